@@ -1,0 +1,293 @@
+package ingest
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed costs.yaml
+var defaultCosts []byte
+
+// Pool is a budget inside one upstream quota: Limit units per trailing
+// Window, less a Reserve left for people.
+type Pool struct {
+	Name    string
+	Limit   int64
+	Reserve int64
+	Window  time.Duration
+}
+
+// Capacity is what the limiter may admit in any trailing window.
+func (p Pool) Capacity() int64 { return p.Limit - p.Reserve }
+
+// Costs is a parsed costs.yaml: the pools and what each operation costs in
+// them.
+type Costs struct {
+	// FailOpenMaxCost: while the limiter is unreachable, a call whose
+	// dearest charge is at most this many units goes ahead unmetered.
+	FailOpenMaxCost int64
+	Pools           []Pool              // sorted by name
+	Operations      map[string][]Charge // charges sorted by pool name
+}
+
+// DefaultCosts returns the costs.yaml built into the binary.
+func DefaultCosts() *Costs {
+	c, err := ParseCosts("costs.yaml (built in)", defaultCosts)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Pool returns the pool called name.
+func (c *Costs) Pool(name string) (Pool, bool) {
+	for _, p := range c.Pools {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pool{}, false
+}
+
+// Op returns the charges of one call of op, or an error naming the
+// operation when costs.yaml does not list it.
+func (c *Costs) Op(op string) ([]Charge, error) {
+	ch, ok := c.Operations[op]
+	if !ok {
+		return nil, fmt.Errorf("costs: operation %q is not in costs.yaml", op)
+	}
+	return ch, nil
+}
+
+// MaxCost is the dearest charge of op in any pool.
+func MaxCost(charges []Charge) int64 {
+	var m int64
+	for _, c := range charges {
+		m = max(m, c.Units)
+	}
+	return m
+}
+
+// CostsError names the file, line and field of a bad costs file.
+type CostsError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *CostsError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// ParseCosts reads a costs file strictly: unknown keys, unknown pools, costs
+// or limits that are not positive, a reserve not below its limit, a window
+// that does not parse and a cost that can never fit its pool are errors
+// naming file, line and field.
+func ParseCosts(file string, data []byte) (*Costs, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &CostsError{File: file, Line: yamlLine(err), Msg: err.Error()}
+	}
+	p := costsParser{file: file}
+	if len(doc.Content) == 0 {
+		return nil, p.fail(&doc, "", "empty file")
+	}
+	return p.top(doc.Content[0])
+}
+
+type costsParser struct{ file string }
+
+func (p costsParser) fail(n *yaml.Node, field, format string, args ...any) error {
+	return &CostsError{File: p.file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// mapping walks a mapping node, refusing duplicate keys.
+func (p costsParser) mapping(n *yaml.Node, field string, each func(key string, k, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return p.fail(n, field, "must be a mapping")
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := join(field, k.Value)
+		if seen[k.Value] {
+			return p.fail(k, name, "duplicate key")
+		}
+		seen[k.Value] = true
+		if err := each(k.Value, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+func (p costsParser) top(n *yaml.Node) (*Costs, error) {
+	c := &Costs{Operations: map[string][]Charge{}}
+	var opsNode *yaml.Node
+	var have = map[string]bool{}
+	err := p.mapping(n, "", func(key string, k, v *yaml.Node) error {
+		have[key] = true
+		switch key {
+		case "fail_open_max_cost":
+			u, err := p.integer(v, key, 0)
+			c.FailOpenMaxCost = u
+			return err
+		case "pools":
+			return p.pools(v, c)
+		case "operations":
+			opsNode = v
+			return nil
+		}
+		return p.fail(k, key, "unknown key (want fail_open_max_cost, pools, operations)")
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, want := range []string{"pools", "operations"} {
+		if !have[want] {
+			return nil, p.fail(n, want, "missing")
+		}
+	}
+	sort.Slice(c.Pools, func(i, j int) bool { return c.Pools[i].Name < c.Pools[j].Name })
+	return c, p.operations(opsNode, c)
+}
+
+// integer parses a whole number that must be at least min.
+func (p costsParser) integer(v *yaml.Node, field string, min int64) (int64, error) {
+	if v.Kind != yaml.ScalarNode {
+		return 0, p.fail(v, field, "must be a number")
+	}
+	u, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil {
+		return 0, p.fail(v, field, "must be a whole number, got %q", v.Value)
+	}
+	if u < min {
+		if min == 1 {
+			return 0, p.fail(v, field, "must be > 0, got %d", u)
+		}
+		return 0, p.fail(v, field, "must be >= %d, got %d", min, u)
+	}
+	return u, nil
+}
+
+func (p costsParser) pools(n *yaml.Node, c *Costs) error {
+	err := p.mapping(n, "pools", func(name string, k, v *yaml.Node) error {
+		pool, err := p.pool(name, v)
+		c.Pools = append(c.Pools, pool)
+		return err
+	})
+	if err == nil && len(c.Pools) == 0 {
+		return p.fail(n, "pools", "at least one pool is needed")
+	}
+	return err
+}
+
+func (p costsParser) pool(name string, n *yaml.Node) (Pool, error) {
+	pool := Pool{Name: name}
+	field := "pools." + name
+	var limitNode, reserveNode *yaml.Node
+	err := p.mapping(n, field, func(key string, k, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "limit":
+			limitNode = v
+			pool.Limit, err = p.integer(v, join(field, key), 1)
+		case "reserve":
+			reserveNode = v
+			pool.Reserve, err = p.integer(v, join(field, key), 0)
+		case "window":
+			pool.Window, err = p.window(v, join(field, key))
+		default:
+			err = p.fail(k, join(field, key), "unknown key (want limit, reserve, window)")
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return pool, err
+	case limitNode == nil:
+		return pool, p.fail(n, field+".limit", "missing")
+	case pool.Window == 0:
+		return pool, p.fail(n, field+".window", "missing")
+	case pool.Reserve >= pool.Limit:
+		return pool, p.fail(reserveNode, field+".reserve", "must be below limit %d, got %d", pool.Limit, pool.Reserve)
+	}
+	return pool, nil
+}
+
+func (p costsParser) window(v *yaml.Node, field string) (time.Duration, error) {
+	d, err := time.ParseDuration(v.Value)
+	if err != nil || v.Kind != yaml.ScalarNode {
+		return 0, p.fail(v, field, "must be a duration like 24h or 90s, got %q", v.Value)
+	}
+	if d < time.Millisecond {
+		return 0, p.fail(v, field, "must be at least 1ms, got %s", d)
+	}
+	return d, nil
+}
+
+func (p costsParser) operations(n *yaml.Node, c *Costs) error {
+	err := p.mapping(n, "operations", func(op string, k, v *yaml.Node) error {
+		field := "operations." + op
+		var charges []Charge
+		err := p.mapping(v, field, func(pool string, pk, pv *yaml.Node) error {
+			pl, ok := c.Pool(pool)
+			if !ok {
+				return p.fail(pk, join(field, pool), "unknown pool %q (pools are %s)", pool, c.poolNames())
+			}
+			u, err := p.integer(pv, join(field, pool), 1)
+			if err == nil && u > pl.Capacity() {
+				err = p.fail(pv, join(field, pool), "%d units can never fit pool %s (limit %d - reserve %d = %d)",
+					u, pool, pl.Limit, pl.Reserve, pl.Capacity())
+			}
+			charges = append(charges, Charge{Pool: pool, Units: u})
+			return err
+		})
+		if err == nil && len(charges) == 0 {
+			err = p.fail(v, field, "must charge at least one pool")
+		}
+		sort.Slice(charges, func(i, j int) bool { return charges[i].Pool < charges[j].Pool })
+		c.Operations[op] = charges
+		return err
+	})
+	if err == nil && len(c.Operations) == 0 {
+		return p.fail(n, "operations", "at least one operation is needed")
+	}
+	return err
+}
+
+func (c *Costs) poolNames() string {
+	s := ""
+	for i, p := range c.Pools {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Name
+	}
+	return s
+}
+
+// yamlLine digs the line number out of a yaml syntax error ("yaml: line 3: ...").
+func yamlLine(err error) int {
+	var line int
+	if _, scanErr := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); scanErr != nil {
+		return 1
+	}
+	return line
+}

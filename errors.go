@@ -1,0 +1,39 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Upstream error kinds, shared by the client that detects them and the jobs
+// that act on them. Match them with errors.Is.
+var (
+	// ErrBadKey: the upstream rejects YOUTUBE_API_KEY or the key may not call
+	// this API. Retrying cannot help.
+	ErrBadKey = errors.New("the upstream rejected YOUTUBE_API_KEY")
+	// ErrNoChart: the upstream has no most-popular chart for a region.
+	ErrNoChart = errors.New("no most-popular chart for this region")
+	// ErrInvalidPageToken: the upstream refused a page token.
+	ErrInvalidPageToken = errors.New("invalid page token")
+	// ErrQuotaExhausted: the upstream says its daily quota is spent.
+	ErrQuotaExhausted = errors.New("upstream quota exhausted")
+)
+
+// QuotaExhaustedError says which quota the upstream reported spent and when
+// it resets (the next midnight America/Los_Angeles).
+type QuotaExhaustedError struct {
+	Op string
+	// PerMethod is true when a per-method bucket is spent (a 429 whose
+	// message says "per day"), false for the project's daily quota.
+	PerMethod bool
+	Reset     time.Time
+	Message   string
+}
+
+func (e *QuotaExhaustedError) Error() string {
+	return fmt.Sprintf("%s: upstream quota exhausted until %s: %s", e.Op,
+		e.Reset.UTC().Format(time.RFC3339), e.Message)
+}
+
+func (e *QuotaExhaustedError) Unwrap() error { return ErrQuotaExhausted }

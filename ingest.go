@@ -1,0 +1,154 @@
+// Package ingest keeps a local, searchable copy of what an upstream API
+// publishes without spending more of the upstream's daily quota than it may.
+//
+// This root package holds what every part speaks: the domain types (a video,
+// a page of results, a decision of the limiter), the quota costs and the
+// embedded schema.sql and costs.yaml. It imports none of the adapters:
+//
+//	regions/  the eight regions, the staggered schedule and the jobs
+//	quota/    the limiter, on Redis or embedded in the SQLite database
+//	fetch/    the YouTube Data API v3 client
+//	store/    the SQLite database with its FTS5 index
+//	fakeyt/   a fake YouTube Data API for tests and the demo
+//
+// Data travels one way: schedule -> job -> limiter -> upstream -> store.
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Video is the latest metadata of one video, as the upstream describes it.
+type Video struct {
+	ID           string
+	Title        string
+	Description  string
+	Tags         []string
+	ChannelID    string
+	ChannelTitle string
+	CategoryID   string
+	PublishedAt  time.Time
+	Duration     string // ISO 8601, as the upstream sends it (PT4M13S)
+	ViewCount    int64
+	// LikeCount and CommentCount are nil when the owner hides them: absent
+	// is not zero.
+	LikeCount    *int64
+	CommentCount *int64
+}
+
+// PageKind says where a page came from.
+type PageKind string
+
+const (
+	// Trending pages come from videos.list chart=mostPopular.
+	Trending PageKind = "trending"
+	// Search pages come from search.list, detailed by videos.list id=...
+	Search PageKind = "search"
+)
+
+// Page is one page of results, the unit that is stored in one transaction.
+type Page struct {
+	Kind      PageKind
+	Region    string
+	Number    int     // 1-based within its pass
+	Videos    []Video // in rank order
+	NextToken string  // empty on the last page
+	Fetched   time.Time
+}
+
+// Category is a video category as videoCategories.list names it for a region.
+type Category struct {
+	Region string
+	ID     string
+	Title  string
+}
+
+// Run statuses, as stored and as `ingest report` prints them.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusStopped   = "stopped" // the quota said no
+	StatusFailed    = "failed"
+	StatusNever     = "never"
+)
+
+// Charge is what one admitted call took from one pool.
+type Charge struct {
+	Pool  string
+	Units int64
+}
+
+// PoolState is one pool as a decision or a report sees it.
+type PoolState struct {
+	Pool      string
+	Limit     int64
+	Reserve   int64
+	Used      int64 // units admitted in the trailing window
+	Remaining int64 // Limit - Reserve - Used, never below zero
+	// FreeAt is when enough units will have left the window for the cost
+	// asked about; zero when there is room now.
+	FreeAt time.Time
+	// BlockedUntil is set while the upstream says this pool is spent.
+	BlockedUntil time.Time
+}
+
+// Decision is the limiter's answer to one call. A refusal is a decision with
+// Allowed false, not an error.
+type Decision struct {
+	Allowed bool
+	// ID names an admitted call; the ledger keys on it so that refilling a
+	// limiter from the ledger never counts a call twice.
+	ID string
+	// At is the limiter's clock when it decided.
+	At      time.Time
+	Op      string
+	Charges []Charge // what an admitted call took, by pool
+	// Unmetered marks a cheap call admitted while the limiter was
+	// unreachable (fail open): it is in the ledger, not in the window.
+	Unmetered bool
+	// Pools is the state of every pool the operation draws from, after the
+	// decision.
+	Pools []PoolState
+	// RetryAt is, for a refusal, the earliest time at which every pool has
+	// room for this cost (or the end of a block).
+	RetryAt time.Time
+}
+
+// Units returns what the decision charged to pool, zero if nothing.
+func (d Decision) Units(pool string) int64 {
+	for _, c := range d.Charges {
+		if c.Pool == pool {
+			return c.Units
+		}
+	}
+	return 0
+}
+
+// Call is one admitted call as the ledger keeps it.
+type Call struct {
+	QuotaKey  string
+	ID        string
+	At        time.Time
+	Op        string
+	Region    string
+	RunID     int64 // zero outside a run
+	Charges   []Charge
+	Unmetered bool
+}
+
+// RefusedError ends a job when the limiter says no. It carries the decision,
+// with the time at which the job could go on.
+type RefusedError struct{ Decision Decision }
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("quota: %s refused until %s", e.Decision.Op,
+		e.Decision.RetryAt.UTC().Format(time.RFC3339))
+}
+
+// Gate is called before every upstream attempt, retries included, with the
+// operation about to be sent. It takes the quota and writes the ledger; it
+// returns a *RefusedError when the limiter says no, and the attempt is not
+// made.
+type Gate func(ctx context.Context, op string) error

@@ -1,0 +1,53 @@
+// Package regions holds the regions whose charts are ingested, the staggered
+// schedule and the job that runs one pass over a region's chart.
+//
+// A pass takes quota before every upstream call, fetches a page, and stores
+// it in one transaction, following the chart's page tokens to the end. When
+// the limiter says no, the pass ends as stopped, with the time at which it
+// could go on; the next scheduled run carries on.
+//
+// The interfaces a pass needs are declared here, where they are used, and
+// are small: a Limiter that takes units, a Source that yields pages and a
+// Sink that stores them. quota, fetch and store satisfy them.
+package regions
+
+import (
+	"context"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Limiter takes quota for one call of an operation.
+type Limiter interface {
+	// Take decides one call. A refusal is a Decision with Allowed false.
+	Take(ctx context.Context, op string) (ingest.Decision, error)
+	// Block refuses every call drawing from pool until the given time, for
+	// every worker sharing the quota key.
+	Block(ctx context.Context, pool string, until time.Time) error
+}
+
+// Locker keeps a region from running twice at once, in one process or
+// across processes and hosts.
+type Locker interface {
+	// Lock takes the named lease for ttl and renews it until unlock is
+	// called. ok is false when another holder has it.
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
+// Source yields pages from the upstream. gate is called before every
+// attempt.
+type Source interface {
+	Trending(ctx context.Context, gate ingest.Gate, region, pageToken string) (ingest.Page, error)
+	Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error)
+}
+
+// Sink stores what a pass fetched and spent.
+type Sink interface {
+	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	SavePage(ctx context.Context, runID int64, page ingest.Page) error
+	FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error
+	RecordCall(ctx context.Context, call ingest.Call) error
+	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
+	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error
+}
