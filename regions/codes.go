@@ -1,0 +1,53 @@
+package regions
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Default is the eight regions ingested when --regions is not given, in
+// schedule order: region i runs at offset i x every/8.
+var Default = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
+
+// iso3166 lists the ISO 3166-1 alpha-2 codes.
+const iso3166 = `AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL
+BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE
+DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ
+GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM
+KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ
+MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN
+PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY
+SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF
+WS YE YT ZA ZM ZW`
+
+var known = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range strings.Fields(iso3166) {
+		m[c] = true
+	}
+	return m
+}()
+
+// Valid reports whether code is an ISO 3166-1 alpha-2 code (upper case).
+func Valid(code string) bool { return known[code] }
+
+// Parse reads a comma-separated list of region codes, case-insensitive,
+// dropping repeats and keeping the order given. An empty list means Default.
+func Parse(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return Default, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		code := strings.ToUpper(strings.TrimSpace(f))
+		if !Valid(code) {
+			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 region code (like US, GB, DE)", strings.TrimSpace(f))
+		}
+		if !seen[code] {
+			seen[code] = true
+			out = append(out, code)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,229 @@
+package regions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// CategoriesEvery is how often a region's category names are refreshed.
+const CategoriesEvery = 24 * time.Hour
+
+// MaxPages bounds one pass, in case the upstream never ends a chart.
+const MaxPages = 20
+
+// Pass fetches one region's chart to the end and stores it page by page.
+type Pass struct {
+	Region   string
+	QuotaKey string
+	Costs    *ingest.Costs
+	Limiter  Limiter
+	Source   Source
+	Sink     Sink
+	Logger   *slog.Logger
+	Now      func() time.Time // time.Now when nil
+}
+
+// Result is how a pass ended.
+type Result struct {
+	Region  string
+	RunID   int64
+	Status  string // ingest.StatusCompleted, StatusStopped or StatusFailed
+	Message string
+	Pages   int
+	Videos  int
+	Units   int64 // every unit the run's calls were charged, all pools
+	RetryAt time.Time
+	// Remaining is what the pool default had left after the run's last
+	// decision, -1 when the run took no decision.
+	Remaining int64
+	Err       error // set when Status is failed
+	// Fatal is set when no other region can succeed either (the upstream
+	// rejects the key).
+	Fatal bool
+}
+
+func (p *Pass) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// Run runs the pass. ctx aborts at once; when drain is closed, the page in
+// flight finishes and commits and the pass ends there.
+func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
+	res := Result{Region: p.Region, Remaining: -1}
+	runID, err := p.Sink.StartRun(ctx, p.Region, ingest.Trending, p.now())
+	if err != nil {
+		return p.fail(res, fmt.Errorf("start run: %w", err))
+	}
+	res.RunID = runID
+	gate := p.gate(runID, &res)
+	err = p.categories(ctx, gate)
+	if err == nil {
+		err = p.pages(ctx, drain, gate, &res)
+	}
+	res = p.classify(ctx, res, err)
+	// The run's row is written even when ctx was cancelled: a pass must not
+	// stay "running" because a second signal came.
+	fin := context.WithoutCancel(ctx)
+	if ferr := p.Sink.FinishRun(fin, runID, res.Status, res.Message, p.now()); ferr != nil && res.Err == nil {
+		res = p.fail(res, fmt.Errorf("finish run: %w", ferr))
+	}
+	return res
+}
+
+// gate takes quota before every upstream attempt and writes the ledger.
+func (p *Pass) gate(runID int64, res *Result) ingest.Gate {
+	return func(ctx context.Context, op string) error {
+		d, err := p.Limiter.Take(ctx, op)
+		if err != nil {
+			return fmt.Errorf("quota %s: %w", op, err)
+		}
+		for _, s := range d.Pools {
+			if s.Pool == DefaultPool && !d.Unmetered {
+				res.Remaining = s.Remaining
+			}
+		}
+		if !d.Allowed {
+			return &ingest.RefusedError{Decision: d}
+		}
+		for _, c := range d.Charges {
+			res.Units += c.Units
+		}
+		call := ingest.Call{QuotaKey: p.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: p.Region,
+			RunID: runID, Charges: d.Charges, Unmetered: d.Unmetered}
+		if err := p.Sink.RecordCall(context.WithoutCancel(ctx), call); err != nil {
+			return fmt.Errorf("ledger %s: %w", op, err)
+		}
+		return nil
+	}
+}
+
+// categories refreshes the region's category names at most once a day.
+func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
+	last, err := p.Sink.CategoriesFetched(ctx, p.Region)
+	if err != nil {
+		return fmt.Errorf("categories: %w", err)
+	}
+	if p.now().Sub(last) < CategoriesEvery {
+		return nil
+	}
+	cats, err := p.Source.Categories(ctx, gate, p.Region)
+	if err != nil {
+		return fmt.Errorf("categories: %w", err)
+	}
+	return p.Sink.SaveCategories(ctx, p.Region, cats, p.now())
+}
+
+// pages follows the chart's page tokens to the end. An invalid page token
+// restarts the pass once from the first page.
+func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gate, res *Result) error {
+	token, restarted := "", false
+	for n := 1; n <= MaxPages; n++ {
+		if stopping(drain) {
+			res.Message = "interrupted: stopped between pages"
+			return nil
+		}
+		page, err := p.Source.Trending(ctx, gate, p.Region, token)
+		if errors.Is(err, ingest.ErrInvalidPageToken) && !restarted {
+			p.Logger.Warn("invalid page token; restarting the pass once", "region", p.Region, "page", n)
+			token, restarted, n = "", true, 0
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("page %d: %w", n, err)
+		}
+		page.Number = n
+		if err := p.Sink.SavePage(context.WithoutCancel(ctx), res.RunID, page); err != nil {
+			return fmt.Errorf("store page %d: %w", n, err)
+		}
+		res.Pages++
+		res.Videos += len(page.Videos)
+		if token = page.NextToken; token == "" {
+			return nil
+		}
+	}
+	p.Logger.Warn("chart longer than the page cap; stopping there", "region", p.Region, "pages", MaxPages)
+	return nil
+}
+
+func stopping(drain <-chan struct{}) bool {
+	select {
+	case <-drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// classify turns how the pass ended into a status. A refusal or an
+// exhausted upstream quota is a clean stop, not a failure.
+func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
+	var refused *ingest.RefusedError
+	var exhausted *ingest.QuotaExhaustedError
+	switch {
+	case err == nil:
+		res.Status = ingest.StatusCompleted
+	case errors.As(err, &refused):
+		res.Status, res.RetryAt = ingest.StatusStopped, refused.Decision.RetryAt
+		res.Message = "quota refused " + refused.Decision.Op
+	case errors.As(err, &exhausted):
+		res.Status, res.RetryAt = ingest.StatusStopped, exhausted.Reset
+		res.Message = "upstream quota exhausted"
+		if berr := p.block(context.WithoutCancel(ctx), exhausted); berr != nil {
+			return p.fail(res, berr)
+		}
+	case errors.Is(err, ingest.ErrNoChart):
+		res.Status, res.Message = ingest.StatusCompleted, "skipped: the upstream has no most-popular chart for "+p.Region
+	case errors.Is(err, ingest.ErrBadKey):
+		res = p.fail(res, err)
+		res.Fatal = true
+	default:
+		res = p.fail(res, err)
+	}
+	return res
+}
+
+func (p *Pass) fail(res Result, err error) Result {
+	res.Status, res.Err, res.Message = ingest.StatusFailed, err, err.Error()
+	return res
+}
+
+// block tells every worker sharing the quota key that the upstream's quota
+// is gone until its reset: the project's pool for the daily shapes, the
+// operation's own narrower pools for a per-method bucket.
+func (p *Pass) block(ctx context.Context, e *ingest.QuotaExhaustedError) error {
+	for _, pool := range BlockedPools(p.Costs, e) {
+		if err := p.Limiter.Block(ctx, pool, e.Reset); err != nil {
+			return fmt.Errorf("block pool %s: %w", pool, err)
+		}
+	}
+	return nil
+}
+
+// DefaultPool is the pool that stands for the whole upstream quota.
+const DefaultPool = "default"
+
+// BlockedPools is which pools an exhausted upstream quota blocks.
+func BlockedPools(costs *ingest.Costs, e *ingest.QuotaExhaustedError) []string {
+	if !e.PerMethod {
+		return []string{DefaultPool}
+	}
+	charges, _ := costs.Op(e.Op)
+	var pools []string
+	for _, c := range charges {
+		if c.Pool != DefaultPool {
+			pools = append(pools, c.Pool)
+		}
+	}
+	if len(pools) == 0 {
+		return []string{DefaultPool}
+	}
+	return pools
+}

@@ -1,0 +1,51 @@
+package regions
+
+import (
+	"fmt"
+	"time"
+)
+
+// MinEvery is the shortest schedule period allowed.
+const MinEvery = time.Minute
+
+// Schedule is the staggered schedule: every Every, in UTC, the region at
+// index i runs at offset i x Every/Slots from the start of each period, so
+// that eight regions spread over the hour instead of all spending at once.
+// It satisfies robfig/cron's Schedule interface.
+type Schedule struct {
+	Every  time.Duration
+	Offset time.Duration
+}
+
+// Stagger returns the schedule of the region at index i of n (n is 8 for
+// the default regions; at least 8 so that the defaults keep their slots).
+func Stagger(every time.Duration, i, n int) (Schedule, error) {
+	if every < MinEvery {
+		return Schedule{}, fmt.Errorf("must be at least %s, got %s", MinEvery, every)
+	}
+	slots := max(n, 8)
+	return Schedule{Every: every, Offset: time.Duration(i) * (every / time.Duration(slots))}, nil
+}
+
+// Next is the first slot strictly after t. Slots are aligned to the Unix
+// epoch in UTC, so every process computes the same ones.
+func (s Schedule) Next(t time.Time) time.Time {
+	return s.Prev(t).Add(s.Every)
+}
+
+// Prev is the latest slot at or before t.
+func (s Schedule) Prev(t time.Time) time.Time {
+	since := t.UTC().Sub(time.Unix(0, 0).UTC().Add(s.Offset))
+	k := since / s.Every
+	if since < 0 && since%s.Every != 0 {
+		k--
+	}
+	return time.Unix(0, 0).UTC().Add(s.Offset + k*s.Every)
+}
+
+// Missed reports whether the latest slot at or before now passed without a
+// run that started at or after it: the daemon was down, so the region runs
+// once at once on start.
+func (s Schedule) Missed(lastStart, now time.Time) bool {
+	return lastStart.Before(s.Prev(now))
+}

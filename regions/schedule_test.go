@@ -1,0 +1,81 @@
+package regions
+
+import (
+	"testing"
+	"time"
+)
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestStaggerSlots(t *testing.T) {
+	tests := []struct {
+		name  string
+		every time.Duration
+		i     int
+		now   string
+		next  string
+	}{
+		{"US on the hour", time.Hour, 0, "2026-11-21T09:10:00Z", "2026-11-21T10:00:00Z"},
+		{"GB 7m30s past", time.Hour, 1, "2026-11-21T09:10:00Z", "2026-11-21T10:07:30Z"},
+		{"CA 52m30s past", time.Hour, 7, "2026-11-21T09:10:00Z", "2026-11-21T09:52:30Z"},
+		{"exactly on a slot is not next", time.Hour, 0, "2026-11-21T09:00:00Z", "2026-11-21T10:00:00Z"},
+		{"every 10m: 75s apart", 10 * time.Minute, 3, "2026-11-21T09:00:00Z", "2026-11-21T09:03:45Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Stagger(tt.every, tt.i, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Next(mustTime(t, tt.now)).Format(time.RFC3339); got != tt.next {
+				t.Fatalf("Next(%s) = %s, want %s", tt.now, got, tt.next)
+			}
+		})
+	}
+}
+
+func TestStaggerRejectsShortPeriod(t *testing.T) {
+	if _, err := Stagger(59*time.Second, 0, 8); err == nil {
+		t.Fatal("Stagger(59s): want an error, the minimum is 1m")
+	}
+}
+
+func TestMissed(t *testing.T) {
+	s, _ := Stagger(time.Hour, 1, 8) // slots at hh:07:30
+	now := mustTime(t, "2026-11-21T09:30:00Z")
+	tests := []struct {
+		last string
+		want bool
+	}{
+		{"2026-11-21T09:07:31Z", false}, // ran in the latest slot
+		{"2026-11-21T08:07:30Z", true},  // the 09:07:30 slot passed without a run
+		{"0001-01-01T00:00:00Z", true},  // never ran
+	}
+	for _, tt := range tests {
+		if got := s.Missed(mustTime(t, tt.last), now); got != tt.want {
+			t.Errorf("Missed(last=%s) = %v, want %v", tt.last, got, tt.want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	got, err := Parse(" us,gb,US ,de")
+	if err != nil || len(got) != 3 || got[0] != "US" || got[1] != "GB" || got[2] != "DE" {
+		t.Fatalf("Parse: got %v, %v; want [US GB DE]", got, err)
+	}
+	if got, _ := Parse(""); len(got) != 8 {
+		t.Fatalf("Parse(\"\"): got %v, want the eight defaults", got)
+	}
+	for _, bad := range []string{"XX", "USA", "U1", "US,,GB"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): want an error naming the bad code", bad)
+		}
+	}
+}
