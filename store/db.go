@@ -1,0 +1,177 @@
+// Package store is ingest's SQLite database: the latest metadata of every
+// video with an FTS5 index over its text, the trending entries and search
+// results of every run, the runs themselves, the quota ledger, categories
+// and backfill cursors.
+//
+// The schema is the root schema.sql, applied by ingest.Migrate. SQLite
+// allows one writer at a time, so writes go through a pool of exactly one
+// connection (shared with the embedded quota limiter through Writer), and
+// reads through a separate, bounded, query-only pool; WAL lets them run side
+// by side. Every page is stored in one transaction, so a crash leaves the
+// database whole, and the FTS index is kept in sync by triggers, so no
+// writer can forget it.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+var _ regions.Sink = (*DB)(nil)
+
+// Errors returned by the store. Match them with errors.Is.
+var (
+	// ErrNoDatabase: a read-only command found no database file.
+	ErrNoDatabase = errors.New("no database: run `ingest run` or `ingest backfill` first, or point --db/INGEST_DB at the database")
+	// ErrBadQuery: a search query has nothing that can be searched for.
+	ErrBadQuery = errors.New("bad search query")
+)
+
+// DB is the open database.
+type DB struct {
+	path string
+	w    *sql.DB // one connection: SQLite has one writer
+	r    *sql.DB // bounded, query_only
+	st   *statements
+}
+
+// Open opens the database at path, creating it if it is missing, and brings
+// its schema up to date.
+func Open(ctx context.Context, path string) (*DB, error) {
+	w, err := sql.Open("sqlite", ingest.SQLiteDSN(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{path: path, w: w, r: openReader(path)}
+	if db.st, err = prepare(ctx, w); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// migrate runs ingest.Migrate, retrying while another process holds the
+// database during its own first start (switching a new file to WAL can
+// report SQLITE_BUSY without waiting on the busy handler).
+func migrate(ctx context.Context, w *sql.DB) error {
+	var err error
+	for attempt := 0; attempt < 50; attempt++ {
+		if err = ingest.Migrate(ctx, w); err == nil || !isBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(10+attempt*10) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func isBusy(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked")
+}
+
+func openReader(path string) *sql.DB {
+	r, _ := sql.Open("sqlite", ingest.SQLiteDSN(path, true)) // sql.Open only parses
+	n := max(4, runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	return r
+}
+
+// OpenExisting opens the database at path for reading only, for commands
+// that must not create or change it (report, search). It returns an error
+// wrapping ErrNoDatabase when there is no file at path.
+func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
+	} else if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r := openReader(path)
+	var v int
+	if err := r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if v != ingest.SchemaVersion {
+		r.Close()
+		return nil, fmt.Errorf("open %s: schema version %d, this binary reads %d: not an ingest database, or run `ingest run --once` to upgrade it", path, v, ingest.SchemaVersion)
+	}
+	// Writes through a read-only DB fail in SQLite (query_only) with a
+	// clear error instead of a nil pool.
+	return &DB{path: path, w: r, r: r}, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	if db.st != nil {
+		db.st.close()
+	}
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// Writer returns the write pool (one connection), for the embedded quota
+// limiter to share: SQLite has one writer, so everything that writes must
+// queue on the same connection instead of waiting on file locks.
+func (db *DB) Writer() *sql.DB { return db.w }
+
+// Reader returns the query-only read pool.
+func (db *DB) Reader() *sql.DB { return db.r }
+
+// Path returns the file the database lives in.
+func (db *DB) Path() string { return db.path }
+
+// inTx runs fn in one immediate write transaction.
+func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func msOf(t time.Time) int64 { return t.UnixMilli() }
+
+// nullMS stores the zero time as NULL.
+func nullMS(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func timeOf(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms.Int64).UTC()
+}

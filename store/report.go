@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// RunSummary is one run as `ingest report` shows it.
+type RunSummary struct {
+	RunID    int64
+	Region   string
+	Kind     ingest.PageKind
+	Status   string
+	Message  string
+	Started  time.Time
+	Finished time.Time // zero while running
+	Pages    int
+	Videos   int
+	// Units is what the run's calls took, all pools together; PoolUnits
+	// breaks it down by pool (a region's units in the report are
+	// PoolUnits["default"]).
+	Units     int64
+	PoolUnits map[string]int64
+	// RetryAt is, for a stopped run, when it could go on.
+	RetryAt time.Time
+}
+
+// LastRuns returns the most recent run of kind for every region that has
+// one, by region.
+func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT r.id, r.region, r.status, r.message, r.started_ms, r.finished_ms,
+  r.pages, r.videos, r.retry_at_ms, l.pool, l.units
+FROM runs AS r
+LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
+           WHERE run_id IS NOT NULL GROUP BY run_id, pool) AS l ON l.run_id = r.id
+WHERE r.kind = ?1
+  AND r.id = (SELECT max(id) FROM runs AS x WHERE x.kind = ?1 AND x.region = r.region)`, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("last %s runs: %w", kind, err)
+	}
+	defer rows.Close()
+	runs := map[string]RunSummary{}
+	for rows.Next() {
+		s := RunSummary{Kind: kind}
+		var started, finished, retry, units sql.NullInt64
+		var pool sql.NullString
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Status, &s.Message, &started, &finished,
+			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
+			return nil, fmt.Errorf("last %s runs: %w", kind, err)
+		}
+		if prev, ok := runs[s.Region]; ok {
+			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
+		} else {
+			s.PoolUnits = map[string]int64{}
+		}
+		s.Started, s.Finished, s.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		if pool.Valid {
+			s.PoolUnits[pool.String] += units.Int64
+			s.Units += units.Int64
+		}
+		runs[s.Region] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("last %s runs: %w", kind, err)
+	}
+	return runs, nil
+}
+
+// Calls returns the ledger's calls under quotaKey made at or after since,
+// oldest first, each with its charges in every pool: for the report's
+// breakdowns, and to refill a limiter that lost its data.
+func (db *DB) Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error) {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered
+FROM ledger WHERE quota_key = ? AND at_ms >= ?
+ORDER BY at_ms, call_id, pool`, quotaKey, msOf(since))
+	if err != nil {
+		return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)
+	}
+	defer rows.Close()
+	var calls []ingest.Call
+	for rows.Next() {
+		c := ingest.Call{QuotaKey: quotaKey}
+		var ch ingest.Charge
+		var at int64
+		if err := rows.Scan(&c.ID, &ch.Pool, &ch.Units, &at, &c.Op, &c.Region, &c.RunID, &c.Unmetered); err != nil {
+			return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)
+		}
+		c.At = time.UnixMilli(at).UTC()
+		if n := len(calls); n == 0 || calls[n-1].ID != c.ID {
+			calls = append(calls, c)
+		}
+		if ch.Pool != "" || ch.Units != 0 {
+			last := &calls[len(calls)-1]
+			last.Charges = append(last.Charges, ch)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)
+	}
+	return calls, nil
+}
+
+// ViewPoint is a video's counts in one trending run.
+type ViewPoint struct {
+	RunID    int64
+	Region   string
+	At       time.Time
+	Rank     int
+	Views    int64
+	Likes    *int64 // nil: hidden
+	Comments *int64 // nil: hidden
+}
+
+// ViewHistory returns videoID's trending entries, oldest first; none when
+// the video never trended.
+func (db *DB) ViewHistory(ctx context.Context, videoID string) ([]ViewPoint, error) {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT e.run_id, e.region, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
+  e.like_count, e.comment_count
+FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
+WHERE v.id = ? ORDER BY e.fetched_ms, e.run_id, e.region`, videoID)
+	if err != nil {
+		return nil, fmt.Errorf("view history of %s: %w", videoID, err)
+	}
+	defer rows.Close()
+	var points []ViewPoint
+	for rows.Next() {
+		var p ViewPoint
+		var at int64
+		var likes, comments sql.NullInt64
+		if err := rows.Scan(&p.RunID, &p.Region, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
+			return nil, fmt.Errorf("view history of %s: %w", videoID, err)
+		}
+		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)
+		points = append(points, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("view history of %s: %w", videoID, err)
+	}
+	return points, nil
+}
+
+// StoredVideo is a video's latest metadata with when it was first and last
+// seen.
+type StoredVideo struct {
+	ingest.Video
+	FirstSeen, LastSeen time.Time
+}
+
+// Video returns the latest metadata of videoID; ok is false when it is not
+// stored.
+func (db *DB) Video(ctx context.Context, videoID string) (v StoredVideo, ok bool, err error) {
+	var tags string
+	var pub, views, likes, comments sql.NullInt64
+	var first, last int64
+	err = db.r.QueryRowContext(ctx, `
+SELECT id, title, description, tags, channel_id, channel_title, category_id,
+  published_at_ms, duration, view_count, like_count, comment_count,
+  first_seen_ms, last_seen_ms
+FROM videos WHERE id = ?`, videoID).Scan(&v.ID, &v.Title, &v.Description, &tags,
+		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
+		&likes, &comments, &first, &last)
+	if err == sql.ErrNoRows {
+		return v, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal([]byte(tags), &v.Tags)
+	}
+	if err != nil {
+		return v, false, fmt.Errorf("video %s: %w", videoID, err)
+	}
+	v.PublishedAt, v.ViewCount = timeOf(pub), views.Int64
+	v.LikeCount, v.CommentCount = ptr(likes), ptr(comments)
+	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+	return v, true, nil
+}
+
+func ptr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	return &n.Int64
+}

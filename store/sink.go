@@ -1,0 +1,395 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// PageSize is the number of results the upstream puts on a full page; the
+// rank of a video is its position on its page plus PageSize for every page
+// before it.
+const PageSize = 50
+
+// statements are prepared once on the write connection and bound to each
+// transaction with Tx.StmtContext, which reuses them.
+type statements struct {
+	upsertVideos, addRegions *sql.Stmt
+	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
+	runKind                  *sql.Stmt
+}
+
+// A page goes to SQLite as one JSON array and is stored by one statement
+// per table: FTS5 flushes its pending terms at every statement, so one
+// statement per page instead of one per video is what makes new videos
+// cheap to index.
+const (
+	upsertVideosSQL = `
+INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
+  category_id, published_at_ms, duration, view_count, like_count, comment_count,
+  first_seen_ms, last_seen_ms)
+SELECT value->>'id', value->>'title', value->>'description', value->>'tags',
+  value->>'channel_id', value->>'channel_title', value->>'category_id',
+  value->>'published', value->>'duration', value->>'views', value->>'likes',
+  value->>'comments', ?2, ?2
+FROM json_each(?1) WHERE true
+ON CONFLICT (id) DO UPDATE SET
+  title = excluded.title, description = excluded.description,
+  tags = excluded.tags, channel_id = excluded.channel_id,
+  channel_title = excluded.channel_title, category_id = excluded.category_id,
+  published_at_ms = coalesce(excluded.published_at_ms, published_at_ms),
+  duration = excluded.duration, view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count,
+  last_seen_ms = excluded.last_seen_ms
+WHERE excluded.last_seen_ms >= last_seen_ms`
+
+	addRegionsSQL = `
+INSERT INTO video_regions (vid, region)
+SELECT v.vid, ?2 FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id'
+WHERE ?2 <> ''
+ON CONFLICT DO NOTHING`
+
+	addTrendingSQL = `
+INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
+  comment_count, fetched_ms)
+SELECT ?2, ?3, v.vid, j.value->>'rank', j.value->>'views', j.value->>'likes',
+  j.value->>'comments', ?4
+FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count,
+  fetched_ms = excluded.fetched_ms`
+
+	addSearchSQL = `
+INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
+SELECT ?2, ?3, v.vid, j.value->>'rank', ?4
+FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, fetched_ms = excluded.fetched_ms`
+
+	// pages and videos are recomputed, not added to, so that storing a page
+	// twice counts it once.
+	bumpTrendingSQL = `
+UPDATE runs SET pages = max(pages, ?2),
+  videos = (SELECT count(*) FROM trending_entries WHERE run_id = ?1)
+WHERE id = ?1`
+	bumpSearchSQL = `
+UPDATE runs SET pages = max(pages, ?2),
+  videos = (SELECT count(*) FROM search_results WHERE run_id = ?1)
+WHERE id = ?1`
+)
+
+func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
+	st := &statements{
+		addEntries: map[ingest.PageKind]*sql.Stmt{},
+		bumpRun:    map[ingest.PageKind]*sql.Stmt{},
+	}
+	var err error
+	p := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = w.PrepareContext(ctx, q)
+		return s
+	}
+	st.upsertVideos = p(upsertVideosSQL)
+	st.addRegions = p(addRegionsSQL)
+	st.addEntries[ingest.Trending] = p(addTrendingSQL)
+	st.addEntries[ingest.Search] = p(addSearchSQL)
+	st.bumpRun[ingest.Trending] = p(bumpTrendingSQL)
+	st.bumpRun[ingest.Search] = p(bumpSearchSQL)
+	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	return st, nil
+}
+
+func (st *statements) close() {
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind,
+		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
+		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// StartRun records the start of a pass over region and returns its id.
+func (db *DB) StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (int64, error) {
+	var id int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx,
+			`INSERT INTO runs (region, kind, status, started_ms) VALUES (?, ?, ?, ?) RETURNING id`,
+			region, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start %s run %s: %w", kind, region, err)
+	}
+	return id, nil
+}
+
+// SavePage stores one page in one transaction: the videos' latest metadata
+// (and so the FTS index), the page's trending entries or search results,
+// and the run's page and video counts. Storing the same page again changes
+// only counts and times.
+func (db *DB) SavePage(ctx context.Context, runID int64, page ingest.Page) error {
+	err := db.inTx(ctx, func(tx *sql.Tx) error { return db.savePage(ctx, tx, runID, page) })
+	if err != nil {
+		return fmt.Errorf("save %s page %d of run %d: %w", page.Region, page.Number, runID, err)
+	}
+	return nil
+}
+
+func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest.Page) error {
+	if page.Kind != ingest.Trending && page.Kind != ingest.Search {
+		return fmt.Errorf("unknown page kind %q", page.Kind)
+	}
+	var kind string
+	err := tx.StmtContext(ctx, db.st.runKind).QueryRowContext(ctx, runID).Scan(&kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("no run %d", runID)
+	} else if err != nil {
+		return err
+	}
+	if kind != string(page.Kind) {
+		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
+	}
+	if len(page.Videos) == 0 {
+		_, err := tx.StmtContext(ctx, db.st.bumpRun[page.Kind]).ExecContext(ctx, runID, page.Number)
+		return err
+	}
+	js, err := pageJSON(page)
+	if err != nil {
+		return err
+	}
+	at := page.Fetched
+	if at.IsZero() {
+		at = time.Now()
+	}
+	for _, step := range []struct {
+		s    *sql.Stmt
+		args []any
+	}{
+		{db.st.upsertVideos, []any{js, msOf(at)}},
+		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
+		{db.st.addRegions, []any{js, page.Region}},
+		{db.st.bumpRun[page.Kind], []any{runID, page.Number}},
+	} {
+		if _, err := tx.StmtContext(ctx, step.s).ExecContext(ctx, step.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageRow is a video as the page's JSON carries it to SQLite.
+type pageRow struct {
+	ID           string `json:"id"`
+	Title        string `json:"title"`
+	Description  string `json:"description"`
+	Tags         string `json:"tags"` // a JSON array, stored as text
+	ChannelID    string `json:"channel_id"`
+	ChannelTitle string `json:"channel_title"`
+	CategoryID   string `json:"category_id"`
+	Published    *int64 `json:"published"`
+	Duration     string `json:"duration"`
+	Views        int64  `json:"views"`
+	Likes        *int64 `json:"likes"`
+	Comments     *int64 `json:"comments"`
+	Rank         int    `json:"rank"`
+}
+
+func pageJSON(page ingest.Page) (string, error) {
+	first := (max(page.Number, 1) - 1) * PageSize
+	rows := make([]pageRow, 0, len(page.Videos))
+	for i, v := range page.Videos {
+		if v.ID == "" {
+			return "", fmt.Errorf("video %d on the page has no id", i+1)
+		}
+		tags, err := tagsJSON(v.Tags)
+		if err != nil {
+			return "", err
+		}
+		var pub *int64
+		if !v.PublishedAt.IsZero() {
+			ms := v.PublishedAt.UnixMilli()
+			pub = &ms
+		}
+		rows = append(rows, pageRow{ID: v.ID, Title: v.Title, Description: v.Description,
+			Tags: tags, ChannelID: v.ChannelID, ChannelTitle: v.ChannelTitle,
+			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
+			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
+			Rank: first + i + 1})
+	}
+	return marshal(rows)
+}
+
+func tagsJSON(tags []string) (string, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	return marshal(tags)
+}
+
+// marshal encodes without HTML escaping: the text is indexed as it is.
+func marshal(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// FinishRun records how a run ended. For a stopped run whose message says
+// "until <RFC 3339 time>" (as ingest.RefusedError and
+// ingest.QuotaExhaustedError do), that time is kept as the run's RetryAt;
+// SetRetryAt sets it explicitly.
+func (db *DB) FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error {
+	switch status {
+	case ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusFailed:
+	default:
+		return fmt.Errorf("finish run %d: status %q is not completed, stopped or failed", runID, status)
+	}
+	var retry any
+	if status == ingest.StatusStopped {
+		retry = nullMS(retryAtIn(message))
+	}
+	return db.updateRun(ctx, "finish", runID,
+		`UPDATE runs SET status = ?, message = ?, finished_ms = ?,
+		   retry_at_ms = coalesce(?, retry_at_ms) WHERE id = ?`,
+		status, message, msOf(at), retry, runID)
+}
+
+// SetRetryAt records when a stopped run could go on.
+func (db *DB) SetRetryAt(ctx context.Context, runID int64, at time.Time) error {
+	return db.updateRun(ctx, "set retry time of", runID,
+		`UPDATE runs SET retry_at_ms = ? WHERE id = ?`, nullMS(at), runID)
+}
+
+func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string, args ...any) error {
+	res, err := db.w.ExecContext(ctx, q, args...)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = errors.New("no such run")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s run %d: %w", what, runID, err)
+	}
+	return nil
+}
+
+// retryAtIn finds the first "until <RFC 3339 time>" in an error message.
+func retryAtIn(msg string) time.Time {
+	for rest := msg; ; {
+		i := strings.Index(rest, "until ")
+		if i < 0 {
+			return time.Time{}
+		}
+		rest = rest[i+len("until "):]
+		word, _, _ := strings.Cut(rest, " ")
+		if t, err := time.Parse(time.RFC3339, strings.TrimRight(word, ":;,.)")); err == nil {
+			return t.UTC()
+		}
+	}
+}
+
+// RecordCall writes an admitted call to the ledger, one row per pool it
+// drew from. Writing the same call again changes nothing.
+func (db *DB) RecordCall(ctx context.Context, call ingest.Call) error {
+	if call.QuotaKey == "" || call.ID == "" {
+		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)
+	}
+	charges := call.Charges
+	if len(charges) == 0 { // keep the call visible, charging nothing
+		charges = []ingest.Charge{{}}
+	}
+	var run any
+	if call.RunID != 0 {
+		run = call.RunID
+	}
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, c := range charges {
+			if _, err := tx.ExecContext(ctx, `
+INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op,
+				call.Region, run, call.Unmetered); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
+	}
+	return nil
+}
+
+// CategoriesFetched returns when region's categories were last stored, the
+// zero time if never.
+func (db *DB) CategoriesFetched(ctx context.Context, region string) (time.Time, error) {
+	var ms sql.NullInt64
+	err := db.r.QueryRowContext(ctx,
+		`SELECT fetched_ms FROM category_fetches WHERE region = ?`, region).Scan(&ms)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("categories of %s: %w", region, err)
+	}
+	return timeOf(ms), nil
+}
+
+// SaveCategories replaces region's categories with cats.
+func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error {
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM categories WHERE region = ?`, region); err != nil {
+			return err
+		}
+		for _, c := range cats {
+			if _, err := tx.ExecContext(ctx, `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET title = excluded.title`, region, c.ID, c.Title, msOf(at)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
+ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`, region, msOf(at))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save categories of %s: %w", region, err)
+	}
+	return nil
+}
+
+// Categories returns region's categories by id.
+func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT id, title FROM categories WHERE region = ? ORDER BY id`, region)
+	if err != nil {
+		return nil, fmt.Errorf("categories of %s: %w", region, err)
+	}
+	defer rows.Close()
+	var cats []ingest.Category
+	for rows.Next() {
+		c := ingest.Category{Region: region}
+		if err := rows.Scan(&c.ID, &c.Title); err != nil {
+			return nil, fmt.Errorf("categories of %s: %w", region, err)
+		}
+		cats = append(cats, c)
+	}
+	return cats, rows.Err()
+}
