@@ -20,7 +20,7 @@ func scope(parts ...string) uint32 {
 
 func encodeToken(offset int, epoch, sig uint32) string {
 	var b [12]byte
-	binary.BigEndian.PutUint32(b[0:], uint32(offset))
+	binary.BigEndian.PutUint32(b[0:], uint32(offset)^sig*2246822519)
 	binary.BigEndian.PutUint32(b[4:], epoch)
 	binary.BigEndian.PutUint32(b[8:], sig^0x5bd1e995^uint32(offset)*2654435761)
 	return "C" + base64.RawURLEncoding.EncodeToString(b[:])
@@ -35,7 +35,7 @@ func decodeToken(tok string, epoch, sig uint32) (offset int, ok bool) {
 	if err != nil || len(b) != 12 {
 		return 0, false
 	}
-	off := binary.BigEndian.Uint32(b[0:])
+	off := binary.BigEndian.Uint32(b[0:]) ^ sig*2246822519
 	if binary.BigEndian.Uint32(b[4:]) != epoch || binary.BigEndian.Uint32(b[8:]) != sig^0x5bd1e995^off*2654435761 {
 		return 0, false
 	}

@@ -1,0 +1,92 @@
+// Command fakeyt serves the project's fake YouTube Data API v3 (package
+// fakeyt) for the demo and for manual runs:
+//
+//	fakeyt --listen 127.0.0.1:0 --latency 0s --addr-file PATH
+//
+// Once listening it writes its base URL ("http://host:port/", what
+// --youtube-endpoint takes) to --addr-file, logs one line, and serves until
+// SIGINT or SIGTERM. Any non-empty key is accepted unless --keys lists the
+// valid ones. Keys are never logged.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ingestworks/ingest/fakeyt"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeyt:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("fakeyt", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	latency := fs.Duration("latency", 0, "delay added to every response")
+	addrFile := fs.String("addr-file", "", "write the base URL here once listening")
+	keys := fs.String("keys", "", "comma-separated valid API keys (default: any non-empty key)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	fake := fakeyt.New()
+	fake.SetLatency(*latency)
+	if *keys != "" {
+		fake.AllowKeys(strings.Split(*keys, ",")...)
+	}
+	base := "http://" + ln.Addr().String() + "/"
+	if *addrFile != "" {
+		if err := writeAtomic(*addrFile, base); err != nil {
+			ln.Close()
+			return fmt.Errorf("--addr-file: %w", err)
+		}
+	}
+	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(fakeyt.Regions))
+	return serve(ln, fake)
+}
+
+// serve runs until SIGINT or SIGTERM, then lets requests in flight finish.
+func serve(ln net.Listener, h http.Handler) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// writeAtomic writes data so that a reader never sees a partial file.
+func writeAtomic(path, data string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
