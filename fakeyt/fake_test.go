@@ -289,7 +289,10 @@ func TestErrorShapes(t *testing.T) {
 		{"500", func(f *Fake) { f.FailNext(1, 500) }, "videos", 500, "backendError", "global", "", "Backend Error"},
 		{"503", func(f *Fake) { f.FailNext(1, 503) }, "videos", 503, "backendError", "global", "", "unavailable"},
 		{"429perMinute", func(f *Fake) { f.FailNext(1, 429) }, "search", 429, "rateLimitExceeded", "global", "", "per minute"},
-		{"dailyCap", func(f *Fake) { f.SetDailyQuota(1); f.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/youtube/v3/videos?key="+key, nil)) },
+		{"dailyCap", func(f *Fake) {
+			f.SetDailyQuota(1)
+			f.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/youtube/v3/videos?key="+key, nil))
+		},
 			"videos", 403, "quotaExceeded", "youtube.quota", "", "quota"},
 	}
 	for _, tc := range cases {
