@@ -29,11 +29,24 @@ func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ingest.Migrate(context.Background(), db); err != nil {
+	if err := migrate(db); err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
 	return &SQLite{db: db, opts: opts,
 		fail: &failPolicy{log: opts.Logger, maxCost: opts.Costs.FailOpenMaxCost, backend: "sqlite"}}, nil
+}
+
+// migrate brings the schema up to date, and only reads when it is, so that
+// a query-only database (`ingest report`) works.
+func migrate(db *sql.DB) error {
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read user_version: %w", err)
+	}
+	if v == ingest.SchemaVersion {
+		return nil
+	}
+	return ingest.Migrate(context.Background(), db)
 }
 
 // Backend names the backend, for reports.

@@ -1,0 +1,486 @@
+package quota_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+// limiter is what both backends offer.
+type limiter interface {
+	Take(ctx context.Context, op string) (ingest.Decision, error)
+	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
+	Block(ctx context.Context, pool string, until time.Time) error
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	Refill(ctx context.Context, calls []ingest.Call) (int, error)
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+	Backend() string
+}
+
+// harness opens limiters of one backend. Two limiters opened with the same
+// key share one store, like two processes.
+type harness struct {
+	open func(t *testing.T, key string, costs *ingest.Costs) limiter
+	// plant writes a lease held by someone else that nobody renews.
+	plant func(t *testing.T, key, name, token string, ttl time.Duration)
+	// holder reads the token of a lease, "" when free.
+	holder func(t *testing.T, key, name string) string
+}
+
+// testCosts builds a costs file: pool default with capacity limit-reserve,
+// pool search with searches calls, all with one window.
+func testCosts(t testing.TB, limit, reserve, searches int, window time.Duration) *ingest.Costs {
+	t.Helper()
+	y := fmt.Sprintf(`fail_open_max_cost: 1
+pools:
+  default: {limit: %d, reserve: %d, window: %s}
+  search:  {limit: %d, reserve: 0, window: %s}
+operations:
+  videos.list: {default: 1}
+  search.list: {default: 100, search: 1}
+`, limit, reserve, window, searches, window)
+	c, err := ingest.ParseCosts("test costs", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// quotaKey makes a distinct key per test, safe inside a hash tag.
+func quotaKey(t testing.TB) string {
+	return strings.NewReplacer("/", ".", "{", "", "}", "", " ", "_").Replace(t.Name())
+}
+
+func spend(t *testing.T, l limiter, units int64) ingest.Decision {
+	t.Helper()
+	d, err := l.Spend(context.Background(), "test", []ingest.Charge{{Pool: "default", Units: units}})
+	if err != nil {
+		t.Fatalf("spend %d: %v", units, err)
+	}
+	if d.Unmetered {
+		t.Fatalf("spend %d: unmetered decision %+v: the limiter was unreachable", units, d)
+	}
+	return d
+}
+
+func take(t *testing.T, l limiter, op string) ingest.Decision {
+	t.Helper()
+	d, err := l.Take(context.Background(), op)
+	if err != nil {
+		t.Fatalf("take %s: %v", op, err)
+	}
+	if d.Unmetered {
+		t.Fatalf("take %s: unmetered decision %+v", op, d)
+	}
+	return d
+}
+
+func state(t *testing.T, l limiter) map[string]ingest.PoolState {
+	t.Helper()
+	ps, err := l.State(context.Background())
+	if err != nil {
+		t.Fatalf("state: %v", err)
+	}
+	m := map[string]ingest.PoolState{}
+	for _, p := range ps {
+		m[p.Pool] = p
+	}
+	return m
+}
+
+func pool(d ingest.Decision, name string) ingest.PoolState {
+	for _, p := range d.Pools {
+		if p.Pool == name {
+			return p
+		}
+	}
+	return ingest.PoolState{}
+}
+
+func idOrder(id string) (int64, int64) {
+	a, b, _ := strings.Cut(id, "-")
+	ms, _ := strconv.ParseInt(a, 10, 64)
+	seq, _ := strconv.ParseInt(b, 10, 64)
+	return ms, seq
+}
+
+func idLess(a, b string) bool {
+	am, as := idOrder(a)
+	bm, bs := idOrder(b)
+	return am < bm || (am == bm && as < bs)
+}
+
+// runConformance holds both backends to the limiter's promises.
+func runConformance(t *testing.T, h harness) {
+	tests := []struct {
+		name string
+		f    func(t *testing.T, h harness)
+	}{
+		{"AdmitsToCapacity", testAdmitsToCapacity},
+		{"AllOrNothing", testAllOrNothing},
+		{"RetryAtExact", testRetryAtExact},
+		{"CostTooLarge", testCostTooLarge},
+		{"BlockShared", testBlockShared},
+		{"State", testState},
+		{"RefillIdempotent", testRefill},
+		{"IDsIncrease", testIDs},
+		{"Boundary", testBoundary},
+		{"LockOneHolder", testLockOneHolder},
+		{"LockReleasedOnlyByHolder", testLockHolderOnly},
+		{"LockExpiresAndRenews", testLockExpiry},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.f(t, h)
+		})
+	}
+}
+
+func testAdmitsToCapacity(t *testing.T, h harness) {
+	l := h.open(t, quotaKey(t), testCosts(t, 300, 50, 5, time.Minute))
+	for i, want := range []bool{true, true, false} {
+		if d := spend(t, l, 100); d.Allowed != want {
+			t.Fatalf("100-unit call %d: allowed %v, want %v (%+v)", i, d.Allowed, want, d)
+		}
+	}
+	for i := range 50 {
+		if d := take(t, l, "videos.list"); !d.Allowed {
+			t.Fatalf("1-unit call %d refused with %d used: %+v", i, pool(d, "default").Used, d)
+		}
+	}
+	d := take(t, l, "videos.list")
+	if got := pool(d, "default"); d.Allowed || got.Used != 250 || got.Remaining != 0 || d.RetryAt.IsZero() || d.ID != "" {
+		t.Fatalf("call past capacity: got %+v, want refused, used 250, remaining 0, a RetryAt, no id", d)
+	}
+}
+
+func testAllOrNothing(t *testing.T, h harness) {
+	l := h.open(t, quotaKey(t), testCosts(t, 1000, 0, 2, time.Minute))
+	for range 2 {
+		if d := take(t, l, "search.list"); !d.Allowed || d.Units("default") != 100 || d.Units("search") != 1 {
+			t.Fatalf("search.list: got %+v, want admitted charging 100 default + 1 search", d)
+		}
+	}
+	// search is full, default has room: refused, nothing charged.
+	d := take(t, l, "search.list")
+	if d.Allowed || pool(d, "default").Used != 200 || pool(d, "search").Used != 2 || len(d.Charges) != 0 {
+		t.Fatalf("search.list with search full: got %+v, want refused with default 200, search 2 untouched", d)
+	}
+	// A fresh key: default nearly full, search has room.
+	l = h.open(t, quotaKey(t)+".b", testCosts(t, 1000, 0, 2, time.Minute))
+	spend(t, l, 901)
+	d = take(t, l, "search.list")
+	if d.Allowed || pool(d, "search").Used != 0 || pool(d, "default").Used != 901 {
+		t.Fatalf("search.list with default full: got %+v, want refused with search 0, default 901", d)
+	}
+	s := state(t, l)
+	if s["default"].Used != 901 || s["search"].Used != 0 {
+		t.Fatalf("state after refusal: got %+v, want default 901, search 0", s)
+	}
+}
+
+// testRetryAtExact: with entries of 1, 100 and 40 units, a 100-unit call
+// needs 91 units to leave, which happens when the 100-unit entry leaves,
+// not when the oldest (1-unit) entry leaves.
+func testRetryAtExact(t *testing.T, h harness) {
+	const window = 2 * time.Second
+	l := h.open(t, quotaKey(t), testCosts(t, 150, 0, 5, window))
+	a := spend(t, l, 1)
+	time.Sleep(400 * time.Millisecond)
+	b := spend(t, l, 100)
+	time.Sleep(100 * time.Millisecond)
+	spend(t, l, 40)
+	d := spend(t, l, 100)
+	want := b.At.Add(window)
+	if d.Allowed || !d.RetryAt.Equal(want) {
+		t.Fatalf("100 units over 141 used: got allowed %v RetryAt %s, want refused until %s (the 100-unit entry at %s leaves; oldest+window %s is wrong)",
+			d.Allowed, d.RetryAt.Format(time.StampMilli), want.Format(time.StampMilli), b.At.Format(time.StampMilli), a.At.Add(window).Format(time.StampMilli))
+	}
+	if got := pool(d, "default").FreeAt; !got.Equal(want) {
+		t.Fatalf("pool FreeAt: got %s, want %s", got, want)
+	}
+	// Once the 1-unit entry has left, still refused; then admitted exactly
+	// from RetryAt on.
+	time.Sleep(time.Until(a.At.Add(window + 50*time.Millisecond)))
+	for {
+		d := spend(t, l, 100)
+		if d.Allowed {
+			if d.At.Before(want) {
+				t.Fatalf("admitted at %s, before RetryAt %s", d.At, want)
+			}
+			return
+		}
+		if !d.At.Before(want) {
+			t.Fatalf("refused at %s, at or after RetryAt %s: %+v", d.At, want, d)
+		}
+		if !d.RetryAt.Equal(want) {
+			t.Fatalf("RetryAt moved: got %s, want %s", d.RetryAt, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func testCostTooLarge(t *testing.T, h harness) {
+	l := h.open(t, quotaKey(t), testCosts(t, 300, 50, 5, time.Minute))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		charges []ingest.Charge
+	}{
+		{"above limit-reserve", []ingest.Charge{{Pool: "default", Units: 251}}},
+		{"unknown pool", []ingest.Charge{{Pool: "nope", Units: 1}}},
+		{"one pool of two", []ingest.Charge{{Pool: "default", Units: 1}, {Pool: "search", Units: 6}}},
+	} {
+		d, err := l.Spend(ctx, "test", tc.charges)
+		if !errors.Is(err, quota.ErrCostTooLarge) {
+			t.Errorf("%s: got %+v, %v; want ErrCostTooLarge", tc.name, d, err)
+		}
+	}
+	if _, err := l.Take(ctx, "no.such.op"); err == nil || errors.Is(err, quota.ErrCostTooLarge) {
+		t.Errorf("unknown op: got %v, want an error naming the operation", err)
+	}
+	if s := state(t, l); s["default"].Used != 0 {
+		t.Errorf("errors charged %d units", s["default"].Used)
+	}
+	if d := spend(t, l, 250); !d.Allowed {
+		t.Errorf("exactly limit-reserve: refused %+v", d)
+	}
+}
+
+func testBlockShared(t *testing.T, h harness) {
+	key := quotaKey(t)
+	costs := testCosts(t, 1000, 0, 5, time.Minute)
+	a, b := h.open(t, key, costs), h.open(t, key, costs)
+	until := time.Now().Add(700 * time.Millisecond).Truncate(time.Millisecond)
+	if err := a.Block(context.Background(), "search", until); err != nil {
+		t.Fatal(err)
+	}
+	if d := take(t, b, "search.list"); d.Allowed || !d.RetryAt.Equal(until) || !pool(d, "search").BlockedUntil.Equal(until) {
+		t.Fatalf("search.list on another instance: got %+v, want refused until %s", d, until)
+	}
+	if d := take(t, b, "videos.list"); !d.Allowed {
+		t.Fatalf("videos.list does not draw from search: refused %+v", d)
+	}
+	if s := state(t, b); !s["search"].BlockedUntil.Equal(until) || !s["default"].BlockedUntil.IsZero() {
+		t.Fatalf("state: got %+v, want search blocked until %s", s, until)
+	}
+	if err := a.Block(context.Background(), "nope", until); err == nil {
+		t.Fatal("block of an unknown pool: no error")
+	}
+	time.Sleep(time.Until(until) + 20*time.Millisecond)
+	if d := take(t, b, "search.list"); !d.Allowed {
+		t.Fatalf("after the block: refused %+v", d)
+	}
+}
+
+func testState(t *testing.T, h harness) {
+	const window = 2 * time.Second
+	l := h.open(t, quotaKey(t), testCosts(t, 300, 50, 5, window))
+	s := state(t, l)
+	if d := s["default"]; d.Limit != 300 || d.Reserve != 50 || d.Used != 0 || d.Remaining != 250 || !d.FreeAt.IsZero() {
+		t.Fatalf("empty default: got %+v", d)
+	}
+	first := spend(t, l, 100)
+	time.Sleep(500 * time.Millisecond)
+	take(t, l, "search.list")
+	spend(t, l, 30)
+	s = state(t, l)
+	// 230 used: the dearest call (100) does not fit until the first 100
+	// units leave.
+	want := first.At.Add(window)
+	if d := s["default"]; d.Used != 230 || d.Remaining != 20 || !d.FreeAt.Equal(want) {
+		t.Fatalf("default: got %+v, want used 230, remaining 20, free at %s", d, want)
+	}
+	if d := s["search"]; d.Used != 1 || d.Remaining != 4 || !d.FreeAt.IsZero() {
+		t.Fatalf("search: got %+v, want used 1, remaining 4, free now", d)
+	}
+	time.Sleep(time.Until(want) + 50*time.Millisecond)
+	if d := state(t, l)["default"]; d.Used != 130 || !d.FreeAt.IsZero() {
+		t.Fatalf("after the first call left: got %+v, want used 130, free now", d)
+	}
+}
+
+func testRefill(t *testing.T, h harness) {
+	costs := testCosts(t, 1000, 0, 10, time.Minute)
+	src := h.open(t, quotaKey(t)+".src", costs)
+	var calls []ingest.Call
+	for _, op := range []string{"videos.list", "search.list", "videos.list", "search.list", "videos.list"} {
+		d := take(t, src, op)
+		calls = append(calls, ingest.Call{ID: d.ID, At: d.At, Op: op, Charges: d.Charges})
+	}
+	calls = append(calls,
+		ingest.Call{ID: "local-1-x", Op: "videos.list", Unmetered: true, Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+		ingest.Call{ID: "1-1", At: time.UnixMilli(1), Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}) // long gone
+	// A fresh key stands for a store that lost its data.
+	dst := h.open(t, quotaKey(t), costs)
+	last := take(t, dst, "videos.list")
+	for i, want := range []int{5, 0} {
+		n, err := dst.Refill(context.Background(), calls)
+		if err != nil || n != want {
+			t.Fatalf("refill %d: got %d, %v; want %d", i+1, n, err, want)
+		}
+		if s := state(t, dst); s["default"].Used != 204 || s["search"].Used != 2 {
+			t.Fatalf("after refill %d: got %+v, want default 204, search 2", i+1, s)
+		}
+	}
+	d := take(t, dst, "videos.list")
+	for _, c := range append(calls[:5], ingest.Call{ID: last.ID}) {
+		if !idLess(c.ID, d.ID) {
+			t.Fatalf("id after refill %s is not above refilled id %s", d.ID, c.ID)
+		}
+	}
+	if _, err := dst.Refill(context.Background(), []ingest.Call{{ID: "bogus", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}}); err == nil {
+		t.Fatal("refill with a malformed id: no error")
+	}
+}
+
+func testIDs(t *testing.T, h harness) {
+	key := quotaKey(t)
+	costs := testCosts(t, 100000, 0, 5, time.Minute)
+	var mu sync.Mutex
+	var ids []string
+	var wg sync.WaitGroup
+	for w := range 4 {
+		l := h.open(t, key, costs)
+		wg.Go(func() {
+			var prev ingest.Decision
+			for i := range 40 {
+				d, err := l.Take(context.Background(), "videos.list")
+				if err != nil || !d.Allowed || d.Unmetered {
+					t.Errorf("worker %d call %d: %+v %v", w, i, d, err)
+					return
+				}
+				if i > 0 && (d.At.Before(prev.At) || !idLess(prev.ID, d.ID)) {
+					t.Errorf("worker %d: %s at %s after %s at %s: clock or id went back", w, d.ID, d.At, prev.ID, prev.At)
+				}
+				if ms, _ := idOrder(d.ID); ms != d.At.UnixMilli() {
+					t.Errorf("id %s does not carry its time %d", d.ID, d.At.UnixMilli())
+				}
+				prev = d
+				mu.Lock()
+				ids = append(ids, d.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			t.Fatalf("id %s given twice", ids[i])
+		}
+	}
+	if len(ids) != 160 {
+		t.Fatalf("got %d ids, want 160", len(ids))
+	}
+}
+
+// testBoundary: a full burst just before a fixed-window boundary and another
+// just after admit, together, exactly the capacity: a fixed window would
+// admit twice that.
+func testBoundary(t *testing.T, h harness) {
+	const window = 2 * time.Second
+	l := h.open(t, quotaKey(t), testCosts(t, 160, 10, 5, window))
+	boundary := time.Now().Add(window).Truncate(window)
+	if time.Until(boundary) < 300*time.Millisecond {
+		boundary = boundary.Add(window)
+	}
+	burst := func() (units int64, first time.Time) {
+		for range 160 {
+			if d := take(t, l, "videos.list"); d.Allowed {
+				units++
+				if first.IsZero() {
+					first = d.At
+				}
+			}
+		}
+		return units, first
+	}
+	time.Sleep(time.Until(boundary.Add(-150 * time.Millisecond)))
+	before, first := burst()
+	time.Sleep(time.Until(boundary.Add(50 * time.Millisecond)))
+	after, _ := burst()
+	if before+after != 150 {
+		t.Fatalf("bursts around the boundary admitted %d + %d units, want exactly 150 together", before, after)
+	}
+	time.Sleep(time.Until(first.Add(window)))
+	if d := take(t, l, "videos.list"); !d.Allowed && time.Since(first) >= window {
+		t.Fatalf("a window after the first burst: refused %+v", d)
+	}
+}
+
+func testLockOneHolder(t *testing.T, h harness) {
+	key := quotaKey(t)
+	costs := testCosts(t, 100, 0, 5, time.Minute)
+	a, b := h.open(t, key, costs), h.open(t, key, costs)
+	unlock, ok, err := a.Lock(context.Background(), "US", time.Second)
+	if err != nil || !ok {
+		t.Fatalf("first lock: ok %v, %v", ok, err)
+	}
+	if _, ok, err := b.Lock(context.Background(), "US", time.Second); ok || err != nil {
+		t.Fatalf("second holder: ok %v, %v; want not ok", ok, err)
+	}
+	if _, ok, _ := b.Lock(context.Background(), "GB", time.Second); !ok {
+		t.Fatal("another name: not ok")
+	}
+	unlock()
+	unlock() // twice is harmless
+	u2, ok, err := b.Lock(context.Background(), "US", time.Second)
+	if err != nil || !ok {
+		t.Fatalf("after unlock: ok %v, %v", ok, err)
+	}
+	defer u2()
+}
+
+func testLockHolderOnly(t *testing.T, h harness) {
+	key := quotaKey(t)
+	l := h.open(t, key, testCosts(t, 100, 0, 5, time.Minute))
+	unlock, ok, err := l.Lock(context.Background(), "US", 300*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatalf("lock: ok %v, %v", ok, err)
+	}
+	// Someone else takes over (as after our lease expired): our renewal and
+	// our unlock must leave their lease alone.
+	h.plant(t, key, "US", "other", 5*time.Second)
+	time.Sleep(250 * time.Millisecond)
+	unlock()
+	if got := h.holder(t, key, "US"); got != "other" {
+		t.Fatalf("after the old holder's unlock: holder %q, want other", got)
+	}
+	if _, ok, _ := l.Lock(context.Background(), "US", time.Second); ok {
+		t.Fatal("lock taken while other holds it")
+	}
+}
+
+func testLockExpiry(t *testing.T, h harness) {
+	key := quotaKey(t)
+	costs := testCosts(t, 100, 0, 5, time.Minute)
+	a, b := h.open(t, key, costs), h.open(t, key, costs)
+	h.plant(t, key, "US", "crashed", 300*time.Millisecond)
+	if _, ok, _ := a.Lock(context.Background(), "US", time.Second); ok {
+		t.Fatal("lock taken while a live lease holds it")
+	}
+	time.Sleep(400 * time.Millisecond)
+	unlock, ok, err := a.Lock(context.Background(), "US", 300*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatalf("after the lease expired: ok %v, %v", ok, err)
+	}
+	time.Sleep(time.Second) // renewed every 100 ms
+	if _, ok, _ := b.Lock(context.Background(), "US", time.Second); ok {
+		t.Fatal("renewed lease was taken")
+	}
+	unlock()
+	if got := h.holder(t, key, "US"); got != "" {
+		t.Fatalf("after unlock: holder %q, want none", got)
+	}
+}

@@ -1,0 +1,252 @@
+package quota_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
+	return harness{
+		open: func(t *testing.T, key string, costs *ingest.Costs) limiter {
+			l, err := quota.NewRedis(client(t), quota.Options{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		},
+		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
+			if err := client(t).Set(context.Background(), "ingest:{"+key+"}:lock:"+name, token, ttl).Err(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		holder: func(t *testing.T, key, name string) string {
+			v, err := client(t).Get(context.Background(), "ingest:{"+key+"}:lock:"+name).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				t.Fatal(err)
+			}
+			return v
+		},
+	}
+}
+
+func newClient(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRedisConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	runConformance(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+}
+
+func TestRedisClusterConformance(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { client.Close() })
+	t.Run("OneSlot", func(t *testing.T) {
+		l, err := quota.NewRedis(client, quota.Options{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		want, err := client.ClusterKeySlot(ctx, "{slot}").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range append(l.Keys(), "ingest:{slot}:lock:US") {
+			if got, err := client.ClusterKeySlot(ctx, k).Result(); err != nil || got != want {
+				t.Errorf("CLUSTER KEYSLOT %s: got %d, %v; want %d", k, got, err, want)
+			}
+		}
+		if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed {
+			t.Fatalf("take on the cluster: %+v, %v", d, err)
+		}
+	})
+	runConformance(t, redisHarness(func(*testing.T) redis.UniversalClient { return client }))
+}
+
+// keyTTLs checks that every key the limiter wrote expires.
+func TestRedisKeysExpire(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	l, err := quota.NewRedis(c, quota.Options{QuotaKey: "ttl", Costs: testCosts(t, 1000, 0, 5, time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed {
+		t.Fatalf("take: %+v, %v", d, err)
+	}
+	if err := l.Block(ctx, "search", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil || len(keys) != 7 {
+		t.Fatalf("keys: got %v, %v; want clock, seq and 3 per pool but default's block", keys, err)
+	}
+	for _, k := range keys {
+		ttl, err := c.PTTL(ctx, k).Result()
+		if err != nil || ttl <= 0 || ttl > time.Hour+2*time.Minute {
+			t.Errorf("PTTL %s: got %s, %v; want about an hour", k, ttl, err)
+		}
+	}
+}
+
+// TestRedisStateReadOnly: State runs as EVALSHA_RO, which Redis refuses for
+// any script that writes; and a read-only user may call it.
+func TestRedisStateReadOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	admin := newClient(t, srv.Addr)
+	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
+	w, _ := quota.NewRedis(admin, quota.Options{QuotaKey: "ro", Costs: costs})
+	for range 3 {
+		if _, err := w.Take(ctx, "search.list"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(400 * time.Millisecond) // entries expired but not trimmed
+	if err := admin.Do(ctx, "ACL", "SETUSER", "reader", "on", ">pw", "~*", "-@all", "+@read", "+evalsha_ro", "+eval_ro", "+time").Err(); err != nil {
+		t.Fatal(err)
+	}
+	reader := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "pw"})
+	defer reader.Close()
+	r, _ := quota.NewRedis(reader, quota.Options{QuotaKey: "ro", Costs: costs})
+	s, err := r.State(ctx)
+	if err != nil {
+		t.Fatalf("state as a read-only user: %v", err)
+	}
+	if s[0].Used != 0 {
+		t.Fatalf("state: got %+v, want nothing used", s)
+	}
+	if n, _ := admin.XLen(ctx, "ingest:{ro}:log:default").Result(); n != 3 {
+		t.Fatalf("state trimmed the log: %d entries left, want 3", n)
+	}
+}
+
+func TestRedisScriptFlush(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "flush", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
+	ctx := context.Background()
+	for i := range 20 {
+		if i == 10 {
+			if r, err := redistest.Do(srv.Addr, "SCRIPT", "FLUSH"); err != nil || r != "+OK" {
+				t.Fatalf("SCRIPT FLUSH: %q %v", r, err)
+			}
+		}
+		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed || d.Unmetered {
+			t.Fatalf("call %d: %+v, %v", i, d, err)
+		}
+	}
+	if s, err := l.State(ctx); err != nil || s[0].Used != 20 {
+		t.Fatalf("state: %+v, %v; want 20 used", s, err)
+	}
+}
+
+func TestRedisFlushallRefill(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
+	ctx := context.Background()
+	var ledger []ingest.Call
+	for i := range 30 {
+		op := "videos.list"
+		if i%10 == 0 {
+			op = "search.list"
+		}
+		d, err := l.Take(ctx, op)
+		if err != nil || !d.Allowed {
+			t.Fatalf("call %d: %+v, %v", i, d, err)
+		}
+		ledger = append(ledger, ingest.Call{QuotaKey: "lost", ID: d.ID, At: d.At, Op: op, Charges: d.Charges})
+	}
+	if r, err := redistest.Do(srv.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	if s, _ := l.State(ctx); s[0].Used != 0 {
+		t.Fatalf("after FLUSHALL: used %d, want 0", s[0].Used)
+	}
+	for i, want := range []int{30, 0} {
+		if n, err := l.Refill(ctx, ledger); err != nil || n != want {
+			t.Fatalf("refill %d: got %d, %v; want %d", i+1, n, err, want)
+		}
+		s, _ := l.State(ctx)
+		if s[0].Used != 27+300 || s[1].Used != 3 {
+			t.Fatalf("after refill %d: %+v, want default 327, search 3", i+1, s)
+		}
+	}
+	d, err := l.Take(ctx, "videos.list")
+	if err != nil || !d.Allowed || !idLess(ledger[len(ledger)-1].ID, d.ID) {
+		t.Fatalf("after refill: %+v, %v; want an id above %s", d, err, ledger[len(ledger)-1].ID)
+	}
+}
+
+// TestRedisDown: with Redis gone, cheap calls go ahead unmetered and dear
+// ones fail with ErrUnavailable, each within about the timeout; after a
+// restart the limiter works again.
+func TestRedisDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	ctx := context.Background()
+	if d, err := l.Take(ctx, "videos.list"); err != nil || d.Unmetered {
+		t.Fatalf("before: %+v, %v", d, err)
+	}
+	srv.Stop()
+	const bound = 2 * time.Second // hang detection, not a timing assertion
+	for i := range 3 {
+		start := time.Now()
+		d, err := l.Take(ctx, "videos.list")
+		if took := time.Since(start); err != nil || !d.Allowed || !d.Unmetered || d.ID == "" || took > bound {
+			t.Fatalf("cheap call %d while down: %+v, %v after %s; want unmetered within %s", i, d, err, took, bound)
+		}
+		start = time.Now()
+		d, err = l.Take(ctx, "search.list")
+		if took := time.Since(start); !errors.Is(err, quota.ErrUnavailable) || d.Allowed || took > bound {
+			t.Fatalf("dear call %d while down: %+v, %v after %s; want ErrUnavailable within %s", i, d, err, took, bound)
+		}
+	}
+	srv.Restart(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d, err := l.Take(ctx, "search.list")
+		if err == nil && d.Allowed && !d.Unmetered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restart: %+v, %v", d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRedisScriptError: a real error from Redis is an error, not an outage.
+func TestRedisScriptError(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	l, _ := quota.NewRedis(c, quota.Options{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	ctx := context.Background()
+	c.Set(ctx, "ingest:{wrongtype}:log:default", "not a stream", 0)
+	d, err := l.Take(ctx, "videos.list")
+	if err == nil || errors.Is(err, quota.ErrUnavailable) || d.Allowed {
+		t.Fatalf("take over a wrong key type: %+v, %v; want a plain error", d, err)
+	}
+}

@@ -1,0 +1,141 @@
+package quota_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+func openDB(t testing.TB, path string, readOnly bool) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", ingest.SQLiteDSN(path, readOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// sqliteHarness keeps one database file per quota key, each limiter on its
+// own *sql.DB like a process of its own.
+func sqliteHarness(dir string) harness {
+	var mu sync.Mutex
+	file := func(key string) string { return filepath.Join(dir, key+".db") }
+	exec := func(t *testing.T, key, q string, args ...any) *sql.DB {
+		db := openDB(t, file(key), false)
+		mu.Lock()
+		defer mu.Unlock()
+		if err := ingest.Migrate(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+		if q != "" {
+			if _, err := db.Exec(q, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return db
+	}
+	return harness{
+		open: func(t *testing.T, key string, costs *ingest.Costs) limiter {
+			db := exec(t, key, "")
+			l, err := quota.NewSQLite(db, quota.Options{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		},
+		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
+			exec(t, key, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
+				ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms`,
+				name, token, time.Now().Add(ttl).UnixMilli())
+		},
+		holder: func(t *testing.T, key, name string) string {
+			var tok string
+			err := exec(t, key, "").QueryRow(`SELECT token FROM locks WHERE name = ?`, name).Scan(&tok)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				t.Fatal(err)
+			}
+			return tok
+		},
+	}
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	runConformance(t, sqliteHarness(t.TempDir()))
+}
+
+// TestSQLiteStateReadOnly: State works on a query-only connection, so it
+// writes nothing.
+func TestSQLiteStateReadOnly(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "ro.db")
+	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
+	w, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: "ro", Costs: costs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		if _, err := w.Take(ctx, "search.list"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	ro := openDB(t, path, true)
+	r, err := quota.NewSQLite(ro, quota.Options{QuotaKey: "ro", Costs: costs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.State(ctx)
+	if err != nil || s[0].Used != 0 {
+		t.Fatalf("state on a query-only database: %+v, %v", s, err)
+	}
+	var n int
+	ro.QueryRow(`SELECT count(*) FROM quota_log`).Scan(&n)
+	if n != 6 {
+		t.Fatalf("state changed the log: %d rows, want 6", n)
+	}
+	if _, err := r.Take(ctx, "videos.list"); err == nil {
+		t.Fatal("take on a query-only database: no error, so the check above proves nothing")
+	}
+}
+
+// TestSQLiteBusyFailsOpen: a database locked past the timeout is an outage:
+// cheap calls go ahead unmetered, dear ones fail with ErrUnavailable.
+func TestSQLiteBusyFailsOpen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "busy.db")
+	l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: "busy", Costs: testCosts(t, 1000, 0, 5, time.Minute), Timeout: 200 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := openDB(t, path, false)
+	tx, err := holder.Begin() // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	ctx := context.Background()
+	start := time.Now()
+	d, err := l.Take(ctx, "videos.list")
+	if err != nil || !d.Unmetered || !d.Allowed || time.Since(start) > 2*time.Second {
+		t.Fatalf("cheap call on a locked database: %+v, %v after %s", d, err, time.Since(start))
+	}
+	start = time.Now()
+	if _, err := l.Take(ctx, "search.list"); !errors.Is(err, quota.ErrUnavailable) || time.Since(start) > 2*time.Second {
+		t.Fatalf("dear call on a locked database: %v after %s", err, time.Since(start))
+	}
+	tx.Rollback()
+	if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed || d.Unmetered {
+		t.Fatalf("after the lock: %+v, %v", d, err)
+	}
+}
