@@ -1,0 +1,174 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// videoParts are the parts of a video every call asks for.
+var videoParts = []string{"snippet", "statistics", "contentDetails"}
+
+// SearchQuery is one backfill search: videos of a region published in
+// [PublishedAfter, PublishedBefore), most viewed first. Zero times and an
+// empty Query leave that filter out.
+type SearchQuery struct {
+	Region          string
+	Query           string
+	PublishedAfter  time.Time
+	PublishedBefore time.Time
+}
+
+// Trending fetches one page of region's most-popular chart (videos.list
+// chart=mostPopular, 50 a page). pageToken "" is the first page; the page's
+// NextToken is "" on the last. Page.Number is left to the caller, which
+// counts the pages of its pass.
+func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageToken string) (ingest.Page, error) {
+	var page ingest.Page
+	err := c.call(ctx, gate, OpVideos, func(ctx context.Context) error {
+		call := c.svc.Videos.List(videoParts).Chart("mostPopular").RegionCode(region).MaxResults(pageSize)
+		if pageToken != "" {
+			call = call.PageToken(pageToken)
+		}
+		ctx, cp := withCapture(ctx)
+		res, err := call.Context(ctx).Do()
+		if err != nil {
+			return err
+		}
+		vids, err := toVideos(res.Items, cp.body)
+		if err != nil {
+			return err
+		}
+		page = ingest.Page{Kind: ingest.Trending, Region: region, Videos: vids,
+			NextToken: res.NextPageToken, Fetched: c.now()}
+		return nil
+	})
+	if err != nil {
+		return ingest.Page{}, fmt.Errorf("fetch %s %s: %w", region, OpVideos, err)
+	}
+	return page, nil
+}
+
+// TrendingPages follows region's chart from its first page to its last,
+// calling fn with each page (numbered from 1). An invalid page token
+// restarts the chart once; a chart longer than MaxPages, or a token that
+// repeats, is an error.
+func (c *Client) TrendingPages(ctx context.Context, gate ingest.Gate, region string, fn func(ingest.Page) error) error {
+	token, restarted, seen := "", false, map[string]bool{}
+	for n := 1; n <= c.maxPages; n++ {
+		page, err := c.Trending(ctx, gate, region, token)
+		if errors.Is(err, ingest.ErrInvalidPageToken) && !restarted {
+			c.log.Warn("invalid page token; restarting the chart once", "region", region, "page", n)
+			token, restarted, n, seen = "", true, 0, map[string]bool{}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		page.Number = n
+		if err := fn(page); err != nil {
+			return err
+		}
+		if token = page.NextToken; token == "" {
+			return nil
+		}
+		if seen[token] {
+			return fmt.Errorf("fetch %s: the upstream repeated page token at page %d", region, n)
+		}
+		seen[token] = true
+	}
+	return fmt.Errorf("fetch %s: chart longer than %d pages", region, c.maxPages)
+}
+
+// Categories fetches the video categories videoCategories.list names for
+// region.
+func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error) {
+	var out []ingest.Category
+	err := c.call(ctx, gate, OpCategories, func(ctx context.Context) error {
+		res, err := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region).Context(ctx).Do()
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, it := range res.Items {
+			cat := ingest.Category{Region: region, ID: it.Id}
+			if it.Snippet != nil {
+				cat.Title = it.Snippet.Title
+			}
+			out = append(out, cat)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s %s: %w", region, OpCategories, err)
+	}
+	return out, nil
+}
+
+// SearchPage fetches one page of search.list (type=video, order=viewCount,
+// 50 a page) and returns the video ids in rank order and the next page's
+// token, "" on the last page. Details come from Videos.
+func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q SearchQuery, pageToken string) (ids []string, next string, err error) {
+	err = c.call(ctx, gate, OpSearch, func(ctx context.Context) error {
+		call := c.svc.Search.List([]string{"id"}).Type("video").Order("viewCount").MaxResults(pageSize)
+		if q.Region != "" {
+			call = call.RegionCode(q.Region)
+		}
+		if q.Query != "" {
+			call = call.Q(q.Query)
+		}
+		if !q.PublishedAfter.IsZero() {
+			call = call.PublishedAfter(q.PublishedAfter.UTC().Format(time.RFC3339))
+		}
+		if !q.PublishedBefore.IsZero() {
+			call = call.PublishedBefore(q.PublishedBefore.UTC().Format(time.RFC3339))
+		}
+		if pageToken != "" {
+			call = call.PageToken(pageToken)
+		}
+		res, err := call.Context(ctx).Do()
+		if err != nil {
+			return err
+		}
+		ids, next = ids[:0], res.NextPageToken
+		for _, it := range res.Items {
+			if it.Id != nil && it.Id.VideoId != "" {
+				ids = append(ids, it.Id.VideoId)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch %s %s: %w", q.Region, OpSearch, err)
+	}
+	return ids, next, nil
+}
+
+// Videos fetches the details of ids, 50 to a videos.list call, in the
+// order the upstream returns them. Ids the upstream does not know (deleted,
+// private) are left out.
+func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]ingest.Video, error) {
+	var out []ingest.Video
+	for start := 0; start < len(ids); start += pageSize {
+		chunk := ids[start:min(start+pageSize, len(ids))]
+		var vids []ingest.Video
+		err := c.call(ctx, gate, OpVideos, func(ctx context.Context) error {
+			ctx, cp := withCapture(ctx)
+			res, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).Context(ctx).Do()
+			if err != nil {
+				return err
+			}
+			vids, err = toVideos(res.Items, cp.body)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s ids %d-%d: %w", OpVideos, start+1, start+len(chunk), err)
+		}
+		out = append(out, vids...)
+	}
+	return out, nil
+}

@@ -1,0 +1,182 @@
+// Package fetch is the YouTube Data API v3 client: the real
+// google.golang.org/api/youtube/v3 service behind the small interface the
+// jobs need (regions.Source), with the things the generated client leaves to
+// us: the quota gate before every attempt, retries with jittered backoff,
+// the classification of upstream errors into the kinds the jobs act on
+// (ingest.QuotaExhaustedError, ingest.ErrBadKey, ingest.ErrNoChart,
+// ingest.ErrInvalidPageToken), hidden counts kept apart from zero, and an
+// API key that never shows in an error or a log line.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"google.golang.org/api/option"
+	"google.golang.org/api/youtube/v3"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// Operation names, as costs.yaml and the gate spell them.
+const (
+	OpVideos     = "videos.list"
+	OpCategories = "videoCategories.list"
+	OpSearch     = "search.list"
+)
+
+// pageSize is the largest page the API serves, and the most ids one
+// videos.list call takes.
+const pageSize = 50
+
+// maxBackoff caps one wait between attempts.
+const maxBackoff = 30 * time.Second
+
+var _ regions.Source = (*Client)(nil)
+
+// Options configure a Client.
+type Options struct {
+	// Endpoint is the API's base URL; "" is Google's. A trailing slash is
+	// added when missing (the client keeps a path prefix only with one).
+	Endpoint string
+	// APIKey is YOUTUBE_API_KEY. It is sent as the key query parameter and
+	// never appears in errors or logs.
+	APIKey string
+	// HTTPClient, if set, gives the base transport and timeout.
+	HTTPClient *http.Client
+	// MaxAttempts bounds the attempts of one call, the first included
+	// (default 4). Every attempt passes the gate.
+	MaxAttempts int
+	// Backoff is the base wait before a retry (default 500ms); it doubles
+	// with every attempt, jittered, capped at 30s.
+	Backoff time.Duration
+	// MaxPages bounds TrendingPages (default 20), in case the upstream
+	// never ends a chart.
+	MaxPages int
+	Logger   *slog.Logger
+}
+
+// Client calls the YouTube Data API v3. It is safe for concurrent use.
+type Client struct {
+	svc         *youtube.Service
+	key         string
+	maxAttempts int
+	backoff     time.Duration
+	maxPages    int
+	log         *slog.Logger
+	now         func() time.Time
+}
+
+// New returns a client for opts. It makes no request.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	if opts.APIKey == "" {
+		return nil, errors.New("fetch: YOUTUBE_API_KEY is empty")
+	}
+	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
+		maxPages: opts.MaxPages, log: opts.Logger, now: time.Now}
+	c.defaults()
+	hc := &http.Client{Transport: &keyTransport{base: http.DefaultTransport, key: opts.APIKey}, Timeout: 60 * time.Second}
+	if b := opts.HTTPClient; b != nil {
+		if b.Transport != nil {
+			hc.Transport = &keyTransport{base: b.Transport, key: opts.APIKey}
+		}
+		hc.Timeout, hc.CheckRedirect, hc.Jar = b.Timeout, b.CheckRedirect, b.Jar
+	}
+	o := []option.ClientOption{option.WithHTTPClient(hc)}
+	if opts.Endpoint != "" {
+		ep, err := endpoint(opts.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		o = append(o, option.WithEndpoint(ep))
+	}
+	svc, err := youtube.NewService(ctx, o...)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", redactErr(err, opts.APIKey))
+	}
+	c.svc = svc
+	return c, nil
+}
+
+func (c *Client) defaults() {
+	if c.maxAttempts <= 0 {
+		c.maxAttempts = 4
+	}
+	if c.backoff <= 0 {
+		c.backoff = 500 * time.Millisecond
+	}
+	if c.maxPages <= 0 {
+		c.maxPages = 20
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// endpoint checks an endpoint URL and ensures its trailing slash.
+func endpoint(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("fetch: youtube endpoint %q: want an http or https URL", s)
+	}
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	return s, nil
+}
+
+// call runs one operation: the gate before every attempt (the upstream
+// charges failed attempts too), the attempt, and retries of transient
+// failures. Quota exhaustion, a refused key and every other answer are
+// returned at once.
+func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
+	for n := 1; ; n++ {
+		if gate != nil {
+			if err := gate(ctx, op); err != nil {
+				return err
+			}
+		}
+		err := redactErr(classify(op, attempt(ctx), c.now()), c.key)
+		var te *transientError
+		if err == nil || !errors.As(err, &te) || ctx.Err() != nil {
+			return err
+		}
+		if n >= c.maxAttempts {
+			return fmt.Errorf("gave up after %d attempts: %w", n, err)
+		}
+		d := c.delay(n)
+		c.log.Warn("upstream attempt failed; retrying", "op", op, "attempt", n, "delay", d, "err", err)
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// delay is the jittered exponential wait after attempt n: between half and
+// all of base x 2^(n-1), capped.
+func (c *Client) delay(n int) time.Duration {
+	d := c.backoff << min(n-1, 20)
+	if d <= 0 || d > maxBackoff {
+		d = maxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,94 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// maxBody bounds what one response may hold in memory (a page of 50 videos
+// is about 100 KB).
+const maxBody = 32 << 20
+
+// keyTransport adds the API key to every request. option.WithHTTPClient
+// drops option.WithAPIKey, so the key has to be added here; it is added to a
+// clone, never to the caller's request, so that the URL the http.Client
+// reports in its errors never holds it.
+type keyTransport struct {
+	base http.RoundTripper
+	key  string
+}
+
+// captureKey marks a context whose response body is kept for a second look
+// (the Go structs cannot tell an absent count from zero).
+type captureKey struct{}
+
+type capture struct{ body []byte }
+
+func withCapture(ctx context.Context) (context.Context, *capture) {
+	c := &capture{}
+	return context.WithValue(ctx, captureKey{}, c), c
+}
+
+func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	q := r.URL.Query()
+	q.Set("key", t.key)
+	r.URL.RawQuery = q.Encode()
+	res, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, redactErr(err, t.key)
+	}
+	if c, ok := req.Context().Value(captureKey{}).(*capture); ok && res.StatusCode/100 == 2 {
+		b, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+		res.Body.Close()
+		if err != nil {
+			return nil, redactErr(err, t.key)
+		}
+		c.body = b
+		res.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	return res, nil
+}
+
+// redacted is an error whose text had the API key in it. It keeps the
+// original for errors.Is/As but prints the cleaned text.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }
+
+// redactErr removes the key from err's text, and from a *url.Error's URL,
+// whatever layer put it there.
+func redactErr(err error, key string) error {
+	if err == nil || key == "" {
+		return err
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redactURL(ue.URL, key)
+	}
+	if msg := err.Error(); strings.Contains(msg, key) || strings.Contains(msg, url.QueryEscape(key)) {
+		msg = strings.ReplaceAll(msg, key, "REDACTED")
+		return &redacted{msg: strings.ReplaceAll(msg, url.QueryEscape(key), "REDACTED"), err: err}
+	}
+	return err
+}
+
+func redactURL(s, key string) string {
+	u, err := url.Parse(s)
+	if err != nil || !u.Query().Has("key") {
+		return strings.ReplaceAll(s, key, "REDACTED")
+	}
+	q := u.Query()
+	q.Set("key", "REDACTED")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
