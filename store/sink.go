@@ -29,17 +29,18 @@ type statements struct {
 // A page goes to SQLite as one JSON array and is stored by one statement
 // per table: FTS5 flushes its pending terms at every statement, so one
 // statement per page instead of one per video is what makes new videos
-// cheap to index.
+// cheap to index. "SELECT value AS o ... LIMIT -1" reads each element once:
+// without it every o->>'field' would convert the element back to text.
 const (
 	upsertVideosSQL = `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
   first_seen_ms, last_seen_ms)
-SELECT value->>'id', value->>'title', value->>'description', value->>'tags',
-  value->>'channel_id', value->>'channel_title', value->>'category_id',
-  value->>'published', value->>'duration', value->>'views', value->>'likes',
-  value->>'comments', ?2, ?2
-FROM json_each(?1) WHERE true
+SELECT o->>'id', o->>'title', o->>'description', o->>'tags',
+  o->>'channel_id', o->>'channel_title', o->>'category_id',
+  o->>'published', o->>'duration', o->>'views', o->>'likes',
+  o->>'comments', ?2, ?2
+FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true
 ON CONFLICT (id) DO UPDATE SET
   title = excluded.title, description = excluded.description,
   tags = excluded.tags, channel_id = excluded.channel_id,
@@ -59,9 +60,9 @@ ON CONFLICT DO NOTHING`
 	addTrendingSQL = `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms)
-SELECT ?2, ?3, v.vid, j.value->>'rank', j.value->>'views', j.value->>'likes',
-  j.value->>'comments', ?4
-FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
+SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'views', j.o->>'likes', j.o->>'comments', ?4
+FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
+JOIN videos AS v ON v.id = j.o->>'id' WHERE true
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
   rank = excluded.rank, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
@@ -74,15 +75,20 @@ FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
   rank = excluded.rank, fetched_ms = excluded.fetched_ms`
 
-	// pages and videos are recomputed, not added to, so that storing a page
-	// twice counts it once.
+	// Run before the page's entries are added: videos counts the entries
+	// the page adds, and pages is the highest page number, so that storing
+	// a page twice counts it once.
 	bumpTrendingSQL = `
-UPDATE runs SET pages = max(pages, ?2),
-  videos = (SELECT count(*) FROM trending_entries WHERE run_id = ?1)
+UPDATE runs SET pages = max(pages, ?2), videos = videos + (
+  SELECT count(DISTINCT j.value->>'id') FROM json_each(?3) AS j
+  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
+                    WHERE v.id = j.value->>'id' AND e.run_id = ?1 AND e.region = ?4))
 WHERE id = ?1`
 	bumpSearchSQL = `
-UPDATE runs SET pages = max(pages, ?2),
-  videos = (SELECT count(*) FROM search_results WHERE run_id = ?1)
+UPDATE runs SET pages = max(pages, ?2), videos = videos + (
+  SELECT count(DISTINCT j.value->>'id') FROM json_each(?3) AS j
+  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN search_results AS e ON e.vid = v.vid
+                    WHERE v.id = j.value->>'id' AND e.run_id = ?1 AND e.region = ?4))
 WHERE id = ?1`
 )
 
@@ -164,13 +170,15 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if kind != string(page.Kind) {
 		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
 	}
-	if len(page.Videos) == 0 {
-		_, err := tx.StmtContext(ctx, db.st.bumpRun[page.Kind]).ExecContext(ctx, runID, page.Number)
-		return err
-	}
 	js, err := pageJSON(page)
 	if err != nil {
 		return err
+	}
+	if _, err := tx.StmtContext(ctx, db.st.bumpRun[page.Kind]).ExecContext(ctx, runID, page.Number, js, page.Region); err != nil {
+		return err
+	}
+	if len(page.Videos) == 0 {
+		return nil
 	}
 	at := page.Fetched
 	if at.IsZero() {
@@ -183,7 +191,6 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 		{db.st.upsertVideos, []any{js, msOf(at)}},
 		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
 		{db.st.addRegions, []any{js, page.Region}},
-		{db.st.bumpRun[page.Kind], []any{runID, page.Number}},
 	} {
 		if _, err := tx.StmtContext(ctx, step.s).ExecContext(ctx, step.args...); err != nil {
 			return err
