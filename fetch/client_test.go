@@ -247,7 +247,10 @@ func TestGateRefusalStopsBeforeUpstream(t *testing.T) {
 			_, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, fetch.SearchQuery{Region: "US"}, "")
 			return err
 		},
-		func() error { _, err := e.client.Videos(context.Background(), e.gate.Gate, []string{"a", "b"}); return err },
+		func() error {
+			_, err := e.client.Videos(context.Background(), e.gate.Gate, []string{"a", "b"})
+			return err
+		},
 	}
 	for i, call := range calls {
 		err := call()
