@@ -88,7 +88,10 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		if b.Transport != nil {
 			hc.Transport = &keyTransport{base: b.Transport, key: opts.APIKey}
 		}
-		hc.Timeout, hc.CheckRedirect, hc.Jar = b.Timeout, b.CheckRedirect, b.Jar
+		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
+		if b.Timeout > 0 {
+			hc.Timeout = b.Timeout
+		}
 	}
 	o := []option.ClientOption{option.WithHTTPClient(hc)}
 	if opts.Endpoint != "" {
@@ -145,6 +148,8 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			}
 		}
 		err := redactErr(classify(op, attempt(ctx), c.now()), c.key)
+		// A cancelled ctx ends the call; a per-attempt timeout of the
+		// http.Client is transient.
 		var te *transientError
 		if err == nil || !errors.As(err, &te) || ctx.Err() != nil {
 			return err

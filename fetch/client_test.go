@@ -702,3 +702,22 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 		t.Errorf("gate %d, charged %d, requests %d: want equal", g, c, e.fake.Requests())
 	}
 }
+
+func TestAttemptTimeoutRetried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(o *fetch.Options) { o.HTTPClient = &http.Client{Timeout: 100 * time.Millisecond} })
+	e.fake.SetLatency(time.Hour)
+	e.gate.refuse = func(n int, _ string) error {
+		if n == 2 {
+			e.fake.SetLatency(0)
+		}
+		return nil
+	}
+	p, err := e.client.Trending(context.Background(), e.gate.Gate, "CA", "")
+	if err != nil || len(p.Videos) != 50 {
+		t.Fatalf("err = %v, %d videos; want the second attempt to succeed", err, len(p.Videos))
+	}
+	if g := e.gate.calls(); g != 2 {
+		t.Errorf("gate calls = %d, want 2", g)
+	}
+}

@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,9 +50,6 @@ func classify(op string, err error, now time.Time) error {
 		return nil
 	case errors.As(err, &ge):
 		return classifyAPI(op, ge, now)
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		// Our own deadline or cancellation: the caller gave up.
-		return err
 	case isDecodeError(err):
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	case isNetwork(err):
@@ -76,8 +72,8 @@ func classifyAPI(op string, ge *googleapi.Error, now time.Time) error {
 	case reasons["invalidPageToken"]:
 		return fmt.Errorf("%w: %s", ingest.ErrInvalidPageToken, msg)
 	case badKey(ge, reasons):
-		return fmt.Errorf("%w (HTTP %d %s): %s; check YOUTUBE_API_KEY and that the YouTube Data API v3 is enabled for its project",
-			ingest.ErrBadKey, ge.Code, firstReason(ge), msg)
+		// ErrBadKey's text names YOUTUBE_API_KEY, what the user must fix.
+		return fmt.Errorf("%w (HTTP %d %s): %s", ingest.ErrBadKey, ge.Code, firstReason(ge), msg)
 	case ge.Code >= 500 || ge.Code == 429 || ge.Code == 408 || anyOf(reasons, transientReasons):
 		return &transientError{fmt.Errorf("HTTP %d %s: %s", ge.Code, firstReason(ge), msg)}
 	}
