@@ -48,7 +48,7 @@ func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageTok
 		return nil
 	})
 	if err != nil {
-		return ingest.Page{}, fmt.Errorf("fetch %s %s: %w", region, OpVideos, err)
+		return ingest.Page{}, wrap(region, OpVideos, err)
 	}
 	return page, nil
 }
@@ -104,7 +104,7 @@ func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s %s: %w", region, OpCategories, err)
+		return nil, wrap(region, OpCategories, err)
 	}
 	return out, nil
 }
@@ -143,7 +143,7 @@ func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q SearchQuery
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch %s %s: %w", q.Region, OpSearch, err)
+		return nil, "", wrap(q.Region, OpSearch, err)
 	}
 	return ids, next, nil
 }
@@ -166,9 +166,19 @@ func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fetch %s ids %d-%d: %w", OpVideos, start+1, start+len(chunk), err)
+			return nil, wrap(fmt.Sprintf("ids %d-%d", start+1, start+len(chunk)), OpVideos, err)
 		}
 		out = append(out, vids...)
 	}
 	return out, nil
+}
+
+// wrap prefixes err with what was being fetched. A quota error names its
+// operation itself.
+func wrap(scope, op string, err error) error {
+	var qe *ingest.QuotaExhaustedError
+	if errors.As(err, &qe) {
+		return fmt.Errorf("fetch %s: %w", scope, err)
+	}
+	return fmt.Errorf("fetch %s %s: %w", scope, op, err)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +26,9 @@ func (e *transientError) Unwrap() error { return e.err }
 // ErrMalformed says that the upstream answered 2xx with a body that is not
 // the JSON it promised. Nothing of that page is returned.
 var ErrMalformed = errors.New("malformed response from the upstream")
+
+// htmlTag matches the markup some messages carry ("your <a href=...>quota</a>").
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 // keyReasons are the reasons, in errors[] or in an ErrorInfo detail, that
 // say the key itself is refused: retrying cannot help.
@@ -60,7 +64,7 @@ func classify(op string, err error, now time.Time) error {
 
 func classifyAPI(op string, ge *googleapi.Error, now time.Time) error {
 	reasons := apiReasons(ge)
-	msg := ge.Message
+	msg := htmlTag.ReplaceAllString(ge.Message, "")
 	perDay := strings.Contains(strings.ToLower(msg+" "+itemMessages(ge)), "per day")
 	switch {
 	case reasons["quotaExceeded"] || reasons["dailyLimitExceeded"]:
