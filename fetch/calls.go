@@ -13,16 +13,6 @@ import (
 // videoParts are the parts of a video every call asks for.
 var videoParts = []string{"snippet", "statistics", "contentDetails"}
 
-// SearchQuery is one backfill search: videos of a region published in
-// [PublishedAfter, PublishedBefore), most viewed first. Zero times and an
-// empty Query leave that filter out.
-type SearchQuery struct {
-	Region          string
-	Query           string
-	PublishedAfter  time.Time
-	PublishedBefore time.Time
-}
-
 // Trending fetches one page of region's most-popular chart (videos.list
 // chart=mostPopular, 50 a page). pageToken "" is the first page; the page's
 // NextToken is "" on the last. Page.Number is left to the caller, which
@@ -110,9 +100,9 @@ func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string
 }
 
 // SearchPage fetches one page of search.list (type=video, order=viewCount,
-// 50 a page) and returns the video ids in rank order and the next page's
+// 50 a page; a zero After or Before and an empty Query are left out) and returns the video ids in rank order and the next page's
 // token, "" on the last page. Details come from Videos.
-func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q SearchQuery, pageToken string) (ids []string, next string, err error) {
+func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q ingest.SearchQuery, pageToken string) (ids []string, next string, err error) {
 	err = c.call(ctx, gate, OpSearch, func(ctx context.Context) error {
 		call := c.svc.Search.List([]string{"id"}).Type("video").Order("viewCount").MaxResults(pageSize)
 		if q.Region != "" {
@@ -121,11 +111,11 @@ func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q SearchQuery
 		if q.Query != "" {
 			call = call.Q(q.Query)
 		}
-		if !q.PublishedAfter.IsZero() {
-			call = call.PublishedAfter(q.PublishedAfter.UTC().Format(time.RFC3339))
+		if !q.After.IsZero() {
+			call = call.PublishedAfter(q.After.UTC().Format(time.RFC3339))
 		}
-		if !q.PublishedBefore.IsZero() {
-			call = call.PublishedBefore(q.PublishedBefore.UTC().Format(time.RFC3339))
+		if !q.Before.IsZero() {
+			call = call.PublishedBefore(q.Before.UTC().Format(time.RFC3339))
 		}
 		if pageToken != "" {
 			call = call.PageToken(pageToken)

@@ -40,7 +40,10 @@ const pageSize = 50
 // maxBackoff caps one wait between attempts.
 const maxBackoff = 30 * time.Second
 
-var _ regions.Source = (*Client)(nil)
+var (
+	_ regions.Source   = (*Client)(nil)
+	_ regions.Searcher = (*Client)(nil)
+)
 
 // Options configure a Client.
 type Options struct {

@@ -244,7 +244,7 @@ func TestGateRefusalStopsBeforeUpstream(t *testing.T) {
 		func() error { _, err := e.client.Trending(context.Background(), e.gate.Gate, "US", ""); return err },
 		func() error { _, err := e.client.Categories(context.Background(), e.gate.Gate, "US"); return err },
 		func() error {
-			_, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, fetch.SearchQuery{Region: "US"}, "")
+			_, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, ingest.SearchQuery{Region: "US"}, "")
 			return err
 		},
 		func() error {
@@ -309,7 +309,7 @@ func TestQuotaExhausted(t *testing.T) {
 			op := fetch.OpVideos
 			if tc.search {
 				op = fetch.OpSearch
-				_, _, err = e.client.SearchPage(context.Background(), e.gate.Gate, fetch.SearchQuery{Region: "US", Query: "football"}, "")
+				_, _, err = e.client.SearchPage(context.Background(), e.gate.Gate, ingest.SearchQuery{Region: "US", Query: "football"}, "")
 			} else {
 				_, err = e.client.Trending(context.Background(), e.gate.Gate, "US", "")
 			}
@@ -611,7 +611,7 @@ func TestCategories(t *testing.T) {
 func TestSearchThenVideos(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	q := fetch.SearchQuery{Region: "US", PublishedAfter: fakeyt.Anchor.AddDate(0, -6, 0), PublishedBefore: fakeyt.Anchor}
+	q := ingest.SearchQuery{Region: "US", After: fakeyt.Anchor.AddDate(0, -6, 0), Before: fakeyt.Anchor}
 	var ids []string
 	pages := 0
 	for token := ""; ; {
@@ -640,7 +640,7 @@ func TestSearchThenVideos(t *testing.T) {
 		if v.ID != ids[i] {
 			t.Errorf("video %d = %s, want %s (order kept)", i, v.ID, ids[i])
 		}
-		if v.PublishedAt.Before(q.PublishedAfter) || !v.PublishedAt.Before(q.PublishedBefore) {
+		if v.PublishedAt.Before(q.After) || !v.PublishedAt.Before(q.Before) {
 			t.Errorf("%s published %s, outside the window", v.ID, v.PublishedAt)
 		}
 		if v.ViewCount > prev {
@@ -657,7 +657,7 @@ func TestSearchThenVideos(t *testing.T) {
 		t.Errorf("gate calls = %d, want %d", g, pages+idCalls)
 	}
 
-	football, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, fetch.SearchQuery{Region: "GB", Query: "world cup"}, "")
+	football, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, ingest.SearchQuery{Region: "GB", Query: "world cup"}, "")
 	if err != nil || len(football) == 0 {
 		t.Fatalf("q=world cup: %d ids, err %v", len(football), err)
 	}
