@@ -42,6 +42,10 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Signals are caught before the address is published, so that whoever
+	// reads --addr-file may stop us at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -59,13 +63,11 @@ func run(args []string) error {
 		}
 	}
 	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(fakeyt.Regions))
-	return serve(ln, fake)
+	return serve(ctx, ln, fake)
 }
 
-// serve runs until SIGINT or SIGTERM, then lets requests in flight finish.
-func serve(ln net.Listener, h http.Handler) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// serve runs until ctx is done (SIGINT or SIGTERM), then lets requests in flight finish.
+func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
