@@ -229,10 +229,11 @@ func TestSnippetShape(t *testing.T) {
 
 func TestMultilingualTitles(t *testing.T) {
 	t.Parallel()
-	all := ""
+	var b strings.Builder
 	for _, v := range New().fx.byID {
-		all += v.Title + "\n" + v.Description + "\n"
+		b.WriteString(v.Title + "\n" + v.Description + "\n")
 	}
+	all := b.String()
 	for _, w := range []string{"Müller", "Fußball", "été", "Écoutez", "São Paulo", "Copa do Mundo", "क्रिकेट", "football", "World Cup"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no fixture contains %q", w)
