@@ -705,7 +705,7 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 
 func TestAttemptTimeoutRetried(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(o *fetch.Options) { o.HTTPClient = &http.Client{Timeout: 100 * time.Millisecond} })
+	e := newEnv(t, func(o *fetch.Options) { o.HTTPClient = &http.Client{Timeout: time.Second} })
 	e.fake.SetLatency(time.Hour)
 	e.gate.refuse = func(n int, _ string) error {
 		if n == 2 {
