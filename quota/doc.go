@@ -58,17 +58,20 @@
 // {Q}, are passed to the script in KEYS, and expire when idle (window plus a
 // minute):
 //
-//	ingest:{Q}:clock         last decision time, ms
-//	ingest:{Q}:seq           call counter
+//	ingest:{Q}:clock         "<ms>-<seq>": last decision time and the call counter
 //	ingest:{Q}:log:POOL      stream, one entry per call: id <ms>-<seq>, field u = units
-//	ingest:{Q}:total:POOL    running sum of u over the log
+//	ingest:{Q}:total:POOL    "<units>:<head>:<touched>": running sum of u over the
+//	                         log, ms of its oldest entry, when the log's TTL was set
 //	ingest:{Q}:block:POOL    ms until which the pool is blocked
 //	ingest:{Q}:lock:NAME     a lease (Lock)
 //
 // A stream entry takes about 10-20 bytes in its listpack, against about 105
 // for a sorted-set member, which is why the log is a stream. window.lua is
 // the whole algorithm, run with EVALSHA (reloaded by itself after a restart
-// or SCRIPT FLUSH); State runs it read-only with EVALSHA_RO.
+// or SCRIPT FLUSH); State runs it read-only with EVALSHA_RO. A decision that
+// finds nothing expired is five commands inside the script (TIME, MGET, XADD,
+// SET, SET): the head kept beside the total says whether the log needs
+// reading at all.
 //
 // The embedded backend keeps the same log in the quota_log, quota_block and
 // quota_clock tables, one BEGIN IMMEDIATE transaction per decision, so

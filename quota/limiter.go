@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -79,8 +80,7 @@ func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {
 		return nil, errors.New("quota: no charges")
 	}
 	out := make([]charge, 0, len(charges))
-	seen := map[string]bool{}
-	for _, c := range charges {
+	for i, c := range charges {
 		p, ok := costs.Pool(c.Pool)
 		switch {
 		case !ok:
@@ -90,10 +90,9 @@ func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {
 		case c.Units > p.Capacity():
 			return nil, fmt.Errorf("quota: %d units in pool %s (limit %d - reserve %d = %d): %w",
 				c.Units, c.Pool, p.Limit, p.Reserve, p.Capacity(), ErrCostTooLarge)
-		case seen[c.Pool]:
+		case slices.ContainsFunc(charges[:i], func(o ingest.Charge) bool { return o.Pool == c.Pool }):
 			return nil, fmt.Errorf("quota: pool %s charged twice", c.Pool)
 		}
-		seen[c.Pool] = true
 		out = append(out, charge{pool: p, units: c.Units})
 	}
 	return out, nil

@@ -35,6 +35,15 @@ type Redis struct {
 	opts   Options
 	prefix string
 	fail   *failPolicy
+	ops    map[string]*spendCall // Take's script keys and arguments, built once
+}
+
+// spendCall is what the script needs for one set of charges.
+type spendCall struct {
+	charges []ingest.Charge
+	cs      []charge
+	keys    []string
+	args    []any
 }
 
 // NewRedis returns a limiter on client for opts.QuotaKey.
@@ -43,12 +52,35 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Redis{
+	r := &Redis{
 		client: client, opts: opts,
 		// The {tag} puts every key of one quota key in one cluster slot.
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		fail:   &failPolicy{log: opts.Logger, maxCost: opts.Costs.FailOpenMaxCost, backend: "redis"},
-	}, nil
+		ops:    map[string]*spendCall{},
+	}
+	for op, charges := range opts.Costs.Operations {
+		if sc, err := r.prepare(charges); err == nil {
+			r.ops[op] = sc
+		}
+	}
+	return r, nil
+}
+
+// prepare checks charges and builds the script's keys and arguments.
+func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
+	cs, err := resolve(r.opts.Costs, charges)
+	if err != nil {
+		return nil, err
+	}
+	sc := &spendCall{charges: charges, cs: cs, args: []any{"spend", keyMargin.Milliseconds()}}
+	pools := make([]string, len(cs))
+	for i, c := range cs {
+		pools[i] = c.pool.Name
+		sc.args = append(sc.args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds())
+	}
+	sc.keys = r.keys(pools...)
+	return sc, nil
 }
 
 // Backend names the backend, for reports.
@@ -59,10 +91,9 @@ func (r *Redis) poolKeys(pool string) []string {
 	return []string{r.prefix + "log:" + pool, r.prefix + "total:" + pool, r.prefix + "block:" + pool}
 }
 
-// keys lists every key the script touches for these pools, clock and seq
-// first.
+// keys lists every key the script touches for these pools, clock first.
 func (r *Redis) keys(pools ...string) []string {
-	k := []string{r.prefix + "clock", r.prefix + "seq"}
+	k := []string{r.prefix + "clock"}
 	for _, p := range pools {
 		k = append(k, r.poolKeys(p)...)
 	}
@@ -80,6 +111,9 @@ func (r *Redis) Keys() []string {
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
+	if sc, ok := r.ops[op]; ok {
+		return r.spend(ctx, op, sc)
+	}
 	charges, err := r.opts.Costs.Op(op)
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("quota: take: %w", err)
@@ -89,27 +123,25 @@ func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
 
 // Spend decides one call that takes charges, all of them or none.
 func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
-	cs, err := resolve(r.opts.Costs, charges)
+	sc, err := r.prepare(charges)
 	if err != nil {
 		return ingest.Decision{}, err
 	}
-	pools := make([]string, len(cs))
-	args := []any{"spend", keyMargin.Milliseconds()}
-	for i, c := range cs {
-		pools[i] = c.pool.Name
-		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds())
-	}
+	return r.spend(ctx, op, sc)
+}
+
+func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Decision, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	res, err := windowScript.Run(tctx, r.client, r.keys(pools...), args...).Int64Slice()
+	res, err := windowScript.Run(tctx, r.client, sc.keys, sc.args...).Int64Slice()
 	if err != nil && r.unreachable(ctx, err) {
-		return r.fail.open(op, charges, err)
+		return r.fail.open(op, sc.charges, err)
 	}
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
 	}
 	r.fail.up()
-	return r.decision(op, charges, cs, res)
+	return r.decision(op, sc.charges, sc.cs, res)
 }
 
 // decision reads the script's reply {allowed, now, seq, retry_at, per pool:

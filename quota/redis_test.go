@@ -96,8 +96,8 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := c.Keys(ctx, "*").Result()
-	if err != nil || len(keys) != 7 {
-		t.Fatalf("keys: got %v, %v; want clock, seq and 3 per pool but default's block", keys, err)
+	if err != nil || len(keys) != 6 {
+		t.Fatalf("keys: got %v, %v; want clock, log and total per pool, search's block", keys, err)
 	}
 	for _, k := range keys {
 		ttl, err := c.PTTL(ctx, k).Result()

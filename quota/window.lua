@@ -1,21 +1,25 @@
 -- window.lua: the sliding-log limiter of one quota key, run atomically by Redis.
 --
--- KEYS[1] clock   last decision time in ms (the clock never moves backwards)
--- KEYS[2] seq     global call counter (call id = "<ms>-<seq>")
+-- KEYS[1] clock   "<ms>-<seq>": the last decision time (the clock never moves
+--                 backwards) and the call counter (call id = "<ms>-<seq>")
 -- then three keys per pool, in the order of the pools in ARGV:
 --   log    a stream, one entry per admitted call: id "<ms>-<seq>", field u = units
---   total  the running sum of u over the log
+--   total  "<units>:<head>:<touched>": the running sum of u over the log, the ms
+--          of its oldest entry (0 when empty) and when the log's TTL was last set
 --   block  ms until which the upstream says the pool is spent
 --
--- ARGV[1] is the mode:
---   spend  ARGV: mode, ttl, then per pool: units, capacity, window
+-- ARGV[1] is the mode, ARGV[2] how long idle keys outlive their window (ms):
+--   spend  then per pool: units, capacity, window
 --          -> {allowed, now, seq, retry_at, per pool: used, free_at, blocked_until}
---   state  ARGV: mode, ttl, then per pool: units (dearest), capacity, window
+--   state  then per pool: units (the dearest), capacity, window
 --          -> {now, per pool: used, free_at, blocked_until}; never writes
---   block  ARGV: mode, ttl, until (one pool)  -> until now in force
---   refill ARGV: mode, ttl, then per pool: capacity, window, n, n pairs id units
+--   block  then until (one pool)  -> the block now in force
+--   refill then per pool: capacity, window, n, n pairs of id, units
 --          -> number of calls added
--- ttl is how long idle keys live past their window, in ms.
+--
+-- The fast path of spend is five commands (TIME, MGET, XADD, SET, SET): the
+-- head kept in total says when nothing has left the window, so the log is
+-- read only when something has, or when a refusal needs its retry time.
 
 local mode = ARGV[1]
 local margin = tonumber(ARGV[2])
@@ -26,44 +30,60 @@ local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 
 local function seq_of(id) return tonumber(string.match(id, '%-(%d+)$')) end
 
--- now reads Redis TIME and keeps it from going back behind the last decision.
-local function now_ms()
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if last > now then return last end
-  return now
+local function pool_keys(i)
+  local k = 1 + (i - 1) * 3
+  return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
 end
 
-local function pool_keys(i)
-  local k = 2 + (i - 1) * 3
-  return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+-- read returns TIME made monotonic by the clock key, the counter, and per
+-- pool {used, head, touched, blocked}, in one MGET.
+local function read(npools)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local vals = redis.call('MGET', unpack(KEYS))
+  local last, seq = 0, 0
+  if vals[1] then
+    last, seq = string.match(vals[1], '^(%d+)%-(%d+)$')
+    last, seq = tonumber(last), tonumber(seq)
+  end
+  local pools = {}
+  for i = 1, npools do
+    local total, block = vals[1 + (i - 1) * 3 + 2], vals[1 + (i - 1) * 3 + 3]
+    local p = {used = 0, head = 0, touched = 0, blocked = tonumber(block or '0')}
+    if total then
+      local u, h, r = string.match(total, '^(%d+):(%d+):(%d+)$')
+      p.used, p.head, p.touched = tonumber(u), tonumber(h), tonumber(r)
+    end
+    pools[i] = p
+  end
+  return math.max(now, last), seq, pools
 end
 
 -- expired sums the units of entries at or before horizon: they are outside
 -- the window (now - window, now].
 local function expired(log, horizon)
-  local gone = redis.call('XRANGE', log, '-', fmt(horizon))
   local sum = 0
-  for _, e in ipairs(gone) do sum = sum + tonumber(e[2][2]) end
-  return sum, #gone
-end
-
-local function total_of(total)
-  return tonumber(redis.call('GET', total) or '0')
-end
-
--- trim drops expired entries and takes their units off the running total.
-local function trim(log, total, horizon)
-  local sum, n = expired(log, horizon)
-  if n == 0 then return math.max(total_of(total), 0) end
-  redis.call('XTRIM', log, 'MINID', fmt(horizon + 1))
-  local used = redis.call('DECRBY', total, sum)
-  if used <= 0 then
-    redis.call('DEL', total)
-    return 0
+  for _, e in ipairs(redis.call('XRANGE', log, '-', fmt(horizon))) do
+    sum = sum + tonumber(e[2][2])
   end
-  return used
+  return sum
+end
+
+local function head_of(log)
+  local first = redis.call('XRANGE', log, '-', '+', 'COUNT', 1)
+  if #first == 0 then return 0 end
+  return ms_of(first[1][1])
+end
+
+-- trim drops the entries that left the window and takes their units off the
+-- running total; it touches the log only when its head has left.
+local function trim(p, horizon)
+  if p.head == 0 or p.head > horizon then return false end
+  p.used = math.max(p.used - expired(p.log, horizon), 0)
+  redis.call('XTRIM', p.log, 'MINID', fmt(horizon + 1))
+  p.head = head_of(p.log)
+  if p.head == 0 then p.used = 0 end
+  return true
 end
 
 -- free_at walks the oldest entries still in the window until enough units
@@ -86,50 +106,59 @@ local function free_at(log, horizon, window, used, units, capacity)
   end
 end
 
-local function blocked(block, now)
-  local until_ms = tonumber(redis.call('GET', block) or '0')
-  if until_ms > now then return until_ms end
-  return 0
+local function save_total(p, now)
+  if p.head == 0 then
+    redis.call('DEL', p.total)
+    return
+  end
+  -- The log's TTL is refreshed every margin/2, not on every call: it
+  -- outlives its last write by at least window + margin/2.
+  if now - p.touched >= margin / 2 then
+    redis.call('PEXPIRE', p.log, p.window + margin)
+    p.touched = now
+  end
+  redis.call('SET', p.total, string.format('%d:%d:%d', p.used, p.head, p.touched), 'PX', p.window + margin)
+end
+
+local function args3(i)
+  local a = 3 + (i - 1) * 3
+  return tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
 end
 
 local function spend()
-  local now = now_ms()
   local n = (#ARGV - 2) / 3
-  local pools, allowed, retry, longest = {}, 1, 0, 0
-  for i = 1, n do
-    local log, total, block = pool_keys(i)
-    local a = 3 + (i - 1) * 3
-    local p = {log = log, total = total, block = block, units = tonumber(ARGV[a]),
-      capacity = tonumber(ARGV[a + 1]), window = tonumber(ARGV[a + 2])}
+  local now, seq, pools = read(n)
+  local allowed, retry, longest = 1, 0, 0
+  for i, p in ipairs(pools) do
+    p.log, p.total = pool_keys(i)
+    p.units, p.capacity, p.window = args3(i)
     p.horizon = now - p.window
-    p.used = trim(log, total, p.horizon)
-    p.blocked = blocked(block, now)
+    p.dirty = trim(p, p.horizon)
+    if p.blocked <= now then p.blocked = 0 end
     longest = math.max(longest, p.window)
-    if p.blocked > 0 or p.used + p.units > p.capacity then
-      allowed = 0
-    end
-    p.free = free_at(log, p.horizon, p.window, p.used, p.units, p.capacity)
+    if p.blocked > 0 or p.used + p.units > p.capacity then allowed = 0 end
+    p.free = free_at(p.log, p.horizon, p.window, p.used, p.units, p.capacity)
     retry = math.max(retry, p.free, p.blocked)
-    pools[i] = p
   end
-  local ttl = longest + margin
-  redis.call('SET', KEYS[1], fmt(now), 'PX', ttl)
-  local seq = 0
+  local clock
   if allowed == 1 then
-    seq = redis.call('INCR', KEYS[2])
-    redis.call('PEXPIRE', KEYS[2], ttl)
-    local id = fmt(now) .. '-' .. fmt(seq)
+    seq = seq + 1
+    local id = string.format('%d-%d', now, seq)
+    clock = id
     for _, p in ipairs(pools) do
       redis.call('XADD', p.log, id, 'u', p.units)
-      p.used = redis.call('INCRBY', p.total, p.units)
-      redis.call('PEXPIRE', p.log, p.window + margin)
-      redis.call('PEXPIRE', p.total, p.window + margin)
+      p.used = p.used + p.units
+      if p.head == 0 then p.head = now end
+      p.dirty = true
       p.free = free_at(p.log, p.horizon, p.window, p.used, p.units, p.capacity)
     end
     retry = 0
   end
-  local out = {allowed, now, seq, retry}
+  redis.call('SET', KEYS[1], clock or string.format('%d-%d', now, seq), 'PX', longest + margin)
+  local out = {allowed, now, 0, retry}
+  if allowed == 1 then out[3] = seq end
   for _, p in ipairs(pools) do
+    if p.dirty then save_total(p, now) end
     table.insert(out, p.used)
     table.insert(out, p.free)
     table.insert(out, p.blocked)
@@ -138,27 +167,30 @@ local function spend()
 end
 
 local function state()
-  local now = now_ms()
   local n = (#ARGV - 2) / 3
+  local now, _, pools = read(n)
   local out = {now}
-  for i = 1, n do
-    local log, total, block = pool_keys(i)
-    local a = 3 + (i - 1) * 3
-    local units, capacity, window = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  for i, p in ipairs(pools) do
+    local log = pool_keys(i)
+    local units, capacity, window = args3(i)
     local horizon = now - window
-    local used = math.max(total_of(total) - expired(log, horizon), 0)
-    table.insert(out, used)
-    table.insert(out, free_at(log, horizon, window, used, units, capacity))
-    table.insert(out, blocked(block, now))
+    if p.head > 0 and p.head <= horizon then
+      p.used = math.max(p.used - expired(log, horizon), 0)
+      if #redis.call('XRANGE', log, fmt(horizon + 1), '+', 'COUNT', 1) == 0 then p.used = 0 end
+    end
+    if p.blocked <= now then p.blocked = 0 end
+    table.insert(out, p.used)
+    table.insert(out, free_at(log, horizon, window, p.used, units, capacity))
+    table.insert(out, p.blocked)
   end
   return out
 end
 
 local function block()
-  local now = now_ms()
-  local until_ms = math.max(tonumber(ARGV[3]), tonumber(redis.call('GET', KEYS[5]) or '0'))
+  local now, _, pools = read(1)
+  local until_ms = math.max(tonumber(ARGV[3]), pools[1].blocked)
   if until_ms <= now then return 0 end
-  redis.call('SET', KEYS[5], fmt(until_ms), 'PXAT', fmt(until_ms + margin))
+  redis.call('SET', KEYS[4], fmt(until_ms), 'PXAT', fmt(until_ms + margin))
   return until_ms
 end
 
@@ -167,17 +199,23 @@ end
 -- rewritten in order. Ids already present are skipped: refilling twice
 -- counts once.
 local function refill()
-  local now = now_ms()
-  local added, longest, max_ms, max_seq = {}, 0, now, 0
-  local a, i = 3, 1
+  local npools, a = 0, 3
   while a <= #ARGV do
-    local log, total = pool_keys(i)
+    npools = npools + 1
+    a = a + 3 + 2 * tonumber(ARGV[a + 2])
+  end
+  local now, seq, pools = read(npools)
+  local added, longest, max_ms = {}, 0, now
+  a = 3
+  for i, p in ipairs(pools) do
+    p.log, p.total = pool_keys(i)
     local capacity, window, n = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    p.window = window
     local horizon = now - window
     longest = math.max(longest, window)
-    trim(log, total, horizon)
+    if trim(p, horizon) then save_total(p, now) end
     local have, entries = {}, {}
-    for _, e in ipairs(redis.call('XRANGE', log, '-', '+')) do
+    for _, e in ipairs(redis.call('XRANGE', p.log, '-', '+')) do
       have[e[1]] = true
       table.insert(entries, {id = e[1], ms = ms_of(e[1]), seq = seq_of(e[1]), u = tonumber(e[2][2])})
     end
@@ -186,9 +224,7 @@ local function refill()
       local id, u = ARGV[a + 3 + 2 * j], tonumber(ARGV[a + 4 + 2 * j])
       local ms = ms_of(id)
       if ms > horizon and not have[id] then
-        have[id] = true
-        fresh = true
-        added[id] = true
+        have[id], added[id], fresh = true, true, true
         table.insert(entries, {id = id, ms = ms, seq = seq_of(id), u = u})
       end
     end
@@ -197,27 +233,22 @@ local function refill()
         if x.ms ~= y.ms then return x.ms < y.ms end
         return x.seq < y.seq
       end)
-      redis.call('DEL', log)
-      local sum = 0
+      redis.call('DEL', p.log)
+      p.used = 0
       for _, e in ipairs(entries) do
-        redis.call('XADD', log, e.id, 'u', e.u)
-        sum = sum + e.u
-        max_ms = math.max(max_ms, e.ms)
-        max_seq = math.max(max_seq, e.seq)
+        redis.call('XADD', p.log, e.id, 'u', e.u)
+        p.used = p.used + e.u
+        max_ms, seq = math.max(max_ms, e.ms), math.max(seq, e.seq)
       end
-      redis.call('SET', total, fmt(sum), 'PX', window + margin)
-      redis.call('PEXPIRE', log, window + margin)
+      p.head, p.touched = entries[1].ms, 0
+      save_total(p, now)
     end
     a = a + 3 + 2 * n
-    i = i + 1
   end
   local count = 0
   for _ in pairs(added) do count = count + 1 end
   if count > 0 then
-    local ttl = longest + margin
-    redis.call('SET', KEYS[1], fmt(max_ms), 'PX', ttl)
-    local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
-    redis.call('SET', KEYS[2], fmt(math.max(seq, max_seq)), 'PX', ttl)
+    redis.call('SET', KEYS[1], fmt(max_ms) .. '-' .. fmt(seq), 'PX', longest + margin)
   end
   return count
 end
