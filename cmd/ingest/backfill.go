@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
+)
+
+type backfillFlags struct {
+	region   string
+	since    string
+	until    string
+	query    string
+	maxUnits int64
+	dryRun   bool
+}
+
+func newBackfillCmd(s *settings) *cobra.Command {
+	f := &backfillFlags{}
+	cmd := &cobra.Command{
+		Use:   "backfill --region R --since DATE",
+		Short: "Search a region's videos published in a date window and store them",
+		Long: `backfill runs search.list (type=video, by view count) over the videos of one
+region published between --since and --until, details each page's videos
+with videos.list, and stores them as search results (never as trending
+entries) in the same full-text index.
+
+Searches are dear: a page costs 100 units of the default pool and 1 of the
+search pool, plus 1 for the details. --dry-run prints the plan and its cost
+first. --max-units caps what this invocation spends.
+
+backfill is resumable: its cursor is saved with every page, and the same
+command continues where it stopped. A refusal by the limiter, --max-units
+or a signal stops cleanly (exit 0) and says when the quota has room again.
+While the limiter is unreachable the dear search calls are refused (exit 1)
+and the upstream is not called.`,
+		Example: `  ingest backfill --region DE --since 2026-10-01 --dry-run
+  ingest backfill --region DE --since 2026-10-01 --until 2026-11-01 --query fußball --max-units 1010`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBackfill(cmd.Context(), cmd.OutOrStdout(), s, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.region, "region", "", "ISO 3166-1 alpha-2 region code (required)")
+	fl.StringVar(&f.since, "since", "", "published at or after this date: 2026-10-01 or RFC 3339 (required)")
+	fl.StringVar(&f.until, "until", "", "published before this date (default now)")
+	fl.StringVar(&f.query, "query", "", "search words (default: any video)")
+	fl.Int64Var(&f.maxUnits, "max-units", 0, "spend at most this many units of the default pool in this invocation (0: no cap)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and its cost; call nothing, spend nothing")
+	return cmd
+}
+
+// parseDate takes a day (UTC midnight) or an RFC 3339 time.
+func parseDate(flag, v string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, usageErrorf("--%s: want a date like 2026-10-01 or 2026-10-01T12:00:00Z, got %q", flag, v)
+}
+
+func (f *backfillFlags) query_(now time.Time) (ingest.SearchQuery, error) {
+	region := strings.ToUpper(strings.TrimSpace(f.region))
+	if region == "" {
+		return ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
+	}
+	if !regions.Valid(region) {
+		return ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	}
+	if f.since == "" {
+		return ingest.SearchQuery{}, usageErrorf("--since: required, e.g. --since 2026-10-01")
+	}
+	since, err := parseDate("since", f.since)
+	if err != nil {
+		return ingest.SearchQuery{}, err
+	}
+	until := now.UTC().Truncate(time.Second)
+	if f.until != "" {
+		if until, err = parseDate("until", f.until); err != nil {
+			return ingest.SearchQuery{}, err
+		}
+	}
+	if !until.After(since) {
+		return ingest.SearchQuery{}, usageErrorf("--until %s is not after --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	return ingest.SearchQuery{Region: region, After: since, Before: until, Query: strings.TrimSpace(f.query)}, nil
+}
+
+func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFlags) error {
+	q, err := f.query_(time.Now())
+	if err != nil {
+		return err
+	}
+	job := &regions.Backfill{Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger}
+	cost, err := job.PageCost()
+	if err != nil {
+		return usageErrorf("--costs: %w", err)
+	}
+	if f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < cost[regions.DefaultPool]) {
+		return usageErrorf("--max-units: one search page costs %d units of the default pool, got %d", cost[regions.DefaultPool], f.maxUnits)
+	}
+	if f.dryRun {
+		return dryRun(ctx, out, s, job, cost)
+	}
+	p, err := openPipeline(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
+	ctx, drain, stop := signals(ctx, s)
+	defer stop()
+	prog := newProgress(out, s, job)
+	job.Progress = prog.update
+	prog.start()
+	res := job.Run(ctx, drain)
+	prog.finish()
+	return backfillOutcome(out, job, res)
+}
+
+// backfillOutcome says what was spent and stored, and when the quota has
+// room again.
+func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillResult) error {
+	if res.Resumed {
+		fmt.Fprintf(out, "resumed the backfill at page %d\n", res.Cursor.Pages-res.Pages+1)
+	}
+	fmt.Fprintf(out, "backfill %s: %s; this run: %d pages, %d videos, %s units; in all: %d pages, %d videos\n",
+		job.Query.Region, res.Status, res.Pages, res.Videos, poolUnits(res.Units), res.Cursor.Pages, res.Cursor.Videos)
+	if res.Message != "" {
+		fmt.Fprintf(out, "  %s\n", res.Message)
+	}
+	if !res.RetryAt.IsZero() {
+		fmt.Fprintf(out, "  the quota has room again at %s; run the same command then to continue\n", res.RetryAt.UTC().Format(time.RFC3339))
+	} else if res.Status == ingest.StatusStopped {
+		fmt.Fprintln(out, "  run the same command again to continue")
+	}
+	if res.Status != ingest.StatusFailed {
+		return nil
+	}
+	if errors.Is(res.Err, quota.ErrUnavailable) {
+		return runtimeError(fmt.Errorf("the quota limiter cannot be reached, and a search (%d units) is refused while it is: nothing was sent upstream: %w",
+			job.Costs.Operations["search.list"][0].Units, res.Err))
+	}
+	return runtimeError(res.Err)
+}
+
+// dryRun prints the plan: pages at most, units per pool, and whether the
+// quota covers it now or when it would.
+func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfill, cost map[string]int64) error {
+	pages := int64(regions.SearchMaxPages)
+	if job.MaxUnits > 0 {
+		pages = min(pages, job.MaxUnits/cost[regions.DefaultPool])
+	}
+	fmt.Fprintf(out, "Plan: backfill %s, published %s to %s", job.Query.Region,
+		job.Query.After.Format(time.RFC3339), job.Query.Before.Format(time.RFC3339))
+	if job.Query.Query != "" {
+		fmt.Fprintf(out, ", matching %q", job.Query.Query)
+	}
+	fmt.Fprintf(out, "\n  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", pages)
+	need := map[string]int64{}
+	for pool, u := range cost {
+		need[pool] = u * pages
+	}
+	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", poolUnits(need), poolUnits(cost))
+	states, err := dryRunStates(ctx, s)
+	if err != nil {
+		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)
+		return nil
+	}
+	dryRunVerdict(out, states, need)
+	fmt.Fprintln(out, "Nothing was called or spent (--dry-run).")
+	return nil
+}
+
+func dryRunVerdict(out io.Writer, states []ingest.PoolState, need map[string]int64) {
+	covered := true
+	var later time.Time
+	pools := make([]string, 0, len(need))
+	for p := range need {
+		pools = append(pools, p)
+	}
+	sort.Strings(pools)
+	for _, pool := range pools {
+		for _, st := range states {
+			if st.Pool != pool {
+				continue
+			}
+			fmt.Fprintf(out, "  %s: %d remaining of %d now, %d needed\n", pool, st.Remaining, st.Limit-st.Reserve, need[pool])
+			if st.Remaining < need[pool] {
+				covered = false
+			}
+			if st.BlockedUntil.After(later) {
+				later, covered = st.BlockedUntil, false
+			}
+		}
+	}
+	if covered {
+		fmt.Fprintln(out, "  today's remaining quota covers it")
+		return
+	}
+	fmt.Fprintln(out, "  today's remaining quota does NOT cover all of it: it runs until the limiter says no, then stops cleanly;")
+	fmt.Fprintln(out, "  the units free up as the trailing window moves (see `ingest report`), at the latest by the next reset")
+	if !later.IsZero() {
+		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", later.UTC().Format(time.RFC3339))
+	}
+}
+
+// dryRunStates reads the pools without writing: from the limiter when the
+// database exists, else an empty window.
+func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
+	var states []ingest.PoolState
+	if _, err := os.Stat(s.db); err != nil {
+		for _, p := range s.costs.Pools {
+			states = append(states, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Remaining: p.Capacity()})
+		}
+		return states, nil
+	}
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	key, err := reportQuotaKey(ctx, s, db)
+	if err != nil {
+		return nil, err
+	}
+	l, closeLimiter, err := s.openLimiter(db, key)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLimiter()
+	return l.State(ctx)
+}
+
+// progress shows a bar on a terminal and plain log lines otherwise.
+type progress struct {
+	bar *progressbar.ProgressBar
+	s   *settings
+	job *regions.Backfill
+}
+
+func newProgress(out io.Writer, s *settings, job *regions.Backfill) *progress {
+	p := &progress{s: s, job: job}
+	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		p.bar = progressbar.NewOptions(regions.SearchMaxPages,
+			progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("backfill "+job.Query.Region),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+func (p *progress) start() {
+	if p.bar != nil {
+		_ = p.bar.RenderBlank()
+	}
+}
+
+func (p *progress) update(res regions.BackfillResult) {
+	spent := res.Units[regions.DefaultPool]
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %d units spent, %d left",
+			p.job.Query.Region, res.Cursor.Videos, spent, res.Remaining))
+		_ = p.bar.Set(res.Cursor.Pages)
+		return
+	}
+	p.s.logger.Info("backfill page", "region", p.job.Query.Region, "page", res.Cursor.Pages,
+		"videos", res.Cursor.Videos, "units", spent, "remaining", res.Remaining)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,104 @@
+// Command ingest keeps a local, searchable copy of the YouTube most-popular
+// charts without spending more of the upstream's daily quota than it may.
+//
+//	ingest run      [--once] [--regions US,GB,...] [--every 1h] [--listen ADDR]
+//	ingest backfill --region R --since DATE [--until DATE] [--query Q] [--max-units N] [--dry-run]
+//	ingest report   [--json]
+//	ingest search   QUERY [--region R] [--limit N] [--json]
+//
+// Exit status: 0 when every job completed or stopped because the quota said
+// no; 1 on runtime errors; 2 on usage and configuration errors, before
+// anything is spent or written.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, as DESIGN.md gives them.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is a usage or configuration error: exit 2.
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// runtimeError marks err as a runtime failure: exit 1.
+func runtimeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitRuntime, err: err}
+}
+
+func main() {
+	os.Exit(execute(context.Background(), os.Args[1:]))
+}
+
+func execute(ctx context.Context, args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "ingest:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Cobra's own errors: unknown flags, commands, missing arguments.
+	return exitUsage
+}
+
+func newRoot() *cobra.Command {
+	s := &settings{}
+	root := &cobra.Command{
+		Use:   "ingest",
+		Short: "Keep a searchable local copy of the YouTube most-popular charts within the daily quota",
+		Long: `ingest fetches the most-popular charts of eight regions on a staggered schedule,
+stores them in SQLite with a full-text index, and never spends more of the
+upstream's daily quota than costs.yaml allows: every process draws from one
+exact sliding-window limiter, in Redis (--redis) or in the database itself.
+
+Every setting is a flag with an environment variable; the flag wins.
+YOUTUBE_API_KEY (environment only) is required by commands that call the
+upstream; it is never printed, logged or stored, only a short hash of it.
+
+Exit status: 0 when every job completed or stopped because the quota said no,
+1 on runtime errors, 2 on usage and configuration errors.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return s.resolve(cmd)
+		},
+	}
+	s.bind(root)
+	root.AddCommand(newRunCmd(s), newBackfillCmd(s), newReportCmd(s), newSearchCmd(s))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageErrorf("%w (see --help)", err)
+	})
+	return root
+}

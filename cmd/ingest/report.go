@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+type reportFlags struct {
+	json    bool
+	regions string
+	every   time.Duration
+}
+
+func newReportCmd(s *settings) *cobra.Command {
+	f := &reportFlags{}
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Show how much quota is left, where it went and how each region did",
+		Long: `report shows, for the quota key: every pool's limit, reserve, units used in
+the trailing window, what remains, when there will be room again and whether
+the upstream has blocked it; where the units went (by operation, by region,
+by hour); each region's last run and next slot; and whether the schedule fits
+the daily quota.
+
+report is read-only: it spends no quota and writes nothing, to Redis or to
+the database. The quota key is --quota-key, else the hash of YOUTUBE_API_KEY,
+else the only quota key the database's ledger knows.`,
+		Example: `  ingest report
+  ingest report --json | jq '.pools[] | {name, remaining}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReport(cmd.Context(), cmd.OutOrStdout(), s, f) },
+	}
+	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON object (the format scripts rely on)")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the eight)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan")
+	return cmd
+}
+
+func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) error {
+	codes, err := regions.Parse(f.regions)
+	if err != nil {
+		return usageErrorf("--regions: %w", err)
+	}
+	if f.every < regions.MinEvery {
+		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
+	}
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	key, err := reportQuotaKey(ctx, s, db)
+	if err != nil {
+		return err
+	}
+	l, closeLimiter, err := s.openLimiter(db, key)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	rep, err := buildReport(ctx, reportSources{db: db, limiter: l, costs: s.costs, quotaKey: key,
+		regions: codes, every: f.every})
+	if err != nil {
+		return runtimeError(err)
+	}
+	if f.json {
+		return writeJSON(out, rep.JSON())
+	}
+	rep.Text(out, time.Local)
+	return nil
+}
+
+// reportQuotaKey: --quota-key, else the API key's hash, else the one quota
+// key in the ledger.
+func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
+	if s.quotaKey != "" {
+		return s.quotaKey, nil
+	}
+	if k, err := apiKey(); err == nil {
+		return keyHash(k), nil
+	}
+	keys, err := db.QuotaKeys(ctx)
+	if err != nil {
+		return "", runtimeError(fmt.Errorf("read quota keys: %w", err))
+	}
+	switch len(keys) {
+	case 1:
+		return keys[0], nil
+	case 0:
+		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
+	}
+	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
+}
+
+type reportSources struct {
+	db       *store.DB
+	limiter  limiter
+	costs    *ingest.Costs
+	quotaKey string
+	regions  []string
+	every    time.Duration
+	now      time.Time // time.Now when zero
+}
+
+// report is everything `ingest report` shows.
+type report struct {
+	QuotaKey      string
+	Backend       string
+	BackendErr    error // the limiter did not answer: used comes from the ledger
+	Pools         []poolReport
+	Operations    []opReport
+	ByRegion      []regionUnits
+	Regions       []regionReport
+	Hourly        map[string][24]int64 // per pool, index 23 is the current hour
+	HourStart     time.Time            // start of the hour at index 0
+	UpstreamReset time.Time
+	Plan          []planLine
+	Now           time.Time
+}
+
+type poolReport struct {
+	ingest.PoolState
+	Unmetered int64 // units admitted unmetered in the window (limiter unreachable)
+}
+
+type opReport struct {
+	Op    string
+	Calls int
+	Units map[string]int64
+}
+
+type regionUnits struct {
+	Region string
+	Calls  int
+	Units  map[string]int64
+}
+
+type regionReport struct {
+	Code    string
+	Status  string
+	LastRun time.Time
+	Pages   int
+	Videos  int
+	Units   int64
+	NextRun time.Time
+	Message string
+	RetryAt time.Time
+}
+
+// planLine is what the schedule spends in a day in one pool.
+type planLine struct {
+	Pool       string
+	Regions    int
+	Pages      int // pages per pass, all regions together
+	RunsPerDay float64
+	Units      int64 // per day
+	Capacity   int64
+}
+
+func buildReport(ctx context.Context, src reportSources) (*report, error) {
+	now := src.now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	r := &report{QuotaKey: src.quotaKey, Backend: src.limiter.Backend(), Now: now,
+		UpstreamReset: ingest.UpstreamReset(now)}
+	window := longestWindow(src.costs)
+	calls, err := src.db.Calls(ctx, src.quotaKey, now.Add(-max(window, 24*time.Hour)))
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	r.pools(ctx, src, calls, now)
+	r.breakdowns(src.costs, calls, now)
+	last, err := src.db.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	r.regionRows(src, last, now)
+	r.plan(src, last)
+	return r, nil
+}
+
+func longestWindow(c *ingest.Costs) time.Duration {
+	var w time.Duration
+	for _, p := range c.Pools {
+		w = max(w, p.Window)
+	}
+	return w
+}
+
+// pools asks the limiter; when it does not answer, the ledger stands in.
+func (r *report) pools(ctx context.Context, src reportSources, calls []ingest.Call, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	states, err := src.limiter.State(ctx)
+	if err != nil {
+		r.BackendErr = err
+		states = ledgerStates(src.costs, calls, now)
+	}
+	for _, st := range states {
+		pool, _ := src.costs.Pool(st.Pool)
+		r.Pools = append(r.Pools, poolReport{PoolState: st, Unmetered: unmetered(calls, pool, now)})
+	}
+}
+
+// ledgerStates rebuilds the pools' use from the ledger's metered calls.
+func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ingest.PoolState {
+	var out []ingest.PoolState
+	for _, p := range costs.Pools {
+		st := ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve}
+		for _, c := range calls {
+			if !c.Unmetered && c.At.After(now.Add(-p.Window)) {
+				st.Used += unitsIn(c.Charges, p.Name)
+			}
+		}
+		st.Remaining = max(0, p.Capacity()-st.Used)
+		out = append(out, st)
+	}
+	return out
+}
+
+func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {
+	var n int64
+	for _, c := range calls {
+		if c.Unmetered && c.At.After(now.Add(-p.Window)) {
+			n += unitsIn(c.Charges, p.Name)
+		}
+	}
+	return n
+}
+
+func unitsIn(charges []ingest.Charge, pool string) int64 {
+	for _, ch := range charges {
+		if ch.Pool == pool {
+			return ch.Units
+		}
+	}
+	return 0
+}
+
+// breakdowns: units by operation, by region and by hour over the last day.
+func (r *report) breakdowns(costs *ingest.Costs, calls []ingest.Call, now time.Time) {
+	ops, regs := map[string]*opReport{}, map[string]*regionUnits{}
+	r.Hourly = map[string][24]int64{}
+	r.HourStart = now.Truncate(time.Hour).Add(-23 * time.Hour)
+	for _, c := range calls {
+		o := ops[c.Op]
+		if o == nil {
+			o = &opReport{Op: c.Op, Units: map[string]int64{}}
+			ops[c.Op] = o
+		}
+		region := c.Region
+		if region == "" {
+			region = "-"
+		}
+		g := regs[region]
+		if g == nil {
+			g = &regionUnits{Region: region, Units: map[string]int64{}}
+			regs[region] = g
+		}
+		o.Calls++
+		g.Calls++
+		for _, ch := range c.Charges {
+			o.Units[ch.Pool] += ch.Units
+			g.Units[ch.Pool] += ch.Units
+			if h := int(c.At.Sub(r.HourStart) / time.Hour); h >= 0 && h < 24 {
+				row := r.Hourly[ch.Pool]
+				row[h] += ch.Units
+				r.Hourly[ch.Pool] = row
+			}
+		}
+	}
+	for _, o := range ops {
+		r.Operations = append(r.Operations, *o)
+	}
+	sort.Slice(r.Operations, func(i, j int) bool { return r.Operations[i].Op < r.Operations[j].Op })
+	for _, g := range regs {
+		r.ByRegion = append(r.ByRegion, *g)
+	}
+	sort.Slice(r.ByRegion, func(i, j int) bool { return r.ByRegion[i].Region < r.ByRegion[j].Region })
+}
+
+// regionRows: the scheduled regions, then any other region with runs.
+func (r *report) regionRows(src reportSources, last map[string]store.RunSummary, now time.Time) {
+	codes := append([]string{}, src.regions...)
+	var extra []string
+	for code := range last {
+		if !contains(codes, code) {
+			extra = append(extra, code)
+		}
+	}
+	sort.Strings(extra)
+	codes = append(codes, extra...)
+	for i, code := range codes {
+		row := regionReport{Code: code, Status: ingest.StatusNever}
+		if i < len(src.regions) {
+			s, _ := regions.Stagger(src.every, i, len(src.regions))
+			row.NextRun = s.Next(now)
+		}
+		if run, ok := last[code]; ok {
+			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message
+			row.Pages, row.Videos, row.Units, row.RetryAt = run.Pages, run.Videos, run.Units, run.RetryAt
+		}
+		r.Regions = append(r.Regions, row)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// plan estimates a day of the schedule: regions x pages x runs a day, plus
+// one categories call a region a day, against each pool's capacity.
+func (r *report) plan(src reportSources, last map[string]store.RunSummary) {
+	pages := 0
+	for _, code := range src.regions {
+		n := 4 // a chart of 200 videos, when the region never ran
+		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
+			n = run.Pages
+		}
+		pages += n
+	}
+	runs := float64(24*time.Hour) / float64(src.every)
+	page, _ := src.costs.Op("videos.list")
+	cats, _ := src.costs.Op("videoCategories.list")
+	for _, p := range src.costs.Pools {
+		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
+		perDay += int64(len(src.regions)) * unitsIn(cats, p.Name)
+		if perDay == 0 {
+			continue
+		}
+		r.Plan = append(r.Plan, planLine{Pool: p.Name, Regions: len(src.regions), Pages: pages,
+			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
+	}
+}

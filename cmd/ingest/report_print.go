@@ -1,0 +1,262 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// reportJSON is `ingest report --json`; DESIGN.md fixes the fields scripts
+// rely on, the rest are additions.
+type reportJSON struct {
+	QuotaKey      string         `json:"quota_key"`
+	Backend       string         `json:"backend"`
+	BackendOK     bool           `json:"backend_ok"`
+	BackendError  string         `json:"backend_error,omitempty"`
+	UsedFrom      string         `json:"used_from"` // limiter, or ledger when it did not answer
+	Pools         []poolJSON     `json:"pools"`
+	Operations    []opJSON       `json:"operations"`
+	ByRegion      []opJSON       `json:"by_region"`
+	Regions       []regionJSON   `json:"regions"`
+	UpstreamReset string         `json:"upstream_reset"`
+	Plan          []planJSON     `json:"plan"`
+	Hourly        []hourlyJSON   `json:"hourly"`
+	Extra         map[string]any `json:"-"`
+}
+
+type poolJSON struct {
+	Name         string  `json:"name"`
+	Limit        int64   `json:"limit"`
+	Reserve      int64   `json:"reserve"`
+	Used         int64   `json:"used"`
+	Remaining    int64   `json:"remaining"`
+	FreeAt       *string `json:"free_at"`
+	BlockedUntil *string `json:"blocked_until"`
+	Unmetered    int64   `json:"unmetered"`
+}
+
+type opJSON struct {
+	Op     string           `json:"op,omitempty"`
+	Region string           `json:"region,omitempty"`
+	Calls  int              `json:"calls"`
+	Units  int64            `json:"units"` // all pools together
+	Pools  map[string]int64 `json:"pools"`
+}
+
+type regionJSON struct {
+	Code    string  `json:"code"`
+	Status  string  `json:"status"`
+	LastRun *string `json:"last_run"`
+	Pages   int     `json:"pages"`
+	Videos  int     `json:"videos"`
+	Units   int64   `json:"units"`
+	NextRun *string `json:"next_run"`
+	RetryAt *string `json:"retry_at,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+type planJSON struct {
+	Pool       string  `json:"pool"`
+	Regions    int     `json:"regions"`
+	Pages      int     `json:"pages_per_cycle"`
+	RunsPerDay float64 `json:"runs_per_day"`
+	Units      int64   `json:"units_per_day"`
+	Capacity   int64   `json:"capacity"`
+	Fits       bool    `json:"fits"`
+}
+
+type hourlyJSON struct {
+	Pool  string  `json:"pool"`
+	Start string  `json:"start"` // the first hour; one value an hour, oldest first
+	Units []int64 `json:"units"`
+}
+
+func stamp(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// JSON returns the report as `--json` prints it.
+func (r *report) JSON() reportJSON {
+	j := reportJSON{QuotaKey: r.QuotaKey, Backend: r.Backend, BackendOK: r.BackendErr == nil, UsedFrom: "limiter",
+		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
+		Pools:         []poolJSON{}, Operations: []opJSON{}, ByRegion: []opJSON{}, Regions: []regionJSON{},
+		Plan: []planJSON{}, Hourly: []hourlyJSON{}}
+	if r.BackendErr != nil {
+		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
+	}
+	for _, p := range r.Pools {
+		j.Pools = append(j.Pools, poolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Used: p.Used,
+			Remaining: p.Remaining, FreeAt: stamp(p.FreeAt), BlockedUntil: stamp(p.BlockedUntil), Unmetered: p.Unmetered})
+	}
+	for _, o := range r.Operations {
+		j.Operations = append(j.Operations, opJSON{Op: o.Op, Calls: o.Calls, Units: sum(o.Units), Pools: o.Units})
+	}
+	for _, g := range r.ByRegion {
+		j.ByRegion = append(j.ByRegion, opJSON{Region: g.Region, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
+	}
+	for _, g := range r.Regions {
+		j.Regions = append(j.Regions, regionJSON{Code: g.Code, Status: g.Status, LastRun: stamp(g.LastRun),
+			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: stamp(g.NextRun), RetryAt: stamp(g.RetryAt),
+			Message: g.Message})
+	}
+	for _, p := range r.Plan {
+		j.Plan = append(j.Plan, planJSON{Pool: p.Pool, Regions: p.Regions, Pages: p.Pages, RunsPerDay: p.RunsPerDay,
+			Units: p.Units, Capacity: p.Capacity, Fits: p.Units <= p.Capacity})
+	}
+	for _, pool := range r.hourlyPools() {
+		row := r.Hourly[pool]
+		j.Hourly = append(j.Hourly, hourlyJSON{Pool: pool, Start: r.HourStart.UTC().Format(time.RFC3339), Units: row[:]})
+	}
+	return j
+}
+
+func (r *report) hourlyPools() []string {
+	var pools []string
+	for p := range r.Hourly {
+		pools = append(pools, p)
+	}
+	sort.Strings(pools)
+	return pools
+}
+
+// Text prints the report for people; times in loc beside UTC where it
+// matters.
+func (r *report) Text(out io.Writer, loc *time.Location) {
+	backend := r.Backend + " (answering)"
+	if r.BackendErr != nil {
+		backend = fmt.Sprintf("%s (NOT ANSWERING: %v; used units below come from the ledger)", r.Backend, r.BackendErr)
+	}
+	fmt.Fprintf(out, "Quota key %s, limiter %s\n", r.QuotaKey, backend)
+	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
+		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
+	r.textPools(out)
+	r.textPlan(out)
+	r.textRegions(out, loc)
+	r.textBreakdowns(out)
+	r.textChart(out)
+}
+
+func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
+
+func orDash(t time.Time, layout string, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format(layout)
+}
+
+func (r *report) textPools(out io.Writer) {
+	w := tw(out)
+	fmt.Fprintln(w, "POOL\tLIMIT\tRESERVE\tUSED\tREMAINING\tFREE AT\tBLOCKED UNTIL\tUNMETERED")
+	for _, p := range r.Pools {
+		un := "-"
+		if p.Unmetered > 0 {
+			un = fmt.Sprintf("%d (!)", p.Unmetered)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Pool, p.Limit, p.Reserve, p.Used, p.Remaining,
+			orDash(p.FreeAt, time.RFC3339, time.UTC), orDash(p.BlockedUntil, time.RFC3339, time.UTC), un)
+	}
+	w.Flush()
+	fmt.Fprintln(out)
+}
+
+func (r *report) textPlan(out io.Writer) {
+	for _, p := range r.Plan {
+		verdict := "fits"
+		if p.Units > p.Capacity {
+			verdict = "DOES NOT FIT: lengthen --every or drop regions"
+		}
+		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day = %d units a day in %s of %d: %s\n",
+			p.Regions, p.Pages, p.RunsPerDay, p.Units, p.Pool, p.Capacity, verdict)
+	}
+	fmt.Fprintln(out)
+}
+
+func (r *report) textRegions(out io.Writer, loc *time.Location) {
+	w := tw(out)
+	fmt.Fprintln(w, "REGION\tSTATUS\tLAST RUN\tPAGES\tVIDEOS\tUNITS\tNEXT RUN\tNOTE")
+	for _, g := range r.Regions {
+		note := g.Message
+		if !g.RetryAt.IsZero() {
+			note = strings.TrimSpace(note + "; room again at " + g.RetryAt.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Code, g.Status,
+			orDash(g.LastRun, "2006-01-02 15:04Z07:00", time.UTC), g.Pages, g.Videos, g.Units,
+			orDash(g.NextRun, "15:04Z07:00", time.UTC), note)
+	}
+	w.Flush()
+	fmt.Fprintln(out)
+}
+
+func (r *report) textBreakdowns(out io.Writer) {
+	w := tw(out)
+	fmt.Fprintln(w, "OPERATION\tCALLS\tUNITS (by pool)")
+	for _, o := range r.Operations {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, poolUnits(o.Units))
+	}
+	fmt.Fprintln(w, "\t\t")
+	fmt.Fprintln(w, "REGION\tCALLS\tUNITS (by pool)")
+	for _, g := range r.ByRegion {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, poolUnits(g.Units))
+	}
+	w.Flush()
+	fmt.Fprintln(out)
+}
+
+func poolUnits(m map[string]int64) string {
+	var parts []string
+	for _, p := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", p, m[p]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys(m map[string]int64) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var bars = []rune(" ▁▂▃▄▅▆▇█")
+
+// textChart draws units per hour over the last 24 hours, one row a pool.
+func (r *report) textChart(out io.Writer) {
+	fmt.Fprintf(out, "Units per hour, last 24 h (from %s UTC, one column an hour)\n", r.HourStart.UTC().Format("01-02 15:04"))
+	for _, pool := range r.hourlyPools() {
+		row := r.Hourly[pool]
+		var peak int64
+		for _, v := range row {
+			peak = max(peak, v)
+		}
+		var b strings.Builder
+		for _, v := range row {
+			i := 0
+			if peak > 0 && v > 0 {
+				i = 1 + int(int64(len(bars)-2)*v/peak)
+			}
+			b.WriteRune(bars[i])
+		}
+		fmt.Fprintf(out, "  %-8s |%s| peak %d/h\n", pool, b.String(), peak)
+	}
+	if len(r.Hourly) == 0 {
+		fmt.Fprintln(out, "  nothing spent")
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+type searchFlags struct {
+	region string
+	limit  int
+	json   bool
+}
+
+func newSearchCmd(s *settings) *cobra.Command {
+	f := &searchFlags{}
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search the stored videos (costs no quota)",
+		Long: `search looks through every stored video's title, description, tags and
+channel name, best match first (a title match weighs most). It reads only
+the local database: it never calls the upstream or spends quota.
+
+Words match whatever their accents (muller finds Müller). End a word with *
+for a prefix (foot*), put words in double quotes for a phrase ("world cup").
+Any other punctuation is taken literally.`,
+		Example: `  ingest search football
+  ingest search '"world cup"' --region BR --limit 5
+  ingest search muller --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return usageErrorf("search: give a QUERY, e.g. ingest search football")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSearch(cmd.Context(), cmd.OutOrStdout(), s, f, strings.Join(args, " "))
+		},
+	}
+	cmd.Flags().StringVar(&f.region, "region", "", "only videos seen in this region (ISO 3166-1 alpha-2)")
+	cmd.Flags().IntVar(&f.limit, "limit", 20, "at most this many results (1-1000)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array: id, title, channel, regions, snippet, views, score")
+	return cmd
+}
+
+func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, query string) error {
+	region := strings.ToUpper(strings.TrimSpace(f.region))
+	if region != "" && !regions.Valid(region) {
+		return usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	}
+	if f.limit < 1 || f.limit > 1000 {
+		return usageErrorf("--limit: want 1 to 1000, got %d", f.limit)
+	}
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	hits, err := db.Search(ctx, query, store.SearchOptions{Region: region, Limit: f.limit})
+	if errors.Is(err, store.ErrBadQuery) {
+		return usageErrorf("search %q: %w", query, err)
+	}
+	if err != nil {
+		return runtimeError(fmt.Errorf("search: %w", err))
+	}
+	if f.json {
+		return writeJSON(out, searchJSON(hits))
+	}
+	printHits(out, hits)
+	return nil
+}
+
+// openExisting opens the database for reading, with a usage hint when it
+// does not exist yet.
+func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
+	db, err := store.OpenExisting(ctx, s.db)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.db))
+	}
+	if err != nil {
+		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+	}
+	return db, nil
+}
+
+type hitJSON struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Channel string   `json:"channel"`
+	Regions []string `json:"regions"`
+	Snippet string   `json:"snippet"`
+	Views   int64    `json:"views"`
+	Score   float64  `json:"score"`
+}
+
+func searchJSON(hits []store.Hit) []hitJSON {
+	out := make([]hitJSON, 0, len(hits))
+	for _, h := range hits {
+		regs := h.Regions
+		if regs == nil {
+			regs = []string{}
+		}
+		out = append(out, hitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Regions: regs,
+			Snippet: h.Snippet, Views: h.Views, Score: h.Score})
+	}
+	return out
+}
+
+func printHits(out io.Writer, hits []store.Hit) {
+	if len(hits) == 0 {
+		fmt.Fprintln(out, "no matches")
+		return
+	}
+	for i, h := range hits {
+		fmt.Fprintf(out, "%2d. %s\n    %s · %s views · %s · https://youtu.be/%s\n    %s\n",
+			i+1, h.Title, h.Channel, groupThousands(h.Views), strings.Join(h.Regions, ","), h.ID, h.Snippet)
+	}
+}
+
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

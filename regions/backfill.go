@@ -1,0 +1,227 @@
+package regions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// SearchMaxPages is the most pages one search yields: the upstream returns
+// at most 500 results (10 pages of 50) for a query.
+const SearchMaxPages = 10
+
+// Searcher finds videos by search and details them.
+type Searcher interface {
+	SearchPage(ctx context.Context, gate ingest.Gate, q ingest.SearchQuery, pageToken string) (ids []string, next string, err error)
+	Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]ingest.Video, error)
+}
+
+// BackfillStore keeps a backfill's pages and its cursor.
+type BackfillStore interface {
+	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error
+	RecordCall(ctx context.Context, call ingest.Call) error
+	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
+	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
+}
+
+// Backfill searches one region's videos published in a window, page by
+// page, saving a cursor with every page so that it can resume.
+type Backfill struct {
+	Query    ingest.SearchQuery
+	MaxUnits int64 // units of the default pool this invocation may spend; 0: no cap
+	QuotaKey string
+	Costs    *ingest.Costs
+	Limiter  Limiter
+	Source   Searcher
+	Store    BackfillStore
+	Logger   *slog.Logger
+	// Progress, when set, sees the backfill after every stored page.
+	Progress func(BackfillResult)
+}
+
+// BackfillResult is how far a backfill got in this invocation.
+type BackfillResult struct {
+	Status  string // completed, stopped or failed
+	Message string
+	Resumed bool // it continued an earlier invocation's cursor
+	Pages   int
+	Videos  int
+	Units   map[string]int64 // spent by this invocation, by pool
+	Cursor  ingest.Cursor    // totals over every invocation
+	RetryAt time.Time
+	Err     error
+	// Remaining is what the default pool had left after the last decision,
+	// -1 before any.
+	Remaining int64
+
+	pageBase int64 // default-pool units spent before the current page
+}
+
+// CursorKey names the backfill so that the same command resumes it.
+func (b *Backfill) CursorKey() string {
+	q := b.Query
+	return strings.Join([]string{q.Region, q.After.UTC().Format(time.RFC3339),
+		q.Before.UTC().Format(time.RFC3339), q.Query}, "|")
+}
+
+// PageCost is what one backfill page costs: a search and the details of
+// its videos.
+func (b *Backfill) PageCost() (map[string]int64, error) {
+	cost := map[string]int64{}
+	for _, op := range []string{"search.list", "videos.list"} {
+		charges, err := b.Costs.Op(op)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range charges {
+			cost[c.Pool] += c.Units
+		}
+	}
+	return cost, nil
+}
+
+// Run runs the backfill until the search ends, the quota or --max-units
+// says no, or drain closes.
+func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResult {
+	res := BackfillResult{Units: map[string]int64{}, Remaining: -1}
+	cur, ok, err := b.Store.Cursor(ctx, b.CursorKey())
+	if err != nil {
+		return failBackfill(res, err)
+	}
+	if !ok {
+		cur = ingest.Cursor{Key: b.CursorKey()}
+	}
+	res.Cursor, res.Resumed = cur, ok && cur.Pages > 0
+	if cur.Done {
+		res.Status, res.Message = ingest.StatusCompleted, "already complete"
+		return res
+	}
+	runID, err := b.Store.StartRun(ctx, b.Query.Region, ingest.Search, time.Now())
+	if err != nil {
+		return failBackfill(res, err)
+	}
+	err = b.pages(ctx, drain, runID, &res)
+	res = b.classify(ctx, res, err)
+	fin := context.WithoutCancel(ctx)
+	if ferr := b.Store.FinishRun(fin, runID, res.Status, res.Message, time.Now()); ferr != nil && res.Err == nil {
+		res = failBackfill(res, ferr)
+	}
+	return res
+}
+
+func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, runID int64, res *BackfillResult) error {
+	cost, err := b.PageCost()
+	if err != nil {
+		return err
+	}
+	gate := b.gate(runID, res)
+	for res.Cursor.Pages < SearchMaxPages {
+		if stopping(drain) {
+			res.Message = "interrupted: stopped between pages"
+			return nil
+		}
+		if b.MaxUnits > 0 && res.Units[DefaultPool]+cost[DefaultPool] > b.MaxUnits {
+			res.Message = fmt.Sprintf("--max-units %d reached", b.MaxUnits)
+			return nil
+		}
+		if err := b.page(ctx, gate, runID, res); err != nil || res.Cursor.Done {
+			return err
+		}
+	}
+	res.Cursor.Done = true
+	return nil
+}
+
+// page searches one page, details its videos and stores both with the
+// cursor in one transaction.
+func (b *Backfill) page(ctx context.Context, gate ingest.Gate, runID int64, res *BackfillResult) error {
+	n := res.Cursor.Pages + 1
+	ids, next, err := b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken)
+	if err != nil {
+		return fmt.Errorf("search page %d: %w", n, err)
+	}
+	var videos []ingest.Video
+	if len(ids) > 0 {
+		if videos, err = b.Source.Videos(ctx, gate, ids); err != nil {
+			return fmt.Errorf("details of search page %d: %w", n, err)
+		}
+	}
+	page := ingest.Page{Kind: ingest.Search, Region: b.Query.Region, Number: n, Videos: videos,
+		NextToken: next, Fetched: time.Now()}
+	cur := res.Cursor
+	cur.PageToken, cur.Pages, cur.Videos, cur.Done = next, n, cur.Videos+len(videos), next == ""
+	cur.Units = res.Cursor.Units + res.Units[DefaultPool] - res.pageBase
+	for _, v := range videos {
+		if cur.Reached.IsZero() || v.PublishedAt.Before(cur.Reached) {
+			cur.Reached = v.PublishedAt
+		}
+	}
+	if err := b.Store.SaveSearchPage(context.WithoutCancel(ctx), runID, page, cur); err != nil {
+		return fmt.Errorf("store search page %d: %w", n, err)
+	}
+	res.pageBase = res.Units[DefaultPool]
+	res.Cursor, res.Pages, res.Videos = cur, res.Pages+1, res.Videos+len(videos)
+	if b.Progress != nil {
+		b.Progress(*res)
+	}
+	return nil
+}
+
+func (b *Backfill) gate(runID int64, res *BackfillResult) ingest.Gate {
+	return func(ctx context.Context, op string) error {
+		d, err := b.Limiter.Take(ctx, op)
+		if err != nil {
+			return fmt.Errorf("quota %s: %w", op, err)
+		}
+		for _, s := range d.Pools {
+			if s.Pool == DefaultPool && !d.Unmetered {
+				res.Remaining = s.Remaining
+			}
+		}
+		if !d.Allowed {
+			return &ingest.RefusedError{Decision: d}
+		}
+		for _, c := range d.Charges {
+			res.Units[c.Pool] += c.Units
+		}
+		call := ingest.Call{QuotaKey: b.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: b.Query.Region,
+			RunID: runID, Charges: d.Charges, Unmetered: d.Unmetered}
+		return b.Store.RecordCall(context.WithoutCancel(ctx), call)
+	}
+}
+
+func (b *Backfill) classify(ctx context.Context, res BackfillResult, err error) BackfillResult {
+	var refused *ingest.RefusedError
+	var exhausted *ingest.QuotaExhaustedError
+	switch {
+	case err == nil:
+		res.Status = ingest.StatusCompleted
+		if !res.Cursor.Done {
+			res.Status = ingest.StatusStopped
+		}
+	case errors.As(err, &refused):
+		res.Status, res.RetryAt = ingest.StatusStopped, refused.Decision.RetryAt
+		res.Message = "quota refused " + refused.Decision.Op
+	case errors.As(err, &exhausted):
+		res.Status, res.RetryAt, res.Message = ingest.StatusStopped, exhausted.Reset, "upstream quota exhausted"
+		for _, pool := range BlockedPools(b.Costs, exhausted) {
+			if berr := b.Limiter.Block(context.WithoutCancel(ctx), pool, exhausted.Reset); berr != nil {
+				return failBackfill(res, berr)
+			}
+		}
+	default:
+		res = failBackfill(res, err)
+	}
+	return res
+}
+
+func failBackfill(res BackfillResult, err error) BackfillResult {
+	res.Status, res.Err, res.Message = ingest.StatusFailed, err, err.Error()
+	return res
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make demo: the main job against the project's own fake upstream, then a
+# search and a report. Everything lives in ./demo and stops on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p demo
+rm -f demo/ingest.db demo/ingest.db-wal demo/ingest.db-shm demo/fakeyt.url
+
+./bin/fakeyt --listen 127.0.0.1:0 --addr-file demo/fakeyt.url --latency 20ms 2>demo/fakeyt.log &
+fake=$!
+trap 'kill $fake 2>/dev/null; wait $fake 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s demo/fakeyt.url ] && break; sleep 0.05; done
+[ -s demo/fakeyt.url ] || { echo "fakeyt did not start; see demo/fakeyt.log" >&2; exit 1; }
+
+export YOUTUBE_API_KEY=demo-key-not-secret
+export YOUTUBE_ENDPOINT="$(cat demo/fakeyt.url)"
+export INGEST_DB=demo/ingest.db
+unset REDIS_URL INGEST_QUOTA_KEY INGEST_COSTS
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+step ingest run --once "(fake upstream at $YOUTUBE_ENDPOINT, embedded limiter)"
+./bin/ingest run --once
+step ingest search football --limit 5
+./bin/ingest search football --limit 5
+step ingest search muller --limit 3
+./bin/ingest search muller --limit 3
+step ingest report
+./bin/ingest report
