@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -63,12 +64,7 @@ func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
 		return p.fail(res, fmt.Errorf("start run: %w", err))
 	}
 	res.RunID = runID
-	gate := p.gate(runID, &res)
-	err = p.categories(ctx, gate)
-	if err == nil {
-		err = p.pages(ctx, drain, gate, &res)
-	}
-	res = p.classify(ctx, res, err)
+	res = p.classify(ctx, res, p.fetch(ctx, drain, &res))
 	// The run's row is written even when ctx was cancelled: a pass must not
 	// stay "running" because a second signal came.
 	fin := context.WithoutCancel(ctx)
@@ -76,6 +72,22 @@ func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
 		res = p.fail(res, fmt.Errorf("finish run: %w", ferr))
 	}
 	return res
+}
+
+// fetch refreshes the categories and stores the chart. A panic becomes an
+// error, so that the run's row still records how it ended.
+func (p *Pass) fetch(ctx context.Context, drain <-chan struct{}, res *Result) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.Logger.Error("pass panicked", "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	gate := p.gate(res.RunID, res)
+	if err := p.categories(ctx, gate); err != nil {
+		return err
+	}
+	return p.pages(ctx, drain, gate, res)
 }
 
 // gate takes quota before every upstream attempt and writes the ledger.
