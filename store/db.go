@@ -44,6 +44,8 @@ type DB struct {
 	w    *sql.DB // one connection: SQLite has one writer
 	r    *sql.DB // bounded, query_only
 	st   *statements
+	// rankWindow is RankWindow; tests make it small.
+	rankWindow int
 }
 
 // Open opens the database at path, creating it if it is missing, and brings
@@ -60,7 +62,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: path, w: w, r: openReader(path)}
+	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow}
 	if db.st, err = prepare(ctx, w); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -120,7 +122,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	}
 	// Writes through a read-only DB fail in SQLite (query_only) with a
 	// clear error instead of a nil pool.
-	return &DB{path: path, w: r, r: r}, nil
+	return &DB{path: path, w: r, r: r, rankWindow: RankWindow}, nil
 }
 
 // Close closes both pools.
@@ -174,4 +176,17 @@ func timeOf(ms sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms.Int64).UTC()
+}
+
+// Optimize merges the FTS index into one segment, which roughly halves
+// query time after a bulk load (a backfill); it rewrites the whole index,
+// so it is for after a backfill, not after every run.
+func (db *DB) Optimize(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts) VALUES ('optimize')`); err != nil {
+		return fmt.Errorf("optimize %s: %w", db.path, err)
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA optimize`); err != nil {
+		return fmt.Errorf("optimize %s: %w", db.path, err)
+	}
+	return nil
 }

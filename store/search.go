@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,28 +28,76 @@ type Hit struct {
 	// Regions where the video trended or was found, sorted.
 	Regions []string
 	Views   int64
-	// Score is the BM25 relevance, higher is better (title matches weigh
-	// five times a description match).
+	// Score is the BM25 relevance, higher is better (a title match weighs
+	// five times a description match); zero for the hits of a broad query
+	// (see RankWindow), which are ordered by title match, then views.
 	Score float64
 }
 
-// The inner query ranks over the index alone and keeps the best rows;
-// snippet() is then computed for those few rows only, not for every match.
-const searchSQL = `
+// RankWindow separates narrow queries from broad ones. BM25 needs, for
+// every term, the number of videos that contain it, and FTS5 counts them by
+// walking the term's whole doclist: two words that nearly every video has
+// took 130 ms at 200,000 videos. A query matching more than RankWindow
+// videos is broad: its hits are the RankWindow most recently first-seen
+// matches (FTS5 walks its doclists backwards without scoring): those whose
+// title matches, most viewed first, then the others, most recent first.
+const RankWindow = 5000
+
+// windowSQL finds the lowest rowid of a broad query's window; no row for a
+// narrow query.
+const windowSQL = `
+SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s
+ORDER BY rowid DESC LIMIT 1 OFFSET ?4`
+
+// rankedSQL ranks a narrow query by BM25 over the index alone and keeps the
+// best rows; snippet() is then computed for those rows only.
+const rankedSQL = `
 WITH top AS MATERIALIZED (
-  SELECT rowid AS vid, rank FROM videos_fts
-  WHERE videos_fts MATCH ?1 %s
+  SELECT rowid AS vid, rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
   ORDER BY rank LIMIT ?3
 )
 SELECT v.id, v.title, v.channel_title,
   snippet(videos_fts, -1, '[', ']', '…', 16),
-  coalesce(v.view_count, 0), top.rank,
+  coalesce(v.view_count, 0), -top.rank,
   (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
 FROM top
 JOIN videos_fts ON videos_fts.rowid = top.vid
 JOIN videos AS v ON v.vid = top.vid
 WHERE videos_fts MATCH ?1
 ORDER BY top.rank`
+
+// broadSQL returns a broad query's title matches in the window, most viewed
+// first, then its other matches, most recent first: both walk a doclist
+// and stop early, where a view count per match would cost a row lookup
+// each. ?4 is the window's lowest rowid, ?5 the query restricted to titles.
+const broadSQL = `
+WITH titled AS MATERIALIZED (
+  SELECT videos_fts.rowid AS vid, coalesce(v.view_count, 0) AS views
+  FROM videos_fts JOIN videos AS v ON v.vid = videos_fts.rowid
+  WHERE videos_fts MATCH ?5 AND videos_fts.rowid >= ?4 %[1]s
+  ORDER BY views DESC LIMIT ?3
+),
+rest AS MATERIALIZED (
+  SELECT rowid AS vid FROM videos_fts
+  WHERE videos_fts MATCH ?1 AND rowid >= ?4 %[1]s AND rowid NOT IN (SELECT vid FROM titled)
+  ORDER BY rowid DESC LIMIT ?3
+),
+top AS MATERIALIZED (
+  SELECT vid, pos FROM (
+    SELECT vid, row_number() OVER (ORDER BY views DESC) AS pos FROM titled
+    UNION ALL
+    SELECT vid, ?3 + row_number() OVER (ORDER BY vid DESC) FROM rest)
+  ORDER BY pos LIMIT ?3
+)
+SELECT v.id, v.title, v.channel_title,
+  snippet(videos_fts, -1, '[', ']', '…', 16),
+  coalesce(v.view_count, 0), 0.0,
+  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
+FROM top
+JOIN videos_fts ON videos_fts.rowid = top.vid
+JOIN videos AS v ON v.vid = top.vid
+WHERE videos_fts MATCH ?1
+ORDER BY top.pos`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
@@ -63,11 +112,8 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 	if opts.Limit <= 0 {
 		opts.Limit = 20
 	}
-	filter, region := "", strings.ToUpper(strings.TrimSpace(opts.Region))
-	if region != "" {
-		filter = regionFilter
-	}
-	rows, err := db.r.QueryContext(ctx, fmt.Sprintf(searchSQL, filter), expr, region, opts.Limit)
+	region := strings.ToUpper(strings.TrimSpace(opts.Region))
+	rows, err := db.query(ctx, expr, region, opts.Limit)
 	if err != nil {
 		return nil, searchErr(query, err)
 	}
@@ -79,7 +125,6 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 		if err := rows.Scan(&h.ID, &h.Title, &h.Channel, &h.Snippet, &h.Views, &h.Score, &regions); err != nil {
 			return nil, searchErr(query, err)
 		}
-		h.Score = -h.Score // bm25 is better when lower
 		h.Regions = strings.Fields(regions.String)
 		sort.Strings(h.Regions)
 		if h.Regions == nil {
@@ -91,6 +136,24 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 		return nil, searchErr(query, err)
 	}
 	return hits, nil
+}
+
+// query runs the ranked or the broad search, by the number of matches.
+func (db *DB) query(ctx context.Context, expr, region string, limit int) (*sql.Rows, error) {
+	filter := ""
+	if region != "" {
+		filter = regionFilter
+	}
+	var lo int64
+	err := db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), expr, region, limit, db.rankWindow-1).Scan(&lo)
+	if errors.Is(err, sql.ErrNoRows) {
+		return db.r.QueryContext(ctx, fmt.Sprintf(rankedSQL, filter), expr, region, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return db.r.QueryContext(ctx, fmt.Sprintf(broadSQL, filter), expr, region, limit, lo,
+		"title : ("+expr+")")
 }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should

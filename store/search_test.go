@@ -198,3 +198,31 @@ func TestMatchExpr(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchBroad(t *testing.T) {
+	t.Parallel()
+	db := searchFixture(t)
+	db.rankWindow = 3 // "about" is in every description: a broad query
+	ctx := context.Background()
+	hits, err := db.Search(ctx, "cup", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Title matches first (by views, all equal here: then by rowid order of
+	// the window), then the rest, most recent first.
+	got := ids(hits)
+	if len(got) != 3 || got[2] != "descmatch" || !slices.Contains(got[:2], "worldcup") || !slices.Contains(got[:2], "cupworld") {
+		t.Errorf("broad Search(cup) = %v, want worldcup and cupworld (titles) then descmatch", got)
+	}
+	for _, h := range hits {
+		if h.Score != 0 || !strings.Contains(h.Snippet, "[") {
+			t.Errorf("broad hit %+v: want score 0 and a marked snippet", h)
+		}
+	}
+	if hits, err := db.Search(ctx, "cup", SearchOptions{Region: "GB"}); err != nil || !slices.Equal(ids(hits), []string{"worldcup"}) {
+		t.Errorf("broad Search(cup, GB) = %v, %v; want [worldcup]", ids(hits), err)
+	}
+	if hits, err := db.Search(ctx, "cup", SearchOptions{Limit: 1}); err != nil || len(hits) != 1 {
+		t.Errorf("broad Search(cup, limit 1) = %v, %v", ids(hits), err)
+	}
+}
