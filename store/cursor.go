@@ -11,18 +11,9 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Cursor is where a backfill got to, so that it can resume.
-type Cursor struct {
-	Key       string // CursorKey
-	PageToken string // the next page to fetch; empty before the first
-	Pages     int
-	Videos    int
-	Units     int64
-	// Reached is how far the backfill has got (its oldest published time).
-	Reached time.Time
-	Done    bool
-	Updated time.Time // set by the store
-}
+// Cursor is where a backfill got to; the type lives in the root package,
+// where regions' backfill job speaks it.
+type Cursor = ingest.Cursor
 
 // CursorKey names the backfill of region between since and until (zero:
 // open) for query (empty: any video).

@@ -188,3 +188,21 @@ func ptr(n sql.NullInt64) *int64 {
 	}
 	return &n.Int64
 }
+
+// QuotaKeys returns the quota keys the ledger holds, sorted.
+func (db *DB) QuotaKeys(ctx context.Context) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT quota_key FROM ledger ORDER BY quota_key`)
+	if err != nil {
+		return nil, fmt.Errorf("quota keys: %w", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("quota keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}

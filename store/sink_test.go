@@ -316,6 +316,9 @@ func TestRecordCall(t *testing.T) {
 	if len(got) != 1 || got[0].ID != "c2" {
 		t.Errorf("Calls since t0+1ms = %+v, want c2 only", got)
 	}
+	if keys, err := db.QuotaKeys(ctx); err != nil || strings.Join(keys, ",") != "k,other" {
+		t.Errorf("QuotaKeys = %v, %v; want [k other]", keys, err)
+	}
 	if err := db.RecordCall(ctx, ingest.Call{Op: "videos.list"}); err == nil {
 		t.Error("RecordCall without key and id: got nil error")
 	}
