@@ -74,6 +74,15 @@ const (
 	StatusNever     = "never"
 )
 
+// RunEnd is how a run ended, as the store records it.
+type RunEnd struct {
+	Status  string // StatusCompleted, StatusStopped or StatusFailed
+	Message string
+	At      time.Time
+	// RetryAt is, for a stopped run, when the quota has room again.
+	RetryAt time.Time
+}
+
 // Charge is what one admitted call took from one pool.
 type Charge struct {
 	Pool  string

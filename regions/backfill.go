@@ -24,7 +24,7 @@ type Searcher interface {
 // BackfillStore keeps a backfill's pages and its cursor.
 type BackfillStore interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
-	FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error
+	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
 	RecordCall(ctx context.Context, call ingest.Call) error
 	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
 	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
@@ -109,7 +109,8 @@ func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResul
 	err = b.pages(ctx, drain, runID, &res)
 	res = b.classify(ctx, res, err)
 	fin := context.WithoutCancel(ctx)
-	if ferr := b.Store.FinishRun(fin, runID, res.Status, res.Message, time.Now()); ferr != nil && res.Err == nil {
+	if ferr := b.Store.FinishRun(fin, runID, ingest.RunEnd{Status: res.Status,
+		Message: res.Message, At: time.Now(), RetryAt: res.RetryAt}); ferr != nil && res.Err == nil {
 		res = failBackfill(res, ferr)
 	}
 	return res

@@ -59,6 +59,9 @@ func (p *Pass) now() time.Time {
 // flight finishes and commits and the pass ends there.
 func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
 	res := Result{Region: p.Region, Remaining: -1}
+	if err := p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now()); err != nil {
+		return p.fail(res, err)
+	}
 	runID, err := p.Sink.StartRun(ctx, p.Region, ingest.Trending, p.now())
 	if err != nil {
 		return p.fail(res, fmt.Errorf("start run: %w", err))
@@ -68,7 +71,8 @@ func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
 	// The run's row is written even when ctx was cancelled: a pass must not
 	// stay "running" because a second signal came.
 	fin := context.WithoutCancel(ctx)
-	if ferr := p.Sink.FinishRun(fin, runID, res.Status, res.Message, p.now()); ferr != nil && res.Err == nil {
+	if ferr := p.Sink.FinishRun(fin, runID, ingest.RunEnd{Status: res.Status,
+		Message: res.Message, At: p.now(), RetryAt: res.RetryAt}); ferr != nil && res.Err == nil {
 		res = p.fail(res, fmt.Errorf("finish run: %w", ferr))
 	}
 	return res

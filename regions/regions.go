@@ -46,7 +46,10 @@ type Source interface {
 type Sink interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
 	SavePage(ctx context.Context, runID int64, page ingest.Page) error
-	FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error
+	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
+	// AbandonRuns fails the region's runs left "running" by a worker that
+	// died; the pass calls it holding the region's lease.
+	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
 	RecordCall(ctx context.Context, call ingest.Call) error
 	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
 	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error

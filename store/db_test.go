@@ -66,6 +66,9 @@ func TestReopenDoesNotReapply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	// Applying schema.sql again would fail on the existing tables or drop
 	// the run; reopening must do neither.

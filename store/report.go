@@ -30,29 +30,51 @@ type RunSummary struct {
 	RetryAt time.Time
 }
 
-// LastRuns returns the most recent run of kind for every region that has
-// one, by region.
+// LastRuns returns the most recent finished run of kind for every region
+// that has one, by region. A run in flight is not a last run yet.
 func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
+	runs, err := db.runs(ctx, `r.kind = ?1 AND r.id = (SELECT max(id) FROM runs AS x
+		WHERE x.kind = ?1 AND x.region = r.region AND x.status <> 'running')`, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("last %s runs: %w", kind, err)
+	}
+	return runs, nil
+}
+
+// Run returns one run, finished or not.
+func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
+	runs, err := db.runs(ctx, `r.id = ?1`, runID)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("run %d: %w", runID, err)
+	}
+	for _, r := range runs {
+		return r, nil
+	}
+	return RunSummary{}, fmt.Errorf("run %d: no such run", runID)
+}
+
+// runs reads the runs that match where, with their units from the ledger,
+// by region.
+func (db *DB) runs(ctx context.Context, where string, arg any) (map[string]RunSummary, error) {
 	rows, err := db.r.QueryContext(ctx, `
-SELECT r.id, r.region, r.status, r.message, r.started_ms, r.finished_ms,
+SELECT r.id, r.region, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
   r.pages, r.videos, r.retry_at_ms, l.pool, l.units
 FROM runs AS r
 LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
            WHERE run_id IS NOT NULL GROUP BY run_id, pool) AS l ON l.run_id = r.id
-WHERE r.kind = ?1
-  AND r.id = (SELECT max(id) FROM runs AS x WHERE x.kind = ?1 AND x.region = r.region)`, string(kind))
+WHERE `+where, arg)
 	if err != nil {
-		return nil, fmt.Errorf("last %s runs: %w", kind, err)
+		return nil, err
 	}
 	defer rows.Close()
 	runs := map[string]RunSummary{}
 	for rows.Next() {
-		s := RunSummary{Kind: kind}
+		var s RunSummary
 		var started, finished, retry, units sql.NullInt64
 		var pool sql.NullString
-		if err := rows.Scan(&s.RunID, &s.Region, &s.Status, &s.Message, &started, &finished,
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Kind, &s.Status, &s.Message, &started, &finished,
 			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
-			return nil, fmt.Errorf("last %s runs: %w", kind, err)
+			return nil, err
 		}
 		if prev, ok := runs[s.Region]; ok {
 			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
@@ -66,10 +88,7 @@ WHERE r.kind = ?1
 		}
 		runs[s.Region] = s
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("last %s runs: %w", kind, err)
-	}
-	return runs, nil
+	return runs, rows.Err()
 }
 
 // Calls returns the ledger's calls under quotaKey made at or after since,

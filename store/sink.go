@@ -259,30 +259,29 @@ func marshal(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// FinishRun records how a run ended. For a stopped run whose message says
-// "until <RFC 3339 time>" (as ingest.RefusedError and
-// ingest.QuotaExhaustedError do), that time is kept as the run's RetryAt;
-// SetRetryAt sets it explicitly.
-func (db *DB) FinishRun(ctx context.Context, runID int64, status, message string, at time.Time) error {
-	switch status {
+// FinishRun records how a run ended.
+func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error {
+	switch end.Status {
 	case ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusFailed:
 	default:
-		return fmt.Errorf("finish run %d: status %q is not completed, stopped or failed", runID, status)
-	}
-	var retry any
-	if status == ingest.StatusStopped {
-		retry = nullMS(retryAtIn(message))
+		return fmt.Errorf("finish run %d: status %q is not completed, stopped or failed", runID, end.Status)
 	}
 	return db.updateRun(ctx, "finish", runID,
-		`UPDATE runs SET status = ?, message = ?, finished_ms = ?,
-		   retry_at_ms = coalesce(?, retry_at_ms) WHERE id = ?`,
-		status, message, msOf(at), retry, runID)
+		`UPDATE runs SET status = ?, message = ?, finished_ms = ?, retry_at_ms = ? WHERE id = ?`,
+		end.Status, end.Message, msOf(end.At), nullMS(end.RetryAt), runID)
 }
 
-// SetRetryAt records when a stopped run could go on.
-func (db *DB) SetRetryAt(ctx context.Context, runID int64, at time.Time) error {
-	return db.updateRun(ctx, "set retry time of", runID,
-		`UPDATE runs SET retry_at_ms = ? WHERE id = ?`, nullMS(at), runID)
+// AbandonRuns marks the region's runs of kind that are still "running" as
+// failed: their worker died before finishing them. Call it only while
+// holding the region's lease, when no run of it can be in flight.
+func (db *DB) AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error {
+	_, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'failed', finished_ms = ?,
+		message = 'interrupted: the worker stopped before the run finished'
+		WHERE region = ? AND kind = ? AND status = 'running'`, msOf(at), region, string(kind))
+	if err != nil {
+		return fmt.Errorf("abandon %s runs of %s: %w", kind, region, err)
+	}
+	return nil
 }
 
 func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string, args ...any) error {
@@ -297,21 +296,6 @@ func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string,
 		return fmt.Errorf("%s run %d: %w", what, runID, err)
 	}
 	return nil
-}
-
-// retryAtIn finds the first "until <RFC 3339 time>" in an error message.
-func retryAtIn(msg string) time.Time {
-	for rest := msg; ; {
-		i := strings.Index(rest, "until ")
-		if i < 0 {
-			return time.Time{}
-		}
-		rest = rest[i+len("until "):]
-		word, _, _ := strings.Cut(rest, " ")
-		if t, err := time.Parse(time.RFC3339, strings.TrimRight(word, ":;,.)")); err == nil {
-			return t.UTC()
-		}
-	}
 }
 
 // RecordCall writes an admitted call to the ledger, one row per pool it
