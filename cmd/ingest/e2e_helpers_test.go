@@ -1,0 +1,549 @@
+package main
+
+// Helpers for the end-to-end tests in e2e_test.go: TestMain builds the
+// ingest binary once, and every test runs it as a subprocess with a clean
+// environment against its own fake upstream (fakeyt over httptest), its own
+// SQLite file in t.TempDir() and, when it needs one, its own redis-server.
+// What the binary left behind is read back with database/sql and go-redis.
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/redistest"
+
+	_ "modernc.org/sqlite"
+)
+
+// ingestBin is the binary under test, built once by TestMain.
+var ingestBin string
+
+// testKey is the API key every test uses: distinctive, so that a leak of
+// it anywhere can be found by a plain byte search.
+const testKey = "sekret-KEY-1234567"
+
+// cmdTimeout bounds every subprocess that is expected to finish by itself.
+const cmdTimeout = 90 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+// buildAndRun builds ./cmd/ingest (with -race when the tests run with it,
+// so that races in the product fail the run: a race report makes the
+// binary exit 66) and runs the tests.
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "ingest-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ingestBin = filepath.Join(dir, "ingest")
+	args := []string{"build", "-o", ingestBin}
+	if raceEnabled() {
+		args = append(args, "-race")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: go %s .: %v\n%s", strings.Join(args, " "), err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// harness is one test's world: a fake upstream, a directory with the
+// database, and the environment the binary gets.
+type harness struct {
+	t    *testing.T
+	dir  string
+	fake *fakeyt.Fake
+	srv  *httptest.Server
+	env  map[string]string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	fake := fakeyt.New()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	return &harness{t: t, dir: dir, fake: fake, srv: srv, env: map[string]string{
+		"YOUTUBE_API_KEY":  testKey,
+		"YOUTUBE_ENDPOINT": srv.URL + "/",
+		"INGEST_DB":        filepath.Join(dir, "ingest.db"),
+	}}
+}
+
+func (h *harness) db() string { return h.env["INGEST_DB"] }
+
+func (h *harness) set(k, v string) { h.env[k] = v }
+
+func (h *harness) unset(k string) { delete(h.env, k) }
+
+// withRedis starts a redis-server for this test and points REDIS_URL at it.
+func (h *harness) withRedis() *redistest.Server {
+	h.t.Helper()
+	s := redistest.Start(h.t)
+	h.set("REDIS_URL", "redis://"+s.Addr+"/0")
+	return s
+}
+
+// tightCosts writes a costs file whose default pool admits limit units a
+// day, with no reserve, and points INGEST_COSTS at it. Without search.list:
+// a search (100 units) could never fit such a pool, which the loader
+// rightly rejects.
+func (h *harness) tightCosts(limit int) string {
+	h.t.Helper()
+	body := fmt.Sprintf(`fail_open_max_cost: 1
+pools:
+  default: {limit: %d, reserve: 0, window: 24h}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+`, limit)
+	path := filepath.Join(h.dir, fmt.Sprintf("costs-%d.yaml", limit))
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	h.set("INGEST_COSTS", path)
+	return path
+}
+
+// result is how one invocation of the binary ended.
+type result struct {
+	args           []string
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("ingest %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, ingestBin, args...)
+	cmd.Dir = h.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range h.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// run runs the binary to its end, failing the test if it takes longer than
+// cmdTimeout.
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := h.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{args: args, code: exitCode(err), stdout: stdout.String(), stderr: stderr.String()}
+	if ctx.Err() != nil {
+		h.t.Fatalf("ingest %s did not finish within %s\n%s", strings.Join(args, " "), cmdTimeout, res)
+	}
+	if res.code == 66 && strings.Contains(res.stderr, "WARNING: DATA RACE") {
+		h.t.Errorf("data race in ingest %s:\n%s", strings.Join(args, " "), res.stderr)
+	}
+	return res
+}
+
+// mustRun runs the binary and fails the test unless it exits with want.
+func (h *harness) mustRun(want int, args ...string) result {
+	h.t.Helper()
+	res := h.run(args...)
+	if res.code != want {
+		h.t.Fatalf("want exit %d, got %s", want, res)
+	}
+	return res
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// proc is a binary running in the background (the daemon, a crash victim).
+type proc struct {
+	cmd    *exec.Cmd
+	out    *lockedBuffer
+	done   chan struct{}
+	code   int
+	cancel context.CancelFunc
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs the binary in the background; the test's cleanup kills it
+// if it is still running.
+func (h *harness) start(args ...string) *proc {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*cmdTimeout)
+	p := &proc{cmd: h.command(ctx, args...), out: &lockedBuffer{}, done: make(chan struct{}), cancel: cancel}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		cancel()
+		h.t.Fatalf("start ingest %s: %v", strings.Join(args, " "), err)
+	}
+	go func() {
+		p.code = exitCode(p.cmd.Wait())
+		close(p.done)
+	}()
+	h.t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		cancel()
+	})
+	return p
+}
+
+func (p *proc) signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// wait waits at most d for the process to exit.
+func (p *proc) wait(d time.Duration) (code int, exited bool) {
+	select {
+	case <-p.done:
+		return p.code, true
+	case <-time.After(d):
+		return 0, false
+	}
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// openDB opens the database the binary wrote, for reading.
+func openDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
+	t.Helper()
+	var n sql.NullInt64
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n.Int64
+}
+
+func queryString(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	var s sql.NullString
+	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s.String
+}
+
+// runRow is one row of the runs table.
+type runRow struct {
+	ID      int64
+	Region  string
+	Kind    string
+	Status  string
+	Pages   int
+	Videos  int
+	Message string
+	Entries int // trending entries or search results stored for the run
+}
+
+func runRows(t *testing.T, db *sql.DB) []runRow {
+	t.Helper()
+	rows, err := db.Query(`SELECT id, region, kind, status, pages, videos, message,
+		(SELECT count(*) FROM trending_entries e WHERE e.run_id = runs.id) +
+		(SELECT count(*) FROM search_results s WHERE s.run_id = runs.id)
+		FROM runs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []runRow
+	for rows.Next() {
+		var r runRow
+		if err := rows.Scan(&r.ID, &r.Region, &r.Kind, &r.Status, &r.Pages, &r.Videos, &r.Message, &r.Entries); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// lastRuns is the latest run of each region of one kind.
+func lastRuns(t *testing.T, db *sql.DB, kind string) map[string]runRow {
+	t.Helper()
+	out := map[string]runRow{}
+	for _, r := range runRows(t, db) {
+		if r.Kind == kind {
+			out[r.Region] = r
+		}
+	}
+	return out
+}
+
+// ledgerUnits sums the ledger's units in pool (all quota keys).
+func ledgerUnits(t *testing.T, path, pool string) int64 {
+	t.Helper()
+	return queryInt(t, openDB(t, path), `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = ?`, pool)
+}
+
+// pagesFor is how many pages of 50 a chart of n videos takes.
+func pagesFor(n int) int { return (n + 49) / 50 }
+
+// reportOut is `ingest report --json`, the fields DESIGN.md promises.
+type reportOut struct {
+	QuotaKey string `json:"quota_key"`
+	Backend  string `json:"backend"`
+	UsedFrom string `json:"used_from"`
+	Pools    []struct {
+		Name         string  `json:"name"`
+		Limit        int64   `json:"limit"`
+		Reserve      int64   `json:"reserve"`
+		Used         int64   `json:"used"`
+		Remaining    int64   `json:"remaining"`
+		FreeAt       *string `json:"free_at"`
+		BlockedUntil *string `json:"blocked_until"`
+	} `json:"pools"`
+	Operations []struct {
+		Op    string `json:"op"`
+		Calls int    `json:"calls"`
+		Units int64  `json:"units"`
+	} `json:"operations"`
+	Regions []struct {
+		Code    string  `json:"code"`
+		Status  string  `json:"status"`
+		LastRun *string `json:"last_run"`
+		Videos  int     `json:"videos"`
+		Units   int64   `json:"units"`
+		NextRun *string `json:"next_run"`
+	} `json:"regions"`
+	UpstreamReset string `json:"upstream_reset"`
+}
+
+func (h *harness) report(args ...string) reportOut {
+	h.t.Helper()
+	res := h.mustRun(0, append([]string{"report", "--json"}, args...)...)
+	var rep reportOut
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		h.t.Fatalf("report --json is not the JSON object DESIGN.md gives: %v\n%s", err, res)
+	}
+	return rep
+}
+
+// pool finds a pool of the report, failing the test when it is missing.
+func (r reportOut) pool(t *testing.T, name string) (used, limit, reserve, remaining int64, freeAt, blockedUntil *string) {
+	t.Helper()
+	for _, p := range r.Pools {
+		if p.Name == name {
+			return p.Used, p.Limit, p.Reserve, p.Remaining, p.FreeAt, p.BlockedUntil
+		}
+	}
+	t.Fatalf("report has no pool %q: %+v", name, r.Pools)
+	return
+}
+
+// hit is one result of `ingest search --json`.
+type hit struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Channel string   `json:"channel"`
+	Regions []string `json:"regions"`
+	Snippet string   `json:"snippet"`
+}
+
+// searchJSON runs a search that must succeed and decodes its hits.
+func (h *harness) searchJSON(args ...string) []hit {
+	h.t.Helper()
+	res := h.mustRun(0, append([]string{"search", "--json"}, args...)...)
+	var hits []hit
+	if err := json.Unmarshal([]byte(res.stdout), &hits); err != nil {
+		h.t.Fatalf("search --json is not a JSON array of hits: %v\n%s", err, res)
+	}
+	return hits
+}
+
+// fileBytes reads a file; a missing file reads as nil.
+func fileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// redisDump is every key of a Redis database with its value rendered as
+// text, type by type (DUMP would compress long strings).
+func redisDump(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatalf("redis KEYS *: %v", err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		typ, err := c.Type(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("redis TYPE %s: %v", k, err)
+		}
+		var v any
+		switch typ {
+		case "string":
+			v, err = c.Get(ctx, k).Result()
+		case "hash":
+			v, err = c.HGetAll(ctx, k).Result()
+		case "zset":
+			v, err = c.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case "list":
+			v, err = c.LRange(ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = c.SMembers(ctx, k).Result()
+			sort.Strings(m)
+			v = m
+		case "stream":
+			v, err = c.XRange(ctx, k, "-", "+").Result()
+		case "none":
+			continue
+		default:
+			v = "(type " + typ + ")"
+		}
+		if err != nil {
+			t.Fatalf("redis read %s (%s): %v", k, typ, err)
+		}
+		out[k] = fmt.Sprintf("%s %v", typ, v)
+	}
+	return out
+}
+
+// waitFor polls cond every 50ms for at most d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// trendingEntries counts the trending entries stored so far, 0 while the
+// database or its schema is not there yet.
+func trendingEntries(path string) int64 {
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// openRW opens the database for the checks that write (the FTS5
+// integrity-check is an INSERT); the caller closes it.
+func openRW(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
