@@ -121,7 +121,8 @@ func printHits(out io.Writer, hits []store.Hit) {
 	}
 	for i, h := range hits {
 		fmt.Fprintf(out, "%2d. %s\n    %s · %s views · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.Channel, groupThousands(h.Views), strings.Join(h.Regions, ","), h.ID, h.Snippet)
+			i+1, h.Title, h.Channel, groupThousands(h.Views), strings.Join(h.Regions, ","), h.ID,
+			strings.Join(strings.Fields(h.Snippet), " "))
 	}
 }
 
