@@ -183,28 +183,37 @@ func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) 
 
 // ServeHTTP answers one request of the YouTube Data API v3.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	f.requests.Add(1)
+	status, body := f.respond(r)
+	// The latency runs from the request's arrival, so that the fake's own
+	// work is inside it, as the upstream's is.
+	if !f.wait(r.Context(), start) {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// respond charges the call and builds its answer: an injected fault, an
+// error of the request, or the page.
+func (f *Fake) respond(r *http.Request) (int, []byte) {
 	op, ok := paths[strings.TrimSuffix(r.URL.Path, "/")]
 	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		writeJSON(w, http.StatusNotFound, errNotFound(r.URL.Path))
-		return
+		return encode(http.StatusNotFound, errNotFound(r.URL.Path))
 	}
 	q := r.URL.Query()
 	key := q.Get("key")
 	overCap := f.charge(key, op)
-	if !f.wait(r.Context()) {
-		return
-	}
 	if e := f.fault(key, op, overCap); e != nil {
-		writeJSON(w, e.Error.Code, e)
-		return
+		return encode(e.Error.Code, e)
 	}
 	body, e := f.answer(op, q)
 	if e != nil {
-		writeJSON(w, e.Error.Code, e)
-		return
+		return encode(e.Error.Code, e)
 	}
-	f.writeBody(w, body)
+	return f.encodeBody(body)
 }
 
 // charge records what the call costs and says whether the key was already
@@ -225,8 +234,9 @@ func (f *Fake) charge(key, op string) (overCap bool) {
 	return f.dailyCap > 0 && before >= f.dailyCap
 }
 
-func (f *Fake) wait(ctx context.Context) bool {
-	d := time.Duration(f.latency.Load())
+// wait holds the answer until the latency has passed since start.
+func (f *Fake) wait(ctx context.Context, start time.Time) bool {
+	d := time.Until(start.Add(time.Duration(f.latency.Load())))
 	if d <= 0 {
 		return true
 	}
@@ -271,12 +281,11 @@ func (f *Fake) chartMissing(region string) bool {
 	return f.noChart[region]
 }
 
-// writeBody sends a successful answer, truncated when MalformNext asks.
-func (f *Fake) writeBody(w http.ResponseWriter, v any) {
+// encodeBody encodes a successful answer, truncated when MalformNext asks.
+func (f *Fake) encodeBody(v any) (int, []byte) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeJSON(w, 500, errBackend(500))
-		return
+		return encode(http.StatusInternalServerError, errBackend(http.StatusInternalServerError))
 	}
 	f.mu.Lock()
 	if f.malformed > 0 {
@@ -284,14 +293,10 @@ func (f *Fake) writeBody(w http.ResponseWriter, v any) {
 		b = b[:len(b)/2]
 	}
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	return http.StatusOK, b
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func encode(status int, v any) (int, []byte) {
 	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	w.Write(b)
+	return status, b
 }

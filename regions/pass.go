@@ -139,14 +139,24 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 
 // pages follows the chart's page tokens to the end. An invalid page token
 // restarts the pass once from the first page.
+//
+// Each page is stored in its own transaction while the next one is on the
+// wire: the store starts once the next call's quota is taken (so the two do
+// not queue on the one SQLite writer), and the pass waits for it before
+// going on, so pages land in order and a failure stops the pass.
 func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gate, res *Result) error {
+	w := &pageWriter{pass: p, ctx: context.WithoutCancel(ctx), res: res}
+	gate = w.after(gate)
 	token, restarted := "", false
 	for n := 1; n <= MaxPages; n++ {
 		if stopping(drain) {
 			res.Message = "interrupted: stopped between pages"
-			return nil
+			return w.flush()
 		}
 		page, err := p.Source.Trending(ctx, gate, p.Region, token)
+		if ferr := w.flush(); ferr != nil {
+			return ferr
+		}
 		if errors.Is(err, ingest.ErrInvalidPageToken) && !restarted {
 			p.Logger.Warn("invalid page token; restarting the pass once", "region", p.Region, "page", n)
 			token, restarted, n = "", true, 0
@@ -156,16 +166,60 @@ func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gat
 			return fmt.Errorf("page %d: %w", n, err)
 		}
 		page.Number = n
-		if err := p.Sink.SavePage(context.WithoutCancel(ctx), res.RunID, page); err != nil {
-			return fmt.Errorf("store page %d: %w", n, err)
-		}
-		res.Pages++
-		res.Videos += len(page.Videos)
+		w.queue(page)
 		if token = page.NextToken; token == "" {
-			return nil
+			return w.flush()
 		}
 	}
 	p.Logger.Warn("chart longer than the page cap; stopping there", "region", p.Region, "pages", MaxPages)
+	return w.flush()
+}
+
+// pageWriter stores one page in the background while the next is fetched.
+// Everything but the store itself runs on the pass's goroutine.
+type pageWriter struct {
+	pass    *Pass
+	ctx     context.Context
+	res     *Result
+	pending *ingest.Page
+	saving  chan error
+	saved   ingest.Page
+}
+
+func (w *pageWriter) queue(page ingest.Page) { w.pending = &page }
+
+// after wraps gate so that the queued page starts storing once the next
+// call has its quota.
+func (w *pageWriter) after(gate ingest.Gate) ingest.Gate {
+	return func(ctx context.Context, op string) error {
+		err := gate(ctx, op)
+		w.start()
+		return err
+	}
+}
+
+func (w *pageWriter) start() {
+	if w.pending == nil {
+		return
+	}
+	page := *w.pending
+	w.pending, w.saved, w.saving = nil, page, make(chan error, 1)
+	go func() { w.saving <- w.pass.Sink.SavePage(w.ctx, w.res.RunID, page) }()
+}
+
+// flush stores the queued page, if any, and waits for it.
+func (w *pageWriter) flush() error {
+	w.start()
+	if w.saving == nil {
+		return nil
+	}
+	err := <-w.saving
+	w.saving = nil
+	if err != nil {
+		return fmt.Errorf("store page %d: %w", w.saved.Number, err)
+	}
+	w.res.Pages++
+	w.res.Videos += len(w.saved.Videos)
 	return nil
 }
 

@@ -31,7 +31,7 @@ type rig struct {
 	costs   *ingest.Costs
 }
 
-func newRig(t *testing.T, costsYAML string) *rig {
+func newRig(t testing.TB, costsYAML string) *rig {
 	t.Helper()
 	ctx := context.Background()
 	r := &rig{fake: fakeyt.New(), costs: ingest.DefaultCosts()}
@@ -68,7 +68,7 @@ func (r *rig) pass(region string) *regions.Pass {
 }
 
 // ledgerUnits sums the default pool over the ledger.
-func (r *rig) ledgerUnits(t *testing.T) int64 {
+func (r *rig) ledgerUnits(t testing.TB) int64 {
 	t.Helper()
 	calls, err := r.db.Calls(context.Background(), "q", time.Time{})
 	if err != nil {
