@@ -201,6 +201,20 @@ func TestRunOnceConcurrentProcessesNeverExceedTheLimit(t *testing.T) {
 			if ledger != charged {
 				t.Errorf("ledgers hold %d units, upstream charged %d", ledger, charged)
 			}
+			if charged != limit {
+				var unmetered int64
+				for _, db := range dbs {
+					unmetered += queryInt(t, openDB(t, db), `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = 'default' AND unmetered = 1`)
+				}
+				t.Logf("of which the ledgers mark %d units unmetered (admitted while the limiter did not answer)", unmetered)
+				for i, p := range ps {
+					for _, line := range strings.Split(p.out.String(), "\n") {
+						if strings.Contains(line, "unreachable") || strings.Contains(line, "unmetered") {
+							t.Logf("process %d: %s", i, line)
+						}
+					}
+				}
+			}
 			rep := h.report("--db", dbs[0])
 			if used, _, _, remaining, freeAt, _ := rep.pool(t, "default"); used != limit || remaining != 0 || freeAt == nil {
 				t.Errorf("report pool default: used %d remaining %d free_at %v; want %d, 0, a time", used, remaining, freeAt, limit)
