@@ -319,6 +319,38 @@ func TestRunRetries5xxAndChargesEveryAttempt(t *testing.T) {
 	}
 }
 
+// A region that fails for another reason (the upstream's 5xx outlasts the
+// retries) fails alone: the others run on, and the exit status says 1.
+func TestRunRegionFailureExits1WhileOthersRunOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.FailNext(4, 500) // every attempt of US's first call
+	res := h.mustRun(1, "run", "--once", "--regions", "US,GB")
+	if !strings.Contains(res.stderr, "US") {
+		t.Errorf("stderr does not name the failed region US:\n%s", res.stderr)
+	}
+	checkChartsComplete(t, h, "GB")
+	if us := lastRunsAll(t, h, "US"); us.Status != "failed" {
+		t.Errorf("US run status %q, want failed", us.Status)
+	}
+	if got, want := h.fake.Charged(testKey), int64(4+3); got != want {
+		t.Errorf("upstream charged %d, want %d (4 failed attempts, GB's 3 calls)", got, want)
+	}
+	if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
+		t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
+	}
+}
+
+// lastRunsAll is region's latest trending run, whatever its status.
+func lastRunsAll(t *testing.T, h *harness, region string) runRow {
+	t.Helper()
+	r, ok := lastRuns(t, openDB(t, h.db()), "trending")[region]
+	if !ok {
+		t.Fatalf("no trending run of %s", region)
+	}
+	return r
+}
+
 func TestRunBadKeyFailsLoudlyWithoutRetrying(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -635,6 +667,10 @@ operations:
 		{"search unknown region", nil, []string{"search", "football", "--region", "ZZ"}, regexp.MustCompile(`--region`)},
 		{"report every below a minute", nil, []string{"report", "--every", "30s"}, regexp.MustCompile(`--every`)},
 		{"bad quota key", func(h *harness) { h.set("INGEST_QUOTA_KEY", "a b") }, []string{"run", "--once"}, regexp.MustCompile(`INGEST_QUOTA_KEY`)},
+		{"bad listen address", nil, []string{"run", "--listen", "nope"}, regexp.MustCompile(`--listen`)},
+		{"bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"run", "--once"}, regexp.MustCompile(`REDIS_URL`)},
+		{"backfill bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"backfill", "--region", "US", "--since", "2026-10-01"}, regexp.MustCompile(`REDIS_URL`)},
+		{"bad endpoint", func(h *harness) { h.set("YOUTUBE_ENDPOINT", "http://[::1") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_ENDPOINT|--youtube-endpoint`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
