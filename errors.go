@@ -18,6 +18,8 @@ var (
 	ErrInvalidPageToken = errors.New("invalid page token")
 	// ErrQuotaExhausted: the upstream says its daily quota is spent.
 	ErrQuotaExhausted = errors.New("upstream quota exhausted")
+	// ErrUnavailable: the shared limiter (or its lease) cannot be reached.
+	ErrUnavailable = errors.New("quota limiter unavailable")
 )
 
 // QuotaExhaustedError says which quota the upstream reported spent and when

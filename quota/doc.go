@@ -43,14 +43,21 @@
 //
 // When the upstream reports its quota spent, Block refuses the pool for
 // every worker until the upstream's reset. Each call to the limiter is bound
-// by Options.Timeout; when the limiter cannot be reached (network, timeout,
-// a busy database) a call whose dearest charge is at most fail_open_max_cost
-// goes ahead marked Unmetered, and a dearer one fails with ErrUnavailable. A
-// call that times out after Redis ran it may be counted without being made:
-// the error is on the safe side. Every admitted call also goes to the SQLite
-// ledger (the caller writes it); when Redis loses its data, Refill puts the
-// ledger's metered calls inside the window back, keyed on their ids, so
-// refilling twice counts once.
+// by Options.Timeout; when Redis cannot be reached (network, timeout,
+// loading, cluster down) a call whose dearest charge is at most
+// fail_open_max_cost goes ahead marked Unmetered, and a dearer one fails with
+// ErrUnavailable. A call that times out after Redis ran it may be counted
+// without being made: the error is on the safe side. The embedded limiter
+// never fails open: a database busy past its timeout is an error.
+//
+// Every admitted call also goes to the SQLite ledger (the caller writes it).
+// When Redis loses its data, Refill puts the ledger's metered calls inside
+// the window back, keyed on their ids, so refilling twice counts once. The
+// Redis limiter notices the loss by itself: the clock key carries an epoch,
+// a random name given when the keys are created; a worker that finds an
+// epoch it has not seen (Redis restarted empty or was flushed, or the worker
+// just started) first refills from its own ledger through Options.Recall,
+// then adopts the epoch, then decides.
 //
 // # Redis keys
 //

@@ -20,8 +20,9 @@ import (
 var (
 	// ErrUnavailable: the shared limiter cannot be reached and the call is
 	// dearer than fail_open_max_cost, so it is refused rather than risk the
-	// quota.
-	ErrUnavailable = errors.New("quota limiter unavailable")
+	// quota. It is ingest.ErrUnavailable, so that jobs can tell it apart
+	// without importing this package.
+	ErrUnavailable = ingest.ErrUnavailable
 	// ErrCostTooLarge: a charge can never fit its pool (more than limit -
 	// reserve) or names a pool costs.yaml does not have. It is an error at
 	// the call site, never a refusal that looks transient.
@@ -48,6 +49,11 @@ type Options struct {
 	Timeout time.Duration
 	// Logger receives the fail-open warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// Recall returns the ledger's calls of the trailing window. The Redis
+	// limiter calls it when it finds that Redis lost its data (or, once, when
+	// the process starts) and refills the window with them before deciding;
+	// nil means there is no ledger to refill from.
+	Recall func(ctx context.Context) ([]ingest.Call, error)
 }
 
 func (o Options) withDefaults() (Options, error) {

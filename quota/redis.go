@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,6 +38,11 @@ type Redis struct {
 	prefix string
 	fail   *failPolicy
 	ops    map[string]*spendCall // Take's script keys and arguments, built once
+
+	// epoch is the name of the keys' generation this process has refilled
+	// from its ledger; a decision under another epoch refills first.
+	epoch    atomic.Pointer[string]
+	recallMu sync.Mutex
 }
 
 // spendCall is what the script needs for one set of charges.
@@ -131,17 +138,78 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 }
 
 func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Decision, error) {
+	args := append([]any{nil}, sc.args[1:]...)
+	for attempt := 0; ; attempt++ {
+		args[0] = "spend:" + r.knownEpoch(attempt)
+		res, err := r.runSpend(ctx, sc.keys, args)
+		if err != nil && r.unreachable(ctx, err) {
+			return r.fail.open(op, sc.charges, err)
+		}
+		if err != nil {
+			return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
+		}
+		r.fail.up()
+		if len(res) == 1 && res[0] == -1 {
+			if err := r.recall(ctx); err != nil {
+				return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
+			}
+			continue
+		}
+		return r.decision(op, sc.charges, sc.cs, res)
+	}
+}
+
+func (r *Redis) runSpend(ctx context.Context, keys []string, args []any) ([]int64, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	res, err := windowScript.Run(tctx, r.client, sc.keys, sc.args...).Int64Slice()
-	if err != nil && r.unreachable(ctx, err) {
-		return r.fail.open(op, sc.charges, err)
+	return windowScript.Run(tctx, r.client, keys, args...).Int64Slice()
+}
+
+// knownEpoch is the epoch to decide under; after two refills in a row (Redis
+// flushed again meanwhile) it stops checking rather than loop.
+func (r *Redis) knownEpoch(attempt int) string {
+	if attempt >= 2 {
+		return "*"
 	}
+	if e := r.epoch.Load(); e != nil {
+		return *e
+	}
+	return ""
+}
+
+// recall refills the window from the ledger and adopts the keys' epoch:
+// Redis lost its data, or this process has not refilled since it started.
+// Refilling is idempotent, so workers that do it at once count each call
+// once; each worker refills with the calls its own ledger holds.
+func (r *Redis) recall(ctx context.Context) error {
+	r.recallMu.Lock()
+	defer r.recallMu.Unlock()
+	if r.opts.Recall != nil {
+		calls, err := r.opts.Recall(ctx)
+		if err != nil {
+			return fmt.Errorf("read the ledger to refill Redis: %w", err)
+		}
+		n, err := r.Refill(ctx, calls)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			r.opts.Logger.Warn("Redis had lost spent units: refilled the window from the ledger", "calls", n)
+		}
+	}
+	var longest time.Duration
+	for _, p := range r.opts.Costs.Pools {
+		longest = max(longest, p.Window)
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, 5*time.Second))
+	defer cancel()
+	epoch, err := windowScript.Run(ctx, r.client, r.keys(), "adopt", keyMargin.Milliseconds(),
+		token()[:16], longest.Milliseconds()).Text()
 	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
+		return fmt.Errorf("adopt epoch: %w", err)
 	}
-	r.fail.up()
-	return r.decision(op, sc.charges, sc.cs, res)
+	r.epoch.Store(&epoch)
+	return nil
 }
 
 // decision reads the script's reply {allowed, now, seq, retry_at, per pool:
@@ -264,6 +332,9 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
 	defer cancel()
 	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
+	if err != nil && r.unreachable(ctx, err) {
+		return func() {}, false, fmt.Errorf("quota: lock %s: %w: %w", name, ErrUnavailable, err)
+	}
 	if err != nil || !ok {
 		if err != nil {
 			err = fmt.Errorf("quota: lock %s: %w", name, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -195,6 +196,60 @@ func TestRedisFlushallRefill(t *testing.T) {
 	d, err := l.Take(ctx, "videos.list")
 	if err != nil || !d.Allowed || !idLess(ledger[len(ledger)-1].ID, d.ID) {
 		t.Fatalf("after refill: %+v, %v; want an id above %s", d, err, ledger[len(ledger)-1].ID)
+	}
+}
+
+// TestRedisRecallsAfterLosingData: two workers with ledgers of their own
+// share a Redis that restarts empty. Each refills its own calls before its
+// next decision, so the window still holds every admitted unit and the
+// limit holds across the loss.
+func TestRedisRecallsAfterLosingData(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	costs, err := ingest.ParseCosts("amnesia", []byte("pools:\n  default: {limit: 50, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ledgers := make([][]ingest.Call, 2)
+	workers := make([]*quota.Redis, 2)
+	for i := range workers {
+		recall := func(context.Context) ([]ingest.Call, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]ingest.Call(nil), ledgers[i]...), nil
+		}
+		workers[i], _ = quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "amnesia", Costs: costs,
+			Recall: recall, Logger: quiet, Timeout: 2 * time.Second})
+	}
+	take := func(i int) bool {
+		d, err := workers[i].Take(ctx, "videos.list")
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+		if d.Allowed {
+			mu.Lock()
+			ledgers[i] = append(ledgers[i], ingest.Call{QuotaKey: "amnesia", ID: d.ID, At: d.At, Op: "videos.list", Charges: d.Charges})
+			mu.Unlock()
+		}
+		return d.Allowed
+	}
+	for n := range 30 {
+		take(n % 2)
+	}
+	srv.Restart(t)
+	admitted := 0
+	for n := range 60 {
+		if take(n % 2) {
+			admitted++
+		}
+	}
+	if admitted != 20 {
+		t.Fatalf("after the restart %d more calls were admitted, want 20 (50 - the 30 both ledgers hold)", admitted)
+	}
+	if s, _ := workers[0].State(ctx); s[0].Used != 50 {
+		t.Fatalf("used %d after the restart, want 50", s[0].Used)
 	}
 }
 

@@ -13,18 +13,30 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
+// SQLiteTimeout is how long the embedded limiter waits for the database's
+// write lock, as long as the busy timeout in ingest.SQLiteDSN.
+const SQLiteTimeout = 10 * time.Second
+
 // SQLite is the embedded limiter: the same sliding log, kept in the SQLite
 // database, for one host. Every decision is one write transaction (BEGIN
 // IMMEDIATE), so processes sharing the file take turns and stay exact.
 type SQLite struct {
 	db   *sql.DB
 	opts Options
-	fail *failPolicy
 }
 
 // NewSQLite returns a limiter on db, opened with ingest.SQLiteDSN(path,
 // false); it brings the schema up to date.
+//
+// The embedded limiter never fails open: its log is in the database that
+// the job writes to anyway, so a database busy past the timeout (default
+// SQLiteTimeout) is an error, not an outage to work around. Admitting
+// unmetered calls there would break the limit between processes that merely
+// queue for the one writer.
 func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = SQLiteTimeout
+	}
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -32,8 +44,7 @@ func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	if err := migrate(db); err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
-	return &SQLite{db: db, opts: opts,
-		fail: &failPolicy{log: opts.Logger, maxCost: opts.Costs.FailOpenMaxCost, backend: "sqlite"}}, nil
+	return &SQLite{db: db, opts: opts}, nil
 }
 
 // migrate brings the schema up to date, and only reads when it is, so that
@@ -71,12 +82,11 @@ func (s *SQLite) Spend(ctx context.Context, op string, charges []ingest.Charge) 
 	defer cancel()
 	d, err := s.spend(tctx, op, cs)
 	if err != nil && ctx.Err() == nil && busy(tctx, err) {
-		return s.fail.open(op, charges, err)
+		return ingest.Decision{}, fmt.Errorf("quota: %s: database busy for %s: %w: %w", op, s.opts.Timeout, ErrUnavailable, err)
 	}
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
 	}
-	s.fail.up()
 	if d.Allowed {
 		d.Charges = charges
 	}

@@ -1,7 +1,9 @@
 -- window.lua: the sliding-log limiter of one quota key, run atomically by Redis.
 --
--- KEYS[1] clock   "<ms>-<seq>": the last decision time (the clock never moves
---                 backwards) and the call counter (call id = "<ms>-<seq>")
+-- KEYS[1] clock   "<ms>-<seq>:<epoch>": the last decision time (the clock never
+--                 moves backwards), the call counter (call id = "<ms>-<seq>")
+--                 and the epoch: a random name given when the keys were
+--                 (re)created, so that a worker notices Redis lost its data
 -- then three keys per pool, in the order of the pools in ARGV:
 --   log    a stream, one entry per admitted call: id "<ms>-<seq>", field u = units
 --   total  "<units>:<head>:<touched>": the running sum of u over the log, the ms
@@ -9,8 +11,11 @@
 --   block  ms until which the upstream says the pool is spent
 --
 -- ARGV[1] is the mode, ARGV[2] how long idle keys outlive their window (ms):
---   spend  then per pool: units, capacity, window
+--   spend:E  then per pool: units, capacity, window
 --          -> {allowed, now, seq, retry_at, per pool: used, free_at, blocked_until}
+--          or {-1} when the epoch is not E: the caller refills the window
+--          from its ledger, adopts the epoch, and asks again (E = * skips it)
+--   adopt  then a new epoch, the longest window -> the epoch in force
 --   state  then per pool: units (the dearest), capacity, window
 --          -> {now, per pool: used, free_at, blocked_until}; never writes
 --   block  then until (one pool)  -> the block now in force
@@ -21,7 +26,7 @@
 -- head kept in total says when nothing has left the window, so the log is
 -- read only when something has, or when a refusal needs its retry time.
 
-local mode = ARGV[1]
+local mode, known = string.match(ARGV[1], '^(%a+):?(.*)$')
 local margin = tonumber(ARGV[2])
 
 local function fmt(n) return string.format('%d', n) end
@@ -36,14 +41,14 @@ local function pool_keys(i)
 end
 
 -- read returns TIME made monotonic by the clock key, the counter, and per
--- pool {used, head, touched, blocked}, in one MGET.
+-- pool {used, head, touched, blocked}, in one MGET, and the epoch.
 local function read(npools)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local vals = redis.call('MGET', unpack(KEYS))
-  local last, seq = 0, 0
+  local last, seq, epoch = 0, 0, ''
   if vals[1] then
-    last, seq = string.match(vals[1], '^(%d+)%-(%d+)$')
+    last, seq, epoch = string.match(vals[1], '^(%d+)%-(%d+):?(%w*)$')
     last, seq = tonumber(last), tonumber(seq)
   end
   local pools = {}
@@ -56,7 +61,11 @@ local function read(npools)
     end
     pools[i] = p
   end
-  return math.max(now, last), seq, pools
+  return math.max(now, last), seq, pools, epoch
+end
+
+local function clock_value(ms, seq, epoch)
+  return string.format('%d-%d:%s', ms, seq, epoch)
 end
 
 -- expired sums the units of entries at or before horizon: they are outside
@@ -127,7 +136,8 @@ end
 
 local function spend()
   local n = (#ARGV - 2) / 3
-  local now, seq, pools = read(n)
+  local now, seq, pools, epoch = read(n)
+  if known ~= '*' and (known == '' or epoch ~= known) then return {-1} end
   local allowed, retry, longest = 1, 0, 0
   for i, p in ipairs(pools) do
     p.log, p.total = pool_keys(i)
@@ -140,11 +150,9 @@ local function spend()
     p.free = free_at(p.log, p.horizon, p.window, p.used, p.units, p.capacity)
     retry = math.max(retry, p.free, p.blocked)
   end
-  local clock
   if allowed == 1 then
     seq = seq + 1
     local id = string.format('%d-%d', now, seq)
-    clock = id
     for _, p in ipairs(pools) do
       redis.call('XADD', p.log, id, 'u', p.units)
       p.used = p.used + p.units
@@ -154,7 +162,7 @@ local function spend()
     end
     retry = 0
   end
-  redis.call('SET', KEYS[1], clock or string.format('%d-%d', now, seq), 'PX', longest + margin)
+  redis.call('SET', KEYS[1], clock_value(now, seq, epoch), 'PX', longest + margin)
   local out = {allowed, now, 0, retry}
   if allowed == 1 then out[3] = seq end
   for _, p in ipairs(pools) do
@@ -204,7 +212,7 @@ local function refill()
     npools = npools + 1
     a = a + 3 + 2 * tonumber(ARGV[a + 2])
   end
-  local now, seq, pools = read(npools)
+  local now, seq, pools, epoch = read(npools)
   local added, longest, max_ms = {}, 0, now
   a = 3
   for i, p in ipairs(pools) do
@@ -248,12 +256,22 @@ local function refill()
   local count = 0
   for _ in pairs(added) do count = count + 1 end
   if count > 0 then
-    redis.call('SET', KEYS[1], fmt(max_ms) .. '-' .. fmt(seq), 'PX', longest + margin)
+    redis.call('SET', KEYS[1], clock_value(max_ms, seq, epoch), 'PX', longest + margin)
   end
   return count
 end
 
+-- adopt names the keys' epoch when they have none yet (Redis is new, was
+-- flushed, or the keys expired while idle) and returns the one in force.
+local function adopt()
+  local now, seq, _, epoch = read(0)
+  if epoch ~= '' then return epoch end
+  redis.call('SET', KEYS[1], clock_value(now, seq, ARGV[3]), 'PX', tonumber(ARGV[4]) + margin)
+  return ARGV[3]
+end
+
 if mode == 'spend' then return spend() end
+if mode == 'adopt' then return adopt() end
 if mode == 'state' then return state() end
 if mode == 'block' then return block() end
 if mode == 'refill' then return refill() end

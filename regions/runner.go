@@ -2,6 +2,7 @@ package regions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -59,6 +60,12 @@ func (r *Runner) RunPass(ctx context.Context, drain <-chan struct{}, p *Pass) (r
 	}
 	defer r.release(p.Region)
 	unlock, ok, err := r.Locker.Lock(ctx, "region:"+p.Region, LockTTL)
+	if errors.Is(err, ingest.ErrUnavailable) {
+		// The lease lives beside the limiter, which is down: cheap calls go
+		// ahead unmetered, so the pass runs too, guarded in this process only.
+		log.Warn("lease unavailable: running with the in-process guard only", "err", err)
+		unlock, ok, err = func() {}, true, nil
+	}
 	if err != nil {
 		res = Result{Region: p.Region, Status: ingest.StatusFailed, Err: fmt.Errorf("lock region %s: %w", p.Region, err)}
 		res.Message = res.Err.Error()
@@ -66,7 +73,7 @@ func (r *Runner) RunPass(ctx context.Context, drain <-chan struct{}, p *Pass) (r
 		return res, true
 	}
 	if !ok {
-		log.Info("pass skipped: already running in another process")
+		log.Warn("pass skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
 		return Result{Region: p.Region}, false
 	}
 	defer unlock()

@@ -190,6 +190,7 @@ func buildReport(ctx context.Context, src reportSources) (*report, error) {
 	return r, nil
 }
 
+// longestWindow is the widest pool window: how far back the ledger matters.
 func longestWindow(c *ingest.Costs) time.Duration {
 	var w time.Duration
 	for _, p := range c.Pools {

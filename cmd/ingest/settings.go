@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -87,6 +87,12 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	if s.quotaKey != "" && !quotaKeyPattern.MatchString(s.quotaKey) {
 		return usageErrorf("--quota-key / INGEST_QUOTA_KEY: want 1-64 letters, digits, '.', '_' or '-', got %q", s.quotaKey)
 	}
+	if err := s.checkRedisURL(); err != nil {
+		return err
+	}
+	if err := checkEndpoint(s.endpoint); err != nil {
+		return err
+	}
 	return s.loadCosts()
 }
 
@@ -152,21 +158,33 @@ type limiter interface {
 // openLimiter builds the Redis limiter when --redis is set, else the
 // embedded one on the database. close releases the Redis client.
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger}
+	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger,
+		Recall: func(ctx context.Context) ([]ingest.Call, error) {
+			return db.Calls(ctx, quotaKey, time.Now().Add(-longestWindow(s.costs)))
+		}}
 	if s.redisURL == "" {
 		l, err = quota.NewSQLite(db.Writer(), opts)
-		return l, func() {}, err
+		return l, func() {}, runtimeError(err)
 	}
 	client, err := redisClient(s.redisURL)
 	if err != nil {
 		return nil, nil, err
 	}
+	redis.SetLogger(redisLogger{s.logger})
 	r, err := quota.NewRedis(client, opts)
 	if err != nil {
 		client.Close()
 		return nil, nil, runtimeError(err)
 	}
 	return r, func() { client.Close() }, nil
+}
+
+// redisLogger sends go-redis's own messages through slog, so that
+// --log-format json stays JSON.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
 // redisClient parses --redis: one server, or a cluster when addr= lists
@@ -186,9 +204,32 @@ func redisClient(raw string) (redis.UniversalClient, error) {
 	return redis.NewClient(o), nil
 }
 
+// checkRedisURL parses --redis without connecting: a usage error comes
+// before anything is opened or written.
+func (s *settings) checkRedisURL() error {
+	if s.redisURL == "" {
+		return nil
+	}
+	c, err := redisClient(s.redisURL)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
 // redactURL keeps a Redis password out of error messages.
 func redactURL(msg, raw string) string {
 	return strings.ReplaceAll(msg, raw, "(the URL given)")
 }
 
-var errNoQuotaKey = errors.New("no quota key")
+// checkEndpoint wants an absolute http(s) URL, or nothing for Google's.
+func checkEndpoint(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", raw)
+	}
+	return nil
+}
