@@ -209,7 +209,9 @@ func (r *report) textBreakdowns(out io.Writer) {
 	for _, o := range r.Operations {
 		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, poolUnits(o.Units))
 	}
-	fmt.Fprintln(w, "\t\t")
+	w.Flush()
+	fmt.Fprintln(out)
+	w = tw(out)
 	fmt.Fprintln(w, "REGION\tCALLS\tUNITS (by pool)")
 	for _, g := range r.ByRegion {
 		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, poolUnits(g.Units))

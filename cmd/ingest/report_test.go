@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// stateLimiter answers State with fixed pools, or an error as an
+// unreachable limiter does: the report's rendering is what is under test
+// here, the limiter's own answers are tested in quota/.
+type stateLimiter struct {
+	states []ingest.PoolState
+	err    error
+}
+
+var errNotHere = errors.New("not used by report")
+
+func (l stateLimiter) Take(context.Context, string) (ingest.Decision, error) {
+	return ingest.Decision{}, errNotHere
+}
+func (l stateLimiter) Block(context.Context, string, time.Time) error { return errNotHere }
+func (l stateLimiter) State(context.Context) ([]ingest.PoolState, error) {
+	return l.states, l.err
+}
+func (l stateLimiter) Refill(context.Context, []ingest.Call) (int, error) { return 0, errNotHere }
+func (l stateLimiter) Lock(context.Context, string, time.Duration) (func(), bool, error) {
+	return nil, false, errNotHere
+}
+func (l stateLimiter) Backend() string { return "redis" }
+
+var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+// reportDB is a database with one completed US run, one stopped GB run,
+// their ledger, and an unmetered call.
+func reportDB(t *testing.T) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	views := int64(1200)
+	runs := []struct {
+		region string
+		at     time.Time
+		pages  int
+		end    ingest.RunEnd
+	}{
+		{"US", t0.Add(-3 * time.Hour), 2, ingest.RunEnd{Status: ingest.StatusCompleted}},
+		{"GB", t0.Add(-90 * time.Minute), 1, ingest.RunEnd{Status: ingest.StatusStopped,
+			Message: "quota refused videos.list", RetryAt: t0.Add(20 * time.Hour)}},
+	}
+	seq := 0
+	for _, r := range runs {
+		id, err := db.StartRun(ctx, r.region, ingest.Trending, r.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= r.pages; n++ {
+			seq++
+			call := ingest.Call{QuotaKey: "3f9a1c", ID: time.Duration(seq).String(), At: r.at.Add(time.Duration(n) * time.Second),
+				Op: "videos.list", Region: r.region, RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: 1}},
+				Unmetered: r.region == "GB"}
+			if err := db.RecordCall(ctx, call); err != nil {
+				t.Fatal(err)
+			}
+			page := ingest.Page{Kind: ingest.Trending, Region: r.region, Number: n, Fetched: call.At,
+				Videos: []ingest.Video{{ID: r.region + string(rune('a'+n)), Title: "Video", ViewCount: views, PublishedAt: t0}}}
+			if err := db.SavePage(ctx, id, page); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.end.At = r.at.Add(time.Minute)
+		if err := db.FinishRun(ctx, id, r.end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := ingest.Call{QuotaKey: "3f9a1c", ID: "search-1", At: t0.Add(-20 * time.Hour), Op: "search.list", Region: "DE",
+		Charges: []ingest.Charge{{Pool: "default", Units: 100}, {Pool: "search", Units: 1}}}
+	if err := db.RecordCall(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestReportGolden(t *testing.T) {
+	costs := ingest.DefaultCosts()
+	answering := stateLimiter{states: []ingest.PoolState{
+		{Pool: "default", Limit: 10000, Reserve: 500, Used: 102, Remaining: 9398},
+		{Pool: "search", Limit: 100, Reserve: 0, Used: 100, Remaining: 0, FreeAt: t0.Add(4 * time.Hour),
+			BlockedUntil: t0.Add(23 * time.Hour)},
+	}}
+	cases := []struct {
+		name    string
+		limiter stateLimiter
+	}{
+		{"report", answering},
+		{"report-limiter-down", stateLimiter{err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}},
+	}
+	db := reportDB(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := buildReport(context.Background(), reportSources{db: db, limiter: c.limiter, costs: costs,
+				quotaKey: "3f9a1c", regions: regions.Default, every: time.Hour, now: t0.Add(30 * time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, js bytes.Buffer
+			rep.Text(&text, time.UTC)
+			if err := writeJSON(&js, rep.JSON()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name+".txt", text.Bytes())
+			golden(t, c.name+".json", js.Bytes())
+		})
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/ingest -run TestReportGolden -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (rerun with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
