@@ -2,7 +2,6 @@ package regions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -106,7 +105,9 @@ func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResul
 	if err != nil {
 		return failBackfill(res, err)
 	}
-	err = b.pages(ctx, drain, runID, &res)
+	m := newMeter(b.Limiter, b.Store, b.QuotaKey, b.Query.Region, runID)
+	res.Units = m.units
+	err = b.pages(ctx, drain, m, &res)
 	res = b.classify(ctx, res, err)
 	fin := context.WithoutCancel(ctx)
 	if ferr := b.Store.FinishRun(fin, runID, ingest.RunEnd{Status: res.Status,
@@ -116,12 +117,11 @@ func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResul
 	return res
 }
 
-func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, runID int64, res *BackfillResult) error {
+func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, m *meter, res *BackfillResult) error {
 	cost, err := b.PageCost()
 	if err != nil {
 		return err
 	}
-	gate := b.gate(runID, res)
 	for res.Cursor.Pages < SearchMaxPages {
 		if stopping(drain) {
 			res.Message = "interrupted: stopped between pages"
@@ -131,7 +131,7 @@ func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, runID int64
 			res.Message = fmt.Sprintf("--max-units %d reached", b.MaxUnits)
 			return nil
 		}
-		if err := b.page(ctx, gate, runID, res); err != nil || res.Cursor.Done {
+		if err := b.page(ctx, m, res); err != nil || res.Cursor.Done {
 			return err
 		}
 	}
@@ -141,7 +141,9 @@ func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, runID int64
 
 // page searches one page, details its videos and stores both with the
 // cursor in one transaction.
-func (b *Backfill) page(ctx context.Context, gate ingest.Gate, runID int64, res *BackfillResult) error {
+func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) error {
+	defer func() { res.Remaining = m.remaining }()
+	gate, runID := m.gate, m.runID
 	n := res.Cursor.Pages + 1
 	ids, next, err := b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken)
 	if err != nil {
@@ -168,58 +170,30 @@ func (b *Backfill) page(ctx context.Context, gate ingest.Gate, runID int64, res 
 	}
 	res.pageBase = res.Units[DefaultPool]
 	res.Cursor, res.Pages, res.Videos = cur, res.Pages+1, res.Videos+len(videos)
+	res.Remaining = m.remaining
 	if b.Progress != nil {
 		b.Progress(*res)
 	}
 	return nil
 }
 
-func (b *Backfill) gate(runID int64, res *BackfillResult) ingest.Gate {
-	return func(ctx context.Context, op string) error {
-		d, err := b.Limiter.Take(ctx, op)
-		if err != nil {
-			return fmt.Errorf("quota %s: %w", op, err)
-		}
-		for _, s := range d.Pools {
-			if s.Pool == DefaultPool && !d.Unmetered {
-				res.Remaining = s.Remaining
-			}
-		}
-		if !d.Allowed {
-			return &ingest.RefusedError{Decision: d}
-		}
-		for _, c := range d.Charges {
-			res.Units[c.Pool] += c.Units
-		}
-		call := ingest.Call{QuotaKey: b.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: b.Query.Region,
-			RunID: runID, Charges: d.Charges, Unmetered: d.Unmetered}
-		return b.Store.RecordCall(context.WithoutCancel(ctx), call)
-	}
-}
-
 func (b *Backfill) classify(ctx context.Context, res BackfillResult, err error) BackfillResult {
-	var refused *ingest.RefusedError
-	var exhausted *ingest.QuotaExhaustedError
-	switch {
-	case err == nil:
+	if err == nil {
 		res.Status = ingest.StatusCompleted
 		if !res.Cursor.Done {
 			res.Status = ingest.StatusStopped
 		}
-	case errors.As(err, &refused):
-		res.Status, res.RetryAt = ingest.StatusStopped, refused.Decision.RetryAt
-		res.Message = "quota refused " + refused.Decision.Op
-	case errors.As(err, &exhausted):
-		res.Status, res.RetryAt, res.Message = ingest.StatusStopped, exhausted.Reset, "upstream quota exhausted"
-		for _, pool := range BlockedPools(b.Costs, exhausted) {
-			if berr := b.Limiter.Block(context.WithoutCancel(ctx), pool, exhausted.Reset); berr != nil {
-				return failBackfill(res, berr)
-			}
-		}
-	default:
-		res = failBackfill(res, err)
+		return res
 	}
-	return res
+	end, ok, berr := quotaStop(ctx, b.Costs, b.Limiter, err)
+	switch {
+	case berr != nil:
+		return failBackfill(res, berr)
+	case ok:
+		res.Status, res.Message, res.RetryAt = end.Status, end.Message, end.RetryAt
+		return res
+	}
+	return failBackfill(res, err)
 }
 
 func failBackfill(res BackfillResult, err error) BackfillResult {

@@ -87,38 +87,12 @@ func (p *Pass) fetch(ctx context.Context, drain <-chan struct{}, res *Result) (e
 			err = fmt.Errorf("panic: %v", v)
 		}
 	}()
-	gate := p.gate(res.RunID, res)
-	if err := p.categories(ctx, gate); err != nil {
+	m := newMeter(p.Limiter, p.Sink, p.QuotaKey, p.Region, res.RunID)
+	defer func() { res.Units, res.Remaining = m.total(), m.remaining }()
+	if err := p.categories(ctx, m.gate); err != nil {
 		return err
 	}
-	return p.pages(ctx, drain, gate, res)
-}
-
-// gate takes quota before every upstream attempt and writes the ledger.
-func (p *Pass) gate(runID int64, res *Result) ingest.Gate {
-	return func(ctx context.Context, op string) error {
-		d, err := p.Limiter.Take(ctx, op)
-		if err != nil {
-			return fmt.Errorf("quota %s: %w", op, err)
-		}
-		for _, s := range d.Pools {
-			if s.Pool == DefaultPool && !d.Unmetered {
-				res.Remaining = s.Remaining
-			}
-		}
-		if !d.Allowed {
-			return &ingest.RefusedError{Decision: d}
-		}
-		for _, c := range d.Charges {
-			res.Units += c.Units
-		}
-		call := ingest.Call{QuotaKey: p.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: p.Region,
-			RunID: runID, Charges: d.Charges, Unmetered: d.Unmetered}
-		if err := p.Sink.RecordCall(context.WithoutCancel(ctx), call); err != nil {
-			return fmt.Errorf("ledger %s: %w", op, err)
-		}
-		return nil
-	}
+	return p.pages(ctx, drain, m.gate, res)
 }
 
 // categories refreshes the region's category names at most once a day.
@@ -235,20 +209,18 @@ func stopping(drain <-chan struct{}) bool {
 // classify turns how the pass ended into a status. A refusal or an
 // exhausted upstream quota is a clean stop, not a failure.
 func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
-	var refused *ingest.RefusedError
-	var exhausted *ingest.QuotaExhaustedError
-	switch {
-	case err == nil:
+	if err == nil {
 		res.Status = ingest.StatusCompleted
-	case errors.As(err, &refused):
-		res.Status, res.RetryAt = ingest.StatusStopped, refused.Decision.RetryAt
-		res.Message = "quota refused " + refused.Decision.Op
-	case errors.As(err, &exhausted):
-		res.Status, res.RetryAt = ingest.StatusStopped, exhausted.Reset
-		res.Message = "upstream quota exhausted"
-		if berr := p.block(context.WithoutCancel(ctx), exhausted); berr != nil {
+		return res
+	}
+	if end, ok, berr := quotaStop(ctx, p.Costs, p.Limiter, err); ok {
+		if berr != nil {
 			return p.fail(res, berr)
 		}
+		res.Status, res.Message, res.RetryAt = end.Status, end.Message, end.RetryAt
+		return res
+	}
+	switch {
 	case errors.Is(err, ingest.ErrNoChart):
 		res.Status, res.Message = ingest.StatusCompleted, "skipped: the upstream has no most-popular chart for "+p.Region
 	case errors.Is(err, ingest.ErrBadKey):
@@ -263,18 +235,6 @@ func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
 func (p *Pass) fail(res Result, err error) Result {
 	res.Status, res.Err, res.Message = ingest.StatusFailed, err, err.Error()
 	return res
-}
-
-// block tells every worker sharing the quota key that the upstream's quota
-// is gone until its reset: the project's pool for the daily shapes, the
-// operation's own narrower pools for a per-method bucket.
-func (p *Pass) block(ctx context.Context, e *ingest.QuotaExhaustedError) error {
-	for _, pool := range BlockedPools(p.Costs, e) {
-		if err := p.Limiter.Block(ctx, pool, e.Reset); err != nil {
-			return fmt.Errorf("block pool %s: %w", pool, err)
-		}
-	}
-	return nil
 }
 
 // DefaultPool is the pool that stands for the whole upstream quota.

@@ -1,0 +1,92 @@
+package regions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Ledger keeps every admitted call.
+type Ledger interface {
+	RecordCall(ctx context.Context, call ingest.Call) error
+}
+
+// meter takes quota before every upstream attempt of one run and writes
+// each admitted call to the ledger before the call is made, so that a crash
+// never loses a charge.
+type meter struct {
+	limiter  Limiter
+	ledger   Ledger
+	quotaKey string
+	region   string
+	runID    int64
+	// units is what the run's calls took, by pool.
+	units map[string]int64
+	// remaining is what the default pool had left after the last metered
+	// decision, -1 before any.
+	remaining int64
+}
+
+func newMeter(l Limiter, ledger Ledger, quotaKey, region string, runID int64) *meter {
+	return &meter{limiter: l, ledger: ledger, quotaKey: quotaKey, region: region, runID: runID,
+		units: map[string]int64{}, remaining: -1}
+}
+
+// gate is the meter as the upstream client calls it.
+func (m *meter) gate(ctx context.Context, op string) error {
+	d, err := m.limiter.Take(ctx, op)
+	if err != nil {
+		return fmt.Errorf("quota %s: %w", op, err)
+	}
+	for _, s := range d.Pools {
+		if s.Pool == DefaultPool && !d.Unmetered {
+			m.remaining = s.Remaining
+		}
+	}
+	if !d.Allowed {
+		return &ingest.RefusedError{Decision: d}
+	}
+	for _, c := range d.Charges {
+		m.units[c.Pool] += c.Units
+	}
+	call := ingest.Call{QuotaKey: m.quotaKey, ID: d.ID, At: d.At, Op: op, Region: m.region,
+		RunID: m.runID, Charges: d.Charges, Unmetered: d.Unmetered}
+	if err := m.ledger.RecordCall(context.WithoutCancel(ctx), call); err != nil {
+		return fmt.Errorf("ledger %s: %w", op, err)
+	}
+	return nil
+}
+
+// total is every unit the run took, all pools together.
+func (m *meter) total() int64 {
+	var n int64
+	for _, u := range m.units {
+		n += u
+	}
+	return n
+}
+
+// quotaStop tells whether err is a clean stop for want of quota: the
+// limiter refused, or the upstream said its quota is spent (then the pools
+// are blocked for every worker until its reset). ok is false for any other
+// error; blockErr is set when the block could not be written.
+func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, err error) (end ingest.RunEnd, ok bool, blockErr error) {
+	var refused *ingest.RefusedError
+	var exhausted *ingest.QuotaExhaustedError
+	switch {
+	case errors.As(err, &refused):
+		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
+			Message: "quota refused " + refused.Decision.Op}, true, nil
+	case errors.As(err, &exhausted):
+		for _, pool := range BlockedPools(costs, exhausted) {
+			if berr := l.Block(context.WithoutCancel(ctx), pool, exhausted.Reset); berr != nil {
+				return ingest.RunEnd{}, true, fmt.Errorf("block pool %s: %w", pool, berr)
+			}
+		}
+		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: exhausted.Reset,
+			Message: "upstream quota exhausted"}, true, nil
+	}
+	return ingest.RunEnd{}, false, nil
+}
