@@ -73,7 +73,7 @@ func parseDate(flag, v string) (time.Time, error) {
 	return time.Time{}, usageErrorf("--%s: want a date like 2026-10-01 or 2026-10-01T12:00:00Z, got %q", flag, v)
 }
 
-func (f *backfillFlags) query_(now time.Time) (ingest.SearchQuery, error) {
+func (f *backfillFlags) searchQuery(now time.Time) (ingest.SearchQuery, error) {
 	region := strings.ToUpper(strings.TrimSpace(f.region))
 	if region == "" {
 		return ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
@@ -101,7 +101,7 @@ func (f *backfillFlags) query_(now time.Time) (ingest.SearchQuery, error) {
 }
 
 func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFlags) error {
-	q, err := f.query_(time.Now())
+	q, err := f.searchQuery(time.Now())
 	if err != nil {
 		return err
 	}

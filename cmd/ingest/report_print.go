@@ -12,19 +12,18 @@ import (
 // reportJSON is `ingest report --json`; DESIGN.md fixes the fields scripts
 // rely on, the rest are additions.
 type reportJSON struct {
-	QuotaKey      string         `json:"quota_key"`
-	Backend       string         `json:"backend"`
-	BackendOK     bool           `json:"backend_ok"`
-	BackendError  string         `json:"backend_error,omitempty"`
-	UsedFrom      string         `json:"used_from"` // limiter, or ledger when it did not answer
-	Pools         []poolJSON     `json:"pools"`
-	Operations    []opJSON       `json:"operations"`
-	ByRegion      []opJSON       `json:"by_region"`
-	Regions       []regionJSON   `json:"regions"`
-	UpstreamReset string         `json:"upstream_reset"`
-	Plan          []planJSON     `json:"plan"`
-	Hourly        []hourlyJSON   `json:"hourly"`
-	Extra         map[string]any `json:"-"`
+	QuotaKey      string       `json:"quota_key"`
+	Backend       string       `json:"backend"`
+	BackendOK     bool         `json:"backend_ok"`
+	BackendError  string       `json:"backend_error,omitempty"`
+	UsedFrom      string       `json:"used_from"` // limiter, or ledger when it did not answer
+	Pools         []poolJSON   `json:"pools"`
+	Operations    []opJSON     `json:"operations"`
+	ByRegion      []opJSON     `json:"by_region"`
+	Regions       []regionJSON `json:"regions"`
+	UpstreamReset string       `json:"upstream_reset"`
+	Plan          []planJSON   `json:"plan"`
+	Hourly        []hourlyJSON `json:"hourly"`
 }
 
 type poolJSON struct {
