@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
 )
 
 var (
@@ -31,13 +30,6 @@ var (
 
 // DefaultTimeout bounds each call to the shared limiter.
 const DefaultTimeout = 250 * time.Millisecond
-
-var (
-	_ regions.Limiter = (*Redis)(nil)
-	_ regions.Locker  = (*Redis)(nil)
-	_ regions.Limiter = (*SQLite)(nil)
-	_ regions.Locker  = (*SQLite)(nil)
-)
 
 // Options configure a limiter of either backend.
 type Options struct {

@@ -14,7 +14,7 @@ import (
 )
 
 // SQLiteTimeout is how long the embedded limiter waits for the database's
-// write lock, as long as the busy timeout in ingest.SQLiteDSN.
+// write lock, as long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
 // SQLite is the embedded limiter: the same sliding log, kept in the SQLite
@@ -25,8 +25,8 @@ type SQLite struct {
 	opts Options
 }
 
-// NewSQLite returns a limiter on db, opened with ingest.SQLiteDSN(path,
-// false); it brings the schema up to date.
+// NewSQLite returns a limiter on db, the store's write pool (store.DB.Writer):
+// the store opens the database and keeps its schema.
 //
 // The embedded limiter never fails open: its log is in the database that
 // the job writes to anyway, so a database busy past the timeout (default
@@ -41,23 +41,7 @@ func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate(db); err != nil {
-		return nil, fmt.Errorf("quota: %w", err)
-	}
 	return &SQLite{db: db, opts: opts}, nil
-}
-
-// migrate brings the schema up to date, and only reads when it is, so that
-// a query-only database (`ingest report`) works.
-func migrate(db *sql.DB) error {
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read user_version: %w", err)
-	}
-	if v == ingest.SchemaVersion {
-		return nil
-	}
-	return ingest.Migrate(context.Background(), db)
 }
 
 // Backend names the backend, for reports.

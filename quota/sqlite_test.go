@@ -13,16 +13,34 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
 )
 
 func openDB(t testing.TB, path string, readOnly bool) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ingest.SQLiteDSN(path, readOnly))
+	db, err := sql.Open("sqlite", store.DSN(path, readOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	if !readOnly {
+		migrate(t, db)
+	}
 	return db
+}
+
+// migrate brings a new database's schema up, as the store does when it opens
+// one, waiting while another process does the same.
+func migrate(t testing.TB, db *sql.DB) {
+	t.Helper()
+	var err error
+	for range 100 {
+		if err = store.Migrate(context.Background(), db); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal(err)
 }
 
 // sqliteHarness keeps one database file per quota key, each limiter on its
@@ -34,9 +52,6 @@ func sqliteHarness(dir string) harness {
 		db := openDB(t, file(key), false)
 		mu.Lock()
 		defer mu.Unlock()
-		if err := ingest.Migrate(context.Background(), db); err != nil {
-			t.Fatal(err)
-		}
 		if q != "" {
 			if _, err := db.Exec(q, args...); err != nil {
 				t.Fatal(err)

@@ -3,7 +3,7 @@
 // results of every run, the runs themselves, the quota ledger, categories
 // and backfill cursors.
 //
-// The schema is the root schema.sql, applied by ingest.Migrate. SQLite
+// The schema is the root schema.sql, applied by Migrate. SQLite
 // allows one writer at a time, so writes go through a pool of exactly one
 // connection (shared with the embedded quota limiter through Writer), and
 // reads through a separate, bounded, query-only pool; WAL lets them run side
@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -51,7 +50,7 @@ type DB struct {
 // Open opens the database at path, creating it if it is missing, and brings
 // its schema up to date.
 func Open(ctx context.Context, path string) (*DB, error) {
-	w, err := sql.Open("sqlite", ingest.SQLiteDSN(path, false))
+	w, err := sql.Open("sqlite", DSN(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -70,13 +69,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
-// migrate runs ingest.Migrate, retrying while another process holds the
+// migrate runs Migrate, retrying while another process holds the
 // database during its own first start (switching a new file to WAL can
 // report SQLITE_BUSY without waiting on the busy handler).
 func migrate(ctx context.Context, w *sql.DB) error {
 	var err error
 	for attempt := 0; attempt < 50; attempt++ {
-		if err = ingest.Migrate(ctx, w); err == nil || !isBusy(err) {
+		if err = Migrate(ctx, w); err == nil || !isBusy(err) {
 			return err
 		}
 		select {
@@ -94,7 +93,7 @@ func isBusy(err error) bool {
 }
 
 func openReader(path string) *sql.DB {
-	r, _ := sql.Open("sqlite", ingest.SQLiteDSN(path, true)) // sql.Open only parses
+	r, _ := sql.Open("sqlite", DSN(path, true)) // sql.Open only parses
 	n := max(4, runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -116,9 +115,9 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if v != ingest.SchemaVersion {
+	if v != SchemaVersion {
 		r.Close()
-		return nil, fmt.Errorf("open %s: schema version %d, this binary reads %d: not an ingest database, or run `ingest run --once` to upgrade it", path, v, ingest.SchemaVersion)
+		return nil, fmt.Errorf("open %s: schema version %d, this binary reads %d: not an ingest database, or run `ingest run --once` to upgrade it", path, v, SchemaVersion)
 	}
 	// Writes through a read-only DB fail in SQLite (query_only) with a
 	// clear error instead of a nil pool.

@@ -36,8 +36,8 @@ func userVersion(t *testing.T, db *DB) int {
 func TestOpenAppliesSchema(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
-	if got := userVersion(t, db); got != ingest.SchemaVersion {
-		t.Errorf("user_version = %d, want %d", got, ingest.SchemaVersion)
+	if got := userVersion(t, db); got != SchemaVersion {
+		t.Errorf("user_version = %d, want %d", got, SchemaVersion)
 	}
 	for _, table := range []string{"videos", "videos_fts", "runs", "trending_entries",
 		"search_results", "video_regions", "ledger", "categories", "category_fetches",

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+
+	"github.com/ingestworks/ingest"
+)
+
+// upgrade takes a database from one schema version to the next, inside the
+// migration's transaction.
+type upgrade func(ctx context.Context, tx *sql.Tx) error
+
+// upgrades[i] takes a database from version i+1 to i+2. schema.sql is always
+// the result of version 1 followed by every step (TestUpgradesMatchSchema).
+var upgrades []upgrade
+
+// SchemaVersion is the PRAGMA user_version of a database this binary writes.
+var SchemaVersion = 1 + len(upgrades)
+
+// DSN is the data source name every connection to the database uses.
+// Pragmas sit in the DSN so that each pooled connection gets them, busy
+// timeout first; WAL lets readers run beside the one writer; immediate
+// transactions take the write lock up front instead of failing to upgrade.
+func DSN(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Migrate brings the database to SchemaVersion inside one immediate
+// transaction, so that concurrent processes upgrade it once and a failure
+// leaves it as it was: a new database gets schema.sql whole, an older one
+// each upgrade step it lacks.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("migrate: read user_version: %w", err)
+	}
+	switch {
+	case v == SchemaVersion:
+		return nil
+	case v > SchemaVersion:
+		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d; upgrade ingest", v, SchemaVersion)
+	case v == 0:
+		if _, err := tx.ExecContext(ctx, ingest.Schema); err != nil {
+			return fmt.Errorf("migrate: apply schema.sql: %w", err)
+		}
+	default:
+		if err := runUpgrades(ctx, tx, v); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return fmt.Errorf("migrate: set user_version: %w", err)
+	}
+	return tx.Commit()
+}
+
+// runUpgrades applies the steps from version v to SchemaVersion.
+func runUpgrades(ctx context.Context, tx *sql.Tx, v int) error {
+	for i := v - 1; i < len(upgrades); i++ {
+		if err := upgrades[i](ctx, tx); err != nil {
+			return fmt.Errorf("migrate: upgrade schema %d to %d: %w", i+1, i+2, err)
+		}
+	}
+	return nil
+}
+
+// execAll is an upgrade step made of plain SQL.
+func execAll(stmts string) upgrade {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, stmts)
+		return err
+	}
+}
