@@ -13,13 +13,41 @@ import (
 //go:embed costs.yaml
 var defaultCosts []byte
 
-// Pool is a budget inside one upstream quota: Limit units per trailing
-// Window, less a Reserve left for people.
+// MaxUnits is the largest limit or cost a costs file may give: the Redis
+// limiter counts in Lua numbers, which are exact integers only up to 2^53.
+const MaxUnits = 1 << 53
+
+// Pool is a budget inside one upstream quota: Limit units, less a Reserve
+// left for people, over a trailing Window and, when Day is set, over each
+// calendar day of that zone as well.
 type Pool struct {
 	Name    string
 	Limit   int64
 	Reserve int64
 	Window  time.Duration
+	// Day is the zone whose calendar days the pool also counts (the
+	// upstream's day); nil when the pool has only its sliding window.
+	Day *time.Location
+	// FailOpen says what may go ahead unmetered while the shared limiter
+	// cannot be reached; the zero value keeps the pool closed.
+	FailOpen FailOpen
+}
+
+// FailOpen is a pool's policy while the shared limiter cannot be reached: a
+// call whose charge in the pool is at most MaxCost goes ahead unmetered,
+// until this process has taken Budget units unmetered in the pool during the
+// outage.
+type FailOpen struct {
+	MaxCost int64
+	Budget  int64
+}
+
+// DayName is the pool's day zone as costs.yaml names it, "" for none.
+func (p Pool) DayName() string {
+	if p.Day == nil {
+		return ""
+	}
+	return p.Day.String()
 }
 
 // Capacity is what the limiter may admit in any trailing window.
@@ -28,20 +56,54 @@ func (p Pool) Capacity() int64 { return p.Limit - p.Reserve }
 // Costs is a parsed costs.yaml: the pools and what each operation costs in
 // them.
 type Costs struct {
-	// FailOpenMaxCost: while the limiter is unreachable, a call whose
-	// dearest charge is at most this many units goes ahead unmetered.
-	FailOpenMaxCost int64
-	Pools           []Pool              // sorted by name
-	Operations      map[string][]Charge // charges sorted by pool name
+	Pools      []Pool              // sorted by name
+	Operations map[string][]Charge // charges sorted by pool name
 }
 
 // DefaultCosts returns the costs.yaml built into the binary.
 func DefaultCosts() *Costs {
-	c, err := ParseCosts("costs.yaml (built in)", defaultCosts)
+	c, err := LoadCosts("costs.yaml (built in)", defaultCosts)
 	if err != nil {
 		panic(err)
 	}
 	return c
+}
+
+// LoadCosts parses a costs file the worker will run with: ParseCosts, and
+// every operation the worker can call (Operations) must be priced, so that
+// a missing price stops the worker before it spends anything.
+func LoadCosts(file string, data []byte) (*Costs, error) {
+	c, err := ParseCosts(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.requireOps(file, data)
+}
+
+// requireOps names the first operation the worker calls that c does not price.
+func (c *Costs) requireOps(file string, data []byte) error {
+	for _, op := range Operations {
+		if _, ok := c.Operations[op]; !ok {
+			return &CostsError{File: file, Line: operationsLine(data), Field: "operations." + op,
+				Msg: "missing: the worker calls it, so it must be priced (for example {default: 1})"}
+		}
+	}
+	return nil
+}
+
+// operationsLine is the line of the operations key, for errors about it.
+func operationsLine(data []byte) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 1
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == "operations" {
+			return top.Content[i].Line
+		}
+	}
+	return top.Line
 }
 
 // Pool returns the pool called name.
@@ -145,16 +207,15 @@ func (p costsParser) top(n *yaml.Node) (*Costs, error) {
 		have[key] = true
 		switch key {
 		case "fail_open_max_cost":
-			u, err := p.integer(v, key, 0)
-			c.FailOpenMaxCost = u
-			return err
+			return p.fail(k, key, "no longer read: the fail policy is per pool now; "+
+				"write fail_open: {max_cost: %s, budget: N} under each pool that may go ahead unmetered while the limiter is down", v.Value)
 		case "pools":
 			return p.pools(v, c)
 		case "operations":
 			opsNode = v
 			return nil
 		}
-		return p.fail(k, key, "unknown key (want fail_open_max_cost, pools, operations)")
+		return p.fail(k, key, "unknown key (want pools, operations)")
 	})
 	if err != nil {
 		return nil, err
@@ -176,6 +237,9 @@ func (p costsParser) integer(v *yaml.Node, field string, min int64) (int64, erro
 	u, err := strconv.ParseInt(v.Value, 10, 64)
 	if err != nil {
 		return 0, p.fail(v, field, "must be a whole number, got %q", v.Value)
+	}
+	if u > MaxUnits {
+		return 0, p.fail(v, field, "must be at most 2^53 (%d), got %d", int64(MaxUnits), u)
 	}
 	if u < min {
 		if min == 1 {
@@ -201,7 +265,7 @@ func (p costsParser) pools(n *yaml.Node, c *Costs) error {
 func (p costsParser) pool(name string, n *yaml.Node) (Pool, error) {
 	pool := Pool{Name: name}
 	field := "pools." + name
-	var limitNode, reserveNode *yaml.Node
+	var limitNode, reserveNode, failNode *yaml.Node
 	err := p.mapping(n, field, func(key string, k, v *yaml.Node) error {
 		var err error
 		switch key {
@@ -213,8 +277,13 @@ func (p costsParser) pool(name string, n *yaml.Node) (Pool, error) {
 			pool.Reserve, err = p.integer(v, join(field, key), 0)
 		case "window":
 			pool.Window, err = p.window(v, join(field, key))
+		case "day":
+			pool.Day, err = p.zone(v, join(field, key))
+		case "fail_open":
+			failNode = v
+			pool.FailOpen, err = p.failOpen(v, join(field, key))
 		default:
-			err = p.fail(k, join(field, key), "unknown key (want limit, reserve, window)")
+			err = p.fail(k, join(field, key), "unknown key (want limit, reserve, window, day, fail_open)")
 		}
 		return err
 	})
@@ -227,8 +296,51 @@ func (p costsParser) pool(name string, n *yaml.Node) (Pool, error) {
 		return pool, p.fail(n, field+".window", "missing")
 	case pool.Reserve >= pool.Limit:
 		return pool, p.fail(reserveNode, field+".reserve", "must be below limit %d, got %d", pool.Limit, pool.Reserve)
+	case failNode != nil && pool.FailOpen.MaxCost > pool.Capacity():
+		return pool, p.fail(failNode, field+".fail_open.max_cost", "must fit the pool (limit %d - reserve %d = %d), got %d",
+			pool.Limit, pool.Reserve, pool.Capacity(), pool.FailOpen.MaxCost)
 	}
 	return pool, nil
+}
+
+// zone loads an IANA zone name; time/tzdata is linked in (reset.go), so it
+// loads on images without a zone database.
+func (p costsParser) zone(v *yaml.Node, field string) (*time.Location, error) {
+	if v.Kind != yaml.ScalarNode || v.Value == "" || v.Value == "Local" {
+		return nil, p.fail(v, field, "must be an IANA time zone like America/Los_Angeles, got %q", v.Value)
+	}
+	loc, err := time.LoadLocation(v.Value)
+	if err != nil {
+		return nil, p.fail(v, field, "unknown time zone %q (want an IANA name like America/Los_Angeles)", v.Value)
+	}
+	return loc, nil
+}
+
+func (p costsParser) failOpen(n *yaml.Node, field string) (FailOpen, error) {
+	var f FailOpen
+	err := p.mapping(n, field, func(key string, k, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "max_cost":
+			f.MaxCost, err = p.integer(v, join(field, key), 1)
+		case "budget":
+			f.Budget, err = p.integer(v, join(field, key), 1)
+		default:
+			err = p.fail(k, join(field, key), "unknown key (want max_cost, budget)")
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return f, err
+	case f.MaxCost == 0:
+		return f, p.fail(n, field+".max_cost", "missing")
+	case f.Budget == 0:
+		return f, p.fail(n, field+".budget", "missing")
+	case f.Budget < f.MaxCost:
+		return f, p.fail(n, field+".budget", "must be at least max_cost %d, got %d", f.MaxCost, f.Budget)
+	}
+	return f, nil
 }
 
 func (p costsParser) window(v *yaml.Node, field string) (time.Duration, error) {

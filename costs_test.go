@@ -13,16 +13,21 @@ func TestDefaultCosts(t *testing.T) {
 	if !ok || def.Limit != 10000 || def.Reserve != 500 || def.Window != 24*time.Hour || def.Capacity() != 9500 {
 		t.Fatalf("pool default: got %+v, want limit 10000 reserve 500 window 24h", def)
 	}
-	got, err := c.Op("search.list")
-	if err != nil {
-		t.Fatal(err)
+	if def.DayName() != "America/Los_Angeles" || def.FailOpen != (FailOpen{MaxCost: 1, Budget: 200}) {
+		t.Fatalf("pool default: day %q, fail_open %+v; want America/Los_Angeles, {1 200}", def.DayName(), def.FailOpen)
 	}
-	want := []Charge{{"default", 100}, {"search", 1}}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("search.list: got %v, want %v", got, want)
+	search, _ := c.Pool("search")
+	if search.Limit != 100 || search.Capacity() != 95 || search.FailOpen != (FailOpen{}) || search.DayName() != "America/Los_Angeles" {
+		t.Fatalf("pool search: got %+v, want limit 100, reserve 5, closed, Los Angeles days", search)
 	}
-	if c.FailOpenMaxCost != 1 {
-		t.Fatalf("fail_open_max_cost: got %d, want 1", c.FailOpenMaxCost)
+	// The 2026 model: search.list and videos.batchGetStats draw only from
+	// buckets of their own, nothing from the shared 10,000.
+	for op, want := range map[string]Charge{OpSearchList: {"search", 1}, OpBatchGetStats: {"stats", 1},
+		OpVideosList: {"default", 1}, OpCategoriesList: {"default", 1}, OpRegionsList: {"default", 1}} {
+		got, err := c.Op(op)
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("%s: got %v (%v), want [%v]", op, got, err, want)
+		}
 	}
 	if _, err := c.Op("channels.list"); err == nil {
 		t.Fatal("Op(channels.list): want an error for an operation not in costs.yaml")
@@ -35,7 +40,15 @@ func TestParseCostsErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown top key", "fail_open_max_cost: 1\nbogus: 2\n" + pools + ops, "costs.yaml:2: bogus: unknown key"},
+		{"unknown top key", "bogus: 2\n" + pools + ops, "costs.yaml:1: bogus: unknown key"},
+		{"old fail_open_max_cost", "fail_open_max_cost: 1\n" + pools + ops, "costs.yaml:1: fail_open_max_cost: no longer read: the fail policy is per pool now; write fail_open: {max_cost: 1, budget: N} under each pool"},
+		{"unknown zone", "pools:\n  default: {limit: 100, window: 24h, day: Mars/Olympus}\n" + ops, `costs.yaml:2: pools.default.day: unknown time zone "Mars/Olympus"`},
+		{"local zone", "pools:\n  default: {limit: 100, window: 24h, day: Local}\n" + ops, `costs.yaml:2: pools.default.day: must be an IANA time zone`},
+		{"limit above 2^53", "pools:\n  default: {limit: 9007199254740993, window: 24h}\n" + ops, "costs.yaml:2: pools.default.limit: must be at most 2^53 (9007199254740992), got 9007199254740993"},
+		{"fail_open budget below max_cost", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 5, budget: 2}}\n" + ops, "costs.yaml:2: pools.default.fail_open.budget: must be at least max_cost 5, got 2"},
+		{"fail_open without budget", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 1}}\n" + ops, "pools.default.fail_open.budget: missing"},
+		{"fail_open unknown key", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 1, budget: 5, burst: 1}}\n" + ops, "pools.default.fail_open.burst: unknown key"},
+		{"fail_open never fits", "pools:\n  default: {limit: 100, reserve: 90, window: 24h, fail_open: {max_cost: 11, budget: 20}}\n" + ops, "pools.default.fail_open.max_cost: must fit the pool (limit 100 - reserve 90 = 10), got 11"},
 		{"unknown pool key", "pools:\n  default: {limit: 100, reserve: 10, window: 24h, burst: 3}\n" + ops, "costs.yaml:2: pools.default.burst: unknown key"},
 		{"unknown pool in op", pools + "operations:\n  videos.list: {defualt: 1}\n", `costs.yaml:4: operations.videos.list.defualt: unknown pool "defualt"`},
 		{"zero cost", pools + "operations:\n  videos.list: {default: 0}\n", "costs.yaml:4: operations.videos.list.default: must be > 0, got 0"},
@@ -49,7 +62,6 @@ func TestParseCostsErrors(t *testing.T) {
 		{"missing operations", pools, "operations: missing"},
 		{"syntax", "pools: [\n", "costs.yaml:"},
 		{"empty op", pools + "operations:\n  videos.list: {}\n", "operations.videos.list: must charge at least one pool"},
-		{"negative fail open", "fail_open_max_cost: -1\n" + pools + ops, "fail_open_max_cost: must be >= 0, got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,5 +127,21 @@ func TestUpstreamReset(t *testing.T) {
 		if got := UpstreamReset(now).UTC().Format(time.RFC3339); got != tt.want {
 			t.Errorf("UpstreamReset(%s) = %s, want %s", tt.now, got, tt.want)
 		}
+	}
+}
+
+func TestLoadCostsRequiresEveryOperation(t *testing.T) {
+	const file = "pools:\n  default: {limit: 100, window: 24h}\n  search: {limit: 10, window: 24h}\n  stats: {limit: 10, window: 24h}\n" +
+		"operations:\n  videoCategories.list: {default: 1}\n  i18nRegions.list: {default: 1}\n  search.list: {search: 1}\n  videos.batchGetStats: {stats: 1}\n"
+	if _, err := ParseCosts("mine.yaml", []byte(file)); err != nil {
+		t.Fatalf("ParseCosts: %v (a file may price any subset)", err)
+	}
+	_, err := LoadCosts("mine.yaml", []byte(file))
+	const want = "mine.yaml:5: operations.videos.list: missing: the worker calls it"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("LoadCosts without videos.list: got %v, want %q", err, want)
+	}
+	if _, err := LoadCosts("full.yaml", []byte(strings.Replace(file, "operations:\n", "operations:\n  videos.list: {default: 1}\n", 1))); err != nil {
+		t.Fatalf("LoadCosts with every operation: %v", err)
 	}
 }

@@ -91,16 +91,41 @@ type Charge struct {
 
 // PoolState is one pool as a decision or a report sees it.
 type PoolState struct {
-	Pool      string
-	Limit     int64
-	Reserve   int64
-	Used      int64 // units admitted in the trailing window
-	Remaining int64 // Limit - Reserve - Used, never below zero
+	Pool    string
+	Limit   int64
+	Reserve int64
+	Used    int64 // units admitted in the trailing window
+	// UsedDay is what was admitted in the current calendar day of the
+	// pool's zone (zero for a pool without a day).
+	UsedDay   int64
+	Day       string // the pool's day zone, "" for none
+	Remaining int64  // what fits now: Limit - Reserve - the larger of Used and UsedDay, never below zero
 	// FreeAt is when enough units will have left the window for the cost
 	// asked about; zero when there is room now.
 	FreeAt time.Time
 	// BlockedUntil is set while the upstream says this pool is spent.
 	BlockedUntil time.Time
+	// WaitUntil is set while the limiter, having lost data, waits for the
+	// ledgers of the workers that spent: until then it admits nothing
+	// metered, and at the latest it ends then.
+	WaitUntil time.Time
+}
+
+// Block is a pool the upstream reported spent, as the ledger keeps it so
+// that a limiter that lost its data gets the block back.
+type Block struct {
+	QuotaKey string
+	Pool     string
+	Until    time.Time // the upstream's reset, from the limiter's clock
+	At       time.Time
+	Op       string // the call that met the exhausted quota
+}
+
+// Recalled is what a worker's ledger holds of the trailing window: its
+// admitted calls and the blocks it met.
+type Recalled struct {
+	Calls  []Call
+	Blocks []Block
 }
 
 // Decision is the limiter's answer to one call. A refusal is a decision with

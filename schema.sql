@@ -30,6 +30,26 @@ CREATE TABLE quota_clock (
   seq       INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+-- What every worker sharing a quota key must agree on, per pool, for the
+-- embedded limiter: "limit:reserve:window_ms:day" (quota.ConfigError).
+CREATE TABLE quota_config (
+  quota_key TEXT NOT NULL,
+  pool      TEXT NOT NULL,
+  conf      TEXT NOT NULL,
+  PRIMARY KEY (quota_key, pool)
+) WITHOUT ROWID;
+
+-- The blocks the upstream's exhaustion caused, so that a limiter that lost
+-- its data is refilled with them too. until_ms comes from the limiter's clock.
+CREATE TABLE ledger_blocks (
+  quota_key TEXT    NOT NULL,
+  pool      TEXT    NOT NULL,
+  until_ms  INTEGER NOT NULL,
+  at_ms     INTEGER NOT NULL,
+  op        TEXT    NOT NULL,
+  PRIMARY KEY (quota_key, pool, until_ms)
+) WITHOUT ROWID;
+
 -- Leases for the embedded backend: a region never runs twice at once.
 CREATE TABLE locks (
   name       TEXT    PRIMARY KEY,

@@ -19,9 +19,11 @@ import (
 type limiter interface {
 	Take(ctx context.Context, op string) (ingest.Decision, error)
 	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
-	Block(ctx context.Context, pool string, until time.Time) error
+	Block(ctx context.Context, pool string) (time.Time, error)
 	State(ctx context.Context) ([]ingest.PoolState, error)
-	Refill(ctx context.Context, calls []ingest.Call) (int, error)
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
+	CheckConfig(ctx context.Context) error
+	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
 	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
 	Backend() string
 }
@@ -30,6 +32,9 @@ type limiter interface {
 // key share one store, like two processes.
 type harness struct {
 	open func(t *testing.T, key string, costs *ingest.Costs) limiter
+	// at opens a limiter whose world is offset from now: the limiter's
+	// clock and the worker's move together.
+	at func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter
 	// plant writes a lease held by someone else that nobody renews.
 	plant func(t *testing.T, key, name, token string, ttl time.Duration)
 	// holder reads the token of a lease, "" when free.
@@ -40,9 +45,8 @@ type harness struct {
 // pool search with searches calls, all with one window.
 func testCosts(t testing.TB, limit, reserve, searches int, window time.Duration) *ingest.Costs {
 	t.Helper()
-	y := fmt.Sprintf(`fail_open_max_cost: 1
-pools:
-  default: {limit: %d, reserve: %d, window: %s}
+	y := fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: %d, window: %s, fail_open: {max_cost: 1, budget: 3}}
   search:  {limit: %d, reserve: 0, window: %s}
 operations:
   videos.list: {default: 1}
@@ -130,6 +134,9 @@ func runConformance(t *testing.T, h harness) {
 		{"RetryAtExact", testRetryAtExact},
 		{"CostTooLarge", testCostTooLarge},
 		{"BlockShared", testBlockShared},
+		{"DayFallBack", testDayFallBack},
+		{"DaySpringForward", testDaySpringForward},
+		{"ConfigAgreement", testConfigAgreement},
 		{"State", testState},
 		{"RefillIdempotent", testRefill},
 		{"IDsIncrease", testIDs},
@@ -260,11 +267,18 @@ func testCostTooLarge(t *testing.T, h harness) {
 func testBlockShared(t *testing.T, h harness) {
 	key := quotaKey(t)
 	costs := testCosts(t, 1000, 0, 5, time.Minute)
-	a, b := h.open(t, key, costs), h.open(t, key, costs)
-	until := time.Now().Add(700 * time.Millisecond).Truncate(time.Millisecond)
-	if err := a.Block(context.Background(), "search", until); err != nil {
+	// The worker's clock is 5 minutes fast: the block still ends at the
+	// next midnight in Los Angeles of the limiter's clock.
+	a := h.open(t, key, costs)
+	until, err := a.Block(context.Background(), "search")
+	if err != nil {
 		t.Fatal(err)
 	}
+	want := ingest.UpstreamReset(time.Now())
+	if !until.Equal(want) {
+		t.Fatalf("block until %s, want the next midnight America/Los_Angeles %s", until, want)
+	}
+	b := h.open(t, key, costs)
 	if d := take(t, b, "search.list"); d.Allowed || !d.RetryAt.Equal(until) || !pool(d, "search").BlockedUntil.Equal(until) {
 		t.Fatalf("search.list on another instance: got %+v, want refused until %s", d, until)
 	}
@@ -274,11 +288,11 @@ func testBlockShared(t *testing.T, h harness) {
 	if s := state(t, b); !s["search"].BlockedUntil.Equal(until) || !s["default"].BlockedUntil.IsZero() {
 		t.Fatalf("state: got %+v, want search blocked until %s", s, until)
 	}
-	if err := a.Block(context.Background(), "nope", until); err == nil {
+	if _, err := a.Block(context.Background(), "nope"); err == nil {
 		t.Fatal("block of an unknown pool: no error")
 	}
-	time.Sleep(time.Until(until) + 20*time.Millisecond)
-	if d := take(t, b, "search.list"); !d.Allowed {
+	later := h.at(t, key, costs, time.Until(until)+time.Second)
+	if d := take(t, later, "search.list"); !d.Allowed {
 		t.Fatalf("after the block: refused %+v", d)
 	}
 }
@@ -319,18 +333,20 @@ func testRefill(t *testing.T, h harness) {
 		calls = append(calls, ingest.Call{ID: d.ID, At: d.At, Op: op, Charges: d.Charges})
 	}
 	calls = append(calls,
-		ingest.Call{ID: "local-1-x", Op: "videos.list", Unmetered: true, Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+		ingest.Call{ID: fmt.Sprintf("%d-u0000abcd", time.Now().UnixMilli()), Op: "videos.list", Unmetered: true,
+			Charges: []ingest.Charge{{Pool: "default", Units: 1}}}, // written back after an outage
+		ingest.Call{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}, // skipped with a warning
 		ingest.Call{ID: "1-1", At: time.UnixMilli(1), Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}) // long gone
 	// A fresh key stands for a store that lost its data.
 	dst := h.open(t, quotaKey(t), costs)
 	last := take(t, dst, "videos.list")
-	for i, want := range []int{5, 0} {
-		n, err := dst.Refill(context.Background(), calls)
+	for i, want := range []int{6, 0} {
+		n, err := dst.Refill(context.Background(), ingest.Recalled{Calls: calls})
 		if err != nil || n != want {
 			t.Fatalf("refill %d: got %d, %v; want %d", i+1, n, err, want)
 		}
-		if s := state(t, dst); s["default"].Used != 204 || s["search"].Used != 2 {
-			t.Fatalf("after refill %d: got %+v, want default 204, search 2", i+1, s)
+		if s := state(t, dst); s["default"].Used != 205 || s["search"].Used != 2 {
+			t.Fatalf("after refill %d: got %+v, want default 205 (the unmetered call counted once), search 2", i+1, s)
 		}
 	}
 	d := take(t, dst, "videos.list")
@@ -339,8 +355,13 @@ func testRefill(t *testing.T, h harness) {
 			t.Fatalf("id after refill %s is not above refilled id %s", d.ID, c.ID)
 		}
 	}
-	if _, err := dst.Refill(context.Background(), []ingest.Call{{ID: "bogus", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}}); err == nil {
-		t.Fatal("refill with a malformed id: no error")
+	// A block in the ledger comes back with the refill.
+	until := ingest.UpstreamReset(time.Now())
+	if _, err := dst.Refill(context.Background(), ingest.Recalled{Blocks: []ingest.Block{{Pool: "search", Until: until}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(t, dst); !s["search"].BlockedUntil.Equal(until) {
+		t.Fatalf("after refilling a block: search %+v, want blocked until %s", s["search"], until)
 	}
 }
 
@@ -488,5 +509,132 @@ func testLockExpiry(t *testing.T, h harness) {
 	unlock()
 	if got := h.holder(t, key, "US"); got != "" {
 		t.Fatalf("after unlock: holder %q, want none", got)
+	}
+}
+
+// dayCosts is one pool of 100 units over 24 hours, with the Los Angeles
+// calendar day when day is set.
+func dayCosts(t testing.TB, day bool) *ingest.Costs {
+	t.Helper()
+	zone := ""
+	if day {
+		zone = ", day: America/Los_Angeles"
+	}
+	c, err := ingest.ParseCosts("day costs", []byte(`pools:
+  default: {limit: 100, window: 24h`+zone+`}
+operations:
+  videos.list: {default: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var la = func() *time.Location { l, _ := time.LoadLocation("America/Los_Angeles"); return l }()
+
+// saturate takes units one at a time at the world moment at until refused,
+// and returns how many were admitted and the last decision.
+func saturate(t *testing.T, h harness, key string, costs *ingest.Costs, at time.Time) (int, ingest.Decision) {
+	t.Helper()
+	l := h.at(t, key, costs, time.Until(at))
+	n := 0
+	for range 300 {
+		d := take(t, l, "videos.list")
+		if !d.Allowed {
+			return n, d
+		}
+		n++
+	}
+	t.Fatalf("at %s: 300 admitted, the pool never filled", at)
+	return n, ingest.Decision{}
+}
+
+// testDayFallBack: 2026-11-01 in Los Angeles lasts 25 hours. A load that
+// saturates the pool at its start and again 24h01m later gets the limit
+// once with the calendar day, twice with the sliding window alone.
+func testDayFallBack(t *testing.T, h harness) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, la)
+	end := time.Date(2026, 11, 2, 0, 0, 0, 0, la)
+	if end.Sub(start) != 25*time.Hour {
+		t.Fatalf("2026-11-01 in Los Angeles lasts %s, want 25h", end.Sub(start))
+	}
+	for _, tc := range []struct {
+		name string
+		day  bool
+		want int
+	}{{"window and day", true, 100}, {"window alone", false, 200}} {
+		key := quotaKey(t) + "." + strings.ReplaceAll(tc.name, " ", "_")
+		costs := dayCosts(t, tc.day)
+		first, _ := saturate(t, h, key, costs, start.Add(time.Minute))
+		second, d := saturate(t, h, key, costs, start.Add(24*time.Hour+2*time.Minute))
+		t.Logf("%s: admitted %d + %d = %d inside the 25-hour day", tc.name, first, second, first+second)
+		if first+second != tc.want {
+			t.Errorf("%s: admitted %d inside the 25-hour day, want %d", tc.name, first+second, tc.want)
+		}
+		if tc.day && !d.RetryAt.Equal(end) {
+			t.Errorf("%s: refused until %s, want the next Los Angeles midnight %s", tc.name, d.RetryAt, end)
+		}
+		if tc.day {
+			if n, _ := saturate(t, h, key, costs, end.Add(time.Minute)); n != 100 {
+				t.Errorf("after the reset: admitted %d, want 100 (the window is clear by then)", n)
+			}
+		}
+	}
+}
+
+// testDaySpringForward: 2026-03-08 in Los Angeles lasts 23 hours. Right
+// after its end the day has room but the 24-hour window does not: the
+// refusal names the later of the two, the window's.
+func testDaySpringForward(t *testing.T, h harness) {
+	start := time.Date(2026, 3, 8, 0, 0, 0, 0, la)
+	end := time.Date(2026, 3, 9, 0, 0, 0, 0, la)
+	if end.Sub(start) != 23*time.Hour {
+		t.Fatalf("2026-03-08 in Los Angeles lasts %s, want 23h", end.Sub(start))
+	}
+	key, costs := quotaKey(t), dayCosts(t, true)
+	// The world clock is set once per limiter and then runs: retry times
+	// land within a second of the moment asked for.
+	near := func(got, want time.Time) bool { return !got.Before(want) && got.Sub(want) < 5*time.Second }
+	free := start.Add(time.Minute + 24*time.Hour)
+	first, d := saturate(t, h, key, costs, start.Add(time.Minute))
+	if first != 100 || !near(d.RetryAt, free) {
+		t.Fatalf("first: %d admitted, retry %s; want 100, retry when the window frees %s", first, d.RetryAt, free)
+	}
+	n, d := saturate(t, h, key, costs, end.Add(time.Minute))
+	if n != 0 || !near(d.RetryAt, free) {
+		t.Fatalf("after the 23-hour day: %d admitted, retry %s; want 0, retry %s (the window, later than the day's end)", n, d.RetryAt, free)
+	}
+	if s := pool(d, "default"); s.UsedDay != 0 || s.Used != 100 {
+		t.Fatalf("after the 23-hour day: used %d, used today %d; want 100 in the window, 0 today", s.Used, s.UsedDay)
+	}
+}
+
+// testConfigAgreement: a worker whose costs give a pool another window is
+// refused before it spends, with both values named; apply replaces the
+// stored settings on purpose.
+func testConfigAgreement(t *testing.T, h harness) {
+	ctx := context.Background()
+	key := quotaKey(t)
+	a := h.open(t, key, testCosts(t, 1000, 0, 5, time.Hour))
+	take(t, a, "videos.list")
+	b := h.open(t, key, testCosts(t, 1000, 0, 5, 2*time.Hour))
+	var cerr *quota.ConfigError
+	if err := b.CheckConfig(ctx); !errors.As(err, &cerr) || cerr.Pool != "default" || cerr.Field != "window" ||
+		cerr.Limiter != "1h0m0s" || cerr.CostsValue != "2h0m0s" {
+		t.Fatalf("CheckConfig with another window: got %v, want a ConfigError naming default, window, 1h0m0s and 2h0m0s", err)
+	}
+	if _, err := b.Take(ctx, "videos.list"); !errors.As(err, &cerr) {
+		t.Fatalf("Take with another window: got %v, want a ConfigError", err)
+	}
+	changes, err := b.ApplyConfig(ctx)
+	if err != nil || len(changes) != 2 || !strings.Contains(changes[0].String(), "window 1h0m0s, day (none) -> limit 1000, reserve 0, window 2h0m0s") {
+		t.Fatalf("ApplyConfig: %v, %v; want both pools changed from window 1h0m0s", changes, err)
+	}
+	if d := take(t, b, "videos.list"); !d.Allowed {
+		t.Fatalf("after apply: refused %+v", d)
+	}
+	if err := a.CheckConfig(ctx); !errors.As(err, &cerr) || cerr.Limiter != "2h0m0s" {
+		t.Fatalf("the first worker after apply: got %v, want a ConfigError (the limiter now holds 2h)", err)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,7 +29,7 @@ var (
 	leaseScript  = redis.NewScript(leaseLua)
 )
 
-// keyMargin is how long idle keys outlive their window.
+// keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
 
 // Redis is the shared limiter: every process and host that uses the same
@@ -37,35 +39,78 @@ type Redis struct {
 	opts   Options
 	prefix string
 	fail   *failPolicy
-	ops    map[string]*spendCall // Take's script keys and arguments, built once
+	ops    map[string]*spendCall // Take's charges and keys, built once
+	all    []string              // every pool's keys, clock first
 
-	// epoch is the name of the keys' generation this process has refilled
-	// from its ledger; a decision under another epoch refills first.
-	epoch    atomic.Pointer[string]
-	recallMu sync.Mutex
+	recallMu sync.Mutex // one refill at a time
+	mu       sync.Mutex
+	k        knowledge
+}
+
+// knowledge is what this worker knows of the limiter, to notice a loss that
+// a restored epoch would hide.
+type knowledge struct {
+	epoch  string    // the keys' generation this worker has refilled
+	seq    int64     // the highest call counter it has seen
+	seen   time.Time // when it last saw the counter
+	regAt  time.Time // when it last registered as a spender
+	copyAt time.Time // when it last copied the register (its own clock)
+	copyMS int64     // the limiter's clock at that copy
+	reg    map[string]int64
 }
 
 // spendCall is what the script needs for one set of charges.
 type spendCall struct {
-	charges []ingest.Charge
-	cs      []charge
-	keys    []string
-	args    []any
+	cs   []charge
+	keys []string
+}
+
+// NewClient opens a Redis client for the limiter from a URL: one server
+// (redis://...), or a cluster when the URL lists nodes with addr=. Its
+// timeouts are the limiter's, and a context's deadline reaches the socket
+// (go-redis ignores it on reads otherwise), so that a hung Redis costs a
+// call timeout, not the client's default of seconds. Commands are never
+// retried by the client: a spend sent twice would count twice.
+func NewClient(raw string, timeout time.Duration) (redis.UniversalClient, error) {
+	timeout = max(timeout, 50*time.Millisecond)
+	if strings.Contains(raw, "addr=") {
+		o, err := redis.ParseClusterURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
+		return redis.NewClusterClient(o), nil
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	// One dial attempt: a refused connection is then reported as such at
+	// once (it may fail open), not as a deadline after retries.
+	o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
+	return redis.NewClient(o), nil
 }
 
 // NewRedis returns a limiter on client for opts.QuotaKey.
 func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("quota: %w", err)
 	}
 	r := &Redis{
 		client: client, opts: opts,
 		// The {tag} puts every key of one quota key in one cluster slot.
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
-		fail:   &failPolicy{log: opts.Logger, maxCost: opts.Costs.FailOpenMaxCost, backend: "redis"},
+		fail:   newFailPolicy(opts.Logger, opts.Costs),
 		ops:    map[string]*spendCall{},
 	}
+	var names []string
+	for _, p := range opts.Costs.Pools {
+		names = append(names, p.Name)
+	}
+	r.all = r.keys(names...)
 	for op, charges := range opts.Costs.Operations {
 		if sc, err := r.prepare(charges); err == nil {
 			r.ops[op] = sc
@@ -74,255 +119,546 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 	return r, nil
 }
 
-// prepare checks charges and builds the script's keys and arguments.
+// prepare checks charges and lists the script's keys.
 func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	cs, err := resolve(r.opts.Costs, charges)
 	if err != nil {
 		return nil, err
 	}
-	sc := &spendCall{charges: charges, cs: cs, args: []any{"spend", keyMargin.Milliseconds()}}
 	pools := make([]string, len(cs))
 	for i, c := range cs {
 		pools[i] = c.pool.Name
-		sc.args = append(sc.args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds())
 	}
-	sc.keys = r.keys(pools...)
-	return sc, nil
+	return &spendCall{cs: cs, keys: r.keys(pools...)}, nil
 }
 
 // Backend names the backend, for reports.
 func (r *Redis) Backend() string { return "redis" }
 
-// Keys lists the keys of one pool: its log, running total and block.
-func (r *Redis) poolKeys(pool string) []string {
-	return []string{r.prefix + "log:" + pool, r.prefix + "total:" + pool, r.prefix + "block:" + pool}
-}
-
-// keys lists every key the script touches for these pools, clock first.
+// keys lists every key the script touches for these pools: clock, register
+// and recovery, then five per pool.
 func (r *Redis) keys(pools ...string) []string {
-	k := []string{r.prefix + "clock"}
+	k := []string{r.prefix + "clock", r.prefix + "reg", r.prefix + "recover"}
 	for _, p := range pools {
-		k = append(k, r.poolKeys(p)...)
+		for _, kind := range []string{"log", "total", "block", "conf", "wait"} {
+			k = append(k, r.prefix+kind+":"+p)
+		}
 	}
 	return k
 }
 
 // Keys lists every key this limiter may write, for tests and tidy-ups.
-func (r *Redis) Keys() []string {
-	var pools []string
-	for _, p := range r.opts.Costs.Pools {
-		pools = append(pools, p.Name)
-	}
-	return r.keys(pools...)
-}
+func (r *Redis) Keys() []string { return append([]string(nil), r.all...) }
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	if sc, ok := r.ops[op]; ok {
-		return r.spend(ctx, op, sc)
+	sc, ok := r.ops[op]
+	if !ok {
+		charges, err := r.opts.Costs.Op(op)
+		if err != nil {
+			return ingest.Decision{}, err
+		}
+		return r.Spend(ctx, op, charges)
 	}
-	charges, err := r.opts.Costs.Op(op)
-	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("quota: take: %w", err)
-	}
-	return r.Spend(ctx, op, charges)
+	return r.spend(ctx, op, sc)
 }
 
 // Spend decides one call that takes charges, all of them or none.
 func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	sc, err := r.prepare(charges)
 	if err != nil {
-		return ingest.Decision{}, err
+		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return r.spend(ctx, op, sc)
 }
 
+// script runs window.lua bounded by the limiter timeout (at least min).
+func (r *Redis) script(ctx context.Context, min time.Duration, keys []string, mode string, args ...any) *redis.Cmd {
+	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, min))
+	defer cancel()
+	all := append([]any{mode, keyMargin.Milliseconds(), r.opts.ClockOffset.Milliseconds()}, args...)
+	if mode == "state" {
+		return windowScript.RunRO(ctx, r.client, keys, all...)
+	}
+	return windowScript.Run(ctx, r.client, keys, all...)
+}
+
 func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Decision, error) {
-	args := append([]any{nil}, sc.args[1:]...)
-	for attempt := 0; ; attempt++ {
-		args[0] = "spend:" + r.knownEpoch(attempt)
-		res, err := r.runSpend(ctx, sc.keys, args)
-		if err != nil && r.unreachable(ctx, err) {
-			return r.fail.open(op, sc.charges, err)
-		}
+	for attempt := 0; attempt < 4; attempt++ {
+		args, registers := r.spendArgs(sc)
+		res, err := r.script(ctx, 0, sc.keys, "spend", args...).Slice()
 		if err != nil {
-			return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
+			return r.failed(ctx, op, sc, err)
 		}
-		r.fail.up()
-		if len(res) == 1 && res[0] == -1 {
-			if err := r.recall(ctx); err != nil {
-				return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
+		r.answered(ctx)
+		switch ints(res, 1)[0] {
+		case 0, 1:
+			d, err := r.decision(op, sc, ints(res, len(res)))
+			if d.Allowed && registers {
+				r.mu.Lock()
+				r.k.regAt = time.Now()
+				r.mu.Unlock()
 			}
-			continue
+			return d, err
+		case -1:
+			err = r.newGeneration(ctx)
+		case -2:
+			i := ints(res, 2)[1] - 1
+			return ingest.Decision{}, fmt.Errorf("%s: %w", op, confError(r.opts.QuotaKey, sc.cs[i].pool, str(res[2])))
+		case -3:
+			err = r.lossFound(ctx, "the call counter went back, or a pool's log and account disagree")
+		case -4:
+			return ingest.Decision{}, fmt.Errorf("%s: %w: the limiter's clock is more than a day from this worker's", op, ErrUnavailable)
 		}
-		return r.decision(op, sc.charges, sc.cs, res)
-	}
-}
-
-func (r *Redis) runSpend(ctx context.Context, keys []string, args []any) ([]int64, error) {
-	tctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	return windowScript.Run(tctx, r.client, keys, args...).Int64Slice()
-}
-
-// knownEpoch is the epoch to decide under; after two refills in a row (Redis
-// flushed again meanwhile) it stops checking rather than loop.
-func (r *Redis) knownEpoch(attempt int) string {
-	if attempt >= 2 {
-		return "*"
-	}
-	if e := r.epoch.Load(); e != nil {
-		return *e
-	}
-	return ""
-}
-
-// recall refills the window from the ledger and adopts the keys' epoch:
-// Redis lost its data, or this process has not refilled since it started.
-// Refilling is idempotent, so workers that do it at once count each call
-// once; each worker refills with the calls its own ledger holds.
-func (r *Redis) recall(ctx context.Context) error {
-	r.recallMu.Lock()
-	defer r.recallMu.Unlock()
-	if r.opts.Recall != nil {
-		calls, err := r.opts.Recall(ctx)
 		if err != nil {
-			return fmt.Errorf("read the ledger to refill Redis: %w", err)
-		}
-		n, err := r.Refill(ctx, calls)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			r.opts.Logger.Warn("Redis had lost spent units: refilled the window from the ledger", "calls", n)
+			return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	var longest time.Duration
-	for _, p := range r.opts.Costs.Pools {
-		longest = max(longest, p.Window)
+	return ingest.Decision{}, fmt.Errorf("%s: %w: the limiter's keys kept changing generation", op, ErrUnavailable)
+}
+
+// spendArgs: epoch, known seq, worker, register, worker ms, guard, then per
+// pool units, capacity, window, conf and four day starts.
+// It says whether this call registers the worker (every Beat, once admitted).
+func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
+	real, now := time.Now(), r.opts.Now()
+	r.mu.Lock()
+	epoch, seq, reg := r.k.epoch, r.knownSeq(real), "0"
+	if real.Sub(r.k.regAt) >= r.opts.Beat {
+		reg = "1"
 	}
-	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, 5*time.Second))
-	defer cancel()
-	epoch, err := windowScript.Run(ctx, r.client, r.keys(), "adopt", keyMargin.Milliseconds(),
-		token()[:16], longest.Milliseconds()).Text()
+	r.mu.Unlock()
+	args := make([]any, 0, 6+8*len(sc.cs))
+	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds())
+	for _, c := range sc.cs {
+		d := days(c.pool, now)
+		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds(), poolConf(c.pool), d[0], d[1], d[2], d[3])
+	}
+	return args, reg == "1"
+}
+
+// knownSeq is the highest counter seen, while it can still matter: keys
+// idle past the longest window expire, and their counter with them.
+func (r *Redis) knownSeq(now time.Time) int64 {
+	if now.Sub(r.k.seen) > longest(r.opts.Costs)+keyMargin {
+		return 0
+	}
+	return r.k.seq
+}
+
+func (r *Redis) saw(seq int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq >= r.k.seq {
+		r.k.seq, r.k.seen = seq, time.Now()
+	}
+}
+
+// failed handles a call that got no decision. An error reply is Redis
+// answering (out of memory, read-only replica, a script error): the call
+// is refused. Only a request that surely never reached Redis (the
+// connection was refused, no connection could be had) may fail open; a
+// timeout after the request went out leaves the outcome unknown, and the
+// call is refused rather than risk a second, unmetered admission.
+func (r *Redis) failed(ctx context.Context, op string, sc *spendCall, err error) (ingest.Decision, error) {
+	var rerr redis.Error
+	switch {
+	case ctx.Err() != nil:
+		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+	case errors.As(err, &rerr):
+		return ingest.Decision{}, fmt.Errorf("%s: the limiter answered with an error, so the call is not made: %w", op, err)
+	case neverSent(err):
+		return r.fail.open(op, sc.cs, err)
+	}
+	return ingest.Decision{}, fmt.Errorf("%s: %w: no answer within %s, so the outcome is unknown and the call is not made: %w",
+		op, ErrUnavailable, r.opts.Timeout, err)
+}
+
+// neverSent tells an error that happened before any byte of the request
+// left: a refused or failed dial, no free connection, a closed client.
+func neverSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
+}
+
+// answered notes that Redis answered; when an outage just ended, the calls
+// admitted unmetered during it are written into the window.
+func (r *Redis) answered(ctx context.Context) {
+	if !r.fail.up() || r.opts.Recall == nil {
+		return
+	}
+	rec, err := r.opts.Recall(context.WithoutCancel(ctx))
+	if err == nil {
+		_, err = r.Refill(context.WithoutCancel(ctx), rec)
+	}
 	if err != nil {
-		return fmt.Errorf("adopt epoch: %w", err)
+		r.opts.Logger.Warn("write the unmetered calls into the limiter", "err", err)
 	}
-	r.epoch.Store(&epoch)
-	return nil
 }
 
-// decision reads the script's reply {allowed, now, seq, retry_at, per pool:
-// used, free_at, blocked_until}; the call id is "<now>-<seq>".
-func (r *Redis) decision(op string, charges []ingest.Charge, cs []charge, res []int64) (ingest.Decision, error) {
-	if len(res) != 4+3*len(cs) {
-		return ingest.Decision{}, fmt.Errorf("quota: %s: window.lua replied %d values, want %d", op, len(res), 4+3*len(cs))
+// decision reads the script's reply {allowed, now, seq, retry, suspect, per
+// pool: used, used_day, free_at, blocked, wait}; the call id is "<now>-<seq>".
+func (r *Redis) decision(op string, sc *spendCall, res []int64) (ingest.Decision, error) {
+	if len(res) != 5+5*len(sc.cs) {
+		return ingest.Decision{}, fmt.Errorf("%s: window.lua replied %d values, want %d", op, len(res), 5+5*len(sc.cs))
 	}
+	r.saw(res[2])
 	d := ingest.Decision{Allowed: res[0] == 1, At: time.UnixMilli(res[1]).UTC(), Op: op, RetryAt: msTime(res[3])}
 	if d.Allowed {
 		d.ID = fmt.Sprintf("%d-%d", res[1], res[2])
-		d.Charges = charges
+		for _, c := range sc.cs {
+			d.Charges = append(d.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
+		}
 	}
-	for i, c := range cs {
-		v := res[4+3*i:]
-		d.Pools = append(d.Pools, poolState(c.pool, v[0], v[1], v[2]))
+	if res[4] == 1 {
+		r.opts.Logger.Warn("the limiter's clock jumped ahead and this worker's clock does not agree: decided at the last good time",
+			"guard", r.opts.Guard)
+	}
+	for i, c := range sc.cs {
+		v := res[5+5*i:]
+		d.Pools = append(d.Pools, poolState(c.pool, v[0], v[1], v[2], v[3], v[4]))
 	}
 	return d, nil
 }
 
-// unreachable tells a Redis that cannot answer (network, timeout, loading,
-// cluster down) from a real error (a bug in the script or its arguments).
-func (r *Redis) unreachable(parent context.Context, err error) bool {
-	if parent.Err() != nil {
-		return false // the caller gave up: not an outage
-	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "OOM", "MOVED", "ASK"} {
-			if strings.HasPrefix(rerr.Error(), p) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}
-
-// Block refuses every call drawing from pool until the given time, for
-// every worker sharing the quota key.
-func (r *Redis) Block(ctx context.Context, pool string, until time.Time) error {
-	if _, ok := r.opts.Costs.Pool(pool); !ok {
-		return fmt.Errorf("quota: block: pool %q is not in costs.yaml", pool)
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	err := windowScript.Run(ctx, r.client, r.keys(pool), "block", keyMargin.Milliseconds(), until.UnixMilli()).Err()
+// newGeneration handles keys that are new or of another generation than
+// this worker refilled: when the worker knows of calls the limiter lacks
+// (its counter is behind this worker's ledger or memory, or there are no
+// keys at all while the ledger holds calls of the window), Redis lost
+// data; otherwise the worker puts its ledger in (refilling twice counts
+// once) and adopts the generation. The limiter is read again after the
+// ledger, so that a reply older than what this worker has since seen
+// cannot pass for a loss.
+func (r *Redis) newGeneration(ctx context.Context) error {
+	r.recallMu.Lock()
+	defer r.recallMu.Unlock()
+	rec, err := r.recall(ctx)
 	if err != nil {
-		return fmt.Errorf("quota: block %s: %w", pool, err)
+		return err
 	}
+	r.mu.Lock()
+	known, mine := max(r.knownSeq(time.Now()), highestSeq(rec.Calls)), r.k.epoch
+	r.mu.Unlock()
+	_, seq, epoch, _, err := r.beat(ctx, "0")
+	switch {
+	case err != nil:
+		return err
+	case (epoch == "" && known > 0) || seq < known:
+		return r.declareLoss(ctx, rec, fmt.Sprintf("this worker knows call %d, the limiter's counter is at %d", known, seq))
+	case epoch != "" && epoch == mine:
+		return nil // another call of this worker got here first
+	case epoch == "":
+		res, err := r.script(ctx, 5*time.Second, r.all, "adopt", token()[:16], (longest(r.opts.Costs) + keyMargin).Milliseconds(), known).Text()
+		if err != nil {
+			return fmt.Errorf("adopt epoch: %w", err)
+		}
+		epoch = res
+	}
+	if _, err := r.refill(ctx, r.opts.Worker, rec); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.k.epoch = epoch
+	r.mu.Unlock()
 	return nil
 }
 
-// State reports every pool without writing anything: it runs the script
-// read-only (EVALSHA_RO).
-func (r *Redis) State(ctx context.Context) ([]ingest.PoolState, error) {
-	pools := r.opts.Costs.Pools
-	names := make([]string, len(pools))
-	args := []any{"state", keyMargin.Milliseconds()}
-	for i, p := range pools {
-		names[i] = p.Name
-		args = append(args, dearest(r.opts.Costs, p.Name), p.Capacity(), p.Window.Milliseconds())
+func (r *Redis) recall(ctx context.Context) (ingest.Recalled, error) {
+	if r.opts.Recall == nil {
+		return ingest.Recalled{}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	res, err := windowScript.RunRO(ctx, r.client, r.keys(names...), args...).Int64Slice()
+	rec, err := r.opts.Recall(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("quota: state: %w", err)
+		return rec, fmt.Errorf("read the ledger: %w", err)
 	}
-	if len(res) != 1+3*len(pools) {
-		return nil, fmt.Errorf("quota: state: window.lua replied %d values, want %d", len(res), 1+3*len(pools))
+	return rec, nil
+}
+
+// lossFound declares a loss the script found.
+func (r *Redis) lossFound(ctx context.Context, reason string) error {
+	r.recallMu.Lock()
+	defer r.recallMu.Unlock()
+	rec, err := r.recall(ctx)
+	if err != nil {
+		return err
 	}
-	var out []ingest.PoolState
+	return r.declareLoss(ctx, rec, reason)
+}
+
+// declareLoss starts a recovery: a new generation, so that every worker
+// notices; the pools wait, admitting nothing metered, until every worker
+// that spent in the window has put its ledger back (this worker names them
+// from its copy of the register, when the copy is fresh), or until their
+// window and current day have passed. This worker refills at once. The
+// caller holds recallMu.
+func (r *Redis) declareLoss(ctx context.Context, rec ingest.Recalled, reason string) error {
+	real, now := time.Now(), r.opts.Now()
+	r.mu.Lock()
+	need, seq := r.vouch(real), max(r.knownSeq(real), highestSeq(rec.Calls))
+	r.mu.Unlock()
+	epoch := token()[:16]
+	args := []any{epoch, seq, strings.Join(need, ","), (longest(r.opts.Costs) + keyMargin).Milliseconds()}
+	for _, p := range r.opts.Costs.Pools {
+		d := days(p, now)
+		args = append(args, p.Window.Milliseconds(), d[0], d[1], d[2], d[3])
+	}
+	if err := r.script(ctx, 5*time.Second, r.all, "lost", args...).Err(); err != nil {
+		return fmt.Errorf("start recovery: %w", err)
+	}
+	r.opts.Logger.Warn("the limiter lost data: metered calls wait until every worker that spent has refilled its ledger, or the window and day have passed",
+		"reason", reason, "need", strings.Join(need, ","), "vouched", len(need) > 0)
+	if _, err := r.refill(ctx, r.opts.Worker, rec); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.k.epoch = epoch
+	r.mu.Unlock()
+	return nil
+}
+
+// vouch lists the workers that spent in the window, from this worker's copy
+// of the register, or nothing when the copy is not fresh enough to tell.
+func (r *Redis) vouch(now time.Time) []string {
+	if r.k.copyAt.IsZero() || now.Sub(r.k.copyAt) > r.opts.Fresh {
+		return nil
+	}
+	cutoff := r.k.copyMS - (longest(r.opts.Costs) + r.opts.Beat).Milliseconds()
+	need := []string{r.opts.Worker}
+	for w, ms := range r.k.reg {
+		if ms >= cutoff && w != r.opts.Worker {
+			need = append(need, w)
+		}
+	}
+	sort.Strings(need[1:])
+	return need
+}
+
+// beat reads the limiter's clock and register (renewing this worker's
+// entry when register is "1").
+func (r *Redis) beat(ctx context.Context, register string) (now, seq int64, epoch string, reg map[string]int64, err error) {
+	ttl := (longest(r.opts.Costs) + keyMargin).Milliseconds()
+	res, err := r.script(ctx, 0, r.all, "heartbeat", r.opts.Worker, ttl, register).Slice()
+	if err != nil {
+		return 0, 0, "", nil, fmt.Errorf("heartbeat: %w", err)
+	}
+	v := ints(res, 2)
+	reg = map[string]int64{}
+	for i := 3; i+1 < len(res); i += 2 {
+		ms, _ := strconv.ParseInt(str(res[i+1]), 10, 64)
+		reg[str(res[i])] = ms
+	}
+	return v[0], v[1], str(res[2]), reg, nil
+}
+
+// Heartbeat copies the register and checks that the limiter has not lost
+// data since this worker last looked; a loss is handled as a spend would.
+// Daemons call it every Beat (Run).
+func (r *Redis) Heartbeat(ctx context.Context) error {
+	now, seq, epoch, reg, err := r.beat(ctx, "0")
+	if err != nil {
+		return err
+	}
+	r.answered(ctx)
+	r.mu.Lock()
+	known, mine := r.knownSeq(time.Now()), r.k.epoch
+	r.mu.Unlock()
+	if epoch != mine || seq < known {
+		// Not a copy to keep: the register may be from before a loss.
+		if err := r.newGeneration(ctx); err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		return nil
+	}
+	r.mu.Lock()
+	r.k.reg, r.k.copyAt, r.k.copyMS = reg, time.Now(), now
+	r.mu.Unlock()
+	r.saw(seq)
+	return nil
+}
+
+// Run heartbeats every Beat until ctx is done.
+func (r *Redis) Run(ctx context.Context) {
+	t := time.NewTicker(r.opts.Beat)
+	defer t.Stop()
+	for {
+		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Debug("quota heartbeat", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Block refuses every call drawing from pool until the next midnight of
+// the pool's day zone (the upstream's when it has none), as the limiter's
+// own clock sees it, for every worker sharing the quota key. It returns
+// the end of the block.
+func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
+	p, ok := r.opts.Costs.Pool(pool)
+	if !ok {
+		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
+	}
+	d := days(blockZone(p), r.opts.Now())
+	ms, err := r.script(ctx, 0, r.keys(pool), "block", d[0], d[1], d[2], d[3]).Int64()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
+	}
+	return msTime(ms), nil
+}
+
+// Status is the limiter as `ingest report` shows it.
+type Status struct {
+	Pools []ingest.PoolState
+	// Need and Done: while the limiter recovers from a loss, the workers
+	// whose ledgers it waits for (nil: nobody could vouch, so it waits for
+	// time to pass) and those that have refilled.
+	Need, Done []string
+}
+
+// State reports every pool without writing anything (EVALSHA_RO).
+func (r *Redis) State(ctx context.Context) ([]ingest.PoolState, error) {
+	st, err := r.Status(ctx)
+	return st.Pools, err
+}
+
+// Status reports every pool and any recovery in progress, read only.
+func (r *Redis) Status(ctx context.Context) (Status, error) {
+	now := r.opts.Now()
+	var args []any
+	for _, p := range r.opts.Costs.Pools {
+		d := days(p, now)
+		args = append(args, dearest(r.opts.Costs, p.Name), p.Capacity(), p.Window.Milliseconds(), poolConf(p), d[0], d[1], d[2], d[3])
+	}
+	res, err := r.script(ctx, 0, r.all, "state", args...).Slice()
+	if err != nil {
+		return Status{}, fmt.Errorf("state: %w", err)
+	}
+	pools := r.opts.Costs.Pools
+	if len(res) != 5+5*len(pools) {
+		return Status{}, fmt.Errorf("state: window.lua replied %d values, want %d", len(res), 5+5*len(pools))
+	}
+	st := Status{Need: list(str(res[3])), Done: list(str(res[4]))}
+	v := ints(res[5:], len(res)-5)
 	for i, p := range pools {
-		v := res[1+3*i:]
-		out = append(out, poolState(p, v[0], v[1], v[2]))
+		w := v[5*i:]
+		st.Pools = append(st.Pools, poolState(p, w[0], w[1], w[2], w[3], w[4]))
+	}
+	return st, nil
+}
+
+func list(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// Refill puts ledger calls (metered, and unmetered ones taken while the
+// limiter was unreachable) and blocks back into the limiter. Calls already
+// there are skipped, so refilling twice counts once. It also tells a
+// recovery that this worker has refilled.
+func (r *Redis) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
+	r.recallMu.Lock()
+	defer r.recallMu.Unlock()
+	return r.refill(ctx, r.opts.Worker, rec)
+}
+
+func (r *Redis) refill(ctx context.Context, worker string, rec ingest.Recalled) (int, error) {
+	calls := refillable(r.opts.Logger, r.opts.QuotaKey, rec.Calls)
+	byPool, blocks := map[string][]any{}, map[string]int64{}
+	for _, c := range calls {
+		ms, seq, _ := logID(c.ID)
+		for _, ch := range c.Charges {
+			if ch.Units > 0 {
+				byPool[ch.Pool] = append(byPool[ch.Pool], fmt.Sprintf("%d-%d", ms, seq), ch.Units)
+			}
+		}
+	}
+	for _, b := range rec.Blocks {
+		if b.QuotaKey == "" || b.QuotaKey == r.opts.QuotaKey {
+			blocks[b.Pool] = max(blocks[b.Pool], b.Until.UnixMilli())
+		}
+	}
+	now := r.opts.Now()
+	args := []any{worker}
+	for _, p := range r.opts.Costs.Pools {
+		d := days(p, now)
+		args = append(args, p.Capacity(), p.Window.Milliseconds(), d[0], d[1], d[2], d[3], blocks[p.Name], len(byPool[p.Name])/2)
+		args = append(args, byPool[p.Name]...)
+	}
+	n, err := r.script(ctx, 10*time.Second, r.all, "refill", args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("refill: %w", err)
+	}
+	if n > 0 {
+		r.opts.Logger.Info("refilled the limiter from the ledger", "calls", n)
+	}
+	return n, nil
+}
+
+// Restore refills the limiter from the ledgers an operator has at hand and
+// ends a recovery's wait: the operator vouches that these are all the
+// ledgers of the workers that spent in the window.
+func (r *Redis) Restore(ctx context.Context, ledgers []ingest.Recalled) (int, error) {
+	r.recallMu.Lock()
+	defer r.recallMu.Unlock()
+	total := 0
+	for _, rec := range ledgers {
+		n, err := r.refill(ctx, "restore", rec)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	if err := r.script(ctx, 5*time.Second, r.all, "release").Err(); err != nil {
+		return total, fmt.Errorf("restore: end the wait: %w", err)
+	}
+	return total, nil
+}
+
+// Config lists, per pool, what the limiter holds beside this costs file.
+func (r *Redis) Config(ctx context.Context) ([]PoolConfig, error) {
+	res, err := r.script(ctx, 0, r.all, "conf").StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	out := make([]PoolConfig, len(r.opts.Costs.Pools))
+	for i, p := range r.opts.Costs.Pools {
+		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p)}
+		if i < len(res) {
+			out[i].Limiter = res[i]
+		}
 	}
 	return out, nil
 }
 
-// Refill puts ledger calls back into the window after Redis lost its data.
-// Calls already there are skipped, so refilling twice counts once.
-func (r *Redis) Refill(ctx context.Context, calls []ingest.Call) (int, error) {
-	calls, err := refillable(r.opts.QuotaKey, calls)
-	if err != nil || len(calls) == 0 {
-		return 0, err
-	}
-	byPool := map[string][]any{}
-	for _, c := range calls {
-		for _, ch := range c.Charges {
-			if _, ok := r.opts.Costs.Pool(ch.Pool); ok && ch.Units > 0 {
-				byPool[ch.Pool] = append(byPool[ch.Pool], c.ID, ch.Units)
-			}
-		}
-	}
-	var names []string
-	for p := range byPool {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	args := []any{"refill", keyMargin.Milliseconds()}
-	for _, name := range names {
-		p, _ := r.opts.Costs.Pool(name)
-		args = append(args, p.Capacity(), p.Window.Milliseconds(), len(byPool[name])/2)
-		args = append(args, byPool[name]...)
-	}
-	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, 5*time.Second))
-	defer cancel()
-	n, err := windowScript.Run(ctx, r.client, r.keys(names...), args...).Int()
+// CheckConfig returns a *ConfigError when the limiter holds a pool with
+// other settings than this costs file.
+func (r *Redis) CheckConfig(ctx context.Context) error {
+	return checkConfig(ctx, r.opts, r.Config)
+}
+
+// ApplyConfig replaces the limiter's settings with this costs file's and
+// says what changed.
+func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
+	cur, err := r.Config(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("quota: refill: %w", err)
+		return nil, err
 	}
-	return n, nil
+	args := []any{(longest(r.opts.Costs) + keyMargin).Milliseconds()}
+	for _, c := range cur {
+		args = append(args, c.Costs)
+	}
+	if err := r.script(ctx, 0, r.all, "apply", args...).Err(); err != nil {
+		return nil, fmt.Errorf("apply configuration: %w", err)
+	}
+	return changes(cur), nil
 }
 
 // Lock takes the lease name for ttl with a random token and renews it every
@@ -332,12 +668,13 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
 	defer cancel()
 	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
-	if err != nil && r.unreachable(ctx, err) {
-		return func() {}, false, fmt.Errorf("quota: lock %s: %w: %w", name, ErrUnavailable, err)
+	var rerr redis.Error
+	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
+		return func() {}, false, fmt.Errorf("lock %s: %w: %w", name, ErrUnavailable, err)
 	}
 	if err != nil || !ok {
 		if err != nil {
-			err = fmt.Errorf("quota: lock %s: %w", name, err)
+			err = fmt.Errorf("lock %s: %w", name, err)
 		}
 		return func() {}, false, err
 	}
@@ -352,4 +689,28 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 		},
 	}
 	return l.start(), true, nil
+}
+
+// ints reads the first n values of a script reply as integers.
+func ints(res []any, n int) []int64 {
+	out := make([]int64, n)
+	for i := 0; i < n && i < len(res); i++ {
+		switch v := res[i].(type) {
+		case int64:
+			out[i] = v
+		case string:
+			out[i], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return out
+}
+
+func str(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package quota_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -19,14 +20,17 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		l, err := quota.NewRedis(client(t), quota.Options{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
+			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 	return harness{
-		open: func(t *testing.T, key string, costs *ingest.Costs) limiter {
-			l, err := quota.NewRedis(client(t), quota.Options{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		},
+		at:   at,
+		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			if err := client(t).Set(context.Background(), "ingest:{"+key+"}:lock:"+name, token, ttl).Err(); err != nil {
 				t.Fatal(err)
@@ -42,10 +46,15 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 	}
 }
 
+// newClient opens a client as the worker does (quota.NewClient), with a
+// timeout a busy test machine meets.
 func newClient(t testing.TB, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { c.Close() })
-	return c
+	u, err := quota.NewClient("redis://"+addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	return u.(*redis.Client)
 }
 
 func TestRedisConformance(t *testing.T) {
@@ -80,7 +89,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	runConformance(t, redisHarness(func(*testing.T) redis.UniversalClient { return client }))
 }
 
-// keyTTLs checks that every key the limiter wrote expires.
+// TestRedisKeysExpire checks that every key the limiter wrote expires.
 func TestRedisKeysExpire(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -93,17 +102,18 @@ func TestRedisKeysExpire(t *testing.T) {
 	if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
-	if err := l.Block(ctx, "search", time.Now().Add(time.Hour)); err != nil {
+	if _, err := l.Block(ctx, "search"); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := c.Keys(ctx, "*").Result()
-	if err != nil || len(keys) != 6 {
-		t.Fatalf("keys: got %v, %v; want clock, log and total per pool, search's block", keys, err)
+	if err != nil || len(keys) != 9 {
+		t.Fatalf("keys: got %v, %v; want clock, register, log, total and conf per pool, search's block", keys, err)
 	}
 	for _, k := range keys {
+		// A pool remembers its window or a 25-hour day, whichever is longer.
 		ttl, err := c.PTTL(ctx, k).Result()
-		if err != nil || ttl <= 0 || ttl > time.Hour+2*time.Minute {
-			t.Errorf("PTTL %s: got %s, %v; want about an hour", k, ttl, err)
+		if err != nil || ttl <= 0 || ttl > 25*time.Hour+2*time.Minute {
+			t.Errorf("PTTL %s: got %s, %v; want at most 25 hours", k, ttl, err)
 		}
 	}
 }
@@ -161,10 +171,14 @@ func TestRedisScriptFlush(t *testing.T) {
 	}
 }
 
-func TestRedisFlushallRefill(t *testing.T) {
+// TestRedisFlushallRestore: after FLUSHALL a worker that knows what it
+// spent refuses to spend metered until the window is whole again; here
+// nobody could vouch for who spent (no fresh register), so it waits until
+// an operator restores the ledgers.
+func TestRedisFlushallRestore(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
+	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	var ledger []ingest.Call
 	for i := range 30 {
@@ -181,28 +195,55 @@ func TestRedisFlushallRefill(t *testing.T) {
 	if r, err := redistest.Do(srv.Addr, "FLUSHALL"); err != nil || r != "+OK" {
 		t.Fatalf("FLUSHALL: %q %v", r, err)
 	}
-	if s, _ := l.State(ctx); s[0].Used != 0 {
-		t.Fatalf("after FLUSHALL: used %d, want 0", s[0].Used)
+	d, err := l.Take(ctx, "videos.list")
+	if err != nil || d.Allowed || pool(d, "default").WaitUntil.IsZero() {
+		t.Fatalf("after FLUSHALL: %+v, %v; want refused, waiting", d, err)
+	}
+	if want := d.At.Add(time.Minute); d.RetryAt.Before(want) {
+		t.Fatalf("after FLUSHALL: retry at %s, want no earlier than the window's end %s", d.RetryAt, want)
 	}
 	for i, want := range []int{30, 0} {
-		if n, err := l.Refill(ctx, ledger); err != nil || n != want {
-			t.Fatalf("refill %d: got %d, %v; want %d", i+1, n, err, want)
+		if n, err := l.Restore(ctx, []ingest.Recalled{{Calls: ledger}}); err != nil || n != want {
+			t.Fatalf("restore %d: got %d, %v; want %d", i+1, n, err, want)
 		}
 		s, _ := l.State(ctx)
-		if s[0].Used != 27+300 || s[1].Used != 3 {
-			t.Fatalf("after refill %d: %+v, want default 327, search 3", i+1, s)
+		if s[0].Used != 27+300 || s[1].Used != 3 || !s[0].WaitUntil.IsZero() {
+			t.Fatalf("after restore %d: %+v, want default 327, search 3, no wait", i+1, s)
 		}
 	}
-	d, err := l.Take(ctx, "videos.list")
+	d, err = l.Take(ctx, "videos.list")
 	if err != nil || !d.Allowed || !idLess(ledger[len(ledger)-1].ID, d.ID) {
-		t.Fatalf("after refill: %+v, %v; want an id above %s", d, err, ledger[len(ledger)-1].ID)
+		t.Fatalf("after restore: %+v, %v; want admitted with an id above %s", d, err, ledger[len(ledger)-1].ID)
 	}
 }
 
+// ledgers are the workers' own ledgers in a test, one per worker.
+type ledgers struct {
+	mu    sync.Mutex
+	calls map[int][]ingest.Call
+}
+
+func (l *ledgers) recall(i int) func(context.Context) (ingest.Recalled, error) {
+	return func(context.Context) (ingest.Recalled, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return ingest.Recalled{Calls: append([]ingest.Call(nil), l.calls[i]...)}, nil
+	}
+}
+
+func (l *ledgers) add(i int, quotaKey string, d ingest.Decision) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls == nil {
+		l.calls = map[int][]ingest.Call{}
+	}
+	l.calls[i] = append(l.calls[i], ingest.Call{QuotaKey: quotaKey, ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges, Unmetered: d.Unmetered})
+}
+
 // TestRedisRecallsAfterLosingData: two workers with ledgers of their own
-// share a Redis that restarts empty. Each refills its own calls before its
-// next decision, so the window still holds every admitted unit and the
-// limit holds across the loss.
+// share a Redis that restarts empty. The first to notice names both from
+// its fresh copy of the register; the limiter admits nothing metered until
+// both have refilled, so the limit holds across the loss.
 func TestRedisRecallsAfterLosingData(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -211,17 +252,11 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	ledgers := make([][]ingest.Call, 2)
+	var books ledgers
 	workers := make([]*quota.Redis, 2)
 	for i := range workers {
-		recall := func(context.Context) ([]ingest.Call, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return append([]ingest.Call(nil), ledgers[i]...), nil
-		}
 		workers[i], _ = quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "amnesia", Costs: costs,
-			Recall: recall, Logger: quiet, Timeout: 2 * time.Second})
+			Recall: books.recall(i), Logger: quiet, Timeout: 2 * time.Second, Worker: fmt.Sprintf("w%d", i)})
 	}
 	take := func(i int) bool {
 		d, err := workers[i].Take(ctx, "videos.list")
@@ -229,19 +264,25 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 			t.Fatalf("worker %d: %v", i, err)
 		}
 		if d.Allowed {
-			mu.Lock()
-			ledgers[i] = append(ledgers[i], ingest.Call{QuotaKey: "amnesia", ID: d.ID, At: d.At, Op: "videos.list", Charges: d.Charges})
-			mu.Unlock()
+			books.add(i, "amnesia", d)
 		}
 		return d.Allowed
 	}
 	for n := range 30 {
 		take(n % 2)
 	}
+	for _, w := range workers {
+		if err := w.Heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	srv.Restart(t)
+	if take(0) {
+		t.Fatal("worker 0 right after the loss: admitted before worker 1 refilled")
+	}
 	admitted := 0
 	for n := range 60 {
-		if take(n % 2) {
+		if take((n + 1) % 2) {
 			admitted++
 		}
 	}
@@ -253,24 +294,39 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	}
 }
 
-// TestRedisDown: with Redis gone, cheap calls go ahead unmetered and dear
-// ones fail with ErrUnavailable, each within about the timeout; after a
-// restart the limiter works again.
+// TestRedisDown: with Redis gone, cheap calls go ahead unmetered within the
+// pool's fail_open budget and dear ones fail with ErrUnavailable, each
+// within about the timeout; once Redis answers again the unmetered calls
+// are written into the window, once.
 func TestRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	var books ledgers
+	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
+		Logger: quiet, Recall: books.recall(0), Worker: "w0"})
 	ctx := context.Background()
-	if d, err := l.Take(ctx, "videos.list"); err != nil || d.Unmetered {
+	d, err := l.Take(ctx, "videos.list")
+	if err != nil || d.Unmetered {
 		t.Fatalf("before: %+v, %v", d, err)
+	}
+	books.add(0, "down", d)
+	if err := l.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
 	}
 	srv.Stop()
 	const bound = 2 * time.Second // hang detection, not a timing assertion
-	for i := range 3 {
+	for i := range 4 {
 		start := time.Now()
 		d, err := l.Take(ctx, "videos.list")
-		if took := time.Since(start); err != nil || !d.Allowed || !d.Unmetered || d.ID == "" || took > bound {
+		took := time.Since(start)
+		if i < 3 && (err != nil || !d.Allowed || !d.Unmetered || d.ID == "" || took > bound) {
 			t.Fatalf("cheap call %d while down: %+v, %v after %s; want unmetered within %s", i, d, err, took, bound)
+		}
+		if i == 3 && !errors.Is(err, quota.ErrUnavailable) {
+			t.Fatalf("cheap call %d while down, past fail_open.budget 3: %+v, %v; want ErrUnavailable", i, d, err)
+		}
+		if d.Allowed {
+			books.add(0, "down", d)
 		}
 		start = time.Now()
 		d, err = l.Take(ctx, "search.list")
@@ -278,7 +334,7 @@ func TestRedisDown(t *testing.T) {
 			t.Fatalf("dear call %d while down: %+v, %v after %s; want ErrUnavailable within %s", i, d, err, took, bound)
 		}
 	}
-	srv.Restart(t)
+	srv.Restart(t) // empty: this worker vouches for itself and refills
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		d, err := l.Take(ctx, "search.list")
@@ -289,6 +345,10 @@ func TestRedisDown(t *testing.T) {
 			t.Fatalf("after restart: %+v, %v", d, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	s, err := l.State(ctx)
+	if err != nil || s[0].Used != 1+3+100 {
+		t.Fatalf("after restart: %+v, %v; want default 104 used (1 metered, 3 unmetered written back once, 100 now)", s, err)
 	}
 }
 
@@ -301,7 +361,7 @@ func TestRedisScriptError(t *testing.T) {
 	ctx := context.Background()
 	c.Set(ctx, "ingest:{wrongtype}:log:default", "not a stream", 0)
 	d, err := l.Take(ctx, "videos.list")
-	if err == nil || errors.Is(err, quota.ErrUnavailable) || d.Allowed {
+	if err == nil || d.Allowed || d.Unmetered {
 		t.Fatalf("take over a wrong key type: %+v, %v; want a plain error", d, err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // write lock, as long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
-// SQLite is the embedded limiter: the same sliding log, kept in the SQLite
+// SQLite is the embedded limiter: the same log, kept in the SQLite
 // database, for one host. Every decision is one write transaction (BEGIN
 // IMMEDIATE), so processes sharing the file take turns and stay exact.
 type SQLite struct {
@@ -39,7 +39,7 @@ func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("quota: %w", err)
 	}
 	return &SQLite{db: db, opts: opts}, nil
 }
@@ -51,7 +51,7 @@ func (s *SQLite) Backend() string { return "sqlite" }
 func (s *SQLite) Take(ctx context.Context, op string) (ingest.Decision, error) {
 	charges, err := s.opts.Costs.Op(op)
 	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("quota: take: %w", err)
+		return ingest.Decision{}, err
 	}
 	return s.Spend(ctx, op, charges)
 }
@@ -60,19 +60,19 @@ func (s *SQLite) Take(ctx context.Context, op string) (ingest.Decision, error) {
 func (s *SQLite) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	cs, err := resolve(s.opts.Costs, charges)
 	if err != nil {
-		return ingest.Decision{}, err
+		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	d, err := s.spend(tctx, op, cs)
-	if err != nil && ctx.Err() == nil && busy(tctx, err) {
-		return ingest.Decision{}, fmt.Errorf("quota: %s: database busy for %s: %w: %w", op, s.opts.Timeout, ErrUnavailable, err)
-	}
-	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("quota: %s: %w", op, err)
-	}
-	if d.Allowed {
-		d.Charges = charges
+	var cerr *ConfigError
+	switch {
+	case errors.As(err, &cerr):
+		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+	case err != nil && ctx.Err() == nil && busy(tctx, err):
+		return ingest.Decision{}, fmt.Errorf("%s: database busy for %s: %w: %w", op, s.opts.Timeout, ErrUnavailable, err)
+	case err != nil:
+		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return d, nil
 }
@@ -90,10 +90,12 @@ func busy(ctx context.Context, err error) bool {
 	return false
 }
 
-// pool is one pool as a transaction sees it.
+// sqlPool is one pool as a transaction sees it.
 type sqlPool struct {
 	charge
-	used, free, blocked int64
+	horizon, dayStart, dayEnd int64
+	used, usedDay, free       int64
+	blocked                   int64
 }
 
 func (s *SQLite) spend(ctx context.Context, op string, cs []charge) (ingest.Decision, error) {
@@ -109,11 +111,14 @@ func (s *SQLite) spend(ctx context.Context, op string, cs []charge) (ingest.Deci
 	ps := make([]sqlPool, len(cs))
 	allowed := true
 	for i, c := range cs {
-		ps[i] = sqlPool{charge: c}
+		ps[i] = s.bounds(c, now)
+		if err := s.agree(ctx, tx, c.pool); err != nil {
+			return ingest.Decision{}, err
+		}
 		if err := s.load(ctx, tx, now, &ps[i], true); err != nil {
 			return ingest.Decision{}, err
 		}
-		allowed = allowed && ps[i].blocked == 0 && ps[i].used+c.units <= c.pool.Capacity()
+		allowed = allowed && ps[i].fits(0)
 	}
 	d := ingest.Decision{Allowed: allowed, At: time.UnixMilli(now).UTC(), Op: op}
 	if allowed {
@@ -122,84 +127,132 @@ func (s *SQLite) spend(ctx context.Context, op string, cs []charge) (ingest.Deci
 		if err := s.record(ctx, tx, now, d.ID, ps); err != nil {
 			return ingest.Decision{}, err
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`,
-		s.opts.QuotaKey, now, seq); err != nil {
-		return ingest.Decision{}, err
+		if err := s.setClock(ctx, tx, now, seq); err != nil {
+			return ingest.Decision{}, err
+		}
 	}
 	for _, p := range ps {
-		if !allowed {
+		if allowed {
+			d.Charges = append(d.Charges, ingest.Charge{Pool: p.pool.Name, Units: p.units})
+		} else {
 			d.RetryAt = msTime(max(d.RetryAt.UnixMilli(), p.free, p.blocked))
 		}
-		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.free, p.blocked))
+		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.usedDay, p.free, p.blocked, 0))
 	}
 	return d, tx.Commit()
 }
 
-// clock is the wall clock made monotonic: never behind the last decision.
+// fits reports whether the pool has room for its units on top of extra.
+func (p *sqlPool) fits(extra int64) bool {
+	c := p.pool.Capacity()
+	dayOK := p.dayStart == 0 || p.usedDay+extra+p.units <= c
+	return p.blocked == 0 && dayOK && p.used+extra+p.units <= c
+}
+
+// bounds fills a pool's window horizon and calendar day at now.
+func (s *SQLite) bounds(c charge, now int64) sqlPool {
+	p := sqlPool{charge: c, horizon: now - c.pool.Window.Milliseconds()}
+	if c.pool.Day != nil {
+		d := days(c.pool, time.UnixMilli(now))
+		p.dayStart, p.dayEnd = d[1], d[2]
+	}
+	return p
+}
+
+// clock is this limiter's clock (Options.Now) made monotonic: never behind
+// the last decision.
 func (s *SQLite) clock(ctx context.Context, q querier) (now, seq int64, err error) {
 	var last int64
 	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil
 	}
-	return max(time.Now().UnixMilli(), last), seq, err
+	return max(s.opts.Now().UnixMilli(), last), seq, err
+}
+
+func (s *SQLite) setClock(ctx context.Context, tx *sql.Tx, now, seq int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key) DO UPDATE SET last_ms = max(last_ms, excluded.last_ms), seq = max(seq, excluded.seq)`,
+		s.opts.QuotaKey, now, seq)
+	return err
 }
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// load reads one pool at now: units in the window, the block, and when this
-// cost fits. With trim, it first deletes entries that left the window.
-func (s *SQLite) load(ctx context.Context, tx *sql.Tx, now int64, p *sqlPool, trim bool) error {
-	horizon := now - p.pool.Window.Milliseconds()
+// agree stores the pool's settings when the database has none for this
+// quota key, and returns a *ConfigError when it holds others.
+func (s *SQLite) agree(ctx context.Context, q querier, p ingest.Pool) error {
+	var stored string
+	err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, s.opts.QuotaKey, p.Name).Scan(&stored)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = q.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`, s.opts.QuotaKey, p.Name, poolConf(p))
+		return err
+	case err != nil:
+		return err
+	case stored != poolConf(p):
+		return confError(s.opts.QuotaKey, p, stored)
+	}
+	return nil
+}
+
+// load reads one pool at now: units in the window and in the day, the
+// block, and when this cost fits. With trim, it first deletes entries that
+// are out of both the window and the day.
+func (s *SQLite) load(ctx context.Context, q querier, now int64, p *sqlPool, trim bool) error {
+	keep := p.horizon
+	if p.dayStart > 0 {
+		keep = min(keep, p.dayStart-1)
+	}
 	if trim {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`,
-			s.opts.QuotaKey, p.pool.Name, horizon); err != nil {
+		if _, err := q.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`,
+			s.opts.QuotaKey, p.pool.Name, keep); err != nil {
 			return err
 		}
 	}
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(units), 0) FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
-		s.opts.QuotaKey, p.pool.Name, horizon).Scan(&p.used)
+	err := q.QueryRowContext(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0),
+		COALESCE(SUM(CASE WHEN ? > 0 AND at_ms >= ? THEN units END), 0)
+		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
+		p.horizon, p.dayStart, p.dayStart, s.opts.QuotaKey, p.pool.Name, keep).Scan(&p.used, &p.usedDay)
 	if err != nil {
 		return err
 	}
-	err = tx.QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
+	err = q.QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
 		s.opts.QuotaKey, p.pool.Name, now).Scan(&p.blocked)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	p.free, err = s.freeAt(ctx, tx, horizon, p.pool, p.used+p.units-p.pool.Capacity())
-	return err
+	return s.freeAt(ctx, q, p, 0)
 }
 
-// freeAt walks the oldest entries in the window until need units have left:
-// the time the last of them leaves is when there is room. Walking, not
-// oldest + window: with weighted costs the oldest entry may free too little.
-func (s *SQLite) freeAt(ctx context.Context, q querier, horizon int64, p ingest.Pool, need int64) (int64, error) {
-	if need <= 0 {
-		return 0, nil
-	}
-	rows, err := q.QueryContext(ctx, `SELECT at_ms, units FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ? ORDER BY at_ms`,
-		s.opts.QuotaKey, p.Name, horizon)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var sum int64
-	for rows.Next() {
-		var at, units int64
-		if err := rows.Scan(&at, &units); err != nil {
-			return 0, err
+// freeAt sets when the pool has room for its units on top of extra: when
+// enough units have left the window (the entry whose running sum reaches
+// the excess leaves it: oldest + window would be wrong when costs differ)
+// and, when the day is full, when the next day starts.
+func (s *SQLite) freeAt(ctx context.Context, q querier, p *sqlPool, extra int64) error {
+	p.free = 0
+	c := p.pool.Capacity()
+	if need := p.used + extra + p.units - c; need > 0 {
+		err := q.QueryRowContext(ctx, `SELECT at_ms FROM (
+			SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
+			FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) WHERE run >= ? LIMIT 1`,
+			s.opts.QuotaKey, p.pool.Name, p.horizon, need).Scan(&p.free)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
-		if sum += units; sum >= need {
-			return at + p.Window.Milliseconds(), nil
+		if p.free > 0 {
+			p.free += p.pool.Window.Milliseconds()
 		}
 	}
-	return 0, rows.Err()
+	if p.dayStart > 0 && p.usedDay+extra+p.units > c {
+		p.free = max(p.free, p.dayEnd)
+	}
+	return nil
 }
 
 // record logs an admitted call in every pool and updates used and free.
@@ -211,30 +264,42 @@ func (s *SQLite) record(ctx context.Context, tx *sql.Tx, now int64, id string, p
 			return err
 		}
 		p.used += p.units
-		var err error
-		p.free, err = s.freeAt(ctx, tx, now-p.pool.Window.Milliseconds(), p.pool, p.used+p.units-p.pool.Capacity())
-		if err != nil {
+		if p.dayStart > 0 {
+			p.usedDay += p.units
+		}
+		if err := s.freeAt(ctx, tx, p, 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Block refuses every call drawing from pool until the given time, for
-// every process sharing the database and quota key.
-func (s *SQLite) Block(ctx context.Context, pool string, until time.Time) error {
-	if _, ok := s.opts.Costs.Pool(pool); !ok {
-		return fmt.Errorf("quota: block: pool %q is not in costs.yaml", pool)
+// Block refuses every call drawing from pool until the next midnight of its
+// day zone (the upstream's when it has none), by this limiter's clock, for
+// every process sharing the database and quota key; it returns the end.
+func (s *SQLite) Block(ctx context.Context, pool string) (time.Time, error) {
+	p, ok := s.opts.Costs.Pool(pool)
+	if !ok {
+		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms)`,
-		s.opts.QuotaKey, pool, until.UnixMilli())
+	now, _, err := s.clock(ctx, s.db)
 	if err != nil {
-		return fmt.Errorf("quota: block %s: %w", pool, err)
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
 	}
-	return nil
+	until := days(blockZone(p), time.UnixMilli(now))[2]
+	if err := s.block(ctx, s.db, pool, until); err != nil {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
+	}
+	return msTime(until), nil
+}
+
+func (s *SQLite) block(ctx context.Context, q querier, pool string, until int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms)`,
+		s.opts.QuotaKey, pool, until)
+	return err
 }
 
 // State reports every pool in one read transaction; it writes nothing.
@@ -243,77 +308,84 @@ func (s *SQLite) State(ctx context.Context) ([]ingest.PoolState, error) {
 	defer cancel()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a plain deferred BEGIN
 	if err != nil {
-		return nil, fmt.Errorf("quota: state: %w", err)
+		return nil, fmt.Errorf("state: %w", err)
 	}
 	defer tx.Rollback()
 	now, _, err := s.clock(ctx, tx)
 	if err != nil {
-		return nil, fmt.Errorf("quota: state: %w", err)
+		return nil, fmt.Errorf("state: %w", err)
 	}
 	var out []ingest.PoolState
 	for _, pool := range s.opts.Costs.Pools {
-		p := sqlPool{charge: charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}}
+		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now)
 		if err := s.load(ctx, tx, now, &p, false); err != nil {
-			return nil, fmt.Errorf("quota: state: %w", err)
+			return nil, fmt.Errorf("state: %w", err)
 		}
-		out = append(out, poolState(pool, p.used, p.free, p.blocked))
+		out = append(out, poolState(pool, p.used, p.usedDay, p.free, p.blocked, 0))
 	}
 	return out, nil
 }
 
-// Refill puts ledger calls back into the window; a call already there is
+// Refill puts ledger calls and blocks back; a call already there is
 // skipped, so refilling twice counts once. The embedded limiter loses data
 // only with the database, so this matters mostly for Redis; it is here so
 // both backends keep one contract.
-func (s *SQLite) Refill(ctx context.Context, calls []ingest.Call) (int, error) {
-	calls, err := refillable(s.opts.QuotaKey, calls)
-	if err != nil || len(calls) == 0 {
-		return 0, err
-	}
+func (s *SQLite) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
+	calls := refillable(s.opts.Logger, s.opts.QuotaKey, rec.Calls)
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 10*time.Second))
 	defer cancel()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("quota: refill: %w", err)
+		return 0, fmt.Errorf("refill: %w", err)
 	}
 	defer tx.Rollback()
-	added, err := s.refill(ctx, tx, calls)
+	added, err := s.refill(ctx, tx, calls, rec.Blocks)
 	if err != nil {
-		return 0, fmt.Errorf("quota: refill: %w", err)
+		return 0, fmt.Errorf("refill: %w", err)
 	}
 	return added, tx.Commit()
 }
 
-func (s *SQLite) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call) (int, error) {
+func (s *SQLite) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, blocks []ingest.Block) (int, error) {
 	now, seq, err := s.clock(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
-	last, added := now, 0
+	added := 0
 	for _, c := range calls {
-		ms, cseq, _ := parseID(c.ID)
-		n, err := s.refillCall(ctx, tx, now, ms, c)
+		n, err := s.refillCall(ctx, tx, now, c)
 		if err != nil {
 			return 0, err
 		}
 		if n > 0 {
 			added++
-			last, seq = max(last, ms), max(seq, cseq)
+			if _, cseq, err := parseID(c.ID); err == nil {
+				seq = max(seq, cseq)
+			}
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = max(last_ms, excluded.last_ms), seq = max(seq, excluded.seq)`,
-		s.opts.QuotaKey, last, seq)
-	return added, err
+	for _, b := range blocks {
+		if (b.QuotaKey == "" || b.QuotaKey == s.opts.QuotaKey) && b.Until.UnixMilli() > now {
+			if err := s.block(ctx, tx, b.Pool, b.Until.UnixMilli()); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return added, s.setClock(ctx, tx, now, seq)
 }
 
-// refillCall inserts the charges of one call that are still in their
-// pool's window; it returns how many rows were new.
-func (s *SQLite) refillCall(ctx context.Context, tx *sql.Tx, now, ms int64, c ingest.Call) (int64, error) {
+// refillCall inserts the charges of one call that its pools still need; it
+// returns how many rows were new.
+func (s *SQLite) refillCall(ctx context.Context, tx *sql.Tx, now int64, c ingest.Call) (int64, error) {
+	ms, _, _ := logID(c.ID)
 	var n int64
 	for _, ch := range c.Charges {
 		p, ok := s.opts.Costs.Pool(ch.Pool)
-		if !ok || ch.Units <= 0 || ms <= now-p.Window.Milliseconds() {
+		if !ok || ch.Units <= 0 {
+			continue
+		}
+		b := s.bounds(charge{pool: p}, now)
+		if ms <= b.horizon && (b.dayStart == 0 || ms < b.dayStart) {
 			continue
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
@@ -325,6 +397,43 @@ func (s *SQLite) refillCall(ctx context.Context, tx *sql.Tx, now, ms int64, c in
 		n += k
 	}
 	return n, nil
+}
+
+// Config lists, per pool, what the database holds beside this costs file.
+func (s *SQLite) Config(ctx context.Context) ([]PoolConfig, error) {
+	out := make([]PoolConfig, len(s.opts.Costs.Pools))
+	for i, p := range s.opts.Costs.Pools {
+		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p)}
+		err := s.db.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`,
+			s.opts.QuotaKey, p.Name).Scan(&out[i].Limiter)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read configuration: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// CheckConfig returns a *ConfigError when the database holds a pool with
+// other settings than this costs file.
+func (s *SQLite) CheckConfig(ctx context.Context) error {
+	return checkConfig(ctx, s.opts, s.Config)
+}
+
+// ApplyConfig replaces the stored settings with this costs file's and says
+// what changed.
+func (s *SQLite) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
+	cur, err := s.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cur {
+		_, err := s.db.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)
+			ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`, s.opts.QuotaKey, c.Pool, c.Costs)
+		if err != nil {
+			return nil, fmt.Errorf("apply configuration: %w", err)
+		}
+	}
+	return changes(cur), nil
 }
 
 // Lock takes the lease name in the locks table for ttl with a random token
@@ -340,7 +449,7 @@ func (s *SQLite) Lock(ctx context.Context, name string, ttl time.Duration) (func
 		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
 		WHERE locks.expires_ms <= ?`, name, tok, now+ttl.Milliseconds(), now)
 	if err != nil {
-		return func() {}, false, fmt.Errorf("quota: lock %s: %w", name, err)
+		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return func() {}, false, nil

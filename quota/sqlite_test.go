@@ -59,15 +59,17 @@ func sqliteHarness(dir string) harness {
 		}
 		return db
 	}
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		l, err := quota.NewSQLite(exec(t, key, ""), quota.Options{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet,
+			Now: func() time.Time { return time.Now().Add(offset) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 	return harness{
-		open: func(t *testing.T, key string, costs *ingest.Costs) limiter {
-			db := exec(t, key, "")
-			l, err := quota.NewSQLite(db, quota.Options{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		},
+		at:   at,
+		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			exec(t, key, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
 				ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms`,

@@ -1,278 +1,565 @@
--- window.lua: the sliding-log limiter of one quota key, run atomically by Redis.
+-- window.lua: the limiter of one quota key, run atomically by Redis.
 --
--- KEYS[1] clock   "<ms>-<seq>:<epoch>": the last decision time (the clock never
---                 moves backwards), the call counter (call id = "<ms>-<seq>")
---                 and the epoch: a random name given when the keys were
---                 (re)created, so that a worker notices Redis lost its data
--- then three keys per pool, in the order of the pools in ARGV:
---   log    a stream, one entry per admitted call: id "<ms>-<seq>", field u = units
---   total  "<units>:<head>:<touched>": the running sum of u over the log, the ms
---          of its oldest entry (0 when empty) and when the log's TTL was last set
---   block  ms until which the upstream says the pool is spent
+-- Every pool is a sliding log (a stream, one entry per admitted call: id
+-- "<ms>-<seq>", field u = units) with a running account kept beside it, so
+-- that a decision rarely reads the log. The account is cumulative: cum is
+-- every unit ever appended, wbase the units of entries that left the window
+-- (those at or before wh), dbase the units of entries before the current
+-- calendar day (which starts at ds). Used in the window is cum - wbase, used
+-- today is cum - dbase. Entries leave the log once they are out of both.
 --
--- ARGV[1] is the mode, ARGV[2] how long idle keys outlive their window (ms):
---   spend:E  then per pool: units, capacity, window
---          -> {allowed, now, seq, retry_at, per pool: used, free_at, blocked_until}
---          or {-1} when the epoch is not E: the caller refills the window
---          from its ledger, adopts the epoch, and asks again (E = * skips it)
---   adopt  then a new epoch, the longest window -> the epoch in force
---   state  then per pool: units (the dearest), capacity, window
---          -> {now, per pool: used, free_at, blocked_until}; never writes
---   block  then until (one pool)  -> the block now in force
---   refill then per pool: capacity, window, n, n pairs of id, units
---          -> number of calls added
+-- KEYS: clock, reg, recover, then five per pool, in the order of the pools:
+--   clock    "<ms>-<seq>:<epoch>": the last decision time (the clock never
+--            goes back), the call counter, and the keys' generation
+--   reg      hash worker -> ms of its last registration (the register)
+--   recover  hash of the recovery after a loss: since, need (workers that
+--            must refill, comma separated; absent until a worker vouches),
+--            done:<worker> -> ms
+--   log      the stream
+--   total    "cum:wbase:wh:dbase:ds:head:touched:fT:fAt" (fT/fAt: the last
+--            retry time computed, for cumulative target fT)
+--   block    ms until which the upstream says the pool is spent
+--   conf     "limit:reserve:window:day": the pool as every worker must see it
+--   wait     ms until which the pool admits nothing metered after a loss
 --
--- The fast path of spend is five commands (TIME, MGET, XADD, SET, SET): the
--- head kept in total says when nothing has left the window, so the log is
--- read only when something has, or when a refusal needs its retry time.
+-- ARGV[1] mode, ARGV[2] how long idle keys outlive what they guard (ms),
+-- ARGV[3] an offset added to TIME (0 but in tests), then by mode:
+--   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms, then
+--           per pool: units, capacity, window, conf, 4 day starts (0s: none)
+--           -> {1|0, now, seq, retry, suspect, per pool: used, used_day,
+--               free_at, blocked, wait}
+--           or {-1, epoch, seq}  the keys are new or of another generation
+--           or {-2, i, stored}   pool i's conf differs from the caller's
+--           or {-3, seq}         the counter went back or a pool lost data
+--           or {-4, now}         the limiter's clock is over a day from the caller's
+--   state   per pool as spend (read only) -> {now, seq, epoch, need, done,
+--           per pool: used, used_day, free_at, blocked, wait}
+--   block   per pool (one): 4 day starts -> until (the next day start)
+--   refill  worker, then per pool: capacity, window, 4 day starts, block
+--           until, n, n pairs of id, units -> calls added
+--   adopt   new epoch, ttl, known seq -> the epoch in force
+--   lost    epoch, known seq, need (comma list or ''), ttl, then per
+--           pool: window, 4 day starts -> the epoch (each pool waits until
+--           its window and its current day have passed)
+--   release -> 1 (an operator restored the ledgers: the wait ends)
+--   conf    then per pool: conf -> per pool: the stored conf or ''
+--   apply   ttl, then per pool: conf -> 1
+--   heartbeat  worker, ttl, register(0/1) -> {now, seq, epoch, worker, ms, ...}
 
-local mode, known = string.match(ARGV[1], '^(%a+):?(.*)$')
+local mode = ARGV[1]
 local margin = tonumber(ARGV[2])
+local offset = tonumber(ARGV[3]) -- 0 but in tests, which move the clock
+local NPK = 5 -- keys per pool
+
+local function time_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + offset
+end
 
 local function fmt(n) return string.format('%d', n) end
 
 local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 
-local function seq_of(id) return tonumber(string.match(id, '%-(%d+)$')) end
-
 local function pool_keys(i)
-  local k = 1 + (i - 1) * 3
-  return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local k = 3 + (i - 1) * NPK
+  return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
 end
 
--- read returns TIME made monotonic by the clock key, the counter, and per
--- pool {used, head, touched, blocked}, in one MGET, and the epoch.
-local function read(npools)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local vals = redis.call('MGET', unpack(KEYS))
-  local last, seq, epoch = 0, 0, ''
-  if vals[1] then
-    last, seq, epoch = string.match(vals[1], '^(%d+)%-(%d+):?(%w*)$')
-    last, seq = tonumber(last), tonumber(seq)
+local function parse_clock(v)
+  if not v then return nil end
+  local last, seq, epoch = string.match(v, '^(%d+)%-(%d+):?(%w*)$')
+  return tonumber(last), tonumber(seq), epoch
+end
+
+local function parse_total(v)
+  local t = {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
+  if not v then return t end
+  local a = {}
+  for x in string.gmatch(v, '[^:]+') do a[#a + 1] = tonumber(x) end
+  t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt =
+    a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]
+  t.present = true
+  return t
+end
+
+local function total_value(t)
+  return string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d', t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt)
+end
+
+-- now reads TIME, never behind the last decision. A reading more than guard
+-- ahead of the last decision that the caller's own clock does not confirm
+-- is suspect: the decision is taken at the last time instead, so one odd
+-- reading cannot throw the log away.
+local function clock_now(last, worker_ms, guard)
+  local now = time_ms()
+  if last and now - last > guard and math.abs(now - worker_ms) > guard then
+    return last, 1
   end
-  local pools = {}
-  for i = 1, npools do
-    local total, block = vals[1 + (i - 1) * 3 + 2], vals[1 + (i - 1) * 3 + 3]
-    local p = {used = 0, head = 0, touched = 0, blocked = tonumber(block or '0')}
-    if total then
-      local u, h, r = string.match(total, '^(%d+):(%d+):(%d+)$')
-      p.used, p.head, p.touched = tonumber(u), tonumber(h), tonumber(r)
+  return math.max(now, last or 0), 0
+end
+
+-- sum_range adds the units of the log's entries with ms in [from, to].
+local function sum_range(log, from, to)
+  if to < from then return 0, 0 end
+  local sum, n = 0, 0
+  for _, e in ipairs(redis.call('XRANGE', log, fmt(from), fmt(to))) do
+    sum, n = sum + tonumber(e[2][2]), n + 1
+  end
+  return sum, n
+end
+
+-- day_of picks, among the caller's four day starts, the day holding now.
+local function day_of(d, now)
+  if d[1] == 0 then return 0, 0, true end
+  for j = 1, 3 do
+    if now >= d[j] and now < d[j + 1] then return d[j], d[j + 1], true end
+  end
+  return 0, 0, false
+end
+
+-- advance moves a pool's account to now: entries that left the window go to
+-- wbase, a new day moves dbase, and entries out of both leave the log. It
+-- reports a loss when the account counts entries the log no longer has.
+local function advance(p, now)
+  local t = p.t
+  local horizon = now - p.window
+  local lost = false
+  if horizon > t.wh then
+    if t.head > 0 and t.head <= horizon then
+      local s = sum_range(p.log, t.wh + 1, horizon)
+      t.wbase = t.wbase + s
+      p.dirty = true
     end
-    pools[i] = p
+    t.wh = horizon
   end
-  return math.max(now, last), seq, pools, epoch
-end
-
-local function clock_value(ms, seq, epoch)
-  return string.format('%d-%d:%s', ms, seq, epoch)
-end
-
--- expired sums the units of entries at or before horizon: they are outside
--- the window (now - window, now].
-local function expired(log, horizon)
-  local sum = 0
-  for _, e in ipairs(redis.call('XRANGE', log, '-', fmt(horizon))) do
-    sum = sum + tonumber(e[2][2])
+  if p.ds > 0 and p.ds ~= t.ds then
+    if p.ds > t.ds then
+      t.dbase = t.dbase + sum_range(p.log, t.ds, p.ds - 1)
+    end
+    t.ds = p.ds
+    p.dirty = true
   end
-  return sum
+  if t.wbase > t.cum or (p.ds > 0 and t.dbase > t.cum) then lost = true end
+  local keep = t.wh
+  if p.ds > 0 then keep = math.min(keep, t.ds - 1) end
+  if t.head > 0 and t.head <= keep then
+    redis.call('XTRIM', p.log, 'MINID', fmt(keep + 1))
+    local first = redis.call('XRANGE', p.log, '-', '+', 'COUNT', 1)
+    if #first == 0 then
+      t.head = 0
+      if t.cum ~= t.wbase then lost = true end
+    else
+      t.head = ms_of(first[1][1])
+    end
+    p.dirty = true
+  end
+  return lost
 end
 
-local function head_of(log)
-  local first = redis.call('XRANGE', log, '-', '+', 'COUNT', 1)
-  if #first == 0 then return 0 end
-  return ms_of(first[1][1])
-end
-
--- trim drops the entries that left the window and takes their units off the
--- running total; it touches the log only when its head has left.
-local function trim(p, horizon)
-  if p.head == 0 or p.head > horizon then return false end
-  p.used = math.max(p.used - expired(p.log, horizon), 0)
-  redis.call('XTRIM', p.log, 'MINID', fmt(horizon + 1))
-  p.head = head_of(p.log)
-  if p.head == 0 then p.used = 0 end
-  return true
-end
-
--- free_at walks the oldest entries still in the window until enough units
--- have left for used + units to fit capacity: the time the last of those
--- leaves is when there is room. Walking, not oldest + window: with weighted
--- costs the oldest entry alone may free too little.
-local function free_at(log, horizon, window, used, units, capacity)
-  local need = used + units - capacity
-  if need <= 0 then return 0 end
-  local start = fmt(horizon + 1)
-  local sum = 0
+-- window_free is when the window has room for units: the time the entry
+-- whose cumulative count reaches cum + units - capacity leaves it. Walking,
+-- not oldest + window: with weighted costs the oldest entry may free too
+-- little. The answer for one target never changes (entries keep their
+-- place), so the last one is kept and a refused caller asking again reads
+-- it without a walk. It returns nil when the log lacks the entries the
+-- account counts (a loss).
+local function window_free(p, units)
+  local t = p.t
+  local target = t.cum + units - p.capacity
+  if target <= t.wbase then return 0 end
+  if target == t.fT then return t.fAt end
+  local sum, start = t.wbase, fmt(t.wh + 1)
   while true do
-    local batch = redis.call('XRANGE', log, start, '+', 'COUNT', 128)
-    if #batch == 0 then return 0 end
+    local batch = redis.call('XRANGE', p.log, start, '+', 'COUNT', 128)
+    if #batch == 0 then return nil end
     for _, e in ipairs(batch) do
       sum = sum + tonumber(e[2][2])
-      if sum >= need then return ms_of(e[1]) + window end
+      if sum >= target then
+        t.fT, t.fAt = target, ms_of(e[1]) + p.window
+        p.dirty = true
+        return t.fAt
+      end
     end
     start = '(' .. batch[#batch][1]
   end
 end
 
-local function save_total(p, now)
-  if p.head == 0 then
-    redis.call('DEL', p.total)
-    return
+local function save(p, now, ttl)
+  local t = p.t
+  if now - t.touched >= margin / 2 or p.newlog then
+    if t.head > 0 then redis.call('PEXPIRE', p.log, ttl) end
+    redis.call('PEXPIRE', p.conf, ttl)
+    t.touched = now
   end
-  -- The log's TTL is refreshed every margin/2, not on every call: it
-  -- outlives its last write by at least window + margin/2.
-  if now - p.touched >= margin / 2 then
-    redis.call('PEXPIRE', p.log, p.window + margin)
-    p.touched = now
-  end
-  redis.call('SET', p.total, string.format('%d:%d:%d', p.used, p.head, p.touched), 'PX', p.window + margin)
+  redis.call('SET', p.total, total_value(t), 'PX', ttl)
 end
 
-local function args3(i)
-  local a = 3 + (i - 1) * 3
-  return tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+-- pools reads the per-pool arguments (stride per pool) and keys, with one
+-- MGET for the clock and every pool's total, block, conf and wait.
+local function load(first, stride, with_conf)
+  local npools = math.floor((#ARGV - first + 1) / stride)
+  local mget = {KEYS[1]}
+  local pools = {}
+  for i = 1, npools do
+    local p = {}
+    p.log, p.total, p.block, p.conf, p.wait = pool_keys(i)
+    local a = first + (i - 1) * stride
+    p.units, p.capacity, p.window = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    p.want = ARGV[a + 3]
+    p.days = {tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])}
+    table.insert(mget, p.total); table.insert(mget, p.block)
+    table.insert(mget, p.conf); table.insert(mget, p.wait)
+    pools[i] = p
+  end
+  local vals = redis.call('MGET', unpack(mget))
+  for i, p in ipairs(pools) do
+    local b = 1 + (i - 1) * 4
+    p.t = parse_total(vals[b + 1])
+    p.blocked = tonumber(vals[b + 2] or '0')
+    p.stored = vals[b + 3]
+    p.waiting = tonumber(vals[b + 4] or '0')
+    p.ttl = math.max(p.window, 90000000) + margin -- a day of 25 hours, and more
+  end
+  return vals[1], pools
+end
+
+-- settle brings every pool to now and says whether any lost data; it fills
+-- used, used_day and the day bounds.
+local function settle(pools, now)
+  local lost, bad_day = false, false
+  for _, p in ipairs(pools) do
+    local ok
+    p.ds, p.de, ok = day_of(p.days, now)
+    if not ok then bad_day = true end
+    if p.blocked <= now then p.blocked = 0 end
+    if p.waiting <= now then p.waiting = 0 end
+    if not p.t.present and p.t.head == 0 and redis.call('EXISTS', p.log) == 1 then lost = true end
+    if ok and advance(p, now) then lost = true end
+    p.used = p.t.cum - p.t.wbase
+    p.used_day = 0
+    if p.ds > 0 then p.used_day = p.t.cum - p.t.dbase end
+  end
+  return lost, bad_day
 end
 
 local function spend()
-  local n = (#ARGV - 2) / 3
-  local now, seq, pools, epoch = read(n)
-  if known ~= '*' and (known == '' or epoch ~= known) then return {-1} end
-  local allowed, retry, longest = 1, 0, 0
+  local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
+  local worker_ms, guard = tonumber(ARGV[8]), tonumber(ARGV[9])
+  local clock, pools = load(10, 8)
+  local last, seq, epoch = parse_clock(clock)
+  if not clock then return {-1, '', 0} end
+  if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
+  if seq < known_seq then return {-3, seq} end
   for i, p in ipairs(pools) do
-    p.log, p.total = pool_keys(i)
-    p.units, p.capacity, p.window = args3(i)
-    p.horizon = now - p.window
-    p.dirty = trim(p, p.horizon)
-    if p.blocked <= now then p.blocked = 0 end
-    longest = math.max(longest, p.window)
-    if p.blocked > 0 or p.used + p.units > p.capacity then allowed = 0 end
-    p.free = free_at(p.log, p.horizon, p.window, p.used, p.units, p.capacity)
-    retry = math.max(retry, p.free, p.blocked)
+    if p.stored and p.stored ~= p.want then return {-2, i, p.stored} end
+  end
+  local now, suspect = clock_now(last, worker_ms, guard)
+  local lost, bad_day = settle(pools, now)
+  if bad_day then return {-4, now} end
+  if lost then return {-3, seq} end
+  local allowed, retry = 1, 0
+  for _, p in ipairs(pools) do
+    local day_full = p.ds > 0 and p.used_day + p.units > p.capacity
+    if p.blocked > 0 or p.waiting > 0 or day_full or p.used + p.units > p.capacity then allowed = 0 end
+    p.free = window_free(p, p.units)
+    if p.free == nil then return {-3, seq} end
+    if day_full then p.free = math.max(p.free, p.de) end
+    retry = math.max(retry, p.free, p.blocked, p.waiting)
   end
   if allowed == 1 then
     seq = seq + 1
     local id = string.format('%d-%d', now, seq)
     for _, p in ipairs(pools) do
       redis.call('XADD', p.log, id, 'u', p.units)
-      p.used = p.used + p.units
-      if p.head == 0 then p.head = now end
-      p.dirty = true
-      p.free = free_at(p.log, p.horizon, p.window, p.used, p.units, p.capacity)
+      p.t.cum = p.t.cum + p.units
+      if p.t.head == 0 then p.t.head, p.newlog = now, true end
+      p.used, p.dirty = p.used + p.units, true
+      if p.ds > 0 then p.used_day = p.used_day + p.units end
+      p.free = window_free(p, p.units) or 0
+      if p.ds > 0 and p.used_day + p.units > p.capacity then p.free = math.max(p.free, p.de) end
+      if not p.stored then redis.call('SET', p.conf, p.want, 'PX', p.ttl) end
     end
     retry = 0
-  end
-  redis.call('SET', KEYS[1], clock_value(now, seq, epoch), 'PX', longest + margin)
-  local out = {allowed, now, 0, retry}
-  if allowed == 1 then out[3] = seq end
-  for _, p in ipairs(pools) do
-    if p.dirty then save_total(p, now) end
-    table.insert(out, p.used)
-    table.insert(out, p.free)
-    table.insert(out, p.blocked)
-  end
-  return out
-end
-
-local function state()
-  local n = (#ARGV - 2) / 3
-  local now, _, pools = read(n)
-  local out = {now}
-  for i, p in ipairs(pools) do
-    local log = pool_keys(i)
-    local units, capacity, window = args3(i)
-    local horizon = now - window
-    if p.head > 0 and p.head <= horizon then
-      p.used = math.max(p.used - expired(log, horizon), 0)
-      if #redis.call('XRANGE', log, fmt(horizon + 1), '+', 'COUNT', 1) == 0 then p.used = 0 end
+    if register == '1' then
+      redis.call('HSET', KEYS[2], worker, fmt(now))
+      redis.call('PEXPIRE', KEYS[2], pools[1].ttl)
     end
-    if p.blocked <= now then p.blocked = 0 end
-    table.insert(out, p.used)
-    table.insert(out, free_at(log, horizon, window, p.used, units, capacity))
-    table.insert(out, p.blocked)
+  end
+  local longest = 0
+  for _, p in ipairs(pools) do
+    longest = math.max(longest, p.ttl)
+    if p.dirty then save(p, now, p.ttl) end
+  end
+  if allowed == 1 then
+    redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, seq, epoch), 'PX', longest)
+  end
+  local out = {allowed, now, seq, retry, suspect}
+  for _, p in ipairs(pools) do
+    table.insert(out, p.used); table.insert(out, p.used_day); table.insert(out, p.free)
+    table.insert(out, p.blocked); table.insert(out, p.waiting)
   end
   return out
 end
 
+-- state reports without writing: the account is advanced in memory only.
+local function state()
+  local clock, pools = load(4, 8)
+  local last, seq, epoch = parse_clock(clock)
+  local now = math.max(time_ms(), last or 0)
+  local out = {now, seq or 0, epoch or '', redis.call('HGET', KEYS[3], 'need') or '', ''}
+  local done = {}
+  for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
+    local w = string.match(f, '^done:(.+)$')
+    if w then table.insert(done, w) end
+  end
+  out[5] = table.concat(done, ',')
+  for _, p in ipairs(pools) do
+    p.ds, p.de = day_of(p.days, now)
+    if p.blocked <= now then p.blocked = 0 end
+    if p.waiting <= now then p.waiting = 0 end
+    local tt = p.t
+    local horizon = now - p.window
+    local wbase, dbase = tt.wbase, tt.dbase
+    if horizon > tt.wh then wbase = wbase + sum_range(p.log, tt.wh + 1, horizon) end
+    if p.ds > tt.ds then dbase = dbase + sum_range(p.log, tt.ds, p.ds - 1) end
+    tt.wbase, tt.wh = wbase, math.max(horizon, tt.wh)
+    local used, used_day = tt.cum - wbase, 0
+    if p.ds > 0 then used_day = tt.cum - dbase end
+    local free = window_free(p, p.units) or 0
+    if p.ds > 0 and used_day + p.units > p.capacity then free = math.max(free, p.de) end
+    table.insert(out, used); table.insert(out, used_day); table.insert(out, free)
+    table.insert(out, p.blocked); table.insert(out, p.waiting)
+  end
+  return out
+end
+
+-- block refuses the pool until the next start of its day after the
+-- limiter's own now.
 local function block()
-  local now, _, pools = read(1)
-  local until_ms = math.max(tonumber(ARGV[3]), pools[1].blocked)
-  if until_ms <= now then return 0 end
-  redis.call('SET', KEYS[4], fmt(until_ms), 'PXAT', fmt(until_ms + margin))
+  local clock = redis.call('GET', KEYS[1])
+  local last = parse_clock(clock)
+  local now = math.max(time_ms(), last or 0)
+  local d = {tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
+  local _, de, ok = day_of(d, now)
+  if not ok or de == 0 then return redis.error_reply('window.lua: block: the limiter clock is over a day from the caller') end
+  local log, total, blk = pool_keys(1)
+  local until_ms = math.max(de, tonumber(redis.call('GET', blk) or '0'))
+  redis.call('SET', blk, fmt(until_ms), 'PXAT', fmt(until_ms + margin))
   return until_ms
 end
 
--- refill merges ledger calls back into the logs. Streams only take
--- increasing ids, so a log that gets an id older than its newest entry is
--- rewritten in order. Ids already present are skipped: refilling twice
--- counts once.
-local function refill()
-  local npools, a = 0, 3
-  while a <= #ARGV do
-    npools = npools + 1
-    a = a + 3 + 2 * tonumber(ARGV[a + 2])
+-- mark_done records that worker refilled its ledger, and ends the wait
+-- when every worker the recovery needs has done so.
+local function mark_done(worker, now)
+  if redis.call('EXISTS', KEYS[3]) == 0 then return end
+  redis.call('HSET', KEYS[3], 'done:' .. worker, fmt(now))
+  local need = redis.call('HGET', KEYS[3], 'need')
+  if not need then return end
+  for w in string.gmatch(need, '[^,]+') do
+    if redis.call('HEXISTS', KEYS[3], 'done:' .. w) == 0 then return end
   end
-  local now, seq, pools, epoch = read(npools)
-  local added, longest, max_ms = {}, 0, now
-  a = 3
-  for i, p in ipairs(pools) do
-    p.log, p.total = pool_keys(i)
-    local capacity, window, n = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-    p.window = window
+  for i = 1, (#KEYS - 3) / NPK do
+    local _, _, _, _, wait = pool_keys(i)
+    redis.call('DEL', wait)
+  end
+  redis.call('DEL', KEYS[3])
+end
+
+-- rebuild rewrites a log from entries (sorted here) and its account from
+-- scratch.
+local function rebuild(log, total, entries, now, window, ds, ttl)
+  table.sort(entries, function(x, y)
+    if x.ms ~= y.ms then return x.ms < y.ms end
+    return x.seq < y.seq
+  end)
+  redis.call('DEL', log)
+  local horizon = now - window
+  local tt = {cum = 0, wbase = 0, wh = horizon, dbase = 0, ds = ds, head = 0, touched = now, fT = -1, fAt = 0}
+  local top = 0
+  for _, e in ipairs(entries) do
+    redis.call('XADD', log, e.id, 'u', e.u)
+    tt.cum = tt.cum + e.u
+    if e.ms <= horizon then tt.wbase = tt.cum end
+    if ds > 0 and e.ms < ds then tt.dbase = tt.cum end
+    if e.seq < 4503599627370496 then top = math.max(top, e.seq) end
+  end
+  if #entries > 0 then
+    tt.head = entries[1].ms
+    redis.call('PEXPIRE', log, ttl)
+  end
+  redis.call('SET', total, total_value(tt), 'PX', ttl)
+  return top
+end
+
+local function entry(id, u)
+  return {id = id, ms = ms_of(id), seq = tonumber(string.match(id, '%-(%d+)$')), u = u}
+end
+
+-- read_log lists a log's entries after keep.
+local function read_log(log, keep)
+  local have, entries = {}, {}
+  for _, e in ipairs(redis.call('XRANGE', log, fmt(keep + 1), '+')) do
+    have[e[1]] = true
+    table.insert(entries, entry(e[1], tonumber(e[2][2])))
+  end
+  return have, entries
+end
+
+-- refill merges ledger calls back into the logs and rebuilds each account
+-- from scratch. Streams only take increasing ids, so a log that gets an
+-- older id is rewritten in order. Ids already present are skipped:
+-- refilling twice counts once.
+local function refill()
+  local worker = ARGV[4]
+  local clock = redis.call('GET', KEYS[1])
+  local last, seq, epoch = parse_clock(clock)
+  local now = math.max(time_ms(), last or 0)
+  seq = seq or 0
+  local added, a, i = {}, 5, 0
+  while a <= #ARGV do
+    i = i + 1
+    local log, total, blk = pool_keys(i)
+    local capacity, window = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+    local d = {tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])}
+    local block_until, n = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
+    local ds = day_of(d, now)
     local horizon = now - window
-    longest = math.max(longest, window)
-    if trim(p, horizon) then save_total(p, now) end
-    local have, entries = {}, {}
-    for _, e in ipairs(redis.call('XRANGE', p.log, '-', '+')) do
-      have[e[1]] = true
-      table.insert(entries, {id = e[1], ms = ms_of(e[1]), seq = seq_of(e[1]), u = tonumber(e[2][2])})
+    local keep = horizon
+    if ds > 0 then keep = math.min(horizon, ds - 1) end
+    local ttl = math.max(window, 90000000) + margin
+    if block_until > now then
+      local cur = tonumber(redis.call('GET', blk) or '0')
+      if block_until > cur then redis.call('SET', blk, fmt(block_until), 'PXAT', fmt(block_until + margin)) end
     end
-    local fresh = false
+    local have, entries = read_log(log, keep)
+    local fresh = redis.call('EXISTS', total) == 0 and redis.call('EXISTS', log) == 1
     for j = 0, n - 1 do
-      local id, u = ARGV[a + 3 + 2 * j], tonumber(ARGV[a + 4 + 2 * j])
+      local id, u = ARGV[a + 8 + 2 * j], tonumber(ARGV[a + 9 + 2 * j])
       local ms = ms_of(id)
-      if ms > horizon and not have[id] then
+      if ms > keep and not have[id] then
         have[id], added[id], fresh = true, true, true
-        table.insert(entries, {id = id, ms = ms, seq = seq_of(id), u = u})
+        table.insert(entries, entry(id, u))
       end
     end
     if fresh then
-      table.sort(entries, function(x, y)
-        if x.ms ~= y.ms then return x.ms < y.ms end
-        return x.seq < y.seq
-      end)
-      redis.call('DEL', p.log)
-      p.used = 0
-      for _, e in ipairs(entries) do
-        redis.call('XADD', p.log, e.id, 'u', e.u)
-        p.used = p.used + e.u
-        max_ms, seq = math.max(max_ms, e.ms), math.max(seq, e.seq)
-      end
-      p.head, p.touched = entries[1].ms, 0
-      save_total(p, now)
+      seq = math.max(seq, rebuild(log, total, entries, now, window, ds, ttl))
     end
-    a = a + 3 + 2 * n
+    a = a + 8 + 2 * n
   end
   local count = 0
   for _ in pairs(added) do count = count + 1 end
-  if count > 0 then
-    redis.call('SET', KEYS[1], clock_value(max_ms, seq, epoch), 'PX', longest + margin)
+  if clock and count > 0 then
+    redis.call('SET', KEYS[1], string.format('%d-%d:%s', last, seq, epoch), 'KEEPTTL')
   end
+  mark_done(worker, now)
   return count
 end
 
--- adopt names the keys' epoch when they have none yet (Redis is new, was
--- flushed, or the keys expired while idle) and returns the one in force.
+-- adopt names the keys' generation when they have none yet (Redis is new,
+-- or the keys expired while idle) and returns the one in force.
 local function adopt()
-  local now, seq, _, epoch = read(0)
-  if epoch ~= '' then return epoch end
-  redis.call('SET', KEYS[1], clock_value(now, seq, ARGV[3]), 'PX', tonumber(ARGV[4]) + margin)
-  return ARGV[3]
+  local clock = redis.call('GET', KEYS[1])
+  local last, seq, epoch = parse_clock(clock)
+  if clock then return epoch end
+  local now = time_ms()
+  redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, tonumber(ARGV[6]), ARGV[4]), 'PX', tonumber(ARGV[5]))
+  return ARGV[4]
+end
+
+-- lost starts a recovery: a new generation (so every worker notices), the
+-- counter never below what any worker saw, and the pools wait until their
+-- window and day have passed or every worker that spent has refilled.
+local function lost()
+  local epoch, known_seq, need, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+  local clock = redis.call('GET', KEYS[1])
+  local last, seq = parse_clock(clock)
+  local now = math.max(time_ms(), last or 0)
+  redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, math.max(seq or 0, known_seq), epoch), 'PX', ttl)
+  for i = 1, (#KEYS - 3) / NPK do
+    local log, total, _, _, wait = pool_keys(i)
+    local a = 8 + (i - 1) * 5
+    local window = tonumber(ARGV[a])
+    local ds, de = day_of({tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}, now)
+    local until_ms = math.max(now + window, de)
+    local cur = tonumber(redis.call('GET', wait) or '0')
+    if until_ms > cur then redis.call('SET', wait, fmt(until_ms), 'PXAT', fmt(until_ms + margin)) end
+    local keep = now - window
+    if ds > 0 then keep = math.min(keep, ds - 1) end
+    local _, entries = read_log(log, keep)
+    rebuild(log, total, entries, now, window, ds, math.max(window, 90000000) + margin)
+  end
+  if redis.call('HEXISTS', KEYS[3], 'since') == 0 then redis.call('HSET', KEYS[3], 'since', fmt(now)) end
+  if need ~= '' then
+    local set, list = {}, {}
+    for w in string.gmatch((redis.call('HGET', KEYS[3], 'need') or '') .. ',' .. need, '[^,]+') do
+      if not set[w] then set[w] = true; table.insert(list, w) end
+    end
+    redis.call('HSET', KEYS[3], 'need', table.concat(list, ','))
+  end
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('DEL', KEYS[2])
+  return epoch
+end
+
+local function release()
+  for i = 1, (#KEYS - 3) / NPK do
+    local _, _, _, _, wait = pool_keys(i)
+    redis.call('DEL', wait)
+  end
+  redis.call('DEL', KEYS[3])
+  return 1
+end
+
+local function conf()
+  local out = {}
+  for i = 1, (#KEYS - 3) / NPK do
+    local _, _, _, c = pool_keys(i)
+    table.insert(out, redis.call('GET', c) or '')
+  end
+  return out
+end
+
+local function apply()
+  local ttl = tonumber(ARGV[4])
+  for i = 1, (#KEYS - 3) / NPK do
+    local _, _, _, c = pool_keys(i)
+    redis.call('SET', c, ARGV[4 + i], 'PX', ttl)
+  end
+  return 1
+end
+
+-- register and the register copy: a worker that heartbeats renews its
+-- entry and reads the whole register (entries idle past ttl are dropped).
+local function heartbeat()
+  local worker, ttl = ARGV[4], tonumber(ARGV[5])
+  local now = time_ms()
+  local clock = redis.call('GET', KEYS[1])
+  local _, seq, epoch = parse_clock(clock)
+  local reg = redis.call('HGETALL', KEYS[2])
+  local out = {now, seq or 0, epoch or ''}
+  for j = 1, #reg, 2 do
+    if now - tonumber(reg[j + 1]) > ttl then
+      redis.call('HDEL', KEYS[2], reg[j])
+    else
+      table.insert(out, reg[j]); table.insert(out, reg[j + 1])
+    end
+  end
+  if ARGV[6] == '1' then
+    redis.call('HSET', KEYS[2], worker, fmt(now))
+    table.insert(out, worker); table.insert(out, fmt(now))
+    redis.call('PEXPIRE', KEYS[2], ttl)
+  end
+  return out
 end
 
 if mode == 'spend' then return spend() end
-if mode == 'adopt' then return adopt() end
 if mode == 'state' then return state() end
 if mode == 'block' then return block() end
 if mode == 'refill' then return refill() end
+if mode == 'adopt' then return adopt() end
+if mode == 'lost' then return lost() end
+if mode == 'release' then return release() end
+if mode == 'conf' then return conf() end
+if mode == 'apply' then return apply() end
+if mode == 'heartbeat' then return heartbeat() end
 return redis.error_reply('window.lua: unknown mode ' .. tostring(mode))
