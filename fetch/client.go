@@ -26,13 +26,6 @@ import (
 	"github.com/ingestworks/ingest/regions"
 )
 
-// Operation names, as costs.yaml and the gate spell them.
-const (
-	OpVideos     = "videos.list"
-	OpCategories = "videoCategories.list"
-	OpSearch     = "search.list"
-)
-
 // pageSize is the largest page the API serves, and the most ids one
 // videos.list call takes.
 const pageSize = 50
