@@ -21,6 +21,9 @@ const (
 	// 'Search Queries' and limit 'Search Queries per day'": the per-method
 	// search bucket is spent. Only search.list fails.
 	SearchPerDay
+	// StatsPerDay is the same 429 shape for the videos.batchGetStats bucket
+	// (see errQuota: the wording is unconfirmed). Only batchGetStats fails.
+	StatsPerDay
 )
 
 // KeyFault is how the fake rejects the API key.
@@ -80,15 +83,25 @@ func errQuota(shape QuotaShape) *apiError {
 		return newError(403, "PERMISSION_DENIED", "usageLimits", "dailyLimitExceeded",
 			"Daily Limit Exceeded. The quota will be reset at midnight Pacific Time (PT). You may monitor your quota usage and adjust limits in the API Console: https://console.developers.google.com/apis/api/youtube.googleapis.com/quotas?project=1048576")
 	case SearchPerDay:
-		msg := "Quota exceeded for quota metric 'Search Queries' and limit 'Search Queries per day' of service 'youtube.googleapis.com' for consumer '" + project + "'."
-		return newError(429, "RESOURCE_EXHAUSTED", "global", "rateLimitExceeded", msg,
-			errorInfo("RATE_LIMIT_EXCEEDED", map[string]string{"service": "youtube.googleapis.com",
-				"consumer": "projects/1048576", "quota_metric": "youtube.googleapis.com/search_queries",
-				"quota_limit": "SearchQueriesPerDay", "quota_location": "global"}))
+		return errPerDay("Search Queries", "search_queries", "SearchQueriesPerDay")
+	case StatsPerDay:
+		// Unconfirmed: no body of a spent batchGetStats bucket has been
+		// published. This is the search bucket's shape with its own metric,
+		// which is what Google's per-metric quotas send elsewhere.
+		return errPerDay("Video Stats Queries", "video_stats_queries", "VideoStatsQueriesPerDay")
 	default:
 		return newError(403, "", "youtube.quota", "quotaExceeded",
 			"The request cannot be completed because you have exceeded your <a href=\"/youtube/v3/getting-started#quota\">quota</a>.")
 	}
+}
+
+// errPerDay is the 429 a spent per-method daily bucket answers.
+func errPerDay(metric, metricID, limitID string) *apiError {
+	msg := "Quota exceeded for quota metric '" + metric + "' and limit '" + metric + " per day' of service 'youtube.googleapis.com' for consumer '" + project + "'."
+	return newError(429, "RESOURCE_EXHAUSTED", "global", "rateLimitExceeded", msg,
+		errorInfo("RATE_LIMIT_EXCEEDED", map[string]string{"service": "youtube.googleapis.com",
+			"consumer": "projects/1048576", "quota_metric": "youtube.googleapis.com/" + metricID,
+			"quota_limit": limitID, "quota_location": "global"}))
 }
 
 func errKey(fault KeyFault) *apiError {

@@ -1,13 +1,14 @@
 // Package fakeyt is the project's fake YouTube Data API v3: an http.Handler
 // that serves the real JSON shapes (counts as strings, absent counts when an
 // owner hides them, opaque page tokens) and the real error bodies, and
-// counts the units each key was charged.
+// counts what each key was charged, per operation and per quota bucket, in
+// the upstream's 2026 model (BucketDefault, BucketSearch, BucketStats).
 //
 // Tests serve it with httptest and point the real
 // google.golang.org/api/youtube/v3 client at srv.URL + "/"; cmd/fakeyt serves
-// it for the demo. Hooks inject faults (latency, 5xx bursts, the three quota
-// shapes, rejected keys, missing charts, stale page tokens, malformed
-// bodies). Every hook is safe to call while requests are in flight.
+// it for the demo. Hooks inject faults (latency, 5xx bursts, the quota
+// shapes, per-bucket caps, rejected keys, missing charts, stale page tokens,
+// malformed bodies). Every hook is safe to call while requests are in flight.
 //
 // The fixtures are deterministic: eight regions whose charts differ in
 // length (ChartLengths), titles in English, German, French, Portuguese and
@@ -22,22 +23,55 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
-// Operation names, as costs.yaml spells them.
+// OpVideos, OpCategories and OpSearch repeat the root's operation names.
+//
+// Deprecated: use ingest.OpVideosList, ingest.OpCategoriesList and
+// ingest.OpSearchList. These stay only until cmd/ingest's e2e test moves over.
 const (
-	OpVideos     = "videos.list"
-	OpCategories = "videoCategories.list"
-	OpSearch     = "search.list"
+	OpVideos     = ingest.OpVideosList
+	OpCategories = ingest.OpCategoriesList
+	OpSearch     = ingest.OpSearchList
 )
 
-// costs is what the real API charges per call, failed calls included.
-var costs = map[string]int64{OpVideos: 1, OpCategories: 1, OpSearch: 100}
+// The upstream's quota buckets (the 2026 model), named as the pools of
+// costs.yaml so that tests can hold the fake's charges against the ledger's.
+const (
+	BucketDefault = "default" // 10,000 units a day, most methods
+	BucketSearch  = "search"  // 100 search.list calls a day
+	BucketStats   = "stats"   // 10,000 videos.batchGetStats units a day
+)
+
+// DailyLimits are the buckets' sizes at the upstream. The fake does not
+// enforce them on its own (it has no calendar day); SetBucketQuota does.
+var DailyLimits = map[string]int64{BucketDefault: 10000, BucketSearch: 100, BucketStats: 10000}
+
+// price is what the upstream charges one call of an operation, failed
+// calls included: units in one bucket.
+type price struct {
+	bucket string
+	units  int64
+}
+
+// prices is the 2026 model: search.list takes one call of its own bucket
+// and nothing of the 10,000 (before 2026-06-01 it cost 100 of them).
+var prices = map[string]price{
+	ingest.OpVideosList:     {BucketDefault, 1},
+	ingest.OpCategoriesList: {BucketDefault, 1},
+	ingest.OpRegionsList:    {BucketDefault, 1},
+	ingest.OpSearchList:     {BucketSearch, 1},
+	ingest.OpBatchGetStats:  {BucketStats, 1},
+}
 
 var paths = map[string]string{
-	"/youtube/v3/videos":          OpVideos,
-	"/youtube/v3/videoCategories": OpCategories,
-	"/youtube/v3/search":          OpSearch,
+	"/youtube/v3/videos":               ingest.OpVideosList,
+	"/youtube/v3/videoCategories":      ingest.OpCategoriesList,
+	"/youtube/v3/i18nRegions":          ingest.OpRegionsList,
+	"/youtube/v3/search":               ingest.OpSearchList,
+	"/youtube/v3/videos:batchGetStats": ingest.OpBatchGetStats,
 }
 
 // Fake is the fake upstream. The zero value is not usable; call New.
@@ -51,7 +85,7 @@ type Fake struct {
 	keys      map[string]bool // nil: any non-empty key is valid
 	keyFault  KeyFault
 	quota     QuotaShape
-	dailyCap  int64 // 0: none
+	caps      map[string]int64 // bucket -> units; absent: no cap
 	failNext  int
 	failCode  int
 	malformed int
@@ -67,7 +101,8 @@ var (
 // New returns a fake that accepts any non-empty key, with no faults.
 func New() *Fake {
 	fixturesOnce.Do(func() { shared = buildFixtures() })
-	f := &Fake{fx: shared, noChart: map[string]bool{}, charged: map[string]map[string]int64{}}
+	f := &Fake{fx: shared, noChart: map[string]bool{}, caps: map[string]int64{},
+		charged: map[string]map[string]int64{}}
 	f.epoch.Store(1)
 	return f
 }
@@ -107,19 +142,30 @@ func (f *Fake) FailNext(n, status int) {
 }
 
 // ExhaustQuota makes requests fail with shape until it is called with
-// QuotaOK. SearchPerDay fails search.list only.
+// QuotaOK. SearchPerDay fails search.list only, StatsPerDay
+// videos.batchGetStats only; the 403 shapes fail every method.
 func (f *Fake) ExhaustQuota(shape QuotaShape) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.quota = shape
 }
 
-// SetDailyQuota makes a key's requests fail with 403 quotaExceeded once it
-// has been charged units or more; 0 removes the cap.
-func (f *Fake) SetDailyQuota(units int64) {
+// SetDailyQuota caps the default bucket: SetBucketQuota(BucketDefault, units).
+func (f *Fake) SetDailyQuota(units int64) { f.SetBucketQuota(BucketDefault, units) }
+
+// SetBucketQuota makes a key's calls that draw from bucket fail, as the
+// upstream does when that bucket is spent, once the key has been charged
+// units or more in it: 403 quotaExceeded for BucketDefault, a 429 "per day"
+// for BucketSearch and BucketStats. Calls of the other buckets go on. The
+// cap holds for the fake's lifetime (it has no calendar day); 0 removes it.
+func (f *Fake) SetBucketQuota(bucket string, units int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.dailyCap = units
+	if units <= 0 {
+		delete(f.caps, bucket)
+		return
+	}
+	f.caps[bucket] = units
 }
 
 // NoChart makes the regions' charts answer videoChartNotFound.
@@ -148,12 +194,13 @@ func (f *Fake) MalformNext(n int) {
 func (f *Fake) ClearFaults() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.keyFault, f.quota, f.dailyCap = KeyOK, QuotaOK, 0
+	f.keyFault, f.quota, f.caps = KeyOK, QuotaOK, map[string]int64{}
 	f.failNext, f.malformed = 0, 0
 	f.noChart = map[string]bool{}
 }
 
-// Charged returns the units charged to key, failed calls included.
+// Charged returns the units charged to key in every bucket, failed calls
+// included.
 func (f *Fake) Charged(key string) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -164,13 +211,27 @@ func (f *Fake) Charged(key string) int64 {
 	return n
 }
 
-// ChargedByOp returns the units charged to key per operation.
+// ChargedByOp returns the units charged to key per operation
+// (ingest.OpVideosList and the rest).
 func (f *Fake) ChargedByOp(key string) map[string]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]int64{}
 	for op, u := range f.charged[key] {
 		out[op] = u
+	}
+	return out
+}
+
+// ChargedBuckets returns the units charged to key per bucket (BucketDefault,
+// BucketSearch, BucketStats: the pool names of costs.yaml), failed calls
+// included. A bucket never charged is absent.
+func (f *Fake) ChargedBuckets(key string) map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int64{}
+	for op, u := range f.charged[key] {
+		out[prices[op].bucket] += u
 	}
 	return out
 }
@@ -205,8 +266,8 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 	}
 	q := r.URL.Query()
 	key := q.Get("key")
-	overCap := f.charge(key, op)
-	if e := f.fault(key, op, overCap); e != nil {
+	spent := f.charge(key, op)
+	if e := f.fault(key, op, spent); e != nil {
 		return encode(e.Error.Code, e)
 	}
 	body, e := f.answer(op, q)
@@ -216,9 +277,9 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 	return f.encodeBody(body)
 }
 
-// charge records what the call costs and says whether the key was already
-// over its daily cap.
-func (f *Fake) charge(key, op string) (overCap bool) {
+// charge records what the call costs in its bucket and says whether the
+// key had already spent that bucket's cap.
+func (f *Fake) charge(key, op string) (spent bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.charged[key]
@@ -226,12 +287,16 @@ func (f *Fake) charge(key, op string) (overCap bool) {
 		m = map[string]int64{}
 		f.charged[key] = m
 	}
+	p := prices[op]
 	var before int64
-	for _, u := range m {
-		before += u
+	for o, u := range m {
+		if prices[o].bucket == p.bucket {
+			before += u
+		}
 	}
-	m[op] += costs[op]
-	return f.dailyCap > 0 && before >= f.dailyCap
+	m[op] += p.units
+	limit, capped := f.caps[p.bucket]
+	return capped && before >= limit
 }
 
 // wait holds the answer until the latency has passed since start.
@@ -252,7 +317,7 @@ func (f *Fake) wait(ctx context.Context, start time.Time) bool {
 
 // fault returns the injected error this request must get, if any. The real
 // API checks the key first, then its own health, then the quota.
-func (f *Fake) fault(key, op string, overCap bool) *apiError {
+func (f *Fake) fault(key, op string, spent bool) *apiError {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -265,14 +330,21 @@ func (f *Fake) fault(key, op string, overCap bool) *apiError {
 	case f.failNext > 0:
 		f.failNext--
 		return errBackend(f.failCode)
-	case f.quota == SearchPerDay && op == OpSearch:
+	case f.quota == SearchPerDay && op == ingest.OpSearchList:
 		return errQuota(SearchPerDay)
+	case f.quota == StatsPerDay && op == ingest.OpBatchGetStats:
+		return errQuota(StatsPerDay)
 	case f.quota == QuotaExceeded || f.quota == DailyLimitExceeded:
 		return errQuota(f.quota)
-	case overCap:
-		return errQuota(QuotaExceeded)
+	case spent:
+		return errQuota(spentShape[prices[op].bucket])
 	}
 	return nil
+}
+
+// spentShape is how the upstream answers a call whose bucket is spent.
+var spentShape = map[string]QuotaShape{
+	BucketDefault: QuotaExceeded, BucketSearch: SearchPerDay, BucketStats: StatsPerDay,
 }
 
 func (f *Fake) chartMissing(region string) bool {

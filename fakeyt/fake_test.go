@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 const key = "test-key-7c1d"
@@ -282,6 +285,8 @@ func TestErrorShapes(t *testing.T) {
 		{"dailyLimitExceeded", func(f *Fake) { f.ExhaustQuota(DailyLimitExceeded) }, "videos", 403, "dailyLimitExceeded", "usageLimits", "", "Daily Limit"},
 		{"searchPerDay", func(f *Fake) { f.ExhaustQuota(SearchPerDay) }, "search", 429, "rateLimitExceeded", "global", "RATE_LIMIT_EXCEEDED", "'Search Queries per day'"},
 		{"searchPerDayLeavesVideos", func(f *Fake) { f.ExhaustQuota(SearchPerDay) }, "videos", 200, "", "", "", ""},
+		{"statsPerDay", func(f *Fake) { f.ExhaustQuota(StatsPerDay) }, "videos:batchGetStats", 429, "rateLimitExceeded", "global", "RATE_LIMIT_EXCEEDED", "'Video Stats Queries per day'"},
+		{"statsPerDayLeavesSearch", func(f *Fake) { f.ExhaustQuota(StatsPerDay) }, "search", 200, "", "", "", ""},
 		{"keyInvalid", func(f *Fake) { f.BadKey(KeyInvalid) }, "videos", 400, "badRequest", "global", "API_KEY_INVALID", "API key not valid"},
 		{"keyInvalidLegacy", func(f *Fake) { f.BadKey(KeyInvalidLegacy) }, "videos", 400, "keyInvalid", "usageLimits", "", "Bad Request"},
 		{"keyBlocked", func(f *Fake) { f.BadKey(KeyBlocked) }, "videos", 403, "forbidden", "global", "API_KEY_SERVICE_BLOCKED", "blocked"},
@@ -302,8 +307,11 @@ func TestErrorShapes(t *testing.T) {
 			fx := newFixture(t)
 			tc.setup(fx.fake)
 			q := chartQuery("US", "")
-			if tc.path == "search" {
+			switch tc.path {
+			case "search":
 				q = "key=" + key + "&part=id&type=video&q=football&regionCode=US"
+			case "videos:batchGetStats":
+				q = "key=" + key + "&part=statistics&id=x"
 			}
 			status, b := fx.get(t, "/youtube/v3/"+tc.path, q)
 			if status != tc.status {
@@ -460,8 +468,10 @@ func TestSearch(t *testing.T) {
 	if len(searchAll(t, fx, v)) == 0 {
 		t.Errorf("q=muller finds no Müller in DE")
 	}
-	if got := fx.fake.ChargedByOp(key)[OpSearch]; got%100 != 0 || got == 0 {
-		t.Errorf("search charged %d, want a multiple of 100", got)
+	// 2026: one call of the search bucket each, nothing of the default one.
+	want := map[string]int64{BucketSearch: fx.fake.Requests()}
+	if got := fx.fake.ChargedBuckets(key); !maps.Equal(got, want) {
+		t.Errorf("search charged %v, want %v", got, want)
 	}
 }
 
@@ -470,21 +480,25 @@ func TestAccounting(t *testing.T) {
 	fx := newFixture(t)
 	fx.get(t, "/youtube/v3/videos", chartQuery("US", ""))
 	fx.get(t, "/youtube/v3/videoCategories", "part=snippet&regionCode=US&key="+key)
+	fx.get(t, "/youtube/v3/i18nRegions", "part=snippet&key="+key)
 	fx.get(t, "/youtube/v3/search", "part=id&type=video&key="+key)
+	fx.get(t, "/youtube/v3/videos:batchGetStats", "part=statistics&id=a&key="+key)
 	fx.fake.ExhaustQuota(QuotaExceeded)
 	fx.get(t, "/youtube/v3/search", "part=id&type=video&key="+key)
-	want := map[string]int64{OpVideos: 1, OpCategories: 1, OpSearch: 200}
-	got := fx.fake.ChargedByOp(key)
-	for op, n := range want {
-		if got[op] != n {
-			t.Errorf("%s charged %d, want %d", op, got[op], n)
-		}
+	wantOps := map[string]int64{ingest.OpVideosList: 1, ingest.OpCategoriesList: 1, ingest.OpRegionsList: 1,
+		ingest.OpSearchList: 2, ingest.OpBatchGetStats: 1}
+	if got := fx.fake.ChargedByOp(key); !maps.Equal(got, wantOps) {
+		t.Errorf("ChargedByOp = %v, want %v", got, wantOps)
 	}
-	if c := fx.fake.Charged(key); c != 202 {
-		t.Errorf("Charged = %d, want 202", c)
+	wantBuckets := map[string]int64{BucketDefault: 3, BucketSearch: 2, BucketStats: 1}
+	if got := fx.fake.ChargedBuckets(key); !maps.Equal(got, wantBuckets) {
+		t.Errorf("ChargedBuckets = %v, want %v", got, wantBuckets)
 	}
-	if r := fx.fake.Requests(); r != 4 {
-		t.Errorf("Requests = %d, want 4", r)
+	if c := fx.fake.Charged(key); c != 6 {
+		t.Errorf("Charged = %d, want 6", c)
+	}
+	if r := fx.fake.Requests(); r != 6 {
+		t.Errorf("Requests = %d, want 6", r)
 	}
 }
 

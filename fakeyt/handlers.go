@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // The response shapes of the real API. Counts are strings; likeCount and
@@ -179,10 +181,14 @@ func maxResults(q url.Values, def int) (int, *apiError) {
 // answer builds the successful body for op, or the error the query earns.
 func (f *Fake) answer(op string, q url.Values) (any, *apiError) {
 	switch op {
-	case OpCategories:
+	case ingest.OpCategoriesList:
 		return f.categories(q)
-	case OpSearch:
+	case ingest.OpRegionsList:
+		return f.i18nRegions(q)
+	case ingest.OpSearchList:
 		return f.searchList(q)
+	case ingest.OpBatchGetStats:
+		return f.batchGetStats(q)
 	default:
 		return f.videos(q)
 	}
@@ -201,6 +207,38 @@ func (f *Fake) categories(q url.Values) (any, *apiError) {
 	for _, c := range categories {
 		resp.Items = append(resp.Items, categoryItem{Kind: "youtube#videoCategory", Etag: etag("cat", region, c.id), ID: c.id,
 			Snippet: categorySnippet{Title: c.title, Assignable: c.assignable, ChannelID: "UCBR8-60-B28hp2BmDPdntcQ"}})
+	}
+	return resp, nil
+}
+
+// regionNames are the regions i18nRegions.list names (in English, whatever
+// hl asks for): the fixtures' eight and a few without a chart here.
+var regionNames = [][2]string{
+	{"AU", "Australia"}, {"BR", "Brazil"}, {"CA", "Canada"}, {"DE", "Germany"}, {"ES", "Spain"},
+	{"FR", "France"}, {"GB", "United Kingdom"}, {"IN", "India"}, {"IT", "Italy"}, {"JP", "Japan"},
+	{"KR", "South Korea"}, {"MX", "Mexico"}, {"US", "United States"},
+}
+
+type regionItem struct {
+	Kind    string        `json:"kind"`
+	Etag    string        `json:"etag"`
+	ID      string        `json:"id"`
+	Snippet regionSnippet `json:"snippet"`
+}
+
+type regionSnippet struct {
+	GL   string `json:"gl"`
+	Name string `json:"name"`
+}
+
+func (f *Fake) i18nRegions(q url.Values) (any, *apiError) {
+	if _, e := parts(q, "snippet"); e != nil {
+		return nil, e
+	}
+	resp := &listResponse{Kind: "youtube#i18nRegionListResponse", Etag: etag("regions"), Items: []any{}}
+	for _, r := range regionNames {
+		resp.Items = append(resp.Items, regionItem{Kind: "youtube#i18nRegion", Etag: etag("region", r[0]), ID: r[0],
+			Snippet: regionSnippet{GL: r[0], Name: r[1]}})
 	}
 	return resp, nil
 }

@@ -19,7 +19,7 @@ var videoParts = []string{"snippet", "statistics", "contentDetails"}
 // counts the pages of its pass.
 func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageToken string) (ingest.Page, error) {
 	var page ingest.Page
-	err := c.call(ctx, gate, OpVideos, func(ctx context.Context) error {
+	err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
 		call := c.svc.Videos.List(videoParts).Chart("mostPopular").RegionCode(region).MaxResults(pageSize)
 		if pageToken != "" {
 			call = call.PageToken(pageToken)
@@ -38,7 +38,7 @@ func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageTok
 		return nil
 	})
 	if err != nil {
-		return ingest.Page{}, wrap(region, OpVideos, err)
+		return ingest.Page{}, wrap(region, ingest.OpVideosList, err)
 	}
 	return page, nil
 }
@@ -78,7 +78,7 @@ func (c *Client) TrendingPages(ctx context.Context, gate ingest.Gate, region str
 // region.
 func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error) {
 	var out []ingest.Category
-	err := c.call(ctx, gate, OpCategories, func(ctx context.Context) error {
+	err := c.call(ctx, gate, ingest.OpCategoriesList, func(ctx context.Context) error {
 		res, err := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region).Context(ctx).Do()
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(region, OpCategories, err)
+		return nil, wrap(region, ingest.OpCategoriesList, err)
 	}
 	return out, nil
 }
@@ -103,7 +103,7 @@ func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string
 // 50 a page; a zero After or Before and an empty Query are left out) and returns the video ids in rank order and the next page's
 // token, "" on the last page. Details come from Videos.
 func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q ingest.SearchQuery, pageToken string) (ids []string, next string, err error) {
-	err = c.call(ctx, gate, OpSearch, func(ctx context.Context) error {
+	err = c.call(ctx, gate, ingest.OpSearchList, func(ctx context.Context) error {
 		call := c.svc.Search.List([]string{"id"}).Type("video").Order("viewCount").MaxResults(pageSize)
 		if q.Region != "" {
 			call = call.RegionCode(q.Region)
@@ -133,7 +133,7 @@ func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q ingest.Sear
 		return nil
 	})
 	if err != nil {
-		return nil, "", wrap(q.Region, OpSearch, err)
+		return nil, "", wrap(q.Region, ingest.OpSearchList, err)
 	}
 	return ids, next, nil
 }
@@ -146,7 +146,7 @@ func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]
 	for start := 0; start < len(ids); start += pageSize {
 		chunk := ids[start:min(start+pageSize, len(ids))]
 		var vids []ingest.Video
-		err := c.call(ctx, gate, OpVideos, func(ctx context.Context) error {
+		err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
 			ctx, cp := withCapture(ctx)
 			res, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).Context(ctx).Do()
 			if err != nil {
@@ -156,7 +156,7 @@ func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]
 			return err
 		})
 		if err != nil {
-			return nil, wrap(fmt.Sprintf("ids %d-%d", start+1, start+len(chunk)), OpVideos, err)
+			return nil, wrap(fmt.Sprintf("ids %d-%d", start+1, start+len(chunk)), ingest.OpVideosList, err)
 		}
 		out = append(out, vids...)
 	}

@@ -1,8 +1,9 @@
 // Package fetch is the YouTube Data API v3 client: the real
-// google.golang.org/api/youtube/v3 service behind the small interface the
-// jobs need (regions.Source), with the things the generated client leaves to
-// us: the quota gate before every attempt, retries with jittered backoff,
-// the classification of upstream errors into the kinds the jobs act on
+// google.golang.org/api/youtube/v3 service behind the small interfaces the
+// jobs need (regions.Source, regions.Searcher, and Stats for
+// videos.batchGetStats), with the things the generated client leaves to us:
+// the quota gate before every attempt, retries with jittered backoff, the
+// classification of upstream errors into the kinds the jobs act on
 // (ingest.QuotaExhaustedError, ingest.ErrBadKey, ingest.ErrNoChart,
 // ingest.ErrInvalidPageToken), hidden counts kept apart from zero, and an
 // API key that never shows in an error or a log line.
@@ -24,13 +25,6 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
-)
-
-// Operation names, as costs.yaml and the gate spell them.
-const (
-	OpVideos     = "videos.list"
-	OpCategories = "videoCategories.list"
-	OpSearch     = "search.list"
 )
 
 // pageSize is the largest page the API serves, and the most ids one

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -163,7 +164,7 @@ func TestTrendingFollowsTokensToTheEnd(t *testing.T) {
 	if total != 77 {
 		t.Errorf("GB videos = %d, want 77", total)
 	}
-	if ops := e.fake.ChargedByOp(key); ops[fetch.OpVideos] != 2 || len(ops) != 1 {
+	if ops := e.fake.ChargedByOp(key); ops[ingest.OpVideosList] != 2 || len(ops) != 1 {
 		t.Errorf("charged by op = %v, want videos.list 2", ops)
 	}
 }
@@ -238,7 +239,7 @@ func TestGateRefusalStopsBeforeUpstream(t *testing.T) {
 	e := newEnv(t)
 	retryAt := time.Now().Add(time.Hour)
 	e.gate.refuse = func(int, string) error {
-		return &ingest.RefusedError{Decision: ingest.Decision{Op: fetch.OpVideos, RetryAt: retryAt}}
+		return &ingest.RefusedError{Decision: ingest.Decision{Op: ingest.OpVideosList, RetryAt: retryAt}}
 	}
 	calls := []func() error{
 		func() error { _, err := e.client.Trending(context.Background(), e.gate.Gate, "US", ""); return err },
@@ -249,6 +250,10 @@ func TestGateRefusalStopsBeforeUpstream(t *testing.T) {
 		},
 		func() error {
 			_, err := e.client.Videos(context.Background(), e.gate.Gate, []string{"a", "b"})
+			return err
+		},
+		func() error {
+			_, err := e.client.Stats(context.Background(), e.gate.Gate, []string{"a", "b"})
 			return err
 		},
 	}
@@ -292,12 +297,13 @@ func TestQuotaExhausted(t *testing.T) {
 	cases := []struct {
 		name      string
 		shape     fakeyt.QuotaShape
-		search    bool
+		op        string
 		perMethod bool
 	}{
-		{"quotaExceeded", fakeyt.QuotaExceeded, false, false},
-		{"dailyLimitExceeded", fakeyt.DailyLimitExceeded, false, false},
-		{"searchPerDay", fakeyt.SearchPerDay, true, true},
+		{"quotaExceeded", fakeyt.QuotaExceeded, ingest.OpVideosList, false},
+		{"dailyLimitExceeded", fakeyt.DailyLimitExceeded, ingest.OpVideosList, false},
+		{"searchPerDay", fakeyt.SearchPerDay, ingest.OpSearchList, true},
+		{"statsPerDay", fakeyt.StatsPerDay, ingest.OpBatchGetStats, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,14 +311,7 @@ func TestQuotaExhausted(t *testing.T) {
 			e := newEnv(t)
 			e.fake.ExhaustQuota(tc.shape)
 			before := time.Now()
-			var err error
-			op := fetch.OpVideos
-			if tc.search {
-				op = fetch.OpSearch
-				_, _, err = e.client.SearchPage(context.Background(), e.gate.Gate, ingest.SearchQuery{Region: "US", Query: "football"}, "")
-			} else {
-				_, err = e.client.Trending(context.Background(), e.gate.Gate, "US", "")
-			}
+			err, op := callOp(e, tc.op), tc.op
 			var qe *ingest.QuotaExhaustedError
 			if !errors.As(err, &qe) || !errors.Is(err, ingest.ErrQuotaExhausted) {
 				t.Fatalf("err = %v, want *QuotaExhaustedError", err)
@@ -603,7 +602,7 @@ func TestCategories(t *testing.T) {
 	if byID["10"] != "Music" || byID["17"] != "Sports" {
 		t.Errorf("categories = %v", byID)
 	}
-	if ops := e.fake.ChargedByOp(key); ops[fetch.OpCategories] != 1 || e.gate.ops[0] != fetch.OpCategories {
+	if ops := e.fake.ChargedByOp(key); ops[ingest.OpCategoriesList] != 1 || e.gate.ops[0] != ingest.OpCategoriesList {
 		t.Errorf("charged %v, gate ops %v", ops, e.gate.ops)
 	}
 }
@@ -649,9 +648,10 @@ func TestSearchThenVideos(t *testing.T) {
 		prev = v.ViewCount
 	}
 	idCalls := (len(ids) + 49) / 50
-	ops := e.fake.ChargedByOp(key)
-	if ops[fetch.OpSearch] != int64(100*pages) || ops[fetch.OpVideos] != int64(idCalls) {
-		t.Errorf("charged %v, want search.list %d and videos.list %d", ops, 100*pages, idCalls)
+	// 2026: a search.list call is one of the search bucket, none of default.
+	want := map[string]int64{"search": int64(pages), "default": int64(idCalls)}
+	if got := e.fake.ChargedBuckets(key); !maps.Equal(got, want) || !maps.Equal(e.gate.ledger(), want) {
+		t.Errorf("charged %v, ledger %v, want %v", got, e.gate.ledger(), want)
 	}
 	if g := e.gate.calls(); g != pages+idCalls {
 		t.Errorf("gate calls = %d, want %d", g, pages+idCalls)
