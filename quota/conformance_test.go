@@ -335,7 +335,7 @@ func testRefill(t *testing.T, h harness) {
 	calls = append(calls,
 		ingest.Call{ID: fmt.Sprintf("%d-u0000abcd", time.Now().UnixMilli()), Op: "videos.list", Unmetered: true,
 			Charges: []ingest.Charge{{Pool: "default", Units: 1}}}, // written back after an outage
-		ingest.Call{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}, // skipped with a warning
+		ingest.Call{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},                      // skipped with a warning
 		ingest.Call{ID: "1-1", At: time.UnixMilli(1), Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}) // long gone
 	// A fresh key stands for a store that lost its data.
 	dst := h.open(t, quotaKey(t), costs)

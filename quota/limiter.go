@@ -189,4 +189,3 @@ func msTime(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
-

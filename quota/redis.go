@@ -465,8 +465,9 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	r.mu.Lock()
 	known, mine := r.knownSeq(time.Now()), r.k.epoch
 	r.mu.Unlock()
-	if epoch != mine || seq < known {
-		// Not a copy to keep: the register may be from before a loss.
+	if epoch != mine || seq < known || mine == "" {
+		// Not a copy to keep: the register may be from after a loss this
+		// worker has not checked the limiter for yet.
 		if err := r.newGeneration(ctx); err != nil {
 			return fmt.Errorf("heartbeat: %w", err)
 		}

@@ -25,6 +25,7 @@ type BackfillStore interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
 	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
 	RecordCall(ctx context.Context, call ingest.Call) error
+	RecordBlock(ctx context.Context, b ingest.Block) error
 	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
 	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
 }
@@ -59,7 +60,7 @@ type BackfillResult struct {
 	// -1 before any.
 	Remaining int64
 
-	pageBase int64 // default-pool units spent before the current page
+	pageBase int64 // units (all pools) spent before the current page
 }
 
 // CursorKey names the backfill so that the same command resumes it.
@@ -73,7 +74,7 @@ func (b *Backfill) CursorKey() string {
 // its videos.
 func (b *Backfill) PageCost() (map[string]int64, error) {
 	cost := map[string]int64{}
-	for _, op := range []string{"search.list", "videos.list"} {
+	for _, op := range []string{ingest.OpSearchList, ingest.OpVideosList} {
 		charges, err := b.Costs.Op(op)
 		if err != nil {
 			return nil, err
@@ -127,7 +128,7 @@ func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, m *meter, r
 			res.Message = "interrupted: stopped between pages"
 			return nil
 		}
-		if b.MaxUnits > 0 && res.Units[DefaultPool]+cost[DefaultPool] > b.MaxUnits {
+		if b.MaxUnits > 0 && Sum(res.Units)+Sum(cost) > b.MaxUnits {
 			res.Message = fmt.Sprintf("--max-units %d reached", b.MaxUnits)
 			return nil
 		}
@@ -159,7 +160,7 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 		NextToken: next, Fetched: time.Now()}
 	cur := res.Cursor
 	cur.PageToken, cur.Pages, cur.Videos, cur.Done = next, n, cur.Videos+len(videos), next == ""
-	cur.Units = res.Cursor.Units + res.Units[DefaultPool] - res.pageBase
+	cur.Units = res.Cursor.Units + Sum(res.Units) - res.pageBase
 	for _, v := range videos {
 		if cur.Reached.IsZero() || v.PublishedAt.Before(cur.Reached) {
 			cur.Reached = v.PublishedAt
@@ -168,7 +169,7 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 	if err := b.Store.SaveSearchPage(context.WithoutCancel(ctx), runID, page, cur); err != nil {
 		return fmt.Errorf("store search page %d: %w", n, err)
 	}
-	res.pageBase = res.Units[DefaultPool]
+	res.pageBase = Sum(res.Units)
 	res.Cursor, res.Pages, res.Videos = cur, res.Pages+1, res.Videos+len(videos)
 	res.Remaining = m.remaining
 	if b.Progress != nil {
@@ -185,7 +186,7 @@ func (b *Backfill) classify(ctx context.Context, res BackfillResult, err error) 
 		}
 		return res
 	}
-	end, ok, berr := quotaStop(ctx, b.Costs, b.Limiter, err)
+	end, ok, berr := quotaStop(ctx, b.Costs, b.Limiter, b.Store, b.QuotaKey, err)
 	switch {
 	case berr != nil:
 		return failBackfill(res, berr)

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ingestworks/ingest"
 )
 
-// Ledger keeps every admitted call.
+// Ledger keeps every admitted call, and every block the upstream caused.
 type Ledger interface {
 	RecordCall(ctx context.Context, call ingest.Call) error
+	RecordBlock(ctx context.Context, b ingest.Block) error
 }
 
 // meter takes quota before every upstream attempt of one run and writes
@@ -72,7 +74,7 @@ func (m *meter) total() int64 {
 // limiter refused, or the upstream said its quota is spent (then the pools
 // are blocked for every worker until its reset). ok is false for any other
 // error; blockErr is set when the block could not be written.
-func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, err error) (end ingest.RunEnd, ok bool, blockErr error) {
+func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, ledger Ledger, quotaKey string, err error) (end ingest.RunEnd, ok bool, blockErr error) {
 	var refused *ingest.RefusedError
 	var exhausted *ingest.QuotaExhaustedError
 	switch {
@@ -80,13 +82,47 @@ func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, err error) (
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
 			Message: "quota refused " + refused.Decision.Op}, true, nil
 	case errors.As(err, &exhausted):
+		var retry time.Time
 		for _, pool := range BlockedPools(costs, exhausted) {
-			if berr := l.Block(context.WithoutCancel(ctx), pool, exhausted.Reset); berr != nil {
-				return ingest.RunEnd{}, true, fmt.Errorf("block pool %s: %w", pool, berr)
+			until, berr := block(context.WithoutCancel(ctx), l, ledger, quotaKey, pool, exhausted.Op)
+			if berr != nil {
+				return ingest.RunEnd{}, true, berr
 			}
+			retry = maxTime(retry, until)
 		}
-		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: exhausted.Reset,
+		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
 			Message: "upstream quota exhausted"}, true, nil
 	}
 	return ingest.RunEnd{}, false, nil
+}
+
+// block refuses pool for every worker until the upstream's reset, by the
+// limiter's clock, and keeps the block in the ledger, so that a limiter
+// that loses its data gets it back.
+func block(ctx context.Context, l Limiter, ledger Ledger, quotaKey, pool, op string) (time.Time, error) {
+	until, err := l.Block(ctx, pool)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
+	}
+	b := ingest.Block{QuotaKey: quotaKey, Pool: pool, Until: until, At: time.Now(), Op: op}
+	if err := ledger.RecordBlock(ctx, b); err != nil {
+		return until, fmt.Errorf("ledger block %s: %w", pool, err)
+	}
+	return until, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Sum is every unit of a per-pool count, all pools together.
+func Sum(units map[string]int64) int64 {
+	var n int64
+	for _, u := range units {
+		n += u
+	}
+	return n
 }

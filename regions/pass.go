@@ -213,7 +213,7 @@ func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
 		res.Status = ingest.StatusCompleted
 		return res
 	}
-	if end, ok, berr := quotaStop(ctx, p.Costs, p.Limiter, err); ok {
+	if end, ok, berr := quotaStop(ctx, p.Costs, p.Limiter, p.Sink, p.QuotaKey, err); ok {
 		if berr != nil {
 			return p.fail(res, berr)
 		}

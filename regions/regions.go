@@ -22,9 +22,10 @@ import (
 type Limiter interface {
 	// Take decides one call. A refusal is a Decision with Allowed false.
 	Take(ctx context.Context, op string) (ingest.Decision, error)
-	// Block refuses every call drawing from pool until the given time, for
-	// every worker sharing the quota key.
-	Block(ctx context.Context, pool string, until time.Time) error
+	// Block refuses every call drawing from pool until the upstream's next
+	// reset as the limiter's clock sees it, for every worker sharing the
+	// quota key, and returns that time.
+	Block(ctx context.Context, pool string) (until time.Time, err error)
 }
 
 // Locker keeps a region from running twice at once, in one process or
@@ -51,6 +52,7 @@ type Sink interface {
 	// died; the pass calls it holding the region's lease.
 	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
 	RecordCall(ctx context.Context, call ingest.Call) error
+	RecordBlock(ctx context.Context, b ingest.Block) error
 	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
 	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error
 }

@@ -22,12 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingestworks/ingest/regions"
-
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-var _ regions.Sink = (*DB)(nil)
 
 // Errors returned by the store. Match them with errors.Is.
 var (

@@ -91,6 +91,32 @@ WHERE `+where, arg)
 	return runs, rows.Err()
 }
 
+// Recall returns what the ledger holds for quotaKey since a time: the
+// calls, and the blocks still in force, for a limiter to refill itself.
+func (db *DB) Recall(ctx context.Context, quotaKey string, since time.Time) (ingest.Recalled, error) {
+	calls, err := db.Calls(ctx, quotaKey, since)
+	if err != nil {
+		return ingest.Recalled{}, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT pool, until_ms, at_ms, op FROM ledger_blocks
+WHERE quota_key = ? AND until_ms > ?`, quotaKey, time.Now().UnixMilli())
+	if err != nil {
+		return ingest.Recalled{}, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
+	}
+	defer rows.Close()
+	rec := ingest.Recalled{Calls: calls}
+	for rows.Next() {
+		b := ingest.Block{QuotaKey: quotaKey}
+		var until, at int64
+		if err := rows.Scan(&b.Pool, &until, &at, &b.Op); err != nil {
+			return ingest.Recalled{}, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
+		}
+		b.Until, b.At = time.UnixMilli(until).UTC(), time.UnixMilli(at).UTC()
+		rec.Blocks = append(rec.Blocks, b)
+	}
+	return rec, rows.Err()
+}
+
 // Calls returns the ledger's calls under quotaKey made at or after since,
 // oldest first, each with its charges in every pool: for the report's
 // breakdowns, and to refill a limiter that lost its data.

@@ -330,6 +330,17 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	return nil
 }
 
+// RecordBlock keeps a block the upstream's exhaustion caused, so that a
+// limiter that lost its data is refilled with it.
+func (db *DB) RecordBlock(ctx context.Context, b ingest.Block) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_blocks (quota_key, pool, until_ms, at_ms, op)
+VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until), msOf(b.At), b.Op)
+	if err != nil {
+		return fmt.Errorf("record block %s: %w", b.Pool, err)
+	}
+	return nil
+}
+
 // CategoriesFetched returns when region's categories were last stored, the
 // zero time if never.
 func (db *DB) CategoriesFetched(ctx context.Context, region string) (time.Time, error) {

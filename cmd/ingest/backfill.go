@@ -110,8 +110,8 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if err != nil {
 		return usageErrorf("--costs: %w", err)
 	}
-	if f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < cost[regions.DefaultPool]) {
-		return usageErrorf("--max-units: one search page costs %d units of the default pool, got %d", cost[regions.DefaultPool], f.maxUnits)
+	if page := regions.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
+		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, poolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
 		return dryRun(ctx, out, s, job, cost)
@@ -152,8 +152,8 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 		return nil
 	}
 	if errors.Is(res.Err, quota.ErrUnavailable) {
-		return runtimeError(fmt.Errorf("the quota limiter cannot be reached, and a search (%d units) is refused while it is: nothing was sent upstream: %w",
-			job.Costs.Operations["search.list"][0].Units, res.Err))
+		return runtimeError(fmt.Errorf("the quota limiter cannot be reached, and a search is refused while it is (its pool has no fail_open): nothing was sent upstream: %w",
+			res.Err))
 	}
 	return runtimeError(res.Err)
 }
@@ -163,7 +163,7 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfill, cost map[string]int64) error {
 	pages := int64(regions.SearchMaxPages)
 	if job.MaxUnits > 0 {
-		pages = min(pages, job.MaxUnits/cost[regions.DefaultPool])
+		pages = min(pages, job.MaxUnits/regions.Sum(cost))
 	}
 	fmt.Fprintf(out, "Plan: backfill %s, published %s to %s", job.Query.Region,
 		job.Query.After.Format(time.RFC3339), job.Query.Before.Format(time.RFC3339))

@@ -123,17 +123,19 @@ func (h *harness) withRedis() *redistest.Server {
 }
 
 // tightCosts writes a costs file whose default pool admits limit units a
-// day, with no reserve, and points INGEST_COSTS at it. Without search.list:
-// a search (100 units) could never fit such a pool, which the loader
-// rightly rejects.
+// day, with no reserve, and points INGEST_COSTS at it.
 func (h *harness) tightCosts(limit int) string {
 	h.t.Helper()
-	body := fmt.Sprintf(`fail_open_max_cost: 1
-pools:
-  default: {limit: %d, reserve: 0, window: 24h}
+	body := fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: 0, window: 24h, fail_open: {max_cost: 1, budget: 200}}
+  search:  {limit: 100, reserve: 0, window: 24h}
+  stats:   {limit: 10000, reserve: 0, window: 24h}
 operations:
   videos.list:          {default: 1}
   videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
 `, limit)
 	path := filepath.Join(h.dir, fmt.Sprintf("costs-%d.yaml", limit))
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fakeyt"
 )
 
@@ -95,7 +96,7 @@ func TestRunOnceIngestsEveryRegionAndAccountsEveryUnit(t *testing.T) {
 			if got := h.fake.Charged(testKey); got != units {
 				t.Errorf("upstream charged %d units (%v), want %d", got, byOp, units)
 			}
-			if byOp[fakeyt.OpVideos] != pages || byOp[fakeyt.OpCategories] != 8 {
+			if byOp[ingest.OpVideosList] != pages || byOp[ingest.OpCategoriesList] != 8 {
 				t.Errorf("upstream charged by op %v, want videos.list %d, videoCategories.list 8", byOp, pages)
 			}
 			if got := ledgerUnits(t, h.db(), "default"); got != units {
@@ -252,7 +253,7 @@ func TestRunUpstreamQuotaExhaustionBlocksThePool(t *testing.T) {
 	}{
 		{"quotaExceeded", fakeyt.QuotaExceeded, []string{"run", "--once", "--regions", "US,GB"}, "trending", "default", "search", 1},
 		{"dailyLimitExceeded", fakeyt.DailyLimitExceeded, []string{"run", "--once", "--regions", "US,GB"}, "trending", "default", "search", 1},
-		{"searchPerDay", fakeyt.SearchPerDay, []string{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-11-01"}, "search", "search", "default", 100},
+		{"searchPerDay", fakeyt.SearchPerDay, []string{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-11-01"}, "search", "search", "default", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -271,8 +272,10 @@ func TestRunUpstreamQuotaExhaustionBlocksThePool(t *testing.T) {
 			if got := h.fake.Charged(testKey); got != tc.charged {
 				t.Errorf("upstream charged %d units, want %d (one refused call, no retry)", got, tc.charged)
 			}
-			if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
-				t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
+			for pool, charged := range h.fake.ChargedBuckets(testKey) {
+				if got := ledgerUnits(t, h.db(), pool); got != charged {
+					t.Errorf("pool %s: ledger holds %d units, upstream charged %d", pool, got, charged)
+				}
 			}
 
 			before := h.fake.Requests()
@@ -372,8 +375,10 @@ func TestRunBadKeyFailsLoudlyWithoutRetrying(t *testing.T) {
 			if n := h.fake.Requests(); n < 1 || n > 2 {
 				t.Errorf("upstream saw %d requests, want 1 or 2: a rejected key must stop every region, not retry", n)
 			}
-			if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
-				t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
+			for pool, charged := range h.fake.ChargedBuckets(testKey) {
+				if got := ledgerUnits(t, h.db(), pool); got != charged {
+					t.Errorf("pool %s: ledger holds %d units, upstream charged %d", pool, got, charged)
+				}
 			}
 		})
 	}
@@ -429,7 +434,7 @@ func TestDaemonDrainsOnSIGTERM(t *testing.T) {
 		pages += int64(r.Pages)
 	}
 	// The page in flight when the signal came was stored, not dropped.
-	if charged := h.fake.ChargedByOp(testKey)[fakeyt.OpVideos]; charged != pages {
+	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
 		t.Errorf("upstream served %d chart pages, %d were stored", charged, pages)
 	}
 	if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
@@ -623,14 +628,16 @@ func closedAddr(t *testing.T) string {
 // sent upstream.
 func TestUsageErrorsExit2BeforeAnythingIsWritten(t *testing.T) {
 	t.Parallel()
-	badCosts := `fail_open_max_cost: 1
-pools:
+	badCosts := `pools:
   default: {limit: 10000, reserve: 500, window: 24h}
   search:  {limit: 100,   reserve: 0,   window: 24h}
+  stats:   {limit: 10000, reserve: 0,   window: 24h}
 operations:
   videos.list:          {default: 0}
   videoCategories.list: {default: 1}
-  search.list:          {default: 100, search: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
 `
 	for _, tc := range []struct {
 		name  string
@@ -659,7 +666,7 @@ operations:
 		{"backfill missing since", nil, []string{"backfill", "--region", "US"}, regexp.MustCompile(`--since`)},
 		{"backfill until before since", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-09-01"}, regexp.MustCompile(`--until`)},
 		{"backfill unknown region", nil, []string{"backfill", "--region", "ZZ", "--since", "2026-10-01"}, regexp.MustCompile(`--region.*ZZ`)},
-		{"backfill max-units below a page", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--max-units", "50"}, regexp.MustCompile(`--max-units.*101`)},
+		{"backfill max-units below a page", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--max-units", "1"}, regexp.MustCompile(`--max-units: one search page costs 2 units`)},
 		{"backfill negative max-units", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--max-units", "-5"}, regexp.MustCompile(`--max-units`)},
 		{"search without a query", nil, []string{"search"}, regexp.MustCompile(`QUERY`)},
 		{"search blank query", nil, []string{"search", "  "}, regexp.MustCompile(`QUERY`)},
@@ -942,8 +949,8 @@ func TestBackfillDryRunCallsNothing(t *testing.T) {
 		pages string
 		units string
 	}{
-		{nil, "10 pages", "default 1010"},
-		{[]string{"--max-units", "303"}, "3 pages", "default 303"},
+		{nil, "10 pages", "default 10, search 10"},
+		{[]string{"--max-units", "6"}, "3 pages", "default 3, search 3"},
 	} {
 		args := append([]string{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-11-01", "--dry-run"}, tc.args...)
 		res := h.mustRun(0, args...)
@@ -962,9 +969,10 @@ func TestBackfillDryRunCallsNothing(t *testing.T) {
 func TestBackfillMaxUnitsStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "303"}
+	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "6"}
 	first := h.mustRun(0, args...)
-	// A page is a search (100) and its details (1): 303 buys three pages.
+	// A page is a search (1 of the search pool) and its details (1 of
+	// default): 6 units in all buy three pages.
 	check := func(res result, pages, runs int64) {
 		t.Helper()
 		db := openDB(t, h.db())
@@ -981,14 +989,13 @@ func TestBackfillMaxUnitsStopsAndResumes(t *testing.T) {
 		if got := queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'search' AND status = 'stopped'`); got != runs {
 			t.Errorf("%d stopped search runs, want %d", got, runs)
 		}
-		if got, want := h.fake.Charged(testKey), 101*pages; got != want {
-			t.Errorf("upstream charged %d units, want %d (%d pages of 101)", got, want, pages)
-		}
-		if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
-			t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
-		}
-		if got := ledgerUnits(t, h.db(), "search"); got != pages {
-			t.Errorf("ledger holds %d units in pool search, want %d", got, pages)
+		// The 2026 model: the search bucket pays for searches, the shared
+		// 10,000 only for the details.
+		charged := h.fake.ChargedBuckets(testKey)
+		for _, pool := range []string{"default", "search"} {
+			if got := ledgerUnits(t, h.db(), pool); got != pages || charged[pool] != pages {
+				t.Errorf("pool %s: ledger %d, upstream charged %d; want %d each (one per page)", pool, got, charged[pool], pages)
+			}
 		}
 	}
 	check(first, 3, 1)
@@ -1010,7 +1017,7 @@ func TestBackfillRefusesSearchesWhileRedisIsDown(t *testing.T) {
 	if !regexp.MustCompile(`(?i)limiter.*(unreachable|cannot be reached|can't be reached|not reachable)`).MatchString(res.stderr) {
 		t.Errorf("stderr does not say the limiter is unreachable:\n%s", res.stderr)
 	}
-	if got := h.fake.ChargedByOp(testKey)[fakeyt.OpSearch]; got != 0 {
+	if got := h.fake.ChargedByOp(testKey)[ingest.OpSearchList]; got != 0 {
 		t.Errorf("upstream charged %d units of search.list while the limiter was down, want 0", got)
 	}
 	if n := h.fake.Requests(); n != 0 {

@@ -96,7 +96,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		},
 	}
 	s.bind(root)
-	root.AddCommand(newRunCmd(s), newBackfillCmd(s), newReportCmd(s), newSearchCmd(s))
+	root.AddCommand(newRunCmd(s), newBackfillCmd(s), newReportCmd(s), newSearchCmd(s), newQuotaCmd(s))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageErrorf("%w (see --help)", err)
 	})

@@ -112,6 +112,6 @@ func (l *meteredLimiter) Take(ctx context.Context, op string) (ingest.Decision, 
 	return d, err
 }
 
-func (l *meteredLimiter) Block(ctx context.Context, pool string, until time.Time) error {
-	return l.next.Block(ctx, pool, until)
+func (l *meteredLimiter) Block(ctx context.Context, pool string) (time.Time, error) {
+	return l.next.Block(ctx, pool)
 }

@@ -104,7 +104,7 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 
 type reportSources struct {
 	db       *store.DB
-	limiter  limiter
+	limiter  stateReader
 	costs    *ingest.Costs
 	quotaKey string
 	regions  []string
@@ -129,6 +129,7 @@ type report struct {
 }
 
 type poolReport struct {
+	Window time.Duration
 	ingest.PoolState
 	Unmetered int64 // units admitted unmetered in the window (limiter unreachable)
 }
@@ -165,6 +166,12 @@ type planLine struct {
 	RunsPerDay float64
 	Units      int64 // per day
 	Capacity   int64
+}
+
+// stateReader is what the report needs of a limiter.
+type stateReader interface {
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	Backend() string
 }
 
 func buildReport(ctx context.Context, src reportSources) (*report, error) {
@@ -210,7 +217,7 @@ func (r *report) pools(ctx context.Context, src reportSources, calls []ingest.Ca
 	}
 	for _, st := range states {
 		pool, _ := src.costs.Pool(st.Pool)
-		r.Pools = append(r.Pools, poolReport{PoolState: st, Unmetered: unmetered(calls, pool, now)})
+		r.Pools = append(r.Pools, poolReport{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now)})
 	}
 }
 
@@ -218,13 +225,20 @@ func (r *report) pools(ctx context.Context, src reportSources, calls []ingest.Ca
 func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ingest.PoolState {
 	var out []ingest.PoolState
 	for _, p := range costs.Pools {
-		st := ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve}
+		st := ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName()}
+		var dayStart time.Time
+		if p.Day != nil {
+			dayStart = time.UnixMilli(ingest.DayStarts(p.Day, now)[1])
+		}
 		for _, c := range calls {
 			if !c.Unmetered && c.At.After(now.Add(-p.Window)) {
 				st.Used += unitsIn(c.Charges, p.Name)
 			}
+			if !c.Unmetered && p.Day != nil && !c.At.Before(dayStart) {
+				st.UsedDay += unitsIn(c.Charges, p.Name)
+			}
 		}
-		st.Remaining = max(0, p.Capacity()-st.Used)
+		st.Remaining = max(0, p.Capacity()-max(st.Used, st.UsedDay))
 		out = append(out, st)
 	}
 	return out
@@ -337,14 +351,11 @@ func (r *report) plan(src reportSources, last map[string]store.RunSummary) {
 		pages += n
 	}
 	runs := float64(24*time.Hour) / float64(src.every)
-	page, _ := src.costs.Op("videos.list")
-	cats, _ := src.costs.Op("videoCategories.list")
+	page, _ := src.costs.Op(ingest.OpVideosList)
+	cats, _ := src.costs.Op(ingest.OpCategoriesList)
 	for _, p := range src.costs.Pools {
 		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
 		perDay += int64(len(src.regions)) * unitsIn(cats, p.Name)
-		if perDay == 0 {
-			continue
-		}
 		r.Plan = append(r.Plan, planLine{Pool: p.Name, Regions: len(src.regions), Pages: pages,
 			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
 	}

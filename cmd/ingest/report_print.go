@@ -30,10 +30,14 @@ type poolJSON struct {
 	Name         string  `json:"name"`
 	Limit        int64   `json:"limit"`
 	Reserve      int64   `json:"reserve"`
+	Window       string  `json:"window"`
 	Used         int64   `json:"used"`
+	Day          *string `json:"day"`        // the pool's day zone, null for none
+	UsedToday    int64   `json:"used_today"` // in the current calendar day of that zone
 	Remaining    int64   `json:"remaining"`
 	FreeAt       *string `json:"free_at"`
 	BlockedUntil *string `json:"blocked_until"`
+	WaitUntil    *string `json:"wait_until"` // recovering from a data loss
 	Unmetered    int64   `json:"unmetered"`
 }
 
@@ -99,8 +103,13 @@ func (r *report) JSON() reportJSON {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
 	for _, p := range r.Pools {
-		j.Pools = append(j.Pools, poolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Used: p.Used,
-			Remaining: p.Remaining, FreeAt: stamp(p.FreeAt), BlockedUntil: stamp(p.BlockedUntil), Unmetered: p.Unmetered})
+		var day *string
+		if p.Day != "" {
+			day = &p.Day
+		}
+		j.Pools = append(j.Pools, poolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Window: shortDuration(p.Window),
+			Used: p.Used, Day: day, UsedToday: p.UsedDay, Remaining: p.Remaining, FreeAt: stamp(p.FreeAt),
+			BlockedUntil: stamp(p.BlockedUntil), WaitUntil: stamp(p.WaitUntil), Unmetered: p.Unmetered})
 	}
 	for _, o := range r.Operations {
 		j.Operations = append(j.Operations, opJSON{Op: o.Op, Calls: o.Calls, Units: sum(o.Units), Pools: o.Units})
@@ -161,22 +170,37 @@ func orDash(t time.Time, layout string, loc *time.Location) string {
 
 func (r *report) textPools(out io.Writer) {
 	w := tw(out)
-	fmt.Fprintln(w, "POOL\tLIMIT\tRESERVE\tUSED\tREMAINING\tFREE AT\tBLOCKED UNTIL\tUNMETERED")
+	fmt.Fprintln(w, "POOL\tLIMIT\tRESERVE\tUSED (WINDOW)\tUSED TODAY\tREMAINING\tFREE AT\tBLOCKED UNTIL\tUNMETERED")
+	waiting := false
 	for _, p := range r.Pools {
 		un := "-"
 		if p.Unmetered > 0 {
 			un = fmt.Sprintf("%d (!)", p.Unmetered)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Pool, p.Limit, p.Reserve, p.Used, p.Remaining,
-			orDash(p.FreeAt, time.RFC3339, time.UTC), orDash(p.BlockedUntil, time.RFC3339, time.UTC), un)
+		today := "-"
+		if p.Day != "" {
+			today = fmt.Sprintf("%d", p.UsedDay)
+		}
+		blocked := orDash(p.BlockedUntil, time.RFC3339, time.UTC)
+		if !p.WaitUntil.IsZero() {
+			blocked, waiting = "recovering to "+p.WaitUntil.UTC().Format(time.RFC3339), true
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d in %s\t%s\t%d\t%s\t%s\t%s\n", p.Pool, p.Limit, p.Reserve, p.Used, shortDuration(p.Window),
+			today, p.Remaining, orDash(p.FreeAt, time.RFC3339, time.UTC), blocked, un)
 	}
 	w.Flush()
+	if waiting {
+		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every worker that spent has refilled its ledger; `ingest quota show` says whom it waits for.")
+	}
 	fmt.Fprintln(out)
 }
 
 func (r *report) textPlan(out io.Writer) {
 	for _, p := range r.Plan {
 		verdict := "fits"
+		if p.Units == 0 {
+			verdict = "the charts take nothing from it"
+		}
 		if p.Units > p.Capacity {
 			verdict = "DOES NOT FIT: lengthen --every or drop regions"
 		}
@@ -260,4 +284,13 @@ func (r *report) textChart(out io.Writer) {
 	if len(r.Hourly) == 0 {
 		fmt.Fprintln(out, "  nothing spent")
 	}
+}
+
+// shortDuration prints 24h, not 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return strings.TrimSuffix(s, "h0m")
 }

@@ -25,18 +25,8 @@ type stateLimiter struct {
 	err    error
 }
 
-var errNotHere = errors.New("not used by report")
-
-func (l stateLimiter) Take(context.Context, string) (ingest.Decision, error) {
-	return ingest.Decision{}, errNotHere
-}
-func (l stateLimiter) Block(context.Context, string, time.Time) error { return errNotHere }
 func (l stateLimiter) State(context.Context) ([]ingest.PoolState, error) {
 	return l.states, l.err
-}
-func (l stateLimiter) Refill(context.Context, []ingest.Call) (int, error) { return 0, errNotHere }
-func (l stateLimiter) Lock(context.Context, string, time.Duration) (func(), bool, error) {
-	return nil, false, errNotHere
 }
 func (l stateLimiter) Backend() string { return "redis" }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -106,12 +108,41 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	}
 	p.limiter = l
 	p.closers = append(p.closers, closeLimiter)
+	if err := agree(ctx, l, s.logger); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if r, ok := l.(*quota.Redis); ok {
+		// Heartbeats keep this worker's copy of the register fresh, so that
+		// it can vouch for who spent if Redis loses data, and notice such
+		// a loss within seconds.
+		beat, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(beat) }()
+		p.closers = append(p.closers, func() { stop(); <-done })
+	}
 	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger})
 	if err != nil {
 		p.Close()
 		return nil, usageErrorf("--youtube-endpoint: %w", err)
 	}
 	return p, nil
+}
+
+// agree checks, before anything is spent, that the limiter holds the same
+// pools as this costs file: a disagreement is a configuration error.
+// When the limiter cannot be asked, each call meets the same check (or the
+// fail policy) later.
+func agree(ctx context.Context, l limiter, log *slog.Logger) error {
+	err := l.CheckConfig(ctx)
+	var cerr *quota.ConfigError
+	switch {
+	case errors.As(err, &cerr):
+		return usageErrorf("--costs: %w", err)
+	case err != nil:
+		log.Warn("could not check the limiter's configuration before starting", "err", err)
+	}
+	return nil
 }
 
 func runRun(ctx context.Context, s *settings, f *runFlags) error {

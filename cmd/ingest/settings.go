@@ -105,7 +105,7 @@ func (s *settings) loadCosts() error {
 	if err != nil {
 		return usageErrorf("--costs / INGEST_COSTS: %w", err)
 	}
-	c, err := ingest.ParseCosts(s.costsFile, data)
+	c, err := ingest.LoadCosts(s.costsFile, data)
 	if err != nil {
 		return usageErrorf("--costs: %w", err)
 	}
@@ -148,20 +148,31 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 // limiter is what the commands need of either limiter backend.
 type limiter interface {
 	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Block(ctx context.Context, pool string, until time.Time) error
+	Block(ctx context.Context, pool string) (time.Time, error)
 	State(ctx context.Context) ([]ingest.PoolState, error)
-	Refill(ctx context.Context, calls []ingest.Call) (int, error)
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
 	Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error)
+	Config(ctx context.Context) ([]quota.PoolConfig, error)
+	CheckConfig(ctx context.Context) error
+	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
 	Backend() string
 }
 
+var (
+	_ limiter = (*quota.Redis)(nil)
+	_ limiter = (*quota.SQLite)(nil)
+)
+
 // openLimiter builds the Redis limiter when --redis is set, else the
-// embedded one on the database. close releases the Redis client.
+// embedded one on the database. close releases the Redis client. db may be
+// nil with Redis (a host without a database): there is no ledger then.
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger,
-		Recall: func(ctx context.Context) ([]ingest.Call, error) {
-			return db.Calls(ctx, quotaKey, time.Now().Add(-longestWindow(s.costs)))
-		}}
+	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Worker: workerName()}
+	if db != nil {
+		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
+			return db.Recall(ctx, quotaKey, time.Now().Add(-recallSpan(s.costs)))
+		}
+	}
 	if s.redisURL == "" {
 		l, err = quota.NewSQLite(db.Writer(), opts)
 		return l, func() {}, runtimeError(err)
@@ -179,6 +190,22 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeF
 	return r, func() { client.Close() }, nil
 }
 
+// recallSpan is how far back a limiter may need the ledger: the longest
+// window, or a calendar day of 25 hours.
+func recallSpan(c *ingest.Costs) time.Duration {
+	d := 25 * time.Hour
+	for _, p := range c.Pools {
+		d = max(d, p.Window)
+	}
+	return d
+}
+
+// workerName names this process in the limiter's register: host and pid.
+func workerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s.%d", strings.NewReplacer(",", "_", ":", "_").Replace(host), os.Getpid())
+}
+
 // redisLogger sends go-redis's own messages through slog, so that
 // --log-format json stays JSON.
 type redisLogger struct{ log *slog.Logger }
@@ -188,20 +215,13 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 }
 
 // redisClient parses --redis: one server, or a cluster when addr= lists
-// more nodes.
+// more nodes; the limiter's timeouts reach the socket.
 func redisClient(raw string) (redis.UniversalClient, error) {
-	if strings.Contains(raw, "addr=") {
-		o, err := redis.ParseClusterURL(raw)
-		if err != nil {
-			return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
-		}
-		return redis.NewClusterClient(o), nil
-	}
-	o, err := redis.ParseURL(raw)
+	c, err := quota.NewClient(raw, quota.DefaultTimeout)
 	if err != nil {
 		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
 	}
-	return redis.NewClient(o), nil
+	return c, nil
 }
 
 // checkRedisURL parses --redis without connecting: a usage error comes

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+)
+
+func newQuotaCmd(s *settings) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "quota",
+		Short: "Show, replace or restore what the shared limiter holds for the quota key",
+		Long: `Every worker sharing a quota key must agree on each pool's limit, reserve,
+window and day: a worker whose costs file disagrees with what the limiter
+holds exits 2 before spending. These commands look at and change what the
+limiter holds, on purpose.
+
+The quota key is --quota-key / INGEST_QUOTA_KEY, else the hash of
+YOUTUBE_API_KEY, else the one quota key the database's ledger knows.`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show",
+		Short: "Print each pool as the limiter holds it, beside this costs file, and any recovery in progress",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withLimiter(cmd.Context(), s, func(l limiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "apply",
+		Short: "Replace the limiter's pool settings with this costs file's (--costs) and say what changed",
+		Long: `apply replaces the limit, reserve, window and day the limiter holds for each
+pool with those of the costs file in use (--costs / INGEST_COSTS, else the
+built-in one). Workers still running with the old file then exit 2 at their
+next check: restart them with the new file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withLimiter(cmd.Context(), s, func(l limiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
+		},
+	})
+	var ledgers []string
+	restore := &cobra.Command{
+		Use:   "restore [--ledger DB]...",
+		Short: "Refill a Redis limiter that lost data from the ledgers at hand, and end its wait",
+		Long: `After Redis loses data, the limiter admits nothing metered until every worker
+that spent in the window has put its ledger back, or the window and the
+current calendar day have passed. restore refills it from the given
+databases' ledgers (default: --db) and ends the wait at once: run it with
+the ledgers of every worker that spent in the last day, or the limit may be
+overspent.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withLimiter(cmd.Context(), s, func(l limiter, key string) error {
+				return quotaRestore(cmd.Context(), cmd.OutOrStdout(), s, l, key, ledgers)
+			})
+		},
+	}
+	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each worker's (default: --db)")
+	cmd.AddCommand(restore)
+	return cmd
+}
+
+// withLimiter opens the limiter of the quota key, and the database when
+// there is one (for the ledger's quota key), and runs fn.
+func withLimiter(ctx context.Context, s *settings, fn func(limiter, string) error) error {
+	db, err := store.OpenExisting(ctx, s.db)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
+		db = nil
+	case err != nil:
+		return runtimeError(err)
+	default:
+		defer db.Close()
+	}
+	key, err := quotaKeyFor(ctx, s, db)
+	if err != nil {
+		return err
+	}
+	l, closeLimiter, err := s.openLimiter(db, key)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	return fn(l, key)
+}
+
+func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error) {
+	if db != nil {
+		return reportQuotaKey(ctx, s, db)
+	}
+	if s.quotaKey != "" {
+		return s.quotaKey, nil
+	}
+	k, err := apiKey()
+	if err != nil {
+		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY")
+	}
+	return keyHash(k), nil
+}
+
+func quotaShow(ctx context.Context, out io.Writer, l limiter) error {
+	confs, err := l.Config(ctx)
+	if err != nil {
+		return runtimeError(err)
+	}
+	fmt.Fprintf(out, "backend %s\n", l.Backend())
+	for _, c := range confs {
+		mark := "agrees"
+		if !c.Agrees() {
+			mark = "DIFFERS: run `ingest quota apply` to replace the limiter's"
+		}
+		fmt.Fprintf(out, "pool %-8s limiter:    %s\n", c.Pool, quota.Describe(c.Limiter))
+		fmt.Fprintf(out, "%-13s costs file: %s (%s)\n", "", quota.Describe(c.Costs), mark)
+	}
+	if r, ok := l.(*quota.Redis); ok {
+		st, err := r.Status(ctx)
+		if err != nil {
+			return runtimeError(err)
+		}
+		printRecovery(out, st)
+	}
+	return nil
+}
+
+// printRecovery says what a limiter that lost data waits for.
+func printRecovery(out io.Writer, st quota.Status) {
+	var waiting []string
+	for _, p := range st.Pools {
+		if !p.WaitUntil.IsZero() {
+			waiting = append(waiting, fmt.Sprintf("%s until %s", p.Pool, p.WaitUntil.UTC().Format(time.RFC3339)))
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "recovering from a data loss: metered calls wait (%s)\n", strings.Join(waiting, ", "))
+	if len(st.Need) == 0 {
+		fmt.Fprintln(out, "  nobody could vouch for which workers spent: the wait ends with time, or with `ingest quota restore --ledger DB...`")
+		return
+	}
+	fmt.Fprintf(out, "  waiting for the ledgers of: %s; refilled: %s\n", strings.Join(st.Need, ", "), strings.Join(st.Done, ", "))
+}
+
+func quotaApply(ctx context.Context, out io.Writer, l limiter) error {
+	changes, err := l.ApplyConfig(ctx)
+	if err != nil {
+		return runtimeError(err)
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(out, "the limiter already holds this costs file's pools: nothing changed")
+	}
+	for _, c := range changes {
+		fmt.Fprintln(out, c)
+	}
+	return nil
+}
+
+func quotaRestore(ctx context.Context, out io.Writer, s *settings, l limiter, key string, paths []string) error {
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return usageErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
+	}
+	if len(paths) == 0 {
+		paths = []string{s.db}
+	}
+	var recs []ingest.Recalled
+	for _, path := range paths {
+		rec, err := readLedger(ctx, path, key, s.costs)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+	}
+	n, err := r.Restore(ctx, recs)
+	if err != nil {
+		return runtimeError(err)
+	}
+	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", n, len(recs))
+	return nil
+}
+
+// readLedger reads one database's ledger of the recall span, read-only.
+func readLedger(ctx context.Context, path, key string, costs *ingest.Costs) (ingest.Recalled, error) {
+	db, err := store.OpenExisting(ctx, path)
+	if err != nil {
+		return ingest.Recalled{}, usageErrorf("--ledger %s: %w", path, err)
+	}
+	defer db.Close()
+	rec, err := db.Recall(ctx, key, time.Now().Add(-recallSpan(costs)))
+	if err != nil {
+		return rec, runtimeError(fmt.Errorf("--ledger %s: %w", path, err))
+	}
+	return rec, nil
+}
