@@ -32,7 +32,7 @@ YOUTUBE_API_KEY, else the one quota key the database's ledger knows.`,
 		Short: "Print each pool as the limiter holds it, beside this costs file, and any recovery in progress",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, func(l limiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
+			return withLimiter(cmd.Context(), s, false, func(l limiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -44,7 +44,7 @@ built-in one). Workers still running with the old file then exit 2 at their
 next check: restart them with the new file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, func(l limiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
+			return withLimiter(cmd.Context(), s, true, func(l limiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
 		},
 	})
 	var ledgers []string
@@ -59,7 +59,7 @@ the ledgers of every worker that spent in the last day, or the limit may be
 overspent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, func(l limiter, key string) error {
+			return withLimiter(cmd.Context(), s, false, func(l limiter, key string) error {
 				return quotaRestore(cmd.Context(), cmd.OutOrStdout(), s, l, key, ledgers)
 			})
 		},
@@ -70,9 +70,14 @@ overspent.`,
 }
 
 // withLimiter opens the limiter of the quota key, and the database when
-// there is one (for the ledger's quota key), and runs fn.
-func withLimiter(ctx context.Context, s *settings, fn func(limiter, string) error) error {
-	db, err := store.OpenExisting(ctx, s.db)
+// there is one (for the ledger's quota key), and runs fn. write opens the
+// database for writing: the embedded limiter keeps its settings there.
+func withLimiter(ctx context.Context, s *settings, write bool, fn func(limiter, string) error) error {
+	open := store.OpenExisting
+	if write && s.redisURL == "" {
+		open = store.Open
+	}
+	db, err := open(ctx, s.db)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
