@@ -90,3 +90,9 @@ func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, err error) (
 	}
 	return ingest.RunEnd{}, false, nil
 }
+
+// Gate returns the gate a one-off call outside a run goes through (ingest
+// check's key test): quota first, then the ledger, then the call.
+func Gate(l Limiter, ledger Ledger, quotaKey, region string) ingest.Gate {
+	return newMeter(l, ledger, quotaKey, region, 0).gate
+}
