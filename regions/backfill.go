@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-		"time"
+	"time"
 
 	"github.com/ingestworks/ingest"
 )

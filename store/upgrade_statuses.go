@@ -10,7 +10,7 @@ import (
 
 // upgradeStatusesCursorsSchedule lets runs end interrupted or skipped,
 // names every backfill cursor by its parts (with an open-ended --until
-// kept as '' instead of the time it first ran), and adds the schedule
+// kept as ” instead of the time it first ran), and adds the schedule
 // table. SQLite cannot alter a CHECK, so runs and backfill_cursors are
 // rebuilt with their rows; the foreign keys into runs are checked at
 // commit, when every run is back under its id.
