@@ -240,10 +240,16 @@ var urlInNote = regexp.MustCompile(`(?:Get|Post|Put|Delete|Head) "[^"]*": `)
 // maxNote bounds a note in the text report; --json keeps the whole message.
 const maxNote = 72
 
-// shortNote keeps the reason of a run's message: no URLs, at most maxNote
-// characters.
+// shortNote keeps the reason of a run's message: no URLs, and when it is
+// still too long, its innermost causes (an error reads outer: inner), as
+// many as fit in maxNote characters.
 func shortNote(msg string) string {
 	msg = urlInNote.ReplaceAllString(msg, "")
+	parts := strings.Split(msg, ": ")
+	for len(parts) > 1 && len([]rune(msg)) > maxNote {
+		parts = parts[1:]
+		msg = "…" + strings.Join(parts, ": ")
+	}
 	if r := []rune(msg); len(r) > maxNote {
 		msg = string(r[:maxNote-1]) + "…"
 	}
