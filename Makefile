@@ -1,23 +1,33 @@
 # ingest: `make help` lists the targets.
 SHELL := /bin/bash
-GO    ?= go
-BIN   := bin
+GO      ?= go
+BIN     := bin
+PREFIX  ?= /usr/local
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: help build test bench demo lint fuzz deps clean
+.PHONY: help build install test bench demo lint fuzz deps clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: ## download Go modules and make sure redis-server is installed
+deps: ## download Go modules; make sure redis-server, systemd-analyze and promtool are installed
 	@scripts/ensure-redis.sh
+	@scripts/ensure-tools.sh
 	@$(GO) mod download
+	@cd deploy && $(GO) mod download
 
-build: ## build bin/ingest and bin/fakeyt
-	$(GO) build -o $(BIN)/ingest ./cmd/ingest
+build: ## build bin/ingest (static, versioned) and bin/fakeyt
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ingest ./cmd/ingest
 	$(GO) build -o $(BIN)/fakeyt ./cmd/fakeyt
 
-test: deps ## run every test with -race against real redis-server and SQLite
+install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/ingest $(DESTDIR)$(PREFIX)/bin/ingest
+
+test: deps ## run every test with -race against real redis-server and SQLite, and check deploy/
 	$(GO) test -race -count=1 -timeout 30m ./...
+	cd deploy && $(GO) test -count=1 ./...
 
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
 	@scripts/bench.sh
@@ -25,8 +35,9 @@ bench: deps ## run the benchmarks and print their tables (ratios against baselin
 demo: build ## run the main job against the fake upstream, then a search and a report
 	@scripts/demo.sh
 
-lint: ## go vet and gofmt
+lint: ## go vet, gofmt, and the deploy/ files against their validators
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 fuzz: ## fuzz the costs.yaml loader for 30 s

@@ -69,14 +69,18 @@ type Category struct {
 const (
 	StatusRunning   = "running"
 	StatusCompleted = "completed"
-	StatusStopped   = "stopped" // the quota said no
-	StatusFailed    = "failed"
-	StatusNever     = "never"
+	StatusStopped   = "stopped" // the quota said no (or --max-units)
+	// StatusInterrupted: a signal stopped the pass between pages.
+	StatusInterrupted = "interrupted"
+	// StatusSkipped: the upstream has no such chart for the region.
+	StatusSkipped = "skipped"
+	StatusFailed  = "failed"
+	StatusNever   = "never"
 )
 
 // RunEnd is how a run ended, as the store records it.
 type RunEnd struct {
-	Status  string // StatusCompleted, StatusStopped or StatusFailed
+	Status  string // StatusCompleted, StatusStopped, StatusInterrupted, StatusSkipped or StatusFailed
 	Message string
 	At      time.Time
 	// RetryAt is, for a stopped run, when the quota has room again.

@@ -120,7 +120,8 @@ CREATE TABLE runs (
   id          INTEGER PRIMARY KEY,
   region      TEXT    NOT NULL,
   kind        TEXT    NOT NULL CHECK (kind IN ('trending', 'search')),
-  status      TEXT    NOT NULL CHECK (status IN ('running', 'completed', 'stopped', 'failed')),
+  status      TEXT    NOT NULL CHECK (status IN ('running', 'completed', 'stopped', 'interrupted',
+                                                 'skipped', 'failed')),
   started_ms  INTEGER NOT NULL,
   finished_ms INTEGER,
   pages       INTEGER NOT NULL DEFAULT 0,   -- highest page number stored
@@ -195,10 +196,17 @@ CREATE TABLE category_fetches (
   fetched_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Where a backfill got to, so that it resumes. key is built from the
--- region, the dates and the query (store.CursorKey).
+-- Where a backfill got to, so that it resumes. A backfill is named by its
+-- region, --since, --until as given ('' when absent: open-ended, never
+-- "now") and --query; key joins them (ingest.BackfillKey).
 CREATE TABLE backfill_cursors (
   key        TEXT    PRIMARY KEY,
+  region     TEXT    NOT NULL DEFAULT '',
+  since      TEXT    NOT NULL DEFAULT '',   -- RFC 3339
+  until      TEXT    NOT NULL DEFAULT '',   -- RFC 3339; '': open-ended
+  query      TEXT    NOT NULL DEFAULT '',
+  before     TEXT    NOT NULL DEFAULT '',   -- RFC 3339: the publishedBefore its searches send,
+                                            -- fixed at its first page so page tokens stay valid
   page_token TEXT    NOT NULL DEFAULT '',
   pages      INTEGER NOT NULL DEFAULT 0,
   videos     INTEGER NOT NULL DEFAULT 0,
@@ -207,3 +215,12 @@ CREATE TABLE backfill_cursors (
   done       INTEGER NOT NULL DEFAULT 0 CHECK (done IN (0, 1)),
   updated_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- The schedule a daemon on this database runs, so that report plans from
+-- the schedule in use, not from its own flags. One row.
+CREATE TABLE schedule (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  every_ms   INTEGER NOT NULL,
+  regions    TEXT    NOT NULL,              -- comma-separated, in schedule order
+  updated_ms INTEGER NOT NULL
+);

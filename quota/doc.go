@@ -6,81 +6,115 @@
 // # The model
 //
 // A quota key names one upstream quota (a Google Cloud project). Inside it,
-// pools are budgets of limit units per trailing window, less a reserve left
-// for people; costs.yaml lists them and what each operation charges in each
-// pool (search.list takes 100 units of default and 1 of search). Every
-// worker that uses the same quota key and store draws from the same pools.
+// pools are budgets: limit units, less a reserve left for people, over a
+// trailing sliding window and, when the pool names a day zone, over each
+// calendar day of that zone too. costs.yaml lists the pools and what each
+// operation charges in each: since June 2026 the YouTube Data API has three
+// buckets (10,000 units a day for most methods, 100 search.list calls, and
+// 10,000 for videos.batchGetStats), each a pool, each with the upstream's
+// day, midnight to midnight in Los Angeles.
 //
-// Each pool is a sliding log with one entry per admitted call, not per unit,
-// plus a running total of the units in the log. A decision drops the entries
-// that left the window (now - window, now], takes their units off the total,
-// and admits the call when total + cost fits limit - reserve. So a 100-unit
-// call costs the same time and memory as a 1-unit call, and over any
-// trailing window the admitted units never exceed the limit. A fixed-window
-// counter admits twice its limit across a boundary, and so does a token
-// bucket (GCRA) whose burst equals its limit: only an exact log holds the
-// line when eight staggered jobs line their bursts up.
+// Why both a window and a day: the window is the smooth guard, but the
+// upstream counts calendar days, which last 23 or 25 hours when the clocks
+// change. A 24-hour window alone admits up to twice the limit inside the
+// 25-hour day of November, and refuses calls the upstream would take just
+// after its reset. A call is admitted only when every pool it draws from has
+// room in both, and no pool is blocked or waiting: all or nothing. A refused
+// call is charged nothing, and its RetryAt is the earliest time at which all
+// of that holds.
 //
-// A call is admitted all-or-nothing: only when every pool it draws from has
-// room and no pool is blocked. A refused call is charged nothing. Its
-// RetryAt is exact: for each pool, the limiter walks the oldest entries,
-// summing their units, until enough have left for this cost to fit; the time
-// the last of them leaves is when that pool has room, and RetryAt is the
-// latest of those and of any block. Oldest + window would be wrong when costs
-// differ: a 1-unit oldest entry frees too little for a 100-unit call. A
-// charge that can never fit its pool is ErrCostTooLarge, an error at the
-// call site, never a refusal that looks transient.
+// # The log and its account
 //
-// # Clock and ids
+// Each pool is a log with one entry per admitted call, not per unit, so a
+// 100-unit call costs what a 1-unit call costs. Beside the log an account
+// keeps cumulative counts: cum, every unit ever appended; wbase, the units
+// of entries that have left the window; dbase, the units before the current
+// day. Used in the window is cum - wbase, used today cum - dbase, and a
+// decision reads the log only to move those bases past entries that just
+// left. An entry leaves the log once it is out of both the window and the
+// day.
 //
-// There is one clock: Redis TIME read inside the script (or, embedded, the
-// wall clock), never behind the last decision, which is kept in a clock
-// key. Every admitted call gets an id "<ms>-<seq>" from that clock and a
-// global counter, the same id in every pool it draws from; ids increase
-// strictly.
+// The retry time of a full window is when the entry whose cumulative count
+// reaches cum + cost - capacity leaves it: walking the oldest entries, not
+// oldest + window, which is wrong when costs differ. Because an entry's
+// cumulative count never changes, the answer for one target never changes
+// either: the last one is kept in the account, and the refusals that pile
+// up on a saturated pool read it without walking. A full day frees at the
+// next day start. A charge that can never fit is ErrCostTooLarge at the call
+// site, never a refusal that looks transient.
 //
-// # Blocks, failures and the ledger
+// # One clock
 //
-// When the upstream reports its quota spent, Block refuses the pool for
-// every worker until the upstream's reset. Each call to the limiter is bound
-// by Options.Timeout; when Redis cannot be reached (network, timeout,
-// loading, cluster down) a call whose dearest charge is at most
-// fail_open_max_cost goes ahead marked Unmetered, and a dearer one fails with
-// ErrUnavailable. A call that times out after Redis ran it may be counted
-// without being made: the error is on the safe side. The embedded limiter
-// never fails open: a database busy past its timeout is an error.
+// The Redis limiter decides by the server's TIME, read inside the script
+// and never behind the last decision. Day starts come from the zone
+// database, which Lua does not have: the caller sends the starts of four
+// days around its own clock, and the script picks the one that holds its
+// own now, so a worker whose clock is minutes off still gets the limiter's
+// day and the limiter's block ends. A TIME more than Options.Guard ahead of
+// the last decision that the caller's clock does not confirm is taken as an
+// odd reading: the decision is made at the last good time, and the log is
+// not thrown away.
 //
-// Every admitted call also goes to the SQLite ledger (the caller writes it).
-// When Redis loses its data, Refill puts the ledger's metered calls inside
-// the window back, keyed on their ids, so refilling twice counts once. The
-// Redis limiter notices the loss by itself: the clock key carries an epoch,
-// a random name given when the keys are created; a worker that finds an
-// epoch it has not seen (Redis restarted empty or was flushed, or the worker
-// just started) first refills from its own ledger through Options.Recall,
-// then adopts the epoch, then decides.
+// # Outages and answers
+//
+// Every call to Redis is bound by Options.Timeout, down to the socket
+// (NewClient). A request that surely never reached Redis (the connection
+// was refused) is an outage: the call goes ahead unmetered only when every
+// pool it draws from has a fail_open policy that allows it, by cost and by
+// this process's budget for the outage, and is written into the window,
+// through the ledger, once Redis answers again. An error reply (out of
+// memory, a read-only replica, a script error) is Redis answering: the call
+// is refused. A request that went out without an answer in time has an
+// unknown outcome: it is refused, never admitted unmetered.
+//
+// # Losing data
+//
+// Every admitted call and every block also goes to the worker's SQLite
+// ledger. Redis can lose data in ways a missing key does not show: a restart
+// from an older snapshot brings the keys back as they were. So every worker
+// remembers the highest call counter it has seen (and its ledger's), and a
+// counter that went back, a clock key missing while the worker knows of
+// calls in the window, or a pool's account without its log (or the
+// reverse) is a loss. The worker that finds one starts a recovery: a new
+// generation of the keys (so every worker notices), and every pool waits,
+// admitting nothing metered, until every worker that spent in the window
+// has refilled its ledger (refilling is idempotent, keyed on call ids), or
+// the window and the current day have passed, or an operator runs `ingest
+// quota restore`. Who spent comes from the register: workers register when
+// they spend, and daemons copy the register every Options.Beat; a copy
+// vouches for the others only while it is seconds old (Options.Fresh),
+// because after a loss the register itself may be stale.
+//
+// # One configuration
+//
+// The limiter keeps each pool's limit, reserve, window and day. A worker
+// whose costs file disagrees gets a *ConfigError before it spends (two
+// windows would trim each other's entries and admit twice the limit);
+// ApplyConfig replaces the settings on purpose.
 //
 // # Redis keys
 //
 // All keys of quota key Q share one Redis Cluster hash slot through the tag
-// {Q}, are passed to the script in KEYS, and expire when idle (window plus a
-// minute):
+// {Q}, are passed to the script in KEYS, and expire when idle:
 //
-//	ingest:{Q}:clock         "<ms>-<seq>": last decision time and the call counter
+//	ingest:{Q}:clock         "<ms>-<seq>:<epoch>": last decision, call counter, generation
+//	ingest:{Q}:reg           hash worker -> ms: the register of workers that spent
+//	ingest:{Q}:recover       hash: a recovery's start, the workers it needs, those done
 //	ingest:{Q}:log:POOL      stream, one entry per call: id <ms>-<seq>, field u = units
-//	ingest:{Q}:total:POOL    "<units>:<head>:<touched>": running sum of u over the
-//	                         log, ms of its oldest entry, when the log's TTL was set
-//	ingest:{Q}:block:POOL    ms until which the pool is blocked
+//	ingest:{Q}:total:POOL    the account: cum, wbase, window edge, dbase, day start,
+//	                         oldest entry, TTL refresh time, last retry computed
+//	ingest:{Q}:block:POOL    ms until which the upstream says the pool is spent
+//	ingest:{Q}:conf:POOL     "limit:reserve:window_ms:day"
+//	ingest:{Q}:wait:POOL     ms until which a recovery holds the pool
 //	ingest:{Q}:lock:NAME     a lease (Lock)
 //
 // A stream entry takes about 10-20 bytes in its listpack, against about 105
 // for a sorted-set member, which is why the log is a stream. window.lua is
 // the whole algorithm, run with EVALSHA (reloaded by itself after a restart
-// or SCRIPT FLUSH); State runs it read-only with EVALSHA_RO. A decision that
-// finds nothing expired is five commands inside the script (TIME, MGET, XADD,
-// SET, SET): the head kept beside the total says whether the log needs
-// reading at all.
+// or SCRIPT FLUSH); State runs it read-only with EVALSHA_RO.
 //
-// The embedded backend keeps the same log in the quota_log, quota_block and
-// quota_clock tables, one BEGIN IMMEDIATE transaction per decision, so
-// processes sharing the database file take turns and stay exact.
+// The embedded backend keeps the same log in the quota_log, quota_block,
+// quota_clock and quota_config tables, one BEGIN IMMEDIATE transaction per
+// decision, so processes sharing the database file take turns and stay
+// exact. It never fails open, and loses its log only with its ledger.
 package quota

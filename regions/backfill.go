@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -33,6 +32,11 @@ type BackfillStore interface {
 // Backfill searches one region's videos published in a window, page by
 // page, saving a cursor with every page so that it can resume.
 type Backfill struct {
+	// ID names the backfill; the same ID resumes it.
+	ID ingest.BackfillID
+	// Query is the search. Its Before is the --until, or for an open-ended
+	// backfill now; a backfill that resumes keeps the Before of its first
+	// page instead, so that its page tokens stay valid.
 	Query    ingest.SearchQuery
 	MaxUnits int64 // units of the default pool this invocation may spend; 0: no cap
 	QuotaKey string
@@ -47,7 +51,7 @@ type Backfill struct {
 
 // BackfillResult is how far a backfill got in this invocation.
 type BackfillResult struct {
-	Status  string // completed, stopped or failed
+	Status  string // completed, stopped, interrupted or failed
 	Message string
 	Resumed bool // it continued an earlier invocation's cursor
 	Pages   int
@@ -60,15 +64,12 @@ type BackfillResult struct {
 	// -1 before any.
 	Remaining int64
 
-	pageBase int64 // units (all pools) spent before the current page
+	pageBase    int64 // units (all pools) spent before the current page
+	interrupted bool  // a signal stopped it between pages
 }
 
 // CursorKey names the backfill so that the same command resumes it.
-func (b *Backfill) CursorKey() string {
-	q := b.Query
-	return strings.Join([]string{q.Region, q.After.UTC().Format(time.RFC3339),
-		q.Before.UTC().Format(time.RFC3339), q.Query}, "|")
-}
+func (b *Backfill) CursorKey() string { return b.ID.Key() }
 
 // PageCost is what one backfill page costs: a search and the details of
 // its videos.
@@ -95,7 +96,10 @@ func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResul
 		return failBackfill(res, err)
 	}
 	if !ok {
-		cur = ingest.Cursor{Key: b.CursorKey()}
+		cur = ingest.Cursor{Key: b.CursorKey(), ID: b.ID, Before: b.Query.Before}
+	}
+	if !cur.Before.IsZero() {
+		b.Query.Before = cur.Before
 	}
 	res.Cursor, res.Resumed = cur, ok && cur.Pages > 0
 	if cur.Done {
@@ -126,6 +130,7 @@ func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, m *meter, r
 	for res.Cursor.Pages < SearchMaxPages {
 		if stopping(drain) {
 			res.Message = "interrupted: stopped between pages"
+			res.interrupted = true
 			return nil
 		}
 		if b.MaxUnits > 0 && Sum(res.Units)+Sum(cost) > b.MaxUnits {
@@ -180,8 +185,12 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 
 func (b *Backfill) classify(ctx context.Context, res BackfillResult, err error) BackfillResult {
 	if err == nil {
-		res.Status = ingest.StatusCompleted
-		if !res.Cursor.Done {
+		switch {
+		case res.Cursor.Done:
+			res.Status = ingest.StatusCompleted
+		case res.interrupted:
+			res.Status = ingest.StatusInterrupted
+		default:
 			res.Status = ingest.StatusStopped
 		}
 		return res

@@ -126,3 +126,9 @@ func Sum(units map[string]int64) int64 {
 	}
 	return n
 }
+
+// Gate returns the gate a one-off call outside a run goes through (ingest
+// check's key test): quota first, then the ledger, then the call.
+func Gate(l Limiter, ledger Ledger, quotaKey, region string) ingest.Gate {
+	return newMeter(l, ledger, quotaKey, region, 0).gate
+}

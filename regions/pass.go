@@ -33,7 +33,7 @@ type Pass struct {
 type Result struct {
 	Region  string
 	RunID   int64
-	Status  string // ingest.StatusCompleted, StatusStopped or StatusFailed
+	Status  string // ingest.StatusCompleted, StatusStopped, StatusInterrupted, StatusSkipped or StatusFailed
 	Message string
 	Pages   int
 	Videos  int
@@ -43,9 +43,11 @@ type Result struct {
 	// decision, -1 when the run took no decision.
 	Remaining int64
 	Err       error // set when Status is failed
-	// Fatal is set when no other region can succeed either (the upstream
-	// rejects the key).
+	// Fatal is set when no other region can succeed either: the upstream
+	// rejects the key, or cannot be reached at all.
 	Fatal bool
+
+	interrupted bool // drain stopped the pass between pages
 }
 
 func (p *Pass) now() time.Time {
@@ -124,7 +126,7 @@ func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gat
 	token, restarted := "", false
 	for n := 1; n <= MaxPages; n++ {
 		if stopping(drain) {
-			res.Message = "interrupted: stopped between pages"
+			res.Message, res.interrupted = "interrupted: stopped between pages", true
 			return w.flush()
 		}
 		page, err := p.Source.Trending(ctx, gate, p.Region, token)
@@ -211,6 +213,9 @@ func stopping(drain <-chan struct{}) bool {
 func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
 	if err == nil {
 		res.Status = ingest.StatusCompleted
+		if res.interrupted {
+			res.Status = ingest.StatusInterrupted
+		}
 		return res
 	}
 	if end, ok, berr := quotaStop(ctx, p.Costs, p.Limiter, p.Sink, p.QuotaKey, err); ok {
@@ -222,8 +227,11 @@ func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
 	}
 	switch {
 	case errors.Is(err, ingest.ErrNoChart):
-		res.Status, res.Message = ingest.StatusCompleted, "skipped: the upstream has no most-popular chart for "+p.Region
+		res.Status, res.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+p.Region
 	case errors.Is(err, ingest.ErrBadKey):
+		res = p.fail(res, err)
+		res.Fatal = true
+	case Unreachable(err):
 		res = p.fail(res, err)
 		res.Fatal = true
 	default:

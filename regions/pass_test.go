@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
@@ -169,8 +170,8 @@ func TestPassErrorClasses(t *testing.T) {
 		r := newRig(t, "")
 		r.fake.NoChart("BR")
 		res := r.pass("BR").Run(context.Background(), nil)
-		if res.Status != ingest.StatusCompleted || res.Pages != 0 || res.Message == "" {
-			t.Fatalf("got %s, %d pages, %q; want completed, 0 pages and a note", res.Status, res.Pages, res.Message)
+		if res.Status != ingest.StatusSkipped || res.Pages != 0 || res.Message == "" {
+			t.Fatalf("got %s, %d pages, %q; want skipped, 0 pages and a note", res.Status, res.Pages, res.Message)
 		}
 	})
 	t.Run("bad key fails loudly and fatally", func(t *testing.T) {
@@ -183,6 +184,34 @@ func TestPassErrorClasses(t *testing.T) {
 		}
 		if n := r.fake.Requests(); n != 1 {
 			t.Fatalf("upstream saw %d requests, want 1 (no retry storm)", n)
+		}
+	})
+	t.Run("dead endpoint is fatal", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, "")
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "http://" + l.Addr().String() + "/"
+		l.Close()
+		p := r.pass("US")
+		if p.Source, err = fetch.New(context.Background(), fetch.Options{Endpoint: dead, APIKey: testKey,
+			Backoff: time.Millisecond, Logger: quiet()}); err != nil {
+			t.Fatal(err)
+		}
+		res := p.Run(context.Background(), nil)
+		if res.Status != ingest.StatusFailed || !res.Fatal || !regions.Unreachable(res.Err) {
+			t.Fatalf("got %s fatal=%v err=%v; want failed, fatal, unreachable", res.Status, res.Fatal, res.Err)
+		}
+	})
+	t.Run("a 5xx is not unreachable", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, "")
+		r.fake.FailNext(4, 500)
+		res := r.pass("US").Run(context.Background(), nil)
+		if res.Status != ingest.StatusFailed || res.Fatal {
+			t.Fatalf("got %s fatal=%v err=%v; want failed, not fatal: the upstream answered", res.Status, res.Fatal, res.Err)
 		}
 	})
 	t.Run("invalid page token restarts once", func(t *testing.T) {
@@ -222,8 +251,8 @@ func TestPassDrainsBetweenPages(t *testing.T) {
 	p := r.pass("US")
 	p.Source = src
 	res := p.Run(context.Background(), drain)
-	if res.Pages != 1 || res.Videos != 50 || res.Status != ingest.StatusCompleted {
-		t.Fatalf("got %s with %d pages %d videos, want the page in flight stored (1 page, 50 videos)", res.Status, res.Pages, res.Videos)
+	if res.Pages != 1 || res.Videos != 50 || res.Status != ingest.StatusInterrupted {
+		t.Fatalf("got %s with %d pages %d videos, want interrupted with the page in flight stored (1 page, 50 videos)", res.Status, res.Pages, res.Videos)
 	}
 }
 

@@ -26,13 +26,18 @@ type Runner struct {
 	Logger *slog.Logger
 	// Observe, when set, sees every finished pass (metrics).
 	Observe func(res Result, took time.Duration)
+	// PassLevel is the level of the line each finished pass logs (a failed
+	// pass always logs at error). run --once sets debug and logs one summary
+	// line instead, so that cron mails nothing on a good run.
+	PassLevel slog.Level
 
 	mu      sync.Mutex
 	running map[string]bool
 }
 
 // Once runs every pass now, one after another. It stops early on a fatal
-// error (the key is rejected) or when drain closes.
+// error (the key is rejected, the upstream cannot be reached) or when drain
+// closes; the passes it did not run are not in the results.
 func (r *Runner) Once(ctx context.Context, drain <-chan struct{}) []Result {
 	var results []Result
 	for _, p := range r.Passes {
@@ -100,7 +105,7 @@ func (r *Runner) guarded(ctx context.Context, drain <-chan struct{}, p *Pass) (r
 
 func (r *Runner) logResult(log *slog.Logger, res Result, took time.Duration) {
 	attrs := []any{"status", res.Status, "pages", res.Pages, "videos", res.Videos,
-		"units", res.Units, "duration", took.Round(time.Millisecond)}
+		"units", res.Units, "duration", took}
 	if res.Remaining >= 0 {
 		attrs = append(attrs, "remaining", res.Remaining)
 	}
@@ -108,13 +113,15 @@ func (r *Runner) logResult(log *slog.Logger, res Result, took time.Duration) {
 		attrs = append(attrs, "retry_at", res.RetryAt.UTC().Format(time.RFC3339))
 	}
 	if res.Message != "" {
-		attrs = append(attrs, "msg", res.Message)
+		// "reason", not "msg": the handler writes msg itself, and a second
+		// msg key makes a JSON line that parsers read differently.
+		attrs = append(attrs, "reason", res.Message)
 	}
 	if res.Status == ingest.StatusFailed {
 		log.Error("pass", attrs...)
 		return
 	}
-	log.Info("pass", attrs...)
+	log.Log(context.Background(), r.PassLevel, "pass", attrs...)
 }
 
 func (r *Runner) claim(region string) bool {

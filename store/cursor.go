@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -16,39 +15,81 @@ import (
 type Cursor = ingest.Cursor
 
 // CursorKey names the backfill of region between since and until (zero:
-// open) for query (empty: any video).
+// open-ended) for query (empty: any video).
 func CursorKey(region string, since, until time.Time, query string) string {
-	day := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format(time.RFC3339)
-	}
-	return strings.ToUpper(region) + "|" + day(since) + "|" + day(until) + "|" + query
+	return ingest.BackfillID{Region: region, Since: since, Until: until, Query: query}.Key()
 }
+
+const cursorColumns = `key, region, since, until, query, before, page_token, pages, videos, units,
+  reached, done, updated_ms`
 
 // Cursor returns the cursor named key; ok is false when there is none.
 func (db *DB) Cursor(ctx context.Context, key string) (c Cursor, ok bool, err error) {
-	var reached string
-	var done bool
-	var updated int64
-	err = db.r.QueryRowContext(ctx, `
-SELECT key, page_token, pages, videos, units, reached, done, updated_ms
-FROM backfill_cursors WHERE key = ?`, key).Scan(&c.Key, &c.PageToken, &c.Pages,
-		&c.Videos, &c.Units, &reached, &done, &updated)
+	c, err = scanCursor(db.r.QueryRowContext(ctx, `SELECT `+cursorColumns+` FROM backfill_cursors WHERE key = ?`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Cursor{}, false, nil
 	}
 	if err != nil {
 		return Cursor{}, false, fmt.Errorf("cursor %q: %w", key, err)
 	}
-	if reached != "" {
-		if c.Reached, err = time.Parse(time.RFC3339Nano, reached); err != nil {
-			return Cursor{}, false, fmt.Errorf("cursor %q: reached: %w", key, err)
+	return c, true, nil
+}
+
+// Cursors returns every backfill's cursor, the latest updated first.
+func (db *DB) Cursors(ctx context.Context) ([]Cursor, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+cursorColumns+` FROM backfill_cursors ORDER BY updated_ms DESC, key`)
+	if err != nil {
+		return nil, fmt.Errorf("cursors: %w", err)
+	}
+	defer rows.Close()
+	var out []Cursor
+	for rows.Next() {
+		c, err := scanCursor(rows)
+		if err != nil {
+			return nil, fmt.Errorf("cursors: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cursors: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteCursor forgets a backfill's cursor, so that it starts over; what it
+// stored stays.
+func (db *DB) DeleteCursor(ctx context.Context, key string) error {
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM backfill_cursors WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("delete cursor %q: %w", key, err)
+	}
+	return nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanCursor(row scanner) (Cursor, error) {
+	var c Cursor
+	var since, until, before, reached string
+	var updated int64
+	err := row.Scan(&c.Key, &c.ID.Region, &since, &until, &c.ID.Query, &before, &c.PageToken,
+		&c.Pages, &c.Videos, &c.Units, &reached, &c.Done, &updated)
+	if err != nil {
+		return Cursor{}, err
+	}
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *time.Time
+	}{{"since", since, &c.ID.Since}, {"until", until, &c.ID.Until}, {"before", before, &c.Before}, {"reached", reached, &c.Reached}} {
+		if f.in == "" {
+			continue
+		}
+		if *f.out, err = time.Parse(time.RFC3339Nano, f.in); err != nil {
+			return Cursor{}, fmt.Errorf("cursor %q: %s: %w", c.Key, f.name, err)
 		}
 	}
-	c.Done, c.Updated = done, time.UnixMilli(updated).UTC()
-	return c, true, nil
+	c.Updated = time.UnixMilli(updated).UTC()
+	return c, nil
 }
 
 // SaveSearchPage stores a backfill's page and its cursor in one
@@ -81,6 +122,13 @@ func (db *DB) SaveCursor(ctx context.Context, cur Cursor) error {
 	return nil
 }
 
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 func saveCursor(ctx context.Context, tx *sql.Tx, c Cursor, at time.Time) error {
 	if c.Key == "" {
 		return errors.New("cursor has no key")
@@ -88,16 +136,13 @@ func saveCursor(ctx context.Context, tx *sql.Tx, c Cursor, at time.Time) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	reached := ""
-	if !c.Reached.IsZero() {
-		reached = c.Reached.UTC().Format(time.RFC3339Nano)
-	}
 	_, err := tx.ExecContext(ctx, `
-INSERT INTO backfill_cursors (key, page_token, pages, videos, units, reached, done, updated_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO backfill_cursors (`+cursorColumns+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET page_token = excluded.page_token,
   pages = excluded.pages, videos = excluded.videos, units = excluded.units,
   reached = excluded.reached, done = excluded.done, updated_ms = excluded.updated_ms`,
-		c.Key, c.PageToken, c.Pages, c.Videos, c.Units, reached, c.Done, msOf(at))
+		c.Key, c.ID.Region, rfc3339(c.ID.Since), rfc3339(c.ID.Until), c.ID.Query, rfc3339(c.Before),
+		c.PageToken, c.Pages, c.Videos, c.Units, rfc3339(c.Reached), c.Done, msOf(at))
 	return err
 }

@@ -99,25 +99,46 @@ func openReader(path string) *sql.DB {
 // OpenExisting opens the database at path for reading only, for commands
 // that must not create or change it (report, search). It returns an error
 // wrapping ErrNoDatabase when there is no file at path.
+//
+// It opens with mode=ro, which still needs the WAL's shared-memory file; in
+// a directory it cannot write, where no writer can be running either, it
+// opens the file as immutable instead.
 func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
 	} else if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	r := openReader(path)
-	var v int
-	if err := r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		r.Close()
+	r, v, err := openReadOnly(ctx, path, false)
+	if err != nil {
+		r, v, err = openReadOnly(ctx, path, true)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if v != SchemaVersion {
 		r.Close()
-		return nil, fmt.Errorf("open %s: schema version %d, this binary reads %d: not an ingest database, or run `ingest run --once` to upgrade it", path, v, SchemaVersion)
+		return nil, &VersionError{Path: path, Have: v, Want: SchemaVersion}
 	}
-	// Writes through a read-only DB fail in SQLite (query_only) with a
-	// clear error instead of a nil pool.
+	// Writes through a read-only DB fail in SQLite with a clear error
+	// instead of a nil pool.
 	return &DB{path: path, w: r, r: r, rankWindow: RankWindow}, nil
+}
+
+func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {
+	r, err := sql.Open("sqlite", ReadOnlyDSN(path, immutable))
+	if err != nil {
+		return nil, 0, err
+	}
+	n := max(4, runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	var v int
+	if err := r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, v, nil
 }
 
 // Close closes both pools.
@@ -184,4 +205,33 @@ func (db *DB) Optimize(ctx context.Context) error {
 		return fmt.Errorf("optimize %s: %w", db.path, err)
 	}
 	return nil
+}
+
+// Version reads the schema version of the database at path without
+// changing it.
+func Version(ctx context.Context, path string) (int, error) {
+	db, err := OpenExisting(ctx, path)
+	if err == nil {
+		db.Close()
+		return SchemaVersion, nil
+	}
+	var ve *VersionError
+	if errors.As(err, &ve) {
+		return ve.Have, nil
+	}
+	return 0, err
+}
+
+// VersionError: the database has another schema version than this binary
+// writes.
+type VersionError struct {
+	Path       string
+	Have, Want int
+}
+
+func (e *VersionError) Error() string {
+	if e.Have > e.Want {
+		return fmt.Sprintf("open %s: schema version %d is newer than this binary's %d: upgrade ingest", e.Path, e.Have, e.Want)
+	}
+	return fmt.Sprintf("open %s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
 }

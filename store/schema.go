@@ -16,7 +16,8 @@ type upgrade func(ctx context.Context, tx *sql.Tx) error
 // upgrades[i] takes a database from version i+1 to i+2. schema.sql is always
 // the result of version 1 followed by every step (TestUpgradesMatchSchema).
 var upgrades = []upgrade{
-	upgradeQuota2, // 1 -> 2
+	upgradeQuota2,                  // 1 -> 2: upgrade_quota.go
+	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
@@ -36,6 +37,21 @@ func DSN(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	}
 	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// ReadOnlyDSN is the data source name of a connection that never writes:
+// mode=ro, or immutable=1 when the file cannot change under it (a
+// read-only directory), which needs no shared-memory file.
+func ReadOnlyDSN(path string, immutable bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	if immutable {
+		q.Set("immutable", "1")
+	} else {
+		q.Set("mode", "ro")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 

@@ -262,9 +262,9 @@ func marshal(v any) (string, error) {
 // FinishRun records how a run ended.
 func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error {
 	switch end.Status {
-	case ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusFailed:
+	case ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusInterrupted, ingest.StatusSkipped, ingest.StatusFailed:
 	default:
-		return fmt.Errorf("finish run %d: status %q is not completed, stopped or failed", runID, end.Status)
+		return fmt.Errorf("finish run %d: status %q is not completed, stopped, interrupted, skipped or failed", runID, end.Status)
 	}
 	return db.updateRun(ctx, "finish", runID,
 		`UPDATE runs SET status = ?, message = ?, finished_ms = ?, retry_at_ms = ? WHERE id = ?`,

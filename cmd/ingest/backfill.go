@@ -26,6 +26,8 @@ type backfillFlags struct {
 	query    string
 	maxUnits int64
 	dryRun   bool
+	restart  bool
+	list     bool
 }
 
 func newBackfillCmd(s *settings) *cobra.Command {
@@ -43,22 +45,30 @@ search pool, plus 1 for the details. --dry-run prints the plan and its cost
 first. --max-units caps what this invocation spends.
 
 backfill is resumable: its cursor is saved with every page, and the same
-command continues where it stopped. A refusal by the limiter, --max-units
+command continues where it stopped, never paying for a page twice. A
+backfill is named by --region, --since, --until as given and --query; no
+--until is a value of its own, "open-ended" (its searches keep the end time
+of its first page), so the same open-ended command resumes too. --restart
+forgets where it got to and starts over; --list shows every backfill the
+database knows and where each stands. A refusal by the limiter, --max-units
 or a signal stops cleanly (exit 0) and says when the quota has room again.
 While the limiter is unreachable the dear search calls are refused (exit 1)
 and the upstream is not called.`,
 		Example: `  ingest backfill --region DE --since 2026-10-01 --dry-run
-  ingest backfill --region DE --since 2026-10-01 --until 2026-11-01 --query fußball --max-units 1010`,
+  ingest backfill --region DE --since 2026-10-01 --until 2026-11-01 --query fußball --max-units 1010
+  ingest backfill --list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBackfill(cmd.Context(), cmd.OutOrStdout(), s, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.region, "region", "", "ISO 3166-1 alpha-2 region code (required)")
 	fl.StringVar(&f.since, "since", "", "published at or after this date: 2026-10-01 or RFC 3339 (required)")
-	fl.StringVar(&f.until, "until", "", "published before this date (default now)")
+	fl.StringVar(&f.until, "until", "", "published before this date (default: open-ended, up to the time of its first page)")
 	fl.StringVar(&f.query, "query", "", "search words (default: any video)")
 	fl.Int64Var(&f.maxUnits, "max-units", 0, "spend at most this many units of the default pool in this invocation (0: no cap)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and its cost; call nothing, spend nothing")
+	fl.BoolVar(&f.restart, "restart", false, "forget where this backfill got to and start it over from its first page")
+	fl.BoolVar(&f.list, "list", false, "list the known backfills and where each stands; call nothing")
 	return cmd
 }
 
@@ -73,39 +83,47 @@ func parseDate(flag, v string) (time.Time, error) {
 	return time.Time{}, usageErrorf("--%s: want a date like 2026-10-01 or 2026-10-01T12:00:00Z, got %q", flag, v)
 }
 
-func (f *backfillFlags) searchQuery(now time.Time) (ingest.SearchQuery, error) {
+// identity reads the flags that name the backfill, and the search it
+// starts with (an open-ended one searches up to now).
+func (f *backfillFlags) identity(now time.Time) (ingest.BackfillID, ingest.SearchQuery, error) {
+	var id ingest.BackfillID
 	region := strings.ToUpper(strings.TrimSpace(f.region))
 	if region == "" {
-		return ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
+		return id, ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
 	}
 	if !regions.Valid(region) {
-		return ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+		return id, ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.since == "" {
-		return ingest.SearchQuery{}, usageErrorf("--since: required, e.g. --since 2026-10-01")
+		return id, ingest.SearchQuery{}, usageErrorf("--since: required, e.g. --since 2026-10-01")
 	}
 	since, err := parseDate("since", f.since)
 	if err != nil {
-		return ingest.SearchQuery{}, err
+		return id, ingest.SearchQuery{}, err
 	}
-	until := now.UTC().Truncate(time.Second)
+	id = ingest.BackfillID{Region: region, Since: since, Query: strings.TrimSpace(f.query)}
+	before := now.UTC().Truncate(time.Second)
 	if f.until != "" {
-		if until, err = parseDate("until", f.until); err != nil {
-			return ingest.SearchQuery{}, err
+		if id.Until, err = parseDate("until", f.until); err != nil {
+			return id, ingest.SearchQuery{}, err
 		}
+		before = id.Until
 	}
-	if !until.After(since) {
-		return ingest.SearchQuery{}, usageErrorf("--until %s is not after --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	if !before.After(since) {
+		return id, ingest.SearchQuery{}, usageErrorf("--until %s is not after --since %s", before.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
-	return ingest.SearchQuery{Region: region, After: since, Before: until, Query: strings.TrimSpace(f.query)}, nil
+	return id, ingest.SearchQuery{Region: region, After: since, Before: before, Query: id.Query}, nil
 }
 
 func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFlags) error {
-	q, err := f.searchQuery(time.Now())
+	if f.list {
+		return listBackfills(ctx, out, s)
+	}
+	id, q, err := f.identity(time.Now())
 	if err != nil {
 		return err
 	}
-	job := &regions.Backfill{Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger}
+	job := &regions.Backfill{ID: id, Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger}
 	cost, err := job.PageCost()
 	if err != nil {
 		return usageErrorf("--costs: %w", err)
@@ -121,6 +139,12 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return err
 	}
 	defer p.Close()
+	if f.restart {
+		if err := p.db.DeleteCursor(ctx, job.CursorKey()); err != nil {
+			return runtimeError(err)
+		}
+		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
+	}
 	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
@@ -130,6 +154,42 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	res := job.Run(ctx, drain)
 	prog.finish()
 	return backfillOutcome(out, job, res)
+}
+
+// listBackfills prints every cursor the database holds, read-only.
+func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	curs, err := db.Cursors(ctx)
+	if err != nil {
+		return runtimeError(err)
+	}
+	if len(curs) == 0 {
+		fmt.Fprintln(out, "no backfills yet")
+		return nil
+	}
+	w := tw(out)
+	fmt.Fprintln(w, "REGION\tSINCE\tUNTIL\tQUERY\tPAGES\tVIDEOS\tUNITS\tSTATE\tUPDATED")
+	for _, c := range curs {
+		until := "open-ended"
+		if !c.ID.OpenEnded() {
+			until = c.ID.Until.Format(time.RFC3339)
+		}
+		state := fmt.Sprintf("resumes at page %d", c.Pages+1)
+		if c.Done {
+			state = "complete"
+		}
+		query := c.ID.Query
+		if query == "" {
+			query = "(any)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", c.ID.Region, c.ID.Since.Format(time.RFC3339), until,
+			query, c.Pages, c.Videos, c.Units, state, c.Updated.Format(time.RFC3339))
+	}
+	return w.Flush()
 }
 
 // backfillOutcome says what was spent and stored, and when the quota has
@@ -145,7 +205,7 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 	}
 	if !res.RetryAt.IsZero() {
 		fmt.Fprintf(out, "  the quota has room again at %s; run the same command then to continue\n", res.RetryAt.UTC().Format(time.RFC3339))
-	} else if res.Status == ingest.StatusStopped {
+	} else if res.Status == ingest.StatusStopped || res.Status == ingest.StatusInterrupted {
 		fmt.Fprintln(out, "  run the same command again to continue")
 	}
 	if res.Status != ingest.StatusFailed {
@@ -165,8 +225,12 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfi
 	if job.MaxUnits > 0 {
 		pages = min(pages, job.MaxUnits/regions.Sum(cost))
 	}
+	until := job.Query.Before.Format(time.RFC3339)
+	if job.ID.OpenEnded() {
+		until = "now (open-ended)"
+	}
 	fmt.Fprintf(out, "Plan: backfill %s, published %s to %s", job.Query.Region,
-		job.Query.After.Format(time.RFC3339), job.Query.Before.Format(time.RFC3339))
+		job.Query.After.Format(time.RFC3339), until)
 	if job.Query.Query != "" {
 		fmt.Fprintf(out, ", matching %q", job.Query.Query)
 	}

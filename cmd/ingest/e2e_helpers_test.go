@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,15 +95,50 @@ type harness struct {
 	fake *fakeyt.Fake
 	srv  *httptest.Server
 	env  map[string]string
+	reqs *requestLog
+}
+
+// requestLog is every request the fake upstream received, in order: the
+// operation's path and its query without the key.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []url.URL
+}
+
+func (l *requestLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := *r.URL
+		q := u.Query()
+		q.Del("key")
+		u.RawQuery = q.Encode()
+		l.mu.Lock()
+		l.reqs = append(l.reqs, u)
+		l.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requests returns the logged requests whose path ends in suffix.
+func (l *requestLog) requests(suffix string) []url.URL {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []url.URL
+	for _, u := range l.reqs {
+		if strings.HasSuffix(u.Path, suffix) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := fakeyt.New()
-	srv := httptest.NewServer(fake)
+	reqs := &requestLog{}
+	srv := httptest.NewServer(reqs.wrap(fake))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	return &harness{t: t, dir: dir, fake: fake, srv: srv, env: map[string]string{
+	return &harness{t: t, dir: dir, fake: fake, srv: srv, reqs: reqs, env: map[string]string{
 		"YOUTUBE_API_KEY":  testKey,
 		"YOUTUBE_ENDPOINT": srv.URL + "/",
 		"INGEST_DB":        filepath.Join(dir, "ingest.db"),

@@ -5,6 +5,8 @@
 //	ingest backfill --region R --since DATE [--until DATE] [--query Q] [--max-units N] [--dry-run]
 //	ingest report   [--json]
 //	ingest search   QUERY [--region R] [--limit N] [--json]
+//	ingest check    [--offline]
+//	ingest version
 //
 // Exit status: 0 when every job completed or stopped because the quota said
 // no; 1 on runtime errors; 2 on usage and configuration errors, before
@@ -83,7 +85,8 @@ stores them in SQLite with a full-text index, and never spends more of the
 upstream's daily quota than costs.yaml allows: every process draws from one
 exact sliding-window limiter, in Redis (--redis) or in the database itself.
 
-Every setting is a flag with an environment variable; the flag wins.
+Every setting is a flag with an environment variable (shown as [$NAME] in
+each command's --help); the flag wins.
 YOUTUBE_API_KEY (environment only) is required by commands that call the
 upstream; it is never printed, logged or stored, only a short hash of it.
 
@@ -96,7 +99,21 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		},
 	}
 	s.bind(root)
-	root.AddCommand(newRunCmd(s), newBackfillCmd(s), newReportCmd(s), newSearchCmd(s), newQuotaCmd(s))
+	root.Version = readBuildInfo().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	uses(root) // help and completion use no setting
+	for _, cmd := range []*cobra.Command{
+		uses(newRunCmd(s), usesAll...),
+		uses(newBackfillCmd(s), usesAll...),
+		uses(newReportCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
+		uses(newSearchCmd(s), useDB),
+		uses(newCheckCmd(s), usesAll...),
+		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
+		newVersionCmd(),
+		newProbeCmd(),
+	} {
+		root.AddCommand(commandEnv(cmd))
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageErrorf("%w (see --help)", err)
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,17 +11,29 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 )
 
-// metrics are what `ingest run --listen` serves on /metrics.
+// failingAfter is how many failed passes in a row make a region "failing
+// repeatedly" for /readyz.
+const failingAfter = 3
+
+// metrics are what `ingest run --listen` serves on /metrics. Every series
+// is in seconds and units; a source that cannot be read (the limiter)
+// becomes a series saying so, never a failed scrape.
 type metrics struct {
-	reg       *prometheus.Registry
-	spent     *prometheus.CounterVec
-	decisions *prometheus.CounterVec
-	runs      *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	lag       *prometheus.GaugeVec
-	schedules map[string]regions.Schedule
+	reg         *prometheus.Registry
+	spent       *prometheus.CounterVec
+	decisions   *prometheus.CounterVec
+	runs        *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	lag         *prometheus.GaugeVec
+	lastSuccess *prometheus.GaugeVec
+	failures    *prometheus.GaugeVec
+	schedules   map[string]regions.Schedule
+
+	mu          sync.Mutex
+	failStreaks map[string]int
 }
 
 func newMetrics() *metrics {
@@ -36,11 +49,30 @@ func newMetrics() *metrics {
 			Help: "Wall time of region passes.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"region"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_schedule_lag_seconds",
 			Help: "How late the latest pass started after its scheduled slot."}, []string{"region"}),
-		schedules: map[string]regions.Schedule{},
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_region_last_success_timestamp_seconds",
+			Help: "Unix time at which the region's latest completed pass finished."}, []string{"region"}),
+		failures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_region_consecutive_failures",
+			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
+		schedules:   map[string]regions.Schedule{},
+		failStreaks: map[string]int{},
 	}
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag,
+	b := readBuildInfo()
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
+		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
+	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// seed sets the last-success times from the database, so that a restarted
+// daemon does not look as if no region ever succeeded.
+func (m *metrics) seed(last map[string]store.RunSummary) {
+	for code, r := range last {
+		if r.Status == ingest.StatusCompleted && !r.Finished.IsZero() {
+			m.lastSuccess.WithLabelValues(code).Set(float64(r.Finished.UnixMilli()) / 1000)
+		}
+	}
 }
 
 func (m *metrics) observe(res regions.Result, took time.Duration) {
@@ -50,6 +82,30 @@ func (m *metrics) observe(res regions.Result, took time.Duration) {
 		start := time.Now().Add(-took)
 		m.lag.WithLabelValues(res.Region).Set(start.Sub(s.Prev(start)).Seconds())
 	}
+	if res.Status == ingest.StatusCompleted {
+		m.lastSuccess.WithLabelValues(res.Region).SetToCurrentTime()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if res.Status == ingest.StatusFailed {
+		m.failStreaks[res.Region]++
+	} else {
+		m.failStreaks[res.Region] = 0
+	}
+	m.failures.WithLabelValues(res.Region).Set(float64(m.failStreaks[res.Region]))
+}
+
+// failing lists the regions whose latest failingAfter passes failed.
+func (m *metrics) failing() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for code, n := range m.failStreaks {
+		if n >= failingAfter {
+			out = append(out, code)
+		}
+	}
+	return out
 }
 
 func (m *metrics) decided(op string, d ingest.Decision, err error) {
@@ -70,31 +126,53 @@ func (m *metrics) decided(op string, d ingest.Decision, err error) {
 	}
 }
 
-// handler serves the registry plus the pools' remaining units, read from
-// the limiter at scrape time.
+// handler serves the registry plus what the limiter says at scrape time.
 func (m *metrics) handler(l limiter) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&remainingCollector{l: l})
+	reg.MustRegister(&limiterCollector{l: l})
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{})
 }
 
-var remainingDesc = prometheus.NewDesc("ingest_quota_remaining_units",
-	"Units the limiter can still admit in the trailing window, by pool.", []string{"pool"}, nil)
+var (
+	limiterUpDesc = prometheus.NewDesc("ingest_limiter_up",
+		"1 when the limiter answered this scrape, 0 when it did not (the pools' series are then absent).", []string{"backend"}, nil)
+	remainingDesc = prometheus.NewDesc("ingest_quota_remaining_units",
+		"Units the limiter can still admit in the trailing window, by pool.", []string{"pool"}, nil)
+	usedDesc = prometheus.NewDesc("ingest_quota_used_units",
+		"Units the limiter counts in the trailing window, by pool.", []string{"pool"}, nil)
+	blockedDesc = prometheus.NewDesc("ingest_quota_blocked_until_timestamp_seconds",
+		"Unix time until which the upstream blocked the pool; 0 when it is not blocked.", []string{"pool"}, nil)
+)
 
-type remainingCollector struct{ l limiter }
+// limiterCollector reads the pools at scrape time. A limiter that does not
+// answer gives ingest_limiter_up 0 and no pool series: a failed source must
+// not fail the whole scrape, or monitoring goes dark exactly when it is
+// needed.
+type limiterCollector struct{ l limiter }
 
-func (c *remainingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- remainingDesc }
+func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc} {
+		ch <- d
+	}
+}
 
-func (c *remainingCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	pools, err := c.l.State(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(remainingDesc, err)
+		ch <- prometheus.MustNewConstMetric(limiterUpDesc, prometheus.GaugeValue, 0, c.l.Backend())
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(limiterUpDesc, prometheus.GaugeValue, 1, c.l.Backend())
 	for _, p := range pools {
 		ch <- prometheus.MustNewConstMetric(remainingDesc, prometheus.GaugeValue, float64(p.Remaining), p.Pool)
+		ch <- prometheus.MustNewConstMetric(usedDesc, prometheus.GaugeValue, float64(p.Used), p.Pool)
+		var blocked float64
+		if !p.BlockedUntil.IsZero() {
+			blocked = float64(p.BlockedUntil.Unix())
+		}
+		ch <- prometheus.MustNewConstMetric(blockedDesc, prometheus.GaugeValue, blocked, p.Pool)
 	}
 }
 

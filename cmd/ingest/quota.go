@@ -65,6 +65,7 @@ overspent.`,
 		},
 	}
 	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each worker's (default: --db)")
+	withEnv(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
 	cmd.AddCommand(restore)
 	return cmd
 }

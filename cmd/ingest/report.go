@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -19,6 +20,8 @@ type reportFlags struct {
 	json    bool
 	regions string
 	every   time.Duration
+
+	regionsGiven, everyGiven bool
 }
 
 func newReportCmd(s *settings) *cobra.Command {
@@ -33,16 +36,25 @@ by hour); each region's last run and next slot; and whether the schedule fits
 the daily quota.
 
 report is read-only: it spends no quota and writes nothing, to Redis or to
-the database. The quota key is --quota-key, else the hash of YOUTUBE_API_KEY,
-else the only quota key the database's ledger knows.`,
+the database, and opens the database read-only (a read-only directory will
+do). On a host with no database yet it still shows the pools, from the
+limiter (Redis knows what other hosts spent), and creates no file. The
+quota key is --quota-key, else the hash of YOUTUBE_API_KEY, else the only
+quota key the database's ledger knows.
+
+Next runs and the plan follow the schedule a daemon on this database runs
+(it records its --every and regions); --every and --regions override it.`,
 		Example: `  ingest report
   ingest report --json | jq '.pools[] | {name, remaining}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runReport(cmd.Context(), cmd.OutOrStdout(), s, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.regionsGiven, f.everyGiven = cmd.Flags().Changed("regions"), cmd.Flags().Changed("every")
+			return runReport(cmd.Context(), cmd.OutOrStdout(), s, f)
+		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON object (the format scripts rely on)")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the eight)")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
 	return cmd
 }
 
@@ -54,22 +66,33 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if f.every < regions.MinEvery {
 		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
 	}
-	db, err := openExisting(ctx, s)
-	if err != nil {
+	src := reportSources{db: noDB{}, costs: s.costs, regions: codes, every: f.every, scheduleFrom: "--every"}
+	db, err := store.OpenExisting(ctx, s.db)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		src.noDatabase = true
+	case err != nil:
+		return runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+	default:
+		defer db.Close()
+		src.db = db
+		if err := src.useSchedule(ctx, db, f); err != nil {
+			return runtimeError(err)
+		}
+	}
+	if !f.everyGiven && src.scheduleFrom == "--every" {
+		src.scheduleFrom = "default"
+	}
+	if src.quotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		return err
 	}
-	defer db.Close()
-	key, err := reportQuotaKey(ctx, s, db)
-	if err != nil {
-		return err
-	}
-	l, closeLimiter, err := s.openLimiter(db, key)
+	l, closeLimiter, err := reportLimiter(s, db, src.quotaKey)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
-	rep, err := buildReport(ctx, reportSources{db: db, limiter: l, costs: s.costs, quotaKey: key,
-		regions: codes, every: f.every})
+	src.limiter = l
+	rep, err := buildReport(ctx, src)
 	if err != nil {
 		return runtimeError(err)
 	}
@@ -78,6 +101,31 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	}
 	rep.Text(out, time.Local)
 	return nil
+}
+
+// useSchedule takes the daemon's recorded schedule for what the flags do
+// not give.
+func (src *reportSources) useSchedule(ctx context.Context, db *store.DB, f *reportFlags) error {
+	sch, ok, err := db.Schedule(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if !f.everyGiven {
+		src.every, src.scheduleFrom = sch.Every, "the daemon's"
+	}
+	if !f.regionsGiven && len(sch.Regions) > 0 {
+		src.regions = sch.Regions
+	}
+	return nil
+}
+
+// reportLimiter opens the limiter for reading. With no database, the
+// embedded limiter has spent nothing on this host: its pools are whole.
+func reportLimiter(s *settings, db *store.DB, key string) (stateReader, func(), error) {
+	if db == nil && s.redisURL == "" {
+		return wholePools{costs: s.costs}, func() {}, nil
+	}
+	return s.openLimiter(db, key)
 }
 
 // reportQuotaKey: --quota-key, else the API key's hash, else the one quota
@@ -89,32 +137,72 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 	if k, err := apiKey(); err == nil {
 		return keyHash(k), nil
 	}
-	keys, err := db.QuotaKeys(ctx)
-	if err != nil {
-		return "", runtimeError(fmt.Errorf("read quota keys: %w", err))
+	var keys []string
+	if db != nil {
+		var err error
+		if keys, err = db.QuotaKeys(ctx); err != nil {
+			return "", runtimeError(fmt.Errorf("read quota keys: %w", err))
+		}
 	}
 	switch len(keys) {
 	case 1:
 		return keys[0], nil
 	case 0:
+		if db == nil && s.redisURL == "" {
+			return "-", nil // nothing spent on this host, and no shared limiter to ask
+		}
 		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
 	}
 	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
 }
 
+// reportStore is what the report reads from the database.
+type reportStore interface {
+	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
+	LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]store.RunSummary, error)
+}
+
+// noDB stands in for a database that does not exist yet: nothing spent,
+// nothing run.
+type noDB struct{}
+
+func (noDB) Calls(context.Context, string, time.Time) ([]ingest.Call, error) { return nil, nil }
+func (noDB) LastRuns(context.Context, ingest.PageKind) (map[string]store.RunSummary, error) {
+	return map[string]store.RunSummary{}, nil
+}
+
+// wholePools is the embedded limiter of a host with no database: every
+// pool has all its room.
+type wholePools struct{ costs *ingest.Costs }
+
+func (w wholePools) State(context.Context) ([]ingest.PoolState, error) {
+	var out []ingest.PoolState
+	for _, p := range w.costs.Pools {
+		out = append(out, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName(), Remaining: p.Capacity()})
+	}
+	return out, nil
+}
+func (wholePools) Backend() string { return "sqlite" }
+
 type reportSources struct {
-	db       *store.DB
+	db       reportStore
 	limiter  stateReader
 	costs    *ingest.Costs
 	quotaKey string
 	regions  []string
 	every    time.Duration
 	now      time.Time // time.Now when zero
+	// scheduleFrom says where every came from: the daemon's, --every or
+	// default.
+	scheduleFrom string
+	noDatabase   bool
 }
 
 // report is everything `ingest report` shows.
 type report struct {
 	QuotaKey      string
+	NoDatabase    bool   // no database on this host yet
+	ScheduleFrom  string // where the plan's period came from
 	Backend       string
 	BackendErr    error // the limiter did not answer: used comes from the ledger
 	Pools         []poolReport
@@ -180,7 +268,7 @@ func buildReport(ctx context.Context, src reportSources) (*report, error) {
 		now = time.Now()
 	}
 	r := &report{QuotaKey: src.quotaKey, Backend: src.limiter.Backend(), Now: now,
-		UpstreamReset: ingest.UpstreamReset(now)}
+		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.noDatabase, ScheduleFrom: src.scheduleFrom}
 	window := longestWindow(src.costs)
 	calls, err := src.db.Calls(ctx, src.quotaKey, now.Add(-max(window, 24*time.Hour)))
 	if err != nil {
@@ -339,24 +427,33 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// plan estimates a day of the schedule: regions x pages x runs a day, plus
-// one categories call a region a day, against each pool's capacity.
+// plan estimates a day of the schedule against each pool's capacity.
 func (r *report) plan(src reportSources, last map[string]store.RunSummary) {
+	r.Plan = schedulePlan(src.costs, src.regions, src.every, last)
+}
+
+// schedulePlan estimates a day of a schedule: regions x pages x runs a
+// day, plus one categories call a region a day, against each pool's
+// capacity. A region's pages are those of its last completed run, 4 (a
+// chart of 200) when it has none.
+func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []planLine {
 	pages := 0
-	for _, code := range src.regions {
-		n := 4 // a chart of 200 videos, when the region never ran
+	for _, code := range codes {
+		n := 4
 		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
 			n = run.Pages
 		}
 		pages += n
 	}
-	runs := float64(24*time.Hour) / float64(src.every)
-	page, _ := src.costs.Op(ingest.OpVideosList)
-	cats, _ := src.costs.Op(ingest.OpCategoriesList)
-	for _, p := range src.costs.Pools {
+	runs := float64(24*time.Hour) / float64(every)
+	page, _ := costs.Op(ingest.OpVideosList)
+	cats, _ := costs.Op(ingest.OpCategoriesList)
+	var plan []planLine
+	for _, p := range costs.Pools {
 		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
-		perDay += int64(len(src.regions)) * unitsIn(cats, p.Name)
-		r.Plan = append(r.Plan, planLine{Pool: p.Name, Regions: len(src.regions), Pages: pages,
+		perDay += int64(len(codes)) * unitsIn(cats, p.Name)
+		plan = append(plan, planLine{Pool: p.Name, Regions: len(codes), Pages: pages,
 			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
 	}
+	return plan
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,8 @@ type reportJSON struct {
 	BackendOK     bool         `json:"backend_ok"`
 	BackendError  string       `json:"backend_error,omitempty"`
 	UsedFrom      string       `json:"used_from"` // limiter, or ledger when it did not answer
+	Database      bool         `json:"database"`  // false: no database on this host yet
+	Schedule      string       `json:"schedule"`  // where the plan's period came from
 	Pools         []poolJSON   `json:"pools"`
 	Operations    []opJSON     `json:"operations"`
 	ByRegion      []opJSON     `json:"by_region"`
@@ -96,6 +99,7 @@ func sum(m map[string]int64) int64 {
 // JSON returns the report as `--json` prints it.
 func (r *report) JSON() reportJSON {
 	j := reportJSON{QuotaKey: r.QuotaKey, Backend: r.Backend, BackendOK: r.BackendErr == nil, UsedFrom: "limiter",
+		Database: !r.NoDatabase, Schedule: r.ScheduleFrom,
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
 		Pools:         []poolJSON{}, Operations: []opJSON{}, ByRegion: []opJSON{}, Regions: []regionJSON{},
 		Plan: []planJSON{}, Hourly: []hourlyJSON{}}
@@ -150,6 +154,9 @@ func (r *report) Text(out io.Writer, loc *time.Location) {
 		backend = fmt.Sprintf("%s (NOT ANSWERING: %v; used units below come from the ledger)", r.Backend, r.BackendErr)
 	}
 	fmt.Fprintf(out, "Quota key %s, limiter %s\n", r.QuotaKey, backend)
+	if r.NoDatabase {
+		fmt.Fprintln(out, "No database on this host yet: no runs, no ledger; the pools are the limiter's")
+	}
 	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
 	r.textPools(out)
@@ -171,11 +178,12 @@ func orDash(t time.Time, layout string, loc *time.Location) string {
 func (r *report) textPools(out io.Writer) {
 	w := tw(out)
 	fmt.Fprintln(w, "POOL\tLIMIT\tRESERVE\tUSED (WINDOW)\tUSED TODAY\tREMAINING\tFREE AT\tBLOCKED UNTIL\tUNMETERED")
-	waiting := false
+
+	flagged, waiting := false, false
 	for _, p := range r.Pools {
 		un := "-"
 		if p.Unmetered > 0 {
-			un = fmt.Sprintf("%d (!)", p.Unmetered)
+			un, flagged = fmt.Sprintf("%d (!)", p.Unmetered), true
 		}
 		today := "-"
 		if p.Day != "" {
@@ -189,6 +197,10 @@ func (r *report) textPools(out io.Writer) {
 			today, p.Remaining, orDash(p.FreeAt, time.RFC3339, time.UTC), blocked, un)
 	}
 	w.Flush()
+	if flagged {
+		fmt.Fprintln(out, "(!) units admitted unmetered while the limiter could not be reached: in the ledger, and written")
+		fmt.Fprintln(out, "    into the limiter's window when it answers again")
+	}
 	if waiting {
 		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every worker that spent has refilled its ledger; `ingest quota show` says whom it waits for.")
 	}
@@ -207,6 +219,9 @@ func (r *report) textPlan(out io.Writer) {
 		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day = %d units a day in %s of %d: %s\n",
 			p.Regions, p.Pages, p.RunsPerDay, p.Units, p.Pool, p.Capacity, verdict)
 	}
+	if len(r.Plan) > 0 {
+		fmt.Fprintf(out, "      (schedule: %s)\n", scheduleSource(r.ScheduleFrom))
+	}
 	fmt.Fprintln(out)
 }
 
@@ -214,7 +229,7 @@ func (r *report) textRegions(out io.Writer, loc *time.Location) {
 	w := tw(out)
 	fmt.Fprintln(w, "REGION\tSTATUS\tLAST RUN\tPAGES\tVIDEOS\tUNITS\tNEXT RUN\tNOTE")
 	for _, g := range r.Regions {
-		note := g.Message
+		note := shortNote(g.Message)
 		if !g.RetryAt.IsZero() {
 			note = strings.TrimSpace(note + "; room again at " + g.RetryAt.UTC().Format(time.RFC3339))
 		}
@@ -223,7 +238,46 @@ func (r *report) textRegions(out io.Writer, loc *time.Location) {
 			orDash(g.NextRun, "15:04Z07:00", time.UTC), note)
 	}
 	w.Flush()
+	fmt.Fprintln(out, statusLegend)
 	fmt.Fprintln(out)
+}
+
+// statusLegend says what each status means, under the regions table.
+const statusLegend = `completed: the whole chart stored; stopped: the quota said no (the next run carries on);
+interrupted: a signal stopped the pass between pages; skipped: the upstream has no chart there;
+failed: see the note; never: no run yet`
+
+func scheduleSource(from string) string {
+	switch from {
+	case "the daemon's":
+		return "the daemon's --every, as it recorded it"
+	case "--every":
+		return "--every as given"
+	}
+	return "no daemon has recorded one: every 1h, the default"
+}
+
+// urlInNote matches what an http.Client error puts before its cause:
+// Get "http://host/path?query": ...
+var urlInNote = regexp.MustCompile(`(?:Get|Post|Put|Delete|Head) "[^"]*": `)
+
+// maxNote bounds a note in the text report; --json keeps the whole message.
+const maxNote = 72
+
+// shortNote keeps the reason of a run's message: no URLs, and when it is
+// still too long, its innermost causes (an error reads outer: inner), as
+// many as fit in maxNote characters.
+func shortNote(msg string) string {
+	msg = urlInNote.ReplaceAllString(msg, "")
+	parts := strings.Split(msg, ": ")
+	for len(parts) > 1 && len([]rune(msg)) > maxNote {
+		parts = parts[1:]
+		msg = "…" + strings.Join(parts, ": ")
+	}
+	if r := []rune(msg); len(r) > maxNote {
+		msg = string(r[:maxNote-1]) + "…"
+	}
+	return msg
 }
 
 func (r *report) textBreakdowns(out io.Writer) {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,22 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (rerun with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestShortNoteKeepsTheReason(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"quota refused videos.list", "quota refused videos.list"},
+		{`categories: fetch US videoCategories.list: gave up after 4 attempts: Get "http://127.0.0.1:1/youtube/v3/videoCategories?alt=json&regionCode=US": dial tcp 127.0.0.1:1: connect: connection refused`,
+			"…gave up after 4 attempts: dial tcp 127.0.0.1:1: connect: connection refused"},
+	} {
+		got := shortNote(tc.in)
+		if got != tc.want && !(len([]rune(got)) <= maxNote && strings.HasSuffix(got, "connection refused")) {
+			t.Errorf("shortNote(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.Contains(got, "http://") || len([]rune(got)) > maxNote {
+			t.Errorf("shortNote(%q) = %q: a URL or longer than %d", tc.in, got, maxNote)
+		}
 	}
 }

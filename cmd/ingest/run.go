@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +29,10 @@ type runFlags struct {
 	regions string
 	every   time.Duration
 	listen  string
+	strict  bool
+	// everyGiven: --every (or its variable) was set; run --once plans only
+	// then, as cron's period is not known otherwise.
+	everyGiven bool
 }
 
 func newRunCmd(s *settings) *cobra.Command {
@@ -41,6 +48,11 @@ latest slot passed while the daemon was down runs once at start. With --once
 it runs every selected region now, one after another, and exits: the form for
 system cron or a Kubernetes CronJob.
 
+At start, run prints the plan: what the schedule spends in a day in each
+pool against what the pool allows. A schedule that cannot fit is a warning,
+or with --strict an error (exit 2) before anything is spent. With --once the
+plan is printed only when --every says how often cron runs it.
+
 When the limiter says no, a pass stops cleanly and says when it could go on;
 that is not a failure (exit 0), so a CronJob does not retry into an exhausted
 quota. SIGINT or SIGTERM: no new runs; the page in flight is stored; exit 0.
@@ -48,12 +60,16 @@ A second signal stops at once.`,
 		Example: `  YOUTUBE_API_KEY=... ingest run --once --regions US,GB
   YOUTUBE_API_KEY=... REDIS_URL=redis://localhost:6379/0 ingest run --every 1h --listen :9090`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), s, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.everyGiven = cmd.Flags().Changed("every")
+			return runRun(cmd.Context(), s, f)
+		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default US,GB,DE,FR,IN,BR,AU,CA)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/8")
-	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /quota on this address (host:port)")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz, /readyz and /quota on this address (host:port)")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	return cmd
 }
 
@@ -150,6 +166,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPlan(ctx, s, f, codes); err != nil {
+		return err
+	}
 	p, err := openPipeline(ctx, s)
 	if err != nil {
 		return err
@@ -163,6 +182,11 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 			Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db,
 			Logger: s.logger.With("region", code)})
 	}
+	last, err := p.db.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return runtimeError(fmt.Errorf("read last runs: %w", err))
+	}
+	m.seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
 	if f.listen != "" {
@@ -173,28 +197,102 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		defer shutdown()
 	}
 	if f.once {
-		return onceExit(runner.Once(ctx, drain))
+		runner.PassLevel = slog.LevelDebug
+		start := time.Now()
+		results := runner.Once(ctx, drain)
+		logSummary(s.logger, results, len(codes), time.Since(start))
+		return onceExit(results, len(codes), s.endpoint)
 	}
-	last, err := p.db.LastRuns(ctx, ingest.Trending)
-	if err != nil {
-		return runtimeError(fmt.Errorf("read last runs: %w", err))
-	}
+	return runDaemon(ctx, drain, s, f, p, runner, m, codes, last)
+}
+
+func runDaemon(ctx context.Context, drain chan struct{}, s *settings, f *runFlags, p *pipeline,
+	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
 	for i, code := range codes {
 		m.schedules[code], _ = regions.Stagger(f.every, i, len(codes))
+	}
+	if err := p.db.SaveSchedule(ctx, f.every, codes, time.Now()); err != nil {
+		return runtimeError(err)
 	}
 	starts := map[string]time.Time{}
 	for code, r := range last {
 		starts[code] = r.Started
 	}
-	s.logger.Info("daemon started", "regions", len(codes), "every", f.every.String(), "backend", p.limiter.Backend())
+	s.logger.Info("daemon started", "regions", len(codes), "every", f.every, "backend", p.limiter.Backend())
 	return runtimeError(runner.Daemon(ctx, drain, f.every, starts))
 }
 
+// checkPlan prints what the schedule spends in a day against each pool,
+// and warns, or with --strict refuses, when it cannot fit. It reads the
+// database only if there is one, and writes nothing.
+func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) error {
+	if f.once && !f.everyGiven {
+		return nil
+	}
+	var last map[string]store.RunSummary
+	if db, err := store.OpenExisting(ctx, s.db); err == nil {
+		last, _ = db.LastRuns(ctx, ingest.Trending)
+		db.Close()
+	}
+	level := slog.LevelInfo
+	if f.once {
+		level = slog.LevelDebug
+	}
+	var over []string
+	for _, pl := range schedulePlan(s.costs, codes, f.every, last) {
+		fits := pl.Units <= pl.Capacity
+		s.logger.Log(ctx, level, "plan", "pool", pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
+			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
+		if !fits {
+			over = append(over, fmt.Sprintf("%s: %d units a day planned, %d allowed", pl.Pool, pl.Units, pl.Capacity))
+		}
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("the schedule (--every %s, %d regions) cannot fit the quota: %s; lengthen --every or drop regions",
+		f.every, len(codes), strings.Join(over, "; "))
+	if f.strict {
+		return usageErrorf("--strict: %s", msg)
+	}
+	s.logger.Warn(msg + " (the limiter will stop passes when the quota runs out; --strict refuses to start)")
+	return nil
+}
+
+// logSummary is run --once's one line at info: how the passes ended,
+// what they stored and spent.
+func logSummary(log *slog.Logger, results []regions.Result, planned int, took time.Duration) {
+	counts := map[string]int{}
+	var pages, videos int
+	var units int64
+	for _, r := range results {
+		counts[r.Status]++
+		pages, videos, units = pages+r.Pages, videos+r.Videos, units+r.Units
+	}
+	attrs := []any{"regions", planned}
+	for _, st := range []string{ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusInterrupted,
+		ingest.StatusSkipped, ingest.StatusFailed} {
+		if counts[st] > 0 {
+			attrs = append(attrs, st, counts[st])
+		}
+	}
+	if n := planned - len(results); n > 0 {
+		attrs = append(attrs, "not_run", n)
+	}
+	attrs = append(attrs, "pages", pages, "videos", videos, "units", units, "duration", took)
+	log.Info("run --once", attrs...)
+}
+
 // onceExit: 0 when every pass completed or stopped cleanly, 1 when any
-// failed.
-func onceExit(results []regions.Result) error {
+// failed. A fatal failure (the key, or an upstream that cannot be reached)
+// stopped the run at its first region: one line says so, with how many
+// regions did not run.
+func onceExit(results []regions.Result, planned int, endpoint string) error {
 	var failed []string
 	for _, r := range results {
+		if r.Fatal {
+			return runtimeError(fatalError(r, len(results), planned, endpoint))
+		}
 		if r.Status == ingest.StatusFailed {
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
 		}
@@ -202,7 +300,31 @@ func onceExit(results []regions.Result) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return runtimeError(fmt.Errorf("%d of %d regions failed: %v", len(failed), len(results), failed))
+	return runtimeError(fmt.Errorf("%d of %d regions failed: %s", len(failed), planned, strings.Join(failed, "; ")))
+}
+
+func fatalError(r regions.Result, ran, planned int, endpoint string) error {
+	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
+	if planned-ran == 0 {
+		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
+	}
+	if regions.Unreachable(r.Err) {
+		if endpoint == "" {
+			endpoint = "Google's endpoint"
+		}
+		var op *net.OpError
+		cause := r.Err.Error()
+		var dns *net.DNSError
+		switch {
+		case errors.As(r.Err, &dns):
+			cause = dns.Error()
+		case errors.As(r.Err, &op):
+			cause = op.Error()
+		}
+		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
+			endpoint, cause, r.Region, notRun)
+	}
+	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
 }
 
 // signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
@@ -230,7 +352,7 @@ func signals(parent context.Context, s *settings) (ctx context.Context, drain ch
 	return ctx, drain, func() { signal.Stop(ch); cancel() }
 }
 
-// serve starts the /metrics, /healthz and /quota server.
+// serve starts the /metrics, /healthz, /readyz and /quota server.
 func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipeline, codes []string, every time.Duration) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -238,16 +360,25 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.handler(p.limiter))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		replyJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		rd := readiness(r.Context(), m, p)
+		code := http.StatusOK
+		if rd.Status != "ready" {
+			code = http.StatusServiceUnavailable
+		}
+		replyJSON(w, code, rd)
+	})
 	mux.HandleFunc("/quota", func(w http.ResponseWriter, r *http.Request) {
 		rep, err := buildReport(r.Context(), reportSources{db: p.db, limiter: p.limiter, costs: s.costs,
 			quotaKey: p.quotaKey, regions: codes, every: every})
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			replyJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		writeJSON(w, rep.JSON())
+		replyJSON(w, http.StatusOK, rep.JSON())
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -255,10 +386,59 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 			s.logger.Error("metrics server", "err", err)
 		}
 	}()
-	s.logger.Info("listening", "addr", ln.Addr().String())
+	s.logger.Debug("listening", "addr", ln.Addr().String())
 	return func() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(c)
 	}, nil
+}
+
+func replyJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = writeJSON(w, v)
+}
+
+// readyState is /readyz's body.
+type readyState struct {
+	Status string       `json:"status"` // ready or not ready
+	Checks []readyCheck `json:"checks"`
+}
+
+type readyCheck struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// readiness: the limiter answers, the database takes a write, and no
+// region has failed failingAfter passes in a row.
+func readiness(ctx context.Context, m *metrics, p *pipeline) readyState {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var checks []readyCheck
+	add := func(name string, err error, okDetail string) {
+		c := readyCheck{Name: name, OK: err == nil, Detail: okDetail}
+		if err != nil {
+			c.Detail = err.Error()
+		}
+		checks = append(checks, c)
+	}
+	_, err := p.limiter.State(ctx)
+	add("limiter", err, p.limiter.Backend()+" answers")
+	add("database", p.db.Writable(ctx), "writable")
+	var failing error
+	if f := m.failing(); len(f) > 0 {
+		sort.Strings(f)
+		failing = fmt.Errorf("failed %d passes in a row: %s", failingAfter, strings.Join(f, ", "))
+	}
+	add("regions", failing, "none failing repeatedly")
+	st := readyState{Status: "ready", Checks: checks}
+	for _, c := range checks {
+		if !c.OK {
+			st.Status = "not ready"
+		}
+	}
+	return st
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,70 +33,135 @@ type settings struct {
 	endpoint  string
 	quotaKey  string
 	logFormat string
+	logLevel  string
 
 	costs  *ingest.Costs
 	logger *slog.Logger
+	level  slog.Level
 	stderr io.Writer
 }
 
-// envFlag ties a flag to its environment variable.
-type envFlag struct {
-	name, env string
-	dest      *string
+// The settings a command can use. A command validates only those it names
+// (annotation "uses"), so that `search` does not fail on a costs file it
+// never reads, nor `completion` on a log format.
+const (
+	useDB       = "db"
+	useRedis    = "redis"
+	useCosts    = "costs"
+	useEndpoint = "endpoint"
+	useQuotaKey = "quota-key"
+	useLog      = "log"
+)
+
+// uses marks cmd as using the named settings.
+func uses(cmd *cobra.Command, names ...string) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations["uses"] = strings.Join(names, ",")
+	return cmd
 }
 
-func (s *settings) flags() []envFlag {
-	return []envFlag{
-		{"db", "INGEST_DB", &s.db},
-		{"redis", "REDIS_URL", &s.redisURL},
-		{"costs", "INGEST_COSTS", &s.costsFile},
-		{"youtube-endpoint", "YOUTUBE_ENDPOINT", &s.endpoint},
-		{"quota-key", "INGEST_QUOTA_KEY", &s.quotaKey},
-		{"log-format", "INGEST_LOG_FORMAT", &s.logFormat},
+// usesAll is every setting: the commands that call the upstream.
+var usesAll = []string{useDB, useRedis, useCosts, useEndpoint, useQuotaKey, useLog}
+
+func usesSetting(cmd *cobra.Command, name string) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if v, ok := c.Annotations["uses"]; ok {
+			return slices.Contains(strings.Split(v, ","), name)
+		}
 	}
+	return false
 }
 
 func (s *settings) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&s.db, "db", "ingest.db", "SQLite database file [$INGEST_DB]")
-	f.StringVar(&s.redisURL, "redis", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database, for one host) [$REDIS_URL]")
-	f.StringVar(&s.costsFile, "costs", "", "costs file replacing the built-in costs.yaml whole [$INGEST_COSTS]")
-	f.StringVar(&s.endpoint, "youtube-endpoint", "", "YouTube Data API base URL, for a proxy or a test server (default Google's) [$YOUTUBE_ENDPOINT]")
-	f.StringVar(&s.quotaKey, "quota-key", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota [$INGEST_QUOTA_KEY]")
-	f.StringVar(&s.logFormat, "log-format", "text", "log format: text or json [$INGEST_LOG_FORMAT]")
+	f.StringVar(&s.db, "db", "ingest.db", "SQLite database file")
+	f.StringVar(&s.redisURL, "redis", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database, for one host)")
+	f.StringVar(&s.costsFile, "costs", "", "costs file replacing the built-in costs.yaml whole")
+	f.StringVar(&s.endpoint, "youtube-endpoint", "", "YouTube Data API base URL, for a proxy or a test server (default Google's)")
+	f.StringVar(&s.quotaKey, "quota-key", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota")
+	f.StringVar(&s.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&s.logLevel, "log-level", "info", "least level logged: debug, info, warn or error")
+	for name, env := range map[string]string{"db": "INGEST_DB", "redis": "REDIS_URL", "costs": "INGEST_COSTS",
+		"youtube-endpoint": "YOUTUBE_ENDPOINT", "quota-key": "INGEST_QUOTA_KEY",
+		"log-format": "INGEST_LOG_FORMAT", "log-level": "INGEST_LOG_LEVEL"} {
+		withEnv(f.Lookup(name), env)
+	}
 }
 
 var quotaKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// resolve applies the environment and checks what every command needs.
+// resolve applies the environment and checks the settings cmd uses.
 func (s *settings) resolve(cmd *cobra.Command) error {
-	for _, f := range s.flags() {
-		if v, ok := os.LookupEnv(f.env); ok && !cmd.Flags().Changed(f.name) {
-			*f.dest = v
-		}
+	if err := applyEnv(cmd); err != nil {
+		return err
 	}
 	s.stderr = cmd.ErrOrStderr()
-	switch s.logFormat {
-	case "text":
-		s.logger = slog.New(slog.NewTextHandler(s.stderr, nil))
-	case "json":
-		s.logger = slog.New(slog.NewJSONHandler(s.stderr, nil))
-	default:
+	s.logger = newLogger(s.stderr, "text", slog.LevelInfo)
+	checks := []struct {
+		use   string
+		check func() error
+	}{
+		{useLog, s.resolveLogger},
+		{useDB, s.checkDB},
+		{useQuotaKey, s.checkQuotaKey},
+		{useRedis, s.checkRedisURL},
+		{useEndpoint, func() error { return checkEndpoint(s.endpoint) }},
+		{useCosts, s.loadCosts},
+	}
+	for _, c := range checks {
+		if !usesSetting(cmd, c.use) {
+			continue
+		}
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	if s.costs == nil {
+		s.costs = ingest.DefaultCosts()
+	}
+	return nil
+}
+
+func (s *settings) resolveLogger() error {
+	if err := s.level.UnmarshalText([]byte(s.logLevel)); err != nil || strings.ContainsAny(s.logLevel, "+-") {
+		return usageErrorf("--log-level / INGEST_LOG_LEVEL: want debug, info, warn or error, got %q", s.logLevel)
+	}
+	if s.logFormat != "text" && s.logFormat != "json" {
 		return usageErrorf("--log-format / INGEST_LOG_FORMAT: want text or json, got %q", s.logFormat)
 	}
+	s.logger = newLogger(s.stderr, s.logFormat, s.level)
+	return nil
+}
+
+// newLogger writes durations as seconds (a float), in both formats:
+// slog's JSON handler would write nanoseconds.
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.Float64Value(math.Round(a.Value.Duration().Seconds()*1000) / 1000)
+		}
+		return a
+	}}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func (s *settings) checkDB() error {
 	if s.db == "" {
 		return usageErrorf("--db / INGEST_DB: must name a file")
 	}
+	return nil
+}
+
+func (s *settings) checkQuotaKey() error {
 	if s.quotaKey != "" && !quotaKeyPattern.MatchString(s.quotaKey) {
 		return usageErrorf("--quota-key / INGEST_QUOTA_KEY: want 1-64 letters, digits, '.', '_' or '-', got %q", s.quotaKey)
 	}
-	if err := s.checkRedisURL(); err != nil {
-		return err
-	}
-	if err := checkEndpoint(s.endpoint); err != nil {
-		return err
-	}
-	return s.loadCosts()
+	return nil
 }
 
 func (s *settings) loadCosts() error {
@@ -174,6 +242,9 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeF
 		}
 	}
 	if s.redisURL == "" {
+		if db == nil {
+			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
+		}
 		l, err = quota.NewSQLite(db.Writer(), opts)
 		return l, func() {}, runtimeError(err)
 	}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+type checkFlags struct {
+	offline bool
+}
+
+func newCheckCmd(s *settings) *cobra.Command {
+	f := &checkFlags{}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the settings, costs, database, limiter and API key before deploying",
+		Long: `check validates what a run would use, one named check a line: the
+settings, the costs file, the database, the limiter (reachable, and what it
+holds), and, unless --offline, the API key, with one call that costs 1 unit
+(videoCategories.list, metered and recorded in the ledger like any other).
+
+It prints what it checked and exits 0 when everything is in order, 1 when
+a check failed, 2 on a usage or configuration error.`,
+		Example: `  ingest check --offline
+  YOUTUBE_API_KEY=... REDIS_URL=redis://redis:6379/0 ingest check`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd.Context(), cmd.OutOrStdout(), s, f) },
+	}
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "check everything but the key: call nothing upstream, spend nothing")
+	return cmd
+}
+
+// namedCheck is one line of `ingest check`. detail says what was found;
+// an error fails the check. errSkipped skips it.
+type namedCheck struct {
+	name string
+	run  func(ctx context.Context, c *checkEnv) (detail string, err error)
+}
+
+var errSkipped = errors.New("skipped")
+
+// checks is every check, in the order they run: later ones may rely on
+// what earlier ones found (the limiter needs the database).
+func checks() []namedCheck {
+	return []namedCheck{
+		{"settings", checkSettings},
+		{"costs", checkCosts},
+		{"database", checkDatabase},
+		{"limiter", checkLimiter},
+		{"agreement", checkAgreement},
+		{"key", checkKey},
+	}
+}
+
+// checkEnv is what the checks share.
+type checkEnv struct {
+	s        *settings
+	offline  bool
+	apiKey   string
+	quotaKey string
+	dbState  string // missing, current, older
+	failed   map[string]bool
+}
+
+func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) error {
+	c := &checkEnv{s: s, offline: f.offline, failed: map[string]bool{}}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	var problems []string
+	code := exitOK
+	for _, ch := range checks() {
+		detail, err := ch.run(ctx, c)
+		status := "ok"
+		switch {
+		case errors.Is(err, errSkipped):
+			status = "skip"
+		case err != nil:
+			status, detail = "FAIL", err.Error()
+			c.failed[ch.name] = true
+			problems = append(problems, ch.name)
+			code = max(code, codeOf(err))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", status, ch.name, detail)
+	}
+	w.Flush()
+	if len(problems) == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: fmt.Errorf("check: %s failed", strings.Join(problems, ", "))}
+}
+
+func codeOf(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitRuntime
+}
+
+func checkSettings(_ context.Context, c *checkEnv) (string, error) {
+	k, err := apiKey()
+	switch {
+	case err == nil:
+		c.apiKey = k
+		c.quotaKey = c.s.resolveQuotaKey(k)
+	case c.s.quotaKey != "" && c.offline:
+		c.quotaKey = c.s.quotaKey
+	default:
+		return "", err
+	}
+	limiter := "embedded in the database"
+	if c.s.redisURL != "" {
+		limiter = "redis " + redisHost(c.s.redisURL)
+	}
+	endpoint := c.s.endpoint
+	if endpoint == "" {
+		endpoint = "Google's"
+	}
+	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.db, limiter, endpoint, c.quotaKey), nil
+}
+
+// redisHost is the host part of a Redis URL, never its password.
+func redisHost(raw string) string {
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
+		raw = raw[i+1:]
+	} else if j := strings.Index(raw, "://"); j >= 0 {
+		raw = raw[j+3:]
+	}
+	if i := strings.IndexAny(raw, "/?"); i >= 0 {
+		raw = raw[:i]
+	}
+	return raw
+}
+
+func checkCosts(_ context.Context, c *checkEnv) (string, error) {
+	src := "the built-in costs.yaml"
+	if c.s.costsFile != "" {
+		src = c.s.costsFile
+	}
+	var pools []string
+	for _, p := range c.s.costs.Pools {
+		pools = append(pools, fmt.Sprintf("%s %d-%d/%s", p.Name, p.Limit, p.Reserve, p.Window))
+	}
+	return fmt.Sprintf("%s: pools %s; %d operations priced", src, strings.Join(pools, ", "), len(c.s.costs.Operations)), nil
+}
+
+func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
+	path := c.s.db
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		c.dbState = "missing"
+		if err := dirWritable(filepath.Dir(path)); err != nil {
+			return "", runtimeError(fmt.Errorf("%s does not exist and cannot be created: %w", path, err))
+		}
+		return fmt.Sprintf("%s does not exist yet; the first run creates it", path), nil
+	}
+	v, err := store.Version(ctx, path)
+	if err != nil {
+		return "", runtimeError(err)
+	}
+	switch {
+	case v > store.SchemaVersion:
+		return "", runtimeError(fmt.Errorf("%s has schema version %d, newer than this binary's %d: upgrade ingest", path, v, store.SchemaVersion))
+	case v < store.SchemaVersion:
+		c.dbState = "older"
+		return fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d", path, v, store.SchemaVersion), nil
+	}
+	c.dbState = "current"
+	if err := dirWritable(filepath.Dir(path)); err != nil {
+		return "", runtimeError(fmt.Errorf("%s: its directory is not writable (SQLite's WAL needs it): %w", path, err))
+	}
+	return fmt.Sprintf("%s: schema version %d, writable", path, v), nil
+}
+
+// dirWritable creates and removes a file in dir.
+func dirWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".ingest-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// checkLimiter asks the limiter for its pools, as report does.
+func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
+	if c.failed["database"] {
+		return "", errSkipped
+	}
+	var db *store.DB
+	if c.dbState == "current" {
+		var err error
+		if db, err = openExisting(ctx, c.s); err != nil {
+			return "", err
+		}
+		defer db.Close()
+	} else if c.s.redisURL == "" {
+		return "embedded: the database will hold it", nil
+	}
+	l, closeLimiter, err := c.s.openLimiter(db, c.quotaKey)
+	if err != nil {
+		return "", err
+	}
+	defer closeLimiter()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	states, err := l.State(ctx)
+	if err != nil {
+		return "", runtimeError(fmt.Errorf("%s limiter: %w", l.Backend(), err))
+	}
+	var parts []string
+	for _, st := range states {
+		parts = append(parts, fmt.Sprintf("%s %d left", st.Pool, st.Remaining))
+	}
+	return fmt.Sprintf("%s answers: %s", l.Backend(), strings.Join(parts, ", ")), nil
+}
+
+// checkAgreement: the limiter holds the same pools as this costs file
+// (promise 10), or nothing yet.
+func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
+	if c.failed["limiter"] || c.failed["database"] {
+		return "", errSkipped
+	}
+	if c.dbState != "current" && c.s.redisURL == "" {
+		return "embedded: the database will hold this costs file's pools", nil
+	}
+	var db *store.DB
+	if c.dbState == "current" {
+		var err error
+		if db, err = openExisting(ctx, c.s); err != nil {
+			return "", err
+		}
+		defer db.Close()
+	}
+	l, closeLimiter, err := c.s.openLimiter(db, c.quotaKey)
+	if err != nil {
+		return "", err
+	}
+	defer closeLimiter()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := l.CheckConfig(ctx); err != nil {
+		return "", usageErrorf("%w", err)
+	}
+	return "the limiter holds this costs file's pools (or none yet)", nil
+}
+
+// checkKey makes one 1-unit call with the key, through the limiter and the
+// ledger like any call.
+func checkKey(ctx context.Context, c *checkEnv) (string, error) {
+	if c.offline {
+		return "--offline: not called", errSkipped
+	}
+	if c.failed["limiter"] || c.failed["database"] || c.failed["settings"] {
+		return "", errSkipped
+	}
+	p, err := openPipeline(ctx, c.s)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	gate := regions.Gate(p.limiter, p.db, p.quotaKey, "US")
+	cats, err := p.source.Categories(ctx, gate, "US")
+	var refused *ingest.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return "", runtimeError(fmt.Errorf("not tested: the limiter has no room (%w)", err))
+	case err != nil:
+		return "", runtimeError(err)
+	}
+	return fmt.Sprintf("accepted: %s for US answered %d categories (1 unit)", ingest.OpCategoriesList, len(cats)), nil
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Schedule is the schedule a daemon on this database runs.
+type Schedule struct {
+	Every   time.Duration
+	Regions []string
+	Updated time.Time
+}
+
+// SaveSchedule records the schedule the daemon runs, for report's plan and
+// next runs.
+func (db *DB) SaveSchedule(ctx context.Context, every time.Duration, regions []string, at time.Time) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET every_ms = excluded.every_ms, regions = excluded.regions,
+		updated_ms = excluded.updated_ms`, every.Milliseconds(), strings.Join(regions, ","), msOf(at))
+	if err != nil {
+		return fmt.Errorf("save schedule: %w", err)
+	}
+	return nil
+}
+
+// Schedule returns the recorded schedule; ok is false when no daemon has
+// recorded one.
+func (db *DB) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
+	var every, updated int64
+	var regions string
+	err = db.r.QueryRowContext(ctx, `SELECT every_ms, regions, updated_ms FROM schedule WHERE id = 1`).
+		Scan(&every, &regions, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("schedule: %w", err)
+	}
+	s.Every, s.Updated = time.Duration(every)*time.Millisecond, time.UnixMilli(updated).UTC()
+	if regions != "" {
+		s.Regions = strings.Split(regions, ",")
+	}
+	return s, true, nil
+}
+
+// Writable says whether the database takes a write now: it begins an
+// immediate transaction and rolls it back (for /readyz).
+func (db *DB) Writable(ctx context.Context) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.path, err)
+	}
+	return tx.Rollback()
+}
