@@ -15,7 +15,9 @@ type upgrade func(ctx context.Context, tx *sql.Tx) error
 
 // upgrades[i] takes a database from version i+1 to i+2. schema.sql is always
 // the result of version 1 followed by every step (TestUpgradesMatchSchema).
-var upgrades []upgrade
+var upgrades = []upgrade{
+	upgradeSearchIndex, // 1 -> 2: the normalized search index
+}
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
 var SchemaVersion = 1 + len(upgrades)

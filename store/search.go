@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -49,22 +50,10 @@ const windowSQL = `
 SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s
 ORDER BY rowid DESC LIMIT 1 OFFSET ?4`
 
-// rankedSQL ranks a narrow query by BM25 over the index alone and keeps the
-// best rows; snippet() is then computed for those rows only.
+// rankedSQL ranks a narrow query by BM25 over the index alone.
 const rankedSQL = `
-WITH top AS MATERIALIZED (
-  SELECT rowid AS vid, rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
-  ORDER BY rank LIMIT ?3
-)
-SELECT v.id, v.title, v.channel_title,
-  snippet(videos_fts, -1, '[', ']', '…', 16),
-  coalesce(v.view_count, 0), -top.rank,
-  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
-FROM top
-JOIN videos_fts ON videos_fts.rowid = top.vid
-JOIN videos AS v ON v.vid = top.vid
-WHERE videos_fts MATCH ?1
-ORDER BY top.rank`
+SELECT rowid, -rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
+ORDER BY rank LIMIT ?3`
 
 // broadSQL returns a broad query's title matches in the window, most viewed
 // first, then its other matches, most recent first: both walk a doclist
@@ -81,31 +70,28 @@ rest AS MATERIALIZED (
   SELECT rowid AS vid FROM videos_fts
   WHERE videos_fts MATCH ?1 AND rowid >= ?4 %[1]s AND rowid NOT IN (SELECT vid FROM titled)
   ORDER BY rowid DESC LIMIT ?3
-),
-top AS MATERIALIZED (
-  SELECT vid, pos FROM (
-    SELECT vid, row_number() OVER (ORDER BY views DESC) AS pos FROM titled
-    UNION ALL
-    SELECT vid, ?3 + row_number() OVER (ORDER BY vid DESC) FROM rest)
-  ORDER BY pos LIMIT ?3
 )
-SELECT v.id, v.title, v.channel_title,
-  snippet(videos_fts, -1, '[', ']', '…', 16),
-  coalesce(v.view_count, 0), 0.0,
-  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
-FROM top
-JOIN videos_fts ON videos_fts.rowid = top.vid
-JOIN videos AS v ON v.vid = top.vid
-WHERE videos_fts MATCH ?1
-ORDER BY top.pos`
+SELECT vid, 0.0 FROM (
+  SELECT vid, row_number() OVER (ORDER BY views DESC) AS pos FROM titled
+  UNION ALL
+  SELECT vid, ?3 + row_number() OVER (ORDER BY vid DESC) FROM rest)
+ORDER BY pos LIMIT ?3`
+
+// detailsSQL reads the stored text of the ranked videos: the snippet is
+// marked over it, as it was sent.
+const detailsSQL = `
+SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
+  coalesce(v.view_count, 0),
+  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
+FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
 // Search finds videos whose title, description, tags or channel match
-// query. Any text is a valid query: see matchExpr. A query with nothing to
+// query. Any text is a valid query: see parseQuery. A query with nothing to
 // search for returns an error wrapping ErrBadQuery.
 func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
-	expr, err := matchExpr(query)
+	pq, err := parseQuery(query)
 	if err != nil {
 		return nil, err
 	}
@@ -113,47 +99,106 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 		opts.Limit = 20
 	}
 	region := strings.ToUpper(strings.TrimSpace(opts.Region))
-	rows, err := db.query(ctx, expr, region, opts.Limit)
+	ranked, err := db.rank(ctx, pq.expr, region, opts.Limit)
 	if err != nil {
 		return nil, searchErr(query, err)
 	}
+	hits, err := db.details(ctx, ranked, pq.marks)
+	if err != nil {
+		return nil, searchErr(query, err)
+	}
+	return hits, nil
+}
+
+// scored is a matching video and its score, best first.
+type scored struct {
+	vid   int64
+	score float64
+}
+
+// rank runs the ranked or the broad search, by the number of matches.
+func (db *DB) rank(ctx context.Context, expr, region string, limit int) ([]scored, error) {
+	filter := ""
+	if region != "" {
+		filter = regionFilter
+	}
+	var lo int64
+	var rows *sql.Rows
+	err := db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), expr, region, limit, db.rankWindow-1).Scan(&lo)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		rows, err = db.r.QueryContext(ctx, fmt.Sprintf(rankedSQL, filter), expr, region, limit)
+	case err == nil:
+		rows, err = db.r.QueryContext(ctx, fmt.Sprintf(broadSQL, filter), expr, region, limit, lo,
+			"title : ("+expr+")")
+	}
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	var hits []Hit
+	var out []scored
 	for rows.Next() {
+		var s scored
+		if err := rows.Scan(&s.vid, &s.score); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// details reads the ranked videos and marks their snippets.
+func (db *DB) details(ctx context.Context, ranked []scored, marks []mark) ([]Hit, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	vids := make([]int64, len(ranked))
+	for i, s := range ranked {
+		vids[i] = s.vid
+	}
+	list, _ := json.Marshal(vids)
+	rows, err := db.r.QueryContext(ctx, detailsSQL, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byVid := make(map[int64]Hit, len(ranked))
+	for rows.Next() {
+		var vid int64
 		var h Hit
+		var desc, tags string
 		var regions sql.NullString
-		if err := rows.Scan(&h.ID, &h.Title, &h.Channel, &h.Snippet, &h.Views, &h.Score, &regions); err != nil {
-			return nil, searchErr(query, err)
+		if err := rows.Scan(&vid, &h.ID, &h.Title, &desc, &tags, &h.Channel, &h.Views, &regions); err != nil {
+			return nil, err
 		}
 		h.Regions = strings.Fields(regions.String)
 		sort.Strings(h.Regions)
 		if h.Regions == nil {
 			h.Regions = []string{}
 		}
-		hits = append(hits, h)
+		h.Snippet = snippet([]string{h.Title, desc, tagList(tags), h.Channel}, marks)
+		byVid[vid] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, searchErr(query, err)
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(ranked))
+	for _, s := range ranked {
+		if h, ok := byVid[s.vid]; ok {
+			h.Score = s.score
+			hits = append(hits, h)
+		}
 	}
 	return hits, nil
 }
 
-// query runs the ranked or the broad search, by the number of matches.
-func (db *DB) query(ctx context.Context, expr, region string, limit int) (*sql.Rows, error) {
-	filter := ""
-	if region != "" {
-		filter = regionFilter
+// tagList writes the stored JSON array of tags as the text a snippet shows.
+func tagList(js string) string {
+	var tags []string
+	if json.Unmarshal([]byte(js), &tags) != nil {
+		return js
 	}
-	var lo int64
-	err := db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), expr, region, limit, db.rankWindow-1).Scan(&lo)
-	if errors.Is(err, sql.ErrNoRows) {
-		return db.r.QueryContext(ctx, fmt.Sprintf(rankedSQL, filter), expr, region, limit)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return db.r.QueryContext(ctx, fmt.Sprintf(broadSQL, filter), expr, region, limit, lo,
-		"title : ("+expr+")")
+	return strings.Join(tags, ", ")
 }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should
