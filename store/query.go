@@ -29,6 +29,11 @@ type mark struct {
 	prefix bool
 }
 
+// matches reports whether a normalized word of the text is this mark.
+func (m mark) matches(word string) bool {
+	return word == m.text || (m.prefix && strings.HasPrefix(word, m.text))
+}
+
 // parseQuery normalizes every word or "phrase" the user typed with the
 // index's own normalization (textnorm) and writes it as a quoted FTS5
 // phrase of the resulting words, so that punctuation can never be syntax

@@ -26,6 +26,9 @@ func snippet(fields []string, marks []mark) string {
 		if score > bestScore {
 			best, bestScore, bestToks, bestHit = i, score, toks, hit
 		}
+		if score == len(marks) { // no other field can do better
+			break
+		}
 	}
 	return render(fields[best], bestToks, bestHit)
 }
@@ -38,7 +41,7 @@ func matchTokens(toks []textnorm.Token, marks []mark) ([]bool, int) {
 	score := 0
 	for i, t := range toks {
 		for k, m := range marks {
-			if t.Text == m.text || (m.prefix && strings.HasPrefix(t.Text, m.text)) {
+			if m.matches(t.Text) {
 				hit[i] = true
 				if !seen[k] {
 					seen[k], score = true, score+1
