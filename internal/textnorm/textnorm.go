@@ -38,6 +38,9 @@ type Token struct {
 	// Run is set for a token of a Chinese, Japanese, Thai or Korean run:
 	// a bigram, or a run of a single character.
 	Run bool
+	// Bigram is set for the two-character tokens of a run; a single
+	// character (Run without Bigram) can only be found as a prefix of them.
+	Bigram bool
 }
 
 // Tokens splits s into its normalized words, in order.
@@ -306,7 +309,7 @@ func (t *tokenizer) flushRun() {
 				t.index.WriteString(b.text)
 				continue
 			}
-			t.emit(Token{Text: a.text + b.text, Start: a.start, End: b.end, Run: true})
+			t.emit(Token{Text: a.text + b.text, Start: a.start, End: b.end, Run: true, Bigram: true})
 		}
 	}
 	t.run = t.run[:0]

@@ -14,7 +14,7 @@ func TestIndex(t *testing.T) {
 		{"sharp s is ss", "Fußball STRAẞE", "fussball strasse"},
 		{"stroked letters", "Øresund Łódź", "oresund lodz"},
 		{"nfkc width", "ＦＩＦＡ ﬁnal ①", "fifa final 1"},
-		{"nukta as sent", "साड़ी", "सा\u0921\u093cी"},
+		{"nukta as sent", "सा\u095cी", "सा\u0921\u093cी"},
 		{"nukta as typed", "सा\u0921\u093cी", "सा\u0921\u093cी"},
 		{"hindi vowel signs stay", "हिन्दी गाने", "हिन्दी गाने"},
 		{"tamil", "தமிழ் பாடல்", "தமிழ் பாடல்"},
@@ -55,7 +55,7 @@ func TestOffsets(t *testing.T) {
 	}{
 		{"Thomas Müller", []string{"Thomas", "Müller"}},
 		{"Home🤴 ❤️Fußball", []string{"Home", "Fußball"}},
-		{"साड़ी typed सा\u0921\u093cी", []string{"साड़ी", "typed", "सा\u0921\u093cी"}},
+		{"सा\u095cी typed सा\u0921\u093cी", []string{"सा\u095cी", "typed", "सा\u0921\u093cी"}},
 		{"焼鳥屋!", []string{"焼鳥", "鳥屋"}},
 		{"ﾗｰﾒﾝ", []string{"ﾗｰ", "ｰﾒ", "ﾒﾝ"}},
 	} {
@@ -80,7 +80,7 @@ func TestRunFlag(t *testing.T) {
 func BenchmarkIndex(b *testing.B) {
 	for _, tc := range []struct{ name, text string }{
 		{"ascii", strings.Repeat("Every goal and every save from the world cup and the league. ", 20)},
-		{"hindi", strings.Repeat("क्रिकेट विश्व कप: भारत बनाम पाकिस्तान – मुख्य अंश साड़ी ", 20)},
+		{"hindi", strings.Repeat("क्रिकेट विश्व कप: भारत बनाम पाकिस्तान – मुख्य अंश सा\u095cी ", 20)},
 		{"japanese", strings.Repeat("焼鳥屋で最初の一杯、東京タワーの夜景🤩 ", 20)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
