@@ -31,6 +31,7 @@ var realText = []struct{ id, title, desc string }{
 	{"fussball", "Fußball-WM: Deutschland gewinnt", "Alle Tore"},
 	{"kyiv", "Київ вночі", "Прогулянка"},
 	{"merci", "Merci❤️ pour tout", "Concert"},
+	{"keycap", "Round 1️⃣ Recap", "Boxing"},
 	{"persian", "من می‌خواهم بروم", "ترانه"},
 	{"fullwidth", "ＦＩＦＡ Ｗｏｒｌｄ", "Fullwidth letters"},
 }
@@ -79,6 +80,7 @@ var searchTable = []struct {
 	{"arabic glued to emoji", "مجنون", []string{"arabic"}},
 	{"han after emoji", "拉麵", []string{"ramen"}},
 	{"U+FE0F after a word", "merci", []string{"merci"}},
+	{"keycap: U+FE0F and U+20E3 after a digit", `"round 1"`, []string{"keycap"}},
 	{"ZWNJ separates", "خواهم", []string{"persian"}},
 	// runs without spaces
 	{"japanese inside a run", "焼鳥屋", []string{"yakitori"}},
