@@ -79,7 +79,7 @@ func (c *corpus) video() ingest.Video {
 		Description: c.text(10 + c.r.IntN(60)), Tags: tags,
 		ChannelID: "UC" + strconv.Itoa(c.r.IntN(5000)), ChannelTitle: c.text(2),
 		CategoryID: "10", PublishedAt: t0, Duration: "PT4M13S",
-		ViewCount: c.r.Int64N(1e8), LikeCount: i64(c.r.Int64N(1e6)), CommentCount: i64(c.r.Int64N(1e4))}
+		ViewCount: i64(c.r.Int64N(1e8)), LikeCount: i64(c.r.Int64N(1e6)), CommentCount: i64(c.r.Int64N(1e4))}
 }
 
 func (c *corpus) page(kind ingest.PageKind, n int) ingest.Page {
@@ -161,7 +161,7 @@ func BenchmarkSavePageUnchanged(b *testing.B) {
 	for b.Loop() {
 		p := pages[n%len(pages)]
 		for i := range p.Videos {
-			p.Videos[i].ViewCount++
+			*p.Videos[i].ViewCount++
 		}
 		p.Fetched = p.Fetched.Add(time.Second)
 		if err := db.SavePage(ctx, id, p); err != nil {
