@@ -36,6 +36,9 @@ func useV1Index(tb testing.TB, db *DB) {
 	}
 }
 
+// v1RankWindow is version 1's RankWindow.
+const v1RankWindow = 5000
+
 const v1WindowSQL = `
 SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1
 ORDER BY rowid DESC LIMIT 1 OFFSET ?4`
@@ -91,7 +94,7 @@ func searchV1(ctx context.Context, db *DB, q string, limit int) ([]string, error
 	expr := strings.Join(terms, " ")
 	var lo int64
 	var rows *sql.Rows
-	err := db.r.QueryRowContext(ctx, v1WindowSQL, expr, "", limit, RankWindow-1).Scan(&lo)
+	err := db.r.QueryRowContext(ctx, v1WindowSQL, expr, "", limit, v1RankWindow-1).Scan(&lo)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		rows, err = db.r.QueryContext(ctx, v1RankedSQL, expr, "", limit)
