@@ -31,9 +31,10 @@ type Video struct {
 	CategoryID   string
 	PublishedAt  time.Time
 	Duration     string // ISO 8601, as the upstream sends it (PT4M13S)
-	ViewCount    int64
-	// LikeCount and CommentCount are nil when the owner hides them: absent
-	// is not zero.
+	// ViewCount is nil when the upstream sent no statistics (or no
+	// viewCount); LikeCount and CommentCount are nil when the owner hides
+	// them: absent is not zero.
+	ViewCount    *int64
 	LikeCount    *int64
 	CommentCount *int64
 }

@@ -82,37 +82,41 @@ CREATE TABLE videos (
   last_seen_ms    INTEGER NOT NULL
 );
 
--- Full-text index over the videos' text. External content keeps the text
--- once (in videos) and still gives snippet() and highlight(). The tokenizer
--- folds diacritics (muller finds Müller) and keeps combining marks inside
--- words, so Devanagari words with vowel signs stay whole.
+-- Full-text index over the videos' text. It holds no text of its own
+-- (contentless, so the text is kept once, in videos, exactly as sent) and
+-- is fed the words of ingest_words(): Go's normalization (internal/textnorm:
+-- NFKC, case folding with ß = ss, diacritics folded, emoji and joiners as
+-- separators, bigrams for Chinese, Japanese, Thai and Korean runs), joined by
+-- spaces, which the ascii tokenizer splits and nothing else. Queries go
+-- through the same function; snippets are marked in Go over the original
+-- text. contentless_delete lets a row be deleted by its rowid alone.
 CREATE VIRTUAL TABLE videos_fts USING fts5(
   title, description, tags, channel_title,
-  content = 'videos', content_rowid = 'vid',
-  tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co Mc Mn'"
+  content = '', contentless_delete = 1, tokenize = 'ascii'
 );
 -- ORDER BY rank: a title match weighs most, then tags and channel.
 INSERT INTO videos_fts (videos_fts, rank) VALUES ('rank', 'bm25(10.0, 2.0, 4.0, 4.0)');
 
--- The database keeps the index in sync. A delete must give the old values,
--- or stale terms stay behind; the update trigger fires only when indexed
--- text really changed, so re-ingesting a page costs no index work.
+-- The database keeps the index in sync. The update trigger fires only when
+-- indexed text really changed, so re-ingesting a page costs no index work.
 CREATE TRIGGER videos_fts_insert AFTER INSERT ON videos BEGIN
   INSERT INTO videos_fts (rowid, title, description, tags, channel_title)
-  VALUES (new.vid, new.title, new.description, new.tags, new.channel_title);
+  VALUES (new.vid, ingest_words(new.title), ingest_words(new.description),
+    ingest_words((SELECT group_concat(value, ' ') FROM json_each(new.tags))),
+    ingest_words(new.channel_title));
 END;
 CREATE TRIGGER videos_fts_delete AFTER DELETE ON videos BEGIN
-  INSERT INTO videos_fts (videos_fts, rowid, title, description, tags, channel_title)
-  VALUES ('delete', old.vid, old.title, old.description, old.tags, old.channel_title);
+  DELETE FROM videos_fts WHERE rowid = old.vid;
 END;
 CREATE TRIGGER videos_fts_update AFTER UPDATE OF vid, title, description, tags, channel_title ON videos
 WHEN old.vid IS NOT new.vid OR old.title IS NOT new.title OR old.description IS NOT new.description
   OR old.tags IS NOT new.tags OR old.channel_title IS NOT new.channel_title
 BEGIN
-  INSERT INTO videos_fts (videos_fts, rowid, title, description, tags, channel_title)
-  VALUES ('delete', old.vid, old.title, old.description, old.tags, old.channel_title);
+  DELETE FROM videos_fts WHERE rowid = old.vid;
   INSERT INTO videos_fts (rowid, title, description, tags, channel_title)
-  VALUES (new.vid, new.title, new.description, new.tags, new.channel_title);
+  VALUES (new.vid, ingest_words(new.title), ingest_words(new.description),
+    ingest_words((SELECT group_concat(value, ' ') FROM json_each(new.tags))),
+    ingest_words(new.channel_title));
 END;
 
 -- One pass over a region: a trending chart, or a backfill's searches.

@@ -45,6 +45,13 @@ type video struct {
 	Comments     uint64
 	HideLikes    bool
 	HideComments bool
+	// Live is liveBroadcastContent ("live", "upcoming"; "" is "none"),
+	// Blocked the regions of contentDetails.regionRestriction.blocked, and
+	// NoStats an item sent without statistics (world.go). Serving them
+	// needs render (handlers.go) to read them.
+	Live    string
+	Blocked []string
+	NoStats bool
 }
 
 // fixtures is the whole deterministic catalogue.
@@ -188,7 +195,7 @@ func buildFixtures() *fixtures {
 		hits[i] = f.add(makeVideo("global", "en", i, newRand("global", i), Anchor.Add(-time.Duration(i+1)*36*time.Hour)))
 	}
 	for ri, region := range Regions {
-		f.charts[region] = f.chart(region, ri, hits)
+		f.charts[region] = f.withShapes(region, f.chart(region, ri, hits))
 		f.search[region] = append([]*video(nil), f.charts[region]...)
 		for i := 0; i < archivePerRegion; i++ {
 			r := newRand(region+"/archive", i)
@@ -196,6 +203,10 @@ func buildFixtures() *fixtures {
 			v := f.add(makeVideo(region+"/archive", pickLang(region, i), i, r, Anchor.Add(-age-time.Hour)))
 			f.search[region] = append(f.search[region], v)
 		}
+	}
+	for _, region := range ExtraRegions {
+		f.charts[region] = f.worldChart(region)
+		f.search[region] = append([]*video(nil), f.charts[region]...)
 	}
 	return f
 }

@@ -205,7 +205,9 @@ func TestCountsParsedAndHiddenNil(t *testing.T) {
 		var hidden, shown int
 		for _, v := range p.Videos {
 			st := raw[v.ID]
-			if got := strconv.FormatInt(v.ViewCount, 10); got != st["viewCount"] || v.ViewCount == 0 {
+			if v.ViewCount == nil {
+				t.Errorf("%s views = nil, want %s", v.ID, st["viewCount"])
+			} else if got := strconv.FormatInt(*v.ViewCount, 10); got != st["viewCount"] || *v.ViewCount == 0 {
 				t.Errorf("%s views = %s, want %s", v.ID, got, st["viewCount"])
 			}
 			for name, got := range map[string]*int64{"likeCount": v.LikeCount, "commentCount": v.CommentCount} {
@@ -642,10 +644,10 @@ func TestSearchThenVideos(t *testing.T) {
 		if v.PublishedAt.Before(q.After) || !v.PublishedAt.Before(q.Before) {
 			t.Errorf("%s published %s, outside the window", v.ID, v.PublishedAt)
 		}
-		if v.ViewCount > prev {
+		if *v.ViewCount > prev {
 			t.Errorf("%s: not in viewCount order", v.ID)
 		}
-		prev = v.ViewCount
+		prev = *v.ViewCount
 	}
 	idCalls := (len(ids) + 49) / 50
 	// 2026: a search.list call is one of the search bucket, none of default.

@@ -10,19 +10,21 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// rawCounts is what the Go structs lose: whether likeCount and commentCount
-// were sent at all. Absent (or null) means the owner hides them.
+// rawCounts is what the Go structs lose: whether viewCount, likeCount and
+// commentCount were sent at all. Absent (or null) likes and comments mean
+// the owner hides them; an item without statistics has no counts at all.
 type rawCounts struct {
 	Items []struct {
 		ID         string `json:"id"`
 		Statistics *struct {
+			ViewCount    json.RawMessage `json:"viewCount"`
 			LikeCount    json.RawMessage `json:"likeCount"`
 			CommentCount json.RawMessage `json:"commentCount"`
 		} `json:"statistics"`
 	} `json:"items"`
 }
 
-type shown struct{ likes, comments bool }
+type shown struct{ views, likes, comments bool }
 
 // presence reads, from the raw body, which counts each video carries.
 func presence(body []byte) (map[string]shown, error) {
@@ -36,7 +38,7 @@ func presence(body []byte) (map[string]shown, error) {
 	out := make(map[string]shown, len(raw.Items))
 	for _, it := range raw.Items {
 		if s := it.Statistics; s != nil {
-			out[it.ID] = shown{likes: sent(s.LikeCount), comments: sent(s.CommentCount)}
+			out[it.ID] = shown{views: sent(s.ViewCount), likes: sent(s.LikeCount), comments: sent(s.CommentCount)}
 		}
 	}
 	return out, nil
@@ -82,7 +84,9 @@ func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
 		v.Duration = d.Duration
 	}
 	if st := it.Statistics; st != nil {
-		v.ViewCount = int64(st.ViewCount)
+		if sh.views {
+			v.ViewCount = ptr(int64(st.ViewCount))
+		}
 		if sh.likes {
 			v.LikeCount = ptr(int64(st.LikeCount))
 		}

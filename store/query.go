@@ -4,17 +4,48 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/ingestworks/ingest/internal/textnorm"
 )
 
 // matchExpr turns what a user typed into an FTS5 MATCH expression that
-// cannot be a syntax error. Every word becomes a quoted string (FTS5 splits
-// it with the index's own tokenizer, so AC/DC is the phrase "ac dc"); a
-// trailing * keeps its meaning as a prefix; balanced "double quotes" make a
-// phrase; OR and NOT written in capitals between two terms are operators,
-// AND is what terms already mean, and any other operator or punctuation is
-// dropped. It returns an error wrapping ErrBadQuery when nothing searchable
-// is left.
+// cannot be a syntax error: see parseQuery.
 func matchExpr(q string) (string, error) {
+	pq, err := parseQuery(q)
+	return pq.expr, err
+}
+
+// parsedQuery is a query ready for the index, with the words a snippet
+// marks.
+type parsedQuery struct {
+	expr  string
+	marks []mark
+}
+
+// mark is a normalized word to mark in a snippet; prefix marks every word
+// that starts with it.
+type mark struct {
+	text   string
+	prefix bool
+}
+
+// matches reports whether a normalized word of the text is this mark.
+func (m mark) matches(word string) bool {
+	return word == m.text || (m.prefix && strings.HasPrefix(word, m.text))
+}
+
+// parseQuery normalizes every word or "phrase" the user typed with the
+// index's own normalization (textnorm) and writes it as a quoted FTS5
+// phrase of the resulting words, so that punctuation can never be syntax
+// (AC/DC is the phrase "ac dc", 焼鳥屋 the phrase of its bigrams "焼鳥 鳥屋").
+// A trailing * keeps its meaning as a prefix; so does a term that ends in a
+// single Chinese, Japanese, Thai or Korean character, since the index holds
+// those runs as bigrams. OR and NOT written in capitals between two terms
+// are operators, AND is what terms already mean, and any other operator or
+// punctuation is dropped. It returns an error wrapping ErrBadQuery when
+// nothing searchable is left.
+func parseQuery(q string) (parsedQuery, error) {
+	var pq parsedQuery
 	var out []string
 	pendingOp := ""
 	for _, t := range lexQuery(q) {
@@ -22,7 +53,7 @@ func matchExpr(q string) (string, error) {
 			switch t.text {
 			case "OR", "NOT":
 				if len(out) == 0 && t.text == "NOT" {
-					return "", fmt.Errorf("%w: NOT needs a term before it (cats NOT dogs); to search for the word, write it in lower case", ErrBadQuery)
+					return pq, fmt.Errorf("%w: NOT needs a term before it (cats NOT dogs); to search for the word, write it in lower case", ErrBadQuery)
 				}
 				if len(out) > 0 {
 					pendingOp = t.text
@@ -32,23 +63,48 @@ func matchExpr(q string) (string, error) {
 				continue
 			}
 		}
-		if !searchable(t.text) {
+		phrase, marks := phraseOf(t)
+		if phrase == "" {
 			continue
-		}
-		s := `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
-		if t.prefix {
-			s += "*"
 		}
 		if pendingOp != "" {
 			out = append(out, pendingOp)
-			pendingOp = ""
 		}
-		out = append(out, s)
+		if pendingOp != "NOT" {
+			pq.marks = append(pq.marks, marks...)
+		}
+		pendingOp = ""
+		out = append(out, phrase)
 	}
 	if len(out) == 0 {
-		return "", fmt.Errorf("%w: %q has no letters or digits to search for", ErrBadQuery, q)
+		return pq, fmt.Errorf("%w: %q has no letters or digits to search for", ErrBadQuery, q)
 	}
-	return strings.Join(out, " "), nil
+	pq.expr = strings.Join(out, " ")
+	return pq, nil
+}
+
+// phraseOf writes one term as an FTS5 phrase of its normalized words; ""
+// when it has none.
+func phraseOf(t queryTerm) (string, []mark) {
+	toks := textnorm.Tokens(t.text)
+	if len(toks) == 0 {
+		return "", nil
+	}
+	words := make([]string, len(toks))
+	marks := make([]mark, len(toks))
+	for i, tok := range toks {
+		words[i] = tok.Text
+		marks[i] = mark{text: tok.Text}
+	}
+	last := toks[len(toks)-1]
+	prefix := t.prefix || (last.Run && !last.Bigram)
+	marks[len(marks)-1].prefix = prefix
+	// The words hold no ASCII punctuation, so no quote to double.
+	s := `"` + strings.Join(words, " ") + `"`
+	if prefix {
+		s += "*"
+	}
+	return s, marks
 }
 
 type queryTerm struct {
@@ -91,14 +147,4 @@ func lexQuery(q string) []queryTerm {
 		terms = append(terms, t)
 	}
 	return terms
-}
-
-// searchable reports whether the index's tokenizer (unicode61 with
-// categories 'L* N* Co Mc Mn') would find a token in s. A quoted string
-// without one is an empty phrase, which matches nothing.
-func searchable(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool {
-		return unicode.IsLetter(r) || unicode.IsNumber(r) ||
-			unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Mn, r)
-	}) >= 0
 }

@@ -221,8 +221,8 @@ FROM videos WHERE id = ?`, videoID).Scan(&v.ID, &v.Title, &v.Description, &tags,
 	if err != nil {
 		return v, false, fmt.Errorf("video %s: %w", videoID, err)
 	}
-	v.PublishedAt, v.ViewCount = timeOf(pub), views.Int64
-	v.LikeCount, v.CommentCount = ptr(likes), ptr(comments)
+	v.PublishedAt = timeOf(pub)
+	v.ViewCount, v.LikeCount, v.CommentCount = ptr(views), ptr(likes), ptr(comments)
 	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
 	return v, true, nil
 }

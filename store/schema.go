@@ -18,6 +18,7 @@ type upgrade func(ctx context.Context, tx *sql.Tx) error
 var upgrades = []upgrade{
 	upgradeQuota2,                  // 1 -> 2: upgrade_quota.go
 	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
+	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.

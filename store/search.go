@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ingestworks/ingest/internal/textnorm"
 )
 
 // SearchOptions narrow a search.
@@ -30,82 +34,65 @@ type Hit struct {
 	Views   int64
 	// Score is the BM25 relevance, higher is better (a title match weighs
 	// five times a description match); zero for the hits of a broad query
-	// (see RankWindow), which are ordered by title match, then views.
+	// (see RankWindow).
 	Score float64
 }
 
 // RankWindow separates narrow queries from broad ones. BM25 needs, for
 // every term, the number of videos that contain it, and FTS5 counts them by
 // walking the term's whole doclist: two words that nearly every video has
-// took 130 ms at 200,000 videos. A query matching more than RankWindow
-// videos is broad: its hits are the RankWindow most recently first-seen
-// matches (FTS5 walks its doclists backwards without scoring): those whose
-// title matches, most viewed first, then the others, most recent first.
-const RankWindow = 5000
+// took 130 ms at 200,000 videos, and even a window of 200 rows cost 12 ms;
+// telling the two apart walks up to RankWindow matches (0.25 ms).
+// A query matching at most RankWindow videos is ranked by BM25. A broader
+// one is ranked by what can be read from the index while walking it newest
+// first and stopping early:
+//
+//  1. videos whose title matches the whole query, best title first: the
+//     broadCandidates most recent such videos, scored in Go by a BM25 over
+//     their titles alone (every term of a broad query is common, so its
+//     weight is about the same: what tells titles apart is how often the
+//     words occur and how short the title is, "Arsenal highlights" before
+//     "Top 10 derby goals of the season with Arsenal");
+//  2. then the other matches, most recently first seen (what trends now).
+//
+// Ordering by views instead cost a row lookup per match: 4 ms for 200.
+const RankWindow = 1000
 
-// windowSQL finds the lowest rowid of a broad query's window; no row for a
-// narrow query.
+// broadCandidates is how many title matches of a broad query are scored,
+// per hit asked for.
+const broadCandidates = 2
+
+// windowSQL tells a broad query from a narrow one: a row when the query
+// has more than RankWindow matches.
 const windowSQL = `
 SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s
 ORDER BY rowid DESC LIMIT 1 OFFSET ?4`
 
-// rankedSQL ranks a narrow query by BM25 over the index alone and keeps the
-// best rows; snippet() is then computed for those rows only.
+// rankedSQL ranks a narrow query by BM25 over the index alone.
 const rankedSQL = `
-WITH top AS MATERIALIZED (
-  SELECT rowid AS vid, rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
-  ORDER BY rank LIMIT ?3
-)
-SELECT v.id, v.title, v.channel_title,
-  snippet(videos_fts, -1, '[', ']', '…', 16),
-  coalesce(v.view_count, 0), -top.rank,
-  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
-FROM top
-JOIN videos_fts ON videos_fts.rowid = top.vid
-JOIN videos AS v ON v.vid = top.vid
-WHERE videos_fts MATCH ?1
-ORDER BY top.rank`
+SELECT rowid, -rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
+ORDER BY rank LIMIT ?3`
 
-// broadSQL returns a broad query's title matches in the window, most viewed
-// first, then its other matches, most recent first: both walk a doclist
-// and stop early, where a view count per match would cost a row lookup
-// each. ?4 is the window's lowest rowid, ?5 the query restricted to titles.
-const broadSQL = `
-WITH titled AS MATERIALIZED (
-  SELECT videos_fts.rowid AS vid, coalesce(v.view_count, 0) AS views
-  FROM videos_fts JOIN videos AS v ON v.vid = videos_fts.rowid
-  WHERE videos_fts MATCH ?5 AND videos_fts.rowid >= ?4 %[1]s
-  ORDER BY views DESC LIMIT ?3
-),
-rest AS MATERIALIZED (
-  SELECT rowid AS vid FROM videos_fts
-  WHERE videos_fts MATCH ?1 AND rowid >= ?4 %[1]s AND rowid NOT IN (SELECT vid FROM titled)
-  ORDER BY rowid DESC LIMIT ?3
-),
-top AS MATERIALIZED (
-  SELECT vid, pos FROM (
-    SELECT vid, row_number() OVER (ORDER BY views DESC) AS pos FROM titled
-    UNION ALL
-    SELECT vid, ?3 + row_number() OVER (ORDER BY vid DESC) FROM rest)
-  ORDER BY pos LIMIT ?3
-)
-SELECT v.id, v.title, v.channel_title,
-  snippet(videos_fts, -1, '[', ']', '…', 16),
-  coalesce(v.view_count, 0), 0.0,
-  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = top.vid)
-FROM top
-JOIN videos_fts ON videos_fts.rowid = top.vid
-JOIN videos AS v ON v.vid = top.vid
-WHERE videos_fts MATCH ?1
-ORDER BY top.pos`
+// newestSQL walks a query's matches newest first and stops after ?3.
+const newestSQL = `
+SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH ?1 %s
+ORDER BY rowid DESC LIMIT ?3`
+
+// detailsSQL reads the stored text of the ranked videos: the snippet is
+// marked over it, as it was sent.
+const detailsSQL = `
+SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
+  coalesce(v.view_count, 0),
+  (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
+FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
 // Search finds videos whose title, description, tags or channel match
-// query. Any text is a valid query: see matchExpr. A query with nothing to
+// query. Any text is a valid query: see parseQuery. A query with nothing to
 // search for returns an error wrapping ErrBadQuery.
 func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
-	expr, err := matchExpr(query)
+	pq, err := parseQuery(query)
 	if err != nil {
 		return nil, err
 	}
@@ -113,47 +100,195 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 		opts.Limit = 20
 	}
 	region := strings.ToUpper(strings.TrimSpace(opts.Region))
-	rows, err := db.query(ctx, expr, region, opts.Limit)
-	if err != nil {
-		return nil, searchErr(query, err)
-	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var h Hit
-		var regions sql.NullString
-		if err := rows.Scan(&h.ID, &h.Title, &h.Channel, &h.Snippet, &h.Views, &h.Score, &regions); err != nil {
-			return nil, searchErr(query, err)
-		}
-		h.Regions = strings.Fields(regions.String)
-		sort.Strings(h.Regions)
-		if h.Regions == nil {
-			h.Regions = []string{}
-		}
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, searchErr(query, err)
-	}
-	return hits, nil
-}
-
-// query runs the ranked or the broad search, by the number of matches.
-func (db *DB) query(ctx context.Context, expr, region string, limit int) (*sql.Rows, error) {
 	filter := ""
 	if region != "" {
 		filter = regionFilter
 	}
 	var lo int64
-	err := db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), expr, region, limit, db.rankWindow-1).Scan(&lo)
-	if errors.Is(err, sql.ErrNoRows) {
-		return db.r.QueryContext(ctx, fmt.Sprintf(rankedSQL, filter), expr, region, limit)
+	err = db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), pq.expr, region, opts.Limit, db.rankWindow-1).Scan(&lo)
+	var hits []Hit
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		hits, err = db.ranked(ctx, pq, filter, region, opts.Limit)
+	case err == nil:
+		hits, err = db.broad(ctx, pq, filter, region, opts.Limit)
 	}
+	if err != nil {
+		return nil, searchErr(query, err)
+	}
+	return hits, nil
+}
+
+// scored is a matching video and its score, best first.
+type scored struct {
+	vid   int64
+	score float64
+}
+
+// ranked returns a narrow query's best hits by BM25.
+func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
+	top, err := db.matches(ctx, fmt.Sprintf(rankedSQL, filter), pq.expr, region, limit)
 	if err != nil {
 		return nil, err
 	}
-	return db.r.QueryContext(ctx, fmt.Sprintf(broadSQL, filter), expr, region, limit, lo,
-		"title : ("+expr+")")
+	found, err := db.details(ctx, top)
+	return withSnippets(found, pq.marks), err
+}
+
+// broad returns a broad query's hits (see RankWindow): its recent title
+// matches, best title first, then its other matches, newest first.
+func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
+	q := fmt.Sprintf(newestSQL, filter)
+	titled, err := db.matches(ctx, q, "title : ("+pq.expr+")", region, broadCandidates*limit)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := db.details(ctx, titled)
+	if err != nil {
+		return nil, err
+	}
+	byTitle(hits, pq.marks)
+	if len(hits) >= limit {
+		return withSnippets(hits[:limit], pq.marks), nil
+	}
+	rest, err := db.matches(ctx, q, pq.expr, region, limit+len(titled))
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[int64]bool, len(titled))
+	for _, s := range titled {
+		seen[s.vid] = true
+	}
+	rest = slices.DeleteFunc(rest, func(s scored) bool { return seen[s.vid] })
+	more, err := db.details(ctx, rest[:min(len(rest), limit-len(hits))])
+	return withSnippets(append(hits, more...), pq.marks), err
+}
+
+// matches runs a query of the index that returns rowids and scores.
+func (db *DB) matches(ctx context.Context, q, expr, region string, limit int) ([]scored, error) {
+	rows, err := db.r.QueryContext(ctx, q, expr, region, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []scored
+	for rows.Next() {
+		var s scored
+		if err := rows.Scan(&s.vid, &s.score); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// byTitle orders hits by a BM25 over their titles alone (k1 1.2, b 0.75,
+// every term weighing the same), newest first on a tie; the hits keep a
+// score of zero, since the weights are not comparable with a narrow
+// query's.
+func byTitle(hits []found, marks []mark) {
+	scores := make([]float64, len(hits))
+	total := 0
+	lens := make([]int, len(hits))
+	tfs := make([][]int, len(hits))
+	for i, h := range hits {
+		toks := textnorm.Tokens(h.Title)
+		lens[i], total = len(toks), total+len(toks)
+		tfs[i] = make([]int, len(marks))
+		for _, t := range toks {
+			for k, m := range marks {
+				if m.matches(t.Text) {
+					tfs[i][k]++
+				}
+			}
+		}
+	}
+	avg := float64(max(total, 1)) / float64(max(len(hits), 1))
+	for i := range hits {
+		for _, tf := range tfs[i] {
+			f := float64(tf)
+			scores[i] += f * 2.2 / (f + 1.2*(0.25+0.75*float64(lens[i])/avg))
+		}
+	}
+	idx := make([]int, len(hits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	sorted := make([]found, len(hits))
+	for i, k := range idx {
+		sorted[i] = hits[k]
+	}
+	copy(hits, sorted)
+}
+
+// found is a hit with the stored text its snippet is cut from.
+type found struct {
+	Hit
+	description, tags string
+}
+
+// details reads the ranked videos, in their order.
+func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	vids := make([]int64, len(ranked))
+	for i, s := range ranked {
+		vids[i] = s.vid
+	}
+	list, _ := json.Marshal(vids)
+	rows, err := db.r.QueryContext(ctx, detailsSQL, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byVid := make(map[int64]found, len(ranked))
+	for rows.Next() {
+		var vid int64
+		var f found
+		var regions sql.NullString
+		if err := rows.Scan(&vid, &f.ID, &f.Title, &f.description, &f.tags, &f.Channel, &f.Views, &regions); err != nil {
+			return nil, err
+		}
+		f.Regions = strings.Fields(regions.String)
+		sort.Strings(f.Regions)
+		if f.Regions == nil {
+			f.Regions = []string{}
+		}
+		byVid[vid] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]found, 0, len(ranked))
+	for _, s := range ranked {
+		if f, ok := byVid[s.vid]; ok {
+			f.Score = s.score
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// withSnippets cuts the snippet of each hit.
+func withSnippets(fs []found, marks []mark) []Hit {
+	hits := make([]Hit, 0, len(fs))
+	for _, f := range fs {
+		h := f.Hit
+		h.Snippet = snippet([]string{h.Title, f.description, tagList(f.tags), h.Channel}, marks)
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// tagList writes the stored JSON array of tags as the text a snippet shows.
+func tagList(js string) string {
+	var tags []string
+	if json.Unmarshal([]byte(js), &tags) != nil {
+		return js
+	}
+	return strings.Join(tags, ", ")
 }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should

@@ -210,7 +210,7 @@ type pageRow struct {
 	CategoryID   string `json:"category_id"`
 	Published    *int64 `json:"published"`
 	Duration     string `json:"duration"`
-	Views        int64  `json:"views"`
+	Views        *int64 `json:"views"`
 	Likes        *int64 `json:"likes"`
 	Comments     *int64 `json:"comments"`
 	Rank         int    `json:"rank"`

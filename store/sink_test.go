@@ -17,7 +17,7 @@ func vid(id, title string) ingest.Video {
 	return ingest.Video{ID: id, Title: title, Description: "about " + title,
 		Tags: []string{"tag" + id}, ChannelID: "UC" + id, ChannelTitle: "Channel " + id,
 		CategoryID: "10", PublishedAt: t0.Add(-24 * time.Hour), Duration: "PT3M",
-		ViewCount: 1000, LikeCount: i64(10), CommentCount: i64(1)}
+		ViewCount: i64(1000), LikeCount: i64(10), CommentCount: i64(1)}
 }
 
 func page(kind ingest.PageKind, region string, number int, at time.Time, videos ...ingest.Video) ingest.Page {
@@ -71,7 +71,7 @@ func TestSavePageStoresEverything(t *testing.T) {
 	want := vid("b", "Second")
 	if v.Title != want.Title || v.Description != want.Description || strings.Join(v.Tags, ",") != "tagb" ||
 		v.ChannelID != want.ChannelID || v.ChannelTitle != want.ChannelTitle || v.CategoryID != "10" ||
-		!v.PublishedAt.Equal(want.PublishedAt) || v.Duration != "PT3M" || v.ViewCount != 1000 ||
+		!v.PublishedAt.Equal(want.PublishedAt) || v.Duration != "PT3M" || *v.ViewCount != 1000 ||
 		*v.LikeCount != 10 || *v.CommentCount != 1 || !v.FirstSeen.Equal(t0) || !v.LastSeen.Equal(t0) {
 		t.Errorf("Video(b) = %+v, want %+v first/last seen %v", v, want, t0)
 	}
@@ -101,7 +101,7 @@ func TestResaveSamePage(t *testing.T) {
 	id := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, a, b))
 	before := count(t, db, `SELECT count(*) FROM videos_fts_docsize`)
 
-	a.ViewCount, a.LikeCount = 5000, i64(77)
+	a.ViewCount, a.LikeCount = i64(5000), i64(77)
 	later := t0.Add(time.Minute)
 	if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, later, a, b)); err != nil {
 		t.Fatal(err)
@@ -117,9 +117,9 @@ func TestResaveSamePage(t *testing.T) {
 		t.Errorf("trending entries = %d, want 2 (one per run, region, video)", got)
 	}
 	v, _, _ := db.Video(ctx, "a")
-	if v.ViewCount != 5000 || *v.LikeCount != 77 || !v.LastSeen.Equal(later) || !v.FirstSeen.Equal(t0) {
+	if *v.ViewCount != 5000 || *v.LikeCount != 77 || !v.LastSeen.Equal(later) || !v.FirstSeen.Equal(t0) {
 		t.Errorf("after re-save: views %d likes %d first %v last %v; want 5000 77 %v %v",
-			v.ViewCount, *v.LikeCount, v.FirstSeen, v.LastSeen, t0, later)
+			*v.ViewCount, *v.LikeCount, v.FirstSeen, v.LastSeen, t0, later)
 	}
 	hist, _ := db.ViewHistory(ctx, "a")
 	if len(hist) != 1 || hist[0].Views != 5000 || !hist[0].At.Equal(later) {
@@ -198,7 +198,7 @@ func TestViewHistoryAcrossRuns(t *testing.T) {
 	db := openTest(t)
 	a := vid("a", "Rising video")
 	r1 := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("x", "X"), a))
-	a.ViewCount = 9000
+	a.ViewCount = i64(9000)
 	t1 := t0.Add(time.Hour)
 	r2 := run(t, db, ingest.Trending, "GB", t1, page(ingest.Trending, "GB", 1, t1, a))
 	// A search result is not a trending entry.
@@ -469,5 +469,25 @@ func TestCursor(t *testing.T) {
 	}
 	if got, _, _ := db.Cursor(ctx, key); !got.Done || got.PageToken != "" || got.Units != 202 || !got.Reached.IsZero() {
 		t.Errorf("Cursor after done = %+v", got)
+	}
+}
+
+// TestNoStatisticsStoresNull: a video sent without statistics is stored
+// with NULL views, in videos and in its trending entry, not 0.
+func TestNoStatisticsStoresNull(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	v := vid("live", "Live now")
+	v.ViewCount, v.LikeCount, v.CommentCount = nil, nil, nil
+	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, v))
+	for _, q := range []string{`SELECT count(*) FROM videos WHERE view_count IS NULL`,
+		`SELECT count(*) FROM trending_entries WHERE view_count IS NULL`} {
+		if got := count(t, db, q); got != 1 {
+			t.Errorf("%s = %d, want 1", q, got)
+		}
+	}
+	got, ok, err := db.Video(context.Background(), "live")
+	if err != nil || !ok || got.ViewCount != nil {
+		t.Errorf("Video(live) views = %v (%v, %v), want nil", got.ViewCount, ok, err)
 	}
 }

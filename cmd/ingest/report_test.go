@@ -69,7 +69,7 @@ func reportDB(t *testing.T) *store.DB {
 				t.Fatal(err)
 			}
 			page := ingest.Page{Kind: ingest.Trending, Region: r.region, Number: n, Fetched: call.At,
-				Videos: []ingest.Video{{ID: r.region + string(rune('a'+n)), Title: "Video", ViewCount: views, PublishedAt: t0}}}
+				Videos: []ingest.Video{{ID: r.region + string(rune('a'+n)), Title: "Video", ViewCount: &views, PublishedAt: t0}}}
 			if err := db.SavePage(ctx, id, page); err != nil {
 				t.Fatal(err)
 			}
