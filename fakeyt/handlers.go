@@ -1,6 +1,7 @@
 package fakeyt
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -73,13 +74,18 @@ type thumbnails struct {
 }
 
 type contentDetails struct {
-	Duration        string         `json:"duration"`
-	Dimension       string         `json:"dimension"`
-	Definition      string         `json:"definition"`
-	Caption         string         `json:"caption"`
-	LicensedContent bool           `json:"licensedContent"`
-	ContentRating   map[string]any `json:"contentRating"`
-	Projection      string         `json:"projection"`
+	Duration          string             `json:"duration"`
+	Dimension         string             `json:"dimension"`
+	Definition        string             `json:"definition"`
+	Caption           string             `json:"caption"`
+	LicensedContent   bool               `json:"licensedContent"`
+	ContentRating     map[string]any     `json:"contentRating"`
+	Projection        string             `json:"projection"`
+	RegionRestriction *regionRestriction `json:"regionRestriction,omitempty"`
+}
+
+type regionRestriction struct {
+	Blocked []string `json:"blocked,omitempty"`
 }
 
 type statistics struct {
@@ -337,14 +343,17 @@ func render(v *video, want map[string]bool) videoItem {
 	if want["snippet"] {
 		it.Snippet = &videoSnippet{PublishedAt: v.PublishedAt.Format(time.RFC3339), ChannelID: v.ChannelID,
 			Title: v.Title, Description: v.Description, Thumbnails: thumbs(v.ID), ChannelTitle: v.ChannelTitle,
-			Tags: v.Tags, CategoryID: v.CategoryID, LiveBroadcastContent: "none", DefaultAudioLanguage: v.Lang,
+			Tags: v.Tags, CategoryID: v.CategoryID, LiveBroadcastContent: cmp.Or(v.Live, "none"), DefaultAudioLanguage: v.Lang,
 			Localized: localized{Title: v.Title, Description: v.Description}}
 	}
 	if want["contentDetails"] {
 		it.ContentDetails = &contentDetails{Duration: v.Duration, Dimension: "2d", Definition: "hd",
 			Caption: "false", LicensedContent: true, ContentRating: map[string]any{}, Projection: "rectangular"}
+		if len(v.Blocked) > 0 {
+			it.ContentDetails.RegionRestriction = &regionRestriction{Blocked: v.Blocked}
+		}
 	}
-	if want["statistics"] {
+	if want["statistics"] && !v.NoStats {
 		s := &statistics{ViewCount: strconv.FormatUint(v.Views, 10), FavoriteCount: "0"}
 		if !v.HideLikes {
 			s.LikeCount = strconv.FormatUint(v.Likes, 10)

@@ -715,3 +715,27 @@ func str(v any) string {
 	}
 	return ""
 }
+
+// Persistence reports whether the Redis server keeps its data across a
+// restart (AOF, or RDB snapshots), as far as CONFIG GET may tell. A lost
+// Redis makes the limiter wait for the workers' ledgers, so it is worth a
+// warning when nothing is kept.
+func (r *Redis) Persistence(ctx context.Context) (kept bool, detail string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
+	defer cancel()
+	aof, err := r.client.ConfigGet(ctx, "appendonly").Result()
+	if err != nil {
+		return false, "", fmt.Errorf("CONFIG GET appendonly: %w", err)
+	}
+	save, err := r.client.ConfigGet(ctx, "save").Result()
+	if err != nil {
+		return false, "", fmt.Errorf("CONFIG GET save: %w", err)
+	}
+	switch {
+	case aof["appendonly"] == "yes":
+		return true, "AOF", nil
+	case strings.TrimSpace(save["save"]) != "":
+		return true, "RDB snapshots only (save " + save["save"] + "): a restart may bring back an older state, which the limiter notices and waits out", nil
+	}
+	return false, "neither AOF nor RDB: a restart loses every count, and the limiter then waits for the workers' ledgers", nil
+}

@@ -366,3 +366,22 @@ func TestRedisScriptError(t *testing.T) {
 		t.Fatalf("take over a wrong key type: %+v, %v; want a plain error", d, err)
 	}
 }
+
+// TestRedisPersistence: a Redis without AOF or RDB is reported as keeping
+// nothing; with AOF on, as keeping its data.
+func TestRedisPersistence(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	l, _ := quota.NewRedis(c, quota.Options{QuotaKey: "persist", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	ctx := context.Background()
+	if kept, detail, err := l.Persistence(ctx); err != nil || kept {
+		t.Fatalf("test server (--save '' --appendonly no): kept %v, %q, %v; want not kept", kept, detail, err)
+	}
+	if err := c.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if kept, detail, err := l.Persistence(ctx); err != nil || !kept || detail != "AOF" {
+		t.Fatalf("with appendonly yes: kept %v, %q, %v; want kept, AOF", kept, detail, err)
+	}
+}

@@ -24,5 +24,9 @@ step ingest search football --limit 5
 ./bin/ingest search football --limit 5
 step ingest search muller --limit 3
 ./bin/ingest search muller --limit 3
+step ingest backfill --region US --since 2026-10-01 --max-units 4 "(two pages: search.list from the search pool, details from default)"
+./bin/ingest backfill --region US --since 2026-10-01 --max-units 4
+step ingest quota show
+./bin/ingest quota show
 step ingest report
 ./bin/ingest report

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -253,7 +254,19 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	if err := l.CheckConfig(ctx); err != nil {
 		return "", usageErrorf("%w", err)
 	}
-	return "the limiter holds this costs file's pools (or none yet)", nil
+	detail := "the limiter holds this costs file's pools (or none yet)"
+	if r, ok := l.(*quota.Redis); ok {
+		kept, how, err := r.Persistence(ctx)
+		switch {
+		case err != nil:
+			detail += "; persistence unknown (" + err.Error() + ")"
+		case !kept:
+			detail += "; WARNING: Redis keeps " + how + ": set appendonly yes (docs/quota.md)"
+		default:
+			detail += "; Redis keeps " + how
+		}
+	}
+	return detail, nil
 }
 
 // checkKey makes one 1-unit call with the key, through the limiter and the

@@ -129,6 +129,9 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		return nil, err
 	}
 	if r, ok := l.(*quota.Redis); ok {
+		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
+			s.logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
+		}
 		// Heartbeats keep this worker's copy of the register fresh, so that
 		// it can vouch for who spent if Redis loses data, and notice such
 		// a loss within seconds.
