@@ -343,8 +343,11 @@ func (r *report) textChart(out io.Writer) {
 // shortDuration prints 24h, not 24h0m0s.
 func shortDuration(d time.Duration) string {
 	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
+	switch {
+	case strings.HasSuffix(s, "h0m0s"):
+		return strings.TrimSuffix(s, "0m0s")
+	case strings.HasSuffix(s, "m0s"):
+		return strings.TrimSuffix(s, "0s")
 	}
-	return strings.TrimSuffix(s, "h0m")
+	return s
 }
