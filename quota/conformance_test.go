@@ -267,8 +267,6 @@ func testCostTooLarge(t *testing.T, h harness) {
 func testBlockShared(t *testing.T, h harness) {
 	key := quotaKey(t)
 	costs := testCosts(t, 1000, 0, 5, time.Minute)
-	// The worker's clock is 5 minutes fast: the block still ends at the
-	// next midnight in Los Angeles of the limiter's clock.
 	a := h.open(t, key, costs)
 	until, err := a.Block(context.Background(), "search")
 	if err != nil {

@@ -385,3 +385,57 @@ func TestRedisPersistence(t *testing.T) {
 		t.Fatalf("with appendonly yes: kept %v, %q, %v; want kept, AOF", kept, detail, err)
 	}
 }
+
+// TestRedisBlockFromTheLimitersClock: workers whose clocks are minutes off
+// block the pool until the next Los Angeles midnight of the limiter's
+// clock, not their own; the block is in the ledger, and after FLUSHALL the
+// refill from the ledger brings it back.
+func TestRedisBlockFromTheLimitersClock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	costs := testCosts(t, 1000, 0, 5, time.Minute)
+	var blocks []ingest.Block
+	// The limiter's clock stands 2 minutes before midnight in Los Angeles;
+	// a worker 5 minutes fast thinks the day has turned.
+	want := ingest.UpstreamReset(time.Now())
+	offset := time.Until(want.Add(-2 * time.Minute))
+	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
+		l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet,
+			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
+		until, err := l.Block(ctx, "search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !until.Equal(want) {
+			t.Fatalf("worker %s off: block until %s, want the limiter's next Los Angeles midnight %s", skew, until, want)
+		}
+		blocks = append(blocks, ingest.Block{QuotaKey: "skew", Pool: "search", Until: until, At: time.Now(), Op: "search.list"})
+	}
+	// The ledger of a worker that spent and met the block.
+	var calls []ingest.Call
+	w, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet, Worker: "w",
+		Recall: func(context.Context) (ingest.Recalled, error) {
+			return ingest.Recalled{Calls: calls, Blocks: blocks}, nil
+		}})
+	d, err := w.Take(ctx, "videos.list")
+	if err != nil || !d.Allowed {
+		t.Fatalf("videos.list: %+v, %v", d, err)
+	}
+	calls = append(calls, ingest.Call{QuotaKey: "skew", ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges})
+	if err := w.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := redistest.Do(srv.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	// The worker notices the loss, vouches for itself and refills: the
+	// block comes back with its calls.
+	d, err = w.Take(ctx, "search.list")
+	if err != nil || d.Allowed || !pool(d, "search").BlockedUntil.Equal(blocks[0].Until) {
+		t.Fatalf("search.list after FLUSHALL: %+v, %v; want refused, blocked until %s", d, err, blocks[0].Until)
+	}
+	if s, _ := w.State(ctx); s[0].Used != 1 {
+		t.Fatalf("after the refill: default used %d, want 1", s[0].Used)
+	}
+}
