@@ -24,7 +24,6 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
 )
 
 // pageSize is the largest page the API serves, and the most ids one
@@ -33,11 +32,6 @@ const pageSize = 50
 
 // maxBackoff caps one wait between attempts.
 const maxBackoff = 30 * time.Second
-
-var (
-	_ regions.Source   = (*Client)(nil)
-	_ regions.Searcher = (*Client)(nil)
-)
 
 // Options configure a Client.
 type Options struct {

@@ -148,6 +148,18 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	return p, nil
 }
 
+// The wiring is where the compiler checks that the adapters fit the
+// interfaces the jobs declare.
+var (
+	_ regions.Source   = (*fetch.Client)(nil)
+	_ regions.Searcher = (*fetch.Client)(nil)
+	_ regions.Sink     = (*store.DB)(nil)
+	_ regions.Limiter  = (*quota.Redis)(nil)
+	_ regions.Limiter  = (*quota.SQLite)(nil)
+	_ regions.Locker   = (*quota.Redis)(nil)
+	_ regions.Locker   = (*quota.SQLite)(nil)
+)
+
 // agree checks, before anything is spent, that the limiter holds the same
 // pools as this costs file: a disagreement is a configuration error.
 // When the limiter cannot be asked, each call meets the same check (or the
