@@ -189,5 +189,11 @@ func (e *RefusedError) Error() string {
 // Gate is called before every upstream attempt, retries included, with the
 // operation about to be sent. It takes the quota and writes the ledger; it
 // returns a *RefusedError when the limiter says no, and the attempt is not
-// made.
-type Gate func(ctx context.Context, op string) error
+// made. Otherwise it returns giveBack, never nil, for the caller to call
+// when the attempt provably never reached the upstream (the connection was
+// refused, the name did not resolve): the upstream charged nothing, so the
+// units go back to the limiter and the ledger marks the call given back.
+type Gate func(ctx context.Context, op string) (giveBack func(context.Context) error, err error)
+
+// NoGiveBack is the giveBack of a gate that took nothing.
+func NoGiveBack(context.Context) error { return nil }

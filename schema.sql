@@ -50,6 +50,16 @@ CREATE TABLE ledger_blocks (
   PRIMARY KEY (quota_key, pool, until_ms)
 ) WITHOUT ROWID;
 
+-- Calls that never reached the upstream (the connection was refused, the
+-- name did not resolve): given back to the limiter, so that the ledger says
+-- what the upstream charged. Calls and Recall leave them out.
+CREATE TABLE ledger_given_back (
+  quota_key TEXT    NOT NULL,
+  call_id   TEXT    NOT NULL,
+  at_ms     INTEGER NOT NULL,
+  PRIMARY KEY (quota_key, call_id)
+) WITHOUT ROWID;
+
 -- Leases for the embedded backend: a region never runs twice at once.
 CREATE TABLE locks (
   name       TEXT    PRIMARY KEY,

@@ -10,6 +10,7 @@
 package fetch
 
 import (
+	"net"
 	"context"
 	"errors"
 	"fmt"
@@ -133,12 +134,21 @@ func endpoint(s string) (string, error) {
 // returned at once.
 func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
 	for n := 1; ; n++ {
+		giveBack := ingest.NoGiveBack
 		if gate != nil {
-			if err := gate(ctx, op); err != nil {
+			var err error
+			if giveBack, err = gate(ctx, op); err != nil {
 				return err
 			}
 		}
-		err := redactErr(classify(op, attempt(ctx), c.now()), c.key)
+		raw := attempt(ctx)
+		if neverSent(raw) {
+			// The upstream never saw it, so it charged nothing: neither do we.
+			if gerr := giveBack(context.WithoutCancel(ctx)); gerr != nil {
+				c.log.Warn("give back the units of a call that never reached the upstream", "op", op, "err", gerr)
+			}
+		}
+		err := redactErr(classify(op, raw, c.now()), c.key)
 		// A cancelled ctx ends the call; a per-attempt timeout of the
 		// http.Client is transient.
 		var te *transientError
@@ -154,6 +164,18 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			return err
 		}
 	}
+}
+
+// neverSent tells an attempt that provably never reached the upstream: the
+// connection was refused or the name did not resolve, before any byte of
+// the request went out.
+func neverSent(err error) bool {
+	if err == nil {
+		return false
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
 }
 
 // delay is the jittered exponential wait after attempt n: between half and

@@ -67,19 +67,27 @@ func (e *env) noKey(t *testing.T, what, s string) {
 
 // gateRec records the gate's calls and refuses when told to.
 type gateRec struct {
-	mu     sync.Mutex
-	ops    []string
-	refuse func(n int, op string) error
+	mu        sync.Mutex
+	ops       []string
+	givenBack []int // the attempts given back, numbered from 1
+	refuse    func(n int, op string) error
 }
 
-func (g *gateRec) Gate(ctx context.Context, op string) error {
+func (g *gateRec) Gate(ctx context.Context, op string) (func(context.Context) error, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ops = append(g.ops, op)
-	if g.refuse != nil {
-		return g.refuse(len(g.ops), op)
+	n := len(g.ops)
+	giveBack := func(context.Context) error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.givenBack = append(g.givenBack, n)
+		return nil
 	}
-	return nil
+	if g.refuse != nil {
+		return giveBack, g.refuse(n, op)
+	}
+	return giveBack, nil
 }
 
 func (g *gateRec) calls() int {
@@ -465,6 +473,13 @@ func TestKeyNeverInErrors(t *testing.T) {
 	if g.calls() != 4 {
 		t.Errorf("gate calls = %d, want 4 (network errors are retried)", g.calls())
 	}
+	// The port refused every connection: the upstream never saw a request
+	// and charged nothing, so every attempt's units are given back.
+	g.mu.Lock()
+	if len(g.givenBack) != 4 {
+		t.Errorf("attempts given back: %v, want all 4 (a refused connection never reached the upstream)", g.givenBack)
+	}
+	g.mu.Unlock()
 	if !strings.Contains(logs.String(), "retrying") {
 		t.Errorf("retries were not logged: %s", logs.String())
 	}

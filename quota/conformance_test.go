@@ -22,6 +22,7 @@ type limiter interface {
 	Block(ctx context.Context, pool string) (time.Time, error)
 	State(ctx context.Context) ([]ingest.PoolState, error)
 	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
+	Refund(ctx context.Context, call ingest.Call) error
 	CheckConfig(ctx context.Context) error
 	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
 	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
@@ -137,6 +138,7 @@ func runConformance(t *testing.T, h harness) {
 		{"DayFallBack", testDayFallBack},
 		{"DaySpringForward", testDaySpringForward},
 		{"ConfigAgreement", testConfigAgreement},
+		{"Refund", testRefund},
 		{"State", testState},
 		{"RefillIdempotent", testRefill},
 		{"IDsIncrease", testIDs},
@@ -634,5 +636,32 @@ func testConfigAgreement(t *testing.T, h harness) {
 	}
 	if err := a.CheckConfig(ctx); !errors.As(err, &cerr) || cerr.Limiter != "2h0m0s" {
 		t.Fatalf("the first worker after apply: got %v, want a ConfigError (the limiter now holds 2h)", err)
+	}
+}
+
+// testRefund: a call given back (it never reached the upstream) leaves the
+// window; giving it back twice changes nothing; retry times follow.
+func testRefund(t *testing.T, h harness) {
+	ctx := context.Background()
+	l := h.open(t, quotaKey(t), testCosts(t, 300, 0, 5, time.Minute))
+	a, b := spend(t, l, 100), spend(t, l, 150)
+	spend(t, l, 50)
+	if d := spend(t, l, 100); d.Allowed || !d.RetryAt.Equal(a.At.Add(time.Minute)) {
+		t.Fatalf("full: %+v, want refused until the first call leaves %s", d, a.At.Add(time.Minute))
+	}
+	call := ingest.Call{ID: b.ID, At: b.At, Op: "test", Charges: b.Charges}
+	for i := range 2 {
+		if err := l.Refund(ctx, call); err != nil {
+			t.Fatalf("refund %d: %v", i+1, err)
+		}
+		if s := state(t, l)["default"]; s.Used != 150 {
+			t.Fatalf("after refund %d: used %d, want 150 (300 less the 150 given back)", i+1, s.Used)
+		}
+	}
+	if d := spend(t, l, 100); !d.Allowed {
+		t.Fatalf("after the refund: %+v, want admitted", d)
+	}
+	if d := spend(t, l, 100); d.Allowed || !d.RetryAt.Equal(a.At.Add(time.Minute)) {
+		t.Fatalf("full again: %+v, want refused until the first call leaves %s", d, a.At.Add(time.Minute))
 	}
 }

@@ -513,6 +513,26 @@ func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
 	return msTime(ms), nil
 }
 
+// Refund gives back an admitted call that never reached the upstream: its
+// entry leaves every pool's log, so the window holds what the upstream
+// charged. A call that is not there (refunded already, or written by
+// another generation) is left alone.
+func (r *Redis) Refund(ctx context.Context, call ingest.Call) error {
+	if call.Unmetered {
+		return nil
+	}
+	var pools []string
+	args := []any{call.ID}
+	for _, c := range call.Charges {
+		pools = append(pools, c.Pool)
+		args = append(args, c.Units)
+	}
+	if err := r.script(ctx, 0, r.keys(pools...), "refund", args...).Err(); err != nil {
+		return fmt.Errorf("refund %s: %w", call.ID, err)
+	}
+	return nil
+}
+
 // Status is the limiter as `ingest report` shows it.
 type Status struct {
 	Pools []ingest.PoolState

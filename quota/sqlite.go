@@ -302,6 +302,20 @@ func (s *SQLite) block(ctx context.Context, q querier, pool string, until int64)
 	return err
 }
 
+// Refund gives back an admitted call that never reached the upstream: its
+// entries leave the log.
+func (s *SQLite) Refund(ctx context.Context, call ingest.Call) error {
+	if call.Unmetered {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	defer cancel()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, s.opts.QuotaKey, call.ID); err != nil {
+		return fmt.Errorf("refund %s: %w", call.ID, err)
+	}
+	return nil
+}
+
 // State reports every pool in one read transaction; it writes nothing.
 func (s *SQLite) State(ctx context.Context) ([]ingest.PoolState, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))

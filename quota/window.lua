@@ -42,6 +42,8 @@
 --           pool: window, 4 day starts -> the epoch (each pool waits until
 --           its window and its current day have passed)
 --   release -> 1 (an operator restored the ledgers: the wait ends)
+--   refund  id, then per pool: units -> entries removed (a call that never
+--           reached the upstream)
 --   conf    then per pool: conf -> per pool: the stored conf or ''
 --   apply   ttl, then per pool: conf -> 1
 --   heartbeat  worker, ttl, register(0/1) -> {now, seq, epoch, worker, ms, ...}
@@ -501,6 +503,30 @@ local function lost()
   return epoch
 end
 
+-- refund takes back an admitted call that never reached the upstream:
+-- its entry leaves the log and its units the account. The last retry time
+-- computed is forgotten, since cumulative targets moved.
+local function refund()
+  local id, n = ARGV[4], 0
+  for i = 1, (#KEYS - 3) / NPK do
+    local log, total = pool_keys(i)
+    local u = tonumber(ARGV[4 + i])
+    if redis.call('XDEL', log, id) == 1 then
+      local t = parse_total(redis.call('GET', total))
+      if t.present then
+        local ms = ms_of(id)
+        t.cum = t.cum - u
+        if ms <= t.wh then t.wbase = t.wbase - u end
+        if t.ds > 0 and ms < t.ds then t.dbase = t.dbase - u end
+        t.fT, t.fAt = -1, 0
+        redis.call('SET', total, total_value(t), 'KEEPTTL')
+      end
+      n = n + 1
+    end
+  end
+  return n
+end
+
 local function release()
   for i = 1, (#KEYS - 3) / NPK do
     local _, _, _, _, wait = pool_keys(i)
@@ -559,6 +585,7 @@ if mode == 'refill' then return refill() end
 if mode == 'adopt' then return adopt() end
 if mode == 'lost' then return lost() end
 if mode == 'release' then return release() end
+if mode == 'refund' then return refund() end
 if mode == 'conf' then return conf() end
 if mode == 'apply' then return apply() end
 if mode == 'heartbeat' then return heartbeat() end

@@ -25,6 +25,7 @@ type BackfillStore interface {
 	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
 	RecordCall(ctx context.Context, call ingest.Call) error
 	RecordBlock(ctx context.Context, b ingest.Block) error
+	RecordGiveBack(ctx context.Context, call ingest.Call) error
 	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
 	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
 }

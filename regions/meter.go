@@ -13,6 +13,8 @@ import (
 type Ledger interface {
 	RecordCall(ctx context.Context, call ingest.Call) error
 	RecordBlock(ctx context.Context, b ingest.Block) error
+	// RecordGiveBack marks a call that never reached the upstream.
+	RecordGiveBack(ctx context.Context, call ingest.Call) error
 }
 
 // meter takes quota before every upstream attempt of one run and writes
@@ -37,10 +39,10 @@ func newMeter(l Limiter, ledger Ledger, quotaKey, region string, runID int64) *m
 }
 
 // gate is the meter as the upstream client calls it.
-func (m *meter) gate(ctx context.Context, op string) error {
+func (m *meter) gate(ctx context.Context, op string) (func(context.Context) error, error) {
 	d, err := m.limiter.Take(ctx, op)
 	if err != nil {
-		return fmt.Errorf("quota %s: %w", op, err)
+		return ingest.NoGiveBack, fmt.Errorf("quota %s: %w", op, err)
 	}
 	for _, s := range d.Pools {
 		if s.Pool == DefaultPool && !d.Unmetered {
@@ -48,7 +50,7 @@ func (m *meter) gate(ctx context.Context, op string) error {
 		}
 	}
 	if !d.Allowed {
-		return &ingest.RefusedError{Decision: d}
+		return ingest.NoGiveBack, &ingest.RefusedError{Decision: d}
 	}
 	for _, c := range d.Charges {
 		m.units[c.Pool] += c.Units
@@ -56,7 +58,25 @@ func (m *meter) gate(ctx context.Context, op string) error {
 	call := ingest.Call{QuotaKey: m.quotaKey, ID: d.ID, At: d.At, Op: op, Region: m.region,
 		RunID: m.runID, Charges: d.Charges, Unmetered: d.Unmetered}
 	if err := m.ledger.RecordCall(context.WithoutCancel(ctx), call); err != nil {
-		return fmt.Errorf("ledger %s: %w", op, err)
+		return ingest.NoGiveBack, fmt.Errorf("ledger %s: %w", op, err)
+	}
+	return func(ctx context.Context) error { return m.giveBack(ctx, call) }, nil
+}
+
+// giveBack returns the units of a call that never reached the upstream to
+// the limiter (a metered one), and marks it in the ledger, which then says
+// what the upstream charged.
+func (m *meter) giveBack(ctx context.Context, call ingest.Call) error {
+	if !call.Unmetered {
+		if err := m.limiter.Refund(ctx, call); err != nil {
+			return fmt.Errorf("give back %s: %w", call.Op, err)
+		}
+	}
+	if err := m.ledger.RecordGiveBack(ctx, call); err != nil {
+		return fmt.Errorf("ledger give back %s: %w", call.Op, err)
+	}
+	for _, c := range call.Charges {
+		m.units[c.Pool] -= c.Units
 	}
 	return nil
 }

@@ -167,10 +167,10 @@ func (w *pageWriter) queue(page ingest.Page) { w.pending = &page }
 // after wraps gate so that the queued page starts storing once the next
 // call has its quota.
 func (w *pageWriter) after(gate ingest.Gate) ingest.Gate {
-	return func(ctx context.Context, op string) error {
-		err := gate(ctx, op)
+	return func(ctx context.Context, op string) (func(context.Context) error, error) {
+		giveBack, err := gate(ctx, op)
 		w.start()
-		return err
+		return giveBack, err
 	}
 }
 

@@ -26,6 +26,8 @@ type Limiter interface {
 	// reset as the limiter's clock sees it, for every worker sharing the
 	// quota key, and returns that time.
 	Block(ctx context.Context, pool string) (until time.Time, err error)
+	// Refund gives back an admitted call that never reached the upstream.
+	Refund(ctx context.Context, call ingest.Call) error
 }
 
 // Locker keeps a region from running twice at once, in one process or
@@ -53,6 +55,7 @@ type Sink interface {
 	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
 	RecordCall(ctx context.Context, call ingest.Call) error
 	RecordBlock(ctx context.Context, b ingest.Block) error
+	RecordGiveBack(ctx context.Context, call ingest.Call) error
 	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
 	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error
 }

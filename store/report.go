@@ -61,7 +61,9 @@ SELECT r.id, r.region, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
   r.pages, r.videos, r.retry_at_ms, l.pool, l.units
 FROM runs AS r
 LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
-           WHERE run_id IS NOT NULL GROUP BY run_id, pool) AS l ON l.run_id = r.id
+           WHERE run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
+             WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
+           GROUP BY run_id, pool) AS l ON l.run_id = r.id
 WHERE `+where, arg)
 	if err != nil {
 		return nil, err
@@ -124,6 +126,7 @@ func (db *DB) Calls(ctx context.Context, quotaKey string, since time.Time) ([]in
 	rows, err := db.r.QueryContext(ctx, `
 SELECT call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered
 FROM ledger WHERE quota_key = ? AND at_ms >= ?
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
 ORDER BY at_ms, call_id, pool`, quotaKey, msOf(since))
 	if err != nil {
 		return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)

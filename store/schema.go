@@ -19,6 +19,7 @@ var upgrades = []upgrade{
 	upgradeQuota2,                  // 1 -> 2: upgrade_quota.go
 	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
 	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
+	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.

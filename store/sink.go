@@ -341,6 +341,17 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until
 	return nil
 }
 
+// RecordGiveBack marks a call that never reached the upstream: it stays in
+// the ledger, and Calls and Recall leave it out.
+func (db *DB) RecordGiveBack(ctx context.Context, call ingest.Call) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES (?, ?, ?)
+ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record give back %s: %w", call.ID, err)
+	}
+	return nil
+}
+
 // CategoriesFetched returns when region's categories were last stored, the
 // zero time if never.
 func (db *DB) CategoriesFetched(ctx context.Context, region string) (time.Time, error) {

@@ -193,3 +193,7 @@ func (l *meteredLimiter) Take(ctx context.Context, op string) (ingest.Decision, 
 func (l *meteredLimiter) Block(ctx context.Context, pool string) (time.Time, error) {
 	return l.next.Block(ctx, pool)
 }
+
+func (l *meteredLimiter) Refund(ctx context.Context, call ingest.Call) error {
+	return l.next.Refund(ctx, call)
+}

@@ -299,6 +299,15 @@ func TestDeadEndpointFailsFast(t *testing.T) {
 	if runs := runRows(t, openDB(t, h.db())); len(runs) != 1 {
 		t.Errorf("%d runs after a dead endpoint, want 1 (the first region)", len(runs))
 	}
+	// The upstream charged nothing: every attempt was given back, and the
+	// ledger's count and the limiter's window say so.
+	db := openDB(t, h.db())
+	if given, calls := queryInt(t, db, `SELECT count(*) FROM ledger_given_back`), queryInt(t, db, `SELECT count(DISTINCT call_id) FROM ledger`); given == 0 || given != calls {
+		t.Errorf("dead endpoint: %d calls in the ledger, %d given back; want every one given back", calls, given)
+	}
+	if used, _, _, _, _, _ := h.report().pool(t, "default"); used != 0 {
+		t.Errorf("dead endpoint: the limiter counts %d units used, want 0 (nothing reached the upstream)", used)
+	}
 	h2 := newHarness(t)
 	h2.fake.BadKey(fakeyt.KeyInvalid)
 	res = h2.mustRun(1, "run", "--once")

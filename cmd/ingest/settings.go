@@ -217,6 +217,7 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 type limiter interface {
 	Take(ctx context.Context, op string) (ingest.Decision, error)
 	Block(ctx context.Context, pool string) (time.Time, error)
+	Refund(ctx context.Context, call ingest.Call) error
 	State(ctx context.Context) ([]ingest.PoolState, error)
 	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
 	Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error)
