@@ -10,12 +10,12 @@
 package fetch
 
 import (
-	"net"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
