@@ -9,8 +9,9 @@
 -- today is cum - dbase. Entries leave the log once they are out of both.
 --
 -- KEYS: clock, reg, recover, then five per pool, in the order of the pools:
---   clock    "<ms>-<seq>:<epoch>": the last decision time (the clock never
---            goes back), the call counter, and the keys' generation
+--   clock    "<ms>-<seq>:<epoch>:<wait>": the last decision time (the clock
+--            never goes back), the call counter, the keys' generation, and
+--            until when a recovery holds every pool (0: none)
 --   reg      hash worker -> ms of its last registration (the register)
 --   recover  hash of the recovery after a loss: since, need (workers that
 --            must refill, comma separated; absent until a worker vouches),
@@ -69,8 +70,14 @@ end
 
 local function parse_clock(v)
   if not v then return nil end
-  local last, seq, epoch = string.match(v, '^(%d+)%-(%d+):?(%w*)$')
-  return tonumber(last), tonumber(seq), epoch
+  local last, seq, epoch, wait = string.match(v, '^(%d+)%-(%d+):?(%w*):?(%d*)$')
+  return tonumber(last), tonumber(seq), epoch, tonumber(wait) or 0
+end
+
+-- clock_value: the clock carries the recovery's wait too, so that no single
+-- key lost alone can end a wait (a lost clock is a loss of its own).
+local function clock_value(ms, seq, epoch, wait)
+  return string.format('%d-%d:%s:%d', ms, seq, epoch, wait or 0)
 end
 
 local function parse_total(v)
@@ -248,7 +255,7 @@ local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
   local worker_ms, guard = tonumber(ARGV[8]), tonumber(ARGV[9])
   local clock, pools = load(10, 8)
-  local last, seq, epoch = parse_clock(clock)
+  local last, seq, epoch, wait = parse_clock(clock)
   if not clock then return {-1, '', 0} end
   if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
   if seq < known_seq then return {-3, seq} end
@@ -259,6 +266,8 @@ local function spend()
   local lost, bad_day = settle(pools, now)
   if bad_day then return {-4, now} end
   if lost then return {-3, seq} end
+  if wait <= now then wait = 0 end
+  for _, p in ipairs(pools) do p.waiting = math.max(p.waiting, wait) end
   local allowed, retry = 1, 0
   for _, p in ipairs(pools) do
     local day_full = p.ds > 0 and p.used_day + p.units > p.capacity
@@ -293,7 +302,7 @@ local function spend()
     if p.dirty then save(p, now, p.ttl) end
   end
   if allowed == 1 then
-    redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, seq, epoch), 'PX', longest)
+    redis.call('SET', KEYS[1], clock_value(now, seq, epoch, wait), 'PX', longest)
   end
   local out = {allowed, now, seq, retry, suspect}
   for _, p in ipairs(pools) do
@@ -306,7 +315,7 @@ end
 -- state reports without writing: the account is advanced in memory only.
 local function state()
   local clock, pools = load(4, 8)
-  local last, seq, epoch = parse_clock(clock)
+  local last, seq, epoch, wait = parse_clock(clock)
   local now = math.max(time_ms(), last or 0)
   local out = {now, seq or 0, epoch or '', redis.call('HGET', KEYS[3], 'need') or '', ''}
   local done = {}
@@ -318,6 +327,7 @@ local function state()
   for _, p in ipairs(pools) do
     p.ds, p.de = day_of(p.days, now)
     if p.blocked <= now then p.blocked = 0 end
+    p.waiting = math.max(p.waiting, wait or 0)
     if p.waiting <= now then p.waiting = 0 end
     local tt = p.t
     local horizon = now - p.window
@@ -350,6 +360,20 @@ local function block()
   return until_ms
 end
 
+-- end_wait ends a recovery: the pools' waits, the clock's, the record.
+local function end_wait()
+  for i = 1, (#KEYS - 3) / NPK do
+    local _, _, _, _, wait = pool_keys(i)
+    redis.call('DEL', wait)
+  end
+  local clock = redis.call('GET', KEYS[1])
+  if clock then
+    local last, seq, epoch = parse_clock(clock)
+    redis.call('SET', KEYS[1], clock_value(last, seq, epoch, 0), 'KEEPTTL')
+  end
+  redis.call('DEL', KEYS[3])
+end
+
 -- mark_done records that worker refilled its ledger, and ends the wait
 -- when every worker the recovery needs has done so.
 local function mark_done(worker, now)
@@ -360,11 +384,7 @@ local function mark_done(worker, now)
   for w in string.gmatch(need, '[^,]+') do
     if redis.call('HEXISTS', KEYS[3], 'done:' .. w) == 0 then return end
   end
-  for i = 1, (#KEYS - 3) / NPK do
-    local _, _, _, _, wait = pool_keys(i)
-    redis.call('DEL', wait)
-  end
-  redis.call('DEL', KEYS[3])
+  end_wait()
 end
 
 -- rebuild rewrites a log from entries (sorted here) and its account from
@@ -414,10 +434,11 @@ end
 local function refill()
   local worker = ARGV[4]
   local clock = redis.call('GET', KEYS[1])
-  local last, seq, epoch = parse_clock(clock)
+  local last, seq, epoch, wait = parse_clock(clock)
   local now = math.max(time_ms(), last or 0)
   seq = seq or 0
   local added, a, i = {}, 5, 0
+  local newest, mine = 0, 0 -- the newest id put back; this worker's newest call
   while a <= #ARGV do
     i = i + 1
     local log, total, blk = pool_keys(i)
@@ -438,8 +459,10 @@ local function refill()
     for j = 0, n - 1 do
       local id, u = ARGV[a + 8 + 2 * j], tonumber(ARGV[a + 9 + 2 * j])
       local ms = ms_of(id)
+      if ms > keep then mine = math.max(mine, ms) end
       if ms > keep and not have[id] then
         have[id], added[id], fresh = true, true, true
+        newest = math.max(newest, ms)
         table.insert(entries, entry(id, u))
       end
     end
@@ -451,7 +474,17 @@ local function refill()
   local count = 0
   for _ in pairs(added) do count = count + 1 end
   if clock and count > 0 then
-    redis.call('SET', KEYS[1], string.format('%d-%d:%s', last, seq, epoch), 'KEEPTTL')
+    -- Ids put back may be ahead of TIME (a worker's clock ahead): the
+    -- clock moves up to them, so that every later id is above them.
+    redis.call('SET', KEYS[1], clock_value(math.max(last, newest), seq, epoch, wait), 'KEEPTTL')
+  end
+  -- A worker that refilled calls of the window is in the register again:
+  -- after a loss the register is gone or stale, and without this an idle
+  -- worker's calls would be forgotten at the next loss.
+  if mine > 0 and worker ~= 'restore' then
+    local cur = tonumber(redis.call('HGET', KEYS[2], worker) or '0')
+    if mine > cur then redis.call('HSET', KEYS[2], worker, fmt(mine)) end
+    redis.call('PEXPIRE', KEYS[2], math.max(90000000, now - keep) + margin)
   end
   mark_done(worker, now)
   return count
@@ -464,7 +497,7 @@ local function adopt()
   local last, seq, epoch = parse_clock(clock)
   if clock then return epoch end
   local now = time_ms()
-  redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, tonumber(ARGV[6]), ARGV[4]), 'PX', tonumber(ARGV[5]))
+  redis.call('SET', KEYS[1], clock_value(now, tonumber(ARGV[6]), ARGV[4], 0), 'PX', tonumber(ARGV[5]))
   return ARGV[4]
 end
 
@@ -474,22 +507,24 @@ end
 local function lost()
   local epoch, known_seq, need, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
   local clock = redis.call('GET', KEYS[1])
-  local last, seq = parse_clock(clock)
+  local last, seq, _, wait = parse_clock(clock)
   local now = math.max(time_ms(), last or 0)
-  redis.call('SET', KEYS[1], string.format('%d-%d:%s', now, math.max(seq or 0, known_seq), epoch), 'PX', ttl)
+  wait = wait or 0
   for i = 1, (#KEYS - 3) / NPK do
-    local log, total, _, _, wait = pool_keys(i)
+    local log, total, _, _, pwait = pool_keys(i)
     local a = 8 + (i - 1) * 5
     local window = tonumber(ARGV[a])
     local ds, de = day_of({tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}, now)
     local until_ms = math.max(now + window, de)
-    local cur = tonumber(redis.call('GET', wait) or '0')
-    if until_ms > cur then redis.call('SET', wait, fmt(until_ms), 'PXAT', fmt(until_ms + margin)) end
+    wait = math.max(wait, until_ms)
+    local cur = tonumber(redis.call('GET', pwait) or '0')
+    if until_ms > cur then redis.call('SET', pwait, fmt(until_ms), 'PXAT', fmt(until_ms + margin)) end
     local keep = now - window
     if ds > 0 then keep = math.min(keep, ds - 1) end
     local _, entries = read_log(log, keep)
     rebuild(log, total, entries, now, window, ds, math.max(window, 90000000) + margin)
   end
+  redis.call('SET', KEYS[1], clock_value(now, math.max(seq or 0, known_seq), epoch, wait), 'PX', ttl)
   if redis.call('HEXISTS', KEYS[3], 'since') == 0 then redis.call('HSET', KEYS[3], 'since', fmt(now)) end
   if need ~= '' then
     local set, list = {}, {}
@@ -499,7 +534,6 @@ local function lost()
     redis.call('HSET', KEYS[3], 'need', table.concat(list, ','))
   end
   redis.call('PEXPIRE', KEYS[3], ttl)
-  redis.call('DEL', KEYS[2])
   return epoch
 end
 
@@ -528,11 +562,7 @@ local function refund()
 end
 
 local function release()
-  for i = 1, (#KEYS - 3) / NPK do
-    local _, _, _, _, wait = pool_keys(i)
-    redis.call('DEL', wait)
-  end
-  redis.call('DEL', KEYS[3])
+  end_wait()
   return 1
 end
 
