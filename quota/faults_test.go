@@ -238,10 +238,11 @@ func TestFaultFlushallTwoHosts(t *testing.T) {
 			t.Fatalf("A's call %d after FLUSHALL: waits until %s, want no earlier than a window after the loss %s", i+1, w, lostAt.Add(time.Hour))
 		}
 	}
-	b.heartbeat() // B notices and refills
-	after := fill(t, a, b)
+	b.heartbeat() // B notices and refills: the pool resumes for A alone
+	after := fill(t, a)
+	after += fill(t, a, b)
 	t.Logf("FLUSHALL, two hosts: 60 before, 0 while waiting for B, %d after B refilled: %d / %d", after, total(a, b), capacity)
-	if after != 40 || total(a, b) != capacity {
+	if after != 40 || total(a, b) != capacity || a.admitted() != 70 {
 		t.Fatalf("admitted %d after B refilled, %d in the window; want 40 and %d", after, total(a, b), capacity)
 	}
 	if u := used(t, a.l); u != capacity {
@@ -359,10 +360,11 @@ func TestFaultStaleSnapshot(t *testing.T) {
 			t.Fatalf("A's call %d after the restart from a stale snapshot admitted before B refilled: %+v", i+1, d)
 		}
 	}
-	b.heartbeat()
-	after := fill(t, a, b)
+	b.heartbeat() // B notices its counter went back and refills: the pool resumes for A alone
+	after := fill(t, a)
+	after += fill(t, a, b)
 	t.Logf("stale snapshot: 60 before (20 in the snapshot), %d after: %d / %d", after, total(a, b), capacity)
-	if after != 40 || total(a, b) != capacity {
+	if after != 40 || total(a, b) != capacity || a.admitted() != 70 {
 		t.Fatalf("admitted %d after the restart, %d in the window; want 40 and %d", after, total(a, b), capacity)
 	}
 }
@@ -921,4 +923,41 @@ func TestFaultSecondLoss(t *testing.T) {
 	if total(a, b) != capacity {
 		t.Fatalf("admitted %d in the window, want %d", total(a, b), capacity)
 	}
+}
+
+// testClockBack: a worker whose clock is an hour behind the others'
+// decides at the limiter's last time, never earlier, and sees the window
+// as it is (promise 4: the clock never moves backwards).
+func testClockBack(t *testing.T, h harness) {
+	key, costs := quotaKey(t), faultCosts(t, false)
+	l := h.open(t, key, costs)
+	var last ingest.Decision
+	for range 60 {
+		last = spend(t, l, 1)
+	}
+	back := h.at(t, key, costs, -time.Hour)
+	n := 0
+	for range 2 * capacity {
+		d := spend(t, back, 1)
+		if !d.Allowed {
+			break
+		}
+		if n++; d.At.Before(last.At) || !idLess(last.ID, d.ID) {
+			t.Fatalf("a worker an hour behind decided %s at %s, after %s at %s: the clock went back", d.ID, d.At, last.ID, last.At)
+		}
+	}
+	if n != 40 {
+		t.Fatalf("a worker an hour behind was admitted %d, want 40 (60 of 100 in the window)", n)
+	}
+}
+
+func TestFaultClockBackRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	testClockBack(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+}
+
+func TestFaultClockBackSQLite(t *testing.T) {
+	t.Parallel()
+	testClockBack(t, sqliteHarness(t.TempDir()))
 }
