@@ -999,3 +999,44 @@ func TestFaultWaitKeyLost(t *testing.T) {
 		t.Fatalf("admitted %d in the window, want %d", total(a, b), capacity)
 	}
 }
+
+// TestFaultStaleSnapshotNewcomer: Redis restarts from a snapshot 40 calls
+// behind, and the first to spend is a newcomer N that cannot know. The
+// idle hosts notice at their next heartbeat (the counter is still behind
+// what they saw): from then on nothing is admitted until both refilled,
+// and the window holds what N got before that heartbeat on top of the
+// capacity at most; here N got 10, which still fits.
+func TestFaultStaleSnapshotNewcomer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 10 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	do(t, srv.Addr, "SAVE")
+	for range 20 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	srv.RestartFromSnapshot(t)
+	n := newHost(t, srv.Addr, key, costs, "n", nil)
+	n.spendN(10)
+	a.heartbeat() // the counter (30) is behind what a saw (60): a loss
+	for i := range 10 {
+		if d := n.take(); d.Allowed {
+			t.Fatalf("N's call %d after A's heartbeat found the stale snapshot: admitted before B refilled: %+v", i+1, d)
+		}
+	}
+	b.heartbeat()
+	after := fill(t, n, a, b)
+	t.Logf("stale snapshot, newcomer first: 60 before (20 in the snapshot), N 10 before A's heartbeat, %d after: %d / %d",
+		after, total(a, b, n), capacity)
+	if after != 30 || total(a, b, n) != capacity {
+		t.Fatalf("admitted %d after the heartbeat, %d in the window; want 30 and %d", after, total(a, b, n), capacity)
+	}
+}
