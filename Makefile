@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: help build test bench demo lint fuzz deps clean
+.PHONY: help build test bench demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ lint: ## go vet and gofmt
 
 fuzz: ## fuzz the costs.yaml loader for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzParseCosts -fuzztime 30s .
+
+mutants: deps ## apply each limiter mutation to a scratch copy; the quota tests must catch every one
+	@scripts/mutants.sh
 
 clean: ## remove build output and demo files
 	rm -rf $(BIN) demo
