@@ -647,20 +647,29 @@ func TestFaultOOM(t *testing.T) {
 			h.spendN(spent)
 			c := newClient(t, srv.Addr)
 			oom(t, c)
+			// Memory moves a little as calls come and go: a write that
+			// fits is Redis answering yes, and is metered like any other.
+			errs := 0
 			for i := range 10 {
 				d, err := h.l.Take(context.Background(), "videos.list")
-				if d.Allowed || d.Unmetered {
-					t.Fatalf("call %d out of memory: %+v, %v; want refused", i+1, d, err)
+				switch {
+				case d.Unmetered:
+					t.Fatalf("call %d out of memory: admitted unmetered %+v, %v; Redis answered, so it must be metered or refused", i+1, d, err)
+				case err != nil:
+					errs++
+				case d.Allowed:
+					h.record(d)
 				}
-				if spent < capacity && err == nil {
-					t.Fatalf("call %d out of memory with room in the pool: refused without an error: %+v", i+1, d)
-				}
+			}
+			if errs == 0 && spent < capacity {
+				t.Fatal("no call met the OOM error: the test proves nothing")
 			}
 			if err := c.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
 				t.Fatal(err)
 			}
 			after := fill(t, h)
-			t.Logf("OOM at %d used: 10 cheap calls refused, none unmetered; %d after memory was freed: %d / %d", spent, after, h.admitted(), capacity)
+			t.Logf("OOM at %d used: 10 cheap calls, %d refused with the OOM error, none unmetered; %d after memory was freed: %d / %d",
+				spent, errs, after, h.admitted(), capacity)
 			if h.admitted() != capacity || used(t, h.l) != capacity {
 				t.Fatalf("admitted %d, limiter counts %d; want %d", h.admitted(), used(t, h.l), capacity)
 			}
