@@ -6,7 +6,7 @@ PREFIX  ?= /usr/local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: help build install test bench demo lint fuzz deps clean
+.PHONY: help build install test bench demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ lint: ## go vet, gofmt, and the deploy/ files against their validators
 
 fuzz: ## fuzz the costs.yaml loader for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzParseCosts -fuzztime 30s .
+
+mutants: deps ## apply each limiter mutation to a scratch copy; the quota tests must catch every one
+	@scripts/mutants.sh
 
 clean: ## remove build output and demo files
 	rm -rf $(BIN) demo

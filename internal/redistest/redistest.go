@@ -110,6 +110,38 @@ func (s *Server) Restart(t testing.TB) {
 	t.Fatalf("restart redis-server on %s: %v", s.Addr, err)
 }
 
+// RestartFromSnapshot starts the server again on the same port from the
+// last RDB snapshot in its directory (written by SAVE or BGSAVE): the data
+// comes back as it was at that snapshot, like a restart without AOF or a
+// failover to a replica that is behind. Restart, by contrast, starts empty
+// as long as nothing was saved.
+func (s *Server) RestartFromSnapshot(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(s.dir, "dump.rdb")); err != nil {
+		t.Fatalf("restart redis-server from its snapshot: %v (run SAVE first)", err)
+	}
+	s.Restart(t)
+}
+
+// Pid is the server's process id, 0 when it is stopped.
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Signal sends sig to the server (syscall.SIGSTOP hangs it, SIGCONT
+// resumes it). A test that stops the server should resume it in a
+// t.Cleanup: Stop kills a stopped server too, but the test's clients would
+// wait on it until then.
+func (s *Server) Signal(sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return fmt.Errorf("redis-server on %s is not running", s.Addr)
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Do sends one command over a plain connection and returns the reply line,
 // for test setup that should not depend on the client under test.
 func Do(addr string, args ...string) (string, error) {

@@ -1,0 +1,1051 @@
+package quota_test
+
+// The limiter under faults (issue 8's fault table), each on a real
+// redis-server: data lost in whole or in part, a snapshot that is behind,
+// a hung server, an answer that comes after the client gave up, a clock
+// that jumps, a ledger row that cannot be read, a server out of memory.
+// Every pool here has a capacity of 100 units over one hour, so every call
+// of a test falls in one window: the units admitted in the whole test are
+// the units admitted in the window, and each test counts them exactly.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+// capacity is the pool of every fault test: limit 100, no reserve.
+const capacity = 100
+
+// faultCosts is one pool of 100 units over an hour (and the Los Angeles
+// calendar day with day), cheap calls failing open up to 3 units.
+func faultCosts(t testing.TB, day bool) *ingest.Costs {
+	t.Helper()
+	zone := ""
+	if day {
+		zone = ", day: America/Los_Angeles"
+	}
+	c, err := ingest.ParseCosts("fault costs", []byte(`pools:
+  default: {limit: 100, window: 1h`+zone+`, fail_open: {max_cost: 1, budget: 3}}
+operations:
+  videos.list: {default: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// logs keeps what a limiter logged, with the time of each record.
+type logs struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logs) WithGroup(string) slog.Handler            { return l }
+func (l *logs) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+
+// find returns the records whose message contains s.
+func (l *logs) find(s string) []slog.Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []slog.Record
+	for _, r := range l.recs {
+		if strings.Contains(r.Message, s) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// host is one worker as a host runs it: a limiter with a ledger of its own.
+type host struct {
+	t    *testing.T
+	name string
+	l    *quota.Redis
+	log  *logs
+
+	mu     sync.Mutex
+	ledger []ingest.Call
+	extra  []ingest.Call // rows the ledger also returns (malformed ones)
+}
+
+func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, tweak func(*quota.Options)) *host {
+	t.Helper()
+	h := &host{t: t, name: name, log: &logs{}}
+	o := quota.Options{QuotaKey: key, Costs: costs, Worker: name, Logger: slog.New(h.log),
+		Timeout: 2 * time.Second, Recall: h.recall}
+	if tweak != nil {
+		tweak(&o)
+	}
+	l, err := quota.NewRedis(newClient(t, addr), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.l = l
+	return h
+}
+
+func (h *host) recall(context.Context) (ingest.Recalled, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return ingest.Recalled{Calls: append(append([]ingest.Call(nil), h.ledger...), h.extra...)}, nil
+}
+
+// record writes an admitted call into the host's ledger, as the job does.
+func (h *host) record(d ingest.Decision) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ledger = append(h.ledger, ingest.Call{ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges, Unmetered: d.Unmetered})
+}
+
+// take decides one videos.list; an error or an unmetered admission fails
+// the test.
+func (h *host) take() ingest.Decision {
+	h.t.Helper()
+	d, err := h.l.Take(context.Background(), "videos.list")
+	if err != nil {
+		h.t.Fatalf("%s: take: %v", h.name, err)
+	}
+	if d.Unmetered {
+		h.t.Fatalf("%s: take: admitted unmetered %+v while Redis answers", h.name, d)
+	}
+	if d.Allowed {
+		h.record(d)
+	}
+	return d
+}
+
+// admitted is the units this host was admitted, metered.
+func (h *host) admitted() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, c := range h.ledger {
+		if !c.Unmetered {
+			n += int(c.Charges[0].Units)
+		}
+	}
+	return n
+}
+
+func (h *host) heartbeat() {
+	h.t.Helper()
+	if err := h.l.Heartbeat(context.Background()); err != nil {
+		h.t.Fatalf("%s: heartbeat: %v", h.name, err)
+	}
+}
+
+// spendN takes n calls, each of which must be admitted.
+func (h *host) spendN(n int) {
+	h.t.Helper()
+	for i := range n {
+		if d := h.take(); !d.Allowed {
+			h.t.Fatalf("%s: call %d of %d refused: %+v", h.name, i+1, n, d)
+		}
+	}
+}
+
+// fill takes calls from hosts in turn until ten in a row are refused, and
+// returns how many were admitted.
+func fill(t *testing.T, hosts ...*host) int {
+	t.Helper()
+	n, refused := 0, 0
+	for i := 0; refused < 10; i++ {
+		if i > 2*capacity {
+			t.Fatalf("over %d calls and the pool never filled", 2*capacity)
+		}
+		if hosts[i%len(hosts)].take().Allowed {
+			n, refused = n+1, 0
+		} else {
+			refused++
+		}
+	}
+	return n
+}
+
+func total(hosts ...*host) int {
+	n := 0
+	for _, h := range hosts {
+		n += h.admitted()
+	}
+	return n
+}
+
+func do(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	r, err := redistest.Do(addr, args...)
+	if err != nil || strings.HasPrefix(r, "-") {
+		t.Fatalf("%s: %q %v", strings.Join(args, " "), r, err)
+	}
+	return r
+}
+
+func used(t *testing.T, l *quota.Redis) int64 {
+	t.Helper()
+	s, err := l.State(context.Background())
+	if err != nil {
+		t.Fatalf("state: %v", err)
+	}
+	return s[0].Used
+}
+
+// TestFaultFlushallTwoHosts: two hosts with their own ledgers; Redis is
+// flushed; host A notices first and names both from its fresh copy of the
+// register. A keeps spending: nothing is admitted until B, at its next
+// heartbeat, has refilled; then the pool resumes and stops at capacity.
+func TestFaultFlushallTwoHosts(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat() // as Run does every Beat
+	b.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	lostAt := time.Now().Truncate(time.Millisecond)
+	for i := range 20 {
+		d := a.take()
+		if d.Allowed {
+			t.Fatalf("A's call %d after FLUSHALL admitted before B refilled: %+v", i+1, d)
+		}
+		if w := pool(d, "default").WaitUntil; w.Before(lostAt.Add(time.Hour)) {
+			t.Fatalf("A's call %d after FLUSHALL: waits until %s, want no earlier than a window after the loss %s", i+1, w, lostAt.Add(time.Hour))
+		}
+	}
+	b.heartbeat() // B notices and refills: the pool resumes for A alone
+	after := fill(t, a)
+	after += fill(t, a, b)
+	t.Logf("FLUSHALL, two hosts: 60 before, 0 while waiting for B, %d after B refilled: %d / %d", after, total(a, b), capacity)
+	if after != 40 || total(a, b) != capacity || a.admitted() != 70 {
+		t.Fatalf("admitted %d after B refilled, %d in the window; want 40 and %d", after, total(a, b), capacity)
+	}
+	if u := used(t, a.l); u != capacity {
+		t.Fatalf("the limiter counts %d used, want %d", u, capacity)
+	}
+}
+
+// TestFaultNewcomerEmptyLedger: Redis loses its data while the spender S,
+// which spent 60, is idle; the first to call after the loss is a newcomer
+// N with an empty ledger. N cannot know, so it adopts the empty Redis and
+// spends; S notices at its next heartbeat (the counter went back, or its
+// generation changed) and refills. What N was admitted before that
+// heartbeat is the over-admission's bound: the window holds
+// max(capacity, 60 + k) when N got k calls before S's heartbeat.
+func TestFaultNewcomerEmptyLedger(t *testing.T) {
+	t.Parallel()
+	for _, k := range []int{20, 50, 70} {
+		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key, costs := quotaKey(t), faultCosts(t, false)
+			s := newHost(t, srv.Addr, key, costs, "s", nil)
+			s.spendN(60)
+			s.heartbeat()
+			do(t, srv.Addr, "FLUSHALL")
+			n := newHost(t, srv.Addr, key, costs, "n", nil)
+			n.spendN(k) // nothing tells N that anything was lost
+			s.heartbeat()
+			fill(t, n, s)
+			want := max(capacity, 60+k)
+			t.Logf("newcomer got %d before the spender's heartbeat: %d / %d admitted", k, total(s, n), capacity)
+			if got := total(s, n); got != want || got > capacity+k {
+				t.Fatalf("admitted %d in the window, want %d (at most capacity + the %d the newcomer got before the heartbeat)", got, want, k)
+			}
+			if u := used(t, s.l); u != int64(want) {
+				t.Fatalf("the limiter counts %d used, want %d", u, want)
+			}
+		})
+	}
+	// As a daemon runs: S heartbeats every 100 ms (Run), N calls every
+	// millisecond. The bound is measured, not set: the calls N got before
+	// S's heartbeat logged that it refilled.
+	t.Run("Run", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		key, costs := quotaKey(t), faultCosts(t, false)
+		s := newHost(t, srv.Addr, key, costs, "s", func(o *quota.Options) { o.Beat = 100 * time.Millisecond })
+		s.spendN(60)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); s.l.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		time.Sleep(150 * time.Millisecond) // a beat or two: S's copy of the register is fresh
+		n := newHost(t, srv.Addr, key, costs, "n", nil)
+		do(t, srv.Addr, "FLUSHALL")
+		flushed := time.Now()
+		var at []time.Time
+		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if d := n.take(); d.Allowed {
+				at = append(at, d.At)
+			}
+		}
+		var noticed time.Time
+		for _, r := range s.log.find("refilled the limiter from the ledger") {
+			if r.Time.After(flushed) {
+				noticed = r.Time
+				break
+			}
+		}
+		if noticed.IsZero() {
+			t.Fatal("the spender never refilled: its heartbeat did not notice the loss")
+		}
+		k := 0
+		for _, a := range at {
+			if a.Before(noticed) {
+				k++
+			}
+		}
+		got := total(s, n)
+		t.Logf("Run with Beat 100 ms: newcomer got %d in the %s before the spender's heartbeat refilled (%d in all): %d / %d admitted, bound %d",
+			k, noticed.Sub(flushed).Round(time.Millisecond), len(at), got, capacity, capacity+k)
+		if got > capacity+k {
+			t.Fatalf("admitted %d in the window, more than capacity + the %d the newcomer got before the heartbeat", got, k)
+		}
+	})
+}
+
+// TestFaultStaleSnapshot: Redis restarts from an RDB snapshot taken 40
+// calls ago: its clock key, epoch included, comes back as it was. The
+// workers remember a higher call counter, so the first call notices, the
+// pool waits until both hosts refilled, and the window holds.
+func TestFaultStaleSnapshot(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 10 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	do(t, srv.Addr, "SAVE")
+	for range 20 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	srv.RestartFromSnapshot(t)
+	if u := used(t, a.l); u != 20 {
+		t.Fatalf("after the restart the limiter holds %d, want the snapshot's 20", u)
+	}
+	for i := range 10 {
+		if d := a.take(); d.Allowed {
+			t.Fatalf("A's call %d after the restart from a stale snapshot admitted before B refilled: %+v", i+1, d)
+		}
+	}
+	b.heartbeat() // B notices its counter went back and refills: the pool resumes for A alone
+	after := fill(t, a)
+	after += fill(t, a, b)
+	t.Logf("stale snapshot: 60 before (20 in the snapshot), %d after: %d / %d", after, total(a, b), capacity)
+	if after != 40 || total(a, b) != capacity || a.admitted() != 70 {
+		t.Fatalf("admitted %d after the restart, %d in the window; want 40 and %d", after, total(a, b), capacity)
+	}
+}
+
+// TestFaultPartialLoss: one key of a pool is lost (evicted, deleted): its
+// running total, or its log. Neither lets a call through beyond capacity.
+func TestFaultPartialLoss(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"total", "log"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key, costs := quotaKey(t), faultCosts(t, false)
+			a := newHost(t, srv.Addr, key, costs, "a", nil)
+			b := newHost(t, srv.Addr, key, costs, "b", nil)
+			for range 30 {
+				a.spendN(1)
+				b.spendN(1)
+			}
+			a.heartbeat()
+			b.heartbeat()
+			do(t, srv.Addr, "DEL", "ingest:{"+key+"}:"+kind+":default")
+			after := fill(t, a, b)
+			t.Logf("%s key deleted: 60 before, %d after: %d / %d", kind, after, total(a, b), capacity)
+			if after != 40 || total(a, b) != capacity {
+				t.Fatalf("admitted %d after deleting the %s key, %d in the window; want 40 and %d", after, kind, total(a, b), capacity)
+			}
+			if u := used(t, a.l); u != capacity {
+				t.Fatalf("the limiter counts %d used, want %d", u, capacity)
+			}
+		})
+	}
+}
+
+// hungHost is a host on a client made as the worker makes it, with the
+// default limiter timeout of 250 ms.
+func hungHost(t *testing.T, srv *redistest.Server, key string) *host {
+	t.Helper()
+	c, err := quota.NewClient("redis://"+srv.Addr, quota.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	h := &host{t: t, name: "w", log: &logs{}}
+	h.l, err = quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: faultCosts(t, false), Worker: "w",
+		Logger: slog.New(h.log), Recall: h.recall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// stop hangs the server (SIGSTOP) until the returned func resumes it.
+func stop(t *testing.T, srv *redistest.Server) (resume func()) {
+	t.Helper()
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := srv.Signal(syscall.SIGCONT); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
+}
+
+// hungTakes takes n cheap calls from a hung server: each must be refused
+// with ErrUnavailable (the request went out, so the outcome is unknown:
+// never unmetered, although the pool allows cheap calls to fail open),
+// within a bound that tells a hang from the timeout.
+func hungTakes(t *testing.T, h *host, n int) time.Duration {
+	t.Helper()
+	const bound = 2 * time.Second // hang detection, not a timing assertion
+	var slowest time.Duration
+	for i := range n {
+		start := time.Now()
+		d, err := h.l.Take(context.Background(), "videos.list")
+		took := time.Since(start)
+		slowest = max(slowest, took)
+		if d.Allowed || d.Unmetered || !errors.Is(err, quota.ErrUnavailable) || took > bound {
+			t.Fatalf("call %d to a hung Redis: %+v, %v after %s; want ErrUnavailable, not admitted, within %s", i+1, d, err, took, bound)
+		}
+	}
+	return slowest
+}
+
+// TestFaultRedisHung: a SIGSTOPped redis-server accepts connections and
+// never answers. Every call returns within about the limiter timeout,
+// refused, never admitted unmetered.
+func TestFaultRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	h := hungHost(t, srv, quotaKey(t))
+	h.spendN(10)
+	resume := stop(t, srv)
+	slowest := hungTakes(t, h, 5)
+	resume()
+	t.Logf("hung Redis: 5 cheap calls refused, none unmetered, slowest %s (limiter timeout %s)", slowest, quota.DefaultTimeout)
+	var d ingest.Decision
+	var err error
+	for range 20 { // the server catches up with what was sent while it hung
+		if d, err = h.l.Take(context.Background(), "videos.list"); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || !d.Allowed || d.Unmetered {
+		t.Fatalf("after SIGCONT: %+v, %v; want admitted, metered", d, err)
+	}
+	h.record(d)
+}
+
+// TestFaultAnswerAfterGiveUp: the requests reach a hung server, the client
+// gives up at its timeout, then the server resumes and runs the scripts
+// (Redis reads a closed connection's request before its end). Those calls
+// were refused to the caller and are counted by the limiter: never made
+// unmetered, at worst charged without being made, so the window holds.
+func TestFaultAnswerAfterGiveUp(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	h := hungHost(t, srv, quotaKey(t))
+	h.spendN(97)
+	resume := stop(t, srv)
+	hungTakes(t, h, 5)
+	resume()
+	var u int64
+	for range 40 { // until the server has run what it was sent
+		u = used(t, h.l)
+		time.Sleep(50 * time.Millisecond)
+		if used(t, h.l) == u {
+			break
+		}
+	}
+	ghosts := int(u) - 97
+	after := fill(t, h)
+	t.Logf("answers after give-up: 5 refused to the caller, %d of them run by Redis later; caller admitted %d metered, limiter counts %d / %d",
+		ghosts, h.admitted(), used(t, h.l), capacity)
+	if ghosts < 0 || ghosts > 3 || h.admitted()+ghosts != capacity || after != 3-ghosts {
+		t.Fatalf("limiter counted %d calls the caller was refused, then admitted %d more; caller has %d: want the two to make %d",
+			ghosts, after, h.admitted(), capacity)
+	}
+}
+
+// TestFaultClockJump: the Redis host's clock steps 25 hours forward and
+// back (ClockOffset on one limiter, whose own clock stays right). The
+// reading is suspect: the decision is taken at the last good time, the log
+// is not trimmed, and afterwards the window is still full.
+func TestFaultClockJump(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	a.spendN(capacity)
+	j := newHost(t, srv.Addr, key, costs, "j", func(o *quota.Options) { o.ClockOffset = 25 * time.Hour })
+	for i := range 5 {
+		d := j.take()
+		if d.Allowed || d.At.After(time.Now().Add(time.Minute)) {
+			t.Fatalf("call %d with TIME 25 h ahead: %+v; want refused at the last good time", i+1, d)
+		}
+	}
+	if len(j.log.find("clock jumped ahead")) == 0 {
+		t.Error("the suspect clock was not logged")
+	}
+	if d := a.take(); d.Allowed || d.At.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("after the clock came back: %+v; want refused, the window still full, the clock not moved ahead", d)
+	}
+	c := newClient(t, srv.Addr)
+	if n, err := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result(); err != nil || n != capacity {
+		t.Fatalf("log holds %d entries, %v; want %d: the jump trimmed it", n, err, capacity)
+	}
+	t.Logf("clock jump +25h and back: %d / %d admitted, log kept", total(a, j), capacity)
+	if total(a, j) != capacity || used(t, a.l) != capacity {
+		t.Fatalf("admitted %d, limiter counts %d; want %d", total(a, j), used(t, a.l), capacity)
+	}
+}
+
+// malformed are ledger rows whose id cannot be read.
+var malformed = []ingest.Call{
+	{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+	{ID: "1700000000000-abc", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+	{ID: "0-0", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+	{ID: "", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+}
+
+// TestFaultMalformedLedgerRow: after a loss the worker refills from a
+// ledger that holds rows it cannot read among good ones: those are skipped
+// with a warning, the good ones go back, decisions go on.
+func TestFaultMalformedLedgerRow(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	w := newHost(t, srv.Addr, key, costs, "w", nil)
+	w.spendN(60)
+	w.extra = malformed
+	w.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	after := fill(t, w)
+	t.Logf("malformed ledger rows: 60 before, %d after the refill: %d / %d", after, w.admitted(), capacity)
+	if after != 40 || used(t, w.l) != capacity {
+		t.Fatalf("admitted %d after the loss, limiter counts %d; want 40 and %d", after, used(t, w.l), capacity)
+	}
+	if len(w.log.find("ledger row skipped")) == 0 || len(w.log.find("ledger rows skipped in all")) == 0 {
+		t.Fatal("the skipped rows were not logged")
+	}
+}
+
+// TestFaultLedgerRowFromTheFuture: a worker whose clock runs 5 minutes
+// fast fails open during an outage; its unmetered calls carry ids from its
+// own clock. When Redis answers again they are written back: they must
+// count, and decisions must go on for every worker.
+func TestFaultLedgerRowFromTheFuture(t *testing.T) {
+	t.Parallel()
+	t.Skip("BUG: window.lua refill puts an id ahead of the limiter's clock into the stream as its top id; every later " +
+		"spend's XADD <now>-<seq> then fails (ERR The ID specified in XADD is equal or smaller than the target stream top item), " +
+		"so every decision of every worker is an error until TIME passes that id (5 minutes here)")
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	w := newHost(t, srv.Addr, key, costs, "w", nil)
+	w.spendN(60)
+	fast := time.Now().Add(5 * time.Minute).UnixMilli()
+	n, err := w.l.Refill(context.Background(), ingest.Recalled{Calls: []ingest.Call{
+		{ID: fmt.Sprintf("%d-u0000beef", fast), Op: "videos.list", Unmetered: true, Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
+	}})
+	if err != nil || n != 1 {
+		t.Fatalf("refill of the unmetered call: %d, %v", n, err)
+	}
+	other := newHost(t, srv.Addr, key, costs, "other", nil)
+	d, err := other.l.Take(context.Background(), "videos.list")
+	if err != nil || !d.Allowed {
+		t.Fatalf("another worker after the write-back: %+v, %v; want admitted", d, err)
+	}
+	other.record(d)
+	after := fill(t, w, other)
+	if got := 60 + 1 + 1 + after; got != capacity || used(t, w.l) != capacity {
+		t.Fatalf("admitted %d metered + 1 unmetered, limiter counts %d; want %d", 61+after, used(t, w.l), capacity)
+	}
+}
+
+// oom sets maxmemory to what the server uses now, with noeviction: every
+// write is then refused with an OOM error reply.
+func oom(t *testing.T, c *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mem int64
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			mem, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(mem, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "probe", strings.Repeat("x", 4096), 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
+		t.Fatalf("a write at maxmemory %d: %v, want an OOM error", mem, err)
+	}
+}
+
+// TestFaultOOM: Redis answers every write with an OOM error (maxmemory
+// reached, noeviction). That is an answer, not an outage: cheap calls are
+// refused, never admitted unmetered, on a full pool and on one with room.
+func TestFaultOOM(t *testing.T) {
+	t.Parallel()
+	for _, spent := range []int{capacity, 60} {
+		t.Run(fmt.Sprintf("used=%d", spent), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key := quotaKey(t)
+			h := hungHost(t, srv, key) // the worker's own client
+			h.spendN(spent)
+			c := newClient(t, srv.Addr)
+			oom(t, c)
+			// Memory moves a little as calls come and go: a write that
+			// fits is Redis answering yes, and is metered like any other.
+			errs := 0
+			for i := range 10 {
+				d, err := h.l.Take(context.Background(), "videos.list")
+				switch {
+				case d.Unmetered:
+					t.Fatalf("call %d out of memory: admitted unmetered %+v, %v; Redis answered, so it must be metered or refused", i+1, d, err)
+				case err != nil:
+					errs++
+				case d.Allowed:
+					h.record(d)
+				}
+			}
+			if errs == 0 && spent < capacity {
+				t.Fatal("no call met the OOM error: the test proves nothing")
+			}
+			if err := c.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
+				t.Fatal(err)
+			}
+			after := fill(t, h)
+			t.Logf("OOM at %d used: 10 cheap calls, %d refused with the OOM error, none unmetered; %d after memory was freed: %d / %d",
+				spent, errs, after, h.admitted(), capacity)
+			if h.admitted() != capacity || used(t, h.l) != capacity {
+				t.Fatalf("admitted %d, limiter counts %d; want %d", h.admitted(), used(t, h.l), capacity)
+			}
+		})
+	}
+}
+
+// TestFaultStaleRegisterCopy: a worker whose copy of the register is older
+// than Fresh cannot vouch for who spent: a worker that started spending
+// after that copy is not in it. After a loss the pool then waits (for the
+// window and the calendar day, or an operator's restore), even when every
+// worker that refills by itself has done so.
+func TestFaultStaleRegisterCopy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, true)
+	a := newHost(t, srv.Addr, key, costs, "a", func(o *quota.Options) { o.Fresh = 300 * time.Millisecond })
+	c := newHost(t, srv.Addr, key, costs, "c", nil)
+	a.spendN(30)
+	a.heartbeat() // a's copy: only a
+	c.spendN(30)
+	time.Sleep(400 * time.Millisecond)
+	do(t, srv.Addr, "FLUSHALL")
+	lostAt := time.Now().Truncate(time.Millisecond)
+	d := a.take()
+	want := lostAt.Add(time.Hour)
+	if reset := ingest.UpstreamReset(lostAt); reset.After(want) {
+		want = reset
+	}
+	if w := pool(d, "default").WaitUntil; d.Allowed || w.Before(want) {
+		t.Fatalf("after the loss with a stale copy of the register: %+v; want refused until at least %s (the window and the day)", d, want)
+	}
+	c.heartbeat() // c refills by itself; nobody vouched, so the wait goes on
+	for i := range 10 {
+		if d := [2]*host{a, c}[i%2].take(); d.Allowed {
+			t.Fatalf("call %d after the loss: admitted while nobody vouched for who spent: %+v", i+1, d)
+		}
+	}
+	if _, err := a.l.Restore(context.Background(), []ingest.Recalled{{Calls: a.ledger}, {Calls: c.ledger}}); err != nil {
+		t.Fatal(err)
+	}
+	after := fill(t, a, c)
+	t.Logf("stale register copy: 60 before, 0 until restore, %d after: %d / %d", after, total(a, c), capacity)
+	if after != 40 || total(a, c) != capacity {
+		t.Fatalf("admitted %d after the restore, %d in the window; want 40 and %d", after, total(a, c), capacity)
+	}
+}
+
+// TestFaultLogExpiryRenewed: the log's expiry is renewed as the pool is
+// used, so a busy log never expires under its running total. Here the
+// log's TTL is nearly spent (as after a day of use); a call 40 s later by
+// the limiter's clock renews it.
+func TestFaultLogExpiryRenewed(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	c := newClient(t, srv.Addr)
+	ctx := context.Background()
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	a.spendN(1)
+	log := "ingest:{" + key + "}:log:default"
+	if err := c.PExpire(ctx, log, 5*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	later := newHost(t, srv.Addr, key, costs, "later", func(o *quota.Options) {
+		o.ClockOffset = 40 * time.Second
+		o.Now = func() time.Time { return time.Now().Add(40 * time.Second) }
+	})
+	later.spendN(1)
+	if ttl, err := c.PTTL(ctx, log).Result(); err != nil || ttl < time.Hour {
+		t.Fatalf("log TTL after a call 40 s later: %s, %v; want renewed to at least the window (1h)", ttl, err)
+	}
+}
+
+// mixedCosts: a short pool (3 calls a second) and a long one (5 an hour).
+func mixedCosts(t testing.TB) *ingest.Costs {
+	t.Helper()
+	c, err := ingest.ParseCosts("mixed costs", []byte(`pools:
+  short: {limit: 3, window: 1s}
+  long:  {limit: 5, window: 1h}
+operations:
+  videos.list: {short: 1, long: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testMixedWindows: one call drawing from pools with different windows;
+// each pool is trimmed by its own window, whichever comes first in the
+// call.
+func testMixedWindows(t *testing.T, h harness) {
+	ctx := context.Background()
+	call := func(l limiter, order ...string) bool {
+		t.Helper()
+		var cs []ingest.Charge
+		for _, p := range order {
+			cs = append(cs, ingest.Charge{Pool: p, Units: 1})
+		}
+		d, err := l.Spend(ctx, "mixed", cs)
+		if err != nil || d.Unmetered {
+			t.Fatalf("spend %v: %+v, %v", order, d, err)
+		}
+		return d.Allowed
+	}
+	count := func(l limiter, n int, order ...string) (k int) {
+		for range n {
+			if call(l, order...) {
+				k++
+			}
+		}
+		return k
+	}
+	costs := mixedCosts(t)
+	// Short first: the long pool keeps its hour.
+	l := h.open(t, quotaKey(t)+".short_first", costs)
+	got := []int{count(l, 4, "short", "long")}
+	time.Sleep(1100 * time.Millisecond)
+	got = append(got, count(l, 4, "short", "long"))
+	time.Sleep(1100 * time.Millisecond)
+	got = append(got, count(l, 4, "short", "long"))
+	if fmt.Sprint(got) != "[3 2 0]" {
+		t.Errorf("short pool first, 4 calls three times a second apart: admitted %v, want [3 2 0] (long holds 5 an hour)", got)
+	}
+	// Long first: the short pool frees after its second.
+	l = h.open(t, quotaKey(t)+".long_first", costs)
+	got = []int{count(l, 4, "long", "short")}
+	time.Sleep(1100 * time.Millisecond)
+	got = append(got, count(l, 4, "long", "short"))
+	if fmt.Sprint(got) != "[3 2]" {
+		t.Errorf("long pool first, 4 calls twice a second apart: admitted %v, want [3 2] (short frees after 1s)", got)
+	}
+}
+
+func TestFaultMixedWindowsRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	testMixedWindows(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+}
+
+func TestFaultMixedWindowsSQLite(t *testing.T) {
+	t.Parallel()
+	testMixedWindows(t, sqliteHarness(t.TempDir()))
+}
+
+// sqliteLimiter opens the embedded limiter on path with the clock now.
+func sqliteLimiter(t *testing.T, path, key string, costs *ingest.Costs, now func() time.Time) *quota.SQLite {
+	t.Helper()
+	l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func fillSQLite(t *testing.T, l *quota.SQLite) int {
+	t.Helper()
+	n := 0
+	for range 2 * capacity {
+		d := take(t, l, "videos.list")
+		if !d.Allowed {
+			return n
+		}
+		n++
+	}
+	t.Fatalf("over %d calls and the pool never filled", 2*capacity)
+	return n
+}
+
+// TestSQLiteFaultMalformedLedgerRow: the embedded limiter skips ledger rows
+// it cannot read, refills the good ones, and decides on.
+func TestSQLiteFaultMalformedLedgerRow(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	key, costs := quotaKey(t), faultCosts(t, false)
+	src := sqliteLimiter(t, filepath.Join(t.TempDir(), "src.db"), key, costs, nil)
+	var calls []ingest.Call
+	for range 60 {
+		d := take(t, src, "videos.list")
+		calls = append(calls, ingest.Call{QuotaKey: key, ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges})
+	}
+	l := sqliteLimiter(t, path, key, costs, nil)
+	n, err := l.Refill(context.Background(), ingest.Recalled{Calls: append(append([]ingest.Call(nil), malformed...), calls...)})
+	if err != nil || n != 60 {
+		t.Fatalf("refill with malformed rows: %d, %v; want the 60 good ones", n, err)
+	}
+	after := fillSQLite(t, l)
+	t.Logf("embedded, malformed ledger rows: 60 refilled, %d after: %d / %d", after, 60+after, capacity)
+	if after != 40 {
+		t.Fatalf("admitted %d after the refill, want 40", after)
+	}
+}
+
+// TestSQLiteFaultClockJump: one process sharing the database has a clock
+// 25 hours ahead for a while, then right again. The log must not be thrown
+// away by the odd clock: over the real hour, at most capacity.
+func TestSQLiteFaultClockJump(t *testing.T) {
+	t.Parallel()
+	t.Skip("BUG: the embedded limiter has no clock guard: one decision at +25h trims the whole log (DELETE at_ms <= keep) " +
+		"and pins quota_clock.last_ms 25h ahead, so every later decision is taken at that time against an empty log: " +
+		"200 admitted in one real hour (then nothing until the pinned time's window passes)")
+	path := filepath.Join(t.TempDir(), "jump.db")
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := sqliteLimiter(t, path, key, costs, nil)
+	before := fillSQLite(t, a)
+	j := sqliteLimiter(t, path, key, costs, func() time.Time { return time.Now().Add(25 * time.Hour) })
+	jumped := 0
+	for range 5 {
+		if take(t, j, "videos.list").Allowed {
+			jumped++
+		}
+	}
+	back := fillSQLite(t, a)
+	t.Logf("embedded, clock +25h and back: %d before, %d at +25h, %d after: %d / %d", before, jumped, back, before+jumped+back, capacity)
+	if before+jumped+back != capacity {
+		t.Fatalf("admitted %d in one real hour, want %d", before+jumped+back, capacity)
+	}
+}
+
+// TestFaultSecondLoss: a second loss within the window. After the first,
+// both hosts refilled; neither has spent since, so neither registered
+// again. The host that notices the second loss must still name the other,
+// whose calls are in the window.
+func TestFaultSecondLoss(t *testing.T) {
+	t.Parallel()
+	t.Skip("BUG: after a loss the register is empty (FLUSHALL took it; lost() DELs it) and a worker re-registers only when " +
+		"a spend is admitted a Beat after its last registration; refill and Heartbeat never register. A worker that spent " +
+		"in the window, refilled and is idle is then missing from every fresh copy, so a second loss in the window is " +
+		"vouched for by the detecting worker alone: it refills, the wait ends, and it spends on: 130 / 100 until B's next heartbeat")
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	if d := a.take(); d.Allowed {
+		t.Fatalf("after the first loss: admitted before B refilled: %+v", d)
+	}
+	b.heartbeat()
+	if u := used(t, a.l); u != 60 {
+		t.Fatalf("after the first recovery the limiter counts %d, want 60", u)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	for i := range 10 {
+		if d := a.take(); d.Allowed {
+			t.Fatalf("A's call %d after the second loss admitted before B refilled (%d admitted in the window): %+v", i+1, total(a, b)+fill(t, a), d)
+		}
+	}
+	b.heartbeat()
+	after := fill(t, a, b)
+	t.Logf("second loss: 60 before, %d after: %d / %d", after, total(a, b), capacity)
+	if total(a, b) != capacity {
+		t.Fatalf("admitted %d in the window, want %d", total(a, b), capacity)
+	}
+}
+
+// testClockBack: a worker whose clock is an hour behind the others'
+// decides at the limiter's last time, never earlier, and sees the window
+// as it is (promise 4: the clock never moves backwards).
+func testClockBack(t *testing.T, h harness) {
+	key, costs := quotaKey(t), faultCosts(t, false)
+	l := h.open(t, key, costs)
+	var last ingest.Decision
+	for range 60 {
+		last = spend(t, l, 1)
+	}
+	back := h.at(t, key, costs, -time.Hour)
+	n := 0
+	for range 2 * capacity {
+		d := spend(t, back, 1)
+		if !d.Allowed {
+			break
+		}
+		if n++; d.At.Before(last.At) || !idLess(last.ID, d.ID) {
+			t.Fatalf("a worker an hour behind decided %s at %s, after %s at %s: the clock went back", d.ID, d.At, last.ID, last.At)
+		}
+	}
+	if n != 40 {
+		t.Fatalf("a worker an hour behind was admitted %d, want 40 (60 of 100 in the window)", n)
+	}
+}
+
+func TestFaultClockBackRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	testClockBack(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+}
+
+func TestFaultClockBackSQLite(t *testing.T) {
+	t.Parallel()
+	testClockBack(t, sqliteHarness(t.TempDir()))
+}
+
+// TestFaultWaitKeyLost: while a recovery waits for host B, the pool's wait
+// key alone is lost (evicted: every key has a TTL, so volatile-lru may
+// take it). The recovery is still on record; nothing may be admitted
+// until B has refilled.
+func TestFaultWaitKeyLost(t *testing.T) {
+	t.Parallel()
+	t.Skip("BUG: a recovery's wait lives only in the per-pool wait key; spend never reads the recover hash (KEYS[3]), " +
+		"so when that one key is lost mid-recovery (DEL, or eviction: volatile-ttl takes it first, its TTL being the " +
+		"shortest) the pool admits while B's ledger is still out: 130 / 100 once B refills")
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	if d := a.take(); d.Allowed {
+		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
+	}
+	do(t, srv.Addr, "DEL", "ingest:{"+key+"}:wait:default")
+	for i := range 10 {
+		if d := a.take(); d.Allowed {
+			t.Fatalf("A's call %d after the wait key was lost admitted before B refilled (%d admitted in the window once B refills): %+v",
+				i+1, func() int { fill(t, a); b.heartbeat(); return total(a, b) }(), d)
+		}
+	}
+	b.heartbeat()
+	after := fill(t, a, b)
+	t.Logf("wait key lost during a recovery: 60 before, %d after: %d / %d", after, total(a, b), capacity)
+	if total(a, b) != capacity {
+		t.Fatalf("admitted %d in the window, want %d", total(a, b), capacity)
+	}
+}
+
+// TestFaultStaleSnapshotNewcomer: Redis restarts from a snapshot 40 calls
+// behind, and the first to spend is a newcomer N that cannot know. The
+// idle hosts notice at their next heartbeat (the counter is still behind
+// what they saw): from then on nothing is admitted until both refilled,
+// and the window holds what N got before that heartbeat on top of the
+// capacity at most; here N got 10, which still fits.
+func TestFaultStaleSnapshotNewcomer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 10 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	do(t, srv.Addr, "SAVE")
+	for range 20 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	srv.RestartFromSnapshot(t)
+	n := newHost(t, srv.Addr, key, costs, "n", nil)
+	n.spendN(10)
+	a.heartbeat() // the counter (30) is behind what a saw (60): a loss
+	for i := range 10 {
+		if d := n.take(); d.Allowed {
+			t.Fatalf("N's call %d after A's heartbeat found the stale snapshot: admitted before B refilled: %+v", i+1, d)
+		}
+	}
+	b.heartbeat()
+	after := fill(t, n, a, b)
+	t.Logf("stale snapshot, newcomer first: 60 before (20 in the snapshot), N 10 before A's heartbeat, %d after: %d / %d",
+		after, total(a, b, n), capacity)
+	if after != 30 || total(a, b, n) != capacity {
+		t.Fatalf("admitted %d after the heartbeat, %d in the window; want 30 and %d", after, total(a, b, n), capacity)
+	}
+}

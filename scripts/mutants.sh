@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make mutants: the limiter's tests must be able to fail. Each mutation is a
+# bug that a limiter could plausibly have; it is applied (sed) to a scratch
+# copy of the repository, and the quota tests must then go red. Prints a
+# table, mutation -> caught or SURVIVED, and exits non-zero when any
+# mutation survives, does not apply, or does not build, or when the
+# unmutated copy is not green. Not part of `make test`: it runs the quota
+# tests once per mutation (about half a minute each).
+#
+#   scripts/mutants.sh [NAME...]   only the mutations named
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+run='Conformance|Fault|Redis|SQLite'
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+repo=$scratch/repo
+mkdir -p "$repo"
+git ls-files -z | xargs -0 cp --parents -t "$repo"   # the tracked tree, no .git
+cp -r "$root/quota/." "$repo/quota/"                 # with uncommitted test files
+
+# name@file@sed script
+mutations=(
+  "log-expiry-set-once@quota/window.lua@s/if now - t.touched >= margin \/ 2 or p.newlog then/if p.newlog then/"
+  "first-pool-window-for-all@quota/window.lua@s/tonumber(ARGV\[a + 1\]), tonumber(ARGV\[a + 2\])\$/tonumber(ARGV[a + 1]), tonumber(ARGV[first + 2])/"
+  "free-at-oldest-plus-window@quota/window.lua@s/if sum >= target then/if true then/"
+  "no-day-check@quota/window.lua@s/local day_full = p.ds > 0 and p.used_day + p.units > p.capacity/local day_full = false/"
+  "no-wait-check@quota/window.lua@s/if p.blocked > 0 or p.waiting > 0 or day_full/if p.blocked > 0 or day_full/"
+  "no-seq-went-back-check@quota/window.lua@s/if seq < known_seq then return {-3, seq} end//"
+  "no-total-without-log-check@quota/window.lua@s/if not p.t.present and p.t.head == 0 and redis.call('EXISTS', p.log) == 1 then lost = true end//"
+  "no-clock-guard@quota/window.lua@s/if last and now - last > guard and/if false and now - last > guard and/"
+  "clock-may-go-back@quota/window.lua@s/return math.max(now, last or 0), 0/return now, 0/"
+  "wait-ends-on-any-refill@quota/window.lua@s/if redis.call('HEXISTS', KEYS\[3\], 'done:' .. w) == 0 then return end/if redis.call('HEXISTS', KEYS[3], 'done:' .. w) == 0 then break end/"
+  "wait-ignores-the-day@quota/window.lua@s/local until_ms = math.max(now + window, de)/local until_ms = now + window/"
+  "fail-open-budget-ignored@quota/failopen.go@s/case f.spent\[c.pool.Name\]+c.units > fo.Budget:/case false:/"
+  "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"%s: the limiter answered with an error, so the call is not made: %w\", op, err)/return r.fail.open(op, sc.cs, err)/"
+  "timeout-after-send-fails-open@quota/redis.go@s/return errors.Is(err, syscall.ECONNREFUSED) ||/return true || errors.Is(err, syscall.ECONNREFUSED) ||/"
+  "no-socket-deadlines@quota/redis.go@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
+  "vouch-for-self-only@quota/redis.go@s/if ms >= cutoff && w != r.opts.Worker {/if false \&\& ms >= cutoff \&\& w != r.opts.Worker {/"
+  "stale-register-copy-vouches@quota/redis.go@s/if r.k.copyAt.IsZero() || now.Sub(r.k.copyAt) > r.opts.Fresh {/if r.k.copyAt.IsZero() {/"
+  "heartbeat-ignores-counter@quota/redis.go@s/if epoch != mine || seq < known || mine == \"\" {/if epoch != mine || false \&\& seq < known || mine == \"\" {/"
+  "malformed-ledger-rows-kept@quota/ids.go@s/if _, _, err := logID(c.ID); err != nil {/if _, _, err := logID(c.ID); err != nil \&\& false {/"
+  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(s.opts.Now().UnixMilli(), last), seq, err/return s.opts.Now().UnixMilli(), seq, err/"
+)
+
+# selected NAME [ASKED...]: whether NAME runs (every one when none asked).
+selected() {
+  [ $# -eq 1 ] && return 0
+  local want=$1; shift
+  for n in "$@"; do [ "$n" = "$want" ] && return 0; done
+  return 1
+}
+
+fail=0
+printf '%-32s %s\n' mutation result
+printf '%-32s %s\n' -------- ------
+if [ $# -eq 0 ]; then
+  if (cd "$repo" && go test ./quota -run "$run" -count=1 >"$scratch/out" 2>&1); then
+    printf '%-32s %s\n' "(none)" "green, as it must be"
+  else
+    printf '%-32s %s\n' "(none)" "RED WITHOUT A MUTATION: fix the tests first"
+    tail -20 "$scratch/out"
+    exit 1
+  fi
+fi
+for m in "${mutations[@]}"; do
+  IFS='@' read -r name file script <<<"$m"
+  selected "$name" "$@" || continue
+  cp "$root/$file" "$repo/$file"
+  sed -i "$script" "$repo/$file"
+  if cmp -s "$root/$file" "$repo/$file"; then
+    result="NOT APPLIED (the sed matched nothing: update it)"; fail=1
+  elif ! (cd "$repo" && go vet ./quota >"$scratch/out" 2>&1); then
+    result="DOES NOT BUILD (fix the sed)"; fail=1
+  elif (cd "$repo" && go test ./quota -run "$run" -count=1 -timeout 5m >"$scratch/out" 2>&1); then
+    result="SURVIVED"; fail=1
+  else
+    # every top-level test that failed: one flaky test must not pass for the catch
+    by=$(grep -o -- '^--- FAIL: [^ ]*' "$scratch/out" | sed 's/--- FAIL: //' | sort -u | paste -sd, - || true)
+    result="caught${by:+ by $by}"
+  fi
+  cp "$root/$file" "$repo/$file"
+  printf '%-32s %s\n' "$name" "$result"
+done
+exit $fail
