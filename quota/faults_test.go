@@ -581,9 +581,6 @@ func TestFaultMalformedLedgerRow(t *testing.T) {
 // count, and decisions must go on for every worker.
 func TestFaultLedgerRowFromTheFuture(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: window.lua refill puts an id ahead of the limiter's clock into the stream as its top id; every later " +
-		"spend's XADD <now>-<seq> then fails (ERR The ID specified in XADD is equal or smaller than the target stream top item), " +
-		"so every decision of every worker is an error until TIME passes that id (5 minutes here)")
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	w := newHost(t, srv.Addr, key, costs, "w", nil)
@@ -896,10 +893,6 @@ func TestSQLiteFaultClockJump(t *testing.T) {
 // whose calls are in the window.
 func TestFaultSecondLoss(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: after a loss the register is empty (FLUSHALL took it; lost() DELs it) and a worker re-registers only when " +
-		"a spend is admitted a Beat after its last registration; refill and Heartbeat never register. A worker that spent " +
-		"in the window, refilled and is idle is then missing from every fresh copy, so a second loss in the window is " +
-		"vouched for by the detecting worker alone: it refills, the wait ends, and it spends on: 130 / 100 until B's next heartbeat")
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	a := newHost(t, srv.Addr, key, costs, "a", nil)
@@ -977,9 +970,6 @@ func TestFaultClockBackSQLite(t *testing.T) {
 // until B has refilled.
 func TestFaultWaitKeyLost(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: a recovery's wait lives only in the per-pool wait key; spend never reads the recover hash (KEYS[3]), " +
-		"so when that one key is lost mid-recovery (DEL, or eviction: volatile-ttl takes it first, its TTL being the " +
-		"shortest) the pool admits while B's ledger is still out: 130 / 100 once B refills")
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	a := newHost(t, srv.Addr, key, costs, "a", nil)

@@ -439,12 +439,14 @@ local function refill()
   seq = seq or 0
   local added, a, i = {}, 5, 0
   local newest, mine = 0, 0 -- the newest id put back; this worker's newest call
+  local longest = 90000000  -- what the register must remember: a 25-hour day, or a longer window
   while a <= #ARGV do
     i = i + 1
     local log, total, blk = pool_keys(i)
     local capacity, window = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
     local d = {tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])}
     local block_until, n = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
+    longest = math.max(longest, window)
     local ds = day_of(d, now)
     local horizon = now - window
     local keep = horizon
@@ -476,7 +478,7 @@ local function refill()
   if clock and count > 0 then
     -- Ids put back may be ahead of TIME (a worker's clock ahead): the
     -- clock moves up to them, so that every later id is above them.
-    redis.call('SET', KEYS[1], clock_value(math.max(last, newest), seq, epoch, wait), 'KEEPTTL')
+    redis.call('SET', KEYS[1], clock_value(math.max(last, newest + 1), seq, epoch, wait), 'KEEPTTL')
   end
   -- A worker that refilled calls of the window is in the register again:
   -- after a loss the register is gone or stale, and without this an idle
@@ -484,7 +486,7 @@ local function refill()
   if mine > 0 and worker ~= 'restore' then
     local cur = tonumber(redis.call('HGET', KEYS[2], worker) or '0')
     if mine > cur then redis.call('HSET', KEYS[2], worker, fmt(mine)) end
-    redis.call('PEXPIRE', KEYS[2], math.max(90000000, now - keep) + margin)
+    redis.call('PEXPIRE', KEYS[2], longest + margin)
   end
   mark_done(worker, now)
   return count
