@@ -3,6 +3,7 @@ module github.com/ingestworks/ingest
 go 1.26.8
 
 require (
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/mattn/go-isatty v0.0.24
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
