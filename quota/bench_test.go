@@ -197,7 +197,7 @@ func mixedDay(ones, hundreds int) []int64 {
 	return out
 }
 
-func fill(b *testing.B, name string, d decide, costs []int64) {
+func prefill(b *testing.B, name string, d decide, costs []int64) {
 	for i, units := range costs {
 		if ok, err := d(context.Background(), units); err != nil || !ok {
 			b.Fatalf("fill %s: call %d of %d units: allowed %v, %v", name, i, units, ok, err)
@@ -282,8 +282,8 @@ func latencyTable(b *testing.B, c redis.UniversalClient) latencies {
 	l := latencies{rows: []*latRow{{name: "PING", d1: ping(c)}}}
 	add := func(name string, alone bool, mk func(key string) decide) {
 		r := &latRow{name: name, d1: mk(name + "-1"), d100: mk(name + "-100"), alone100: alone}
-		fill(b, name, r.d1, mixedDay(5000, 45))
-		fill(b, name, r.d100, mixedDay(5000, 45))
+		prefill(b, name, r.d1, mixedDay(5000, 45))
+		prefill(b, name, r.d100, mixedDay(5000, 45))
 		l.rows = append(l.rows, r)
 	}
 	add("fixed-window INCR", false, func(k string) decide { return incrLimiter(c, k, bigLimit) })
@@ -401,8 +401,8 @@ func memoryTable(b *testing.B, c redis.UniversalClient) memories {
 		mixed, keys := l.mk("mem-mixed-" + l.name)
 		dear, _ := l.mk("mem-dear-" + l.name)
 		r := memRow{name: l.name}
-		r.mixed = grown(b, c, func() { fill(b, l.name, mixed, mixedDay(5000, 45)) })
-		r.dear = grown(b, c, func() { fill(b, l.name, dear, mixedDay(0, 95)) })
+		r.mixed = grown(b, c, func() { prefill(b, l.name, mixed, mixedDay(5000, 45)) })
+		r.dear = grown(b, c, func() { prefill(b, l.name, dear, mixedDay(0, 95)) })
 		r.use = memoryUsage(b, c, keys)
 		out.rows = append(out.rows, r)
 		out.saturated[l.name] = mixed
@@ -479,7 +479,7 @@ func (t throughputs) get(name string) *tpRow {
 // turns for tpRounds rounds of tpRound each.
 func throughputTable(b *testing.B, c redis.UniversalClient, saturated map[string]decide) throughputs {
 	gcra := gcraLimiter(c, "tp-gcra", dayLimit)
-	fill(b, "redis_rate", gcra, []int64{dayLimit})
+	prefill(b, "redis_rate", gcra, []int64{dayLimit})
 	t := throughputs{rows: []*tpRow{
 		{name: "PING", d: ping(c)},
 		{name: "redis_rate GCRA", d: gcra},
