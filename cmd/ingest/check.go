@@ -194,22 +194,39 @@ func dirWritable(dir string) error {
 	return os.Remove(f.Name())
 }
 
+// limiter opens the limiter the checks ask, on the database when there is
+// one; closeFn closes both.
+func (c *checkEnv) limiter(ctx context.Context) (l limiter, closeFn func(), err error) {
+	var db *store.DB
+	if c.dbState == "current" {
+		if db, err = openExisting(ctx, c.s); err != nil {
+			return nil, nil, err
+		}
+	}
+	l, closeLimiter, err := c.s.openLimiter(db, c.quotaKey)
+	if err != nil {
+		if db != nil {
+			db.Close()
+		}
+		return nil, nil, err
+	}
+	return l, func() {
+		closeLimiter()
+		if db != nil {
+			db.Close()
+		}
+	}, nil
+}
+
 // checkLimiter asks the limiter for its pools, as report does.
 func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	if c.failed["database"] {
 		return "", errSkipped
 	}
-	var db *store.DB
-	if c.dbState == "current" {
-		var err error
-		if db, err = openExisting(ctx, c.s); err != nil {
-			return "", err
-		}
-		defer db.Close()
-	} else if c.s.redisURL == "" {
+	if c.dbState != "current" && c.s.redisURL == "" {
 		return "embedded: the database will hold it", nil
 	}
-	l, closeLimiter, err := c.s.openLimiter(db, c.quotaKey)
+	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -236,15 +253,7 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	if c.dbState != "current" && c.s.redisURL == "" {
 		return "embedded: the database will hold this costs file's pools", nil
 	}
-	var db *store.DB
-	if c.dbState == "current" {
-		var err error
-		if db, err = openExisting(ctx, c.s); err != nil {
-			return "", err
-		}
-		defer db.Close()
-	}
-	l, closeLimiter, err := c.s.openLimiter(db, c.quotaKey)
+	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
 		return "", err
 	}
