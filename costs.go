@@ -106,6 +106,17 @@ func operationsLine(data []byte) int {
 	return top.Line
 }
 
+// Span is how far back the quota looks: the longest window, or a calendar
+// day of 25 hours (the day the clocks go back), whichever is longer. A
+// limiter remembers that long, and refills from that much of the ledger.
+func (c *Costs) Span() time.Duration {
+	d := 25 * time.Hour
+	for _, p := range c.Pools {
+		d = max(d, p.Window)
+	}
+	return d
+}
+
 // Pool returns the pool called name.
 func (c *Costs) Pool(name string) (Pool, bool) {
 	for _, p := range c.Pools {

@@ -173,16 +173,6 @@ func blockZone(p ingest.Pool) ingest.Pool {
 	return p
 }
 
-// longest is the longest a pool must remember: its window or a calendar day
-// of 25 hours, whichever is longer, over every pool.
-func longest(costs *ingest.Costs) time.Duration {
-	d := 25 * time.Hour
-	for _, p := range costs.Pools {
-		d = max(d, p.Window)
-	}
-	return d
-}
-
 func msTime(ms int64) time.Time {
 	if ms <= 0 {
 		return time.Time{}

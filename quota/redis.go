@@ -61,8 +61,9 @@ type knowledge struct {
 
 // spendCall is what the script needs for one set of charges.
 type spendCall struct {
-	cs   []charge
-	keys []string
+	cs    []charge
+	keys  []string
+	confs []string // each pool's settings as the limiter keeps them
 }
 
 // NewClient opens a Redis client for the limiter from a URL: one server
@@ -125,11 +126,11 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	pools := make([]string, len(cs))
+	pools, confs := make([]string, len(cs)), make([]string, len(cs))
 	for i, c := range cs {
-		pools[i] = c.pool.Name
+		pools[i], confs[i] = c.pool.Name, poolConf(c.pool)
 	}
-	return &spendCall{cs: cs, keys: r.keys(pools...)}, nil
+	return &spendCall{cs: cs, keys: r.keys(pools...), confs: confs}, nil
 }
 
 // Backend names the backend, for reports.
@@ -230,9 +231,9 @@ func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
 	r.mu.Unlock()
 	args := make([]any, 0, 6+8*len(sc.cs))
 	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds())
-	for _, c := range sc.cs {
+	for i, c := range sc.cs {
 		d := days(c.pool, now)
-		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds(), poolConf(c.pool), d[0], d[1], d[2], d[3])
+		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds(), sc.confs[i], d[0], d[1], d[2], d[3])
 	}
 	return args, reg == "1"
 }
@@ -240,7 +241,7 @@ func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
 // knownSeq is the highest counter seen, while it can still matter: keys
 // idle past the longest window expire, and their counter with them.
 func (r *Redis) knownSeq(now time.Time) int64 {
-	if now.Sub(r.k.seen) > longest(r.opts.Costs)+keyMargin {
+	if now.Sub(r.k.seen) > r.opts.Costs.Span()+keyMargin {
 		return 0
 	}
 	return r.k.seq
@@ -351,7 +352,7 @@ func (r *Redis) newGeneration(ctx context.Context) error {
 	case epoch != "" && epoch == mine:
 		return nil // another call of this worker got here first
 	case epoch == "":
-		res, err := r.script(ctx, 5*time.Second, r.all, "adopt", token()[:16], (longest(r.opts.Costs) + keyMargin).Milliseconds(), known).Text()
+		res, err := r.script(ctx, 5*time.Second, r.all, "adopt", token()[:16], (r.opts.Costs.Span() + keyMargin).Milliseconds(), known).Text()
 		if err != nil {
 			return fmt.Errorf("adopt epoch: %w", err)
 		}
@@ -400,7 +401,7 @@ func (r *Redis) declareLoss(ctx context.Context, rec ingest.Recalled, reason str
 	need, seq := r.vouch(real), max(r.knownSeq(real), highestSeq(rec.Calls))
 	r.mu.Unlock()
 	epoch := token()[:16]
-	args := []any{epoch, seq, strings.Join(need, ","), (longest(r.opts.Costs) + keyMargin).Milliseconds()}
+	args := []any{epoch, seq, strings.Join(need, ","), (r.opts.Costs.Span() + keyMargin).Milliseconds()}
 	for _, p := range r.opts.Costs.Pools {
 		d := days(p, now)
 		args = append(args, p.Window.Milliseconds(), d[0], d[1], d[2], d[3])
@@ -425,7 +426,7 @@ func (r *Redis) vouch(now time.Time) []string {
 	if r.k.copyAt.IsZero() || now.Sub(r.k.copyAt) > r.opts.Fresh {
 		return nil
 	}
-	cutoff := r.k.copyMS - (longest(r.opts.Costs) + r.opts.Beat).Milliseconds()
+	cutoff := r.k.copyMS - (r.opts.Costs.Span() + r.opts.Beat).Milliseconds()
 	need := []string{r.opts.Worker}
 	for w, ms := range r.k.reg {
 		if ms >= cutoff && w != r.opts.Worker {
@@ -439,7 +440,7 @@ func (r *Redis) vouch(now time.Time) []string {
 // beat reads the limiter's clock and register (renewing this worker's
 // entry when register is "1").
 func (r *Redis) beat(ctx context.Context, register string) (now, seq int64, epoch string, reg map[string]int64, err error) {
-	ttl := (longest(r.opts.Costs) + keyMargin).Milliseconds()
+	ttl := (r.opts.Costs.Span() + keyMargin).Milliseconds()
 	res, err := r.script(ctx, 0, r.all, "heartbeat", r.opts.Worker, ttl, register).Slice()
 	if err != nil {
 		return 0, 0, "", nil, fmt.Errorf("heartbeat: %w", err)
@@ -672,7 +673,7 @@ func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []any{(longest(r.opts.Costs) + keyMargin).Milliseconds()}
+	args := []any{(r.opts.Costs.Span() + keyMargin).Milliseconds()}
 	for _, c := range cur {
 		args = append(args, c.Costs)
 	}

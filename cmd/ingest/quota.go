@@ -201,7 +201,7 @@ func readLedger(ctx context.Context, path, key string, costs *ingest.Costs) (ing
 		return ingest.Recalled{}, usageErrorf("--ledger %s: %w", path, err)
 	}
 	defer db.Close()
-	rec, err := db.Recall(ctx, key, time.Now().Add(-recallSpan(costs)))
+	rec, err := db.Recall(ctx, key, time.Now().Add(-costs.Span()))
 	if err != nil {
 		return rec, runtimeError(fmt.Errorf("--ledger %s: %w", path, err))
 	}

@@ -239,7 +239,7 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeF
 	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Worker: workerName()}
 	if db != nil {
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
-			return db.Recall(ctx, quotaKey, time.Now().Add(-recallSpan(s.costs)))
+			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
 		}
 	}
 	if s.redisURL == "" {
@@ -260,16 +260,6 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeF
 		return nil, nil, runtimeError(err)
 	}
 	return r, func() { client.Close() }, nil
-}
-
-// recallSpan is how far back a limiter may need the ledger: the longest
-// window, or a calendar day of 25 hours.
-func recallSpan(c *ingest.Costs) time.Duration {
-	d := 25 * time.Hour
-	for _, p := range c.Pools {
-		d = max(d, p.Window)
-	}
-	return d
 }
 
 // workerName names this process in the limiter's register: host and pid.
