@@ -31,6 +31,8 @@ type Video struct {
 	CategoryID   string
 	PublishedAt  time.Time
 	Duration     string // ISO 8601, as the upstream sends it (PT4M13S)
+	// Thumbnail is the URL of the default (120x90) thumbnail, "" if none.
+	Thumbnail string
 	// ViewCount is nil when the upstream sent no statistics (or no
 	// viewCount); LikeCount and CommentCount are nil when the owner hides
 	// them: absent is not zero.

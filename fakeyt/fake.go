@@ -91,6 +91,8 @@ type Fake struct {
 	malformed int
 	noChart   map[string]bool
 	charged   map[string]map[string]int64 // key -> op -> units
+	motion    motion                      // motion.go; zero: still charts
+	born      map[string]*video           // fresh videos served, by id
 }
 
 var (
@@ -102,7 +104,7 @@ var (
 func New() *Fake {
 	fixturesOnce.Do(func() { shared = buildFixtures() })
 	f := &Fake{fx: shared, noChart: map[string]bool{}, caps: map[string]int64{},
-		charged: map[string]map[string]int64{}}
+		charged: map[string]map[string]int64{}, born: map[string]*video{}}
 	f.epoch.Store(1)
 	return f
 }

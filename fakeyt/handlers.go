@@ -278,7 +278,7 @@ func (f *Fake) videosByID(q url.Values, want map[string]bool) (any, *apiError) {
 	}
 	resp := &listResponse{Kind: "youtube#videoListResponse", Items: []any{}}
 	for _, id := range ids {
-		if v := f.fx.byID[strings.TrimSpace(id)]; v != nil {
+		if v := f.lookup(strings.TrimSpace(id)); v != nil {
 			resp.Items = append(resp.Items, render(v, want))
 		}
 	}
@@ -292,7 +292,7 @@ func (f *Fake) chart(q url.Values, want map[string]bool) (any, *apiError) {
 	if region == "" {
 		region = "US"
 	}
-	list, ok := f.fx.charts[region]
+	list, ok := f.chartNow(region)
 	if !ok || f.chartMissing(region) {
 		return nil, errNoChart()
 	}

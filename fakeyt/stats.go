@@ -67,7 +67,7 @@ func (f *Fake) batchGetStats(q url.Values) (any, *apiError) {
 	resp := &statsResponse{Kind: "youtube#batchGetStatsResponse", Etag: etag("stats", strings.Join(ids, ",")),
 		Items: []statItem{}}
 	for _, id := range ids {
-		if v := f.fx.byID[id]; v != nil {
+		if v := f.lookup(id); v != nil {
 			resp.Items = append(resp.Items, renderStat(v, want))
 		}
 	}

@@ -79,6 +79,9 @@ func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
 			}
 			v.PublishedAt = t.UTC()
 		}
+		if th := s.Thumbnails; th != nil && th.Default != nil {
+			v.Thumbnail = th.Default.Url
+		}
 	}
 	if d := it.ContentDetails; d != nil {
 		v.Duration = d.Duration

@@ -1,0 +1,156 @@
+package fakeyt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+)
+
+// Charts that move. By default the fake's charts are the fixtures, the same
+// at every fetch, so that tests can name what they will get. Move makes
+// them behave like the real ones, as a function of a seed and a clock the
+// caller controls: every hour of that clock since Anchor, each region gains
+// fresh videos that climb into its chart and fall out of it again after
+// freshHours; every count grows at its own rate, so ranks change; and
+// videos.batchGetStats serves the grown counts of any video, on a chart or
+// not. The same seed and clock give the same answers.
+
+const (
+	// freshPerHour is how many new videos each region publishes an hour.
+	freshPerHour = 2
+	// freshHours is how long a fresh video may stay in the chart.
+	freshHours = 48
+)
+
+// motion is the seed and clock of moving charts; nil clock: still charts.
+type motion struct {
+	seed  uint64
+	clock func() time.Time
+}
+
+// Move makes the charts and counts move with clock (seed picks the world).
+// A nil clock stops them: the fixtures are served as they are again.
+func (f *Fake) Move(seed uint64, clock func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.motion = motion{seed: seed, clock: clock}
+}
+
+// now returns the moving clock's time, and false when the charts are still.
+func (f *Fake) now() (time.Time, bool) {
+	f.mu.Lock()
+	m := f.motion
+	f.mu.Unlock()
+	if m.clock == nil {
+		return time.Time{}, false
+	}
+	return m.clock(), true
+}
+
+// chartNow is region's chart as the clock has it, or ok false when the
+// region has no chart.
+func (f *Fake) chartNow(region string) (list []*video, ok bool) {
+	base, ok := f.fx.charts[region]
+	at, moving := f.now()
+	if !ok || !moving {
+		return base, ok
+	}
+	h := hoursSince(at)
+	all := make([]*video, 0, len(base)+freshHours*freshPerHour)
+	for _, v := range base {
+		all = append(all, f.grown(v, at))
+	}
+	for born := h - freshHours + 1; born <= h; born++ {
+		for j := 0; j < freshPerHour; j++ {
+			all = append(all, f.grown(f.fresh(region, born, j), at))
+		}
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Views > all[b].Views })
+	return all[:len(base)], true
+}
+
+// lookup finds a video by id: a fixture, or a fresh video served before;
+// with its counts as the clock has them.
+func (f *Fake) lookup(id string) *video {
+	v := f.fx.byID[id]
+	if v == nil {
+		f.mu.Lock()
+		v = f.born[id]
+		f.mu.Unlock()
+	}
+	if v == nil {
+		return nil
+	}
+	if at, moving := f.now(); moving {
+		return f.grown(v, at)
+	}
+	return v
+}
+
+// fresh returns the j-th video region published in hour born (hours since
+// Anchor), made once and then remembered so that its id can be looked up.
+func (f *Fake) fresh(region string, born, j int) *video {
+	f.mu.Lock()
+	seed := f.motion.seed
+	f.mu.Unlock()
+	scope := fmt.Sprintf("%s/fresh/%d/%d", region, seed, born)
+	id := videoID(scope, j)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v := f.born[id]; v != nil {
+		return v
+	}
+	published := Anchor.Add(time.Duration(born) * time.Hour)
+	v := makeVideo(scope, pickLang(region, born+j), j, newRand(scope, j), published)
+	v.ID = id
+	v.Views, v.Likes, v.Comments = 20_000, 1_000, 100
+	f.born[id] = v
+	return v
+}
+
+// grown is v with its counts at time at: a fixture grows slowly from
+// Anchor, a fresh video fast from its publication, each at a rate its id
+// and the seed pick.
+func (f *Fake) grown(v *video, at time.Time) *video {
+	f.mu.Lock()
+	seed := f.motion.seed
+	f.mu.Unlock()
+	from := Anchor
+	if v.PublishedAt.After(from) {
+		from = v.PublishedAt
+	}
+	hours := at.Sub(from).Hours()
+	if hours <= 0 {
+		return v
+	}
+	r := rand.New(rand.NewPCG(seed, idHash(v.ID)))
+	perHour := float64(v.Views)/2000*(0.5+r.Float64()) + 500
+	if v.PublishedAt.After(Anchor) {
+		perHour = 150_000 + 450_000*r.Float64()
+	}
+	g := *v
+	add := uint64(perHour * hours)
+	g.Views += add
+	g.Likes += add / 40
+	g.Comments += add / 400
+	return &g
+}
+
+// hoursSince counts whole hours from Anchor to at, rounding down.
+func hoursSince(at time.Time) int {
+	d := at.Sub(Anchor)
+	h := int(d / time.Hour)
+	if d < 0 && d%time.Hour != 0 {
+		h--
+	}
+	return h
+}
+
+func idHash(id string) uint64 {
+	var h uint64 = 1469598103934665603
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	return h
+}
