@@ -90,7 +90,7 @@ CREATE TABLE videos (
   comment_count   INTEGER,                   -- NULL: hidden by the owner
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
-);
+, thumbnail TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 6
 
 -- Full-text index over the videos' text. It holds no text of its own
 -- (contentless, so the text is kept once, in videos, exactly as sent) and
@@ -142,9 +142,12 @@ CREATE TABLE runs (
   videos      INTEGER NOT NULL DEFAULT 0,   -- entries stored by this run
   message     TEXT    NOT NULL DEFAULT '',
   retry_at_ms INTEGER                       -- a stopped run: when it could go on
-);
-CREATE INDEX runs_last ON runs (kind, region, id);
+, category TEXT NOT NULL DEFAULT '');  -- the chart's videoCategoryId, '' the unfiltered chart (schema 6)
+CREATE INDEX runs_last ON runs (kind, region, category, id);
+CREATE INDEX runs_started ON runs (started_ms);
+CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
 
+-- category is the run's chart category ('' unfiltered), added by schema 6.
 -- A video's place in a region's chart at one run, with the counts of the
 -- moment: the view-count history.
 CREATE TABLE trending_entries (
@@ -155,10 +158,22 @@ CREATE TABLE trending_entries (
   view_count    INTEGER,
   like_count    INTEGER,                    -- NULL: hidden
   comment_count INTEGER,                    -- NULL: hidden
-  fetched_ms    INTEGER NOT NULL,
+  fetched_ms    INTEGER NOT NULL, category TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (run_id, region, vid)
 ) WITHOUT ROWID;
 CREATE INDEX trending_entries_vid ON trending_entries (vid, fetched_ms);
+
+-- A video's counts over time, read by tracking (videos.batchGetStats) after
+-- it was seen on a chart, whether or not it is still on one.
+CREATE TABLE video_stats (
+  vid           INTEGER NOT NULL REFERENCES videos (vid),
+  at_ms         INTEGER NOT NULL,
+  view_count    INTEGER,
+  like_count    INTEGER,
+  comment_count INTEGER,
+  PRIMARY KEY (vid, at_ms)
+) WITHOUT ROWID;
+CREATE INDEX video_stats_at ON video_stats (at_ms);
 
 -- What a backfill's searches found; never mixed with the charts.
 CREATE TABLE search_results (

@@ -31,19 +31,35 @@ type RunSummary struct {
 }
 
 // LastRuns returns the most recent finished run of kind for every region
-// that has one, by region. A run in flight is not a last run yet.
+// that has one, by region (of the unfiltered chart, for trending runs). A
+// run in flight is not a last run yet.
+//
+// It reads a few index entries per region, whatever the history holds: the
+// regions are walked one index seek at a time (SQLite has no skip scan for
+// DISTINCT), and each region's runs newest first until a finished one.
 func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
-	runs, err := db.runs(ctx, `r.kind = ?1 AND r.id = (SELECT max(id) FROM runs AS x
-		WHERE x.kind = ?1 AND x.region = r.region AND x.status <> 'running')`, string(kind))
+	runs, err := db.runs(ctx, lastRunsWith, `r.id IN (SELECT last FROM last_runs)`, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("last %s runs: %w", kind, err)
 	}
 	return runs, nil
 }
 
+const lastRunsWith = `WITH RECURSIVE regs (region) AS (
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1)
+  UNION ALL
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
+  FROM regs WHERE regs.region IS NOT NULL
+), last_runs (last) AS (
+  SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = regs.region
+          AND x.category = '' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1)
+  FROM regs WHERE regs.region IS NOT NULL
+)
+`
+
 // Run returns one run, finished or not.
 func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
-	runs, err := db.runs(ctx, `r.id = ?1`, runID)
+	runs, err := db.runs(ctx, "", `r.id = ?1`, runID)
 	if err != nil {
 		return RunSummary{}, fmt.Errorf("run %d: %w", runID, err)
 	}
@@ -53,18 +69,20 @@ func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
 	return RunSummary{}, fmt.Errorf("run %d: no such run", runID)
 }
 
-// runs reads the runs that match where, with their units from the ledger,
-// by region.
-func (db *DB) runs(ctx context.Context, where string, arg any) (map[string]RunSummary, error) {
-	rows, err := db.r.QueryContext(ctx, `
+// runsSQL reads runs with their ledger rows, found through ledger_run run
+// by run (never an aggregate over the whole ledger); runs sums them.
+const runsSQL = `
 SELECT r.id, r.region, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
   r.pages, r.videos, r.retry_at_ms, l.pool, l.units
 FROM runs AS r
-LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
-           WHERE run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
-             WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
-           GROUP BY run_id, pool) AS l ON l.run_id = r.id
-WHERE `+where, arg)
+LEFT JOIN ledger AS l ON l.run_id = r.id AND NOT EXISTS (SELECT 1 FROM ledger_given_back AS g
+  WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+WHERE `
+
+// runs reads the runs that match where (after the common table
+// expressions of with), with their units from the ledger, by region.
+func (db *DB) runs(ctx context.Context, with, where string, arg any) (map[string]RunSummary, error) {
+	rows, err := db.r.QueryContext(ctx, with+runsSQL+where, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ var upgrades = []upgrade{
 	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
 	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
 	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
+	upgradeData,                    // 5 -> 6: upgrade_data.go, categories, stats, thumbnails
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
@@ -32,6 +33,9 @@ var SchemaVersion = 1 + len(upgrades)
 func DSN(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
+	// Only a new file takes it (an older one would need a VACUUM): lets
+	// retention give freed pages back to the file system.
+	q.Add("_pragma", "auto_vacuum(incremental)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")

@@ -35,11 +35,11 @@ const (
 	upsertVideosSQL = `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms)
+  first_seen_ms, last_seen_ms, thumbnail)
 SELECT o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   o->>'published', o->>'duration', o->>'views', o->>'likes',
-  o->>'comments', ?2, ?2
+  o->>'comments', ?2, ?2, coalesce(o->>'thumb', '')
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true
 ON CONFLICT (id) DO UPDATE SET
   title = excluded.title, description = excluded.description,
@@ -48,7 +48,8 @@ ON CONFLICT (id) DO UPDATE SET
   published_at_ms = coalesce(excluded.published_at_ms, published_at_ms),
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
-  last_seen_ms = excluded.last_seen_ms
+  last_seen_ms = excluded.last_seen_ms,
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END
 WHERE excluded.last_seen_ms >= last_seen_ms`
 
 	addRegionsSQL = `
@@ -59,8 +60,9 @@ ON CONFLICT DO NOTHING`
 
 	addTrendingSQL = `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
-  comment_count, fetched_ms)
-SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'views', j.o->>'likes', j.o->>'comments', ?4
+  comment_count, fetched_ms, category)
+SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'views', j.o->>'likes', j.o->>'comments', ?4,
+  (SELECT category FROM runs WHERE id = ?2)
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
@@ -131,17 +133,38 @@ func (st *statements) close() {
 }
 
 // StartRun records the start of a pass over region and returns its id.
+// A trending run is of the unfiltered chart; StartChartRun names a
+// category.
 func (db *DB) StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (int64, error) {
+	return db.startRun(ctx, region, "", kind, at)
+}
+
+// StartChartRun records the start of a pass over the chart of region and
+// category (a videoCategoryId; "" the unfiltered chart) and returns its id.
+// The entries its pages store carry the category.
+func (db *DB) StartChartRun(ctx context.Context, region, category string, at time.Time) (int64, error) {
+	return db.startRun(ctx, region, category, ingest.Trending, at)
+}
+
+func (db *DB) startRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (int64, error) {
 	var id int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO runs (region, kind, status, started_ms) VALUES (?, ?, ?, ?) RETURNING id`,
-			region, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
+			`INSERT INTO runs (region, category, kind, status, started_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			region, category, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("start %s run %s: %w", kind, region, err)
+		return 0, fmt.Errorf("start %s run %s: %w", kind, chartName(region, category), err)
 	}
 	return id, nil
+}
+
+// chartName names a chart in messages: US, or US/10 for a category.
+func chartName(region, category string) string {
+	if category == "" {
+		return region
+	}
+	return region + "/" + category
 }
 
 // SavePage stores one page in one transaction: the videos' latest metadata
@@ -213,6 +236,7 @@ type pageRow struct {
 	Views        *int64 `json:"views"`
 	Likes        *int64 `json:"likes"`
 	Comments     *int64 `json:"comments"`
+	Thumb        string `json:"thumb,omitempty"`
 	Rank         int    `json:"rank"`
 }
 
@@ -236,7 +260,7 @@ func pageJSON(page ingest.Page) (string, error) {
 			Tags: tags, ChannelID: v.ChannelID, ChannelTitle: v.ChannelTitle,
 			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
-			Rank: first + i + 1})
+			Thumb: v.Thumbnail, Rank: first + i + 1})
 	}
 	return marshal(rows)
 }
@@ -275,6 +299,8 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) err
 // failed: their worker died before finishing them. Call it only while
 // holding the region's lease, when no run of it can be in flight.
 func (db *DB) AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error {
+	// status = 'running' matches the partial index runs_running, so this
+	// reads only the runs in flight, not a region's year of runs.
 	_, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'failed', finished_ms = ?,
 		message = 'interrupted: the worker stopped before the run finished'
 		WHERE region = ? AND kind = ? AND status = 'running'`, msOf(at), region, string(kind))

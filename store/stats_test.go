@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+func TestChartRunCarriesCategoryAndThumbnail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	id, err := db.StartChartRun(ctx, "GB", "10", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vid("a", "A")
+	v.Thumbnail = "https://i.ytimg.com/vi/a/default.jpg"
+	if err := db.SavePage(ctx, id, page(ingest.Trending, "GB", 1, t0, v)); err != nil {
+		t.Fatal(err)
+	}
+	// A later page without a thumbnail keeps the one stored.
+	run(t, db, ingest.Trending, "US", t0.Add(time.Hour), page(ingest.Trending, "US", 1, t0.Add(time.Hour), vid("a", "A")))
+	if n := count(t, db, `SELECT count(*) FROM trending_entries WHERE run_id = ? AND category = '10'`, id); n != 1 {
+		t.Errorf("entries of the music chart = %d, want 1", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM trending_entries WHERE category = ''`); n != 1 {
+		t.Errorf("entries of the unfiltered chart = %d, want 1", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM videos WHERE thumbnail = ?`, v.Thumbnail); n != 1 {
+		t.Errorf("videos with the thumbnail = %d, want 1", n)
+	}
+}
+
+func TestSaveStats(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("a", "A")))
+	stats := []ingest.VideoStats{
+		{ID: "a", ViewCount: 2000, LikeCount: i64(20), At: t0.Add(time.Hour)},
+		{ID: "a", ViewCount: 3000, At: t0.Add(2 * time.Hour)},
+		{ID: "unknown", ViewCount: 5, At: t0.Add(time.Hour)},
+	}
+	for range 2 { // twice: the same moments are kept once
+		if err := db.SaveStats(ctx, stats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, db, `SELECT count(*) FROM video_stats`); n != 2 {
+		t.Errorf("video_stats rows = %d, want 2 (an unknown video is dropped, a moment kept once)", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM video_stats WHERE like_count IS NULL AND comment_count IS NULL AND view_count = 3000`); n != 1 {
+		t.Errorf("hidden counts not stored as NULL")
+	}
+}
