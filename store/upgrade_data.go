@@ -2,7 +2,7 @@ package store
 
 // upgradeData adds what issue 12's data needs (schema 5 -> 6):
 //
-//   - the chart's category on runs and trending entries, '' for the
+//   - the chart's category on runs and trending entries, ” for the
 //     unfiltered chart, which is what every run before it fetched;
 //   - the default thumbnail URL of a video, for the CSV export;
 //   - video_stats, the view-count time series that tracking reads with

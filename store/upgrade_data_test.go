@@ -10,7 +10,7 @@ import (
 
 // TestUpgradeDataKeepsRows upgrades a schema 5 database holding a run, its
 // chart entries and its ledger, and checks every row is still there, the
-// run and its entries now the unfiltered chart ('').
+// run and its entries now the unfiltered chart (”).
 func TestUpgradeDataKeepsRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

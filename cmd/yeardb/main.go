@@ -1,0 +1,47 @@
+// Command yeardb builds a database that looks like a daemon's year (package
+// internal/yeardb), for measuring commands at that scale:
+//
+//	go run ./cmd/yeardb -db /tmp/year.db -days 365
+//
+// The file must not exist. A year takes several minutes and about a
+// gigabyte; never commit what it writes.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/yeardb"
+)
+
+func main() {
+	fs := flag.NewFlagSet("yeardb", flag.ContinueOnError)
+	path := fs.String("db", "", "the database to create (must not exist)")
+	days := fs.Int("days", 365, "days of hourly runs of every default chart, ending now")
+	seed := fs.Uint64("seed", 1, "the moving charts' seed")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if *path == "" || *days <= 0 {
+		fmt.Fprintln(os.Stderr, "yeardb: -db is required and -days must be > 0")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Progress: func(day, days int) {
+		if day%10 == 0 || day == days {
+			fmt.Fprintf(os.Stderr, "yeardb: day %d/%d after %s\n", day, days, time.Since(start).Round(time.Second))
+		}
+	}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fi, _ := os.Stat(*path)
+	fmt.Printf("yeardb: %s: %d days in %s, %.1f MB\n", *path, *days, time.Since(start).Round(time.Second), float64(fi.Size())/1e6)
+}

@@ -1,0 +1,159 @@
+// Package yeardb builds a database that looks like months of a daemon's
+// work, with the store's own writer, so that benchmarks and tests can
+// measure commands at the scale users reach: hourly runs of every default
+// chart (the eight regions' unfiltered charts), each page stored with
+// SavePage and charged to the ledger with RecordCall, a daily
+// videoCategories.list per region, and charts that move (fakeyt.Move), so
+// that new videos keep arriving and counts keep growing.
+//
+// cmd/yeardb is the command that runs it:
+//
+//	go run ./cmd/yeardb -db /tmp/year.db -days 365
+package yeardb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/store"
+)
+
+// QuotaKey is the quota key the built ledger is written under.
+const QuotaKey = "yeardb"
+
+// Options shape a build; the zero value is a year ending now.
+type Options struct {
+	// Days of hourly runs; 0 is 365.
+	Days int
+	// End is the hour the last runs start at; zero is now, truncated to
+	// the hour.
+	End time.Time
+	// Regions are the charts' regions; nil is fakeyt.Regions (the eight
+	// default regions).
+	Regions []string
+	// Seed picks the moving world (fakeyt.Move).
+	Seed uint64
+	// Progress, when set, is called after each day is stored.
+	Progress func(day, days int)
+}
+
+// Build creates the database at path with days of hourly runs ending now.
+// The file must not exist yet.
+func Build(ctx context.Context, path string, days int) error {
+	return BuildWith(ctx, path, Options{Days: days})
+}
+
+// BuildWith creates the database at path as o says. The file must not
+// exist yet: a build never adds to a database someone uses.
+func BuildWith(ctx context.Context, path string, o Options) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("yeardb: %s exists; remove it or choose another path", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("yeardb: %w", err)
+	}
+	o = o.withDefaults()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return fmt.Errorf("yeardb: %w", err)
+	}
+	b := &builder{db: db, fake: fakeyt.New(), o: o}
+	err = b.build(ctx)
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("yeardb: %w", err)
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Days <= 0 {
+		o.Days = 365
+	}
+	if o.End.IsZero() {
+		o.End = time.Now().UTC().Truncate(time.Hour)
+	}
+	if o.Regions == nil {
+		o.Regions = fakeyt.Regions
+	}
+	return o
+}
+
+// builder writes the runs hour by hour, oldest first, with the fake's
+// clock at the hour being written.
+type builder struct {
+	db    *store.DB
+	fake  *fakeyt.Fake
+	o     Options
+	at    time.Time // the fake's clock
+	calls int64
+}
+
+func (b *builder) build(ctx context.Context) error {
+	b.fake.Move(b.o.Seed, func() time.Time { return b.at })
+	start := b.o.End.Add(-time.Duration(b.o.Days*24-1) * time.Hour)
+	for h := 0; h < b.o.Days*24; h++ {
+		hour := start.Add(time.Duration(h) * time.Hour)
+		for i, region := range b.o.Regions {
+			// Staggered as the daemon staggers them: region i at i/n of the hour.
+			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(len(b.o.Regions)))
+			if err := b.pass(ctx, region, at, h%24 == 0); err != nil {
+				return err
+			}
+		}
+		if b.o.Progress != nil && h%24 == 23 {
+			b.o.Progress(h/24+1, b.o.Days)
+		}
+	}
+	return nil
+}
+
+// pass stores one completed run of region's chart at time at.
+func (b *builder) pass(ctx context.Context, region string, at time.Time, categories bool) error {
+	b.at = at
+	run, err := b.db.StartRun(ctx, region, ingest.Trending, at)
+	if err != nil {
+		return err
+	}
+	if categories {
+		if err := b.categories(ctx, region, run, at); err != nil {
+			return err
+		}
+	}
+	chart := b.fake.Chart(region)
+	for n := 0; n*store.PageSize < len(chart); n++ {
+		videos := chart[n*store.PageSize : min((n+1)*store.PageSize, len(chart))]
+		t := at.Add(time.Duration(n+1) * 300 * time.Millisecond)
+		if err := b.charge(ctx, ingest.OpVideosList, region, run, t); err != nil {
+			return err
+		}
+		page := ingest.Page{Kind: ingest.Trending, Region: region, Number: n + 1, Videos: videos, Fetched: t}
+		if err := b.db.SavePage(ctx, run, page); err != nil {
+			return err
+		}
+	}
+	return b.db.FinishRun(ctx, run, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(2 * time.Second)})
+}
+
+func (b *builder) categories(ctx context.Context, region string, run int64, at time.Time) error {
+	if err := b.charge(ctx, ingest.OpCategoriesList, region, run, at); err != nil {
+		return err
+	}
+	cats := []ingest.Category{{Region: region, ID: "10", Title: "Music"}, {Region: region, ID: "20", Title: "Gaming"},
+		{Region: region, ID: "24", Title: "Entertainment"}}
+	return b.db.SaveCategories(ctx, region, cats, at)
+}
+
+// charge writes one call of op to the ledger, as the limiter's gate does.
+func (b *builder) charge(ctx context.Context, op, region string, run int64, at time.Time) error {
+	b.calls++
+	return b.db.RecordCall(ctx, ingest.Call{QuotaKey: QuotaKey, ID: "y" + strconv.FormatInt(b.calls, 36), At: at,
+		Op: op, Region: region, RunID: run, Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
+}

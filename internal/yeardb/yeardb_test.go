@@ -1,0 +1,48 @@
+package yeardb
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+func TestBuildWritesHourlyRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "day.db")
+	end := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	if err := BuildWith(ctx, path, Options{Days: 1, End: end, Regions: []string{"GB", "AU"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := BuildWith(ctx, path, Options{Days: 1}); err == nil {
+		t.Error("a second build over the same file: got nil error, want a refusal")
+	}
+	db, err := store.OpenExisting(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var runs, completed, newest int64
+	var entries, calls, videos int
+	r := db.Reader()
+	if err := r.QueryRow(`SELECT count(*), sum(status = 'completed'), max(started_ms) FROM runs`).Scan(&runs, &completed, &newest); err != nil {
+		t.Fatal(err)
+	}
+	// GB's chart is 77 long (2 pages), AU's 64 (2 pages): 4 calls an hour
+	// and one videoCategories.list per region.
+	r.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&entries)
+	r.QueryRow(`SELECT count(*) FROM ledger`).Scan(&calls)
+	r.QueryRow(`SELECT count(*) FROM videos`).Scan(&videos)
+	if runs != 48 || completed != 48 || entries != 24*(77+64) || calls != 24*4+2 {
+		t.Errorf("runs %d (%d completed), entries %d, calls %d; want 48, 48, %d, %d", runs, completed, entries, calls, 24*(77+64), 24*4+2)
+	}
+	if time.UnixMilli(newest).UTC().Truncate(time.Hour) != end {
+		t.Errorf("newest run at %s, want in the hour of %s", time.UnixMilli(newest).UTC(), end)
+	}
+	if videos <= 77+64 {
+		t.Errorf("%d videos after a day of moving charts, want new ones beyond the first charts' %d", videos, 77+64)
+	}
+}
