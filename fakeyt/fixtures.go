@@ -52,6 +52,8 @@ type video struct {
 	Live    string
 	Blocked []string
 	NoStats bool
+	// fresh marks a video moving charts published (motion.go).
+	fresh bool
 }
 
 // fixtures is the whole deterministic catalogue.

@@ -10,7 +10,7 @@ import (
 // Charts that move. By default the fake's charts are the fixtures, the same
 // at every fetch, so that tests can name what they will get. Move makes
 // them behave like the real ones, as a function of a seed and a clock the
-// caller controls: every hour of that clock since Anchor, each region gains
+// caller controls: every hour of that clock after Move, each region gains
 // fresh videos that climb into its chart and fall out of it again after
 // freshHours; every count grows at its own rate, so ranks change; and
 // videos.batchGetStats serves the grown counts of any video, on a chart or
@@ -24,28 +24,40 @@ const (
 )
 
 // motion is the seed and clock of moving charts; nil clock: still charts.
+// start is the clock's time when Move was called: the world begins then,
+// the fixtures' publication times shifted from Anchor to it.
 type motion struct {
 	seed  uint64
 	clock func() time.Time
+	start time.Time
 }
 
-// Move makes the charts and counts move with clock (seed picks the world).
-// A nil clock stops them: the fixtures are served as they are again.
+// Move makes the charts and counts move with clock (seed picks the world),
+// from the clock's time now. A nil clock stops them: the fixtures are
+// served as they are again.
 func (f *Fake) Move(seed uint64, clock func() time.Time) {
+	m := motion{seed: seed, clock: clock}
+	if clock != nil {
+		m.start = clock()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.motion = motion{seed: seed, clock: clock}
+	f.motion, f.born = m, map[string]*video{}
 }
 
 // now returns the moving clock's time, and false when the charts are still.
 func (f *Fake) now() (time.Time, bool) {
-	f.mu.Lock()
-	m := f.motion
-	f.mu.Unlock()
+	m := f.motionNow()
 	if m.clock == nil {
 		return time.Time{}, false
 	}
 	return m.clock(), true
+}
+
+func (f *Fake) motionNow() motion {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.motion
 }
 
 // chartNow is region's chart as the clock has it, or ok false when the
@@ -56,7 +68,7 @@ func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 	if !ok || !moving {
 		return base, ok
 	}
-	h := hoursSince(at)
+	h := hoursSince(f.motionNow().start, at)
 	all := make([]*video, 0, len(base)+freshHours*freshPerHour)
 	for _, v := range base {
 		all = append(all, f.grown(v, at))
@@ -89,47 +101,42 @@ func (f *Fake) lookup(id string) *video {
 }
 
 // fresh returns the j-th video region published in hour born (hours since
-// Anchor), made once and then remembered so that its id can be looked up.
+// Move), made once and then remembered so that its id can be looked up.
 func (f *Fake) fresh(region string, born, j int) *video {
-	f.mu.Lock()
-	seed := f.motion.seed
-	f.mu.Unlock()
-	scope := fmt.Sprintf("%s/fresh/%d/%d", region, seed, born)
+	m := f.motionNow()
+	scope := fmt.Sprintf("%s/fresh/%d/%d", region, m.seed, born)
 	id := videoID(scope, j)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if v := f.born[id]; v != nil {
 		return v
 	}
-	published := Anchor.Add(time.Duration(born) * time.Hour)
-	v := makeVideo(scope, pickLang(region, born+j), j, newRand(scope, j), published)
-	v.ID = id
+	published := m.start.Add(time.Duration(born) * time.Hour)
+	v := makeVideo(scope, pickLang(region, j), j, newRand(scope, j), published)
+	v.ID, v.fresh = id, true
 	v.Views, v.Likes, v.Comments = 20_000, 1_000, 100
 	f.born[id] = v
 	return v
 }
 
-// grown is v with its counts at time at: a fixture grows slowly from
-// Anchor, a fresh video fast from its publication, each at a rate its id
-// and the seed pick.
+// grown is v with its counts at time at: a fixture grows slowly from the
+// start (published as long before it as before Anchor), a fresh video fast
+// from its publication, each at a rate its id and the seed pick.
 func (f *Fake) grown(v *video, at time.Time) *video {
-	f.mu.Lock()
-	seed := f.motion.seed
-	f.mu.Unlock()
-	from := Anchor
-	if v.PublishedAt.After(from) {
+	m := f.motionNow()
+	g := *v
+	from := m.start
+	if v.fresh {
 		from = v.PublishedAt
+	} else {
+		g.PublishedAt = v.PublishedAt.Add(m.start.Sub(Anchor))
 	}
-	hours := at.Sub(from).Hours()
-	if hours <= 0 {
-		return v
-	}
-	r := rand.New(rand.NewPCG(seed, idHash(v.ID)))
+	hours := max(0, at.Sub(from).Hours())
+	r := rand.New(rand.NewPCG(m.seed, idHash(v.ID)))
 	perHour := float64(v.Views)/2000*(0.5+r.Float64()) + 500
-	if v.PublishedAt.After(Anchor) {
+	if v.fresh {
 		perHour = 150_000 + 450_000*r.Float64()
 	}
-	g := *v
 	add := uint64(perHour * hours)
 	g.Views += add
 	g.Likes += add / 40
@@ -137,9 +144,9 @@ func (f *Fake) grown(v *video, at time.Time) *video {
 	return &g
 }
 
-// hoursSince counts whole hours from Anchor to at, rounding down.
-func hoursSince(at time.Time) int {
-	d := at.Sub(Anchor)
+// hoursSince counts whole hours from start to at, rounding down.
+func hoursSince(start, at time.Time) int {
+	d := at.Sub(start)
 	h := int(d / time.Hour)
 	if d < 0 && d%time.Hour != 0 {
 		h--

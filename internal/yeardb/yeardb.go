@@ -97,8 +97,9 @@ type builder struct {
 }
 
 func (b *builder) build(ctx context.Context) error {
-	b.fake.Move(b.o.Seed, func() time.Time { return b.at })
 	start := b.o.End.Add(-time.Duration(b.o.Days*24-1) * time.Hour)
+	b.at = start
+	b.fake.Move(b.o.Seed, func() time.Time { return b.at })
 	for h := 0; h < b.o.Days*24; h++ {
 		hour := start.Add(time.Duration(h) * time.Hour)
 		for i, region := range b.o.Regions {
