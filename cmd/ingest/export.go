@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+type exportFlags struct {
+	since, until, region, category, format, out string
+}
+
+func newExportCmd(s *settings) *cobra.Command {
+	f := &exportFlags{}
+	cmd := &cobra.Command{
+		Use:   "export --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]",
+		Short: "Write the stored chart entries as CSV, JSON lines or Parquet (costs no quota)",
+		Long: `export writes one row per video per chart run started in [--since, --until),
+oldest run first, each run by rank. It streams: memory stays the same
+whatever the range. On a terminal a progress bar runs on stderr.
+
+CSV columns follow the "YouTube Trending Video Dataset" layout (video_id,
+title, publishedAt, channelId, channelTitle, categoryId, trending_date, tags,
+view_count, likes, dislikes, comment_count, thumbnail_link,
+comments_disabled, ratings_disabled, description), then region, chart and
+rank. The metadata is each video's latest; the counts are the run's.
+dislikes is always 0: the upstream no longer publishes them. A hidden count
+is empty in CSV, null in JSON and Parquet.
+
+--out writes a file, replaced only once the export is complete; - (the
+default) writes to stdout.`,
+		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
+  ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runExport(cmd.Context(), cmd.OutOrStdout(), s, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.since, "since", "", "first day or time (YYYY-MM-DD or RFC 3339, UTC), required")
+	fl.StringVar(&f.until, "until", "", "end, not included (YYYY-MM-DD or RFC 3339); default: now")
+	fl.StringVar(&f.region, "region", "", "only this region's charts")
+	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
+	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
+	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout")
+	return cmd
+}
+
+// exportJob is the export the flags asked for, checked.
+type exportJob struct {
+	filter store.ExportFilter
+	format string
+	out    string
+}
+
+func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
+	var j exportJob
+	var err error
+	if f.since == "" {
+		return j, usageErrorf("export: --since is required (e.g. --since 2026-11-01)")
+	}
+	if j.filter.Since, err = parseDay(f.since); err != nil {
+		return j, usageErrorf("--since: %v", err)
+	}
+	j.filter.Until = now
+	if f.until != "" {
+		if j.filter.Until, err = parseDay(f.until); err != nil {
+			return j, usageErrorf("--until: %v", err)
+		}
+	}
+	if !j.filter.Until.After(j.filter.Since) {
+		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
+	}
+	if j.filter.Region = strings.ToUpper(strings.TrimSpace(f.region)); j.filter.Region != "" && !regions.Valid(j.filter.Region) {
+		return j, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	}
+	if f.category != "" {
+		if j.filter.Category, err = ingest.CategoryID(f.category); err != nil {
+			return j, usageErrorf("--category: %v", err)
+		}
+		j.filter.Unfiltered = j.filter.Category == ""
+	}
+	if _, ok := exportFormats[f.format]; !ok {
+		return j, usageErrorf("--format: want csv, jsonl or parquet, got %q", f.format)
+	}
+	j.format, j.out = f.format, f.out
+	return j, nil
+}
+
+// parseDay reads YYYY-MM-DD (midnight UTC) or an RFC 3339 time.
+func parseDay(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return t, fmt.Errorf("%q is neither YYYY-MM-DD nor an RFC 3339 time", s)
+	}
+	return t.UTC(), nil
+}
+
+func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlags) error {
+	job, err := parseExport(f, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	if job.out == "-" && job.format == "parquet" {
+		if fd, ok := stdout.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
+			return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
+		}
+	}
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if job.out == "-" {
+		return runtimeError(exportTo(ctx, db, job, stdout))
+	}
+	return runtimeError(exportFile(ctx, db, job))
+}
+
+// exportFile writes beside the file and renames when complete, so that a
+// failed export never leaves a partial file under the name asked for.
+func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
+	tmp, err := os.CreateTemp(filepath.Dir(job.out), "."+filepath.Base(job.out)+".*")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := exportTo(ctx, db, job, tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", job.out, err)
+	}
+	if err := os.Rename(tmp.Name(), job.out); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// exportTo streams the rows to w in the job's format.
+func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
+	enc, err := exportFormats[job.format](w)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	bar := exportBar(ctx, db, job)
+	err = db.Export(ctx, job.filter, func(r store.ExportRow) error {
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+		return enc.write(r)
+	})
+	if err == nil {
+		err = enc.close()
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("export %s: %w", job.format, err)
+	}
+	return err
+}
+
+// exportBar is a progress bar on stderr when stderr is a terminal.
+func exportBar(ctx context.Context, db *store.DB, job exportJob) *progressbar.ProgressBar {
+	if !isatty.IsTerminal(os.Stderr.Fd()) {
+		return nil
+	}
+	total, err := db.ExportCount(ctx, job.filter)
+	if err != nil {
+		total = -1
+	}
+	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription("export "+job.format), progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish())
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ExportFilter chooses the chart runs an export reads: the trending runs
+// started in [Since, Until), of one region and one chart when set.
+type ExportFilter struct {
+	Since, Until time.Time
+	Region       string // "" every region
+	// Category is a videoCategoryId; "" every chart, unless Unfiltered
+	// asks for the unfiltered chart alone.
+	Category   string
+	Unfiltered bool
+}
+
+// ExportRow is one video on one chart run: its latest metadata and the
+// counts and rank of that run.
+type ExportRow struct {
+	VideoID      string
+	Title        string
+	PublishedAt  time.Time // zero when unknown
+	ChannelID    string
+	ChannelTitle string
+	CategoryID   string
+	TrendingAt   time.Time // when the page was fetched
+	Tags         []string
+	Views        *int64
+	Likes        *int64 // nil: hidden
+	Comments     *int64 // nil: hidden
+	Thumbnail    string
+	Description  string
+	Region       string
+	Chart        string // the run's category, "" the unfiltered chart
+	Rank         int
+}
+
+// exportWhere is the filter as SQL over runs AS r. started_ms is the
+// leading column of runs_started, so the runs are found by range.
+func (f ExportFilter) where() (string, []any) {
+	conds := []string{`r.started_ms >= ?`, `r.started_ms < ?`, `r.kind = 'trending'`}
+	args := []any{msOf(f.Since), msOf(f.Until)}
+	if f.Region != "" {
+		conds, args = append(conds, `r.region = ?`), append(args, f.Region)
+	}
+	if f.Category != "" || f.Unfiltered {
+		conds, args = append(conds, `r.category = ?`), append(args, f.Category)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// ExportCount returns how many rows Export will give, from the runs'
+// counts (no pass over the entries): a progress bar's total.
+func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
+	where, args := f.where()
+	var n sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT sum(r.videos) FROM runs AS r WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("export count: %w", err)
+	}
+	return n.Int64, nil
+}
+
+// exportSQL reads the entries run by run, oldest first, each run's by rank:
+// the runs by range on runs_started, the entries by their primary key, so
+// rows stream out in constant memory (only one run's entries are sorted).
+const exportSQL = `
+SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
+  e.fetched_ms, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
+  v.description, r.region, r.category, e.rank
+FROM runs AS r
+JOIN trending_entries AS e ON e.run_id = r.id
+JOIN videos AS v ON v.vid = e.vid
+WHERE %s
+ORDER BY r.started_ms, r.id, e.rank`
+
+// Export calls fn with every row the filter selects, oldest run first, as
+// the rows are read: nothing is held beyond the row. An error from fn stops
+// it and is returned as it is.
+func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) error) error {
+	where, args := f.where()
+	rows, err := db.r.QueryContext(ctx, fmt.Sprintf(exportSQL, where), args...)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		row, err := scanExport(rows)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+func scanExport(rows *sql.Rows) (ExportRow, error) {
+	var r ExportRow
+	var pub sql.NullInt64
+	var at int64
+	var tags string
+	var views, likes, comments sql.NullInt64
+	if err := rows.Scan(&r.VideoID, &r.Title, &pub, &r.ChannelID, &r.ChannelTitle, &r.CategoryID,
+		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank); err != nil {
+		return r, err
+	}
+	r.PublishedAt, r.TrendingAt = timeOf(pub), time.UnixMilli(at).UTC()
+	r.Views, r.Likes, r.Comments = ptr(views), ptr(likes), ptr(comments)
+	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
+		return r, fmt.Errorf("video %s tags: %w", r.VideoID, err)
+	}
+	return r, nil
+}
