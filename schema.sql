@@ -146,6 +146,8 @@ CREATE TABLE runs (
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (started_ms);
 CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
+-- Retention finds the videos no chart has shown for a while by this.
+CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 
 -- category is the run's chart category ('' unfiltered), added by schema 6.
 -- A video's place in a region's chart at one run, with the counts of the

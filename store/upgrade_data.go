@@ -25,6 +25,7 @@ const dataV6 = `
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (started_ms);
 CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
+CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 CREATE TABLE video_stats (
   vid           INTEGER NOT NULL REFERENCES videos (vid),
   at_ms         INTEGER NOT NULL,

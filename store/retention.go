@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Retention says what Prune removes.
+type Retention struct {
+	// Before: the chart runs started before it go, finished ones only, with
+	// their entries; so do the stats read before it and the videos no
+	// chart, search or stat has shown since.
+	Before time.Time
+	// LedgerBefore: the ledger rows older than it go. The caller keeps it
+	// outside the quota's span (ingest.Costs.Span), which a limiter refills
+	// from.
+	LedgerBefore time.Time
+	// Batch is how many rows one transaction deletes at most (default
+	// 2,000), so that the daemon's writes wait at most one short batch.
+	Batch int
+}
+
+// Pruned counts what Prune removed.
+type Pruned struct {
+	Runs, Entries, Stats, Videos, Ledger int64
+	// Freed is how many bytes the incremental vacuum gave back to the file
+	// system (0 on a file made before schema 6: see Size).
+	Freed int64
+}
+
+// Prune deletes what r says in small transactions, oldest first, then
+// gives the freed pages back with an incremental vacuum. Search runs (a
+// backfill's results) are kept.
+func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
+	if r.Batch <= 0 {
+		r.Batch = 2000
+	}
+	var p Pruned
+	steps := []func(context.Context, Retention, *Pruned) error{
+		db.pruneRuns, db.pruneStats, db.pruneVideos, db.pruneLedger, db.vacuum,
+	}
+	for _, step := range steps {
+		if err := step(ctx, r, &p); err != nil {
+			return p, fmt.Errorf("prune: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// pruneRuns deletes finished chart runs started before r.Before, a few runs
+// (about r.Batch entries) a transaction, found by runs_started.
+func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
+	perTx := max(1, r.Batch/100)
+	for {
+		var n int
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			ids, err := oldRuns(ctx, tx, r.Before, perTx)
+			if err != nil {
+				return err
+			}
+			n = len(ids)
+			for _, id := range ids {
+				if err := deleteRun(ctx, tx, id, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || n < perTx {
+			return err
+		}
+	}
+}
+
+func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE started_ms < ? AND kind = 'trending'
+		AND status <> 'running' ORDER BY started_ms LIMIT ?`, msOf(before), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func deleteRun(ctx context.Context, tx *sql.Tx, id int64, p *Pruned) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM trending_entries WHERE run_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("entries of run %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	p.Entries += n
+	if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("run %d: %w", id, err)
+	}
+	p.Runs++
+	return nil
+}
+
+// pruneStats deletes stats read before r.Before, by video_stats_at.
+func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
+	return db.inBatches(ctx, &p.Stats, r.Batch, []any{msOf(r.Before), r.Batch},
+		`DELETE FROM video_stats WHERE (vid, at_ms) IN (
+		   SELECT vid, at_ms FROM video_stats WHERE at_ms < ?1 ORDER BY at_ms LIMIT ?2)`)
+}
+
+// pruneVideos deletes the videos last seen before r.Before that nothing
+// kept points at any more (the index triggers drop their words).
+func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
+	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
+		AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+		AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+		AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
+		ORDER BY last_seen_ms LIMIT ?2`
+	return db.inBatches(ctx, &p.Videos, r.Batch, []any{msOf(r.Before), r.Batch},
+		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
+		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
+}
+
+// pruneLedger deletes ledger rows older than r.LedgerBefore, one quota key
+// at a time so that ledger_at finds them.
+func (db *DB) pruneLedger(ctx context.Context, r Retention, p *Pruned) error {
+	if r.LedgerBefore.IsZero() {
+		return nil
+	}
+	keys, err := db.QuotaKeys(ctx)
+	if err != nil {
+		return err
+	}
+	at := msOf(r.LedgerBefore)
+	for _, k := range keys {
+		if err := db.inBatches(ctx, &p.Ledger, r.Batch, []any{at, r.Batch, k},
+			`DELETE FROM ledger WHERE (quota_key, call_id, pool) IN (SELECT quota_key, call_id, pool
+			   FROM ledger WHERE quota_key = ?3 AND at_ms < ?1 ORDER BY at_ms LIMIT ?2)`); err != nil {
+			return err
+		}
+	}
+	_, err = db.w.ExecContext(ctx, `DELETE FROM ledger_given_back WHERE at_ms < ?`, at)
+	return err
+}
+
+// inBatches runs stmts in one transaction, again and again, until the last
+// deletes fewer than batch rows; it adds what the last deleted to n. Every
+// statement takes args, ?2 being batch.
+func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, stmts ...string) error {
+	for {
+		var got int64
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			for _, q := range stmts {
+				res, err := tx.ExecContext(ctx, q, args...)
+				if err != nil {
+					return err
+				}
+				if got, err = res.RowsAffected(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		*n += got
+		if got < int64(batch) {
+			return nil
+		}
+	}
+}
+
+// vacuum gives free pages back to the file system (auto_vacuum is
+// incremental on files made since schema 6), then checkpoints so that the
+// file itself shrinks.
+func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
+	before, err := db.Size(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return fmt.Errorf("incremental vacuum: %w", err)
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	after, err := db.Size(ctx)
+	if err != nil {
+		return err
+	}
+	p.Freed = max(0, before.Bytes-after.Bytes)
+	return nil
+}
+
+// Size is how big the database is and what it holds.
+type Size struct {
+	Bytes     int64 // pages in use and free, times the page size
+	FreeBytes int64 // free pages: reused by new rows, or given back by vacuum
+	// Incremental says whether pruning can shrink the file (auto_vacuum
+	// incremental, set when the file is created since schema 6).
+	Incremental bool
+	// OldestRun is when the oldest kept run started, zero with none.
+	OldestRun time.Time
+}
+
+// Size reads the database's size and its oldest run (one index lookup).
+func (db *DB) Size(ctx context.Context) (Size, error) {
+	var s Size
+	var pages, free, pageSize, mode int64
+	var oldest sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count),
+		(SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size),
+		(SELECT auto_vacuum FROM pragma_auto_vacuum), (SELECT min(started_ms) FROM runs)`).
+		Scan(&pages, &free, &pageSize, &mode, &oldest)
+	if err != nil {
+		return s, fmt.Errorf("database size: %w", err)
+	}
+	s.Bytes, s.FreeBytes, s.Incremental, s.OldestRun = pages*pageSize, free*pageSize, mode == 2, timeOf(oldest)
+	return s, nil
+}
