@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/yeardb"
+)
+
+// buildDays writes days of hourly runs of GB and AU, ending this hour, at
+// the harness's database.
+func buildDays(t *testing.T, h *harness, days int) {
+	t.Helper()
+	err := yeardb.BuildWith(context.Background(), h.db(), yeardb.Options{Days: days, Regions: []string{"GB", "AU"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	buildDays(t, h, 3)
+	before, _ := os.Stat(h.db())
+	h.set("INGEST_KEEP", "1d")
+	res := h.mustRun(0, "prune", "--json")
+	var got prunedJSON
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, res)
+	}
+	db := openDB(t, h.db())
+	now := time.Now()
+	day := now.Add(-24 * time.Hour).UnixMilli()
+	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms < ?`, day); n != 0 {
+		t.Errorf("%d runs older than a day left", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM runs`); n < 2*23 || n > 2*25 {
+		t.Errorf("%d runs kept, want a day's (about 48)", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM trending_entries e JOIN runs r ON r.id = e.run_id`); n != queryInt(t, db, `SELECT count(*) FROM trending_entries`) {
+		t.Error("entries left without their run")
+	}
+	// The ledger stays for the quota's span (25 hours), longer than --keep.
+	span := now.Add(-25 * time.Hour).UnixMilli()
+	if n := queryInt(t, db, `SELECT count(*) FROM ledger WHERE at_ms >= ? AND at_ms < ?`, span+60_000, day); n == 0 {
+		t.Error("the ledger inside the quota's span was pruned with the runs")
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM ledger WHERE at_ms < ?`, span); n != 0 {
+		t.Errorf("%d ledger rows older than the quota's span left", n)
+	}
+	after, _ := os.Stat(h.db())
+	if got.Runs < 90 || got.FreedBytes == 0 || after.Size() >= before.Size() || got.OldestRun == nil {
+		t.Errorf("pruned %+v; file %d bytes then %d: want about two days of runs gone and a smaller file",
+			got, before.Size(), after.Size())
+	}
+}
+
+func TestPruneUsageErrors(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, keep := range []string{"", "0d", "soon", "-3h"} {
+		args := []string{"prune"}
+		if keep != "" {
+			args = append(args, "--keep", keep)
+		}
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stderr, "--keep") {
+			t.Errorf("prune --keep %q: stderr %q does not name --keep", keep, res.stderr)
+		}
+	}
+	h.set("INGEST_KEEP", "forever")
+	if res := h.mustRun(2, "prune"); !strings.Contains(res.stderr, "--keep") {
+		t.Errorf("INGEST_KEEP=forever: stderr %q does not name --keep", res.stderr)
+	}
+}
