@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,5 +55,38 @@ func TestSaveStats(t *testing.T) {
 	}
 	if n := count(t, db, `SELECT count(*) FROM video_stats WHERE like_count IS NULL AND comment_count IS NULL AND view_count = 3000`); n != 1 {
 		t.Errorf("hidden counts not stored as NULL")
+	}
+}
+
+func TestVideoHistoryMergesChartsAndStats(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	for i, region := range []string{"US", "GB", "US"} {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		v := vid("a", "A")
+		v.ViewCount = i64(int64(1000 * (i + 1)))
+		run(t, db, ingest.Trending, region, at, page(ingest.Trending, region, 1, at, vid("b", "B"), v))
+	}
+	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "a", ViewCount: 9000, At: t0.Add(5 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	h, ok, err := db.VideoHistory(ctx, "a")
+	if err != nil || !ok {
+		t.Fatalf("VideoHistory: ok %v, %v", ok, err)
+	}
+	if len(h.Charts) != 2 || h.Charts[0].Region != "US" || h.Charts[0].Entries != 2 || h.Charts[0].BestRank != 2 ||
+		!h.Charts[0].Last.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("charts = %+v", h.Charts)
+	}
+	var views []int64
+	for _, p := range h.Views {
+		views = append(views, p.Views)
+	}
+	if fmt.Sprint(views) != "[1000 2000 3000 9000]" {
+		t.Errorf("views = %v, want [1000 2000 3000 9000] (charts, then tracking)", views)
+	}
+	if _, ok, _ := db.VideoHistory(ctx, "zzz"); ok {
+		t.Error("an unknown video has a history")
 	}
 }

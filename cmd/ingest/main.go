@@ -5,6 +5,7 @@
 //	ingest backfill --region R --since DATE [--until DATE] [--query Q] [--max-units N] [--dry-run]
 //	ingest report   [--json]
 //	ingest search   QUERY [--region R] [--limit N] [--json]
+//	ingest history  VIDEO_ID [--json]
 //	ingest prune    --keep DURATION [--json]
 //	ingest export   --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]
 //	ingest check    [--offline]
@@ -110,6 +111,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newReportCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
 		uses(newSearchCmd(s), useDB),
 		uses(newExportCmd(s), useDB),
+		uses(newHistoryCmd(s), useDB),
 		uses(newPruneCmd(s), useDB, useCosts),
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
