@@ -33,6 +33,10 @@ var (
 	ErrBadQuery = errors.New("bad search query")
 )
 
+// driverName is the database/sql driver the store opens: modernc's; the
+// query-plan test swaps in a wrapper that records every statement.
+var driverName = "sqlite"
+
 // DB is the open database.
 type DB struct {
 	path string
@@ -46,7 +50,7 @@ type DB struct {
 // Open opens the database at path, creating it if it is missing, and brings
 // its schema up to date.
 func Open(ctx context.Context, path string) (*DB, error) {
-	w, err := sql.Open("sqlite", DSN(path, false))
+	w, err := sql.Open(driverName, DSN(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -89,7 +93,7 @@ func isBusy(err error) bool {
 }
 
 func openReader(path string) *sql.DB {
-	r, _ := sql.Open("sqlite", DSN(path, true)) // sql.Open only parses
+	r, _ := sql.Open(driverName, DSN(path, true)) // sql.Open only parses
 	n := max(4, runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -126,7 +130,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 }
 
 func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {
-	r, err := sql.Open("sqlite", ReadOnlyDSN(path, immutable))
+	r, err := sql.Open(driverName, ReadOnlyDSN(path, immutable))
 	if err != nil {
 		return nil, 0, err
 	}

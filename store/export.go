@@ -41,10 +41,10 @@ type ExportRow struct {
 	Rank         int
 }
 
-// exportWhere is the filter as SQL over runs AS r. started_ms is the
-// leading column of runs_started, so the runs are found by range.
+// where is the filter as SQL over runs AS r: runs_started (kind,
+// started_ms) finds the runs by range.
 func (f ExportFilter) where() (string, []any) {
-	conds := []string{`r.started_ms >= ?`, `r.started_ms < ?`, `r.kind = 'trending'`}
+	conds := []string{`r.kind = 'trending'`, `r.started_ms >= ?`, `r.started_ms < ?`}
 	args := []any{msOf(f.Since), msOf(f.Until)}
 	if f.Region != "" {
 		conds, args = append(conds, `r.region = ?`), append(args, f.Region)
@@ -77,7 +77,7 @@ FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
 WHERE %s
-ORDER BY r.started_ms, r.id, e.rank`
+ORDER BY r.kind, r.started_ms, r.id, e.rank`
 
 // Export calls fn with every row the filter selects, oldest run first, as
 // the rows are read: nothing is held beyond the row. An error from fn stops

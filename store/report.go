@@ -46,7 +46,7 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 }
 
 const lastRunsWith = `WITH RECURSIVE regs (region) AS (
-  SELECT (SELECT min(region) FROM runs WHERE kind = ?1)
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > '')
   UNION ALL
   SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
   FROM regs WHERE regs.region IS NOT NULL

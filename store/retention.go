@@ -75,8 +75,8 @@ func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 }
 
 func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE started_ms < ? AND kind = 'trending'
-		AND status <> 'running' ORDER BY started_ms LIMIT ?`, msOf(before), limit)
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?
+		AND status <> 'running' ORDER BY kind, started_ms LIMIT ?`, msOf(before), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ type Size struct {
 	// Incremental says whether pruning can shrink the file (auto_vacuum
 	// incremental, set when the file is created since schema 6).
 	Incremental bool
-	// OldestRun is when the oldest kept run started, zero with none.
+	// OldestRun is when the oldest kept chart run started, zero with none.
 	OldestRun time.Time
 }
 
@@ -216,7 +216,7 @@ func (db *DB) Size(ctx context.Context) (Size, error) {
 	var oldest sql.NullInt64
 	err := db.r.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count),
 		(SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size),
-		(SELECT auto_vacuum FROM pragma_auto_vacuum), (SELECT min(started_ms) FROM runs)`).
+		(SELECT auto_vacuum FROM pragma_auto_vacuum), (SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0)`).
 		Scan(&pages, &free, &pageSize, &mode, &oldest)
 	if err != nil {
 		return s, fmt.Errorf("database size: %w", err)

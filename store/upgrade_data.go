@@ -23,7 +23,7 @@ DROP INDEX runs_last;
 // dataV6 is what schema 6 creates, in the upgrade and in schema.sql alike.
 const dataV6 = `
 CREATE INDEX runs_last ON runs (kind, region, category, id);
-CREATE INDEX runs_started ON runs (started_ms);
+CREATE INDEX runs_started ON runs (kind, started_ms);
 CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
 CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 CREATE TABLE video_stats (
