@@ -175,7 +175,10 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 		func() error { _, err := db.ViewHistory(ctx, id); return err },
 		func() error { _, _, err := db.VideoHistory(ctx, id); return err },
 		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Limit: 20}); return err },
-		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Region: "GB", Limit: 20}); return err },
+		func() error {
+			_, err := db.Search(ctx, "football", store.SearchOptions{Region: "GB", Limit: 20})
+			return err
+		},
 		func() error {
 			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, Region: "GB"}, func(store.ExportRow) error { return nil })
 		},
