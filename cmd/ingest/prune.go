@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -133,4 +134,48 @@ func oldestText(t time.Time) string {
 		return "none"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// pruneAfter prunes as --keep says ("" keeps everything) and logs what it
+// removed: run --once's retention, after its passes.
+func pruneAfter(ctx context.Context, s *settings, db *store.DB, keep string) error {
+	if keep == "" {
+		return nil
+	}
+	d, err := parseKeep(keep)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	p, err := db.Prune(ctx, retention(d, s.costs.Span(), start))
+	if err != nil {
+		return err
+	}
+	s.logger.Info("pruned", "keep", keep, "runs", p.Runs, "entries", p.Entries, "stats", p.Stats,
+		"videos", p.Videos, "ledger", p.Ledger, "freed_bytes", p.Freed, ingest.LogDuration, time.Since(start))
+	return nil
+}
+
+// keepPruning prunes once now and then every period until ctx ends, beside
+// the passes (each batch is a short transaction of its own). A failed
+// prune is logged and tried again next period. done waits for it to stop.
+func keepPruning(ctx context.Context, s *settings, db *store.DB, keep string, every time.Duration) (done func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			if err := pruneAfter(ctx, s, db, keep); err != nil && ctx.Err() == nil {
+				s.logger.Error("prune failed; trying again next period", ingest.LogErr, err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-stopped }
 }

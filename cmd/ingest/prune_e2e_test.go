@@ -52,6 +52,17 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM ledger WHERE at_ms < ?`, span); n != 0 {
 		t.Errorf("%d ledger rows older than the quota's span left", n)
 	}
+	h.set("INGEST_QUOTA_KEY", yeardb.QuotaKey)
+	var rep reportJSON
+	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if st := rep.Storage; st == nil || st.Bytes == 0 || !st.Shrinks || st.OldestRun == nil || *st.OldestRun < time.UnixMilli(day).UTC().Format(time.RFC3339) {
+		t.Errorf("report storage = %+v, want the size and an oldest run within the day kept", st)
+	}
+	if text := h.mustRun(0, "report").stdout; !strings.Contains(text, "oldest chart run") {
+		t.Errorf("report text lacks the database line:\n%s", text)
+	}
 	after, _ := os.Stat(h.db())
 	if got.Runs < 90 || got.FreedBytes == 0 || after.Size() >= before.Size() || got.OldestRun == nil {
 		t.Errorf("pruned %+v; file %d bytes then %d: want about two days of runs gone and a smaller file",
@@ -75,5 +86,23 @@ func TestPruneUsageErrors(t *testing.T) {
 	h.set("INGEST_KEEP", "forever")
 	if res := h.mustRun(2, "prune"); !strings.Contains(res.stderr, "--keep") {
 		t.Errorf("INGEST_KEEP=forever: stderr %q does not name --keep", res.stderr)
+	}
+}
+
+func TestRunOnceKeepPrunesAfterItsPasses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	buildDays(t, h, 3)
+	h.mustRun(0, "run", "--once", "--regions", "GB", "--keep", "1d")
+	db := openDB(t, h.db())
+	day := time.Now().Add(-24 * time.Hour).UnixMilli()
+	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms < ?`, day); n != 0 {
+		t.Errorf("%d runs older than --keep 1d left after run --once", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms >= ?`, time.Now().Add(-time.Minute).UnixMilli()); n != 1 {
+		t.Errorf("%d runs from this run --once, want GB's 1", n)
+	}
+	if res := h.mustRun(2, "run", "--once", "--keep", "a while"); !strings.Contains(res.stderr, "--keep") {
+		t.Errorf("bad --keep: stderr %q", res.stderr)
 	}
 }

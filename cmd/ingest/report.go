@@ -75,7 +75,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
 	default:
 		defer db.Close()
-		src.db = db
+		src.db, src.size = db, db.Size
 		if err := src.useSchedule(ctx, db, f); err != nil {
 			return runtimeError(err)
 		}
@@ -196,6 +196,8 @@ type reportSources struct {
 	// default.
 	scheduleFrom string
 	noDatabase   bool
+	// size reads the database's size and oldest run; nil: not shown.
+	size func(context.Context) (store.Size, error)
 }
 
 // report is everything `ingest report` shows.
@@ -214,6 +216,7 @@ type report struct {
 	UpstreamReset time.Time
 	Plan          []planLine
 	Now           time.Time
+	Storage       *store.Size // nil: not read (no database)
 }
 
 type poolReport struct {
@@ -282,6 +285,13 @@ func buildReport(ctx context.Context, src reportSources) (*report, error) {
 	}
 	r.regionRows(src, last, now)
 	r.plan(src, last)
+	if src.size != nil {
+		sz, err := src.size(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Storage = &sz
+	}
 	return r, nil
 }
 

@@ -29,6 +29,15 @@ type reportJSON struct {
 	UpstreamReset string       `json:"upstream_reset"`
 	Plan          []planJSON   `json:"plan"`
 	Hourly        []hourlyJSON `json:"hourly"`
+	Storage       *storageJSON `json:"storage,omitempty"`
+}
+
+// storageJSON is the database's size and how far back it reaches.
+type storageJSON struct {
+	Bytes     int64   `json:"bytes"`
+	FreeBytes int64   `json:"free_bytes"`
+	Shrinks   bool    `json:"shrinks"` // incremental vacuum: pruning gives space back
+	OldestRun *string `json:"oldest_run"`
 }
 
 type poolJSON struct {
@@ -108,6 +117,9 @@ func (r *report) JSON() reportJSON {
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
+	if st := r.Storage; st != nil {
+		j.Storage = &storageJSON{Bytes: st.Bytes, FreeBytes: st.FreeBytes, Shrinks: st.Incremental, OldestRun: stamp(st.OldestRun)}
+	}
 	for _, p := range r.Pools {
 		var day *string
 		if p.Day != "" {
@@ -159,8 +171,13 @@ func (r *report) Text(out io.Writer, loc *time.Location) {
 	if r.NoDatabase {
 		fmt.Fprintln(out, "No database on this host yet: no runs, no ledger; the pools are the limiter's")
 	}
-	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
+	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
+	if st := r.Storage; st != nil {
+		fmt.Fprintf(out, "Database %s (%s free), oldest chart run %s\n", megabytes(st.Bytes), megabytes(st.FreeBytes),
+			oldestText(st.OldestRun))
+	}
+	fmt.Fprintln(out)
 	r.textPools(out)
 	r.textPlan(out)
 	r.textRegions(out, loc)

@@ -28,6 +28,7 @@ type runFlags struct {
 	every   time.Duration
 	listen  string
 	strict  bool
+	keep    string // prune.go: "" keeps everything
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
 	everyGiven bool
@@ -68,6 +69,8 @@ A second signal stops at once.`,
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/8")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz, /readyz and /quota on this address (host:port)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
+	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
+	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
 	return cmd
 }
 
@@ -82,6 +85,11 @@ func (f *runFlags) validate() ([]string, error) {
 	if f.listen != "" {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {
 			return nil, usageErrorf("--listen: want host:port or :port, got %q", f.listen)
+		}
+	}
+	if f.keep != "" {
+		if _, err := parseKeep(f.keep); err != nil {
+			return nil, usageErrorf("--keep: %v", err)
 		}
 	}
 	return codes, nil
@@ -127,6 +135,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		start := time.Now()
 		results := runner.Once(ctx)
 		logSummary(s.logger, results, len(codes), time.Since(start))
+		if err := pruneAfter(ctx, s, p.db, f.keep); err != nil {
+			return runtimeError(err)
+		}
 		return onceExit(results, len(codes), s.endpoint)
 	}
 	return runDaemon(ctx, s, f, p, runner, m, codes, last)
@@ -145,6 +156,10 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 		starts[code] = r.Started
 	}
 	s.logger.Info("daemon started", "regions", len(codes), "every", f.every, "backend", p.limiter.Backend())
+	if f.keep != "" {
+		done := keepPruning(ctx, s, p.db, f.keep, f.every)
+		defer done()
+	}
 	return runtimeError(runner.Daemon(ctx, f.every, starts))
 }
 
