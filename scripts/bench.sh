@@ -54,3 +54,6 @@ awk '
     c="common"
     printf "common-word target: p50 %.2f ms (< 2: %s)  p99 %.2f ms (< 50: %s)\n", p50["after",c], (p50["after",c]<2?"met":"MISSED"), p99["after",c], (p99["after",c]<50?"met":"MISSED")
   }' "$out/search.txt"
+
+echo
+scripts/bench-scale.sh

@@ -1,0 +1,143 @@
+package main
+
+// BenchmarkScale times the commands users wait for on a database of one day
+// and on one of a year of hourly runs (internal/yeardb, built by
+// scripts/bench.sh), as the built binary runs them: make bench prints the
+// year/day ratios. The databases come from INGEST_BENCH_DAY_DB and
+// INGEST_BENCH_YEAR_DB; without them the benchmark is skipped. run --once
+// and the daemon write to them (a run each time): they are scratch copies.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/yeardb"
+)
+
+func BenchmarkScale(b *testing.B) {
+	dbs := map[string]string{"day": os.Getenv("INGEST_BENCH_DAY_DB"), "year": os.Getenv("INGEST_BENCH_YEAR_DB")}
+	if dbs["day"] == "" || dbs["year"] == "" {
+		b.Skip("INGEST_BENCH_DAY_DB and INGEST_BENCH_YEAR_DB name the databases (scripts/bench.sh builds them)")
+	}
+	srv := httptest.NewServer(fakeyt.New())
+	defer srv.Close()
+	for _, size := range []string{"day", "year"} {
+		env := benchEnv(dbs[size], srv.URL+"/")
+		id := longestHistory(b, dbs[size])
+		for _, c := range []struct {
+			name string
+			args []string
+		}{
+			{"report", []string{"report", "--json"}},
+			{"search", []string{"search", "football", "--json"}},
+			{"search-region", []string{"search", "football", "--region", "GB", "--json"}},
+			{"history", []string{"history", "--json", "--", id}},
+			{"run-once", []string{"run", "--once", "--regions", "GB"}},
+		} {
+			b.Run(c.name+"/"+size, func(b *testing.B) {
+				for b.Loop() {
+					benchRun(b, env, c.args...)
+				}
+			})
+		}
+		b.Run("daemon-start/"+size, func(b *testing.B) { benchDaemon(b, env, false) })
+		b.Run("quota/"+size, func(b *testing.B) { benchDaemon(b, env, true) })
+	}
+}
+
+func benchEnv(db, endpoint string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "INGEST_DB=" + db,
+		"YOUTUBE_API_KEY=" + testKey, "YOUTUBE_ENDPOINT=" + endpoint, "INGEST_QUOTA_KEY=" + yeardb.QuotaKey,
+		"INGEST_LOG_LEVEL=warn"}
+}
+
+// longestHistory is the video on the most chart runs of the first hours:
+// one that trends all along.
+func longestHistory(b *testing.B, path string) string {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var id string
+	if err := db.QueryRow(`SELECT v.id FROM trending_entries e JOIN videos v ON v.vid = e.vid
+		WHERE e.run_id <= 16 GROUP BY e.vid ORDER BY count(*) DESC, e.vid LIMIT 1`).Scan(&id); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
+func benchRun(b *testing.B, env []string, args ...string) {
+	cmd := exec.Command(ingestBin, args...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("ingest %v: %v\n%.2000s", args, err, out)
+	}
+}
+
+// benchDaemon starts the daemon and waits for /healthz (daemon-start), or,
+// with quota set, times GET /quota on a started daemon.
+func benchDaemon(b *testing.B, env []string, quota bool) {
+	addr := freeAddr(b)
+	start := func() *exec.Cmd {
+		cmd := exec.Command(ingestBin, "run", "--every", "1h", "--regions", "GB", "--listen", addr)
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ok("http://"+addr+"/healthz") && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return cmd
+	}
+	stop := func(cmd *exec.Cmd) {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}
+	if !quota {
+		for b.Loop() {
+			stop(start())
+		}
+		return
+	}
+	b.StopTimer()
+	cmd := start()
+	defer stop(cmd)
+	b.StartTimer()
+	for b.Loop() {
+		if !ok("http://" + addr + "/quota") {
+			b.Fatal("GET /quota failed")
+		}
+	}
+}
+
+func ok(url string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
+}
+
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr())
+}
