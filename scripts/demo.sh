@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p demo
-rm -f demo/ingest.db demo/ingest.db-wal demo/ingest.db-shm demo/fakeyt.url
+rm -f demo/ingest.db demo/ingest.db-wal demo/ingest.db-shm demo/fakeyt.url demo/trending.csv demo/trending.jsonl
 
-./bin/fakeyt --listen 127.0.0.1:0 --addr-file demo/fakeyt.url --latency 20ms 2>demo/fakeyt.log &
+# --move 2s: every two seconds are an hour of the fake's charts, so that
+# the runs below see new videos, ranks that change and counts that grow.
+./bin/fakeyt --listen 127.0.0.1:0 --addr-file demo/fakeyt.url --latency 20ms --move 2s 2>demo/fakeyt.log &
 fake=$!
 trap 'kill $fake 2>/dev/null; wait $fake 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s demo/fakeyt.url ] && break; sleep 0.05; done
@@ -28,5 +30,15 @@ step ingest backfill --region US --since 2026-10-01 --max-units 4 "(two pages: s
 ./bin/ingest backfill --region US --since 2026-10-01 --max-units 4
 step ingest quota show
 ./bin/ingest quota show
+step ingest run --once --regions GB,AU "(twice more, two fake hours apart: the charts move)"
+for _ in 1 2; do sleep 4; ./bin/ingest run --once --regions GB,AU; done
+step ingest export --since 2000-01-01 --region GB --format csv --out demo/trending.csv
+./bin/ingest export --since 2000-01-01 --region GB --format csv --out demo/trending.csv
+./bin/ingest export --since 2000-01-01 --region GB --format jsonl --out demo/trending.jsonl
+echo "$(wc -l <demo/trending.jsonl) rows (GB's chart, three runs) in $(du -k demo/trending.csv | cut -f1) KB; its columns:"
+head -1 demo/trending.csv
+top=$(sed -n 10p demo/trending.jsonl | sed 's/.*"video_id":"\([^"]*\)".*/\1/') # GB's number 10 in the first run
+step ingest history -- "$top" "(GB's number 10 in the first run)"
+./bin/ingest history -- "$top"
 step ingest report
 ./bin/ingest report

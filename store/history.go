@@ -31,9 +31,22 @@ type CountPoint struct {
 type History struct {
 	Video  StoredVideo
 	Charts []ChartPresence // by first appearance
-	// Views has at most one point an hour (the highest count read in it),
+	// Views has at most one point a step (the highest count read in it),
 	// oldest first, whether a chart or tracking read it.
 	Views []CountPoint
+}
+
+// HistoryStep is the step of a history's view counts: an hour, a minute
+// for a video seen over less than two days, a second for less than two
+// hours, so that a young history still shows its points.
+func HistoryStep(first, last time.Time) time.Duration {
+	switch span := last.Sub(first); {
+	case span < 2*time.Hour:
+		return time.Second
+	case span < 48*time.Hour:
+		return time.Minute
+	}
+	return time.Hour
 }
 
 // VideoHistory returns videoID's history; ok is false when the video is not
@@ -47,7 +60,8 @@ func (db *DB) VideoHistory(ctx context.Context, videoID string) (h History, ok b
 	if h.Charts, err = db.presence(ctx, videoID); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
-	if h.Views, err = db.hourlyCounts(ctx, videoID); err != nil {
+	step := HistoryStep(h.Video.FirstSeen, h.Video.LastSeen)
+	if h.Views, err = db.counts(ctx, videoID, step); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
 	return h, true, nil
@@ -87,9 +101,9 @@ WHERE v.id = ? ORDER BY e.fetched_ms`, videoID)
 	return out, rows.Err()
 }
 
-// hourlyCounts merges the counts of the video's chart entries and its
-// tracked stats, keeping the highest view count of each hour.
-func (db *DB) hourlyCounts(ctx context.Context, videoID string) ([]CountPoint, error) {
+// counts merges the counts of the video's chart entries and its tracked
+// stats, keeping the highest view count of each step.
+func (db *DB) counts(ctx context.Context, videoID string, step time.Duration) ([]CountPoint, error) {
 	rows, err := db.r.QueryContext(ctx, `
 WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
@@ -100,7 +114,7 @@ points (at_ms, views, likes, comments) AS (
   FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.view_count IS NOT NULL
 )
 SELECT at_ms, max(views), likes, comments FROM points
-GROUP BY at_ms / 3600000 ORDER BY at_ms / 3600000`, videoID)
+GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds())
 	if err != nil {
 		return nil, err
 	}

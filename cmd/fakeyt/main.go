@@ -1,7 +1,11 @@
 // Command fakeyt serves the project's fake YouTube Data API v3 (package
 // fakeyt) for the demo and for manual runs:
 //
-//	fakeyt --listen 127.0.0.1:0 --latency 0s --addr-file PATH
+//	fakeyt --listen 127.0.0.1:0 --latency 0s --addr-file PATH [--move 2s --seed 1]
+//
+// With --move, the charts move (fakeyt.Move): every --move of real time is
+// an hour of the fake's world, in which new videos enter, ranks change and
+// counts grow.
 //
 // Once listening it writes its base URL ("http://host:port/", what
 // --youtube-endpoint takes) to --addr-file, logs one line, and serves until
@@ -39,6 +43,8 @@ func run(args []string) error {
 	latency := fs.Duration("latency", 0, "delay added to every response")
 	addrFile := fs.String("addr-file", "", "write the base URL here once listening")
 	keys := fs.String("keys", "", "comma-separated valid API keys (default: any non-empty key)")
+	move := fs.Duration("move", 0, "real time per hour of moving charts (0: still charts)")
+	seed := fs.Uint64("seed", 1, "the moving charts' seed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,6 +61,9 @@ func run(args []string) error {
 	if *keys != "" {
 		fake.AllowKeys(strings.Split(*keys, ",")...)
 	}
+	if *move > 0 {
+		fake.Move(*seed, movingClock(time.Now(), *move))
+	}
 	base := "http://" + ln.Addr().String() + "/"
 	if *addrFile != "" {
 		if err := writeAtomic(*addrFile, base); err != nil {
@@ -64,6 +73,13 @@ func run(args []string) error {
 	}
 	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(fakeyt.Regions))
 	return serve(ctx, ln, fake)
+}
+
+// movingClock runs an hour for every per of real time from start.
+func movingClock(start time.Time, per time.Duration) func() time.Time {
+	return func() time.Time {
+		return start.Add(time.Duration(float64(time.Since(start)) / float64(per) * float64(time.Hour)))
+	}
 }
 
 // serve runs until ctx is done (SIGINT or SIGTERM), then lets requests in flight finish.

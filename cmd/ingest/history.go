@@ -26,8 +26,9 @@ func newHistoryCmd(s *settings) *cobra.Command {
 		Short: "Show a video's ranks per chart and its views over time (costs no quota)",
 		Long: `history shows what the database knows of one video: each chart it was on
 (first and last seen, best and last rank, how many runs), and its view count
-over time, from the charts and from tracking, one point an hour at most, as
-a sparkline. --json prints it all for scripts.`,
+over time, from the charts and from tracking, one point an hour at most (a
+minute for a video seen over less than two days, a second under two hours),
+as a sparkline. --json prints it all for scripts.`,
 		Example: `  ingest history dQw4w9WgXcQ
   ingest history --json -- -pghCU2YJKs | jq '.views[-1]'`,
 		Args: func(cmd *cobra.Command, args []string) error {
