@@ -191,6 +191,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 			return db.SaveStats(ctx, []ingest.VideoStats{{ID: id, ViewCount: 1, At: end}})
 		},
 		func() error { _, err := db.Size(ctx); return err },
+		func() error { _, err := db.SeenOnCharts(ctx, end.Add(-7*24*time.Hour)); return err },
 		func() error {
 			_, err := db.Prune(ctx, store.Retention{Before: end.Add(-48 * time.Hour), LedgerBefore: end.Add(-49 * time.Hour), Batch: 500})
 			return err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ingestworks/ingest"
 )
@@ -43,4 +44,28 @@ ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
 	return nil
+}
+
+// SeenOnCharts returns the ids of the videos some chart showed at or after
+// since: what tracking reads the counts of. It walks the videos seen since
+// (videos_last_seen) and keeps those with a chart entry since
+// (trending_entries_vid), so a backfill's finds are not tracked.
+func (db *DB) SeenOnCharts(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT v.id FROM videos AS v
+WHERE v.last_seen_ms >= ?1 AND EXISTS (SELECT 1 FROM trending_entries AS e
+  WHERE e.vid = v.vid AND e.fetched_ms >= ?1)
+ORDER BY v.last_seen_ms`, msOf(since))
+	if err != nil {
+		return nil, fmt.Errorf("videos seen since %s: %w", since.Format(time.RFC3339), err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("videos seen since %s: %w", since.Format(time.RFC3339), err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

@@ -29,6 +29,7 @@ type runFlags struct {
 	listen  string
 	strict  bool
 	keep    string // prune.go: "" keeps everything
+	track   trackFlags
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
 	everyGiven bool
@@ -61,6 +62,9 @@ A second signal stops at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.everyGiven = cmd.Flags().Changed("every")
+			if err := f.track.validate(cmd); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), s, f)
 		},
 	}
@@ -71,6 +75,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
+	f.track.bind(cmd)
 	return cmd
 }
 
@@ -135,10 +140,17 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		start := time.Now()
 		results := runner.Once(ctx)
 		logSummary(s.logger, results, len(codes), time.Since(start))
+		if span, _ := f.track.span(); f.track.given && span > 0 {
+			trackOnce(ctx, s.logger, f.track.job(s, p, lim, drain))
+		}
 		if err := pruneAfter(ctx, s, p.db, f.keep); err != nil {
 			return runtimeError(err)
 		}
 		return onceExit(results, len(codes), s.endpoint)
+	}
+	if span, _ := f.track.span(); span > 0 {
+		done := keepTracking(ctx, s, f.track.job(s, p, lim, drain), trackSchedule(f.track.every, len(codes)), drain)
+		defer done()
 	}
 	return runDaemon(ctx, s, f, p, runner, m, codes, last)
 }

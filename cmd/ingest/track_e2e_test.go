@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fakeyt"
+)
+
+func TestRunOnceTracksTheChartsVideos(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d")
+	db := openDB(t, h.db())
+	n := queryInt(t, db, `SELECT count(DISTINCT vid) FROM trending_entries`) // the charts share global hits
+	calls := (n + 49) / 50
+	if got := queryInt(t, db, `SELECT count(*) FROM video_stats`); got != n || n < 100 {
+		t.Errorf("video_stats rows = %d, want %d (every video of both charts)\n%s", got, n, res)
+	}
+	if got := h.fake.ChargedBuckets(testKey)[fakeyt.BucketStats]; got != calls {
+		t.Errorf("upstream charged %d stats units, want %d (50 ids a call)", got, calls)
+	}
+	if got := queryInt(t, db, `SELECT sum(units) FROM ledger WHERE op = ? AND pool = 'stats'`, ingest.OpBatchGetStats); got != calls {
+		t.Errorf("ledger has %d stats units, want %d", got, calls)
+	}
+	// Without the flags, run --once does not track (cron pays only for charts).
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	if got := h.fake.ChargedBuckets(testKey)[fakeyt.BucketStats]; got != calls {
+		t.Errorf("run --once without --track-for tracked: %d stats units", got)
+	}
+}
+
+func TestTrackingStopsCleanlyWhenTheStatsPoolSaysNo(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	costs := filepath.Join(h.dir, "costs.yaml")
+	body := `pools:
+  default: {limit: 10000, reserve: 0, window: 24h}
+  search:  {limit: 100, reserve: 0, window: 24h}
+  stats:   {limit: 1, reserve: 0, window: 24h}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	if err := os.WriteFile(costs, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set("INGEST_COSTS", costs)
+	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d")
+	if !strings.Contains(res.stderr, "tracking stopped") {
+		t.Errorf("no clean stop logged:\n%s", res)
+	}
+	db := openDB(t, h.db())
+	if got := queryInt(t, db, `SELECT count(*) FROM video_stats`); got != 50 {
+		t.Errorf("video_stats rows = %d, want the one batch the pool allowed (50)", got)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM runs WHERE status = 'completed'`); got != 2 {
+		t.Errorf("%d completed chart runs, want 2: tracking's stop is not the charts'", got)
+	}
+	// The upstream's own stats quota spent: a clean stop too, the pool blocked.
+	h = newHarness(t)
+	h.fake.ExhaustQuota(fakeyt.StatsPerDay)
+	res = h.mustRun(0, "run", "--once", "--regions", "AU", "--track-for", "7d")
+	if !strings.Contains(res.stderr, "tracking stopped") {
+		t.Errorf("upstream stats quota spent: no clean stop logged:\n%s", res)
+	}
+	db = openDB(t, h.db())
+	if got := queryInt(t, db, `SELECT count(*) FROM runs WHERE status = 'completed'`); got != 1 {
+		t.Errorf("%d completed chart runs, want AU's", got)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM ledger_blocks WHERE pool = 'stats'`); got != 1 {
+		t.Errorf("stats pool blocks in the ledger = %d, want 1", got)
+	}
+}
+
+func TestTrackFlagsAreChecked(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, args := range [][]string{{"--track-for", "soon"}, {"--track-every", "1s"}} {
+		res := h.mustRun(2, append([]string{"run", "--once"}, args...)...)
+		if !strings.Contains(res.stderr, args[0]) {
+			t.Errorf("%v: stderr %q does not name %s", args, res.stderr, args[0])
+		}
+	}
+}
