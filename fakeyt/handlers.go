@@ -296,11 +296,19 @@ func (f *Fake) chart(q url.Values, want map[string]bool) (any, *apiError) {
 	if !ok || f.chartMissing(region) {
 		return nil, errNoChart()
 	}
+	category := q.Get("videoCategoryId")
+	if category != "" && category != "0" {
+		// A category chart: the region's videos of that category, in rank
+		// order; none is no chart, as the upstream answers.
+		if list = ofCategory(list, category); len(list) == 0 {
+			return nil, errNoChart()
+		}
+	}
 	n, e := maxResults(q, 5)
 	if e != nil {
 		return nil, e
 	}
-	start, e := f.offset(q.Get("pageToken"), len(list), "chart", region)
+	start, e := f.offset(q.Get("pageToken"), len(list), "chart", region, category)
 	if e != nil {
 		return nil, e
 	}
@@ -310,9 +318,19 @@ func (f *Fake) chart(q url.Values, want map[string]bool) (any, *apiError) {
 	for _, v := range list[start:end] {
 		resp.Items = append(resp.Items, render(v, want))
 	}
-	resp.NextPageToken, resp.PrevPageToken = f.tokens(start, end, n, len(list), "chart", region)
-	resp.Etag = etag("chart", region, strconv.Itoa(start), strconv.Itoa(n))
+	resp.NextPageToken, resp.PrevPageToken = f.tokens(start, end, n, len(list), "chart", region, category)
+	resp.Etag = etag("chart", region, category, strconv.Itoa(start), strconv.Itoa(n))
 	return resp, nil
+}
+
+func ofCategory(list []*video, category string) []*video {
+	var out []*video
+	for _, v := range list {
+		if v.CategoryID == category {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // offset decodes a page token for the query named by scopeParts.

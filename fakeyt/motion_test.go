@@ -2,6 +2,7 @@ package fakeyt
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,5 +123,27 @@ func TestStatsGrowForVideosOffTheChart(t *testing.T) {
 		if b[id] <= a[id] {
 			t.Errorf("%s views %d then %d a month later, want growth", id, a[id], b[id])
 		}
+	}
+}
+
+func TestCategoryCharts(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	svc := fx.service(t)
+	res, err := svc.Videos.List([]string{"snippet"}).Chart("mostPopular").RegionCode("US").VideoCategoryId("10").MaxResults(50).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) == 0 || res.PageInfo.TotalResults >= int64(ChartLengths["US"]) {
+		t.Fatalf("music chart of US: %d items of %d, want a shorter chart than the whole", len(res.Items), res.PageInfo.TotalResults)
+	}
+	for _, it := range res.Items {
+		if it.Snippet.CategoryId != "10" {
+			t.Errorf("%s in the music chart has category %s", it.Id, it.Snippet.CategoryId)
+		}
+	}
+	if _, err := svc.Videos.List([]string{"snippet"}).Chart("mostPopular").RegionCode("US").VideoCategoryId("44").Do(); err == nil ||
+		!strings.Contains(err.Error(), "videoChartNotFound") {
+		t.Errorf("a category without videos: err %v, want videoChartNotFound", err)
 	}
 }

@@ -18,9 +18,19 @@ var videoParts = []string{"snippet", "statistics", "contentDetails"}
 // NextToken is "" on the last. Page.Number is left to the caller, which
 // counts the pages of its pass.
 func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageToken string) (ingest.Page, error) {
+	return c.Chart(ctx, gate, region, "", pageToken)
+}
+
+// Chart fetches one page of the most-popular chart of region and category
+// (a videoCategoryId; "" the unfiltered chart). A category the region has
+// no chart for is ingest.ErrNoChart, as a region without one is.
+func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, pageToken string) (ingest.Page, error) {
 	var page ingest.Page
 	err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
 		call := c.svc.Videos.List(videoParts).Chart("mostPopular").RegionCode(region).MaxResults(pageSize)
+		if category != "" {
+			call = call.VideoCategoryId(category)
+		}
 		if pageToken != "" {
 			call = call.PageToken(pageToken)
 		}
@@ -38,9 +48,17 @@ func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageTok
 		return nil
 	})
 	if err != nil {
-		return ingest.Page{}, wrap(region, ingest.OpVideosList, err)
+		return ingest.Page{}, wrap(chartName(region, category), ingest.OpVideosList, err)
 	}
 	return page, nil
+}
+
+// chartName names a chart in errors: US, or US/10 for a category.
+func chartName(region, category string) string {
+	if category == "" {
+		return region
+	}
+	return region + "/" + category
 }
 
 // Categories fetches the video categories videoCategories.list names for
