@@ -50,8 +50,13 @@ func (o *Outcome) fail(err error) {
 // opened before the first call, a meter for every call, how the work ended
 // classified one way, and the row closed even when ctx was cancelled.
 type job struct {
-	region   string
-	kind     ingest.PageKind
+	region string
+	// name is what the outcome and messages call the job: its chart (US,
+	// US/10) or region; region when empty.
+	name string
+	kind ingest.PageKind
+	// start opens the run; the store's StartRun of region and kind when nil.
+	start    func(ctx context.Context, at time.Time) (int64, error)
 	quotaKey string
 	costs    *ingest.Costs
 	limiter  Limiter
@@ -67,8 +72,8 @@ type work func(m *meter, out *Outcome) error
 
 // run runs w inside a run of its own and returns how it ended.
 func (j job) run(ctx context.Context, w work) Outcome {
-	out := Outcome{Region: j.region, Units: map[string]int64{}, Remaining: -1}
-	runID, err := j.store.StartRun(ctx, j.region, j.kind, j.now())
+	out := Outcome{Region: j.label(), Units: map[string]int64{}, Remaining: -1}
+	runID, err := j.startRun(ctx)
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
 		return out
@@ -86,6 +91,20 @@ func (j job) run(ctx context.Context, w work) Outcome {
 		out.fail(fmt.Errorf("finish run: %w", ferr))
 	}
 	return out
+}
+
+func (j job) label() string {
+	if j.name != "" {
+		return j.name
+	}
+	return j.region
+}
+
+func (j job) startRun(ctx context.Context) (int64, error) {
+	if j.start != nil {
+		return j.start(ctx, j.now())
+	}
+	return j.store.StartRun(ctx, j.region, j.kind, j.now())
 }
 
 // guard runs w and turns a panic into an error, so that the run's row still
@@ -119,7 +138,7 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 	}
 	switch {
 	case errors.Is(err, ingest.ErrNoChart):
-		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.region
+		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
 	case errors.Is(err, ingest.ErrBadKey), Unreachable(err):
 		out.fail(err)
 		out.Fatal = true

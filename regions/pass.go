@@ -16,9 +16,12 @@ const CategoriesEvery = 24 * time.Hour
 // MaxPages bounds one pass, in case the upstream never ends a chart.
 const MaxPages = 20
 
-// Pass fetches one region's chart to the end and stores it page by page.
+// Pass fetches one chart to the end and stores it page by page: a
+// region's unfiltered chart, or with Category the chart of one video
+// category there.
 type Pass struct {
 	Region   string
+	Category string // a videoCategoryId; "" the unfiltered chart
 	QuotaKey string
 	Costs    *ingest.Costs
 	Limiter  Limiter
@@ -41,15 +44,37 @@ func (p *Pass) now() time.Time {
 	return time.Now()
 }
 
+// Chart names the pass's chart: the region (US), or region/category
+// (US/10). Leases, schedules, statuses and logs go by it.
+func (p *Pass) Chart() string {
+	if p.Category == "" {
+		return p.Region
+	}
+	return p.Region + "/" + p.Category
+}
+
 func (p *Pass) job() job {
-	return job{region: p.Region, kind: ingest.Trending, quotaKey: p.QuotaKey, costs: p.Costs,
+	j := job{region: p.Region, name: p.Chart(), kind: ingest.Trending, quotaKey: p.QuotaKey, costs: p.Costs,
 		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now}
+	if p.Category != "" {
+		j.start = func(ctx context.Context, at time.Time) (int64, error) {
+			return p.Sink.StartChartRun(ctx, p.Region, p.Category, at)
+		}
+	}
+	return j
+}
+
+func (p *Pass) abandon(ctx context.Context) error {
+	if p.Category == "" {
+		return p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now())
+	}
+	return p.Sink.AbandonChartRuns(ctx, p.Region, p.Category, p.now())
 }
 
 // Run runs the pass. ctx aborts at once; Drain ends it between pages.
 func (p *Pass) Run(ctx context.Context) PassResult {
-	if err := p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now()); err != nil {
-		out := Outcome{Region: p.Region, Remaining: -1}
+	if err := p.abandon(ctx); err != nil {
+		out := Outcome{Region: p.Chart(), Remaining: -1}
 		out.fail(fmt.Errorf("abandon runs: %w", err))
 		return PassResult{out}
 	}
@@ -93,7 +118,7 @@ func (p *Pass) pages(ctx context.Context, gate ingest.Gate, out *Outcome) error 
 			out.interrupted()
 			return w.flush()
 		}
-		page, err := p.Source.Trending(ctx, gate, p.Region, token)
+		page, err := p.Source.Chart(ctx, gate, p.Region, p.Category, token)
 		if ferr := w.flush(); ferr != nil {
 			return ferr
 		}

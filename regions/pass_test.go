@@ -235,8 +235,8 @@ type invalidatingSource struct {
 	once sync.Once
 }
 
-func (s *invalidatingSource) Trending(ctx context.Context, gate ingest.Gate, region, token string) (ingest.Page, error) {
-	p, err := s.Client.Trending(ctx, gate, region, token)
+func (s *invalidatingSource) Chart(ctx context.Context, gate ingest.Gate, region, category, token string) (ingest.Page, error) {
+	p, err := s.Client.Chart(ctx, gate, region, category, token)
 	if token == "" {
 		s.once.Do(s.fake.InvalidateTokens)
 	}
@@ -263,9 +263,9 @@ type drainingSource struct {
 	once  sync.Once
 }
 
-func (s *drainingSource) Trending(ctx context.Context, gate ingest.Gate, region, token string) (ingest.Page, error) {
+func (s *drainingSource) Chart(ctx context.Context, gate ingest.Gate, region, category, token string) (ingest.Page, error) {
 	s.once.Do(func() { close(s.drain) })
-	return s.Client.Trending(ctx, gate, region, token)
+	return s.Client.Chart(ctx, gate, region, category, token)
 }
 
 func TestRunnerNeverRunsARegionTwice(t *testing.T) {
@@ -294,7 +294,7 @@ func TestRunnerNeverRunsARegionTwice(t *testing.T) {
 // panicSource stands in for a bug in a source.
 type panicSource struct{ *fetch.Client }
 
-func (panicSource) Trending(context.Context, ingest.Gate, string, string) (ingest.Page, error) {
+func (panicSource) Chart(context.Context, ingest.Gate, string, string, string) (ingest.Page, error) {
 	panic("boom")
 }
 

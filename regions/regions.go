@@ -41,18 +41,24 @@ type Locker interface {
 // Source yields pages from the upstream. gate is called before every
 // attempt.
 type Source interface {
-	Trending(ctx context.Context, gate ingest.Gate, region, pageToken string) (ingest.Page, error)
+	// Chart fetches one page of the chart of region and category (a
+	// videoCategoryId; "" the unfiltered chart).
+	Chart(ctx context.Context, gate ingest.Gate, region, category, pageToken string) (ingest.Page, error)
 	Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error)
 }
 
 // Sink stores what a pass fetched and spent.
 type Sink interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	// StartChartRun starts a run of a category's chart.
+	StartChartRun(ctx context.Context, region, category string, at time.Time) (runID int64, err error)
 	SavePage(ctx context.Context, runID int64, page ingest.Page) error
 	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
 	// AbandonRuns fails the region's runs left "running" by a worker that
 	// died; the pass calls it holding the region's lease.
 	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
+	// AbandonChartRuns is AbandonRuns for a category's chart.
+	AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error
 	RecordCall(ctx context.Context, call ingest.Call) error
 	RecordBlock(ctx context.Context, b ingest.Block) error
 	RecordGiveBack(ctx context.Context, call ingest.Call) error

@@ -63,13 +63,13 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 // RunPass runs one pass unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
 func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
-	log := r.Logger.With(ingest.LogRegion, p.Region)
-	if !r.claim(p.Region) {
+	log := r.Logger.With(ingest.LogRegion, p.Chart())
+	if !r.claim(p.Chart()) {
 		log.Info("pass skipped: already running in this process, or shutting down")
-		return PassResult{Outcome{Region: p.Region}}, false
+		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
-	defer r.release(p.Region)
-	unlock, ok, err := r.Locker.Lock(ctx, "region:"+p.Region, LockTTL)
+	defer r.release(p.Chart())
+	unlock, ok, err := r.Locker.Lock(ctx, "region:"+p.Chart(), LockTTL)
 	if errors.Is(err, ingest.ErrUnavailable) {
 		// The lease lives beside the limiter, which is down: cheap calls go
 		// ahead unmetered, so the pass runs too, guarded in this process only.
@@ -77,14 +77,14 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 		unlock, ok, err = func() {}, true, nil
 	}
 	if err != nil {
-		res = PassResult{Outcome{Region: p.Region}}
+		res = PassResult{Outcome{Region: p.Chart()}}
 		res.fail(fmt.Errorf("lock: %w", err))
 		log.Error("pass failed", ingest.LogErr, res.Err)
 		return res, true
 	}
 	if !ok {
 		log.Warn("pass skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
-		return PassResult{Outcome{Region: p.Region}}, false
+		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
 	defer unlock()
 	start := time.Now()
@@ -101,9 +101,9 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 func (r *Runner) guarded(ctx context.Context, p *Pass) (res PassResult) {
 	defer func() {
 		if v := recover(); v != nil {
-			res = PassResult{Outcome{Region: p.Region}}
+			res = PassResult{Outcome{Region: p.Chart()}}
 			res.fail(fmt.Errorf("panic: %v", v))
-			r.Logger.Error("pass panicked", ingest.LogRegion, p.Region, "panic", v, "stack", string(debug.Stack()))
+			r.Logger.Error("pass panicked", ingest.LogRegion, p.Chart(), "panic", v, "stack", string(debug.Stack()))
 		}
 	}()
 	return p.Run(ctx)
@@ -163,10 +163,10 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 			return fmt.Errorf("--every: %w", err)
 		}
 		c.Schedule(s, cron.FuncJob(func() { r.RunPass(ctx, p) }))
-		if s.Missed(lastStart[p.Region], time.Now()) {
+		if s.Missed(lastStart[p.Chart()], time.Now()) {
 			catchUp = append(catchUp, p)
 		}
-		r.Logger.Info("scheduled", ingest.LogRegion, p.Region, "next_run", s.Next(time.Now()).Format(time.RFC3339))
+		r.Logger.Info("scheduled", ingest.LogRegion, p.Chart(), "next_run", s.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
 	go func() {
@@ -174,7 +174,7 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 			if stopping(r.Drain) {
 				return
 			}
-			r.Logger.Info("catching up a missed slot", ingest.LogRegion, p.Region)
+			r.Logger.Info("catching up a missed slot", ingest.LogRegion, p.Chart())
 			r.RunPass(ctx, p)
 		}
 	}()

@@ -14,6 +14,7 @@ import (
 type RunSummary struct {
 	RunID    int64
 	Region   string
+	Category string // "" the unfiltered chart
 	Kind     ingest.PageKind
 	Status   ingest.RunStatus
 	Message  string
@@ -30,13 +31,14 @@ type RunSummary struct {
 	RetryAt time.Time
 }
 
-// LastRuns returns the most recent finished run of kind for every region
-// that has one, by region (of the unfiltered chart, for trending runs). A
-// run in flight is not a last run yet.
+// LastRuns returns the most recent finished run of kind for every chart
+// that has one, by chart name: the region (US) for its unfiltered chart,
+// region/category (US/10) for a category's. A run in flight is not a last
+// run yet.
 //
-// It reads a few index entries per region, whatever the history holds: the
-// regions are walked one index seek at a time (SQLite has no skip scan for
-// DISTINCT), and each region's runs newest first until a finished one.
+// It reads a few index entries per chart, whatever the history holds: the
+// charts are walked one index seek at a time (SQLite has no skip scan for
+// DISTINCT), and each chart's runs newest first until a finished one.
 func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
 	runs, err := db.runs(ctx, lastRunsWith, `r.id IN (SELECT last FROM last_runs)`, string(kind))
 	if err != nil {
@@ -50,10 +52,17 @@ const lastRunsWith = `WITH RECURSIVE regs (region) AS (
   UNION ALL
   SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
   FROM regs WHERE regs.region IS NOT NULL
-), last_runs (last) AS (
-  SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = regs.region
-          AND x.category = '' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1)
+), charts (region, category) AS (
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = regs.region AND category >= '')
   FROM regs WHERE regs.region IS NOT NULL
+  UNION ALL
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = charts.region
+                  AND category > charts.category)
+  FROM charts WHERE charts.category IS NOT NULL
+), last_runs (last) AS (
+  SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
+          AND x.category = charts.category AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1)
+  FROM charts WHERE charts.category IS NOT NULL
 )
 `
 
@@ -72,7 +81,7 @@ func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
 // runsSQL reads runs with their ledger rows, found through ledger_run run
 // by run (never an aggregate over the whole ledger); runs sums them.
 const runsSQL = `
-SELECT r.id, r.region, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
+SELECT r.id, r.region, r.category, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
   r.pages, r.videos, r.retry_at_ms, l.pool, l.units
 FROM runs AS r
 LEFT JOIN ledger AS l ON l.run_id = r.id AND NOT EXISTS (SELECT 1 FROM ledger_given_back AS g
@@ -80,7 +89,7 @@ LEFT JOIN ledger AS l ON l.run_id = r.id AND NOT EXISTS (SELECT 1 FROM ledger_gi
 WHERE `
 
 // runs reads the runs that match where (after the common table
-// expressions of with), with their units from the ledger, by region.
+// expressions of with), with their units from the ledger, by chart name.
 func (db *DB) runs(ctx context.Context, with, where string, arg any) (map[string]RunSummary, error) {
 	rows, err := db.r.QueryContext(ctx, with+runsSQL+where, arg)
 	if err != nil {
@@ -92,11 +101,12 @@ func (db *DB) runs(ctx context.Context, with, where string, arg any) (map[string
 		var s RunSummary
 		var started, finished, retry, units sql.NullInt64
 		var pool sql.NullString
-		if err := rows.Scan(&s.RunID, &s.Region, &s.Kind, &s.Status, &s.Message, &started, &finished,
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Category, &s.Kind, &s.Status, &s.Message, &started, &finished,
 			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
 			return nil, err
 		}
-		if prev, ok := runs[s.Region]; ok {
+		key := chartName(s.Region, s.Category)
+		if prev, ok := runs[key]; ok {
 			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
 		} else {
 			s.PoolUnits = map[string]int64{}
@@ -106,7 +116,7 @@ func (db *DB) runs(ctx context.Context, with, where string, arg any) (map[string
 			s.PoolUnits[pool.String] += units.Int64
 			s.Units += units.Int64
 		}
-		runs[s.Region] = s
+		runs[key] = s
 	}
 	return runs, rows.Err()
 }

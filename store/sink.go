@@ -297,15 +297,28 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) err
 
 // AbandonRuns marks the region's runs of kind that are still "running" as
 // failed: their worker died before finishing them. Call it only while
-// holding the region's lease, when no run of it can be in flight.
+// holding the region's lease, when no run of it can be in flight. A
+// trending run of a category chart is not the region's: see
+// AbandonChartRuns.
 func (db *DB) AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error {
+	return db.abandon(ctx, region, "", kind, at)
+}
+
+// AbandonChartRuns is AbandonRuns for the chart of region and category,
+// under that chart's lease.
+func (db *DB) AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error {
+	return db.abandon(ctx, region, category, ingest.Trending, at)
+}
+
+func (db *DB) abandon(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) error {
 	// status = 'running' matches the partial index runs_running, so this
 	// reads only the runs in flight, not a region's year of runs.
 	_, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'failed', finished_ms = ?,
 		message = 'interrupted: the worker stopped before the run finished'
-		WHERE region = ? AND kind = ? AND status = 'running'`, msOf(at), region, string(kind))
+		WHERE region = ? AND kind = ? AND status = 'running' AND category = ?`,
+		msOf(at), region, string(kind), category)
 	if err != nil {
-		return fmt.Errorf("abandon %s runs of %s: %w", kind, region, err)
+		return fmt.Errorf("abandon %s runs of %s: %w", kind, chartName(region, category), err)
 	}
 	return nil
 }

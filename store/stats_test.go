@@ -90,3 +90,41 @@ func TestVideoHistoryMergesChartsAndStats(t *testing.T) {
 		t.Error("an unknown video has a history")
 	}
 }
+
+func TestLastRunsByChart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	us := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("a", "A")))
+	music, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{us, music} {
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gaming, _ := db.StartChartRun(ctx, "US", "20", t0.Add(2*time.Minute))
+	flight := run(t, db, ingest.Trending, "US", t0.Add(3*time.Minute))
+	// The unfiltered chart's lease abandons its own runs only.
+	if err := db.AbandonRuns(ctx, "US", ingest.Trending, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	last, err := db.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 2 || last["US"].RunID != flight || last["US/10"].RunID != music || last["US/10"].Category != "10" {
+		t.Errorf("LastRuns = %+v, want US (the abandoned run %d) and US/10 (%d); US/20 still running", last, flight, music)
+	}
+	if n := count(t, db, `SELECT count(*) FROM runs WHERE id = ? AND status = 'running'`, gaming); n != 1 {
+		t.Error("abandoning the unfiltered chart's runs failed a category chart's run in flight")
+	}
+	if err := db.AbandonChartRuns(ctx, "US", "20", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if last, _ := db.LastRuns(ctx, ingest.Trending); last["US/20"].Status != ingest.StatusFailed {
+		t.Errorf("US/20 after AbandonChartRuns = %+v", last["US/20"])
+	}
+}

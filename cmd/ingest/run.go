@@ -29,6 +29,10 @@ type runFlags struct {
 	listen  string
 	strict  bool
 	keep    string // prune.go: "" keeps everything
+	// categories is --categories; cats what it names ("" first: the
+	// unfiltered chart), set by validate.
+	categories string
+	cats       []string
 	track   trackFlags
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
@@ -76,6 +80,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
 	f.track.bind(cmd)
+	bindCategories(cmd, &f.categories)
 	return cmd
 }
 
@@ -96,6 +101,9 @@ func (f *runFlags) validate() ([]string, error) {
 		if _, err := parseKeep(f.keep); err != nil {
 			return nil, usageErrorf("--keep: %v", err)
 		}
+	}
+	if f.cats, err = parseCategories(f.categories); err != nil {
+		return nil, err
 	}
 	return codes, nil
 }
@@ -124,9 +132,12 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain}
 	lim := &meteredLimiter{next: p.limiter, m: m}
 	for _, code := range codes {
-		runner.Passes = append(runner.Passes, &regions.Pass{Region: code, QuotaKey: p.quotaKey,
-			Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain,
-			Logger: s.logger.With(ingest.LogRegion, code)})
+		for _, cat := range f.cats {
+			pass := &regions.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
+				Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}
+			pass.Logger = s.logger.With(ingest.LogRegion, pass.Chart())
+			runner.Passes = append(runner.Passes, pass)
+		}
 	}
 	if f.listen != "" {
 		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every)
@@ -139,17 +150,17 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		runner.PassLevel = slog.LevelDebug
 		start := time.Now()
 		results := runner.Once(ctx)
-		logSummary(s.logger, results, len(codes), time.Since(start))
+		logSummary(s.logger, results, len(runner.Passes), time.Since(start))
 		if span, _ := f.track.span(); f.track.given && span > 0 {
 			trackOnce(ctx, s.logger, f.track.job(s, p, lim, drain))
 		}
 		if err := pruneAfter(ctx, s, p.db, f.keep); err != nil {
 			return runtimeError(err)
 		}
-		return onceExit(results, len(codes), s.endpoint)
+		return onceExit(results, len(runner.Passes), s.endpoint)
 	}
 	if span, _ := f.track.span(); span > 0 {
-		done := keepTracking(ctx, s, f.track.job(s, p, lim, drain), trackSchedule(f.track.every, len(codes)), drain)
+		done := keepTracking(ctx, s, f.track.job(s, p, lim, drain), trackSchedule(f.track.every, len(runner.Passes)), drain)
 		defer done()
 	}
 	return runDaemon(ctx, s, f, p, runner, m, codes, last)
@@ -157,8 +168,8 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 
 func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
-	for i, code := range codes {
-		m.schedules[code], _ = regions.Stagger(f.every, i, len(codes))
+	for i, pass := range runner.Passes {
+		m.schedules[pass.Chart()], _ = regions.Stagger(f.every, i, len(runner.Passes))
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, codes, time.Now()); err != nil {
 		return runtimeError(err)
@@ -167,7 +178,7 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	for code, r := range last {
 		starts[code] = r.Started
 	}
-	s.logger.Info("daemon started", "regions", len(codes), "every", f.every, "backend", p.limiter.Backend())
+	s.logger.Info("daemon started", "regions", len(codes), "charts", len(runner.Passes), "every", f.every, "backend", p.limiter.Backend())
 	if f.keep != "" {
 		done := keepPruning(ctx, s, p.db, f.keep, f.every)
 		defer done()
@@ -192,7 +203,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 		level = slog.LevelDebug
 	}
 	var over []string
-	for _, pl := range schedulePlan(s.costs, codes, f.every, last) {
+	for _, pl := range schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last) {
 		fits := pl.Units <= pl.Capacity
 		s.logger.Log(ctx, level, "plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
 			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
@@ -203,8 +214,8 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if len(over) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("the schedule (--every %s, %d regions) cannot fit the quota: %s; lengthen --every or drop regions",
-		f.every, len(codes), strings.Join(over, "; "))
+	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
+		f.every, len(codes)*len(f.cats), strings.Join(over, "; "))
 	if f.strict {
 		return usageErrorf("--strict: %s", msg)
 	}

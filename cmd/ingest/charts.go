@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+)
+
+// categoriesEnv is --categories' environment variable.
+const categoriesEnv = "INGEST_CATEGORIES"
+
+func bindCategories(cmd *cobra.Command, into *string) {
+	cmd.Flags().StringVar(into, "categories", "", "also fetch these categories' charts in every region: ids or names, comma-separated\n(music, gaming, film, movies, sports, news...); each is a pass of its own")
+	withEnv(cmd.Flags().Lookup("categories"), categoriesEnv)
+}
+
+// parseCategories reads --categories: the unfiltered chart ("") first,
+// then each category asked for once, by id.
+func parseCategories(s string) ([]string, error) {
+	out := []string{""}
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		id, err := ingest.CategoryID(part)
+		if err != nil {
+			return nil, usageErrorf("--categories: %v", err)
+		}
+		if !contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// chartNames names every chart of codes and categories, region by region,
+// as the passes are scheduled: US, US/10, GB, GB/10...
+func chartNames(codes, categories []string) []string {
+	var out []string
+	for _, code := range codes {
+		for _, c := range categories {
+			if c == "" {
+				out = append(out, code)
+			} else {
+				out = append(out, code+"/"+c)
+			}
+		}
+	}
+	return out
+}
