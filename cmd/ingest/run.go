@@ -33,7 +33,7 @@ type runFlags struct {
 	// unfiltered chart), set by validate.
 	categories string
 	cats       []string
-	track   trackFlags
+	track      trackFlags
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
 	everyGiven bool
