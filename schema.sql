@@ -145,7 +145,7 @@ CREATE TABLE runs (
 , category TEXT NOT NULL DEFAULT '');  -- the chart's videoCategoryId, '' the unfiltered chart (schema 6)
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (kind, started_ms);
-CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
+CREATE INDEX runs_running ON runs (region, kind, category) WHERE status = 'running';
 -- Retention finds the videos no chart has shown for a while by this.
 CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 

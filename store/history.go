@@ -49,19 +49,30 @@ func HistoryStep(first, last time.Time) time.Duration {
 	return time.Hour
 }
 
-// VideoHistory returns videoID's history; ok is false when the video is not
-// stored. It reads the video's own entries and stats by their indexes
-// (trending_entries_vid, video_stats' key), never a pass over the tables.
-func (db *DB) VideoHistory(ctx context.Context, videoID string) (h History, ok bool, err error) {
+// VideoHistory returns videoID's history since a time (the zero time: all
+// of it); ok is false when the video is not stored. It reads the video's own
+// entries and stats from since on by their indexes (trending_entries_vid,
+// video_stats' key), never a pass over the tables; its cost grows with the
+// video's own history in the range (a chart entry is one lookup), which is
+// why callers bound it.
+func (db *DB) VideoHistory(ctx context.Context, videoID string, since time.Time) (h History, ok bool, err error) {
 	h.Video, ok, err = db.Video(ctx, videoID)
 	if err != nil || !ok {
 		return h, ok, err
 	}
-	if h.Charts, err = db.presence(ctx, videoID); err != nil {
+	from := msOf(since)
+	if since.IsZero() {
+		from = 0
+	}
+	if h.Charts, err = db.presence(ctx, videoID, from); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
-	step := HistoryStep(h.Video.FirstSeen, h.Video.LastSeen)
-	if h.Views, err = db.counts(ctx, videoID, step); err != nil {
+	first := h.Video.FirstSeen
+	if since.After(first) {
+		first = since
+	}
+	step := HistoryStep(first, h.Video.LastSeen)
+	if h.Views, err = db.counts(ctx, videoID, from, step); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
 	return h, true, nil
@@ -69,11 +80,11 @@ func (db *DB) VideoHistory(ctx context.Context, videoID string) (h History, ok b
 
 // presence folds the video's chart entries, oldest first, into one line
 // per chart.
-func (db *DB) presence(ctx context.Context, videoID string) ([]ChartPresence, error) {
+func (db *DB) presence(ctx context.Context, videoID string, from int64) ([]ChartPresence, error) {
 	rows, err := db.r.QueryContext(ctx, `
 SELECT e.region, e.category, e.fetched_ms, e.rank
 FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
-WHERE v.id = ? ORDER BY e.fetched_ms`, videoID)
+WHERE v.id = ? AND e.fetched_ms >= ? ORDER BY e.fetched_ms`, videoID, from)
 	if err != nil {
 		return nil, err
 	}
@@ -103,18 +114,19 @@ WHERE v.id = ? ORDER BY e.fetched_ms`, videoID)
 
 // counts merges the counts of the video's chart entries and its tracked
 // stats, keeping the highest view count of each step.
-func (db *DB) counts(ctx context.Context, videoID string, step time.Duration) ([]CountPoint, error) {
+func (db *DB) counts(ctx context.Context, videoID string, from int64, step time.Duration) ([]CountPoint, error) {
 	rows, err := db.r.QueryContext(ctx, `
 WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
-  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.view_count IS NOT NULL
+  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3
+    AND e.view_count IS NOT NULL
   UNION ALL
   SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
-  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.view_count IS NOT NULL
+  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.view_count IS NOT NULL
 )
 SELECT at_ms, max(views), likes, comments FROM points
-GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds())
+GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds(), from)
 	if err != nil {
 		return nil, err
 	}

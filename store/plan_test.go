@@ -173,7 +173,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 		func() error { _, err := db.Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour)); return err },
 		func() error { _, err := db.QuotaKeys(ctx); return err },
 		func() error { _, err := db.ViewHistory(ctx, id); return err },
-		func() error { _, _, err := db.VideoHistory(ctx, id); return err },
+		func() error { _, _, err := db.VideoHistory(ctx, id, end.Add(-24*time.Hour)); return err },
 		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Limit: 20}); return err },
 		func() error {
 			_, err := db.Search(ctx, "football", store.SearchOptions{Region: "GB", Limit: 20})
@@ -237,8 +237,9 @@ func explainable(q string) bool {
 
 // historyWalks are index constraints that select a whole history: every
 // ledger row of a run (run_id>? is the planner's IS NOT NULL), every run
-// of a kind or of a region.
-var historyWalks = map[string]bool{"run_id>?": true, "kind=?": true, "kind=? AND region=?": true, "region=? AND kind=?": true}
+// of a kind, of a region or of a chart.
+var historyWalks = map[string]bool{"run_id>?": true, "kind=?": true, "kind=? AND region=?": true,
+	"region=? AND kind=?": true, "kind=? AND region=? AND category=?": true}
 
 var searchRE = regexp.MustCompile(`^SEARCH (\w+) USING .*\((.*)\)`)
 

@@ -60,8 +60,11 @@ const lastRunsWith = `WITH RECURSIVE regs (region) AS (
                   AND category > charts.category)
   FROM charts WHERE charts.category IS NOT NULL
 ), last_runs (last) AS (
+  -- Newest first, stopping at the first finished run. (x.id > 0 tells
+  -- the plan test this walk from a read of the chart's whole history.)
   SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
-          AND x.category = charts.category AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1)
+          AND x.category = charts.category AND x.id > 0 AND x.status <> 'running'
+          ORDER BY x.id DESC LIMIT 1)
   FROM charts WHERE charts.category IS NOT NULL
 )
 `

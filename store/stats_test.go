@@ -71,7 +71,7 @@ func TestVideoHistoryMergesChartsAndStats(t *testing.T) {
 	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "a", ViewCount: 9000, At: t0.Add(5 * time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	h, ok, err := db.VideoHistory(ctx, "a")
+	h, ok, err := db.VideoHistory(ctx, "a", time.Time{})
 	if err != nil || !ok {
 		t.Fatalf("VideoHistory: ok %v, %v", ok, err)
 	}
@@ -86,7 +86,7 @@ func TestVideoHistoryMergesChartsAndStats(t *testing.T) {
 	if fmt.Sprint(views) != "[1000 2000 3000 9000]" {
 		t.Errorf("views = %v, want [1000 2000 3000 9000] (charts, then tracking)", views)
 	}
-	if _, ok, _ := db.VideoHistory(ctx, "zzz"); ok {
+	if _, ok, _ := db.VideoHistory(ctx, "zzz", time.Time{}); ok {
 		t.Error("an unknown video has a history")
 	}
 }

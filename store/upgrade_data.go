@@ -24,7 +24,7 @@ DROP INDEX runs_last;
 const dataV6 = `
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (kind, started_ms);
-CREATE INDEX runs_running ON runs (region, kind) WHERE status = 'running';
+CREATE INDEX runs_running ON runs (region, kind, category) WHERE status = 'running';
 CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 CREATE TABLE video_stats (
   vid           INTEGER NOT NULL REFERENCES videos (vid),

@@ -17,6 +17,7 @@ import (
 type historyFlags struct {
 	json  bool
 	width int
+	since string
 }
 
 func newHistoryCmd(s *settings) *cobra.Command {
@@ -26,7 +27,9 @@ func newHistoryCmd(s *settings) *cobra.Command {
 		Short: "Show a video's ranks per chart and its views over time (costs no quota)",
 		Long: `history shows what the database knows of one video: each chart it was on
 (first and last seen, best and last rank, how many runs), and its view count
-over time, from the charts and from tracking, one point an hour at most (a
+over time, over the last --since (7 days unless told, as long as tracking follows a
+video by default: a video on eight
+charts all year has 70,000 entries, each a lookup), from the charts and from tracking, one point an hour at most (a
 minute for a video seen over less than two days, a second under two hours),
 as a sparkline. --json prints it all for scripts.`,
 		Example: `  ingest history dQw4w9WgXcQ
@@ -47,6 +50,7 @@ as a sparkline. --json prints it all for scripts.`,
 	})
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON: video, charts, views")
 	cmd.Flags().IntVar(&f.width, "width", 60, "the sparkline's width in characters (10-400)")
+	cmd.Flags().StringVar(&f.since, "since", "7d", "how far back: a span (30d, 36h), a date (YYYY-MM-DD or RFC 3339), or all")
 	return cmd
 }
 
@@ -54,12 +58,16 @@ func runHistory(ctx context.Context, out io.Writer, s *settings, f *historyFlags
 	if f.width < 10 || f.width > 400 {
 		return usageErrorf("--width: want 10 to 400, got %d", f.width)
 	}
+	since, err := historySince(f.since, time.Now())
+	if err != nil {
+		return usageErrorf("--since: %v", err)
+	}
 	db, err := openExisting(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	h, ok, err := db.VideoHistory(ctx, id)
+	h, ok, err := db.VideoHistory(ctx, id, since)
 	if err != nil {
 		return runtimeError(err)
 	}
@@ -71,6 +79,22 @@ func runHistory(ctx context.Context, out io.Writer, s *settings, f *historyFlags
 	}
 	printHistory(out, h, f.width)
 	return nil
+}
+
+// historySince reads --since: all (the zero time), a span back from now,
+// or a date.
+func historySince(s string, now time.Time) (time.Time, error) {
+	if s == "all" {
+		return time.Time{}, nil
+	}
+	if d, err := parseKeep(s); err == nil {
+		return now.Add(-d), nil
+	}
+	t, err := parseDay(s)
+	if err != nil {
+		return t, fmt.Errorf("want a span (30d), a date (2026-11-01) or all, got %q", s)
+	}
+	return t, nil
 }
 
 type historyJSON struct {
