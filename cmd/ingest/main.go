@@ -109,6 +109,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newSearchCmd(s), useDB),
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
+		uses(newServeCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
 		newVersionCmd(),
 		newProbeCmd(),
 	} {
