@@ -11,8 +11,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: ## download Go modules; make sure redis-server, systemd-analyze and promtool are installed
+deps: ## download Go modules; make sure redis-server, chromium, systemd-analyze and promtool are installed
 	@scripts/ensure-redis.sh
+	@scripts/ensure-chromium.sh
 	@scripts/ensure-tools.sh
 	@$(GO) mod download
 	@cd deploy && $(GO) mod download

@@ -18,7 +18,7 @@ const (
 	maxSearchLimit = 50
 	// searchWindow is how deep a search can page: the store ranks a
 	// window of hits and a cursor walks it.
-	searchWindow = 500
+	searchWindow  = 500
 	maxChartLimit = 200
 	maxRunsLimit  = 200
 	maxQueryLen   = 200
