@@ -4,11 +4,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // hostileTitle is fakeyt's US title made of markup (fakeyt/world.go): the
@@ -163,6 +168,67 @@ func saveShot(t *testing.T, dir, name string, png []byte) {
 	if out := os.Getenv("INGEST_SCREENSHOTS"); out != "" {
 		if err := os.WriteFile(filepath.Join(out, name), png, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// openAPI is what TestOpenAPIMatchesRoutes reads of docs/openapi.yaml.
+type openAPI struct {
+	Paths map[string]map[string]struct {
+		Responses map[string]any `yaml:"responses"`
+		Checks    []struct {
+			Request string `yaml:"request"`
+			Status  int    `yaml:"status"`
+			Token   *bool  `yaml:"token"`
+		} `yaml:"x-checks"`
+	} `yaml:"paths"`
+}
+
+// TestOpenAPIMatchesRoutes sends every request docs/openapi.yaml lists to
+// a real server: each route exists, answers every status the file
+// documents, and errors have the documented shape.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec openAPI
+	if err := yaml.Unmarshal(raw, &spec); err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	if len(spec.Paths) == 0 {
+		t.Fatal("docs/openapi.yaml: no paths")
+	}
+	d := startDashboard(t)
+	video := d.hostileID(t)
+	for path, ops := range spec.Paths {
+		route := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[a-z]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/?]+`) + `(\?|$)`)
+		for method, op := range ops {
+			covered := map[int]bool{}
+			for _, c := range op.Checks {
+				req := strings.ReplaceAll(c.Request, "{video}", url.PathEscape(video))
+				if !route.MatchString(req) {
+					t.Errorf("%s %s: x-check %s is not this route", method, path, c.Request)
+				}
+				code, body := d.get(t, req, c.Token == nil || *c.Token)
+				if code != c.Status {
+					t.Errorf("%s %s: got %d, the file says %d\n%s", method, path, code, c.Status, body)
+				}
+				if _, ok := op.Responses[strconv.Itoa(code)]; !ok {
+					t.Errorf("%s %s: answered %d, which the file does not document", method, path, code)
+				}
+				var e errorJSON
+				if code >= 400 && (json.Unmarshal(body, &e) != nil || e.Error.Status != code || e.Error.Code == "") {
+					t.Errorf("%s %s: error body is not the documented shape: %s", method, req, body)
+				}
+				covered[code] = true
+			}
+			for status := range op.Responses {
+				if n, _ := strconv.Atoi(status); !covered[n] {
+					t.Errorf("%s %s: documents %s but no x-check answers it", method, path, status)
+				}
+			}
 		}
 	}
 }
