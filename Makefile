@@ -33,7 +33,7 @@ test: deps ## run every test with -race against real redis-server and SQLite, an
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
 	@scripts/bench.sh
 
-demo: build ## run the main job against the fake upstream, then a search and a report
+demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh
 
 lint: ## go vet, gofmt, and the deploy/ files against their validators
