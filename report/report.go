@@ -108,7 +108,7 @@ type RegionUnits struct {
 // Region is a region's last run and next slot.
 type Region struct {
 	Code    string
-	Status  string
+	Status  ingest.RunStatus
 	LastRun time.Time
 	Pages   int
 	Videos  int

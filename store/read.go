@@ -46,7 +46,7 @@ type Chart struct {
 	Region   string
 	RunID    int64
 	At       time.Time // when the run started
-	Status   string
+	Status   ingest.RunStatus
 	PrevRun  int64 // 0: no earlier chart
 	PrevAt   time.Time
 	Entries  []ChartEntry
@@ -90,7 +90,7 @@ func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 		Scan(&started, &c.Status); err != nil {
 		return err
 	}
-	c.At, c.Complete = time.UnixMilli(started).UTC(), c.Status == string(ingest.StatusCompleted)
+	c.At, c.Complete = time.UnixMilli(started).UTC(), c.Status == ingest.StatusCompleted
 	return nil
 }
 

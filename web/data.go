@@ -162,7 +162,7 @@ func atText(at time.Time) string {
 }
 
 func chartJSON(c store.Chart) ChartJSON {
-	j := ChartJSON{Region: c.Region, RunID: c.RunID, At: stamp(c.At), Status: c.Status, Complete: c.Complete,
+	j := ChartJSON{Region: c.Region, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
 		PrevAt: stamp(c.PrevAt), Entries: []EntryJSON{}}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
@@ -363,7 +363,7 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 			out.NextCursor = &c
 			break
 		}
-		out.Runs = append(out.Runs, RunJSON{ID: run.RunID, Region: run.Region, Kind: string(run.Kind), Status: run.Status,
+		out.Runs = append(out.Runs, RunJSON{ID: run.RunID, Region: run.Region, Kind: string(run.Kind), Status: string(run.Status),
 			Started: stamp(run.Started), Finished: stamp(run.Finished), Pages: run.Pages, Videos: run.Videos,
 			Message: run.Message, RetryAt: stamp(run.RetryAt)})
 	}

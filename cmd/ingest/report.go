@@ -203,3 +203,7 @@ func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last
 func poolUnits(m map[string]int64) string { return report.PoolUnits(m) }
 
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
+
+// stateReader is what the report, the metrics and the checks read of a
+// limiter.
+type stateReader = report.StateReader
