@@ -232,3 +232,22 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunListenServesTheDashboard: `ingest run --listen` serves the API and
+// the dashboard beside /metrics and /healthz, from the daemon's database.
+func TestRunListenServesTheDashboard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	addr := closedAddr(t)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
+	d := &dashboard{h: h, base: "http://" + addr, proc: p}
+	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
+		t.Fatalf("run --listen %s never answered\n%s", addr, p.out)
+	}
+	for _, path := range []string{"/metrics", "/api/v1/charts/US", "/api/v1/quota", "/", "/charts/US", "/static/style.css"} {
+		if code, body := d.get(t, path, false); code != 200 {
+			t.Errorf("run --listen %s: got %d\n%.300s", path, code, body)
+		}
+	}
+}
