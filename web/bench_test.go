@@ -99,8 +99,17 @@ var (
 	yearEnd  = time.Now().UTC().Truncate(time.Hour)
 )
 
-// yearDB builds the database once per bench run, in a temp dir removed by
-// the process's end. INGEST_BENCH_DAYS (default 365) and
+// TestMain removes the bench's database when the run ends.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if yearPath != "" {
+		os.RemoveAll(filepath.Dir(yearPath))
+	}
+	os.Exit(code)
+}
+
+// yearDB builds the database once per bench run, in a temp dir TestMain
+// removes. INGEST_BENCH_DAYS (default 365) and
 // INGEST_BENCH_CHART (videos a chart, default 200) size it.
 func yearDB(b *testing.B) (*store.DB, int) {
 	days, chart := envInt("INGEST_BENCH_DAYS", 365), envInt("INGEST_BENCH_CHART", 200)
