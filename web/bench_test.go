@@ -96,13 +96,14 @@ var (
 	yearOnce sync.Once
 	yearPath string
 	yearErr  error
+	kept     bool // INGEST_BENCH_DB: not ours to build or remove
 	yearEnd  = time.Now().UTC().Truncate(time.Hour)
 )
 
 // TestMain removes the bench's database when the run ends.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if yearPath != "" {
+	if yearPath != "" && !kept {
 		os.RemoveAll(filepath.Dir(yearPath))
 	}
 	os.Exit(code)
@@ -110,10 +111,18 @@ func TestMain(m *testing.M) {
 
 // yearDB builds the database once per bench run, in a temp dir TestMain
 // removes. INGEST_BENCH_DAYS (default 365) and
-// INGEST_BENCH_CHART (videos a chart, default 200) size it.
+// INGEST_BENCH_CHART (videos a chart, default 200) size it;
+// INGEST_BENCH_DB names a database built before instead (kept), whose
+// data must end at the current hour, as buildYear's does.
 func yearDB(b *testing.B) (*store.DB, int) {
 	days, chart := envInt("INGEST_BENCH_DAYS", 365), envInt("INGEST_BENCH_CHART", 200)
+	if p := os.Getenv("INGEST_BENCH_DB"); p != "" {
+		yearPath, kept = p, true // built before, by this bench or another generator
+	}
 	yearOnce.Do(func() {
+		if kept {
+			return
+		}
 		dir, err := os.MkdirTemp("", "ingest-web-bench-")
 		if err != nil {
 			yearErr = err
