@@ -49,8 +49,11 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 		return res, err
 	}
 	offset, err := decodeCursor(r, "search")
-	if err != nil || offset >= searchWindow {
-		return res, errors.Join(err, badParam("cursor", "searches page at most %d hits deep", searchWindow))
+	if err != nil {
+		return res, err
+	}
+	if offset >= searchWindow {
+		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
 	}
 	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1)
 	if err != nil {
