@@ -221,14 +221,14 @@ ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 }
 
 // DailyUnits returns, per pool, the units quotaKey's ledger holds for each
-// of the days UTC from since on, oldest first; given-back calls left out.
+// of days days UTC from since's, oldest first; given-back calls left out.
 func (db *DB) DailyUnits(ctx context.Context, quotaKey string, since time.Time, days int) (map[string][]int64, error) {
 	start := since.UTC().Truncate(24 * time.Hour)
 	rows, err := db.r.QueryContext(ctx, `
 SELECT pool, (at_ms - ?2) / 86400000 AS day, sum(units) FROM ledger
-WHERE quota_key = ?1 AND at_ms >= ?2
+WHERE quota_key = ?1 AND at_ms >= ?2 AND at_ms < ?3
   AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
-GROUP BY pool, day`, quotaKey, start.UnixMilli())
+GROUP BY pool, day`, quotaKey, start.UnixMilli(), start.AddDate(0, 0, days).UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("daily units of %s: %w", quotaKey, err)
 	}

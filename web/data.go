@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest/report"
@@ -304,7 +305,7 @@ func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
 	}
 	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
 	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
-	daily, err := s.cfg.DB.DailyUnits(ctx, s.cfg.QuotaKey, start, usageDays)
+	daily, err := s.daily.units(ctx, s.cfg.DB, s.cfg.QuotaKey, start)
 	if err != nil {
 		return QuotaJSON{}, err
 	}
@@ -371,4 +372,56 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 			Message: run.Message, RetryAt: stamp(run.RetryAt)})
 	}
 	return out, nil
+}
+
+// dailyCache keeps the units of the days before today: they are most of a
+// 30-day chart's reading (a month of ledger) and do not change once the
+// day is over, but for a late write, which dailyTTL bounds. Today's units
+// are read on every request.
+type dailyCache struct {
+	mu     sync.Mutex
+	key    string
+	at     time.Time
+	cached map[string][]int64
+}
+
+const dailyTTL = 10 * time.Minute
+
+// units returns usageDays of daily units from start, the last one today.
+func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+	past, err := c.past(ctx, db, quotaKey, start)
+	if err != nil {
+		return nil, err
+	}
+	today, err := db.DailyUnits(ctx, quotaKey, start.AddDate(0, 0, usageDays-1), 1)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int64{}
+	for pool, u := range past {
+		out[pool] = append(make([]int64, 0, usageDays), u...)
+		out[pool] = append(out[pool], 0)
+	}
+	for pool, u := range today {
+		if out[pool] == nil {
+			out[pool] = make([]int64, usageDays)
+		}
+		out[pool][usageDays-1] = u[0]
+	}
+	return out, nil
+}
+
+func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := quotaKey + "@" + start.Format(time.DateOnly)
+	if c.key == key && time.Since(c.at) < dailyTTL {
+		return c.cached, nil
+	}
+	u, err := db.DailyUnits(ctx, quotaKey, start, usageDays-1)
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.at, c.cached = key, time.Now(), u
+	return u, nil
 }

@@ -43,6 +43,7 @@ type Server struct {
 	cfg   Config
 	pages *pages
 	mux   *http.ServeMux
+	daily dailyCache
 }
 
 // New returns the handler of the API and the dashboard.

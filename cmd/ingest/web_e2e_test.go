@@ -132,6 +132,38 @@ func TestServeAPI(t *testing.T) {
 		chart.Entries[0].PrevRank == nil || len(chart.Entries[0].ViewTrend) != 2 {
 		t.Errorf("US chart after two runs: want a previous run, ranks and two-point trends, got %s", body)
 	}
+	var quota struct {
+		Hourly []struct {
+			Pool  string
+			Units []int64
+		}
+		Daily []struct {
+			Pool  string
+			Units []int64
+		}
+	}
+	_, body = d.get(t, "/api/v1/quota", true)
+	if err := json.Unmarshal(body, &quota); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(pool string, rows []struct {
+		Pool  string
+		Units []int64
+	}) (n int64) {
+		for _, r := range rows {
+			for _, u := range r.Units {
+				if r.Pool == pool {
+					n += u
+				}
+			}
+		}
+		return n
+	}
+	// Every call of this test was made in the last minutes: the 24-hour
+	// and the 30-day charts must both hold all of them.
+	if h, dd := sum("default", quota.Hourly), sum("default", quota.Daily); h == 0 || h != dd {
+		t.Errorf("quota: default pool's units %d by hour, %d by day; want the same, not zero", h, dd)
+	}
 	for _, path := range []string{"/api/v1/quota", "/", "/api/v1/runs"} {
 		req, _ := http.NewRequest("GET", d.base+path, nil)
 		req.AddCookie(&http.Cookie{Name: "ingest_ui_token", Value: uiToken})
