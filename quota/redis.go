@@ -24,10 +24,7 @@ var windowLua string
 //go:embed lease.lua
 var leaseLua string
 
-var (
-	windowScript = redis.NewScript(windowLua)
-	leaseScript  = redis.NewScript(leaseLua)
-)
+var leaseScript = redis.NewScript(leaseLua)
 
 // keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
@@ -41,6 +38,7 @@ type Redis struct {
 	fail   *failPolicy
 	ops    map[string]*spendCall // Take's charges and keys, built once
 	all    []string              // every pool's keys, clock first
+	fn     functions             // whether window.lua is loaded as a function
 
 	recallMu sync.Mutex // one refill at a time
 	mu       sync.Mutex
@@ -173,7 +171,9 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 	return r.spend(ctx, op, sc)
 }
 
-// script runs window.lua bounded by the limiter timeout (at least min).
+// script runs window.lua bounded by the limiter timeout (at least min):
+// as a function (fcall), but for state, which runs read-only through
+// EVALSHA_RO so that a read-only user may report.
 func (r *Redis) script(ctx context.Context, min time.Duration, keys []string, mode string, args ...any) *redis.Cmd {
 	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, min))
 	defer cancel()
@@ -181,7 +181,7 @@ func (r *Redis) script(ctx context.Context, min time.Duration, keys []string, mo
 	if mode == "state" {
 		return windowScript.RunRO(ctx, r.client, keys, all...)
 	}
-	return windowScript.Run(ctx, r.client, keys, all...)
+	return r.fcall(ctx, keys, all)
 }
 
 func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Decision, error) {

@@ -49,9 +49,12 @@
 --   apply   ttl, then per pool: conf -> 1
 --   heartbeat  worker, ttl, register(0/1) -> {now, seq, epoch, worker, ms, ...}
 
-local mode = ARGV[1]
-local margin = tonumber(ARGV[2])
-local offset = tonumber(ARGV[3]) -- 0 but in tests, which move the clock
+-- The file is a library: it only defines functions, and main runs one
+-- call. Go loads it once as a Redis Function (FUNCTION LOAD, then FCALL),
+-- so that none of this is rebuilt per call; or, where functions are not to
+-- be had, wraps it for EVALSHA. KEYS and ARGV are the call's, set by main.
+local KEYS, ARGV
+local mode, margin, offset -- offset: 0 but in tests, which move the clock
 local NPK = 5 -- keys per pool
 
 local function time_ms()
@@ -312,10 +315,6 @@ local function spend()
   return out
 end
 
--- Spend is decided before the other modes' functions are even defined:
--- Redis runs this whole chunk on every call, and each local function costs
--- a closure.
-if mode == 'spend' then return spend() end
 
 -- state reports without writing: the account is advanced in memory only.
 local function state()
@@ -615,14 +614,16 @@ local function heartbeat()
   return out
 end
 
-if mode == 'state' then return state() end
-if mode == 'block' then return block() end
-if mode == 'refill' then return refill() end
-if mode == 'adopt' then return adopt() end
-if mode == 'lost' then return lost() end
-if mode == 'release' then return release() end
-if mode == 'refund' then return refund() end
-if mode == 'conf' then return conf() end
-if mode == 'apply' then return apply() end
-if mode == 'heartbeat' then return heartbeat() end
-return redis.error_reply('window.lua: unknown mode ' .. tostring(mode))
+local modes = {
+  spend = spend, state = state, block = block, refill = refill, adopt = adopt, lost = lost,
+  release = release, refund = refund, conf = conf, apply = apply, heartbeat = heartbeat,
+}
+
+-- main runs one call: ARGV[1] names the mode.
+local function main(keys, args)
+  KEYS, ARGV = keys, args
+  mode, margin, offset = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+  local f = modes[mode]
+  if not f then return redis.error_reply('window.lua: unknown mode ' .. tostring(mode)) end
+  return f()
+end
