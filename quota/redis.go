@@ -39,6 +39,7 @@ type Redis struct {
 	ops    map[string]*spendCall // Take's charges and keys, built once
 	all    []string              // every pool's keys, clock first
 	fn     functions             // whether window.lua is loaded as a function
+	days   dayArgs               // each pool's day starts, as spend sends them
 
 	recallMu sync.Mutex // one refill at a time
 	mu       sync.Mutex
@@ -104,6 +105,7 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		fail:   newFailPolicy(opts.Logger, opts.Costs),
 		ops:    map[string]*spendCall{},
+		days:   newDayArgs(opts.Costs),
 	}
 	var names []string
 	for _, p := range opts.Costs.Pools {
@@ -219,7 +221,7 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 }
 
 // spendArgs: epoch, known seq, worker, register, worker ms, guard, then per
-// pool units, capacity, window, conf and four day starts.
+// pool units, conf (which holds capacity and window) and its day starts.
 // It says whether this call registers the worker (every Beat, once admitted).
 func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
 	real, now := time.Now(), r.opts.Now()
@@ -229,11 +231,10 @@ func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
 		reg = "1"
 	}
 	r.mu.Unlock()
-	args := make([]any, 0, 6+8*len(sc.cs))
+	args := make([]any, 0, 6+3*len(sc.cs))
 	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds())
 	for i, c := range sc.cs {
-		d := days(c.pool, now)
-		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds(), sc.confs[i], d[0], d[1], d[2], d[3])
+		args = append(args, c.units, sc.confs[i], r.days.get(c.pool, now))
 	}
 	return args, reg == "1"
 }
@@ -554,8 +555,7 @@ func (r *Redis) Status(ctx context.Context) (Status, error) {
 	now := r.opts.Now()
 	var args []any
 	for _, p := range r.opts.Costs.Pools {
-		d := days(p, now)
-		args = append(args, dearest(r.opts.Costs, p.Name), p.Capacity(), p.Window.Milliseconds(), poolConf(p), d[0], d[1], d[2], d[3])
+		args = append(args, dearest(r.opts.Costs, p.Name), poolConf(p), makeDayArg(p, now).s)
 	}
 	res, err := r.script(ctx, 0, r.all, "state", args...).Slice()
 	if err != nil {

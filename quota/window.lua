@@ -71,10 +71,28 @@ local function pool_keys(i)
   return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
 end
 
-local function parse_clock(v)
+-- memo keeps what was parsed from the values this library last read or
+-- wrote, per key or per argument string: a decision then reads a value it
+-- has seen (Lua strings are interned: comparing them is one pointer) without
+-- parsing it again. It only ever saves work: a value that differs in any
+-- way is parsed afresh. Under EVAL it lives for one call.
+local memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0}
+
+local function remember(kind, k, v)
+  memo.n = memo.n + 1
+  if memo.n > 10000 then memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0} end
+  memo[kind][k] = v
+  return v
+end
+
+local function parse_clock(v, key)
   if not v then return nil end
+  local m = key and memo.clock[key]
+  if m and m.s == v then return m.last, m.seq, m.epoch, m.wait end
   local last, seq, epoch, wait = string.match(v, '^(%d+)%-(%d+):?(%w*):?(%d*)$')
-  return tonumber(last), tonumber(seq), epoch, tonumber(wait) or 0
+  last, seq, wait = tonumber(last), tonumber(seq), tonumber(wait) or 0
+  if key then remember('clock', key, {s = v, last = last, seq = seq, epoch = epoch, wait = wait}) end
+  return last, seq, epoch, wait
 end
 
 -- clock_value: the clock carries the recovery's wait too, so that no single
@@ -83,19 +101,56 @@ local function clock_value(ms, seq, epoch, wait)
   return string.format('%d-%d:%s:%d', ms, seq, epoch, wait or 0)
 end
 
-local function parse_total(v)
-  local t = {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
-  if not v then return t end
+-- set_clock writes the clock and remembers what it wrote.
+local function set_clock(ms, seq, epoch, wait, px)
+  local v = clock_value(ms, seq, epoch, wait)
+  redis.call('SET', KEYS[1], v, 'PX', px)
+  remember('clock', KEYS[1], {s = v, last = ms, seq = seq, epoch = epoch, wait = wait or 0})
+end
+
+local function copy_total(m)
+  return {cum = m.cum, wbase = m.wbase, wh = m.wh, dbase = m.dbase, ds = m.ds, head = m.head,
+    touched = m.touched, fT = m.fT, fAt = m.fAt, present = true}
+end
+
+-- parse_total reads a pool's account; key (optional) lets it remember.
+local function parse_total(v, key)
+  if not v then
+    return {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
+  end
+  local m = key and memo.total[key]
+  if m and m.s == v then return copy_total(m) end
   local a = {}
   for x in string.gmatch(v, '[^:]+') do a[#a + 1] = tonumber(x) end
-  t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt =
-    a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]
-  t.present = true
+  local t = {cum = a[1], wbase = a[2], wh = a[3], dbase = a[4], ds = a[5], head = a[6],
+    touched = a[7], fT = a[8], fAt = a[9], present = true}
+  if key then
+    local c = copy_total(t)
+    c.s = v
+    remember('total', key, c)
+  end
   return t
 end
 
 local function total_value(t)
   return string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d', t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt)
+end
+
+-- pool_conf reads "limit:reserve:window:day" into capacity and window.
+local function pool_conf(s)
+  local c = memo.conf[s]
+  if c then return c end
+  local limit, reserve, window = string.match(s, '^(%d+):(%d+):(%d+):')
+  return remember('conf', s, {capacity = tonumber(limit) - tonumber(reserve), window = tonumber(window)})
+end
+
+-- day_starts reads "d1,d2,d3,d4" (or "0": no day).
+local function day_starts(s)
+  local d = memo.days[s]
+  if d then return d end
+  local a, b, c, e = string.match(s, '^(%d+),(%d+),(%d+),(%d+)$')
+  if not a then return remember('days', s, {0, 0, 0, 0}) end
+  return remember('days', s, {tonumber(a), tonumber(b), tonumber(c), tonumber(e)})
 end
 
 -- now reads TIME, never behind the last decision. A reading more than guard
@@ -203,30 +258,32 @@ local function save(p, now, ttl)
     redis.call('PEXPIRE', p.conf, ttl)
     t.touched = now
   end
-  redis.call('SET', p.total, total_value(t), 'PX', ttl)
+  local v = total_value(t)
+  redis.call('SET', p.total, v, 'PX', ttl)
+  local c = copy_total(t)
+  c.s = v
+  remember('total', p.total, c)
 end
 
--- pools reads the per-pool arguments (stride per pool) and keys, with one
--- MGET for the clock and every pool's total, block, conf and wait.
-local function load(first, stride, with_conf)
-  local npools = math.floor((#ARGV - first + 1) / stride)
+-- load reads the per-pool arguments (units, conf, day starts from first
+-- on) and keys, with one MGET for the clock and every pool's total, block,
+-- conf and wait. Capacity and window come from the conf the caller sends.
+local function load(first)
+  local npools = math.floor((#ARGV - first + 1) / 3)
   local mget = {KEYS[1]}
   local pools = {}
   for i = 1, npools do
-    local p = {}
-    p.log, p.total, p.block, p.conf, p.wait = pool_keys(i)
-    local a = first + (i - 1) * stride
-    p.units, p.capacity, p.window = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-    p.want = ARGV[a + 3]
-    p.days = {tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])}
-    table.insert(mget, p.total); table.insert(mget, p.block)
-    table.insert(mget, p.conf); table.insert(mget, p.wait)
-    pools[i] = p
+    local k, a = 3 + (i - 1) * NPK, first + (i - 1) * 3
+    local c = pool_conf(ARGV[a + 1])
+    pools[i] = {log = KEYS[k + 1], total = KEYS[k + 2], block = KEYS[k + 3], conf = KEYS[k + 4], wait = KEYS[k + 5],
+      units = tonumber(ARGV[a]), want = ARGV[a + 1], capacity = c.capacity, window = c.window,
+      days = day_starts(ARGV[a + 2])}
+    mget[4 * i - 2], mget[4 * i - 1], mget[4 * i], mget[4 * i + 1] = KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   end
   local vals = redis.call('MGET', unpack(mget))
   for i, p in ipairs(pools) do
     local b = 1 + (i - 1) * 4
-    p.t = parse_total(vals[b + 1])
+    p.t = parse_total(vals[b + 1], p.total)
     p.blocked = tonumber(vals[b + 2] or '0')
     p.stored = vals[b + 3]
     p.waiting = tonumber(vals[b + 4] or '0')
@@ -257,8 +314,8 @@ end
 local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
   local worker_ms, guard = tonumber(ARGV[8]), tonumber(ARGV[9])
-  local clock, pools = load(10, 8)
-  local last, seq, epoch, wait = parse_clock(clock)
+  local clock, pools = load(10)
+  local last, seq, epoch, wait = parse_clock(clock, KEYS[1])
   if not clock then return {-1, '', 0} end
   if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
   if seq < known_seq then return {-3, seq} end
@@ -305,7 +362,7 @@ local function spend()
     if p.dirty then save(p, now, p.ttl) end
   end
   if allowed == 1 then
-    redis.call('SET', KEYS[1], clock_value(now, seq, epoch, wait), 'PX', longest)
+    set_clock(now, seq, epoch, wait, longest)
   end
   local out = {allowed, now, seq, retry, suspect}
   for _, p in ipairs(pools) do
@@ -318,7 +375,7 @@ end
 
 -- state reports without writing: the account is advanced in memory only.
 local function state()
-  local clock, pools = load(4, 8)
+  local clock, pools = load(4)
   local last, seq, epoch, wait = parse_clock(clock)
   local now = math.max(time_ms(), last or 0)
   local out = {now, seq or 0, epoch or '', redis.call('HGET', KEYS[3], 'need') or '', ''}

@@ -22,7 +22,8 @@ cp -r "$root/quota/." "$repo/quota/"                 # with uncommitted test fil
 # name@file@sed script
 mutations=(
   "log-expiry-set-once@quota/window.lua@s/if now - t.touched >= margin \/ 2 or p.newlog then/if p.newlog then/"
-  "first-pool-window-for-all@quota/window.lua@s/tonumber(ARGV\[a + 1\]), tonumber(ARGV\[a + 2\])\$/tonumber(ARGV[a + 1]), tonumber(ARGV[first + 2])/"
+  "first-pool-window-for-all@quota/window.lua@s/capacity = c.capacity, window = c.window,/capacity = c.capacity, window = pool_conf(ARGV[first + 1]).window,/"
+  "memo-ignores-the-value@quota/window.lua@s/if m and m.s == v then return copy_total(m) end/if m then return copy_total(m) end/"
   "free-at-oldest-plus-window@quota/window.lua@s/if sum >= target then/if true then/"
   "no-day-check@quota/window.lua@s/local day_full = p.ds > 0 and p.used_day + p.units > p.capacity/local day_full = false/"
   "no-wait-check@quota/window.lua@s/if p.blocked > 0 or p.waiting > 0 or day_full/if p.blocked > 0 or day_full/"
