@@ -73,6 +73,10 @@ type Options struct {
 	// ClockOffset is added to the Redis server's TIME inside the script:
 	// zero but in tests, which move the limiter's clock with it.
 	ClockOffset time.Duration
+	// Unknowns keeps the Redis limiter's decisions of unknown outcome (a
+	// timeout after the request went out) until they are reconciled; nil
+	// keeps them in memory.
+	Unknowns UnknownLedger
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -268,7 +268,7 @@ end
 -- load reads the per-pool arguments (units, conf, day starts from first
 -- on) and keys, with one MGET for the clock and every pool's total, block,
 -- conf and wait. Capacity and window come from the conf the caller sends.
-local function load(first)
+local function load(first, fence)
   local npools = math.floor((#ARGV - first + 1) / 3)
   local mget = {KEYS[1]}
   local pools = {}
@@ -280,6 +280,7 @@ local function load(first)
       days = day_starts(ARGV[a + 2])}
     mget[4 * i - 2], mget[4 * i - 1], mget[4 * i], mget[4 * i + 1] = KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   end
+  if fence then mget[#mget + 1] = fence end
   local vals = redis.call('MGET', unpack(mget))
   for i, p in ipairs(pools) do
     local b = 1 + (i - 1) * 4
@@ -289,7 +290,28 @@ local function load(first)
     p.waiting = tonumber(vals[b + 4] or '0')
     p.ttl = math.max(p.window, 90000000) + margin -- a day of 25 hours, and more
   end
-  return vals[1], pools
+  return vals[1], pools, fence and vals[#mget]
+end
+
+-- Receipts: each spend carries the worker's token for it (a counter of
+-- the limiter instance), and an admission writes "token id" into the
+-- instance's ring of RING slots (slot token % RING, RW bytes each), so that
+-- a worker that gave up waiting for an answer can learn later what became
+-- of its call. The fence lists the tokens the worker gave up on and has
+-- reconciled: a spend that reaches Redis after that is refused, so the
+-- answer the reconciliation gave stays true.
+local RING, RW = 64, 40
+
+local function fenced(fence, token)
+  return fence and string.find(',' .. fence .. ',', ',' .. token .. ',', 1, true) ~= nil
+end
+
+local function receipt(ring, token, id, ttl)
+  local n = redis.call('SETRANGE', ring, (token % RING) * RW, string.format('%12d%28s', token, id))
+  if n < RING * RW then -- a new ring: full size at once, and an expiry
+    redis.call('SETRANGE', ring, RING * RW - 1, ' ')
+    redis.call('PEXPIRE', ring, ttl)
+  end
 end
 
 -- settle brings every pool to now and says whether any lost data; it fills
@@ -313,12 +335,14 @@ end
 
 local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-  local worker_ms, guard = tonumber(ARGV[8]), tonumber(ARGV[9])
-  local clock, pools = load(10)
+  local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+  local ring = KEYS[#KEYS - 1]
+  local clock, pools, fence = load(11, KEYS[#KEYS])
   local last, seq, epoch, wait = parse_clock(clock, KEYS[1])
   if not clock then return {-1, '', 0} end
   if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
   if seq < known_seq then return {-3, seq} end
+  if fenced(fence, token) then return {-5, seq} end
   for i, p in ipairs(pools) do
     if p.stored and p.stored ~= p.want then return {-2, i, p.stored} end
   end
@@ -363,6 +387,7 @@ local function spend()
   end
   if allowed == 1 then
     set_clock(now, seq, epoch, wait, longest)
+    receipt(ring, token, string.format('%d-%d', now, seq), longest)
   end
   local out = {allowed, now, seq, retry, suspect}
   for _, p in ipairs(pools) do
@@ -624,6 +649,36 @@ local function refund()
   return n
 end
 
+-- reconcile answers, for each token a worker gave up on, the id Redis
+-- admitted it under, '' when it was never admitted, or '?' when the ring
+-- has since been written over by later calls and cannot tell. The tokens
+-- join the fence first, in the same atomic step: a spend that is still on
+-- its way is refused when it arrives, so '' stays true.
+-- KEYS: ring, fence; ARGV[4] the fence's ttl, then the tokens.
+local function reconcile()
+  local ring, fence, ttl = KEYS[1], KEYS[2], tonumber(ARGV[4])
+  local cur = redis.call('GET', fence)
+  local list = {}
+  if cur then list[1] = cur end
+  local out = {}
+  for j = 5, #ARGV do
+    local token = tonumber(ARGV[j])
+    if not fenced(cur, token) then list[#list + 1] = ARGV[j] end
+    local r = redis.call('GETRANGE', ring, (token % RING) * RW, (token % RING) * RW + RW - 1)
+    local have, id = string.match(r, '^%s*(%d+)%s+(%S+)$')
+    have = tonumber(have)
+    if have == token then
+      out[#out + 1] = id
+    elseif have and have > token then
+      out[#out + 1] = '?'
+    else
+      out[#out + 1] = ''
+    end
+  end
+  redis.call('SET', fence, table.concat(list, ','), 'PX', ttl)
+  return out
+end
+
 local function release()
   end_wait()
   return 1
@@ -674,6 +729,7 @@ end
 local modes = {
   spend = spend, state = state, block = block, refill = refill, adopt = adopt, lost = lost,
   release = release, refund = refund, conf = conf, apply = apply, heartbeat = heartbeat,
+  reconcile = reconcile,
 }
 
 -- main runs one call: ARGV[1] names the mode.
