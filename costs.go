@@ -137,6 +137,31 @@ func (c *Costs) Op(op string) ([]Charge, error) {
 	return ch, nil
 }
 
+// DefaultPool is the pool that stands for the project's whole daily quota
+// (the upstream's 10,000 units); the per-method buckets are pools of their
+// own.
+const DefaultPool = "default"
+
+// BlockedPools is which pools an exhausted upstream quota blocks: the pools
+// other than default that the operation draws from when a per-method
+// bucket is spent, else the default pool.
+func (c *Costs) BlockedPools(e *QuotaExhaustedError) []string {
+	if !e.PerMethod {
+		return []string{DefaultPool}
+	}
+	charges, _ := c.Op(e.Op)
+	var pools []string
+	for _, ch := range charges {
+		if ch.Pool != DefaultPool {
+			pools = append(pools, ch.Pool)
+		}
+	}
+	if len(pools) == 0 {
+		return []string{DefaultPool}
+	}
+	return pools
+}
+
 // MaxCost is the dearest charge of op in any pool.
 func MaxCost(charges []Charge) int64 {
 	var m int64

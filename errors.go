@@ -19,7 +19,7 @@ var (
 	// ErrQuotaExhausted: the upstream says its daily quota is spent.
 	ErrQuotaExhausted = errors.New("upstream quota exhausted")
 	// ErrUnavailable: the shared limiter (or its lease) cannot be reached.
-	ErrUnavailable = errors.New("quota limiter unavailable")
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // QuotaExhaustedError says which quota the upstream reported spent and when

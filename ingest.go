@@ -66,22 +66,32 @@ type Category struct {
 	Title  string
 }
 
-// Run statuses, as stored and as `ingest report` prints them.
+// RunStatus is how a run stands or ended, as stored and as `ingest report`
+// prints it.
+type RunStatus string
+
+// The run statuses.
 const (
-	StatusRunning   = "running"
-	StatusCompleted = "completed"
-	StatusStopped   = "stopped" // the quota said no (or --max-units)
-	// StatusInterrupted: a signal stopped the pass between pages.
-	StatusInterrupted = "interrupted"
+	StatusRunning   RunStatus = "running"
+	StatusCompleted RunStatus = "completed"
+	// StatusStopped: the quota said no (or a backfill's --max-units).
+	StatusStopped RunStatus = "stopped"
+	// StatusInterrupted: a signal stopped the run between pages.
+	StatusInterrupted RunStatus = "interrupted"
 	// StatusSkipped: the upstream has no such chart for the region.
-	StatusSkipped = "skipped"
-	StatusFailed  = "failed"
-	StatusNever   = "never"
+	StatusSkipped RunStatus = "skipped"
+	StatusFailed  RunStatus = "failed"
+	// StatusNever: a region with no run yet (reports only).
+	StatusNever RunStatus = "never"
 )
+
+// Ended lists the statuses a finished run can have, in the order reports
+// count them.
+var Ended = []RunStatus{StatusCompleted, StatusStopped, StatusInterrupted, StatusSkipped, StatusFailed}
 
 // RunEnd is how a run ended, as the store records it.
 type RunEnd struct {
-	Status  string // StatusCompleted, StatusStopped, StatusInterrupted, StatusSkipped or StatusFailed
+	Status  RunStatus // one of Ended
 	Message string
 	At      time.Time
 	// RetryAt is, for a stopped run, when the quota has room again.

@@ -43,37 +43,6 @@ func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageTok
 	return page, nil
 }
 
-// TrendingPages follows region's chart from its first page to its last,
-// calling fn with each page (numbered from 1). An invalid page token
-// restarts the chart once; a chart longer than MaxPages, or a token that
-// repeats, is an error.
-func (c *Client) TrendingPages(ctx context.Context, gate ingest.Gate, region string, fn func(ingest.Page) error) error {
-	token, restarted, seen := "", false, map[string]bool{}
-	for n := 1; n <= c.maxPages; n++ {
-		page, err := c.Trending(ctx, gate, region, token)
-		if errors.Is(err, ingest.ErrInvalidPageToken) && !restarted {
-			c.log.Warn("invalid page token; restarting the chart once", "region", region, "page", n)
-			token, restarted, n, seen = "", true, 0, map[string]bool{}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		page.Number = n
-		if err := fn(page); err != nil {
-			return err
-		}
-		if token = page.NextToken; token == "" {
-			return nil
-		}
-		if seen[token] {
-			return fmt.Errorf("fetch %s: the upstream repeated page token at page %d", region, n)
-		}
-		seen[token] = true
-	}
-	return fmt.Errorf("fetch %s: chart longer than %d pages", region, c.maxPages)
-}
-
 // Categories fetches the video categories videoCategories.list names for
 // region.
 func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error) {

@@ -50,10 +50,7 @@ type Options struct {
 	// Backoff is the base wait before a retry (default 500ms); it doubles
 	// with every attempt, jittered, capped at 30s.
 	Backoff time.Duration
-	// MaxPages bounds TrendingPages (default 20), in case the upstream
-	// never ends a chart.
-	MaxPages int
-	Logger   *slog.Logger
+	Logger  *slog.Logger
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -62,7 +59,6 @@ type Client struct {
 	key         string
 	maxAttempts int
 	backoff     time.Duration
-	maxPages    int
 	log         *slog.Logger
 	now         func() time.Time
 }
@@ -73,7 +69,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("fetch: YOUTUBE_API_KEY is empty")
 	}
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
-		maxPages: opts.MaxPages, log: opts.Logger, now: time.Now}
+		log: opts.Logger, now: time.Now}
 	c.defaults()
 	hc := &http.Client{Transport: &keyTransport{base: http.DefaultTransport, key: opts.APIKey}, Timeout: 60 * time.Second}
 	if b := opts.HTTPClient; b != nil {
@@ -107,9 +103,6 @@ func (c *Client) defaults() {
 	}
 	if c.backoff <= 0 {
 		c.backoff = 500 * time.Millisecond
-	}
-	if c.maxPages <= 0 {
-		c.maxPages = 20
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -145,7 +138,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 		if neverSent(raw) {
 			// The upstream never saw it, so it charged nothing: neither do we.
 			if gerr := giveBack(context.WithoutCancel(ctx)); gerr != nil {
-				c.log.Warn("give back the units of a call that never reached the upstream", "op", op, "err", gerr)
+				c.log.Warn("give back the units of a call that never reached the upstream", ingest.LogOp, op, ingest.LogErr, gerr)
 			}
 		}
 		err := redactErr(classify(op, raw, c.now()), c.key)
@@ -159,7 +152,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			return fmt.Errorf("gave up after %d attempts: %w", n, err)
 		}
 		d := c.delay(n)
-		c.log.Warn("upstream attempt failed; retrying", "op", op, "attempt", n, "delay", d, "err", err)
+		c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n, "delay", d, ingest.LogErr, err)
 		if err := sleep(ctx, d); err != nil {
 			return err
 		}

@@ -40,13 +40,13 @@ func (f *failPolicy) open(op string, cs []charge, cause error) (ingest.Decision,
 		fo := c.pool.FailOpen
 		switch {
 		case fo.MaxCost == 0:
-			return ingest.Decision{}, fmt.Errorf("%s: %w (pool %s has no fail_open): %w", op, ErrUnavailable, c.pool.Name, cause)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w (pool %s has no fail_open): %w", ErrUnavailable, c.pool.Name, cause)
 		case c.units > fo.MaxCost:
-			return ingest.Decision{}, fmt.Errorf("%s: %w (%d units in pool %s, fail_open.max_cost %d): %w",
-				op, ErrUnavailable, c.units, c.pool.Name, fo.MaxCost, cause)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w (%d units in pool %s, fail_open.max_cost %d): %w",
+				ErrUnavailable, c.units, c.pool.Name, fo.MaxCost, cause)
 		case f.spent[c.pool.Name]+c.units > fo.Budget:
-			return ingest.Decision{}, fmt.Errorf("%s: %w (pool %s spent its fail_open.budget of %d units in this outage): %w",
-				op, ErrUnavailable, c.pool.Name, fo.Budget, cause)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w (pool %s spent its fail_open.budget of %d units in this outage): %w",
+				ErrUnavailable, c.pool.Name, fo.Budget, cause)
 		}
 	}
 	charges := make([]ingest.Charge, len(cs))

@@ -177,7 +177,7 @@ func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
 func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	sc, err := r.prepare(charges)
 	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
 	return r.spend(ctx, op, sc)
 }
@@ -217,19 +217,19 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 			err = r.newGeneration(ctx)
 		case -2:
 			i := ints(res, 2)[1] - 1
-			return ingest.Decision{}, fmt.Errorf("%s: %w", op, confError(r.opts.QuotaKey, sc.cs[i].pool, str(res[2])))
+			return ingest.Decision{}, fmt.Errorf("limiter: %w", confError(r.opts.QuotaKey, sc.cs[i].pool, str(res[2])))
 		case -3:
 			err = r.lossFound(ctx, "the call counter went back, or a pool's log and account disagree")
 		case -4:
-			return ingest.Decision{}, fmt.Errorf("%s: %w: the limiter's clock is more than a day from this worker's", op, ErrUnavailable)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's clock is more than a day from this worker's", ErrUnavailable)
 		case -5:
-			return ingest.Decision{}, fmt.Errorf("%s: %w: the limiter got this request after it was given up on", op, ErrUnavailable)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w: the request reached it after this worker had given up on it", ErrUnavailable)
 		}
 		if err != nil {
-			return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+			return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 		}
 	}
-	return ingest.Decision{}, fmt.Errorf("%s: %w: the limiter's keys kept changing generation", op, ErrUnavailable)
+	return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's keys kept changing generation", ErrUnavailable)
 }
 
 // spendArgs: epoch, known seq, worker, register, worker ms, guard, token,
@@ -282,15 +282,15 @@ func (r *Redis) failed(ctx context.Context, op string, sc *spendCall, token int6
 	switch {
 	case ctx.Err() != nil:
 		r.gaveUp(ctx, op, sc, token)
-		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	case errors.As(err, &rerr):
-		return ingest.Decision{}, fmt.Errorf("%s: the limiter answered with an error, so the call is not made: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: answered with an error, so the call is not made: %w", err)
 	case neverSent(err):
 		return r.fail.open(op, sc.cs, err)
 	}
 	r.gaveUp(ctx, op, sc, token)
-	return ingest.Decision{}, fmt.Errorf("%s: %w: no answer within %s, so the outcome is unknown and the call is not made: %w",
-		op, ErrUnavailable, r.opts.Timeout, err)
+	return ingest.Decision{}, fmt.Errorf("limiter: %w: no answer within %s, so the outcome is unknown and the call is not made: %w",
+		ErrUnavailable, r.opts.Timeout, err)
 }
 
 // neverSent tells an error that happened before any byte of the request
@@ -324,7 +324,7 @@ func (r *Redis) answered(ctx context.Context) {
 // pool: used, used_day, free_at, blocked, wait}; the call id is "<now>-<seq>".
 func (r *Redis) decision(op string, sc *spendCall, res []int64) (ingest.Decision, error) {
 	if len(res) != 5+5*len(sc.cs) {
-		return ingest.Decision{}, fmt.Errorf("%s: window.lua replied %d values, want %d", op, len(res), 5+5*len(sc.cs))
+		return ingest.Decision{}, fmt.Errorf("limiter: window.lua replied %d values, want %d", len(res), 5+5*len(sc.cs))
 	}
 	r.saw(res[2])
 	d := ingest.Decision{Allowed: res[0] == 1, At: time.UnixMilli(res[1]).UTC(), Op: op, RetryAt: msTime(res[3])}
@@ -711,7 +711,7 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
 	var rerr redis.Error
 	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
-		return func() {}, false, fmt.Errorf("lock %s: %w: %w", name, ErrUnavailable, err)
+		return func() {}, false, fmt.Errorf("limiter: %w: %w", ErrUnavailable, err)
 	}
 	if err != nil || !ok {
 		if err != nil {

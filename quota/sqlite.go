@@ -60,7 +60,7 @@ func (s *SQLite) Take(ctx context.Context, op string) (ingest.Decision, error) {
 func (s *SQLite) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	cs, err := resolve(s.opts.Costs, charges)
 	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
@@ -68,11 +68,11 @@ func (s *SQLite) Spend(ctx context.Context, op string, charges []ingest.Charge) 
 	var cerr *ConfigError
 	switch {
 	case errors.As(err, &cerr):
-		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	case err != nil && ctx.Err() == nil && busy(tctx, err):
-		return ingest.Decision{}, fmt.Errorf("%s: database busy for %s: %w: %w", op, s.opts.Timeout, ErrUnavailable, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: database busy for %s: %w: %w", s.opts.Timeout, ErrUnavailable, err)
 	case err != nil:
-		return ingest.Decision{}, fmt.Errorf("%s: %w", op, err)
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
 	return d, nil
 }

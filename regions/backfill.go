@@ -19,13 +19,9 @@ type Searcher interface {
 	Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]ingest.Video, error)
 }
 
-// BackfillStore keeps a backfill's pages and its cursor.
+// BackfillStore keeps a backfill's runs, pages and cursor.
 type BackfillStore interface {
-	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
-	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
-	RecordCall(ctx context.Context, call ingest.Call) error
-	RecordBlock(ctx context.Context, b ingest.Block) error
-	RecordGiveBack(ctx context.Context, call ingest.Call) error
+	RunStore
 	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
 	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
 }
@@ -39,38 +35,27 @@ type Backfill struct {
 	// backfill now; a backfill that resumes keeps the Before of its first
 	// page instead, so that its page tokens stay valid.
 	Query    ingest.SearchQuery
-	MaxUnits int64 // units of the default pool this invocation may spend; 0: no cap
+	MaxUnits int64 // units (all pools) this invocation may spend; 0: no cap
 	QuotaKey string
 	Costs    *ingest.Costs
 	Limiter  Limiter
 	Source   Searcher
 	Store    BackfillStore
 	Logger   *slog.Logger
+	// Drain, once closed, ends the backfill between pages. nil never closes.
+	Drain <-chan struct{}
 	// Progress, when set, sees the backfill after every stored page.
 	Progress func(BackfillResult)
 }
 
 // BackfillResult is how far a backfill got in this invocation.
 type BackfillResult struct {
-	Status  string // completed, stopped, interrupted or failed
-	Message string
-	Resumed bool // it continued an earlier invocation's cursor
-	Pages   int
-	Videos  int
-	Units   map[string]int64 // spent by this invocation, by pool
-	Cursor  ingest.Cursor    // totals over every invocation
-	RetryAt time.Time
-	Err     error
-	// Remaining is what the default pool had left after the last decision,
-	// -1 before any.
-	Remaining int64
+	Outcome
+	Resumed bool          // it continued an earlier invocation's cursor
+	Cursor  ingest.Cursor // totals over every invocation
 
-	pageBase    int64 // units (all pools) spent before the current page
-	interrupted bool  // a signal stopped it between pages
+	pageBase int64 // units (all pools) spent before the current page
 }
-
-// CursorKey names the backfill so that the same command resumes it.
-func (b *Backfill) CursorKey() string { return b.ID.Key() }
 
 // PageCost is what one backfill page costs: a search and the details of
 // its videos.
@@ -89,15 +74,16 @@ func (b *Backfill) PageCost() (map[string]int64, error) {
 }
 
 // Run runs the backfill until the search ends, the quota or --max-units
-// says no, or drain closes.
-func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResult {
-	res := BackfillResult{Units: map[string]int64{}, Remaining: -1}
-	cur, ok, err := b.Store.Cursor(ctx, b.CursorKey())
+// says no, or Drain closes.
+func (b *Backfill) Run(ctx context.Context) BackfillResult {
+	res := BackfillResult{Outcome: Outcome{Region: b.Query.Region, Units: map[string]int64{}, Remaining: -1}}
+	cur, ok, err := b.Store.Cursor(ctx, b.ID.Key())
 	if err != nil {
-		return failBackfill(res, err)
+		res.fail(err)
+		return res
 	}
 	if !ok {
-		cur = ingest.Cursor{Key: b.CursorKey(), ID: b.ID, Before: b.Query.Before}
+		cur = ingest.Cursor{Key: b.ID.Key(), ID: b.ID, Before: b.Query.Before}
 	}
 	if !cur.Before.IsZero() {
 		b.Query.Before = cur.Before
@@ -107,35 +93,32 @@ func (b *Backfill) Run(ctx context.Context, drain <-chan struct{}) BackfillResul
 		res.Status, res.Message = ingest.StatusCompleted, "already complete"
 		return res
 	}
-	runID, err := b.Store.StartRun(ctx, b.Query.Region, ingest.Search, time.Now())
-	if err != nil {
-		return failBackfill(res, err)
-	}
-	m := newMeter(b.Limiter, b.Store, b.QuotaKey, b.Query.Region, runID)
-	res.Units = m.units
-	err = b.pages(ctx, drain, m, &res)
-	res = b.classify(ctx, res, err)
-	fin := context.WithoutCancel(ctx)
-	if ferr := b.Store.FinishRun(fin, runID, ingest.RunEnd{Status: res.Status,
-		Message: res.Message, At: time.Now(), RetryAt: res.RetryAt}); ferr != nil && res.Err == nil {
-		res = failBackfill(res, ferr)
-	}
+	res.Outcome = b.job().run(ctx, func(m *meter, out *Outcome) error {
+		res.Outcome = *out
+		err := b.pages(ctx, m, &res)
+		*out = res.Outcome
+		return err
+	})
 	return res
 }
 
-func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, m *meter, res *BackfillResult) error {
+func (b *Backfill) job() job {
+	return job{region: b.Query.Region, kind: ingest.Search, quotaKey: b.QuotaKey, costs: b.Costs,
+		limiter: b.Limiter, store: b.Store, logger: b.Logger, now: time.Now}
+}
+
+func (b *Backfill) pages(ctx context.Context, m *meter, res *BackfillResult) error {
 	cost, err := b.PageCost()
 	if err != nil {
 		return err
 	}
 	for res.Cursor.Pages < SearchMaxPages {
-		if stopping(drain) {
-			res.Message = "interrupted: stopped between pages"
-			res.interrupted = true
+		if stopping(b.Drain) {
+			res.interrupted()
 			return nil
 		}
 		if b.MaxUnits > 0 && Sum(res.Units)+Sum(cost) > b.MaxUnits {
-			res.Message = fmt.Sprintf("--max-units %d reached", b.MaxUnits)
+			res.Status, res.Message = ingest.StatusStopped, fmt.Sprintf("--max-units %d reached", b.MaxUnits)
 			return nil
 		}
 		if err := b.page(ctx, m, res); err != nil || res.Cursor.Done {
@@ -149,7 +132,6 @@ func (b *Backfill) pages(ctx context.Context, drain <-chan struct{}, m *meter, r
 // page searches one page, details its videos and stores both with the
 // cursor in one transaction.
 func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) error {
-	defer func() { res.Remaining = m.remaining }()
 	gate, runID := m.gate, m.runID
 	n := res.Cursor.Pages + 1
 	ids, next, err := b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken)
@@ -182,32 +164,4 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 		b.Progress(*res)
 	}
 	return nil
-}
-
-func (b *Backfill) classify(ctx context.Context, res BackfillResult, err error) BackfillResult {
-	if err == nil {
-		switch {
-		case res.Cursor.Done:
-			res.Status = ingest.StatusCompleted
-		case res.interrupted:
-			res.Status = ingest.StatusInterrupted
-		default:
-			res.Status = ingest.StatusStopped
-		}
-		return res
-	}
-	end, ok, berr := quotaStop(ctx, b.Costs, b.Limiter, b.Store, b.QuotaKey, err)
-	switch {
-	case berr != nil:
-		return failBackfill(res, berr)
-	case ok:
-		res.Status, res.Message, res.RetryAt = end.Status, end.Message, end.RetryAt
-		return res
-	}
-	return failBackfill(res, err)
-}
-
-func failBackfill(res BackfillResult, err error) BackfillResult {
-	res.Status, res.Err, res.Message = ingest.StatusFailed, err, err.Error()
-	return res
 }

@@ -25,7 +25,7 @@ func BenchmarkOnceCycle(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		for _, res := range run.Once(context.Background(), nil) {
+		for _, res := range run.Once(context.Background()) {
 			if res.Err != nil {
 				b.Fatal(res.Err)
 			}

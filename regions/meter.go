@@ -2,9 +2,7 @@ package regions
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ingestworks/ingest"
 )
@@ -42,10 +40,11 @@ func newMeter(l Limiter, ledger Ledger, quotaKey, region string, runID int64) *m
 func (m *meter) gate(ctx context.Context, op string) (func(context.Context) error, error) {
 	d, err := m.limiter.Take(ctx, op)
 	if err != nil {
-		return ingest.NoGiveBack, fmt.Errorf("quota %s: %w", op, err)
+		// The limiter names itself, and the caller names the operation.
+		return ingest.NoGiveBack, err
 	}
 	for _, s := range d.Pools {
-		if s.Pool == DefaultPool && !d.Unmetered {
+		if s.Pool == ingest.DefaultPool && !d.Unmetered {
 			m.remaining = s.Remaining
 		}
 	}
@@ -58,7 +57,7 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 	call := ingest.Call{QuotaKey: m.quotaKey, ID: d.ID, At: d.At, Op: op, Region: m.region,
 		RunID: m.runID, Charges: d.Charges, Unmetered: d.Unmetered}
 	if err := m.ledger.RecordCall(context.WithoutCancel(ctx), call); err != nil {
-		return ingest.NoGiveBack, fmt.Errorf("ledger %s: %w", op, err)
+		return ingest.NoGiveBack, fmt.Errorf("ledger: %w", err)
 	}
 	return func(ctx context.Context) error { return m.giveBack(ctx, call) }, nil
 }
@@ -69,73 +68,16 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 func (m *meter) giveBack(ctx context.Context, call ingest.Call) error {
 	if !call.Unmetered {
 		if err := m.limiter.Refund(ctx, call); err != nil {
-			return fmt.Errorf("give back %s: %w", call.Op, err)
+			return fmt.Errorf("give back: %w", err)
 		}
 	}
 	if err := m.ledger.RecordGiveBack(ctx, call); err != nil {
-		return fmt.Errorf("ledger give back %s: %w", call.Op, err)
+		return fmt.Errorf("ledger give back: %w", err)
 	}
 	for _, c := range call.Charges {
 		m.units[c.Pool] -= c.Units
 	}
 	return nil
-}
-
-// total is every unit the run took, all pools together.
-func (m *meter) total() int64 {
-	var n int64
-	for _, u := range m.units {
-		n += u
-	}
-	return n
-}
-
-// quotaStop tells whether err is a clean stop for want of quota: the
-// limiter refused, or the upstream said its quota is spent (then the pools
-// are blocked for every worker until its reset). ok is false for any other
-// error; blockErr is set when the block could not be written.
-func quotaStop(ctx context.Context, costs *ingest.Costs, l Limiter, ledger Ledger, quotaKey string, err error) (end ingest.RunEnd, ok bool, blockErr error) {
-	var refused *ingest.RefusedError
-	var exhausted *ingest.QuotaExhaustedError
-	switch {
-	case errors.As(err, &refused):
-		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
-			Message: "quota refused " + refused.Decision.Op}, true, nil
-	case errors.As(err, &exhausted):
-		var retry time.Time
-		for _, pool := range BlockedPools(costs, exhausted) {
-			until, berr := block(context.WithoutCancel(ctx), l, ledger, quotaKey, pool, exhausted.Op)
-			if berr != nil {
-				return ingest.RunEnd{}, true, berr
-			}
-			retry = maxTime(retry, until)
-		}
-		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
-			Message: "upstream quota exhausted"}, true, nil
-	}
-	return ingest.RunEnd{}, false, nil
-}
-
-// block refuses pool for every worker until the upstream's reset, by the
-// limiter's clock, and keeps the block in the ledger, so that a limiter
-// that loses its data gets it back.
-func block(ctx context.Context, l Limiter, ledger Ledger, quotaKey, pool, op string) (time.Time, error) {
-	until, err := l.Block(ctx, pool)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
-	}
-	b := ingest.Block{QuotaKey: quotaKey, Pool: pool, Until: until, At: time.Now(), Op: op}
-	if err := ledger.RecordBlock(ctx, b); err != nil {
-		return until, fmt.Errorf("ledger block %s: %w", pool, err)
-	}
-	return until, nil
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Sum is every unit of a per-pool count, all pools together.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -26,29 +25,14 @@ type Pass struct {
 	Source   Source
 	Sink     Sink
 	Logger   *slog.Logger
-	Now      func() time.Time // time.Now when nil
+	// Drain, once closed, ends the pass between pages: the page in flight
+	// finishes and commits. nil never closes.
+	Drain <-chan struct{}
+	Now   func() time.Time // time.Now when nil
 }
 
-// Result is how a pass ended.
-type Result struct {
-	Region  string
-	RunID   int64
-	Status  string // ingest.StatusCompleted, StatusStopped, StatusInterrupted, StatusSkipped or StatusFailed
-	Message string
-	Pages   int
-	Videos  int
-	Units   int64 // every unit the run's calls were charged, all pools
-	RetryAt time.Time
-	// Remaining is what the pool default had left after the run's last
-	// decision, -1 when the run took no decision.
-	Remaining int64
-	Err       error // set when Status is failed
-	// Fatal is set when no other region can succeed either: the upstream
-	// rejects the key, or cannot be reached at all.
-	Fatal bool
-
-	interrupted bool // drain stopped the pass between pages
-}
+// PassResult is how a pass ended.
+type PassResult struct{ Outcome }
 
 func (p *Pass) now() time.Time {
 	if p.Now != nil {
@@ -57,44 +41,24 @@ func (p *Pass) now() time.Time {
 	return time.Now()
 }
 
-// Run runs the pass. ctx aborts at once; when drain is closed, the page in
-// flight finishes and commits and the pass ends there.
-func (p *Pass) Run(ctx context.Context, drain <-chan struct{}) Result {
-	res := Result{Region: p.Region, Remaining: -1}
-	if err := p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now()); err != nil {
-		return p.fail(res, err)
-	}
-	runID, err := p.Sink.StartRun(ctx, p.Region, ingest.Trending, p.now())
-	if err != nil {
-		return p.fail(res, fmt.Errorf("start run: %w", err))
-	}
-	res.RunID = runID
-	res = p.classify(ctx, res, p.fetch(ctx, drain, &res))
-	// The run's row is written even when ctx was cancelled: a pass must not
-	// stay "running" because a second signal came.
-	fin := context.WithoutCancel(ctx)
-	if ferr := p.Sink.FinishRun(fin, runID, ingest.RunEnd{Status: res.Status,
-		Message: res.Message, At: p.now(), RetryAt: res.RetryAt}); ferr != nil && res.Err == nil {
-		res = p.fail(res, fmt.Errorf("finish run: %w", ferr))
-	}
-	return res
+func (p *Pass) job() job {
+	return job{region: p.Region, kind: ingest.Trending, quotaKey: p.QuotaKey, costs: p.Costs,
+		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now}
 }
 
-// fetch refreshes the categories and stores the chart. A panic becomes an
-// error, so that the run's row still records how it ended.
-func (p *Pass) fetch(ctx context.Context, drain <-chan struct{}, res *Result) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			p.Logger.Error("pass panicked", "panic", v, "stack", string(debug.Stack()))
-			err = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	m := newMeter(p.Limiter, p.Sink, p.QuotaKey, p.Region, res.RunID)
-	defer func() { res.Units, res.Remaining = m.total(), m.remaining }()
-	if err := p.categories(ctx, m.gate); err != nil {
-		return err
+// Run runs the pass. ctx aborts at once; Drain ends it between pages.
+func (p *Pass) Run(ctx context.Context) PassResult {
+	if err := p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now()); err != nil {
+		out := Outcome{Region: p.Region, Remaining: -1}
+		out.fail(fmt.Errorf("abandon runs: %w", err))
+		return PassResult{out}
 	}
-	return p.pages(ctx, drain, m.gate, res)
+	return PassResult{p.job().run(ctx, func(m *meter, out *Outcome) error {
+		if err := p.categories(ctx, m.gate); err != nil {
+			return err
+		}
+		return p.pages(ctx, m.gate, out)
+	})}
 }
 
 // categories refreshes the region's category names at most once a day.
@@ -120,13 +84,13 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 // wire: the store starts once the next call's quota is taken (so the two do
 // not queue on the one SQLite writer), and the pass waits for it before
 // going on, so pages land in order and a failure stops the pass.
-func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gate, res *Result) error {
-	w := &pageWriter{pass: p, ctx: context.WithoutCancel(ctx), res: res}
+func (p *Pass) pages(ctx context.Context, gate ingest.Gate, out *Outcome) error {
+	w := &pageWriter{pass: p, ctx: context.WithoutCancel(ctx), out: out}
 	gate = w.after(gate)
 	token, restarted := "", false
 	for n := 1; n <= MaxPages; n++ {
-		if stopping(drain) {
-			res.Message, res.interrupted = "interrupted: stopped between pages", true
+		if stopping(p.Drain) {
+			out.interrupted()
 			return w.flush()
 		}
 		page, err := p.Source.Trending(ctx, gate, p.Region, token)
@@ -134,7 +98,7 @@ func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gat
 			return ferr
 		}
 		if errors.Is(err, ingest.ErrInvalidPageToken) && !restarted {
-			p.Logger.Warn("invalid page token; restarting the pass once", "region", p.Region, "page", n)
+			p.Logger.Warn("invalid page token; restarting the pass once", ingest.LogPage, n)
 			token, restarted, n = "", true, 0
 			continue
 		}
@@ -147,7 +111,7 @@ func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gat
 			return w.flush()
 		}
 	}
-	p.Logger.Warn("chart longer than the page cap; stopping there", "region", p.Region, "pages", MaxPages)
+	p.Logger.Warn("chart longer than the page cap; stopping there", ingest.LogPages, MaxPages)
 	return w.flush()
 }
 
@@ -156,7 +120,7 @@ func (p *Pass) pages(ctx context.Context, drain <-chan struct{}, gate ingest.Gat
 type pageWriter struct {
 	pass    *Pass
 	ctx     context.Context
-	res     *Result
+	out     *Outcome
 	pending *ingest.Page
 	saving  chan error
 	saved   ingest.Page
@@ -180,7 +144,7 @@ func (w *pageWriter) start() {
 	}
 	page := *w.pending
 	w.pending, w.saved, w.saving = nil, page, make(chan error, 1)
-	go func() { w.saving <- w.pass.Sink.SavePage(w.ctx, w.res.RunID, page) }()
+	go func() { w.saving <- w.pass.Sink.SavePage(w.ctx, w.out.RunID, page) }()
 }
 
 // flush stores the queued page, if any, and waits for it.
@@ -194,74 +158,7 @@ func (w *pageWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("store page %d: %w", w.saved.Number, err)
 	}
-	w.res.Pages++
-	w.res.Videos += len(w.saved.Videos)
+	w.out.Pages++
+	w.out.Videos += len(w.saved.Videos)
 	return nil
-}
-
-func stopping(drain <-chan struct{}) bool {
-	select {
-	case <-drain:
-		return true
-	default:
-		return false
-	}
-}
-
-// classify turns how the pass ended into a status. A refusal or an
-// exhausted upstream quota is a clean stop, not a failure.
-func (p *Pass) classify(ctx context.Context, res Result, err error) Result {
-	if err == nil {
-		res.Status = ingest.StatusCompleted
-		if res.interrupted {
-			res.Status = ingest.StatusInterrupted
-		}
-		return res
-	}
-	if end, ok, berr := quotaStop(ctx, p.Costs, p.Limiter, p.Sink, p.QuotaKey, err); ok {
-		if berr != nil {
-			return p.fail(res, berr)
-		}
-		res.Status, res.Message, res.RetryAt = end.Status, end.Message, end.RetryAt
-		return res
-	}
-	switch {
-	case errors.Is(err, ingest.ErrNoChart):
-		res.Status, res.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+p.Region
-	case errors.Is(err, ingest.ErrBadKey):
-		res = p.fail(res, err)
-		res.Fatal = true
-	case Unreachable(err):
-		res = p.fail(res, err)
-		res.Fatal = true
-	default:
-		res = p.fail(res, err)
-	}
-	return res
-}
-
-func (p *Pass) fail(res Result, err error) Result {
-	res.Status, res.Err, res.Message = ingest.StatusFailed, err, err.Error()
-	return res
-}
-
-// DefaultPool is the pool that stands for the whole upstream quota.
-const DefaultPool = "default"
-
-// BlockedPools is which pools an exhausted upstream quota blocks.
-func BlockedPools(costs *ingest.Costs, e *ingest.QuotaExhaustedError) []string {
-	if !e.PerMethod {
-		return []string{DefaultPool}
-	}
-	charges, _ := costs.Op(e.Op)
-	var pools []string
-	for _, c := range charges {
-		if c.Pool != DefaultPool {
-			pools = append(pools, c.Pool)
-		}
-	}
-	if len(pools) == 0 {
-		return []string{DefaultPool}
-	}
-	return pools
 }

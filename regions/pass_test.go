@@ -85,7 +85,7 @@ func (r *rig) ledgerUnits(t testing.TB) int64 {
 func TestPassCompletesARegion(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, "")
-	res := r.pass("GB").Run(context.Background(), nil)
+	res := r.pass("GB").Run(context.Background())
 	want := r.fake.ChartLength("GB")
 	pages := (want + 49) / 50
 	if res.Status != ingest.StatusCompleted || res.Videos != want || res.Pages != pages {
@@ -93,13 +93,13 @@ func TestPassCompletesARegion(t *testing.T) {
 	}
 	// One categories call and one call a page, and the upstream, the
 	// ledger and the run agree on it.
-	if got := r.fake.Charged(testKey); got != int64(pages+1) || res.Units != got || r.ledgerUnits(t) != got {
-		t.Fatalf("charged %d, run units %d, ledger %d; want all %d", got, res.Units, r.ledgerUnits(t), pages+1)
+	if got := r.fake.Charged(testKey); got != int64(pages+1) || res.TotalUnits() != got || r.ledgerUnits(t) != got {
+		t.Fatalf("charged %d, run units %d, ledger %d; want all %d", got, res.TotalUnits(), r.ledgerUnits(t), pages+1)
 	}
 	// Categories are fetched at most once a day: a second pass skips them.
-	res2 := r.pass("GB").Run(context.Background(), nil)
-	if res2.Units != int64(pages) {
-		t.Fatalf("second pass units %d, want %d (no categories call)", res2.Units, pages)
+	res2 := r.pass("GB").Run(context.Background())
+	if res2.TotalUnits() != int64(pages) {
+		t.Fatalf("second pass units %d, want %d (no categories call)", res2.TotalUnits(), pages)
 	}
 }
 
@@ -111,7 +111,7 @@ operations:
   videos.list: {default: 1}
   videoCategories.list: {default: 1}
 `)
-	res := r.pass("US").Run(context.Background(), nil)
+	res := r.pass("US").Run(context.Background())
 	if res.Status != ingest.StatusStopped || res.RetryAt.IsZero() {
 		t.Fatalf("got status %s retry %v (%v), want stopped with a retry time", res.Status, res.RetryAt, res.Err)
 	}
@@ -135,13 +135,13 @@ func TestPassQuotaExhaustedBlocksEveryone(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, "")
 			r.fake.ExhaustQuota(sh.shape)
-			res := r.pass("DE").Run(context.Background(), nil)
+			res := r.pass("DE").Run(context.Background())
 			reset := ingest.UpstreamReset(time.Now())
 			if res.Status != ingest.StatusStopped || !res.RetryAt.Equal(reset) {
 				t.Fatalf("got %s retry %v (%v), want stopped until %v", res.Status, res.RetryAt, res.Err, reset)
 			}
 			before := r.fake.Requests()
-			res = r.pass("FR").Run(context.Background(), nil)
+			res = r.pass("FR").Run(context.Background())
 			if res.Status != ingest.StatusStopped || r.fake.Requests() != before {
 				t.Fatalf("second pass: %s with %d upstream requests, want stopped with none", res.Status, r.fake.Requests()-before)
 			}
@@ -153,7 +153,7 @@ func TestPassRetriesA5xxBurst(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, "")
 	r.fake.FailNext(3, 503)
-	res := r.pass("AU").Run(context.Background(), nil)
+	res := r.pass("AU").Run(context.Background())
 	pages := (r.fake.ChartLength("AU") + 49) / 50
 	if res.Status != ingest.StatusCompleted || res.Pages != pages {
 		t.Fatalf("got %s with %d pages (%v), want completed with %d", res.Status, res.Pages, res.Err, pages)
@@ -169,7 +169,7 @@ func TestPassErrorClasses(t *testing.T) {
 		t.Parallel()
 		r := newRig(t, "")
 		r.fake.NoChart("BR")
-		res := r.pass("BR").Run(context.Background(), nil)
+		res := r.pass("BR").Run(context.Background())
 		if res.Status != ingest.StatusSkipped || res.Pages != 0 || res.Message == "" {
 			t.Fatalf("got %s, %d pages, %q; want skipped, 0 pages and a note", res.Status, res.Pages, res.Message)
 		}
@@ -178,7 +178,7 @@ func TestPassErrorClasses(t *testing.T) {
 		t.Parallel()
 		r := newRig(t, "")
 		r.fake.BadKey(fakeyt.KeyInvalid)
-		res := r.pass("US").Run(context.Background(), nil)
+		res := r.pass("US").Run(context.Background())
 		if res.Status != ingest.StatusFailed || !res.Fatal || !errors.Is(res.Err, ingest.ErrBadKey) {
 			t.Fatalf("got %s fatal=%v err=%v; want failed, fatal, ErrBadKey", res.Status, res.Fatal, res.Err)
 		}
@@ -200,7 +200,7 @@ func TestPassErrorClasses(t *testing.T) {
 			Backoff: time.Millisecond, Logger: quiet()}); err != nil {
 			t.Fatal(err)
 		}
-		res := p.Run(context.Background(), nil)
+		res := p.Run(context.Background())
 		if res.Status != ingest.StatusFailed || !res.Fatal || !regions.Unreachable(res.Err) {
 			t.Fatalf("got %s fatal=%v err=%v; want failed, fatal, unreachable", res.Status, res.Fatal, res.Err)
 		}
@@ -209,7 +209,7 @@ func TestPassErrorClasses(t *testing.T) {
 		t.Parallel()
 		r := newRig(t, "")
 		r.fake.FailNext(4, 500)
-		res := r.pass("US").Run(context.Background(), nil)
+		res := r.pass("US").Run(context.Background())
 		if res.Status != ingest.StatusFailed || res.Fatal {
 			t.Fatalf("got %s fatal=%v err=%v; want failed, not fatal: the upstream answered", res.Status, res.Fatal, res.Err)
 		}
@@ -220,7 +220,7 @@ func TestPassErrorClasses(t *testing.T) {
 		src := &invalidatingSource{Client: r.client, fake: r.fake}
 		p := r.pass("IN")
 		p.Source = src
-		res := p.Run(context.Background(), nil)
+		res := p.Run(context.Background())
 		if res.Status != ingest.StatusCompleted || res.Videos < r.fake.ChartLength("IN") {
 			t.Fatalf("got %s with %d videos (%v), want completed with at least %d", res.Status, res.Videos, res.Err, r.fake.ChartLength("IN"))
 		}
@@ -249,8 +249,8 @@ func TestPassDrainsBetweenPages(t *testing.T) {
 	drain := make(chan struct{})
 	src := &drainingSource{Client: r.client, drain: drain}
 	p := r.pass("US")
-	p.Source = src
-	res := p.Run(context.Background(), drain)
+	p.Source, p.Drain = src, drain
+	res := p.Run(context.Background())
 	if res.Pages != 1 || res.Videos != 50 || res.Status != ingest.StatusInterrupted {
 		t.Fatalf("got %s with %d pages %d videos, want interrupted with the page in flight stored (1 page, 50 videos)", res.Status, res.Pages, res.Videos)
 	}
@@ -277,12 +277,12 @@ func TestRunnerNeverRunsARegionTwice(t *testing.T) {
 		{Passes: []*regions.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
 	}
 	var wg sync.WaitGroup
-	results := make([][]regions.Result, 2)
+	results := make([][]regions.PassResult, 2)
 	for i, run := range runners {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = run.Once(context.Background(), nil)
+			results[i] = run.Once(context.Background())
 		}()
 	}
 	wg.Wait()
@@ -304,7 +304,7 @@ func TestRunnerRecoversPanics(t *testing.T) {
 	p := r.pass("GB")
 	p.Source = panicSource{r.client}
 	run := &regions.Runner{Passes: []*regions.Pass{p, r.pass("AU")}, Locker: r.limiter, Logger: quiet()}
-	got := run.Once(context.Background(), nil)
+	got := run.Once(context.Background())
 	if len(got) != 2 || got[0].Status != ingest.StatusFailed || got[1].Status != ingest.StatusCompleted {
 		t.Fatalf("got %+v, want GB failed by the panic and AU completed", got)
 	}
@@ -315,7 +315,7 @@ func TestPassRecordsAPanicAsFailed(t *testing.T) {
 	r := newRig(t, "")
 	p := r.pass("GB")
 	p.Source = panicSource{r.client}
-	res := p.Run(context.Background(), nil)
+	res := p.Run(context.Background())
 	last, err := r.db.LastRuns(context.Background(), ingest.Trending)
 	if err != nil {
 		t.Fatal(err)

@@ -25,26 +25,31 @@ type Runner struct {
 	Locker Locker
 	Logger *slog.Logger
 	// Observe, when set, sees every finished pass (metrics).
-	Observe func(res Result, took time.Duration)
+	Observe func(res PassResult, took time.Duration)
 	// PassLevel is the level of the line each finished pass logs (a failed
 	// pass always logs at error). run --once sets debug and logs one summary
 	// line instead, so that cron mails nothing on a good run.
 	PassLevel slog.Level
+	// Drain, once closed, starts no new pass; the passes' own Drain ends
+	// those in flight between pages. nil never closes.
+	Drain <-chan struct{}
 
-	mu      sync.Mutex
-	running map[string]bool
+	mu       sync.Mutex
+	running  map[string]bool
+	closed   bool           // no pass may start: the daemon is waiting for those in flight
+	inflight sync.WaitGroup // passes claimed and not yet released
 }
 
 // Once runs every pass now, one after another. It stops early on a fatal
-// error (the key is rejected, the upstream cannot be reached) or when drain
+// error (the key is rejected, the upstream cannot be reached) or when Drain
 // closes; the passes it did not run are not in the results.
-func (r *Runner) Once(ctx context.Context, drain <-chan struct{}) []Result {
-	var results []Result
+func (r *Runner) Once(ctx context.Context) []PassResult {
+	var results []PassResult
 	for _, p := range r.Passes {
-		if stopping(drain) || ctx.Err() != nil {
+		if stopping(r.Drain) || ctx.Err() != nil {
 			break
 		}
-		res, ran := r.RunPass(ctx, drain, p)
+		res, ran := r.RunPass(ctx, p)
 		if ran {
 			results = append(results, res)
 		}
@@ -57,33 +62,33 @@ func (r *Runner) Once(ctx context.Context, drain <-chan struct{}) []Result {
 
 // RunPass runs one pass unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
-func (r *Runner) RunPass(ctx context.Context, drain <-chan struct{}, p *Pass) (res Result, ran bool) {
-	log := r.Logger.With("region", p.Region)
+func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
+	log := r.Logger.With(ingest.LogRegion, p.Region)
 	if !r.claim(p.Region) {
-		log.Info("pass skipped: already running in this process")
-		return Result{Region: p.Region}, false
+		log.Info("pass skipped: already running in this process, or shutting down")
+		return PassResult{Outcome{Region: p.Region}}, false
 	}
 	defer r.release(p.Region)
 	unlock, ok, err := r.Locker.Lock(ctx, "region:"+p.Region, LockTTL)
 	if errors.Is(err, ingest.ErrUnavailable) {
 		// The lease lives beside the limiter, which is down: cheap calls go
 		// ahead unmetered, so the pass runs too, guarded in this process only.
-		log.Warn("lease unavailable: running with the in-process guard only", "err", err)
+		log.Warn("lease unavailable: running with the in-process guard only", ingest.LogErr, err)
 		unlock, ok, err = func() {}, true, nil
 	}
 	if err != nil {
-		res = Result{Region: p.Region, Status: ingest.StatusFailed, Err: fmt.Errorf("lock region %s: %w", p.Region, err)}
-		res.Message = res.Err.Error()
-		log.Error("pass failed", "err", res.Err)
+		res = PassResult{Outcome{Region: p.Region}}
+		res.fail(fmt.Errorf("lock: %w", err))
+		log.Error("pass failed", ingest.LogErr, res.Err)
 		return res, true
 	}
 	if !ok {
 		log.Warn("pass skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
-		return Result{Region: p.Region}, false
+		return PassResult{Outcome{Region: p.Region}}, false
 	}
 	defer unlock()
 	start := time.Now()
-	res = r.guarded(ctx, drain, p)
+	res = r.guarded(ctx, p)
 	r.logResult(log, res, time.Since(start))
 	if r.Observe != nil {
 		r.Observe(res, time.Since(start))
@@ -91,31 +96,30 @@ func (r *Runner) RunPass(ctx context.Context, drain <-chan struct{}, p *Pass) (r
 	return res, true
 }
 
-// guarded runs the pass and turns a panic into a failed result.
-func (r *Runner) guarded(ctx context.Context, drain <-chan struct{}, p *Pass) (res Result) {
+// guarded runs the pass and turns a panic outside its run (the run itself
+// recovers its own) into a failed result.
+func (r *Runner) guarded(ctx context.Context, p *Pass) (res PassResult) {
 	defer func() {
 		if v := recover(); v != nil {
-			res = Result{Region: p.Region, Status: ingest.StatusFailed, Err: fmt.Errorf("panic: %v", v)}
-			res.Message = res.Err.Error()
-			r.Logger.Error("pass panicked", "region", p.Region, "panic", v, "stack", string(debug.Stack()))
+			res = PassResult{Outcome{Region: p.Region}}
+			res.fail(fmt.Errorf("panic: %v", v))
+			r.Logger.Error("pass panicked", ingest.LogRegion, p.Region, "panic", v, "stack", string(debug.Stack()))
 		}
 	}()
-	return p.Run(ctx, drain)
+	return p.Run(ctx)
 }
 
-func (r *Runner) logResult(log *slog.Logger, res Result, took time.Duration) {
-	attrs := []any{"status", res.Status, "pages", res.Pages, "videos", res.Videos,
-		"units", res.Units, "duration", took}
+func (r *Runner) logResult(log *slog.Logger, res PassResult, took time.Duration) {
+	attrs := []any{ingest.LogStatus, res.Status, ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos,
+		ingest.LogUnits, res.TotalUnits(), ingest.LogDuration, took}
 	if res.Remaining >= 0 {
-		attrs = append(attrs, "remaining", res.Remaining)
+		attrs = append(attrs, ingest.LogRemaining, res.Remaining)
 	}
 	if !res.RetryAt.IsZero() {
-		attrs = append(attrs, "retry_at", res.RetryAt.UTC().Format(time.RFC3339))
+		attrs = append(attrs, ingest.LogRetryAt, res.RetryAt.UTC().Format(time.RFC3339))
 	}
 	if res.Message != "" {
-		// "reason", not "msg": the handler writes msg itself, and a second
-		// msg key makes a JSON line that parsers read differently.
-		attrs = append(attrs, "reason", res.Message)
+		attrs = append(attrs, ingest.LogDetail, res.Message)
 	}
 	if res.Status == ingest.StatusFailed {
 		log.Error("pass", attrs...)
@@ -124,16 +128,19 @@ func (r *Runner) logResult(log *slog.Logger, res Result, took time.Duration) {
 	log.Log(context.Background(), r.PassLevel, "pass", attrs...)
 }
 
+// claim marks region running in this process; false when it already is,
+// or when the daemon is shutting down. A claim counts as a pass in flight.
 func (r *Runner) claim(region string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.running == nil {
 		r.running = map[string]bool{}
 	}
-	if r.running[region] {
+	if r.running[region] || r.closed {
 		return false
 	}
 	r.running[region] = true
+	r.inflight.Add(1)
 	return true
 }
 
@@ -141,12 +148,13 @@ func (r *Runner) release(region string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.running, region)
+	r.inflight.Done()
 }
 
-// Daemon runs every pass on its staggered slot until drain closes, then
+// Daemon runs every pass on its staggered slot until Drain closes, then
 // waits for the passes in flight (ctx cancels them at once). A region whose
 // latest slot passed without a run (lastStart before it) runs once at start.
-func (r *Runner) Daemon(ctx context.Context, drain <-chan struct{}, every time.Duration, lastStart map[string]time.Time) error {
+func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[string]time.Time) error {
 	c := cron.New(cron.WithLocation(time.UTC))
 	var catchUp []*Pass
 	for i, p := range r.Passes {
@@ -154,44 +162,52 @@ func (r *Runner) Daemon(ctx context.Context, drain <-chan struct{}, every time.D
 		if err != nil {
 			return fmt.Errorf("--every: %w", err)
 		}
-		c.Schedule(s, cron.FuncJob(func() { r.RunPass(ctx, drain, p) }))
+		c.Schedule(s, cron.FuncJob(func() { r.RunPass(ctx, p) }))
 		if s.Missed(lastStart[p.Region], time.Now()) {
 			catchUp = append(catchUp, p)
 		}
-		r.Logger.Info("scheduled", "region", p.Region, "next_run", s.Next(time.Now()).Format(time.RFC3339))
+		r.Logger.Info("scheduled", ingest.LogRegion, p.Region, "next_run", s.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
 	go func() {
 		for _, p := range catchUp {
-			if stopping(drain) {
+			if stopping(r.Drain) {
 				return
 			}
-			r.Logger.Info("catching up a missed slot", "region", p.Region)
-			r.RunPass(ctx, drain, p)
+			r.Logger.Info("catching up a missed slot", ingest.LogRegion, p.Region)
+			r.RunPass(ctx, p)
 		}
 	}()
 	select {
-	case <-drain:
+	case <-r.Drain:
 	case <-ctx.Done():
 	}
-	done := c.Stop()
-	select {
-	case <-done.Done():
-	case <-ctx.Done():
-	}
+	c.Stop()
 	r.wait(ctx)
 	return nil
 }
 
-// wait returns when no pass is running or ctx is done.
+// StopGrace is how long a daemon stopped at once (ctx cancelled) waits for
+// the passes in flight, whose calls ctx has cancelled, to record how they
+// ended: a run must not stay "running" because a second signal came.
+const StopGrace = 3 * time.Second
+
+// wait refuses new passes and returns when those in flight have ended; once
+// ctx is done, it waits StopGrace at most.
 func (r *Runner) wait(ctx context.Context) {
-	for {
-		r.mu.Lock()
-		n := len(r.running)
-		r.mu.Unlock()
-		if n == 0 || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+	case <-time.After(StopGrace):
+		r.Logger.Warn("passes still in flight after the grace period; stopping without them", "grace", StopGrace)
 	}
 }

@@ -37,7 +37,7 @@ mutations=(
   "no-receipt-written@quota/window.lua@s/    receipt(ring, token, string.format('%d-%d', now, seq), longest)//"
   "unknown-never-reconciled@quota/redis.go@s/^\tr.reconcile(ctx)\$//"
   "fail-open-budget-ignored@quota/failopen.go@s/case f.spent\[c.pool.Name\]+c.units > fo.Budget:/case false:/"
-  "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"%s: the limiter answered with an error, so the call is not made: %w\", op, err)/return r.fail.open(op, sc.cs, err)/"
+  "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(op, sc.cs, err)/"
   "timeout-after-send-fails-open@quota/redis.go@s/return errors.Is(err, syscall.ECONNREFUSED) ||/return true || errors.Is(err, syscall.ECONNREFUSED) ||/"
   "no-socket-deadlines@quota/redis.go@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   "vouch-for-self-only@quota/redis.go@s/if ms >= cutoff && w != r.opts.Worker {/if false \&\& ms >= cutoff \&\& w != r.opts.Worker {/"

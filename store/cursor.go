@@ -14,12 +14,6 @@ import (
 // where regions' backfill job speaks it.
 type Cursor = ingest.Cursor
 
-// CursorKey names the backfill of region between since and until (zero:
-// open-ended) for query (empty: any video).
-func CursorKey(region string, since, until time.Time, query string) string {
-	return ingest.BackfillID{Region: region, Since: since, Until: until, Query: query}.Key()
-}
-
 const cursorColumns = `key, region, since, until, query, before, page_token, pages, videos, units,
   reached, done, updated_ms`
 

@@ -194,19 +194,6 @@ func timeOf(ms sql.NullInt64) time.Time {
 	return time.UnixMilli(ms.Int64).UTC()
 }
 
-// Optimize merges the FTS index into one segment, which roughly halves
-// query time after a bulk load (a backfill); it rewrites the whole index,
-// so it is for after a backfill, not after every run.
-func (db *DB) Optimize(ctx context.Context) error {
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts) VALUES ('optimize')`); err != nil {
-		return fmt.Errorf("optimize %s: %w", db.path, err)
-	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA optimize`); err != nil {
-		return fmt.Errorf("optimize %s: %w", db.path, err)
-	}
-	return nil
-}
-
 // Version reads the schema version of the database at path without
 // changing it.
 func Version(ctx context.Context, path string) (int, error) {

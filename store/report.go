@@ -15,7 +15,7 @@ type RunSummary struct {
 	RunID    int64
 	Region   string
 	Kind     ingest.PageKind
-	Status   string
+	Status   ingest.RunStatus
 	Message  string
 	Started  time.Time
 	Finished time.Time // zero while running

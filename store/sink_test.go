@@ -426,10 +426,12 @@ func TestCursor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t)
-	key := CursorKey("us", t0.Add(-48*time.Hour), time.Time{}, "world cup")
-	if key != CursorKey("US", t0.Add(-48*time.Hour), time.Time{}, "world cup") ||
-		key == CursorKey("US", t0.Add(-48*time.Hour), time.Time{}, "") {
-		t.Errorf("CursorKey does not name region, dates and query: %q", key)
+	since := t0.Add(-48 * time.Hour)
+	key := ingest.BackfillID{Region: "us", Since: since, Query: "world cup"}.Key()
+	same := ingest.BackfillID{Region: "US", Since: since, Query: "world cup"}.Key()
+	other := ingest.BackfillID{Region: "US", Since: since, Query: ""}.Key()
+	if key != same || key == other {
+		t.Errorf("BackfillID.Key does not name region, dates and query: %q", key)
 	}
 	if _, ok, err := db.Cursor(ctx, key); ok || err != nil {
 		t.Fatalf("Cursor before any = %v, %v; want none", ok, err)

@@ -67,7 +67,7 @@ INSERT INTO backfill_cursors (key, page_token, pages, videos, units, done, updat
 	if err := db.FinishRun(ctx, 1, ingest.RunEnd{Status: ingest.StatusInterrupted, At: ranAt}); err != nil {
 		t.Errorf("an upgraded runs table refuses status interrupted: %v", err)
 	}
-	open := CursorKey("GB", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, "")
+	open := ingest.BackfillID{Region: "GB", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}.Key()
 	c, ok, err := db.Cursor(ctx, open)
 	if err != nil || !ok {
 		t.Fatalf("open-ended cursor %q after upgrade: ok %v err %v", open, ok, err)
@@ -75,7 +75,7 @@ INSERT INTO backfill_cursors (key, page_token, pages, videos, units, done, updat
 	if c.PageToken != "tok3" || c.Pages != 2 || !c.ID.OpenEnded() || !c.Before.Equal(time.Date(2026, 3, 1, 12, 0, 5, 0, time.UTC)) {
 		t.Errorf("open-ended cursor after upgrade: %+v; want tok3, 2 pages, open-ended, before 12:00:05", c)
 	}
-	dated := CursorKey("GB", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), "")
+	dated := ingest.BackfillID{Region: "GB", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}.Key()
 	if c, ok, _ := db.Cursor(ctx, dated); !ok || c.PageToken != "tokX" || c.ID.OpenEnded() {
 		t.Errorf("dated cursor %q after upgrade: ok %v %+v", dated, ok, c)
 	}

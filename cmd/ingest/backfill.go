@@ -140,7 +140,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	}
 	defer p.Close()
 	if f.restart {
-		if err := p.db.DeleteCursor(ctx, job.CursorKey()); err != nil {
+		if err := p.db.DeleteCursor(ctx, job.ID.Key()); err != nil {
 			return runtimeError(err)
 		}
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
@@ -148,10 +148,11 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
+	job.Drain = drain
 	prog := newProgress(out, s, job)
 	job.Progress = prog.update
 	prog.start()
-	res := job.Run(ctx, drain)
+	res := job.Run(ctx)
 	prog.finish()
 	return backfillOutcome(out, job, res)
 }
@@ -337,15 +338,15 @@ func (p *progress) start() {
 }
 
 func (p *progress) update(res regions.BackfillResult) {
-	spent := res.Units[regions.DefaultPool]
+	spent := res.Units[ingest.DefaultPool]
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %d units spent, %d left",
 			p.job.Query.Region, res.Cursor.Videos, spent, res.Remaining))
 		_ = p.bar.Set(res.Cursor.Pages)
 		return
 	}
-	p.s.logger.Info("backfill page", "region", p.job.Query.Region, "page", res.Cursor.Pages,
-		"videos", res.Cursor.Videos, "units", spent, "remaining", res.Remaining)
+	p.s.logger.Info("backfill page", ingest.LogRegion, p.job.Query.Region, ingest.LogPage, res.Cursor.Pages,
+		ingest.LogVideos, res.Cursor.Videos, ingest.LogUnits, spent, ingest.LogRemaining, res.Remaining)
 }
 
 func (p *progress) finish() {

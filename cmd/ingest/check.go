@@ -196,7 +196,14 @@ func dirWritable(dir string) error {
 
 // limiter opens the limiter the checks ask, on the database when there is
 // one; closeFn closes both.
-func (c *checkEnv) limiter(ctx context.Context) (l limiter, closeFn func(), err error) {
+// checkedLimiter is what the checks ask of the limiter: its pools, and
+// whether it holds this costs file's.
+type checkedLimiter interface {
+	stateReader
+	CheckConfig(ctx context.Context) error
+}
+
+func (c *checkEnv) limiter(ctx context.Context) (l checkedLimiter, closeFn func(), err error) {
 	var db *store.DB
 	if c.dbState == "current" {
 		if db, err = openExisting(ctx, c.s); err != nil {

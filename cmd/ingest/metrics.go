@@ -75,8 +75,8 @@ func (m *metrics) seed(last map[string]store.RunSummary) {
 	}
 }
 
-func (m *metrics) observe(res regions.Result, took time.Duration) {
-	m.runs.WithLabelValues(res.Region, res.Status).Inc()
+func (m *metrics) observe(res regions.PassResult, took time.Duration) {
+	m.runs.WithLabelValues(res.Region, string(res.Status)).Inc()
 	m.duration.WithLabelValues(res.Region).Observe(took.Seconds())
 	if s, ok := m.schedules[res.Region]; ok {
 		start := time.Now().Add(-took)
@@ -127,7 +127,7 @@ func (m *metrics) decided(op string, d ingest.Decision, err error) {
 }
 
 // handler serves the registry plus what the limiter says at scrape time.
-func (m *metrics) handler(l limiter) http.Handler {
+func (m *metrics) handler(l stateReader) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&limiterCollector{l: l})
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{})
@@ -148,7 +148,7 @@ var (
 // answer gives ingest_limiter_up 0 and no pool series: a failed source must
 // not fail the whole scrape, or monitoring goes dark exactly when it is
 // needed.
-type limiterCollector struct{ l limiter }
+type limiterCollector struct{ l stateReader }
 
 func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc} {
@@ -178,7 +178,7 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 
 // meteredLimiter counts the decisions of the limiter it wraps.
 type meteredLimiter struct {
-	next limiter
+	next regions.Limiter
 	m    *metrics
 }
 

@@ -32,7 +32,7 @@ YOUTUBE_API_KEY, else the one quota key the database's ledger knows.`,
 		Short: "Print each pool as the limiter holds it, beside this costs file, and any recovery in progress",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, false, func(l limiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
+			return withLimiter(cmd.Context(), s, false, func(l configLimiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -44,7 +44,7 @@ built-in one). Workers still running with the old file then exit 2 at their
 next check: restart them with the new file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, true, func(l limiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
+			return withLimiter(cmd.Context(), s, true, func(l configLimiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
 		},
 	})
 	var ledgers []string
@@ -59,7 +59,7 @@ the ledgers of every worker that spent in the last day, or the limit may be
 overspent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, false, func(l limiter, key string) error {
+			return withLimiter(cmd.Context(), s, false, func(l configLimiter, key string) error {
 				return quotaRestore(cmd.Context(), cmd.OutOrStdout(), s, l, key, ledgers)
 			})
 		},
@@ -73,7 +73,15 @@ overspent.`,
 // withLimiter opens the limiter of the quota key, and the database when
 // there is one (for the ledger's quota key), and runs fn. write opens the
 // database for writing: the embedded limiter keeps its settings there.
-func withLimiter(ctx context.Context, s *settings, write bool, fn func(limiter, string) error) error {
+// configLimiter is what the quota commands need of the limiter: its
+// settings, and its state for the recovery it may be in.
+type configLimiter interface {
+	stateReader
+	Config(ctx context.Context) ([]quota.PoolConfig, error)
+	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
+}
+
+func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLimiter, string) error) error {
 	open := store.OpenExisting
 	if write && s.redisURL == "" {
 		open = store.Open
@@ -113,7 +121,7 @@ func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error)
 	return keyHash(k), nil
 }
 
-func quotaShow(ctx context.Context, out io.Writer, l limiter) error {
+func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 	confs, err := l.Config(ctx)
 	if err != nil {
 		return runtimeError(err)
@@ -156,7 +164,7 @@ func printRecovery(out io.Writer, st quota.Status) {
 	fmt.Fprintf(out, "  waiting for the ledgers of: %s; refilled: %s\n", strings.Join(st.Need, ", "), strings.Join(st.Done, ", "))
 }
 
-func quotaApply(ctx context.Context, out io.Writer, l limiter) error {
+func quotaApply(ctx context.Context, out io.Writer, l configLimiter) error {
 	changes, err := l.ApplyConfig(ctx)
 	if err != nil {
 		return runtimeError(err)
@@ -170,7 +178,7 @@ func quotaApply(ctx context.Context, out io.Writer, l limiter) error {
 	return nil
 }
 
-func quotaRestore(ctx context.Context, out io.Writer, s *settings, l limiter, key string, paths []string) error {
+func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {
 	r, ok := l.(*quota.Redis)
 	if !ok {
 		return usageErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")

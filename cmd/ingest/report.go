@@ -236,7 +236,7 @@ type regionUnits struct {
 
 type regionReport struct {
 	Code    string
-	Status  string
+	Status  ingest.RunStatus
 	LastRun time.Time
 	Pages   int
 	Videos  int

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // reportJSON is `ingest report --json`; DESIGN.md fixes the fields scripts
@@ -53,15 +55,15 @@ type opJSON struct {
 }
 
 type regionJSON struct {
-	Code    string  `json:"code"`
-	Status  string  `json:"status"`
-	LastRun *string `json:"last_run"`
-	Pages   int     `json:"pages"`
-	Videos  int     `json:"videos"`
-	Units   int64   `json:"units"`
-	NextRun *string `json:"next_run"`
-	RetryAt *string `json:"retry_at,omitempty"`
-	Message string  `json:"message,omitempty"`
+	Code    string           `json:"code"`
+	Status  ingest.RunStatus `json:"status"`
+	LastRun *string          `json:"last_run"`
+	Pages   int              `json:"pages"`
+	Videos  int              `json:"videos"`
+	Units   int64            `json:"units"`
+	NextRun *string          `json:"next_run"`
+	RetryAt *string          `json:"retry_at,omitempty"`
+	Message string           `json:"message,omitempty"`
 }
 
 type planJSON struct {

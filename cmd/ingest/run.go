@@ -18,8 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -89,93 +87,6 @@ func (f *runFlags) validate() ([]string, error) {
 	return codes, nil
 }
 
-// pipeline is everything a command that calls the upstream opens, closed
-// in reverse order.
-type pipeline struct {
-	quotaKey string
-	db       *store.DB
-	limiter  limiter
-	source   *fetch.Client
-	closers  []func()
-}
-
-func (p *pipeline) Close() {
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		p.closers[i]()
-	}
-}
-
-// openPipeline checks the key first (a usage error before anything is
-// written), then opens the database, the limiter and the client.
-func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
-	key, err := apiKey()
-	if err != nil {
-		return nil, err
-	}
-	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
-	if p.db, err = s.openStore(ctx); err != nil {
-		return nil, err
-	}
-	p.closers = append(p.closers, func() { p.db.Close() })
-	l, closeLimiter, err := s.openLimiter(p.db, p.quotaKey)
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	p.limiter = l
-	p.closers = append(p.closers, closeLimiter)
-	if err := agree(ctx, l, s.logger); err != nil {
-		p.Close()
-		return nil, err
-	}
-	if r, ok := l.(*quota.Redis); ok {
-		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
-			s.logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
-		}
-		// Heartbeats keep this worker's copy of the register fresh, so that
-		// it can vouch for who spent if Redis loses data, and notice such
-		// a loss within seconds.
-		beat, stop := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() { defer close(done); r.Run(beat) }()
-		p.closers = append(p.closers, func() { stop(); <-done })
-	}
-	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger})
-	if err != nil {
-		p.Close()
-		return nil, usageErrorf("--youtube-endpoint: %w", err)
-	}
-	return p, nil
-}
-
-// The wiring is where the compiler checks that the adapters fit the
-// interfaces the jobs declare.
-var (
-	_ regions.Source   = (*fetch.Client)(nil)
-	_ regions.Searcher = (*fetch.Client)(nil)
-	_ regions.Sink     = (*store.DB)(nil)
-	_ regions.Limiter  = (*quota.Redis)(nil)
-	_ regions.Limiter  = (*quota.SQLite)(nil)
-	_ regions.Locker   = (*quota.Redis)(nil)
-	_ regions.Locker   = (*quota.SQLite)(nil)
-)
-
-// agree checks, before anything is spent, that the limiter holds the same
-// pools as this costs file: a disagreement is a configuration error.
-// When the limiter cannot be asked, each call meets the same check (or the
-// fail policy) later.
-func agree(ctx context.Context, l limiter, log *slog.Logger) error {
-	err := l.CheckConfig(ctx)
-	var cerr *quota.ConfigError
-	switch {
-	case errors.As(err, &cerr):
-		return usageErrorf("--costs: %w", err)
-	case err != nil:
-		log.Warn("could not check the limiter's configuration before starting", "err", err)
-	}
-	return nil
-}
-
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	codes, err := f.validate()
 	if err != nil {
@@ -190,13 +101,6 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	}
 	defer p.Close()
 	m := newMetrics()
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe}
-	lim := &meteredLimiter{next: p.limiter, m: m}
-	for _, code := range codes {
-		runner.Passes = append(runner.Passes, &regions.Pass{Region: code, QuotaKey: p.quotaKey,
-			Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db,
-			Logger: s.logger.With("region", code)})
-	}
 	last, err := p.db.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return runtimeError(fmt.Errorf("read last runs: %w", err))
@@ -204,6 +108,13 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	m.seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
+	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain}
+	lim := &meteredLimiter{next: p.limiter, m: m}
+	for _, code := range codes {
+		runner.Passes = append(runner.Passes, &regions.Pass{Region: code, QuotaKey: p.quotaKey,
+			Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain,
+			Logger: s.logger.With(ingest.LogRegion, code)})
+	}
 	if f.listen != "" {
 		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every)
 		if err != nil {
@@ -214,14 +125,14 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if f.once {
 		runner.PassLevel = slog.LevelDebug
 		start := time.Now()
-		results := runner.Once(ctx, drain)
+		results := runner.Once(ctx)
 		logSummary(s.logger, results, len(codes), time.Since(start))
 		return onceExit(results, len(codes), s.endpoint)
 	}
-	return runDaemon(ctx, drain, s, f, p, runner, m, codes, last)
+	return runDaemon(ctx, s, f, p, runner, m, codes, last)
 }
 
-func runDaemon(ctx context.Context, drain chan struct{}, s *settings, f *runFlags, p *pipeline,
+func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
 	for i, code := range codes {
 		m.schedules[code], _ = regions.Stagger(f.every, i, len(codes))
@@ -234,7 +145,7 @@ func runDaemon(ctx context.Context, drain chan struct{}, s *settings, f *runFlag
 		starts[code] = r.Started
 	}
 	s.logger.Info("daemon started", "regions", len(codes), "every", f.every, "backend", p.limiter.Backend())
-	return runtimeError(runner.Daemon(ctx, drain, f.every, starts))
+	return runtimeError(runner.Daemon(ctx, f.every, starts))
 }
 
 // checkPlan prints what the schedule spends in a day against each pool,
@@ -256,7 +167,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	var over []string
 	for _, pl := range schedulePlan(s.costs, codes, f.every, last) {
 		fits := pl.Units <= pl.Capacity
-		s.logger.Log(ctx, level, "plan", "pool", pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
+		s.logger.Log(ctx, level, "plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
 			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
 		if !fits {
 			over = append(over, fmt.Sprintf("%s: %d units a day planned, %d allowed", pl.Pool, pl.Units, pl.Capacity))
@@ -276,25 +187,24 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 
 // logSummary is run --once's one line at info: how the passes ended,
 // what they stored and spent.
-func logSummary(log *slog.Logger, results []regions.Result, planned int, took time.Duration) {
-	counts := map[string]int{}
+func logSummary(log *slog.Logger, results []regions.PassResult, planned int, took time.Duration) {
+	counts := map[ingest.RunStatus]int{}
 	var pages, videos int
 	var units int64
 	for _, r := range results {
 		counts[r.Status]++
-		pages, videos, units = pages+r.Pages, videos+r.Videos, units+r.Units
+		pages, videos, units = pages+r.Pages, videos+r.Videos, units+r.TotalUnits()
 	}
 	attrs := []any{"regions", planned}
-	for _, st := range []string{ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusInterrupted,
-		ingest.StatusSkipped, ingest.StatusFailed} {
+	for _, st := range ingest.Ended {
 		if counts[st] > 0 {
-			attrs = append(attrs, st, counts[st])
+			attrs = append(attrs, string(st), counts[st])
 		}
 	}
 	if n := planned - len(results); n > 0 {
 		attrs = append(attrs, "not_run", n)
 	}
-	attrs = append(attrs, "pages", pages, "videos", videos, "units", units, "duration", took)
+	attrs = append(attrs, ingest.LogPages, pages, ingest.LogVideos, videos, ingest.LogUnits, units, ingest.LogDuration, took)
 	log.Info("run --once", attrs...)
 }
 
@@ -302,7 +212,7 @@ func logSummary(log *slog.Logger, results []regions.Result, planned int, took ti
 // failed. A fatal failure (the key, or an upstream that cannot be reached)
 // stopped the run at its first region: one line says so, with how many
 // regions did not run.
-func onceExit(results []regions.Result, planned int, endpoint string) error {
+func onceExit(results []regions.PassResult, planned int, endpoint string) error {
 	var failed []string
 	for _, r := range results {
 		if r.Fatal {
@@ -318,7 +228,7 @@ func onceExit(results []regions.Result, planned int, endpoint string) error {
 	return runtimeError(fmt.Errorf("%d of %d regions failed: %s", len(failed), planned, strings.Join(failed, "; ")))
 }
 
-func fatalError(r regions.Result, ran, planned int, endpoint string) error {
+func fatalError(r regions.PassResult, ran, planned int, endpoint string) error {
 	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
 	if planned-ran == 0 {
 		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
@@ -344,9 +254,9 @@ func fatalError(r regions.Result, ran, planned int, endpoint string) error {
 
 // signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
 // flight commits); the second cancels ctx (stop at once).
-func signals(parent context.Context, s *settings) (ctx context.Context, drain chan struct{}, stop func()) {
+func signals(parent context.Context, s *settings) (ctx context.Context, drained <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
-	drain = make(chan struct{})
+	drain := make(chan struct{})
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
@@ -398,7 +308,7 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("metrics server", "err", err)
+			s.logger.Error("metrics server", ingest.LogErr, err)
 		}
 	}()
 	s.logger.Debug("listening", "addr", ln.Addr().String())

@@ -78,19 +78,6 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 	return nil
 }
 
-// openExisting opens the database for reading, with a usage hint when it
-// does not exist yet.
-func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
-	db, err := store.OpenExisting(ctx, s.db)
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.db))
-	}
-	if err != nil {
-		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
-	}
-	return db, nil
-}
-
 type hitJSON struct {
 	ID      string   `json:"id"`
 	Title   string   `json:"title"`

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -14,14 +11,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 )
 
 // settings are the flags common to every command, each with an
@@ -53,6 +46,39 @@ const (
 	useLog      = "log"
 )
 
+// common is one setting common to every command: its flag, its variable,
+// its default, and its check. The table is the one place each is written:
+// flags, environment and validation all come from it, in its order (the
+// logger first, so that later checks can log).
+type common struct {
+	use   string // what a command names in uses
+	flag  string
+	env   string
+	def   string
+	usage string
+	value func(*settings) *string
+	check func(*settings) error // nil: nothing to check
+}
+
+func commonSettings() []common {
+	return []common{
+		{useLog, "log-level", "INGEST_LOG_LEVEL", "info", "least level logged: debug, info, warn or error",
+			func(s *settings) *string { return &s.logLevel }, (*settings).checkLogLevel},
+		{useLog, "log-format", "INGEST_LOG_FORMAT", "text", "log format: text or json",
+			func(s *settings) *string { return &s.logFormat }, (*settings).checkLogFormat},
+		{useDB, "db", "INGEST_DB", "ingest.db", "SQLite database file",
+			func(s *settings) *string { return &s.db }, (*settings).checkDB},
+		{useQuotaKey, "quota-key", "INGEST_QUOTA_KEY", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota",
+			func(s *settings) *string { return &s.quotaKey }, (*settings).checkQuotaKey},
+		{useRedis, "redis", "REDIS_URL", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database, for one host)",
+			func(s *settings) *string { return &s.redisURL }, (*settings).checkRedisURL},
+		{useEndpoint, "youtube-endpoint", "YOUTUBE_ENDPOINT", "", "YouTube Data API base URL, for a proxy or a test server (default Google's)",
+			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint},
+		{useCosts, "costs", "INGEST_COSTS", "", "costs file replacing the built-in costs.yaml whole",
+			func(s *settings) *string { return &s.costsFile }, (*settings).loadCosts},
+	}
+}
+
 // uses marks cmd as using the named settings.
 func uses(cmd *cobra.Command, names ...string) *cobra.Command {
 	if cmd.Annotations == nil {
@@ -76,17 +102,9 @@ func usesSetting(cmd *cobra.Command, name string) bool {
 
 func (s *settings) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&s.db, "db", "ingest.db", "SQLite database file")
-	f.StringVar(&s.redisURL, "redis", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database, for one host)")
-	f.StringVar(&s.costsFile, "costs", "", "costs file replacing the built-in costs.yaml whole")
-	f.StringVar(&s.endpoint, "youtube-endpoint", "", "YouTube Data API base URL, for a proxy or a test server (default Google's)")
-	f.StringVar(&s.quotaKey, "quota-key", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota")
-	f.StringVar(&s.logFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&s.logLevel, "log-level", "info", "least level logged: debug, info, warn or error")
-	for name, env := range map[string]string{"db": "INGEST_DB", "redis": "REDIS_URL", "costs": "INGEST_COSTS",
-		"youtube-endpoint": "YOUTUBE_ENDPOINT", "quota-key": "INGEST_QUOTA_KEY",
-		"log-format": "INGEST_LOG_FORMAT", "log-level": "INGEST_LOG_LEVEL"} {
-		withEnv(f.Lookup(name), env)
+	for _, c := range commonSettings() {
+		f.StringVar(c.value(s), c.flag, c.def, c.usage)
+		withEnv(f.Lookup(c.flag), c.env)
 	}
 }
 
@@ -99,22 +117,11 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	}
 	s.stderr = cmd.ErrOrStderr()
 	s.logger = newLogger(s.stderr, "text", slog.LevelInfo)
-	checks := []struct {
-		use   string
-		check func() error
-	}{
-		{useLog, s.resolveLogger},
-		{useDB, s.checkDB},
-		{useQuotaKey, s.checkQuotaKey},
-		{useRedis, s.checkRedisURL},
-		{useEndpoint, func() error { return checkEndpoint(s.endpoint) }},
-		{useCosts, s.loadCosts},
-	}
-	for _, c := range checks {
-		if !usesSetting(cmd, c.use) {
+	for _, c := range commonSettings() {
+		if c.check == nil || !usesSetting(cmd, c.use) {
 			continue
 		}
-		if err := c.check(); err != nil {
+		if err := c.check(s); err != nil {
 			return err
 		}
 	}
@@ -124,10 +131,16 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	return nil
 }
 
-func (s *settings) resolveLogger() error {
+func (s *settings) checkLogLevel() error {
 	if err := s.level.UnmarshalText([]byte(s.logLevel)); err != nil || strings.ContainsAny(s.logLevel, "+-") {
 		return usageErrorf("--log-level / INGEST_LOG_LEVEL: want debug, info, warn or error, got %q", s.logLevel)
 	}
+	return nil
+}
+
+// checkLogFormat checks --log-format and, the level being known, builds
+// the logger.
+func (s *settings) checkLogFormat() error {
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return usageErrorf("--log-format / INGEST_LOG_FORMAT: want text or json, got %q", s.logFormat)
 	}
@@ -204,88 +217,6 @@ func (s *settings) resolveQuotaKey(apiKey string) string {
 	return keyHash(apiKey)
 }
 
-// openStore opens (creating and migrating) the database.
-func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, s.db)
-	if err != nil {
-		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
-	}
-	return db, nil
-}
-
-// limiter is what the commands need of either limiter backend.
-type limiter interface {
-	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Block(ctx context.Context, pool string) (time.Time, error)
-	Refund(ctx context.Context, call ingest.Call) error
-	State(ctx context.Context) ([]ingest.PoolState, error)
-	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
-	Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error)
-	Config(ctx context.Context) ([]quota.PoolConfig, error)
-	CheckConfig(ctx context.Context) error
-	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
-	Backend() string
-}
-
-var (
-	_ limiter = (*quota.Redis)(nil)
-	_ limiter = (*quota.SQLite)(nil)
-)
-
-// openLimiter builds the Redis limiter when --redis is set, else the
-// embedded one on the database. close releases the Redis client. db may be
-// nil with Redis (a host without a database): there is no ledger then.
-func (s *settings) openLimiter(db *store.DB, quotaKey string) (l limiter, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Worker: workerName()}
-	if db != nil {
-		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
-			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
-		}
-	}
-	if s.redisURL == "" {
-		if db == nil {
-			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
-		}
-		l, err = quota.NewSQLite(db.Writer(), opts)
-		return l, func() {}, runtimeError(err)
-	}
-	client, err := redisClient(s.redisURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	redis.SetLogger(redisLogger{s.logger})
-	r, err := quota.NewRedis(client, opts)
-	if err != nil {
-		client.Close()
-		return nil, nil, runtimeError(err)
-	}
-	return r, func() { client.Close() }, nil
-}
-
-// workerName names this process in the limiter's register: host and pid.
-func workerName() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s.%d", strings.NewReplacer(",", "_", ":", "_").Replace(host), os.Getpid())
-}
-
-// redisLogger sends go-redis's own messages through slog, so that
-// --log-format json stays JSON.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
-}
-
-// redisClient parses --redis: one server, or a cluster when addr= lists
-// more nodes; the limiter's timeouts reach the socket.
-func redisClient(raw string) (redis.UniversalClient, error) {
-	c, err := quota.NewClient(raw, quota.DefaultTimeout)
-	if err != nil {
-		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
-	}
-	return c, nil
-}
-
 // checkRedisURL parses --redis without connecting: a usage error comes
 // before anything is opened or written.
 func (s *settings) checkRedisURL() error {
@@ -305,7 +236,8 @@ func redactURL(msg, raw string) string {
 }
 
 // checkEndpoint wants an absolute http(s) URL, or nothing for Google's.
-func checkEndpoint(raw string) error {
+func (s *settings) checkEndpoint() error {
+	raw := s.endpoint
 	if raw == "" {
 		return nil
 	}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+// openStore opens (creating and migrating) the database.
+func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
+	db, err := store.Open(ctx, s.db)
+	if err != nil {
+		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+	}
+	return db, nil
+}
+
+// backend is everything either limiter backend offers, as openLimiter
+// returns it; each command keeps it as the narrower interface it needs.
+type backend interface {
+	Take(ctx context.Context, op string) (ingest.Decision, error)
+	Block(ctx context.Context, pool string) (time.Time, error)
+	Refund(ctx context.Context, call ingest.Call) error
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
+	Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error)
+	Config(ctx context.Context) ([]quota.PoolConfig, error)
+	CheckConfig(ctx context.Context) error
+	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
+	Backend() string
+}
+
+var (
+	_ backend = (*quota.Redis)(nil)
+	_ backend = (*quota.SQLite)(nil)
+)
+
+// openLimiter builds the Redis limiter when --redis is set, else the
+// embedded one on the database. close releases the Redis client. db may be
+// nil with Redis (a host without a database): there is no ledger then.
+func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
+	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Worker: workerName()}
+	if db != nil {
+		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
+			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
+		}
+	}
+	if s.redisURL == "" {
+		if db == nil {
+			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
+		}
+		l, err = quota.NewSQLite(db.Writer(), opts)
+		return l, func() {}, runtimeError(err)
+	}
+	client, err := redisClient(s.redisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	redis.SetLogger(redisLogger{s.logger})
+	r, err := quota.NewRedis(client, opts)
+	if err != nil {
+		client.Close()
+		return nil, nil, runtimeError(err)
+	}
+	return r, func() { client.Close() }, nil
+}
+
+// workerName names this process in the limiter's register: host and pid.
+func workerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s.%d", strings.NewReplacer(",", "_", ":", "_").Replace(host), os.Getpid())
+}
+
+// redisLogger sends go-redis's own messages through slog, so that
+// --log-format json stays JSON.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
+
+// redisClient parses --redis: one server, or a cluster when addr= lists
+// more nodes; the limiter's timeouts reach the socket.
+func redisClient(raw string) (redis.UniversalClient, error) {
+	c, err := quota.NewClient(raw, quota.DefaultTimeout)
+	if err != nil {
+		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
+	}
+	return c, nil
+}
+
+// openExisting opens the database for reading, with a usage hint when it
+// does not exist yet.
+func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
+	db, err := store.OpenExisting(ctx, s.db)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.db))
+	}
+	if err != nil {
+		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+	}
+	return db, nil
+}
+
+// jobLimiter is what the jobs and the daemon's endpoints need of the
+// limiter: decisions, leases, and the pools' state.
+type jobLimiter interface {
+	regions.Limiter
+	regions.Locker
+	stateReader
+}
+
+// pipeline is everything a command that calls the upstream opens, closed
+// in reverse order.
+type pipeline struct {
+	quotaKey string
+	db       *store.DB
+	limiter  jobLimiter
+	source   *fetch.Client
+	closers  []func()
+}
+
+func (p *pipeline) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// openPipeline checks the key first (a usage error before anything is
+// written), then opens the database, the limiter and the client.
+func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
+	key, err := apiKey()
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
+	if p.db, err = s.openStore(ctx); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { p.db.Close() })
+	l, closeLimiter, err := s.openLimiter(p.db, p.quotaKey)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.limiter = l
+	p.closers = append(p.closers, closeLimiter)
+	if err := agree(ctx, l, s.logger); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if r, ok := l.(*quota.Redis); ok {
+		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
+			s.logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
+		}
+		// Heartbeats keep this worker's copy of the register fresh, so that
+		// it can vouch for who spent if Redis loses data, and notice such
+		// a loss within seconds.
+		beat, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(beat) }()
+		p.closers = append(p.closers, func() { stop(); <-done })
+	}
+	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger})
+	if err != nil {
+		p.Close()
+		return nil, usageErrorf("--youtube-endpoint: %w", err)
+	}
+	return p, nil
+}
+
+// The wiring is where the compiler checks that the adapters fit the
+// interfaces the jobs declare.
+var (
+	_ regions.Source   = (*fetch.Client)(nil)
+	_ regions.Searcher = (*fetch.Client)(nil)
+	_ regions.Sink     = (*store.DB)(nil)
+	_ regions.Limiter  = (*quota.Redis)(nil)
+	_ regions.Limiter  = (*quota.SQLite)(nil)
+	_ regions.Locker   = (*quota.Redis)(nil)
+	_ regions.Locker   = (*quota.SQLite)(nil)
+)
+
+// agree checks, before anything is spent, that the limiter holds the same
+// pools as this costs file: a disagreement is a configuration error.
+// When the limiter cannot be asked, each call meets the same check (or the
+// fail policy) later.
+func agree(ctx context.Context, l interface{ CheckConfig(context.Context) error }, log *slog.Logger) error {
+	err := l.CheckConfig(ctx)
+	var cerr *quota.ConfigError
+	switch {
+	case errors.As(err, &cerr):
+		return usageErrorf("--costs: %w", err)
+	case err != nil:
+		log.Warn("could not check the limiter's configuration before starting", ingest.LogErr, err)
+	}
+	return nil
+}

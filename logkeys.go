@@ -1,0 +1,21 @@
+package ingest
+
+// Attribute keys of the log lines every part writes, in one place, so that
+// a query over JSON logs finds the same key whoever wrote the line.
+const (
+	LogRegion    = "region"
+	LogOp        = "op"
+	LogPool      = "pool"
+	LogUnits     = "units"
+	LogRemaining = "remaining"
+	LogStatus    = "status"
+	LogPage      = "page"
+	LogPages     = "pages"
+	LogVideos    = "videos"
+	LogDuration  = "duration"
+	LogRetryAt   = "retry_at"
+	LogErr       = "err"
+	// LogDetail carries a run's message: not "msg", which the handler
+	// writes itself (a second msg key makes a JSON line parsers disagree on).
+	LogDetail = "detail"
+)

@@ -1,0 +1,192 @@
+package regions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// RunStore records runs and what their calls spent: what a pass and a
+// backfill share.
+type RunStore interface {
+	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
+	Ledger
+}
+
+// Outcome is how a job's run ended, as the store records it (the embedded
+// RunEnd), with what it got done.
+type Outcome struct {
+	ingest.RunEnd
+	Region string
+	RunID  int64 // zero when no run was started
+	Pages  int   // pages stored by this run
+	Videos int
+	// Units is what the run's calls were charged, by pool (calls given
+	// back are not in it).
+	Units map[string]int64
+	// Remaining is what the default pool had left after the run's last
+	// metered decision, -1 before any.
+	Remaining int64
+	Err       error // set when Status is failed
+	// Fatal is set when no other region can succeed either: the upstream
+	// rejects the key, or cannot be reached at all.
+	Fatal bool
+}
+
+// TotalUnits is every unit the run's calls were charged, all pools together.
+func (o Outcome) TotalUnits() int64 { return Sum(o.Units) }
+
+func (o *Outcome) fail(err error) {
+	o.Status, o.Err, o.Message = ingest.StatusFailed, err, err.Error()
+}
+
+// job is the life of one run, the same for a pass and a backfill: a run row
+// opened before the first call, a meter for every call, how the work ended
+// classified one way, and the row closed even when ctx was cancelled.
+type job struct {
+	region   string
+	kind     ingest.PageKind
+	quotaKey string
+	costs    *ingest.Costs
+	limiter  Limiter
+	store    RunStore
+	logger   *slog.Logger
+	now      func() time.Time
+}
+
+// work does a job's calls through m. It returns nil for a clean end, with
+// out.Status set when that end is not completed (interrupted, or stopped
+// for --max-units); otherwise an error that classify turns into a status.
+type work func(m *meter, out *Outcome) error
+
+// run runs w inside a run of its own and returns how it ended.
+func (j job) run(ctx context.Context, w work) Outcome {
+	out := Outcome{Region: j.region, Units: map[string]int64{}, Remaining: -1}
+	runID, err := j.store.StartRun(ctx, j.region, j.kind, j.now())
+	if err != nil {
+		out.fail(fmt.Errorf("start run: %w", err))
+		return out
+	}
+	out.RunID = runID
+	m := newMeter(j.limiter, j.store, j.quotaKey, j.region, runID)
+	out.Units = m.units
+	err = j.guard(w, m, &out)
+	out.Remaining = m.remaining
+	j.classify(ctx, &out, err)
+	out.At = j.now()
+	// The run's row is written even when ctx was cancelled: a run must not
+	// stay "running" because a second signal came.
+	if ferr := j.store.FinishRun(context.WithoutCancel(ctx), runID, out.RunEnd); ferr != nil && out.Err == nil {
+		out.fail(fmt.Errorf("finish run: %w", ferr))
+	}
+	return out
+}
+
+// guard runs w and turns a panic into an error, so that the run's row still
+// records how it ended.
+func (j job) guard(w work, m *meter, out *Outcome) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			j.logger.Error("run panicked", "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return w(m, out)
+}
+
+// classify turns how the work ended into a status. A refusal or an
+// exhausted upstream quota is a clean stop, not a failure.
+func (j job) classify(ctx context.Context, out *Outcome, err error) {
+	if err == nil {
+		if out.Status == "" {
+			out.Status = ingest.StatusCompleted
+		}
+		return
+	}
+	if end, ok, berr := j.quotaStop(ctx, err); ok {
+		if berr != nil {
+			out.fail(berr)
+			return
+		}
+		out.Status, out.Message, out.RetryAt = end.Status, end.Message, end.RetryAt
+		return
+	}
+	switch {
+	case errors.Is(err, ingest.ErrNoChart):
+		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.region
+	case errors.Is(err, ingest.ErrBadKey), Unreachable(err):
+		out.fail(err)
+		out.Fatal = true
+	default:
+		out.fail(err)
+	}
+}
+
+// quotaStop tells whether err is a clean stop for want of quota: the
+// limiter refused, or the upstream said its quota is spent (then the pools
+// are blocked for every worker until its reset). ok is false for any other
+// error; blockErr is set when the block could not be written.
+func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bool, blockErr error) {
+	var refused *ingest.RefusedError
+	var exhausted *ingest.QuotaExhaustedError
+	switch {
+	case errors.As(err, &refused):
+		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
+			Message: "quota refused " + refused.Decision.Op}, true, nil
+	case errors.As(err, &exhausted):
+		var retry time.Time
+		for _, pool := range j.costs.BlockedPools(exhausted) {
+			until, berr := j.block(context.WithoutCancel(ctx), pool, exhausted.Op)
+			if berr != nil {
+				return ingest.RunEnd{}, true, berr
+			}
+			retry = maxTime(retry, until)
+		}
+		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
+			Message: "upstream quota exhausted"}, true, nil
+	}
+	return ingest.RunEnd{}, false, nil
+}
+
+// block refuses pool for every worker until the upstream's reset, by the
+// limiter's clock, and keeps the block in the ledger, so that a limiter
+// that loses its data gets it back.
+func (j job) block(ctx context.Context, pool, op string) (time.Time, error) {
+	until, err := j.limiter.Block(ctx, pool)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
+	}
+	b := ingest.Block{QuotaKey: j.quotaKey, Pool: pool, Until: until, At: j.now(), Op: op}
+	if err := j.store.RecordBlock(ctx, b); err != nil {
+		return until, fmt.Errorf("ledger block %s: %w", pool, err)
+	}
+	return until, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// stopping says whether drain is closed: no new page is started then.
+func stopping(drain <-chan struct{}) bool {
+	select {
+	case <-drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// interrupted marks a clean end between pages because drain closed.
+func (o *Outcome) interrupted() {
+	o.Status, o.Message = ingest.StatusInterrupted, "interrupted: stopped between pages"
+}
