@@ -44,7 +44,8 @@ mutations=(
   "stale-register-copy-vouches@quota/redis.go@s/if r.k.copyAt.IsZero() || now.Sub(r.k.copyAt) > r.opts.Fresh {/if r.k.copyAt.IsZero() {/"
   "heartbeat-ignores-counter@quota/redis.go@s/if epoch != mine || seq < known || mine == \"\" {/if epoch != mine || false \&\& seq < known || mine == \"\" {/"
   "malformed-ledger-rows-kept@quota/ids.go@s/if _, _, err := logID(c.ID); err != nil {/if _, _, err := logID(c.ID); err != nil \&\& false {/"
-  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(s.opts.Now().UnixMilli(), last), seq, err/return s.opts.Now().UnixMilli(), seq, err/"
+  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(now, last), seq, err/return now, seq, err/"
+  "no-embedded-clock-guard@quota/sqlite.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
