@@ -22,18 +22,23 @@
 --   block    ms until which the upstream says the pool is spent
 --   conf     "limit:reserve:window:day": the pool as every worker must see it
 --   wait     ms until which the pool admits nothing metered after a loss
+-- and for spend two more at the end: the instance's receipts ring and fence
+-- (see receipt and reconcile).
 --
 -- ARGV[1] mode, ARGV[2] how long idle keys outlive what they guard (ms),
 -- ARGV[3] an offset added to TIME (0 but in tests), then by mode:
---   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms, then
---           per pool: units, capacity, window, conf, 4 day starts (0s: none)
+--   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms,
+--           token, then per pool: units, conf (capacity and window are read
+--           from it), "d1,d2,d3,d4" day starts ("0": none)
 --           -> {1|0, now, seq, retry, suspect, per pool: used, used_day,
 --               free_at, blocked, wait}
 --           or {-1, epoch, seq}  the keys are new or of another generation
 --           or {-2, i, stored}   pool i's conf differs from the caller's
 --           or {-3, seq}         the counter went back or a pool lost data
 --           or {-4, now}         the limiter's clock is over a day from the caller's
---   state   per pool as spend (read only) -> {now, seq, epoch, need, done,
+--           or {-5, seq}         the token was given up on and reconciled (fenced)
+--   reconcile  (KEYS: ring, fence) ttl, tokens -> per token: id, '' or '?'
+--   state   per pool as spend but no token (read only) -> {now, seq, epoch, need, done,
 --           per pool: used, used_day, free_at, blocked, wait}
 --   block   per pool (one): 4 day starts -> until (the next day start)
 --   refill  worker, then per pool: capacity, window, 4 day starts, block
