@@ -36,6 +36,7 @@ mutations=(
   "late-request-not-fenced@quota/window.lua@s/if fenced(fence, token) then return {-5, seq} end//"
   "no-receipt-written@quota/window.lua@s/    receipt(ring, token, string.format('%d-%d', now, seq), longest)//"
   "unknown-never-reconciled@quota/redis.go@s/^\tr.reconcile(ctx)\$//"
+  "function-not-reloaded@quota/function.go@s/return errors.As(err, \&rerr) \&\& strings.Contains/return false \&\& errors.As(err, \&rerr) \&\& strings.Contains/"
   "fail-open-budget-ignored@quota/failopen.go@s/case f.spent\[c.pool.Name\]+c.units > fo.Budget:/case false:/"
   "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(op, sc.cs, err)/"
   "timeout-after-send-fails-open@quota/redis.go@s/return errors.Is(err, syscall.ECONNREFUSED) ||/return true || errors.Is(err, syscall.ECONNREFUSED) ||/"
