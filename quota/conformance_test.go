@@ -498,11 +498,14 @@ func testLockExpiry(t *testing.T, h harness) {
 		t.Fatal("lock taken while a live lease holds it")
 	}
 	time.Sleep(400 * time.Millisecond)
-	unlock, ok, err := a.Lock(context.Background(), "US", 300*time.Millisecond)
+	// A lease of 1.5 s renewed every 500 ms, held for 2 s: taken by b only if
+	// renewal failed. The margin is a whole second, so that a loaded machine
+	// that delays one renewal does not fail the test.
+	unlock, ok, err := a.Lock(context.Background(), "US", 1500*time.Millisecond)
 	if err != nil || !ok {
 		t.Fatalf("after the lease expired: ok %v, %v", ok, err)
 	}
-	time.Sleep(time.Second) // renewed every 100 ms
+	time.Sleep(2 * time.Second)
 	if _, ok, _ := b.Lock(context.Background(), "US", time.Second); ok {
 		t.Fatal("renewed lease was taken")
 	}
