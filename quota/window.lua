@@ -265,9 +265,8 @@ local function save(p, now, ttl)
   end
   local v = total_value(t)
   redis.call('SET', p.total, v, 'PX', ttl)
-  local c = copy_total(t)
-  c.s = v
-  remember('total', p.total, c)
+  t.s = v -- t is not changed after save: it is remembered as it is
+  remember('total', p.total, t)
 end
 
 -- load reads the per-pool arguments (units, conf, day starts from first
@@ -280,9 +279,12 @@ local function load(first, fence)
   for i = 1, npools do
     local k, a = 3 + (i - 1) * NPK, first + (i - 1) * 3
     local c = pool_conf(ARGV[a + 1])
+    -- Every field a decision sets is in the constructor: a table that grows
+    -- past its constructor is rebuilt.
     pools[i] = {log = KEYS[k + 1], total = KEYS[k + 2], block = KEYS[k + 3], conf = KEYS[k + 4], wait = KEYS[k + 5],
       units = tonumber(ARGV[a]), want = ARGV[a + 1], capacity = c.capacity, window = c.window,
-      days = day_starts(ARGV[a + 2])}
+      days = day_starts(ARGV[a + 2]), t = false, blocked = 0, stored = false, waiting = 0, ttl = 0,
+      ds = 0, de = 0, used = 0, used_day = 0, free = 0, dirty = false, newlog = false}
     mget[4 * i - 2], mget[4 * i - 1], mget[4 * i], mget[4 * i + 1] = KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   end
   if fence then mget[#mget + 1] = fence end
@@ -395,9 +397,9 @@ local function spend()
     receipt(ring, token, string.format('%d-%d', now, seq), longest)
   end
   local out = {allowed, now, seq, retry, suspect}
-  for _, p in ipairs(pools) do
-    table.insert(out, p.used); table.insert(out, p.used_day); table.insert(out, p.free)
-    table.insert(out, p.blocked); table.insert(out, p.waiting)
+  for i, p in ipairs(pools) do
+    local b = 5 * i
+    out[b + 1], out[b + 2], out[b + 3], out[b + 4], out[b + 5] = p.used, p.used_day, p.free, p.blocked, p.waiting
   end
   return out
 end
