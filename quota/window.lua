@@ -307,17 +307,21 @@ end
 -- of its call. The fence lists the tokens the worker gave up on and has
 -- reconciled: a spend that reaches Redis after that is refused, so the
 -- answer the reconciliation gave stays true.
-local RING, RW = 64, 40
+local RING, RW = 32, 40
 
 local function fenced(fence, token)
   return fence and string.find(',' .. fence .. ',', ',' .. token .. ',', 1, true) ~= nil
 end
 
 local function receipt(ring, token, id, ttl)
-  local n = redis.call('SETRANGE', ring, (token % RING) * RW, string.format('%12d%28s', token, id))
-  if n < RING * RW then -- a new ring: full size at once, and an expiry
-    redis.call('SETRANGE', ring, RING * RW - 1, ' ')
-    redis.call('PEXPIRE', ring, ttl)
+  local rec, slot = string.format('%12d%28s', token, id), token % RING
+  if #rec ~= RW then return end -- cannot be: 12 digits of tokens, 28 of id
+  local n = redis.call('SETRANGE', ring, slot * RW, rec)
+  if n < RING * RW then
+    -- A new ring: written whole in one SET, so that it takes its exact
+    -- size (a string grown by SETRANGE keeps room to grow), with an expiry.
+    local blank = string.rep(' ', RW)
+    redis.call('SET', ring, string.rep(blank, slot) .. rec .. string.rep(blank, RING - slot - 1), 'PX', ttl)
   end
 end
 
