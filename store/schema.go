@@ -20,6 +20,7 @@ var upgrades = []upgrade{
 	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
 	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
 	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
+	upgradeUnknown,                 // 5 -> 6: unknown.go
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
