@@ -11,8 +11,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: ## download Go modules; make sure redis-server, systemd-analyze and promtool are installed
+deps: ## download Go modules; make sure redis-server, chromium, systemd-analyze and promtool are installed
 	@scripts/ensure-redis.sh
+	@scripts/ensure-chromium.sh
 	@scripts/ensure-tools.sh
 	@$(GO) mod download
 	@cd deploy && $(GO) mod download
@@ -32,7 +33,7 @@ test: deps ## run every test with -race against real redis-server and SQLite, an
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
 	@scripts/bench.sh
 
-demo: build ## run the main job against the fake upstream, then a search and a report
+demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh
 
 lint: ## go vet, gofmt, and the deploy/ files against their validators

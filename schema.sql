@@ -60,6 +60,20 @@ CREATE TABLE ledger_given_back (
   PRIMARY KEY (quota_key, call_id)
 ) WITHOUT ROWID;
 
+-- Decisions of unknown outcome: the request went out to the shared limiter
+-- and no answer came back in time. Each waits here until the limiter says
+-- what became of it (by the instance's token); one it had admitted is then
+-- written to the ledger as a call given back.
+CREATE TABLE ledger_unknown (
+  quota_key TEXT    NOT NULL,
+  instance  TEXT    NOT NULL,
+  token     INTEGER NOT NULL,
+  op        TEXT    NOT NULL,
+  at_ms     INTEGER NOT NULL,
+  charges   TEXT    NOT NULL, -- pool=units, comma separated
+  PRIMARY KEY (quota_key, instance, token)
+) WITHOUT ROWID;
+
 -- Leases for the embedded backend: a region never runs twice at once.
 CREATE TABLE locks (
   name       TEXT    PRIMARY KEY,

@@ -66,6 +66,10 @@ var shapes = []shape{
 		live: "upcoming"},
 	{id: "in-noTags", region: "IN", lang: "en", title: "Cricket LIVE: India vs Australia", desc: "Ball by ball.", channel: "Star Sports",
 		live: "live"},
+	// Upstream text is data, never markup: the dashboard's browser test
+	// looks for this title shown literally, with no script run.
+	{id: "us-hostile", region: "US", lang: "en", title: `Prank <script>window.__xss=1</script> "><img src=x onerror="window.__xss=2"> reveal`,
+		desc: `</textarea><svg onload="window.__xss=3"> & 'quotes'`, channel: `<b>Bold</b> Channel`, tags: []string{"<i>prank</i>"}},
 }
 
 // shapeVideos returns the hand-written items of region, published just

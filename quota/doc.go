@@ -106,12 +106,15 @@
 //	ingest:{Q}:block:POOL    ms until which the upstream says the pool is spent
 //	ingest:{Q}:conf:POOL     "limit:reserve:window_ms:day"
 //	ingest:{Q}:wait:POOL     ms until which a recovery holds the pool
+//	ingest:{Q}:rcpt:INST     one limiter instance's receipts: a ring of "token id"
+//	ingest:{Q}:fence:INST    the tokens that instance gave up on, reconciled
 //	ingest:{Q}:lock:NAME     a lease (Lock)
 //
 // A stream entry takes about 10-20 bytes in its listpack, against about 105
 // for a sorted-set member, which is why the log is a stream. window.lua is
-// the whole algorithm, run with EVALSHA (reloaded by itself after a restart
-// or SCRIPT FLUSH); State runs it read-only with EVALSHA_RO.
+// the whole algorithm, loaded once as a Redis Function and run with FCALL
+// (loaded again by itself after a restart or FUNCTION FLUSH; EVALSHA where
+// functions are refused); State runs it read-only with EVALSHA_RO.
 //
 // The embedded backend keeps the same log in the quota_log, quota_block,
 // quota_clock and quota_config tables, one BEGIN IMMEDIATE transaction per

@@ -73,6 +73,16 @@ type Options struct {
 	// ClockOffset is added to the Redis server's TIME inside the script:
 	// zero but in tests, which move the limiter's clock with it.
 	ClockOffset time.Duration
+	// Uptime is the embedded limiter's second clock, for its clock guard:
+	// the boot's id and the time since boot, which a step of the wall clock
+	// does not move (ok false: none to be had). nil means the kernel's
+	// (/proc) when Now is nil too, and no guard otherwise: a test that
+	// moves Now moves time itself, unless it gives an Uptime as well.
+	Uptime func() (boot string, since time.Duration, ok bool)
+	// Unknowns keeps the Redis limiter's decisions of unknown outcome (a
+	// timeout after the request went out) until they are reconciled; nil
+	// keeps them in memory.
+	Unknowns UnknownLedger
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -96,6 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
 	if o.Now == nil {
 		o.Now = time.Now
+		if o.Uptime == nil {
+			o.Uptime = kernelUptime
+		}
 	}
 	o.Logger = o.Logger.With("quota_key", o.QuotaKey)
 	return o, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,10 +25,7 @@ var windowLua string
 //go:embed lease.lua
 var leaseLua string
 
-var (
-	windowScript = redis.NewScript(windowLua)
-	leaseScript  = redis.NewScript(leaseLua)
-)
+var leaseScript = redis.NewScript(leaseLua)
 
 // keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
@@ -41,6 +39,11 @@ type Redis struct {
 	fail   *failPolicy
 	ops    map[string]*spendCall // Take's charges and keys, built once
 	all    []string              // every pool's keys, clock first
+	fn     functions             // whether window.lua is loaded as a function
+	days   dayArgs               // each pool's day starts, as spend sends them
+	inst   string                // this instance's name for its receipts
+	tok    atomic.Int64          // the last token a spend carried
+	pend   pending               // decisions of unknown outcome
 
 	recallMu sync.Mutex // one refill at a time
 	mu       sync.Mutex
@@ -106,7 +109,10 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		fail:   newFailPolicy(opts.Logger, opts.Costs),
 		ops:    map[string]*spendCall{},
+		days:   newDayArgs(opts.Costs),
+		inst:   token()[:8],
 	}
+	r.pend.init()
 	var names []string
 	for _, p := range opts.Costs.Pools {
 		names = append(names, p.Name)
@@ -130,7 +136,8 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	for i, c := range cs {
 		pools[i], confs[i] = c.pool.Name, poolConf(c.pool)
 	}
-	return &spendCall{cs: cs, keys: r.keys(pools...), confs: confs}, nil
+	keys := append(r.keys(pools...), r.receiptKeys(r.inst)...)
+	return &spendCall{cs: cs, keys: keys, confs: confs}, nil
 }
 
 // Backend names the backend, for reports.
@@ -149,7 +156,9 @@ func (r *Redis) keys(pools ...string) []string {
 }
 
 // Keys lists every key this limiter may write, for tests and tidy-ups.
-func (r *Redis) Keys() []string { return append([]string(nil), r.all...) }
+func (r *Redis) Keys() []string {
+	return append(append([]string(nil), r.all...), r.receiptKeys(r.inst)...)
+}
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
@@ -173,7 +182,9 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 	return r.spend(ctx, op, sc)
 }
 
-// script runs window.lua bounded by the limiter timeout (at least min).
+// script runs window.lua bounded by the limiter timeout (at least min):
+// as a function (fcall), but for state, which runs read-only through
+// EVALSHA_RO so that a read-only user may report.
 func (r *Redis) script(ctx context.Context, min time.Duration, keys []string, mode string, args ...any) *redis.Cmd {
 	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, min))
 	defer cancel()
@@ -181,15 +192,16 @@ func (r *Redis) script(ctx context.Context, min time.Duration, keys []string, mo
 	if mode == "state" {
 		return windowScript.RunRO(ctx, r.client, keys, all...)
 	}
-	return windowScript.Run(ctx, r.client, keys, all...)
+	return r.fcall(ctx, keys, all)
 }
 
 func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Decision, error) {
 	for attempt := 0; attempt < 4; attempt++ {
-		args, registers := r.spendArgs(sc)
+		token := r.tok.Add(1)
+		args, registers := r.spendArgs(sc, token)
 		res, err := r.script(ctx, 0, sc.keys, "spend", args...).Slice()
 		if err != nil {
-			return r.failed(ctx, op, sc, err)
+			return r.failed(ctx, op, sc, token, err)
 		}
 		r.answered(ctx)
 		switch ints(res, 1)[0] {
@@ -210,6 +222,8 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 			err = r.lossFound(ctx, "the call counter went back, or a pool's log and account disagree")
 		case -4:
 			return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's clock is more than a day from this worker's", ErrUnavailable)
+		case -5:
+			return ingest.Decision{}, fmt.Errorf("limiter: %w: the request reached it after this worker had given up on it", ErrUnavailable)
 		}
 		if err != nil {
 			return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
@@ -218,10 +232,11 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's keys kept changing generation", ErrUnavailable)
 }
 
-// spendArgs: epoch, known seq, worker, register, worker ms, guard, then per
-// pool units, capacity, window, conf and four day starts.
-// It says whether this call registers the worker (every Beat, once admitted).
-func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
+// spendArgs: epoch, known seq, worker, register, worker ms, guard, token,
+// then per pool units, conf (which holds capacity and window) and its day
+// starts. It says whether this call registers the worker (every Beat, once
+// admitted).
+func (r *Redis) spendArgs(sc *spendCall, token int64) ([]any, bool) {
 	real, now := time.Now(), r.opts.Now()
 	r.mu.Lock()
 	epoch, seq, reg := r.k.epoch, r.knownSeq(real), "0"
@@ -229,11 +244,10 @@ func (r *Redis) spendArgs(sc *spendCall) ([]any, bool) {
 		reg = "1"
 	}
 	r.mu.Unlock()
-	args := make([]any, 0, 6+8*len(sc.cs))
-	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds())
+	args := make([]any, 0, 7+3*len(sc.cs))
+	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds(), token)
 	for i, c := range sc.cs {
-		d := days(c.pool, now)
-		args = append(args, c.units, c.pool.Capacity(), c.pool.Window.Milliseconds(), sc.confs[i], d[0], d[1], d[2], d[3])
+		args = append(args, c.units, sc.confs[i], r.days.get(c.pool, now))
 	}
 	return args, reg == "1"
 }
@@ -260,17 +274,21 @@ func (r *Redis) saw(seq int64) {
 // is refused. Only a request that surely never reached Redis (the
 // connection was refused, no connection could be had) may fail open; a
 // timeout after the request went out leaves the outcome unknown, and the
-// call is refused rather than risk a second, unmetered admission.
-func (r *Redis) failed(ctx context.Context, op string, sc *spendCall, err error) (ingest.Decision, error) {
+// call is refused rather than risk a second, unmetered admission; it is
+// kept as a decision of unknown outcome, reconciled by its token when Redis
+// answers again (reconcile).
+func (r *Redis) failed(ctx context.Context, op string, sc *spendCall, token int64, err error) (ingest.Decision, error) {
 	var rerr redis.Error
 	switch {
 	case ctx.Err() != nil:
+		r.gaveUp(ctx, op, sc, token)
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	case errors.As(err, &rerr):
 		return ingest.Decision{}, fmt.Errorf("limiter: answered with an error, so the call is not made: %w", err)
 	case neverSent(err):
 		return r.fail.open(op, sc.cs, err)
 	}
+	r.gaveUp(ctx, op, sc, token)
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: no answer within %s, so the outcome is unknown and the call is not made: %w",
 		ErrUnavailable, r.opts.Timeout, err)
 }
@@ -285,9 +303,11 @@ func neverSent(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
 }
 
-// answered notes that Redis answered; when an outage just ended, the calls
-// admitted unmetered during it are written into the window.
+// answered notes that Redis answered: decisions of unknown outcome are
+// reconciled, and when an outage just ended, the calls admitted unmetered
+// during it are written into the window.
 func (r *Redis) answered(ctx context.Context) {
+	r.reconcile(ctx)
 	if !r.fail.up() || r.opts.Recall == nil {
 		return
 	}
@@ -554,8 +574,7 @@ func (r *Redis) Status(ctx context.Context) (Status, error) {
 	now := r.opts.Now()
 	var args []any
 	for _, p := range r.opts.Costs.Pools {
-		d := days(p, now)
-		args = append(args, dearest(r.opts.Costs, p.Name), p.Capacity(), p.Window.Milliseconds(), poolConf(p), d[0], d[1], d[2], d[3])
+		args = append(args, dearest(r.opts.Costs, p.Name), poolConf(p), makeDayArg(p, now).s)
 	}
 	res, err := r.script(ctx, 0, r.all, "state", args...).Slice()
 	if err != nil {

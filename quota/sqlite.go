@@ -159,21 +159,73 @@ func (s *SQLite) bounds(c charge, now int64) sqlPool {
 	return p
 }
 
-// clock is this limiter's clock (Options.Now) made monotonic: never behind
-// the last decision.
+// clock is this limiter's clock (Options.Now), guarded and made monotonic:
+// never behind the last decision.
 func (s *SQLite) clock(ctx context.Context, q querier) (now, seq int64, err error) {
 	var last int64
 	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil
 	}
-	return max(s.opts.Now().UnixMilli(), last), seq, err
+	if err != nil {
+		return 0, 0, err
+	}
+	now, err = s.guarded(ctx, q, s.opts.Now().UnixMilli(), last)
+	return max(now, last), seq, err
 }
 
+// bootKey is the quota_clock row of a quota key's boot reference: the
+// wall time of the boot (last_ms) as the last confirmed decision saw it,
+// and the boot's hash (seq).
+func (s *SQLite) bootKey() string { return s.opts.QuotaKey + "\x00boot" }
+
+// guarded is the clock guard of window.lua for the embedded limiter: a
+// reading more than Guard ahead of the last decision that the boot clock
+// does not confirm (the boot's wall time moved by more than Guard: the wall
+// clock stepped) is not believed. The decision is taken at the last good
+// time carried on by the boot clock, so that one odd reading never throws
+// the log away, and time still passes while the wall clock is wrong.
+func (s *SQLite) guarded(ctx context.Context, q querier, wall, last int64) (int64, error) {
+	if s.opts.Uptime == nil {
+		return wall, nil
+	}
+	boot, since, ok := s.opts.Uptime()
+	if !ok {
+		return wall, nil
+	}
+	at, g := wall-since.Milliseconds(), s.opts.Guard.Milliseconds()
+	var refAt, refID int64
+	err := q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.bootKey()).Scan(&refAt, &refID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return wall, nil
+	case err != nil:
+		return 0, err
+	}
+	if refID == bootHash(boot) && wall-last > g && (at-refAt > g || refAt-at > g) {
+		s.opts.Logger.Warn("the clock jumped ahead and the boot clock does not agree: decided at the last good time",
+			"guard", s.opts.Guard, "jump", time.Duration(at-refAt)*time.Millisecond)
+		return refAt + since.Milliseconds(), nil
+	}
+	return wall, nil
+}
+
+// setClock moves the clock to now and, when this decision's time is the
+// wall clock's, records the boot reference beside it.
 func (s *SQLite) setClock(ctx context.Context, tx *sql.Tx, now, seq int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
 		ON CONFLICT (quota_key) DO UPDATE SET last_ms = max(last_ms, excluded.last_ms), seq = max(seq, excluded.seq)`,
 		s.opts.QuotaKey, now, seq)
+	if err != nil || s.opts.Uptime == nil {
+		return err
+	}
+	boot, since, ok := s.opts.Uptime()
+	if wall, g := s.opts.Now().UnixMilli(), s.opts.Guard.Milliseconds(); !ok || now-wall > g || wall-now > g {
+		return nil // a guarded decision: the reference stays the last good one
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`,
+		s.bootKey(), now-since.Milliseconds(), bootHash(boot))
 	return err
 }
 

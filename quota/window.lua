@@ -22,18 +22,23 @@
 --   block    ms until which the upstream says the pool is spent
 --   conf     "limit:reserve:window:day": the pool as every worker must see it
 --   wait     ms until which the pool admits nothing metered after a loss
+-- and for spend two more at the end: the instance's receipts ring and fence
+-- (see receipt and reconcile).
 --
 -- ARGV[1] mode, ARGV[2] how long idle keys outlive what they guard (ms),
 -- ARGV[3] an offset added to TIME (0 but in tests), then by mode:
---   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms, then
---           per pool: units, capacity, window, conf, 4 day starts (0s: none)
+--   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms,
+--           token, then per pool: units, conf (capacity and window are read
+--           from it), "d1,d2,d3,d4" day starts ("0": none)
 --           -> {1|0, now, seq, retry, suspect, per pool: used, used_day,
 --               free_at, blocked, wait}
 --           or {-1, epoch, seq}  the keys are new or of another generation
 --           or {-2, i, stored}   pool i's conf differs from the caller's
 --           or {-3, seq}         the counter went back or a pool lost data
 --           or {-4, now}         the limiter's clock is over a day from the caller's
---   state   per pool as spend (read only) -> {now, seq, epoch, need, done,
+--           or {-5, seq}         the token was given up on and reconciled (fenced)
+--   reconcile  (KEYS: ring, fence) ttl, tokens -> per token: id, '' or '?'
+--   state   per pool as spend but no token (read only) -> {now, seq, epoch, need, done,
 --           per pool: used, used_day, free_at, blocked, wait}
 --   block   per pool (one): 4 day starts -> until (the next day start)
 --   refill  worker, then per pool: capacity, window, 4 day starts, block
@@ -49,9 +54,12 @@
 --   apply   ttl, then per pool: conf -> 1
 --   heartbeat  worker, ttl, register(0/1) -> {now, seq, epoch, worker, ms, ...}
 
-local mode = ARGV[1]
-local margin = tonumber(ARGV[2])
-local offset = tonumber(ARGV[3]) -- 0 but in tests, which move the clock
+-- The file is a library: it only defines functions, and main runs one
+-- call. Go loads it once as a Redis Function (FUNCTION LOAD, then FCALL),
+-- so that none of this is rebuilt per call; or, where functions are not to
+-- be had, wraps it for EVALSHA. KEYS and ARGV are the call's, set by main.
+local KEYS, ARGV
+local mode, margin, offset -- offset: 0 but in tests, which move the clock
 local NPK = 5 -- keys per pool
 
 local function time_ms()
@@ -68,10 +76,28 @@ local function pool_keys(i)
   return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
 end
 
-local function parse_clock(v)
+-- memo keeps what was parsed from the values this library last read or
+-- wrote, per key or per argument string: a decision then reads a value it
+-- has seen (Lua strings are interned: comparing them is one pointer) without
+-- parsing it again. It only ever saves work: a value that differs in any
+-- way is parsed afresh. Under EVAL it lives for one call.
+local memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0}
+
+local function remember(kind, k, v)
+  memo.n = memo.n + 1
+  if memo.n > 10000 then memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0} end
+  memo[kind][k] = v
+  return v
+end
+
+local function parse_clock(v, key)
   if not v then return nil end
+  local m = key and memo.clock[key]
+  if m and m.s == v then return m.last, m.seq, m.epoch, m.wait end
   local last, seq, epoch, wait = string.match(v, '^(%d+)%-(%d+):?(%w*):?(%d*)$')
-  return tonumber(last), tonumber(seq), epoch, tonumber(wait) or 0
+  last, seq, wait = tonumber(last), tonumber(seq), tonumber(wait) or 0
+  if key then remember('clock', key, {s = v, last = last, seq = seq, epoch = epoch, wait = wait}) end
+  return last, seq, epoch, wait
 end
 
 -- clock_value: the clock carries the recovery's wait too, so that no single
@@ -80,19 +106,56 @@ local function clock_value(ms, seq, epoch, wait)
   return string.format('%d-%d:%s:%d', ms, seq, epoch, wait or 0)
 end
 
-local function parse_total(v)
-  local t = {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
-  if not v then return t end
+-- set_clock writes the clock and remembers what it wrote.
+local function set_clock(ms, seq, epoch, wait, px)
+  local v = clock_value(ms, seq, epoch, wait)
+  redis.call('SET', KEYS[1], v, 'PX', px)
+  remember('clock', KEYS[1], {s = v, last = ms, seq = seq, epoch = epoch, wait = wait or 0})
+end
+
+local function copy_total(m)
+  return {cum = m.cum, wbase = m.wbase, wh = m.wh, dbase = m.dbase, ds = m.ds, head = m.head,
+    touched = m.touched, fT = m.fT, fAt = m.fAt, present = true}
+end
+
+-- parse_total reads a pool's account; key (optional) lets it remember.
+local function parse_total(v, key)
+  if not v then
+    return {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
+  end
+  local m = key and memo.total[key]
+  if m and m.s == v then return copy_total(m) end
   local a = {}
   for x in string.gmatch(v, '[^:]+') do a[#a + 1] = tonumber(x) end
-  t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt =
-    a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]
-  t.present = true
+  local t = {cum = a[1], wbase = a[2], wh = a[3], dbase = a[4], ds = a[5], head = a[6],
+    touched = a[7], fT = a[8], fAt = a[9], present = true}
+  if key then
+    local c = copy_total(t)
+    c.s = v
+    remember('total', key, c)
+  end
   return t
 end
 
 local function total_value(t)
   return string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d', t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt)
+end
+
+-- pool_conf reads "limit:reserve:window:day" into capacity and window.
+local function pool_conf(s)
+  local c = memo.conf[s]
+  if c then return c end
+  local limit, reserve, window = string.match(s, '^(%d+):(%d+):(%d+):')
+  return remember('conf', s, {capacity = tonumber(limit) - tonumber(reserve), window = tonumber(window)})
+end
+
+-- day_starts reads "d1,d2,d3,d4" (or "0": no day).
+local function day_starts(s)
+  local d = memo.days[s]
+  if d then return d end
+  local a, b, c, e = string.match(s, '^(%d+),(%d+),(%d+),(%d+)$')
+  if not a then return remember('days', s, {0, 0, 0, 0}) end
+  return remember('days', s, {tonumber(a), tonumber(b), tonumber(c), tonumber(e)})
 end
 
 -- now reads TIME, never behind the last decision. A reading more than guard
@@ -200,36 +263,66 @@ local function save(p, now, ttl)
     redis.call('PEXPIRE', p.conf, ttl)
     t.touched = now
   end
-  redis.call('SET', p.total, total_value(t), 'PX', ttl)
+  local v = total_value(t)
+  redis.call('SET', p.total, v, 'PX', ttl)
+  t.s = v -- t is not changed after save: it is remembered as it is
+  remember('total', p.total, t)
 end
 
--- pools reads the per-pool arguments (stride per pool) and keys, with one
--- MGET for the clock and every pool's total, block, conf and wait.
-local function load(first, stride, with_conf)
-  local npools = math.floor((#ARGV - first + 1) / stride)
+-- load reads the per-pool arguments (units, conf, day starts from first
+-- on) and keys, with one MGET for the clock and every pool's total, block,
+-- conf and wait. Capacity and window come from the conf the caller sends.
+local function load(first, fence)
+  local npools = math.floor((#ARGV - first + 1) / 3)
   local mget = {KEYS[1]}
   local pools = {}
   for i = 1, npools do
-    local p = {}
-    p.log, p.total, p.block, p.conf, p.wait = pool_keys(i)
-    local a = first + (i - 1) * stride
-    p.units, p.capacity, p.window = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-    p.want = ARGV[a + 3]
-    p.days = {tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])}
-    table.insert(mget, p.total); table.insert(mget, p.block)
-    table.insert(mget, p.conf); table.insert(mget, p.wait)
-    pools[i] = p
+    local k, a = 3 + (i - 1) * NPK, first + (i - 1) * 3
+    local c = pool_conf(ARGV[a + 1])
+    -- Every field a decision sets is in the constructor: a table that grows
+    -- past its constructor is rebuilt.
+    pools[i] = {log = KEYS[k + 1], total = KEYS[k + 2], block = KEYS[k + 3], conf = KEYS[k + 4], wait = KEYS[k + 5],
+      units = tonumber(ARGV[a]), want = ARGV[a + 1], capacity = c.capacity, window = c.window,
+      days = day_starts(ARGV[a + 2]), t = false, blocked = 0, stored = false, waiting = 0, ttl = 0,
+      ds = 0, de = 0, used = 0, used_day = 0, free = 0, dirty = false, newlog = false}
+    mget[4 * i - 2], mget[4 * i - 1], mget[4 * i], mget[4 * i + 1] = KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   end
+  if fence then mget[#mget + 1] = fence end
   local vals = redis.call('MGET', unpack(mget))
   for i, p in ipairs(pools) do
     local b = 1 + (i - 1) * 4
-    p.t = parse_total(vals[b + 1])
+    p.t = parse_total(vals[b + 1], p.total)
     p.blocked = tonumber(vals[b + 2] or '0')
     p.stored = vals[b + 3]
     p.waiting = tonumber(vals[b + 4] or '0')
     p.ttl = math.max(p.window, 90000000) + margin -- a day of 25 hours, and more
   end
-  return vals[1], pools
+  return vals[1], pools, fence and vals[#mget]
+end
+
+-- Receipts: each spend carries the worker's token for it (a counter of
+-- the limiter instance), and an admission writes "token id" into the
+-- instance's ring of RING slots (slot token % RING, RW bytes each), so that
+-- a worker that gave up waiting for an answer can learn later what became
+-- of its call. The fence lists the tokens the worker gave up on and has
+-- reconciled: a spend that reaches Redis after that is refused, so the
+-- answer the reconciliation gave stays true.
+local RING, RW = 32, 40
+
+local function fenced(fence, token)
+  return fence and string.find(',' .. fence .. ',', ',' .. token .. ',', 1, true) ~= nil
+end
+
+local function receipt(ring, token, id, ttl)
+  local rec, slot = string.format('%12d%28s', token, id), token % RING
+  if #rec ~= RW then return end -- cannot be: 12 digits of tokens, 28 of id
+  local n = redis.call('SETRANGE', ring, slot * RW, rec)
+  if n < RING * RW then
+    -- A new ring: written whole in one SET, so that it takes its exact
+    -- size (a string grown by SETRANGE keeps room to grow), with an expiry.
+    local blank = string.rep(' ', RW)
+    redis.call('SET', ring, string.rep(blank, slot) .. rec .. string.rep(blank, RING - slot - 1), 'PX', ttl)
+  end
 end
 
 -- settle brings every pool to now and says whether any lost data; it fills
@@ -253,12 +346,14 @@ end
 
 local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-  local worker_ms, guard = tonumber(ARGV[8]), tonumber(ARGV[9])
-  local clock, pools = load(10, 8)
-  local last, seq, epoch, wait = parse_clock(clock)
+  local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+  local ring = KEYS[#KEYS - 1]
+  local clock, pools, fence = load(11, KEYS[#KEYS])
+  local last, seq, epoch, wait = parse_clock(clock, KEYS[1])
   if not clock then return {-1, '', 0} end
   if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
   if seq < known_seq then return {-3, seq} end
+  if fenced(fence, token) then return {-5, seq} end
   for i, p in ipairs(pools) do
     if p.stored and p.stored ~= p.want then return {-2, i, p.stored} end
   end
@@ -302,24 +397,21 @@ local function spend()
     if p.dirty then save(p, now, p.ttl) end
   end
   if allowed == 1 then
-    redis.call('SET', KEYS[1], clock_value(now, seq, epoch, wait), 'PX', longest)
+    set_clock(now, seq, epoch, wait, longest)
+    receipt(ring, token, string.format('%d-%d', now, seq), longest)
   end
   local out = {allowed, now, seq, retry, suspect}
-  for _, p in ipairs(pools) do
-    table.insert(out, p.used); table.insert(out, p.used_day); table.insert(out, p.free)
-    table.insert(out, p.blocked); table.insert(out, p.waiting)
+  for i, p in ipairs(pools) do
+    local b = 5 * i
+    out[b + 1], out[b + 2], out[b + 3], out[b + 4], out[b + 5] = p.used, p.used_day, p.free, p.blocked, p.waiting
   end
   return out
 end
 
--- Spend is decided before the other modes' functions are even defined:
--- Redis runs this whole chunk on every call, and each local function costs
--- a closure.
-if mode == 'spend' then return spend() end
 
 -- state reports without writing: the account is advanced in memory only.
 local function state()
-  local clock, pools = load(4, 8)
+  local clock, pools = load(4)
   local last, seq, epoch, wait = parse_clock(clock)
   local now = math.max(time_ms(), last or 0)
   local out = {now, seq or 0, epoch or '', redis.call('HGET', KEYS[3], 'need') or '', ''}
@@ -568,6 +660,36 @@ local function refund()
   return n
 end
 
+-- reconcile answers, for each token a worker gave up on, the id Redis
+-- admitted it under, '' when it was never admitted, or '?' when the ring
+-- has since been written over by later calls and cannot tell. The tokens
+-- join the fence first, in the same atomic step: a spend that is still on
+-- its way is refused when it arrives, so '' stays true.
+-- KEYS: ring, fence; ARGV[4] the fence's ttl, then the tokens.
+local function reconcile()
+  local ring, fence, ttl = KEYS[1], KEYS[2], tonumber(ARGV[4])
+  local cur = redis.call('GET', fence)
+  local list = {}
+  if cur then list[1] = cur end
+  local out = {}
+  for j = 5, #ARGV do
+    local token = tonumber(ARGV[j])
+    if not fenced(cur, token) then list[#list + 1] = ARGV[j] end
+    local r = redis.call('GETRANGE', ring, (token % RING) * RW, (token % RING) * RW + RW - 1)
+    local have, id = string.match(r, '^%s*(%d+)%s+(%S+)$')
+    have = tonumber(have)
+    if have == token then
+      out[#out + 1] = id
+    elseif have and have > token then
+      out[#out + 1] = '?'
+    else
+      out[#out + 1] = ''
+    end
+  end
+  redis.call('SET', fence, table.concat(list, ','), 'PX', ttl)
+  return out
+end
+
 local function release()
   end_wait()
   return 1
@@ -615,14 +737,17 @@ local function heartbeat()
   return out
 end
 
-if mode == 'state' then return state() end
-if mode == 'block' then return block() end
-if mode == 'refill' then return refill() end
-if mode == 'adopt' then return adopt() end
-if mode == 'lost' then return lost() end
-if mode == 'release' then return release() end
-if mode == 'refund' then return refund() end
-if mode == 'conf' then return conf() end
-if mode == 'apply' then return apply() end
-if mode == 'heartbeat' then return heartbeat() end
-return redis.error_reply('window.lua: unknown mode ' .. tostring(mode))
+local modes = {
+  spend = spend, state = state, block = block, refill = refill, adopt = adopt, lost = lost,
+  release = release, refund = refund, conf = conf, apply = apply, heartbeat = heartbeat,
+  reconcile = reconcile,
+}
+
+-- main runs one call: ARGV[1] names the mode.
+local function main(keys, args)
+  KEYS, ARGV = keys, args
+  mode, margin, offset = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+  local f = modes[mode]
+  if not f then return redis.error_reply('window.lua: unknown mode ' .. tostring(mode)) end
+  return f()
+end

@@ -56,4 +56,20 @@ awk '
   }' "$out/search.txt"
 
 echo
+echo "== web: every API answer and page over ${INGEST_BENCH_DAYS:-365} days of hourly runs, 8 regions x ${INGEST_BENCH_CHART:-200} videos (built once; INGEST_BENCH_DAYS=30 for a quick run) =="
+go test -run '^$' -bench BenchmarkRoutes -benchtime 50x -timeout 90m ./web/ 2>&1 | tee "$out/web.txt" | grep '^\(Benchmark\|built\)'
+awk '
+  /^BenchmarkRoutes\// {
+    split($1, n, "/"); r = n[2]; sub(/-[0-9]+$/, "", r)
+    for (i=1;i<=NF;i++) { if ($(i+1)=="p50-ms") p50=$i; if ($(i+1)=="p99-ms") p99=$i }
+    rows[++nr] = sprintf("%-20s %9.2f %9.2f %10.2f   %s", r, p50, p99, p50/50, (p50<50?"met":"MISSED"))
+    if (p50 >= 50) missed++
+  }
+  END {
+    printf "%-20s %9s %9s %10s   %s\n", "route", "p50 ms", "p99 ms", "p50/50ms", "target p50 < 50 ms"
+    for (k=1;k<=nr;k++) print rows[k]
+    printf "%d of %d routes meet the target\n", nr-missed, nr
+  }' "$out/web.txt"
+
+echo
 scripts/bench-scale.sh

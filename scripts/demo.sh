@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the main job against the project's own fake upstream, then a
-# search and a report. Everything lives in ./demo and stops on exit.
+# search, a report and a look at the API; it ends with how to open the
+# dashboard over the demo database. Everything lives in ./demo and stops on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p demo
@@ -42,3 +43,15 @@ step ingest history -- "$top" "(GB's number 10 in the first run)"
 ./bin/ingest history -- "$top"
 step ingest report
 ./bin/ingest report
+step ingest serve --db demo/ingest.db "(a quick look: the API answers, then the server stops)"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 18080)
+./bin/ingest serve --db demo/ingest.db --listen "127.0.0.1:$port" 2>demo/serve.log &
+srv=$!
+trap 'kill $fake $srv 2>/dev/null; wait $fake $srv 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/api/v1/runs?limit=1" >/dev/null 2>&1 && break; sleep 0.05; done
+curl -s "http://127.0.0.1:$port/api/v1/search?q=football&limit=2" | head -20
+kill $srv 2>/dev/null; wait $srv 2>/dev/null || true
+
+printf '\n\033[1mThe dashboard of the demo database:\033[0m\n'
+printf '  bin/ingest serve --db demo/ingest.db\n'
+printf '  then open http://127.0.0.1:8080/   (JSON under http://127.0.0.1:8080/api/v1/, see docs/api.md)\n'

@@ -22,7 +22,8 @@ cp -r "$root/quota/." "$repo/quota/"                 # with uncommitted test fil
 # name@file@sed script
 mutations=(
   "log-expiry-set-once@quota/window.lua@s/if now - t.touched >= margin \/ 2 or p.newlog then/if p.newlog then/"
-  "first-pool-window-for-all@quota/window.lua@s/tonumber(ARGV\[a + 1\]), tonumber(ARGV\[a + 2\])\$/tonumber(ARGV[a + 1]), tonumber(ARGV[first + 2])/"
+  "first-pool-window-for-all@quota/window.lua@s/capacity = c.capacity, window = c.window,/capacity = c.capacity, window = pool_conf(ARGV[first + 1]).window,/"
+  "memo-ignores-the-value@quota/window.lua@s/if m and m.s == v then return copy_total(m) end/if m then return copy_total(m) end/"
   "free-at-oldest-plus-window@quota/window.lua@s/if sum >= target then/if true then/"
   "no-day-check@quota/window.lua@s/local day_full = p.ds > 0 and p.used_day + p.units > p.capacity/local day_full = false/"
   "no-wait-check@quota/window.lua@s/if p.blocked > 0 or p.waiting > 0 or day_full/if p.blocked > 0 or day_full/"
@@ -32,15 +33,20 @@ mutations=(
   "clock-may-go-back@quota/window.lua@s/return math.max(now, last or 0), 0/return now, 0/"
   "wait-ends-on-any-refill@quota/window.lua@s/if redis.call('HEXISTS', KEYS\[3\], 'done:' .. w) == 0 then return end/if redis.call('HEXISTS', KEYS[3], 'done:' .. w) == 0 then break end/"
   "wait-ignores-the-day@quota/window.lua@s/local until_ms = math.max(now + window, de)/local until_ms = now + window/"
+  "late-request-not-fenced@quota/window.lua@s/if fenced(fence, token) then return {-5, seq} end//"
+  "no-receipt-written@quota/window.lua@s/    receipt(ring, token, string.format('%d-%d', now, seq), longest)//"
+  "unknown-never-reconciled@quota/redis.go@s/^\tr.reconcile(ctx)\$//"
+  "function-not-reloaded@quota/function.go@s/return errors.As(err, \&rerr) \&\& strings.Contains/return false \&\& errors.As(err, \&rerr) \&\& strings.Contains/"
   "fail-open-budget-ignored@quota/failopen.go@s/case f.spent\[c.pool.Name\]+c.units > fo.Budget:/case false:/"
-  "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"%s: the limiter answered with an error, so the call is not made: %w\", op, err)/return r.fail.open(op, sc.cs, err)/"
+  "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(op, sc.cs, err)/"
   "timeout-after-send-fails-open@quota/redis.go@s/return errors.Is(err, syscall.ECONNREFUSED) ||/return true || errors.Is(err, syscall.ECONNREFUSED) ||/"
   "no-socket-deadlines@quota/redis.go@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   "vouch-for-self-only@quota/redis.go@s/if ms >= cutoff && w != r.opts.Worker {/if false \&\& ms >= cutoff \&\& w != r.opts.Worker {/"
   "stale-register-copy-vouches@quota/redis.go@s/if r.k.copyAt.IsZero() || now.Sub(r.k.copyAt) > r.opts.Fresh {/if r.k.copyAt.IsZero() {/"
   "heartbeat-ignores-counter@quota/redis.go@s/if epoch != mine || seq < known || mine == \"\" {/if epoch != mine || false \&\& seq < known || mine == \"\" {/"
   "malformed-ledger-rows-kept@quota/ids.go@s/if _, _, err := logID(c.ID); err != nil {/if _, _, err := logID(c.ID); err != nil \&\& false {/"
-  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(s.opts.Now().UnixMilli(), last), seq, err/return s.opts.Now().UnixMilli(), seq, err/"
+  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(now, last), seq, err/return now, seq, err/"
+  "no-embedded-clock-guard@quota/sqlite.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).

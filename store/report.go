@@ -40,14 +40,21 @@ type RunSummary struct {
 // charts are walked one index seek at a time (SQLite has no skip scan for
 // DISTINCT), and each chart's runs newest first until a finished one.
 func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
-	runs, err := db.runs(ctx, lastRunsWith, `r.id IN (SELECT last FROM last_runs)`, string(kind))
+	runs, err := db.runs(ctx, `r.id IN (`+lastRunIDs+`)`, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("last %s runs: %w", kind, err)
 	}
 	return runs, nil
 }
 
-const lastRunsWith = `WITH RECURSIVE regs (region) AS (
+// lastRunIDs are the ids of the newest finished run of kind ?1 of each
+// chart. It hops from region to region, then from category to category,
+// down runs_last (a skip scan), so a year of hourly runs costs a few index
+// seeks a chart, not a walk over every run. (x.id > 0 tells the plan test
+// the newest-first walk, which stops at the first finished run, from a
+// read of the chart's whole history.)
+const lastRunIDs = `
+WITH RECURSIVE regs (region) AS (
   SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > '')
   UNION ALL
   SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
@@ -59,19 +66,15 @@ const lastRunsWith = `WITH RECURSIVE regs (region) AS (
   SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = charts.region
                   AND category > charts.category)
   FROM charts WHERE charts.category IS NOT NULL
-), last_runs (last) AS (
-  -- Newest first, stopping at the first finished run. (x.id > 0 tells
-  -- the plan test this walk from a read of the chart's whole history.)
-  SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
-          AND x.category = charts.category AND x.id > 0 AND x.status <> 'running'
-          ORDER BY x.id DESC LIMIT 1)
-  FROM charts WHERE charts.category IS NOT NULL
 )
-`
+SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
+        AND x.category = charts.category AND x.id > 0 AND x.status <> 'running'
+        ORDER BY x.id DESC LIMIT 1)
+FROM charts WHERE charts.category IS NOT NULL`
 
 // Run returns one run, finished or not.
 func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
-	runs, err := db.runs(ctx, "", `r.id = ?1`, runID)
+	runs, err := db.runs(ctx, `r.id = ?1`, runID)
 	if err != nil {
 		return RunSummary{}, fmt.Errorf("run %d: %w", runID, err)
 	}
@@ -81,20 +84,20 @@ func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
 	return RunSummary{}, fmt.Errorf("run %d: no such run", runID)
 }
 
-// runsSQL reads runs with their ledger rows, found through ledger_run run
-// by run (never an aggregate over the whole ledger); runs sums them.
-const runsSQL = `
-SELECT r.id, r.region, r.category, r.kind, r.status, r.message, r.started_ms, r.finished_ms,
-  r.pages, r.videos, r.retry_at_ms, l.pool, l.units
-FROM runs AS r
-LEFT JOIN ledger AS l ON l.run_id = r.id AND NOT EXISTS (SELECT 1 FROM ledger_given_back AS g
-  WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
-WHERE `
-
-// runs reads the runs that match where (after the common table
-// expressions of with), with their units from the ledger, by chart name.
-func (db *DB) runs(ctx context.Context, with, where string, arg any) (map[string]RunSummary, error) {
-	rows, err := db.r.QueryContext(ctx, with+runsSQL+where, arg)
+// runs reads the runs that match where, with their units from the ledger,
+// by chart name (the region, or region/category). The ledger is summed over
+// those runs only (ledger_run).
+func (db *DB) runs(ctx context.Context, where string, arg any) (map[string]RunSummary, error) {
+	rows, err := db.r.QueryContext(ctx, `
+WITH sel AS MATERIALIZED (SELECT * FROM runs AS r WHERE `+where+`)
+SELECT sr.id, sr.region, sr.category, sr.kind, sr.status, sr.message, sr.started_ms, sr.finished_ms,
+  sr.pages, sr.videos, sr.retry_at_ms, l.pool, l.units
+FROM sel AS sr
+LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
+           WHERE run_id IS NOT NULL AND run_id IN (SELECT id FROM sel)
+             AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
+               WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
+           GROUP BY run_id, pool) AS l ON l.run_id = sr.id`, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ var upgrades = []upgrade{
 	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
 	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
 	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
-	upgradeData,                    // 5 -> 6: upgrade_data.go, categories, stats, thumbnails
+	upgradeUnknown,                 // 5 -> 6: unknown.go
+	upgradeData,                    // 6 -> 7: upgrade_data.go, categories, stats, thumbnails
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.

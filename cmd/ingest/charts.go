@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,7 @@ func parseCategories(s string) ([]string, error) {
 		if err != nil {
 			return nil, usageErrorf("--categories: %v", err)
 		}
-		if !contains(out, id) {
+		if !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}

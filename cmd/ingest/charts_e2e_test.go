@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/report"
 )
 
 func TestRunOnceFetchesCategoryCharts(t *testing.T) {
@@ -33,7 +35,7 @@ func TestRunOnceFetchesCategoryCharts(t *testing.T) {
 	if !strings.Contains(res.stderr, "regions=8") {
 		t.Errorf("the plan does not count the 8 charts:\n%s", res.stderr)
 	}
-	var rep reportJSON
+	var rep report.JSON
 	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json", "--regions", "US,GB").stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

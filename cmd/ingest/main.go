@@ -115,6 +115,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newPruneCmd(s), useDB, useCosts),
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
+		uses(newServeCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
 		newVersionCmd(),
 		newProbeCmd(),
 	} {

@@ -56,6 +56,7 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
 		}
+		opts.Unknowns = unknownLedger{db}
 	}
 	if s.redisURL == "" {
 		if db == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/report"
 )
 
 // buildDays writes days of hourly runs of GB and AU, ending this hour, at
@@ -53,7 +54,7 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 		t.Errorf("%d ledger rows older than the quota's span left", n)
 	}
 	h.set("INGEST_QUOTA_KEY", yeardb.QuotaKey)
-	var rep reportJSON
+	var rep report.JSON
 	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -121,9 +122,9 @@ func (src *reportSources) useSchedule(ctx context.Context, db *store.DB, f *repo
 
 // reportLimiter opens the limiter for reading. With no database, the
 // embedded limiter has spent nothing on this host: its pools are whole.
-func reportLimiter(s *settings, db *store.DB, key string) (stateReader, func(), error) {
+func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, func(), error) {
 	if db == nil && s.redisURL == "" {
-		return wholePools{costs: s.costs}, func() {}, nil
+		return wholePools{Costs: s.costs}, func() {}, nil
 	}
 	return s.openLimiter(db, key)
 }
@@ -156,37 +157,11 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
 }
 
-// reportStore is what the report reads from the database.
-type reportStore interface {
-	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
-	LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]store.RunSummary, error)
-}
-
-// noDB stands in for a database that does not exist yet: nothing spent,
-// nothing run.
-type noDB struct{}
-
-func (noDB) Calls(context.Context, string, time.Time) ([]ingest.Call, error) { return nil, nil }
-func (noDB) LastRuns(context.Context, ingest.PageKind) (map[string]store.RunSummary, error) {
-	return map[string]store.RunSummary{}, nil
-}
-
-// wholePools is the embedded limiter of a host with no database: every
-// pool has all its room.
-type wholePools struct{ costs *ingest.Costs }
-
-func (w wholePools) State(context.Context) ([]ingest.PoolState, error) {
-	var out []ingest.PoolState
-	for _, p := range w.costs.Pools {
-		out = append(out, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName(), Remaining: p.Capacity()})
-	}
-	return out, nil
-}
-func (wholePools) Backend() string { return "sqlite" }
-
+// reportSources is what runReport and /quota gather; buildReport hands
+// them to the report package with the schedule's next runs.
 type reportSources struct {
-	db       reportStore
-	limiter  stateReader
+	db       report.Store
+	limiter  report.StateReader
 	costs    *ingest.Costs
 	quotaKey string
 	regions  []string
@@ -200,270 +175,37 @@ type reportSources struct {
 	size func(context.Context) (store.Size, error)
 }
 
-// report is everything `ingest report` shows.
-type report struct {
-	QuotaKey      string
-	NoDatabase    bool   // no database on this host yet
-	ScheduleFrom  string // where the plan's period came from
-	Backend       string
-	BackendErr    error // the limiter did not answer: used comes from the ledger
-	Pools         []poolReport
-	Operations    []opReport
-	ByRegion      []regionUnits
-	Regions       []regionReport
-	Hourly        map[string][24]int64 // per pool, index 23 is the current hour
-	HourStart     time.Time            // start of the hour at index 0
-	UpstreamReset time.Time
-	Plan          []planLine
-	Now           time.Time
-	Storage       *store.Size // nil: not read (no database)
+// noDB stands in for a database that does not exist yet.
+type noDB = report.NoDB
+
+// wholePools is the embedded limiter of a host with no database.
+type wholePools = report.WholePools
+
+func buildReport(ctx context.Context, src reportSources) (*report.Report, error) {
+	return report.Build(ctx, report.Sources{DB: src.db, Limiter: src.limiter, Costs: src.costs,
+		QuotaKey: src.quotaKey, Regions: src.regions, Every: src.every, Next: nextRuns(src.regions, src.every),
+		Now: src.now, ScheduleFrom: src.scheduleFrom, NoDatabase: src.noDatabase, Size: src.size})
 }
 
-type poolReport struct {
-	Window time.Duration
-	ingest.PoolState
-	Unmetered int64 // units admitted unmetered in the window (limiter unreachable)
-}
-
-type opReport struct {
-	Op    string
-	Calls int
-	Units map[string]int64
-}
-
-type regionUnits struct {
-	Region string
-	Calls  int
-	Units  map[string]int64
-}
-
-type regionReport struct {
-	Code    string
-	Status  ingest.RunStatus
-	LastRun time.Time
-	Pages   int
-	Videos  int
-	Units   int64
-	NextRun time.Time
-	Message string
-	RetryAt time.Time
-}
-
-// planLine is what the schedule spends in a day in one pool.
-type planLine struct {
-	Pool       string
-	Regions    int
-	Pages      int // pages per pass, all regions together
-	RunsPerDay float64
-	Units      int64 // per day
-	Capacity   int64
-}
-
-// stateReader is what the report needs of a limiter.
-type stateReader interface {
-	State(ctx context.Context) ([]ingest.PoolState, error)
-	Backend() string
-}
-
-func buildReport(ctx context.Context, src reportSources) (*report, error) {
-	now := src.now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	r := &report{QuotaKey: src.quotaKey, Backend: src.limiter.Backend(), Now: now,
-		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.noDatabase, ScheduleFrom: src.scheduleFrom}
-	window := longestWindow(src.costs)
-	calls, err := src.db.Calls(ctx, src.quotaKey, now.Add(-max(window, 24*time.Hour)))
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
-	}
-	r.pools(ctx, src, calls, now)
-	r.breakdowns(src.costs, calls, now)
-	last, err := src.db.LastRuns(ctx, ingest.Trending)
-	if err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
-	}
-	r.regionRows(src, last, now)
-	r.plan(src, last)
-	if src.size != nil {
-		sz, err := src.size(ctx)
+// nextRuns is when each region of a staggered schedule runs next.
+func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Time {
+	return func(i int, now time.Time) time.Time {
+		s, err := regions.Stagger(every, i, len(codes))
 		if err != nil {
-			return nil, err
+			return time.Time{}
 		}
-		r.Storage = &sz
-	}
-	return r, nil
-}
-
-// longestWindow is the widest pool window: how far back the ledger matters.
-func longestWindow(c *ingest.Costs) time.Duration {
-	var w time.Duration
-	for _, p := range c.Pools {
-		w = max(w, p.Window)
-	}
-	return w
-}
-
-// pools asks the limiter; when it does not answer, the ledger stands in.
-func (r *report) pools(ctx context.Context, src reportSources, calls []ingest.Call, now time.Time) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	states, err := src.limiter.State(ctx)
-	if err != nil {
-		r.BackendErr = err
-		states = ledgerStates(src.costs, calls, now)
-	}
-	for _, st := range states {
-		pool, _ := src.costs.Pool(st.Pool)
-		r.Pools = append(r.Pools, poolReport{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now)})
+		return s.Next(now)
 	}
 }
 
-// ledgerStates rebuilds the pools' use from the ledger's metered calls.
-func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ingest.PoolState {
-	var out []ingest.PoolState
-	for _, p := range costs.Pools {
-		st := ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName()}
-		var dayStart time.Time
-		if p.Day != nil {
-			dayStart = time.UnixMilli(ingest.DayStarts(p.Day, now)[1])
-		}
-		for _, c := range calls {
-			if !c.Unmetered && c.At.After(now.Add(-p.Window)) {
-				st.Used += unitsIn(c.Charges, p.Name)
-			}
-			if !c.Unmetered && p.Day != nil && !c.At.Before(dayStart) {
-				st.UsedDay += unitsIn(c.Charges, p.Name)
-			}
-		}
-		st.Remaining = max(0, p.Capacity()-max(st.Used, st.UsedDay))
-		out = append(out, st)
-	}
-	return out
+func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []report.PlanLine {
+	return report.SchedulePlan(costs, codes, every, last)
 }
 
-func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {
-	var n int64
-	for _, c := range calls {
-		if c.Unmetered && c.At.After(now.Add(-p.Window)) {
-			n += unitsIn(c.Charges, p.Name)
-		}
-	}
-	return n
-}
+func poolUnits(m map[string]int64) string { return report.PoolUnits(m) }
 
-func unitsIn(charges []ingest.Charge, pool string) int64 {
-	for _, ch := range charges {
-		if ch.Pool == pool {
-			return ch.Units
-		}
-	}
-	return 0
-}
+func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
 
-// breakdowns: units by operation, by region and by hour over the last day.
-func (r *report) breakdowns(costs *ingest.Costs, calls []ingest.Call, now time.Time) {
-	ops, regs := map[string]*opReport{}, map[string]*regionUnits{}
-	r.Hourly = map[string][24]int64{}
-	r.HourStart = now.Truncate(time.Hour).Add(-23 * time.Hour)
-	for _, c := range calls {
-		o := ops[c.Op]
-		if o == nil {
-			o = &opReport{Op: c.Op, Units: map[string]int64{}}
-			ops[c.Op] = o
-		}
-		region := c.Region
-		if region == "" {
-			region = "-"
-		}
-		g := regs[region]
-		if g == nil {
-			g = &regionUnits{Region: region, Units: map[string]int64{}}
-			regs[region] = g
-		}
-		o.Calls++
-		g.Calls++
-		for _, ch := range c.Charges {
-			o.Units[ch.Pool] += ch.Units
-			g.Units[ch.Pool] += ch.Units
-			if h := int(c.At.Sub(r.HourStart) / time.Hour); h >= 0 && h < 24 {
-				row := r.Hourly[ch.Pool]
-				row[h] += ch.Units
-				r.Hourly[ch.Pool] = row
-			}
-		}
-	}
-	for _, o := range ops {
-		r.Operations = append(r.Operations, *o)
-	}
-	sort.Slice(r.Operations, func(i, j int) bool { return r.Operations[i].Op < r.Operations[j].Op })
-	for _, g := range regs {
-		r.ByRegion = append(r.ByRegion, *g)
-	}
-	sort.Slice(r.ByRegion, func(i, j int) bool { return r.ByRegion[i].Region < r.ByRegion[j].Region })
-}
-
-// regionRows: the scheduled regions, then any other region with runs.
-func (r *report) regionRows(src reportSources, last map[string]store.RunSummary, now time.Time) {
-	codes := append([]string{}, src.regions...)
-	var extra []string
-	for code := range last {
-		if !contains(codes, code) {
-			extra = append(extra, code)
-		}
-	}
-	sort.Strings(extra)
-	codes = append(codes, extra...)
-	for i, code := range codes {
-		row := regionReport{Code: code, Status: ingest.StatusNever}
-		if i < len(src.regions) {
-			s, _ := regions.Stagger(src.every, i, len(src.regions))
-			row.NextRun = s.Next(now)
-		}
-		if run, ok := last[code]; ok {
-			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message
-			row.Pages, row.Videos, row.Units, row.RetryAt = run.Pages, run.Videos, run.Units, run.RetryAt
-		}
-		r.Regions = append(r.Regions, row)
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// plan estimates a day of the schedule against each pool's capacity.
-func (r *report) plan(src reportSources, last map[string]store.RunSummary) {
-	r.Plan = schedulePlan(src.costs, src.regions, src.every, last)
-}
-
-// schedulePlan estimates a day of a schedule: regions x pages x runs a
-// day, plus one categories call a region a day, against each pool's
-// capacity. A region's pages are those of its last completed run, 4 (a
-// chart of 200) when it has none.
-func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []planLine {
-	pages := 0
-	for _, code := range codes {
-		n := 4
-		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
-			n = run.Pages
-		}
-		pages += n
-	}
-	runs := float64(24*time.Hour) / float64(every)
-	page, _ := costs.Op(ingest.OpVideosList)
-	cats, _ := costs.Op(ingest.OpCategoriesList)
-	var plan []planLine
-	for _, p := range costs.Pools {
-		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
-		perDay += int64(len(codes)) * unitsIn(cats, p.Name)
-		plan = append(plan, planLine{Pool: p.Name, Regions: len(codes), Pages: pages,
-			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
-	}
-	return plan
-}
+// stateReader is what the report, the metrics and the checks read of a
+// limiter.
+type stateReader = report.StateReader

@@ -20,6 +20,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
 )
 
 type runFlags struct {
@@ -343,7 +344,13 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 		}
 		replyJSON(w, http.StatusOK, rep.JSON())
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ui, err := newWeb(p.db, reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}, s)
+	if err != nil {
+		ln.Close()
+		return nil, runtimeError(err)
+	}
+	ui.Register(mux) // the API and the dashboard, beside /metrics
+	srv := web.NewHTTPServer(addr, mux)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("metrics server", ingest.LogErr, err)

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// reportJSON is `ingest report --json`; DESIGN.md fixes the fields scripts
+// JSON is `ingest report --json`; DESIGN.md fixes the fields scripts
 // rely on, the rest are additions.
-type reportJSON struct {
+type JSON struct {
 	QuotaKey      string       `json:"quota_key"`
 	Backend       string       `json:"backend"`
 	BackendOK     bool         `json:"backend_ok"`
@@ -22,25 +22,26 @@ type reportJSON struct {
 	UsedFrom      string       `json:"used_from"` // limiter, or ledger when it did not answer
 	Database      bool         `json:"database"`  // false: no database on this host yet
 	Schedule      string       `json:"schedule"`  // where the plan's period came from
-	Pools         []poolJSON   `json:"pools"`
-	Operations    []opJSON     `json:"operations"`
-	ByRegion      []opJSON     `json:"by_region"`
-	Regions       []regionJSON `json:"regions"`
+	Pools         []PoolJSON   `json:"pools"`
+	Operations    []OpJSON     `json:"operations"`
+	ByRegion      []OpJSON     `json:"by_region"`
+	Regions       []RegionJSON `json:"regions"`
 	UpstreamReset string       `json:"upstream_reset"`
-	Plan          []planJSON   `json:"plan"`
-	Hourly        []hourlyJSON `json:"hourly"`
-	Storage       *storageJSON `json:"storage,omitempty"`
+	Plan          []PlanJSON   `json:"plan"`
+	Hourly        []HourlyJSON `json:"hourly"`
+	Storage       *StorageJSON `json:"storage,omitempty"`
 }
 
-// storageJSON is the database's size and how far back it reaches.
-type storageJSON struct {
+// StorageJSON is the database's size and how far back it reaches.
+type StorageJSON struct {
 	Bytes     int64   `json:"bytes"`
 	FreeBytes int64   `json:"free_bytes"`
 	Shrinks   bool    `json:"shrinks"` // incremental vacuum: pruning gives space back
 	OldestRun *string `json:"oldest_run"`
 }
 
-type poolJSON struct {
+// PoolJSON is part of JSON.
+type PoolJSON struct {
 	Name         string  `json:"name"`
 	Limit        int64   `json:"limit"`
 	Reserve      int64   `json:"reserve"`
@@ -55,7 +56,8 @@ type poolJSON struct {
 	Unmetered    int64   `json:"unmetered"`
 }
 
-type opJSON struct {
+// OpJSON is part of JSON.
+type OpJSON struct {
 	Op     string           `json:"op,omitempty"`
 	Region string           `json:"region,omitempty"`
 	Calls  int              `json:"calls"`
@@ -63,7 +65,8 @@ type opJSON struct {
 	Pools  map[string]int64 `json:"pools"`
 }
 
-type regionJSON struct {
+// RegionJSON is part of JSON.
+type RegionJSON struct {
 	Code    string           `json:"code"`
 	Status  ingest.RunStatus `json:"status"`
 	LastRun *string          `json:"last_run"`
@@ -75,7 +78,8 @@ type regionJSON struct {
 	Message string           `json:"message,omitempty"`
 }
 
-type planJSON struct {
+// PlanJSON is part of JSON.
+type PlanJSON struct {
 	Pool       string  `json:"pool"`
 	Regions    int     `json:"regions"`
 	Pages      int     `json:"pages_per_cycle"`
@@ -85,13 +89,15 @@ type planJSON struct {
 	Fits       bool    `json:"fits"`
 }
 
-type hourlyJSON struct {
+// HourlyJSON is part of JSON.
+type HourlyJSON struct {
 	Pool  string  `json:"pool"`
 	Start string  `json:"start"` // the first hour; one value an hour, oldest first
 	Units []int64 `json:"units"`
 }
 
-func stamp(t time.Time) *string {
+// Stamp is t in RFC 3339, UTC; nil for the zero time.
+func Stamp(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
@@ -108,50 +114,50 @@ func sum(m map[string]int64) int64 {
 }
 
 // JSON returns the report as `--json` prints it.
-func (r *report) JSON() reportJSON {
-	j := reportJSON{QuotaKey: r.QuotaKey, Backend: r.Backend, BackendOK: r.BackendErr == nil, UsedFrom: "limiter",
+func (r *Report) JSON() JSON {
+	j := JSON{QuotaKey: r.QuotaKey, Backend: r.Backend, BackendOK: r.BackendErr == nil, UsedFrom: "limiter",
 		Database: !r.NoDatabase, Schedule: r.ScheduleFrom,
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
-		Pools:         []poolJSON{}, Operations: []opJSON{}, ByRegion: []opJSON{}, Regions: []regionJSON{},
-		Plan: []planJSON{}, Hourly: []hourlyJSON{}}
+		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
+		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
 	if st := r.Storage; st != nil {
-		j.Storage = &storageJSON{Bytes: st.Bytes, FreeBytes: st.FreeBytes, Shrinks: st.Incremental, OldestRun: stamp(st.OldestRun)}
+		j.Storage = &StorageJSON{Bytes: st.Bytes, FreeBytes: st.FreeBytes, Shrinks: st.Incremental, OldestRun: Stamp(st.OldestRun)}
 	}
 	for _, p := range r.Pools {
 		var day *string
 		if p.Day != "" {
 			day = &p.Day
 		}
-		j.Pools = append(j.Pools, poolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Window: shortDuration(p.Window),
-			Used: p.Used, Day: day, UsedToday: p.UsedDay, Remaining: p.Remaining, FreeAt: stamp(p.FreeAt),
-			BlockedUntil: stamp(p.BlockedUntil), WaitUntil: stamp(p.WaitUntil), Unmetered: p.Unmetered})
+		j.Pools = append(j.Pools, PoolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Window: ShortDuration(p.Window),
+			Used: p.Used, Day: day, UsedToday: p.UsedDay, Remaining: p.Remaining, FreeAt: Stamp(p.FreeAt),
+			BlockedUntil: Stamp(p.BlockedUntil), WaitUntil: Stamp(p.WaitUntil), Unmetered: p.Unmetered})
 	}
 	for _, o := range r.Operations {
-		j.Operations = append(j.Operations, opJSON{Op: o.Op, Calls: o.Calls, Units: sum(o.Units), Pools: o.Units})
+		j.Operations = append(j.Operations, OpJSON{Op: o.Op, Calls: o.Calls, Units: sum(o.Units), Pools: o.Units})
 	}
 	for _, g := range r.ByRegion {
-		j.ByRegion = append(j.ByRegion, opJSON{Region: g.Region, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
+		j.ByRegion = append(j.ByRegion, OpJSON{Region: g.Region, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
 	}
 	for _, g := range r.Regions {
-		j.Regions = append(j.Regions, regionJSON{Code: g.Code, Status: g.Status, LastRun: stamp(g.LastRun),
-			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: stamp(g.NextRun), RetryAt: stamp(g.RetryAt),
+		j.Regions = append(j.Regions, RegionJSON{Code: g.Code, Status: g.Status, LastRun: Stamp(g.LastRun),
+			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: Stamp(g.NextRun), RetryAt: Stamp(g.RetryAt),
 			Message: g.Message})
 	}
 	for _, p := range r.Plan {
-		j.Plan = append(j.Plan, planJSON{Pool: p.Pool, Regions: p.Regions, Pages: p.Pages, RunsPerDay: p.RunsPerDay,
+		j.Plan = append(j.Plan, PlanJSON{Pool: p.Pool, Regions: p.Regions, Pages: p.Pages, RunsPerDay: p.RunsPerDay,
 			Units: p.Units, Capacity: p.Capacity, Fits: p.Units <= p.Capacity})
 	}
 	for _, pool := range r.hourlyPools() {
 		row := r.Hourly[pool]
-		j.Hourly = append(j.Hourly, hourlyJSON{Pool: pool, Start: r.HourStart.UTC().Format(time.RFC3339), Units: row[:]})
+		j.Hourly = append(j.Hourly, HourlyJSON{Pool: pool, Start: r.HourStart.UTC().Format(time.RFC3339), Units: row[:]})
 	}
 	return j
 }
 
-func (r *report) hourlyPools() []string {
+func (r *Report) hourlyPools() []string {
 	var pools []string
 	for p := range r.Hourly {
 		pools = append(pools, p)
@@ -162,7 +168,7 @@ func (r *report) hourlyPools() []string {
 
 // Text prints the report for people; times in loc beside UTC where it
 // matters.
-func (r *report) Text(out io.Writer, loc *time.Location) {
+func (r *Report) Text(out io.Writer, loc *time.Location) {
 	backend := r.Backend + " (answering)"
 	if r.BackendErr != nil {
 		backend = fmt.Sprintf("%s (NOT ANSWERING: %v; used units below come from the ledger)", r.Backend, r.BackendErr)
@@ -174,8 +180,11 @@ func (r *report) Text(out io.Writer, loc *time.Location) {
 	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
 	if st := r.Storage; st != nil {
-		fmt.Fprintf(out, "Database %s (%s free), oldest chart run %s\n", megabytes(st.Bytes), megabytes(st.FreeBytes),
-			oldestText(st.OldestRun))
+		oldest := "none"
+		if !st.OldestRun.IsZero() {
+			oldest = st.OldestRun.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(out, "Database %.1f MB (%.1f MB free), oldest chart run %s\n", float64(st.Bytes)/1e6, float64(st.FreeBytes)/1e6, oldest)
 	}
 	fmt.Fprintln(out)
 	r.textPools(out)
@@ -194,7 +203,7 @@ func orDash(t time.Time, layout string, loc *time.Location) string {
 	return t.In(loc).Format(layout)
 }
 
-func (r *report) textPools(out io.Writer) {
+func (r *Report) textPools(out io.Writer) {
 	w := tw(out)
 	fmt.Fprintln(w, "POOL\tLIMIT\tRESERVE\tUSED (WINDOW)\tUSED TODAY\tREMAINING\tFREE AT\tBLOCKED UNTIL\tUNMETERED")
 
@@ -212,7 +221,7 @@ func (r *report) textPools(out io.Writer) {
 		if !p.WaitUntil.IsZero() {
 			blocked, waiting = "recovering to "+p.WaitUntil.UTC().Format(time.RFC3339), true
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d in %s\t%s\t%d\t%s\t%s\t%s\n", p.Pool, p.Limit, p.Reserve, p.Used, shortDuration(p.Window),
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d in %s\t%s\t%d\t%s\t%s\t%s\n", p.Pool, p.Limit, p.Reserve, p.Used, ShortDuration(p.Window),
 			today, p.Remaining, orDash(p.FreeAt, time.RFC3339, time.UTC), blocked, un)
 	}
 	w.Flush()
@@ -226,7 +235,7 @@ func (r *report) textPools(out io.Writer) {
 	fmt.Fprintln(out)
 }
 
-func (r *report) textPlan(out io.Writer) {
+func (r *Report) textPlan(out io.Writer) {
 	for _, p := range r.Plan {
 		verdict := "fits"
 		if p.Units == 0 {
@@ -244,7 +253,7 @@ func (r *report) textPlan(out io.Writer) {
 	fmt.Fprintln(out)
 }
 
-func (r *report) textRegions(out io.Writer, loc *time.Location) {
+func (r *Report) textRegions(out io.Writer, loc *time.Location) {
 	w := tw(out)
 	fmt.Fprintln(w, "REGION\tSTATUS\tLAST RUN\tPAGES\tVIDEOS\tUNITS\tNEXT RUN\tNOTE")
 	for _, g := range r.Regions {
@@ -299,24 +308,25 @@ func shortNote(msg string) string {
 	return msg
 }
 
-func (r *report) textBreakdowns(out io.Writer) {
+func (r *Report) textBreakdowns(out io.Writer) {
 	w := tw(out)
 	fmt.Fprintln(w, "OPERATION\tCALLS\tUNITS (by pool)")
 	for _, o := range r.Operations {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, poolUnits(o.Units))
+		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, PoolUnits(o.Units))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
 	w = tw(out)
 	fmt.Fprintln(w, "REGION\tCALLS\tUNITS (by pool)")
 	for _, g := range r.ByRegion {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, poolUnits(g.Units))
+		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, PoolUnits(g.Units))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
 }
 
-func poolUnits(m map[string]int64) string {
+// PoolUnits prints units by pool: "default 101, search 1".
+func PoolUnits(m map[string]int64) string {
 	var parts []string
 	for _, p := range sortedKeys(m) {
 		parts = append(parts, fmt.Sprintf("%s %d", p, m[p]))
@@ -336,7 +346,7 @@ func sortedKeys(m map[string]int64) []string {
 var bars = []rune(" ▁▂▃▄▅▆▇█")
 
 // textChart draws units per hour over the last 24 hours, one row a pool.
-func (r *report) textChart(out io.Writer) {
+func (r *Report) textChart(out io.Writer) {
 	fmt.Fprintf(out, "Units per hour, last 24 h (from %s UTC, one column an hour)\n", r.HourStart.UTC().Format("01-02 15:04"))
 	for _, pool := range r.hourlyPools() {
 		row := r.Hourly[pool]
@@ -359,8 +369,9 @@ func (r *report) textChart(out io.Writer) {
 	}
 }
 
-// shortDuration prints 24h, not 24h0m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration prints 24h, not 24h0m0s.
+// ShortDuration prints 24h, not 24h0m0s.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	switch {
 	case strings.HasSuffix(s, "h0m0s"):

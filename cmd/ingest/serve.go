@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+// uiTokenEnv holds the dashboard's access token; an environment variable
+// only, so that it never shows in a process list.
+const uiTokenEnv = "INGEST_UI_TOKEN"
+
+type serveFlags struct {
+	listen  string
+	regions string
+	every   time.Duration
+}
+
+func newServeCmd(s *settings) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the JSON API (/api/v1) and the dashboard (/) over the database, read-only",
+		Long: `serve answers the JSON API under /api/v1 (search, charts, videos, quota,
+runs; see docs/api.md) and a dashboard at / (the quota at a glance, each
+region's chart, each video's history, search), from the database opened
+read-only: it spends no quota and writes nothing.
+
+Set INGEST_UI_TOKEN to ask every request for that token: scripts send it as
+Authorization: Bearer <token>, browsers sign in at /login (a cookie).
+Next runs and the plan follow the schedule a daemon on this database records,
+as in ingest report; --every and --regions override it.`,
+		Example: `  ingest serve --db demo/ingest.db
+  INGEST_UI_TOKEN=s3cret ingest serve --listen 0.0.0.0:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rf := &reportFlags{regions: f.regions, every: f.every,
+				regionsGiven: cmd.Flags().Changed("regions"), everyGiven: cmd.Flags().Changed("every")}
+			return runServe(cmd.Context(), s, f, rf)
+		},
+	}
+	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
+	return cmd
+}
+
+func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) error {
+	if _, _, err := net.SplitHostPort(f.listen); err != nil {
+		return usageErrorf("--listen: want host:port or :port, got %q", f.listen)
+	}
+	h, closeAll, err := openWeb(ctx, s, rf)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return runtimeError(fmt.Errorf("--listen %s: %w", f.listen, err))
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := web.NewHTTPServer(f.listen, h)
+	go func() {
+		<-ctx.Done()
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	}()
+	s.logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", s.db, "token", os.Getenv(uiTokenEnv) != "")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return runtimeError(fmt.Errorf("serve: %w", err))
+	}
+	return nil
+}
+
+// openWeb opens the database read-only and the limiter for reading, and
+// builds the API and dashboard over them.
+func openWeb(ctx context.Context, s *settings, rf *reportFlags) (*web.Server, func(), error) {
+	codes, err := regions.Parse(rf.regions)
+	if err != nil {
+		return nil, nil, usageErrorf("--regions: %w", err)
+	}
+	if rf.every < regions.MinEvery {
+		return nil, nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, rf.every)
+	}
+	db, err := store.OpenExisting(ctx, s.db)
+	if err != nil {
+		return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+	}
+	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
+	if err := src.useSchedule(ctx, db, rf); err != nil {
+		db.Close()
+		return nil, nil, runtimeError(err)
+	}
+	if src.quotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	l, closeLimiter, err := reportLimiter(s, db, src.quotaKey)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	src.limiter = l
+	h, err := newWeb(db, src, s)
+	closeAll := func() { closeLimiter(); db.Close() }
+	if err != nil {
+		closeAll()
+		return nil, nil, runtimeError(err)
+	}
+	return h, closeAll, nil
+}
+
+// newWeb wires the web package to the report and the store.
+func newWeb(db *store.DB, src reportSources, s *settings) (*web.Server, error) {
+	return web.New(web.Config{DB: db, QuotaKey: src.quotaKey, Token: os.Getenv(uiTokenEnv), Logger: s.logger,
+		Report: func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }})
+}

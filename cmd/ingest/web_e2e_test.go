@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// hostileTitle is fakeyt's US title made of markup (fakeyt/world.go): the
+// dashboard must show it as text.
+const hostileTitle = `Prank <script>window.__xss=1</script> "><img src=x onerror="window.__xss=2"> reveal`
+
+// uiToken is the access token the served dashboard asks for.
+const uiToken = "ui-token-for-tests"
+
+// dashboard is `ingest serve` over a database filled by two real
+// `run --once` passes (US and GB) against the fake upstream, so charts have
+// a previous run to move against.
+type dashboard struct {
+	h    *harness
+	base string
+	proc *proc
+}
+
+func startDashboard(t *testing.T) *dashboard {
+	t.Helper()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	addr := closedAddr(t)
+	h.set("INGEST_UI_TOKEN", uiToken)
+	p := h.start("serve", "--listen", addr, "--regions", "US,GB")
+	d := &dashboard{h: h, base: "http://" + addr, proc: p}
+	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/api/v1/runs", true); return code == 200 }) {
+		t.Fatalf("ingest serve never answered on %s\n%s", addr, p.out)
+	}
+	return d
+}
+
+// get fetches path, with the bearer token when auth is true.
+func (d *dashboard) get(t *testing.T, path string, auth bool) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", d.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+uiToken)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	res, err := c.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+// hostileID is the id of the US video whose title is markup.
+func (d *dashboard) hostileID(t *testing.T) string {
+	t.Helper()
+	_, body := d.get(t, "/api/v1/charts/US", true)
+	var c struct {
+		Entries []struct{ ID, Title string }
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatalf("chart: %v\n%s", err, body)
+	}
+	for _, e := range c.Entries {
+		if e.Title == hostileTitle {
+			return e.ID
+		}
+	}
+	t.Fatalf("the US chart has no video titled %q", hostileTitle)
+	return ""
+}
+
+// TestServeAPI checks the API's answers a script relies on: the token, the
+// error shape, a 404 for a missing video, movement against the previous
+// run, and that no secret is served.
+func TestServeAPI(t *testing.T) {
+	t.Parallel()
+	d := startDashboard(t)
+	if code, body := d.get(t, "/api/v1/quota", false); code != 401 || !strings.Contains(string(body), `"code": "unauthorized"`) {
+		t.Errorf("no token: got %d %s, want 401 unauthorized", code, body)
+	}
+	if code, _ := d.get(t, "/", false); code != http.StatusSeeOther {
+		t.Errorf("a page with no token: got %d, want a redirect to /login", code)
+	}
+	cases := []struct {
+		path, param string
+		status      int
+	}{
+		{"/api/v1/search?q=prank&limit=0", "limit", 400},
+		{"/api/v1/search?q=", "q", 400},
+		{"/api/v1/search?q=prank&region=USA", "region", 400},
+		{"/api/v1/search?q=prank&cursor=zzz", "cursor", 400},
+		{"/api/v1/charts/US?at=yesterday", "at", 400},
+		{"/api/v1/runs?kind=daily", "kind", 400},
+		{"/api/v1/videos/no-such-video", "", 404},
+		{"/api/v1/charts/FR", "", 404},
+	}
+	for _, c := range cases {
+		code, body := d.get(t, c.path, true)
+		var e errorJSON
+		if err := json.Unmarshal(body, &e); err != nil || code != c.status || e.Error.Status != c.status || e.Error.Parameter != c.param || e.Error.Message == "" {
+			t.Errorf("%s: got %d %s, want %d naming %q", c.path, code, body, c.status, c.param)
+		}
+	}
+	var chart struct {
+		PrevRunID *int64 `json:"previous_run_id"`
+		Entries   []struct {
+			PrevRank  *int    `json:"previous_rank"`
+			ViewTrend []int64 `json:"views_trend"`
+		}
+	}
+	_, body := d.get(t, "/api/v1/charts/US", true)
+	if err := json.Unmarshal(body, &chart); err != nil || chart.PrevRunID == nil || len(chart.Entries) == 0 ||
+		chart.Entries[0].PrevRank == nil || len(chart.Entries[0].ViewTrend) != 2 {
+		t.Errorf("US chart after two runs: want a previous run, ranks and two-point trends, got %s", body)
+	}
+	var quota struct {
+		Hourly []struct {
+			Pool  string
+			Units []int64
+		}
+		Daily []struct {
+			Pool  string
+			Units []int64
+		}
+	}
+	_, body = d.get(t, "/api/v1/quota", true)
+	if err := json.Unmarshal(body, &quota); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(pool string, rows []struct {
+		Pool  string
+		Units []int64
+	}) (n int64) {
+		for _, r := range rows {
+			for _, u := range r.Units {
+				if r.Pool == pool {
+					n += u
+				}
+			}
+		}
+		return n
+	}
+	// Every call of this test was made in the last minutes: the 24-hour
+	// and the 30-day charts must both hold all of them.
+	if h, dd := sum("default", quota.Hourly), sum("default", quota.Daily); h == 0 || h != dd {
+		t.Errorf("quota: default pool's units %d by hour, %d by day; want the same, not zero", h, dd)
+	}
+	for _, path := range []string{"/api/v1/quota", "/", "/api/v1/runs"} {
+		req, _ := http.NewRequest("GET", d.base+path, nil)
+		req.AddCookie(&http.Cookie{Name: "ingest_ui_token", Value: uiToken})
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || strings.Contains(string(b), testKey) {
+			t.Errorf("%s with the cookie: got %d; the API key must never be served", path, res.StatusCode)
+		}
+	}
+}
+
+type errorJSON struct {
+	Error struct {
+		Status    int    `json:"status"`
+		Code      string `json:"code"`
+		Parameter string `json:"parameter"`
+		Message   string `json:"message"`
+	} `json:"error"`
+}
+
+// saveShot writes a screenshot into the test's directory, and into
+// $INGEST_SCREENSHOTS when it is set (to refresh docs/img/).
+func saveShot(t *testing.T, dir, name string, png []byte) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d KB)", path, len(png)/1024)
+	if out := os.Getenv("INGEST_SCREENSHOTS"); out != "" {
+		if err := os.WriteFile(filepath.Join(out, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openAPI is what TestOpenAPIMatchesRoutes reads of docs/openapi.yaml.
+type openAPI struct {
+	Paths map[string]map[string]struct {
+		Responses map[string]any `yaml:"responses"`
+		Checks    []struct {
+			Request string `yaml:"request"`
+			Status  int    `yaml:"status"`
+			Token   *bool  `yaml:"token"`
+		} `yaml:"x-checks"`
+	} `yaml:"paths"`
+}
+
+// TestOpenAPIMatchesRoutes sends every request docs/openapi.yaml lists to
+// a real server: each route exists, answers every status the file
+// documents, and errors have the documented shape.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec openAPI
+	if err := yaml.Unmarshal(raw, &spec); err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	if len(spec.Paths) == 0 {
+		t.Fatal("docs/openapi.yaml: no paths")
+	}
+	d := startDashboard(t)
+	video := d.hostileID(t)
+	for path, ops := range spec.Paths {
+		route := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[a-z]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/?]+`) + `(\?|$)`)
+		for method, op := range ops {
+			covered := map[int]bool{}
+			for _, c := range op.Checks {
+				req := strings.ReplaceAll(c.Request, "{video}", url.PathEscape(video))
+				if !route.MatchString(req) {
+					t.Errorf("%s %s: x-check %s is not this route", method, path, c.Request)
+				}
+				code, body := d.get(t, req, c.Token == nil || *c.Token)
+				if code != c.Status {
+					t.Errorf("%s %s: got %d, the file says %d\n%s", method, path, code, c.Status, body)
+				}
+				if _, ok := op.Responses[strconv.Itoa(code)]; !ok {
+					t.Errorf("%s %s: answered %d, which the file does not document", method, path, code)
+				}
+				var e errorJSON
+				if code >= 400 && (json.Unmarshal(body, &e) != nil || e.Error.Status != code || e.Error.Code == "") {
+					t.Errorf("%s %s: error body is not the documented shape: %s", method, req, body)
+				}
+				covered[code] = true
+			}
+			for status := range op.Responses {
+				if n, _ := strconv.Atoi(status); !covered[n] {
+					t.Errorf("%s %s: documents %s but no x-check answers it", method, path, status)
+				}
+			}
+		}
+	}
+}
+
+// TestRunListenServesTheDashboard: `ingest run --listen` serves the API and
+// the dashboard beside /metrics and /healthz, from the daemon's database.
+func TestRunListenServesTheDashboard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	addr := closedAddr(t)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
+	d := &dashboard{h: h, base: "http://" + addr, proc: p}
+	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
+		t.Fatalf("run --listen %s never answered\n%s", addr, p.out)
+	}
+	for _, path := range []string{"/metrics", "/api/v1/charts/US", "/api/v1/quota", "/", "/charts/US", "/static/style.css"} {
+		if code, body := d.get(t, path, false); code != 200 {
+			t.Errorf("run --listen %s: got %d\n%.300s", path, code, body)
+		}
+	}
+}

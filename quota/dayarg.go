@@ -1,0 +1,53 @@
+package quota
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// dayArg is a pool's four day starts as window.lua reads them in a spend,
+// "d1,d2,d3,d4" ("0" for a pool without a day), with the day it was made
+// in: the same string serves every decision until that day ends, so it is
+// built once a day rather than on every decision.
+type dayArg struct {
+	from, to int64 // the day it holds, [from, to) in ms
+	s        string
+}
+
+// dayArgs caches one dayArg per pool; safe for concurrent use.
+type dayArgs map[string]*atomic.Pointer[dayArg]
+
+func newDayArgs(costs *ingest.Costs) dayArgs {
+	m := dayArgs{}
+	for _, p := range costs.Pools {
+		m[p.Name] = new(atomic.Pointer[dayArg])
+	}
+	return m
+}
+
+// get returns pool p's day starts around t.
+func (m dayArgs) get(p ingest.Pool, t time.Time) string {
+	ms := t.UnixMilli()
+	slot := m[p.Name]
+	if slot != nil {
+		if a := slot.Load(); a != nil && ms >= a.from && ms < a.to {
+			return a.s
+		}
+	}
+	a := makeDayArg(p, t)
+	if slot != nil {
+		slot.Store(a)
+	}
+	return a.s
+}
+
+func makeDayArg(p ingest.Pool, t time.Time) *dayArg {
+	d := days(p, t)
+	if d[0] == 0 {
+		return &dayArg{from: 0, to: 1 << 62, s: "0"}
+	}
+	return &dayArg{from: d[1], to: d[2], s: fmt.Sprintf("%d,%d,%d,%d", d[0], d[1], d[2], d[3])}
+}

@@ -1,0 +1,170 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Unknown is a decision whose outcome is unknown: the request went out to
+// Redis and no answer came back in time. The call was refused to its caller
+// and never made; Redis may still have admitted it (or may yet, when a hung
+// server resumes). It is reconciled by its token when Redis answers again.
+type Unknown struct {
+	QuotaKey string
+	Instance string // the limiter instance that sent it: its receipts
+	Token    int64  // the instance's number for the request
+	Op       string
+	At       time.Time // this worker's clock when it gave up
+	Charges  []ingest.Charge
+}
+
+// UnknownLedger keeps unknown decisions until they are reconciled, so that
+// a worker that stops in between leaves them to the next one on the same
+// ledger. A nil UnknownLedger keeps them in memory only.
+type UnknownLedger interface {
+	RecordUnknown(ctx context.Context, u Unknown) error
+	Unknowns(ctx context.Context, quotaKey string) ([]Unknown, error)
+	// ResolveUnknown ends u. call is the call Redis had admitted for it,
+	// which the limiter has given back since it was never made: the ledger
+	// records it as admitted and given back. nil: Redis never admitted it,
+	// and never will.
+	ResolveUnknown(ctx context.Context, u Unknown, call *ingest.Call) error
+}
+
+// pending holds this limiter's unknown decisions.
+type pending struct {
+	mu     sync.Mutex // one reconciliation at a time; guards list
+	list   []Unknown
+	loaded bool         // the ledger's unknowns were read
+	n      atomic.Int32 // len(list), and 1 until loaded
+}
+
+func (p *pending) init() { p.n.Store(1) }
+
+// gaveUp records a spend whose outcome is unknown.
+func (r *Redis) gaveUp(ctx context.Context, op string, sc *spendCall, token int64) {
+	u := Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}
+	for _, c := range sc.cs {
+		u.Charges = append(u.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
+	}
+	if l := r.opts.Unknowns; l != nil {
+		if err := l.RecordUnknown(context.WithoutCancel(ctx), u); err != nil {
+			r.opts.Logger.Warn("record a decision of unknown outcome", "op", op, "err", err)
+		}
+	}
+	r.pend.mu.Lock()
+	r.pend.list = append(r.pend.list, u)
+	r.pend.n.Add(1)
+	r.pend.mu.Unlock()
+}
+
+// reconcile settles the unknown decisions once Redis answers again: for
+// each, Redis says under which id it admitted the call, if it did, and
+// fences the token so that a request still on its way is refused. An
+// admitted call was never made, so it is given back: Redis drops it from
+// the window and the ledger records it admitted and given back, and both
+// count the same units. Nothing is done while another reconciliation runs.
+func (r *Redis) reconcile(ctx context.Context) {
+	if r.pend.n.Load() == 0 || !r.pend.mu.TryLock() {
+		return
+	}
+	defer r.pend.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if !r.pend.loaded {
+		if err := r.loadUnknowns(ctx); err != nil {
+			r.opts.Logger.Warn("read the decisions of unknown outcome", "err", err)
+			return
+		}
+	}
+	byInst := map[string][]Unknown{}
+	for _, u := range r.pend.list {
+		byInst[u.Instance] = append(byInst[u.Instance], u)
+	}
+	var left []Unknown
+	for inst, us := range byInst {
+		left = append(left, r.reconcileInstance(ctx, inst, us)...)
+	}
+	r.pend.list = left
+	r.pend.n.Store(int32(len(left)))
+}
+
+func (r *Redis) loadUnknowns(ctx context.Context) error {
+	if l := r.opts.Unknowns; l != nil {
+		us, err := l.Unknowns(ctx, r.opts.QuotaKey)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, u := range r.pend.list {
+			seen[u.Instance+"/"+strconv.FormatInt(u.Token, 10)] = true
+		}
+		for _, u := range us {
+			if !seen[u.Instance+"/"+strconv.FormatInt(u.Token, 10)] {
+				r.pend.list = append(r.pend.list, u)
+			}
+		}
+	}
+	r.pend.loaded = true
+	return nil
+}
+
+// reconcileInstance settles one instance's unknowns and returns those
+// still unsettled (Redis did not answer, or a give-back failed).
+func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown) []Unknown {
+	args := []any{(r.opts.Costs.Span() + keyMargin).Milliseconds()}
+	for _, u := range us {
+		args = append(args, u.Token)
+	}
+	ids, err := r.script(ctx, 5*time.Second, r.receiptKeys(inst), "reconcile", args...).StringSlice()
+	if err != nil || len(ids) != len(us) {
+		r.opts.Logger.Warn("reconcile the decisions of unknown outcome", "err", err, "replies", len(ids), "want", len(us))
+		return us
+	}
+	var left []Unknown
+	for i, u := range us {
+		if err := r.settle(ctx, u, ids[i]); err != nil {
+			r.opts.Logger.Warn("reconcile a decision of unknown outcome", "op", u.Op, "err", err)
+			left = append(left, u)
+		}
+	}
+	return left
+}
+
+// settle ends one unknown decision: id is what Redis admitted it under,
+// "" if it never did, "?" if Redis can no longer tell.
+func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
+	var call *ingest.Call
+	switch id {
+	case "?":
+		r.opts.Logger.Warn("a decision of unknown outcome can no longer be told: if Redis admitted it, its units stay counted though the call was not made",
+			"op", u.Op, "token", u.Token)
+	case "":
+	default:
+		ms, _, err := parseID(id)
+		if err != nil {
+			return err
+		}
+		call = &ingest.Call{QuotaKey: u.QuotaKey, ID: id, At: time.UnixMilli(ms).UTC(), Op: u.Op, Charges: u.Charges}
+		if err := r.Refund(ctx, *call); err != nil {
+			return err
+		}
+		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", "op", u.Op, "id", id)
+	}
+	if l := r.opts.Unknowns; l != nil {
+		if err := l.ResolveUnknown(ctx, u, call); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+	}
+	return nil
+}
+
+// receiptKeys are an instance's ring of receipts and its fence.
+func (r *Redis) receiptKeys(inst string) []string {
+	return []string{r.prefix + "rcpt:" + inst, r.prefix + "fence:" + inst}
+}

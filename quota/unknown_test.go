@@ -1,0 +1,152 @@
+package quota_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+// book is a ledger's keeping of decisions of unknown outcome, as the
+// store keeps them: open until resolved; a resolved one that Redis had
+// admitted is written as a call given back.
+type book struct {
+	mu        sync.Mutex
+	open      []quota.Unknown
+	givenBack []ingest.Call
+	refused   int
+}
+
+func (b *book) RecordUnknown(_ context.Context, u quota.Unknown) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.open = append(b.open, u)
+	return nil
+}
+
+func (b *book) Unknowns(_ context.Context, quotaKey string) ([]quota.Unknown, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.open), nil
+}
+
+func (b *book) ResolveUnknown(_ context.Context, u quota.Unknown, call *ingest.Call) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.open = slices.DeleteFunc(b.open, func(o quota.Unknown) bool { return o.Instance == u.Instance && o.Token == u.Token })
+	if call == nil {
+		b.refused++
+	} else {
+		b.givenBack = append(b.givenBack, *call)
+	}
+	return nil
+}
+
+func (b *book) counts() (open, givenBack, refused int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.open), len(b.givenBack), b.refused
+}
+
+// TestFaultUnknownReconciled: cheap calls go to a hung server and the
+// client gives up on each (outcome unknown, refused to the caller, kept in
+// the ledger). The worker stops; the server resumes and runs some of them.
+// A new worker on the same ledger reconciles them by token at its first
+// answer: what Redis admitted is given back (the calls were never made),
+// and a request still on its way is fenced off. Afterwards the ledger and
+// Redis agree to the unit, and the pool fills to exactly its capacity.
+func TestFaultUnknownReconciled(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key := quotaKey(t)
+	b := &book{}
+	first := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	first.spendN(90)
+	resume := stop(t, srv)
+	hungTakes(t, first, 5)
+	if open, _, _ := b.counts(); open != 5 {
+		t.Fatalf("ledger: %d decisions of unknown outcome, want 5", open)
+	}
+	resume()
+	c := newClient(t, srv.Addr)
+	var ghosts int64
+	for range 40 { // until the server has run what it was sent
+		n, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result()
+		time.Sleep(50 * time.Millisecond)
+		if m, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result(); m == n {
+			ghosts = n - 90
+			break
+		}
+	}
+	// The next worker on this ledger (the first one stopped), with the
+	// first one's calls.
+	next := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	next.ledger = first.ledger
+	after := fill(t, next)
+	open, given, refused := b.counts()
+	xlen, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result()
+	t.Logf("unknown outcomes: 5; Redis had run %d of them; reconciled: %d given back, %d never admitted, %d open; then %d admitted; ledger %d units, Redis %d units (%d entries) / %d",
+		ghosts, given, refused, open, after, next.admitted(), used(t, next.l), xlen, capacity)
+	switch {
+	case open != 0 || given+refused != 5:
+		t.Fatalf("ledger: %d still open, %d given back, %d refused; want all 5 resolved", open, given, refused)
+	case int64(given) != ghosts:
+		t.Fatalf("ledger: %d given back, but Redis had admitted %d of the requests given up on", given, ghosts)
+	case next.admitted() != capacity || after != capacity-90:
+		t.Fatalf("after reconciling, %d more admitted, %d in all; want %d and %d", after, next.admitted(), capacity-90, capacity)
+	case used(t, next.l) != int64(next.admitted()) || xlen != int64(len(next.ledger)):
+		t.Fatalf("Redis counts %d units in %d entries, the ledger %d calls: they must agree", used(t, next.l), xlen, len(next.ledger))
+	}
+	for _, g := range b.givenBack {
+		if n, _ := c.XRange(context.Background(), "ingest:{"+key+"}:log:default", g.ID, g.ID).Result(); len(n) != 0 {
+			t.Fatalf("call %s given back in the ledger is still in Redis", g.ID)
+		}
+	}
+}
+
+// TestFaultUnknownSlowServer: another connection holds the server in
+// DEBUG SLEEP; a take with the limiter's timeout gives up while its request
+// waits, and Redis admits it when it wakes. The next answer reconciles it:
+// given back in Redis and in the ledger alike.
+func TestFaultUnknownSlowServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, "--enable-debug-command", "local")
+	key := quotaKey(t)
+	b := &book{}
+	h := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	h.spendN(10)
+	slow := newClient(t, srv.Addr)
+	done := make(chan error, 1)
+	go func() { done <- slow.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
+	probe := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	defer probe.Close()
+	for i := 0; probe.Ping(context.Background()).Err() == nil; i++ { // until the server sleeps
+		if i == 100 {
+			t.Fatalf("the server never slept: %v", <-done)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d, err := h.l.Take(context.Background(), "videos.list")
+	if err == nil || d.Allowed {
+		t.Fatalf("take while Redis sleeps: %+v, %v; want refused, outcome unknown", d, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h.spendN(1) // the first answer: reconciles
+	open, given, refused := b.counts()
+	t.Logf("slow server: 1 unknown; %d given back, %d never admitted; Redis %d units, ledger %d", given, refused, used(t, h.l), h.admitted())
+	if open != 0 || given != 1 || refused != 0 {
+		t.Fatalf("ledger: %d open, %d given back, %d refused; want the one Redis admitted late given back", open, given, refused)
+	}
+	if u := used(t, h.l); u != int64(h.admitted()) || u != 11 {
+		t.Fatalf("Redis counts %d units, the ledger %d; want 11 both", u, h.admitted())
+	}
+}

@@ -1,0 +1,344 @@
+// Package report builds what `ingest report`, the /quota endpoint and the
+// dashboard show about a quota key: every pool's use and room, where the
+// units went (by operation, by region, by hour), each region's last run and
+// next slot, and whether the schedule fits the daily quota.
+//
+// It reads a limiter's state and the store's ledger and runs; it knows no
+// schedule of its own (the caller says when each region runs next), so it
+// imports neither regions nor a limiter backend.
+package report
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Store is what the report reads from the database.
+type Store interface {
+	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
+	LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]store.RunSummary, error)
+}
+
+// NoDB stands in for a database that does not exist yet: nothing spent,
+// nothing run.
+type NoDB struct{}
+
+func (NoDB) Calls(context.Context, string, time.Time) ([]ingest.Call, error) { return nil, nil }
+func (NoDB) LastRuns(context.Context, ingest.PageKind) (map[string]store.RunSummary, error) {
+	return map[string]store.RunSummary{}, nil
+}
+
+// WholePools is the embedded limiter of a host with no database: every
+// pool has all its room.
+type WholePools struct{ Costs *ingest.Costs }
+
+func (w WholePools) State(context.Context) ([]ingest.PoolState, error) {
+	var out []ingest.PoolState
+	for _, p := range w.Costs.Pools {
+		out = append(out, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName(), Remaining: p.Capacity()})
+	}
+	return out, nil
+}
+func (WholePools) Backend() string { return "sqlite" }
+
+// Sources is what a report is built from.
+type Sources struct {
+	DB       Store
+	Limiter  StateReader
+	Costs    *ingest.Costs
+	QuotaKey string
+	// Regions are the regions the schedule runs, in schedule order; Every
+	// is its period.
+	Regions []string
+	Every   time.Duration
+	// Next says when the schedule's i-th region runs next after now; nil
+	// leaves next runs out.
+	Next func(i int, now time.Time) time.Time
+	Now  time.Time // time.Now when zero
+	// ScheduleFrom says where Every came from: the daemon's, --every or
+	// default.
+	ScheduleFrom string
+	NoDatabase   bool
+	// Size reads the database's size and oldest chart run; nil leaves
+	// them out.
+	Size func(context.Context) (store.Size, error)
+}
+
+// Report is everything `ingest report` shows.
+type Report struct {
+	QuotaKey      string
+	NoDatabase    bool   // no database on this host yet
+	ScheduleFrom  string // where the plan's period came from
+	Backend       string
+	BackendErr    error // the limiter did not answer: used comes from the ledger
+	Pools         []Pool
+	Operations    []Op
+	ByRegion      []RegionUnits
+	Regions       []Region
+	Hourly        map[string][24]int64 // per pool, index 23 is the current hour
+	HourStart     time.Time            // start of the hour at index 0
+	UpstreamReset time.Time
+	Plan          []PlanLine
+	Now           time.Time
+	Storage       *store.Size // nil: not read (no database)
+}
+
+// Pool is one pool's state with its window and unmetered units.
+type Pool struct {
+	Window time.Duration
+	ingest.PoolState
+	Unmetered int64 // units admitted unmetered in the window (limiter unreachable)
+}
+
+// Op is what one operation took over the last day.
+type Op struct {
+	Op    string
+	Calls int
+	Units map[string]int64
+}
+
+// RegionUnits is what one region's calls took over the last day.
+type RegionUnits struct {
+	Region string
+	Calls  int
+	Units  map[string]int64
+}
+
+// Region is a region's last run and next slot.
+type Region struct {
+	Code    string
+	Status  ingest.RunStatus
+	LastRun time.Time
+	Pages   int
+	Videos  int
+	Units   int64
+	NextRun time.Time
+	Message string
+	RetryAt time.Time
+}
+
+// PlanLine is what the schedule spends in a day in one pool.
+type PlanLine struct {
+	Pool       string
+	Regions    int
+	Pages      int // pages per pass, all regions together
+	RunsPerDay float64
+	Units      int64 // per day
+	Capacity   int64
+}
+
+// StateReader is what the report needs of a limiter.
+type StateReader interface {
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	Backend() string
+}
+
+// Build reads the limiter and the store and builds the report.
+func Build(ctx context.Context, src Sources) (*Report, error) {
+	now := src.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	r := &Report{QuotaKey: src.QuotaKey, Backend: src.Limiter.Backend(), Now: now,
+		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.NoDatabase, ScheduleFrom: src.ScheduleFrom}
+	window := longestWindow(src.Costs)
+	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(window, 24*time.Hour)))
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	r.pools(ctx, src, calls, now)
+	r.breakdowns(src.Costs, calls, now)
+	last, err := src.DB.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	r.regionRows(src, last, now)
+	r.plan(src, last)
+	if src.Size != nil {
+		sz, err := src.Size(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Storage = &sz
+	}
+	return r, nil
+}
+
+// longestWindow is the widest pool window: how far back the ledger matters.
+func longestWindow(c *ingest.Costs) time.Duration {
+	var w time.Duration
+	for _, p := range c.Pools {
+		w = max(w, p.Window)
+	}
+	return w
+}
+
+// pools asks the limiter; when it does not answer, the ledger stands in.
+func (r *Report) pools(ctx context.Context, src Sources, calls []ingest.Call, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	states, err := src.Limiter.State(ctx)
+	if err != nil {
+		r.BackendErr = err
+		states = ledgerStates(src.Costs, calls, now)
+	}
+	for _, st := range states {
+		pool, _ := src.Costs.Pool(st.Pool)
+		r.Pools = append(r.Pools, Pool{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now)})
+	}
+}
+
+// ledgerStates rebuilds the pools' use from the ledger's metered calls.
+func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ingest.PoolState {
+	var out []ingest.PoolState
+	for _, p := range costs.Pools {
+		st := ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Day: p.DayName()}
+		var dayStart time.Time
+		if p.Day != nil {
+			dayStart = time.UnixMilli(ingest.DayStarts(p.Day, now)[1])
+		}
+		for _, c := range calls {
+			if !c.Unmetered && c.At.After(now.Add(-p.Window)) {
+				st.Used += unitsIn(c.Charges, p.Name)
+			}
+			if !c.Unmetered && p.Day != nil && !c.At.Before(dayStart) {
+				st.UsedDay += unitsIn(c.Charges, p.Name)
+			}
+		}
+		st.Remaining = max(0, p.Capacity()-max(st.Used, st.UsedDay))
+		out = append(out, st)
+	}
+	return out
+}
+
+func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {
+	var n int64
+	for _, c := range calls {
+		if c.Unmetered && c.At.After(now.Add(-p.Window)) {
+			n += unitsIn(c.Charges, p.Name)
+		}
+	}
+	return n
+}
+
+func unitsIn(charges []ingest.Charge, pool string) int64 {
+	for _, ch := range charges {
+		if ch.Pool == pool {
+			return ch.Units
+		}
+	}
+	return 0
+}
+
+// breakdowns: units by operation, by region and by hour over the last day.
+func (r *Report) breakdowns(costs *ingest.Costs, calls []ingest.Call, now time.Time) {
+	ops, regs := map[string]*Op{}, map[string]*RegionUnits{}
+	r.Hourly = map[string][24]int64{}
+	r.HourStart = now.Truncate(time.Hour).Add(-23 * time.Hour)
+	for _, c := range calls {
+		o := ops[c.Op]
+		if o == nil {
+			o = &Op{Op: c.Op, Units: map[string]int64{}}
+			ops[c.Op] = o
+		}
+		region := c.Region
+		if region == "" {
+			region = "-"
+		}
+		g := regs[region]
+		if g == nil {
+			g = &RegionUnits{Region: region, Units: map[string]int64{}}
+			regs[region] = g
+		}
+		o.Calls++
+		g.Calls++
+		for _, ch := range c.Charges {
+			o.Units[ch.Pool] += ch.Units
+			g.Units[ch.Pool] += ch.Units
+			if h := int(c.At.Sub(r.HourStart) / time.Hour); h >= 0 && h < 24 {
+				row := r.Hourly[ch.Pool]
+				row[h] += ch.Units
+				r.Hourly[ch.Pool] = row
+			}
+		}
+	}
+	for _, o := range ops {
+		r.Operations = append(r.Operations, *o)
+	}
+	sort.Slice(r.Operations, func(i, j int) bool { return r.Operations[i].Op < r.Operations[j].Op })
+	for _, g := range regs {
+		r.ByRegion = append(r.ByRegion, *g)
+	}
+	sort.Slice(r.ByRegion, func(i, j int) bool { return r.ByRegion[i].Region < r.ByRegion[j].Region })
+}
+
+// regionRows: the scheduled regions, then any other region with runs.
+func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now time.Time) {
+	codes := append([]string{}, src.Regions...)
+	var extra []string
+	for code := range last {
+		if !contains(codes, code) {
+			extra = append(extra, code)
+		}
+	}
+	sort.Strings(extra)
+	codes = append(codes, extra...)
+	for i, code := range codes {
+		row := Region{Code: code, Status: ingest.StatusNever}
+		if i < len(src.Regions) {
+			if src.Next != nil {
+				row.NextRun = src.Next(i, now)
+			}
+		}
+		if run, ok := last[code]; ok {
+			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message
+			row.Pages, row.Videos, row.Units, row.RetryAt = run.Pages, run.Videos, run.Units, run.RetryAt
+		}
+		r.Regions = append(r.Regions, row)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// plan estimates a day of the schedule against each pool's capacity.
+func (r *Report) plan(src Sources, last map[string]store.RunSummary) {
+	r.Plan = SchedulePlan(src.Costs, src.Regions, src.Every, last)
+}
+
+// SchedulePlan estimates a day of a schedule: regions x pages x runs a
+// day, plus one categories call a region a day, against each pool's
+// capacity. A region's pages are those of its last completed run, 4 (a
+// chart of 200) when it has none.
+func SchedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []PlanLine {
+	pages := 0
+	for _, code := range codes {
+		n := 4
+		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
+			n = run.Pages
+		}
+		pages += n
+	}
+	runs := float64(24*time.Hour) / float64(every)
+	page, _ := costs.Op(ingest.OpVideosList)
+	cats, _ := costs.Op(ingest.OpCategoriesList)
+	var plan []PlanLine
+	for _, p := range costs.Pools {
+		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
+		perDay += int64(len(codes)) * unitsIn(cats, p.Name)
+		plan = append(plan, PlanLine{Pool: p.Name, Regions: len(codes), Pages: pages,
+			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
+	}
+	return plan
+}

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// ErrNoChart: a region has no stored chart (at that time).
+var ErrNoChart = errors.New("no chart")
+
+// chartRunSQL finds the run whose chart was current at ?2: the newest
+// finished trending run of the region that stored entries and started at
+// or before it. It walks runs_last backwards from the newest run.
+const chartRunSQL = `
+SELECT id FROM runs
+WHERE kind = 'trending' AND region = ?1 AND status <> 'running' AND videos > 0 AND started_ms <= ?2
+ORDER BY id DESC LIMIT 1`
+
+// prevRunSQL finds the chart run before run ?2 in the same region.
+const prevRunSQL = `
+SELECT id FROM runs
+WHERE kind = 'trending' AND region = ?1 AND status <> 'running' AND videos > 0 AND id < ?2
+ORDER BY id DESC LIMIT ?3`
+
+// ChartEntry is one video's place in a chart.
+type ChartEntry struct {
+	Rank      int
+	ID        string
+	Title     string
+	Channel   string
+	Category  string
+	Views     int64
+	PrevRank  int     // 0: not in the previous chart (new)
+	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
+}
+
+// Chart is a region's trending chart at one run.
+type Chart struct {
+	Region   string
+	RunID    int64
+	At       time.Time // when the run started
+	Status   ingest.RunStatus
+	PrevRun  int64 // 0: no earlier chart
+	PrevAt   time.Time
+	Entries  []ChartEntry
+	Complete bool // the run stored the whole chart
+}
+
+// sparkRuns is how many runs a chart's sparklines look back over.
+const sparkRuns = 24
+
+// ChartAt returns region's chart at the newest run that started at or
+// before at (the latest run when at is zero), with each video's rank in the
+// previous chart and its views over the last sparkRuns runs. It returns an
+// error wrapping ErrNoChart when there is none.
+func (db *DB) ChartAt(ctx context.Context, region string, at time.Time, limit int) (Chart, error) {
+	if at.IsZero() {
+		at = time.UnixMilli(1<<62 - 1)
+	}
+	c := Chart{Region: region}
+	err := db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli()).Scan(&c.RunID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("chart of %s: %w", region, ErrNoChart)
+	}
+	if err == nil {
+		err = db.chartRun(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartEntries(ctx, &c, limit)
+	}
+	if err == nil {
+		err = db.chartHistory(ctx, &c)
+	}
+	if err != nil {
+		return c, fmt.Errorf("chart of %s: %w", region, err)
+	}
+	return c, nil
+}
+
+func (db *DB) chartRun(ctx context.Context, c *Chart) error {
+	var started int64
+	if err := db.r.QueryRowContext(ctx, `SELECT started_ms, status FROM runs WHERE id = ?`, c.RunID).
+		Scan(&started, &c.Status); err != nil {
+		return err
+	}
+	c.At, c.Complete = time.UnixMilli(started).UTC(), c.Status == ingest.StatusCompleted
+	return nil
+}
+
+func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT e.rank, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0)
+FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region, limit)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e ChartEntry
+		if err := rows.Scan(&e.Rank, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views); err != nil {
+			return err
+		}
+		c.Entries = append(c.Entries, e)
+	}
+	return rows.Err()
+}
+
+// chartHistory fills the previous ranks and the sparklines from the
+// entries of the last sparkRuns runs before this one.
+func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
+	ids, err := db.runIDs(ctx, prevRunSQL, c.Region, c.RunID, sparkRuns-1)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	c.PrevRun = ids[0]
+	var prevAt int64
+	if err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs WHERE id = ?`, c.PrevRun).Scan(&prevAt); err != nil {
+		return err
+	}
+	c.PrevAt = time.UnixMilli(prevAt).UTC()
+	byID := map[string]*ChartEntry{}
+	for i := range c.Entries {
+		byID[c.Entries[i].ID] = &c.Entries[i]
+	}
+	rows, err := db.r.QueryContext(ctx, `
+SELECT e.run_id, v.id, e.rank, coalesce(e.view_count, 0)
+FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
+ORDER BY e.run_id`, jsonIDs(append(ids, c.RunID)), c.Region)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run, views int64
+		var id string
+		var rank int
+		if err := rows.Scan(&run, &id, &rank, &views); err != nil {
+			return err
+		}
+		if e := byID[id]; e != nil {
+			e.ViewTrend = append(e.ViewTrend, views)
+			if run == c.PrevRun {
+				e.PrevRank = rank
+			}
+		}
+	}
+	return rows.Err()
+}
+
+func (db *DB) runIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func jsonIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// RunFilter narrows ListRuns.
+type RunFilter struct {
+	Region string          // "": every region
+	Kind   ingest.PageKind // "": both kinds
+	Before int64           // only runs with a smaller id; 0: from the newest
+	Limit  int
+}
+
+// ListRuns returns runs newest first, without their units.
+func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]RunSummary, error) {
+	before := f.Before
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	rows, err := db.r.QueryContext(ctx, `
+SELECT id, region, kind, status, message, started_ms, finished_ms, pages, videos, retry_at_ms
+FROM runs WHERE id < ?1 AND (?2 = '' OR region = ?2) AND (?3 = '' OR kind = ?3)
+ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunSummary
+	for rows.Next() {
+		var s RunSummary
+		var started, finished, retry sql.NullInt64
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Kind, &s.Status, &s.Message, &started, &finished,
+			&s.Pages, &s.Videos, &retry); err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		s.Started, s.Finished, s.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return out, nil
+}
+
+// DailyUnits returns, per pool, the units quotaKey's ledger holds for each
+// of days days UTC from since's, oldest first; given-back calls left out.
+func (db *DB) DailyUnits(ctx context.Context, quotaKey string, since time.Time, days int) (map[string][]int64, error) {
+	start := since.UTC().Truncate(24 * time.Hour)
+	rows, err := db.r.QueryContext(ctx, `
+SELECT pool, (at_ms - ?2) / 86400000 AS day, sum(units) FROM ledger
+WHERE quota_key = ?1 AND at_ms >= ?2 AND at_ms < ?3
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
+GROUP BY pool, day`, quotaKey, start.UnixMilli(), start.AddDate(0, 0, days).UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("daily units of %s: %w", quotaKey, err)
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var pool string
+		var day, units int64
+		if err := rows.Scan(&pool, &day, &units); err != nil {
+			return nil, fmt.Errorf("daily units of %s: %w", quotaKey, err)
+		}
+		if out[pool] == nil {
+			out[pool] = make([]int64, days)
+		}
+		if day >= 0 && day < int64(days) {
+			out[pool][day] += units
+		}
+	}
+	return out, rows.Err()
+}
+
+// VideoCategories returns the category id of each of ids that is stored.
+func (db *DB) VideoCategories(ctx context.Context, ids []string) (map[string]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, category_id FROM videos
+WHERE id IN (SELECT value FROM json_each(?))`, jsonStrings(ids))
+	if err != nil {
+		return nil, fmt.Errorf("video categories: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, cat string
+		if err := rows.Scan(&id, &cat); err != nil {
+			return nil, fmt.Errorf("video categories: %w", err)
+		}
+		out[id] = cat
+	}
+	return out, rows.Err()
+}
+
+func jsonStrings(ss []string) string {
+	b, _ := json.Marshal(ss) // strings always marshal
+	return string(b)
+}

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// notFound is a missing video or chart: a 404.
+type notFound struct{ code, msg string }
+
+func (e *notFound) Error() string { return e.msg }
+
+// fail answers err as JSON: 400 for bad input (naming the parameter), 404
+// for what does not exist, 503 when the request ran out of time, and 500
+// with no detail otherwise (the detail goes to the log, where no client
+// reads paths or errors of the database).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, param, msg := s.classify(r, err)
+	apiError(w, status, code, param, msg)
+}
+
+func (s *Server) classify(r *http.Request, err error) (status int, code, param, msg string) {
+	var pe *paramError
+	var nf *notFound
+	switch {
+	case errors.As(err, &pe):
+		return http.StatusBadRequest, "bad_parameter", pe.param, pe.Error()
+	case errors.As(err, &nf):
+		return http.StatusNotFound, nf.code, "", nf.msg
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "timeout", "", "the request took too long; narrow it and try again"
+	}
+	s.cfg.Logger.Error("web", "path", r.URL.Path, "err", err)
+	return http.StatusInternalServerError, "internal", "", "internal error; the server's log has the detail"
+}
+
+func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
+	res, err := s.search(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) apiChart(w http.ResponseWriter, r *http.Request) {
+	c, err := s.chart(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) apiVideo(w http.ResponseWriter, r *http.Request) {
+	v, err := s.video(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) apiQuota(w http.ResponseWriter, r *http.Request) {
+	q, err := s.quota(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, q)
+}
+
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	runs, err := s.runs(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, runs)
+}
+
+// searchQuery reads and checks q.
+func searchQuery(r *http.Request) (string, error) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	switch {
+	case q == "":
+		return "", badParam("q", "is required: the words to search for")
+	case len(q) > maxQueryLen:
+		return "", badParam("q", "is longer than %d bytes", maxQueryLen)
+	}
+	return q, nil
+}
+
+// searchErr turns a query with nothing to search for into a 400 on q.
+func searchErr(err error) error {
+	if errors.Is(err, store.ErrBadQuery) {
+		return badParam("q", "has nothing that can be searched for")
+	}
+	return err
+}

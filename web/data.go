@@ -1,0 +1,427 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// SearchResult is a page of search hits.
+type SearchResult struct {
+	Query      string    `json:"query"`
+	Region     string    `json:"region"`
+	Category   string    `json:"category"`
+	Hits       []HitJSON `json:"hits"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+// HitJSON is one video that matched; Snippet marks the matched words
+// between [ and ].
+type HitJSON struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Channel string   `json:"channel"`
+	Snippet string   `json:"snippet"`
+	Regions []string `json:"regions"`
+	Views   int64    `json:"views"`
+	Score   float64  `json:"score"`
+}
+
+func (s *Server) search(r *http.Request) (SearchResult, error) {
+	q, err := searchQuery(r)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res := SearchResult{Query: q, Hits: []HitJSON{}}
+	if res.Region, err = regionParam(r.URL.Query().Get("region"), false); err != nil {
+		return res, err
+	}
+	if res.Category, err = categoryParam(r); err != nil {
+		return res, err
+	}
+	limit, err := limitParam(r, 20, maxSearchLimit)
+	if err != nil {
+		return res, err
+	}
+	offset, err := decodeCursor(r, "search")
+	if err != nil {
+		return res, err
+	}
+	if offset >= searchWindow {
+		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
+	}
+	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1)
+	if err != nil {
+		return res, searchErr(err)
+	}
+	from, to := min(int(offset), len(hits)), min(int(offset)+limit, len(hits))
+	for _, h := range hits[from:to] {
+		res.Hits = append(res.Hits, HitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Snippet: h.Snippet,
+			Regions: h.Regions, Views: h.Views, Score: h.Score})
+	}
+	if len(hits) > to && to < searchWindow {
+		c := encodeCursor("search", int64(to))
+		res.NextCursor = &c
+	}
+	return res, nil
+}
+
+// searchHits asks the store for n hits; with a category, it filters the
+// whole window by the videos' categories.
+func (s *Server) searchHits(ctx context.Context, q, region, category string, n int) ([]store.Hit, error) {
+	if category == "" {
+		return s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)})
+	}
+	hits, err := s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: searchWindow})
+	if err != nil || len(hits) == 0 {
+		return hits, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	cats, err := s.cfg.DB.VideoCategories(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if cats[h.ID] == category {
+			kept = append(kept, h)
+		}
+	}
+	return kept[:min(n, len(kept))], nil
+}
+
+// ChartJSON is a region's chart at one run, with each video's movement
+// since the run before.
+type ChartJSON struct {
+	Region    string      `json:"region"`
+	Category  string      `json:"category"` // "": the chart of every category
+	RunID     int64       `json:"run_id"`
+	At        *string     `json:"at"`
+	Status    string      `json:"status"`
+	Complete  bool        `json:"complete"`
+	PrevRunID *int64      `json:"previous_run_id"`
+	PrevAt    *string     `json:"previous_at"`
+	Entries   []EntryJSON `json:"entries"`
+}
+
+// EntryJSON is one video in a chart. Movement is places climbed since the
+// previous run (negative: fell); New is true when it was not in it.
+type EntryJSON struct {
+	Rank      int     `json:"rank"`
+	PrevRank  *int    `json:"previous_rank"`
+	Movement  int     `json:"movement"`
+	New       bool    `json:"new"`
+	ID        string  `json:"id"`
+	Title     string  `json:"title"`
+	Channel   string  `json:"channel"`
+	Category  string  `json:"category_id"`
+	Views     int64   `json:"views"`
+	ViewTrend []int64 `json:"views_trend"`
+}
+
+func (s *Server) chart(r *http.Request) (ChartJSON, error) {
+	region, err := regionParam(r.PathValue("region"), true)
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	category, err := categoryParam(r)
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	at, err := timeParam(r, "at")
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	limit, err := limitParam(r, maxChartLimit, maxChartLimit)
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	if category != "" {
+		return ChartJSON{}, &notFound{"no_chart", fmt.Sprintf("no chart of category %s in %s: charts by category are not stored yet; leave category out for the chart of every category", category, region)}
+	}
+	c, err := s.cfg.DB.ChartAt(r.Context(), region, at, limit)
+	if errors.Is(err, store.ErrNoChart) {
+		return ChartJSON{}, &notFound{"no_chart", "no chart of " + region + " stored" + atText(at)}
+	}
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	return chartJSON(c), nil
+}
+
+func atText(at time.Time) string {
+	if at.IsZero() {
+		return ""
+	}
+	return " at or before " + at.UTC().Format(time.RFC3339)
+}
+
+func chartJSON(c store.Chart) ChartJSON {
+	j := ChartJSON{Region: c.Region, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
+		PrevAt: stamp(c.PrevAt), Entries: []EntryJSON{}}
+	if c.PrevRun != 0 {
+		j.PrevRunID = &c.PrevRun
+	}
+	for _, e := range c.Entries {
+		ej := EntryJSON{Rank: e.Rank, ID: e.ID, Title: e.Title, Channel: e.Channel, Category: e.Category,
+			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0}
+		if e.PrevRank != 0 {
+			p := e.PrevRank
+			ej.PrevRank, ej.Movement = &p, p-e.Rank
+		}
+		if ej.ViewTrend == nil {
+			ej.ViewTrend = []int64{}
+		}
+		j.Entries = append(j.Entries, ej)
+	}
+	return j
+}
+
+// VideoJSON is a video with its place in every region's chart over time.
+type VideoJSON struct {
+	ID          string         `json:"id"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	Tags        []string       `json:"tags"`
+	ChannelID   string         `json:"channel_id"`
+	Channel     string         `json:"channel"`
+	Category    string         `json:"category_id"`
+	PublishedAt *string        `json:"published_at"`
+	Duration    string         `json:"duration"`
+	Views       *int64         `json:"views"`
+	Likes       *int64         `json:"likes"`
+	Comments    *int64         `json:"comments"`
+	FirstSeen   *string        `json:"first_seen"`
+	LastSeen    *string        `json:"last_seen"`
+	Regions     []VideoRegion  `json:"regions"`
+	History     []HistoryPoint `json:"history"`
+	Truncated   bool           `json:"history_truncated"`
+}
+
+// VideoRegion is a video's place in one region's chart: its latest and
+// best rank.
+type VideoRegion struct {
+	Region   string  `json:"region"`
+	Rank     int     `json:"rank"`
+	BestRank int     `json:"best_rank"`
+	At       *string `json:"at"`
+	Entries  int     `json:"entries"`
+}
+
+// HistoryPoint is one trending entry of a video.
+type HistoryPoint struct {
+	RunID    int64   `json:"run_id"`
+	Region   string  `json:"region"`
+	At       *string `json:"at"`
+	Rank     int     `json:"rank"`
+	Views    int64   `json:"views"`
+	Likes    *int64  `json:"likes"`
+	Comments *int64  `json:"comments"`
+	at       time.Time
+}
+
+func (s *Server) video(r *http.Request) (VideoJSON, error) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 64 {
+		return VideoJSON{}, badParam("id", "must be a video id, got %q", id)
+	}
+	v, ok, err := s.cfg.DB.Video(r.Context(), id)
+	if err != nil {
+		return VideoJSON{}, err
+	}
+	if !ok {
+		return VideoJSON{}, &notFound{"no_video", "no video " + id + " is stored"}
+	}
+	hist, err := s.cfg.DB.ViewHistory(r.Context(), id)
+	if err != nil {
+		return VideoJSON{}, err
+	}
+	j := VideoJSON{ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
+		Channel: v.ChannelTitle, Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration,
+		Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
+		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}}
+	if j.Tags == nil {
+		j.Tags = []string{}
+	}
+	j.Regions = videoRegions(hist)
+	if len(hist) > maxHistory {
+		hist, j.Truncated = hist[len(hist)-maxHistory:], true
+	}
+	for _, p := range hist {
+		j.History = append(j.History, HistoryPoint{RunID: p.RunID, Region: p.Region, At: stamp(p.At), Rank: p.Rank,
+			Views: p.Views, Likes: p.Likes, Comments: p.Comments, at: p.At})
+	}
+	return j, nil
+}
+
+// videoRegions sums a video's history up by region, in the order the
+// regions first saw it.
+func videoRegions(hist []store.ViewPoint) []VideoRegion {
+	idx := map[string]int{}
+	out := []VideoRegion{}
+	for _, p := range hist {
+		i, ok := idx[p.Region]
+		if !ok {
+			i = len(out)
+			idx[p.Region] = i
+			out = append(out, VideoRegion{Region: p.Region, BestRank: p.Rank})
+		}
+		g := &out[i]
+		g.Rank, g.At, g.Entries, g.BestRank = p.Rank, stamp(p.At), g.Entries+1, min(g.BestRank, p.Rank)
+	}
+	return out
+}
+
+// QuotaJSON is `ingest report --json` with the units of the last 30 days.
+type QuotaJSON struct {
+	report.JSON
+	Daily []DailyJSON `json:"daily"`
+	rep   *report.Report
+}
+
+// DailyJSON is a pool's units a day, UTC, oldest first.
+type DailyJSON struct {
+	Pool  string  `json:"pool"`
+	Start string  `json:"start"`
+	Units []int64 `json:"units"`
+}
+
+// usageDays is how far back the daily usage chart looks.
+const usageDays = 30
+
+func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
+	rep, err := s.cfg.Report(ctx)
+	if err != nil {
+		return QuotaJSON{}, err
+	}
+	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
+	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
+	daily, err := s.daily.units(ctx, s.cfg.DB, s.cfg.QuotaKey, start)
+	if err != nil {
+		return QuotaJSON{}, err
+	}
+	for _, p := range rep.Pools {
+		units := daily[p.Pool]
+		if units == nil {
+			units = make([]int64, usageDays)
+		}
+		q.Daily = append(q.Daily, DailyJSON{Pool: p.Pool, Start: start.Format(time.RFC3339), Units: units})
+	}
+	return q, nil
+}
+
+// RunsJSON is a page of runs, newest first.
+type RunsJSON struct {
+	Runs       []RunJSON `json:"runs"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+// RunJSON is one run.
+type RunJSON struct {
+	ID       int64   `json:"id"`
+	Region   string  `json:"region"`
+	Kind     string  `json:"kind"`
+	Status   string  `json:"status"`
+	Started  *string `json:"started"`
+	Finished *string `json:"finished"`
+	Pages    int     `json:"pages"`
+	Videos   int     `json:"videos"`
+	Message  string  `json:"message"`
+	RetryAt  *string `json:"retry_at"`
+}
+
+func (s *Server) runs(r *http.Request) (RunsJSON, error) {
+	region, err := regionParam(r.URL.Query().Get("region"), false)
+	if err != nil {
+		return RunsJSON{}, err
+	}
+	kind, err := kindParam(r)
+	if err != nil {
+		return RunsJSON{}, err
+	}
+	limit, err := limitParam(r, 50, maxRunsLimit)
+	if err != nil {
+		return RunsJSON{}, err
+	}
+	before, err := decodeCursor(r, "runs")
+	if err != nil {
+		return RunsJSON{}, err
+	}
+	list, err := s.cfg.DB.ListRuns(r.Context(), store.RunFilter{Region: region, Kind: kind, Before: before, Limit: limit + 1})
+	if err != nil {
+		return RunsJSON{}, err
+	}
+	out := RunsJSON{Runs: []RunJSON{}}
+	for i, run := range list {
+		if i == limit {
+			c := encodeCursor("runs", list[i-1].RunID)
+			out.NextCursor = &c
+			break
+		}
+		out.Runs = append(out.Runs, RunJSON{ID: run.RunID, Region: run.Region, Kind: string(run.Kind), Status: string(run.Status),
+			Started: stamp(run.Started), Finished: stamp(run.Finished), Pages: run.Pages, Videos: run.Videos,
+			Message: run.Message, RetryAt: stamp(run.RetryAt)})
+	}
+	return out, nil
+}
+
+// dailyCache keeps the units of the days before today: they are most of a
+// 30-day chart's reading (a month of ledger) and do not change once the
+// day is over, but for a late write, which dailyTTL bounds. Today's units
+// are read on every request.
+type dailyCache struct {
+	mu     sync.Mutex
+	key    string
+	at     time.Time
+	cached map[string][]int64
+}
+
+const dailyTTL = 10 * time.Minute
+
+// units returns usageDays of daily units from start, the last one today.
+func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+	past, err := c.past(ctx, db, quotaKey, start)
+	if err != nil {
+		return nil, err
+	}
+	today, err := db.DailyUnits(ctx, quotaKey, start.AddDate(0, 0, usageDays-1), 1)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int64{}
+	for pool, u := range past {
+		out[pool] = append(make([]int64, 0, usageDays), u...)
+		out[pool] = append(out[pool], 0)
+	}
+	for pool, u := range today {
+		if out[pool] == nil {
+			out[pool] = make([]int64, usageDays)
+		}
+		out[pool][usageDays-1] = u[0]
+	}
+	return out, nil
+}
+
+func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := quotaKey + "@" + start.Format(time.DateOnly)
+	if c.key == key && time.Since(c.at) < dailyTTL {
+		return c.cached, nil
+	}
+	u, err := db.DailyUnits(ctx, quotaKey, start, usageDays-1)
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.at, c.cached = key, time.Now(), u
+	return u, nil
+}

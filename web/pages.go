@@ -1,0 +1,241 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest/report"
+)
+
+// pages holds one template set per page, each with the shared layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
+
+func parsePages() (*pages, error) {
+	funcs := template.FuncMap{"num": num, "when": when, "spark": sparkline, "marks": marks,
+		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
+		"dur": report.ShortDuration}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: parse %s page: %w", name, err)
+		}
+		p.byName[name] = t
+	}
+	return p, nil
+}
+
+// render executes a page into a buffer first, so a template error is a
+// clean 500, never half a page.
+func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := s.pages.byName[name].Execute(&buf, data); err != nil {
+		s.cfg.Logger.Error("web: render", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// errorView is a page's error, as a person reads it.
+type errorView struct {
+	Title   string
+	Status  int
+	Message string
+}
+
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, status, "error", errorView{Title: http.StatusText(status), Status: status, Message: msg})
+}
+
+func (s *Server) pageFail(w http.ResponseWriter, r *http.Request, err error) {
+	status, _, _, msg := s.classify(r, err)
+	s.pageError(w, r, status, msg)
+}
+
+type overviewView struct {
+	Title   string
+	Quota   QuotaJSON
+	Pools   []report.Pool
+	Hourly  []BarChart
+	Daily   []BarChart
+	Regions []report.Region
+	Now     time.Time
+	Reset   time.Time
+}
+
+func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
+	q, err := s.quota(r.Context())
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
+	for _, h := range q.Hourly {
+		start, _ := time.Parse(time.RFC3339, h.Start)
+		v.Hourly = append(v.Hourly, bars(h.Pool, h.Units, func(i int) string {
+			return start.Add(time.Duration(i) * time.Hour).Format("Jan 2 15:00")
+		}))
+	}
+	for _, d := range q.Daily {
+		start, _ := time.Parse(time.RFC3339, d.Start)
+		v.Daily = append(v.Daily, bars(d.Pool, d.Units, func(i int) string {
+			return start.AddDate(0, 0, i).Format("Jan 2")
+		}))
+	}
+	s.render(w, http.StatusOK, "overview", v)
+}
+
+type chartView struct {
+	Title string
+	Chart ChartJSON
+	At    string // the at parameter, as given
+}
+
+func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
+	c, err := s.chart(r)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "chart", chartView{Title: c.Region + " chart", Chart: c, At: r.URL.Query().Get("at")})
+}
+
+type videoView struct {
+	Title string
+	Video VideoJSON
+	Ranks LineChart
+	Views LineChart
+}
+
+func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
+	v, err := s.video(r)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	ranks, views := videoSeries(v.History)
+	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v,
+		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }),
+		Views: lineChart(views, false, compact)})
+}
+
+// videoSeries splits a video's history into a rank line per region and
+// one line of views (the same count whichever region saw it).
+func videoSeries(hist []HistoryPoint) (ranks, views []series) {
+	byRegion := map[string]*series{}
+	var order []string
+	all := series{name: "views"}
+	for _, p := range hist {
+		s := byRegion[p.Region]
+		if s == nil {
+			s = &series{name: p.Region}
+			byRegion[p.Region] = s
+			order = append(order, p.Region)
+		}
+		s.t, s.v = append(s.t, p.at), append(s.v, float64(p.Rank))
+		all.t, all.v = append(all.t, p.at), append(all.v, float64(p.Views))
+	}
+	sort.Strings(order)
+	for _, code := range order {
+		ranks = append(ranks, *byRegion[code])
+	}
+	if len(all.t) > 0 {
+		views = []series{all}
+	}
+	return ranks, views
+}
+
+type searchView struct {
+	Title    string
+	Query    string
+	Region   string
+	Category string
+	Result   *SearchResult
+	Error    string
+	Param    string
+}
+
+func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
+	v := searchView{Title: "Search", Query: r.URL.Query().Get("q"), Region: r.URL.Query().Get("region"),
+		Category: r.URL.Query().Get("category")}
+	if strings.TrimSpace(v.Query) == "" {
+		s.render(w, http.StatusOK, "search", v)
+		return
+	}
+	res, err := s.search(r)
+	if err != nil {
+		status, _, param, msg := s.classify(r, err)
+		v.Error, v.Param = msg, param
+		s.render(w, status, "search", v)
+		return
+	}
+	v.Title, v.Result = "Search: "+res.Query, &res
+	s.render(w, http.StatusOK, "search", v)
+}
+
+// Seg is a piece of a snippet; Hit pieces matched the query.
+type Seg struct {
+	Text string
+	Hit  bool
+}
+
+// marks splits a snippet at the store's [ and ] marks, so the template
+// can wrap the matches in <mark> while escaping every piece.
+func marks(snippet string) []Seg {
+	var out []Seg
+	for snippet != "" {
+		open := strings.IndexByte(snippet, '[')
+		end := -1
+		if open >= 0 {
+			end = strings.IndexByte(snippet[open:], ']')
+		}
+		if open < 0 || end < 0 {
+			return append(out, Seg{Text: snippet})
+		}
+		if open > 0 {
+			out = append(out, Seg{Text: snippet[:open]})
+		}
+		out = append(out, Seg{Text: snippet[open+1 : open+end], Hit: true})
+		snippet = snippet[open+end+1:]
+	}
+	return out
+}
+
+func when(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	t, err := time.Parse(time.RFC3339, *s)
+	if err != nil {
+		return *s
+	}
+	return t.UTC().Format("Jan 2 15:04 UTC")
+}
+
+func stampTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("Jan 2 15:04 UTC")
+}
+
+// shortNote keeps a run's message short for a table cell.
+func shortNote(msg string) string {
+	if r := []rune(msg); len(r) > 90 {
+		return string(r[:89]) + "…"
+	}
+	return msg
+}

@@ -1,0 +1,155 @@
+package web
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Caps on what one request may ask for.
+const (
+	maxSearchLimit = 50
+	// searchWindow is how deep a search can page: the store ranks a
+	// window of hits and a cursor walks it.
+	searchWindow  = 500
+	maxChartLimit = 200
+	maxRunsLimit  = 200
+	maxQueryLen   = 200
+	// maxHistory is how many trending entries a video answer carries,
+	// the newest.
+	maxHistory = 2000
+)
+
+// paramError is bad input: a 400 that names the parameter.
+type paramError struct {
+	param, msg string
+}
+
+func (e *paramError) Error() string { return e.param + ": " + e.msg }
+
+func badParam(param, format string, args ...any) *paramError {
+	return &paramError{param: param, msg: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the shape of every error the API answers.
+type errorBody struct {
+	Error apiErr `json:"error"`
+}
+
+type apiErr struct {
+	Status    int    `json:"status"`
+	Code      string `json:"code"`
+	Parameter string `json:"parameter,omitempty"`
+	Message   string `json:"message"`
+}
+
+func apiError(w http.ResponseWriter, status int, code, param, msg string) {
+	replyJSON(w, status, errorBody{apiErr{Status: status, Code: code, Parameter: param, Message: msg}})
+}
+
+func replyJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v) // the status is sent: a failure here is the client gone
+}
+
+// limitParam reads a positive limit, def when absent, capped at most.
+func limitParam(r *http.Request, def, most int) (int, error) {
+	s := r.URL.Query().Get("limit")
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, badParam("limit", "must be a whole number from 1 to %d, got %q", most, s)
+	}
+	return min(n, most), nil
+}
+
+var regionCode = regexp.MustCompile(`^[A-Z]{2}$`)
+
+// regionParam reads a region code (two letters, any case); "" when absent
+// and optional.
+func regionParam(v string, required bool) (string, error) {
+	v = strings.ToUpper(strings.TrimSpace(v))
+	if v == "" && !required {
+		return "", nil
+	}
+	if !regionCode.MatchString(v) {
+		return "", badParam("region", "must be a two-letter region code such as US, got %q", v)
+	}
+	return v, nil
+}
+
+var categoryID = regexp.MustCompile(`^[0-9]{1,4}$`)
+
+// categoryParam reads a video category id; "" (or "0") is every category.
+func categoryParam(r *http.Request) (string, error) {
+	v := strings.TrimSpace(r.URL.Query().Get("category"))
+	if v == "" || v == "0" {
+		return "", nil
+	}
+	if !categoryID.MatchString(v) {
+		return "", badParam("category", "must be a numeric video category id such as 10, got %q", v)
+	}
+	return v, nil
+}
+
+// timeParam reads an RFC 3339 time; zero when absent.
+func timeParam(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return t, badParam(name, "must be an RFC 3339 time such as 2026-11-21T09:00:00Z, got %q", v)
+	}
+	return t, nil
+}
+
+func kindParam(r *http.Request) (ingest.PageKind, error) {
+	switch v := r.URL.Query().Get("kind"); v {
+	case "", string(ingest.Trending), string(ingest.Search):
+		return ingest.PageKind(v), nil
+	default:
+		return "", badParam("kind", "must be trending or search, got %q", v)
+	}
+}
+
+// Cursors are opaque to clients: a prefix says what they continue.
+func encodeCursor(prefix string, n int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(prefix + ":" + strconv.FormatInt(n, 10)))
+}
+
+func decodeCursor(r *http.Request, prefix string) (int64, error) {
+	v := r.URL.Query().Get("cursor")
+	if v == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	rest, ok := strings.CutPrefix(string(raw), prefix+":")
+	n, nerr := strconv.ParseInt(rest, 10, 64)
+	if err != nil || !ok || nerr != nil || n < 0 {
+		return 0, badParam("cursor", "not a cursor this list gave out; start again without it")
+	}
+	return n, nil
+}
+
+func stamp(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}

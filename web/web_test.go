@@ -1,0 +1,82 @@
+package web
+
+import (
+	"net/http/httptest"
+	"reflect"
+	"testing"
+)
+
+func TestMarksSplitsSnippets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want []Seg
+	}{
+		{"plain", []Seg{{Text: "plain"}}},
+		{"[Prank] <script>", []Seg{{Text: "Prank", Hit: true}, {Text: " <script>"}}},
+		{"…a [b] c [d]", []Seg{{Text: "…a "}, {Text: "b", Hit: true}, {Text: " c "}, {Text: "d", Hit: true}}},
+		{"open [ only", []Seg{{Text: "open [ only"}}},
+	} {
+		if got := marks(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("marks(%q) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNum(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 28400000: "28,400,000", -1234: "-1,234"} {
+		if got := num(n); got != want {
+			t.Errorf("num(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLimitParamIsCapped(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		query string
+		want  int
+		bad   bool
+	}{
+		{"", 20, false}, {"limit=5", 5, false}, {"limit=100000", 50, false},
+		{"limit=0", 0, true}, {"limit=-3", 0, true}, {"limit=ten", 0, true},
+	} {
+		got, err := limitParam(httptest.NewRequest("GET", "/?"+tc.query, nil), 20, 50)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("limit from %q = %d, %v; want %d, error %v", tc.query, got, err, tc.want, tc.bad)
+		}
+		if pe, ok := err.(*paramError); tc.bad && (!ok || pe.param != "limit") {
+			t.Errorf("limit from %q: error %v does not name limit", tc.query, err)
+		}
+	}
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := encodeCursor("search", 40)
+	n, err := decodeCursor(httptest.NewRequest("GET", "/?cursor="+c, nil), "search")
+	if err != nil || n != 40 {
+		t.Errorf("decode(encode(40)) = %d, %v", n, err)
+	}
+	if _, err := decodeCursor(httptest.NewRequest("GET", "/?cursor="+c, nil), "runs"); err == nil {
+		t.Errorf("a search cursor was taken for runs")
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	t.Parallel()
+	if got := sparkline([]int64{5}); got != "" {
+		t.Errorf("one point: %q, want nothing", got)
+	}
+	if got, want := sparkline([]int64{0, 10}), "0.0,17.0 60.0,1.0"; got != want {
+		t.Errorf("sparkline = %q, want %q", got, want)
+	}
+}
+
+func TestPagesParse(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Config{}); err != nil {
+		t.Fatal(err)
+	}
+}
