@@ -104,7 +104,7 @@ CREATE TABLE videos (
   comment_count   INTEGER,                   -- NULL: hidden by the owner
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
-, thumbnail TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 6
+, thumbnail TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 7
 
 -- Full-text index over the videos' text. It holds no text of its own
 -- (contentless, so the text is kept once, in videos, exactly as sent) and
@@ -156,14 +156,14 @@ CREATE TABLE runs (
   videos      INTEGER NOT NULL DEFAULT 0,   -- entries stored by this run
   message     TEXT    NOT NULL DEFAULT '',
   retry_at_ms INTEGER                       -- a stopped run: when it could go on
-, category TEXT NOT NULL DEFAULT '');  -- the chart's videoCategoryId, '' the unfiltered chart (schema 6)
+, category TEXT NOT NULL DEFAULT '');  -- the chart's videoCategoryId, '' the unfiltered chart (schema 7)
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (kind, started_ms);
 CREATE INDEX runs_running ON runs (region, kind, category) WHERE status = 'running';
 -- Retention finds the videos no chart has shown for a while by this.
 CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 
--- category is the run's chart category ('' unfiltered), added by schema 6.
+-- category is the run's chart category ('' unfiltered), added by schema 7.
 -- A video's place in a region's chart at one run, with the counts of the
 -- moment: the view-count history.
 CREATE TABLE trending_entries (

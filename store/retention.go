@@ -26,7 +26,7 @@ type Retention struct {
 type Pruned struct {
 	Runs, Entries, Stats, Videos, Ledger int64
 	// Freed is how many bytes the incremental vacuum gave back to the file
-	// system (0 on a file made before schema 6: see Size).
+	// system (0 on a file made before schema 7: see Size).
 	Freed int64
 }
 
@@ -177,7 +177,7 @@ func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, st
 }
 
 // vacuum gives free pages back to the file system (auto_vacuum is
-// incremental on files made since schema 6), then checkpoints so that the
+// incremental on files made since schema 7), then checkpoints so that the
 // file itself shrinks.
 func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 	before, err := db.Size(ctx)
@@ -203,7 +203,7 @@ type Size struct {
 	Bytes     int64 // pages in use and free, times the page size
 	FreeBytes int64 // free pages: reused by new rows, or given back by vacuum
 	// Incremental says whether pruning can shrink the file (auto_vacuum
-	// incremental, set when the file is created since schema 6).
+	// incremental, set when the file is created since schema 7).
 	Incremental bool
 	// OldestRun is when the oldest kept chart run started, zero with none.
 	OldestRun time.Time

@@ -1,6 +1,6 @@
 package store
 
-// upgradeData adds what issue 12's data needs (schema 5 -> 6):
+// upgradeData adds what issue 12's data needs (schema 6 -> 7):
 //
 //   - the chart's category on runs and trending entries, ” for the
 //     unfiltered chart, which is what every run before it fetched;
@@ -18,10 +18,10 @@ ALTER TABLE runs ADD COLUMN category TEXT NOT NULL DEFAULT '';
 ALTER TABLE trending_entries ADD COLUMN category TEXT NOT NULL DEFAULT '';
 ALTER TABLE videos ADD COLUMN thumbnail TEXT NOT NULL DEFAULT '';
 DROP INDEX runs_last;
-` + dataV6)
+` + dataV7)
 
-// dataV6 is what schema 6 creates, in the upgrade and in schema.sql alike.
-const dataV6 = `
+// dataV7 is what schema 7 creates, in the upgrade and in schema.sql alike.
+const dataV7 = `
 CREATE INDEX runs_last ON runs (kind, region, category, id);
 CREATE INDEX runs_started ON runs (kind, started_ms);
 CREATE INDEX runs_running ON runs (region, kind, category) WHERE status = 'running';
