@@ -31,8 +31,9 @@ const QuotaKey = "yeardb"
 type Options struct {
 	// Days of hourly runs; 0 is 365.
 	Days int
-	// End is the hour the last runs start at; zero is now, truncated to
-	// the hour.
+	// End is the hour the last runs start in (each region at its offset
+	// in it); zero is the hour before the current one, so that no run
+	// starts in the future.
 	End time.Time
 	// Regions are the charts' regions; nil is fakeyt.Regions (the eight
 	// default regions).
@@ -43,7 +44,8 @@ type Options struct {
 	Progress func(day, days int)
 }
 
-// Build creates the database at path with days of hourly runs ending now.
+// Build creates the database at path with days of hourly runs ending in
+// the last full hour.
 // The file must not exist yet.
 func Build(ctx context.Context, path string, days int) error {
 	return BuildWith(ctx, path, Options{Days: days})
@@ -78,7 +80,7 @@ func (o Options) withDefaults() Options {
 		o.Days = 365
 	}
 	if o.End.IsZero() {
-		o.End = time.Now().UTC().Truncate(time.Hour)
+		o.End = time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	}
 	if o.Regions == nil {
 		o.Regions = fakeyt.Regions
