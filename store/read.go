@@ -12,21 +12,24 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// ErrNoChart: a region has no stored chart (at that time).
+// ErrNoChart: a chart (a region's, or a region's category's) has no stored
+// run (at that time).
 var ErrNoChart = errors.New("no chart")
 
 // chartRunSQL finds the run whose chart was current at ?2: the newest
-// finished trending run of the region that stored entries and started at
-// or before it. It walks runs_last backwards from the newest run.
+// finished trending run of the chart (region ?1, category ?3, "" the
+// unfiltered chart) that stored entries and started at or before it. It
+// walks runs_last backwards from the newest run.
 const chartRunSQL = `
 SELECT id FROM runs
-WHERE kind = 'trending' AND region = ?1 AND status <> 'running' AND videos > 0 AND started_ms <= ?2
+WHERE kind = 'trending' AND region = ?1 AND category = ?3 AND status <> 'running' AND videos > 0
+  AND started_ms <= ?2
 ORDER BY id DESC LIMIT 1`
 
-// prevRunSQL finds the chart run before run ?2 in the same region.
+// prevRunSQL finds the runs of the same chart before run ?2, newest first.
 const prevRunSQL = `
 SELECT id FROM runs
-WHERE kind = 'trending' AND region = ?1 AND status <> 'running' AND videos > 0 AND id < ?2
+WHERE kind = 'trending' AND region = ?1 AND category = ?4 AND status <> 'running' AND videos > 0 AND id < ?2
 ORDER BY id DESC LIMIT ?3`
 
 // ChartEntry is one video's place in a chart.
@@ -41,9 +44,10 @@ type ChartEntry struct {
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 }
 
-// Chart is a region's trending chart at one run.
+// Chart is a region's trending chart (or one category's) at one run.
 type Chart struct {
 	Region   string
+	Category string // the videoCategoryId, "" the unfiltered chart
 	RunID    int64
 	At       time.Time // when the run started
 	Status   ingest.RunStatus
@@ -56,18 +60,20 @@ type Chart struct {
 // sparkRuns is how many runs a chart's sparklines look back over.
 const sparkRuns = 24
 
-// ChartAt returns region's chart at the newest run that started at or
-// before at (the latest run when at is zero), with each video's rank in the
-// previous chart and its views over the last sparkRuns runs. It returns an
-// error wrapping ErrNoChart when there is none.
-func (db *DB) ChartAt(ctx context.Context, region string, at time.Time, limit int) (Chart, error) {
+// ChartAt returns the chart of region and category ("" the unfiltered
+// chart) at its newest run that started at or before at (the latest run
+// when at is zero), with each video's rank in that chart's previous run and
+// its views over the chart's last sparkRuns runs. It returns an error
+// wrapping ErrNoChart when there is none.
+func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time, limit int) (Chart, error) {
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
-	c := Chart{Region: region}
-	err := db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli()).Scan(&c.RunID)
+	c := Chart{Region: region, Category: category}
+	name := chartName(region, category)
+	err := db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("chart of %s: %w", region, ErrNoChart)
+		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
 	}
 	if err == nil {
 		err = db.chartRun(ctx, &c)
@@ -79,7 +85,7 @@ func (db *DB) ChartAt(ctx context.Context, region string, at time.Time, limit in
 		err = db.chartHistory(ctx, &c)
 	}
 	if err != nil {
-		return c, fmt.Errorf("chart of %s: %w", region, err)
+		return c, fmt.Errorf("chart of %s: %w", name, err)
 	}
 	return c, nil
 }
@@ -114,9 +120,9 @@ WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region,
 }
 
 // chartHistory fills the previous ranks and the sparklines from the
-// entries of the last sparkRuns runs before this one.
+// entries of the chart's last sparkRuns runs before this one.
 func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
-	ids, err := db.runIDs(ctx, prevRunSQL, c.Region, c.RunID, sparkRuns-1)
+	ids, err := db.runIDs(ctx, prevRunSQL, c.Region, c.RunID, sparkRuns-1, c.Category)
 	if err != nil || len(ids) == 0 {
 		return err
 	}

@@ -193,6 +193,7 @@ ORDER BY at_ms, call_id, pool`, quotaKey, msOf(since))
 type ViewPoint struct {
 	RunID    int64
 	Region   string
+	Category string // the run's chart: "" the unfiltered one
 	At       time.Time
 	Rank     int
 	Views    int64
@@ -204,7 +205,7 @@ type ViewPoint struct {
 // the video never trended.
 func (db *DB) ViewHistory(ctx context.Context, videoID string) ([]ViewPoint, error) {
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.run_id, e.region, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
+SELECT e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
   e.like_count, e.comment_count
 FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
 WHERE v.id = ? ORDER BY e.fetched_ms, e.run_id, e.region`, videoID)
@@ -217,7 +218,7 @@ WHERE v.id = ? ORDER BY e.fetched_ms, e.run_id, e.region`, videoID)
 		var p ViewPoint
 		var at int64
 		var likes, comments sql.NullInt64
-		if err := rows.Scan(&p.RunID, &p.Region, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
+		if err := rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
 			return nil, fmt.Errorf("view history of %s: %w", videoID, err)
 		}
 		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)

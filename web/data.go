@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -99,8 +98,8 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 	return kept[:min(n, len(kept))], nil
 }
 
-// ChartJSON is a region's chart at one run, with each video's movement
-// since the run before.
+// ChartJSON is a region's chart (or one category's) at one run, with each
+// video's movement since that chart's run before.
 type ChartJSON struct {
 	Region    string      `json:"region"`
 	Category  string      `json:"category"` // "": the chart of every category
@@ -145,12 +144,9 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	if category != "" {
-		return ChartJSON{}, &notFound{"no_chart", fmt.Sprintf("no chart of category %s in %s: charts by category are not stored yet; leave category out for the chart of every category", category, region)}
-	}
-	c, err := s.cfg.DB.ChartAt(r.Context(), region, at, limit)
+	c, err := s.cfg.DB.ChartAt(r.Context(), region, category, at, limit)
 	if errors.Is(err, store.ErrNoChart) {
-		return ChartJSON{}, &notFound{"no_chart", "no chart of " + region + " stored" + atText(at)}
+		return ChartJSON{}, &notFound{"no_chart", "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
 	}
 	if err != nil {
 		return ChartJSON{}, err
@@ -166,7 +162,7 @@ func atText(at time.Time) string {
 }
 
 func chartJSON(c store.Chart) ChartJSON {
-	j := ChartJSON{Region: c.Region, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
+	j := ChartJSON{Region: c.Region, Category: c.Category, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
 		PrevAt: stamp(c.PrevAt), Entries: []EntryJSON{}}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
@@ -186,7 +182,8 @@ func chartJSON(c store.Chart) ChartJSON {
 	return j
 }
 
-// VideoJSON is a video with its place in every region's chart over time.
+// VideoJSON is a video with its place in every chart over time and its
+// view counts over time.
 type VideoJSON struct {
 	ID          string         `json:"id"`
 	Title       string         `json:"title"`
@@ -205,12 +202,18 @@ type VideoJSON struct {
 	Regions     []VideoRegion  `json:"regions"`
 	History     []HistoryPoint `json:"history"`
 	Truncated   bool           `json:"history_truncated"`
+	// Counts are the counts the charts' entries and tracking
+	// (videos.batchGetStats, the video_stats table) read, the highest of
+	// each step (store.HistoryStep), oldest first: the views over time,
+	// also after the video left every chart.
+	Counts []CountJSON `json:"views_over_time"`
 }
 
-// VideoRegion is a video's place in one region's chart: its latest and
-// best rank.
+// VideoRegion is a video's place in one chart (a region's, or one of its
+// categories'): its latest and best rank.
 type VideoRegion struct {
 	Region   string  `json:"region"`
+	Category string  `json:"category"`
 	Rank     int     `json:"rank"`
 	BestRank int     `json:"best_rank"`
 	At       *string `json:"at"`
@@ -221,8 +224,18 @@ type VideoRegion struct {
 type HistoryPoint struct {
 	RunID    int64   `json:"run_id"`
 	Region   string  `json:"region"`
+	Category string  `json:"category"`
 	At       *string `json:"at"`
 	Rank     int     `json:"rank"`
+	Views    int64   `json:"views"`
+	Likes    *int64  `json:"likes"`
+	Comments *int64  `json:"comments"`
+	at       time.Time
+}
+
+// CountJSON is a video's counts at one moment.
+type CountJSON struct {
+	At       *string `json:"at"`
 	Views    int64   `json:"views"`
 	Likes    *int64  `json:"likes"`
 	Comments *int64  `json:"comments"`
@@ -234,7 +247,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 	if id == "" || len(id) > 64 {
 		return VideoJSON{}, badParam("id", "must be a video id, got %q", id)
 	}
-	v, ok, err := s.cfg.DB.Video(r.Context(), id)
+	h, ok, err := s.cfg.DB.VideoHistory(r.Context(), id, time.Time{})
 	if err != nil {
 		return VideoJSON{}, err
 	}
@@ -245,40 +258,29 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 	if err != nil {
 		return VideoJSON{}, err
 	}
+	v := h.Video
 	j := VideoJSON{ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
 		Channel: v.ChannelTitle, Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration,
 		Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
-		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}}
+		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}, Counts: []CountJSON{}}
 	if j.Tags == nil {
 		j.Tags = []string{}
 	}
-	j.Regions = videoRegions(hist)
+	for _, c := range h.Charts {
+		j.Regions = append(j.Regions, VideoRegion{Region: c.Region, Category: c.Category, Rank: c.LastRank,
+			BestRank: c.BestRank, At: stamp(c.Last), Entries: c.Entries})
+	}
 	if len(hist) > maxHistory {
 		hist, j.Truncated = hist[len(hist)-maxHistory:], true
 	}
 	for _, p := range hist {
-		j.History = append(j.History, HistoryPoint{RunID: p.RunID, Region: p.Region, At: stamp(p.At), Rank: p.Rank,
-			Views: p.Views, Likes: p.Likes, Comments: p.Comments, at: p.At})
+		j.History = append(j.History, HistoryPoint{RunID: p.RunID, Region: p.Region, Category: p.Category,
+			At: stamp(p.At), Rank: p.Rank, Views: p.Views, Likes: p.Likes, Comments: p.Comments, at: p.At})
+	}
+	for _, p := range h.Views[max(0, len(h.Views)-maxHistory):] {
+		j.Counts = append(j.Counts, CountJSON{At: stamp(p.At), Views: p.Views, Likes: p.Likes, Comments: p.Comments, at: p.At})
 	}
 	return j, nil
-}
-
-// videoRegions sums a video's history up by region, in the order the
-// regions first saw it.
-func videoRegions(hist []store.ViewPoint) []VideoRegion {
-	idx := map[string]int{}
-	out := []VideoRegion{}
-	for _, p := range hist {
-		i, ok := idx[p.Region]
-		if !ok {
-			i = len(out)
-			idx[p.Region] = i
-			out = append(out, VideoRegion{Region: p.Region, BestRank: p.Rank})
-		}
-		g := &out[i]
-		g.Rank, g.At, g.Entries, g.BestRank = p.Rank, stamp(p.At), g.Entries+1, min(g.BestRank, p.Rank)
-	}
-	return out
 }
 
 // QuotaJSON is `ingest report --json` with the units of the last 30 days.

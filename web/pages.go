@@ -22,7 +22,9 @@ var pageNames = []string{"overview", "chart", "video", "search", "login", "error
 func parsePages() (*pages, error) {
 	funcs := template.FuncMap{"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
-		"dur": report.ShortDuration}
+		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
+		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
+		"rowPath":  func(code string) string { return chartPath(splitChart(code)) }}
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
@@ -110,7 +112,14 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "chart", chartView{Title: c.Region + " chart", Chart: c, At: r.URL.Query().Get("at")})
+	s.render(w, http.StatusOK, "chart", chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c,
+		At: r.URL.Query().Get("at")})
+}
+
+// splitChart reads a report row's chart name: US, or US/10 for a category.
+func splitChart(code string) (region, category string) {
+	region, category, _ = strings.Cut(code, "/")
+	return region, category
 }
 
 type videoView struct {
@@ -126,34 +135,43 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	ranks, views := videoSeries(v.History)
+	ranks, views := videoSeries(v)
 	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v,
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }),
 		Views: lineChart(views, false, compact)})
 }
 
-// videoSeries splits a video's history into a rank line per region and
-// one line of views (the same count whichever region saw it).
-func videoSeries(hist []HistoryPoint) (ranks, views []series) {
-	byRegion := map[string]*series{}
+// videoSeries splits a video's history into a rank line per chart, and
+// draws its views twice: as the charts' entries saw them, and as every read
+// (entries and tracking) did, which goes on after the video left the charts.
+func videoSeries(v VideoJSON) (ranks, views []series) {
+	byChart := map[string]*series{}
 	var order []string
-	all := series{name: "views"}
-	for _, p := range hist {
-		s := byRegion[p.Region]
+	charts := series{name: "views in charts"}
+	for _, p := range v.History {
+		name := chartLabel(p.Region, p.Category)
+		s := byChart[name]
 		if s == nil {
-			s = &series{name: p.Region}
-			byRegion[p.Region] = s
-			order = append(order, p.Region)
+			s = &series{name: name}
+			byChart[name] = s
+			order = append(order, name)
 		}
 		s.t, s.v = append(s.t, p.at), append(s.v, float64(p.Rank))
-		all.t, all.v = append(all.t, p.at), append(all.v, float64(p.Views))
+		charts.t, charts.v = append(charts.t, p.at), append(charts.v, float64(p.Views))
 	}
 	sort.Strings(order)
-	for _, code := range order {
-		ranks = append(ranks, *byRegion[code])
+	for _, name := range order {
+		ranks = append(ranks, *byChart[name])
+	}
+	if len(charts.t) > 0 {
+		views = append(views, charts)
+	}
+	all := series{name: "views, charts and tracking"}
+	for _, p := range v.Counts {
+		all.t, all.v = append(all.t, p.at), append(all.v, float64(p.Views))
 	}
 	if len(all.t) > 0 {
-		views = []series{all}
+		views = append(views, all)
 	}
 	return ranks, views
 }

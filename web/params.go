@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,16 +94,42 @@ func regionParam(v string, required bool) (string, error) {
 
 var categoryID = regexp.MustCompile(`^[0-9]{1,4}$`)
 
-// categoryParam reads a video category id; "" (or "0") is every category.
+// categoryParam reads a video category as `ingest run --categories` takes
+// it: an id (10) or a name (music); "", "0" and "all" are every category
+// (the unfiltered chart), "".
 func categoryParam(r *http.Request) (string, error) {
 	v := strings.TrimSpace(r.URL.Query().Get("category"))
-	if v == "" || v == "0" {
+	switch {
+	case v == "0":
 		return "", nil
+	case categoryID.MatchString(v):
+		return v, nil
 	}
-	if !categoryID.MatchString(v) {
-		return "", badParam("category", "must be a numeric video category id such as 10, got %q", v)
+	id, err := ingest.CategoryID(v)
+	if err != nil {
+		return "", badParam("category", "%v", err)
 	}
-	return v, nil
+	return id, nil
+}
+
+// chartLabel names a chart for people: US, or "US · music" for a category
+// (its id when it has no name).
+func chartLabel(region, category string) string {
+	if category == "" {
+		return region
+	}
+	if name, ok := ingest.CategoryNames[category]; ok {
+		return region + " · " + name
+	}
+	return region + " · " + category
+}
+
+// chartPath is a chart's page.
+func chartPath(region, category string) string {
+	if category == "" {
+		return "/charts/" + region
+	}
+	return "/charts/" + region + "?category=" + url.QueryEscape(category)
 }
 
 // timeParam reads an RFC 3339 time; zero when absent.

@@ -80,3 +80,20 @@ func TestPagesParse(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCategoryParamTakesIDsAndNames(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{"": "", "category=0": "", "category=all": "", "category=10": "10",
+		"category=music": "10", "category=Gaming": "20", "category=29": "29"} {
+		got, err := categoryParam(httptest.NewRequest("GET", "/?"+q, nil))
+		if err != nil || got != want {
+			t.Errorf("category from %q = %q, %v; want %q", q, got, err, want)
+		}
+	}
+	for _, q := range []string{"category=polka", "category=10a", "category=12345"} {
+		_, err := categoryParam(httptest.NewRequest("GET", "/?"+q, nil))
+		if pe, ok := err.(*paramError); !ok || pe.param != "category" {
+			t.Errorf("category from %q: error %v, want a bad category", q, err)
+		}
+	}
+}

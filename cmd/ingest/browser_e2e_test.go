@@ -126,7 +126,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("overview: %d bars, want a 24-hour and a 30-day chart", n)
 	}
 	regionsText := text(t, ctx, "table.regions tbody")
-	for _, want := range []string{"US", "GB", "completed"} {
+	for _, want := range []string{"US", "GB", "US · music", "GB · music", "completed"} {
 		if !strings.Contains(regionsText, want) {
 			t.Errorf("overview regions: no %q in %q", want, regionsText)
 		}
@@ -163,8 +163,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := text(t, ctx, "table.ranks tbody"); !strings.Contains(got, "US") {
 		t.Errorf("video page: rank per region %q has no US", got)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('figure.chart polyline').length`); n < 2 {
-		t.Errorf("video page: %d chart lines, want rank and views over time", n)
+	if n := eval[int](t, ctx, `document.querySelectorAll('figure.chart polyline').length`); n < 3 {
+		t.Errorf("video page: %d chart lines, want rank, views in charts and views read by tracking", n)
+	}
+	if got := text(t, ctx, "body"); !strings.Contains(got, "views, charts and tracking") {
+		t.Errorf("video page: no line of the views read by tracking in %q", got)
 	}
 	noScriptRan(t, ctx, "video page")
 	shot(t, ctx, shots, "video.png")
@@ -180,6 +183,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	noScriptRan(t, ctx, "search page")
 	shot(t, ctx, shots, "search.png")
+
+	// The music chart, reached from the overview's row of its own.
+	page(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/"),
+		chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US?category=10"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if h1 := text(t, ctx, "h1"); h1 != "US · music trending chart" {
+		t.Errorf("music chart page h1 %q", h1)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
+		t.Errorf("music chart: no movement marks after two runs")
+	}
+	if got := eval[string](t, ctx, `document.querySelector('form.inline input[name=category]').value`); got != "10" {
+		t.Errorf("music chart: the form to see an older chart asks for category %q, want 10", got)
+	}
+	shot(t, ctx, shots, "chart-US-music.png")
 
 	// On a phone: nothing wider than the screen but the scrolling tables.
 	page(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),

@@ -24,8 +24,9 @@ const hostileTitle = `Prank <script>window.__xss=1</script> "><img src=x onerror
 const uiToken = "ui-token-for-tests"
 
 // dashboard is `ingest serve` over a database filled by two real
-// `run --once` passes (US and GB) against the fake upstream, so charts have
-// a previous run to move against.
+// `run --once --categories music` passes (US and GB, each the unfiltered
+// chart and the music chart) against the fake upstream, so charts have a
+// previous run to move against; the second tracks the videos' views.
 type dashboard struct {
 	h    *harness
 	base string
@@ -35,8 +36,8 @@ type dashboard struct {
 func startDashboard(t *testing.T) *dashboard {
 	t.Helper()
 	h := newHarness(t)
-	h.mustRun(0, "run", "--once", "--regions", "US,GB")
-	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music")
+	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music", "--track-for", "7d")
 	addr := closedAddr(t)
 	h.set("INGEST_UI_TOKEN", uiToken)
 	p := h.start("serve", "--listen", addr, "--regions", "US,GB")
@@ -109,6 +110,8 @@ func TestServeAPI(t *testing.T) {
 		{"/api/v1/search?q=prank&region=USA", "region", 400},
 		{"/api/v1/search?q=prank&cursor=zzz", "cursor", 400},
 		{"/api/v1/charts/US?at=yesterday", "at", 400},
+		{"/api/v1/charts/US?category=polka", "category", 400},
+		{"/api/v1/charts/US?category=gaming", "", 404},
 		{"/api/v1/runs?kind=daily", "kind", 400},
 		{"/api/v1/videos/no-such-video", "", 404},
 		{"/api/v1/charts/FR", "", 404},
@@ -131,6 +134,15 @@ func TestServeAPI(t *testing.T) {
 	if err := json.Unmarshal(body, &chart); err != nil || chart.PrevRunID == nil || len(chart.Entries) == 0 ||
 		chart.Entries[0].PrevRank == nil || len(chart.Entries[0].ViewTrend) != 2 {
 		t.Errorf("US chart after two runs: want a previous run, ranks and two-point trends, got %s", body)
+	}
+	checkCategoryChart(t, d)
+	var video struct {
+		Regions []struct{ Region, Category string }
+		Counts  []struct{ Views int64 } `json:"views_over_time"`
+	}
+	_, body = d.get(t, "/api/v1/videos/"+url.PathEscape(d.hostileID(t)), true)
+	if err := json.Unmarshal(body, &video); err != nil || len(video.Counts) == 0 || len(video.Regions) == 0 {
+		t.Errorf("video after two runs and tracking: want charts and views over time, got %.600s", body)
 	}
 	var quota struct {
 		Hourly []struct {
@@ -176,6 +188,56 @@ func TestServeAPI(t *testing.T) {
 		if res.StatusCode != 200 || strings.Contains(string(b), testKey) {
 			t.Errorf("%s with the cookie: got %d; the API key must never be served", path, res.StatusCode)
 		}
+	}
+}
+
+// categoryChart is what the category test reads of a chart.
+type categoryChart struct {
+	Category  string `json:"category"`
+	RunID     int64  `json:"run_id"`
+	PrevRunID *int64 `json:"previous_run_id"`
+	Entries   []struct {
+		ID        string
+		Category  string  `json:"category_id"`
+		PrevRank  *int    `json:"previous_rank"`
+		ViewTrend []int64 `json:"views_trend"`
+	}
+}
+
+// checkCategoryChart: the music chart (by name or id) is its own chart,
+// with its own runs and movement, and the unfiltered chart is not it.
+func checkCategoryChart(t *testing.T, d *dashboard) {
+	t.Helper()
+	var all, music, byID categoryChart
+	for path, c := range map[string]*categoryChart{"/api/v1/charts/US": &all, "/api/v1/charts/US?category=music": &music,
+		"/api/v1/charts/us?category=10": &byID} {
+		code, body := d.get(t, path, true)
+		if err := json.Unmarshal(body, c); code != 200 || err != nil {
+			t.Fatalf("%s: %d %v\n%s", path, code, err, body)
+		}
+	}
+	if music.Category != "10" || byID.RunID != music.RunID || len(music.Entries) == 0 || music.PrevRunID == nil {
+		t.Errorf("music chart: category %q run %d (by id %d), %d entries, previous run %v; want 10, the same run, entries and a previous run",
+			music.Category, music.RunID, byID.RunID, len(music.Entries), music.PrevRunID)
+	}
+	if music.RunID == all.RunID || (all.PrevRunID != nil && music.PrevRunID != nil && *music.PrevRunID == *all.PrevRunID) {
+		t.Errorf("the music chart's runs (%d, %v) are the unfiltered chart's (%d, %v)", music.RunID, music.PrevRunID, all.RunID, all.PrevRunID)
+	}
+	for _, e := range music.Entries {
+		if e.Category != "10" || e.PrevRank == nil || len(e.ViewTrend) != 2 {
+			t.Errorf("music chart entry %s: category %q, previous rank %v, trend %v; want 10, a rank in the previous music run, two points",
+				e.ID, e.Category, e.PrevRank, e.ViewTrend)
+			break
+		}
+	}
+	others := 0
+	for _, e := range all.Entries {
+		if e.Category != "10" {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Errorf("the unfiltered US chart holds only music: it was read from the music chart's run")
 	}
 }
 

@@ -1,0 +1,103 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// TestVideoShowsTrackedViews: a video's answer and page carry the views
+// tracking read after its chart entry (video_stats), beside the entry's,
+// and its ranks by chart, the unfiltered and the music one apart.
+func TestVideoShowsTrackedViews(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	views := int64(100)
+	v := ingest.Video{ID: "vid-1", Title: "A song", ChannelTitle: "A channel", CategoryID: "10", ViewCount: &views}
+	a, b := ingest.Video{ID: "vid-a", Title: "A", CategoryID: "24"}, ingest.Video{ID: "vid-b", Title: "B", CategoryID: "24"}
+	chartRun(t, db, "", t0, a, b, v)
+	chartRun(t, db, "10", t0.Add(time.Minute), v)
+	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: v.ID, ViewCount: 5000, At: t0.Add(3 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	var got VideoJSON
+	if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/videos/vid-1"), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Counts) == 0 {
+		t.Fatalf("video: no views over time; want the chart entries' and tracking's")
+	}
+	last := got.Counts[len(got.Counts)-1]
+	if len(got.History) != 2 || last.Views != 5000 || *last.At != "2026-11-20T12:00:00Z" {
+		t.Errorf("video: %d chart entries, last count %d at %v; want 2 entries and the tracked 5000 at 12:00",
+			len(got.History), last.Views, *last.At)
+	}
+	want := []VideoRegion{{Region: "US", Rank: 3, BestRank: 3, Entries: 1}, {Region: "US", Category: "10", Rank: 1, BestRank: 1, Entries: 1}}
+	for i, r := range got.Regions {
+		r.At = nil
+		if i >= len(want) || r != want[i] {
+			t.Errorf("video: charts %+v, want %+v", got.Regions, want)
+			break
+		}
+	}
+	page := string(fetch(t, srv.URL+"/videos/vid-1"))
+	for _, s := range []string{"views, charts and tracking: 5.0k", "US · music", `href="/charts/US?category=10"`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("video page: no %q", s)
+		}
+	}
+}
+
+// chartRun stores a finished run of the US chart of category ("" the
+// unfiltered one) holding videos, in rank order.
+func chartRun(t *testing.T, db *store.DB, category string, at time.Time, videos ...ingest.Video) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := db.StartChartRun(ctx, "US", category, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := ingest.Page{Kind: ingest.Trending, Region: "US", Number: 1, Fetched: at, Videos: videos}
+	if err := db.SavePage(ctx, id, page); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fetch(t *testing.T, url string) []byte {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, res.StatusCode, b)
+	}
+	return b
+}
