@@ -202,7 +202,7 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]RunSummary, error) {
 		before = 1<<62 - 1
 	}
 	rows, err := db.r.QueryContext(ctx, `
-SELECT id, region, kind, status, message, started_ms, finished_ms, pages, videos, retry_at_ms
+SELECT id, region, category, kind, status, message, started_ms, finished_ms, pages, videos, retry_at_ms
 FROM runs WHERE id < ?1 AND (?2 = '' OR region = ?2) AND (?3 = '' OR kind = ?3)
 ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 	if err != nil {
@@ -213,8 +213,8 @@ ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 	for rows.Next() {
 		var s RunSummary
 		var started, finished, retry sql.NullInt64
-		if err := rows.Scan(&s.RunID, &s.Region, &s.Kind, &s.Status, &s.Message, &started, &finished,
-			&s.Pages, &s.Videos, &retry); err != nil {
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Category, &s.Kind, &s.Status, &s.Message, &started,
+			&finished, &s.Pages, &s.Videos, &retry); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
 		s.Started, s.Finished, s.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)

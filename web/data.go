@@ -331,6 +331,7 @@ type RunsJSON struct {
 type RunJSON struct {
 	ID       int64   `json:"id"`
 	Region   string  `json:"region"`
+	Category string  `json:"category"` // a trending run's chart: "" the unfiltered one
 	Kind     string  `json:"kind"`
 	Status   string  `json:"status"`
 	Started  *string `json:"started"`
@@ -369,7 +370,7 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 			out.NextCursor = &c
 			break
 		}
-		out.Runs = append(out.Runs, RunJSON{ID: run.RunID, Region: run.Region, Kind: string(run.Kind), Status: string(run.Status),
+		out.Runs = append(out.Runs, RunJSON{ID: run.RunID, Region: run.Region, Category: run.Category, Kind: string(run.Kind), Status: string(run.Status),
 			Started: stamp(run.Started), Finished: stamp(run.Finished), Pages: run.Pages, Videos: run.Videos,
 			Message: run.Message, RetryAt: stamp(run.RetryAt)})
 	}

@@ -230,6 +230,27 @@ func checkCategoryChart(t *testing.T, d *dashboard) {
 			break
 		}
 	}
+	var runs struct {
+		Runs []struct {
+			ID       int64
+			Category string
+		}
+	}
+	if _, body := d.get(t, "/api/v1/runs?region=US&kind=trending&limit=4", true); json.Unmarshal(body, &runs) != nil {
+		t.Errorf("runs: %s", body)
+	}
+	found := false
+	for _, r := range runs.Runs {
+		if r.ID == music.RunID {
+			found = true
+			if r.Category != "10" {
+				t.Errorf("runs: the music chart's run %d says category %q, want 10", r.ID, r.Category)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("runs: the US runs %+v do not list the music chart's run %d", runs.Runs, music.RunID)
+	}
 	others := 0
 	for _, e := range all.Entries {
 		if e.Category != "10" {
