@@ -18,12 +18,20 @@ var ErrNoChart = errors.New("no chart")
 
 // chartRunSQL finds the run whose chart was current at ?2: the newest
 // finished trending run of the chart (region ?1, category ?3, "" the
-// unfiltered chart) that stored entries and started at or before it. It
-// walks runs_last backwards from the newest run.
+// unfiltered chart) that stored entries and started at or before it.
+//
+// One seek down runs_started finds the newest run of any chart started by
+// then; the chart's runs are then walked down runs_last from that id. Run
+// ids follow start times (a run's row is written when it starts, by the
+// database's one writer), so no run of the chart started by then has a
+// larger id. Left to itself, the planner would read every run before the
+// time through runs_started and sort them: 14 ms over a year of hourly
+// runs, against under 1 ms this way.
 const chartRunSQL = `
 SELECT id FROM runs
 WHERE kind = 'trending' AND region = ?1 AND category = ?3 AND status <> 'running' AND videos > 0
-  AND started_ms <= ?2
+  AND +started_ms <= ?2
+  AND id <= (SELECT id FROM runs WHERE kind = 'trending' AND started_ms <= ?2 ORDER BY started_ms DESC LIMIT 1)
 ORDER BY id DESC LIMIT 1`
 
 // prevRunSQL finds the runs of the same chart before run ?2, newest first.
@@ -42,6 +50,8 @@ type ChartEntry struct {
 	Views     int64
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
+
+	vid int64 // the video's row, so that the history needs no join
 }
 
 // Chart is a region's trending chart (or one category's) at one run.
@@ -102,7 +112,7 @@ func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 
 func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.rank, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0)
+SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0)
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region, limit)
 	if err != nil {
@@ -111,7 +121,7 @@ WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region,
 	defer rows.Close()
 	for rows.Next() {
 		var e ChartEntry
-		if err := rows.Scan(&e.Rank, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views); err != nil {
+		if err := rows.Scan(&e.Rank, &e.vid, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views); err != nil {
 			return err
 		}
 		c.Entries = append(c.Entries, e)
@@ -132,13 +142,15 @@ func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
 		return err
 	}
 	c.PrevAt = time.UnixMilli(prevAt).UTC()
-	byID := map[string]*ChartEntry{}
+	byVid := map[int64]*ChartEntry{}
 	for i := range c.Entries {
-		byID[c.Entries[i].ID] = &c.Entries[i]
+		byVid[c.Entries[i].vid] = &c.Entries[i]
 	}
+	// The entries alone, by the clustered key (run_id, region, vid): no
+	// lookup in videos for each of the ~sparkRuns x 200 rows.
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.run_id, v.id, e.rank, coalesce(e.view_count, 0)
-FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
+FROM trending_entries AS e
 WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
 ORDER BY e.run_id`, jsonIDs(append(ids, c.RunID)), c.Region)
 	if err != nil {
@@ -146,13 +158,12 @@ ORDER BY e.run_id`, jsonIDs(append(ids, c.RunID)), c.Region)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var run, views int64
-		var id string
+		var run, vid, views int64
 		var rank int
-		if err := rows.Scan(&run, &id, &rank, &views); err != nil {
+		if err := rows.Scan(&run, &vid, &rank, &views); err != nil {
 			return err
 		}
-		if e := byID[id]; e != nil {
+		if e := byVid[vid]; e != nil {
 			e.ViewTrend = append(e.ViewTrend, views)
 			if run == c.PrevRun {
 				e.PrevRank = rank
