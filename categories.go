@@ -38,3 +38,12 @@ func CategoryID(s string) (string, error) {
 	sort.Strings(names)
 	return "", fmt.Errorf("unknown category %q: want an id or one of all, %s", s, strings.Join(names, ", "))
 }
+
+// CategoryName is how a chart's category reads to people: its name, or its
+// id when it has none ("" stays "", the unfiltered chart).
+func CategoryName(id string) string {
+	if name, ok := CategoryNames[id]; ok {
+		return name
+	}
+	return id
+}

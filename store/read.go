@@ -174,7 +174,11 @@ ORDER BY e.run_id`, jsonIDs(append(ids, c.RunID)), c.Region)
 }
 
 func (db *DB) runIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
-	rows, err := db.r.QueryContext(ctx, q, args...)
+	return int64s(db.r.QueryContext(ctx, q, args...))
+}
+
+// int64s reads the one integer column of rows: a query's ids.
+func int64s(rows *sql.Rows, err error) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -75,21 +75,8 @@ func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 }
 
 func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?
-		AND status <> 'running' ORDER BY kind, started_ms LIMIT ?`, msOf(before), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return int64s(tx.QueryContext(ctx, `SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?
+		AND status <> 'running' ORDER BY kind, started_ms LIMIT ?`, msOf(before), limit))
 }
 
 func deleteRun(ctx context.Context, tx *sql.Tx, id int64, p *Pruned) error {

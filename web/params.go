@@ -118,10 +118,7 @@ func chartLabel(region, category string) string {
 	if category == "" {
 		return region
 	}
-	if name, ok := ingest.CategoryNames[category]; ok {
-		return region + " · " + name
-	}
-	return region + " · " + category
+	return region + " · " + ingest.CategoryName(category)
 }
 
 // chartPath is a chart's page.
