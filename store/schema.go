@@ -34,9 +34,6 @@ var SchemaVersion = 1 + len(upgrades)
 func DSN(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	// Only a new file takes it (an older one would need a VACUUM): lets
-	// retention give freed pages back to the file system.
-	q.Add("_pragma", "auto_vacuum(incremental)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
@@ -67,6 +64,9 @@ func ReadOnlyDSN(path string, immutable bool) string {
 // leaves it as it was: a new database gets schema.sql whole, an older one
 // each upgrade step it lacks.
 func Migrate(ctx context.Context, db *sql.DB) error {
+	if err := incrementalVacuum(ctx, db); err != nil {
+		return err
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -94,6 +94,34 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate: set user_version: %w", err)
 	}
 	return tx.Commit()
+}
+
+// incrementalVacuum makes a new, empty database file one that retention can
+// shrink (auto_vacuum INCREMENTAL). The mode is written into the file by a
+// VACUUM, which costs nothing on an empty file; an older file keeps its
+// mode (changing it would rewrite the whole file). It is done here, once,
+// and not as a pragma in the DSN: there, every new connection would run it,
+// and it waits for the write lock, busy_timeout long, whatever the
+// caller's deadline.
+func incrementalVacuum(ctx context.Context, db *sql.DB) error {
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		return fmt.Errorf("migrate: read schema: %w", err)
+	}
+	if tables > 0 {
+		return nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	for _, q := range []string{`PRAGMA auto_vacuum = INCREMENTAL`, `VACUUM`} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrate: %s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // runUpgrades applies the steps from version v to SchemaVersion.
