@@ -202,6 +202,15 @@ func do(t *testing.T, addr string, args ...string) string {
 	return r
 }
 
+// del deletes one key, which must have been there: a test of a lost key
+// that deletes nothing would pass for nothing.
+func del(t *testing.T, addr, key string) {
+	t.Helper()
+	if r := do(t, addr, "DEL", key); r != ":1" {
+		t.Fatalf("DEL %s: %q, want :1 (the key must exist)", key, r)
+	}
+}
+
 func used(t *testing.T, l *quota.Redis) int64 {
 	t.Helper()
 	s, err := l.State(context.Background())
@@ -369,11 +378,12 @@ func TestFaultStaleSnapshot(t *testing.T) {
 	}
 }
 
-// TestFaultPartialLoss: one key of a pool is lost (evicted, deleted): its
-// running total, or its log. Neither lets a call through beyond capacity.
+// TestFaultPartialLoss: one key is lost (evicted, deleted): the state
+// (the clock, the counter and every pool's account), or a pool's log.
+// Neither lets a call through beyond capacity.
 func TestFaultPartialLoss(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"total", "log"} {
+	for _, kind := range []string{"state", "log:default"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
@@ -386,7 +396,7 @@ func TestFaultPartialLoss(t *testing.T) {
 			}
 			a.heartbeat()
 			b.heartbeat()
-			do(t, srv.Addr, "DEL", "ingest:{"+key+"}:"+kind+":default")
+			del(t, srv.Addr, "ingest:{"+key+"}:"+kind)
 			after := fill(t, a, b)
 			t.Logf("%s key deleted: 60 before, %d after: %d / %d", kind, after, total(a, b), capacity)
 			if after != 40 || total(a, b) != capacity {
@@ -720,10 +730,11 @@ func TestFaultStaleRegisterCopy(t *testing.T) {
 	}
 }
 
-// TestFaultLogExpiryRenewed: the log's expiry is renewed as the pool is
-// used, so a busy log never expires under its running total. Here the
-// log's TTL is nearly spent (as after a day of use); a call 40 s later by
-// the limiter's clock renews it.
+// TestFaultLogExpiryRenewed: the expiries of the log and of the state are
+// renewed as the pool is used (every half margin, not at every call), so
+// that a busy log never expires under its account, nor the account under
+// its log. Here both TTLs are nearly spent (as after a day of use); a call
+// 40 s later by the limiter's clock renews them.
 func TestFaultLogExpiryRenewed(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -732,17 +743,47 @@ func TestFaultLogExpiryRenewed(t *testing.T) {
 	ctx := context.Background()
 	a := newHost(t, srv.Addr, key, costs, "a", nil)
 	a.spendN(1)
-	log := "ingest:{" + key + "}:log:default"
-	if err := c.PExpire(ctx, log, 5*time.Second).Err(); err != nil {
-		t.Fatal(err)
+	keys := []string{"ingest:{" + key + "}:log:default", "ingest:{" + key + "}:state"}
+	for _, k := range keys {
+		if err := c.PExpire(ctx, k, 5*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	later := newHost(t, srv.Addr, key, costs, "later", func(o *quota.Options) {
 		o.ClockOffset = 40 * time.Second
 		o.Now = func() time.Time { return time.Now().Add(40 * time.Second) }
 	})
 	later.spendN(1)
-	if ttl, err := c.PTTL(ctx, log).Result(); err != nil || ttl < time.Hour {
-		t.Fatalf("log TTL after a call 40 s later: %s, %v; want renewed to at least the window (1h)", ttl, err)
+	for _, k := range keys {
+		if ttl, err := c.PTTL(ctx, k).Result(); err != nil || ttl < time.Hour {
+			t.Fatalf("%s TTL after a call 40 s later: %s, %v; want renewed to at least the window (1h)", k, ttl, err)
+		}
+	}
+}
+
+// TestFaultApplyAfterLoss: the state is lost while spender S is idle, an
+// operator runs `quota apply` (which writes each pool's settings into a new
+// state), and a newcomer N with an empty ledger calls first. The pool's log
+// is still there with S's 60 calls, unaccounted for by an account that
+// only holds settings: that is a loss, and N may not adopt the keys as new
+// and spend the whole capacity again.
+func TestFaultApplyAfterLoss(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	s := newHost(t, srv.Addr, key, costs, "s", nil)
+	s.spendN(60)
+	del(t, srv.Addr, "ingest:{"+key+"}:state")
+	op := newHost(t, srv.Addr, key, costs, "operator", nil)
+	if _, err := op.l.ApplyConfig(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := newHost(t, srv.Addr, key, costs, "n", nil)
+	got := fill(t, n)
+	s.heartbeat()
+	t.Logf("state lost, then quota apply: 60 before, newcomer admitted %d: %d / %d", got, total(s, n), capacity)
+	if total(s, n) > capacity {
+		t.Fatalf("newcomer admitted %d after the loss: %d in the window, capacity %d", got, total(s, n), capacity)
 	}
 }
 
@@ -977,11 +1018,13 @@ func TestFaultClockBackSQLite(t *testing.T) {
 	testClockBack(t, sqliteHarness(t.TempDir()))
 }
 
-// TestFaultWaitKeyLost: while a recovery waits for host B, the pool's wait
-// key alone is lost (evicted: every key has a TTL, so volatile-lru may
-// take it). The recovery is still on record; nothing may be admitted
-// until B has refilled.
-func TestFaultWaitKeyLost(t *testing.T) {
+// TestFaultRecoverKeyLost: while a recovery waits for host B, its record
+// (who it needs, who is done) alone is lost (evicted: every key has a TTL,
+// so volatile-lru may take it). The wait itself is in the state: nothing
+// is admitted, not even once B has refilled, since no record can tell any
+// more that every worker did; the wait holds until its time or until an
+// operator restores the ledgers.
+func TestFaultRecoverKeyLost(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
@@ -997,16 +1040,18 @@ func TestFaultWaitKeyLost(t *testing.T) {
 	if d := a.take(); d.Allowed {
 		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
 	}
-	do(t, srv.Addr, "DEL", "ingest:{"+key+"}:wait:default")
+	del(t, srv.Addr, "ingest:{"+key+"}:recover")
+	b.heartbeat()
 	for i := range 10 {
 		if d := a.take(); d.Allowed {
-			t.Fatalf("A's call %d after the wait key was lost admitted before B refilled (%d admitted in the window once B refills): %+v",
-				i+1, func() int { fill(t, a); b.heartbeat(); return total(a, b) }(), d)
+			t.Fatalf("A's call %d after the recovery's record was lost admitted: %+v", i+1, d)
 		}
 	}
-	b.heartbeat()
+	if _, err := a.l.Restore(context.Background(), []ingest.Recalled{{Calls: a.ledger}, {Calls: b.ledger}}); err != nil {
+		t.Fatal(err)
+	}
 	after := fill(t, a, b)
-	t.Logf("wait key lost during a recovery: 60 before, %d after: %d / %d", after, total(a, b), capacity)
+	t.Logf("recovery's record lost: 60 before, 0 until restored, %d after: %d / %d", after, total(a, b), capacity)
 	if total(a, b) != capacity {
 		t.Fatalf("admitted %d in the window, want %d", total(a, b), capacity)
 	}

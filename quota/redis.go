@@ -38,7 +38,7 @@ type Redis struct {
 	prefix string
 	fail   *failPolicy
 	ops    map[string]*spendCall // Take's charges and keys, built once
-	all    []string              // every pool's keys, clock first
+	all    []string              // every pool's keys, the state first
 	fn     functions             // whether window.lua is loaded as a function
 	days   dayArgs               // each pool's day starts, as spend sends them
 	inst   string                // this instance's name for its receipts
@@ -143,14 +143,12 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 // Backend names the backend, for reports.
 func (r *Redis) Backend() string { return "redis" }
 
-// keys lists every key the script touches for these pools: clock, register
-// and recovery, then five per pool.
+// keys lists every key the script touches for these pools: the state, the
+// register and the recovery, then each pool's log.
 func (r *Redis) keys(pools ...string) []string {
-	k := []string{r.prefix + "clock", r.prefix + "reg", r.prefix + "recover"}
+	k := []string{r.prefix + "state", r.prefix + "reg", r.prefix + "recover"}
 	for _, p := range pools {
-		for _, kind := range []string{"log", "total", "block", "conf", "wait"} {
-			k = append(k, r.prefix+kind+":"+p)
-		}
+		k = append(k, r.prefix+"log:"+p)
 	}
 	return k
 }

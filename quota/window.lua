@@ -8,22 +8,25 @@
 -- calendar day (which starts at ds). Used in the window is cum - wbase, used
 -- today is cum - dbase. Entries leave the log once they are out of both.
 --
--- KEYS: clock, reg, recover, then five per pool, in the order of the pools:
---   clock    "<ms>-<seq>:<epoch>:<wait>": the last decision time (the clock
---            never goes back), the call counter, the keys' generation, and
---            until when a recovery holds every pool (0: none)
+-- Everything but the logs lives in one string, the state, so that a
+-- decision reads one key and writes one key besides its log entry:
+--   "<ms>-<seq>:<epoch>:<wait>" the last decision time (the clock never
+--       goes back), the call counter, the keys' generation ('' before one
+--       is adopted), and until when a recovery holds every pool (0: none)
+--   then per pool RS name US "cum:wbase:wh:dbase:ds:head:touched:fT:fAt:
+--       block:wait:conf" (RS, US: the ASCII record and unit separators,
+--       which YAML names cannot hold; fT/fAt: the last retry time computed,
+--       for cumulative target fT; block: ms until which the upstream says
+--       the pool is spent; wait: ms until which a recovery holds it; conf:
+--       "limit:reserve:window:day" as every worker must see it, '' until
+--       the pool's first call)
+--
+-- KEYS: state, reg, recover, then one log per pool, in the order of the
+-- pools' arguments; spend adds the instance's receipts ring and fence.
 --   reg      hash worker -> ms of its last registration (the register)
 --   recover  hash of the recovery after a loss: since, need (workers that
 --            must refill, comma separated; absent until a worker vouches),
 --            done:<worker> -> ms
---   log      the stream
---   total    "cum:wbase:wh:dbase:ds:head:touched:fT:fAt" (fT/fAt: the last
---            retry time computed, for cumulative target fT)
---   block    ms until which the upstream says the pool is spent
---   conf     "limit:reserve:window:day": the pool as every worker must see it
---   wait     ms until which the pool admits nothing metered after a loss
--- and for spend two more at the end: the instance's receipts ring and fence
--- (see receipt and reconcile).
 --
 -- ARGV[1] mode, ARGV[2] how long idle keys outlive what they guard (ms),
 -- ARGV[3] an offset added to TIME (0 but in tests), then by mode:
@@ -60,7 +63,8 @@
 -- be had, wraps it for EVALSHA. KEYS and ARGV are the call's, set by main.
 local KEYS, ARGV
 local mode, margin, offset -- offset: 0 but in tests, which move the clock
-local NPK = 5 -- keys per pool
+local RS, US = '\30', '\31'
+local DAY25 = 90000000 -- a day of 25 hours: what keys outlive at least
 
 local function time_ms()
   local t = redis.call('TIME')
@@ -71,74 +75,19 @@ local function fmt(n) return string.format('%d', n) end
 
 local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 
-local function pool_keys(i)
-  local k = 3 + (i - 1) * NPK
-  return KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
-end
-
--- memo keeps what was parsed from the values this library last read or
--- wrote, per key or per argument string: a decision then reads a value it
--- has seen (Lua strings are interned: comparing them is one pointer) without
--- parsing it again. It only ever saves work: a value that differs in any
--- way is parsed afresh. Under EVAL it lives for one call.
-local memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0}
+-- memo keeps what was parsed from the strings this library last read or
+-- wrote (states, confs, day starts), keyed by the string itself: Lua
+-- strings are interned, so a decision that reads the state the last one
+-- wrote finds it parsed, with one table lookup. A parsed state is never
+-- changed (a decision works on copies of what it changes), so a string
+-- always maps to what parsing it would give. It only ever saves work.
+local memo = {state = {}, conf = {}, days = {}, name = {}, n = 0}
 
 local function remember(kind, k, v)
   memo.n = memo.n + 1
-  if memo.n > 10000 then memo = {clock = {}, total = {}, conf = {}, days = {}, n = 0} end
+  if memo.n > 512 then memo = {state = {}, conf = {}, days = {}, name = {}, n = 0} end
   memo[kind][k] = v
   return v
-end
-
-local function parse_clock(v, key)
-  if not v then return nil end
-  local m = key and memo.clock[key]
-  if m and m.s == v then return m.last, m.seq, m.epoch, m.wait end
-  local last, seq, epoch, wait = string.match(v, '^(%d+)%-(%d+):?(%w*):?(%d*)$')
-  last, seq, wait = tonumber(last), tonumber(seq), tonumber(wait) or 0
-  if key then remember('clock', key, {s = v, last = last, seq = seq, epoch = epoch, wait = wait}) end
-  return last, seq, epoch, wait
-end
-
--- clock_value: the clock carries the recovery's wait too, so that no single
--- key lost alone can end a wait (a lost clock is a loss of its own).
-local function clock_value(ms, seq, epoch, wait)
-  return string.format('%d-%d:%s:%d', ms, seq, epoch, wait or 0)
-end
-
--- set_clock writes the clock and remembers what it wrote.
-local function set_clock(ms, seq, epoch, wait, px)
-  local v = clock_value(ms, seq, epoch, wait)
-  redis.call('SET', KEYS[1], v, 'PX', px)
-  remember('clock', KEYS[1], {s = v, last = ms, seq = seq, epoch = epoch, wait = wait or 0})
-end
-
-local function copy_total(m)
-  return {cum = m.cum, wbase = m.wbase, wh = m.wh, dbase = m.dbase, ds = m.ds, head = m.head,
-    touched = m.touched, fT = m.fT, fAt = m.fAt, present = true}
-end
-
--- parse_total reads a pool's account; key (optional) lets it remember.
-local function parse_total(v, key)
-  if not v then
-    return {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0, present = false}
-  end
-  local m = key and memo.total[key]
-  if m and m.s == v then return copy_total(m) end
-  local a = {}
-  for x in string.gmatch(v, '[^:]+') do a[#a + 1] = tonumber(x) end
-  local t = {cum = a[1], wbase = a[2], wh = a[3], dbase = a[4], ds = a[5], head = a[6],
-    touched = a[7], fT = a[8], fAt = a[9], present = true}
-  if key then
-    local c = copy_total(t)
-    c.s = v
-    remember('total', key, c)
-  end
-  return t
-end
-
-local function total_value(t)
-  return string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d', t.cum, t.wbase, t.wh, t.dbase, t.ds, t.head, t.touched, t.fT, t.fAt)
 end
 
 -- pool_conf reads "limit:reserve:window:day" into capacity and window.
@@ -146,6 +95,7 @@ local function pool_conf(s)
   local c = memo.conf[s]
   if c then return c end
   local limit, reserve, window = string.match(s, '^(%d+):(%d+):(%d+):')
+  if not limit then return remember('conf', s, {capacity = 0, window = 0}) end
   return remember('conf', s, {capacity = tonumber(limit) - tonumber(reserve), window = tonumber(window)})
 end
 
@@ -158,26 +108,147 @@ local function day_starts(s)
   return remember('days', s, {tonumber(a), tonumber(b), tonumber(c), tonumber(e)})
 end
 
+-- pool_name is the pool a log key is for: what follows ":log:".
+local function pool_name(log)
+  local n = memo.name[log]
+  if n then return n end
+  return remember('name', log, string.match(log, ':log:(.*)$'))
+end
+
+-- An account: one pool's part of the state.
+local function zero_account()
+  return {cum = 0, wbase = 0, wh = 0, dbase = 0, ds = 0, head = 0, touched = 0, fT = -1, fAt = 0,
+    block = 0, wait = 0, conf = ''}
+end
+
+local function copy_account(a)
+  return {cum = a.cum, wbase = a.wbase, wh = a.wh, dbase = a.dbase, ds = a.ds, head = a.head,
+    touched = a.touched, fT = a.fT, fAt = a.fAt, block = a.block, wait = a.wait, conf = a.conf}
+end
+
+local function parse_account(s)
+  local cum, wbase, wh, dbase, ds, head, touched, fT, fAt, block, wait, conf = string.match(s,
+    '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+  if not cum then return nil end
+  return {cum = tonumber(cum), wbase = tonumber(wbase), wh = tonumber(wh), dbase = tonumber(dbase),
+    ds = tonumber(ds), head = tonumber(head), touched = tonumber(touched), fT = tonumber(fT),
+    fAt = tonumber(fAt), block = tonumber(block), wait = tonumber(wait), conf = conf}
+end
+
+local function account_value(a)
+  return string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:', a.cum, a.wbase, a.wh, a.dbase, a.ds, a.head,
+    a.touched, a.fT, a.fAt, a.block, a.wait) .. a.conf
+end
+
+-- parse_state reads the state (nil when the key is missing). A parsed
+-- state: last, seq, epoch, wait; names, the pools in order; raw, each
+-- pool's account string; acct, each pool's account, parsed. An account
+-- that cannot be parsed is left out, as if lost.
+local function parse_state(v)
+  if not v then return nil end
+  local st = memo.state[v]
+  if st then return st end
+  local last, seq, epoch, wait = string.match(v, '^(%d+)%-(%d+):(%w*):(%d+)')
+  st = {last = tonumber(last) or 0, seq = tonumber(seq) or 0, epoch = epoch or '', wait = tonumber(wait) or 0,
+    names = {}, raw = {}, acct = {}}
+  for name, s in string.gmatch(v, RS .. '([^' .. RS .. US .. ']*)' .. US .. '([^' .. RS .. ']*)') do
+    local a = parse_account(s)
+    if a then
+      st.names[#st.names + 1] = name
+      st.raw[name], st.acct[name] = s, a
+    end
+  end
+  return remember('state', v, st)
+end
+
+-- draft is a state to change: the header is copied, accounts are copied
+-- when first asked for (account), the others keep their strings.
+local function draft(st)
+  if not st then
+    return {last = 0, seq = 0, epoch = '', wait = 0, names = {}, raw = {}, acct = {}, mine = {}, present = false}
+  end
+  return {last = st.last, seq = st.seq, epoch = st.epoch, wait = st.wait, names = st.names, raw = st.raw,
+    acct = st.acct, mine = {}, present = true, shared = true}
+end
+
+-- add_name lists a new pool in the draft (its names are copied first when
+-- they are still the parsed state's).
+local function add_name(d, name)
+  if d.shared then
+    local names = {}
+    for i, n in ipairs(d.names) do names[i] = n end
+    d.names, d.shared = names, false
+  end
+  d.names[#d.names + 1] = name
+end
+
+-- account returns the draft's own copy of a pool's account (a new one when
+-- the state has none).
+local function account(d, name)
+  local a = d.mine[name]
+  if a then return a end
+  local old = d.acct[name]
+  if old then
+    a = copy_account(old)
+  else
+    a = zero_account()
+    add_name(d, name)
+  end
+  d.mine[name] = a
+  return a
+end
+
+-- ttl: how long the state must outlive its last write: a 25-hour day, or
+-- the longest window of its pools, and the margin.
+local function state_ttl(d)
+  local w = DAY25
+  for _, n in ipairs(d.names) do
+    local a = d.mine[n] or d.acct[n]
+    if a.conf ~= '' then w = math.max(w, pool_conf(a.conf).window) end
+  end
+  return w + margin
+end
+
+-- write stores a draft (with PX ttl when given, or when the key is new;
+-- its expiry is kept otherwise) and remembers it parsed.
+local function write(d, ttl)
+  local v = string.format('%d-%d:%s:%d', d.last, d.seq, d.epoch, d.wait)
+  local st = {last = d.last, seq = d.seq, epoch = d.epoch, wait = d.wait, names = d.names, raw = {}, acct = {}}
+  for _, n in ipairs(d.names) do
+    local a, s = d.mine[n], nil
+    if a then s = account_value(a) else a, s = d.acct[n], d.raw[n] end
+    v = v .. RS .. n .. US .. s
+    st.raw[n], st.acct[n] = s, a
+  end
+  if ttl or not d.present then
+    redis.call('SET', KEYS[1], v, 'PX', ttl or state_ttl(d))
+  else
+    redis.call('SET', KEYS[1], v, 'KEEPTTL')
+  end
+  d.present = true
+  remember('state', v, st)
+end
+
 -- now reads TIME, never behind the last decision. A reading more than guard
 -- ahead of the last decision that the caller's own clock does not confirm
 -- is suspect: the decision is taken at the last time instead, so one odd
 -- reading cannot throw the log away.
 local function clock_now(last, worker_ms, guard)
   local now = time_ms()
-  if last and now - last > guard and math.abs(now - worker_ms) > guard then
+  if last > 0 and now - last > guard and math.abs(now - worker_ms) > guard then
     return last, 1
   end
-  return math.max(now, last or 0), 0
+  return math.max(now, last), 0
 end
 
 -- sum_range adds the units of the log's entries with ms in [from, to].
 local function sum_range(log, from, to)
-  if to < from then return 0, 0 end
-  local sum, n = 0, 0
+  if to < from then return 0 end
+  local sum = 0
   for _, e in ipairs(redis.call('XRANGE', log, fmt(from), fmt(to))) do
-    sum, n = sum + tonumber(e[2][2]), n + 1
+    sum = sum + tonumber(e[2][2])
   end
-  return sum, n
+  return sum
 end
 
 -- day_of picks, among the caller's four day starts, the day holding now.
@@ -198,22 +269,21 @@ local function advance(p, now)
   local lost = false
   if horizon > t.wh then
     if t.head > 0 and t.head <= horizon then
-      local s = sum_range(p.log, t.wh + 1, horizon)
-      t.wbase = t.wbase + s
+      t.wbase = t.wbase + sum_range(p.log, t.wh + 1, horizon)
       p.dirty = true
     end
     t.wh = horizon
   end
-  if p.ds > 0 and p.ds ~= t.ds then
-    if p.ds > t.ds then
-      t.dbase = t.dbase + sum_range(p.log, t.ds, p.ds - 1)
+  if p.day > 0 and p.day ~= t.ds then
+    if p.day > t.ds then
+      t.dbase = t.dbase + sum_range(p.log, t.ds, p.day - 1)
     end
-    t.ds = p.ds
+    t.ds = p.day
     p.dirty = true
   end
-  if t.wbase > t.cum or (p.ds > 0 and t.dbase > t.cum) then lost = true end
+  if t.wbase > t.cum or (p.day > 0 and t.dbase > t.cum) then lost = true end
   local keep = t.wh
-  if p.ds > 0 then keep = math.min(keep, t.ds - 1) end
+  if p.day > 0 then keep = math.min(keep, t.ds - 1) end
   if t.head > 0 and t.head <= keep then
     redis.call('XTRIM', p.log, 'MINID', fmt(keep + 1))
     local first = redis.call('XRANGE', p.log, '-', '+', 'COUNT', 1)
@@ -256,48 +326,33 @@ local function window_free(p, units)
   end
 end
 
-local function save(p, now, ttl)
-  local t = p.t
-  if now - t.touched >= margin / 2 or p.newlog then
-    if t.head > 0 then redis.call('PEXPIRE', p.log, ttl) end
-    redis.call('PEXPIRE', p.conf, ttl)
-    t.touched = now
-  end
-  local v = total_value(t)
-  redis.call('SET', p.total, v, 'PX', ttl)
-  t.s = v -- t is not changed after save: it is remembered as it is
-  remember('total', p.total, t)
-end
-
--- load reads the per-pool arguments (units, conf, day starts from first
--- on) and keys, with one MGET for the clock and every pool's total, block,
--- conf and wait. Capacity and window come from the conf the caller sends.
-local function load(first, fence)
-  local npools = math.floor((#ARGV - first + 1) / 3)
-  local mget = {KEYS[1]}
-  local pools = {}
+-- pools reads the per-pool arguments (units, conf, day starts from first
+-- on) against the state: one table per pool, its account a copy in the
+-- draft d. Capacity and window come from the conf the caller sends.
+local function pools_of(d, first, npools)
+  local out = {}
   for i = 1, npools do
-    local k, a = 3 + (i - 1) * NPK, first + (i - 1) * 3
-    local c = pool_conf(ARGV[a + 1])
-    -- Every field a decision sets is in the constructor: a table that grows
-    -- past its constructor is rebuilt.
-    pools[i] = {log = KEYS[k + 1], total = KEYS[k + 2], block = KEYS[k + 3], conf = KEYS[k + 4], wait = KEYS[k + 5],
-      units = tonumber(ARGV[a]), want = ARGV[a + 1], capacity = c.capacity, window = c.window,
-      days = day_starts(ARGV[a + 2]), t = false, blocked = 0, stored = false, waiting = 0, ttl = 0,
-      ds = 0, de = 0, used = 0, used_day = 0, free = 0, dirty = false, newlog = false}
-    mget[4 * i - 2], mget[4 * i - 1], mget[4 * i], mget[4 * i + 1] = KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
+    local a, log = first + (i - 1) * 3, KEYS[3 + i]
+    local want, name = ARGV[a + 1], pool_name(log)
+    local c = pool_conf(want)
+    local o = d.acct[name]
+    if not o then
+      o = zero_account()
+      add_name(d, name)
+    end
+    -- One table holds the pool's account (a copy: p.t is p) and the call's
+    -- side of it. Every field a decision sets is in the constructor: a
+    -- table that grows past its constructor is rebuilt.
+    local p = {cum = o.cum, wbase = o.wbase, wh = o.wh, dbase = o.dbase, ds = o.ds, head = o.head,
+      touched = o.touched, fT = o.fT, fAt = o.fAt, block = o.block, wait = o.wait, conf = o.conf,
+      t = false, log = log, had = o.touched > 0, units = tonumber(ARGV[a]), ustr = ARGV[a], want = want,
+      capacity = c.capacity, window = c.window, days = day_starts(ARGV[a + 2]), blocked = o.block,
+      waiting = o.wait, day = 0, de = 0, used = 0, used_day = 0, free = 0, dirty = false, newlog = false}
+    p.t = p
+    d.mine[name] = p
+    out[i] = p
   end
-  if fence then mget[#mget + 1] = fence end
-  local vals = redis.call('MGET', unpack(mget))
-  for i, p in ipairs(pools) do
-    local b = 1 + (i - 1) * 4
-    p.t = parse_total(vals[b + 1], p.total)
-    p.blocked = tonumber(vals[b + 2] or '0')
-    p.stored = vals[b + 3]
-    p.waiting = tonumber(vals[b + 4] or '0')
-    p.ttl = math.max(p.window, 90000000) + margin -- a day of 25 hours, and more
-  end
-  return vals[1], pools, fence and vals[#mget]
+  return out
 end
 
 -- Receipts: each spend carries the worker's token for it (a counter of
@@ -308,136 +363,164 @@ end
 -- reconciled: a spend that reaches Redis after that is refused, so the
 -- answer the reconciliation gave stays true.
 local RING, RW = 32, 40
+local BLANK = '                                        ' -- RW spaces (the
+-- string library is not to be had while a Function library loads)
 
 local function fenced(fence, token)
   return fence and string.find(',' .. fence .. ',', ',' .. token .. ',', 1, true) ~= nil
 end
 
-local function receipt(ring, token, id, ttl)
-  local rec, slot = string.format('%12d%28s', token, id), token % RING
-  if #rec ~= RW then return end -- cannot be: 12 digits of tokens, 28 of id
+local function receipt(ring, tok, token, id, d)
+  local rec = tok .. ' ' .. id
+  if #rec > RW then return end -- cannot be: tokens and ids are far shorter
+  rec = rec .. string.sub(BLANK, #rec + 1)
+  local slot = token % RING
   local n = redis.call('SETRANGE', ring, slot * RW, rec)
   if n < RING * RW then
     -- A new ring: written whole in one SET, so that it takes its exact
     -- size (a string grown by SETRANGE keeps room to grow), with an expiry.
-    local blank = string.rep(' ', RW)
-    redis.call('SET', ring, string.rep(blank, slot) .. rec .. string.rep(blank, RING - slot - 1), 'PX', ttl)
+    redis.call('SET', ring, string.rep(BLANK, slot) .. rec .. string.rep(BLANK, RING - slot - 1), 'PX', state_ttl(d))
   end
 end
 
 -- settle brings every pool to now and says whether any lost data; it fills
 -- used, used_day and the day bounds.
-local function settle(pools, now)
+local function settle(ps, now)
   local lost, bad_day = false, false
-  for _, p in ipairs(pools) do
+  for _, p in ipairs(ps) do
     local ok
-    p.ds, p.de, ok = day_of(p.days, now)
+    p.day, p.de, ok = day_of(p.days, now)
     if not ok then bad_day = true end
     if p.blocked <= now then p.blocked = 0 end
     if p.waiting <= now then p.waiting = 0 end
-    if not p.t.present and p.t.head == 0 and redis.call('EXISTS', p.log) == 1 then lost = true end
+    if not p.had and redis.call('EXISTS', p.log) == 1 then lost = true end
     if ok and advance(p, now) then lost = true end
     p.used = p.t.cum - p.t.wbase
     p.used_day = 0
-    if p.ds > 0 then p.used_day = p.t.cum - p.t.dbase end
+    if p.day > 0 then p.used_day = p.t.cum - p.t.dbase end
   end
   return lost, bad_day
 end
 
-local function spend()
-  local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-  local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-  local ring = KEYS[#KEYS - 1]
-  local clock, pools, fence = load(11, KEYS[#KEYS])
-  local last, seq, epoch, wait = parse_clock(clock, KEYS[1])
-  if not clock then return {-1, '', 0} end
-  if known ~= '*' and epoch ~= known then return {-1, epoch, seq} end
-  if seq < known_seq then return {-3, seq} end
-  if fenced(fence, token) then return {-5, seq} end
-  for i, p in ipairs(pools) do
-    if p.stored and p.stored ~= p.want then return {-2, i, p.stored} end
-  end
-  local now, suspect = clock_now(last, worker_ms, guard)
-  local lost, bad_day = settle(pools, now)
-  if bad_day then return {-4, now} end
-  if lost then return {-3, seq} end
-  if wait <= now then wait = 0 end
-  for _, p in ipairs(pools) do p.waiting = math.max(p.waiting, wait) end
-  local allowed, retry = 1, 0
-  for _, p in ipairs(pools) do
-    local day_full = p.ds > 0 and p.used_day + p.units > p.capacity
-    if p.blocked > 0 or p.waiting > 0 or day_full or p.used + p.units > p.capacity then allowed = 0 end
-    p.free = window_free(p, p.units)
-    if p.free == nil then return {-3, seq} end
-    if day_full then p.free = math.max(p.free, p.de) end
-    retry = math.max(retry, p.free, p.blocked, p.waiting)
-  end
-  if allowed == 1 then
-    seq = seq + 1
-    local id = string.format('%d-%d', now, seq)
-    for _, p in ipairs(pools) do
-      redis.call('XADD', p.log, id, 'u', p.units)
-      p.t.cum = p.t.cum + p.units
-      if p.t.head == 0 then p.t.head, p.newlog = now, true end
-      p.used, p.dirty = p.used + p.units, true
-      if p.ds > 0 then p.used_day = p.used_day + p.units end
-      p.free = window_free(p, p.units) or 0
-      if p.ds > 0 and p.used_day + p.units > p.capacity then p.free = math.max(p.free, p.de) end
-      if not p.stored then redis.call('SET', p.conf, p.want, 'PX', p.ttl) end
-    end
-    retry = 0
-    if register == '1' then
-      redis.call('HSET', KEYS[2], worker, fmt(now))
-      redis.call('PEXPIRE', KEYS[2], pools[1].ttl)
-    end
-  end
-  local longest = 0
-  for _, p in ipairs(pools) do
-    longest = math.max(longest, p.ttl)
-    if p.dirty then save(p, now, p.ttl) end
-  end
-  if allowed == 1 then
-    set_clock(now, seq, epoch, wait, longest)
-    receipt(ring, token, string.format('%d-%d', now, seq), longest)
-  end
+local function reply(allowed, now, seq, retry, suspect, ps)
   local out = {allowed, now, seq, retry, suspect}
-  for i, p in ipairs(pools) do
+  for i, p in ipairs(ps) do
     local b = 5 * i
     out[b + 1], out[b + 2], out[b + 3], out[b + 4], out[b + 5] = p.used, p.used_day, p.free, p.blocked, p.waiting
   end
   return out
 end
 
+local function spend()
+  local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
+  local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+  local ring, fence = KEYS[#KEYS - 1], KEYS[#KEYS]
+  local vals = redis.call('MGET', KEYS[1], fence)
+  local st = parse_state(vals[1])
+  if not st or st.epoch == '' then return {-1, '', 0} end
+  local seq = st.seq
+  if known ~= '*' and st.epoch ~= known then return {-1, st.epoch, seq} end
+  if seq < known_seq then return {-3, seq} end
+  if fenced(vals[2], token) then return {-5, seq} end
+  local d = draft(st)
+  local ps = pools_of(d, 11, #KEYS - 5)
+  for i, p in ipairs(ps) do
+    if p.t.conf ~= '' and p.t.conf ~= p.want then return {-2, i, p.t.conf} end
+  end
+  local now, suspect = clock_now(st.last, worker_ms, guard)
+  local lost, bad_day = settle(ps, now)
+  if bad_day then return {-4, now} end
+  if lost then return {-3, seq} end
+  local wait = st.wait
+  if wait <= now then wait = 0 end
+  local allowed, retry = 1, 0
+  for _, p in ipairs(ps) do
+    p.waiting = math.max(p.waiting, wait)
+    local day_full = p.day > 0 and p.used_day + p.units > p.capacity
+    if p.blocked > 0 or p.waiting > 0 or day_full or p.used + p.units > p.capacity then allowed = 0 end
+    p.free = window_free(p, p.units)
+    if p.free == nil then return {-3, seq} end
+    if day_full then p.free = math.max(p.free, p.de) end
+    retry = math.max(retry, p.free, p.blocked, p.waiting)
+  end
+  local dirty, id = false, nil
+  if allowed == 1 then
+    seq = seq + 1
+    id = string.format('%d-%d', now, seq)
+    for _, p in ipairs(ps) do
+      local t = p.t
+      redis.call('XADD', p.log, id, 'u', p.ustr)
+      t.cum = t.cum + p.units
+      if t.head == 0 then t.head, p.newlog = now, true end
+      p.used, p.dirty = p.used + p.units, true
+      if p.day > 0 then p.used_day = p.used_day + p.units end
+      p.free = window_free(p, p.units) or 0
+      if p.day > 0 and p.used_day + p.units > p.capacity then p.free = math.max(p.free, p.de) end
+      if t.conf == '' then t.conf = p.want end
+    end
+    retry = 0
+    d.last, d.seq = now, seq
+    if register == '1' then
+      redis.call('HSET', KEYS[2], worker, fmt(now))
+      redis.call('PEXPIRE', KEYS[2], math.max(ps[1].window, DAY25) + margin)
+    end
+    dirty = true
+  end
+  -- The expiries of the state and the logs are renewed every margin/2,
+  -- not at every call: each key always outlives what it guards by at
+  -- least half the margin.
+  local ttl = nil
+  for _, p in ipairs(ps) do
+    local t = p.t
+    if p.dirty and (now - t.touched >= margin / 2 or p.newlog) then
+      ttl = state_ttl(d)
+      if t.head > 0 then redis.call('PEXPIRE', p.log, ttl) end
+      t.touched = now
+    end
+    dirty = dirty or p.dirty
+  end
+  if dirty then write(d, ttl) end
+  if id then receipt(ring, ARGV[10], token, id, d) end
+  return reply(allowed, now, seq, retry, suspect, ps)
+end
 
--- state reports without writing: the account is advanced in memory only.
-local function state()
-  local clock, pools = load(4)
-  local last, seq, epoch, wait = parse_clock(clock)
-  local now = math.max(time_ms(), last or 0)
-  local out = {now, seq or 0, epoch or '', redis.call('HGET', KEYS[3], 'need') or '', ''}
+-- recovery reads the recovery on record: who it needs, who is done.
+local function recovery()
+  local need = redis.call('HGET', KEYS[3], 'need') or ''
   local done = {}
   for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
     local w = string.match(f, '^done:(.+)$')
-    if w then table.insert(done, w) end
+    if w then done[#done + 1] = w end
   end
-  out[5] = table.concat(done, ',')
-  for _, p in ipairs(pools) do
-    p.ds, p.de = day_of(p.days, now)
+  return need, table.concat(done, ',')
+end
+
+-- state reports without writing: the account is advanced in memory only.
+local function state()
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  local d = draft(st)
+  local ps = pools_of(d, 4, #KEYS - 3)
+  local now = math.max(time_ms(), d.last)
+  local need, done = recovery()
+  local out = {now, d.seq, d.epoch, need, done}
+  for _, p in ipairs(ps) do
+    p.day, p.de = day_of(p.days, now)
     if p.blocked <= now then p.blocked = 0 end
-    p.waiting = math.max(p.waiting, wait or 0)
+    p.waiting = math.max(p.waiting, d.wait)
     if p.waiting <= now then p.waiting = 0 end
     local tt = p.t
     local horizon = now - p.window
-    local wbase, dbase = tt.wbase, tt.dbase
-    if horizon > tt.wh then wbase = wbase + sum_range(p.log, tt.wh + 1, horizon) end
-    if p.ds > tt.ds then dbase = dbase + sum_range(p.log, tt.ds, p.ds - 1) end
-    tt.wbase, tt.wh = wbase, math.max(horizon, tt.wh)
-    local used, used_day = tt.cum - wbase, 0
-    if p.ds > 0 then used_day = tt.cum - dbase end
+    if horizon > tt.wh then
+      tt.wbase = tt.wbase + sum_range(p.log, tt.wh + 1, horizon)
+      tt.wh = horizon
+    end
+    if p.day > tt.ds then tt.dbase = tt.dbase + sum_range(p.log, tt.ds, p.day - 1) end
+    local used, used_day = tt.cum - tt.wbase, 0
+    if p.day > 0 then used_day = tt.cum - tt.dbase end
     local free = window_free(p, p.units) or 0
-    if p.ds > 0 and used_day + p.units > p.capacity then free = math.max(free, p.de) end
-    table.insert(out, used); table.insert(out, used_day); table.insert(out, free)
-    table.insert(out, p.blocked); table.insert(out, p.waiting)
+    if p.day > 0 and used_day + p.units > p.capacity then free = math.max(free, p.de) end
+    out[#out + 1], out[#out + 2], out[#out + 3] = used, used_day, free
+    out[#out + 1], out[#out + 2] = p.blocked, p.waiting
   end
   return out
 end
@@ -445,28 +528,27 @@ end
 -- block refuses the pool until the next start of its day after the
 -- limiter's own now.
 local function block()
-  local clock = redis.call('GET', KEYS[1])
-  local last = parse_clock(clock)
-  local now = math.max(time_ms(), last or 0)
-  local d = {tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
-  local _, de, ok = day_of(d, now)
+  local d = draft(parse_state(redis.call('GET', KEYS[1])))
+  local now = math.max(time_ms(), d.last)
+  local days = {tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
+  local _, de, ok = day_of(days, now)
   if not ok or de == 0 then return redis.error_reply('window.lua: block: the limiter clock is over a day from the caller') end
-  local log, total, blk = pool_keys(1)
-  local until_ms = math.max(de, tonumber(redis.call('GET', blk) or '0'))
-  redis.call('SET', blk, fmt(until_ms), 'PXAT', fmt(until_ms + margin))
-  return until_ms
+  local a = account(d, pool_name(KEYS[4]))
+  a.block = math.max(de, a.block)
+  write(d, math.max(state_ttl(d), a.block - now + margin))
+  return a.block
 end
 
 -- end_wait ends a recovery: the pools' waits, the clock's, the record.
 local function end_wait()
-  for i = 1, (#KEYS - 3) / NPK do
-    local _, _, _, _, wait = pool_keys(i)
-    redis.call('DEL', wait)
-  end
-  local clock = redis.call('GET', KEYS[1])
-  if clock then
-    local last, seq, epoch = parse_clock(clock)
-    redis.call('SET', KEYS[1], clock_value(last, seq, epoch, 0), 'KEEPTTL')
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  if st then
+    local d = draft(st)
+    d.wait = 0
+    for _, n in ipairs(st.names) do
+      if st.acct[n].wait > 0 then account(d, n).wait = 0 end
+    end
+    write(d)
   end
   redis.call('DEL', KEYS[3])
 end
@@ -484,29 +566,29 @@ local function mark_done(worker, now)
   end_wait()
 end
 
--- rebuild rewrites a log from entries (sorted here) and its account from
--- scratch.
-local function rebuild(log, total, entries, now, window, ds, ttl)
+-- rebuild rewrites a log from entries (sorted here) and its account a from
+-- scratch (its block, wait and conf stay). It returns the highest counter
+-- among the entries.
+local function rebuild(log, a, entries, now, window, ds, ttl)
   table.sort(entries, function(x, y)
     if x.ms ~= y.ms then return x.ms < y.ms end
     return x.seq < y.seq
   end)
   redis.call('DEL', log)
   local horizon = now - window
-  local tt = {cum = 0, wbase = 0, wh = horizon, dbase = 0, ds = ds, head = 0, touched = now, fT = -1, fAt = 0}
+  a.cum, a.wbase, a.wh, a.dbase, a.ds, a.head, a.touched, a.fT, a.fAt = 0, 0, horizon, 0, ds, 0, now, -1, 0
   local top = 0
   for _, e in ipairs(entries) do
     redis.call('XADD', log, e.id, 'u', e.u)
-    tt.cum = tt.cum + e.u
-    if e.ms <= horizon then tt.wbase = tt.cum end
-    if ds > 0 and e.ms < ds then tt.dbase = tt.cum end
+    a.cum = a.cum + e.u
+    if e.ms <= horizon then a.wbase = a.cum end
+    if ds > 0 and e.ms < ds then a.dbase = a.cum end
     if e.seq < 4503599627370496 then top = math.max(top, e.seq) end
   end
   if #entries > 0 then
-    tt.head = entries[1].ms
+    a.head = entries[1].ms
     redis.call('PEXPIRE', log, ttl)
   end
-  redis.call('SET', total, total_value(tt), 'PX', ttl)
   return top
 end
 
@@ -519,7 +601,7 @@ local function read_log(log, keep)
   local have, entries = {}, {}
   for _, e in ipairs(redis.call('XRANGE', log, fmt(keep + 1), '+')) do
     have[e[1]] = true
-    table.insert(entries, entry(e[1], tonumber(e[2][2])))
+    entries[#entries + 1] = entry(e[1], tonumber(e[2][2]))
   end
   return have, entries
 end
@@ -530,31 +612,29 @@ end
 -- refilling twice counts once.
 local function refill()
   local worker = ARGV[4]
-  local clock = redis.call('GET', KEYS[1])
-  local last, seq, epoch, wait = parse_clock(clock)
-  local now = math.max(time_ms(), last or 0)
-  seq = seq or 0
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  local d = draft(st)
+  local now = math.max(time_ms(), d.last)
   local added, a, i = {}, 5, 0
   local newest, mine = 0, 0 -- the newest id put back; this worker's newest call
-  local longest = 90000000  -- what the register must remember: a 25-hour day, or a longer window
+  local longest = DAY25     -- what the register must remember: a 25-hour day, or a longer window
+  local changed = false
   while a <= #ARGV do
     i = i + 1
-    local log, total, blk = pool_keys(i)
-    local capacity, window = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-    local d = {tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])}
+    local log = KEYS[3 + i]
+    local name = pool_name(log)
+    local window = tonumber(ARGV[a + 1])
+    local days = {tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])}
     local block_until, n = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
     longest = math.max(longest, window)
-    local ds = day_of(d, now)
+    local ds = day_of(days, now)
     local horizon = now - window
     local keep = horizon
     if ds > 0 then keep = math.min(horizon, ds - 1) end
-    local ttl = math.max(window, 90000000) + margin
-    if block_until > now then
-      local cur = tonumber(redis.call('GET', blk) or '0')
-      if block_until > cur then redis.call('SET', blk, fmt(block_until), 'PXAT', fmt(block_until + margin)) end
-    end
+    local ttl = math.max(window, DAY25) + margin
     local have, entries = read_log(log, keep)
-    local fresh = redis.call('EXISTS', total) == 0 and redis.call('EXISTS', log) == 1
+    local a0 = d.acct[name]
+    local fresh = (a0 == nil or a0.touched == 0) and redis.call('EXISTS', log) == 1
     for j = 0, n - 1 do
       local id, u = ARGV[a + 8 + 2 * j], tonumber(ARGV[a + 9 + 2 * j])
       local ms = ms_of(id)
@@ -562,21 +642,25 @@ local function refill()
       if ms > keep and not have[id] then
         have[id], added[id], fresh = true, true, true
         newest = math.max(newest, ms)
-        table.insert(entries, entry(id, u))
+        entries[#entries + 1] = entry(id, u)
       end
     end
-    if fresh then
-      seq = math.max(seq, rebuild(log, total, entries, now, window, ds, ttl))
+    if fresh or block_until > now then
+      local acc = account(d, name)
+      if fresh then d.seq = math.max(d.seq, rebuild(log, acc, entries, now, window, ds, ttl)) end
+      if block_until > acc.block then acc.block = block_until end
+      changed = true
     end
     a = a + 8 + 2 * n
   end
   local count = 0
   for _ in pairs(added) do count = count + 1 end
-  if clock and count > 0 then
+  if count > 0 then
     -- Ids put back may be ahead of TIME (a worker's clock ahead): the
     -- clock moves up to them, so that every later id is above them.
-    redis.call('SET', KEYS[1], clock_value(math.max(last, newest + 1), seq, epoch, wait), 'KEEPTTL')
+    d.last = math.max(d.last, newest + 1)
   end
+  if changed then write(d, math.max(state_ttl(d), longest + margin)) end
   -- A worker that refilled calls of the window is in the register again:
   -- after a loss the register is gone or stale, and without this an idle
   -- worker's calls would be forgotten at the next loss.
@@ -592,11 +676,12 @@ end
 -- adopt names the keys' generation when they have none yet (Redis is new,
 -- or the keys expired while idle) and returns the one in force.
 local function adopt()
-  local clock = redis.call('GET', KEYS[1])
-  local last, seq, epoch = parse_clock(clock)
-  if clock then return epoch end
-  local now = time_ms()
-  redis.call('SET', KEYS[1], clock_value(now, tonumber(ARGV[6]), ARGV[4], 0), 'PX', tonumber(ARGV[5]))
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  if st and st.epoch ~= '' then return st.epoch end
+  local d = draft(st)
+  d.last = math.max(time_ms(), d.last)
+  d.seq, d.epoch, d.wait = math.max(d.seq, tonumber(ARGV[6])), ARGV[4], 0
+  write(d, math.max(state_ttl(d), tonumber(ARGV[5])))
   return ARGV[4]
 end
 
@@ -605,34 +690,33 @@ end
 -- window and day have passed or every worker that spent has refilled.
 local function lost()
   local epoch, known_seq, need, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
-  local clock = redis.call('GET', KEYS[1])
-  local last, seq, _, wait = parse_clock(clock)
-  local now = math.max(time_ms(), last or 0)
-  wait = wait or 0
-  for i = 1, (#KEYS - 3) / NPK do
-    local log, total, _, _, pwait = pool_keys(i)
+  local d = draft(parse_state(redis.call('GET', KEYS[1])))
+  local now = math.max(time_ms(), d.last)
+  for i = 1, #KEYS - 3 do
+    local log = KEYS[3 + i]
     local a = 8 + (i - 1) * 5
     local window = tonumber(ARGV[a])
     local ds, de = day_of({tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}, now)
     local until_ms = math.max(now + window, de)
-    wait = math.max(wait, until_ms)
-    local cur = tonumber(redis.call('GET', pwait) or '0')
-    if until_ms > cur then redis.call('SET', pwait, fmt(until_ms), 'PXAT', fmt(until_ms + margin)) end
+    d.wait = math.max(d.wait, until_ms)
+    local acc = account(d, pool_name(log))
+    acc.wait = math.max(acc.wait, until_ms)
     local keep = now - window
     if ds > 0 then keep = math.min(keep, ds - 1) end
     local _, entries = read_log(log, keep)
-    rebuild(log, total, entries, now, window, ds, math.max(window, 90000000) + margin)
+    rebuild(log, acc, entries, now, window, ds, math.max(window, DAY25) + margin)
   end
-  redis.call('SET', KEYS[1], clock_value(now, math.max(seq or 0, known_seq), epoch, wait), 'PX', ttl)
+  d.last, d.seq, d.epoch = now, math.max(d.seq, known_seq), epoch
+  write(d, math.max(state_ttl(d), ttl, d.wait - now + margin))
   if redis.call('HEXISTS', KEYS[3], 'since') == 0 then redis.call('HSET', KEYS[3], 'since', fmt(now)) end
   if need ~= '' then
     local set, list = {}, {}
     for w in string.gmatch((redis.call('HGET', KEYS[3], 'need') or '') .. ',' .. need, '[^,]+') do
-      if not set[w] then set[w] = true; table.insert(list, w) end
+      if not set[w] then set[w] = true; list[#list + 1] = w end
     end
     redis.call('HSET', KEYS[3], 'need', table.concat(list, ','))
   end
-  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[3], math.max(ttl, d.wait - now + margin))
   return epoch
 end
 
@@ -641,22 +725,25 @@ end
 -- computed is forgotten, since cumulative targets moved.
 local function refund()
   local id, n = ARGV[4], 0
-  for i = 1, (#KEYS - 3) / NPK do
-    local log, total = pool_keys(i)
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  local d = draft(st)
+  for i = 1, #KEYS - 3 do
+    local log = KEYS[3 + i]
     local u = tonumber(ARGV[4 + i])
     if redis.call('XDEL', log, id) == 1 then
-      local t = parse_total(redis.call('GET', total))
-      if t.present then
+      local name = pool_name(log)
+      if d.acct[name] then
+        local a = account(d, name)
         local ms = ms_of(id)
-        t.cum = t.cum - u
-        if ms <= t.wh then t.wbase = t.wbase - u end
-        if t.ds > 0 and ms < t.ds then t.dbase = t.dbase - u end
-        t.fT, t.fAt = -1, 0
-        redis.call('SET', total, total_value(t), 'KEEPTTL')
+        a.cum = a.cum - u
+        if ms <= a.wh then a.wbase = a.wbase - u end
+        if a.ds > 0 and ms < a.ds then a.dbase = a.dbase - u end
+        a.fT, a.fAt = -1, 0
       end
       n = n + 1
     end
   end
+  if st and n > 0 then write(d) end
   return n
 end
 
@@ -676,7 +763,7 @@ local function reconcile()
     local token = tonumber(ARGV[j])
     if not fenced(cur, token) then list[#list + 1] = ARGV[j] end
     local r = redis.call('GETRANGE', ring, (token % RING) * RW, (token % RING) * RW + RW - 1)
-    local have, id = string.match(r, '^%s*(%d+)%s+(%S+)$')
+    local have, id = string.match(r, '^%s*(%d+)%s+(%S+)%s*$')
     have = tonumber(have)
     if have == token then
       out[#out + 1] = id
@@ -696,20 +783,22 @@ local function release()
 end
 
 local function conf()
+  local st = parse_state(redis.call('GET', KEYS[1]))
   local out = {}
-  for i = 1, (#KEYS - 3) / NPK do
-    local _, _, _, c = pool_keys(i)
-    table.insert(out, redis.call('GET', c) or '')
+  for i = 1, #KEYS - 3 do
+    local a = st and st.acct[pool_name(KEYS[3 + i])]
+    out[i] = a and a.conf or ''
   end
   return out
 end
 
 local function apply()
   local ttl = tonumber(ARGV[4])
-  for i = 1, (#KEYS - 3) / NPK do
-    local _, _, _, c = pool_keys(i)
-    redis.call('SET', c, ARGV[4 + i], 'PX', ttl)
+  local d = draft(parse_state(redis.call('GET', KEYS[1])))
+  for i = 1, #KEYS - 3 do
+    account(d, pool_name(KEYS[3 + i])).conf = ARGV[4 + i]
   end
+  write(d, math.max(ttl, state_ttl(d)))
   return 1
 end
 
@@ -718,20 +807,19 @@ end
 local function heartbeat()
   local worker, ttl = ARGV[4], tonumber(ARGV[5])
   local now = time_ms()
-  local clock = redis.call('GET', KEYS[1])
-  local _, seq, epoch = parse_clock(clock)
+  local st = parse_state(redis.call('GET', KEYS[1]))
   local reg = redis.call('HGETALL', KEYS[2])
-  local out = {now, seq or 0, epoch or ''}
+  local out = {now, st and st.seq or 0, st and st.epoch or ''}
   for j = 1, #reg, 2 do
     if now - tonumber(reg[j + 1]) > ttl then
       redis.call('HDEL', KEYS[2], reg[j])
     else
-      table.insert(out, reg[j]); table.insert(out, reg[j + 1])
+      out[#out + 1], out[#out + 2] = reg[j], reg[j + 1]
     end
   end
   if ARGV[6] == '1' then
     redis.call('HSET', KEYS[2], worker, fmt(now))
-    table.insert(out, worker); table.insert(out, fmt(now))
+    out[#out + 1], out[#out + 2] = worker, fmt(now)
     redis.call('PEXPIRE', KEYS[2], ttl)
   end
   return out
