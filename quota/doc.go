@@ -38,9 +38,13 @@
 // reaches cum + cost - capacity leaves it: walking the oldest entries, not
 // oldest + window, which is wrong when costs differ. Because an entry's
 // cumulative count never changes, the answer for one target never changes
-// either: the last one is kept in the account, and the refusals that pile
-// up on a saturated pool read it without walking. A full day frees at the
-// next day start. A charge that can never fit is ErrCostTooLarge at the call
+// either: the last one is kept in the account. The refusals that pile up on
+// a saturated pool do less still: the script remembers its last one-pool
+// refusal for the state it was made on, and answers the same question
+// asked of the same state from memory until the first entry in the window
+// leaves it (or the day, a block or a wait ends), when the answer could
+// change. Only refusals are remembered, so a memory kept too long could
+// refuse a call, never admit one. A full day frees at the next day start. A charge that can never fit is ErrCostTooLarge at the call
 // site, never a refusal that looks transient.
 //
 // # One clock
@@ -73,9 +77,9 @@
 // ledger. Redis can lose data in ways a missing key does not show: a restart
 // from an older snapshot brings the keys back as they were. So every worker
 // remembers the highest call counter it has seen (and its ledger's), and a
-// counter that went back, a clock key missing while the worker knows of
-// calls in the window, or a pool's account without its log (or the
-// reverse) is a loss. The worker that finds one starts a recovery: a new
+// counter that went back, a state key missing while the worker knows of
+// calls in the window, or a pool's log without its account (or an
+// account that counts entries its log no longer has) is a loss. The worker that finds one starts a recovery: a new
 // generation of the keys (so every worker notices), and every pool waits,
 // admitting nothing metered, until every worker that spent in the window
 // has refilled its ledger (refilling is idempotent, keyed on call ids), or
@@ -97,18 +101,22 @@
 // All keys of quota key Q share one Redis Cluster hash slot through the tag
 // {Q}, are passed to the script in KEYS, and expire when idle:
 //
-//	ingest:{Q}:clock         "<ms>-<seq>:<epoch>": last decision, call counter, generation
+//	ingest:{Q}:state         "<ms>-<seq>:<epoch>:<wait>": last decision, call counter,
+//	                         generation, a recovery's wait; then per pool its
+//	                         account (cum, wbase, window edge, dbase, day start,
+//	                         oldest entry, TTL refresh time, last retry computed),
+//	                         block end, wait end and settings "limit:reserve:window_ms:day"
 //	ingest:{Q}:reg           hash worker -> ms: the register of workers that spent
 //	ingest:{Q}:recover       hash: a recovery's start, the workers it needs, those done
 //	ingest:{Q}:log:POOL      stream, one entry per call: id <ms>-<seq>, field u = units
-//	ingest:{Q}:total:POOL    the account: cum, wbase, window edge, dbase, day start,
-//	                         oldest entry, TTL refresh time, last retry computed
-//	ingest:{Q}:block:POOL    ms until which the upstream says the pool is spent
-//	ingest:{Q}:conf:POOL     "limit:reserve:window_ms:day"
-//	ingest:{Q}:wait:POOL     ms until which a recovery holds the pool
 //	ingest:{Q}:rcpt:INST     one limiter instance's receipts: a ring of "token id"
 //	ingest:{Q}:fence:INST    the tokens that instance gave up on, reconciled
 //	ingest:{Q}:lock:NAME     a lease (Lock)
+//
+// Everything a decision reads but the log is in the one state key, so that
+// a decision is one FCALL that reads two keys (the state and the fence),
+// appends to a log, and writes the state and a receipt; the state's and
+// the logs' expiries are renewed every half minute, not at every call.
 //
 // A stream entry takes about 10-20 bytes in its listpack, against about 105
 // for a sorted-set member, which is why the log is a stream. window.lua is

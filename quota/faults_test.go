@@ -785,6 +785,11 @@ func TestFaultApplyAfterLoss(t *testing.T) {
 	if total(s, n) > capacity {
 		t.Fatalf("newcomer admitted %d after the loss: %d in the window, capacity %d", got, total(s, n), capacity)
 	}
+	// The log itself was whole: the newcomer's refill rebuilds the account
+	// from it, and the rest of the capacity is there at once, no wait.
+	if got != capacity-60 {
+		t.Fatalf("newcomer admitted %d, want %d: the account is rebuilt from the whole log", got, capacity-60)
+	}
 }
 
 // mixedCosts: a short pool (3 calls a second) and a long one (5 an hour).
@@ -1095,5 +1100,36 @@ func TestFaultStaleSnapshotNewcomer(t *testing.T) {
 		after, total(a, b, n), capacity)
 	if after != 30 || total(a, b, n) != capacity {
 		t.Fatalf("admitted %d after the heartbeat, %d in the window; want 30 and %d", after, total(a, b, n), capacity)
+	}
+}
+
+// TestFaultKeysReplacedBehindTheScript: a Redis whose keys are rewritten by
+// something other than the script (replication after a failover and back,
+// a RESTORE) decides from what the keys now hold, never from what the
+// script remembers of them. Server B decided on 30 calls of the quota key;
+// then its keys are replaced with server A's, which hold 60: a newcomer on
+// B gets the 40 left, not the 70 that B's memory of 30 would leave.
+func TestFaultKeysReplacedBehindTheScript(t *testing.T) {
+	t.Parallel()
+	srvA, srvB := redistest.Start(t), redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	newHost(t, srvB.Addr, key, costs, "b", nil).spendN(30)
+	newHost(t, srvA.Addr, key, costs, "a", nil).spendN(60)
+	ctx := context.Background()
+	ca, cb := newClient(t, srvA.Addr), newClient(t, srvB.Addr)
+	for _, k := range []string{"ingest:{" + key + "}:state", "ingest:{" + key + "}:log:default"} {
+		v, err := ca.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("DUMP %s: %v", k, err)
+		}
+		if err := cb.RestoreReplace(ctx, k, time.Hour, v).Err(); err != nil {
+			t.Fatalf("RESTORE %s: %v", k, err)
+		}
+	}
+	n := newHost(t, srvB.Addr, key, costs, "n", nil)
+	got := fill(t, n)
+	t.Logf("keys replaced behind the script: they hold 60, the newcomer got %d", got)
+	if got != capacity-60 {
+		t.Fatalf("newcomer admitted %d on keys that hold 60 calls, want %d", got, capacity-60)
 	}
 }

@@ -64,9 +64,10 @@ type knowledge struct {
 
 // spendCall is what the script needs for one set of charges.
 type spendCall struct {
-	cs    []charge
-	keys  []string
-	confs []string // each pool's settings as the limiter keeps them
+	cs      []charge
+	keys    []string // state, each pool's log, the receipts ring and fence
+	regKeys []string // the same and the register, for a spend that registers
+	confs   []string // each pool's settings as the limiter keeps them
 }
 
 // NewClient opens a Redis client for the limiter from a URL: one server
@@ -136,8 +137,13 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	for i, c := range cs {
 		pools[i], confs[i] = c.pool.Name, poolConf(c.pool)
 	}
-	keys := append(r.keys(pools...), r.receiptKeys(r.inst)...)
-	return &spendCall{cs: cs, keys: keys, confs: confs}, nil
+	keys := []string{r.prefix + "state"}
+	for _, p := range pools {
+		keys = append(keys, r.prefix+"log:"+p)
+	}
+	keys = append(keys, r.receiptKeys(r.inst)...)
+	regKeys := append(append([]string(nil), keys...), r.prefix+"reg")
+	return &spendCall{cs: cs, keys: keys, regKeys: regKeys, confs: confs}, nil
 }
 
 // Backend names the backend, for reports.
@@ -197,7 +203,11 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 	for attempt := 0; attempt < 4; attempt++ {
 		token := r.tok.Add(1)
 		args, registers := r.spendArgs(sc, token)
-		res, err := r.script(ctx, 0, sc.keys, "spend", args...).Slice()
+		keys := sc.keys
+		if registers {
+			keys = sc.regKeys
+		}
+		res, err := r.script(ctx, 0, keys, "spend", args...).Slice()
 		if err != nil {
 			return r.failed(ctx, op, sc, token, err)
 		}

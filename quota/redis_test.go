@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -383,6 +384,18 @@ func TestRedisPersistence(t *testing.T) {
 	}
 	if kept, detail, err := l.Persistence(ctx); err != nil || !kept || detail != "AOF" {
 		t.Fatalf("with appendonly yes: kept %v, %q, %v; want kept, AOF", kept, detail, err)
+	}
+	// Turning AOF on starts a rewrite in a child process that writes into
+	// the server's directory: it must be done before the test's temporary
+	// directory is removed (it failed 1 run in ~100: "directory not empty").
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		info, err := c.Info(ctx, "persistence").Result()
+		if err == nil && strings.Contains(info, "aof_rewrite_in_progress:0") && strings.Contains(info, "aof_rewrite_scheduled:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the AOF rewrite did not end within 10 s: %v", err)
+		}
 	}
 }
 

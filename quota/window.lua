@@ -22,7 +22,9 @@
 --       the pool's first call)
 --
 -- KEYS: state, reg, recover, then one log per pool, in the order of the
--- pools' arguments; spend adds the instance's receipts ring and fence.
+-- pools' arguments; but spend, which is every decision and sends what it
+-- needs only, takes state, one log per pool, the instance's receipts ring
+-- and fence, and reg when it registers.
 --   reg      hash worker -> ms of its last registration (the register)
 --   recover  hash of the recovery after a loss: since, need (workers that
 --            must refill, comma separated; absent until a worker vouches),
@@ -81,11 +83,11 @@ local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 -- wrote finds it parsed, with one table lookup. A parsed state is never
 -- changed (a decision works on copies of what it changes), so a string
 -- always maps to what parsing it would give. It only ever saves work.
-local memo = {state = {}, conf = {}, days = {}, name = {}, n = 0}
+local memo = {state = {}, refused = {}, conf = {}, days = {}, name = {}, n = 0}
 
 local function remember(kind, k, v)
   memo.n = memo.n + 1
-  if memo.n > 512 then memo = {state = {}, conf = {}, days = {}, name = {}, n = 0} end
+  if memo.n > 256 then memo = {state = {}, refused = {}, conf = {}, days = {}, name = {}, n = 0} end
   memo[kind][k] = v
   return v
 end
@@ -227,6 +229,7 @@ local function write(d, ttl)
   end
   d.present = true
   remember('state', v, st)
+  return v
 end
 
 -- now reads TIME, never behind the last decision. A reading more than guard
@@ -329,10 +332,10 @@ end
 -- pools reads the per-pool arguments (units, conf, day starts from first
 -- on) against the state: one table per pool, its account a copy in the
 -- draft d. Capacity and window come from the conf the caller sends.
-local function pools_of(d, first, npools)
+local function pools_of(d, first, npools, k0)
   local out = {}
   for i = 1, npools do
-    local a, log = first + (i - 1) * 3, KEYS[3 + i]
+    local a, log = first + (i - 1) * 3, KEYS[k0 + i]
     local want, name = ARGV[a + 1], pool_name(log)
     local c = pool_conf(want)
     local o = d.acct[name]
@@ -411,10 +414,28 @@ local function reply(allowed, now, seq, retry, suspect, ps)
   return out
 end
 
+-- keep_refusal remembers a one-pool refusal for the state it was made on.
+-- On a saturated pool every caller asks the same question of the same
+-- state, and the answer cannot change until the first entry in the window
+-- leaves it, or the day, a block or a wait ends: until then the question is
+-- answered from memory, without the account's walk. Only refusals are
+-- kept: an answer kept too long could refuse a call, never admit one.
+local function keep_refusal(v, p, now, retry)
+  local upto = math.huge
+  local first = redis.call('XRANGE', p.log, fmt(p.t.wh + 1), '+', 'COUNT', 1)
+  if #first > 0 then upto = ms_of(first[1][1]) + p.window end
+  if p.day > 0 then upto = math.min(upto, p.de) end
+  if p.blocked > 0 then upto = math.min(upto, p.blocked) end
+  if p.waiting > 0 then upto = math.min(upto, p.waiting) end
+  remember('refused', v, {log = p.log, units = p.ustr, conf = p.want, days = ARGV[13], from = now, upto = upto,
+    retry = retry, used = p.used, used_day = p.used_day, free = p.free, blocked = p.blocked, waiting = p.waiting})
+end
+
 local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
   local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-  local ring, fence = KEYS[#KEYS - 1], KEYS[#KEYS]
+  local npools = (#ARGV - 10) / 3
+  local ring, fence = KEYS[npools + 2], KEYS[npools + 3]
   local vals = redis.call('MGET', KEYS[1], fence)
   local st = parse_state(vals[1])
   if not st or st.epoch == '' then return {-1, '', 0} end
@@ -422,12 +443,19 @@ local function spend()
   if known ~= '*' and st.epoch ~= known then return {-1, st.epoch, seq} end
   if seq < known_seq then return {-3, seq} end
   if fenced(vals[2], token) then return {-5, seq} end
+  local now, suspect = clock_now(st.last, worker_ms, guard)
+  if npools == 1 and suspect == 0 then
+    local r = memo.refused[vals[1]]
+    if r and r.log == KEYS[2] and r.units == ARGV[11] and r.conf == ARGV[12] and r.days == ARGV[13]
+      and now >= r.from and now < r.upto then
+      return {0, now, seq, r.retry, 0, r.used, r.used_day, r.free, r.blocked, r.waiting}
+    end
+  end
   local d = draft(st)
-  local ps = pools_of(d, 11, #KEYS - 5)
+  local ps = pools_of(d, 11, npools, 1)
   for i, p in ipairs(ps) do
     if p.t.conf ~= '' and p.t.conf ~= p.want then return {-2, i, p.t.conf} end
   end
-  local now, suspect = clock_now(st.last, worker_ms, guard)
   local lost, bad_day = settle(ps, now)
   if bad_day then return {-4, now} end
   if lost then return {-3, seq} end
@@ -461,8 +489,9 @@ local function spend()
     retry = 0
     d.last, d.seq = now, seq
     if register == '1' then
-      redis.call('HSET', KEYS[2], worker, fmt(now))
-      redis.call('PEXPIRE', KEYS[2], math.max(ps[1].window, DAY25) + margin)
+      local reg = KEYS[npools + 4]
+      redis.call('HSET', reg, worker, fmt(now))
+      redis.call('PEXPIRE', reg, math.max(ps[1].window, DAY25) + margin)
     end
     dirty = true
   end
@@ -479,8 +508,10 @@ local function spend()
     end
     dirty = dirty or p.dirty
   end
-  if dirty then write(d, ttl) end
+  local v = vals[1]
+  if dirty then v = write(d, ttl) end
   if id then receipt(ring, ARGV[10], token, id, d) end
+  if allowed == 0 and npools == 1 and suspect == 0 then keep_refusal(v, ps[1], now, retry) end
   return reply(allowed, now, seq, retry, suspect, ps)
 end
 
@@ -499,7 +530,7 @@ end
 local function state()
   local st = parse_state(redis.call('GET', KEYS[1]))
   local d = draft(st)
-  local ps = pools_of(d, 4, #KEYS - 3)
+  local ps = pools_of(d, 4, #KEYS - 3, 3)
   local now = math.max(time_ms(), d.last)
   local need, done = recovery()
   local out = {now, d.seq, d.epoch, need, done}
