@@ -1133,3 +1133,56 @@ func TestFaultKeysReplacedBehindTheScript(t *testing.T) {
 		t.Fatalf("newcomer admitted %d on keys that hold 60 calls, want %d", got, capacity-60)
 	}
 }
+
+// TestFaultUpgradeFromThePreviousKeys: Redis holds what workers of the
+// version before the state key wrote: a clock key ("<ms>-<seq>:<epoch>:
+// <wait>") and a total and conf key per pool, beside the same log. The
+// first worker of this version moves them into the state, generation and
+// counter included: an upgrade is not a loss, so nothing waits, and the
+// 60 calls the old keys count still count.
+func TestFaultUpgradeFromThePreviousKeys(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	ctx := context.Background()
+	c := newClient(t, srv.Addr)
+	w := newHost(t, srv.Addr, key, costs, "w", nil)
+	conf, err := w.l.Config(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := "ingest:{" + key + "}:"
+	now := time.Now().UnixMilli()
+	first := now - 60_000
+	for i := 1; i <= 60; i++ {
+		id := fmt.Sprintf("%d-%d", first+int64(i)*1000, i)
+		if err := c.XAdd(ctx, &redis.XAddArgs{Stream: p + "log:default", ID: id, Values: []any{"u", 1}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		w.ledger = append(w.ledger, ingest.Call{ID: id, At: time.UnixMilli(first + int64(i)*1000), Op: "videos.list",
+			Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
+	}
+	old := map[string]string{
+		"clock":         fmt.Sprintf("%d-60:0123456789abcdef:0", first+60_000),
+		"total:default": fmt.Sprintf("60:0:%d:0:0:%d:%d:-1:0", now-time.Hour.Milliseconds(), first+1000, now),
+		"conf:default":  conf[0].Costs,
+	}
+	for k, v := range old {
+		if err := c.Set(ctx, p+k, v, 2*time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := fill(t, w)
+	t.Logf("upgrade: the previous keys count 60, this version's worker got %d: %d / %d", got, 60+got, capacity)
+	if got != capacity-60 {
+		t.Fatalf("admitted %d after the upgrade, want %d: the old keys' 60 calls count, and nothing waits", got, capacity-60)
+	}
+	for k := range old {
+		if n, err := c.Exists(ctx, p+k).Result(); err != nil || n != 0 {
+			t.Errorf("old key %s still there after the move: %d, %v", k, n, err)
+		}
+	}
+	if len(w.log.find("moved the limiter's keys")) != 1 {
+		t.Errorf("the move was not logged once")
+	}
+}

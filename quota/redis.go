@@ -372,6 +372,11 @@ func (r *Redis) newGeneration(ctx context.Context) error {
 	known, mine := max(r.knownSeq(time.Now()), highestSeq(rec.Calls)), r.k.epoch
 	r.mu.Unlock()
 	_, seq, epoch, _, err := r.beat(ctx, "0")
+	if err == nil && epoch == "" {
+		if epoch, err = r.migrate(ctx); err == nil && epoch != "" {
+			_, seq, epoch, _, err = r.beat(ctx, "0")
+		}
+	}
 	switch {
 	case err != nil:
 		return err
@@ -393,6 +398,29 @@ func (r *Redis) newGeneration(ctx context.Context) error {
 	r.k.epoch = epoch
 	r.mu.Unlock()
 	return nil
+}
+
+// migrate moves the keys of the layout before the state key (written by
+// workers of an earlier version: a clock key and four keys a pool) into the
+// state, with their generation and counter, and returns the generation (""
+// when there was nothing to move). Without it, the first worker of this
+// version would find no state, take it for a loss and make every pool wait
+// for the workers' ledgers.
+func (r *Redis) migrate(ctx context.Context) (string, error) {
+	keys := append(append([]string(nil), r.all...), r.prefix+"clock")
+	for _, p := range r.opts.Costs.Pools {
+		for _, kind := range []string{"total", "block", "conf", "wait"} {
+			keys = append(keys, r.prefix+kind+":"+p.Name)
+		}
+	}
+	epoch, err := r.script(ctx, 5*time.Second, keys, "migrate", (r.opts.Costs.Span() + keyMargin).Milliseconds()).Text()
+	if err != nil {
+		return "", fmt.Errorf("migrate the previous keys: %w", err)
+	}
+	if epoch != "" {
+		r.opts.Logger.Info("moved the limiter's keys of an earlier version into its state key", "epoch", epoch)
+	}
+	return epoch, nil
 }
 
 func (r *Redis) recall(ctx context.Context) (ingest.Recalled, error) {

@@ -58,6 +58,7 @@
 --   conf    then per pool: conf -> per pool: the stored conf or ''
 --   apply   ttl, then per pool: conf -> 1
 --   heartbeat  worker, ttl, register(0/1) -> {now, seq, epoch, worker, ms, ...}
+--   migrate (KEYS as above, then the previous layout's keys) ttl -> the epoch
 
 -- The file is a library: it only defines functions, and main runs one
 -- call. Go loads it once as a Redis Function (FUNCTION LOAD, then FCALL),
@@ -813,6 +814,41 @@ local function release()
   return 1
 end
 
+-- migrate brings the keys of the layout before the state (a clock key, and
+-- per pool a total, block, conf and wait key, beside the same logs) into
+-- the state, with their generation and counter, so that upgrading the
+-- workers is not a loss. KEYS: state, reg, recover, the logs, then the old
+-- clock and each pool's old total, block, conf and wait; ARGV[4] the
+-- state's ttl. It returns the generation in force ('' when there is
+-- nothing to migrate).
+local function migrate()
+  local st = parse_state(redis.call('GET', KEYS[1]))
+  if st then return st.epoch end
+  local n = (#KEYS - 4) / 5
+  local old = KEYS[4 + n]
+  local last, seq, epoch, wait = string.match(redis.call('GET', old) or '', '^(%d+)%-(%d+):(%w*):?(%d*)$')
+  if not last or epoch == '' then return '' end
+  local d = draft(nil)
+  d.last, d.seq, d.epoch, d.wait = tonumber(last), tonumber(seq), epoch, tonumber(wait) or 0
+  for i = 1, n do
+    local k = 4 + n + (i - 1) * 4
+    local v = redis.call('MGET', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
+    local f = {}
+    for x in string.gmatch(v[1] or '', '[^:]+') do f[#f + 1] = tonumber(x) end
+    if #f == 9 or v[2] or v[3] or v[4] then
+      local a = account(d, pool_name(KEYS[3 + i]))
+      if #f == 9 then
+        a.cum, a.wbase, a.wh, a.dbase, a.ds, a.head, a.touched, a.fT, a.fAt = unpack(f)
+      end
+      a.block, a.wait, a.conf = tonumber(v[2] or '0'), tonumber(v[4] or '0'), v[3] or ''
+    end
+    redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
+  end
+  redis.call('DEL', old)
+  write(d, math.max(state_ttl(d), tonumber(ARGV[4])))
+  return epoch
+end
+
 local function conf()
   local st = parse_state(redis.call('GET', KEYS[1]))
   local out = {}
@@ -859,7 +895,7 @@ end
 local modes = {
   spend = spend, state = state, block = block, refill = refill, adopt = adopt, lost = lost,
   release = release, refund = refund, conf = conf, apply = apply, heartbeat = heartbeat,
-  reconcile = reconcile,
+  reconcile = reconcile, migrate = migrate,
 }
 
 -- main runs one call: ARGV[1] names the mode.

@@ -39,6 +39,7 @@ mutations=(
   "refusal-kept-past-its-bound@quota/window.lua@s/      and now >= r.from and now < r.upto then/      and now >= r.from then/"
   "refusal-bound-ignores-the-log@quota/window.lua@s/if #first > 0 then upto = ms_of(first\[1\]\[1\]) + p.window end//"
   "refusal-kept-across-states@quota/window.lua@s/local r = memo.refused\[vals\[1\]\]/local r = memo.refused[KEYS[1]]/;s/remember('refused', v, {/remember('refused', KEYS[1], {/"
+  "upgrade-not-migrated@quota/redis.go@s/if epoch, err = r.migrate(ctx); err == nil/if false \&\& err == nil/"
   "unknown-never-reconciled@quota/redis.go@s/^\tr.reconcile(ctx)\$//"
   "function-not-reloaded@quota/function.go@s/return errors.As(err, \&rerr) \&\& strings.Contains/return false \&\& errors.As(err, \&rerr) \&\& strings.Contains/"
   "fail-open-budget-ignored@quota/failopen.go@s/case f.spent\[c.pool.Name\]+c.units > fo.Budget:/case false:/"
