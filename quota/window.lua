@@ -205,7 +205,8 @@ end
 -- the longest window of its pools, and the margin.
 local function state_ttl(d)
   local w = DAY25
-  for _, n in ipairs(d.names) do
+  for j = 1, #d.names do
+    local n = d.names[j]
     local a = d.mine[n] or d.acct[n]
     if a.conf ~= '' then w = math.max(w, pool_conf(a.conf).window) end
   end
@@ -217,7 +218,8 @@ end
 local function write(d, ttl)
   local v = string.format('%d-%d:%s:%d', d.last, d.seq, d.epoch, d.wait)
   local st = {last = d.last, seq = d.seq, epoch = d.epoch, wait = d.wait, names = d.names, raw = {}, acct = {}}
-  for _, n in ipairs(d.names) do
+  for j = 1, #d.names do
+    local n = d.names[j]
     local a, s = d.mine[n], nil
     if a then s = account_value(a) else a, s = d.acct[n], d.raw[n] end
     v = v .. RS .. n .. US .. s
@@ -391,7 +393,8 @@ end
 -- used, used_day and the day bounds.
 local function settle(ps, now)
   local lost, bad_day = false, false
-  for _, p in ipairs(ps) do
+  for j = 1, #ps do
+    local p = ps[j]
     local ok
     p.day, p.de, ok = day_of(p.days, now)
     if not ok then bad_day = true end
@@ -408,7 +411,8 @@ end
 
 local function reply(allowed, now, seq, retry, suspect, ps)
   local out = {allowed, now, seq, retry, suspect}
-  for i, p in ipairs(ps) do
+  for i = 1, #ps do
+    local p = ps[i]
     local b = 5 * i
     out[b + 1], out[b + 2], out[b + 3], out[b + 4], out[b + 5] = p.used, p.used_day, p.free, p.blocked, p.waiting
   end
@@ -421,7 +425,7 @@ end
 -- leaves it, or the day, a block or a wait ends: until then the question is
 -- answered from memory, without the account's walk. Only refusals are
 -- kept: an answer kept too long could refuse a call, never admit one.
-local function keep_refusal(v, p, now, retry)
+local function keep_refusal(v, p, now, seq, retry)
   local upto = math.huge
   local first = redis.call('XRANGE', p.log, fmt(p.t.wh + 1), '+', 'COUNT', 1)
   if #first > 0 then upto = ms_of(first[1][1]) + p.window end
@@ -429,7 +433,7 @@ local function keep_refusal(v, p, now, retry)
   if p.blocked > 0 then upto = math.min(upto, p.blocked) end
   if p.waiting > 0 then upto = math.min(upto, p.waiting) end
   remember('refused', v, {log = p.log, units = p.ustr, conf = p.want, days = ARGV[13], from = now, upto = upto,
-    retry = retry, used = p.used, used_day = p.used_day, free = p.free, blocked = p.blocked, waiting = p.waiting})
+    out = {0, now, seq, retry, 0, p.used, p.used_day, p.free, p.blocked, p.waiting}})
 end
 
 local function spend()
@@ -449,12 +453,15 @@ local function spend()
     local r = memo.refused[vals[1]]
     if r and r.log == KEYS[2] and r.units == ARGV[11] and r.conf == ARGV[12] and r.days == ARGV[13]
       and now >= r.from and now < r.upto then
-      return {0, now, seq, r.retry, 0, r.used, r.used_day, r.free, r.blocked, r.waiting}
+      local out = r.out
+      out[2] = now
+      return out
     end
   end
   local d = draft(st)
   local ps = pools_of(d, 11, npools, 1)
-  for i, p in ipairs(ps) do
+  for i = 1, #ps do
+    local p = ps[i]
     if p.t.conf ~= '' and p.t.conf ~= p.want then return {-2, i, p.t.conf} end
   end
   local lost, bad_day = settle(ps, now)
@@ -463,7 +470,8 @@ local function spend()
   local wait = st.wait
   if wait <= now then wait = 0 end
   local allowed, retry = 1, 0
-  for _, p in ipairs(ps) do
+  for j = 1, #ps do
+    local p = ps[j]
     p.waiting = math.max(p.waiting, wait)
     local day_full = p.day > 0 and p.used_day + p.units > p.capacity
     if p.blocked > 0 or p.waiting > 0 or day_full or p.used + p.units > p.capacity then allowed = 0 end
@@ -476,7 +484,8 @@ local function spend()
   if allowed == 1 then
     seq = seq + 1
     id = string.format('%d-%d', now, seq)
-    for _, p in ipairs(ps) do
+    for j = 1, #ps do
+      local p = ps[j]
       local t = p.t
       redis.call('XADD', p.log, id, 'u', p.ustr)
       t.cum = t.cum + p.units
@@ -500,7 +509,8 @@ local function spend()
   -- not at every call: each key always outlives what it guards by at
   -- least half the margin.
   local ttl = nil
-  for _, p in ipairs(ps) do
+  for j = 1, #ps do
+    local p = ps[j]
     local t = p.t
     if p.dirty and (now - t.touched >= margin / 2 or p.newlog) then
       ttl = state_ttl(d)
@@ -512,7 +522,7 @@ local function spend()
   local v = vals[1]
   if dirty then v = write(d, ttl) end
   if id then receipt(ring, ARGV[10], token, id, d) end
-  if allowed == 0 and npools == 1 and suspect == 0 then keep_refusal(v, ps[1], now, retry) end
+  if allowed == 0 and npools == 1 and suspect == 0 then keep_refusal(v, ps[1], now, seq, retry) end
   return reply(allowed, now, seq, retry, suspect, ps)
 end
 
