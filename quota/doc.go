@@ -44,7 +44,9 @@
 // asked of the same state from memory until the first entry in the window
 // leaves it (or the day, a block or a wait ends), when the answer could
 // change. Only refusals are remembered, so a memory kept too long could
-// refuse a call, never admit one. A full day frees at the next day start. A charge that can never fit is ErrCostTooLarge at the call
+// refuse a call, never admit one; a log lost meanwhile is noticed when the
+// memory runs out, or at the first call that asks something else. A full
+// day frees at the next day start. A charge that can never fit is ErrCostTooLarge at the call
 // site, never a refusal that looks transient.
 //
 // # One clock
@@ -79,15 +81,22 @@
 // remembers the highest call counter it has seen (and its ledger's), and a
 // counter that went back, a state key missing while the worker knows of
 // calls in the window, or a pool's log without its account (or an
-// account that counts entries its log no longer has) is a loss. The worker that finds one starts a recovery: a new
-// generation of the keys (so every worker notices), and every pool waits,
+// account that counts entries its log no longer has) is a loss; but a log
+// gone after its pool was idle for longer than its expiry (a day and a
+// minute at least: calls of other pools keep the state alive) only held
+// entries out of the window and the day, and its account is emptied.
+//
+// The worker that finds a loss starts a recovery: a new generation of the
+// keys (so every worker notices), and every pool waits,
 // admitting nothing metered, until every worker that spent in the window
 // has refilled its ledger (refilling is idempotent, keyed on call ids), or
 // the window and the current day have passed, or an operator runs `ingest
 // quota restore`. Who spent comes from the register: workers register when
 // they spend, and daemons copy the register every Options.Beat; a copy
 // vouches for the others only while it is seconds old (Options.Fresh),
-// because after a loss the register itself may be stale.
+// because after a loss the register itself may be stale. The wait's end is
+// in the state and in the recovery's record, so that neither key lost
+// alone ends it.
 //
 // # One configuration
 //

@@ -764,9 +764,9 @@ func TestFaultLogExpiryRenewed(t *testing.T) {
 // TestFaultApplyAfterLoss: the state is lost while spender S is idle, an
 // operator runs `quota apply` (which writes each pool's settings into a new
 // state), and a newcomer N with an empty ledger calls first. The pool's log
-// is still there with S's 60 calls, unaccounted for by an account that
-// only holds settings: that is a loss, and N may not adopt the keys as new
-// and spend the whole capacity again.
+// is still there with S's 60 calls, and the account beside it only holds
+// settings: it is rebuilt from the log (by N's refill, or as a loss at the
+// first spend), never taken as empty, so N gets the 40 left.
 func TestFaultApplyAfterLoss(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -1136,17 +1136,60 @@ func TestFaultKeysReplacedBehindTheScript(t *testing.T) {
 
 // TestFaultUpgradeFromThePreviousKeys: Redis holds what workers of the
 // version before the state key wrote: a clock key ("<ms>-<seq>:<epoch>:
-// <wait>") and a total and conf key per pool, beside the same log. The
-// first worker of this version moves them into the state, generation and
-// counter included: an upgrade is not a loss, so nothing waits, and the
-// 60 calls the old keys count still count.
+// <wait>") and a total, conf and (here) block key per pool, beside the same
+// log. The first worker of this version moves them into the state,
+// generation and counter included: an upgrade is not a loss, so nothing
+// waits, the 60 calls the old keys count still count, and a block still
+// holds. An operator's `quota apply` with the new version first (it writes
+// a state without a generation) does not stop the move.
 func TestFaultUpgradeFromThePreviousKeys(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	key, costs := quotaKey(t), faultCosts(t, false)
+	for _, tc := range []struct {
+		name         string
+		block, apply bool
+	}{{"counts", false, false}, {"block", true, false}, {"after quota apply", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key, costs := quotaKey(t), faultCosts(t, false)
+			ctx := context.Background()
+			c := newClient(t, srv.Addr)
+			w := newHost(t, srv.Addr, key, costs, "w", nil)
+			until := oldKeys(t, c, w, key, tc.block)
+			if tc.apply {
+				if _, err := newHost(t, srv.Addr, key, costs, "operator", nil).l.ApplyConfig(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.block {
+				d := w.take()
+				if b := pool(d, "default").BlockedUntil; d.Allowed || !b.Equal(until) {
+					t.Fatalf("after the upgrade: %+v; want refused, blocked until %s as the old block key said", d, until)
+				}
+				return
+			}
+			got := fill(t, w)
+			t.Logf("upgrade: the previous keys count 60, this version's worker got %d: %d / %d", got, 60+got, capacity)
+			if got != capacity-60 {
+				t.Fatalf("admitted %d after the upgrade, want %d: the old keys' 60 calls count, and nothing waits", got, capacity-60)
+			}
+			n, err := c.Exists(ctx, "ingest:{"+key+"}:clock", "ingest:{"+key+"}:total:default", "ingest:{"+key+"}:conf:default").Result()
+			if err != nil || n != 0 {
+				t.Errorf("%d old keys still there after the move, %v", n, err)
+			}
+			if len(w.log.find("moved the limiter's keys")) != 1 {
+				t.Errorf("the move was not logged once")
+			}
+		})
+	}
+}
+
+// oldKeys writes what a worker of the previous version leaves after 60
+// calls (in w's ledger too), and with block a block of the pool for an
+// hour, whose end it returns.
+func oldKeys(t *testing.T, c *redis.Client, w *host, key string, block bool) time.Time {
+	t.Helper()
 	ctx := context.Background()
-	c := newClient(t, srv.Addr)
-	w := newHost(t, srv.Addr, key, costs, "w", nil)
 	conf, err := w.l.Config(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -1162,27 +1205,146 @@ func TestFaultUpgradeFromThePreviousKeys(t *testing.T) {
 		w.ledger = append(w.ledger, ingest.Call{ID: id, At: time.UnixMilli(first + int64(i)*1000), Op: "videos.list",
 			Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
 	}
+	until := time.UnixMilli(now + time.Hour.Milliseconds())
 	old := map[string]string{
 		"clock":         fmt.Sprintf("%d-60:0123456789abcdef:0", first+60_000),
 		"total:default": fmt.Sprintf("60:0:%d:0:0:%d:%d:-1:0", now-time.Hour.Milliseconds(), first+1000, now),
 		"conf:default":  conf[0].Costs,
+	}
+	if block {
+		old["block:default"] = fmt.Sprint(until.UnixMilli())
 	}
 	for k, v := range old {
 		if err := c.Set(ctx, p+k, v, 2*time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := fill(t, w)
-	t.Logf("upgrade: the previous keys count 60, this version's worker got %d: %d / %d", got, 60+got, capacity)
-	if got != capacity-60 {
-		t.Fatalf("admitted %d after the upgrade, want %d: the old keys' 60 calls count, and nothing waits", got, capacity-60)
+	return until
+}
+
+// TestFaultAccountUnreadable: one pool's account in the state cannot be
+// read any more (a corrupt value: the script leaves it out, as lost),
+// while the pool's log still holds its 60 calls. That is a loss: the
+// account is rebuilt from the log before anything else is admitted, so
+// the pool stops at capacity, not 60 calls past it.
+func TestFaultAccountUnreadable(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	w := newHost(t, srv.Addr, key, costs, "w", nil)
+	w.spendN(60)
+	w.heartbeat()
+	ctx := context.Background()
+	c := newClient(t, srv.Addr)
+	state := "ingest:{" + key + "}:state"
+	v, err := c.Get(ctx, state).Result()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k := range old {
-		if n, err := c.Exists(ctx, p+k).Result(); err != nil || n != 0 {
-			t.Errorf("old key %s still there after the move: %d, %v", k, n, err)
+	bad := strings.Replace(v, "\x1edefault\x1f", "\x1edefault\x1fx", 1)
+	if bad == v {
+		t.Fatalf("no default account in the state %q", v)
+	}
+	if err := c.Set(ctx, state, bad, redis.KeepTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := fill(t, w)
+	t.Logf("account unreadable, log whole: 60 before, %d after: %d / %d", got, w.admitted(), capacity)
+	if w.admitted() != capacity {
+		t.Fatalf("admitted %d in the window after the account was lost, want %d", w.admitted(), capacity)
+	}
+}
+
+// twoPools: pools a and b, an operation for each.
+func twoPools(t testing.TB) *ingest.Costs {
+	t.Helper()
+	c, err := ingest.ParseCosts("two pools", []byte(`pools:
+  a: {limit: 10, window: 1h}
+  b: {limit: 10, window: 1h}
+operations:
+  op.a: {a: 1}
+  op.b: {b: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestFaultIdlePoolLogExpired: pool b is used once, then only pool a for
+// a day. b's log expires (its expiry was last renewed with that call, for
+// 25 hours and a minute) while a's calls keep the one state key, and with
+// it b's account, alive. b's next call is admitted: a log that expired
+// after every entry left the window and the day is not a loss. Deleting
+// the log stands in for the expiry; the limiter's clock is moved on.
+func TestFaultIdlePoolLogExpired(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), twoPools(t)
+	ctx := context.Background()
+	at := func(offset time.Duration) *quota.Redis {
+		l, err := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	take := func(l *quota.Redis, op string) ingest.Decision {
+		t.Helper()
+		d, err := l.Take(ctx, op)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		return d
+	}
+	now := at(0)
+	take(now, "op.a")
+	take(now, "op.b")
+	take(at(13*time.Hour), "op.a")
+	del(t, srv.Addr, "ingest:{"+key+"}:log:b")
+	later := at(26 * time.Hour)
+	if d := take(later, "op.b"); !d.Allowed {
+		t.Fatalf("b's call a day after its log expired: %+v; want admitted, not a loss", d)
+	}
+	if d := take(later, "op.a"); !d.Allowed {
+		t.Fatalf("a's call after b's: %+v; want admitted (no recovery)", d)
+	}
+}
+
+// TestFaultStateLostDuringRecovery: a recovery waits for host B's ledger;
+// then the state key alone is lost (it held the wait), and a newcomer N,
+// which knows no counter, is the next to call. The wait is on record with
+// the recovery: N adopts the keys but is admitted nothing until B has
+// refilled, and the pool ends at capacity.
+func TestFaultStateLostDuringRecovery(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	do(t, srv.Addr, "FLUSHALL")
+	if d := a.take(); d.Allowed {
+		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
+	}
+	del(t, srv.Addr, "ingest:{"+key+"}:state")
+	n := newHost(t, srv.Addr, key, costs, "n", nil)
+	for i := range 10 {
+		if d := n.take(); d.Allowed {
+			t.Fatalf("newcomer's call %d after the state was lost during the recovery admitted before B refilled: %+v", i+1, d)
 		}
 	}
-	if len(w.log.find("moved the limiter's keys")) != 1 {
-		t.Errorf("the move was not logged once")
+	b.heartbeat()
+	a.heartbeat()
+	after := fill(t, a, b, n)
+	t.Logf("state lost during a recovery: 60 before, 0 until B refilled, %d after: %d / %d", after, total(a, b, n), capacity)
+	if total(a, b, n) != capacity {
+		t.Fatalf("admitted %d in the window, want %d", total(a, b, n), capacity)
 	}
 }

@@ -51,3 +51,42 @@ func TestRedisFenceRefusesALateRequest(t *testing.T) {
 		t.Fatalf("state: %+v, %v; want 2 used", st, err)
 	}
 }
+
+// TestRedisRingExpiresWhateverItsFirstSlot: an instance's receipts ring
+// expires like every other key, also when its first admission writes the
+// last slot, which makes a new ring as long as a full one.
+func TestRedisRingExpiresWhateverItsFirstSlot(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c, err := NewClient("redis://"+srv.Addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	costs, err := ingest.ParseCosts("ring", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const ring = 32 // RING in window.lua
+	for _, slot := range []int64{0, 5, ring - 1} {
+		r, err := NewRedis(c, Options{QuotaKey: "ring", Costs: costs, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Heartbeat(ctx); err != nil { // learns the keys' generation, so the first spend is the one
+			t.Fatal(err)
+		}
+		r.tok.Store(slot - 1) // the next spend carries token slot
+		if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+			t.Fatalf("take: %+v, %v", d, err)
+		}
+		key := r.receiptKeys(r.inst)[0]
+		if ttl, err := c.PTTL(ctx, key).Result(); err != nil || ttl <= 0 {
+			t.Errorf("ring begun at slot %d: PTTL %s, %v; want an expiry", slot, ttl, err)
+		}
+		if n, err := c.StrLen(ctx, key).Result(); err != nil || n != ring*40 {
+			t.Errorf("ring begun at slot %d: %d bytes, %v; want %d", slot, n, err, ring*40)
+		}
+	}
+}

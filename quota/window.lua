@@ -273,6 +273,14 @@ local function advance(p, now)
   local t = p.t
   local horizon = now - p.window
   local lost = false
+  if t.head > 0 and now - t.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0 then
+    -- The log expired while its pool was idle (calls of other pools kept
+    -- the state): its expiry was renewed last at touched, for longer than
+    -- the window and the day, so every entry it held was out of both. Not
+    -- a loss: the account is emptied as the log was.
+    t.wbase, t.dbase, t.head, t.wh = t.cum, t.cum, 0, math.max(t.wh, horizon)
+    p.dirty = true
+  end
   if horizon > t.wh then
     if t.head > 0 and t.head <= horizon then
       t.wbase = t.wbase + sum_range(p.log, t.wh + 1, horizon)
@@ -382,9 +390,11 @@ local function receipt(ring, tok, token, id, d)
   rec = rec .. string.sub(BLANK, #rec + 1)
   local slot = token % RING
   local n = redis.call('SETRANGE', ring, slot * RW, rec)
-  if n < RING * RW then
+  if n < RING * RW or (slot == RING - 1 and redis.call('PTTL', ring) == -1) then
     -- A new ring: written whole in one SET, so that it takes its exact
     -- size (a string grown by SETRANGE keeps room to grow), with an expiry.
+    -- One begun at its last slot is as long as a full ring: its missing
+    -- expiry tells it.
     redis.call('SET', ring, string.rep(BLANK, slot) .. rec .. string.rep(BLANK, RING - slot - 1), 'PX', state_ttl(d))
   end
 end
@@ -722,8 +732,12 @@ local function adopt()
   if st and st.epoch ~= '' then return st.epoch end
   local d = draft(st)
   d.last = math.max(time_ms(), d.last)
-  d.seq, d.epoch, d.wait = math.max(d.seq, tonumber(ARGV[6])), ARGV[4], 0
-  write(d, math.max(state_ttl(d), tonumber(ARGV[5])))
+  d.seq, d.epoch = math.max(d.seq, tonumber(ARGV[6])), ARGV[4]
+  -- A recovery on record whose state was lost still holds every pool
+  -- until its end (or until every worker it needs has refilled).
+  local u = tonumber(redis.call('HGET', KEYS[3], 'until') or '0')
+  if u > d.last then d.wait = math.max(d.wait, u) end
+  write(d, math.max(state_ttl(d), tonumber(ARGV[5]), d.wait - d.last + margin))
   return ARGV[4]
 end
 
@@ -751,6 +765,10 @@ local function lost()
   d.last, d.seq, d.epoch = now, math.max(d.seq, known_seq), epoch
   write(d, math.max(state_ttl(d), ttl, d.wait - now + margin))
   if redis.call('HEXISTS', KEYS[3], 'since') == 0 then redis.call('HSET', KEYS[3], 'since', fmt(now)) end
+  -- The wait's end is in the record too, so that losing the state alone
+  -- cannot end it (adopt reads it back).
+  local u = tonumber(redis.call('HGET', KEYS[3], 'until') or '0')
+  if d.wait > u then redis.call('HSET', KEYS[3], 'until', fmt(d.wait)) end
   if need ~= '' then
     local set, list = {}, {}
     for w in string.gmatch((redis.call('HGET', KEYS[3], 'need') or '') .. ',' .. need, '[^,]+') do
@@ -833,13 +851,17 @@ end
 -- nothing to migrate).
 local function migrate()
   local st = parse_state(redis.call('GET', KEYS[1]))
-  if st then return st.epoch end
+  if st and st.epoch ~= '' then return st.epoch end
   local n = (#KEYS - 4) / 5
   local old = KEYS[4 + n]
   local last, seq, epoch, wait = string.match(redis.call('GET', old) or '', '^(%d+)%-(%d+):(%w*):?(%d*)$')
   if not last or epoch == '' then return '' end
-  local d = draft(nil)
-  d.last, d.seq, d.epoch, d.wait = tonumber(last), tonumber(seq), epoch, tonumber(wait) or 0
+  -- A state without a generation may already be there (quota apply, a
+  -- block, a refill after an outage wrote it): what it holds is kept, and
+  -- the old keys fill in what it lacks.
+  local d = draft(st)
+  d.last, d.seq, d.epoch = math.max(d.last, tonumber(last)), math.max(d.seq, tonumber(seq)), epoch
+  d.wait = math.max(d.wait, tonumber(wait) or 0)
   for i = 1, n do
     local k = 4 + n + (i - 1) * 4
     local v = redis.call('MGET', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
@@ -847,10 +869,11 @@ local function migrate()
     for x in string.gmatch(v[1] or '', '[^:]+') do f[#f + 1] = tonumber(x) end
     if #f == 9 or v[2] or v[3] or v[4] then
       local a = account(d, pool_name(KEYS[3 + i]))
-      if #f == 9 then
+      if #f == 9 and a.touched == 0 then
         a.cum, a.wbase, a.wh, a.dbase, a.ds, a.head, a.touched, a.fT, a.fAt = unpack(f)
       end
-      a.block, a.wait, a.conf = tonumber(v[2] or '0'), tonumber(v[4] or '0'), v[3] or ''
+      a.block, a.wait = math.max(a.block, tonumber(v[2] or '0')), math.max(a.wait, tonumber(v[4] or '0'))
+      if a.conf == '' then a.conf = v[3] or '' end
     end
     redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
   end
