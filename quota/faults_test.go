@@ -1145,9 +1145,11 @@ func TestFaultKeysReplacedBehindTheScript(t *testing.T) {
 func TestFaultUpgradeFromThePreviousKeys(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name         string
-		block, apply bool
-	}{{"counts", false, false}, {"block", true, false}, {"after quota apply", false, true}} {
+		name             string
+		block, apply     bool
+		wait, recovering bool // the old keys hold a recovery's wait; its record is still there
+	}{{"counts", false, false, false, false}, {"block", true, false, false, false}, {"after quota apply", false, true, false, false},
+		{"wait of a recovery on record", false, false, true, true}, {"wait of an ended recovery", false, false, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
@@ -1156,6 +1158,25 @@ func TestFaultUpgradeFromThePreviousKeys(t *testing.T) {
 			c := newClient(t, srv.Addr)
 			w := newHost(t, srv.Addr, key, costs, "w", nil)
 			until := oldKeys(t, c, w, key, tc.block)
+			if tc.wait {
+				p := "ingest:{" + key + "}:"
+				clock, _ := c.Get(ctx, p+"clock").Result()
+				c.Set(ctx, p+"clock", strings.TrimSuffix(clock, ":0")+fmt.Sprintf(":%d", until.UnixMilli()), 2*time.Hour)
+				c.Set(ctx, p+"wait:default", fmt.Sprint(until.UnixMilli()), 2*time.Hour)
+				if tc.recovering {
+					c.HSet(ctx, p+"recover", "since", fmt.Sprint(time.Now().UnixMilli()), "need", "w,x")
+				}
+			}
+			if tc.recovering {
+				d := w.take()
+				if wu := pool(d, "default").WaitUntil; d.Allowed || !wu.Equal(until) {
+					t.Fatalf("after the upgrade during a recovery: %+v; want refused, waiting until %s", d, until)
+				}
+				if u, err := c.HGet(ctx, "ingest:{"+key+"}:recover", "until").Result(); err != nil || u != fmt.Sprint(until.UnixMilli()) {
+					t.Fatalf("the recovery's record holds until %q, %v; want the old wait's end %d", u, err, until.UnixMilli())
+				}
+				return
+			}
 			if tc.apply {
 				if _, err := newHost(t, srv.Addr, key, costs, "operator", nil).l.ApplyConfig(ctx); err != nil {
 					t.Fatal(err)
@@ -1346,5 +1367,51 @@ func TestFaultStateLostDuringRecovery(t *testing.T) {
 	t.Logf("state lost during a recovery: 60 before, 0 until B refilled, %d after: %d / %d", after, total(a, b, n), capacity)
 	if total(a, b, n) != capacity {
 		t.Fatalf("admitted %d in the window, want %d", total(a, b, n), capacity)
+	}
+}
+
+// TestFaultRefilledCallsAheadOfTheClock: an operator restores ledgers whose
+// calls are 10 minutes ahead of the limiter's clock (a worker's clock was
+// ahead), 90 units in a 48-hour window; the pool then sits idle and its log
+// is lost. 48 hours and 3 minutes later those calls are still in the
+// window: the account still counts them, so a 20-unit call is refused, not
+// admitted on an account emptied as if the log had expired.
+func TestFaultRefilledCallsAheadOfTheClock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key := quotaKey(t)
+	costs, err := ingest.ParseCosts("long window", []byte(`pools:
+  default: {limit: 100, window: 48h}
+operations:
+  videos.list: {default: 1}
+  big: {default: 20}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := func(offset time.Duration) *quota.Redis {
+		l, err := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	ahead := time.Now().Add(10 * time.Minute).UnixMilli()
+	var ledger []ingest.Call
+	for i := 1; i <= 90; i++ {
+		ms := ahead + int64(i)
+		ledger = append(ledger, ingest.Call{ID: fmt.Sprintf("%d-%d", ms, i), At: time.UnixMilli(ms), Op: "videos.list",
+			Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
+	}
+	if _, err := at(0).Restore(ctx, []ingest.Recalled{{Calls: ledger}}); err != nil {
+		t.Fatal(err)
+	}
+	del(t, srv.Addr, "ingest:{"+key+"}:log:default")
+	d, err := at(48*time.Hour+3*time.Minute).Take(ctx, "big")
+	t.Logf("calls refilled 10 min ahead, log lost, 48h03m later: 20 units allowed %v, %v", d.Allowed, err)
+	if err == nil && d.Allowed {
+		t.Fatalf("20 units admitted 48h03m later while 90 of 100 are still in the window: %+v", d)
 	}
 }

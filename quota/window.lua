@@ -562,6 +562,9 @@ local function state()
     if p.waiting <= now then p.waiting = 0 end
     local tt = p.t
     local horizon = now - p.window
+    if tt.head > 0 and now - tt.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0 then
+      tt.wbase, tt.dbase, tt.wh = tt.cum, tt.cum, math.max(tt.wh, horizon) -- as advance: expired while idle
+    end
     if horizon > tt.wh then
       tt.wbase = tt.wbase + sum_range(p.log, tt.wh + 1, horizon)
       tt.wh = horizon
@@ -638,8 +641,13 @@ local function rebuild(log, a, entries, now, window, ds, ttl)
     if e.seq < 4503599627370496 then top = math.max(top, e.seq) end
   end
   if #entries > 0 then
-    a.head = entries[1].ms
-    redis.call('PEXPIRE', log, ttl)
+    -- Entries put back may be ahead of TIME (a worker's clock ahead):
+    -- touched is never behind the newest, and the log lives as long past
+    -- it, so that a log gone after touched + its lifetime held nothing of
+    -- the window (see advance).
+    local newest = entries[#entries].ms
+    a.head, a.touched = entries[1].ms, math.max(now, newest)
+    redis.call('PEXPIRE', log, ttl + a.touched - now)
   end
   return top
 end
@@ -861,7 +869,11 @@ local function migrate()
   -- the old keys fill in what it lacks.
   local d = draft(st)
   d.last, d.seq, d.epoch = math.max(d.last, tonumber(last)), math.max(d.seq, tonumber(seq)), epoch
-  d.wait = math.max(d.wait, tonumber(wait) or 0)
+  -- The old waits belong to a recovery: they hold only while its record
+  -- does (a restore or the last refill may have ended it since), and then
+  -- their end goes into the record, as lost writes it now.
+  local recovering = redis.call('EXISTS', KEYS[3]) == 1
+  if recovering then d.wait = math.max(d.wait, tonumber(wait) or 0) end
   for i = 1, n do
     local k = 4 + n + (i - 1) * 4
     local v = redis.call('MGET', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
@@ -872,13 +884,17 @@ local function migrate()
       if #f == 9 and a.touched == 0 then
         a.cum, a.wbase, a.wh, a.dbase, a.ds, a.head, a.touched, a.fT, a.fAt = unpack(f)
       end
-      a.block, a.wait = math.max(a.block, tonumber(v[2] or '0')), math.max(a.wait, tonumber(v[4] or '0'))
+      a.block = math.max(a.block, tonumber(v[2] or '0'))
+      if recovering then a.wait = math.max(a.wait, tonumber(v[4] or '0')) end
       if a.conf == '' then a.conf = v[3] or '' end
     end
     redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
   end
   redis.call('DEL', old)
-  write(d, math.max(state_ttl(d), tonumber(ARGV[4])))
+  if recovering and d.wait > tonumber(redis.call('HGET', KEYS[3], 'until') or '0') then
+    redis.call('HSET', KEYS[3], 'until', fmt(d.wait))
+  end
+  write(d, math.max(state_ttl(d), tonumber(ARGV[4]), d.wait - d.last + margin))
   return epoch
 end
 
