@@ -15,6 +15,8 @@ const (
 	LogDuration  = "duration"
 	LogRetryAt   = "retry_at"
 	LogErr       = "err"
+	LogID        = "id"    // a limiter call's id, "<ms>-<seq>"
+	LogCalls     = "calls" // how many calls (a refill, a ledger)
 	// LogDetail carries a run's message: not "msg", which the handler
 	// writes itself (a second msg key makes a JSON line parsers disagree on).
 	LogDetail = "detail"

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
 )
 
 // window.lua runs as a Redis Function: loaded once per server, called with
@@ -106,7 +108,7 @@ func (r *Redis) loadFunction(ctx context.Context) error {
 	case err == nil:
 		r.fn.state.Store(fnLoaded)
 	case errors.As(err, &rerr):
-		r.opts.Logger.Debug("Redis functions unavailable: window.lua runs through EVALSHA", "err", err)
+		r.opts.Logger.Debug("Redis functions unavailable: window.lua runs through EVALSHA", ingest.LogErr, err)
 		r.fn.state.Store(fnNone)
 	default:
 		return err

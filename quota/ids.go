@@ -75,7 +75,7 @@ func refillable(log *slog.Logger, quotaKey string, calls []ingest.Call) []ingest
 		}
 		if _, _, err := logID(c.ID); err != nil {
 			if bad++; bad == 1 {
-				log.Warn("ledger row skipped: its call id cannot be read", "id", c.ID, "op", c.Op)
+				log.Warn("ledger row skipped: its call id cannot be read", ingest.LogID, c.ID, ingest.LogOp, c.Op)
 			}
 			continue
 		}

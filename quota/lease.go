@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // lease holds a lock and renews it every ttl/3 until unlock.
@@ -28,7 +30,7 @@ func (l lease) start() (unlock func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), max(l.ttl/3, time.Second))
 		defer cancel()
 		if err := l.release(ctx); err != nil {
-			l.log.Warn("release lock", "err", err)
+			l.log.Warn("release lock", ingest.LogErr, err)
 		}
 	}
 }
@@ -51,7 +53,7 @@ func (l lease) keep(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		}
 		if err != nil {
-			l.log.Warn("renew lock", "err", err)
+			l.log.Warn("renew lock", ingest.LogErr, err)
 		}
 	}
 }

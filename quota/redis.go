@@ -324,7 +324,7 @@ func (r *Redis) answered(ctx context.Context) {
 		_, err = r.Refill(context.WithoutCancel(ctx), rec)
 	}
 	if err != nil {
-		r.opts.Logger.Warn("write the unmetered calls into the limiter", "err", err)
+		r.opts.Logger.Warn("write the unmetered calls into the limiter", ingest.LogErr, err)
 	}
 }
 
@@ -543,7 +543,7 @@ func (r *Redis) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {
-			r.opts.Logger.Debug("quota heartbeat", "err", err)
+			r.opts.Logger.Debug("quota heartbeat", ingest.LogErr, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -674,7 +674,7 @@ func (r *Redis) refill(ctx context.Context, worker string, rec ingest.Recalled) 
 		return 0, fmt.Errorf("refill: %w", err)
 	}
 	if n > 0 {
-		r.opts.Logger.Info("refilled the limiter from the ledger", "calls", n)
+		r.opts.Logger.Info("refilled the limiter from the ledger", ingest.LogCalls, n)
 	}
 	return n, nil
 }

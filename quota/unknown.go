@@ -55,7 +55,7 @@ func (r *Redis) gaveUp(ctx context.Context, op string, sc *spendCall, token int6
 	}
 	if l := r.opts.Unknowns; l != nil {
 		if err := l.RecordUnknown(context.WithoutCancel(ctx), u); err != nil {
-			r.opts.Logger.Warn("record a decision of unknown outcome", "op", op, "err", err)
+			r.opts.Logger.Warn("record a decision of unknown outcome", ingest.LogOp, op, ingest.LogErr, err)
 		}
 	}
 	r.pend.mu.Lock()
@@ -78,7 +78,7 @@ func (r *Redis) reconcile(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	if !r.pend.loaded {
 		if err := r.loadUnknowns(ctx); err != nil {
-			r.opts.Logger.Warn("read the decisions of unknown outcome", "err", err)
+			r.opts.Logger.Warn("read the decisions of unknown outcome", ingest.LogErr, err)
 			return
 		}
 	}
@@ -123,13 +123,13 @@ func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown
 	}
 	ids, err := r.script(ctx, 5*time.Second, r.receiptKeys(inst), "reconcile", args...).StringSlice()
 	if err != nil || len(ids) != len(us) {
-		r.opts.Logger.Warn("reconcile the decisions of unknown outcome", "err", err, "replies", len(ids), "want", len(us))
+		r.opts.Logger.Warn("reconcile the decisions of unknown outcome", ingest.LogErr, err, "replies", len(ids), "want", len(us))
 		return us
 	}
 	var left []Unknown
 	for i, u := range us {
 		if err := r.settle(ctx, u, ids[i]); err != nil {
-			r.opts.Logger.Warn("reconcile a decision of unknown outcome", "op", u.Op, "err", err)
+			r.opts.Logger.Warn("reconcile a decision of unknown outcome", ingest.LogOp, u.Op, ingest.LogErr, err)
 			left = append(left, u)
 		}
 	}
@@ -154,7 +154,7 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 		if err := r.Refund(ctx, *call); err != nil {
 			return err
 		}
-		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", "op", u.Op, "id", id)
+		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)
 	}
 	if l := r.opts.Unknowns; l != nil {
 		if err := l.ResolveUnknown(ctx, u, call); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) classify(r *http.Request, err error) (status int, code, param, 
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "timeout", "", "the request took too long; narrow it and try again"
 	}
-	s.cfg.Logger.Error("web", "path", r.URL.Path, "err", err)
+	s.cfg.Logger.Error("web", "path", r.URL.Path, ingest.LogErr, err)
 	return http.StatusInternalServerError, "internal", "", "internal error; the server's log has the detail"
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -41,7 +42,7 @@ func parsePages() (*pages, error) {
 func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
 	var buf bytes.Buffer
 	if err := s.pages.byName[name].Execute(&buf, data); err != nil {
-		s.cfg.Logger.Error("web: render", "page", name, "err", err)
+		s.cfg.Logger.Error("web: render", "page", name, ingest.LogErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
