@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -126,7 +127,7 @@ type Region struct {
 type PlanLine struct {
 	Pool       string
 	Regions    int
-	Pages      int // pages per pass, all regions together
+	Pages      int // pages a cycle, all charts together
 	RunsPerDay float64
 	Units      int64 // per day
 	Capacity   int64
@@ -317,13 +318,17 @@ func (r *Report) plan(src Sources, last map[string]store.RunSummary) {
 	r.Plan = SchedulePlan(src.Costs, src.Regions, src.Every, last)
 }
 
-// SchedulePlan estimates a day of a schedule: regions x pages x runs a
+// SchedulePlan estimates a day of a schedule: charts x pages x runs a
 // day, plus one categories call a region a day, against each pool's
-// capacity. A region's pages are those of its last completed run, 4 (a
-// chart of 200) when it has none.
+// capacity. codes are charts: a region, or region/category. A chart's
+// pages are those of its last completed run, 4 (a chart of 200) when it
+// has none.
 func SchedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []PlanLine {
 	pages := 0
+	regions := map[string]bool{}
 	for _, code := range codes {
+		region, _, _ := strings.Cut(code, "/")
+		regions[region] = true
 		n := 4
 		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
 			n = run.Pages
@@ -336,8 +341,8 @@ func SchedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last
 	var plan []PlanLine
 	for _, p := range costs.Pools {
 		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
-		perDay += int64(len(codes)) * unitsIn(cats, p.Name)
-		plan = append(plan, PlanLine{Pool: p.Name, Regions: len(codes), Pages: pages,
+		perDay += int64(len(regions)) * unitsIn(cats, p.Name)
+		plan = append(plan, PlanLine{Pool: p.Name, Regions: len(regions), Pages: pages,
 			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
 	}
 	return plan

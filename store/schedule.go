@@ -17,7 +17,9 @@ type Schedule struct {
 }
 
 // SaveSchedule records the schedule the daemon runs, for report's plan and
-// next runs.
+// next runs: its period and its charts (a region, or region/category) in
+// the order their passes are staggered. Databases of earlier versions hold
+// regions only, which read the same way.
 func (db *DB) SaveSchedule(ctx context.Context, every time.Duration, regions []string, at time.Time) error {
 	_, err := db.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET every_ms = excluded.every_ms, regions = excluded.regions,

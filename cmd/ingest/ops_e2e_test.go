@@ -363,6 +363,37 @@ func TestReportStatusesNotesAndSchedule(t *testing.T) {
 		raw.Plan[0].RunsPerDay != 12 || raw.Plan[0].Regions != 1 || raw.Schedule != "the daemon's" {
 		t.Errorf("report plan %+v (%v): want the daemon's 2h schedule of one region (12 runs a day)", raw, err)
 	}
+
+	// With a category, the daemon staggers two charts, DE and DE/10, in
+	// its 2 hours (eight slots at least: DE/10 takes the second, 15 minutes
+	// after DE's): the report's next runs are that schedule's, and its plan
+	// still counts one region.
+	p = h.start("run", "--every", "2h", "--regions", "DE", "--categories", "music")
+	if !waitFor(30*time.Second, func() bool {
+		var regions string
+		_ = openDB(t, h.db()).QueryRow(`SELECT regions FROM schedule`).Scan(&regions)
+		return regions == "DE,DE/10"
+	}) {
+		t.Fatalf("the daemon did not record its two charts\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.wait(20 * time.Second)
+	next := map[string]time.Time{}
+	for _, r := range h.report().Regions {
+		if r.NextRun != nil {
+			next[r.Code], _ = time.Parse(time.RFC3339, *r.NextRun)
+		}
+	}
+	d := next["DE/10"].Sub(next["DE"]) % (2 * time.Hour)
+	if d < 0 {
+		d += 2 * time.Hour
+	}
+	if len(next) != 2 || d != 15*time.Minute {
+		t.Errorf("next runs %v: want DE and DE/10 in slots 15 minutes apart (the daemon's stagger of two charts over 2h)", next)
+	}
+	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &raw); err != nil || len(raw.Plan) == 0 || raw.Plan[0].Regions != 1 {
+		t.Errorf("report plan %+v (%v): want one region", raw, err)
+	}
 }
 
 // 5b. A pass stopped by SIGTERM between pages is interrupted, not

@@ -172,7 +172,13 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	for i, pass := range runner.Passes {
 		m.schedules[pass.Chart()], _ = regions.Stagger(f.every, i, len(runner.Passes))
 	}
-	if err := p.db.SaveSchedule(ctx, f.every, codes, time.Now()); err != nil {
+	// The schedule is recorded chart by chart, in the order the passes are
+	// staggered, so that report's next runs and plan are this daemon's.
+	charts := make([]string, len(runner.Passes))
+	for i, pass := range runner.Passes {
+		charts[i] = pass.Chart()
+	}
+	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
 	}
 	starts := map[string]time.Time{}
