@@ -340,7 +340,7 @@ func TestFaultNewcomerEmptyLedger(t *testing.T) {
 }
 
 // TestFaultStaleSnapshot: Redis restarts from an RDB snapshot taken 40
-// calls ago: its clock key, epoch included, comes back as it was. The
+// calls ago: its state key, epoch included, comes back as it was. The
 // workers remember a higher call counter, so the first call notices, the
 // pool waits until both hosts refilled, and the window holds.
 func TestFaultStaleSnapshot(t *testing.T) {
