@@ -46,8 +46,8 @@
 // change. Only refusals are remembered, so a memory kept too long could
 // refuse a call, never admit one; a log lost meanwhile is noticed when the
 // memory runs out, or at the first call that asks something else. A full
-// day frees at the next day start. A charge that can never fit is ErrCostTooLarge at the call
-// site, never a refusal that looks transient.
+// day frees at the next day start. A charge that can never fit is
+// ErrCostTooLarge at the call site, never a refusal that looks transient.
 //
 // # One clock
 //

@@ -202,6 +202,21 @@ func do(t *testing.T, addr string, args ...string) string {
 	return r
 }
 
+// twoSpenders: hosts a and b, 30 calls each in turn, and a heartbeat each
+// (as Run does every Beat), so that both copies of the register are fresh.
+func twoSpenders(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *host) {
+	t.Helper()
+	a = newHost(t, addr, key, costs, "a", nil)
+	b = newHost(t, addr, key, costs, "b", nil)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	return a, b
+}
+
 // del deletes one key, which must have been there: a test of a lost key
 // that deletes nothing would pass for nothing.
 func del(t *testing.T, addr, key string) {
@@ -228,14 +243,7 @@ func TestFaultFlushallTwoHosts(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
-	for range 30 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	a.heartbeat() // as Run does every Beat
-	b.heartbeat()
+	a, b := twoSpenders(t, srv.Addr, key, costs)
 	do(t, srv.Addr, "FLUSHALL")
 	lostAt := time.Now().Truncate(time.Millisecond)
 	for i := range 20 {
@@ -388,14 +396,7 @@ func TestFaultPartialLoss(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
 			key, costs := quotaKey(t), faultCosts(t, false)
-			a := newHost(t, srv.Addr, key, costs, "a", nil)
-			b := newHost(t, srv.Addr, key, costs, "b", nil)
-			for range 30 {
-				a.spendN(1)
-				b.spendN(1)
-			}
-			a.heartbeat()
-			b.heartbeat()
+			a, b := twoSpenders(t, srv.Addr, key, costs)
 			del(t, srv.Addr, "ingest:{"+key+"}:"+kind)
 			after := fill(t, a, b)
 			t.Logf("%s key deleted: 60 before, %d after: %d / %d", kind, after, total(a, b), capacity)
@@ -954,14 +955,7 @@ func TestFaultSecondLoss(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
-	for range 30 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	a.heartbeat()
-	b.heartbeat()
+	a, b := twoSpenders(t, srv.Addr, key, costs)
 	do(t, srv.Addr, "FLUSHALL")
 	if d := a.take(); d.Allowed {
 		t.Fatalf("after the first loss: admitted before B refilled: %+v", d)
@@ -1033,14 +1027,7 @@ func TestFaultRecoverKeyLost(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
-	for range 30 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	a.heartbeat()
-	b.heartbeat()
+	a, b := twoSpenders(t, srv.Addr, key, costs)
 	do(t, srv.Addr, "FLUSHALL")
 	if d := a.take(); d.Allowed {
 		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
@@ -1342,14 +1329,7 @@ func TestFaultStateLostDuringRecovery(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
-	for range 30 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	a.heartbeat()
-	b.heartbeat()
+	a, b := twoSpenders(t, srv.Addr, key, costs)
 	do(t, srv.Addr, "FLUSHALL")
 	if d := a.take(); d.Allowed {
 		t.Fatalf("after the loss: admitted before B refilled: %+v", d)

@@ -139,7 +139,7 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	}
 	keys := []string{r.prefix + "state"}
 	for _, p := range pools {
-		keys = append(keys, r.prefix+"log:"+p)
+		keys = append(keys, r.logKey(p))
 	}
 	keys = append(keys, r.receiptKeys(r.inst)...)
 	regKeys := append(append([]string(nil), keys...), r.prefix+"reg")
@@ -154,10 +154,13 @@ func (r *Redis) Backend() string { return "redis" }
 func (r *Redis) keys(pools ...string) []string {
 	k := []string{r.prefix + "state", r.prefix + "reg", r.prefix + "recover"}
 	for _, p := range pools {
-		k = append(k, r.prefix+"log:"+p)
+		k = append(k, r.logKey(p))
 	}
 	return k
 }
+
+// logKey is a pool's log; window.lua reads the pool's name back from it.
+func (r *Redis) logKey(pool string) string { return r.prefix + "log:" + pool }
 
 // Keys lists every key this limiter may write, for tests and tidy-ups.
 func (r *Redis) Keys() []string {

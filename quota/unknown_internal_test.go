@@ -11,25 +11,36 @@ import (
 	"github.com/ingestworks/ingest/internal/redistest"
 )
 
-// TestRedisFenceRefusesALateRequest: a token reconciled before its request
-// reaches Redis is fenced: the request is refused when it arrives, so that
-// "never admitted" stays true; the next token is admitted.
-func TestRedisFenceRefusesALateRequest(t *testing.T) {
-	t.Parallel()
+// internalRedis starts a redis-server and returns a maker of limiters on it
+// for quota key Q: one pool of 100 an hour, videos.list 1 unit.
+func internalRedis(t *testing.T) func(q string) *Redis {
+	t.Helper()
 	srv := redistest.Start(t)
 	c, err := NewClient("redis://"+srv.Addr, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	costs, err := ingest.ParseCosts("fence", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
+	t.Cleanup(func() { c.Close() })
+	costs, err := ingest.ParseCosts("internal", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRedis(c, Options{QuotaKey: "fence", Costs: costs, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+	return func(q string) *Redis {
+		r, err := NewRedis(c, Options{QuotaKey: q, Costs: costs, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
+}
+
+// TestRedisFenceRefusesALateRequest: a token reconciled before its request
+// reaches Redis is fenced: the request is refused when it arrives, so that
+// "never admitted" stays true; the next token is admitted.
+func TestRedisFenceRefusesALateRequest(t *testing.T) {
+	t.Parallel()
+	newLimiter := internalRedis(t)
+	r := newLimiter("fence")
 	ctx := context.Background()
 	if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
@@ -57,23 +68,12 @@ func TestRedisFenceRefusesALateRequest(t *testing.T) {
 // last slot, which makes a new ring as long as a full one.
 func TestRedisRingExpiresWhateverItsFirstSlot(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	c, err := NewClient("redis://"+srv.Addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	costs, err := ingest.ParseCosts("ring", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	newLimiter := internalRedis(t)
 	ctx := context.Background()
 	const ring = 32 // RING in window.lua
 	for _, slot := range []int64{0, 5, ring - 1} {
-		r, err := NewRedis(c, Options{QuotaKey: "ring", Costs: costs, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newLimiter("ring")
+		c := r.client
 		if err := r.Heartbeat(ctx); err != nil { // learns the keys' generation, so the first spend is the one
 			t.Fatal(err)
 		}

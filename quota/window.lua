@@ -269,15 +269,21 @@ end
 -- advance moves a pool's account to now: entries that left the window go to
 -- wbase, a new day moves dbase, and entries out of both leave the log. It
 -- reports a loss when the account counts entries the log no longer has.
+-- expired_idle says whether a pool's log expired while the pool was idle
+-- (calls of other pools kept the state): its expiry was renewed last at
+-- touched, for longer than the window and the day, and no entry is newer
+-- than touched, so every entry it held was out of both. Not a loss: the
+-- account is to be emptied as the log was.
+local function expired_idle(p, now)
+  local t = p.t
+  return t.head > 0 and now - t.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0
+end
+
 local function advance(p, now)
   local t = p.t
   local horizon = now - p.window
   local lost = false
-  if t.head > 0 and now - t.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0 then
-    -- The log expired while its pool was idle (calls of other pools kept
-    -- the state): its expiry was renewed last at touched, for longer than
-    -- the window and the day, so every entry it held was out of both. Not
-    -- a loss: the account is emptied as the log was.
+  if expired_idle(p, now) then
     t.wbase, t.dbase, t.head, t.wh = t.cum, t.cum, 0, math.max(t.wh, horizon)
     p.dirty = true
   end
@@ -562,8 +568,8 @@ local function state()
     if p.waiting <= now then p.waiting = 0 end
     local tt = p.t
     local horizon = now - p.window
-    if tt.head > 0 and now - tt.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0 then
-      tt.wbase, tt.dbase, tt.wh = tt.cum, tt.cum, math.max(tt.wh, horizon) -- as advance: expired while idle
+    if expired_idle(p, now) then
+      tt.wbase, tt.dbase, tt.wh = tt.cum, tt.cum, math.max(tt.wh, horizon)
     end
     if horizon > tt.wh then
       tt.wbase = tt.wbase + sum_range(p.log, tt.wh + 1, horizon)

@@ -40,7 +40,7 @@ mutations=(
   "refusal-bound-ignores-the-log@quota/window.lua@s/if #first > 0 then upto = ms_of(first\[1\]\[1\]) + p.window end//"
   "refusal-kept-across-states@quota/window.lua@s/local r = memo.refused\[vals\[1\]\]/local r = memo.refused[KEYS[1]]/;s/remember('refused', v, {/remember('refused', KEYS[1], {/"
   "upgrade-not-migrated@quota/redis.go@s/if epoch, err = r.migrate(ctx); err == nil/if false \&\& err == nil/"
-  "idle-log-expiry-taken-for-a-loss@quota/window.lua@s/  if t.head > 0 and now - t.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0 then/  if false then/"
+  "idle-log-expiry-taken-for-a-loss@quota/window.lua@s/  return t.head > 0 and now - t.touched >= math.max(p.window, DAY25) + margin and redis.call('EXISTS', p.log) == 0/  return false/"
   "wait-lost-with-the-state@quota/window.lua@s/  if u > d.last then d.wait = math.max(d.wait, u) end//"
   "migrate-skipped-after-apply@quota/window.lua@/^local function migrate()/,/^end/s/  if st and st.epoch ~= '' then return st.epoch end/  if st then return st.epoch end/"
   "migrate-drops-the-block@quota/window.lua@s/      a.block = math.max(a.block, tonumber(v\[2\] or '0'))//"

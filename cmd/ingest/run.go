@@ -169,14 +169,12 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 
 func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
-	for i, pass := range runner.Passes {
-		m.schedules[pass.Chart()], _ = regions.Stagger(f.every, i, len(runner.Passes))
-	}
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
 	charts := make([]string, len(runner.Passes))
 	for i, pass := range runner.Passes {
 		charts[i] = pass.Chart()
+		m.schedules[charts[i]], _ = regions.Stagger(f.every, i, len(runner.Passes))
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
