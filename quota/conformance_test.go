@@ -640,6 +640,11 @@ func testConfigAgreement(t *testing.T, h harness) {
 	if err := a.CheckConfig(ctx); !errors.As(err, &cerr) || cerr.Limiter != "2h0m0s" {
 		t.Fatalf("the first worker after apply: got %v, want a ConfigError (the limiter now holds 2h)", err)
 	}
+	// The first worker's next call comes right after an admission of the
+	// second (which the Redis limiter keeps a hot record of: hot_admits).
+	if _, err := a.Take(ctx, "videos.list"); !errors.As(err, &cerr) {
+		t.Fatalf("the first worker's Take after apply: got %v, want a ConfigError", err)
+	}
 }
 
 // testRefund: a call given back (it never reached the upstream) leaves the

@@ -15,6 +15,7 @@ import (
 type dayArg struct {
 	from, to int64 // the day it holds, [from, to) in ms
 	s        string
+	v        any // s, boxed once for the spend requests
 }
 
 // dayArgs caches one dayArg per pool; safe for concurrent use.
@@ -29,25 +30,32 @@ func newDayArgs(costs *ingest.Costs) dayArgs {
 }
 
 // get returns pool p's day starts around t.
-func (m dayArgs) get(p ingest.Pool, t time.Time) string {
+func (m dayArgs) get(p ingest.Pool, t time.Time) string { return m.day(p, t).s }
+
+// arg returns them as a spend request's argument.
+func (m dayArgs) arg(p ingest.Pool, t time.Time) any { return m.day(p, t).v }
+
+func (m dayArgs) day(p ingest.Pool, t time.Time) *dayArg {
 	ms := t.UnixMilli()
 	slot := m[p.Name]
 	if slot != nil {
 		if a := slot.Load(); a != nil && ms >= a.from && ms < a.to {
-			return a.s
+			return a
 		}
 	}
 	a := makeDayArg(p, t)
 	if slot != nil {
 		slot.Store(a)
 	}
-	return a.s
+	return a
 }
 
 func makeDayArg(p ingest.Pool, t time.Time) *dayArg {
 	d := days(p, t)
-	if d[0] == 0 {
-		return &dayArg{from: 0, to: 1 << 62, s: "0"}
+	a := &dayArg{from: 0, to: 1 << 62, s: "0"}
+	if d[0] != 0 {
+		a = &dayArg{from: d[1], to: d[2], s: fmt.Sprintf("%d,%d,%d,%d", d[0], d[1], d[2], d[3])}
 	}
-	return &dayArg{from: d[1], to: d[2], s: fmt.Sprintf("%d,%d,%d,%d", d[0], d[1], d[2], d[3])}
+	a.v = a.s
+	return a
 }

@@ -49,6 +49,17 @@
 // day frees at the next day start. A charge that can never fit is
 // ErrCostTooLarge at the call site, never a refusal that looks transient.
 //
+// Most decisions are one-pool admissions with room to spare, when nothing
+// leaves the window and no renewal or day's end is due. The admission that
+// writes the state keeps a hot record of it: where the pool's counters sit
+// in the string, and until when nothing can come due (the next renewal,
+// the day's end, the first entry in the window leaving it). The next such
+// admission on that same state string appends its entry and writes the new
+// state from the record, without parsing the state: the same string the
+// full path would write, as TestRedisHotAdmissionsWriteWhatTheFullPathWould
+// checks call by call. Any other decision, and any call on a string the
+// script did not write itself, takes the full path.
+//
 // # One clock
 //
 // The Redis limiter decides by the server's TIME, read inside the script

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -19,7 +20,7 @@ type failPolicy struct {
 	costs *ingest.Costs
 
 	mu    sync.Mutex
-	down  bool
+	down  atomic.Bool      // changed under mu; up reads it without, on every answer
 	spent map[string]int64 // units taken unmetered per pool, this outage
 }
 
@@ -31,8 +32,8 @@ func newFailPolicy(log *slog.Logger, costs *ingest.Costs) *failPolicy {
 func (f *failPolicy) open(op string, cs []charge, cause error) (ingest.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.down {
-		f.down = true
+	if !f.down.Load() {
+		f.down.Store(true)
 		f.log.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget",
 			"err", cause)
 	}
@@ -61,12 +62,15 @@ func (f *failPolicy) open(op string, cs []charge, cause error) (ingest.Decision,
 // up notes that the limiter answered; it reports whether an outage just
 // ended (the unmetered calls are then to be written back).
 func (f *failPolicy) up() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.down {
+	if !f.down.Load() {
 		return false
 	}
-	f.down = false
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.down.Load() {
+		return false
+	}
+	f.down.Store(false)
 	clear(f.spent)
 	f.log.Info("quota limiter reachable again")
 	return true

@@ -61,7 +61,7 @@ func (r *Redis) fcall(ctx context.Context, keys []string, args []any) *redis.Cmd
 		return windowScript.Run(ctx, r.client, keys, args...)
 	}
 	cmd := r.client.FCall(ctx, windowFn, keys, args...)
-	if notLoaded(cmd.Err()) {
+	if cmd.Err() != nil && notLoaded(cmd.Err()) {
 		r.fn.state.CompareAndSwap(fnLoaded, fnUnknown)
 		if err := r.loadFunction(ctx); err != nil {
 			cmd.SetErr(err)

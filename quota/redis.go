@@ -42,6 +42,8 @@ type Redis struct {
 	fn     functions             // whether window.lua is loaded as a function
 	days   dayArgs               // each pool's day starts, as spend sends them
 	inst   string                // this instance's name for its receipts
+	head   []any                 // a spend's first arguments: mode, margin, clock offset
+	guard  any                   // Options.Guard in ms, boxed once
 	tok    atomic.Int64          // the last token a spend carried
 	pend   pending               // decisions of unknown outcome
 
@@ -53,13 +55,14 @@ type Redis struct {
 // knowledge is what this worker knows of the limiter, to notice a loss that
 // a restored epoch would hide.
 type knowledge struct {
-	epoch  string    // the keys' generation this worker has refilled
-	seq    int64     // the highest call counter it has seen
-	seen   time.Time // when it last saw the counter
-	regAt  time.Time // when it last registered as a spender
-	copyAt time.Time // when it last copied the register (its own clock)
-	copyMS int64     // the limiter's clock at that copy
-	reg    map[string]int64
+	epoch    string    // the keys' generation this worker has refilled
+	epochArg any       // epoch, boxed once for the spend requests
+	seq      int64     // the highest call counter it has seen
+	seen     time.Time // when it last saw the counter
+	regAt    time.Time // when it last registered as a spender
+	copyAt   time.Time // when it last copied the register (its own clock)
+	copyMS   int64     // the limiter's clock at that copy
+	reg      map[string]int64
 }
 
 // spendCall is what the script needs for one set of charges.
@@ -67,7 +70,8 @@ type spendCall struct {
 	cs      []charge
 	keys    []string // state, each pool's log, the receipts ring and fence
 	regKeys []string // the same and the register, for a spend that registers
-	confs   []string // each pool's settings as the limiter keeps them
+	units   []any    // each pool's units, boxed once for the request
+	confs   []any    // each pool's settings as the limiter keeps them (strings)
 }
 
 // NewClient opens a Redis client for the limiter from a URL: one server
@@ -114,6 +118,8 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		inst:   token()[:8],
 	}
 	r.pend.init()
+	r.head = []any{"spend", keyMargin.Milliseconds(), opts.ClockOffset.Milliseconds()}
+	r.guard, r.k.epochArg = opts.Guard.Milliseconds(), ""
 	var names []string
 	for _, p := range opts.Costs.Pools {
 		names = append(names, p.Name)
@@ -133,17 +139,14 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	pools, confs := make([]string, len(cs)), make([]string, len(cs))
-	for i, c := range cs {
-		pools[i], confs[i] = c.pool.Name, poolConf(c.pool)
+	sc := &spendCall{cs: cs, keys: []string{r.prefix + "state"}}
+	for _, c := range cs {
+		sc.keys = append(sc.keys, r.logKey(c.pool.Name))
+		sc.units, sc.confs = append(sc.units, c.units), append(sc.confs, poolConf(c.pool))
 	}
-	keys := []string{r.prefix + "state"}
-	for _, p := range pools {
-		keys = append(keys, r.logKey(p))
-	}
-	keys = append(keys, r.receiptKeys(r.inst)...)
-	regKeys := append(append([]string(nil), keys...), r.prefix+"reg")
-	return &spendCall{cs: cs, keys: keys, regKeys: regKeys, confs: confs}, nil
+	sc.keys = append(sc.keys, r.receiptKeys(r.inst)...)
+	sc.regKeys = append(append([]string(nil), sc.keys...), r.prefix+"reg")
+	return sc, nil
 }
 
 // Backend names the backend, for reports.
@@ -210,12 +213,15 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 		if registers {
 			keys = sc.regKeys
 		}
-		res, err := r.script(ctx, 0, keys, "spend", args...).Slice()
+		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+		res, err := r.fcall(cctx, keys, args).Slice()
+		cancel()
 		if err != nil {
 			return r.failed(ctx, op, sc, token, err)
 		}
 		r.answered(ctx)
-		switch ints(res, 1)[0] {
+		code, _ := res[0].(int64)
+		switch code {
 		case 0, 1:
 			d, err := r.decision(op, sc, ints(res, len(res)))
 			if d.Allowed && registers {
@@ -243,22 +249,25 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's keys kept changing generation", ErrUnavailable)
 }
 
-// spendArgs: epoch, known seq, worker, register, worker ms, guard, token,
-// then per pool units, conf (which holds capacity and window) and its day
-// starts. It says whether this call registers the worker (every Beat, once
-// admitted).
+// spendArgs is a spend's whole request after its keys: the mode, margin
+// and clock offset every mode takes, then epoch, known seq, worker,
+// register, worker ms, guard, token, and per pool units, conf (which holds
+// capacity and window) and its day starts. It says whether this call
+// registers the worker (every Beat, once admitted). What does not change
+// between calls is boxed once (r.head, r.guard, sc.units, sc.confs, the epoch, the day starts).
 func (r *Redis) spendArgs(sc *spendCall, token int64) ([]any, bool) {
 	real, now := time.Now(), r.opts.Now()
 	r.mu.Lock()
-	epoch, seq, reg := r.k.epoch, r.knownSeq(real), "0"
+	epoch, seq, reg := r.k.epochArg, r.knownSeq(real), "0"
 	if real.Sub(r.k.regAt) >= r.opts.Beat {
 		reg = "1"
 	}
 	r.mu.Unlock()
-	args := make([]any, 0, 7+3*len(sc.cs))
-	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.opts.Guard.Milliseconds(), token)
+	args := make([]any, 0, len(r.head)+7+3*len(sc.cs))
+	args = append(args, r.head...)
+	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.guard, token)
 	for i, c := range sc.cs {
-		args = append(args, c.units, sc.confs[i], r.days.get(c.pool, now))
+		args = append(args, sc.units[i], sc.confs[i], r.days.arg(c.pool, now))
 	}
 	return args, reg == "1"
 }
@@ -340,20 +349,29 @@ func (r *Redis) decision(op string, sc *spendCall, res []int64) (ingest.Decision
 	r.saw(res[2])
 	d := ingest.Decision{Allowed: res[0] == 1, At: time.UnixMilli(res[1]).UTC(), Op: op, RetryAt: msTime(res[3])}
 	if d.Allowed {
-		d.ID = fmt.Sprintf("%d-%d", res[1], res[2])
-		for _, c := range sc.cs {
-			d.Charges = append(d.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
+		d.ID = strconv.FormatInt(res[1], 10) + "-" + strconv.FormatInt(res[2], 10)
+		d.Charges = make([]ingest.Charge, len(sc.cs))
+		for i, c := range sc.cs {
+			d.Charges[i] = ingest.Charge{Pool: c.pool.Name, Units: c.units}
 		}
 	}
 	if res[4] == 1 {
 		r.opts.Logger.Warn("the limiter's clock jumped ahead and this worker's clock does not agree: decided at the last good time",
 			"guard", r.opts.Guard)
 	}
+	d.Pools = make([]ingest.PoolState, len(sc.cs))
 	for i, c := range sc.cs {
 		v := res[5+5*i:]
-		d.Pools = append(d.Pools, poolState(c.pool, v[0], v[1], v[2], v[3], v[4]))
+		d.Pools[i] = poolState(c.pool, v[0], v[1], v[2], v[3], v[4])
 	}
 	return d, nil
+}
+
+// adopted notes the keys' generation this worker has refilled.
+func (r *Redis) adopted(epoch string) {
+	r.mu.Lock()
+	r.k.epoch, r.k.epochArg = epoch, epoch
+	r.mu.Unlock()
 }
 
 // newGeneration handles keys that are new or of another generation than
@@ -397,9 +415,7 @@ func (r *Redis) newGeneration(ctx context.Context) error {
 	if _, err := r.refill(ctx, r.opts.Worker, rec); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.k.epoch = epoch
-	r.mu.Unlock()
+	r.adopted(epoch)
 	return nil
 }
 
@@ -473,9 +489,7 @@ func (r *Redis) declareLoss(ctx context.Context, rec ingest.Recalled, reason str
 	if _, err := r.refill(ctx, r.opts.Worker, rec); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.k.epoch = epoch
-	r.mu.Unlock()
+	r.adopted(epoch)
 	return nil
 }
 

@@ -84,11 +84,13 @@ local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 -- wrote finds it parsed, with one table lookup. A parsed state is never
 -- changed (a decision works on copies of what it changes), so a string
 -- always maps to what parsing it would give. It only ever saves work.
-local memo = {state = {}, refused = {}, conf = {}, days = {}, name = {}, n = 0}
+-- Beside the parsed states it keeps refusals (keep_refusal) and hot
+-- records (hot_record), each for the state string it was made on.
+local memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, n = 0}
 
 local function remember(kind, k, v)
   memo.n = memo.n + 1
-  if memo.n > 256 then memo = {state = {}, refused = {}, conf = {}, days = {}, name = {}, n = 0} end
+  if memo.n > 256 then memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, n = 0} end
   memo[kind][k] = v
   return v
 end
@@ -390,7 +392,9 @@ local function fenced(fence, token)
   return fence and string.find(',' .. fence .. ',', ',' .. token .. ',', 1, true) ~= nil
 end
 
-local function receipt(ring, tok, token, id, d)
+-- receipt writes an admission's receipt; a new ring expires with the
+-- state (ttl, or the draft d's).
+local function receipt(ring, tok, token, id, d, ttl)
   local rec = tok .. ' ' .. id
   if #rec > RW then return end -- cannot be: tokens and ids are far shorter
   rec = rec .. string.sub(BLANK, #rec + 1)
@@ -401,7 +405,7 @@ local function receipt(ring, tok, token, id, d)
     -- size (a string grown by SETRANGE keeps room to grow), with an expiry.
     -- One begun at its last slot is as long as a full ring: its missing
     -- expiry tells it.
-    redis.call('SET', ring, string.rep(BLANK, slot) .. rec .. string.rep(BLANK, RING - slot - 1), 'PX', state_ttl(d))
+    redis.call('SET', ring, string.rep(BLANK, slot) .. rec .. string.rep(BLANK, RING - slot - 1), 'PX', ttl or state_ttl(d))
   end
 end
 
@@ -452,13 +456,78 @@ local function keep_refusal(v, p, now, seq, retry)
     out = {0, now, seq, retry, 0, p.used, p.used_day, p.free, p.blocked, p.waiting}})
 end
 
+-- An admission on a hot state. Most decisions are one-pool admissions
+-- with room to spare and nothing to advance or renew: all they change is
+-- the pool's cum and wh, and the header. The one-pool admission that
+-- writes a state string keeps beside it, in the memo, a hot record of what
+-- the next such admission needs. Its shared part c holds what those
+-- admissions leave as it is: the state string around cum and wh (mid,
+-- from the header's epoch to cum; wmid, wbase between cum and wh; post,
+-- the rest), the pool and its settings, and upto, when the account's next
+-- renewal or its day's end comes due (the day itself is in the pool's
+-- settings, which the caller's must match). The record itself holds the header
+-- (last, seq, epoch), cum, wh, and fw, the time of the first entry after
+-- wh, looked up when first needed: once that entry leaves the window the
+-- account must advance. No trim of the log's head can come due before
+-- then: an advance leaves the head after wh, or in the account's day.
+-- An admission on a hot state writes what the full path would have,
+-- without parsing the state or building the pool's table; any other
+-- decision takes the full path.
+local function hot_record(v, p, d, now, seq)
+  local t = p.t
+  local name = pool_name(p.log)
+  local j = string.find(v, RS .. name .. US, 1, true) + #name + 2
+  local k = string.match(v, '^%-?%d+:%-?%d+:%-?%d+()', j)
+  local upto = t.touched + margin / 2
+  if p.day > 0 then upto = math.min(upto, p.de) end
+  local c = {log = p.log, conf = p.want,
+    mid = string.format(':%s:%d', d.epoch, d.wait) .. string.sub(v, string.find(v, RS, 1, true), j - 1),
+    wmid = ':' .. fmt(t.wbase) .. ':', post = string.sub(v, k), wbase = t.wbase, dbase = t.dbase,
+    day = p.day, upto = upto, capacity = p.capacity, window = p.window, ttl = state_ttl(d)}
+  remember('hot', v, {c = c, last = now, seq = seq, epoch = d.epoch, cum = t.cum, wh = t.wh, fw = false})
+end
+
+-- hot_admits admits a call on hot record h, or says (nil) that the full
+-- path must decide: something is due, or the pool would be left without
+-- room for another call like this one (the retry time is then not 0).
+local function hot_admits(h, now, token)
+  local c = h.c
+  if now >= c.upto or ARGV[7] == '1' or c.log ~= KEYS[2] or c.conf ~= ARGV[12] then return end
+  local units = tonumber(ARGV[11])
+  local cum = h.cum + units
+  if cum - c.wbase + units > c.capacity or (c.day > 0 and cum - c.dbase + units > c.capacity) then return end
+  local fw = h.fw
+  if not fw then
+    -- A fact about the log as h's state left it, kept once looked up. The
+    -- log always has an entry after wh (the admission that made the record
+    -- added one), unless it was lost: the full path then decides.
+    local first = redis.call('XRANGE', c.log, fmt(h.wh + 1), '+', 'COUNT', 1)
+    if #first == 0 then return end
+    fw = ms_of(first[1][1])
+    h.fw = fw
+  end
+  if now >= fw + c.window then return end
+  local seq = h.seq + 1
+  local id = now .. '-' .. seq
+  redis.call('XADD', c.log, id, 'u', ARGV[11])
+  local wh = math.max(h.wh, now - c.window)
+  local v = id .. c.mid .. cum .. c.wmid .. wh .. c.post
+  redis.call('SET', KEYS[1], v, 'KEEPTTL')
+  remember('hot', v, {c = c, last = now, seq = seq, epoch = h.epoch, cum = cum, wh = wh, fw = fw})
+  receipt(KEYS[3], ARGV[10], token, id, nil, c.ttl)
+  local used_day = 0
+  if c.day > 0 then used_day = cum - c.dbase end
+  return {1, now, seq, 0, 0, cum - c.wbase, used_day, 0, 0, 0}
+end
+
 local function spend()
   local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
   local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
   local npools = (#ARGV - 10) / 3
   local ring, fence = KEYS[npools + 2], KEYS[npools + 3]
   local vals = redis.call('MGET', KEYS[1], fence)
-  local st = parse_state(vals[1])
+  local h = npools == 1 and vals[1] and memo.hot[vals[1]]
+  local st = h or parse_state(vals[1])
   if not st or st.epoch == '' then return {-1, '', 0} end
   local seq = st.seq
   if known ~= '*' and st.epoch ~= known then return {-1, st.epoch, seq} end
@@ -473,7 +542,12 @@ local function spend()
       out[2] = now
       return out
     end
+    if h then
+      local out = hot_admits(h, now, token)
+      if out then return out end
+    end
   end
+  if h then st = parse_state(vals[1]) end
   local d = draft(st)
   local ps = pools_of(d, 11, npools, 1)
   for i = 1, #ps do
@@ -539,6 +613,7 @@ local function spend()
   if dirty then v = write(d, ttl) end
   if id then receipt(ring, ARGV[10], token, id, d) end
   if allowed == 0 and npools == 1 and suspect == 0 then keep_refusal(v, ps[1], now, seq, retry) end
+  if id then hot_record(v, ps[1], d, now, seq) end
   return reply(allowed, now, seq, retry, suspect, ps)
 end
 
