@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -71,15 +72,16 @@ return 1
 )
 
 const (
-	day        = 24 * time.Hour
-	dayLimit   = 9_500       // the shipped default pool: 10,000 less 500
-	bigLimit   = 100_000_000 // latency runs admit every call
-	latencyOps = 5000
-	warmOps    = 200
-	callers    = 32
-	tpRounds   = 3 // throughput rounds, alternating the rows
-	tpRound    = time.Second
-	hundredOp  = "bench.hundred"
+	day          = 24 * time.Hour
+	dayLimit     = 9_500       // the shipped default pool: 10,000 less 500
+	bigLimit     = 100_000_000 // latency runs admit every call
+	latencyOps   = 5000
+	warmOps      = 200
+	latencyBlock = 50 // latencyOps and warmOps are multiples of it
+	callers      = 32
+	tpRounds     = 3 // throughput rounds, alternating the rows
+	tpRound      = time.Second
+	hundredOp    = "bench.hundred"
 )
 
 // decide is one decision of a limiter at a cost; allowed is false for a
@@ -272,8 +274,9 @@ type series struct {
 
 // latencyTable times latencyOps sequential decisions of every row at cost 1
 // and at cost 100 (two limiters, each day prefilled with a mixed day). The
-// rows take turns call by call, so that the machine's noise falls on all
-// of them alike; but the per-unit log at cost 100 goes alone afterwards:
+// rows take turns in blocks (see measure), so that the machine's noise
+// falls on all of them alike; but the per-unit log at cost 100 goes alone
+// afterwards:
 // its 100 new strings a call fill the Lua heap that every script shares,
 // and the collector, paid by whoever allocates next, slowed window.lua from
 // about 81 to 100-150 µs when it ran in turn with it.
@@ -313,13 +316,29 @@ func latencyTable(b *testing.B, c redis.UniversalClient) latencies {
 }
 
 // measure times warmOps + latencyOps decisions of every series, in turn,
-// and keeps the percentiles of the last latencyOps.
+// and keeps the percentiles of the last latencyOps. The series take turns
+// in blocks of latencyBlock calls, in a new random order every round: each
+// limiter then runs as it would on a Redis of its own, warm, while the
+// machine's slow drifts still fall on all of them alike. Taking turns call
+// by call instead favoured whichever row followed its twin (window.lua at
+// cost 100, right after cost 1: 86-89 µs against 89-94 at cost 1), and in
+// a random order call by call, every script ran cold after the others
+// (window.lua, alone in the Functions' Lua state, 104-108 µs; the
+// baselines, sharing EVAL's, moved by 1-2 µs).
 func measure(b *testing.B, c redis.UniversalClient, ss []series) {
 	ds := make([][]time.Duration, len(ss))
-	for i := range warmOps + latencyOps {
-		for j, s := range ss {
-			if t := timed(b, c, s.name, s.d, s.units); i >= warmOps {
-				ds[j] = append(ds[j], t)
+	order := make([]int, len(ss))
+	for j := range order {
+		order[j] = j
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < warmOps+latencyOps; i += latencyBlock {
+		rng.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
+		for _, j := range order {
+			for k := range latencyBlock {
+				if t := timed(b, c, ss[j].name, ss[j].d, ss[j].units); i+k >= warmOps {
+					ds[j] = append(ds[j], t)
+				}
 			}
 		}
 	}
@@ -345,7 +364,7 @@ func timed(b *testing.B, c redis.UniversalClient, name string, d decide, units i
 
 func (l latencies) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\ndecision latency (µs): %d sequential decisions per row, rows in turn, 24-hour window prefilled with a mixed day\n", latencyOps)
+	fmt.Fprintf(w, "\ndecision latency (µs): %d sequential decisions per row, rows in turn in blocks of %d, 24-hour window prefilled with a mixed day\n", latencyOps, latencyBlock)
 	fmt.Fprintf(tw, "limiter\tp50 cost 1\tp99 cost 1\tp50 cost 100\tp99 cost 100\t\n")
 	for _, r := range l.rows {
 		p1, p100 := r.p1, r.p100

@@ -222,7 +222,7 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 		r.answered(ctx)
 		code, _ := res[0].(int64)
 		switch code {
-		case 0, 1:
+		case 0, 1, 2:
 			d, err := r.decision(op, sc, ints(res, len(res)))
 			if d.Allowed && registers {
 				r.mu.Lock()
@@ -341,8 +341,13 @@ func (r *Redis) answered(ctx context.Context) {
 }
 
 // decision reads the script's reply {allowed, now, seq, retry, suspect, per
-// pool: used, used_day, free_at, blocked, wait}; the call id is "<now>-<seq>".
+// pool: used, used_day, free_at, blocked, wait}, or the short one of a
+// one-pool admission with nothing else to say, {2, now, seq, used,
+// used_day}; the call id is "<now>-<seq>".
 func (r *Redis) decision(op string, sc *spendCall, res []int64) (ingest.Decision, error) {
+	if res[0] == 2 && len(res) == 5 && len(sc.cs) == 1 {
+		res = []int64{1, res[1], res[2], 0, 0, res[3], res[4], 0, 0, 0}
+	}
 	if len(res) != 5+5*len(sc.cs) {
 		return ingest.Decision{}, fmt.Errorf("limiter: window.lua replied %d values, want %d", len(res), 5+5*len(sc.cs))
 	}

@@ -37,6 +37,9 @@
 --           from it), "d1,d2,d3,d4" day starts ("0": none)
 --           -> {1|0, now, seq, retry, suspect, per pool: used, used_day,
 --               free_at, blocked, wait}
+--           or {2, now, seq, used, used_day}  one pool, admitted, and all
+--               else 0 (free_at, blocked, wait, retry, suspect): the short
+--               reply of most decisions
 --           or {-1, epoch, seq}  the keys are new or of another generation
 --           or {-2, i, stored}   pool i's conf differs from the caller's
 --           or {-3, seq}         the counter went back or a pool lost data
@@ -430,6 +433,10 @@ local function settle(ps, now)
 end
 
 local function reply(allowed, now, seq, retry, suspect, ps)
+  local p = ps[1]
+  if allowed == 1 and #ps == 1 and suspect == 0 and p.free == 0 and p.blocked == 0 and p.waiting == 0 then
+    return {2, now, seq, p.used, p.used_day}
+  end
   local out = {allowed, now, seq, retry, suspect}
   for i = 1, #ps do
     local p = ps[i]
@@ -517,7 +524,7 @@ local function hot_admits(h, now, token)
   receipt(KEYS[3], ARGV[10], token, id, nil, c.ttl)
   local used_day = 0
   if c.day > 0 then used_day = cum - c.dbase end
-  return {1, now, seq, 0, 0, cum - c.wbase, used_day, 0, 0, 0}
+  return {2, now, seq, cum - c.wbase, used_day}
 end
 
 local function spend()
