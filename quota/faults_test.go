@@ -386,6 +386,57 @@ func TestFaultStaleSnapshot(t *testing.T) {
 	}
 }
 
+// TestFaultKeysGoBackInPlace: the state and the log go back to an older
+// copy on the running server (RESTORE of a backup, no restart), while the
+// script still remembers the newer states it wrote: the counter went back,
+// which is a loss, as after a restart from a stale snapshot. Nothing is
+// admitted until B refilled, then 100 / 100.
+func TestFaultKeysGoBackInPlace(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for range 10 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	ctx := context.Background()
+	c := newClient(t, srv.Addr)
+	keys := []string{"ingest:{" + key + "}:state", "ingest:{" + key + "}:log:default"}
+	old := map[string]string{}
+	for _, k := range keys {
+		v, err := c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("DUMP %s: %v", k, err)
+		}
+		old[k] = v
+	}
+	for range 20 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	a.heartbeat()
+	b.heartbeat()
+	for _, k := range keys {
+		if err := c.RestoreReplace(ctx, k, time.Hour, old[k]).Err(); err != nil {
+			t.Fatalf("RESTORE %s: %v", k, err)
+		}
+	}
+	for i := range 10 {
+		if d := a.take(); d.Allowed {
+			t.Fatalf("A's call %d after the keys went back admitted before B refilled: %+v", i+1, d)
+		}
+	}
+	b.heartbeat()
+	after := fill(t, a)
+	after += fill(t, a, b)
+	t.Logf("keys back in place: 60 before (20 in the copy), %d after: %d / %d", after, total(a, b), capacity)
+	if after != 40 || total(a, b) != capacity {
+		t.Fatalf("admitted %d after the keys went back, %d in the window; want 40 and %d", after, total(a, b), capacity)
+	}
+}
+
 // TestFaultPartialLoss: one key is lost (evicted, deleted): the state
 // (the clock, the counter and every pool's account), or a pool's log.
 // Neither lets a call through beyond capacity.

@@ -31,8 +31,8 @@ func hotTwin(t *testing.T) string {
 	for _, r := range []struct{ old, new string }{
 		{"local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + offset",
 			"return CLOCK + offset"},
-		{"local out = hot_admits(h, now, token)\n",
-			"local out = HOT and hot_admits(h, now, token)\n      if out then HOTS = HOTS + 1 end\n"},
+		{"local out = hot_admits(h, vals[1], now, token)\n",
+			"local out = HOT and hot_admits(h, vals[1], now, token)\n      if out then HOTS = HOTS + 1 end\n"},
 		{"local r = memo.refused[vals[1]]", "local r = false"},
 	} {
 		if n := strings.Count(src, r.old); n != 1 {

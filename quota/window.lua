@@ -88,7 +88,8 @@ local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 -- changed (a decision works on copies of what it changes), so a string
 -- always maps to what parsing it would give. It only ever saves work.
 -- Beside the parsed states it keeps refusals (keep_refusal) and hot
--- records (hot_record), each for the state string it was made on.
+-- records (hot_record), each for the state string it was made on, or that
+-- the admission made on it wrote (hot_admits moves the record along).
 local memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, n = 0}
 
 local function remember(kind, k, v)
@@ -494,10 +495,11 @@ local function hot_record(v, p, d, now, seq)
   remember('hot', v, {c = c, last = now, seq = seq, epoch = d.epoch, cum = t.cum, wh = t.wh, fw = false})
 end
 
--- hot_admits admits a call on hot record h, or says (nil) that the full
--- path must decide: something is due, or the pool would be left without
--- room for another call like this one (the retry time is then not 0).
-local function hot_admits(h, now, token)
+-- hot_admits admits a call on hot record h of state string old, or says
+-- (nil) that the full path must decide: something is due, or the pool
+-- would be left without room for another call like this one (the retry
+-- time is then not 0).
+local function hot_admits(h, old, now, token)
   local c = h.c
   if now >= c.upto or ARGV[7] == '1' or c.log ~= KEYS[2] or c.conf ~= ARGV[12] then return end
   local units = tonumber(ARGV[11])
@@ -520,7 +522,11 @@ local function hot_admits(h, now, token)
   local wh = math.max(h.wh, now - c.window)
   local v = id .. c.mid .. cum .. c.wmid .. wh .. c.post
   redis.call('SET', KEYS[1], v, 'KEEPTTL')
-  remember('hot', v, {c = c, last = now, seq = seq, epoch = h.epoch, cum = cum, wh = wh, fw = fw})
+  -- The record moves to the new string: the old one loses it, so that,
+  -- should it come back (a restore), the full path decides on it.
+  memo.hot[old] = nil
+  h.last, h.seq, h.cum, h.wh = now, seq, cum, wh
+  memo.hot[v] = h
   receipt(KEYS[3], ARGV[10], token, id, nil, c.ttl)
   local used_day = 0
   if c.day > 0 then used_day = cum - c.dbase end
@@ -550,7 +556,7 @@ local function spend()
       return out
     end
     if h then
-      local out = hot_admits(h, now, token)
+      local out = hot_admits(h, vals[1], now, token)
       if out then return out end
     end
   end
