@@ -217,6 +217,19 @@ func twoSpenders(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *hos
 	return a, b
 }
 
+// waitingForB: two spenders (twoSpenders), then Redis loses everything
+// (FLUSHALL), and A's first call after the loss is refused: the limiter now
+// waits for B's ledger.
+func waitingForB(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *host) {
+	t.Helper()
+	a, b = twoSpenders(t, addr, key, costs)
+	do(t, addr, "FLUSHALL")
+	if d := a.take(); d.Allowed {
+		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
+	}
+	return a, b
+}
+
 // del deletes one key, which must have been there: a test of a lost key
 // that deletes nothing would pass for nothing.
 func del(t *testing.T, addr, key string) {
@@ -354,32 +367,14 @@ func TestFaultNewcomerEmptyLedger(t *testing.T) {
 func TestFaultStaleSnapshot(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
-	for range 10 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	do(t, srv.Addr, "SAVE")
-	for range 20 {
-		a.spendN(1)
-		b.spendN(1)
-	}
-	a.heartbeat()
-	b.heartbeat()
-	srv.RestartFromSnapshot(t)
-	if u := used(t, a.l); u != 20 {
-		t.Fatalf("after the restart the limiter holds %d, want the snapshot's 20", u)
-	}
-	for i := range 10 {
-		if d := a.take(); d.Allowed {
-			t.Fatalf("A's call %d after the restart from a stale snapshot admitted before B refilled: %+v", i+1, d)
-		}
-	}
-	b.heartbeat() // B notices its counter went back and refills: the pool resumes for A alone
-	after := fill(t, a)
-	after += fill(t, a, b)
+	a, b, after := wentBack(t, srv.Addr,
+		func() { do(t, srv.Addr, "SAVE") },
+		func(a *host) {
+			srv.RestartFromSnapshot(t)
+			if u := used(t, a.l); u != 20 {
+				t.Fatalf("after the restart the limiter holds %d, want the snapshot's 20", u)
+			}
+		})
 	t.Logf("stale snapshot: 60 before (20 in the snapshot), %d after: %d / %d", after, total(a, b), capacity)
 	if after != 40 || total(a, b) != capacity || a.admitted() != 70 {
 		t.Fatalf("admitted %d after the restart, %d in the window; want 40 and %d", after, total(a, b), capacity)
@@ -394,47 +389,65 @@ func TestFaultStaleSnapshot(t *testing.T) {
 func TestFaultKeysGoBackInPlace(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
+	ctx, c := context.Background(), newClient(t, srv.Addr)
+	var keys []string
+	old := map[string]string{}
+	a, b, after := wentBack(t, srv.Addr,
+		func() {
+			key := quotaKey(t)
+			keys = []string{"ingest:{" + key + "}:state", "ingest:{" + key + "}:log:default"}
+			for _, k := range keys {
+				v, err := c.Dump(ctx, k).Result()
+				if err != nil {
+					t.Fatalf("DUMP %s: %v", k, err)
+				}
+				old[k] = v
+			}
+		},
+		func(*host) {
+			for _, k := range keys {
+				if err := c.RestoreReplace(ctx, k, time.Hour, old[k]).Err(); err != nil {
+					t.Fatalf("RESTORE %s: %v", k, err)
+				}
+			}
+		})
+	t.Logf("keys back in place: 60 before (20 in the copy), %d after: %d / %d", after, total(a, b), capacity)
+	if after != 40 || total(a, b) != capacity {
+		t.Fatalf("admitted %d after the keys went back, %d in the window; want 40 and %d", after, total(a, b), capacity)
+	}
+}
+
+// wentBack: hosts A and B spend 20 calls in turn, then the test keeps a
+// copy (keep), they spend 40 more and heartbeat, and the keys go back to
+// the copy (restore). The workers remember a higher counter than the keys
+// hold: A is refused 10 times before B refills; then A, and A and B, fill
+// the pool. It returns the hosts and how many calls were admitted after.
+func wentBack(t *testing.T, addr string, keep func(), restore func(a *host)) (a, b *host, after int) {
+	t.Helper()
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	a = newHost(t, addr, key, costs, "a", nil)
+	b = newHost(t, addr, key, costs, "b", nil)
 	for range 10 {
 		a.spendN(1)
 		b.spendN(1)
 	}
-	ctx := context.Background()
-	c := newClient(t, srv.Addr)
-	keys := []string{"ingest:{" + key + "}:state", "ingest:{" + key + "}:log:default"}
-	old := map[string]string{}
-	for _, k := range keys {
-		v, err := c.Dump(ctx, k).Result()
-		if err != nil {
-			t.Fatalf("DUMP %s: %v", k, err)
-		}
-		old[k] = v
-	}
+	keep()
 	for range 20 {
 		a.spendN(1)
 		b.spendN(1)
 	}
 	a.heartbeat()
 	b.heartbeat()
-	for _, k := range keys {
-		if err := c.RestoreReplace(ctx, k, time.Hour, old[k]).Err(); err != nil {
-			t.Fatalf("RESTORE %s: %v", k, err)
-		}
-	}
+	restore(a)
 	for i := range 10 {
 		if d := a.take(); d.Allowed {
 			t.Fatalf("A's call %d after the keys went back admitted before B refilled: %+v", i+1, d)
 		}
 	}
-	b.heartbeat()
-	after := fill(t, a)
+	b.heartbeat() // B notices its counter went back and refills: the pool resumes for A alone
+	after = fill(t, a)
 	after += fill(t, a, b)
-	t.Logf("keys back in place: 60 before (20 in the copy), %d after: %d / %d", after, total(a, b), capacity)
-	if after != 40 || total(a, b) != capacity {
-		t.Fatalf("admitted %d after the keys went back, %d in the window; want 40 and %d", after, total(a, b), capacity)
-	}
+	return a, b, after
 }
 
 // TestFaultPartialLoss: one key is lost (evicted, deleted): the state
@@ -1006,11 +1019,7 @@ func TestFaultSecondLoss(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a, b := twoSpenders(t, srv.Addr, key, costs)
-	do(t, srv.Addr, "FLUSHALL")
-	if d := a.take(); d.Allowed {
-		t.Fatalf("after the first loss: admitted before B refilled: %+v", d)
-	}
+	a, b := waitingForB(t, srv.Addr, key, costs)
 	b.heartbeat()
 	if u := used(t, a.l); u != 60 {
 		t.Fatalf("after the first recovery the limiter counts %d, want 60", u)
@@ -1078,11 +1087,7 @@ func TestFaultRecoverKeyLost(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a, b := twoSpenders(t, srv.Addr, key, costs)
-	do(t, srv.Addr, "FLUSHALL")
-	if d := a.take(); d.Allowed {
-		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
-	}
+	a, b := waitingForB(t, srv.Addr, key, costs)
 	del(t, srv.Addr, "ingest:{"+key+"}:recover")
 	b.heartbeat()
 	for i := range 10 {
@@ -1380,11 +1385,7 @@ func TestFaultStateLostDuringRecovery(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a, b := twoSpenders(t, srv.Addr, key, costs)
-	do(t, srv.Addr, "FLUSHALL")
-	if d := a.take(); d.Allowed {
-		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
-	}
+	a, b := waitingForB(t, srv.Addr, key, costs)
 	del(t, srv.Addr, "ingest:{"+key+"}:state")
 	n := newHost(t, srv.Addr, key, costs, "n", nil)
 	for i := range 10 {
