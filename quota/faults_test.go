@@ -230,6 +230,18 @@ func waitingForB(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *hos
 	return a, b
 }
 
+// redisAt is a limiter whose clock (the script's and the worker's) runs
+// offset ahead.
+func redisAt(t *testing.T, addr, key string, costs *ingest.Costs, offset time.Duration) *quota.Redis {
+	t.Helper()
+	l, err := quota.NewRedis(newClient(t, addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+		ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // del deletes one key, which must have been there: a test of a lost key
 // that deletes nothing would pass for nothing.
 func del(t *testing.T, addr, key string) {
@@ -1346,14 +1358,7 @@ func TestFaultIdlePoolLogExpired(t *testing.T) {
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), twoPools(t)
 	ctx := context.Background()
-	at := func(offset time.Duration) *quota.Redis {
-		l, err := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	at := func(offset time.Duration) *quota.Redis { return redisAt(t, srv.Addr, key, costs, offset) }
 	take := func(l *quota.Redis, op string) ingest.Decision {
 		t.Helper()
 		d, err := l.Take(ctx, op)
@@ -1422,14 +1427,7 @@ operations:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	at := func(offset time.Duration) *quota.Redis {
-		l, err := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	at := func(offset time.Duration) *quota.Redis { return redisAt(t, srv.Addr, key, costs, offset) }
 	ahead := time.Now().Add(10 * time.Minute).UnixMilli()
 	var ledger []ingest.Call
 	for i := 1; i <= 90; i++ {
