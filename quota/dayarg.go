@@ -15,7 +15,6 @@ import (
 type dayArg struct {
 	from, to int64 // the day it holds, [from, to) in ms
 	s        string
-	v        any // s, boxed once for the spend requests
 }
 
 // dayArgs caches one dayArg per pool; safe for concurrent use.
@@ -31,9 +30,6 @@ func newDayArgs(costs *ingest.Costs) dayArgs {
 
 // get returns pool p's day starts around t.
 func (m dayArgs) get(p ingest.Pool, t time.Time) string { return m.day(p, t).s }
-
-// arg returns them as a spend request's argument.
-func (m dayArgs) arg(p ingest.Pool, t time.Time) any { return m.day(p, t).v }
 
 func (m dayArgs) day(p ingest.Pool, t time.Time) *dayArg {
 	ms := t.UnixMilli()
@@ -56,6 +52,5 @@ func makeDayArg(p ingest.Pool, t time.Time) *dayArg {
 	if d[0] != 0 {
 		a = &dayArg{from: d[1], to: d[2], s: fmt.Sprintf("%d,%d,%d,%d", d[0], d[1], d[2], d[3])}
 	}
-	a.v = a.s
 	return a
 }

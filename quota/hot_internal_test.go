@@ -31,8 +31,8 @@ func hotTwin(t *testing.T) string {
 	for _, r := range []struct{ old, new string }{
 		{"local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + offset",
 			"return CLOCK + offset"},
-		{"local out = hot_admits(h, vals[1], now, token)\n",
-			"local out = HOT and hot_admits(h, vals[1], now, token)\n      if out then HOTS = HOTS + 1 end\n"},
+		{"local out = hot_admits(h, vals[1], now, token, pr.pools[1])\n",
+			"local out = HOT and hot_admits(h, vals[1], now, token, pr.pools[1])\n      if out then HOTS = HOTS + 1 end\n"},
 		{"local r = memo.refused[vals[1]]", "local r = false"},
 	} {
 		if n := strings.Count(src, r.old); n != 1 {
@@ -43,11 +43,10 @@ func hotTwin(t *testing.T) string {
 	return "#!lua name=window_twin\nlocal CLOCK, HOT, HOTS = 0, true, 0\n" + src + `
 redis.register_function('window_twin', function(keys, args)
   CLOCK = tonumber(args[1])
-  local n = #keys / 2
+  local n, m = #keys / 2, (#args - 1) / 2
   local ka, kb, aa, ab = {}, {}, {}, {}
   for i = 1, n do ka[i], kb[i] = keys[i], keys[n + i] end
-  for i = 3, #args do aa[i - 2], ab[i - 2] = args[i], args[i] end
-  ab[4] = args[2]
+  for i = 1, m do aa[i], ab[i] = args[1 + i], args[1 + m + i] end
   HOT = true
   local ra = main(ka, aa)
   HOT = false
@@ -137,10 +136,16 @@ operations:
 		}
 		op := ops[rng.IntN(len(ops))]
 		sa, sb := a.ops[op], b.ops[op]
-		args, _ := a.spendArgs(sa, int64(i+1))
 		reg := rng.IntN(20) == 0
-		args[len(a.head)+3] = map[bool]string{true: "1", false: "0"}[reg]
-		all := append([]any{clock, b.k.epoch}, args...)
+		all := []any{clock}
+		for _, x := range []struct {
+			r  *Redis
+			sc *spendCall
+		}{{a, sa}, {b, sb}} {
+			args, _ := x.r.spendArgs(x.sc, int64(i+1))
+			args[3] = map[bool]string{true: x.r.opts.Worker, false: ""}[reg]
+			all = append(all, args...)
+		}
 		res, err := c.FCall(ctx, "window_twin", append(keys(a, sa, reg), keys(b, sb, reg)...), all...).Slice()
 		if err != nil {
 			t.Fatalf("call %d (%s at %d): %v", i, op, clock, err)

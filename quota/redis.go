@@ -42,8 +42,7 @@ type Redis struct {
 	fn     functions             // whether window.lua is loaded as a function
 	days   dayArgs               // each pool's day starts, as spend sends them
 	inst   string                // this instance's name for its receipts
-	head   []any                 // a spend's first arguments: mode, margin, clock offset
-	guard  any                   // Options.Guard in ms, boxed once
+	worker any                   // Options.Worker, boxed once: a spend that registers sends it
 	tok    atomic.Int64          // the last token a spend carried
 	pend   pending               // decisions of unknown outcome
 
@@ -56,7 +55,6 @@ type Redis struct {
 // a restored epoch would hide.
 type knowledge struct {
 	epoch    string    // the keys' generation this worker has refilled
-	epochArg any       // epoch, boxed once for the spend requests
 	seq      int64     // the highest call counter it has seen
 	seen     time.Time // when it last saw the counter
 	regAt    time.Time // when it last registered as a spender
@@ -70,8 +68,20 @@ type spendCall struct {
 	cs      []charge
 	keys    []string // state, each pool's log, the receipts ring and fence
 	regKeys []string // the same and the register, for a spend that registers
-	units   []any    // each pool's units, boxed once for the request
-	confs   []any    // each pool's settings as the limiter keeps them (strings)
+	prof    atomic.Pointer[profile]
+}
+
+// profile is the part of a spend request that changes rarely, packed into
+// one argument (window.lua parses it once and remembers it): the key
+// margin, the clock offset, the keys' generation, the guard, then per pool
+// its units, its settings as the limiter keeps them, and its day starts,
+// separated by RS. Each argument costs Redis and the client alike: 17
+// arguments instead of 6 added 2.7 µs to an FCALL's p50 on loopback. A
+// profile holds until the generation or a pool's day changes.
+type profile struct {
+	epoch string
+	days  []*dayArg
+	v     any // the packed string, boxed once
 }
 
 // NewClient opens a Redis client for the limiter from a URL: one server
@@ -118,8 +128,7 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		inst:   token()[:8],
 	}
 	r.pend.init()
-	r.head = []any{"spend", keyMargin.Milliseconds(), opts.ClockOffset.Milliseconds()}
-	r.guard, r.k.epochArg = opts.Guard.Milliseconds(), ""
+	r.worker = opts.Worker
 	var names []string
 	for _, p := range opts.Costs.Pools {
 		names = append(names, p.Name)
@@ -142,7 +151,6 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	sc := &spendCall{cs: cs, keys: []string{r.prefix + "state"}}
 	for _, c := range cs {
 		sc.keys = append(sc.keys, r.logKey(c.pool.Name))
-		sc.units, sc.confs = append(sc.units, c.units), append(sc.confs, poolConf(c.pool))
 	}
 	sc.keys = append(sc.keys, r.receiptKeys(r.inst)...)
 	sc.regKeys = append(append([]string(nil), sc.keys...), r.prefix+"reg")
@@ -249,27 +257,43 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: the limiter's keys kept changing generation", ErrUnavailable)
 }
 
-// spendArgs is a spend's whole request after its keys: the mode, margin
-// and clock offset every mode takes, then epoch, known seq, worker,
-// register, worker ms, guard, token, and per pool units, conf (which holds
-// capacity and window) and its day starts. It says whether this call
-// registers the worker (every Beat, once admitted). What does not change
-// between calls is boxed once (r.head, r.guard, sc.units, sc.confs, the epoch, the day starts).
+// spendArgs is a spend's whole request after its keys: the mode, the
+// profile (what changes rarely), the known seq, the worker when this call
+// registers it (every Beat, once admitted) or "", the worker's ms and the
+// token. It says whether this call registers.
 func (r *Redis) spendArgs(sc *spendCall, token int64) ([]any, bool) {
 	real, now := time.Now(), r.opts.Now()
 	r.mu.Lock()
-	epoch, seq, reg := r.k.epochArg, r.knownSeq(real), "0"
+	epoch, seq, reg := r.k.epoch, r.knownSeq(real), any("")
 	if real.Sub(r.k.regAt) >= r.opts.Beat {
-		reg = "1"
+		reg = r.worker
 	}
 	r.mu.Unlock()
-	args := make([]any, 0, len(r.head)+7+3*len(sc.cs))
-	args = append(args, r.head...)
-	args = append(args, epoch, seq, r.opts.Worker, reg, now.UnixMilli(), r.guard, token)
-	for i, c := range sc.cs {
-		args = append(args, sc.units[i], sc.confs[i], r.days.arg(c.pool, now))
+	return []any{"spend", r.profile(sc, epoch, now), seq, reg, now.UnixMilli(), token}, reg != ""
+}
+
+// profile returns sc's profile for the generation epoch at now, built
+// again only when the generation or a pool's day changed.
+func (r *Redis) profile(sc *spendCall, epoch string, now time.Time) any {
+	p := sc.prof.Load()
+	same := p != nil && p.epoch == epoch
+	for i := 0; same && i < len(sc.cs); i++ {
+		same = p.days[i] == r.days.day(sc.cs[i].pool, now)
 	}
-	return args, reg == "1"
+	if same {
+		return p.v
+	}
+	p = &profile{epoch: epoch}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\x1e%d\x1e%s\x1e%d", keyMargin.Milliseconds(), r.opts.ClockOffset.Milliseconds(), epoch, r.opts.Guard.Milliseconds())
+	for _, c := range sc.cs {
+		d := r.days.day(c.pool, now)
+		p.days = append(p.days, d)
+		fmt.Fprintf(&b, "\x1e%d\x1e%s\x1e%s", c.units, poolConf(c.pool), d.s)
+	}
+	p.v = b.String()
+	sc.prof.Store(p)
+	return p.v
 }
 
 // knownSeq is the highest counter seen, while it can still matter: keys
@@ -375,7 +399,7 @@ func (r *Redis) decision(op string, sc *spendCall, res []int64) (ingest.Decision
 // adopted notes the keys' generation this worker has refilled.
 func (r *Redis) adopted(epoch string) {
 	r.mu.Lock()
-	r.k.epoch, r.k.epochArg = epoch, epoch
+	r.k.epoch = epoch
 	r.mu.Unlock()
 }
 

@@ -31,10 +31,13 @@
 --            done:<worker> -> ms
 --
 -- ARGV[1] mode, ARGV[2] how long idle keys outlive what they guard (ms),
--- ARGV[3] an offset added to TIME (0 but in tests), then by mode:
---   spend   epoch, known seq, worker, register(0/1), worker ms, guard ms,
---           token, then per pool: units, conf (capacity and window are read
---           from it), "d1,d2,d3,d4" day starts ("0": none)
+-- ARGV[3] an offset added to TIME (0 but in tests), then by mode; but
+-- spend, the one mode of every decision, packs what changes rarely into
+-- its ARGV[2], the profile, so as to send six arguments, not thirteen:
+--   spend   profile, known seq, worker (when it registers, else ''), worker
+--           ms, token; the profile is margin, offset, epoch, guard ms, then
+--           per pool: units, conf (capacity and window are read from it),
+--           "d1,d2,d3,d4" day starts ("0": none), separated by RS
 --           -> {1|0, now, seq, retry, suspect, per pool: used, used_day,
 --               free_at, blocked, wait}
 --           or {2, now, seq, used, used_day}  one pool, admitted, and all
@@ -90,11 +93,11 @@ local function ms_of(id) return tonumber(string.match(id, '^(%d+)')) end
 -- Beside the parsed states it keeps refusals (keep_refusal) and hot
 -- records (hot_record), each for the state string it was made on, or that
 -- the admission made on it wrote (hot_admits moves the record along).
-local memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, n = 0}
+local memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, prof = {}, n = 0}
 
 local function remember(kind, k, v)
   memo.n = memo.n + 1
-  if memo.n > 256 then memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, n = 0} end
+  if memo.n > 256 then memo = {state = {}, refused = {}, hot = {}, conf = {}, days = {}, name = {}, prof = {}, n = 0} end
   memo[kind][k] = v
   return v
 end
@@ -118,6 +121,19 @@ local function day_starts(s)
 end
 
 -- pool_name is the pool a log key is for: what follows ":log:".
+-- profile reads a spend's profile (see the top of the file).
+local function profile(s)
+  local pr = memo.prof[s]
+  if pr then return pr end
+  local f = {}
+  for x in string.gmatch(s .. RS, '([^' .. RS .. ']*)' .. RS) do f[#f + 1] = x end
+  pr = {margin = tonumber(f[1]), offset = tonumber(f[2]), epoch = f[3], guard = tonumber(f[4]), pools = {}}
+  for i = 5, #f - 2, 3 do
+    pr.pools[#pr.pools + 1] = {units = f[i], conf = f[i + 1], days = f[i + 2]}
+  end
+  return remember('prof', s, pr)
+end
+
 local function pool_name(log)
   local n = memo.name[log]
   if n then return n end
@@ -352,14 +368,14 @@ local function window_free(p, units)
   end
 end
 
--- pools reads the per-pool arguments (units, conf, day starts from first
--- on) against the state: one table per pool, its account a copy in the
--- draft d. Capacity and window come from the conf the caller sends.
-local function pools_of(d, first, npools, k0)
+-- pools reads the caller's pools (specs: units, conf and day starts, as
+-- strings) against the state: one table per pool, its account a copy in
+-- the draft d. Capacity and window come from the conf the caller sends.
+local function pools_of(d, specs, k0)
   local out = {}
-  for i = 1, npools do
-    local a, log = first + (i - 1) * 3, KEYS[k0 + i]
-    local want, name = ARGV[a + 1], pool_name(log)
+  for i = 1, #specs do
+    local sp, log = specs[i], KEYS[k0 + i]
+    local want, name = sp.conf, pool_name(log)
     local c = pool_conf(want)
     local o = d.acct[name]
     if not o then
@@ -371,8 +387,8 @@ local function pools_of(d, first, npools, k0)
     -- table that grows past its constructor is rebuilt.
     local p = {cum = o.cum, wbase = o.wbase, wh = o.wh, dbase = o.dbase, ds = o.ds, head = o.head,
       touched = o.touched, fT = o.fT, fAt = o.fAt, block = o.block, wait = o.wait, conf = o.conf,
-      t = false, log = log, had = o.touched > 0, units = tonumber(ARGV[a]), ustr = ARGV[a], want = want,
-      capacity = c.capacity, window = c.window, days = day_starts(ARGV[a + 2]), blocked = o.block,
+      t = false, log = log, had = o.touched > 0, units = tonumber(sp.units), ustr = sp.units, want = want,
+      capacity = c.capacity, window = c.window, days = day_starts(sp.days), blocked = o.block,
       waiting = o.wait, day = 0, de = 0, used = 0, used_day = 0, free = 0, dirty = false, newlog = false}
     p.t = p
     d.mine[name] = p
@@ -460,7 +476,7 @@ local function keep_refusal(v, p, now, seq, retry)
   if p.day > 0 then upto = math.min(upto, p.de) end
   if p.blocked > 0 then upto = math.min(upto, p.blocked) end
   if p.waiting > 0 then upto = math.min(upto, p.waiting) end
-  remember('refused', v, {log = p.log, units = p.ustr, conf = p.want, days = ARGV[13], from = now, upto = upto,
+  remember('refused', v, {log = p.log, prof = ARGV[2], from = now, upto = upto,
     out = {0, now, seq, retry, 0, p.used, p.used_day, p.free, p.blocked, p.waiting}})
 end
 
@@ -499,10 +515,10 @@ end
 -- (nil) that the full path must decide: something is due, or the pool
 -- would be left without room for another call like this one (the retry
 -- time is then not 0).
-local function hot_admits(h, old, now, token)
+local function hot_admits(h, old, now, token, q)
   local c = h.c
-  if now >= c.upto or ARGV[7] == '1' or c.log ~= KEYS[2] or c.conf ~= ARGV[12] then return end
-  local units = tonumber(ARGV[11])
+  if now >= c.upto or ARGV[4] ~= '' or c.log ~= KEYS[2] or c.conf ~= q.conf then return end
+  local units = tonumber(q.units)
   local cum = h.cum + units
   if cum - c.wbase + units > c.capacity or (c.day > 0 and cum - c.dbase + units > c.capacity) then return end
   local fw = h.fw
@@ -518,7 +534,7 @@ local function hot_admits(h, old, now, token)
   if now >= fw + c.window then return end
   local seq = h.seq + 1
   local id = now .. '-' .. seq
-  redis.call('XADD', c.log, id, 'u', ARGV[11])
+  redis.call('XADD', c.log, id, 'u', q.units)
   local wh = math.max(h.wh, now - c.window)
   local v = id .. c.mid .. cum .. c.wmid .. wh .. c.post
   redis.call('SET', KEYS[1], v, 'KEEPTTL')
@@ -527,16 +543,18 @@ local function hot_admits(h, old, now, token)
   memo.hot[old] = nil
   h.last, h.seq, h.cum, h.wh = now, seq, cum, wh
   memo.hot[v] = h
-  receipt(KEYS[3], ARGV[10], token, id, nil, c.ttl)
+  receipt(KEYS[3], ARGV[6], token, id, nil, c.ttl)
   local used_day = 0
   if c.day > 0 then used_day = cum - c.dbase end
   return {2, now, seq, cum - c.wbase, used_day}
 end
 
 local function spend()
-  local known, known_seq, worker, register = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-  local worker_ms, guard, token = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-  local npools = (#ARGV - 10) / 3
+  local pr = profile(ARGV[2])
+  margin, offset = pr.margin, pr.offset
+  local known, known_seq, worker = pr.epoch, tonumber(ARGV[3]), ARGV[4]
+  local worker_ms, guard, token = tonumber(ARGV[5]), pr.guard, tonumber(ARGV[6])
+  local npools = #pr.pools
   local ring, fence = KEYS[npools + 2], KEYS[npools + 3]
   local vals = redis.call('MGET', KEYS[1], fence)
   local h = npools == 1 and vals[1] and memo.hot[vals[1]]
@@ -549,20 +567,19 @@ local function spend()
   local now, suspect = clock_now(st.last, worker_ms, guard)
   if npools == 1 and suspect == 0 then
     local r = memo.refused[vals[1]]
-    if r and r.log == KEYS[2] and r.units == ARGV[11] and r.conf == ARGV[12] and r.days == ARGV[13]
-      and now >= r.from and now < r.upto then
+    if r and r.log == KEYS[2] and r.prof == ARGV[2] and now >= r.from and now < r.upto then
       local out = r.out
       out[2] = now
       return out
     end
     if h then
-      local out = hot_admits(h, vals[1], now, token)
+      local out = hot_admits(h, vals[1], now, token, pr.pools[1])
       if out then return out end
     end
   end
   if h then st = parse_state(vals[1]) end
   local d = draft(st)
-  local ps = pools_of(d, 11, npools, 1)
+  local ps = pools_of(d, pr.pools, 1)
   for i = 1, #ps do
     local p = ps[i]
     if p.t.conf ~= '' and p.t.conf ~= p.want then return {-2, i, p.t.conf} end
@@ -601,7 +618,7 @@ local function spend()
     end
     retry = 0
     d.last, d.seq = now, seq
-    if register == '1' then
+    if worker ~= '' then
       local reg = KEYS[npools + 4]
       redis.call('HSET', reg, worker, fmt(now))
       redis.call('PEXPIRE', reg, math.max(ps[1].window, DAY25) + margin)
@@ -624,7 +641,7 @@ local function spend()
   end
   local v = vals[1]
   if dirty then v = write(d, ttl) end
-  if id then receipt(ring, ARGV[10], token, id, d) end
+  if id then receipt(ring, ARGV[6], token, id, d) end
   if allowed == 0 and npools == 1 and suspect == 0 then keep_refusal(v, ps[1], now, seq, retry) end
   if id then hot_record(v, ps[1], d, now, seq) end
   return reply(allowed, now, seq, retry, suspect, ps)
@@ -645,7 +662,9 @@ end
 local function state()
   local st = parse_state(redis.call('GET', KEYS[1]))
   local d = draft(st)
-  local ps = pools_of(d, 4, #KEYS - 3, 3)
+  local specs = {}
+  for a = 4, #ARGV, 3 do specs[#specs + 1] = {units = ARGV[a], conf = ARGV[a + 1], days = ARGV[a + 2]} end
+  local ps = pools_of(d, specs, 3)
   local now = math.max(time_ms(), d.last)
   local need, done = recovery()
   local out = {now, d.seq, d.epoch, need, done}
@@ -1044,7 +1063,8 @@ local modes = {
 -- main runs one call: ARGV[1] names the mode.
 local function main(keys, args)
   KEYS, ARGV = keys, args
-  mode, margin, offset = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+  mode = ARGV[1]
+  if mode ~= 'spend' then margin, offset = tonumber(ARGV[2]), tonumber(ARGV[3]) end
   local f = modes[mode]
   if not f then return redis.error_reply('window.lua: unknown mode ' .. tostring(mode)) end
   return f()
