@@ -54,13 +54,13 @@ type Redis struct {
 // knowledge is what this worker knows of the limiter, to notice a loss that
 // a restored epoch would hide.
 type knowledge struct {
-	epoch    string    // the keys' generation this worker has refilled
-	seq      int64     // the highest call counter it has seen
-	seen     time.Time // when it last saw the counter
-	regAt    time.Time // when it last registered as a spender
-	copyAt   time.Time // when it last copied the register (its own clock)
-	copyMS   int64     // the limiter's clock at that copy
-	reg      map[string]int64
+	epoch  string    // the keys' generation this worker has refilled
+	seq    int64     // the highest call counter it has seen
+	seen   time.Time // when it last saw the counter
+	regAt  time.Time // when it last registered as a spender
+	copyAt time.Time // when it last copied the register (its own clock)
+	copyMS int64     // the limiter's clock at that copy
+	reg    map[string]int64
 }
 
 // spendCall is what the script needs for one set of charges.
