@@ -50,6 +50,14 @@ type functions struct {
 
 // fcall runs window.lua for one call. The caller's ctx bounds it.
 func (r *Redis) fcall(ctx context.Context, keys []string, args []any) *redis.Cmd {
+	return r.call(ctx, keys, nil, args)
+}
+
+// call runs window.lua for one call with keys; head, when not nil, is the
+// FCALL command's first arguments for those keys (FCALL, the function, the
+// key count and the keys), boxed once, so that a spend does not box them
+// again on every decision.
+func (r *Redis) call(ctx context.Context, keys []string, head []any, args []any) *redis.Cmd {
 	if r.fn.state.Load() == fnUnknown {
 		if err := r.loadFunction(ctx); err != nil {
 			cmd := redis.NewCmd(ctx)
@@ -60,16 +68,32 @@ func (r *Redis) fcall(ctx context.Context, keys []string, args []any) *redis.Cmd
 	if r.fn.state.Load() == fnNone {
 		return windowScript.Run(ctx, r.client, keys, args...)
 	}
-	cmd := r.client.FCall(ctx, windowFn, keys, args...)
+	var cmd *redis.Cmd
+	if head != nil {
+		cmd = redis.NewCmd(ctx, append(append(make([]any, 0, len(head)+len(args)), head...), args...)...)
+		cmd.SetFirstKeyPos(3)
+		_ = r.client.Process(ctx, cmd)
+	} else {
+		cmd = r.client.FCall(ctx, windowFn, keys, args...)
+	}
 	if cmd.Err() != nil && notLoaded(cmd.Err()) {
 		r.fn.state.CompareAndSwap(fnLoaded, fnUnknown)
 		if err := r.loadFunction(ctx); err != nil {
 			cmd.SetErr(err)
 			return cmd
 		}
-		return r.fcall(ctx, keys, args)
+		return r.call(ctx, keys, head, args)
 	}
 	return cmd
+}
+
+// fcallHead is the first arguments of an FCALL of window.lua with keys.
+func fcallHead(keys []string) []any {
+	head := []any{"fcall", windowFn, len(keys)}
+	for _, k := range keys {
+		head = append(head, k)
+	}
+	return head
 }
 
 // notLoaded tells the reply of an FCALL to a server without the library.

@@ -68,6 +68,8 @@ type spendCall struct {
 	cs      []charge
 	keys    []string // state, each pool's log, the receipts ring and fence
 	regKeys []string // the same and the register, for a spend that registers
+	head    []any    // FCALL's first arguments for keys, boxed once
+	regHead []any    // and for regKeys
 	prof    atomic.Pointer[profile]
 }
 
@@ -154,6 +156,7 @@ func (r *Redis) prepare(charges []ingest.Charge) (*spendCall, error) {
 	}
 	sc.keys = append(sc.keys, r.receiptKeys(r.inst)...)
 	sc.regKeys = append(append([]string(nil), sc.keys...), r.prefix+"reg")
+	sc.head, sc.regHead = fcallHead(sc.keys), fcallHead(sc.regKeys)
 	return sc, nil
 }
 
@@ -217,12 +220,12 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 	for attempt := 0; attempt < 4; attempt++ {
 		token := r.tok.Add(1)
 		args, registers := r.spendArgs(sc, token)
-		keys := sc.keys
+		keys, head := sc.keys, sc.head
 		if registers {
-			keys = sc.regKeys
+			keys, head = sc.regKeys, sc.regHead
 		}
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-		res, err := r.fcall(cctx, keys, args).Slice()
+		res, err := r.call(cctx, keys, head, args).Slice()
 		cancel()
 		if err != nil {
 			return r.failed(ctx, op, sc, token, err)
