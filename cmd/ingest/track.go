@@ -77,7 +77,9 @@ func trackSchedule(every time.Duration, regionsN int) regions.Schedule {
 }
 
 // keepTracking runs tracking at every slot until ctx ends or drain closes.
-// done waits for a pass in flight to end.
+// done stops it: once drain has closed (the first signal), the call in
+// flight ends and is stored, as a chart pass's page is, and tracking stops
+// before the next; otherwise (run failed) it is cancelled at once.
 func keepTracking(ctx context.Context, s *settings, tr *regions.Track, sched regions.Schedule, drain <-chan struct{}) (done func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
@@ -97,7 +99,15 @@ func keepTracking(ctx context.Context, s *settings, tr *regions.Track, sched reg
 			trackOnce(ctx, s.logger, tr)
 		}
 	}()
-	return func() { cancel(); <-stopped }
+	return func() {
+		select {
+		case <-drain:
+		default:
+			cancel()
+		}
+		<-stopped
+		cancel()
+	}
 }
 
 var _ regions.TrackStore = (*store.DB)(nil)
