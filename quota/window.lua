@@ -120,7 +120,6 @@ local function day_starts(s)
   return remember('days', s, {tonumber(a), tonumber(b), tonumber(c), tonumber(e)})
 end
 
--- pool_name is the pool a log key is for: what follows ":log:".
 -- profile reads a spend's profile (see the top of the file).
 local function profile(s)
   local pr = memo.prof[s]
@@ -134,6 +133,7 @@ local function profile(s)
   return remember('prof', s, pr)
 end
 
+-- pool_name is the pool a log key is for: what follows ":log:".
 local function pool_name(log)
   local n = memo.name[log]
   if n then return n end
