@@ -28,9 +28,9 @@ func newDayArgs(costs *ingest.Costs) dayArgs {
 	return m
 }
 
-// get returns pool p's day starts around t.
-func (m dayArgs) get(p ingest.Pool, t time.Time) string { return m.day(p, t).s }
-
+// day returns pool p's day starts around t: the cached ones while t is in
+// their day (the same pointer, which is how a spend's profile knows its
+// day starts still hold), else new ones.
 func (m dayArgs) day(p ingest.Pool, t time.Time) *dayArg {
 	ms := t.UnixMilli()
 	slot := m[p.Name]

@@ -267,12 +267,13 @@ func (r *Redis) spend(ctx context.Context, op string, sc *spendCall) (ingest.Dec
 func (r *Redis) spendArgs(sc *spendCall, token int64) ([]any, bool) {
 	real, now := time.Now(), r.opts.Now()
 	r.mu.Lock()
-	epoch, seq, reg := r.k.epoch, r.knownSeq(real), any("")
-	if real.Sub(r.k.regAt) >= r.opts.Beat {
+	epoch, seq, registers := r.k.epoch, r.knownSeq(real), real.Sub(r.k.regAt) >= r.opts.Beat
+	r.mu.Unlock()
+	reg := any("")
+	if registers {
 		reg = r.worker
 	}
-	r.mu.Unlock()
-	return []any{"spend", r.profile(sc, epoch, now), seq, reg, now.UnixMilli(), token}, reg != ""
+	return []any{"spend", r.profile(sc, epoch, now), seq, reg, now.UnixMilli(), token}, registers
 }
 
 // profile returns sc's profile for the generation epoch at now, built
