@@ -1,8 +1,8 @@
 package quota
 
 import (
+	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,29 +13,31 @@ import (
 // failPolicy decides what a call does while the shared limiter cannot be
 // reached: it goes ahead unmetered only when every pool it draws from has a
 // fail_open policy, the charge is at most that pool's max_cost, and the
-// units this process took unmetered in the pool during this outage stay
-// within its budget. Anything else is refused with ErrUnavailable.
+// units this ledger took unmetered in the pool over the pool's window stay
+// within its budget. The count comes from the ledger, so that every process
+// on the database shares one budget across outages. Anything else is
+// refused with ErrUnavailable.
 type failPolicy struct {
-	log   *slog.Logger
-	costs *ingest.Costs
+	opts Options
 
-	mu    sync.Mutex
-	down  atomic.Bool      // changed under mu; up reads it without, on every answer
-	spent map[string]int64 // units taken unmetered per pool, this outage
+	mu   sync.Mutex
+	down atomic.Bool // changed under mu; up reads it without, on every answer
+	// granted are this process's unmetered calls, until the ledger has
+	// them: the meter writes a call to the ledger after its decision.
+	granted map[string]ingest.Call
 }
 
-func newFailPolicy(log *slog.Logger, costs *ingest.Costs) *failPolicy {
-	return &failPolicy{log: log, costs: costs, spent: map[string]int64{}}
+func newFailPolicy(opts Options) *failPolicy {
+	return &failPolicy{opts: opts, granted: map[string]ingest.Call{}}
 }
 
 // open decides a call while the limiter is unreachable.
-func (f *failPolicy) open(op string, cs []charge, cause error) (ingest.Decision, error) {
+func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause error) (ingest.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.down.Load() {
 		f.down.Store(true)
-		f.log.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget",
-			"err", cause)
+		f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
 	}
 	for _, c := range cs {
 		fo := c.pool.FailOpen
@@ -45,18 +47,64 @@ func (f *failPolicy) open(op string, cs []charge, cause error) (ingest.Decision,
 		case c.units > fo.MaxCost:
 			return ingest.Decision{}, fmt.Errorf("limiter: %w (%d units in pool %s, fail_open.max_cost %d): %w",
 				ErrUnavailable, c.units, c.pool.Name, fo.MaxCost, cause)
-		case f.spent[c.pool.Name]+c.units > fo.Budget:
-			return ingest.Decision{}, fmt.Errorf("limiter: %w (pool %s spent its fail_open.budget of %d units in this outage): %w",
-				ErrUnavailable, c.pool.Name, fo.Budget, cause)
 		}
 	}
-	charges := make([]ingest.Charge, len(cs))
-	for i, c := range cs {
-		f.spent[c.pool.Name] += c.units
-		charges[i] = ingest.Charge{Pool: c.pool.Name, Units: c.units}
+	now := f.opts.Now()
+	used, err := f.used(ctx, now)
+	if err != nil {
+		return ingest.Decision{}, fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
 	}
-	now := time.Now()
-	return ingest.Decision{Allowed: true, Unmetered: true, At: now, Op: op, Charges: charges, ID: unmeteredID(now)}, nil
+	for _, c := range cs {
+		if b := c.pool.FailOpen.Budget; used[c.pool.Name]+c.units > b {
+			return ingest.Decision{}, fmt.Errorf("limiter: %w (pool %s took its fail_open.budget of %d units unmetered in the last %s): %w",
+				ErrUnavailable, c.pool.Name, b, c.pool.Window, cause)
+		}
+	}
+	d := ingest.Decision{Allowed: true, Unmetered: true, At: now, Op: op, ID: unmeteredID(now)}
+	for _, c := range cs {
+		d.Charges = append(d.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
+		f.opts.Logger.Info("admitted unmetered while the limiter is unreachable", ingest.LogOp, op, "pool", c.pool.Name,
+			"budget_used", used[c.pool.Name]+c.units, "budget", c.pool.FailOpen.Budget)
+	}
+	f.granted[d.ID] = ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
+	return d, nil
+}
+
+// used is what the ledger, and this process's calls it does not hold yet,
+// took unmetered per pool over each pool's window.
+func (f *failPolicy) used(ctx context.Context, now time.Time) (map[string]int64, error) {
+	var calls []ingest.Call
+	if f.opts.Recall != nil {
+		rec, err := f.opts.Recall(ctx)
+		if err != nil {
+			return nil, err
+		}
+		calls = rec.Calls
+	}
+	for _, c := range calls {
+		delete(f.granted, c.ID)
+	}
+	for _, c := range f.granted {
+		calls = append(calls, c)
+	}
+	return UnmeteredUsed(f.opts.Costs, calls, now), nil
+}
+
+// UnmeteredUsed sums, per pool, the units of unmetered calls within the
+// pool's window before now: the part of its fail_open budget in use.
+func UnmeteredUsed(costs *ingest.Costs, calls []ingest.Call, now time.Time) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range calls {
+		if !c.Unmetered {
+			continue
+		}
+		for _, ch := range c.Charges {
+			if p, ok := costs.Pool(ch.Pool); ok && c.At.After(now.Add(-p.Window)) {
+				out[ch.Pool] += ch.Units
+			}
+		}
+	}
+	return out
 }
 
 // up notes that the limiter answered; it reports whether an outage just
@@ -71,7 +119,6 @@ func (f *failPolicy) up() bool {
 		return false
 	}
 	f.down.Store(false)
-	clear(f.spent)
-	f.log.Info("quota limiter reachable again")
+	f.opts.Logger.Info("quota limiter reachable again")
 	return true
 }

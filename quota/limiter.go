@@ -31,14 +31,12 @@ const DefaultTimeout = 250 * time.Millisecond
 
 // Defaults of the loss protection (Redis).
 const (
-	// DefaultBeat is how often a daemon heartbeats: it renews its entry in
-	// the register, refreshes its copy of it, and notices a loss.
+	// DefaultBeat is how often a daemon looks at the limiter between calls
+	// (a recovery that waits for its ledger), and how often a worker copies
+	// the limiter's list of ledgers.
 	DefaultBeat = 2 * time.Second
-	// DefaultFresh is how old a copy of the register may be and still
-	// vouch for who spent in the window.
-	DefaultFresh = 10 * time.Second
 	// DefaultGuard bounds how far the limiter's clock may jump ahead of its
-	// last decision without the caller's clock agreeing.
+	// last decision without the worker's boot clock agreeing.
 	DefaultGuard = 10 * time.Minute
 )
 
@@ -53,31 +51,39 @@ type Options struct {
 	// Logger receives the fail-open and recovery messages; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Recall returns what this worker's ledger holds of the trailing window
-	// (and the current calendar day): its calls, metered or not, and the
-	// blocks it met. The Redis limiter refills itself with them when it
-	// finds Redis lost data, when the process starts, and when an outage
-	// ends (the unmetered calls are then written in); nil means there is no
-	// ledger.
+	// Ledger is the stable id of this worker's database: to the limiter,
+	// every process writing to one database is one worker. Empty means a
+	// random id (a worker without a database).
+	Ledger string
+	// Where is the host and path the ledger is at, for reports.
+	Where string
+	// Recall returns what this worker's ledger holds of the pools' span
+	// (the trailing window and the current calendar day): its calls,
+	// metered or not, and the blocks it met. The Redis limiter refills
+	// itself with them when it finds Redis lost data and when an outage
+	// ends, and counts the fail_open budget from them; nil means there is
+	// no ledger.
 	Recall func(ctx context.Context) (ingest.Recalled, error)
-	// Worker names this process in the limiter's register; empty means a
-	// random name.
-	Worker string
-	// Beat, Fresh and Guard: see DefaultBeat, DefaultFresh, DefaultGuard.
-	Beat, Fresh, Guard time.Duration
+	// Notes keeps the Redis limiter's notes in the ledger; nil keeps them
+	// in memory.
+	Notes Notebook
+	// Replicas: with more than zero, the Redis limiter counts an admission
+	// only once WAIT confirms that many replicas hold it.
+	Replicas int
+	// Beat and Guard: see DefaultBeat and DefaultGuard.
+	Beat, Guard time.Duration
 	// Now is this worker's clock; nil means time.Now. It is the embedded
 	// limiter's clock; the Redis limiter decides by the server's TIME and
-	// uses Now only to name the calendar days around it and to guard
-	// against a TIME that jumps. Tests move it.
+	// uses Now only to name the calendar days around it. Tests move it.
 	Now func() time.Time
 	// ClockOffset is added to the Redis server's TIME inside the script:
 	// zero but in tests, which move the limiter's clock with it.
 	ClockOffset time.Duration
-	// Uptime is the embedded limiter's second clock, for its clock guard:
-	// the boot's id and the time since boot, which a step of the wall clock
-	// does not move (ok false: none to be had). nil means the kernel's
-	// (/proc) when Now is nil too, and no guard otherwise: a test that
-	// moves Now moves time itself, unless it gives an Uptime as well.
+	// Uptime is the clock guard's second clock: the boot's id and the time
+	// since boot, which a step of the wall clock does not move (ok false:
+	// none to be had). nil means the kernel's (/proc) when Now is nil too,
+	// and no guard otherwise: a test that moves Now moves time itself,
+	// unless it gives an Uptime as well.
 	Uptime func() (boot string, since time.Duration, ok bool)
 	// Unknowns keeps the Redis limiter's decisions of unknown outcome (a
 	// timeout after the request went out) until they are reconciled; nil
@@ -98,11 +104,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Worker == "" {
-		o.Worker = token()[:12]
+	if o.Ledger == "" {
+		o.Ledger = token()[:12]
+	}
+	if o.Notes == nil {
+		o.Notes = &memNotes{m: map[string]string{}}
 	}
 	o.Beat = cmp.Or(o.Beat, DefaultBeat)
-	o.Fresh = cmp.Or(o.Fresh, DefaultFresh)
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
 	if o.Now == nil {
 		o.Now = time.Now

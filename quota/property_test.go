@@ -317,7 +317,7 @@ func helperWorker(l limiter, rng *rand.Rand, untilMS int64, emit func(string, ..
 func helperLimiter(t *testing.T, backend, target string) limiter {
 	opts := quota.Options{QuotaKey: os.Getenv("QUOTA_KEY"), Costs: propCosts(t), Timeout: time.Minute}
 	if backend == "redis" {
-		l, err := quota.NewRedis(redis.NewClient(&redis.Options{Addr: target}), opts)
+		l, err := openRedis(t, redis.NewClient(&redis.Options{Addr: target}), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,7 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 		if err != nil {
 			t.Fatal(err)
 		}
+		created(t, l)
 		return l
 	}
 	return harness{
@@ -45,6 +46,34 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 			return v
 		},
 	}
+}
+
+// created makes the quota key's configuration, as `ingest quota apply`
+// does, unless it is there already.
+func created(t testing.TB, l *quota.Redis) {
+	t.Helper()
+	conf, err := l.Config(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conf {
+		if c.Limiter != "" {
+			return
+		}
+	}
+	if _, err := l.ApplyConfig(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openRedis is quota.NewRedis on a quota key created as `ingest quota
+// apply` creates it.
+func openRedis(t testing.TB, c redis.UniversalClient, o quota.Options) (*quota.Redis, error) {
+	l, err := quota.NewRedis(c, o)
+	if err == nil {
+		created(t, l)
+	}
+	return l, err
 }
 
 // newClient opens a client as the worker does (quota.NewClient), with a
@@ -69,7 +98,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { client.Close() })
 	t.Run("OneSlot", func(t *testing.T) {
-		l, err := quota.NewRedis(client, quota.Options{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})
+		l, err := openRedis(t, client, quota.Options{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +124,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: "ttl", Costs: testCosts(t, 1000, 0, 5, time.Hour)})
+	l, err := openRedis(t, c, quota.Options{QuotaKey: "ttl", Costs: testCosts(t, 1000, 0, 5, time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +136,19 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := c.Keys(ctx, "*").Result()
-	if err != nil || len(keys) != 5 {
-		t.Fatalf("keys: got %v, %v; want the state, the register, a log per pool, the receipts", keys, err)
+	if err != nil || len(keys) != 6 {
+		t.Fatalf("keys: got %v, %v; want the configuration, the state, the ledgers, a log per pool, the receipts", keys, err)
 	}
 	for _, k := range keys {
-		// A pool remembers its window or a 25-hour day, whichever is longer.
 		ttl, err := c.PTTL(ctx, k).Result()
+		if strings.HasSuffix(k, ":conf") {
+			// Created on purpose by `quota apply`: it never expires.
+			if err != nil || ttl != -1 {
+				t.Errorf("PTTL %s: got %s, %v; want no expiry", k, ttl, err)
+			}
+			continue
+		}
+		// A pool remembers its window or a 25-hour day, whichever is longer.
 		if err != nil || ttl <= 0 || ttl > 25*time.Hour+2*time.Minute {
 			t.Errorf("PTTL %s: got %s, %v; want at most 25 hours", k, ttl, err)
 		}
@@ -127,7 +163,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 	ctx := context.Background()
 	admin := newClient(t, srv.Addr)
 	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
-	w, _ := quota.NewRedis(admin, quota.Options{QuotaKey: "ro", Costs: costs})
+	w, _ := openRedis(t, admin, quota.Options{QuotaKey: "ro", Costs: costs})
 	for range 3 {
 		if _, err := w.Take(ctx, "search.list"); err != nil {
 			t.Fatal(err)
@@ -139,7 +175,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 	}
 	reader := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "pw"})
 	defer reader.Close()
-	r, _ := quota.NewRedis(reader, quota.Options{QuotaKey: "ro", Costs: costs})
+	r, _ := openRedis(t, reader, quota.Options{QuotaKey: "ro", Costs: costs})
 	s, err := r.State(ctx)
 	if err != nil {
 		t.Fatalf("state as a read-only user: %v", err)
@@ -155,7 +191,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 func TestRedisScriptFlush(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "flush", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
+	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "flush", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
 	ctx := context.Background()
 	for i := range 20 {
 		if i == 10 {
@@ -179,7 +215,7 @@ func TestRedisScriptFlush(t *testing.T) {
 func TestRedisFlushallRestore(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	var ledger []ingest.Call
 	for i := range 30 {
@@ -257,8 +293,8 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	var books ledgers
 	workers := make([]*quota.Redis, 2)
 	for i := range workers {
-		workers[i], _ = quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "amnesia", Costs: costs,
-			Recall: books.recall(i), Logger: quiet, Timeout: 2 * time.Second, Worker: fmt.Sprintf("w%d", i)})
+		workers[i], _ = openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "amnesia", Costs: costs,
+			Recall: books.recall(i), Logger: quiet, Timeout: 2 * time.Second, Ledger: fmt.Sprintf("w%d", i)})
 	}
 	take := func(i int) bool {
 		d, err := workers[i].Take(ctx, "videos.list")
@@ -304,8 +340,8 @@ func TestRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var books ledgers
-	l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
-		Logger: quiet, Recall: books.recall(0), Worker: "w0"})
+	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
+		Logger: quiet, Recall: books.recall(0), Ledger: "w0"})
 	ctx := context.Background()
 	d, err := l.Take(ctx, "videos.list")
 	if err != nil || d.Unmetered {
@@ -359,7 +395,7 @@ func TestRedisScriptError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, _ := quota.NewRedis(c, quota.Options{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	l, _ := openRedis(t, c, quota.Options{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	c.Set(ctx, "ingest:{wrongtype}:log:default", "not a stream", 0)
 	d, err := l.Take(ctx, "videos.list")
@@ -374,7 +410,7 @@ func TestRedisPersistence(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, _ := quota.NewRedis(c, quota.Options{QuotaKey: "persist", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	l, _ := openRedis(t, c, quota.Options{QuotaKey: "persist", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	if kept, detail, err := l.Persistence(ctx); err != nil || kept {
 		t.Fatalf("test server (--save '' --appendonly no): kept %v, %q, %v; want not kept", kept, detail, err)
@@ -414,7 +450,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	want := ingest.UpstreamReset(time.Now())
 	offset := time.Until(want.Add(-2 * time.Minute))
 	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
-		l, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet,
+		l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet,
 			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
 		until, err := l.Block(ctx, "search")
 		if err != nil {
@@ -427,7 +463,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	}
 	// The ledger of a worker that spent and met the block.
 	var calls []ingest.Call
-	w, _ := quota.NewRedis(newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet, Worker: "w",
+	w, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet, Ledger: "w",
 		Recall: func(context.Context) (ingest.Recalled, error) {
 			return ingest.Recalled{Calls: calls, Blocks: blocks}, nil
 		}})

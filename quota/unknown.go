@@ -48,9 +48,9 @@ type pending struct {
 func (p *pending) init() { p.n.Store(1) }
 
 // gaveUp records a spend whose outcome is unknown.
-func (r *Redis) gaveUp(ctx context.Context, op string, sc *spendCall, token int64) {
+func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64) {
 	u := Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}
-	for _, c := range sc.cs {
+	for _, c := range cs {
 		u.Charges = append(u.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
 	}
 	if l := r.opts.Unknowns; l != nil {
@@ -117,11 +117,12 @@ func (r *Redis) loadUnknowns(ctx context.Context) error {
 // reconcileInstance settles one instance's unknowns and returns those
 // still unsettled (Redis did not answer, or a give-back failed).
 func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown) []Unknown {
-	args := []any{(r.opts.Costs.Span() + keyMargin).Milliseconds()}
+	a := r.base(nil, one)
 	for _, u := range us {
-		args = append(args, u.Token)
+		a.Tokens = append(a.Tokens, u.Token)
 	}
-	ids, err := r.script(ctx, 5*time.Second, r.receiptKeys(inst), "reconcile", args...).StringSlice()
+	rep, err := r.run(ctx, 5*time.Second, "reconcile", inst, a)
+	ids := rep.IDs
 	if err != nil || len(ids) != len(us) {
 		r.opts.Logger.Warn("reconcile the decisions of unknown outcome", ingest.LogErr, err, "replies", len(ids), "want", len(us))
 		return us
@@ -162,9 +163,4 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 		}
 	}
 	return nil
-}
-
-// receiptKeys are an instance's ring of receipts and its fence.
-func (r *Redis) receiptKeys(inst string) []string {
-	return []string{r.prefix + "rcpt:" + inst, r.prefix + "fence:" + inst}
 }

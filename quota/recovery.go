@@ -1,0 +1,376 @@
+package quota
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Notebook keeps a few small values in the ledger's own database, so that
+// the next process on the same database (a cron job's next run) knows them
+// too: this ledger's copy of the limiter's list of ledgers, and its clock
+// reference. A nil Notebook keeps them in memory.
+type Notebook interface {
+	Note(ctx context.Context, name, value string) error
+	Noted(ctx context.Context, name string) (string, error) // "" when none
+}
+
+type memNotes struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (n *memNotes) Note(_ context.Context, name, value string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.m[name] = value
+	return nil
+}
+
+func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[name], nil
+}
+
+// ledgerView is what this ledger knows of itself and of the limiter: its
+// high-water mark (its last admitted call), its clock reference, and when
+// it last copied the limiter's ledgers.
+type ledgerView struct {
+	opts     Options
+	recallMu sync.Mutex // one refill at a time
+
+	mu     sync.Mutex
+	loaded bool
+	mark   string // the highest metered call id this ledger holds
+	boot   int64  // the boot the reference belongs to
+	ref    int64  // the limiter's clock minus this boot's uptime, ms
+	copyAt time.Time
+}
+
+func (v *ledgerView) init(opts Options) { v.opts = opts }
+
+func (v *ledgerView) noteName(kind string) string { return kind + ":" + v.opts.QuotaKey }
+
+// load reads, once, the ledger's mark and the clock reference.
+func (v *ledgerView) load(ctx context.Context, r *Redis) error {
+	v.mu.Lock()
+	loaded := v.loaded
+	v.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	rec, err := v.recall(ctx)
+	if err != nil {
+		return err
+	}
+	ref, _ := v.opts.Notes.Noted(ctx, v.noteName("clock"))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, c := range rec.Calls {
+		if !c.Unmetered {
+			v.mark = laterID(v.mark, c.ID)
+		} else {
+			// Taken by an earlier process during an outage: written
+			// into the window at the first answer (answered).
+			r.fail.down.Store(true)
+		}
+	}
+	if b, at, ok := strings.Cut(ref, " "); ok {
+		v.boot, _ = strconv.ParseInt(b, 10, 64)
+		v.ref, _ = strconv.ParseInt(at, 10, 64)
+	}
+	v.loaded = true
+	return nil
+}
+
+// laterID is the later of two metered call ids ("" for none).
+func laterID(a, b string) string {
+	am, as, aerr := parseID(a)
+	bm, bs, berr := parseID(b)
+	switch {
+	case berr != nil:
+		return a
+	case aerr != nil || bm > am || (bm == am && bs > as):
+		return b
+	}
+	return a
+}
+
+func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
+	if v.opts.Recall == nil {
+		return ingest.Recalled{}, nil
+	}
+	rec, err := v.opts.Recall(ctx)
+	if err != nil {
+		return rec, fmt.Errorf("read the ledger: %w", err)
+	}
+	return rec, nil
+}
+
+// clockArgs are a spend's mark, clock reference and uptime: the reference
+// counts only on the boot it was taken on.
+func (v *ledgerView) clockArgs() (mark string, ref, up int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	boot, since, ok := v.uptime()
+	if ok && boot == v.boot {
+		ref = v.ref
+	}
+	if ok {
+		up = since.Milliseconds()
+	}
+	return v.mark, ref, up
+}
+
+func (v *ledgerView) uptime() (int64, time.Duration, bool) {
+	if v.opts.Uptime == nil {
+		return 0, 0, false
+	}
+	boot, since, ok := v.opts.Uptime()
+	return bootHash(boot), since, ok
+}
+
+// decided takes in a decision: the mark moves to an admitted call; a
+// decision the guard let through moves the clock reference; and every
+// Beat the limiter's list of ledgers is copied, for a recovery to name.
+func (v *ledgerView) decided(ctx context.Context, r *Redis, rep reply) {
+	v.mu.Lock()
+	if rep.ID != "" {
+		v.mark = laterID(v.mark, rep.ID)
+	}
+	var save string
+	if boot, since, ok := v.uptime(); ok && !rep.Guarded {
+		ref := rep.At - since.Milliseconds()
+		if boot != v.boot || ref-v.ref > time.Second.Milliseconds() || v.ref-ref > time.Second.Milliseconds() {
+			v.boot, v.ref = boot, ref
+			save = fmt.Sprintf("%d %d", boot, ref)
+		}
+	}
+	copyDue := time.Since(v.copyAt) >= v.opts.Beat
+	if copyDue {
+		v.copyAt = time.Now()
+	}
+	v.mu.Unlock()
+	if save != "" {
+		if err := v.opts.Notes.Note(ctx, v.noteName("clock"), save); err != nil {
+			v.opts.Logger.Warn("keep the clock reference in the ledger", ingest.LogErr, err)
+		}
+	}
+	if copyDue {
+		if st, err := r.Status(ctx); err == nil && !st.Recovering {
+			v.keepCopy(ctx, st.At, st.Ledgers)
+		}
+	}
+}
+
+// ledgerCopy is this ledger's copy of the limiter's ledgers, as of At (the
+// limiter's clock).
+type ledgerCopy struct {
+	At      int64        `json:"at"`
+	Ledgers []LedgerSeen `json:"ledgers"`
+}
+
+func (v *ledgerView) keepCopy(ctx context.Context, at int64, ls []LedgerSeen) {
+	b, _ := json.Marshal(ledgerCopy{At: at, Ledgers: ls})
+	if err := v.opts.Notes.Note(ctx, v.noteName("ledgers"), string(b)); err != nil {
+		v.opts.Logger.Warn("keep the copy of the limiter's ledgers", ingest.LogErr, err)
+	}
+}
+
+// vouch names the ledgers that spent in the window: this one, and those of
+// its copy of the limiter's list that spent within a span of now. A copy
+// older than a span cannot tell who spent since: it names nobody, and the
+// recovery waits for time to pass (or for `quota restore`).
+func (v *ledgerView) vouch(ctx context.Context) []string {
+	if v.opts.Recall == nil {
+		return nil // a worker without a ledger cannot put its calls back
+	}
+	raw, err := v.opts.Notes.Noted(ctx, v.noteName("ledgers"))
+	var c ledgerCopy
+	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &c) != nil {
+		return nil
+	}
+	now, span := v.opts.Now().UnixMilli(), v.opts.Costs.Span().Milliseconds()
+	if now-c.At > span {
+		return nil
+	}
+	need := []string{v.opts.Ledger}
+	for _, l := range c.Ledgers {
+		if l.At > now-span && !slices.Contains(need, l.Ledger) {
+			need = append(need, l.Ledger)
+		}
+	}
+	slices.Sort(need[1:])
+	return need
+}
+
+// recover handles lost data the script found: it starts a recovery (the
+// pools wait for the ledgers that spent, named by this ledger's copy),
+// unless one is under way, and puts this ledger's calls back.
+func (r *Redis) recover(ctx context.Context, why string) error {
+	r.led.recallMu.Lock()
+	defer r.led.recallMu.Unlock()
+	rec, err := r.led.recall(ctx)
+	if err != nil {
+		return err
+	}
+	a := r.base(r.opts.Costs.Pools, one)
+	a.Need, a.Seq = r.led.vouch(ctx), highestSeq(rec.Calls)
+	rep, err := r.run(ctx, 5*time.Second, "lost", r.inst, a)
+	if err != nil {
+		return fmt.Errorf("start recovery: %w", err)
+	}
+	if rep.Started {
+		r.opts.Logger.Warn("the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back, or the window and the day have passed",
+			"reason", why, "need", strings.Join(a.Need, ","), "vouched", len(a.Need) > 0)
+	}
+	_, err = r.refill(ctx, r.opts.Ledger, rec)
+	return err
+}
+
+// noConf handles a limiter without configuration for this quota key: lost
+// data when this ledger has calls within the pools' span, else a key that
+// was never created.
+func (r *Redis) noConf(ctx context.Context) error {
+	rec, err := r.led.recall(ctx)
+	if err != nil {
+		return err
+	}
+	since := r.opts.Now().Add(-r.opts.Costs.Span())
+	mark, _, _ := r.led.clockArgs()
+	if ms, _, err := parseID(mark); err == nil && ms > since.UnixMilli() {
+		return r.recover(ctx, "the limiter holds no configuration for this quota key, and this worker was admitted calls in its span")
+	}
+	for _, c := range rec.Calls {
+		if c.At.After(since) {
+			return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
+		}
+	}
+	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: for a new deployment, run `ingest quota apply` once; "+
+		"if Redis lost its data and the ledgers that spent are on other hosts, run `ingest quota restore --ledger DB...`", ErrNotApplied, r.opts.QuotaKey)
+}
+
+// Refill puts ledger calls (metered, and unmetered ones taken while the
+// limiter was unreachable) and blocks back into the limiter. Calls already
+// there are skipped, so refilling twice counts once. It also tells a
+// recovery that this ledger has put its calls back.
+func (r *Redis) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
+	r.led.recallMu.Lock()
+	defer r.led.recallMu.Unlock()
+	return r.refill(ctx, r.opts.Ledger, rec)
+}
+
+func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) (int, error) {
+	a := r.base(r.opts.Costs.Pools, one)
+	a.Ledger = ledger
+	if ledger == r.opts.Ledger {
+		a.Mark, _, _ = r.led.clockArgs()
+	}
+	byPool := map[string]int{}
+	for i, p := range a.Pools {
+		byPool[p.Name] = i
+	}
+	for _, c := range refillable(r.opts.Logger, r.opts.QuotaKey, rec.Calls) {
+		ms, seq, _ := logID(c.ID)
+		if !c.Unmetered && ledger == r.opts.Ledger {
+			a.Mark = laterID(a.Mark, c.ID)
+		}
+		for _, ch := range c.Charges {
+			if i, ok := byPool[ch.Pool]; ok && ch.Units > 0 {
+				a.Pools[i].Calls = append(a.Pools[i].Calls, [2]any{fmt.Sprintf("%d-%d", ms, seq), ch.Units})
+			}
+		}
+	}
+	for _, b := range rec.Blocks {
+		if i, ok := byPool[b.Pool]; ok && (b.QuotaKey == "" || b.QuotaKey == r.opts.QuotaKey) {
+			a.Pools[i].Block = max(a.Pools[i].Block, b.Until.UnixMilli())
+		}
+	}
+	rep, err := r.run(ctx, 10*time.Second, "refill", r.inst, a)
+	if err != nil {
+		return 0, fmt.Errorf("refill: %w", err)
+	}
+	if rep.N > 0 {
+		r.opts.Logger.Info("refilled the limiter from the ledger", ingest.LogCalls, rep.N)
+	}
+	return rep.N, nil
+}
+
+// Restore refills the limiter from the ledgers an operator has at hand and
+// ends a recovery's wait: the operator vouches that these are all the
+// ledgers that spent in the window.
+func (r *Redis) Restore(ctx context.Context, ledgers []ingest.Recalled) (int, error) {
+	r.led.recallMu.Lock()
+	defer r.led.recallMu.Unlock()
+	total := 0
+	for _, rec := range ledgers {
+		n, err := r.refill(ctx, "restore", rec)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	if _, err := r.run(ctx, 5*time.Second, "release", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
+		return total, fmt.Errorf("restore: end the wait: %w", err)
+	}
+	return total, nil
+}
+
+// Heartbeat looks at the limiter between calls: a recovery that waits for
+// this ledger, or this ledger's calls gone missing, are handled as a spend
+// would, so that an idle daemon does not keep the others waiting. Daemons
+// call it every Beat (Run).
+func (r *Redis) Heartbeat(ctx context.Context) error {
+	if err := r.led.load(ctx, r); err != nil {
+		return err
+	}
+	st, err := r.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	r.answered(ctx)
+	me := r.opts.Ledger
+	if !st.Recovering {
+		r.led.keepCopy(ctx, st.At, st.Ledgers)
+	}
+	if st.Recovering && slices.Contains(st.Need, me) && !slices.Contains(st.Done, me) {
+		return r.recover(ctx, "a recovery waits for this ledger")
+	}
+	mark, _, _ := r.led.clockArgs()
+	if mark == "" {
+		return nil
+	}
+	for _, l := range st.Ledgers {
+		if l.Ledger == me && laterID(l.Mark, mark) == l.Mark {
+			return nil
+		}
+	}
+	if ms, _, _ := parseID(mark); ms <= r.opts.Now().Add(-r.opts.Costs.Span()).UnixMilli() {
+		return nil
+	}
+	return r.recover(ctx, "calls of this ledger are missing")
+}
+
+// Run heartbeats every Beat until ctx is done.
+func (r *Redis) Run(ctx context.Context) {
+	t := time.NewTicker(r.opts.Beat)
+	defer t.Stop()
+	for {
+		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Debug("quota heartbeat", ingest.LogErr, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
