@@ -13,9 +13,17 @@ import (
 //go:embed costs.yaml
 var defaultCosts []byte
 
-// MaxUnits is the largest limit or cost a costs file may give: the Redis
-// limiter counts in Lua numbers, which are exact integers only up to 2^53.
-const MaxUnits = 1 << 53
+// MaxUnits is the largest limit, cost or budget a costs file may give. The
+// Redis limiter counts in Lua numbers (doubles, exact integers only up to
+// 2^53) and the embedded one in int64: a window's running totals, a day's,
+// and what a refill or a recovery adds on top of them, sum many amounts of
+// at most this size, and at 10^12 those sums stay thousands of times below
+// 2^53, so both backends decide every admission exactly and alike.
+const MaxUnits = 1_000_000_000_000
+
+// MaxWindow is the longest window a pool may have: the limiter remembers a
+// window's calls, and the ledger is read that far back to refill it.
+const MaxWindow = 31 * 24 * time.Hour
 
 // Pool is a budget inside one upstream quota: Limit units, less a Reserve
 // left for people, over a trailing Window and, when Day is set, over each
@@ -187,9 +195,10 @@ func (e *CostsError) Error() string {
 }
 
 // ParseCosts reads a costs file strictly: unknown keys, unknown pools, costs
-// or limits that are not positive, a reserve not below its limit, a window
-// that does not parse and a cost that can never fit its pool are errors
-// naming file, line and field.
+// or limits that are not positive or above MaxUnits, names that are not
+// plain identifiers, a reserve not below its limit, a window that does not
+// parse or is longer than MaxWindow and a cost that can never fit its pool
+// are errors naming file, line and field.
 func ParseCosts(file string, data []byte) (*Costs, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -275,7 +284,7 @@ func (p costsParser) integer(v *yaml.Node, field string, min int64) (int64, erro
 		return 0, p.fail(v, field, "must be a whole number, got %q", v.Value)
 	}
 	if u > MaxUnits {
-		return 0, p.fail(v, field, "must be at most 2^53 (%d), got %d", int64(MaxUnits), u)
+		return 0, p.fail(v, field, "at most %d, got %d (a window's sums must stay exact in both limiters)", int64(MaxUnits), u)
 	}
 	if u < min {
 		if min == 1 {
@@ -286,8 +295,31 @@ func (p costsParser) integer(v *yaml.Node, field string, min int64) (int64, erro
 	return u, nil
 }
 
+// identifier refuses a pool or operation name that is not a plain
+// identifier: the limiters and the ledger keep names inside keys and
+// records whose separators are punctuation and control characters, so a
+// name holding one could alias another pool's state.
+func (p costsParser) identifier(k *yaml.Node, field, name string) error {
+	if k.Kind != yaml.ScalarNode || name == "" {
+		return p.fail(k, field, "a name must be a plain identifier (letters, digits, _, ., -)")
+	}
+	for _, r := range name {
+		if !isIdentRune(r) {
+			return p.fail(k, field, "%q is not a plain identifier (letters, digits, _, ., -): %q is not allowed", name, r)
+		}
+	}
+	return nil
+}
+
+func isIdentRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+}
+
 func (p costsParser) pools(n *yaml.Node, c *Costs) error {
 	err := p.mapping(n, "pools", func(name string, k, v *yaml.Node) error {
+		if err := p.identifier(k, "pools", name); err != nil {
+			return err
+		}
 		pool, err := p.pool(name, v)
 		c.Pools = append(c.Pools, pool)
 		return err
@@ -387,11 +419,17 @@ func (p costsParser) window(v *yaml.Node, field string) (time.Duration, error) {
 	if d < time.Millisecond {
 		return 0, p.fail(v, field, "must be at least 1ms, got %s", d)
 	}
+	if d > MaxWindow {
+		return 0, p.fail(v, field, "at most 31 days (744h), got %s", d)
+	}
 	return d, nil
 }
 
 func (p costsParser) operations(n *yaml.Node, c *Costs) error {
 	err := p.mapping(n, "operations", func(op string, k, v *yaml.Node) error {
+		if err := p.identifier(k, "operations", op); err != nil {
+			return err
+		}
 		field := "operations." + op
 		var charges []Charge
 		err := p.mapping(v, field, func(pool string, pk, pv *yaml.Node) error {

@@ -44,7 +44,15 @@ func TestParseCostsErrors(t *testing.T) {
 		{"old fail_open_max_cost", "fail_open_max_cost: 1\n" + pools + ops, "costs.yaml:1: fail_open_max_cost: no longer read: the fail policy is per pool now; write fail_open: {max_cost: 1, budget: N} under each pool"},
 		{"unknown zone", "pools:\n  default: {limit: 100, window: 24h, day: Mars/Olympus}\n" + ops, `costs.yaml:2: pools.default.day: unknown time zone "Mars/Olympus"`},
 		{"local zone", "pools:\n  default: {limit: 100, window: 24h, day: Local}\n" + ops, `costs.yaml:2: pools.default.day: must be an IANA time zone`},
-		{"limit above 2^53", "pools:\n  default: {limit: 9007199254740993, window: 24h}\n" + ops, "costs.yaml:2: pools.default.limit: must be at most 2^53 (9007199254740992), got 9007199254740993"},
+		{"limit above MaxUnits", "pools:\n  default: {limit: 1000000000001, window: 24h}\n" + ops, "costs.yaml:2: pools.default.limit: at most 1000000000000, got 1000000000001"},
+		{"limit of 2^53", "pools:\n  default: {limit: 9007199254740992, window: 24h}\n" + ops, "costs.yaml:2: pools.default.limit: at most 1000000000000, got 9007199254740992"},
+		{"budget above MaxUnits", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 1, budget: 1000000000001}}\n" + ops, "costs.yaml:2: pools.default.fail_open.budget: at most 1000000000000, got 1000000000001"},
+		{"window over 31 days", "pools:\n  default: {limit: 100, window: 745h}\n" + ops, "costs.yaml:2: pools.default.window: at most 31 days (744h), got 745h0m0s"},
+		{"control character in a pool name", "pools:\n  \"a\\x1eb\": {limit: 100, window: 24h}\n  b: {limit: 10, window: 24h}\n" + ops, `costs.yaml:2: pools: "a\x1eb" is not a plain identifier (letters, digits, _, ., -): '\x1e' is not allowed`},
+		{"space in a pool name", "pools:\n  my pool: {limit: 100, window: 24h}\n" + ops, `costs.yaml:2: pools: "my pool" is not a plain identifier`},
+		{"empty pool name", "pools:\n  \"\": {limit: 100, window: 24h}\n" + ops, "costs.yaml:2: pools: a name must be a plain identifier"},
+		{"control character in an operation name", pools + "operations:\n  \"videos.list\\x1f\": {default: 1}\n", `costs.yaml:4: operations: "videos.list\x1f" is not a plain identifier`},
+		{"colon in an operation name", pools + "operations:\n  \"videos:list\": {default: 1}\n", `costs.yaml:4: operations: "videos:list" is not a plain identifier`},
 		{"fail_open budget below max_cost", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 5, budget: 2}}\n" + ops, "costs.yaml:2: pools.default.fail_open.budget: must be at least max_cost 5, got 2"},
 		{"fail_open without budget", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 1}}\n" + ops, "pools.default.fail_open.budget: missing"},
 		{"fail_open unknown key", "pools:\n  default: {limit: 100, window: 24h, fail_open: {max_cost: 1, budget: 5, burst: 1}}\n" + ops, "pools.default.fail_open.burst: unknown key"},
@@ -87,6 +95,8 @@ func FuzzParseCosts(f *testing.F) {
 	f.Add([]byte("pools:\n  a: {limit: 1, window: 1s}\noperations:\n  x: {a: 1}\n"))
 	f.Add([]byte("pools: {a: {limit: 5, reserve: 4, window: 1ms}}\noperations: {x: {a: 1}, y: {a: 1}}\n"))
 	f.Add([]byte("operations:\n  x: {a: 1}\npools:\n  a: {limit: 9, window: 2h}\n"))
+	f.Add([]byte("pools:\n  \"a\\x1eb\": {limit: 10, window: 1h}\n  b: {limit: 10, window: 1h}\noperations:\n  x: {b: 1}\n"))
+	f.Add([]byte("pools:\n  a: {limit: 9007199254740993, window: 745h}\noperations:\n  \"x y\": {a: 1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseCosts("fuzz.yaml", data)
 		if err != nil {
@@ -97,11 +107,15 @@ func FuzzParseCosts(f *testing.F) {
 			return
 		}
 		for _, p := range c.Pools {
-			if p.Limit <= 0 || p.Reserve < 0 || p.Reserve >= p.Limit || p.Window <= 0 {
+			if p.Limit <= 0 || p.Limit > MaxUnits || p.Reserve < 0 || p.Reserve >= p.Limit ||
+				p.Window <= 0 || p.Window > MaxWindow || p.FailOpen.Budget > MaxUnits || !plainName(p.Name) {
 				t.Fatalf("accepted a bad pool: %+v", p)
 			}
 		}
 		for op, charges := range c.Operations {
+			if !plainName(op) {
+				t.Fatalf("accepted operation name %q", op)
+			}
 			if len(charges) == 0 {
 				t.Fatalf("accepted %s with no charges", op)
 			}
@@ -113,6 +127,30 @@ func FuzzParseCosts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseCostsLimitsAccepted pins the edges the refusals above stop at, so
+// that a check that refuses too much fails too.
+func TestParseCostsLimitsAccepted(t *testing.T) {
+	const file = "pools:\n  Big_pool.2-x: {limit: 1000000000000, reserve: 1, window: 744h,\n" +
+		"    fail_open: {max_cost: 999999999999, budget: 1000000000000}}\n" +
+		"operations:\n  videos.batchGetStats-v2_X: {Big_pool.2-x: 999999999999}\n"
+	c, err := ParseCosts("costs.yaml", []byte(file))
+	if err != nil {
+		t.Fatalf("ParseCosts: %v, want the largest limit and window, and identifiers of every allowed kind, accepted", err)
+	}
+	p, ok := c.Pool("Big_pool.2-x")
+	if !ok || p.Limit != MaxUnits || p.Window != MaxWindow {
+		t.Fatalf("pool: got %+v, want limit %d window %s", p, int64(MaxUnits), MaxWindow)
+	}
+	if got, err := c.Op("videos.batchGetStats-v2_X"); err != nil || got[0].Units != 999999999999 {
+		t.Fatalf("operation: got %v (%v)", got, err)
+	}
+}
+
+// plainName is the fuzz oracle for names, written apart from the loader's.
+func plainName(s string) bool {
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == ""
 }
 
 func TestUpstreamReset(t *testing.T) {

@@ -89,10 +89,7 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 	defer unlock()
 	start := time.Now()
 	res = r.guarded(ctx, p)
-	r.logResult(log, res, time.Since(start))
-	if r.Observe != nil {
-		r.Observe(res, time.Since(start))
-	}
+	r.ended(log, res, time.Since(start))
 	return res, true
 }
 
@@ -109,23 +106,16 @@ func (r *Runner) guarded(ctx context.Context, p *Pass) (res PassResult) {
 	return p.Run(ctx)
 }
 
-func (r *Runner) logResult(log *slog.Logger, res PassResult, took time.Duration) {
-	attrs := []any{ingest.LogStatus, res.Status, ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos,
-		ingest.LogUnits, res.TotalUnits(), ingest.LogDuration, took}
+// ended logs how a pass ended and lets Observe see it.
+func (r *Runner) ended(log *slog.Logger, res PassResult, took time.Duration) {
+	did := []any{ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos, ingest.LogUnits, res.TotalUnits(), ingest.LogDuration, took}
 	if res.Remaining >= 0 {
-		attrs = append(attrs, ingest.LogRemaining, res.Remaining)
+		did = append(did, ingest.LogRemaining, res.Remaining)
 	}
-	if !res.RetryAt.IsZero() {
-		attrs = append(attrs, ingest.LogRetryAt, res.RetryAt.UTC().Format(time.RFC3339))
+	LogEnd(log, r.PassLevel, "pass", res.RunEnd, res.Err, did...)
+	if r.Observe != nil {
+		r.Observe(res, took)
 	}
-	if res.Message != "" {
-		attrs = append(attrs, ingest.LogDetail, res.Message)
-	}
-	if res.Status == ingest.StatusFailed {
-		log.Error("pass", attrs...)
-		return
-	}
-	log.Log(context.Background(), r.PassLevel, "pass", attrs...)
 }
 
 // claim marks region running in this process; false when it already is,

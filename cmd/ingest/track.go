@@ -56,16 +56,15 @@ func (t *trackFlags) job(s *settings, p *pipeline, lim regions.Limiter, drain <-
 func trackOnce(ctx context.Context, log *slog.Logger, tr *regions.Track) regions.TrackResult {
 	start := time.Now()
 	res := tr.Run(ctx)
-	attrs := []any{ingest.LogStatus, res.Status, "tracked", res.Tracked, "calls", res.Calls,
-		ingest.LogUnits, regions.Sum(res.Units), ingest.LogDuration, time.Since(start)}
+	msg := "tracking"
 	switch res.Status {
 	case ingest.StatusFailed:
-		log.Error("tracking failed", append(attrs, ingest.LogErr, res.Err)...)
+		msg = "tracking failed"
 	case ingest.StatusStopped:
-		log.Info("tracking stopped: the stats quota said no", append(attrs, "retry_at", res.RetryAt)...)
-	default:
-		log.Info("tracking", attrs...)
+		msg = "tracking stopped: the stats quota said no"
 	}
+	regions.LogEnd(log, slog.LevelInfo, msg, res.RunEnd, res.Err, "tracked", res.Tracked, ingest.LogCalls, res.Calls,
+		ingest.LogUnits, regions.Sum(res.Units), ingest.LogDuration, time.Since(start))
 	return res
 }
 

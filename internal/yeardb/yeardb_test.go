@@ -2,7 +2,10 @@ package yeardb
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +47,26 @@ func TestBuildWritesHourlyRuns(t *testing.T) {
 	}
 	if videos <= 77+64 {
 		t.Errorf("%d videos after a day of moving charts, want new ones beyond the first charts' %d", videos, 77+64)
+	}
+}
+
+// TestImportsNothingAbove keeps the bench tool below the daemon: it builds
+// with the store's writer and the fake upstream's charts, so that the
+// packages it measures can change without it, and it never needs them.
+func TestImportsNothingAbove(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/ingestworks/ingest/"
+	for _, dep := range strings.Fields(string(out)) {
+		pkg, ok := strings.CutPrefix(dep, module)
+		if !ok {
+			continue
+		}
+		if top, _, _ := strings.Cut(pkg, "/"); slices.Contains([]string{"cmd", "regions", "quota", "fetch", "web", "report"}, top) {
+			t.Errorf("internal/yeardb depends on %s, a package above it", dep)
+		}
 	}
 }

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// RunSummary is one run as `ingest report` shows it.
+type RunSummary struct {
+	RunID    int64
+	Region   string
+	Category string // "" the unfiltered chart
+	Kind     ingest.PageKind
+	Status   ingest.RunStatus
+	Message  string
+	Started  time.Time
+	Finished time.Time // zero while running
+	Pages    int
+	Videos   int
+	// Units is what the run's calls took, all pools together; PoolUnits
+	// breaks it down by pool (a region's units in the report are
+	// PoolUnits["default"]).
+	Units     int64
+	PoolUnits map[string]int64
+	// RetryAt is, for a stopped run, when it could go on.
+	RetryAt time.Time
+}
+
+// LastRuns returns the most recent finished run of kind for every chart
+// that has one, by chart name: the region (US) for its unfiltered chart,
+// region/category (US/10) for a category's. A run in flight is not a last
+// run yet.
+//
+// It reads a few index entries per chart, whatever the history holds: the
+// charts are walked one index seek at a time (SQLite has no skip scan for
+// DISTINCT), and each chart's runs newest first until a finished one.
+func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]RunSummary, error) {
+	runs, err := db.runs(ctx, `r.id IN (`+lastRunIDs+`)`, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("last %s runs: %w", kind, err)
+	}
+	return runs, nil
+}
+
+// lastRunIDs are the ids of the newest finished run of kind ?1 of each
+// chart. It hops from region to region, then from category to category,
+// down runs_last (a skip scan), so a year of hourly runs costs a few index
+// seeks a chart, not a walk over every run. (x.id > 0 tells the plan test
+// the newest-first walk, which stops at the first finished run, from a
+// read of the chart's whole history.)
+const lastRunIDs = `
+WITH RECURSIVE regs (region) AS (
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > '')
+  UNION ALL
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
+  FROM regs WHERE regs.region IS NOT NULL
+), charts (region, category) AS (
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = regs.region AND category >= '')
+  FROM regs WHERE regs.region IS NOT NULL
+  UNION ALL
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = charts.region
+                  AND category > charts.category)
+  FROM charts WHERE charts.category IS NOT NULL
+)
+SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
+        AND x.category = charts.category AND x.id > 0 AND x.status <> 'running'
+        ORDER BY x.id DESC LIMIT 1)
+FROM charts WHERE charts.category IS NOT NULL`
+
+// Run returns one run, finished or not.
+func (db *DB) Run(ctx context.Context, runID int64) (RunSummary, error) {
+	runs, err := db.runs(ctx, `r.id = ?1`, runID)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("run %d: %w", runID, err)
+	}
+	for _, r := range runs {
+		return r, nil
+	}
+	return RunSummary{}, fmt.Errorf("run %d: no such run", runID)
+}
+
+// runs reads the runs that match where, with their units from the ledger,
+// by chart name (the region, or region/category). The ledger is summed over
+// those runs only (ledger_run).
+func (db *DB) runs(ctx context.Context, where string, arg any) (map[string]RunSummary, error) {
+	rows, err := db.r.QueryContext(ctx, `
+WITH sel AS MATERIALIZED (SELECT * FROM runs AS r WHERE `+where+`)
+SELECT sr.id, sr.region, sr.category, sr.kind, sr.status, sr.message, sr.started_ms, sr.finished_ms,
+  sr.pages, sr.videos, sr.retry_at_ms, l.pool, l.units
+FROM sel AS sr
+LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
+           WHERE run_id IS NOT NULL AND run_id IN (SELECT id FROM sel)
+             AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
+               WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
+           GROUP BY run_id, pool) AS l ON l.run_id = sr.id`, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	runs := map[string]RunSummary{}
+	for rows.Next() {
+		var s RunSummary
+		var started, finished, retry, units sql.NullInt64
+		var pool sql.NullString
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Category, &s.Kind, &s.Status, &s.Message, &started, &finished,
+			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
+			return nil, err
+		}
+		key := chartName(s.Region, s.Category)
+		if prev, ok := runs[key]; ok {
+			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
+		} else {
+			s.PoolUnits = map[string]int64{}
+		}
+		s.Started, s.Finished, s.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		if pool.Valid {
+			s.PoolUnits[pool.String] += units.Int64
+			s.Units += units.Int64
+		}
+		runs[key] = s
+	}
+	return runs, rows.Err()
+}
+
+// RunFilter narrows ListRuns.
+type RunFilter struct {
+	Region string          // "": every region
+	Kind   ingest.PageKind // "": both kinds
+	Before int64           // only runs with a smaller id; 0: from the newest
+	Limit  int
+}
+
+// ListRuns returns runs newest first, without their units.
+func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]RunSummary, error) {
+	before := f.Before
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	rows, err := db.r.QueryContext(ctx, `
+SELECT id, region, category, kind, status, message, started_ms, finished_ms, pages, videos, retry_at_ms
+FROM runs WHERE id < ?1 AND (?2 = '' OR region = ?2) AND (?3 = '' OR kind = ?3)
+ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunSummary
+	for rows.Next() {
+		var s RunSummary
+		var started, finished, retry sql.NullInt64
+		if err := rows.Scan(&s.RunID, &s.Region, &s.Category, &s.Kind, &s.Status, &s.Message, &started,
+			&finished, &s.Pages, &s.Videos, &retry); err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		s.Started, s.Finished, s.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return out, nil
+}
