@@ -74,6 +74,16 @@ CREATE TABLE ledger_unknown (
   PRIMARY KEY (quota_key, instance, token)
 ) WITHOUT ROWID;
 
+-- The ledger's own notes: its stable id (to the shared limiter, every
+-- process writing to this database is one worker), and what the Redis
+-- limiter keeps between runs (its copy of the limiter's ledgers, its clock
+-- reference).
+CREATE TABLE ledger_notes (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO ledger_notes (name, value) VALUES ('ledger_id', lower(hex(randomblob(8))));
+
 -- Leases for the embedded backend: a region never runs twice at once.
 CREATE TABLE locks (
   name       TEXT    PRIMARY KEY,

@@ -8,141 +8,105 @@
 // A quota key names one upstream quota (a Google Cloud project). Inside it,
 // pools are budgets: limit units, less a reserve left for people, over a
 // trailing sliding window and, when the pool names a day zone, over each
-// calendar day of that zone too. costs.yaml lists the pools and what each
-// operation charges in each: since June 2026 the YouTube Data API has three
-// buckets (10,000 units a day for most methods, 100 search.list calls, and
-// 10,000 for videos.batchGetStats), each a pool, each with the upstream's
-// day, midnight to midnight in Los Angeles.
+// calendar day of that zone too (the upstream's day lasts 23 or 25 hours
+// when the clocks change; a 24-hour window alone would admit twice the
+// limit in November's long day). A call is admitted only when every pool it
+// draws from has room in both, and none is blocked or waiting: all or
+// nothing. A refused call is charged nothing; its RetryAt is the earliest
+// time at which all of that holds. A charge that can never fit is
+// ErrCostTooLarge at the call site.
 //
-// Why both a window and a day: the window is the smooth guard, but the
-// upstream counts calendar days, which last 23 or 25 hours when the clocks
-// change. A 24-hour window alone admits up to twice the limit inside the
-// 25-hour day of November, and refuses calls the upstream would take just
-// after its reset. A call is admitted only when every pool it draws from has
-// room in both, and no pool is blocked or waiting: all or nothing. A refused
-// call is charged nothing, and its RetryAt is the earliest time at which all
-// of that holds.
+// # The log (promises 1 to 3)
 //
-// # The log and its account
+// Each pool is a log with one entry per admitted call, not per unit. An
+// entry carries its units and the pool's running sum up to it, so the
+// units in the window are the newest sum less the sum at the window's edge,
+// and the day's the newest sum less the sum before the day began: two
+// look-ups, whatever the log's length or the charge. A full pool's retry
+// time is when the entry whose running sum reaches sum + cost - capacity
+// leaves the window (oldest + window is wrong when costs differ); it is
+// found by halving the window, so a refusal costs about what an admission
+// does. Entries out of both the window and the day are trimmed.
 //
-// Each pool is a log with one entry per admitted call, not per unit, so a
-// 100-unit call costs what a 1-unit call costs. Beside the log an account
-// keeps cumulative counts: cum, every unit ever appended; wbase, the units
-// of entries that have left the window; dbase, the units before the current
-// day. Used in the window is cum - wbase, used today cum - dbase, and a
-// decision reads the log only to move those bases past entries that just
-// left. An entry leaves the log once it is out of both the window and the
-// day.
+// # One clock (promise 4)
 //
-// The retry time of a full window is when the entry whose cumulative count
-// reaches cum + cost - capacity leaves it: walking the oldest entries, not
-// oldest + window, which is wrong when costs differ. Because an entry's
-// cumulative count never changes, the answer for one target never changes
-// either: the last one is kept in the account. The refusals that pile up on
-// a saturated pool do less still: the script remembers its last one-pool
-// refusal for the state it was made on, and answers the same question
-// asked of the same state from memory until the first entry in the window
-// leaves it (or the day, a block or a wait ends), when the answer could
-// change. Only refusals are remembered, so a memory kept too long could
-// refuse a call, never admit one; a log lost meanwhile is noticed when the
-// memory runs out, or at the first call that asks something else. A full
-// day frees at the next day start. A charge that can never fit is
-// ErrCostTooLarge at the call site, never a refusal that looks transient.
+// The Redis limiter decides by the server's TIME, read inside the script,
+// never behind the last decision nor behind the newest entry: a call
+// stamped ahead stays in the window a whole window after its stamp, so a
+// clock stepped back admits nothing extra. A TIME more than Options.Guard
+// ahead of the last decision that the worker's boot clock does not confirm
+// (the host's wall clock stepped, and a worker on the same host with it) is
+// replaced by the time the boot clock gives. Day starts come from the zone
+// database, which Lua lacks: the worker sends four day starts around its
+// own clock and the script picks the one that holds its own now.
 //
-// Most decisions are one-pool admissions with room to spare, when nothing
-// leaves the window and no renewal or day's end is due. The admission that
-// writes the state keeps a hot record of it: where the pool's counters sit
-// in the string, and until when nothing can come due (the next renewal,
-// the day's end, the first entry in the window leaving it). The next such
-// admission on that same state string appends its entry and writes the new
-// state from the record, without parsing the state: the same string the
-// full path would write, as TestRedisHotAdmissionsWriteWhatTheFullPathWould
-// checks call by call. Any other decision, and any call on a string the
-// script did not write itself, takes the full path.
+// # The ledger is the worker (promises 8 and 9)
 //
-// # One clock
+// Every admitted call and every block is also written to the worker's
+// ledger, its SQLite database. To the limiter, a worker is a ledger (the
+// database's stable id), not a process: every process writing to one
+// database is one worker, and a cron job's next run is the same worker.
+// Redis keeps each ledger's high-water mark, its last admitted call. Each
+// decision carries the ledger's own mark; a Redis that shows an older one,
+// a log that does not end where the state says, or a state older than a
+// mark it has seen, has lost data (a restart, FLUSHALL, a failover to a
+// replica or a snapshot that is behind, keys restored in place, eviction),
+// and the first call of any ledger whose calls are missing finds it,
+// whatever other ledgers did since. A Redis with no configuration for the
+// quota key is lost data when the ledger holds calls in the pools' span,
+// and otherwise a key nobody created (ErrNotApplied: `ingest quota apply`).
 //
-// The Redis limiter decides by the server's TIME, read inside the script
-// and never behind the last decision. Day starts come from the zone
-// database, which Lua does not have: the caller sends the starts of four
-// days around its own clock, and the script picks the one that holds its
-// own now, so a worker whose clock is minutes off still gets the limiter's
-// day and the limiter's block ends. A TIME more than Options.Guard ahead of
-// the last decision that the caller's clock does not confirm is taken as an
-// odd reading: the decision is made at the last good time, and the log is
-// not thrown away.
+// The ledger that finds a loss starts a recovery (recovery.go): every pool
+// waits, admitting nothing metered, until every ledger that spent within
+// the span has put its calls back (refilling is idempotent, keyed on call
+// ids), or the window and the current day have passed, or an operator runs
+// `ingest quota restore`. Who spent comes from this ledger's copy of the
+// limiter's list of ledgers, kept in its database (Options.Notes) and
+// refreshed every Options.Beat; a copy older than the span cannot tell, and
+// the wait then ends with time. Calls of a ledger that has not called since
+// a rollback cannot be seen until it does: the pool's reserve is the
+// headroom for them.
 //
-// # Outages and answers
+// # Outages (promise 5)
 //
 // Every call to Redis is bound by Options.Timeout, down to the socket
-// (NewClient). A request that surely never reached Redis (the connection
-// was refused) is an outage: the call goes ahead unmetered only when every
-// pool it draws from has a fail_open policy that allows it, by cost and by
-// this process's budget for the outage, and is written into the window,
-// through the ledger, once Redis answers again. An error reply (out of
-// memory, a read-only replica, a script error) is Redis answering: the call
-// is refused. A request that went out without an answer in time has an
-// unknown outcome: it is refused, never admitted unmetered.
+// (NewClient). A refused connection and a hung server are both outages: a
+// call goes ahead unmetered only when every pool it draws from has a
+// fail_open policy that allows its cost, and the units this ledger took
+// unmetered in the pool over its window, counted from the ledger, stay
+// within the budget (failopen.go). Unmetered calls are written into the
+// window once Redis answers. A request that went out without an answer may
+// still be decided by Redis later: it is kept as a decision of unknown
+// outcome, fenced by its token and given back when Redis answers
+// (unknown.go). An error reply (out of memory, a read-only replica) is
+// Redis answering: the call is refused. With Options.Replicas, an admission
+// counts only once WAIT confirms that many replicas hold it.
 //
-// # Losing data
+// # One configuration (promise 10)
 //
-// Every admitted call and every block also goes to the worker's SQLite
-// ledger. Redis can lose data in ways a missing key does not show: a restart
-// from an older snapshot brings the keys back as they were. So every worker
-// remembers the highest call counter it has seen (and its ledger's), and a
-// counter that went back, a state key missing while the worker knows of
-// calls in the window, or a pool's log without its account (or an
-// account that counts entries its log no longer has) is a loss; but a log
-// gone after its pool was idle for longer than its expiry (a day and a
-// minute at least: calls of other pools keep the state alive) only held
-// entries out of the window and the day, and its account is emptied.
+// The limiter keeps each pool's limit, reserve, window and day, written by
+// ApplyConfig on purpose. A worker whose costs file disagrees gets a
+// *ConfigError before it spends.
 //
-// The worker that finds a loss starts a recovery: a new generation of the
-// keys (so every worker notices), and every pool waits,
-// admitting nothing metered, until every worker that spent in the window
-// has refilled its ledger (refilling is idempotent, keyed on call ids), or
-// the window and the current day have passed, or an operator runs `ingest
-// quota restore`. Who spent comes from the register: workers register when
-// they spend, and daemons copy the register every Options.Beat; a copy
-// vouches for the others only while it is seconds old (Options.Fresh),
-// because after a loss the register itself may be stale. The wait's end is
-// in the state and in the recovery's record, so that neither key lost
-// alone ends it.
+// # Redis keys (promise 6)
 //
-// # One configuration
+// All keys of quota key Q share one cluster slot through the tag {Q}, are
+// passed to the script in KEYS, and all but the configuration expire when
+// idle:
 //
-// The limiter keeps each pool's limit, reserve, window and day. A worker
-// whose costs file disagrees gets a *ConfigError before it spends (two
-// windows would trim each other's entries and admit twice the limit);
-// ApplyConfig replaces the settings on purpose.
+//	ingest:{Q}:conf        hash pool -> "limit:reserve:window_ms:day"
+//	ingest:{Q}:state       hash: clock, seq, last; per pool POOL.last, POOL.block,
+//	                       POOL.wait; need and done during a recovery
+//	ingest:{Q}:ledgers     hash ledger -> {"mark", "at", "where"}
+//	ingest:{Q}:log:POOL    stream: id "<ms>-<seq>", u units, c running sum
+//	ingest:{Q}:rcpt:INST   hash token%32 -> "token id": an instance's recent admissions
+//	ingest:{Q}:fence:INST  set: the tokens an instance gave up on
+//	ingest:{Q}:lock:NAME   a lease (Lock)
 //
-// # Redis keys
-//
-// All keys of quota key Q share one Redis Cluster hash slot through the tag
-// {Q}, are passed to the script in KEYS, and expire when idle:
-//
-//	ingest:{Q}:state         "<ms>-<seq>:<epoch>:<wait>": last decision, call counter,
-//	                         generation, a recovery's wait; then per pool its
-//	                         account (cum, wbase, window edge, dbase, day start,
-//	                         oldest entry, TTL refresh time, last retry computed),
-//	                         block end, wait end and settings "limit:reserve:window_ms:day"
-//	ingest:{Q}:reg           hash worker -> ms: the register of workers that spent
-//	ingest:{Q}:recover       hash: a recovery's start, the workers it needs, those done
-//	ingest:{Q}:log:POOL      stream, one entry per call: id <ms>-<seq>, field u = units
-//	ingest:{Q}:rcpt:INST     one limiter instance's receipts: a ring of "token id"
-//	ingest:{Q}:fence:INST    the tokens that instance gave up on, reconciled
-//	ingest:{Q}:lock:NAME     a lease (Lock)
-//
-// Everything a decision reads but the log is in the one state key, so that
-// a decision is one FCALL that reads two keys (the state and the fence),
-// appends to a log, and writes the state and a receipt; the state's and
-// the logs' expiries are renewed every half minute, not at every call.
-//
-// A stream entry takes about 10-20 bytes in its listpack, against about 105
-// for a sorted-set member, which is why the log is a stream. window.lua is
-// the whole algorithm, loaded once as a Redis Function and run with FCALL
-// (loaded again by itself after a restart or FUNCTION FLUSH; EVALSHA where
-// functions are refused); State runs it read-only with EVALSHA_RO.
+// window.lua is the whole algorithm, one mode per operation, its arguments
+// and its reply one JSON object each. It runs through EVALSHA (EVAL when
+// the server has lost it), which every Redis since 5, Valkey and the
+// managed services offer; reads run as EVALSHA_RO.
 //
 // The embedded backend keeps the same log in the quota_log, quota_block,
 // quota_clock and quota_config tables, one BEGIN IMMEDIATE transaction per

@@ -254,8 +254,7 @@ func (r *Redis) noConf(ctx context.Context) error {
 			return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
 		}
 	}
-	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: for a new deployment, run `ingest quota apply` once; "+
-		"if Redis lost its data and the ledgers that spent are on other hosts, run `ingest quota restore --ledger DB...`", ErrNotApplied, r.opts.QuotaKey)
+	return r.notApplied()
 }
 
 // Refill puts ledger calls (metered, and unmetered ones taken while the
@@ -373,4 +372,36 @@ func (r *Redis) Run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// Created returns an error wrapping ErrNotApplied when the limiter holds no
+// configuration for this quota key and this ledger has no calls in the
+// pools' span: a key never created (`ingest quota apply`), not a loss. A
+// worker checks it before it spends anything.
+func (r *Redis) Created(ctx context.Context) error {
+	conf, err := r.Config(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range conf {
+		if c.Limiter != "" {
+			return nil
+		}
+	}
+	rec, err := r.led.recall(ctx)
+	if err != nil {
+		return err
+	}
+	since := r.opts.Now().Add(-r.opts.Costs.Span())
+	for _, c := range rec.Calls {
+		if c.At.After(since) {
+			return nil // lost data: the first call recovers
+		}
+	}
+	return r.notApplied()
+}
+
+func (r *Redis) notApplied() error {
+	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: for a new deployment, run `ingest quota apply` once; "+
+		"if Redis lost its data and the ledgers that spent are on other hosts, run `ingest quota restore --ledger DB...`", ErrNotApplied, r.opts.QuotaKey)
 }

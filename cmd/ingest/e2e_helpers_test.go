@@ -90,6 +90,7 @@ func raceEnabled() bool {
 // harness is one test's world: a fake upstream, a directory with the
 // database, and the environment the binary gets.
 type harness struct {
+	applied map[string]bool // the Redis URLs `quota apply` ran on
 	t    *testing.T
 	dir  string
 	fake *fakeyt.Fake
@@ -194,6 +195,25 @@ func (r result) String() string {
 }
 
 func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
+	h.created(ctx, args)
+	return h.bare(ctx, args...)
+}
+
+// created runs `ingest quota apply` once per Redis, before any other
+// command, as an operator does once per quota key before the first run.
+func (h *harness) created(ctx context.Context, args []string) {
+	url := h.env["REDIS_URL"]
+	if url == "" || h.applied[url] || (len(args) > 0 && args[0] == "quota") {
+		return
+	}
+	if h.applied == nil {
+		h.applied = map[string]bool{}
+	}
+	h.applied[url] = true
+	_ = h.bare(ctx, "quota", "apply").Run()
+}
+
+func (h *harness) bare(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, ingestBin, args...)
 	cmd.Dir = h.dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}

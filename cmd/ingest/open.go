@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
+	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,12 +51,18 @@ var (
 // embedded one on the database. close releases the Redis client. db may be
 // nil with Redis (a host without a database): there is no ledger then.
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Worker: workerName()}
+	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
 	if db != nil {
+		ctx := context.Background()
+		if opts.Ledger, err = db.LedgerID(ctx); err != nil {
+			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		}
+		opts.Where = ledgerWhere(s.db)
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
 		}
 		opts.Unknowns = unknownLedger{db}
+		opts.Notes = db
 	}
 	if s.redisURL == "" {
 		if db == nil {
@@ -78,10 +84,14 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 	return r, func() { client.Close() }, nil
 }
 
-// workerName names this process in the limiter's register: host and pid.
-func workerName() string {
+// ledgerWhere is where this ledger is, for the limiter's list of ledgers:
+// the host and the database's absolute path.
+func ledgerWhere(db string) string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s.%d", strings.NewReplacer(",", "_", ":", "_").Replace(host), os.Getpid())
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	return host + ":" + db
 }
 
 // redisLogger sends go-redis's own messages through slog, so that
@@ -163,12 +173,15 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		return nil, err
 	}
 	if r, ok := l.(*quota.Redis); ok {
+		if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
+			p.Close()
+			return nil, usageErrorf("--redis / REDIS_URL: %w", err)
+		}
 		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
 			s.logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
 		}
-		// Heartbeats keep this worker's copy of the register fresh, so that
-		// it can vouch for who spent if Redis loses data, and notice such
-		// a loss within seconds.
+		// Heartbeats keep this ledger's copy of the limiter's ledgers
+		// fresh, and put its calls back when a recovery waits for them.
 		beat, stop := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan struct{})
 		go func() { defer close(done); r.Run(beat) }()

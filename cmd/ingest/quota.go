@@ -140,9 +140,19 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		if err != nil {
 			return runtimeError(err)
 		}
+		printLedgers(out, st)
 		printRecovery(out, st)
 	}
 	return nil
+}
+
+// printLedgers lists the ledgers the limiter knows: each database that
+// spent, where it was last seen, and its last admitted call.
+func printLedgers(out io.Writer, st quota.Status) {
+	for _, l := range st.Ledgers {
+		fmt.Fprintf(out, "ledger %s at %s: last call %s at %s\n", l.Ledger, l.Where, l.Mark,
+			time.UnixMilli(l.At).UTC().Format(time.RFC3339))
+	}
 }
 
 // printRecovery says what a limiter that lost data waits for.

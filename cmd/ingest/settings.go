@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ import (
 type settings struct {
 	db        string
 	redisURL  string
+	replicas  string
 	costsFile string
 	endpoint  string
 	quotaKey  string
@@ -72,6 +74,8 @@ func commonSettings() []common {
 			func(s *settings) *string { return &s.quotaKey }, (*settings).checkQuotaKey},
 		{useRedis, "redis", "REDIS_URL", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database, for one host)",
 			func(s *settings) *string { return &s.redisURL }, (*settings).checkRedisURL},
+		{useRedis, "redis-replicas", "INGEST_REDIS_REPLICAS", "0", "count an admission only once this many Redis replicas hold it (WAIT), so that a failover loses none",
+			func(s *settings) *string { return &s.replicas }, (*settings).checkReplicas},
 		{useEndpoint, "youtube-endpoint", "YOUTUBE_ENDPOINT", "", "YouTube Data API base URL, for a proxy or a test server (default Google's)",
 			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint},
 		{useCosts, "costs", "INGEST_COSTS", "", "costs file replacing the built-in costs.yaml whole",
@@ -215,6 +219,21 @@ func (s *settings) resolveQuotaKey(apiKey string) string {
 		return s.quotaKey
 	}
 	return keyHash(apiKey)
+}
+
+// checkReplicas reads --redis-replicas.
+func (s *settings) checkReplicas() error {
+	n, err := strconv.Atoi(s.replicas)
+	if err != nil || n < 0 {
+		return usageErrorf("--redis-replicas / INGEST_REDIS_REPLICAS: want a whole number of replicas, 0 or more, got %q", s.replicas)
+	}
+	return nil
+}
+
+// replicaCount is --redis-replicas, checked.
+func (s *settings) replicaCount() int {
+	n, _ := strconv.Atoi(s.replicas)
+	return n
 }
 
 // checkRedisURL parses --redis without connecting: a usage error comes

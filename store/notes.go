@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// upgradeNotes adds the ledger's notes and gives the database its id.
+var upgradeNotes = execAll(`
+CREATE TABLE ledger_notes (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO ledger_notes (name, value) VALUES ('ledger_id', lower(hex(randomblob(8))));
+`)
+
+// LedgerID is the database's stable id, made when it was created: to the
+// shared limiter, every process writing to this database is one worker.
+func (db *DB) LedgerID(ctx context.Context) (string, error) {
+	id, err := db.Noted(ctx, "ledger_id")
+	if err == nil && id == "" {
+		err = errors.New("the database has no ledger id")
+	}
+	return id, err
+}
+
+// Note keeps a small value under name.
+func (db *DB) Note(ctx context.Context, name, value string) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_notes (name, value) VALUES (?, ?)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
+	if err != nil {
+		return fmt.Errorf("note %s: %w", name, err)
+	}
+	return nil
+}
+
+// Noted returns the value kept under name, "" when there is none.
+func (db *DB) Noted(ctx context.Context, name string) (string, error) {
+	var v string
+	err := db.r.QueryRowContext(ctx, `SELECT value FROM ledger_notes WHERE name = ?`, name).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("read note %s: %w", name, err)
+	}
+	return v, nil
+}
