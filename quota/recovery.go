@@ -178,7 +178,20 @@ type ledgerCopy struct {
 	Ledgers []LedgerSeen `json:"ledgers"`
 }
 
+// keepCopy keeps the limiter's list of ledgers, merged with the copy
+// before it: a ledger the limiter no longer lists (a rollback it has not
+// noticed) stays named while it spent within the span.
 func (v *ledgerView) keepCopy(ctx context.Context, at int64, ls []LedgerSeen) {
+	var old ledgerCopy
+	if raw, err := v.opts.Notes.Noted(ctx, v.noteName("ledgers")); err == nil && raw != "" {
+		_ = json.Unmarshal([]byte(raw), &old)
+	}
+	span := v.opts.Costs.Span().Milliseconds()
+	for _, o := range old.Ledgers {
+		if o.At > at-span && !slices.ContainsFunc(ls, func(l LedgerSeen) bool { return l.Ledger == o.Ledger }) {
+			ls = append(ls, o)
+		}
+	}
 	b, _ := json.Marshal(ledgerCopy{At: at, Ledgers: ls})
 	if err := v.opts.Notes.Note(ctx, v.noteName("ledgers"), string(b)); err != nil {
 		v.opts.Logger.Warn("keep the copy of the limiter's ledgers", ingest.LogErr, err)
@@ -337,25 +350,31 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	}
 	r.answered(ctx)
 	me := r.opts.Ledger
-	if !st.Recovering {
-		r.led.keepCopy(ctx, st.At, st.Ledgers)
-	}
 	if st.Recovering && slices.Contains(st.Need, me) && !slices.Contains(st.Done, me) {
 		return r.recover(ctx, "a recovery waits for this ledger")
 	}
-	mark, _, _ := r.led.clockArgs()
-	if mark == "" {
-		return nil
+	if r.led.missing(st, r.opts.Now()) {
+		return r.recover(ctx, "calls of this ledger are missing")
+	}
+	if !st.Recovering {
+		r.led.keepCopy(ctx, st.At, st.Ledgers)
+	}
+	return nil
+}
+
+// missing reports whether the limiter lacks calls of this ledger within
+// the span: then its list of ledgers is no copy to keep.
+func (v *ledgerView) missing(st Status, now time.Time) bool {
+	mark, _, _ := v.clockArgs()
+	if ms, _, err := parseID(mark); err != nil || ms <= now.Add(-v.opts.Costs.Span()).UnixMilli() {
+		return false
 	}
 	for _, l := range st.Ledgers {
-		if l.Ledger == me && laterID(l.Mark, mark) == l.Mark {
-			return nil
+		if l.Ledger == v.opts.Ledger && laterID(l.Mark, mark) == l.Mark {
+			return false
 		}
 	}
-	if ms, _, _ := parseID(mark); ms <= r.opts.Now().Add(-r.opts.Costs.Span()).UnixMilli() {
-		return nil
-	}
-	return r.recover(ctx, "calls of this ledger are missing")
+	return true
 }
 
 // Run heartbeats every Beat until ctx is done.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/internal/redistest"
 )
 
 // writeCosts writes a costs file for the 2026 model whose default pool has
@@ -92,5 +94,61 @@ func TestCostsWithoutVideosListExits2(t *testing.T) {
 	}
 	if _, err := os.Stat(h.db()); err == nil {
 		t.Errorf("the database %s was created by a command that exited on a configuration error", h.db())
+	}
+}
+
+// TestCronHostsRecoverAfterFlushall: two hosts, each its own database,
+// each having run twice,
+// running `run --once` (a cron deployment: no daemon, no heartbeat) share
+// one Redis, which loses everything. A new host with an empty database
+// exits 2 naming `quota apply` and spends nothing; host A's next run finds
+// the loss, puts its calls back and waits for B; B's next run puts its
+// calls back and the pools resume; the upstream is never charged more than
+// the limit, and each ledger says what the upstream charged.
+func TestCronHostsRecoverAfterFlushall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 20
+	h.tightCosts(limit)
+	a, b, c := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db"), filepath.Join(h.dir, "c.db")
+	runOn := func(db string, want int, regions string) result {
+		t.Helper()
+		h.set("INGEST_DB", db)
+		return h.mustRun(want, "run", "--once", "--regions", regions)
+	}
+	for range 2 { // each host's copy of the limiter's ledgers now names the other
+		runOn(a, 0, "US")
+		runOn(b, 0, "GB")
+	}
+	before := h.fake.Charged(testKey)
+	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	res := runOn(c, 2, "DE")
+	if !strings.Contains(res.stderr, "ingest quota apply") || h.fake.Charged(testKey) != before {
+		t.Fatalf("a new host after the loss: want exit 2 naming `ingest quota apply` and nothing charged (%d -> %d):\n%s",
+			before, h.fake.Charged(testKey), res)
+	}
+	ra := runOn(a, 0, "US")
+	if got := h.fake.Charged(testKey); got != before {
+		t.Log(ra)
+		t.Fatalf("host A's run after the loss was charged %d units before host B put its calls back", got-before)
+	}
+	runs := 2
+	for h.fake.Charged(testKey) < limit && runs < 8 {
+		runOn(b, 0, "GB,FR")
+		runOn(a, 0, "US,DE")
+		runs += 2
+	}
+	charged := h.fake.Charged(testKey)
+	units := ledgerUnits(t, a, "default") + ledgerUnits(t, b, "default")
+	t.Logf("cron, two hosts, FLUSHALL: %d units before the loss; a newcomer spent nothing; resumed after each host ran once (B's first run); upstream charged %d / %d in %d runs after the loss; ledgers %d",
+		before, charged, limit, runs, units)
+	if charged > limit || units != charged {
+		t.Fatalf("upstream charged %d, the ledgers hold %d; want at most %d and equal", charged, units, limit)
+	}
+	if charged <= before {
+		t.Fatalf("the pools never resumed after both hosts ran: charged %d, as before the loss", charged)
 	}
 }
