@@ -91,12 +91,12 @@ func raceEnabled() bool {
 // database, and the environment the binary gets.
 type harness struct {
 	applied map[string]bool // the Redis URLs `quota apply` ran on
-	t    *testing.T
-	dir  string
-	fake *fakeyt.Fake
-	srv  *httptest.Server
-	env  map[string]string
-	reqs *requestLog
+	t       *testing.T
+	dir     string
+	fake    *fakeyt.Fake
+	srv     *httptest.Server
+	env     map[string]string
+	reqs    *requestLog
 }
 
 // requestLog is every request the fake upstream received, in order: the
