@@ -16,18 +16,7 @@ import (
 )
 
 // limiter is what both backends offer.
-type limiter interface {
-	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
-	Block(ctx context.Context, pool string) (time.Time, error)
-	State(ctx context.Context) ([]ingest.PoolState, error)
-	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
-	Refund(ctx context.Context, call ingest.Call) error
-	CheckConfig(ctx context.Context) error
-	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
-	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
-	Backend() string
-}
+type limiter = quota.Limiter
 
 // harness opens limiters of one backend. Two limiters opened with the same
 // key share one store, like two processes.

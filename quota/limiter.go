@@ -26,6 +26,33 @@ var (
 	ErrCostTooLarge = errors.New("cost can never fit its pool")
 )
 
+// Limiter is what both backends offer, and what the conformance suite
+// holds them to.
+type Limiter interface {
+	// Take decides one call of an operation of costs.yaml; Spend one call
+	// that takes charges: all of them or none.
+	Take(ctx context.Context, op string) (ingest.Decision, error)
+	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
+	// Block refuses every call of pool until the upstream's reset.
+	Block(ctx context.Context, pool string) (time.Time, error)
+	// Refund gives back an admitted call that never reached the upstream.
+	Refund(ctx context.Context, call ingest.Call) error
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	// Refill puts a ledger's calls and blocks back; twice counts once.
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
+	// Lock takes a lease, renewed until unlock.
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+	Config(ctx context.Context) ([]PoolConfig, error)
+	CheckConfig(ctx context.Context) error
+	ApplyConfig(ctx context.Context) ([]ConfigChange, error)
+	Backend() string
+}
+
+var (
+	_ Limiter = (*Redis)(nil)
+	_ Limiter = (*SQLite)(nil)
+)
+
 // DefaultTimeout bounds each call to the shared limiter.
 const DefaultTimeout = 250 * time.Millisecond
 

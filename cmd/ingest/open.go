@@ -29,23 +29,7 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 
 // backend is everything either limiter backend offers, as openLimiter
 // returns it; each command keeps it as the narrower interface it needs.
-type backend interface {
-	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Block(ctx context.Context, pool string) (time.Time, error)
-	Refund(ctx context.Context, call ingest.Call) error
-	State(ctx context.Context) ([]ingest.PoolState, error)
-	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
-	Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error)
-	Config(ctx context.Context) ([]quota.PoolConfig, error)
-	CheckConfig(ctx context.Context) error
-	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
-	Backend() string
-}
-
-var (
-	_ backend = (*quota.Redis)(nil)
-	_ backend = (*quota.SQLite)(nil)
-)
+type backend = quota.Limiter
 
 // openLimiter builds the Redis limiter when --redis is set, else the
 // embedded one on the database. close releases the Redis client. db may be
