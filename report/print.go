@@ -53,7 +53,8 @@ type PoolJSON struct {
 	FreeAt       *string `json:"free_at"`
 	BlockedUntil *string `json:"blocked_until"`
 	WaitUntil    *string `json:"wait_until"` // recovering from a data loss
-	Unmetered    int64   `json:"unmetered"`
+	Unmetered    int64   `json:"unmetered"`        // units taken unmetered in the window: the fail_open budget used
+	FailOpen     int64   `json:"fail_open_budget"` // 0: the pool is closed while the limiter is unreachable
 }
 
 // OpJSON is part of JSON.
@@ -133,7 +134,7 @@ func (r *Report) JSON() JSON {
 		}
 		j.Pools = append(j.Pools, PoolJSON{Name: p.Pool, Limit: p.Limit, Reserve: p.Reserve, Window: ShortDuration(p.Window),
 			Used: p.Used, Day: day, UsedToday: p.UsedDay, Remaining: p.Remaining, FreeAt: Stamp(p.FreeAt),
-			BlockedUntil: Stamp(p.BlockedUntil), WaitUntil: Stamp(p.WaitUntil), Unmetered: p.Unmetered})
+			BlockedUntil: Stamp(p.BlockedUntil), WaitUntil: Stamp(p.WaitUntil), Unmetered: p.Unmetered, FailOpen: p.FailOpen.Budget})
 	}
 	for _, o := range r.Operations {
 		j.Operations = append(j.Operations, OpJSON{Op: o.Op, Calls: o.Calls, Units: sum(o.Units), Pools: o.Units})
@@ -211,7 +212,7 @@ func (r *Report) textPools(out io.Writer) {
 	for _, p := range r.Pools {
 		un := "-"
 		if p.Unmetered > 0 {
-			un, flagged = fmt.Sprintf("%d (!)", p.Unmetered), true
+			un, flagged = fmt.Sprintf("%d of %d (!)", p.Unmetered, p.FailOpen.Budget), true
 		}
 		today := "-"
 		if p.Day != "" {
@@ -226,8 +227,8 @@ func (r *Report) textPools(out io.Writer) {
 	}
 	w.Flush()
 	if flagged {
-		fmt.Fprintln(out, "(!) units admitted unmetered while the limiter could not be reached: in the ledger, and written")
-		fmt.Fprintln(out, "    into the limiter's window when it answers again")
+		fmt.Fprintln(out, "(!) units admitted unmetered while the limiter could not be reached, of the pool's fail_open budget")
+		fmt.Fprintln(out, "    over its window: in the ledger, and written into the limiter's window when it answers again")
 	}
 	if waiting {
 		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every worker that spent has refilled its ledger; `ingest quota show` says whom it waits for.")

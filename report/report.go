@@ -94,6 +94,7 @@ type Pool struct {
 	Window time.Duration
 	ingest.PoolState
 	Unmetered int64 // units admitted unmetered in the window (limiter unreachable)
+	FailOpen  ingest.FailOpen
 }
 
 // Op is what one operation took over the last day.
@@ -190,7 +191,7 @@ func (r *Report) pools(ctx context.Context, src Sources, calls []ingest.Call, no
 	}
 	for _, st := range states {
 		pool, _ := src.Costs.Pool(st.Pool)
-		r.Pools = append(r.Pools, Pool{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now)})
+		r.Pools = append(r.Pools, Pool{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now), FailOpen: pool.FailOpen})
 	}
 }
 

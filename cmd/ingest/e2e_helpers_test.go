@@ -442,6 +442,8 @@ type reportOut struct {
 		Remaining    int64   `json:"remaining"`
 		FreeAt       *string `json:"free_at"`
 		BlockedUntil *string `json:"blocked_until"`
+		Unmetered    int64   `json:"unmetered"`
+		FailOpen     int64   `json:"fail_open_budget"`
 	} `json:"pools"`
 	Operations []struct {
 		Op    string `json:"op"`

@@ -152,3 +152,44 @@ func TestCronHostsRecoverAfterFlushall(t *testing.T) {
 		t.Fatalf("the pools never resumed after both hosts ran: charged %d, as before the loss", charged)
 	}
 }
+
+// TestFailOpenBudgetIsTheLedgers: the fail_open budget is counted from
+// the ledger over the pool's window, so that a cron job whose Redis stays
+// unreachable (a wrong REDIS_URL) stops spending unmetered once it is
+// used, run after run, and the report says how much of it is used.
+func TestFailOpenBudgetIsTheLedgers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis().Stop()
+	const budget = 5
+	path := filepath.Join(h.dir, "budget.yaml")
+	body := `pools:
+  default: {limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}
+  search:  {limit: 100, reserve: 5, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set("INGEST_COSTS", path)
+	for _, regions := range []string{"US", "GB", "DE", "FR"} {
+		h.run("run", "--once", "--regions", regions)
+	}
+	charged := h.fake.Charged(testKey)
+	unmetered := ledgerUnits(t, h.db(), "default")
+	rep := h.report()
+	t.Logf("Redis unreachable for four cron runs, fail_open budget %d: upstream charged %d, ledger %d unmetered; report %d of %d",
+		budget, charged, unmetered, rep.Pools[0].Unmetered, rep.Pools[0].FailOpen)
+	if charged > budget || unmetered != charged {
+		t.Fatalf("four runs while Redis is down: upstream charged %d, ledger %d; want at most the budget, %d, and equal", charged, unmetered, budget)
+	}
+	if charged < budget-1 || rep.Pools[0].Unmetered != unmetered || rep.Pools[0].FailOpen != budget {
+		t.Fatalf("report: %d unmetered of a budget of %d; want %d of %d (and the budget used)", rep.Pools[0].Unmetered, rep.Pools[0].FailOpen, unmetered, budget)
+	}
+}
