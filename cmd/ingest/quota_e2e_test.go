@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ingestworks/ingest/internal/redistest"
@@ -191,5 +192,29 @@ operations:
 	}
 	if charged < budget-1 || rep.Pools[0].Unmetered != unmetered || rep.Pools[0].FailOpen != budget {
 		t.Fatalf("report: %d unmetered of a budget of %d; want %d of %d (and the budget used)", rep.Pools[0].Unmetered, rep.Pools[0].FailOpen, unmetered, budget)
+	}
+}
+
+// TestRunOnceAgainstAHungRedis: a SIGSTOPped Redis accepts connections and
+// never answers. That is an outage, as a refused connection is: the cheap
+// chart pages go ahead unmetered within the fail_open budget, and the run
+// completes instead of failing every chart.
+func TestRunOnceAgainstAHungRedis(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if err := rs.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Signal(syscall.SIGCONT)
+	before := h.fake.Charged(testKey)
+	h.mustRun(0, "run", "--once", "--regions", "GB,DE")
+	checkChartsComplete(t, h, "GB", "DE")
+	charged := h.fake.Charged(testKey) - before
+	unmetered := queryInt(t, openDB(t, h.db()), `SELECT coalesce(sum(units), 0) FROM ledger WHERE unmetered = 1`)
+	t.Logf("hung Redis: run --once completed GB and DE, %d units charged, %d unmetered in the ledger", charged, unmetered)
+	if unmetered != charged || charged == 0 {
+		t.Fatalf("upstream charged %d while Redis hung, the ledger holds %d unmetered: want them equal", charged, unmetered)
 	}
 }
