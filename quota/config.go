@@ -54,6 +54,9 @@ func confFields(s string) map[string]string {
 // confError names the first field where the limiter's stored conf differs
 // from the pool's.
 func confError(quotaKey string, p ingest.Pool, stored string) *ConfigError {
+	if stored == "" {
+		return &ConfigError{QuotaKey: quotaKey, Pool: p.Name, Field: "pool", Limiter: "missing", CostsValue: "set"}
+	}
 	have, want := confFields(stored), confFields(poolConf(p))
 	for _, field := range []string{"limit", "reserve", "window", "day"} {
 		if have[field] != want[field] {

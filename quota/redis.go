@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -529,8 +530,19 @@ func (r *Redis) Config(ctx context.Context) ([]PoolConfig, error) {
 
 // CheckConfig returns a *ConfigError when the limiter holds a pool with
 // other settings than this costs file.
+// A pool the limiter lacks beside others it holds was never applied.
 func (r *Redis) CheckConfig(ctx context.Context) error {
-	return checkConfig(ctx, r.opts, r.Config)
+	cur, err := r.Config(ctx)
+	if err != nil {
+		return err
+	}
+	created := slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" })
+	for i, c := range cur {
+		if !c.Agrees() || (created && c.Limiter == "") {
+			return confError(r.opts.QuotaKey, r.opts.Costs.Pools[i], c.Limiter)
+		}
+	}
+	return nil
 }
 
 // ApplyConfig creates the quota key's configuration, or replaces it with

@@ -195,9 +195,9 @@ function modes.spend()
   if redis.call('SISMEMBER', FENCE, fmt(a.token)) == 1 then return {code = 'fenced'} end
   local st, ps = state(), pools()
   local now, guarded = clock(st, ps)
+  if redis.call('EXISTS', CONF) == 0 then return {code = 'noconf'} end
   for _, p in ipairs(ps) do
-    local c = redis.call('HGET', CONF, p.name)
-    if not c then return {code = 'noconf'} end
+    local c = redis.call('HGET', CONF, p.name) or ''
     if c ~= p.conf then return {code = 'conf', pool = p.name, conf = c} end
   end
   local why = loss(st, ps, now)
