@@ -73,7 +73,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.noDatabase = true
 	case err != nil:
-		return runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return dbError(s.db, err)
 	default:
 		defer db.Close()
 		src.db, src.size = db, db.Size

@@ -108,7 +108,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	}
 	db, err := store.OpenExisting(ctx, s.db)
 	if err != nil {
-		return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return nil, nil, dbError(s.db, err)
 	}
 	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
 	if err := src.useSchedule(ctx, db, rf); err != nil {
