@@ -213,3 +213,56 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("Dockerfile has %d stages, want a multi-stage build", n)
 	}
 }
+
+// maxExposure is the highest "overall exposure level" systemd-analyze
+// security may give a unit: sandboxing, capabilities and system calls all
+// limited.
+const maxExposure = 2.5
+
+// TestSystemdUnitsAreHardened rates each service with systemd-analyze
+// security, offline, against the file as shipped.
+func TestSystemdUnitsAreHardened(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed (Debian's systemd package; make test installs it as root)")
+	}
+	units, err := filepath.Glob("systemd/ingest*.service")
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no units: %v", err)
+	}
+	level := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`)
+	for _, u := range units {
+		// --offline reads the file as it is; ExecStart must exist, as for verify.
+		data, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), filepath.Base(u))
+		if err := os.WriteFile(p, bytes.ReplaceAll(data, []byte("/usr/local/bin/ingest"), []byte("/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command(analyze, "security", "--offline=true", "--no-pager", p).CombinedOutput()
+		m := level.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no exposure level in systemd-analyze security's output:\n%s", u, out)
+		}
+		var got float64
+		fmt.Sscan(string(m[1]), &got)
+		if got > maxExposure {
+			t.Errorf("%s: exposure %.1f, want at most %.1f; what is left open:\n%s", u, got, maxExposure, open(out))
+		}
+		t.Logf("%s: exposure %.1f", u, got)
+	}
+}
+
+// open is the lines of systemd-analyze security that name what a unit
+// leaves open.
+func open(out []byte) string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "✗") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
