@@ -38,6 +38,21 @@ type runFlags struct {
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
 	everyGiven bool
+	// regionsGiven: --regions (or its variable) was set, if only to "".
+	regionsGiven bool
+}
+
+// parseRegions reads --regions. Left out, it is the eight; given empty, it
+// is a mistake (a variable that expanded to nothing), not all eight.
+func parseRegions(list string, given bool) ([]string, error) {
+	if given && strings.Trim(list, ", \t") == "" {
+		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for all eight")
+	}
+	codes, err := regions.Parse(list)
+	if err != nil {
+		return nil, usageErrorf("--regions: %w", err)
+	}
+	return codes, nil
 }
 
 func newRunCmd(s *settings) *cobra.Command {
@@ -66,7 +81,7 @@ A second signal stops at once.`,
   YOUTUBE_API_KEY=... REDIS_URL=redis://localhost:6379/0 ingest run --every 1h --listen :9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.everyGiven = cmd.Flags().Changed("every")
+			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			if err := f.track.validate(cmd); err != nil {
 				return err
 			}
@@ -86,9 +101,9 @@ A second signal stops at once.`,
 }
 
 func (f *runFlags) validate() ([]string, error) {
-	codes, err := regions.Parse(f.regions)
+	codes, err := parseRegions(f.regions, f.regionsGiven)
 	if err != nil {
-		return nil, usageErrorf("--regions: %w", err)
+		return nil, err
 	}
 	if f.every < regions.MinEvery {
 		return nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)

@@ -99,9 +99,9 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 // openWeb opens the database read-only and the limiter for reading, and
 // builds the API and dashboard over them.
 func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (*web.Server, func(), error) {
-	codes, err := regions.Parse(rf.regions)
+	codes, err := parseRegions(rf.regions, rf.regionsGiven)
 	if err != nil {
-		return nil, nil, usageErrorf("--regions: %w", err)
+		return nil, nil, err
 	}
 	if rf.every < regions.MinEvery {
 		return nil, nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, rf.every)
