@@ -5,8 +5,10 @@ BIN     := bin
 PREFIX  ?= /usr/local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# The container image is named in deploy/kubernetes/kustomization.yaml only.
+IMAGE   := $(shell awk '/newName:/{n=$$2} /newTag:/{t=$$2} END{print n ":" t}' deploy/kubernetes/kustomization.yaml)
 
-.PHONY: help build install test bench demo lint fuzz mutants deps clean
+.PHONY: help build install image test bench demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -25,6 +27,9 @@ build: ## build bin/ingest (static, versioned) and bin/fakeyt
 install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/ingest $(DESTDIR)$(PREFIX)/bin/ingest
+
+image: ## build the image deploy/kubernetes/kustomization.yaml names; then docker push it
+	docker build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
 test: deps ## run every test with -race against real redis-server and SQLite, and check deploy/
 	$(GO) test -race -count=1 -timeout 30m ./...

@@ -31,10 +31,22 @@ func manifests(t *testing.T) map[string]any {
 	}
 	out := map[string]any{}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		decodeAll(t, f, data, out)
+	}
+	return out
+}
+
+// decodeAll decodes every document of data into out, by kind.
+func decodeAll(t *testing.T, f string, data []byte, out map[string]any) {
+	t.Helper()
+	{
 		for i, doc := range bytes.Split(data, []byte("\n---")) {
 			var meta struct {
 				APIVersion string `json:"apiVersion"`
@@ -51,7 +63,6 @@ func manifests(t *testing.T) map[string]any {
 			out[meta.Kind] = obj
 		}
 	}
-	return out
 }
 
 func decode(apiVersion, kind string, doc []byte) (any, error) {
@@ -65,6 +76,8 @@ func decode(apiVersion, kind string, doc []byte) (any, error) {
 		obj = &corev1.PersistentVolumeClaim{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
 	default:
 		return nil, fmt.Errorf("no API type known for %s %s", apiVersion, kind)
 	}
@@ -129,6 +142,11 @@ func checkPod(t *testing.T, what string, pod corev1.PodSpec) {
 		if e, ok := env[name]; !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
 			t.Errorf("%s: %s must come from a Secret", what, name)
 		}
+	}
+	// One host needs no Redis: the Secret may lack redis-url.
+	if ref := env["REDIS_URL"].ValueFrom; ref != nil && ref.SecretKeyRef != nil &&
+		(ref.SecretKeyRef.Optional == nil || !*ref.SecretKeyRef.Optional) {
+		t.Errorf("%s: REDIS_URL's secretKeyRef must be optional (the one-host setup has no Redis)", what)
 	}
 	if db := env["INGEST_DB"].Value; !strings.HasPrefix(db, c.VolumeMounts[0].MountPath+"/") {
 		t.Errorf("%s: INGEST_DB %q is not on the volume mounted at %s", what, db, c.VolumeMounts[0].MountPath)
@@ -211,5 +229,156 @@ func TestDockerfile(t *testing.T) {
 	}
 	if n := strings.Count(text, "\nFROM "); n < 2 {
 		t.Errorf("Dockerfile has %d stages, want a multi-stage build", n)
+	}
+}
+
+// maxExposure is the highest "overall exposure level" systemd-analyze
+// security may give a unit: sandboxing, capabilities and system calls all
+// limited.
+const maxExposure = 2.5
+
+// TestSystemdUnitsAreHardened rates each service with systemd-analyze
+// security, offline, against the file as shipped.
+func TestSystemdUnitsAreHardened(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed (Debian's systemd package; make test installs it as root)")
+	}
+	units, err := filepath.Glob("systemd/ingest*.service")
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no units: %v", err)
+	}
+	level := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`)
+	for _, u := range units {
+		// --offline reads the file as it is; ExecStart must exist, as for verify.
+		data, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), filepath.Base(u))
+		if err := os.WriteFile(p, bytes.ReplaceAll(data, []byte("/usr/local/bin/ingest"), []byte("/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command(analyze, "security", "--offline=true", "--no-pager", p).CombinedOutput()
+		m := level.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no exposure level in systemd-analyze security's output:\n%s", u, out)
+		}
+		var got float64
+		fmt.Sscan(string(m[1]), &got)
+		if got > maxExposure {
+			t.Errorf("%s: exposure %.1f, want at most %.1f; what is left open:\n%s", u, got, maxExposure, open(out))
+		}
+		t.Logf("%s: exposure %.1f", u, got)
+	}
+}
+
+// open is the lines of systemd-analyze security that name what a unit
+// leaves open.
+func open(out []byte) string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "✗") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// kustomizedImage is the image kustomization.yaml names, name:tag.
+func kustomizedImage(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("kubernetes/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+		Images     []struct {
+			Name    string `json:"name"`
+			NewName string `json:"newName"`
+			NewTag  string `json:"newTag"`
+		} `json:"images"`
+	}
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		t.Fatalf("kustomization.yaml: %v", err)
+	}
+	if len(k.Images) != 1 || k.Images[0].Name != "ingest" || k.Images[0].NewName == "" || k.Images[0].NewTag == "" {
+		t.Fatalf("kustomization.yaml: want one image entry for `ingest` with newName and newTag, got %+v", k.Images)
+	}
+	return k.Images[0].NewName + ":" + k.Images[0].NewTag
+}
+
+// TestKustomization renders `kubectl kustomize kubernetes` offline: the
+// one-host daemon on its volume, the image kustomization.yaml names, no
+// Secret (it is created by hand) and no quota apply (a one-shot step).
+func TestKustomization(t *testing.T) {
+	image := kustomizedImage(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: the kustomization is not rendered (its image entry was checked)")
+	}
+	out, err := exec.Command(kubectl, "kustomize", "kubernetes").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize kubernetes: %v\n%s", err, out)
+	}
+	m := map[string]any{}
+	decodeAll(t, "kubectl kustomize kubernetes", out, m)
+	d, ok := m["Deployment"].(*appsv1.Deployment)
+	if !ok || m["PersistentVolumeClaim"] == nil {
+		t.Fatalf("rendered: want a Deployment and its PersistentVolumeClaim, got %v", kinds(m))
+	}
+	for _, k := range []string{"Secret", "Job", "CronJob"} {
+		if m[k] != nil {
+			t.Errorf("rendered: a %s; the kustomization is the daemon alone (the Secret by hand, quota apply once, the CronJob instead)", k)
+		}
+	}
+	checkPod(t, "rendered Deployment", d.Spec.Template.Spec)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
+		t.Errorf("rendered image %q, want %q", got, image)
+	}
+}
+
+func kinds(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestImageIsNamedOnce: make image builds the image kustomization.yaml
+// names, the quota apply Job (applied with -f, outside the kustomization)
+// runs it, and no other manifest names a registry.
+func TestImageIsNamedOnce(t *testing.T) {
+	image := kustomizedImage(t)
+	if mk, err := exec.LookPath("make"); err == nil {
+		out, err := exec.Command(mk, "-s", "-n", "-C", "..", "image").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "docker build -t "+image+" ") {
+			t.Errorf("make -n image does not build %s: %v\n%s", image, err, out)
+		}
+	}
+	data, err := os.ReadFile("kubernetes/redis/quota-apply-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	decodeAll(t, "redis/quota-apply-job.yaml", data, m)
+	job, ok := m["Job"].(*batchv1.Job)
+	if !ok {
+		t.Fatal("redis/quota-apply-job.yaml: no Job")
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if c.Image != image || strings.Join(c.Args, " ") != "quota apply" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
+	}
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if f != "kubernetes/kustomization.yaml" && bytes.Contains(b, []byte(strings.Split(image, ":")[0])) {
+			t.Errorf("%s names the image; kustomization.yaml alone does", f)
+		}
 	}
 }

@@ -36,8 +36,9 @@ type Runner struct {
 
 	mu       sync.Mutex
 	running  map[string]bool
-	closed   bool           // no pass may start: the daemon is waiting for those in flight
-	inflight sync.WaitGroup // passes claimed and not yet released
+	started  map[string]time.Time // the daemon's latest start of each chart's pass
+	closed   bool                 // no pass may start: the daemon is waiting for those in flight
+	inflight sync.WaitGroup       // passes claimed and not yet released
 }
 
 // Once runs every pass now, one after another. It stops early on a fatal
@@ -146,26 +147,29 @@ func (r *Runner) release(region string) {
 // latest slot passed without a run (lastStart before it) runs once at start.
 func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[string]time.Time) error {
 	c := cron.New(cron.WithLocation(time.UTC))
-	var catchUp []*Pass
+	scheds := make([]Schedule, len(r.Passes))
+	r.mu.Lock()
+	r.started = map[string]time.Time{}
+	for chart, at := range lastStart {
+		r.started[chart] = at
+	}
+	r.mu.Unlock()
 	for i, p := range r.Passes {
 		s, err := Stagger(every, i, len(r.Passes))
 		if err != nil {
 			return fmt.Errorf("--every: %w", err)
 		}
-		c.Schedule(s, cron.FuncJob(func() { r.RunPass(ctx, p) }))
-		if s.Missed(lastStart[p.Chart()], time.Now()) {
-			catchUp = append(catchUp, p)
-		}
+		scheds[i] = s
+		c.Schedule(s, cron.FuncJob(func() { r.runDue(ctx, p, s, "") }))
 		r.Logger.Info("scheduled", ingest.LogRegion, p.Chart(), "next_run", s.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
 	go func() {
-		for _, p := range catchUp {
+		for i, p := range r.Passes {
 			if stopping(r.Drain) {
 				return
 			}
-			r.Logger.Info("catching up a missed slot", ingest.LogRegion, p.Chart())
-			r.RunPass(ctx, p)
+			r.runDue(ctx, p, scheds[i], "catching up a missed slot")
 		}
 	}()
 	select {
@@ -175,6 +179,31 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 	c.Stop()
 	r.wait(ctx)
 	return nil
+}
+
+// runDue runs p when its latest slot has had no run yet. The schedule and
+// the catch-up at start both ask here, so a slot that comes while the
+// catch-up is still on its way to p runs once, not once each.
+func (r *Runner) runDue(ctx context.Context, p *Pass, s Schedule, why string) {
+	if !r.due(p.Chart(), s, time.Now()) {
+		return
+	}
+	if why != "" {
+		r.Logger.Info(why, ingest.LogRegion, p.Chart())
+	}
+	r.RunPass(ctx, p)
+}
+
+// due reports whether chart's latest slot at now has had no start, and
+// if so counts this one.
+func (r *Runner) due(chart string, s Schedule, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !s.Missed(r.started[chart], now) {
+		return false
+	}
+	r.started[chart] = now
+	return true
 }
 
 // StopGrace is how long a daemon stopped at once (ctx cancelled) waits for

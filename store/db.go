@@ -48,8 +48,15 @@ type DB struct {
 }
 
 // Open opens the database at path, creating it if it is missing, and brings
-// its schema up to date.
+// its schema up to date. A path SQLite cannot use is a PathError, found
+// before anything is created or changed.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := CheckPath(path, true); err != nil {
+		return nil, err
+	}
+	if err := notNewer(ctx, path); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open(driverName, DSN(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -59,6 +66,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
+		var ve *VersionError
+		if errors.As(err, &ve) {
+			ve.Path = path
+			return nil, ve
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow}
@@ -87,6 +99,23 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	return err
 }
 
+// notNewer refuses a database of a later schema before it is opened for
+// writing, which would switch it to WAL: this binary changes nothing in it.
+func notNewer(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return nil // a new file: created at the current version
+	}
+	r, v, err := openReadOnly(ctx, path, false)
+	if err != nil {
+		return nil // the writer says why, with the path
+	}
+	r.Close()
+	if v > SchemaVersion {
+		return &VersionError{Path: path, Have: v, Want: SchemaVersion}
+	}
+	return nil
+}
+
 func isBusy(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked")
@@ -112,6 +141,9 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
 	} else if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := CheckPath(path, false); err != nil {
+		return nil, err
 	}
 	r, v, err := openReadOnly(ctx, path, false)
 	if err != nil {
@@ -222,7 +254,7 @@ type VersionError struct {
 
 func (e *VersionError) Error() string {
 	if e.Have > e.Want {
-		return fmt.Sprintf("open %s: schema version %d is newer than this binary's %d: upgrade ingest", e.Path, e.Have, e.Want)
+		return fmt.Sprintf("%s: schema version %d is newer than this binary's %d: upgrade ingest, or use another path", e.Path, e.Have, e.Want)
 	}
-	return fmt.Sprintf("open %s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
+	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
 }

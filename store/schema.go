@@ -81,7 +81,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	case v == SchemaVersion:
 		return nil
 	case v > SchemaVersion:
-		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d; upgrade ingest", v, SchemaVersion)
+		return &VersionError{Have: v, Want: SchemaVersion}
 	case v == 0:
 		if _, err := tx.ExecContext(ctx, ingest.Schema); err != nil {
 			return fmt.Errorf("migrate: apply schema.sql: %w", err)

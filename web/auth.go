@@ -9,24 +9,26 @@ import (
 // CookieName holds the access token a login sets.
 const CookieName = "ingest_ui_token"
 
-// authorized asks for the access token, when one is set: as a bearer
-// header (scripts) or as the cookie the login form sets (browsers).
-func (s *Server) authorized(h http.Handler) http.Handler {
-	if s.cfg.Token == "" {
-		return h
-	}
+// authorized asks for the access token: as a bearer header (scripts) or
+// as the cookie the login form sets (browsers).
+// refuse answers a request without it.
+func (s *Server) authorized(h http.Handler, refuse http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.tokenOK(r) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ingest"`)
-			apiError(w, http.StatusUnauthorized, "unauthorized", "", "send the access token (INGEST_UI_TOKEN) as Authorization: Bearer <token>")
-			return
-		}
-		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		refuse(w, r)
 	})
+}
+
+func apiUnauthorized(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ingest"`)
+	apiError(w, http.StatusUnauthorized, "unauthorized", "", "send the access token (INGEST_UI_TOKEN) as Authorization: Bearer <token>")
+}
+
+func signIn(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
 func (s *Server) tokenOK(r *http.Request) bool {

@@ -12,7 +12,6 @@ package web
 import (
 	"context"
 	"embed"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"time"
@@ -31,8 +30,16 @@ type Config struct {
 	Report func(ctx context.Context) (*report.Report, error)
 	// QuotaKey is the key whose ledger the usage charts read.
 	QuotaKey string
-	// Token, when set, is asked of every request (INGEST_UI_TOKEN).
+	// Token, when set, is asked of every request for the data
+	// (INGEST_UI_TOKEN).
 	Token string
+	// Listen is the listener's address and Public says its data is meant to
+	// be public: with Token they decide what is served (AccessFor).
+	Listen string
+	Public bool
+	// Routes are the caller's own entries of the route table (the daemon's
+	// /metrics and /readyz), under the same rules as the server's.
+	Routes []Route
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -40,10 +47,11 @@ type Config struct {
 
 // Server serves the API and the dashboard.
 type Server struct {
-	cfg   Config
-	pages *pages
-	mux   *http.ServeMux
-	daily dailyCache
+	cfg    Config
+	access Access
+	pages  *pages
+	mux    *http.ServeMux
+	daily  dailyCache
 }
 
 // New returns the handler of the API and the dashboard.
@@ -58,36 +66,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, pages: p, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, access: AccessFor(cfg.Token, cfg.Listen, cfg.Public), pages: p, mux: http.NewServeMux()}
 	s.routes()
 	return s, nil
-}
-
-func (s *Server) routes() {
-	static, _ := fs.Sub(assets, "static") // the directory is embedded
-	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	s.mux.HandleFunc("GET /login", s.loginPage)
-	s.mux.HandleFunc("POST /login", s.login)
-	s.handle("GET /api/v1/search", s.apiSearch)
-	s.handle("GET /api/v1/charts/{region}", s.apiChart)
-	s.handle("GET /api/v1/videos/{id}", s.apiVideo)
-	s.handle("GET /api/v1/quota", s.apiQuota)
-	s.handle("GET /api/v1/runs", s.apiRuns)
-	s.handle("/api/", func(w http.ResponseWriter, r *http.Request) {
-		apiError(w, http.StatusNotFound, "not_found", "", "no such route: "+r.URL.Path)
-	})
-	s.handle("GET /{$}", s.overviewPage)
-	s.handle("GET /charts/{region}", s.chartPage)
-	s.handle("GET /videos/{id}", s.videoPage)
-	s.handle("GET /search", s.searchPage)
-	s.handle("/", func(w http.ResponseWriter, r *http.Request) {
-		s.pageError(w, r, http.StatusNotFound, "No such page: "+r.URL.Path)
-	})
-}
-
-// handle registers h behind the access token and the request deadline.
-func (s *Server) handle(pattern string, h http.HandlerFunc) {
-	s.mux.Handle(pattern, s.authorized(s.deadline(h)))
 }
 
 // deadline gives each request's reads a context deadline.
@@ -110,17 +91,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Register adds the API and the dashboard to mux beside what it already
-// serves (ingest run --listen: /metrics, /healthz, /quota).
-func (s *Server) Register(mux *http.ServeMux) {
-	mux.Handle("/api/", s)
-	mux.Handle("/static/", s)
-	mux.Handle("/login", s)
-	mux.Handle("/charts/", s)
-	mux.Handle("/videos/", s)
-	mux.Handle("/search", s)
-	mux.Handle("/{$}", s)
-}
+// Access is what this server serves.
+func (s *Server) Access() Access { return s.access }
 
 // NewHTTPServer returns an http.Server for h with timeouts on every phase
 // of a request, so a slow client cannot hold a connection.

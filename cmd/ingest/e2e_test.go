@@ -655,6 +655,11 @@ operations:
 		{"blank API key", func(h *harness) { h.set("YOUTUBE_API_KEY", "  ") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_API_KEY`)},
 		{"backfill missing API key", func(h *harness) { h.unset("YOUTUBE_API_KEY") }, []string{"backfill", "--region", "US", "--since", "2026-10-01"}, regexp.MustCompile(`YOUTUBE_API_KEY`)},
 		{"unknown region", nil, []string{"run", "--once", "--regions", "US,XX"}, regexp.MustCompile(`--regions.*XX`)},
+		{"empty regions", nil, []string{"run", "--once", "--regions", ""}, regexp.MustCompile(`--regions: is empty`)},
+		{"empty regions env", func(h *harness) { h.set("INGEST_RUN_REGIONS", " ") }, []string{"run", "--once"}, regexp.MustCompile(`--regions: is empty`)},
+		{"report empty regions", nil, []string{"report", "--regions", ","}, regexp.MustCompile(`--regions: is empty`)},
+		{"unknown quota subcommand", nil, []string{"quota", "bogus"}, regexp.MustCompile(`unknown command "bogus" for "ingest quota"`)},
+		{"quota apply with an argument", nil, []string{"quota", "apply", "extra"}, regexp.MustCompile(`extra`)},
 		{"every below a minute", nil, []string{"run", "--every", "30s"}, regexp.MustCompile(`--every`)},
 		{"bad costs file", func(h *harness) {
 			path := filepath.Join(h.dir, "costs-bad.yaml")

@@ -124,5 +124,25 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageErrorf("%w (see --help)", err)
 	})
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (quota) answer a word it does not know as the root does: exit 2, naming
+// it. Cobra would print the help and exit 0, so a script's typo passes.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if cmd == cmd.Root() || !cmd.HasSubCommands() || cmd.Run != nil || cmd.RunE != nil {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return usageErrorf("unknown command %q for %q (see %s --help)", args[0], c.CommandPath(), c.CommandPath())
+	}
 }

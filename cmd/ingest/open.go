@@ -22,9 +22,23 @@ import (
 func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 	db, err := store.Open(ctx, s.db)
 	if err != nil {
-		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return nil, dbError(s.db, err)
 	}
 	return db, nil
+}
+
+// dbError is a database that did not open, as the user reads it: a path
+// that cannot be used is a configuration error (exit 2) saying the fix.
+func dbError(path string, err error) error {
+	var pe *store.PathError
+	var ve *store.VersionError
+	switch {
+	case errors.As(err, &pe):
+		return usageErrorf("--db (INGEST_DB) %v", pe)
+	case errors.As(err, &ve):
+		return usageErrorf("--db (INGEST_DB) %v", ve)
+	}
+	return runtimeError(fmt.Errorf("open database %s: %w", path, err))
 }
 
 // backend is everything either limiter backend offers, as openLimiter
@@ -104,7 +118,7 @@ func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.db))
 	}
 	if err != nil {
-		return nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return nil, dbError(s.db, err)
 	}
 	return db, nil
 }

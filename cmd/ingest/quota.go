@@ -91,7 +91,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
 	case err != nil:
-		return runtimeError(err)
+		return dbError(s.db, err)
 	default:
 		defer db.Close()
 	}

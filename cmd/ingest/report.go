@@ -60,9 +60,9 @@ Next runs and the plan follow the schedule a daemon on this database runs
 }
 
 func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) error {
-	codes, err := regions.Parse(f.regions)
+	codes, err := parseRegions(f.regions, f.regionsGiven)
 	if err != nil {
-		return usageErrorf("--regions: %w", err)
+		return err
 	}
 	if f.every < regions.MinEvery {
 		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
@@ -73,7 +73,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.noDatabase = true
 	case err != nil:
-		return runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return dbError(s.db, err)
 	default:
 		defer db.Close()
 		src.db, src.size = db, db.Size

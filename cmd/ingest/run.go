@@ -38,6 +38,21 @@ type runFlags struct {
 	// everyGiven: --every (or its variable) was set; run --once plans only
 	// then, as cron's period is not known otherwise.
 	everyGiven bool
+	// regionsGiven: --regions (or its variable) was set, if only to "".
+	regionsGiven bool
+}
+
+// parseRegions reads --regions. Left out, it is the eight; given empty, it
+// is a mistake (a variable that expanded to nothing), not all eight.
+func parseRegions(list string, given bool) ([]string, error) {
+	if given && strings.Trim(list, ", \t") == "" {
+		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for all eight")
+	}
+	codes, err := regions.Parse(list)
+	if err != nil {
+		return nil, usageErrorf("--regions: %w", err)
+	}
+	return codes, nil
 }
 
 func newRunCmd(s *settings) *cobra.Command {
@@ -66,7 +81,7 @@ A second signal stops at once.`,
   YOUTUBE_API_KEY=... REDIS_URL=redis://localhost:6379/0 ingest run --every 1h --listen :9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.everyGiven = cmd.Flags().Changed("every")
+			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			if err := f.track.validate(cmd); err != nil {
 				return err
 			}
@@ -76,7 +91,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default US,GB,DE,FR,IN,BR,AU,CA)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/8")
-	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz, /readyz and /quota on this address (host:port)")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
@@ -86,9 +101,9 @@ A second signal stops at once.`,
 }
 
 func (f *runFlags) validate() ([]string, error) {
-	codes, err := regions.Parse(f.regions)
+	codes, err := parseRegions(f.regions, f.regionsGiven)
 	if err != nil {
-		return nil, usageErrorf("--regions: %w", err)
+		return nil, err
 	}
 	if f.every < regions.MinEvery {
 		return nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
@@ -320,41 +335,37 @@ func signals(parent context.Context, s *settings) (ctx context.Context, drained 
 	return ctx, drain, func() { signal.Stop(ch); cancel() }
 }
 
-// serve starts the /metrics, /healthz, /readyz and /quota server.
+// serve starts the listener of run --listen: /metrics, /healthz and
+// /readyz, and beside them the report (/quota), the API and the dashboard
+// when the listener may serve the data.
 func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipeline, codes []string, every time.Duration) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.handler(p.limiter))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		replyJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		rd := readiness(r.Context(), m, p)
-		code := http.StatusOK
-		if rd.Status != "ready" {
-			code = http.StatusServiceUnavailable
-		}
-		replyJSON(w, code, rd)
-	})
-	mux.HandleFunc("/quota", func(w http.ResponseWriter, r *http.Request) {
-		rep, err := buildReport(r.Context(), reportSources{db: p.db, limiter: p.limiter, costs: s.costs,
-			quotaKey: p.quotaKey, regions: codes, every: every})
-		if err != nil {
-			replyJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-			return
-		}
-		replyJSON(w, http.StatusOK, rep.JSON())
-	})
-	ui, err := newWeb(p.db, reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}, s)
+	src := reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}
+	routes := []web.Route{
+		{Pattern: "/metrics", Kind: web.Operational, Handler: m.handler(p.limiter)},
+		{Pattern: "GET /readyz", Kind: web.Operational, Handler: readyzHandler(func(ctx context.Context) readyState { return readiness(ctx, m, p) })},
+		{Pattern: "GET /quota", Kind: web.API, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rep, err := buildReport(r.Context(), src)
+			if err != nil {
+				replyJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+				return
+			}
+			replyJSON(w, http.StatusOK, rep.JSON())
+		})},
+	}
+	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, Routes: routes})
 	if err != nil {
 		ln.Close()
 		return nil, runtimeError(err)
 	}
-	ui.Register(mux) // the API and the dashboard, beside /metrics
-	srv := web.NewHTTPServer(addr, mux)
+	if ui.Access() == web.OperationalOnly {
+		s.logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+uiTokenEnv+" is not set, so the dashboard, the API and /quota would be public",
+			"addr", addr)
+	}
+	srv := web.NewHTTPServer(addr, ui)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("metrics server", ingest.LogErr, err)
@@ -389,25 +400,40 @@ type readyCheck struct {
 // readiness: the limiter answers, the database takes a write, and no
 // region has failed failingAfter passes in a row.
 func readiness(ctx context.Context, m *metrics, p *pipeline) readyState {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	var checks []readyCheck
-	add := func(name string, err error, okDetail string) {
-		c := readyCheck{Name: name, OK: err == nil, Detail: okDetail}
-		if err != nil {
-			c.Detail = err.Error()
-		}
-		checks = append(checks, c)
-	}
-	_, err := p.limiter.State(ctx)
-	add("limiter", err, p.limiter.Backend()+" answers")
-	add("database", p.db.Writable(ctx), "writable")
 	var failing error
 	if f := m.failing(); len(f) > 0 {
 		sort.Strings(f)
 		failing = fmt.Errorf("failed %d passes in a row: %s", failingAfter, strings.Join(f, ", "))
 	}
-	add("regions", failing, "none failing repeatedly")
+	return readyChecks(probe("limiter", p.limiter.Backend()+" answers", stateErr(ctx, p.limiter)),
+		probe("database", "writable", p.db.Writable(ctx)),
+		probe("regions", "none failing repeatedly", failing))
+}
+
+// readyzHandler answers /readyz: 200 when every check passes, else 503,
+// with the checks; they get two seconds.
+func readyzHandler(ready func(context.Context) readyState) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		rd := ready(ctx)
+		code := http.StatusOK
+		if rd.Status != "ready" {
+			code = http.StatusServiceUnavailable
+		}
+		replyJSON(w, code, rd)
+	})
+}
+
+// probe is one check's result: detail when it passed, the error when not.
+func probe(name, okDetail string, err error) readyCheck {
+	if err != nil {
+		return readyCheck{Name: name, Detail: err.Error()}
+	}
+	return readyCheck{Name: name, OK: true, Detail: okDetail}
+}
+
+func readyChecks(checks ...readyCheck) readyState {
 	st := readyState{Status: "ready", Checks: checks}
 	for _, c := range checks {
 		if !c.OK {
@@ -415,4 +441,12 @@ func readiness(ctx context.Context, m *metrics, p *pipeline) readyState {
 		}
 	}
 	return st
+}
+
+// stateErr asks the limiter for its state: whether it answers.
+func stateErr(ctx context.Context, l interface {
+	State(context.Context) ([]ingest.PoolState, error)
+}) error {
+	_, err := l.State(ctx)
+	return err
 }

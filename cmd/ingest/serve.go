@@ -25,6 +25,7 @@ const uiTokenEnv = "INGEST_UI_TOKEN"
 
 type serveFlags struct {
 	listen  string
+	public  bool
 	regions string
 	every   time.Duration
 }
@@ -39,8 +40,11 @@ runs; see docs/api.md) and a dashboard at / (the quota at a glance, each
 region's chart, each video's history, search), from the database opened
 read-only: it spends no quota and writes nothing.
 
-Set INGEST_UI_TOKEN to ask every request for that token: scripts send it as
-Authorization: Bearer <token>, browsers sign in at /login (a cookie).
+/healthz and /readyz answer without a token. Set INGEST_UI_TOKEN to ask
+every other request for that token: scripts send it as Authorization: Bearer
+<token>, browsers sign in at /login (a cookie). Without a token, serve
+listens on a loopback address only, unless --public says the data is meant
+to be public.
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db
@@ -53,6 +57,7 @@ as in ingest report; --every and --regions override it.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
+	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
 	return cmd
@@ -62,7 +67,11 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
 		return usageErrorf("--listen: want host:port or :port, got %q", f.listen)
 	}
-	h, closeAll, err := openWeb(ctx, s, rf)
+	if web.AccessFor(os.Getenv(uiTokenEnv), f.listen, f.public) == web.OperationalOnly {
+		return usageErrorf("--listen %s is not a loopback address: set %s to ask for a token, or pass --public if the data is meant to be public",
+			f.listen, uiTokenEnv)
+	}
+	h, closeAll, err := openWeb(ctx, s, rf, f)
 	if err != nil {
 		return err
 	}
@@ -89,17 +98,17 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 
 // openWeb opens the database read-only and the limiter for reading, and
 // builds the API and dashboard over them.
-func openWeb(ctx context.Context, s *settings, rf *reportFlags) (*web.Server, func(), error) {
-	codes, err := regions.Parse(rf.regions)
+func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (*web.Server, func(), error) {
+	codes, err := parseRegions(rf.regions, rf.regionsGiven)
 	if err != nil {
-		return nil, nil, usageErrorf("--regions: %w", err)
+		return nil, nil, err
 	}
 	if rf.every < regions.MinEvery {
 		return nil, nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, rf.every)
 	}
 	db, err := store.OpenExisting(ctx, s.db)
 	if err != nil {
-		return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+		return nil, nil, dbError(s.db, err)
 	}
 	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
 	if err := src.useSchedule(ctx, db, rf); err != nil {
@@ -116,7 +125,11 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags) (*web.Server, fu
 		return nil, nil, err
 	}
 	src.limiter = l
-	h, err := newWeb(db, src, s)
+	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: readyzHandler(func(ctx context.Context) readyState {
+		return readyChecks(probe("limiter", l.Backend()+" answers", stateErr(ctx, l)),
+			probe("database", "readable", db.Reader().PingContext(ctx)))
+	})}
+	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Routes: []web.Route{ready}})
 	closeAll := func() { closeLimiter(); db.Close() }
 	if err != nil {
 		closeAll()
@@ -125,8 +138,10 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags) (*web.Server, fu
 	return h, closeAll, nil
 }
 
-// newWeb wires the web package to the report and the store.
-func newWeb(db *store.DB, src reportSources, s *settings) (*web.Server, error) {
-	return web.New(web.Config{DB: db, QuotaKey: src.quotaKey, Token: os.Getenv(uiTokenEnv), Logger: s.logger,
-		Report: func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }})
+// newWeb wires the web package to the report and the store; cfg says the
+// listener and the caller's routes.
+func newWeb(db *store.DB, src reportSources, s *settings, cfg web.Config) (*web.Server, error) {
+	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.quotaKey, os.Getenv(uiTokenEnv), s.logger
+	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
+	return web.New(cfg)
 }

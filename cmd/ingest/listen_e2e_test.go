@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// anyAddr is a free port on every interface: a non-loopback listener,
+// and the loopback address a test reaches it on.
+func anyAddr(t *testing.T) (listen, reach string) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(closedAddr(t))
+	return "0.0.0.0:" + port, "127.0.0.1:" + port
+}
+
+// listener starts `ingest args...` on a database one run filled and waits
+// for its /healthz.
+func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
+	t.Helper()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if token != "" {
+		h.set("INGEST_UI_TOKEN", token)
+	}
+	listen, reach := anyAddr(t)
+	if args[len(args)-1] == "loopback" {
+		listen, args = reach, args[:len(args)-1]
+	}
+	p := h.start(append(args, "--listen", listen)...)
+	d := &dashboard{h: h, base: "http://" + reach, proc: p}
+	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
+		t.Fatalf("ingest %s --listen %s never answered /healthz\n%s", args[0], listen, p.out)
+	}
+	return d, listen
+}
+
+// TestListenerRules: the operational endpoints answer without a token on
+// every listener; with INGEST_UI_TOKEN the rest asks for it (the API with
+// a 401 in JSON, pages with the sign-in); without one, a non-loopback
+// listener serves the data only when --public says so.
+func TestListenerRules(t *testing.T) {
+	t.Parallel()
+	type want map[string]int // path -> status without the token
+	for _, tc := range []struct {
+		name  string
+		token string
+		args  []string
+		want  want
+		log   string // in the process's output
+	}{
+		{"serve with a token", uiToken, []string{"serve"},
+			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 401, "/": 303, "/charts/US": 303, "/login": 200, "/static/style.css": 200}, ""},
+		{"serve --public", "", []string{"serve", "--public"},
+			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 200, "/": 200}, ""},
+		{"serve on loopback", "", []string{"serve", "loopback"},
+			want{"/healthz": 200, "/api/v1/quota": 200, "/charts/US": 200}, ""},
+		{"run with a token", uiToken, []string{"run", "--regions", "US"},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/": 303}, ""},
+		{"run without a token", "", []string{"run", "--regions", "US"},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 404, "/api/v1/quota": 404, "/": 404, "/login": 404, "/static/style.css": 404},
+			"serves only /healthz, /readyz and /metrics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, _ := listener(t, tc.token, tc.args...)
+			for path, status := range tc.want {
+				code, body := d.get(t, path, false)
+				if code != status {
+					t.Errorf("%s without a token: got %d, want %d\n%.300s", path, code, status, body)
+				}
+				if code == 401 && !json.Valid(body) {
+					t.Errorf("%s: the 401 is not JSON: %s", path, body)
+				}
+				if tc.token != "" && status == 401 {
+					if code, body := d.get(t, path, true); code != 200 {
+						t.Errorf("%s with the token: got %d\n%.300s", path, code, body)
+					}
+				}
+			}
+			if !strings.Contains(d.proc.out.String(), tc.log) {
+				t.Errorf("the log does not say %q:\n%s", tc.log, d.proc.out)
+			}
+		})
+	}
+}
+
+// TestServeRefusesAnOpenPublicListener: serve without a token on a
+// non-loopback address exits 2 naming INGEST_UI_TOKEN and --public,
+// before it opens anything.
+func TestServeRefusesAnOpenPublicListener(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	listen, _ := anyAddr(t)
+	r := h.mustRun(2, "serve", "--listen", listen)
+	for _, want := range []string{"INGEST_UI_TOKEN", "--public", listen} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not name %s: %s", want, r.stderr)
+		}
+	}
+}
+
+// TestListenerRulesInBrowser: as a person with a browser finds them, on the
+// daemon's non-loopback listener: with a token, the dashboard is the
+// sign-in and /healthz is open; without one, only the operational
+// endpoints answer and the rest says why.
+func TestListenerRulesInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t) // skips before anything is run when there is no chromium
+	d, _ := listener(t, uiToken, "run", "--regions", "US")
+	page(t, ctx, "open the dashboard", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	if h1 := text(t, ctx, "h1"); h1 != "Sign in" {
+		t.Errorf("with a token set, /charts/US shows %q, want the sign-in page", h1)
+	}
+	page(t, ctx, "open /healthz", chromedp.Navigate(d.base+"/healthz"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := text(t, ctx, "body"); !strings.Contains(got, `"ok"`) {
+		t.Errorf("/healthz in a browser, with no sign-in: %q", got)
+	}
+	page(t, ctx, "sign in", chromedp.Navigate(d.base+"/login"), chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
+		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+
+	open, _ := listener(t, "", "run", "--regions", "US")
+	page(t, ctx, "open the dashboard without a token", chromedp.Navigate(open.base+"/"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := text(t, ctx, "body"); !strings.Contains(got, "INGEST_UI_TOKEN") || strings.Contains(got, "Overview") {
+		t.Errorf("/ on an open non-loopback listener shows %q, want why it is not served", got)
+	}
+	page(t, ctx, "open /metrics", chromedp.Navigate(open.base+"/metrics"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := text(t, ctx, "body"); !strings.Contains(got, "# TYPE") {
+		t.Errorf("/metrics in a browser: %.200q", got)
+	}
+}

@@ -1,0 +1,90 @@
+package regions_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+// slowSource serves a one-page chart per region, taking the region's
+// duration on the bubble's clock, and records when each chart was asked.
+type slowSource struct {
+	took map[string]time.Duration
+	mu   sync.Mutex
+	at   map[string][]time.Time
+}
+
+func (s *slowSource) Chart(ctx context.Context, gate ingest.Gate, region, _, _ string) (ingest.Page, error) {
+	if _, err := gate(ctx, "videos.list"); err != nil {
+		return ingest.Page{}, err
+	}
+	s.mu.Lock()
+	s.at[region] = append(s.at[region], time.Now())
+	s.mu.Unlock()
+	time.Sleep(s.took[region])
+	v := ingest.Video{ID: "v-" + region, Title: "a video in " + region, PublishedAt: time.Now()}
+	return ingest.Page{Kind: ingest.Trending, Region: region, Videos: []ingest.Video{v}, Fetched: time.Now()}, nil
+}
+
+func (s *slowSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+	return nil, nil
+}
+
+// TestDaemonStartRunsEachSlotOnce: a daemon starts with every region's
+// slot missed, so it catches them up one after another; GB's next slot
+// comes while the catch-up is still busy with a slow US, and the schedule
+// runs GB then. The catch-up must not run GB again for that same slot.
+// The bubble's clock starts at a period boundary (2000-01-01 00:00 UTC).
+func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		costs := ingest.DefaultCosts()
+		lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: costs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &slowSource{took: map[string]time.Duration{"US": 30 * time.Second}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain}
+		for _, code := range regions.Default {
+			r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: costs, Limiter: lim,
+				Source: src, Sink: db, Logger: quiet(), Drain: drain})
+		}
+		every := 8 * time.Minute // a slot a minute: GB's at 00:01
+		time.Sleep(45 * time.Second)
+		done := make(chan error)
+		go func() { done <- r.Daemon(ctx, every, nil) }()
+		time.Sleep(4 * time.Minute) // the catch-up ends and four slots pass
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for i, code := range regions.Default {
+			s, _ := regions.Stagger(every, i, len(regions.Default))
+			slots := map[time.Time]time.Time{}
+			for _, at := range src.at[code] {
+				if prev, twice := slots[s.Prev(at)]; twice {
+					t.Errorf("%s ran twice for its slot %s: at %s and at %s", code,
+						s.Prev(at).Format(time.TimeOnly), prev.Format(time.TimeOnly), at.Format(time.TimeOnly))
+				}
+				slots[s.Prev(at)] = at
+			}
+			if len(src.at[code]) == 0 {
+				t.Errorf("%s never ran", code)
+			}
+		}
+	})
+}

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrUnusablePath: the database's path cannot be used as it is (a missing
+// directory, a file that is not a database, a directory this user cannot
+// write). Match it with errors.Is; the PathError says what to do. Nothing
+// was changed.
+var ErrUnusablePath = errors.New("unusable database path")
+
+// PathError is a database path that cannot be used, with the fix.
+type PathError struct {
+	Path    string
+	Problem string
+	Fix     string
+}
+
+func (e *PathError) Error() string { return e.Path + " " + e.Problem + ": " + e.Fix }
+
+// Is makes a PathError match ErrUnusablePath.
+func (e *PathError) Is(target error) bool { return target == ErrUnusablePath }
+
+// sqliteMagic opens every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// CheckPath finds what SQLite would report in its own words (unable to
+// open database file, file is not a database, attempt to write a readonly
+// database), before SQLite touches anything: write says the caller will
+// create or change the database.
+func CheckPath(path string, write bool) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return checkDir(path, write)
+	case err != nil:
+		return &PathError{path, "cannot be read (" + errText(err) + ")", "give this user access to it, or use another path"}
+	case st.IsDir():
+		return &PathError{path, "is a directory", "name a file in it, such as " + filepath.Join(path, "ingest.db")}
+	}
+	if err := checkMagic(path); err != nil {
+		return err
+	}
+	if !write {
+		return nil
+	}
+	if err := writable(path); err != nil {
+		return &PathError{path, "is read-only to this user", "make it writable (chown or chmod), or use another path"}
+	}
+	return checkDir(path, write)
+}
+
+// checkDir: the directory must exist, and to write, take the files SQLite
+// keeps beside the database (-wal, -shm).
+func checkDir(path string, write bool) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &PathError{path, "cannot be created: the directory " + dir + " does not exist", "create it (mkdir -p " + dir + "), or use another path"}
+	case err != nil:
+		return &PathError{path, "cannot be opened: the directory " + dir + " cannot be read (" + errText(err) + ")", "give this user access to it, or use another path"}
+	case !st.IsDir():
+		return &PathError{path, "cannot be opened: " + dir + " is not a directory", "use a path inside a directory"}
+	}
+	if _, err := os.Stat(path); write && writable(dir) != nil {
+		what := "the database"
+		if err == nil {
+			what = "the database's -wal and -shm files"
+		}
+		return &PathError{path, "cannot be written: the directory " + dir + " is not writable by this user", "SQLite creates " + what +
+			" there: make it writable (chown or chmod), or use another path"}
+	}
+	return nil
+}
+
+// checkMagic: a file that is not empty must start as a SQLite database.
+func checkMagic(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &PathError{path, "cannot be read (" + errText(err) + ")", "give this user access to it, or use another path"}
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if n == 0 || bytes.Equal(head, sqliteMagic) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return &PathError{path, "is not an SQLite database", "name ingest's database, or move this file away and let the first run create one"}
+}
+
+// errText is err without the path os already put in it.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
