@@ -52,7 +52,7 @@ type PoolJSON struct {
 	Remaining    int64   `json:"remaining"`
 	FreeAt       *string `json:"free_at"`
 	BlockedUntil *string `json:"blocked_until"`
-	WaitUntil    *string `json:"wait_until"` // recovering from a data loss
+	WaitUntil    *string `json:"wait_until"`       // recovering from a data loss
 	Unmetered    int64   `json:"unmetered"`        // units taken unmetered in the window: the fail_open budget used
 	FailOpen     int64   `json:"fail_open_budget"` // 0: the pool is closed while the limiter is unreachable
 }
@@ -231,7 +231,7 @@ func (r *Report) textPools(out io.Writer) {
 		fmt.Fprintln(out, "    over its window: in the ledger, and written into the limiter's window when it answers again")
 	}
 	if waiting {
-		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every worker that spent has refilled its ledger; `ingest quota show` says whom it waits for.")
+		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every ledger (database) that spent has put its calls back; `ingest quota show` says which it waits for.")
 	}
 	fmt.Fprintln(out)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,12 +52,12 @@ next check: restart them with the new file.`,
 	restore := &cobra.Command{
 		Use:   "restore [--ledger DB]...",
 		Short: "Refill a Redis limiter that lost data from the ledgers at hand, and end its wait",
-		Long: `After Redis loses data, the limiter admits nothing metered until every worker
-that spent in the window has put its ledger back, or the window and the
-current calendar day have passed. restore refills it from the given
-databases' ledgers (default: --db) and ends the wait at once: run it with
-the ledgers of every worker that spent in the last day, or the limit may be
-overspent.`,
+		Long: `After Redis loses data, the limiter admits nothing metered until every
+ledger (each host's database) that spent in the window has put its calls
+back, or the window and the current calendar day have passed. restore
+refills it from the given databases' ledgers (default: --db) and ends the
+wait at once: run it with the database of every host that spent in the last
+day, or the limit may be overspent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withLimiter(cmd.Context(), s, false, func(l configLimiter, key string) error {
@@ -64,7 +65,7 @@ overspent.`,
 			})
 		},
 	}
-	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each worker's (default: --db)")
+	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each host's (default: --db)")
 	withEnv(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
 	cmd.AddCommand(restore)
 	return cmd
@@ -168,10 +169,21 @@ func printRecovery(out io.Writer, st quota.Status) {
 	}
 	fmt.Fprintf(out, "recovering from a data loss: metered calls wait (%s)\n", strings.Join(waiting, ", "))
 	if len(st.Need) == 0 {
-		fmt.Fprintln(out, "  nobody could vouch for which workers spent: the wait ends with time, or with `ingest quota restore --ledger DB...`")
+		fmt.Fprintln(out, "  no ledger's copy could tell which ledgers spent: the wait ends with time, or with `ingest quota restore --ledger DB...`")
 		return
 	}
-	fmt.Fprintf(out, "  waiting for the ledgers of: %s; refilled: %s\n", strings.Join(st.Need, ", "), strings.Join(st.Done, ", "))
+	where := map[string]string{}
+	for _, l := range st.Ledgers {
+		where[l.Ledger] = l.Ledger + " (" + l.Where + ")"
+	}
+	name := func(ids []string) string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, cmp.Or(where[id], id))
+		}
+		return cmp.Or(strings.Join(out, ", "), "none yet")
+	}
+	fmt.Fprintf(out, "  waiting for the ledgers: %s; put back: %s\n", name(st.Need), name(st.Done))
 }
 
 func quotaApply(ctx context.Context, out io.Writer, l configLimiter) error {
