@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -253,21 +254,25 @@ func (r *Redis) recover(ctx context.Context, why string) error {
 // data when this ledger has calls within the pools' span, else a key that
 // was never created.
 func (r *Redis) noConf(ctx context.Context) error {
+	if ok, err := r.spent(ctx); err != nil || !ok {
+		return cmp.Or(err, r.notApplied())
+	}
+	return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
+}
+
+// spent reports whether this ledger (or, without one, this worker) was
+// admitted calls within the pools' span.
+func (r *Redis) spent(ctx context.Context) (bool, error) {
 	rec, err := r.led.recall(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	since := r.opts.Now().Add(-r.opts.Costs.Span())
 	mark, _, _ := r.led.clockArgs()
 	if ms, _, err := parseID(mark); err == nil && ms > since.UnixMilli() {
-		return r.recover(ctx, "the limiter holds no configuration for this quota key, and this worker was admitted calls in its span")
+		return true, nil
 	}
-	for _, c := range rec.Calls {
-		if c.At.After(since) {
-			return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
-		}
-	}
-	return r.notApplied()
+	return slices.ContainsFunc(rec.Calls, func(c ingest.Call) bool { return c.At.After(since) }), nil
 }
 
 // Refill puts ledger calls (metered, and unmetered ones taken while the
@@ -399,23 +404,11 @@ func (r *Redis) Run(ctx context.Context) {
 // worker checks it before it spends anything.
 func (r *Redis) Created(ctx context.Context) error {
 	conf, err := r.Config(ctx)
-	if err != nil {
+	if err != nil || slices.ContainsFunc(conf, func(c PoolConfig) bool { return c.Limiter != "" }) {
 		return err
 	}
-	for _, c := range conf {
-		if c.Limiter != "" {
-			return nil
-		}
-	}
-	rec, err := r.led.recall(ctx)
-	if err != nil {
-		return err
-	}
-	since := r.opts.Now().Add(-r.opts.Costs.Span())
-	for _, c := range rec.Calls {
-		if c.At.After(since) {
-			return nil // lost data: the first call recovers
-		}
+	if ok, err := r.spent(ctx); err != nil || ok {
+		return err // lost data: the first call recovers
 	}
 	return r.notApplied()
 }
