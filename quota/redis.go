@@ -252,7 +252,7 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 	for range 2 {
 		pipe := node.Pipeline()
 		ev := pipe.EvalSha(ctx, windowScript.Hash(), keys, mode, b)
-		wait := pipe.Do(ctx, "WAIT", r.opts.Replicas, r.opts.Timeout.Milliseconds())
+		wait := pipe.Do(ctx, "WAIT", r.opts.Replicas, max(r.opts.Timeout.Milliseconds()/2, 1))
 		_, _ = pipe.Exec(ctx)
 		if err := ev.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			if err := windowScript.Load(ctx, node).Err(); err != nil {
