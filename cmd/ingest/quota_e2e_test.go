@@ -14,8 +14,14 @@ import (
 // the given window, and returns its path.
 func writeCosts(t *testing.T, dir, name, window string) string {
 	t.Helper()
+	return writeCostsWith(t, dir, name, "{limit: 10000, reserve: 500, window: "+window+", day: America/Los_Angeles}")
+}
+
+// writeCostsWith is the shipped costs file with the default pool as given.
+func writeCostsWith(t *testing.T, dir, name, defaultPool string) string {
+	t.Helper()
 	body := `pools:
-  default: {limit: 10000, reserve: 500, window: ` + window + `, day: America/Los_Angeles}
+  default: ` + defaultPool + `
   search:  {limit: 100, reserve: 5, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 operations:
@@ -163,21 +169,8 @@ func TestFailOpenBudgetIsTheLedgers(t *testing.T) {
 	h := newHarness(t)
 	h.withRedis().Stop()
 	const budget = 5
-	path := filepath.Join(h.dir, "budget.yaml")
-	body := `pools:
-  default: {limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}
-  search:  {limit: 100, reserve: 5, window: 24h, day: America/Los_Angeles}
-  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeCostsWith(t, h.dir, "budget.yaml",
+		"{limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}")
 	h.set("INGEST_COSTS", path)
 	for _, regions := range []string{"US", "GB", "DE", "FR"} {
 		h.run("run", "--once", "--regions", regions)
