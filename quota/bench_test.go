@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -25,20 +26,50 @@ import (
 	"github.com/ingestworks/ingest/quota"
 )
 
-// The baselines window.lua is measured against, each one Lua script (one
-// round trip, atomic), as a careful team would write it.
-var (
-	// incrScript is a fixed window: one counter per day.
-	incrScript = redis.NewScript(`
-local n = redis.call('INCRBY', KEYS[1], ARGV[2])
-if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-if n > tonumber(ARGV[3]) then redis.call('DECRBY', KEYS[1], ARGV[2]) return 0 end
-return 1
-`)
-	// perCallScript is a sliding log with one sorted-set member per call
-	// ("<id>:<units>") and a running sum beside it; its retry time is the
-	// oldest entry's, which is wrong when costs differ.
-	perCallScript = redis.NewScript(`
+// BenchmarkLimiterTable measures window.lua beside PING and two baselines
+// (redis_rate's GCRA and a per-call sorted set) on one redis-server in one
+// run, through the production client, and prints the speed and memory
+// bars of issue 21. Nothing here is asserted: `make bench` prints it.
+func BenchmarkLimiterTable(b *testing.B) {
+	benchOnce.Do(func() { limiterTable(b) })
+	for b.Loop() {
+	}
+}
+
+var benchOnce sync.Once
+
+const (
+	day         = 24 * time.Hour
+	dayLimit    = 9_500       // the shipped default pool: 10,000 less 500
+	bigLimit    = 100_000_000 // a pool that admits every call of the run
+	latencyOps  = 5000        // timed decisions per series
+	warmOps     = 200         // untimed decisions per series, first
+	refusalOps  = 500         // fewer: a refusal that walks the log takes ms
+	refusalWarm = 50
+	block       = 50 // series take turns in blocks of this many calls
+	callers     = 32
+	tpRounds    = 3 // throughput rounds, rows in turn
+	tpRound     = time.Second
+	hundredOp   = "bench.hundred" // 100 units of the default pool
+	fillOp      = "bench.fill"    // 95 units: 100 calls fill the pool
+)
+
+// Bars of issue 21.
+const (
+	p99Bar    = 2 * time.Millisecond
+	tpBar     = 5_000
+	growthBar = 1.25   // a refusal's p50 may not grow by more than this
+	memoryBar = 84_992 // B, the mixed day before the rewrite
+)
+
+// decide is one decision of a limiter at a cost; allowed is false for a
+// refusal, which is not an error.
+type decide func(ctx context.Context, units int64) (allowed bool, err error)
+
+// perCallScript is the sliding log a careful team would write: one
+// sorted-set member per call ("<id>:<units>") and a running sum beside it;
+// its retry time is the oldest entry's, which is wrong when costs differ.
+var perCallScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window, limit, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -57,123 +88,29 @@ redis.call('SET', KEYS[2], sum + cost, 'PX', window + 60000)
 redis.call('PEXPIRE', KEYS[1], window + 60000)
 return {1, 0}
 `)
-	// perUnitScript is the usual per-unit sliding log: one sorted-set member
-	// per unit, ZREMRANGEBYSCORE / ZCARD / ZADD.
-	perUnitScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window, limit, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) + cost > limit then return 0 end
-for i = 1, cost do redis.call('ZADD', KEYS[1], now, ARGV[4] .. ':' .. i) end
-redis.call('PEXPIRE', KEYS[1], window + 60000)
-return 1
-`)
-)
-
-// floorLib is not a limiter: it runs the Redis commands a hot admission of
-// window.lua cannot do without, and nothing else: TIME, read the state
-// and the fence, append the log entry, write the state (a string as long
-// as window.lua's) and the receipt, and reply as window.lua does. Called
-// with as many keys and arguments as window.lua's spend, it is the floor
-// of any limiter with window.lua's log, state and receipts: what is left
-// of window.lua's latency above it is window.lua's own logic.
-// (The string library is not to be had while a library loads: the state's
-// rest is written out.)
-var floorLib = `#!lua name=bench_floor
-local seqs = {}
-local rest = '` + strings.Repeat("x", 142) + `'
-redis.register_function('bench_floor', function(K, A)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local v = redis.call('MGET', K[1], K[4])
-  local seq = (seqs[K[1]] or 0) + 1
-  seqs[K[1]] = seq
-  local id = now .. '-' .. seq
-  redis.call('XADD', K[2], id, 'u', A[4])
-  redis.call('SET', K[1], id .. rest, 'KEEPTTL')
-  local rec = A[6] .. ' ' .. id
-  redis.call('SETRANGE', K[3], (seq % 32) * 40, rec .. string.rep(' ', 40 - #rec))
-  return {2, now, seq, seq, seq}
-end)
-`
-
-func floorLimiter(c redis.UniversalClient, key string) decide {
-	keys := []string{"floor:{" + key + "}:state", "floor:{" + key + "}:log", "floor:{" + key + "}:rcpt", "floor:{" + key + "}:fence"}
-	// As long as the profile window.lua's spend sends for one pool.
-	profile := strings.Repeat("p", 120)
-	return bounded(func(ctx context.Context, units int64) (bool, error) {
-		v, err := c.FCall(ctx, "bench_floor", keys, "spend", profile, int64(123456), units, time.Now().UnixMilli(), seq.Add(1)).Int64Slice()
-		return err == nil && v[0] == 2, err
-	})
-}
-
-const (
-	day          = 24 * time.Hour
-	dayLimit     = 9_500       // the shipped default pool: 10,000 less 500
-	bigLimit     = 100_000_000 // latency runs admit every call
-	latencyOps   = 5000
-	warmOps      = 200
-	latencyBlock = 50 // latencyOps and warmOps are multiples of it
-	callers      = 32
-	tpRounds     = 3 // throughput rounds, alternating the rows
-	tpRound      = time.Second
-	hundredOp    = "bench.hundred"
-	floorRow     = "commands alone"
-)
-
-// decide is one decision of a limiter at a cost; allowed is false for a
-// refusal, which is not an error.
-type decide func(ctx context.Context, units int64) (allowed bool, err error)
 
 var seq atomic.Int64
 
-func nextID() string { return strconv.FormatInt(seq.Add(1), 10) }
-
-func incrLimiter(c redis.UniversalClient, key string, limit int64) decide {
-	return bounded(func(ctx context.Context, units int64) (bool, error) {
-		k := fmt.Sprintf("incr:{%s}:%d", key, time.Now().UnixMilli()/day.Milliseconds())
-		n, err := incrScript.Run(ctx, c, []string{k}, day.Milliseconds(), units, limit).Int64()
-		return n == 1, err
-	})
-}
-
-func gcraLimiter(c redis.UniversalClient, key string, limit int) decide {
-	l := redis_rate.NewLimiter(c)
-	lim := redis_rate.Limit{Rate: limit, Burst: limit, Period: day}
-	return bounded(func(ctx context.Context, units int64) (bool, error) {
-		res, err := l.AllowN(ctx, key, lim, int(units))
-		return err == nil && res.Allowed > 0, err
-	})
+func perCallKeys(key string) []string {
+	return []string{"percall:{" + key + "}:log", "percall:{" + key + "}:sum"}
 }
 
 func perCallLimiter(c redis.UniversalClient, key string, limit int64) decide {
-	keys := []string{"percall:{" + key + "}:log", "percall:{" + key + "}:sum"}
+	keys := perCallKeys(key)
 	return bounded(func(ctx context.Context, units int64) (bool, error) {
-		v, err := perCallScript.Run(ctx, c, keys, day.Milliseconds(), limit, units, nextID()).Int64Slice()
+		v, err := perCallScript.Run(ctx, c, keys, day.Milliseconds(), limit, units, seq.Add(1)).Int64Slice()
 		return err == nil && v[0] == 1, err
 	})
 }
 
-func perUnitLimiter(c redis.UniversalClient, key string, limit int64) decide {
-	keys := []string{"perunit:" + key}
+// gcraLimiter is redis_rate's GCRA, limit units per period.
+func gcraLimiter(c redis.UniversalClient, key string, limit int, period time.Duration) decide {
+	l := redis_rate.NewLimiter(c)
+	lim := redis_rate.Limit{Rate: limit, Burst: limit, Period: period}
 	return bounded(func(ctx context.Context, units int64) (bool, error) {
-		n, err := perUnitScript.Run(ctx, c, keys, day.Milliseconds(), limit, units, nextID()).Int64()
-		return n == 1, err
+		res, err := l.AllowN(ctx, key, lim, int(units))
+		return err == nil && res.Allowed > 0, err
 	})
-}
-
-// ours decides through quota.Redis.Take, the path the jobs use: 1 unit is
-// videos.list, 100 units the bench's own operation, both in the default pool.
-func ours(l *quota.Redis) decide {
-	return func(ctx context.Context, units int64) (bool, error) {
-		op := "videos.list"
-		if units == 100 {
-			op = hundredOp
-		}
-		d, err := l.Take(ctx, op)
-		return d.Allowed, err
-	}
 }
 
 func ping(c redis.UniversalClient) decide {
@@ -182,7 +119,7 @@ func ping(c redis.UniversalClient) decide {
 
 // bounded gives a baseline's calls the deadline every call of ours has
 // (quota.Redis bounds each script by its timeout), so that the rows pay
-// alike for the client's deadline handling (1-3 µs here).
+// alike for the client's deadline handling.
 func bounded(d decide) decide {
 	return func(ctx context.Context, units int64) (bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, quota.DefaultTimeout)
@@ -191,10 +128,28 @@ func bounded(d decide) decide {
 	}
 }
 
+// ours decides through quota.Redis.Take, the path the jobs use.
+func ours(l *quota.Redis) decide {
+	ops := map[int64]string{1: "videos.list", 95: fillOp, 100: hundredOp}
+	return func(ctx context.Context, units int64) (bool, error) {
+		d, err := l.Take(ctx, ops[units])
+		return d.Allowed, err
+	}
+}
+
+// alternating decides 1 and 100 units in turn, whatever it is asked.
+func alternating(d decide) decide {
+	n := 0
+	return func(ctx context.Context, _ int64) (bool, error) {
+		n++
+		return d(ctx, []int64{1, 100}[n%2])
+	}
+}
+
 // shippedCosts is the built-in costs.yaml (pools default, search and stats,
 // 24-hour windows and the America/Los_Angeles day) with the default pool's
-// limit set, and a 100-unit operation added; a limit of 10,000 is the
-// shipped 9,500-unit pool.
+// limit set, and the bench's 95- and 100-unit operations added; a limit of
+// 10,000 is the shipped 9,500-unit pool.
 func shippedCosts(b *testing.B, limit int64) *ingest.Costs {
 	yaml := fmt.Sprintf(`pools:
   default: {limit: %d, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 200}}
@@ -205,7 +160,8 @@ operations:
   search.list: {search: 1}
   videos.batchGetStats: {stats: 1}
   %s: {default: 100}
-`, limit, hundredOp)
+  %s: {default: 95}
+`, limit, hundredOp, fillOp)
 	c, err := ingest.ParseCosts("bench costs", []byte(yaml))
 	if err != nil {
 		b.Fatal(err)
@@ -213,9 +169,15 @@ operations:
 	return c
 }
 
-func newOurs(b *testing.B, c redis.UniversalClient, key string, costs *ingest.Costs) *quota.Redis {
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Timeout: quota.DefaultTimeout})
+// newOurs is a limiter on a quota key of its own, created as `ingest quota
+// apply` creates it.
+func newOurs(b *testing.B, c redis.UniversalClient, key string, costs *ingest.Costs, replicas int) *quota.Redis {
+	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Timeout: quota.DefaultTimeout, Replicas: replicas,
+		Logger: slog.New(slog.DiscardHandler)}) // the tables count errors and fail-open admissions
 	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := l.ApplyConfig(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return l
@@ -237,6 +199,9 @@ func mixedDay(ones, hundreds int) []int64 {
 	return out
 }
 
+func repeat(units int64, n int) []int64 { return slices.Repeat([]int64{units}, n) }
+
+// prefill admits every call of costs, in order.
 func prefill(b *testing.B, name string, d decide, costs []int64) {
 	for i, units := range costs {
 		if ok, err := d(context.Background(), units); err != nil || !ok {
@@ -245,140 +210,94 @@ func prefill(b *testing.B, name string, d decide, costs []int64) {
 	}
 }
 
-var benchOnce sync.Once
-
-// BenchmarkLimiterTable measures window.lua against PING and four baselines
-// on one redis-server in one run, through the production client, and prints
-// the tables of issue 8 with their targets.
-func BenchmarkLimiterTable(b *testing.B) {
-	benchOnce.Do(func() { limiterTable(b) })
-	for b.Loop() {
-	}
-}
-
 func limiterTable(b *testing.B) {
 	srv := redistest.Start(b)
-	c, err := quota.NewClient("redis://"+srv.Addr, quota.DefaultTimeout)
+	c := client(b, srv.Addr)
+	lat := latencyTable(b, c)
+	ref := refusalTable(b, c)
+	mem := memoryTable(b, c)
+	tp := throughputTable(b, c, ref.full)
+	rep := replicaTable(b, c, srv)
+
+	fmt.Printf("\nredis-server %s on loopback, one run; client quota.NewClient (timeout %s, no retries), every call under that deadline, GOMAXPROCS %d\n",
+		infoField(c, "server", "redis_version"), quota.DefaultTimeout, runtime.GOMAXPROCS(0))
+	lat.print(os.Stdout)
+	ref.print(os.Stdout)
+	tp.print(os.Stdout)
+	rep.print(os.Stdout)
+	mem.print(os.Stdout)
+	bars(os.Stdout, lat, ref, tp, rep, mem)
+}
+
+func client(b *testing.B, addr string) redis.UniversalClient {
+	c, err := quota.NewClient("redis://"+addr, quota.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	lat := latencyTable(b, c)
-	mem := memoryTable(b, c)
-	tp := throughputTable(b, c, mem.saturated)
-
-	fmt.Printf("\nredis-server %s on loopback, one run; client quota.NewClient (timeout %s, no retries), every call under that deadline, GOMAXPROCS %d\n",
-		redisVersion(c), quota.DefaultTimeout, runtime.GOMAXPROCS(0))
-	lat.print(os.Stdout)
-	mem.print(os.Stdout)
-	tp.print(os.Stdout)
-	targets(os.Stdout, lat, mem, tp)
+	b.Cleanup(func() { c.Close() })
+	return c
 }
 
-type percentiles struct{ p50, p99 time.Duration }
+// Timing sequential decisions.
+
+// percentiles are a series' timings, and its decisions that did not come
+// out as expected (an error, or a fail-open admission where a refusal was
+// due): they are timed all the same, and counted.
+type percentiles struct {
+	p50, p99 time.Duration
+	off      int
+	first    error
+}
 
 func pct(ds []time.Duration) percentiles {
 	slices.Sort(ds)
 	return percentiles{p50: ds[len(ds)/2], p99: ds[len(ds)*99/100]}
 }
 
-type latRow struct {
-	name     string
-	d1, d100 decide // d100 is nil for PING, which has no cost
-	p1, p100 percentiles
-	alone100 bool // d100 is timed in a pass of its own
-}
-
-type latencies struct{ rows []*latRow }
-
-func (l latencies) get(name string, cost int) percentiles {
-	for _, r := range l.rows {
-		if r.name == name && cost == 100 {
-			return r.p100
-		} else if r.name == name {
-			return r.p1
-		}
+// offNote says how many of a series' decisions were off, if any.
+func offNote(w io.Writer, name string, p percentiles) {
+	if p.off > 0 {
+		fmt.Fprintf(w, "%s: %d decisions not as expected, the first: %v\n", name, p.off, p.first)
 	}
-	panic(name)
 }
 
-// series is one row at one cost.
+// series is one limiter timed at one cost; every decision should come out
+// as want (admitted or refused).
 type series struct {
 	name  string
 	d     decide
 	units int64
+	want  bool
 	out   *percentiles
 }
 
-// latencyTable times latencyOps sequential decisions of every row at cost 1
-// and at cost 100 (two limiters, each day prefilled with a mixed day). The
-// rows take turns in blocks (see measure), so that the machine's noise
-// falls on all of them alike; but the per-unit log at cost 100 goes alone
-// afterwards:
-// its 100 new strings a call fill the Lua heap that every script shares,
-// and the collector, paid by whoever allocates next, slowed window.lua from
-// about 81 to 100-150 µs when it ran in turn with it.
-func latencyTable(b *testing.B, c redis.UniversalClient) latencies {
-	costs := shippedCosts(b, bigLimit)
-	l := latencies{rows: []*latRow{{name: "PING", d1: ping(c)}}}
-	add := func(name string, alone bool, mk func(key string) decide) {
-		r := &latRow{name: name, d1: mk(name + "-1"), d100: mk(name + "-100"), alone100: alone}
-		prefill(b, name, r.d1, mixedDay(5000, 45))
-		prefill(b, name, r.d100, mixedDay(5000, 45))
-		l.rows = append(l.rows, r)
-	}
-	add("fixed-window INCR", false, func(k string) decide { return incrLimiter(c, k, bigLimit) })
-	add("redis_rate GCRA", false, func(k string) decide { return gcraLimiter(c, k, bigLimit) })
-	add("per-call zset + sum", false, func(k string) decide { return perCallLimiter(c, k, bigLimit) })
-	add("per-unit zset", true, func(k string) decide { return perUnitLimiter(c, k, bigLimit) })
-	add("window.lua", false, func(k string) decide { return ours(newOurs(b, c, "lat-"+k, costs)) })
-	if err := c.FunctionLoad(context.Background(), floorLib).Err(); err != nil {
-		b.Fatal(err)
-	}
-	add(floorRow, false, func(k string) decide { return floorLimiter(c, k) })
-
-	var inTurn, alone []series
-	for _, r := range l.rows {
-		inTurn = append(inTurn, series{r.name, r.d1, 1, &r.p1})
-		if r.d100 == nil {
-			continue
-		}
-		s := series{r.name, r.d100, 100, &r.p100}
-		if r.alone100 {
-			alone = append(alone, s)
-		} else {
-			inTurn = append(inTurn, s)
-		}
-	}
-	measure(b, c, inTurn)
-	for _, s := range alone {
-		measure(b, c, []series{s})
-	}
-	return l
-}
-
-// measure times warmOps + latencyOps decisions of every series, in turn,
-// and keeps the percentiles of the last latencyOps. The series take turns
-// in blocks of latencyBlock calls, in a new random order every round: each
-// limiter then runs as it would on a Redis of its own, warm, while the
-// machine's slow drifts still fall on all of them alike. Taking turns call
-// by call instead favoured whichever row followed its twin (window.lua at
-// cost 100, right after cost 1: 86-89 µs against 89-94 at cost 1), and in
-// a random order call by call, every script ran cold after the others
-// (window.lua, alone in the Functions' Lua state, 104-108 µs; the
-// baselines, sharing EVAL's, moved by 1-2 µs).
-func measure(b *testing.B, c redis.UniversalClient, ss []series) {
+// measure times warm + ops sequential decisions of every series and keeps
+// the percentiles of the last ops. The series take turns
+// in blocks of block calls, in a new random order every round: each runs
+// warm, as it would on a Redis of its own, while the machine's drifts fall
+// on all of them alike.
+func measure(ss []series, warm, ops int) {
 	ds := make([][]time.Duration, len(ss))
+	offs := make([]percentiles, len(ss))
 	order := make([]int, len(ss))
 	for j := range order {
 		order[j] = j
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < warmOps+latencyOps; i += latencyBlock {
+	ctx := context.Background()
+	for i := 0; i < warm+ops; i += block {
 		rng.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
 		for _, j := range order {
-			for k := range latencyBlock {
-				if t := timed(b, c, ss[j].name, ss[j].d, ss[j].units); i+k >= warmOps {
+			s := ss[j]
+			for k := range block {
+				start := time.Now()
+				ok, err := s.d(ctx, s.units)
+				t := time.Since(start)
+				if err != nil || ok != s.want {
+					offs[j].off++
+					offs[j].first = cmp.Or(offs[j].first, err, fmt.Errorf("%d units: allowed %v", s.units, ok))
+				}
+				if i+k >= warm {
 					ds[j] = append(ds[j], t)
 				}
 			}
@@ -386,61 +305,22 @@ func measure(b *testing.B, c redis.UniversalClient, ss []series) {
 	}
 	for j, s := range ss {
 		*s.out = pct(ds[j])
+		s.out.off, s.out.first = offs[j].off, offs[j].first
 	}
 }
 
-// timed is how long one decision took; every one must be admitted. An
-// untimed PING goes first: a call right after a long one (the per-unit
-// log's 100 ZADDs) measured 50-70 µs slower on this machine, whatever it
-// was, so every decision is timed after the same short call.
-func timed(b *testing.B, c redis.UniversalClient, name string, d decide, units int64) time.Duration {
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	if ok, err := d(context.Background(), units); err != nil || !ok {
-		b.Fatalf("%s, %d units: allowed %v, %v", name, units, ok, err)
-	}
-	return time.Since(start)
+// 1. Decision latency.
+
+type latRow struct {
+	name     string
+	p1, p100 percentiles
+	cost100  bool // PING has no cost
 }
 
-func (l latencies) print(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\ndecision latency (µs): %d sequential decisions per row, rows in turn in blocks of %d, 24-hour window prefilled with a mixed day\n", latencyOps, latencyBlock)
-	fmt.Fprintf(tw, "limiter\tp50 cost 1\tp99 cost 1\tp50 cost 100\tp99 cost 100\t\n")
+type latencies struct{ rows []*latRow }
+
+func (l latencies) get(name string) *latRow {
 	for _, r := range l.rows {
-		p1, p100 := r.p1, r.p100
-		if r.d100 == nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\n", r.name, us(p1.p50), us(p1.p99))
-			continue
-		}
-		alone := ""
-		if r.alone100 {
-			alone = "*"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t\n", r.name, us(p1.p50), us(p1.p99), us(p100.p50), alone, us(p100.p99))
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "* timed alone, after the others: see latencyTable")
-	fmt.Fprintf(w, "%s: not a limiter; the Redis commands a hot admission of window.lua needs, and no logic (floorLib)\n", floorRow)
-}
-
-type memRow struct {
-	name         string
-	mixed, dear  int64 // used_memory deltas
-	use, dearUse int64 // MEMORY USAGE of each day's keys: used_memory also grows by
-	// what the server allocates for itself, which can fall in either day's
-	// measure: a 95x100 day whose keys hold 6,728 B grew used_memory by
-	// 56,112 B on a fresh server, by 6,464-6,592 B on one already warm
-}
-
-type memories struct {
-	rows      []memRow
-	saturated map[string]decide // the mixed-day limiters, full: for throughput
-}
-
-func (m memories) get(name string) memRow {
-	for _, r := range m.rows {
 		if r.name == name {
 			return r
 		}
@@ -448,70 +328,125 @@ func (m memories) get(name string) memRow {
 	panic(name)
 }
 
-// memoryTable fills a 9,500-unit day two ways (5,000 x 1 + 45 x 100, and
-// 95 x 100) and reads the growth of used_memory around each fill.
-func memoryTable(b *testing.B, c redis.UniversalClient) memories {
+// latencyTable times admissions at cost 1 and at cost 100, each limiter
+// on a 24-hour window prefilled with a mixed day.
+func latencyTable(b *testing.B, c redis.UniversalClient) latencies {
+	costs := shippedCosts(b, bigLimit)
+	pingRow := &latRow{name: "PING"}
+	l := latencies{rows: []*latRow{pingRow}}
+	ss := []series{{"PING", ping(c), 1, true, &pingRow.p1}}
+	add := func(name string, mk func(key string) decide) {
+		r := &latRow{name: name, cost100: true}
+		d1, d100 := mk(name+"-1"), mk(name+"-100")
+		prefill(b, name, d1, mixedDay(5000, 45))
+		prefill(b, name, d100, mixedDay(5000, 45))
+		l.rows = append(l.rows, r)
+		ss = append(ss, series{name, d1, 1, true, &r.p1}, series{name, d100, 100, true, &r.p100})
+	}
+	add("redis_rate GCRA", func(k string) decide { return gcraLimiter(c, k, bigLimit, day) })
+	add("per-call zset + sum", func(k string) decide { return perCallLimiter(c, k, bigLimit) })
+	add("window.lua", func(k string) decide { return ours(newOurs(b, c, "lat-"+k, costs, 0)) })
+	measure(ss, warmOps, latencyOps)
+	return l
+}
+
+func (l latencies) print(w io.Writer) {
+	ping, gcra := l.get("PING"), l.get("redis_rate GCRA")
+	fmt.Fprintf(w, "\n1. decision latency (µs), admissions: %d sequential decisions per series, series in turn in blocks of %d, 24-hour window prefilled with a mixed day\n", latencyOps, block)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "limiter\tp50 cost 1\tp99 cost 1\tp50 cost 100\tp99 cost 100\tp50 ÷ PING, 1 / 100\tp50 ÷ redis_rate, 1 / 100\t\n")
+	for _, r := range l.rows {
+		if !r.cost100 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t\n", r.name, us(r.p1.p50), us(r.p1.p99))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f / %.2f\t%.2f / %.2f\t\n", r.name, us(r.p1.p50), us(r.p1.p99), us(r.p100.p50), us(r.p100.p99),
+			div(r.p1.p50, ping.p1.p50), div(r.p100.p50, ping.p1.p50), div(r.p1.p50, gcra.p1.p50), div(r.p100.p50, gcra.p100.p50))
+	}
+	tw.Flush()
+	for _, r := range l.rows {
+		offNote(w, r.name+", cost 1", r.p1)
+		offNote(w, r.name+", cost 100", r.p100)
+	}
+}
+
+// 3. Refusals on a full pool.
+
+type refRow struct {
+	name string
+	p    percentiles
+}
+
+type refusals struct {
+	rows []*refRow
+	full decide // window.lua's long log, full: for throughput
+}
+
+func (r refusals) get(name string) percentiles {
+	for _, x := range r.rows {
+		if x.name == name {
+			return x.p
+		}
+	}
+	panic(name)
+}
+
+const (
+	refShort = "window.lua, 100 entries, cost 1"
+	refLong  = "window.lua, 9,500 entries, cost 1"
+	refAlt   = "window.lua, 9,500 entries, costs 1/100"
+)
+
+// refusalTable times refusals on a full 9,500-unit day: ours with a short
+// log (100 calls of 95 units) and a long one (9,500 calls of 1), at cost 1
+// and alternating 1 and 100; redis_rate after one 9,500-unit call and the
+// per-call sorted set after 9,500 calls of 1 beside them.
+func refusalTable(b *testing.B, c redis.UniversalClient) refusals {
 	costs := shippedCosts(b, 10_000)
-	out := memories{saturated: map[string]decide{}}
-	type limiter struct {
-		name string
-		mk   func(key string) (decide, []string)
-	}
-	for _, l := range []limiter{
-		{"per-call zset + sum", func(k string) (decide, []string) {
-			return perCallLimiter(c, k, dayLimit), []string{"percall:{" + k + "}:log", "percall:{" + k + "}:sum"}
-		}},
-		{"per-unit zset", func(k string) (decide, []string) { return perUnitLimiter(c, k, dayLimit), []string{"perunit:" + k} }},
-		{"window.lua", func(k string) (decide, []string) { l := newOurs(b, c, k, costs); return ours(l), l.Keys() }},
-	} {
-		mixed, keys := l.mk("mem-mixed-" + l.name)
-		dear, dearKeys := l.mk("mem-dear-" + l.name)
-		r := memRow{name: l.name}
-		r.mixed = grown(b, c, func() { prefill(b, l.name, mixed, mixedDay(5000, 45)) })
-		r.dear = grown(b, c, func() { prefill(b, l.name, dear, mixedDay(0, 95)) })
-		r.use, r.dearUse = memoryUsage(b, c, keys), memoryUsage(b, c, dearKeys)
+	// GCRA gives a unit back every period/limit: over a year rather than
+	// a day, so that none comes back while the table runs.
+	gcra := gcraLimiter(c, "ref-gcra", dayLimit, 365*day)
+	prefill(b, "redis_rate", gcra, []int64{dayLimit})
+	perCall := perCallLimiter(c, "ref-percall", dayLimit)
+	prefill(b, "per-call zset", perCall, repeat(1, dayLimit))
+	short := ours(newOurs(b, c, "ref-short", costs, 0))
+	prefill(b, refShort, short, repeat(95, 100))
+	long := ours(newOurs(b, c, "ref-long", costs, 0))
+	prefill(b, refLong, long, repeat(1, dayLimit))
+
+	var out refusals
+	var ss []series
+	add := func(name string, d decide, want bool) {
+		r := &refRow{name: name}
 		out.rows = append(out.rows, r)
-		out.saturated[l.name] = mixed
+		ss = append(ss, series{name, d, 1, want, &r.p})
 	}
+	add("PING", ping(c), true)
+	add("redis_rate GCRA, cost 1", gcra, false)
+	add("per-call zset + sum, 9,500 entries, cost 1", perCall, false)
+	add(refShort, short, false)
+	add(refLong, long, false)
+	add(refAlt, alternating(long), false)
+	measure(ss, refusalWarm, refusalOps)
+	out.full = long
 	return out
 }
 
-// grown is how much used_memory grew while f ran.
-func grown(b *testing.B, c redis.UniversalClient, f func()) int64 {
-	before := usedMemory(b, c)
-	f()
-	return usedMemory(b, c) - before
-}
-
-func usedMemory(b *testing.B, c redis.UniversalClient) int64 {
-	n, err := strconv.ParseInt(infoField(c, "memory", "used_memory"), 10, 64)
-	if err != nil {
-		b.Fatalf("used_memory: %v", err)
-	}
-	return n
-}
-
-func memoryUsage(b *testing.B, c redis.UniversalClient, keys []string) int64 {
-	var sum int64
-	for _, k := range keys {
-		n, err := c.MemoryUsage(context.Background(), k, 0).Result()
-		if err != nil && err != redis.Nil {
-			b.Fatalf("memory usage %s: %v", k, err)
-		}
-		sum += n
-	}
-	return sum
-}
-
-func (m memories) print(w io.Writer) {
+func (r refusals) print(w io.Writer) {
+	ping, gcra := r.get("PING"), r.get("redis_rate GCRA, cost 1")
+	fmt.Fprintf(w, "\n3. refusals (µs) on a full 9,500-unit day: %d sequential refusals per series, in turn as above\n", refusalOps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\nmemory (bytes) of a full 9,500-unit day\n")
-	fmt.Fprintf(tw, "limiter\tused_memory Δ, 5,000x1 + 45x100\t(MEMORY USAGE)\tused_memory Δ, 95x100\t(MEMORY USAGE)\t\n")
-	for _, r := range m.rows {
-		fmt.Fprintf(tw, "%s\t%d\t(%d)\t%d\t(%d)\t\n", r.name, r.mixed, r.use, r.dear, r.dearUse)
+	fmt.Fprintf(tw, "limiter\tp50\tp99\tp50 ÷ PING\tp50 ÷ redis_rate\t\n")
+	for _, x := range r.rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t\n", x.name, us(x.p.p50), us(x.p.p99), div(x.p.p50, ping.p50), div(x.p.p50, gcra.p50))
 	}
 	tw.Flush()
+	for _, x := range r.rows {
+		offNote(w, x.name, x.p)
+	}
 }
+
+// 2. Throughput.
 
 type tpRow struct {
 	name    string
@@ -539,17 +474,21 @@ func (t throughputs) get(name string) *tpRow {
 	panic(name)
 }
 
-// throughputTable hammers a full 9,500-unit day with callers goroutines,
-// so that nearly every decision is a refusal: redis_rate's after one
-// 9,500-unit call, ours after the mixed day of the memory table. Rows take
-// turns for tpRounds rounds of tpRound each.
-func throughputTable(b *testing.B, c redis.UniversalClient, saturated map[string]decide) throughputs {
-	gcra := gcraLimiter(c, "tp-gcra", dayLimit)
-	prefill(b, "redis_rate", gcra, []int64{dayLimit})
+const (
+	tpAdmit  = "window.lua, admitting"
+	tpRefuse = "window.lua, full pool"
+)
+
+// throughputTable runs callers goroutines on one client, deciding 1 unit
+// each as fast as they can, for tpRounds rounds of tpRound per row, rows
+// in turn: ours on a pool that admits everything and on the full pool of
+// the refusal table.
+func throughputTable(b *testing.B, c redis.UniversalClient, full decide) throughputs {
 	t := throughputs{rows: []*tpRow{
 		{name: "PING", d: ping(c)},
-		{name: "redis_rate GCRA", d: gcra},
-		{name: "window.lua", d: saturated["window.lua"]},
+		{name: "redis_rate GCRA", d: gcraLimiter(c, "tp-gcra", bigLimit, day)},
+		{name: tpAdmit, d: ours(newOurs(b, c, "tp-admit", shippedCosts(b, bigLimit), 0))},
+		{name: tpRefuse, d: full},
 	}}
 	for range tpRounds {
 		for _, r := range t.rows {
@@ -591,19 +530,16 @@ func hammer(d decide) (rate, refused float64, errs int64, first error) {
 }
 
 func (t throughputs) print(w io.Writer) {
+	ping, gcra := t.get("PING").median(), t.get("redis_rate GCRA").median()
+	fmt.Fprintf(w, "\n2. throughput: %d callers on one client, 1 unit a call, %d rounds of %s, rows in turn\n", callers, tpRounds, tpRound)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\nsaturated 9,500-unit day, %d callers, %d rounds of %s in turn\n", callers, tpRounds, tpRound)
-	fmt.Fprintf(tw, "limiter\tdecisions/s (median)\trounds\trefused\terrors\t\n")
+	fmt.Fprintf(tw, "limiter\tdecisions/s (median)\trounds\trefused\terrors\t÷ PING\t÷ redis_rate\t\n")
 	for _, r := range t.rows {
 		var rs []string
 		for _, x := range r.rates {
 			rs = append(rs, fmt.Sprintf("%.0f", x))
 		}
-		refused := fmt.Sprintf("%.1f%%", 100*r.refused)
-		if r.name == "PING" {
-			refused = ""
-		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d\t\n", r.name, r.median(), strings.Join(rs, " "), refused, r.errs)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.1f%%\t%d\t%.2f\t%.2f\t\n", r.name, r.median(), strings.Join(rs, " "), 100*r.refused, r.errs, r.median()/ping, r.median()/gcra)
 	}
 	tw.Flush()
 	for _, r := range t.rows {
@@ -613,54 +549,201 @@ func (t throughputs) print(w io.Writer) {
 	}
 }
 
-// memoryTarget is the issue's figure for the mixed day, 83 KB (it was the
-// MEMORY USAGE of window.lua's keys, 83,340 B; used_memory grew by 59 KB).
-const memoryTarget = 83 * 1024
+// 5. Options.Replicas = 1 with a real replica.
 
-func targets(w io.Writer, lat latencies, mem memories, tp throughputs) {
-	ping, gcra := lat.get("PING", 1), lat.get("redis_rate GCRA", 1)
-	o1, o100 := lat.get("window.lua", 1), lat.get("window.lua", 100)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\ntarget (issue 8)\tmeasured\ttarget\t\n")
-	ratio(tw, "ours p50 cost 1 / PING p50", div(o1.p50, ping.p50), 1.3, true)
-	ratio(tw, "ours p50 cost 100 / PING p50", div(o100.p50, ping.p50), 1.3, true)
-	ratio(tw, "ours p50 cost 1 / redis_rate p50 cost 1", div(o1.p50, gcra.p50), 1.0, true)
-	ratio(tw, "ours p50 cost 100 / redis_rate p50 cost 100", div(o100.p50, lat.get("redis_rate GCRA", 100).p50), 1.0, true)
-	ratio(tw, "ours saturated decisions/s / PING's", tp.get("window.lua").median()/tp.get("PING").median(), 0.5, false)
-	fmt.Fprintf(tw, "(beside: redis_rate saturated decisions/s / PING's\t%.3f\t\t)\n", tp.get("redis_rate GCRA").median()/tp.get("PING").median())
-	fl := lat.get(floorRow, 1)
-	fmt.Fprintf(tw, "(beside: commands alone p50 cost 1 / PING p50\t%.2f\t\t)\n", div(fl.p50, ping.p50))
-	fmt.Fprintf(tw, "(beside: commands alone p50 cost 1 / redis_rate p50\t%.2f\t\t)\n", div(fl.p50, gcra.p50))
-	fmt.Fprintf(tw, "(beside: ours p50 cost 1 / commands alone p50\t%.2f\t\t)\n", div(o1.p50, fl.p50))
-	m := mem.get("window.lua")
-	fmt.Fprintf(tw, "ours used_memory Δ, mixed day (B)\t%d\t<= %d (83 KB)\t%s\n", m.mixed, memoryTarget, met(m.mixed <= memoryTarget))
-	fmt.Fprintf(tw, "(beside: ours MEMORY USAGE, mixed day (B)\t%d\t<= %d\t%s)\n", m.use, memoryTarget, met(m.use <= memoryTarget))
-	fmt.Fprintf(tw, "(beside: ours / per-unit zset, mixed day\t%.3f\t\t)\n", float64(m.mixed)/float64(mem.get("per-unit zset").mixed))
-	fmt.Fprintf(tw, "(beside: ours used_memory Δ, 95x100 day (B)\t%d\t\t)\n", m.dear)
-	fmt.Fprintf(tw, "(beside: ours MEMORY USAGE, 95x100 day (B)\t%d\t\t)\n", m.dearUse)
+type replicaRows struct {
+	ping, plain, wait percentiles
+}
+
+// replicaTable attaches a second redis-server to srv as its replica and
+// times admissions at cost 1 of two limiters on srv, prefilled with a
+// mixed day: one that WAITs for one replica after each write, and one that
+// does not.
+func replicaTable(b *testing.B, c redis.UniversalClient, srv *redistest.Server) replicaRows {
+	replica := redistest.Start(b)
+	if _, err := redistest.Do(replica.Addr, "REPLICAOF", "127.0.0.1", strconv.Itoa(srv.Port)); err != nil {
+		b.Fatal(err)
+	}
+	rc := client(b, replica.Addr)
+	for deadline := time.Now().Add(10 * time.Second); infoField(rc, "replication", "master_link_status") != "up"; {
+		if time.Now().After(deadline) {
+			b.Fatalf("the replica's link to its master is not up: %q", infoField(rc, "replication", "master_link_status"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	costs := shippedCosts(b, bigLimit)
+	plain := ours(newOurs(b, c, "rep-plain", costs, 0))
+	wait := ours(newOurs(b, c, "rep-wait", costs, 1))
+	prefill(b, "replica, no WAIT", plain, mixedDay(5000, 45))
+	prefill(b, "replica, WAIT 1", wait, mixedDay(5000, 45))
+	var r replicaRows
+	measure([]series{
+		{"PING", ping(c), 1, true, &r.ping},
+		{"window.lua", plain, 1, true, &r.plain},
+		{"window.lua, Replicas 1", wait, 1, true, &r.wait},
+	}, warmOps, latencyOps)
+	return r
+}
+
+func (r replicaRows) print(w io.Writer) {
+	fmt.Fprintf(w, "\n5. Options.Replicas (µs): admissions at cost 1 on a master with one replica (REPLICAOF, link up), in turn as above\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "limiter\tp50\tp99\tp50 ÷ PING\tp50 ÷ no WAIT\tp99 ÷ no WAIT\t\n")
+	fmt.Fprintf(tw, "PING\t%s\t%s\t\t\t\t\n", us(r.ping.p50), us(r.ping.p99))
+	fmt.Fprintf(tw, "window.lua, no WAIT\t%s\t%s\t%.2f\t\t\t\n", us(r.plain.p50), us(r.plain.p99), div(r.plain.p50, r.ping.p50))
+	fmt.Fprintf(tw, "window.lua, WAIT 1 (Replicas 1)\t%s\t%s\t%.2f\t%.2f\t%.2f\t\n", us(r.wait.p50), us(r.wait.p99),
+		div(r.wait.p50, r.ping.p50), div(r.wait.p50, r.plain.p50), div(r.wait.p99, r.plain.p99))
 	tw.Flush()
+	offNote(w, "window.lua, no WAIT", r.plain)
+	offNote(w, "window.lua, WAIT 1", r.wait)
+}
+
+// 4. Memory.
+
+type memRow struct {
+	name         string
+	mixed, dear  int64 // used_memory deltas
+	use, dearUse int64 // MEMORY USAGE of each day's keys: used_memory also
+	// grows by what the server allocates for itself, which can fall in
+	// either day's measure
+}
+
+type memories struct {
+	rows  []memRow
+	byKey []string // window.lua's mixed day, MEMORY USAGE key by key
+}
+
+func (m memories) get(name string) memRow {
+	for _, r := range m.rows {
+		if r.name == name {
+			return r
+		}
+	}
+	panic(name)
+}
+
+// memoryTable fills a 9,500-unit day two ways (5,000 x 1 + 45 x 100, and
+// 95 x 100) and reads the growth of used_memory around each fill, and the
+// MEMORY USAGE of the limiter's keys after it.
+func memoryTable(b *testing.B, c redis.UniversalClient) memories {
+	costs := shippedCosts(b, 10_000)
+	var out memories
+	type limiter struct {
+		name string
+		mk   func(key string) (decide, []string)
+	}
+	for _, l := range []limiter{
+		{"redis_rate GCRA", func(k string) (decide, []string) { return gcraLimiter(c, k, dayLimit, day), []string{"rate:" + k} }},
+		{"per-call zset + sum", func(k string) (decide, []string) { return perCallLimiter(c, k, dayLimit), perCallKeys(k) }},
+		{"window.lua", func(k string) (decide, []string) {
+			l := newOurs(b, c, k, costs, 0)
+			return ours(l), l.Keys()
+		}},
+	} {
+		mixed, keys := l.mk("mem-mixed-" + l.name)
+		dear, dearKeys := l.mk("mem-dear-" + l.name)
+		r := memRow{name: l.name}
+		r.mixed = grown(b, c, func() { prefill(b, l.name, mixed, mixedDay(5000, 45)) })
+		r.dear = grown(b, c, func() { prefill(b, l.name, dear, mixedDay(0, 95)) })
+		r.use, r.dearUse = memoryUsage(b, c, keys), memoryUsage(b, c, dearKeys)
+		for _, k := range keys {
+			if n := memoryUsage(b, c, []string{k}); n > 0 && l.name == "window.lua" {
+				_, short, _ := strings.Cut(k, "}:")
+				out.byKey = append(out.byKey, fmt.Sprintf("%s %d", short, n))
+			}
+		}
+		out.rows = append(out.rows, r)
+	}
+	return out
+}
+
+// grown is how much used_memory grew while f ran.
+func grown(b *testing.B, c redis.UniversalClient, f func()) int64 {
+	before := usedMemory(b, c)
+	f()
+	return usedMemory(b, c) - before
+}
+
+func usedMemory(b *testing.B, c redis.UniversalClient) int64 {
+	n, err := strconv.ParseInt(infoField(c, "memory", "used_memory"), 10, 64)
+	if err != nil {
+		b.Fatalf("used_memory: %v", err)
+	}
+	return n
+}
+
+func memoryUsage(b *testing.B, c redis.UniversalClient, keys []string) int64 {
+	var sum int64
+	for _, k := range keys {
+		n, err := c.MemoryUsage(context.Background(), k, 0).Result()
+		if err != nil && err != redis.Nil {
+			b.Fatalf("memory usage %s: %v", k, err)
+		}
+		sum += n
+	}
+	return sum
+}
+
+func (m memories) print(w io.Writer) {
+	fmt.Fprintf(w, "\n4. memory (bytes) of a full 9,500-unit day (redis_rate's GCRA keeps no log: its day is one key)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "limiter\tused_memory Δ, 5,000x1 + 45x100\t(MEMORY USAGE)\tused_memory Δ, 95x100\t(MEMORY USAGE)\t\n")
+	for _, r := range m.rows {
+		fmt.Fprintf(tw, "%s\t%d\t(%d)\t%d\t(%d)\t\n", r.name, r.mixed, r.use, r.dear, r.dearUse)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "window.lua's mixed day, MEMORY USAGE by key: %s\n", strings.Join(m.byKey, ", "))
+}
+
+// The bars.
+
+func bars(w io.Writer, lat latencies, ref refusals, tp throughputs, rep replicaRows, mem memories) {
+	ours := lat.get("window.lua")
+	short, long, alt := ref.get(refShort), ref.get(refLong), ref.get(refAlt)
+	m, pc := mem.get("window.lua"), mem.get("per-call zset + sum")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "bar (issue 21)\tmeasured\tbar\t\n")
+	bar(tw, "1. decision p99, cost 1 (ms)", ms(ours.p1.p99), ms(p99Bar), true)
+	bar(tw, "1. decision p99, cost 100 (ms)", ms(ours.p100.p99), ms(p99Bar), true)
+	bar(tw, "3. refusal p99, 9,500 entries, costs 1/100 (ms)", ms(alt.p99), ms(p99Bar), true)
+	bar(tw, "5. decision p99 with Replicas 1, cost 1 (ms)", ms(rep.wait.p99), ms(p99Bar), true)
+	bar(tw, "2. decisions/s, 32 callers, admitting", tp.get(tpAdmit).median(), tpBar, false)
+	bar(tw, "2. decisions/s, 32 callers, full pool", tp.get(tpRefuse).median(), tpBar, false)
+	bar(tw, "3. refusal p50, 9,500 entries / 100", div(long.p50, short.p50), growthBar, true)
+	bar(tw, "3. refusal p50, costs 1/100 / cost 1 (9,500 entries)", div(alt.p50, long.p50), growthBar, true)
+	bar(tw, "4. MEMORY USAGE, mixed day (B)", float64(m.use), memoryBar, true)
+	bar(tw, "4. used_memory Δ, mixed day (B)", float64(m.mixed), memoryBar, true)
+	tw.Flush()
+	fmt.Fprintf(w, "beside: refusal p99 9,500 / 100 entries %.2f, costs 1/100 / cost 1 %.2f; MEMORY USAGE ÷ per-call zset %.2f; Replicas 1 p50 ÷ none %.2f\n",
+		div(long.p99, short.p99), div(alt.p99, long.p99), float64(m.use)/float64(pc.use), div(rep.wait.p50, rep.plain.p50))
+}
+
+func bar(w io.Writer, name string, got, limit float64, atMost bool) {
+	ok, op := got <= limit, "<="
+	if !atMost {
+		ok, op = got >= limit, ">="
+	}
+	state := "met"
+	if !ok {
+		state = "MISSED"
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s %s\t%s\n", name, num(got), op, num(limit), state)
+}
+
+// num prints a figure with the digits it needs.
+func num(x float64) string {
+	if x >= 100 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 func div(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
-func met(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "MISSED"
-}
-
-func ratio(w io.Writer, name string, got, target float64, atMost bool) {
-	ok, cmp := got <= target, "<="
-	if !atMost {
-		ok, cmp = got >= target, ">="
-	}
-	fmt.Fprintf(w, "%s\t%.2f\t%s %.2f\t%s\n", name, got, cmp, target, met(ok))
-}
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Nanoseconds())/1000) }
-
-func redisVersion(c redis.UniversalClient) string { return infoField(c, "server", "redis_version") }
 
 // infoField reads one field of an INFO section.
 func infoField(c redis.UniversalClient, section, field string) string {

@@ -329,7 +329,6 @@ func stop(t *testing.T, srv *redistest.Server) (resume func()) {
 	return resume
 }
 
-
 // malformed are ledger rows whose id cannot be read.
 var malformed = []ingest.Call{
 	{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
@@ -337,8 +336,6 @@ var malformed = []ingest.Call{
 	{ID: "0-0", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
 	{ID: "", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
 }
-
-
 
 // TestFaultOOM: Redis answers every write with an OOM error (maxmemory
 // reached, noeviction). That is an answer, not an outage: cheap calls are
@@ -383,7 +380,6 @@ func TestFaultOOM(t *testing.T) {
 		})
 	}
 }
-
 
 func mixedCosts(t testing.TB) *ingest.Costs {
 	t.Helper()
@@ -456,7 +452,6 @@ func TestFaultMixedWindowsSQLite(t *testing.T) {
 	testMixedWindows(t, sqliteHarness(t.TempDir()))
 }
 
-
 // sqliteLimiter opens the embedded limiter on path with the clock now.
 func sqliteLimiter(t *testing.T, path, key string, costs *ingest.Costs, now func() time.Time) *quota.SQLite {
 	t.Helper()
@@ -518,7 +513,6 @@ func TestFaultClockBackSQLite(t *testing.T) {
 	testClockBack(t, sqliteHarness(t.TempDir()))
 }
 
-
 // oom sets maxmemory to what the server uses now, with noeviction: every
 // write is then refused with an OOM error reply.
 func oom(t *testing.T, c *redis.Client) {
@@ -544,7 +538,6 @@ func oom(t *testing.T, c *redis.Client) {
 		t.Fatalf("a write at maxmemory %d: %v, want an OOM error", mem, err)
 	}
 }
-
 
 // hungTakes takes n cheap calls from a hung server. Each returns within a
 // bound that tells a hang from the limiter timeout; a hung Redis is an

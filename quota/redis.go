@@ -308,6 +308,14 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 	for i, c := range cs {
 		pools[i], units[c.pool.Name] = c.pool, c.units
 	}
+	if err := r.catchUp(ctx); err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			return d, false, fmt.Errorf("limiter: answered with an error, so the call is not made: %w", err)
+		}
+		d, err = r.fail.open(ctx, op, cs, err)
+		return d, false, err
+	}
 	a := r.base(pools, func(p ingest.Pool) int64 { return units[p.Name] })
 	a.Token = r.tok.Add(1)
 	a.Mark, a.Ref, a.Up = r.led.clockArgs()
@@ -381,20 +389,31 @@ func neverSent(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
 }
 
-// answered notes that Redis answered: decisions of unknown outcome are
-// reconciled, and when an outage just ended, the calls admitted unmetered
-// during it are written into the window.
-func (r *Redis) answered(ctx context.Context) {
-	r.reconcile(ctx)
-	if !r.fail.up() {
-		return
+// catchUp writes the calls admitted unmetered during an outage into the
+// window, before the next decision is asked for, within the limiter
+// timeout: an error means Redis still cannot take them.
+func (r *Redis) catchUp(ctx context.Context) error {
+	if !r.fail.down.Load() {
+		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+	defer cancel()
 	rec, err := r.led.recall(ctx)
+	rec.Calls = slices.DeleteFunc(rec.Calls, func(c ingest.Call) bool { return !c.Unmetered })
 	if err == nil {
 		_, err = r.Refill(ctx, rec)
 	}
-	if err != nil {
+	if err == nil {
+		r.fail.up()
+	}
+	return err
+}
+
+// answered notes that Redis answered: decisions of unknown outcome are
+// reconciled, and the unmetered calls of an outage written in.
+func (r *Redis) answered(ctx context.Context) {
+	r.reconcile(ctx)
+	if err := r.catchUp(ctx); err != nil {
 		r.opts.Logger.Warn("write the unmetered calls into the limiter", ingest.LogErr, err)
 	}
 }

@@ -66,6 +66,12 @@ local function pools()
   return ps
 end
 
+local function fields(e)
+  local f = {}
+  for i = 1, #e[2], 2 do f[e[2][i]] = tonumber(e[2][i + 1]) end
+  return f
+end
+
 -- One clock (promise 4): the server's TIME, never behind the last decision
 -- nor behind any log's newest entry. A TIME more than a.guard ahead of the
 -- last decision that the worker's boot clock does not confirm (the host's
@@ -81,22 +87,26 @@ local function clock(st, ps)
   for _, p in ipairs(ps) do
     local top = redis.call('XREVRANGE', p.key, '+', '-', 'COUNT', 1)[1]
     p.top = top and top[1] or nil
-    if top then last = math.max(last, ms_of(top[1])) end
+    p.cum = top and fields(top).c or 0
+    if top then
+      local ms, seq = id_parts(top[1])
+      -- an unmetered call written back takes a sequence above every
+      -- counter: the next decision goes after its millisecond
+      if seq >= UNMETERED then ms = ms + 1 end
+      last = math.max(last, ms)
+    end
   end
   return math.max(now, last), guarded
 end
 
-local function fields(e)
-  local f = {}
-  for i = 1, #e[2], 2 do f[e[2][i]] = tonumber(e[2][i + 1]) end
-  return f
-end
-
--- cum_at is the pool's running sum up to and including ms.
+-- cum_at is the pool's running sum up to and including ms: the sum before
+-- the first entry after ms. (A forward seek: XREVRANGE from before the
+-- first entry reads the whole stream.)
 local function cum_at(p, ms)
-  local e = redis.call('XREVRANGE', p.key, fmt(ms), '-', 'COUNT', 1)[1]
-  if e then return fields(e).c end
-  return p.base
+  local e = redis.call('XRANGE', p.key, fmt(ms + 1), '+', 'COUNT', 1)[1]
+  if not e then return p.cum end
+  local f = fields(e)
+  return f.c - f.u
 end
 
 -- day_of picks, from the four day starts the worker sent, the day that
@@ -113,10 +123,6 @@ end
 -- view fills what a decision needs of a pool at now: its running sum, the
 -- units in the window and in the day, its block and its wait.
 local function view(p, st, now)
-  local top = p.top and redis.call('XRANGE', p.key, p.top, p.top)[1]
-  local first = redis.call('XRANGE', p.key, '-', '+', 'COUNT', 1)[1]
-  p.cum = top and fields(top).c or 0
-  p.base = first and (fields(first).c - fields(first).u) or p.cum
   p.used = p.cum - cum_at(p, now - p.window)
   p.day = day_of(p.days, now)
   p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
@@ -332,13 +338,16 @@ function modes.lost()
     local top = p.top
     if top then redis.call('HSET', S, p.name .. '.last', top) else redis.call('HDEL', S, p.name .. '.last') end
   end
-  local last, raw = st.last, redis.call('HVALS', LEDGERS)
-  for _, v in ipairs(raw) do
-    local mark = cjson.decode(v).mark
-    if not last or id_less(last, mark) then last = mark end
+  -- A ledger the limiter still lists as having spent is waited for too,
+  -- when this worker could vouch at all: its copy may predate it.
+  local need, last, raw = a.need or {}, st.last, redis.call('HGETALL', LEDGERS)
+  for i = 1, #raw, 2 do
+    local e = cjson.decode(raw[i + 1])
+    if not last or id_less(last, e.mark) then last = e.mark end
+    if #need > 0 and e.at > now - a.span and not list_has(need, raw[i]) then need[#need + 1] = raw[i] end
   end
   if last then redis.call('HSET', S, 'last', last) end
-  redis.call('HSET', S, 'need', cjson.encode(a.need or {}), 'done', '[]', 'clock', fmt(now))
+  redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'clock', fmt(now))
   if num(a.seq) > num(st.seq) then redis.call('HSET', S, 'seq', fmt(a.seq)) end
   expire(S)
   return {code = 'ok', started = true}

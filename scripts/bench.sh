@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "== quota: window.lua vs PING, fixed-window INCR, redis_rate (GCRA), per-call and per-unit sorted-set logs, one redis-server =="
+echo "== quota: window.lua beside PING, redis_rate (GCRA) and a per-call sorted-set log, one redis-server (and a replica), with the bars of issue 21 =="
 go test -run '^$' -bench BenchmarkLimiterTable -benchtime 1x ./quota/ | grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)'
 
 echo

@@ -1,0 +1,898 @@
+package quota_test
+
+// The limiter under the faults of issue 20's table, each on real
+// redis-server processes: cron hosts that never heartbeat, a snapshot or
+// keys restored in place that are behind, a failover to a replica that was
+// behind, clocks that step, repeated outages, single keys lost, a stale copy
+// of the ledgers. Every pool has one window that holds the whole test, so
+// the units admitted in the test are the units admitted in the window.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+// bareHost is a host on a Redis whose quota key nobody created: a new
+// host of a new deployment, before `ingest quota apply`.
+func bareHost(t *testing.T, addr, key string, costs *ingest.Costs, name string) *host {
+	t.Helper()
+	h := &host{t: t, name: name, log: &logs{}}
+	h.opts = quota.Options{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
+		Logger: slog.New(h.log), Timeout: 2 * time.Second, Recall: h.recall, Notes: &notes{m: map[string]string{}}}
+	h.client = newClient(t, addr)
+	h.restart()
+	return h
+}
+
+// run is one cron run of h: a new process on the same database that takes
+// up to n calls and stops at the first refusal. It returns the calls
+// admitted.
+func (h *host) run(n int) int {
+	h.t.Helper()
+	h.restart()
+	for i := range n {
+		if !h.take().Allowed {
+			return i
+		}
+	}
+	return n
+}
+
+// repoint moves h to another server (a failover, a restarted server: the
+// old connections are gone) and starts its next process.
+func (h *host) repoint(addr string) {
+	h.t.Helper()
+	h.client = newClient(h.t, addr)
+	h.restart()
+}
+
+func (h *host) unmetered() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, c := range h.ledger {
+		if c.Unmetered {
+			n += int(c.Charges[0].Units)
+		}
+	}
+	return n
+}
+
+// parseCosts parses a costs file for one test.
+func parseCosts(t testing.TB, yaml string) *ingest.Costs {
+	t.Helper()
+	c, err := ingest.ParseCosts("test costs", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// closedAddr is a loopback address nothing listens on: a REDIS_URL with a
+// typo, or a server that is down.
+func closedAddr(t testing.TB) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(redistest.FreePort(t)))
+}
+
+// TestFaultCronFlushall: two cron hosts, each a ledger of its own, run in
+// turn (a new process each run, no heartbeat), then Redis loses everything.
+// A newcomer with an empty ledger calls first: it spends nothing and is told
+// to run `ingest quota apply`. A's next run finds the loss and waits for B;
+// B's next run puts its calls back, and the pool fills to exactly its
+// capacity.
+func TestFaultCronFlushall(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	for _, h := range []*host{a, b, a, b} {
+		if n := h.run(15); n != 15 {
+			t.Fatalf("%s: run admitted %d of 15 before the loss", h.name, n)
+		}
+	}
+	do(t, srv.Addr, "FLUSHALL")
+
+	c := bareHost(t, srv.Addr, key, costs, "c")
+	d, err := c.l.Take(context.Background(), "videos.list")
+	if !errors.Is(err, quota.ErrNotApplied) || d.Allowed {
+		t.Fatalf("a newcomer with an empty ledger on a flushed Redis: %+v, %v; want ErrNotApplied", d, err)
+	}
+	if n := do(t, srv.Addr, "DBSIZE"); n != ":0" {
+		t.Fatalf("the newcomer's refused call wrote to Redis: DBSIZE %s", n)
+	}
+
+	runs := 0
+	for resumed := false; !resumed; runs++ {
+		if runs == 6 {
+			t.Fatalf("6 cron runs after the loss and nothing admitted: the recovery never ends by refills")
+		}
+		h := []*host{a, b}[runs%2]
+		resumed = h.run(1) == 1
+		if resumed && runs == 0 {
+			t.Fatalf("A's first run after the loss was admitted before B put its calls back")
+		}
+	}
+	after := fill(t, a, b)
+	t.Logf("cron, FLUSHALL: newcomer refused (ErrNotApplied, nothing written); resumed at cron run %d after the loss (A waits, B refills); then %d more; admitted %d / %d, ledgers a=%d b=%d, Redis %d",
+		runs, after, total(a, b), capacity, a.admitted(), b.admitted(), used(t, a.l))
+	if total(a, b) != capacity || used(t, a.l) != capacity {
+		t.Fatalf("admitted %d, Redis counts %d; want %d both", total(a, b), used(t, a.l), capacity)
+	}
+	if runs != 2 {
+		t.Errorf("resumed at run %d; want 2 (once each host has run after the loss)", runs)
+	}
+}
+
+// reserveCosts: limit 100 with a reserve of 20 (capacity 80), closed while
+// Redis is unreachable.
+func reserveCosts(t testing.TB) *ingest.Costs {
+	return parseCosts(t, `pools:
+  default: {limit: 100, reserve: 20, window: 1h}
+operations:
+  videos.list: {default: 1}
+`)
+}
+
+// snapshot is every key of a quota key as DUMP gives it, with its expiry.
+type snapshot map[string]struct {
+	val string
+	ttl time.Duration
+}
+
+func dumpKeys(t *testing.T, c *redis.Client, key string) snapshot {
+	t.Helper()
+	ctx, s := context.Background(), snapshot{}
+	keys, err := c.Keys(ctx, "ingest:{"+key+"}:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys: %v %v", keys, err)
+	}
+	for _, k := range keys {
+		v, err := c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl, _ := c.PTTL(ctx, k).Result()
+		s[k] = struct {
+			val string
+			ttl time.Duration
+		}{v, max(ttl, 0)}
+	}
+	return s
+}
+
+// restoreKeys puts every key back as it was (RESTORE REPLACE), and deletes
+// the keys written since: keys restored in place on the running server.
+func restoreKeys(t *testing.T, c *redis.Client, key string, s snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	keys, _ := c.Keys(ctx, "ingest:{"+key+"}:*").Result()
+	for _, k := range keys {
+		if _, ok := s[k]; !ok {
+			c.Del(ctx, k)
+		}
+	}
+	for k, v := range s {
+		if err := c.RestoreReplace(ctx, k, v.ttl, v.val).Err(); err != nil {
+			t.Fatalf("RESTORE %s: %v", k, err)
+		}
+	}
+}
+
+// TestFaultRollback: Redis goes back to an older state (a restart from an
+// RDB snapshot, or every key restored in place) that holds all of A's calls
+// and not B's last 20. A calls first: it cannot see B's missing calls and
+// spends up to the capacity as Redis counts it. B's first call finds the
+// loss. The admitted total stays within capacity + what B lost, which is
+// within the upstream's limit because the reserve (20) covers it.
+func TestFaultRollback(t *testing.T) {
+	t.Parallel()
+	const lost, limit, cap80 = 20, 100, 80
+	for _, how := range []string{"rdb", "in-place"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key, costs := quotaKey(t), reserveCosts(t)
+			a := newHost(t, srv.Addr, key, costs, "a", nil)
+			b := newHost(t, srv.Addr, key, costs, "b", nil)
+			for range 30 {
+				a.spendN(1)
+				b.spendN(1)
+			}
+			var snap snapshot
+			if how == "rdb" {
+				do(t, srv.Addr, "SAVE")
+			} else {
+				snap = dumpKeys(t, newClient(t, srv.Addr), key)
+			}
+			b.spendN(lost)
+			if how == "rdb" {
+				srv.RestartFromSnapshot(t)
+				a.repoint(srv.Addr)
+				b.repoint(srv.Addr)
+			} else {
+				restoreKeys(t, newClient(t, srv.Addr), key, snap)
+				a.restart()
+				b.restart()
+			}
+			blind := fill(t, a)
+			if d := b.take(); d.Allowed {
+				t.Fatalf("B's first call after the rollback was admitted: %+v", d)
+			}
+			if len(b.log.find("lost data")) == 0 {
+				t.Fatalf("B's first call did not find the loss")
+			}
+			a.restart() // A's next run puts its calls back too
+			later := fill(t, a, b)
+			t.Logf("rollback (%s) behind B's last %d: A admitted %d blind; after B found the loss, %d more; admitted %d / capacity %d (limit %d); ledgers a=%d b=%d, Redis %d",
+				how, lost, blind, later, total(a, b), cap80, limit, a.admitted(), b.admitted(), used(t, a.l))
+			switch {
+			case total(a, b) > cap80+lost:
+				t.Fatalf("admitted %d, more than capacity %d + B's lost %d", total(a, b), cap80, lost)
+			case total(a, b) > limit:
+				t.Fatalf("admitted %d, more than the upstream's limit %d though the reserve covers the %d lost", total(a, b), limit, lost)
+			case used(t, a.l) != int64(total(a, b)):
+				t.Fatalf("after both refilled, Redis counts %d, the ledgers %d", used(t, a.l), total(a, b))
+			}
+		})
+	}
+}
+
+// proxy forwards TCP connections to a Redis server. cut drops every
+// connection and refuses new ones (a partition); hold keeps what clients
+// send (now and in connections made while holding) until flush.
+type proxy struct {
+	Addr   string
+	target string
+	ln     net.Listener
+
+	mu       sync.Mutex
+	links    []*link
+	holdNew  bool
+	cutConns bool
+}
+
+type link struct {
+	client, server net.Conn
+	mu             sync.Mutex
+	held           bool
+	buf            []byte
+	eof            bool
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{Addr: ln.Addr().String(), target: target, ln: ln}
+	t.Cleanup(p.cut)
+	go p.accept()
+	return p
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		if p.cutConns {
+			p.mu.Unlock()
+			c.Close()
+			s.Close()
+			return
+		}
+		l := &link{client: c, server: s, held: p.holdNew}
+		p.links = append(p.links, l)
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(c, s); c.Close() }()
+		go l.up()
+	}
+}
+
+// up forwards what the client sends, or keeps it while held.
+func (l *link) up() {
+	b := make([]byte, 32<<10)
+	for {
+		n, err := l.client.Read(b)
+		l.mu.Lock()
+		if n > 0 {
+			if l.held {
+				l.buf = append(l.buf, b[:n]...)
+			} else {
+				_, _ = l.server.Write(b[:n])
+			}
+		}
+		if err != nil {
+			l.eof = true
+			if !l.held {
+				l.server.Close()
+			}
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+	}
+}
+
+// hold keeps, from now on, what every client sends (existing connections
+// and new ones) until flush.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdNew = true
+	for _, l := range p.links {
+		l.mu.Lock()
+		l.held = true
+		l.mu.Unlock()
+	}
+}
+
+// pass lets new connections through again; held ones stay held.
+func (p *proxy) pass() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdNew = false
+}
+
+// flush sends what was held, late, and lets it through from then on.
+func (p *proxy) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.links {
+		l.mu.Lock()
+		if l.held {
+			_, _ = l.server.Write(l.buf)
+			l.buf, l.held = nil, false
+			if l.eof {
+				l.server.Close()
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// cut drops every connection and refuses new ones.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutConns = true
+	p.ln.Close()
+	for _, l := range p.links {
+		l.client.Close()
+		l.server.Close()
+	}
+}
+
+// replicated waits until the replica holds everything the primary wrote.
+func replicated(t *testing.T, primary, replica *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for range 200 {
+		p, _ := primary.Info(ctx, "replication").Result()
+		r, _ := replica.Info(ctx, "replication").Result()
+		po, ro := infoValue(p, "master_repl_offset"), infoValue(r, "slave_repl_offset")
+		if strings.Contains(r, "master_link_status:up") && po != "" && po == ro {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("the replica never caught up with the primary")
+}
+
+func infoValue(info, field string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// closedCosts: capacity 100 over an hour, closed while Redis cannot be
+// reached (no fail_open).
+func closedCosts(t testing.TB) *ingest.Costs {
+	return parseCosts(t, `pools:
+  default: {limit: 100, window: 1h}
+operations:
+  videos.list: {default: 1}
+`)
+}
+
+// TestFaultReplicaBehind: a real replica (replicaof, through a proxy that
+// can partition it) holds A's and B's first calls; the link is cut, B
+// spends 20 more on the primary, and the replica is promoted (REPLICAOF NO
+// ONE) with every worker repointed to it. Without Replicas, A, calling first,
+// spends blind up to the capacity and B's first call finds the loss: the
+// excess is at most what B lost. With Replicas = 1, B's calls that the
+// replica did not confirm are refused (ErrUnavailable), so the failover
+// loses no admitted call and the total is exactly the capacity.
+func TestFaultReplicaBehind(t *testing.T) {
+	t.Parallel()
+	for _, replicas := range []int{0, 1} {
+		t.Run(fmt.Sprintf("replicas=%d", replicas), func(t *testing.T) {
+			t.Parallel()
+			testReplicaBehind(t, replicas, false)
+		})
+	}
+}
+
+// TestFaultReplicaUnconfirmedCheapCall: the same failover with Replicas =
+// 1 on a pool with a fail_open budget: a cheap call whose write the replica
+// did not confirm must be refused too, not admitted unmetered.
+func TestFaultReplicaUnconfirmedCheapCall(t *testing.T) {
+	t.Parallel()
+	testReplicaBehind(t, 1, true)
+}
+
+func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
+	const lost = 20
+	primary := redistest.Start(t)
+	link := startProxy(t, primary.Addr)
+	_, port, _ := net.SplitHostPort(link.Addr)
+	replica := redistest.Start(t, "--replicaof", "127.0.0.1", port)
+	pc, rc := newClient(t, primary.Addr), newClient(t, replica.Addr)
+	key, costs := quotaKey(t), closedCosts(t)
+	if failOpen {
+		costs = faultCosts(t, false)
+	}
+	tweak := func(o *quota.Options) { o.Replicas, o.Timeout = replicas, 500*time.Millisecond }
+	replicated(t, pc, rc)
+	a := newHost(t, primary.Addr, key, costs, "a", tweak)
+	b := newHost(t, primary.Addr, key, costs, "b", tweak)
+	for range 30 {
+		a.spendN(1)
+		b.spendN(1)
+	}
+	replicated(t, pc, rc)
+	link.cut()
+	refused := 0
+	for range lost {
+		d, err := b.l.Take(context.Background(), "videos.list")
+		switch {
+		case err == nil && d.Allowed && !d.Unmetered:
+			b.record(d)
+		case errors.Is(err, quota.ErrUnavailable) && replicas > 0:
+			if refused++; refused == 1 {
+				t.Logf("an unconfirmed call: %v", err)
+			}
+		default:
+			t.Fatalf("B on the primary while the replica is cut off: %+v, %v", d, err)
+		}
+	}
+	do(t, replica.Addr, "REPLICAOF", "NO", "ONE")
+	// The promoted server gets a replica of its own, as a failover
+	// does, for the writes to be confirmed again.
+	_, rport, _ := net.SplitHostPort(replica.Addr)
+	replicated(t, rc, newClient(t, redistest.Start(t, "--replicaof", "127.0.0.1", rport).Addr))
+	a.repoint(replica.Addr)
+	b.repoint(replica.Addr)
+	blind := fill(t, a)
+	first := b.take()
+	noticed := len(b.log.find("lost data")) > 0
+	a.restart()
+	later := fill(t, a, b)
+	t.Logf("failover to a replica behind B's last %d calls, replicas=%d: %d refused unconfirmed; A admitted %d blind; B's first call noticed the loss: %v; then %d more; admitted %d / %d, ledgers a=%d b=%d, Redis %d",
+		lost, replicas, refused, blind, noticed, later, total(a, b), capacity, a.admitted(), b.admitted(), used(t, a.l))
+	if replicas == 0 {
+		if first.Allowed || !noticed {
+			t.Fatalf("B's first call on the promoted replica: %+v, loss found: %v; want refused and the loss found", first, noticed)
+		}
+		if total(a, b) > capacity+lost {
+			t.Fatalf("admitted %d, more than capacity %d + B's lost %d", total(a, b), capacity, lost)
+		}
+		return
+	}
+	switch {
+	case refused != lost:
+		t.Fatalf("%d of B's %d unconfirmed calls refused; want all", refused, lost)
+	case total(a, b) != capacity || used(t, a.l) != capacity:
+		t.Fatalf("admitted %d, Redis counts %d; want exactly %d (nothing admitted was lost by the failover)", total(a, b), used(t, a.l), capacity)
+	case noticed:
+		t.Fatalf("B found a loss though every admitted call was confirmed by the replica")
+	}
+}
+
+// testClockBehindThenCorrected: a worker's (and its limiter's) clock is an
+// hour behind for a few calls, then corrected. Every decision's time is at
+// least the last one's, ids only grow, and the pool admits its capacity and
+// no more.
+func testClockBehindThenCorrected(t *testing.T, h harness) {
+	key, costs := quotaKey(t), faultCosts(t, false)
+	l := h.open(t, key, costs)
+	back := h.at(t, key, costs, -time.Hour)
+	var last ingest.Decision
+	admitted := 0
+	check := func(who string, d ingest.Decision) {
+		t.Helper()
+		if !d.Allowed {
+			return
+		}
+		admitted++
+		if last.ID != "" && (d.At.Before(last.At) || !idLess(last.ID, d.ID)) {
+			t.Fatalf("%s decided %s at %s after %s at %s: the clock went back", who, d.ID, d.At, last.ID, last.At)
+		}
+		last = d
+	}
+	for range 50 {
+		check("on time", spend(t, l, 1))
+	}
+	for range 20 {
+		check("an hour behind", spend(t, back, 1))
+	}
+	time.Sleep(10 * time.Millisecond)
+	for range 2 * capacity {
+		check("corrected", spend(t, l, 1))
+	}
+	t.Logf("clock an hour behind for 20 calls, then corrected: admitted %d / %d, decision times never went back", admitted, capacity)
+	if admitted != capacity {
+		t.Fatalf("admitted %d, want %d", admitted, capacity)
+	}
+}
+
+func TestFaultClockBehindThenCorrectedRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	testClockBehindThenCorrected(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+}
+
+func TestFaultClockBehindThenCorrectedSQLite(t *testing.T) {
+	t.Parallel()
+	testClockBehindThenCorrected(t, sqliteHarness(t.TempDir()))
+}
+
+// TestFaultLedgerRowAhead: a worker whose clock runs 5 minutes ahead takes
+// cheap calls unmetered during an outage; when Redis answers, they are
+// written into the window stamped ahead of Redis's clock. Decisions from
+// then on are never before them, each row counts once, and the pool fills
+// to exactly its capacity.
+func TestFaultLedgerRowAhead(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	ahead := func(o *quota.Options) { o.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } }
+	h := newHost(t, srv.Addr, key, costs, "a", ahead)
+	h.spendN(40)
+	good := h.client
+	h.client = newClient(t, closedAddr(t))
+	h.restart()
+	var newest time.Time
+	for range 3 {
+		d, err := h.l.Take(context.Background(), "videos.list")
+		if err != nil || !d.Unmetered {
+			t.Fatalf("a cheap call while Redis is down: %+v, %v; want unmetered", d, err)
+		}
+		h.record(d)
+		newest = d.At
+	}
+	h.client = good
+	h.restart()
+	h.heartbeat() // the first answer writes the unmetered rows back
+	n := 0
+	for range 2 * capacity {
+		d := h.take()
+		if !d.Allowed {
+			break
+		}
+		n++
+		if d.At.Before(newest) {
+			t.Fatalf("decided %s at %s, before the unmetered row at %s written back", d.ID, d.At, newest)
+		}
+		newest = d.At
+	}
+	t.Logf("ledger rows 5 min ahead of Redis's clock written back: %d metered + %d unmetered = %d / %d; Redis %d",
+		h.admitted(), h.unmetered(), h.admitted()+h.unmetered(), capacity, used(t, h.l))
+	if h.admitted()+h.unmetered() != capacity || used(t, h.l) != capacity {
+		t.Fatalf("admitted %d metered + %d unmetered, Redis counts %d; want %d", h.admitted(), h.unmetered(), used(t, h.l), capacity)
+	}
+}
+
+// steadyBoot is a boot clock that a step of the wall clock does not move.
+func steadyBoot() func() (string, time.Duration, bool) {
+	start := time.Now()
+	return func() (string, time.Duration, bool) { return "boot-1", time.Since(start) + time.Hour, true }
+}
+
+// TestFaultClockStepRedis: the Redis host's clock steps 25 hours ahead and
+// the worker on that host steps with it (ClockOffset and Now together), then
+// both come back. The worker's boot clock does not move: the limiter does
+// not believe the step, and the pool never admits more than its capacity.
+func TestFaultClockStepRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	boot := steadyBoot()
+	h := newHost(t, srv.Addr, key, costs, "a", func(o *quota.Options) { o.Uptime = boot; o.Now = time.Now })
+	h.spendN(60)
+	step := func(off time.Duration) int {
+		h.opts.ClockOffset = off
+		h.opts.Now = func() time.Time { return time.Now().Add(off) }
+		h.restart()
+		return fill(t, h)
+	}
+	ahead := step(25 * time.Hour)
+	guarded := len(h.log.find("jumped ahead"))
+	back := step(0)
+	t.Logf("Redis's TIME and the worker's clock +25h, then back: 60 before, %d during (%d guarded warnings), %d after: %d / %d; Redis %d",
+		ahead, guarded, back, h.admitted(), capacity, used(t, h.l))
+	if h.admitted() != capacity {
+		t.Fatalf("admitted %d across the step, want %d", h.admitted(), capacity)
+	}
+}
+
+// TestFaultClockStepSQLite: the same step on the embedded limiter.
+func TestFaultClockStepSQLite(t *testing.T) {
+	t.Parallel()
+	path, key, costs := t.TempDir()+"/ledger.db", quotaKey(t), faultCosts(t, false)
+	boot := steadyBoot()
+	open := func(off time.Duration) *quota.SQLite {
+		l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+			Uptime: boot, Now: func() time.Time { return time.Now().Add(off) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	before := 0
+	for range 60 {
+		if take(t, open(0), "videos.list").Allowed {
+			before++
+		}
+	}
+	ahead := fillSQLite(t, open(25*time.Hour))
+	back := fillSQLite(t, open(0))
+	t.Logf("embedded: the clock +25h, then back: %d before, %d during, %d after: %d / %d", before, ahead, back, before+ahead+back, capacity)
+	if before+ahead+back != capacity {
+		t.Fatalf("admitted %d across the step, want %d", before+ahead+back, capacity)
+	}
+}
+
+// TestFaultRepeatedOutages: five short outages on a full pool (the host's
+// REDIS_URL points at a closed port), each with a new process on the same
+// database, and a second process beside it: all of them share one fail_open
+// budget of 3 units over the window, counted from the ledger. When Redis
+// answers again the unmetered calls are written in once.
+func TestFaultRepeatedOutages(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	h := newHost(t, srv.Addr, key, costs, "a", nil)
+	h.spendN(capacity)
+	good, bad := h.client, newClient(t, closedAddr(t))
+	ctx := context.Background()
+	tries, refused := 0, 0
+	try := func(l *quota.Redis) {
+		tries++
+		d, err := l.Take(ctx, "videos.list")
+		switch {
+		case err == nil && d.Allowed && d.Unmetered:
+			h.record(d)
+		case errors.Is(err, quota.ErrUnavailable):
+			refused++
+		default:
+			t.Fatalf("a cheap call while Redis is down: %+v, %v", d, err)
+		}
+	}
+	for range 5 {
+		h.client = bad
+		h.restart()
+		sibling, err := quota.NewRedis(bad, h.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			try(h.l)
+			try(sibling)
+		}
+		h.client = good
+		h.restart()
+		if d := h.take(); d.Allowed {
+			t.Fatalf("admitted on a full pool after an outage: %+v", d)
+		}
+	}
+	t.Logf("5 outages on a full pool, 2 processes each: %d cheap calls, %d unmetered (budget 3), %d refused; ledger %d metered + %d unmetered, Redis %d / %d",
+		tries, h.unmetered(), refused, h.admitted(), h.unmetered(), used(t, h.l), capacity)
+	if h.unmetered() != 3 {
+		t.Fatalf("%d units unmetered over the window across 5 outages and 10 processes; want the budget, 3", h.unmetered())
+	}
+	if u := used(t, h.l); u != int64(h.admitted()+h.unmetered()) {
+		t.Fatalf("Redis counts %d, the ledger %d metered + %d unmetered: the unmetered calls must be written in once", u, h.admitted(), h.unmetered())
+	}
+}
+
+// TestFaultFirstCallAfterOutage: 97 units metered, then 3 cheap calls
+// unmetered during an outage (the fail_open budget): the window holds 100.
+// The first call once Redis answers must count the 3 (they are in the
+// ledger) and be refused, for a cron run as for the same process.
+func TestFaultFirstCallAfterOutage(t *testing.T) {
+	t.Parallel()
+	for _, next := range []string{"same process", "next process"} {
+		t.Run(next, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key := quotaKey(t)
+			h := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = &book{} })
+			c, err := quota.NewClient("redis://"+srv.Addr, quota.DefaultTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			h.client = c.(*redis.Client)
+			h.spendN(capacity - 3)
+			resume := stop(t, srv)
+			if n, _ := hungTakes(t, h, 3); n != 3 {
+				t.Fatalf("%d of 3 cheap calls unmetered during the outage, want 3", n)
+			}
+			resume()
+			time.Sleep(100 * time.Millisecond)
+			if next == "next process" {
+				h.restart()
+			}
+			d := h.take()
+			t.Logf("97 metered + 3 unmetered, then Redis answers (%s): first call admitted=%v; ledger %d metered + %d unmetered, Redis %d / %d",
+				next, d.Allowed, h.admitted(), h.unmetered(), used(t, h.l), capacity)
+			if d.Allowed {
+				t.Fatalf("the first call after the outage was admitted: %d units in the window / %d", h.admitted()+h.unmetered(), capacity)
+			}
+		})
+	}
+}
+
+// cronHosts: hosts a and b, each run twice in turn as cron runs (15 calls
+// each), so that each one's copy of the ledgers names both.
+func cronHosts(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *host) {
+	t.Helper()
+	a = newHost(t, addr, key, costs, "a", nil)
+	b = newHost(t, addr, key, costs, "b", nil)
+	for _, h := range []*host{a, b, a, b} {
+		if n := h.run(15); n != 15 {
+			t.Fatalf("%s: run admitted %d of 15", h.name, n)
+		}
+	}
+	return a, b
+}
+
+// afterLoss runs a and b in turn, as cron does, checking after every call
+// that the admitted total never passes the capacity; then fills the pool.
+func afterLoss(t *testing.T, what string, a, b *host) {
+	t.Helper()
+	for i := range 6 {
+		h := []*host{a, b}[i%2]
+		h.restart()
+		for range 40 {
+			if !h.take().Allowed {
+				break
+			}
+		}
+	}
+	fill(t, a, b)
+	t.Logf("%s: admitted %d / %d, ledgers a=%d b=%d, Redis %d", what, total(a, b), capacity, a.admitted(), b.admitted(), used(t, a.l))
+	if total(a, b) != capacity || used(t, a.l) != capacity {
+		t.Fatalf("%s: admitted %d, Redis counts %d; want %d both", what, total(a, b), used(t, a.l), capacity)
+	}
+}
+
+// TestFaultKeyLost: one key of the quota key is lost (evicted, deleted):
+// the state, the pool's log, the ledgers, the configuration. The limiter
+// never admits more than its capacity, and resumes once both hosts ran.
+func TestFaultKeyLost(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"state", "log:default", "ledgers", "conf"} {
+		t.Run(k, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			key := quotaKey(t)
+			a, b := cronHosts(t, srv.Addr, key, faultCosts(t, false))
+			del(t, srv.Addr, "ingest:{"+key+"}:"+k)
+			afterLoss(t, k+" deleted", a, b)
+		})
+	}
+}
+
+// TestFaultLogLostCopyBeforeB: A and B start together; A's copy of the
+// ledgers was taken at its first call, before B's first, so it does not
+// name B. The pool's log is then lost, while Redis's own ledgers still show
+// that B spent in the window. A's recovery must still wait for B.
+func TestFaultLogLostCopyBeforeB(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key := quotaKey(t)
+	a, b := twoSpenders(t, srv.Addr, key, faultCosts(t, false))
+	del(t, srv.Addr, "ingest:{"+key+"}:log:default")
+	afterLoss(t, "log deleted, A's copy older than B's first call", a, b)
+}
+
+// TestFaultStaleLedgersCopy: A's copy of the limiter's ledgers is older than
+// the pools' span, so it cannot tell who spent since. After FLUSHALL, A's
+// recovery names nobody: it waits for time (the window), not for refills,
+// however many ledgers refill; once the window has passed, calls go on.
+func TestFaultStaleLedgersCopy(t *testing.T) {
+	t.Parallel()
+	for _, day := range []bool{false, true} {
+		t.Run(fmt.Sprintf("day=%v", day), func(t *testing.T) {
+			t.Parallel()
+			testStaleLedgersCopy(t, day)
+		})
+	}
+}
+
+// testStaleLedgersCopy: with a calendar day, the wait lasts to the end of
+// the day as well as a window.
+func testStaleLedgersCopy(t *testing.T, day bool) {
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, day)
+	a, b := cronHosts(t, srv.Addr, key, costs)
+	n := a.opts.Notes.(*notes)
+	name := "ledgers:" + key
+	var c struct {
+		At      int64              `json:"at"`
+		Ledgers []quota.LedgerSeen `json:"ledgers"`
+	}
+	if err := json.Unmarshal([]byte(n.m[name]), &c); err != nil || len(c.Ledgers) != 2 {
+		t.Fatalf("A's copy of the ledgers: %q, %v; want both ledgers", n.m[name], err)
+	}
+	old := (costs.Span() + time.Hour).Milliseconds()
+	c.At -= old
+	for i := range c.Ledgers {
+		c.Ledgers[i].At -= old
+	}
+	raw, _ := json.Marshal(c)
+	n.m[name] = string(raw)
+	do(t, srv.Addr, "FLUSHALL")
+	lossAt := time.Now()
+	if a.run(1) != 0 {
+		t.Fatalf("A's first call after the loss was admitted")
+	}
+	if b.run(1) != 0 {
+		t.Fatalf("admitted after A and B refilled, though A's copy of the ledgers is older than the span: the wait ended by refills")
+	}
+	a.restart()
+	d := a.take()
+	until := lossAt.Add(time.Hour)
+	if day {
+		if end := time.UnixMilli(ingest.DayStarts(costs.Pools[0].Day, lossAt)[2]); end.After(until) {
+			until = end
+		}
+	}
+	if d.Allowed || d.RetryAt.Before(until) {
+		t.Fatalf("after both refilled: %+v; want refused until a window (and the day) after the loss: %s", d, until)
+	}
+	if day {
+		t.Logf("stale copy, pool with a day: after both ledgers refilled, refused until %s (the window and the day)", d.RetryAt)
+		return
+	}
+	later := newHost(t, srv.Addr, key, costs, "c", func(o *quota.Options) {
+		o.ClockOffset = time.Hour + time.Minute
+		o.Now = func() time.Time { return time.Now().Add(time.Hour + time.Minute) }
+	})
+	n2 := fill(t, later)
+	t.Logf("stale copy of the ledgers (older than the span): after both ledgers refilled, still refused until %s (a window after the loss); a window later, %d admitted / %d",
+		d.RetryAt.Format(time.TimeOnly), n2, capacity)
+	if n2 != capacity {
+		t.Fatalf("a window after the loss, %d admitted; want %d", n2, capacity)
+	}
+}
