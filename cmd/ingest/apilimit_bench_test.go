@@ -93,4 +93,3 @@ func benchSaturated(b *testing.B, srv http.Handler) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 }
-
