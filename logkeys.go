@@ -17,6 +17,7 @@ const (
 	LogErr       = "err"
 	LogID        = "id"    // a limiter call's id, "<ms>-<seq>"
 	LogCalls     = "calls" // how many calls (a refill, a ledger)
+	LogPlan      = "plan"  // a plan of the read API's clients
 	// LogDetail carries a run's message: not "msg", which the handler
 	// writes itself (a second msg key makes a JSON line parsers disagree on).
 	LogDetail = "detail"

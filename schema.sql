@@ -279,3 +279,13 @@ CREATE TABLE schedule (
   regions    TEXT    NOT NULL,              -- comma-separated, in schedule order
   updated_ms INTEGER NOT NULL
 );
+
+-- The read API's tokens (ingest tokens add): a token is shown once and
+-- kept only as its hash; its plan is a plan of the API's plans file.
+CREATE TABLE api_tokens (
+  name         TEXT    PRIMARY KEY,
+  hash         TEXT    NOT NULL UNIQUE,   -- hex SHA-256 of the token: the token itself is never kept
+  plan         TEXT    NOT NULL,
+  created_ms   INTEGER NOT NULL,
+  last_used_ms INTEGER
+) WITHOUT ROWID;

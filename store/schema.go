@@ -23,6 +23,7 @@ var upgrades = []upgrade{
 	upgradeUnknown,                 // 5 -> 6: unknown.go
 	upgradeData,                    // 6 -> 7: upgrade_data.go, categories, stats, thumbnails
 	upgradeNotes,                   // 7 -> 8: notes.go, the ledger's id and notes
+	upgradeTokens,                  // 8 -> 9: tokens.go, the read API's tokens
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.

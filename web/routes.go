@@ -117,6 +117,8 @@ func (s *Server) guard(rt Route) http.Handler {
 		return rt.Handler
 	case s.access == OperationalOnly:
 		return nil
+	case rt.Kind == API && s.cfg.Meter != nil:
+		return s.metered(rt)
 	case rt.Kind == API && s.access == TokenRequired:
 		return s.authorized(rt.Handler, apiUnauthorized)
 	case rt.Kind == Page && s.access == TokenRequired:

@@ -40,6 +40,9 @@ type Config struct {
 	// Routes are the caller's own entries of the route table (the daemon's
 	// /metrics and /readyz), under the same rules as the server's.
 	Routes []Route
+	// Meter, when set, puts every API request under the clients' plans
+	// (ratelimit.go); nil serves the API unmetered.
+	Meter *Meter
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger

@@ -116,6 +116,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
 		uses(newServeCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
+		uses(newTokensCmd(s), useDB, useLog),
 		newVersionCmd(),
 		newProbeCmd(),
 	} {

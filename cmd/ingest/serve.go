@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -24,10 +27,12 @@ import (
 const uiTokenEnv = "INGEST_UI_TOKEN"
 
 type serveFlags struct {
-	listen  string
-	public  bool
-	regions string
-	every   time.Duration
+	listen         string
+	public         bool
+	regions        string
+	every          time.Duration
+	apiPlans       string
+	trustedProxies string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -37,14 +42,22 @@ func newServeCmd(s *settings) *cobra.Command {
 		Short: "Serve the JSON API (/api/v1) and the dashboard (/) over the database, read-only",
 		Long: `serve answers the JSON API under /api/v1 (search, charts, videos, quota,
 runs; see docs/api.md) and a dashboard at / (the quota at a glance, each
-region's chart, each video's history, search), from the database opened
-read-only: it spends no quota and writes nothing.
+region's chart, each video's history, search), from the database. It spends
+no upstream quota; it writes only the API's own limiter (without Redis, in
+the database) and each token's last use.
 
 /healthz and /readyz answer without a token. Set INGEST_UI_TOKEN to ask
 every other request for that token: scripts send it as Authorization: Bearer
 <token>, browsers sign in at /login (a cookie). Without a token, serve
 listens on a loopback address only, unless --public says the data is meant
 to be public.
+
+API clients are metered by plan (--api-plans / INGEST_API_PLANS): a token
+from ingest tokens add on its plan, a caller without one on the anonymous
+plan by address (--trusted-proxies for X-Forwarded-For). Answers carry the
+RateLimit and RateLimit-Policy fields; a refusal is 429 with Retry-After.
+Several serve processes on one REDIS_URL share each client's plan exactly.
+The holder of INGEST_UI_TOKEN is not metered.
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db
@@ -60,6 +73,9 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
+	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
+	withEnv(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
+	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", "proxies whose X-Forwarded-For names the client, CIDRs comma-separated (default none: the peer is the client)")
 	return cmd
 }
 
@@ -96,8 +112,8 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 	return nil
 }
 
-// openWeb opens the database read-only and the limiter for reading, and
-// builds the API and dashboard over them.
+// openWeb opens the database, the upstream's limiter for reading and the
+// API's own limiter, and builds the API and dashboard over them.
 func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (*web.Server, func(), error) {
 	codes, err := parseRegions(rf.regions, rf.regionsGiven)
 	if err != nil {
@@ -106,9 +122,13 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if rf.every < regions.MinEvery {
 		return nil, nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, rf.every)
 	}
-	db, err := store.OpenExisting(ctx, s.db)
+	plans, proxies, err := apiSettings(f)
 	if err != nil {
-		return nil, nil, dbError(s.db, err)
+		return nil, nil, err
+	}
+	db, err := openServeDB(ctx, s)
+	if err != nil {
+		return nil, nil, err
 	}
 	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
 	if err := src.useSchedule(ctx, db, rf); err != nil {
@@ -129,8 +149,15 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		return readyChecks(probe("limiter", l.Backend()+" answers", stateErr(ctx, l)),
 			probe("database", "readable", db.Reader().PingContext(ctx)))
 	})}
-	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Routes: []web.Route{ready}})
-	closeAll := func() { closeLimiter(); db.Close() }
+	meter, closeMeter, err := openMeter(s, db, plans, proxies)
+	if err != nil {
+		closeLimiter()
+		db.Close()
+		return nil, nil, err
+	}
+	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter,
+		Routes: []web.Route{ready, meter.metrics.route()}})
+	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
 	if err != nil {
 		closeAll()
 		return nil, nil, runtimeError(err)
@@ -144,4 +171,64 @@ func newWeb(db *store.DB, src reportSources, s *settings, cfg web.Config) (*web.
 	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.quotaKey, os.Getenv(uiTokenEnv), s.logger
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
 	return web.New(cfg)
+}
+
+// apiSettings reads --api-plans and --trusted-proxies.
+func apiSettings(f *serveFlags) (*ingest.APIPlans, []netip.Prefix, error) {
+	plans, err := loadAPIPlans(f.apiPlans)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := plans.CheckRoutes(web.APIRouteNames()); err != nil {
+		return nil, nil, usageErrorf("--api-plans: %w", err)
+	}
+	proxies, err := parseTrustedProxies(f.trustedProxies)
+	return plans, proxies, err
+}
+
+// openServeDB opens the database for writing, which the embedded limiter
+// and the tokens' last use need, but never creates it. With Redis, a
+// database that cannot be written (a read-only volume) is opened read-only:
+// tokens' last use then goes unrecorded.
+func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
+	if _, err := os.Stat(s.db); err != nil {
+		return openExisting(ctx, s)
+	}
+	db, err := store.Open(ctx, s.db)
+	if err == nil || s.redisURL == "" {
+		if err != nil {
+			return nil, dbError(s.db, fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the database, so serve writes it)", err))
+		}
+		return db, nil
+	}
+	s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, err)
+	return openExisting(ctx, s)
+}
+
+// meter is the API's metering as serve wires it.
+type meter struct {
+	*web.Meter
+	metrics *apiMetrics
+}
+
+// openMeter builds the API's limiter: on Redis when REDIS_URL is set,
+// shared by every serve process on it, else embedded in the database.
+func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []netip.Prefix) (meter, func(), error) {
+	m := meter{metrics: newAPIMetrics()}
+	var open func(quota.Options) (quota.Limiter, error)
+	closeFn := func() {}
+	if s.redisURL == "" {
+		open = func(o quota.Options) (quota.Limiter, error) { return quota.NewSQLite(db.Writer(), o) }
+	} else {
+		client, err := redisClient(s.redisURL)
+		if err != nil {
+			return m, nil, err
+		}
+		open = func(o quota.Options) (quota.Limiter, error) { return quota.NewRedis(client, o) }
+		closeFn = func() { client.Close() }
+	}
+	l := newAPILimiter(open, s.logger)
+	l.opts.Ledger, l.opts.Where = "serve-"+randomID(), ledgerWhere(s.db)
+	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.observe}
+	return m, closeFn, nil
 }

@@ -40,6 +40,11 @@ func startDashboard(t *testing.T) *dashboard {
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music", "--track-for", "7d")
 	addr := closedAddr(t)
 	h.set("INGEST_UI_TOKEN", uiToken)
+	plans := filepath.Join(h.dir, "plans.yaml")
+	if err := os.WriteFile(plans, []byte(dashboardPlans), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set("INGEST_API_PLANS", plans)
 	p := h.start("serve", "--listen", addr, "--regions", "US,GB")
 	d := &dashboard{h: h, base: "http://" + addr, proc: p}
 	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/api/v1/runs", true); return code == 200 }) {
@@ -48,26 +53,40 @@ func startDashboard(t *testing.T) *dashboard {
 	return d
 }
 
+// dashboardPlans are the served API's plans: tiny is spent by one request.
+const dashboardPlans = "plans:\n  standard: {limit: 10000, window: 1h}\n  tiny: {limit: 1, window: 1h}\n"
+
 // get fetches path, with the bearer token when auth is true.
 func (d *dashboard) get(t *testing.T, path string, auth bool) (int, []byte) {
+	t.Helper()
+	token := ""
+	if auth {
+		token = uiToken
+	}
+	code, _, body := d.getAs(t, path, token)
+	return code, body
+}
+
+// getAs fetches path with token as the bearer ("": none).
+func (d *dashboard) getAs(t *testing.T, path, token string) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest("GET", d.base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if auth {
-		req.Header.Set("Authorization", "Bearer "+uiToken)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
 	res, err := c.Do(req)
 	if err != nil {
-		return 0, nil
+		return 0, nil, nil
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
+	return res.StatusCode, res.Header, b
 }
 
 // hostileID is the id of the US video whose title is markup.
@@ -295,6 +314,7 @@ type openAPI struct {
 			Request string `yaml:"request"`
 			Status  int    `yaml:"status"`
 			Token   *bool  `yaml:"token"`
+			As      string `yaml:"as"` // spent, client: an API token (see the file's description)
 		} `yaml:"x-checks"`
 	} `yaml:"paths"`
 }
@@ -317,6 +337,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	d := startDashboard(t)
 	video := d.hostileID(t)
+	tokens := map[string]string{
+		"spent":  lastLine(d.h.mustRun(0, "tokens", "add", "spent", "--plan", "tiny").stdout),
+		"client": lastLine(d.h.mustRun(0, "tokens", "add", "client", "--plan", "standard").stdout),
+	}
+	if code, _, body := d.getAs(t, "/api/v1/runs", tokens["spent"]); code != 200 {
+		t.Fatalf("the tiny plan's one request: got %d\n%s", code, body)
+	}
 	for path, ops := range spec.Paths {
 		route := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[a-z]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/?]+`) + `(\?|$)`)
 		for method, op := range ops {
@@ -326,7 +353,12 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				if !route.MatchString(req) {
 					t.Errorf("%s %s: x-check %s is not this route", method, path, c.Request)
 				}
-				code, body := d.get(t, req, c.Token == nil || *c.Token)
+				token := tokens[c.As]
+				if c.As == "" && (c.Token == nil || *c.Token) {
+					token = uiToken
+				}
+				code, header, body := d.getAs(t, req, token)
+				checkRateHeaders(t, method+" "+req, c.As != "", code, header)
 				if code != c.Status {
 					t.Errorf("%s %s: got %d, the file says %d\n%s", method, path, code, c.Status, body)
 				}
@@ -345,6 +377,23 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkRateHeaders checks the RateLimit fields of a metered answer (and
+// their absence from the operator's), and Retry-After on a 429.
+func checkRateHeaders(t *testing.T, what string, metered bool, code int, h http.Header) {
+	t.Helper()
+	policy := regexp.MustCompile(`^"[a-z]+";q=[0-9]+;w=[0-9]+$`)
+	left := regexp.MustCompile(`^"[a-z]+";r=[0-9]+;t=[0-9]+$`)
+	switch {
+	case !metered && code != 401 && (h.Get("RateLimit") != "" || h.Get("RateLimit-Policy") != ""):
+		t.Errorf("%s: the operator's request is metered: %q %q", what, h.Get("RateLimit-Policy"), h.Get("RateLimit"))
+	case metered && (!policy.MatchString(h.Get("RateLimit-Policy")) || !left.MatchString(h.Get("RateLimit"))):
+		t.Errorf("%s: RateLimit-Policy %q, RateLimit %q: want the draft-11 fields", what, h.Get("RateLimit-Policy"), h.Get("RateLimit"))
+	}
+	if n, err := strconv.Atoi(h.Get("Retry-After")); code == 429 && (err != nil || n < 1) {
+		t.Errorf("%s: 429 with Retry-After %q, want whole seconds", what, h.Get("Retry-After"))
 	}
 }
 

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// apiPlansEnv names the plans file of the read API.
+const apiPlansEnv = "INGEST_API_PLANS"
+
+func newTokensCmd(s *settings) *cobra.Command {
+	var plansFile string
+	cmd := &cobra.Command{
+		Use:   "tokens",
+		Short: "Add, list and revoke the tokens of the read API's clients",
+		Long: `A token names one client of the read API (ingest serve, /api/v1) and its
+plan, one of the plans file's (--api-plans / INGEST_API_PLANS, else the
+built-in plans: anonymous, standard). A client sends it as Authorization:
+Bearer <token> and is metered against its plan; see docs/api.md.
+
+The database keeps only each token's SHA-256 hash: add prints the token
+once, as the last line of its output, and it cannot be shown again.`,
+	}
+	cmd.PersistentFlags().StringVar(&plansFile, "api-plans", "", "plans file of the read API, replacing the built-in plans whole")
+	withEnv(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
+	var plan string
+	add := &cobra.Command{
+		Use:     "add NAME --plan PLAN",
+		Short:   "Make a token for a client on a plan and print it, once",
+		Example: `  ingest tokens add acme --plan standard`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tokensAdd(cmd.Context(), s, cmd.OutOrStdout(), plansFile, args[0], plan)
+		},
+	}
+	add.Flags().StringVar(&plan, "plan", "", "the client's plan, one of the plans file's (required)")
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the tokens: name, plan, created, last used (never the token)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensList(cmd.Context(), cmd.OutOrStdout(), db, asJSON) })
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	revoke := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke a token: its next request is refused (401)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensRevoke(cmd.Context(), cmd.OutOrStdout(), db, args[0]) })
+		},
+	}
+	cmd.AddCommand(commandEnv(add), commandEnv(list), commandEnv(revoke))
+	return cmd
+}
+
+// loadAPIPlans reads the plans file, or the built-in one when file is "".
+func loadAPIPlans(file string) (*ingest.APIPlans, error) {
+	if file == "" {
+		return ingest.DefaultAPIPlans(), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErrorf("--api-plans / %s: %w", apiPlansEnv, err)
+	}
+	p, err := ingest.ParseAPIPlans(file, data)
+	if err != nil {
+		return nil, usageErrorf("--api-plans: %w", err)
+	}
+	return p, nil
+}
+
+func withTokens(ctx context.Context, s *settings, fn func(*store.DB) error) error {
+	db, err := s.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(db)
+}
+
+func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name, plan string) error {
+	plans, err := loadAPIPlans(plansFile)
+	if err != nil {
+		return err
+	}
+	if !quotaKeyPattern.MatchString(name) {
+		return usageErrorf("tokens add: NAME: want 1-64 letters, digits, '.', '_' or '-', got %q", name)
+	}
+	if _, ok := plans.Plan(plan); !ok || plan == ingest.AnonymousPlan {
+		return usageErrorf("tokens add --plan: want one of the plans of %s other than %s, got %q", plans.File, ingest.AnonymousPlan, plan)
+	}
+	return withTokens(ctx, s, func(db *store.DB) error {
+		tok, err := db.AddToken(ctx, name, plan, time.Now())
+		if errors.Is(err, store.ErrTokenExists) {
+			return usageErrorf("tokens add %s: a token of that name exists: revoke it first, or choose another name", name)
+		}
+		if err != nil {
+			return runtimeError(err)
+		}
+		fmt.Fprintf(out, "token %s on plan %s: send it as Authorization: Bearer <token>; it is shown only now:\n%s\n", name, plan, tok)
+		return nil
+	})
+}
+
+func tokensList(ctx context.Context, out io.Writer, db *store.DB, asJSON bool) error {
+	list, err := db.Tokens(ctx)
+	if err != nil {
+		return runtimeError(err)
+	}
+	if asJSON {
+		if list == nil {
+			list = []store.Token{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPLAN\tCREATED\tLAST USED")
+	for _, t := range list {
+		used := "never"
+		if !t.LastUsed.IsZero() {
+			used = t.LastUsed.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Plan, t.Created.Format(time.RFC3339), used)
+	}
+	return tw.Flush()
+}
+
+func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string) error {
+	err := db.RevokeToken(ctx, name)
+	if errors.Is(err, store.ErrTokenMissing) {
+		return usageErrorf("tokens revoke %s: no token of that name (see ingest tokens list)", name)
+	}
+	if err != nil {
+		return runtimeError(err)
+	}
+	fmt.Fprintf(out, "token %s revoked\n", name)
+	return nil
+}

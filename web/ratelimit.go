@@ -1,0 +1,253 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// APILimiter decides one API request: units of plan for one client, the
+// client's own window. A refusal is a Decision, not an error; an error is
+// a limiter that could not decide, and the request is then served.
+type APILimiter interface {
+	Spend(ctx context.Context, plan ingest.APIPlan, client string, units int64) (ingest.Decision, error)
+}
+
+// Tokens is what metering reads of the API's tokens, by hash.
+type Tokens interface {
+	TokenPlan(ctx context.Context, hash string) (plan string, ok bool, err error)
+	TokenUsed(ctx context.Context, hash string, at time.Time) error
+}
+
+// Meter puts the API's clients under their plans: a token's holder under
+// the token's plan, a caller without one under the anonymous plan, by
+// address. The holder of Config.Token (the operator) is never metered.
+type Meter struct {
+	Plans   *ingest.APIPlans
+	Limiter APILimiter
+	Tokens  Tokens
+	// TrustedProxies are the peers whose X-Forwarded-For names the client;
+	// any other peer is the client, whatever the header says.
+	TrustedProxies []netip.Prefix
+	// Observe counts each metered request by plan and outcome (allowed,
+	// refused, unmetered); nil counts nothing.
+	Observe func(plan, outcome string)
+
+	used     sync.Map     // token hash -> time.Time its use was last written
+	lastWarn atomic.Int64 // unix ms of the last "limiter unavailable" line
+}
+
+// usedEvery is how often a token's last use is written: a write per request
+// would make every read a write.
+const usedEvery = time.Minute
+
+// APIRouteNames are the names a plans file prices routes by: the first
+// segment after /api/v1/.
+func APIRouteNames() []string {
+	var out []string
+	for _, rt := range (&Server{}).table() {
+		if name := routeName(rt.Pattern); rt.Kind == API && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// routeName is "search" for "GET /api/v1/search", "charts" for
+// "GET /api/v1/charts/{region}", "" for the catch-all.
+func routeName(pattern string) string {
+	_, path, _ := strings.Cut(pattern, " /")
+	rest, ok := strings.CutPrefix("/"+strings.TrimPrefix(path, "/"), "/api/v1/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// metered is an API route under the plans.
+func (s *Server) metered(rt Route) http.Handler {
+	units := s.cfg.Meter.Plans.Cost(routeName(rt.Pattern))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token != "" && s.tokenOK(r) {
+			rt.Handler.ServeHTTP(w, r)
+			return
+		}
+		plan, client, ok := s.caller(w, r)
+		if ok && s.admit(w, r, plan, client, units) {
+			rt.Handler.ServeHTTP(w, r)
+		}
+	})
+}
+
+// caller names the plan and the client a request is metered as, or
+// answers it (401) when it has neither.
+func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan, string, bool) {
+	m := s.cfg.Meter
+	tok, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !bearer {
+		plan, ok := m.Plans.Plan(ingest.AnonymousPlan)
+		if s.cfg.Token != "" || !ok {
+			apiUnauthorized(w, r)
+			return plan, "", false
+		}
+		return plan, "addr-" + shortHash(m.clientAddr(r)), true
+	}
+	hash := store.TokenHash(tok)
+	name, ok, err := m.Tokens.TokenPlan(r.Context(), hash)
+	if err != nil {
+		s.fail(w, r, err)
+		return ingest.APIPlan{}, "", false
+	}
+	plan, known := m.Plans.Plan(name)
+	if !ok || !known || name == ingest.AnonymousPlan {
+		if ok {
+			s.cfg.Logger.Warn("api: a token's plan is not in the plans file: its requests are refused", ingest.LogPlan, name)
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ingest", error="invalid_token"`)
+		apiError(w, http.StatusUnauthorized, "unauthorized", "", "the token is unknown or revoked")
+		return plan, "", false
+	}
+	s.touch(r.Context(), hash)
+	return plan, "token-" + hash[:32], true
+}
+
+// touch writes a token's last use, at most once per usedEvery per process.
+func (s *Server) touch(ctx context.Context, hash string) {
+	now := time.Now()
+	if last, ok := s.cfg.Meter.used.Load(hash); ok && now.Sub(last.(time.Time)) < usedEvery {
+		return
+	}
+	s.cfg.Meter.used.Store(hash, now)
+	if err := s.cfg.Meter.Tokens.TokenUsed(ctx, hash, now); err != nil {
+		s.cfg.Logger.Debug("api: record a token's use", ingest.LogErr, err)
+	}
+}
+
+// admit asks the limiter, sets the RateLimit fields, and answers a refusal
+// with 429. A limiter that cannot decide lets the request through: serving
+// a read is cheap, and an outage of the limiter is no reason to fail reads.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ingest.APIPlan, client string, units int64) bool {
+	m := s.cfg.Meter
+	h := w.Header()
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
+	d, err := m.Limiter.Spend(r.Context(), plan, client, units)
+	if err != nil || len(d.Pools) == 0 {
+		m.observe(plan.Name, "unmetered")
+		m.warnUnavailable(s.cfg.Logger, plan.Name, err)
+		return true
+	}
+	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, plan.Name, d.Pools[0].Remaining, untilMore(plan, d, units)))
+	if d.Allowed {
+		m.observe(plan.Name, "allowed")
+		return true
+	}
+	m.observe(plan.Name, "refused")
+	retry := ceilSeconds(d.RetryAt.Sub(d.At))
+	h.Set("Retry-After", strconv.FormatInt(retry, 10))
+	apiError(w, http.StatusTooManyRequests, "rate_limited", "",
+		fmt.Sprintf("plan %s allows %d units per %s and this request costs %d: retry in %d s (Retry-After)",
+			plan.Name, plan.Limit, plan.Window, units, retry))
+	return false
+}
+
+// untilMore is the RateLimit field's t: the seconds until a request of
+// the same cost fits, 0 while the remaining units cover it. The embedded
+// limiter does not say when an admitted call's successor fits: the window
+// is then the bound.
+func untilMore(plan ingest.APIPlan, d ingest.Decision, units int64) int64 {
+	p := d.Pools[0]
+	switch {
+	case !d.Allowed:
+		return ceilSeconds(d.RetryAt.Sub(d.At))
+	case p.FreeAt.After(d.At):
+		return ceilSeconds(p.FreeAt.Sub(d.At))
+	case p.Remaining >= units:
+		return 0
+	}
+	return ceilSeconds(plan.Window)
+}
+
+// ceilSeconds rounds up to whole seconds, at least 1 for any wait: a
+// client told 0 would retry at once and be refused again.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+func (m *Meter) observe(plan, outcome string) {
+	if m.Observe != nil {
+		m.Observe(plan, outcome)
+	}
+}
+
+// warnUnavailable logs a limiter that could not decide, at most once every
+// ten seconds: during an outage every request would log it.
+func (m *Meter) warnUnavailable(log interface {
+	Warn(string, ...any)
+}, plan string, err error) {
+	now := time.Now().UnixMilli()
+	last := m.lastWarn.Load()
+	if now-last < 10_000 || !m.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	log.Warn("api: the limiter cannot decide: requests are served unmetered until it answers", ingest.LogPlan, plan, ingest.LogErr, err)
+}
+
+// clientAddr is the address a request is metered by: the peer's, or, when
+// the peer is a trusted proxy, the nearest address in X-Forwarded-For
+// that is not a trusted proxy (the ones left of it are the client's to
+// write, so they are never believed).
+func (m *Meter) clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !m.trusted(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		peer = a.Unmap()
+		if !m.trusted(peer) {
+			break
+		}
+	}
+	return peer.String()
+}
+
+func (m *Meter) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range m.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortHash names a client address without writing it into the limiter's
+// keys.
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:16])
+}

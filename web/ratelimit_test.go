@@ -1,0 +1,64 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+type downLimiter struct{ calls int }
+
+func (d *downLimiter) Spend(context.Context, ingest.APIPlan, string, int64) (ingest.Decision, error) {
+	d.calls++
+	return ingest.Decision{}, errors.New("limiter: unavailable")
+}
+
+type noTokens struct{}
+
+func (noTokens) TokenPlan(context.Context, string) (string, bool, error) { return "", false, nil }
+func (noTokens) TokenUsed(context.Context, string, time.Time) error      { return nil }
+
+// TestMeterFailsOpenAndSparesTheOperator: a limiter that cannot decide
+// serves the request (never a 500), counted as unmetered; the holder of
+// the UI token is never metered.
+func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
+	t.Parallel()
+	l := &downLimiter{}
+	var outcomes []string
+	m := &Meter{Plans: ingest.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
+		Observe: func(plan, outcome string) { outcomes = append(outcomes, plan+" "+outcome) }}
+	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
+	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
+	if rec.Code != 200 || rec.Header().Get("RateLimit-Policy") != `"anonymous";q=600;w=3600` || rec.Header().Get("RateLimit") != "" {
+		t.Fatalf("limiter down: got %d %v, want 200 with the policy and no RateLimit", rec.Code, rec.Header())
+	}
+	if len(outcomes) != 1 || outcomes[0] != "anonymous unmetered" {
+		t.Errorf("observed %v, want [anonymous unmetered]", outcomes)
+	}
+	op, err := New(Config{Listen: "127.0.0.1:8080", Token: "op", Meter: m, Routes: []Route{nf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/api/v1/x", nil)
+	req.Header.Set("Authorization", "Bearer op")
+	rec = httptest.NewRecorder()
+	op.ServeHTTP(rec, req)
+	if rec.Code != 200 || l.calls != 1 || rec.Header().Get("RateLimit-Policy") != "" {
+		t.Fatalf("operator: got %d, %d limiter calls, policy %q; want 200 unmetered", rec.Code, l.calls, rec.Header().Get("RateLimit-Policy"))
+	}
+	rec = httptest.NewRecorder()
+	op.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
+	if rec.Code != 401 {
+		t.Fatalf("no token on a server with one: got %d, want 401 (not anonymous)", rec.Code)
+	}
+}
