@@ -133,17 +133,23 @@ local function view(p, st, now)
 end
 
 -- free_at is when p has room for its units: when the entry whose running
--- sum reaches cum + units - cap has left the window (found by halving the
--- window, so its cost grows with neither the log nor the charge), the next
--- day when the day is full, and never before a block or a wait ends. Zero:
--- room now.
+-- sum reaches cum + units - cap has left the window, the next day when the
+-- day is full, and never before a block or a wait ends. Zero: room now.
+-- The entry is searched for between the window's edge and now, guessing
+-- from the sums (calls come at a fairly even pace) and halving in turns,
+-- so a refusal grows with neither the log nor the charge.
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
     local target, lo, hi = p.cum + p.units - p.cap, now - p.window, now
+    local clo, chi, k = p.cum - p.used, p.cum, 0
     while hi - lo > 1 do
       local mid = math.floor((lo + hi) / 2)
-      if cum_at(p, mid) >= target then hi = mid else lo = mid end
+      if k % 2 == 0 then mid = lo + math.floor((target - clo) * (hi - lo) / (chi - clo)) end
+      mid = math.min(math.max(mid, lo + 1), hi - 1)
+      local c = cum_at(p, mid)
+      if c >= target then hi, chi = mid, c else lo, clo = mid, c end
+      k = k + 1
     end
     t = hi + p.window
   end
