@@ -52,7 +52,7 @@ type PoolJSON struct {
 	Remaining    int64   `json:"remaining"`
 	FreeAt       *string `json:"free_at"`
 	BlockedUntil *string `json:"blocked_until"`
-	WaitUntil    *string `json:"wait_until"` // recovering from a data loss
+	WaitUntil    *string `json:"wait_until"`       // recovering from a data loss
 	Unmetered    int64   `json:"unmetered"`        // units taken unmetered in the window: the fail_open budget used
 	FailOpen     int64   `json:"fail_open_budget"` // 0: the pool is closed while the limiter is unreachable
 }
