@@ -4,7 +4,10 @@ package main
 // checks says what it stored and did.
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -89,4 +92,49 @@ func poolColumn(text, pool, column string) string {
 		}
 	}
 	return ""
+}
+
+// check creates no database, gives a reason on every line it skips, and
+// without YOUTUBE_API_KEY says so instead of asking the limiter about an
+// empty quota key.
+func TestCheckCreatesNothingAndSaysWhy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	res := h.mustRun(0, "check")
+	checkLines(t, res)
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(h.db() + suffix); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("check created %s (err %v):\n%s", h.db()+suffix, err, res)
+		}
+	}
+	if h.fake.Requests() != 0 {
+		t.Errorf("check called the upstream with no database to record the call in:\n%s", res)
+	}
+	if !regexp.MustCompile(`(?m)^skip +key +not called: .*check creates no database`).MatchString(res.stdout) {
+		t.Errorf("check on a new host: want the key check skipped, saying why:\n%s", res)
+	}
+
+	h.unset("YOUTUBE_API_KEY")
+	for _, args := range [][]string{{"check"}, {"check", "--offline"}} {
+		res := h.mustRun(2, args...)
+		checkLines(t, res)
+		if strings.Contains(res.stdout, `quota key ""`) {
+			t.Errorf("%v without a key asks about an empty quota key:\n%s", args, res)
+		}
+		if !regexp.MustCompile(`(?m)^skip +limiter +.*(YOUTUBE_API_KEY|INGEST_QUOTA_KEY)`).MatchString(res.stdout) ||
+			!regexp.MustCompile(`(?m)^FAIL +settings +YOUTUBE_API_KEY is not set`).MatchString(res.stdout) {
+			t.Errorf("%v without a key: want settings failed and the limiter skipped, naming YOUTUBE_API_KEY or INGEST_QUOTA_KEY:\n%s", args, res)
+		}
+	}
+}
+
+// checkLines checks that every line of check's table has a status, a
+// name and something said: what was found, or why it was skipped.
+func checkLines(t *testing.T, res result) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+		if f := strings.Fields(line); len(f) < 3 {
+			t.Errorf("check line %q says nothing after its name:\n%s", line, res)
+		}
+	}
 }
