@@ -33,6 +33,9 @@ func newCheckCmd(s *settings) *cobra.Command {
 settings, the costs file, the database, the limiter (reachable, and what it
 holds), and, unless --offline, the API key, with one call that costs 1 unit
 (videoCategories.list, metered and recorded in the ledger like any other).
+check creates no database: on a host without one it skips the key, and
+says so; the first run checks the key with its first call. Every skipped
+check says why.
 
 It prints what it checked and exits 0 when everything is in order, 1 when
 a check failed, 2 on a usage or configuration error.`,

@@ -45,6 +45,7 @@ every other request for that token: scripts send it as Authorization: Bearer
 <token>, browsers sign in at /login (a cookie). Without a token, serve
 listens on a loopback address only, unless --public says the data is meant
 to be public.
+
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db
