@@ -10,8 +10,10 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=devel
+ARG REVISION=
+ARG BUILT=
 # CGO off: modernc.org/sqlite is pure Go, so the binary needs no libc.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ingest ./cmd/ingest \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION} -X main.built=${BUILT}" -o /out/ingest ./cmd/ingest \
  && mkdir -p /out/data
 
 FROM scratch

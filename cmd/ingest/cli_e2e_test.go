@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -193,4 +195,31 @@ func helpCommands(help string) []string {
 		}
 	}
 	return out
+}
+
+// make build stamps the revision and the date, so that a build without
+// VCS stamping (no .git, -buildvcs=false) still says what it is.
+func TestMakeBuildStampsVersionWithoutVCS(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	rev, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	bin := t.TempDir()
+	cmd := exec.Command("make", "-C", "../..", "build", "BIN="+bin)
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "ingest"), "version").Output()
+	if err != nil {
+		t.Fatalf("ingest version: %v", err)
+	}
+	want := strings.TrimSpace(string(rev))
+	if !strings.Contains(string(out), "revision "+want) || !regexp.MustCompile(`built \d{4}-\d\d-\d\dT`).Match(out) {
+		t.Errorf("ingest version of make build with -buildvcs=false: %q, want revision %s and a build date", out, want)
+	}
 }
