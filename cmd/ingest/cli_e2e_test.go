@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -221,5 +223,30 @@ func TestMakeBuildStampsVersionWithoutVCS(t *testing.T) {
 	want := strings.TrimSpace(string(rev))
 	if !strings.Contains(string(out), "revision "+want) || !regexp.MustCompile(`built \d{4}-\d\d-\d\dT`).Match(out) {
 		t.Errorf("ingest version of make build with -buildvcs=false: %q, want revision %s and a build date", out, want)
+	}
+}
+
+// The image's one HEALTHCHECK (`ingest probe`, no URL) is healthy for
+// serve on its default address and for run --listen alike.
+func TestProbeFindsServeAndRunListeners(t *testing.T) {
+	t.Parallel()
+	df := string(fileBytes(t, "../../Dockerfile"))
+	if !regexp.MustCompile(`(?m)^\s+CMD \["/usr/local/bin/ingest", "probe"\]`).MatchString(df) {
+		t.Errorf("Dockerfile HEALTHCHECK is not `ingest probe` without a URL:\n%s", df)
+	}
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	_, serveAddr := anyAddr(t)
+	_, runAddr := anyAddr(t)
+	h.set("INGEST_SERVE_LISTEN", serveAddr)
+	h.set("INGEST_RUN_LISTEN", runAddr)
+	h.mustRun(1, "probe", "--timeout", "5s") // nothing listens yet
+	for _, args := range [][]string{{"serve"}, {"run", "--regions", "US"}} {
+		p := h.start(args...)
+		if !waitFor(60*time.Second, func() bool { return h.run("probe", "--timeout", "5s").code == 0 }) {
+			t.Errorf("ingest probe never healthy while ingest %v runs:\n%s\n%s", args, h.run("probe"), p.out)
+		}
+		p.signal(t, syscall.SIGTERM)
+		p.wait(30 * time.Second)
 	}
 }
