@@ -10,8 +10,10 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=devel
+ARG REVISION=
+ARG BUILT=
 # CGO off: modernc.org/sqlite is pure Go, so the binary needs no libc.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ingest ./cmd/ingest \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION} -X main.built=${BUILT}" -o /out/ingest ./cmd/ingest \
  && mkdir -p /out/data
 
 FROM scratch
@@ -27,8 +29,10 @@ ENV INGEST_DB=/data/ingest.db \
     INGEST_RUN_LISTEN=:9090
 VOLUME ["/data"]
 EXPOSE 9090
-# No shell or curl in the image: the binary asks its own /healthz.
+# No shell or curl in the image: the binary asks its own /healthz, where
+# run --listen (INGEST_RUN_LISTEN) or serve (INGEST_SERVE_LISTEN, else
+# 127.0.0.1:8080) listens, so the check fits whichever command runs.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD ["/usr/local/bin/ingest", "probe", "http://127.0.0.1:9090/healthz"]
+  CMD ["/usr/local/bin/ingest", "probe"]
 ENTRYPOINT ["/usr/local/bin/ingest"]
 CMD ["run"]

@@ -12,6 +12,7 @@ const (
 	LogPage      = "page"
 	LogPages     = "pages"
 	LogVideos    = "videos"
+	LogEntries   = "entries" // chart entries or search results, a video once per chart
 	LogDuration  = "duration"
 	LogRetryAt   = "retry_at"
 	LogErr       = "err"

@@ -26,7 +26,13 @@ type Outcome struct {
 	Region string
 	RunID  int64 // zero when no run was started
 	Pages  int   // pages stored by this run
+	// Videos is how many videos the run stored, each once: the store keeps
+	// one entry per (run, region, video), so a video a shifting chart shows
+	// on two pages, or a page stored again after a restart, is one.
 	Videos int
+	// VideoIDs are those videos, so that a summary over several runs can
+	// count a video on two charts once, as the videos table does.
+	VideoIDs map[string]struct{}
 	// Units is what the run's calls were charged, by pool (calls given
 	// back are not in it).
 	Units map[string]int64
@@ -41,6 +47,17 @@ type Outcome struct {
 
 // TotalUnits is every unit the run's calls were charged, all pools together.
 func (o Outcome) TotalUnits() int64 { return Sum(o.Units) }
+
+// stored counts the videos of a stored page that the run had not stored yet.
+func (o *Outcome) stored(videos []ingest.Video) {
+	if o.VideoIDs == nil {
+		o.VideoIDs = map[string]struct{}{}
+	}
+	for _, v := range videos {
+		o.VideoIDs[v.ID] = struct{}{}
+	}
+	o.Videos = len(o.VideoIDs)
+}
 
 func (o *Outcome) fail(err error) {
 	o.Status, o.Err, o.Message = ingest.StatusFailed, err, err.Error()

@@ -183,7 +183,7 @@ func (w *pageWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("store page %d: %w", w.saved.Number, err)
 	}
-	w.out.Pages++
-	w.out.Videos += len(w.saved.Videos)
+	w.out.Pages = max(w.out.Pages, w.saved.Number)
+	w.out.stored(w.saved.Videos)
 	return nil
 }

@@ -195,7 +195,9 @@ func (r *Report) pools(ctx context.Context, src Sources, calls []ingest.Call, no
 	}
 }
 
-// ledgerStates rebuilds the pools' use from the ledger's metered calls.
+// ledgerStates rebuilds the pools' use from the ledger's calls, the
+// unmetered ones included: the upstream charged them, and the limiter
+// counts them too once it answers again and they are written into it.
 func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ingest.PoolState {
 	var out []ingest.PoolState
 	for _, p := range costs.Pools {
@@ -205,10 +207,10 @@ func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ing
 			dayStart = time.UnixMilli(ingest.DayStarts(p.Day, now)[1])
 		}
 		for _, c := range calls {
-			if !c.Unmetered && c.At.After(now.Add(-p.Window)) {
+			if c.At.After(now.Add(-p.Window)) {
 				st.Used += unitsIn(c.Charges, p.Name)
 			}
-			if !c.Unmetered && p.Day != nil && !c.At.Before(dayStart) {
+			if p.Day != nil && !c.At.Before(dayStart) {
 				st.UsedDay += unitsIn(c.Charges, p.Name)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -32,6 +33,9 @@ func newCheckCmd(s *settings) *cobra.Command {
 settings, the costs file, the database, the limiter (reachable, and what it
 holds), and, unless --offline, the API key, with one call that costs 1 unit
 (videoCategories.list, metered and recorded in the ledger like any other).
+check creates no database: on a host without one it skips the key, and
+says so; the first run checks the key with its first call. Every skipped
+check says why.
 
 It prints what it checked and exits 0 when everything is in order, 1 when
 a check failed, 2 on a usage or configuration error.`,
@@ -45,13 +49,19 @@ a check failed, 2 on a usage or configuration error.`,
 }
 
 // namedCheck is one line of `ingest check`. detail says what was found;
-// an error fails the check. errSkipped skips it.
+// an error fails the check. errSkipped skips it, and detail says why
+// (skip builds both).
 type namedCheck struct {
 	name string
 	run  func(ctx context.Context, c *checkEnv) (detail string, err error)
 }
 
 var errSkipped = errors.New("skipped")
+
+// skip is a check's answer when it cannot run: why, and what would let it.
+func skip(format string, args ...any) (string, error) {
+	return fmt.Sprintf(format, args...), errSkipped
+}
 
 // checks is every check, in the order they run: later ones may rely on
 // what earlier ones found (the limiter needs the database).
@@ -110,16 +120,23 @@ func codeOf(err error) int {
 	return exitRuntime
 }
 
+// checkSettings fails without YOUTUBE_API_KEY, which run needs, unless
+// --offline names the quota with INGEST_QUOTA_KEY. The quota key it finds
+// lets the limiter be checked even when the API key is missing.
 func checkSettings(_ context.Context, c *checkEnv) (string, error) {
 	k, err := apiKey()
 	switch {
 	case err == nil:
 		c.apiKey = k
 		c.quotaKey = c.s.resolveQuotaKey(k)
-	case c.s.quotaKey != "" && c.offline:
+	case c.s.quotaKey != "":
 		c.quotaKey = c.s.quotaKey
+		if !c.offline {
+			return "", usageErrorf("YOUTUBE_API_KEY is not set: run and backfill need it (check --offline does not)")
+		}
 	default:
-		return "", err
+		return "", usageErrorf("YOUTUBE_API_KEY is not set: run and backfill need it, and the quota key is a short hash of it " +
+			"(set INGEST_QUOTA_KEY or --quota-key to name the quota without it)")
 	}
 	limiter := "embedded in the database"
 	if c.s.redisURL != "" {
@@ -152,7 +169,7 @@ func checkCosts(_ context.Context, c *checkEnv) (string, error) {
 	}
 	var pools []string
 	for _, p := range c.s.costs.Pools {
-		pools = append(pools, fmt.Sprintf("%s %d-%d/%s", p.Name, p.Limit, p.Reserve, p.Window))
+		pools = append(pools, fmt.Sprintf("%s %d-%d/%s", p.Name, p.Limit, p.Reserve, report.ShortDuration(p.Window)))
 	}
 	return fmt.Sprintf("%s: pools %s; %d operations priced", src, strings.Join(pools, ", "), len(c.s.costs.Operations)), nil
 }
@@ -164,7 +181,7 @@ func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
 		if err := dirWritable(filepath.Dir(path)); err != nil {
 			return "", runtimeError(fmt.Errorf("%s does not exist and cannot be created: %w", path, err))
 		}
-		return fmt.Sprintf("%s does not exist yet; the first run creates it", path), nil
+		return fmt.Sprintf("%s does not exist yet (check creates nothing); its directory is writable, the first run creates it", path), nil
 	}
 	v, err := store.Version(ctx, path)
 	if err != nil {
@@ -228,10 +245,13 @@ func (c *checkEnv) limiter(ctx context.Context) (l checkedLimiter, closeFn func(
 // checkLimiter asks the limiter for its pools, as report does.
 func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	if c.failed["database"] {
-		return "", errSkipped
+		return skip("not asked: the database check failed, and the limiter reads it")
+	}
+	if c.quotaKey == "" {
+		return skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	}
 	if c.dbState != "current" && c.s.redisURL == "" {
-		return "embedded: the database will hold it", nil
+		return "embedded in the database: nothing to ask until the first run creates it", nil
 	}
 	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
@@ -254,11 +274,15 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 // checkAgreement: the limiter holds the same pools as this costs file
 // (promise 10), or nothing yet.
 func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
-	if c.failed["limiter"] || c.failed["database"] {
-		return "", errSkipped
-	}
-	if c.dbState != "current" && c.s.redisURL == "" {
-		return "embedded: the database will hold this costs file's pools", nil
+	switch {
+	case c.failed["database"]:
+		return skip("not compared: the database check failed")
+	case c.failed["limiter"]:
+		return skip("not compared: the limiter check failed")
+	case c.quotaKey == "":
+		return skip("not compared: no quota key (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
+	case c.dbState != "current" && c.s.redisURL == "":
+		return "embedded: the first run writes this costs file's pools into the database", nil
 	}
 	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
@@ -288,11 +312,16 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 // checkKey makes one 1-unit call with the key, through the limiter and the
 // ledger like any call.
 func checkKey(ctx context.Context, c *checkEnv) (string, error) {
-	if c.offline {
-		return "--offline: not called", errSkipped
-	}
-	if c.failed["limiter"] || c.failed["database"] || c.failed["settings"] {
-		return "", errSkipped
+	switch {
+	case c.offline:
+		return skip("not called: --offline spends nothing")
+	case c.apiKey == "":
+		return skip("not called: YOUTUBE_API_KEY is not set")
+	case c.failed["database"] || c.failed["limiter"] || c.failed["agreement"]:
+		return skip("not called: the call would go through the limiter, whose check failed")
+	case c.dbState == "missing":
+		return skip("not called: the call is recorded in the database's ledger and check creates no database; "+
+			"the first run checks the key with its first call (or run check again once %s exists)", c.s.db)
 	}
 	p, err := openPipeline(ctx, c.s)
 	if err != nil {

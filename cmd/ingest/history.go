@@ -27,11 +27,14 @@ func newHistoryCmd(s *settings) *cobra.Command {
 		Short: "Show a video's ranks per chart and its views over time (costs no quota)",
 		Long: `history shows what the database knows of one video: each chart it was on
 (first and last seen, best and last rank, how many runs), and its view count
-over time, over the last --since (7 days unless told, as long as tracking follows a
-video by default: a video on eight
-charts all year has 70,000 entries, each a lookup), from the charts and from tracking, one point an hour at most (a
-minute for a video seen over less than two days, a second under two hours),
-as a sparkline. --json prints it all for scripts.`,
+over time as a sparkline, from the charts and from tracking.
+
+The views cover the last --since: 7 days unless told, as long as tracking
+follows a video by default (a video on eight charts all year has 70,000
+entries, each a lookup). They are one point an hour at most: a minute for a
+video seen over less than two days, a second under two hours.
+
+--json prints it all for scripts.`,
 		Example: `  ingest history dQw4w9WgXcQ
   ingest history --json -- -pghCU2YJKs | jq '.views[-1]'`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -126,6 +126,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		return usageErrorf("%w (see --help)", err)
 	})
 	refuseUnknownSubcommands(root)
+	wrapHelp(root)
 	return root
 }
 

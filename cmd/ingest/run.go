@@ -244,14 +244,19 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 }
 
 // logSummary is run --once's one line at info: how the passes ended,
-// what they stored and spent.
+// what they stored and spent. videos counts a video on several charts
+// once, as the videos table holds it; entries counts each chart's.
 func logSummary(log *slog.Logger, results []regions.PassResult, planned int, took time.Duration) {
 	counts := map[ingest.RunStatus]int{}
-	var pages, videos int
+	videos := map[string]struct{}{}
+	var pages, entries int
 	var units int64
 	for _, r := range results {
 		counts[r.Status]++
-		pages, videos, units = pages+r.Pages, videos+r.Videos, units+r.TotalUnits()
+		pages, entries, units = pages+r.Pages, entries+r.Videos, units+r.TotalUnits()
+		for id := range r.VideoIDs {
+			videos[id] = struct{}{}
+		}
 	}
 	attrs := []any{"regions", planned}
 	for _, st := range ingest.Ended {
@@ -262,7 +267,8 @@ func logSummary(log *slog.Logger, results []regions.PassResult, planned int, too
 	if n := planned - len(results); n > 0 {
 		attrs = append(attrs, "not_run", n)
 	}
-	attrs = append(attrs, ingest.LogPages, pages, ingest.LogVideos, videos, ingest.LogUnits, units, ingest.LogDuration, took)
+	attrs = append(attrs, ingest.LogPages, pages, ingest.LogVideos, len(videos), ingest.LogEntries, entries,
+		ingest.LogUnits, units, ingest.LogDuration, took)
 	log.Info("run --once", attrs...)
 }
 

@@ -58,6 +58,7 @@ plan by address (--trusted-proxies for X-Forwarded-For). Answers carry the
 RateLimit and RateLimit-Policy fields; a refusal is 429 with Retry-After.
 Several serve processes on one REDIS_URL share each client's plan exactly.
 The holder of INGEST_UI_TOKEN is not metered.
+
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db

@@ -8,38 +8,54 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time (make build: -ldflags "-X main.version=...");
-// otherwise it comes from the module's build info.
-var version = ""
+// version, revision and built are set at build time (make build:
+// -ldflags "-X main.version=... -X main.revision=... -X main.built=..."),
+// so that a build without VCS stamping (-buildvcs=false, a source tarball,
+// a container build without .git) still says what it was built from;
+// otherwise they come from the module's build info.
+var (
+	version  = ""
+	revision = ""
+	built    = ""
+)
 
 // buildInfo is what `ingest version` prints and ingest_build_info exports.
 type buildInfo struct {
 	Version   string
 	Revision  string
+	Built     string // the commit's time (VCS) or the build's (make), RFC 3339; "" when unknown
 	GoVersion string
 }
 
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Revision: "unknown", GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if ok {
+	b := buildInfo{Version: version, Revision: revision, Built: built, GoVersion: runtime.Version()}
+	if info, ok := debug.ReadBuildInfo(); ok {
 		if b.Version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			b.Version = info.Main.Version
 		}
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			switch {
+			case s.Key == "vcs.revision" && len(s.Value) >= 12 && b.Revision == "":
 				b.Revision = s.Value[:12]
+			case s.Key == "vcs.time" && b.Built == "":
+				b.Built = s.Value
 			}
 		}
 	}
 	if b.Version == "" {
 		b.Version = "devel"
 	}
+	if b.Revision == "" {
+		b.Revision = "unknown"
+	}
 	return b
 }
 
 func (b buildInfo) String() string {
-	return fmt.Sprintf("ingest %s (revision %s, %s)", b.Version, b.Revision, b.GoVersion)
+	if b.Built == "" {
+		return fmt.Sprintf("ingest %s (revision %s, %s)", b.Version, b.Revision, b.GoVersion)
+	}
+	return fmt.Sprintf("ingest %s (revision %s, built %s, %s)", b.Version, b.Revision, b.Built, b.GoVersion)
 }
 
 func newVersionCmd() *cobra.Command {
