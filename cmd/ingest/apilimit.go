@@ -41,7 +41,7 @@ type apiLimiter struct {
 }
 
 func newAPILimiter(open func(quota.Options) (quota.Limiter, error), logger *slog.Logger) *apiLimiter {
-	return &apiLimiter{open: open, opts: quota.Options{Logger: logger}, cache: map[string]quota.Limiter{}}
+	return &apiLimiter{open: open, opts: quota.Options{Logger: logger, Disposable: true}, cache: map[string]quota.Limiter{}}
 }
 
 // Spend decides one request of client on plan.
