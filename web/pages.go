@@ -20,8 +20,8 @@ type pages struct {
 
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
-func parsePages() (*pages, error) {
-	funcs := template.FuncMap{"num": num, "when": when, "spark": sparkline, "marks": marks,
+func parsePages(signOut bool) (*pages, error) {
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
 		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },

@@ -70,6 +70,28 @@ func (d *dashboard) get(t *testing.T, path string, auth bool) (int, []byte) {
 	return res.StatusCode, b
 }
 
+// signIn posts the sign-in form as a browser on the page would, and
+// returns the session cookie it sets.
+func (d *dashboard) signIn(t *testing.T) *http.Cookie {
+	t.Helper()
+	req, _ := http.NewRequest("POST", d.base+"/login", strings.NewReader(url.Values{"token": {uiToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for _, ck := range res.Cookies() {
+		if ck.Name == "ingest_session" && ck.Value != "" && ck.Value != uiToken {
+			return ck
+		}
+	}
+	t.Fatalf("sign-in: %d, no session cookie in %v", res.StatusCode, res.Cookies())
+	return nil
+}
+
 // hostileID is the id of the US video whose title is markup.
 func (d *dashboard) hostileID(t *testing.T) string {
 	t.Helper()
@@ -176,9 +198,10 @@ func TestServeAPI(t *testing.T) {
 	if h, dd := sum("default", quota.Hourly), sum("default", quota.Daily); h == 0 || h != dd {
 		t.Errorf("quota: default pool's units %d by hour, %d by day; want the same, not zero", h, dd)
 	}
+	session := d.signIn(t)
 	for _, path := range []string{"/api/v1/quota", "/", "/api/v1/runs"} {
 		req, _ := http.NewRequest("GET", d.base+path, nil)
-		req.AddCookie(&http.Cookie{Name: "ingest_ui_token", Value: uiToken})
+		req.AddCookie(session)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
