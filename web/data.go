@@ -18,7 +18,17 @@ type SearchResult struct {
 	Category   string    `json:"category"`
 	Hits       []HitJSON `json:"hits"`
 	NextCursor *string   `json:"next_cursor"`
+	// Total is how many videos match, counted up to maxCount; TotalMore
+	// says there are more than Total.
+	Total     int  `json:"total"`
+	TotalMore bool `json:"total_is_lower_bound"`
+	// Offset is how many hits came before this page: the first one is
+	// number Offset+1.
+	Offset int `json:"offset"`
 }
+
+// maxCount is how far a search's matches are counted.
+const maxCount = 1000
 
 // HitJSON is one video that matched; Snippet marks the matched words
 // between [ and ].
@@ -55,10 +65,11 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if offset >= searchWindow {
 		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
 	}
-	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1)
+	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1, &res)
 	if err != nil {
 		return res, searchErr(err)
 	}
+	res.Offset = int(offset)
 	from, to := min(int(offset), len(hits)), min(int(offset)+limit, len(hits))
 	for _, h := range hits[from:to] {
 		res.Hits = append(res.Hits, HitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Snippet: h.Snippet,
@@ -71,16 +82,23 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	return res, nil
 }
 
-// searchHits asks the store for n hits; with a category, it filters the
-// whole window by the videos' categories.
-func (s *Server) searchHits(ctx context.Context, q, region, category string, n int) ([]store.Hit, error) {
+// searchHits asks the store for n hits and counts them all into res; with
+// a category, it filters the whole window by the videos' categories (and
+// counts what the window holds).
+func (s *Server) searchHits(ctx context.Context, q, region, category string, n int, res *SearchResult) ([]store.Hit, error) {
 	if category == "" {
+		total, err := s.cfg.DB.SearchCount(ctx, q, store.SearchOptions{Region: region}, maxCount)
+		if err != nil {
+			return nil, err
+		}
+		res.Total, res.TotalMore = min(total, maxCount), total > maxCount
 		return s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)})
 	}
 	hits, err := s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: searchWindow})
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	full := len(hits) == searchWindow
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -95,6 +113,7 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 			kept = append(kept, h)
 		}
 	}
+	res.Total, res.TotalMore = len(kept), full
 	return kept[:min(n, len(kept))], nil
 }
 

@@ -21,7 +21,9 @@ type pages struct {
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
 func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "num": num, "when": when, "spark": sparkline, "marks": marks,
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "plural64": plural64,
+		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
+		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
 		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
@@ -257,4 +259,16 @@ func shortNote(msg string) string {
 		return string(r[:89]) + "…"
 	}
 	return msg
+}
+
+// plural picks the word for n things: 1 hit, 2 hits, 0 hits.
+func plural(n int, one, many string) string {
+	return plural64(int64(n), one, many)
+}
+
+func plural64(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
