@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +24,8 @@ type pages struct {
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
 func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "plural64": plural64,
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "addf": func(a, b float64) float64 { return a + b },
+		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
@@ -126,10 +130,17 @@ func splitChart(code string) (region, category string) {
 }
 
 type videoView struct {
-	Title string
-	Video VideoJSON
-	Ranks LineChart
-	Views LineChart
+	Title   string
+	Video   VideoJSON
+	Ranks   LineChart
+	Views   LineChart
+	Now     time.Time
+	YouTube string
+}
+
+// youTubeURL is a video's page on YouTube.
+func youTubeURL(id string) string {
+	return "https://www.youtube.com/watch?v=" + url.QueryEscape(id)
 }
 
 func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
@@ -139,9 +150,9 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ranks, views := videoSeries(v)
-	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v,
-		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }),
-		Views: lineChart(views, false, compact)})
+	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID),
+		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
+		Views: lineChart(views, false, compact, "views")})
 }
 
 // videoSeries splits a video's history into a rank line per chart, and
@@ -271,4 +282,52 @@ func plural64(n int64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+// duration prints an ISO 8601 duration as the upstream sends it (PT22M47S)
+// the way a player shows it (22:47, 1:02:03); "live" for P0D, what a live
+// broadcast has; anything else as it came.
+func duration(iso string) string {
+	m := isoDuration.FindStringSubmatch(iso)
+	if m == nil || iso == "P" || strings.HasSuffix(iso, "T") {
+		return iso
+	}
+	n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+	secs := (((n(1)*7+n(2))*24+n(3))*60+n(4))*60 + n(5)
+	if secs == 0 {
+		return "live"
+	}
+	h, mnt, sec := secs/3600, secs/60%60, secs%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, mnt, sec)
+	}
+	return fmt.Sprintf("%d:%02d", mnt, sec)
+}
+
+// age says how long before now a stamp was: "3 days ago".
+func age(at *string, now time.Time) string {
+	if at == nil {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339, *at)
+	if err != nil {
+		return ""
+	}
+	d := now.Sub(t)
+	unit := func(n int, word string) string { return fmt.Sprintf("%d %s ago", n, plural(n, word, word+"s")) }
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Hour:
+		return unit(max(1, int(d/time.Minute)), "minute")
+	case d < 48*time.Hour:
+		return unit(int(d/time.Hour), "hour")
+	case d < 60*24*time.Hour:
+		return unit(int(d/(24*time.Hour)), "day")
+	case d < 730*24*time.Hour:
+		return unit(int(d/(30*24*time.Hour)), "month")
+	}
+	return unit(int(d/(365*24*time.Hour)), "year")
 }
