@@ -120,15 +120,18 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 // ChartJSON is a region's chart (or one category's) at one run, with each
 // video's movement since that chart's run before.
 type ChartJSON struct {
-	Region    string      `json:"region"`
-	Category  string      `json:"category"` // "": the chart of every category
-	RunID     int64       `json:"run_id"`
-	At        *string     `json:"at"`
-	Status    string      `json:"status"`
-	Complete  bool        `json:"complete"`
-	PrevRunID *int64      `json:"previous_run_id"`
-	PrevAt    *string     `json:"previous_at"`
-	Entries   []EntryJSON `json:"entries"`
+	Region             string      `json:"region"`
+	Category           string      `json:"category"` // "": the chart of every category
+	RunID              int64       `json:"run_id"`
+	At                 *string     `json:"at"`
+	Status             string      `json:"status"`
+	Complete           bool        `json:"complete"`
+	PrevRunID          *int64      `json:"previous_run_id"`
+	PrevAt             *string     `json:"previous_at"`
+	NextRunID          *int64      `json:"next_run_id"`
+	NextAt             *string     `json:"next_at"`
+	Entries            []EntryJSON `json:"entries"`
+	at, prevAt, nextAt time.Time
 }
 
 // EntryJSON is one video in a chart. Movement is places climbed since the
@@ -144,6 +147,11 @@ type EntryJSON struct {
 	Category  string  `json:"category_id"`
 	Views     int64   `json:"views"`
 	ViewTrend []int64 `json:"views_trend"`
+	Thumbnail string  `json:"thumbnail"`
+	// PeakRank is the best rank in this chart up to this run; Days the
+	// days (UTC) the video was in it.
+	PeakRank int `json:"peak_rank"`
+	Days     int `json:"days_on_chart"`
 }
 
 func (s *Server) chart(r *http.Request) (ChartJSON, error) {
@@ -182,13 +190,17 @@ func atText(at time.Time) string {
 
 func chartJSON(c store.Chart) ChartJSON {
 	j := ChartJSON{Region: c.Region, Category: c.Category, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
-		PrevAt: stamp(c.PrevAt), Entries: []EntryJSON{}}
+		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
 	}
+	if c.NextRun != 0 {
+		j.NextRunID = &c.NextRun
+	}
 	for _, e := range c.Entries {
 		ej := EntryJSON{Rank: e.Rank, ID: e.ID, Title: e.Title, Channel: e.Channel, Category: e.Category,
-			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0}
+			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
+			PeakRank: e.Peak, Days: e.Days}
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
@@ -394,6 +406,30 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 			Message: run.Message, RetryAt: stamp(run.RetryAt)})
 	}
 	return out, nil
+}
+
+// chartsCache keeps the list of charts the switchers offer: a new chart
+// appears within chartsTTL.
+type chartsCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	cached []store.ChartName
+}
+
+const chartsTTL = time.Minute
+
+func (c *chartsCache) list(ctx context.Context, db *store.DB) ([]store.ChartName, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cached != nil && time.Since(c.at) < chartsTTL {
+		return c.cached, nil
+	}
+	l, err := db.Charts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.at, c.cached = time.Now(), l
+	return l, nil
 }
 
 // dailyCache keeps the units of the days before today: they are most of a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
 )
 
 // pages holds one template set per page, each with the shared layout.
@@ -24,7 +25,7 @@ type pages struct {
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
 func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "addf": func(a, b float64) float64 { return a + b },
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
@@ -108,9 +109,20 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type chartView struct {
-	Title string
-	Chart ChartJSON
-	At    string // the at parameter, as given
+	Title      string
+	Chart      ChartJSON
+	At         string // the picker's value: the run's time, to the minute, UTC
+	Thumbs     bool
+	Regions    []switchLink
+	Categories []switchLink
+	Prev, Next string // the chart's run before and after this one
+	Latest     string // "" when this is the latest
+}
+
+// switchLink is one choice of a switcher.
+type switchLink struct {
+	Label, Href string
+	Current     bool
 }
 
 func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
@@ -119,8 +131,70 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "chart", chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c,
-		At: r.URL.Query().Get("at")})
+	v := chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
+		At: c.at.UTC().Format(LocalMinute)}
+	if c.PrevRunID != nil {
+		v.Prev = chartHref(c.Region, c.Category, c.prevAt)
+	}
+	if c.NextRunID != nil {
+		v.Next, v.Latest = chartHref(c.Region, c.Category, c.nextAt), chartPath(c.Region, c.Category)
+	}
+	charts, err := s.charts.list(r.Context(), s.cfg.DB)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	v.Regions, v.Categories = switchers(charts, c.Region, c.Category)
+	s.render(w, http.StatusOK, "chart", v)
+}
+
+// switchers offers every region (its chart of the same category when it
+// has one, else its unfiltered chart) and every category of this region.
+func switchers(charts []store.ChartName, region, category string) (regions, categories []switchLink) {
+	has := map[store.ChartName]bool{}
+	for _, c := range charts {
+		has[c] = true
+	}
+	seen := map[string]bool{}
+	for _, c := range charts {
+		if !seen[c.Region] {
+			seen[c.Region] = true
+			cat := c.Category // the region's first chart, unless it has this category's or the unfiltered one
+			if has[store.ChartName{Region: c.Region, Category: category}] {
+				cat = category
+			} else if has[store.ChartName{Region: c.Region}] {
+				cat = ""
+			}
+			regions = append(regions, switchLink{Label: c.Region, Href: chartPath(c.Region, cat), Current: c.Region == region})
+		}
+		if c.Region == region {
+			label := "all"
+			if c.Category != "" {
+				label = ingest.CategoryName(c.Category)
+			}
+			categories = append(categories, switchLink{Label: label, Href: chartPath(region, c.Category), Current: c.Category == category})
+		}
+	}
+	return regions, categories
+}
+
+// chartHref is a chart's page at the run that started at at.
+func chartHref(region, category string, at time.Time) string {
+	q := url.Values{"at": {at.UTC().Format(time.RFC3339Nano)}}
+	if category != "" {
+		q.Set("category", category)
+	}
+	return "/charts/" + region + "?" + q.Encode()
+}
+
+// thumbnail is the URL of a thumbnail the policy lets the page load:
+// one on ThumbnailHost, over https; "" for any other.
+func thumbnail(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host != ThumbnailHost || u.User != nil {
+		return ""
+	}
+	return u.String()
 }
 
 // splitChart reads a report row's chart name: US, or US/10 for a category.

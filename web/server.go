@@ -59,6 +59,7 @@ type Server struct {
 	pages  *pages
 	mux    *http.ServeMux
 	daily  dailyCache
+	charts chartsCache
 
 	sessions *sessions
 	csrf     *http.CrossOriginProtection
