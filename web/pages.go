@@ -79,11 +79,31 @@ type overviewView struct {
 	Title   string
 	Quota   QuotaJSON
 	Pools   []report.Pool
-	Hourly  []BarChart
-	Daily   []BarChart
+	Hourly  []usageRow
+	Daily   []usageRow
 	Regions []report.Region
 	Now     time.Time
 	Reset   time.Time
+}
+
+// usageRow is one pool's usage over a span: its bars, or, when it spent
+// nothing, one quiet line saying so.
+type usageRow struct {
+	Pool  string
+	Chart *BarChart
+	Empty string
+}
+
+func usage(pool, span string, units []int64, start time.Time, label func(start time.Time, i int) string) usageRow {
+	var total int64
+	for _, u := range units {
+		total += u
+	}
+	if total == 0 {
+		return usageRow{Pool: pool, Empty: "no " + pool + " calls in " + span}
+	}
+	c := bars(pool, units, func(i int) string { return label(start, i) })
+	return usageRow{Pool: pool, Chart: &c}
 }
 
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
@@ -93,15 +113,24 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
+	hourly := map[string]report.HourlyJSON{}
 	for _, h := range q.Hourly {
+		hourly[h.Pool] = h
+	}
+	daily := map[string]DailyJSON{}
+	for _, d := range q.Daily {
+		daily[d.Pool] = d
+	}
+	// Every pool, in the pools' order, the same way in both spans.
+	for _, p := range q.rep.Pools {
+		h := hourly[p.Pool]
 		start, _ := time.Parse(time.RFC3339, h.Start)
-		v.Hourly = append(v.Hourly, bars(h.Pool, h.Units, func(i int) string {
+		v.Hourly = append(v.Hourly, usage(p.Pool, "24 hours", h.Units, start, func(start time.Time, i int) string {
 			return start.Add(time.Duration(i) * time.Hour).Format("Jan 2 15:00")
 		}))
-	}
-	for _, d := range q.Daily {
-		start, _ := time.Parse(time.RFC3339, d.Start)
-		v.Daily = append(v.Daily, bars(d.Pool, d.Units, func(i int) string {
+		d := daily[p.Pool]
+		start, _ = time.Parse(time.RFC3339, d.Start)
+		v.Daily = append(v.Daily, usage(p.Pool, "30 days", d.Units, start, func(start time.Time, i int) string {
 			return start.AddDate(0, 0, i).Format("Jan 2")
 		}))
 	}
