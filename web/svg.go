@@ -56,8 +56,9 @@ func bars(name string, values []int64, label func(i int) string) BarChart {
 // Tick is a mark on an axis: where it is (x or y, in viewBox units) and
 // what it says.
 type Tick struct {
-	Pos   float64
-	Label string
+	Pos    float64
+	Label  string
+	Anchor string // how a time tick's label sits on it: start, middle or end
 }
 
 // Mark is one point of a line, with its hover title.
@@ -99,9 +100,9 @@ type series struct {
 
 // The line charts' viewBox and the room their axes take.
 const (
-	lineW, lineH           = 640.0, 240.0
-	padLeft, padRight      = 64.0, 16.0
-	padTop, padBottom      = 12.0, 44.0
+	lineW, lineH           = 800.0, 280.0
+	padLeft, padRight      = 96.0, 12.0
+	padTop, padBottom      = 14.0, 58.0
 	maxMarks               = 150 // hover marks per series, at most
 	lineClasses, dashKinds = 8, 4
 )
@@ -163,7 +164,7 @@ func (c *LineChart) yAxis(minV, maxV float64, inverted bool, label func(float64)
 		minV = 1
 		maxV = max(maxV, 2)
 	} else if maxV == minV {
-		minV, maxV = max(0, minV-1), maxV+1
+		minV, maxV = max(0, minV-max(1, minV/10)), maxV+max(1, maxV/10)
 	}
 	step := niceStep(maxV-minV, 4)
 	c.lo, c.hi = math.Floor(minV/step)*step, math.Ceil(maxV/step)*step
@@ -171,8 +172,18 @@ func (c *LineChart) yAxis(minV, maxV float64, inverted bool, label func(float64)
 		c.lo = 1
 	}
 	if !inverted {
+		short := true
 		for v := c.lo; v <= c.hi+step/1e6; v += step {
-			c.YTicks = append(c.YTicks, Tick{Pos: c.y(v), Label: label(v)})
+			t := Tick{Pos: c.y(v), Label: label(v)}
+			if n := len(c.YTicks); n > 0 && c.YTicks[n-1].Label == t.Label {
+				short = false
+			}
+			c.YTicks = append(c.YTicks, t)
+		}
+		if !short { // steps finer than the short labels tell apart: whole numbers
+			for i, v := 0, c.lo; i < len(c.YTicks); i, v = i+1, v+step {
+				c.YTicks[i].Label = num(int64(math.Round(v)))
+			}
 		}
 		return
 	}
@@ -204,12 +215,22 @@ func niceStep(span float64, n int) float64 {
 func (c *LineChart) xAxis() {
 	span := c.maxT.Sub(c.minT)
 	layout := "Jan 2 15:04"
-	if span > 72*time.Hour {
+	switch {
+	case span > 72*time.Hour:
 		layout = "Jan 2"
+	case span < 10*time.Minute:
+		layout = "15:04:05"
 	}
 	for i := range 5 {
 		t := c.minT.Add(span * time.Duration(i) / 4)
-		c.XTicks = append(c.XTicks, Tick{Pos: c.x(t), Label: t.UTC().Format(layout)})
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		c.XTicks = append(c.XTicks, Tick{Pos: c.x(t), Label: t.UTC().Format(layout), Anchor: anchor})
 	}
 }
 

@@ -32,6 +32,13 @@ func TestRankAxisPutsNumberOneOnTop(t *testing.T) {
 	if first.Label != "15M" || first.Pos != c.Bottom || last.Label != "30M" || last.Pos != c.Top {
 		t.Errorf("views ticks %+v: want 15M at the bottom and 30M at the top", c.YTicks)
 	}
+	flat := lineChart([]series{{name: "views", t: ranks.t, v: []float64{28.4e6, 28.4e6, 28.4e6}}}, false, compact, "views")
+	for i := 1; i < len(flat.YTicks); i++ {
+		if flat.YTicks[i].Label == flat.YTicks[i-1].Label {
+			t.Errorf("flat views: ticks %+v say the same twice", flat.YTicks)
+			break
+		}
+	}
 	if len(c.XTicks) != 5 || c.XTicks[0].Label != "Nov 20 09:00" || c.XTicks[4].Pos != c.Right {
 		t.Errorf("time ticks %+v", c.XTicks)
 	}

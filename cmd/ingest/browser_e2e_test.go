@@ -252,6 +252,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	noScriptRan(t, ctx, "search page")
 	shot(t, ctx, shots, "search.png")
+	page(t, ctx, "search for many", chromedp.Navigate(d.base+"/search?q=burger"), chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
+	shot(t, ctx, shots, "search-many.png")
 	page(t, ctx, "search for nothing", chromedp.Navigate(d.base+"/search?q=zzyzxnothing"), chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
 	if n := eval[int](t, ctx, `document.querySelectorAll('main ol, main li').length`); n != 0 {
 		t.Errorf("search for nothing: %d list elements, want a plain sentence", n)
