@@ -378,7 +378,7 @@ func TestRunListenServesTheDashboard(t *testing.T) {
 	h := newHarness(t)
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	addr := closedAddr(t)
-	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr, "--no-thumbnails")
 	d := &dashboard{h: h, base: "http://" + addr, proc: p}
 	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
 		t.Fatalf("run --listen %s never answered\n%s", addr, p.out)
@@ -387,5 +387,16 @@ func TestRunListenServesTheDashboard(t *testing.T) {
 		if code, body := d.get(t, path, false); code != 200 {
 			t.Errorf("run --listen %s: got %d\n%.300s", path, code, body)
 		}
+	}
+	// --no-thumbnails: the chart loads nothing from YouTube's image host,
+	// and the policy does not allow it.
+	res, err := http.Get(d.base + "/charts/US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); strings.Contains(csp, "ytimg") || strings.Contains(string(body), "<img") {
+		t.Errorf("run --listen --no-thumbnails: policy %q, or an image on the chart page", csp)
 	}
 }
