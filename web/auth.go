@@ -133,9 +133,14 @@ func (s *Server) same(got string) bool {
 // localPath is next when it is a path on this server, "/" otherwise: the
 // sign-in never sends a browser to another site.
 func localPath(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		u.Scheme != "" || u.Host != "" || strings.ContainsAny(next, "\\\r\n") {
+	// Browsers drop tabs and newlines from a URL and read \ as /: a path
+	// holding any of them, or a control character, could become //host.
+	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == '\\'
+	}) {
+		return "/"
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next

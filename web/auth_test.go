@@ -94,7 +94,7 @@ func TestSignInReturnsToThePageAskedFor(t *testing.T) {
 	if w := send(s, "GET", "/api/v1/nothing", nil, nil, &http.Cookie{Name: CookieName, Value: testToken}); w.Code != http.StatusUnauthorized {
 		t.Errorf("a cookie holding the token itself: %d, want 401", w.Code)
 	}
-	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", ""} {
+	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "/\n/evil.example", "javascript:alert(1)", ""} {
 		w := send(s, "POST", "/login", url.Values{"token": {testToken}, "next": {next}}, sameOrigin)
 		if got := w.Header().Get("Location"); got != "/" {
 			t.Errorf("next %q: sent to %q, want /", next, got)
