@@ -50,6 +50,7 @@ type ChartEntry struct {
 	Views     int64
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
+	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
 	Thumbnail string  // the default thumbnail's URL, "" unknown
 	// Peak is the best rank the video had in this chart up to this run,
 	// and Days the number of days (UTC) it was in it.
@@ -70,6 +71,8 @@ type Chart struct {
 	PrevAt   time.Time
 	NextRun  int64 // 0: this is the chart's latest run
 	NextAt   time.Time
+	DayRun   int64 // the chart's run current a day before this one; 0: none
+	DayAt    time.Time
 	Entries  []ChartEntry
 	Complete bool // the run stored the whole chart
 }
@@ -106,6 +109,9 @@ func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time
 	}
 	if err == nil {
 		err = db.chartPeaks(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartDayAgo(ctx, &c)
 	}
 	if err != nil {
 		return c, fmt.Errorf("chart of %s: %w", name, err)
@@ -198,6 +204,44 @@ ORDER BY id LIMIT 1`, c.Region, c.RunID, c.Category).Scan(&c.NextRun, &at)
 	}
 	c.NextAt = time.UnixMilli(at).UTC()
 	return err
+}
+
+// chartDayAgo fills each entry's rank in the chart as it was a day
+// before this run (its run current then, found as ChartAt finds one).
+func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
+	dayAgo := c.At.Add(-24 * time.Hour)
+	err := db.r.QueryRowContext(ctx, chartRunSQL, c.Region, dayAgo.UnixMilli(), c.Category).Scan(&c.DayRun)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var at int64
+	if err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs WHERE id = ?`, c.DayRun).Scan(&at); err != nil {
+		return err
+	}
+	c.DayAt = time.UnixMilli(at).UTC()
+	byVid := make(map[int64]*ChartEntry, len(c.Entries))
+	for i := range c.Entries {
+		byVid[c.Entries[i].vid] = &c.Entries[i]
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid int64
+		var rank int
+		if err := rows.Scan(&vid, &rank); err != nil {
+			return err
+		}
+		if e := byVid[vid]; e != nil {
+			e.DayRank = rank
+		}
+	}
+	return rows.Err()
 }
 
 // chartPeaks fills each entry's best rank and days in this chart up to

@@ -71,7 +71,11 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 			t.Errorf("row of a in the middle run: no %q in\n%s", want, a)
 		}
 	}
-	if c := row(t, middle, "vid-c"); !strings.Contains(c, `<span class="new">new</span>`) || !strings.Contains(c, `<td class="n days">1</td>`) {
+	if !strings.Contains(a, `<td class="move day"><span class="down" title="down 1 since a day before">▼1</span></td>`) {
+		t.Errorf("row of a in the middle run: no fall of 1 since a day before in\n%s", a)
+	}
+	if c := row(t, middle, "vid-c"); !strings.Contains(c, `<span class="new">new</span>`) || !strings.Contains(c, `<td class="n days">1</td>`) ||
+		!strings.Contains(c, `title="not in the chart a day before">–</span>`) {
 		t.Errorf("c, new in the middle run: no new mark or 1 day in\n%s", c)
 	}
 	if b := row(t, middle, "vid-b"); strings.Contains(b, "evil.example") || strings.Contains(b, "<img") {
@@ -83,7 +87,7 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 		t.Errorf("middle run: no links to the runs before (%s) and after (%s)", prev, next)
 	}
 	latest := string(fetch(t, srv.URL+next))
-	if !strings.Contains(latest, "Latest run") || strings.Contains(latest, "Next run") || !strings.Contains(row(t, latest, "vid-c"), "▲") {
+	if !strings.Contains(latest, "Latest run") || strings.Contains(latest, "Next run") || !strings.Contains(row(t, latest, "vid-c"), `title="up 2 since a day before">▲2`) {
 		t.Errorf("the next run's page is not the latest run with c climbing")
 	}
 	if !strings.Contains(latest, `<a href="/charts/US" aria-current="page">all</a>`) || !strings.Contains(latest, `<a href="/charts/US?category=10">music</a>`) ||

@@ -120,16 +120,20 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 // ChartJSON is a region's chart (or one category's) at one run, with each
 // video's movement since that chart's run before.
 type ChartJSON struct {
-	Region             string      `json:"region"`
-	Category           string      `json:"category"` // "": the chart of every category
-	RunID              int64       `json:"run_id"`
-	At                 *string     `json:"at"`
-	Status             string      `json:"status"`
-	Complete           bool        `json:"complete"`
-	PrevRunID          *int64      `json:"previous_run_id"`
-	PrevAt             *string     `json:"previous_at"`
-	NextRunID          *int64      `json:"next_run_id"`
-	NextAt             *string     `json:"next_at"`
+	Region    string  `json:"region"`
+	Category  string  `json:"category"` // "": the chart of every category
+	RunID     int64   `json:"run_id"`
+	At        *string `json:"at"`
+	Status    string  `json:"status"`
+	Complete  bool    `json:"complete"`
+	PrevRunID *int64  `json:"previous_run_id"`
+	PrevAt    *string `json:"previous_at"`
+	NextRunID *int64  `json:"next_run_id"`
+	NextAt    *string `json:"next_at"`
+	// DayAgoRunID is the chart's run current a day before this one: the
+	// entries' day_movement is against it.
+	DayAgoRunID        *int64      `json:"day_ago_run_id"`
+	DayAgoAt           *string     `json:"day_ago_at"`
 	Entries            []EntryJSON `json:"entries"`
 	at, prevAt, nextAt time.Time
 }
@@ -147,7 +151,10 @@ type EntryJSON struct {
 	Category  string  `json:"category_id"`
 	Views     int64   `json:"views"`
 	ViewTrend []int64 `json:"views_trend"`
-	Thumbnail string  `json:"thumbnail"`
+	// DayMovement is places climbed since the chart a day before; nil
+	// when the video was not in it (or there is no such chart).
+	DayMovement *int   `json:"day_movement"`
+	Thumbnail   string `json:"thumbnail"`
 	// PeakRank is the best rank in this chart up to this run; Days the
 	// days (UTC) the video was in it.
 	PeakRank int `json:"peak_rank"`
@@ -197,6 +204,9 @@ func chartJSON(c store.Chart) ChartJSON {
 	if c.NextRun != 0 {
 		j.NextRunID = &c.NextRun
 	}
+	if c.DayRun != 0 {
+		j.DayAgoRunID, j.DayAgoAt = &c.DayRun, stamp(c.DayAt)
+	}
 	for _, e := range c.Entries {
 		ej := EntryJSON{Rank: e.Rank, ID: e.ID, Title: e.Title, Channel: e.Channel, Category: e.Category,
 			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
@@ -204,6 +214,10 @@ func chartJSON(c store.Chart) ChartJSON {
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
+		}
+		if e.DayRank != 0 {
+			m := e.DayRank - e.Rank
+			ej.DayMovement = &m
 		}
 		if ej.ViewTrend == nil {
 			ej.ViewTrend = []int64{}

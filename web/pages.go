@@ -25,7 +25,7 @@ type pages struct {
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
 func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
