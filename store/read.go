@@ -50,6 +50,12 @@ type ChartEntry struct {
 	Views     int64
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
+	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
+	Thumbnail string  // the default thumbnail's URL, "" unknown
+	// Peak is the best rank the video had in this chart up to this run,
+	// and Days the number of days (UTC) it was in it.
+	Peak int
+	Days int
 
 	vid int64 // the video's row, so that the history needs no join
 }
@@ -63,6 +69,10 @@ type Chart struct {
 	Status   ingest.RunStatus
 	PrevRun  int64 // 0: no earlier chart
 	PrevAt   time.Time
+	NextRun  int64 // 0: this is the chart's latest run
+	NextAt   time.Time
+	DayRun   int64 // the chart's run current a day before this one; 0: none
+	DayAt    time.Time
 	Entries  []ChartEntry
 	Complete bool // the run stored the whole chart
 }
@@ -94,6 +104,15 @@ func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time
 	if err == nil {
 		err = db.chartHistory(ctx, &c)
 	}
+	if err == nil {
+		err = db.chartNext(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartPeaks(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartDayAgo(ctx, &c)
+	}
 	if err != nil {
 		return c, fmt.Errorf("chart of %s: %w", name, err)
 	}
@@ -112,7 +131,7 @@ func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 
 func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0)
+SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region, limit)
 	if err != nil {
@@ -121,7 +140,7 @@ WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region,
 	defer rows.Close()
 	for rows.Next() {
 		var e ChartEntry
-		if err := rows.Scan(&e.Rank, &e.vid, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views); err != nil {
+		if err := rows.Scan(&e.Rank, &e.vid, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views, &e.Thumbnail); err != nil {
 			return err
 		}
 		c.Entries = append(c.Entries, e)
@@ -173,6 +192,97 @@ ORDER BY e.run_id`, jsonIDs(append(ids, c.RunID)), c.Region)
 	return rows.Err()
 }
 
+// chartNext finds the chart's run after this one, if any (runs_last).
+func (db *DB) chartNext(ctx context.Context, c *Chart) error {
+	var at int64
+	err := db.r.QueryRowContext(ctx, `
+SELECT id, started_ms FROM runs
+WHERE kind = 'trending' AND region = ?1 AND category = ?3 AND status <> 'running' AND videos > 0 AND id > ?2
+ORDER BY id LIMIT 1`, c.Region, c.RunID, c.Category).Scan(&c.NextRun, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	c.NextAt = time.UnixMilli(at).UTC()
+	return err
+}
+
+// chartDayAgo fills each entry's rank in the chart as it was a day
+// before this run (its run current then, found as ChartAt finds one).
+func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
+	dayAgo := c.At.Add(-24 * time.Hour)
+	err := db.r.QueryRowContext(ctx, chartRunSQL, c.Region, dayAgo.UnixMilli(), c.Category).Scan(&c.DayRun)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var at int64
+	if err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs WHERE id = ?`, c.DayRun).Scan(&at); err != nil {
+		return err
+	}
+	c.DayAt = time.UnixMilli(at).UTC()
+	byVid := make(map[int64]*ChartEntry, len(c.Entries))
+	for i := range c.Entries {
+		byVid[c.Entries[i].vid] = &c.Entries[i]
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid int64
+		var rank int
+		if err := rows.Scan(&vid, &rank); err != nil {
+			return err
+		}
+		if e := byVid[vid]; e != nil {
+			e.DayRank = rank
+		}
+	}
+	return rows.Err()
+}
+
+// chartPeaks fills each entry's best rank and days in this chart up to
+// this run, from the video's entries (trending_entries_vid).
+func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
+	if len(c.Entries) == 0 {
+		return nil
+	}
+	// The next run of the chart started after every entry of this one was
+	// fetched (a chart's runs never overlap).
+	until := int64(1<<62 - 1)
+	if c.NextRun != 0 {
+		until = c.NextAt.UnixMilli()
+	}
+	byVid := make(map[int64]*ChartEntry, len(c.Entries))
+	vids := make([]int64, len(c.Entries))
+	for i := range c.Entries {
+		byVid[c.Entries[i].vid], vids[i] = &c.Entries[i], c.Entries[i].vid
+	}
+	rows, err := db.r.QueryContext(ctx, `
+SELECT e.vid, min(e.rank), count(DISTINCT e.fetched_ms / 86400000)
+FROM trending_entries AS e
+WHERE e.vid IN (SELECT value FROM json_each(?1)) AND e.fetched_ms < ?4 AND e.region = ?2 AND e.category = ?3
+GROUP BY e.vid`, jsonIDs(vids), c.Region, c.Category, until)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid int64
+		var peak, days int
+		if err := rows.Scan(&vid, &peak, &days); err != nil {
+			return err
+		}
+		if e := byVid[vid]; e != nil {
+			e.Peak, e.Days = peak, days
+		}
+	}
+	return rows.Err()
+}
+
 func (db *DB) runIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
 	return int64s(db.r.QueryContext(ctx, q, args...))
 }
@@ -200,6 +310,31 @@ func jsonIDs(ids []int64) string {
 		parts[i] = fmt.Sprint(id)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// ChartName is one chart the database holds runs of.
+type ChartName struct {
+	Region   string
+	Category string // "" the unfiltered chart
+}
+
+// Charts lists the charts with stored entries, by region and category.
+func (db *DB) Charts(ctx context.Context) ([]ChartName, error) {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT DISTINCT region, category FROM runs WHERE kind = 'trending' AND videos > 0 ORDER BY region, category`)
+	if err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	defer rows.Close()
+	var out []ChartName
+	for rows.Next() {
+		var c ChartName
+		if err := rows.Scan(&c.Region, &c.Category); err != nil {
+			return nil, fmt.Errorf("charts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // VideoCategories returns the category id of each of ids that is stored.

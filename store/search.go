@@ -119,6 +119,30 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 	return hits, nil
 }
 
+// countSQL counts a query's matches, stopping after ?3: the index alone,
+// walked in rowid order, as windowSQL does.
+const countSQL = `
+SELECT count(*) FROM (SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s LIMIT ?3)`
+
+// SearchCount counts the videos query matches (in opts.Region), up to
+// most+1: a count above most says "more than most".
+func (db *DB) SearchCount(ctx context.Context, query string, opts SearchOptions, most int) (int, error) {
+	pq, err := parseQuery(query)
+	if err != nil {
+		return 0, err
+	}
+	region := strings.ToUpper(strings.TrimSpace(opts.Region))
+	filter := ""
+	if region != "" {
+		filter = regionFilter
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), pq.expr, region, most+1).Scan(&n); err != nil {
+		return 0, searchErr(query, err)
+	}
+	return n, nil
+}
+
 // scored is a matching video and its score, best first.
 type scored struct {
 	vid   int64

@@ -157,7 +157,7 @@ func envInt(name string, def int) int {
 func BenchmarkRoutes(b *testing.B) {
 	db, days := yearDB(b)
 	costs := ingest.DefaultCosts()
-	s, err := New(Config{DB: db, QuotaKey: benchQuotaKey, Report: func(ctx context.Context) (*report.Report, error) {
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: benchQuotaKey, Report: func(ctx context.Context) (*report.Report, error) {
 		return report.Build(ctx, report.Sources{DB: db, Limiter: report.WholePools{Costs: costs}, Costs: costs,
 			QuotaKey: benchQuotaKey, Regions: benchRegions, Every: time.Hour, Now: yearEnd})
 	}})

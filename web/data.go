@@ -18,7 +18,17 @@ type SearchResult struct {
 	Category   string    `json:"category"`
 	Hits       []HitJSON `json:"hits"`
 	NextCursor *string   `json:"next_cursor"`
+	// Total is how many videos match, counted up to maxCount; TotalMore
+	// says there are more than Total.
+	Total     int  `json:"total"`
+	TotalMore bool `json:"total_is_lower_bound"`
+	// Offset is how many hits came before this page: the first one is
+	// number Offset+1.
+	Offset int `json:"offset"`
 }
+
+// maxCount is how far a search's matches are counted.
+const maxCount = 1000
 
 // HitJSON is one video that matched; Snippet marks the matched words
 // between [ and ].
@@ -55,10 +65,11 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if offset >= searchWindow {
 		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
 	}
-	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1)
+	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1, &res)
 	if err != nil {
 		return res, searchErr(err)
 	}
+	res.Offset = int(offset)
 	from, to := min(int(offset), len(hits)), min(int(offset)+limit, len(hits))
 	for _, h := range hits[from:to] {
 		res.Hits = append(res.Hits, HitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Snippet: h.Snippet,
@@ -71,16 +82,23 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	return res, nil
 }
 
-// searchHits asks the store for n hits; with a category, it filters the
-// whole window by the videos' categories.
-func (s *Server) searchHits(ctx context.Context, q, region, category string, n int) ([]store.Hit, error) {
+// searchHits asks the store for n hits and counts them all into res; with
+// a category, it filters the whole window by the videos' categories (and
+// counts what the window holds).
+func (s *Server) searchHits(ctx context.Context, q, region, category string, n int, res *SearchResult) ([]store.Hit, error) {
 	if category == "" {
+		total, err := s.cfg.DB.SearchCount(ctx, q, store.SearchOptions{Region: region}, maxCount)
+		if err != nil {
+			return nil, err
+		}
+		res.Total, res.TotalMore = min(total, maxCount), total > maxCount
 		return s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)})
 	}
 	hits, err := s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: searchWindow})
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	full := len(hits) == searchWindow
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -95,21 +113,29 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 			kept = append(kept, h)
 		}
 	}
+	res.Total, res.TotalMore = len(kept), full
 	return kept[:min(n, len(kept))], nil
 }
 
 // ChartJSON is a region's chart (or one category's) at one run, with each
 // video's movement since that chart's run before.
 type ChartJSON struct {
-	Region    string      `json:"region"`
-	Category  string      `json:"category"` // "": the chart of every category
-	RunID     int64       `json:"run_id"`
-	At        *string     `json:"at"`
-	Status    string      `json:"status"`
-	Complete  bool        `json:"complete"`
-	PrevRunID *int64      `json:"previous_run_id"`
-	PrevAt    *string     `json:"previous_at"`
-	Entries   []EntryJSON `json:"entries"`
+	Region    string  `json:"region"`
+	Category  string  `json:"category"` // "": the chart of every category
+	RunID     int64   `json:"run_id"`
+	At        *string `json:"at"`
+	Status    string  `json:"status"`
+	Complete  bool    `json:"complete"`
+	PrevRunID *int64  `json:"previous_run_id"`
+	PrevAt    *string `json:"previous_at"`
+	NextRunID *int64  `json:"next_run_id"`
+	NextAt    *string `json:"next_at"`
+	// DayAgoRunID is the chart's run current a day before this one: the
+	// entries' day_movement is against it.
+	DayAgoRunID        *int64      `json:"day_ago_run_id"`
+	DayAgoAt           *string     `json:"day_ago_at"`
+	Entries            []EntryJSON `json:"entries"`
+	at, prevAt, nextAt time.Time
 }
 
 // EntryJSON is one video in a chart. Movement is places climbed since the
@@ -125,6 +151,14 @@ type EntryJSON struct {
 	Category  string  `json:"category_id"`
 	Views     int64   `json:"views"`
 	ViewTrend []int64 `json:"views_trend"`
+	// DayMovement is places climbed since the chart a day before; nil
+	// when the video was not in it (or there is no such chart).
+	DayMovement *int   `json:"day_movement"`
+	Thumbnail   string `json:"thumbnail"`
+	// PeakRank is the best rank in this chart up to this run; Days the
+	// days (UTC) the video was in it.
+	PeakRank int `json:"peak_rank"`
+	Days     int `json:"days_on_chart"`
 }
 
 func (s *Server) chart(r *http.Request) (ChartJSON, error) {
@@ -163,16 +197,27 @@ func atText(at time.Time) string {
 
 func chartJSON(c store.Chart) ChartJSON {
 	j := ChartJSON{Region: c.Region, Category: c.Category, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
-		PrevAt: stamp(c.PrevAt), Entries: []EntryJSON{}}
+		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
 	}
+	if c.NextRun != 0 {
+		j.NextRunID = &c.NextRun
+	}
+	if c.DayRun != 0 {
+		j.DayAgoRunID, j.DayAgoAt = &c.DayRun, stamp(c.DayAt)
+	}
 	for _, e := range c.Entries {
 		ej := EntryJSON{Rank: e.Rank, ID: e.ID, Title: e.Title, Channel: e.Channel, Category: e.Category,
-			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0}
+			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
+			PeakRank: e.Peak, Days: e.Days}
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
+		}
+		if e.DayRank != 0 {
+			m := e.DayRank - e.Rank
+			ej.DayMovement = &m
 		}
 		if ej.ViewTrend == nil {
 			ej.ViewTrend = []int64{}
@@ -375,6 +420,30 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 			Message: run.Message, RetryAt: stamp(run.RetryAt)})
 	}
 	return out, nil
+}
+
+// chartsCache keeps the list of charts the switchers offer: a new chart
+// appears within chartsTTL.
+type chartsCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	cached []store.ChartName
+}
+
+const chartsTTL = time.Minute
+
+func (c *chartsCache) list(ctx context.Context, db *store.DB) ([]store.ChartName, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cached != nil && time.Since(c.at) < chartsTTL {
+		return c.cached, nil
+	}
+	l, err := db.Charts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.at, c.cached = time.Now(), l
+	return l, nil
 }
 
 // dailyCache keeps the units of the days before today: they are most of a

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
 )
 
 // pages holds one template set per page, each with the shared layout.
@@ -20,8 +24,11 @@ type pages struct {
 
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
-func parsePages() (*pages, error) {
-	funcs := template.FuncMap{"num": num, "when": when, "spark": sparkline, "marks": marks,
+func parsePages(signOut bool) (*pages, error) {
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
+		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
+		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
 		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
@@ -72,11 +79,31 @@ type overviewView struct {
 	Title   string
 	Quota   QuotaJSON
 	Pools   []report.Pool
-	Hourly  []BarChart
-	Daily   []BarChart
+	Hourly  []usageRow
+	Daily   []usageRow
 	Regions []report.Region
 	Now     time.Time
 	Reset   time.Time
+}
+
+// usageRow is one pool's usage over a span: its bars, or, when it spent
+// nothing, one quiet line saying so.
+type usageRow struct {
+	Pool  string
+	Chart *BarChart
+	Empty string
+}
+
+func usage(pool, span string, units []int64, start time.Time, label func(start time.Time, i int) string) usageRow {
+	var total int64
+	for _, u := range units {
+		total += u
+	}
+	if total == 0 {
+		return usageRow{Pool: pool, Empty: "no " + pool + " calls in " + span}
+	}
+	c := bars(pool, units, func(i int) string { return label(start, i) })
+	return usageRow{Pool: pool, Chart: &c}
 }
 
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
@@ -86,15 +113,24 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
+	hourly := map[string]report.HourlyJSON{}
 	for _, h := range q.Hourly {
+		hourly[h.Pool] = h
+	}
+	daily := map[string]DailyJSON{}
+	for _, d := range q.Daily {
+		daily[d.Pool] = d
+	}
+	// Every pool, in the pools' order, the same way in both spans.
+	for _, p := range q.rep.Pools {
+		h := hourly[p.Pool]
 		start, _ := time.Parse(time.RFC3339, h.Start)
-		v.Hourly = append(v.Hourly, bars(h.Pool, h.Units, func(i int) string {
+		v.Hourly = append(v.Hourly, usage(p.Pool, "24 hours", h.Units, start, func(start time.Time, i int) string {
 			return start.Add(time.Duration(i) * time.Hour).Format("Jan 2 15:00")
 		}))
-	}
-	for _, d := range q.Daily {
-		start, _ := time.Parse(time.RFC3339, d.Start)
-		v.Daily = append(v.Daily, bars(d.Pool, d.Units, func(i int) string {
+		d := daily[p.Pool]
+		start, _ = time.Parse(time.RFC3339, d.Start)
+		v.Daily = append(v.Daily, usage(p.Pool, "30 days", d.Units, start, func(start time.Time, i int) string {
 			return start.AddDate(0, 0, i).Format("Jan 2")
 		}))
 	}
@@ -102,9 +138,20 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type chartView struct {
-	Title string
-	Chart ChartJSON
-	At    string // the at parameter, as given
+	Title      string
+	Chart      ChartJSON
+	At         string // the picker's value: the run's time, to the minute, UTC
+	Thumbs     bool
+	Regions    []switchLink
+	Categories []switchLink
+	Prev, Next string // the chart's run before and after this one
+	Latest     string // "" when this is the latest
+}
+
+// switchLink is one choice of a switcher.
+type switchLink struct {
+	Label, Href string
+	Current     bool
 }
 
 func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
@@ -113,8 +160,70 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "chart", chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c,
-		At: r.URL.Query().Get("at")})
+	v := chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
+		At: c.at.UTC().Format(LocalMinute)}
+	if c.PrevRunID != nil {
+		v.Prev = chartHref(c.Region, c.Category, c.prevAt)
+	}
+	if c.NextRunID != nil {
+		v.Next, v.Latest = chartHref(c.Region, c.Category, c.nextAt), chartPath(c.Region, c.Category)
+	}
+	charts, err := s.charts.list(r.Context(), s.cfg.DB)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	v.Regions, v.Categories = switchers(charts, c.Region, c.Category)
+	s.render(w, http.StatusOK, "chart", v)
+}
+
+// switchers offers every region (its chart of the same category when it
+// has one, else its unfiltered chart) and every category of this region.
+func switchers(charts []store.ChartName, region, category string) (regions, categories []switchLink) {
+	has := map[store.ChartName]bool{}
+	for _, c := range charts {
+		has[c] = true
+	}
+	seen := map[string]bool{}
+	for _, c := range charts {
+		if !seen[c.Region] {
+			seen[c.Region] = true
+			cat := c.Category // the region's first chart, unless it has this category's or the unfiltered one
+			if has[store.ChartName{Region: c.Region, Category: category}] {
+				cat = category
+			} else if has[store.ChartName{Region: c.Region}] {
+				cat = ""
+			}
+			regions = append(regions, switchLink{Label: c.Region, Href: chartPath(c.Region, cat), Current: c.Region == region})
+		}
+		if c.Region == region {
+			label := "all"
+			if c.Category != "" {
+				label = ingest.CategoryName(c.Category)
+			}
+			categories = append(categories, switchLink{Label: label, Href: chartPath(region, c.Category), Current: c.Category == category})
+		}
+	}
+	return regions, categories
+}
+
+// chartHref is a chart's page at the run that started at at.
+func chartHref(region, category string, at time.Time) string {
+	q := url.Values{"at": {at.UTC().Format(time.RFC3339Nano)}}
+	if category != "" {
+		q.Set("category", category)
+	}
+	return "/charts/" + region + "?" + q.Encode()
+}
+
+// thumbnail is the URL of a thumbnail the policy lets the page load:
+// one on ThumbnailHost, over https; "" for any other.
+func thumbnail(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host != ThumbnailHost || u.User != nil {
+		return ""
+	}
+	return u.String()
 }
 
 // splitChart reads a report row's chart name: US, or US/10 for a category.
@@ -124,10 +233,17 @@ func splitChart(code string) (region, category string) {
 }
 
 type videoView struct {
-	Title string
-	Video VideoJSON
-	Ranks LineChart
-	Views LineChart
+	Title   string
+	Video   VideoJSON
+	Ranks   LineChart
+	Views   LineChart
+	Now     time.Time
+	YouTube string
+}
+
+// youTubeURL is a video's page on YouTube.
+func youTubeURL(id string) string {
+	return "https://www.youtube.com/watch?v=" + url.QueryEscape(id)
 }
 
 func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
@@ -137,9 +253,9 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ranks, views := videoSeries(v)
-	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v,
-		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }),
-		Views: lineChart(views, false, compact)})
+	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID),
+		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
+		Views: lineChart(views, false, compact, "views")})
 }
 
 // videoSeries splits a video's history into a rank line per chart, and
@@ -257,4 +373,64 @@ func shortNote(msg string) string {
 		return string(r[:89]) + "…"
 	}
 	return msg
+}
+
+// plural picks the word for n things: 1 hit, 2 hits, 0 hits.
+func plural(n int, one, many string) string {
+	return plural64(int64(n), one, many)
+}
+
+func plural64(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+// duration prints an ISO 8601 duration as the upstream sends it (PT22M47S)
+// the way a player shows it (22:47, 1:02:03); "live" for P0D, what a live
+// broadcast has; anything else as it came.
+func duration(iso string) string {
+	m := isoDuration.FindStringSubmatch(iso)
+	if m == nil || iso == "P" || strings.HasSuffix(iso, "T") {
+		return iso
+	}
+	n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+	secs := (((n(1)*7+n(2))*24+n(3))*60+n(4))*60 + n(5)
+	if secs == 0 {
+		return "live"
+	}
+	h, mnt, sec := secs/3600, secs/60%60, secs%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, mnt, sec)
+	}
+	return fmt.Sprintf("%d:%02d", mnt, sec)
+}
+
+// age says how long before now a stamp was: "3 days ago".
+func age(at *string, now time.Time) string {
+	if at == nil {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339, *at)
+	if err != nil {
+		return ""
+	}
+	d := now.Sub(t)
+	unit := func(n int, word string) string { return fmt.Sprintf("%d %s ago", n, plural(n, word, word+"s")) }
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Hour:
+		return unit(max(1, int(d/time.Minute)), "minute")
+	case d < 48*time.Hour:
+		return unit(int(d/time.Hour), "hour")
+	case d < 60*24*time.Hour:
+		return unit(int(d/(24*time.Hour)), "day")
+	case d < 730*24*time.Hour:
+		return unit(int(d/(30*24*time.Hour)), "month")
+	}
+	return unit(int(d/(365*24*time.Hour)), "year")
 }

@@ -129,17 +129,28 @@ func chartPath(region, category string) string {
 	return "/charts/" + region + "?category=" + url.QueryEscape(category)
 }
 
-// timeParam reads an RFC 3339 time; zero when absent.
+// LocalMinute is the value of an input of type datetime-local: a time
+// of day to the minute, with no zone (the dashboard's are UTC).
+const LocalMinute = "2006-01-02T15:04"
+
+// timeParam reads an RFC 3339 time, or a datetime-local one in UTC (to
+// the minute: the end of that minute, so a run started in it is taken);
+// zero when absent.
 func timeParam(r *http.Request, name string) (time.Time, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return t, badParam(name, "must be an RFC 3339 time such as 2026-11-21T09:00:00Z, got %q", v)
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
 	}
-	return t, nil
+	if t, err := time.Parse(LocalMinute, v); err == nil {
+		return t.Add(time.Minute - time.Millisecond), nil
+	}
+	if t, err := time.Parse(LocalMinute+":05", v); err == nil {
+		return t.Add(time.Second - time.Millisecond), nil
+	}
+	return time.Time{}, badParam(name, "must be an RFC 3339 time such as 2026-11-21T09:00:00Z (or 2026-11-21T09:00, UTC), got %q", v)
 }
 
 func kindParam(r *http.Request) (ingest.PageKind, error) {

@@ -82,6 +82,7 @@ func (s *Server) table() []Route {
 		{"GET /static/", SignIn, http.StripPrefix("/static/", http.FileServerFS(static))},
 		{"GET /login", SignIn, http.HandlerFunc(s.loginPage)},
 		{"POST /login", SignIn, http.HandlerFunc(s.login)},
+		{"POST /logout", SignIn, http.HandlerFunc(s.logout)},
 		{"GET /api/v1/search", API, s.deadline(s.apiSearch)},
 		{"GET /api/v1/charts/{region}", API, s.deadline(s.apiChart)},
 		{"GET /api/v1/videos/{id}", API, s.deadline(s.apiVideo)},

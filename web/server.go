@@ -43,6 +43,13 @@ type Config struct {
 	// Meter, when set, puts every API request under the clients' plans
 	// (ratelimit.go); nil serves the API unmetered.
 	Meter *Meter
+	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
+	SessionTTL time.Duration
+	// Now is the clock of sessions; time.Now when nil.
+	Now func() time.Time
+	// NoThumbnails leaves the videos' thumbnails out of the pages, and
+	// their image host out of the policy (offline or private use).
+	NoThumbnails bool
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -55,6 +62,11 @@ type Server struct {
 	pages  *pages
 	mux    *http.ServeMux
 	daily  dailyCache
+	charts chartsCache
+
+	sessions *sessions
+	csrf     *http.CrossOriginProtection
+	policy   string
 }
 
 // New returns the handler of the API and the dashboard.
@@ -65,11 +77,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p, err := parsePages()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	access := AccessFor(cfg.Token, cfg.Listen, cfg.Public)
+	p, err := parsePages(access == TokenRequired)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, access: AccessFor(cfg.Token, cfg.Listen, cfg.Public), pages: p, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(),
+		sessions: newSessions(cfg.SessionTTL, cfg.Now), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	s.routes()
 	return s, nil
 }
@@ -88,7 +105,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// No page runs a script: the policy says so, as a second wall behind
 	// the templates' escaping.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", s.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	s.mux.ServeHTTP(w, r)
@@ -103,4 +120,18 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{Addr: addr, Handler: h,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
+}
+
+// ThumbnailHost is the one image host the pages load from: YouTube's,
+// where the upstream's default thumbnails live.
+const ThumbnailHost = "i.ytimg.com"
+
+// policy is the Content-Security-Policy: no script at all; images from
+// this server and, with thumbnails, from ThumbnailHost alone.
+func policy(thumbnails bool) string {
+	img := "img-src 'self' data:"
+	if thumbnails {
+		img += " https://" + ThumbnailHost
+	}
+	return "default-src 'none'; style-src 'self'; " + img + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }

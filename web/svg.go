@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -52,24 +53,43 @@ func bars(name string, values []int64, label func(i int) string) BarChart {
 	return c
 }
 
-// Line is one series of a line chart: its polyline's points.
+// Tick is a mark on an axis: where it is (x or y, in viewBox units) and
+// what it says.
+type Tick struct {
+	Pos    float64
+	Label  string
+	Anchor string // how a time tick's label sits on it: start, middle or end
+}
+
+// Mark is one point of a line, with its hover title.
+type Mark struct {
+	X, Y  float64
+	Title string
+}
+
+// Line is one series of a line chart: its polyline's points and marks.
+// Class gives it a colour and a dash pattern of its own.
 type Line struct {
 	Name   string
 	Class  string
 	Points string
+	Marks  []Mark
 	Last   string // the last value, as shown beside the name
 }
 
-// LineChart is one or more series over a shared time axis.
+// LineChart is one or more series over a shared time axis, with labelled
+// axes and ticks.
 type LineChart struct {
-	Lines         []Line
-	Width, Height float64
-	From, To      string
-	Top, Bottom   string // the y axis's ends
-	Inverted      bool   // rank: 1 at the top
-	Empty         bool
-	minT, maxT    time.Time
-	minV, maxV    float64
+	Lines                    []Line
+	Width, Height            float64
+	Left, Right, Top, Bottom float64 // the plot's edges
+	XTicks, YTicks           []Tick
+	XLabel, YLabel           string
+	Summary                  string // the chart in words, for screen readers
+	Inverted                 bool   // rank: 1 at the top
+	Empty                    bool
+	minT, maxT               time.Time
+	lo, hi                   float64 // the y axis's range
 }
 
 type series struct {
@@ -78,56 +98,152 @@ type series struct {
 	v    []float64
 }
 
-// lineChart lays out series against time; inverted puts the smallest
-// value at the top (a rank).
-func lineChart(ss []series, inverted bool, label func(float64) string) LineChart {
-	c := LineChart{Width: chartW, Height: chartH, Inverted: inverted, Empty: true}
+// The line charts' viewBox and the room their axes take.
+const (
+	lineW, lineH           = 800.0, 280.0
+	padLeft, padRight      = 96.0, 12.0
+	padTop, padBottom      = 14.0, 58.0
+	maxMarks               = 150 // hover marks per series, at most
+	lineClasses, dashKinds = 8, 4
+)
+
+// lineChart lays out series against time. inverted puts the smallest
+// value at the top and starts the axis at 1 (a rank); label prints a
+// value, yLabel names the y axis.
+func lineChart(ss []series, inverted bool, label func(float64) string, yLabel string) LineChart {
+	c := LineChart{Width: lineW, Height: lineH, Left: padLeft, Right: lineW - padRight, Top: padTop, Bottom: lineH - padBottom,
+		Inverted: inverted, Empty: true, XLabel: "time (UTC)", YLabel: yLabel}
 	first := true
+	var minV, maxV float64
 	for _, s := range ss {
 		for i, t := range s.t {
 			if first {
-				c.minT, c.maxT, c.minV, c.maxV, first = t, t, s.v[i], s.v[i], false
+				c.minT, c.maxT, minV, maxV, first = t, t, s.v[i], s.v[i], false
 			}
 			c.minT, c.maxT = minTime(c.minT, t), maxTime(c.maxT, t)
-			c.minV, c.maxV = min(c.minV, s.v[i]), max(c.maxV, s.v[i])
+			minV, maxV = min(minV, s.v[i]), max(maxV, s.v[i])
 		}
 	}
 	if first {
 		return c
 	}
 	c.Empty = false
-	c.From, c.To = c.minT.UTC().Format("Jan 2 15:04"), c.maxT.UTC().Format("Jan 2 15:04")
-	c.Top, c.Bottom = label(c.maxV), label(c.minV)
-	if inverted {
-		c.Top, c.Bottom = label(c.minV), label(c.maxV)
+	if !c.maxT.After(c.minT) {
+		c.minT, c.maxT = c.minT.Add(-time.Hour), c.maxT.Add(time.Hour)
 	}
+	c.yAxis(minV, maxV, inverted, label)
+	c.xAxis()
+	var words []string
 	for i, s := range ss {
-		c.Lines = append(c.Lines, Line{Name: s.name, Class: fmt.Sprintf("s%d", i%8), Points: c.points(s),
-			Last: label(s.v[len(s.v)-1])})
+		if len(s.t) == 0 {
+			continue
+		}
+		l := Line{Name: s.name, Class: fmt.Sprintf("s%d d%d", i%lineClasses, i%dashKinds), Last: label(s.v[len(s.v)-1])}
+		var b strings.Builder
+		step := max(1, (len(s.t)+maxMarks-1)/maxMarks)
+		for k, t := range s.t {
+			x, y := c.x(t), c.y(s.v[k])
+			fmt.Fprintf(&b, "%.1f,%.1f ", x, y)
+			if k%step == 0 || k == len(s.t)-1 {
+				l.Marks = append(l.Marks, Mark{X: x, Y: y, Title: fmt.Sprintf("%s: %s at %s", s.name, label(s.v[k]), t.UTC().Format("Jan 2 15:04 UTC"))})
+			}
+		}
+		l.Points = strings.TrimSpace(b.String())
+		c.Lines = append(c.Lines, l)
+		words = append(words, fmt.Sprintf("%s from %s to %s", s.name, label(s.v[0]), l.Last))
 	}
+	c.Summary = fmt.Sprintf("%s from %s to %s: %s", yLabel, c.minT.UTC().Format("Jan 2 15:04"), c.maxT.UTC().Format("Jan 2 15:04 UTC"),
+		strings.Join(words, "; "))
 	return c
 }
 
-func (c LineChart) points(s series) string {
-	span := c.maxT.Sub(c.minT).Seconds()
-	rng := c.maxV - c.minV
-	var b strings.Builder
-	for i, t := range s.t {
-		x := chartW / 2
-		if span > 0 {
-			x = chartW * t.Sub(c.minT).Seconds() / span
-		}
-		y := chartH / 2
-		if rng > 0 {
-			f := (s.v[i] - c.minV) / rng
-			if !c.Inverted {
-				f = 1 - f
-			}
-			y = 2 + (chartH-4)*f
-		}
-		fmt.Fprintf(&b, "%.1f,%.1f ", x, y)
+// yAxis picks a range that starts and ends on ticks a step apart (1, 2 or
+// 5 times a power of ten); a rank's axis starts at #1.
+func (c *LineChart) yAxis(minV, maxV float64, inverted bool, label func(float64) string) {
+	if inverted {
+		minV = 1
+		maxV = max(maxV, 2)
+	} else if maxV == minV {
+		minV, maxV = max(0, minV-max(1, minV/10)), maxV+max(1, maxV/10)
 	}
-	return strings.TrimSpace(b.String())
+	step := niceStep(maxV-minV, 4)
+	c.lo, c.hi = math.Floor(minV/step)*step, math.Ceil(maxV/step)*step
+	if inverted {
+		c.lo = 1
+	}
+	if !inverted {
+		short := true
+		for v := c.lo; v <= c.hi+step/1e6; v += step {
+			t := Tick{Pos: c.y(v), Label: label(v)}
+			if n := len(c.YTicks); n > 0 && c.YTicks[n-1].Label == t.Label {
+				short = false
+			}
+			c.YTicks = append(c.YTicks, t)
+		}
+		if !short { // steps finer than the short labels tell apart: whole numbers
+			for i, v := 0, c.lo; i < len(c.YTicks); i, v = i+1, v+step {
+				c.YTicks[i].Label = num(int64(math.Round(v)))
+			}
+		}
+		return
+	}
+	c.YTicks = append(c.YTicks, Tick{Pos: c.y(1), Label: label(1)})
+	for v := step; v <= c.hi+step/1e6; v += step {
+		if v-1 >= step/2 { // 1, then the round steps not crowding it
+			c.YTicks = append(c.YTicks, Tick{Pos: c.y(v), Label: label(v)})
+		}
+	}
+}
+
+// niceStep is the round step that cuts span into about n parts.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return max(1, m*mag)
+		}
+	}
+	return max(1, 10*mag)
+}
+
+// xAxis puts five ticks evenly over the time range, dated when the range
+// spans days.
+func (c *LineChart) xAxis() {
+	span := c.maxT.Sub(c.minT)
+	layout := "Jan 2 15:04"
+	switch {
+	case span > 72*time.Hour:
+		layout = "Jan 2"
+	case span < 10*time.Minute:
+		layout = "15:04:05"
+	}
+	for i := range 5 {
+		t := c.minT.Add(span * time.Duration(i) / 4)
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		c.XTicks = append(c.XTicks, Tick{Pos: c.x(t), Label: t.UTC().Format(layout), Anchor: anchor})
+	}
+}
+
+func (c LineChart) x(t time.Time) float64 {
+	return c.Left + (c.Right-c.Left)*t.Sub(c.minT).Seconds()/c.maxT.Sub(c.minT).Seconds()
+}
+
+func (c LineChart) y(v float64) float64 {
+	f := (v - c.lo) / (c.hi - c.lo)
+	if c.Inverted {
+		return c.Top + (c.Bottom-c.Top)*f
+	}
+	return c.Bottom - (c.Bottom-c.Top)*f
 }
 
 // sparkline draws values evenly spaced in a small box.
@@ -183,15 +299,18 @@ func num(n int64) string {
 	return b.String()
 }
 
-// compact prints 1234567 as 1.2M.
+// compact prints 1234567 as 1.2M and 5000 as 5K.
 func compact(v float64) string {
+	unit := ""
 	switch {
 	case v >= 1e9:
-		return fmt.Sprintf("%.1fB", v/1e9)
+		v, unit = v/1e9, "B"
 	case v >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
+		v, unit = v/1e6, "M"
 	case v >= 1e3:
-		return fmt.Sprintf("%.1fk", v/1e3)
+		v, unit = v/1e3, "K"
+	default:
+		return fmt.Sprintf("%.0f", v)
 	}
-	return fmt.Sprintf("%.0f", v)
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0") + unit
 }

@@ -28,14 +28,15 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 	defer db.Close()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	views := int64(100)
-	v := ingest.Video{ID: "vid-1", Title: "A song", ChannelTitle: "A channel", CategoryID: "10", ViewCount: &views}
+	v := ingest.Video{ID: "vid-1", Title: "A song", ChannelTitle: "A channel", CategoryID: "10", ViewCount: &views,
+		Duration: "PT22M47S", PublishedAt: t0.Add(-72 * time.Hour)}
 	a, b := ingest.Video{ID: "vid-a", Title: "A", CategoryID: "24"}, ingest.Video{ID: "vid-b", Title: "B", CategoryID: "24"}
 	chartRun(t, db, "", t0, a, b, v)
 	chartRun(t, db, "10", t0.Add(time.Minute), v)
 	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: v.ID, ViewCount: 5000, At: t0.Add(3 * time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{DB: db})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(4 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,9 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 		}
 	}
 	page := string(fetch(t, srv.URL+"/videos/vid-1"))
-	for _, s := range []string{"views, charts and tracking: 5.0k", "US · music", `href="/charts/US?category=10"`} {
+	for _, s := range []string{"views, charts and tracking: 5K", "US · music", `href="/charts/US?category=10"`,
+		">22:47<", "(3 days ago)", `href="https://www.youtube.com/watch?v=vid-1"`, ">rank (#1 at the top)<", ">views<", ">time (UTC)<",
+		`<g class="series s0 d0">`, `<g class="series s1 d1">`, "<title>views, charts and tracking: 5K at Nov 20 12:00 UTC</title>"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("video page: no %q", s)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func noScriptRan(t *testing.T, ctx context.Context, where string) {
 	if v := eval[string](t, ctx, `String(window.__xss)`); v != "undefined" {
 		t.Errorf("%s: an upstream string ran as script (window.__xss = %s)", where, v)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('main script, main img, main svg[onload], main b').length`); n != 0 {
+	if n := eval[int](t, ctx, `document.querySelectorAll('main script, main img:not([src^="https://i.ytimg.com/"]), main svg[onload], main b').length`); n != 0 {
 		t.Errorf("%s: %d elements came from upstream markup", where, n)
 	}
 }
@@ -105,12 +106,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	d := startDashboard(t)
 	shots := t.TempDir()
 
-	page(t, ctx, "open the dashboard", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	// A page asked for without a session: the sign-in, then that page.
+	page(t, ctx, "open a chart", chromedp.Navigate(d.base+"/charts/GB"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
 	if h1 := text(t, ctx, "h1"); h1 != "Sign in" {
-		t.Fatalf("with a token set, / shows %q, want the sign-in page", h1)
+		t.Fatalf("with a token set, /charts/GB shows %q, want the sign-in page", h1)
 	}
 	page(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
-		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if got := eval[string](t, ctx, `location.pathname`); got != "/charts/GB" {
+		t.Errorf("after signing in: at %s, want back at /charts/GB", got)
+	}
+	if n := eval[int](t, ctx, `document.cookie.length`); n != 0 {
+		t.Errorf("the session cookie can be read by script (document.cookie has %d characters)", n)
+	}
+	page(t, ctx, "open the overview", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 
 	// Overview: pools with their numbers, both usage charts, each region.
 	if h1 := text(t, ctx, "h1"); h1 != "Overview" {
@@ -124,6 +133,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if n := eval[int](t, ctx, `document.querySelectorAll('figure.chart svg rect').length`); n < 24+30 {
 		t.Errorf("overview: %d bars, want a 24-hour and a 30-day chart", n)
+	}
+	// The cards fill their row: the last one ends where the row does.
+	if gap := eval[float64](t, ctx, `(() => { const row = document.querySelector('.cards').getBoundingClientRect();
+		const cards = [...document.querySelectorAll('.cards .card')];
+		return row.right - Math.max(...cards.map(c => c.getBoundingClientRect().right)); })()`); gap > 2 {
+		t.Errorf("overview: the pool cards leave %.0fpx of their row empty", gap)
+	}
+	usage := text(t, ctx, "section:nth-of-type(2)")
+	for _, want := range []string{"no search calls in 24 hours", "no search calls in 30 days"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("overview usage: no quiet line %q in %q", want, usage)
+		}
 	}
 	regionsText := text(t, ctx, "table.regions tbody")
 	for _, want := range []string{"US", "GB", "US · music", "GB · music", "completed"} {
@@ -148,6 +169,26 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
 		t.Errorf("chart: no movement marks after two runs")
 	}
+	if got := eval[string](t, ctx, `(() => { const i = document.querySelector('td.thumb img');
+		return i ? [i.src.startsWith('https://i.ytimg.com/'), i.loading, i.width, i.height].join(' ') : 'none'; })()`); got != "true lazy 80 60" {
+		t.Errorf("chart: first thumbnail %q, want one from i.ytimg.com, lazy, 80x60", got)
+	}
+	for css, want := range map[string]string{"td.peak": "#", "td.days": "1", "a.yt": "YouTube"} {
+		if got := text(t, ctx, "table.chart-table tbody tr:first-child "+css); !strings.HasPrefix(got, want) {
+			t.Errorf("chart: %s is %q, want %q...", css, got, want)
+		}
+	}
+	if got := eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
+		t.Errorf("chart: the time picker is an input of type %q, want datetime-local", got)
+	}
+	if got := text(t, ctx, `nav[aria-label=Regions]`); !strings.Contains(got, "GB") || !strings.Contains(got, "US") {
+		t.Errorf("chart: region switcher %q", got)
+	}
+	page(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(`a.next`)))
+	if got := text(t, ctx, "nav.steps"); !strings.Contains(got, "No earlier run") {
+		t.Errorf("chart: the previous run's steps say %q, want no earlier run", got)
+	}
+	page(t, ctx, "next run", chromedp.Click(chromedp.CSS(`a.next`)), chromedp.WaitVisible(chromedp.CSS(`a.prev`)))
 	noScriptRan(t, ctx, "chart page")
 	shot(t, ctx, shots, "chart-US.png")
 
@@ -169,6 +210,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := text(t, ctx, "body"); !strings.Contains(got, "views, charts and tracking") {
 		t.Errorf("video page: no line of the views read by tracking in %q", got)
 	}
+	if got := text(t, ctx, ".duration"); !regexp.MustCompile(`^\d+:\d\d$`).MatchString(got) {
+		t.Errorf("video page: duration %q, want m:ss", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('a.youtube').href`); !strings.HasPrefix(got, "https://www.youtube.com/watch?v=") {
+		t.Errorf("video page: YouTube link %q", got)
+	}
+	axes := eval[string](t, ctx, `[...document.querySelectorAll('.axis-label')].map(e => e.textContent).join('|')`)
+	if axes != "rank (#1 at the top)|time (UTC)|views|time (UTC)" {
+		t.Errorf("video page: axis labels %q", axes)
+	}
+	// The two views lines differ in dash, not only in colour.
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('figure.line-chart')].pop().querySelectorAll('polyline').length > 1 ?
+		[...[...document.querySelectorAll('figure.line-chart')].pop().querySelectorAll('polyline')].map(p => p.parentNode.getAttribute('class') + ':' + getComputedStyle(p).strokeDasharray).join('|') : ''`); !strings.Contains(got, "|") || strings.Split(strings.Split(got, "|")[0], ":")[1] == strings.Split(strings.Split(got, "|")[1], ":")[1] {
+		t.Errorf("video page: the views lines' dashes %q, want two different ones", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('figure.line-chart circle > title').length`); n == 0 {
+		t.Errorf("video page: no hover titles on the points")
+	}
 	noScriptRan(t, ctx, "video page")
 	shot(t, ctx, shots, "video.png")
 
@@ -181,8 +240,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := text(t, ctx, "ol.hits li:first-child mark"); !strings.EqualFold(got, "prank") {
 		t.Errorf("search: highlighted %q, want Prank", got)
 	}
+	if got := text(t, ctx, "p.count"); !regexp.MustCompile(`^\d+ hits? for “prank”`).MatchString(got) {
+		t.Errorf("search: count %q", got)
+	}
+	// Every input is as wide as its placeholder.
+	if got := eval[string](t, ctx, `(() => { const c = document.createElement('canvas').getContext('2d'); const bad = [];
+		for (const i of document.querySelectorAll('main input[placeholder]')) { const s = getComputedStyle(i); c.font = s.font;
+		  const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+		  if (c.measureText(i.placeholder).width > room) bad.push(i.name); } return bad.join(' '); })()`); got != "" {
+		t.Errorf("search: the placeholder of %s is clipped", got)
+	}
 	noScriptRan(t, ctx, "search page")
 	shot(t, ctx, shots, "search.png")
+	page(t, ctx, "search for many", chromedp.Navigate(d.base+"/search?q=burger"), chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
+	shot(t, ctx, shots, "search-many.png")
+	page(t, ctx, "search for nothing", chromedp.Navigate(d.base+"/search?q=zzyzxnothing"), chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
+	if n := eval[int](t, ctx, `document.querySelectorAll('main ol, main li').length`); n != 0 {
+		t.Errorf("search for nothing: %d list elements, want a plain sentence", n)
+	}
 
 	// The music chart, reached from the overview's row of its own.
 	page(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/"),
@@ -206,4 +281,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("phone: the overview is wider than the screen")
 	}
 	shot(t, ctx, shots, "overview-phone.png")
+
+	// Sign out: back to the sign-in, and the pages ask for it again.
+	page(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form.signout button`)), chromedp.WaitVisible(chromedp.CSS(`.signed-out`)))
+	page(t, ctx, "after signing out", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
 }

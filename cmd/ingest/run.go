@@ -28,8 +28,10 @@ type runFlags struct {
 	regions string
 	every   time.Duration
 	listen  string
-	strict  bool
-	keep    string // prune.go: "" keeps everything
+	// noThumbs is --no-thumbnails, for the dashboard of --listen.
+	noThumbs bool
+	strict   bool
+	keep     string // prune.go: "" keeps everything
 	// categories is --categories; cats what it names ("" first: the
 	// unfiltered chart), set by validate.
 	categories string
@@ -92,6 +94,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default US,GB,DE,FR,IN,BR,AU,CA)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/8")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
+	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
@@ -156,7 +159,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		}
 	}
 	if f.listen != "" {
-		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every)
+		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every, f.noThumbs)
 		if err != nil {
 			return err
 		}
@@ -344,7 +347,7 @@ func signals(parent context.Context, s *settings) (ctx context.Context, drained 
 // serve starts the listener of run --listen: /metrics, /healthz and
 // /readyz, and beside them the report (/quota), the API and the dashboard
 // when the listener may serve the data.
-func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipeline, codes []string, every time.Duration) (func(), error) {
+func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipeline, codes []string, every time.Duration, noThumbs bool) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
@@ -362,7 +365,7 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 			replyJSON(w, http.StatusOK, rep.JSON())
 		})},
 	}
-	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, Routes: routes})
+	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, NoThumbnails: noThumbs, Routes: routes})
 	if err != nil {
 		ln.Close()
 		return nil, runtimeError(err)

@@ -27,8 +27,11 @@ import (
 const uiTokenEnv = "INGEST_UI_TOKEN"
 
 type serveFlags struct {
-	listen         string
-	public         bool
+	listen string
+	public bool
+	// noThumbs leaves the videos' thumbnails (from i.ytimg.com) out of
+	// the pages: offline or private use.
+	noThumbs       bool
 	regions        string
 	every          time.Duration
 	apiPlans       string
@@ -71,6 +74,7 @@ as in ingest report; --every and --regions override it.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
+	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host (offline or private use)")
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
@@ -156,7 +160,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		db.Close()
 		return nil, nil, err
 	}
-	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter,
+	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
 		Routes: []web.Route{ready, meter.metrics.route()}})
 	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
 	if err != nil {

@@ -89,6 +89,28 @@ func (d *dashboard) getAs(t *testing.T, path, token string) (int, http.Header, [
 	return res.StatusCode, res.Header, b
 }
 
+// signIn posts the sign-in form as a browser on the page would, and
+// returns the session cookie it sets.
+func (d *dashboard) signIn(t *testing.T) *http.Cookie {
+	t.Helper()
+	req, _ := http.NewRequest("POST", d.base+"/login", strings.NewReader(url.Values{"token": {uiToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for _, ck := range res.Cookies() {
+		if ck.Name == "ingest_session" && ck.Value != "" && ck.Value != uiToken {
+			return ck
+		}
+	}
+	t.Fatalf("sign-in: %d, no session cookie in %v", res.StatusCode, res.Cookies())
+	return nil
+}
+
 // hostileID is the id of the US video whose title is markup.
 func (d *dashboard) hostileID(t *testing.T) string {
 	t.Helper()
@@ -195,9 +217,10 @@ func TestServeAPI(t *testing.T) {
 	if h, dd := sum("default", quota.Hourly), sum("default", quota.Daily); h == 0 || h != dd {
 		t.Errorf("quota: default pool's units %d by hour, %d by day; want the same, not zero", h, dd)
 	}
+	session := d.signIn(t)
 	for _, path := range []string{"/api/v1/quota", "/", "/api/v1/runs"} {
 		req, _ := http.NewRequest("GET", d.base+path, nil)
-		req.AddCookie(&http.Cookie{Name: "ingest_ui_token", Value: uiToken})
+		req.AddCookie(session)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -404,7 +427,7 @@ func TestRunListenServesTheDashboard(t *testing.T) {
 	h := newHarness(t)
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	addr := closedAddr(t)
-	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr, "--no-thumbnails")
 	d := &dashboard{h: h, base: "http://" + addr, proc: p}
 	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
 		t.Fatalf("run --listen %s never answered\n%s", addr, p.out)
@@ -413,5 +436,16 @@ func TestRunListenServesTheDashboard(t *testing.T) {
 		if code, body := d.get(t, path, false); code != 200 {
 			t.Errorf("run --listen %s: got %d\n%.300s", path, code, body)
 		}
+	}
+	// --no-thumbnails: the chart loads nothing from YouTube's image host,
+	// and the policy does not allow it.
+	res, err := http.Get(d.base + "/charts/US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); strings.Contains(csp, "ytimg") || strings.Contains(string(body), "<img") {
+		t.Errorf("run --listen --no-thumbnails: policy %q, or an image on the chart page", csp)
 	}
 }

@@ -1,0 +1,58 @@
+package web
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// TestOverviewShowsEveryPoolAlike: both usage sections show every pool,
+// in the pools' order; a pool that spent nothing is one quiet line, not an
+// empty chart.
+func TestOverviewShowsEveryPoolAlike(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	var hour [24]int64
+	hour[23] = 5
+	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now, HourStart: now.Truncate(time.Hour).Add(-23 * time.Hour),
+		Pools: []report.Pool{{PoolState: ingest.PoolState{Pool: "default"}}, {PoolState: ingest.PoolState{Pool: "search"}},
+			{PoolState: ingest.PoolState{Pool: "stats"}}},
+		Hourly: map[string][24]int64{"default": hour}}
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k",
+		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	page := string(fetch(t, srv.URL+"/"))
+	day, month, ok := strings.Cut(page[strings.Index(page, "Usage, last 24 hours"):], "Usage, last 30 days")
+	if !ok {
+		t.Fatalf("no usage sections in\n%s", page)
+	}
+	month = month[:strings.Index(month, "</section>")]
+	if strings.Count(day, "<figcaption>default") != 1 || !strings.Contains(day, `<p class="quiet">no search calls in 24 hours</p>`) ||
+		!strings.Contains(day, `<p class="quiet">no stats calls in 24 hours</p>`) || strings.Index(day, "search calls") > strings.Index(day, "stats calls") {
+		t.Errorf("24 hours: want default's bars, then search and stats as one quiet line each\n%s", day)
+	}
+	for _, pool := range []string{"default", "search", "stats"} {
+		if !strings.Contains(month, `<p class="quiet">no `+pool+` calls in 30 days</p>`) {
+			t.Errorf("30 days: no quiet line for %s\n%s", pool, month)
+		}
+	}
+	if strings.Contains(month, "<svg") {
+		t.Errorf("30 days: a chart drawn for pools that spent nothing")
+	}
+}
