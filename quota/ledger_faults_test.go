@@ -896,3 +896,43 @@ func testStaleLedgersCopy(t *testing.T, day bool) {
 		t.Fatalf("a window after the loss, %d admitted; want %d", n2, capacity)
 	}
 }
+
+// TestFaultStateAndLogGoBack: the state and the log go back together to an
+// older copy (restored in place), consistent with each other, while the
+// ledgers hash keeps the marks of the calls since. A's call after the copy
+// is missing, and its mark in the ledgers hash with it: only the state being
+// older than the marks it has seen tells. A's next call finds the loss and
+// waits for B, whose 20 calls are missing too; then the pool fills to
+// exactly its capacity.
+func TestFaultStateAndLogGoBack(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	c := newClient(t, srv.Addr)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	a.spendN(30)
+	b.spendN(30)
+	snap := dumpKeys(t, c, key)
+	for k := range snap {
+		if !strings.HasSuffix(k, ":state") && !strings.HasSuffix(k, ":log:default") {
+			delete(snap, k)
+		}
+	}
+	b.spendN(20)
+	a.spendN(1)
+	for k, v := range snap { // these two alone, in place
+		if err := c.RestoreReplace(context.Background(), k, v.ttl, v.val).Err(); err != nil {
+			t.Fatalf("RESTORE %s: %v", k, err)
+		}
+	}
+	a.restart()
+	alone := fill(t, a)
+	after := fill(t, a, b)
+	t.Logf("state and log restored to an older copy, ledgers hash kept: A alone %d, then %d; %d / %d in all, Redis %d",
+		alone, after, total(a, b), capacity, used(t, a.l))
+	if alone != 0 || total(a, b) != capacity || used(t, a.l) != capacity {
+		t.Fatalf("A alone was admitted %d (want 0: the limiter waits for B), %d in all, Redis %d; want %d",
+			alone, total(a, b), used(t, a.l), capacity)
+	}
+}
