@@ -39,7 +39,7 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	}
 	var p Pruned
 	steps := []func(context.Context, Retention, *Pruned) error{
-		db.pruneRuns, db.pruneStats, db.pruneVideos, db.pruneLedger, db.vacuum,
+		db.pruneRuns, db.pruneStats, db.pruneDays, db.pruneVideos, db.pruneLedger, db.vacuum,
 	}
 	for _, step := range steps {
 		if err := step(ctx, r, &p); err != nil {
@@ -99,6 +99,52 @@ func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
 		`DELETE FROM video_stats WHERE (vid, at_ms) IN (
 		   SELECT vid, at_ms FROM video_stats WHERE at_ms < ?1 ORDER BY at_ms LIMIT ?2)`)
 }
+
+// pruneDays deletes the daily rollup (video_days) of the days before
+// r.Before's, a range of videos a transaction, then rebuilds r.Before's own
+// day from what is left of it, so that the rollup says what the entries and
+// stats kept say.
+func (db *DB) pruneDays(ctx context.Context, r Retention, _ *Pruned) error {
+	day := msOf(r.Before) / dayMS * dayMS
+	var top int64
+	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
+		return err
+	}
+	span := int64(max(1, r.Batch))
+	for lo := int64(0); lo <= top; lo += span {
+		if _, err := db.w.ExecContext(ctx, `DELETE FROM video_days WHERE vid >= ? AND vid < ? AND day_ms <= ?`,
+			lo, lo+span, day); err != nil {
+			return fmt.Errorf("daily rollup: %w", err)
+		}
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{refillDayFromEntries, refillDayFromStats} {
+			if _, err := tx.ExecContext(ctx, q, day, day+dayMS); err != nil {
+				return fmt.Errorf("daily rollup of %s: %w", time.UnixMilli(day).UTC().Format(time.DateOnly), err)
+			}
+		}
+		return nil
+	})
+}
+
+// The refills put one day [?1, ?2) back into the rollup from the entries of
+// the runs started around it and the stats read in it.
+const (
+	refillDayFromEntries = `
+INSERT INTO video_days
+SELECT vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1, rank, rank,
+  fetched_ms, view_count, like_count, comment_count
+FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
+    AND started_ms >= ?1 - 86400000 AND started_ms < ?2)
+  AND fetched_ms >= ?1 AND fetched_ms < ?2
+ON CONFLICT DO UPDATE SET ` + daysUpsert
+	refillDayFromStats = `
+INSERT INTO video_days
+SELECT vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms, view_count, like_count,
+  comment_count
+FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2
+ON CONFLICT DO UPDATE SET ` + daysUpsert
+)
 
 // pruneVideos deletes the videos last seen before r.Before that nothing
 // kept points at any more (the index triggers drop their words).

@@ -22,6 +22,7 @@ var upgrades = []upgrade{
 	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
 	upgradeUnknown,                 // 5 -> 6: unknown.go
 	upgradeData,                    // 6 -> 7: upgrade_data.go, categories, stats, thumbnails
+	upgradeDays,                    // 7 -> 8: upgrade_days.go, the daily rollup of a video's history
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
