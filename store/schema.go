@@ -28,6 +28,12 @@ var upgrades = []upgrade{
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
 var SchemaVersion = 1 + len(upgrades)
 
+// WALLimit is the size the WAL is cut back to after a checkpoint
+// (journal_size_limit): without it SQLite keeps the WAL at its largest
+// until the last connection closes, so one large write (a prune, an
+// upgrade) would leave a daemon beside a WAL of that size.
+const WALLimit = 64 << 20
+
 // DSN is the data source name every connection to the database uses.
 // Pragmas sit in the DSN so that each pooled connection gets them, busy
 // timeout first; WAL lets readers run beside the one writer; immediate
@@ -38,6 +44,7 @@ func DSN(path string, readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", WALLimit))
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}
