@@ -43,6 +43,11 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 		r.Batch = 50000
 	}
 	var p Pruned
+	restore, err := db.roomyWriter(ctx)
+	if err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
+	defer restore()
 	steps := []func(context.Context, Retention, *Pruned) error{
 		db.pruneRuns, db.pruneStats, db.pruneDays, db.pruneVideos, db.pruneLedger, db.vacuum,
 	}
@@ -52,6 +57,30 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 		}
 	}
 	return p, db.checkpoint(ctx)
+}
+
+// pruneCache is the writer's page cache while pruning, in KiB: room for a
+// whole batch's pages, so that none is spilled to the WAL and written again
+// before the batch commits.
+const pruneCache = 128 << 10
+
+// roomyWriter gives the writer connection pruneCache and temporary
+// b-trees in memory (a batch's keys to delete, not a temporary file);
+// restore puts back what it had.
+func (db *DB) roomyWriter(ctx context.Context) (restore func(), err error) {
+	var cache, temp int
+	if err := db.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp); err != nil {
+		return nil, fmt.Errorf("writer settings: %w", err)
+	}
+	set := func(ctx context.Context, cache, temp int) error {
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d`, cache, temp))
+		return err
+	}
+	if err := set(ctx, -pruneCache, 2); err != nil {
+		return nil, fmt.Errorf("writer settings: %w", err)
+	}
+	return func() { _ = set(context.WithoutCancel(ctx), cache, temp) }, nil
 }
 
 // checkpoint copies the WAL into the database and truncates it, so that

@@ -128,6 +128,11 @@ func TestPruneBoundsWAL(t *testing.T) {
 	if n := walSize(t, db); n != 0 {
 		t.Errorf("WAL holds %d bytes after pruning, want 0", n)
 	}
+	var cache, temp int
+	if err := db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp); err != nil || cache != -2000 || temp != 0 {
+		t.Errorf("writer after pruning: cache_size %d, temp_store %d (%v); want its defaults -2000 and 0 back", cache, temp, err)
+	}
 	if got.Runs != 20 || got.Entries != 800 || got.Videos != 800 {
 		t.Errorf("pruned %+v, want 20 runs, 800 entries, 800 videos", got)
 	}
