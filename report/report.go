@@ -130,7 +130,8 @@ type PlanLine struct {
 	Regions    int
 	Pages      int // pages a cycle, all charts together
 	RunsPerDay float64
-	Units      int64 // per day
+	Units      int64 // per day, tracking's included
+	Tracking   int64 // of Units, what tracking spends (AddTracking)
 	Capacity   int64
 }
 
@@ -228,6 +229,22 @@ func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {
 		}
 	}
 	return n
+}
+
+// AddTracking adds to each pool of plan what tracking spends there in a
+// day: one videos.batchGetStats call per batch of the videos it follows,
+// at every reading (every).
+func AddTracking(plan []PlanLine, costs *ingest.Costs, videos, batch int, every time.Duration) []PlanLine {
+	if videos <= 0 || batch <= 0 || every <= 0 {
+		return plan
+	}
+	call, _ := costs.Op(ingest.OpBatchGetStats)
+	calls := float64((videos+batch-1)/batch) * float64(24*time.Hour) / float64(every)
+	for i := range plan {
+		plan[i].Tracking = int64(calls*float64(unitsIn(call, plan[i].Pool)) + 0.5)
+		plan[i].Units += plan[i].Tracking
+	}
+	return plan
 }
 
 func unitsIn(charges []ingest.Charge, pool string) int64 {

@@ -45,6 +45,12 @@ type DB struct {
 	st   *statements
 	// rankWindow is RankWindow; tests make it small.
 	rankWindow int
+	// vacuumStep and mergePages are VacuumStep and MergePages; tests make
+	// them small.
+	vacuumStep, mergePages int
+	// beforeCheckpoint, when set, is called before each of Prune's
+	// checkpoints, when the WAL is at its largest: tests read its size.
+	beforeCheckpoint func()
 }
 
 // Open opens the database at path, creating it if it is missing, and brings
@@ -73,7 +79,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow}
+	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
 	if db.st, err = prepare(ctx, w); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)

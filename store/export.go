@@ -18,6 +18,10 @@ type ExportFilter struct {
 	// asks for the unfiltered chart alone.
 	Category   string
 	Unfiltered bool
+	// PerDay gives one row per video, region and chart a day instead of
+	// one per run: the counts and rank of the day's last run that showed
+	// the video, stamped with the day's 00:00 UTC.
+	PerDay bool
 }
 
 // ExportRow is one video on one chart run: its latest metadata and the
@@ -29,16 +33,19 @@ type ExportRow struct {
 	ChannelID    string
 	ChannelTitle string
 	CategoryID   string
-	TrendingAt   time.Time // when the page was fetched
-	Tags         []string
-	Views        *int64
-	Likes        *int64 // nil: hidden
-	Comments     *int64 // nil: hidden
-	Thumbnail    string
-	Description  string
-	Region       string
-	Chart        string // the run's category, "" the unfiltered chart
-	Rank         int
+	// TrendingAt is when the run started, to the second (one time for a
+	// whole run); with PerDay, the day's 00:00 UTC.
+	TrendingAt  time.Time
+	Tags        []string
+	Views       *int64
+	Likes       *int64 // nil: hidden
+	Comments    *int64 // nil: hidden
+	Thumbnail   string
+	Description string
+	Region      string
+	Chart       string // the run's category, "" the unfiltered chart
+	Rank        int
+	RunID       int64 // the run the counts and rank come from
 }
 
 // where is the filter as SQL over runs AS r: runs_started (kind,
@@ -71,20 +78,70 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // rows stream out in constant memory (only one run's entries are sorted).
 const exportSQL = `
 SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
-  e.fetched_ms, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
-  v.description, r.region, r.category, e.rank
+  r.started_ms / 1000 * 1000, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
+  v.description, r.region, r.category, e.rank, r.id
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
 WHERE %s
 ORDER BY r.kind, r.started_ms, r.id, e.rank`
 
+// exportDaySQL reads one day's rows (the runs the filter selects started
+// that day): per chart and video, the entry of its last run that day
+// (max(r.id): run ids follow start times; SQLite takes the other columns
+// from the row holding the max), by chart and rank. Only one day's entries
+// are grouped at a time.
+const exportDaySQL = `
+SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
+  ?, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
+  v.description, r.region, r.category, e.rank, max(r.id)
+FROM runs AS r
+JOIN trending_entries AS e ON e.run_id = r.id
+JOIN videos AS v ON v.vid = e.vid
+WHERE %s
+GROUP BY r.region, r.category, e.vid
+ORDER BY r.region, r.category, e.rank, v.id`
+
 // Export calls fn with every row the filter selects, oldest run first, as
 // the rows are read: nothing is held beyond the row. An error from fn stops
 // it and is returned as it is.
 func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) error) error {
+	if f.PerDay {
+		return db.exportDays(ctx, f, fn)
+	}
 	where, args := f.where()
-	rows, err := db.r.QueryContext(ctx, fmt.Sprintf(exportSQL, where), args...)
+	return db.exportRows(ctx, fmt.Sprintf(exportSQL, where), args, fn)
+}
+
+// exportDays exports day by day, oldest first, each day's runs alone.
+func (db *DB) exportDays(ctx context.Context, f ExportFilter, fn func(ExportRow) error) error {
+	for day := f.Since.UTC().Truncate(24 * time.Hour); day.Before(f.Until); day = day.Add(24 * time.Hour) {
+		d := f
+		d.Since, d.Until = maxTime(f.Since, day), minTime(f.Until, day.Add(24*time.Hour))
+		where, args := d.where()
+		if err := db.exportRows(ctx, fmt.Sprintf(exportDaySQL, where), append([]any{msOf(day)}, args...), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(ExportRow) error) error {
+	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -111,7 +168,7 @@ func scanExport(rows *sql.Rows) (ExportRow, error) {
 	var tags string
 	var views, likes, comments sql.NullInt64
 	if err := rows.Scan(&r.VideoID, &r.Title, &pub, &r.ChannelID, &r.ChannelTitle, &r.CategoryID,
-		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank); err != nil {
+		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank, &r.RunID); err != nil {
 		return r, err
 	}
 	r.PublishedAt, r.TrendingAt = timeOf(pub), time.UnixMilli(at).UTC()

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -31,8 +33,9 @@ type CountPoint struct {
 type History struct {
 	Video  StoredVideo
 	Charts []ChartPresence // by first appearance
-	// Views has at most one point a step (the highest count read in it),
-	// oldest first, whether a chart or tracking read it.
+	// Views has at most one point a step (the highest count read in it)
+	// over the video's last recentDays days of readings, and one a day
+	// before them, oldest first, whether a chart or tracking read it.
 	Views []CountPoint
 }
 
@@ -49,84 +52,170 @@ func HistoryStep(first, last time.Time) time.Duration {
 	return time.Hour
 }
 
+// recentDays is how many days, up to a video's last reading, its history
+// reads point by point (a point a step, HistoryStep); before them it reads
+// one point a day from the daily rollup (video_days), so that a year-long
+// history costs a row per chart per day, not one per entry.
+const recentDays = 14
+
+const dayMS = 24 * 60 * 60 * 1000
+
 // VideoHistory returns videoID's history since a time (the zero time: all
-// of it); ok is false when the video is not stored. It reads the video's own
-// entries and stats from since on by their indexes (trending_entries_vid,
-// video_stats' key), never a pass over the tables; its cost grows with the
-// video's own history in the range (a chart entry is one lookup), which is
-// why callers bound it.
+// of it); ok is false when the video is not stored. Its charts come from
+// the daily rollup (video_days) for the whole days since, and from the
+// entries themselves (trending_entries_vid) for the part of a day before
+// them. Its view counts are a point a step over the video's last
+// recentDays days of readings and a point a day before them.
 func (db *DB) VideoHistory(ctx context.Context, videoID string, since time.Time) (h History, ok bool, err error) {
 	h.Video, ok, err = db.Video(ctx, videoID)
 	if err != nil || !ok {
 		return h, ok, err
 	}
-	from := msOf(since)
-	if since.IsZero() {
-		from = 0
+	from := int64(0)
+	if !since.IsZero() {
+		from = msOf(since)
 	}
 	if h.Charts, err = db.presence(ctx, videoID, from); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
-	first := h.Video.FirstSeen
-	if since.After(first) {
-		first = since
-	}
-	step := HistoryStep(first, h.Video.LastSeen)
-	if h.Views, err = db.counts(ctx, videoID, from, step); err != nil {
+	if h.Views, err = db.views(ctx, videoID, from, since, h.Video); err != nil {
 		return h, true, fmt.Errorf("history of %s: %w", videoID, err)
 	}
 	return h, true, nil
 }
 
-// presence folds the video's chart entries, oldest first, into one line
-// per chart.
+// nextDay is the first 00:00 UTC at or after ms.
+func nextDay(ms int64) int64 { return (ms + dayMS - 1) / dayMS * dayMS }
+
+// presence folds the video's chart entries into one line per chart, by
+// first appearance: the entries of the first partial day one by one, the
+// whole days after it from the rollup.
 func (db *DB) presence(ctx context.Context, videoID string, from int64) ([]ChartPresence, error) {
+	f := chartFold{index: map[[2]string]int{}}
+	day := nextDay(from)
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.region, e.category, e.fetched_ms, e.rank
-FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
-WHERE v.id = ? AND e.fetched_ms >= ? ORDER BY e.fetched_ms`, videoID, from)
+SELECT e.region, e.category, e.fetched_ms, e.fetched_ms, 1, e.rank, e.rank
+FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM videos WHERE id = ?1)
+  AND e.fetched_ms >= ?2 AND e.fetched_ms < ?3
+UNION ALL
+SELECT d.region, d.category, d.first_ms, d.last_ms, d.entries, d.best_rank, d.last_rank
+FROM video_days AS d WHERE d.vid = (SELECT vid FROM videos WHERE id = ?1)
+  AND d.region <> '' AND d.day_ms >= ?3 AND d.entries > 0`, videoID, from, day)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []ChartPresence
-	index := map[[2]string]int{}
 	for rows.Next() {
 		var region, category string
-		var ms int64
-		var rank int
-		if err := rows.Scan(&region, &category, &ms, &rank); err != nil {
+		var first, last int64
+		var n, best, lastRank int
+		if err := rows.Scan(&region, &category, &first, &last, &n, &best, &lastRank); err != nil {
 			return nil, err
 		}
-		at := time.UnixMilli(ms).UTC()
-		k := [2]string{region, category}
-		i, seen := index[k]
-		if !seen {
-			i, index[k] = len(out), len(out)
-			out = append(out, ChartPresence{Region: region, Category: category, First: at, BestRank: rank})
-		}
-		c := &out[i]
-		c.Last, c.LastRank, c.Entries = at, rank, c.Entries+1
-		c.BestRank = min(c.BestRank, rank)
+		f.add(region, category, first, last, n, best, lastRank)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(f.out, byFirstSeen)
+	return f.out, nil
+}
+
+// byFirstSeen orders charts by first appearance, then by name.
+func byFirstSeen(a, b ChartPresence) int {
+	return cmp.Or(a.First.Compare(b.First), cmp.Compare(a.Region, b.Region), cmp.Compare(a.Category, b.Category))
+}
+
+// chartFold gathers a chart's spans of entries into one ChartPresence.
+type chartFold struct {
+	out   []ChartPresence
+	index map[[2]string]int
+}
+
+func (f *chartFold) add(region, category string, first, last int64, n, best, lastRank int) {
+	k := [2]string{region, category}
+	i, seen := f.index[k]
+	if !seen {
+		i, f.index[k] = len(f.out), len(f.out)
+		f.out = append(f.out, ChartPresence{Region: region, Category: category, First: time.UnixMilli(first).UTC(),
+			Last: time.UnixMilli(last).UTC(), BestRank: best, LastRank: lastRank})
+	}
+	c := &f.out[i]
+	if t := time.UnixMilli(first).UTC(); t.Before(c.First) {
+		c.First = t
+	}
+	if t := time.UnixMilli(last).UTC(); !t.Before(c.Last) {
+		c.Last, c.LastRank = t, lastRank
+	}
+	c.BestRank, c.Entries = min(c.BestRank, best), c.Entries+n
+}
+
+// views reads the video's counts: a point a step (the highest of each) in
+// the part of a day before its first whole day and over its last
+// recentDays days of readings, a point a day (the day's highest) between.
+func (db *DB) views(ctx context.Context, videoID string, from int64, since time.Time, v StoredVideo) ([]CountPoint, error) {
+	var lastStat sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM video_stats
+WHERE vid = (SELECT vid FROM videos WHERE id = ?)`, videoID).Scan(&lastStat); err != nil {
+		return nil, err
+	}
+	last := max(msOf(v.LastSeen), lastStat.Int64)
+	first := v.FirstSeen
+	if since.After(first) {
+		first = since
+	}
+	step := HistoryStep(first, time.UnixMilli(last))
+	recent := max(from, last/dayMS*dayMS-(recentDays-1)*dayMS)
+	daysFrom := min(nextDay(from), recent)
+	head, err := db.counts(ctx, videoID, from, daysFrom, step)
+	if err != nil {
+		return nil, err
+	}
+	days, err := db.dailyCounts(ctx, videoID, daysFrom, recent)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := db.counts(ctx, videoID, recent, 1<<62, step)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(head, days...), tail...), nil
 }
 
 // counts merges the counts of the video's chart entries and its tracked
-// stats, keeping the highest view count of each step.
-func (db *DB) counts(ctx context.Context, videoID string, from int64, step time.Duration) ([]CountPoint, error) {
-	rows, err := db.r.QueryContext(ctx, `
+// stats read in [from, to), keeping the highest view count of each step.
+func (db *DB) counts(ctx context.Context, videoID string, from, to int64, step time.Duration) ([]CountPoint, error) {
+	if from >= to {
+		return nil, nil
+	}
+	return countPoints(db.r.QueryContext(ctx, `
 WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
-  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3
+  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4
     AND e.view_count IS NOT NULL
   UNION ALL
   SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
-  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.view_count IS NOT NULL
+  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
+    AND s.view_count IS NOT NULL
 )
 SELECT at_ms, max(views), likes, comments FROM points
-GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds(), from)
+GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds(), from, to))
+}
+
+// dailyCounts reads the highest count of each day in [from, to) from the
+// rollup, charts and tracking together.
+func (db *DB) dailyCounts(ctx context.Context, videoID string, from, to int64) ([]CountPoint, error) {
+	if from >= to {
+		return nil, nil
+	}
+	return countPoints(db.r.QueryContext(ctx, `
+SELECT peak_ms, max(views), likes, comments FROM video_days
+WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
+GROUP BY day_ms ORDER BY day_ms`, videoID, from, to))
+}
+
+func countPoints(rows *sql.Rows, err error) ([]CountPoint, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -143,4 +232,37 @@ GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds(), from)
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// RecentEntries returns videoID's last limit trending entries, oldest
+// first, and whether it has older ones: what a video page lists, read
+// newest first down trending_entries_vid, never the whole history.
+func (db *DB) RecentEntries(ctx context.Context, videoID string, limit int) ([]ViewPoint, bool, error) {
+	rows, err := db.r.QueryContext(ctx, `
+SELECT e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
+  e.like_count, e.comment_count
+FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM videos WHERE id = ?1)
+ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, limit+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
+	}
+	defer rows.Close()
+	var points []ViewPoint
+	for rows.Next() {
+		var p ViewPoint
+		var at int64
+		var likes, comments sql.NullInt64
+		if err := rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
+			return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
+		}
+		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)
+		points = append(points, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
+	}
+	more := len(points) > limit
+	points = points[:min(len(points), limit)]
+	slices.Reverse(points)
+	return points, more, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -17,8 +18,12 @@ type Retention struct {
 	// outside the quota's span (ingest.Costs.Span), which a limiter refills
 	// from.
 	LedgerBefore time.Time
-	// Batch is how many rows one transaction deletes at most (default
-	// 2,000), so that the daemon's writes wait at most one short batch.
+	// Batch is about how many rows one transaction deletes (default
+	// 50,000; a batch of runs ends at the run that reaches it). Large
+	// enough that each page of the entries' two orders (by run, and by
+	// video and time) is written about once over a whole prune, not once
+	// per small batch; small enough that a batch's pages stay well within
+	// the WAL's bound (WALLimit) and the daemon's writes wait one batch.
 	Batch int
 }
 
@@ -35,61 +40,122 @@ type Pruned struct {
 // backfill's results) are kept.
 func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	if r.Batch <= 0 {
-		r.Batch = 2000
+		r.Batch = 50000
 	}
 	var p Pruned
+	restore, err := db.roomyWriter(ctx)
+	if err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
+	defer restore()
 	steps := []func(context.Context, Retention, *Pruned) error{
-		db.pruneRuns, db.pruneStats, db.pruneVideos, db.pruneLedger, db.vacuum,
+		db.pruneRuns, db.pruneStats, db.pruneDays, db.pruneVideos, db.pruneLedger, db.vacuum,
 	}
 	for _, step := range steps {
 		if err := step(ctx, r, &p); err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
 	}
-	return p, nil
+	return p, db.checkpoint(ctx)
 }
 
-// pruneRuns deletes finished chart runs started before r.Before, a few runs
-// (about r.Batch entries) a transaction, found by runs_started.
+// pruneCache is the writer's page cache while pruning, in KiB: room for a
+// whole batch's pages, so that none is spilled to the WAL and written again
+// before the batch commits.
+const pruneCache = 128 << 10
+
+// roomyWriter gives the writer connection pruneCache and temporary
+// b-trees in memory (a batch's keys to delete, not a temporary file);
+// restore puts back what it had.
+func (db *DB) roomyWriter(ctx context.Context) (restore func(), err error) {
+	var cache, temp int
+	if err := db.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp); err != nil {
+		return nil, fmt.Errorf("writer settings: %w", err)
+	}
+	set := func(ctx context.Context, cache, temp int) error {
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d`, cache, temp))
+		return err
+	}
+	if err := set(ctx, -pruneCache, 2); err != nil {
+		return nil, fmt.Errorf("writer settings: %w", err)
+	}
+	return func() { _ = set(context.WithoutCancel(ctx), cache, temp) }, nil
+}
+
+// checkpoint copies the WAL into the database and truncates it, so that
+// the WAL holds at most one batch while pruning and nothing after it. It
+// gives up, without an error, while a reader still needs the WAL's pages
+// (busy): the next checkpoint gets them.
+func (db *DB) checkpoint(ctx context.Context) error {
+	if db.beforeCheckpoint != nil {
+		db.beforeCheckpoint()
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// pruneRuns deletes finished chart runs started before r.Before, oldest
+// first, a batch of runs (about r.Batch entries) a transaction, each
+// batch's entries in one statement by their key (run_id first), then
+// checkpoints.
 func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
-	perTx := max(1, r.Batch/100)
 	for {
 		var n int
 		err := db.inTx(ctx, func(tx *sql.Tx) error {
-			ids, err := oldRuns(ctx, tx, r.Before, perTx)
-			if err != nil {
+			ids, err := oldRuns(ctx, tx, r.Before, r.Batch)
+			if n = len(ids); err != nil || n == 0 {
 				return err
 			}
-			n = len(ids)
-			for _, id := range ids {
-				if err := deleteRun(ctx, tx, id, p); err != nil {
-					return err
-				}
-			}
-			return nil
+			return deleteRuns(ctx, tx, jsonIDs(ids), p)
 		})
-		if err != nil || n < perTx {
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := db.checkpoint(ctx); err != nil {
 			return err
 		}
 	}
 }
 
-func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) ([]int64, error) {
-	return int64s(tx.QueryContext(ctx, `SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?
-		AND status <> 'running' ORDER BY kind, started_ms LIMIT ?`, msOf(before), limit))
+// oldRuns returns the oldest finished chart runs started before before,
+// as many as hold about entries entries (at least one).
+func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, entries int) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, videos FROM runs WHERE kind = 'trending' AND started_ms < ?
+		AND status <> 'running' ORDER BY kind, started_ms LIMIT ?`, msOf(before), entries)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for sum := 0; sum < entries && rows.Next(); {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		ids, sum = append(ids, id), sum+max(n, 1)
+	}
+	return ids, rows.Err()
 }
 
-func deleteRun(ctx context.Context, tx *sql.Tx, id int64, p *Pruned) error {
-	res, err := tx.ExecContext(ctx, `DELETE FROM trending_entries WHERE run_id = ?`, id)
+func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM trending_entries WHERE run_id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
-		return fmt.Errorf("entries of run %d: %w", id, err)
+		return fmt.Errorf("entries of runs: %w", err)
 	}
 	n, _ := res.RowsAffected()
 	p.Entries += n
-	if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
-		return fmt.Errorf("run %d: %w", id, err)
+	if res, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids); err != nil {
+		return fmt.Errorf("runs: %w", err)
 	}
-	p.Runs++
+	n, _ = res.RowsAffected()
+	p.Runs += n
 	return nil
 }
 
@@ -100,17 +166,125 @@ func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
 		   SELECT vid, at_ms FROM video_stats WHERE at_ms < ?1 ORDER BY at_ms LIMIT ?2)`)
 }
 
+// pruneDays deletes the daily rollup (video_days) of the days before
+// r.Before's, a range of videos a transaction, then rebuilds r.Before's own
+// day from what is left of it, so that the rollup says what the entries and
+// stats kept say.
+func (db *DB) pruneDays(ctx context.Context, r Retention, _ *Pruned) error {
+	day := msOf(r.Before) / dayMS * dayMS
+	var top int64
+	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
+		return err
+	}
+	span := int64(max(1, r.Batch/10)) // videos: about ten days each
+	for lo := int64(0); lo <= top; lo += span {
+		if _, err := db.w.ExecContext(ctx, `DELETE FROM video_days WHERE vid >= ? AND vid < ? AND day_ms <= ?`,
+			lo, lo+span, day); err != nil {
+			return fmt.Errorf("daily rollup: %w", err)
+		}
+		if err := db.checkpoint(ctx); err != nil {
+			return err
+		}
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{refillDayFromEntries, refillDayFromStats} {
+			if _, err := tx.ExecContext(ctx, q, day, day+dayMS); err != nil {
+				return fmt.Errorf("daily rollup of %s: %w", time.UnixMilli(day).UTC().Format(time.DateOnly), err)
+			}
+		}
+		return nil
+	})
+}
+
+// The refills put one day [?1, ?2) back into the rollup from the entries of
+// the runs started around it and the stats read in it.
+const (
+	refillDayFromEntries = `
+INSERT INTO video_days
+SELECT vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1, rank, rank,
+  fetched_ms, view_count, like_count, comment_count
+FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
+    AND started_ms >= ?1 - 86400000 AND started_ms < ?2)
+  AND fetched_ms >= ?1 AND fetched_ms < ?2
+ON CONFLICT DO UPDATE SET ` + daysUpsert
+	refillDayFromStats = `
+INSERT INTO video_days
+SELECT vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms, view_count, like_count,
+  comment_count
+FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2
+ON CONFLICT DO UPDATE SET ` + daysUpsert
+)
+
 // pruneVideos deletes the videos last seen before r.Before that nothing
 // kept points at any more (the index triggers drop their words).
+//
+// The index's automatic merges are paused meanwhile: each batch's deletes
+// would otherwise rewrite the index's segments, a batch after batch; the
+// index is merged once afterwards (mergeIndex).
 func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
 	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
 		AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
 		AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
 		AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
 		ORDER BY last_seen_ms LIMIT ?2`
-	return db.inBatches(ctx, &p.Videos, r.Batch, []any{msOf(r.Before), r.Batch},
+	restore, err := db.pauseMerges(ctx)
+	if err != nil {
+		return err
+	}
+	before := p.Videos
+	err = db.inBatches(ctx, &p.Videos, r.Batch, []any{msOf(r.Before), r.Batch},
 		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
 		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
+	if err = errors.Join(err, restore()); err != nil || p.Videos == before {
+		return err
+	}
+	return db.mergeIndex(ctx)
+}
+
+// pauseMerges turns the index's automerge off; restore puts back what it
+// was.
+func (db *DB) pauseMerges(ctx context.Context) (restore func() error, err error) {
+	var was int
+	err = db.w.QueryRowContext(ctx, `SELECT coalesce((SELECT v FROM videos_fts_config WHERE k = 'automerge'), 4)`).Scan(&was)
+	if err == nil {
+		_, err = db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', 0)`)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pause index merges: %w", err)
+	}
+	return func() error {
+		_, err := db.w.ExecContext(context.WithoutCancel(ctx), `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', ?)`, was)
+		if err != nil {
+			return fmt.Errorf("restore index merges: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// MergePages is about how many index pages one merge step writes.
+const MergePages = 1000
+
+// mergeIndex merges the index's segments, and with them the deletes, into
+// one, a bounded step a transaction with a checkpoint after each: FTS5's
+// own signal that the merging is done is a step that changes fewer than
+// two rows.
+func (db *DB) mergeIndex(ctx context.Context) error {
+	for {
+		var before, after int64
+		err := db.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before)
+		if err == nil {
+			_, err = db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('merge', ?)`, -db.mergePages)
+		}
+		if err == nil {
+			err = db.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after)
+		}
+		if err != nil {
+			return fmt.Errorf("merge index: %w", err)
+		}
+		if err := db.checkpoint(ctx); err != nil || after-before < 2 {
+			return err
+		}
+	}
 }
 
 // pruneLedger deletes ledger rows older than r.LedgerBefore, one quota key
@@ -157,25 +331,40 @@ func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, st
 			return err
 		}
 		*n += got
-		if got < int64(batch) {
-			return nil
+		if err := db.checkpoint(ctx); err != nil || got < int64(batch) {
+			return err
 		}
 	}
 }
 
+// VacuumStep is how many pages one incremental vacuum moves or gives back
+// before a checkpoint: what bounds the WAL while the file shrinks.
+const VacuumStep = 4096
+
 // vacuum gives free pages back to the file system (auto_vacuum is
-// incremental on files made since schema 7), then checkpoints so that the
-// file itself shrinks.
+// incremental on files made since schema 7), VacuumStep pages a
+// transaction with a checkpoint after each, so that the file shrinks
+// without the WAL growing to the size of what was freed.
 func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 	before, err := db.Size(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
-		return fmt.Errorf("incremental vacuum: %w", err)
-	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	for free := before.FreeBytes; free > 0 && before.Incremental; {
+		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, db.vacuumStep)); err != nil {
+			return fmt.Errorf("incremental vacuum: %w", err)
+		}
+		if err := db.checkpoint(ctx); err != nil {
+			return err
+		}
+		s, err := db.Size(ctx)
+		if err != nil {
+			return err
+		}
+		if s.FreeBytes >= free {
+			break
+		}
+		free = s.FreeBytes
 	}
 	after, err := db.Size(ctx)
 	if err != nil {

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +84,77 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 	if !after.OldestRun.Equal(start) {
 		t.Errorf("oldest run %s, want %s (the run in flight is kept)", after.OldestRun, start)
 	}
+}
+
+// TestPruneBoundsWAL prunes several megabytes in small batches and checks
+// that the WAL never held more than about one batch, that it is empty
+// afterwards, and that exactly the old runs, their entries and their
+// videos went.
+func TestPruneBoundsWAL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	db.vacuumStep, db.mergePages = 64, 64
+	start := t0.Add(-30 * 24 * time.Hour)
+	for d := 0; d < 30; d++ {
+		at := start.Add(time.Duration(d) * 24 * time.Hour)
+		var videos []ingest.Video
+		for i := 0; i < 40; i++ {
+			v := vid(fmt.Sprintf("d%02dv%02d", d, i), fmt.Sprint("a title ", d, i))
+			v.Description = strings.Repeat(fmt.Sprint("words of day ", d, " video ", i, " "), 300)
+			videos = append(videos, v)
+		}
+		id := run(t, db, ingest.Trending, "US", at, page(ingest.Trending, "US", 1, at, videos...))
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Writer().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 1 << 20
+	var peak int64
+	db.beforeCheckpoint = func() { peak = max(peak, walSize(t, db)) }
+	got, err := db.Prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Freed < 4*bound {
+		t.Fatalf("freed %d bytes: too little to check a bound of %d", got.Freed, bound)
+	}
+	if peak > bound {
+		t.Errorf("WAL peaked at %d bytes while pruning, want at most %d", peak, bound)
+	}
+	if n := walSize(t, db); n != 0 {
+		t.Errorf("WAL holds %d bytes after pruning, want 0", n)
+	}
+	var cache, temp int
+	if err := db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp); err != nil || cache != -2000 || temp != 0 {
+		t.Errorf("writer after pruning: cache_size %d, temp_store %d (%v); want its defaults -2000 and 0 back", cache, temp, err)
+	}
+	if got.Runs != 20 || got.Entries != 800 || got.Videos != 800 {
+		t.Errorf("pruned %+v, want 20 runs, 800 entries, 800 videos", got)
+	}
+	want := map[string]int{`SELECT count(*) FROM trending_entries`: 400, `SELECT count(*) FROM videos`: 400,
+		`SELECT count(*) FROM videos WHERE id < 'd20'`: 0, `SELECT count(*) FROM runs`: 10,
+		`SELECT count(*) FROM video_days WHERE region <> ''`: 400}
+	for q, n := range want {
+		if c := count(t, db, q); c != n {
+			t.Errorf("%s = %d, want %d", q, c, n)
+		}
+	}
+	integrityCheck(t, db)
+}
+
+func walSize(t *testing.T, db *DB) int64 {
+	t.Helper()
+	fi, err := os.Stat(db.Path() + "-wal")
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

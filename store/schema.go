@@ -24,10 +24,17 @@ var upgrades = []upgrade{
 	upgradeData,                    // 6 -> 7: upgrade_data.go, categories, stats, thumbnails
 	upgradeNotes,                   // 7 -> 8: notes.go, the ledger's id and notes
 	upgradeTokens,                  // 8 -> 9: tokens.go, the read API's tokens
+	upgradeDays,                    // 9 -> 10: upgrade_days.go, the daily rollup of a video's history
 }
 
 // SchemaVersion is the PRAGMA user_version of a database this binary writes.
 var SchemaVersion = 1 + len(upgrades)
+
+// WALLimit is the size the WAL is cut back to after a checkpoint
+// (journal_size_limit): without it SQLite keeps the WAL at its largest
+// until the last connection closes, so one large write (a prune, an
+// upgrade) would leave a daemon beside a WAL of that size.
+const WALLimit = 64 << 20
 
 // DSN is the data source name every connection to the database uses.
 // Pragmas sit in the DSN so that each pooled connection gets them, busy
@@ -39,6 +46,7 @@ func DSN(path string, readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", WALLimit))
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}

@@ -299,7 +299,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 	if !ok {
 		return VideoJSON{}, &notFound{"no_video", "no video " + id + " is stored"}
 	}
-	hist, err := s.cfg.DB.ViewHistory(r.Context(), id)
+	hist, truncated, err := s.cfg.DB.RecentEntries(r.Context(), id, maxHistory)
 	if err != nil {
 		return VideoJSON{}, err
 	}
@@ -315,9 +315,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 		j.Regions = append(j.Regions, VideoRegion{Region: c.Region, Category: c.Category, Rank: c.LastRank,
 			BestRank: c.BestRank, At: stamp(c.Last), Entries: c.Entries})
 	}
-	if len(hist) > maxHistory {
-		hist, j.Truncated = hist[len(hist)-maxHistory:], true
-	}
+	j.Truncated = truncated
 	for _, p := range hist {
 		j.History = append(j.History, HistoryPoint{RunID: p.RunID, Region: p.Region, Category: p.Category,
 			At: stamp(p.At), Rank: p.Rank, Views: p.Views, Likes: p.Likes, Comments: p.Comments, at: p.At})

@@ -20,7 +20,7 @@ import (
 )
 
 type exportFlags struct {
-	since, until, region, category, format, out string
+	since, until, region, category, format, out, per string
 }
 
 func newExportCmd(s *settings) *cobra.Command {
@@ -29,14 +29,19 @@ func newExportCmd(s *settings) *cobra.Command {
 		Use:   "export --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]",
 		Short: "Write the stored chart entries as CSV, JSON lines or Parquet (costs no quota)",
 		Long: `export writes one row per video per chart run started in [--since, --until),
-oldest run first, each run by rank. It streams: memory stays the same
-whatever the range. On a terminal a progress bar runs on stderr.
+oldest run first, each run by rank, trending_date the run's start and run_id
+the run. With --per day it writes one row per video, region and chart a
+day, as the dataset does: trending_date the day at 00:00Z, the counts and
+rank of the day's last run that showed the video (run_id). It streams:
+memory stays the same whatever the range. On a terminal a progress bar runs
+on stderr.
 
 CSV columns follow the "YouTube Trending Video Dataset" layout (video_id,
 title, publishedAt, channelId, channelTitle, categoryId, trending_date, tags,
 view_count, likes, dislikes, comment_count, thumbnail_link,
-comments_disabled, ratings_disabled, description), then region, chart and
-rank. The metadata is each video's latest; the counts are the run's.
+comments_disabled, ratings_disabled, description), then region, chart,
+rank and run_id. Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
 
@@ -56,6 +61,7 @@ default) writes to stdout.`,
 	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
 	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
 	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout")
+	fl.StringVar(&f.per, "per", "run", "run: a row per chart run; day: a row per video, region and chart a day")
 	return cmd
 }
 
@@ -95,6 +101,13 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	}
 	if _, ok := exportFormats[f.format]; !ok {
 		return j, usageErrorf("--format: want csv, jsonl or parquet, got %q", f.format)
+	}
+	switch f.per {
+	case "run", "hour", "":
+	case "day":
+		j.filter.PerDay = true
+	default:
+		return j, usageErrorf("--per: want run or day, got %q", f.per)
 	}
 	j.format, j.out = f.format, f.out
 	return j, nil
@@ -136,7 +149,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 // exportFile writes beside the file and renames when complete, so that a
 // failed export never leaves a partial file under the name asked for.
 func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
-	tmp, err := os.CreateTemp(filepath.Dir(job.out), "."+filepath.Base(job.out)+".*")
+	tmp, err := createBeside(job.out)
 	if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -152,6 +165,19 @@ func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
+}
+
+// createBeside creates a new file next to path, as a plain create would
+// (mode 0666 less the umask: os.CreateTemp's 0600 would leave the export
+// unreadable to the people it is for).
+func createBeside(path string) (*os.File, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.%d", filepath.Base(path), os.Getpid(), i))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) || i >= 1000 {
+			return f, err
+		}
+	}
 }
 
 // exportTo streams the rows to w in the job's format.
@@ -185,8 +211,8 @@ func exportBar(ctx context.Context, db *store.DB, job exportJob) *progressbar.Pr
 		return nil
 	}
 	total, err := db.ExportCount(ctx, job.filter)
-	if err != nil {
-		total = -1
+	if err != nil || job.filter.PerDay {
+		total = -1 // a day's rows are fewer than its runs' entries
 	}
 	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetDescription("export "+job.format), progressbar.OptionShowCount(),

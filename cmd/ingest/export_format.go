@@ -30,7 +30,7 @@ var exportFormats = map[string]func(io.Writer) (rowEncoder, error){
 // file of several charts needs to tell them apart.
 var csvHeader = []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank"}
+	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}
 
 type csvEncoder struct {
 	w   *csv.Writer
@@ -49,7 +49,8 @@ func (e *csvEncoder) write(r store.ExportRow) error {
 	}
 	copy(e.rec, []string{r.VideoID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
-		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank)})
+		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
+		strconv.FormatInt(r.RunID, 10)})
 	return e.w.Write(e.rec)
 }
 
@@ -58,6 +59,7 @@ func (e *csvEncoder) close() error {
 	return e.w.Error()
 }
 
+// isoTime is every format's time as text: seconds, UTC, Z.
 func isoTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -81,39 +83,47 @@ func pyBool(b bool) string {
 }
 
 // exportRecord is one row in JSON lines and Parquet, with the CSV's names.
+// Times are text in JSON (isoTime) and timestamps in Parquet (UTC,
+// milliseconds, whole seconds): each pair is one column, written by one
+// format and skipped by the other.
 type exportRecord struct {
-	VideoID          string    `json:"video_id" parquet:"video_id"`
-	Title            string    `json:"title" parquet:"title"`
-	PublishedAt      *string   `json:"publishedAt" parquet:"publishedAt,optional"`
-	ChannelID        string    `json:"channelId" parquet:"channelId"`
-	ChannelTitle     string    `json:"channelTitle" parquet:"channelTitle"`
-	CategoryID       string    `json:"categoryId" parquet:"categoryId"`
-	TrendingDate     time.Time `json:"trending_date" parquet:"trending_date,timestamp(millisecond)"`
-	Tags             []string  `json:"tags" parquet:"tags,list"`
-	ViewCount        *int64    `json:"view_count" parquet:"view_count,optional"`
-	Likes            *int64    `json:"likes" parquet:"likes,optional"`
-	Dislikes         int64     `json:"dislikes" parquet:"dislikes"`
-	CommentCount     *int64    `json:"comment_count" parquet:"comment_count,optional"`
-	ThumbnailLink    string    `json:"thumbnail_link" parquet:"thumbnail_link"`
-	CommentsDisabled bool      `json:"comments_disabled" parquet:"comments_disabled"`
-	RatingsDisabled  bool      `json:"ratings_disabled" parquet:"ratings_disabled"`
-	Description      string    `json:"description" parquet:"description"`
-	Region           string    `json:"region" parquet:"region"`
-	Chart            string    `json:"chart" parquet:"chart"`
-	Rank             int32     `json:"rank" parquet:"rank"`
+	VideoID          string     `json:"video_id" parquet:"video_id"`
+	Title            string     `json:"title" parquet:"title"`
+	PublishedAt      *string    `json:"publishedAt" parquet:"-"`
+	PublishedAtTime  *time.Time `json:"-" parquet:"publishedAt,optional,timestamp(millisecond)"`
+	ChannelID        string     `json:"channelId" parquet:"channelId"`
+	ChannelTitle     string     `json:"channelTitle" parquet:"channelTitle"`
+	CategoryID       string     `json:"categoryId" parquet:"categoryId"`
+	TrendingDate     string     `json:"trending_date" parquet:"-"`
+	TrendingDateTime time.Time  `json:"-" parquet:"trending_date,timestamp(millisecond)"`
+	Tags             []string   `json:"tags" parquet:"tags,list"`
+	ViewCount        *int64     `json:"view_count" parquet:"view_count,optional"`
+	Likes            *int64     `json:"likes" parquet:"likes,optional"`
+	Dislikes         int64      `json:"dislikes" parquet:"dislikes"`
+	CommentCount     *int64     `json:"comment_count" parquet:"comment_count,optional"`
+	ThumbnailLink    string     `json:"thumbnail_link" parquet:"thumbnail_link"`
+	CommentsDisabled bool       `json:"comments_disabled" parquet:"comments_disabled"`
+	RatingsDisabled  bool       `json:"ratings_disabled" parquet:"ratings_disabled"`
+	Description      string     `json:"description" parquet:"description"`
+	Region           string     `json:"region" parquet:"region"`
+	Chart            string     `json:"chart" parquet:"chart"`
+	Rank             int32      `json:"rank" parquet:"rank"`
+	RunID            int64      `json:"run_id" parquet:"run_id"`
 }
 
 func recordOf(r store.ExportRow) exportRecord {
+	at := r.TrendingAt.UTC().Truncate(time.Second)
 	rec := exportRecord{VideoID: r.VideoID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
-		CategoryID: r.CategoryID, TrendingDate: r.TrendingAt, Tags: r.Tags, ViewCount: r.Views, Likes: r.Likes,
-		CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
-		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart, Rank: int32(r.Rank)}
+		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
+		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
+		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
+		Rank: int32(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}
 	if !r.PublishedAt.IsZero() {
-		p := isoTime(r.PublishedAt)
-		rec.PublishedAt = &p
+		p, t := isoTime(r.PublishedAt), r.PublishedAt.UTC().Truncate(time.Second)
+		rec.PublishedAt, rec.PublishedAtTime = &p, &t
 	}
 	return rec
 }

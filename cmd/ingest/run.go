@@ -19,6 +19,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -217,19 +218,32 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 		return nil
 	}
 	var last map[string]store.RunSummary
+	tracked := -1 // unknown: no database
+	span, _ := f.track.span()
 	if db, err := store.OpenExisting(ctx, s.db); err == nil {
 		last, _ = db.LastRuns(ctx, ingest.Trending)
+		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
+			tracked = len(ids)
+		}
 		db.Close()
 	}
 	level := slog.LevelInfo
 	if f.once {
 		level = slog.LevelDebug
 	}
+	plan := schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last)
+	if span > 0 && (!f.once || f.track.given) {
+		if tracked < 0 && len(plan) > 0 {
+			tracked = plan[0].Pages * store.PageSize // at least the charts' own videos
+		}
+		plan = report.AddTracking(plan, s.costs, tracked, regions.TrackBatch, f.track.every)
+	}
 	var over []string
-	for _, pl := range schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last) {
+	for _, pl := range plan {
 		fits := pl.Units <= pl.Capacity
 		s.logger.Log(ctx, level, "plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
-			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
+			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", max(tracked, 0),
+			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
 		if !fits {
 			over = append(over, fmt.Sprintf("%s: %d units a day planned, %d allowed", pl.Pool, pl.Units, pl.Capacity))
 		}

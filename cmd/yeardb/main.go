@@ -23,6 +23,7 @@ func main() {
 	path := fs.String("db", "", "the database to create (must not exist)")
 	days := fs.Int("days", 365, "days of hourly runs of every default chart, ending now")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
+	track := fs.Duration("track", 7*24*time.Hour, "tracking as the daemon's default writes it: the counts of the videos charts showed in this last span, hourly; 0 for none")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -33,7 +34,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
-	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Progress: func(day, days int) {
+	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Track: *track, Progress: func(day, days int) {
 		if day%10 == 0 || day == days {
 			fmt.Fprintf(os.Stderr, "yeardb: day %d/%d after %s\n", day, days, time.Since(start).Round(time.Second))
 		}

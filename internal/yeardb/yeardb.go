@@ -42,6 +42,11 @@ type Options struct {
 	Seed uint64
 	// Progress, when set, is called after each day is stored.
 	Progress func(day, days int)
+	// Track, when set, writes what the daemon's default tracking writes:
+	// after each hour's passes, the counts of every video a chart showed
+	// in the last Track (store.SeenOnCharts), 50 a videos.batchGetStats
+	// call charged to the stats pool. Zero writes none.
+	Track time.Duration
 }
 
 // Build creates the database at path with days of hourly runs ending in
@@ -111,6 +116,9 @@ func (b *builder) build(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := b.track(ctx, hour.Add(time.Hour-time.Hour/16)); err != nil {
+			return err
+		}
 		if b.o.Progress != nil && h%24 == 23 {
 			b.o.Progress(h/24+1, b.o.Days)
 		}
@@ -154,9 +162,40 @@ func (b *builder) categories(ctx context.Context, region string, run int64, at t
 	return b.db.SaveCategories(ctx, region, cats, at)
 }
 
+// track stores one tracking pass at time at, as the daemon's does: in
+// the middle of the last region's slot.
+func (b *builder) track(ctx context.Context, at time.Time) error {
+	if b.o.Track <= 0 {
+		return nil
+	}
+	b.at = at
+	ids, err := b.db.SeenOnCharts(ctx, at.Add(-b.o.Track))
+	if err != nil {
+		return err
+	}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), trackBatch)]
+		ids = ids[len(batch):]
+		if err := b.chargeIn(ctx, ingest.OpBatchGetStats, "stats", "", 0, at); err != nil {
+			return err
+		}
+		if err := b.db.SaveStats(ctx, b.fake.Stats(batch, at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trackBatch is how many videos one videos.batchGetStats call reads.
+const trackBatch = 50
+
 // charge writes one call of op to the ledger, as the limiter's gate does.
 func (b *builder) charge(ctx context.Context, op, region string, run int64, at time.Time) error {
+	return b.chargeIn(ctx, op, "default", region, run, at)
+}
+
+func (b *builder) chargeIn(ctx context.Context, op, pool, region string, run int64, at time.Time) error {
 	b.calls++
 	return b.db.RecordCall(ctx, ingest.Call{QuotaKey: QuotaKey, ID: "y" + strconv.FormatInt(b.calls, 36), At: at,
-		Op: op, Region: region, RunID: run, Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
+		Op: op, Region: region, RunID: run, Charges: []ingest.Charge{{Pool: pool, Units: 1}}})
 }

@@ -70,3 +70,31 @@ func TestImportsNothingAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildTracks checks that Track writes an hourly tracking pass: the
+// counts of every video the charts showed, 50 a stats call.
+func TestBuildTracks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "day.db")
+	end := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	if err := BuildWith(ctx, path, Options{Days: 1, End: end, Regions: []string{"GB"}, Track: 7 * 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.OpenExisting(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var stats, hours, calls, statsCalls, seen int
+	r := db.Reader()
+	r.QueryRow(`SELECT count(*), count(DISTINCT at_ms) FROM video_stats`).Scan(&stats, &hours)
+	r.QueryRow(`SELECT count(*), sum(pool = 'stats') FROM ledger`).Scan(&calls, &statsCalls)
+	r.QueryRow(`SELECT count(DISTINCT vid) FROM trending_entries`).Scan(&seen)
+	if hours != 24 || stats < 24*77 || stats > 24*seen {
+		t.Errorf("%d stats rows at %d times, want a pass an hour of at least GB's 77 videos, at most the %d seen", stats, hours, seen)
+	}
+	if want := (stats + 49) / 50; statsCalls < want || statsCalls > want+24 {
+		t.Errorf("%d stats calls for %d rows, want about one per 50", statsCalls, stats)
+	}
+}
