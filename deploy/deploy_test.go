@@ -220,7 +220,9 @@ func TestDockerfile(t *testing.T) {
 		{"time zones", `/usr/share/zoneinfo`},
 		{"CA certificates", `ca-certificates.crt`},
 		{"a non-root user", `(?m)^USER [1-9][0-9]*:[1-9][0-9]*$`},
-		{"a health check on /healthz", `(?m)HEALTHCHECK[^\n]*(\\\n[^\n]*)*/healthz`},
+		// ingest probe asks /healthz of whichever listener the container
+		// runs, run --listen or serve.
+		{"a health check by ingest probe", `(?m)HEALTHCHECK[^\n]*(\\\n[^\n]*)*ingest", "probe"\]`},
 		{"the binary as entrypoint", `(?m)^ENTRYPOINT \["/usr/local/bin/ingest"\]$`},
 	} {
 		if !regexp.MustCompile(want.re).MatchString(text) {
