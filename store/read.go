@@ -245,7 +245,8 @@ func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
 }
 
 // chartPeaks fills each entry's best rank and days in this chart up to
-// this run, from the video's entries (trending_entries_vid).
+// this run: whole days from the daily rollup, and the entries of the
+// run's own day, before the next run, from trending_entries_vid.
 func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
 	if len(c.Entries) == 0 {
 		return nil
@@ -262,10 +263,15 @@ func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
 		byVid[c.Entries[i].vid], vids[i] = &c.Entries[i], c.Entries[i].vid
 	}
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.vid, min(e.rank), count(DISTINCT e.fetched_ms / 86400000)
-FROM trending_entries AS e
-WHERE e.vid IN (SELECT value FROM json_each(?1)) AND e.fetched_ms < ?4 AND e.region = ?2 AND e.category = ?3
-GROUP BY e.vid`, jsonIDs(vids), c.Region, c.Category, until)
+SELECT vid, min(rank), sum(days) FROM (
+  SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
+  WHERE vid IN (SELECT value FROM json_each(?1)) AND region = ?2 AND category = ?3 AND entries > 0 AND day_ms < ?5
+  GROUP BY vid
+  UNION ALL
+  SELECT vid, min(rank), 1 FROM trending_entries
+  WHERE vid IN (SELECT value FROM json_each(?1)) AND fetched_ms >= ?5 AND fetched_ms < ?4 AND region = ?2 AND category = ?3
+  GROUP BY vid)
+GROUP BY vid`, jsonIDs(vids), c.Region, c.Category, until, until/dayMS*dayMS)
 	if err != nil {
 		return err
 	}
