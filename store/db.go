@@ -80,7 +80,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
-	if db.st, err = prepare(ctx, w); err != nil {
+	// A connection that read the schema before another process migrated
+	// the file can fail its first prepare on the changed schema
+	// (SQLITE_SCHEMA); the next prepare reads it anew.
+	for attempt := 0; ; attempt++ {
+		if db.st, err = prepare(ctx, w); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
+			break
+		}
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
