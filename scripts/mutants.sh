@@ -49,7 +49,7 @@ mutations=(
   "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, op, cs, err)/"
   "no-socket-deadlines@quota/redis.go@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   "embedded-clock-may-go-back@quota/sqlite.go@s/return max(now, last), seq, err/return now, seq, err/"
-  "no-embedded-clock-guard@quota/sqlite.go@s/if refID == bootHash(boot) \&\& wall-last > g/if false \&\& wall-last > g/"
+  "no-embedded-clock-guard@quota/sqlite.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
