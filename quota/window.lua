@@ -135,21 +135,20 @@ end
 -- free_at is when p has room for its units: when the entry whose running
 -- sum reaches cum + units - cap has left the window, the next day when the
 -- day is full, and never before a block or a wait ends. Zero: room now.
--- The entry is searched for between the window's edge and now, guessing
--- from the sums (calls come at a fairly even pace) and halving in turns,
--- so a refusal grows with neither the log nor the charge.
+-- The entry is looked for among the first entries in the window (one read,
+-- enough for most charges), then by halving the time between the last of
+-- those and now, so a refusal grows with neither the log nor the charge.
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
     local target, lo, hi = p.cum + p.units - p.cap, now - p.window, now
-    local clo, chi, k = p.cum - p.used, p.cum, 0
+    for _, e in ipairs(redis.call('XRANGE', p.key, fmt(lo + 1), '+', 'COUNT', 32)) do
+      if fields(e).c >= target then lo, hi = ms_of(e[1]) - 1, ms_of(e[1]) break end
+      lo = ms_of(e[1]) - 1 -- entries of the same millisecond may follow
+    end
     while hi - lo > 1 do
       local mid = math.floor((lo + hi) / 2)
-      if k % 2 == 0 then mid = lo + math.floor((target - clo) * (hi - lo) / (chi - clo)) end
-      mid = math.min(math.max(mid, lo + 1), hi - 1)
-      local c = cum_at(p, mid)
-      if c >= target then hi, chi = mid, c else lo, clo = mid, c end
-      k = k + 1
+      if cum_at(p, mid) >= target then hi = mid else lo = mid end
     end
     t = hi + p.window
   end
