@@ -25,8 +25,10 @@
 // look-ups, whatever the log's length or the charge. A full pool's retry
 // time is when the entry whose running sum reaches sum + cost - capacity
 // leaves the window (oldest + window is wrong when costs differ); it is
-// found by halving the window, so a refusal costs about what an admission
-// does. Entries out of both the window and the day are trimmed.
+// looked for among the window's first entries in one read, then by halving
+// the time after them, so a refusal costs about what an admission does,
+// whatever the log's length. Entries out of both the window and the day
+// are trimmed.
 //
 // # One clock (promise 4)
 //
