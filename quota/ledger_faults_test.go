@@ -392,7 +392,7 @@ func (p *proxy) cut() {
 func replicated(t *testing.T, primary, replica *redis.Client) {
 	t.Helper()
 	ctx := context.Background()
-	for range 200 {
+	for range 1200 { // a full sync forks and loads a snapshot: on a loaded machine, seconds
 		p, _ := primary.Info(ctx, "replication").Result()
 		r, _ := replica.Info(ctx, "replication").Result()
 		po, ro := infoValue(p, "master_repl_offset"), infoValue(r, "slave_repl_offset")
@@ -401,7 +401,7 @@ func replicated(t *testing.T, primary, replica *redis.Client) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatal("the replica never caught up with the primary")
+	t.Fatal("the replica never caught up with the primary within 30s")
 }
 
 func infoValue(info, field string) string {
