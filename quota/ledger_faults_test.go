@@ -936,3 +936,26 @@ func TestFaultStateAndLogGoBack(t *testing.T) {
 			alone, total(a, b), used(t, a.l), capacity)
 	}
 }
+
+// TestFaultHeartbeatDuringSpends: a daemon's heartbeat reads the limiter
+// while the same process is admitted calls. A call admitted between the
+// heartbeat's read and its look at the ledger's mark is newer than the
+// read, not missing from it: no loss may be declared, and the pool fills
+// to exactly its capacity.
+func TestFaultHeartbeatDuringSpends(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	h := newHost(t, srv.Addr, key, costs, "d", func(o *quota.Options) { o.Beat = time.Millisecond })
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.l.Run(ctx) }()
+	n := fill(t, h)
+	stop()
+	<-done
+	lost := len(h.log.find("lost data"))
+	t.Logf("heartbeats every 1ms beside %d admissions: %d losses declared; %d / %d", n, lost, h.admitted(), capacity)
+	if lost != 0 || h.admitted() != capacity {
+		t.Fatalf("%d losses declared by heartbeats racing admissions, %d admitted; want none and %d", lost, h.admitted(), capacity)
+	}
+}

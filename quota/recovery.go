@@ -349,6 +349,9 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	if err := r.led.load(ctx, r); err != nil {
 		return err
 	}
+	// The mark is read before the limiter: a call admitted meanwhile is
+	// newer than what the read shows, not missing from it.
+	mark, _, _ := r.led.clockArgs()
 	st, err := r.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
@@ -358,7 +361,7 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	if st.Recovering && slices.Contains(st.Need, me) && !slices.Contains(st.Done, me) {
 		return r.recover(ctx, "a recovery waits for this ledger")
 	}
-	if r.led.missing(st, r.opts.Now()) {
+	if r.led.missing(st, mark, r.opts.Now()) {
 		return r.recover(ctx, "calls of this ledger are missing")
 	}
 	if !st.Recovering {
@@ -367,10 +370,9 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	return nil
 }
 
-// missing reports whether the limiter lacks calls of this ledger within
-// the span: then its list of ledgers is no copy to keep.
-func (v *ledgerView) missing(st Status, now time.Time) bool {
-	mark, _, _ := v.clockArgs()
+// missing reports whether the limiter lacks this ledger's calls up to
+// mark within the span: then its list of ledgers is no copy to keep.
+func (v *ledgerView) missing(st Status, mark string, now time.Time) bool {
 	if ms, _, err := parseID(mark); err != nil || ms <= now.Add(-v.opts.Costs.Span()).UnixMilli() {
 		return false
 	}
