@@ -3,8 +3,12 @@
 // measure commands at the scale users reach: hourly runs of every default
 // chart (the eight regions' unfiltered charts), each page stored with
 // SavePage and charged to the ledger with RecordCall, a daily
-// videoCategories.list per region, and charts that move (fakeyt.Move), so
-// that new videos keep arriving and counts keep growing.
+// videoCategories.list per region, and tracking's counts. The charts churn
+// as real ones do (charts.go: most videos stay one to seven days, a few for
+// weeks, some on several charts), and their text is written in the
+// languages and scripts of each region, with a vocabulary of tens of
+// thousands of words (words.go), so that search and the index meet a
+// year's variety.
 //
 // cmd/yeardb is the command that runs it:
 //
@@ -20,9 +24,15 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
 	"github.com/ingestworks/ingest/store"
 )
+
+// Version names what a build writes: a database built by another version
+// is not the same year (scripts/bench-scale.sh keys its cache by it).
+const Version = "2"
+
+// Regions are the eight default regions, in the daemon's order.
+var Regions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
 
 // QuotaKey is the quota key the built ledger is written under.
 const QuotaKey = "yeardb"
@@ -35,10 +45,10 @@ type Options struct {
 	// in it); zero is the hour before the current one, so that no run
 	// starts in the future.
 	End time.Time
-	// Regions are the charts' regions; nil is fakeyt.Regions (the eight
+	// Regions are the charts' regions; nil is Regions (the eight
 	// default regions).
 	Regions []string
-	// Seed picks the moving world (fakeyt.Move).
+	// Seed picks the world: its videos, their words and their stays.
 	Seed uint64
 	// Progress, when set, is called after each day is stored.
 	Progress func(day, days int)
@@ -69,7 +79,7 @@ func BuildWith(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return fmt.Errorf("yeardb: %w", err)
 	}
-	b := &builder{db: db, fake: fakeyt.New(), o: o}
+	b := &builder{db: db, o: o}
 	err = b.build(ctx)
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -88,7 +98,7 @@ func (o Options) withDefaults() Options {
 		o.End = time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	}
 	if o.Regions == nil {
-		o.Regions = fakeyt.Regions
+		o.Regions = Regions
 	}
 	return o
 }
@@ -97,22 +107,20 @@ func (o Options) withDefaults() Options {
 // clock at the hour being written.
 type builder struct {
 	db    *store.DB
-	fake  *fakeyt.Fake
+	world *world
 	o     Options
-	at    time.Time // the fake's clock
 	calls int64
 }
 
 func (b *builder) build(ctx context.Context) error {
 	start := b.o.End.Add(-time.Duration(b.o.Days*24-1) * time.Hour)
-	b.at = start
-	b.fake.Move(b.o.Seed, func() time.Time { return b.at })
+	b.world = newWorld(b.o.Seed, b.o.Regions, start)
 	for h := 0; h < b.o.Days*24; h++ {
 		hour := start.Add(time.Duration(h) * time.Hour)
 		for i, region := range b.o.Regions {
 			// Staggered as the daemon staggers them: region i at i/n of the hour.
 			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(len(b.o.Regions)))
-			if err := b.pass(ctx, region, at, h%24 == 0); err != nil {
+			if err := b.pass(ctx, region, h, at); err != nil {
 				return err
 			}
 		}
@@ -127,18 +135,17 @@ func (b *builder) build(ctx context.Context) error {
 }
 
 // pass stores one completed run of region's chart at time at.
-func (b *builder) pass(ctx context.Context, region string, at time.Time, categories bool) error {
-	b.at = at
+func (b *builder) pass(ctx context.Context, region string, h int, at time.Time) error {
 	run, err := b.db.StartRun(ctx, region, ingest.Trending, at)
 	if err != nil {
 		return err
 	}
-	if categories {
+	if h%24 == 0 {
 		if err := b.categories(ctx, region, run, at); err != nil {
 			return err
 		}
 	}
-	chart := b.fake.Chart(region)
+	chart := b.world.chart(region, h, at)
 	for n := 0; n*store.PageSize < len(chart); n++ {
 		videos := chart[n*store.PageSize : min((n+1)*store.PageSize, len(chart))]
 		t := at.Add(time.Duration(n+1) * 300 * time.Millisecond)
@@ -163,27 +170,23 @@ func (b *builder) categories(ctx context.Context, region string, run int64, at t
 }
 
 // track stores one tracking pass at time at, as the daemon's does: in
-// the middle of the last region's slot.
+// the middle of the last region's slot, a stats call charged per 50
+// videos. The pass's counts are stored in one statement, not one per call
+// as the daemon does: the rows are the same and a year builds faster.
 func (b *builder) track(ctx context.Context, at time.Time) error {
 	if b.o.Track <= 0 {
 		return nil
 	}
-	b.at = at
 	ids, err := b.db.SeenOnCharts(ctx, at.Add(-b.o.Track))
 	if err != nil {
 		return err
 	}
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), trackBatch)]
-		ids = ids[len(batch):]
+	for n := 0; n < len(ids); n += trackBatch {
 		if err := b.chargeIn(ctx, ingest.OpBatchGetStats, "stats", "", 0, at); err != nil {
 			return err
 		}
-		if err := b.db.SaveStats(ctx, b.fake.Stats(batch, at)); err != nil {
-			return err
-		}
 	}
-	return nil
+	return b.db.SaveStats(ctx, b.world.stats(ids, at))
 }
 
 // trackBatch is how many videos one videos.batchGetStats call reads.

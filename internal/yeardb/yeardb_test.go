@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/ingestworks/ingest/store"
 )
@@ -96,5 +97,91 @@ func TestBuildTracks(t *testing.T) {
 	}
 	if want := (stats + 49) / 50; statsCalls < want || statsCalls > want+24 {
 		t.Errorf("%d stats calls for %d rows, want about one per 50", statsCalls, stats)
+	}
+}
+
+// TestChartsChurn follows two months of every default chart and checks
+// that they churn as real ones do: most videos stay one to seven days, a
+// few stay for weeks, and some are on several charts.
+func TestChartsChurn(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := newWorld(1, Regions, start)
+	first, last := map[string]int{}, map[string]int{}
+	regions := map[string]map[string]bool{}
+	const hours = 60 * 24
+	for h := range hours {
+		for _, region := range Regions {
+			for _, v := range w.chart(region, h, start.Add(time.Duration(h)*time.Hour)) {
+				if _, ok := first[v.ID]; !ok {
+					first[v.ID] = h
+				}
+				last[v.ID] = h
+				if regions[v.ID] == nil {
+					regions[v.ID] = map[string]bool{}
+				}
+				regions[v.ID][region] = true
+			}
+		}
+	}
+	var stays []int
+	several := 0
+	for id, f := range first {
+		if f > 0 && last[id] < hours-1 { // entered and left within the window
+			stays = append(stays, last[id]-f+1)
+		}
+		if len(regions[id]) > 1 {
+			several++
+		}
+	}
+	slices.Sort(stays)
+	inWeek, weeks := 0, 0
+	for _, s := range stays {
+		if s >= 24 && s <= 7*24 {
+			inWeek++
+		}
+		if s > 14*24 {
+			weeks++
+		}
+	}
+	if len(stays) < 5000 || inWeek*100 < 60*len(stays) || weeks*100 < 2*len(stays) || weeks*100 > 20*len(stays) {
+		t.Errorf("%d videos came and went: %d stayed 1-7 days, %d over two weeks; want thousands, most 1-7 days, a few for weeks",
+			len(stays), inWeek, weeks)
+	}
+	if several*100 < 3*len(first) {
+		t.Errorf("%d of %d videos on several charts, want some", several, len(first))
+	}
+}
+
+// TestTextIsVaried writes the text of a few thousand videos and checks
+// that it speaks tens of thousands of words in every script the fake
+// upstream serves.
+func TestTextIsVaried(t *testing.T) {
+	t.Parallel()
+	w := newWorld(1, Regions, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	words := map[string]bool{}
+	scripts := map[string]bool{}
+	tables := map[string]*unicode.RangeTable{"Latin": unicode.Latin, "Devanagari": unicode.Devanagari,
+		"Bengali": unicode.Bengali, "Tamil": unicode.Tamil, "Hangul": unicode.Hangul, "Han": unicode.Han,
+		"Katakana": unicode.Katakana, "Hiragana": unicode.Hiragana, "Arabic": unicode.Arabic, "Thai": unicode.Thai}
+	for i := range 20000 {
+		c := w.newClip(Regions[i%len(Regions)], time.Time{})
+		text := c.v.Title + " " + c.v.Description + " " + strings.Join(c.v.Tags, " ")
+		for _, f := range strings.Fields(text) {
+			words[f] = true
+		}
+		for name, tab := range tables {
+			if !scripts[name] && strings.IndexFunc(text, func(r rune) bool { return unicode.Is(tab, r) }) >= 0 {
+				scripts[name] = true
+			}
+		}
+	}
+	if len(words) < 50000 {
+		t.Errorf("%d distinct words in 20,000 videos, want tens of thousands", len(words))
+	}
+	for name := range tables {
+		if !scripts[name] {
+			t.Errorf("no text in %s", name)
+		}
 	}
 }
