@@ -48,9 +48,14 @@ type DB struct {
 	// vacuumStep and mergePages are VacuumStep and MergePages; tests make
 	// them small.
 	vacuumStep, mergePages int
+	// walMark is PruneWALMark; tests make it small.
+	walMark int64
 	// beforeCheckpoint, when set, is called before each of Prune's
 	// checkpoints, when the WAL is at its largest: tests read its size.
 	beforeCheckpoint func()
+	// afterPruneStep, when set, is called after each step of Prune with
+	// the step's name: the prune benchmark reads what each step wrote.
+	afterPruneStep func(step string)
 }
 
 // Open opens the database at path, creating it if it is missing, and brings
@@ -79,7 +84,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
+	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages,
+		walMark: PruneWALMark}
 	// A connection that read the schema before another process migrated
 	// the file can fail its first prepare on the changed schema
 	// (SQLITE_SCHEMA); the next prepare reads it anew.

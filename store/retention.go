@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -19,13 +20,18 @@ type Retention struct {
 	// from.
 	LedgerBefore time.Time
 	// Batch is about how many rows one transaction deletes (default
-	// 50,000; a batch of runs ends at the run that reaches it). Large
-	// enough that each page of the entries' two orders (by run, and by
-	// video and time) is written about once over a whole prune, not once
-	// per small batch; small enough that a batch's pages stay well within
-	// the WAL's bound (WALLimit) and the daemon's writes wait one batch.
+	// DefaultBatch; a batch of runs ends at the run that reaches it).
+	// Large, because each batch of runs rewrites every page of the
+	// entries' second order (by video and time) that holds one of its
+	// rows: for videos that chart for months, that is most of that index,
+	// a batch after batch; small enough that a batch's pages stay within
+	// the WAL's bound (WALLimit, with PruneWALMark) and a daemon's write
+	// waits one batch, well within its busy timeout.
 	Batch int
 }
+
+// DefaultBatch is Retention.Batch's default.
+const DefaultBatch = 250_000
 
 // Pruned counts what Prune removed.
 type Pruned struct {
@@ -40,7 +46,7 @@ type Pruned struct {
 // backfill's results) are kept.
 func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	if r.Batch <= 0 {
-		r.Batch = 50000
+		r.Batch = DefaultBatch
 	}
 	var p Pruned
 	restore, err := db.roomyWriter(ctx)
@@ -48,12 +54,18 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 		return p, fmt.Errorf("prune: %w", err)
 	}
 	defer restore()
-	steps := []func(context.Context, Retention, *Pruned) error{
-		db.pruneRuns, db.pruneStats, db.pruneDays, db.pruneVideos, db.pruneLedger, db.vacuum,
-	}
-	for _, step := range steps {
-		if err := step(ctx, r, &p); err != nil {
+	for _, step := range []struct {
+		name string
+		run  func(context.Context, Retention, *Pruned) error
+	}{
+		{"runs", db.pruneRuns}, {"stats", db.pruneStats}, {"days", db.pruneDays}, {"videos", db.pruneVideos},
+		{"ledger", db.pruneLedger}, {"vacuum", db.vacuum},
+	} {
+		if err := step.run(ctx, r, &p); err != nil {
 			return p, fmt.Errorf("prune: %w", err)
+		}
+		if db.afterPruneStep != nil {
+			db.afterPruneStep(step.name)
 		}
 	}
 	return p, db.checkpoint(ctx)
@@ -64,23 +76,45 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 // before the batch commits.
 const pruneCache = 128 << 10
 
-// roomyWriter gives the writer connection pruneCache and temporary
-// b-trees in memory (a batch's keys to delete, not a temporary file);
-// restore puts back what it had.
+// roomyWriter gives the writer connection pruneCache, temporary b-trees
+// in memory (a batch's keys to delete, not a temporary file) and no
+// automatic checkpoints (Prune checkpoints at PruneWALMark: SQLite's own,
+// after every commit over a thousand pages, would copy a page that later
+// batches write again each time); restore puts back what it had.
 func (db *DB) roomyWriter(ctx context.Context) (restore func(), err error) {
-	var cache, temp int
-	if err := db.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
-		Scan(&cache, &temp); err != nil {
+	var cache, temp, auto int
+	err = db.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp)
+	if err == nil {
+		err = db.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("writer settings: %w", err)
 	}
-	set := func(ctx context.Context, cache, temp int) error {
-		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d`, cache, temp))
+	set := func(ctx context.Context, cache, temp, auto int) error {
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d; PRAGMA wal_autocheckpoint = %d`,
+			cache, temp, auto))
 		return err
 	}
-	if err := set(ctx, -pruneCache, 2); err != nil {
+	if err := set(ctx, -pruneCache, 2, 0); err != nil {
 		return nil, fmt.Errorf("writer settings: %w", err)
 	}
-	return func() { _ = set(context.WithoutCancel(ctx), cache, temp) }, nil
+	return func() { _ = set(context.WithoutCancel(ctx), cache, temp, auto) }, nil
+}
+
+// PruneWALMark is how much the WAL may hold before Prune checkpoints it.
+// A checkpoint copies every page the WAL holds into the database, each
+// once however many batches wrote it, and each dirties a page-cache folio
+// of the file: fewer, larger checkpoints write less. The mark plus one
+// batch stays within WALLimit.
+const PruneWALMark = 24 << 20
+
+// checkpointOver checkpoints once the WAL holds db.walMark bytes or more.
+func (db *DB) checkpointOver(ctx context.Context) error {
+	if fi, err := os.Stat(db.path + "-wal"); err == nil && fi.Size() < db.walMark {
+		return nil
+	}
+	return db.checkpoint(ctx)
 }
 
 // checkpoint copies the WAL into the database and truncates it, so that
@@ -117,7 +151,7 @@ func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 		if n == 0 {
 			return nil
 		}
-		if err := db.checkpoint(ctx); err != nil {
+		if err := db.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
@@ -182,7 +216,7 @@ func (db *DB) pruneDays(ctx context.Context, r Retention, _ *Pruned) error {
 			lo, lo+span, day); err != nil {
 			return fmt.Errorf("daily rollup: %w", err)
 		}
-		if err := db.checkpoint(ctx); err != nil {
+		if err := db.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
@@ -281,7 +315,7 @@ func (db *DB) mergeIndex(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("merge index: %w", err)
 		}
-		if err := db.checkpoint(ctx); err != nil || after-before < 2 {
+		if err := db.checkpointOver(ctx); err != nil || after-before < 2 {
 			return err
 		}
 	}
@@ -331,7 +365,7 @@ func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, st
 			return err
 		}
 		*n += got
-		if err := db.checkpoint(ctx); err != nil || got < int64(batch) {
+		if err := db.checkpointOver(ctx); err != nil || got < int64(batch) {
 			return err
 		}
 	}
@@ -354,7 +388,7 @@ func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, db.vacuumStep)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
-		if err := db.checkpoint(ctx); err != nil {
+		if err := db.checkpointOver(ctx); err != nil {
 			return err
 		}
 		s, err := db.Size(ctx)

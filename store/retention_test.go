@@ -94,7 +94,7 @@ func TestPruneBoundsWAL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t)
-	db.vacuumStep, db.mergePages = 64, 64
+	db.vacuumStep, db.mergePages, db.walMark = 64, 64, 256<<10
 	start := t0.Add(-30 * 24 * time.Hour)
 	for d := 0; d < 30; d++ {
 		at := start.Add(time.Duration(d) * 24 * time.Hour)
@@ -128,10 +128,15 @@ func TestPruneBoundsWAL(t *testing.T) {
 	if n := walSize(t, db); n != 0 {
 		t.Errorf("WAL holds %d bytes after pruning, want 0", n)
 	}
-	var cache, temp int
-	if err := db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
-		Scan(&cache, &temp); err != nil || cache != -2000 || temp != 0 {
-		t.Errorf("writer after pruning: cache_size %d, temp_store %d (%v); want its defaults -2000 and 0 back", cache, temp, err)
+	var cache, temp, auto int
+	err = db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+		Scan(&cache, &temp)
+	if err == nil {
+		err = db.Writer().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto)
+	}
+	if err != nil || cache != -2000 || temp != 0 || auto != 1000 {
+		t.Errorf("writer after pruning: cache_size %d, temp_store %d, wal_autocheckpoint %d (%v); want its defaults -2000, 0 and 1000 back",
+			cache, temp, auto, err)
 	}
 	if got.Runs != 20 || got.Entries != 800 || got.Videos != 800 {
 		t.Errorf("pruned %+v, want 20 runs, 800 entries, 800 videos", got)
