@@ -26,6 +26,12 @@ awk '
   }' "$out/store.txt"
 
 echo
+echo "== store: a page save with and without the daily rollup's triggers (video_days), interleaved =="
+go test -run '^$' -bench BenchmarkRollupTriggers -benchtime 3000x -count 3 ./store/ | tee "$out/rollup.txt" | grep '^Benchmark'
+awk '/BenchmarkRollupTriggers-/ { for (i=1;i<=NF;i++) if ($(i+1)=="with/without") r = r " " $i }
+  END { printf "with/without the rollup, three runs:%s\n", r }' "$out/rollup.txt"
+
+echo
 echo "== regions: a full --once cycle, fake upstream at 20 ms a call =="
 go test -run '^$' -bench BenchmarkOnceCycle -benchtime 5x ./regions/ | tee "$out/cycle.txt" | grep '^Benchmark'
 awk '/BenchmarkOnceCycle-/ { for (i=1;i<=NF;i++) { if ($(i+1)=="overhead-%") o=$i; if ($(i+1)=="wall-ms/cycle") w=$i; if ($(i+1)=="latency-ms/cycle") l=$i } }
@@ -54,22 +60,6 @@ awk '
     c="common"
     printf "common-word target: p50 %.2f ms (< 2: %s)  p99 %.2f ms (< 50: %s)\n", p50["after",c], (p50["after",c]<2?"met":"MISSED"), p99["after",c], (p99["after",c]<50?"met":"MISSED")
   }' "$out/search.txt"
-
-echo
-echo "== web: every API answer and page over ${INGEST_BENCH_DAYS:-365} days of hourly runs, 8 regions x ${INGEST_BENCH_CHART:-200} videos (built once; INGEST_BENCH_DAYS=30 for a quick run) =="
-go test -run '^$' -bench BenchmarkRoutes -benchtime 50x -timeout 90m ./web/ 2>&1 | tee "$out/web.txt" | grep '^\(Benchmark\|built\)'
-awk '
-  /^BenchmarkRoutes\// {
-    split($1, n, "/"); r = n[2]; sub(/-[0-9]+$/, "", r)
-    for (i=1;i<=NF;i++) { if ($(i+1)=="p50-ms") p50=$i; if ($(i+1)=="p99-ms") p99=$i }
-    rows[++nr] = sprintf("%-20s %9.2f %9.2f %10.2f   %s", r, p50, p99, p50/50, (p50<50?"met":"MISSED"))
-    if (p50 >= 50) missed++
-  }
-  END {
-    printf "%-20s %9s %9s %10s   %s\n", "route", "p50 ms", "p99 ms", "p50/50ms", "target p50 < 50 ms"
-    for (k=1;k<=nr;k++) print rows[k]
-    printf "%d of %d routes meet the target\n", nr-missed, nr
-  }' "$out/web.txt"
 
 echo
 echo "== API limiter: GET /api/v1/runs unlimited vs under the embedded limiter and Redis (one redis-server), in process =="

@@ -77,7 +77,7 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 		b.Fatal(err)
 	}
 	end := readIO(b, path)
-	freed := float64(before - fileSize(b, path))
+	freed := float64(max(1, before-fileSize(b, path)))
 	b.Logf("pruned %+v in %s; file %.1f -> %.1f MB", p, took.Round(time.Second), mb(before), mb(fileSize(b, path)))
 	b.ReportMetric(took.Seconds(), "s")
 	b.ReportMetric(mb(int64(freed)), "freed-MB")

@@ -9,13 +9,13 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,25 +32,48 @@ func BenchmarkScale(b *testing.B) {
 	defer srv.Close()
 	for _, size := range []string{"day", "year"} {
 		env := benchEnv(dbs[size], srv.URL+"/")
-		id := longestHistory(b, dbs[size])
-		for _, c := range []struct {
-			name string
-			args []string
-		}{
-			{"report", []string{"report", "--json"}},
-			{"search", []string{"search", "football", "--json"}},
-			{"search-region", []string{"search", "football", "--region", "GB", "--json"}},
-			{"history", []string{"history", "--json", "--", id}},
-			{"run-once", []string{"run", "--once", "--regions", "GB"}},
-		} {
+		p, err := yeardb.Pick(context.Background(), dbs[size])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range scaleCommands(p, b.TempDir()) {
 			b.Run(c.name+"/"+size, func(b *testing.B) {
 				for b.Loop() {
 					benchRun(b, env, c.args...)
 				}
 			})
 		}
-		b.Run("daemon-start/"+size, func(b *testing.B) { benchDaemon(b, env, false) })
-		b.Run("quota/"+size, func(b *testing.B) { benchDaemon(b, env, true) })
+		b.Run("daemon-start/"+size, func(b *testing.B) { benchDaemon(b, env, "run", false) })
+		b.Run("serve-start/"+size, func(b *testing.B) { benchDaemon(b, env, "serve", false) })
+		b.Run("quota/"+size, func(b *testing.B) { benchDaemon(b, env, "run", true) })
+	}
+}
+
+type scaleCommand struct {
+	name string
+	args []string
+}
+
+// scaleCommands are the commands timed on a database with picks p; the
+// last day's export, so that both databases export as much.
+func scaleCommands(p yeardb.Picks, dir string) []scaleCommand {
+	day := p.End.Format(time.DateOnly)
+	return []scaleCommand{
+		{"version", []string{"version"}},
+		{"report", []string{"report", "--json"}},
+		{"search", []string{"search", "football", "--json"}},
+		{"search-region", []string{"search", "football", "--region", "GB", "--json"}},
+		{"search-rare", []string{"search", p.Rare, "--json"}},
+		{"history", []string{"history", "--json", "--", p.Busiest}},
+		{"history-all", []string{"history", "--json", "--since", "all", "--", p.Busiest}},
+		{"export-day", []string{"export", "--since", day, "--out", filepath.Join(dir, "day.csv")}},
+		{"export-per-day", []string{"export", "--since", day, "--per", "day", "--format", "parquet", "--out", filepath.Join(dir, "day.parquet")}},
+		{"tokens-list", []string{"tokens", "list", "--json"}},
+		{"quota-show", []string{"quota", "show"}},
+		{"check", []string{"check", "--offline"}},
+		{"backfill-dry", []string{"backfill", "--region", "GB", "--since", day, "--dry-run"}},
+		{"prune-none", []string{"prune", "--keep", "400d"}},
+		{"run-once", []string{"run", "--once", "--regions", "GB"}},
 	}
 }
 
@@ -58,22 +81,6 @@ func benchEnv(db, endpoint string) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "INGEST_DB=" + db,
 		"YOUTUBE_API_KEY=" + testKey, "YOUTUBE_ENDPOINT=" + endpoint, "INGEST_QUOTA_KEY=" + yeardb.QuotaKey,
 		"INGEST_LOG_LEVEL=warn"}
-}
-
-// longestHistory is the video on the most chart runs of the first hours:
-// one that trends all along.
-func longestHistory(b *testing.B, path string) string {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	var id string
-	if err := db.QueryRow(`SELECT v.id FROM trending_entries e JOIN videos v ON v.vid = e.vid
-		WHERE e.run_id <= 16 GROUP BY e.vid ORDER BY count(*) DESC, e.vid LIMIT 1`).Scan(&id); err != nil {
-		b.Fatal(err)
-	}
-	return id
 }
 
 func benchRun(b *testing.B, env []string, args ...string) {
@@ -84,12 +91,17 @@ func benchRun(b *testing.B, env []string, args ...string) {
 	}
 }
 
-// benchDaemon starts the daemon and waits for /healthz (daemon-start), or,
-// with quota set, times GET /quota on a started daemon.
-func benchDaemon(b *testing.B, env []string, quota bool) {
+// benchDaemon starts the daemon (command run) or the read-only server
+// (serve) and waits for /healthz, or, with quota set, times GET /quota on
+// a started daemon.
+func benchDaemon(b *testing.B, env []string, command string, quota bool) {
 	addr := freeAddr(b)
 	start := func() *exec.Cmd {
-		cmd := exec.Command(ingestBin, "run", "--every", "1h", "--regions", "GB", "--listen", addr)
+		args := []string{"run", "--every", "1h", "--regions", "GB", "--listen", addr}
+		if command == "serve" {
+			args = []string{"serve", "--listen", addr}
+		}
+		cmd := exec.Command(ingestBin, args...)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)

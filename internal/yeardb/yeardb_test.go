@@ -185,3 +185,23 @@ func TestTextIsVaried(t *testing.T) {
 		}
 	}
 }
+
+// TestPick reads the picks of a day of two charts.
+func TestPick(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "day.db")
+	end := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	if err := BuildWith(ctx, path, Options{Days: 2, End: end, Regions: []string{"US", "GB"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Pick(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chart) != 200 || p.Busiest == "" || p.Old == "" || p.Rare == "" || p.Words < 1000 ||
+		p.End.Truncate(time.Hour) != end || !p.Mid.Before(p.End) {
+		t.Errorf("picks %+v, want the US chart of 200, a busiest, an old video, a rare word among thousands, the end %s",
+			p, end)
+	}
+}
