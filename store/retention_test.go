@@ -163,3 +163,73 @@ func walSize(t *testing.T, db *DB) int64 {
 	}
 	return fi.Size()
 }
+
+// TestPruneBesideADaemon prunes while another handle on the file (a
+// daemon) keeps saving pages, and checks that every one of its pages was
+// stored and is still there after the prune, as a fresh open reads it:
+// pruning must work in the shared file, never around it.
+func TestPruneBesideADaemon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	db.vacuumStep, db.mergePages, db.walMark = 64, 64, 256<<10
+	start := t0.Add(-30 * 24 * time.Hour)
+	for d := range 30 {
+		at := start.Add(time.Duration(d) * 24 * time.Hour)
+		var videos []ingest.Video
+		for i := range 40 {
+			v := vid(fmt.Sprintf("d%02dv%02d", d, i), fmt.Sprint("a title ", d, i))
+			v.Description = strings.Repeat(fmt.Sprint("words of day ", d, " video ", i, " "), 100)
+			videos = append(videos, v)
+		}
+		id := run(t, db, ingest.Trending, "US", at, page(ingest.Trending, "US", 1, at, videos...))
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	daemon, err := Open(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Close()
+	done, saved := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for ; ; n++ {
+			select {
+			case <-done:
+				saved <- n
+				return
+			default:
+			}
+			at := t0.Add(time.Duration(n) * time.Minute)
+			id, err := daemon.StartRun(ctx, "GB", ingest.Trending, at)
+			if err == nil {
+				err = daemon.SavePage(ctx, id, page(ingest.Trending, "GB", 1, at, vid(fmt.Sprint("live", n), "live")))
+			}
+			if err != nil {
+				t.Errorf("the daemon's page %d: %v", n, err)
+				saved <- n
+				return
+			}
+		}
+	}()
+	_, err = db.Prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
+	close(done)
+	n := <-saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := OpenExisting(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	var got int
+	if err := fresh.Reader().QueryRow(`SELECT count(*) FROM trending_entries WHERE region = 'GB'`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || got != n {
+		t.Errorf("the daemon saved %d pages while pruning; %d are in the file after", n, got)
+	}
+}
