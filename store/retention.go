@@ -266,7 +266,8 @@ func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
 		return err
 	}
 	before := p.Videos
-	err = db.inBatches(ctx, &p.Videos, r.Batch, []any{msOf(r.Before), r.Batch},
+	batch := max(1, r.Batch/videoRows)
+	err = db.inBatches(ctx, &p.Videos, batch, []any{msOf(r.Before), batch},
 		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
 		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
 	if err = errors.Join(err, restore()); err != nil || p.Videos == before {
@@ -274,6 +275,11 @@ func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
 	}
 	return db.mergeIndex(ctx)
 }
+
+// videoRows is about how many entries' worth of pages one video's row,
+// its regions and its words take: pruneVideos deletes Batch/videoRows
+// videos a transaction, so that its WAL stays as bounded as the runs'.
+const videoRows = 25
 
 // pauseMerges turns the index's automerge off; restore puts back what it
 // was.
