@@ -118,9 +118,9 @@ func (db *DB) checkpointOver(ctx context.Context) error {
 }
 
 // checkpoint copies the WAL into the database and truncates it, so that
-// the WAL holds at most one batch while pruning and nothing after it. It
-// gives up, without an error, while a reader still needs the WAL's pages
-// (busy): the next checkpoint gets them.
+// the WAL holds at most the mark and a batch while pruning, and nothing
+// after it. It gives up, without an error, while a reader still needs the
+// WAL's pages (busy): the next checkpoint gets them.
 func (db *DB) checkpoint(ctx context.Context) error {
 	if db.beforeCheckpoint != nil {
 		db.beforeCheckpoint()
