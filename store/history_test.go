@@ -197,6 +197,10 @@ DROP TRIGGER video_days_stat; DROP TRIGGER video_days_stat_again; PRAGMA user_ve
 		t.Fatalf("user_version %d, want %d", v, SchemaVersion)
 	}
 	checkHistory(t, db, time.Time{})
+	var cache int
+	if err := db.Writer().QueryRow(`PRAGMA cache_size`).Scan(&cache); err != nil || cache != -2000 {
+		t.Errorf("writer's cache_size after the upgrade: %d (%v), want its default -2000 back", cache, err)
+	}
 }
 
 // TestPruneKeepsRollupTrue prunes the middle of a day and checks that the

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 )
 
 // upgradeDays adds video_days, the daily rollup of each video's chart
@@ -14,13 +16,38 @@ import (
 // Filling it is one pass over trending_entries and video_stats through the
 // triggers' own upsert, so an upgraded database holds exactly what the
 // triggers would have written.
+//
+// The fill runs with a page cache that holds the whole rollup
+// (upgradeCache): the entries come in run order, so each upsert lands on
+// a page of another video, and with SQLite's small default cache those
+// pages were spilled and read back again and again.
 func upgradeDays(ctx context.Context, tx *sql.Tx) error {
-	for _, q := range []string{daysV10, fillDaysFromEntries, fillDaysFromStats} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return err
+	return withCache(ctx, tx, upgradeCache, func() error {
+		for _, q := range []string{daysV10, fillDaysFromEntries, fillDaysFromStats} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+}
+
+// upgradeCache is the page cache of a long upgrade step, in KiB.
+const upgradeCache = 128 << 10
+
+// withCache runs f with the connection's page cache at kib KiB, then puts
+// back the size it had.
+func withCache(ctx context.Context, tx *sql.Tx, kib int, f func() error) error {
+	var was int
+	if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&was); err != nil {
+		return err
 	}
-	return nil
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -kib)); err != nil {
+		return err
+	}
+	err := f()
+	_, rerr := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, was))
+	return errors.Join(err, rerr)
 }
 
 // daysV10 is what schema 10 creates, in the upgrade and in schema.sql alike.
