@@ -204,7 +204,15 @@ func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
 // r.Before's, a range of videos a transaction, then rebuilds r.Before's own
 // day from what is left of it, so that the rollup says what the entries and
 // stats kept say.
-func (db *DB) pruneDays(ctx context.Context, r Retention, _ *Pruned) error {
+//
+// A prune that deleted no entries and no stats has nothing to fold out of
+// the rollup, and skips it: its deletes walk the whole rollup. (A prune
+// stopped before this step leaves older days behind until the next prune
+// that deletes something.)
+func (db *DB) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
+	if p.Entries == 0 && p.Stats == 0 {
+		return nil
+	}
 	day := msOf(r.Before) / dayMS * dayMS
 	var top int64
 	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
