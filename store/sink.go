@@ -193,7 +193,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if kind != string(page.Kind) {
 		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
 	}
-	js, err := pageJSON(page)
+	js, err := pageJSON(page, db.pg)
 	if err != nil {
 		return err
 	}
@@ -238,9 +238,12 @@ type pageRow struct {
 	Comments     *int64 `json:"comments"`
 	Thumb        string `json:"thumb,omitempty"`
 	Rank         int    `json:"rank"`
+	Doc          string `json:"doc,omitempty"` // PostgreSQL's index: tsDoc
 }
 
-func pageJSON(page ingest.Page) (string, error) {
+// pageJSON writes a page's rows; withDoc adds each video's words for
+// PostgreSQL's index (SQLite's triggers find them themselves).
+func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	first := (max(page.Number, 1) - 1) * PageSize
 	rows := make([]pageRow, 0, len(page.Videos))
 	for i, v := range page.Videos {
@@ -261,6 +264,9 @@ func pageJSON(page ingest.Page) (string, error) {
 			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
 			Thumb: v.Thumbnail, Rank: first + i + 1})
+		if withDoc {
+			rows[i].Doc = tsDoc(v.Title, v.Description, strings.Join(v.Tags, " "), v.ChannelTitle)
+		}
 	}
 	return marshal(rows)
 }
@@ -410,15 +416,11 @@ func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.C
 			return err
 		}
 		for _, c := range cats {
-			if _, err := tx.ExecContext(ctx, `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET title = excluded.title`, region, c.ID, c.Title, msOf(at)); err != nil {
+			if _, err := tx.ExecContext(ctx, saveCategorySQL, region, c.ID, c.Title, msOf(at)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `
-INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
-ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`, region, msOf(at))
+		_, err := tx.ExecContext(ctx, categoryFetchedSQL, region, msOf(at))
 		return err
 	})
 	if err != nil {
@@ -445,3 +447,13 @@ func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category,
 	}
 	return cats, rows.Err()
 }
+
+// saveCategorySQL is a statement of its own so that pgQueries can name it.
+const saveCategorySQL = `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET title = excluded.title`
+
+// categoryFetchedSQL is a statement of its own so that pgQueries can name it.
+const categoryFetchedSQL = `
+INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
+ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`
