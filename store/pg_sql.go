@@ -146,7 +146,7 @@ WHERE id = $1`
 }
 
 // The search's statements, for both forms of their region filter: on
-// PostgreSQL one text does both ($2 = '' keeps every region). Every
+// PostgreSQL one text does both (an empty $2 keeps every region). Every
 // parameter the SQLite text is given is named, since PostgreSQL must know
 // each one's type.
 func init() {

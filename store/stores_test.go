@@ -48,3 +48,21 @@ func openURL(t testing.TB, url string) *DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// failInserts makes every insert into table fail, in the store's own
+// trigger language.
+func failInserts(t *testing.T, db *DB, table string) {
+	t.Helper()
+	stmts := []string{`CREATE TRIGGER boom BEFORE INSERT ON ` + table + ` BEGIN SELECT RAISE(ABORT, 'boom'); END`}
+	if db.pg {
+		stmts = []string{
+			`CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$`,
+			`CREATE TRIGGER boom BEFORE INSERT ON ` + table + ` FOR EACH ROW EXECUTE FUNCTION boom()`,
+		}
+	}
+	for _, q := range stmts {
+		if _, err := db.Writer().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

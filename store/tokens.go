@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -58,7 +57,7 @@ func (db *DB) AddToken(ctx context.Context, name, plan string, at time.Time) (st
 	tok := tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
 	_, err := db.w.ExecContext(ctx, `INSERT INTO api_tokens (name, hash, plan, created_ms) VALUES (?, ?, ?, ?)`,
 		name, TokenHash(tok), plan, msOf(at))
-	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+	if duplicate(err) {
 		return "", fmt.Errorf("add token %s: %w", name, ErrTokenExists)
 	}
 	if err != nil {
