@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,18 @@ func tsDoc(title, description, tags, channel string) string {
 		pos += fieldGap
 	}
 	return b.String()
+}
+
+// pgRow readies a page's row for PostgreSQL: its index words, and its
+// text without NUL characters, which PostgreSQL's text cannot hold (the
+// only change to the text as sent, and one the upstream never needs).
+func pgRow(r *pageRow) {
+	for _, s := range []*string{&r.Title, &r.Description, &r.Tags, &r.ChannelTitle, &r.ChannelID, &r.Duration, &r.Thumb} {
+		*s = strings.ReplaceAll(*s, "\x00", "")
+	}
+	var tags []string
+	_ = json.Unmarshal([]byte(r.Tags), &tags)
+	r.Doc = tsDoc(r.Title, r.Description, strings.Join(tags, " "), r.ChannelTitle)
 }
 
 // tsLexeme quotes a word for a tsvector or tsquery literal.

@@ -265,7 +265,7 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
 			Thumb: v.Thumbnail, Rank: first + i + 1})
 		if withDoc {
-			rows[i].Doc = tsDoc(v.Title, v.Description, strings.Join(v.Tags, " "), v.ChannelTitle)
+			pgRow(&rows[i])
 		}
 	}
 	return marshal(rows)
