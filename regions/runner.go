@@ -33,6 +33,10 @@ type Runner struct {
 	// Drain, once closed, starts no new pass; the passes' own Drain ends
 	// those in flight between pages. nil never closes.
 	Drain <-chan struct{}
+	// LastStart, when set, reads when a chart's pass last started, from the
+	// database every host shares. A daemon asks it once it holds a chart's
+	// lease, so that a slot another host has run already is not run again.
+	LastStart func(ctx context.Context, chart string) (time.Time, error)
 
 	mu       sync.Mutex
 	running  map[string]bool
@@ -64,6 +68,12 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 // RunPass runs one pass unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
 func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
+	return r.runPass(ctx, p, nil)
+}
+
+// runPass is RunPass; due, when set, is asked once the lease is held, and
+// the pass is skipped unless it says the pass is still due.
+func (r *Runner) runPass(ctx context.Context, p *Pass, due func(context.Context) bool) (res PassResult, ran bool) {
 	log := r.Logger.With(ingest.LogRegion, p.Chart())
 	if !r.claim(p.Chart()) {
 		log.Info("pass skipped: already running in this process, or shutting down")
@@ -88,6 +98,10 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
 	defer unlock()
+	if due != nil && !due(ctx) {
+		log.Info("pass skipped: another host ran this slot")
+		return PassResult{Outcome{Region: p.Chart()}}, false
+	}
 	start := time.Now()
 	res = r.guarded(ctx, p)
 	r.ended(log, res, time.Since(start))
@@ -185,13 +199,29 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 // the catch-up at start both ask here, so a slot that comes while the
 // catch-up is still on its way to p runs once, not once each.
 func (r *Runner) runDue(ctx context.Context, p *Pass, s Schedule, why string) {
-	if !r.due(p.Chart(), s, time.Now()) {
+	now := time.Now()
+	if !r.due(p.Chart(), s, now) {
 		return
 	}
 	if why != "" {
 		r.Logger.Info(why, ingest.LogRegion, p.Chart())
 	}
-	r.RunPass(ctx, p)
+	r.runPass(ctx, p, func(ctx context.Context) bool { return r.dueEverywhere(ctx, p.Chart(), s, now) })
+}
+
+// dueEverywhere reports whether chart's latest slot at now has had no
+// start on any host sharing the database (true when it cannot tell: the
+// lease still keeps two hosts from running the chart at once).
+func (r *Runner) dueEverywhere(ctx context.Context, chart string, s Schedule, now time.Time) bool {
+	if r.LastStart == nil {
+		return true
+	}
+	last, err := r.LastStart(ctx, chart)
+	if err != nil {
+		r.Logger.Warn("could not read the chart's last run: running its slot", ingest.LogRegion, chart, ingest.LogErr, err)
+		return true
+	}
+	return s.Missed(last, now)
 }
 
 // due reports whether chart's latest slot at now has had no start, and

@@ -58,6 +58,18 @@ func Redact(db string) string {
 	return u.String()
 }
 
+// CheckURL checks that a PostgreSQL --db value parses (nil for a file);
+// its error never holds the password.
+func CheckURL(db string) error {
+	if !IsURL(db) {
+		return nil
+	}
+	if _, err := pgx.ParseConfig(db); err != nil {
+		return fmt.Errorf("%s: %w", Redact(db), redactErr(err, db))
+	}
+	return nil
+}
+
 // openPostgres opens the PostgreSQL database at rawURL and, when migrate is
 // set, brings its schema up to date; else it only checks the schema step,
 // needing nothing but read rights.
@@ -65,7 +77,7 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	name := Redact(rawURL)
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %s", name, redactErr(err, rawURL))
+		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
@@ -85,22 +97,31 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 			ve.Path = name
 			return nil, ve
 		}
-		return nil, fmt.Errorf("open %s: %s", name, redactErr(err, rawURL))
+		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
 	}
 	return db, nil
 }
 
-// redactErr is err's text with the URL's password taken out: pgx quotes
-// the connection string in some of its errors.
-func redactErr(err error, rawURL string) string {
+// redactErr is err with the URL's password taken out of its text: pgx
+// quotes the connection string in some of its errors. It still matches
+// what err matches.
+func redactErr(err error, rawURL string) error {
 	s := err.Error()
 	if u, perr := url.Parse(rawURL); perr == nil {
 		if p, ok := u.User.Password(); ok && p != "" {
 			s = strings.ReplaceAll(s, p, "xxxxx")
 		}
 	}
-	return s
+	return redacted{err, s}
 }
+
+type redacted struct {
+	err error
+	msg string
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
 
 // pgSchemaStep reads the schema step and, when migrate is set, applies the
 // steps it lacks.

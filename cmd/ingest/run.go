@@ -202,6 +202,10 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	for code, r := range last {
 		starts[code] = r.Started
 	}
+	runner.LastStart = func(ctx context.Context, chart string) (time.Time, error) {
+		last, err := p.db.LastRuns(ctx, ingest.Trending)
+		return last[chart].Started, err
+	}
 	s.logger.Info("daemon started", "regions", len(codes), "charts", len(runner.Passes), "every", f.every, "backend", p.limiter.Backend())
 	if f.keep != "" {
 		done := keepPruning(ctx, s, p.db, f.keep, f.every)

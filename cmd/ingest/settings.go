@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
 // settings are the flags common to every command, each with an
@@ -169,7 +170,10 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 
 func (s *settings) checkDB() error {
 	if s.db == "" {
-		return usageErrorf("--db / INGEST_DB: must name a file")
+		return usageErrorf("--db / INGEST_DB: must name a file or a postgres:// URL")
+	}
+	if err := store.CheckURL(s.db); err != nil {
+		return usageErrorf("--db / INGEST_DB: %w", err)
 	}
 	return nil
 }
