@@ -166,3 +166,28 @@ ORDER BY vid DESC LIMIT $3`
 SELECT count(*) FROM (SELECT 1 FROM videos WHERE doc @@ $1::tsquery ` + region + ` LIMIT $3) AS m`
 	}
 }
+
+// pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
+// last run of the day by DISTINCT ON, where SQLite takes it beside max().
+// Its placeholders stay ?, numbered in order with the filter's.
+const pgExportDaySQL = `
+SELECT video_id, title, published_at_ms, channel_id, channel_title, category_id, day, tags,
+  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id
+FROM (
+  SELECT DISTINCT ON (r.region, r.category, e.vid) v.id AS video_id, v.title, v.published_at_ms,
+    v.channel_id, v.channel_title, v.category_id, ?::bigint AS day, v.tags, e.view_count, e.like_count,
+    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id
+  FROM runs AS r
+  JOIN trending_entries AS e ON e.run_id = r.id
+  JOIN videos AS v ON v.vid = e.vid
+  WHERE %s
+  ORDER BY r.region, r.category, e.vid, r.id DESC) AS d
+ORDER BY region, category, rank, video_id`
+
+// The export's statements for every filter ExportFilter.where writes.
+func init() {
+	for _, f := range []ExportFilter{{}, {Region: "x"}, {Unfiltered: true}, {Region: "x", Unfiltered: true}} {
+		where, _ := f.where()
+		pgQueries[fmt.Sprintf(exportDaySQL, where)] = fmt.Sprintf(pgExportDaySQL, where)
+	}
+}
