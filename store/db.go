@@ -88,7 +88,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// the file can fail its first prepare on the changed schema
 	// (SQLITE_SCHEMA); the next prepare reads it anew.
 	for attempt := 0; ; attempt++ {
-		if db.st, err = prepare(ctx, w); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
+		if db.st, err = prepare(ctx, w, false); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
 			break
 		}
 	}

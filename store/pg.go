@@ -82,13 +82,19 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
+	// JIT compiling a plan costs tens of milliseconds, more than any of
+	// the store's queries takes: the planner's estimates for the recursive
+	// walks over runs set it off. A URL can still ask for it (options=-c jit=on).
+	if _, ok := cfg.RuntimeParams["jit"]; !ok {
+		cfg.RuntimeParams["jit"] = "off"
+	}
 	pool := openPG(cfg)
 	pool.SetMaxOpenConns(16)
 	pool.SetMaxIdleConns(4)
 	pool.SetConnMaxIdleTime(time.Minute)
 	db := &DB{path: name, w: pool, r: pool, pg: true, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
 	if err = db.pgSchemaStep(ctx, migrate); err == nil && migrate {
-		db.st, err = prepare(ctx, pool)
+		db.st, err = prepare(ctx, pool, true)
 	}
 	if err != nil {
 		pool.Close()

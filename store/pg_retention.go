@@ -81,6 +81,7 @@ WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < $1
            ORDER BY last_seen_ms LIMIT $2),
   r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
   d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
+  x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
   v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
 SELECT count(*), 0 FROM v`
 	pgPruneLedger = `

@@ -16,12 +16,12 @@ var pgQueries = map[string]string{
 	upsertVideosSQL: `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail, doc)
+  first_seen_ms, last_seen_ms, thumbnail)
 SELECT DISTINCT ON (o->>'id') o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   (o->>'published')::bigint, o->>'duration', (o->>'views')::bigint, (o->>'likes')::bigint,
-  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', ''), (o->>'doc')::tsvector
-FROM json_array_elements($1::json) WITH ORDINALITY AS j (o, n)
+  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', '')
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 ORDER BY o->>'id', n DESC
 ON CONFLICT (id) DO UPDATE SET
   title = excluded.title, description = excluded.description,
@@ -31,15 +31,12 @@ ON CONFLICT (id) DO UPDATE SET
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END,
-  doc = CASE WHEN (videos.title, videos.description, videos.tags, videos.channel_title)
-    IS DISTINCT FROM (excluded.title, excluded.description, excluded.tags, excluded.channel_title)
-    THEN excluded.doc ELSE videos.doc END
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END
 WHERE excluded.last_seen_ms >= videos.last_seen_ms`,
 
 	addRegionsSQL: `
 INSERT INTO video_regions (vid, region)
-SELECT v.vid, $2::text FROM json_array_elements($1::json) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
+SELECT v.vid, $2::text FROM jsonb_array_elements($1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
 WHERE $2::text <> '' ORDER BY v.vid
 ON CONFLICT DO NOTHING`,
 
@@ -48,7 +45,7 @@ INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
 SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'views')::bigint,
   (j.o->>'likes')::bigint, (j.o->>'comments')::bigint, $4::bigint, (SELECT category FROM runs WHERE id = $2::bigint)
-FROM json_array_elements($1::json) WITH ORDINALITY AS j (o, n)
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, j.n DESC
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
@@ -59,7 +56,7 @@ ON CONFLICT (run_id, region, vid) DO UPDATE SET
 	addSearchSQL: `
 INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
 SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, $4::bigint
-FROM json_array_elements($1::json) WITH ORDINALITY AS j (o, n)
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, j.n DESC
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
@@ -78,24 +75,24 @@ ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,
 	chartTrendSQL: `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
-WHERE e.run_id IN (SELECT json_array_elements_text($1::json)::bigint) AND e.region = $2
+WHERE e.run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND e.region = $2
 ORDER BY e.run_id`,
 
 	chartPeaksSQL: `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
-  WHERE vid IN (SELECT json_array_elements_text($1::json)::bigint) AND region = $2 AND category = $3
+  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND region = $2 AND category = $3
     AND entries > 0 AND day_ms < $5
   GROUP BY vid
   UNION ALL
   SELECT vid, min(rank), 1 FROM trending_entries
-  WHERE vid IN (SELECT json_array_elements_text($1::json)::bigint) AND fetched_ms >= $5 AND fetched_ms < $4
+  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND fetched_ms >= $5 AND fetched_ms < $4
     AND region = $2 AND category = $3
   GROUP BY vid) AS p
 GROUP BY vid`,
 
 	videoCategoriesSQL: `SELECT id, category_id FROM videos
-WHERE id IN (SELECT json_array_elements_text($1::json))`,
+WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
 
 	countsSQL: `
 WITH v AS (SELECT vid FROM videos WHERE id = $1),
@@ -122,7 +119,7 @@ ORDER BY day_ms, views DESC, peak_ms`,
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
   (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
-FROM json_array_elements($1::json) WITH ORDINALITY AS j (o, n)
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
 ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
@@ -132,14 +129,14 @@ ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
 SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
   coalesce(v.view_count, 0),
   (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
-FROM videos AS v WHERE v.vid IN (SELECT json_array_elements_text($1::json)::bigint)`,
+FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
 }
 
 // pgBump is bumpTrendingSQL or bumpSearchSQL for the entries' table.
 func pgBump(table string) string {
 	return `
 UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
-  SELECT count(DISTINCT j.o->>'id') FROM json_array_elements($3::json) AS j (o)
+  SELECT count(DISTINCT j.o->>'id') FROM jsonb_array_elements($3::jsonb) AS j (o)
   WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN ` + table + ` AS e ON e.vid = v.vid
                     WHERE v.id = j.o->>'id' AND e.run_id = $1 AND e.region = $4))
 WHERE id = $1`
@@ -151,19 +148,19 @@ WHERE id = $1`
 // each one's type.
 func init() {
 	const region = `AND ($2::text = '' OR EXISTS (SELECT 1 FROM video_regions AS r
-  WHERE r.vid = videos.vid AND r.region = $2::text))`
+  WHERE r.vid = video_docs.vid AND r.region = $2::text))`
 	for _, filter := range []string{"", regionFilter} {
 		pgQueries[fmt.Sprintf(windowSQL, filter)] = `
-SELECT vid FROM videos WHERE doc @@ $1::tsquery ` + region + ` AND $3::bigint > 0
+SELECT vid FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` AND $3::bigint > 0
 ORDER BY vid DESC LIMIT 1 OFFSET $4`
 		pgQueries[fmt.Sprintf(rankedSQL, filter)] = `
-SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM videos WHERE doc @@ $1::tsquery ` + region + `
+SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
 ORDER BY score DESC, vid DESC LIMIT $3`
 		pgQueries[fmt.Sprintf(newestSQL, filter)] = `
-SELECT vid, 0.0::float8 FROM videos WHERE doc @@ $1::tsquery ` + region + `
+SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
 ORDER BY vid DESC LIMIT $3`
 		pgQueries[fmt.Sprintf(countSQL, filter)] = `
-SELECT count(*) FROM (SELECT 1 FROM videos WHERE doc @@ $1::tsquery ` + region + ` LIMIT $3) AS m`
+SELECT count(*) FROM (SELECT 1 FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` LIMIT $3) AS m`
 	}
 }
 
@@ -191,3 +188,15 @@ func init() {
 		pgQueries[fmt.Sprintf(exportDaySQL, where)] = fmt.Sprintf(pgExportDaySQL, where)
 	}
 }
+
+// pgDocsSQL keeps PostgreSQL's search index (video_docs) in step with the
+// videos a page stored, in the page's transaction, as SQLite's triggers
+// keep FTS5's: a video the page did not update (a later page had stored it
+// already) keeps its words, and unchanged words are not written again.
+const pgDocsSQL = `
+INSERT INTO video_docs (vid, doc)
+SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id' AND v.last_seen_ms = $2::bigint
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (vid) DO UPDATE SET doc = excluded.doc WHERE video_docs.doc <> excluded.doc`

@@ -24,6 +24,7 @@ type statements struct {
 	upsertVideos, addRegions *sql.Stmt
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
+	pgDocs                   *sql.Stmt // PostgreSQL's index: pgDocsSQL
 }
 
 // A page goes to SQLite as one JSON array and is stored by one statement
@@ -94,7 +95,7 @@ UPDATE runs SET pages = max(pages, ?2), videos = videos + (
 WHERE id = ?1`
 )
 
-func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
+func prepare(ctx context.Context, w *sql.DB, pg bool) (*statements, error) {
 	st := &statements{
 		addEntries: map[ingest.PageKind]*sql.Stmt{},
 		bumpRun:    map[ingest.PageKind]*sql.Stmt{},
@@ -115,6 +116,9 @@ func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
 	st.bumpRun[ingest.Trending] = p(bumpTrendingSQL)
 	st.bumpRun[ingest.Search] = p(bumpSearchSQL)
 	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
+	if pg {
+		st.pgDocs = p(pgDocsSQL)
+	}
 	if err != nil {
 		st.close()
 		return nil, fmt.Errorf("prepare: %w", err)
@@ -123,7 +127,7 @@ func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind,
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.pgDocs,
 		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
 		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
 		if s != nil {
@@ -207,14 +211,19 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if at.IsZero() {
 		at = time.Now()
 	}
-	for _, step := range []struct {
+	type step struct {
 		s    *sql.Stmt
 		args []any
-	}{
+	}
+	steps := []step{
 		{db.st.upsertVideos, []any{js, msOf(at)}},
 		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
 		{db.st.addRegions, []any{js, page.Region}},
-	} {
+	}
+	if db.pg {
+		steps = append(steps, step{db.st.pgDocs, []any{js, msOf(at)}})
+	}
+	for _, step := range steps {
 		if _, err := tx.StmtContext(ctx, step.s).ExecContext(ctx, step.args...); err != nil {
 			return err
 		}

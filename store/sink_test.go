@@ -56,7 +56,8 @@ func integrityCheck(t *testing.T, db *DB) {
 
 func pgIntegrityCheck(t *testing.T, db *DB) {
 	t.Helper()
-	rows, err := db.Reader().Query(`SELECT id, title, description, tags, channel_title, doc::text FROM videos`)
+	rows, err := db.Reader().Query(`SELECT id, title, description, tags, channel_title, coalesce(d.doc::text, '')
+		FROM videos AS v LEFT JOIN video_docs AS d USING (vid)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func pgIntegrityCheck(t *testing.T, db *DB) {
 func indexedDocs(t *testing.T, db *DB) int {
 	t.Helper()
 	if db.pg {
-		return count(t, db, `SELECT count(*) FROM videos WHERE doc <> ''`)
+		return count(t, db, `SELECT count(*) FROM video_docs`)
 	}
 	return count(t, db, `SELECT count(*) FROM videos_fts_docsize`)
 }

@@ -31,6 +31,11 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
 
+// DurableEnv, set to anything, keeps PostgreSQL's default durability
+// (fsync, synchronous commits) for benchmarks that compare it with SQLite;
+// tests go without, the cluster being thrown away.
+const DurableEnv = "INGEST_PGTEST_DURABLE"
+
 // cluster is the binary's one server.
 type cluster struct {
 	dir  string
@@ -181,15 +186,16 @@ func (c *cluster) init(bin string) error {
 
 func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
 
-// serve starts postgres on a free port and waits until it answers. The
-// settings trade durability for speed: the cluster is thrown away.
+// serve starts postgres on a free port and waits until it answers.
 func (c *cluster) serve(bin string) error {
 	c.port = freePort()
 	cred, _ := serverUser()
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", c.data(), "-p", strconv.Itoa(c.port),
-		"-k", c.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-		"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=400",
-		"-c", "log_min_messages=fatal")
+	args := []string{"-D", c.data(), "-p", strconv.Itoa(c.port), "-k", c.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "log_min_messages=fatal"}
+	if os.Getenv(DurableEnv) == "" {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	log, err := os.Create(filepath.Join(c.dir, "postgres.log"))
 	if err != nil {
 		return err
