@@ -384,3 +384,56 @@ func TestImageIsNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestKubernetesPostgres: the PostgreSQL variant runs more than one
+// replica, without a volume, with the database's URL, Redis and the key
+// from its Secret (none optional: PostgreSQL needs Redis).
+func TestKubernetesPostgres(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/postgres/*.yaml")
+	m := map[string]any{}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeAll(t, f, data, m)
+	}
+	d, ok := m["Deployment"].(*appsv1.Deployment)
+	if !ok {
+		t.Fatal("no Deployment under kubernetes/postgres")
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 || len(d.Spec.Template.Spec.Volumes) != 0 {
+		t.Errorf("PostgreSQL Deployment: want two or more replicas and no volume")
+	}
+	secret, _ := m["Secret"].(*corev1.Secret)
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		switch e.Name {
+		case "INGEST_DB", "REDIS_URL", "YOUTUBE_API_KEY":
+			ref := e.ValueFrom
+			if ref == nil || ref.SecretKeyRef == nil || (ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional) {
+				t.Errorf("%s must come from a Secret, not optionally", e.Name)
+			} else if secret == nil || secret.Name != ref.SecretKeyRef.Name || secret.StringData[ref.SecretKeyRef.Key] == "" {
+				t.Errorf("%s: the example Secret has no key %s", e.Name, ref.SecretKeyRef.Key)
+			}
+		}
+	}
+	main, _ := os.ReadFile("kubernetes/kustomization.yaml")
+	pg, _ := os.ReadFile("kubernetes/postgres/kustomization.yaml")
+	if img := imageLines(main); img == "" || img != imageLines(pg) {
+		t.Errorf("kubernetes/postgres/kustomization.yaml names another image than kubernetes/kustomization.yaml (%q)", img)
+	}
+}
+
+// imageLines is a kustomization's newName and newTag lines.
+func imageLines(data []byte) string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "newName:") || strings.HasPrefix(l, "newTag:") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
