@@ -248,3 +248,42 @@ func TestPostgresNeedsRedisAndHidesPassword(t *testing.T) {
 		t.Errorf("a URL with a bad port: exit 0\n%s", bad)
 	}
 }
+
+// Every command on a PostgreSQL store, after one run: each exits 0 and
+// says what it says on SQLite.
+func TestPostgresCommands(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis()
+	dbURL := h.withPostgres()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	var id string
+	if err := openPG(t, dbURL).QueryRow(`SELECT v.id FROM videos v JOIN trending_entries e USING (vid) WHERE e.rank = 1 LIMIT 1`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Now().UTC().Format(time.DateOnly)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"search", "--json", "video"}, `"regions"`},
+		{[]string{"history", id}, id},
+		{[]string{"export", "--since", day, "--format", "jsonl"}, id},
+		{[]string{"export", "--since", day, "--format", "csv", "--per", "day"}, id},
+		{[]string{"report", "--json"}, `"completed"`},
+		{[]string{"tokens", "add", "acme", "--plan", "standard"}, "ingest_"},
+		{[]string{"tokens", "list"}, "acme"},
+		{[]string{"tokens", "revoke", "acme"}, ""},
+		{[]string{"quota", "show"}, "default"},
+		{[]string{"prune", "--keep", "400d"}, ""},
+		{[]string{"run", "--once", "--regions", "FR"}, ""},
+	} {
+		res := h.run(tc.args...)
+		if res.code != 0 || !strings.Contains(res.stdout+res.stderr, tc.want) {
+			t.Errorf("want exit 0 and %q:\n%s", tc.want, res)
+		}
+		if strings.Contains(res.stdout+res.stderr, pgPassword) {
+			t.Errorf("the password is printed:\n%s", res)
+		}
+	}
+}
