@@ -287,3 +287,34 @@ func TestPostgresCommands(t *testing.T) {
 		}
 	}
 }
+
+// serve on PostgreSQL answers the API and the pages from the shared
+// database.
+func TestPostgresServe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis()
+	h.withPostgres()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	var id string
+	res := h.mustRun(0, "search", "--json", "--limit", "1", "video")
+	var hits []struct{ ID string }
+	if err := json.Unmarshal([]byte(res.stdout), &hits); err != nil || len(hits) != 1 {
+		t.Fatalf("search: %v\n%s", err, res)
+	}
+	id = hits[0].ID
+	addr := closedAddr(t)
+	h.set("INGEST_UI_TOKEN", uiToken)
+	d := &dashboard{h: h, base: "http://" + addr, proc: h.start("serve", "--listen", addr, "--regions", "US,GB")}
+	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/readyz", false); return code == 200 }) {
+		t.Fatalf("ingest serve on PostgreSQL never became ready on %s\n%s", addr, d.proc.out)
+	}
+	for _, path := range []string{"/api/v1/runs", "/api/v1/search?q=video", "/api/v1/videos/" + id, "/api/v1/quota", "/"} {
+		if code, body := d.get(t, path, true); code != 200 || len(body) == 0 {
+			t.Errorf("GET %s: %d\n%s", path, code, body)
+		}
+	}
+	if strings.Contains(d.proc.out.String(), pgPassword) {
+		t.Errorf("serve printed the password:\n%s", d.proc.out)
+	}
+}
