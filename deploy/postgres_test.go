@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,4 +246,40 @@ func selects(sel *metav1.LabelSelector, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestSystemdEnvExample: every setting of ingest.env.example, commented
+// out or not, is NAME=value with nothing after the value (systemd would
+// read a trailing comment into it), and a URL in it carries a placeholder
+// password; the PostgreSQL one is of the form docs/operations.md gives.
+func TestSystemdEnvExample(t *testing.T) {
+	data, err := os.ReadFile("systemd/ingest.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := regexp.MustCompile(`^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$`)
+	seen := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		m := setting.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name, value := m[1], m[2]
+		seen[name] = value
+		if strings.ContainsAny(value, " \t#") {
+			t.Errorf("ingest.env.example:%d: %s's value %q has a space or a #: systemd would keep a trailing comment in it", i+1, name, value)
+		}
+		if u, err := url.Parse(value); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && pw != "PASSWORD" && pw != "REPLACE-ME" {
+				t.Errorf("ingest.env.example:%d: %s carries a password that is not a placeholder", i+1, name)
+			}
+		}
+	}
+	u, err := url.Parse(seen["INGEST_DB"])
+	if err != nil || u.Scheme != "postgres" || u.Port() != "5432" || u.Query().Get("sslmode") == "" {
+		t.Errorf("ingest.env.example: want an INGEST_DB=postgres://USER:PASSWORD@HOST:5432/ingest?sslmode=... example, got %q", seen["INGEST_DB"])
+	}
+	if _, ok := seen["REDIS_URL"]; !ok {
+		t.Error("ingest.env.example: no REDIS_URL example (PostgreSQL needs Redis as the limiter)")
+	}
 }
