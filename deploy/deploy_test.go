@@ -1,6 +1,7 @@
 // Package deploy checks the files people deploy ingest with: the
-// Kubernetes manifests decoded strictly into the real API types
-// (k8s.io/api), the systemd units through systemd-analyze verify, and the
+// Kubernetes manifests, and the PostgreSQL variant kubectl kustomize
+// renders, decoded strictly into the real API types (k8s.io/api), the
+// systemd units through systemd-analyze verify, and the
 // Dockerfile's shape. It is a module of its own so that the Kubernetes
 // types, which only these tests need, stay out of the product's go.mod.
 package deploy

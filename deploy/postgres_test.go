@@ -283,3 +283,26 @@ func TestSystemdEnvExample(t *testing.T) {
 		t.Error("ingest.env.example: no REDIS_URL example (PostgreSQL needs Redis as the limiter)")
 	}
 }
+
+// TestPostgresDocs: the links to the variant and to its section resolve.
+func TestPostgresDocs(t *testing.T) {
+	ops, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^## Choosing a store$`).Match(ops) {
+		t.Error("docs/operations.md: no section \"Choosing a store\" (README.md and " + pgDir + "/README.md link to #choosing-a-store)")
+	}
+	if !strings.Contains(string(ops), "deploy/"+pgDir) {
+		t.Errorf("docs/operations.md does not name deploy/%s", pgDir)
+	}
+	for _, f := range []string{"../README.md", pgDir + "/README.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "operations.md#choosing-a-store") {
+			t.Errorf("%s does not link docs/operations.md#choosing-a-store", f)
+		}
+	}
+}
