@@ -1,6 +1,7 @@
 // Package deploy checks the files people deploy ingest with: the
-// Kubernetes manifests decoded strictly into the real API types
-// (k8s.io/api), the systemd units through systemd-analyze verify, and the
+// Kubernetes manifests, and the PostgreSQL variant kubectl kustomize
+// renders, decoded strictly into the real API types (k8s.io/api), the
+// systemd units through systemd-analyze verify, and the
 // Dockerfile's shape. It is a module of its own so that the Kubernetes
 // types, which only these tests need, stay out of the product's go.mod.
 package deploy
@@ -51,6 +52,9 @@ func decodeAll(t *testing.T, f string, data []byte, out map[string]any) {
 			var meta struct {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
 			}
 			if err := yaml.Unmarshal(doc, &meta); err != nil {
 				t.Fatalf("%s document %d: %v", f, i, err)
@@ -60,7 +64,9 @@ func decodeAll(t *testing.T, f string, data []byte, out map[string]any) {
 				t.Errorf("%s document %d (%s %s): %v", f, i, meta.APIVersion, meta.Kind, err)
 				continue
 			}
+			// By kind, and by kind and name where one kind comes twice.
 			out[meta.Kind] = obj
+			out[meta.Kind+"/"+meta.Metadata.Name] = obj
 		}
 	}
 }
@@ -76,6 +82,8 @@ func decode(apiVersion, kind string, doc []byte) (any, error) {
 		obj = &corev1.PersistentVolumeClaim{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "v1 Service":
+		obj = &corev1.Service{}
 	case "batch/v1 Job":
 		obj = &batchv1.Job{}
 	default:
@@ -346,7 +354,9 @@ func TestKustomization(t *testing.T) {
 func kinds(m map[string]any) []string {
 	var out []string
 	for k := range m {
-		out = append(out, k)
+		if !strings.Contains(k, "/") {
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -377,63 +387,11 @@ func TestImageIsNamedOnce(t *testing.T) {
 		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
 	}
 	files, _ := filepath.Glob("kubernetes/*.yaml")
-	for _, f := range files {
+	pg, _ := filepath.Glob("kubernetes-postgres/*.yaml")
+	for _, f := range append(files, pg...) {
 		b, _ := os.ReadFile(f)
 		if f != "kubernetes/kustomization.yaml" && bytes.Contains(b, []byte(strings.Split(image, ":")[0])) {
 			t.Errorf("%s names the image; kustomization.yaml alone does", f)
 		}
 	}
-}
-
-// TestKubernetesPostgres: the PostgreSQL variant runs more than one
-// replica, without a volume, with the database's URL, Redis and the key
-// from its Secret (none optional: PostgreSQL needs Redis).
-func TestKubernetesPostgres(t *testing.T) {
-	files, _ := filepath.Glob("kubernetes/postgres/*.yaml")
-	m := map[string]any{}
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		decodeAll(t, f, data, m)
-	}
-	d, ok := m["Deployment"].(*appsv1.Deployment)
-	if !ok {
-		t.Fatal("no Deployment under kubernetes/postgres")
-	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 || len(d.Spec.Template.Spec.Volumes) != 0 {
-		t.Errorf("PostgreSQL Deployment: want two or more replicas and no volume")
-	}
-	secret, _ := m["Secret"].(*corev1.Secret)
-	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-		switch e.Name {
-		case "INGEST_DB", "REDIS_URL", "YOUTUBE_API_KEY":
-			ref := e.ValueFrom
-			if ref == nil || ref.SecretKeyRef == nil || (ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional) {
-				t.Errorf("%s must come from a Secret, not optionally", e.Name)
-			} else if secret == nil || secret.Name != ref.SecretKeyRef.Name || secret.StringData[ref.SecretKeyRef.Key] == "" {
-				t.Errorf("%s: the example Secret has no key %s", e.Name, ref.SecretKeyRef.Key)
-			}
-		}
-	}
-	main, _ := os.ReadFile("kubernetes/kustomization.yaml")
-	pg, _ := os.ReadFile("kubernetes/postgres/kustomization.yaml")
-	if img := imageLines(main); img == "" || img != imageLines(pg) {
-		t.Errorf("kubernetes/postgres/kustomization.yaml names another image than kubernetes/kustomization.yaml (%q)", img)
-	}
-}
-
-// imageLines is a kustomization's newName and newTag lines.
-func imageLines(data []byte) string {
-	var out []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "newName:") || strings.HasPrefix(l, "newTag:") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

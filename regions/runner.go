@@ -33,14 +33,16 @@ type Runner struct {
 	// Drain, once closed, starts no new pass; the passes' own Drain ends
 	// those in flight between pages. nil never closes.
 	Drain <-chan struct{}
-	// LastStart, when set, reads when a chart's pass last started, from the
-	// database every host shares. A daemon asks it once it holds a chart's
-	// lease, so that a slot another host has run already is not run again.
+	// LastStart, when set, reads the latest start of a chart's pass from
+	// the store. Hosts that share one store share it: a daemon that takes
+	// a chart's lease after another host's pass of the same slot has ended
+	// skips the slot instead of storing the chart twice.
 	LastStart func(ctx context.Context, chart string) (time.Time, error)
 
 	mu       sync.Mutex
 	running  map[string]bool
 	started  map[string]time.Time // the daemon's latest start of each chart's pass
+	slots    map[string]Schedule  // the daemon's schedule of each chart
 	closed   bool                 // no pass may start: the daemon is waiting for those in flight
 	inflight sync.WaitGroup       // passes claimed and not yet released
 }
@@ -68,12 +70,6 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 // RunPass runs one pass unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
 func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
-	return r.runPass(ctx, p, nil)
-}
-
-// runPass is RunPass; due, when set, is asked once the lease is held, and
-// the pass is skipped unless it says the pass is still due.
-func (r *Runner) runPass(ctx context.Context, p *Pass, due func(context.Context) bool) (res PassResult, ran bool) {
 	log := r.Logger.With(ingest.LogRegion, p.Chart())
 	if !r.claim(p.Chart()) {
 		log.Info("pass skipped: already running in this process, or shutting down")
@@ -98,14 +94,31 @@ func (r *Runner) runPass(ctx context.Context, p *Pass, due func(context.Context)
 		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
 	defer unlock()
-	if due != nil && !due(ctx) {
-		log.Info("pass skipped: another host ran this slot")
+	if r.ranElsewhere(ctx, p.Chart()) {
+		log.Info("pass skipped: another process ran this slot")
 		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
 	start := time.Now()
 	res = r.guarded(ctx, p)
 	r.ended(log, res, time.Since(start))
 	return res, true
+}
+
+// ranElsewhere reports whether the store holds a start of chart within its
+// current slot that this daemon did not make. Only a daemon has slots.
+func (r *Runner) ranElsewhere(ctx context.Context, chart string) bool {
+	r.mu.Lock()
+	s, ok := r.slots[chart]
+	r.mu.Unlock()
+	if !ok || r.LastStart == nil {
+		return false
+	}
+	last, err := r.LastStart(ctx, chart)
+	if err != nil {
+		r.Logger.Warn("read the chart's last start: running the slot", ingest.LogRegion, chart, ingest.LogErr, err)
+		return false
+	}
+	return !s.Missed(last, time.Now())
 }
 
 // guarded runs the pass and turns a panic outside its run (the run itself
@@ -163,7 +176,7 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 	c := cron.New(cron.WithLocation(time.UTC))
 	scheds := make([]Schedule, len(r.Passes))
 	r.mu.Lock()
-	r.started = map[string]time.Time{}
+	r.started, r.slots = map[string]time.Time{}, map[string]Schedule{}
 	for chart, at := range lastStart {
 		r.started[chart] = at
 	}
@@ -174,6 +187,9 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 			return fmt.Errorf("--every: %w", err)
 		}
 		scheds[i] = s
+		r.mu.Lock()
+		r.slots[p.Chart()] = s
+		r.mu.Unlock()
 		c.Schedule(s, cron.FuncJob(func() { r.runDue(ctx, p, s, "") }))
 		r.Logger.Info("scheduled", ingest.LogRegion, p.Chart(), "next_run", s.Next(time.Now()).Format(time.RFC3339))
 	}
@@ -199,29 +215,13 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 // the catch-up at start both ask here, so a slot that comes while the
 // catch-up is still on its way to p runs once, not once each.
 func (r *Runner) runDue(ctx context.Context, p *Pass, s Schedule, why string) {
-	now := time.Now()
-	if !r.due(p.Chart(), s, now) {
+	if !r.due(p.Chart(), s, time.Now()) {
 		return
 	}
 	if why != "" {
 		r.Logger.Info(why, ingest.LogRegion, p.Chart())
 	}
-	r.runPass(ctx, p, func(ctx context.Context) bool { return r.dueEverywhere(ctx, p.Chart(), s, now) })
-}
-
-// dueEverywhere reports whether chart's latest slot at now has had no
-// start on any host sharing the database (true when it cannot tell: the
-// lease still keeps two hosts from running the chart at once).
-func (r *Runner) dueEverywhere(ctx context.Context, chart string, s Schedule, now time.Time) bool {
-	if r.LastStart == nil {
-		return true
-	}
-	last, err := r.LastStart(ctx, chart)
-	if err != nil {
-		r.Logger.Warn("could not read the chart's last run: running its slot", ingest.LogRegion, chart, ingest.LogErr, err)
-		return true
-	}
-	return s.Missed(last, now)
+	r.RunPass(ctx, p)
 }
 
 // due reports whether chart's latest slot at now has had no start, and

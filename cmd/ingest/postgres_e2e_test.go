@@ -101,7 +101,7 @@ func TestTwoHostsOnePostgres(t *testing.T) {
 	if ledger != charged || charged == 0 {
 		t.Errorf("the ledger holds %d units, the upstream charged %d", ledger, charged)
 	}
-	byHost := strings.Count(out.String(), "another host ran this slot")
+	byHost := strings.Count(out.String(), "another process ran this slot")
 	t.Logf("two hosts, one PostgreSQL: %d units charged and in the ledger; %d passes skipped as run by the other host", charged, byHost)
 	sameOnEveryHost(t, h, hosts, []string{"search", "--json", "--limit", "50", "video"}, []string{"report", "--json"})
 	if strings.Contains(out.String(), pgPassword) {

@@ -149,7 +149,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	m.seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain}
+	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := &meteredLimiter{next: p.limiter, m: m}
 	for _, code := range codes {
 		for _, cat := range f.cats {
@@ -201,10 +201,6 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	starts := map[string]time.Time{}
 	for code, r := range last {
 		starts[code] = r.Started
-	}
-	runner.LastStart = func(ctx context.Context, chart string) (time.Time, error) {
-		last, err := p.db.LastRuns(ctx, ingest.Trending)
-		return last[chart].Started, err
 	}
 	s.logger.Info("daemon started", "regions", len(codes), "charts", len(runner.Passes), "every", f.every, "backend", p.limiter.Backend())
 	if f.keep != "" {
