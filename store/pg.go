@@ -153,11 +153,12 @@ func (db *DB) pgSchemaStep(ctx context.Context, migrate bool) error {
 func pgVersion(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }) (int, error) {
-	var v sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN 0 END`).Scan(&v)
-	if err != nil || v.Valid {
+	var exists bool
+	err := q.QueryRowContext(ctx, `SELECT to_regclass('schema_version') IS NOT NULL`).Scan(&exists)
+	if err != nil || !exists {
 		return 0, err
 	}
+	var v sql.NullInt64
 	err = q.QueryRowContext(ctx, `SELECT max(step) FROM schema_version`).Scan(&v)
 	return int(v.Int64), err
 }
@@ -219,8 +220,20 @@ func (db *DB) Server(ctx context.Context) (string, error) {
 	return fmt.Sprintf("PostgreSQL %s, schema step %d", v, PGSchemaVersion), nil
 }
 
-// IsPostgres reports whether the store is PostgreSQL.
-func (db *DB) IsPostgres() bool { return db.pg }
+// pgWritable is Writable on PostgreSQL: the server takes writes now (it is
+// not a standby in recovery, nor set read-only).
+func (db *DB) pgWritable(ctx context.Context) error {
+	var ok bool
+	err := db.w.QueryRowContext(ctx,
+		`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`).Scan(&ok)
+	if err == nil && !ok {
+		err = errors.New("the server takes no writes (a standby, or read-only)")
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.path, err)
+	}
+	return nil
+}
 
 // retryable is a PostgreSQL error that the same transaction, run again,
 // can get past: a deadlock with another host's page, or a serialization

@@ -114,3 +114,20 @@ func readerURL(t *testing.T, u string) string {
 	parsed.User = url.User(role)
 	return parsed.String()
 }
+
+// Writable tells a server that takes writes from one that does not.
+func TestPGWritable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	if err := openURL(t, u).Writable(ctx); err != nil {
+		t.Errorf("Writable on a primary: %v", err)
+	}
+	parsed, _ := url.Parse(u)
+	q := parsed.Query()
+	q.Set("default_transaction_read_only", "on")
+	parsed.RawQuery = q.Encode()
+	if err := openURL(t, parsed.String()).Writable(ctx); err == nil {
+		t.Errorf("Writable on a read-only session: nil, want an error")
+	}
+}
