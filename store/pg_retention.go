@@ -99,15 +99,15 @@ func (db *DB) pgPruneDays(ctx context.Context, before int64) error {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
-SELECT video_days_fold(ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
-  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days)
+SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
+  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
 FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
     AND started_ms >= $1::bigint - 86400000 AND started_ms < $2)
   AND fetched_ms >= $1 AND fetched_ms < $2`, day, day+dayMS)
 		if err == nil {
 			_, err = tx.ExecContext(ctx, `
-SELECT video_days_fold(ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
-  view_count, like_count, comment_count)::video_days)
+SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
+  view_count, like_count, comment_count)::video_days])
 FROM video_stats WHERE at_ms >= $1 AND at_ms < $2`, day, day+dayMS)
 		}
 		return err

@@ -206,12 +206,12 @@ CREATE TABLE video_days (
   PRIMARY KEY (vid, region, category, day_ms)
 );
 
--- The daily rollup, kept as SQLite's triggers keep it: one function folds a
--- chart entry or a tracked count into its day (PL/pgSQL, whose plan is
--- kept for the session; a SQL function's would be made again per row).
-CREATE FUNCTION video_days_fold(d video_days) RETURNS void LANGUAGE plpgsql AS $$
+-- The daily rollup, kept as SQLite's triggers keep it: video_days_fold
+-- folds days (chart entries, tracked counts) into their rows, no two of one
+-- row in one call; PL/pgSQL, whose plan is kept for the session.
+CREATE FUNCTION video_days_fold(days video_days[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO video_days VALUES (d.*)
+  INSERT INTO video_days SELECT * FROM unnest(days) ORDER BY vid
   ON CONFLICT (vid, region, category, day_ms) DO UPDATE SET
     first_ms = least(video_days.first_ms, excluded.first_ms),
     last_ms = greatest(video_days.last_ms, excluded.last_ms),
@@ -224,20 +224,24 @@ BEGIN
     views = CASE WHEN coalesce(excluded.views, -1) > coalesce(video_days.views, -1) THEN excluded.views ELSE video_days.views END;
 END $$;
 
-CREATE FUNCTION video_days_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A statement's entries are folded at once: they are of one run (one page),
+-- so no two of them fall on the same day's row.
+CREATE FUNCTION video_days_entries() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM video_days_fold(ROW(NEW.vid, NEW.region, NEW.category, NEW.fetched_ms / 86400000 * 86400000,
-    NEW.fetched_ms, NEW.fetched_ms, CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE 0 END, NEW.rank, NEW.rank,
-    NEW.fetched_ms, NEW.view_count, NEW.like_count, NEW.comment_count)::video_days);
+  PERFORM video_days_fold(array_agg(ROW(vid, region, category, fetched_ms / 86400000 * 86400000,
+    fetched_ms, fetched_ms, CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE 0 END, rank, rank, fetched_ms,
+    view_count, like_count, comment_count)::video_days)) FROM new_rows;
   RETURN NULL;
 END $$;
-CREATE TRIGGER video_days_entry AFTER INSERT OR UPDATE ON trending_entries
-  FOR EACH ROW EXECUTE FUNCTION video_days_entry();
+CREATE TRIGGER video_days_entry AFTER INSERT ON trending_entries
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION video_days_entries();
+CREATE TRIGGER video_days_entry_again AFTER UPDATE ON trending_entries
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION video_days_entries();
 
 CREATE FUNCTION video_days_stat() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM video_days_fold(ROW(NEW.vid, '', '', NEW.at_ms / 86400000 * 86400000,
-    NEW.at_ms, NEW.at_ms, 0, NULL, NULL, NEW.at_ms, NEW.view_count, NEW.like_count, NEW.comment_count)::video_days);
+  PERFORM video_days_fold(ARRAY[ROW(NEW.vid, '', '', NEW.at_ms / 86400000 * 86400000,
+    NEW.at_ms, NEW.at_ms, 0, NULL, NULL, NEW.at_ms, NEW.view_count, NEW.like_count, NEW.comment_count)::video_days]);
   RETURN NULL;
 END $$;
 CREATE TRIGGER video_days_stat AFTER INSERT OR UPDATE ON video_stats
