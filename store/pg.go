@@ -84,9 +84,16 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	}
 	// JIT compiling a plan costs tens of milliseconds, more than any of
 	// the store's queries takes: the planner's estimates for the recursive
-	// walks over runs set it off. A URL can still ask for it (options=-c jit=on).
-	if _, ok := cfg.RuntimeParams["jit"]; !ok {
-		cfg.RuntimeParams["jit"] = "off"
+	// walks over runs set it off. A URL can still ask for either setting
+	// (options=-c jit=on).
+	// A generic plan, made without the parameters' values, cannot see how
+	// rare a search's words are, and walks the index in vid order where a
+	// plan for the words would read their few matches: the store's queries
+	// cost less to plan than to run wrong.
+	for k, v := range map[string]string{"jit": "off", "plan_cache_mode": "force_custom_plan"} {
+		if _, ok := cfg.RuntimeParams[k]; !ok {
+			cfg.RuntimeParams[k] = v
+		}
 	}
 	pool := openPG(cfg)
 	pool.SetMaxOpenConns(16)
