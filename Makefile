@@ -17,8 +17,9 @@ IMAGE   := $(shell awk '/newName:/{n=$$2} /newTag:/{t=$$2} END{print n ":" t}' d
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: ## download Go modules; make sure redis-server, chromium, systemd-analyze and promtool are installed
+deps: ## download Go modules; make sure redis-server, postgresql, chromium, systemd-analyze and promtool are installed
 	@scripts/ensure-redis.sh
+	@scripts/ensure-postgres.sh
 	@scripts/ensure-chromium.sh
 	@scripts/ensure-tools.sh
 	@$(GO) mod download

@@ -170,15 +170,6 @@ func (c *Costs) BlockedPools(e *QuotaExhaustedError) []string {
 	return pools
 }
 
-// MaxCost is the dearest charge of op in any pool.
-func MaxCost(charges []Charge) int64 {
-	var m int64
-	for _, c := range charges {
-		m = max(m, c.Units)
-	}
-	return m
-}
-
 // CostsError names the file, line and field of a bad costs file.
 type CostsError struct {
 	File  string

@@ -1,6 +1,7 @@
 // Package deploy checks the files people deploy ingest with: the
-// Kubernetes manifests decoded strictly into the real API types
-// (k8s.io/api), the systemd units through systemd-analyze verify, and the
+// Kubernetes manifests, and the PostgreSQL variant kubectl kustomize
+// renders, decoded strictly into the real API types (k8s.io/api), the
+// systemd units through systemd-analyze verify, and the
 // Dockerfile's shape. It is a module of its own so that the Kubernetes
 // types, which only these tests need, stay out of the product's go.mod.
 package deploy
@@ -51,6 +52,9 @@ func decodeAll(t *testing.T, f string, data []byte, out map[string]any) {
 			var meta struct {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
 			}
 			if err := yaml.Unmarshal(doc, &meta); err != nil {
 				t.Fatalf("%s document %d: %v", f, i, err)
@@ -60,7 +64,9 @@ func decodeAll(t *testing.T, f string, data []byte, out map[string]any) {
 				t.Errorf("%s document %d (%s %s): %v", f, i, meta.APIVersion, meta.Kind, err)
 				continue
 			}
+			// By kind, and by kind and name where one kind comes twice.
 			out[meta.Kind] = obj
+			out[meta.Kind+"/"+meta.Metadata.Name] = obj
 		}
 	}
 }
@@ -76,6 +82,8 @@ func decode(apiVersion, kind string, doc []byte) (any, error) {
 		obj = &corev1.PersistentVolumeClaim{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "v1 Service":
+		obj = &corev1.Service{}
 	case "batch/v1 Job":
 		obj = &batchv1.Job{}
 	default:
@@ -346,7 +354,9 @@ func TestKustomization(t *testing.T) {
 func kinds(m map[string]any) []string {
 	var out []string
 	for k := range m {
-		out = append(out, k)
+		if !strings.Contains(k, "/") {
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -377,7 +387,8 @@ func TestImageIsNamedOnce(t *testing.T) {
 		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
 	}
 	files, _ := filepath.Glob("kubernetes/*.yaml")
-	for _, f := range files {
+	pg, _ := filepath.Glob("kubernetes-postgres/*.yaml")
+	for _, f := range append(files, pg...) {
 		b, _ := os.ReadFile(f)
 		if f != "kubernetes/kustomization.yaml" && bytes.Contains(b, []byte(strings.Split(image, ":")[0])) {
 			t.Errorf("%s names the image; kustomization.yaml alone does", f)

@@ -2,12 +2,22 @@ package quota
 
 import (
 	"context"
+	_ "embed"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ingestworks/ingest"
 )
+
+//go:embed lease.lua
+var leaseLua string
+
+var leaseScript = redis.NewScript(leaseLua)
 
 // lease holds a lock and renews it every ttl/3 until unlock.
 type lease struct {
@@ -56,4 +66,34 @@ func (l lease) keep(stop <-chan struct{}, done chan<- struct{}) {
 			l.log.Warn("renew lock", ingest.LogErr, err)
 		}
 	}
+}
+
+// Lock takes the lease name for ttl with a random token and renews it every
+// ttl/3 until unlock; only the holder of the token can renew or release it.
+func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
+	key, tok := r.prefix+"lock:"+name, token()
+	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
+	defer cancel()
+	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
+	var rerr redis.Error
+	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
+		return func() {}, false, fmt.Errorf("limiter: %w: %w", ErrUnavailable, err)
+	}
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("lock %s: %w", name, err)
+		}
+		return func() {}, false, err
+	}
+	l := lease{
+		ttl: ttl, log: r.opts.Logger.With("lock", name),
+		renew: func(ctx context.Context) (bool, error) {
+			n, err := leaseScript.Run(ctx, r.client, []string{key}, tok, "renew", ttl.Milliseconds()).Int()
+			return n == 1, err
+		},
+		release: func(ctx context.Context) error {
+			return leaseScript.Run(ctx, r.client, []string{key}, tok, "release", 0).Err()
+		},
+	}
+	return l.start(), true, nil
 }

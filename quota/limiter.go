@@ -159,6 +159,15 @@ type charge struct {
 	units int64
 }
 
+// take prices op by costs.yaml and spends it on l.
+func take(ctx context.Context, l Limiter, costs *ingest.Costs, op string) (ingest.Decision, error) {
+	charges, err := costs.Op(op)
+	if err != nil {
+		return ingest.Decision{}, err
+	}
+	return l.Spend(ctx, op, charges)
+}
+
 // resolve checks every charge against its pool: a charge that can never fit
 // is ErrCostTooLarge, not a refusal.
 func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {

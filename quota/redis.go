@@ -22,16 +22,10 @@ import (
 //go:embed window.lua
 var windowLua string
 
-//go:embed lease.lua
-var leaseLua string
-
-var (
-	// window.lua runs through EVALSHA (EVAL when the server lacks it):
-	// every Redis since 5, Valkey and the managed services take scripts,
-	// while Functions need Redis 7 and a user allowed FUNCTION LOAD.
-	windowScript = redis.NewScript(windowLua)
-	leaseScript  = redis.NewScript(leaseLua)
-)
+// window.lua runs through EVALSHA (EVAL when the server lacks it): every
+// Redis since 5, Valkey and the managed services take scripts, while
+// Functions need Redis 7 and a user allowed FUNCTION LOAD.
+var windowScript = redis.NewScript(windowLua)
 
 // keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
@@ -278,11 +272,7 @@ var errUnconfirmed = errors.New("unconfirmed")
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	charges, err := r.opts.Costs.Op(op)
-	if err != nil {
-		return ingest.Decision{}, err
-	}
-	return r.Spend(ctx, op, charges)
+	return take(ctx, r, r.opts.Costs, op)
 }
 
 // Spend decides one call that takes charges, all of them or none.
@@ -584,36 +574,6 @@ func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 		return nil, fmt.Errorf("apply configuration: %w", err)
 	}
 	return changes(cur), nil
-}
-
-// Lock takes the lease name for ttl with a random token and renews it every
-// ttl/3 until unlock; only the holder of the token can renew or release it.
-func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
-	key, tok := r.prefix+"lock:"+name, token()
-	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
-	defer cancel()
-	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
-	var rerr redis.Error
-	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
-		return func() {}, false, fmt.Errorf("limiter: %w: %w", ErrUnavailable, err)
-	}
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("lock %s: %w", name, err)
-		}
-		return func() {}, false, err
-	}
-	l := lease{
-		ttl: ttl, log: r.opts.Logger.With("lock", name),
-		renew: func(ctx context.Context) (bool, error) {
-			n, err := leaseScript.Run(ctx, r.client, []string{key}, tok, "renew", ttl.Milliseconds()).Int()
-			return n == 1, err
-		},
-		release: func(ctx context.Context) error {
-			return leaseScript.Run(ctx, r.client, []string{key}, tok, "release", 0).Err()
-		},
-	}
-	return l.start(), true, nil
 }
 
 // Persistence reports whether the Redis server keeps its data across a

@@ -49,11 +49,7 @@ func (s *SQLite) Backend() string { return "sqlite" }
 
 // Take decides one call of op.
 func (s *SQLite) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	charges, err := s.opts.Costs.Op(op)
-	if err != nil {
-		return ingest.Decision{}, err
-	}
-	return s.Spend(ctx, op, charges)
+	return take(ctx, s, s.opts.Costs, op)
 }
 
 // Spend decides one call that takes charges, all of them or none.

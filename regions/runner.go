@@ -33,10 +33,16 @@ type Runner struct {
 	// Drain, once closed, starts no new pass; the passes' own Drain ends
 	// those in flight between pages. nil never closes.
 	Drain <-chan struct{}
+	// LastStart, when set, reads the latest start of a chart's pass from
+	// the store. Hosts that share one store share it: a daemon that takes
+	// a chart's lease after another host's pass of the same slot has ended
+	// skips the slot instead of storing the chart twice.
+	LastStart func(ctx context.Context, chart string) (time.Time, error)
 
 	mu       sync.Mutex
 	running  map[string]bool
 	started  map[string]time.Time // the daemon's latest start of each chart's pass
+	slots    map[string]Schedule  // the daemon's schedule of each chart
 	closed   bool                 // no pass may start: the daemon is waiting for those in flight
 	inflight sync.WaitGroup       // passes claimed and not yet released
 }
@@ -88,10 +94,31 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 		return PassResult{Outcome{Region: p.Chart()}}, false
 	}
 	defer unlock()
+	if r.ranElsewhere(ctx, p.Chart()) {
+		log.Info("pass skipped: another process ran this slot")
+		return PassResult{Outcome{Region: p.Chart()}}, false
+	}
 	start := time.Now()
 	res = r.guarded(ctx, p)
 	r.ended(log, res, time.Since(start))
 	return res, true
+}
+
+// ranElsewhere reports whether the store holds a start of chart within its
+// current slot that this daemon did not make. Only a daemon has slots.
+func (r *Runner) ranElsewhere(ctx context.Context, chart string) bool {
+	r.mu.Lock()
+	s, ok := r.slots[chart]
+	r.mu.Unlock()
+	if !ok || r.LastStart == nil {
+		return false
+	}
+	last, err := r.LastStart(ctx, chart)
+	if err != nil {
+		r.Logger.Warn("read the chart's last start: running the slot", ingest.LogRegion, chart, ingest.LogErr, err)
+		return false
+	}
+	return !s.Missed(last, time.Now())
 }
 
 // guarded runs the pass and turns a panic outside its run (the run itself
@@ -149,7 +176,7 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 	c := cron.New(cron.WithLocation(time.UTC))
 	scheds := make([]Schedule, len(r.Passes))
 	r.mu.Lock()
-	r.started = map[string]time.Time{}
+	r.started, r.slots = map[string]time.Time{}, map[string]Schedule{}
 	for chart, at := range lastStart {
 		r.started[chart] = at
 	}
@@ -160,6 +187,9 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 			return fmt.Errorf("--every: %w", err)
 		}
 		scheds[i] = s
+		r.mu.Lock()
+		r.slots[p.Chart()] = s
+		r.mu.Unlock()
 		c.Schedule(s, cron.FuncJob(func() { r.runDue(ctx, p, s, "") }))
 		r.Logger.Info("scheduled", ingest.LogRegion, p.Chart(), "next_run", s.Next(time.Now()).Format(time.RFC3339))
 	}

@@ -88,3 +88,57 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestDaemonsSharingAStoreRunEachSlotOnce: two daemons (two hosts) share
+// one store and one lease; every slot of every chart is stored once in
+// all, though both daemons' schedules fire at the same moment and a pass
+// ends long before the other daemon asks for the lease.
+func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		costs := ingest.DefaultCosts()
+		lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: costs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		every := 8 * time.Minute
+		done := make(chan error, 2)
+		for range 2 {
+			r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain, LastStart: db.LastStart}
+			for _, code := range regions.Default {
+				r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: costs, Limiter: lim,
+					Source: src, Sink: db, Logger: quiet(), Drain: drain})
+			}
+			go func() { done <- r.Daemon(ctx, every, nil) }()
+		}
+		time.Sleep(20 * time.Minute)
+		close(drain)
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, code := range regions.Default {
+			s, _ := regions.Stagger(every, i, len(regions.Default))
+			slots := map[time.Time]int{}
+			for _, at := range src.at[code] {
+				slots[s.Prev(at)]++
+			}
+			for slot, n := range slots {
+				if n != 1 {
+					t.Errorf("%s: slot %s stored %d times, want once", code, slot.Format(time.TimeOnly), n)
+				}
+			}
+			if len(slots) < 3 {
+				t.Errorf("%s: %d slots ran in 20 minutes of an 8-minute schedule, want 3", code, len(slots))
+			}
+		}
+	})
+}

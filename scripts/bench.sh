@@ -77,4 +77,9 @@ awk '
   }' "$out/apilimit.txt"
 
 echo
+echo "== stores: SQLite beside PostgreSQL (a real server, fsync on), the same work; ${INGEST_BENCH_STORE_VIDEOS:-200000} videos searched =="
+INGEST_PGTEST_DURABLE=1 go test -run '^$' -bench BenchmarkStores -benchtime 200x -timeout 60m ./store/ | tee "$out/stores.txt" | grep '^Benchmark'
+scripts/stores-table.awk "$out/stores.txt"
+
+echo
 scripts/bench-scale.sh

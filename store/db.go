@@ -39,7 +39,8 @@ var driverName = "sqlite"
 
 // DB is the open database.
 type DB struct {
-	path string
+	path string  // a file, or a PostgreSQL URL without its password
+	pg   bool    // PostgreSQL: see pg.go
 	w    *sql.DB // one connection: SQLite has one writer
 	r    *sql.DB // bounded, query_only
 	st   *statements
@@ -62,6 +63,9 @@ type DB struct {
 // its schema up to date. A path SQLite cannot use is a PathError, found
 // before anything is created or changed.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, true)
+	}
 	if err := CheckPath(path, true); err != nil {
 		return nil, err
 	}
@@ -90,7 +94,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// the file can fail its first prepare on the changed schema
 	// (SQLITE_SCHEMA); the next prepare reads it anew.
 	for attempt := 0; ; attempt++ {
-		if db.st, err = prepare(ctx, w); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
+		if db.st, err = prepare(ctx, w, false); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
 			break
 		}
 	}
@@ -157,6 +161,9 @@ func openReader(path string) *sql.DB {
 // a directory it cannot write, where no writer can be running either, it
 // opens the file as immutable instead.
 func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, false)
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
 	} else if err != nil {
@@ -220,8 +227,17 @@ func (db *DB) Reader() *sql.DB { return db.r }
 // Path returns the file the database lives in.
 func (db *DB) Path() string { return db.path }
 
-// inTx runs fn in one immediate write transaction.
+// inTx runs fn in one immediate write transaction. On PostgreSQL, where
+// hosts write at once, a transaction that lost a deadlock is run again.
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	err := db.tx(ctx, fn)
+	for try := 0; db.pg && retryable(err) && try < 5; try++ {
+		err = db.tx(ctx, fn)
+	}
+	return err
+}
+
+func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

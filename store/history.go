@@ -188,19 +188,7 @@ func (db *DB) counts(ctx context.Context, videoID string, from, to int64, step t
 	if from >= to {
 		return nil, nil
 	}
-	return countPoints(db.r.QueryContext(ctx, `
-WITH v AS (SELECT vid FROM videos WHERE id = ?1),
-points (at_ms, views, likes, comments) AS (
-  SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
-  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4
-    AND e.view_count IS NOT NULL
-  UNION ALL
-  SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
-  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
-    AND s.view_count IS NOT NULL
-)
-SELECT at_ms, max(views), likes, comments FROM points
-GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`, videoID, step.Milliseconds(), from, to))
+	return countPoints(db.r.QueryContext(ctx, countsSQL, videoID, step.Milliseconds(), from, to))
 }
 
 // dailyCounts reads the highest count of each day in [from, to) from the
@@ -209,10 +197,7 @@ func (db *DB) dailyCounts(ctx context.Context, videoID string, from, to int64) (
 	if from >= to {
 		return nil, nil
 	}
-	return countPoints(db.r.QueryContext(ctx, `
-SELECT peak_ms, max(views), likes, comments FROM video_days
-WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
-GROUP BY day_ms ORDER BY day_ms`, videoID, from, to))
+	return countPoints(db.r.QueryContext(ctx, dailyCountsSQL, videoID, from, to))
 }
 
 func countPoints(rows *sql.Rows, err error) ([]CountPoint, error) {
@@ -266,3 +251,24 @@ ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, lim
 	slices.Reverse(points)
 	return points, more, nil
 }
+
+// countsSQL is a statement of its own so that pgQueries can name it.
+const countsSQL = `
+WITH v AS (SELECT vid FROM videos WHERE id = ?1),
+points (at_ms, views, likes, comments) AS (
+  SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
+  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4
+    AND e.view_count IS NOT NULL
+  UNION ALL
+  SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
+  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
+    AND s.view_count IS NOT NULL
+)
+SELECT at_ms, max(views), likes, comments FROM points
+GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`
+
+// dailyCountsSQL is a statement of its own so that pgQueries can name it.
+const dailyCountsSQL = `
+SELECT peak_ms, max(views), likes, comments FROM video_days
+WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
+GROUP BY day_ms ORDER BY day_ms`

@@ -162,14 +162,15 @@ func checkHistory(t *testing.T, db *DB, since time.Time) {
 // the middle of a day weeks back, and since a few days back.
 func TestHistoryFromDailyRollup(t *testing.T) {
 	t.Parallel()
-	db := openTest(t)
-	start := historyFixture(t, db)
-	for _, since := range []time.Time{{}, start.Add(17*24*time.Hour + 5*time.Hour), start.Add(37 * 24 * time.Hour)} {
-		checkHistory(t, db, since)
-	}
-	if n := count(t, db, `SELECT sum(entries) FROM video_days`); n != 40*8*2*2 {
-		t.Errorf("video_days counts %d entries, want %d", n, 40*8*2*2)
-	}
+	eachStore(t, func(t *testing.T, db *DB) {
+		start := historyFixture(t, db)
+		for _, since := range []time.Time{{}, start.Add(17*24*time.Hour + 5*time.Hour), start.Add(37 * 24 * time.Hour)} {
+			checkHistory(t, db, since)
+		}
+		if n := count(t, db, `SELECT sum(entries) FROM video_days`); n != 40*8*2*2 {
+			t.Errorf("video_days counts %d entries, want %d", n, 40*8*2*2)
+		}
+	})
 }
 
 // TestUpgradeFillsDailyRollup takes a database back to schema 9 (no
@@ -207,18 +208,19 @@ DROP TRIGGER video_days_stat; DROP TRIGGER video_days_stat_again; PRAGMA user_ve
 // rollup holds no day before it and says what the kept entries say.
 func TestPruneKeepsRollupTrue(t *testing.T) {
 	t.Parallel()
-	db := openTest(t)
-	start := historyFixture(t, db)
-	cut := start.Add(20*24*time.Hour + 7*time.Hour)
-	if _, err := db.Prune(context.Background(), Retention{Before: cut, Batch: 50}); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, db, `SELECT count(*) FROM video_days WHERE day_ms < ?`, msOf(cut)/dayMS*dayMS); n != 0 {
-		t.Errorf("%d rollup rows before the cut's day, want 0", n)
-	}
-	checkHistory(t, db, time.Time{})
-	want := count(t, db, `SELECT count(*) FROM trending_entries`)
-	if n := count(t, db, `SELECT sum(entries) FROM video_days`); n != want {
-		t.Errorf("video_days counts %d entries, %d are kept", n, want)
-	}
+	eachStore(t, func(t *testing.T, db *DB) {
+		start := historyFixture(t, db)
+		cut := start.Add(20*24*time.Hour + 7*time.Hour)
+		if _, err := db.Prune(context.Background(), Retention{Before: cut, Batch: 50}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, db, `SELECT count(*) FROM video_days WHERE day_ms < ?`, msOf(cut)/dayMS*dayMS); n != 0 {
+			t.Errorf("%d rollup rows before the cut's day, want 0", n)
+		}
+		checkHistory(t, db, time.Time{})
+		want := count(t, db, `SELECT count(*) FROM trending_entries`)
+		if n := count(t, db, `SELECT sum(entries) FROM video_days`); n != want {
+			t.Errorf("video_days counts %d entries, %d are kept", n, want)
+		}
+	})
 }

@@ -20,6 +20,14 @@ func matchExpr(q string) (string, error) {
 type parsedQuery struct {
 	expr  string
 	marks []mark
+	terms []term // what expr says, for PostgreSQL's tsquery (tsQuery)
+}
+
+// term is one phrase of a query and the operator before it ("", OR, NOT).
+type term struct {
+	op     string
+	words  []string
+	prefix bool
 }
 
 // mark is a normalized word to mark in a snippet; prefix marks every word
@@ -67,6 +75,7 @@ func parseQuery(q string) (parsedQuery, error) {
 		if phrase == "" {
 			continue
 		}
+		pq.terms = append(pq.terms, termOf(pendingOp, marks))
 		if pendingOp != "" {
 			out = append(out, pendingOp)
 		}
@@ -105,6 +114,15 @@ func phraseOf(t queryTerm) (string, []mark) {
 		s += "*"
 	}
 	return s, marks
+}
+
+// termOf is a phrase's words as its marks hold them.
+func termOf(op string, marks []mark) term {
+	t := term{op: op, prefix: marks[len(marks)-1].prefix}
+	for _, m := range marks {
+		t.words = append(t.words, m.text)
+	}
+	return t
 }
 
 type queryTerm struct {

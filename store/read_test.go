@@ -15,56 +15,57 @@ import (
 func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openTest(t)
-	chartRun := func(region, category string, at time.Time, finish bool) int64 {
-		t.Helper()
-		id, err := db.StartChartRun(ctx, region, category, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := page(ingest.Trending, region, 1, at, vid("v"+region+category, "a video"))
-		if err := db.SavePage(ctx, id, p); err != nil {
-			t.Fatal(err)
-		}
-		if finish {
-			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+	eachStore(t, func(t *testing.T, db *DB) {
+		chartRun := func(region, category string, at time.Time, finish bool) int64 {
+			t.Helper()
+			id, err := db.StartChartRun(ctx, region, category, at)
+			if err != nil {
 				t.Fatal(err)
 			}
+			p := page(ingest.Trending, region, 1, at, vid("v"+region+category, "a video"))
+			if err := db.SavePage(ctx, id, p); err != nil {
+				t.Fatal(err)
+			}
+			if finish {
+				if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return id
 		}
-		return id
-	}
-	us0 := chartRun("US", "", t0, true)
-	chartRun("GB", "", t0.Add(30*time.Minute), true)
-	us1 := chartRun("US", "", t0.Add(time.Hour), true)
-	chartRun("GB", "", t0.Add(90*time.Minute), true)
-	us2 := chartRun("US", "", t0.Add(2*time.Hour), true)
-	music := chartRun("US", "10", t0.Add(150*time.Minute), true)
-	chartRun("US", "", t0.Add(3*time.Hour), false) // still running: not a chart yet
+		us0 := chartRun("US", "", t0, true)
+		chartRun("GB", "", t0.Add(30*time.Minute), true)
+		us1 := chartRun("US", "", t0.Add(time.Hour), true)
+		chartRun("GB", "", t0.Add(90*time.Minute), true)
+		us2 := chartRun("US", "", t0.Add(2*time.Hour), true)
+		music := chartRun("US", "10", t0.Add(150*time.Minute), true)
+		chartRun("US", "", t0.Add(3*time.Hour), false) // still running: not a chart yet
 
-	for _, tc := range []struct {
-		name     string
-		category string
-		at       time.Time
-		want     int64 // 0: no chart then
-		prev     int64
-	}{
-		{"latest", "", time.Time{}, us2, us1},
-		{"exactly at a run's start", "", t0.Add(time.Hour), us1, us0},
-		{"between two runs", "", t0.Add(119 * time.Minute), us1, us0},
-		{"the first run", "", t0.Add(59 * time.Minute), us0, 0},
-		{"before any run", "", t0.Add(-time.Minute), 0, 0},
-		{"after the last finished run", "", t0.Add(5 * time.Hour), us2, us1},
-		{"a category's latest", "10", time.Time{}, music, 0},
-		{"a category before its first run", "10", t0.Add(2 * time.Hour), 0, 0},
-	} {
-		c, err := db.ChartAt(ctx, "US", tc.category, tc.at, 50)
-		switch {
-		case tc.want == 0 && !errors.Is(err, ErrNoChart):
-			t.Errorf("%s: run %d, err %v; want no chart", tc.name, c.RunID, err)
-		case tc.want != 0 && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.want != 0 && (c.RunID != tc.want || c.PrevRun != tc.prev):
-			t.Errorf("%s: run %d (previous %d), want %d (previous %d)", tc.name, c.RunID, c.PrevRun, tc.want, tc.prev)
+		for _, tc := range []struct {
+			name     string
+			category string
+			at       time.Time
+			want     int64 // 0: no chart then
+			prev     int64
+		}{
+			{"latest", "", time.Time{}, us2, us1},
+			{"exactly at a run's start", "", t0.Add(time.Hour), us1, us0},
+			{"between two runs", "", t0.Add(119 * time.Minute), us1, us0},
+			{"the first run", "", t0.Add(59 * time.Minute), us0, 0},
+			{"before any run", "", t0.Add(-time.Minute), 0, 0},
+			{"after the last finished run", "", t0.Add(5 * time.Hour), us2, us1},
+			{"a category's latest", "10", time.Time{}, music, 0},
+			{"a category before its first run", "10", t0.Add(2 * time.Hour), 0, 0},
+		} {
+			c, err := db.ChartAt(ctx, "US", tc.category, tc.at, 50)
+			switch {
+			case tc.want == 0 && !errors.Is(err, ErrNoChart):
+				t.Errorf("%s: run %d, err %v; want no chart", tc.name, c.RunID, err)
+			case tc.want != 0 && err != nil:
+				t.Errorf("%s: %v", tc.name, err)
+			case tc.want != 0 && (c.RunID != tc.want || c.PrevRun != tc.prev):
+				t.Errorf("%s: run %d (previous %d), want %d (previous %d)", tc.name, c.RunID, c.PrevRun, tc.want, tc.prev)
+			}
 		}
-	}
+	})
 }

@@ -45,6 +45,9 @@ type Pruned struct {
 // gives the freed pages back with an incremental vacuum. Search runs (a
 // backfill's results) are kept.
 func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
+	if db.pg {
+		return db.pgPrune(ctx, r) // pg_retention.go
+	}
 	if r.Batch <= 0 {
 		r.Batch = DefaultBatch
 	}
@@ -435,6 +438,9 @@ type Size struct {
 
 // Size reads the database's size and its oldest run (one index lookup).
 func (db *DB) Size(ctx context.Context) (Size, error) {
+	if db.pg {
+		return db.pgSize(ctx)
+	}
 	var s Size
 	var pages, free, pageSize, mode int64
 	var oldest sql.NullInt64

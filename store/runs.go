@@ -46,6 +46,13 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 	return runs, nil
 }
 
+// LastStart is when the newest finished trending run of chart ("US",
+// "US/music") started; zero when there is none.
+func (db *DB) LastStart(ctx context.Context, chart string) (time.Time, error) {
+	last, err := db.LastRuns(ctx, ingest.Trending)
+	return last[chart].Started, err
+}
+
 // lastRunIDs are the ids of the newest finished run of kind ?1 of each
 // chart. It hops from region to region, then from category to category,
 // down runs_last (a skip scan), so a year of hourly runs costs a few index

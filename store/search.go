@@ -105,7 +105,7 @@ func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]H
 		filter = regionFilter
 	}
 	var lo int64
-	err = db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), pq.expr, region, opts.Limit, db.rankWindow-1).Scan(&lo)
+	err = db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), db.match(pq), region, opts.Limit, db.rankWindow-1).Scan(&lo)
 	var hits []Hit
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -137,7 +137,7 @@ func (db *DB) SearchCount(ctx context.Context, query string, opts SearchOptions,
 		filter = regionFilter
 	}
 	var n int
-	if err := db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), pq.expr, region, most+1).Scan(&n); err != nil {
+	if err := db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), db.match(pq), region, most+1).Scan(&n); err != nil {
 		return 0, searchErr(query, err)
 	}
 	return n, nil
@@ -151,7 +151,7 @@ type scored struct {
 
 // ranked returns a narrow query's best hits by BM25.
 func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	top, err := db.matches(ctx, fmt.Sprintf(rankedSQL, filter), pq.expr, region, limit)
+	top, err := db.matches(ctx, fmt.Sprintf(rankedSQL, filter), db.match(pq), region, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string,
 // matches, best title first, then its other matches, newest first.
 func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
 	q := fmt.Sprintf(newestSQL, filter)
-	titled, err := db.matches(ctx, q, "title : ("+pq.expr+")", region, broadCandidates*limit)
+	titled, err := db.matches(ctx, q, db.titleMatch(pq), region, broadCandidates*limit)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, 
 	if len(hits) >= limit {
 		return withSnippets(hits[:limit], pq.marks), nil
 	}
-	rest, err := db.matches(ctx, q, pq.expr, region, limit+len(titled))
+	rest, err := db.matches(ctx, q, db.match(pq), region, limit+len(titled))
 	if err != nil {
 		return nil, err
 	}
@@ -315,10 +315,27 @@ func tagList(js string) string {
 	return strings.Join(tags, ", ")
 }
 
+// match is the query as the store's index takes it: an FTS5 expression,
+// or on PostgreSQL a tsquery (pgsearch.go).
+func (db *DB) match(pq parsedQuery) string {
+	if db.pg {
+		return pq.tsQuery("")
+	}
+	return pq.expr
+}
+
+// titleMatch is match kept to the videos' titles.
+func (db *DB) titleMatch(pq parsedQuery) string {
+	if db.pg {
+		return pq.tsQuery("A")
+	}
+	return "title : (" + pq.expr + ")"
+}
+
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should
 // leave none, and a user cannot act on SQL.
 func searchErr(query string, err error) error {
-	if strings.Contains(err.Error(), "fts5") {
+	if strings.Contains(err.Error(), "fts5") || strings.Contains(err.Error(), "tsquery") {
 		return fmt.Errorf("%w: cannot search for %q; try plain words", ErrBadQuery, query)
 	}
 	return fmt.Errorf("search %q: %w", query, err)

@@ -37,9 +37,9 @@ var realText = []struct{ id, title, desc string }{
 }
 
 // scriptsFixture is searchFixture plus realText, stored in IN.
-func scriptsFixture(t *testing.T) *DB {
+func scriptsFixture(t *testing.T, db *DB) {
 	t.Helper()
-	db := searchFixture(t)
+	searchFixture(t, db)
 	var vs []ingest.Video
 	for _, r := range realText {
 		v := vid(r.id, r.title)
@@ -47,7 +47,6 @@ func scriptsFixture(t *testing.T) *DB {
 		vs = append(vs, v)
 	}
 	run(t, db, ingest.Trending, "IN", t0, page(ingest.Trending, "IN", 2, t0, vs...))
-	return db
 }
 
 // searchTable is query -> the video ids it must find, in any order. Every
@@ -104,85 +103,91 @@ var searchTable = []struct {
 
 func TestSearchTable(t *testing.T) {
 	t.Parallel()
-	db := scriptsFixture(t)
-	ctx := context.Background()
-	for _, tc := range searchTable {
-		hits, err := db.Search(ctx, tc.q, SearchOptions{})
-		if err != nil {
-			t.Errorf("%s: Search(%q): %v", tc.name, tc.q, err)
-			continue
+	eachStore(t, func(t *testing.T, db *DB) {
+		scriptsFixture(t, db)
+		ctx := context.Background()
+		for _, tc := range searchTable {
+			hits, err := db.Search(ctx, tc.q, SearchOptions{})
+			if err != nil {
+				t.Errorf("%s: Search(%q): %v", tc.name, tc.q, err)
+				continue
+			}
+			got := ids(hits)
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: Search(%q) = %v, want %v", tc.name, tc.q, got, want)
+			}
 		}
-		got := ids(hits)
-		slices.Sort(got)
-		want := slices.Sorted(slices.Values(tc.want))
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: Search(%q) = %v, want %v", tc.name, tc.q, got, want)
-		}
-	}
+	})
 }
 
 // TestSnippetMarksOriginal checks the snippet shows the text as sent and
 // marks what matched in it.
 func TestSnippetMarksOriginal(t *testing.T) {
 	t.Parallel()
-	db := scriptsFixture(t)
-	for _, tc := range []struct{ q, id, want string }{
-		{"home", "home", "Welcome [Home]🤴 | Royal Vlog"},
-		{"fussball", "fussball", "[Fußball]-WM: Deutschland gewinnt"},
-		{"焼鳥屋", "yakitori", "東京の[焼鳥屋]さんを巡る"},
-		{"सा\u0921\u093cी", "sari", "नई [सा\u095cी] कलेक्शन"},
-		{"love", "heart", "❤️[Love] Story – Official Video"},
-		{"muller", "muller", "Thomas [Müller] interview"},
-	} {
-		hits, err := db.Search(context.Background(), tc.q, SearchOptions{})
-		if err != nil || len(hits) == 0 || hits[0].ID != tc.id {
-			t.Errorf("Search(%q) = %v, %v; want %s first", tc.q, ids(hits), err, tc.id)
-			continue
+	eachStore(t, func(t *testing.T, db *DB) {
+		scriptsFixture(t, db)
+		for _, tc := range []struct{ q, id, want string }{
+			{"home", "home", "Welcome [Home]🤴 | Royal Vlog"},
+			{"fussball", "fussball", "[Fußball]-WM: Deutschland gewinnt"},
+			{"焼鳥屋", "yakitori", "東京の[焼鳥屋]さんを巡る"},
+			{"सा\u0921\u093cी", "sari", "नई [सा\u095cी] कलेक्शन"},
+			{"love", "heart", "❤️[Love] Story – Official Video"},
+			{"muller", "muller", "Thomas [Müller] interview"},
+		} {
+			hits, err := db.Search(context.Background(), tc.q, SearchOptions{})
+			if err != nil || len(hits) == 0 || hits[0].ID != tc.id {
+				t.Errorf("Search(%q) = %v, %v; want %s first", tc.q, ids(hits), err, tc.id)
+				continue
+			}
+			if hits[0].Snippet != tc.want {
+				t.Errorf("Search(%q) snippet = %q, want %q", tc.q, hits[0].Snippet, tc.want)
+			}
+			if !strings.Contains(tc.want, "[") {
+				t.Errorf("bad test row %q", tc.q)
+			}
 		}
-		if hits[0].Snippet != tc.want {
-			t.Errorf("Search(%q) snippet = %q, want %q", tc.q, hits[0].Snippet, tc.want)
-		}
-		if !strings.Contains(tc.want, "[") {
-			t.Errorf("bad test row %q", tc.q)
-		}
-	}
+	})
 }
 
 // TestStoredTextUnchanged checks the stored text is byte for byte what was
 // sent, emoji, selectors and U+095C included.
 func TestStoredTextUnchanged(t *testing.T) {
 	t.Parallel()
-	db := scriptsFixture(t)
-	for _, r := range realText {
-		var title string
-		if err := db.Reader().QueryRow(`SELECT title FROM videos WHERE id = ?`, r.id).Scan(&title); err != nil || title != r.title {
-			t.Errorf("%s: stored %q (%v), sent %q", r.id, title, err, r.title)
+	eachStore(t, func(t *testing.T, db *DB) {
+		scriptsFixture(t, db)
+		for _, r := range realText {
+			var title string
+			if err := db.Reader().QueryRow(`SELECT title FROM videos WHERE id = ?`, r.id).Scan(&title); err != nil || title != r.title {
+				t.Errorf("%s: stored %q (%v), sent %q", r.id, title, err, r.title)
+			}
 		}
-	}
-	hits, err := db.Search(context.Background(), "sari", SearchOptions{})
-	if err == nil && len(hits) > 0 && hits[0].Title != realText[11].title /* sari */ {
-		t.Errorf("search printed %q, want the title as sent", hits[0].Title)
-	}
+		hits, err := db.Search(context.Background(), "sari", SearchOptions{})
+		if err == nil && len(hits) > 0 && hits[0].Title != realText[11].title /* sari */ {
+			t.Errorf("search printed %q, want the title as sent", hits[0].Title)
+		}
+	})
 }
 
 // TestIndexIntegrity runs FTS5's own check after inserts, updates and
 // re-ingesting the same page.
 func TestIndexIntegrity(t *testing.T) {
 	t.Parallel()
-	db := scriptsFixture(t)
-	a := vid("home", "Renamed 🤴 title")
-	run(t, db, ingest.Trending, "IN", t0.Add(1), page(ingest.Trending, "IN", 1, t0.Add(1), a))
-	run(t, db, ingest.Trending, "IN", t0.Add(1), page(ingest.Trending, "IN", 1, t0.Add(1), a))
-	if _, err := db.Writer().Exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
-		t.Errorf("integrity-check: %v", err)
-	}
-	ctx := context.Background()
-	if hits, _ := db.Search(ctx, "welcome", SearchOptions{}); len(hits) != 0 {
-		t.Errorf("old title still found: %v", ids(hits))
-	}
-	if hits, _ := db.Search(ctx, "renamed", SearchOptions{}); !slices.Equal(ids(hits), []string{"home"}) {
-		t.Errorf("new title: %v", ids(hits))
-	}
+	eachStore(t, func(t *testing.T, db *DB) {
+		scriptsFixture(t, db)
+		a := vid("home", "Renamed 🤴 title")
+		run(t, db, ingest.Trending, "IN", t0.Add(1), page(ingest.Trending, "IN", 1, t0.Add(1), a))
+		run(t, db, ingest.Trending, "IN", t0.Add(1), page(ingest.Trending, "IN", 1, t0.Add(1), a))
+		integrityCheck(t, db)
+		ctx := context.Background()
+		if hits, _ := db.Search(ctx, "welcome", SearchOptions{}); len(hits) != 0 {
+			t.Errorf("old title still found: %v", ids(hits))
+		}
+		if hits, _ := db.Search(ctx, "renamed", SearchOptions{}); !slices.Equal(ids(hits), []string{"home"}) {
+			t.Errorf("new title: %v", ids(hits))
+		}
+	})
 }
 
 // TestUpgradeRebuildsIndex builds a database with schema version 1 holding

@@ -11,9 +11,8 @@ import (
 )
 
 // searchFixture stores a few videos with text chosen to exercise the index.
-func searchFixture(t *testing.T) *DB {
+func searchFixture(t *testing.T, db *DB) {
 	t.Helper()
-	db := openTest(t)
 	v := func(id, title, desc, channel string, tags ...string) ingest.Video {
 		x := vid(id, title)
 		x.Description, x.ChannelTitle, x.Tags = desc, channel, tags
@@ -37,7 +36,6 @@ func searchFixture(t *testing.T) *DB {
 	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, us...))
 	run(t, db, ingest.Trending, "IN", t0, page(ingest.Trending, "IN", 1, t0, in...))
 	run(t, db, ingest.Trending, "GB", t0, page(ingest.Trending, "GB", 1, t0, us[0]))
-	return db
 }
 
 func ids(hits []Hit) []string {
@@ -50,117 +48,125 @@ func ids(hits []Hit) []string {
 
 func TestSearchFinds(t *testing.T) {
 	t.Parallel()
-	db := searchFixture(t)
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name, q string
-		want    []string // in order
-	}{
-		{"title", "highlights", []string{"worldcup"}},
-		{"description", "pointers", []string{"cpp"}},
-		{"tag", "skateboarding", []string{"tagonly"}},
-		{"channel", "penguinz", []string{"chan"}},
-		{"diacritics folded", "muller", []string{"muller"}},
-		{"diacritics in query", "MÜLLER", []string{"muller"}},
-		{"hindi whole word", "हिन्दी", []string{"hindi"}},
-		{"hindi fragment is not a word", "ह", nil},
-		{"prefix", "skate*", []string{"tagonly"}},
-		{"no prefix without star", "skate", nil},
-		{"phrase", `"world cup"`, []string{"worldcup", "descmatch"}},
-		{"words in any order", "world cup", []string{"worldcup", "descmatch", "cupworld"}},
-		{"title weighs most", "final", []string{"worldcup"}},
-		{"covid", "COVID-19", []string{"covid"}},
-		{"ac/dc", "AC/DC", []string{"acdc"}},
-		{"don't", "don't", []string{"dont"}},
-		{"c++", "c++", []string{"cpp"}},
-		{"OR", "penguinz OR skateboarding", []string{"chan", "tagonly"}},
-		{"NOT", "cup NOT tea", []string{"worldcup", "descmatch"}},
-		{"lower-case not is a word", "not", nil},
-	} {
-		hits, err := db.Search(ctx, tc.q, SearchOptions{})
-		if err != nil {
-			t.Errorf("%s: Search(%q): %v", tc.name, tc.q, err)
-			continue
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name, q string
+			want    []string // in order
+		}{
+			{"title", "highlights", []string{"worldcup"}},
+			{"description", "pointers", []string{"cpp"}},
+			{"tag", "skateboarding", []string{"tagonly"}},
+			{"channel", "penguinz", []string{"chan"}},
+			{"diacritics folded", "muller", []string{"muller"}},
+			{"diacritics in query", "MÜLLER", []string{"muller"}},
+			{"hindi whole word", "हिन्दी", []string{"hindi"}},
+			{"hindi fragment is not a word", "ह", nil},
+			{"prefix", "skate*", []string{"tagonly"}},
+			{"no prefix without star", "skate", nil},
+			{"phrase", `"world cup"`, []string{"worldcup", "descmatch"}},
+			{"words in any order", "world cup", []string{"worldcup", "descmatch", "cupworld"}},
+			{"title weighs most", "final", []string{"worldcup"}},
+			{"covid", "COVID-19", []string{"covid"}},
+			{"ac/dc", "AC/DC", []string{"acdc"}},
+			{"don't", "don't", []string{"dont"}},
+			{"c++", "c++", []string{"cpp"}},
+			{"OR", "penguinz OR skateboarding", []string{"chan", "tagonly"}},
+			{"NOT", "cup NOT tea", []string{"worldcup", "descmatch"}},
+			{"lower-case not is a word", "not", nil},
+		} {
+			hits, err := db.Search(ctx, tc.q, SearchOptions{})
+			if err != nil {
+				t.Errorf("%s: Search(%q): %v", tc.name, tc.q, err)
+				continue
+			}
+			got := ids(hits)
+			if tc.name == "words in any order" || tc.name == "OR" {
+				slices.Sort(got)
+				tc.want = slices.Sorted(slices.Values(tc.want))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s: Search(%q) = %v, want %v", tc.name, tc.q, got, tc.want)
+			}
 		}
-		got := ids(hits)
-		if tc.name == "words in any order" || tc.name == "OR" {
-			slices.Sort(got)
-			tc.want = slices.Sorted(slices.Values(tc.want))
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: Search(%q) = %v, want %v", tc.name, tc.q, got, tc.want)
-		}
-	}
+	})
 }
 
 func TestSearchHit(t *testing.T) {
 	t.Parallel()
-	db := searchFixture(t)
-	hits, err := db.Search(context.Background(), "world cup", SearchOptions{})
-	if err != nil || len(hits) == 0 {
-		t.Fatalf("Search = %v, %v", hits, err)
-	}
-	h := hits[0]
-	if h.ID != "worldcup" || h.Title != "World Cup final highlights" || h.Channel != "FIFA" ||
-		h.Views != 1000 || !slices.Equal(h.Regions, []string{"GB", "US"}) || h.Score <= 0 {
-		t.Errorf("hit = %+v", h)
-	}
-	if !strings.Contains(h.Snippet, "[World] [Cup]") {
-		t.Errorf("snippet %q does not mark the matched words with [ ]", h.Snippet)
-	}
-	for i := 1; i < len(hits); i++ {
-		if hits[i].Score > hits[i-1].Score {
-			t.Errorf("hits not best first: %v", hits)
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		hits, err := db.Search(context.Background(), "world cup", SearchOptions{})
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("Search = %v, %v", hits, err)
 		}
-	}
+		h := hits[0]
+		if h.ID != "worldcup" || h.Title != "World Cup final highlights" || h.Channel != "FIFA" ||
+			h.Views != 1000 || !slices.Equal(h.Regions, []string{"GB", "US"}) || h.Score <= 0 {
+			t.Errorf("hit = %+v", h)
+		}
+		if !strings.Contains(h.Snippet, "[World] [Cup]") {
+			t.Errorf("snippet %q does not mark the matched words with [ ]", h.Snippet)
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].Score > hits[i-1].Score {
+				t.Errorf("hits not best first: %v", hits)
+			}
+		}
+	})
 }
 
 func TestSearchRegionAndLimit(t *testing.T) {
 	t.Parallel()
-	db := searchFixture(t)
-	ctx := context.Background()
-	for _, tc := range []struct {
-		q    string
-		opts SearchOptions
-		want int
-	}{
-		{"world", SearchOptions{}, 3},
-		{"world", SearchOptions{Region: "GB"}, 1},
-		{"world", SearchOptions{Region: "gb"}, 1},
-		{"world", SearchOptions{Region: "IN"}, 0},
-		{"gaane*", SearchOptions{Region: "IN"}, 0},
-		{"हिन्दी", SearchOptions{Region: "IN"}, 1},
-		{"world", SearchOptions{Limit: 2}, 2},
-	} {
-		hits, err := db.Search(ctx, tc.q, tc.opts)
-		if err != nil || len(hits) != tc.want {
-			t.Errorf("Search(%q, %+v) = %v, %v; want %d hits", tc.q, tc.opts, ids(hits), err, tc.want)
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			q    string
+			opts SearchOptions
+			want int
+		}{
+			{"world", SearchOptions{}, 3},
+			{"world", SearchOptions{Region: "GB"}, 1},
+			{"world", SearchOptions{Region: "gb"}, 1},
+			{"world", SearchOptions{Region: "IN"}, 0},
+			{"gaane*", SearchOptions{Region: "IN"}, 0},
+			{"हिन्दी", SearchOptions{Region: "IN"}, 1},
+			{"world", SearchOptions{Limit: 2}, 2},
+		} {
+			hits, err := db.Search(ctx, tc.q, tc.opts)
+			if err != nil || len(hits) != tc.want {
+				t.Errorf("Search(%q, %+v) = %v, %v; want %d hits", tc.q, tc.opts, ids(hits), err, tc.want)
+			}
 		}
-	}
+	})
 }
 
 func TestSearchNastyInput(t *testing.T) {
 	t.Parallel()
-	db := searchFixture(t)
-	ctx := context.Background()
-	for _, q := range []string{"COVID-19", "AC/DC", "don't", "c++", "NOT", `"unbalanced`,
-		"*", "foo AND", ")(", "", "   ", `""`, `"`, "AND OR NOT", "NEAR(a b)", "title:world",
-		"^world", "-world", "world*cup", "a\"b\"c", `"world cup"*`, "**", "*world", "{title}: x",
-		"'", "\x00", "OR world", "world OR", "world NOT", "NOT world", "+", "@#$%", "cup NOT NOT tea"} {
-		hits, err := db.Search(ctx, q, SearchOptions{})
-		if err != nil && !errors.Is(err, ErrBadQuery) {
-			t.Errorf("Search(%q): %v, want results or ErrBadQuery", q, err)
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		ctx := context.Background()
+		for _, q := range []string{"COVID-19", "AC/DC", "don't", "c++", "NOT", `"unbalanced`,
+			"*", "foo AND", ")(", "", "   ", `""`, `"`, "AND OR NOT", "NEAR(a b)", "title:world",
+			"^world", "-world", "world*cup", "a\"b\"c", `"world cup"*`, "**", "*world", "{title}: x",
+			"'", "\x00", "OR world", "world OR", "world NOT", "NOT world", "+", "@#$%", "cup NOT NOT tea"} {
+			hits, err := db.Search(ctx, q, SearchOptions{})
+			if err != nil && !errors.Is(err, ErrBadQuery) {
+				t.Errorf("Search(%q): %v, want results or ErrBadQuery", q, err)
+			}
+			if err != nil && (strings.Contains(err.Error(), "SQL") || strings.Contains(err.Error(), "fts5")) {
+				t.Errorf("Search(%q): error shows SQL: %v", q, err)
+			}
+			_ = hits
 		}
-		if err != nil && (strings.Contains(err.Error(), "SQL") || strings.Contains(err.Error(), "fts5")) {
-			t.Errorf("Search(%q): error shows SQL: %v", q, err)
+		for _, q := range []string{"*", "", ")(", "NOT", `""`, "@#$%"} {
+			if _, err := db.Search(ctx, q, SearchOptions{}); !errors.Is(err, ErrBadQuery) {
+				t.Errorf("Search(%q) = %v, want ErrBadQuery", q, err)
+			}
 		}
-		_ = hits
-	}
-	for _, q := range []string{"*", "", ")(", "NOT", `""`, "@#$%"} {
-		if _, err := db.Search(ctx, q, SearchOptions{}); !errors.Is(err, ErrBadQuery) {
-			t.Errorf("Search(%q) = %v, want ErrBadQuery", q, err)
-		}
-	}
+	})
 }
 
 func TestMatchExpr(t *testing.T) {
@@ -206,28 +212,30 @@ func TestMatchExpr(t *testing.T) {
 
 func TestSearchBroad(t *testing.T) {
 	t.Parallel()
-	db := searchFixture(t)
-	db.rankWindow = 3 // "about" is in every description: a broad query
-	ctx := context.Background()
-	hits, err := db.Search(ctx, "cup", SearchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Title matches first (by views, all equal here: then by rowid order of
-	// the window), then the rest, most recent first.
-	got := ids(hits)
-	if len(got) != 3 || got[2] != "descmatch" || !slices.Contains(got[:2], "worldcup") || !slices.Contains(got[:2], "cupworld") {
-		t.Errorf("broad Search(cup) = %v, want worldcup and cupworld (titles) then descmatch", got)
-	}
-	for _, h := range hits {
-		if h.Score != 0 || !strings.Contains(h.Snippet, "[") {
-			t.Errorf("broad hit %+v: want score 0 and a marked snippet", h)
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		db.rankWindow = 3 // "about" is in every description: a broad query
+		ctx := context.Background()
+		hits, err := db.Search(ctx, "cup", SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if hits, err := db.Search(ctx, "cup", SearchOptions{Region: "GB"}); err != nil || !slices.Equal(ids(hits), []string{"worldcup"}) {
-		t.Errorf("broad Search(cup, GB) = %v, %v; want [worldcup]", ids(hits), err)
-	}
-	if hits, err := db.Search(ctx, "cup", SearchOptions{Limit: 1}); err != nil || len(hits) != 1 {
-		t.Errorf("broad Search(cup, limit 1) = %v, %v", ids(hits), err)
-	}
+		// Title matches first (by views, all equal here: then by rowid order of
+		// the window), then the rest, most recent first.
+		got := ids(hits)
+		if len(got) != 3 || got[2] != "descmatch" || !slices.Contains(got[:2], "worldcup") || !slices.Contains(got[:2], "cupworld") {
+			t.Errorf("broad Search(cup) = %v, want worldcup and cupworld (titles) then descmatch", got)
+		}
+		for _, h := range hits {
+			if h.Score != 0 || !strings.Contains(h.Snippet, "[") {
+				t.Errorf("broad hit %+v: want score 0 and a marked snippet", h)
+			}
+		}
+		if hits, err := db.Search(ctx, "cup", SearchOptions{Region: "GB"}); err != nil || !slices.Equal(ids(hits), []string{"worldcup"}) {
+			t.Errorf("broad Search(cup, GB) = %v, %v; want [worldcup]", ids(hits), err)
+		}
+		if hits, err := db.Search(ctx, "cup", SearchOptions{Limit: 1}); err != nil || len(hits) != 1 {
+			t.Errorf("broad Search(cup, limit 1) = %v, %v", ids(hits), err)
+		}
+	})
 }

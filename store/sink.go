@@ -24,6 +24,7 @@ type statements struct {
 	upsertVideos, addRegions *sql.Stmt
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
+	pgDocs                   *sql.Stmt // PostgreSQL's index: pgDocsSQL
 }
 
 // A page goes to SQLite as one JSON array and is stored by one statement
@@ -94,7 +95,7 @@ UPDATE runs SET pages = max(pages, ?2), videos = videos + (
 WHERE id = ?1`
 )
 
-func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
+func prepare(ctx context.Context, w *sql.DB, pg bool) (*statements, error) {
 	st := &statements{
 		addEntries: map[ingest.PageKind]*sql.Stmt{},
 		bumpRun:    map[ingest.PageKind]*sql.Stmt{},
@@ -115,6 +116,9 @@ func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
 	st.bumpRun[ingest.Trending] = p(bumpTrendingSQL)
 	st.bumpRun[ingest.Search] = p(bumpSearchSQL)
 	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
+	if pg {
+		st.pgDocs = p(pgDocsSQL)
+	}
 	if err != nil {
 		st.close()
 		return nil, fmt.Errorf("prepare: %w", err)
@@ -123,7 +127,7 @@ func prepare(ctx context.Context, w *sql.DB) (*statements, error) {
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind,
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.pgDocs,
 		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
 		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
 		if s != nil {
@@ -193,7 +197,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if kind != string(page.Kind) {
 		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
 	}
-	js, err := pageJSON(page)
+	js, err := pageJSON(page, db.pg)
 	if err != nil {
 		return err
 	}
@@ -207,14 +211,19 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if at.IsZero() {
 		at = time.Now()
 	}
-	for _, step := range []struct {
+	type step struct {
 		s    *sql.Stmt
 		args []any
-	}{
+	}
+	steps := []step{
 		{db.st.upsertVideos, []any{js, msOf(at)}},
 		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
 		{db.st.addRegions, []any{js, page.Region}},
-	} {
+	}
+	if db.pg {
+		steps = append(steps, step{db.st.pgDocs, []any{js, msOf(at)}})
+	}
+	for _, step := range steps {
 		if _, err := tx.StmtContext(ctx, step.s).ExecContext(ctx, step.args...); err != nil {
 			return err
 		}
@@ -238,9 +247,12 @@ type pageRow struct {
 	Comments     *int64 `json:"comments"`
 	Thumb        string `json:"thumb,omitempty"`
 	Rank         int    `json:"rank"`
+	Doc          string `json:"doc,omitempty"` // PostgreSQL's index: tsDoc
 }
 
-func pageJSON(page ingest.Page) (string, error) {
+// pageJSON writes a page's rows; withDoc adds each video's words for
+// PostgreSQL's index (SQLite's triggers find them themselves).
+func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	first := (max(page.Number, 1) - 1) * PageSize
 	rows := make([]pageRow, 0, len(page.Videos))
 	for i, v := range page.Videos {
@@ -261,6 +273,9 @@ func pageJSON(page ingest.Page) (string, error) {
 			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
 			Thumb: v.Thumbnail, Rank: first + i + 1})
+		if withDoc {
+			pgRow(&rows[i])
+		}
 	}
 	return marshal(rows)
 }
@@ -410,15 +425,11 @@ func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.C
 			return err
 		}
 		for _, c := range cats {
-			if _, err := tx.ExecContext(ctx, `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET title = excluded.title`, region, c.ID, c.Title, msOf(at)); err != nil {
+			if _, err := tx.ExecContext(ctx, saveCategorySQL, region, c.ID, c.Title, msOf(at)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `
-INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
-ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`, region, msOf(at))
+		_, err := tx.ExecContext(ctx, categoryFetchedSQL, region, msOf(at))
 		return err
 	})
 	if err != nil {
@@ -445,3 +456,13 @@ func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category,
 	}
 	return cats, rows.Err()
 }
+
+// saveCategorySQL is a statement of its own so that pgQueries can name it.
+const saveCategorySQL = `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET title = excluded.title`
+
+// categoryFetchedSQL is a statement of its own so that pgQueries can name it.
+const categoryFetchedSQL = `
+INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
+ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`

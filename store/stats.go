@@ -33,13 +33,7 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
-	_, err = db.w.ExecContext(ctx, `
-INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
-SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments'
-FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
-JOIN videos AS v ON v.id = j.o->>'id' WHERE true
-ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
-  like_count = excluded.like_count, comment_count = excluded.comment_count`, js)
+	_, err = db.w.ExecContext(ctx, saveStatsSQL, js)
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
@@ -69,3 +63,12 @@ ORDER BY v.last_seen_ms`, msOf(since))
 	}
 	return ids, rows.Err()
 }
+
+// saveStatsSQL is a statement of its own so that pgQueries can name it.
+const saveStatsSQL = `
+INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
+SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments'
+FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
+JOIN videos AS v ON v.id = j.o->>'id' WHERE true
+ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count`

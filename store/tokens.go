@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -58,7 +57,7 @@ func (db *DB) AddToken(ctx context.Context, name, plan string, at time.Time) (st
 	tok := tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
 	_, err := db.w.ExecContext(ctx, `INSERT INTO api_tokens (name, hash, plan, created_ms) VALUES (?, ?, ?, ?)`,
 		name, TokenHash(tok), plan, msOf(at))
-	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+	if duplicate(err) {
 		return "", fmt.Errorf("add token %s: %w", name, ErrTokenExists)
 	}
 	if err != nil {
@@ -115,9 +114,12 @@ func (db *DB) TokenPlan(ctx context.Context, hash string) (plan string, ok bool,
 
 // TokenUsed records that the token whose hash is hash was used at at.
 func (db *DB) TokenUsed(ctx context.Context, hash string, at time.Time) error {
-	_, err := db.w.ExecContext(ctx, `UPDATE api_tokens SET last_used_ms = max(coalesce(last_used_ms, 0), ?) WHERE hash = ?`, msOf(at), hash)
+	_, err := db.w.ExecContext(ctx, touchTokenSQL, msOf(at), hash)
 	if err != nil {
 		return fmt.Errorf("record token use: %w", err)
 	}
 	return nil
 }
+
+// touchTokenSQL is a statement of its own so that pgQueries can name it.
+const touchTokenSQL = `UPDATE api_tokens SET last_used_ms = max(coalesce(last_used_ms, 0), ?) WHERE hash = ?`

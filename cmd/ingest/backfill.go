@@ -288,7 +288,7 @@ func dryRunVerdict(out io.Writer, states []ingest.PoolState, need map[string]int
 // database exists, else an empty window.
 func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
 	var states []ingest.PoolState
-	if _, err := os.Stat(s.db); err != nil {
+	if !s.dbExists() {
 		for _, p := range s.costs.Pools {
 			states = append(states, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Remaining: p.Capacity()})
 		}

@@ -146,7 +146,7 @@ func checkSettings(_ context.Context, c *checkEnv) (string, error) {
 	if endpoint == "" {
 		endpoint = "Google's"
 	}
-	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.db, limiter, endpoint, c.quotaKey), nil
+	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.dbName(), limiter, endpoint, c.quotaKey), nil
 }
 
 // redisHost is the host part of a Redis URL, never its password.
@@ -175,6 +175,9 @@ func checkCosts(_ context.Context, c *checkEnv) (string, error) {
 }
 
 func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
+	if store.IsURL(c.s.db) {
+		return checkPostgres(ctx, c)
+	}
 	path := c.s.db
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		c.dbState = "missing"
@@ -250,6 +253,9 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	if c.quotaKey == "" {
 		return skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	}
+	if err := c.s.needRedis(); err != nil {
+		return "", err
+	}
 	if c.dbState != "current" && c.s.redisURL == "" {
 		return "embedded in the database: nothing to ask until the first run creates it", nil
 	}
@@ -321,7 +327,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return skip("not called: the call would go through the limiter, whose check failed")
 	case c.dbState == "missing":
 		return skip("not called: the call is recorded in the database's ledger and check creates no database; "+
-			"the first run checks the key with its first call (or run check again once %s exists)", c.s.db)
+			"the first run checks the key with its first call (or run check again once %s exists)", c.s.dbName())
 	}
 	p, err := openPipeline(ctx, c.s)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 
 	_ "modernc.org/sqlite"
@@ -71,7 +72,7 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go %s .: %v\n%s", strings.Join(args, " "), err, out)
 		return 1
 	}
-	return m.Run()
+	return pgtest.Run(m)
 }
 
 func raceEnabled() bool {

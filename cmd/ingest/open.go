@@ -22,9 +22,33 @@ import (
 func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 	db, err := store.Open(ctx, s.db)
 	if err != nil {
-		return nil, dbError(s.db, err)
+		return nil, dbError(s.dbName(), err)
 	}
 	return db, nil
+}
+
+// needRedis refuses a PostgreSQL database without REDIS_URL: the embedded
+// limiter lives in a SQLite file, and hosts sharing one PostgreSQL share
+// one quota through one Redis.
+func (s *settings) needRedis() error {
+	if store.IsURL(s.db) && s.redisURL == "" {
+		return usageErrorf("--redis / REDIS_URL: required with a PostgreSQL --db (INGEST_DB): " +
+			"the embedded limiter lives in a SQLite file; point every host at one Redis")
+	}
+	return nil
+}
+
+// dbName is --db as messages and logs show it: a URL without its password.
+func (s *settings) dbName() string { return store.Redact(s.db) }
+
+// dbExists says whether --db names a database that is there: a file, or
+// a PostgreSQL server (whose schema the store checks when it opens).
+func (s *settings) dbExists() bool {
+	if store.IsURL(s.db) {
+		return true
+	}
+	_, err := os.Stat(s.db)
+	return err == nil
 }
 
 // dbError is a database that did not open, as the user reads it: a path
@@ -53,7 +77,7 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 	if db != nil {
 		ctx := context.Background()
 		if opts.Ledger, err = db.LedgerID(ctx); err != nil {
-			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.db, err))
+			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.dbName(), err))
 		}
 		opts.Where = ledgerWhere(s.db)
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
@@ -63,6 +87,9 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		opts.Notes = db
 	}
 	if s.redisURL == "" {
+		if err := s.needRedis(); err != nil {
+			return nil, nil, err
+		}
 		if db == nil {
 			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
 		}
@@ -86,6 +113,9 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 // the host and the database's absolute path.
 func ledgerWhere(db string) string {
 	host, _ := os.Hostname()
+	if store.IsURL(db) {
+		return host + ":" + store.Redact(db)
+	}
 	if abs, err := filepath.Abs(db); err == nil {
 		db = abs
 	}
@@ -115,10 +145,10 @@ func redisClient(raw string) (redis.UniversalClient, error) {
 func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 	db, err := store.OpenExisting(ctx, s.db)
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.db))
+		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.dbName()))
 	}
 	if err != nil {
-		return nil, dbError(s.db, err)
+		return nil, dbError(s.dbName(), err)
 	}
 	return db, nil
 }
@@ -152,6 +182,9 @@ func (p *pipeline) Close() {
 func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	key, err := apiKey()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.needRedis(); err != nil {
 		return nil, err
 	}
 	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -82,8 +80,8 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if err != nil {
 		return usageErrorf("--keep: %v", err)
 	}
-	if _, err := os.Stat(s.db); errors.Is(err, os.ErrNotExist) {
-		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.db))
+	if !s.dbExists() {
+		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName()))
 	}
 	db, err := s.openStore(ctx)
 	if err != nil {

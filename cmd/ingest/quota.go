@@ -92,7 +92,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
 	case err != nil:
-		return dbError(s.db, err)
+		return dbError(s.dbName(), err)
 	default:
 		defer db.Close()
 	}
@@ -228,12 +228,12 @@ func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimit
 func readLedger(ctx context.Context, path, key string, costs *ingest.Costs) (ingest.Recalled, error) {
 	db, err := store.OpenExisting(ctx, path)
 	if err != nil {
-		return ingest.Recalled{}, usageErrorf("--ledger %s: %w", path, err)
+		return ingest.Recalled{}, usageErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
 	rec, err := db.Recall(ctx, key, time.Now().Add(-costs.Span()))
 	if err != nil {
-		return rec, runtimeError(fmt.Errorf("--ledger %s: %w", path, err))
+		return rec, runtimeError(fmt.Errorf("--ledger %s: %w", store.Redact(path), err))
 	}
 	return rec, nil
 }

@@ -73,7 +73,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.noDatabase = true
 	case err != nil:
-		return dbError(s.db, err)
+		return dbError(s.dbName(), err)
 	default:
 		defer db.Close()
 		src.db, src.size = db, db.Size

@@ -149,7 +149,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	m.seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain}
+	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := &meteredLimiter{next: p.limiter, m: m}
 	for _, code := range codes {
 		for _, cat := range f.cats {

@@ -110,7 +110,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 		defer cancel()
 		_ = srv.Shutdown(c)
 	}()
-	s.logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", s.db, "token", os.Getenv(uiTokenEnv) != "")
+	s.logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", s.dbName(), "token", os.Getenv(uiTokenEnv) != "")
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return runtimeError(fmt.Errorf("serve: %w", err))
 	}
@@ -196,13 +196,16 @@ func apiSettings(f *serveFlags) (*ingest.APIPlans, []netip.Prefix, error) {
 // database that cannot be written (a read-only volume) is opened read-only:
 // tokens' last use then goes unrecorded.
 func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
-	if _, err := os.Stat(s.db); err != nil {
+	if !s.dbExists() {
 		return openExisting(ctx, s)
+	}
+	if err := s.needRedis(); err != nil {
+		return nil, err
 	}
 	db, err := store.Open(ctx, s.db)
 	if err == nil || s.redisURL == "" {
 		if err != nil {
-			return nil, dbError(s.db, fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the database, so serve writes it)", err))
+			return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the database, so serve writes it)", err))
 		}
 		return db, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
 // settings are the flags common to every command, each with an
@@ -68,7 +69,7 @@ func commonSettings() []common {
 			func(s *settings) *string { return &s.logLevel }, (*settings).checkLogLevel},
 		{useLog, "log-format", "INGEST_LOG_FORMAT", "text", "log format: text or json",
 			func(s *settings) *string { return &s.logFormat }, (*settings).checkLogFormat},
-		{useDB, "db", "INGEST_DB", "ingest.db", "SQLite database file",
+		{useDB, "db", "INGEST_DB", "ingest.db", "the database: a SQLite file, or a postgres:// URL (several hosts; needs REDIS_URL)",
 			func(s *settings) *string { return &s.db }, (*settings).checkDB},
 		{useQuotaKey, "quota-key", "INGEST_QUOTA_KEY", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota",
 			func(s *settings) *string { return &s.quotaKey }, (*settings).checkQuotaKey},
@@ -169,7 +170,10 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 
 func (s *settings) checkDB() error {
 	if s.db == "" {
-		return usageErrorf("--db / INGEST_DB: must name a file")
+		return usageErrorf("--db / INGEST_DB: must name a file or a postgres:// URL")
+	}
+	if err := store.CheckURL(s.db); err != nil {
+		return usageErrorf("--db / INGEST_DB: %w", err)
 	}
 	return nil
 }

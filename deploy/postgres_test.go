@@ -1,0 +1,308 @@
+package deploy
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// pgDir is the PostgreSQL variant: an overlay of kubernetes/, beside it
+// (kustomize refuses an overlay inside its base's directory).
+const pgDir = "kubernetes-postgres"
+
+// TestPostgresKustomization renders `kubectl kustomize kubernetes-postgres`
+// offline and decodes it strictly: the daemon and serve, each with more
+// than one replica, on the database URL and the Redis URL from the Secret,
+// with no volume, no Secret and the image of the base.
+func TestPostgresKustomization(t *testing.T) {
+	image := kustomizedImage(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: the PostgreSQL variant is not rendered")
+	}
+	out, err := exec.Command(kubectl, "kustomize", pgDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", pgDir, err, out)
+	}
+	m := map[string]any{}
+	decodeAll(t, "kubectl kustomize "+pgDir, out, m)
+	for _, k := range []string{"PersistentVolumeClaim", "Secret", "Job", "CronJob"} {
+		if m[k] != nil {
+			t.Errorf("rendered: a %s; the variant has no volume (the data is PostgreSQL's), the Secret is created by hand, quota apply is a one-shot Job", k)
+		}
+	}
+	run, ok1 := m["Deployment/ingest"].(*appsv1.Deployment)
+	serve, ok2 := m["Deployment/ingest-serve"].(*appsv1.Deployment)
+	svc, ok3 := m["Service/ingest-serve"].(*corev1.Service)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("rendered: want Deployments ingest and ingest-serve and Service ingest-serve, got %v", kinds(m))
+	}
+	secret := exampleSecret(t)
+	checkPostgresDeployment(t, run, image, "run", secret)
+	checkPostgresDeployment(t, serve, image, "serve", secret)
+
+	rc := run.Spec.Template.Spec.Containers[0]
+	if e := envOf(rc)["INGEST_RUN_LISTEN"]; !listensOn(e.Value, rc, "metrics") {
+		t.Errorf("ingest: INGEST_RUN_LISTEN %q is not the container's metrics port", e.Value)
+	}
+	sc := serve.Spec.Template.Spec.Containers[0]
+	if e := envOf(sc)["INGEST_SERVE_LISTEN"]; !listensOn(e.Value, sc, "http") {
+		t.Errorf("ingest-serve: INGEST_SERVE_LISTEN %q is not the container's http port on every address", e.Value)
+	}
+	// serve exits 2 on a non-loopback address without a token.
+	fromSecret(t, "ingest-serve", sc, "INGEST_UI_TOKEN", secret, false)
+
+	// Two Deployments: neither selector may take the other's pods.
+	if selects(run.Spec.Selector, serve.Spec.Template.Labels) || selects(serve.Spec.Selector, run.Spec.Template.Labels) {
+		t.Errorf("the selectors of ingest (%v) and ingest-serve (%v) overlap", run.Spec.Selector.MatchLabels, serve.Spec.Selector.MatchLabels)
+	}
+	if !selects(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, serve.Spec.Template.Labels) ||
+		selects(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, run.Spec.Template.Labels) {
+		t.Errorf("Service ingest-serve selects %v: want serve's pods and only them", svc.Spec.Selector)
+	}
+	for _, p := range svc.Spec.Ports {
+		if !hasPort(sc, p.TargetPort) {
+			t.Errorf("Service ingest-serve targets port %s, which serve's container does not declare", p.TargetPort.StrVal)
+		}
+	}
+}
+
+// checkPostgresDeployment: more than one replica of `ingest <command>`,
+// the base's image, no volume, INGEST_DB and REDIS_URL from the Secret
+// (Redis required: the embedded limiter lives in SQLite), no URL in plain
+// text, the probes on a declared port, not root.
+func checkPostgresDeployment(t *testing.T, d *appsv1.Deployment, image, command string, secret *corev1.Secret) {
+	t.Helper()
+	what := d.Name
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+		n := int32(1) // the API's default
+		if d.Spec.Replicas != nil {
+			n = *d.Spec.Replicas
+		}
+		t.Errorf("%s: %d replica(s), want more than one", what, n)
+	}
+	if !selects(d.Spec.Selector, d.Spec.Template.Labels) {
+		t.Errorf("%s: selector %v does not select its own pods %v", what, d.Spec.Selector, d.Spec.Template.Labels)
+	}
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%s: %d containers, want 1", what, len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if c.Image != image {
+		t.Errorf("%s: image %q, want %q (the one kubernetes/kustomization.yaml names)", what, c.Image, image)
+	}
+	if len(c.Args) == 0 || c.Args[0] != command {
+		t.Errorf("%s: args %v, want %s", what, c.Args, command)
+	}
+	if len(pod.Volumes) != 0 || len(c.VolumeMounts) != 0 {
+		t.Errorf("%s: volumes %v, mounts %v; want none (the data is PostgreSQL's)", what, pod.Volumes, c.VolumeMounts)
+	}
+	fromSecret(t, what, c, "INGEST_DB", secret, false)
+	fromSecret(t, what, c, "REDIS_URL", secret, false)
+	fromSecret(t, what, c, "YOUTUBE_API_KEY", secret, false)
+	for _, e := range c.Env {
+		if strings.Contains(e.Value, "://") {
+			t.Errorf("%s: %s holds a URL in plain text; URLs carry passwords, they come from the Secret", what, e.Name)
+		}
+	}
+	for _, p := range []struct {
+		what  string
+		probe *corev1.Probe
+		path  string
+	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || !hasPort(c, p.probe.HTTPGet.Port) {
+			t.Errorf("%s: %s probe %+v, want GET %s on a port the container declares", what, p.what, p.probe, p.path)
+		}
+	}
+	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+		t.Errorf("%s: want runAsNonRoot", what)
+	}
+	if s := c.SecurityContext; s == nil || s.ReadOnlyRootFilesystem == nil || !*s.ReadOnlyRootFilesystem ||
+		s.AllowPrivilegeEscalation == nil || *s.AllowPrivilegeEscalation {
+		t.Errorf("%s: want a read-only root file system and no privilege escalation", what)
+	}
+}
+
+// fromSecret: env name of c comes from a key the example Secret has, and
+// is not optional unless optional says it may be.
+func fromSecret(t *testing.T, what string, c corev1.Container, name string, secret *corev1.Secret, optional bool) {
+	t.Helper()
+	e, ok := envOf(c)[name]
+	if !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+		t.Errorf("%s: %s must come from the Secret", what, name)
+		return
+	}
+	ref := e.ValueFrom.SecretKeyRef
+	if ref.Name != secret.Name {
+		t.Errorf("%s: %s from Secret %q, want %q", what, name, ref.Name, secret.Name)
+	}
+	if _, ok := secret.StringData[ref.Key]; !ok {
+		t.Errorf("%s: %s from key %q, which secret.example.yaml lacks", what, name, ref.Key)
+	}
+	if !optional && ref.Optional != nil && *ref.Optional {
+		t.Errorf("%s: %s is optional; with PostgreSQL it is required", what, name)
+	}
+}
+
+// exampleSecret decodes kubernetes-postgres/secret.example.yaml strictly.
+func exampleSecret(t *testing.T) *corev1.Secret {
+	t.Helper()
+	f := pgDir + "/secret.example.yaml"
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	decodeAll(t, f, data, m)
+	s, ok := m["Secret"].(*corev1.Secret)
+	if !ok {
+		t.Fatalf("%s: no Secret", f)
+	}
+	return s
+}
+
+// TestPostgresSecretExample: the example holds placeholders only, clearly
+// marked, and a database URL of the form docs/operations.md gives.
+func TestPostgresSecretExample(t *testing.T) {
+	s := exampleSecret(t)
+	if len(s.Data) != 0 {
+		t.Errorf("secret.example.yaml: data %v; want stringData, readable placeholders", s.Data)
+	}
+	for _, k := range []string{"youtube-api-key", "redis-url", "database-url", "ui-token"} {
+		v, ok := s.StringData[k]
+		if !ok {
+			t.Errorf("secret.example.yaml: no %s", k)
+		} else if !strings.Contains(v, "REPLACE-ME") {
+			// The value is not printed: it may be a real one.
+			t.Errorf("secret.example.yaml: %s holds no REPLACE-ME placeholder", k)
+		}
+	}
+	u, err := url.Parse(s.StringData["database-url"])
+	if err != nil {
+		t.Fatalf("secret.example.yaml: database-url: %v", err)
+	}
+	pw, _ := u.User.Password()
+	if u.Scheme != "postgres" || u.User.Username() == "" || pw != "REPLACE-ME" || u.Port() != "5432" ||
+		u.Path != "/ingest" || u.Query().Get("sslmode") == "" {
+		t.Errorf("secret.example.yaml: database-url %q; want postgres://USER:REPLACE-ME@HOST:5432/ingest?sslmode=...", u.Redacted())
+	}
+	if r, err := url.Parse(s.StringData["redis-url"]); err != nil || r.Scheme != "redis" {
+		t.Errorf("secret.example.yaml: redis-url %q is not a redis:// URL (%v)", s.StringData["redis-url"], err)
+	}
+}
+
+func envOf(c corev1.Container) map[string]corev1.EnvVar {
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	return env
+}
+
+// hasPort: p names or numbers a port c declares.
+func hasPort(c corev1.Container, p intstr.IntOrString) bool {
+	for _, cp := range c.Ports {
+		if (p.Type == intstr.String && p.StrVal == cp.Name) || (p.Type == intstr.Int && p.IntVal == cp.ContainerPort) {
+			return true
+		}
+	}
+	return false
+}
+
+// listensOn: addr is ":PORT" (every address, so probes from the kubelet
+// reach it) and PORT is c's port named name.
+func listensOn(addr string, c corev1.Container, name string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return false
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == name && port == strconv.Itoa(int(cp.ContainerPort)) {
+			return true
+		}
+	}
+	return false
+}
+
+// selects: sel, of match labels only, takes pods labelled labels.
+func selects(sel *metav1.LabelSelector, labels map[string]string) bool {
+	if sel == nil || len(sel.MatchLabels) == 0 || len(sel.MatchExpressions) != 0 {
+		return false
+	}
+	for k, v := range sel.MatchLabels {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSystemdEnvExample: every setting of ingest.env.example, commented
+// out or not, is NAME=value with nothing after the value (systemd would
+// read a trailing comment into it), and a URL in it carries a placeholder
+// password; the PostgreSQL one is of the form docs/operations.md gives.
+func TestSystemdEnvExample(t *testing.T) {
+	data, err := os.ReadFile("systemd/ingest.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := regexp.MustCompile(`^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$`)
+	seen := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		m := setting.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name, value := m[1], m[2]
+		seen[name] = value
+		if strings.ContainsAny(value, " \t#") {
+			t.Errorf("ingest.env.example:%d: %s's value %q has a space or a #: systemd would keep a trailing comment in it", i+1, name, value)
+		}
+		if u, err := url.Parse(value); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && pw != "PASSWORD" && pw != "REPLACE-ME" {
+				t.Errorf("ingest.env.example:%d: %s carries a password that is not a placeholder", i+1, name)
+			}
+		}
+	}
+	u, err := url.Parse(seen["INGEST_DB"])
+	if err != nil || u.Scheme != "postgres" || u.Port() != "5432" || u.Query().Get("sslmode") == "" {
+		t.Errorf("ingest.env.example: want an INGEST_DB=postgres://USER:PASSWORD@HOST:5432/ingest?sslmode=... example, got %q", seen["INGEST_DB"])
+	}
+	if _, ok := seen["REDIS_URL"]; !ok {
+		t.Error("ingest.env.example: no REDIS_URL example (PostgreSQL needs Redis as the limiter)")
+	}
+}
+
+// TestPostgresDocs: the links to the variant and to its section resolve.
+func TestPostgresDocs(t *testing.T) {
+	ops, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^## Choosing a store$`).Match(ops) {
+		t.Error("docs/operations.md: no section \"Choosing a store\" (README.md and " + pgDir + "/README.md link to #choosing-a-store)")
+	}
+	if !strings.Contains(string(ops), "deploy/"+pgDir) {
+		t.Errorf("docs/operations.md does not name deploy/%s", pgDir)
+	}
+	for _, f := range []string{"../README.md", pgDir + "/README.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "operations.md#choosing-a-store") {
+			t.Errorf("%s does not link docs/operations.md#choosing-a-store", f)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// TestExport reads two runs of one day back run by run and day by day:
+// the day gives each video once per chart, with the rank of its last run
+// that day, by chart and rank.
+func TestExport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		a, b, c := vid("a", "A"), vid("b", "B"), vid("c", "C")
+		morning, noon := t0.Add(-8*time.Hour), t0.Add(3*time.Hour)
+		r1 := run(t, db, ingest.Trending, "US", morning, page(ingest.Trending, "US", 1, morning, a, b))
+		r2 := run(t, db, ingest.Trending, "US", noon, page(ingest.Trending, "US", 1, noon, c, a))
+		run(t, db, ingest.Trending, "GB", noon, page(ingest.Trending, "GB", 1, noon, b))
+		for _, id := range []int64{r1, r2} {
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: noon}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		day := t0.Truncate(24 * time.Hour)
+		f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), Region: "US"}
+		if got, want := exported(t, db, f), "a US 1 r1|b US 2 r1|c US 1 r2|a US 2 r2"; got != want {
+			t.Errorf("by run: %s, want %s", got, want)
+		}
+		f.PerDay, f.Region = true, ""
+		if got, want := exported(t, db, f), "b GB 1 r3|c US 1 r2|a US 2 r2|b US 2 r1"; got != want {
+			t.Errorf("by day: %s, want %s", got, want)
+		}
+		if n, err := db.ExportCount(ctx, ExportFilter{Since: day, Until: day.Add(24 * time.Hour), Unfiltered: true}); err != nil || n != 5 {
+			t.Errorf("ExportCount = %d, %v; want 5", n, err)
+		}
+	})
+}
+
+// exported is what Export gives, a row as "video region rank run".
+func exported(t *testing.T, db *DB, f ExportFilter) string {
+	t.Helper()
+	var out string
+	err := db.Export(context.Background(), f, func(r ExportRow) error {
+		if out != "" {
+			out += "|"
+		}
+		out += fmt.Sprintf("%s %s %d r%d", r.VideoID, r.Region, r.Rank, r.RunID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// pgSchema is step 1 of the PostgreSQL schema; pgUpgrades are the steps
+// after it, as upgrades are SQLite's.
+//
+//go:embed pg_schema.sql
+var pgSchema string
+
+// pgUpgrades[i] takes a PostgreSQL database from step i+1 to i+2.
+var pgUpgrades = []string{}
+
+// PGSchemaVersion is the schema step of a PostgreSQL database this binary
+// writes.
+var PGSchemaVersion = 1 + len(pgUpgrades)
+
+// pgLockKey is the advisory lock that serializes migrations: two hosts
+// starting at once apply each step once.
+const pgLockKey = 0x696e67657374 // "ingest"
+
+// IsURL reports whether a --db value names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a SQLite file.
+func IsURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Redact returns a --db value fit to print: a URL without its password
+// (in the user part or as a password= parameter).
+func Redact(db string) string {
+	if !IsURL(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// CheckURL checks that a PostgreSQL --db value parses (nil for a file);
+// its error never holds the password.
+func CheckURL(db string) error {
+	if !IsURL(db) {
+		return nil
+	}
+	if _, err := pgx.ParseConfig(db); err != nil {
+		return fmt.Errorf("%s: %w", Redact(db), redactErr(err, db))
+	}
+	return nil
+}
+
+// openPostgres opens the PostgreSQL database at rawURL and, when migrate is
+// set, brings its schema up to date; else it only checks the schema step,
+// needing nothing but read rights.
+func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error) {
+	name := Redact(rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	// JIT compiling a plan costs tens of milliseconds, more than any of
+	// the store's queries takes: the planner's estimates for the recursive
+	// walks over runs set it off. A URL can still ask for either setting
+	// (options=-c jit=on).
+	// A generic plan, made without the parameters' values, cannot see how
+	// rare a search's words are, and walks the index in vid order where a
+	// plan for the words would read their few matches: the store's queries
+	// cost less to plan than to run wrong.
+	for k, v := range map[string]string{"jit": "off", "plan_cache_mode": "force_custom_plan"} {
+		if _, ok := cfg.RuntimeParams[k]; !ok {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+	pool := openPG(cfg)
+	pool.SetMaxOpenConns(16)
+	pool.SetMaxIdleConns(4)
+	pool.SetConnMaxIdleTime(time.Minute)
+	db := &DB{path: name, w: pool, r: pool, pg: true, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
+	if err = db.pgSchemaStep(ctx, migrate); err == nil && migrate {
+		db.st, err = prepare(ctx, pool, true)
+	}
+	if err != nil {
+		pool.Close()
+		var ve *VersionError
+		if errors.As(err, &ve) {
+			ve.Path = name
+			return nil, ve
+		}
+		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
+	}
+	return db, nil
+}
+
+// redactErr is err with the URL's password taken out of its text: pgx
+// quotes the connection string in some of its errors. It still matches
+// what err matches.
+func redactErr(err error, rawURL string) error {
+	s := err.Error()
+	if u, perr := url.Parse(rawURL); perr == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			s = strings.ReplaceAll(s, p, "xxxxx")
+		}
+	}
+	return redacted{err, s}
+}
+
+type redacted struct {
+	err error
+	msg string
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+// pgSchemaStep reads the schema step and, when migrate is set, applies the
+// steps it lacks.
+func (db *DB) pgSchemaStep(ctx context.Context, migrate bool) error {
+	v, err := pgVersion(ctx, db.w)
+	switch {
+	case err != nil:
+		return err
+	case v > PGSchemaVersion:
+		return &VersionError{Have: v, Want: PGSchemaVersion}
+	case v == PGSchemaVersion:
+		return nil
+	case !migrate && v == 0:
+		return ErrNoDatabase
+	case !migrate:
+		return &VersionError{Have: v, Want: PGSchemaVersion}
+	}
+	return pgMigrate(ctx, db.w)
+}
+
+// pgVersion reads schema_version: 0 when the database has no ingest
+// schema yet.
+func pgVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var exists bool
+	err := q.QueryRowContext(ctx, `SELECT to_regclass('schema_version') IS NOT NULL`).Scan(&exists)
+	if err != nil || !exists {
+		return 0, err
+	}
+	var v sql.NullInt64
+	err = q.QueryRowContext(ctx, `SELECT max(step) FROM schema_version`).Scan(&v)
+	return int(v.Int64), err
+}
+
+// pgMigrate applies the missing steps in one transaction that holds the
+// migration lock, so that hosts starting together apply each step once,
+// and a failed step leaves the database as it was.
+func pgMigrate(ctx context.Context, pool *sql.DB) error {
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgLockKey)); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+  step       INTEGER PRIMARY KEY,
+  applied_ms BIGINT  NOT NULL
+)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	v, err := pgVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	steps := append([]string{pgSchema}, pgUpgrades...)
+	for i := v; i < len(steps); i++ {
+		if err := pgStep(ctx, tx, i+1, steps[i]); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func pgStep(ctx context.Context, tx *sql.Tx, step int, stmts string) error {
+	if _, err := tx.ExecContext(ctx, stmts); err != nil {
+		return fmt.Errorf("migrate: step %d: %w", step, err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES ($1, $2)`,
+		step, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("migrate: step %d: %w", step, err)
+	}
+	return nil
+}
+
+// Server describes the database behind the store, for `ingest check`:
+// "sqlite" and the schema version, or PostgreSQL's version and the schema
+// step.
+func (db *DB) Server(ctx context.Context) (string, error) {
+	if !db.pg {
+		return fmt.Sprintf("sqlite, schema version %d", SchemaVersion), nil
+	}
+	var v string
+	if err := db.r.QueryRowContext(ctx, `SHOW server_version`).Scan(&v); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("PostgreSQL %s, schema step %d", v, PGSchemaVersion), nil
+}
+
+// pgWritable is Writable on PostgreSQL: the server takes writes now (it is
+// not a standby in recovery, nor set read-only).
+func (db *DB) pgWritable(ctx context.Context) error {
+	var ok bool
+	err := db.w.QueryRowContext(ctx,
+		`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`).Scan(&ok)
+	if err == nil && !ok {
+		err = errors.New("the server takes no writes (a standby, or read-only)")
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// retryable is a PostgreSQL error that the same transaction, run again,
+// can get past: a deadlock with another host's page, or a serialization
+// failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// duplicate is an insert refused for a key that exists, on either store.
+func duplicate(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE")
+}

@@ -1,0 +1,202 @@
+package store
+
+import "fmt"
+
+// pgQueries holds PostgreSQL's text of the store's statements whose SQLite
+// text is not portable, keyed by that SQLite text: pgSQL swaps them as each
+// statement goes to the server, so the methods stay written once. What
+// differs: json_each (json_array_elements), the scalar max/min (greatest,
+// least), group_concat (string_agg), an upsert's conflict target (which
+// PostgreSQL requires), SQLite's bare columns beside max() (DISTINCT ON),
+// the search index (a tsvector: pgsearch.go), and types PostgreSQL cannot
+// infer for a parameter. A page's rows are upserted in key order, so that
+// two hosts storing pages that share videos take their row locks in one
+// order.
+var pgQueries = map[string]string{
+	upsertVideosSQL: `
+INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
+  category_id, published_at_ms, duration, view_count, like_count, comment_count,
+  first_seen_ms, last_seen_ms, thumbnail)
+SELECT DISTINCT ON (o->>'id') o->>'id', o->>'title', o->>'description', o->>'tags',
+  o->>'channel_id', o->>'channel_title', o->>'category_id',
+  (o->>'published')::bigint, o->>'duration', (o->>'views')::bigint, (o->>'likes')::bigint,
+  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', '')
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+ORDER BY o->>'id', n DESC
+ON CONFLICT (id) DO UPDATE SET
+  title = excluded.title, description = excluded.description,
+  tags = excluded.tags, channel_id = excluded.channel_id,
+  channel_title = excluded.channel_title, category_id = excluded.category_id,
+  published_at_ms = coalesce(excluded.published_at_ms, videos.published_at_ms),
+  duration = excluded.duration, view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count,
+  last_seen_ms = excluded.last_seen_ms,
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END
+WHERE excluded.last_seen_ms >= videos.last_seen_ms`,
+
+	addRegionsSQL: `
+INSERT INTO video_regions (vid, region)
+SELECT v.vid, $2::text FROM jsonb_array_elements($1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
+WHERE $2::text <> '' ORDER BY v.vid
+ON CONFLICT DO NOTHING`,
+
+	addTrendingSQL: `
+INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
+  comment_count, fetched_ms, category)
+SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'views')::bigint,
+  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint, $4::bigint, (SELECT category FROM runs WHERE id = $2::bigint)
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count,
+  fetched_ms = excluded.fetched_ms`,
+
+	addSearchSQL: `
+INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
+SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, $4::bigint
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, fetched_ms = excluded.fetched_ms`,
+
+	bumpTrendingSQL: pgBump("trending_entries"),
+	bumpSearchSQL:   pgBump("search_results"),
+
+	saveCategorySQL: `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES ($1, $2, $3, $4)
+ON CONFLICT (region, id) DO UPDATE SET title = excluded.title`,
+	categoryFetchedSQL: `
+INSERT INTO category_fetches (region, fetched_ms) VALUES ($1, $2)
+ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,
+
+	chartTrendSQL: `
+SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
+FROM trending_entries AS e
+WHERE e.run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND e.region = $2
+ORDER BY e.run_id`,
+
+	chartPeaksSQL: `
+SELECT vid, min(rank), sum(days) FROM (
+  SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
+  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND region = $2 AND category = $3
+    AND entries > 0 AND day_ms < $5
+  GROUP BY vid
+  UNION ALL
+  SELECT vid, min(rank), 1 FROM trending_entries
+  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND fetched_ms >= $5 AND fetched_ms < $4
+    AND region = $2 AND category = $3
+  GROUP BY vid) AS p
+GROUP BY vid`,
+
+	videoCategoriesSQL: `SELECT id, category_id FROM videos
+WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+
+	countsSQL: `
+WITH v AS (SELECT vid FROM videos WHERE id = $1),
+points (at_ms, views, likes, comments) AS (
+  SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
+  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= $3 AND e.fetched_ms < $4
+    AND e.view_count IS NOT NULL
+  UNION ALL
+  SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
+  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= $3 AND s.at_ms < $4
+    AND s.view_count IS NOT NULL
+)
+SELECT DISTINCT ON (at_ms / $2::bigint) at_ms, views, likes, comments FROM points
+ORDER BY at_ms / $2::bigint, views DESC, at_ms`,
+
+	dailyCountsSQL: `
+SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
+WHERE vid = (SELECT vid FROM videos WHERE id = $1) AND day_ms >= $2 AND day_ms < $3 AND views IS NOT NULL
+ORDER BY day_ms, views DESC, peak_ms`,
+
+	touchTokenSQL: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), $1) WHERE hash = $2`,
+
+	saveStatsSQL: `
+INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
+SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
+  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
+ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count`,
+
+	detailsSQL: `
+SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
+  coalesce(v.view_count, 0),
+  (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
+FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
+}
+
+// pgBump is bumpTrendingSQL or bumpSearchSQL for the entries' table.
+func pgBump(table string) string {
+	return `
+UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
+  SELECT count(DISTINCT j.o->>'id') FROM jsonb_array_elements($3::jsonb) AS j (o)
+  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN ` + table + ` AS e ON e.vid = v.vid
+                    WHERE v.id = j.o->>'id' AND e.run_id = $1 AND e.region = $4))
+WHERE id = $1`
+}
+
+// The search's statements, for both forms of their region filter: on
+// PostgreSQL one text does both (an empty $2 keeps every region). Every
+// parameter the SQLite text is given is named, since PostgreSQL must know
+// each one's type.
+func init() {
+	const region = `AND ($2::text = '' OR EXISTS (SELECT 1 FROM video_regions AS r
+  WHERE r.vid = video_docs.vid AND r.region = $2::text))`
+	for _, filter := range []string{"", regionFilter} {
+		pgQueries[fmt.Sprintf(windowSQL, filter)] = `
+SELECT vid FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` AND $3::bigint > 0
+ORDER BY vid DESC LIMIT 1 OFFSET $4`
+		pgQueries[fmt.Sprintf(rankedSQL, filter)] = `
+SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
+ORDER BY score DESC, vid DESC LIMIT $3`
+		pgQueries[fmt.Sprintf(newestSQL, filter)] = `
+SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
+ORDER BY vid DESC LIMIT $3`
+		pgQueries[fmt.Sprintf(countSQL, filter)] = `
+SELECT count(*) FROM (SELECT 1 FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` LIMIT $3) AS m`
+	}
+}
+
+// pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
+// last run of the day by DISTINCT ON, where SQLite takes it beside max().
+// Its placeholders stay ?, numbered in order with the filter's.
+const pgExportDaySQL = `
+SELECT video_id, title, published_at_ms, channel_id, channel_title, category_id, day, tags,
+  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id
+FROM (
+  SELECT DISTINCT ON (r.region, r.category, e.vid) v.id AS video_id, v.title, v.published_at_ms,
+    v.channel_id, v.channel_title, v.category_id, ?::bigint AS day, v.tags, e.view_count, e.like_count,
+    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id
+  FROM runs AS r
+  JOIN trending_entries AS e ON e.run_id = r.id
+  JOIN videos AS v ON v.vid = e.vid
+  WHERE %s
+  ORDER BY r.region, r.category, e.vid, r.id DESC) AS d
+ORDER BY region, category, rank, video_id`
+
+// The export's statements for every filter ExportFilter.where writes.
+func init() {
+	for _, f := range []ExportFilter{{}, {Region: "x"}, {Unfiltered: true}, {Region: "x", Unfiltered: true}} {
+		where, _ := f.where()
+		pgQueries[fmt.Sprintf(exportDaySQL, where)] = fmt.Sprintf(pgExportDaySQL, where)
+	}
+}
+
+// pgDocsSQL keeps PostgreSQL's search index (video_docs) in step with the
+// videos a page stored, in the page's transaction, as SQLite's triggers
+// keep FTS5's: a video the page did not update (a later page had stored it
+// already) keeps its words, and unchanged words are not written again.
+const pgDocsSQL = `
+INSERT INTO video_docs (vid, doc)
+SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id' AND v.last_seen_ms = $2::bigint
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (vid) DO UPDATE SET doc = excluded.doc WHERE video_docs.doc <> excluded.doc`

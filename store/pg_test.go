@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/pgtest"
+)
+
+// Tests of what only the PostgreSQL store has: its schema steps, applied
+// by hosts that start at once, and a reader that may only SELECT.
+
+// Hosts starting together on a new database apply the schema once.
+func TestPGMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	u := pgtest.URL(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := Open(context.Background(), u)
+			if err == nil {
+				err = db.Close()
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	db := openURL(t, u)
+	if n := count(t, db, `SELECT count(*) FROM schema_version`); n != PGSchemaVersion {
+		t.Errorf("schema_version holds %d steps, want %d", n, PGSchemaVersion)
+	}
+	if n := count(t, db, `SELECT count(*) FROM ledger_notes WHERE name = 'ledger_id'`); n != 1 {
+		t.Errorf("%d ledger ids, want 1", n)
+	}
+}
+
+// A database of a later step is refused, naming both steps, and left as
+// it is.
+func TestPGNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
+	parsed, _ := url.Parse(pgtest.URL(t))
+	parsed.User = url.UserPassword(parsed.User.Username(), "pw-Secret")
+	u := parsed.String()
+	db := openURL(t, u)
+	if _, err := db.Writer().Exec(`INSERT INTO schema_version VALUES (99, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []func(context.Context, string) (*DB, error){Open, OpenExisting} {
+		_, err := open(context.Background(), u)
+		var ve *VersionError
+		if !errors.As(err, &ve) || ve.Have != 99 || ve.Want != PGSchemaVersion || strings.Contains(err.Error(), "pw-Secret") {
+			t.Errorf("open a step-99 database: %v, want a VersionError 99 > %d naming the URL without its password", err, PGSchemaVersion)
+		}
+	}
+}
+
+// A role that may only read opens the store and searches it: read-only
+// commands need no write rights.
+func TestPGReadOnlyRole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	db := openURL(t, u)
+	searchFixture(t, db)
+	reader := readerURL(t, u)
+	ro, err := OpenExisting(ctx, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if hits, err := ro.Search(ctx, "world cup", SearchOptions{}); err != nil || len(hits) == 0 {
+		t.Errorf("Search as a reader = %v, %v", hits, err)
+	}
+	if _, err := ro.LastRuns(ctx, ingest.Trending); err != nil {
+		t.Errorf("LastRuns as a reader: %v", err)
+	}
+	if _, err := ro.StartRun(ctx, "US", ingest.Trending, t0); err == nil {
+		t.Errorf("a reader started a run")
+	}
+}
+
+// readerURL makes a role that may only SELECT in u's database.
+func readerURL(t *testing.T, u string) string {
+	t.Helper()
+	parsed, _ := url.Parse(u)
+	role := "reader_" + strings.TrimPrefix(parsed.Path, "/")
+	admin, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE ROLE ` + role + ` LOGIN`, `GRANT USAGE ON SCHEMA public TO ` + role,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ` + role} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(`DROP OWNED BY ` + role)
+		_, _ = admin.Exec(`DROP ROLE ` + role)
+		admin.Close()
+	})
+	parsed.User = url.User(role)
+	return parsed.String()
+}
+
+// Writable tells a server that takes writes from one that does not.
+func TestPGWritable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	if err := openURL(t, u).Writable(ctx); err != nil {
+		t.Errorf("Writable on a primary: %v", err)
+	}
+	parsed, _ := url.Parse(u)
+	q := parsed.Query()
+	q.Set("default_transaction_read_only", "on")
+	parsed.RawQuery = q.Encode()
+	if err := openURL(t, parsed.String()).Writable(ctx); err == nil {
+		t.Errorf("Writable on a read-only session: nil, want an error")
+	}
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgConnector opens pgx connections that speak the store's SQL: every
+// statement goes through pgSQL on its way to the server, the one place
+// where the store's SQLite text becomes PostgreSQL's (its own variant when
+// pgQueries has one, and $n placeholders). The store's methods are
+// written once, against database/sql, for both.
+type pgConnector struct{ inner driver.Connector }
+
+func openPG(cfg *pgx.ConnConfig) *sql.DB {
+	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+}
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{conn.(*stdlib.Conn)}, nil
+}
+
+func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// pgConn is a pgx connection whose statements are translated by pgSQL.
+type pgConn struct{ *stdlib.Conn }
+
+func (c *pgConn) Prepare(q string) (driver.Stmt, error) {
+	return c.Conn.Prepare(pgSQL(q))
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, pgSQL(q))
+}
+
+func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, pgSQL(q), args)
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, pgSQL(q), args)
+}
+
+// CheckNamedValue passes a bool as 0 or 1: SQLite has no boolean type, so
+// the schema's flags are integers on both stores.
+func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if b, ok := nv.Value.(bool); ok {
+		nv.Value = int64(0)
+		if b {
+			nv.Value = int64(1)
+		}
+	}
+	return nil
+}
+
+// pgSQL is the PostgreSQL text of a store statement: its variant in
+// pgQueries when the SQLite text is not portable, with ?NNN and ?
+// placeholders written $NNN.
+func pgSQL(q string) string {
+	if v, ok := pgQueries[q]; ok {
+		q = v
+	}
+	return rebind(q)
+}
+
+// rebind writes SQLite's placeholders as PostgreSQL's: ?NNN as $NNN, and
+// each bare ? as the next number. Text inside quotes is left alone.
+func rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n, quote := 0, byte(0)
+	for i := 0; i < len(q); i++ {
+		ch := q[i]
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '?':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				b.WriteString("$" + q[i+1:j])
+			} else {
+				n++
+				b.WriteString("$" + strconv.Itoa(n))
+			}
+			i = j - 1
+			continue
+		}
+		b.WriteByte(ch)
+	}
+	return b.String()
+}

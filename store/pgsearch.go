@@ -1,0 +1,95 @@
+package store
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/ingestworks/ingest/internal/textnorm"
+)
+
+// PostgreSQL's search holds the same words as SQLite's index: Go writes
+// each video's words (textnorm.Index, as ingest_words feeds FTS5) as a
+// tsvector literal, and each query's phrases as a tsquery literal, so no
+// parser of the server's (whose word boundaries follow its locale) comes
+// between them. A phrase is its words at consecutive positions (<->), a
+// prefix is :*, and the fields are weights: title A, tags and channel B,
+// description C, so that ts_rank's default weights (1.0, 0.4, 0.2) give
+// them bm25's proportions (10, 4, 2). ts_rank is not BM25: it counts how
+// often and where the words occur, weighted, but not how rare a word is
+// across the videos, nor (as used here) how long the text is.
+
+// fieldGap keeps a phrase from matching across two fields.
+const fieldGap = 64
+
+// maxPos is the largest position a tsvector holds.
+const maxPos = 16383
+
+// tsDoc is the tsvector literal of a video's text.
+func tsDoc(title, description, tags, channel string) string {
+	var b strings.Builder
+	pos := 1
+	for _, f := range []struct {
+		text, weight string
+	}{{title, "A"}, {description, "C"}, {tags, "B"}, {channel, "B"}} {
+		for _, w := range strings.Fields(textnorm.Index(f.text)) {
+			if len(w) < 2047 {
+				b.WriteString(tsLexeme(w) + ":" + strconv.Itoa(min(pos, maxPos)) + f.weight + " ")
+			}
+			pos++
+		}
+		pos += fieldGap
+	}
+	return b.String()
+}
+
+// pgRow readies a page's row for PostgreSQL: its index words, and its
+// text without NUL characters, which PostgreSQL's text cannot hold (the
+// only change to the text as sent, and one the upstream never needs).
+func pgRow(r *pageRow) {
+	for _, s := range []*string{&r.Title, &r.Description, &r.Tags, &r.ChannelTitle, &r.ChannelID, &r.Duration, &r.Thumb} {
+		*s = strings.ReplaceAll(*s, "\x00", "")
+	}
+	var tags []string
+	_ = json.Unmarshal([]byte(r.Tags), &tags)
+	r.Doc = tsDoc(r.Title, r.Description, strings.Join(tags, " "), r.ChannelTitle)
+}
+
+// tsLexeme quotes a word for a tsvector or tsquery literal.
+func tsLexeme(w string) string {
+	w = strings.ReplaceAll(w, `\`, `\\`)
+	return "'" + strings.ReplaceAll(w, "'", "''") + "'"
+}
+
+// tsQuery is the query as a tsquery: the phrases FTS5 is given, with the
+// same operators (NOT binds tightest, then AND, then OR, in both). weight
+// "A" keeps it to titles.
+func (pq parsedQuery) tsQuery(weight string) string {
+	var b strings.Builder
+	for i, t := range pq.terms {
+		switch {
+		case i == 0:
+		case t.op == "OR":
+			b.WriteString(" | ")
+		case t.op == "NOT":
+			b.WriteString(" & !")
+		default:
+			b.WriteString(" & ")
+		}
+		b.WriteString("(" + tsPhrase(t, weight) + ")")
+	}
+	return b.String()
+}
+
+func tsPhrase(t term, weight string) string {
+	parts := make([]string, len(t.words))
+	for i, w := range t.words {
+		parts[i] = tsLexeme(w)
+		if i == len(t.words)-1 && t.prefix {
+			parts[i] += ":*" + weight
+		} else if weight != "" {
+			parts[i] += ":" + weight
+		}
+	}
+	return strings.Join(parts, " <-> ")
+}
