@@ -38,7 +38,8 @@ func IsURL(db string) bool {
 }
 
 // Redact returns a --db value fit to print: a URL without its password
-// (in the user part or as a password= parameter).
+// (in the user part or as a password= parameter) or its client key's
+// passphrase (sslpassword=).
 func Redact(db string) string {
 	if !IsURL(db) {
 		return db
@@ -51,9 +52,11 @@ func Redact(db string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.String()
 }
@@ -174,7 +177,9 @@ func pgVersion(ctx context.Context, q interface {
 // migration lock, so that hosts starting together apply each step once,
 // and a failed step leaves the database as it was.
 func pgMigrate(ctx context.Context, pool *sql.DB) error {
-	tx, err := pool.BeginTx(ctx, nil)
+	// Read committed, whatever the server's default: each statement then
+	// sees what a host that held the lock before committed.
+	tx, err := pool.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -62,7 +62,9 @@ func (db *DB) pgBatches(ctx context.Context, n, entries *int64, q string, args .
 }
 
 // The prune's batches. Rows that point at each other go in one statement:
-// PostgreSQL checks the foreign keys at its end.
+// PostgreSQL checks the foreign keys at its end. An orphan video is locked
+// as it is chosen, and one another host's page holds is left for a later
+// prune: that page may be about to point at it.
 const (
 	pgPruneRuns = `
 WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < $1 AND status <> 'running'
@@ -78,7 +80,7 @@ WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < $1
              AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
              AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
              AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
-           ORDER BY last_seen_ms LIMIT $2),
+           ORDER BY last_seen_ms LIMIT $2 FOR UPDATE SKIP LOCKED),
   r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
   d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
   x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
@@ -129,5 +130,104 @@ func TestPGWritable(t *testing.T) {
 	parsed.RawQuery = q.Encode()
 	if err := openURL(t, parsed.String()).Writable(ctx); err == nil {
 		t.Errorf("Writable on a read-only session: nil, want an error")
+	}
+}
+
+// Hosts that start together on a server whose transactions default to
+// repeatable read still apply each step once: the migration reads the
+// steps after it holds the lock.
+func TestPGMigrateUnderRepeatableRead(t *testing.T) {
+	t.Parallel()
+	u := pgtest.URL(t) + "&default_transaction_isolation=repeatable%20read"
+	hold, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	ctx := context.Background()
+	conn, err := hold.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(pgLockKey)); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			db, err := Open(ctx, u)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(time.Second) // both wait for the lock
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, int64(pgLockKey)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("open beside another host: %v", err)
+		}
+	}
+}
+
+// A prune that finds a video orphaned while another host's page, not yet
+// committed, stores it again leaves the video to that page.
+func TestPGPruneBesideAnotherHostsPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openURL(t, pgtest.URL(t))
+	id := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("X", "x video")))
+	if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(48 * time.Hour)
+	r2, err := db.StartRun(ctx, "GB", ingest.Trending, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := openURL(t, db.path)
+	tx, err := host.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`UPDATE videos SET last_seen_ms = $1 WHERE id = 'X'`, later.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO trending_entries (run_id, region, vid, rank, fetched_ms)
+		SELECT $1, 'GB', vid, 1, $2 FROM videos WHERE id = 'X'`, r2, later.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := db.Prune(ctx, Retention{Before: t0.Add(24 * time.Hour)})
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("prune beside another host's page: %v", err)
+	}
+	var n int
+	if err := db.Reader().QueryRow(`SELECT count(*) FROM trending_entries e JOIN videos v USING (vid) WHERE v.id = 'X'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("video X has %d entries after the prune (%v), want the other host's 1", n, err)
+	}
+}
+
+func TestRedactHidesPasswords(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://u:s3cret@h/db",
+		"postgres://u@h/db?password=s3cret",
+		"postgresql://u@h/db?sslmode=verify-full&sslpassword=s3cret",
+	} {
+		if got := Redact(raw); strings.Contains(got, "s3cret") {
+			t.Errorf("Redact(%q) = %q", raw, got)
+		}
 	}
 }
