@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -229,5 +230,44 @@ func TestRedactHidesPasswords(t *testing.T) {
 		if got := Redact(raw); strings.Contains(got, "s3cret") {
 			t.Errorf("Redact(%q) = %q", raw, got)
 		}
+	}
+}
+
+// A database whose default collation is not C (a server made under an
+// en_US locale) sorts text as SQLite does: by its bytes.
+func TestPGTextSortsAsSQLite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", pgtest.AdminURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("icu_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`); err != nil {
+		t.Skipf("no ICU collation on this server: %v", err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`) })
+	icu := strings.Replace(pgtest.AdminURL(t), "/postgres?", "/"+name+"?", 1)
+	got := map[string]string{}
+	for kind, u := range map[string]string{"sqlite": t.TempDir() + "/i.db", "postgres en-US": icu} {
+		db := openURL(t, u)
+		for _, n := range []string{"alice", "Zed", "bob-2", "bob1"} {
+			if _, err := db.AddToken(ctx, n, "free", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		toks, err := db.Tokens(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tk := range toks {
+			names = append(names, tk.Name)
+		}
+		got[kind] = fmt.Sprint(names)
+	}
+	if got["sqlite"] != got["postgres en-US"] {
+		t.Errorf("tokens in order: SQLite %s, PostgreSQL (en-US) %s", got["sqlite"], got["postgres en-US"])
 	}
 }
