@@ -21,7 +21,7 @@ import (
 // times the store calls behind the commands and routes of the SQLite
 // year table, with each database's picks, day and year interleaved. It
 // prints how long each copy took and a table of medians (of
-// INGEST_BENCH_COUNT rounds, 7 unless set) with the year/day ratios, and
+// INGEST_BENCH_ROUNDS rounds, 11 unless set) with the year/day ratios, and
 // reports them as metrics of one sub-benchmark per call. Run it with
 // INGEST_PGTEST_DURABLE=1, as the other store benchmarks are.
 func BenchmarkPGYear(b *testing.B) {
@@ -29,8 +29,8 @@ func BenchmarkPGYear(b *testing.B) {
 	if day == "" || year == "" {
 		b.Skip("INGEST_BENCH_DAY_DB and INGEST_BENCH_YEAR_DB name the SQLite databases to copy (scripts/bench-scale.sh builds them)")
 	}
-	rounds := 7
-	if n, err := strconv.Atoi(os.Getenv("INGEST_BENCH_COUNT")); err == nil && n > 0 {
+	rounds := 11
+	if n, err := strconv.Atoi(os.Getenv("INGEST_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
 	ctx := context.Background()
