@@ -89,7 +89,8 @@ type pgYearSide struct {
 
 // pgYearCalls are what each command and route asks the store, with the
 // arguments they pass it; history's spans end at the data's end, not at
-// the clock's.
+// the clock's, and the exports are of the last day. video-chart-all asks
+// for each video of today's US chart in turn, in one call.
 var pgYearCalls = []struct {
 	name string
 	call func(context.Context, *store.DB, yeardb.Picks) error
@@ -129,6 +130,17 @@ var pgYearCalls = []struct {
 	{"video-top", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
 		return videoCall(ctx, db, p.Chart[0])
 	}},
+	{"video-old", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
+		return videoCall(ctx, db, p.Old)
+	}},
+	{"video-chart-all", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
+		for _, id := range p.Chart {
+			if err := videoCall(ctx, db, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 	{"chart-latest", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
 		_, err := db.ChartAt(ctx, "US", "", time.Time{}, 200)
 		return err
@@ -137,6 +149,8 @@ var pgYearCalls = []struct {
 		_, err := db.ChartAt(ctx, "DE", "", p.Mid, 200)
 		return err
 	}},
+	{"export-day", exportCall(false)},
+	{"export-per-day", exportCall(true)},
 	{"runs", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
 		_, err := db.ListRuns(ctx, store.RunFilter{Limit: 51})
 		return err
@@ -165,6 +179,19 @@ func apiSearchCall(q, region string, limit int) func(context.Context, *store.DB,
 			return err
 		}
 		return searchCall(q, region, limit)(ctx, db, p)
+	}
+}
+
+// exportCall is the export command's, of the data's last day.
+func exportCall(perDay bool) func(context.Context, *store.DB, yeardb.Picks) error {
+	return func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
+		f := store.ExportFilter{Since: p.End.Truncate(24 * time.Hour), Until: p.End.Add(time.Hour), PerDay: perDay}
+		n := 0
+		err := db.Export(ctx, f, func(store.ExportRow) error { n++; return nil })
+		if err == nil && n == 0 {
+			err = fmt.Errorf("nothing exported")
+		}
+		return err
 	}
 }
 
