@@ -10,7 +10,8 @@
 # hour to build on 2 busy cores, once; INGEST_BENCH_DAYS=60 measures a
 # smaller scale, and the tables say which. Each figure is the median of
 # INGEST_BENCH_COUNT (default 3) runs, day and year interleaved; the
-# benchmarks run on scratch copies, since run --once and prune write.
+# benchmarks run on scratch copies, since run --once and prune write. The
+# same two databases, copied into PostgreSQL, give its year/day ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 days=${INGEST_BENCH_DAYS:-365}
@@ -74,6 +75,11 @@ awk -v days="$days" "$med"'
 echo
 echo "== store: the slowest page saved into one day vs $days days =="
 go test -run '^$' -bench BenchmarkSavePageAtScale -benchtime 100x -timeout 30m ./store/ | grep '^Benchmark' || true
+
+echo
+echo "== PostgreSQL: the store calls of the tables above on one day vs $days days, copied from the SQLite databases into a real server (fsync on), median of ${INGEST_BENCH_ROUNDS:-11} calls =="
+INGEST_PGTEST_DURABLE=1 go test -run '^$' -bench BenchmarkPGYear -benchtime 1x -timeout 90m ./store/ > "$out/pgyear.txt" || { cat "$out/pgyear.txt"; exit 1; }
+grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)' "$out/pgyear.txt"
 
 echo
 echo "== prune --keep 30d of $days days: bytes written per byte freed, the WAL's peak, the size with and without --keep =="
