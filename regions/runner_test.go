@@ -38,6 +38,32 @@ func (s *slowSource) Categories(context.Context, ingest.Gate, string) ([]ingest.
 	return nil, nil
 }
 
+// storeAndLimiter opens a store in a temp dir and the embedded limiter on
+// it, for quota key "q" at the shipped costs.
+func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: ingest.DefaultCosts()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, lim
+}
+
+// daemon is a runner of every default region's pass from src into db.
+func daemon(db *store.DB, lim *quota.SQLite, src regions.Source, drain chan struct{}) *regions.Runner {
+	r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain}
+	for _, code := range regions.Default {
+		r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
+			Source: src, Sink: db, Logger: quiet(), Drain: drain})
+	}
+	return r
+}
+
 // TestDaemonStartRunsEachSlotOnce: a daemon starts with every region's
 // slot missed, so it catches them up one after another; GB's next slot
 // comes while the catch-up is still busy with a slow US, and the schedule
@@ -46,23 +72,10 @@ func (s *slowSource) Categories(context.Context, ingest.Gate, string) ([]ingest.
 func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		costs := ingest.DefaultCosts()
-		lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: costs})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db, lim := storeAndLimiter(t)
 		src := &slowSource{took: map[string]time.Duration{"US": 30 * time.Second}, at: map[string][]time.Time{}}
 		drain := make(chan struct{})
-		r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain}
-		for _, code := range regions.Default {
-			r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: costs, Limiter: lim,
-				Source: src, Sink: db, Logger: quiet(), Drain: drain})
-		}
+		r := daemon(db, lim, src, drain)
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		done := make(chan error)
@@ -96,26 +109,14 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		costs := ingest.DefaultCosts()
-		lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: costs})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db, lim := storeAndLimiter(t)
 		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
 		drain := make(chan struct{})
 		every := 8 * time.Minute
 		done := make(chan error, 2)
 		for range 2 {
-			r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain, LastStart: db.LastStart}
-			for _, code := range regions.Default {
-				r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: costs, Limiter: lim,
-					Source: src, Sink: db, Logger: quiet(), Drain: drain})
-			}
+			r := daemon(db, lim, src, drain)
+			r.LastStart = db.LastStart
 			go func() { done <- r.Daemon(ctx, every, nil) }()
 		}
 		time.Sleep(20 * time.Minute)
