@@ -20,8 +20,11 @@ import (
 //go:embed pg_schema.sql
 var pgSchema string
 
+//go:embed pg_step2.sql
+var pgStep2 string
+
 // pgUpgrades[i] takes a PostgreSQL database from step i+1 to i+2.
-var pgUpgrades = []string{}
+var pgUpgrades = []string{pgStep2}
 
 // PGSchemaVersion is the schema step of a PostgreSQL database this binary
 // writes.

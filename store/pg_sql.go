@@ -142,22 +142,25 @@ UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
 WHERE id = $1`
 }
 
-// The search's statements, for both forms of their region filter: on
-// PostgreSQL one text does both (an empty $2 keeps every region). Every
-// parameter the SQLite text is given is named, since PostgreSQL must know
-// each one's type.
+// The search's statements, with and without their region filter. The
+// filter is a lexeme of video_docs.regions ($2, quoted by regionArg), in
+// the same GIN index as the words, so the server intersects the two lists.
+// Every parameter the SQLite text is given is named, since PostgreSQL must
+// know each one's type.
 func init() {
-	const region = `AND ($2::text = '' OR EXISTS (SELECT 1 FROM video_regions AS r
-  WHERE r.vid = video_docs.vid AND r.region = $2::text))`
 	for _, filter := range []string{"", regionFilter} {
-		pgQueries[fmt.Sprintf(windowSQL, filter)] = `
-SELECT vid FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` AND $3::bigint > 0
-ORDER BY vid DESC LIMIT 1 OFFSET $4`
+		region := `AND $2::text = ''`
+		if filter != "" {
+			region = `AND regions @@ $2::tsquery`
+		}
 		pgQueries[fmt.Sprintf(rankedSQL, filter)] = `
 SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
 ORDER BY score DESC, vid DESC LIMIT $3`
 		pgQueries[fmt.Sprintf(newestSQL, filter)] = `
 SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
+ORDER BY vid DESC LIMIT $3`
+		pgQueries[fmt.Sprintf(titledSQL, filter)] = `
+SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ $1::tsquery ` + region + `
 ORDER BY vid DESC LIMIT $3`
 		pgQueries[fmt.Sprintf(countSQL, filter)] = `
 SELECT count(*) FROM (SELECT 1 FROM video_docs WHERE doc @@ $1::tsquery ` + region + ` LIMIT $3) AS m`
@@ -192,7 +195,9 @@ func init() {
 // pgDocsSQL keeps PostgreSQL's search index (video_docs) in step with the
 // videos a page stored, in the page's transaction, as SQLite's triggers
 // keep FTS5's: a video the page did not update (a later page had stored it
-// already) keeps its words, and unchanged words are not written again.
+// already) keeps its words, and unchanged words are not written again. It
+// runs before the page's regions are stored: a trigger on video_regions
+// adds each new one to the video's row (pg_step2.sql).
 const pgDocsSQL = `
 INSERT INTO video_docs (vid, doc)
 SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector

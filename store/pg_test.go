@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,5 +270,59 @@ func TestPGTextSortsAsSQLite(t *testing.T) {
 	}
 	if got["sqlite"] != got["postgres en-US"] {
 		t.Errorf("tokens in order: SQLite %s, PostgreSQL (en-US) %s", got["sqlite"], got["postgres en-US"])
+	}
+}
+
+// A database of step 1 holding videos is taken to the current step when a
+// store opens it, with each video's regions in the search index.
+func TestPGUpgradeFromStep1(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	raw, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`CREATE TABLE schema_version (step INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgStep(ctx, tx, 1, pgSchema); err != nil {
+		t.Fatal(err)
+	}
+	for id, regions := range map[string][]string{"derby": {"GB", "US"}, "final": {"DE"}, "nowhere": nil} {
+		var vid int64
+		err := tx.QueryRow(`INSERT INTO videos (id, title, description, tags, channel_id, channel_title, category_id,
+  duration, first_seen_ms, last_seen_ms) VALUES ($1, $2, '', '[]', 'UC1', 'Channel', '17', 'PT1M', 1, 1) RETURNING vid`,
+			id, id+" highlights").Scan(&vid)
+		if err == nil {
+			_, err = tx.Exec(`INSERT INTO video_docs (vid, doc) VALUES ($1, $2::tsvector)`, vid, tsDoc(id+" highlights", "", "", "Channel"))
+		}
+		for _, r := range regions {
+			if err == nil {
+				_, err = tx.Exec(`INSERT INTO video_regions (vid, region) VALUES ($1, $2)`, vid, r)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	db := openURL(t, u)
+	integrityCheck(t, db)
+	for region, want := range map[string][]string{"": {"derby", "final", "nowhere"}, "GB": {"derby"}, "US": {"derby"}, "DE": {"final"}, "FR": nil} {
+		hits, err := db.Search(ctx, "highlights", SearchOptions{Region: region})
+		got := ids(hits)
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("after the upgrade, Search(highlights, %q) = %v, %v; want %v", region, got, err, want)
+		}
 	}
 }

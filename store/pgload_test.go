@@ -135,25 +135,27 @@ func copyTable(ctx context.Context, src *sql.DB, dst *pgx.Conn, table string) (i
 // (pgRow, then the literal cast to tsvector), through a temporary table of
 // literals: the cast is the server's, as in pgDocsSQL.
 func copyDocs(ctx context.Context, src *sql.DB, dst *pgx.Conn) (int64, error) {
-	if _, err := dst.Exec(ctx, `CREATE TEMP TABLE docs_text (vid BIGINT, doc TEXT)`); err != nil {
+	if _, err := dst.Exec(ctx, `CREATE TEMP TABLE docs_text (vid BIGINT, doc TEXT, regions TEXT)`); err != nil {
 		return 0, err
 	}
-	rows, err := src.QueryContext(ctx, `SELECT vid, title, description, tags, channel_title FROM videos`)
+	rows, err := src.QueryContext(ctx, `SELECT vid, title, description, tags, channel_title,
+  coalesce((SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = videos.vid), '') FROM videos`)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	_, err = dst.CopyFrom(ctx, pgx.Identifier{"docs_text"}, []string{"vid", "doc"}, pgx.CopyFromFunc(func() ([]any, error) {
+	_, err = dst.CopyFrom(ctx, pgx.Identifier{"docs_text"}, []string{"vid", "doc", "regions"}, pgx.CopyFromFunc(func() ([]any, error) {
 		if !rows.Next() {
 			return nil, rows.Err()
 		}
 		var vid int64
 		var r pageRow
-		if err := rows.Scan(&vid, &r.Title, &r.Description, &r.Tags, &r.ChannelTitle); err != nil {
+		var regions string
+		if err := rows.Scan(&vid, &r.Title, &r.Description, &r.Tags, &r.ChannelTitle, &regions); err != nil {
 			return nil, err
 		}
 		pgRow(&r)
-		return []any{vid, r.Doc}, nil
+		return []any{vid, r.Doc, regions}, nil
 	}))
 	if err != nil {
 		return 0, err
@@ -161,7 +163,8 @@ func copyDocs(ctx context.Context, src *sql.DB, dst *pgx.Conn) (int64, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	tag, err := dst.Exec(ctx, `INSERT INTO video_docs (vid, doc) SELECT vid, doc::tsvector FROM docs_text`)
+	tag, err := dst.Exec(ctx, `INSERT INTO video_docs (vid, doc, regions)
+  SELECT vid, doc::tsvector, array_to_tsvector(string_to_array(regions, ' ')) FROM docs_text`)
 	if err != nil {
 		return 0, err
 	}

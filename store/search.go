@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,12 +39,12 @@ type Hit struct {
 
 // RankWindow separates narrow queries from broad ones. BM25 needs, for
 // every term, the number of videos that contain it, and FTS5 counts them by
-// walking the term's whole doclist: two words that nearly every video has
-// took 130 ms at 200,000 videos, and even a window of 200 rows cost 12 ms;
-// telling the two apart walks up to RankWindow matches (0.25 ms).
-// A query matching at most RankWindow videos is ranked by BM25. A broader
-// one is ranked by what can be read from the index while walking it newest
-// first and stopping early:
+// walking the term's whole doclist, which for words nearly every video has
+// costs more than the rest of a search; telling the two apart stops after
+// RankWindow matches. A query matching fewer than RankWindow videos is
+// ranked by BM25 (on PostgreSQL by ts_rank). A broader one is ranked by
+// what can be read from the index while walking it newest first and
+// stopping early:
 //
 //  1. videos whose title matches the whole query, best title first: the
 //     broadCandidates most recent such videos, scored in Go by a BM25 over
@@ -55,18 +54,12 @@ type Hit struct {
 //     "Top 10 derby goals of the season with Arsenal");
 //  2. then the other matches, most recently first seen (what trends now).
 //
-// Ordering by views instead cost a row lookup per match: 4 ms for 200.
+// Ordering by views instead would cost a row lookup per match.
 const RankWindow = 1000
 
 // broadCandidates is how many title matches of a broad query are scored,
 // per hit asked for.
 const broadCandidates = 2
-
-// windowSQL tells a broad query from a narrow one: a row when the query
-// has more than RankWindow matches.
-const windowSQL = `
-SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s
-ORDER BY rowid DESC LIMIT 1 OFFSET ?4`
 
 // rankedSQL ranks a narrow query by BM25 over the index alone.
 const rankedSQL = `
@@ -76,6 +69,11 @@ ORDER BY rank LIMIT ?3`
 // newestSQL walks a query's matches newest first and stops after ?3.
 const newestSQL = `
 SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH ?1 %s
+ORDER BY rowid DESC LIMIT ?3`
+
+// titledSQL is newestSQL kept to the videos' titles.
+const titledSQL = `
+SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH 'title : (' || ?1 || ')' %s
 ORDER BY rowid DESC LIMIT ?3`
 
 // detailsSQL reads the stored text of the ranked videos: the snippet is
@@ -88,60 +86,61 @@ FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
+// inRegion is the filter that keeps a search to region ("" when it is
+// empty) and the argument the filter takes: the region's code, on
+// PostgreSQL as a tsquery of video_docs.regions.
+func (db *DB) inRegion(region string) (filter, arg string) {
+	region = strings.ToUpper(strings.TrimSpace(region))
+	switch {
+	case region == "":
+		return "", ""
+	case db.pg:
+		return regionFilter, tsLexeme(region)
+	}
+	return regionFilter, region
+}
+
 // Search finds videos whose title, description, tags or channel match
 // query. Any text is a valid query: see parseQuery. A query with nothing to
 // search for returns an error wrapping ErrBadQuery.
 func (db *DB) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
+	hits, _, err := db.SearchCounted(ctx, query, opts, 0)
+	return hits, err
+}
+
+// SearchCounted is Search that also counts the videos query matches (in
+// opts.Region), up to more than most: a count above most says "more than
+// most". The count is the one that tells a narrow query from a broad one
+// (RankWindow), so it costs nothing more.
+func (db *DB) SearchCounted(ctx context.Context, query string, opts SearchOptions, most int) ([]Hit, int, error) {
 	pq, err := parseQuery(query)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if opts.Limit <= 0 {
 		opts.Limit = 20
 	}
-	region := strings.ToUpper(strings.TrimSpace(opts.Region))
-	filter := ""
-	if region != "" {
-		filter = regionFilter
-	}
-	var lo int64
-	err = db.r.QueryRowContext(ctx, fmt.Sprintf(windowSQL, filter), db.match(pq), region, opts.Limit, db.rankWindow-1).Scan(&lo)
+	filter, region := db.inRegion(opts.Region)
+	var n int
+	err = db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), db.match(pq), region, max(most+1, db.rankWindow)).Scan(&n)
 	var hits []Hit
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+	case n < db.rankWindow:
 		hits, err = db.ranked(ctx, pq, filter, region, opts.Limit)
-	case err == nil:
+	default:
 		hits, err = db.broad(ctx, pq, filter, region, opts.Limit)
 	}
 	if err != nil {
-		return nil, searchErr(query, err)
+		return nil, 0, searchErr(query, err)
 	}
-	return hits, nil
+	return hits, n, nil
 }
 
-// countSQL counts a query's matches, stopping after ?3: the index alone,
-// walked in rowid order, as windowSQL does.
+// countSQL counts a query's matches, stopping after ?3: on SQLite the
+// index alone, walked in rowid order.
 const countSQL = `
 SELECT count(*) FROM (SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s LIMIT ?3)`
-
-// SearchCount counts the videos query matches (in opts.Region), up to
-// most+1: a count above most says "more than most".
-func (db *DB) SearchCount(ctx context.Context, query string, opts SearchOptions, most int) (int, error) {
-	pq, err := parseQuery(query)
-	if err != nil {
-		return 0, err
-	}
-	region := strings.ToUpper(strings.TrimSpace(opts.Region))
-	filter := ""
-	if region != "" {
-		filter = regionFilter
-	}
-	var n int
-	if err := db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), db.match(pq), region, most+1).Scan(&n); err != nil {
-		return 0, searchErr(query, err)
-	}
-	return n, nil
-}
 
 // scored is a matching video and its score, best first.
 type scored struct {
@@ -162,8 +161,7 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string,
 // broad returns a broad query's hits (see RankWindow): its recent title
 // matches, best title first, then its other matches, newest first.
 func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	q := fmt.Sprintf(newestSQL, filter)
-	titled, err := db.matches(ctx, q, db.titleMatch(pq), region, broadCandidates*limit)
+	titled, err := db.matches(ctx, fmt.Sprintf(titledSQL, filter), db.match(pq), region, broadCandidates*limit)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +173,7 @@ func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, 
 	if len(hits) >= limit {
 		return withSnippets(hits[:limit], pq.marks), nil
 	}
-	rest, err := db.matches(ctx, q, db.match(pq), region, limit+len(titled))
+	rest, err := db.matches(ctx, fmt.Sprintf(newestSQL, filter), db.match(pq), region, limit+len(titled))
 	if err != nil {
 		return nil, err
 	}
@@ -322,14 +320,6 @@ func (db *DB) match(pq parsedQuery) string {
 		return pq.tsQuery("")
 	}
 	return pq.expr
-}
-
-// titleMatch is match kept to the videos' titles.
-func (db *DB) titleMatch(pq parsedQuery) string {
-	if db.pg {
-		return pq.tsQuery("A")
-	}
-	return "title : (" + pq.expr + ")"
 }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should

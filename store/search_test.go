@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 )
@@ -143,6 +144,33 @@ func TestSearchRegionAndLimit(t *testing.T) {
 	})
 }
 
+// TestSearchInEveryRegionAVideoIsFoundIn stores one video in three
+// regions: first found, then in a page fetched earlier (which leaves the
+// video's text as the later page stored it), then in a later page.
+func TestSearchInEveryRegionAVideoIsFoundIn(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		v := vid("derby", "Derby day highlights")
+		for _, p := range []struct {
+			region string
+			at     time.Time
+		}{{"US", t0.Add(2 * time.Hour)}, {"GB", t0}, {"DE", t0.Add(3 * time.Hour)}} {
+			run(t, db, ingest.Trending, p.region, p.at, page(ingest.Trending, p.region, 1, p.at, v))
+		}
+		integrityCheck(t, db)
+		for region, want := range map[string]int{"": 1, "US": 1, "GB": 1, "DE": 1, "FR": 0} {
+			hits, err := db.Search(ctx, "derby", SearchOptions{Region: region})
+			if err != nil || len(hits) != want {
+				t.Errorf("Search(derby, %q) = %v, %v; want %d hits", region, ids(hits), err, want)
+			}
+			if len(hits) == 1 && !slices.Equal(hits[0].Regions, []string{"DE", "GB", "US"}) {
+				t.Errorf("Search(derby, %q): regions %v, want DE GB US", region, hits[0].Regions)
+			}
+		}
+	})
+}
+
 func TestSearchNastyInput(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db *DB) {
@@ -236,6 +264,32 @@ func TestSearchBroad(t *testing.T) {
 		}
 		if hits, err := db.Search(ctx, "cup", SearchOptions{Limit: 1}); err != nil || len(hits) != 1 {
 			t.Errorf("broad Search(cup, limit 1) = %v, %v", ids(hits), err)
+		}
+	})
+}
+
+// SearchCounted counts a query's matches up to more than most, as the
+// search route shows them ("1,000+").
+func TestSearchCounted(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		searchFixture(t, db)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			q      string
+			region string
+			most   int
+			want   func(int) bool
+		}{
+			{"world", "", 1, func(n int) bool { return n > 1 }},
+			{"world", "", 100, func(n int) bool { return n == 3 }},
+			{"world", "GB", 100, func(n int) bool { return n == 1 }},
+			{"world", "IN", 100, func(n int) bool { return n == 0 }},
+		} {
+			hits, n, err := db.SearchCounted(ctx, tc.q, SearchOptions{Region: tc.region, Limit: 2}, tc.most)
+			if err != nil || !tc.want(n) || len(hits) != min(n, 2) {
+				t.Errorf("SearchCounted(%q, %q, %d) = %d hits, count %d, %v", tc.q, tc.region, tc.most, len(hits), n, err)
+			}
 		}
 	})
 }

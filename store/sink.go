@@ -218,11 +218,11 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	steps := []step{
 		{db.st.upsertVideos, []any{js, msOf(at)}},
 		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
-		{db.st.addRegions, []any{js, page.Region}},
 	}
 	if db.pg {
 		steps = append(steps, step{db.st.pgDocs, []any{js, msOf(at)}})
 	}
+	steps = append(steps, step{db.st.addRegions, []any{js, page.Region}})
 	for _, step := range steps {
 		if _, err := tx.StmtContext(ctx, step.s).ExecContext(ctx, step.args...); err != nil {
 			return err

@@ -56,15 +56,17 @@ func integrityCheck(t *testing.T, db *DB) {
 
 func pgIntegrityCheck(t *testing.T, db *DB) {
 	t.Helper()
-	rows, err := db.Reader().Query(`SELECT id, title, description, tags, channel_title, coalesce(d.doc::text, '')
+	rows, err := db.Reader().Query(`SELECT v.id, v.title, v.description, v.tags, v.channel_title,
+		  coalesce(d.doc::text, ''), coalesce(d.regions::text, ''),
+		  coalesce((SELECT array_to_tsvector(array_agg(region))::text FROM video_regions AS r WHERE r.vid = v.vid), '')
 		FROM videos AS v LEFT JOIN video_docs AS d USING (vid)`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, title, desc, tags, channel, doc string
-		if err := rows.Scan(&id, &title, &desc, &tags, &channel, &doc); err != nil {
+		var id, title, desc, tags, channel, doc, regions, inRegions string
+		if err := rows.Scan(&id, &title, &desc, &tags, &channel, &doc, &regions, &inRegions); err != nil {
 			t.Fatal(err)
 		}
 		var want string
@@ -73,6 +75,9 @@ func pgIntegrityCheck(t *testing.T, db *DB) {
 		}
 		if doc != want {
 			t.Errorf("video %s: index holds %s, its text makes %s", id, doc, want)
+		}
+		if regions != inRegions {
+			t.Errorf("video %s: index holds regions %q, video_regions %q", id, regions, inRegions)
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -87,12 +87,9 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 // counts what the window holds).
 func (s *Server) searchHits(ctx context.Context, q, region, category string, n int, res *SearchResult) ([]store.Hit, error) {
 	if category == "" {
-		total, err := s.cfg.DB.SearchCount(ctx, q, store.SearchOptions{Region: region}, maxCount)
-		if err != nil {
-			return nil, err
-		}
+		hits, total, err := s.cfg.DB.SearchCounted(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)}, maxCount)
 		res.Total, res.TotalMore = min(total, maxCount), total > maxCount
-		return s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)})
+		return hits, err
 	}
 	hits, err := s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: searchWindow})
 	if err != nil || len(hits) == 0 {
