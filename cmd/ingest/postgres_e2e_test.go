@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 )
 
 // pgPassword is the password every test URL carries: trust authentication
@@ -233,7 +235,7 @@ func TestPostgresNeedsRedisAndHidesPassword(t *testing.T) {
 	h.withRedis()
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	check := h.mustRun(0, "check", "--offline")
-	if !strings.Contains(check.stdout, "PostgreSQL 1") || !strings.Contains(check.stdout, "schema step 1") {
+	if !strings.Contains(check.stdout, "PostgreSQL 1") || !strings.Contains(check.stdout, fmt.Sprintf("schema step %d", store.PGSchemaVersion)) {
 		t.Errorf("check does not give the server's version and the schema step:\n%s", check)
 	}
 	closed, _ := url.Parse(dbURL)
