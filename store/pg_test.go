@@ -326,3 +326,48 @@ func TestPGUpgradeFromStep1(t *testing.T) {
 		}
 	}
 }
+
+// Two hosts storing one video in two regions at once, the second waiting
+// on the first's transaction, both for a video already stored and for a
+// new one: the search index holds both regions.
+func TestPGRegionsFromTwoHostsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openURL(t, pgtest.URL(t))
+	host := openURL(t, db.path)
+	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("old", "derby highlights")))
+	for _, v := range []ingest.Video{vid("old", "derby highlights"), vid("new", "final highlights")} {
+		at := t0.Add(time.Hour)
+		first, err := host.StartRun(ctx, "GB", ingest.Trending, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := db.StartRun(ctx, "DE", ingest.Trending, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := host.Writer().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := host.savePage(ctx, tx, first, page(ingest.Trending, "GB", 1, at, v)); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error)
+		go func() { done <- db.SavePage(ctx, second, page(ingest.Trending, "DE", 1, at, v)) }()
+		time.Sleep(500 * time.Millisecond)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	integrityCheck(t, db)
+	for _, region := range []string{"GB", "DE"} {
+		hits, err := db.Search(ctx, "highlights", SearchOptions{Region: region})
+		if got := ids(hits); err != nil || len(got) != 2 {
+			t.Errorf("Search(highlights, %s) = %v, %v; want old and new", region, got, err)
+		}
+	}
+}
