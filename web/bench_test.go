@@ -23,21 +23,28 @@ import (
 // and words each database's picks name, and reports each route's p50, p90
 // and p99: make bench prints them beside each other, with the year/day
 // ratios. video-chart asks for each video of today's US chart in turn.
+//
+// With INGEST_BENCH_PG_DAY_URL and INGEST_BENCH_PG_YEAR_URL, the routes
+// read those PostgreSQL copies of the two databases (as store's
+// BenchmarkPGYear leaves them), with the SQLite databases' picks.
 func BenchmarkRoutes(b *testing.B) {
 	for _, size := range []string{"day", "year"} {
 		path := os.Getenv("INGEST_BENCH_" + strings.ToUpper(size) + "_DB")
 		if path == "" {
 			b.Skip("INGEST_BENCH_DAY_DB and INGEST_BENCH_YEAR_DB name the databases (scripts/bench.sh builds them)")
 		}
-		benchRoutesOn(b, size, path)
+		benchRoutesOn(b, size, path, os.Getenv("INGEST_BENCH_PG_"+strings.ToUpper(size)+"_URL"))
 	}
 }
 
-func benchRoutesOn(b *testing.B, size, path string) {
+func benchRoutesOn(b *testing.B, size, path, pgURL string) {
 	ctx := context.Background()
 	p, err := yeardb.Pick(ctx, path)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if pgURL != "" {
+		path = pgURL
 	}
 	db, err := store.OpenExisting(ctx, path)
 	if err != nil {
