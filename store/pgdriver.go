@@ -74,7 +74,8 @@ func pgSQL(q string) string {
 }
 
 // rebind writes SQLite's placeholders as PostgreSQL's: ?NNN as $NNN, and
-// each bare ? as the next number. Text inside quotes is left alone.
+// each bare ? as the next number. Text inside quotes and -- comments is
+// left alone.
 func rebind(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
@@ -90,6 +91,14 @@ func rebind(q string) string {
 			}
 		case ch == '\'' || ch == '"':
 			quote = ch
+		case ch == '-' && strings.HasPrefix(q[i:], "--"):
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				end = len(q) - i
+			}
+			b.WriteString(q[i : i+end])
+			i += end - 1
+			continue
 		case ch == '?':
 			j := i + 1
 			for j < len(q) && q[j] >= '0' && q[j] <= '9' {

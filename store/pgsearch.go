@@ -62,9 +62,8 @@ func tsLexeme(w string) string {
 }
 
 // tsQuery is the query as a tsquery: the phrases FTS5 is given, with the
-// same operators (NOT binds tightest, then AND, then OR, in both). weight
-// "A" keeps it to titles.
-func (pq parsedQuery) tsQuery(weight string) string {
+// same operators (NOT binds tightest, then AND, then OR, in both).
+func (pq parsedQuery) tsQuery() string {
 	var b strings.Builder
 	for i, t := range pq.terms {
 		switch {
@@ -76,19 +75,17 @@ func (pq parsedQuery) tsQuery(weight string) string {
 		default:
 			b.WriteString(" & ")
 		}
-		b.WriteString("(" + tsPhrase(t, weight) + ")")
+		b.WriteString("(" + tsPhrase(t) + ")")
 	}
 	return b.String()
 }
 
-func tsPhrase(t term, weight string) string {
+func tsPhrase(t term) string {
 	parts := make([]string, len(t.words))
 	for i, w := range t.words {
 		parts[i] = tsLexeme(w)
 		if i == len(t.words)-1 && t.prefix {
-			parts[i] += ":*" + weight
-		} else if weight != "" {
-			parts[i] += ":" + weight
+			parts[i] += ":*"
 		}
 	}
 	return strings.Join(parts, " <-> ")

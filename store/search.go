@@ -317,7 +317,7 @@ func tagList(js string) string {
 // or on PostgreSQL a tsquery (pgsearch.go).
 func (db *DB) match(pq parsedQuery) string {
 	if db.pg {
-		return pq.tsQuery("")
+		return pq.tsQuery()
 	}
 	return pq.expr
 }
