@@ -160,7 +160,9 @@ type charge struct {
 }
 
 // take prices op by costs.yaml and spends it on l.
-func take(ctx context.Context, l Limiter, costs *ingest.Costs, op string) (ingest.Decision, error) {
+func take(ctx context.Context, l interface {
+	Spend(context.Context, string, []ingest.Charge) (ingest.Decision, error)
+}, costs *ingest.Costs, op string) (ingest.Decision, error) {
 	charges, err := costs.Op(op)
 	if err != nil {
 		return ingest.Decision{}, err
