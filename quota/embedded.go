@@ -163,9 +163,10 @@ func (s *embedded) clock(ctx context.Context, q querier) (now, wall, seq int64, 
 // bootKey is the quota_clock row of a quota key's boot reference: the
 // wall time of the boot (last_ms) as the last confirmed decision saw it,
 // and the boot's hash (seq). A row per boot: hosts that share a
-// PostgreSQL database each have their own.
+// PostgreSQL database each have their own. Braces, which no quota key
+// holds, keep it apart from the keys' own rows.
 func (s *embedded) bootKey(boot int64) string {
-	return s.opts.QuotaKey + "\x00boot\x00" + strconv.FormatInt(boot, 36)
+	return s.opts.QuotaKey + "{boot " + strconv.FormatInt(boot, 36) + "}"
 }
 
 // guarded is the clock guard of window.lua for the embedded limiter: a

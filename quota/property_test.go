@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -48,6 +49,12 @@ func TestExactness(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		runProperty(t, "sqlite", filepath.Join(t.TempDir(), "shared.db"), 2)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.URL(t)
+		openStore(t, url) // the schema, before the processes start
+		runProperty(t, "postgres", url, 4)
 	})
 }
 
@@ -319,7 +326,17 @@ func helperWorker(l limiter, rng *rand.Rand, untilMS int64, emit func(string, ..
 
 func helperLimiter(t *testing.T, backend, target string) limiter {
 	opts := quota.Options{QuotaKey: os.Getenv("QUOTA_KEY"), Costs: propCosts(t), Timeout: time.Minute}
-	if backend == "redis" {
+	if d, err := time.ParseDuration(os.Getenv("QUOTA_TIMEOUT")); err == nil {
+		opts.Timeout = d
+	}
+	switch backend {
+	case "postgres":
+		l, err := quota.NewPostgres(openStore(t, target), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	case "redis":
 		l, err := openRedis(t, redis.NewClient(&redis.Options{Addr: target}), opts)
 		if err != nil {
 			t.Fatal(err)
