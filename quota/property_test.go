@@ -53,7 +53,12 @@ func TestExactness(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
 		url := pgtest.URL(t)
-		openStore(t, url) // the schema, before the processes start
+		// The schema and the pools' settings, before the processes start:
+		// the run is about the window, not the first call's settings.
+		l := pgLimiter(t, url, quota.Options{QuotaKey: "prop", Costs: propCosts(t)})
+		if _, err := l.ApplyConfig(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		runProperty(t, "postgres", url, 4)
 	})
 }
