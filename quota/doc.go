@@ -1,7 +1,8 @@
 // Package quota is the limiter that keeps every worker inside one upstream
-// quota. It has two backends with one contract: Redis, shared by every
-// process and host that points at it, and an embedded one in the SQLite
-// database, for a single host. A conformance suite runs against both.
+// quota. It has backends with one contract: Redis, shared by every
+// process and host that points at it, and an embedded one in the store's
+// database: SQLite's for a single host, PostgreSQL's for every host that
+// shares the database. A conformance suite runs against each.
 //
 // # The model
 //
@@ -111,7 +112,10 @@
 // managed services offer; reads run as EVALSHA_RO.
 //
 // The embedded backend keeps the same log in the quota_log, quota_block,
-// quota_clock and quota_config tables, one BEGIN IMMEDIATE transaction per
-// decision, so processes sharing the database file take turns and stay
-// exact. It never fails open, and loses its log only with its ledger.
+// quota_clock and quota_config tables, one transaction per decision in
+// which it is alone on its quota key (SQLite's BEGIN IMMEDIATE, a
+// PostgreSQL advisory lock), so processes sharing the database take turns
+// and stay exact. On PostgreSQL it decides by the server's clock, which
+// every host shares, as Redis's TIME is. It never fails open, and loses its
+// log only with its ledger.
 package quota

@@ -51,6 +51,7 @@ type Limiter interface {
 var (
 	_ Limiter = (*Redis)(nil)
 	_ Limiter = (*SQLite)(nil)
+	_ Limiter = (*Postgres)(nil)
 )
 
 // DefaultTimeout bounds each call to the shared limiter.
@@ -103,12 +104,14 @@ type Options struct {
 	Disposable bool
 	// Beat and Guard: see DefaultBeat and DefaultGuard.
 	Beat, Guard time.Duration
-	// Now is this worker's clock; nil means time.Now. It is the embedded
+	// Now is this worker's clock; nil means time.Now. It is the SQLite
 	// limiter's clock; the Redis limiter decides by the server's TIME and
-	// uses Now only to name the calendar days around it. Tests move it.
+	// uses Now only to name the calendar days around it; the PostgreSQL
+	// one does not use it. Tests move it.
 	Now func() time.Time
-	// ClockOffset is added to the Redis server's TIME inside the script:
-	// zero but in tests, which move the limiter's clock with it.
+	// ClockOffset is added to the server's clock (Redis's TIME inside the
+	// script, PostgreSQL's clock_timestamp()): zero but in tests, which
+	// move the limiter's clock with it.
 	ClockOffset time.Duration
 	// Uptime is the clock guard's second clock: the boot's id and the time
 	// since boot, which a step of the wall clock does not move (ok false:
@@ -160,7 +163,9 @@ type charge struct {
 }
 
 // take prices op by costs.yaml and spends it on l.
-func take(ctx context.Context, l Limiter, costs *ingest.Costs, op string) (ingest.Decision, error) {
+func take(ctx context.Context, l interface {
+	Spend(context.Context, string, []ingest.Charge) (ingest.Decision, error)
+}, costs *ingest.Costs, op string) (ingest.Decision, error) {
 	charges, err := costs.Op(op)
 	if err != nil {
 		return ingest.Decision{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -48,6 +49,17 @@ func TestExactness(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		runProperty(t, "sqlite", filepath.Join(t.TempDir(), "shared.db"), 2)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.URL(t)
+		// The schema and the pools' settings, before the processes start:
+		// the run is about the window, not the first call's settings.
+		l := pgLimiter(t, url, quota.Options{QuotaKey: "prop", Costs: propCosts(t)})
+		if _, err := l.ApplyConfig(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		runProperty(t, "postgres", url, 4)
 	})
 }
 
@@ -319,7 +331,17 @@ func helperWorker(l limiter, rng *rand.Rand, untilMS int64, emit func(string, ..
 
 func helperLimiter(t *testing.T, backend, target string) limiter {
 	opts := quota.Options{QuotaKey: os.Getenv("QUOTA_KEY"), Costs: propCosts(t), Timeout: time.Minute}
-	if backend == "redis" {
+	if d, err := time.ParseDuration(os.Getenv("QUOTA_TIMEOUT")); err == nil {
+		opts.Timeout = d
+	}
+	switch backend {
+	case "postgres":
+		l, err := quota.NewPostgres(openStore(t, target), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	case "redis":
 		l, err := openRedis(t, redis.NewClient(&redis.Options{Addr: target}), opts)
 		if err != nil {
 			t.Fatal(err)

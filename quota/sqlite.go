@@ -9,30 +9,20 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"github.com/ingestworks/ingest"
 )
 
 // SQLiteTimeout is how long the embedded limiter waits for the database's
 // write lock, as long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
-// SQLite is the embedded limiter: the same log, kept in the SQLite
-// database, for one host. Every decision is one write transaction (BEGIN
-// IMMEDIATE), so processes sharing the file take turns and stay exact.
-type SQLite struct {
-	db   *sql.DB
-	opts Options
-}
+// SQLite is the embedded limiter in the SQLite database, for one host.
+// Every decision is one write transaction (BEGIN IMMEDIATE), so processes
+// sharing the file take turns and stay exact.
+type SQLite struct{ embedded }
 
 // NewSQLite returns a limiter on db, the store's write pool (store.DB.Writer):
-// the store opens the database and keeps its schema.
-//
-// The embedded limiter never fails open: its log is in the database that
-// the job writes to anyway, so a database busy past the timeout (default
-// SQLiteTimeout) is an error, not an outage to work around. Admitting
-// unmetered calls there would break the limit between processes that merely
-// queue for the one writer.
+// the store opens the database and keeps its schema. It never fails open:
+// a database busy past the timeout (default SQLiteTimeout) is an error.
 func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = SQLiteTimeout
@@ -41,36 +31,39 @@ func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
-	return &SQLite{db: db, opts: opts}, nil
+	return &SQLite{embedded{db: db, opts: opts, d: sqliteDialect{now: opts.Now}}}, nil
 }
 
 // Backend names the backend, for reports.
 func (s *SQLite) Backend() string { return "sqlite" }
 
-// Take decides one call of op.
-func (s *SQLite) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	return take(ctx, s, s.opts.Costs, op)
+// sqliteDialect: one host, whose processes share the file and its clock.
+type sqliteDialect struct{ now func() time.Time }
+
+// decide is BEGIN IMMEDIATE (_txlock=immediate in the store's DSN): the
+// database's one write lock, for every quota key at once.
+func (sqliteDialect) decide(ctx context.Context, db *sql.DB, _ string) (*sql.Tx, error) {
+	return db.BeginTx(ctx, nil)
 }
 
-// Spend decides one call that takes charges, all of them or none.
-func (s *SQLite) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
-	cs, err := resolve(s.opts.Costs, charges)
-	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+// read is a plain deferred BEGIN, which a query-only connection allows.
+func (sqliteDialect) read(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	return db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+}
+
+// wall is Options.Now: every process sharing the file is on one host.
+func (d sqliteDialect) wall(context.Context, querier) (int64, error) { return d.now().UnixMilli(), nil }
+
+func (sqliteDialect) lease(context.Context, querier) (int64, error) {
+	return time.Now().UnixMilli(), nil
+}
+
+// unavailable: the write lock was held past the timeout.
+func (sqliteDialect) unavailable(ctx context.Context, err error, timeout time.Duration) error {
+	if !busy(ctx, err) {
+		return nil
 	}
-	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	defer cancel()
-	d, err := s.spend(tctx, op, cs)
-	var cerr *ConfigError
-	switch {
-	case errors.As(err, &cerr):
-		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
-	case err != nil && ctx.Err() == nil && busy(tctx, err):
-		return ingest.Decision{}, fmt.Errorf("limiter: database busy for %s: %w: %w", s.opts.Timeout, ErrUnavailable, err)
-	case err != nil:
-		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
-	}
-	return d, nil
+	return fmt.Errorf("database busy for %s: %w: %w", timeout, ErrUnavailable, err)
 }
 
 // busy tells a database that is locked past the timeout from a real error.
@@ -84,453 +77,4 @@ func busy(ctx context.Context, err error) bool {
 		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED || code == sqlite3.SQLITE_INTERRUPT
 	}
 	return false
-}
-
-// sqlPool is one pool as a transaction sees it.
-type sqlPool struct {
-	charge
-	horizon, dayStart, dayEnd int64
-	used, usedDay, free       int64
-	blocked                   int64
-}
-
-func (s *SQLite) spend(ctx context.Context, op string, cs []charge) (ingest.Decision, error) {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: _txlock=immediate in the DSN
-	if err != nil {
-		return ingest.Decision{}, err
-	}
-	defer tx.Rollback()
-	now, seq, err := s.clock(ctx, tx)
-	if err != nil {
-		return ingest.Decision{}, err
-	}
-	ps := make([]sqlPool, len(cs))
-	allowed := true
-	for i, c := range cs {
-		ps[i] = s.bounds(c, now)
-		if err := s.agree(ctx, tx, c.pool); err != nil {
-			return ingest.Decision{}, err
-		}
-		if err := s.load(ctx, tx, now, &ps[i], true); err != nil {
-			return ingest.Decision{}, err
-		}
-		allowed = allowed && ps[i].fits(0)
-	}
-	d := ingest.Decision{Allowed: allowed, At: time.UnixMilli(now).UTC(), Op: op}
-	if allowed {
-		seq++
-		d.ID = fmt.Sprintf("%d-%d", now, seq)
-		if err := s.record(ctx, tx, now, d.ID, ps); err != nil {
-			return ingest.Decision{}, err
-		}
-		if err := s.setClock(ctx, tx, now, seq); err != nil {
-			return ingest.Decision{}, err
-		}
-	}
-	for _, p := range ps {
-		if allowed {
-			d.Charges = append(d.Charges, ingest.Charge{Pool: p.pool.Name, Units: p.units})
-		} else {
-			d.RetryAt = msTime(max(d.RetryAt.UnixMilli(), p.free, p.blocked))
-		}
-		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.usedDay, p.free, p.blocked, 0))
-	}
-	return d, tx.Commit()
-}
-
-// fits reports whether the pool has room for its units on top of extra.
-func (p *sqlPool) fits(extra int64) bool {
-	c := p.pool.Capacity()
-	dayOK := p.dayStart == 0 || p.usedDay+extra+p.units <= c
-	return p.blocked == 0 && dayOK && p.used+extra+p.units <= c
-}
-
-// bounds fills a pool's window horizon and calendar day at now.
-func (s *SQLite) bounds(c charge, now int64) sqlPool {
-	p := sqlPool{charge: c, horizon: now - c.pool.Window.Milliseconds()}
-	if c.pool.Day != nil {
-		d := days(c.pool, time.UnixMilli(now))
-		p.dayStart, p.dayEnd = d[1], d[2]
-	}
-	return p
-}
-
-// clock is this limiter's clock (Options.Now), guarded and made monotonic:
-// never behind the last decision.
-func (s *SQLite) clock(ctx context.Context, q querier) (now, seq int64, err error) {
-	var last int64
-	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = nil
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	now, err = s.guarded(ctx, q, s.opts.Now().UnixMilli(), last)
-	return max(now, last), seq, err
-}
-
-// bootKey is the quota_clock row of a quota key's boot reference: the
-// wall time of the boot (last_ms) as the last confirmed decision saw it,
-// and the boot's hash (seq).
-func (s *SQLite) bootKey() string { return s.opts.QuotaKey + "\x00boot" }
-
-// guarded is the clock guard of window.lua for the embedded limiter: a
-// reading more than Guard ahead of the last decision that the boot clock
-// does not confirm (the boot's wall time moved by more than Guard: the wall
-// clock stepped) is not believed. The decision is taken at the last good
-// time carried on by the boot clock, so that one odd reading never throws
-// the log away, and time still passes while the wall clock is wrong.
-func (s *SQLite) guarded(ctx context.Context, q querier, wall, last int64) (int64, error) {
-	if s.opts.Uptime == nil {
-		return wall, nil
-	}
-	boot, since, ok := s.opts.Uptime()
-	if !ok {
-		return wall, nil
-	}
-	at, g := wall-since.Milliseconds(), s.opts.Guard.Milliseconds()
-	var refAt, refID int64
-	err := q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.bootKey()).Scan(&refAt, &refID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return wall, nil
-	case err != nil:
-		return 0, err
-	}
-	if refID == bootHash(boot) && wall-last > g && (at-refAt > g || refAt-at > g) {
-		s.opts.Logger.Warn("the clock jumped ahead and the boot clock does not agree: decided at the last good time",
-			"guard", s.opts.Guard, "jump", time.Duration(at-refAt)*time.Millisecond)
-		return refAt + since.Milliseconds(), nil
-	}
-	return wall, nil
-}
-
-// setClock moves the clock to now and, when this decision's time is the
-// wall clock's, records the boot reference beside it.
-func (s *SQLite) setClock(ctx context.Context, tx *sql.Tx, now, seq int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = max(last_ms, excluded.last_ms), seq = max(seq, excluded.seq)`,
-		s.opts.QuotaKey, now, seq)
-	if err != nil || s.opts.Uptime == nil {
-		return err
-	}
-	boot, since, ok := s.opts.Uptime()
-	if wall, g := s.opts.Now().UnixMilli(), s.opts.Guard.Milliseconds(); !ok || now-wall > g || wall-now > g {
-		return nil // a guarded decision: the reference stays the last good one
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`,
-		s.bootKey(), now-since.Milliseconds(), bootHash(boot))
-	return err
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// agree stores the pool's settings when the database has none for this
-// quota key, and returns a *ConfigError when it holds others.
-func (s *SQLite) agree(ctx context.Context, q querier, p ingest.Pool) error {
-	var stored string
-	err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, s.opts.QuotaKey, p.Name).Scan(&stored)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		_, err = q.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`, s.opts.QuotaKey, p.Name, poolConf(p))
-		return err
-	case err != nil:
-		return err
-	case stored != poolConf(p):
-		return confError(s.opts.QuotaKey, p, stored)
-	}
-	return nil
-}
-
-// load reads one pool at now: units in the window and in the day, the
-// block, and when this cost fits. With trim, it first deletes entries that
-// are out of both the window and the day.
-func (s *SQLite) load(ctx context.Context, q querier, now int64, p *sqlPool, trim bool) error {
-	keep := p.horizon
-	if p.dayStart > 0 {
-		keep = min(keep, p.dayStart-1)
-	}
-	if trim {
-		if _, err := q.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`,
-			s.opts.QuotaKey, p.pool.Name, keep); err != nil {
-			return err
-		}
-	}
-	err := q.QueryRowContext(ctx, `SELECT
-		COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0),
-		COALESCE(SUM(CASE WHEN ? > 0 AND at_ms >= ? THEN units END), 0)
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
-		p.horizon, p.dayStart, p.dayStart, s.opts.QuotaKey, p.pool.Name, keep).Scan(&p.used, &p.usedDay)
-	if err != nil {
-		return err
-	}
-	err = q.QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
-		s.opts.QuotaKey, p.pool.Name, now).Scan(&p.blocked)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	return s.freeAt(ctx, q, p, 0)
-}
-
-// freeAt sets when the pool has room for its units on top of extra: when
-// enough units have left the window (the entry whose running sum reaches
-// the excess leaves it: oldest + window would be wrong when costs differ)
-// and, when the day is full, when the next day starts.
-func (s *SQLite) freeAt(ctx context.Context, q querier, p *sqlPool, extra int64) error {
-	p.free = 0
-	c := p.pool.Capacity()
-	if need := p.used + extra + p.units - c; need > 0 {
-		err := q.QueryRowContext(ctx, `SELECT at_ms FROM (
-			SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
-			FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) WHERE run >= ? LIMIT 1`,
-			s.opts.QuotaKey, p.pool.Name, p.horizon, need).Scan(&p.free)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if p.free > 0 {
-			p.free += p.pool.Window.Milliseconds()
-		}
-	}
-	if p.dayStart > 0 && p.usedDay+extra+p.units > c {
-		p.free = max(p.free, p.dayEnd)
-	}
-	return nil
-}
-
-// record logs an admitted call in every pool and updates used and free.
-func (s *SQLite) record(ctx context.Context, tx *sql.Tx, now int64, id string, ps []sqlPool) error {
-	for i := range ps {
-		p := &ps[i]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)`,
-			s.opts.QuotaKey, p.pool.Name, id, now, p.units); err != nil {
-			return err
-		}
-		p.used += p.units
-		if p.dayStart > 0 {
-			p.usedDay += p.units
-		}
-		if err := s.freeAt(ctx, tx, p, 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Block refuses every call drawing from pool until the next midnight of its
-// day zone (the upstream's when it has none), by this limiter's clock, for
-// every process sharing the database and quota key; it returns the end.
-func (s *SQLite) Block(ctx context.Context, pool string) (time.Time, error) {
-	p, ok := s.opts.Costs.Pool(pool)
-	if !ok {
-		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
-	}
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
-	defer cancel()
-	now, _, err := s.clock(ctx, s.db)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
-	}
-	until := days(blockZone(p), time.UnixMilli(now))[2]
-	if err := s.block(ctx, s.db, pool, until); err != nil {
-		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
-	}
-	return msTime(until), nil
-}
-
-func (s *SQLite) block(ctx context.Context, q querier, pool string, until int64) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms)`,
-		s.opts.QuotaKey, pool, until)
-	return err
-}
-
-// Refund gives back an admitted call that never reached the upstream: its
-// entries leave the log.
-func (s *SQLite) Refund(ctx context.Context, call ingest.Call) error {
-	if call.Unmetered {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
-	defer cancel()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, s.opts.QuotaKey, call.ID); err != nil {
-		return fmt.Errorf("refund %s: %w", call.ID, err)
-	}
-	return nil
-}
-
-// State reports every pool in one read transaction; it writes nothing.
-func (s *SQLite) State(ctx context.Context) ([]ingest.PoolState, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
-	defer cancel()
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a plain deferred BEGIN
-	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
-	}
-	defer tx.Rollback()
-	now, _, err := s.clock(ctx, tx)
-	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
-	}
-	var out []ingest.PoolState
-	for _, pool := range s.opts.Costs.Pools {
-		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now)
-		if err := s.load(ctx, tx, now, &p, false); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
-		}
-		out = append(out, poolState(pool, p.used, p.usedDay, p.free, p.blocked, 0))
-	}
-	return out, nil
-}
-
-// Refill puts ledger calls and blocks back; a call already there is
-// skipped, so refilling twice counts once. The embedded limiter loses data
-// only with the database, so this matters mostly for Redis; it is here so
-// both backends keep one contract.
-func (s *SQLite) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
-	calls := refillable(s.opts.Logger, s.opts.QuotaKey, rec.Calls)
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 10*time.Second))
-	defer cancel()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("refill: %w", err)
-	}
-	defer tx.Rollback()
-	added, err := s.refill(ctx, tx, calls, rec.Blocks)
-	if err != nil {
-		return 0, fmt.Errorf("refill: %w", err)
-	}
-	return added, tx.Commit()
-}
-
-func (s *SQLite) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, blocks []ingest.Block) (int, error) {
-	now, seq, err := s.clock(ctx, tx)
-	if err != nil {
-		return 0, err
-	}
-	added := 0
-	for _, c := range calls {
-		n, err := s.refillCall(ctx, tx, now, c)
-		if err != nil {
-			return 0, err
-		}
-		if n > 0 {
-			added++
-			if _, cseq, err := parseID(c.ID); err == nil {
-				seq = max(seq, cseq)
-			}
-		}
-	}
-	for _, b := range blocks {
-		if (b.QuotaKey == "" || b.QuotaKey == s.opts.QuotaKey) && b.Until.UnixMilli() > now {
-			if err := s.block(ctx, tx, b.Pool, b.Until.UnixMilli()); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return added, s.setClock(ctx, tx, now, seq)
-}
-
-// refillCall inserts the charges of one call that its pools still need; it
-// returns how many rows were new.
-func (s *SQLite) refillCall(ctx context.Context, tx *sql.Tx, now int64, c ingest.Call) (int64, error) {
-	ms, _, _ := logID(c.ID)
-	var n int64
-	for _, ch := range c.Charges {
-		p, ok := s.opts.Costs.Pool(ch.Pool)
-		if !ok || ch.Units <= 0 {
-			continue
-		}
-		b := s.bounds(charge{pool: p}, now)
-		if ms <= b.horizon && (b.dayStart == 0 || ms < b.dayStart) {
-			continue
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`, s.opts.QuotaKey, ch.Pool, c.ID, ms, ch.Units)
-		if err != nil {
-			return 0, err
-		}
-		k, _ := res.RowsAffected()
-		n += k
-	}
-	return n, nil
-}
-
-// Config lists, per pool, what the database holds beside this costs file.
-func (s *SQLite) Config(ctx context.Context) ([]PoolConfig, error) {
-	out := make([]PoolConfig, len(s.opts.Costs.Pools))
-	for i, p := range s.opts.Costs.Pools {
-		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p)}
-		err := s.db.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`,
-			s.opts.QuotaKey, p.Name).Scan(&out[i].Limiter)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("read configuration: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// CheckConfig returns a *ConfigError when the database holds a pool with
-// other settings than this costs file.
-func (s *SQLite) CheckConfig(ctx context.Context) error {
-	return checkConfig(ctx, s.opts, s.Config)
-}
-
-// ApplyConfig replaces the stored settings with this costs file's and says
-// what changed.
-func (s *SQLite) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
-	cur, err := s.Config(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cur {
-		_, err := s.db.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)
-			ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`, s.opts.QuotaKey, c.Pool, c.Costs)
-		if err != nil {
-			return nil, fmt.Errorf("apply configuration: %w", err)
-		}
-	}
-	return changes(cur), nil
-}
-
-// Lock takes the lease name in the locks table for ttl with a random token
-// and renews it every ttl/3 until unlock; only the holder can renew or
-// release it. Lease times are the wall clock of the processes sharing the
-// file, one host.
-func (s *SQLite) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
-	tok := token()
-	tctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
-	defer cancel()
-	now := time.Now().UnixMilli()
-	res, err := s.db.ExecContext(tctx, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
-		WHERE locks.expires_ms <= ?`, name, tok, now+ttl.Milliseconds(), now)
-	if err != nil {
-		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return func() {}, false, nil
-	}
-	l := lease{
-		ttl: ttl, log: s.opts.Logger.With("lock", name),
-		renew: func(ctx context.Context) (bool, error) {
-			res, err := s.db.ExecContext(ctx, `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`,
-				time.Now().UnixMilli()+ttl.Milliseconds(), name, tok)
-			if err != nil {
-				return false, err
-			}
-			n, _ := res.RowsAffected()
-			return n == 1, nil
-		},
-		release: func(ctx context.Context) error {
-			_, err := s.db.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND token = ?`, name, tok)
-			return err
-		},
-	}
-	return l.start(), true, nil
 }

@@ -23,8 +23,11 @@ var pgSchema string
 //go:embed pg_step2.sql
 var pgStep2 string
 
+//go:embed pg_step3.sql
+var pgStep3 string
+
 // pgUpgrades[i] takes a PostgreSQL database from step i+1 to i+2.
-var pgUpgrades = []string{pgStep2}
+var pgUpgrades = []string{pgStep2, pgStep3}
 
 // PGSchemaVersion is the schema step of a PostgreSQL database this binary
 // writes.

@@ -253,9 +253,6 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	if c.quotaKey == "" {
 		return skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	}
-	if err := c.s.needRedis(); err != nil {
-		return "", err
-	}
 	if c.dbState != "current" && c.s.redisURL == "" {
 		return "embedded in the database: nothing to ask until the first run creates it", nil
 	}
@@ -274,7 +271,18 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	for _, st := range states {
 		parts = append(parts, fmt.Sprintf("%s %d left", st.Pool, st.Remaining))
 	}
-	return fmt.Sprintf("%s answers: %s", l.Backend(), strings.Join(parts, ", ")), nil
+	return fmt.Sprintf("%s answers: %s", limiterName(c.s, l.Backend()), strings.Join(parts, ", ")), nil
+}
+
+// limiterName says which limiter the settings chose, and who shares it.
+func limiterName(s *settings, backend string) string {
+	switch {
+	case s.redisURL != "":
+		return backend + " (REDIS_URL)"
+	case backend == "postgres":
+		return "postgres (embedded in the database, shared by every host on it)"
+	}
+	return backend + " (embedded in the database, one host)"
 }
 
 // checkAgreement: the limiter holds the same pools as this costs file

@@ -27,15 +27,13 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 	return db, nil
 }
 
-// needRedis refuses a PostgreSQL database without REDIS_URL: the embedded
-// limiter lives in a SQLite file, and hosts sharing one PostgreSQL share
-// one quota through one Redis.
-func (s *settings) needRedis() error {
-	if store.IsURL(s.db) && s.redisURL == "" {
-		return usageErrorf("--redis / REDIS_URL: required with a PostgreSQL --db (INGEST_DB): " +
-			"the embedded limiter lives in a SQLite file; point every host at one Redis")
+// embeddedLimiter is the limiter in the database itself: SQLite's for one
+// host, PostgreSQL's for every host sharing the database.
+func (s *settings) embeddedLimiter(db *store.DB, opts quota.Options) (quota.Limiter, error) {
+	if store.IsURL(s.db) {
+		return quota.NewPostgres(db.Writer(), opts)
 	}
-	return nil
+	return quota.NewSQLite(db.Writer(), opts)
 }
 
 // dbName is --db as messages and logs show it: a URL without its password.
@@ -70,7 +68,7 @@ func dbError(path string, err error) error {
 type backend = quota.Limiter
 
 // openLimiter builds the Redis limiter when --redis is set, else the
-// embedded one on the database. close releases the Redis client. db may be
+// embedded one in the database (SQLite's or PostgreSQL's). close releases the Redis client. db may be
 // nil with Redis (a host without a database): there is no ledger then.
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
 	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
@@ -87,13 +85,10 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		opts.Notes = db
 	}
 	if s.redisURL == "" {
-		if err := s.needRedis(); err != nil {
-			return nil, nil, err
-		}
 		if db == nil {
 			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
 		}
-		l, err = quota.NewSQLite(db.Writer(), opts)
+		l, err = s.embeddedLimiter(db, opts)
 		return l, func() {}, runtimeError(err)
 	}
 	client, err := redisClient(s.redisURL)
@@ -184,9 +179,6 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.needRedis(); err != nil {
-		return nil, err
-	}
 	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
 	if p.db, err = s.openStore(ctx); err != nil {
 		return nil, err
@@ -234,8 +226,10 @@ var (
 	_ regions.Sink     = (*store.DB)(nil)
 	_ regions.Limiter  = (*quota.Redis)(nil)
 	_ regions.Limiter  = (*quota.SQLite)(nil)
+	_ regions.Limiter  = (*quota.Postgres)(nil)
 	_ regions.Locker   = (*quota.Redis)(nil)
 	_ regions.Locker   = (*quota.SQLite)(nil)
+	_ regions.Locker   = (*quota.Postgres)(nil)
 )
 
 // agree checks, before anything is spent, that the limiter holds the same

@@ -2,7 +2,8 @@ package main
 
 // End-to-end tests of --db postgres://: several hosts, one database. The
 // PostgreSQL is real (internal/pgtest), and so is the Redis that the hosts
-// share their quota through.
+// share their quota through, when they do; without it they share the
+// limiter in the database.
 
 import (
 	"context"
@@ -214,34 +215,35 @@ func drop(v any, keys ...string) {
 	}
 }
 
-// With PostgreSQL and no Redis there is no limiter to share: exit 2 naming
-// REDIS_URL, before anything is sent or written. check names the server's
-// version and the schema step; no output shows the password.
-func TestPostgresNeedsRedisAndHidesPassword(t *testing.T) {
+// With PostgreSQL and no Redis, the limiter is the database's own: a run
+// spends through it, the ledger holds what the upstream charged, and check
+// says which limiter it asked, the server's version and the schema step.
+// No output shows the password.
+func TestPostgresWithoutRedisAndHidesPassword(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	dbURL := h.withPostgres()
-	res := h.mustRun(2, "run", "--once", "--regions", "US")
-	if !strings.Contains(res.stderr, "REDIS_URL") {
-		t.Errorf("stderr does not name REDIS_URL:\n%s", res)
-	}
-	if n := h.fake.Requests(); n != 0 {
-		t.Errorf("upstream saw %d requests, want 0", n)
-	}
+	res := h.mustRun(0, "run", "--once", "--regions", "US")
 	db := openPG(t, dbURL)
-	if n := queryInt(t, db, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`); n != 0 {
-		t.Errorf("%d tables created by a command that exited on a configuration error", n)
+	charged := h.fake.Charged(testKey)
+	if logged := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM quota_log`); logged != charged || charged == 0 {
+		t.Errorf("the limiter's log holds %d units, the upstream charged %d", logged, charged)
 	}
-	h.withRedis()
-	h.mustRun(0, "run", "--once", "--regions", "US")
 	check := h.mustRun(0, "check", "--offline")
 	if !strings.Contains(check.stdout, "PostgreSQL 1") || !strings.Contains(check.stdout, fmt.Sprintf("schema step %d", store.PGSchemaVersion)) {
 		t.Errorf("check does not give the server's version and the schema step:\n%s", check)
 	}
+	if !strings.Contains(check.stdout, "postgres (embedded in the database, shared by every host on it) answers") {
+		t.Errorf("check does not say it asked the limiter in PostgreSQL:\n%s", check)
+	}
+	show := h.mustRun(0, "quota", "show")
+	if !strings.Contains(show.stdout, "backend postgres") {
+		t.Errorf("quota show does not name the postgres backend:\n%s", show)
+	}
 	closed, _ := url.Parse(dbURL)
 	closed.Host = "127.0.0.1:1"
 	bad := h.run("search", "x", "--db", closed.String())
-	for _, r := range []result{res, check, bad} {
+	for _, r := range []result{res, check, show, bad} {
 		if strings.Contains(r.stdout+r.stderr, pgPassword) {
 			t.Errorf("the password is printed:\n%s", r)
 		}
@@ -249,6 +251,62 @@ func TestPostgresNeedsRedisAndHidesPassword(t *testing.T) {
 	if bad.code == 0 {
 		t.Errorf("a URL with a bad port: exit 0\n%s", bad)
 	}
+}
+
+// Two daemons on two hosts share one PostgreSQL and no Redis, on a pool
+// far smaller than the charts: between them they spend the pool exactly,
+// never more, and the upstream charged what the ledger and the limiter's
+// log hold.
+func TestTwoHostsOnePostgresNoRedis(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const limit = 20
+	h.tightCosts(limit)
+	dbURL := h.withPostgres()
+	hosts := []string{"host-a", "host-b"}
+	var ps []*proc
+	for _, host := range hosts {
+		ps = append(ps, h.startOn(host, "run", "--every", "1h"))
+	}
+	db := openPG(t, dbURL)
+	deadline := time.Now().Add(cmdTimeout)
+	for {
+		var n int // an error: the hosts have not made the schema yet
+		err := db.QueryRow(`SELECT count(DISTINCT region) FROM runs WHERE kind = 'trending' AND status IN ('completed', 'stopped')`).Scan(&n)
+		if err == nil && n == len(allRegions) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every region ran within %s:\n%s\n---\n%s", cmdTimeout, ps[0].out, ps[1].out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var out strings.Builder
+	for i, p := range ps {
+		p.signal(t, syscall.SIGTERM)
+		code, ok := p.wait(cmdTimeout)
+		out.WriteString(p.out.String())
+		if !ok || code != 0 {
+			t.Fatalf("%s: exited %v, code %d, want 0\n%s", hosts[i], ok, code, p.out)
+		}
+	}
+	charged := h.fake.Charged(testKey)
+	ledger := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE NOT EXISTS
+		(SELECT 1 FROM ledger_given_back g WHERE g.call_id = ledger.call_id)`)
+	logged := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM quota_log WHERE pool = 'default'`)
+	stopped := queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'trending' AND status = 'stopped'`)
+	t.Logf("two hosts, one PostgreSQL, no Redis, a pool of %d: upstream charged %d, ledger %d, limiter's log %d; %d passes stopped by the quota",
+		limit, charged, ledger, logged, stopped)
+	if charged != ledger || charged != logged || charged > limit {
+		t.Errorf("charged %d, ledger %d, log %d; want them equal and at most %d", charged, ledger, logged, limit)
+	}
+	if stopped == 0 || charged != limit {
+		t.Errorf("charged %d with %d passes stopped: want the pool spent exactly (%d) by demand above it", charged, stopped, limit)
+	}
+	if strings.Contains(out.String(), "REDIS_URL") && strings.Contains(out.String(), "required") {
+		t.Errorf("a host asked for Redis:\n%s", out.String())
+	}
+	sameOnEveryHost(t, h, hosts, []string{"report", "--json"})
 }
 
 // Every command on a PostgreSQL store, after one run: each exits 0 and

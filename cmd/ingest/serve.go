@@ -59,7 +59,8 @@ API clients are metered by plan (--api-plans / INGEST_API_PLANS): a token
 from ingest tokens add on its plan, a caller without one on the anonymous
 plan by address (--trusted-proxies for X-Forwarded-For). Answers carry the
 RateLimit and RateLimit-Policy fields; a refusal is 429 with Retry-After.
-Several serve processes on one REDIS_URL share each client's plan exactly.
+Several serve processes on one REDIS_URL, or without it on one PostgreSQL
+database, share each client's plan exactly.
 The holder of INGEST_UI_TOKEN is not metered.
 
 Next runs and the plan follow the schedule a daemon on this database records,
@@ -199,9 +200,6 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	if !s.dbExists() {
 		return openExisting(ctx, s)
 	}
-	if err := s.needRedis(); err != nil {
-		return nil, err
-	}
 	db, err := store.Open(ctx, s.db)
 	if err == nil || s.redisURL == "" {
 		if err != nil {
@@ -226,7 +224,7 @@ func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []neti
 	var open func(quota.Options) (quota.Limiter, error)
 	closeFn := func() {}
 	if s.redisURL == "" {
-		open = func(o quota.Options) (quota.Limiter, error) { return quota.NewSQLite(db.Writer(), o) }
+		open = func(o quota.Options) (quota.Limiter, error) { return s.embeddedLimiter(db, o) }
 	} else {
 		client, err := redisClient(s.redisURL)
 		if err != nil {

@@ -61,20 +61,27 @@ func Run(m *testing.M) int {
 
 // Stop stops the cluster and removes its directory.
 func Stop() {
-	if the == nil || the.cmd == nil {
+	if the != nil {
+		the.stop()
+	}
+}
+
+func (c *cluster) stop() {
+	if c.cmd == nil {
 		return
 	}
-	_ = the.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
+	_ = c.Signal(syscall.SIGCONT)            // a stopped server cannot shut down
+	_ = c.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
 	done := make(chan struct{})
-	go func() { _ = the.cmd.Wait(); close(done) }()
+	go func() { _ = c.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		_ = the.cmd.Process.Kill()
+		_ = c.cmd.Process.Kill()
 		<-done
 	}
-	os.RemoveAll(the.dir)
-	the.cmd = nil
+	os.RemoveAll(c.dir)
+	c.cmd = nil
 }
 
 // URL returns the URL of a new, empty database for this test, dropped when
@@ -84,18 +91,76 @@ func Stop() {
 func URL(t testing.TB) string {
 	t.Helper()
 	once.Do(func() { the = start() })
-	if the.skip {
-		t.Skip(the.err.Error())
+	return the.database(t)
+}
+
+func (c *cluster) database(t testing.TB) string {
+	t.Helper()
+	if c.skip {
+		t.Skip(c.err.Error())
 	}
-	if the.err != nil {
-		t.Fatalf("start PostgreSQL: %v", the.err)
+	if c.err != nil {
+		t.Fatalf("start PostgreSQL: %v", c.err)
 	}
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
-	if err := admin(fmt.Sprintf(`CREATE DATABASE %s`, name)); err != nil {
+	if err := c.admin(fmt.Sprintf(`CREATE DATABASE %s`, name)); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
-	t.Cleanup(func() { _ = admin(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)) })
-	return the.url(name)
+	t.Cleanup(func() { _ = c.admin(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)) })
+	return c.url(name)
+}
+
+// Server is a cluster of one test's own, for a test that stops, kills or
+// hangs it: doing that to the binary's shared one would stop every other
+// test with it.
+type Server struct{ *cluster }
+
+// Start starts a cluster for this test, stopped when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	c := start()
+	t.Cleanup(c.stop)
+	if c.skip {
+		t.Skip(c.err.Error())
+	}
+	if c.err != nil {
+		t.Fatalf("start PostgreSQL: %v", c.err)
+	}
+	return &Server{c}
+}
+
+// URL returns the URL of a new, empty database on s, dropped when the test
+// ends.
+func (s *Server) URL(t testing.TB) string {
+	t.Helper()
+	return s.database(t)
+}
+
+// Signal sends sig to the server: the postmaster and every process it
+// started (each of which PostgreSQL makes a process group of its own), so
+// that SIGSTOP hangs the whole server as a hung host would.
+func (c *cluster) Signal(sig syscall.Signal) error {
+	if c.cmd == nil {
+		return errors.New("the server is not running")
+	}
+	pid := c.cmd.Process.Pid
+	if err := syscall.Kill(pid, sig); err != nil {
+		return err
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone since
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ")"
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			_ = syscall.Kill(child, sig)
+		}
+	}
+	return nil
 }
 
 // AdminURL is the URL of the cluster's postgres database (starting the
@@ -111,8 +176,8 @@ func (c *cluster) url(db string) string {
 }
 
 // admin runs one statement on the postgres database.
-func admin(stmt string) error {
-	db, err := sql.Open("pgx", the.url("postgres"))
+func (c *cluster) admin(stmt string) error {
+	db, err := sql.Open("pgx", c.url("postgres"))
 	if err != nil {
 		return err
 	}

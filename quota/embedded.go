@@ -1,0 +1,563 @@
+package quota
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// embedded is the limiter that lives in the store's own database: the log
+// of doc.go in the quota_log, quota_block, quota_clock and quota_config
+// tables, one transaction per decision in which the decision is alone on
+// its quota key, so every process sharing the database takes turns and
+// stays exact. The SQL is written once; what the two databases do their
+// own way (taking turns, the clock, telling an outage from an error) is
+// the dialect's.
+type embedded struct {
+	db   *sql.DB
+	opts Options
+	d    dialect
+}
+
+// dialect is what SQLite and PostgreSQL do each their own way.
+type dialect interface {
+	// decide begins a transaction in which no other decision on the quota
+	// key runs until it ends.
+	decide(ctx context.Context, db *sql.DB, quotaKey string) (*sql.Tx, error)
+	// read begins a transaction that only reads.
+	read(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// wall is the clock decisions are taken by, in Unix ms; lease the one
+	// leases expire by.
+	wall(ctx context.Context, q querier) (int64, error)
+	lease(ctx context.Context, q querier) (int64, error)
+	// unavailable is err as an ErrUnavailable when the database did not
+	// answer within the timeout, and nil when it answered with an error.
+	unavailable(ctx context.Context, err error, timeout time.Duration) error
+}
+
+// Take decides one call of op.
+func (s *embedded) Take(ctx context.Context, op string) (ingest.Decision, error) {
+	return take(ctx, s, s.opts.Costs, op)
+}
+
+// Spend decides one call that takes charges, all of them or none. The
+// embedded limiter never fails open: its log is in the database the job
+// writes to anyway, so a database that does not answer within the timeout
+// is an error, not an outage to work around. Admitting unmetered calls
+// there would break the limit between processes that merely queue for it.
+func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
+	cs, err := resolve(s.opts.Costs, charges)
+	if err != nil {
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	d, err := s.spend(tctx, op, cs)
+	var cerr *ConfigError
+	switch {
+	case errors.As(err, &cerr):
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+	case err != nil && ctx.Err() == nil:
+		if uerr := s.d.unavailable(tctx, err, s.opts.Timeout); uerr != nil {
+			return ingest.Decision{}, fmt.Errorf("limiter: %w", uerr)
+		}
+		fallthrough
+	case err != nil:
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+	}
+	return d, nil
+}
+
+// sqlPool is one pool as a transaction sees it.
+type sqlPool struct {
+	charge
+	horizon, dayStart, dayEnd int64
+	used, usedDay, free       int64
+	blocked                   int64
+}
+
+func (s *embedded) spend(ctx context.Context, op string, cs []charge) (ingest.Decision, error) {
+	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
+	if err != nil {
+		return ingest.Decision{}, err
+	}
+	defer tx.Rollback()
+	now, wall, seq, err := s.clock(ctx, tx)
+	if err != nil {
+		return ingest.Decision{}, err
+	}
+	ps := make([]sqlPool, len(cs))
+	allowed := true
+	for i, c := range cs {
+		ps[i] = s.bounds(c, now)
+		if err := s.agree(ctx, tx, c.pool); err != nil {
+			return ingest.Decision{}, err
+		}
+		if err := s.load(ctx, tx, now, &ps[i], true); err != nil {
+			return ingest.Decision{}, err
+		}
+		allowed = allowed && ps[i].fits(0)
+	}
+	d := ingest.Decision{Allowed: allowed, At: time.UnixMilli(now).UTC(), Op: op}
+	if allowed {
+		seq++
+		d.ID = fmt.Sprintf("%d-%d", now, seq)
+		if err := s.record(ctx, tx, now, d.ID, ps); err != nil {
+			return ingest.Decision{}, err
+		}
+		if err := s.setClock(ctx, tx, now, wall, seq); err != nil {
+			return ingest.Decision{}, err
+		}
+	}
+	for _, p := range ps {
+		if allowed {
+			d.Charges = append(d.Charges, ingest.Charge{Pool: p.pool.Name, Units: p.units})
+		} else {
+			d.RetryAt = msTime(max(d.RetryAt.UnixMilli(), p.free, p.blocked))
+		}
+		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.usedDay, p.free, p.blocked, 0))
+	}
+	return d, tx.Commit()
+}
+
+// fits reports whether the pool has room for its units on top of extra.
+func (p *sqlPool) fits(extra int64) bool {
+	c := p.pool.Capacity()
+	dayOK := p.dayStart == 0 || p.usedDay+extra+p.units <= c
+	return p.blocked == 0 && dayOK && p.used+extra+p.units <= c
+}
+
+// bounds fills a pool's window horizon and calendar day at now.
+func (s *embedded) bounds(c charge, now int64) sqlPool {
+	p := sqlPool{charge: c, horizon: now - c.pool.Window.Milliseconds()}
+	if c.pool.Day != nil {
+		d := days(c.pool, time.UnixMilli(now))
+		p.dayStart, p.dayEnd = d[1], d[2]
+	}
+	return p
+}
+
+// clock is this limiter's clock (the dialect's wall), guarded and made
+// monotonic: never behind the last decision.
+func (s *embedded) clock(ctx context.Context, q querier) (now, wall, seq int64, err error) {
+	var last int64
+	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	if err == nil {
+		wall, err = s.d.wall(ctx, q)
+	}
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	now, err = s.guarded(ctx, q, wall, last)
+	return max(now, last), wall, seq, err
+}
+
+// bootKey is the quota_clock row of a quota key's boot reference: the
+// wall time of the boot (last_ms) as the last confirmed decision saw it,
+// and the boot's hash (seq). A row per boot: hosts that share a
+// PostgreSQL database each have their own. Braces, which no quota key
+// holds, keep it apart from the keys' own rows.
+func (s *embedded) bootKey(boot int64) string {
+	return s.opts.QuotaKey + "{boot " + strconv.FormatInt(boot, 36) + "}"
+}
+
+// guarded is the clock guard of window.lua for the embedded limiter: a
+// reading more than Guard ahead of the last decision that the boot clock
+// does not confirm (the boot's wall time moved by more than Guard: the wall
+// clock stepped) is not believed. The decision is taken at the last good
+// time carried on by the boot clock, so that one odd reading never throws
+// the log away, and time still passes while the wall clock is wrong.
+func (s *embedded) guarded(ctx context.Context, q querier, wall, last int64) (int64, error) {
+	if s.opts.Uptime == nil {
+		return wall, nil
+	}
+	boot, since, ok := s.opts.Uptime()
+	if !ok {
+		return wall, nil
+	}
+	at, g := wall-since.Milliseconds(), s.opts.Guard.Milliseconds()
+	var refAt, refID int64
+	err := q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.bootKey(bootHash(boot))).Scan(&refAt, &refID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return wall, nil
+	case err != nil:
+		return 0, err
+	}
+	if refID == bootHash(boot) && wall-last > g && (at-refAt > g || refAt-at > g) {
+		s.opts.Logger.Warn("the clock jumped ahead and the boot clock does not agree: decided at the last good time",
+			"guard", s.opts.Guard, "jump", time.Duration(at-refAt)*time.Millisecond)
+		return refAt + since.Milliseconds(), nil
+	}
+	return wall, nil
+}
+
+// setClock moves the clock to now and, when this decision's time is the
+// wall clock's, records the boot reference beside it. The transaction
+// read the clock alone on the quota key: what it writes is never behind.
+func (s *embedded) setClock(ctx context.Context, tx *sql.Tx, now, wall, seq int64) error {
+	err := s.setRow(ctx, tx, s.opts.QuotaKey, now, seq)
+	if err != nil || s.opts.Uptime == nil {
+		return err
+	}
+	boot, since, ok := s.opts.Uptime()
+	if g := s.opts.Guard.Milliseconds(); !ok || now-wall > g || wall-now > g {
+		return nil // a guarded decision: the reference stays the last good one
+	}
+	return s.setRow(ctx, tx, s.bootKey(bootHash(boot)), now-since.Milliseconds(), bootHash(boot))
+}
+
+func (s *embedded) setRow(ctx context.Context, tx *sql.Tx, key string, ms, seq int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`, key, ms, seq)
+	return err
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// agree stores the pool's settings when the database has none for this
+// quota key, and returns a *ConfigError when it holds others.
+func (s *embedded) agree(ctx context.Context, q querier, p ingest.Pool) error {
+	var stored string
+	err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, s.opts.QuotaKey, p.Name).Scan(&stored)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = q.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`, s.opts.QuotaKey, p.Name, poolConf(p))
+		return err
+	case err != nil:
+		return err
+	case stored != poolConf(p):
+		return confError(s.opts.QuotaKey, p, stored)
+	}
+	return nil
+}
+
+// load reads one pool at now: units in the window and in the day, the
+// block, and when this cost fits. With trim, it first deletes entries that
+// are out of both the window and the day.
+func (s *embedded) load(ctx context.Context, q querier, now int64, p *sqlPool, trim bool) error {
+	keep := p.horizon
+	if p.dayStart > 0 {
+		keep = min(keep, p.dayStart-1)
+	}
+	if trim {
+		if _, err := q.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`,
+			s.opts.QuotaKey, p.pool.Name, keep); err != nil {
+			return err
+		}
+	}
+	err := q.QueryRowContext(ctx, `SELECT
+		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
+		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
+		p.horizon, p.dayStart, p.dayStart, s.opts.QuotaKey, p.pool.Name, keep).Scan(&p.used, &p.usedDay)
+	if err != nil {
+		return err
+	}
+	err = q.QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
+		s.opts.QuotaKey, p.pool.Name, now).Scan(&p.blocked)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return s.freeAt(ctx, q, p, 0)
+}
+
+// freeAt sets when the pool has room for its units on top of extra: when
+// enough units have left the window (the entry whose running sum reaches
+// the excess leaves it: oldest + window would be wrong when costs differ)
+// and, when the day is full, when the next day starts.
+func (s *embedded) freeAt(ctx context.Context, q querier, p *sqlPool, extra int64) error {
+	p.free = 0
+	c := p.pool.Capacity()
+	if need := p.used + extra + p.units - c; need > 0 {
+		err := q.QueryRowContext(ctx, `SELECT at_ms FROM (
+			SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
+			FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`,
+			s.opts.QuotaKey, p.pool.Name, p.horizon, need).Scan(&p.free)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if p.free > 0 {
+			p.free += p.pool.Window.Milliseconds()
+		}
+	}
+	if p.dayStart > 0 && p.usedDay+extra+p.units > c {
+		p.free = max(p.free, p.dayEnd)
+	}
+	return nil
+}
+
+// record logs an admitted call in every pool and updates used and free.
+func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string, ps []sqlPool) error {
+	for i := range ps {
+		p := &ps[i]
+		if _, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)`,
+			s.opts.QuotaKey, p.pool.Name, id, now, p.units); err != nil {
+			return err
+		}
+		p.used += p.units
+		if p.dayStart > 0 {
+			p.usedDay += p.units
+		}
+		if err := s.freeAt(ctx, tx, p, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Block refuses every call drawing from pool until the next midnight of its
+// day zone (the upstream's when it has none), by this limiter's clock, for
+// every process sharing the database and quota key; it returns the end.
+func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
+	p, ok := s.opts.Costs.Pool(pool)
+	if !ok {
+		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
+	}
+	var until int64
+	err := s.write(ctx, 5*time.Second, func(tx *sql.Tx) error {
+		now, _, _, err := s.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		until = days(blockZone(p), time.UnixMilli(now))[2]
+		return s.block(ctx, tx, pool, until)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
+	}
+	return msTime(until), nil
+}
+
+// write runs fn in a transaction alone on the quota key, bounded by the
+// timeout (at least least), and commits.
+func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *sql.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, least))
+	defer cancel()
+	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *embedded) block(ctx context.Context, q querier, pool string, until int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = excluded.until_ms WHERE quota_block.until_ms < excluded.until_ms`,
+		s.opts.QuotaKey, pool, until)
+	return err
+}
+
+// Refund gives back an admitted call that never reached the upstream: its
+// entries leave the log.
+func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
+	if call.Unmetered {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	defer cancel()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, s.opts.QuotaKey, call.ID); err != nil {
+		return fmt.Errorf("refund %s: %w", call.ID, err)
+	}
+	return nil
+}
+
+// State reports every pool in one read transaction; it writes nothing.
+func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	defer cancel()
+	tx, err := s.d.read(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	defer tx.Rollback()
+	now, _, _, err := s.clock(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	var out []ingest.PoolState
+	for _, pool := range s.opts.Costs.Pools {
+		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now)
+		if err := s.load(ctx, tx, now, &p, false); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		out = append(out, poolState(pool, p.used, p.usedDay, p.free, p.blocked, 0))
+	}
+	return out, nil
+}
+
+// Refill puts ledger calls and blocks back; a call already there is
+// skipped, so refilling twice counts once. The embedded limiter loses data
+// only with the database, so this matters mostly for Redis; it is here so
+// both backends keep one contract.
+func (s *embedded) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
+	calls := refillable(s.opts.Logger, s.opts.QuotaKey, rec.Calls)
+	var added int
+	err := s.write(ctx, 10*time.Second, func(tx *sql.Tx) (err error) {
+		added, err = s.refill(ctx, tx, calls, rec.Blocks)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("refill: %w", err)
+	}
+	return added, nil
+}
+
+func (s *embedded) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, blocks []ingest.Block) (int, error) {
+	now, wall, seq, err := s.clock(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, c := range calls {
+		n, err := s.refillCall(ctx, tx, now, c)
+		if err != nil {
+			return 0, err
+		}
+		if n > 0 {
+			added++
+			if _, cseq, err := parseID(c.ID); err == nil {
+				seq = max(seq, cseq)
+			}
+		}
+	}
+	for _, b := range blocks {
+		if (b.QuotaKey == "" || b.QuotaKey == s.opts.QuotaKey) && b.Until.UnixMilli() > now {
+			if err := s.block(ctx, tx, b.Pool, b.Until.UnixMilli()); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return added, s.setClock(ctx, tx, now, wall, seq)
+}
+
+// refillCall inserts the charges of one call that its pools still need; it
+// returns how many rows were new.
+func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, c ingest.Call) (int64, error) {
+	ms, _, _ := logID(c.ID)
+	var n int64
+	for _, ch := range c.Charges {
+		p, ok := s.opts.Costs.Pool(ch.Pool)
+		if !ok || ch.Units <= 0 {
+			continue
+		}
+		b := s.bounds(charge{pool: p}, now)
+		if ms <= b.horizon && (b.dayStart == 0 || ms < b.dayStart) {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`, s.opts.QuotaKey, ch.Pool, c.ID, ms, ch.Units)
+		if err != nil {
+			return 0, err
+		}
+		k, _ := res.RowsAffected()
+		n += k
+	}
+	return n, nil
+}
+
+// Config lists, per pool, what the database holds beside this costs file.
+func (s *embedded) Config(ctx context.Context) ([]PoolConfig, error) {
+	return s.config(ctx, s.db)
+}
+
+func (s *embedded) config(ctx context.Context, q querier) ([]PoolConfig, error) {
+	out := make([]PoolConfig, len(s.opts.Costs.Pools))
+	for i, p := range s.opts.Costs.Pools {
+		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p)}
+		err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`,
+			s.opts.QuotaKey, p.Name).Scan(&out[i].Limiter)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read configuration: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// CheckConfig returns a *ConfigError when the database holds a pool with
+// other settings than this costs file.
+func (s *embedded) CheckConfig(ctx context.Context) error {
+	return checkConfig(ctx, s.opts, s.Config)
+}
+
+// ApplyConfig replaces the stored settings with this costs file's and says
+// what changed.
+func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
+	var cur []PoolConfig
+	err := s.write(ctx, 5*time.Second, func(tx *sql.Tx) (err error) {
+		if cur, err = s.config(ctx, tx); err != nil {
+			return err
+		}
+		for _, c := range cur {
+			_, err := tx.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)
+				ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`, s.opts.QuotaKey, c.Pool, c.Costs)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apply configuration: %w", err)
+	}
+	return changes(cur), nil
+}
+
+// Lock takes the lease name in the locks table for ttl with a random token
+// and renews it every ttl/3 until unlock; only the holder can renew or
+// release it. Lease times are the dialect's lease clock.
+func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
+	tok := token()
+	tctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	defer cancel()
+	now, err := s.d.lease(tctx, s.db)
+	var res sql.Result
+	if err == nil {
+		res, err = s.db.ExecContext(tctx, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
+			WHERE locks.expires_ms <= ?`, name, tok, now+ttl.Milliseconds(), now)
+	}
+	if err != nil {
+		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return func() {}, false, nil
+	}
+	l := lease{
+		ttl: ttl, log: s.opts.Logger.With("lock", name),
+		renew: func(ctx context.Context) (bool, error) {
+			now, err := s.d.lease(ctx, s.db)
+			if err != nil {
+				return false, err
+			}
+			res, err := s.db.ExecContext(ctx, `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`,
+				now+ttl.Milliseconds(), name, tok)
+			if err != nil {
+				return false, err
+			}
+			n, _ := res.RowsAffected()
+			return n == 1, nil
+		},
+		release: func(ctx context.Context) error {
+			_, err := s.db.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND token = ?`, name, tok)
+			return err
+		},
+	}
+	return l.start(), true, nil
+}
