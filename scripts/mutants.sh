@@ -48,8 +48,9 @@ mutations=(
   "replicas-not-waited@quota/redis.go@s/^\tcase r.opts.Replicas > 0:$/\tcase false:/"
   "error-reply-fails-open@quota/redis.go@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, op, cs, err)/"
   "no-socket-deadlines@quota/redis.go@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
-  "embedded-clock-may-go-back@quota/sqlite.go@s/return max(now, last), seq, err/return now, seq, err/"
-  "no-embedded-clock-guard@quota/sqlite.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
+  "embedded-clock-may-go-back@quota/embedded.go@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
+  "postgres-hosts-do-not-take-turns@quota/postgres.go@s/pg_advisory_xact_lock(\$1, hashtext(\$2))/pg_advisory_xact_lock(\$1, hashtext(\$2 || random()::text))/"
+  "no-embedded-clock-guard@quota/embedded.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
