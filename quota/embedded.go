@@ -342,7 +342,7 @@ func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
 }
 
 // write runs fn in a transaction alone on the quota key, bounded by the
-// timeout (at least least), and commits.
+// timeout (and at least the given least), and commits.
 func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *sql.Tx) error) error {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, least))
 	defer cancel()
