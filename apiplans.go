@@ -18,12 +18,29 @@ var defaultAPIPlans []byte
 // by its address.
 const AnonymousPlan = "anonymous"
 
-// APIPlan is what one client of the read API may spend: Limit units over a
-// trailing Window.
+// APIPlan is what one client of the read API may spend: at most Limit
+// units over any trailing Window, of which Burst at once after a pause.
+// The rest comes back evenly, one unit every Interval: a client could
+// otherwise spend a full burst, then a whole window's refill, in one
+// window (docs/api.md).
 type APIPlan struct {
 	Name   string
 	Limit  int64
 	Window time.Duration
+	Burst  int64
+}
+
+// maxRefill bounds how long a plan's full burst takes to come back, so
+// that the limiter's times stay exact in a double (Redis's Lua numbers).
+const maxRefill = 366 * 24 * time.Hour
+
+// Interval is how long one unit takes to come back: the window over
+// limit-burst+1, rounded up to the microsecond. A burst of B and the
+// units that come back within one window then make at most Limit.
+func (p APIPlan) Interval() time.Duration {
+	n := p.Limit - p.Burst + 1
+	us := (p.Window.Microseconds() + n - 1) / n
+	return time.Duration(max(us, 1)) * time.Microsecond
 }
 
 // APIPlans is a parsed plans file: the plans and what a request of each
@@ -74,20 +91,12 @@ func (a *APIPlans) CheckRoutes(known []string) error {
 	return nil
 }
 
-// Costs is the plan as the limiter takes it: one pool named after the plan,
-// without reserve or calendar day, and one operation, "api", of one unit.
-func (p APIPlan) Costs() *Costs {
-	return &Costs{
-		Pools:      []Pool{{Name: p.Name, Limit: p.Limit, Window: p.Window}},
-		Operations: map[string][]Charge{"api": {{Pool: p.Name, Units: 1}}},
-	}
-}
-
 // ParseAPIPlans reads a plans file strictly, as ParseCosts does a costs
 // file: unknown keys, names that are not plain identifiers, limits or
-// costs that are not positive or above MaxUnits, windows that do not parse
-// and a route cost above some plan's limit are errors naming file, line
-// and field.
+// costs that are not positive or above MaxUnits, windows that do not parse,
+// a burst above its limit and a route cost above some plan's burst are
+// errors naming file, line and field. A plan without a burst gets a tenth
+// of its limit, or the dearest route's cost when that is more.
 func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -121,9 +130,11 @@ func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
 		return nil, err
 	}
 	if routesNode != nil {
-		err = p.apiRoutes(routesNode, a)
+		if err := p.apiRoutes(routesNode, a); err != nil {
+			return nil, err
+		}
 	}
-	return a, err
+	return a, p.apiBursts(plansNode, a)
 }
 
 func (p costsParser) apiPlans(n *yaml.Node, a *APIPlans) error {
@@ -151,8 +162,10 @@ func (p costsParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
 			plan.Limit, err = p.integer(v, join(field, key), 1)
 		case "window":
 			plan.Window, err = p.window(v, join(field, key))
+		case "burst":
+			plan.Burst, err = p.integer(v, join(field, key), 1)
 		default:
-			err = p.fail(k, join(field, key), "unknown key (want limit, window)")
+			err = p.fail(k, join(field, key), "unknown key (want limit, window, burst)")
 		}
 		return err
 	})
@@ -165,6 +178,8 @@ func (p costsParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
 		return plan, p.fail(n, field+".window", "missing")
 	case plan.Window < time.Second:
 		return plan, p.fail(n, field+".window", "must be at least 1s (clients are told it in whole seconds), got %s", plan.Window)
+	case plan.Burst > plan.Limit:
+		return plan, p.fail(n, field+".burst", "must be at most the limit (%d), got %d", plan.Limit, plan.Burst)
 	}
 	return plan, nil
 }
@@ -187,4 +202,38 @@ func (p costsParser) apiRoutes(n *yaml.Node, a *APIPlans) error {
 		a.Routes[route], a.lines[route] = u, k.Line
 		return nil
 	})
+}
+
+// apiBursts gives each plan without a burst its default, then checks that
+// every route fits every burst (a dearer request could never be admitted)
+// and that a burst comes back within maxRefill.
+func (p costsParser) apiBursts(plansNode *yaml.Node, a *APIPlans) error {
+	dearest := int64(1)
+	for _, u := range a.Routes {
+		dearest = max(dearest, u)
+	}
+	for i := range a.Plans {
+		plan := &a.Plans[i]
+		field, n := "plans."+plan.Name+".burst", p.planNode(plansNode, plan.Name)
+		if plan.Burst == 0 {
+			plan.Burst = min(plan.Limit, max((plan.Limit+9)/10, dearest))
+		}
+		if plan.Burst < dearest {
+			return p.fail(n, field, "%d is below the dearest route's cost (%d): that route could never be admitted", plan.Burst, dearest)
+		}
+		if float64(plan.Burst)*float64(plan.Interval()) > float64(maxRefill) {
+			return p.fail(n, field, "a burst of %d takes more than a year to come back (one unit every %s): lower it or raise the limit", plan.Burst, plan.Interval())
+		}
+	}
+	return nil
+}
+
+// planNode is the value node of plan name, for an error's line.
+func (p costsParser) planNode(plansNode *yaml.Node, name string) *yaml.Node {
+	for i := 0; i+1 < len(plansNode.Content); i += 2 {
+		if plansNode.Content[i].Value == name {
+			return plansNode.Content[i+1]
+		}
+	}
+	return plansNode
 }

@@ -8,7 +8,7 @@ import (
 
 func TestDefaultAPIPlans(t *testing.T) {
 	a := DefaultAPIPlans()
-	for _, want := range []APIPlan{{"anonymous", 600, time.Hour}, {"standard", 10000, time.Hour}} {
+	for _, want := range []APIPlan{{"anonymous", 600, time.Hour, 60}, {"standard", 10000, time.Hour, 1000}} {
 		if got, ok := a.Plan(want.Name); !ok || got != want {
 			t.Errorf("plan %s: got %+v (%v), want %+v", want.Name, got, ok, want)
 		}
@@ -28,7 +28,10 @@ func TestParseAPIPlansErrors(t *testing.T) {
 		{"unknown top key", plans + "burst: 3\n", "plans.yaml:3: burst: unknown key (want plans, routes)"},
 		{"no plans", "routes: {search: 2}\n", "plans.yaml:1: plans: missing"},
 		{"empty plans", "plans: {}\n", "plans.yaml:1: plans: at least one plan is needed"},
-		{"unknown plan key", "plans:\n  free: {limit: 10, window: 1m, burst: 2}\n", "plans.yaml:2: plans.free.burst: unknown key (want limit, window)"},
+		{"unknown plan key", "plans:\n  free: {limit: 10, window: 1m, rate: 2}\n", "plans.yaml:2: plans.free.rate: unknown key (want limit, window, burst)"},
+		{"burst above the limit", "plans:\n  free: {limit: 10, window: 1m, burst: 11}\n", "plans.yaml:2: plans.free.burst: must be at most the limit (10), got 11"},
+		{"burst below a route", "plans:\n  free: {limit: 10, window: 1m, burst: 2}\nroutes:\n  search: 3\n", "plans.yaml:2: plans.free.burst: 2 is below the dearest route's cost (3)"},
+		{"burst slower than a year", "plans:\n  free: {limit: 400, window: 744h, burst: 400}\n", "plans.yaml:2: plans.free.burst: a burst of 400 takes more than a year to come back"},
 		{"zero limit", "plans:\n  free: {limit: 0, window: 1m}\n", "plans.yaml:2: plans.free.limit: must be > 0, got 0"},
 		{"no window", "plans:\n  free: {limit: 5}\n", "plans.yaml:2: plans.free.window: missing"},
 		{"bad window", "plans:\n  free: {limit: 5, window: soon}\n", `plans.yaml:2: plans.free.window: must be a duration like 24h or 90s, got "soon"`},
@@ -45,6 +48,32 @@ func TestParseAPIPlansErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error starting %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAPIPlanBurst: a plan without a burst gets a tenth of its limit, or
+// the dearest route when that is more; the interval makes burst plus one
+// window's refill the limit.
+func TestAPIPlanBurst(t *testing.T) {
+	t.Parallel()
+	a, err := ParseAPIPlans("plans.yaml", []byte("plans:\n  a: {limit: 95, window: 1h}\n  b: {limit: 20, window: 1h}\n  c: {limit: 7, window: 1s, burst: 7}\n  d: {limit: 3, window: 1s}\nroutes:\n  search: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		name     string
+		burst    int64
+		interval time.Duration
+	}{
+		{"a", 10, 41_860_466 * time.Microsecond}, // ceil(95/10); 86 units a window, the µs rounded up
+		{"b", 3, 200 * time.Second},              // the search route's 3 over 20/10; 18 a window
+		{"c", 7, time.Second},                    // the whole limit at once, then one a window
+		{"d", 3, time.Second},                    // never above the limit
+	} {
+		p, _ := a.Plan(want.name)
+		if p.Burst != want.burst || p.Interval() != want.interval {
+			t.Errorf("plan %s: burst %d interval %s, want %d and %s", want.name, p.Burst, p.Interval(), want.burst, want.interval)
+		}
 	}
 }
 
