@@ -26,8 +26,11 @@ var pgStep2 string
 //go:embed pg_step3.sql
 var pgStep3 string
 
+//go:embed pg_step4.sql
+var pgStep4 string
+
 // pgUpgrades[i] takes a PostgreSQL database from step i+1 to i+2.
-var pgUpgrades = []string{pgStep2, pgStep3}
+var pgUpgrades = []string{pgStep2, pgStep3, pgStep4}
 
 // PGSchemaVersion is the schema step of a PostgreSQL database this binary
 // writes.
