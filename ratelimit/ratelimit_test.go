@@ -114,7 +114,8 @@ type admission struct {
 
 // TestBoundOracle is the bound's property test: callers in several
 // processes (memory: goroutines of one) send requests of random costs at
-// random times, far more than the plan admits, for a few windows; an exact
+// random times, far more than the plan admits, busy for a window and idle
+// for the next (an idle client must bank no more than its burst); an exact
 // oracle then checks every trailing window of the admitted requests, by
 // the limiter's clock, against the limit. It reports the worst window.
 func TestBoundOracle(t *testing.T) {
@@ -123,9 +124,9 @@ func TestBoundOracle(t *testing.T) {
 		for _, burst := range []int64{1, 8, limit} {
 			p := plan("oracle", limit, window, burst)
 			t.Run(fmt.Sprintf("%s/burst%d", b.name, burst), func(t *testing.T) {
-				adm := hammer(t, b, p, 6, 3*window)
+				adm := hammer(t, b, p, 6, 4*window)
 				worst := worstWindow(adm, window)
-				t.Logf("%s, limit %d a %s, burst %d: %d requests admitted over 3 windows; worst trailing window %d units (limit %d)",
+				t.Logf("%s, limit %d a %s, burst %d: %d requests admitted over 4 windows; worst trailing window %d units (limit %d)",
 					b.name, limit, window, burst, len(adm), worst, limit)
 				if worst > limit {
 					t.Fatalf("a trailing window of %s admitted %d units, above the limit %d", window, worst, limit)
@@ -138,8 +139,8 @@ func TestBoundOracle(t *testing.T) {
 	}
 }
 
-// hammer runs callers processes of requests on p for span and returns
-// what was admitted.
+// hammer runs callers processes of requests on p for span, every other
+// window of it, and returns what was admitted.
 func hammer(t *testing.T, b backend, p ingest.APIPlan, callers int, span time.Duration) []admission {
 	var mu sync.Mutex
 	var adm []admission
@@ -149,8 +150,12 @@ func hammer(t *testing.T, b backend, p ingest.APIPlan, callers int, span time.Du
 		l := b.open(t)
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			end := time.Now().Add(span)
-			for i := 0; i < 5000 && time.Now().Before(end); i++ {
+			start := time.Now()
+			for i := 0; i < 5000 && time.Since(start) < span; i++ {
+				if time.Since(start)/p.Window%2 == 1 {
+					time.Sleep(time.Millisecond)
+					continue
+				}
 				cost := 1 + rng.Int64N(min(3, p.Burst))
 				res, err := l.Allow(context.Background(), p, client, cost)
 				if err != nil {
