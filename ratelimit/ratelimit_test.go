@@ -40,8 +40,9 @@ func backends(t *testing.T) []backend {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { c.Close() })
-			return ratelimit.NewRedis(c)
+			l := ratelimit.NewRedis(c)
+			t.Cleanup(func() { l.Close(); c.Close() })
+			return l
 		}},
 		{"postgres", func(t *testing.T) ratelimit.Limiter {
 			db, err := store.Open(context.Background(), pgURL)
@@ -190,4 +191,31 @@ func worstWindow(adm []admission, w time.Duration) int64 {
 		worst = max(worst, sum)
 	}
 	return worst
+}
+
+// TestRedisScriptAndOutage: a Redis that forgot the script (a restart, a
+// SCRIPT FLUSH) gets it again by itself; a Redis that does not answer is
+// an error within the caller's deadline, which serve answers by serving
+// the request unmetered.
+func TestRedisScriptAndOutage(t *testing.T) {
+	rs := redistest.Start(t)
+	c, err := quota.NewClient("redis://"+rs.Addr+"/0", 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := ratelimit.NewRedis(c)
+	defer l.Close()
+	p := plan("p", 10, time.Hour, 5)
+	expect(t, l, p, "a", 1, true, 4)
+	if _, err := redistest.Do(rs.Addr, "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, l, p, "a", 1, true, 3)
+	rs.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := l.Allow(ctx, p, "a", 1); err == nil {
+		t.Fatal("Redis stopped: got a decision, want an error")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,15 +20,47 @@ var gcraScript = redis.NewScript(gcraSource)
 // upstream limiter's keys (ingest:{quota key}:...).
 const keyPrefix = "ingest:api:"
 
+// Pipelining: requests that arrive while others wait for Redis go out
+// together, at most batchMax in one write, from flushers senders at once.
+// A request alone goes out at once: nothing waits for company. Each
+// request still costs one round trip; a busy serve spends one write and
+// one read of its own and of Redis's per batch rather than per request.
+const (
+	batchMax = 64
+	flushers = 1
+)
+
 // Redis keeps the counts in Redis, shared by every process on it; one
-// script call, one round trip, decides by the server's clock.
+// script call per request decides by the server's clock.
 type Redis struct {
 	client redis.UniversalClient
+	queue  chan *call
+	quit   chan struct{}
+	once   sync.Once
 }
 
-// NewRedis returns a limiter on client. The script is sent with EVALSHA,
-// and again whole when Redis does not know it (after a restart).
-func NewRedis(client redis.UniversalClient) *Redis { return &Redis{client: client} }
+// call is one request waiting for its batch.
+type call struct {
+	key   string
+	args  []any
+	reply []int64
+	err   error
+	done  chan struct{}
+}
+
+// NewRedis returns a limiter on client; Close stops its senders. The
+// script is sent with EVALSHA, and loaded again when Redis does not know
+// it (after a restart).
+func NewRedis(client redis.UniversalClient) *Redis {
+	r := &Redis{client: client, queue: make(chan *call, batchMax*flushers), quit: make(chan struct{})}
+	for range flushers {
+		go r.flush()
+	}
+	return r
+}
+
+// Close stops the senders; the client is the caller's to close.
+func (r *Redis) Close() { r.once.Do(func() { close(r.quit) }) }
 
 // Backend is "redis".
 func (r *Redis) Backend() string { return "redis" }
@@ -38,12 +71,73 @@ func (r *Redis) Allow(ctx context.Context, plan ingest.APIPlan, client string, c
 	if err != nil {
 		return Result{}, err
 	}
-	v, err := gcraScript.Run(ctx, r.client, []string{keyPrefix + key(plan, client)}, ru.interval, ru.tolerance, cost).Int64Slice()
-	if err != nil {
-		return Result{}, fmt.Errorf("ratelimit: redis: %w", err)
+	c := &call{key: keyPrefix + key(plan, client), args: []any{ru.interval, ru.tolerance, cost}, done: make(chan struct{})}
+	select {
+	case r.queue <- c:
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("ratelimit: redis: %w", ctx.Err())
 	}
-	if len(v) != 3 {
-		return Result{}, fmt.Errorf("ratelimit: redis: the script answered %v, want 3 numbers", v)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("ratelimit: redis: %w", ctx.Err())
 	}
-	return ru.result(v[0] == 1, v[1], v[2], cost), nil
+	if c.err == nil && len(c.reply) != 3 {
+		c.err = fmt.Errorf("the script answered %v, want 3 numbers", c.reply)
+	}
+	if c.err != nil {
+		return Result{}, fmt.Errorf("ratelimit: redis: %w", c.err)
+	}
+	return ru.result(c.reply[0] == 1, c.reply[1], c.reply[2], cost), nil
+}
+
+// flush sends batches until Close: the first waiting request, and any
+// others already queued behind it.
+func (r *Redis) flush() {
+	batch := make([]*call, 0, batchMax)
+	for {
+		select {
+		case c := <-r.queue:
+			batch = append(batch[:0], c)
+		case <-r.quit:
+			return
+		}
+	more:
+		for len(batch) < batchMax {
+			select {
+			case c := <-r.queue:
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		r.send(batch)
+	}
+}
+
+// send runs a batch as one pipeline, and once more with the script loaded
+// when Redis answered NOSCRIPT.
+func (r *Redis) send(batch []*call) {
+	ctx := context.Background() // the client's timeouts bound it
+	cmds := r.pipeline(ctx, batch)
+	if len(cmds) > 0 && redis.HasErrorPrefix(cmds[0].Err(), "NOSCRIPT") {
+		if err := gcraScript.Load(ctx, r.client).Err(); err == nil {
+			cmds = r.pipeline(ctx, batch)
+		}
+	}
+	for i, c := range batch {
+		c.reply, c.err = cmds[i].Int64Slice()
+		close(c.done)
+	}
+}
+
+func (r *Redis) pipeline(ctx context.Context, batch []*call) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(batch))
+	_, _ = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range batch {
+			cmds[i] = gcraScript.EvalSha(ctx, p, []string{c.key}, c.args...)
+		}
+		return nil
+	})
+	return cmds
 }

@@ -15,14 +15,15 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
 
-// APILimiter decides one API request: units of plan for one client, the
-// client's own window. A refusal is a Decision, not an error; an error is
+// APILimiter decides one API request: units of plan for one client
+// (ratelimit's limiters). A refusal is a Result, not an error; an error is
 // a limiter that could not decide, and the request is then served.
 type APILimiter interface {
-	Spend(ctx context.Context, plan ingest.APIPlan, client string, units int64) (ingest.Decision, error)
+	Allow(ctx context.Context, plan ingest.APIPlan, client string, units int64) (ratelimit.Result, error)
 }
 
 // Tokens is what metering reads of the API's tokens, by hash.
@@ -143,41 +144,24 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ingest.APIPl
 	m := s.cfg.Meter
 	h := w.Header()
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
-	d, err := m.Limiter.Spend(r.Context(), plan, client, units)
-	if err != nil || len(d.Pools) == 0 {
+	res, err := m.Limiter.Allow(r.Context(), plan, client, units)
+	if err != nil {
 		m.observe(plan.Name, "unmetered")
 		m.warnUnavailable(s.cfg.Logger, plan.Name, err)
 		return true
 	}
-	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, plan.Name, d.Pools[0].Remaining, untilMore(plan, d, units)))
-	if d.Allowed {
+	retry := ceilSeconds(res.Wait)
+	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, plan.Name, res.Remaining, retry))
+	if res.Allowed {
 		m.observe(plan.Name, "allowed")
 		return true
 	}
 	m.observe(plan.Name, "refused")
-	retry := ceilSeconds(d.RetryAt.Sub(d.At))
 	h.Set("Retry-After", strconv.FormatInt(retry, 10))
 	apiError(w, http.StatusTooManyRequests, "rate_limited", "",
 		fmt.Sprintf("plan %s allows %d units per %s and this request costs %d: retry in %d s (Retry-After)",
 			plan.Name, plan.Limit, plan.Window, units, retry))
 	return false
-}
-
-// untilMore is the RateLimit field's t: the seconds until a request of
-// the same cost fits, 0 while the remaining units cover it. The embedded
-// limiter does not say when an admitted call's successor fits: the window
-// is then the bound.
-func untilMore(plan ingest.APIPlan, d ingest.Decision, units int64) int64 {
-	p := d.Pools[0]
-	switch {
-	case !d.Allowed:
-		return ceilSeconds(d.RetryAt.Sub(d.At))
-	case p.FreeAt.After(d.At):
-		return ceilSeconds(p.FreeAt.Sub(d.At))
-	case p.Remaining >= units:
-		return 0
-	}
-	return ceilSeconds(plan.Window)
 }
 
 // ceilSeconds rounds up to whole seconds, at least 1 for any wait: a

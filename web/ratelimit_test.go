@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ratelimit"
 )
 
 type downLimiter struct{ calls int }
 
-func (d *downLimiter) Spend(context.Context, ingest.APIPlan, string, int64) (ingest.Decision, error) {
+func (d *downLimiter) Allow(context.Context, ingest.APIPlan, string, int64) (ratelimit.Result, error) {
 	d.calls++
-	return ingest.Decision{}, errors.New("limiter: unavailable")
+	return ratelimit.Result{}, errors.New("limiter: unavailable")
 }
 
 type noTokens struct{}
@@ -60,5 +61,38 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 	op.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
 	if rec.Code != 401 {
 		t.Fatalf("no token on a server with one: got %d, want 401 (not anonymous)", rec.Code)
+	}
+}
+
+// TestMeterHeaders: the RateLimit fields count a plan's burst down, t is
+// the seconds until the same cost fits, and a refusal is a 429 whose
+// Retry-After is that same figure.
+func TestMeterHeaders(t *testing.T) {
+	t.Parallel()
+	plans, err := ingest.ParseAPIPlans("plans.yaml", []byte("plans:\n  anonymous: {limit: 3, window: 1m, burst: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
+	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A unit comes back every 1m/(3-2+1) = 30 s.
+	for i, want := range []struct {
+		code             int
+		rateLimit, retry string
+	}{
+		{200, `"anonymous";r=1;t=0`, ""},
+		{200, `"anonymous";r=0;t=30`, ""},
+		{429, `"anonymous";r=0;t=30`, "30"},
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
+		h := rec.Header()
+		if rec.Code != want.code || h.Get("RateLimit") != want.rateLimit || h.Get("Retry-After") != want.retry || h.Get("RateLimit-Policy") != `"anonymous";q=3;w=60` {
+			t.Fatalf("request %d: got %d %q %q %q, want %d %q Retry-After %q", i+1, rec.Code, h.Get("RateLimit-Policy"), h.Get("RateLimit"), h.Get("Retry-After"), want.code, want.rateLimit, want.retry)
+		}
 	}
 }

@@ -1,88 +1,35 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
 
-// apiKeyPrefix starts every quota key of the read API's clients: a
-// namespace of its own, so that API traffic never draws from the
-// upstream's pools.
-const apiKeyPrefix = "api."
-
-// apiLimiterCache is how many clients' limiters are kept; a limiter holds
-// no state that a new one would not find in the backend.
-const apiLimiterCache = 4096
-
-// apiLimiter is the quota package deciding for the read API: one quota
-// key per plan and client ("api.<plan>.<client>"), whose only pool is the
-// plan. serve owns these keys' configuration: it writes it when the
-// backend has none or holds another.
-type apiLimiter struct {
-	open func(opts quota.Options) (quota.Limiter, error)
-	opts quota.Options // QuotaKey and Costs are set per client
-
-	mu    sync.Mutex
-	cache map[string]quota.Limiter
-}
-
-func newAPILimiter(open func(quota.Options) (quota.Limiter, error), logger *slog.Logger) *apiLimiter {
-	return &apiLimiter{open: open, opts: quota.Options{Logger: logger, Disposable: true}, cache: map[string]quota.Limiter{}}
-}
-
-// Spend decides one request of client on plan.
-func (a *apiLimiter) Spend(ctx context.Context, plan ingest.APIPlan, client string, units int64) (ingest.Decision, error) {
-	l, err := a.limiter(plan, apiKeyPrefix+plan.Name+"."+client)
-	if err != nil {
-		return ingest.Decision{}, err
-	}
-	charges := []ingest.Charge{{Pool: plan.Name, Units: units}}
-	d, err := l.Spend(ctx, "api", charges)
-	var ce *quota.ConfigError
-	if errors.Is(err, quota.ErrNotApplied) || errors.As(err, &ce) {
-		if _, err := l.ApplyConfig(ctx); err != nil {
-			return d, fmt.Errorf("api limiter: %w", err)
+// apiLimiter is where the API's clients are counted: on Redis when
+// REDIS_URL is set, shared by every serve on it; else in a PostgreSQL
+// --db, shared by every host on it; else in this process (one host, one
+// serve: a SQLite database is not written for a read). The func releases
+// what it opened.
+func (s *settings) apiLimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
+	switch {
+	case s.redisURL != "":
+		client, err := redisClient(s.redisURL)
+		if err != nil {
+			return nil, nil, err
 		}
-		d, err = l.Spend(ctx, "api", charges)
+		l := ratelimit.NewRedis(client)
+		return l, func() { l.Close(); client.Close() }, nil
+	case store.IsURL(s.db):
+		return ratelimit.NewPostgres(db.Writer()), func() {}, nil
 	}
-	return d, err
-}
-
-// limiter returns the cached limiter of key, or opens one.
-func (a *apiLimiter) limiter(plan ingest.APIPlan, key string) (quota.Limiter, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if l, ok := a.cache[key]; ok {
-		return l, nil
-	}
-	if len(a.cache) >= apiLimiterCache {
-		for k := range a.cache { // any one: map order is random
-			delete(a.cache, k)
-			break
-		}
-	}
-	opts := a.opts
-	opts.QuotaKey, opts.Costs = key, plan.Costs()
-	l, err := a.open(opts)
-	if err != nil {
-		return nil, err
-	}
-	a.cache[key] = l
-	return l, nil
+	return ratelimit.NewMemory(), func() {}, nil
 }
 
 // parseTrustedProxies reads --trusted-proxies: CIDRs or single addresses,
@@ -125,11 +72,4 @@ func (m *apiMetrics) observe(plan, outcome string) { m.requests.WithLabelValues(
 
 func (m *apiMetrics) route() web.Route {
 	return web.Route{Pattern: "GET /metrics", Kind: web.Operational, Handler: promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})}
-}
-
-// randomID names this process's ledger to the API's Redis limiter.
-func randomID() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }

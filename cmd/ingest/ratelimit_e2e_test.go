@@ -50,16 +50,29 @@ func (a apiAnswer) expect(t *testing.T, what string, code int, rateLimit string)
 }
 
 // TestServeRateLimitsShared runs two `ingest serve` processes on one
-// redis-server and checks that a token's plan is one budget across both,
-// exactly; that answers carry the RateLimit fields and a refusal is a 429
-// with Retry-After; that a revoked token is refused by both; and that
+// redis-server, and two on one PostgreSQL database without Redis, and
+// checks that a token's plan is one budget across both, exactly; that
+// answers carry the RateLimit fields, exact for GCRA, and a refusal is a
+// 429 with Retry-After; that a revoked token is refused by both; and that
 // callers without a token are metered by address, a spoofed
-// X-Forwarded-For counting only behind a trusted proxy.
+// X-Forwarded-For counting only behind a trusted proxy. The plans' bursts
+// are their limits: the whole plan at once, then one unit an hour.
 func TestServeRateLimitsShared(t *testing.T) {
-	h := newHarness(t)
-	h.withRedis()
+	t.Run("redis", func(t *testing.T) {
+		h := newHarness(t)
+		h.withRedis()
+		testRateLimitsShared(t, h)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		h := newHarness(t)
+		h.withPostgres()
+		testRateLimitsShared(t, h)
+	})
+}
+
+func testRateLimitsShared(t *testing.T, h *harness) {
 	plans := filepath.Join(h.dir, "plans.yaml")
-	err := os.WriteFile(plans, []byte("plans:\n  anonymous: {limit: 3, window: 1h}\n  small: {limit: 5, window: 1h}\nroutes:\n  search: 2\n"), 0o644)
+	err := os.WriteFile(plans, []byte("plans:\n  anonymous: {limit: 3, window: 1h, burst: 3}\n  small: {limit: 5, window: 1h, burst: 5}\nroutes:\n  search: 2\n"), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +95,8 @@ func TestServeRateLimitsShared(t *testing.T) {
 			t.Errorf("RateLimit-Policy: got %q", got)
 		}
 		retry, err := strconv.Atoi(res.header.Get("Retry-After"))
-		if err != nil || retry < 3590 || retry > 3600 {
-			t.Errorf("Retry-After: got %q, want the first request's second leaving the 1h window", res.header.Get("Retry-After"))
+		if err != nil || retry < 3590 || retry > 3600 || res.header.Get("RateLimit") != `"small";r=0;t=`+res.header.Get("Retry-After") {
+			t.Errorf("Retry-After %q, RateLimit %q: want the hour one unit takes to come back, in both", res.header.Get("Retry-After"), res.header.Get("RateLimit"))
 		}
 	}
 
@@ -123,7 +136,8 @@ func TestServeRateLimitsShared(t *testing.T) {
 }
 
 // tAfter is the RateLimit field's t for r units left of a plan whose
-// requests cost 1: 0 while one fits, else the whole window.
+// requests cost 1 and whose burst is its limit: 0 while one fits, else
+// the hour one unit takes to come back.
 func tAfter(r int) string {
 	if r > 0 {
 		return "0"

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -46,8 +45,8 @@ func newServeCmd(s *settings) *cobra.Command {
 		Long: `serve answers the JSON API under /api/v1 (search, charts, videos, quota,
 runs; see docs/api.md) and a dashboard at / (the quota at a glance, each
 region's chart, each video's history, search), from the database. It spends
-no upstream quota; it writes only the API's own limiter (without Redis, in
-the database) and each token's last use.
+no upstream quota; it writes only each token's last use and, on a
+PostgreSQL --db without Redis, the API's own limiter.
 
 /healthz and /readyz answer without a token. Set INGEST_UI_TOKEN to ask
 every other request for that token: scripts send it as Authorization: Bearer
@@ -60,7 +59,9 @@ from ingest tokens add on its plan, a caller without one on the anonymous
 plan by address (--trusted-proxies for X-Forwarded-For). Answers carry the
 RateLimit and RateLimit-Policy fields; a refusal is 429 with Retry-After.
 Several serve processes on one REDIS_URL, or without it on one PostgreSQL
-database, share each client's plan exactly.
+database, share each client's plan; without either, each serve counts
+its clients in memory. Over any trailing window a client gets at most its
+plan's limit (docs/api.md).
 The holder of INGEST_UI_TOKEN is not metered.
 
 Next runs and the plan follow the schedule a daemon on this database records,
@@ -192,18 +193,19 @@ func apiSettings(f *serveFlags) (*ingest.APIPlans, []netip.Prefix, error) {
 	return plans, proxies, err
 }
 
-// openServeDB opens the database for writing, which the embedded limiter
-// and the tokens' last use need, but never creates it. With Redis, a
-// database that cannot be written (a read-only volume) is opened read-only:
-// tokens' last use then goes unrecorded.
+// openServeDB opens the database for writing, which the tokens' last use
+// and, on PostgreSQL without Redis, the API's limiter need, but never
+// creates it. When the limiter does not live in it, a database that cannot
+// be written (a read-only volume) is opened read-only: tokens' last use
+// then goes unrecorded.
 func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	if !s.dbExists() {
 		return openExisting(ctx, s)
 	}
 	db, err := store.Open(ctx, s.db)
-	if err == nil || s.redisURL == "" {
+	if err == nil || (s.redisURL == "" && store.IsURL(s.db)) {
 		if err != nil {
-			return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the database, so serve writes it)", err))
+			return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 		}
 		return db, nil
 	}
@@ -217,24 +219,14 @@ type meter struct {
 	metrics *apiMetrics
 }
 
-// openMeter builds the API's limiter: on Redis when REDIS_URL is set,
-// shared by every serve process on it, else embedded in the database.
+// openMeter builds the API's metering over its own limiter (apiLimiter).
 func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []netip.Prefix) (meter, func(), error) {
 	m := meter{metrics: newAPIMetrics()}
-	var open func(quota.Options) (quota.Limiter, error)
-	closeFn := func() {}
-	if s.redisURL == "" {
-		open = func(o quota.Options) (quota.Limiter, error) { return s.embeddedLimiter(db, o) }
-	} else {
-		client, err := redisClient(s.redisURL)
-		if err != nil {
-			return m, nil, err
-		}
-		open = func(o quota.Options) (quota.Limiter, error) { return quota.NewRedis(client, o) }
-		closeFn = func() { client.Close() }
+	l, closeFn, err := s.apiLimiter(db)
+	if err != nil {
+		return m, nil, err
 	}
-	l := newAPILimiter(open, s.logger)
-	l.opts.Ledger, l.opts.Where = "serve-"+randomID(), ledgerWhere(s.db)
+	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
 	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.observe}
 	return m, closeFn, nil
 }
