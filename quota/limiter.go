@@ -98,10 +98,6 @@ type Options struct {
 	// Replicas: with more than zero, the Redis limiter counts an admission
 	// only once WAIT confirms that many replicas hold it.
 	Replicas int
-	// Disposable keys (the read API's clients) may start afresh: their
-	// configuration expires when idle like their other keys, and lost data
-	// is not waited out, at the cost of one window's extra admissions.
-	Disposable bool
 	// Beat and Guard: see DefaultBeat and DefaultGuard.
 	Beat, Guard time.Duration
 	// Now is this worker's clock; nil means time.Now. It is the SQLite

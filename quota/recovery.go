@@ -254,7 +254,7 @@ func (r *Redis) recover(ctx context.Context, why string) error {
 // data when this ledger has calls within the pools' span, else a key that
 // was never created.
 func (r *Redis) noConf(ctx context.Context) error {
-	if ok, err := r.spent(ctx); err != nil || !ok || r.opts.Disposable {
+	if ok, err := r.spent(ctx); err != nil || !ok {
 		return cmp.Or(err, r.notApplied())
 	}
 	return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")

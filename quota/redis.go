@@ -121,23 +121,21 @@ type poolArg struct {
 
 // args are one call's arguments, by name; each mode reads what it needs.
 type args struct {
-	Ledger string `json:"ledger"`
-	Where  string `json:"where"`
-	Offset int64  `json:"offset"`
-	Guard  int64  `json:"guard"`
-	Span   int64  `json:"span"`
-	TTL    int64  `json:"ttl"`
-	Ref    int64  `json:"ref"`
-	Up     int64  `json:"up"`
-	Mark   string `json:"mark"`
-	// Disposable: see Options.Disposable.
-	Disposable bool      `json:"disposable,omitempty"`
-	Token      int64     `json:"token"`
-	Seq        int64     `json:"seq,omitempty"`
-	Need       []string  `json:"need,omitempty"`
-	ID         string    `json:"id,omitempty"`
-	Tokens     []int64   `json:"tokens,omitempty"`
-	Pools      []poolArg `json:"pools"`
+	Ledger string    `json:"ledger"`
+	Where  string    `json:"where"`
+	Offset int64     `json:"offset"`
+	Guard  int64     `json:"guard"`
+	Span   int64     `json:"span"`
+	TTL    int64     `json:"ttl"`
+	Ref    int64     `json:"ref"`
+	Up     int64     `json:"up"`
+	Mark   string    `json:"mark"`
+	Token  int64     `json:"token"`
+	Seq    int64     `json:"seq,omitempty"`
+	Need   []string  `json:"need,omitempty"`
+	ID     string    `json:"id,omitempty"`
+	Tokens []int64   `json:"tokens,omitempty"`
+	Pools  []poolArg `json:"pools"`
 }
 
 // reply is what window.lua answers, by name.
@@ -184,7 +182,7 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	now := r.opts.Now()
 	a := &args{
-		Ledger: r.opts.Ledger, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(), Disposable: r.opts.Disposable,
+		Ledger: r.opts.Ledger, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(),
 		Guard: r.opts.Guard.Milliseconds(), Span: r.opts.Costs.Span().Milliseconds(),
 		TTL: (r.opts.Costs.Span() + keyMargin).Milliseconds(),
 	}
@@ -311,9 +309,6 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 	a := r.base(pools, func(p ingest.Pool) int64 { return units[p.Name] })
 	a.Token = r.tok.Add(1)
 	a.Mark, a.Ref, a.Up = r.led.clockArgs()
-	if r.opts.Disposable {
-		a.Mark = ""
-	}
 	rep, err := r.run(ctx, 0, "spend", r.inst, a)
 	if err != nil {
 		d, err = r.failed(ctx, op, cs, a.Token, err)
@@ -326,11 +321,7 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 		r.led.decided(ctx, r, rep)
 		return d, false, nil
 	case "lost":
-		if r.opts.Disposable {
-			_, err = r.run(ctx, 0, "reset", r.inst, r.base(r.opts.Costs.Pools, one))
-		} else {
-			err = r.recover(ctx, rep.Why)
-		}
+		err = r.recover(ctx, rep.Why)
 	case "noconf":
 		err = r.noConf(ctx)
 	case "conf":

@@ -488,36 +488,3 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 		t.Fatalf("after the refill: default used %d, want 1", s[0].Used)
 	}
 }
-
-// TestRedisDisposableStartsAfresh: a disposable key (the read API's
-// clients) has a configuration that expires like its other keys, and a
-// loss is not waited out: after FLUSHALL the key is applied again and
-// admits at once; after one log alone is lost it starts afresh.
-func TestRedisDisposableStartsAfresh(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	c := newClient(t, srv.Addr)
-	ctx := context.Background()
-	l, err := openRedis(t, c, quota.Options{QuotaKey: "api.free.x", Costs: testCosts(t, 100, 0, 5, time.Hour), Logger: quiet, Disposable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		spend(t, l, 1)
-	}
-	if ttl, err := c.PTTL(ctx, "ingest:{api.free.x}:conf").Result(); err != nil || ttl <= 0 {
-		t.Fatalf("a disposable key's configuration: PTTL %s, %v; want an expiry", ttl, err)
-	}
-	do(t, srv.Addr, "FLUSHALL")
-	if _, err := l.Spend(ctx, "test", []ingest.Charge{{Pool: "default", Units: 1}}); !errors.Is(err, quota.ErrNotApplied) {
-		t.Fatalf("after FLUSHALL: %v; want ErrNotApplied, so that its owner applies it again", err)
-	}
-	created(t, l)
-	if d := spend(t, l, 1); !d.Allowed {
-		t.Fatalf("after FLUSHALL and apply: %+v; want admitted at once, no wait", d)
-	}
-	del(t, srv.Addr, "ingest:{api.free.x}:log:default")
-	if d := spend(t, l, 1); !d.Allowed || pool(d, "default").Used != 1 {
-		t.Fatalf("after its log was lost: %+v; want admitted afresh, 1 used", d)
-	}
-}

@@ -237,7 +237,6 @@ function modes.spend()
     end
     redis.call('HSET', S, 'seq', fmt(seq), 'last', r.id)
     register(r.id, now)
-    if a.disposable then expire(CONF) end
     redis.call('HSET', RCPT, fmt(a.token % 32), fmt(a.token) .. ' ' .. r.id)
     expire(RCPT)
   end
@@ -424,18 +423,9 @@ function modes.read()
   return r
 end
 
--- apply writes this worker's settings as the limiter's; a disposable
--- key's expire when idle, like everything else of it.
+-- apply writes this worker's settings as the limiter's.
 function modes.apply()
   for _, p in ipairs(pools()) do redis.call('HSET', CONF, p.name, p.conf) end
-  if a.disposable then expire(CONF) end
-  return {code = 'ok'}
-end
-
--- reset starts a disposable key afresh after lost data.
-function modes.reset()
-  redis.call('DEL', S, LEDGERS)
-  for _, p in ipairs(pools()) do redis.call('DEL', p.key) end
   return {code = 'ok'}
 end
 
