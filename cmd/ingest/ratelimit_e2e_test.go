@@ -167,3 +167,39 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestServeFailsOpenWhenTheLimiterIsDown: with its Redis gone, serve
+// still answers API requests (unmetered, without the RateLimit field),
+// counts them on /metrics, and says so in its log once, not per request.
+func TestServeFailsOpenWhenTheLimiterIsDown(t *testing.T) {
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.mustRun(0, "tokens", "list") // creates the database
+	addr := closedAddr(t)
+	p := h.start("serve", "--listen", addr)
+	base := "http://" + addr
+	if !waitFor(30*time.Second, func() bool { return apiGetOK(base + "/healthz") }) {
+		t.Fatalf("ingest serve never answered\n%s", p.out)
+	}
+	apiGet(t, base, "/api/v1/runs", "", "").expect(t, "Redis up", 200, `"anonymous";r=59;t=0`)
+	rs.Stop()
+	for i := range 3 {
+		apiGet(t, base, "/api/v1/runs", "", "").expect(t, "Redis down "+strconv.Itoa(i+1), 200, "")
+	}
+	metrics := apiGet(t, base, "/metrics", "", "").body
+	if !strings.Contains(metrics, `ingest_api_requests_total{outcome="unmetered",plan="anonymous"} 3`) {
+		t.Errorf("/metrics: want 3 unmetered anonymous requests\n%s", metrics)
+	}
+	if n := strings.Count(p.out.String(), "the limiter cannot decide"); n != 1 {
+		t.Errorf("the log says the limiter cannot decide %d times, want once\n%s", n, p.out)
+	}
+}
+
+func apiGetOK(url string) bool {
+	res, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == 200
+}
