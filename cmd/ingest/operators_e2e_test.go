@@ -4,9 +4,13 @@ package main
 // errors that name the fix.
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // backfill --help prices a page as the shipped costs.yaml does, the same
@@ -40,5 +44,52 @@ func TestRunOnceEveryPrintsThePlan(t *testing.T) {
 	}
 	if !pools["default"] {
 		t.Errorf("run --once --every 1h: no plan line for the default pool at info:\n%s", res.stderr)
+	}
+}
+
+// Every flag of a command below the root is read from INGEST_<PATH>_<FLAG>,
+// its path the commands' names below the root (tokens add --plan:
+// INGEST_TOKENS_ADD_PLAN), unless it has a name of its own.
+func TestCommandFlagsFollowTheirPath(t *testing.T) {
+	own := map[string]bool{}
+	for _, c := range commonSettings() {
+		own[c.env] = true
+	}
+	for _, env := range []string{keepEnv, apiPlansEnv, categoriesEnv} {
+		own[env] = true
+	}
+	var walk func(cmd *cobra.Command, path string)
+	walk = func(cmd *cobra.Command, path string) {
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			env := f.Annotations[envAnnotation]
+			if len(env) == 0 {
+				return // help, version: no variable
+			}
+			if want := "INGEST_" + path + "_" + envName(f.Name); env[0] != want && !own[env[0]] {
+				t.Errorf("%s --%s reads %s, want %s", cmd.CommandPath(), f.Name, env[0], want)
+			}
+		})
+		for _, sub := range cmd.Commands() {
+			walk(sub, strings.TrimPrefix(path+"_"+envName(sub.Name()), "_"))
+		}
+	}
+	walk(newRoot(), "")
+}
+
+// tokens add and tokens list read their flags from the documented names,
+// and still from the names they had before.
+func TestTokensReadTheirVariables(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.set("INGEST_TOKENS_ADD_PLAN", "standard")
+	h.mustRun(0, "tokens", "add", "acme")
+	h.unset("INGEST_TOKENS_ADD_PLAN")
+	h.set("INGEST_ADD_PLAN", "standard")
+	h.mustRun(0, "tokens", "add", "bolt")
+	h.set("INGEST_TOKENS_LIST_JSON", "true")
+	res := h.mustRun(0, "tokens", "list")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(res.stdout), &list); err != nil || len(list) != 2 {
+		t.Errorf("INGEST_TOKENS_LIST_JSON=true: want a JSON array of two tokens, got %v\n%s", err, res)
 	}
 }

@@ -63,7 +63,7 @@ once, as the last line of its output, and it cannot be shown again.`,
 			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensRevoke(cmd.Context(), cmd.OutOrStdout(), db, args[0]) })
 		},
 	}
-	cmd.AddCommand(commandEnv(add), commandEnv(list), commandEnv(revoke))
+	cmd.AddCommand(add, list, revoke) // commandEnv names their variables: INGEST_TOKENS_ADD_PLAN
 	return cmd
 }
 
