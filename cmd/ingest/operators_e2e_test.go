@@ -5,12 +5,17 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
 // backfill --help prices a page as the shipped costs.yaml does, the same
@@ -91,5 +96,66 @@ func TestTokensReadTheirVariables(t *testing.T) {
 	var list []map[string]any
 	if err := json.Unmarshal([]byte(res.stdout), &list); err != nil || len(list) != 2 {
 		t.Errorf("INGEST_TOKENS_LIST_JSON=true: want a JSON array of two tokens, got %v\n%s", err, res)
+	}
+}
+
+// A database that cannot be used is a configuration error (exit 2) in one
+// line naming --db / INGEST_DB, the file or URL, and the fix, never the
+// driver's own words: a damaged SQLite file, a path SQLite cannot open,
+// a PostgreSQL database that does not exist, a password with a bare @.
+func TestDatabaseErrorsSayTheFix(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	damaged := filepath.Join(h.dir, "damaged.db")
+	copyFile(t, h.db(), damaged, 0o644)
+	if err := os.Truncate(damaged, 8192); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := *pg
+	missing.Path = "/no_such_db"
+	at := "postgres://" + pg.User.Username() + ":p@ss@" + pg.Host + pg.Path
+	for _, tc := range []struct {
+		name, db string
+		args     []string
+		want     []string
+	}{
+		{"damaged: run", damaged, []string{"run", "--once", "--regions", "US"}, []string{damaged, "damaged", "backup"}},
+		{"damaged: report", damaged, []string{"report"}, []string{damaged, "damaged", "backup"}},
+		{"damaged: search", damaged, []string{"search", "x"}, []string{damaged, "damaged", "backup"}},
+		{"cannot open", "/proc/nope.db", []string{"run", "--once", "--regions", "US"}, []string{"/proc/nope.db", "cannot be opened", "another path"}},
+		{"no such PostgreSQL database", missing.String(), []string{"run", "--once", "--regions", "US"}, []string{"no_such_db", "does not exist", "CREATE DATABASE"}},
+		{"a bare @ in the password", at, []string{"report"}, []string{"%40", "percent-encode"}},
+	} {
+		h.set("INGEST_DB", tc.db)
+		r := h.run(tc.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		ok := r.code == 2 && len(lines) == 1 && strings.Contains(lines[0], "INGEST_DB")
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(lines[0], w)
+		}
+		if !ok {
+			t.Errorf("%s: want exit 2 and one line naming INGEST_DB and %q, got %s", tc.name, tc.want, r)
+		}
+		if raw := regexp.MustCompile(`\(\d+\)|unable to open|malformed|SQLSTATE|no such host|p@ss`).FindString(r.stderr); raw != "" {
+			t.Errorf("%s: the driver's own words or the password (%q) reach the user: %s", tc.name, raw, r.stderr)
+		}
+	}
+}
+
+// export --out into a directory that does not exist names the flag and the
+// file the user gave, not the temporary file beside it.
+func TestExportOutErrorNamesTheFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	r := h.run("export", "--since", "2026-01-01", "--out", "/nonexistent/x.csv")
+	if r.code != 2 || !strings.Contains(r.stderr, "--out") || !strings.Contains(r.stderr, "/nonexistent/x.csv") ||
+		!strings.Contains(r.stderr, "/nonexistent") || strings.Contains(r.stderr, ".x.csv.") {
+		t.Errorf("want exit 2 naming --out and /nonexistent/x.csv, not a temporary file, got %s", r)
 	}
 }
