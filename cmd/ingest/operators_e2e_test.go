@@ -225,3 +225,42 @@ func apiGetOK(u string) bool {
 	res.Body.Close()
 	return res.StatusCode == 200
 }
+
+// With --log-format json (or its variable) the last line, the error, is
+// JSON too; a --redis that is not a URL says what a Redis URL looks like;
+// a search of operators alone says to write the word in lower case.
+func TestSmallMessages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"--redis notaurl, JSON by flag", nil, []string{"report", "--redis", "notaurl", "--log-format", "json"}, "redis://"},
+		{"--redis notaurl, JSON by variable", map[string]string{"INGEST_LOG_FORMAT": "json"}, []string{"report", "--redis", "notaurl"}, "redis://"},
+		{"--redis with another scheme", nil, []string{"report", "--redis", "http://127.0.0.1:6379"}, `scheme "http"`},
+		{"search AND", nil, []string{"search", "AND"}, "lower case (and)"},
+		{"search NEAR OR", nil, []string{"search", "NEAR OR"}, "lower case (near or)"},
+	} {
+		for k, v := range tc.env {
+			h.set(k, v)
+		}
+		r := h.mustRun(2, tc.args...)
+		for k := range tc.env {
+			h.unset(k)
+		}
+		last := lastLine(r.stderr)
+		if !strings.Contains(last, tc.want) || strings.Contains(last, "invalid URL scheme") || strings.Contains(last, "no letters or digits") {
+			t.Errorf("%s: want a last line saying %q, got %s", tc.name, tc.want, r)
+		}
+		if json := tc.env["INGEST_LOG_FORMAT"] == "json" || strings.Contains(strings.Join(tc.args, " "), "--log-format json"); json {
+			lines := jsonLines(t, r.stderr)
+			if len(lines) == 0 || lines[len(lines)-1]["level"] != "ERROR" || lines[len(lines)-1]["exit"] != float64(2) {
+				t.Errorf("%s: want the last line as JSON at ERROR with exit 2, got %s", tc.name, r)
+			}
+		}
+	}
+}
