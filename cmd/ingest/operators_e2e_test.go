@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -262,5 +264,34 @@ func TestSmallMessages(t *testing.T) {
 				t.Errorf("%s: want the last line as JSON at ERROR with exit 2, got %s", tc.name, r)
 			}
 		}
+	}
+}
+
+// serve on a database file it cannot write, without REDIS_URL, exits 2
+// naming the file and REDIS_URL, the way to serve it read-only (the API's
+// limiter lives in the database otherwise): docs/api.md says so.
+func TestServeOnAReadOnlyFileSaysTheFix(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	dir, err := os.MkdirTemp("", "ingest-serve-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin, db := filepath.Join(dir, "ingest"), filepath.Join(dir, "ro.db")
+	copyFile(t, ingestBin, bin, 0o755)
+	copyFile(t, h.db(), db, 0o444)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--listen", closedAddr(t))
+	cmd.Env = []string{"INGEST_DB=" + db, "YOUTUBE_API_KEY=" + testKey}
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), db) || !strings.Contains(string(out), "set REDIS_URL") {
+		t.Errorf("serve on a read-only file without REDIS_URL: want exit 2 naming %s and REDIS_URL, got exit %d:\n%s", db, code, out)
 	}
 }

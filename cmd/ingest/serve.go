@@ -203,8 +203,12 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	}
 	db, err := store.Open(ctx, s.db)
 	if err == nil || s.redisURL == "" {
+		var pe *store.PathError
+		if errors.As(err, &pe) {
+			return nil, usageErrorf("--db (INGEST_DB) %v; without REDIS_URL the API's limiter lives in the database, so serve writes it: set REDIS_URL (--redis) to serve a file it cannot write, read-only", pe)
+		}
 		if err != nil {
-			return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the database, so serve writes it)", err))
+			return nil, dbError(s.dbName(), err)
 		}
 		return db, nil
 	}
