@@ -193,7 +193,6 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	charts := make([]string, len(runner.Passes))
 	for i, pass := range runner.Passes {
 		charts[i] = pass.Chart()
-		m.schedules[charts[i]], _ = regions.Stagger(f.every, i, len(runner.Passes))
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
