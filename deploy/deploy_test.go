@@ -358,7 +358,7 @@ func kustomizedImage(t *testing.T) string {
 var pinnedTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // TestKustomization renders `kubectl kustomize kubernetes` offline: the
-// one-host daemon on its volume, the image kustomization.yaml names, no
+// one-host daemon on its volume, the image the image component names, no
 // Secret (it is created by hand) and no quota apply (a one-shot step).
 func TestKustomization(t *testing.T) {
 	image := kustomizedImage(t)

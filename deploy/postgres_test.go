@@ -22,7 +22,7 @@ const pgDir = "kubernetes-postgres"
 
 // TestPostgresKustomization renders `kubectl kustomize kubernetes-postgres`
 // offline and decodes it strictly: the daemon and serve, each with more
-// than one replica, on the database URL and the Redis URL from the Secret,
+// than one replica, on the database URL from the Secret and its Redis URL if it has one,
 // with no volume, no Secret and the image of the base.
 func TestPostgresKustomization(t *testing.T) {
 	image := kustomizedImage(t)
@@ -100,7 +100,7 @@ func checkPostgresDeployment(t *testing.T, d *appsv1.Deployment, image, command 
 	}
 	c := pod.Containers[0]
 	if c.Image != image {
-		t.Errorf("%s: image %q, want %q (the one kubernetes/kustomization.yaml names)", what, c.Image, image)
+		t.Errorf("%s: image %q, want %q (the one kubernetes/image/kustomization.yaml names)", what, c.Image, image)
 	}
 	if len(c.Args) == 0 || c.Args[0] != command {
 		t.Errorf("%s: args %v, want %s", what, c.Args, command)
