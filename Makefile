@@ -9,8 +9,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.built=$(BUILT)
-# The container image is named in deploy/kubernetes/kustomization.yaml only.
-IMAGE   := $(shell awk '/newName:/{n=$$2} /newTag:/{t=$$2} END{print n ":" t}' deploy/kubernetes/kustomization.yaml)
+# The container image is named in deploy/kubernetes/image/kustomization.yaml only.
+IMAGE   := $(shell awk '/newName:/{n=$$2} /newTag:/{t=$$2} END{gsub(/"/, "", t); print n ":" t}' deploy/kubernetes/image/kustomization.yaml)
 
 .PHONY: help build install image test bench demo lint fuzz mutants deps clean
 
@@ -33,7 +33,7 @@ install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/ingest $(DESTDIR)$(PREFIX)/bin/ingest
 
-image: ## build the image deploy/kubernetes/kustomization.yaml names; then docker push it
+image: ## build the image deploy/kubernetes/image/kustomization.yaml names; then docker push it
 	docker build -t $(IMAGE) --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
 
 test: deps ## run every test with -race against real redis-server and SQLite, and check deploy/

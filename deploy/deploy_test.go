@@ -159,8 +159,30 @@ func checkPod(t *testing.T, what string, pod corev1.PodSpec) {
 	if db := env["INGEST_DB"].Value; !strings.HasPrefix(db, c.VolumeMounts[0].MountPath+"/") {
 		t.Errorf("%s: INGEST_DB %q is not on the volume mounted at %s", what, db, c.VolumeMounts[0].MountPath)
 	}
-	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+	restricted(t, what, pod)
+}
+
+// restricted: what Pod Security "restricted" asks of a pod, so that a
+// namespace enforcing it admits the pod: not root, the runtime's default
+// seccomp profile, no privilege escalation, every capability dropped.
+func restricted(t *testing.T, what string, pod corev1.PodSpec) {
+	t.Helper()
+	psc := pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
 		t.Errorf("%s: want runAsNonRoot", what)
+	}
+	podSeccomp := psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault
+	for _, c := range append(pod.InitContainers, pod.Containers...) {
+		s := c.SecurityContext
+		if !podSeccomp && (s == nil || s.SeccompProfile == nil || s.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault) {
+			t.Errorf("%s: container %s has no seccompProfile RuntimeDefault (pod or container)", what, c.Name)
+		}
+		if s == nil || s.AllowPrivilegeEscalation == nil || *s.AllowPrivilegeEscalation {
+			t.Errorf("%s: container %s: want allowPrivilegeEscalation: false", what, c.Name)
+		}
+		if s == nil || s.Capabilities == nil || len(s.Capabilities.Drop) != 1 || s.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: container %s: want capabilities drop [ALL]", what, c.Name)
+		}
 	}
 }
 
@@ -295,10 +317,14 @@ func open(out []byte) string {
 	return strings.Join(lines, "\n")
 }
 
-// kustomizedImage is the image kustomization.yaml names, name:tag.
+// imageComponent is the one file that names the image.
+const imageComponent = "kubernetes/image/kustomization.yaml"
+
+// kustomizedImage is the image the image component names, name:tag, with
+// a pinned tag.
 func kustomizedImage(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("kubernetes/kustomization.yaml")
+	data, err := os.ReadFile(imageComponent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,16 +339,26 @@ func kustomizedImage(t *testing.T) string {
 		} `json:"images"`
 	}
 	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		t.Fatalf("kustomization.yaml: %v", err)
+		t.Fatalf("%s: %v", imageComponent, err)
+	}
+	if k.Kind != "Component" || len(k.Resources) != 0 {
+		t.Errorf("%s: kind %q with resources %v; want a Component naming the image alone", imageComponent, k.Kind, k.Resources)
 	}
 	if len(k.Images) != 1 || k.Images[0].Name != "ingest" || k.Images[0].NewName == "" || k.Images[0].NewTag == "" {
-		t.Fatalf("kustomization.yaml: want one image entry for `ingest` with newName and newTag, got %+v", k.Images)
+		t.Fatalf("%s: want one image entry for `ingest` with newName and newTag, got %+v", imageComponent, k.Images)
+	}
+	if tag := k.Images[0].NewTag; !pinnedTag.MatchString(tag) {
+		t.Errorf("%s: newTag %q; want a release's version (%s), not a tag that moves", imageComponent, tag, pinnedTag)
 	}
 	return k.Images[0].NewName + ":" + k.Images[0].NewTag
 }
 
+// pinnedTag is a release's version: a restarted pod then runs what its
+// neighbours run.
+var pinnedTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+$`)
+
 // TestKustomization renders `kubectl kustomize kubernetes` offline: the
-// one-host daemon on its volume, the image kustomization.yaml names, no
+// one-host daemon on its volume, the image the image component names, no
 // Secret (it is created by hand) and no quota apply (a one-shot step).
 func TestKustomization(t *testing.T) {
 	image := kustomizedImage(t)
@@ -361,9 +397,9 @@ func kinds(m map[string]any) []string {
 	return out
 }
 
-// TestImageIsNamedOnce: make image builds the image kustomization.yaml
-// names, the quota apply Job (applied with -f, outside the kustomization)
-// runs it, and no other manifest names a registry.
+// TestImageIsNamedOnce: make image builds the image the component names,
+// the quota apply Job (its own kustomization, outside the daemon's) runs
+// it, and no other file names a registry.
 func TestImageIsNamedOnce(t *testing.T) {
 	image := kustomizedImage(t)
 	if mk, err := exec.LookPath("make"); err == nil {
@@ -372,26 +408,118 @@ func TestImageIsNamedOnce(t *testing.T) {
 			t.Errorf("make -n image does not build %s: %v\n%s", image, err, out)
 		}
 	}
-	data, err := os.ReadFile("kubernetes/redis/quota-apply-job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]any{}
-	decodeAll(t, "redis/quota-apply-job.yaml", data, m)
+	m := render(t, ".", "kubernetes/redis")
 	job, ok := m["Job"].(*batchv1.Job)
 	if !ok {
-		t.Fatal("redis/quota-apply-job.yaml: no Job")
+		t.Fatalf("kubernetes/redis renders %v, want the quota apply Job", kinds(m))
+	}
+	if len(m) != 2 {
+		t.Errorf("kubernetes/redis renders %v, want the Job alone", kinds(m))
 	}
 	c := job.Spec.Template.Spec.Containers[0]
 	if c.Image != image || strings.Join(c.Args, " ") != "quota apply" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
 	}
-	files, _ := filepath.Glob("kubernetes/*.yaml")
-	pg, _ := filepath.Glob("kubernetes-postgres/*.yaml")
-	for _, f := range append(files, pg...) {
+	var files []string
+	for _, g := range []string{"kubernetes/*.yaml", "kubernetes/*/*.yaml", "kubernetes-postgres/*.yaml", "kubernetes/*/README.md", "kubernetes-postgres/README.md"} {
+		f, _ := filepath.Glob(g)
+		files = append(files, f...)
+	}
+	for _, f := range files {
 		b, _ := os.ReadFile(f)
-		if f != "kubernetes/kustomization.yaml" && bytes.Contains(b, []byte(strings.Split(image, ":")[0])) {
-			t.Errorf("%s names the image; kustomization.yaml alone does", f)
+		if f != imageComponent && bytes.Contains(b, []byte(strings.Split(image, ":")[0])) {
+			t.Errorf("%s names the image; %s alone does", f, imageComponent)
 		}
 	}
+}
+
+// TestImageNameMovesEveryPod changes newName and newTag in a copy of
+// deploy/ and renders every kustomization: each pod, the quota apply
+// Job's included, runs the new image.
+func TestImageNameMovesEveryPod(t *testing.T) {
+	kustomizedImage(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-r", "kubernetes", "kubernetes-postgres", dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	p := filepath.Join(dir, imageComponent)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = regexp.MustCompile(`(?m)^(\s*newName:).*$`).ReplaceAll(data, []byte("$1 registry.example.org/team/ingest"))
+	data = regexp.MustCompile(`(?m)^(\s*newTag:).*$`).ReplaceAll(data, []byte(`$1 "9.8.7"`))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "registry.example.org/team/ingest:9.8.7"
+	for _, k := range kustomizations {
+		for name, pod := range pods(render(t, dir, k)) {
+			for _, c := range pod.Containers {
+				if c.Image != want {
+					t.Errorf("%s: %s container %s runs %q after newName and newTag changed; want %q", k, name, c.Name, c.Image, want)
+				}
+			}
+		}
+	}
+}
+
+// kustomizations are the directories people apply with -k.
+var kustomizations = []string{"kubernetes", "kubernetes/redis", "kubernetes-postgres"}
+
+// TestPodsAreRestricted: every pod that any kustomization renders, and the
+// CronJob kept beside them, passes Pod Security "restricted".
+func TestPodsAreRestricted(t *testing.T) {
+	all := map[string]corev1.PodSpec{}
+	for _, k := range kustomizations {
+		for name, pod := range pods(render(t, ".", k)) {
+			all[k+": "+name] = pod
+		}
+	}
+	for name, pod := range pods(manifests(t)) {
+		all["kubernetes/*.yaml: "+name] = pod
+	}
+	if len(all) < 5 {
+		t.Fatalf("found %d pod specs, want the daemon, the CronJob, the Job and serve: %v", len(all), all)
+	}
+	for name, pod := range all {
+		restricted(t, name, pod)
+	}
+}
+
+// render runs `kubectl kustomize DIR` in root and decodes what it prints.
+func render(t *testing.T, root, dir string) map[string]any {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: the kustomizations are not rendered")
+	}
+	cmd := exec.Command(kubectl, "kustomize", dir)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
+	}
+	m := map[string]any{}
+	decodeAll(t, "kubectl kustomize "+dir, out, m)
+	return m
+}
+
+// pods is the pod spec of every workload in m, by kind and name.
+func pods(m map[string]any) map[string]corev1.PodSpec {
+	out := map[string]corev1.PodSpec{}
+	for k, obj := range m {
+		if !strings.Contains(k, "/") {
+			continue
+		}
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			out[k] = o.Spec.Template.Spec
+		case *batchv1.Job:
+			out[k] = o.Spec.Template.Spec
+		case *batchv1.CronJob:
+			out[k] = o.Spec.JobTemplate.Spec.Template.Spec
+		}
+	}
+	return out
 }

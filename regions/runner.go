@@ -24,8 +24,10 @@ type Runner struct {
 	Passes []*Pass // in schedule order
 	Locker Locker
 	Logger *slog.Logger
-	// Observe, when set, sees every finished pass (metrics).
-	Observe func(res PassResult, took time.Duration)
+	// Observe, when set, sees every finished pass (metrics), with the slot
+	// the schedule started it for: zero for a pass no slot started (--once,
+	// a catch-up at start), which cannot be late for one.
+	Observe func(res PassResult, took time.Duration, slot time.Time)
 	// PassLevel is the level of the line each finished pass logs (a failed
 	// pass always logs at error). run --once sets debug and logs one summary
 	// line instead, so that cron mails nothing on a good run.
@@ -70,6 +72,10 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 // RunPass runs one pass unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
 func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
+	return r.runPass(ctx, p, time.Time{})
+}
+
+func (r *Runner) runPass(ctx context.Context, p *Pass, slot time.Time) (res PassResult, ran bool) {
 	log := r.Logger.With(ingest.LogRegion, p.Chart())
 	if !r.claim(p.Chart()) {
 		log.Info("pass skipped: already running in this process, or shutting down")
@@ -100,7 +106,7 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 	}
 	start := time.Now()
 	res = r.guarded(ctx, p)
-	r.ended(log, res, time.Since(start))
+	r.ended(log, res, time.Since(start), slot)
 	return res, true
 }
 
@@ -135,14 +141,14 @@ func (r *Runner) guarded(ctx context.Context, p *Pass) (res PassResult) {
 }
 
 // ended logs how a pass ended and lets Observe see it.
-func (r *Runner) ended(log *slog.Logger, res PassResult, took time.Duration) {
+func (r *Runner) ended(log *slog.Logger, res PassResult, took time.Duration, slot time.Time) {
 	did := []any{ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos, ingest.LogUnits, res.TotalUnits(), ingest.LogDuration, took}
 	if res.Remaining >= 0 {
 		did = append(did, ingest.LogRemaining, res.Remaining)
 	}
 	LogEnd(log, r.PassLevel, "pass", res.RunEnd, res.Err, did...)
 	if r.Observe != nil {
-		r.Observe(res, took)
+		r.Observe(res, took, slot)
 	}
 }
 
@@ -213,15 +219,20 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 
 // runDue runs p when its latest slot has had no run yet. The schedule and
 // the catch-up at start both ask here, so a slot that comes while the
-// catch-up is still on its way to p runs once, not once each.
+// catch-up is still on its way to p runs once, not once each. A catch-up
+// (why says so) runs for a slot that passed while no daemon ran: Observe
+// sees no slot for it, as it was never late for one of this daemon's.
 func (r *Runner) runDue(ctx context.Context, p *Pass, s Schedule, why string) {
-	if !r.due(p.Chart(), s, time.Now()) {
+	now := time.Now()
+	if !r.due(p.Chart(), s, now) {
 		return
 	}
+	slot := s.Prev(now)
 	if why != "" {
 		r.Logger.Info(why, ingest.LogRegion, p.Chart())
+		slot = time.Time{}
 	}
-	r.RunPass(ctx, p)
+	r.runPass(ctx, p, slot)
 }
 
 // due reports whether chart's latest slot at now has had no start, and

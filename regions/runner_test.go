@@ -143,3 +143,61 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestDaemonTellsObserveTheSlot: Observe sees the slot the schedule
+// started a pass for, and no slot for a catch-up at start, which ran for a
+// slot that passed while no daemon was there: a lag metric must not count
+// it as late.
+func TestDaemonTellsObserveTheSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{"US": 30 * time.Second}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		type seen struct {
+			region      string
+			start, slot time.Time
+		}
+		var mu sync.Mutex
+		var got []seen
+		r.Observe = func(res regions.PassResult, took time.Duration, slot time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, seen{res.Region, time.Now().Add(-took), slot})
+		}
+		every := 8 * time.Minute // a slot a minute: GB's at 00:01
+		time.Sleep(45 * time.Second)
+		started := time.Now()
+		done := make(chan error)
+		go func() { done <- r.Daemon(ctx, every, nil) }()
+		time.Sleep(4 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		index := map[string]int{}
+		for i, code := range regions.Default {
+			index[code] = i
+		}
+		catchUps, onSlot := 0, 0
+		for _, o := range got {
+			s, _ := regions.Stagger(every, index[o.region], len(regions.Default))
+			switch {
+			case o.slot.IsZero():
+				catchUps++
+				if s.Prev(o.start).After(started) {
+					t.Errorf("%s at %s: no slot, but its slot %s came after the daemon started", o.region, o.start.Format(time.TimeOnly), s.Prev(o.start).Format(time.TimeOnly))
+				}
+			default:
+				onSlot++
+				if o.slot != s.Prev(o.start) || o.slot.Before(started) {
+					t.Errorf("%s at %s: slot %s, want its schedule's %s, after the start", o.region, o.start.Format(time.TimeOnly), o.slot.Format(time.TimeOnly), s.Prev(o.start).Format(time.TimeOnly))
+				}
+			}
+		}
+		if catchUps == 0 || onSlot == 0 {
+			t.Errorf("%d catch-ups and %d passes on their slot; want some of each: %+v", catchUps, onSlot, got)
+		}
+	})
+}

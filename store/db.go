@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			ve.Path = path
 			return nil, ve
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
 	}
 	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages,
 		walMark: PruneWALMark}
@@ -177,7 +177,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 		r, v, err = openReadOnly(ctx, path, true)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
 	}
 	if v != SchemaVersion {
 		r.Close()

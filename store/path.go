@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrUnusablePath: the database's path cannot be used as it is (a missing
@@ -96,6 +99,28 @@ func checkMagic(path string) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	return &PathError{path, "is not an SQLite database", "name ingest's database, or move this file away and let the first run create one"}
+}
+
+// fileError is what SQLite said when it opened or first read the file at
+// path, as a PathError when the file, not the program, is at fault: a
+// database whose pages are damaged (a copy cut short, a disk that lost
+// writes), or a path SQLite cannot open although the checks before it
+// passed (a file system such as /proc that holds no ordinary files).
+// Anything else is err unchanged.
+func fileError(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return &PathError{path, "is damaged: SQLite cannot read its pages",
+			"restore it from a backup (docs/operations.md, Backups), or move it and its -wal file away and let the next run create a new one"}
+	case sqlite3.SQLITE_CANTOPEN:
+		return &PathError{path, "cannot be opened by SQLite (is it on a file system that holds ordinary files, such as /proc is not?)",
+			"use another path, on a local writable file system"}
+	}
+	return err
 }
 
 // errText is err without the path os already put in it.

@@ -87,6 +87,9 @@ func CheckURL(db string) error {
 // needing nothing but read rights.
 func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error) {
 	name := Redact(rawURL)
+	if err := checkUserInfo(rawURL, name); err != nil {
+		return nil, err
+	}
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
@@ -122,9 +125,42 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 			ve.Path = name
 			return nil, ve
 		}
+		if pe := missingDatabase(err, name); pe != nil {
+			return nil, pe
+		}
 		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
 	}
 	return db, nil
+}
+
+// checkUserInfo refuses a URL whose user or password holds a bare @: pgx
+// ends the user information at the first @ and looks the rest up as a
+// host name, where net/url ends it at the last.
+func checkUserInfo(rawURL, name string) error {
+	rest := rawURL[strings.Index(rawURL, "://")+3:]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if strings.Count(rest, "@") < 2 {
+		return nil
+	}
+	return &PathError{name, "has an @ in its user or password",
+		"percent-encode it as %40 (and :, /, ?, #, % as %3A, %2F, %3F, %23, %25; docs/operations.md, The URL)"}
+}
+
+// missingDatabase is a PathError when the server answered that the URL's
+// database does not exist (SQLSTATE 3D000), else nil.
+func missingDatabase(err error, name string) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "3D000" {
+		return nil
+	}
+	db := name
+	if u, perr := url.Parse(name); perr == nil {
+		db = strings.TrimPrefix(u.Path, "/")
+	}
+	return &PathError{name, "names a database that does not exist on the server",
+		fmt.Sprintf("create it (CREATE DATABASE %s OWNER <user>, or createdb: docs/operations.md, Creating the database), or fix the URL's path", db)}
 }
 
 // redactErr is err with the URL's password taken out of its text: pgx

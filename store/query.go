@@ -54,10 +54,14 @@ func (m mark) matches(word string) bool {
 // nothing searchable is left.
 func parseQuery(q string) (parsedQuery, error) {
 	var pq parsedQuery
-	var out []string
+	var out, ops []string
 	pendingOp := ""
 	for _, t := range lexQuery(q) {
 		if !t.quoted && !t.prefix {
+			switch t.text {
+			case "OR", "NOT", "AND", "NEAR":
+				ops = append(ops, t.text)
+			}
 			switch t.text {
 			case "OR", "NOT":
 				if len(out) == 0 && t.text == "NOT" {
@@ -84,6 +88,10 @@ func parseQuery(q string) (parsedQuery, error) {
 		}
 		pendingOp = ""
 		out = append(out, phrase)
+	}
+	if len(out) == 0 && len(ops) > 0 {
+		return pq, fmt.Errorf("%w: %q holds only operators (AND, OR, NOT and NEAR in capitals join terms); to search for the word, write it in lower case (%s)",
+			ErrBadQuery, q, strings.ToLower(strings.Join(ops, " ")))
 	}
 	if len(out) == 0 {
 		return pq, fmt.Errorf("%w: %q has no letters or digits to search for", ErrBadQuery, q)

@@ -118,7 +118,11 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan,
 			s.cfg.Logger.Warn("api: a token's plan is not in the plans file: its requests are refused", ingest.LogPlan, name)
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ingest", error="invalid_token"`)
-		apiError(w, http.StatusUnauthorized, "unauthorized", "", "the token is unknown or revoked")
+		msg := "the token is unknown or revoked"
+		if ok {
+			msg = fmt.Sprintf("the token's plan %q is not in this server's plans file: ask the operator to add the plan, or for a token on another plan", name)
+		}
+		apiError(w, http.StatusUnauthorized, "unauthorized", "", msg)
 		return plan, "", false
 	}
 	s.touch(r.Context(), hash)

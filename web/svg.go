@@ -59,6 +59,7 @@ type Tick struct {
 	Pos    float64
 	Label  string
 	Anchor string // how a time tick's label sits on it: start, middle or end
+	Minor  bool   // a time tick a narrow screen leaves out
 }
 
 // Mark is one point of a line, with its hover title.
@@ -210,19 +211,20 @@ func niceStep(span float64, n int) float64 {
 	return max(1, 10*mag)
 }
 
-// xAxis puts five ticks evenly over the time range, dated when the range
-// spans days.
+// xAxis puts up to five ticks evenly over the time range, labelled as
+// finely as their spacing needs, and drops a tick whose label would repeat
+// the one before it (runs seconds apart, days an hour apart): an axis that
+// names one time five times says nothing. Ticks 1 and 3 are minor, left
+// out where five labels do not fit (a phone).
 func (c *LineChart) xAxis() {
 	span := c.maxT.Sub(c.minT)
-	layout := "Jan 2 15:04"
-	switch {
-	case span > 72*time.Hour:
-		layout = "Jan 2"
-	case span < 10*time.Minute:
-		layout = "15:04:05"
-	}
+	layout := tickLayout(span / 4)
 	for i := range 5 {
 		t := c.minT.Add(span * time.Duration(i) / 4)
+		label := t.UTC().Format(layout)
+		if n := len(c.XTicks); n > 0 && c.XTicks[n-1].Label == label {
+			continue
+		}
 		anchor := "middle"
 		switch i {
 		case 0:
@@ -230,8 +232,19 @@ func (c *LineChart) xAxis() {
 		case 4:
 			anchor = "end"
 		}
-		c.XTicks = append(c.XTicks, Tick{Pos: c.x(t), Label: t.UTC().Format(layout), Anchor: anchor})
+		c.XTicks = append(c.XTicks, Tick{Pos: c.x(t), Label: label, Anchor: anchor, Minor: i%2 == 1})
 	}
+}
+
+// tickLayout is the coarsest time format that tells ticks step apart.
+func tickLayout(step time.Duration) string {
+	switch {
+	case step >= 24*time.Hour:
+		return "Jan 2"
+	case step >= time.Minute:
+		return "Jan 2 15:04"
+	}
+	return "15:04:05"
 }
 
 func (c LineChart) x(t time.Time) float64 {

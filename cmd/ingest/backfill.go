@@ -40,9 +40,10 @@ region published between --since and --until, details each page's videos
 with videos.list, and stores them as search results (never as trending
 entries) in the same full-text index.
 
-Searches are dear: a page costs 100 units of the default pool and 1 of the
-search pool, plus 1 for the details. --dry-run prints the plan and its cost
-first. --max-units caps what this invocation spends.
+Searches are dear: their pool is small. With the shipped costs.yaml a page
+costs, in units by pool: ` + shippedPageCost() + ` (the search and its
+details; --costs may price them otherwise). --dry-run prints the plan and its cost first.
+--max-units caps what this invocation spends.
 
 backfill is resumable: its cursor is saved with every page, and the same
 command continues where it stopped, never paying for a page twice. A
@@ -217,6 +218,16 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 			res.Err))
 	}
 	return runtimeError(res.Err)
+}
+
+// shippedPageCost is what a backfill page costs by the built-in costs.yaml,
+// read from it so that the help cannot drift from the prices.
+func shippedPageCost() string {
+	cost, err := (&regions.Backfill{Costs: ingest.DefaultCosts()}).PageCost()
+	if err != nil { // the built-in file prices every operation the worker calls
+		return "what costs.yaml says"
+	}
+	return poolUnits(cost)
 }
 
 // dryRun prints the plan: pages at most, units per pool, and whether the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,9 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 			return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
 		}
 	}
+	if err := checkOut(job.out); err != nil {
+		return err
+	}
 	db, err := openExisting(ctx, s)
 	if err != nil {
 		return err
@@ -150,8 +154,12 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 // failed export never leaves a partial file under the name asked for.
 func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
 	tmp, err := createBeside(job.out)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+		return usageErrorf("--out %s: cannot create a file in %s (%v): make the directory writable by this user, or write elsewhere",
+			job.out, filepath.Dir(job.out), errors.Unwrap(err))
+	}
 	if err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return fmt.Errorf("--out %s: %w", job.out, err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := exportTo(ctx, db, job, tmp); err != nil {
@@ -163,6 +171,27 @@ func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
 	}
 	if err := os.Rename(tmp.Name(), job.out); err != nil {
 		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// checkOut refuses an --out whose directory is missing or which is a
+// directory, before the database is opened: the user's words, not those
+// of the temporary file the export writes first.
+func checkOut(out string) error {
+	if out == "-" {
+		return nil
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return usageErrorf("--out %s: is a directory: name a file in it, such as %s", out, filepath.Join(out, "export.csv"))
+	}
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageErrorf("--out %s: the directory %s does not exist: create it (mkdir -p %s), or write elsewhere", out, dir, dir)
+	case err == nil && !st.IsDir():
+		return usageErrorf("--out %s: %s is not a directory: write into a directory", out, dir)
 	}
 	return nil
 }

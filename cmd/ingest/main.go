@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -69,13 +70,28 @@ func execute(ctx context.Context, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "ingest:", err)
+	code := exitUsage // cobra's own errors: unknown flags, commands, missing arguments
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	// Cobra's own errors: unknown flags, commands, missing arguments.
-	return exitUsage
+	if finalFormat(root) == "json" {
+		// One JSON object, as every other line: a log shipper parses it.
+		newLogger(os.Stderr, "json", slog.LevelError).Error("ingest: "+err.Error(), "exit", code)
+	} else {
+		fmt.Fprintln(os.Stderr, "ingest:", err)
+	}
+	return code
+}
+
+// finalFormat is the log format the last line is written in: --log-format
+// if given, else INGEST_LOG_FORMAT (read here too: an error found before
+// the settings were resolved has not applied it).
+func finalFormat(root *cobra.Command) string {
+	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return os.Getenv("INGEST_LOG_FORMAT")
 }
 
 func newRoot() *cobra.Command {

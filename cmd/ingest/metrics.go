@@ -30,7 +30,6 @@ type metrics struct {
 	lag         *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
 	failures    *prometheus.GaugeVec
-	schedules   map[string]regions.Schedule
 
 	mu          sync.Mutex
 	failStreaks map[string]int
@@ -53,7 +52,6 @@ func newMetrics() *metrics {
 			Help: "Unix time at which the region's latest completed pass finished."}, []string{"region"}),
 		failures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_region_consecutive_failures",
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
-		schedules:   map[string]regions.Schedule{},
 		failStreaks: map[string]int{},
 	}
 	b := readBuildInfo()
@@ -75,12 +73,15 @@ func (m *metrics) seed(last map[string]store.RunSummary) {
 	}
 }
 
-func (m *metrics) observe(res regions.PassResult, took time.Duration) {
+// observe counts a finished pass. The lag is set only for a pass its slot
+// started: a catch-up at start runs for a slot no daemon was there for,
+// and counting it as late would read as a schedule falling behind.
+func (m *metrics) observe(res regions.PassResult, took time.Duration, slot time.Time) {
 	m.runs.WithLabelValues(res.Region, string(res.Status)).Inc()
 	m.duration.WithLabelValues(res.Region).Observe(took.Seconds())
-	if s, ok := m.schedules[res.Region]; ok {
+	if !slot.IsZero() {
 		start := time.Now().Add(-took)
-		m.lag.WithLabelValues(res.Region).Set(start.Sub(s.Prev(start)).Seconds())
+		m.lag.WithLabelValues(res.Region).Set(max(start.Sub(slot), 0).Seconds())
 	}
 	if res.Status == ingest.StatusCompleted {
 		m.lastSuccess.WithLabelValues(res.Region).SetToCurrentTime()

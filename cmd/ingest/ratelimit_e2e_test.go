@@ -194,12 +194,3 @@ func TestServeFailsOpenWhenTheLimiterIsDown(t *testing.T) {
 		t.Errorf("the log says the limiter cannot decide %d times, want once\n%s", n, p.out)
 	}
 }
-
-func apiGetOK(url string) bool {
-	res, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	res.Body.Close()
-	return res.StatusCode == 200
-}

@@ -193,7 +193,6 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
 	charts := make([]string, len(runner.Passes))
 	for i, pass := range runner.Passes {
 		charts[i] = pass.Chart()
-		m.schedules[charts[i]], _ = regions.Stagger(f.every, i, len(runner.Passes))
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
@@ -227,10 +226,6 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 		}
 		db.Close()
 	}
-	level := slog.LevelInfo
-	if f.once {
-		level = slog.LevelDebug
-	}
 	plan := schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last)
 	if span > 0 && (!f.once || f.track.given) {
 		if tracked < 0 && len(plan) > 0 {
@@ -241,7 +236,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	var over []string
 	for _, pl := range plan {
 		fits := pl.Units <= pl.Capacity
-		s.logger.Log(ctx, level, "plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
+		s.logger.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
 			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", max(tracked, 0),
 			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
 		if !fits {

@@ -162,6 +162,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		db.Close()
 		return nil, nil, err
 	}
+	warnUnusableTokens(ctx, s.logger, db, plans)
 	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
 		Routes: []web.Route{ready, meter.metrics.route()}})
 	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }

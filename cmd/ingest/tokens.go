@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -48,10 +49,16 @@ once, as the last line of its output, and it cannot be shown again.`,
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the tokens: name, plan, created, last used (never the token)",
+		Short: "List the tokens: name, plan, whether serve takes it, created, last used (never the token)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensList(cmd.Context(), cmd.OutOrStdout(), db, asJSON) })
+			plans, err := loadAPIPlans(plansFile)
+			if err != nil {
+				return err
+			}
+			return withTokens(cmd.Context(), s, func(db *store.DB) error {
+				return tokensList(cmd.Context(), cmd.OutOrStdout(), db, plans, asJSON)
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
@@ -63,7 +70,7 @@ once, as the last line of its output, and it cannot be shown again.`,
 			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensRevoke(cmd.Context(), cmd.OutOrStdout(), db, args[0]) })
 		},
 	}
-	cmd.AddCommand(commandEnv(add), commandEnv(list), commandEnv(revoke))
+	cmd.AddCommand(add, list, revoke) // commandEnv names their variables: INGEST_TOKENS_ADD_PLAN
 	return cmd
 }
 
@@ -116,29 +123,65 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 	})
 }
 
-func tokensList(ctx context.Context, out io.Writer, db *store.DB, asJSON bool) error {
-	list, err := db.Tokens(ctx)
+// listedToken is a token as tokens list shows it: usable says whether a
+// serve reading the same plans file takes it (its plan is in the file).
+type listedToken struct {
+	store.Token
+	Usable bool `json:"usable"`
+}
+
+func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ingest.APIPlans, asJSON bool) error {
+	tokens, err := db.Tokens(ctx)
 	if err != nil {
 		return runtimeError(err)
 	}
+	list := make([]listedToken, 0, len(tokens))
+	for _, t := range tokens {
+		list = append(list, listedToken{t, planUsable(plans, t.Plan)})
+	}
 	if asJSON {
-		if list == nil {
-			list = []store.Token{}
-		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPLAN\tCREATED\tLAST USED")
+	fmt.Fprintln(tw, "NAME\tPLAN\tUSABLE\tCREATED\tLAST USED")
 	for _, t := range list {
 		used := "never"
 		if !t.LastUsed.IsZero() {
 			used = t.LastUsed.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Plan, t.Created.Format(time.RFC3339), used)
+		usable := "yes"
+		if !t.Usable {
+			usable = "no: plan not in " + plans.File
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Plan, usable, t.Created.Format(time.RFC3339), used)
 	}
 	return tw.Flush()
+}
+
+// planUsable: serve meters a token on plan only when the plans file has it
+// (and it is not the anonymous plan, which no token may hold).
+func planUsable(plans *ingest.APIPlans, plan string) bool {
+	_, ok := plans.Plan(plan)
+	return ok && plan != ingest.AnonymousPlan
+}
+
+// warnUnusableTokens logs, at serve's start, each token whose plan the
+// plans file no longer has: its requests will be refused (401), which the
+// operator should hear before the client does.
+func warnUnusableTokens(ctx context.Context, log *slog.Logger, db *store.DB, plans *ingest.APIPlans) {
+	tokens, err := db.Tokens(ctx)
+	if err != nil {
+		log.Warn("api: list tokens", ingest.LogErr, err)
+		return
+	}
+	for _, t := range tokens {
+		if !planUsable(plans, t.Plan) {
+			log.Warn("api: a token's plan is not in the plans file: its requests will be refused (401); add the plan to "+plans.File+
+				", or revoke the token and add one on another plan", "token", t.Name, ingest.LogPlan, t.Plan)
+		}
+	}
 }
 
 func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string) error {
