@@ -131,13 +131,16 @@ type args struct {
 	Up     int64  `json:"up"`
 	Mark   string `json:"mark"`
 	// Disposable: see Options.Disposable.
-	Disposable bool      `json:"disposable,omitempty"`
-	Token      int64     `json:"token"`
-	Seq        int64     `json:"seq,omitempty"`
-	Need       []string  `json:"need,omitempty"`
-	ID         string    `json:"id,omitempty"`
-	Tokens     []int64   `json:"tokens,omitempty"`
-	Pools      []poolArg `json:"pools"`
+	Disposable bool     `json:"disposable,omitempty"`
+	Token      int64    `json:"token"`
+	Seq        int64    `json:"seq,omitempty"`
+	Need       []string `json:"need,omitempty"`
+	// Every and Idle: a refilling ledger's cadence (recovery.go).
+	Every  int64     `json:"every,omitempty"`
+	Idle   bool      `json:"idle,omitempty"`
+	ID     string    `json:"id,omitempty"`
+	Tokens []int64   `json:"tokens,omitempty"`
+	Pools  []poolArg `json:"pools"`
 }
 
 // reply is what window.lua answers, by name.
@@ -231,6 +234,9 @@ func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst st
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		return reply{}, fmt.Errorf("window.lua replied %q: %w", out, err)
 	}
+	if rep.Code == "lost" && mode != "spend" {
+		return rep, fmt.Errorf("%w: %s", errLost, rep.Why)
+	}
 	return rep, nil
 }
 
@@ -269,6 +275,10 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 }
 
 var errUnconfirmed = errors.New("unconfirmed")
+
+// errLost is a mode other than a spend that met state it cannot read: the
+// next spend, or heartbeat, recovers.
+var errLost = errors.New("the limiter's data is corrupt, so it is treated as lost")
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
