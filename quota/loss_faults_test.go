@@ -190,3 +190,135 @@ func editEntry(t *testing.T, addr, key, field, value string, oldest bool) {
 }
 
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestFaultUnlistedLedgerThreeHosts: A and B know each other; C began
+// spending after A's last copy. A finds the loss after a long pause (its
+// cadence), B refills right after it (a short one): the quiet period is the
+// longest cadence any of them reported, not the last one's, so that C's run
+// still falls within it.
+func TestFaultUnlistedLedgerThreeHosts(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	c := newHost(t, srv.Addr, key, costs, "c", nil)
+	for _, h := range []*host{a, b, a} { // A's copy names A and B
+		h.run(10)
+	}
+	time.Sleep(cadence)
+	c.run(30) // C's first run, after A's last copy
+	b.run(10) // B's short cadence
+	do(t, srv.Addr, "FLUSHALL")
+	a.run(2 * capacity)
+	b.run(2 * capacity) // every ledger A named is back
+	time.Sleep(cadence / 4) // past B's cadence, well within A's
+	early := a.run(2 * capacity)
+	untilFull(t, c, a, b)
+	t.Logf("A named A and B, not C; B refilled last, just after its previous run: A admitted %d before C ran; in all %d / %d, Redis %d",
+		early, total(a, b, c), capacity, used(t, a.l))
+	if early != 0 || total(a, b, c) != capacity || used(t, a.l) != capacity {
+		t.Fatalf("A admitted %d before C put its calls back (want 0), %d in all, Redis %d; want %d both", early, total(a, b, c), used(t, a.l), capacity)
+	}
+}
+
+// TestFaultVouchNearTheSpanEdge: B's calls are near the edge of the span,
+// a few seconds from leaving the window, when Redis loses everything. A's
+// copy names B: B spent within the span, so A's recovery waits for B, and
+// A's runs admit nothing while B's calls are still in the window.
+func TestFaultVouchNearTheSpanEdge(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	edge := -(time.Hour - 20*time.Second) // B's clock: its calls leave the window 20 s from now
+	b := newHost(t, srv.Addr, key, costs, "b", func(o *quota.Options) {
+		o.ClockOffset = edge
+		o.Now = func() time.Time { return time.Now().Add(edge) }
+	})
+	b.spendN(30)
+	a := newHost(t, srv.Addr, key, costs, "a", func(o *quota.Options) { o.Beat = time.Minute })
+	a.spendN(30) // A's copy, at its first call, names B
+	do(t, srv.Addr, "FLUSHALL")
+	first := a.run(2 * capacity)
+	time.Sleep(cadence / 4) // past any quiet period of A's own cadence
+	second := a.run(2 * capacity)
+	t.Logf("B's calls 20 s from leaving the window, wiped: A's runs admitted %d and %d before B ran", first, second)
+	if first+second != 0 {
+		t.Fatalf("A admitted %d while B's 30 calls, within the span, were not back", first+second)
+	}
+}
+
+// TestFaultLostCallSameMillisecond: the limiter's clock runs a minute ahead
+// of the server's (within the guard), so A's calls share one millisecond
+// and differ by their counter alone. Redis goes back to a copy taken before
+// A's last call (state, log and ledgers, in place): A's mark is one call
+// ahead of the limiter's, in the same millisecond, and A's next call must
+// find that call missing.
+func TestFaultLostCallSameMillisecond(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	c := newClient(t, srv.Addr)
+	do(t, srv.Addr, "HSET", "ingest:{"+key+"}:state", "clock", fmtInt(time.Now().Add(time.Minute).UnixMilli()))
+	a.spendN(capacity - 1)
+	snap := dumpKeys(t, c, key)
+	a.spendN(1)
+	restoreKeys(t, c, key, snap)
+	a.restart()
+	extra := fill(t, a)
+	t.Logf("Redis back to before A's last call, same millisecond: %d more admitted; %d / %d", extra, a.admitted(), capacity)
+	if a.admitted() != capacity {
+		t.Fatalf("admitted %d; want %d (the lost call counted again)", a.admitted(), capacity)
+	}
+}
+
+// TestFaultHeartbeatFindsRollback: Redis goes back to a copy taken before
+// daemon D's last 10 calls, D's own entry in the ledgers included (older,
+// not gone). D's heartbeat must see that its mark is ahead of the
+// limiter's and put the calls back before another host spends them again.
+func TestFaultHeartbeatFindsRollback(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	d := newHost(t, srv.Addr, key, costs, "d", nil)
+	e := newHost(t, srv.Addr, key, costs, "e", nil)
+	c := newClient(t, srv.Addr)
+	d.spendN(90)
+	snap := dumpKeys(t, c, key)
+	d.spendN(10)
+	restoreKeys(t, c, key, snap)
+	d.heartbeat()
+	extra := fill(t, e)
+	t.Logf("rolled back before D's last 10 calls; D's heartbeat, then E: %d admitted; %d / %d", extra, total(d, e), capacity)
+	if total(d, e) != capacity {
+		t.Fatalf("admitted %d; want %d", total(d, e), capacity)
+	}
+}
+
+// TestFaultCopyKeepsUnlistedLedger: B's calls are rolled back unnoticed
+// (B has not called since), so the limiter no longer lists B; A's copy of
+// the ledgers, refreshed meanwhile, must still name B, who spent within the
+// span. Then Redis loses everything: A's recovery waits for B.
+func TestFaultCopyKeepsUnlistedLedger(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	c := newClient(t, srv.Addr)
+	a.spendN(30)
+	snap := dumpKeys(t, c, key)
+	b.spendN(30)
+	a.heartbeat() // A's copy names B
+	restoreKeys(t, c, key, snap)
+	a.heartbeat() // the limiter lists A alone
+	do(t, srv.Addr, "FLUSHALL")
+	first := a.run(2 * capacity)
+	time.Sleep(cadence / 4) // past any quiet period of A's own cadence
+	second := a.run(2 * capacity)
+	t.Logf("B rolled back unnoticed, then wiped: A's runs admitted %d and %d before B ran", first, second)
+	if first+second != 0 {
+		t.Fatalf("A admitted %d while B's 30 calls were not back", first+second)
+	}
+}

@@ -51,6 +51,19 @@ mutations=(
   "embedded-clock-may-go-back@quota/embedded.go@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
   "postgres-hosts-do-not-take-turns@quota/postgres.go@s/pg_advisory_xact_lock(\$1, hashtext(\$2))/pg_advisory_xact_lock(\$1, hashtext(\$2 || random()::text))/"
   "no-embedded-clock-guard@quota/embedded.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
+  # issue 31 (a loss stays a loss): the recovery's bugs a review could miss,
+  # and one mutant per promise added with it (quiet period; corruption)
+  "receipt-matched-by-slot@quota/window.lua@s/    if t == fmt(tok) then/    if t then/"
+  "vouch-cutoff-a-beat-late@quota/recovery.go@s/if l.At > now-span \&\& !slices.Contains(need, l.Ledger)/if l.At > now-span+v.opts.Beat.Milliseconds() \&\& !slices.Contains(need, l.Ledger)/"
+  "mark-check-off-by-one@quota/window.lua@s/  if (a.mark or '') ~= '' and (not mark or id_less(mark, a.mark))/  if (a.mark or '') ~= '' and (not mark or ms_of(mark) < ms_of(a.mark))/"
+  "heartbeat-trusts-any-mark@quota/recovery.go@s/if l.Ledger == v.opts.Ledger \&\& laterID(l.Mark, mark) == l.Mark {/if l.Ledger == v.opts.Ledger {/"
+  "copy-forgets-unlisted@quota/recovery.go@s/^\t\t\tls = append(ls, o)$/\t\t\t_ = o/"
+  "cadence-ignores-idle@quota/recovery.go@s/^\treturn every, true$/\treturn every, false/"
+  "quiet-takes-last-cadence@quota/window.lua@s/  local every = math.max(num(st.every), cadence(now))/  local every = cadence(now)/"
+  "quiet-period-skipped@quota/window.lua@s/  local quiet = num(st.since) + every/  local quiet = 0/"
+  "corrupt-entries-believed@quota/window.lua@s/  if not (whole(f.u, 1) and whole(f.c, f.u)) then/  if false then/"
+  "clock-ahead-believed@quota/window.lua@s/  if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then/  if false then/"
+  "corruption-never-scrubbed@quota/window.lua@s/  local dropped = scrub(state(), pools())/  local dropped = false/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
