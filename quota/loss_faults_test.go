@@ -211,7 +211,7 @@ func TestFaultUnlistedLedgerThreeHosts(t *testing.T) {
 	b.run(10) // B's short cadence
 	do(t, srv.Addr, "FLUSHALL")
 	a.run(2 * capacity)
-	b.run(2 * capacity) // every ledger A named is back
+	b.run(2 * capacity)     // every ledger A named is back
 	time.Sleep(cadence / 4) // past B's cadence, well within A's
 	early := a.run(2 * capacity)
 	untilFull(t, c, a, b)
