@@ -64,6 +64,7 @@ mutations=(
   "corrupt-entries-believed@quota/window.lua@s/  if not (whole(f.u, 1) and whole(f.c, f.u)) then/  if false then/"
   "clock-ahead-believed@quota/window.lua@s/  if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then/  if false then/"
   "corruption-never-scrubbed@quota/window.lua@s/  local dropped = scrub(state(), pools())/  local dropped = false/"
+  "embedded-clock-row-believed@quota/embedded.go@s/^\t\tlast, err = s.believed(ctx, q, now, last)$/\t\t_ = last/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
