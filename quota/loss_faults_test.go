@@ -223,14 +223,17 @@ func TestFaultUnlistedLedgerThreeHosts(t *testing.T) {
 }
 
 // TestFaultVouchNearTheSpanEdge: B's calls are near the edge of the span,
-// a few seconds from leaving the window, when Redis loses everything. A's
+// seconds from leaving the window (as long as the span), when Redis loses
+// everything. A's
 // copy names B: B spent within the span, so A's recovery waits for B, and
 // A's runs admit nothing while B's calls are still in the window.
 func TestFaultVouchNearTheSpanEdge(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	key, costs := quotaKey(t), faultCosts(t, false)
-	edge := -(time.Hour - 20*time.Second) // B's clock: its calls leave the window 20 s from now
+	// a window as long as the span (at least 25 hours), so that the edge
+	// of the span is the edge of the window
+	key, costs := quotaKey(t), parseCosts(t, "pools:\n  default: {limit: 100, window: 26h}\noperations:\n  videos.list: {default: 1}\n")
+	edge := -(26*time.Hour - 20*time.Second) // B's clock: its calls leave the window 20 s from now
 	b := newHost(t, srv.Addr, key, costs, "b", func(o *quota.Options) {
 		o.ClockOffset = edge
 		o.Now = func() time.Time { return time.Now().Add(edge) }
