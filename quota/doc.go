@@ -62,13 +62,26 @@
 // The ledger that finds a loss starts a recovery (recovery.go): every pool
 // waits, admitting nothing metered, until every ledger that spent within
 // the span has put its calls back (refilling is idempotent, keyed on call
-// ids), or the window and the current day have passed, or an operator runs
-// `ingest quota restore`. Who spent comes from this ledger's copy of the
-// limiter's list of ledgers, kept in its database (Options.Notes) and
-// refreshed every Options.Beat; a copy older than the span cannot tell, and
-// the wait then ends with time. Calls of a ledger that has not called since
-// a rollback cannot be seen until it does: the pool's reserve is the
+// ids) and a quiet period has passed, or the window and the current day
+// have passed, or an operator runs `ingest quota restore`. Who spent comes
+// from this ledger's copy of the limiter's list of ledgers, kept in its
+// database (Options.Notes) and refreshed every Options.Beat; a copy older
+// than the span cannot tell, and the wait then ends with time. A ledger
+// that began spending after the finder's last copy is named by nobody: the
+// quiet period lasts, from the recovery's start, the longest cadence the
+// refilling ledgers report (the longest gap between a ledger's calls, the
+// time since its last, or two Beats for a process that heartbeats), so
+// that such a ledger contacts the limiter, finds its own calls missing and
+// joins the recovery before it ends. Calls of a ledger that has not called
+// since a rollback cannot be seen until it does: the pool's reserve is the
 // headroom for them.
+//
+// Corrupt state is a loss, never a gift: a log entry whose units or running
+// sum are not whole and positive, sums that go down, a state field that is
+// not a number or an id, recovery lists or a ledger's entry that are not
+// JSON, a state clock ahead of every entry and every ledger mark by more
+// than the guard. The script answers "lost" and admits nothing; the
+// recovery drops what cannot be read and the ledgers put it back.
 //
 // # Outages (promise 5)
 //
@@ -99,7 +112,8 @@
 //
 //	ingest:{Q}:conf        hash pool -> "limit:reserve:window_ms:day"
 //	ingest:{Q}:state       hash: clock, seq, last; per pool POOL.last, POOL.block,
-//	                       POOL.wait; need and done during a recovery
+//	                       POOL.wait, POOL.until; need, done, since and every
+//	                       during a recovery
 //	ingest:{Q}:ledgers     hash ledger -> {"mark", "at", "where"}
 //	ingest:{Q}:log:POOL    stream: id "<ms>-<seq>", u units, c running sum
 //	ingest:{Q}:rcpt:INST   hash token%32 -> "token id": an instance's recent admissions

@@ -157,7 +157,31 @@ func (s *embedded) clock(ctx context.Context, q querier) (now, wall, seq int64, 
 		return 0, 0, 0, err
 	}
 	now, err = s.guarded(ctx, q, wall, last)
+	if err == nil {
+		last, err = s.believed(ctx, q, now, last)
+	}
 	return max(now, last), wall, seq, err
+}
+
+// believed is the clock row's time unless it is corrupt: ahead of the
+// clock and of every entry of the log by more than Guard, which no decision
+// writes (each one that admits leaves an entry at its time). Believing it
+// would slide the window past calls still in it (promise 9: corruption is
+// a loss, never a gift); the log, which lives with the ledger, is whole,
+// so the newest entry is the floor instead.
+func (s *embedded) believed(ctx context.Context, q querier, now, last int64) (int64, error) {
+	g := s.opts.Guard.Milliseconds()
+	if last-now <= g {
+		return last, nil
+	}
+	var newest int64
+	err := q.QueryRowContext(ctx, `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&newest)
+	if err != nil || last-newest <= g {
+		return last, err
+	}
+	s.opts.Logger.Warn("the limiter's clock row is ahead of the clock and of every call by more than the guard: not believed",
+		"guard", s.opts.Guard, "ahead", time.Duration(last-now)*time.Millisecond)
+	return newest, nil
 }
 
 // bootKey is the quota_clock row of a quota key's boot reference: the

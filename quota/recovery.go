@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -46,7 +48,8 @@ func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
 // it last copied the limiter's ledgers.
 type ledgerView struct {
 	opts     Options
-	recallMu sync.Mutex // one refill at a time
+	recallMu sync.Mutex  // one refill at a time
+	beating  atomic.Bool // this process heartbeats (Run): it looks every Beat
 
 	mu     sync.Mutex
 	loaded bool
@@ -290,6 +293,7 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 	a.Ledger = ledger
 	if ledger == r.opts.Ledger {
 		a.Mark, _, _ = r.led.clockArgs()
+		a.Every, a.Idle = r.led.cadence(rec.Calls)
 	}
 	byPool := map[string]int{}
 	for i, p := range a.Pools {
@@ -319,6 +323,29 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 		r.opts.Logger.Info("refilled the limiter from the ledger", ingest.LogCalls, rep.N)
 	}
 	return rep.N, nil
+}
+
+// cadence is how often this ledger contacts the limiter, for a recovery's
+// quiet period: twice the Beat for a process that heartbeats (a heartbeat
+// may come late), else the longest gap between its calls within the span;
+// idle asks the script to count the time since its last call too, the gap
+// this very run ends.
+func (v *ledgerView) cadence(calls []ingest.Call) (every int64, idle bool) {
+	if v.beating.Load() {
+		return 2 * v.opts.Beat.Milliseconds(), false
+	}
+	since := v.opts.Now().Add(-v.opts.Costs.Span()).UnixMilli()
+	var at []int64
+	for _, c := range calls {
+		if ms, _, err := parseID(c.ID); err == nil && !c.Unmetered && ms > since {
+			at = append(at, ms)
+		}
+	}
+	slices.Sort(at)
+	for i := 1; i < len(at); i++ {
+		every = max(every, at[i]-at[i-1])
+	}
+	return every, true
 }
 
 // Restore refills the limiter from the ledgers an operator has at hand and
@@ -353,6 +380,9 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 	// newer than what the read shows, not missing from it.
 	mark, _, _ := r.led.clockArgs()
 	st, err := r.Status(ctx)
+	if errors.Is(err, errLost) {
+		return r.recover(ctx, err.Error())
+	}
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
@@ -386,6 +416,7 @@ func (v *ledgerView) missing(st Status, mark string, now time.Time) bool {
 
 // Run heartbeats every Beat until ctx is done.
 func (r *Redis) Run(ctx context.Context) {
+	r.led.beating.Store(true)
 	t := time.NewTicker(r.opts.Beat)
 	defer t.Stop()
 	for {

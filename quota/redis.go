@@ -121,18 +121,21 @@ type poolArg struct {
 
 // args are one call's arguments, by name; each mode reads what it needs.
 type args struct {
-	Ledger string    `json:"ledger"`
-	Where  string    `json:"where"`
-	Offset int64     `json:"offset"`
-	Guard  int64     `json:"guard"`
-	Span   int64     `json:"span"`
-	TTL    int64     `json:"ttl"`
-	Ref    int64     `json:"ref"`
-	Up     int64     `json:"up"`
-	Mark   string    `json:"mark"`
-	Token  int64     `json:"token"`
-	Seq    int64     `json:"seq,omitempty"`
-	Need   []string  `json:"need,omitempty"`
+	Ledger string   `json:"ledger"`
+	Where  string   `json:"where"`
+	Offset int64    `json:"offset"`
+	Guard  int64    `json:"guard"`
+	Span   int64    `json:"span"`
+	TTL    int64    `json:"ttl"`
+	Ref    int64    `json:"ref"`
+	Up     int64    `json:"up"`
+	Mark   string   `json:"mark"`
+	Token  int64    `json:"token"`
+	Seq    int64    `json:"seq,omitempty"`
+	Need   []string `json:"need,omitempty"`
+	// Every and Idle: a refilling ledger's cadence (recovery.go).
+	Every  int64     `json:"every,omitempty"`
+	Idle   bool      `json:"idle,omitempty"`
 	ID     string    `json:"id,omitempty"`
 	Tokens []int64   `json:"tokens,omitempty"`
 	Pools  []poolArg `json:"pools"`
@@ -229,6 +232,9 @@ func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst st
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		return reply{}, fmt.Errorf("window.lua replied %q: %w", out, err)
 	}
+	if rep.Code == "lost" && mode != "spend" {
+		return rep, fmt.Errorf("%w: %s", errLost, rep.Why)
+	}
 	return rep, nil
 }
 
@@ -267,6 +273,10 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 }
 
 var errUnconfirmed = errors.New("unconfirmed")
+
+// errLost is a mode other than a spend that met state it cannot read: the
+// next spend, or heartbeat, recovers.
+var errLost = errors.New("the limiter's data is corrupt, so it is treated as lost")
 
 // Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {

@@ -318,10 +318,17 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	if take(0) {
 		t.Fatal("worker 0 right after the loss: admitted before worker 1 refilled")
 	}
-	admitted := 0
-	for n := range 60 {
-		if take((n + 1) % 2) {
-			admitted++
+	// The pool resumes once both ledgers refilled and a quiet period of
+	// their cadence passed; then it fills to what they do not hold.
+	admitted, refused := 0, 0
+	for n := 0; n < 2000 && (admitted == 0 || refused < 10); n++ {
+		switch {
+		case take((n + 1) % 2):
+			admitted, refused = admitted+1, 0
+		case admitted > 0:
+			refused++
+		default:
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	if admitted != 20 {

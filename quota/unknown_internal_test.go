@@ -69,3 +69,33 @@ func TestRedisFenceRefusesALateRequest(t *testing.T) {
 		t.Fatalf("state: %+v, %v; want 2 used", st, err)
 	}
 }
+
+// TestRedisReceiptWrittenOverNamesNoCall: a request that never reached
+// Redis is reconciled after a later admission of the same instance wrote
+// over its receipt's slot (the ring has 32). That admission's call was made:
+// it must not be taken for the unknown one and given back.
+func TestRedisReceiptWrittenOverNamesNoCall(t *testing.T) {
+	t.Parallel()
+	newLimiter := internalRedis(t)
+	r := newLimiter("ring")
+	ctx := context.Background()
+	if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+		t.Fatalf("take: %+v, %v", d, err)
+	}
+	lost := r.tok.Add(1) // sent, and never reached Redis
+	a := r.base(r.opts.Costs.Pools, one)
+	a.Token = r.tok.Add(32) // the same slot of the ring
+	if rep, err := r.run(ctx, 0, "spend", r.inst, a); err != nil || rep.Code != "ok" {
+		t.Fatalf("spend of token %d: %+v, %v", a.Token, rep, err)
+	}
+	cs, err := resolve(r.opts.Costs, []ingest.Charge{{Pool: "default", Units: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gaveUp(ctx, "videos.list", cs, lost)
+	r.reconcile(ctx)
+	if st, err := r.State(ctx); err != nil || st[0].Used != 2 {
+		t.Fatalf("state after reconciling token %d, whose slot token %d wrote over: %+v, %v; want 2 used (both calls were made)",
+			lost, a.Token, st, err)
+	}
+}

@@ -10,8 +10,10 @@
 --            apply` (or by a recovery that found it lost); it never expires
 --   state    hash: clock, seq and last (the last decision's time, call
 --            counter and admitted id); per pool POOL.last (the id its log
---            should end with), POOL.block, POOL.wait; need and done while
---            a recovery waits for ledgers
+--            should end with), POOL.block, POOL.wait, POOL.until (the
+--            wait's end by time alone); need, done, since (when it began)
+--            and every (the longest cadence the ledgers reported) while a
+--            recovery waits for ledgers
 --   ledgers  hash ledger -> {mark, at, where}: each ledger's last admitted
 --            call, when, and the host and path it was seen at
 --   log:POOL stream, one entry per admitted call: id "ms-seq", u (units)
@@ -56,6 +58,31 @@ end
 
 local function num(v) return tonumber(v or 0) or 0 end
 
+-- Corrupt state is a loss, never a gift (promise 9): a value that cannot
+-- be is raised as {corrupt = why}; the mode ends there, the worker is told
+-- the data is lost, and `lost` scrubs what cannot be read.
+local function corrupt(why) error({corrupt = why}) end
+
+-- decode reads a JSON field; nil when it cannot be read.
+local function decode(s)
+  if s == nil then return nil end
+  local ok, v = pcall(cjson.decode, s)
+  if ok and type(v) == 'table' then return v end
+  return nil
+end
+
+-- whole says whether v is a whole number of at least least.
+local function whole(v, least)
+  return type(v) == 'number' and v >= least and v % 1 == 0
+end
+
+-- a ledger's entry in the ledgers hash; nil when it cannot be read.
+local function seen(raw)
+  local e = decode(raw)
+  if e and type(e.mark) == 'string' and e.mark:match('^%d+%-%d+$') and type(e.at) == 'number' then return e end
+  return nil
+end
+
 -- The pools of this call, each with its log key.
 local function pools()
   local ps = {}
@@ -69,7 +96,22 @@ end
 local function fields(e)
   local f = {}
   for i = 1, #e[2], 2 do f[e[2][i]] = tonumber(e[2][i + 1]) end
+  if not (whole(f.u, 1) and whole(f.c, f.u)) then
+    corrupt('log entry ' .. e[1] .. ' holds units or a running sum that cannot be')
+  end
   return f
+end
+
+-- newest_mark is the time of the newest mark of any ledger, this one's
+-- included.
+local function newest_mark()
+  local t = ms_of(a.mark) or 0
+  local raw = redis.call('HGETALL', LEDGERS)
+  for i = 2, #raw, 2 do
+    local e = seen(raw[i])
+    if e then t = math.max(t, ms_of(e.mark)) end
+  end
+  return t
 end
 
 -- One clock (promise 4): the server's TIME, never behind the last decision
@@ -81,9 +123,11 @@ local function clock(st, ps)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + (a.offset or 0)
   local last, guarded = num(st.clock), false
+  if st.clock and not tonumber(st.clock) then corrupt('the state clock cannot be read') end
   if (a.ref or 0) > 0 and last > 0 and now - last > a.guard and math.abs(now - a.up - a.ref) > a.guard then
     now, guarded = a.ref + a.up, true
   end
+  local newest = 0
   for _, p in ipairs(ps) do
     local top = redis.call('XREVRANGE', p.key, '+', '-', 'COUNT', 1)[1]
     p.top = top and top[1] or nil
@@ -93,10 +137,13 @@ local function clock(st, ps)
       -- an unmetered call written back takes a sequence above every
       -- counter: the next decision goes after its millisecond
       if seq >= UNMETERED then ms = ms + 1 end
-      last = math.max(last, ms)
+      newest = math.max(newest, ms)
     end
   end
-  return math.max(now, last), guarded
+  if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then
+    corrupt('the state clock is ahead of every entry and every ledger mark by more than the guard')
+  end
+  return math.max(now, last, newest), guarded
 end
 
 -- cum_at is the pool's running sum up to and including ms: the sum before
@@ -126,6 +173,7 @@ local function view(p, st, now)
   p.used = p.cum - cum_at(p, now - p.window)
   p.day = day_of(p.days, now)
   p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
+  if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
   p.block = num(st[p.name .. '.block'])
   p.wait = num(st[p.name .. '.wait'])
   if p.block <= now then p.block = 0 end
@@ -169,24 +217,55 @@ local function gone(p, id, now)
   return ms <= now - p.window and not (day and ms >= day[1])
 end
 
+-- active says whether a recovery still waits: it lists ledgers and some
+-- pool's wait has not passed. A recovery whose waits have all passed is
+-- over, though its lists remain until the next write clears them.
+local function active(st, now)
+  if not st.need then return false end
+  for k, v in pairs(st) do
+    if string.match(k, '%.wait$') and num(v) > now then return true end
+  end
+  return false
+end
+
+-- unreadable says whether state field k holds what it cannot: a time or
+-- a counter that is no whole number, an id that is no id.
+local function unreadable(k, v)
+  if k == 'clock' or k == 'seq' or k == 'since' or k == 'every' or string.match(k, '%.block$')
+    or string.match(k, '%.wait$') or string.match(k, '%.until$') then
+    return not whole(tonumber(v), 0)
+  end
+  if k == 'last' or string.match(k, '%.last$') then return not string.match(v, '^%d+%-%d+$') end
+  if k == 'need' or k == 'done' then return not decode(v) end
+  return false
+end
+
+-- readable raises what of the state cannot be read.
+local function readable(st)
+  for k, v in pairs(st) do
+    if unreadable(k, v) then corrupt('state field ' .. k .. ' cannot be read') end
+  end
+end
+
 -- loss names what shows that Redis lost data this ledger or the state
 -- knows of (promise 9), or returns nil.
 local function loss(st, ps, now)
+  readable(st)
   for _, p in ipairs(ps) do
     local want = st[p.name .. '.last']
     if p.top ~= want and not (p.top == nil and want and gone(p, want, now)) then
       return 'the log of pool ' .. p.name .. ' does not end where the state says'
     end
   end
-  local e = redis.call('HGET', LEDGERS, a.ledger)
-  local mark = e and cjson.decode(e).mark
+  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
+  local mark = e and e.mark
   if mark and ms_of(mark) > now - a.span and (not st.last or id_less(st.last, mark)) then
     return 'the state is older than the ledgers it has seen'
   end
   if (a.mark or '') ~= '' and (not mark or id_less(mark, a.mark)) and ms_of(a.mark) > now - a.span then
     return 'calls of ledger ' .. a.ledger .. ' up to ' .. a.mark .. ' are missing'
   end
-  if st.need and list_has(cjson.decode(st.need), a.ledger) and not list_has(cjson.decode(st.done or '[]'), a.ledger) then
+  if active(st, now) and list_has(decode(st.need), a.ledger) and not list_has(decode(st.done or '[]'), a.ledger) then
     return 'a recovery waits for ledger ' .. a.ledger
   end
   return nil
@@ -279,9 +358,44 @@ local function entries_of(p)
   return out
 end
 
+-- cadence is the longest time between this ledger's contacts with the
+-- limiter as it reports it: a.every (its longest gap between calls, or its
+-- heartbeat's), and with a.idle the time since its last call.
+local function cadence(now)
+  local c = num(a.every)
+  if a.idle and (a.mark or '') ~= '' then c = math.max(c, now - ms_of(a.mark)) end
+  return c
+end
+
+-- settle marks this ledger done in a recovery under way. A ledger the
+-- finder could not name (it began spending after the finder's last copy
+-- of the ledgers) joins the lists when it finds its calls missing. Once
+-- every ledger listed is done, the pools wait on for a quiet period: until
+-- the recovery's start plus the longest cadence any of them reported, so
+-- that every ledger that contacts the limiter at least that often has
+-- found its own calls missing and put them back (promise 9). A recovery
+-- that names nobody (its finder's copy was too old) waits for time alone.
+local function settle(st, now)
+  local need, done = decode(st.need), decode(st.done or '[]')
+  if #need == 0 then return end
+  if not list_has(need, a.ledger) then need[#need + 1] = a.ledger end
+  if not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
+  local every = math.max(num(st.every), cadence(now))
+  redis.call('HSET', S, 'need', cjson.encode(need), 'done', cjson.encode(done), 'every', fmt(every))
+  for _, l in ipairs(need) do
+    if not list_has(done, l) then return end
+  end
+  local quiet = num(st.since) + every
+  if quiet <= now then return modes.release() end
+  for k, v in pairs(st) do
+    local pool = string.match(k, '^(.*)%.until$')
+    if pool then redis.call('HSET', S, pool .. '.wait', fmt(math.min(num(v), quiet))) end
+  end
+end
+
 -- refill puts a ledger's calls and blocks back (calls already there count
--- once) and, while a recovery waits for this ledger, marks it done; when
--- every ledger it waits for is done, the wait ends.
+-- once) and, while a recovery is under way, marks this ledger done
+-- (settle).
 function modes.refill()
   local st, ps = state(), pools()
   local now = clock(st, ps)
@@ -309,37 +423,72 @@ function modes.refill()
   end
   st = state()
   if (a.mark or '') ~= '' then
-    local e = redis.call('HGET', LEDGERS, a.ledger)
-    local mark = e and cjson.decode(e).mark
+    local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
+    local mark = e and e.mark
     if not mark or id_less(mark, a.mark) then register(a.mark, now) end
     if not st.last or id_less(st.last, a.mark) then redis.call('HSET', S, 'last', a.mark) end
   end
-  if st.need then
-    local need, done = cjson.decode(st.need), cjson.decode(st.done or '[]')
-    if list_has(need, a.ledger) and not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
-    redis.call('HSET', S, 'done', cjson.encode(done))
-    local all = #need > 0
-    for _, l in ipairs(need) do all = all and list_has(done, l) end
-    if all then modes.release() end
+  if active(st, now) then
+    settle(st, now)
+  elseif st.need then
+    modes.release() -- a recovery whose waits all passed: over
   end
   redis.call('HSET', S, 'clock', fmt(now))
   expire(S)
   return {code = 'ok', n = n}
 end
 
+-- scrub drops what cannot be read (promise 9: corrupt state is a loss):
+-- a pool's log whose entries or running sums cannot be, state fields that
+-- are not what they must be, ledgers' entries that cannot be read, and a
+-- state clock ahead of every entry and mark. The recovery then puts back,
+-- from the ledgers, whatever was dropped. It says whether it dropped any.
+local function scrub(st, ps)
+  local dropped = false
+  for _, p in ipairs(ps) do
+    local ok, intact = pcall(function()
+      local c = nil
+      for _, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
+        local f = fields(e)
+        if c and f.c ~= c + f.u then return false end
+        c = f.c
+      end
+      return true
+    end)
+    if not (ok and intact) then
+      redis.call('DEL', p.key)
+      redis.call('HDEL', S, p.name .. '.last')
+      dropped = true
+    end
+  end
+  for k, v in pairs(st) do
+    if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end
+  end
+  local raw = redis.call('HGETALL', LEDGERS)
+  for i = 1, #raw, 2 do
+    if not seen(raw[i + 1]) then redis.call('HDEL', LEDGERS, raw[i]) dropped = true end
+  end
+  if not pcall(clock, state(), pools()) then redis.call('HDEL', S, 'clock') dropped = true end
+  return dropped
+end
+
 -- lost starts a recovery: every pool waits, admitting nothing metered,
--- until the ledgers in a.need have refilled, or until its window and its
--- current day have passed. A configuration that was lost too is written
--- back from this worker's. A recovery under way is left as it is.
+-- until the ledgers in a.need have refilled and a quiet period has passed
+-- (settle), or until its window and its current day have passed. A
+-- configuration that was lost too is written back from this worker's. A
+-- recovery under way is left as it is.
 function modes.lost()
+  local dropped = scrub(state(), pools())
   local st, ps = state(), pools()
   local now = clock(st, ps)
   for _, p in ipairs(ps) do redis.call('HSETNX', CONF, p.name, p.conf) end
-  if st.need then return {code = 'ok', started = false} end
+  -- what was just dropped may hold calls of ledgers already done: they
+  -- are waited for again
+  if active(st, now) and not dropped then return {code = 'ok', started = false} end
   for _, p in ipairs(ps) do
     local day, wait = day_of(p.days, now), now + p.window
     if day then wait = math.max(wait, day[2]) end
-    redis.call('HSET', S, p.name .. '.wait', fmt(wait))
+    redis.call('HSET', S, p.name .. '.wait', fmt(wait), p.name .. '.until', fmt(wait))
     local top = p.top
     if top then redis.call('HSET', S, p.name .. '.last', top) else redis.call('HDEL', S, p.name .. '.last') end
   end
@@ -347,12 +496,12 @@ function modes.lost()
   -- when this worker could vouch at all: its copy may predate it.
   local need, last, raw = a.need or {}, st.last, redis.call('HGETALL', LEDGERS)
   for i = 1, #raw, 2 do
-    local e = cjson.decode(raw[i + 1])
+    local e = seen(raw[i + 1])
     if not last or id_less(last, e.mark) then last = e.mark end
     if #need > 0 and e.at > now - a.span and not list_has(need, raw[i]) then need[#need + 1] = raw[i] end
   end
   if last then redis.call('HSET', S, 'last', last) end
-  redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'clock', fmt(now))
+  redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'since', fmt(now), 'every', '0', 'clock', fmt(now))
   if num(a.seq) > num(st.seq) then redis.call('HSET', S, 'seq', fmt(a.seq)) end
   expire(S)
   return {code = 'ok', started = true}
@@ -363,9 +512,9 @@ end
 function modes.release()
   local st = state()
   for k, _ in pairs(st) do
-    if string.match(k, '%.wait$') then redis.call('HDEL', S, k) end
+    if string.match(k, '%.wait$') or string.match(k, '%.until$') then redis.call('HDEL', S, k) end
   end
-  redis.call('HDEL', S, 'need', 'done')
+  redis.call('HDEL', S, 'need', 'done', 'since', 'every')
   return {code = 'ok'}
 end
 
@@ -404,9 +553,9 @@ end
 function modes.read()
   local st, ps = state(), pools()
   local now = clock(st, ps)
+  readable(st)
   local r = {code = 'ok', at = now, pools = {}, conf = {}, ledgers = {},
-    need = st.need and cjson.decode(st.need) or {}, done = st.done and cjson.decode(st.done) or {},
-    recovering = st.need ~= nil}
+    need = decode(st.need) or {}, done = decode(st.done) or {}, recovering = active(st, now)}
   for i, p in ipairs(ps) do
     view(p, st, now)
     if p.day == false then p.day = nil end
@@ -416,7 +565,8 @@ function modes.read()
   end
   local raw = redis.call('HGETALL', LEDGERS)
   for i = 1, #raw, 2 do
-    local e = cjson.decode(raw[i + 1])
+    local e = seen(raw[i + 1])
+    if not e then corrupt('the entry of ledger ' .. raw[i] .. ' cannot be read') end
     e.ledger = raw[i]
     r.ledgers[#r.ledgers + 1] = e
   end
@@ -449,4 +599,11 @@ function modes.reconcile()
   return {code = 'ok', ids = ids}
 end
 
-return cjson.encode(modes[mode]())
+-- A mode that met corrupt state answers 'lost'; any other error is
+-- Redis's own (an error reply, never a decision).
+local ok, r = pcall(modes[mode])
+if not ok then
+  if type(r) == 'table' and r.corrupt then return cjson.encode({code = 'lost', why = r.corrupt}) end
+  error(r, 0)
+end
+return cjson.encode(r)
