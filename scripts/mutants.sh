@@ -51,6 +51,10 @@ mutations=(
   "embedded-clock-may-go-back@quota/embedded.go@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
   "postgres-hosts-do-not-take-turns@quota/postgres.go@s/pg_advisory_xact_lock(\$1, hashtext(\$2))/pg_advisory_xact_lock(\$1, hashtext(\$2 || random()::text))/"
   "no-embedded-clock-guard@quota/embedded.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
+  # clocks (issue 31, item 4): a call decided while the clock read behind
+  # stays a whole window of real time
+  "hold-dropped@quota/window.lua@s/  if stamp(e, now) > e then e = hold.from - 1 end//"
+  "embedded-hold-dropped@quota/hold.go@s/^\t\te = h.from - 1$/\t\t_ = e/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
