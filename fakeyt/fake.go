@@ -93,6 +93,27 @@ type Fake struct {
 	charged   map[string]map[string]int64 // key -> op -> units
 	motion    motion                      // motion.go; zero: still charts
 	born      map[string]*video           // fresh videos served, by id
+	clock     func() time.Time            // SetClock; nil: the host's
+}
+
+// SetClock sets the upstream's own clock, which the Date header of every
+// answer reads (RFC 7231, whole seconds), as Google's front end sets it;
+// nil is the host's clock. The charts' motion has a clock of its own
+// (Move).
+func (f *Fake) SetClock(clock func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.clock = clock
+}
+
+func (f *Fake) date() string {
+	f.mu.Lock()
+	clock := f.clock
+	f.mu.Unlock()
+	if clock == nil {
+		clock = time.Now
+	}
+	return clock().UTC().Format(http.TimeFormat)
 }
 
 var (
@@ -255,6 +276,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Date", f.date())
 	w.WriteHeader(status)
 	w.Write(body)
 }

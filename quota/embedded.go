@@ -55,9 +55,13 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
+	up, err := s.opts.upstreamAt(ctx)
+	if err != nil {
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+	}
 	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	d, err := s.spend(tctx, op, cs)
+	d, err := s.spend(tctx, op, cs, up)
 	var cerr *ConfigError
 	switch {
 	case errors.As(err, &cerr):
@@ -83,7 +87,7 @@ type sqlPool struct {
 	blocked                   int64
 }
 
-func (s *embedded) spend(ctx context.Context, op string, cs []charge) (ingest.Decision, error) {
+func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream int64) (ingest.Decision, error) {
 	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
 	if err != nil {
 		return ingest.Decision{}, err
@@ -92,6 +96,9 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge) (ingest.De
 	var h hold
 	now, wall, seq, err := s.clock(ctx, tx, &h)
 	if err != nil {
+		return ingest.Decision{}, err
+	}
+	if err := s.opts.agrees(s.clockName(), now, upstream); err != nil {
 		return ingest.Decision{}, err
 	}
 	if err := s.keepHold(ctx, tx, h); err != nil {

@@ -130,6 +130,8 @@ type args struct {
 	Ref    int64  `json:"ref"`
 	Up     int64  `json:"up"`
 	Mark   string `json:"mark"`
+	// Upstream: the upstream's time now (upstream.go), zero for none.
+	Upstream int64 `json:"upstream,omitempty"`
 	// Disposable: see Options.Disposable.
 	Disposable bool      `json:"disposable,omitempty"`
 	Token      int64     `json:"token"`
@@ -311,6 +313,9 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 	a := r.base(pools, func(p ingest.Pool) int64 { return units[p.Name] })
 	a.Token = r.tok.Add(1)
 	a.Mark, a.Ref, a.Up = r.led.clockArgs()
+	if a.Upstream, err = r.opts.upstreamAt(ctx); err != nil {
+		return d, false, fmt.Errorf("limiter: %w", err)
+	}
 	if r.opts.Disposable {
 		a.Mark = ""
 	}
@@ -345,6 +350,8 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 		return d, false, fmt.Errorf("limiter: %w: the limiter's clock is more than a day from this worker's", ErrUnavailable)
 	case "fenced":
 		return d, false, fmt.Errorf("limiter: %w: the request reached it after this worker had given up on it", ErrUnavailable)
+	case "skew":
+		return d, false, fmt.Errorf("limiter: %w", skewError("Redis's TIME", rep.At, a.Upstream))
 	default:
 		return d, false, fmt.Errorf("limiter: window.lua replied %q", rep.Code)
 	}

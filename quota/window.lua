@@ -251,6 +251,8 @@ function modes.spend()
   if redis.call('SISMEMBER', FENCE, fmt(a.token)) == 1 then return {code = 'fenced'} end
   local st, ps = state(), pools()
   local now, guarded = clock(st, ps)
+  -- the upstream's clock (upstream.go): never decide on a wrong day
+  if (a.upstream or 0) > 0 and math.abs(now - a.upstream) > a.guard then return {code = 'skew', at = now} end
   if redis.call('EXISTS', CONF) == 0 then return {code = 'noconf'} end
   for _, p in ipairs(ps) do
     local c = redis.call('HGET', CONF, p.name) or ''

@@ -55,6 +55,11 @@ mutations=(
   # stays a whole window of real time
   "hold-dropped@quota/window.lua@s/  if stamp(e, now) > e then e = hold.from - 1 end//"
   "embedded-hold-dropped@quota/hold.go@s/^\t\te = h.from - 1$/\t\t_ = e/"
+  # a decision clock that disagrees with the upstream's Date by more than
+  # the guard decides nothing, on a new boot too
+  "upstream-skew-ignored@quota/window.lua@s/  if (a.upstream or 0) > 0 and math.abs/  if false and math.abs/"
+  "embedded-upstream-skew-ignored@quota/upstream.go@s/if upstream > 0 \&\& (now-upstream/if false \&\& (now-upstream/"
+  "new-boot-skips-the-check@quota/upstream.go@s/if s, ok = c.ask(ctx); !ok {/if true {/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
