@@ -79,6 +79,7 @@ type Fake struct {
 	fx       *fixtures
 	latency  atomic.Int64
 	requests atomic.Int64
+	keyless  atomic.Int64
 	epoch    atomic.Uint32
 
 	mu        sync.Mutex
@@ -259,8 +260,14 @@ func (f *Fake) ChargedBuckets(key string) map[string]int64 {
 	return out
 }
 
-// Requests returns how many requests the fake has received, on any path.
+// Requests returns how many requests with a key the fake has received, on
+// any path: those the upstream may charge. Requests without one (which
+// the worker sends to read the upstream's clock) are Keyless.
 func (f *Fake) Requests() int64 { return f.requests.Load() }
+
+// Keyless returns how many requests without a key the fake has received:
+// refused, and charged to no project.
+func (f *Fake) Keyless() int64 { return f.keyless.Load() }
 
 // ChartLength returns how many videos region's chart holds (0: no chart).
 func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) }
@@ -268,7 +275,11 @@ func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) 
 // ServeHTTP answers one request of the YouTube Data API v3.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	f.requests.Add(1)
+	if r.URL.Query().Get("key") == "" {
+		f.keyless.Add(1)
+	} else {
+		f.requests.Add(1)
+	}
 	status, body := f.respond(r)
 	// The latency runs from the request's arrival, so that the fake's own
 	// work is inside it, as the upstream's is.

@@ -28,11 +28,28 @@ func dateOf(res *http.Response) time.Time {
 // key, which the upstream refuses and charges to no project, so no quota is
 // spent. Its answer's Date header is the upstream's clock, to the second.
 func (c *Client) UpstreamTime(ctx context.Context) (time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint+"youtube/v3/i18nRegions?part=snippet", nil)
+	return askTime(ctx, c.bare, c.endpoint)
+}
+
+// UpstreamTime is Client.UpstreamTime without a client: base is
+// --youtube-endpoint ("" for Google's).
+func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
+	ep := googleEndpoint
+	if base != "" {
+		var err error
+		if ep, err = endpoint(base); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return askTime(ctx, &http.Client{Timeout: 10 * time.Second}, ep)
+}
+
+func askTime(ctx context.Context, hc *http.Client, endpoint string) (time.Time, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"youtube/v3/i18nRegions?part=snippet", nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("ask the upstream's time: %w", err)
 	}
-	res, err := c.bare.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("ask the upstream's time: %w", err)
 	}

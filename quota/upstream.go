@@ -56,7 +56,13 @@ type UpstreamClock struct {
 	last   UpstreamSeen
 	loaded bool
 	failed time.Time // when asking the upstream last failed
+	noted  time.Time // when a reading was last written to the ledger
 }
+
+// noteEvery spaces the ledger's writes of the readings: the guard carries
+// a reading on by the boot clock, so a newer one on the same boot adds
+// little, and every response must not cost a write.
+const noteEvery = time.Minute
 
 // askAgain spaces the questions to an upstream that did not answer, so
 // that every decision does not wait for it.
@@ -82,8 +88,15 @@ func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
 	s := UpstreamSeen{At: at.UTC(), Local: c.opts.Now().UTC()}
 	s.Boot, s.Up, _ = c.opts.Uptime()
 	c.mu.Lock()
+	due := c.noted.IsZero() || s.Local.Sub(c.noted) >= noteEvery || s.Local.Before(c.noted) || c.last.Boot != s.Boot
 	c.last, c.loaded = s, true
+	if due {
+		c.noted = s.Local
+	}
 	c.mu.Unlock()
+	if !due {
+		return nil
+	}
 	b, _ := json.Marshal(s)
 	if err := c.opts.Notes.Note(ctx, upstreamNote, string(b)); err != nil {
 		return fmt.Errorf("keep the upstream's time: %w", err)
