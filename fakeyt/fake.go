@@ -79,6 +79,7 @@ type Fake struct {
 	fx       *fixtures
 	latency  atomic.Int64
 	requests atomic.Int64
+	keyless  atomic.Int64
 	epoch    atomic.Uint32
 
 	mu        sync.Mutex
@@ -93,6 +94,27 @@ type Fake struct {
 	charged   map[string]map[string]int64 // key -> op -> units
 	motion    motion                      // motion.go; zero: still charts
 	born      map[string]*video           // fresh videos served, by id
+	clock     func() time.Time            // SetClock; nil: the host's
+}
+
+// SetClock sets the upstream's own clock, which the Date header of every
+// answer reads (RFC 7231, whole seconds), as Google's front end sets it;
+// nil is the host's clock. The charts' motion has a clock of its own
+// (Move).
+func (f *Fake) SetClock(clock func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.clock = clock
+}
+
+func (f *Fake) date() string {
+	f.mu.Lock()
+	clock := f.clock
+	f.mu.Unlock()
+	if clock == nil {
+		clock = time.Now
+	}
+	return clock().UTC().Format(http.TimeFormat)
 }
 
 var (
@@ -238,8 +260,14 @@ func (f *Fake) ChargedBuckets(key string) map[string]int64 {
 	return out
 }
 
-// Requests returns how many requests the fake has received, on any path.
+// Requests returns how many requests with a key the fake has received, on
+// any path: those the upstream may charge. Requests without one (which
+// the worker sends to read the upstream's clock) are Keyless.
 func (f *Fake) Requests() int64 { return f.requests.Load() }
+
+// Keyless returns how many requests without a key the fake has received:
+// refused, and charged to no project.
+func (f *Fake) Keyless() int64 { return f.keyless.Load() }
 
 // ChartLength returns how many videos region's chart holds (0: no chart).
 func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) }
@@ -247,7 +275,11 @@ func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) 
 // ServeHTTP answers one request of the YouTube Data API v3.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	f.requests.Add(1)
+	if r.URL.Query().Get("key") == "" {
+		f.keyless.Add(1)
+	} else {
+		f.requests.Add(1)
+	}
 	status, body := f.respond(r)
 	// The latency runs from the request's arrival, so that the fake's own
 	// work is inside it, as the upstream's is.
@@ -255,6 +287,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Date", f.date())
 	w.WriteHeader(status)
 	w.Write(body)
 }

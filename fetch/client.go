@@ -51,6 +51,9 @@ type Options struct {
 	// with every attempt, jittered, capped at 30s.
 	Backoff time.Duration
 	Logger  *slog.Logger
+	// OnDate, if set, receives the Date header of every response the
+	// upstream sends (clock.go).
+	OnDate func(ctx context.Context, upstream time.Time)
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -61,6 +64,8 @@ type Client struct {
 	backoff     time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	endpoint    string       // the API's base URL, with its slash
+	bare        *http.Client // no key: UpstreamTime's
 }
 
 // New returns a client for opts. It makes no request.
@@ -71,11 +76,14 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
 		log: opts.Logger, now: time.Now}
 	c.defaults()
-	hc := &http.Client{Transport: &keyTransport{base: http.DefaultTransport, key: opts.APIKey}, Timeout: 60 * time.Second}
+	base := http.RoundTripper(http.DefaultTransport)
+	if b := opts.HTTPClient; b != nil && b.Transport != nil {
+		base = b.Transport
+	}
+	hc := &http.Client{Transport: &keyTransport{base: base, key: opts.APIKey, onDate: opts.OnDate}, Timeout: 60 * time.Second}
+	c.bare = &http.Client{Transport: base, Timeout: 10 * time.Second}
+	c.endpoint = googleEndpoint
 	if b := opts.HTTPClient; b != nil {
-		if b.Transport != nil {
-			hc.Transport = &keyTransport{base: b.Transport, key: opts.APIKey}
-		}
 		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
 		if b.Timeout > 0 {
 			hc.Timeout = b.Timeout
@@ -88,6 +96,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 			return nil, err
 		}
 		o = append(o, option.WithEndpoint(ep))
+		c.endpoint = ep
 	}
 	svc, err := youtube.NewService(ctx, o...)
 	if err != nil {

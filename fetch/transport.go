@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // maxBody bounds what one response may hold in memory (a page of 50 videos
@@ -19,8 +20,9 @@ const maxBody = 32 << 20
 // clone, never to the caller's request, so that the URL the http.Client
 // reports in its errors never holds it.
 type keyTransport struct {
-	base http.RoundTripper
-	key  string
+	base   http.RoundTripper
+	key    string
+	onDate func(context.Context, time.Time) // Options.OnDate
 }
 
 // captureKey marks a context whose response body is kept for a second look
@@ -42,6 +44,9 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(r)
 	if err != nil {
 		return nil, redactErr(err, t.key)
+	}
+	if d := dateOf(res); t.onDate != nil && !d.IsZero() {
+		t.onDate(req.Context(), d)
 	}
 	if c, ok := req.Context().Value(captureKey{}).(*capture); ok && res.StatusCode/100 == 2 {
 		b, err := io.ReadAll(io.LimitReader(res.Body, maxBody))

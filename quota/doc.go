@@ -39,7 +39,12 @@
 // clock stepped back admits nothing extra. A TIME more than Options.Guard
 // ahead of the last decision that the worker's boot clock does not confirm
 // (the host's wall clock stepped, and a worker on the same host with it) is
-// replaced by the time the boot clock gives. Day starts come from the zone
+// replaced by the time the boot clock gives. Calls decided while the clock
+// read behind the last decision count as decided when it is next seen
+// right (the hold, hold.go), so they stay a whole window of real time. The
+// upstream's Date header is a third clock (upstream.go): a decision whose
+// time disagrees with it by more than Options.Guard is not taken, on a new
+// boot too, which asks the upstream's time first. Day starts come from the zone
 // database, which Lua lacks: the worker sends four day starts around its
 // own clock and the script picks the one that holds its own now.
 //

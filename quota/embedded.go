@@ -55,9 +55,13 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
+	up, err := s.opts.upstreamAt(ctx)
+	if err != nil {
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
+	}
 	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	d, err := s.spend(tctx, op, cs)
+	d, err := s.spend(tctx, op, cs, up)
 	var cerr *ConfigError
 	switch {
 	case errors.As(err, &cerr):
@@ -77,24 +81,33 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 type sqlPool struct {
 	charge
 	horizon, dayStart, dayEnd int64
+	now                       int64
+	hold                      hold
 	used, usedDay, free       int64
 	blocked                   int64
 }
 
-func (s *embedded) spend(ctx context.Context, op string, cs []charge) (ingest.Decision, error) {
+func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream int64) (ingest.Decision, error) {
 	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
 	if err != nil {
 		return ingest.Decision{}, err
 	}
 	defer tx.Rollback()
-	now, wall, seq, err := s.clock(ctx, tx)
+	var h hold
+	now, wall, seq, err := s.clock(ctx, tx, &h)
 	if err != nil {
+		return ingest.Decision{}, err
+	}
+	if err := s.opts.agrees(s.clockName(), now, upstream); err != nil {
+		return ingest.Decision{}, err
+	}
+	if err := s.keepHold(ctx, tx, h); err != nil {
 		return ingest.Decision{}, err
 	}
 	ps := make([]sqlPool, len(cs))
 	allowed := true
 	for i, c := range cs {
-		ps[i] = s.bounds(c, now)
+		ps[i] = s.bounds(c, now, h)
 		if err := s.agree(ctx, tx, c.pool); err != nil {
 			return ingest.Decision{}, err
 		}
@@ -132,9 +145,10 @@ func (p *sqlPool) fits(extra int64) bool {
 	return p.blocked == 0 && dayOK && p.used+extra+p.units <= c
 }
 
-// bounds fills a pool's window horizon and calendar day at now.
-func (s *embedded) bounds(c charge, now int64) sqlPool {
-	p := sqlPool{charge: c, horizon: now - c.pool.Window.Milliseconds()}
+// bounds fills a pool's window horizon and calendar day at now, the
+// horizon held back by the hold h.
+func (s *embedded) bounds(c charge, now int64, h hold) sqlPool {
+	p := sqlPool{charge: c, horizon: h.edge(now, c.pool.Window.Milliseconds()), now: now, hold: h}
 	if c.pool.Day != nil {
 		d := days(c.pool, time.UnixMilli(now))
 		p.dayStart, p.dayEnd = d[1], d[2]
@@ -143,8 +157,9 @@ func (s *embedded) bounds(c charge, now int64) sqlPool {
 }
 
 // clock is this limiter's clock (the dialect's wall), guarded and made
-// monotonic: never behind the last decision.
-func (s *embedded) clock(ctx context.Context, q querier) (now, wall, seq int64, err error) {
+// monotonic: never behind the last decision. With h, it also reads the
+// hold and moves it by this reading.
+func (s *embedded) clock(ctx context.Context, q querier, h *hold) (now, wall, seq int64, err error) {
 	var last int64
 	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -159,6 +174,9 @@ func (s *embedded) clock(ctx context.Context, q querier) (now, wall, seq int64, 
 	now, err = s.guarded(ctx, q, wall, last)
 	if err == nil {
 		last, err = s.believed(ctx, q, now, last)
+	}
+	if err == nil && h != nil {
+		err = s.readHold(ctx, q, h, now, last)
 	}
 	return max(now, last), wall, seq, err
 }
@@ -314,7 +332,7 @@ func (s *embedded) freeAt(ctx context.Context, q querier, p *sqlPool, extra int6
 			return err
 		}
 		if p.free > 0 {
-			p.free += p.pool.Window.Milliseconds()
+			p.free = p.hold.stamp(p.free, p.now) + p.pool.Window.Milliseconds()
 		}
 	}
 	if p.dayStart > 0 && p.usedDay+extra+p.units > c {
@@ -352,7 +370,7 @@ func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
 	}
 	var until int64
 	err := s.write(ctx, 5*time.Second, func(tx *sql.Tx) error {
-		now, _, _, err := s.clock(ctx, tx)
+		now, _, _, err := s.clock(ctx, tx, nil)
 		if err != nil {
 			return err
 		}
@@ -411,13 +429,14 @@ func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
 		return nil, fmt.Errorf("state: %w", err)
 	}
 	defer tx.Rollback()
-	now, _, _, err := s.clock(ctx, tx)
+	var h hold
+	now, _, _, err := s.clock(ctx, tx, &h)
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
 	var out []ingest.PoolState
 	for _, pool := range s.opts.Costs.Pools {
-		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now)
+		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now, h)
 		if err := s.load(ctx, tx, now, &p, false); err != nil {
 			return nil, fmt.Errorf("state: %w", err)
 		}
@@ -444,13 +463,17 @@ func (s *embedded) Refill(ctx context.Context, rec ingest.Recalled) (int, error)
 }
 
 func (s *embedded) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, blocks []ingest.Block) (int, error) {
-	now, wall, seq, err := s.clock(ctx, tx)
+	var h hold
+	now, wall, seq, err := s.clock(ctx, tx, &h)
+	if err == nil {
+		err = s.keepHold(ctx, tx, h)
+	}
 	if err != nil {
 		return 0, err
 	}
 	added := 0
 	for _, c := range calls {
-		n, err := s.refillCall(ctx, tx, now, c)
+		n, err := s.refillCall(ctx, tx, now, h, c)
 		if err != nil {
 			return 0, err
 		}
@@ -473,7 +496,7 @@ func (s *embedded) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, 
 
 // refillCall inserts the charges of one call that its pools still need; it
 // returns how many rows were new.
-func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, c ingest.Call) (int64, error) {
+func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold, c ingest.Call) (int64, error) {
 	ms, _, _ := logID(c.ID)
 	var n int64
 	for _, ch := range c.Charges {
@@ -481,7 +504,7 @@ func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, c inge
 		if !ok || ch.Units <= 0 {
 			continue
 		}
-		b := s.bounds(charge{pool: p}, now)
+		b := s.bounds(charge{pool: p}, now, h)
 		if ms <= b.horizon && (b.dayStart == 0 || ms < b.dayStart) {
 			continue
 		}

@@ -115,6 +115,10 @@ type Options struct {
 	// and no guard otherwise: a test that moves Now moves time itself,
 	// unless it gives an Uptime as well.
 	Uptime func() (boot string, since time.Duration, ok bool)
+	// Upstream is the upstream's clock (upstream.go): a decision whose
+	// time disagrees with it by more than Guard is not taken. nil: no such
+	// check.
+	Upstream *UpstreamClock
 	// Unknowns keeps the Redis limiter's decisions of unknown outcome (a
 	// timeout after the request went out) until they are reconciled; nil
 	// keeps them in memory.

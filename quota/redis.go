@@ -121,18 +121,20 @@ type poolArg struct {
 
 // args are one call's arguments, by name; each mode reads what it needs.
 type args struct {
-	Ledger string   `json:"ledger"`
-	Where  string   `json:"where"`
-	Offset int64    `json:"offset"`
-	Guard  int64    `json:"guard"`
-	Span   int64    `json:"span"`
-	TTL    int64    `json:"ttl"`
-	Ref    int64    `json:"ref"`
-	Up     int64    `json:"up"`
-	Mark   string   `json:"mark"`
-	Token  int64    `json:"token"`
-	Seq    int64    `json:"seq,omitempty"`
-	Need   []string `json:"need,omitempty"`
+	Ledger string `json:"ledger"`
+	Where  string `json:"where"`
+	Offset int64  `json:"offset"`
+	Guard  int64  `json:"guard"`
+	Span   int64  `json:"span"`
+	TTL    int64  `json:"ttl"`
+	Ref    int64  `json:"ref"`
+	Up     int64  `json:"up"`
+	Mark   string `json:"mark"`
+	// Upstream: the upstream's time now (upstream.go), zero for none.
+	Upstream int64    `json:"upstream,omitempty"`
+	Token    int64    `json:"token"`
+	Seq      int64    `json:"seq,omitempty"`
+	Need     []string `json:"need,omitempty"`
 	// Every and Idle: a refilling ledger's cadence (recovery.go).
 	Every  int64     `json:"every,omitempty"`
 	Idle   bool      `json:"idle,omitempty"`
@@ -319,6 +321,9 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 	a := r.base(pools, func(p ingest.Pool) int64 { return units[p.Name] })
 	a.Token = r.tok.Add(1)
 	a.Mark, a.Ref, a.Up = r.led.clockArgs()
+	if a.Upstream, err = r.opts.upstreamAt(ctx); err != nil {
+		return d, false, fmt.Errorf("limiter: %w", err)
+	}
 	rep, err := r.run(ctx, 0, "spend", r.inst, a)
 	if err != nil {
 		d, err = r.failed(ctx, op, cs, a.Token, err)
@@ -346,6 +351,8 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 		return d, false, fmt.Errorf("limiter: %w: the limiter's clock is more than a day from this worker's", ErrUnavailable)
 	case "fenced":
 		return d, false, fmt.Errorf("limiter: %w: the request reached it after this worker had given up on it", ErrUnavailable)
+	case "skew":
+		return d, false, fmt.Errorf("limiter: %w", skewError("Redis's TIME", rep.At, a.Upstream))
 	default:
 		return d, false, fmt.Errorf("limiter: window.lua replied %q", rep.Code)
 	}

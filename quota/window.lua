@@ -9,11 +9,12 @@
 --   conf     hash pool -> "limit:reserve:window_ms:day", written by `quota
 --            apply` (or by a recovery that found it lost); it never expires
 --   state    hash: clock, seq and last (the last decision's time, call
---            counter and admitted id); per pool POOL.last (the id its log
---            should end with), POOL.block, POOL.wait, POOL.until (the
---            wait's end by time alone); need, done, since (when it began)
---            and every (the longest cadence the ledgers reported) while a
---            recovery waits for ledgers
+--            counter and admitted id); hold_from and hold_till (the
+--            hold, below); per pool POOL.last (the id its log should end
+--            with), POOL.block, POOL.wait, POOL.until (the wait's end by
+--            time alone); need, done, since (when it began) and every (the
+--            longest cadence the ledgers reported) while a recovery waits
+--            for ledgers
 --   ledgers  hash ledger -> {mark, at, where}: each ledger's last admitted
 --            call, when, and the host and path it was seen at
 --   log:POOL stream, one entry per admitted call: id "ms-seq", u (units)
@@ -114,6 +115,49 @@ local function newest_mark()
   return t
 end
 
+-- The hold: decisions taken while the clock read behind the last one are
+-- stamped at the last one's time, but were taken in real time, maybe long
+-- after it. Each of them counts as decided when the clock is next seen
+-- right (till; 0 while it still reads behind: now), so that it stays in the
+-- window a whole window of real time and the clock's return frees nothing
+-- early. A hold that still counts when the clock reads behind again
+-- stretches from its first decision on.
+local hold = {from = 0, till = 0}
+
+local function move_hold(st, raw, last)
+  hold.from, hold.till = num(st.hold_from), num(st.hold_till)
+  if raw < last then
+    if hold.from == 0 or (hold.till > 0 and hold.till + a.span <= last) then hold.from = last end
+    hold.till = 0
+  elseif hold.from > 0 and hold.till == 0 then
+    hold.till = raw
+  elseif hold.from > 0 and hold.till + a.span <= raw then
+    hold.from, hold.till = 0, 0
+  end
+end
+
+-- stamp is when an entry of time ms counts as decided, at now.
+local function stamp(ms, now)
+  if hold.from > 0 and ms >= hold.from and (hold.till == 0 or ms < hold.till) then
+    return hold.till > 0 and hold.till or now
+  end
+  return ms
+end
+
+-- edge is the newest time an entry may have and be out of p's window at
+-- now (stamp never goes back, so the entries in the window are those after
+-- one time).
+local function edge(p, now)
+  local e = now - p.window
+  if stamp(e, now) > e then e = hold.from - 1 end
+  return e
+end
+
+-- keep_clock writes the decision's time and the hold.
+local function keep_clock(now)
+  redis.call('HSET', S, 'clock', fmt(now), 'hold_from', fmt(hold.from), 'hold_till', fmt(hold.till))
+end
+
 -- One clock (promise 4): the server's TIME, never behind the last decision
 -- nor behind any log's newest entry. A TIME more than a.guard ahead of the
 -- last decision that the worker's boot clock does not confirm (the host's
@@ -143,7 +187,9 @@ local function clock(st, ps)
   if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then
     corrupt('the state clock is ahead of every entry and every ledger mark by more than the guard')
   end
-  return math.max(now, last, newest), guarded
+  last = math.max(last, newest)
+  move_hold(st, now, last)
+  return math.max(now, last), guarded
 end
 
 -- cum_at is the pool's running sum up to and including ms: the sum before
@@ -170,7 +216,7 @@ end
 -- view fills what a decision needs of a pool at now: its running sum, the
 -- units in the window and in the day, its block and its wait.
 local function view(p, st, now)
-  p.used = p.cum - cum_at(p, now - p.window)
+  p.used = p.cum - cum_at(p, edge(p, now))
   p.day = day_of(p.days, now)
   p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
   if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
@@ -189,7 +235,7 @@ end
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
-    local target, lo, hi = p.cum + p.units - p.cap, now - p.window, now
+    local target, lo, hi = p.cum + p.units - p.cap, edge(p, now), now
     for _, e in ipairs(redis.call('XRANGE', p.key, fmt(lo + 1), '+', 'COUNT', 32)) do
       if fields(e).c >= target then lo, hi = ms_of(e[1]) - 1, ms_of(e[1]) break end
       lo = ms_of(e[1]) - 1 -- entries of the same millisecond may follow
@@ -198,7 +244,7 @@ local function free_at(p, now)
       local mid = math.floor((lo + hi) / 2)
       if cum_at(p, mid) >= target then hi = mid else lo = mid end
     end
-    t = hi + p.window
+    t = stamp(hi, now) + p.window
   end
   if p.day and p.used_day + p.units > p.cap then t = math.max(t, p.day[2]) end
   if t == 0 and p.block == 0 and p.wait == 0 then return 0 end
@@ -214,7 +260,7 @@ end
 local function gone(p, id, now)
   local ms = ms_of(id)
   local day = day_of(p.days, now)
-  return ms <= now - p.window and not (day and ms >= day[1])
+  return ms <= edge(p, now) and not (day and ms >= day[1])
 end
 
 -- active says whether a recovery still waits: it lists ledgers and some
@@ -231,7 +277,8 @@ end
 -- unreadable says whether state field k holds what it cannot: a time or
 -- a counter that is no whole number, an id that is no id.
 local function unreadable(k, v)
-  if k == 'clock' or k == 'seq' or k == 'since' or k == 'every' or string.match(k, '%.block$')
+  if k == 'clock' or k == 'seq' or k == 'since' or k == 'every' or k == 'hold_from' or k == 'hold_till'
+    or string.match(k, '%.block$')
     or string.match(k, '%.wait$') or string.match(k, '%.until$') then
     return not whole(tonumber(v), 0)
   end
@@ -285,6 +332,8 @@ function modes.spend()
   if redis.call('SISMEMBER', FENCE, fmt(a.token)) == 1 then return {code = 'fenced'} end
   local st, ps = state(), pools()
   local now, guarded = clock(st, ps)
+  -- the upstream's clock (upstream.go): never decide on a wrong day
+  if (a.upstream or 0) > 0 and math.abs(now - a.upstream) > a.guard then return {code = 'skew', at = now} end
   if redis.call('EXISTS', CONF) == 0 then return {code = 'noconf'} end
   for _, p in ipairs(ps) do
     local c = redis.call('HGET', CONF, p.name) or ''
@@ -307,7 +356,7 @@ function modes.spend()
       p.cum, p.used = p.cum + p.units, p.used + p.units
       if p.day then p.used_day = p.used_day + p.units end
       redis.call('XADD', p.key, r.id, 'u', fmt(p.units), 'c', fmt(p.cum))
-      local keep = now - p.window
+      local keep = edge(p, now)
       if p.day then keep = math.min(keep, p.day[1] - 1) end
       redis.call('XTRIM', p.key, 'MINID', fmt(keep + 1))
       expire(p.key)
@@ -319,7 +368,7 @@ function modes.spend()
     redis.call('HSET', RCPT, fmt(a.token % 32), fmt(a.token) .. ' ' .. r.id)
     expire(RCPT)
   end
-  redis.call('HSET', S, 'clock', fmt(now))
+  keep_clock(now)
   expire(S)
   for i, p in ipairs(ps) do r.pools[i] = pool_reply(p) end
   return r
@@ -433,7 +482,7 @@ function modes.refill()
   elseif st.need then
     modes.release() -- a recovery whose waits all passed: over
   end
-  redis.call('HSET', S, 'clock', fmt(now))
+  keep_clock(now)
   expire(S)
   return {code = 'ok', n = n}
 end
@@ -501,7 +550,8 @@ function modes.lost()
     if #need > 0 and e.at > now - a.span and not list_has(need, raw[i]) then need[#need + 1] = raw[i] end
   end
   if last then redis.call('HSET', S, 'last', last) end
-  redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'since', fmt(now), 'every', '0', 'clock', fmt(now))
+  redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'since', fmt(now), 'every', '0')
+  keep_clock(now)
   if num(a.seq) > num(st.seq) then redis.call('HSET', S, 'seq', fmt(a.seq)) end
   expire(S)
   return {code = 'ok', started = true}

@@ -30,6 +30,7 @@ type JSON struct {
 	Plan          []PlanJSON   `json:"plan"`
 	Hourly        []HourlyJSON `json:"hourly"`
 	Storage       *StorageJSON `json:"storage,omitempty"`
+	UpstreamClock *ClockJSON   `json:"upstream_clock"` // clock.go
 }
 
 // StorageJSON is the database's size and how far back it reaches.
@@ -121,6 +122,7 @@ func (r *Report) JSON() JSON {
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
 		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
+	j.UpstreamClock = r.clockJSON()
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
@@ -180,6 +182,7 @@ func (r *Report) Text(out io.Writer, loc *time.Location) {
 	}
 	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
+	r.textClock(out)
 	if st := r.Storage; st != nil {
 		oldest := "none"
 		if !st.OldestRun.IsZero() {

@@ -87,6 +87,7 @@ type Report struct {
 	Plan          []PlanLine
 	Now           time.Time
 	Storage       *store.Size // nil: not read (no database)
+	Clock         *Clock      // nil: the upstream's time never read (clock.go)
 }
 
 // Pool is one pool's state with its window and unmetered units.

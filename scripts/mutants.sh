@@ -30,7 +30,7 @@ mutations=(
   "stale-ledgers-copy-vouches@quota/recovery.go@s/if now-c.At > span {/if false {/"
   "need-names-self-only@quota/recovery.go@s/^\t\t\tneed = append(need, l.Ledger)$/\t\t\t_ = l/"
   "entry-ahead-leaves-early@quota/window.lua@s/      newest = math.max(newest, ms)/      newest = newest/"
-  "clock-may-go-back@quota/window.lua@s/  return math.max(now, last, newest), guarded/  return now, guarded/"
+  "clock-may-go-back@quota/window.lua@s/  return math.max(now, last), guarded/  return now, guarded/"
   "guard-disabled@quota/window.lua@s/if (a.ref or 0) > 0 and last > 0/if false and last > 0/"
   "no-day-check@quota/window.lua@s/if p.day and p.used_day + p.units > p.cap then/if false then/"
   "free-at-oldest-plus-window@quota/window.lua@s/    t = hi + p.window/    t = ms_of(redis.call('XRANGE', p.key, fmt(now - p.window + 1), '+', 'COUNT', 1)[1][1]) + p.window/"
@@ -65,6 +65,16 @@ mutations=(
   "clock-ahead-believed@quota/window.lua@s/  if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then/  if false then/"
   "corruption-never-scrubbed@quota/window.lua@s/  local dropped = scrub(state(), pools())/  local dropped = false/"
   "embedded-clock-row-believed@quota/embedded.go@s/^\t\tlast, err = s.believed(ctx, q, now, last)$/\t\t_ = last/"
+
+  # clocks (issue 31, item 4): a call decided while the clock read behind
+  # stays a whole window of real time
+  "hold-dropped@quota/window.lua@s/  if stamp(e, now) > e then e = hold.from - 1 end//"
+  "embedded-hold-dropped@quota/hold.go@s/^\t\te = h.from - 1$/\t\t_ = e/"
+  # a decision clock that disagrees with the upstream's Date by more than
+  # the guard decides nothing, on a new boot too
+  "upstream-skew-ignored@quota/window.lua@s/  if (a.upstream or 0) > 0 and math.abs/  if false and math.abs/"
+  "embedded-upstream-skew-ignored@quota/upstream.go@s/if upstream > 0 \&\& (now-upstream/if false \&\& (now-upstream/"
+  "new-boot-skips-the-check@quota/upstream.go@s/if s, ok = c.ask(ctx); !ok {/if true {/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).

@@ -71,6 +71,7 @@ func checks() []namedCheck {
 		{"costs", checkCosts},
 		{"database", checkDatabase},
 		{"limiter", checkLimiter},
+		{"clock", checkClock},
 		{"agreement", checkAgreement},
 		{"key", checkKey},
 	}

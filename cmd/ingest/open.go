@@ -84,6 +84,7 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		}
 		opts.Unknowns = unknownLedger{db}
 		opts.Notes = db
+		opts.Upstream = s.upstreamClock(db)
 	}
 	if s.redisURL == "" {
 		if db == nil {
@@ -181,6 +182,7 @@ type pipeline struct {
 	db       *store.DB
 	limiter  jobLimiter
 	source   *fetch.Client
+	upstream *quota.UpstreamClock // the upstream's clock (clock.go)
 	closers  []func()
 }
 
@@ -228,7 +230,8 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		go func() { defer close(done); r.Run(beat) }()
 		p.closers = append(p.closers, func() { stop(); <-done })
 	}
-	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger})
+	p.upstream = s.upstreamClock(p.db)
+	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger, OnDate: s.sawDate(p.upstream)})
 	if err != nil {
 		p.Close()
 		return nil, usageErrorf("--youtube-endpoint: %w", err)

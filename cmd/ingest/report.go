@@ -97,6 +97,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return runtimeError(err)
 	}
+	rep.Clock = reportClock(ctx, db)
 	if f.json {
 		return writeJSON(out, rep.JSON())
 	}

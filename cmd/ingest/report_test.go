@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -96,9 +97,10 @@ func TestReportGolden(t *testing.T) {
 	cases := []struct {
 		name    string
 		limiter stateLimiter
+		clock   *report.Clock
 	}{
-		{"report", answering},
-		{"report-limiter-down", stateLimiter{err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}},
+		{"report", answering, &report.Clock{Skew: 3 * time.Second, Seen: t0}},
+		{"report-limiter-down", stateLimiter{err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}, nil},
 	}
 	db := reportDB(t)
 	for _, c := range cases {
@@ -108,6 +110,7 @@ func TestReportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep.Clock = c.clock
 			var text, js bytes.Buffer
 			rep.Text(&text, time.UTC)
 			if err := writeJSON(&js, rep.JSON()); err != nil {

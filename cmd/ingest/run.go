@@ -362,6 +362,7 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipelin
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
 	src := reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}
+	m.watchClock(p.upstream)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.handler(p.limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: readyzHandler(func(ctx context.Context) readyState { return readiness(ctx, m, p) })},

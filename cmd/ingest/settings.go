@@ -35,6 +35,8 @@ type settings struct {
 	logger *slog.Logger
 	level  slog.Level
 	stderr io.Writer
+
+	clock upstreamOnce // clock.go
 }
 
 // The settings a command can use. A command validates only those it names

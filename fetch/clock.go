@@ -1,0 +1,62 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// The upstream's responses carry a Date header, set by its front end: a
+// clock that no host of ours controls, and the one the quota's day follows.
+// The transport hands it to Options.OnDate on every response, and
+// UpstreamTime asks for it without spending anything.
+
+// googleEndpoint is the API's base URL when Options.Endpoint is empty.
+const googleEndpoint = "https://youtube.googleapis.com/"
+
+// dateOf reads a response's Date header (zero when absent or unreadable).
+func dateOf(res *http.Response) time.Time {
+	t, err := http.ParseTime(res.Header.Get("Date"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// UpstreamTime asks the upstream for its time: a request without the API
+// key, which the upstream refuses and charges to no project, so no quota is
+// spent. Its answer's Date header is the upstream's clock, to the second.
+func (c *Client) UpstreamTime(ctx context.Context) (time.Time, error) {
+	return askTime(ctx, c.bare, c.endpoint)
+}
+
+// UpstreamTime is Client.UpstreamTime without a client: base is
+// --youtube-endpoint ("" for Google's).
+func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
+	ep := googleEndpoint
+	if base != "" {
+		var err error
+		if ep, err = endpoint(base); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return askTime(ctx, &http.Client{Timeout: 10 * time.Second}, ep)
+}
+
+func askTime(ctx context.Context, hc *http.Client, endpoint string) (time.Time, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"youtube/v3/i18nRegions?part=snippet", nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ask the upstream's time: %w", err)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ask the upstream's time: %w", err)
+	}
+	res.Body.Close()
+	t := dateOf(res)
+	if t.IsZero() {
+		return t, fmt.Errorf("ask the upstream's time: its answer (%s) has no Date header", res.Status)
+	}
+	return t, nil
+}

@@ -1,0 +1,221 @@
+package quota
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// The upstream's clock is a third clock that no host of ours controls: its
+// responses carry a Date header, and its day (the quota's) is that clock's
+// day. The boot clock guard catches a step of the wall clock within one
+// boot; it cannot tell a new host, or a new boot, whose clock and whose
+// Redis's or PostgreSQL's are a day ahead, from a day that passed. The
+// upstream's time can: a decision is taken only when its time agrees, within
+// Options.Guard, with the upstream's last known time carried on by the boot
+// clock. On a boot that has not yet seen the upstream's time, the upstream
+// is asked first, by a request no quota is charged for (it carries no key).
+
+// upstreamNote names the ledger note that keeps the upstream's last known
+// time, for every process of the ledger and for the next boot.
+const upstreamNote = "upstream-clock"
+
+// UpstreamSeen is one reading of the upstream's clock.
+type UpstreamSeen struct {
+	At    time.Time     `json:"at"`    // the upstream's time: its Date header
+	Local time.Time     `json:"local"` // this worker's wall clock when the answer came
+	Boot  string        `json:"boot"`  // the boot it was read on
+	Up    time.Duration `json:"up"`    // the time since that boot then
+}
+
+// Skew is how far the upstream's clock is ahead of this worker's (negative:
+// behind). The Date header has whole seconds: a second either way is noise.
+func (s UpstreamSeen) Skew() time.Duration { return s.At.Sub(s.Local) }
+
+// UpstreamOptions configure an UpstreamClock.
+type UpstreamOptions struct {
+	// Notes keeps the last reading in the ledger's database; nil keeps it
+	// in memory.
+	Notes Notebook
+	// Ask reads the upstream's time by a request no quota is charged for;
+	// nil never asks.
+	Ask func(ctx context.Context) (time.Time, error)
+	// Now and Uptime: this worker's wall clock and its boot clock; nil
+	// means time.Now and the kernel's. Tests move them.
+	Now    func() time.Time
+	Uptime func() (boot string, since time.Duration, ok bool)
+}
+
+// UpstreamClock keeps the upstream's last known time and tells the limiter
+// what the upstream's clock reads now. It is safe for concurrent use.
+type UpstreamClock struct {
+	opts   UpstreamOptions
+	mu     sync.Mutex
+	last   UpstreamSeen
+	loaded bool
+	failed time.Time // when asking the upstream last failed
+	noted  time.Time // when a reading was last written to the ledger
+}
+
+// noteEvery spaces the ledger's writes of the readings: the guard carries
+// a reading on by the boot clock, so a newer one on the same boot adds
+// little, and every response must not cost a write.
+const noteEvery = time.Minute
+
+// askAgain spaces the questions to an upstream that did not answer, so
+// that every decision does not wait for it.
+const askAgain = time.Minute
+
+// NewUpstreamClock returns an UpstreamClock on opts.
+func NewUpstreamClock(opts UpstreamOptions) *UpstreamClock {
+	if opts.Notes == nil {
+		opts.Notes = &memNotes{m: map[string]string{}}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Uptime == nil {
+		opts.Uptime = kernelUptime
+	}
+	return &UpstreamClock{opts: opts}
+}
+
+// Saw takes in the upstream's time from a response that just came, and
+// keeps it in the ledger.
+func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
+	s := UpstreamSeen{At: at.UTC(), Local: c.opts.Now().UTC()}
+	s.Boot, s.Up, _ = c.opts.Uptime()
+	c.mu.Lock()
+	due := c.noted.IsZero() || s.Local.Sub(c.noted) >= noteEvery || s.Local.Before(c.noted) || c.last.Boot != s.Boot
+	c.last, c.loaded = s, true
+	if due {
+		c.noted = s.Local
+	}
+	c.mu.Unlock()
+	if !due {
+		return nil
+	}
+	b, _ := json.Marshal(s)
+	if err := c.opts.Notes.Note(ctx, upstreamNote, string(b)); err != nil {
+		return fmt.Errorf("keep the upstream's time: %w", err)
+	}
+	return nil
+}
+
+// Last is the upstream's last known time, as this process or any other of
+// the ledger saw it (ok false: never).
+func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err error) {
+	raw, err := c.opts.Notes.Noted(ctx, upstreamNote)
+	if err != nil {
+		return s, false, fmt.Errorf("read the upstream's time: %w", err)
+	}
+	if raw == "" {
+		return s, false, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return s, false, fmt.Errorf("read the upstream's time %q: %w", raw, err)
+	}
+	c.mu.Lock()
+	if !c.loaded || s.At.After(c.last.At) {
+		c.last, c.loaded = s, true
+	}
+	s = c.last
+	c.mu.Unlock()
+	return s, true, nil
+}
+
+// expect is what the upstream's clock reads now, in Unix ms: its last
+// known time carried on by the boot clock. On a boot that has not seen it
+// yet, the upstream is asked. ok is false when there is no boot clock or
+// the upstream could not be asked: the guard then has nothing to compare.
+func (c *UpstreamClock) expect(ctx context.Context) (ms int64, ok bool, err error) {
+	boot, since, bok := c.opts.Uptime()
+	if !bok {
+		return 0, false, nil
+	}
+	c.mu.Lock()
+	s, seen := c.last, c.loaded
+	c.mu.Unlock()
+	if !seen || s.Boot != boot {
+		if s, seen, err = c.Last(ctx); err != nil {
+			return 0, false, err
+		}
+	}
+	if !seen || s.Boot != boot {
+		if s, ok = c.ask(ctx); !ok {
+			return 0, false, nil
+		}
+		_, since, _ = c.opts.Uptime()
+	}
+	return s.At.Add(since - s.Up).UnixMilli(), true, nil
+}
+
+// ask reads the upstream's time by the free request and keeps it.
+func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
+	c.mu.Lock()
+	recent := !c.failed.IsZero() && c.opts.Now().Sub(c.failed) < askAgain
+	c.mu.Unlock()
+	if c.opts.Ask == nil || recent {
+		return UpstreamSeen{}, false
+	}
+	at, err := c.opts.Ask(ctx)
+	if err != nil || at.IsZero() {
+		c.mu.Lock()
+		c.failed = c.opts.Now()
+		c.mu.Unlock()
+		return UpstreamSeen{}, false
+	}
+	if err := c.Saw(ctx, at); err != nil {
+		return UpstreamSeen{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last, true
+}
+
+// ErrClockSkew: the limiter's clock disagrees with the upstream's by more
+// than the guard; no call is decided on it. It is an ErrUnavailable, so
+// that jobs stop as they do when the limiter cannot be asked.
+var ErrClockSkew = fmt.Errorf("%w: the limiter's clock disagrees with the upstream's", ErrUnavailable)
+
+// skewError names the clocks and the fix.
+func skewError(clock string, now, upstream int64) error {
+	d := time.Duration(now-upstream) * time.Millisecond
+	way := "ahead of"
+	if d < 0 {
+		d, way = -d, "behind"
+	}
+	return fmt.Errorf("%w: %s reads %s, %s %s the upstream's (its Date header, carried on by this host's boot clock): nothing is decided on a wrong day; set that clock right (NTP)",
+		ErrClockSkew, clock, time.UnixMilli(now).UTC().Format(time.RFC3339), d.Round(time.Second), way)
+}
+
+// upstreamAt is the upstream's time now for a decision, in Unix ms; zero
+// when there is none to compare with.
+func (o Options) upstreamAt(ctx context.Context) (int64, error) {
+	if o.Upstream == nil {
+		return 0, nil
+	}
+	ms, ok, err := o.Upstream.expect(ctx)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return ms, nil
+}
+
+// agrees checks a decision's time against the upstream's (zero: none).
+func (o Options) agrees(clock string, now, upstream int64) error {
+	if upstream > 0 && (now-upstream > o.Guard.Milliseconds() || upstream-now > o.Guard.Milliseconds()) {
+		return skewError(clock, now, upstream)
+	}
+	return nil
+}
+
+// clockName names the embedded limiter's clock in messages.
+func (s *embedded) clockName() string {
+	if _, ok := s.d.(sqliteDialect); ok {
+		return "this host's clock"
+	}
+	return "PostgreSQL's clock_timestamp()"
+}
