@@ -13,7 +13,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 )
 
-// pools is what each operation costs in the 2026 costs.yaml (DESIGN.md):
+// pools is what each operation costs in the 2026 costs.yaml (docs/contract.md):
 // one unit of one pool. The gate's record priced by it is our ledger.
 var pools = map[string]string{
 	ingest.OpVideosList:     "default",

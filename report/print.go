@@ -12,7 +12,7 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// JSON is `ingest report --json`; DESIGN.md fixes the fields scripts
+// JSON is `ingest report --json`; docs/contract.md fixes the fields scripts
 // rely on, the rest are additions.
 type JSON struct {
 	QuotaKey      string       `json:"quota_key"`

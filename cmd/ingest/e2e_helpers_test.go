@@ -430,7 +430,7 @@ func ledgerUnits(t *testing.T, path, pool string) int64 {
 // pagesFor is how many pages of 50 a chart of n videos takes.
 func pagesFor(n int) int { return (n + 49) / 50 }
 
-// reportOut is `ingest report --json`, the fields DESIGN.md promises.
+// reportOut is `ingest report --json`, the fields docs/contract.md promises.
 type reportOut struct {
 	QuotaKey string `json:"quota_key"`
 	Backend  string `json:"backend"`
@@ -467,7 +467,7 @@ func (h *harness) report(args ...string) reportOut {
 	res := h.mustRun(0, append([]string{"report", "--json"}, args...)...)
 	var rep reportOut
 	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
-		h.t.Fatalf("report --json is not the JSON object DESIGN.md gives: %v\n%s", err, res)
+		h.t.Fatalf("report --json is not the JSON object docs/contract.md gives: %v\n%s", err, res)
 	}
 	return rep
 }

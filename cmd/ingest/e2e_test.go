@@ -717,7 +717,7 @@ operations:
 func TestReportWithoutADatabase(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	// report works on a host with no database yet (DESIGN.md, "Formats"):
+	// report works on a host with no database yet (docs/contract.md):
 	// every region never, the pools whole, and no file created.
 	rep := h.report()
 	for _, r := range rep.Regions {

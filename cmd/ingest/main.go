@@ -26,7 +26,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes, as DESIGN.md gives them.
+// Exit codes, as docs/contract.md gives them.
 const (
 	exitOK      = 0
 	exitRuntime = 1
