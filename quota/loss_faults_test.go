@@ -203,12 +203,12 @@ func TestFaultUnlistedLedgerThreeHosts(t *testing.T) {
 	a := newHost(t, srv.Addr, key, costs, "a", nil)
 	b := newHost(t, srv.Addr, key, costs, "b", nil)
 	c := newHost(t, srv.Addr, key, costs, "c", nil)
-	for _, h := range []*host{a, b, a} { // A's copy names A and B
-		h.run(10)
-	}
-	time.Sleep(cadence)
+	a.run(10)
+	time.Sleep(cadence) // A's cadence
+	b.run(10)
+	a.run(10) // A's copy names A and B
 	c.run(30) // C's first run, after A's last copy
-	b.run(10) // B's short cadence
+	b.run(10) // B's cadence: short
 	do(t, srv.Addr, "FLUSHALL")
 	a.run(2 * capacity)
 	b.run(2 * capacity)     // every ledger A named is back
