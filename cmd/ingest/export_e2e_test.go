@@ -169,8 +169,8 @@ func TestExportUsageErrors(t *testing.T) {
 			t.Errorf("%v: stderr %q does not name %s", c.args, res.stderr, c.want)
 		}
 	}
-	// A file that cannot be written: exit 1, and nothing left behind.
-	res := h.mustRun(1, "export", "--since", "2000-01-01", "--out", filepath.Join(h.dir, "no", "such", "dir.csv"))
+	// A file in a directory that does not exist: the user's to fix, exit 2.
+	res := h.mustRun(2, "export", "--since", "2000-01-01", "--out", filepath.Join(h.dir, "no", "such", "dir.csv"))
 	if !strings.Contains(res.stderr, "--out") {
 		t.Errorf("stderr %q does not name --out", res.stderr)
 	}
