@@ -81,6 +81,9 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
 		}
+		opts.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
+			return db.GrantUnmetered(ctx, quotaKey, time.Now().Add(-s.costs.Span()), decide)
+		}
 		opts.Unknowns = unknownLedger{db}
 		opts.Notes = db
 	}
