@@ -383,8 +383,8 @@ func TestImageIsNamedOnce(t *testing.T) {
 		t.Fatal("redis/quota-apply-job.yaml: no Job")
 	}
 	c := job.Spec.Template.Spec.Containers[0]
-	if c.Image != image || strings.Join(c.Args, " ") != "quota apply" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
+	if c.Image != image || strings.Join(c.Args, " ") != "quota apply --new" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply --new, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
 	}
 	files, _ := filepath.Glob("kubernetes/*.yaml")
 	pg, _ := filepath.Glob("kubernetes-postgres/*.yaml")

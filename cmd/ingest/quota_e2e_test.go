@@ -211,3 +211,100 @@ func TestRunOnceAgainstAHungRedis(t *testing.T) {
 		t.Fatalf("upstream charged %d while Redis hung, the ledger holds %d unmetered: want them equal", charged, unmetered)
 	}
 }
+
+// noApply keeps the harness from creating the quota key before the first
+// command, as an operator who has not run `quota apply` yet.
+func (h *harness) noApply() {
+	if h.applied == nil {
+		h.applied = map[string]bool{}
+	}
+	h.applied[h.env["REDIS_URL"]] = true
+}
+
+// TestKeyNobodyCreated: on a Redis that holds nothing for the quota key,
+// check (and check --offline) fails naming `ingest quota apply --new`, and
+// run --once exits 2 before spending and leaves no database file behind;
+// apply without --new asks for that intent; with it, all is well.
+func TestKeyNobodyCreated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis()
+	h.noApply()
+	for _, args := range [][]string{{"check"}, {"check", "--offline"}} {
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stdout+res.stderr, "ingest quota apply --new") || !strings.Contains(res.stdout, "FAIL") {
+			t.Fatalf("a key nobody created: want a FAIL naming `ingest quota apply --new`:\n%s", res)
+		}
+	}
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if !strings.Contains(res.stderr, "ingest quota apply --new") {
+		t.Errorf("run --once on a key nobody created does not name `ingest quota apply --new`:\n%s", res)
+	}
+	files, _ := filepath.Glob(h.db() + "*")
+	if len(files) != 0 || h.fake.Requests() != 0 {
+		t.Fatalf("run --once exited 2 and left %v behind, %d requests upstream; want no file, none", files, h.fake.Requests())
+	}
+	res = h.mustRun(2, "quota", "apply")
+	if !strings.Contains(res.stderr, "ingest quota apply --new") || !strings.Contains(res.stderr, "ingest quota restore") {
+		t.Fatalf("apply without --new on a key with no configuration: want exit 2 naming --new and restore:\n%s", res)
+	}
+	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "check", "--offline")
+	h.mustRun(0, "run", "--once", "--regions", "US")
+}
+
+// TestApplyAfterAWipe (issue 31's second row): host A spends, Redis loses
+// everything, and a newcomer exits 2. An operator who follows the messages
+// cannot create the key anew while a ledger at hand shows it was used,
+// --new or not; restoring with A's ledger lets the newcomer, running
+// first, spend what is left and no more.
+func TestApplyAfterAWipe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 20
+	h.tightCosts(limit)
+	a, c := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "c.db")
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	before := h.fake.Charged(testKey)
+	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	h.set("INGEST_DB", c)
+	res := h.mustRun(2, "run", "--once", "--regions", "DE")
+	for _, want := range []string{"ingest quota apply --new", "ingest quota restore --ledger"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the newcomer's exit 2 does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		db   string
+		args []string
+		want string
+	}{
+		{c, []string{"quota", "apply"}, "ingest quota apply --new"},
+		{c, []string{"quota", "apply", "--ledger", a}, "ingest quota restore"},
+		{c, []string{"quota", "apply", "--new", "--ledger", a}, "ingest quota restore"},
+		{a, []string{"quota", "apply", "--new"}, "this database's ledger holds"},
+	} {
+		h.set("INGEST_DB", tc.db)
+		if res := h.mustRun(2, tc.args...); !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s on a wiped key: stderr does not name %q:\n%s", strings.Join(tc.args, " "), tc.want, res.stderr)
+		}
+	}
+	h.set("INGEST_DB", c)
+	h.mustRun(0, "quota", "restore", "--ledger", a)
+	for range 3 {
+		h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN,BR")
+	}
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "AU,CA,US")
+	charged := h.fake.Charged(testKey)
+	units := ledgerUnits(t, a, "default") + ledgerUnits(t, c, "default")
+	t.Logf("wiped after A spent %d / %d; the newcomer exited 2, apply refused, the operator restored from A's ledger: upstream charged %d / %d, ledgers %d",
+		before, limit, charged, limit, units)
+	if charged > limit || units != charged || charged <= before {
+		t.Fatalf("upstream charged %d, the ledgers hold %d: want more than %d, at most %d, and equal", charged, units, before, limit)
+	}
+}
