@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/internal/redistest"
 )
@@ -306,5 +307,71 @@ func TestApplyAfterAWipe(t *testing.T) {
 		before, limit, charged, limit, units)
 	if charged > limit || units != charged || charged <= before {
 		t.Fatalf("upstream charged %d, the ledgers hold %d: want more than %d, at most %d, and equal", charged, units, before, limit)
+	}
+}
+
+// TestReportFullPoolWhileTheLimiterIsDown: a pool the ledger shows full
+// must not read as one with room (free_at null) because Redis is down:
+// free_at comes from the ledger, when its oldest calls leave the window.
+func TestReportFullPoolWhileTheLimiterIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 5
+	h.tightCosts(limit)
+	for _, r := range []string{"US", "GB", "DE"} {
+		h.mustRun(0, "run", "--once", "--regions", r)
+	}
+	if u := ledgerUnits(t, h.db(), "default"); u != limit {
+		t.Fatalf("the ledger holds %d units, want the pool full, %d", u, limit)
+	}
+	_, _, _, _, up, _ := h.report().pool(t, "default")
+	rs.Stop()
+	rep := h.report()
+	used, _, _, remaining, down, _ := rep.pool(t, "default")
+	t.Logf("a full pool of %d: free_at %v with Redis up, %v with Redis down (used %d, remaining %d, from the ledger)", limit, deref(up), deref(down), used, remaining)
+	if up == nil || down == nil || remaining != 0 {
+		t.Fatalf("a full pool: free_at %v with Redis up, %v with it down, remaining %d; want a time both times, and none left", deref(up), deref(down), remaining)
+	}
+	at, err := time.Parse(time.RFC3339, *down)
+	if err != nil || at.Before(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("free_at with Redis down is %q (%v); want about a day on, when the first call leaves the window", *down, err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// TestRunOnceHungToTheEndSmallBudget: Redis hangs for the whole run and the
+// fail_open budget is 5. A chart that completes within the budget exits 0;
+// a run whose next chart meets the spent budget exits 1 and says why.
+func TestRunOnceHungToTheEndSmallBudget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	path := writeCostsWith(t, h.dir, "budget.yaml",
+		"{limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}")
+	h.set("INGEST_COSTS", path)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if err := rs.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Signal(syscall.SIGCONT)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	checkChartsComplete(t, h, "GB")
+	res := h.mustRun(1, "run", "--once", "--regions", "DE")
+	unmetered := queryInt(t, openDB(t, h.db()), `SELECT coalesce(sum(units), 0) FROM ledger WHERE unmetered = 1`)
+	t.Logf("Redis hung to the end, budget 5: GB completed (exit 0); DE exit 1; %d units unmetered in the ledger", unmetered)
+	for _, want := range []string{"fail_open.budget of 5", "The limiter did not answer", "carry on once the limiter answers"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the run that met the spent budget does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	if unmetered != 5 {
+		t.Fatalf("%d units unmetered, want the budget, 5", unmetered)
 	}
 }
