@@ -88,9 +88,9 @@ func TestFaultApplyOnAKeyPartlyLost(t *testing.T) {
 	}
 }
 
-// TestApplyNewKey: --new on a key nobody used creates it, and apply on a
+// TestFaultApplyNewKey: --new on a key nobody used creates it, and apply on a
 // key that holds a configuration replaces it, --new or not.
-func TestApplyNewKey(t *testing.T) {
+func TestFaultApplyNewKey(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)

@@ -15,13 +15,13 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// TestFailOpenBudgetOneTransaction: six processes of one database (each its
+// TestFaultFailOpenBudgetOneTransaction: six processes of one database (each its
 // own store handle, as six processes are) take fail-open grants at the
 // same moment while Redis is down or hung, and each writes its call to
 // the ledger 50 ms after the decision, as a slow disk would. The budget's
 // check and its grant are one write transaction on the ledger, so the
 // database takes exactly its budget of 3, on SQLite and on PostgreSQL.
-func TestFailOpenBudgetOneTransaction(t *testing.T) {
+func TestFaultFailOpenBudgetOneTransaction(t *testing.T) {
 	t.Parallel()
 	for _, db := range []string{"sqlite", "postgres"} {
 		for _, outage := range []string{"down", "hung"} {
@@ -137,11 +137,11 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 	return l
 }
 
-// TestFailOpenCountsThisProcessGrants: a process without a ledger it can
+// TestFaultFailOpenCountsThisProcessGrants: a process without a ledger it can
 // write in one transaction (no Grant), whose ledger writes have not landed,
 // still counts the grants it made itself: 8 cheap calls while Redis is
 // down take the budget of 3, not 8.
-func TestFailOpenCountsThisProcessGrants(t *testing.T) {
+func TestFaultFailOpenCountsThisProcessGrants(t *testing.T) {
 	t.Parallel()
 	key, costs := quotaKey(t), faultCosts(t, false)
 	c, err := quota.NewClient("redis://"+closedAddr(t), 100*time.Millisecond)

@@ -51,6 +51,12 @@ mutations=(
   "embedded-clock-may-go-back@quota/embedded.go@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
   "postgres-hosts-do-not-take-turns@quota/postgres.go@s/pg_advisory_xact_lock(\$1, hashtext(\$2))/pg_advisory_xact_lock(\$1, hashtext(\$2 || random()::text))/"
   "no-embedded-clock-guard@quota/embedded.go@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
+  # issue 31 items 2 and 3: apply cannot erase a loss; one fail-open budget
+  "fail-open-ignores-own-grants@quota/failopen.go@s/^\tfor _, c := range f.granted {$/\tfor _, c := range map[string]ingest.Call{} {/"
+  "fail-open-check-apart-from-grant@quota/failopen.go@s/^\tif f.opts.Grant != nil {$/\tif false \&\& f.opts.Grant != nil {/"
+  "fail-open-grant-unlocked-on-pg@store/failopen.go@s/^\t\tif db.pg {$/\t\tif false \&\& db.pg {/"
+  "apply-ignores-the-key-s-past@quota/apply.go@s/^\tcase len(signs) > 0:$/\tcase false:/"
+  "restore-writes-no-configuration@quota/recovery.go@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
