@@ -62,7 +62,10 @@
 // and the first call of any ledger whose calls are missing finds it,
 // whatever other ledgers did since. A Redis with no configuration for the
 // quota key is lost data when the ledger holds calls in the pools' span,
-// and otherwise a key nobody created (ErrNotApplied: `ingest quota apply`).
+// and otherwise a key nobody created (ErrNotApplied: `ingest quota apply
+// --new`). Create, the apply, asks for that intent on a key with no
+// configuration, and refuses when the limiter or a ledger shows the key
+// was used (apply.go): a new configuration would erase the loss.
 //
 // The ledger that finds a loss starts a recovery (recovery.go): every pool
 // waits, admitting nothing metered, until every ledger that spent within

@@ -15,15 +15,18 @@ import (
 // fail_open policy, the charge is at most that pool's max_cost, and the
 // units this ledger took unmetered in the pool over the pool's window stay
 // within its budget. The count comes from the ledger, so that every process
-// on the database shares one budget across outages. Anything else is
-// refused with ErrUnavailable.
+// on the database shares one budget across outages, and with
+// Options.Grant the count and the grant are one write transaction on it,
+// so that processes deciding at the same moment share it too. Anything
+// else is refused with ErrUnavailable.
 type failPolicy struct {
 	opts Options
 
 	mu   sync.Mutex
 	down atomic.Bool // changed under mu; up reads it without, on every answer
 	// granted are this process's unmetered calls, until the ledger has
-	// them: the meter writes a call to the ledger after its decision.
+	// them, without Options.Grant: the meter writes a call to the ledger
+	// after its decision.
 	granted map[string]ingest.Call
 }
 
@@ -50,44 +53,85 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 		}
 	}
 	now := f.opts.Now()
-	used, err := f.used(ctx, now)
-	if err != nil {
-		return ingest.Decision{}, fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
-	}
-	for _, c := range cs {
-		if b := c.pool.FailOpen.Budget; used[c.pool.Name]+c.units > b {
-			return ingest.Decision{}, fmt.Errorf("limiter: %w (pool %s took its fail_open.budget of %d units unmetered in the last %s): %w",
-				ErrUnavailable, c.pool.Name, b, c.pool.Window, cause)
-		}
-	}
 	d := ingest.Decision{Allowed: true, Unmetered: true, At: now, Op: op, ID: unmeteredID(now)}
 	for _, c := range cs {
 		d.Charges = append(d.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
+	}
+	call := ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
+	var used map[string]int64
+	grant := func(calls []ingest.Call) (*ingest.Call, error) {
+		used = f.count(calls, now)
+		if err := within(cs, used, cause); err != nil {
+			return nil, err
+		}
+		return &call, nil
+	}
+	if err := f.decide(ctx, grant); err != nil {
+		return ingest.Decision{}, err
+	}
+	for _, c := range cs {
 		f.opts.Logger.Info("admitted unmetered while the limiter is unreachable", ingest.LogOp, op, "pool", c.pool.Name,
 			"budget_used", used[c.pool.Name]+c.units, "budget", c.pool.FailOpen.Budget)
 	}
-	f.granted[d.ID] = ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
 	return d, nil
 }
 
-// used is what the ledger, and this process's calls it does not hold yet,
-// took unmetered per pool over each pool's window.
-func (f *failPolicy) used(ctx context.Context, now time.Time) (map[string]int64, error) {
+// decide runs grant on the ledger's calls: in one write transaction on
+// the ledger with Options.Grant, else on what Recall returns, this
+// process's grants kept until the ledger holds them (the meter writes a
+// call after its decision).
+func (f *failPolicy) decide(ctx context.Context, grant func([]ingest.Call) (*ingest.Call, error)) error {
+	if f.opts.Grant != nil {
+		var refused error
+		err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
+			c, err := grant(calls)
+			refused = err
+			return c, err
+		})
+		if refused != nil {
+			return refused
+		}
+		if err != nil {
+			return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
+		}
+		return nil
+	}
 	var calls []ingest.Call
 	if f.opts.Recall != nil {
 		rec, err := f.opts.Recall(ctx)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
 		}
 		calls = rec.Calls
 	}
+	c, err := grant(calls)
+	if err == nil {
+		f.granted[c.ID] = *c
+	}
+	return err
+}
+
+// count is what calls, and this process's grants the ledger does not hold
+// yet, took unmetered per pool over each pool's window.
+func (f *failPolicy) count(calls []ingest.Call, now time.Time) map[string]int64 {
 	for _, c := range calls {
 		delete(f.granted, c.ID)
 	}
 	for _, c := range f.granted {
 		calls = append(calls, c)
 	}
-	return UnmeteredUsed(f.opts.Costs, calls, now), nil
+	return UnmeteredUsed(f.opts.Costs, calls, now)
+}
+
+// within refuses a charge that would take a pool past its fail_open budget.
+func within(cs []charge, used map[string]int64, cause error) error {
+	for _, c := range cs {
+		if b := c.pool.FailOpen.Budget; used[c.pool.Name]+c.units > b {
+			return fmt.Errorf("limiter: %w (pool %s took its fail_open.budget of %d units unmetered in the last %s): %w",
+				ErrUnavailable, c.pool.Name, b, c.pool.Window, cause)
+		}
+	}
+	return nil
 }
 
 // UnmeteredUsed sums, per pool, the units of unmetered calls within the

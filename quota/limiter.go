@@ -92,6 +92,12 @@ type Options struct {
 	// ends, and counts the fail_open budget from them; nil means there is
 	// no ledger.
 	Recall func(ctx context.Context) (ingest.Recalled, error)
+	// Grant, when set, decides a fail-open call in one write transaction
+	// on the ledger: decide is given the ledger's calls of the span, and
+	// the call it returns is written before the transaction ends, so that
+	// processes on one database deciding at once share one fail_open
+	// budget. nil counts the budget from Recall and this process's grants.
+	Grant func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error
 	// Notes keeps the Redis limiter's notes in the ledger; nil keeps them
 	// in memory.
 	Notes Notebook

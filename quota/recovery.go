@@ -350,7 +350,8 @@ func (v *ledgerView) cadence(calls []ingest.Call) (every int64, idle bool) {
 
 // Restore refills the limiter from the ledgers an operator has at hand and
 // ends a recovery's wait: the operator vouches that these are all the
-// ledgers that spent in the window.
+// ledgers that spent in the window. A key that lost its configuration too
+// gets this costs file's, once the calls are back.
 func (r *Redis) Restore(ctx context.Context, ledgers []ingest.Recalled) (int, error) {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
@@ -361,6 +362,9 @@ func (r *Redis) Restore(ctx context.Context, ledgers []ingest.Recalled) (int, er
 			return total, err
 		}
 		total += n
+	}
+	if err := r.adopt(ctx); err != nil {
+		return total, fmt.Errorf("restore: write the configuration: %w", err)
 	}
 	if _, err := r.run(ctx, 5*time.Second, "release", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
 		return total, fmt.Errorf("restore: end the wait: %w", err)
@@ -433,8 +437,9 @@ func (r *Redis) Run(ctx context.Context) {
 
 // Created returns an error wrapping ErrNotApplied when the limiter holds no
 // configuration for this quota key and this ledger has no calls in the
-// pools' span: a key never created (`ingest quota apply`), not a loss. A
-// worker checks it before it spends anything.
+// pools' span: a key never created (`ingest quota apply --new`), or one
+// whose Redis lost its data while this ledger spent nothing (`ingest quota
+// restore`, or the wait). A worker checks it before it spends anything.
 func (r *Redis) Created(ctx context.Context) error {
 	conf, err := r.Config(ctx)
 	if err != nil || slices.ContainsFunc(conf, func(c PoolConfig) bool { return c.Limiter != "" }) {
@@ -447,6 +452,5 @@ func (r *Redis) Created(ctx context.Context) error {
 }
 
 func (r *Redis) notApplied() error {
-	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: for a new deployment, run `ingest quota apply` once; "+
-		"if Redis lost its data and the ledgers that spent are on other hosts, run `ingest quota restore --ledger DB...`", ErrNotApplied, r.opts.QuotaKey)
+	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
 }

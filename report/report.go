@@ -217,9 +217,46 @@ func ledgerStates(costs *ingest.Costs, calls []ingest.Call, now time.Time) []ing
 			}
 		}
 		st.Remaining = max(0, p.Capacity()-max(st.Used, st.UsedDay))
+		st.FreeAt = ledgerFreeAt(p, st, dearest(costs, p.Name), calls, now)
 		out = append(out, st)
 	}
 	return out
+}
+
+// ledgerFreeAt is when the ledger's calls leave room in p for cost more
+// units (zero: room now): the call whose units, counted from the oldest in
+// the window, make up the excess leaves the window, and a full day ends.
+// free_at null means room now, so a pool full by the ledger must not
+// read as one with room because the limiter did not answer.
+func ledgerFreeAt(p ingest.Pool, st ingest.PoolState, cost int64, calls []ingest.Call, now time.Time) time.Time {
+	var t time.Time
+	if excess := st.Used + cost - p.Capacity(); excess > 0 {
+		var freed int64
+		for _, c := range calls { // oldest first
+			if c.At.After(now.Add(-p.Window)) {
+				if freed += unitsIn(c.Charges, p.Name); freed >= excess {
+					t = c.At.Add(p.Window)
+					break
+				}
+			}
+		}
+	}
+	if p.Day != nil && st.UsedDay+cost > p.Capacity() {
+		if next := time.UnixMilli(ingest.DayStarts(p.Day, now)[2]).UTC(); next.After(t) {
+			t = next
+		}
+	}
+	return t.UTC()
+}
+
+// dearest is the largest charge any operation makes in pool: what
+// free_at is about.
+func dearest(costs *ingest.Costs, pool string) int64 {
+	var m int64 = 1
+	for _, charges := range costs.Operations {
+		m = max(m, unitsIn(charges, pool))
+	}
+	return m
 }
 
 func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {

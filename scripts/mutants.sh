@@ -75,6 +75,13 @@ mutations=(
   "upstream-skew-ignored@quota/window.lua@s/  if (a.upstream or 0) > 0 and math.abs/  if false and math.abs/"
   "embedded-upstream-skew-ignored@quota/upstream.go@s/if upstream > 0 \&\& (now-upstream/if false \&\& (now-upstream/"
   "new-boot-skips-the-check@quota/upstream.go@s/if s, ok = c.ask(ctx); !ok {/if true {/"
+
+  # issue 31 items 2 and 3: apply cannot erase a loss; one fail-open budget
+  "fail-open-ignores-own-grants@quota/failopen.go@s/^\tfor _, c := range f.granted {$/\tfor _, c := range map[string]ingest.Call{} {/"
+  "fail-open-check-apart-from-grant@quota/failopen.go@s/^\tif f.opts.Grant != nil {$/\tif false \&\& f.opts.Grant != nil {/"
+  "fail-open-grant-unlocked-on-pg@store/failopen.go@s/^\t\tif db.pg {$/\t\tif false \&\& db.pg {/"
+  "apply-ignores-the-key-s-past@quota/apply.go@s/^\tcase len(signs) > 0:$/\tcase false:/"
+  "restore-writes-no-configuration@quota/recovery.go@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -38,7 +39,16 @@ WHERE quota_key = ? AND until_ms > ?`, quotaKey, time.Now().UnixMilli())
 // oldest first, each with its charges in every pool: for the report's
 // breakdowns, and to refill a limiter that lost its data.
 func (db *DB) Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error) {
-	rows, err := db.r.QueryContext(ctx, `
+	return calls(ctx, db.r, quotaKey, since)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func calls(ctx context.Context, db querier, quotaKey string, since time.Time) ([]ingest.Call, error) {
+	rows, err := db.QueryContext(ctx, `
 SELECT call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered
 FROM ledger WHERE quota_key = ? AND at_ms >= ?
   AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)

@@ -353,11 +353,22 @@ func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string,
 }
 
 // RecordCall writes an admitted call to the ledger, one row per pool it
-// drew from. Writing the same call again changes nothing.
+// drew from. Writing the same call again changes nothing but its region
+// and run where the first write lacked them: a call granted unmetered is
+// written by the limiter (GrantUnmetered), which knows neither.
 func (db *DB) RecordCall(ctx context.Context, call ingest.Call) error {
 	if call.QuotaKey == "" || call.ID == "" {
 		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)
 	}
+	err := db.inTx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, call) })
+	if err != nil {
+		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
+	}
+	return nil
+}
+
+// insertCall writes call's rows in tx.
+func insertCall(ctx context.Context, tx *sql.Tx, call ingest.Call) error {
 	charges := call.Charges
 	if len(charges) == 0 { // keep the call visible, charging nothing
 		charges = []ingest.Charge{{}}
@@ -366,20 +377,16 @@ func (db *DB) RecordCall(ctx context.Context, call ingest.Call) error {
 	if call.RunID != 0 {
 		run = call.RunID
 	}
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		for _, c := range charges {
-			if _, err := tx.ExecContext(ctx, `
+	for _, c := range charges {
+		if _, err := tx.ExecContext(ctx, `
 INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op,
-				call.Region, run, call.Unmetered); err != nil {
-				return err
-			}
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
+SET region = excluded.region, run_id = excluded.run_id
+WHERE ledger.region = '' AND ledger.run_id IS NULL`,
+			call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op,
+			call.Region, run, call.Unmetered); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
 	}
 	return nil
 }

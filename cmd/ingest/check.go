@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -287,7 +288,8 @@ func limiterName(s *settings, backend string) string {
 }
 
 // checkAgreement: the limiter holds the same pools as this costs file
-// (promise 10), or nothing yet.
+// (promise 10). A Redis that holds none for a key this ledger never spent
+// on fails, naming what creates it, as the first run would.
 func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	switch {
 	case c.failed["database"]:
@@ -309,8 +311,18 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	if err := l.CheckConfig(ctx); err != nil {
 		return "", usageErrorf("%w", err)
 	}
-	detail := "the limiter holds this costs file's pools (or none yet)"
+	detail := "the limiter holds this costs file's pools (or none yet: the first run writes them)"
 	if r, ok := l.(*quota.Redis); ok {
+		detail = "the limiter holds this costs file's pools"
+		if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
+			return "", usageErrorf("%w", err)
+		} else if err != nil {
+			return "", runtimeError(err)
+		}
+		if cur, err := r.Config(ctx); err == nil && !slices.ContainsFunc(cur, func(c quota.PoolConfig) bool { return c.Limiter != "" }) {
+			detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data; " +
+				"the first run puts its calls back and waits for the other hosts (or run `ingest quota restore --ledger DB...`)"
+		}
 		kept, how, err := r.Persistence(ctx)
 		switch {
 		case err != nil:

@@ -200,7 +200,7 @@ func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	return h.bare(ctx, args...)
 }
 
-// created runs `ingest quota apply` once per Redis, before any other
+// created runs `ingest quota apply --new` once per Redis, before any other
 // command, as an operator does once per quota key before the first run.
 func (h *harness) created(ctx context.Context, args []string) {
 	url := h.env["REDIS_URL"]
@@ -211,7 +211,7 @@ func (h *harness) created(ctx context.Context, args []string) {
 		h.applied = map[string]bool{}
 	}
 	h.applied[url] = true
-	_ = h.bare(ctx, "quota", "apply").Run()
+	_ = h.bare(ctx, "quota", "apply", "--new").Run()
 }
 
 func (h *harness) bare(ctx context.Context, args ...string) *exec.Cmd {

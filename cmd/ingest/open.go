@@ -82,6 +82,9 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
 		}
+		opts.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
+			return db.GrantUnmetered(ctx, quotaKey, time.Now().Add(-s.costs.Span()), decide)
+		}
 		opts.Unknowns = unknownLedger{db}
 		opts.Notes = db
 		opts.Upstream = s.upstreamClock(db)
@@ -200,9 +203,22 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		return nil, err
 	}
 	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
+	if err := s.preflight(ctx, p.quotaKey); err != nil {
+		return nil, err
+	}
+	// The client first: a bad endpoint is a usage error, found before the
+	// database is created.
+	// Its Date headers go to the upstream's clock, set up with the
+	// database below, before any call.
+	onDate := func(ctx context.Context, at time.Time) { s.sawDate(p.upstream)(ctx, at) }
+	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger, OnDate: onDate})
+	if err != nil {
+		return nil, usageErrorf("--youtube-endpoint: %w", err)
+	}
 	if p.db, err = s.openStore(ctx); err != nil {
 		return nil, err
 	}
+	p.upstream = s.upstreamClock(p.db)
 	p.closers = append(p.closers, func() { p.db.Close() })
 	l, closeLimiter, err := s.openLimiter(p.db, p.quotaKey)
 	if err != nil {
@@ -215,11 +231,11 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		p.Close()
 		return nil, err
 	}
+	if err := created(ctx, l); err != nil {
+		p.Close()
+		return nil, err
+	}
 	if r, ok := l.(*quota.Redis); ok {
-		if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
-			p.Close()
-			return nil, usageErrorf("--redis / REDIS_URL: %w", err)
-		}
 		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
 			s.logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
 		}
@@ -230,13 +246,41 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		go func() { defer close(done); r.Run(beat) }()
 		p.closers = append(p.closers, func() { stop(); <-done })
 	}
-	p.upstream = s.upstreamClock(p.db)
-	p.source, err = fetch.New(ctx, fetch.Options{Endpoint: s.endpoint, APIKey: key, Logger: s.logger, OnDate: s.sawDate(p.upstream)})
-	if err != nil {
-		p.Close()
-		return nil, usageErrorf("--youtube-endpoint: %w", err)
-	}
 	return p, nil
+}
+
+// preflight checks, on a host with Redis and no database yet, what would
+// end a run with exit 2 before it spends: a costs file the limiter
+// disagrees with, a quota key nobody created. A run that exits 2 so leaves
+// no new database behind. With a database, openPipeline checks the same
+// after opening it (its ledger tells a lost key from a new one).
+func (s *settings) preflight(ctx context.Context, key string) error {
+	if s.redisURL == "" || s.dbExists() {
+		return nil
+	}
+	l, closeLimiter, err := s.openLimiter(nil, key)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	var cerr *quota.ConfigError
+	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
+		return usageErrorf("--costs: %w", err)
+	}
+	return created(ctx, l)
+}
+
+// created is a usage error when the limiter is Redis and holds no
+// configuration for a key this ledger never spent on (quota.ErrNotApplied).
+func created(ctx context.Context, l backend) error {
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return nil
+	}
+	if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
+		return usageErrorf("--redis / REDIS_URL: %w", err)
+	}
+	return nil
 }
 
 // The wiring is where the compiler checks that the adapters fit the

@@ -36,18 +36,7 @@ YOUTUBE_API_KEY, else the one quota key the database's ledger knows.`,
 			return withLimiter(cmd.Context(), s, false, func(l configLimiter, _ string) error { return quotaShow(cmd.Context(), cmd.OutOrStdout(), l) })
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
-		Use:   "apply",
-		Short: "Replace the limiter's pool settings with this costs file's (--costs) and say what changed",
-		Long: `apply replaces the limit, reserve, window and day the limiter holds for each
-pool with those of the costs file in use (--costs / INGEST_COSTS, else the
-built-in one). Workers still running with the old file then exit 2 at their
-next check: restart them with the new file.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimiter(cmd.Context(), s, true, func(l configLimiter, _ string) error { return quotaApply(cmd.Context(), cmd.OutOrStdout(), l) })
-		},
-	})
+	cmd.AddCommand(newQuotaApplyCmd(s))
 	var ledgers []string
 	restore := &cobra.Command{
 		Use:   "restore [--ledger DB]...",
@@ -186,9 +175,54 @@ func printRecovery(out io.Writer, st quota.Status) {
 	fmt.Fprintf(out, "  waiting for the ledgers: %s; put back: %s\n", name(st.Need), name(st.Done))
 }
 
-func quotaApply(ctx context.Context, out io.Writer, l configLimiter) error {
-	changes, err := l.ApplyConfig(ctx)
-	if err != nil {
+// applyFlags are quota apply's: the operator's word that the key is new,
+// and the other hosts' ledgers it should look at first.
+type applyFlags struct {
+	isNew   bool
+	ledgers []string
+}
+
+func newQuotaApplyCmd(s *settings) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply [--new] [--ledger DB]...",
+		Short: "Create the quota key in the limiter (--new), or replace its pool settings with this costs file's, and say what changed",
+		Long: `apply replaces the limit, reserve, window and day the limiter holds for each
+pool with those of the costs file in use (--costs / INGEST_COSTS, else the
+built-in one). Workers still running with the old file then exit 2 at their
+next check: restart them with the new file.
+
+On a Redis that holds no configuration for the quota key, apply asks what
+happened: --new says the key was never used. A key whose Redis lost its data
+holds no configuration either, and creating it anew would let the calls it
+forgot be spent again; so apply refuses (exit 2), --new or not, when the
+limiter still holds anything of the key or a ledger it can see holds calls
+of the last day: this database's (--db) and each --ledger. Then run
+` + "`ingest quota restore --ledger DB...`" + ` with every host's database, or let the
+workers wait. The embedded limiter needs no apply.`,
+		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota apply --new     # a quota key never used
+  REDIS_URL=redis://redis:6379/0 ingest quota apply --costs new.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withLimiter(cmd.Context(), s, true, func(l configLimiter, key string) error {
+				return quotaApply(cmd.Context(), cmd.OutOrStdout(), s, l, key, f)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&f.isNew, "new", false, "the quota key was never used: create it (refused when a ledger or the limiter shows it was)")
+	cmd.Flags().StringArrayVar(&f.ledgers, "ledger", nil, "another host's database to look at for calls of the last day before creating the key; repeat for each")
+	withEnv(cmd.Flags().Lookup("new"), "INGEST_QUOTA_APPLY_NEW")
+	withEnv(cmd.Flags().Lookup("ledger"), "INGEST_QUOTA_APPLY_LEDGER")
+	return cmd
+}
+
+func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, f *applyFlags) error {
+	changes, err := createOrApply(ctx, s, l, key, f)
+	var past *quota.PastError
+	switch {
+	case errors.As(err, &past), errors.Is(err, quota.ErrNoIntent):
+		return usageErrorf("quota apply: %w", err)
+	case err != nil:
 		return runtimeError(err)
 	}
 	if len(changes) == 0 {
@@ -198,6 +232,25 @@ func quotaApply(ctx context.Context, out io.Writer, l configLimiter) error {
 		fmt.Fprintln(out, c)
 	}
 	return nil
+}
+
+// createOrApply applies on the embedded limiter, and on Redis asks for
+// intent on a key with no configuration, after reading the --ledger
+// databases.
+func createOrApply(ctx context.Context, s *settings, l configLimiter, key string, f *applyFlags) ([]quota.ConfigChange, error) {
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return l.ApplyConfig(ctx)
+	}
+	others := map[string]ingest.Recalled{}
+	for _, path := range f.ledgers {
+		rec, err := readLedger(ctx, path, key, s.costs)
+		if err != nil {
+			return nil, err
+		}
+		others[store.Redact(path)] = rec
+	}
+	return r.Create(ctx, f.isNew, others)
 }
 
 func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/internal/redistest"
 )
@@ -209,5 +210,168 @@ func TestRunOnceAgainstAHungRedis(t *testing.T) {
 	t.Logf("hung Redis: run --once completed GB and DE, %d units charged, %d unmetered in the ledger", charged, unmetered)
 	if unmetered != charged || charged == 0 {
 		t.Fatalf("upstream charged %d while Redis hung, the ledger holds %d unmetered: want them equal", charged, unmetered)
+	}
+}
+
+// noApply keeps the harness from creating the quota key before the first
+// command, as an operator who has not run `quota apply` yet.
+func (h *harness) noApply() {
+	if h.applied == nil {
+		h.applied = map[string]bool{}
+	}
+	h.applied[h.env["REDIS_URL"]] = true
+}
+
+// TestKeyNobodyCreated: on a Redis that holds nothing for the quota key,
+// check (and check --offline) fails naming `ingest quota apply --new`, and
+// run --once exits 2 before spending and leaves no database file behind;
+// apply without --new asks for that intent; with it, all is well.
+func TestKeyNobodyCreated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis()
+	h.noApply()
+	for _, args := range [][]string{{"check"}, {"check", "--offline"}} {
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stdout+res.stderr, "ingest quota apply --new") || !strings.Contains(res.stdout, "FAIL") {
+			t.Fatalf("a key nobody created: want a FAIL naming `ingest quota apply --new`:\n%s", res)
+		}
+	}
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if !strings.Contains(res.stderr, "ingest quota apply --new") {
+		t.Errorf("run --once on a key nobody created does not name `ingest quota apply --new`:\n%s", res)
+	}
+	files, _ := filepath.Glob(h.db() + "*")
+	if len(files) != 0 || h.fake.Requests() != 0 {
+		t.Fatalf("run --once exited 2 and left %v behind, %d requests upstream; want no file, none", files, h.fake.Requests())
+	}
+	res = h.mustRun(2, "quota", "apply")
+	if !strings.Contains(res.stderr, "ingest quota apply --new") || !strings.Contains(res.stderr, "ingest quota restore") {
+		t.Fatalf("apply without --new on a key with no configuration: want exit 2 naming --new and restore:\n%s", res)
+	}
+	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "check", "--offline")
+	h.mustRun(0, "run", "--once", "--regions", "US")
+}
+
+// TestApplyAfterAWipe (issue 31's second row): host A spends, Redis loses
+// everything, and a newcomer exits 2. An operator who follows the messages
+// cannot create the key anew while a ledger at hand shows it was used,
+// --new or not; restoring with A's ledger lets the newcomer, running
+// first, spend what is left and no more.
+func TestApplyAfterAWipe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 20
+	h.tightCosts(limit)
+	a, c := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "c.db")
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	before := h.fake.Charged(testKey)
+	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	h.set("INGEST_DB", c)
+	res := h.mustRun(2, "run", "--once", "--regions", "DE")
+	for _, want := range []string{"ingest quota apply --new", "ingest quota restore --ledger"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the newcomer's exit 2 does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		db   string
+		args []string
+		want string
+	}{
+		{c, []string{"quota", "apply"}, "ingest quota apply --new"},
+		{c, []string{"quota", "apply", "--ledger", a}, "ingest quota restore"},
+		{c, []string{"quota", "apply", "--new", "--ledger", a}, "ingest quota restore"},
+		{a, []string{"quota", "apply", "--new"}, "this database's ledger holds"},
+	} {
+		h.set("INGEST_DB", tc.db)
+		if res := h.mustRun(2, tc.args...); !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s on a wiped key: stderr does not name %q:\n%s", strings.Join(tc.args, " "), tc.want, res.stderr)
+		}
+	}
+	h.set("INGEST_DB", c)
+	h.mustRun(0, "quota", "restore", "--ledger", a)
+	for range 3 {
+		h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN,BR")
+	}
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "AU,CA,US")
+	charged := h.fake.Charged(testKey)
+	units := ledgerUnits(t, a, "default") + ledgerUnits(t, c, "default")
+	t.Logf("wiped after A spent %d / %d; the newcomer exited 2, apply refused, the operator restored from A's ledger: upstream charged %d / %d, ledgers %d",
+		before, limit, charged, limit, units)
+	if charged > limit || units != charged || charged <= before {
+		t.Fatalf("upstream charged %d, the ledgers hold %d: want more than %d, at most %d, and equal", charged, units, before, limit)
+	}
+}
+
+// TestReportFullPoolWhileTheLimiterIsDown: a pool the ledger shows full
+// must not read as one with room (free_at null) because Redis is down:
+// free_at comes from the ledger, when its oldest calls leave the window.
+func TestReportFullPoolWhileTheLimiterIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 5
+	h.tightCosts(limit)
+	for _, r := range []string{"US", "GB", "DE"} {
+		h.mustRun(0, "run", "--once", "--regions", r)
+	}
+	if u := ledgerUnits(t, h.db(), "default"); u != limit {
+		t.Fatalf("the ledger holds %d units, want the pool full, %d", u, limit)
+	}
+	_, _, _, _, up, _ := h.report().pool(t, "default")
+	rs.Stop()
+	rep := h.report()
+	used, _, _, remaining, down, _ := rep.pool(t, "default")
+	t.Logf("a full pool of %d: free_at %v with Redis up, %v with Redis down (used %d, remaining %d, from the ledger)", limit, deref(up), deref(down), used, remaining)
+	if up == nil || down == nil || remaining != 0 {
+		t.Fatalf("a full pool: free_at %v with Redis up, %v with it down, remaining %d; want a time both times, and none left", deref(up), deref(down), remaining)
+	}
+	at, err := time.Parse(time.RFC3339, *down)
+	if err != nil || at.Before(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("free_at with Redis down is %q (%v); want about a day on, when the first call leaves the window", *down, err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// TestRunOnceHungToTheEndSmallBudget: Redis hangs for the whole run and the
+// fail_open budget is 5. A chart that completes within the budget exits 0;
+// a run whose next chart meets the spent budget exits 1 and says why.
+func TestRunOnceHungToTheEndSmallBudget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	path := writeCostsWith(t, h.dir, "budget.yaml",
+		"{limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}")
+	h.set("INGEST_COSTS", path)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if err := rs.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Signal(syscall.SIGCONT)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	checkChartsComplete(t, h, "GB")
+	res := h.mustRun(1, "run", "--once", "--regions", "DE")
+	unmetered := queryInt(t, openDB(t, h.db()), `SELECT coalesce(sum(units), 0) FROM ledger WHERE unmetered = 1`)
+	t.Logf("Redis hung to the end, budget 5: GB completed (exit 0); DE exit 1; %d units unmetered in the ledger", unmetered)
+	for _, want := range []string{"fail_open.budget of 5", "The limiter did not answer", "carry on once the limiter answers"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the run that met the spent budget does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	if unmetered != 5 {
+		t.Fatalf("%d units unmetered, want the budget, 5", unmetered)
 	}
 }

@@ -301,7 +301,21 @@ func onceExit(results []regions.PassResult, planned int, endpoint string) error 
 	if len(failed) == 0 {
 		return nil
 	}
-	return runtimeError(fmt.Errorf("%d of %d regions failed: %s", len(failed), planned, strings.Join(failed, "; ")))
+	return runtimeError(fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, strings.Join(failed, "; "), unavailableWhy(results)))
+}
+
+// unavailableWhy says, when a region failed because the limiter could not
+// be reached, what that means: the calls it refused were over what
+// fail_open lets go unmetered, and the charts carry on once it answers.
+func unavailableWhy(results []regions.PassResult) string {
+	for _, r := range results {
+		if r.Status == ingest.StatusFailed && errors.Is(r.Err, ingest.ErrUnavailable) {
+			return ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
+				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
+				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
+		}
+	}
+	return ""
 }
 
 func fatalError(r regions.PassResult, ran, planned int, endpoint string) error {

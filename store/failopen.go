@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// failOpenLockClass is the first half of the advisory lock a fail-open
+// grant takes on PostgreSQL, the second being the quota key's hash: apart
+// from the migrations' one-number lock and the embedded limiter's class.
+const failOpenLockClass = 0x6661696c // "fail"
+
+// GrantUnmetered decides, in one write transaction on the ledger, whether
+// a call goes ahead unmetered while the shared limiter cannot be reached:
+// decide is given the ledger's calls of quotaKey since since, and the call
+// it returns (nil: none) is written before the transaction commits. The
+// check and the grant are one step, so that processes on this database
+// deciding at the same moment share one fail_open budget: SQLite's
+// immediate transaction makes them take turns, and on PostgreSQL, where
+// read committed would let two hosts count at once, an advisory lock on
+// the quota key does.
+func (db *DB) GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
+	decide func([]ingest.Call) (*ingest.Call, error)) error {
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if db.pg {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, failOpenLockClass, quotaKey); err != nil {
+				return err
+			}
+		}
+		seen, err := calls(ctx, tx, quotaKey, since)
+		if err != nil {
+			return err
+		}
+		call, err := decide(seen)
+		if err != nil || call == nil {
+			return err
+		}
+		call.QuotaKey = quotaKey
+		return insertCall(ctx, tx, *call)
+	})
+	if err != nil {
+		return fmt.Errorf("grant unmetered: %w", err)
+	}
+	return nil
+}
