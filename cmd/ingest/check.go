@@ -308,8 +308,11 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	defer closeLimiter()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := l.CheckConfig(ctx); err != nil {
+	var cerr *quota.ConfigError
+	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
 		return "", usageErrorf("%w", err)
+	} else if err != nil {
+		return "", runtimeError(err)
 	}
 	detail := "the limiter holds this costs file's pools (or none yet: the first run writes them)"
 	if r, ok := l.(*quota.Redis); ok {
