@@ -9,7 +9,7 @@
 //	quota/    the limiter, on Redis or embedded in the SQLite database
 //	fetch/    the YouTube Data API v3 client
 //	store/    the SQLite database with its FTS5 index
-//	fakeyt/   a fake YouTube Data API for tests and the demo
+//	internal/fakeyt/  a fake YouTube Data API for tests and the demo
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
 package ingest

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // key looks like a real key and has characters that URL encoding changes,

@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 func main() {
