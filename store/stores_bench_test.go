@@ -92,7 +92,7 @@ func benchStoreReport(b *testing.B, db *DB) {
 	c := newCorpus(5)
 	for h := range 7 * 24 {
 		at := t0.Add(time.Duration(h-7*24) * time.Hour)
-		for _, region := range []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"} {
+		for _, region := range ingest.DefaultRegions {
 			p := c.page(ingest.Trending, 1)
 			p.Region, p.Fetched, p.Videos = region, at, p.Videos[:5]
 			id := run(b, db, ingest.Trending, region, at, p)
