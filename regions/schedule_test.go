@@ -44,6 +44,17 @@ func TestStaggerSlots(t *testing.T) {
 	}
 }
 
+// A list shorter than the default regions keeps the default regions'
+// slots: its second region runs where the second default region would.
+func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
+	want := time.Hour / time.Duration(len(ingest.DefaultRegions))
+	for _, n := range []int{1, 2, len(ingest.DefaultRegions)} {
+		if s, _ := Stagger(time.Hour, 1, n); s.Offset != want {
+			t.Errorf("Stagger(1h, 1, %d).Offset = %s, want %s", n, s.Offset, want)
+		}
+	}
+}
+
 func TestStaggerRejectsShortPeriod(t *testing.T) {
 	if _, err := Stagger(59*time.Second, 0, 8); err == nil {
 		t.Fatal("Stagger(59s): want an error, the minimum is 1m")
