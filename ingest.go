@@ -5,11 +5,12 @@
 // a page of results, a decision of the limiter), the quota costs and the
 // embedded schema.sql and costs.yaml. It imports none of the adapters:
 //
-//	regions/  the eight regions, the staggered schedule and the jobs
+//	regions/  the staggered schedule and the jobs (the default regions are
+//	          DefaultRegions, here)
 //	quota/    the limiter, on Redis or embedded in the SQLite database
 //	fetch/    the YouTube Data API v3 client
 //	store/    the SQLite database with its FTS5 index
-//	fakeyt/   a fake YouTube Data API for tests and the demo
+//	internal/fakeyt/  a fake YouTube Data API for tests and the demo
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
 package ingest

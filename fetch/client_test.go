@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // key looks like a real key and has characters that URL encoding changes,
@@ -136,7 +136,7 @@ func chart(c *fetch.Client, gate ingest.Gate, region string, fn func(ingest.Page
 
 func TestTrendingEveryRegion(t *testing.T) {
 	t.Parallel()
-	for _, region := range fakeyt.Regions {
+	for _, region := range ingest.DefaultRegions {
 		t.Run(region, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -683,9 +683,9 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 	e := newEnv(t)
 	e.fake.FailNext(3, 500)
 	var wg sync.WaitGroup
-	counts := make([]int, len(fakeyt.Regions))
-	errs := make([]error, len(fakeyt.Regions))
-	for i, region := range fakeyt.Regions {
+	counts := make([]int, len(ingest.DefaultRegions))
+	errs := make([]error, len(ingest.DefaultRegions))
+	for i, region := range ingest.DefaultRegions {
 		wg.Go(func() {
 			errs[i] = chart(e.client, e.gate.Gate, region, func(p ingest.Page) error {
 				counts[i] += len(p.Videos)
@@ -694,7 +694,7 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i, region := range fakeyt.Regions {
+	for i, region := range ingest.DefaultRegions {
 		if errs[i] != nil || counts[i] != fakeyt.ChartLengths[region] {
 			t.Errorf("%s: %d videos, err %v; want %d", region, counts[i], errs[i], fakeyt.ChartLengths[region])
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // pools is what each operation costs in the 2026 costs.yaml (docs/contract.md):

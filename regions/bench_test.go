@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 )
 
-// BenchmarkOnceCycle runs a full --once cycle of the eight regions against
+// BenchmarkOnceCycle runs a full --once cycle of the default regions against
 // the fake upstream answering every call after 20 ms, and reports the wall
 // time beside the sum of that latency: what is left is our own overhead
 // (limiter, ledger, decoding, storing).
@@ -20,7 +21,7 @@ func BenchmarkOnceCycle(b *testing.B) {
 		r := newRig(b, "")
 		r.fake.SetLatency(latency)
 		run := &regions.Runner{Locker: r.limiter, Logger: quiet()}
-		for _, code := range regions.Default {
+		for _, code := range ingest.DefaultRegions {
 			run.Passes = append(run.Passes, r.pass(code))
 		}
 		b.StartTimer()

@@ -3,11 +3,9 @@ package regions
 import (
 	"fmt"
 	"strings"
-)
 
-// Default is the eight regions ingested when --regions is not given, in
-// schedule order: region i runs at offset i x every/8.
-var Default = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
+	"github.com/ingestworks/ingest"
+)
 
 // iso3166 lists the ISO 3166-1 alpha-2 codes.
 const iso3166 = `AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL
@@ -32,10 +30,11 @@ var known = func() map[string]bool {
 func Valid(code string) bool { return known[code] }
 
 // Parse reads a comma-separated list of region codes, case-insensitive,
-// dropping repeats and keeping the order given. An empty list means Default.
+// dropping repeats and keeping the order given. An empty list means
+// ingest.DefaultRegions.
 func Parse(list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
-		return Default, nil
+		return ingest.DefaultRegions, nil
 	}
 	var out []string
 	seen := map[string]bool{}

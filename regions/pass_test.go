@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"

@@ -57,7 +57,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 // daemon is a runner of every default region's pass from src into db.
 func daemon(db *store.DB, lim *quota.SQLite, src regions.Source, drain chan struct{}) *regions.Runner {
 	r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain}
-	for _, code := range regions.Default {
+	for _, code := range ingest.DefaultRegions {
 		r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
 			Source: src, Sink: db, Logger: quiet(), Drain: drain})
 	}
@@ -85,8 +85,8 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for i, code := range regions.Default {
-			s, _ := regions.Stagger(every, i, len(regions.Default))
+		for i, code := range ingest.DefaultRegions {
+			s, _ := regions.Stagger(every, i, len(ingest.DefaultRegions))
 			slots := map[time.Time]time.Time{}
 			for _, at := range src.at[code] {
 				if prev, twice := slots[s.Prev(at)]; twice {
@@ -126,8 +126,8 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for i, code := range regions.Default {
-			s, _ := regions.Stagger(every, i, len(regions.Default))
+		for i, code := range ingest.DefaultRegions {
+			s, _ := regions.Stagger(every, i, len(ingest.DefaultRegions))
 			slots := map[time.Time]int{}
 			for _, at := range src.at[code] {
 				slots[s.Prev(at)]++
@@ -177,12 +177,12 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 		index := map[string]int{}
-		for i, code := range regions.Default {
+		for i, code := range ingest.DefaultRegions {
 			index[code] = i
 		}
 		catchUps, onSlot := 0, 0
 		for _, o := range got {
-			s, _ := regions.Stagger(every, index[o.region], len(regions.Default))
+			s, _ := regions.Stagger(every, index[o.region], len(ingest.DefaultRegions))
 			switch {
 			case o.slot.IsZero():
 				catchUps++

@@ -3,6 +3,8 @@ package regions
 import (
 	"fmt"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // MinEvery is the shortest schedule period allowed.
@@ -10,20 +12,21 @@ const MinEvery = time.Minute
 
 // Schedule is the staggered schedule: every Every, in UTC, the region at
 // index i runs at offset i x Every/Slots from the start of each period, so
-// that eight regions spread over the hour instead of all spending at once.
+// that the regions spread over the period instead of all spending at once.
 // It satisfies robfig/cron's Schedule interface.
 type Schedule struct {
 	Every  time.Duration
 	Offset time.Duration
 }
 
-// Stagger returns the schedule of the region at index i of n (n is 8 for
-// the default regions; at least 8 so that the defaults keep their slots).
+// Stagger returns the schedule of the region at index i of n. There are at
+// least as many slots as default regions, so that a shorter --regions list
+// keeps the default regions' slots.
 func Stagger(every time.Duration, i, n int) (Schedule, error) {
 	if every < MinEvery {
 		return Schedule{}, fmt.Errorf("must be at least %s, got %s", MinEvery, every)
 	}
-	slots := max(n, 8)
+	slots := max(n, len(ingest.DefaultRegions))
 	return Schedule{Every: every, Offset: time.Duration(i) * (every / time.Duration(slots))}, nil
 }
 

@@ -1,8 +1,11 @@
 package regions
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -41,6 +44,17 @@ func TestStaggerSlots(t *testing.T) {
 	}
 }
 
+// A list shorter than the default regions keeps the default regions'
+// slots: its second region runs where the second default region would.
+func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
+	want := time.Hour / time.Duration(len(ingest.DefaultRegions))
+	for _, n := range []int{1, 2, len(ingest.DefaultRegions)} {
+		if s, _ := Stagger(time.Hour, 1, n); s.Offset != want {
+			t.Errorf("Stagger(1h, 1, %d).Offset = %s, want %s", n, s.Offset, want)
+		}
+	}
+}
+
 func TestStaggerRejectsShortPeriod(t *testing.T) {
 	if _, err := Stagger(59*time.Second, 0, 8); err == nil {
 		t.Fatal("Stagger(59s): want an error, the minimum is 1m")
@@ -70,8 +84,8 @@ func TestParse(t *testing.T) {
 	if err != nil || len(got) != 3 || got[0] != "US" || got[1] != "GB" || got[2] != "DE" {
 		t.Fatalf("Parse: got %v, %v; want [US GB DE]", got, err)
 	}
-	if got, _ := Parse(""); len(got) != 8 {
-		t.Fatalf("Parse(\"\"): got %v, want the eight defaults", got)
+	if got, _ := Parse(""); !slices.Equal(got, ingest.DefaultRegions) {
+		t.Fatalf("Parse(\"\"): got %v, want the default regions %v", got, ingest.DefaultRegions)
 	}
 	for _, bad := range []string{"XX", "USA", "U1", "US,,GB"} {
 		if _, err := Parse(bad); err == nil {

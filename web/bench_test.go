@@ -97,7 +97,7 @@ func benchServer(b *testing.B, db *store.DB, now time.Time) *Server {
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Now: func() time.Time { return now },
 		Report: func(ctx context.Context) (*report.Report, error) {
 			return report.Build(ctx, report.Sources{DB: db, Limiter: report.WholePools{Costs: costs}, Costs: costs,
-				QuotaKey: yeardb.QuotaKey, Regions: yeardb.Regions, Every: time.Hour, Now: now})
+				QuotaKey: yeardb.QuotaKey, Regions: ingest.DefaultRegions, Every: time.Hour, Now: now})
 		}})
 	if err != nil {
 		b.Fatal(err)

@@ -27,7 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 func main() {
@@ -71,7 +72,7 @@ func run(args []string) error {
 			return fmt.Errorf("--addr-file: %w", err)
 		}
 	}
-	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(fakeyt.Regions))
+	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(ingest.DefaultRegions))
 	return serve(ctx, ln, fake)
 }
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ingestworks/ingest"
 )
 
 // A run's log counts what the database holds: a video on several regions'
@@ -248,5 +250,20 @@ func TestProbeFindsServeAndRunListeners(t *testing.T) {
 		}
 		p.signal(t, syscall.SIGTERM)
 		p.wait(30 * time.Second)
+	}
+}
+
+// The help that speaks of the default regions names each of them, from the
+// one list: ingest --help, and run --help for --regions.
+func TestHelpNamesEveryDefaultRegion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, path := range [][]string{{"--help"}, {"run", "--help"}} {
+		help := h.mustRun(0, path...).stdout
+		for _, r := range ingest.DefaultRegions {
+			if !regexp.MustCompile(`\b` + r + `\b`).MatchString(help) {
+				t.Errorf("ingest %s does not name default region %s:\n%s", strings.Join(path, " "), r, help)
+			}
+		}
 	}
 }

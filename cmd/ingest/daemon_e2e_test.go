@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // TestDaemonTracksAndPrunes checks the daemon's own loops, which run

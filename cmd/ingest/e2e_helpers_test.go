@@ -29,7 +29,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 

@@ -6,8 +6,8 @@ package main
 // printed, what it left in the database and Redis, and what the upstream
 // was charged. The numbers asserted follow from the fixtures: charts of
 // US 200, GB 77, DE 143, FR 118, IN 200, BR 96, AU 64, CA 84 videos, pages
-// of 50, one categories call per region: a full pass of the eight regions
-// is 22 pages + 8 category lists = 30 units.
+// of 50, one categories call per region: a full pass of these default
+// regions is 22 pages + 8 category lists = 30 units.
 
 import (
 	"bytes"
@@ -30,14 +30,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
-// fullPassUnits is what one run of the eight regions costs: a page per 50
+// fullPassUnits is what one run of the regions (default: every default
+// region) costs: a page per 50
 // videos of each chart, and one videoCategories.list per region.
 func fullPassUnits(f *fakeyt.Fake, regions ...string) (pages, units int64) {
 	if len(regions) == 0 {
-		regions = fakeyt.Regions
+		regions = ingest.DefaultRegions
 	}
 	for _, r := range regions {
 		pages += int64(pagesFor(f.ChartLength(r)))
@@ -83,7 +84,7 @@ func TestRunOnceIngestsEveryRegionAndAccountsEveryUnit(t *testing.T) {
 				addr = h.withRedis().Addr
 			}
 			h.mustRun(0, "run", "--once")
-			checkChartsComplete(t, h, fakeyt.Regions...)
+			checkChartsComplete(t, h, ingest.DefaultRegions...)
 			if addr != "" {
 				checkRedisKeysTidy(t, addr)
 			}
@@ -395,7 +396,7 @@ func TestRunSkipsARegionWithoutAChart(t *testing.T) {
 	h := newHarness(t)
 	h.fake.NoChart("GB")
 	h.mustRun(0, "run", "--once")
-	others := slices.DeleteFunc(slices.Clone(fakeyt.Regions), func(r string) bool { return r == "GB" })
+	others := slices.DeleteFunc(slices.Clone(ingest.DefaultRegions), func(r string) bool { return r == "GB" })
 	checkChartsComplete(t, h, others...)
 	db := openDB(t, h.db())
 	if n := queryInt(t, db, `SELECT count(*) FROM trending_entries WHERE region = 'GB'`); n != 0 {
@@ -515,7 +516,7 @@ func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
 
 	res := h.mustRun(0, "run", "--once")
 	var regions []string
-	for _, r := range fakeyt.Regions {
+	for _, r := range ingest.DefaultRegions {
 		if r != victim {
 			regions = append(regions, r)
 		}
@@ -791,8 +792,8 @@ func TestReportJSONHasTheDesignFields(t *testing.T) {
 			t.Errorf("region %s: status %q last_run %v, want never and null", r.Code, r.Status, r.LastRun)
 		}
 	}
-	if !slices.Equal(codes, fakeyt.Regions) {
-		t.Errorf("regions %v, want the eight in schedule order %v", codes, fakeyt.Regions)
+	if !slices.Equal(codes, ingest.DefaultRegions) {
+		t.Errorf("regions %v, want the default regions in schedule order %v", codes, ingest.DefaultRegions)
 	}
 	reset, err := time.Parse(time.RFC3339, rep.UpstreamReset)
 	la, _ := time.LoadLocation("America/Los_Angeles")
@@ -876,7 +877,7 @@ func TestSearch(t *testing.T) {
 				t.Errorf("hit lacks a field: %+v", x)
 			}
 			for _, r := range x.Regions {
-				if !slices.Contains(fakeyt.Regions, r) {
+				if !slices.Contains(ingest.DefaultRegions, r) {
 					t.Errorf("hit %s: region %q", x.ID, r)
 				}
 			}

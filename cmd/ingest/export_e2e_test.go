@@ -17,7 +17,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // movedRuns runs `run --once` for regions twice, an hour of the fake's

@@ -24,6 +24,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
 )
 
 // Exit codes, as docs/contract.md gives them.
@@ -99,8 +101,8 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ingest",
 		Short: "Keep a searchable local copy of the YouTube most-popular charts within the daily quota",
-		Long: `ingest fetches the most-popular charts of eight regions on a staggered schedule,
-stores them in SQLite with a full-text index, and never spends more of the
+		Long: `ingest fetches the most-popular charts of the default regions (` + ingest.DefaultRegionsText() + `)
+on a staggered schedule, stores them in SQLite with a full-text index, and never spends more of the
 upstream's daily quota than costs.yaml allows: every process draws from one
 exact sliding-window limiter, in Redis (--redis) or in the database itself.
 

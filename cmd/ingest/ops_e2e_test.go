@@ -21,7 +21,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // 1. The same open-ended backfill run again resumes: no search page is
@@ -289,9 +290,10 @@ func TestDeadEndpointFailsFast(t *testing.T) {
 	start := time.Now()
 	res := h.mustRun(1, "run", "--once")
 	took := time.Since(start)
+	notRun := fmt.Sprintf("%d of %d regions not run", len(ingest.DefaultRegions)-1, len(ingest.DefaultRegions))
 	if n := strings.Count(res.stderr, "ingest: "); n != 1 || !strings.Contains(res.stderr, "cannot be reached") ||
-		!strings.Contains(res.stderr, "7 of 8 regions not run") || !strings.Contains(res.stderr, "YOUTUBE_ENDPOINT") {
-		t.Errorf("dead endpoint: want one line saying it cannot be reached and 7 of 8 regions not run:\n%s", res.stderr)
+		!strings.Contains(res.stderr, notRun) || !strings.Contains(res.stderr, "YOUTUBE_ENDPOINT") {
+		t.Errorf("dead endpoint: want one line saying it cannot be reached and %s:\n%s", notRun, res.stderr)
 	}
 	if took > 15*time.Second {
 		t.Errorf("dead endpoint took %s; want the first region's retries only", took)
@@ -311,8 +313,9 @@ func TestDeadEndpointFailsFast(t *testing.T) {
 	h2 := newHarness(t)
 	h2.fake.BadKey(fakeyt.KeyInvalid)
 	res = h2.mustRun(1, "run", "--once")
-	if !strings.Contains(res.stderr, "7 of 8 regions not run") || strings.Contains(res.stderr, "1 of 1") {
-		t.Errorf("bad key: want the eight regions counted:\n%s", res.stderr)
+	n := len(ingest.DefaultRegions)
+	if !strings.Contains(res.stderr, fmt.Sprintf("%d of %d regions not run", n-1, n)) || strings.Contains(res.stderr, "1 of 1") {
+		t.Errorf("bad key: want every default region counted:\n%s", res.stderr)
 	}
 }
 
@@ -365,8 +368,8 @@ func TestReportStatusesNotesAndSchedule(t *testing.T) {
 	}
 
 	// With a category, the daemon staggers two charts, DE and DE/10, in
-	// its 2 hours (eight slots at least: DE/10 takes the second, 15 minutes
-	// after DE's): the report's next runs are that schedule's, and its plan
+	// its 2 hours (a slot per default region at least: DE/10 takes the
+	// second, 2h/n after DE's): the report's next runs are that schedule's, and its plan
 	// still counts one region.
 	p = h.start("run", "--every", "2h", "--regions", "DE", "--categories", "music")
 	if !waitFor(30*time.Second, func() bool {
@@ -388,8 +391,8 @@ func TestReportStatusesNotesAndSchedule(t *testing.T) {
 	if d < 0 {
 		d += 2 * time.Hour
 	}
-	if len(next) != 2 || d != 15*time.Minute {
-		t.Errorf("next runs %v: want DE and DE/10 in slots 15 minutes apart (the daemon's stagger of two charts over 2h)", next)
+	if slot := 2 * time.Hour / time.Duration(len(ingest.DefaultRegions)); len(next) != 2 || d != slot {
+		t.Errorf("next runs %v: want DE and DE/10 in slots %s apart (the daemon's stagger of two charts over 2h)", next, slot)
 	}
 	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &raw); err != nil || len(raw.Plan) == 0 || raw.Plan[0].Regions != 1 {
 		t.Errorf("report plan %+v (%v): want one region", raw, err)

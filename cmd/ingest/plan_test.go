@@ -19,12 +19,13 @@ import (
 // tracking is off.
 func TestPlanCountsTracking(t *testing.T) {
 	t.Parallel()
+	charts := int64(len(ingest.DefaultRegions))
 	for _, c := range []struct {
 		name      string
 		trackFor  string
 		wantStats int64
 	}{
-		{"tracking", "7d", 8 * 4 * 24}, // 8 charts of 4 pages: 1,600 videos, 32 calls an hour
+		{"tracking", "7d", charts * 4 * 24}, // charts of 4 pages each: 200 videos, 4 calls an hour each
 		{"off", "0", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -33,8 +34,7 @@ func TestPlanCountsTracking(t *testing.T) {
 				logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			f := &runFlags{every: time.Hour, cats: []string{""},
 				track: trackFlags{forText: c.trackFor, every: regions.TrackEvery}}
-			codes := []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
-			if err := checkPlan(context.Background(), s, f, codes); err != nil {
+			if err := checkPlan(context.Background(), s, f, ingest.DefaultRegions); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]int64{}
@@ -51,8 +51,8 @@ func TestPlanCountsTracking(t *testing.T) {
 					got[line.Pool] = line.Units
 				}
 			}
-			if got["stats"] != c.wantStats || got["default"] != 8*4*24+8 {
-				t.Errorf("units_per_day %v, want stats %d and default %d", got, c.wantStats, 8*4*24+8)
+			if got["stats"] != c.wantStats || got["default"] != charts*4*24+charts {
+				t.Errorf("units_per_day %v, want stats %d and default %d", got, c.wantStats, charts*4*24+charts)
 			}
 		})
 	}

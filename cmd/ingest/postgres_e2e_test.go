@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -113,7 +114,7 @@ func TestTwoHostsOnePostgres(t *testing.T) {
 }
 
 // allRegions is the default regions in schedule order.
-var allRegions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
+var allRegions = ingest.DefaultRegions
 
 // waitForCharts waits until every region has a finished chart run.
 func waitForCharts(t *testing.T, db *sql.DB, ps []*proc) {

@@ -54,7 +54,7 @@ Next runs and the plan follow the schedule a daemon on this database runs
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON object (the format scripts rely on)")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the eight)")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
 	return cmd
 }

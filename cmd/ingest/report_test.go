@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -106,7 +105,7 @@ func TestReportGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := buildReport(context.Background(), reportSources{db: db, limiter: c.limiter, costs: costs,
-				quotaKey: "3f9a1c", regions: regions.Default, every: time.Hour, now: t0.Add(30 * time.Minute)})
+				quotaKey: "3f9a1c", regions: ingest.DefaultRegions, every: time.Hour, now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,11 +45,11 @@ type runFlags struct {
 	regionsGiven bool
 }
 
-// parseRegions reads --regions. Left out, it is the eight; given empty, it
-// is a mistake (a variable that expanded to nothing), not all eight.
+// parseRegions reads --regions. Left out, it is the default regions; given
+// empty, it is a mistake (a variable that expanded to nothing), not all.
 func parseRegions(list string, given bool) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
-		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for all eight")
+		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
 	codes, err := regions.Parse(list)
 	if err != nil {
@@ -65,8 +65,9 @@ func newRunCmd(s *settings) *cobra.Command {
 		Short: "Ingest the regions' most-popular charts, as a daemon or once",
 		Long: `run fetches each region's most-popular chart to the end and stores it.
 
-As a daemon it runs every --every, in UTC, region i offset by i x every/8, so
-that the eight regions spread their spending over the period; a region whose
+As a daemon it runs every --every, in UTC, region i offset by i x every/n (n
+the regions run or the default regions, whichever are more), so that the
+regions spread their spending over the period; a region whose
 latest slot passed while the daemon was down runs once at start. With --once
 it runs every selected region now, one after another, and exits: the form for
 system cron or a Kubernetes CronJob.
@@ -92,8 +93,8 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default US,GB,DE,FR,IN,BR,AU,CA)")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/8")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(ingest.DefaultRegions, ",")+")")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")

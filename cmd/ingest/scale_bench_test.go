@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/yeardb"
 )
 

@@ -71,7 +71,7 @@ func trackOnce(ctx context.Context, log *slog.Logger, tr *regions.Track) regions
 // trackSchedule puts tracking after the chart passes of every period: in
 // the middle of the last region's slot.
 func trackSchedule(every time.Duration, regionsN int) regions.Schedule {
-	slots := time.Duration(max(regionsN, 8))
+	slots := time.Duration(max(regionsN, len(ingest.DefaultRegions)))
 	return regions.Schedule{Every: every, Offset: every * (2*slots - 1) / (2 * slots)}
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 func TestRunOnceTracksTheChartsVideos(t *testing.T) {

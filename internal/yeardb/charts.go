@@ -21,7 +21,8 @@ import (
 // that just entered another region's chart: a hit on several charts.
 // Videos are ranked by views, which grow at each video's own rate.
 
-// chartLengths are the default regions' chart lengths (fakeyt.ChartLengths).
+// chartLengths are the default regions' chart lengths (fakeyt.ChartLengths);
+// a region not named here has a chart of 50, written in English.
 var chartLengths = map[string]int{"US": 200, "GB": 77, "DE": 143, "FR": 118, "IN": 200, "BR": 96, "AU": 64, "CA": 84}
 
 // regionLangs says in what languages a region's videos are written, each

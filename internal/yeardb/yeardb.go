@@ -1,7 +1,7 @@
 // Package yeardb builds a database that looks like months of a daemon's
 // work, with the store's own writer, so that benchmarks and tests can
 // measure commands at the scale users reach: hourly runs of every default
-// chart (the eight regions' unfiltered charts), each page stored with
+// chart (every default region's unfiltered chart), each page stored with
 // SavePage and charged to the ledger with RecordCall, a daily
 // videoCategories.list per region, and tracking's counts. The charts churn
 // as real ones do (charts.go: most videos stay one to seven days, a few for
@@ -31,9 +31,6 @@ import (
 // is not the same year (scripts/bench-scale.sh keys its cache by it).
 const Version = "2"
 
-// Regions are the eight default regions, in the daemon's order.
-var Regions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
-
 // QuotaKey is the quota key the built ledger is written under.
 const QuotaKey = "yeardb"
 
@@ -45,8 +42,7 @@ type Options struct {
 	// in it); zero is the hour before the current one, so that no run
 	// starts in the future.
 	End time.Time
-	// Regions are the charts' regions; nil is Regions (the eight
-	// default regions).
+	// Regions are the charts' regions; nil is ingest.DefaultRegions.
 	Regions []string
 	// Seed picks the world: its videos, their words and their stays.
 	Seed uint64
@@ -98,7 +94,7 @@ func (o Options) withDefaults() Options {
 		o.End = time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	}
 	if o.Regions == nil {
-		o.Regions = Regions
+		o.Regions = ingest.DefaultRegions
 	}
 	return o
 }

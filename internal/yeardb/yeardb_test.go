@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -106,12 +107,12 @@ func TestBuildTracks(t *testing.T) {
 func TestChartsChurn(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := newWorld(1, Regions, start)
+	w := newWorld(1, ingest.DefaultRegions, start)
 	first, last := map[string]int{}, map[string]int{}
 	regions := map[string]map[string]bool{}
 	const hours = 60 * 24
 	for h := range hours {
-		for _, region := range Regions {
+		for _, region := range ingest.DefaultRegions {
 			for _, v := range w.chart(region, h, start.Add(time.Duration(h)*time.Hour)) {
 				if _, ok := first[v.ID]; !ok {
 					first[v.ID] = h
@@ -158,14 +159,14 @@ func TestChartsChurn(t *testing.T) {
 // upstream serves.
 func TestTextIsVaried(t *testing.T) {
 	t.Parallel()
-	w := newWorld(1, Regions, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := newWorld(1, ingest.DefaultRegions, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	words := map[string]bool{}
 	scripts := map[string]bool{}
 	tables := map[string]*unicode.RangeTable{"Latin": unicode.Latin, "Devanagari": unicode.Devanagari,
 		"Bengali": unicode.Bengali, "Tamil": unicode.Tamil, "Hangul": unicode.Hangul, "Han": unicode.Han,
 		"Katakana": unicode.Katakana, "Hiragana": unicode.Hiragana, "Arabic": unicode.Arabic, "Thai": unicode.Thai}
 	for i := range 20000 {
-		c := w.newClip(Regions[i%len(Regions)], time.Time{})
+		c := w.newClip(ingest.DefaultRegions[i%len(ingest.DefaultRegions)], time.Time{})
 		text := c.v.Title + " " + c.v.Description + " " + strings.Join(c.v.Tags, " ")
 		for _, f := range strings.Fields(text) {
 			words[f] = true

@@ -140,7 +140,7 @@ func TestI18nRegionsWithTheRealClient(t *testing.T) {
 			t.Errorf("%s: gl %q", it.Id, it.Snippet.Gl)
 		}
 	}
-	for _, r := range Regions {
+	for _, r := range ingest.DefaultRegions {
 		if names[r] == "" {
 			t.Errorf("region %s missing from i18nRegions", r)
 		}

@@ -96,7 +96,7 @@ func chartQuery(region, token string) string {
 func TestChartPagesToTheEnd(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
-	for _, region := range Regions {
+	for _, region := range ingest.DefaultRegions {
 		t.Run(region, func(t *testing.T) {
 			seen, token, pages := map[string]bool{}, "", 0
 			for {
@@ -143,7 +143,7 @@ func TestChartLengthsDiffer(t *testing.T) {
 			t.Errorf("%s chart = %d, want %d", r, got, n)
 		}
 	}
-	for _, r := range Regions {
+	for _, r := range ingest.DefaultRegions {
 		if n := ChartLengths[r]; n < 50 || n > 200 {
 			t.Errorf("%s chart = %d, want 50..200", r, n)
 		}

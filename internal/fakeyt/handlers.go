@@ -218,7 +218,8 @@ func (f *Fake) categories(q url.Values) (any, *apiError) {
 }
 
 // regionNames are the regions i18nRegions.list names (in English, whatever
-// hl asks for): the fixtures' eight and a few without a chart here.
+// hl asks for): the default regions and a few without a chart here. A
+// default region missing here is listed too, named by its code.
 var regionNames = [][2]string{
 	{"AU", "Australia"}, {"BR", "Brazil"}, {"CA", "Canada"}, {"DE", "Germany"}, {"ES", "Spain"},
 	{"FR", "France"}, {"GB", "United Kingdom"}, {"IN", "India"}, {"IT", "Italy"}, {"JP", "Japan"},
@@ -242,11 +243,22 @@ func (f *Fake) i18nRegions(q url.Values) (any, *apiError) {
 		return nil, e
 	}
 	resp := &listResponse{Kind: "youtube#i18nRegionListResponse", Etag: etag("regions"), Items: []any{}}
-	for _, r := range regionNames {
+	for _, r := range withDefaultRegions(regionNames) {
 		resp.Items = append(resp.Items, regionItem{Kind: "youtube#i18nRegion", Etag: etag("region", r[0]), ID: r[0],
 			Snippet: regionSnippet{GL: r[0], Name: r[1]}})
 	}
 	return resp, nil
+}
+
+// withDefaultRegions is names with every default region it lacks.
+func withDefaultRegions(names [][2]string) [][2]string {
+	out := slices.Clone(names)
+	for _, code := range ingest.DefaultRegions {
+		if !slices.ContainsFunc(out, func(r [2]string) bool { return r[0] == code }) {
+			out = append(out, [2]string{code, code})
+		}
+	}
+	return out
 }
 
 func (f *Fake) videos(q url.Values) (any, *apiError) {
@@ -461,7 +473,7 @@ func (f *Fake) match(region, q string, after, before time.Time, order string) []
 	if region != "" {
 		pool = f.fx.search[region]
 	} else {
-		for _, r := range Regions {
+		for _, r := range ingest.DefaultRegions {
 			pool = append(pool, f.fx.search[r]...)
 		}
 	}

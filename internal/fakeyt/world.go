@@ -8,9 +8,9 @@ import (
 )
 
 // ExtraRegions have charts in the scripts real charts carry beside the
-// eight default regions: Japanese, Korean, Chinese (Taiwan), Arabic (Saudi
-// Arabia) and Thai. They are not in Regions, which lists what ingest runs
-// by default, so tests that walk every default region are unchanged.
+// default regions: Japanese, Korean, Chinese (Taiwan), Arabic (Saudi
+// Arabia) and Thai. They are not default regions (ingest.DefaultRegions),
+// so tests that walk every default region are unchanged.
 var ExtraRegions = []string{"JP", "KR", "TW", "SA", "TH"}
 
 // extraLengths are the extra charts' lengths: JP's second page and TH's

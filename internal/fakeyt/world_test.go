@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ingestworks/ingest"
 )
 
 // chartItems pages through a region's chart and returns its items and the
@@ -90,7 +92,7 @@ func TestRealTextShapes(t *testing.T) {
 func TestShapesKeepChartLengths(t *testing.T) {
 	t.Parallel()
 	f := New()
-	for _, r := range Regions {
+	for _, r := range ingest.DefaultRegions {
 		if got := f.ChartLength(r); got != ChartLengths[r] {
 			t.Errorf("%s chart = %d, want %d", r, got, ChartLengths[r])
 		}

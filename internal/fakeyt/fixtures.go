@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // Anchor is the fixtures' "now": chart videos were published in the 45 days
@@ -15,15 +17,28 @@ import (
 // the same on every run, so tests can compute date windows from it.
 var Anchor = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
-// ChartLengths is how many videos each region's most-popular chart holds.
-// Like the real charts, they differ (in 2018 GB had 77 and CA 84).
-var ChartLengths = map[string]int{
+// ChartLengths is how many videos each default region's most-popular chart
+// holds (every code of ingest.DefaultRegions has one). Like the real charts,
+// they differ (in 2018 GB had 77 and CA 84).
+var ChartLengths = chartLengths(map[string]int{
 	"US": 200, "GB": 77, "DE": 143, "FR": 118,
 	"IN": 200, "BR": 96, "AU": 64, "CA": 84,
-}
+})
 
-// Regions lists the regions that have fixtures, in a fixed order.
-var Regions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
+// defaultChartLength is the chart of a default region without a length of
+// its own above: a new default region gets a chart without a fixture edit.
+const defaultChartLength = 50
+
+// chartLengths is known with defaultChartLength for every default region it
+// does not name.
+func chartLengths(known map[string]int) map[string]int {
+	for _, r := range ingest.DefaultRegions {
+		if known[r] == 0 {
+			known[r] = defaultChartLength
+		}
+	}
+	return known
+}
 
 // archivePerRegion is how many search-only videos each region has.
 const archivePerRegion = 150
@@ -196,7 +211,7 @@ func buildFixtures() *fixtures {
 	for i := range hits {
 		hits[i] = f.add(makeVideo("global", "en", i, newRand("global", i), Anchor.Add(-time.Duration(i+1)*36*time.Hour)))
 	}
-	for ri, region := range Regions {
+	for ri, region := range ingest.DefaultRegions {
 		f.charts[region] = f.withShapes(region, f.chart(region, ri, hits))
 		f.search[region] = append([]*video(nil), f.charts[region]...)
 		for i := 0; i < archivePerRegion; i++ {
@@ -237,8 +252,13 @@ func (f *fixtures) add(v *video) *video {
 	return v
 }
 
+// pickLang is the language of a region's i-th video; a region without
+// languages of its own above is written in English.
 func pickLang(region string, i int) string {
 	ls := regionLangs[region]
+	if len(ls) == 0 {
+		return "en"
+	}
 	return ls[i%len(ls)]
 }
 

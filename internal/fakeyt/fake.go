@@ -10,8 +10,8 @@
 // shapes, per-bucket caps, rejected keys, missing charts, stale page tokens,
 // malformed bodies). Every hook is safe to call while requests are in flight.
 //
-// The fixtures are deterministic: eight regions whose charts differ in
-// length (ChartLengths), titles in English, German, French, Portuguese and
+// The fixtures are deterministic: a chart for every default region
+// (ingest.DefaultRegions), charts that differ in length (ChartLengths), titles in English, German, French, Portuguese and
 // Hindi, and a search corpus spread over the twelve months before Anchor.
 package fakeyt
 

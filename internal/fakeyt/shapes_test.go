@@ -7,7 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/ingestworks/ingest/fakeyt"
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // The chart of a region whose fixtures carry live items, region
@@ -18,7 +19,7 @@ func TestChartServesLiveRestrictedAndStatlessItems(t *testing.T) {
 	srv := httptest.NewServer(fakeyt.New())
 	defer srv.Close()
 	live, blocked, nostats := 0, 0, 0
-	for _, region := range append(append([]string{}, fakeyt.Regions...), fakeyt.ExtraRegions...) {
+	for _, region := range append(append([]string{}, ingest.DefaultRegions...), fakeyt.ExtraRegions...) {
 		token := ""
 		for {
 			res, err := http.Get(srv.URL + "/youtube/v3/videos?key=k&chart=mostPopular&maxResults=50&part=snippet,statistics,contentDetails&regionCode=" + region + "&pageToken=" + token)

@@ -1,0 +1,30 @@
+package fakeyt
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ingestworks/ingest"
+)
+
+// A default region the fixtures' tables do not name still gets a chart, a
+// language and a name in i18nRegions, so that adding one to
+// ingest.DefaultRegions is the whole change.
+func TestADefaultRegionWithoutFixturesGetsOne(t *testing.T) {
+	t.Parallel()
+	lengths := chartLengths(map[string]int{})
+	for _, r := range ingest.DefaultRegions {
+		if got := lengths[r]; got != defaultChartLength {
+			t.Errorf("chartLengths(none)[%s] = %d, want %d", r, got, defaultChartLength)
+		}
+	}
+	if got := pickLang("ZZ", 3); got != "en" {
+		t.Errorf("pickLang(ZZ) = %q, want en", got)
+	}
+	named := withDefaultRegions(nil)
+	for _, r := range ingest.DefaultRegions {
+		if !slices.Contains(named, [2]string{r, r}) {
+			t.Errorf("withDefaultRegions(none) lacks %s: %v", r, named)
+		}
+	}
+}
