@@ -35,6 +35,8 @@ type dialect interface {
 	// leases expire by.
 	wall(ctx context.Context, q querier) (int64, error)
 	lease(ctx context.Context, q querier) (int64, error)
+	// clock names the wall clock in messages.
+	clock() string
 	// unavailable is err as an ErrUnavailable when the database did not
 	// answer within the timeout, and nil when it answered with an error.
 	unavailable(ctx context.Context, err error, timeout time.Duration) error
@@ -98,7 +100,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	if err != nil {
 		return ingest.Decision{}, err
 	}
-	if err := s.opts.agrees(s.clockName(), now, upstream); err != nil {
+	if err := s.opts.agrees(s.d.clock(), now, upstream); err != nil {
 		return ingest.Decision{}, err
 	}
 	if err := s.keepHold(ctx, tx, h); err != nil {

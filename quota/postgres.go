@@ -94,6 +94,8 @@ func (d pgDialect) wall(ctx context.Context, q querier) (int64, error) {
 }
 
 // lease is the server's clock, as Redis's TIME is for its leases.
+func (pgDialect) clock() string { return "PostgreSQL's clock_timestamp()" }
+
 func (pgDialect) lease(ctx context.Context, q querier) (int64, error) {
 	var ms int64
 	err := q.QueryRowContext(ctx, `SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)`).Scan(&ms)

@@ -54,6 +54,8 @@ func (sqliteDialect) read(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 // wall is Options.Now: every process sharing the file is on one host.
 func (d sqliteDialect) wall(context.Context, querier) (int64, error) { return d.now().UnixMilli(), nil }
 
+func (sqliteDialect) clock() string { return "this host's clock" }
+
 func (sqliteDialect) lease(context.Context, querier) (int64, error) {
 	return time.Now().UnixMilli(), nil
 }

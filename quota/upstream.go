@@ -211,11 +211,3 @@ func (o Options) agrees(clock string, now, upstream int64) error {
 	}
 	return nil
 }
-
-// clockName names the embedded limiter's clock in messages.
-func (s *embedded) clockName() string {
-	if _, ok := s.d.(sqliteDialect); ok {
-		return "this host's clock"
-	}
-	return "PostgreSQL's clock_timestamp()"
-}
