@@ -221,7 +221,7 @@ func dirWritable(dir string) error {
 // checkedLimiter is what the checks ask of the limiter: its pools, and
 // whether it holds this costs file's.
 type checkedLimiter interface {
-	stateReader
+	report.StateReader
 	CheckConfig(ctx context.Context) error
 }
 

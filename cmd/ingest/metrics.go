@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -128,7 +129,7 @@ func (m *metrics) decided(op string, d ingest.Decision, err error) {
 }
 
 // handler serves the registry plus what the limiter says at scrape time.
-func (m *metrics) handler(l stateReader) http.Handler {
+func (m *metrics) handler(l report.StateReader) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&limiterCollector{l: l})
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{})
@@ -149,7 +150,7 @@ var (
 // answer gives ingest_limiter_up 0 and no pool series: a failed source must
 // not fail the whole scrape, or monitoring goes dark exactly when it is
 // needed.
-type limiterCollector struct{ l stateReader }
+type limiterCollector struct{ l report.StateReader }
 
 func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc} {

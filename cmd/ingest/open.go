@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -175,7 +176,7 @@ func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 type jobLimiter interface {
 	regions.Limiter
 	regions.Locker
-	stateReader
+	report.StateReader
 }
 
 // pipeline is everything a command that calls the upstream opens, closed

@@ -67,7 +67,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if f.every < regions.MinEvery {
 		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
 	}
-	src := reportSources{db: noDB{}, costs: s.costs, regions: codes, every: f.every, scheduleFrom: "--every"}
+	src := reportSources{db: report.NoDB{}, costs: s.costs, regions: codes, every: f.every, scheduleFrom: "--every"}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
@@ -125,7 +125,7 @@ func (src *reportSources) useSchedule(ctx context.Context, db *store.DB, f *repo
 // embedded limiter has spent nothing on this host: its pools are whole.
 func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, func(), error) {
 	if db == nil && s.redisURL == "" {
-		return wholePools{Costs: s.costs}, func() {}, nil
+		return report.WholePools{Costs: s.costs}, func() {}, nil
 	}
 	return s.openLimiter(db, key)
 }
@@ -176,12 +176,6 @@ type reportSources struct {
 	size func(context.Context) (store.Size, error)
 }
 
-// noDB stands in for a database that does not exist yet.
-type noDB = report.NoDB
-
-// wholePools is the embedded limiter of a host with no database.
-type wholePools = report.WholePools
-
 func buildReport(ctx context.Context, src reportSources) (*report.Report, error) {
 	return report.Build(ctx, report.Sources{DB: src.db, Limiter: src.limiter, Costs: src.costs,
 		QuotaKey: src.quotaKey, Regions: src.regions, Every: src.every, Next: nextRuns(src.regions, src.every),
@@ -199,14 +193,4 @@ func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Tim
 	}
 }
 
-func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []report.PlanLine {
-	return report.SchedulePlan(costs, codes, every, last)
-}
-
-func poolUnits(m map[string]int64) string { return report.PoolUnits(m) }
-
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
-
-// stateReader is what the report, the metrics and the checks read of a
-// limiter.
-type stateReader = report.StateReader

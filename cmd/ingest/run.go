@@ -217,33 +217,26 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	var last map[string]store.RunSummary
-	tracked := -1 // unknown: no database
+	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
 	span, _ := f.track.span()
+	if span > 0 && (!f.once || f.track.given) {
+		sched.TrackEvery, sched.TrackBatch = f.track.every, regions.TrackBatch
+	}
+	var last map[string]store.RunSummary
 	if db, err := store.OpenExisting(ctx, s.db); err == nil {
 		last, _ = db.LastRuns(ctx, ingest.Trending)
 		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
-			tracked = len(ids)
+			sched.Tracked = len(ids)
 		}
 		db.Close()
 	}
-	plan := schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last)
-	if span > 0 && (!f.once || f.track.given) {
-		if tracked < 0 && len(plan) > 0 {
-			tracked = plan[0].Pages * store.PageSize // at least the charts' own videos
-		}
-		plan = report.AddTracking(plan, s.costs, tracked, regions.TrackBatch, f.track.every)
-	}
-	var over []string
+	plan := report.Plan(s.costs, sched, last)
 	for _, pl := range plan {
-		fits := pl.Units <= pl.Capacity
 		s.logger.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
-			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", max(tracked, 0),
-			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
-		if !fits {
-			over = append(over, fmt.Sprintf("%s: %d units a day planned, %d allowed", pl.Pool, pl.Units, pl.Capacity))
-		}
+			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", pl.Tracked,
+			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
 	}
+	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil
 	}
