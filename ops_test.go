@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,5 +61,38 @@ func TestPerFetch(t *testing.T) {
 	}
 	if _, err := partial.PerFetch(FetchSearchPage); err == nil || !strings.Contains(err.Error(), OpSearchList) {
 		t.Errorf("PerFetch of an unpriced operation: got %v, want an error naming %s", err, OpSearchList)
+	}
+}
+
+// The contract's copy of costs.yaml (docs/contract.md) is the built-in
+// file's pools and operations, so that a new operation or price cannot
+// leave the documented contract behind.
+func TestContractQuotesTheBuiltInCosts(t *testing.T) {
+	doc, err := os.ReadFile("docs/contract.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "## costs.yaml\n\n```yaml\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("docs/contract.md: no yaml block under ## costs.yaml")
+	}
+	quoted, err := LoadCosts("docs/contract.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := DefaultCosts()
+	if !reflect.DeepEqual(quoted.Operations, built.Operations) {
+		t.Errorf("docs/contract.md prices %v; costs.yaml %v", quoted.Operations, built.Operations)
+	}
+	if len(quoted.Pools) != len(built.Pools) {
+		t.Fatalf("docs/contract.md has %d pools, costs.yaml %d", len(quoted.Pools), len(built.Pools))
+	}
+	for i, p := range built.Pools {
+		q := quoted.Pools[i]
+		if q.Name != p.Name || q.Limit != p.Limit || q.Reserve != p.Reserve || q.Window != p.Window ||
+			q.DayName() != p.DayName() || q.FailOpen != p.FailOpen {
+			t.Errorf("docs/contract.md pool %+v; costs.yaml %+v", q, p)
+		}
 	}
 }
