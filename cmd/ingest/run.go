@@ -373,7 +373,7 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}
+	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
 	m.WatchClock(clockSkew(p.upstream))
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},

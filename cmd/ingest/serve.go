@@ -140,21 +140,21 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if err != nil {
 		return nil, nil, err
 	}
-	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
-	if err := src.useSchedule(ctx, db, rf); err != nil {
+	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every"}
+	if err := useSchedule(ctx, db, rf, &src); err != nil {
 		db.Close()
 		return nil, nil, runtimeError(err)
 	}
-	if src.quotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
+	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	l, closeLimiter, err := reportLimiter(s, db, src.quotaKey)
+	l, closeLimiter, err := reportLimiter(s, db, src.QuotaKey)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	src.limiter = l
+	src.Limiter = l
 	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(limiterCheck(l),
 		web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})}
 	meter, closeMeter, err := openMeter(s, db, plans, proxies)
@@ -176,8 +176,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 
 // newWeb wires the web package to the report and the store; cfg says the
 // listener and the caller's routes.
-func newWeb(db *store.DB, src reportSources, s *settings, cfg web.Config) (*web.Server, error) {
-	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.quotaKey, os.Getenv(uiTokenEnv), s.logger
+func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
+	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
 	return web.New(cfg)
 }
