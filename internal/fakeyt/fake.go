@@ -297,7 +297,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // error of the request, or the page.
 func (f *Fake) respond(r *http.Request) (int, []byte) {
 	o, ok := operationAt(r.URL.Path)
-	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	if !ok || handlers[o.Name] == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return encode(http.StatusNotFound, errNotFound(r.URL.Path))
 	}
 	op, q := o.Name, r.URL.Query()
