@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -358,7 +358,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	gate := regions.Gate(p.limiter, p.db, p.quotaKey, "US")
+	gate := jobs.Gate(p.limiter, p.db, p.quotaKey, "US")
 	cats, err := p.source.Categories(ctx, gate, "US")
 	var refused *ingest.RefusedError
 	switch {

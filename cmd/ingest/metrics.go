@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -76,7 +76,7 @@ func (m *metrics) seed(last map[string]store.RunSummary) {
 // observe counts a finished pass. The lag is set only for a pass its slot
 // started: a catch-up at start runs for a slot no daemon was there for,
 // and counting it as late would read as a schedule falling behind.
-func (m *metrics) observe(res regions.PassResult, took time.Duration, slot time.Time) {
+func (m *metrics) observe(res jobs.PassResult, took time.Duration, slot time.Time) {
 	m.runs.WithLabelValues(res.Region, string(res.Status)).Inc()
 	m.duration.WithLabelValues(res.Region).Observe(took.Seconds())
 	if !slot.IsZero() {
@@ -179,11 +179,11 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 
 // meteredLimiter counts the decisions of the limiter it wraps.
 type meteredLimiter struct {
-	next regions.Limiter
+	next jobs.Limiter
 	m    *metrics
 }
 
-var _ regions.Limiter = (*meteredLimiter)(nil)
+var _ jobs.Limiter = (*meteredLimiter)(nil)
 
 func (l *meteredLimiter) Take(ctx context.Context, op string) (ingest.Decision, error) {
 	d, err := l.next.Take(ctx, op)

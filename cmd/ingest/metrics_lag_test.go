@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // ingest_schedule_lag_seconds counts a pass its slot started, from that
 // slot, and leaves a catch-up at start (no slot) out.
 func TestScheduleLagLeavesCatchUpsOut(t *testing.T) {
 	m := newMetrics()
-	res := regions.PassResult{Outcome: regions.Outcome{Region: "US"}}
+	res := jobs.PassResult{Outcome: jobs.Outcome{Region: "US"}}
 	m.observe(res, time.Second, time.Time{})
 	if got, ok := lagOf(t, m, "US"); ok {
 		t.Errorf("a catch-up set US's lag to %.1f s; want it left out", got)

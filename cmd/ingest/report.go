@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -64,8 +64,8 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return err
 	}
-	if f.every < regions.MinEvery {
-		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
+	if f.every < jobs.MinEvery {
+		return usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
 	}
 	src := reportSources{db: noDB{}, costs: s.costs, regions: codes, every: f.every, scheduleFrom: "--every"}
 	db, err := store.OpenExisting(ctx, s.db)
@@ -191,7 +191,7 @@ func buildReport(ctx context.Context, src reportSources) (*report.Report, error)
 // nextRuns is when each region of a staggered schedule runs next.
 func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Time {
 	return func(i int, now time.Time) time.Time {
-		s, err := regions.Stagger(every, i, len(codes))
+		s, err := jobs.Stagger(every, i, len(codes))
 		if err != nil {
 			return time.Time{}
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -51,7 +51,7 @@ func parseRegions(list string, given bool) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	codes, err := regions.Parse(list)
+	codes, err := jobs.Parse(list)
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
@@ -110,8 +110,8 @@ func (f *runFlags) validate() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.every < regions.MinEvery {
-		return nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
+	if f.every < jobs.MinEvery {
+		return nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
 	}
 	if f.listen != "" {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {
@@ -150,11 +150,11 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	m.seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain, LastStart: p.db.LastStart}
+	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := &meteredLimiter{next: p.limiter, m: m}
 	for _, code := range codes {
 		for _, cat := range f.cats {
-			pass := &regions.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
+			pass := &jobs.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
 				Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}
 			pass.Logger = s.logger.With(ingest.LogRegion, pass.Chart())
 			runner.Passes = append(runner.Passes, pass)
@@ -188,7 +188,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 }
 
 func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
-	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
+	runner *jobs.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
 	charts := make([]string, len(runner.Passes))
@@ -232,7 +232,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 		if tracked < 0 && len(plan) > 0 {
 			tracked = plan[0].Pages * store.PageSize // at least the charts' own videos
 		}
-		plan = report.AddTracking(plan, s.costs, tracked, regions.TrackBatch, f.track.every)
+		plan = report.AddTracking(plan, s.costs, tracked, jobs.TrackBatch, f.track.every)
 	}
 	var over []string
 	for _, pl := range plan {
@@ -259,7 +259,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 // logSummary is run --once's one line at info: how the passes ended,
 // what they stored and spent. videos counts a video on several charts
 // once, as the videos table holds it; entries counts each chart's.
-func logSummary(log *slog.Logger, results []regions.PassResult, planned int, took time.Duration) {
+func logSummary(log *slog.Logger, results []jobs.PassResult, planned int, took time.Duration) {
 	counts := map[ingest.RunStatus]int{}
 	videos := map[string]struct{}{}
 	var pages, entries int
@@ -289,7 +289,7 @@ func logSummary(log *slog.Logger, results []regions.PassResult, planned int, too
 // failed. A fatal failure (the key, or an upstream that cannot be reached)
 // stopped the run at its first region: one line says so, with how many
 // regions did not run.
-func onceExit(results []regions.PassResult, planned int, endpoint string) error {
+func onceExit(results []jobs.PassResult, planned int, endpoint string) error {
 	var failed []string
 	for _, r := range results {
 		if r.Fatal {
@@ -308,7 +308,7 @@ func onceExit(results []regions.PassResult, planned int, endpoint string) error 
 // unavailableWhy says, when a region failed because the limiter could not
 // be reached, what that means: the calls it refused were over what
 // fail_open lets go unmetered, and the charts carry on once it answers.
-func unavailableWhy(results []regions.PassResult) string {
+func unavailableWhy(results []jobs.PassResult) string {
 	for _, r := range results {
 		if r.Status == ingest.StatusFailed && errors.Is(r.Err, ingest.ErrUnavailable) {
 			return ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
@@ -319,12 +319,12 @@ func unavailableWhy(results []regions.PassResult) string {
 	return ""
 }
 
-func fatalError(r regions.PassResult, ran, planned int, endpoint string) error {
+func fatalError(r jobs.PassResult, ran, planned int, endpoint string) error {
 	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
 	if planned-ran == 0 {
 		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
 	}
-	if regions.Unreachable(r.Err) {
+	if jobs.Unreachable(r.Err) {
 		if endpoint == "" {
 			endpoint = "Google's endpoint"
 		}

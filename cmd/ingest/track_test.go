@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // Tracking runs in the middle of the last default region's slot, however
@@ -13,7 +13,7 @@ import (
 func TestTrackingRunsInTheLastDefaultSlot(t *testing.T) {
 	t.Parallel()
 	n := len(ingest.DefaultRegions)
-	last, _ := regions.Stagger(time.Hour, n-1, n)
+	last, _ := jobs.Stagger(time.Hour, n-1, n)
 	want := last.Offset + (time.Hour-last.Offset)/2
 	for _, given := range []int{1, n} {
 		if got := trackSchedule(time.Hour, given).Offset; got != want {

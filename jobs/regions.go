@@ -1,4 +1,4 @@
-// Package regions holds the regions whose charts are ingested, the staggered
+// Package jobs holds the regions whose charts are ingested, the staggered
 // schedule and the job that runs one pass over a region's chart.
 //
 // A pass takes quota before every upstream call, fetches a page, and stores
@@ -9,7 +9,7 @@
 // The interfaces a pass needs are declared here, where they are used, and
 // are small: a Limiter that takes units, a Source that yields pages and a
 // Sink that stores them. quota, fetch and store satisfy them.
-package regions
+package jobs
 
 import (
 	"context"
