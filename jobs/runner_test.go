@@ -79,7 +79,7 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		done := make(chan error)
-		go func() { done <- r.Daemon(ctx, every, nil) }()
+		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		time.Sleep(4 * time.Minute) // the catch-up ends and four slots pass
 		close(drain)
 		if err := <-done; err != nil {
@@ -117,7 +117,7 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 		for range 2 {
 			r := daemon(db, lim, src, drain)
 			r.LastStart = db.LastStart
-			go func() { done <- r.Daemon(ctx, every, nil) }()
+			go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		}
 		time.Sleep(20 * time.Minute)
 		close(drain)
@@ -161,16 +161,16 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var got []seen
-		r.Observe = func(res jobs.PassResult, took time.Duration, slot time.Time) {
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, took time.Duration, slot time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, seen{res.Region, time.Now().Add(-took), slot})
+			got = append(got, seen{e.Name, time.Now().Add(-took), slot})
 		}
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		started := time.Now()
 		done := make(chan error)
-		go func() { done <- r.Daemon(ctx, every, nil) }()
+		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		time.Sleep(4 * time.Minute)
 		close(drain)
 		if err := <-done; err != nil {

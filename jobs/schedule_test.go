@@ -55,6 +55,23 @@ func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
 	}
 }
 
+// A job after the charts runs in the last slot, however few charts the
+// schedule runs: after every chart pass of the period.
+func TestAfterChartsRunsInTheLastSlot(t *testing.T) {
+	n := len(ingest.DefaultRegions)
+	last, _ := Stagger(time.Hour, n-1, n)
+	want := last.Offset + (time.Hour-last.Offset)/2
+	for _, given := range []int{1, n} {
+		if got := AfterCharts(time.Hour, given, 2).Offset; got != want {
+			t.Errorf("AfterCharts(1h, %d, 2).Offset = %s, want %s", given, got, want)
+		}
+	}
+	more, _ := Stagger(time.Hour, n, n+1)
+	if got := AfterCharts(time.Hour, n+1, 4).Offset; got <= more.Offset || got >= time.Hour {
+		t.Errorf("AfterCharts(1h, %d, 4).Offset = %s, want inside the last slot (after %s)", n+1, got, more.Offset)
+	}
+}
+
 func TestStaggerRejectsShortPeriod(t *testing.T) {
 	if _, err := Stagger(59*time.Second, 0, 8); err == nil {
 		t.Fatal("Stagger(59s): want an error, the minimum is 1m")

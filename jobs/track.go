@@ -82,6 +82,15 @@ func (t *Track) Run(ctx context.Context) TrackResult {
 	return res
 }
 
+// Entry is tracking as an entry of a schedule, named "track".
+func (t *Track) Entry() Entry {
+	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context) Ended {
+		res := t.Run(ctx)
+		return Ended{RunEnd: res.RunEnd, Err: res.Err,
+			Did: []any{"tracked", res.Tracked, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
+	}}
+}
+
 func (t *Track) batches(ctx context.Context, m *meter, res *TrackResult, out *Outcome) error {
 	span := t.For
 	if span <= 0 {

@@ -30,6 +30,7 @@ type metrics struct {
 	lag         *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
 	failures    *prometheus.GaugeVec
+	jobRuns     *prometheus.CounterVec
 
 	mu          sync.Mutex
 	failStreaks map[string]int
@@ -52,13 +53,15 @@ func newMetrics() *metrics {
 			Help: "Unix time at which the region's latest completed pass finished."}, []string{"region"}),
 		failures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_region_consecutive_failures",
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
+		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
+			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
 		failStreaks: map[string]int{},
 	}
 	b := readBuildInfo()
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -73,27 +76,38 @@ func (m *metrics) seed(last map[string]store.RunSummary) {
 	}
 }
 
-// observe counts a finished pass. The lag is set only for a pass its slot
-// started: a catch-up at start runs for a slot no daemon was there for,
-// and counting it as late would read as a schedule falling behind.
-func (m *metrics) observe(res jobs.PassResult, took time.Duration, slot time.Time) {
-	m.runs.WithLabelValues(res.Region, string(res.Status)).Inc()
-	m.duration.WithLabelValues(res.Region).Observe(took.Seconds())
+// observe counts a finished run of the schedule: a chart's pass by its
+// chart, the other entries by name.
+func (m *metrics) observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+	switch e.Kind {
+	case jobs.KindChart, jobs.KindCategoryChart:
+		m.observePass(e.Name, end.Status, took, slot)
+	default:
+		m.jobRuns.WithLabelValues(e.Name, string(end.Status)).Inc()
+	}
+}
+
+// observePass counts a finished pass. The lag is set only for a pass its
+// slot started: a catch-up at start runs for a slot no daemon was there
+// for, and counting it as late would read as a schedule falling behind.
+func (m *metrics) observePass(chart string, status ingest.RunStatus, took time.Duration, slot time.Time) {
+	m.runs.WithLabelValues(chart, string(status)).Inc()
+	m.duration.WithLabelValues(chart).Observe(took.Seconds())
 	if !slot.IsZero() {
 		start := time.Now().Add(-took)
-		m.lag.WithLabelValues(res.Region).Set(max(start.Sub(slot), 0).Seconds())
+		m.lag.WithLabelValues(chart).Set(max(start.Sub(slot), 0).Seconds())
 	}
-	if res.Status == ingest.StatusCompleted {
-		m.lastSuccess.WithLabelValues(res.Region).SetToCurrentTime()
+	if status == ingest.StatusCompleted {
+		m.lastSuccess.WithLabelValues(chart).SetToCurrentTime()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if res.Status == ingest.StatusFailed {
-		m.failStreaks[res.Region]++
+	if status == ingest.StatusFailed {
+		m.failStreaks[chart]++
 	} else {
-		m.failStreaks[res.Region] = 0
+		m.failStreaks[chart] = 0
 	}
-	m.failures.WithLabelValues(res.Region).Set(float64(m.failStreaks[res.Region]))
+	m.failures.WithLabelValues(chart).Set(float64(m.failStreaks[chart]))
 }
 
 // failing lists the regions whose latest failingAfter passes failed.

@@ -11,12 +11,12 @@ import (
 // slot, and leaves a catch-up at start (no slot) out.
 func TestScheduleLagLeavesCatchUpsOut(t *testing.T) {
 	m := newMetrics()
-	res := jobs.PassResult{Outcome: jobs.Outcome{Region: "US"}}
-	m.observe(res, time.Second, time.Time{})
+	us := (&jobs.Pass{Region: "US"}).Entry()
+	m.observe(us, jobs.Ended{}, time.Second, time.Time{})
 	if got, ok := lagOf(t, m, "US"); ok {
 		t.Errorf("a catch-up set US's lag to %.1f s; want it left out", got)
 	}
-	m.observe(res, time.Second, time.Now().Add(-3*time.Second))
+	m.observe(us, jobs.Ended{}, time.Second, time.Now().Add(-3*time.Second))
 	if got, ok := lagOf(t, m, "US"); !ok || got < 2 {
 		t.Errorf("a pass started 2 s after its slot: lag %.1f s (set: %v), want at least 2", got, ok)
 	}

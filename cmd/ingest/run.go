@@ -167,47 +167,59 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		}
 		defer shutdown()
 	}
+	d := &jobs.Daemon{Runner: runner, Every: f.every, TrackEvery: f.track.every}
+	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
+		d.Track = f.track.job(s, p, lim, drain)
+	}
+	if f.keep != "" {
+		keep, _ := parseKeep(f.keep) // validate read it
+		d.Prune = &jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{p.db}, Drain: drain}
+	}
 	if f.once {
-		runner.PassLevel = slog.LevelDebug
-		start := time.Now()
-		results := runner.Once(ctx)
-		logSummary(s.logger, results, len(runner.Passes), time.Since(start))
-		if span, _ := f.track.span(); f.track.given && span > 0 {
-			trackOnce(ctx, s.logger, f.track.job(s, p, lim, drain))
-		}
-		if err := pruneAfter(ctx, s, p.db, f.keep); err != nil {
-			return runtimeError(err)
-		}
-		return onceExit(results, len(runner.Passes), s.endpoint)
+		return runOnce(ctx, s, d)
 	}
-	if span, _ := f.track.span(); span > 0 {
-		done := keepTracking(ctx, s, f.track.job(s, p, lim, drain), trackSchedule(f.track.every, len(runner.Passes)), drain)
-		defer done()
-	}
-	return runDaemon(ctx, s, f, p, runner, m, codes, last)
+	return runDaemon(ctx, s, f, p, d, codes, last)
 }
 
-func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
-	runner *jobs.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
+// runOnce runs every chart's pass now, then tracking and pruning when
+// they are asked for, each through the same runner as the daemon's.
+func runOnce(ctx context.Context, s *settings, d *jobs.Daemon) error {
+	d.Runner.PassLevel = slog.LevelDebug
+	start := time.Now()
+	results := d.Runner.Once(ctx)
+	logSummary(s.logger, results, len(d.Runner.Passes), time.Since(start))
+	if d.Track != nil {
+		// A failure is logged, not returned: the charts are run's job,
+		// tracking an addition.
+		d.Runner.Run(ctx, d.Track.Entry())
+	}
+	if d.Prune != nil {
+		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
+			return runtimeError(end.Err)
+		}
+	}
+	return onceExit(results, len(d.Runner.Passes), s.endpoint)
+}
+
+// runDaemon records the schedule, then runs the daemon until a signal
+// stops it.
+func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, codes []string,
+	last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	charts := make([]string, len(runner.Passes))
-	for i, pass := range runner.Passes {
+	charts := make([]string, len(d.Runner.Passes))
+	for i, pass := range d.Runner.Passes {
 		charts[i] = pass.Chart()
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
 	}
-	starts := map[string]time.Time{}
+	d.LastStart = map[string]time.Time{}
 	for code, r := range last {
-		starts[code] = r.Started
+		d.LastStart[code] = r.Started
 	}
-	s.logger.Info("daemon started", "regions", len(codes), "charts", len(runner.Passes), "every", f.every, "backend", p.limiter.Backend())
-	if f.keep != "" {
-		done := keepPruning(ctx, s, p.db, f.keep, f.every)
-		defer done()
-	}
-	return runtimeError(runner.Daemon(ctx, f.every, starts))
+	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.limiter.Backend())
+	return runtimeError(d.Run(ctx))
 }
 
 // checkPlan prints what the schedule spends in a day against each pool,
