@@ -11,8 +11,10 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Kind is what an entry of the daemon's schedule runs, highest priority
-// first: a region's own chart, a category's chart, tracking, pruning.
+// Kind is what an entry of the daemon's schedule runs. Kinds are numbered
+// in priority order, highest first: a region's own chart, a category's
+// chart, tracking, pruning; one who spreads a budget over the entries
+// (ScheduleFor) serves a lower Kind first.
 type Kind int
 
 const (
@@ -93,8 +95,11 @@ type Daemon struct {
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
 	// ScheduleFor is when cron runs an entry: the one place an entry's
-	// timing comes from. Nil is the staggered schedule, e.Slots. Whatever
-	// it returns, the daemon runs an entry at most once per time it fires.
+	// timing comes from, asked once per entry as the daemon starts. Nil is
+	// the staggered schedule, e.Slots. A wrapper may return later times
+	// than e.Slots; each time it gives is the run's slot (Observe's, the
+	// lag's), and runs unless a run of the entry has started at or after it
+	// (a catch-up at start, or for a chart another host's run in the store).
 	ScheduleFor func(e Entry) cron.Schedule
 }
 

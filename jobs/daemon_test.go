@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
@@ -105,6 +107,63 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		}
 		if tracked == 0 {
 			t.Error("tracking ran but stored no counts")
+		}
+	})
+}
+
+// slower runs every other slot of the schedule it wraps.
+type slower struct{ jobs.Schedule }
+
+func (s slower) Next(t time.Time) time.Time {
+	return jobs.Schedule{Every: 2 * s.Every, Offset: s.Offset}.Next(t)
+}
+
+// TestScheduleForTimesEveryEntry: ScheduleFor is where every entry's
+// timing comes from. Wrapping tracking's to run every other slot halves
+// its runs, each for the wrapped schedule's time; the charts, not wrapped,
+// keep theirs.
+func TestScheduleForTimesEveryEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		var mu sync.Mutex
+		runs := map[jobs.Kind][]time.Time{}
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, _ time.Duration, slot time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[e.Kind] = append(runs[e.Kind], slot)
+		}
+		trackEvery := 4 * time.Minute
+		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
+			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
+				Store: db, Logger: quiet(), Drain: drain},
+			ScheduleFor: func(e jobs.Entry) cron.Schedule {
+				if e.Kind == jobs.KindTracking {
+					return slower{e.Slots}
+				}
+				return e.Slots
+			}}
+		done := make(chan error)
+		go func() { done <- d.Run(context.Background()) }()
+		time.Sleep(24 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(runs[jobs.KindTracking]); n != 3 {
+			t.Errorf("tracking ran %d times in 24 minutes of every other 4-minute slot, want 3: %v", n, runs[jobs.KindTracking])
+		}
+		entries, _ := d.Entries()
+		wrapped := jobs.Schedule{Every: 2 * trackEvery, Offset: entries[len(entries)-1].Slots.Offset}
+		for _, slot := range runs[jobs.KindTracking] {
+			if slot.IsZero() || wrapped.Prev(slot) != slot {
+				t.Errorf("tracking ran for %s, not a time of the wrapped schedule", slot.Format(time.TimeOnly))
+			}
+		}
+		if n := len(runs[jobs.KindChart]); n < 3*len(ingest.DefaultRegions) {
+			t.Errorf("charts ran %d times in 3 periods, want every chart in each", n)
 		}
 	})
 }
