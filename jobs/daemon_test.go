@@ -167,3 +167,19 @@ func TestScheduleForTimesEveryEntry(t *testing.T) {
 		}
 	})
 }
+
+// TestPruneEndsOnDrain: pruning, like the other entries, ends between its
+// transactions once drain closes, as interrupted, not failed.
+func TestPruneEndsOnDrain(t *testing.T) {
+	db, _ := storeAndLimiter(t)
+	drain := make(chan struct{})
+	close(drain)
+	p := &jobs.Prune{Keep: time.Hour, Store: retention{db}, Drain: drain}
+	if res := p.Run(context.Background()); res.Status != ingest.StatusInterrupted {
+		t.Errorf("prune after drain: %s (%v), want interrupted", res.Status, res.Err)
+	}
+	p.Drain = nil
+	if res := p.Run(context.Background()); res.Status != ingest.StatusCompleted {
+		t.Errorf("prune: %s (%v), want completed", res.Status, res.Err)
+	}
+}
