@@ -65,6 +65,20 @@ type Entry struct {
 	run   func(ctx context.Context) Ended
 }
 
+// Log keys of the schedule's entries: a chart's runs log its region key,
+// the others their name under logJob.
+const (
+	logJob  = "job"
+	logKind = "kind"
+)
+
+func (e Entry) logKey() string {
+	if e.Kind.charts() {
+		return ingest.LogRegion
+	}
+	return logJob
+}
+
 // Ended is how one run of an entry ended, as the daemon logs and observes
 // it.
 type Ended struct {
@@ -155,7 +169,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, e := range entries {
 		f := &firing{next: d.scheduleFor(e)}
 		c.Schedule(f, cron.FuncJob(func() { r.runDue(ctx, e, f.slot(time.Now()), false) }))
-		r.Logger.Info("scheduled", ingest.LogRegion, e.Name, "kind", e.Kind.String(),
+		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
 			"next_run", f.next.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()

@@ -88,7 +88,7 @@ func (r *Runner) Run(ctx context.Context, e Entry) (end Ended, ran bool) {
 // a slot that passed while no daemon ran: Observe sees no slot for it, as
 // it was never late for one of this daemon's.
 func (r *Runner) run(ctx context.Context, e Entry, slot time.Time, catchUp bool) (end Ended, ran bool) {
-	log := r.Logger.With(ingest.LogRegion, e.Name)
+	log := r.Logger.With(e.logKey(), e.Name)
 	if !r.claim(e.Name) {
 		log.Info(e.Kind.noun() + " skipped: already running in this process, or shutting down")
 		return Ended{}, false
@@ -143,7 +143,7 @@ func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool
 	}
 	last, err := r.LastStart(ctx, e.Name)
 	if err != nil {
-		r.Logger.Warn("read the chart's last start: running the slot", ingest.LogRegion, e.Name, ingest.LogErr, err)
+		r.Logger.Warn("read the chart's last start: running the slot", e.logKey(), e.Name, ingest.LogErr, err)
 		return false
 	}
 	return !last.Before(slot)
@@ -156,7 +156,7 @@ func (r *Runner) guarded(ctx context.Context, e Entry) (end Ended) {
 		if v := recover(); v != nil {
 			end = Ended{Err: fmt.Errorf("panic: %v", v)}
 			end.Status, end.Message = ingest.StatusFailed, end.Err.Error()
-			r.Logger.Error(e.Kind.noun()+" panicked", ingest.LogRegion, e.Name, "panic", v, "stack", string(debug.Stack()))
+			r.Logger.Error(e.Kind.noun()+" panicked", e.logKey(), e.Name, "panic", v, "stack", string(debug.Stack()))
 		}
 	}()
 	return e.run(ctx)
@@ -233,7 +233,7 @@ func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bo
 		return
 	}
 	if catchUp {
-		r.Logger.Info("catching up a missed slot", ingest.LogRegion, e.Name)
+		r.Logger.Info("catching up a missed slot", e.logKey(), e.Name)
 	}
 	r.run(ctx, e, slot, catchUp)
 }
