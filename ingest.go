@@ -3,13 +3,13 @@
 //
 // This root package holds what every part speaks: the domain types (a video,
 // a page of results, a decision of the limiter), the quota costs and the
-// embedded schema.sql and costs.yaml. It imports none of the adapters:
+// embedded costs.yaml. It imports none of the adapters:
 //
 //	regions/  the staggered schedule and the jobs (the default regions are
 //	          DefaultRegions, here)
 //	quota/    the limiter, on Redis or embedded in the SQLite database
 //	fetch/    the YouTube Data API v3 client
-//	store/    the SQLite database with its FTS5 index
+//	store/    the SQLite or PostgreSQL database, its schema and migrations
 //	internal/fakeyt/  a fake YouTube Data API for tests and the demo
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.

@@ -119,7 +119,7 @@ func (db *DB) exportDays(ctx context.Context, f ExportFilter, fn func(ExportRow)
 		d := f
 		d.Since, d.Until = maxTime(f.Since, day), minTime(f.Until, day.Add(24*time.Hour))
 		where, args := d.where()
-		if err := db.exportRows(ctx, fmt.Sprintf(exportDaySQL, where), append([]any{msOf(day)}, args...), fn); err != nil {
+		if err := db.exportRows(ctx, db.q.exportDay(where), append([]any{msOf(day)}, args...), fn); err != nil {
 			return err
 		}
 	}

@@ -167,7 +167,7 @@ func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
 	}
 	// The entries alone, by the clustered key (run_id, region, vid): no
 	// lookup in videos for each of the ~sparkRuns x 200 rows.
-	rows, err := db.r.QueryContext(ctx, chartTrendSQL, jsonIDs(append(ids, c.RunID)), c.Region)
+	rows, err := db.r.QueryContext(ctx, db.q.chartTrend, jsonIDs(append(ids, c.RunID)), c.Region)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid], vids[i] = &c.Entries[i], c.Entries[i].vid
 	}
-	rows, err := db.r.QueryContext(ctx, chartPeaksSQL, jsonIDs(vids), c.Region, c.Category, until, until/dayMS*dayMS)
+	rows, err := db.r.QueryContext(ctx, db.q.chartPeaks, jsonIDs(vids), c.Region, c.Category, until, until/dayMS*dayMS)
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ SELECT DISTINCT region, category FROM runs WHERE kind = 'trending' AND videos > 
 
 // VideoCategories returns the category id of each of ids that is stored.
 func (db *DB) VideoCategories(ctx context.Context, ids []string) (map[string]string, error) {
-	rows, err := db.r.QueryContext(ctx, videoCategoriesSQL, jsonStrings(ids))
+	rows, err := db.r.QueryContext(ctx, db.q.videoCategories, jsonStrings(ids))
 	if err != nil {
 		return nil, fmt.Errorf("video categories: %w", err)
 	}
@@ -353,14 +353,14 @@ func jsonStrings(ss []string) string {
 	return string(b)
 }
 
-// chartTrendSQL is a statement of its own so that pgQueries can name it.
+// chartTrendSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const chartTrendSQL = `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
 ORDER BY e.run_id`
 
-// chartPeaksSQL is a statement of its own so that pgQueries can name it.
+// chartPeaksSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const chartPeaksSQL = `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
@@ -372,6 +372,6 @@ SELECT vid, min(rank), sum(days) FROM (
   GROUP BY vid)
 GROUP BY vid`
 
-// videoCategoriesSQL is a statement of its own so that pgQueries can name it.
+// videoCategoriesSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const videoCategoriesSQL = `SELECT id, category_id FROM videos
 WHERE id IN (SELECT value FROM json_each(?))`

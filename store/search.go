@@ -86,18 +86,15 @@ FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
-// inRegion is the filter that keeps a search to region ("" when it is
-// empty) and the argument the filter takes: the region's code, on
+// inRegion says whether a search keeps to region (not when it is empty)
+// and gives the argument the region filter takes: the region's code, on
 // PostgreSQL as a tsquery of video_docs.regions.
-func (db *DB) inRegion(region string) (filter, arg string) {
+func (db *DB) inRegion(region string) (in bool, arg string) {
 	region = strings.ToUpper(strings.TrimSpace(region))
-	switch {
-	case region == "":
-		return "", ""
-	case db.pg:
-		return regionFilter, tsLexeme(region)
+	if region == "" {
+		return false, ""
 	}
-	return regionFilter, region
+	return true, db.d.regionArg(region)
 }
 
 // Search finds videos whose title, description, tags or channel match
@@ -120,16 +117,16 @@ func (db *DB) SearchCounted(ctx context.Context, query string, opts SearchOption
 	if opts.Limit <= 0 {
 		opts.Limit = 20
 	}
-	filter, region := db.inRegion(opts.Region)
+	in, region := db.inRegion(opts.Region)
 	var n int
-	err = db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), db.match(pq), region, max(most+1, db.rankWindow)).Scan(&n)
+	err = db.r.QueryRowContext(ctx, db.q.count(in), db.match(pq), region, max(most+1, db.rankWindow)).Scan(&n)
 	var hits []Hit
 	switch {
 	case err != nil:
 	case n < db.rankWindow:
-		hits, err = db.ranked(ctx, pq, filter, region, opts.Limit)
+		hits, err = db.ranked(ctx, pq, in, region, opts.Limit)
 	default:
-		hits, err = db.broad(ctx, pq, filter, region, opts.Limit)
+		hits, err = db.broad(ctx, pq, in, region, opts.Limit)
 	}
 	if err != nil {
 		return nil, 0, searchErr(query, err)
@@ -149,8 +146,8 @@ type scored struct {
 }
 
 // ranked returns a narrow query's best hits by BM25.
-func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	top, err := db.matches(ctx, fmt.Sprintf(rankedSQL, filter), db.match(pq), region, limit)
+func (db *DB) ranked(ctx context.Context, pq parsedQuery, in bool, region string, limit int) ([]Hit, error) {
+	top, err := db.matches(ctx, db.q.ranked(in), db.match(pq), region, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +157,8 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string,
 
 // broad returns a broad query's hits (see RankWindow): its recent title
 // matches, best title first, then its other matches, newest first.
-func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	titled, err := db.matches(ctx, fmt.Sprintf(titledSQL, filter), db.match(pq), region, broadCandidates*limit)
+func (db *DB) broad(ctx context.Context, pq parsedQuery, in bool, region string, limit int) ([]Hit, error) {
+	titled, err := db.matches(ctx, db.q.titled(in), db.match(pq), region, broadCandidates*limit)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +170,7 @@ func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, 
 	if len(hits) >= limit {
 		return withSnippets(hits[:limit], pq.marks), nil
 	}
-	rest, err := db.matches(ctx, fmt.Sprintf(newestSQL, filter), db.match(pq), region, limit+len(titled))
+	rest, err := db.matches(ctx, db.q.newest(in), db.match(pq), region, limit+len(titled))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +257,7 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 		vids[i] = s.vid
 	}
 	list, _ := json.Marshal(vids)
-	rows, err := db.r.QueryContext(ctx, detailsSQL, string(list))
+	rows, err := db.r.QueryContext(ctx, db.q.details, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -315,12 +312,7 @@ func tagList(js string) string {
 
 // match is the query as the store's index takes it: an FTS5 expression,
 // or on PostgreSQL a tsquery (pgsearch.go).
-func (db *DB) match(pq parsedQuery) string {
-	if db.pg {
-		return pq.tsQuery()
-	}
-	return pq.expr
-}
+func (db *DB) match(pq parsedQuery) string { return db.d.match(pq) }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should
 // leave none, and a user cannot act on SQL.

@@ -45,7 +45,7 @@ func run(t testing.TB, db *DB, kind ingest.PageKind, region string, at time.Time
 // against the one its text makes.
 func integrityCheck(t *testing.T, db *DB) {
 	t.Helper()
-	if db.pg {
+	if isPG(db) {
 		pgIntegrityCheck(t, db)
 		return
 	}
@@ -88,7 +88,7 @@ func pgIntegrityCheck(t *testing.T, db *DB) {
 // indexedDocs counts the videos the search index holds words of.
 func indexedDocs(t *testing.T, db *DB) int {
 	t.Helper()
-	if db.pg {
+	if isPG(db) {
 		return count(t, db, `SELECT count(*) FROM video_docs`)
 	}
 	return count(t, db, `SELECT count(*) FROM videos_fts_docsize`)
