@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -547,6 +548,25 @@ func TestNoStatisticsStoresNull(t *testing.T) {
 		got, ok, err := db.Video(context.Background(), "live")
 		if err != nil || !ok || got.ViewCount != nil {
 			t.Errorf("Video(live) views = %v (%v, %v), want nil", got.ViewCount, ok, err)
+		}
+	})
+}
+
+// Video reads back every field a page stored: a column missing from the
+// read model leaves its field empty here.
+func TestVideoReadsEveryField(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		want := vid("a", "First")
+		want.Thumbnail = "https://i.ytimg.com/vi/a/default.jpg"
+		run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, want))
+		got, ok, err := db.Video(ctx, "a")
+		if err != nil || !ok {
+			t.Fatalf("Video(a) = %v, %v", ok, err)
+		}
+		if !reflect.DeepEqual(got.Video, want) {
+			t.Errorf("Video(a) =\n%+v\nwant\n%+v", got.Video, want)
 		}
 	})
 }
