@@ -34,6 +34,13 @@ type Video struct {
 	Duration     string // ISO 8601, as the upstream sends it (PT4M13S)
 	// Thumbnail is the URL of the default (120x90) thumbnail, "" if none.
 	Thumbnail string
+	// AudioLanguage and Language are the owner's BCP-47 tags for the
+	// spoken language (snippet.defaultAudioLanguage) and the title's and
+	// description's (snippet.defaultLanguage), as the upstream sends them:
+	// "" when it sends none, which is common; "zxx" for no linguistic
+	// content; regional tags ("en-US") as well as bare ones.
+	AudioLanguage string
+	Language      string
 	// ViewCount is nil when the upstream sent no statistics (or no
 	// viewCount); LikeCount and CommentCount are nil when the owner hides
 	// them: absent is not zero.

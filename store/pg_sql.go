@@ -14,11 +14,12 @@ var pgSQL = &dialectSQL{
 	upsertVideos: `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail)
+  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
 SELECT DISTINCT ON (o->>'id') o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   (o->>'published')::bigint, o->>'duration', (o->>'views')::bigint, (o->>'likes')::bigint,
-  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', '')
+  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', ''),
+  coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 ORDER BY o->>'id', n DESC
 ON CONFLICT (id) DO UPDATE SET
@@ -29,7 +30,8 @@ ON CONFLICT (id) DO UPDATE SET
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END,
+  audio_language = excluded.audio_language, language = excluded.language
 WHERE excluded.last_seen_ms >= videos.last_seen_ms`,
 
 	addRegions: `

@@ -115,7 +115,7 @@ CREATE TABLE videos (
   comment_count   INTEGER,                   -- NULL: hidden by the owner
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
-, thumbnail TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 7
+, thumbnail TEXT NOT NULL DEFAULT '', audio_language TEXT NOT NULL DEFAULT '', language TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 7
 
 -- Full-text index over the videos' text. It holds no text of its own
 -- (contentless, so the text is kept once, in videos, exactly as sent) and

@@ -36,11 +36,11 @@ const (
 	upsertVideosSQL = `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail)
+  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
 SELECT o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   o->>'published', o->>'duration', o->>'views', o->>'likes',
-  o->>'comments', ?2, ?2, coalesce(o->>'thumb', '')
+  o->>'comments', ?2, ?2, coalesce(o->>'thumb', ''), coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true
 ON CONFLICT (id) DO UPDATE SET
   title = excluded.title, description = excluded.description,
@@ -50,7 +50,8 @@ ON CONFLICT (id) DO UPDATE SET
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END,
+  audio_language = excluded.audio_language, language = excluded.language
 WHERE excluded.last_seen_ms >= last_seen_ms`
 
 	addRegionsSQL = `
@@ -246,6 +247,8 @@ type pageRow struct {
 	Likes        *int64 `json:"likes"`
 	Comments     *int64 `json:"comments"`
 	Thumb        string `json:"thumb,omitempty"`
+	Audio        string `json:"audio,omitempty"` // defaultAudioLanguage
+	Lang         string `json:"lang,omitempty"`  // defaultLanguage
 	Rank         int    `json:"rank"`
 	Doc          string `json:"doc,omitempty"` // PostgreSQL's index: tsDoc
 }
@@ -272,7 +275,7 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 			Tags: tags, ChannelID: v.ChannelID, ChannelTitle: v.ChannelTitle,
 			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
-			Thumb: v.Thumbnail, Rank: first + i + 1})
+			Thumb: v.Thumbnail, Audio: v.AudioLanguage, Lang: v.Language, Rank: first + i + 1})
 		if withDoc {
 			pgRow(&rows[i])
 		}

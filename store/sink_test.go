@@ -560,6 +560,7 @@ func TestVideoReadsEveryField(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		want := vid("a", "First")
 		want.Thumbnail = "https://i.ytimg.com/vi/a/default.jpg"
+		want.AudioLanguage, want.Language = "hi", "en-IN"
 		run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, want))
 		got, ok, err := db.Video(ctx, "a")
 		if err != nil || !ok {

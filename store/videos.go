@@ -64,7 +64,7 @@ type StoredVideo struct {
 // them: a column added to the videos table is added here and there once.
 const videoColumns = `v.id, v.title, v.description, v.tags, v.channel_id, v.channel_title, v.category_id,
   v.published_at_ms, v.duration, v.view_count, v.like_count, v.comment_count, v.thumbnail,
-  v.first_seen_ms, v.last_seen_ms`
+  v.audio_language, v.language, v.first_seen_ms, v.last_seen_ms`
 
 // scanVideo reads videoColumns, then the row's further columns into more.
 func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, error) {
@@ -74,7 +74,7 @@ func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, e
 	var first, last int64
 	err := row.Scan(append([]any{&v.ID, &v.Title, &v.Description, &tags,
 		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
-		&likes, &comments, &v.Thumbnail, &first, &last}, more...)...)
+		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last}, more...)...)
 	if err != nil {
 		return v, err
 	}
