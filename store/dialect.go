@@ -37,8 +37,8 @@ type dialect interface {
 }
 
 // dialectSQL holds each statement whose text differs between the
-// databases. The functions take what the shared code varies: whether a
-// search keeps to a region, an export's WHERE clause.
+// databases. The functions take what the shared code varies: the filters
+// of a search, an export's WHERE clause.
 type dialectSQL struct {
 	// The page's statements (sink.go); docs, when set, keeps the search
 	// index in step where no trigger does.
@@ -48,6 +48,6 @@ type dialectSQL struct {
 	chartTrend, chartPeaks, videoCategories                                          string
 	counts, dailyCounts                                                              string
 	details                                                                          string
-	ranked, newest, titled, count                                                    func(inRegion bool) string
+	ranked, newest, titled, count                                                    func(searchFilter) string
 	exportDay                                                                        func(where string) string
 }

@@ -152,19 +152,14 @@ UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
 WHERE id = $1`
 }
 
-// pgSearch fills a search statement's %s with its region filter, or a
-// test that the unused parameter is empty (PostgreSQL must know each
-// parameter's type). The filter is a lexeme of video_docs.regions ($2,
-// quoted by tsLexeme), in the same GIN index as the words, so the server
-// intersects the two lists.
-func pgSearch(q string) func(bool) string {
-	all, one := fmt.Sprintf(q, `AND $2::text = ''`), fmt.Sprintf(q, `AND regions @@ $2::tsquery`)
-	return func(in bool) string {
-		if in {
-			return one
-		}
-		return all
-	}
+// pgSearch fills a search statement's %s with its filters. Without a
+// region it tests that the unused parameter is empty (PostgreSQL must know
+// each parameter's type). The region filter is a lexeme of
+// video_docs.regions ($2, quoted by tsLexeme), in the same GIN index as
+// the words, so the server intersects the two lists.
+func pgSearch(q string) func(searchFilter) string {
+	return searchVariants(q, `AND regions @@ $2::tsquery`, `AND $2::text = ''`,
+		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = video_docs.vid AND `+languageMatch+`)`)
 }
 
 // pgCount counts a search's matches. Without a region, the count asks for
@@ -174,14 +169,19 @@ func pgSearch(q string) func(bool) string {
 // the index first. In one region the matches are few enough to read from
 // the index, and the walk, which passes the other regions' videos, costs
 // more.
-func pgCount(in bool) string {
-	if in {
-		return pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
-  LIMIT $3) AS m`)(in)
+func pgCount(f searchFilter) string {
+	if f.inRegion {
+		return pgCountInRegion(f)
 	}
-	return pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
-  ORDER BY vid DESC LIMIT $3) AS m`)(in)
+	return pgCountAll(f)
 }
+
+var (
+	pgCountInRegion = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
+  LIMIT $3) AS m`)
+	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
+  ORDER BY vid DESC LIMIT $3) AS m`)
+)
 
 // pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
 // last run of the day by DISTINCT ON, where SQLite takes it beside max().

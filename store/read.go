@@ -64,6 +64,9 @@ type ChartEntry struct {
 type Chart struct {
 	Region   string
 	Category string // the videoCategoryId, "" the unfiltered chart
+	// Language keeps the chart's videos in one language (see Language),
+	// each at its rank in the whole chart; "" all of them.
+	Language string
 	RunID    int64
 	At       time.Time // when the run started
 	Status   ingest.RunStatus
@@ -86,12 +89,23 @@ const sparkRuns = 24
 // its views over the chart's last sparkRuns runs. It returns an error
 // wrapping ErrNoChart when there is none.
 func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time, limit int) (Chart, error) {
+	return db.ChartIn(ctx, region, category, "", at, limit)
+}
+
+// ChartIn is ChartAt kept to the videos in language (see Language): a
+// region's chart in one language, each video at its rank in the whole
+// chart, up to limit of them.
+func (db *DB) ChartIn(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
-	c := Chart{Region: region, Category: category}
 	name := chartName(region, category)
-	err := db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
+	language, err := Language(language)
+	if err != nil {
+		return Chart{}, fmt.Errorf("chart of %s: %w", name, err)
+	}
+	c := Chart{Region: region, Category: category, Language: language}
+	err = db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
 	}
@@ -130,10 +144,11 @@ func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 }
 
 func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
-	rows, err := db.r.QueryContext(ctx, `
-SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
-FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
-WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region, limit)
+	q, args := chartEntriesSQL, []any{c.RunID, c.Region, limit}
+	if c.Language != "" {
+		q, args = chartEntriesInSQL, append(args, languageArgs(c.Language)...)
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -375,3 +390,15 @@ GROUP BY vid`
 // videoCategoriesSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const videoCategoriesSQL = `SELECT id, category_id FROM videos
 WHERE id IN (SELECT value FROM json_each(?))`
+
+// chartEntriesSQL reads a chart's entries; chartEntriesInSQL those in one
+// language.
+var (
+	chartEntriesSQL   = fmt.Sprintf(chartEntriesText, "")
+	chartEntriesInSQL = fmt.Sprintf(chartEntriesText, "AND "+languageMatch)
+)
+
+const chartEntriesText = `
+SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
+FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // sqliteDialect is SQLite's: FTS5 kept by triggers, one writer, a file
@@ -21,20 +22,37 @@ var sqliteSQL = &dialectSQL{
 	chartTrend: chartTrendSQL, chartPeaks: chartPeaksSQL, videoCategories: videoCategoriesSQL,
 	counts: countsSQL, dailyCounts: dailyCountsSQL,
 	details: detailsSQL,
-	ranked:  inRegion(rankedSQL), newest: inRegion(newestSQL), titled: inRegion(titledSQL), count: inRegion(countSQL),
+	ranked:  sqliteSearch(rankedSQL), newest: sqliteSearch(newestSQL), titled: sqliteSearch(titledSQL), count: sqliteSearch(countSQL),
 	exportDay: func(where string) string { return fmt.Sprintf(exportDaySQL, where) },
 }
 
-// inRegion fills a search statement's %s with the region filter or
-// nothing.
-func inRegion(q string) func(bool) string {
-	all, one := fmt.Sprintf(q, ""), fmt.Sprintf(q, regionFilter)
-	return func(in bool) string {
-		if in {
-			return one
+// sqliteSearch fills a search statement's %s with the filters a search
+// sets, or nothing.
+func sqliteSearch(q string) func(searchFilter) string {
+	return searchVariants(q, regionFilter, "",
+		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = videos_fts.rowid AND `+languageMatch+`)`)
+}
+
+// searchVariants writes a search statement for each pair of filters, once:
+// its %s is the region's filter (noRegion when it has none) and the
+// language's.
+func searchVariants(q, region, noRegion, language string) func(searchFilter) string {
+	var v [2][2]string
+	for r, rf := range []string{noRegion, region} {
+		for l, lf := range []string{"", language} {
+			v[r][l] = fmt.Sprintf(q, strings.TrimSpace(rf+" "+lf))
 		}
-		return all
 	}
+	return func(f searchFilter) string {
+		return v[b2i(f.inRegion)][b2i(f.language != "")]
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (sqliteDialect) sql() *dialectSQL               { return sqliteSQL }
