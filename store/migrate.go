@@ -64,14 +64,15 @@ func loadMigrations(dir string, hooks map[int]func(context.Context, *sql.Tx, fun
 	return ms
 }
 
-// apply runs the step in tx.
-func (m migration) apply(ctx context.Context, tx *sql.Tx) error {
+// apply runs the step in tx. A new database (fresh) gets the file's SQL
+// alone: a hook computes over rows, and it has none.
+func (m migration) apply(ctx context.Context, tx *sql.Tx, fresh bool) error {
 	run := func() error {
 		_, err := tx.ExecContext(ctx, m.sql)
 		return err
 	}
 	var err error
-	if m.hook != nil {
+	if m.hook != nil && !fresh {
 		err = m.hook(ctx, tx, run)
 	} else {
 		err = run()

@@ -220,7 +220,7 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range pgMigrations[min(v, len(pgMigrations)):] {
-		if err := m.apply(ctx, tx); err != nil {
+		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES ($1, $2)`,

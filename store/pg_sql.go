@@ -188,11 +188,13 @@ var (
 // Its placeholders stay ?, numbered in order with the filter's.
 const pgExportDaySQL = `
 SELECT video_id, title, published_at_ms, channel_id, channel_title, category_id, day, tags,
-  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id
+  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id,
+  audio_language, language
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) v.id AS video_id, v.title, v.published_at_ms,
     v.channel_id, v.channel_title, v.category_id, ?::bigint AS day, v.tags, e.view_count, e.like_count,
-    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id
+    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id,
+    v.audio_language, v.language
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   JOIN videos AS v ON v.vid = e.vid

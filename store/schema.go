@@ -70,7 +70,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return &VersionError{Have: v, Want: SchemaVersion}
 	}
 	for _, m := range sqliteMigrations[v:] {
-		if err := m.apply(ctx, tx); err != nil {
+		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
 		}
 	}

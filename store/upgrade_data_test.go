@@ -32,7 +32,7 @@ func TestUpgradeDataKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range sqliteMigrations[1:5] {
-		if err := m.apply(ctx, tx); err != nil {
+		if err := m.apply(ctx, tx, false); err != nil {
 			t.Fatal(err)
 		}
 	}
