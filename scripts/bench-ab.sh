@@ -13,7 +13,8 @@
 # INGEST_BENCH_DIR as bench-scale.sh caches them (INGEST_BENCH_DAYS,
 # default 60 here). INGEST_BENCH_ONLY narrows the commands (a regexp of
 # their names, as go test -bench takes it); INGEST_BENCH_PRUNE=0 skips the
-# prune rounds; INGEST_BENCH_PG=1 adds the PostgreSQL table (BenchmarkPGYear
+# prune rounds, which prune copies whose pages are not cached (as
+# bench-scale.sh; INGEST_BENCH_WARM=1 keeps the copy's pages cached); INGEST_BENCH_PG=1 adds the PostgreSQL table (BenchmarkPGYear
 # of each revision's own store, run in turn: long).
 #
 #   scripts/bench-ab.sh main
@@ -95,12 +96,15 @@ awk -v days="$days" "$med"'
 
 if [[ ${INGEST_BENCH_PRUNE:-1} != 0 ]]; then
   echo
-  echo "== prune --keep 30d of $days days: bytes written per byte freed, old vs new, median of $count rounds =="
+  echo "== prune --keep 30d of $days days (cached: ${INGEST_BENCH_WARM:-0}): bytes written per byte freed, old vs new, median of $count rounds =="
   for round in $(seq "$count"); do
     for bin in old new; do
       db="$out/prune.db"
       cp "$year_db" "$db"
       sync "$db"
+      # As bench-scale.sh: the copy's cached large folios would make the
+      # kernel book a whole folio per 4 KB page prune dirties.
+      [[ ${INGEST_BENCH_WARM:-0} == 1 ]] || dd if="$db" iflag=nocache count=0 status=none
       before=$(stat -c %s "$db")
       # The shell's own counters, read after it waited for prune, hold
       # prune's (a reaped child's I/O is added to its parent's).
