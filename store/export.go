@@ -92,18 +92,24 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // exportDaySQL reads one day's rows (the runs the filter selects started
 // that day): per chart and video, the entry of its last run that day
 // (max(r.id): run ids follow start times; SQLite takes the other columns
-// from the row holding the max), by chart and rank. Only one day's entries
-// are grouped at a time.
+// from the row holding the max), by chart and rank. The runs are found by
+// range on runs_started, named because the grouping by region and chart
+// otherwise draws the planner to runs_last, which walks every run of the
+// kind (or region) for each day. The day's entries are grouped on their
+// own narrow columns and only the day's rows then read their videos, so
+// that the sorters hold a video's text once per row written, not once per
+// entry read.
 const exportDaySQL = `
 SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
-  ?, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
-  v.description, r.region, r.category, e.rank, max(r.id), v.audio_language, v.language
-FROM runs AS r
-JOIN trending_entries AS e ON e.run_id = r.id
-JOIN videos AS v ON v.vid = e.vid
-WHERE %s
-GROUP BY r.region, r.category, e.vid
-ORDER BY r.region, r.category, e.rank, v.id`
+  ?, v.tags, d.view_count, d.like_count, d.comment_count, v.thumbnail,
+  v.description, d.region, d.category, d.rank, d.run_id, v.audio_language, v.language
+FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, max(r.id) AS run_id
+  FROM runs AS r INDEXED BY runs_started
+  JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE %s
+  GROUP BY r.region, r.category, e.vid) AS d
+JOIN videos AS v ON v.vid = d.vid
+ORDER BY d.region, d.category, d.rank, v.id`
 
 // Export calls fn with every row the filter selects, oldest run first, as
 // the rows are read: nothing is held beyond the row. An error from fn stops

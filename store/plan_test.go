@@ -185,6 +185,12 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 		func() error {
 			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, Unfiltered: true}, func(store.ExportRow) error { return nil })
 		},
+		func() error {
+			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, PerDay: true}, func(store.ExportRow) error { return nil })
+		},
+		func() error {
+			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, Region: "GB", PerDay: true}, func(store.ExportRow) error { return nil })
+		},
 		func() error { _, err := db.ExportCount(ctx, store.ExportFilter{Since: since, Until: end}); return err },
 		func() error { return db.AbandonRuns(ctx, "GB", ingest.Trending, end) },
 		func() error {

@@ -63,10 +63,14 @@ const RankWindow = 1000
 // per hit asked for.
 const broadCandidates = 2
 
-// rankedSQL ranks a narrow query by BM25 over the index alone.
+// rankedSQL ranks a narrow query by BM25 over the index alone, the oldest
+// first on a tie (as FTS5's own sort leaves them). Ordered by rank alone,
+// FTS5 would sort the matches itself, scoring every one of them before the
+// region filter drops most; ordered by more, it leaves the sort to SQLite,
+// which scores only the matches the filter keeps.
 const rankedSQL = `
 SELECT rowid, -rank FROM videos_fts WHERE videos_fts MATCH ?1 %s
-ORDER BY rank LIMIT ?3`
+ORDER BY rank, rowid LIMIT ?3`
 
 // newestSQL walks a query's matches newest first and stops after ?3.
 const newestSQL = `

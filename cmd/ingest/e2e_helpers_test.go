@@ -53,7 +53,15 @@ func TestMain(m *testing.M) {
 // buildAndRun builds ./cmd/ingest (with -race when the tests run with it,
 // so that races in the product fail the run: a race report makes the
 // binary exit 66) and runs the tests.
+//
+// INGEST_BENCH_BIN names a binary to run instead (built from another
+// revision, say): scripts/bench-ab.sh times two builds with the same
+// benchmarks.
 func buildAndRun(m *testing.M) int {
+	if bin := os.Getenv("INGEST_BENCH_BIN"); bin != "" {
+		ingestBin = bin
+		return pgtest.Run(m)
+	}
 	dir, err := os.MkdirTemp("", "ingest-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)

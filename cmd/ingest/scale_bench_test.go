@@ -68,6 +68,7 @@ func scaleCommands(p yeardb.Picks, dir string) []scaleCommand {
 		{"history-all", []string{"history", "--json", "--since", "all", "--", p.Busiest}},
 		{"export-day", []string{"export", "--since", day, "--out", filepath.Join(dir, "day.csv")}},
 		{"export-per-day", []string{"export", "--since", day, "--per", "day", "--format", "parquet", "--out", filepath.Join(dir, "day.parquet")}},
+		{"export-per-day-csv", []string{"export", "--since", day, "--per", "day", "--format", "csv", "--out", filepath.Join(dir, "day-per-day.csv")}},
 		{"tokens-list", []string{"tokens", "list", "--json"}},
 		{"quota-show", []string{"quota", "show"}},
 		{"check", []string{"check", "--offline"}},
