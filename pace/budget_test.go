@@ -1,0 +1,113 @@
+package pace_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/pace"
+)
+
+var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
+func TestBudgetOf(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	window := ingest.Pool{Name: "default", Limit: 100, Reserve: 10, Window: 90 * s}
+	tests := []struct {
+		name  string
+		st    ingest.PoolState
+		mine  []pace.Spent
+		units float64
+	}{
+		{"empty: the capacity over the window", ingest.PoolState{Remaining: 90}, nil, 90},
+		{"own spend leaves in time: the rate is the horizon's",
+			ingest.PoolState{Used: 30, Remaining: 60}, []pace.Spent{{At: t0.Add(-45 * s), Units: 30}}, 90},
+		{"own spend leaves late: the rate is what remains until it does",
+			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-30 * s), Units: 60}}, 45},
+		{"another worker's spend halves the budget",
+			ingest.PoolState{Used: 90, Remaining: 30}, []pace.Spent{{At: t0.Add(-60 * s), Units: 60}}, 45},
+		{"blocked: nothing", ingest.PoolState{Remaining: 90, BlockedUntil: t0.Add(time.Hour)}, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.st.Pool = "default"
+			b := pace.BudgetOf(tc.st, window, t0, tc.mine)
+			if math.Abs(b.Units-tc.units) > 1e-9 {
+				t.Errorf("units %v, want %v", b.Units, tc.units)
+			}
+		})
+	}
+}
+
+// A pool with a day plans to the day's end: the upstream's reset.
+func TestHorizonDay(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: 24 * time.Hour, Day: ingest.UpstreamZone}
+	now := time.Date(2026, 3, 2, 20, 0, 0, 0, time.UTC) // 12:00 PST
+	if got := pace.Horizon(pool, now); got != 12*time.Hour {
+		t.Errorf("horizon %v, want 12h to midnight Pacific", got)
+	}
+	b := pace.BudgetOf(ingest.PoolState{Pool: "default", UsedDay: 40, Used: 40, Remaining: 60}, pool, now, []pace.Spent{{At: now.Add(-time.Hour), Units: 40}})
+	if b.Units != 60 {
+		t.Errorf("units %v, want the day's 60 left", b.Units)
+	}
+}
+
+// An entry planned every 1.5 of its slots runs at two slots of three, and
+// a stop for want of quota makes the next decision read the limiter again.
+func TestPacerDue(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: 300 * time.Second}
+	reads := 0
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		reads++
+		return []ingest.PoolState{{Pool: "default", Remaining: 100}}, nil
+	}
+	// 20 units every 10 s would be 600 in the window: paced to 100/300 s,
+	// the one entry runs every 60 s.
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 20)})
+	now := t0
+	p.Now = func() time.Time { return now }
+	var ran []int
+	for i := range 13 {
+		now = t0.Add(time.Duration(i) * 10 * time.Second)
+		if p.Due(context.Background(), "US", now) {
+			ran = append(ran, i)
+		}
+	}
+	if want := []int{0, 6, 12}; !equal(ran, want) {
+		t.Errorf("ran at slots %v, want %v", ran, want)
+	}
+	if reads != 1 {
+		t.Errorf("read the limiter %d times, want once", reads)
+	}
+	p.Ran("US", map[string]int64{"default": 20}, ingest.StatusStopped)
+	p.Due(context.Background(), "US", now.Add(10*time.Second))
+	if reads != 2 {
+		t.Errorf("after a stop, read the limiter %d times in all, want 2", reads)
+	}
+	p.Ran("US", map[string]int64{"default": 40}, ingest.StatusCompleted)
+	p.Due(context.Background(), "US", now.Add(20*time.Second))
+	if reads != 3 {
+		t.Errorf("after a dearer pass, read the limiter %d times in all, want 3", reads)
+	}
+	if got := p.Status().Entries[0].Cost["default"]; got != 40 {
+		t.Errorf("measured cost %v, want 40", got)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
