@@ -40,6 +40,9 @@ type Runner struct {
 	// a chart's lease after another host's pass of the same slot has ended
 	// skips the slot instead of storing the chart twice.
 	LastStart func(ctx context.Context, chart string) (time.Time, error)
+	// Pace, when set, says whether a chart runs at a slot of its schedule:
+	// a paced chart skips the slots its planned cadence does not need.
+	Pace func(ctx context.Context, chart string, slot time.Time) bool
 
 	mu       sync.Mutex
 	running  map[string]bool
@@ -224,10 +227,10 @@ func (r *Runner) Daemon(ctx context.Context, every time.Duration, lastStart map[
 // sees no slot for it, as it was never late for one of this daemon's.
 func (r *Runner) runDue(ctx context.Context, p *Pass, s Schedule, why string) {
 	now := time.Now()
-	if !r.due(p.Chart(), s, now) {
+	slot := s.Prev(now)
+	if !r.due(p.Chart(), s, now) || (r.Pace != nil && !r.Pace(ctx, p.Chart(), slot)) {
 		return
 	}
-	slot := s.Prev(now)
 	if why != "" {
 		r.Logger.Info(why, ingest.LogRegion, p.Chart())
 		slot = time.Time{}
