@@ -111,3 +111,30 @@ func equal(a, b []int) bool {
 	}
 	return true
 }
+
+// A pool the upstream blocked plans nothing until the block ends, then
+// plans again: no pass is sent to be refused meanwhile.
+func TestPacerBlocked(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: 100 * time.Second}
+	now := t0
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		st := ingest.PoolState{Pool: "default", Remaining: 100}
+		if now.Before(t0.Add(50 * time.Second)) {
+			st.BlockedUntil = t0.Add(50 * time.Second)
+		}
+		return []ingest.PoolState{st}, nil
+	}
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 1)})
+	p.Now = func() time.Time { return now }
+	var ran []int
+	for i := range 8 {
+		now = t0.Add(time.Duration(i) * 10 * time.Second)
+		if p.Due(context.Background(), "US", now) {
+			ran = append(ran, i)
+		}
+	}
+	if want := []int{5, 6, 7}; !equal(ran, want) {
+		t.Errorf("ran at slots %v, want %v: nothing while blocked, every slot after", ran, want)
+	}
+}

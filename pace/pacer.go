@@ -100,13 +100,14 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	return true
 }
 
-// earned is the entry's credit at slot: one on its first slot.
+// earned is the entry's credit at slot: one on its first slot, unless
+// the plan has nothing for it.
 func (p *Pacer) earned(name string, i int, slot time.Time) float64 {
+	every := p.plan.Every[p.entries[i].Name]
 	last, ok := p.asked[name]
-	if !ok {
+	if !ok && every != Never {
 		return 1
 	}
-	every := p.plan.Every[p.entries[i].Name]
 	if every == Never || every <= 0 || !slot.After(last) {
 		return p.credit[name]
 	}

@@ -72,6 +72,15 @@ func newPacer(s *settings, every time.Duration, p *pipeline, runner *regions.Run
 	return pc
 }
 
+// overNote ends the warning of a schedule that cannot fit the quota: what
+// the daemon does about it.
+func overNote(f *runFlags) string {
+	if f.pace && !f.once {
+		return " (pacing spreads the charts over the upstream's day instead, each at most every --every; --strict refuses to start)"
+	}
+	return " (the limiter will stop passes when the quota runs out; --strict refuses to start)"
+}
+
 // chartAges is when each chart's latest completed pass started: the age
 // of what the site shows for it.
 type chartAges struct {

@@ -255,7 +255,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if f.strict {
 		return usageErrorf("--strict: %s", msg)
 	}
-	s.logger.Warn(msg + " (the limiter will stop passes when the quota runs out; --strict refuses to start)")
+	s.logger.Warn(msg + overNote(f))
 	return nil
 }
 
