@@ -138,3 +138,22 @@ func TestPacerBlocked(t *testing.T) {
 		t.Errorf("ran at slots %v, want %v: nothing while blocked, every slot after", ran, want)
 	}
 }
+
+// A limiter that never answers leaves no plan: the entry runs at its
+// floor, as without pacing, and the limiter decides each call.
+func TestPacerNoState(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: 100 * time.Second}
+	state := func(context.Context) ([]ingest.PoolState, error) { return nil, context.DeadlineExceeded }
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 50)})
+	p.Logger = quiet()
+	n := 0
+	for i := range 5 {
+		if p.Due(context.Background(), "US", t0.Add(time.Duration(i)*10*time.Second)) {
+			n++
+		}
+	}
+	if n != 5 {
+		t.Errorf("ran %d of 5 slots with no plan, want every one", n)
+	}
+}

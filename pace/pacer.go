@@ -103,7 +103,12 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 // earned is the entry's credit at slot: one on its first slot, unless
 // the plan has nothing for it.
 func (p *Pacer) earned(name string, i int, slot time.Time) float64 {
-	every := p.plan.Every[p.entries[i].Name]
+	every, planned := p.plan.Every[p.entries[i].Name]
+	if !planned {
+		// No plan yet (the limiter has not answered): the floor, as
+		// without pacing; the limiter still decides every call.
+		every = p.entries[i].Floor
+	}
 	last, ok := p.asked[name]
 	if !ok && every != Never {
 		return 1
