@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -155,5 +156,33 @@ func TestPacerNoState(t *testing.T) {
 	}
 	if n != 5 {
 		t.Errorf("ran %d of 5 slots with no plan, want every one", n)
+	}
+}
+
+// The schedule adapter fires at the first of the entry's staggered slots
+// where it will have earned a pass: a chart planned every 60 s on 10 s
+// slots fires 60 s after its last run, on its own offset.
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: 300 * time.Second}
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Remaining: 100}}, nil
+	}
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 20)})
+	p.Now = func() time.Time { return t0 }
+	base := regions.Schedule{Every: 10 * time.Second, Offset: 3 * time.Second}
+	s := p.Schedule("US", base)
+	first := s.Next(t0)
+	if want := base.Next(t0); !first.Equal(want) {
+		t.Fatalf("first slot %v, want the base's %v", first, want)
+	}
+	if !p.Due(context.Background(), "US", first) {
+		t.Fatal("not due at its first slot")
+	}
+	if got, want := s.Next(first), first.Add(60*time.Second); !got.Equal(want) {
+		t.Errorf("next after a run %v, want %v", got.Sub(t0), want.Sub(t0))
+	}
+	if got := p.Schedule("unknown", base).Next(t0); !got.Equal(base.Next(t0)) {
+		t.Errorf("an unknown entry's next %v, want the base's", got)
 	}
 }
