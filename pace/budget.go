@@ -32,10 +32,12 @@ func Horizon(pool ingest.Pool, now time.Time) time.Duration {
 // The constant rate it allows never asks the limiter for units that are
 // not there yet: at every moment of the horizon, what the rate spent by
 // then is at most what remains now plus what of this worker's own spend
-// has left the window by then. Another worker's spend in the window (the
-// pool's use beyond this worker's) halves the budget, so that two workers
-// on one key share it instead of the first one keeping it all; a blocked
-// pool, or a limiter waiting for lost data, has nothing until it ends.
+// has left the window by then. When another worker spends in the pool
+// (its use beyond this worker's), this worker counts on half of the room
+// left now and of the day's, and on all of its own spend as it leaves the
+// window: two workers on one key then plan no more than the pool has
+// between them, and a newcomer always gets a share. A blocked pool, or a
+// limiter waiting for lost data, has nothing until it ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
@@ -45,14 +47,15 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	if b.Horizon <= 0 {
 		return b
 	}
-	rate := safeRate(st.Remaining, pool.Window, b.Horizon, now, mine)
+	room, today := float64(st.Remaining), float64(max(pool.Capacity()-st.UsedDay, 0))
+	if others(st, pool.Window, now, mine) > 0 {
+		room, today = room/2, today/2
+	}
+	rate := safeRate(room, pool.Window, b.Horizon, now, mine)
 	if pool.Day != nil {
-		rate = min(rate, float64(max(pool.Capacity()-st.UsedDay, 0))/b.Horizon.Seconds())
+		rate = min(rate, today/b.Horizon.Seconds())
 	}
 	b.Units = rate * b.Horizon.Seconds()
-	if others(st, pool.Window, now, mine) > 0 {
-		b.Units /= 2
-	}
 	return b
 }
 
@@ -60,9 +63,9 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 // spends more than remaining plus what of mine has left the window by then,
 // at any moment up to horizon. It is lowest just before one of mine
 // leaves, or at the horizon.
-func safeRate(remaining int64, window, horizon time.Duration, now time.Time, mine []Spent) float64 {
+func safeRate(remaining float64, window, horizon time.Duration, now time.Time, mine []Spent) float64 {
 	sort.Slice(mine, func(i, j int) bool { return mine[i].At.Before(mine[j].At) })
-	freed := float64(remaining)
+	freed := remaining
 	rate := -1.0
 	for _, s := range mine {
 		leaves := s.At.Add(window).Sub(now)
