@@ -91,12 +91,24 @@ func LoadCosts(file string, data []byte) (*Costs, error) {
 // requireOps names the first operation the worker calls that c does not price.
 func (c *Costs) requireOps(file string, data []byte) error {
 	for _, op := range Operations {
-		if _, ok := c.Operations[op]; !ok {
-			return &CostsError{File: file, Line: operationsLine(data), Field: "operations." + op,
-				Msg: "missing: the worker calls it, so it must be priced (for example {default: 1})"}
+		if _, ok := c.Operations[op.Name]; !ok {
+			return &CostsError{File: file, Line: operationsLine(data), Field: "operations." + op.Name,
+				Msg: "missing: the worker calls it, so it must be priced (the upstream charges " + yamlCharges(op.Cost) + ")"}
 		}
 	}
 	return nil
+}
+
+// yamlCharges writes charges as costs.yaml does: {default: 1}.
+func yamlCharges(charges []Charge) string {
+	s := "{"
+	for i, ch := range charges {
+		if i > 0 {
+			s += ", "
+		}
+		s += ch.Pool + ": " + strconv.FormatInt(ch.Units, 10)
+	}
+	return s + "}"
 }
 
 // operationsLine is the line of the operations key, for errors about it.

@@ -29,8 +29,8 @@ func TestDefaultCosts(t *testing.T) {
 			t.Errorf("%s: got %v (%v), want [%v]", op, got, err, want)
 		}
 	}
-	if _, err := c.Op("channels.list"); err == nil {
-		t.Fatal("Op(channels.list): want an error for an operation not in costs.yaml")
+	if _, err := c.Op("videos.insert"); err == nil {
+		t.Fatal("Op(videos.insert): want an error for an operation not in costs.yaml")
 	}
 }
 
@@ -169,17 +169,23 @@ func TestUpstreamReset(t *testing.T) {
 }
 
 func TestLoadCostsRequiresEveryOperation(t *testing.T) {
-	const file = "pools:\n  default: {limit: 100, window: 24h}\n  search: {limit: 10, window: 24h}\n  stats: {limit: 10, window: 24h}\n" +
-		"operations:\n  videoCategories.list: {default: 1}\n  i18nRegions.list: {default: 1}\n  search.list: {search: 1}\n  videos.batchGetStats: {stats: 1}\n"
+	const pools = "pools:\n  default: {limit: 100, window: 24h}\n  search: {limit: 10, window: 24h}\n  stats: {limit: 10, window: 24h}\n"
+	file, full := pools+"operations:\n", pools+"operations:\n"
+	for _, op := range Operations {
+		full += "  " + op.Name + ": " + yamlCharges(op.Cost) + "\n"
+		if op.Name != OpVideosList {
+			file += "  " + op.Name + ": " + yamlCharges(op.Cost) + "\n"
+		}
+	}
 	if _, err := ParseCosts("mine.yaml", []byte(file)); err != nil {
 		t.Fatalf("ParseCosts: %v (a file may price any subset)", err)
 	}
 	_, err := LoadCosts("mine.yaml", []byte(file))
-	const want = "mine.yaml:5: operations.videos.list: missing: the worker calls it"
+	const want = "mine.yaml:5: operations.videos.list: missing: the worker calls it, so it must be priced (the upstream charges {default: 1})"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("LoadCosts without videos.list: got %v, want %q", err, want)
 	}
-	if _, err := LoadCosts("full.yaml", []byte(strings.Replace(file, "operations:\n", "operations:\n  videos.list: {default: 1}\n", 1))); err != nil {
+	if _, err := LoadCosts("full.yaml", []byte(full)); err != nil {
 		t.Fatalf("LoadCosts with every operation: %v", err)
 	}
 }

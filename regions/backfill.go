@@ -58,19 +58,9 @@ type BackfillResult struct {
 }
 
 // PageCost is what one backfill page costs: a search and the details of
-// its videos.
+// its videos (ingest.FetchSearchPage).
 func (b *Backfill) PageCost() (map[string]int64, error) {
-	cost := map[string]int64{}
-	for _, op := range []string{ingest.OpSearchList, ingest.OpVideosList} {
-		charges, err := b.Costs.Op(op)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range charges {
-			cost[c.Pool] += c.Units
-		}
-	}
-	return cost, nil
+	return b.Costs.PerFetch(ingest.FetchSearchPage)
 }
 
 // Run runs the backfill until the search ends, the quota or --max-units

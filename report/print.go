@@ -152,7 +152,7 @@ func (r *Report) JSON() JSON {
 	}
 	for _, p := range r.Plan {
 		j.Plan = append(j.Plan, PlanJSON{Pool: p.Pool, Regions: p.Regions, Pages: p.Pages, RunsPerDay: p.RunsPerDay,
-			Units: p.Units, Capacity: p.Capacity, Fits: p.Units <= p.Capacity})
+			Units: p.Units, Capacity: p.Capacity, Fits: p.Fits()})
 	}
 	for _, pool := range r.hourlyPools() {
 		row := r.Hourly[pool]
@@ -247,7 +247,7 @@ func (r *Report) textPlan(out io.Writer) {
 		if p.Units == 0 {
 			verdict = "the charts take nothing from it"
 		}
-		if p.Units > p.Capacity {
+		if !p.Fits() {
 			verdict = "DOES NOT FIT: lengthen --every or drop regions"
 		}
 		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day = %d units a day in %s of %d: %s\n",

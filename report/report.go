@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -126,17 +125,6 @@ type Region struct {
 	RetryAt time.Time
 }
 
-// PlanLine is what the schedule spends in a day in one pool.
-type PlanLine struct {
-	Pool       string
-	Regions    int
-	Pages      int // pages a cycle, all charts together
-	RunsPerDay float64
-	Units      int64 // per day, tracking's included
-	Tracking   int64 // of Units, what tracking spends (AddTracking)
-	Capacity   int64
-}
-
 // StateReader is what the report needs of a limiter.
 type StateReader interface {
 	State(ctx context.Context) ([]ingest.PoolState, error)
@@ -163,7 +151,7 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	r.regionRows(src, last, now)
-	r.plan(src, last)
+	r.Plan = Plan(src.Costs, Schedule{Charts: src.Regions, Every: src.Every}, last)
 	r.freshness(src, last, calls, now)
 	if src.Size != nil {
 		sz, err := src.Size(ctx)
@@ -271,22 +259,6 @@ func unmetered(calls []ingest.Call, p ingest.Pool, now time.Time) int64 {
 	return n
 }
 
-// AddTracking adds to each pool of plan what tracking spends there in a
-// day: one videos.batchGetStats call per batch of the videos it follows,
-// at every reading (every).
-func AddTracking(plan []PlanLine, costs *ingest.Costs, videos, batch int, every time.Duration) []PlanLine {
-	if videos <= 0 || batch <= 0 || every <= 0 {
-		return plan
-	}
-	call, _ := costs.Op(ingest.OpBatchGetStats)
-	calls := float64((videos+batch-1)/batch) * float64(24*time.Hour) / float64(every)
-	for i := range plan {
-		plan[i].Tracking = int64(calls*float64(unitsIn(call, plan[i].Pool)) + 0.5)
-		plan[i].Units += plan[i].Tracking
-	}
-	return plan
-}
-
 func unitsIn(charges []ingest.Charge, pool string) int64 {
 	for _, ch := range charges {
 		if ch.Pool == pool {
@@ -371,39 +343,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// plan estimates a day of the schedule against each pool's capacity.
-func (r *Report) plan(src Sources, last map[string]store.RunSummary) {
-	r.Plan = SchedulePlan(src.Costs, src.Regions, src.Every, last)
-}
-
-// SchedulePlan estimates a day of a schedule: charts x pages x runs a
-// day, plus one categories call a region a day, against each pool's
-// capacity. codes are charts: a region, or region/category. A chart's
-// pages are those of its last completed run, 4 (a chart of 200) when it
-// has none.
-func SchedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []PlanLine {
-	pages := 0
-	regions := map[string]bool{}
-	for _, code := range codes {
-		region, _, _ := strings.Cut(code, "/")
-		regions[region] = true
-		n := 4
-		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
-			n = run.Pages
-		}
-		pages += n
-	}
-	runs := float64(24*time.Hour) / float64(every)
-	page, _ := costs.Op(ingest.OpVideosList)
-	cats, _ := costs.Op(ingest.OpCategoriesList)
-	var plan []PlanLine
-	for _, p := range costs.Pools {
-		perDay := int64(float64(int64(pages)*unitsIn(page, p.Name))*runs + 0.5)
-		perDay += int64(len(regions)) * unitsIn(cats, p.Name)
-		plan = append(plan, PlanLine{Pool: p.Name, Regions: len(regions), Pages: pages,
-			RunsPerDay: runs, Units: perDay, Capacity: p.Capacity()})
-	}
-	return plan
 }

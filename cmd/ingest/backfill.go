@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 )
 
 type backfillFlags struct {
@@ -130,7 +127,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return usageErrorf("--costs: %w", err)
 	}
 	if page := regions.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
-		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, poolUnits(cost), f.maxUnits)
+		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, report.PoolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
 		return dryRun(ctx, out, s, job, cost)
@@ -201,7 +198,7 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 		fmt.Fprintf(out, "resumed the backfill at page %d\n", res.Cursor.Pages-res.Pages+1)
 	}
 	fmt.Fprintf(out, "backfill %s: %s; this run: %d pages, %d videos, %s units; in all: %d pages, %d videos\n",
-		job.Query.Region, res.Status, res.Pages, res.Videos, poolUnits(res.Units), res.Cursor.Pages, res.Cursor.Videos)
+		job.Query.Region, res.Status, res.Pages, res.Videos, report.PoolUnits(res.Units), res.Cursor.Pages, res.Cursor.Videos)
 	if res.Message != "" {
 		fmt.Fprintf(out, "  %s\n", res.Message)
 	}
@@ -227,16 +224,13 @@ func shippedPageCost() string {
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}
-	return poolUnits(cost)
+	return report.PoolUnits(cost)
 }
 
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
 func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfill, cost map[string]int64) error {
-	pages := int64(regions.SearchMaxPages)
-	if job.MaxUnits > 0 {
-		pages = min(pages, job.MaxUnits/regions.Sum(cost))
-	}
+	plan := report.PlanSearch(cost, regions.SearchMaxPages, job.MaxUnits)
 	until := job.Query.Before.Format(time.RFC3339)
 	if job.ID.OpenEnded() {
 		until = "now (open-ended)"
@@ -246,43 +240,22 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfi
 	if job.Query.Query != "" {
 		fmt.Fprintf(out, ", matching %q", job.Query.Query)
 	}
-	fmt.Fprintf(out, "\n  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", pages)
-	need := map[string]int64{}
-	for pool, u := range cost {
-		need[pool] = u * pages
-	}
-	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", poolUnits(need), poolUnits(cost))
+	fmt.Fprintf(out, "\n  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", plan.Pages)
+	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", report.PoolUnits(plan.Need), report.PoolUnits(cost))
 	states, err := dryRunStates(ctx, s)
 	if err != nil {
 		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)
 		return nil
 	}
-	dryRunVerdict(out, states, need)
+	dryRunVerdict(out, plan, states)
 	fmt.Fprintln(out, "Nothing was called or spent (--dry-run).")
 	return nil
 }
 
-func dryRunVerdict(out io.Writer, states []ingest.PoolState, need map[string]int64) {
-	covered := true
-	var later time.Time
-	pools := make([]string, 0, len(need))
-	for p := range need {
-		pools = append(pools, p)
-	}
-	sort.Strings(pools)
-	for _, pool := range pools {
-		for _, st := range states {
-			if st.Pool != pool {
-				continue
-			}
-			fmt.Fprintf(out, "  %s: %d remaining of %d now, %d needed\n", pool, st.Remaining, st.Limit-st.Reserve, need[pool])
-			if st.Remaining < need[pool] {
-				covered = false
-			}
-			if st.BlockedUntil.After(later) {
-				later, covered = st.BlockedUntil, false
-			}
-		}
+func dryRunVerdict(out io.Writer, plan report.SearchPlan, states []ingest.PoolState) {
+	rows, covered, blocked := plan.Cover(states)
+	for _, r := range rows {
+		fmt.Fprintf(out, "  %s: %d remaining of %d now, %d needed\n", r.Pool, r.Remaining, r.Capacity, r.Need)
 	}
 	if covered {
 		fmt.Fprintln(out, "  today's remaining quota covers it")
@@ -290,8 +263,8 @@ func dryRunVerdict(out io.Writer, states []ingest.PoolState, need map[string]int
 	}
 	fmt.Fprintln(out, "  today's remaining quota does NOT cover all of it: it runs until the limiter says no, then stops cleanly;")
 	fmt.Fprintln(out, "  the units free up as the trailing window moves (see `ingest report`), at the latest by the next reset")
-	if !later.IsZero() {
-		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", later.UTC().Format(time.RFC3339))
+	if !blocked.IsZero() {
+		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", blocked.UTC().Format(time.RFC3339))
 	}
 }
 
@@ -320,48 +293,4 @@ func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) 
 	}
 	defer closeLimiter()
 	return l.State(ctx)
-}
-
-// progress shows a bar on a terminal and plain log lines otherwise.
-type progress struct {
-	bar *progressbar.ProgressBar
-	s   *settings
-	job *regions.Backfill
-}
-
-func newProgress(out io.Writer, s *settings, job *regions.Backfill) *progress {
-	p := &progress{s: s, job: job}
-	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		p.bar = progressbar.NewOptions(regions.SearchMaxPages,
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("backfill "+job.Query.Region),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-func (p *progress) start() {
-	if p.bar != nil {
-		_ = p.bar.RenderBlank()
-	}
-}
-
-func (p *progress) update(res regions.BackfillResult) {
-	spent := res.Units[ingest.DefaultPool]
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %d units spent, %d left",
-			p.job.Query.Region, res.Cursor.Videos, spent, res.Remaining))
-		_ = p.bar.Set(res.Cursor.Pages)
-		return
-	}
-	p.s.logger.Info("backfill page", ingest.LogRegion, p.job.Query.Region, ingest.LogPage, res.Cursor.Pages,
-		ingest.LogVideos, res.Cursor.Videos, ingest.LogUnits, spent, ingest.LogRemaining, res.Remaining)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
@@ -47,20 +44,13 @@ func (s *settings) sawDate(up *quota.UpstreamClock) func(context.Context, time.T
 	}
 }
 
-// watchClock serves ingest_clock_skew_seconds: the upstream's clock minus
-// this host's at its last reading (NaN before the first).
-func (m *metrics) watchClock(up *quota.UpstreamClock) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_clock_skew_seconds",
-		Help: "The upstream's clock (its Date header) minus this host's at the last response, whole seconds; NaN before the first."},
-		func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			seen, ok, err := up.Last(ctx)
-			if err != nil || !ok {
-				return math.NaN()
-			}
-			return seen.Skew().Round(time.Second).Seconds()
-		}))
+// clockSkew is the upstream's clock minus this host's at up's last
+// reading, for ingest_clock_skew_seconds.
+func clockSkew(up *quota.UpstreamClock) func(context.Context) (time.Duration, bool, error) {
+	return func(ctx context.Context) (time.Duration, bool, error) {
+		seen, ok, err := up.Last(ctx)
+		return seen.Skew(), ok, err
+	}
 }
 
 // reportClock is the ledger's last reading of the upstream's clock for the

@@ -30,8 +30,8 @@ func newHistoryCmd(s *settings) *cobra.Command {
 over time as a sparkline, from the charts and from tracking.
 
 The views cover the last --since: 7 days unless told, as long as tracking
-follows a video by default (a video on eight charts all year has 70,000
-entries, each a lookup). They are one point an hour at most: a minute for a
+follows a video by default (a video on a chart run hourly all year has
+8,760 entries there, each a lookup). They are one point an hour at most: a minute for a
 video seen over less than two days, a second under two hours.
 
 --json prints it all for scripts.`,

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -122,41 +122,6 @@ func ledgerWhere(db string) string {
 	return host + ":" + db
 }
 
-// redisLogger sends go-redis's own messages through slog, so that
-// --log-format json stays JSON.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
-}
-
-// redisClient parses --redis: one server, or a cluster when addr= lists
-// more nodes; the limiter's timeouts reach the socket.
-func redisClient(raw string) (redis.UniversalClient, error) {
-	if err := redisScheme(raw); err != nil {
-		return nil, err
-	}
-	c, err := quota.NewClient(raw, quota.DefaultTimeout)
-	if err != nil {
-		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
-	}
-	return c, nil
-}
-
-// redisScheme refuses a --redis that is not a Redis URL by its scheme,
-// before go-redis says "invalid URL scheme: " with nothing after it. The
-// value itself is not repeated: it may hold a password.
-func redisScheme(raw string) error {
-	scheme, _, found := strings.Cut(raw, "://")
-	switch {
-	case found && (scheme == "redis" || scheme == "rediss" || scheme == "unix"):
-		return nil
-	case !found || scheme == "":
-		return usageErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
-	}
-	return usageErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
-}
-
 // openExisting opens the database for reading, with a usage hint when it
 // does not exist yet.
 func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
@@ -175,7 +140,7 @@ func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 type jobLimiter interface {
 	regions.Limiter
 	regions.Locker
-	stateReader
+	report.StateReader
 }
 
 // pipeline is everything a command that calls the upstream opens, closed

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/web"
 )
 
 // 1. The same open-ended backfill run again resumes: no search page is
@@ -101,7 +102,7 @@ func TestMetricsSurviveRedisDown(t *testing.T) {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
 	code, body = get(t, base+"/readyz")
-	var rd readyState
+	var rd web.ReadyState
 	if err := json.Unmarshal([]byte(body), &rd); err != nil || code != 503 || rd.Status != "not ready" {
 		t.Errorf("/readyz with Redis stopped: %d %s (%v); want 503 not ready", code, body, err)
 	}

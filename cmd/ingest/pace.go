@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -19,7 +20,7 @@ import (
 // its planned cadence does not need, so a schedule that fits the day runs
 // exactly as without it, and one that does not is spread over the day
 // instead of spending the pool by morning.
-func watchPace(s *settings, f *runFlags, p *pipeline, runner *regions.Runner, m *metrics, last map[string]store.RunSummary) {
+func watchPace(s *settings, f *runFlags, p *pipeline, runner *regions.Runner, m *metrics.Metrics, last map[string]store.RunSummary) {
 	ages := &chartAges{fetched: map[string]time.Time{}}
 	for chart, r := range last {
 		if r.Status == ingest.StatusCompleted {
@@ -44,7 +45,7 @@ func watchPace(s *settings, f *runFlags, p *pipeline, runner *regions.Runner, m 
 			pc.Ran(res.Region, res.Units, res.Status)
 		}
 	}
-	m.reg.MustRegister(col)
+	m.Register(col)
 }
 
 // newPacer plans the runner's charts: a region's own chart first, its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -66,7 +67,7 @@ day, or the limit may be overspent.`,
 // configLimiter is what the quota commands need of the limiter: its
 // settings, and its state for the recovery it may be in.
 type configLimiter interface {
-	stateReader
+	report.StateReader
 	Config(ctx context.Context) ([]quota.PoolConfig, error)
 	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -67,32 +66,32 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if f.every < regions.MinEvery {
 		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
 	}
-	src := reportSources{db: noDB{}, costs: s.costs, regions: codes, every: f.every, scheduleFrom: "--every"}
+	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: codes, Every: f.every, ScheduleFrom: "--every"}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
-		src.noDatabase = true
+		src.NoDatabase = true
 	case err != nil:
 		return dbError(s.dbName(), err)
 	default:
 		defer db.Close()
-		src.db, src.size = db, db.Size
-		if err := src.useSchedule(ctx, db, f); err != nil {
+		src.DB, src.Size = db, db.Size
+		if err := useSchedule(ctx, db, f, &src); err != nil {
 			return runtimeError(err)
 		}
 	}
-	if !f.everyGiven && src.scheduleFrom == "--every" {
-		src.scheduleFrom = "default"
+	if !f.everyGiven && src.ScheduleFrom == "--every" {
+		src.ScheduleFrom = "default"
 	}
-	if src.quotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
+	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		return err
 	}
-	l, closeLimiter, err := reportLimiter(s, db, src.quotaKey)
+	l, closeLimiter, err := reportLimiter(s, db, src.QuotaKey)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
-	src.limiter = l
+	src.Limiter = l
 	rep, err := buildReport(ctx, src)
 	if err != nil {
 		return runtimeError(err)
@@ -107,16 +106,16 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 
 // useSchedule takes the daemon's recorded schedule for what the flags do
 // not give.
-func (src *reportSources) useSchedule(ctx context.Context, db *store.DB, f *reportFlags) error {
+func useSchedule(ctx context.Context, db *store.DB, f *reportFlags, src *report.Sources) error {
 	sch, ok, err := db.Schedule(ctx)
 	if err != nil || !ok {
 		return err
 	}
 	if !f.everyGiven {
-		src.every, src.scheduleFrom = sch.Every, "the daemon's"
+		src.Every, src.ScheduleFrom = sch.Every, "the daemon's"
 	}
 	if !f.regionsGiven && len(sch.Regions) > 0 {
-		src.regions = sch.Regions
+		src.Regions = sch.Regions
 	}
 	return nil
 }
@@ -125,7 +124,7 @@ func (src *reportSources) useSchedule(ctx context.Context, db *store.DB, f *repo
 // embedded limiter has spent nothing on this host: its pools are whole.
 func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, func(), error) {
 	if db == nil && s.redisURL == "" {
-		return wholePools{Costs: s.costs}, func() {}, nil
+		return report.WholePools{Costs: s.costs}, func() {}, nil
 	}
 	return s.openLimiter(db, key)
 }
@@ -158,34 +157,11 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
 }
 
-// reportSources is what runReport and /quota gather; buildReport hands
-// them to the report package with the schedule's next runs.
-type reportSources struct {
-	db       report.Store
-	limiter  report.StateReader
-	costs    *ingest.Costs
-	quotaKey string
-	regions  []string
-	every    time.Duration
-	now      time.Time // time.Now when zero
-	// scheduleFrom says where every came from: the daemon's, --every or
-	// default.
-	scheduleFrom string
-	noDatabase   bool
-	// size reads the database's size and oldest run; nil: not shown.
-	size func(context.Context) (store.Size, error)
-}
-
-// noDB stands in for a database that does not exist yet.
-type noDB = report.NoDB
-
-// wholePools is the embedded limiter of a host with no database.
-type wholePools = report.WholePools
-
-func buildReport(ctx context.Context, src reportSources) (*report.Report, error) {
-	return report.Build(ctx, report.Sources{DB: src.db, Limiter: src.limiter, Costs: src.costs,
-		QuotaKey: src.quotaKey, Regions: src.regions, Every: src.every, Next: nextRuns(src.regions, src.every),
-		Now: src.now, ScheduleFrom: src.scheduleFrom, NoDatabase: src.noDatabase, Size: src.size})
+// buildReport builds the report of src with the staggered schedule's next
+// runs.
+func buildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
+	src.Next = nextRuns(src.Regions, src.Every)
+	return report.Build(ctx, src)
 }
 
 // nextRuns is when each region of a staggered schedule runs next.
@@ -199,14 +175,4 @@ func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Tim
 	}
 }
 
-func schedulePlan(costs *ingest.Costs, codes []string, every time.Duration, last map[string]store.RunSummary) []report.PlanLine {
-	return report.SchedulePlan(costs, codes, every, last)
-}
-
-func poolUnits(m map[string]int64) string { return report.PoolUnits(m) }
-
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
-
-// stateReader is what the report, the metrics and the checks read of a
-// limiter.
-type stateReader = report.StateReader

@@ -104,8 +104,8 @@ func TestReportGolden(t *testing.T) {
 	db := reportDB(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := buildReport(context.Background(), reportSources{db: db, limiter: c.limiter, costs: costs,
-				quotaKey: "3f9a1c", regions: ingest.DefaultRegions, every: time.Hour, now: t0.Add(30 * time.Minute)})
+			rep, err := buildReport(context.Background(), report.Sources{DB: db, Limiter: c.limiter, Costs: costs,
+				QuotaKey: "3f9a1c", Regions: ingest.DefaultRegions, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -144,16 +144,20 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	defer p.Close()
-	m := newMetrics()
+	b := readBuildInfo()
+	m := metrics.New(metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion})
 	last, err := p.db.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return runtimeError(fmt.Errorf("read last runs: %w", err))
 	}
-	m.seed(last)
+	m.Seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.observe, Drain: drain, LastStart: p.db.LastStart}
-	lim := &meteredLimiter{next: p.limiter, m: m}
+	observe := func(res regions.PassResult, took time.Duration, slot time.Time) {
+		m.Pass(res.Region, res.Status, took, slot)
+	}
+	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: observe, Drain: drain, LastStart: p.db.LastStart}
+	lim := m.Metered(p.limiter)
 	for _, code := range codes {
 		for _, cat := range f.cats {
 			pass := &regions.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
@@ -190,7 +194,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 }
 
 func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
-	runner *regions.Runner, m *metrics, codes []string, last map[string]store.RunSummary) error {
+	runner *regions.Runner, m *metrics.Metrics, codes []string, last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
 	charts := make([]string, len(runner.Passes))
@@ -220,33 +224,26 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	var last map[string]store.RunSummary
-	tracked := -1 // unknown: no database
+	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
 	span, _ := f.track.span()
+	if span > 0 && (!f.once || f.track.given) {
+		sched.TrackEvery, sched.TrackBatch = f.track.every, regions.TrackBatch
+	}
+	var last map[string]store.RunSummary
 	if db, err := store.OpenExisting(ctx, s.db); err == nil {
 		last, _ = db.LastRuns(ctx, ingest.Trending)
 		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
-			tracked = len(ids)
+			sched.Tracked = len(ids)
 		}
 		db.Close()
 	}
-	plan := schedulePlan(s.costs, chartNames(codes, f.cats), f.every, last)
-	if span > 0 && (!f.once || f.track.given) {
-		if tracked < 0 && len(plan) > 0 {
-			tracked = plan[0].Pages * store.PageSize // at least the charts' own videos
-		}
-		plan = report.AddTracking(plan, s.costs, tracked, regions.TrackBatch, f.track.every)
-	}
-	var over []string
+	plan := report.Plan(s.costs, sched, last)
 	for _, pl := range plan {
-		fits := pl.Units <= pl.Capacity
 		s.logger.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
-			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", max(tracked, 0),
-			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", fits)
-		if !fits {
-			over = append(over, fmt.Sprintf("%s: %d units a day planned, %d allowed", pl.Pool, pl.Units, pl.Capacity))
-		}
+			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", pl.Tracked,
+			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
 	}
+	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil
 	}
@@ -374,16 +371,16 @@ func signals(parent context.Context, s *settings) (ctx context.Context, drained 
 // serve starts the listener of run --listen: /metrics, /healthz and
 // /readyz, and beside them the report (/quota), the API and the dashboard
 // when the listener may serve the data.
-func serve(ctx context.Context, s *settings, addr string, m *metrics, p *pipeline, codes []string, every time.Duration, noThumbs bool) (func(), error) {
+func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p *pipeline, codes []string, every time.Duration, noThumbs bool) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := reportSources{db: p.db, limiter: p.limiter, costs: s.costs, quotaKey: p.quotaKey, regions: codes, every: every}
-	m.watchClock(p.upstream)
+	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
+	m.WatchClock(clockSkew(p.upstream))
 	routes := []web.Route{
-		{Pattern: "/metrics", Kind: web.Operational, Handler: m.handler(p.limiter)},
-		{Pattern: "GET /readyz", Kind: web.Operational, Handler: readyzHandler(func(ctx context.Context) readyState { return readiness(ctx, m, p) })},
+		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},
+		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(readiness(m, p)...)},
 		{Pattern: "GET /quota", Kind: web.API, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rep, err := buildReport(r.Context(), src)
 			if err != nil {
@@ -420,70 +417,4 @@ func replyJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = writeJSON(w, v)
-}
-
-// readyState is /readyz's body.
-type readyState struct {
-	Status string       `json:"status"` // ready or not ready
-	Checks []readyCheck `json:"checks"`
-}
-
-type readyCheck struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail,omitempty"`
-}
-
-// readiness: the limiter answers, the database takes a write, and no
-// region has failed failingAfter passes in a row.
-func readiness(ctx context.Context, m *metrics, p *pipeline) readyState {
-	var failing error
-	if f := m.failing(); len(f) > 0 {
-		sort.Strings(f)
-		failing = fmt.Errorf("failed %d passes in a row: %s", failingAfter, strings.Join(f, ", "))
-	}
-	return readyChecks(probe("limiter", p.limiter.Backend()+" answers", stateErr(ctx, p.limiter)),
-		probe("database", "writable", p.db.Writable(ctx)),
-		probe("regions", "none failing repeatedly", failing))
-}
-
-// readyzHandler answers /readyz: 200 when every check passes, else 503,
-// with the checks; they get two seconds.
-func readyzHandler(ready func(context.Context) readyState) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		rd := ready(ctx)
-		code := http.StatusOK
-		if rd.Status != "ready" {
-			code = http.StatusServiceUnavailable
-		}
-		replyJSON(w, code, rd)
-	})
-}
-
-// probe is one check's result: detail when it passed, the error when not.
-func probe(name, okDetail string, err error) readyCheck {
-	if err != nil {
-		return readyCheck{Name: name, Detail: err.Error()}
-	}
-	return readyCheck{Name: name, OK: true, Detail: okDetail}
-}
-
-func readyChecks(checks ...readyCheck) readyState {
-	st := readyState{Status: "ready", Checks: checks}
-	for _, c := range checks {
-		if !c.OK {
-			st.Status = "not ready"
-		}
-	}
-	return st
-}
-
-// stateErr asks the limiter for its state: whether it answers.
-func stateErr(ctx context.Context, l interface {
-	State(context.Context) ([]ingest.PoolState, error)
-}) error {
-	_, err := l.State(ctx)
-	return err
 }

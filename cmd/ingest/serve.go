@@ -9,12 +9,15 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -137,25 +140,23 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if err != nil {
 		return nil, nil, err
 	}
-	src := reportSources{db: db, costs: s.costs, regions: codes, every: rf.every, scheduleFrom: "--every"}
-	if err := src.useSchedule(ctx, db, rf); err != nil {
+	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every"}
+	if err := useSchedule(ctx, db, rf, &src); err != nil {
 		db.Close()
 		return nil, nil, runtimeError(err)
 	}
-	if src.quotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
+	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	l, closeLimiter, err := reportLimiter(s, db, src.quotaKey)
+	l, closeLimiter, err := reportLimiter(s, db, src.QuotaKey)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	src.limiter = l
-	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: readyzHandler(func(ctx context.Context) readyState {
-		return readyChecks(probe("limiter", l.Backend()+" answers", stateErr(ctx, l)),
-			probe("database", "readable", db.Reader().PingContext(ctx)))
-	})}
+	src.Limiter = l
+	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(limiterCheck(l),
+		web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})}
 	meter, closeMeter, err := openMeter(s, db, plans, proxies)
 	if err != nil {
 		closeLimiter()
@@ -175,8 +176,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 
 // newWeb wires the web package to the report and the store; cfg says the
 // listener and the caller's routes.
-func newWeb(db *store.DB, src reportSources, s *settings, cfg web.Config) (*web.Server, error) {
-	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.quotaKey, os.Getenv(uiTokenEnv), s.logger
+func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
+	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
 	return web.New(cfg)
 }
@@ -230,4 +231,25 @@ func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []neti
 	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
 	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.observe}
 	return m, closeFn, nil
+}
+
+// limiterCheck is /readyz's check that the limiter answers.
+func limiterCheck(l report.StateReader) web.Check {
+	return web.Check{Name: "limiter", Passed: l.Backend() + " answers",
+		Probe: func(ctx context.Context) error { _, err := l.State(ctx); return err }}
+}
+
+// readiness are run --listen's /readyz checks: the limiter answers, the
+// database takes a write, and no region has failed metrics.FailingAfter
+// passes in a row.
+func readiness(m *metrics.Metrics, p *pipeline) []web.Check {
+	failing := func(context.Context) error {
+		if f := m.Failing(); len(f) > 0 {
+			sort.Strings(f)
+			return fmt.Errorf("failed %d passes in a row: %s", metrics.FailingAfter, strings.Join(f, ", "))
+		}
+		return nil
+	}
+	return []web.Check{limiterCheck(p.limiter), {Name: "database", Passed: "writable", Probe: p.db.Writable},
+		{Name: "regions", Passed: "none failing repeatedly", Probe: failing}}
 }

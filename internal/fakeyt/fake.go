@@ -27,16 +27,6 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// OpVideos, OpCategories and OpSearch repeat the root's operation names.
-//
-// Deprecated: use ingest.OpVideosList, ingest.OpCategoriesList and
-// ingest.OpSearchList. These stay only until cmd/ingest's e2e test moves over.
-const (
-	OpVideos     = ingest.OpVideosList
-	OpCategories = ingest.OpCategoriesList
-	OpSearch     = ingest.OpSearchList
-)
-
 // The upstream's quota buckets (the 2026 model), named as the pools of
 // costs.yaml so that tests can hold the fake's charges against the ledger's.
 const (
@@ -49,29 +39,32 @@ const (
 // enforce them on its own (it has no calendar day); SetBucketQuota does.
 var DailyLimits = map[string]int64{BucketDefault: 10000, BucketSearch: 100, BucketStats: 10000}
 
-// price is what the upstream charges one call of an operation, failed
-// calls included: units in one bucket.
-type price struct {
-	bucket string
-	units  int64
+// The fake charges and serves the operations of ingest.Operations, as the
+// upstream does: each call of one is charged its Cost, failed calls
+// included, and answered at its Path by its entry in handlers
+// (handlers.go).
+const basePath = "/youtube/v3/"
+
+// operationAt returns the operation the upstream serves at path.
+func operationAt(path string) (ingest.Operation, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(path, "/"), basePath)
+	for _, op := range ingest.Operations {
+		if ok && op.Path == rest {
+			return op, true
+		}
+	}
+	return ingest.Operation{}, false
 }
 
-// prices is the 2026 model: search.list takes one call of its own bucket
-// and nothing of the 10,000 (before 2026-06-01 it cost 100 of them).
-var prices = map[string]price{
-	ingest.OpVideosList:     {BucketDefault, 1},
-	ingest.OpCategoriesList: {BucketDefault, 1},
-	ingest.OpRegionsList:    {BucketDefault, 1},
-	ingest.OpSearchList:     {BucketSearch, 1},
-	ingest.OpBatchGetStats:  {BucketStats, 1},
-}
-
-var paths = map[string]string{
-	"/youtube/v3/videos":               ingest.OpVideosList,
-	"/youtube/v3/videoCategories":      ingest.OpCategoriesList,
-	"/youtube/v3/i18nRegions":          ingest.OpRegionsList,
-	"/youtube/v3/search":               ingest.OpSearchList,
-	"/youtube/v3/videos:batchGetStats": ingest.OpBatchGetStats,
+// unitsIn is what one call of op costs in bucket.
+func unitsIn(op string, bucket string) int64 {
+	o, _ := ingest.OperationNamed(op)
+	for _, ch := range o.Cost {
+		if ch.Pool == bucket {
+			return ch.Units
+		}
+	}
+	return 0
 }
 
 // Fake is the fake upstream. The zero value is not usable; call New.
@@ -91,7 +84,7 @@ type Fake struct {
 	failCode  int
 	malformed int
 	noChart   map[string]bool
-	charged   map[string]map[string]int64 // key -> op -> units
+	calls     map[string]map[string]int64 // key -> op -> calls charged
 	motion    motion                      // motion.go; zero: still charts
 	born      map[string]*video           // fresh videos served, by id
 	clock     func() time.Time            // SetClock; nil: the host's
@@ -126,7 +119,7 @@ var (
 func New() *Fake {
 	fixturesOnce.Do(func() { shared = buildFixtures() })
 	f := &Fake{fx: shared, noChart: map[string]bool{}, caps: map[string]int64{},
-		charged: map[string]map[string]int64{}, born: map[string]*video{}}
+		calls: map[string]map[string]int64{}, born: map[string]*video{}}
 	f.epoch.Store(1)
 	return f
 }
@@ -226,23 +219,24 @@ func (f *Fake) ClearFaults() {
 // Charged returns the units charged to key in every bucket, failed calls
 // included.
 func (f *Fake) Charged(key string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var n int64
-	for _, u := range f.charged[key] {
+	for _, u := range f.ChargedByOp(key) {
 		n += u
 	}
 	return n
 }
 
 // ChargedByOp returns the units charged to key per operation
-// (ingest.OpVideosList and the rest).
+// (ingest.OpVideosList and the rest), all buckets together.
 func (f *Fake) ChargedByOp(key string) map[string]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]int64{}
-	for op, u := range f.charged[key] {
-		out[op] = u
+	for op, n := range f.calls[key] {
+		o, _ := ingest.OperationNamed(op)
+		for _, ch := range o.Cost {
+			out[op] += n * ch.Units
+		}
 	}
 	return out
 }
@@ -253,9 +247,16 @@ func (f *Fake) ChargedByOp(key string) map[string]int64 {
 func (f *Fake) ChargedBuckets(key string) map[string]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.buckets(key)
+}
+
+func (f *Fake) buckets(key string) map[string]int64 {
 	out := map[string]int64{}
-	for op, u := range f.charged[key] {
-		out[prices[op].bucket] += u
+	for op, n := range f.calls[key] {
+		o, _ := ingest.OperationNamed(op)
+		for _, ch := range o.Cost {
+			out[ch.Pool] += n * ch.Units
+		}
 	}
 	return out
 }
@@ -295,43 +296,40 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // respond charges the call and builds its answer: an injected fault, an
 // error of the request, or the page.
 func (f *Fake) respond(r *http.Request) (int, []byte) {
-	op, ok := paths[strings.TrimSuffix(r.URL.Path, "/")]
-	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	o, ok := operationAt(r.URL.Path)
+	if !ok || handlers[o.Name] == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return encode(http.StatusNotFound, errNotFound(r.URL.Path))
 	}
-	q := r.URL.Query()
+	op, q := o.Name, r.URL.Query()
 	key := q.Get("key")
 	spent := f.charge(key, op)
 	if e := f.fault(key, op, spent); e != nil {
 		return encode(e.Error.Code, e)
 	}
-	body, e := f.answer(op, q)
+	body, e := handlers[op](f, q)
 	if e != nil {
 		return encode(e.Error.Code, e)
 	}
 	return f.encodeBody(body)
 }
 
-// charge records what the call costs in its bucket and says whether the
-// key had already spent that bucket's cap.
-func (f *Fake) charge(key, op string) (spent bool) {
+// charge records the call and says in which of the buckets it draws from
+// the key had already spent the cap (the first such, "" for none).
+func (f *Fake) charge(key, op string) (spent string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := f.charged[key]
-	if m == nil {
-		m = map[string]int64{}
-		f.charged[key] = m
+	before := f.buckets(key)
+	if f.calls[key] == nil {
+		f.calls[key] = map[string]int64{}
 	}
-	p := prices[op]
-	var before int64
-	for o, u := range m {
-		if prices[o].bucket == p.bucket {
-			before += u
+	f.calls[key][op]++
+	o, _ := ingest.OperationNamed(op)
+	for _, ch := range o.Cost {
+		if limit, capped := f.caps[ch.Pool]; capped && before[ch.Pool] >= limit {
+			return ch.Pool
 		}
 	}
-	m[op] += p.units
-	limit, capped := f.caps[p.bucket]
-	return capped && before >= limit
+	return ""
 }
 
 // wait holds the answer until the latency has passed since start.
@@ -352,7 +350,7 @@ func (f *Fake) wait(ctx context.Context, start time.Time) bool {
 
 // fault returns the injected error this request must get, if any. The real
 // API checks the key first, then its own health, then the quota.
-func (f *Fake) fault(key, op string, spent bool) *apiError {
+func (f *Fake) fault(key, op, spent string) *apiError {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -365,14 +363,14 @@ func (f *Fake) fault(key, op string, spent bool) *apiError {
 	case f.failNext > 0:
 		f.failNext--
 		return errBackend(f.failCode)
-	case f.quota == SearchPerDay && op == ingest.OpSearchList:
+	case f.quota == SearchPerDay && unitsIn(op, BucketSearch) > 0:
 		return errQuota(SearchPerDay)
-	case f.quota == StatsPerDay && op == ingest.OpBatchGetStats:
+	case f.quota == StatsPerDay && unitsIn(op, BucketStats) > 0:
 		return errQuota(StatsPerDay)
 	case f.quota == QuotaExceeded || f.quota == DailyLimitExceeded:
 		return errQuota(f.quota)
-	case spent:
-		return errQuota(spentShape[prices[op].bucket])
+	case spent != "":
+		return errQuota(spentShape[spent])
 	}
 	return nil
 }

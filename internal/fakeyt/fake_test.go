@@ -542,3 +542,22 @@ func TestLatency(t *testing.T) {
 		t.Errorf("after SetLatency(0): %d", status)
 	}
 }
+
+// TestServesEveryOperation: every operation of the registry has a handler
+// and is served at its path, so that a new operation cannot reach the
+// worker's client without the fake answering it.
+func TestServesEveryOperation(t *testing.T) {
+	fx := newFixture(t)
+	for _, op := range ingest.Operations {
+		if handlers[op.Name] == nil {
+			t.Errorf("%s: no handler", op.Name)
+			continue
+		}
+		if status, body := fx.get(t, basePath+op.Path, "key="+key); status == http.StatusNotFound {
+			t.Errorf("%s: GET %s%s answered 404: %s", op.Name, basePath, op.Path, body)
+		}
+	}
+	if len(handlers) != len(ingest.Operations) {
+		t.Errorf("%d handlers for %d operations", len(handlers), len(ingest.Operations))
+	}
+}

@@ -184,20 +184,14 @@ func maxResults(q url.Values, def int) (int, *apiError) {
 	return n, nil
 }
 
-// answer builds the successful body for op, or the error the query earns.
-func (f *Fake) answer(op string, q url.Values) (any, *apiError) {
-	switch op {
-	case ingest.OpCategoriesList:
-		return f.categories(q)
-	case ingest.OpRegionsList:
-		return f.i18nRegions(q)
-	case ingest.OpSearchList:
-		return f.searchList(q)
-	case ingest.OpBatchGetStats:
-		return f.batchGetStats(q)
-	default:
-		return f.videos(q)
-	}
+// handlers answer each operation of ingest.Operations: the successful
+// body, or the error the query earns.
+var handlers = map[string]func(*Fake, url.Values) (any, *apiError){
+	ingest.OpVideosList:     (*Fake).videos,
+	ingest.OpCategoriesList: (*Fake).categories,
+	ingest.OpRegionsList:    (*Fake).i18nRegions,
+	ingest.OpSearchList:     (*Fake).searchList,
+	ingest.OpBatchGetStats:  (*Fake).batchGetStats,
 }
 
 func (f *Fake) categories(q url.Values) (any, *apiError) {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/quota"
+)
+
+// redisLogger sends go-redis's own messages through slog, so that
+// --log-format json stays JSON.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
+
+// redisClient parses --redis: one server, or a cluster when addr= lists
+// more nodes; the limiter's timeouts reach the socket.
+func redisClient(raw string) (redis.UniversalClient, error) {
+	if err := redisScheme(raw); err != nil {
+		return nil, err
+	}
+	c, err := quota.NewClient(raw, quota.DefaultTimeout)
+	if err != nil {
+		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
+	}
+	return c, nil
+}
+
+// redisScheme refuses a --redis that is not a Redis URL by its scheme,
+// before go-redis says "invalid URL scheme: " with nothing after it. The
+// value itself is not repeated: it may hold a password.
+func redisScheme(raw string) error {
+	scheme, _, found := strings.Cut(raw, "://")
+	switch {
+	case found && (scheme == "redis" || scheme == "rediss" || scheme == "unix"):
+		return nil
+	case !found || scheme == "":
+		return usageErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
+	}
+	return usageErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
+}

@@ -1,0 +1,80 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingestworks/ingest"
+)
+
+// StateReader is what the metrics read of a limiter at scrape time.
+type StateReader interface {
+	State(ctx context.Context) ([]ingest.PoolState, error)
+	Backend() string
+}
+
+var (
+	limiterUpDesc = prometheus.NewDesc("ingest_limiter_up",
+		"1 when the limiter answered this scrape, 0 when it did not (the pools' series are then absent).", []string{"backend"}, nil)
+	remainingDesc = prometheus.NewDesc("ingest_quota_remaining_units",
+		"Units the limiter can still admit in the trailing window, by pool.", []string{"pool"}, nil)
+	usedDesc = prometheus.NewDesc("ingest_quota_used_units",
+		"Units the limiter counts in the trailing window, by pool.", []string{"pool"}, nil)
+	blockedDesc = prometheus.NewDesc("ingest_quota_blocked_until_timestamp_seconds",
+		"Unix time until which the upstream blocked the pool; 0 when it is not blocked.", []string{"pool"}, nil)
+)
+
+// limiterCollector reads the pools at scrape time. A limiter that does not
+// answer gives ingest_limiter_up 0 and no pool series.
+type limiterCollector struct{ l StateReader }
+
+func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc} {
+		ch <- d
+	}
+}
+
+func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	pools, err := c.l.State(ctx)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(limiterUpDesc, prometheus.GaugeValue, 0, c.l.Backend())
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(limiterUpDesc, prometheus.GaugeValue, 1, c.l.Backend())
+	for _, p := range pools {
+		ch <- prometheus.MustNewConstMetric(remainingDesc, prometheus.GaugeValue, float64(p.Remaining), p.Pool)
+		ch <- prometheus.MustNewConstMetric(usedDesc, prometheus.GaugeValue, float64(p.Used), p.Pool)
+		var blocked float64
+		if !p.BlockedUntil.IsZero() {
+			blocked = float64(p.BlockedUntil.Unix())
+		}
+		ch <- prometheus.MustNewConstMetric(blockedDesc, prometheus.GaugeValue, blocked, p.Pool)
+	}
+}
+
+// Limiter is the limiter a job takes units from: what Metered wraps.
+type Limiter interface {
+	Take(ctx context.Context, op string) (ingest.Decision, error)
+	Block(ctx context.Context, pool string) (time.Time, error)
+	Refund(ctx context.Context, call ingest.Call) error
+}
+
+// Metered is a Limiter whose decisions m counts.
+type Metered struct {
+	Limiter
+	m *Metrics
+}
+
+// Metered wraps next so that m counts its decisions.
+func (m *Metrics) Metered(next Limiter) *Metered { return &Metered{Limiter: next, m: m} }
+
+// Take decides one call, as the limiter it wraps does, and counts it.
+func (l *Metered) Take(ctx context.Context, op string) (ingest.Decision, error) {
+	d, err := l.Limiter.Take(ctx, op)
+	l.m.Decided(op, d, err)
+	return d, err
+}

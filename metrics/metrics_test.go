@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// ingest_schedule_lag_seconds counts a pass its slot started, from that
+// slot, and leaves a catch-up at start (no slot) out.
+func TestScheduleLagLeavesCatchUpsOut(t *testing.T) {
+	m := New(Build{})
+	m.Pass("US", ingest.StatusCompleted, time.Second, time.Time{})
+	if got, ok := gauge(t, m, "ingest_schedule_lag_seconds", "US"); ok {
+		t.Errorf("a catch-up set US's lag to %.1f s; want it left out", got)
+	}
+	m.Pass("US", ingest.StatusCompleted, time.Second, time.Now().Add(-3*time.Second))
+	if got, ok := gauge(t, m, "ingest_schedule_lag_seconds", "US"); !ok || got < 2 {
+		t.Errorf("a pass started 2 s after its slot: lag %.1f s (set: %v), want at least 2", got, ok)
+	}
+}
+
+// A region fails repeatedly after FailingAfter failed passes in a row; any
+// pass that does not fail starts the count over.
+func TestFailing(t *testing.T) {
+	m := New(Build{})
+	for range FailingAfter - 1 {
+		m.Pass("GB", ingest.StatusFailed, time.Second, time.Time{})
+	}
+	if f := m.Failing(); len(f) != 0 {
+		t.Errorf("after %d failures: failing %v, want none", FailingAfter-1, f)
+	}
+	m.Pass("GB", ingest.StatusFailed, time.Second, time.Time{})
+	if f := m.Failing(); len(f) != 1 || f[0] != "GB" {
+		t.Errorf("after %d failures: failing %v, want [GB]", FailingAfter, f)
+	}
+	if got, _ := gauge(t, m, "ingest_region_consecutive_failures", "GB"); got != FailingAfter {
+		t.Errorf("consecutive failures %v, want %d", got, FailingAfter)
+	}
+	m.Pass("GB", ingest.StatusStopped, time.Second, time.Time{})
+	if f := m.Failing(); len(f) != 0 {
+		t.Errorf("after a stopped pass: failing %v, want none", f)
+	}
+}
+
+func gauge(t *testing.T, m *Metrics, name, region string) (float64, bool) {
+	t.Helper()
+	families, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "region" && l.GetValue() == region {
+					return s.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"maps"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// TestPlan holds the plan against the built-in prices: a videos.list per
+// chart page each cycle, a videoCategories.list per region a day, and a
+// videos.batchGetStats per batch of tracked videos at every reading.
+func TestPlan(t *testing.T) {
+	costs := ingest.DefaultCosts()
+	last := map[string]store.RunSummary{"US": {Status: ingest.StatusCompleted, Pages: 2}}
+	for _, tc := range []struct {
+		name  string
+		sched Schedule
+		want  map[string]int64 // units a day by pool
+		track int64            // of the stats pool's, tracking's
+	}{
+		{"charts", Schedule{Charts: []string{"US", "GB", "GB/10"}, Every: time.Hour},
+			map[string]int64{"default": (2+4+4)*24 + 2, "search": 0, "stats": 0}, 0},
+		{"tracking the charts' videos", Schedule{Charts: []string{"US"}, Every: 2 * time.Hour, Tracked: -1, TrackBatch: 50, TrackEvery: time.Hour},
+			map[string]int64{"default": 2*12 + 1, "search": 0, "stats": 2 * 24}, 2 * 24},
+		{"tracking known videos", Schedule{Charts: []string{"US"}, Every: time.Hour, Tracked: 101, TrackBatch: 50, TrackEvery: 6 * time.Hour},
+			map[string]int64{"default": 2*24 + 1, "search": 0, "stats": 3 * 4}, 3 * 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]int64{}
+			for _, l := range Plan(costs, tc.sched, last) {
+				got[l.Pool] = l.Units
+				if l.Pool == "stats" && l.Tracking != tc.track {
+					t.Errorf("stats tracking %d, want %d", l.Tracking, tc.track)
+				}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("units a day %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverruns(t *testing.T) {
+	plan := []PlanLine{{Pool: "default", Units: 9501, Capacity: 9500}, {Pool: "search", Units: 95, Capacity: 95}}
+	want := []string{"default: 9501 units a day planned, 9500 allowed"}
+	if got := Overruns(plan); !reflect.DeepEqual(got, want) {
+		t.Errorf("Overruns = %q, want %q", got, want)
+	}
+}
+
+func TestPlanSearchAndCover(t *testing.T) {
+	per := map[string]int64{"default": 1, "search": 1}
+	p := PlanSearch(per, 10, 7)
+	if p.Pages != 3 || !maps.Equal(p.Need, map[string]int64{"default": 3, "search": 3}) {
+		t.Fatalf("PlanSearch(max 7 units) = %d pages, need %v; want 3 pages, 3 of each", p.Pages, p.Need)
+	}
+	blocked := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	states := []ingest.PoolState{
+		{Pool: "stats", Limit: 10000, Remaining: 0},
+		{Pool: "search", Limit: 100, Reserve: 5, Remaining: 2},
+		{Pool: "default", Limit: 10000, Reserve: 500, Remaining: 9500},
+	}
+	rows, covered, until := p.Cover(states)
+	want := []PoolCover{{"default", 9500, 9500, 3}, {"search", 2, 95, 3}}
+	if !reflect.DeepEqual(rows, want) || covered || !until.IsZero() {
+		t.Errorf("Cover = %v, %v, %v; want %v, not covered, not blocked", rows, covered, until, want)
+	}
+	states[1].Remaining, states[2].BlockedUntil = 95, blocked
+	if _, covered, until := p.Cover(states); covered || !until.Equal(blocked) {
+		t.Errorf("Cover of a blocked pool: covered %v until %v; want not covered until %v", covered, until, blocked)
+	}
+	states[2].BlockedUntil = time.Time{}
+	if _, covered, _ := p.Cover(states); !covered {
+		t.Error("Cover with room in every pool: not covered")
+	}
+}

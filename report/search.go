@@ -1,0 +1,59 @@
+package report
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// SearchPlan is the most a backfill may spend in one invocation.
+type SearchPlan struct {
+	Pages   int64            // pages at most
+	PerPage map[string]int64 // one page, units by pool
+	Need    map[string]int64 // Pages of them, units by pool
+}
+
+// PlanSearch plans maxPages pages of perPage each, fewer when maxUnits
+// (all pools together; 0 is no cap) pays for fewer.
+func PlanSearch(perPage map[string]int64, maxPages int, maxUnits int64) SearchPlan {
+	p := SearchPlan{Pages: int64(maxPages), PerPage: perPage, Need: map[string]int64{}}
+	if page := sum(perPage); maxUnits > 0 && page > 0 {
+		p.Pages = min(p.Pages, maxUnits/page)
+	}
+	for pool, u := range perPage {
+		p.Need[pool] = u * p.Pages
+	}
+	return p
+}
+
+// PoolCover is one pool's room against what a plan needs of it.
+type PoolCover struct {
+	Pool      string
+	Remaining int64
+	Capacity  int64
+	Need      int64
+}
+
+// Cover holds the pools' states against the plan, pool by pool in name
+// order; covered says the room there is now pays for all of it, and
+// blocked is the latest time until which the upstream blocked one of the
+// pools (zero: none).
+func (p SearchPlan) Cover(states []ingest.PoolState) (rows []PoolCover, covered bool, blocked time.Time) {
+	covered = true
+	for _, st := range states {
+		need, ok := p.Need[st.Pool]
+		if !ok {
+			continue
+		}
+		rows = append(rows, PoolCover{Pool: st.Pool, Remaining: st.Remaining, Capacity: st.Limit - st.Reserve, Need: need})
+		if st.Remaining < need {
+			covered = false
+		}
+		if st.BlockedUntil.After(blocked) {
+			blocked, covered = st.BlockedUntil, false
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Pool < rows[j].Pool })
+	return rows, covered, blocked
+}

@@ -1,0 +1,61 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Check is one of /readyz's checks: Probe's error fails it, and Passed
+// says what passing means ("redis answers").
+type Check struct {
+	Name   string
+	Passed string
+	Probe  func(context.Context) error
+}
+
+// ReadyState is /readyz's body.
+type ReadyState struct {
+	Status string       `json:"status"` // ready or not ready
+	Checks []CheckState `json:"checks"`
+}
+
+// CheckState is one check's result: Detail is Passed when it passed, the
+// error when not.
+type CheckState struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// readyTimeout is what all the checks of one /readyz get together: a probe
+// that hangs must fail the check, not the prober's own timeout.
+const readyTimeout = 2 * time.Second
+
+// Readyz answers /readyz: 200 when every check passes, else 503, with each
+// check's result.
+func Readyz(checks ...Check) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		st := Ready(ctx, checks...)
+		code := http.StatusOK
+		if st.Status != "ready" {
+			code = http.StatusServiceUnavailable
+		}
+		replyJSON(w, code, st)
+	})
+}
+
+// Ready runs the checks one after another.
+func Ready(ctx context.Context, checks ...Check) ReadyState {
+	st := ReadyState{Status: "ready"}
+	for _, c := range checks {
+		cs := CheckState{Name: c.Name, OK: true, Detail: c.Passed}
+		if err := c.Probe(ctx); err != nil {
+			cs.OK, cs.Detail, st.Status = false, err.Error(), "not ready"
+		}
+		st.Checks = append(st.Checks, cs)
+	}
+	return st
+}
