@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"context"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -12,10 +13,11 @@ const maxLook = 10000
 // Schedule adapts an entry's staggered schedule (base: never faster than
 // the floor, and staggered so that two charts of one region never start
 // together) to the plan: Next is the first of base's slots after t at
-// which the entry will have earned a pass at its planned cadence. The job
-// it fires must still ask Due, which counts the pass and sees any re-plan
-// made since Next was computed: a slower plan takes effect at once, a
-// faster one from the entry's next slot.
+// which the entry will have earned a pass at its planned cadence, and
+// counts that pass, as cron runs the entry at the time Next gives. It
+// re-plans first when an event asked for it, so a re-plan reaches an entry
+// from its next firing. Use it or Due for an entry, not both: each counts
+// the passes it allows.
 func (p *Pacer) Schedule(name string, base cron.Schedule) cron.Schedule {
 	return schedule{p: p, name: name, base: base}
 }
@@ -35,8 +37,10 @@ func (s schedule) Next(t time.Time) time.Time {
 	if !ok {
 		return slot
 	}
+	p.replan(context.Background())
 	for range maxLook {
-		if p.earned(s.name, i, slot) >= 1-1e-9 {
+		if c := p.earned(s.name, i, slot); c >= 1-1e-9 {
+			p.credit[s.name], p.asked[s.name] = c-1, slot
 			return slot
 		}
 		slot = s.base.Next(slot)
