@@ -5,7 +5,7 @@
 // a page of results, a decision of the limiter), the quota costs and the
 // embedded schema.sql and costs.yaml. It imports none of the adapters:
 //
-//	regions/  the staggered schedule and the jobs (the default regions are
+//	jobs/     the staggered schedule and the jobs (the default regions are
 //	          DefaultRegions, here)
 //	quota/    the limiter, on Redis or embedded in the SQLite database
 //	fetch/    the YouTube Data API v3 client

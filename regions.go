@@ -6,7 +6,7 @@ import "strings"
 // not given, in schedule order: region i runs at offset i x every/n. It is
 // the one list: the schedule, the fake upstream's fixtures, the year builder
 // and every help text read it, so a default region is added here alone. It
-// lives in the root, not in regions/, because the fake upstream serves the
+// lives in the root, not in jobs/, because the fake upstream serves the
 // adapters' tests and the year builder writes with the store: neither may
 // reach up to the job layer for it.
 var DefaultRegions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}

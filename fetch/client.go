@@ -1,6 +1,6 @@
 // Package fetch is the YouTube Data API v3 client: the real
 // google.golang.org/api/youtube/v3 service behind the small interfaces the
-// jobs need (regions.Source, regions.Searcher, and Stats for
+// jobs need (jobs.Source, jobs.Searcher, and Stats for
 // videos.batchGetStats), with the things the generated client leaves to us:
 // the quota gate before every attempt, retries with jittered backoff, the
 // classification of upstream errors into the kinds the jobs act on

@@ -39,6 +39,7 @@ type Metrics struct {
 	lag         *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
 	failures    *prometheus.GaugeVec
+	jobRuns     *prometheus.CounterVec
 
 	mu          sync.Mutex
 	failStreaks map[string]int
@@ -62,12 +63,14 @@ func New(b Build) *Metrics {
 			Help: "Unix time at which the region's latest completed pass finished."}, []string{"region"}),
 		failures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_region_consecutive_failures",
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
+		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
+			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
 		failStreaks: map[string]int{},
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -104,6 +107,12 @@ func (m *Metrics) Pass(region string, status ingest.RunStatus, took time.Duratio
 		m.failStreaks[region] = 0
 	}
 	m.failures.WithLabelValues(region).Set(float64(m.failStreaks[region]))
+}
+
+// Job counts a finished run of one of the schedule's entries that is not a
+// chart (tracking, pruning).
+func (m *Metrics) Job(name string, status ingest.RunStatus) {
+	m.jobRuns.WithLabelValues(name, string(status)).Inc()
 }
 
 // Failing lists the regions whose latest FailingAfter passes failed.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
-	"github.com/ingestworks/ingest/regions"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -170,7 +170,7 @@ func TestSchedule(t *testing.T) {
 	}
 	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 20)})
 	p.Now = func() time.Time { return t0 }
-	base := regions.Schedule{Every: 10 * time.Second, Offset: 3 * time.Second}
+	base := jobs.Schedule{Every: 10 * time.Second, Offset: 3 * time.Second}
 	s := p.Schedule("US", base)
 	first := s.Next(t0)
 	if want := base.Next(t0); !first.Equal(want) {

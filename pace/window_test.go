@@ -16,9 +16,9 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -121,8 +121,8 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // daemon is one worker's charts on their staggered slots, paced or fixed.
 type daemon struct {
-	passes []*regions.Pass
-	slots  []regions.Schedule
+	passes []*jobs.Pass
+	slots  []jobs.Schedule
 	pacer  *pace.Pacer // nil: the fixed cadence
 	runs   map[string][]time.Time
 	done   map[string]int // completed passes
@@ -136,7 +136,7 @@ func newDaemon(t *testing.T, w *world, codes []string, paced bool) *daemon {
 	var entries []pace.Entry
 	for _, code := range codes {
 		for prio, cat := range []string{"", "10"} {
-			p := &regions.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs, Limiter: w,
+			p := &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs, Limiter: w,
 				Source: w.client, Sink: w.db, Logger: quiet(), Now: w.clock}
 			d.passes = append(d.passes, p)
 			entries = append(entries, pace.Entry{Name: p.Chart(), Priority: prio, Floor: floor,
@@ -144,7 +144,7 @@ func newDaemon(t *testing.T, w *world, codes []string, paced bool) *daemon {
 		}
 	}
 	for i := range d.passes {
-		s, err := regions.Stagger(floor, i, len(d.passes))
+		s, err := jobs.Stagger(floor, i, len(d.passes))
 		if err != nil {
 			t.Fatal(err)
 		}

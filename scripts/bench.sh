@@ -33,7 +33,7 @@ awk '/BenchmarkRollupTriggers-/ { for (i=1;i<=NF;i++) if ($(i+1)=="with/without"
 
 echo
 echo "== regions: a full --once cycle, fake upstream at 20 ms a call =="
-go test -run '^$' -bench BenchmarkOnceCycle -benchtime 5x ./regions/ | tee "$out/cycle.txt" | grep '^Benchmark'
+go test -run '^$' -bench BenchmarkOnceCycle -benchtime 5x ./jobs/ | tee "$out/cycle.txt" | grep '^Benchmark'
 awk '/BenchmarkOnceCycle-/ { for (i=1;i<=NF;i++) { if ($(i+1)=="overhead-%") o=$i; if ($(i+1)=="wall-ms/cycle") w=$i; if ($(i+1)=="latency-ms/cycle") l=$i } }
   END { printf "wall %.0f ms beside %.0f ms of upstream latency: our overhead %.1f%% (target < 10%%) %s\n", w, l, o, (o<10?"met":"MISSED") }' "$out/cycle.txt"
 

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -89,7 +89,7 @@ func (f *backfillFlags) identity(now time.Time) (ingest.BackfillID, ingest.Searc
 	if region == "" {
 		return id, ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
 	}
-	if !regions.Valid(region) {
+	if !jobs.Valid(region) {
 		return id, ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.since == "" {
@@ -121,12 +121,12 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if err != nil {
 		return err
 	}
-	job := &regions.Backfill{ID: id, Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger}
+	job := &jobs.Backfill{ID: id, Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger}
 	cost, err := job.PageCost()
 	if err != nil {
 		return usageErrorf("--costs: %w", err)
 	}
-	if page := regions.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
+	if page := jobs.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
 		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, report.PoolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
@@ -193,7 +193,7 @@ func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
 
 // backfillOutcome says what was spent and stored, and when the quota has
 // room again.
-func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillResult) error {
+func backfillOutcome(out io.Writer, job *jobs.Backfill, res jobs.BackfillResult) error {
 	if res.Resumed {
 		fmt.Fprintf(out, "resumed the backfill at page %d\n", res.Cursor.Pages-res.Pages+1)
 	}
@@ -220,7 +220,7 @@ func backfillOutcome(out io.Writer, job *regions.Backfill, res regions.BackfillR
 // shippedPageCost is what a backfill page costs by the built-in costs.yaml,
 // read from it so that the help cannot drift from the prices.
 func shippedPageCost() string {
-	cost, err := (&regions.Backfill{Costs: ingest.DefaultCosts()}).PageCost()
+	cost, err := (&jobs.Backfill{Costs: ingest.DefaultCosts()}).PageCost()
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}
@@ -229,8 +229,8 @@ func shippedPageCost() string {
 
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
-func dryRun(ctx context.Context, out io.Writer, s *settings, job *regions.Backfill, cost map[string]int64) error {
-	plan := report.PlanSearch(cost, regions.SearchMaxPages, job.MaxUnits)
+func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64) error {
+	plan := report.PlanSearch(cost, jobs.SearchMaxPages, job.MaxUnits)
 	until := job.Query.Before.Format(time.RFC3339)
 	if job.ID.OpenEnded() {
 		until = "now (open-ended)"

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -160,7 +160,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	gate := regions.Gate(p.limiter, p.db, p.quotaKey, "US")
+	gate := jobs.Gate(p.limiter, p.db, p.quotaKey, "US")
 	cats, err := p.source.Categories(ctx, gate, "US")
 	var refused *ingest.RefusedError
 	switch {

@@ -9,11 +9,11 @@ import (
 	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
-// TestDaemonTracksAndPrunes checks the daemon's own loops, which run
-// --once does not use: with --keep, the daemon prunes as it starts (and
-// every --every after); with --track-for, it reads the counts of the
-// charts' videos at its tracking slot, paid from the stats pool; and it
-// still stops cleanly on SIGTERM. The tracking slot comes once a
+// TestDaemonTracksAndPrunes checks the daemon's tracking and pruning
+// entries, which share the charts' schedule: with --keep, the daemon
+// prunes as it starts (and once every --every after); with --track-for, it
+// reads the counts of the charts' videos at its tracking slot, paid from
+// the stats pool; and it still stops cleanly on SIGTERM. The tracking slot comes once a
 // --track-every (at least a minute), near the end of it.
 func TestDaemonTracksAndPrunes(t *testing.T) {
 	t.Parallel()

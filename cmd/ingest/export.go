@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -91,7 +91,7 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	if !j.filter.Until.After(j.filter.Since) {
 		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
 	}
-	if j.filter.Region = strings.ToUpper(strings.TrimSpace(f.region)); j.filter.Region != "" && !regions.Valid(j.filter.Region) {
+	if j.filter.Region = strings.ToUpper(strings.TrimSpace(f.region)); j.filter.Region != "" && !jobs.Valid(j.filter.Region) {
 		return j, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.category != "" {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -138,8 +138,8 @@ func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 // jobLimiter is what the jobs and the daemon's endpoints need of the
 // limiter: decisions, leases, and the pools' state.
 type jobLimiter interface {
-	regions.Limiter
-	regions.Locker
+	jobs.Limiter
+	jobs.Locker
 	report.StateReader
 }
 
@@ -251,15 +251,15 @@ func created(ctx context.Context, l backend) error {
 // The wiring is where the compiler checks that the adapters fit the
 // interfaces the jobs declare.
 var (
-	_ regions.Source   = (*fetch.Client)(nil)
-	_ regions.Searcher = (*fetch.Client)(nil)
-	_ regions.Sink     = (*store.DB)(nil)
-	_ regions.Limiter  = (*quota.Redis)(nil)
-	_ regions.Limiter  = (*quota.SQLite)(nil)
-	_ regions.Limiter  = (*quota.Postgres)(nil)
-	_ regions.Locker   = (*quota.Redis)(nil)
-	_ regions.Locker   = (*quota.SQLite)(nil)
-	_ regions.Locker   = (*quota.Postgres)(nil)
+	_ jobs.Source   = (*fetch.Client)(nil)
+	_ jobs.Searcher = (*fetch.Client)(nil)
+	_ jobs.Sink     = (*store.DB)(nil)
+	_ jobs.Limiter  = (*quota.Redis)(nil)
+	_ jobs.Limiter  = (*quota.SQLite)(nil)
+	_ jobs.Limiter  = (*quota.Postgres)(nil)
+	_ jobs.Locker   = (*quota.Redis)(nil)
+	_ jobs.Locker   = (*quota.SQLite)(nil)
+	_ jobs.Locker   = (*quota.Postgres)(nil)
 )
 
 // agree checks, before anything is spent, that the limiter holds the same

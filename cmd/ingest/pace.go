@@ -6,21 +6,23 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/pace"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
 // watchPace puts the daemon's charts under a pacer (run --pace, the
 // default) and serves each chart's age and the plan on /metrics. Each
-// chart keeps its staggered slots at --every; the pacer skips the slots
-// its planned cadence does not need, so a schedule that fits the day runs
-// exactly as without it, and one that does not is spread over the day
-// instead of spending the pool by morning.
-func watchPace(s *settings, f *runFlags, p *pipeline, runner *regions.Runner, m *metrics.Metrics, last map[string]store.RunSummary) {
+// chart keeps its staggered slots at --every; the pacer's schedule fires
+// only at the slots its planned cadence needs, so a schedule that fits the
+// day runs exactly as without it, and one that does not is spread over the
+// day instead of spending the pool by morning. Tracking and pruning keep
+// their own slots.
+func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) {
 	ages := &chartAges{fetched: map[string]time.Time{}}
 	for chart, r := range last {
 		if r.Status == ingest.StatusCompleted {
@@ -28,31 +30,35 @@ func watchPace(s *settings, f *runFlags, p *pipeline, runner *regions.Runner, m 
 		}
 	}
 	col := &paceCollector{ages: ages}
-	observe := runner.Observe
+	observe := d.Runner.Observe
 	var pc *pace.Pacer
 	if f.pace {
-		pc = newPacer(s, f.every, p, runner)
-		runner.Pace, col.pc = pc.Due, pc
+		pc = newPacer(s, f.every, p, d)
+		d.ScheduleFor = func(e jobs.Entry) cron.Schedule { return pc.Schedule(e.Name, e.Slots) }
+		col.pc = pc
 	}
-	runner.Observe = func(res regions.PassResult, took time.Duration, slot time.Time) {
+	d.Runner.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
 		if observe != nil {
-			observe(res, took, slot)
+			observe(e, end, took, slot)
 		}
-		if res.Status == ingest.StatusCompleted {
-			ages.set(res.Region, time.Now().Add(-took))
+		if end.Pass == nil {
+			return
+		}
+		if end.Status == ingest.StatusCompleted {
+			ages.set(e.Name, time.Now().Add(-took))
 		}
 		if pc != nil {
-			pc.Ran(res.Region, res.Units, res.Status)
+			pc.Ran(e.Name, end.Pass.Units, end.Status)
 		}
 	}
 	m.Register(col)
 }
 
-// newPacer plans the runner's charts: a region's own chart first, its
-// category charts a level below, each never more often than every. Until
-// a chart's passes are measured, a pass is guessed at a chart of 200
-// (four pages).
-func newPacer(s *settings, every time.Duration, p *pipeline, runner *regions.Runner) *pace.Pacer {
+// newPacer plans the daemon's charts at their kind's priority (a region's
+// own chart first, its category charts a level below), each never more
+// often than every. Until a chart's passes are measured, a pass is
+// guessed at a chart of 200 (four pages).
+func newPacer(s *settings, every time.Duration, p *pipeline, d *jobs.Daemon) *pace.Pacer {
 	guess := map[string]float64{}
 	if charges, err := s.costs.Op(ingest.OpVideosList); err == nil {
 		for _, c := range charges {
@@ -60,12 +66,9 @@ func newPacer(s *settings, every time.Duration, p *pipeline, runner *regions.Run
 		}
 	}
 	var entries []pace.Entry
-	for _, pass := range runner.Passes {
-		prio := 0
-		if pass.Category != "" {
-			prio = 1
-		}
-		entries = append(entries, pace.Entry{Name: pass.Chart(), Priority: prio, Floor: every, Cost: guess})
+	for _, pass := range d.Runner.Passes {
+		e := pass.Entry()
+		entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: every, Cost: guess})
 	}
 	pc := pace.New(s.costs.Pools, p.limiter.State, entries)
 	pc.Measure, pc.Logger, pc.Refresh = p.db.PassCosts, s.logger, every

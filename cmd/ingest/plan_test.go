@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // TestPlanCountsTracking checks that the daemon's plan line charges
@@ -33,7 +33,7 @@ func TestPlanCountsTracking(t *testing.T) {
 			s := &settings{db: filepath.Join(t.TempDir(), "none.db"), costs: ingest.DefaultCosts(),
 				logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			f := &runFlags{every: time.Hour, cats: []string{""},
-				track: trackFlags{forText: c.trackFor, every: regions.TrackEvery}}
+				track: trackFlags{forText: c.trackFor, every: jobs.TrackEvery}}
 			if err := checkPlan(context.Background(), s, f, ingest.DefaultRegions); err != nil {
 				t.Fatal(err)
 			}

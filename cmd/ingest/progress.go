@@ -9,20 +9,20 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // progress shows a bar on a terminal and plain log lines otherwise.
 type progress struct {
 	bar *progressbar.ProgressBar
 	s   *settings
-	job *regions.Backfill
+	job *jobs.Backfill
 }
 
-func newProgress(out io.Writer, s *settings, job *regions.Backfill) *progress {
+func newProgress(out io.Writer, s *settings, job *jobs.Backfill) *progress {
 	p := &progress{s: s, job: job}
 	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		p.bar = progressbar.NewOptions(regions.SearchMaxPages,
+		p.bar = progressbar.NewOptions(jobs.SearchMaxPages,
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("backfill "+job.Query.Region),
 			progressbar.OptionShowCount(),
@@ -38,7 +38,7 @@ func (p *progress) start() {
 	}
 }
 
-func (p *progress) update(res regions.BackfillResult) {
+func (p *progress) update(res jobs.BackfillResult) {
 	spent := res.Units[ingest.DefaultPool]
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %d units spent, %d left",

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -67,11 +67,6 @@ func parseKeep(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// retention is what --keep means now: the ledger stays for the quota's span.
-func retention(keep, span time.Duration, now time.Time) store.Retention {
-	return store.Retention{Before: now.Add(-keep), LedgerBefore: now.Add(-max(keep, span))}
-}
-
 func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) error {
 	if f.keep == "" {
 		return usageErrorf("prune: --keep (or %s) is required, e.g. --keep 400d", keepEnv)
@@ -88,10 +83,11 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		return err
 	}
 	defer db.Close()
-	pruned, err := db.Prune(ctx, retention(keep, s.costs.Span(), time.Now()))
-	if err != nil {
-		return runtimeError(err)
+	res := (&jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{db}}).Run(ctx)
+	if res.Err != nil {
+		return runtimeError(res.Err)
 	}
+	pruned := res.Pruned
 	size, err := db.Size(ctx)
 	if err != nil {
 		return runtimeError(err)
@@ -116,7 +112,7 @@ type prunedJSON struct {
 	OldestRun  *time.Time `json:"oldest_run"`
 }
 
-func pruneJSON(p store.Pruned, s store.Size) prunedJSON {
+func pruneJSON(p jobs.Pruned, s store.Size) prunedJSON {
 	out := prunedJSON{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger,
 		FreedBytes: p.Freed, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
@@ -134,46 +130,12 @@ func oldestText(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// pruneAfter prunes as --keep says ("" keeps everything) and logs what it
-// removed: run --once's retention, after its passes.
-func pruneAfter(ctx context.Context, s *settings, db *store.DB, keep string) error {
-	if keep == "" {
-		return nil
-	}
-	d, err := parseKeep(keep)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	p, err := db.Prune(ctx, retention(d, s.costs.Span(), start))
-	if err != nil {
-		return err
-	}
-	s.logger.Info("pruned", "keep", keep, "runs", p.Runs, "entries", p.Entries, "stats", p.Stats,
-		"videos", p.Videos, "ledger", p.Ledger, "freed_bytes", p.Freed, ingest.LogDuration, time.Since(start))
-	return nil
-}
+// pruneStore is the store's retention as the prune job asks for it.
+type pruneStore struct{ db *store.DB }
 
-// keepPruning prunes once now and then every period until ctx ends, beside
-// the passes (each batch is a short transaction of its own). A failed
-// prune is logged and tried again next period. done waits for it to stop.
-func keepPruning(ctx context.Context, s *settings, db *store.DB, keep string, every time.Duration) (done func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			if err := pruneAfter(ctx, s, db, keep); err != nil && ctx.Err() == nil {
-				s.logger.Error("prune failed; trying again next period", ingest.LogErr, err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-stopped }
+var _ jobs.PruneStore = pruneStore{}
+
+func (p pruneStore) Prune(ctx context.Context, before, ledgerBefore time.Time) (jobs.Pruned, error) {
+	r, err := p.db.Prune(ctx, store.Retention{Before: before, LedgerBefore: ledgerBefore})
+	return jobs.Pruned{Runs: r.Runs, Entries: r.Entries, Stats: r.Stats, Videos: r.Videos, Ledger: r.Ledger, Freed: r.Freed}, err
 }

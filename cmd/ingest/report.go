@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -63,8 +63,8 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return err
 	}
-	if f.every < regions.MinEvery {
-		return usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
+	if f.every < jobs.MinEvery {
+		return usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
 	}
 	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: codes, Every: f.every, ScheduleFrom: "--every"}
 	db, err := store.OpenExisting(ctx, s.db)
@@ -167,7 +167,7 @@ func buildReport(ctx context.Context, src report.Sources) (*report.Report, error
 // nextRuns is when each region of a staggered schedule runs next.
 func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Time {
 	return func(i int, now time.Time) time.Time {
-		s, err := regions.Stagger(every, i, len(codes))
+		s, err := jobs.Stagger(every, i, len(codes))
 		if err != nil {
 			return time.Time{}
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -52,7 +52,7 @@ func parseRegions(list string, given bool) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	codes, err := regions.Parse(list)
+	codes, err := jobs.Parse(list)
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
@@ -112,8 +112,8 @@ func (f *runFlags) validate() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.every < regions.MinEvery {
-		return nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, f.every)
+	if f.every < jobs.MinEvery {
+		return nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
 	}
 	if f.listen != "" {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {
@@ -153,14 +153,18 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	m.Seed(last)
 	ctx, drain, stop := signals(ctx, s)
 	defer stop()
-	observe := func(res regions.PassResult, took time.Duration, slot time.Time) {
-		m.Pass(res.Region, res.Status, took, slot)
+	observe := func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
+			m.Pass(e.Name, end.Status, took, slot)
+		} else {
+			m.Job(e.Name, end.Status)
+		}
 	}
-	runner := &regions.Runner{Locker: p.limiter, Logger: s.logger, Observe: observe, Drain: drain, LastStart: p.db.LastStart}
+	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := m.Metered(p.limiter)
 	for _, code := range codes {
 		for _, cat := range f.cats {
-			pass := &regions.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
+			pass := &jobs.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
 				Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}
 			pass.Logger = s.logger.With(ingest.LogRegion, pass.Chart())
 			runner.Passes = append(runner.Passes, pass)
@@ -173,48 +177,60 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		}
 		defer shutdown()
 	}
+	d := &jobs.Daemon{Runner: runner, Every: f.every, TrackEvery: f.track.every}
+	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
+		d.Track = f.track.job(s, p, lim, drain)
+	}
+	if f.keep != "" {
+		keep, _ := parseKeep(f.keep) // validate read it
+		d.Prune = &jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{p.db}, Drain: drain}
+	}
 	if f.once {
-		runner.PassLevel = slog.LevelDebug
-		start := time.Now()
-		results := runner.Once(ctx)
-		logSummary(s.logger, results, len(runner.Passes), time.Since(start))
-		if span, _ := f.track.span(); f.track.given && span > 0 {
-			trackOnce(ctx, s.logger, f.track.job(s, p, lim, drain))
-		}
-		if err := pruneAfter(ctx, s, p.db, f.keep); err != nil {
-			return runtimeError(err)
-		}
-		return onceExit(results, len(runner.Passes), s.endpoint)
+		return runOnce(ctx, s, d)
 	}
-	if span, _ := f.track.span(); span > 0 {
-		done := keepTracking(ctx, s, f.track.job(s, p, lim, drain), trackSchedule(f.track.every, len(runner.Passes)), drain)
-		defer done()
-	}
-	return runDaemon(ctx, s, f, p, runner, m, codes, last)
+	watchPace(s, f, p, d, m, last)
+	return runDaemon(ctx, s, f, p, d, codes, last)
 }
 
-func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline,
-	runner *regions.Runner, m *metrics.Metrics, codes []string, last map[string]store.RunSummary) error {
+// runOnce runs every chart's pass now, then tracking and pruning when
+// they are asked for, each through the same runner as the daemon's.
+func runOnce(ctx context.Context, s *settings, d *jobs.Daemon) error {
+	d.Runner.PassLevel = slog.LevelDebug
+	start := time.Now()
+	results := d.Runner.Once(ctx)
+	logSummary(s.logger, results, len(d.Runner.Passes), time.Since(start))
+	if d.Track != nil {
+		// A failure is logged, not returned: the charts are run's job,
+		// tracking an addition.
+		d.Runner.Run(ctx, d.Track.Entry())
+	}
+	if d.Prune != nil {
+		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
+			return runtimeError(end.Err)
+		}
+	}
+	return onceExit(results, len(d.Runner.Passes), s.endpoint)
+}
+
+// runDaemon records the schedule, then runs the daemon until a signal
+// stops it.
+func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, codes []string,
+	last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	charts := make([]string, len(runner.Passes))
-	for i, pass := range runner.Passes {
+	charts := make([]string, len(d.Runner.Passes))
+	for i, pass := range d.Runner.Passes {
 		charts[i] = pass.Chart()
 	}
 	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
 		return runtimeError(err)
 	}
-	starts := map[string]time.Time{}
+	d.LastStart = map[string]time.Time{}
 	for code, r := range last {
-		starts[code] = r.Started
+		d.LastStart[code] = r.Started
 	}
-	s.logger.Info("daemon started", "regions", len(codes), "charts", len(runner.Passes), "every", f.every, "backend", p.limiter.Backend())
-	if f.keep != "" {
-		done := keepPruning(ctx, s, p.db, f.keep, f.every)
-		defer done()
-	}
-	watchPace(s, f, p, runner, m, last)
-	return runtimeError(runner.Daemon(ctx, f.every, starts))
+	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.limiter.Backend())
+	return runtimeError(d.Run(ctx))
 }
 
 // checkPlan prints what the schedule spends in a day against each pool,
@@ -227,7 +243,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
 	span, _ := f.track.span()
 	if span > 0 && (!f.once || f.track.given) {
-		sched.TrackEvery, sched.TrackBatch = f.track.every, regions.TrackBatch
+		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
 	}
 	var last map[string]store.RunSummary
 	if db, err := store.OpenExisting(ctx, s.db); err == nil {
@@ -259,7 +275,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 // logSummary is run --once's one line at info: how the passes ended,
 // what they stored and spent. videos counts a video on several charts
 // once, as the videos table holds it; entries counts each chart's.
-func logSummary(log *slog.Logger, results []regions.PassResult, planned int, took time.Duration) {
+func logSummary(log *slog.Logger, results []jobs.PassResult, planned int, took time.Duration) {
 	counts := map[ingest.RunStatus]int{}
 	videos := map[string]struct{}{}
 	var pages, entries int
@@ -289,7 +305,7 @@ func logSummary(log *slog.Logger, results []regions.PassResult, planned int, too
 // failed. A fatal failure (the key, or an upstream that cannot be reached)
 // stopped the run at its first region: one line says so, with how many
 // regions did not run.
-func onceExit(results []regions.PassResult, planned int, endpoint string) error {
+func onceExit(results []jobs.PassResult, planned int, endpoint string) error {
 	var failed []string
 	for _, r := range results {
 		if r.Fatal {
@@ -308,7 +324,7 @@ func onceExit(results []regions.PassResult, planned int, endpoint string) error 
 // unavailableWhy says, when a region failed because the limiter could not
 // be reached, what that means: the calls it refused were over what
 // fail_open lets go unmetered, and the charts carry on once it answers.
-func unavailableWhy(results []regions.PassResult) string {
+func unavailableWhy(results []jobs.PassResult) string {
 	for _, r := range results {
 		if r.Status == ingest.StatusFailed && errors.Is(r.Err, ingest.ErrUnavailable) {
 			return ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
@@ -319,12 +335,12 @@ func unavailableWhy(results []regions.PassResult) string {
 	return ""
 }
 
-func fatalError(r regions.PassResult, ran, planned int, endpoint string) error {
+func fatalError(r jobs.PassResult, ran, planned int, endpoint string) error {
 	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
 	if planned-ran == 0 {
 		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
 	}
-	if regions.Unreachable(r.Err) {
+	if jobs.Unreachable(r.Err) {
 		if endpoint == "" {
 			endpoint = "Google's endpoint"
 		}

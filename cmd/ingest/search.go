@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -53,7 +53,7 @@ Any other punctuation is taken literally.`,
 
 func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, query string) error {
 	region := strings.ToUpper(strings.TrimSpace(f.region))
-	if region != "" && !regions.Valid(region) {
+	if region != "" && !jobs.Valid(region) {
 		return usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.limit < 1 || f.limit > 1000 {

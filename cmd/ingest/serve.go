@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -129,8 +129,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if err != nil {
 		return nil, nil, err
 	}
-	if rf.every < regions.MinEvery {
-		return nil, nil, usageErrorf("--every: must be at least %s, got %s", regions.MinEvery, rf.every)
+	if rf.every < jobs.MinEvery {
+		return nil, nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, rf.every)
 	}
 	plans, proxies, err := apiSettings(f)
 	if err != nil {

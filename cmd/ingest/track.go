@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -23,7 +21,7 @@ type trackFlags struct {
 
 func (t *trackFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.forText, "track-for", "7d", "track the counts of videos a chart showed in this last span (7d, 36h; 0 turns tracking off)")
-	cmd.Flags().DurationVar(&t.every, "track-every", regions.TrackEvery, "read the tracked videos' counts this often (videos.batchGetStats, the stats pool), after the chart passes")
+	cmd.Flags().DurationVar(&t.every, "track-every", jobs.TrackEvery, "read the tracked videos' counts this often (videos.batchGetStats, the stats pool), after the chart passes")
 }
 
 // span is --track-for; zero turns tracking off.
@@ -39,74 +37,16 @@ func (t *trackFlags) validate(cmd *cobra.Command) error {
 	if _, err := t.span(); err != nil {
 		return usageErrorf("--track-for: %v (or 0 for no tracking)", err)
 	}
-	if t.every < regions.MinEvery {
-		return usageErrorf("--track-every: must be at least %s, got %s", regions.MinEvery, t.every)
+	if t.every < jobs.MinEvery {
+		return usageErrorf("--track-every: must be at least %s, got %s", jobs.MinEvery, t.every)
 	}
 	return nil
 }
 
-func (t *trackFlags) job(s *settings, p *pipeline, lim regions.Limiter, drain <-chan struct{}) *regions.Track {
+func (t *trackFlags) job(s *settings, p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Track {
 	span, _ := t.span()
-	return &regions.Track{QuotaKey: p.quotaKey, Costs: s.costs, Limiter: lim, Source: p.source,
+	return &jobs.Track{QuotaKey: p.quotaKey, Costs: s.costs, Limiter: lim, Source: p.source,
 		Store: p.db, Logger: s.logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: span, Drain: drain}
 }
 
-// trackOnce runs one tracking pass and logs how it ended; a failure is
-// logged, not returned: the charts are run's job, tracking an addition.
-func trackOnce(ctx context.Context, log *slog.Logger, tr *regions.Track) regions.TrackResult {
-	start := time.Now()
-	res := tr.Run(ctx)
-	msg := "tracking"
-	switch res.Status {
-	case ingest.StatusFailed:
-		msg = "tracking failed"
-	case ingest.StatusStopped:
-		msg = "tracking stopped: the stats quota said no"
-	}
-	regions.LogEnd(log, slog.LevelInfo, msg, res.RunEnd, res.Err, "tracked", res.Tracked, ingest.LogCalls, res.Calls,
-		ingest.LogUnits, regions.Sum(res.Units), ingest.LogDuration, time.Since(start))
-	return res
-}
-
-// trackSchedule puts tracking after the chart passes of every period: in
-// the middle of the last region's slot.
-func trackSchedule(every time.Duration, regionsN int) regions.Schedule {
-	slots := time.Duration(max(regionsN, len(ingest.DefaultRegions)))
-	return regions.Schedule{Every: every, Offset: every * (2*slots - 1) / (2 * slots)}
-}
-
-// keepTracking runs tracking at every slot until ctx ends or drain closes.
-// done stops it: once drain has closed (the first signal), the call in
-// flight ends and is stored, as a chart pass's page is, and tracking stops
-// before the next; otherwise (run failed) it is cancelled at once.
-func keepTracking(ctx context.Context, s *settings, tr *regions.Track, sched regions.Schedule, drain <-chan struct{}) (done func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			t := time.NewTimer(time.Until(sched.Next(time.Now())))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-drain:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			trackOnce(ctx, s.logger, tr)
-		}
-	}()
-	return func() {
-		select {
-		case <-drain:
-		default:
-			cancel()
-		}
-		<-stopped
-		cancel()
-	}
-}
-
-var _ regions.TrackStore = (*store.DB)(nil)
+var _ jobs.TrackStore = (*store.DB)(nil)

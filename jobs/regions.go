@@ -1,15 +1,23 @@
-// Package regions holds the regions whose charts are ingested, the staggered
-// schedule and the job that runs one pass over a region's chart.
+// Package jobs is the job layer: the regions whose charts are ingested,
+// the jobs (a chart's pass, tracking of view counts, pruning, a backfill)
+// and the one daemon that runs them on one robfig/cron schedule.
+//
+// Every entry of the schedule (a chart, tracking, pruning) runs through the
+// Runner the same way: an in-process guard, a lease across processes, the
+// one LogEnd line and Observe (metrics). The Daemon builds the schedule,
+// catches up the slots missed while no daemon ran, and on drain starts
+// nothing new and waits for the runs in flight.
 //
 // A pass takes quota before every upstream call, fetches a page, and stores
 // it in one transaction, following the chart's page tokens to the end. When
 // the limiter says no, the pass ends as stopped, with the time at which it
 // could go on; the next scheduled run carries on.
 //
-// The interfaces a pass needs are declared here, where they are used, and
+// The interfaces the jobs need are declared here, where they are used, and
 // are small: a Limiter that takes units, a Source that yields pages and a
-// Sink that stores them. quota, fetch and store satisfy them.
-package regions
+// Sink that stores them, a PruneStore that applies a retention. quota,
+// fetch and store satisfy them.
+package jobs
 
 import (
 	"context"

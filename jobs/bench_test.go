@@ -1,4 +1,4 @@
-package regions_test
+package jobs_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // BenchmarkOnceCycle runs a full --once cycle of the default regions against
@@ -20,7 +20,7 @@ func BenchmarkOnceCycle(b *testing.B) {
 		b.StopTimer()
 		r := newRig(b, "")
 		r.fake.SetLatency(latency)
-		run := &regions.Runner{Locker: r.limiter, Logger: quiet()}
+		run := &jobs.Runner{Locker: r.limiter, Logger: quiet()}
 		for _, code := range ingest.DefaultRegions {
 			run.Passes = append(run.Passes, r.pass(code))
 		}

@@ -1,4 +1,4 @@
-package regions
+package jobs
 
 import (
 	"slices"
@@ -52,6 +52,23 @@ func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
 		if s, _ := Stagger(time.Hour, 1, n); s.Offset != want {
 			t.Errorf("Stagger(1h, 1, %d).Offset = %s, want %s", n, s.Offset, want)
 		}
+	}
+}
+
+// A job after the charts runs in the last slot, however few charts the
+// schedule runs: after every chart pass of the period.
+func TestAfterChartsRunsInTheLastSlot(t *testing.T) {
+	n := len(ingest.DefaultRegions)
+	last, _ := Stagger(time.Hour, n-1, n)
+	want := last.Offset + (time.Hour-last.Offset)/2
+	for _, given := range []int{1, n} {
+		if got := AfterCharts(time.Hour, given, 2).Offset; got != want {
+			t.Errorf("AfterCharts(1h, %d, 2).Offset = %s, want %s", given, got, want)
+		}
+	}
+	more, _ := Stagger(time.Hour, n, n+1)
+	if got := AfterCharts(time.Hour, n+1, 4).Offset; got <= more.Offset || got >= time.Hour {
+		t.Errorf("AfterCharts(1h, %d, 4).Offset = %s, want inside the last slot (after %s)", n+1, got, more.Offset)
 	}
 }
 

@@ -1,4 +1,4 @@
-package regions
+package jobs
 
 import (
 	"fmt"
@@ -26,8 +26,21 @@ func Stagger(every time.Duration, i, n int) (Schedule, error) {
 	if every < MinEvery {
 		return Schedule{}, fmt.Errorf("must be at least %s, got %s", MinEvery, every)
 	}
-	slots := max(n, len(ingest.DefaultRegions))
-	return Schedule{Every: every, Offset: time.Duration(i) * (every / time.Duration(slots))}, nil
+	return Schedule{Every: every, Offset: time.Duration(i) * (every / slots(n))}, nil
+}
+
+// slots is how many slots a schedule of n charts has: at least as many as
+// default regions.
+func slots(n int) time.Duration {
+	return time.Duration(max(n, len(ingest.DefaultRegions)))
+}
+
+// AfterCharts is the schedule of a job that comes after every chart pass
+// of a period of n charts: every Every, 1/part into the last slot (2: its
+// middle), so that it does not start beside the last chart's pass.
+func AfterCharts(every time.Duration, n, part int) Schedule {
+	slot := every / slots(n)
+	return Schedule{Every: every, Offset: every - slot + slot/time.Duration(part)}
 }
 
 // Next is the first slot strictly after t. Slots are aligned to the Unix

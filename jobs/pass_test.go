@@ -1,4 +1,4 @@
-package regions_test
+package jobs_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -63,8 +63,8 @@ func newRig(t testing.TB, costsYAML string) *rig {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func (r *rig) pass(region string) *regions.Pass {
-	return &regions.Pass{Region: region, QuotaKey: "q", Costs: r.costs, Limiter: r.limiter,
+func (r *rig) pass(region string) *jobs.Pass {
+	return &jobs.Pass{Region: region, QuotaKey: "q", Costs: r.costs, Limiter: r.limiter,
 		Source: r.client, Sink: r.db, Logger: quiet()}
 }
 
@@ -201,7 +201,7 @@ func TestPassErrorClasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := p.Run(context.Background())
-		if res.Status != ingest.StatusFailed || !res.Fatal || !regions.Unreachable(res.Err) {
+		if res.Status != ingest.StatusFailed || !res.Fatal || !jobs.Unreachable(res.Err) {
 			t.Fatalf("got %s fatal=%v err=%v; want failed, fatal, unreachable", res.Status, res.Fatal, res.Err)
 		}
 	})
@@ -272,12 +272,12 @@ func TestRunnerNeverRunsARegionTwice(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, "")
 	r.fake.SetLatency(30 * time.Millisecond)
-	runners := []*regions.Runner{
-		{Passes: []*regions.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
-		{Passes: []*regions.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
+	runners := []*jobs.Runner{
+		{Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
+		{Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
 	}
 	var wg sync.WaitGroup
-	results := make([][]regions.PassResult, 2)
+	results := make([][]jobs.PassResult, 2)
 	for i, run := range runners {
 		wg.Add(1)
 		go func() {
@@ -303,7 +303,7 @@ func TestRunnerRecoversPanics(t *testing.T) {
 	r := newRig(t, "")
 	p := r.pass("GB")
 	p.Source = panicSource{r.client}
-	run := &regions.Runner{Passes: []*regions.Pass{p, r.pass("AU")}, Locker: r.limiter, Logger: quiet()}
+	run := &jobs.Runner{Passes: []*jobs.Pass{p, r.pass("AU")}, Locker: r.limiter, Logger: quiet()}
 	got := run.Once(context.Background())
 	if len(got) != 2 || got[0].Status != ingest.StatusFailed || got[1].Status != ingest.StatusCompleted {
 		t.Fatalf("got %+v, want GB failed by the panic and AU completed", got)

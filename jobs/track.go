@@ -1,4 +1,4 @@
-package regions
+package jobs
 
 import (
 	"context"
@@ -80,6 +80,15 @@ func (t *Track) Run(ctx context.Context) TrackResult {
 	res.RunEnd, res.Err = out.RunEnd, out.Err
 	res.At = t.now()
 	return res
+}
+
+// Entry is tracking as an entry of a schedule, named "track".
+func (t *Track) Entry() Entry {
+	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context) Ended {
+		res := t.Run(ctx)
+		return Ended{RunEnd: res.RunEnd, Err: res.Err,
+			Did: []any{"tracked", res.Tracked, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
+	}}
 }
 
 func (t *Track) batches(ctx context.Context, m *meter, res *TrackResult, out *Outcome) error {

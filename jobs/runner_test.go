@@ -1,4 +1,4 @@
-package regions_test
+package jobs_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -55,10 +55,10 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 }
 
 // daemon is a runner of every default region's pass from src into db.
-func daemon(db *store.DB, lim *quota.SQLite, src regions.Source, drain chan struct{}) *regions.Runner {
-	r := &regions.Runner{Locker: lim, Logger: quiet(), Drain: drain}
+func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
+	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range ingest.DefaultRegions {
-		r.Passes = append(r.Passes, &regions.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
+		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
 			Source: src, Sink: db, Logger: quiet(), Drain: drain})
 	}
 	return r
@@ -79,14 +79,14 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		done := make(chan error)
-		go func() { done <- r.Daemon(ctx, every, nil) }()
+		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		time.Sleep(4 * time.Minute) // the catch-up ends and four slots pass
 		close(drain)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		for i, code := range ingest.DefaultRegions {
-			s, _ := regions.Stagger(every, i, len(ingest.DefaultRegions))
+			s, _ := jobs.Stagger(every, i, len(ingest.DefaultRegions))
 			slots := map[time.Time]time.Time{}
 			for _, at := range src.at[code] {
 				if prev, twice := slots[s.Prev(at)]; twice {
@@ -117,7 +117,7 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 		for range 2 {
 			r := daemon(db, lim, src, drain)
 			r.LastStart = db.LastStart
-			go func() { done <- r.Daemon(ctx, every, nil) }()
+			go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		}
 		time.Sleep(20 * time.Minute)
 		close(drain)
@@ -127,7 +127,7 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 			}
 		}
 		for i, code := range ingest.DefaultRegions {
-			s, _ := regions.Stagger(every, i, len(ingest.DefaultRegions))
+			s, _ := jobs.Stagger(every, i, len(ingest.DefaultRegions))
 			slots := map[time.Time]int{}
 			for _, at := range src.at[code] {
 				slots[s.Prev(at)]++
@@ -161,16 +161,16 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var got []seen
-		r.Observe = func(res regions.PassResult, took time.Duration, slot time.Time) {
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, took time.Duration, slot time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, seen{res.Region, time.Now().Add(-took), slot})
+			got = append(got, seen{e.Name, time.Now().Add(-took), slot})
 		}
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		started := time.Now()
 		done := make(chan error)
-		go func() { done <- r.Daemon(ctx, every, nil) }()
+		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
 		time.Sleep(4 * time.Minute)
 		close(drain)
 		if err := <-done; err != nil {
@@ -182,7 +182,7 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 		}
 		catchUps, onSlot := 0, 0
 		for _, o := range got {
-			s, _ := regions.Stagger(every, index[o.region], len(ingest.DefaultRegions))
+			s, _ := jobs.Stagger(every, index[o.region], len(ingest.DefaultRegions))
 			switch {
 			case o.slot.IsZero():
 				catchUps++

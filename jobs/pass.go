@@ -1,4 +1,4 @@
-package regions
+package jobs
 
 import (
 	"context"
@@ -84,6 +84,23 @@ func (p *Pass) Run(ctx context.Context) PassResult {
 		}
 		return p.pages(ctx, m.gate, out)
 	})}
+}
+
+// Entry is the pass as an entry of a schedule: a region's chart, or a
+// category's, named by its chart.
+func (p *Pass) Entry() Entry {
+	kind := KindChart
+	if p.Category != "" {
+		kind = KindCategoryChart
+	}
+	return Entry{Name: p.Chart(), Kind: kind, run: func(ctx context.Context) Ended {
+		res := p.Run(ctx)
+		did := []any{ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos, ingest.LogUnits, res.TotalUnits()}
+		if res.Remaining >= 0 {
+			did = append(did, ingest.LogRemaining, res.Remaining)
+		}
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Did: did, Pass: &res}
+	}}
 }
 
 // categories refreshes the region's category names at most once a day.

@@ -1,0 +1,224 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Kind is what an entry of the daemon's schedule runs. Kinds are numbered
+// in priority order, highest first: a region's own chart, a category's
+// chart, tracking, pruning; one who spreads a budget over the entries
+// (ScheduleFor) serves a lower Kind first.
+type Kind int
+
+const (
+	KindChart Kind = iota
+	KindCategoryChart
+	KindTracking
+	KindPrune
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindChart:
+		return "chart"
+	case KindCategoryChart:
+		return "category chart"
+	case KindTracking:
+		return "tracking"
+	case KindPrune:
+		return "prune"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// noun is what the logs call a run of the kind.
+func (k Kind) noun() string {
+	switch k {
+	case KindTracking:
+		return "tracking"
+	case KindPrune:
+		return "prune"
+	}
+	return "pass"
+}
+
+// charts says whether the kind is a chart pass, which the store keeps runs of.
+func (k Kind) charts() bool { return k == KindChart || k == KindCategoryChart }
+
+// Entry is one job of the daemon's schedule, or one run --once makes.
+type Entry struct {
+	// Name is stable and unique in a schedule: the chart (US, US/10),
+	// "track" or "prune". Leases, logs and metrics go by it.
+	Name string
+	Kind Kind
+	// Slots is the entry's staggered schedule. It is the default timing
+	// (Daemon.ScheduleFor), and whatever the timing, what a catch-up at
+	// start asks: whether the latest slot passed without a run.
+	Slots Schedule
+	run   func(ctx context.Context) Ended
+}
+
+// Log keys of the schedule's entries: a chart's runs log its region key,
+// the others their name under logJob.
+const (
+	logJob  = "job"
+	logKind = "kind"
+)
+
+func (e Entry) logKey() string {
+	if e.Kind.charts() {
+		return ingest.LogRegion
+	}
+	return logJob
+}
+
+// Ended is how one run of an entry ended, as the daemon logs and observes
+// it.
+type Ended struct {
+	ingest.RunEnd
+	Err error // set when Status is failed
+	// Fatal: no other chart can succeed either (the key is rejected, or the
+	// upstream cannot be reached at all).
+	Fatal bool
+	// Did is what the run did, as LogEnd's key-value pairs.
+	Did []any
+	// Pass is a chart pass's own result; nil for other kinds.
+	Pass *PassResult
+}
+
+// Daemon runs every entry on its schedule, from one robfig/cron schedule,
+// until the Runner's Drain closes; then it waits for the runs in flight.
+// Each run goes through the Runner: in-process guard, lease, the LogEnd
+// line, Observe.
+type Daemon struct {
+	Runner *Runner
+	Every  time.Duration // the charts' and pruning's period
+	// Track, when set, runs every TrackEvery after the period's chart passes.
+	Track      *Track
+	TrackEvery time.Duration
+	// Prune, when set, runs once a period, and at start.
+	Prune *Prune
+	// LastStart holds the charts' latest starts in the store: a chart whose
+	// latest slot passed without one runs once at start.
+	LastStart map[string]time.Time
+	// ScheduleFor is when cron runs an entry: the one place an entry's
+	// timing comes from, asked once per entry as the daemon starts. Nil is
+	// the staggered schedule, e.Slots. A wrapper may return later times
+	// than e.Slots; each time it gives is the run's slot (Observe's, the
+	// lag's), and runs unless a run of the entry has started at or after it
+	// (a catch-up at start, or for a chart another host's run in the store).
+	ScheduleFor func(e Entry) cron.Schedule
+}
+
+// Entries lists the schedule's entries, the chart passes in the order
+// they are staggered, then tracking, then pruning.
+func (d *Daemon) Entries() ([]Entry, error) {
+	n := len(d.Runner.Passes)
+	var out []Entry
+	for i, p := range d.Runner.Passes {
+		s, err := Stagger(d.Every, i, n)
+		if err != nil {
+			return nil, fmt.Errorf("--every: %w", err)
+		}
+		e := p.Entry()
+		e.Slots = s
+		out = append(out, e)
+	}
+	if d.Track != nil {
+		if d.TrackEvery < MinEvery {
+			return nil, fmt.Errorf("--track-every: must be at least %s, got %s", MinEvery, d.TrackEvery)
+		}
+		e := d.Track.Entry()
+		e.Slots = AfterCharts(d.TrackEvery, n, 2)
+		out = append(out, e)
+	}
+	if d.Prune != nil {
+		e := d.Prune.Entry()
+		e.Slots = AfterCharts(d.Every, n, 4)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (d *Daemon) scheduleFor(e Entry) cron.Schedule {
+	if d.ScheduleFor != nil {
+		return d.ScheduleFor(e)
+	}
+	return e.Slots
+}
+
+// Run starts the daemon and returns once it has stopped: Drain closed (or
+// ctx ended) and the runs in flight ended (ctx cancels them at once). An
+// entry whose latest slot passed without a run runs once at start, except
+// tracking, which waits for its slot after the charts.
+func (d *Daemon) Run(ctx context.Context) error {
+	entries, err := d.Entries()
+	if err != nil {
+		return err
+	}
+	r := d.Runner
+	r.startDaemon(d.LastStart)
+	c := cron.New(cron.WithLocation(time.UTC))
+	for _, e := range entries {
+		f := &firing{next: d.scheduleFor(e)}
+		c.Schedule(f, cron.FuncJob(func() { r.runDue(ctx, e, f.slot(time.Now()), false) }))
+		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
+			"next_run", f.next.Next(time.Now()).Format(time.RFC3339))
+	}
+	c.Start()
+	go func() {
+		for _, e := range entries {
+			if stopping(r.Drain) {
+				return
+			}
+			if e.Kind != KindTracking {
+				r.runDue(ctx, e, e.Slots.Prev(time.Now()), true)
+			}
+		}
+	}()
+	select {
+	case <-r.Drain:
+	case <-ctx.Done():
+	}
+	c.Stop()
+	r.wait(ctx)
+	return nil
+}
+
+// firing is an entry's schedule as cron sees it, remembering the times it
+// gave, so that a run knows the slot cron started it for whatever the
+// schedule (cron's jobs get no time of their own).
+type firing struct {
+	next cron.Schedule
+
+	mu          sync.Mutex
+	fired, upto time.Time
+}
+
+func (f *firing) Next(t time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.upto.IsZero() && !f.upto.After(t) {
+		f.fired = f.upto
+	}
+	f.upto = f.next.Next(t)
+	return f.upto
+}
+
+// slot is the latest time the schedule gave at or before now: cron may
+// ask for the next one before the run it started gets here, or after.
+func (f *firing) slot(now time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.upto.IsZero() && !f.upto.After(now) {
+		return f.upto
+	}
+	return f.fired
+}

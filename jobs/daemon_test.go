@@ -1,0 +1,185 @@
+package jobs_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/store"
+)
+
+// stats reads counts through the gate, as the real client does.
+type stats struct{}
+
+func (stats) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]ingest.VideoStats, error) {
+	if _, err := gate(ctx, ingest.OpBatchGetStats); err != nil {
+		return nil, err
+	}
+	out := make([]ingest.VideoStats, len(ids))
+	for i, id := range ids {
+		out[i] = ingest.VideoStats{ID: id, ViewCount: 1, At: time.Now()}
+	}
+	return out, nil
+}
+
+// retention is the store's prune as the prune job asks for it.
+type retention struct{ db *store.DB }
+
+func (r retention) Prune(ctx context.Context, before, ledgerBefore time.Time) (jobs.Pruned, error) {
+	p, err := r.db.Prune(ctx, store.Retention{Before: before, LedgerBefore: ledgerBefore})
+	return jobs.Pruned{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger, Freed: p.Freed}, err
+}
+
+// TestDaemonRunsEveryKindFromOneSchedule: with tracking and pruning on,
+// the one schedule runs chart passes, tracking and pruning, each through
+// the runner (Observe sees every run, with the slot its schedule gave),
+// tracking after the period's charts and pruning at start too; a drain
+// stops them all.
+func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		type run struct {
+			name        string
+			kind        jobs.Kind
+			status      ingest.RunStatus
+			start, slot time.Time
+		}
+		var mu sync.Mutex
+		var runs []run
+		r.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs = append(runs, run{e.Name, e.Kind, end.Status, time.Now().Add(-took), slot})
+		}
+		every := 8 * time.Minute
+		d := &jobs.Daemon{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
+			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
+				Store: db, Logger: quiet(), Drain: drain},
+			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: ingest.DefaultCosts().Span(), Store: retention{db}, Drain: drain}}
+		entries, err := d.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots := map[string]jobs.Schedule{}
+		for _, e := range entries {
+			slots[e.Name] = e.Slots
+		}
+		started := time.Now()
+		done := make(chan error)
+		go func() { done <- d.Run(ctx) }()
+		time.Sleep(20 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[jobs.Kind]int{}
+		for _, o := range runs {
+			kinds[o.kind]++
+			if o.status != ingest.StatusCompleted {
+				t.Errorf("%s at %s: %s, want completed", o.name, o.start.Format(time.TimeOnly), o.status)
+			}
+			if !o.slot.IsZero() && o.slot != slots[o.name].Prev(o.start) {
+				t.Errorf("%s at %s: slot %s, want its schedule's %s", o.name, o.start.Format(time.TimeOnly),
+					o.slot.Format(time.TimeOnly), slots[o.name].Prev(o.start).Format(time.TimeOnly))
+			}
+			if o.kind == jobs.KindTracking && o.slot.IsZero() {
+				t.Errorf("tracking at %s ran for no slot: it waits for its slot after the charts", o.start.Format(time.TimeOnly))
+			}
+		}
+		// 20 minutes: 2 or 3 periods of charts, 5 of tracking, and pruning
+		// at start and at 2 slots.
+		if kinds[jobs.KindChart] < 2*len(ingest.DefaultRegions) || kinds[jobs.KindTracking] < 4 || kinds[jobs.KindPrune] < 3 {
+			t.Errorf("runs by kind: %v; want charts, tracking and pruning each on their schedule", kinds)
+		}
+		var tracked int
+		if err := db.Writer().QueryRow(`SELECT count(*) FROM video_stats WHERE at_ms >= ?`, started.UnixMilli()).Scan(&tracked); err != nil {
+			t.Fatal(err)
+		}
+		if tracked == 0 {
+			t.Error("tracking ran but stored no counts")
+		}
+	})
+}
+
+// slower runs every other slot of the schedule it wraps.
+type slower struct{ jobs.Schedule }
+
+func (s slower) Next(t time.Time) time.Time {
+	return jobs.Schedule{Every: 2 * s.Every, Offset: s.Offset}.Next(t)
+}
+
+// TestScheduleForTimesEveryEntry: ScheduleFor is where every entry's
+// timing comes from. Wrapping tracking's to run every other slot halves
+// its runs, each for the wrapped schedule's time; the charts, not wrapped,
+// keep theirs.
+func TestScheduleForTimesEveryEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		var mu sync.Mutex
+		runs := map[jobs.Kind][]time.Time{}
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, _ time.Duration, slot time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[e.Kind] = append(runs[e.Kind], slot)
+		}
+		trackEvery := 4 * time.Minute
+		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
+			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
+				Store: db, Logger: quiet(), Drain: drain},
+			ScheduleFor: func(e jobs.Entry) cron.Schedule {
+				if e.Kind == jobs.KindTracking {
+					return slower{e.Slots}
+				}
+				return e.Slots
+			}}
+		done := make(chan error)
+		go func() { done <- d.Run(context.Background()) }()
+		time.Sleep(24 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(runs[jobs.KindTracking]); n != 3 {
+			t.Errorf("tracking ran %d times in 24 minutes of every other 4-minute slot, want 3: %v", n, runs[jobs.KindTracking])
+		}
+		entries, _ := d.Entries()
+		wrapped := jobs.Schedule{Every: 2 * trackEvery, Offset: entries[len(entries)-1].Slots.Offset}
+		for _, slot := range runs[jobs.KindTracking] {
+			if slot.IsZero() || wrapped.Prev(slot) != slot {
+				t.Errorf("tracking ran for %s, not a time of the wrapped schedule", slot.Format(time.TimeOnly))
+			}
+		}
+		if n := len(runs[jobs.KindChart]); n < 3*len(ingest.DefaultRegions) {
+			t.Errorf("charts ran %d times in 3 periods, want every chart in each", n)
+		}
+	})
+}
+
+// TestPruneEndsOnDrain: pruning, like the other entries, ends between its
+// transactions once drain closes, as interrupted, not failed.
+func TestPruneEndsOnDrain(t *testing.T) {
+	db, _ := storeAndLimiter(t)
+	drain := make(chan struct{})
+	close(drain)
+	p := &jobs.Prune{Keep: time.Hour, Store: retention{db}, Drain: drain}
+	if res := p.Run(context.Background()); res.Status != ingest.StatusInterrupted {
+		t.Errorf("prune after drain: %s (%v), want interrupted", res.Status, res.Err)
+	}
+	p.Drain = nil
+	if res := p.Run(context.Background()); res.Status != ingest.StatusCompleted {
+		t.Errorf("prune: %s (%v), want completed", res.Status, res.Err)
+	}
+}

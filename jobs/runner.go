@@ -1,0 +1,276 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// LockTTL is how long an entry's lease lives without renewal; the holder
+// renews it while the run goes on, so a crashed worker frees it this soon.
+const LockTTL = 2 * time.Minute
+
+// Runner runs the entries of a schedule, never one twice at once: an
+// in-process guard first, then a lease that holds across processes and
+// hosts. Every run ends the same way, whatever its kind: the LogEnd line,
+// then Observe.
+type Runner struct {
+	Passes []*Pass // in schedule order
+	Locker Locker
+	Logger *slog.Logger
+	// Observe, when set, sees every finished run (metrics), with the slot
+	// the schedule started it for: zero for a run no slot started (--once,
+	// a catch-up at start), which cannot be late for one.
+	Observe func(e Entry, end Ended, took time.Duration, slot time.Time)
+	// PassLevel is the level of the line each finished chart pass logs (a
+	// failed one always logs at error). run --once sets debug and logs one
+	// summary line instead, so that cron mails nothing on a good run.
+	PassLevel slog.Level
+	// Drain, once closed, starts no new run; the jobs' own Drain ends those
+	// in flight between pages. nil never closes.
+	Drain <-chan struct{}
+	// LastStart, when set, reads the latest start of a chart's pass from
+	// the store. Hosts that share one store share it: a daemon that takes
+	// a chart's lease after another host's pass of the same slot has ended
+	// skips the slot instead of storing the chart twice.
+	LastStart func(ctx context.Context, chart string) (time.Time, error)
+
+	mu       sync.Mutex
+	running  map[string]bool
+	started  map[string]time.Time // the daemon's latest start of each entry
+	closed   bool                 // no run may start: the daemon is waiting for those in flight
+	inflight sync.WaitGroup       // runs claimed and not yet released
+}
+
+// Once runs every pass now, one after another. It stops early on a fatal
+// error (the key is rejected, the upstream cannot be reached) or when Drain
+// closes; the passes it did not run are not in the results.
+func (r *Runner) Once(ctx context.Context) []PassResult {
+	var results []PassResult
+	for _, p := range r.Passes {
+		if stopping(r.Drain) || ctx.Err() != nil {
+			break
+		}
+		res, ran := r.RunPass(ctx, p)
+		if ran {
+			results = append(results, res)
+		}
+		if res.Fatal {
+			break
+		}
+	}
+	return results
+}
+
+// RunPass runs one pass unless it is already running here or elsewhere.
+// ran is false when it was skipped for that reason.
+func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
+	end, ran := r.Run(ctx, p.Entry())
+	if end.Pass == nil {
+		return PassResult{Outcome{Region: p.Chart(), RunEnd: end.RunEnd, Err: end.Err, Remaining: -1}}, ran
+	}
+	return *end.Pass, ran
+}
+
+// Run runs an entry now unless it is already running here or elsewhere.
+// ran is false when it was skipped for that reason.
+func (r *Runner) Run(ctx context.Context, e Entry) (end Ended, ran bool) {
+	return r.run(ctx, e, time.Time{}, false)
+}
+
+// run runs e for slot (zero: no slot, as for --once). A catch-up runs for
+// a slot that passed while no daemon ran: Observe sees no slot for it, as
+// it was never late for one of this daemon's.
+func (r *Runner) run(ctx context.Context, e Entry, slot time.Time, catchUp bool) (end Ended, ran bool) {
+	log := r.Logger.With(e.logKey(), e.Name)
+	if !r.claim(e.Name) {
+		log.Info(e.Kind.noun() + " skipped: already running in this process, or shutting down")
+		return Ended{}, false
+	}
+	defer r.release(e.Name)
+	unlock, ok, err := r.Locker.Lock(ctx, lease(e), LockTTL)
+	if errors.Is(err, ingest.ErrUnavailable) {
+		// The lease lives beside the limiter, which is down: cheap calls go
+		// ahead unmetered, so the run goes on too, guarded in this process only.
+		log.Warn("lease unavailable: running with the in-process guard only", ingest.LogErr, err)
+		unlock, ok, err = func() {}, true, nil
+	}
+	if err != nil {
+		end = Ended{Err: fmt.Errorf("lock: %w", err)}
+		end.Status, end.Message = ingest.StatusFailed, end.Err.Error()
+		r.ended(log, e, end, 0, time.Time{})
+		return end, true
+	}
+	if !ok {
+		log.Warn(e.Kind.noun()+" skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
+		return Ended{}, false
+	}
+	defer unlock()
+	if r.ranElsewhere(ctx, e, slot) {
+		log.Info(e.Kind.noun() + " skipped: another process ran this slot")
+		return Ended{}, false
+	}
+	if catchUp {
+		slot = time.Time{}
+	}
+	start := time.Now()
+	end = r.guarded(ctx, e)
+	r.ended(log, e, end, time.Since(start), slot)
+	return end, true
+}
+
+// lease names an entry's lease. A chart's keeps the name it always had, so
+// that daemons of different versions sharing a limiter exclude each other.
+func lease(e Entry) string {
+	if e.Kind.charts() {
+		return "region:" + e.Name
+	}
+	return "job:" + e.Name
+}
+
+// ranElsewhere reports whether the store holds a start of the chart at or
+// after slot that this daemon did not make. Only a daemon's runs have a
+// slot, and only charts' runs are in the store.
+func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool {
+	if slot.IsZero() || !e.Kind.charts() || r.LastStart == nil {
+		return false
+	}
+	last, err := r.LastStart(ctx, e.Name)
+	if err != nil {
+		r.Logger.Warn("read the chart's last start: running the slot", e.logKey(), e.Name, ingest.LogErr, err)
+		return false
+	}
+	return !last.Before(slot)
+}
+
+// guarded runs the entry and turns a panic outside its run (a job's run
+// recovers its own) into a failed end.
+func (r *Runner) guarded(ctx context.Context, e Entry) (end Ended) {
+	defer func() {
+		if v := recover(); v != nil {
+			end = Ended{Err: fmt.Errorf("panic: %v", v)}
+			end.Status, end.Message = ingest.StatusFailed, end.Err.Error()
+			r.Logger.Error(e.Kind.noun()+" panicked", e.logKey(), e.Name, "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	return e.run(ctx)
+}
+
+// ended logs how a run ended and lets Observe see it.
+func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration, slot time.Time) {
+	level := slog.LevelInfo
+	if e.Kind.charts() {
+		level = r.PassLevel
+	}
+	LogEnd(log, level, endMessage(e.Kind, end.Status), end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	if r.Observe != nil {
+		r.Observe(e, end, took, slot)
+	}
+}
+
+// endMessage is the message of an entry's LogEnd line.
+func endMessage(k Kind, st ingest.RunStatus) string {
+	switch {
+	case k.charts():
+		return "pass"
+	case k == KindTracking && st == ingest.StatusFailed:
+		return "tracking failed"
+	case k == KindTracking && st == ingest.StatusStopped:
+		return "tracking stopped: the stats quota said no"
+	case k == KindTracking:
+		return "tracking"
+	case st == ingest.StatusFailed:
+		return "prune failed; trying again next period"
+	}
+	return "pruned"
+}
+
+// claim marks an entry running in this process; false when it already is,
+// or when the daemon is shutting down. A claim counts as a run in flight.
+func (r *Runner) claim(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running == nil {
+		r.running = map[string]bool{}
+	}
+	if r.running[name] || r.closed {
+		return false
+	}
+	r.running[name] = true
+	r.inflight.Add(1)
+	return true
+}
+
+func (r *Runner) release(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, name)
+	r.inflight.Done()
+}
+
+// startDaemon takes the entries' latest starts in the store.
+func (r *Runner) startDaemon(lastStart map[string]time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = map[string]time.Time{}
+	for name, at := range lastStart {
+		r.started[name] = at
+	}
+}
+
+// runDue runs e for slot when no run of it has started at or after slot.
+// The schedule and the catch-up at start both ask here, so a slot that
+// comes while the catch-up is still on its way to e runs once, not once
+// each.
+func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) {
+	if !r.due(e.Name, slot, time.Now()) {
+		return
+	}
+	if catchUp {
+		r.Logger.Info("catching up a missed slot", e.logKey(), e.Name)
+	}
+	r.run(ctx, e, slot, catchUp)
+}
+
+// due reports whether name has had no start at or after slot, and if so
+// counts one at now.
+func (r *Runner) due(name string, slot, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started[name].Before(slot) {
+		return false
+	}
+	r.started[name] = now
+	return true
+}
+
+// StopGrace is how long a daemon stopped at once (ctx cancelled) waits for
+// the runs in flight, whose calls ctx has cancelled, to record how they
+// ended: a run must not stay "running" because a second signal came.
+const StopGrace = 3 * time.Second
+
+// wait refuses new runs and returns when those in flight have ended; once
+// ctx is done, it waits StopGrace at most.
+func (r *Runner) wait(ctx context.Context) {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+	case <-time.After(StopGrace):
+		r.Logger.Warn("runs still in flight after the grace period; stopping without them", "grace", StopGrace)
+	}
+}
