@@ -3,13 +3,13 @@
 //
 // This root package holds what every part speaks: the domain types (a video,
 // a page of results, a decision of the limiter), the quota costs and the
-// embedded schema.sql and costs.yaml. It imports none of the adapters:
+// embedded costs.yaml. It imports none of the adapters:
 //
 //	jobs/     the staggered schedule and the jobs (the default regions are
 //	          DefaultRegions, here)
 //	quota/    the limiter, on Redis or embedded in the SQLite database
 //	fetch/    the YouTube Data API v3 client
-//	store/    the SQLite database with its FTS5 index
+//	store/    the SQLite or PostgreSQL database, its schema and migrations
 //	internal/fakeyt/  a fake YouTube Data API for tests and the demo
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
@@ -34,6 +34,13 @@ type Video struct {
 	Duration     string // ISO 8601, as the upstream sends it (PT4M13S)
 	// Thumbnail is the URL of the default (120x90) thumbnail, "" if none.
 	Thumbnail string
+	// AudioLanguage and Language are the owner's BCP-47 tags for the
+	// spoken language (snippet.defaultAudioLanguage) and the title's and
+	// description's (snippet.defaultLanguage), as the upstream sends them:
+	// "" when it sends none, which is common; "zxx" for no linguistic
+	// content; regional tags ("en-US") as well as bare ones.
+	AudioLanguage string
+	Language      string
 	// ViewCount is nil when the upstream sent no statistics (or no
 	// viewCount); LikeCount and CommentCount are nil when the owner hides
 	// them: absent is not zero.

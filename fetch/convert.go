@@ -72,6 +72,7 @@ func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
 	if s := it.Snippet; s != nil {
 		v.Title, v.Description, v.Tags = s.Title, s.Description, s.Tags
 		v.ChannelID, v.ChannelTitle, v.CategoryID = s.ChannelId, s.ChannelTitle, s.CategoryId
+		v.AudioLanguage, v.Language = s.DefaultAudioLanguage, s.DefaultLanguage
 		if s.PublishedAt != "" {
 			t, err := time.Parse(time.RFC3339, s.PublishedAt)
 			if err != nil {

@@ -1,9 +1,13 @@
-// Package store is ingest's SQLite database: the latest metadata of every
-// video with an FTS5 index over its text, the trending entries and search
-// results of every run, the runs themselves, the quota ledger, categories
-// and backfill cursors.
+// Package store is ingest's database, on SQLite or PostgreSQL: the latest
+// metadata of every video with a full-text index over its text, the
+// trending entries and search results of every run, the runs themselves,
+// the quota ledger, categories and backfill cursors.
 //
-// The schema is the root schema.sql, applied by Migrate. SQLite
+// The SQL both databases share is written once; what differs (upserts,
+// the search index, retention, the clock) sits behind dialect
+// (dialect.go, sqlite.go, pg.go). The schema is built by numbered files,
+// one sequence per database (migrations/sqlite, migrations/postgres),
+// applied by Migrate; schema.sql is SQLite's whole, for reading. SQLite
 // allows one writer at a time, so writes go through a pool of exactly one
 // connection (shared with the embedded quota limiter through Writer), and
 // reads through a separate, bounded, query-only pool; WAL lets them run side
@@ -39,10 +43,11 @@ var driverName = "sqlite"
 
 // DB is the open database.
 type DB struct {
-	path string  // a file, or a PostgreSQL URL without its password
-	pg   bool    // PostgreSQL: see pg.go
-	w    *sql.DB // one connection: SQLite has one writer
-	r    *sql.DB // bounded, query_only
+	path string      // a file, or a PostgreSQL URL without its password
+	d    dialect     // sqliteDialect, or pgDialect (pg.go)
+	q    *dialectSQL // d.sql()
+	w    *sql.DB     // one connection: SQLite has one writer
+	r    *sql.DB     // bounded, query_only
 	st   *statements
 	// rankWindow is RankWindow; tests make it small.
 	rankWindow int
@@ -88,13 +93,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
 	}
-	db := &DB{path: path, w: w, r: openReader(path), rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages,
+	db := &DB{path: path, w: w, r: openReader(path), d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages,
 		walMark: PruneWALMark}
 	// A connection that read the schema before another process migrated
 	// the file can fail its first prepare on the changed schema
 	// (SQLITE_SCHEMA); the next prepare reads it anew.
 	for attempt := 0; ; attempt++ {
-		if db.st, err = prepare(ctx, w, false); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
+		if db.st, err = prepare(ctx, w, db.q); err == nil || attempt == 2 || !strings.Contains(err.Error(), "schema has changed") {
 			break
 		}
 	}
@@ -185,7 +190,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	}
 	// Writes through a read-only DB fail in SQLite with a clear error
 	// instead of a nil pool.
-	return &DB{path: path, w: r, r: r, rankWindow: RankWindow}, nil
+	return &DB{path: path, w: r, r: r, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
 }
 
 func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {
@@ -231,7 +236,7 @@ func (db *DB) Path() string { return db.path }
 // hosts write at once, a transaction that lost a deadlock is run again.
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	err := db.tx(ctx, fn)
-	for try := 0; db.pg && retryable(err) && try < 5; try++ {
+	for try := 0; db.d.retryable(err) && try < 5; try++ {
 		err = db.tx(ctx, fn)
 	}
 	return err
@@ -294,3 +299,8 @@ func (e *VersionError) Error() string {
 	}
 	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
 }
+
+// Server describes the database behind the store, for `ingest check`:
+// "sqlite" and the schema version, or PostgreSQL's version and the schema
+// step.
+func (db *DB) Server(ctx context.Context) (string, error) { return db.d.server(ctx, db) }

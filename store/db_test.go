@@ -70,7 +70,7 @@ func TestReopenDoesNotReapply(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	// Applying schema.sql again would fail on the existing tables or drop
+	// Applying the first migration again would fail on the existing tables or drop
 	// the run; reopening must do neither.
 	db, err = Open(ctx, path)
 	if err != nil {

@@ -46,6 +46,9 @@ type ExportRow struct {
 	Chart       string // the run's category, "" the unfiltered chart
 	Rank        int
 	RunID       int64 // the run the counts and rank come from
+	// AudioLanguage and Language are the video's BCP-47 tags, "" none
+	// (ingest.Video).
+	AudioLanguage, Language string
 }
 
 // where is the filter as SQL over runs AS r: runs_started (kind,
@@ -79,7 +82,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 const exportSQL = `
 SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
   r.started_ms / 1000 * 1000, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
-  v.description, r.region, r.category, e.rank, r.id
+  v.description, r.region, r.category, e.rank, r.id, v.audio_language, v.language
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -94,7 +97,7 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 const exportDaySQL = `
 SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
   ?, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
-  v.description, r.region, r.category, e.rank, max(r.id)
+  v.description, r.region, r.category, e.rank, max(r.id), v.audio_language, v.language
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -119,7 +122,7 @@ func (db *DB) exportDays(ctx context.Context, f ExportFilter, fn func(ExportRow)
 		d := f
 		d.Since, d.Until = maxTime(f.Since, day), minTime(f.Until, day.Add(24*time.Hour))
 		where, args := d.where()
-		if err := db.exportRows(ctx, fmt.Sprintf(exportDaySQL, where), append([]any{msOf(day)}, args...), fn); err != nil {
+		if err := db.exportRows(ctx, db.q.exportDay(where), append([]any{msOf(day)}, args...), fn); err != nil {
 			return err
 		}
 	}
@@ -168,7 +171,8 @@ func scanExport(rows *sql.Rows) (ExportRow, error) {
 	var tags string
 	var views, likes, comments sql.NullInt64
 	if err := rows.Scan(&r.VideoID, &r.Title, &pub, &r.ChannelID, &r.ChannelTitle, &r.CategoryID,
-		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank, &r.RunID); err != nil {
+		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank, &r.RunID,
+		&r.AudioLanguage, &r.Language); err != nil {
 		return r, err
 	}
 	r.PublishedAt, r.TrendingAt = timeOf(pub), time.UnixMilli(at).UTC()

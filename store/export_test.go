@@ -57,3 +57,29 @@ func exported(t *testing.T, db *DB, f ExportFilter) string {
 	}
 	return out
 }
+
+// An export carries each video's languages, run by run and day by day.
+func TestExportLanguages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		day := t0.Truncate(24 * time.Hour)
+		id := run(t, db, ingest.Trending, "IN", t0, page(ingest.Trending, "IN", 1, t0, langVid("a", "hi-IN", "en"), langVid("b", "", "")))
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		for _, perDay := range []bool{false, true} {
+			var got []string
+			f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}
+			if err := db.Export(ctx, f, func(r ExportRow) error {
+				got = append(got, r.VideoID+":"+r.AudioLanguage+"/"+r.Language)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != "[a:hi-IN/en b:/]" {
+				t.Errorf("per day %v: %v, want [a:hi-IN/en b:/]", perDay, got)
+			}
+		}
+	})
+}

@@ -26,10 +26,8 @@ const failOpenLockClass = 0x6661696c // "fail"
 func (db *DB) GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
 	decide func([]ingest.Call) (*ingest.Call, error)) error {
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		if db.pg {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, failOpenLockClass, quotaKey); err != nil {
-				return err
-			}
+		if err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {
+			return err
 		}
 		seen, err := calls(ctx, tx, quotaKey, since)
 		if err != nil {

@@ -188,7 +188,7 @@ func (db *DB) counts(ctx context.Context, videoID string, from, to int64, step t
 	if from >= to {
 		return nil, nil
 	}
-	return countPoints(db.r.QueryContext(ctx, countsSQL, videoID, step.Milliseconds(), from, to))
+	return countPoints(db.r.QueryContext(ctx, db.q.counts, videoID, step.Milliseconds(), from, to))
 }
 
 // dailyCounts reads the highest count of each day in [from, to) from the
@@ -197,7 +197,7 @@ func (db *DB) dailyCounts(ctx context.Context, videoID string, from, to int64) (
 	if from >= to {
 		return nil, nil
 	}
-	return countPoints(db.r.QueryContext(ctx, dailyCountsSQL, videoID, from, to))
+	return countPoints(db.r.QueryContext(ctx, db.q.dailyCounts, videoID, from, to))
 }
 
 func countPoints(rows *sql.Rows, err error) ([]CountPoint, error) {
@@ -252,7 +252,7 @@ ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, lim
 	return points, more, nil
 }
 
-// countsSQL is a statement of its own so that pgQueries can name it.
+// countsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const countsSQL = `
 WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
@@ -267,7 +267,7 @@ points (at_ms, views, likes, comments) AS (
 SELECT at_ms, max(views), likes, comments FROM points
 GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`
 
-// dailyCountsSQL is a statement of its own so that pgQueries can name it.
+// dailyCountsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const dailyCountsSQL = `
 SELECT peak_ms, max(views), likes, comments FROM video_days
 WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL

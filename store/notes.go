@@ -7,15 +7,6 @@ import (
 	"fmt"
 )
 
-// upgradeNotes adds the ledger's notes and gives the database its id.
-var upgradeNotes = execAll(`
-CREATE TABLE ledger_notes (
-  name  TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) WITHOUT ROWID;
-INSERT INTO ledger_notes (name, value) VALUES ('ledger_id', lower(hex(randomblob(8))));
-`)
-
 // LedgerID is the database's stable id, made when it was created: to the
 // shared limiter, every process writing to this database is one worker.
 func (db *DB) LedgerID(ctx context.Context) (string, error) {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	_ "embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -13,28 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// pgSchema is step 1 of the PostgreSQL schema; pgUpgrades are the steps
-// after it, as upgrades are SQLite's.
-//
-//go:embed pg_schema.sql
-var pgSchema string
-
-//go:embed pg_step2.sql
-var pgStep2 string
-
-//go:embed pg_step3.sql
-var pgStep3 string
-
-//go:embed pg_step4.sql
-var pgStep4 string
-
-// pgUpgrades[i] takes a PostgreSQL database from step i+1 to i+2.
-var pgUpgrades = []string{pgStep2, pgStep3, pgStep4}
-
-// PGSchemaVersion is the schema step of a PostgreSQL database this binary
-// writes.
-var PGSchemaVersion = 1 + len(pgUpgrades)
 
 // pgLockKey is the advisory lock that serializes migrations: two hosts
 // starting at once apply each step once.
@@ -114,9 +91,9 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	pool.SetMaxOpenConns(16)
 	pool.SetMaxIdleConns(4)
 	pool.SetConnMaxIdleTime(time.Minute)
-	db := &DB{path: name, w: pool, r: pool, pg: true, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
+	db := &DB{path: name, w: pool, r: pool, d: pgDialect{}, q: pgSQL, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
 	if err = db.pgSchemaStep(ctx, migrate); err == nil && migrate {
-		db.st, err = prepare(ctx, pool, true)
+		db.st, err = prepare(ctx, pool, db.q)
 	}
 	if err != nil {
 		pool.Close()
@@ -242,34 +219,43 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	steps := append([]string{pgSchema}, pgUpgrades...)
-	for i := v; i < len(steps); i++ {
-		if err := pgStep(ctx, tx, i+1, steps[i]); err != nil {
+	for _, m := range pgMigrations[min(v, len(pgMigrations)):] {
+		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES ($1, $2)`,
+			m.version, time.Now().UnixMilli())
+		if err != nil {
+			return fmt.Errorf("migrate: %s: %w", m.name, err)
 		}
 	}
 	return tx.Commit()
 }
 
-func pgStep(ctx context.Context, tx *sql.Tx, step int, stmts string) error {
-	if _, err := tx.ExecContext(ctx, stmts); err != nil {
-		return fmt.Errorf("migrate: step %d: %w", step, err)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES ($1, $2)`,
-		step, time.Now().UnixMilli())
-	if err != nil {
-		return fmt.Errorf("migrate: step %d: %w", step, err)
-	}
-	return nil
+// pgDialect is PostgreSQL's: a tsvector index kept by the page's own
+// statement, hosts that write at once, autovacuum instead of a file to
+// shrink.
+type pgDialect struct{}
+
+func (pgDialect) sql() *dialectSQL               { return pgSQL }
+func (pgDialect) match(pq parsedQuery) string    { return pq.tsQuery() }
+func (pgDialect) regionArg(region string) string { return tsLexeme(region) }
+func (pgDialect) withDoc() bool                  { return true }
+func (pgDialect) retryable(err error) bool       { return retryable(err) }
+func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
+	return db.pgPrune(ctx, r) // pg_retention.go
+}
+func (pgDialect) size(ctx context.Context, db *DB) (Size, error) { return db.pgSize(ctx) }
+
+// lockQuotaKey takes an advisory lock on the quota key: read committed
+// would let two hosts count its calls at once.
+func (pgDialect) lockQuotaKey(ctx context.Context, tx *sql.Tx, quotaKey string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, failOpenLockClass, quotaKey)
+	return err
 }
 
-// Server describes the database behind the store, for `ingest check`:
-// "sqlite" and the schema version, or PostgreSQL's version and the schema
-// step.
-func (db *DB) Server(ctx context.Context) (string, error) {
-	if !db.pg {
-		return fmt.Sprintf("sqlite, schema version %d", SchemaVersion), nil
-	}
+// server is PostgreSQL's version and the schema step.
+func (pgDialect) server(ctx context.Context, db *DB) (string, error) {
 	var v string
 	if err := db.r.QueryRowContext(ctx, `SHOW server_version`).Scan(&v); err != nil {
 		return "", err
@@ -277,9 +263,9 @@ func (db *DB) Server(ctx context.Context) (string, error) {
 	return fmt.Sprintf("PostgreSQL %s, schema step %d", v, PGSchemaVersion), nil
 }
 
-// pgWritable is Writable on PostgreSQL: the server takes writes now (it is
-// not a standby in recovery, nor set read-only).
-func (db *DB) pgWritable(ctx context.Context) error {
+// writable says whether the server takes writes now: it is not a standby
+// in recovery, nor set read-only.
+func (pgDialect) writable(ctx context.Context, db *DB) error {
 	var ok bool
 	err := db.w.QueryRowContext(ctx,
 		`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`).Scan(&ok)

@@ -2,25 +2,24 @@ package store
 
 import "fmt"
 
-// pgQueries holds PostgreSQL's text of the store's statements whose SQLite
-// text is not portable, keyed by that SQLite text: pgSQL swaps them as each
-// statement goes to the server, so the methods stay written once. What
-// differs: json_each (json_array_elements), the scalar max/min (greatest,
-// least), group_concat (string_agg), an upsert's conflict target (which
-// PostgreSQL requires), SQLite's bare columns beside max() (DISTINCT ON),
-// the search index (a tsvector: pgsearch.go), and types PostgreSQL cannot
-// infer for a parameter. A page's rows are upserted in key order, so that
-// two hosts storing pages that share videos take their row locks in one
-// order.
-var pgQueries = map[string]string{
-	upsertVideosSQL: `
+// pgSQL is PostgreSQL's text of the statements whose SQL differs from
+// SQLite's: json_array_elements for json_each, greatest and least for the
+// scalar max and min, string_agg for group_concat, an upsert's conflict
+// target (which PostgreSQL requires), DISTINCT ON for SQLite's bare
+// columns beside max(), the search index (a tsvector: pgsearch.go), and
+// types PostgreSQL cannot infer for a parameter. A page's rows are
+// upserted in key order, so that two hosts storing pages that share videos
+// take their row locks in one order.
+var pgSQL = &dialectSQL{
+	upsertVideos: `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail)
+  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
 SELECT DISTINCT ON (o->>'id') o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   (o->>'published')::bigint, o->>'duration', (o->>'views')::bigint, (o->>'likes')::bigint,
-  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', '')
+  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', ''),
+  coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 ORDER BY o->>'id', n DESC
 ON CONFLICT (id) DO UPDATE SET
@@ -31,16 +30,17 @@ ON CONFLICT (id) DO UPDATE SET
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END,
+  audio_language = excluded.audio_language, language = excluded.language
 WHERE excluded.last_seen_ms >= videos.last_seen_ms`,
 
-	addRegionsSQL: `
+	addRegions: `
 INSERT INTO video_regions (vid, region)
 SELECT v.vid, $2::text FROM jsonb_array_elements($1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
 WHERE $2::text <> '' ORDER BY v.vid
 ON CONFLICT DO NOTHING`,
 
-	addTrendingSQL: `
+	addTrending: `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
 SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'views')::bigint,
@@ -53,7 +53,7 @@ ON CONFLICT (run_id, region, vid) DO UPDATE SET
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   fetched_ms = excluded.fetched_ms`,
 
-	addSearchSQL: `
+	addSearch: `
 INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
 SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, $4::bigint
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
@@ -62,23 +62,23 @@ ORDER BY v.vid, j.n DESC
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
   rank = excluded.rank, fetched_ms = excluded.fetched_ms`,
 
-	bumpTrendingSQL: pgBump("trending_entries"),
-	bumpSearchSQL:   pgBump("search_results"),
+	bumpTrending: pgBump("trending_entries"),
+	bumpSearch:   pgBump("search_results"),
 
-	saveCategorySQL: `
+	saveCategory: `
 INSERT INTO categories (region, id, title, fetched_ms) VALUES ($1, $2, $3, $4)
 ON CONFLICT (region, id) DO UPDATE SET title = excluded.title`,
-	categoryFetchedSQL: `
+	categoryFetched: `
 INSERT INTO category_fetches (region, fetched_ms) VALUES ($1, $2)
 ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,
 
-	chartTrendSQL: `
+	chartTrend: `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND e.region = $2
 ORDER BY e.run_id`,
 
-	chartPeaksSQL: `
+	chartPeaks: `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
   WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND region = $2 AND category = $3
@@ -91,10 +91,10 @@ SELECT vid, min(rank), sum(days) FROM (
   GROUP BY vid) AS p
 GROUP BY vid`,
 
-	videoCategoriesSQL: `SELECT id, category_id FROM videos
+	videoCategories: `SELECT id, category_id FROM videos
 WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
 
-	countsSQL: `
+	counts: `
 WITH v AS (SELECT vid FROM videos WHERE id = $1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
@@ -108,14 +108,14 @@ points (at_ms, views, likes, comments) AS (
 SELECT DISTINCT ON (at_ms / $2::bigint) at_ms, views, likes, comments FROM points
 ORDER BY at_ms / $2::bigint, views DESC, at_ms`,
 
-	dailyCountsSQL: `
+	dailyCounts: `
 SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
 WHERE vid = (SELECT vid FROM videos WHERE id = $1) AND day_ms >= $2 AND day_ms < $3 AND views IS NOT NULL
 ORDER BY day_ms, views DESC, peak_ms`,
 
-	touchTokenSQL: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), $1) WHERE hash = $2`,
+	touchToken: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), $1) WHERE hash = $2`,
 
-	saveStatsSQL: `
+	saveStats: `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
   (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
@@ -125,11 +125,21 @@ ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
 ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count`,
 
-	detailsSQL: `
+	details: `
 SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
   coalesce(v.view_count, 0),
   (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
+
+	docs: pgDocsSQL,
+	ranked: pgSearch(`SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery %s
+ORDER BY score DESC, vid DESC LIMIT $3`),
+	newest: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery %s
+ORDER BY vid DESC LIMIT $3`),
+	titled: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ $1::tsquery %s
+ORDER BY vid DESC LIMIT $3`),
+	count:     pgCount,
+	exportDay: func(where string) string { return fmt.Sprintf(pgExportDaySQL, where) },
 }
 
 // pgBump is bumpTrendingSQL or bumpSearchSQL for the entries' table.
@@ -142,51 +152,49 @@ UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
 WHERE id = $1`
 }
 
-// The search's statements, with and without their region filter. The
-// filter is a lexeme of video_docs.regions ($2, quoted by regionArg), in
-// the same GIN index as the words, so the server intersects the two lists.
-// Every parameter the SQLite text is given is named, since PostgreSQL must
-// know each one's type. Without a region, the count asks for the newest
-// matches, though their order does not matter to it, so that the planner
-// may walk the videos newest first and stop at the limit when the words
-// are common: without an order it reads every match's entry in the index
-// first. In one region the matches are few enough to read from the index,
-// and the walk, which passes the other regions' videos, costs more.
-func init() {
-	for _, filter := range []string{"", regionFilter} {
-		region := `AND $2::text = ''`
-		if filter != "" {
-			region = `AND regions @@ $2::tsquery`
-		}
-		pgQueries[fmt.Sprintf(rankedSQL, filter)] = `
-SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
-ORDER BY score DESC, vid DESC LIMIT $3`
-		pgQueries[fmt.Sprintf(newestSQL, filter)] = `
-SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
-ORDER BY vid DESC LIMIT $3`
-		pgQueries[fmt.Sprintf(titledSQL, filter)] = `
-SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ $1::tsquery ` + region + `
-ORDER BY vid DESC LIMIT $3`
-		newest := ""
-		if filter == "" {
-			newest = "ORDER BY vid DESC"
-		}
-		pgQueries[fmt.Sprintf(countSQL, filter)] = `
-SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery ` + region + `
-  ` + newest + ` LIMIT $3) AS m`
-	}
+// pgSearch fills a search statement's %s with its filters. Without a
+// region it tests that the unused parameter is empty (PostgreSQL must know
+// each parameter's type). The region filter is a lexeme of
+// video_docs.regions ($2, quoted by tsLexeme), in the same GIN index as
+// the words, so the server intersects the two lists.
+func pgSearch(q string) func(searchFilter) string {
+	return searchVariants(q, `AND regions @@ $2::tsquery`, `AND $2::text = ''`,
+		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = video_docs.vid AND `+languageMatch+`)`)
 }
+
+// pgCount counts a search's matches. Without a region, the count asks for
+// the newest matches, though their order does not matter to it, so that
+// the planner may walk the videos newest first and stop at the limit when
+// the words are common: without an order it reads every match's entry in
+// the index first. In one region the matches are few enough to read from
+// the index, and the walk, which passes the other regions' videos, costs
+// more.
+func pgCount(f searchFilter) string {
+	if f.inRegion {
+		return pgCountInRegion(f)
+	}
+	return pgCountAll(f)
+}
+
+var (
+	pgCountInRegion = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
+  LIMIT $3) AS m`)
+	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
+  ORDER BY vid DESC LIMIT $3) AS m`)
+)
 
 // pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
 // last run of the day by DISTINCT ON, where SQLite takes it beside max().
 // Its placeholders stay ?, numbered in order with the filter's.
 const pgExportDaySQL = `
 SELECT video_id, title, published_at_ms, channel_id, channel_title, category_id, day, tags,
-  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id
+  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id,
+  audio_language, language
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) v.id AS video_id, v.title, v.published_at_ms,
     v.channel_id, v.channel_title, v.category_id, ?::bigint AS day, v.tags, e.view_count, e.like_count,
-    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id
+    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id,
+    v.audio_language, v.language
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   JOIN videos AS v ON v.vid = e.vid
@@ -194,20 +202,12 @@ FROM (
   ORDER BY r.region, r.category, e.vid, r.id DESC) AS d
 ORDER BY region, category, rank, video_id`
 
-// The export's statements for every filter ExportFilter.where writes.
-func init() {
-	for _, f := range []ExportFilter{{}, {Region: "x"}, {Unfiltered: true}, {Region: "x", Unfiltered: true}} {
-		where, _ := f.where()
-		pgQueries[fmt.Sprintf(exportDaySQL, where)] = fmt.Sprintf(pgExportDaySQL, where)
-	}
-}
-
 // pgDocsSQL keeps PostgreSQL's search index (video_docs) in step with the
 // videos a page stored, in the page's transaction, as SQLite's triggers
 // keep FTS5's: a video the page did not update (a later page had stored it
 // already) keeps its words, and unchanged words are not written again. It
 // runs before the page's regions are stored: a trigger on video_regions
-// adds each new one to the video's row (pg_step2.sql).
+// adds each new one to the video's row (migrations/postgres/0002_search_columns.sql).
 const pgDocsSQL = `
 INSERT INTO video_docs (vid, doc)
 SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector

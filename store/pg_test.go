@@ -292,7 +292,10 @@ func TestPGUpgradeFromStep1(t *testing.T) {
 	if _, err := tx.Exec(`CREATE TABLE schema_version (step INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	if err := pgStep(ctx, tx, 1, pgSchema); err != nil {
+	if err := pgMigrations[0].apply(ctx, tx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO schema_version VALUES (1, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	for id, regions := range map[string][]string{"derby": {"GB", "US"}, "final": {"DE"}, "nowhere": nil} {

@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// pgConnector opens pgx connections that speak the store's SQL: every
-// statement goes through pgSQL on its way to the server, the one place
-// where the store's SQLite text becomes PostgreSQL's (its own variant when
-// pgQueries has one, and $n placeholders). The store's methods are
-// written once, against database/sql, for both.
+// pgConnector opens pgx connections that take the store's placeholders:
+// the SQL both databases share is written once with SQLite's ? and ?NNN,
+// which rebind numbers as PostgreSQL's $n on the way to the server. The
+// text of a statement that differs is the dialect's (pg_sql.go), never
+// looked up here.
 type pgConnector struct{ inner driver.Connector }
 
 func openPG(cfg *pgx.ConnConfig) *sql.DB {
@@ -32,23 +32,23 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
 
-// pgConn is a pgx connection whose statements are translated by pgSQL.
+// pgConn is a pgx connection whose statements are rebound.
 type pgConn struct{ *stdlib.Conn }
 
 func (c *pgConn) Prepare(q string) (driver.Stmt, error) {
-	return c.Conn.Prepare(pgSQL(q))
+	return c.Conn.Prepare(rebind(q))
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, pgSQL(q))
+	return c.Conn.PrepareContext(ctx, rebind(q))
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, pgSQL(q), args)
+	return c.Conn.ExecContext(ctx, rebind(q), args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, pgSQL(q), args)
+	return c.Conn.QueryContext(ctx, rebind(q), args)
 }
 
 // CheckNamedValue passes a bool as 0 or 1: SQLite has no boolean type, so
@@ -61,16 +61,6 @@ func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 		}
 	}
 	return nil
-}
-
-// pgSQL is the PostgreSQL text of a store statement: its variant in
-// pgQueries when the SQLite text is not portable, with ?NNN and ?
-// placeholders written $NNN.
-func pgSQL(q string) string {
-	if v, ok := pgQueries[q]; ok {
-		q = v
-	}
-	return rebind(q)
 }
 
 // rebind writes SQLite's placeholders as PostgreSQL's: ?NNN as $NNN, and

@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pgTables are the tables of pg_schema.sql in the order it creates them,
+// pgTables are the tables of PostgreSQL's first migration in the order it creates them,
 // which is an order their foreign keys allow.
 func pgTables() []string {
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^CREATE TABLE (\w+)`).FindAllStringSubmatch(pgSchema, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^CREATE TABLE (\w+)`).FindAllStringSubmatch(pgMigrations[0].sql, -1) {
 		names = append(names, m[1])
 	}
 	return names
@@ -23,7 +23,7 @@ func pgTables() []string {
 
 // copyToPG copies the rows of the SQLite store at path (opened read-only)
 // into the empty PostgreSQL store at url, for benchmarks: each table of
-// pg_schema.sql with the columns PostgreSQL has, written with COPY.
+// PostgreSQL's first migration with the columns PostgreSQL has, written with COPY.
 // video_docs, which SQLite does not have, is built from each video's text
 // by tsDoc, as SavePage builds it. The session copies as a replica
 // (session_replication_role), so no trigger fires: video_days is copied as

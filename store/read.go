@@ -64,6 +64,9 @@ type ChartEntry struct {
 type Chart struct {
 	Region   string
 	Category string // the videoCategoryId, "" the unfiltered chart
+	// Language keeps the chart's videos in one language (see Language),
+	// each at its rank in the whole chart; "" all of them.
+	Language string
 	RunID    int64
 	At       time.Time // when the run started
 	Status   ingest.RunStatus
@@ -86,12 +89,23 @@ const sparkRuns = 24
 // its views over the chart's last sparkRuns runs. It returns an error
 // wrapping ErrNoChart when there is none.
 func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time, limit int) (Chart, error) {
+	return db.ChartIn(ctx, region, category, "", at, limit)
+}
+
+// ChartIn is ChartAt kept to the videos in language (see Language): a
+// region's chart in one language, each video at its rank in the whole
+// chart, up to limit of them.
+func (db *DB) ChartIn(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
-	c := Chart{Region: region, Category: category}
 	name := chartName(region, category)
-	err := db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
+	language, err := Language(language)
+	if err != nil {
+		return Chart{}, fmt.Errorf("chart of %s: %w", name, err)
+	}
+	c := Chart{Region: region, Category: category, Language: language}
+	err = db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
 	}
@@ -130,10 +144,11 @@ func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 }
 
 func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
-	rows, err := db.r.QueryContext(ctx, `
-SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
-FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
-WHERE e.run_id = ? AND e.region = ? ORDER BY e.rank LIMIT ?`, c.RunID, c.Region, limit)
+	q, args := chartEntriesSQL, []any{c.RunID, c.Region, limit}
+	if c.Language != "" {
+		q, args = chartEntriesInSQL, append(args, languageArgs(c.Language)...)
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -167,7 +182,7 @@ func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
 	}
 	// The entries alone, by the clustered key (run_id, region, vid): no
 	// lookup in videos for each of the ~sparkRuns x 200 rows.
-	rows, err := db.r.QueryContext(ctx, chartTrendSQL, jsonIDs(append(ids, c.RunID)), c.Region)
+	rows, err := db.r.QueryContext(ctx, db.q.chartTrend, jsonIDs(append(ids, c.RunID)), c.Region)
 	if err != nil {
 		return err
 	}
@@ -258,7 +273,7 @@ func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid], vids[i] = &c.Entries[i], c.Entries[i].vid
 	}
-	rows, err := db.r.QueryContext(ctx, chartPeaksSQL, jsonIDs(vids), c.Region, c.Category, until, until/dayMS*dayMS)
+	rows, err := db.r.QueryContext(ctx, db.q.chartPeaks, jsonIDs(vids), c.Region, c.Category, until, until/dayMS*dayMS)
 	if err != nil {
 		return err
 	}
@@ -332,7 +347,7 @@ SELECT DISTINCT region, category FROM runs WHERE kind = 'trending' AND videos > 
 
 // VideoCategories returns the category id of each of ids that is stored.
 func (db *DB) VideoCategories(ctx context.Context, ids []string) (map[string]string, error) {
-	rows, err := db.r.QueryContext(ctx, videoCategoriesSQL, jsonStrings(ids))
+	rows, err := db.r.QueryContext(ctx, db.q.videoCategories, jsonStrings(ids))
 	if err != nil {
 		return nil, fmt.Errorf("video categories: %w", err)
 	}
@@ -353,14 +368,14 @@ func jsonStrings(ss []string) string {
 	return string(b)
 }
 
-// chartTrendSQL is a statement of its own so that pgQueries can name it.
+// chartTrendSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const chartTrendSQL = `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
 ORDER BY e.run_id`
 
-// chartPeaksSQL is a statement of its own so that pgQueries can name it.
+// chartPeaksSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const chartPeaksSQL = `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
@@ -372,6 +387,18 @@ SELECT vid, min(rank), sum(days) FROM (
   GROUP BY vid)
 GROUP BY vid`
 
-// videoCategoriesSQL is a statement of its own so that pgQueries can name it.
+// videoCategoriesSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const videoCategoriesSQL = `SELECT id, category_id FROM videos
 WHERE id IN (SELECT value FROM json_each(?))`
+
+// chartEntriesSQL reads a chart's entries; chartEntriesInSQL those in one
+// language.
+var (
+	chartEntriesSQL   = fmt.Sprintf(chartEntriesText, "")
+	chartEntriesInSQL = fmt.Sprintf(chartEntriesText, "AND "+languageMatch)
+)
+
+const chartEntriesText = `
+SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
+FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`

@@ -45,9 +45,11 @@ type Pruned struct {
 // gives the freed pages back with an incremental vacuum. Search runs (a
 // backfill's results) are kept.
 func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
-	if db.pg {
-		return db.pgPrune(ctx, r) // pg_retention.go
-	}
+	return db.d.prune(ctx, db, r)
+}
+
+// sqlitePrune is Prune on SQLite (pgPrune: pg_retention.go).
+func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 	if r.Batch <= 0 {
 		r.Batch = DefaultBatch
 	}
@@ -438,9 +440,11 @@ type Size struct {
 
 // Size reads the database's size and its oldest run (one index lookup).
 func (db *DB) Size(ctx context.Context) (Size, error) {
-	if db.pg {
-		return db.pgSize(ctx)
-	}
+	return db.d.size(ctx, db)
+}
+
+// sqliteSize is Size on SQLite.
+func (db *DB) sqliteSize(ctx context.Context) (Size, error) {
 	var s Size
 	var pages, free, pageSize, mode int64
 	var oldest sql.NullInt64

@@ -79,7 +79,7 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 		}
 		// A file that shrinks is SQLite's; PostgreSQL's autovacuum reuses
 		// the space instead.
-		if fi, _ := os.Stat(db.Path()); !db.pg && (after.Bytes >= before.Bytes || got.Freed == 0 || fi.Size() > after.Bytes) {
+		if fi, _ := os.Stat(db.Path()); !isPG(db) && (after.Bytes >= before.Bytes || got.Freed == 0 || fi.Size() > after.Bytes) {
 			t.Errorf("size %d bytes before, %d after (freed %d, file %d): want the file to shrink", before.Bytes, after.Bytes, got.Freed, fi.Size())
 		}
 		if !after.OldestRun.Equal(start) {

@@ -53,12 +53,5 @@ func (db *DB) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 // Writable says whether the database takes a write now: it begins an
 // immediate transaction and rolls it back (for /readyz).
 func (db *DB) Writable(ctx context.Context) error {
-	if db.pg {
-		return db.pgWritable(ctx)
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("database %s: %w", db.path, err)
-	}
-	return tx.Rollback()
+	return db.d.writable(ctx, db)
 }

@@ -5,30 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-
-	"github.com/ingestworks/ingest"
 )
-
-// upgrade takes a database from one schema version to the next, inside the
-// migration's transaction.
-type upgrade func(ctx context.Context, tx *sql.Tx) error
-
-// upgrades[i] takes a database from version i+1 to i+2. schema.sql is always
-// the result of version 1 followed by every step (TestUpgradesMatchSchema).
-var upgrades = []upgrade{
-	upgradeQuota2,                  // 1 -> 2: upgrade_quota.go
-	upgradeStatusesCursorsSchedule, // 2 -> 3: upgrade_statuses.go
-	upgradeSearchIndex,             // 3 -> 4: upgrade_search.go, the normalized search index
-	upgradeGiveBack,                // 4 -> 5: upgrade_giveback.go
-	upgradeUnknown,                 // 5 -> 6: unknown.go
-	upgradeData,                    // 6 -> 7: upgrade_data.go, categories, stats, thumbnails
-	upgradeNotes,                   // 7 -> 8: notes.go, the ledger's id and notes
-	upgradeTokens,                  // 8 -> 9: tokens.go, the read API's tokens
-	upgradeDays,                    // 9 -> 10: upgrade_days.go, the daily rollup of a video's history
-}
-
-// SchemaVersion is the PRAGMA user_version of a database this binary writes.
-var SchemaVersion = 1 + len(upgrades)
 
 // WALLimit is the size the WAL is cut back to after a checkpoint
 // (journal_size_limit): without it SQLite keeps the WAL at its largest
@@ -71,8 +48,8 @@ func ReadOnlyDSN(path string, immutable bool) string {
 
 // Migrate brings the database to SchemaVersion inside one immediate
 // transaction, so that concurrent processes upgrade it once and a failure
-// leaves it as it was: a new database gets schema.sql whole, an older one
-// each upgrade step it lacks.
+// leaves it as it was: every numbered file of migrations/sqlite it lacks
+// is applied in order, a new database's from the first.
 func Migrate(ctx context.Context, db *sql.DB) error {
 	if err := incrementalVacuum(ctx, db); err != nil {
 		return err
@@ -91,12 +68,9 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return nil
 	case v > SchemaVersion:
 		return &VersionError{Have: v, Want: SchemaVersion}
-	case v == 0:
-		if _, err := tx.ExecContext(ctx, ingest.Schema); err != nil {
-			return fmt.Errorf("migrate: apply schema.sql: %w", err)
-		}
-	default:
-		if err := runUpgrades(ctx, tx, v); err != nil {
+	}
+	for _, m := range sqliteMigrations[v:] {
+		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
 		}
 	}
@@ -132,22 +106,4 @@ func incrementalVacuum(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
-}
-
-// runUpgrades applies the steps from version v to SchemaVersion.
-func runUpgrades(ctx context.Context, tx *sql.Tx, v int) error {
-	for i := v - 1; i < len(upgrades); i++ {
-		if err := upgrades[i](ctx, tx); err != nil {
-			return fmt.Errorf("migrate: upgrade schema %d to %d: %w", i+1, i+2, err)
-		}
-	}
-	return nil
-}
-
-// execAll is an upgrade step made of plain SQL.
-func execAll(stmts string) upgrade {
-	return func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, stmts)
-		return err
-	}
 }

@@ -16,6 +16,8 @@ import (
 type SearchOptions struct {
 	// Region keeps videos that trended or were found in this region.
 	Region string
+	// Language keeps videos in this language (see Language).
+	Language string
 	// Limit is the number of hits, 20 when zero.
 	Limit int
 }
@@ -86,18 +88,34 @@ FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
 
-// inRegion is the filter that keeps a search to region ("" when it is
-// empty) and the argument the filter takes: the region's code, on
-// PostgreSQL as a tsquery of video_docs.regions.
-func (db *DB) inRegion(region string) (filter, arg string) {
-	region = strings.ToUpper(strings.TrimSpace(region))
-	switch {
-	case region == "":
-		return "", ""
-	case db.pg:
-		return regionFilter, tsLexeme(region)
+// searchFilter is what keeps a search to a region and a language: the
+// dialect's statements add each filter that is set (dialectSQL.ranked and
+// the others).
+type searchFilter struct {
+	inRegion bool
+	region   string // the argument of the region filter: on PostgreSQL a tsquery of video_docs.regions
+	language string // Language's tag, "" none
+}
+
+// filter is the search filter of opts.
+func (db *DB) filter(opts SearchOptions) (searchFilter, error) {
+	var f searchFilter
+	if region := strings.ToUpper(strings.TrimSpace(opts.Region)); region != "" {
+		f.inRegion, f.region = true, db.d.regionArg(region)
 	}
-	return regionFilter, region
+	var err error
+	f.language, err = Language(opts.Language)
+	return f, err
+}
+
+// args are the arguments of a search statement: ?1 the query, ?2 the
+// region, ?3 the limit, and ?4 and ?5 the language's when it filters.
+func (f searchFilter) args(expr string, limit int) []any {
+	args := []any{expr, f.region, limit}
+	if f.language != "" {
+		args = append(args, languageArgs(f.language)...)
+	}
+	return args
 }
 
 // Search finds videos whose title, description, tags or channel match
@@ -120,16 +138,19 @@ func (db *DB) SearchCounted(ctx context.Context, query string, opts SearchOption
 	if opts.Limit <= 0 {
 		opts.Limit = 20
 	}
-	filter, region := db.inRegion(opts.Region)
+	f, err := db.filter(opts)
+	if err != nil {
+		return nil, 0, err
+	}
 	var n int
-	err = db.r.QueryRowContext(ctx, fmt.Sprintf(countSQL, filter), db.match(pq), region, max(most+1, db.rankWindow)).Scan(&n)
+	err = db.r.QueryRowContext(ctx, db.q.count(f), f.args(db.match(pq), max(most+1, db.rankWindow))...).Scan(&n)
 	var hits []Hit
 	switch {
 	case err != nil:
 	case n < db.rankWindow:
-		hits, err = db.ranked(ctx, pq, filter, region, opts.Limit)
+		hits, err = db.ranked(ctx, pq, f, opts.Limit)
 	default:
-		hits, err = db.broad(ctx, pq, filter, region, opts.Limit)
+		hits, err = db.broad(ctx, pq, f, opts.Limit)
 	}
 	if err != nil {
 		return nil, 0, searchErr(query, err)
@@ -149,8 +170,8 @@ type scored struct {
 }
 
 // ranked returns a narrow query's best hits by BM25.
-func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	top, err := db.matches(ctx, fmt.Sprintf(rankedSQL, filter), db.match(pq), region, limit)
+func (db *DB) ranked(ctx context.Context, pq parsedQuery, f searchFilter, limit int) ([]Hit, error) {
+	top, err := db.matches(ctx, db.q.ranked(f), f.args(db.match(pq), limit))
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +181,8 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, filter, region string,
 
 // broad returns a broad query's hits (see RankWindow): its recent title
 // matches, best title first, then its other matches, newest first.
-func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, limit int) ([]Hit, error) {
-	titled, err := db.matches(ctx, fmt.Sprintf(titledSQL, filter), db.match(pq), region, broadCandidates*limit)
+func (db *DB) broad(ctx context.Context, pq parsedQuery, f searchFilter, limit int) ([]Hit, error) {
+	titled, err := db.matches(ctx, db.q.titled(f), f.args(db.match(pq), broadCandidates*limit))
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +194,7 @@ func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, 
 	if len(hits) >= limit {
 		return withSnippets(hits[:limit], pq.marks), nil
 	}
-	rest, err := db.matches(ctx, fmt.Sprintf(newestSQL, filter), db.match(pq), region, limit+len(titled))
+	rest, err := db.matches(ctx, db.q.newest(f), f.args(db.match(pq), limit+len(titled)))
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +208,8 @@ func (db *DB) broad(ctx context.Context, pq parsedQuery, filter, region string, 
 }
 
 // matches runs a query of the index that returns rowids and scores.
-func (db *DB) matches(ctx context.Context, q, expr, region string, limit int) ([]scored, error) {
-	rows, err := db.r.QueryContext(ctx, q, expr, region, limit)
+func (db *DB) matches(ctx context.Context, q string, args []any) ([]scored, error) {
+	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +281,7 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 		vids[i] = s.vid
 	}
 	list, _ := json.Marshal(vids)
-	rows, err := db.r.QueryContext(ctx, detailsSQL, string(list))
+	rows, err := db.r.QueryContext(ctx, db.q.details, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -315,12 +336,7 @@ func tagList(js string) string {
 
 // match is the query as the store's index takes it: an FTS5 expression,
 // or on PostgreSQL a tsquery (pgsearch.go).
-func (db *DB) match(pq parsedQuery) string {
-	if db.pg {
-		return pq.tsQuery()
-	}
-	return pq.expr
-}
+func (db *DB) match(pq parsedQuery) string { return db.d.match(pq) }
 
 // searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should
 // leave none, and a user cannot act on SQL.

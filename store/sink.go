@@ -24,7 +24,7 @@ type statements struct {
 	upsertVideos, addRegions *sql.Stmt
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
-	pgDocs                   *sql.Stmt // PostgreSQL's index: pgDocsSQL
+	docs                     *sql.Stmt // the index where no trigger keeps it: dialectSQL.docs
 }
 
 // A page goes to SQLite as one JSON array and is stored by one statement
@@ -36,11 +36,11 @@ const (
 	upsertVideosSQL = `
 INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
   category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail)
+  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
 SELECT o->>'id', o->>'title', o->>'description', o->>'tags',
   o->>'channel_id', o->>'channel_title', o->>'category_id',
   o->>'published', o->>'duration', o->>'views', o->>'likes',
-  o->>'comments', ?2, ?2, coalesce(o->>'thumb', '')
+  o->>'comments', ?2, ?2, coalesce(o->>'thumb', ''), coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true
 ON CONFLICT (id) DO UPDATE SET
   title = excluded.title, description = excluded.description,
@@ -50,7 +50,8 @@ ON CONFLICT (id) DO UPDATE SET
   duration = excluded.duration, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END
+  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END,
+  audio_language = excluded.audio_language, language = excluded.language
 WHERE excluded.last_seen_ms >= last_seen_ms`
 
 	addRegionsSQL = `
@@ -95,7 +96,7 @@ UPDATE runs SET pages = max(pages, ?2), videos = videos + (
 WHERE id = ?1`
 )
 
-func prepare(ctx context.Context, w *sql.DB, pg bool) (*statements, error) {
+func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error) {
 	st := &statements{
 		addEntries: map[ingest.PageKind]*sql.Stmt{},
 		bumpRun:    map[ingest.PageKind]*sql.Stmt{},
@@ -109,15 +110,15 @@ func prepare(ctx context.Context, w *sql.DB, pg bool) (*statements, error) {
 		s, err = w.PrepareContext(ctx, q)
 		return s
 	}
-	st.upsertVideos = p(upsertVideosSQL)
-	st.addRegions = p(addRegionsSQL)
-	st.addEntries[ingest.Trending] = p(addTrendingSQL)
-	st.addEntries[ingest.Search] = p(addSearchSQL)
-	st.bumpRun[ingest.Trending] = p(bumpTrendingSQL)
-	st.bumpRun[ingest.Search] = p(bumpSearchSQL)
+	st.upsertVideos = p(q.upsertVideos)
+	st.addRegions = p(q.addRegions)
+	st.addEntries[ingest.Trending] = p(q.addTrending)
+	st.addEntries[ingest.Search] = p(q.addSearch)
+	st.bumpRun[ingest.Trending] = p(q.bumpTrending)
+	st.bumpRun[ingest.Search] = p(q.bumpSearch)
 	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
-	if pg {
-		st.pgDocs = p(pgDocsSQL)
+	if q.docs != "" {
+		st.docs = p(q.docs)
 	}
 	if err != nil {
 		st.close()
@@ -127,7 +128,7 @@ func prepare(ctx context.Context, w *sql.DB, pg bool) (*statements, error) {
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.pgDocs,
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.docs,
 		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
 		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
 		if s != nil {
@@ -197,7 +198,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if kind != string(page.Kind) {
 		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
 	}
-	js, err := pageJSON(page, db.pg)
+	js, err := pageJSON(page, db.d.withDoc())
 	if err != nil {
 		return err
 	}
@@ -219,8 +220,8 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 		{db.st.upsertVideos, []any{js, msOf(at)}},
 		{db.st.addEntries[page.Kind], []any{js, runID, page.Region, msOf(at)}},
 	}
-	if db.pg {
-		steps = append(steps, step{db.st.pgDocs, []any{js, msOf(at)}})
+	if db.st.docs != nil {
+		steps = append(steps, step{db.st.docs, []any{js, msOf(at)}})
 	}
 	steps = append(steps, step{db.st.addRegions, []any{js, page.Region}})
 	for _, step := range steps {
@@ -246,6 +247,8 @@ type pageRow struct {
 	Likes        *int64 `json:"likes"`
 	Comments     *int64 `json:"comments"`
 	Thumb        string `json:"thumb,omitempty"`
+	Audio        string `json:"audio,omitempty"` // defaultAudioLanguage
+	Lang         string `json:"lang,omitempty"`  // defaultLanguage
 	Rank         int    `json:"rank"`
 	Doc          string `json:"doc,omitempty"` // PostgreSQL's index: tsDoc
 }
@@ -272,7 +275,7 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 			Tags: tags, ChannelID: v.ChannelID, ChannelTitle: v.ChannelTitle,
 			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
 			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
-			Thumb: v.Thumbnail, Rank: first + i + 1})
+			Thumb: v.Thumbnail, Audio: v.AudioLanguage, Lang: v.Language, Rank: first + i + 1})
 		if withDoc {
 			pgRow(&rows[i])
 		}
@@ -432,11 +435,11 @@ func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.C
 			return err
 		}
 		for _, c := range cats {
-			if _, err := tx.ExecContext(ctx, saveCategorySQL, region, c.ID, c.Title, msOf(at)); err != nil {
+			if _, err := tx.ExecContext(ctx, db.q.saveCategory, region, c.ID, c.Title, msOf(at)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, categoryFetchedSQL, region, msOf(at))
+		_, err := tx.ExecContext(ctx, db.q.categoryFetched, region, msOf(at))
 		return err
 	})
 	if err != nil {
@@ -464,12 +467,12 @@ func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category,
 	return cats, rows.Err()
 }
 
-// saveCategorySQL is a statement of its own so that pgQueries can name it.
+// saveCategorySQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const saveCategorySQL = `
 INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
 ON CONFLICT DO UPDATE SET title = excluded.title`
 
-// categoryFetchedSQL is a statement of its own so that pgQueries can name it.
+// categoryFetchedSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const categoryFetchedSQL = `
 INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
 ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func run(t testing.TB, db *DB, kind ingest.PageKind, region string, at time.Time
 // against the one its text makes.
 func integrityCheck(t *testing.T, db *DB) {
 	t.Helper()
-	if db.pg {
+	if isPG(db) {
 		pgIntegrityCheck(t, db)
 		return
 	}
@@ -88,7 +89,7 @@ func pgIntegrityCheck(t *testing.T, db *DB) {
 // indexedDocs counts the videos the search index holds words of.
 func indexedDocs(t *testing.T, db *DB) int {
 	t.Helper()
-	if db.pg {
+	if isPG(db) {
 		return count(t, db, `SELECT count(*) FROM video_docs`)
 	}
 	return count(t, db, `SELECT count(*) FROM videos_fts_docsize`)
@@ -547,6 +548,26 @@ func TestNoStatisticsStoresNull(t *testing.T) {
 		got, ok, err := db.Video(context.Background(), "live")
 		if err != nil || !ok || got.ViewCount != nil {
 			t.Errorf("Video(live) views = %v (%v, %v), want nil", got.ViewCount, ok, err)
+		}
+	})
+}
+
+// Video reads back every field a page stored: a column missing from the
+// read model leaves its field empty here.
+func TestVideoReadsEveryField(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		want := vid("a", "First")
+		want.Thumbnail = "https://i.ytimg.com/vi/a/default.jpg"
+		want.AudioLanguage, want.Language = "hi", "en-IN"
+		run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, want))
+		got, ok, err := db.Video(ctx, "a")
+		if err != nil || !ok {
+			t.Fatalf("Video(a) = %v, %v", ok, err)
+		}
+		if !reflect.DeepEqual(got.Video, want) {
+			t.Errorf("Video(a) =\n%+v\nwant\n%+v", got.Video, want)
 		}
 	})
 }

@@ -33,7 +33,7 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
-	_, err = db.w.ExecContext(ctx, saveStatsSQL, js)
+	_, err = db.w.ExecContext(ctx, db.q.saveStats, js)
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
@@ -64,7 +64,7 @@ ORDER BY v.last_seen_ms`, msOf(since))
 	return ids, rows.Err()
 }
 
-// saveStatsSQL is a statement of its own so that pgQueries can name it.
+// saveStatsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const saveStatsSQL = `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments'

@@ -130,7 +130,7 @@ func loadCorpus(b *testing.B, db *DB) float64 {
 		}
 	}
 	rate := float64(total) / time.Since(start).Seconds()
-	if db.pg { // as optimize settles FTS5's: the GIN index's pending list merged
+	if isPG(db) { // as optimize settles FTS5's: the GIN index's pending list merged
 		for _, table := range []string{"videos", "video_docs"} {
 			if _, err := db.w.ExecContext(ctx, `VACUUM ANALYZE `+table); err != nil {
 				b.Fatal(err)

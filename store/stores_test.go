@@ -54,7 +54,7 @@ func openURL(t testing.TB, url string) *DB {
 func failInserts(t *testing.T, db *DB, table string) {
 	t.Helper()
 	stmts := []string{`CREATE TRIGGER boom BEFORE INSERT ON ` + table + ` BEGIN SELECT RAISE(ABORT, 'boom'); END`}
-	if db.pg {
+	if isPG(db) {
 		stmts = []string{
 			`CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$`,
 			`CREATE TRIGGER boom BEFORE INSERT ON ` + table + ` FOR EACH ROW EXECUTE FUNCTION boom()`,

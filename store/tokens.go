@@ -12,17 +12,6 @@ import (
 	"time"
 )
 
-// upgradeTokens adds the read API's tokens.
-var upgradeTokens = execAll(`
-CREATE TABLE api_tokens (
-  name         TEXT    PRIMARY KEY,
-  hash         TEXT    NOT NULL UNIQUE,   -- hex SHA-256 of the token: the token itself is never kept
-  plan         TEXT    NOT NULL,
-  created_ms   INTEGER NOT NULL,
-  last_used_ms INTEGER
-) WITHOUT ROWID;
-`)
-
 // tokenPrefix starts every token, so that one found in a log or a
 // repository is recognised for what it is.
 const tokenPrefix = "ingest_"
@@ -114,12 +103,12 @@ func (db *DB) TokenPlan(ctx context.Context, hash string) (plan string, ok bool,
 
 // TokenUsed records that the token whose hash is hash was used at at.
 func (db *DB) TokenUsed(ctx context.Context, hash string, at time.Time) error {
-	_, err := db.w.ExecContext(ctx, touchTokenSQL, msOf(at), hash)
+	_, err := db.w.ExecContext(ctx, db.q.touchToken, msOf(at), hash)
 	if err != nil {
 		return fmt.Errorf("record token use: %w", err)
 	}
 	return nil
 }
 
-// touchTokenSQL is a statement of its own so that pgQueries can name it.
+// touchTokenSQL is SQLite's text; pg_sql.go has PostgreSQL's.
 const touchTokenSQL = `UPDATE api_tokens SET last_used_ms = max(coalesce(last_used_ms, 0), ?) WHERE hash = ?`

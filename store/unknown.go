@@ -10,19 +10,6 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// upgradeUnknown adds the decisions of unknown outcome.
-var upgradeUnknown = execAll(`
-CREATE TABLE ledger_unknown (
-  quota_key TEXT    NOT NULL,
-  instance  TEXT    NOT NULL,
-  token     INTEGER NOT NULL,
-  op        TEXT    NOT NULL,
-  at_ms     INTEGER NOT NULL,
-  charges   TEXT    NOT NULL, -- pool=units, comma separated
-  PRIMARY KEY (quota_key, instance, token)
-) WITHOUT ROWID;
-`)
-
 // Unknown is a decision of unknown outcome: the request went out to the
 // shared limiter and no answer came back in time. Instance and Token name
 // it to the limiter.

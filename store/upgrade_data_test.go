@@ -31,9 +31,9 @@ func TestUpgradeDataKeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, up := range upgrades[:4] {
-		if err := up(ctx, tx); err != nil {
-			t.Fatalf("upgrade %d: %v", i+1, err)
+	for _, m := range sqliteMigrations[1:5] {
+		if err := m.apply(ctx, tx, false); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, q := range []string{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,31 +59,44 @@ type StoredVideo struct {
 	FirstSeen, LastSeen time.Time
 }
 
-// Video returns the latest metadata of videoID; ok is false when it is not
-// stored.
-func (db *DB) Video(ctx context.Context, videoID string) (v StoredVideo, ok bool, err error) {
+// videoColumns is the one list of a video's columns every reader of a
+// whole video selects (over videos AS v), in the order scanVideo reads
+// them: a column added to the videos table is added here and there once.
+const videoColumns = `v.id, v.title, v.description, v.tags, v.channel_id, v.channel_title, v.category_id,
+  v.published_at_ms, v.duration, v.view_count, v.like_count, v.comment_count, v.thumbnail,
+  v.audio_language, v.language, v.first_seen_ms, v.last_seen_ms`
+
+// scanVideo reads videoColumns, then the row's further columns into more.
+func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, error) {
+	var v StoredVideo
 	var tags string
 	var pub, views, likes, comments sql.NullInt64
 	var first, last int64
-	err = db.r.QueryRowContext(ctx, `
-SELECT id, title, description, tags, channel_id, channel_title, category_id,
-  published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms
-FROM videos WHERE id = ?`, videoID).Scan(&v.ID, &v.Title, &v.Description, &tags,
+	err := row.Scan(append([]any{&v.ID, &v.Title, &v.Description, &tags,
 		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
-		&likes, &comments, &first, &last)
-	if err == sql.ErrNoRows {
-		return v, false, nil
-	}
-	if err == nil {
-		err = json.Unmarshal([]byte(tags), &v.Tags)
-	}
+		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last}, more...)...)
 	if err != nil {
-		return v, false, fmt.Errorf("video %s: %w", videoID, err)
+		return v, err
+	}
+	if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
+		return v, fmt.Errorf("tags: %w", err)
 	}
 	v.PublishedAt = timeOf(pub)
 	v.ViewCount, v.LikeCount, v.CommentCount = ptr(views), ptr(likes), ptr(comments)
 	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+	return v, nil
+}
+
+// Video returns the latest metadata of videoID; ok is false when it is not
+// stored.
+func (db *DB) Video(ctx context.Context, videoID string) (StoredVideo, bool, error) {
+	v, err := scanVideo(db.r.QueryRowContext(ctx, `SELECT `+videoColumns+` FROM videos AS v WHERE v.id = ?`, videoID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, fmt.Errorf("video %s: %w", videoID, err)
+	}
 	return v, true, nil
 }
 

@@ -16,6 +16,7 @@ type SearchResult struct {
 	Query      string    `json:"query"`
 	Region     string    `json:"region"`
 	Category   string    `json:"category"`
+	Language   string    `json:"language"`
 	Hits       []HitJSON `json:"hits"`
 	NextCursor *string   `json:"next_cursor"`
 	// Total is how many videos match, counted up to maxCount; TotalMore
@@ -54,6 +55,9 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if res.Category, err = categoryParam(r); err != nil {
 		return res, err
 	}
+	if res.Language, err = languageParam(r); err != nil {
+		return res, err
+	}
 	limit, err := limitParam(r, 20, maxSearchLimit)
 	if err != nil {
 		return res, err
@@ -65,7 +69,7 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if offset >= searchWindow {
 		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
 	}
-	hits, err := s.searchHits(r.Context(), q, res.Region, res.Category, int(offset)+limit+1, &res)
+	hits, err := s.searchHits(r.Context(), q, store.SearchOptions{Region: res.Region, Language: res.Language}, res.Category, int(offset)+limit+1, &res)
 	if err != nil {
 		return res, searchErr(err)
 	}
@@ -85,13 +89,15 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 // searchHits asks the store for n hits and counts them all into res; with
 // a category, it filters the whole window by the videos' categories (and
 // counts what the window holds).
-func (s *Server) searchHits(ctx context.Context, q, region, category string, n int, res *SearchResult) ([]store.Hit, error) {
+func (s *Server) searchHits(ctx context.Context, q string, opts store.SearchOptions, category string, n int, res *SearchResult) ([]store.Hit, error) {
 	if category == "" {
-		hits, total, err := s.cfg.DB.SearchCounted(ctx, q, store.SearchOptions{Region: region, Limit: min(n, searchWindow)}, maxCount)
+		opts.Limit = min(n, searchWindow)
+		hits, total, err := s.cfg.DB.SearchCounted(ctx, q, opts, maxCount)
 		res.Total, res.TotalMore = min(total, maxCount), total > maxCount
 		return hits, err
 	}
-	hits, err := s.cfg.DB.Search(ctx, q, store.SearchOptions{Region: region, Limit: searchWindow})
+	opts.Limit = searchWindow
+	hits, err := s.cfg.DB.Search(ctx, q, opts)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
@@ -119,6 +125,7 @@ func (s *Server) searchHits(ctx context.Context, q, region, category string, n i
 type ChartJSON struct {
 	Region    string  `json:"region"`
 	Category  string  `json:"category"` // "": the chart of every category
+	Language  string  `json:"language"` // "": videos in every language
 	RunID     int64   `json:"run_id"`
 	At        *string `json:"at"`
 	Status    string  `json:"status"`
@@ -175,7 +182,11 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	c, err := s.cfg.DB.ChartAt(r.Context(), region, category, at, limit)
+	language, err := languageParam(r)
+	if err != nil {
+		return ChartJSON{}, err
+	}
+	c, err := s.cfg.DB.ChartIn(r.Context(), region, category, language, at, limit)
 	if errors.Is(err, store.ErrNoChart) {
 		return ChartJSON{}, &notFound{"no_chart", "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
 	}
@@ -193,7 +204,7 @@ func atText(at time.Time) string {
 }
 
 func chartJSON(c store.Chart) ChartJSON {
-	j := ChartJSON{Region: c.Region, Category: c.Category, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
+	j := ChartJSON{Region: c.Region, Category: c.Category, Language: c.Language, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
 		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
@@ -227,23 +238,27 @@ func chartJSON(c store.Chart) ChartJSON {
 // VideoJSON is a video with its place in every chart over time and its
 // view counts over time.
 type VideoJSON struct {
-	ID          string         `json:"id"`
-	Title       string         `json:"title"`
-	Description string         `json:"description"`
-	Tags        []string       `json:"tags"`
-	ChannelID   string         `json:"channel_id"`
-	Channel     string         `json:"channel"`
-	Category    string         `json:"category_id"`
-	PublishedAt *string        `json:"published_at"`
-	Duration    string         `json:"duration"`
-	Views       *int64         `json:"views"`
-	Likes       *int64         `json:"likes"`
-	Comments    *int64         `json:"comments"`
-	FirstSeen   *string        `json:"first_seen"`
-	LastSeen    *string        `json:"last_seen"`
-	Regions     []VideoRegion  `json:"regions"`
-	History     []HistoryPoint `json:"history"`
-	Truncated   bool           `json:"history_truncated"`
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	ChannelID   string   `json:"channel_id"`
+	Channel     string   `json:"channel"`
+	Category    string   `json:"category_id"`
+	PublishedAt *string  `json:"published_at"`
+	Duration    string   `json:"duration"`
+	// AudioLanguage and Language are the owner's BCP-47 tags for the
+	// spoken language and the text's, "" when the upstream sent none.
+	AudioLanguage string         `json:"audio_language"`
+	Language      string         `json:"language"`
+	Views         *int64         `json:"views"`
+	Likes         *int64         `json:"likes"`
+	Comments      *int64         `json:"comments"`
+	FirstSeen     *string        `json:"first_seen"`
+	LastSeen      *string        `json:"last_seen"`
+	Regions       []VideoRegion  `json:"regions"`
+	History       []HistoryPoint `json:"history"`
+	Truncated     bool           `json:"history_truncated"`
 	// Counts are the counts the charts' entries and tracking
 	// (videos.batchGetStats, the video_stats table) read, the highest of
 	// each step (store.HistoryStep), oldest first: the views over time,
@@ -303,7 +318,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 	v := h.Video
 	j := VideoJSON{ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
 		Channel: v.ChannelTitle, Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration,
-		Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
+		AudioLanguage: v.AudioLanguage, Language: v.Language, Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
 		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}, Counts: []CountJSON{}}
 	if j.Tags == nil {
 		j.Tags = []string{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
 // Caps on what one request may ask for.
@@ -187,4 +188,14 @@ func stamp(t time.Time) *string {
 	}
 	s := t.UTC().Format(time.RFC3339)
 	return &s
+}
+
+// languageParam is ?language=: a BCP-47 tag (hi, en-US, zxx) a video's
+// audio or text language must be, or narrow; "" none.
+func languageParam(r *http.Request) (string, error) {
+	l, err := store.Language(r.URL.Query().Get("language"))
+	if err != nil {
+		return "", badParam("language", "must be a BCP-47 language tag such as hi, en-US or zxx, got %q", r.URL.Query().Get("language"))
+	}
+	return l, nil
 }

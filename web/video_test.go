@@ -104,3 +104,63 @@ func fetch(t *testing.T, url string) []byte {
 	}
 	return b
 }
+
+// TestLanguage: a video's languages are in its answer and on its page,
+// and ?language= keeps a chart and a search to the videos in it.
+func TestLanguage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	hi := ingest.Video{ID: "vid-hi", Title: "derby hi", CategoryID: "10", AudioLanguage: "hi-IN", Language: "en"}
+	en := ingest.Video{ID: "vid-en", Title: "derby en", CategoryID: "10", Language: "en-US"}
+	none := ingest.Video{ID: "vid-none", Title: "derby none", CategoryID: "10"}
+	chartRun(t, db, "", t0, en, none, hi)
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	var v VideoJSON
+	if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/videos/vid-hi"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.AudioLanguage != "hi-IN" || v.Language != "en" {
+		t.Errorf("video languages = %q, %q; want hi-IN, en", v.AudioLanguage, v.Language)
+	}
+	page := string(fetch(t, srv.URL+"/videos/vid-hi"))
+	for _, s := range []string{`<dd class="audio-language">hi-IN</dd>`, `<dd class="language">en</dd>`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("video page: no %q", s)
+		}
+	}
+	var c ChartJSON
+	if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/charts/US?language=HI"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Language != "hi" || len(c.Entries) != 1 || c.Entries[0].ID != "vid-hi" || c.Entries[0].Rank != 3 {
+		t.Errorf("chart in hi = %+v, want vid-hi alone at rank 3", c)
+	}
+	var res SearchResult
+	if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/search?q=derby&language=en"), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Language != "en" || len(res.Hits) != 2 {
+		t.Errorf("search in en = %+v, want vid-en and vid-hi", res)
+	}
+	r, err := http.Get(srv.URL + "/api/v1/search?q=derby&language=e_n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"parameter": "language"`) {
+		t.Errorf("search with a bad language: %d %s, want 400 naming language", r.StatusCode, b)
+	}
+}

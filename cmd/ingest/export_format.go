@@ -30,7 +30,8 @@ var exportFormats = map[string]func(io.Writer) (rowEncoder, error){
 // file of several charts needs to tell them apart.
 var csvHeader = []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}
+	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
+	"defaultAudioLanguage", "defaultLanguage"}
 
 type csvEncoder struct {
 	w   *csv.Writer
@@ -50,7 +51,7 @@ func (e *csvEncoder) write(r store.ExportRow) error {
 	copy(e.rec, []string{r.VideoID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
 		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
-		strconv.FormatInt(r.RunID, 10)})
+		strconv.FormatInt(r.RunID, 10), r.AudioLanguage, r.Language})
 	return e.w.Write(e.rec)
 }
 
@@ -109,6 +110,8 @@ type exportRecord struct {
 	Chart            string     `json:"chart" parquet:"chart"`
 	Rank             int32      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
+	AudioLanguage    string     `json:"defaultAudioLanguage" parquet:"defaultAudioLanguage"`
+	Language         string     `json:"defaultLanguage" parquet:"defaultLanguage"`
 }
 
 func recordOf(r store.ExportRow) exportRecord {
@@ -117,7 +120,7 @@ func recordOf(r store.ExportRow) exportRecord {
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
-		Rank: int32(r.Rank), RunID: r.RunID}
+		Rank: int32(r.Rank), RunID: r.RunID, AudioLanguage: r.AudioLanguage, Language: r.Language}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}

@@ -15,9 +15,10 @@ import (
 )
 
 type searchFlags struct {
-	region string
-	limit  int
-	json   bool
+	region   string
+	language string
+	limit    int
+	json     bool
 }
 
 func newSearchCmd(s *settings) *cobra.Command {
@@ -34,6 +35,7 @@ for a prefix (foot*), put words in double quotes for a phrase ("world cup").
 Any other punctuation is taken literally.`,
 		Example: `  ingest search football
   ingest search '"world cup"' --region BR --limit 5
+  ingest search cricket --region IN --language hi
   ingest search muller --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
@@ -46,6 +48,7 @@ Any other punctuation is taken literally.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.region, "region", "", "only videos seen in this region (ISO 3166-1 alpha-2)")
+	cmd.Flags().StringVar(&f.language, "language", "", "only videos in this language (BCP-47: hi, en-US, zxx): their audio's or their text's,\nor a narrower form of it (hi keeps hi-IN)")
 	cmd.Flags().IntVar(&f.limit, "limit", 20, "at most this many results (1-1000)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array: id, title, channel, regions, snippet, views, score")
 	return cmd
@@ -59,12 +62,16 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 	if f.limit < 1 || f.limit > 1000 {
 		return usageErrorf("--limit: want 1 to 1000, got %d", f.limit)
 	}
+	language, err := store.Language(f.language)
+	if err != nil {
+		return usageErrorf("--language: %q is not a BCP-47 language tag (hi, en-US, zxx)", f.language)
+	}
 	db, err := openExisting(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	hits, err := db.Search(ctx, query, store.SearchOptions{Region: region, Limit: f.limit})
+	hits, err := db.Search(ctx, query, store.SearchOptions{Region: region, Language: language, Limit: f.limit})
 	if errors.Is(err, store.ErrBadQuery) {
 		return usageErrorf("search %q: %w", query, err)
 	}

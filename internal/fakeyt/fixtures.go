@@ -52,14 +52,17 @@ type video struct {
 	ChannelID    string
 	ChannelTitle string
 	CategoryID   string
-	Lang         string
-	PublishedAt  time.Time
-	Duration     string
-	Views        uint64
-	Likes        uint64
-	Comments     uint64
-	HideLikes    bool
-	HideComments bool
+	Lang         string // the language of its text
+	// AudioLang and TextLang are what the upstream sends as
+	// snippet.defaultAudioLanguage and snippet.defaultLanguage: "" absent.
+	AudioLang, TextLang string
+	PublishedAt         time.Time
+	Duration            string
+	Views               uint64
+	Likes               uint64
+	Comments            uint64
+	HideLikes           bool
+	HideComments        bool
 	// Live is liveBroadcastContent ("live", "upcoming"; "" is "none"),
 	// Blocked the regions of contentDetails.regionRestriction.blocked, and
 	// NoStats an item sent without statistics (world.go). Serving them
@@ -290,6 +293,8 @@ func makeVideo(scope, code string, i int, r *rand.Rand, published time.Time) *vi
 		ChannelTitle: channel,
 		CategoryID:   k.category,
 		Lang:         l.code,
+		AudioLang:    audioLang(l.code, i),
+		TextLang:     textLang(l.code, i),
 		PublishedAt:  published.Truncate(time.Second),
 		Duration:     durations[r.IntN(len(durations))],
 		Views:        views,
@@ -314,4 +319,33 @@ func trimExtra(s string) string {
 func videoID(scope string, i int) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("id:%s#%d", scope, i)))
 	return base64.RawURLEncoding.EncodeToString(h[:9])[:11]
+}
+
+// regional is the regional tag some owners give a language instead of
+// the bare one.
+var regional = map[string]string{"en": "en-US", "pt": "pt-BR", "es": "es-MX", "fr": "fr-FR", "de": "de-DE", "hi": "hi-IN"}
+
+// audioLang is a video's snippet.defaultAudioLanguage as the real API
+// sends it: absent for many videos (the owner never set it), "zxx" (no
+// linguistic content) for music and ambient uploads, a regional tag for
+// some.
+func audioLang(code string, i int) string {
+	switch {
+	case i%4 == 1:
+		return ""
+	case i%13 == 6:
+		return "zxx"
+	case i%3 == 0 && regional[code] != "":
+		return regional[code]
+	}
+	return code
+}
+
+// textLang is a video's snippet.defaultLanguage, the language of its
+// title and description: set by fewer owners than the audio's.
+func textLang(code string, i int) string {
+	if i%4 == 1 || i%5 == 2 {
+		return ""
+	}
+	return code
 }

@@ -52,6 +52,7 @@ type videoSnippet struct {
 	Tags                 []string   `json:"tags,omitempty"`
 	CategoryID           string     `json:"categoryId"`
 	LiveBroadcastContent string     `json:"liveBroadcastContent"`
+	DefaultLanguage      string     `json:"defaultLanguage,omitempty"`
 	DefaultAudioLanguage string     `json:"defaultAudioLanguage,omitempty"`
 	Localized            localized  `json:"localized"`
 }
@@ -367,7 +368,7 @@ func render(v *video, want map[string]bool) videoItem {
 	if want["snippet"] {
 		it.Snippet = &videoSnippet{PublishedAt: v.PublishedAt.Format(time.RFC3339), ChannelID: v.ChannelID,
 			Title: v.Title, Description: v.Description, Thumbnails: thumbs(v.ID), ChannelTitle: v.ChannelTitle,
-			Tags: v.Tags, CategoryID: v.CategoryID, LiveBroadcastContent: cmp.Or(v.Live, "none"), DefaultAudioLanguage: v.Lang,
+			Tags: v.Tags, CategoryID: v.CategoryID, LiveBroadcastContent: cmp.Or(v.Live, "none"), DefaultAudioLanguage: v.AudioLang, DefaultLanguage: v.TextLang,
 			Localized: localized{Title: v.Title, Description: v.Description}}
 	}
 	if want["contentDetails"] {

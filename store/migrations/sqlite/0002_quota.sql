@@ -1,8 +1,5 @@
-package store
-
-// upgradeQuota2 adds what the 2026 quota model needs: the pools' settings
-// every worker must agree on, and the blocks kept in the ledger.
-var upgradeQuota2 = execAll(`
+-- The 2026 quota model: the pools' settings every worker must agree on,
+-- and the blocks kept in the ledger.
 CREATE TABLE quota_config (
   quota_key TEXT NOT NULL,
   pool      TEXT NOT NULL,
@@ -18,4 +15,3 @@ CREATE TABLE ledger_blocks (
   op        TEXT    NOT NULL,
   PRIMARY KEY (quota_key, pool, until_ms)
 ) WITHOUT ROWID;
-`)

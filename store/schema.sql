@@ -1,7 +1,8 @@
--- ingest's SQLite schema. Applied whole to a new database inside one
--- BEGIN IMMEDIATE transaction that also sets PRAGMA user_version; see
--- ingest.Migrate. Bump ingest.SchemaVersion and add an upgrade step when it
--- changes.
+-- ingest's SQLite schema, whole, for reading: what the numbered files of
+-- migrations/sqlite build, in order, on a new database (Migrate). It is not
+-- applied; a test checks that it builds exactly the schema the migrations
+-- do. A change to the schema is a new migration file, and the same change
+-- here.
 
 -- The embedded limiter (quota/sqlite.go): one log entry per admitted call
 -- per pool, never one per unit.
@@ -114,7 +115,7 @@ CREATE TABLE videos (
   comment_count   INTEGER,                   -- NULL: hidden by the owner
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
-, thumbnail TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 7
+, thumbnail TEXT NOT NULL DEFAULT '', audio_language TEXT NOT NULL DEFAULT '', language TEXT NOT NULL DEFAULT '');  -- the default thumbnail's URL ('' unknown), added by schema 7
 
 -- Full-text index over the videos' text. It holds no text of its own
 -- (contentless, so the text is kept once, in videos, exactly as sent) and

@@ -1,0 +1,5 @@
+-- The video's languages as the upstream tags them (BCP-47, '' when it
+-- sends none): snippet.defaultAudioLanguage and snippet.defaultLanguage.
+-- ADD COLUMN rewrites no rows.
+ALTER TABLE videos ADD COLUMN audio_language TEXT NOT NULL DEFAULT '';
+ALTER TABLE videos ADD COLUMN language TEXT NOT NULL DEFAULT '';
