@@ -15,22 +15,23 @@ import (
 // JSON is `ingest report --json`; docs/contract.md fixes the fields scripts
 // rely on, the rest are additions.
 type JSON struct {
-	QuotaKey      string       `json:"quota_key"`
-	Backend       string       `json:"backend"`
-	BackendOK     bool         `json:"backend_ok"`
-	BackendError  string       `json:"backend_error,omitempty"`
-	UsedFrom      string       `json:"used_from"` // limiter, or ledger when it did not answer
-	Database      bool         `json:"database"`  // false: no database on this host yet
-	Schedule      string       `json:"schedule"`  // where the plan's period came from
-	Pools         []PoolJSON   `json:"pools"`
-	Operations    []OpJSON     `json:"operations"`
-	ByRegion      []OpJSON     `json:"by_region"`
-	Regions       []RegionJSON `json:"regions"`
-	UpstreamReset string       `json:"upstream_reset"`
-	Plan          []PlanJSON   `json:"plan"`
-	Hourly        []HourlyJSON `json:"hourly"`
-	Storage       *StorageJSON `json:"storage,omitempty"`
-	UpstreamClock *ClockJSON   `json:"upstream_clock"` // clock.go
+	QuotaKey      string         `json:"quota_key"`
+	Backend       string         `json:"backend"`
+	BackendOK     bool           `json:"backend_ok"`
+	BackendError  string         `json:"backend_error,omitempty"`
+	UsedFrom      string         `json:"used_from"` // limiter, or ledger when it did not answer
+	Database      bool           `json:"database"`  // false: no database on this host yet
+	Schedule      string         `json:"schedule"`  // where the plan's period came from
+	Pools         []PoolJSON     `json:"pools"`
+	Operations    []OpJSON       `json:"operations"`
+	ByRegion      []OpJSON       `json:"by_region"`
+	Regions       []RegionJSON   `json:"regions"`
+	UpstreamReset string         `json:"upstream_reset"`
+	Plan          []PlanJSON     `json:"plan"`
+	Hourly        []HourlyJSON   `json:"hourly"`
+	Storage       *StorageJSON   `json:"storage,omitempty"`
+	UpstreamClock *ClockJSON     `json:"upstream_clock"` // clock.go
+	Pace          *FreshnessJSON `json:"pace"`           // pace.go; null: no schedule
 }
 
 // StorageJSON is the database's size and how far back it reaches.
@@ -122,7 +123,7 @@ func (r *Report) JSON() JSON {
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
 		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
-	j.UpstreamClock = r.clockJSON()
+	j.UpstreamClock, j.Pace = r.clockJSON(), r.freshnessJSON()
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
@@ -193,6 +194,7 @@ func (r *Report) Text(out io.Writer, loc *time.Location) {
 	fmt.Fprintln(out)
 	r.textPools(out)
 	r.textPlan(out)
+	r.textFreshness(out)
 	r.textRegions(out, loc)
 	r.textBreakdowns(out)
 	r.textChart(out)

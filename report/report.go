@@ -87,6 +87,7 @@ type Report struct {
 	Now           time.Time
 	Storage       *store.Size // nil: not read (no database)
 	Clock         *Clock      // nil: the upstream's time never read (clock.go)
+	Freshness     *Freshness  // nil: no schedule (pace.go)
 }
 
 // Pool is one pool's state with its window and unmetered units.
@@ -151,6 +152,7 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	}
 	r.regionRows(src, last, now)
 	r.Plan = Plan(src.Costs, Schedule{Charts: src.Regions, Every: src.Every}, last)
+	r.freshness(src, last, calls, now)
 	if src.Size != nil {
 		sz, err := src.Size(ctx)
 		if err != nil {

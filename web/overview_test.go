@@ -56,3 +56,35 @@ func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 		t.Errorf("30 days: a chart drawn for pools that spent nothing")
 	}
 }
+
+// TestOverviewShowsPacing: the pacing lines, with the fixed cadence's
+// run-out, and each chart's age and planned cadence.
+func TestOverviewShowsPacing(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now,
+		Freshness: &report.Freshness{
+			Pools: []report.PoolPace{{Pool: "default", Budget: 4200, Reset: now.Add(14 * time.Hour), Projected: 4180,
+				Fixed: 9000, RunsOut: now.Add(5 * time.Hour)}},
+			Charts: []report.ChartAge{{Chart: "US", Age: 12 * time.Minute, Every: 90 * time.Minute, Floor: time.Hour},
+				{Chart: "US/10", Age: -1, Every: 3 * time.Hour, Floor: time.Hour}}}}
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k",
+		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	page := string(fetch(t, srv.URL+"/"))
+	for _, want := range []string{"default: 4200 units to spend by", "paced, the charts spend 4180", "at --every, 9000",
+		`runs out at`, `<td class="n">12m</td><td class="n">1h30m</td><td class="n">1h</td>`, `<td class="n">never</td><td class="n">3h</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the overview lacks %q", want)
+		}
+	}
+}

@@ -82,6 +82,7 @@ type overviewView struct {
 	Hourly  []usageRow
 	Daily   []usageRow
 	Regions []report.Region
+	Pace    *report.Freshness // nil: no schedule
 	Now     time.Time
 	Reset   time.Time
 }
@@ -112,7 +113,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
+	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Pace: q.rep.Freshness, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
 	hourly := map[string]report.HourlyJSON{}
 	for _, h := range q.Hourly {
 		hourly[h.Pool] = h

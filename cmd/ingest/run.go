@@ -43,6 +43,7 @@ type runFlags struct {
 	everyGiven bool
 	// regionsGiven: --regions (or its variable) was set, if only to "".
 	regionsGiven bool
+	pace         bool // --pace: pace.go
 }
 
 // parseRegions reads --regions. Left out, it is the default regions; given
@@ -97,6 +98,7 @@ A second signal stops at once.`,
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
+	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget over the rest of the upstream's day, charts never more often than --every; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
@@ -186,6 +188,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if f.once {
 		return runOnce(ctx, s, d)
 	}
+	watchPace(s, f, p, d, m, last)
 	return runDaemon(ctx, s, f, p, d, codes, last)
 }
 
@@ -265,7 +268,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if f.strict {
 		return usageErrorf("--strict: %s", msg)
 	}
-	s.logger.Warn(msg + " (the limiter will stop passes when the quota runs out; --strict refuses to start)")
+	s.logger.Warn(msg + overNote(f))
 	return nil
 }
 

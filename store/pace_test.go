@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// A chart's cost per pass is the mean of its completed passes since the
+// time asked, from the ledger: stopped passes, older passes and calls
+// given back are not in it.
+func TestPassCosts(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		n := 0
+		pass := func(category string, at time.Time, status ingest.RunStatus, units ...int64) {
+			t.Helper()
+			id, err := db.StartChartRun(ctx, "US", category, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range units {
+				n++
+				call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: at, Op: "videos.list", Region: "US",
+					RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: u}}}
+				if err := db.RecordCall(ctx, call); err != nil {
+					t.Fatal(err)
+				}
+				if u == 100 { // never reached the upstream
+					if err := db.RecordGiveBack(ctx, call); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status, At: at.Add(time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pass("", t0.Add(-2*time.Hour), ingest.StatusCompleted, 9, 9) // before since
+		pass("", t0, ingest.StatusCompleted, 1, 1, 1, 1)
+		pass("", t0.Add(time.Hour), ingest.StatusCompleted, 1, 1, 100)
+		pass("", t0.Add(2*time.Hour), ingest.StatusStopped, 1)
+		pass("10", t0, ingest.StatusCompleted, 2, 3)
+		got, err := db.PassCosts(ctx, t0.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["US"]["default"] != 3 || got["US/10"]["default"] != 5 || len(got) != 2 {
+			t.Errorf("costs %v, want US 3 (4 and 2), US/10 5", got)
+		}
+	})
+}
