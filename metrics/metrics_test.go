@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // ingest_schedule_lag_seconds counts a pass its slot started, from that
@@ -63,4 +64,18 @@ func gauge(t *testing.T, m *Metrics, name, region string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Observe counts a chart's pass as a pass (its failures count towards
+// Failing) and any other entry as a job.
+func TestObserve(t *testing.T) {
+	m := New(Build{})
+	failed := jobs.Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed}}
+	for range FailingAfter {
+		m.Observe(jobs.Entry{Name: "US/10", Kind: jobs.KindCategoryChart}, failed, time.Second, time.Time{})
+		m.Observe(jobs.Entry{Name: "tracking", Kind: jobs.KindTracking}, failed, time.Second, time.Time{})
+	}
+	if f := m.Failing(); len(f) != 1 || f[0] != "US/10" {
+		t.Errorf("failing %v, want [US/10]: tracking is a job, not a chart", f)
+	}
 }

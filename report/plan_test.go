@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +79,16 @@ func TestPlanSearchAndCover(t *testing.T) {
 	states[2].BlockedUntil = time.Time{}
 	if _, covered, _ := p.Cover(states); !covered {
 		t.Error("Cover with room in every pool: not covered")
+	}
+}
+
+// LogPlan logs one line per pool, with whether it fits.
+func TestLogPlan(t *testing.T) {
+	var buf bytes.Buffer
+	LogPlan(slog.New(slog.NewTextHandler(&buf, nil)), []PlanLine{{Pool: "default", Units: 10, Capacity: 5, RunsPerDay: 23.96}, {Pool: "search"}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "pool=default") || !strings.Contains(lines[0], "fits=false") ||
+		!strings.Contains(lines[0], "cycles_per_day=24") || !strings.Contains(lines[1], "fits=true") {
+		t.Errorf("lines:\n%s", buf.String())
 	}
 }

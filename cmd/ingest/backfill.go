@@ -144,7 +144,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
 	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
-	ctx, drain, stop := signals(ctx, s)
+	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
 	job.Drain = drain
 	prog := newProgress(out, s, job)
