@@ -163,9 +163,9 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		db.Close()
 		return nil, nil, err
 	}
-	warnUnusableTokens(ctx, s.logger, db, plans)
+	web.WarnUnusableTokens(ctx, s.logger, db, plans)
 	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
-		Routes: []web.Route{ready, meter.metrics.route()}})
+		Routes: []web.Route{ready, {Pattern: "GET /metrics", Kind: web.Operational, Handler: meter.metrics.Handler()}}})
 	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
 	if err != nil {
 		closeAll()
@@ -218,18 +218,18 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 // meter is the API's metering as serve wires it.
 type meter struct {
 	*web.Meter
-	metrics *apiMetrics
+	metrics *metrics.API
 }
 
 // openMeter builds the API's metering over its own limiter (apiLimiter).
 func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []netip.Prefix) (meter, func(), error) {
-	m := meter{metrics: newAPIMetrics()}
+	m := meter{metrics: metrics.NewAPI()}
 	l, closeFn, err := s.apiLimiter(db)
 	if err != nil {
 		return m, nil, err
 	}
 	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
-	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.observe}
+	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.Observe}
 	return m, closeFn, nil
 }
 
