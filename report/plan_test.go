@@ -92,3 +92,19 @@ func TestLogPlan(t *testing.T) {
 		t.Errorf("lines:\n%s", buf.String())
 	}
 }
+
+// PrintCover prints a row per pool the plan needs, then the verdict.
+func TestPrintCover(t *testing.T) {
+	p := PlanSearch(map[string]int64{"search": 100}, 2, 0)
+	var buf bytes.Buffer
+	p.PrintCover(&buf, []ingest.PoolState{{Pool: "search", Limit: 10000, Reserve: 500, Remaining: 9000}, {Pool: "default", Limit: 5}})
+	if want := "  search: 9000 remaining of 9500 now, 200 needed\n  today's remaining quota covers it\n"; buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	blocked := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	p.PrintCover(&buf, []ingest.PoolState{{Pool: "search", Limit: 10000, Remaining: 9000, BlockedUntil: blocked}})
+	if !strings.Contains(buf.String(), "does NOT cover") || !strings.HasSuffix(buf.String(), "blocked the pool until 2026-11-24T08:00:00Z\n") {
+		t.Errorf("blocked:\n%s", buf.String())
+	}
+}
