@@ -271,7 +271,7 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
 	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
-	m.WatchClock(clockSkew(p.upstream))
+	m.WatchClock(p.upstream.Skew)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(readiness(m, p)...)},
