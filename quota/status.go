@@ -2,7 +2,9 @@ package quota
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,4 +50,30 @@ func (st Status) recovery() string {
 		return cmp.Or(strings.Join(out, ", "), "none yet")
 	}
 	return out + fmt.Sprintf("  waiting for the ledgers: %s; put back: %s\n", name(st.Need), name(st.Done))
+}
+
+// Readiness is ingest check's word on a Redis limiter that holds this
+// costs file's pools: whether it lost its data (no configuration, yet the
+// key was created: this ledger spent in its span) and how it keeps it. The
+// error is ErrNotApplied when it holds no configuration for a key this
+// ledger never spent on.
+func (r *Redis) Readiness(ctx context.Context) (string, error) {
+	detail := "the limiter holds this costs file's pools"
+	if err := r.Created(ctx); err != nil {
+		return "", err
+	}
+	if cur, err := r.Config(ctx); err == nil && !slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" }) {
+		detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data; " +
+			"the first run puts its calls back and waits for the other hosts (or run `ingest quota restore --ledger DB...`)"
+	}
+	kept, how, err := r.Persistence(ctx)
+	switch {
+	case err != nil:
+		detail += "; persistence unknown (" + err.Error() + ")"
+	case !kept:
+		detail += "; WARNING: Redis keeps " + how + ": set appendonly yes (docs/quota.md)"
+	default:
+		detail += "; Redis keeps " + how
+	}
+	return detail, nil
 }
