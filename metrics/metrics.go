@@ -10,8 +10,11 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +127,16 @@ func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot
 	} else {
 		m.Job(e.Name, end.Status)
 	}
+}
+
+// NoneFailing is /readyz's probe of the regions: an error naming those
+// that failed FailingAfter passes in a row, nil when none has.
+func (m *Metrics) NoneFailing(context.Context) error {
+	if f := m.Failing(); len(f) > 0 {
+		sort.Strings(f)
+		return fmt.Errorf("failed %d passes in a row: %s", FailingAfter, strings.Join(f, ", "))
+	}
+	return nil
 }
 
 // Failing lists the regions whose latest FailingAfter passes failed.

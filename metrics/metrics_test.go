@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -77,5 +78,21 @@ func TestObserve(t *testing.T) {
 	}
 	if f := m.Failing(); len(f) != 1 || f[0] != "US/10" {
 		t.Errorf("failing %v, want [US/10]: tracking is a job, not a chart", f)
+	}
+}
+
+// NoneFailing fails naming the failing regions in order, and passes again
+// once they have not.
+func TestNoneFailing(t *testing.T) {
+	m := New(Build{})
+	if err := m.NoneFailing(context.Background()); err != nil {
+		t.Fatalf("no passes: %v", err)
+	}
+	for range FailingAfter {
+		m.Pass("US", ingest.StatusFailed, time.Second, time.Time{})
+		m.Pass("GB", ingest.StatusFailed, time.Second, time.Time{})
+	}
+	if err := m.NoneFailing(context.Background()); err == nil || err.Error() != "failed 3 passes in a row: GB, US" {
+		t.Errorf("err = %v", err)
 	}
 }

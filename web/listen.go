@@ -37,6 +37,12 @@ func replyReport(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v) // the status is sent: a failure here is the client gone
 }
 
+// LimiterCheck is /readyz's check that the limiter answers.
+func LimiterCheck(l report.StateReader) Check {
+	return Check{Name: "limiter", Passed: l.Backend() + " answers",
+		Probe: func(ctx context.Context) error { _, err := l.State(ctx); return err }}
+}
+
 // Start serves h on ln in the background, logging a failure of the
 // listener; the func it returns shuts the server down, giving requests
 // in flight two seconds.

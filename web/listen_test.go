@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -67,5 +68,22 @@ func TestStart(t *testing.T) {
 	if resp, err := http.Get(url); err == nil {
 		resp.Body.Close()
 		t.Error("the server still answers after shutdown")
+	}
+}
+
+type pools struct{ err error }
+
+func (p pools) State(context.Context) ([]ingest.PoolState, error) { return nil, p.err }
+func (pools) Backend() string                                     { return "redis" }
+
+func TestLimiterCheck(t *testing.T) {
+	t.Parallel()
+	c := LimiterCheck(pools{})
+	if c.Name != "limiter" || c.Passed != "redis answers" || c.Probe(context.Background()) != nil {
+		t.Errorf("check %+v", c)
+	}
+	down := errors.New("dial tcp: connection refused")
+	if err := LimiterCheck(pools{down}).Probe(context.Background()); !errors.Is(err, down) {
+		t.Errorf("probe of a limiter that does not answer: %v", err)
 	}
 }
