@@ -22,17 +22,15 @@ type SearchOptions struct {
 	Limit int
 }
 
-// Hit is one video that matched, best first.
+// Hit is one video that matched, best first: the video as every reader
+// reads it (videoColumns), and what the search adds.
 type Hit struct {
-	ID      string
-	Title   string
-	Channel string
+	StoredVideo
 	// Snippet is the best matching part of the text, with the matched
 	// words between [ and ].
 	Snippet string
 	// Regions where the video trended or was found, sorted.
 	Regions []string
-	Views   int64
 	// Score is the BM25 relevance, higher is better (a title match weighs
 	// five times a description match); zero for the hits of a broad query
 	// (see RankWindow).
@@ -82,11 +80,10 @@ const titledSQL = `
 SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH 'title : (' || ?1 || ')' %s
 ORDER BY rowid DESC LIMIT ?3`
 
-// detailsSQL reads the stored text of the ranked videos: the snippet is
-// marked over it, as it was sent.
+// detailsSQL reads the ranked videos (videoColumns, then the row and the
+// regions): the snippet is marked over their stored text, as it was sent.
 const detailsSQL = `
-SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
-  coalesce(v.view_count, 0),
+SELECT ` + videoColumns + `, v.vid,
   (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
@@ -269,11 +266,8 @@ func byTitle(hits []found, marks []mark) {
 	copy(hits, sorted)
 }
 
-// found is a hit with the stored text its snippet is cut from.
-type found struct {
-	Hit
-	description, tags string
-}
+// found is a hit before its snippet is cut.
+type found struct{ Hit }
 
 // details reads the ranked videos, in their order.
 func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
@@ -295,7 +289,8 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 		var vid int64
 		var f found
 		var regions sql.NullString
-		if err := rows.Scan(&vid, &f.ID, &f.Title, &f.description, &f.tags, &f.Channel, &f.Views, &regions); err != nil {
+		var err error
+		if f.StoredVideo, err = scanVideo(rows, &vid, &regions); err != nil {
 			return nil, err
 		}
 		f.Regions = strings.Fields(regions.String)
@@ -323,19 +318,10 @@ func withSnippets(fs []found, marks []mark) []Hit {
 	hits := make([]Hit, 0, len(fs))
 	for _, f := range fs {
 		h := f.Hit
-		h.Snippet = snippet([]string{h.Title, f.description, tagList(f.tags), h.Channel}, marks)
+		h.Snippet = snippet([]string{h.Title, h.Description, strings.Join(h.Tags, ", "), h.ChannelTitle}, marks)
 		hits = append(hits, h)
 	}
 	return hits
-}
-
-// tagList writes the stored JSON array of tags as the text a snippet shows.
-func tagList(js string) string {
-	var tags []string
-	if json.Unmarshal([]byte(js), &tags) != nil {
-		return js
-	}
-	return strings.Join(tags, ", ")
 }
 
 // match is the query as the store's index takes it: an FTS5 expression,
