@@ -176,8 +176,8 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, f searchFilter, limit 
 	if err != nil {
 		return nil, err
 	}
-	found, err := db.details(ctx, top)
-	return withSnippets(found, pq.marks), err
+	hits, err := db.details(ctx, top)
+	return withSnippets(hits, pq.marks), err
 }
 
 // broad returns a broad query's hits (see RankWindow): its recent title
@@ -230,7 +230,7 @@ func (db *DB) matches(ctx context.Context, q string, args []any) ([]scored, erro
 // every term weighing the same), newest first on a tie; the hits keep a
 // score of zero, since the weights are not comparable with a narrow
 // query's.
-func byTitle(hits []found, marks []mark) {
+func byTitle(hits []Hit, marks []mark) {
 	scores := make([]float64, len(hits))
 	total := 0
 	lens := make([]int, len(hits))
@@ -259,18 +259,15 @@ func byTitle(hits []found, marks []mark) {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
-	sorted := make([]found, len(hits))
+	sorted := make([]Hit, len(hits))
 	for i, k := range idx {
 		sorted[i] = hits[k]
 	}
 	copy(hits, sorted)
 }
 
-// found is a hit before its snippet is cut.
-type found struct{ Hit }
-
 // details reads the ranked videos, in their order.
-func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
+func (db *DB) details(ctx context.Context, ranked []scored) ([]Hit, error) {
 	if len(ranked) == 0 {
 		return nil, nil
 	}
@@ -284,10 +281,10 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	byVid := make(map[int64]found, len(ranked))
+	byVid := make(map[int64]Hit, len(ranked))
 	for rows.Next() {
 		var vid int64
-		var f found
+		var f Hit
 		var regions sql.NullString
 		var err error
 		if f.StoredVideo, err = scanVideo(rows, &vid, &regions); err != nil {
@@ -303,7 +300,7 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]found, 0, len(ranked))
+	out := make([]Hit, 0, len(ranked))
 	for _, s := range ranked {
 		if f, ok := byVid[s.vid]; ok {
 			f.Score = s.score
@@ -313,13 +310,15 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 	return out, nil
 }
 
-// withSnippets cuts the snippet of each hit.
-func withSnippets(fs []found, marks []mark) []Hit {
-	hits := make([]Hit, 0, len(fs))
-	for _, f := range fs {
-		h := f.Hit
+// withSnippets cuts the snippet of each hit from its stored text; no hits
+// are an empty list, not nil.
+func withSnippets(hits []Hit, marks []mark) []Hit {
+	if hits == nil {
+		hits = []Hit{}
+	}
+	for i := range hits {
+		h := &hits[i]
 		h.Snippet = snippet([]string{h.Title, h.Description, strings.Join(h.Tags, ", "), h.ChannelTitle}, marks)
-		hits = append(hits, h)
 	}
 	return hits
 }
