@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -24,31 +23,20 @@ type ExportFilter struct {
 	PerDay bool
 }
 
-// ExportRow is one video on one chart run: its latest metadata and the
-// counts and rank of that run.
+// ExportRow is one video on one chart run: its latest metadata, as every
+// reader reads it (videoColumns), and the counts and rank of that run.
 type ExportRow struct {
-	VideoID      string
-	Title        string
-	PublishedAt  time.Time // zero when unknown
-	ChannelID    string
-	ChannelTitle string
-	CategoryID   string
+	StoredVideo
 	// TrendingAt is when the run started, to the second (one time for a
 	// whole run); with PerDay, the day's 00:00 UTC.
-	TrendingAt  time.Time
-	Tags        []string
-	Views       *int64
-	Likes       *int64 // nil: hidden
-	Comments    *int64 // nil: hidden
-	Thumbnail   string
-	Description string
-	Region      string
-	Chart       string // the run's category, "" the unfiltered chart
-	Rank        int
-	RunID       int64 // the run the counts and rank come from
-	// AudioLanguage and Language are the video's BCP-47 tags, "" none
-	// (ingest.Video).
-	AudioLanguage, Language string
+	TrendingAt time.Time
+	// Views, Likes and Comments are the run's counts (the video's latest
+	// are ViewCount and the others); nil: hidden.
+	Views, Likes, Comments *int64
+	Region                 string
+	Chart                  string // the run's category, "" the unfiltered chart
+	Rank                   int
+	RunID                  int64 // the run the counts and rank come from
 }
 
 // where is the filter as SQL over runs AS r: runs_started (kind,
@@ -80,9 +68,8 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // the runs by range on runs_started, the entries by their primary key, so
 // rows stream out in constant memory (only one run's entries are sorted).
 const exportSQL = `
-SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
-  r.started_ms / 1000 * 1000, v.tags, e.view_count, e.like_count, e.comment_count, v.thumbnail,
-  v.description, r.region, r.category, e.rank, r.id, v.audio_language, v.language
+SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
+  r.region, r.category, e.rank, r.id
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -100,9 +87,8 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // that the sorters hold a video's text once per row written, not once per
 // entry read.
 const exportDaySQL = `
-SELECT v.id, v.title, v.published_at_ms, v.channel_id, v.channel_title, v.category_id,
-  ?, v.tags, d.view_count, d.like_count, d.comment_count, v.thumbnail,
-  v.description, d.region, d.category, d.rank, d.run_id, v.audio_language, v.language
+SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
+  d.region, d.category, d.rank, d.run_id
 FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, max(r.id) AS run_id
   FROM runs AS r INDEXED BY runs_started
   JOIN trending_entries AS e ON e.run_id = r.id
@@ -172,19 +158,14 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 
 func scanExport(rows *sql.Rows) (ExportRow, error) {
 	var r ExportRow
-	var pub sql.NullInt64
 	var at int64
-	var tags string
 	var views, likes, comments sql.NullInt64
-	if err := rows.Scan(&r.VideoID, &r.Title, &pub, &r.ChannelID, &r.ChannelTitle, &r.CategoryID,
-		&at, &tags, &views, &likes, &comments, &r.Thumbnail, &r.Description, &r.Region, &r.Chart, &r.Rank, &r.RunID,
-		&r.AudioLanguage, &r.Language); err != nil {
-		return r, err
+	var err error
+	r.StoredVideo, err = scanVideo(rows, &at, &views, &likes, &comments, &r.Region, &r.Chart, &r.Rank, &r.RunID)
+	if err != nil {
+		return r, fmt.Errorf("video %s: %w", r.ID, err)
 	}
-	r.PublishedAt, r.TrendingAt = timeOf(pub), time.UnixMilli(at).UTC()
+	r.TrendingAt = time.UnixMilli(at).UTC()
 	r.Views, r.Likes, r.Comments = ptr(views), ptr(likes), ptr(comments)
-	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
-		return r, fmt.Errorf("video %s tags: %w", r.VideoID, err)
-	}
 	return r, nil
 }

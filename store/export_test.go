@@ -49,7 +49,7 @@ func exported(t *testing.T, db *DB, f ExportFilter) string {
 		if out != "" {
 			out += "|"
 		}
-		out += fmt.Sprintf("%s %s %d r%d", r.VideoID, r.Region, r.Rank, r.RunID)
+		out += fmt.Sprintf("%s %s %d r%d", r.ID, r.Region, r.Rank, r.RunID)
 		return nil
 	})
 	if err != nil {
@@ -72,7 +72,7 @@ func TestExportLanguages(t *testing.T) {
 			var got []string
 			f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}
 			if err := db.Export(ctx, f, func(r ExportRow) error {
-				got = append(got, r.VideoID+":"+r.AudioLanguage+"/"+r.Language)
+				got = append(got, r.ID+":"+r.AudioLanguage+"/"+r.Language)
 				return nil
 			}); err != nil {
 				t.Fatal(err)

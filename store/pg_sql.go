@@ -126,8 +126,7 @@ ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count`,
 
 	details: `
-SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
-  coalesce(v.view_count, 0),
+SELECT ` + videoColumns + `, v.vid,
   (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
 
@@ -184,23 +183,21 @@ var (
 )
 
 // pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
-// last run of the day by DISTINCT ON, where SQLite takes it beside max().
+// last run of the day by DISTINCT ON, where SQLite takes it beside max(),
+// over the entries' narrow columns before the join to videos.
 // Its placeholders stay ?, numbered in order with the filter's.
 const pgExportDaySQL = `
-SELECT video_id, title, published_at_ms, channel_id, channel_title, category_id, day, tags,
-  view_count, like_count, comment_count, thumbnail, description, region, category, rank, run_id,
-  audio_language, language
+SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
+  d.region, d.category, d.rank, d.run_id
 FROM (
-  SELECT DISTINCT ON (r.region, r.category, e.vid) v.id AS video_id, v.title, v.published_at_ms,
-    v.channel_id, v.channel_title, v.category_id, ?::bigint AS day, v.tags, e.view_count, e.like_count,
-    e.comment_count, v.thumbnail, v.description, r.region, r.category, e.rank, r.id AS run_id,
-    v.audio_language, v.language
+  SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
+    e.like_count, e.comment_count, e.rank, r.id AS run_id
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
-  JOIN videos AS v ON v.vid = e.vid
   WHERE %s
   ORDER BY r.region, r.category, e.vid, r.id DESC) AS d
-ORDER BY region, category, rank, video_id`
+JOIN videos AS v ON v.vid = d.vid
+ORDER BY d.region, d.category, d.rank, v.id`
 
 // pgDocsSQL keeps PostgreSQL's search index (video_docs) in step with the
 // videos a page stored, in the page's transaction, as SQLite's triggers

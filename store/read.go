@@ -40,18 +40,15 @@ SELECT id FROM runs
 WHERE kind = 'trending' AND region = ?1 AND category = ?4 AND status <> 'running' AND videos > 0 AND id < ?2
 ORDER BY id DESC LIMIT ?3`
 
-// ChartEntry is one video's place in a chart.
+// ChartEntry is one video's place in a chart: the video as every reader
+// reads it (videoColumns), and what the chart adds.
 type ChartEntry struct {
+	StoredVideo
 	Rank      int
-	ID        string
-	Title     string
-	Channel   string
-	Category  string
-	Views     int64
+	Views     int64   // the views at this entry, 0 hidden (the video's latest are ViewCount)
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
-	Thumbnail string  // the default thumbnail's URL, "" unknown
 	// Peak is the best rank the video had in this chart up to this run,
 	// and Days the number of days (UTC) it was in it.
 	Peak int
@@ -155,7 +152,8 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 	defer rows.Close()
 	for rows.Next() {
 		var e ChartEntry
-		if err := rows.Scan(&e.Rank, &e.vid, &e.ID, &e.Title, &e.Channel, &e.Category, &e.Views, &e.Thumbnail); err != nil {
+		var err error
+		if e.StoredVideo, err = scanVideo(rows, &e.Rank, &e.vid, &e.Views); err != nil {
 			return err
 		}
 		c.Entries = append(c.Entries, e)
@@ -399,6 +397,6 @@ var (
 )
 
 const chartEntriesText = `
-SELECT e.rank, e.vid, v.id, v.title, v.channel_title, v.category_id, coalesce(e.view_count, 0), v.thumbnail
+SELECT ` + videoColumns + `, e.rank, e.vid, coalesce(e.view_count, 0)
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`

@@ -22,17 +22,15 @@ type SearchOptions struct {
 	Limit int
 }
 
-// Hit is one video that matched, best first.
+// Hit is one video that matched, best first: the video as every reader
+// reads it (videoColumns), and what the search adds.
 type Hit struct {
-	ID      string
-	Title   string
-	Channel string
+	StoredVideo
 	// Snippet is the best matching part of the text, with the matched
 	// words between [ and ].
 	Snippet string
 	// Regions where the video trended or was found, sorted.
 	Regions []string
-	Views   int64
 	// Score is the BM25 relevance, higher is better (a title match weighs
 	// five times a description match); zero for the hits of a broad query
 	// (see RankWindow).
@@ -82,11 +80,10 @@ const titledSQL = `
 SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH 'title : (' || ?1 || ')' %s
 ORDER BY rowid DESC LIMIT ?3`
 
-// detailsSQL reads the stored text of the ranked videos: the snippet is
-// marked over it, as it was sent.
+// detailsSQL reads the ranked videos (videoColumns, then the row and the
+// regions): the snippet is marked over their stored text, as it was sent.
 const detailsSQL = `
-SELECT v.vid, v.id, v.title, v.description, v.tags, v.channel_title,
-  coalesce(v.view_count, 0),
+SELECT ` + videoColumns + `, v.vid,
   (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
 
@@ -179,8 +176,8 @@ func (db *DB) ranked(ctx context.Context, pq parsedQuery, f searchFilter, limit 
 	if err != nil {
 		return nil, err
 	}
-	found, err := db.details(ctx, top)
-	return withSnippets(found, pq.marks), err
+	hits, err := db.details(ctx, top)
+	return withSnippets(hits, pq.marks), err
 }
 
 // broad returns a broad query's hits (see RankWindow): its recent title
@@ -233,7 +230,7 @@ func (db *DB) matches(ctx context.Context, q string, args []any) ([]scored, erro
 // every term weighing the same), newest first on a tie; the hits keep a
 // score of zero, since the weights are not comparable with a narrow
 // query's.
-func byTitle(hits []found, marks []mark) {
+func byTitle(hits []Hit, marks []mark) {
 	scores := make([]float64, len(hits))
 	total := 0
 	lens := make([]int, len(hits))
@@ -262,21 +259,15 @@ func byTitle(hits []found, marks []mark) {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
-	sorted := make([]found, len(hits))
+	sorted := make([]Hit, len(hits))
 	for i, k := range idx {
 		sorted[i] = hits[k]
 	}
 	copy(hits, sorted)
 }
 
-// found is a hit with the stored text its snippet is cut from.
-type found struct {
-	Hit
-	description, tags string
-}
-
 // details reads the ranked videos, in their order.
-func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
+func (db *DB) details(ctx context.Context, ranked []scored) ([]Hit, error) {
 	if len(ranked) == 0 {
 		return nil, nil
 	}
@@ -290,12 +281,13 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	byVid := make(map[int64]found, len(ranked))
+	byVid := make(map[int64]Hit, len(ranked))
 	for rows.Next() {
 		var vid int64
-		var f found
+		var f Hit
 		var regions sql.NullString
-		if err := rows.Scan(&vid, &f.ID, &f.Title, &f.description, &f.tags, &f.Channel, &f.Views, &regions); err != nil {
+		var err error
+		if f.StoredVideo, err = scanVideo(rows, &vid, &regions); err != nil {
 			return nil, err
 		}
 		f.Regions = strings.Fields(regions.String)
@@ -308,7 +300,7 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]found, 0, len(ranked))
+	out := make([]Hit, 0, len(ranked))
 	for _, s := range ranked {
 		if f, ok := byVid[s.vid]; ok {
 			f.Score = s.score
@@ -318,24 +310,17 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]found, error) {
 	return out, nil
 }
 
-// withSnippets cuts the snippet of each hit.
-func withSnippets(fs []found, marks []mark) []Hit {
-	hits := make([]Hit, 0, len(fs))
-	for _, f := range fs {
-		h := f.Hit
-		h.Snippet = snippet([]string{h.Title, f.description, tagList(f.tags), h.Channel}, marks)
-		hits = append(hits, h)
+// withSnippets cuts the snippet of each hit from its stored text; no hits
+// are an empty list, not nil.
+func withSnippets(hits []Hit, marks []mark) []Hit {
+	if hits == nil {
+		hits = []Hit{}
+	}
+	for i := range hits {
+		h := &hits[i]
+		h.Snippet = snippet([]string{h.Title, h.Description, strings.Join(h.Tags, ", "), h.ChannelTitle}, marks)
 	}
 	return hits
-}
-
-// tagList writes the stored JSON array of tags as the text a snippet shows.
-func tagList(js string) string {
-	var tags []string
-	if json.Unmarshal([]byte(js), &tags) != nil {
-		return js
-	}
-	return strings.Join(tags, ", ")
 }
 
 // match is the query as the store's index takes it: an FTS5 expression,

@@ -103,8 +103,8 @@ func TestSearchHit(t *testing.T) {
 			t.Fatalf("Search = %v, %v", hits, err)
 		}
 		h := hits[0]
-		if h.ID != "worldcup" || h.Title != "World Cup final highlights" || h.Channel != "FIFA" ||
-			h.Views != 1000 || !slices.Equal(h.Regions, []string{"GB", "US"}) || h.Score <= 0 {
+		if h.ID != "worldcup" || h.Title != "World Cup final highlights" || h.ChannelTitle != "FIFA" ||
+			h.ViewCount == nil || *h.ViewCount != 1000 || !slices.Equal(h.Regions, []string{"GB", "US"}) || h.Score <= 0 {
 			t.Errorf("hit = %+v", h)
 		}
 		if !strings.Contains(h.Snippet, "[World] [Cup]") {

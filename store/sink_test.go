@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -570,4 +571,13 @@ func TestVideoReadsEveryField(t *testing.T) {
 			t.Errorf("Video(a) =\n%+v\nwant\n%+v", got.Video, want)
 		}
 	})
+}
+
+// tagList writes a stored JSON array of tags as the text the index holds.
+func tagList(js string) string {
+	var tags []string
+	if json.Unmarshal([]byte(js), &tags) != nil {
+		return js
+	}
+	return strings.Join(tags, ", ")
 }

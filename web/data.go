@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -31,16 +32,50 @@ type SearchResult struct {
 // maxCount is how far a search's matches are counted.
 const maxCount = 1000
 
+// VideoCard is a video as every JSON output shows it: search hits, chart
+// entries and a video each embed it, filled by CardOf from the store's one
+// read model (ingest.Video), so a field every output shows is added here
+// and in CardOf alone.
+type VideoCard struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Channel string `json:"channel"`
+	// AudioLanguage and Language are the owner's BCP-47 tags for the
+	// spoken language and the text's, "" when the upstream sent none.
+	AudioLanguage string `json:"audio_language"`
+	Language      string `json:"language"`
+}
+
+// CardOf is v's VideoCard.
+func CardOf(v ingest.Video) VideoCard {
+	return VideoCard{ID: v.ID, Title: v.Title, Channel: v.ChannelTitle, AudioLanguage: v.AudioLanguage, Language: v.Language}
+}
+
 // HitJSON is one video that matched; Snippet marks the matched words
 // between [ and ].
 type HitJSON struct {
-	ID      string   `json:"id"`
-	Title   string   `json:"title"`
-	Channel string   `json:"channel"`
+	VideoCard
 	Snippet string   `json:"snippet"`
 	Regions []string `json:"regions"`
-	Views   int64    `json:"views"`
+	Views   int64    `json:"views"` // the latest count, 0 hidden
 	Score   float64  `json:"score"`
+}
+
+// Hits are the store's hits as JSON: the web's and `ingest search --json`.
+func Hits(hits []store.Hit) []HitJSON {
+	out := make([]HitJSON, 0, len(hits))
+	for _, h := range hits {
+		regions := h.Regions
+		if regions == nil {
+			regions = []string{}
+		}
+		var views int64
+		if h.ViewCount != nil {
+			views = *h.ViewCount
+		}
+		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: views, Score: h.Score})
+	}
+	return out
 }
 
 func (s *Server) search(r *http.Request) (SearchResult, error) {
@@ -75,10 +110,7 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	}
 	res.Offset = int(offset)
 	from, to := min(int(offset), len(hits)), min(int(offset)+limit, len(hits))
-	for _, h := range hits[from:to] {
-		res.Hits = append(res.Hits, HitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Snippet: h.Snippet,
-			Regions: h.Regions, Views: h.Views, Score: h.Score})
-	}
+	res.Hits = append(res.Hits, Hits(hits[from:to])...)
 	if len(hits) > to && to < searchWindow {
 		c := encodeCursor("search", int64(to))
 		res.NextCursor = &c
@@ -145,15 +177,13 @@ type ChartJSON struct {
 // EntryJSON is one video in a chart. Movement is places climbed since the
 // previous run (negative: fell); New is true when it was not in it.
 type EntryJSON struct {
-	Rank      int     `json:"rank"`
-	PrevRank  *int    `json:"previous_rank"`
-	Movement  int     `json:"movement"`
-	New       bool    `json:"new"`
-	ID        string  `json:"id"`
-	Title     string  `json:"title"`
-	Channel   string  `json:"channel"`
+	Rank     int  `json:"rank"`
+	PrevRank *int `json:"previous_rank"`
+	Movement int  `json:"movement"`
+	New      bool `json:"new"`
+	VideoCard
 	Category  string  `json:"category_id"`
-	Views     int64   `json:"views"`
+	Views     int64   `json:"views"` // at this entry, 0 hidden
 	ViewTrend []int64 `json:"views_trend"`
 	// DayMovement is places climbed since the chart a day before; nil
 	// when the video was not in it (or there is no such chart).
@@ -216,7 +246,7 @@ func chartJSON(c store.Chart) ChartJSON {
 		j.DayAgoRunID, j.DayAgoAt = &c.DayRun, stamp(c.DayAt)
 	}
 	for _, e := range c.Entries {
-		ej := EntryJSON{Rank: e.Rank, ID: e.ID, Title: e.Title, Channel: e.Channel, Category: e.Category,
+		ej := EntryJSON{Rank: e.Rank, VideoCard: CardOf(e.Video), Category: e.CategoryID,
 			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
 			PeakRank: e.Peak, Days: e.Days}
 		if e.PrevRank != 0 {
@@ -238,27 +268,21 @@ func chartJSON(c store.Chart) ChartJSON {
 // VideoJSON is a video with its place in every chart over time and its
 // view counts over time.
 type VideoJSON struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags"`
-	ChannelID   string   `json:"channel_id"`
-	Channel     string   `json:"channel"`
-	Category    string   `json:"category_id"`
-	PublishedAt *string  `json:"published_at"`
-	Duration    string   `json:"duration"`
-	// AudioLanguage and Language are the owner's BCP-47 tags for the
-	// spoken language and the text's, "" when the upstream sent none.
-	AudioLanguage string         `json:"audio_language"`
-	Language      string         `json:"language"`
-	Views         *int64         `json:"views"`
-	Likes         *int64         `json:"likes"`
-	Comments      *int64         `json:"comments"`
-	FirstSeen     *string        `json:"first_seen"`
-	LastSeen      *string        `json:"last_seen"`
-	Regions       []VideoRegion  `json:"regions"`
-	History       []HistoryPoint `json:"history"`
-	Truncated     bool           `json:"history_truncated"`
+	VideoCard
+	Description string         `json:"description"`
+	Tags        []string       `json:"tags"`
+	ChannelID   string         `json:"channel_id"`
+	Category    string         `json:"category_id"`
+	PublishedAt *string        `json:"published_at"`
+	Duration    string         `json:"duration"`
+	Views       *int64         `json:"views"`
+	Likes       *int64         `json:"likes"`
+	Comments    *int64         `json:"comments"`
+	FirstSeen   *string        `json:"first_seen"`
+	LastSeen    *string        `json:"last_seen"`
+	Regions     []VideoRegion  `json:"regions"`
+	History     []HistoryPoint `json:"history"`
+	Truncated   bool           `json:"history_truncated"`
 	// Counts are the counts the charts' entries and tracking
 	// (videos.batchGetStats, the video_stats table) read, the highest of
 	// each step (store.HistoryStep), oldest first: the views over time,
@@ -316,9 +340,8 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 		return VideoJSON{}, err
 	}
 	v := h.Video
-	j := VideoJSON{ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
-		Channel: v.ChannelTitle, Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration,
-		AudioLanguage: v.AudioLanguage, Language: v.Language, Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
+	j := VideoJSON{VideoCard: CardOf(v.Video), Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
+		Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration, Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
 		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}, Counts: []CountJSON{}}
 	if j.Tags == nil {
 		j.Tags = []string{}

@@ -147,12 +147,22 @@ func TestLanguage(t *testing.T) {
 	if c.Language != "hi" || len(c.Entries) != 1 || c.Entries[0].ID != "vid-hi" || c.Entries[0].Rank != 3 {
 		t.Errorf("chart in hi = %+v, want vid-hi alone at rank 3", c)
 	}
+	if e := c.Entries; len(e) == 1 && (e[0].AudioLanguage != "hi-IN" || e[0].Language != "en") {
+		t.Errorf("chart entry languages = %q, %q; want hi-IN, en", e[0].AudioLanguage, e[0].Language)
+	}
 	var res SearchResult
 	if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/search?q=derby&language=en"), &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Language != "en" || len(res.Hits) != 2 {
 		t.Errorf("search in en = %+v, want vid-en and vid-hi", res)
+	}
+	langs := map[string]string{}
+	for _, h := range res.Hits {
+		langs[h.ID] = h.AudioLanguage + "/" + h.Language
+	}
+	if langs["vid-hi"] != "hi-IN/en" || langs["vid-en"] != "/en-US" {
+		t.Errorf("hits' languages = %v; want vid-hi hi-IN/en, vid-en /en-US", langs)
 	}
 	r, err := http.Get(srv.URL + "/api/v1/search?q=derby&language=e_n")
 	if err != nil {

@@ -48,7 +48,7 @@ func (e *csvEncoder) write(r store.ExportRow) error {
 	if len(r.Tags) > 0 {
 		tags = strings.Join(r.Tags, "|")
 	}
-	copy(e.rec, []string{r.VideoID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
+	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
 		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
 		strconv.FormatInt(r.RunID, 10), r.AudioLanguage, r.Language})
@@ -116,7 +116,7 @@ type exportRecord struct {
 
 func recordOf(r store.ExportRow) exportRecord {
 	at := r.TrendingAt.UTC().Truncate(time.Second)
-	rec := exportRecord{VideoID: r.VideoID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
+	rec := exportRecord{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,

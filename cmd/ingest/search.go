@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
 )
 
 type searchFlags struct {
@@ -50,7 +51,7 @@ Any other punctuation is taken literally.`,
 	cmd.Flags().StringVar(&f.region, "region", "", "only videos seen in this region (ISO 3166-1 alpha-2)")
 	cmd.Flags().StringVar(&f.language, "language", "", "only videos in this language (BCP-47: hi, en-US, zxx): their audio's or their text's,\nor a narrower form of it (hi keeps hi-IN)")
 	cmd.Flags().IntVar(&f.limit, "limit", 20, "at most this many results (1-1000)")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array: id, title, channel, regions, snippet, views, score")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array: id, title, channel, audio_language, language, snippet, regions, views, score")
 	return cmd
 }
 
@@ -79,33 +80,10 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 		return runtimeError(fmt.Errorf("search: %w", err))
 	}
 	if f.json {
-		return writeJSON(out, searchJSON(hits))
+		return writeJSON(out, web.Hits(hits))
 	}
 	printHits(out, hits)
 	return nil
-}
-
-type hitJSON struct {
-	ID      string   `json:"id"`
-	Title   string   `json:"title"`
-	Channel string   `json:"channel"`
-	Regions []string `json:"regions"`
-	Snippet string   `json:"snippet"`
-	Views   int64    `json:"views"`
-	Score   float64  `json:"score"`
-}
-
-func searchJSON(hits []store.Hit) []hitJSON {
-	out := make([]hitJSON, 0, len(hits))
-	for _, h := range hits {
-		regs := h.Regions
-		if regs == nil {
-			regs = []string{}
-		}
-		out = append(out, hitJSON{ID: h.ID, Title: h.Title, Channel: h.Channel, Regions: regs,
-			Snippet: h.Snippet, Views: h.Views, Score: h.Score})
-	}
-	return out
 }
 
 func printHits(out io.Writer, hits []store.Hit) {
@@ -115,9 +93,17 @@ func printHits(out io.Writer, hits []store.Hit) {
 	}
 	for i, h := range hits {
 		fmt.Fprintf(out, "%2d. %s\n    %s · %s views · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.Channel, groupThousands(h.Views), strings.Join(h.Regions, ","), h.ID,
+			i+1, h.Title, h.ChannelTitle, groupThousands(views(h.ViewCount)), strings.Join(h.Regions, ","), h.ID,
 			strings.Join(strings.Fields(h.Snippet), " "))
 	}
+}
+
+// views is a count as the listing shows it, 0 hidden.
+func views(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
 func groupThousands(n int64) string {

@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// fullVideo is a video with every field of ingest.Video set.
+func fullVideo(id string) ingest.Video {
+	v := vid(id, "derby "+id)
+	v.Thumbnail = "https://i.ytimg.com/vi/" + id + "/default.jpg"
+	v.AudioLanguage, v.Language = "hi", "hi-Latn"
+	return v
+}
+
+// Every reader of a whole video (a search's hits, a chart's entries, an
+// export's rows by run and by day) reads the same video as Video does,
+// every field of it: the one read model (videoColumns, scanVideo). A field
+// added to ingest.Video and stored by the sink but left out of the read
+// model reads back zero here, in every reader at once.
+func TestReadModelReachesEveryReader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		id := run(t, db, ingest.Trending, "IN", t0, page(ingest.Trending, "IN", 1, t0, fullVideo("a")))
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		want, ok, err := db.Video(ctx, "a")
+		if err != nil || !ok {
+			t.Fatalf("Video = %v, %v", ok, err)
+		}
+		fields := reflect.ValueOf(want.Video)
+		for i := range fields.NumField() {
+			if fields.Field(i).IsZero() {
+				t.Errorf("Video reads back %s empty: the sink or the read model drops it (or fullVideo does not set it)",
+					fields.Type().Field(i).Name)
+			}
+		}
+		got := map[string]StoredVideo{}
+		hits, err := db.Search(ctx, "derby", SearchOptions{Region: "IN", Language: "hi"})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("Search = %d hits, %v", len(hits), err)
+		}
+		got["search hit"] = hits[0].StoredVideo
+		c, err := db.ChartIn(ctx, "IN", "", "hi", time.Time{}, 10)
+		if err != nil || len(c.Entries) != 1 {
+			t.Fatalf("ChartIn = %d entries, %v", len(c.Entries), err)
+		}
+		got["chart entry"] = c.Entries[0].StoredVideo
+		day := t0.Truncate(24 * time.Hour)
+		for _, perDay := range []bool{false, true} {
+			err := db.Export(ctx, ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}, func(r ExportRow) error {
+				got[map[bool]string{false: "export row", true: "per-day export row"}[perDay]] = r.StoredVideo
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) != 4 {
+			t.Fatalf("read %d of the four readers: %v", len(got), got)
+		}
+		for reader, v := range got {
+			if !reflect.DeepEqual(v, want) {
+				t.Errorf("%s:\n got %+v\nwant %+v", reader, v, want)
+			}
+		}
+	})
+}
