@@ -51,7 +51,7 @@ echo "building old ($old) and new (${new:-work tree})..."
 build() { # build NAME DAYS: once per builder version, as bench-scale.sh
   local db="$dir/$1-v$version.db"
   if [[ ! -f "$db" ]]; then
-    echo "building $db ($2 days of the default daemon's work)..."
+    echo "building $db ($2 days of the default daemon's work)..." >&2
     rm -f "$db.tmp"*
     go run ./cmd/yeardb -db "$db.tmp" -days "$2" >/dev/null
     mv "$db.tmp" "$db"
