@@ -166,6 +166,6 @@ func scanExport(rows *sql.Rows) (ExportRow, error) {
 		return r, fmt.Errorf("video %s: %w", r.ID, err)
 	}
 	r.TrendingAt = time.UnixMilli(at).UTC()
-	r.Views, r.Likes, r.Comments = ptr(views), ptr(likes), ptr(comments)
+	r.Views, r.Likes, r.Comments = ptrs(views, likes, comments)
 	return r, nil
 }

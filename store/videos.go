@@ -72,17 +72,20 @@ func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, e
 	var tags string
 	var pub, views, likes, comments sql.NullInt64
 	var first, last int64
-	err := row.Scan(append([]any{&v.ID, &v.Title, &v.Description, &tags,
+	// One slice for both lists: an export scans a row per entry, and the
+	// append of a literal would allocate twice per row.
+	dest := make([]any, 0, 17+len(more))
+	dest = append(dest, &v.ID, &v.Title, &v.Description, &tags,
 		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
-		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last}, more...)...)
-	if err != nil {
+		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last)
+	if err := row.Scan(append(dest, more...)...); err != nil {
 		return v, err
 	}
 	if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
 		return v, fmt.Errorf("tags: %w", err)
 	}
 	v.PublishedAt = timeOf(pub)
-	v.ViewCount, v.LikeCount, v.CommentCount = ptr(views), ptr(likes), ptr(comments)
+	v.ViewCount, v.LikeCount, v.CommentCount = ptrs(views, likes, comments)
 	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
 	return v, nil
 }
@@ -98,6 +101,19 @@ func (db *DB) Video(ctx context.Context, videoID string) (StoredVideo, bool, err
 		return v, false, fmt.Errorf("video %s: %w", videoID, err)
 	}
 	return v, true, nil
+}
+
+// ptrs is ptr of three counts with one allocation for the three.
+func ptrs(a, b, c sql.NullInt64) (*int64, *int64, *int64) {
+	n := new([3]int64)
+	n[0], n[1], n[2] = a.Int64, b.Int64, c.Int64
+	at := func(i int, v sql.NullInt64) *int64 {
+		if !v.Valid {
+			return nil
+		}
+		return &n[i]
+	}
+	return at(0, a), at(1, b), at(2, c)
 }
 
 func ptr(n sql.NullInt64) *int64 {
