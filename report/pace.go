@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -66,7 +65,7 @@ func (r *Report) freshness(src Sources, last map[string]store.RunSummary, calls 
 	}
 	var entries []pace.Entry
 	for _, chart := range src.Regions {
-		entries = append(entries, pace.Entry{Name: chart, Priority: chartPriority(chart), Floor: src.Every,
+		entries = append(entries, pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every,
 			Cost: passCost(src.Costs, last[chart])})
 	}
 	var budgets []pace.Budget
@@ -96,15 +95,6 @@ func (r *Report) freshness(src Sources, last map[string]store.RunSummary, calls 
 	r.Freshness = f
 }
 
-// chartPriority: a region's own chart first, its category charts a level
-// below.
-func chartPriority(chart string) int {
-	if strings.Contains(chart, "/") {
-		return 1
-	}
-	return 0
-}
-
 func passCost(costs *ingest.Costs, run store.RunSummary) map[string]float64 {
 	out := map[string]float64{}
 	if run.Status == ingest.StatusCompleted && len(run.PoolUnits) > 0 {
@@ -113,11 +103,7 @@ func passCost(costs *ingest.Costs, run store.RunSummary) map[string]float64 {
 		}
 		return out
 	}
-	page, _ := costs.Op(ingest.OpVideosList)
-	for _, c := range page {
-		out[c.Pool] = float64(4 * c.Units)
-	}
-	return out
+	return pace.ChartGuess(costs)
 }
 
 func spent(calls []ingest.Call, pool string) []pace.Spent {
