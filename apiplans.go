@@ -71,6 +71,13 @@ func (a *APIPlans) Plan(name string) (APIPlan, bool) {
 	return APIPlan{}, false
 }
 
+// Usable says whether serve meters a token on plan: only when the file
+// has it, and it is not AnonymousPlan, which no token may hold.
+func (a *APIPlans) Usable(plan string) bool {
+	_, ok := a.Plan(plan)
+	return ok && plan != AnonymousPlan
+}
+
 // Cost is the units of one request of route.
 func (a *APIPlans) Cost(route string) int64 {
 	if u, ok := a.Routes[route]; ok {

@@ -91,3 +91,17 @@ func TestAPIPlansCheckRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A token may hold any plan of the file but the anonymous one.
+func TestAPIPlansUsable(t *testing.T) {
+	p := DefaultAPIPlans()
+	if !p.Usable("standard") {
+		t.Error("the file's standard plan is not usable")
+	}
+	if p.Usable(AnonymousPlan) {
+		t.Error("the anonymous plan is usable by a token")
+	}
+	if p.Usable("no-such-plan") {
+		t.Error("a plan not in the file is usable")
+	}
+}

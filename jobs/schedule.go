@@ -19,6 +19,18 @@ type Schedule struct {
 	Offset time.Duration
 }
 
+// NextRuns is when each region of a staggered schedule of codes runs
+// next, as the report shows it; zero when every cannot be staggered.
+func NextRuns(codes []string, every time.Duration) func(i int, now time.Time) time.Time {
+	return func(i int, now time.Time) time.Time {
+		s, err := Stagger(every, i, len(codes))
+		if err != nil {
+			return time.Time{}
+		}
+		return s.Next(now)
+	}
+}
+
 // Stagger returns the schedule of the region at index i of n. There are at
 // least as many slots as default regions, so that a shorter --regions list
 // keeps the default regions' slots.

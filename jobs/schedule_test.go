@@ -110,3 +110,23 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// NextRuns staggers the regions as the daemon does, and says nothing for
+// a period that cannot be staggered.
+func TestNextRuns(t *testing.T) {
+	t.Parallel()
+	now := mustTime(t, "2026-11-23T08:00:30Z")
+	next := NextRuns([]string{"US", "GB"}, time.Hour)
+	for i := range 2 {
+		s, err := Stagger(time.Hour, i, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next(i, now); !got.Equal(s.Next(now)) || !got.After(now) {
+			t.Errorf("region %d: next %s, want %s", i, got, s.Next(now))
+		}
+	}
+	if got := NextRuns([]string{"US"}, 0)(0, now); !got.IsZero() {
+		t.Errorf("a zero period: next %s, want none", got)
+	}
+}

@@ -18,3 +18,17 @@ func Unreachable(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
+
+// Cause is what an Unreachable error says about the network: the DNS or
+// the dial error, without what the client wrapped around it.
+func Cause(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Error()
+	}
+	return err.Error()
+}

@@ -10,8 +10,11 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -113,6 +117,26 @@ func (m *Metrics) Pass(region string, status ingest.RunStatus, took time.Duratio
 // chart (tracking, pruning).
 func (m *Metrics) Job(name string, status ingest.RunStatus) {
 	m.jobRuns.WithLabelValues(name, string(status)).Inc()
+}
+
+// Observe is the job Runner's Observe: a chart's pass counts as a Pass,
+// every other entry as a Job.
+func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+	if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
+		m.Pass(e.Name, end.Status, took, slot)
+	} else {
+		m.Job(e.Name, end.Status)
+	}
+}
+
+// NoneFailing is /readyz's probe of the regions: an error naming those
+// that failed FailingAfter passes in a row, nil when none has.
+func (m *Metrics) NoneFailing(context.Context) error {
+	if f := m.Failing(); len(f) > 0 {
+		sort.Strings(f)
+		return fmt.Errorf("failed %d passes in a row: %s", FailingAfter, strings.Join(f, ", "))
+	}
+	return nil
 }
 
 // Failing lists the regions whose latest FailingAfter passes failed.

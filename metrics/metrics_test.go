@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 )
 
 // ingest_schedule_lag_seconds counts a pass its slot started, from that
@@ -63,4 +65,34 @@ func gauge(t *testing.T, m *Metrics, name, region string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Observe counts a chart's pass as a pass (its failures count towards
+// Failing) and any other entry as a job.
+func TestObserve(t *testing.T) {
+	m := New(Build{})
+	failed := jobs.Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed}}
+	for range FailingAfter {
+		m.Observe(jobs.Entry{Name: "US/10", Kind: jobs.KindCategoryChart}, failed, time.Second, time.Time{})
+		m.Observe(jobs.Entry{Name: "tracking", Kind: jobs.KindTracking}, failed, time.Second, time.Time{})
+	}
+	if f := m.Failing(); len(f) != 1 || f[0] != "US/10" {
+		t.Errorf("failing %v, want [US/10]: tracking is a job, not a chart", f)
+	}
+}
+
+// NoneFailing fails naming the failing regions in order, and passes again
+// once they have not.
+func TestNoneFailing(t *testing.T) {
+	m := New(Build{})
+	if err := m.NoneFailing(context.Background()); err != nil {
+		t.Fatalf("no passes: %v", err)
+	}
+	for range FailingAfter {
+		m.Pass("US", ingest.StatusFailed, time.Second, time.Time{})
+		m.Pass("GB", ingest.StatusFailed, time.Second, time.Time{})
+	}
+	if err := m.NoneFailing(context.Background()); err == nil || err.Error() != "failed 3 passes in a row: GB, US" {
+		t.Errorf("err = %v", err)
+	}
 }

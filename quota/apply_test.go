@@ -110,3 +110,26 @@ func TestFaultApplyNewKey(t *testing.T) {
 		t.Fatal("a call on a created key was refused")
 	}
 }
+
+// Readiness: a key nobody created is ErrNotApplied; a key whose Redis lost
+// data while this ledger spent says so; a created key names how Redis
+// keeps its data.
+func TestFaultReadiness(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	key, costs := quotaKey(t), faultCosts(t, false)
+	ctx := context.Background()
+	if _, err := bareHost(t, srv.Addr, key, costs, "n").l.Readiness(ctx); !errors.Is(err, quota.ErrNotApplied) {
+		t.Fatalf("a key nobody created: %v; want ErrNotApplied", err)
+	}
+	a := newHost(t, srv.Addr, key, costs, "a", nil)
+	a.spendN(5)
+	detail, err := a.l.Readiness(ctx)
+	if err != nil || !strings.HasPrefix(detail, "the limiter holds this costs file's pools; ") || !strings.Contains(detail, "Redis keeps") {
+		t.Fatalf("a created key: %q, %v", detail, err)
+	}
+	do(t, srv.Addr, "FLUSHALL")
+	if detail, err = a.l.Readiness(ctx); err != nil || !strings.Contains(detail, "Redis lost data") {
+		t.Fatalf("after FLUSHALL, on a host whose ledger spent: %q, %v", detail, err)
+	}
+}

@@ -104,6 +104,13 @@ func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
 	return nil
 }
 
+// Skew is the upstream's clock minus this host's at the last reading (ok
+// false: never read), for ingest_clock_skew_seconds.
+func (c *UpstreamClock) Skew(ctx context.Context) (skew time.Duration, ok bool, err error) {
+	seen, ok, err := c.Last(ctx)
+	return seen.Skew(), ok, err
+}
+
 // Last is the upstream's last known time, as this process or any other of
 // the ledger saw it (ok false: never).
 func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err error) {

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -106,4 +108,14 @@ func Overruns(plan []PlanLine) []string {
 		}
 	}
 	return over
+}
+
+// LogPlan logs the plan at info, one line per pool, as run prints it at
+// start.
+func LogPlan(log *slog.Logger, plan []PlanLine) {
+	for _, pl := range plan {
+		log.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
+			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", pl.Tracked,
+			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
+	}
 }

@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +79,32 @@ func TestPlanSearchAndCover(t *testing.T) {
 	states[2].BlockedUntil = time.Time{}
 	if _, covered, _ := p.Cover(states); !covered {
 		t.Error("Cover with room in every pool: not covered")
+	}
+}
+
+// LogPlan logs one line per pool, with whether it fits.
+func TestLogPlan(t *testing.T) {
+	var buf bytes.Buffer
+	LogPlan(slog.New(slog.NewTextHandler(&buf, nil)), []PlanLine{{Pool: "default", Units: 10, Capacity: 5, RunsPerDay: 23.96}, {Pool: "search"}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "pool=default") || !strings.Contains(lines[0], "fits=false") ||
+		!strings.Contains(lines[0], "cycles_per_day=24") || !strings.Contains(lines[1], "fits=true") {
+		t.Errorf("lines:\n%s", buf.String())
+	}
+}
+
+// PrintCover prints a row per pool the plan needs, then the verdict.
+func TestPrintCover(t *testing.T) {
+	p := PlanSearch(map[string]int64{"search": 100}, 2, 0)
+	var buf bytes.Buffer
+	p.PrintCover(&buf, []ingest.PoolState{{Pool: "search", Limit: 10000, Reserve: 500, Remaining: 9000}, {Pool: "default", Limit: 5}})
+	if want := "  search: 9000 remaining of 9500 now, 200 needed\n  today's remaining quota covers it\n"; buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	blocked := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	p.PrintCover(&buf, []ingest.PoolState{{Pool: "search", Limit: 10000, Remaining: 9000, BlockedUntil: blocked}})
+	if !strings.Contains(buf.String(), "does NOT cover") || !strings.HasSuffix(buf.String(), "blocked the pool until 2026-11-24T08:00:00Z\n") {
+		t.Errorf("blocked:\n%s", buf.String())
 	}
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"io"
 	"sort"
 	"time"
 
@@ -56,4 +58,22 @@ func (p SearchPlan) Cover(states []ingest.PoolState) (rows []PoolCover, covered 
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Pool < rows[j].Pool })
 	return rows, covered, blocked
+}
+
+// PrintCover prints Cover as backfill --dry-run shows it: each pool's
+// room against the plan's need, and whether today's room pays for it.
+func (p SearchPlan) PrintCover(out io.Writer, states []ingest.PoolState) {
+	rows, covered, blocked := p.Cover(states)
+	for _, r := range rows {
+		fmt.Fprintf(out, "  %s: %d remaining of %d now, %d needed\n", r.Pool, r.Remaining, r.Capacity, r.Need)
+	}
+	if covered {
+		fmt.Fprintln(out, "  today's remaining quota covers it")
+		return
+	}
+	fmt.Fprintln(out, "  today's remaining quota does NOT cover all of it: it runs until the limiter says no, then stops cleanly;")
+	fmt.Fprintln(out, "  the units free up as the trailing window moves (see `ingest report`), at the latest by the next reset")
+	if !blocked.IsZero() {
+		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", blocked.UTC().Format(time.RFC3339))
+	}
 }

@@ -4,12 +4,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/web"
 )
 
 // apiLimiter is where the API's clients are counted: on Redis when
@@ -51,25 +47,4 @@ func parseTrustedProxies(s string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
-}
-
-// apiMetrics counts the read API's metered requests, on serve's /metrics.
-type apiMetrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-}
-
-func newAPIMetrics() *apiMetrics {
-	m := &apiMetrics{reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_api_requests_total",
-			Help: "Metered API requests by plan and outcome: allowed, refused (429), unmetered (the limiter could not decide)."},
-			[]string{"plan", "outcome"})}
-	m.reg.MustRegister(m.requests)
-	return m
-}
-
-func (m *apiMetrics) observe(plan, outcome string) { m.requests.WithLabelValues(plan, outcome).Inc() }
-
-func (m *apiMetrics) route() web.Route {
-	return web.Route{Pattern: "GET /metrics", Kind: web.Operational, Handler: promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})}
 }

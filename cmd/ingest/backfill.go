@@ -144,7 +144,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
 	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
-	ctx, drain, stop := signals(ctx, s)
+	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
 	job.Drain = drain
 	prog := newProgress(out, s, job)
@@ -247,36 +247,16 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)
 		return nil
 	}
-	dryRunVerdict(out, plan, states)
+	plan.PrintCover(out, states)
 	fmt.Fprintln(out, "Nothing was called or spent (--dry-run).")
 	return nil
-}
-
-func dryRunVerdict(out io.Writer, plan report.SearchPlan, states []ingest.PoolState) {
-	rows, covered, blocked := plan.Cover(states)
-	for _, r := range rows {
-		fmt.Fprintf(out, "  %s: %d remaining of %d now, %d needed\n", r.Pool, r.Remaining, r.Capacity, r.Need)
-	}
-	if covered {
-		fmt.Fprintln(out, "  today's remaining quota covers it")
-		return
-	}
-	fmt.Fprintln(out, "  today's remaining quota does NOT cover all of it: it runs until the limiter says no, then stops cleanly;")
-	fmt.Fprintln(out, "  the units free up as the trailing window moves (see `ingest report`), at the latest by the next reset")
-	if !blocked.IsZero() {
-		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", blocked.UTC().Format(time.RFC3339))
-	}
 }
 
 // dryRunStates reads the pools without writing: from the limiter when the
 // database exists, else an empty window.
 func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
-	var states []ingest.PoolState
 	if !s.dbExists() {
-		for _, p := range s.costs.Pools {
-			states = append(states, ingest.PoolState{Pool: p.Name, Limit: p.Limit, Reserve: p.Reserve, Remaining: p.Capacity()})
-		}
-		return states, nil
+		return report.WholePools{Costs: s.costs}.State(ctx)
 	}
 	db, err := openExisting(ctx, s)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -118,24 +117,10 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	}
 	detail := "the limiter holds this costs file's pools (or none yet: the first run writes them)"
 	if r, ok := l.(*quota.Redis); ok {
-		detail = "the limiter holds this costs file's pools"
-		if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
+		if detail, err = r.Readiness(ctx); errors.Is(err, quota.ErrNotApplied) {
 			return "", usageErrorf("%w", err)
 		} else if err != nil {
 			return "", runtimeError(err)
-		}
-		if cur, err := r.Config(ctx); err == nil && !slices.ContainsFunc(cur, func(c quota.PoolConfig) bool { return c.Limiter != "" }) {
-			detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data; " +
-				"the first run puts its calls back and waits for the other hosts (or run `ingest quota restore --ledger DB...`)"
-		}
-		kept, how, err := r.Persistence(ctx)
-		switch {
-		case err != nil:
-			detail += "; persistence unknown (" + err.Error() + ")"
-		case !kept:
-			detail += "; WARNING: Redis keeps " + how + ": set appendonly yes (docs/quota.md)"
-		default:
-			detail += "; Redis keeps " + how
 		}
 	}
 	return detail, nil

@@ -44,15 +44,6 @@ func (s *settings) sawDate(up *quota.UpstreamClock) func(context.Context, time.T
 	}
 }
 
-// clockSkew is the upstream's clock minus this host's at up's last
-// reading, for ingest_clock_skew_seconds.
-func clockSkew(up *quota.UpstreamClock) func(context.Context) (time.Duration, bool, error) {
-	return func(ctx context.Context) (time.Duration, bool, error) {
-		seen, ok, err := up.Last(ctx)
-		return seen.Skew(), ok, err
-	}
-}
-
 // reportClock is the ledger's last reading of the upstream's clock for the
 // report; nil when there is none (or no database).
 func reportClock(ctx context.Context, db *store.DB) *report.Clock {

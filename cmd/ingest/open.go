@@ -248,20 +248,6 @@ func created(ctx context.Context, l backend) error {
 	return nil
 }
 
-// The wiring is where the compiler checks that the adapters fit the
-// interfaces the jobs declare.
-var (
-	_ jobs.Source   = (*fetch.Client)(nil)
-	_ jobs.Searcher = (*fetch.Client)(nil)
-	_ jobs.Sink     = (*store.DB)(nil)
-	_ jobs.Limiter  = (*quota.Redis)(nil)
-	_ jobs.Limiter  = (*quota.SQLite)(nil)
-	_ jobs.Limiter  = (*quota.Postgres)(nil)
-	_ jobs.Locker   = (*quota.Redis)(nil)
-	_ jobs.Locker   = (*quota.SQLite)(nil)
-	_ jobs.Locker   = (*quota.Postgres)(nil)
-)
-
 // agree checks, before anything is spent, that the limiter holds the same
 // pools as this costs file: a disagreement is a configuration error.
 // When the limiter cannot be asked, each call meets the same check (or the

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,49 +129,9 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		if err != nil {
 			return runtimeError(err)
 		}
-		printLedgers(out, st)
-		printRecovery(out, st)
+		fmt.Fprint(out, st.Text())
 	}
 	return nil
-}
-
-// printLedgers lists the ledgers the limiter knows: each database that
-// spent, where it was last seen, and its last admitted call.
-func printLedgers(out io.Writer, st quota.Status) {
-	for _, l := range st.Ledgers {
-		fmt.Fprintf(out, "ledger %s at %s: last call %s at %s\n", l.Ledger, l.Where, l.Mark,
-			time.UnixMilli(l.At).UTC().Format(time.RFC3339))
-	}
-}
-
-// printRecovery says what a limiter that lost data waits for.
-func printRecovery(out io.Writer, st quota.Status) {
-	var waiting []string
-	for _, p := range st.Pools {
-		if !p.WaitUntil.IsZero() {
-			waiting = append(waiting, fmt.Sprintf("%s until %s", p.Pool, p.WaitUntil.UTC().Format(time.RFC3339)))
-		}
-	}
-	if len(waiting) == 0 {
-		return
-	}
-	fmt.Fprintf(out, "recovering from a data loss: metered calls wait (%s)\n", strings.Join(waiting, ", "))
-	if len(st.Need) == 0 {
-		fmt.Fprintln(out, "  no ledger's copy could tell which ledgers spent: the wait ends with time, or with `ingest quota restore --ledger DB...`")
-		return
-	}
-	where := map[string]string{}
-	for _, l := range st.Ledgers {
-		where[l.Ledger] = l.Ledger + " (" + l.Where + ")"
-	}
-	name := func(ids []string) string {
-		var out []string
-		for _, id := range ids {
-			out = append(out, cmp.Or(where[id], id))
-		}
-		return cmp.Or(strings.Join(out, ", "), "none yet")
-	}
-	fmt.Fprintf(out, "  waiting for the ledgers: %s; put back: %s\n", name(st.Need), name(st.Done))
 }
 
 // applyFlags are quota apply's: the operator's word that the key is new,

@@ -160,19 +160,8 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 // buildReport builds the report of src with the staggered schedule's next
 // runs.
 func buildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next = nextRuns(src.Regions, src.Every)
+	src.Next = jobs.NextRuns(src.Regions, src.Every)
 	return report.Build(ctx, src)
-}
-
-// nextRuns is when each region of a staggered schedule runs next.
-func nextRuns(codes []string, every time.Duration) func(int, time.Time) time.Time {
-	return func(i int, now time.Time) time.Time {
-		s, err := jobs.Stagger(every, i, len(codes))
-		if err != nil {
-			return time.Time{}
-		}
-		return s.Next(now)
-	}
 }
 
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }

@@ -2,16 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"math"
 	"net"
-	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,25 +144,12 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return runtimeError(fmt.Errorf("read last runs: %w", err))
 	}
 	m.Seed(last)
-	ctx, drain, stop := signals(ctx, s)
+	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
-	observe := func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
-		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
-			m.Pass(e.Name, end.Status, took, slot)
-		} else {
-			m.Job(e.Name, end.Status)
-		}
-	}
-	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: observe, Drain: drain, LastStart: p.db.LastStart}
+	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.Observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := m.Metered(p.limiter)
-	for _, code := range codes {
-		for _, cat := range f.cats {
-			pass := &jobs.Pass{Region: code, Category: cat, QuotaKey: p.quotaKey,
-				Costs: s.costs, Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}
-			pass.Logger = s.logger.With(ingest.LogRegion, pass.Chart())
-			runner.Passes = append(runner.Passes, pass)
-		}
-	}
+	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.quotaKey, Costs: s.costs,
+		Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}, s.logger)
 	if f.listen != "" {
 		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every, f.noThumbs)
 		if err != nil {
@@ -193,21 +173,11 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 }
 
 // runOnce runs every chart's pass now, then tracking and pruning when
-// they are asked for, each through the same runner as the daemon's.
+// they are asked for.
 func runOnce(ctx context.Context, s *settings, d *jobs.Daemon) error {
-	d.Runner.PassLevel = slog.LevelDebug
-	start := time.Now()
-	results := d.Runner.Once(ctx)
-	logSummary(s.logger, results, len(d.Runner.Passes), time.Since(start))
-	if d.Track != nil {
-		// A failure is logged, not returned: the charts are run's job,
-		// tracking an addition.
-		d.Runner.Run(ctx, d.Track.Entry())
-	}
-	if d.Prune != nil {
-		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
-			return runtimeError(end.Err)
-		}
+	results, err := d.Once(ctx)
+	if err != nil {
+		return runtimeError(err)
 	}
 	return onceExit(results, len(d.Runner.Passes), s.endpoint)
 }
@@ -218,11 +188,7 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jo
 	last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	charts := make([]string, len(d.Runner.Passes))
-	for i, pass := range d.Runner.Passes {
-		charts[i] = pass.Chart()
-	}
-	if err := p.db.SaveSchedule(ctx, f.every, charts, time.Now()); err != nil {
+	if err := p.db.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
 		return runtimeError(err)
 	}
 	d.LastStart = map[string]time.Time{}
@@ -254,11 +220,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 		db.Close()
 	}
 	plan := report.Plan(s.costs, sched, last)
-	for _, pl := range plan {
-		s.logger.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
-			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", pl.Tracked,
-			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
-	}
+	report.LogPlan(s.logger, plan)
 	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil
@@ -272,67 +234,20 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	return nil
 }
 
-// logSummary is run --once's one line at info: how the passes ended,
-// what they stored and spent. videos counts a video on several charts
-// once, as the videos table holds it; entries counts each chart's.
-func logSummary(log *slog.Logger, results []jobs.PassResult, planned int, took time.Duration) {
-	counts := map[ingest.RunStatus]int{}
-	videos := map[string]struct{}{}
-	var pages, entries int
-	var units int64
-	for _, r := range results {
-		counts[r.Status]++
-		pages, entries, units = pages+r.Pages, entries+r.Videos, units+r.TotalUnits()
-		for id := range r.VideoIDs {
-			videos[id] = struct{}{}
-		}
-	}
-	attrs := []any{"regions", planned}
-	for _, st := range ingest.Ended {
-		if counts[st] > 0 {
-			attrs = append(attrs, string(st), counts[st])
-		}
-	}
-	if n := planned - len(results); n > 0 {
-		attrs = append(attrs, "not_run", n)
-	}
-	attrs = append(attrs, ingest.LogPages, pages, ingest.LogVideos, len(videos), ingest.LogEntries, entries,
-		ingest.LogUnits, units, ingest.LogDuration, took)
-	log.Info("run --once", attrs...)
-}
-
 // onceExit: 0 when every pass completed or stopped cleanly, 1 when any
 // failed. A fatal failure (the key, or an upstream that cannot be reached)
 // stopped the run at its first region: one line says so, with how many
 // regions did not run.
 func onceExit(results []jobs.PassResult, planned int, endpoint string) error {
-	var failed []string
 	for _, r := range results {
 		if r.Fatal {
 			return runtimeError(fatalError(r, len(results), planned, endpoint))
 		}
-		if r.Status == ingest.StatusFailed {
-			failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
-		}
 	}
-	if len(failed) == 0 {
-		return nil
+	if err := jobs.Failed(results, planned); err != nil {
+		return runtimeError(err)
 	}
-	return runtimeError(fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, strings.Join(failed, "; "), unavailableWhy(results)))
-}
-
-// unavailableWhy says, when a region failed because the limiter could not
-// be reached, what that means: the calls it refused were over what
-// fail_open lets go unmetered, and the charts carry on once it answers.
-func unavailableWhy(results []jobs.PassResult) string {
-	for _, r := range results {
-		if r.Status == ingest.StatusFailed && errors.Is(r.Err, ingest.ErrUnavailable) {
-			return ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
-				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
-				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
-		}
-	}
-	return ""
+	return nil
 }
 
 func fatalError(r jobs.PassResult, ran, planned int, endpoint string) error {
@@ -344,44 +259,10 @@ func fatalError(r jobs.PassResult, ran, planned int, endpoint string) error {
 		if endpoint == "" {
 			endpoint = "Google's endpoint"
 		}
-		var op *net.OpError
-		cause := r.Err.Error()
-		var dns *net.DNSError
-		switch {
-		case errors.As(r.Err, &dns):
-			cause = dns.Error()
-		case errors.As(r.Err, &op):
-			cause = op.Error()
-		}
 		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
-			endpoint, cause, r.Region, notRun)
+			endpoint, jobs.Cause(r.Err), r.Region, notRun)
 	}
 	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
-}
-
-// signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
-// flight commits); the second cancels ctx (stop at once).
-func signals(parent context.Context, s *settings) (ctx context.Context, drained <-chan struct{}, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
-	drain := make(chan struct{})
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		select {
-		case sig := <-ch:
-			s.logger.Info("signal: finishing the page in flight; a second signal stops at once", "signal", sig.String())
-			close(drain)
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-ch:
-			s.logger.Warn("second signal: stopping now")
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, drain, func() { signal.Stop(ch); cancel() }
 }
 
 // serve starts the listener of run --listen: /metrics, /healthz and
@@ -393,17 +274,12 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
 	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
-	m.WatchClock(clockSkew(p.upstream))
+	m.WatchClock(p.upstream.Skew)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(readiness(m, p)...)},
-		{Pattern: "GET /quota", Kind: web.API, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rep, err := buildReport(r.Context(), src)
-			if err != nil {
-				replyJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-				return
-			}
-			replyJSON(w, http.StatusOK, rep.JSON())
+		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
+			return buildReport(ctx, src)
 		})},
 	}
 	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, NoThumbnails: noThumbs, Routes: routes})
@@ -415,22 +291,5 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 		s.logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+uiTokenEnv+" is not set, so the dashboard, the API and /quota would be public",
 			"addr", addr)
 	}
-	srv := web.NewHTTPServer(addr, ui)
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("metrics server", ingest.LogErr, err)
-		}
-	}()
-	s.logger.Debug("listening", "addr", ln.Addr().String())
-	return func() {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	}, nil
-}
-
-func replyJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = writeJSON(w, v)
+	return web.Start(ctx, ln, ui, s.logger), nil
 }

@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -155,7 +153,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		return nil, nil, err
 	}
 	src.Limiter = l
-	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(limiterCheck(l),
+	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),
 		web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})}
 	meter, closeMeter, err := openMeter(s, db, plans, proxies)
 	if err != nil {
@@ -163,9 +161,9 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 		db.Close()
 		return nil, nil, err
 	}
-	warnUnusableTokens(ctx, s.logger, db, plans)
+	web.WarnUnusableTokens(ctx, s.logger, db, plans)
 	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
-		Routes: []web.Route{ready, meter.metrics.route()}})
+		Routes: []web.Route{ready, {Pattern: "GET /metrics", Kind: web.Operational, Handler: meter.metrics.Handler()}}})
 	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
 	if err != nil {
 		closeAll()
@@ -218,38 +216,25 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 // meter is the API's metering as serve wires it.
 type meter struct {
 	*web.Meter
-	metrics *apiMetrics
+	metrics *metrics.API
 }
 
 // openMeter builds the API's metering over its own limiter (apiLimiter).
 func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []netip.Prefix) (meter, func(), error) {
-	m := meter{metrics: newAPIMetrics()}
+	m := meter{metrics: metrics.NewAPI()}
 	l, closeFn, err := s.apiLimiter(db)
 	if err != nil {
 		return m, nil, err
 	}
 	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
-	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.observe}
+	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.Observe}
 	return m, closeFn, nil
-}
-
-// limiterCheck is /readyz's check that the limiter answers.
-func limiterCheck(l report.StateReader) web.Check {
-	return web.Check{Name: "limiter", Passed: l.Backend() + " answers",
-		Probe: func(ctx context.Context) error { _, err := l.State(ctx); return err }}
 }
 
 // readiness are run --listen's /readyz checks: the limiter answers, the
 // database takes a write, and no region has failed metrics.FailingAfter
 // passes in a row.
 func readiness(m *metrics.Metrics, p *pipeline) []web.Check {
-	failing := func(context.Context) error {
-		if f := m.Failing(); len(f) > 0 {
-			sort.Strings(f)
-			return fmt.Errorf("failed %d passes in a row: %s", metrics.FailingAfter, strings.Join(f, ", "))
-		}
-		return nil
-	}
-	return []web.Check{limiterCheck(p.limiter), {Name: "database", Passed: "writable", Probe: p.db.Writable},
-		{Name: "regions", Passed: "none failing repeatedly", Probe: failing}}
+	return []web.Check{web.LimiterCheck(p.limiter), {Name: "database", Passed: "writable", Probe: p.db.Writable},
+		{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -137,7 +136,7 @@ func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ingest.
 	}
 	list := make([]listedToken, 0, len(tokens))
 	for _, t := range tokens {
-		list = append(list, listedToken{t, planUsable(plans, t.Plan)})
+		list = append(list, listedToken{t, plans.Usable(t.Plan)})
 	}
 	if asJSON {
 		enc := json.NewEncoder(out)
@@ -158,30 +157,6 @@ func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ingest.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Plan, usable, t.Created.Format(time.RFC3339), used)
 	}
 	return tw.Flush()
-}
-
-// planUsable: serve meters a token on plan only when the plans file has it
-// (and it is not the anonymous plan, which no token may hold).
-func planUsable(plans *ingest.APIPlans, plan string) bool {
-	_, ok := plans.Plan(plan)
-	return ok && plan != ingest.AnonymousPlan
-}
-
-// warnUnusableTokens logs, at serve's start, each token whose plan the
-// plans file no longer has: its requests will be refused (401), which the
-// operator should hear before the client does.
-func warnUnusableTokens(ctx context.Context, log *slog.Logger, db *store.DB, plans *ingest.APIPlans) {
-	tokens, err := db.Tokens(ctx)
-	if err != nil {
-		log.Warn("api: list tokens", ingest.LogErr, err)
-		return
-	}
-	for _, t := range tokens {
-		if !planUsable(plans, t.Plan) {
-			log.Warn("api: a token's plan is not in the plans file: its requests will be refused (401); add the plan to "+plans.File+
-				", or revoke the token and add one on another plan", "token", t.Name, ingest.LogPlan, t.Plan)
-		}
-	}
 }
 
 func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string) error {

@@ -1,0 +1,115 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Once runs every chart's pass now, then tracking and pruning when they
+// are set, each through the same Runner as the daemon's, and logs one
+// summary line for the passes instead of one line each. err is pruning's
+// failure; a failure of tracking is logged, not returned: the charts are
+// the run's job, tracking an addition.
+func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
+	d.Runner.PassLevel = slog.LevelDebug
+	start := time.Now()
+	results = d.Runner.Once(ctx)
+	LogSummary(d.Runner.Logger, results, len(d.Runner.Passes), time.Since(start))
+	if d.Track != nil {
+		d.Runner.Run(ctx, d.Track.Entry())
+	}
+	if d.Prune != nil {
+		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
+			return results, end.Err
+		}
+	}
+	return results, nil
+}
+
+// LogSummary is run --once's one line at info: how the passes ended,
+// what they stored and spent. videos counts a video on several charts
+// once, as the videos table holds it; entries counts each chart's.
+func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.Duration) {
+	counts := map[ingest.RunStatus]int{}
+	videos := map[string]struct{}{}
+	var pages, entries int
+	var units int64
+	for _, r := range results {
+		counts[r.Status]++
+		pages, entries, units = pages+r.Pages, entries+r.Videos, units+r.TotalUnits()
+		for id := range r.VideoIDs {
+			videos[id] = struct{}{}
+		}
+	}
+	attrs := []any{"regions", planned}
+	for _, st := range ingest.Ended {
+		if counts[st] > 0 {
+			attrs = append(attrs, string(st), counts[st])
+		}
+	}
+	if n := planned - len(results); n > 0 {
+		attrs = append(attrs, "not_run", n)
+	}
+	attrs = append(attrs, ingest.LogPages, pages, ingest.LogVideos, len(videos), ingest.LogEntries, entries,
+		ingest.LogUnits, units, ingest.LogDuration, took)
+	log.Info("run --once", attrs...)
+}
+
+// Failed is nil when every pass completed or stopped cleanly, else an
+// error naming each region that failed, of planned. When one failed
+// because the limiter could not be reached, it says what that means: the
+// calls it refused were over what fail_open lets go unmetered, and the
+// charts carry on once it answers.
+func Failed(results []PassResult, planned int) error {
+	var failed []string
+	why := ""
+	for _, r := range results {
+		if r.Status != ingest.StatusFailed {
+			continue
+		}
+		failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
+		if errors.Is(r.Err, ingest.ErrUnavailable) {
+			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
+				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
+				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, strings.Join(failed, "; "), why)
+}
+
+// Signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
+// flight commits); the second cancels ctx (stop at once).
+func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, drained <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	drain := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-ch:
+			log.Info("signal: finishing the page in flight; a second signal stops at once", "signal", sig.String())
+			close(drain)
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-ch:
+			log.Warn("second signal: stopping now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, drain, func() { signal.Stop(ch); cancel() }
+}

@@ -1,0 +1,89 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/report"
+)
+
+// /quota is the report's JSON as ingest report --json prints it, with
+// nothing escaped for HTML; a report that cannot be built is 500 with
+// the error.
+func TestQuotaReport(t *testing.T) {
+	t.Parallel()
+	ok := QuotaReport(func(context.Context) (*report.Report, error) {
+		return &report.Report{QuotaKey: "<k>&"}, nil
+	})
+	w := httptest.NewRecorder()
+	ok.ServeHTTP(w, httptest.NewRequest("GET", "/quota", nil))
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("code %d, type %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	if !strings.Contains(w.Body.String(), `"<k>&"`) {
+		t.Errorf("body escapes the key: %s", w.Body.String())
+	}
+	var j report.JSON
+	if err := json.Unmarshal(w.Body.Bytes(), &j); err != nil || j.QuotaKey != "<k>&" {
+		t.Errorf("body %s: %v", w.Body.String(), err)
+	}
+	bad := QuotaReport(func(context.Context) (*report.Report, error) { return nil, errors.New("no ledger") })
+	w = httptest.NewRecorder()
+	bad.ServeHTTP(w, httptest.NewRequest("GET", "/quota", nil))
+	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), `"error": "no ledger"`) {
+		t.Errorf("code %d, body %s", w.Code, w.Body.String())
+	}
+}
+
+// Start serves until the func it returns shuts the server down.
+func TestStart(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := Start(context.Background(), ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "hi")
+	}), slog.New(slog.DiscardHandler))
+	url := "http://" + ln.Addr().String() + "/"
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "hi" {
+		t.Errorf("body %q", body)
+	}
+	stop()
+	if resp, err := http.Get(url); err == nil {
+		resp.Body.Close()
+		t.Error("the server still answers after shutdown")
+	}
+}
+
+type pools struct{ err error }
+
+func (p pools) State(context.Context) ([]ingest.PoolState, error) { return nil, p.err }
+func (pools) Backend() string                                     { return "redis" }
+
+func TestLimiterCheck(t *testing.T) {
+	t.Parallel()
+	c := LimiterCheck(pools{})
+	if c.Name != "limiter" || c.Passed != "redis answers" || c.Probe(context.Background()) != nil {
+		t.Errorf("check %+v", c)
+	}
+	down := errors.New("dial tcp: connection refused")
+	if err := LimiterCheck(pools{down}).Probe(context.Background()); !errors.Is(err, down) {
+		t.Errorf("probe of a limiter that does not answer: %v", err)
+	}
+}

@@ -1,0 +1,28 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+type tokenList []store.Token
+
+func (l tokenList) Tokens(context.Context) ([]store.Token, error) { return l, nil }
+
+// Only the token whose plan the file lacks is warned of.
+func TestWarnUnusableTokens(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	WarnUnusableTokens(context.Background(), slog.New(slog.NewTextHandler(&buf, nil)),
+		tokenList{{Name: "ok", Plan: "standard"}, {Name: "gone", Plan: "gold"}}, ingest.DefaultAPIPlans())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "token=gone") || !strings.Contains(lines[0], "plan=gold") {
+		t.Errorf("log:\n%s", buf.String())
+	}
+}
