@@ -36,6 +36,9 @@ type Backfill struct {
 	// page instead, so that its page tokens stay valid.
 	Query    ingest.SearchQuery
 	MaxUnits int64 // units (all pools) this invocation may spend; 0: no cap
+	// Share names what set MaxUnits in the stop message; "" is the
+	// operator's --max-units.
+	Share    string
 	QuotaKey string
 	Costs    *ingest.Costs
 	Limiter  Limiter
@@ -109,6 +112,9 @@ func (b *Backfill) pages(ctx context.Context, m *meter, res *BackfillResult) err
 		}
 		if b.MaxUnits > 0 && Sum(res.Units)+Sum(cost) > b.MaxUnits {
 			res.Status, res.Message = ingest.StatusStopped, fmt.Sprintf("--max-units %d reached", b.MaxUnits)
+			if b.Share != "" {
+				res.Message = fmt.Sprintf("%s (%d units) reached", b.Share, b.MaxUnits)
+			}
 			return nil
 		}
 		if err := b.page(ctx, m, res); err != nil || res.Cursor.Done {

@@ -91,6 +91,10 @@ type Ended struct {
 	Did []any
 	// Pass is a chart pass's own result; nil for other kinds.
 	Pass *PassResult
+	// Units is what the run's calls were charged, by pool (calls given
+	// back are not in it): a chart pass's and tracking's; nil for a run
+	// that spends no quota.
+	Units map[string]int64
 }
 
 // Daemon runs every entry on its schedule, from one robfig/cron schedule,

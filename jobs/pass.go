@@ -99,7 +99,7 @@ func (p *Pass) Entry() Entry {
 		if res.Remaining >= 0 {
 			did = append(did, ingest.LogRemaining, res.Remaining)
 		}
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Did: did, Pass: &res}
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Did: did, Pass: &res, Units: res.Units}
 	}}
 }
 

@@ -86,7 +86,7 @@ func (t *Track) Run(ctx context.Context) TrackResult {
 func (t *Track) Entry() Entry {
 	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context) Ended {
 		res := t.Run(ctx)
-		return Ended{RunEnd: res.RunEnd, Err: res.Err,
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units,
 			Did: []any{"tracked", res.Tracked, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
 	}}
 }

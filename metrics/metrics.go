@@ -1,7 +1,7 @@
 // Package metrics is what `ingest run --listen` serves on /metrics, in
 // Prometheus's format: the limiter's decisions and units, the passes'
-// outcomes, durations and lag, and, read at scrape time, the pools' state
-// and the upstream's clock skew.
+// outcomes, durations and lag, and, read at scrape time, the pools' state,
+// the upstream's clock skew, the charts' ages and the pacing plan.
 //
 // Every series is in seconds and units. A source that cannot be read (the
 // limiter) becomes a series saying so, never a failed scrape: monitoring

@@ -161,7 +161,8 @@ func TestPacerNoState(t *testing.T) {
 
 // The schedule adapter fires at the first of the entry's staggered slots
 // where it will have earned a pass, and counts it: a chart planned every
-// 60 s on 10 s slots fires 60 s after its last firing, on its own offset.
+// 60 s on 10 s slots fires 60 s after its last firing, on its own offset;
+// asked again before the slot it gave, it gives the same one.
 func TestSchedule(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 100, Window: 300 * time.Second}
@@ -175,6 +176,9 @@ func TestSchedule(t *testing.T) {
 	first := s.Next(t0)
 	if want := base.Next(t0); !first.Equal(want) {
 		t.Fatalf("first slot %v, want the base's %v", first, want)
+	}
+	if again := s.Next(t0.Add(time.Second)); !again.Equal(first) {
+		t.Fatalf("asked again before its first slot: %v, want the same %v, counted once", again.Sub(t0), first.Sub(t0))
 	}
 	next := first
 	for i := 1; i <= 3; i++ {

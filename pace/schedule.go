@@ -37,6 +37,11 @@ func (s schedule) Next(t time.Time) time.Time {
 	if !ok {
 		return slot
 	}
+	if last, ok := p.asked[s.name]; ok && last.After(t) {
+		// Asked again before the slot it gave (the daemon logs the next
+		// run as cron starts): the same slot, counted once.
+		return last
+	}
 	p.replan(context.Background())
 	for range maxLook {
 		if c := p.earned(s.name, i, slot); c >= 1-1e-9 {

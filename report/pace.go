@@ -1,10 +1,10 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -64,9 +64,15 @@ func (r *Report) freshness(src Sources, last map[string]store.RunSummary, calls 
 	if src.Every <= 0 || len(src.Regions) == 0 {
 		return
 	}
+	r.Freshness = r.plan(src, last, calls, now)
+}
+
+// plan is the paced plan of src's charts (none: every pool's budget is
+// left) against the pools r read.
+func (r *Report) plan(src Sources, last map[string]store.RunSummary, calls []ingest.Call, now time.Time) *Freshness {
 	var entries []pace.Entry
 	for _, chart := range src.Regions {
-		entries = append(entries, pace.Entry{Name: chart, Priority: chartPriority(chart), Floor: src.Every,
+		entries = append(entries, pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every,
 			Cost: passCost(src.Costs, last[chart])})
 	}
 	var budgets []pace.Budget
@@ -93,16 +99,58 @@ func (r *Report) freshness(src Sources, last map[string]store.RunSummary, calls 
 		}
 		f.Charts = append(f.Charts, ChartAge{Chart: e.Name, Age: age, Every: plan.Every[e.Name], Floor: e.Floor})
 	}
-	r.Freshness = f
+	return f
 }
 
-// chartPriority: a region's own chart first, its category charts a level
-// below.
-func chartPriority(chart string) int {
-	if strings.Contains(chart, "/") {
-		return 1
+// Pace plans the schedule in src as the paced daemon does, from the
+// limiter's state (the ledger's when the limiter does not answer), the
+// charts' last passes and the ledger: what Build shows as Freshness, for a
+// command that needs only the plan (a backfill's share). With no charts
+// in src the plan spends nothing and leaves each pool's budget.
+func Pace(ctx context.Context, src Sources) (*Freshness, error) {
+	now := src.Now
+	if now.IsZero() {
+		now = time.Now()
 	}
-	return 0
+	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(longestWindow(src.Costs), 24*time.Hour)))
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	r := &Report{}
+	r.pools(ctx, src, calls, now)
+	last, err := src.DB.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	return r.plan(src, last, calls, now), nil
+}
+
+// Left is what the plan leaves in each pool by its reset: the pool's
+// budget less the paced charts' projected spend, never below zero.
+func (f *Freshness) Left() map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range f.Pools {
+		out[p.Pool] = max(p.Budget-p.Projected, 0)
+	}
+	return out
+}
+
+// Share is the units (all pools together) of the whole pages of perPage
+// the plan leaves room for in every pool a page draws from: a backfill's
+// share when the operator gives it none.
+func (f *Freshness) Share(perPage map[string]int64) int64 {
+	left := f.Left()
+	pages := int64(-1)
+	for pool, u := range perPage {
+		if u <= 0 {
+			continue
+		}
+		n := int64(math.Floor(left[pool] / float64(u)))
+		if pages < 0 || n < pages {
+			pages = n
+		}
+	}
+	return max(pages, 0) * sum(perPage)
 }
 
 func passCost(costs *ingest.Costs, run store.RunSummary) map[string]float64 {
@@ -113,11 +161,7 @@ func passCost(costs *ingest.Costs, run store.RunSummary) map[string]float64 {
 		}
 		return out
 	}
-	page, _ := costs.Op(ingest.OpVideosList)
-	for _, c := range page {
-		out[c.Pool] = float64(4 * c.Units)
-	}
-	return out
+	return pace.ChartGuess(costs)
 }
 
 func spent(calls []ingest.Call, pool string) []pace.Spent {

@@ -4,30 +4,75 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
+// TrackEntry is the name PassCosts gives tracking's passes: the daemon's
+// entry for it.
+const TrackEntry = "track"
+
+// trackGap tells tracking's passes apart in the ledger, where they have
+// no run: a pass's calls follow one another without a pause, and passes
+// are at least a minute apart (the shortest --track-every), so a pause of
+// more than half a minute starts a new pass.
+const trackGap = 30 * time.Second
+
 // PassCosts is what each chart's completed trending passes started since
-// cost on average, by chart name (US, US/10) and pool, counted from the
-// ledger (calls given back are not in it): what pacing plans with, so that
-// a chart's cost is measured rather than guessed.
+// cost on average, by chart name (US, US/10) and pool, and what tracking's
+// passes since cost (under TrackEntry), counted from the ledger (calls
+// given back are not in it): what pacing plans with, so that a pass's cost
+// is measured rather than guessed. Tracking has no run row: its passes are
+// its calls (videos.batchGetStats outside any run) told apart by the pause
+// between them, and a pass stopped early counts as one.
 func (db *DB) PassCosts(ctx context.Context, since time.Time) (map[string]map[string]float64, error) {
-	rows, err := db.r.QueryContext(ctx, `
+	out := map[string]map[string]float64{}
+	if err := db.passCosts(ctx, out, `
 SELECT r.region, r.category, l.pool, sum(l.units), count(DISTINCT r.id)
 FROM runs AS r JOIN ledger AS l ON l.run_id = r.id
 WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1
   AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
                   WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
-GROUP BY r.region, r.category, l.pool`, since.UnixMilli())
+GROUP BY r.region, r.category, l.pool`, since.UnixMilli()); err != nil {
+		return nil, err
+	}
+	if err := db.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
+		ingest.OpBatchGetStats, TrackEntry); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// trackCostsSQL numbers tracking's calls into passes (a call more than
+// ?2 ms after the one before starts a pass) and sums each pool's units
+// over them; it returns rows shaped as the charts' query's, region ?4.
+const trackCostsSQL = `
+SELECT CAST(?4 AS TEXT), '', pool, sum(units), count(DISTINCT pass) FROM (
+  SELECT pool, units, sum(starts) OVER (ORDER BY at_ms, call_id ROWS UNBOUNDED PRECEDING) AS pass
+  FROM (
+    SELECT l.pool, l.units, l.at_ms, l.call_id,
+      CASE WHEN l.at_ms - lag(l.at_ms) OVER (ORDER BY l.at_ms, l.call_id) <= ?2 THEN 0 ELSE 1 END AS starts
+    FROM ledger AS l
+    WHERE l.op = ?3 AND l.run_id IS NULL AND l.at_ms >= ?1
+      AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
+                      WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+  ) AS c
+) AS p
+GROUP BY pool`
+
+// passCosts adds the query's rows (region, category, pool, units,
+// passes) to out as each chart's mean cost per pass.
+func (db *DB) passCosts(ctx context.Context, out map[string]map[string]float64, query string, args ...any) error {
+	rows, err := db.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("pass costs: %w", err)
+		return fmt.Errorf("pass costs: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]map[string]float64{}
 	for rows.Next() {
 		var region, category, pool string
 		var units, passes int64
 		if err := rows.Scan(&region, &category, &pool, &units, &passes); err != nil {
-			return nil, fmt.Errorf("pass costs: %w", err)
+			return fmt.Errorf("pass costs: %w", err)
 		}
 		chart := chartName(region, category)
 		if out[chart] == nil {
@@ -36,7 +81,7 @@ GROUP BY r.region, r.category, l.pool`, since.UnixMilli())
 		out[chart][pool] = float64(units) / float64(passes)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pass costs: %w", err)
+		return fmt.Errorf("pass costs: %w", err)
 	}
-	return out, nil
+	return nil
 }

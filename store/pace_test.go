@@ -11,7 +11,8 @@ import (
 
 // A chart's cost per pass is the mean of its completed passes since the
 // time asked, from the ledger: stopped passes, older passes and calls
-// given back are not in it.
+// given back are not in it. Tracking's passes, which have no run, are its
+// calls told apart by the pauses between them.
 func TestPassCosts(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db *DB) {
@@ -46,12 +47,35 @@ func TestPassCosts(t *testing.T) {
 		pass("", t0.Add(time.Hour), ingest.StatusCompleted, 1, 1, 100)
 		pass("", t0.Add(2*time.Hour), ingest.StatusStopped, 1)
 		pass("10", t0, ingest.StatusCompleted, 2, 3)
+		track := func(at time.Time, units ...int64) {
+			t.Helper()
+			for i, u := range units {
+				n++
+				call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: at.Add(time.Duration(i) * time.Second),
+					Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: u}}}
+				if err := db.RecordCall(ctx, call); err != nil {
+					t.Fatal(err)
+				}
+				if u == 100 {
+					if err := db.RecordGiveBack(ctx, call); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		track(t0.Add(-3*time.Hour), 7, 7)            // before since
+		track(t0.Add(-30*time.Minute), 1, 1, 100, 1) // 3 calls, a pause the given back one leaves
+		track(t0.Add(30*time.Minute), 1, 1)
+		track(t0.Add(90*time.Minute), 1)
 		got, err := db.PassCosts(ctx, t0.Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got["US"]["default"] != 3 || got["US/10"]["default"] != 5 || len(got) != 2 {
-			t.Errorf("costs %v, want US 3 (4 and 2), US/10 5", got)
+		if got["US"]["default"] != 3 || got["US/10"]["default"] != 5 || len(got) != 3 {
+			t.Errorf("costs %v, want US 3 (4 and 2), US/10 5 and track", got)
+		}
+		if got := got[TrackEntry]; got["stats"] != 2 || len(got) != 1 {
+			t.Errorf("tracking's cost %v, want stats 2 (passes of 3, 2 and 1 units)", got)
 		}
 	})
 }

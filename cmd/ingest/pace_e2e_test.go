@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// A paced daemon serves each chart's age and its planned cadence: a
-// schedule that fits the day keeps --every.
+// A paced daemon serves each chart's age and its planned cadence, and
+// tracking's: a schedule that fits the day keeps --every and --track-every.
 func TestPaceMetrics(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -22,7 +22,8 @@ func TestPaceMetrics(t *testing.T) {
 	}) {
 		t.Fatalf("no chart age within 60s\n%s", p.out)
 	}
-	for _, want := range []string{`ingest_pace_cadence_seconds{chart="US"} 3600`, `ingest_pace_projected_units{pool="default"}`,
+	for _, want := range []string{`ingest_pace_cadence_seconds{chart="US"} 3600`, `ingest_pace_cadence_seconds{chart="track"} 3600`,
+		`ingest_pace_projected_units{pool="default"}`,
 		`ingest_pace_fixed_runs_out_timestamp_seconds{pool="default"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

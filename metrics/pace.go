@@ -1,0 +1,95 @@
+package metrics
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Ages is when each chart's latest completed pass started: the age of
+// what the site shows of it. Its methods are safe for concurrent use.
+type Ages struct {
+	mu      sync.Mutex
+	fetched map[string]time.Time
+}
+
+// NewAges starts from the charts' latest runs in the store.
+func NewAges(last map[string]store.RunSummary) *Ages {
+	a := &Ages{fetched: map[string]time.Time{}}
+	for chart, r := range last {
+		if r.Status == ingest.StatusCompleted {
+			a.fetched[chart] = r.Started
+		}
+	}
+	return a
+}
+
+// Set records a completed pass of the chart that started at.
+func (a *Ages) Set(chart string, at time.Time) {
+	a.mu.Lock()
+	a.fetched[chart] = at
+	a.mu.Unlock()
+}
+
+var (
+	chartAgeDesc = prometheus.NewDesc("ingest_chart_age_seconds",
+		"Seconds since the chart's latest completed pass started: how old what the site shows of it is.", []string{"chart"}, nil)
+	cadenceDesc = prometheus.NewDesc("ingest_pace_cadence_seconds",
+		"The planned cadence of a chart, or of tracking (chart=\"track\"), under run --pace; +Inf when its pools have nothing left before the reset.", []string{"chart"}, nil)
+	projectedDesc = prometheus.NewDesc("ingest_pace_projected_units",
+		"Units the plan spends in the pool by its reset.", []string{"pool"}, nil)
+	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
+		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
+)
+
+// Pace is the collector of the charts' ages and, when Status is set (the
+// daemon paces), the plan, read at scrape time.
+type Pace struct {
+	Ages   *Ages
+	Status func() pace.Status // nil: not pacing
+}
+
+// Describe implements prometheus.Collector.
+func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, cadenceDesc, projectedDesc, runsOutDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Pace) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	c.Ages.mu.Lock()
+	for chart, at := range c.Ages.fetched {
+		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)
+	}
+	c.Ages.mu.Unlock()
+	if c.Status == nil {
+		return
+	}
+	st := c.Status()
+	for _, e := range st.Entries {
+		ch <- prometheus.MustNewConstMetric(cadenceDesc, prometheus.GaugeValue, cadenceSeconds(e.Every), e.Name)
+	}
+	for _, p := range st.Pools {
+		ch <- prometheus.MustNewConstMetric(projectedDesc, prometheus.GaugeValue, p.Spend, p.Pool)
+		var out float64
+		if !p.RunsOut.IsZero() {
+			out = float64(p.RunsOut.Unix())
+		}
+		ch <- prometheus.MustNewConstMetric(runsOutDesc, prometheus.GaugeValue, out, p.Pool)
+	}
+}
+
+func cadenceSeconds(d time.Duration) float64 {
+	if d == pace.Never {
+		return math.Inf(1)
+	}
+	return d.Seconds()
+}
