@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// A backfill's share: without --max-units, a backfill takes only what the
+// daemon's plan leaves in the pools until their reset.
+
+// planShare plans the daemon's recorded schedule as the paced daemon
+// does (report's plan, from the limiter's state and this database's
+// ledger): what it leaves in each pool until the reset is a backfill's
+// share when the operator gives it none. With no recorded schedule the
+// plan spends nothing.
+func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
+	src := report.Sources{DB: report.NoDB{}, Limiter: lim, Costs: s.costs, QuotaKey: key}
+	if db != nil {
+		src.DB = db
+		sch, ok, err := db.Schedule(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			src.Regions, src.Every = sch.Regions, sch.Every
+		}
+	}
+	return report.Pace(ctx, src)
+}
+
+// takeShare caps the backfill to the whole pages the plan leaves room for
+// and says so; false when that is not one page, and the backfill does not
+// start.
+func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost map[string]int64) bool {
+	share := plan.ShareOf(cost)
+	line := share.Line(job.Query.Region, cost)
+	if share.Units == 0 {
+		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
+		return false
+	}
+	job.MaxUnits, job.Share = share.Units, "the share the daemon's plan leaves"
+	fmt.Fprintln(out, line)
+	return true
+}
+
+// dryRunShare is the plan's share as dryRun says it, in units (all pools),
+// when the operator gives no --max-units; "" when they do.
+func dryRunShare(ctx context.Context, s *settings, job *jobs.Backfill, cost map[string]int64) (string, int64, error) {
+	if job.MaxUnits > 0 {
+		return "", 0, nil
+	}
+	var db *store.DB
+	var lim report.StateReader = report.WholePools{Costs: s.costs}
+	key := ""
+	if s.dbExists() {
+		var err error
+		if db, err = openExisting(ctx, s); err != nil {
+			return "", 0, err
+		}
+		defer db.Close()
+		if key, err = reportQuotaKey(ctx, s, db); err != nil {
+			return "", 0, err
+		}
+		l, closeLimiter, err := s.openLimiter(db, key)
+		if err != nil {
+			return "", 0, err
+		}
+		defer closeLimiter()
+		lim = l
+	}
+	plan, err := planShare(ctx, db, lim, s, key)
+	if err != nil {
+		return "", 0, err
+	}
+	share := plan.ShareOf(cost)
+	line := share.Line(job.Query.Region, cost)
+	if share.Units == 0 {
+		line += "; a run would call nothing (give --max-units to take a share anyway)"
+	}
+	return line, share.Units, nil
+}

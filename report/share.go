@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// BackfillShare is what the daemon's plan leaves a backfill until the
+// pools' reset, when the operator gives it no share of its own.
+type BackfillShare struct {
+	Units int64            // whole pages' units, all pools together; 0: not one page
+	Left  map[string]int64 // what the plan leaves in each pool a page draws from
+	Reset time.Time        // the earliest reset of those pools
+	Pages int64
+}
+
+// ShareOf is the share the plan leaves for pages costing perPage.
+func (f *Freshness) ShareOf(perPage map[string]int64) BackfillShare {
+	s := BackfillShare{Units: f.Share(perPage), Left: map[string]int64{}}
+	if n := sum(perPage); n > 0 {
+		s.Pages = s.Units / n
+	}
+	for pool, u := range f.Left() {
+		if _, ok := perPage[pool]; !ok {
+			continue
+		}
+		s.Left[pool] = int64(math.Floor(u))
+		for _, p := range f.Pools {
+			if p.Pool == pool && (s.Reset.IsZero() || p.Reset.Before(s.Reset)) {
+				s.Reset = p.Reset
+			}
+		}
+	}
+	return s
+}
+
+// Line says what the plan leaves a backfill of region and what it takes.
+func (s BackfillShare) Line(region string, perPage map[string]int64) string {
+	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units until %s: ", region, PoolUnits(s.Left),
+		s.Reset.In(ingest.UpstreamZone).Format("2006-01-02 15:04 MST"))
+	if s.Units == 0 {
+		return line + "not one page's (" + PoolUnits(perPage) + ")"
+	}
+	return line + fmt.Sprintf("taking at most %d units, %d pages (--max-units gives it a share of its own)", s.Units, s.Pages)
+}
