@@ -7,7 +7,7 @@
 // the search index, retention, the clock) sits behind dialect
 // (dialect.go, sqlite.go, pg.go). The schema is built by numbered files,
 // one sequence per database (migrations/sqlite, migrations/postgres),
-// applied by Migrate; schema.sql is SQLite's whole, for reading. SQLite
+// applied by Migrate (`sqlite3 FILE .schema` shows what they built). SQLite
 // allows one writer at a time, so writes go through a pool of exactly one
 // connection (shared with the embedded quota limiter through Writer), and
 // reads through a separate, bounded, query-only pool; WAL lets them run side

@@ -15,7 +15,7 @@ import (
 // sequence per database (migrations/sqlite, migrations/postgres): file N
 // takes a database from version N-1 to N, and a new database runs them
 // all. A released file never changes; a change to the schema is a new
-// file. schema.sql is what SQLite's sequence builds, for reading.
+// file. The schema is what the sequence builds; no copy is kept beside it.
 //
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
