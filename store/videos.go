@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ingestworks/ingest"
 )
@@ -78,10 +80,11 @@ func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, e
 	dest = append(dest, &v.ID, &v.Title, &v.Description, &tags,
 		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
 		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last)
-	if err := row.Scan(append(dest, more...)...); err != nil {
+	err := row.Scan(append(dest, more...)...)
+	if err != nil {
 		return v, err
 	}
-	if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
+	if v.Tags, err = decodeTags(tags); err != nil {
 		return v, fmt.Errorf("tags: %w", err)
 	}
 	v.PublishedAt = timeOf(pub)
@@ -102,6 +105,61 @@ func (db *DB) Video(ctx context.Context, videoID string) (StoredVideo, bool, err
 	}
 	return v, true, nil
 }
+
+// decodeTags reads a video's tags as the store writes them, a JSON array
+// of strings. Every reader of a video decodes them, once per row an export
+// writes, so a plain array (no escapes, no control characters, valid
+// UTF-8) is cut out of the text without a copy; anything else goes
+// through encoding/json, which also words the error.
+func decodeTags(s string) ([]string, error) {
+	if tags, ok := plainTags(s); ok {
+		return tags, nil
+	}
+	var tags []string
+	err := json.Unmarshal([]byte(s), &tags)
+	return tags, err
+}
+
+// plainTags is decodeTags' fast path; ok is false when s is not a plain
+// array of plain strings.
+func plainTags(s string) (tags []string, ok bool) {
+	s = trimJSONSpace(s)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	rest := trimJSONSpace(s[1 : len(s)-1])
+	if rest == "" {
+		return []string{}, true
+	}
+	tags = make([]string, 0, strings.Count(rest, `"`)/2)
+	for {
+		if len(rest) == 0 || rest[0] != '"' {
+			return nil, false
+		}
+		end := 1
+		for end < len(rest) && rest[end] != '"' {
+			if c := rest[end]; c == '\\' || c < 0x20 {
+				return nil, false
+			}
+			end++
+		}
+		if end == len(rest) || !utf8.ValidString(rest[1:end]) {
+			return nil, false
+		}
+		tags = append(tags, rest[1:end])
+		rest = trimJSONSpace(rest[end+1:])
+		if rest == "" {
+			return tags, true
+		}
+		if rest[0] != ',' {
+			return nil, false
+		}
+		rest = trimJSONSpace(rest[1:])
+	}
+}
+
+// trimJSONSpace trims the white space JSON allows between tokens.
+func trimJSONSpace(s string) string { return strings.Trim(s, " \t\r\n") }
 
 // ptrs is ptr of three counts with one allocation for the three.
 func ptrs(a, b, c sql.NullInt64) (*int64, *int64, *int64) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -71,4 +72,48 @@ func TestReadModelReachesEveryReader(t *testing.T) {
 			}
 		}
 	})
+}
+
+// decodeTags' fast path cuts plain arrays out of the text; it must agree
+// with encoding/json on every input, including the ones it hands over.
+func FuzzDecodeTags(f *testing.F) {
+	for _, seed := range []string{
+		`[]`, `["a"]`, `["derby","Ліга Чемпіонів","🔥goal"]`, ` [ "a" , "b" ] `,
+		`["say \"hi\""]`, `["a\u00e9"]`, `["\ud83d\ude00"]`, `null`, ``, `[`, `["a",]`, `["a"]]`,
+		`["a" "b"]`, "[\"tab\there\"]", "\u00a0[\"a\"]", "[\"\xff\"]", `[1]`, `{"a":1}`, `["a"] x`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want []string
+		wantErr := json.Unmarshal([]byte(s), &want)
+		got, err := decodeTags(s)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("decodeTags(%q): error %v, encoding/json's %v", s, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("decodeTags(%q) = %q, encoding/json %q", s, got, want)
+		}
+	})
+}
+
+// Tags as the store writes them come back as they went in, through the
+// fast path.
+func TestDecodeTagsWrittenByStore(t *testing.T) {
+	for _, tags := range [][]string{nil, {}, {"a"}, {"derby", "Ліга", "🔥goal", "a,b", `q"uote`, "back\\slash"}} {
+		text, err := tagsJSON(tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeTags(text)
+		if err != nil {
+			t.Fatalf("decodeTags(%s): %v", text, err)
+		}
+		if len(got) != len(tags) || (len(tags) > 0 && !reflect.DeepEqual(got, tags)) {
+			t.Fatalf("decodeTags(%s) = %q, want %q", text, got, tags)
+		}
+		if got == nil {
+			t.Fatalf("decodeTags(%s) = nil, want an empty list", text)
+		}
+	}
 }
