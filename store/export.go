@@ -141,8 +141,9 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 		return fmt.Errorf("export: %w", err)
 	}
 	defer rows.Close()
+	s := newExportScanner()
 	for rows.Next() {
-		row, err := scanExport(rows)
+		row, err := s.scan(rows)
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
@@ -156,16 +157,28 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 	return nil
 }
 
-func scanExport(rows *sql.Rows) (ExportRow, error) {
-	var r ExportRow
-	var at int64
-	var views, likes, comments sql.NullInt64
-	var err error
-	r.StoredVideo, err = scanVideo(rows, &at, &views, &likes, &comments, &r.Region, &r.Chart, &r.Rank, &r.RunID)
+// exportScanner reads export rows, one scanner for a query's rows.
+type exportScanner struct {
+	video                  *videoScanner
+	row                    ExportRow // the run's columns; the video is the scanner's
+	at                     int64
+	views, likes, comments sql.NullInt64
+}
+
+func newExportScanner() *exportScanner {
+	s := &exportScanner{}
+	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID)
+	return s
+}
+
+func (s *exportScanner) scan(rows *sql.Rows) (ExportRow, error) {
+	v, err := s.video.scan(rows)
 	if err != nil {
-		return r, fmt.Errorf("video %s: %w", r.ID, err)
+		return ExportRow{}, fmt.Errorf("video %s: %w", v.ID, err)
 	}
-	r.TrendingAt = time.UnixMilli(at).UTC()
-	r.Views, r.Likes, r.Comments = ptrs(views, likes, comments)
+	r := s.row
+	r.StoredVideo = v
+	r.TrendingAt = time.UnixMilli(s.at).UTC()
+	r.Views, r.Likes, r.Comments = ptrs(s.views, s.likes, s.comments)
 	return r, nil
 }

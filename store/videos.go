@@ -70,26 +70,46 @@ const videoColumns = `v.id, v.title, v.description, v.tags, v.channel_id, v.chan
 
 // scanVideo reads videoColumns, then the row's further columns into more.
 func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, error) {
-	var v StoredVideo
-	var tags string
-	var pub, views, likes, comments sql.NullInt64
-	var first, last int64
-	// One slice for both lists: an export scans a row per entry, and the
-	// append of a literal would allocate twice per row.
-	dest := make([]any, 0, 17+len(more))
-	dest = append(dest, &v.ID, &v.Title, &v.Description, &tags,
-		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &pub, &v.Duration, &views,
-		&likes, &comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &first, &last)
-	err := row.Scan(append(dest, more...)...)
-	if err != nil {
-		return v, err
+	return newVideoScanner(more...).scan(row)
+}
+
+// videoScanner holds the destinations of videoColumns and of a reader's
+// further columns, made once for a query and used row after row: a reader
+// that reads many rows (an export reads one per entry) allocates nothing
+// per row but what the row itself holds.
+type videoScanner struct {
+	v                           StoredVideo
+	tags                        string
+	pub, views, likes, comments sql.NullInt64
+	first, last                 int64
+	dest                        []any
+}
+
+// newVideoScanner is a scanner of videoColumns followed by more.
+func newVideoScanner(more ...any) *videoScanner {
+	s := &videoScanner{}
+	v := &s.v
+	s.dest = append([]any{&v.ID, &v.Title, &v.Description, &s.tags,
+		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &s.pub, &v.Duration, &s.views,
+		&s.likes, &s.comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &s.first, &s.last}, more...)
+	return s
+}
+
+// scan reads one row: the video is returned, the further columns are in
+// the destinations given to newVideoScanner.
+func (s *videoScanner) scan(row interface{ Scan(...any) error }) (StoredVideo, error) {
+	s.v = StoredVideo{}
+	if err := row.Scan(s.dest...); err != nil {
+		return s.v, err
 	}
-	if v.Tags, err = decodeTags(tags); err != nil {
+	v := s.v
+	var err error
+	if v.Tags, err = decodeTags(s.tags); err != nil {
 		return v, fmt.Errorf("tags: %w", err)
 	}
-	v.PublishedAt = timeOf(pub)
-	v.ViewCount, v.LikeCount, v.CommentCount = ptrs(views, likes, comments)
-	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+	v.PublishedAt = timeOf(s.pub)
+	v.ViewCount, v.LikeCount, v.CommentCount = ptrs(s.views, s.likes, s.comments)
+	v.FirstSeen, v.LastSeen = time.UnixMilli(s.first).UTC(), time.UnixMilli(s.last).UTC()
 	return v, nil
 }
 
