@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -35,3 +38,56 @@ const languageMatch = `(lower(v.audio_language) = ?4 OR lower(v.audio_language) 
 
 // languageArgs are languageMatch's ?4 and ?5.
 func languageArgs(lang string) []any { return []any{lang, lang + "-%"} }
+
+// ChartLanguage is one language of a chart's run: a primary subtag (hi
+// for hi and hi-IN) and how many of the run's videos are in it.
+type ChartLanguage struct {
+	Language string
+	Videos   int
+}
+
+// runLanguagesSQL counts run ?1's entries in region ?2 by the tag each
+// video is filed under: its audio language, else its text language, a tag
+// that says no language (zxx, und) being none. The primary subtag is cut
+// in Go, where one text serves both databases.
+const runLanguagesSQL = `
+SELECT CASE WHEN lower(v.audio_language) NOT IN ('', 'zxx', 'und') THEN lower(v.audio_language)
+  ELSE lower(v.language) END AS tag, count(*)
+FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+WHERE e.run_id = ?1 AND e.region = ?2
+GROUP BY tag`
+
+// ChartLanguages lists the languages of a chart's run (Chart.RunID in
+// Chart.Region), most videos first, each under its primary subtag: what
+// the chart's language tabs offer. A video in no language, or in a tag
+// that is not one, is in none of them.
+func (db *DB) ChartLanguages(ctx context.Context, region string, runID int64) ([]ChartLanguage, error) {
+	rows, err := db.r.QueryContext(ctx, runLanguagesSQL, runID, region)
+	if err != nil {
+		return nil, fmt.Errorf("languages of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var tag string
+		var n int
+		if err := rows.Scan(&tag, &n); err != nil {
+			return nil, fmt.Errorf("languages of run %d: %w", runID, err)
+		}
+		primary, _, _ := strings.Cut(tag, "-")
+		if languageTag.MatchString(primary) && primary != "zxx" && primary != "und" {
+			counts[primary] += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("languages of run %d: %w", runID, err)
+	}
+	out := make([]ChartLanguage, 0, len(counts))
+	for l, n := range counts {
+		out = append(out, ChartLanguage{Language: l, Videos: n})
+	}
+	slices.SortFunc(out, func(a, b ChartLanguage) int {
+		return cmp.Or(cmp.Compare(b.Videos, a.Videos), strings.Compare(a.Language, b.Language))
+	})
+	return out, nil
+}

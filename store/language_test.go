@@ -81,3 +81,34 @@ func TestLanguageFilters(t *testing.T) {
 		}
 	})
 }
+
+// A chart's languages are its run's videos counted under the primary
+// subtag of their audio language, else their text language, most first;
+// no language, zxx and a tag that is none are no tab, and other runs and
+// regions count for nothing.
+func TestChartLanguages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		id := run(t, db, ingest.Trending, "IN", t0, page(ingest.Trending, "IN", 1, t0,
+			langVid("a", "en", "en"), langVid("b", "hi", ""), langVid("c", "", ""),
+			langVid("d", "zxx", "hi-IN"), langVid("e", "HI-Latn", "en"), langVid("f", "hin", ""),
+			langVid("g", "", "en-GB"), langVid("h", "zxx", ""), langVid("i", "en_US", "")))
+		run(t, db, ingest.Trending, "GB", t0, page(ingest.Trending, "GB", 1, t0, langVid("j", "fr", "fr")))
+		later := run(t, db, ingest.Trending, "IN", t0.Add(time.Hour), page(ingest.Trending, "IN", 1, t0.Add(time.Hour), langVid("k", "ta", "")))
+		got, err := db.ChartLanguages(ctx, "IN", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []ChartLanguage{{"hi", 3}, {"en", 2}, {"hin", 1}}
+		if !slices.Equal(got, want) {
+			t.Errorf("languages of the first IN run = %v, want %v", got, want)
+		}
+		if got, err := db.ChartLanguages(ctx, "IN", later); err != nil || !slices.Equal(got, []ChartLanguage{{"ta", 1}}) {
+			t.Errorf("languages of the later IN run = %v, %v; want [{ta 1}]", got, err)
+		}
+		if got, err := db.ChartLanguages(ctx, "US", id); err != nil || len(got) != 0 {
+			t.Errorf("languages of the run in a region it has no entries of = %v, %v; want none", got, err)
+		}
+	})
+}

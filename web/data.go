@@ -223,7 +223,7 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	return chartJSON(c), nil
+	return ChartOf(c), nil
 }
 
 func atText(at time.Time) string {
@@ -233,7 +233,8 @@ func atText(at time.Time) string {
 	return " at or before " + at.UTC().Format(time.RFC3339)
 }
 
-func chartJSON(c store.Chart) ChartJSON {
+// ChartOf is a stored chart as the API answers it.
+func ChartOf(c store.Chart) ChartJSON {
 	j := ChartJSON{Region: c.Region, Category: c.Category, Language: c.Language, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
 		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt}
 	if c.PrevRun != 0 {

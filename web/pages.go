@@ -145,13 +145,15 @@ type chartView struct {
 	Thumbs     bool
 	Regions    []switchLink
 	Categories []switchLink
-	Prev, Next string // the chart's run before and after this one
-	Latest     string // "" when this is the latest
+	Languages  []switchLink // all, then the run's languages
+	Prev, Next string       // the chart's run before and after this one
+	Latest     string       // "" when this is the latest
 }
 
 // switchLink is one choice of a switcher.
 type switchLink struct {
 	Label, Href string
+	Title       string // what the choice holds, when that needs saying
 	Current     bool
 }
 
@@ -163,11 +165,14 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v := chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
 		At: c.at.UTC().Format(LocalMinute)}
+	if c.Language != "" {
+		v.Title += " · " + c.Language
+	}
 	if c.PrevRunID != nil {
-		v.Prev = chartHref(c.Region, c.Category, c.prevAt)
+		v.Prev = chartHref(c.Region, c.Category, c.Language, c.prevAt)
 	}
 	if c.NextRunID != nil {
-		v.Next, v.Latest = chartHref(c.Region, c.Category, c.nextAt), chartPath(c.Region, c.Category)
+		v.Next, v.Latest = chartHref(c.Region, c.Category, c.Language, c.nextAt), chartHref(c.Region, c.Category, c.Language, time.Time{})
 	}
 	charts, err := s.charts.list(r.Context(), s.cfg.DB)
 	if err != nil {
@@ -175,7 +180,35 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Regions, v.Categories = switchers(charts, c.Region, c.Category)
+	langs, err := s.cfg.DB.ChartLanguages(r.Context(), c.Region, c.RunID)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	v.Languages = languageTabs(c, langs)
 	s.render(w, http.StatusOK, "chart", v)
+}
+
+// languageTabs offers the chart in every language and in each of its
+// run's, at the same run: the latest stays the latest, an earlier run is
+// kept by its time. A filter the run has no videos of (fr, or a narrower
+// hi-in) is a tab of its own, so the page says what it shows.
+func languageTabs(c ChartJSON, langs []store.ChartLanguage) []switchLink {
+	var at time.Time
+	if c.NextRunID != nil {
+		at = c.at
+	}
+	tabs := []switchLink{{Label: "All", Href: chartHref(c.Region, c.Category, "", at), Current: c.Language == ""}}
+	found := c.Language == ""
+	for _, l := range langs {
+		found = found || l.Language == c.Language
+		tabs = append(tabs, switchLink{Label: l.Language, Href: chartHref(c.Region, c.Category, l.Language, at),
+			Current: l.Language == c.Language, Title: fmt.Sprintf("%d %s in %s by audio (else text) language", l.Videos, plural(l.Videos, "video", "videos"), l.Language)})
+	}
+	if !found {
+		tabs = append(tabs, switchLink{Label: c.Language, Href: chartHref(c.Region, c.Category, c.Language, at), Current: true})
+	}
+	return tabs
 }
 
 // switchers offers every region (its chart of the same category when it
@@ -208,11 +241,21 @@ func switchers(charts []store.ChartName, region, category string) (regions, cate
 	return regions, categories
 }
 
-// chartHref is a chart's page at the run that started at at.
-func chartHref(region, category string, at time.Time) string {
-	q := url.Values{"at": {at.UTC().Format(time.RFC3339Nano)}}
+// chartHref is a chart's page in language ("" every one) at the run that
+// started at at (zero: the latest).
+func chartHref(region, category, language string, at time.Time) string {
+	q := url.Values{}
+	if !at.IsZero() {
+		q.Set("at", at.UTC().Format(time.RFC3339Nano))
+	}
 	if category != "" {
 		q.Set("category", category)
+	}
+	if language != "" {
+		q.Set("language", language)
+	}
+	if len(q) == 0 {
+		return "/charts/" + region
 	}
 	return "/charts/" + region + "?" + q.Encode()
 }

@@ -6,6 +6,7 @@
 //	ingest report   [--json]
 //	ingest search   QUERY [--region R] [--limit N] [--json]
 //	ingest history  VIDEO_ID [--json]
+//	ingest chart    REGION [--category C] [--language L] [--at TIME] [--json]
 //	ingest prune    --keep DURATION [--json]
 //	ingest export   --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]
 //	ingest check    [--offline]
@@ -130,6 +131,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newSearchCmd(s), useDB),
 		uses(newExportCmd(s), useDB),
 		uses(newHistoryCmd(s), useDB),
+		uses(newChartCmd(s), useDB),
 		uses(newPruneCmd(s), useDB, useCosts),
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),

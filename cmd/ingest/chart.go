@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+type chartFlags struct {
+	category string
+	language string
+	at       string
+	limit    int
+	json     bool
+}
+
+func newChartCmd(s *settings) *cobra.Command {
+	f := &chartFlags{}
+	cmd := &cobra.Command{
+		Use:     "chart REGION",
+		Aliases: []string{"charts"},
+		Short:   "Print a region's stored trending chart (costs no quota)",
+		Long: `chart prints a region's trending chart as the database holds it: its latest
+run, or the newest run that started at or before --at; each video's rank,
+movement since the chart's previous run, views, title, channel and link.
+
+--category prints that category's chart, --language the chart's videos in
+one language, each at its rank in the whole chart (the API's ?language=).
+--json prints what /api/v1/charts/{region} answers.`,
+		Example: `  ingest chart US
+  ingest chart IN --language hi --limit 20
+  ingest chart GB --category music --at 2026-11-21T09:00:00Z --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
+				return usageErrorf("chart: give one REGION, e.g. ingest chart US")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChart(cmd.Context(), cmd.OutOrStdout(), s, f, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&f.category, "category", "", "that category's chart: an id or a name (music, gaming...)")
+	cmd.Flags().StringVar(&f.language, "language", "", "only videos in this language (BCP-47: hi, en-US, zxx): their audio's or their text's,\nor a narrower form of it (hi keeps hi-IN), each at its rank in the whole chart")
+	cmd.Flags().StringVar(&f.at, "at", "", "the chart as it was then (RFC 3339): its newest run started at or before it")
+	cmd.Flags().IntVar(&f.limit, "limit", 50, "at most this many videos (1-200)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the chart as /api/v1/charts/{region} answers it")
+	return cmd
+}
+
+// chartQuery is what runChart asks the store for.
+type chartQuery struct {
+	region, category, language string
+	at                         time.Time
+}
+
+func parseChart(f *chartFlags, region string) (chartQuery, error) {
+	q := chartQuery{region: strings.ToUpper(strings.TrimSpace(region))}
+	if !jobs.Valid(q.region) {
+		return q, usageErrorf("chart: %q is not an ISO 3166-1 alpha-2 region code", region)
+	}
+	if f.limit < 1 || f.limit > 200 {
+		return q, usageErrorf("--limit: want 1 to 200, got %d", f.limit)
+	}
+	var err error
+	if q.category, err = ingest.CategoryID(f.category); err != nil {
+		return q, usageErrorf("--category: %v", err)
+	}
+	if q.language, err = store.Language(f.language); err != nil {
+		return q, usageErrorf("--language: %q is not a BCP-47 language tag (hi, en-US, zxx)", f.language)
+	}
+	if f.at != "" {
+		if q.at, err = time.Parse(time.RFC3339, f.at); err != nil {
+			return q, usageErrorf("--at: want an RFC 3339 time such as 2026-11-21T09:00:00Z, got %q", f.at)
+		}
+	}
+	return q, nil
+}
+
+func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, region string) error {
+	q, err := parseChart(f, region)
+	if err != nil {
+		return err
+	}
+	db, err := openExisting(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := db.ChartIn(ctx, q.region, q.category, q.language, q.at, f.limit)
+	if errors.Is(err, store.ErrNoChart) {
+		return runtimeError(fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region))
+	}
+	if err != nil {
+		return runtimeError(err)
+	}
+	if f.json {
+		return writeJSON(out, web.ChartOf(c))
+	}
+	printChart(out, web.ChartOf(c))
+	return nil
+}
+
+func printChart(out io.Writer, c web.ChartJSON) {
+	name := c.Region
+	if c.Category != "" {
+		name += " · " + ingest.CategoryName(c.Category)
+	}
+	if c.Language != "" {
+		name += " · " + c.Language
+	}
+	fmt.Fprintf(out, "%s chart, run %d at %s (%s)\n", name, c.RunID, *c.At, c.Status)
+	if len(c.Entries) == 0 {
+		fmt.Fprintln(out, "no videos")
+		return
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tmove\tviews\t")
+	for _, e := range c.Entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, movement(e), groupThousands(e.Views), e.Title, e.Channel, e.ID)
+	}
+	tw.Flush()
+}
+
+// movement is an entry's change since the chart's previous run as the
+// page marks it: new, +2, -1, =; blank with no previous run.
+func movement(e web.EntryJSON) string {
+	switch {
+	case e.New:
+		return "new"
+	case e.PrevRank == nil:
+		return ""
+	case e.Movement == 0:
+		return "="
+	}
+	return fmt.Sprintf("%+d", e.Movement)
+}
