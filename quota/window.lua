@@ -1,30 +1,18 @@
 -- window.lua: every decision of the shared limiter, one script call each.
 --
 -- KEYS: 1 state, 2 conf, 3 ledgers, 4 receipts, 5 fence, then one log per
--- pool, in the order of a.pools.
--- ARGV: 1 the mode, 2 that mode's arguments as one JSON object (a).
--- Every mode replies with one JSON object.
+-- pool, in the order of a.pools. ARGV: 1 the mode, 2 that mode's arguments
+-- as one JSON object (a). Every mode replies with one JSON object.
 --
--- Keys (doc.go has the model):
---   conf     hash pool -> "limit:reserve:window_ms:day", written by `quota
---            apply` (or by a recovery that found it lost); it never expires
---   state    hash: clock, seq and last (the last decision's time, call
---            counter and admitted id); hold_from and hold_till (the
---            hold, below); per pool POOL.last (the id its log should end
---            with), POOL.block, POOL.wait, POOL.until (the wait's end by
---            time alone); need, done, since (when it began) and every (the
---            longest cadence the ledgers reported) while a recovery waits
---            for ledgers
---   ledgers  hash ledger -> {mark, at, where}: each ledger's last admitted
---            call, when, and the host and path it was seen at
---   log:POOL stream, one entry per admitted call: id "ms-seq", u (units)
---            and c (the pool's running sum up to and including it)
---   rcpt     hash token % 32 -> "token id": an instance's recent admissions
---   fence    set of the tokens an instance gave up on
+-- doc.go lists the keys. The state hash holds clock, seq and last (the last
+-- decision's time, call counter and admitted id); hold_from and hold_till
+-- (the hold, below); per pool POOL.last (the id its log should end with),
+-- POOL.block, POOL.wait and POOL.until (the wait's end by time alone); and,
+-- while a recovery waits for ledgers, need, done, since (when it began) and
+-- every (the longest cadence the ledgers reported).
 
 local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local mode = ARGV[1]
-local a = cjson.decode(ARGV[2])
+local mode, a = ARGV[1], cjson.decode(ARGV[2])
 
 -- Unmetered calls, written back after an outage, take sequences from here
 -- up (ids.go), above every counter.
@@ -84,6 +72,20 @@ local function seen(raw)
   return nil
 end
 
+-- ledgers lists the ledgers hash, in its order: {name, e}, e nil when the
+-- entry cannot be read.
+local function ledgers()
+  local out, raw = {}, redis.call('HGETALL', LEDGERS)
+  for i = 1, #raw, 2 do out[#out + 1] = {name = raw[i], e = seen(raw[i + 1])} end
+  return out
+end
+
+-- own_mark is this ledger's mark as the limiter holds it; nil for none.
+local function own_mark()
+  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
+  return e and e.mark
+end
+
 -- The pools of this call, each with its log key.
 local function pools()
   local ps = {}
@@ -107,10 +109,8 @@ end
 -- included.
 local function newest_mark()
   local t = ms_of(a.mark) or 0
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 2, #raw, 2 do
-    local e = seen(raw[i])
-    if e then t = math.max(t, ms_of(e.mark)) end
+  for _, l in ipairs(ledgers()) do
+    if l.e then t = math.max(t, ms_of(l.e.mark)) end
   end
   return t
 end
@@ -153,9 +153,12 @@ local function edge(p, now)
   return e
 end
 
+local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
+
 -- keep_clock writes the decision's time and the hold.
 local function keep_clock(now)
   redis.call('HSET', S, 'clock', fmt(now), 'hold_from', fmt(hold.from), 'hold_till', fmt(hold.till))
+  expire(S)
 end
 
 -- One clock (promise 4): the server's TIME, never behind the last decision
@@ -304,8 +307,7 @@ local function loss(st, ps, now)
       return 'the log of pool ' .. p.name .. ' does not end where the state says'
     end
   end
-  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
-  local mark = e and e.mark
+  local mark = own_mark()
   if mark and ms_of(mark) > now - a.span and (not st.last or id_less(st.last, mark)) then
     return 'the state is older than the ledgers it has seen'
   end
@@ -318,11 +320,14 @@ local function loss(st, ps, now)
   return nil
 end
 
-local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
-
 local function register(id, now)
   redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or ''}))
   expire(LEDGERS)
+end
+
+-- set_last writes the id p's log must end with; nil: an empty log.
+local function set_last(p, id)
+  if id then redis.call('HSET', S, p.name .. '.last', id) else redis.call('HDEL', S, p.name .. '.last') end
 end
 
 local modes = {}
@@ -360,7 +365,7 @@ function modes.spend()
       if p.day then keep = math.min(keep, p.day[1] - 1) end
       redis.call('XTRIM', p.key, 'MINID', fmt(keep + 1))
       expire(p.key)
-      redis.call('HSET', S, p.name .. '.last', r.id)
+      set_last(p, r.id)
       p.free = free_at(p, now)
     end
     redis.call('HSET', S, 'seq', fmt(seq), 'last', r.id)
@@ -369,19 +374,27 @@ function modes.spend()
     expire(RCPT)
   end
   keep_clock(now)
-  expire(S)
   for i, p in ipairs(ps) do r.pools[i] = pool_reply(p) end
   return r
 end
 
+-- entries_of reads p's log as entries {id, u}, with the running sum
+-- before its first entry and whether each sum follows from the one before.
+local function entries_of(p)
+  local out, base, c, chained = {}, 0, nil, true
+  for i, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
+    local f = fields(e)
+    if i == 1 then base = f.c - f.u elseif f.c ~= c + f.u then chained = false end
+    out[i], c = {e[1], f.u}, f.c
+  end
+  return out, base, chained
+end
+
 -- rebuild writes p's log anew from entries {id, u}, sorted, with their
--- running sums (a stream only appends, and refills and refunds change the
--- past).
-local function rebuild(p, entries, st)
+-- running sums from base on (a stream only appends, and refills and
+-- refunds change the past).
+local function rebuild(p, entries, base)
   table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
-  local base = 0
-  local first = redis.call('XRANGE', p.key, '-', '+', 'COUNT', 1)[1]
-  if first then base = fields(first).c - fields(first).u end
   redis.call('DEL', p.key)
   local last
   for _, e in ipairs(entries) do
@@ -391,20 +404,8 @@ local function rebuild(p, entries, st)
       last = e[1]
     end
   end
-  if last then
-    expire(p.key)
-    redis.call('HSET', S, p.name .. '.last', last)
-  else
-    redis.call('HDEL', S, p.name .. '.last')
-  end
-end
-
-local function entries_of(p)
-  local out = {}
-  for _, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
-    out[#out + 1] = {e[1], fields(e).u}
-  end
-  return out
+  if last then expire(p.key) end
+  set_last(p, last)
 end
 
 -- cadence is the longest time between this ledger's contacts with the
@@ -448,32 +449,29 @@ end
 function modes.refill()
   local st, ps = state(), pools()
   local now = clock(st, ps)
-  local n, added = 0, {}
+  local n, added, seq = 0, {}, num(st.seq)
   for _, p in ipairs(ps) do
-    local have, entries = {}, entries_of(p)
+    local entries, base = entries_of(p)
+    local have, grew = {}, false
     for _, e in ipairs(entries) do have[e[1]] = true end
-    local add = 0
     for _, c in ipairs(p.calls or {}) do
       if not have[c[1]] and not gone(p, c[1], now) then
         entries[#entries + 1] = {c[1], c[2]}
-        have[c[1]], add = true, add + 1
+        have[c[1]], grew = true, true
         if not added[c[1]] then added[c[1]], n = true, n + 1 end
-        local _, seq = id_parts(c[1])
-        if seq < UNMETERED and seq > num(st.seq) then
-          st.seq = fmt(seq)
-          redis.call('HSET', S, 'seq', st.seq)
-        end
+        local _, s = id_parts(c[1])
+        if s < UNMETERED then seq = math.max(seq, s) end
       end
     end
-    if add > 0 then rebuild(p, entries, st) end
-    if (p.block or 0) > now and (p.block or 0) > num(st[p.name .. '.block']) then
+    if grew then rebuild(p, entries, base) end
+    if num(p.block) > math.max(now, num(st[p.name .. '.block'])) then
       redis.call('HSET', S, p.name .. '.block', fmt(p.block))
     end
   end
+  if seq > num(st.seq) then redis.call('HSET', S, 'seq', fmt(seq)) end
   st = state()
   if (a.mark or '') ~= '' then
-    local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
-    local mark = e and e.mark
+    local mark = own_mark()
     if not mark or id_less(mark, a.mark) then register(a.mark, now) end
     if not st.last or id_less(st.last, a.mark) then redis.call('HSET', S, 'last', a.mark) end
   end
@@ -483,7 +481,6 @@ function modes.refill()
     modes.release() -- a recovery whose waits all passed: over
   end
   keep_clock(now)
-  expire(S)
   return {code = 'ok', n = n}
 end
 
@@ -495,27 +492,18 @@ end
 local function scrub(st, ps)
   local dropped = false
   for _, p in ipairs(ps) do
-    local ok, intact = pcall(function()
-      local c = nil
-      for _, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
-        local f = fields(e)
-        if c and f.c ~= c + f.u then return false end
-        c = f.c
-      end
-      return true
-    end)
-    if not (ok and intact) then
+    local ok, _, _, chained = pcall(entries_of, p)
+    if not (ok and chained) then
       redis.call('DEL', p.key)
-      redis.call('HDEL', S, p.name .. '.last')
+      set_last(p, nil)
       dropped = true
     end
   end
   for k, v in pairs(st) do
     if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end
   end
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    if not seen(raw[i + 1]) then redis.call('HDEL', LEDGERS, raw[i]) dropped = true end
+  for _, l in ipairs(ledgers()) do
+    if not l.e then redis.call('HDEL', LEDGERS, l.name) dropped = true end
   end
   if not pcall(clock, state(), pools()) then redis.call('HDEL', S, 'clock') dropped = true end
   return dropped
@@ -538,30 +526,26 @@ function modes.lost()
     local day, wait = day_of(p.days, now), now + p.window
     if day then wait = math.max(wait, day[2]) end
     redis.call('HSET', S, p.name .. '.wait', fmt(wait), p.name .. '.until', fmt(wait))
-    local top = p.top
-    if top then redis.call('HSET', S, p.name .. '.last', top) else redis.call('HDEL', S, p.name .. '.last') end
+    set_last(p, p.top)
   end
   -- A ledger the limiter still lists as having spent is waited for too,
   -- when this worker could vouch at all: its copy may predate it.
-  local need, last, raw = a.need or {}, st.last, redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    local e = seen(raw[i + 1])
-    if not last or id_less(last, e.mark) then last = e.mark end
-    if #need > 0 and e.at > now - a.span and not list_has(need, raw[i]) then need[#need + 1] = raw[i] end
+  local need, last = a.need or {}, st.last
+  for _, l in ipairs(ledgers()) do
+    if not last or id_less(last, l.e.mark) then last = l.e.mark end
+    if #need > 0 and l.e.at > now - a.span and not list_has(need, l.name) then need[#need + 1] = l.name end
   end
   if last then redis.call('HSET', S, 'last', last) end
   redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'since', fmt(now), 'every', '0')
-  keep_clock(now)
   if num(a.seq) > num(st.seq) then redis.call('HSET', S, 'seq', fmt(a.seq)) end
-  expire(S)
+  keep_clock(now)
   return {code = 'ok', started = true}
 end
 
 -- release ends a recovery's wait (an operator's restore, or every ledger
 -- refilled).
 function modes.release()
-  local st = state()
-  for k, _ in pairs(st) do
+  for k, _ in pairs(state()) do
     if string.match(k, '%.wait$') or string.match(k, '%.until$') then redis.call('HDEL', S, k) end
   end
   redis.call('HDEL', S, 'need', 'done', 'since', 'every')
@@ -585,14 +569,14 @@ end
 -- refund takes an admitted call that never reached the upstream out of
 -- every pool's log.
 function modes.refund()
-  local st, ps = state(), pools()
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(pools()) do
     if redis.call('XRANGE', p.key, a.id, a.id)[1] then
+      local entries, base = entries_of(p)
       local keep = {}
-      for _, e in ipairs(entries_of(p)) do
+      for _, e in ipairs(entries) do
         if e[1] ~= a.id then keep[#keep + 1] = e end
       end
-      rebuild(p, keep, st)
+      rebuild(p, keep, base)
     end
   end
   return {code = 'ok'}
@@ -613,12 +597,10 @@ function modes.read()
     r.pools[i] = pool_reply(p)
     r.conf[i] = redis.call('HGET', CONF, p.name) or ''
   end
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    local e = seen(raw[i + 1])
-    if not e then corrupt('the entry of ledger ' .. raw[i] .. ' cannot be read') end
-    e.ledger = raw[i]
-    r.ledgers[#r.ledgers + 1] = e
+  for _, l in ipairs(ledgers()) do
+    if not l.e then corrupt('the entry of ledger ' .. l.name .. ' cannot be read') end
+    l.e.ledger = l.name
+    r.ledgers[#r.ledgers + 1] = l.e
   end
   return r
 end
