@@ -4,12 +4,7 @@
 -- pool, in the order of a.pools. ARGV: 1 the mode, 2 that mode's arguments
 -- as one JSON object (a). Every mode replies with one JSON object.
 --
--- doc.go lists the keys. The state hash holds clock, seq and last (the last
--- decision's time, call counter and admitted id); hold_from and hold_till
--- (the hold, below); per pool POOL.last (the id its log should end with),
--- POOL.block, POOL.wait and POOL.until (the wait's end by time alone); and,
--- while a recovery waits for ledgers, need, done, since (when it began) and
--- every (the longest cadence the ledgers reported).
+-- doc.go lists the keys and the fields of the state hash.
 
 local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local mode, a = ARGV[1], cjson.decode(ARGV[2])
@@ -19,6 +14,8 @@ local mode, a = ARGV[1], cjson.decode(ARGV[2])
 local UNMETERED = 4503599627370496
 
 local function fmt(n) return string.format('%d', n) end
+local function num(v) return tonumber(v or 0) or 0 end
+local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
 
 local function id_parts(id)
   local ms, seq = string.match(id or '', '^(%d+)-(%d+)$')
@@ -45,8 +42,6 @@ local function state()
   return st
 end
 
-local function num(v) return tonumber(v or 0) or 0 end
-
 -- Corrupt state is a loss, never a gift (promise 9): a value that cannot
 -- be is raised as {corrupt = why}; the mode ends there, the worker is told
 -- the data is lost, and `lost` scrubs what cannot be read.
@@ -54,10 +49,8 @@ local function corrupt(why) error({corrupt = why}) end
 
 -- decode reads a JSON field; nil when it cannot be read.
 local function decode(s)
-  if s == nil then return nil end
   local ok, v = pcall(cjson.decode, s)
   if ok and type(v) == 'table' then return v end
-  return nil
 end
 
 -- whole says whether v is a whole number of at least least.
@@ -69,7 +62,6 @@ end
 local function seen(raw)
   local e = decode(raw)
   if e and type(e.mark) == 'string' and e.mark:match('^%d+%-%d+$') and type(e.at) == 'number' then return e end
-  return nil
 end
 
 -- ledgers lists the ledgers hash, in its order: {name, e}, e nil when the
@@ -86,14 +78,10 @@ local function own_mark()
   return e and e.mark
 end
 
--- The pools of this call, each with its log key.
+-- pools are the pools of this call, each with its log key.
 local function pools()
-  local ps = {}
-  for i, p in ipairs(a.pools or {}) do
-    p.key = KEYS[5 + i]
-    ps[i] = p
-  end
-  return ps
+  for i, p in ipairs(a.pools or {}) do p.key = KEYS[5 + i] end
+  return a.pools or {}
 end
 
 local function fields(e)
@@ -105,8 +93,7 @@ local function fields(e)
   return f
 end
 
--- newest_mark is the time of the newest mark of any ledger, this one's
--- included.
+-- newest_mark is the time of the newest mark of any ledger, this one's too.
 local function newest_mark()
   local t = ms_of(a.mark) or 0
   for _, l in ipairs(ledgers()) do
@@ -115,13 +102,9 @@ local function newest_mark()
   return t
 end
 
--- The hold: decisions taken while the clock read behind the last one are
--- stamped at the last one's time, but were taken in real time, maybe long
--- after it. Each of them counts as decided when the clock is next seen
--- right (till; 0 while it still reads behind: now), so that it stays in the
--- window a whole window of real time and the clock's return frees nothing
--- early. A hold that still counts when the clock reads behind again
--- stretches from its first decision on.
+-- The hold (hold.go, the embedded limiter's copy, says why): decisions
+-- stamped from hold.from on count as decided when the clock is next seen
+-- right (till; 0 while it still reads behind: now).
 local hold = {from = 0, till = 0}
 
 local function move_hold(st, raw, last)
@@ -152,8 +135,6 @@ local function edge(p, now)
   if stamp(e, now) > e then e = hold.from - 1 end
   return e
 end
-
-local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
 
 -- keep_clock writes the decision's time and the hold.
 local function keep_clock(now)
@@ -216,19 +197,6 @@ local function day_of(days, now)
   return false
 end
 
--- view fills what a decision needs of a pool at now: its running sum, the
--- units in the window and in the day, its block and its wait.
-local function view(p, st, now)
-  p.used = p.cum - cum_at(p, edge(p, now))
-  p.day = day_of(p.days, now)
-  p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
-  if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
-  p.block = num(st[p.name .. '.block'])
-  p.wait = num(st[p.name .. '.wait'])
-  if p.block <= now then p.block = 0 end
-  if p.wait <= now then p.wait = 0 end
-end
-
 -- free_at is when p has room for its units: when the entry whose running
 -- sum reaches cum + units - cap has left the window, the next day when the
 -- day is full, and never before a block or a wait ends. Zero: room now.
@@ -252,6 +220,19 @@ local function free_at(p, now)
   if p.day and p.used_day + p.units > p.cap then t = math.max(t, p.day[2]) end
   if t == 0 and p.block == 0 and p.wait == 0 then return 0 end
   return math.max(t, p.block, p.wait)
+end
+
+-- view fills what a decision needs of a pool at now: its running sum, the
+-- units in the window and in the day, its block and its wait.
+local function view(p, st, now)
+  p.used = p.cum - cum_at(p, edge(p, now))
+  p.day = day_of(p.days, now)
+  p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
+  if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
+  p.block = num(st[p.name .. '.block'])
+  p.wait = num(st[p.name .. '.wait'])
+  if p.block <= now then p.block = 0 end
+  if p.wait <= now then p.wait = 0 end
 end
 
 local function pool_reply(p)
@@ -279,13 +260,12 @@ end
 
 -- unreadable says whether state field k holds what it cannot: a time or
 -- a counter that is no whole number, an id that is no id.
+local TIMES = {clock = 1, seq = 1, since = 1, every = 1, hold_from = 1, hold_till = 1}
+local POOL_TIMES = {block = 1, wait = 1, ['until'] = 1}
 local function unreadable(k, v)
-  if k == 'clock' or k == 'seq' or k == 'since' or k == 'every' or k == 'hold_from' or k == 'hold_till'
-    or string.match(k, '%.block$')
-    or string.match(k, '%.wait$') or string.match(k, '%.until$') then
-    return not whole(tonumber(v), 0)
-  end
-  if k == 'last' or string.match(k, '%.last$') then return not string.match(v, '^%d+%-%d+$') end
+  local field = string.match(k, '%.([^.]*)$')
+  if TIMES[k] or POOL_TIMES[field] then return not whole(tonumber(v), 0) end
+  if k == 'last' or field == 'last' then return not string.match(v, '^%d+%-%d+$') end
   if k == 'need' or k == 'done' then return not decode(v) end
   return false
 end
@@ -317,7 +297,6 @@ local function loss(st, ps, now)
   if active(st, now) and list_has(decode(st.need), a.ledger) and not list_has(decode(st.done or '[]'), a.ledger) then
     return 'a recovery waits for ledger ' .. a.ledger
   end
-  return nil
 end
 
 local function register(id, now)
@@ -390,47 +369,35 @@ local function entries_of(p)
   return out, base, chained
 end
 
--- rebuild writes p's log anew from entries {id, u}, sorted, with their
--- running sums from base on (a stream only appends, and refills and
--- refunds change the past).
+-- rebuild writes p's log anew from entries {id, u} (no id twice), sorted,
+-- with their running sums from base on (a stream only appends, and refills
+-- and refunds change the past).
 local function rebuild(p, entries, base)
   table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
   redis.call('DEL', p.key)
-  local last
   for _, e in ipairs(entries) do
-    if e[1] ~= last then
-      base = base + e[2]
-      redis.call('XADD', p.key, e[1], 'u', fmt(e[2]), 'c', fmt(base))
-      last = e[1]
-    end
+    base = base + e[2]
+    redis.call('XADD', p.key, e[1], 'u', fmt(e[2]), 'c', fmt(base))
   end
+  local last = entries[#entries]
   if last then expire(p.key) end
-  set_last(p, last)
+  set_last(p, last and last[1])
 end
 
--- cadence is the longest time between this ledger's contacts with the
--- limiter as it reports it: a.every (its longest gap between calls, or its
--- heartbeat's), and with a.idle the time since its last call.
-local function cadence(now)
-  local c = num(a.every)
-  if a.idle and (a.mark or '') ~= '' then c = math.max(c, now - ms_of(a.mark)) end
-  return c
-end
-
--- settle marks this ledger done in a recovery under way. A ledger the
--- finder could not name (it began spending after the finder's last copy
--- of the ledgers) joins the lists when it finds its calls missing. Once
--- every ledger listed is done, the pools wait on for a quiet period: until
--- the recovery's start plus the longest cadence any of them reported, so
--- that every ledger that contacts the limiter at least that often has
--- found its own calls missing and put them back (promise 9). A recovery
--- that names nobody (its finder's copy was too old) waits for time alone.
+-- settle marks this ledger done in a recovery under way; one the finder
+-- could not name joins the lists. Once every ledger listed is done, the
+-- pools wait on for the quiet period (doc.go): until the recovery's start
+-- plus the longest cadence any of them reported, a.every (its longest gap
+-- between calls, or its heartbeat's) or with a.idle the time since its
+-- last call. A recovery that names nobody waits for time alone.
 local function settle(st, now)
   local need, done = decode(st.need), decode(st.done or '[]')
   if #need == 0 then return end
   if not list_has(need, a.ledger) then need[#need + 1] = a.ledger end
   if not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
-  local every = math.max(num(st.every), cadence(now))
+  local cadence = num(a.every)
+  if a.idle and (a.mark or '') ~= '' then cadence = math.max(cadence, now - ms_of(a.mark)) end
+  local every = math.max(num(st.every), cadence)
   redis.call('HSET', S, 'need', cjson.encode(need), 'done', cjson.encode(done), 'every', fmt(every))
   for _, l in ipairs(need) do
     if not list_has(done, l) then return end
@@ -460,7 +427,10 @@ function modes.refill()
         have[c[1]], grew = true, true
         if not added[c[1]] then added[c[1]], n = true, n + 1 end
         local _, s = id_parts(c[1])
-        if s < UNMETERED then seq = math.max(seq, s) end
+        if s < UNMETERED and s > seq then
+          seq = s
+          redis.call('HSET', S, 'seq', fmt(seq))
+        end
       end
     end
     if grew then rebuild(p, entries, base) end
@@ -468,7 +438,6 @@ function modes.refill()
       redis.call('HSET', S, p.name .. '.block', fmt(p.block))
     end
   end
-  if seq > num(st.seq) then redis.call('HSET', S, 'seq', fmt(seq)) end
   st = state()
   if (a.mark or '') ~= '' then
     local mark = own_mark()
@@ -484,11 +453,10 @@ function modes.refill()
   return {code = 'ok', n = n}
 end
 
--- scrub drops what cannot be read (promise 9: corrupt state is a loss):
--- a pool's log whose entries or running sums cannot be, state fields that
--- are not what they must be, ledgers' entries that cannot be read, and a
--- state clock ahead of every entry and mark. The recovery then puts back,
--- from the ledgers, whatever was dropped. It says whether it dropped any.
+-- scrub drops what cannot be read (corrupt state is a loss): logs, state
+-- fields and ledgers' entries, and a state clock ahead of every entry and
+-- mark; the recovery puts it back from the ledgers. It says whether it
+-- dropped any.
 local function scrub(st, ps)
   local dropped = false
   for _, p in ipairs(ps) do
@@ -592,8 +560,7 @@ function modes.read()
     need = decode(st.need) or {}, done = decode(st.done) or {}, recovering = active(st, now)}
   for i, p in ipairs(ps) do
     view(p, st, now)
-    if p.day == false then p.day = nil end
-    p.free = free_at(p, now)
+    p.free = free_at(p, now) -- a day out of reach reads as no day
     r.pools[i] = pool_reply(p)
     r.conf[i] = redis.call('HGET', CONF, p.name) or ''
   end
