@@ -23,7 +23,6 @@ local function id_parts(id)
 end
 
 local function ms_of(id) return (id_parts(id)) end
-
 -- id_less orders call ids by time, then counter.
 local function id_less(x, y)
   local xm, xs = id_parts(x)
@@ -42,9 +41,8 @@ local function state()
   return st
 end
 
--- Corrupt state is a loss, never a gift (promise 9): a value that cannot
--- be is raised as {corrupt = why}; the mode ends there, the worker is told
--- the data is lost, and `lost` scrubs what cannot be read.
+-- Corrupt state is a loss, never a gift (promise 9): a value that cannot be
+-- is raised as {corrupt = why}, the mode answers 'lost', and `lost` scrubs.
 local function corrupt(why) error({corrupt = why}) end
 
 -- decode reads a JSON field; nil when it cannot be read.
@@ -142,11 +140,10 @@ local function keep_clock(now)
   expire(S)
 end
 
--- One clock (promise 4): the server's TIME, never behind the last decision
--- nor behind any log's newest entry. A TIME more than a.guard ahead of the
--- last decision that the worker's boot clock does not confirm (the host's
--- wall clock stepped, and a worker on that host stepped with it) is not
--- believed: the decision is made at the time the boot clock gives.
+-- One clock (promise 4, doc.go): the server's TIME, never behind the last
+-- decision nor behind any log's newest entry; a jump of more than a.guard
+-- ahead that the worker's boot clock does not confirm gives way to the time
+-- the boot clock gives.
 local function clock(st, ps)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + (a.offset or 0)
@@ -197,12 +194,10 @@ local function day_of(days, now)
   return false
 end
 
--- free_at is when p has room for its units: when the entry whose running
--- sum reaches cum + units - cap has left the window, the next day when the
--- day is full, and never before a block or a wait ends. Zero: room now.
--- The entry is looked for among the first entries in the window (one read,
--- enough for most charges), then by halving the time between the last of
--- those and now, so a refusal grows with neither the log nor the charge.
+-- free_at is when p has room for its units (zero: now): when the entry whose
+-- running sum reaches cum + units - cap has left the window (looked for as
+-- doc.go says), the next day when the day is full, never before a block or
+-- a wait ends.
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
@@ -218,7 +213,6 @@ local function free_at(p, now)
     t = stamp(hi, now) + p.window
   end
   if p.day and p.used_day + p.units > p.cap then t = math.max(t, p.day[2]) end
-  if t == 0 and p.block == 0 and p.wait == 0 then return 0 end
   return math.max(t, p.block, p.wait)
 end
 
@@ -267,7 +261,6 @@ local function unreadable(k, v)
   if TIMES[k] or POOL_TIMES[field] then return not whole(tonumber(v), 0) end
   if k == 'last' or field == 'last' then return not string.match(v, '^%d+%-%d+$') end
   if k == 'need' or k == 'done' then return not decode(v) end
-  return false
 end
 
 -- readable raises what of the state cannot be read.
