@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func (r *Redis) Create(ctx context.Context, isNew bool, others map[string]ingest
 	if err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" }) {
+	if held(cur) {
 		return r.ApplyConfig(ctx)
 	}
 	signs, err := r.past(ctx, others)
@@ -99,12 +100,7 @@ func (r *Redis) past(ctx context.Context, others map[string]ingest.Recalled) ([]
 	if s := callsSince("this database's ledger", own, since); s != "" {
 		signs = append(signs, s)
 	}
-	names := make([]string, 0, len(others))
-	for name := range others {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(others)) {
 		if s := callsSince("ledger "+name, others[name], since); s != "" {
 			signs = append(signs, s)
 		}
@@ -135,7 +131,7 @@ func callsSince(what string, rec ingest.Recalled, since time.Time) string {
 // its workers go on rather than wait for an apply.
 func (r *Redis) adopt(ctx context.Context) error {
 	cur, err := r.Config(ctx)
-	if err != nil || slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" }) {
+	if err != nil || held(cur) {
 		return err
 	}
 	_, err = r.ApplyConfig(ctx)

@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +95,12 @@ type PoolConfig struct {
 // Agrees reports whether the limiter holds nothing or the same settings.
 func (c PoolConfig) Agrees() bool { return c.Limiter == "" || c.Limiter == c.Costs }
 
+// held reports whether the limiter holds settings for any pool: the quota
+// key was created.
+func held(cur []PoolConfig) bool {
+	return slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" })
+}
+
 // Describe renders a stored configuration for people.
 func Describe(conf string) string {
 	if conf == "" {
@@ -102,14 +109,17 @@ func Describe(conf string) string {
 	return describeConf(conf)
 }
 
-// checkConfig returns the first pool whose stored settings differ.
-func checkConfig(ctx context.Context, opts Options, config func(context.Context) ([]PoolConfig, error)) error {
+// checkConfig returns a *ConfigError for the first pool whose stored
+// settings differ. With whole (Redis), a pool the limiter lacks beside
+// others it holds differs too: it was never applied.
+func checkConfig(ctx context.Context, opts Options, config func(context.Context) ([]PoolConfig, error), whole bool) error {
 	cur, err := config(ctx)
 	if err != nil {
 		return err
 	}
+	created := whole && held(cur)
 	for _, c := range cur {
-		if !c.Agrees() {
+		if !c.Agrees() || (created && c.Limiter == "") {
 			p, _ := opts.Costs.Pool(c.Pool)
 			return confError(opts.QuotaKey, p, c.Limiter)
 		}

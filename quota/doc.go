@@ -119,9 +119,12 @@
 // idle:
 //
 //	ingest:{Q}:conf        hash pool -> "limit:reserve:window_ms:day"
-//	ingest:{Q}:state       hash: clock, seq, last; per pool POOL.last, POOL.block,
-//	                       POOL.wait, POOL.until; need, done, since and every
-//	                       during a recovery
+//	ingest:{Q}:state       hash: clock, seq, last (the last decision's time,
+//	                       counter and admitted id); hold_from, hold_till (the
+//	                       hold); per pool POOL.last (the id its log ends with),
+//	                       POOL.block, POOL.wait, POOL.until (the wait's end by
+//	                       time alone); during a recovery need, done, since
+//	                       (its start) and every (the longest cadence reported)
 //	ingest:{Q}:ledgers     hash ledger -> {"mark", "at", "where"}
 //	ingest:{Q}:log:POOL    stream: id "<ms>-<seq>", u units, c running sum
 //	ingest:{Q}:rcpt:INST   hash token%32 -> "token id": an instance's recent admissions

@@ -542,7 +542,7 @@ func (s *embedded) config(ctx context.Context, q querier) ([]PoolConfig, error) 
 // CheckConfig returns a *ConfigError when the database holds a pool with
 // other settings than this costs file.
 func (s *embedded) CheckConfig(ctx context.Context) error {
-	return checkConfig(ctx, s.opts, s.Config)
+	return checkConfig(ctx, s.opts, s.Config, false)
 }
 
 // ApplyConfig replaces the stored settings with this costs file's and says

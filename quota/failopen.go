@@ -23,15 +23,11 @@ type failPolicy struct {
 	opts Options
 
 	mu   sync.Mutex
-	down atomic.Bool // changed under mu; up reads it without, on every answer
+	down atomic.Bool // changed under mu; read without it on every answer
 	// granted are this process's unmetered calls, until the ledger has
 	// them, without Options.Grant: the meter writes a call to the ledger
 	// after its decision.
 	granted map[string]ingest.Call
-}
-
-func newFailPolicy(opts Options) *failPolicy {
-	return &failPolicy{opts: opts, granted: map[string]ingest.Call{}}
 }
 
 // open decides a call while the limiter is unreachable.
@@ -112,7 +108,8 @@ func (f *failPolicy) decide(ctx context.Context, grant func([]ingest.Call) (*ing
 }
 
 // count is what calls, and this process's grants the ledger does not hold
-// yet, took unmetered per pool over each pool's window.
+// yet, took unmetered per pool over each pool's window before now: the
+// part of its fail_open budget in use.
 func (f *failPolicy) count(calls []ingest.Call, now time.Time) map[string]int64 {
 	for _, c := range calls {
 		delete(f.granted, c.ID)
@@ -120,7 +117,18 @@ func (f *failPolicy) count(calls []ingest.Call, now time.Time) map[string]int64 
 	for _, c := range f.granted {
 		calls = append(calls, c)
 	}
-	return UnmeteredUsed(f.opts.Costs, calls, now)
+	out := map[string]int64{}
+	for _, c := range calls {
+		if !c.Unmetered {
+			continue
+		}
+		for _, ch := range c.Charges {
+			if p, ok := f.opts.Costs.Pool(ch.Pool); ok && c.At.After(now.Add(-p.Window)) {
+				out[ch.Pool] += ch.Units
+			}
+		}
+	}
+	return out
 }
 
 // within refuses a charge that would take a pool past its fail_open budget.
@@ -134,35 +142,12 @@ func within(cs []charge, used map[string]int64, cause error) error {
 	return nil
 }
 
-// UnmeteredUsed sums, per pool, the units of unmetered calls within the
-// pool's window before now: the part of its fail_open budget in use.
-func UnmeteredUsed(costs *ingest.Costs, calls []ingest.Call, now time.Time) map[string]int64 {
-	out := map[string]int64{}
-	for _, c := range calls {
-		if !c.Unmetered {
-			continue
-		}
-		for _, ch := range c.Charges {
-			if p, ok := costs.Pool(ch.Pool); ok && c.At.After(now.Add(-p.Window)) {
-				out[ch.Pool] += ch.Units
-			}
-		}
-	}
-	return out
-}
-
-// up notes that the limiter answered; it reports whether an outage just
-// ended (the unmetered calls are then to be written back).
-func (f *failPolicy) up() bool {
-	if !f.down.Load() {
-		return false
-	}
+// up notes that the limiter answered again, its unmetered calls written
+// back: the outage is over.
+func (f *failPolicy) up() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.down.Load() {
-		return false
+	if f.down.Swap(false) {
+		f.opts.Logger.Info("quota limiter reachable again")
 	}
-	f.down.Store(false)
-	f.opts.Logger.Info("quota limiter reachable again")
-	return true
 }

@@ -59,8 +59,6 @@ type ledgerView struct {
 	copyAt time.Time
 }
 
-func (v *ledgerView) init(opts Options) { v.opts = opts }
-
 func (v *ledgerView) noteName(kind string) string { return kind + ":" + v.opts.QuotaKey }
 
 // load reads, once, the ledger's mark and the clock reference.
@@ -442,7 +440,7 @@ func (r *Redis) Run(ctx context.Context) {
 // restore`, or the wait). A worker checks it before it spends anything.
 func (r *Redis) Created(ctx context.Context) error {
 	conf, err := r.Config(ctx)
-	if err != nil || slices.ContainsFunc(conf, func(c PoolConfig) bool { return c.Limiter != "" }) {
+	if err != nil || held(conf) {
 		return err
 	}
 	if ok, err := r.spent(ctx); err != nil || ok {

@@ -84,10 +84,10 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		// The {tag} puts every key of one quota key in one cluster slot.
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		inst:   token()[:8],
-		fail:   newFailPolicy(opts),
+		fail:   &failPolicy{opts: opts, granted: map[string]ingest.Call{}},
 	}
-	r.pend.init()
-	r.led.init(opts)
+	r.pend.n.Store(1) // until the ledger's unknowns are read
+	r.led.opts = opts
 	return r, nil
 }
 
@@ -555,20 +555,9 @@ func (r *Redis) Config(ctx context.Context) ([]PoolConfig, error) {
 }
 
 // CheckConfig returns a *ConfigError when the limiter holds a pool with
-// other settings than this costs file.
-// A pool the limiter lacks beside others it holds was never applied.
+// other settings than this costs file, or lacks one beside others it holds.
 func (r *Redis) CheckConfig(ctx context.Context) error {
-	cur, err := r.Config(ctx)
-	if err != nil {
-		return err
-	}
-	created := slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" })
-	for i, c := range cur {
-		if !c.Agrees() || (created && c.Limiter == "") {
-			return confError(r.opts.QuotaKey, r.opts.Costs.Pools[i], c.Limiter)
-		}
-	}
-	return nil
+	return checkConfig(ctx, r.opts, r.Config, true)
 }
 
 // ApplyConfig creates the quota key's configuration, or replaces it with

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -62,7 +61,7 @@ func (r *Redis) Readiness(ctx context.Context) (string, error) {
 	if err := r.Created(ctx); err != nil {
 		return "", err
 	}
-	if cur, err := r.Config(ctx); err == nil && !slices.ContainsFunc(cur, func(c PoolConfig) bool { return c.Limiter != "" }) {
+	if cur, err := r.Config(ctx); err == nil && !held(cur) {
 		detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data; " +
 			"the first run puts its calls back and waits for the other hosts (or run `ingest quota restore --ledger DB...`)"
 	}

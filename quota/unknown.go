@@ -45,8 +45,6 @@ type pending struct {
 	n      atomic.Int32 // len(list), and 1 until loaded
 }
 
-func (p *pending) init() { p.n.Store(1) }
-
 // gaveUp records a spend whose outcome is unknown.
 func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64) {
 	u := Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}

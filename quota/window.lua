@@ -1,36 +1,21 @@
 -- window.lua: every decision of the shared limiter, one script call each.
 --
 -- KEYS: 1 state, 2 conf, 3 ledgers, 4 receipts, 5 fence, then one log per
--- pool, in the order of a.pools.
--- ARGV: 1 the mode, 2 that mode's arguments as one JSON object (a).
--- Every mode replies with one JSON object.
+-- pool, in the order of a.pools. ARGV: 1 the mode, 2 that mode's arguments
+-- as one JSON object (a). Every mode replies with one JSON object.
 --
--- Keys (doc.go has the model):
---   conf     hash pool -> "limit:reserve:window_ms:day", written by `quota
---            apply` (or by a recovery that found it lost); it never expires
---   state    hash: clock, seq and last (the last decision's time, call
---            counter and admitted id); hold_from and hold_till (the
---            hold, below); per pool POOL.last (the id its log should end
---            with), POOL.block, POOL.wait, POOL.until (the wait's end by
---            time alone); need, done, since (when it began) and every (the
---            longest cadence the ledgers reported) while a recovery waits
---            for ledgers
---   ledgers  hash ledger -> {mark, at, where}: each ledger's last admitted
---            call, when, and the host and path it was seen at
---   log:POOL stream, one entry per admitted call: id "ms-seq", u (units)
---            and c (the pool's running sum up to and including it)
---   rcpt     hash token % 32 -> "token id": an instance's recent admissions
---   fence    set of the tokens an instance gave up on
+-- doc.go lists the keys and the fields of the state hash.
 
 local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local mode = ARGV[1]
-local a = cjson.decode(ARGV[2])
+local mode, a = ARGV[1], cjson.decode(ARGV[2])
 
 -- Unmetered calls, written back after an outage, take sequences from here
 -- up (ids.go), above every counter.
 local UNMETERED = 4503599627370496
 
 local function fmt(n) return string.format('%d', n) end
+local function num(v) return tonumber(v or 0) or 0 end
+local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
 
 local function id_parts(id)
   local ms, seq = string.match(id or '', '^(%d+)-(%d+)$')
@@ -38,7 +23,6 @@ local function id_parts(id)
 end
 
 local function ms_of(id) return (id_parts(id)) end
-
 -- id_less orders call ids by time, then counter.
 local function id_less(x, y)
   local xm, xs = id_parts(x)
@@ -57,19 +41,14 @@ local function state()
   return st
 end
 
-local function num(v) return tonumber(v or 0) or 0 end
-
--- Corrupt state is a loss, never a gift (promise 9): a value that cannot
--- be is raised as {corrupt = why}; the mode ends there, the worker is told
--- the data is lost, and `lost` scrubs what cannot be read.
+-- Corrupt state is a loss, never a gift (promise 9): a value that cannot be
+-- is raised as {corrupt = why}, the mode answers 'lost', and `lost` scrubs.
 local function corrupt(why) error({corrupt = why}) end
 
 -- decode reads a JSON field; nil when it cannot be read.
 local function decode(s)
-  if s == nil then return nil end
   local ok, v = pcall(cjson.decode, s)
   if ok and type(v) == 'table' then return v end
-  return nil
 end
 
 -- whole says whether v is a whole number of at least least.
@@ -81,17 +60,26 @@ end
 local function seen(raw)
   local e = decode(raw)
   if e and type(e.mark) == 'string' and e.mark:match('^%d+%-%d+$') and type(e.at) == 'number' then return e end
-  return nil
 end
 
--- The pools of this call, each with its log key.
+-- ledgers lists the ledgers hash, in its order: {name, e}, e nil when the
+-- entry cannot be read.
+local function ledgers()
+  local out, raw = {}, redis.call('HGETALL', LEDGERS)
+  for i = 1, #raw, 2 do out[#out + 1] = {name = raw[i], e = seen(raw[i + 1])} end
+  return out
+end
+
+-- own_mark is this ledger's mark as the limiter holds it; nil for none.
+local function own_mark()
+  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
+  return e and e.mark
+end
+
+-- pools are the pools of this call, each with its log key.
 local function pools()
-  local ps = {}
-  for i, p in ipairs(a.pools or {}) do
-    p.key = KEYS[5 + i]
-    ps[i] = p
-  end
-  return ps
+  for i, p in ipairs(a.pools or {}) do p.key = KEYS[5 + i] end
+  return a.pools or {}
 end
 
 local function fields(e)
@@ -103,25 +91,18 @@ local function fields(e)
   return f
 end
 
--- newest_mark is the time of the newest mark of any ledger, this one's
--- included.
+-- newest_mark is the time of the newest mark of any ledger, this one's too.
 local function newest_mark()
   local t = ms_of(a.mark) or 0
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 2, #raw, 2 do
-    local e = seen(raw[i])
-    if e then t = math.max(t, ms_of(e.mark)) end
+  for _, l in ipairs(ledgers()) do
+    if l.e then t = math.max(t, ms_of(l.e.mark)) end
   end
   return t
 end
 
--- The hold: decisions taken while the clock read behind the last one are
--- stamped at the last one's time, but were taken in real time, maybe long
--- after it. Each of them counts as decided when the clock is next seen
--- right (till; 0 while it still reads behind: now), so that it stays in the
--- window a whole window of real time and the clock's return frees nothing
--- early. A hold that still counts when the clock reads behind again
--- stretches from its first decision on.
+-- The hold (hold.go, the embedded limiter's copy, says why): decisions
+-- stamped from hold.from on count as decided when the clock is next seen
+-- right (till; 0 while it still reads behind: now).
 local hold = {from = 0, till = 0}
 
 local function move_hold(st, raw, last)
@@ -156,13 +137,13 @@ end
 -- keep_clock writes the decision's time and the hold.
 local function keep_clock(now)
   redis.call('HSET', S, 'clock', fmt(now), 'hold_from', fmt(hold.from), 'hold_till', fmt(hold.till))
+  expire(S)
 end
 
--- One clock (promise 4): the server's TIME, never behind the last decision
--- nor behind any log's newest entry. A TIME more than a.guard ahead of the
--- last decision that the worker's boot clock does not confirm (the host's
--- wall clock stepped, and a worker on that host stepped with it) is not
--- believed: the decision is made at the time the boot clock gives.
+-- One clock (promise 4, doc.go): the server's TIME, never behind the last
+-- decision nor behind any log's newest entry; a jump of more than a.guard
+-- ahead that the worker's boot clock does not confirm gives way to the time
+-- the boot clock gives.
 local function clock(st, ps)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + (a.offset or 0)
@@ -213,25 +194,10 @@ local function day_of(days, now)
   return false
 end
 
--- view fills what a decision needs of a pool at now: its running sum, the
--- units in the window and in the day, its block and its wait.
-local function view(p, st, now)
-  p.used = p.cum - cum_at(p, edge(p, now))
-  p.day = day_of(p.days, now)
-  p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
-  if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
-  p.block = num(st[p.name .. '.block'])
-  p.wait = num(st[p.name .. '.wait'])
-  if p.block <= now then p.block = 0 end
-  if p.wait <= now then p.wait = 0 end
-end
-
--- free_at is when p has room for its units: when the entry whose running
--- sum reaches cum + units - cap has left the window, the next day when the
--- day is full, and never before a block or a wait ends. Zero: room now.
--- The entry is looked for among the first entries in the window (one read,
--- enough for most charges), then by halving the time between the last of
--- those and now, so a refusal grows with neither the log nor the charge.
+-- free_at is when p has room for its units (zero: now): when the entry whose
+-- running sum reaches cum + units - cap has left the window (looked for as
+-- doc.go says), the next day when the day is full, never before a block or
+-- a wait ends.
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
@@ -247,8 +213,20 @@ local function free_at(p, now)
     t = stamp(hi, now) + p.window
   end
   if p.day and p.used_day + p.units > p.cap then t = math.max(t, p.day[2]) end
-  if t == 0 and p.block == 0 and p.wait == 0 then return 0 end
   return math.max(t, p.block, p.wait)
+end
+
+-- view fills what a decision needs of a pool at now: its running sum, the
+-- units in the window and in the day, its block and its wait.
+local function view(p, st, now)
+  p.used = p.cum - cum_at(p, edge(p, now))
+  p.day = day_of(p.days, now)
+  p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
+  if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
+  p.block = num(st[p.name .. '.block'])
+  p.wait = num(st[p.name .. '.wait'])
+  if p.block <= now then p.block = 0 end
+  if p.wait <= now then p.wait = 0 end
 end
 
 local function pool_reply(p)
@@ -276,15 +254,13 @@ end
 
 -- unreadable says whether state field k holds what it cannot: a time or
 -- a counter that is no whole number, an id that is no id.
+local TIMES = {clock = 1, seq = 1, since = 1, every = 1, hold_from = 1, hold_till = 1}
+local POOL_TIMES = {block = 1, wait = 1, ['until'] = 1}
 local function unreadable(k, v)
-  if k == 'clock' or k == 'seq' or k == 'since' or k == 'every' or k == 'hold_from' or k == 'hold_till'
-    or string.match(k, '%.block$')
-    or string.match(k, '%.wait$') or string.match(k, '%.until$') then
-    return not whole(tonumber(v), 0)
-  end
-  if k == 'last' or string.match(k, '%.last$') then return not string.match(v, '^%d+%-%d+$') end
+  local field = string.match(k, '%.([^.]*)$')
+  if TIMES[k] or POOL_TIMES[field] then return not whole(tonumber(v), 0) end
+  if k == 'last' or field == 'last' then return not string.match(v, '^%d+%-%d+$') end
   if k == 'need' or k == 'done' then return not decode(v) end
-  return false
 end
 
 -- readable raises what of the state cannot be read.
@@ -304,8 +280,7 @@ local function loss(st, ps, now)
       return 'the log of pool ' .. p.name .. ' does not end where the state says'
     end
   end
-  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
-  local mark = e and e.mark
+  local mark = own_mark()
   if mark and ms_of(mark) > now - a.span and (not st.last or id_less(st.last, mark)) then
     return 'the state is older than the ledgers it has seen'
   end
@@ -315,14 +290,16 @@ local function loss(st, ps, now)
   if active(st, now) and list_has(decode(st.need), a.ledger) and not list_has(decode(st.done or '[]'), a.ledger) then
     return 'a recovery waits for ledger ' .. a.ledger
   end
-  return nil
 end
-
-local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
 
 local function register(id, now)
   redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or ''}))
   expire(LEDGERS)
+end
+
+-- set_last writes the id p's log must end with; nil: an empty log.
+local function set_last(p, id)
+  if id then redis.call('HSET', S, p.name .. '.last', id) else redis.call('HDEL', S, p.name .. '.last') end
 end
 
 local modes = {}
@@ -360,7 +337,7 @@ function modes.spend()
       if p.day then keep = math.min(keep, p.day[1] - 1) end
       redis.call('XTRIM', p.key, 'MINID', fmt(keep + 1))
       expire(p.key)
-      redis.call('HSET', S, p.name .. '.last', r.id)
+      set_last(p, r.id)
       p.free = free_at(p, now)
     end
     redis.call('HSET', S, 'seq', fmt(seq), 'last', r.id)
@@ -369,67 +346,51 @@ function modes.spend()
     expire(RCPT)
   end
   keep_clock(now)
-  expire(S)
   for i, p in ipairs(ps) do r.pools[i] = pool_reply(p) end
   return r
 end
 
--- rebuild writes p's log anew from entries {id, u}, sorted, with their
--- running sums (a stream only appends, and refills and refunds change the
--- past).
-local function rebuild(p, entries, st)
-  table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
-  local base = 0
-  local first = redis.call('XRANGE', p.key, '-', '+', 'COUNT', 1)[1]
-  if first then base = fields(first).c - fields(first).u end
-  redis.call('DEL', p.key)
-  local last
-  for _, e in ipairs(entries) do
-    if e[1] ~= last then
-      base = base + e[2]
-      redis.call('XADD', p.key, e[1], 'u', fmt(e[2]), 'c', fmt(base))
-      last = e[1]
-    end
-  end
-  if last then
-    expire(p.key)
-    redis.call('HSET', S, p.name .. '.last', last)
-  else
-    redis.call('HDEL', S, p.name .. '.last')
-  end
-end
-
+-- entries_of reads p's log as entries {id, u}, with the running sum
+-- before its first entry and whether each sum follows from the one before.
 local function entries_of(p)
-  local out = {}
-  for _, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
-    out[#out + 1] = {e[1], fields(e).u}
+  local out, base, c, chained = {}, 0, nil, true
+  for i, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
+    local f = fields(e)
+    if i == 1 then base = f.c - f.u elseif f.c ~= c + f.u then chained = false end
+    out[i], c = {e[1], f.u}, f.c
   end
-  return out
+  return out, base, chained
 end
 
--- cadence is the longest time between this ledger's contacts with the
--- limiter as it reports it: a.every (its longest gap between calls, or its
--- heartbeat's), and with a.idle the time since its last call.
-local function cadence(now)
-  local c = num(a.every)
-  if a.idle and (a.mark or '') ~= '' then c = math.max(c, now - ms_of(a.mark)) end
-  return c
+-- rebuild writes p's log anew from entries {id, u} (no id twice), sorted,
+-- with their running sums from base on (a stream only appends, and refills
+-- and refunds change the past).
+local function rebuild(p, entries, base)
+  table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
+  redis.call('DEL', p.key)
+  for _, e in ipairs(entries) do
+    base = base + e[2]
+    redis.call('XADD', p.key, e[1], 'u', fmt(e[2]), 'c', fmt(base))
+  end
+  local last = entries[#entries]
+  if last then expire(p.key) end
+  set_last(p, last and last[1])
 end
 
--- settle marks this ledger done in a recovery under way. A ledger the
--- finder could not name (it began spending after the finder's last copy
--- of the ledgers) joins the lists when it finds its calls missing. Once
--- every ledger listed is done, the pools wait on for a quiet period: until
--- the recovery's start plus the longest cadence any of them reported, so
--- that every ledger that contacts the limiter at least that often has
--- found its own calls missing and put them back (promise 9). A recovery
--- that names nobody (its finder's copy was too old) waits for time alone.
+-- settle marks this ledger done in a recovery under way; one the finder
+-- could not name joins the lists. Once every ledger listed is done, the
+-- pools wait on for the quiet period (doc.go): until the recovery's start
+-- plus the longest cadence any of them reported, a.every (its longest gap
+-- between calls, or its heartbeat's) or with a.idle the time since its
+-- last call. A recovery that names nobody waits for time alone.
 local function settle(st, now)
   local need, done = decode(st.need), decode(st.done or '[]')
   if #need == 0 then return end
   if not list_has(need, a.ledger) then need[#need + 1] = a.ledger end
   if not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
-  local every = math.max(num(st.every), cadence(now))
+  local cadence = num(a.every)
+  if a.idle and (a.mark or '') ~= '' then cadence = math.max(cadence, now - ms_of(a.mark)) end
+  local every = math.max(num(st.every), cadence)
   redis.call('HSET', S, 'need', cjson.encode(need), 'done', cjson.encode(done), 'every', fmt(every))
   for _, l in ipairs(need) do
     if not list_has(done, l) then return end
@@ -448,32 +409,31 @@ end
 function modes.refill()
   local st, ps = state(), pools()
   local now = clock(st, ps)
-  local n, added = 0, {}
+  local n, added, seq = 0, {}, num(st.seq)
   for _, p in ipairs(ps) do
-    local have, entries = {}, entries_of(p)
+    local entries, base = entries_of(p)
+    local have, grew = {}, false
     for _, e in ipairs(entries) do have[e[1]] = true end
-    local add = 0
     for _, c in ipairs(p.calls or {}) do
       if not have[c[1]] and not gone(p, c[1], now) then
         entries[#entries + 1] = {c[1], c[2]}
-        have[c[1]], add = true, add + 1
+        have[c[1]], grew = true, true
         if not added[c[1]] then added[c[1]], n = true, n + 1 end
-        local _, seq = id_parts(c[1])
-        if seq < UNMETERED and seq > num(st.seq) then
-          st.seq = fmt(seq)
-          redis.call('HSET', S, 'seq', st.seq)
+        local _, s = id_parts(c[1])
+        if s < UNMETERED and s > seq then
+          seq = s
+          redis.call('HSET', S, 'seq', fmt(seq))
         end
       end
     end
-    if add > 0 then rebuild(p, entries, st) end
-    if (p.block or 0) > now and (p.block or 0) > num(st[p.name .. '.block']) then
+    if grew then rebuild(p, entries, base) end
+    if num(p.block) > math.max(now, num(st[p.name .. '.block'])) then
       redis.call('HSET', S, p.name .. '.block', fmt(p.block))
     end
   end
   st = state()
   if (a.mark or '') ~= '' then
-    local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
-    local mark = e and e.mark
+    local mark = own_mark()
     if not mark or id_less(mark, a.mark) then register(a.mark, now) end
     if not st.last or id_less(st.last, a.mark) then redis.call('HSET', S, 'last', a.mark) end
   end
@@ -483,39 +443,28 @@ function modes.refill()
     modes.release() -- a recovery whose waits all passed: over
   end
   keep_clock(now)
-  expire(S)
   return {code = 'ok', n = n}
 end
 
--- scrub drops what cannot be read (promise 9: corrupt state is a loss):
--- a pool's log whose entries or running sums cannot be, state fields that
--- are not what they must be, ledgers' entries that cannot be read, and a
--- state clock ahead of every entry and mark. The recovery then puts back,
--- from the ledgers, whatever was dropped. It says whether it dropped any.
+-- scrub drops what cannot be read (corrupt state is a loss): logs, state
+-- fields and ledgers' entries, and a state clock ahead of every entry and
+-- mark; the recovery puts it back from the ledgers. It says whether it
+-- dropped any.
 local function scrub(st, ps)
   local dropped = false
   for _, p in ipairs(ps) do
-    local ok, intact = pcall(function()
-      local c = nil
-      for _, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
-        local f = fields(e)
-        if c and f.c ~= c + f.u then return false end
-        c = f.c
-      end
-      return true
-    end)
-    if not (ok and intact) then
+    local ok, _, _, chained = pcall(entries_of, p)
+    if not (ok and chained) then
       redis.call('DEL', p.key)
-      redis.call('HDEL', S, p.name .. '.last')
+      set_last(p, nil)
       dropped = true
     end
   end
   for k, v in pairs(st) do
     if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end
   end
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    if not seen(raw[i + 1]) then redis.call('HDEL', LEDGERS, raw[i]) dropped = true end
+  for _, l in ipairs(ledgers()) do
+    if not l.e then redis.call('HDEL', LEDGERS, l.name) dropped = true end
   end
   if not pcall(clock, state(), pools()) then redis.call('HDEL', S, 'clock') dropped = true end
   return dropped
@@ -538,30 +487,26 @@ function modes.lost()
     local day, wait = day_of(p.days, now), now + p.window
     if day then wait = math.max(wait, day[2]) end
     redis.call('HSET', S, p.name .. '.wait', fmt(wait), p.name .. '.until', fmt(wait))
-    local top = p.top
-    if top then redis.call('HSET', S, p.name .. '.last', top) else redis.call('HDEL', S, p.name .. '.last') end
+    set_last(p, p.top)
   end
   -- A ledger the limiter still lists as having spent is waited for too,
   -- when this worker could vouch at all: its copy may predate it.
-  local need, last, raw = a.need or {}, st.last, redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    local e = seen(raw[i + 1])
-    if not last or id_less(last, e.mark) then last = e.mark end
-    if #need > 0 and e.at > now - a.span and not list_has(need, raw[i]) then need[#need + 1] = raw[i] end
+  local need, last = a.need or {}, st.last
+  for _, l in ipairs(ledgers()) do
+    if not last or id_less(last, l.e.mark) then last = l.e.mark end
+    if #need > 0 and l.e.at > now - a.span and not list_has(need, l.name) then need[#need + 1] = l.name end
   end
   if last then redis.call('HSET', S, 'last', last) end
   redis.call('HSET', S, 'need', cjson.encode(need), 'done', '[]', 'since', fmt(now), 'every', '0')
-  keep_clock(now)
   if num(a.seq) > num(st.seq) then redis.call('HSET', S, 'seq', fmt(a.seq)) end
-  expire(S)
+  keep_clock(now)
   return {code = 'ok', started = true}
 end
 
 -- release ends a recovery's wait (an operator's restore, or every ledger
 -- refilled).
 function modes.release()
-  local st = state()
-  for k, _ in pairs(st) do
+  for k, _ in pairs(state()) do
     if string.match(k, '%.wait$') or string.match(k, '%.until$') then redis.call('HDEL', S, k) end
   end
   redis.call('HDEL', S, 'need', 'done', 'since', 'every')
@@ -585,14 +530,14 @@ end
 -- refund takes an admitted call that never reached the upstream out of
 -- every pool's log.
 function modes.refund()
-  local st, ps = state(), pools()
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(pools()) do
     if redis.call('XRANGE', p.key, a.id, a.id)[1] then
+      local entries, base = entries_of(p)
       local keep = {}
-      for _, e in ipairs(entries_of(p)) do
+      for _, e in ipairs(entries) do
         if e[1] ~= a.id then keep[#keep + 1] = e end
       end
-      rebuild(p, keep, st)
+      rebuild(p, keep, base)
     end
   end
   return {code = 'ok'}
@@ -608,17 +553,14 @@ function modes.read()
     need = decode(st.need) or {}, done = decode(st.done) or {}, recovering = active(st, now)}
   for i, p in ipairs(ps) do
     view(p, st, now)
-    if p.day == false then p.day = nil end
-    p.free = free_at(p, now)
+    p.free = free_at(p, now) -- a day out of reach reads as no day
     r.pools[i] = pool_reply(p)
     r.conf[i] = redis.call('HGET', CONF, p.name) or ''
   end
-  local raw = redis.call('HGETALL', LEDGERS)
-  for i = 1, #raw, 2 do
-    local e = seen(raw[i + 1])
-    if not e then corrupt('the entry of ledger ' .. raw[i] .. ' cannot be read') end
-    e.ledger = raw[i]
-    r.ledgers[#r.ledgers + 1] = e
+  for _, l in ipairs(ledgers()) do
+    if not l.e then corrupt('the entry of ledger ' .. l.name .. ' cannot be read') end
+    l.e.ledger = l.name
+    r.ledgers[#r.ledgers + 1] = l.e
   end
   return r
 end
