@@ -79,7 +79,7 @@ mutations=(
   # issue 31 items 2 and 3: apply cannot erase a loss; one fail-open budget
   "fail-open-ignores-own-grants@quota/failopen.go@s/^\tfor _, c := range f.granted {$/\tfor _, c := range map[string]ingest.Call{} {/"
   "fail-open-check-apart-from-grant@quota/failopen.go@s/^\tif f.opts.Grant != nil {$/\tif false \&\& f.opts.Grant != nil {/"
-  "fail-open-grant-unlocked-on-pg@store/failopen.go@s/^\t\tif db.pg {$/\t\tif false \&\& db.pg {/"
+  "fail-open-grant-unlocked-on-pg@store/failopen.go@s/^\t\tif err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {$/\t\tif err := error(nil); err != nil {/"
   "apply-ignores-the-key-s-past@quota/apply.go@s/^\tcase len(signs) > 0:$/\tcase false:/"
   "restore-writes-no-configuration@quota/recovery.go@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
 )
