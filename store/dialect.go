@@ -49,5 +49,5 @@ type dialectSQL struct {
 	counts, dailyCounts                                                              string
 	details                                                                          string
 	ranked, newest, titled, count                                                    func(searchFilter) string
-	exportDay                                                                        func(where string) string
+	export, exportDay                                                                func(where string) string
 }

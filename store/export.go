@@ -105,7 +105,7 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 		return db.exportDays(ctx, f, fn)
 	}
 	where, args := f.where()
-	return db.exportRows(ctx, fmt.Sprintf(exportSQL, where), args, fn)
+	return db.exportRows(ctx, db.q.export(where), args, fn)
 }
 
 // exportDays exports day by day, oldest first, each day's runs alone.

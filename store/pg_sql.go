@@ -138,6 +138,7 @@ ORDER BY vid DESC LIMIT $3`),
 	titled: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ $1::tsquery %s
 ORDER BY vid DESC LIMIT $3`),
 	count:     pgCount,
+	export:    func(where string) string { return fmt.Sprintf(pgExportSQL, where) },
 	exportDay: func(where string) string { return fmt.Sprintf(pgExportDaySQL, where) },
 }
 
@@ -181,6 +182,25 @@ var (
 	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
   ORDER BY vid DESC LIMIT $3) AS m`)
 )
+
+// pgExportSQL is exportSQL on PostgreSQL, where the order is taken on the
+// entries' narrow columns and each row's video is read after it. Prepared
+// once and planned for any range, the flat join sorts the rows whole,
+// videos' text and all, on disk; here the sort holds a few numbers a row
+// and the lateral read (which the planner cannot turn into a hash join)
+// keeps that order. The kind is fixed by the filter, so the order leaves
+// it out, as it must for the planner to see the rows arrive sorted.
+const pgExportSQL = `
+SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
+  d.region, d.category, d.rank, d.id
+FROM (
+  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count
+  FROM runs AS r
+  JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE %s
+  ORDER BY r.started_ms, r.id, e.rank) AS d
+CROSS JOIN LATERAL (SELECT * FROM videos AS v WHERE v.vid = d.vid OFFSET 0) AS v
+ORDER BY d.started_ms, d.id, d.rank`
 
 // pgExportDaySQL is exportDaySQL on PostgreSQL: the row of each video's
 // last run of the day by DISTINCT ON, where SQLite takes it beside max(),

@@ -23,6 +23,7 @@ var sqliteSQL = &dialectSQL{
 	counts: countsSQL, dailyCounts: dailyCountsSQL,
 	details: detailsSQL,
 	ranked:  sqliteSearch(rankedSQL), newest: sqliteSearch(newestSQL), titled: sqliteSearch(titledSQL), count: sqliteSearch(countSQL),
+	export:    func(where string) string { return fmt.Sprintf(exportSQL, where) },
 	exportDay: func(where string) string { return fmt.Sprintf(exportDaySQL, where) },
 }
 
