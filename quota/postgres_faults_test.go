@@ -7,6 +7,7 @@ package quota_test
 // otherwise, so a test counts every unit admitted exactly.
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -186,6 +188,54 @@ func midDecision(t *testing.T, db *sql.DB, key string) (committed int64, backend
 	return committed, backend, func() { tx.Rollback() }
 }
 
+// hungMidDecision is midDecision with the helper stopped (SIGSTOP) while
+// its admission waits on the clock row. A stop lands only once the kernel
+// schedules one of the helper's threads, after kill returns: until then
+// its others may run on and commit when the row is released, so the row
+// stays held until every thread is stopped. The helper's wait on the row
+// is bounded by its own timeout (its lock_timeout): on a slow machine it
+// may have given up before the stop landed, and the helper is caught
+// again.
+func hungMidDecision(t *testing.T, db *sql.DB, key string, cmd *exec.Cmd) (committed int64, release func()) {
+	t.Helper()
+	for range 10 {
+		committed, backend, release := midDecision(t, db, key)
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "every thread of the helper to stop", func() bool { return stopped(t, cmd.Process.Pid) })
+		if pgCount(t, db, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, backend) == 1 {
+			return committed, release
+		}
+		release()
+		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the helper's admission stopped waiting on the clock row before the helper stopped, 10 times")
+	return 0, nil
+}
+
+// stopped reports whether every thread of process pid is stopped.
+func stopped(t *testing.T, pid int) bool {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
+	if err != nil || len(stats) == 0 {
+		t.Fatalf("the threads of process %d: %v", pid, err)
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone since
+		}
+		// pid (comm) state ...: comm may hold spaces, not ")"
+		if state := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(state) == 0 || state[0] != "T" {
+			return false
+		}
+	}
+	return true
+}
+
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -240,10 +290,7 @@ func TestFaultPostgresWorkerHung(t *testing.T) {
 	key := quotaKey(t)
 	const hungFor = time.Second
 	cmd := helper(t, url, key, hungFor)
-	committed, _, release := midDecision(t, db, key)
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	committed, release := hungMidDecision(t, db, key, cmd)
 	release()
 	l := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: propCosts(t), Timeout: 10 * time.Second})
 	start := time.Now()
