@@ -120,11 +120,8 @@ func TestCronHostsRecoverAfterFlushall(t *testing.T) {
 	const limit = 20
 	h.tightCosts(limit)
 	a, b, c := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db"), filepath.Join(h.dir, "c.db")
-	runOn := func(db string, want int, regions string) result {
-		t.Helper()
-		h.set("INGEST_DB", db)
-		return h.mustRun(want, "run", "--once", "--regions", regions)
-	}
+	fleet := cronFleet{h: h}
+	runOn := fleet.run
 	for range 2 { // each host's copy of the limiter's ledgers now names the other
 		runOn(a, 0, "US")
 		runOn(b, 0, "GB")
@@ -143,12 +140,7 @@ func TestCronHostsRecoverAfterFlushall(t *testing.T) {
 		t.Log(ra)
 		t.Fatalf("host A's run after the loss was charged %d units before host B put its calls back", got-before)
 	}
-	runs := 2
-	for h.fake.Charged(testKey) < limit && runs < 8 {
-		runOn(b, 0, "GB,FR")
-		runOn(a, 0, "US,DE")
-		runs += 2
-	}
+	runs := 2 + fleet.untilResumed(limit, func() { runOn(b, 0, "GB,FR") }, func() { runOn(a, 0, "US,DE") })
 	charged := h.fake.Charged(testKey)
 	units := ledgerUnits(t, a, "default") + ledgerUnits(t, b, "default")
 	t.Logf("cron, two hosts, FLUSHALL: %d units before the loss; a newcomer spent nothing; resumed after each host ran once (B's first run); upstream charged %d / %d in %d runs after the loss; ledgers %d",

@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/internal/redistest"
 )
@@ -16,35 +17,58 @@ import (
 // the limit (no reserve), and each ledger says what the upstream charged.
 func TestCronHostUnlistedAtTheLoss(t *testing.T) {
 	t.Parallel()
+	for gaps := 2; !unlistedAtTheLoss(t, gaps); gaps *= 2 {
+		if gaps >= 8 {
+			t.Fatalf("with gaps of up to %d runs, A's and B's first runs after the loss never both ended within A's quiet period", gaps)
+		}
+	}
+}
+
+// unlistedAtTheLoss runs the scenario with a gap of gaps times the slowest
+// run before the loss, a cron fleet's proportions. The quiet period after
+// the loss is the gap A reports since its last call: at least the time
+// from its last run's end to its next run's start, counted from that
+// start. It reports false, having judged only the ledgers, when A's and
+// B's first runs after the loss did not both end within that: a loaded
+// machine stretched them past the gap, and the pools may then resume
+// before B has run, the known gap of a host whose cadence is longer than
+// every refilling host's, which the reserve covers.
+func unlistedAtTheLoss(t *testing.T, gaps int) bool {
 	h := newHarness(t)
 	rs := h.withRedis()
 	const limit = 20
 	h.tightCosts(limit)
 	a, b := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db")
-	runOn := func(db, regions string) {
-		t.Helper()
-		h.set("INGEST_DB", db)
-		h.mustRun(0, "run", "--once", "--regions", regions)
-	}
-	runOn(a, "US")
-	runOn(b, "GB")
+	fleet := cronFleet{h: h}
+	fleet.run(a, 0, "US")
+	lastA := time.Now()
+	fleet.run(b, 0, "GB")
+	time.Sleep(time.Duration(gaps) * fleet.slowest)
 	before := h.fake.Charged(testKey)
 	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
 		t.Fatalf("FLUSHALL: %q %v", r, err)
 	}
-	runOn(a, "US,DE,FR,IN,BR,AU,CA")
+	startA := time.Now()
+	fleet.run(a, 0, "US,DE,FR,IN,BR,AU,CA")
 	first := h.fake.Charged(testKey) - before
-	runs := 1
-	for ; h.fake.Charged(testKey) < limit && runs < 12; runs += 2 {
-		runOn(b, "GB,FR,IN")
-		runOn(a, "US,DE,BR,AU,CA")
-	}
+	n := len(fleet.ends)
+	runs := 1 + fleet.untilResumed(limit, func() { fleet.run(b, 0, "GB,FR,IN") }, func() { fleet.run(a, 0, "US,DE,BR,AU,CA") })
 	charged := h.fake.Charged(testKey)
 	units := ledgerUnits(t, a, "default") + ledgerUnits(t, b, "default")
-	t.Logf("cron, A's copy does not name B, FLUSHALL, A runs first: %d units before the loss; A's first run after it charged %d; upstream charged %d / %d in %d runs after the loss; ledgers %d",
-		before, first, charged, limit, runs, units)
-	if charged > limit || units != charged {
-		t.Fatalf("upstream charged %d, the ledgers hold %d; want at most %d and equal", charged, units, limit)
+	// A's first run after the loss, and B's after it, unless A spent the
+	// limit alone and untilResumed ran nobody
+	took := fleet.ends[min(n, len(fleet.ends)-1)].Sub(startA)
+	quiet := startA.Sub(lastA)
+	t.Logf("cron, A's copy does not name B, FLUSHALL, A runs first: %d units before the loss; A's first run after it charged %d; upstream charged %d / %d in %d runs after the loss; ledgers %d; A's and B's first runs after it took %s, A's quiet period at least %s",
+		before, first, charged, limit, runs, units, took.Round(time.Millisecond), quiet.Round(time.Millisecond))
+	if units != charged {
+		t.Fatalf("upstream charged %d, the ledgers hold %d; want them equal", charged, units)
+	}
+	if took >= quiet {
+		return false
+	}
+	if charged > limit {
+		t.Fatalf("upstream charged %d; want at most %d", charged, limit)
 	}
 	if first != 0 {
 		t.Fatalf("A's first run after the loss was charged %d units before B put its calls back", first)
@@ -52,4 +76,54 @@ func TestCronHostUnlistedAtTheLoss(t *testing.T) {
 	if charged <= before {
 		t.Fatalf("the pools never resumed after both hosts ran: charged %d, as before the loss", charged)
 	}
+	return true
+}
+
+// cronFleet runs the binary as cron hosts sharing one Redis do: `run
+// --once` on each host's own database, timed.
+type cronFleet struct {
+	h       *harness
+	begin   time.Time   // the fleet's first run
+	ends    []time.Time // each run's
+	slowest time.Duration
+}
+
+func (f *cronFleet) run(db string, want int, regions string) result {
+	f.h.t.Helper()
+	f.h.set("INGEST_DB", db)
+	start := time.Now()
+	if f.begin.IsZero() {
+		f.begin = start
+	}
+	res := f.h.mustRun(want, "run", "--once", "--regions", regions)
+	f.ends = append(f.ends, time.Now())
+	f.slowest = max(f.slowest, f.ends[len(f.ends)-1].Sub(start))
+	return res
+}
+
+// untilResumed runs the last host to put its calls back after a loss,
+// then the first, in turns until the upstream has charged limit, and
+// returns how many runs it took. A recovery's quiet period is the longest
+// cadence a host reported, a gap between its calls or since its last one,
+// never longer than the fleet has run by then: the turns stop at the
+// first that begins after that much time again, whose runs find the pools
+// open unless the recovery never ends. Bounded by time, not by a count of
+// runs, whose length a loaded machine stretches unevenly.
+func (f *cronFleet) untilResumed(limit int64, last, first func()) int {
+	f.h.t.Helper()
+	var quietBy time.Time
+	runs := 0
+	for f.h.fake.Charged(testKey) < limit {
+		late := !quietBy.IsZero() && time.Now().After(quietBy)
+		last()
+		if quietBy.IsZero() {
+			quietBy = time.Now().Add(time.Since(f.begin))
+		}
+		first()
+		runs += 2
+		if late {
+			break
+		}
+	}
+	return runs
 }
