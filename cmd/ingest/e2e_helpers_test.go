@@ -429,10 +429,12 @@ func lastRuns(t *testing.T, db *sql.DB, kind string) map[string]runRow {
 	return out
 }
 
-// ledgerUnits sums the ledger's units in pool (all quota keys).
+// ledgerUnits sums the ledger's units in pool (all quota keys), less the
+// calls given back (never sent), as the store's own reads of it do.
 func ledgerUnits(t *testing.T, path, pool string) int64 {
 	t.Helper()
-	return queryInt(t, openDB(t, path), `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = ?`, pool)
+	return queryInt(t, openDB(t, path), `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = ?
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)`, pool)
 }
 
 // pagesFor is how many pages of 50 a chart of n videos takes.
