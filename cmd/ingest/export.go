@@ -183,16 +183,8 @@ func checkOut(out string) error {
 	if out == "-" {
 		return nil
 	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return usageErrorf("--out %s: is a directory: name a file in it, such as %s", out, filepath.Join(out, "export.csv"))
-	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usageErrorf("--out %s: the directory %s does not exist: create it (mkdir -p %s), or write elsewhere", out, dir, dir)
-	case err == nil && !st.IsDir():
-		return usageErrorf("--out %s: %s is not a directory: write into a directory", out, dir)
+	if err := export.CheckPath(out); err != nil {
+		return usageErrorf("--out %s: %w", out, err)
 	}
 	return nil
 }
