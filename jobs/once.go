@@ -64,6 +64,35 @@ func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.D
 	log.Info("run --once", attrs...)
 }
 
+// OnceError is how a run of every pass once ended: nil when every pass
+// completed or stopped cleanly, else Failed's error. A fatal failure (the
+// key, or an upstream that cannot be reached) stopped the run at its first
+// region: one error says so, with how many regions did not run. endpoint is
+// the upstream's base URL as configured, "" for Google's.
+func OnceError(results []PassResult, planned int, endpoint string) error {
+	for _, r := range results {
+		if r.Fatal {
+			return fatalError(r, len(results), planned, endpoint)
+		}
+	}
+	return Failed(results, planned)
+}
+
+func fatalError(r PassResult, ran, planned int, endpoint string) error {
+	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
+	if planned-ran == 0 {
+		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
+	}
+	if Unreachable(r.Err) {
+		if endpoint == "" {
+			endpoint = "Google's endpoint"
+		}
+		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
+			endpoint, Cause(r.Err), r.Region, notRun)
+	}
+	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
+}
+
 // Failed is nil when every pass completed or stopped cleanly, else an
 // error naming each region that failed, of planned. When one failed
 // because the limiter could not be reached, it says what that means: the

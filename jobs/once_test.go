@@ -69,6 +69,46 @@ func TestFailed(t *testing.T) {
 	}
 }
 
+// TestOnceError: a fatal pass ends the run with one error that says where
+// it stopped and how many regions did not run; without one, Failed's.
+func TestOnceError(t *testing.T) {
+	t.Parallel()
+	fatal := func(region string, err error) PassResult {
+		r := result(region, ingest.StatusFailed, err)
+		r.Fatal = true
+		return r
+	}
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	for _, tc := range []struct {
+		name     string
+		results  []PassResult
+		planned  int
+		endpoint string
+		want     string
+	}{
+		{"all well", []PassResult{result("US", ingest.StatusCompleted, nil)}, 1, "", ""},
+		{"one failed", []PassResult{result("US", ingest.StatusCompleted, nil), result("DE", ingest.StatusFailed, errors.New("boom"))}, 2, "",
+			"1 of 2 regions failed: DE: boom"},
+		{"bad key first", []PassResult{fatal("US", ingest.ErrBadKey)}, 8, "",
+			ingest.ErrBadKey.Error() + " (stopped at US: 7 of 8 regions not run)"},
+		{"bad key last", []PassResult{result("US", ingest.StatusCompleted, nil), fatal("GB", ingest.ErrBadKey)}, 2, "",
+			ingest.ErrBadKey.Error() + " (stopped at GB: 2 of 2 regions failed)"},
+		{"unreachable", []PassResult{fatal("US", fmt.Errorf("fetch: %w", dial))}, 3, "http://127.0.0.1:1/",
+			"the upstream (http://127.0.0.1:1/) cannot be reached: " + dial.Error() +
+				"; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at US: 2 of 3 regions not run)"},
+		{"unreachable Google", []PassResult{fatal("US", dial)}, 1, "", "the upstream (Google's endpoint) cannot be reached"},
+	} {
+		err := OnceError(tc.results, tc.planned, tc.endpoint)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (tc.want == "") != (err == nil) || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestCause(t *testing.T) {
 	t.Parallel()
 	dns := &net.DNSError{Err: "no such host", Name: "nowhere.invalid"}

@@ -70,15 +70,13 @@ and the upstream is not called.`,
 	return cmd
 }
 
-// parseDate takes a day (UTC midnight) or an RFC 3339 time.
+// parseDate takes a day (UTC midnight) or an RFC 3339 time (parseDay).
 func parseDate(flag, v string) (time.Time, error) {
-	if t, err := time.Parse("2006-01-02", v); err == nil {
-		return t, nil
+	t, err := parseDay(v)
+	if err != nil {
+		return t, usageErrorf("--%s: want a date like 2026-10-01 or 2026-10-01T12:00:00Z, got %q", flag, v)
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t.UTC(), nil
-	}
-	return time.Time{}, usageErrorf("--%s: want a date like 2026-10-01 or 2026-10-01T12:00:00Z, got %q", flag, v)
+	return t, nil
 }
 
 // identity reads the flags that name the backfill, and the search it

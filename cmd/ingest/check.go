@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -79,7 +77,7 @@ type checkEnv struct {
 	offline  bool
 	apiKey   string
 	quotaKey string
-	dbState  string // missing, current, older
+	dbState  string // store.Missing, store.Current, store.Older
 	failed   map[string]bool
 }
 
@@ -171,42 +169,9 @@ func checkCosts(_ context.Context, c *checkEnv) (string, error) {
 	return fmt.Sprintf("%s: pools %s; %d operations priced", src, strings.Join(pools, ", "), len(c.s.costs.Operations)), nil
 }
 
+// checkDatabase looks at the database without creating or writing it.
 func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
-	if store.IsURL(c.s.db) {
-		return checkPostgres(ctx, c)
-	}
-	path := c.s.db
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		c.dbState = "missing"
-		if err := dirWritable(filepath.Dir(path)); err != nil {
-			return "", runtimeError(fmt.Errorf("%s does not exist and cannot be created: %w", path, err))
-		}
-		return fmt.Sprintf("%s does not exist yet (check creates nothing); its directory is writable, the first run creates it", path), nil
-	}
-	v, err := store.Version(ctx, path)
-	if err != nil {
-		return "", runtimeError(err)
-	}
-	switch {
-	case v > store.SchemaVersion:
-		return "", runtimeError(fmt.Errorf("%s has schema version %d, newer than this binary's %d: upgrade ingest", path, v, store.SchemaVersion))
-	case v < store.SchemaVersion:
-		c.dbState = "older"
-		return fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d", path, v, store.SchemaVersion), nil
-	}
-	c.dbState = "current"
-	if err := dirWritable(filepath.Dir(path)); err != nil {
-		return "", runtimeError(fmt.Errorf("%s: its directory is not writable (SQLite's WAL needs it): %w", path, err))
-	}
-	return fmt.Sprintf("%s: schema version %d, writable", path, v), nil
-}
-
-// dirWritable creates and removes a file in dir.
-func dirWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".ingest-check-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
+	state, detail, err := store.Inspect(ctx, c.s.db)
+	c.dbState = state
+	return detail, runtimeError(err)
 }

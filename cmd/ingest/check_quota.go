@@ -28,7 +28,7 @@ type checkedLimiter interface {
 // one; closeFn closes both.
 func (c *checkEnv) limiter(ctx context.Context) (l checkedLimiter, closeFn func(), err error) {
 	var db *store.DB
-	if c.dbState == "current" {
+	if c.dbState == store.Current {
 		if db, err = openExisting(ctx, c.s); err != nil {
 			return nil, nil, err
 		}
@@ -56,7 +56,7 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	if c.quotaKey == "" {
 		return skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	}
-	if c.dbState != "current" && c.s.redisURL == "" {
+	if c.dbState != store.Current && c.s.redisURL == "" {
 		return "embedded in the database: nothing to ask until the first run creates it", nil
 	}
 	l, closeLimiter, err := c.limiter(ctx)
@@ -99,7 +99,7 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 		return skip("not compared: the limiter check failed")
 	case c.quotaKey == "":
 		return skip("not compared: no quota key (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
-	case c.dbState != "current" && c.s.redisURL == "":
+	case c.dbState != store.Current && c.s.redisURL == "":
 		return "embedded: the first run writes this costs file's pools into the database", nil
 	}
 	l, closeLimiter, err := c.limiter(ctx)
@@ -136,7 +136,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return skip("not called: YOUTUBE_API_KEY is not set")
 	case c.failed["database"] || c.failed["limiter"] || c.failed["agreement"]:
 		return skip("not called: the call would go through the limiter, whose check failed")
-	case c.dbState == "missing":
+	case c.dbState == store.Missing:
 		return skip("not called: the call is recorded in the database's ledger and check creates no database; "+
 			"the first run checks the key with its first call (or run check again once %s exists)", c.s.dbName())
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/export"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
@@ -100,7 +101,7 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 		}
 		j.filter.Unfiltered = j.filter.Category == ""
 	}
-	if _, ok := exportFormats[f.format]; !ok {
+	if !export.Known(f.format) {
 		return j, usageErrorf("--format: want csv, jsonl or parquet, got %q", f.format)
 	}
 	switch f.per {
@@ -153,7 +154,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 // exportFile writes beside the file and renames when complete, so that a
 // failed export never leaves a partial file under the name asked for.
 func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
-	tmp, err := createBeside(job.out)
+	tmp, err := export.CreateBeside(job.out)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
 		return usageErrorf("--out %s: cannot create a file in %s (%v): make the directory writable by this user, or write elsewhere",
 			job.out, filepath.Dir(job.out), errors.Unwrap(err))
@@ -182,36 +183,15 @@ func checkOut(out string) error {
 	if out == "-" {
 		return nil
 	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return usageErrorf("--out %s: is a directory: name a file in it, such as %s", out, filepath.Join(out, "export.csv"))
-	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usageErrorf("--out %s: the directory %s does not exist: create it (mkdir -p %s), or write elsewhere", out, dir, dir)
-	case err == nil && !st.IsDir():
-		return usageErrorf("--out %s: %s is not a directory: write into a directory", out, dir)
+	if err := export.CheckPath(out); err != nil {
+		return usageErrorf("--out %s: %w", out, err)
 	}
 	return nil
 }
 
-// createBeside creates a new file next to path, as a plain create would
-// (mode 0666 less the umask: os.CreateTemp's 0600 would leave the export
-// unreadable to the people it is for).
-func createBeside(path string) (*os.File, error) {
-	for i := 0; ; i++ {
-		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.%d", filepath.Base(path), os.Getpid(), i))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, os.ErrExist) || i >= 1000 {
-			return f, err
-		}
-	}
-}
-
 // exportTo streams the rows to w in the job's format.
 func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
-	enc, err := exportFormats[job.format](w)
+	enc, err := export.New(job.format, w)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -220,10 +200,10 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 		if bar != nil {
 			_ = bar.Add(1)
 		}
-		return enc.write(r)
+		return enc.Write(r)
 	})
 	if err == nil {
-		err = enc.close()
+		err = enc.Close()
 	}
 	if bar != nil {
 		_ = bar.Finish()

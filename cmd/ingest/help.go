@@ -1,10 +1,9 @@
 package main
 
 import (
-	"strings"
-	"unicode/utf8"
-
 	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/internal/termtext"
 )
 
 // helpWidth is the widest line of a command's long help: it fits an
@@ -21,54 +20,8 @@ func wrapHelp(cmd *cobra.Command) {
 	if long == "" {
 		long = cmd.Short
 	}
-	cmd.Long = fill(long, helpWidth)
+	cmd.Long = termtext.Fill(long, helpWidth)
 	for _, sub := range cmd.Commands() {
 		wrapHelp(sub)
 	}
-}
-
-// fill reflows text's paragraphs to at most width runes a line (a word
-// longer than that has a line of its own).
-func fill(text string, width int) string {
-	var out, para []string
-	flush := func() {
-		if len(para) > 0 {
-			out = append(out, fillParagraph(strings.Fields(strings.Join(para, " ")), width)...)
-			para = nil
-		}
-	}
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		switch {
-		case strings.TrimSpace(line) == "":
-			flush()
-			out = append(out, "")
-		case line[0] == ' ' || line[0] == '\t':
-			flush()
-			out = append(out, strings.TrimRight(line, " \t"))
-		default:
-			para = append(para, line)
-		}
-	}
-	flush()
-	return strings.Join(out, "\n")
-}
-
-func fillParagraph(words []string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range words {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
 }

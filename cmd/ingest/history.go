@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -168,8 +169,12 @@ func printHistory(out io.Writer, h store.History, width int) {
 		return
 	}
 	first, last := h.Views[0], h.Views[len(h.Views)-1]
-	fmt.Fprintf(out, "\nviews %s -> %s, %s to %s (%d points)\n%s\n", thousands(first.Views), thousands(last.Views),
-		first.At.Format(historyTime), last.At.Format(historyTime), len(h.Views), sparkline(h.Views, width))
+	views := make([]int64, len(h.Views))
+	for i, p := range h.Views {
+		views[i] = p.Views
+	}
+	fmt.Fprintf(out, "\nviews %s -> %s, %s to %s (%d points)\n%s\n", termtext.Thousands(first.Views), termtext.Thousands(last.Views),
+		first.At.Format(historyTime), last.At.Format(historyTime), len(h.Views), termtext.Sparkline(views, width))
 }
 
 // chartLabel names a chart: GB, or GB music.
@@ -178,42 +183,4 @@ func chartLabel(region, category string) string {
 		return region
 	}
 	return region + " " + ingest.CategoryName(category)
-}
-
-var sparks = []rune("▁▂▃▄▅▆▇█")
-
-// sparkline draws the view counts in at most width characters, each the
-// last count of its share of the points, scaled from the lowest to the
-// highest.
-func sparkline(points []store.CountPoint, width int) string {
-	n := min(width, len(points))
-	vals := make([]int64, n)
-	for i := range vals {
-		vals[i] = points[(i+1)*len(points)/n-1].Views
-	}
-	lo, hi := vals[0], vals[0]
-	for _, v := range vals {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	var b strings.Builder
-	for _, v := range vals {
-		k := 0
-		if hi > lo {
-			k = int((v - lo) * int64(len(sparks)-1) / (hi - lo))
-		}
-		b.WriteRune(sparks[k])
-	}
-	return b.String()
-}
-
-// thousands writes n with commas: 1,234,567.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

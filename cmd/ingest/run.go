@@ -179,7 +179,7 @@ func runOnce(ctx context.Context, s *settings, d *jobs.Daemon) error {
 	if err != nil {
 		return runtimeError(err)
 	}
-	return onceExit(results, len(d.Runner.Passes), s.endpoint)
+	return runtimeError(jobs.OnceError(results, len(d.Runner.Passes), s.endpoint))
 }
 
 // runDaemon records the schedule, then runs the daemon until a signal
@@ -232,37 +232,6 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	}
 	s.logger.Warn(msg + overNote(f))
 	return nil
-}
-
-// onceExit: 0 when every pass completed or stopped cleanly, 1 when any
-// failed. A fatal failure (the key, or an upstream that cannot be reached)
-// stopped the run at its first region: one line says so, with how many
-// regions did not run.
-func onceExit(results []jobs.PassResult, planned int, endpoint string) error {
-	for _, r := range results {
-		if r.Fatal {
-			return runtimeError(fatalError(r, len(results), planned, endpoint))
-		}
-	}
-	if err := jobs.Failed(results, planned); err != nil {
-		return runtimeError(err)
-	}
-	return nil
-}
-
-func fatalError(r jobs.PassResult, ran, planned int, endpoint string) error {
-	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
-	if planned-ran == 0 {
-		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
-	}
-	if jobs.Unreachable(r.Err) {
-		if endpoint == "" {
-			endpoint = "Google's endpoint"
-		}
-		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
-			endpoint, jobs.Cause(r.Err), r.Region, notRun)
-	}
-	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
 }
 
 // serve starts the listener of run --listen: /metrics, /healthz and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -93,7 +94,7 @@ func printHits(out io.Writer, hits []store.Hit) {
 	}
 	for i, h := range hits {
 		fmt.Fprintf(out, "%2d. %s\n    %s · %s views · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.ChannelTitle, groupThousands(views(h.ViewCount)), strings.Join(h.Regions, ","), h.ID,
+			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views(h.ViewCount)), strings.Join(h.Regions, ","), h.ID,
 			strings.Join(strings.Fields(h.Snippet), " "))
 	}
 }
@@ -104,14 +105,6 @@ func views(n *int64) int64 {
 		return 0
 	}
 	return *n
-}
-
-func groupThousands(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,9 +1,16 @@
-package main
+// Package export writes the store's export rows (store.ExportRow) as files
+// people take elsewhere: CSV in the layout of the "YouTube Trending Video
+// Dataset", and JSON lines and Parquet with the CSV's names. Each format
+// streams row by row, so an export's memory stays the same whatever its
+// range; what rows there are is the store's business, and the flags the
+// command's.
+package export
 
 import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -14,16 +21,33 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// rowEncoder writes export rows one at a time; close flushes what it holds.
-type rowEncoder interface {
-	write(store.ExportRow) error
-	close() error
+// Encoder writes export rows one at a time; Close flushes what it holds
+// (it does not close the writer).
+type Encoder interface {
+	Write(store.ExportRow) error
+	Close() error
 }
 
-var exportFormats = map[string]func(io.Writer) (rowEncoder, error){
+var formats = map[string]func(io.Writer) (Encoder, error){
 	"csv":     newCSVEncoder,
 	"jsonl":   newJSONLEncoder,
 	"parquet": newParquetEncoder,
+}
+
+// Known says whether format is one New writes: csv, jsonl or parquet.
+func Known(format string) bool {
+	_, ok := formats[format]
+	return ok
+}
+
+// New starts writing rows to w in format; the CSV's header is written at
+// once.
+func New(format string, w io.Writer) (Encoder, error) {
+	f, ok := formats[format]
+	if !ok {
+		return nil, fmt.Errorf("no export format %q (want csv, jsonl or parquet)", format)
+	}
+	return f(w)
 }
 
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
@@ -38,12 +62,12 @@ type csvEncoder struct {
 	rec []string
 }
 
-func newCSVEncoder(w io.Writer) (rowEncoder, error) {
+func newCSVEncoder(w io.Writer) (Encoder, error) {
 	e := &csvEncoder{w: csv.NewWriter(w), rec: make([]string, len(csvHeader))}
 	return e, e.w.Write(csvHeader)
 }
 
-func (e *csvEncoder) write(r store.ExportRow) error {
+func (e *csvEncoder) Write(r store.ExportRow) error {
 	tags := "[None]" // the dataset's spelling of no tags
 	if len(r.Tags) > 0 {
 		tags = strings.Join(r.Tags, "|")
@@ -55,7 +79,7 @@ func (e *csvEncoder) write(r store.ExportRow) error {
 	return e.w.Write(e.rec)
 }
 
-func (e *csvEncoder) close() error {
+func (e *csvEncoder) Close() error {
 	e.w.Flush()
 	return e.w.Error()
 }
@@ -136,15 +160,15 @@ type jsonlEncoder struct {
 	enc *json.Encoder
 }
 
-func newJSONLEncoder(w io.Writer) (rowEncoder, error) {
+func newJSONLEncoder(w io.Writer) (Encoder, error) {
 	b := bufio.NewWriter(w)
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	return &jsonlEncoder{b: b, enc: enc}, nil
 }
 
-func (e *jsonlEncoder) write(r store.ExportRow) error { return e.enc.Encode(recordOf(r)) }
-func (e *jsonlEncoder) close() error                  { return e.b.Flush() }
+func (e *jsonlEncoder) Write(r store.ExportRow) error { return e.enc.Encode(recordOf(r)) }
+func (e *jsonlEncoder) Close() error                  { return e.b.Flush() }
 
 // parquetRowGroup bounds what the Parquet writer holds before it writes a
 // row group: the export's memory stays constant.
@@ -155,13 +179,13 @@ type parquetEncoder struct {
 	buf []exportRecord
 }
 
-func newParquetEncoder(w io.Writer) (rowEncoder, error) {
+func newParquetEncoder(w io.Writer) (Encoder, error) {
 	pw := parquet.NewGenericWriter[exportRecord](w, parquet.MaxRowsPerRowGroup(parquetRowGroup),
 		parquet.Compression(&parquet.Snappy)) // what every reader decodes
 	return &parquetEncoder{w: pw, buf: make([]exportRecord, 0, 256)}, nil
 }
 
-func (e *parquetEncoder) write(r store.ExportRow) error {
+func (e *parquetEncoder) Write(r store.ExportRow) error {
 	e.buf = append(e.buf, recordOf(r))
 	if len(e.buf) < cap(e.buf) {
 		return nil
@@ -175,7 +199,7 @@ func (e *parquetEncoder) flushBuf() error {
 	return err
 }
 
-func (e *parquetEncoder) close() error {
+func (e *parquetEncoder) Close() error {
 	if err := e.flushBuf(); err != nil {
 		return err
 	}

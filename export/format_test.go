@@ -1,0 +1,127 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+func ptr(n int64) *int64 { return &n }
+
+// rows are two entries of one run: one with everything, one that hides
+// its likes and comments and has no tags and no publication time.
+func rows() []store.ExportRow {
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	full := store.ExportRow{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "a1", Title: "One, \"quoted\"",
+		Description: "line\nbreak", Tags: []string{"x", "y z"}, ChannelID: "UC1", ChannelTitle: "Chan",
+		CategoryID: "10", PublishedAt: at.Add(-time.Hour + 500*time.Millisecond), Thumbnail: "https://i/1.jpg",
+		AudioLanguage: "en", Language: "en-GB"}},
+		TrendingAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7}
+	hidden := store.ExportRow{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "b2", Title: "Two"}},
+		TrendingAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7}
+	return []store.ExportRow{full, hidden}
+}
+
+func encode(t *testing.T, format string, w *bytes.Buffer) {
+	t.Helper()
+	enc, err := New(format, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows() {
+		if err := enc.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCSVSpellsTheDataset(t *testing.T) {
+	var b bytes.Buffer
+	encode(t, "csv", &b)
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(recs[0], ","); !strings.HasPrefix(got, "video_id,title,publishedAt,channelId") {
+		t.Fatalf("header %s", got)
+	}
+	want := [][]string{
+		{"a1", "One, \"quoted\"", "2026-11-21T08:00:00Z", "UC1", "Chan", "10", "2026-11-21T09:00:00Z", "x|y z",
+			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7", "en", "en-GB"},
+		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
+			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7", "", ""},
+	}
+	for i, w := range want {
+		if got := recs[i+1]; strings.Join(got, "\x00") != strings.Join(w, "\x00") {
+			t.Errorf("row %d:\ngot  %q\nwant %q", i+1, got, w)
+		}
+	}
+}
+
+func TestJSONLKeepsTheCSVNames(t *testing.T) {
+	var b bytes.Buffer
+	encode(t, "jsonl", &b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2", len(lines))
+	}
+	var hidden map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &hidden); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{"video_id": "b2", "publishedAt": nil, "likes": nil, "comment_count": nil,
+		"view_count": 9.0, "comments_disabled": true, "trending_date": "2026-11-21T09:00:00Z", "dislikes": 0.0} {
+		if got, ok := hidden[key]; !ok || got != want {
+			t.Errorf("%s: got %v (present %v), want %v", key, got, ok, want)
+		}
+	}
+	if tags, ok := hidden["tags"].([]any); !ok || len(tags) != 0 {
+		t.Errorf("tags: got %v, want []", hidden["tags"])
+	}
+}
+
+func TestParquetReadsBack(t *testing.T) {
+	var b bytes.Buffer
+	encode(t, "parquet", &b)
+	path := filepath.Join(t.TempDir(), "x.parquet")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parquet.ReadFile[struct {
+		VideoID     string     `parquet:"video_id"`
+		PublishedAt *time.Time `parquet:"publishedAt,optional,timestamp(millisecond)"`
+		Likes       *int64     `parquet:"likes,optional"`
+		Rank        int32      `parquet:"rank"`
+	}](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].VideoID != "a1" || got[1].Rank != 2 || got[1].Likes != nil || got[1].PublishedAt != nil {
+		t.Fatalf("read back %+v", got)
+	}
+	if want := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC); !got[0].PublishedAt.Equal(want) {
+		t.Errorf("publishedAt %v, want %v (whole seconds, UTC)", got[0].PublishedAt, want)
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	if Known("xml") || !Known("parquet") {
+		t.Fatal("Known disagrees with the formats")
+	}
+	if _, err := New("xml", &bytes.Buffer{}); err == nil {
+		t.Fatal("New(xml) gave no error")
+	}
+}
