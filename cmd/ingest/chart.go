@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -128,7 +129,7 @@ func printChart(out io.Writer, c web.ChartJSON) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tmove\tviews\t")
 	for _, e := range c.Entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, movement(e), groupThousands(e.Views), e.Title, e.Channel, e.ID)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, movement(e), termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
 	}
 	tw.Flush()
 }
