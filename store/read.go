@@ -150,13 +150,14 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 		return err
 	}
 	defer rows.Close()
+	var e ChartEntry // the entry's own columns, read row after row
+	s := newVideoScanner(&e.Rank, &e.vid, &e.Views)
 	for rows.Next() {
-		var e ChartEntry
-		var err error
-		if e.StoredVideo, err = scanVideo(rows, &e.Rank, &e.vid, &e.Views); err != nil {
+		v, err := s.scan(rows)
+		if err != nil {
 			return err
 		}
-		c.Entries = append(c.Entries, e)
+		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: e.Views})
 	}
 	return rows.Err()
 }

@@ -282,12 +282,13 @@ func (db *DB) details(ctx context.Context, ranked []scored) ([]Hit, error) {
 	}
 	defer rows.Close()
 	byVid := make(map[int64]Hit, len(ranked))
+	var vid int64
+	var regions sql.NullString
+	s := newVideoScanner(&vid, &regions)
 	for rows.Next() {
-		var vid int64
 		var f Hit
-		var regions sql.NullString
 		var err error
-		if f.StoredVideo, err = scanVideo(rows, &vid, &regions); err != nil {
+		if f.StoredVideo, err = s.scan(rows); err != nil {
 			return nil, err
 		}
 		f.Regions = strings.Fields(regions.String)
