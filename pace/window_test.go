@@ -153,7 +153,9 @@ func newDaemon(t *testing.T, w *world, codes []string, paced bool) *daemon {
 	if paced {
 		d.pacer = pace.New(w.costs.Pools, w.limiter.State, entries)
 		d.pacer.Now, d.pacer.Logger, d.pacer.Refresh = w.clock, quiet(), floor
-		d.pacer.Measure = w.db.PassCosts
+		d.pacer.Measure = func(ctx context.Context, since time.Time) (map[string]map[string]float64, error) {
+			return w.db.PassCosts(ctx, "q", since)
+		}
 	}
 	return d
 }

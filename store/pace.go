@@ -20,24 +20,24 @@ const trackGap = 30 * time.Second
 
 // PassCosts is what each chart's completed trending passes started since
 // cost on average, by chart name (US, US/10) and pool, and what tracking's
-// passes since cost (under TrackEntry), counted from the ledger (calls
-// given back are not in it): what pacing plans with, so that a pass's cost
+// passes since cost (under TrackEntry), counted from quotaKey's ledger
+// (calls given back are not in it), read by the key's range of time: what pacing plans with, so that a pass's cost
 // is measured rather than guessed. Tracking has no run row: its passes are
 // its calls (videos.batchGetStats outside any run) told apart by the pause
 // between them, and a pass stopped early counts as one.
-func (db *DB) PassCosts(ctx context.Context, since time.Time) (map[string]map[string]float64, error) {
+func (db *DB) PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
 	if err := db.passCosts(ctx, out, `
 SELECT r.region, r.category, l.pool, sum(l.units), count(DISTINCT r.id)
 FROM runs AS r JOIN ledger AS l ON l.run_id = r.id
-WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1
+WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1 AND l.quota_key = ?2
   AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
                   WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
-GROUP BY r.region, r.category, l.pool`, since.UnixMilli()); err != nil {
+GROUP BY r.region, r.category, l.pool`, since.UnixMilli(), quotaKey); err != nil {
 		return nil, err
 	}
 	if err := db.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
-		ingest.OpBatchGetStats, TrackEntry); err != nil {
+		ingest.OpBatchGetStats, TrackEntry, quotaKey); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -46,6 +46,8 @@ GROUP BY r.region, r.category, l.pool`, since.UnixMilli()); err != nil {
 // trackCostsSQL numbers tracking's calls into passes (a call more than
 // ?2 ms after the one before starts a pass) and sums each pool's units
 // over them; it returns rows shaped as the charts' query's, region ?4.
+// The calls are found by key and time (ledger_at), not by a pass over the
+// whole ledger.
 const trackCostsSQL = `
 SELECT CAST(?4 AS TEXT), '', pool, sum(units), count(DISTINCT pass) FROM (
   SELECT pool, units, sum(starts) OVER (ORDER BY at_ms, call_id ROWS UNBOUNDED PRECEDING) AS pass
@@ -53,7 +55,7 @@ SELECT CAST(?4 AS TEXT), '', pool, sum(units), count(DISTINCT pass) FROM (
     SELECT l.pool, l.units, l.at_ms, l.call_id,
       CASE WHEN l.at_ms - lag(l.at_ms) OVER (ORDER BY l.at_ms, l.call_id) <= ?2 THEN 0 ELSE 1 END AS starts
     FROM ledger AS l
-    WHERE l.op = ?3 AND l.run_id IS NULL AND l.at_ms >= ?1
+    WHERE l.quota_key = ?5 AND l.at_ms >= ?1 AND l.op = ?3 AND l.run_id IS NULL
       AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
                       WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
   ) AS c

@@ -67,7 +67,25 @@ func TestPassCosts(t *testing.T) {
 		track(t0.Add(-30*time.Minute), 1, 1, 100, 1) // 3 calls, a pause the given back one leaves
 		track(t0.Add(30*time.Minute), 1, 1)
 		track(t0.Add(90*time.Minute), 1)
-		got, err := db.PassCosts(ctx, t0.Add(-time.Hour))
+		// Another key's passes and tracking are not this key's costs.
+		other := func(call ingest.Call) {
+			t.Helper()
+			n++
+			call.QuotaKey, call.ID = "other", fmt.Sprint("c", n)
+			if err := db.RecordCall(ctx, call); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id, err := db.StartChartRun(ctx, "GB", "", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other(ingest.Call{At: t0, Op: "videos.list", Region: "GB", RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: 50}}})
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		other(ingest.Call{At: t0.Add(31 * time.Minute), Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 40}}})
+		got, err := db.PassCosts(ctx, "k", t0.Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

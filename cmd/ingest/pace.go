@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -58,7 +59,10 @@ func newPacer(s *settings, every time.Duration, p *pipeline, d *jobs.Daemon) *pa
 			Cost: pace.TrackGuess(s.costs)})
 	}
 	pc := pace.New(s.costs.Pools, p.limiter.State, entries)
-	pc.Measure, pc.Logger, pc.Refresh = p.db.PassCosts, s.logger, every
+	pc.Measure = func(ctx context.Context, since time.Time) (map[string]map[string]float64, error) {
+		return p.db.PassCosts(ctx, p.quotaKey, since)
+	}
+	pc.Logger, pc.Refresh = s.logger, every
 	s.logger.Info("pacing: each chart's and tracking's cadence follows the pools' budgets until their reset, never faster than --every and --track-every",
 		"every", every)
 	return pc
