@@ -2,68 +2,19 @@ package web
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/browsertest"
 )
-
-// browser starts a headless Chromium of its own, with a fresh profile and
-// nothing that reaches the network by itself, and returns a tab; it skips
-// the test when there is no chromium (scripts/ensure-chromium.sh).
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("chromium is not installed: run scripts/ensure-chromium.sh to run the browser tests")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	return ctx
-}
-
-// do runs steps in the tab and fails the test with what went wrong.
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", js, err)
-	}
-	return v
-}
 
 // shown is what a chart page shows in the tab: its language tabs (the
 // current one starred), then its rows as rank:video.
 func shown(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	return evalJS[string](t, ctx, `[...document.querySelectorAll('nav[aria-label=Languages] a')]
+	return browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('nav[aria-label=Languages] a')]
 		.map(a => a.textContent + (a.getAttribute('aria-current') === 'page' ? '*' : '')).join(' ') + ' | ' +
 		[...document.querySelectorAll('table.chart-table tbody tr')]
 		.map(r => r.querySelector('td.rank').textContent + ':' + r.querySelector('td.video a').textContent.replace('Video ', '')).join(' ')`)
@@ -74,34 +25,34 @@ func shown(t *testing.T, ctx context.Context) string {
 // would, and reads what each page shows.
 func TestChartLanguageTabsInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	ctx := browsertest.Tab(t)
 	srv, _ := languageServer(t)
 	tabs := `nav[aria-label=Languages] `
-	do(t, ctx, "open the US chart", chromedp.Navigate(srv.URL+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	browsertest.Do(t, ctx, "open the US chart", chromedp.Navigate(srv.URL+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
 	if got, want := shown(t, ctx), "All* hi en | 1:b 2:a 3:c"; got != want {
 		t.Errorf("latest run: shows %q, want %q", got, want)
 	}
 
-	do(t, ctx, "click the hi tab", chromedp.Click(chromedp.CSS(tabs+`a[href="/charts/US?language=hi"]`)),
+	browsertest.Do(t, ctx, "click the hi tab", chromedp.Click(chromedp.CSS(tabs+`a[href="/charts/US?language=hi"]`)),
 		chromedp.WaitVisible(chromedp.CSS(tabs+`a[aria-current=page][href="/charts/US?language=hi"]`)))
 	if got, want := shown(t, ctx), "All hi* en | 2:a 3:c"; got != want {
 		t.Errorf("latest run in hi: shows %q, want %q", got, want)
 	}
-	do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=fr"]`)))
+	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=fr"]`)))
 	if got, want := shown(t, ctx), "All hi* en fr | 1:a 4:c"; got != want {
 		t.Errorf("the run before in hi: shows %q, want %q", got, want)
 	}
 
-	do(t, ctx, "the chart a day earlier", chromedp.SetValue(chromedp.CSS(`input#at`), "2026-11-20T09:00"),
+	browsertest.Do(t, ctx, "the chart a day earlier", chromedp.SetValue(chromedp.CSS(`input#at`), "2026-11-20T09:00"),
 		chromedp.Submit(chromedp.CSS(`form.inline`)), chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=ta"]`)))
 	if got, want := shown(t, ctx), "All hi* en ta | 1:a 3:c 6:f"; got != want {
 		t.Errorf("the first run, picked by time, in hi: shows %q, want %q", got, want)
 	}
-	if q := evalJS[string](t, ctx, `location.search`); !strings.Contains(q, "language=hi") {
+	if q := browsertest.Eval[string](t, ctx, `location.search`); !strings.Contains(q, "language=hi") {
 		t.Errorf("the time picker sent %s, without the language", q)
 	}
 
-	do(t, ctx, "click All", chromedp.Click(chromedp.CSS(tabs+`a:first-of-type`)),
+	browsertest.Do(t, ctx, "click All", chromedp.Click(chromedp.CSS(tabs+`a:first-of-type`)),
 		chromedp.WaitVisible(chromedp.CSS(tabs+`a[aria-current=page]:not([href*="language"])`)))
 	if got, want := shown(t, ctx), "All* hi en ta | 1:a 2:b 3:c 4:d 5:e 6:f 7:g"; got != want {
 		t.Errorf("the first run in every language: shows %q, want %q", got, want)

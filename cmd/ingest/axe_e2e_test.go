@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/browsertest"
 )
 
 // axeSource installs axe-core from npm into the test's own directory and
@@ -49,13 +51,13 @@ type axeViolation struct {
 // a desktop and a phone: no serious or critical violation.
 func TestDashboardAccessibility(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	ctx := browsertest.Tab(t)
 	src := axeSource(t)
 	d := startDashboard(t)
 	video := d.hostileID(t)
 	check := func(name, path string) {
 		t.Helper()
-		page(t, ctx, "open "+path, chromedp.Navigate(d.base+path), chromedp.WaitVisible(chromedp.CSS(`main`)))
+		browsertest.Do(t, ctx, "open "+path, chromedp.Navigate(d.base+path), chromedp.WaitVisible(chromedp.CSS(`main`)))
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](src+"\n;true")); err != nil {
 			t.Fatalf("%s: inject axe-core: %v", name, err)
 		}
@@ -82,7 +84,7 @@ func TestDashboardAccessibility(t *testing.T) {
 		}
 	}
 	check("sign-in", "/login?next=%2F")
-	page(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
+	browsertest.Do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
 		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 	pages := []struct{ name, path string }{
 		{"overview", "/"},
@@ -98,7 +100,7 @@ func TestDashboardAccessibility(t *testing.T) {
 	for _, p := range pages {
 		check(p.name, p.path)
 	}
-	page(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	for _, p := range pages[:4] {
 		check(p.name+" (phone)", p.path)
 	}

@@ -2,74 +2,14 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/browsertest"
 )
-
-// chromiumPath finds Debian's chromium (scripts/ensure-chromium.sh
-// installs it for make test).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed and could not be: run scripts/ensure-chromium.sh (apt-get install chromium) to run the browser tests")
-	return ""
-}
-
-// browser starts a headless Chromium of its own, with a fresh profile and
-// nothing that reaches the network by itself, and returns a tab.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	return ctx
-}
-
-// page runs steps and fails the test with what went wrong.
-func page(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func text(t *testing.T, ctx context.Context, css string) string {
-	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(css)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", css, err)
-	}
-	return strings.TrimSpace(s)
-}
-
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", js, err)
-	}
-	return v
-}
 
 func shot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
@@ -88,10 +28,10 @@ func shot(t *testing.T, ctx context.Context, dir, name string) {
 // elements or ran.
 func noScriptRan(t *testing.T, ctx context.Context, where string) {
 	t.Helper()
-	if v := eval[string](t, ctx, `String(window.__xss)`); v != "undefined" {
+	if v := browsertest.Eval[string](t, ctx, `String(window.__xss)`); v != "undefined" {
 		t.Errorf("%s: an upstream string ran as script (window.__xss = %s)", where, v)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('main script, main img:not([src^="https://i.ytimg.com/"]), main svg[onload], main b').length`); n != 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('main script, main img:not([src^="https://i.ytimg.com/"]), main svg[onload], main b').length`); n != 0 {
 		t.Errorf("%s: %d elements came from upstream markup", where, n)
 	}
 }
@@ -102,51 +42,51 @@ func noScriptRan(t *testing.T, ctx context.Context, where string) {
 // markup, which must show as text.
 func TestDashboardInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t) // skips before anything is run when there is no chromium
+	ctx := browsertest.Tab(t) // skips before anything is run when there is no chromium
 	d := startDashboard(t)
 	shots := t.TempDir()
 
 	// A page asked for without a session: the sign-in, then that page.
-	page(t, ctx, "open a chart", chromedp.Navigate(d.base+"/charts/GB"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
-	if h1 := text(t, ctx, "h1"); h1 != "Sign in" {
+	browsertest.Do(t, ctx, "open a chart", chromedp.Navigate(d.base+"/charts/GB"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Sign in" {
 		t.Fatalf("with a token set, /charts/GB shows %q, want the sign-in page", h1)
 	}
-	page(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
+	browsertest.Do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
 		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if got := eval[string](t, ctx, `location.pathname`); got != "/charts/GB" {
+	if got := browsertest.Eval[string](t, ctx, `location.pathname`); got != "/charts/GB" {
 		t.Errorf("after signing in: at %s, want back at /charts/GB", got)
 	}
-	if n := eval[int](t, ctx, `document.cookie.length`); n != 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.cookie.length`); n != 0 {
 		t.Errorf("the session cookie can be read by script (document.cookie has %d characters)", n)
 	}
-	page(t, ctx, "open the overview", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+	browsertest.Do(t, ctx, "open the overview", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 
 	// Overview: pools with their numbers, both usage charts, each region.
-	if h1 := text(t, ctx, "h1"); h1 != "Overview" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Overview" {
 		t.Errorf("after signing in: h1 %q, want Overview", h1)
 	}
-	pools := text(t, ctx, ".cards")
+	pools := browsertest.Text(t, ctx, ".cards")
 	for _, want := range []string{"default", "search", "Used", "Remaining", "Free at"} {
 		if !strings.Contains(pools, want) {
 			t.Errorf("overview pools: no %q in %q", want, pools)
 		}
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('figure.chart svg rect').length`); n < 24+30 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('figure.chart svg rect').length`); n < 24+30 {
 		t.Errorf("overview: %d bars, want a 24-hour and a 30-day chart", n)
 	}
 	// The cards fill their row: the last one ends where the row does.
-	if gap := eval[float64](t, ctx, `(() => { const row = document.querySelector('.cards').getBoundingClientRect();
+	if gap := browsertest.Eval[float64](t, ctx, `(() => { const row = document.querySelector('.cards').getBoundingClientRect();
 		const cards = [...document.querySelectorAll('.cards .card')];
 		return row.right - Math.max(...cards.map(c => c.getBoundingClientRect().right)); })()`); gap > 2 {
 		t.Errorf("overview: the pool cards leave %.0fpx of their row empty", gap)
 	}
-	usage := text(t, ctx, "section:nth-of-type(2)")
+	usage := browsertest.Text(t, ctx, "section:nth-of-type(2)")
 	for _, want := range []string{"no search calls in 24 hours", "no search calls in 30 days"} {
 		if !strings.Contains(usage, want) {
 			t.Errorf("overview usage: no quiet line %q in %q", want, usage)
 		}
 	}
-	regionsText := text(t, ctx, "table.regions tbody")
+	regionsText := browsertest.Text(t, ctx, "table.regions tbody")
 	for _, want := range []string{"US", "GB", "US · music", "GB · music", "completed"} {
 		if !strings.Contains(regionsText, want) {
 			t.Errorf("overview regions: no %q in %q", want, regionsText)
@@ -155,96 +95,96 @@ func TestDashboardInBrowser(t *testing.T) {
 	shot(t, ctx, shots, "overview.png")
 
 	// Region chart, reached by clicking.
-	page(t, ctx, "open the US chart", chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US"]`)),
+	browsertest.Do(t, ctx, "open the US chart", chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if h1 := text(t, ctx, "h1"); h1 != "US trending chart" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "US trending chart" {
 		t.Errorf("chart page h1 %q", h1)
 	}
-	if got := text(t, ctx, `table.chart-table tbody tr:first-child td.video a`); got != hostileTitle {
+	if got := browsertest.Text(t, ctx, `table.chart-table tbody tr:first-child td.video a`); got != hostileTitle {
 		t.Errorf("chart: the top title shows as %q, want the text %q", got, hostileTitle)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('svg.spark polyline').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('svg.spark polyline').length`); n == 0 {
 		t.Errorf("chart: no sparklines after two runs")
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
 		t.Errorf("chart: no movement marks after two runs")
 	}
-	if got := eval[string](t, ctx, `(() => { const i = document.querySelector('td.thumb img');
+	if got := browsertest.Eval[string](t, ctx, `(() => { const i = document.querySelector('td.thumb img');
 		return i ? [i.src.startsWith('https://i.ytimg.com/'), i.loading, i.width, i.height].join(' ') : 'none'; })()`); got != "true lazy 80 60" {
 		t.Errorf("chart: first thumbnail %q, want one from i.ytimg.com, lazy, 80x60", got)
 	}
 	for css, want := range map[string]string{"td.peak": "#", "td.days": "1", "a.yt": "YouTube"} {
-		if got := text(t, ctx, "table.chart-table tbody tr:first-child "+css); !strings.HasPrefix(got, want) {
+		if got := browsertest.Text(t, ctx, "table.chart-table tbody tr:first-child "+css); !strings.HasPrefix(got, want) {
 			t.Errorf("chart: %s is %q, want %q...", css, got, want)
 		}
 	}
-	if got := eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
 		t.Errorf("chart: the time picker is an input of type %q, want datetime-local", got)
 	}
-	if got := text(t, ctx, `nav[aria-label=Regions]`); !strings.Contains(got, "GB") || !strings.Contains(got, "US") {
+	if got := browsertest.Text(t, ctx, `nav[aria-label=Regions]`); !strings.Contains(got, "GB") || !strings.Contains(got, "US") {
 		t.Errorf("chart: region switcher %q", got)
 	}
-	page(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(`a.next`)))
-	if got := text(t, ctx, "nav.steps"); !strings.Contains(got, "No earlier run") {
+	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(`a.next`)))
+	if got := browsertest.Text(t, ctx, "nav.steps"); !strings.Contains(got, "No earlier run") {
 		t.Errorf("chart: the previous run's steps say %q, want no earlier run", got)
 	}
-	page(t, ctx, "next run", chromedp.Click(chromedp.CSS(`a.next`)), chromedp.WaitVisible(chromedp.CSS(`a.prev`)))
+	browsertest.Do(t, ctx, "next run", chromedp.Click(chromedp.CSS(`a.next`)), chromedp.WaitVisible(chromedp.CSS(`a.prev`)))
 	noScriptRan(t, ctx, "chart page")
 	shot(t, ctx, shots, "chart-US.png")
 
 	// The hostile video's page.
-	page(t, ctx, "open the video", chromedp.Click(chromedp.CSS(`table.chart-table tbody tr:first-child td.video a`)),
+	browsertest.Do(t, ctx, "open the video", chromedp.Click(chromedp.CSS(`table.chart-table tbody tr:first-child td.video a`)),
 		chromedp.WaitVisible(chromedp.CSS(`h1.video-title`)))
-	if got := text(t, ctx, "h1.video-title"); got != hostileTitle {
+	if got := browsertest.Text(t, ctx, "h1.video-title"); got != hostileTitle {
 		t.Errorf("video page title %q, want %q", got, hostileTitle)
 	}
-	if got := text(t, ctx, ".channel"); got != "<b>Bold</b> Channel" {
+	if got := browsertest.Text(t, ctx, ".channel"); got != "<b>Bold</b> Channel" {
 		t.Errorf("video page channel %q, want the markup as text", got)
 	}
-	if got := text(t, ctx, "table.ranks tbody"); !strings.Contains(got, "US") {
+	if got := browsertest.Text(t, ctx, "table.ranks tbody"); !strings.Contains(got, "US") {
 		t.Errorf("video page: rank per region %q has no US", got)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('figure.chart polyline').length`); n < 3 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('figure.chart polyline').length`); n < 3 {
 		t.Errorf("video page: %d chart lines, want rank, views in charts and views read by tracking", n)
 	}
-	if got := text(t, ctx, "body"); !strings.Contains(got, "views, charts and tracking") {
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, "views, charts and tracking") {
 		t.Errorf("video page: no line of the views read by tracking in %q", got)
 	}
-	if got := text(t, ctx, ".duration"); !regexp.MustCompile(`^\d+:\d\d$`).MatchString(got) {
+	if got := browsertest.Text(t, ctx, ".duration"); !regexp.MustCompile(`^\d+:\d\d$`).MatchString(got) {
 		t.Errorf("video page: duration %q, want m:ss", got)
 	}
-	if got := eval[string](t, ctx, `document.querySelector('a.youtube').href`); !strings.HasPrefix(got, "https://www.youtube.com/watch?v=") {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('a.youtube').href`); !strings.HasPrefix(got, "https://www.youtube.com/watch?v=") {
 		t.Errorf("video page: YouTube link %q", got)
 	}
-	axes := eval[string](t, ctx, `[...document.querySelectorAll('.axis-label')].map(e => e.textContent).join('|')`)
+	axes := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('.axis-label')].map(e => e.textContent).join('|')`)
 	if axes != "rank (#1 at the top)|time (UTC)|views|time (UTC)" {
 		t.Errorf("video page: axis labels %q", axes)
 	}
 	// The two views lines differ in dash, not only in colour.
-	if got := eval[string](t, ctx, `[...document.querySelectorAll('figure.line-chart')].pop().querySelectorAll('polyline').length > 1 ?
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('figure.line-chart')].pop().querySelectorAll('polyline').length > 1 ?
 		[...[...document.querySelectorAll('figure.line-chart')].pop().querySelectorAll('polyline')].map(p => p.parentNode.getAttribute('class') + ':' + getComputedStyle(p).strokeDasharray).join('|') : ''`); !strings.Contains(got, "|") || strings.Split(strings.Split(got, "|")[0], ":")[1] == strings.Split(strings.Split(got, "|")[1], ":")[1] {
 		t.Errorf("video page: the views lines' dashes %q, want two different ones", got)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('figure.line-chart circle > title').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('figure.line-chart circle > title').length`); n == 0 {
 		t.Errorf("video page: no hover titles on the points")
 	}
 	noScriptRan(t, ctx, "video page")
 	shot(t, ctx, shots, "video.png")
 
 	// Search from the header, with highlighted snippets.
-	page(t, ctx, "search", chromedp.SendKeys(chromedp.CSS(`header input[name=q]`), "prank\n"),
+	browsertest.Do(t, ctx, "search", chromedp.SendKeys(chromedp.CSS(`header input[name=q]`), "prank\n"),
 		chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
-	if got := text(t, ctx, "ol.hits li:first-child .hit-title"); got != hostileTitle {
+	if got := browsertest.Text(t, ctx, "ol.hits li:first-child .hit-title"); got != hostileTitle {
 		t.Errorf("search: first hit %q, want %q", got, hostileTitle)
 	}
-	if got := text(t, ctx, "ol.hits li:first-child mark"); !strings.EqualFold(got, "prank") {
+	if got := browsertest.Text(t, ctx, "ol.hits li:first-child mark"); !strings.EqualFold(got, "prank") {
 		t.Errorf("search: highlighted %q, want Prank", got)
 	}
-	if got := text(t, ctx, "p.count"); !regexp.MustCompile(`^\d+ hits? for “prank”`).MatchString(got) {
+	if got := browsertest.Text(t, ctx, "p.count"); !regexp.MustCompile(`^\d+ hits? for “prank”`).MatchString(got) {
 		t.Errorf("search: count %q", got)
 	}
 	// Every input is as wide as its placeholder.
-	if got := eval[string](t, ctx, `(() => { const c = document.createElement('canvas').getContext('2d'); const bad = [];
+	if got := browsertest.Eval[string](t, ctx, `(() => { const c = document.createElement('canvas').getContext('2d'); const bad = [];
 		for (const i of document.querySelectorAll('main input[placeholder]')) { const s = getComputedStyle(i); c.font = s.font;
 		  const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
 		  if (c.measureText(i.placeholder).width > room) bad.push(i.name); } return bad.join(' '); })()`); got != "" {
@@ -252,37 +192,37 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	noScriptRan(t, ctx, "search page")
 	shot(t, ctx, shots, "search.png")
-	page(t, ctx, "search for many", chromedp.Navigate(d.base+"/search?q=burger"), chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
+	browsertest.Do(t, ctx, "search for many", chromedp.Navigate(d.base+"/search?q=burger"), chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
 	shot(t, ctx, shots, "search-many.png")
-	page(t, ctx, "search for nothing", chromedp.Navigate(d.base+"/search?q=zzyzxnothing"), chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
-	if n := eval[int](t, ctx, `document.querySelectorAll('main ol, main li').length`); n != 0 {
+	browsertest.Do(t, ctx, "search for nothing", chromedp.Navigate(d.base+"/search?q=zzyzxnothing"), chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('main ol, main li').length`); n != 0 {
 		t.Errorf("search for nothing: %d list elements, want a plain sentence", n)
 	}
 
 	// The music chart, reached from the overview's row of its own.
-	page(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/"),
+	browsertest.Do(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/"),
 		chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US?category=10"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if h1 := text(t, ctx, "h1"); h1 != "US · music trending chart" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "US · music trending chart" {
 		t.Errorf("music chart page h1 %q", h1)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
 		t.Errorf("music chart: no movement marks after two runs")
 	}
-	if got := eval[string](t, ctx, `document.querySelector('form.inline input[name=category]').value`); got != "10" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('form.inline input[name=category]').value`); got != "10" {
 		t.Errorf("music chart: the form to see an older chart asks for category %q, want 10", got)
 	}
 	shot(t, ctx, shots, "chart-US-music.png")
 
 	// On a phone: nothing wider than the screen but the scrolling tables.
-	page(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
 		chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
-	if over := eval[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
+	if over := browsertest.Eval[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
 		t.Errorf("phone: the overview is wider than the screen")
 	}
 	shot(t, ctx, shots, "overview-phone.png")
 
 	// Sign out: back to the sign-in, and the pages ask for it again.
-	page(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form.signout button`)), chromedp.WaitVisible(chromedp.CSS(`.signed-out`)))
-	page(t, ctx, "after signing out", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form.signout button`)), chromedp.WaitVisible(chromedp.CSS(`.signed-out`)))
+	browsertest.Do(t, ctx, "after signing out", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/browsertest"
 )
 
 // anyAddr is a free port on every interface: a non-loopback listener,
@@ -110,26 +112,26 @@ func TestServeRefusesAnOpenPublicListener(t *testing.T) {
 // endpoints answer and the rest says why.
 func TestListenerRulesInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t) // skips before anything is run when there is no chromium
+	ctx := browsertest.Tab(t) // skips before anything is run when there is no chromium
 	d, _ := listener(t, uiToken, "run", "--regions", "US")
-	page(t, ctx, "open the dashboard", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
-	if h1 := text(t, ctx, "h1"); h1 != "Sign in" {
+	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Sign in" {
 		t.Errorf("with a token set, /charts/US shows %q, want the sign-in page", h1)
 	}
-	page(t, ctx, "open /healthz", chromedp.Navigate(d.base+"/healthz"), chromedp.WaitVisible(chromedp.CSS(`body`)))
-	if got := text(t, ctx, "body"); !strings.Contains(got, `"ok"`) {
+	browsertest.Do(t, ctx, "open /healthz", chromedp.Navigate(d.base+"/healthz"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, `"ok"`) {
 		t.Errorf("/healthz in a browser, with no sign-in: %q", got)
 	}
-	page(t, ctx, "sign in", chromedp.Navigate(d.base+"/login"), chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
+	browsertest.Do(t, ctx, "sign in", chromedp.Navigate(d.base+"/login"), chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
 		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 
 	open, _ := listener(t, "", "run", "--regions", "US")
-	page(t, ctx, "open the dashboard without a token", chromedp.Navigate(open.base+"/"), chromedp.WaitVisible(chromedp.CSS(`body`)))
-	if got := text(t, ctx, "body"); !strings.Contains(got, "INGEST_UI_TOKEN") || strings.Contains(got, "Overview") {
+	browsertest.Do(t, ctx, "open the dashboard without a token", chromedp.Navigate(open.base+"/"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, "INGEST_UI_TOKEN") || strings.Contains(got, "Overview") {
 		t.Errorf("/ on an open non-loopback listener shows %q, want why it is not served", got)
 	}
-	page(t, ctx, "open /metrics", chromedp.Navigate(open.base+"/metrics"), chromedp.WaitVisible(chromedp.CSS(`body`)))
-	if got := text(t, ctx, "body"); !strings.Contains(got, "# TYPE") {
+	browsertest.Do(t, ctx, "open /metrics", chromedp.Navigate(open.base+"/metrics"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, "# TYPE") {
 		t.Errorf("/metrics in a browser: %.200q", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/browsertest"
 )
 
 // TestPhoneInBrowser looks at the chart and a video's page on a phone
@@ -13,26 +15,26 @@ import (
 // once, and no two of the labels it shows overlap.
 func TestPhoneInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t) // skips before anything is run when there is no chromium
+	ctx := browsertest.Tab(t) // skips before anything is run when there is no chromium
 	d := startDashboard(t)
-	page(t, ctx, "sign in on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+	browsertest.Do(t, ctx, "sign in on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
 		chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
 		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if over := eval[float64](t, ctx, `(() => { const s = document.querySelector('table.chart-table').parentElement;
+	if over := browsertest.Eval[float64](t, ctx, `(() => { const s = document.querySelector('table.chart-table').parentElement;
 		return Math.max(s.scrollWidth - s.clientWidth, document.documentElement.scrollWidth - window.innerWidth); })()`); over > 1 {
 		t.Errorf("phone chart: the table is %.0fpx wider than the screen: it scrolls sideways", over)
 	}
-	if cut := eval[string](t, ctx, `[...document.querySelectorAll('table.chart-table td.video a:first-child')].filter(a => {
+	if cut := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('table.chart-table td.video a:first-child')].filter(a => {
 		const r = a.getBoundingClientRect(); return r.right > window.innerWidth + 1 || r.left < -1 || a.scrollWidth > a.clientWidth + 1;
 		}).slice(0, 3).map(a => a.textContent).join(' | ')`); cut != "" {
 		t.Errorf("phone chart: titles cut by the screen's edge, the first: %s", cut)
 	}
 	shot(t, ctx, t.TempDir(), "chart-phone.png")
 
-	page(t, ctx, "open a video on a phone", chromedp.Click(chromedp.CSS(`table.chart-table tbody tr:first-child td.video a`)),
+	browsertest.Do(t, ctx, "open a video on a phone", chromedp.Click(chromedp.CSS(`table.chart-table tbody tr:first-child td.video a`)),
 		chromedp.WaitVisible(chromedp.CSS(`h1.video-title`)))
-	axes := eval[[]string](t, ctx, `[...document.querySelectorAll('figure.line-chart')].map(f =>
+	axes := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('figure.line-chart')].map(f =>
 		[...f.querySelectorAll('g.ticks.x text')].filter(e => getComputedStyle(e).display !== 'none').map(e => e.textContent).join('|'))`)
 	if len(axes) == 0 {
 		t.Fatal("phone video page: no time axis")
@@ -47,7 +49,7 @@ func TestPhoneInBrowser(t *testing.T) {
 			seen[l] = true
 		}
 	}
-	if n := eval[int](t, ctx, `[...document.querySelectorAll('figure.line-chart')].map(f => {
+	if n := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll('figure.line-chart')].map(f => {
 		const r = [...f.querySelectorAll('g.ticks.x text')].filter(e => getComputedStyle(e).display !== 'none').map(e => e.getBoundingClientRect());
 		let n = 0; for (let i = 1; i < r.length; i++) if (r[i].left < r[i-1].right) n++; return n; }).reduce((a, b) => a + b, 0)`); n != 0 {
 		t.Errorf("phone video page: %d time labels overlap the one before", n)
