@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 
 // Kind is what an entry of the daemon's schedule runs. Kinds are numbered
 // in priority order, highest first: a region's own chart, a category's
-// chart, tracking, pruning; one who spreads a budget over the entries
-// (ScheduleFor) serves a lower Kind first.
+// chart, tracking, pruning; a catch-up at start runs them in that order,
+// and a Pacer that spreads a budget serves a lower Kind first.
 type Kind int
 
 const (
@@ -58,9 +59,9 @@ type Entry struct {
 	// "track" or "prune". Leases, logs and metrics go by it.
 	Name string
 	Kind Kind
-	// Slots is the entry's staggered schedule. It is the default timing
-	// (Daemon.ScheduleFor), and whatever the timing, what a catch-up at
-	// start asks: whether the latest slot passed without a run.
+	// Slots is the entry's staggered schedule: the times it may run at (a
+	// Pacer decides whether it does), and what a catch-up at start asks:
+	// whether the latest slot passed without a run.
 	Slots Schedule
 	run   func(ctx context.Context) Ended
 }
@@ -112,13 +113,11 @@ type Daemon struct {
 	// LastStart holds the charts' latest starts in the store: a chart whose
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
-	// ScheduleFor is when cron runs an entry: the one place an entry's
-	// timing comes from, asked once per entry as the daemon starts. Nil is
-	// the staggered schedule, e.Slots. A wrapper may return later times
-	// than e.Slots; each time it gives is the run's slot (Observe's, the
-	// lag's), and runs unless a run of the entry has started at or after it
-	// (a catch-up at start, or for a chart another host's run in the store).
-	ScheduleFor func(e Entry) cron.Schedule
+	// Pacer, when set, decides at each of an entry's slots, and at the
+	// catch-up at start, whether the entry runs there; it is told how
+	// every run it allowed ended. Nil runs every slot, and at start every
+	// entry whose latest slot passed without a run.
+	Pacer Pacer
 }
 
 // Entries lists the schedule's entries, the chart passes in the order
@@ -151,16 +150,43 @@ func (d *Daemon) Entries() ([]Entry, error) {
 	return out, nil
 }
 
-func (d *Daemon) scheduleFor(e Entry) cron.Schedule {
-	if d.ScheduleFor != nil {
-		return d.ScheduleFor(e)
+// Pacer decides whether an entry runs at one of its slots.
+type Pacer interface {
+	// Due reports whether the entry runs at slot, and if so counts it.
+	Due(ctx context.Context, name string, slot time.Time) bool
+	// Ran is how a run Due allowed ended: what it spent, by pool, and its
+	// status; "" when it did not run after all (another process had it).
+	Ran(name string, units map[string]int64, status ingest.RunStatus)
+}
+
+// runPaced runs e for slot when the pacer (if any) allows it, and tells
+// the pacer how it ended.
+func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) {
+	if d.Pacer != nil && !d.Pacer.Due(ctx, e.Name, slot) {
+		return
 	}
-	return e.Slots
+	end, ran := d.Runner.runDue(ctx, e, slot, catchUp)
+	if d.Pacer != nil {
+		if !ran {
+			end.Status = ""
+		}
+		d.Pacer.Ran(e.Name, end.Units, end.Status)
+	}
+}
+
+// byPriority is the entries in the order a catch-up runs them: every
+// region's own chart, then the category charts, then the rest, each kind
+// in the schedule's order.
+func byPriority(entries []Entry) []Entry {
+	out := append([]Entry(nil), entries...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
 }
 
 // Run starts the daemon and returns once it has stopped: Drain closed (or
-// ctx ended) and the runs in flight ended (ctx cancels them at once). An
-// entry whose latest slot passed without a run runs once at start, except
+// ctx ended) and the runs in flight ended (ctx cancels them at once). At
+// start, highest priority first, an entry whose latest slot passed without
+// a run runs once (with a Pacer, one the pacer allows for that slot), except
 // tracking, which waits for its slot after the charts.
 func (d *Daemon) Run(ctx context.Context) error {
 	entries, err := d.Entries()
@@ -171,19 +197,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	r.startDaemon(d.LastStart)
 	c := cron.New(cron.WithLocation(time.UTC))
 	for _, e := range entries {
-		f := &firing{next: d.scheduleFor(e)}
-		c.Schedule(f, cron.FuncJob(func() { r.runDue(ctx, e, f.slot(time.Now()), false) }))
+		f := &firing{next: e.Slots}
+		c.Schedule(f, cron.FuncJob(func() { d.runPaced(ctx, e, f.slot(time.Now()), false) }))
 		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
-			"next_run", f.next.Next(time.Now()).Format(time.RFC3339))
+			"first_slot", f.next.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
 	go func() {
-		for _, e := range entries {
+		for _, e := range byPriority(entries) {
 			if stopping(r.Drain) {
 				return
 			}
 			if e.Kind != KindTracking {
-				r.runDue(ctx, e, e.Slots.Prev(time.Now()), true)
+				d.runPaced(ctx, e, e.Slots.Prev(time.Now()), true)
 			}
 		}
 	}()

@@ -7,8 +7,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
@@ -113,18 +111,38 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 	})
 }
 
-// slower runs every other slot of the schedule it wraps.
-type slower struct{ jobs.Schedule }
-
-func (s slower) Next(t time.Time) time.Time {
-	return jobs.Schedule{Every: 2 * s.Every, Offset: s.Offset}.Next(t)
+// everyOther is a pacer that allows tracking every other slot and every
+// other entry at each slot, and keeps how each run it allowed ended.
+type everyOther struct {
+	mu    sync.Mutex
+	asked map[string]int
+	open  map[string]bool // allowed, not yet told how it ended
+	ended map[string][]ingest.RunStatus
 }
 
-// TestScheduleForTimesEveryEntry: ScheduleFor is where every entry's
-// timing comes from. Wrapping tracking's to run every other slot halves
-// its runs, each for the wrapped schedule's time; the charts, not wrapped,
-// keep theirs.
-func TestScheduleForTimesEveryEntry(t *testing.T) {
+func (p *everyOther) Due(_ context.Context, name string, _ time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked[name]++
+	if name == "track" && p.asked[name]%2 == 0 {
+		return false
+	}
+	p.open[name] = true
+	return true
+}
+
+func (p *everyOther) Ran(name string, _ map[string]int64, st ingest.RunStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.open, name)
+	p.ended[name] = append(p.ended[name], st)
+}
+
+// TestPacerGatesEveryEntry: the pacer decides at every slot whether an
+// entry runs there, and is told how every run it allowed ended. Allowing
+// tracking every other slot halves its runs, each for a slot of its own
+// schedule; the charts keep every slot.
+func TestPacerGatesEveryEntry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		db, lim := storeAndLimiter(t)
 		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
@@ -138,15 +156,11 @@ func TestScheduleForTimesEveryEntry(t *testing.T) {
 			runs[e.Kind] = append(runs[e.Kind], slot)
 		}
 		trackEvery := 4 * time.Minute
+		pc := &everyOther{asked: map[string]int{}, open: map[string]bool{}, ended: map[string][]ingest.RunStatus{}}
 		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
 			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			ScheduleFor: func(e jobs.Entry) cron.Schedule {
-				if e.Kind == jobs.KindTracking {
-					return slower{e.Slots}
-				}
-				return e.Slots
-			}}
+			Pacer: pc}
 		done := make(chan error)
 		go func() { done <- d.Run(context.Background()) }()
 		time.Sleep(24 * time.Minute)
@@ -158,14 +172,20 @@ func TestScheduleForTimesEveryEntry(t *testing.T) {
 			t.Errorf("tracking ran %d times in 24 minutes of every other 4-minute slot, want 3: %v", n, runs[jobs.KindTracking])
 		}
 		entries, _ := d.Entries()
-		wrapped := jobs.Schedule{Every: 2 * trackEvery, Offset: entries[len(entries)-1].Slots.Offset}
+		own := entries[len(entries)-1].Slots
 		for _, slot := range runs[jobs.KindTracking] {
-			if slot.IsZero() || wrapped.Prev(slot) != slot {
-				t.Errorf("tracking ran for %s, not a time of the wrapped schedule", slot.Format(time.TimeOnly))
+			if slot.IsZero() || own.Prev(slot) != slot {
+				t.Errorf("tracking ran for %s, not a slot of its schedule", slot.Format(time.TimeOnly))
 			}
 		}
 		if n := len(runs[jobs.KindChart]); n < 3*len(ingest.DefaultRegions) {
 			t.Errorf("charts ran %d times in 3 periods, want every chart in each", n)
+		}
+		if len(pc.open) != 0 {
+			t.Errorf("the pacer was never told how these runs ended: %v", pc.open)
+		}
+		if got := pc.ended["track"]; len(got) != 3 || got[0] != ingest.StatusCompleted {
+			t.Errorf("tracking's ends as the pacer saw them: %v, want 3 completed", got)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -16,16 +17,31 @@ import (
 
 // Once runs every chart's pass now, then tracking and pruning when they
 // are set, each through the same Runner as the daemon's, and logs one
-// summary line for the passes instead of one line each. err is pruning's
-// failure; a failure of tracking is logged, not returned: the charts are
-// the run's job, tracking an addition.
+// summary line for the passes instead of one line each. With a Pacer (run
+// --once --pace), it runs only the charts and tracking the pacer says are
+// due now, highest priority first: a cron every few minutes then spreads
+// the pools as the daemon does. err is pruning's failure; a failure of
+// tracking is logged, not returned: the charts are the run's job,
+// tracking an addition.
 func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	d.Runner.PassLevel = slog.LevelDebug
 	start := time.Now()
-	results = d.Runner.Once(ctx)
-	LogSummary(d.Runner.Logger, results, len(d.Runner.Passes), time.Since(start))
-	if d.Track != nil {
-		d.Runner.Run(ctx, d.Track.Entry())
+	planned := len(d.Runner.Passes)
+	if d.Pacer != nil {
+		results = d.pacedOnce(ctx, start)
+		planned = len(results)
+	} else {
+		results = d.Runner.Once(ctx)
+	}
+	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
+	if d.Track != nil && (d.Pacer == nil || d.Pacer.Due(ctx, d.Track.Entry().Name, start)) {
+		end, ran := d.Runner.Run(ctx, d.Track.Entry())
+		if d.Pacer != nil {
+			if !ran {
+				end.Status = ""
+			}
+			d.Pacer.Ran(d.Track.Entry().Name, end.Units, end.Status)
+		}
 	}
 	if d.Prune != nil {
 		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
@@ -33,6 +49,38 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		}
 	}
 	return results, nil
+}
+
+// pacedOnce runs the passes the pacer says are due at now, every region's
+// own chart before any category chart, and stops as Runner.Once does.
+func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
+	passes := append([]*Pass(nil), d.Runner.Passes...)
+	sort.SliceStable(passes, func(i, j int) bool { return passes[i].Entry().Kind < passes[j].Entry().Kind })
+	var results []PassResult
+	due := 0
+	for _, p := range passes {
+		if stopping(d.Runner.Drain) || ctx.Err() != nil {
+			break
+		}
+		if !d.Pacer.Due(ctx, p.Chart(), now) {
+			continue
+		}
+		due++
+		res, ran := d.Runner.RunPass(ctx, p)
+		status := res.Status
+		if !ran {
+			status = ""
+		}
+		d.Pacer.Ran(p.Chart(), res.Units, status)
+		if ran {
+			results = append(results, res)
+		}
+		if res.Fatal {
+			break
+		}
+	}
+	d.Runner.Logger.Info("run --once --pace: the charts the plan says are due now", "due", due, "charts", len(passes))
+	return results
 }
 
 // LogSummary is run --once's one line at info: how the passes ended,

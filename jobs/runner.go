@@ -228,14 +228,14 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 // The schedule and the catch-up at start both ask here, so a slot that
 // comes while the catch-up is still on its way to e runs once, not once
 // each.
-func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) {
+func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) (Ended, bool) {
 	if !r.due(e.Name, slot, time.Now()) {
-		return
+		return Ended{}, false
 	}
 	if catchUp {
 		r.Logger.Info("catching up a missed slot", e.logKey(), e.Name)
 	}
-	r.run(ctx, e, slot, catchUp)
+	return r.run(ctx, e, slot, catchUp)
 }
 
 // due reports whether name has had no start at or after slot, and if so

@@ -41,9 +41,11 @@ var (
 	chartAgeDesc = prometheus.NewDesc("ingest_chart_age_seconds",
 		"Seconds since the chart's latest completed pass started: how old what the site shows of it is.", []string{"chart"}, nil)
 	cadenceDesc = prometheus.NewDesc("ingest_pace_cadence_seconds",
-		"The planned cadence of a chart, or of tracking (chart=\"track\"), under run --pace; +Inf when its pools have nothing left before the reset.", []string{"chart"}, nil)
+		"The planned cadence of a chart, or of tracking (chart=\"track\"), under run --pace; +Inf when it is dropped or its pools have no room.", []string{"chart"}, nil)
 	projectedDesc = prometheus.NewDesc("ingest_pace_projected_units",
 		"Units the plan spends in the pool by its reset.", []string{"pool"}, nil)
+	droppedDesc = prometheus.NewDesc("ingest_pace_dropped",
+		"1 when the plan drops the entry (a chart, or tracking under chart=\"track\"): the pool cannot hold it beside the entries above it; 0 otherwise.", []string{"chart"}, nil)
 	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )
@@ -57,7 +59,7 @@ type Pace struct {
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, cadenceDesc, projectedDesc, runsOutDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, cadenceDesc, droppedDesc, projectedDesc, runsOutDesc} {
 		ch <- d
 	}
 }
@@ -76,6 +78,11 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 	st := c.Status()
 	for _, e := range st.Entries {
 		ch <- prometheus.MustNewConstMetric(cadenceDesc, prometheus.GaugeValue, cadenceSeconds(e.Every), e.Name)
+		dropped := 0.0
+		if e.Dropped {
+			dropped = 1
+		}
+		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.GaugeValue, dropped, e.Name)
 	}
 	for _, p := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(projectedDesc, prometheus.GaugeValue, p.Spend, p.Pool)

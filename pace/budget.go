@@ -14,9 +14,9 @@ type Spent struct {
 	Units int64
 }
 
-// Horizon is how far a pool's plan reaches from now: to the pool's next
-// day start (the upstream's reset) for a pool with a day, over its window
-// for one without.
+// Horizon is how far a pool's plan reaches from now before it is made
+// again: to the pool's next day start (the upstream's reset) for a pool
+// with a day, over its window for one without.
 func Horizon(pool ingest.Pool, now time.Time) time.Duration {
 	if pool.Day == nil {
 		return pool.Window
@@ -24,21 +24,39 @@ func Horizon(pool ingest.Pool, now time.Time) time.Duration {
 	return time.UnixMilli(ingest.DayStarts(pool.Day, now)[2]).Sub(now)
 }
 
-// BudgetOf is what this worker may spend in a pool until the horizon,
-// from the limiter's state of the pool (its Remaining already leaves the
-// reserve out) and this worker's own recent spend there (mine, oldest
-// first).
+// Sustainable is the rate, in units a second, that the pool holds forever
+// against every limit it has at once: its capacity less slack over its
+// window, and over the current calendar day when it has one (25 hours on
+// the day the clocks go back). Spent at that rate, no trailing window and
+// no day ever holds more than the capacity, so the reset is never a
+// reason to spend faster and the window is never full when a day begins.
+func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
+	span := pool.Window
+	if pool.Day != nil {
+		d := ingest.DayStarts(pool.Day, now)
+		span = max(span, time.Duration(d[2]-d[1])*time.Millisecond)
+	}
+	if span <= 0 {
+		return 0
+	}
+	return max(float64(pool.Capacity())-slack, 0) / span.Seconds()
+}
+
+// BudgetOf is the rate this worker may spend at in a pool, and what that
+// rate spends by the horizon, from the limiter's state of the pool and
+// this worker's own spend in its window (mine: its ledger's calls).
 //
-// The constant rate it allows never asks the limiter for units that are
-// not there yet: at every moment of the horizon, what the rate spent by
-// then is at most what remains now plus what of this worker's own spend
-// has left the window by then. When another worker spends in the pool
-// (its use beyond this worker's), this worker counts on half of the room
-// left now and of the day's, and on all of its own spend as it leaves the
-// window: two workers on one key then plan no more than the pool has
-// between them, and a newcomer always gets a share. A blocked pool, or a
-// limiter waiting for lost data, has nothing until it ends.
-func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent) Budget {
+// The rate is the lowest of three: the pool's sustainable rate (less
+// slack, the room a plan of whole passes needs over its average); the
+// largest constant rate that never asks the window for units it does not
+// have yet (what remains now, plus this worker's own spend as it leaves
+// the window); and, for a pool with a day, what the day has left over
+// what is left of it. When another worker spends in the pool (its use
+// beyond this worker's), this worker counts on half of each: two workers
+// on one key then plan no more than the pool holds between them. A
+// blocked pool, or a limiter waiting for lost data, has nothing until it
+// ends.
+func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
@@ -47,23 +65,27 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	if b.Horizon <= 0 {
 		return b
 	}
-	room, today := float64(st.Remaining), float64(max(pool.Capacity()-st.UsedDay, 0))
+	share := 1.0
 	if others(st, pool.Window, now, mine) > 0 {
-		room, today = room/2, today/2
+		share = 0.5
 	}
-	rate := safeRate(room, pool.Window, b.Horizon, now, mine)
+	capacity := float64(pool.Capacity())
+	rate := share * Sustainable(pool, now, slack)
+	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0), pool.Window, now, mine))
 	if pool.Day != nil {
-		rate = min(rate, today/b.Horizon.Seconds())
+		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds())
 	}
+	b.Rate = rate
 	b.Units = rate * b.Horizon.Seconds()
 	return b
 }
 
 // safeRate is the largest constant rate, in units a second, that never
 // spends more than remaining plus what of mine has left the window by then,
-// at any moment up to horizon. It is lowest just before one of mine
-// leaves, or at the horizon.
-func safeRate(remaining float64, window, horizon time.Duration, now time.Time, mine []Spent) float64 {
+// at any moment of the next window. It is lowest just before one of mine
+// leaves, or at the window's end.
+func safeRate(remaining float64, window time.Duration, now time.Time, mine []Spent) float64 {
+	horizon := window
 	sort.Slice(mine, func(i, j int) bool { return mine[i].At.Before(mine[j].At) })
 	freed := remaining
 	rate := -1.0

@@ -29,14 +29,14 @@ func TestBudgetOf(t *testing.T) {
 		{"own spend leaves late: the rate is what remains until it does",
 			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-30 * s), Units: 60}}, 45},
 		{"another worker's spend halves the budget",
-			ingest.PoolState{Used: 90, Remaining: 30}, []pace.Spent{{At: t0.Add(-60 * s), Units: 60}}, 45},
+			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-60 * s), Units: 30}}, 45},
 		{"blocked: nothing", ingest.PoolState{Remaining: 90, BlockedUntil: t0.Add(time.Hour)}, nil, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.st.Pool = "default"
-			b := pace.BudgetOf(tc.st, window, t0, tc.mine)
+			b := pace.BudgetOf(tc.st, window, t0, tc.mine, 0)
 			if math.Abs(b.Units-tc.units) > 1e-9 {
 				t.Errorf("units %v, want %v", b.Units, tc.units)
 			}
@@ -44,17 +44,49 @@ func TestBudgetOf(t *testing.T) {
 	}
 }
 
-// A pool with a day plans to the day's end: the upstream's reset.
-func TestHorizonDay(t *testing.T) {
+// A pool with a window and a day is paced at the rate it holds forever,
+// whatever the hour: a day's capacity over 24 hours (25 on the day the
+// clocks go back), not what is left until the reset over the hours to it.
+// Its horizon, when the plan is made again, is still the reset.
+func TestBudgetDayAndWindow(t *testing.T) {
 	t.Parallel()
-	pool := ingest.Pool{Name: "default", Limit: 100, Window: 24 * time.Hour, Day: ingest.UpstreamZone}
-	now := time.Date(2026, 3, 2, 20, 0, 0, 0, time.UTC) // 12:00 PST
-	if got := pace.Horizon(pool, now); got != 12*time.Hour {
-		t.Errorf("horizon %v, want 12h to midnight Pacific", got)
+	pool := ingest.Pool{Name: "default", Limit: 1000, Reserve: 50, Window: 24 * time.Hour, Day: ingest.UpstreamZone}
+	empty := ingest.PoolState{Pool: "default", Remaining: 950}
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		span time.Duration
+	}{
+		{"21:45, a 24-hour day", time.Date(2026, 10, 30, 21, 45, 0, 0, ingest.UpstreamZone), 24 * time.Hour},
+		{"09:00, a 24-hour day", time.Date(2026, 10, 30, 9, 0, 0, 0, ingest.UpstreamZone), 24 * time.Hour},
+		{"00:30 of the 25-hour day", time.Date(2026, 11, 1, 0, 30, 0, 0, ingest.UpstreamZone), 25 * time.Hour},
+		{"00:30 of the 23-hour day: the window's 24 hours", time.Date(2026, 3, 8, 0, 30, 0, 0, ingest.UpstreamZone), 24 * time.Hour},
+	} {
+		b := pace.BudgetOf(empty, pool, tc.at, nil, 0)
+		if want := 950 / tc.span.Hours(); math.Abs(b.Rate*3600-want) > 1e-9 {
+			t.Errorf("%s: %.3f units an hour, want %.3f", tc.name, b.Rate*3600, want)
+		}
+		if want := time.UnixMilli(ingest.DayStarts(ingest.UpstreamZone, tc.at)[2]).Sub(tc.at); b.Horizon != want {
+			t.Errorf("%s: horizon %v, want the reset in %v", tc.name, b.Horizon, want)
+		}
 	}
-	b := pace.BudgetOf(ingest.PoolState{Pool: "default", UsedDay: 40, Used: 40, Remaining: 60}, pool, now, []pace.Spent{{At: now.Add(-time.Hour), Units: 40}})
-	if b.Units != 60 {
-		t.Errorf("units %v, want the day's 60 left", b.Units)
+	// Yesterday's spend still in the window: the rate is what the window
+	// frees, not the new day's room.
+	now := time.Date(2026, 11, 3, 0, 30, 0, 0, ingest.UpstreamZone)
+	mine := []pace.Spent{{At: now.Add(-2 * time.Hour), Units: 900}}
+	st := ingest.PoolState{Pool: "default", Used: 900, UsedDay: 0, Remaining: 50}
+	b := pace.BudgetOf(st, pool, now, mine, 0)
+	if want := 50.0 / 22; math.Abs(b.Rate*3600-want) > 1e-9 {
+		t.Errorf("after the reset with the window full: %.3f units an hour, want %.3f (what is left until the spend ages out)", b.Rate*3600, want)
+	}
+	// The day nearly spent, its window (an hour) not: what is left of the
+	// day over the hours to the reset.
+	hourly := ingest.Pool{Name: "default", Limit: 1000, Reserve: 50, Window: time.Hour, Day: ingest.UpstreamZone}
+	late := time.Date(2026, 11, 3, 22, 0, 0, 0, ingest.UpstreamZone)
+	st = ingest.PoolState{Pool: "default", Used: 0, UsedDay: 940, Remaining: 10}
+	b = pace.BudgetOf(st, hourly, late, nil, 0)
+	if want := 10.0 / 2; math.Abs(b.Rate*3600-want) > 1e-9 {
+		t.Errorf("the day nearly spent: %.3f units an hour, want %.3f", b.Rate*3600, want)
 	}
 }
 
@@ -68,9 +100,9 @@ func TestPacerDue(t *testing.T) {
 		reads++
 		return []ingest.PoolState{{Pool: "default", Remaining: 100}}, nil
 	}
-	// 20 units every 10 s would be 600 in the window: paced to 100/300 s,
-	// the one entry runs every 60 s.
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 20)})
+	// 18 units every 10 s would be 540 in the window: paced to 90/300 s
+	// (a tenth of the pool kept as slack), the one entry runs every 60 s.
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 18)})
 	now := t0
 	p.Now = func() time.Time { return now }
 	var ran []int
@@ -78,6 +110,7 @@ func TestPacerDue(t *testing.T) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
 		if p.Due(context.Background(), "US", now) {
 			ran = append(ran, i)
+			p.Ran("US", map[string]int64{"default": 18}, ingest.StatusCompleted)
 		}
 	}
 	if want := []int{0, 6, 12}; !equal(ran, want) {
@@ -96,8 +129,8 @@ func TestPacerDue(t *testing.T) {
 	if reads != 3 {
 		t.Errorf("after a dearer pass, read the limiter %d times in all, want 3", reads)
 	}
-	if got := p.Status().Entries[0].Cost["default"]; got != 40 {
-		t.Errorf("measured cost %v, want 40", got)
+	if got := p.Status().Entries[0].Cost["default"]; got != (18*3+40)/4.0 {
+		t.Errorf("measured cost %v, want the mean of the completed passes, %v", got, (18*3+40)/4.0)
 	}
 }
 
@@ -133,6 +166,7 @@ func TestPacerBlocked(t *testing.T) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
 		if p.Due(context.Background(), "US", now) {
 			ran = append(ran, i)
+			p.Ran("US", map[string]int64{"default": 1}, ingest.StatusCompleted)
 		}
 	}
 	if want := []int{5, 6, 7}; !equal(ran, want) {
@@ -152,6 +186,7 @@ func TestPacerNoState(t *testing.T) {
 	for i := range 5 {
 		if p.Due(context.Background(), "US", t0.Add(time.Duration(i)*10*time.Second)) {
 			n++
+			p.Ran("US", map[string]int64{"default": 50}, ingest.StatusCompleted)
 		}
 	}
 	if n != 5 {
@@ -159,35 +194,41 @@ func TestPacerNoState(t *testing.T) {
 	}
 }
 
-// The schedule adapter fires at the first of the entry's staggered slots
-// where it will have earned a pass, and counts it: a chart planned every
-// 60 s on 10 s slots fires 60 s after its last firing, on its own offset;
-// asked again before the slot it gave, it gives the same one.
-func TestSchedule(t *testing.T) {
+// An entry starts with what its age has earned: after a restart, a chart
+// fetched a minute ago waits out its cadence, one never fetched runs at
+// once; a pass under way is not granted a second; the plan's next run is
+// the first slot where the entry will have earned a pass.
+func TestPacerRestart(t *testing.T) {
 	t.Parallel()
-	pool := ingest.Pool{Name: "default", Limit: 100, Window: 300 * time.Second}
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
 	state := func(context.Context) ([]ingest.PoolState, error) {
-		return []ingest.PoolState{{Pool: "default", Remaining: 100}}, nil
+		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
 	}
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 20)})
+	slots := jobs.Schedule{Every: time.Minute}
+	us, gb := entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)
+	us.Slots, gb.Slots = slots, slots
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{us, gb})
 	p.Now = func() time.Time { return t0 }
-	base := jobs.Schedule{Every: 10 * time.Second, Offset: 3 * time.Second}
-	s := p.Schedule("US", base)
-	first := s.Next(t0)
-	if want := base.Next(t0); !first.Equal(want) {
-		t.Fatalf("first slot %v, want the base's %v", first, want)
+	p.History = func(context.Context, time.Time) (pace.History, error) {
+		return pace.History{Last: map[string]time.Time{"US": t0.Add(-30 * time.Second)}}, nil
 	}
-	if again := s.Next(t0.Add(time.Second)); !again.Equal(first) {
-		t.Fatalf("asked again before its first slot: %v, want the same %v, counted once", again.Sub(t0), first.Sub(t0))
+	if p.Due(context.Background(), "US", t0) {
+		t.Errorf("US fetched 30 s before the restart ran again at once; its cadence is a minute")
 	}
-	next := first
-	for i := 1; i <= 3; i++ {
-		next = s.Next(next)
-		if want := first.Add(time.Duration(i) * 60 * time.Second); !next.Equal(want) {
-			t.Errorf("firing %d at %v, want %v", i+1, next.Sub(t0), want.Sub(t0))
+	if !p.Due(context.Background(), "GB", t0) {
+		t.Errorf("GB, never fetched, did not run at start")
+	}
+	if p.Due(context.Background(), "GB", t0.Add(time.Minute)) {
+		t.Errorf("GB was granted a second pass while its first was under way")
+	}
+	st := p.Status()
+	for _, e := range st.Entries {
+		if e.Name == "US" && !e.Next.Equal(t0.Add(time.Minute)) {
+			t.Errorf("US's next run %v, want %v: the first slot where it has earned a pass", e.Next, t0.Add(time.Minute))
 		}
 	}
-	if got := p.Schedule("unknown", base).Next(t0); !got.Equal(base.Next(t0)) {
-		t.Errorf("an unknown entry's next %v, want the base's", got)
+	p.Ran("GB", map[string]int64{"default": 1}, ingest.StatusCompleted)
+	if !p.Due(context.Background(), "GB", t0.Add(2*time.Minute)) {
+		t.Errorf("GB, its pass ended, did not run at its next slot")
 	}
 }

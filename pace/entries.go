@@ -45,3 +45,15 @@ func guess(costs *ingest.Costs, op string, calls int64) map[string]float64 {
 	}
 	return out
 }
+
+// Daily is what the charts spend a day outside their passes, by pool: the
+// category names each region's first pass of a day reads.
+func Daily(costs *ingest.Costs, charts []string) map[string]float64 {
+	regions := 0
+	for _, c := range charts {
+		if ChartPriority(c) == PriorityChart {
+			regions++
+		}
+	}
+	return guess(costs, ingest.OpCategoriesList, int64(regions))
+}

@@ -9,9 +9,18 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Costs measures what each entry's recent passes cost, by entry name and
-// pool: the store's ledger of the runs that completed since a time.
-type Costs func(ctx context.Context, since time.Time) (map[string]map[string]float64, error)
+// History is what the worker's database says of its own past: the pacer
+// starts from it, so that a restart costs nothing.
+type History struct {
+	// Spent is this worker's own calls (its ledger's) in each pool's
+	// window, by pool.
+	Spent map[string][]Spent
+	// Last is when each entry's latest completed pass started.
+	Last map[string]time.Time
+	// Cost is each entry's mean cost per pass over its recent passes, by
+	// pool; an entry without one keeps its guess.
+	Cost map[string]map[string]float64
+}
 
 // Pacer decides, at each of an entry's slots, whether the entry runs
 // there, so that every entry keeps the cadence of the current plan on
@@ -21,9 +30,18 @@ type Pacer struct {
 	Pools []ingest.Pool
 	// State reads the limiter's pools: what remains, what is used, blocks.
 	State func(ctx context.Context) ([]ingest.PoolState, error)
-	// Measure, when set, seeds each entry's cost per pass from its recent
-	// passes before the first plan.
-	Measure Costs
+	// History, when set, reads the worker's own spend, its entries' last
+	// passes and their costs (the mean over the last day's passes) from its
+	// database at every plan, so that every process on the database plans
+	// from the same figures; without it, the pacer counts only what it saw
+	// run, and an entry's cost is the mean of its last passes.
+	History func(ctx context.Context, now time.Time) (History, error)
+	// Daily is what the worker spends a day outside its entries' passes,
+	// by pool (the category names each region's first pass of a day
+	// reads): kept out of the rate.
+	Daily map[string]float64
+	// Publish, when set, is given every plan the pacer makes.
+	Publish func(ctx context.Context, st Status)
 	Now     func() time.Time // time.Now when nil
 	Logger  *slog.Logger
 	// Refresh is the longest a plan is kept without an event: other
@@ -36,7 +54,12 @@ type Pacer struct {
 	recent  map[string][]map[string]float64 // each entry's last passes' costs
 	credit  map[string]float64
 	asked   map[string]time.Time
-	mine    map[string][]Spent // by pool
+	last    map[string]time.Time // each entry's latest completed pass
+	running map[string]time.Time // entries granted a pass not yet ended, by slot
+	mine    map[string][]Spent   // by pool
+	room    map[string]float64   // what the pools hold now, less the passes granted since
+	states  []ingest.PoolState
+	shared  bool // another worker spends in a pool
 	plan    Plan
 	budgets []Budget
 	planAt  time.Time
@@ -56,7 +79,8 @@ const dearer = 1.1
 func New(pools []ingest.Pool, state func(context.Context) ([]ingest.PoolState, error), entries []Entry) *Pacer {
 	p := &Pacer{Pools: pools, State: state, entries: entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
-		asked: map[string]time.Time{}, mine: map[string][]Spent{}, stale: "start"}
+		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
+		mine: map[string][]Spent{}, room: map[string]float64{}, stale: "start"}
 	for i, e := range entries {
 		p.index[e.Name] = i
 	}
@@ -79,9 +103,13 @@ func (p *Pacer) logger() *slog.Logger {
 
 // Due reports whether the entry runs at slot, and if so counts the run.
 // Between two of its slots an entry earns the time between them over its
-// planned cadence; it runs when it has earned a whole pass, and never
-// keeps more than one, so a slow spell is not made up in a burst. An
-// entry the pacer does not know always runs.
+// planned cadence; it runs when it has earned a whole pass and the pools
+// hold what it costs, and never keeps more than one, so a slow spell is
+// not made up in a burst. An entry starts with what its age has earned: a
+// chart fetched a minute before a restart waits its cadence out, one
+// never fetched runs at once. An entry with a pass under way is not due,
+// so its next pass is planned on what this one cost. An entry the pacer
+// does not know always runs.
 func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,34 +117,102 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	if !ok {
 		return true
 	}
+	if _, busy := p.running[name]; busy {
+		return false
+	}
 	p.replan(ctx)
-	c := p.earned(name, i, slot)
+	c := p.earned(i, slot)
 	p.asked[name] = slot
 	if c < 1-1e-9 {
 		p.credit[name] = c
 		return false
 	}
+	if !p.fits(ctx, i) {
+		p.credit[name] = 1
+		return false
+	}
 	p.credit[name] = c - 1
+	p.running[name] = slot
+	p.take(i)
 	return true
 }
 
-// earned is the entry's credit at slot: one on its first slot, unless
-// the plan has nothing for it.
-func (p *Pacer) earned(name string, i int, slot time.Time) float64 {
-	every, planned := p.plan.Every[p.entries[i].Name]
-	if !planned {
-		// No plan yet (the limiter has not answered): the floor, as
-		// without pacing; the limiter still decides every call.
-		every = p.entries[i].Floor
-	}
-	last, ok := p.asked[name]
-	if !ok && every != Never {
-		return 1
-	}
-	if every == Never || every <= 0 || !slot.After(last) {
+// earned is the entry's credit at slot.
+func (p *Pacer) earned(i int, slot time.Time) float64 {
+	name := p.entries[i].Name
+	every := p.every(i)
+	last, asked := p.asked[name]
+	switch {
+	case every == Never:
+		return min(p.credit[name], 1-1e-6)
+	case !asked:
+		done, ok := p.last[name]
+		if !ok || every <= 0 {
+			return 1
+		}
+		return min(max(float64(slot.Sub(done))/float64(every), 0), 1)
+	case every <= 0 || !slot.After(last):
 		return p.credit[name]
 	}
 	return min(p.credit[name]+float64(slot.Sub(last))/float64(every), 1)
+}
+
+// every is the entry's planned cadence: its floor before the first plan
+// (the limiter has not answered), as without pacing; the limiter still
+// decides every call.
+func (p *Pacer) every(i int) time.Duration {
+	if every, ok := p.plan.Every[p.entries[i].Name]; ok {
+		return every
+	}
+	return p.entries[i].Floor
+}
+
+// fits reports whether the pools hold a pass of the entry now. When they
+// seem not to, the limiter is asked again: room freed since the plan.
+func (p *Pacer) fits(ctx context.Context, i int) bool {
+	if p.planAt.IsZero() || p.hasRoom(i) {
+		return true
+	}
+	if states, err := p.State(ctx); err == nil {
+		p.roomOf(states)
+	}
+	return p.hasRoom(i)
+}
+
+func (p *Pacer) hasRoom(i int) bool {
+	for pool, c := range p.entries[i].Cost {
+		if r, ok := p.room[pool]; ok && c > r+1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// take counts a granted pass against the room until the limiter is read
+// again.
+func (p *Pacer) take(i int) {
+	for pool, c := range p.entries[i].Cost {
+		if _, ok := p.room[pool]; ok {
+			p.room[pool] -= c
+		}
+	}
+}
+
+// roomOf is what each pool holds now for this worker: half of it when
+// another worker spends there.
+func (p *Pacer) roomOf(states []ingest.PoolState) {
+	now := p.now()
+	for _, st := range states {
+		pool, ok := p.pool(st.Pool)
+		if !ok {
+			continue
+		}
+		share := 1.0
+		if others(st, pool.Window, now, p.mine[st.Pool]) > 0 {
+			share = 0.5
+		}
+		p.room[st.Pool] = share * float64(st.Remaining)
+	}
 }
 
 // Ran tells the pacer how a pass of the entry ended: what it spent, by
@@ -127,20 +223,31 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	for pool, u := range units {
-		if u > 0 {
-			p.mine[pool] = append(p.mine[pool], Spent{At: now, Units: u})
+	if p.History == nil {
+		for pool, u := range units {
+			if u > 0 {
+				p.mine[pool] = append(p.mine[pool], Spent{At: now, Units: u})
+			}
 		}
 	}
 	i, ok := p.index[name]
 	if !ok {
 		return
 	}
+	slot, granted := p.running[name]
+	delete(p.running, name)
 	switch status {
 	case ingest.StatusStopped:
 		p.stale = "a pass was stopped for want of quota"
 	case ingest.StatusCompleted:
+		if !granted {
+			slot = now
+		}
+		p.last[name] = slot
 		p.measured(i, units)
+	}
+	if granted && p.Publish != nil && !p.planAt.IsZero() {
+		p.Publish(context.Background(), p.status())
 	}
 }
 
@@ -188,8 +295,8 @@ func (p *Pacer) replan(ctx context.Context) {
 	default:
 		return
 	}
-	if p.planAt.IsZero() && p.Measure != nil {
-		p.seed(ctx, now)
+	if p.History != nil {
+		p.load(ctx, now)
 	}
 	states, err := p.State(ctx)
 	if err != nil {
@@ -199,25 +306,71 @@ func (p *Pacer) replan(ctx context.Context) {
 	p.make(states, now)
 	p.stale = ""
 	p.logger().Debug("pace: planned", "why", why, "until", p.until)
+	if p.Publish != nil {
+		p.Publish(ctx, p.status())
+	}
+}
+
+// load reads the worker's own spend from its database, and at the first
+// plan each entry's last pass and measured cost.
+func (p *Pacer) load(ctx context.Context, now time.Time) {
+	h, err := p.History(ctx, now)
+	if err != nil {
+		p.logger().Warn("pace: read this worker's history; planning with what it saw", ingest.LogErr, err)
+		return
+	}
+	for _, pool := range p.Pools {
+		p.mine[pool.Name] = h.Spent[pool.Name]
+	}
+	for name, at := range h.Last {
+		if at.After(p.last[name]) {
+			p.last[name] = at
+		}
+	}
+	for i, e := range p.entries {
+		if c, ok := h.Cost[e.Name]; ok && len(c) > 0 {
+			p.entries[i].Cost = c
+		}
+	}
 }
 
 // make plans from the limiter's states at now.
 func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.budgets = p.budgets[:0]
 	p.until = time.Time{}
+	shared := false
 	for _, st := range states {
 		pool, ok := p.pool(st.Pool)
 		if !ok {
 			continue
 		}
 		p.mine[st.Pool] = trim(p.mine[st.Pool], now.Add(-pool.Window))
-		b := BudgetOf(st, pool, now, p.mine[st.Pool])
+		shared = shared || others(st, pool.Window, now, p.mine[st.Pool]) > 0
+		slack := Slack(pool, p.entries) + p.Daily[st.Pool]*pool.Window.Hours()/24
+		b := BudgetOf(st, pool, now, p.mine[st.Pool], slack)
 		p.budgets = append(p.budgets, b)
 		if end := now.Add(b.Horizon); p.until.IsZero() || end.Before(p.until) {
 			p.until = end
 		}
 	}
+	if shared != p.shared && !p.planAt.IsZero() {
+		msg := "pace: another worker spends on the quota key; counting on half of each pool"
+		if !shared {
+			msg = "pace: no other worker's spend is left in the window; counting on whole pools"
+		}
+		p.logger().Info(msg)
+	}
+	p.shared = shared
+	p.states = states
+	p.roomOf(states)
+	old := p.plan.Dropped
 	p.plan, p.planAt = Make(p.budgets, p.entries), now
+	for _, e := range p.entries {
+		if p.plan.Dropped[e.Name] && !old[e.Name] {
+			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",
+				"entry", e.Name, "priority", e.Priority)
+		}
+	}
 }
 
 func (p *Pacer) pool(name string) (ingest.Pool, bool) {
@@ -238,17 +391,20 @@ func trim(s []Spent, since time.Time) []Spent {
 	return s[i:]
 }
 
-// seed takes each entry's cost from its passes of the last day, when it
-// has any.
-func (p *Pacer) seed(ctx context.Context, now time.Time) {
-	got, err := p.Measure(ctx, now.Add(-24*time.Hour))
-	if err != nil {
-		p.logger().Warn("pace: read the passes' costs; planning with the guesses", ingest.LogErr, err)
-		return
-	}
-	for i, e := range p.entries {
-		if c, ok := got[e.Name]; ok && len(c) > 0 {
-			p.entries[i].Cost = c
+// Slack is the room a plan of whole passes needs in the pool over its
+// average: an entry that runs less often than at each of its slots can
+// fall twice in one window where its average says once, so one pass of
+// each entry below level 0, and of the dearest at level 0, is kept out of
+// the sustainable rate. It is never more than a tenth of the capacity.
+func Slack(pool ingest.Pool, entries []Entry) float64 {
+	var below, top float64
+	for _, e := range entries {
+		c := e.Cost[pool.Name]
+		if e.Priority > 0 {
+			below += c
+		} else {
+			top = max(top, c)
 		}
 	}
+	return min(below+top, float64(pool.Capacity())/10)
 }

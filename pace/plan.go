@@ -1,22 +1,24 @@
-// Package pace spreads each quota pool's budget over the rest of the
-// upstream's day, so that a schedule that does not fit the day does not
-// spend the pool by morning and leave every chart stale until the reset.
+// Package pace spreads each quota pool's budget over time at a rate the
+// pool can hold forever, so that no chart goes stale for hours of any day.
 //
-// It has two halves. The planner (Make) is pure: from what each pool lets
-// this worker spend until its horizon (the pool's next day start, or its
-// window for a pool without a day) and each entry's measured cost per pass,
-// priority and floor, it sets each entry's cadence so that the pools'
-// budgets are spent evenly over the horizon and never faster than the
-// floor. The Pacer around it reads the limiter's state, measures costs,
-// re-plans on the events that change the picture (a refusal, an upstream
-// block, a pass dearer than planned, another worker's spend, the reset) and
-// decides, at each of an entry's staggered slots, whether the entry runs
-// there. Its Schedule adapts any cron.Schedule the same way.
+// The shipped pools hold two limits at once: a 24-hour sliding window and
+// the upstream's Pacific day. A plan that spends what is left "until the
+// reset" empties the window before midnight, and after the reset the day
+// is new but the window still holds yesterday's spend: nothing runs until
+// it ages out. So the rate is the pool's sustainable one (its capacity
+// over the longer of its window and its day), never more than the window
+// and the day have room for, and the reset only starts a new plan.
 //
-// Priorities are levels: 0 runs most often, and when a pool is short each
-// level below runs half as often as the one above it, never faster than its
-// floor. Every entry keeps a share, so nothing goes stale for the whole day
-// while a higher level is served.
+// It has two halves. The planner (Make) is pure: from each pool's rate and
+// each entry's measured cost per pass, priority and floor, it sets each
+// entry's cadence, level by level: a region's own charts first, at their
+// floors while they fit; the levels below share what is left, or are
+// dropped on purpose when nothing is. The Pacer around it rebuilds its own
+// spend, each entry's last pass and its cost from the worker's database
+// (so a restart costs nothing), reads the limiter's state, re-plans on the
+// events that change the picture (a refusal, an upstream block, a pass
+// dearer than planned, another worker's spend, the reset) and decides, at
+// each of an entry's staggered slots, whether the entry runs there.
 package pace
 
 import (
@@ -41,13 +43,24 @@ type Entry struct {
 	Floor time.Duration
 	// Cost is what one pass takes, by pool, as measured.
 	Cost map[string]float64
+	// Slots, when set, is when the entry may run (its staggered slots):
+	// what the plan's next run is read from.
+	Slots Slots
 }
 
-// Budget is what this worker may spend in a pool before the horizon ends,
-// the reserve and the other workers' share already taken out.
+// Slots is an entry's schedule: the first of its slots after t. The
+// staggered schedule (jobs.Schedule) and any cron.Schedule are Slots.
+type Slots interface {
+	Next(t time.Time) time.Time
+}
+
+// Budget is what this worker may spend in a pool: a rate, and what it
+// spends before the horizon ends, the reserve and the other workers' share
+// already taken out.
 type Budget struct {
 	Pool    string
-	Units   float64
+	Rate    float64 // units a second
+	Units   float64 // Rate over Horizon
 	Horizon time.Duration
 }
 
@@ -63,24 +76,33 @@ type Plan struct {
 	// RunsOut is, for each pool the floors would empty before the
 	// horizon, how long after now they would: the fixed cadence's run-out.
 	RunsOut map[string]time.Duration
+	// Dropped are the entries a pool with a budget gives no pass: what
+	// does not fit, lowest level first.
+	Dropped map[string]bool
 }
 
-// Make plans the entries against the budgets. Each pool is solved on its
-// own, for the one stretch that spends its budget exactly (or none when
-// the floors fit); an entry drawing from several pools takes the slowest
-// cadence any of them allows, which only spends less.
+// Make plans the entries against the budgets, pool by pool, level by
+// level. A region's own charts (level 0) take their floors first; the
+// levels below share what is left, each level's cadence twice the one's
+// above it once they are stretched. When level 0 cannot run at its floors,
+// every lower level of the pool is dropped, and level 0 takes the floors
+// in the entries' order (the operator's --regions): the first that does
+// not fit takes what is left, the rest are dropped. An entry drawing from
+// several pools takes the slowest cadence any of them allows, which only
+// spends less.
 func Make(budgets []Budget, entries []Entry) Plan {
 	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{},
-		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}}
+		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}, Dropped: map[string]bool{}}
 	every := make([]float64, len(entries))
 	for i, e := range entries {
 		every[i] = e.Floor.Seconds()
 	}
 	for _, b := range budgets {
-		k := stretch(b.rate(), members(b.Pool, entries))
-		for i, e := range entries {
-			if e.Cost[b.Pool] > 0 {
-				every[i] = max(every[i], k*weight(e.Priority))
+		got, dropped := solve(b.rate(), b.Pool, entries)
+		for i, s := range got {
+			every[i] = max(every[i], s)
+			if dropped[i] {
+				plan.Dropped[entries[i].Name] = true
 			}
 		}
 	}
@@ -91,6 +113,62 @@ func Make(budgets []Budget, entries []Entry) Plan {
 		plan.account(b, entries, every)
 	}
 	return plan
+}
+
+// solve is one pool's cadences, in seconds, by entry index (0 for an entry
+// that does not draw from the pool), and which entries the pool drops:
+// those it gives no pass though it has a budget.
+func solve(rate float64, pool string, entries []Entry) (map[int]float64, map[int]bool) {
+	every, dropped := map[int]float64{}, map[int]bool{}
+	var top, below []int
+	demand := 0.0
+	for i, e := range entries {
+		switch c := e.Cost[pool]; {
+		case c <= 0:
+		case e.Priority <= 0:
+			top, demand = append(top, i), demand+c/e.Floor.Seconds()
+		default:
+			below = append(below, i)
+		}
+	}
+	drop := func(is []int) {
+		for _, i := range is {
+			every[i], dropped[i] = math.Inf(1), rate > 0
+		}
+	}
+	if demand > rate {
+		left := rate
+		for _, i := range top {
+			e := entries[i]
+			need := e.Cost[pool] / e.Floor.Seconds()
+			switch {
+			case need <= left*(1+1e-12):
+				every[i], left = e.Floor.Seconds(), left-need
+			case left > 0:
+				every[i], left = e.Cost[pool]/left, 0
+			default:
+				drop([]int{i})
+			}
+		}
+		drop(below)
+		return every, dropped
+	}
+	for _, i := range top {
+		every[i] = entries[i].Floor.Seconds()
+	}
+	ms := make([]member, len(below))
+	for j, i := range below {
+		e := entries[i]
+		ms[j] = member{cost: e.Cost[pool], floor: e.Floor.Seconds(), weight: weight(e.Priority - 1)}
+	}
+	k := stretch(rate-demand, ms)
+	for j, i := range below {
+		every[i] = max(ms[j].floor, k*ms[j].weight)
+		if math.IsInf(every[i], 1) {
+			dropped[i] = rate > 0
+		}
+	}
+	return every, dropped
 }
 
 // account fills the pool's projected spend, planned and fixed.
@@ -114,24 +192,17 @@ func (p *Plan) account(b Budget, entries []Entry, every []float64) {
 }
 
 func (b Budget) rate() float64 {
+	if b.Rate > 0 {
+		return b.Rate
+	}
 	if b.Horizon <= 0 || b.Units <= 0 {
 		return 0
 	}
 	return b.Units / b.Horizon.Seconds()
 }
 
-// member is an entry as one pool's solve sees it.
+// member is an entry as one pool's stretch sees it.
 type member struct{ cost, floor, weight float64 }
-
-func members(pool string, entries []Entry) []member {
-	var out []member
-	for _, e := range entries {
-		if c := e.Cost[pool]; c > 0 {
-			out = append(out, member{cost: c, floor: e.Floor.Seconds(), weight: weight(e.Priority)})
-		}
-	}
-	return out
-}
 
 // weight is how much longer than level 0's a level's cadence is when the
 // pool is short.
@@ -153,6 +224,7 @@ func stretch(rate float64, ms []member) float64 {
 	if rate <= 0 {
 		return math.Inf(1)
 	}
+	ms = append([]member(nil), ms...)
 	sort.Slice(ms, func(i, j int) bool { return ms[i].floor/ms[i].weight < ms[j].floor/ms[j].weight })
 	a, b := atFloor, 0.0
 	for j, m := range ms {

@@ -2,60 +2,19 @@ package pace
 
 import (
 	"context"
+	"errors"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
-// maxLook bounds how many of its slots Schedule looks ahead for a due one.
+// maxLook bounds how many of its slots Next looks ahead for a due one.
 const maxLook = 10000
 
-// Schedule adapts an entry's staggered schedule (base: never faster than
-// the floor, and staggered so that two charts of one region never start
-// together) to the plan: Next is the first of base's slots after t at
-// which the entry will have earned a pass at its planned cadence, and
-// counts that pass, as cron runs the entry at the time Next gives. It
-// re-plans first when an event asked for it, so a re-plan reaches an entry
-// from its next firing. Use it or Due for an entry, not both: each counts
-// the passes it allows.
-func (p *Pacer) Schedule(name string, base cron.Schedule) cron.Schedule {
-	return schedule{p: p, name: name, base: base}
-}
-
-type schedule struct {
-	p    *Pacer
-	name string
-	base cron.Schedule
-}
-
-func (s schedule) Next(t time.Time) time.Time {
-	p := s.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	slot := s.base.Next(t)
-	i, ok := p.index[s.name]
-	if !ok {
-		return slot
-	}
-	if last, ok := p.asked[s.name]; ok && last.After(t) {
-		// Asked again before the slot it gave (the daemon logs the next
-		// run as cron starts): the same slot, counted once.
-		return last
-	}
-	p.replan(context.Background())
-	for range maxLook {
-		if c := p.earned(s.name, i, slot); c >= 1-1e-9 {
-			p.credit[s.name], p.asked[s.name] = c-1, slot
-			return slot
-		}
-		slot = s.base.Next(slot)
-	}
-	return slot
-}
-
-// Status is the plan as the report and the metrics show it.
+// Status is the plan as the report, the API, the dashboard, the metrics
+// and a backfill's share show it: the one plan, published by the worker
+// that paces.
 type Status struct {
 	At      time.Time // when it was made; zero before the first plan
+	Shared  bool      // another worker spends in a pool: this one counts on half
 	Pools   []PoolStatus
 	Entries []EntryStatus
 }
@@ -63,6 +22,7 @@ type Status struct {
 // PoolStatus is one pool's side of the plan.
 type PoolStatus struct {
 	Pool   string
+	Rate   float64   // units an hour this worker plans to spend at
 	Budget float64   // what this worker may spend by End
 	End    time.Time // the plan's horizon: the pool's reset, or its window
 	Spend  float64   // what the plan spends by End
@@ -70,6 +30,9 @@ type PoolStatus struct {
 	// RunsOut is when the floors would empty the pool, at the current
 	// rate; zero when they fit.
 	RunsOut time.Time
+	// FreeAt is when the pool's window frees room again; zero when it
+	// has room now.
+	FreeAt time.Time
 }
 
 // EntryStatus is one entry's side of the plan.
@@ -79,27 +42,85 @@ type EntryStatus struct {
 	Floor    time.Duration
 	Every    time.Duration // the planned cadence; Never when it cannot run
 	Cost     map[string]float64
+	Last     time.Time // its latest completed pass; zero never
+	Next     time.Time // the slot it runs at next, by the plan; zero: none
+	Dropped  bool      // the budget cannot hold it beside the entries above
 }
 
 // Status returns the current plan.
 func (p *Pacer) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{At: p.planAt}
+	return p.status()
+}
+
+func (p *Pacer) status() Status {
+	st := Status{At: p.planAt, Shared: p.shared}
 	if p.planAt.IsZero() {
 		return st
 	}
 	for _, b := range p.budgets {
-		ps := PoolStatus{Pool: b.Pool, Budget: b.Units, End: p.planAt.Add(b.Horizon),
+		ps := PoolStatus{Pool: b.Pool, Rate: b.rate() * 3600, Budget: b.Units, End: p.planAt.Add(b.Horizon),
 			Spend: p.plan.Spend[b.Pool], Fixed: p.plan.Fixed[b.Pool]}
 		if d, ok := p.plan.RunsOut[b.Pool]; ok {
 			ps.RunsOut = p.planAt.Add(d)
 		}
+		for _, s := range p.states {
+			if s.Pool == b.Pool {
+				ps.FreeAt = s.FreeAt
+			}
+		}
 		st.Pools = append(st.Pools, ps)
 	}
-	for _, e := range p.entries {
+	for i, e := range p.entries {
 		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Floor: e.Floor,
-			Every: p.plan.Every[e.Name], Cost: e.Cost})
+			Every: p.plan.Every[e.Name], Cost: e.Cost, Last: p.last[e.Name], Next: p.next(i),
+			Dropped: p.plan.Dropped[e.Name]})
 	}
 	return st
+}
+
+// next is the first of the entry's slots after the plan was made at which
+// it will have earned a pass, counting nothing; zero when it has no slots
+// or cannot run.
+func (p *Pacer) next(i int) time.Time {
+	e := p.entries[i]
+	if e.Slots == nil || p.every(i) == Never {
+		return time.Time{}
+	}
+	slot := e.Slots.Next(p.planAt.Add(-time.Nanosecond))
+	for range maxLook {
+		if p.earned(i, slot) >= 1-1e-9 {
+			return slot
+		}
+		slot = e.Slots.Next(slot)
+	}
+	return time.Time{}
+}
+
+// Stale reports whether the plan is too old to be a running daemon's: made
+// more than twice its longest cadence (or floor) ago. A daemon that paces
+// makes its plan again at least every floor, so a live one's never is.
+func (s Status) Stale(now time.Time) bool {
+	var longest time.Duration
+	for _, e := range s.Entries {
+		longest = max(longest, e.Floor)
+		if e.Every != Never {
+			longest = max(longest, e.Every)
+		}
+	}
+	return s.At.IsZero() || now.Sub(s.At) > 2*longest
+}
+
+// Plan makes the plan now, whatever the last one, and returns it: for a
+// reader with no daemon's plan to show.
+func (p *Pacer) Plan(ctx context.Context) (Status, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stale = "asked"
+	p.replan(ctx)
+	if p.stale != "" {
+		return Status{}, errors.New("the limiter did not answer")
+	}
+	return p.status(), nil
 }

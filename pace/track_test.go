@@ -16,8 +16,9 @@ func TestTrackingPriority(t *testing.T) {
 	t.Parallel()
 	const s = time.Second
 	entries := []pace.Entry{entry("US", 0, 10*s, 10), entry("US/10", 1, 10*s, 10), entry("track", pace.PriorityTracking, 20*s, 10)}
-	// At their floors the three spend 2.5 units a second.
-	short := pace.Make([]pace.Budget{{Pool: "default", Units: 300, Horizon: 600 * s}}, entries)
+	// At their floors the three spend 2.5 units a second; 1.5 leaves half
+	// a unit a second below the region's own chart.
+	short := pace.Make([]pace.Budget{{Pool: "default", Units: 900, Horizon: 600 * s}}, entries)
 	if us, cat, track := short.Every["US"], short.Every["US/10"], short.Every["track"]; !(us < cat && cat < track) {
 		t.Errorf("short pool: US every %v, US/10 %v, track %v; want tracking slowest", us, cat, track)
 	}
@@ -31,7 +32,7 @@ func TestTrackingPriority(t *testing.T) {
 		limit int64
 		check func(t *testing.T, runs map[string]int)
 	}{
-		{"short", 300, func(t *testing.T, runs map[string]int) {
+		{"short", 900, func(t *testing.T, runs map[string]int) {
 			if !(runs["US"] > runs["US/10"] && runs["US/10"] > runs["track"] && runs["track"] > 0) {
 				t.Errorf("passes %v: want US > US/10 > track > 0", runs)
 			}

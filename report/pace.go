@@ -2,20 +2,30 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/pace"
-	"github.com/ingestworks/ingest/store"
 )
 
-// Freshness is how old each chart is and what pacing plans until each
-// pool's reset, as `run --pace` plans it from the same limiter state, the
-// charts' last passes and this database's ledger.
+// Freshness is how old each chart is and the pacing plan: the one the
+// daemon that paces the quota key published, or, when none runs, the plan
+// the same code makes now from the limiter's state and this database, and
+// said so. report, the API, the dashboard and a backfill's share all show
+// this one.
 type Freshness struct {
+	// Daemon: the plan the pacing worker (the daemon, or a paced run
+	// --once) published. Otherwise Note says why there is none and the
+	// plan was made now.
+	Daemon bool
+	Note   string
+	At     time.Time // when the plan was made
+	Shared bool      // another worker spends on the key: this one counts on half
 	Pools  []PoolPace
 	Charts []ChartAge
 }
@@ -23,6 +33,7 @@ type Freshness struct {
 // PoolPace is one pool's side of the plan.
 type PoolPace struct {
 	Pool      string
+	Rate      float64   // units an hour the plan may spend at
 	Budget    float64   // what this host may spend by Reset
 	Reset     time.Time // the pool's next day start, or its window's end
 	Projected float64   // what the paced plan spends by Reset
@@ -30,14 +41,22 @@ type PoolPace struct {
 	// RunsOut is when the fixed cadence would empty the pool at the
 	// current rate; zero when it lasts to Reset.
 	RunsOut time.Time
+	// FreeAt is when the window frees room; zero when it has room now.
+	FreeAt time.Time
 }
 
-// ChartAge is a chart's age and its planned cadence.
+// ChartAge is a chart's age and its place in the plan.
 type ChartAge struct {
-	Chart string
-	Age   time.Duration // since its latest completed pass started; -1 never
-	Every time.Duration // planned; pace.Never when it cannot run before the reset
-	Floor time.Duration // --every
+	Chart    string
+	Priority int
+	Age      time.Duration // since its latest completed pass started; -1 never
+	Every    time.Duration // planned; pace.Never when it cannot run
+	Floor    time.Duration // --every
+	Next     time.Time     // its next paced slot; zero: none planned
+	Dropped  bool          // the budget cannot hold it beside the charts above
+	// FreeAt is when its pools have room again, for a chart that waits
+	// for it.
+	FreeAt time.Time
 }
 
 // AgeText is the chart's age to the second, "never" before its first
@@ -49,80 +68,165 @@ func (c ChartAge) AgeText() string {
 	return ShortDuration(c.Age.Round(time.Second))
 }
 
-// EveryText is the planned cadence to the second.
+// EveryText is the planned cadence to the second, or why there is none:
+// dropped for want of budget, or waiting for the window to free room.
 func (c ChartAge) EveryText() string {
-	if c.Every == pace.Never {
-		return "not before the reset"
+	switch {
+	case c.Dropped:
+		return "dropped: the budget holds the charts above it"
+	case c.Every == pace.Never && !c.FreeAt.IsZero():
+		return "waits for room at " + c.FreeAt.In(ingest.UpstreamZone).Format("Jan 2 15:04 MST")
+	case c.Every == pace.Never:
+		return "waits for room"
 	}
 	return ShortDuration(c.Every.Round(time.Second))
 }
 
-// freshness plans the schedule's charts as the paced daemon does: a
-// chart's cost is its last completed pass's, four pages until it has one;
-// this ledger's calls are this host's own spend.
-func (r *Report) freshness(src Sources, last map[string]store.RunSummary, calls []ingest.Call, now time.Time) {
-	if src.Every <= 0 || len(src.Regions) == 0 {
-		return
-	}
-	r.Freshness = r.plan(src, last, calls, now)
+// Charts says which charts a plan is of: the schedule's, in its order
+// (Regions), each never more often than Every, at its staggered slots.
+type Charts struct {
+	Names []string
+	Every time.Duration
+	Slots func(i int) pace.Slots
 }
 
-// plan is the paced plan of src's charts (none: every pool's budget is
-// left) against the pools r read.
-func (r *Report) plan(src Sources, last map[string]store.RunSummary, calls []ingest.Call, now time.Time) *Freshness {
-	var entries []pace.Entry
-	for _, chart := range src.Regions {
-		entries = append(entries, pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every,
-			Cost: passCost(src.Costs, last[chart])})
-	}
-	var budgets []pace.Budget
-	for _, p := range r.Pools {
-		pool, ok := src.Costs.Pool(p.Pool)
-		if !ok {
-			continue
-		}
-		budgets = append(budgets, pace.BudgetOf(p.PoolState, pool, now, spent(calls, p.Pool)))
-	}
-	plan := pace.Make(budgets, entries)
-	f := &Freshness{}
-	for _, b := range budgets {
-		pp := PoolPace{Pool: b.Pool, Budget: b.Units, Reset: now.Add(b.Horizon), Projected: plan.Spend[b.Pool], Fixed: plan.Fixed[b.Pool]}
-		if d, ok := plan.RunsOut[b.Pool]; ok {
-			pp.RunsOut = now.Add(d)
-		}
-		f.Pools = append(f.Pools, pp)
-	}
-	for _, e := range entries {
-		age := time.Duration(-1)
-		if run, ok := last[e.Name]; ok && run.Status == ingest.StatusCompleted {
-			age = now.Sub(run.Started)
-		}
-		f.Charts = append(f.Charts, ChartAge{Chart: e.Name, Age: age, Every: plan.Every[e.Name], Floor: e.Floor})
-	}
-	return f
-}
-
-// Pace plans the schedule in src as the paced daemon does, from the
-// limiter's state (the ledger's when the limiter does not answer), the
-// charts' last passes and the ledger: what Build shows as Freshness, for a
-// command that needs only the plan (a backfill's share). With no charts
-// in src the plan spends nothing and leaves each pool's budget.
+// Pace is the plan of src's schedule: the one the pacing daemon published
+// for src's quota key, unless none did or it is older than twice its
+// longest cadence (no daemon paces now); then the plan made now, as the
+// daemon would, from the limiter's state and this database's ledger and
+// runs. Each chart's age is read from the runs now. With no charts in src
+// and no daemon's plan, the plan spends nothing and leaves each pool's
+// budget.
 func Pace(ctx context.Context, src Sources) (*Freshness, error) {
 	now := src.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(longestWindow(src.Costs), 24*time.Hour)))
+	f, err := published(ctx, src, now)
 	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
+		return nil, err
 	}
-	r := &Report{}
-	r.pools(ctx, src, calls, now)
-	last, err := src.DB.LastRuns(ctx, ingest.Trending)
+	if f == nil {
+		if f, err = computed(ctx, src, now); err != nil {
+			return nil, err
+		}
+	}
+	return f, ages(ctx, src, f, now)
+}
+
+// ages sets each chart's age from its latest completed pass in the runs.
+func ages(ctx context.Context, src Sources, f *Freshness, now time.Time) error {
+	last, err := src.DB.LastPasses(ctx, src.QuotaKey, now.Add(-400*24*time.Hour))
 	if err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
+		return fmt.Errorf("read runs: %w", err)
 	}
-	return r.plan(src, last, calls, now), nil
+	for i, c := range f.Charts {
+		f.Charts[i].Age = -1
+		if at, ok := last[c.Chart]; ok {
+			f.Charts[i].Age = max(now.Sub(at), 0)
+		}
+	}
+	return nil
+}
+
+// published is the daemon's plan, or nil (with why in the note of the one
+// made instead) when no daemon paces now.
+func published(ctx context.Context, src Sources, now time.Time) (*Freshness, error) {
+	doc, at, ok, err := src.DB.Plan(ctx, src.QuotaKey)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var st pace.Status
+	if err := json.Unmarshal(doc, &st); err != nil {
+		return nil, nil // a plan this version cannot read: make one
+	}
+	if st.Stale(now) {
+		return nil, nil
+	}
+	f := of(st)
+	f.Daemon, f.At = true, at
+	return f, nil
+}
+
+// computed is the plan made now of src's charts.
+func computed(ctx context.Context, src Sources, now time.Time) (*Freshness, error) {
+	var entries []pace.Entry
+	for i, chart := range src.Regions {
+		e := pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every, Cost: pace.ChartGuess(src.Costs)}
+		if src.Slots != nil {
+			e.Slots = src.Slots(i)
+		}
+		entries = append(entries, e)
+	}
+	pc := pace.New(src.Costs.Pools, src.Limiter.State, entries)
+	pc.Now = func() time.Time { return now }
+	pc.History = pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools)
+	pc.Daily = pace.Daily(src.Costs, src.Regions)
+	pc.Logger = quietLogger
+	st, err := pc.Plan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	f := of(st)
+	f.Note = "no daemon paces this quota key now; this is the plan one would follow"
+	if _, at, ok, err := src.DB.Plan(ctx, src.QuotaKey); err == nil && ok {
+		f.Note = fmt.Sprintf("the daemon's last plan is from %s, more than twice its longest cadence ago: no daemon paces now; this is the plan one would follow",
+			at.UTC().Format(time.RFC3339))
+	}
+	return f, nil
+}
+
+// of is a plan as the report shows it.
+func of(st pace.Status) *Freshness {
+	f := &Freshness{At: st.At, Shared: st.Shared}
+	free := map[string]time.Time{}
+	for _, p := range st.Pools {
+		f.Pools = append(f.Pools, PoolPace{Pool: p.Pool, Rate: p.Rate, Budget: p.Budget, Reset: p.End,
+			Projected: p.Spend, Fixed: p.Fixed, RunsOut: p.RunsOut, FreeAt: p.FreeAt})
+		free[p.Pool] = p.FreeAt
+	}
+	for _, e := range st.Entries {
+		c := ChartAge{Chart: e.Name, Priority: e.Priority, Age: -1, Every: e.Every, Floor: e.Floor, Next: e.Next, Dropped: e.Dropped}
+		for pool, u := range e.Cost {
+			if u > 0 && free[pool].After(c.FreeAt) {
+				c.FreeAt = free[pool]
+			}
+		}
+		f.Charts = append(f.Charts, c)
+	}
+	return f
+}
+
+// freshness fills the report's plan: the daemon's, or with a schedule and
+// no daemon, the one made now. A plan that cannot be made (the limiter
+// does not answer) is left out with why; the rest of the report stands.
+func (r *Report) freshness(ctx context.Context, src Sources) error {
+	now := r.Now
+	f, err := published(ctx, src, now)
+	if err != nil {
+		return err
+	}
+	if f == nil && (src.Every <= 0 || len(src.Regions) == 0) {
+		return nil
+	}
+	if f == nil {
+		if f, err = computed(ctx, src, now); err != nil {
+			r.Freshness = &Freshness{Note: "no plan: " + err.Error()}
+			return nil
+		}
+	}
+	if err := ages(ctx, src, f, now); err != nil {
+		return err
+	}
+	r.Freshness = f
+	for i := range r.Regions {
+		for _, c := range f.Charts {
+			if c.Chart == r.Regions[i].Code && !c.Next.IsZero() {
+				r.Regions[i].NextRun = c.Next
+			}
+		}
+	}
+	return nil
 }
 
 // Left is what the plan leaves in each pool by its reset: the pool's
@@ -153,29 +257,12 @@ func (f *Freshness) Share(perPage map[string]int64) int64 {
 	return max(pages, 0) * sum(perPage)
 }
 
-func passCost(costs *ingest.Costs, run store.RunSummary) map[string]float64 {
-	out := map[string]float64{}
-	if run.Status == ingest.StatusCompleted && len(run.PoolUnits) > 0 {
-		for pool, u := range run.PoolUnits {
-			out[pool] = float64(u)
-		}
-		return out
-	}
-	return pace.ChartGuess(costs)
-}
-
-func spent(calls []ingest.Call, pool string) []pace.Spent {
-	var out []pace.Spent
-	for _, c := range calls {
-		if u := unitsIn(c.Charges, pool); u > 0 {
-			out = append(out, pace.Spent{At: c.At, Units: u})
-		}
-	}
-	return out
-}
-
 // FreshnessJSON is `pace` in `report --json`.
 type FreshnessJSON struct {
+	Source string         `json:"source"` // "published": the pacing worker's; "computed": made now
+	Note   string         `json:"note,omitempty"`
+	MadeAt *string        `json:"made_at"`
+	Shared bool           `json:"shared"`
 	Pools  []PoolPaceJSON `json:"pools"`
 	Charts []ChartAgeJSON `json:"charts"`
 }
@@ -183,19 +270,24 @@ type FreshnessJSON struct {
 // PoolPaceJSON is one pool's plan until its reset.
 type PoolPaceJSON struct {
 	Pool           string  `json:"pool"`
+	RatePerHour    float64 `json:"rate_units_per_hour"`
 	BudgetUnits    int64   `json:"budget_units"`
 	Reset          string  `json:"reset"`
 	ProjectedUnits int64   `json:"projected_units"`
 	FixedUnits     int64   `json:"fixed_units"`
 	FixedRunsOutAt *string `json:"fixed_runs_out_at"` // null: the fixed cadence lasts to the reset
+	FreeAt         *string `json:"free_at"`           // null: room now
 }
 
-// ChartAgeJSON is one chart's age and cadence.
+// ChartAgeJSON is one chart's age and place in the plan.
 type ChartAgeJSON struct {
 	Chart        string   `json:"chart"`
+	Priority     int      `json:"priority"`
 	AgeSeconds   *int64   `json:"age_seconds"`   // null: never completed
-	EverySeconds *float64 `json:"every_seconds"` // planned; null: cannot run before the reset
+	EverySeconds *float64 `json:"every_seconds"` // planned; null: dropped, or waiting for room
 	FloorSeconds float64  `json:"floor_seconds"`
+	NextRun      *string  `json:"next_run"` // the paced slot; null: none planned
+	Dropped      bool     `json:"dropped"`
 }
 
 func (r *Report) freshnessJSON() *FreshnessJSON {
@@ -203,14 +295,20 @@ func (r *Report) freshnessJSON() *FreshnessJSON {
 	if f == nil {
 		return nil
 	}
-	j := &FreshnessJSON{Pools: []PoolPaceJSON{}, Charts: []ChartAgeJSON{}}
+	j := &FreshnessJSON{Source: "computed", Note: f.Note, MadeAt: Stamp(f.At), Shared: f.Shared,
+		Pools: []PoolPaceJSON{}, Charts: []ChartAgeJSON{}}
+	if f.Daemon {
+		j.Source = "published"
+	}
 	for _, p := range f.Pools {
-		j.Pools = append(j.Pools, PoolPaceJSON{Pool: p.Pool, BudgetUnits: int64(math.Floor(p.Budget)),
-			Reset: p.Reset.UTC().Format(time.RFC3339), ProjectedUnits: int64(math.Round(p.Projected)),
-			FixedUnits: int64(math.Round(p.Fixed)), FixedRunsOutAt: Stamp(p.RunsOut)})
+		j.Pools = append(j.Pools, PoolPaceJSON{Pool: p.Pool, RatePerHour: math.Round(p.Rate*100) / 100,
+			BudgetUnits: int64(math.Floor(p.Budget)), Reset: p.Reset.UTC().Format(time.RFC3339),
+			ProjectedUnits: int64(math.Round(p.Projected)), FixedUnits: int64(math.Round(p.Fixed)),
+			FixedRunsOutAt: Stamp(p.RunsOut), FreeAt: Stamp(p.FreeAt)})
 	}
 	for _, c := range f.Charts {
-		cj := ChartAgeJSON{Chart: c.Chart, FloorSeconds: c.Floor.Seconds()}
+		cj := ChartAgeJSON{Chart: c.Chart, Priority: c.Priority, FloorSeconds: c.Floor.Seconds(),
+			NextRun: Stamp(c.Next), Dropped: c.Dropped}
 		if c.Age >= 0 {
 			age := int64(c.Age / time.Second)
 			cj.AgeSeconds = &age
@@ -224,13 +322,18 @@ func (r *Report) freshnessJSON() *FreshnessJSON {
 	return j
 }
 
-// textFreshness prints the pacing lines: per pool, what is left, what the
-// plan spends by the reset and when the fixed cadence would run out; per
-// chart, its age and planned cadence.
+// textFreshness prints the pacing lines: whose plan it is; per pool, its
+// rate, what the plan spends by the reset and when the fixed cadence would
+// run out; per chart, its age, planned cadence and next paced run.
 func (r *Report) textFreshness(out io.Writer) {
 	f := r.Freshness
 	if f == nil {
 		return
+	}
+	if f.Daemon {
+		fmt.Fprintf(out, "Pace: the plan the pacing worker follows (run, or run --once --pace), made %s\n", orDash(f.At, "2006-01-02 15:04Z07:00", time.UTC))
+	} else {
+		fmt.Fprintf(out, "Pace: %s\n", f.Note)
 	}
 	for _, p := range f.Pools {
 		if p.Fixed == 0 {
@@ -240,15 +343,20 @@ func (r *Report) textFreshness(out io.Writer) {
 		if !p.RunsOut.IsZero() {
 			runsOut = "runs out at " + p.RunsOut.In(ingest.UpstreamZone).Format("15:04 MST")
 		}
-		fmt.Fprintf(out, "Pace %s: %d units to spend by %s; paced, the charts spend %d; at --every, %d and it %s\n",
-			p.Pool, int64(math.Floor(p.Budget)), p.Reset.In(ingest.UpstreamZone).Format("2006-01-02 15:04 MST"),
+		fmt.Fprintf(out, "Pace %s: %.1f units an hour, %d to spend by %s; paced, the charts spend %d; at --every, %d and it %s\n",
+			p.Pool, p.Rate, int64(math.Floor(p.Budget)), p.Reset.In(ingest.UpstreamZone).Format("2006-01-02 15:04 MST"),
 			int64(math.Round(p.Projected)), int64(math.Round(p.Fixed)), runsOut)
 	}
 	w := tw(out)
-	fmt.Fprintln(w, "CHART\tAGE\tPLANNED EVERY\tFLOOR (--every)")
+	fmt.Fprintln(w, "CHART\tAGE\tPLANNED EVERY\tNEXT RUN\tFLOOR (--every)")
 	for _, c := range f.Charts {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Chart, c.AgeText(), c.EveryText(), ShortDuration(c.Floor))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Chart, c.AgeText(), c.EveryText(),
+			orDash(c.Next, "15:04Z07:00", time.UTC), ShortDuration(c.Floor))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
 }
+
+// quietLogger keeps a plan made for a reader out of the logs: the daemon
+// logs its own.
+var quietLogger = slog.New(slog.DiscardHandler)

@@ -15,13 +15,16 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/store"
 )
 
 // Store is what the report reads from the database.
 type Store interface {
-	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
+	pace.Records
 	LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]store.RunSummary, error)
+	// Plan is the pacing daemon's plan of quotaKey (pace's JSON).
+	Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error)
 }
 
 // NoDB stands in for a database that does not exist yet: nothing spent,
@@ -31,6 +34,15 @@ type NoDB struct{}
 func (NoDB) Calls(context.Context, string, time.Time) ([]ingest.Call, error) { return nil, nil }
 func (NoDB) LastRuns(context.Context, ingest.PageKind) (map[string]store.RunSummary, error) {
 	return map[string]store.RunSummary{}, nil
+}
+func (NoDB) LastPasses(context.Context, string, time.Time) (map[string]time.Time, error) {
+	return map[string]time.Time{}, nil
+}
+func (NoDB) PassCosts(context.Context, string, time.Time) (map[string]map[string]float64, error) {
+	return map[string]map[string]float64{}, nil
+}
+func (NoDB) Plan(context.Context, string) ([]byte, time.Time, bool, error) {
+	return nil, time.Time{}, false, nil
 }
 
 // WholePools is the embedded limiter of a host with no database: every
@@ -56,10 +68,14 @@ type Sources struct {
 	// is its period.
 	Regions []string
 	Every   time.Duration
-	// Next says when the schedule's i-th region runs next after now; nil
-	// leaves next runs out.
+	// Next says when the schedule's i-th region runs next after now, as
+	// its staggered slots have it; nil leaves next runs out. The plan's
+	// paced slot replaces it where there is one.
 	Next func(i int, now time.Time) time.Time
-	Now  time.Time // time.Now when zero
+	// Slots is the staggered schedule of the i-th region, for a plan made
+	// here; nil leaves the plan's next runs out.
+	Slots func(i int) pace.Slots
+	Now   time.Time // time.Now when zero
 	// ScheduleFrom says where Every came from: the daemon's, --every or
 	// default.
 	ScheduleFrom string
@@ -152,7 +168,9 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	}
 	r.regionRows(src, last, now)
 	r.Plan = Plan(src.Costs, Schedule{Charts: src.Regions, Every: src.Every}, last)
-	r.freshness(src, last, calls, now)
+	if err := r.freshness(ctx, src); err != nil {
+		return nil, err
+	}
 	if src.Size != nil {
 		sz, err := src.Size(ctx)
 		if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -19,7 +20,9 @@ const TrackEntry = "track"
 const trackGap = 30 * time.Second
 
 // PassCosts is what each chart's completed trending passes started since
-// cost on average, by chart name (US, US/10) and pool, and what tracking's
+// cost on average, by chart name (US, US/10) and pool (the category names
+// a region's first pass of the day reads are not a pass's cost: pacing
+// keeps room for them apart), and what tracking's
 // passes since cost (under TrackEntry), counted from quotaKey's ledger
 // (calls given back are not in it), read by the key's range of time: what pacing plans with, so that a pass's cost
 // is measured rather than guessed. Tracking has no run row: its passes are
@@ -31,9 +34,10 @@ func (db *DB) PassCosts(ctx context.Context, quotaKey string, since time.Time) (
 SELECT r.region, r.category, l.pool, sum(l.units), count(DISTINCT r.id)
 FROM runs AS r JOIN ledger AS l ON l.run_id = r.id
 WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1 AND l.quota_key = ?2
+  AND l.op <> ?3
   AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
                   WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
-GROUP BY r.region, r.category, l.pool`, since.UnixMilli(), quotaKey); err != nil {
+GROUP BY r.region, r.category, l.pool`, since.UnixMilli(), quotaKey, ingest.OpCategoriesList); err != nil {
 		return nil, err
 	}
 	if err := db.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
@@ -86,4 +90,40 @@ func (db *DB) passCosts(ctx context.Context, out map[string]map[string]float64, 
 		return fmt.Errorf("pass costs: %w", err)
 	}
 	return nil
+}
+
+// LastPasses is when each chart's latest completed trending pass started,
+// and tracking's latest pass of quotaKey's ledger (under TrackEntry), for
+// passes since a time: an entry with none since is not in it. Pacing
+// counts a chart's age from it, whatever runs stopped since.
+func (db *DB) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	rows, err := db.r.QueryContext(ctx, `
+SELECT region, category, max(started_ms) FROM runs
+WHERE kind = 'trending' AND status = 'completed' AND started_ms >= ?
+GROUP BY region, category`, since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("last passes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var region, category string
+		var ms int64
+		if err := rows.Scan(&region, &category, &ms); err != nil {
+			return nil, fmt.Errorf("last passes: %w", err)
+		}
+		out[chartName(region, category)] = time.UnixMilli(ms).UTC()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("last passes: %w", err)
+	}
+	var track sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM ledger
+WHERE quota_key = ? AND at_ms >= ? AND op = ? AND run_id IS NULL`, quotaKey, since.UnixMilli(), ingest.OpBatchGetStats).Scan(&track); err != nil {
+		return nil, fmt.Errorf("last passes: %w", err)
+	}
+	if track.Valid {
+		out[TrackEntry] = time.UnixMilli(track.Int64).UTC()
+	}
+	return out, nil
 }

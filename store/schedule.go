@@ -55,3 +55,30 @@ func (db *DB) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 func (db *DB) Writable(ctx context.Context) error {
 	return db.d.writable(ctx, db)
 }
+
+// SavePlan records the plan the pacing daemon follows for quotaKey (pace's
+// JSON), made at at, in place of the one before.
+func (db *DB) SavePlan(ctx context.Context, quotaKey string, at time.Time, plan []byte) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO pace_plans (quota_key, written_ms, plan) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key) DO UPDATE SET written_ms = excluded.written_ms, plan = excluded.plan`,
+		quotaKey, msOf(at), string(plan))
+	if err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	return nil
+}
+
+// Plan returns the plan a pacing daemon last recorded for quotaKey and
+// when it was made; ok is false when none has.
+func (db *DB) Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error) {
+	var text string
+	var ms int64
+	err = db.r.QueryRowContext(ctx, `SELECT plan, written_ms FROM pace_plans WHERE quota_key = ?`, quotaKey).Scan(&text, &ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, time.Time{}, false, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("plan: %w", err)
+	}
+	return []byte(text), time.UnixMilli(ms).UTC(), true, nil
+}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
@@ -16,18 +15,21 @@ import (
 // watchPace puts the daemon's charts and tracking under a pacer (run
 // --pace, the default) and serves each chart's age and the plan on
 // /metrics. Each entry keeps its staggered slots (--every, --track-every);
-// the pacer's schedule fires only at the slots its planned cadence needs,
-// so a schedule that fits the day runs exactly as without it, and one that
-// does not is spread over the day instead of spending the pool by morning.
-// Pruning spends no quota and keeps its own slots.
-func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) {
+// at each slot the pacer decides whether the entry runs there, so that a
+// schedule that fits the pools runs exactly as without it, and one that
+// does not is spread at a rate the pools hold forever instead of spending
+// them by morning. Pruning spends no quota and keeps its own slots.
+func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
 	col := &metrics.Pace{Ages: metrics.NewAges(last)}
 	observe := d.Runner.Observe
-	var pc *pace.Pacer
 	if f.pace {
-		pc = newPacer(s, f.every, p, d)
-		d.ScheduleFor = func(e jobs.Entry) cron.Schedule { return pc.Schedule(e.Name, e.Slots) }
-		col.Status = pc.Status
+		pc, err := newPacer(s, p, d)
+		if err != nil {
+			return err
+		}
+		d.Pacer, col.Status = pc, pc.Status
+		s.logger.Info("pacing: each chart's and tracking's cadence follows what the pools hold over their window and day, never faster than --every and --track-every",
+			"every", f.every)
 	}
 	d.Runner.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
 		if observe != nil {
@@ -36,36 +38,47 @@ func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics
 		if end.Pass != nil && end.Status == ingest.StatusCompleted {
 			col.Ages.Set(e.Name, time.Now().Add(-took))
 		}
-		if pc != nil && end.Units != nil {
-			pc.Ran(e.Name, end.Units, end.Status)
-		}
 	}
 	m.Register(col)
+	return nil
 }
 
-// newPacer plans the daemon's charts at their kind's priority (a region's
-// own chart first, its category charts a level below), each never more
-// often than every, and tracking a level below them, never more often
-// than --track-every.
-func newPacer(s *settings, every time.Duration, p *pipeline, d *jobs.Daemon) *pace.Pacer {
-	var entries []pace.Entry
-	for _, pass := range d.Runner.Passes {
-		e := pass.Entry()
-		entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: every, Cost: pace.ChartGuess(s.costs)})
+// newPacer plans the daemon's entries at their kind's priority (a region's
+// own chart first, its category charts a level below, tracking below
+// them), each never more often than its slots, from this database's
+// ledger and runs, and publishes every plan it makes in the database.
+func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
+	es, err := d.Entries()
+	if err != nil {
+		return nil, usageErrorf("%w", err)
 	}
-	if d.Track != nil {
-		e := d.Track.Entry()
-		entries = append(entries, pace.Entry{Name: e.Name, Priority: pace.PriorityTracking, Floor: d.TrackEvery,
-			Cost: pace.TrackGuess(s.costs)})
+	var entries []pace.Entry
+	for _, e := range es {
+		pe := pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots}
+		switch e.Kind {
+		case jobs.KindChart, jobs.KindCategoryChart:
+			pe.Cost = pace.ChartGuess(s.costs)
+		case jobs.KindTracking:
+			pe.Priority, pe.Cost = pace.PriorityTracking, pace.TrackGuess(s.costs)
+		default:
+			continue // pruning spends no quota
+		}
+		entries = append(entries, pe)
 	}
 	pc := pace.New(s.costs.Pools, p.limiter.State, entries)
-	pc.Measure = func(ctx context.Context, since time.Time) (map[string]map[string]float64, error) {
-		return p.db.PassCosts(ctx, p.quotaKey, since)
+	pc.History = pace.FromRecords(p.db, p.quotaKey, s.costs.Pools)
+	pc.Daily = pace.Daily(s.costs, d.Runner.Charts())
+	pc.Logger, pc.Refresh = s.logger, d.Every
+	pc.Publish = func(ctx context.Context, st pace.Status) {
+		doc, err := json.Marshal(st)
+		if err == nil {
+			err = p.db.SavePlan(context.WithoutCancel(ctx), p.quotaKey, st.At, doc)
+		}
+		if err != nil {
+			s.logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
+		}
 	}
-	pc.Logger, pc.Refresh = s.logger, every
-	s.logger.Info("pacing: each chart's and tracking's cadence follows the pools' budgets until their reset, never faster than --every and --track-every",
-		"every", every)
-	return pc
+	return pc, nil
 }
 
 // overNote ends the warning of a schedule that cannot fit the quota: what

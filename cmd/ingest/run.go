@@ -37,6 +37,9 @@ type runFlags struct {
 	// regionsGiven: --regions (or its variable) was set, if only to "".
 	regionsGiven bool
 	pace         bool // --pace: pace.go
+	// pacedOnce: --once with --pace given: only the charts the plan says
+	// are due run.
+	pacedOnce bool
 }
 
 // parseRegions reads --regions. Left out, it is the default regions; given
@@ -62,9 +65,13 @@ func newRunCmd(s *settings) *cobra.Command {
 As a daemon it runs every --every, in UTC, region i offset by i x every/n (n
 the regions run or the default regions, whichever are more), so that the
 regions spread their spending over the period; a region whose
-latest slot passed while the daemon was down runs once at start. With --once
-it runs every selected region now, one after another, and exits: the form for
-system cron or a Kubernetes CronJob.
+latest slot passed while the daemon was down, and is older than its paced
+cadence, runs once at start, every region's own chart first. With --once it
+runs every selected region now, one after another, and exits: the form for
+system cron or a Kubernetes CronJob. With --once --pace it runs only the
+charts the plan says are due (older than their paced cadence, each never more
+often than --every), highest priority first: run it from cron every 10
+minutes and the charts are spread over the day as the daemon spreads them.
 
 At start, run prints the plan: what the schedule spends in a day in each
 pool against what the pool allows. A schedule that cannot fit is a warning,
@@ -76,10 +83,12 @@ that is not a failure (exit 0), so a CronJob does not retry into an exhausted
 quota. SIGINT or SIGTERM: no new runs; the page in flight is stored; exit 0.
 A second signal stops at once.`,
 		Example: `  YOUTUBE_API_KEY=... ingest run --once --regions US,GB
+  */10 * * * *  ingest run --once --pace --every 1h      # crontab: paced, every chart at most hourly
   YOUTUBE_API_KEY=... REDIS_URL=redis://localhost:6379/0 ingest run --every 1h --listen :9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
+			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
 				return err
 			}
@@ -91,7 +100,7 @@ A second signal stops at once.`,
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
-	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget over the rest of the upstream's day, charts never more often than --every; --pace=false runs every chart at every slot")
+	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
@@ -166,9 +175,21 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		d.Prune = &jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{p.db}, Drain: drain}
 	}
 	if f.once {
+		if f.pacedOnce {
+			pc, err := newPacer(s, p, d)
+			if err != nil {
+				return err
+			}
+			d.Pacer = pc
+			if err := p.db.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
+				return runtimeError(err)
+			}
+		}
 		return runOnce(ctx, s, d)
 	}
-	watchPace(s, f, p, d, m, last)
+	if err := watchPace(s, f, p, d, m, last); err != nil {
+		return err
+	}
 	return runDaemon(ctx, s, f, p, d, codes, last)
 }
 

@@ -30,6 +30,7 @@ func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *set
 			src.Regions, src.Every = sch.Regions, sch.Every
 		}
 	}
+	src.Slots = stagger(src.Regions, src.Every)
 	return report.Pace(ctx, src)
 }
 

@@ -88,6 +88,28 @@ type Fake struct {
 	motion    motion                      // motion.go; zero: still charts
 	born      map[string]*video           // fresh videos served, by id
 	clock     func() time.Time            // SetClock; nil: the host's
+	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
+}
+
+// chartShape cuts the charts the fake serves: at most videos items a
+// chart, at most perPage a page; 0 leaves either as it is.
+type chartShape struct{ videos, perPage int }
+
+// SetChartShape serves each chart (a category's too) as at most its first
+// videos items, in pages of at most perPage whatever maxResults asks, as
+// the upstream's short pages do; 0 leaves either as it is. Tests that run
+// days of passes use small charts, so that a pass costs its pages and
+// little else.
+func (f *Fake) SetChartShape(videos, perPage int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shape = chartShape{videos: videos, perPage: perPage}
+}
+
+func (f *Fake) chartShape() chartShape {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.shape
 }
 
 // SetClock sets the upstream's own clock, which the Date header of every

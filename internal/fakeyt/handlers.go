@@ -315,6 +315,14 @@ func (f *Fake) chart(q url.Values, want map[string]bool) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if shape := f.chartShape(); shape.videos > 0 || shape.perPage > 0 {
+		if shape.videos > 0 && len(list) > shape.videos {
+			list = list[:shape.videos]
+		}
+		if shape.perPage > 0 {
+			n = min(n, shape.perPage)
+		}
+	}
 	start, e := f.offset(q.Get("pageToken"), len(list), "chart", region, category)
 	if e != nil {
 		return nil, e

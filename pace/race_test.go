@@ -1,0 +1,5 @@
+//go:build race
+
+package pace_test
+
+const raceEnabled = true
