@@ -88,7 +88,7 @@ func (p *Pacer) next(i int) time.Time {
 	if e.Slots == nil || p.every(i) == Never {
 		return time.Time{}
 	}
-	slot := e.Slots.Next(p.planAt.Add(-time.Nanosecond))
+	slot := e.Slots.Next(p.planAt)
 	for range maxLook {
 		if p.earned(i, slot) >= 1-1e-9 {
 			return slot

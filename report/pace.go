@@ -107,7 +107,7 @@ func Pace(ctx context.Context, src Sources) (*Freshness, error) {
 		return nil, err
 	}
 	if f == nil {
-		if f, err = computed(ctx, src, now); err != nil {
+		if f, err = computed(ctx, src, now, src.Limiter.State); err != nil {
 			return nil, err
 		}
 	}
@@ -148,8 +148,8 @@ func published(ctx context.Context, src Sources, now time.Time) (*Freshness, err
 	return f, nil
 }
 
-// computed is the plan made now of src's charts.
-func computed(ctx context.Context, src Sources, now time.Time) (*Freshness, error) {
+// computed is the plan made now of src's charts, from the pools' states.
+func computed(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (*Freshness, error) {
 	var entries []pace.Entry
 	for i, chart := range src.Regions {
 		e := pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every, Cost: pace.ChartGuess(src.Costs)}
@@ -158,7 +158,7 @@ func computed(ctx context.Context, src Sources, now time.Time) (*Freshness, erro
 		}
 		entries = append(entries, e)
 	}
-	pc := pace.New(src.Costs.Pools, src.Limiter.State, entries)
+	pc := pace.New(src.Costs.Pools, state, entries)
 	pc.Now = func() time.Time { return now }
 	pc.History = pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools)
 	pc.Daily = pace.Daily(src.Costs, src.Regions)
@@ -198,8 +198,8 @@ func of(st pace.Status) *Freshness {
 }
 
 // freshness fills the report's plan: the daemon's, or with a schedule and
-// no daemon, the one made now. A plan that cannot be made (the limiter
-// does not answer) is left out with why; the rest of the report stands.
+// no daemon, the one made now from the pools the report read (the
+// ledger's when the limiter does not answer).
 func (r *Report) freshness(ctx context.Context, src Sources) error {
 	now := r.Now
 	f, err := published(ctx, src, now)
@@ -210,9 +210,17 @@ func (r *Report) freshness(ctx context.Context, src Sources) error {
 		return nil
 	}
 	if f == nil {
-		if f, err = computed(ctx, src, now); err != nil {
-			r.Freshness = &Freshness{Note: "no plan: " + err.Error()}
-			return nil
+		// The pools as the report has them: the limiter's, or the ledger's
+		// when it does not answer.
+		states := func(context.Context) ([]ingest.PoolState, error) {
+			var out []ingest.PoolState
+			for _, p := range r.Pools {
+				out = append(out, p.PoolState)
+			}
+			return out, nil
+		}
+		if f, err = computed(ctx, src, now, states); err != nil {
+			return err
 		}
 	}
 	if err := ages(ctx, src, f, now); err != nil {

@@ -25,8 +25,8 @@ func TestBackfillTakesWhatThePlanLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The daemon's schedule: US twice by the pool's horizon, a day.
-	if err := db.SaveSchedule(context.Background(), 12*time.Hour, []string{"US"}, time.Now()); err != nil {
+	// The daemon's schedule: US three times by the pool's horizon, a day.
+	if err := db.SaveSchedule(context.Background(), 8*time.Hour, []string{"US"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
