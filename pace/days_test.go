@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
@@ -55,6 +56,7 @@ func dayStart(hh, mm int) time.Time {
 type sim struct {
 	t      *testing.T
 	w      *world
+	fake   *fakeyt.Fake
 	passes []*jobs.Pass
 	slots  []jobs.Schedule
 	start  time.Time
@@ -69,7 +71,7 @@ func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim
 	t.Helper()
 	w, fake := newWorldOf(t, costs, at)
 	fake.SetChartShape(4, 1)
-	s := &sim{t: t, w: w, start: at, completed: map[string][]time.Time{}}
+	s := &sim{t: t, w: w, fake: fake, start: at, completed: map[string][]time.Time{}}
 	for _, cat := range append([]string{""}, cats...) {
 		for _, code := range codes {
 			s.passes = append(s.passes, &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs,
@@ -97,6 +99,7 @@ func (s *sim) pacer() *pace.Pacer {
 	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), every
 	pc.History = pace.FromRecords(s.w.db, "q", s.w.costs.Pools)
 	pc.Daily = map[string]float64{ingest.DefaultPool: float64(len(regions8))}
+	pc.LastPass = s.w.db.LastStart
 	return pc
 }
 
@@ -327,5 +330,171 @@ func TestDaysTightPool(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// shippedCosts is the costs.yaml the binary ships.
+func shippedCosts(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../costs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// On the shipped pools, which hold the eight regions' own charts and their
+// category charts hourly many times over, a daemon and a paced run --once
+// run every chart every hour of every day from any start hour, and the
+// limiter refuses nothing. The charts are one page here: the pools are
+// not what binds.
+func TestDaysShippedPools(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	days := simDays(t)
+	costs := shippedCosts(t)
+	for _, mode := range []string{"daemon", "cron"} {
+		for _, at := range [][2]int{{0, 30}, {9, 0}, {21, 45}} {
+			t.Run(fmt.Sprintf("%s/%02d:%02d", mode, at[0], at[1]), func(t *testing.T) {
+				t.Parallel()
+				start := dayStart(at[0], at[1])
+				s := newSim(t, costs, start, regions8, categories)
+				s.fake.SetChartShape(1, 1)
+				end := start.Add(time.Duration(days) * 24 * time.Hour)
+				if mode == "daemon" {
+					pc := s.pacer()
+					s.catchUp(pc)
+					s.daemon(start, end, pc)
+				} else {
+					s.cron(start, end, 10*time.Minute)
+				}
+				all := s.figures(start.Add(time.Hour).Truncate(time.Hour), end)
+				t.Logf("all days: %v", all)
+				if all.gaps != 0 {
+					t.Errorf("%d region-hours without a pass of the region's own chart: %s", all.gaps, all.gapList)
+				}
+				if all.refused != 0 {
+					t.Errorf("the limiter refused %d calls, want none", all.refused)
+				}
+				if want := 16 * 24 * (days - 1); all.cats < want {
+					t.Errorf("%d category passes, want at least %d: every category chart hourly fits the shipped pool", all.cats, want)
+				}
+			})
+		}
+	}
+}
+
+// A daemon restarted at midday on day 2 costs nothing: the restart runs no
+// chart younger than its cadence, each region's own chart keeps one pass
+// an hour, and the hour of the restart spends no more than the hours
+// before it did. A second process on the same database joining on day 3
+// shares the plan: nothing is fetched twice for a slot, and the limiter
+// still refuses nothing.
+func TestDaysRestartAndJoin(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	start := dayStart(9, 0)
+	s := newSim(t, tightCosts, start, regions8, categories)
+	restart := dayStart(12, 0).Add(24 * time.Hour)
+	join := dayStart(0, 0).Add(48 * time.Hour)
+	end := start.Add(time.Duration(max(simDays(t), 4)) * 24 * time.Hour)
+	pc := s.pacer()
+	s.catchUp(pc)
+	s.daemon(start, restart, pc)
+	before := s.figures(restart.Add(-12*time.Hour), restart)
+
+	s.w.set(restart)
+	pc = s.pacer()
+	s.catchUp(pc)
+	s.daemon(restart, join, pc)
+	after := s.figures(restart, restart.Add(time.Hour))
+	t.Logf("the 12 hours before the restart: %v", before)
+	t.Logf("the hour of the restart: %v", after)
+	if after.perHourMax > before.perHourMax {
+		t.Errorf("the restart's hour spent %d units, more than any of the 12 hours before it (%d): the restart cost units",
+			after.perHourMax, before.perHourMax)
+	}
+	cadence := map[string]time.Duration{}
+	for _, e := range pc.Status().Entries {
+		cadence[e.Name] = e.Every
+	}
+	for chart, runs := range s.completed {
+		for i := 1; i < len(runs); i++ {
+			if runs[i].Equal(restart) && runs[i].Sub(runs[i-1]) < cadence[chart] {
+				t.Errorf("%s ran at the restart, %s after its last pass, under its cadence %s", chart,
+					runs[i].Sub(runs[i-1]), cadence[chart].Round(time.Minute))
+			}
+		}
+	}
+	for _, code := range regions8 {
+		n := 0
+		for _, at := range s.completed[code] {
+			if !at.Before(restart) && at.Before(restart.Add(time.Hour)) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s ran %d times in the hour of the restart, want once", code, n)
+		}
+	}
+
+	s.w.set(join)
+	second := s.pacer()
+	s.daemon(join, end, pc, second)
+	joined := s.figures(join, end)
+	t.Logf("after the second process joined: %v", joined)
+	if joined.gaps != 0 || joined.refused != 0 {
+		t.Errorf("after the join: %d region-hours without a pass, %d refusals; want none", joined.gaps, joined.refused)
+	}
+	for chart, runs := range s.completed {
+		for i := 1; i < len(runs); i++ {
+			if runs[i-1].Before(join) {
+				continue // a start's catch-up is a late pass for the slot before it
+			}
+			if runs[i].Sub(runs[i-1]) < every {
+				t.Errorf("%s ran at %s and again at %s, less than --every apart", chart, runs[i-1].In(pacific).Format("Jan 2 15:04"), runs[i].In(pacific).Format("15:04"))
+				break
+			}
+		}
+	}
+}
+
+// A budget too small for every region's own chart hourly: the category
+// charts are dropped first and never run, at start as after; the regions
+// are served in --regions order, the first at every slot; the plan says
+// which entries it dropped.
+func TestDaysTooSmall(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	costs := strings.Replace(tightCosts, "default: {limit: 1000, reserve: 50,", "default: {limit: 120, reserve: 10,", 1)
+	start := dayStart(9, 0)
+	s := newSim(t, costs, start, regions8, categories)
+	pc := s.pacer()
+	s.catchUp(pc)
+	s.daemon(start, start.Add(48*time.Hour), pc)
+	f := s.figures(start, start.Add(48*time.Hour))
+	var dropped, kept []string
+	for _, e := range pc.Status().Entries {
+		if e.Dropped {
+			dropped = append(dropped, e.Name)
+		} else {
+			kept = append(kept, fmt.Sprintf("%s every %s", e.Name, e.Every.Round(time.Minute)))
+		}
+	}
+	t.Logf("110 units a day: %v; runs %s; drops %s", f, strings.Join(kept, ", "), strings.Join(dropped, " "))
+	if f.cats != 0 {
+		t.Errorf("%d category passes ran on a budget too small for the regions' own charts", f.cats)
+	}
+	if n := len(s.completed["US"]); n < 40 {
+		t.Errorf("US, first in --regions, ran %d times in two days, want about every hour", n)
+	}
+	if n := len(s.completed["CA"]); n != 0 {
+		t.Errorf("CA, last in --regions, ran %d times, want it dropped", n)
+	}
+	if len(dropped) < 16+1 || !strings.Contains(strings.Join(dropped, " "), "CA") {
+		t.Errorf("the plan drops %v; want every category chart and the last regions", dropped)
+	}
+	if f.refused != 0 {
+		t.Errorf("the limiter refused %d calls, want none", f.refused)
 	}
 }

@@ -36,6 +36,12 @@ type Pacer struct {
 	// from the same figures; without it, the pacer counts only what it saw
 	// run, and an entry's cost is the mean of its last passes.
 	History func(ctx context.Context, now time.Time) (History, error)
+	// LastPass, when set, reads when an entry's latest pass started in the
+	// database, asked at each of its slots: a pass another process on the
+	// database ran counts as this one's, so that two daemons on one
+	// database (PostgreSQL, several hosts) run each entry at its cadence
+	// between them rather than each at its own.
+	LastPass func(ctx context.Context, name string) (time.Time, error)
 	// Daily is what the worker spends a day outside its entries' passes,
 	// by pool (the category names each region's first pass of a day
 	// reads): kept out of the rate.
@@ -103,9 +109,10 @@ func (p *Pacer) logger() *slog.Logger {
 
 // Due reports whether the entry runs at slot, and if so counts the run.
 // Between two of its slots an entry earns the time between them over its
-// planned cadence; it runs when it has earned a whole pass and the pools
-// hold what it costs, and never keeps more than one, so a slow spell is
-// not made up in a burst. An entry starts with what its age has earned: a
+// planned cadence (a whole pass at most); it runs when it has earned a
+// whole pass and the pools hold what it costs, one pass a slot, so a slow
+// spell is never made up in a burst, and a cadence a little over the slots'
+// keeps its rate rather than halving it. An entry starts with what its age has earned: a
 // chart fetched a minute before a restart waits its cadence out, one
 // never fetched runs at once. An entry with a pass under way is not due,
 // so its next pass is planned on what this one cost. An entry the pacer
@@ -121,6 +128,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		return false
 	}
 	p.replan(ctx)
+	p.ranElsewhere(ctx, name)
 	c := p.earned(i, slot)
 	p.asked[name] = slot
 	if c < 1-1e-9 {
@@ -135,6 +143,22 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.running[name] = slot
 	p.take(i)
 	return true
+}
+
+// ranElsewhere counts a pass of the entry another process started since
+// this one last asked as its own: the entry earns from that pass on.
+func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
+	if p.LastPass == nil {
+		return
+	}
+	at, err := p.LastPass(ctx, name)
+	if err != nil || !at.After(p.last[name]) {
+		return
+	}
+	p.last[name] = at
+	if asked, ok := p.asked[name]; ok && at.After(asked) {
+		p.asked[name], p.credit[name] = at, 0
+	}
 }
 
 // earned is the entry's credit at slot.
@@ -154,7 +178,7 @@ func (p *Pacer) earned(i int, slot time.Time) float64 {
 	case every <= 0 || !slot.After(last):
 		return p.credit[name]
 	}
-	return min(p.credit[name]+float64(slot.Sub(last))/float64(every), 1)
+	return min(p.credit[name], 1) + min(float64(slot.Sub(last))/float64(every), 1)
 }
 
 // every is the entry's planned cadence: its floor before the first plan

@@ -68,6 +68,7 @@ func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
 	pc := pace.New(s.costs.Pools, p.limiter.State, entries)
 	pc.History = pace.FromRecords(p.db, p.quotaKey, s.costs.Pools)
 	pc.Daily = pace.Daily(s.costs, d.Runner.Charts())
+	pc.LastPass = p.db.LastStart
 	pc.Logger, pc.Refresh = s.logger, d.Every
 	pc.Publish = func(ctx context.Context, st pace.Status) {
 		doc, err := json.Marshal(st)
