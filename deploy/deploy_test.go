@@ -103,8 +103,8 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	pod := cj.Spec.JobTemplate.Spec.Template.Spec
 	checkPod(t, "CronJob", pod)
-	if args := pod.Containers[0].Args; len(args) < 2 || args[0] != "run" || args[1] != "--once" {
-		t.Errorf("CronJob args %v, want run --once", args)
+	if args := pod.Containers[0].Args; len(args) < 3 || args[0] != "run" || args[1] != "--once" || args[2] != "--pace" {
+		t.Errorf("CronJob args %v, want run --once --pace: cron every few minutes runs only what the plan says is due", args)
 	}
 	d, ok := m["Deployment"].(*appsv1.Deployment)
 	if !ok {

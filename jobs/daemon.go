@@ -161,9 +161,9 @@ type Pacer interface {
 
 // runPaced runs e for slot when the pacer (if any) allows it, and tells
 // the pacer how it ended.
-func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) {
+func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) bool {
 	if d.Pacer != nil && !d.Pacer.Due(ctx, e.Name, slot) {
-		return
+		return false
 	}
 	end, ran := d.Runner.runDue(ctx, e, slot, catchUp)
 	if d.Pacer != nil {
@@ -172,6 +172,7 @@ func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp 
 		}
 		d.Pacer.Ran(e.Name, end.Units, end.Status)
 	}
+	return ran
 }
 
 // byPriority is the entries in the order a catch-up runs them: every
@@ -204,14 +205,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	c.Start()
 	go func() {
+		ran := 0
 		for _, e := range byPriority(entries) {
 			if stopping(r.Drain) {
 				return
 			}
-			if e.Kind != KindTracking {
-				d.runPaced(ctx, e, e.Slots.Prev(time.Now()), true)
+			if e.Kind != KindTracking && d.runPaced(ctx, e, e.Slots.Prev(time.Now()), true) {
+				ran++
 			}
 		}
+		r.Logger.Info("start: caught up the entries whose latest slot passed without a run", "ran", ran, "entries", len(entries))
 	}()
 	select {
 	case <-r.Drain:

@@ -64,6 +64,7 @@ type Pacer struct {
 	running map[string]time.Time // entries granted a pass not yet ended, by slot
 	mine    map[string][]Spent   // by pool
 	room    map[string]float64   // what the pools hold now, less the passes granted since
+	top     map[string]float64   // a round of the level 0 entries, by pool
 	states  []ingest.PoolState
 	shared  bool // another worker spends in a pool
 	plan    Plan
@@ -203,13 +204,37 @@ func (p *Pacer) fits(ctx context.Context, i int) bool {
 	return p.hasRoom(i)
 }
 
+// hasRoom reports whether the pools hold a pass of the entry now. An
+// entry below level 0 also leaves room for a round of the level 0 entries
+// the plan keeps: a category chart never takes what a region's own chart
+// needs next.
 func (p *Pacer) hasRoom(i int) bool {
-	for pool, c := range p.entries[i].Cost {
-		if r, ok := p.room[pool]; ok && c > r+1e-9 {
+	e := p.entries[i]
+	for pool, c := range e.Cost {
+		need := c
+		if e.Priority > 0 {
+			need += p.top[pool]
+		}
+		if r, ok := p.room[pool]; ok && need > r+1e-9 {
 			return false
 		}
 	}
 	return true
+}
+
+// topRound is what one pass of each level 0 entry the plan keeps costs, by
+// pool.
+func (p *Pacer) topRound() map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range p.entries {
+		if e.Priority > 0 || p.plan.Every[e.Name] == Never {
+			continue
+		}
+		for pool, c := range e.Cost {
+			out[pool] += c
+		}
+	}
+	return out
 }
 
 // take counts a granted pass against the room until the limiter is read
@@ -241,8 +266,8 @@ func (p *Pacer) roomOf(states []ingest.PoolState) {
 
 // Ran tells the pacer how a pass of the entry ended: what it spent, by
 // pool, and its status. A completed pass is a cost measure; a pass dearer
-// than planned, or one stopped for want of quota, makes the next decision
-// re-plan.
+// than planned, an entry's first, or one stopped for want of quota makes
+// the plan again at once; the plan is published after every pass.
 func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -270,13 +295,17 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 		p.last[name] = slot
 		p.measured(i, units)
 	}
-	if granted && p.Publish != nil && !p.planAt.IsZero() {
+	switch {
+	case p.stale != "" && !p.planAt.IsZero():
+		p.replan(context.Background()) // and publishes
+	case granted && p.Publish != nil && !p.planAt.IsZero():
 		p.Publish(context.Background(), p.status())
 	}
 }
 
 // measured records a completed pass's cost and re-plans when it was dearer
-// than the plan thought.
+// than the plan thought, or the entry's first: a guess is not kept longer
+// than one pass.
 func (p *Pacer) measured(i int, units map[string]int64) {
 	e := &p.entries[i]
 	got := map[string]float64{}
@@ -285,6 +314,9 @@ func (p *Pacer) measured(i int, units map[string]int64) {
 		if float64(u) > e.Cost[pool]*dearer {
 			p.stale = "a pass cost more than planned"
 		}
+	}
+	if len(p.recent[e.Name]) == 0 && p.stale == "" {
+		p.stale = "an entry's first pass was measured"
 	}
 	r := append(p.recent[e.Name], got)
 	if len(r) > costWindow {
@@ -389,6 +421,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.roomOf(states)
 	old := p.plan.Dropped
 	p.plan, p.planAt = Make(p.budgets, p.entries), now
+	p.top = p.topRound()
 	for _, e := range p.entries {
 		if p.plan.Dropped[e.Name] && !old[e.Name] {
 			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",

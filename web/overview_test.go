@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -57,8 +58,9 @@ func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 	}
 }
 
-// TestOverviewShowsPacing: the pacing lines, with the fixed cadence's
-// run-out, and each chart's age and planned cadence.
+// TestOverviewShowsPacing: whose plan it is, the pacing lines with the
+// fixed cadence's run-out, and each chart's age, planned cadence and next
+// paced run; a dropped chart says so.
 func TestOverviewShowsPacing(t *testing.T) {
 	t.Parallel()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
@@ -68,11 +70,12 @@ func TestOverviewShowsPacing(t *testing.T) {
 	defer db.Close()
 	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now,
-		Freshness: &report.Freshness{
-			Pools: []report.PoolPace{{Pool: "default", Budget: 4200, Reset: now.Add(14 * time.Hour), Projected: 4180,
+		Freshness: &report.Freshness{Daemon: true, At: now.Add(-time.Minute),
+			Pools: []report.PoolPace{{Pool: "default", Rate: 300, Budget: 4200, Reset: now.Add(14 * time.Hour), Projected: 4180,
 				Fixed: 9000, RunsOut: now.Add(5 * time.Hour)}},
-			Charts: []report.ChartAge{{Chart: "US", Age: 12 * time.Minute, Every: 90 * time.Minute, Floor: time.Hour},
-				{Chart: "US/10", Age: -1, Every: 3 * time.Hour, Floor: time.Hour}}}}
+			Charts: []report.ChartAge{{Chart: "US", Age: 12 * time.Minute, Every: 90 * time.Minute, Floor: time.Hour, Next: now.Add(time.Hour)},
+				{Chart: "US/10", Age: -1, Every: 3 * time.Hour, Floor: time.Hour},
+				{Chart: "US/24", Age: -1, Every: pace.Never, Floor: time.Hour, Dropped: true}}}}
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k",
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
@@ -81,8 +84,10 @@ func TestOverviewShowsPacing(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	page := string(fetch(t, srv.URL+"/"))
-	for _, want := range []string{"default: 4200 units to spend by", "paced, the charts spend 4180", "at --every, 9000",
-		`runs out at`, `<td class="n">12m</td><td class="n">1h30m</td><td class="n">1h</td>`, `<td class="n">never</td><td class="n">3h</td>`} {
+	for _, want := range []string{"The plan the pacing worker follows, made", "default: 300.0 units an hour, 4200 to spend by",
+		"paced, the charts spend 4180", "at --every, 9000", `runs out at`,
+		`<td class="n">12m</td><td class="n">1h30m</td><td class="n">` + stampTime(now.Add(time.Hour)) + `</td><td class="n">1h</td>`,
+		`<td class="n">never</td><td class="n">3h</td><td class="n">-</td>`, "dropped: the budget holds the charts above it"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the overview lacks %q", want)
 		}
