@@ -87,7 +87,8 @@ The holder of INGEST_UI_TOKEN is not metered.
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db
-  INGEST_UI_TOKEN="$(ingest tokens new-ui-token)" ingest serve --listen 0.0.0.0:8080`,
+  export INGEST_UI_TOKEN="$(ingest tokens new-ui-token)"   # keep it: scripts and sign-ins send it
+  ingest serve --listen 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rf := &reportFlags{regions: f.regions, every: f.every,

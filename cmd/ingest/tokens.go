@@ -81,8 +81,8 @@ access token of serve and run --listen, which is not kept anywhere.`,
 that serve and run --listen take as INGEST_UI_TOKEN, which must have at
 least 20 characters of two kinds or more. It opens no database and keeps
 the token nowhere: put it straight where the server reads it.`,
-		Example: `  INGEST_UI_TOKEN="$(ingest tokens new-ui-token)" ingest serve --listen 0.0.0.0:8080
-  kubectl create secret generic ingest --from-literal=ui-token="$(ingest tokens new-ui-token)" ...`,
+		Example: `  export INGEST_UI_TOKEN="$(ingest tokens new-ui-token)"; ingest serve --listen 0.0.0.0:8080
+  (umask 077; ingest tokens new-ui-token > ui-token)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), web.NewToken())
