@@ -47,7 +47,7 @@ func (k *strikes) last() time.Time { return k.at[(k.next+len(k.at)-1)%len(k.at)]
 // within the window.
 func (k *strikes) fail(now time.Time, l limits) {
 	if k.waits > 0 && now.Sub(later(k.last(), k.until)) >= l.longest {
-		k.waits = 0 // forgiven: quiet for the longest wait since the last
+		k.waits = 0 // forgiven: no failure for the longest wait since the last one
 	}
 	k.at[k.next] = now
 	k.next = (k.next + 1) % len(k.at)
@@ -61,7 +61,9 @@ func (k *strikes) fail(now time.Time, l limits) {
 	}
 	k.waits++
 	k.until = now.Add(wait)
-	clear(k.at) // after the wait, a full limit again before the next
+	// After the wait, a full limit of new failures before the next one;
+	// the latest is kept for last (it is a window old by then).
+	clear(k.at)
 	k.at[(k.next+len(k.at)-1)%len(k.at)] = now
 }
 
@@ -121,15 +123,12 @@ func (t *throttle) try(key string, check func() bool) verdict {
 	now := t.now()
 	k := t.clients[key]
 	if v, waiting := t.waiting(k, now); waiting {
-		rec := k
-		if rec == nil || v.global {
-			rec, key = t.all, ""
-		}
-		rec.throttled++
-		if rec == t.all {
-			v.sayAll = t.speak(rec, key, now)
+		if k == nil || v.global {
+			t.all.throttled++
+			v.sayAll = t.speak(t.all, "", now)
 		} else {
-			v.say = t.speak(rec, key, now)
+			k.throttled++
+			v.say = t.speak(k, key, now)
 		}
 		return v
 	}

@@ -340,3 +340,23 @@ func TestAuthFailuresSeen(t *testing.T) {
 		t.Errorf("the log holds a token tried:\n%s", log.String())
 	}
 }
+
+// TestWaitsGrowToAnHourAndAreForgiven: each wait in a row doubles, up to
+// an hour; an hour without a failure after the last wait forgives them.
+func TestWaitsGrowToAnHourAndAreForgiven(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	s := authServer(t, &now)
+	a := client{s, "198.51.100.7:40000", ""}
+	for i, secs := range []int{60, 120, 240, 480, 960, 1920, 3600, 3600} {
+		wrong(t, 10, a.api)
+		held(t, fmt.Sprintf("wait %d in a row", i+1), a.api(testToken), fmt.Sprint(secs))
+		now = now.Add(time.Duration(secs) * time.Second)
+	}
+	now = now.Add(59 * time.Minute)
+	wrong(t, 10, a.api)
+	held(t, "after 59 quiet minutes", a.api(testToken), "3600")
+	now = now.Add(2 * time.Hour)
+	wrong(t, 10, a.api)
+	held(t, "after an hour's wait and an hour without a failure", a.api(testToken), "60")
+}
