@@ -186,6 +186,11 @@ func TestPostgresSecretExample(t *testing.T) {
 			t.Errorf("secret.example.yaml: %s holds no REPLACE-ME placeholder", k)
 		}
 	}
+	// An unedited copy must not serve behind a token anyone can read here:
+	// serve refuses one shorter than 20 characters (docs/contract.md).
+	if tok := s.StringData["ui-token"]; len(tok) >= 20 {
+		t.Errorf("secret.example.yaml: the ui-token placeholder has %d characters: serve would take it unedited; keep it under 20", len(tok))
+	}
 	u, err := url.Parse(s.StringData["database-url"])
 	if err != nil {
 		t.Fatalf("secret.example.yaml: database-url: %v", err)

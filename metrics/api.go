@@ -12,6 +12,7 @@ import (
 type API struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
+	auth     *prometheus.CounterVec
 }
 
 // NewAPI returns the API's counters, at zero.
@@ -19,8 +20,9 @@ func NewAPI() *API {
 	m := &API{reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_api_requests_total",
 			Help: "Metered API requests by plan and outcome: allowed, refused (429), unmetered (the limiter could not decide)."},
-			[]string{"plan", "outcome"})}
-	m.reg.MustRegister(m.requests)
+			[]string{"plan", "outcome"}),
+		auth: newAuthFailures()}
+	m.reg.MustRegister(m.requests, m.auth)
 	return m
 }
 

@@ -1,9 +1,14 @@
 package metrics
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest"
 )
 
 func TestAPI(t *testing.T) {
@@ -20,3 +25,30 @@ func TestAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthFailures: serve's and run's /metrics count failed attempts at
+// the access token by outcome, every outcome from zero.
+func TestAuthFailures(t *testing.T) {
+	api, run := NewAPI(), New(Build{})
+	for name, m := range map[string]struct {
+		fail func(string)
+		h    http.Handler
+	}{"serve": {api.AuthFailed, api.Handler()}, "run": {run.AuthFailed, run.Handler(downState{})}} {
+		m.fail("rejected")
+		m.fail("rejected")
+		w := httptest.NewRecorder()
+		m.h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		for _, want := range []string{`ingest_ui_auth_failures_total{outcome="rejected"} 2`,
+			`ingest_ui_auth_failures_total{outcome="throttled"} 0`} {
+			if !strings.Contains(w.Body.String(), want) {
+				t.Errorf("%s: no %s in\n%.2000s", name, want, w.Body.String())
+			}
+		}
+	}
+}
+
+// downState is a limiter that cannot be read.
+type downState struct{}
+
+func (downState) State(context.Context) ([]ingest.PoolState, error) { return nil, errors.New("down") }
+func (downState) Backend() string                                   { return "redis" }

@@ -4,12 +4,64 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
+
+// MinTokenLen is the fewest characters an access token may have: with the
+// failed attempts slowed (throttle.go), a token this long of two kinds of
+// character is out of reach of guessing over the network.
+const MinTokenLen = 20
+
+// CheckToken says why token is too weak to guard the data: shorter than
+// MinTokenLen, or made of one kind of character only (all digits, all
+// lower-case letters), which a guess can enumerate far faster than its
+// length suggests. It never quotes the token.
+func CheckToken(token string) error {
+	if n := utf8.RuneCountInString(token); n < MinTokenLen {
+		return fmt.Errorf("it has %d characters, want at least %d", n, MinTokenLen)
+	}
+	kinds := map[string]bool{}
+	for _, r := range token {
+		kinds[charKind(r)] = true
+	}
+	if len(kinds) == 1 {
+		for k := range kinds {
+			return fmt.Errorf("it is made of %s only, want at least two of lower-case letters, upper-case letters, digits and symbols", k)
+		}
+	}
+	return nil
+}
+
+func charKind(r rune) string {
+	switch {
+	case unicode.IsLower(r):
+		return "lower-case letters"
+	case unicode.IsUpper(r):
+		return "upper-case letters"
+	case unicode.IsDigit(r):
+		return "digits"
+	}
+	return "symbols"
+}
+
+// NewToken returns a random access token of 256 bits that CheckToken
+// takes.
+func NewToken() string {
+	for {
+		var b [32]byte
+		rand.Read(b[:]) // never fails (crypto/rand)
+		if tok := base64.RawURLEncoding.EncodeToString(b[:]); CheckToken(tok) == nil {
+			return tok
+		}
+	}
+}
 
 // CookieName holds the session id a sign-in sets: a random id the server
 // keeps, never the access token itself.
@@ -88,22 +140,58 @@ func (s *sessions) end(id string) {
 	delete(s.ids, id)
 }
 
-// authorized asks for the access token as a bearer header (scripts) or
-// for a live session cookie (browsers that signed in); refuse answers a
-// request with neither.
-func (s *Server) authorized(h http.Handler, refuse http.HandlerFunc) http.Handler {
+// authorized asks for a live session cookie (browsers that signed in) or
+// for the access token as a bearer header (scripts), tried under the
+// throttle; refuse answers a request without either, wait > 0 when the
+// token was not compared because its address must wait.
+func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r *http.Request, wait time.Duration)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.tokenOK(r) {
+		if s.signedIn(r) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		refuse(w, r)
+		tok, ok := bearer(r)
+		if !ok {
+			refuse(w, r, 0)
+			return
+		}
+		if v := s.try(r, tok); v.ok {
+			h.ServeHTTP(w, r)
+		} else {
+			refuse(w, r, v.wait)
+		}
 	})
+}
+
+// apiRefused answers an API request without the token: 401, or 429 when
+// its address must wait.
+func apiRefused(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	if wait > 0 {
+		apiThrottled(w, wait)
+		return
+	}
+	apiUnauthorized(w, r)
 }
 
 func apiUnauthorized(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ingest"`)
 	apiError(w, http.StatusUnauthorized, "unauthorized", "", "send the access token (INGEST_UI_TOKEN) as Authorization: Bearer <token>")
+}
+
+func apiThrottled(w http.ResponseWriter, wait time.Duration) {
+	setRetryAfter(w, wait)
+	apiError(w, http.StatusTooManyRequests, "too_many_failures", "",
+		fmt.Sprintf("too many wrong tokens were tried: no token is checked from this address for %d s (Retry-After)", ceilSeconds(wait)))
+}
+
+// pageRefused sends a browser without a session to the sign-in, or, when
+// the token it sent must wait, shows the sign-in saying until when.
+func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	if wait > 0 {
+		s.renderThrottled(w, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, verdict{wait: wait})
+		return
+	}
+	signIn(w, r)
 }
 
 // signIn sends a browser to the sign-in, which brings it back to the page
@@ -116,12 +204,52 @@ func signIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-func (s *Server) tokenOK(r *http.Request) bool {
-	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.same(auth) {
-		return true
-	}
+// bearer is the token of an Authorization: Bearer header.
+func bearer(r *http.Request) (string, bool) {
+	return strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
+
+// signedIn reports whether r carries a live session: a random 256-bit id,
+// beyond guessing, so it is not throttled.
+func (s *Server) signedIn(r *http.Request) bool {
 	c, err := r.Cookie(CookieName)
 	return err == nil && s.sessions.valid(c.Value)
+}
+
+// try compares tok, tried by r's client, with the access token under the
+// throttle, and counts and logs a failure.
+func (s *Server) try(r *http.Request, tok string) verdict {
+	v := s.throttle.try(clientKey(s.clientAddr(r)), func() bool { return s.same(tok) })
+	switch {
+	case v.ok:
+		return v
+	case v.wait > 0:
+		s.authFailed("throttled")
+	default:
+		s.authFailed("rejected")
+	}
+	for _, t := range []*tally{v.say, v.sayAll} {
+		if t != nil {
+			s.logTally(t)
+		}
+	}
+	return v
+}
+
+func (s *Server) authFailed(outcome string) {
+	if s.cfg.AuthFailed != nil {
+		s.cfg.AuthFailed(outcome)
+	}
+}
+
+// logTally says what was refused since the last line, never the token.
+func (s *Server) logTally(t *tally) {
+	attrs := []any{"rejected", t.rejected, "throttled", t.throttled, "wait", t.wait}
+	if t.key == "" {
+		s.cfg.Logger.Warn("web: wrong access tokens from every address: over the global limit, no token is checked until the wait is over", attrs...)
+		return
+	}
+	s.cfg.Logger.Warn("web: wrong access tokens tried", append([]any{"addr", t.key}, attrs...)...)
 }
 
 // same compares in constant time, so the token cannot be guessed byte by
@@ -147,8 +275,38 @@ func localPath(next string) string {
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "login", loginView{Title: "Sign in", Open: s.cfg.Token == "",
-		Next: localPath(r.URL.Query().Get("next")), Out: r.URL.Query().Has("out")})
+	view := loginView{Title: "Sign in", Open: s.cfg.Token == "",
+		Next: localPath(r.URL.Query().Get("next")), Out: r.URL.Query().Has("out")}
+	if v := s.throttle.peek(clientKey(s.clientAddr(r))); v.wait > 0 && !view.Open {
+		s.renderThrottled(w, view, v)
+		return
+	}
+	s.render(w, http.StatusOK, "login", view)
+}
+
+// renderThrottled is the sign-in answering 429: when to try again, and
+// whose wait it is.
+func (s *Server) renderThrottled(w http.ResponseWriter, view loginView, v verdict) {
+	setRetryAfter(w, v.wait)
+	view.Wait, view.Everyone = waitText(v.wait), v.global
+	view.Until = s.cfg.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
+	s.render(w, http.StatusTooManyRequests, "login", view)
+}
+
+// waitText is a wait as a person reads it, rounded up: "45 seconds",
+// "2 minutes", "1 hour".
+func waitText(d time.Duration) string {
+	n, unit := ceilSeconds(d), "second"
+	switch {
+	case d > 90*time.Minute:
+		n, unit = int64((d+time.Hour-1)/time.Hour), "hour"
+	case d > 90*time.Second:
+		n, unit = int64((d+time.Minute-1)/time.Minute), "minute"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%d %s", n, unit)
 }
 
 // crossSite refuses a form posted from another site: the browser's
@@ -169,9 +327,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	next := localPath(r.PostFormValue("next"))
-	if s.cfg.Token == "" || !s.same(r.PostFormValue("token")) {
-		s.render(w, http.StatusUnauthorized, "login", loginView{Title: "Sign in", Wrong: s.cfg.Token != "", Next: next})
+	view := loginView{Title: "Sign in", Next: localPath(r.PostFormValue("next"))}
+	if s.cfg.Token == "" {
+		s.render(w, http.StatusUnauthorized, "login", view)
+		return
+	}
+	if v := s.try(r, r.PostFormValue("token")); v.wait > 0 {
+		s.renderThrottled(w, view, v)
+		return
+	} else if !v.ok {
+		view.Wrong = true
+		s.render(w, http.StatusUnauthorized, "login", view)
 		return
 	}
 	id, err := s.sessions.start()
@@ -181,7 +347,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.sessions.ttl / time.Second)})
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, view.Next, http.StatusSeeOther)
 }
 
 // logout ends the session and clears the cookie.
@@ -203,4 +369,8 @@ type loginView struct {
 	Wrong bool
 	Next  string
 	Out   bool
+	// Wait, when not empty, is how long until a token is checked again
+	// from this address (Until, the time), every address when Everyone.
+	Wait, Until string
+	Everyone    bool
 }

@@ -160,3 +160,38 @@ func TestSignInRefusesCrossSitePosts(t *testing.T) {
 		t.Errorf("a cross-site sign-out ended the session")
 	}
 }
+
+// TestCheckToken: an access token has at least MinTokenLen characters
+// (not bytes) of two kinds or more; NewToken's pass.
+func TestCheckToken(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		token string
+		want  string // in the error; "" for none
+	}{
+		{"", "it has 0 characters, want at least 20"},
+		{"s3cret", "it has 6 characters"},
+		{"Nineteen-chars-0123", "it has 19 characters"},
+		{"Twenty-chars-0123456", ""},
+		{"ééééééééééabcdefghi", "it has 19 characters"},
+		{"12345678901234567890", "made of digits only"},
+		{"abcdefghijklmnopqrstuvwxyz", "made of lower-case letters only"},
+		{"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "made of upper-case letters only"},
+		{"-_-_-_-_-_-_-_-_-_-_-_-_", "made of symbols only"},
+		{"abcdefghijklmnopqrstuvwxy1", ""},
+		{"correct horse battery staple", ""},
+	} {
+		err := CheckToken(tc.token)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckToken(%q) = %v, want %q", tc.token, err, tc.want)
+		}
+	}
+	seen := map[string]bool{}
+	for range 100 {
+		tok := NewToken()
+		if err := CheckToken(tok); err != nil || seen[tok] || len(tok) != 43 {
+			t.Fatalf("NewToken() = %q: %v, seen before %v; want 43 characters, new, taken", tok, err, seen[tok])
+		}
+		seen[tok] = true
+	}
+}

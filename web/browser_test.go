@@ -2,8 +2,12 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -56,5 +60,60 @@ func TestChartLanguageTabsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(tabs+`a[aria-current=page]:not([href*="language"])`)))
 	if got, want := shown(t, ctx), "All* hi en ta | 1:a 2:b 3:c 4:d 5:e 6:f 7:g"; got != want {
 		t.Errorf("the first run in every language: shows %q, want %q", got, want)
+	}
+}
+
+// movedClock is a clock a test moves while a server reads it.
+type movedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *movedClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *movedClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// TestWrongSignInsWaitInBrowser signs in with wrong tokens as a person
+// would, typing them into the form: after ten, the page says when to try
+// again, and the right token is no use until then; once the wait is over,
+// it signs in.
+func TestWrongSignInsWaitInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.Tab(t)
+	clock := &movedClock{t: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	// signIn types tok into the sign-in form and sends it; the page it
+	// leaves is marked, so that what is read is the answer's.
+	signIn := func(what, tok, shows string) string {
+		t.Helper()
+		browsertest.Do(t, ctx, what, chromedp.Navigate(srv.URL+"/login?next=/healthz"), chromedp.WaitVisible(chromedp.CSS(`form.login`)),
+			chromedp.SendKeys(chromedp.CSS(`input[name=token]`), tok),
+			chromedp.Evaluate[chromedp.Void](`document.body.dataset.left = "yes"`),
+			chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(strings.TrimSpace(`body:not([data-left]) `+shows))))
+		return strings.Join(strings.Fields(browsertest.Text(t, ctx, "body")), " ")
+	}
+	for i := range 10 {
+		if got := signIn(fmt.Sprintf("wrong token %d", i+1), fmt.Sprintf("wrong-token-%02d", i), `p.bad`); !strings.Contains(got, "not the one") {
+			t.Fatalf("wrong token %d: the page says %q, want that the token is wrong", i+1, got)
+		}
+	}
+	browsertest.Do(t, ctx, "open the sign-in again", chromedp.Navigate(srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	if got := browsertest.Text(t, ctx, "p.bad"); !strings.Contains(got, "Try again in 60 seconds, after 09:01:00 UTC") {
+		t.Errorf("after ten wrong tokens the sign-in says %q, want when to try again", got)
+	}
+	if got := signIn("the right token while it waits", testToken, `p.bad`); !strings.Contains(got, "Try again in 60 seconds, after 09:01:00 UTC") {
+		t.Errorf("the right token while the address waits: the page says %q, want when to try again", got)
+	}
+	clock.add(time.Minute)
+	if got := signIn("the right token after the wait", testToken, ""); !strings.Contains(got, `"ok"`) {
+		t.Errorf("after the wait the right token shows %q, want the page asked for (/healthz)", got)
 	}
 }

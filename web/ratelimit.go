@@ -39,9 +39,6 @@ type Meter struct {
 	Plans   *ingest.APIPlans
 	Limiter APILimiter
 	Tokens  Tokens
-	// TrustedProxies are the peers whose X-Forwarded-For names the client;
-	// any other peer is the client, whatever the header says.
-	TrustedProxies []netip.Prefix
 	// Observe counts each metered request by plan and outcome (allowed,
 	// refused, unmetered); nil counts nothing.
 	Observe func(plan, outcome string)
@@ -82,35 +79,56 @@ func routeName(pattern string) string {
 func (s *Server) metered(rt Route) http.Handler {
 	units := s.cfg.Meter.Plans.Cost(routeName(rt.Pattern))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Token != "" && s.tokenOK(r) {
+		if s.cfg.Token != "" && s.signedIn(r) {
 			rt.Handler.ServeHTTP(w, r)
 			return
 		}
-		plan, client, ok := s.caller(w, r)
-		if ok && s.admit(w, r, plan, client, units) {
+		plan, client, caller := s.caller(w, r)
+		if caller == asOperator || (caller == asClient && s.admit(w, r, plan, client, units)) {
 			rt.Handler.ServeHTTP(w, r)
 		}
 	})
 }
 
-// caller names the plan and the client a request is metered as, or
-// answers it (401) when it has neither.
-func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan, string, bool) {
+// who a metered request is.
+type who int
+
+const (
+	asAnswered who = iota // refused already
+	asOperator            // the holder of Config.Token: not metered
+	asClient              // metered as the client named
+)
+
+// caller names the plan and the client a request is metered as, or says
+// it is the operator's, or answers it (401, or 429 while its address must
+// wait) when it is neither. A bearer token is looked up among the clients'
+// first: theirs are random and beyond guessing, so they are never held
+// back by the throttle of wrong tokens; only one that is none of theirs is
+// tried as the access token.
+func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan, string, who) {
 	m := s.cfg.Meter
-	tok, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !bearer {
+	tok, isBearer := bearer(r)
+	if !isBearer {
 		plan, ok := m.Plans.Plan(ingest.AnonymousPlan)
 		if s.cfg.Token != "" || !ok {
 			apiUnauthorized(w, r)
-			return plan, "", false
+			return plan, "", asAnswered
 		}
-		return plan, "addr-" + shortHash(m.clientAddr(r)), true
+		return plan, "addr-" + shortHash(s.clientAddr(r)), asClient
 	}
 	hash := store.TokenHash(tok)
 	name, ok, err := m.Tokens.TokenPlan(r.Context(), hash)
 	if err != nil {
 		s.fail(w, r, err)
-		return ingest.APIPlan{}, "", false
+		return ingest.APIPlan{}, "", asAnswered
+	}
+	if !ok {
+		if v := s.try(r, tok); v.ok {
+			return ingest.APIPlan{}, "", asOperator
+		} else if v.wait > 0 {
+			apiThrottled(w, v.wait)
+			return ingest.APIPlan{}, "", asAnswered
+		}
 	}
 	plan, known := m.Plans.Plan(name)
 	if !ok || !known || name == ingest.AnonymousPlan {
@@ -123,10 +141,10 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan,
 			msg = fmt.Sprintf("the token's plan %q is not in this server's plans file: ask the operator to add the plan, or for a token on another plan", name)
 		}
 		apiError(w, http.StatusUnauthorized, "unauthorized", "", msg)
-		return plan, "", false
+		return plan, "", asAnswered
 	}
 	s.touch(r.Context(), hash)
-	return plan, "token-" + hash[:32], true
+	return plan, "token-" + hash[:32], asClient
 }
 
 // touch writes a token's last use, at most once per usedEvery per process.
@@ -196,17 +214,17 @@ func (m *Meter) warnUnavailable(log interface {
 	log.Warn("api: the limiter cannot decide: requests are served unmetered until it answers", ingest.LogPlan, plan, ingest.LogErr, err)
 }
 
-// clientAddr is the address a request is metered by: the peer's, or, when
-// the peer is a trusted proxy, the nearest address in X-Forwarded-For
-// that is not a trusted proxy (the ones left of it are the client's to
-// write, so they are never believed).
-func (m *Meter) clientAddr(r *http.Request) string {
+// clientAddr is the address a request is metered and throttled by: the
+// peer's, or, when the peer is a trusted proxy (Config.TrustedProxies),
+// the nearest address in X-Forwarded-For that is not a trusted proxy (the
+// ones left of it are the client's to write, so they are never believed).
+func (s *Server) clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
-	if err != nil || !m.trusted(peer) {
+	if err != nil || !s.trusted(peer) {
 		return host
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -216,16 +234,16 @@ func (m *Meter) clientAddr(r *http.Request) string {
 			break
 		}
 		peer = a.Unmap()
-		if !m.trusted(peer) {
+		if !s.trusted(peer) {
 			break
 		}
 	}
 	return peer.String()
 }
 
-func (m *Meter) trusted(a netip.Addr) bool {
+func (s *Server) trusted(a netip.Addr) bool {
 	a = a.Unmap()
-	for _, p := range m.TrustedProxies {
+	for _, p := range s.cfg.TrustedProxies {
 		if p.Contains(a) {
 			return true
 		}

@@ -121,9 +121,9 @@ func (s *Server) guard(rt Route) http.Handler {
 	case rt.Kind == API && s.cfg.Meter != nil:
 		return s.metered(rt)
 	case rt.Kind == API && s.access == TokenRequired:
-		return s.authorized(rt.Handler, apiUnauthorized)
+		return s.authorized(rt.Handler, apiRefused)
 	case rt.Kind == Page && s.access == TokenRequired:
-		return s.authorized(rt.Handler, signIn)
+		return s.authorized(rt.Handler, s.pageRefused)
 	}
 	return rt.Handler
 }

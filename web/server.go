@@ -14,6 +14,7 @@ import (
 	"embed"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/ingestworks/ingest/report"
@@ -43,9 +44,18 @@ type Config struct {
 	// Meter, when set, puts every API request under the clients' plans
 	// (ratelimit.go); nil serves the API unmetered.
 	Meter *Meter
+	// TrustedProxies are the peers whose X-Forwarded-For names the client,
+	// for the plans and for the throttle of wrong tokens; any other peer
+	// is the client, whatever the header says.
+	TrustedProxies []netip.Prefix
+	// AuthFailed counts each failed attempt at the access token by
+	// outcome: rejected (compared, wrong) or throttled (not compared: the
+	// address or every address waits); nil counts nothing.
+	AuthFailed func(outcome string)
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
-	// Now is the clock of sessions; time.Now when nil.
+	// Now is the clock of sessions and of the throttle of wrong tokens;
+	// time.Now when nil.
 	Now func() time.Time
 	// NoThumbnails leaves the videos' thumbnails out of the pages, and
 	// their image host out of the policy (offline or private use).
@@ -65,6 +75,7 @@ type Server struct {
 	charts chartsCache
 
 	sessions *sessions
+	throttle *throttle
 	csrf     *http.CrossOriginProtection
 	policy   string
 }
@@ -86,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(),
-		sessions: newSessions(cfg.SessionTTL, cfg.Now), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	s.routes()
 	return s, nil
 }

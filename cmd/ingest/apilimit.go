@@ -28,6 +28,9 @@ func (s *settings) apiLimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 	return ratelimit.NewMemory(), func() {}, nil
 }
 
+// trustedProxiesUsage is --trusted-proxies's help, on serve and run.
+const trustedProxiesUsage = "proxies whose X-Forwarded-For names the client (for the API's plans and the throttle of wrong tokens), CIDRs comma-separated (default none: the peer is the client)"
+
 // parseTrustedProxies reads --trusted-proxies: CIDRs or single addresses,
 // comma-separated.
 func parseTrustedProxies(s string) ([]netip.Prefix, error) {

@@ -133,8 +133,8 @@ func (r *benchRow) measure(b *testing.B) {
 	plans := benchPlans(b)
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	off := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080"})
-	on := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080",
-		Meter: &web.Meter{Plans: plans, Limiter: r.limiter, Tokens: r.db, TrustedProxies: proxies, Observe: r.observe}})
+	on := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080", TrustedProxies: proxies,
+		Meter: &web.Meter{Plans: plans, Limiter: r.limiter, Tokens: r.db, Observe: r.observe}})
 	for range benchRounds {
 		lat, n, took := load(b, off.URL)
 		r.off, r.offR, r.offT = append(r.off, lat...), r.offR+float64(n), r.offT+took

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ type runFlags struct {
 	// pacedOnce: --once with --pace given: only the charts the plan says
 	// are due run.
 	pacedOnce bool
+
+	// trustedProxies is --trusted-proxies, for the dashboard of --listen;
+	// proxies what it names, set by validate.
+	trustedProxies string
+	proxies        []netip.Prefix
 }
 
 // parseRegions reads --regions. Left out, it is the default regions; given
@@ -99,6 +105,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(ingest.DefaultRegions, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
+	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
@@ -121,6 +128,12 @@ func (f *runFlags) validate() ([]string, error) {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {
 			return nil, usageErrorf("--listen: want host:port or :port, got %q", f.listen)
 		}
+		if _, err := readUIToken(); err != nil {
+			return nil, err
+		}
+	}
+	if f.proxies, err = parseTrustedProxies(f.trustedProxies); err != nil {
+		return nil, err
 	}
 	if f.keep != "" {
 		if _, err := parseKeep(f.keep); err != nil {
@@ -160,7 +173,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.quotaKey, Costs: s.costs,
 		Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}, s.logger)
 	if f.listen != "" {
-		shutdown, err := serve(ctx, s, f.listen, m, p, codes, f.every, f.noThumbs)
+		shutdown, err := serve(ctx, s, f, m, p, codes)
 		if err != nil {
 			return err
 		}
@@ -258,12 +271,13 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 // serve starts the listener of run --listen: /metrics, /healthz and
 // /readyz, and beside them the report (/quota), the API and the dashboard
 // when the listener may serve the data.
-func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p *pipeline, codes []string, every time.Duration, noThumbs bool) (func(), error) {
+func serve(ctx context.Context, s *settings, f *runFlags, m *metrics.Metrics, p *pipeline, codes []string) (func(), error) {
+	addr := f.listen
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
+	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: f.every}
 	m.WatchClock(p.upstream.Skew)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},
@@ -272,7 +286,8 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 			return buildReport(ctx, src)
 		})},
 	}
-	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, NoThumbnails: noThumbs, Routes: routes})
+	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, NoThumbnails: f.noThumbs, Routes: routes,
+		TrustedProxies: f.proxies, AuthFailed: m.AuthFailed})
 	if err != nil {
 		ln.Close()
 		return nil, runtimeError(err)

@@ -26,6 +26,20 @@ import (
 // only, so that it never shows in a process list.
 const uiTokenEnv = "INGEST_UI_TOKEN"
 
+// readUIToken is INGEST_UI_TOKEN, or a usage error when it is set but too
+// weak to guard the data (web.CheckToken), saying how to make a strong one.
+func readUIToken() (string, error) {
+	tok := os.Getenv(uiTokenEnv)
+	if tok == "" {
+		return "", nil
+	}
+	if err := web.CheckToken(tok); err != nil {
+		return "", usageErrorf("%s is too weak to guard the dashboard and the API: %w; make a random one with `ingest tokens new-ui-token` (or `openssl rand -base64 24`)",
+			uiTokenEnv, err)
+	}
+	return tok, nil
+}
+
 type serveFlags struct {
 	listen string
 	public bool
@@ -51,13 +65,18 @@ PostgreSQL --db without Redis, the API's own limiter.
 
 /healthz and /readyz answer without a token. Set INGEST_UI_TOKEN to ask
 every other request for that token: scripts send it as Authorization: Bearer
-<token>, browsers sign in at /login (a cookie). Without a token, serve
+<token>, browsers sign in at /login (a cookie). It must have at least 20
+characters of two kinds or more (letters, digits, symbols): make one with
+ingest tokens new-ui-token. After 10 wrong tokens from one address within a
+minute (100 from all), no token is checked from it for a minute, doubling
+while it keeps failing: 429 with Retry-After. Without a token, serve
 listens on a loopback address only, unless --public says the data is meant
 to be public.
 
 API clients are metered by plan (--api-plans / INGEST_API_PLANS): a token
 from ingest tokens add on its plan, a caller without one on the anonymous
-plan by address (--trusted-proxies for X-Forwarded-For). Answers carry the
+plan by address (--trusted-proxies for X-Forwarded-For, which the throttle
+of wrong tokens reads too). Answers carry the
 RateLimit and RateLimit-Policy fields; a refusal is 429 with Retry-After.
 Several serve processes on one REDIS_URL, or without it on one PostgreSQL
 database, share each client's plan; without either, each serve counts
@@ -68,7 +87,8 @@ The holder of INGEST_UI_TOKEN is not metered.
 Next runs and the plan follow the schedule a daemon on this database records,
 as in ingest report; --every and --regions override it.`,
 		Example: `  ingest serve --db demo/ingest.db
-  INGEST_UI_TOKEN=s3cret ingest serve --listen 0.0.0.0:8080`,
+  export INGEST_UI_TOKEN="$(ingest tokens new-ui-token)"   # keep it: scripts and sign-ins send it
+  ingest serve --listen 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rf := &reportFlags{regions: f.regions, every: f.every,
@@ -83,7 +103,7 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
 	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
 	withEnv(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
-	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", "proxies whose X-Forwarded-For names the client, CIDRs comma-separated (default none: the peer is the client)")
+	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	return cmd
 }
 
@@ -91,7 +111,11 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
 		return usageErrorf("--listen: want host:port or :port, got %q", f.listen)
 	}
-	if web.AccessFor(os.Getenv(uiTokenEnv), f.listen, f.public) == web.OperationalOnly {
+	tok, err := readUIToken()
+	if err != nil {
+		return err
+	}
+	if web.AccessFor(tok, f.listen, f.public) == web.OperationalOnly {
 		return usageErrorf("--listen %s is not a loopback address: set %s to ask for a token, or pass --public if the data is meant to be public",
 			f.listen, uiTokenEnv)
 	}
@@ -155,7 +179,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	src.Limiter = l
 	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),
 		web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})}
-	meter, closeMeter, err := openMeter(s, db, plans, proxies)
+	meter, closeMeter, err := openMeter(s, db, plans)
 	if err != nil {
 		closeLimiter()
 		db.Close()
@@ -163,6 +187,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	}
 	web.WarnUnusableTokens(ctx, s.logger, db, plans)
 	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
+		TrustedProxies: proxies, AuthFailed: meter.metrics.AuthFailed,
 		Routes: []web.Route{ready, {Pattern: "GET /metrics", Kind: web.Operational, Handler: meter.metrics.Handler()}}})
 	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
 	if err != nil {
@@ -173,7 +198,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 }
 
 // newWeb wires the web package to the report and the store; cfg says the
-// listener and the caller's routes.
+// listener and the caller's routes. The token was checked (readUIToken) before
+// anything was opened.
 func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
 	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
@@ -220,14 +246,14 @@ type meter struct {
 }
 
 // openMeter builds the API's metering over its own limiter (apiLimiter).
-func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans, proxies []netip.Prefix) (meter, func(), error) {
+func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans) (meter, func(), error) {
 	m := meter{metrics: metrics.NewAPI()}
 	l, closeFn, err := s.apiLimiter(db)
 	if err != nil {
 		return m, nil, err
 	}
 	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
-	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, TrustedProxies: proxies, Observe: m.metrics.Observe}
+	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, Observe: m.metrics.Observe}
 	return m, closeFn, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
 )
 
 // apiPlansEnv names the plans file of the read API.
@@ -23,14 +24,18 @@ func newTokensCmd(s *settings) *cobra.Command {
 	var plansFile string
 	cmd := &cobra.Command{
 		Use:   "tokens",
-		Short: "Add, list and revoke the tokens of the read API's clients",
+		Short: "Add, list and revoke the tokens of the read API's clients; make an access token",
 		Long: `A token names one client of the read API (ingest serve, /api/v1) and its
 plan, one of the plans file's (--api-plans / INGEST_API_PLANS, else the
 built-in plans: anonymous, standard). A client sends it as Authorization:
 Bearer <token> and is metered against its plan; see docs/api.md.
 
 The database keeps only each token's SHA-256 hash: add prints the token
-once, as the last line of its output, and it cannot be shown again.`,
+once, as the last line of its output, and it cannot be shown again. Each is
+random, 256 bits.
+
+new-ui-token prints a random token for INGEST_UI_TOKEN, the operator's
+access token of serve and run --listen, which is not kept anywhere.`,
 	}
 	cmd.PersistentFlags().StringVar(&plansFile, "api-plans", "", "plans file of the read API, replacing the built-in plans whole")
 	withEnv(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
@@ -69,7 +74,22 @@ once, as the last line of its output, and it cannot be shown again.`,
 			return withTokens(cmd.Context(), s, func(db *store.DB) error { return tokensRevoke(cmd.Context(), cmd.OutOrStdout(), db, args[0]) })
 		},
 	}
-	cmd.AddCommand(add, list, revoke) // commandEnv names their variables: INGEST_TOKENS_ADD_PLAN
+	newUI := &cobra.Command{
+		Use:   "new-ui-token",
+		Short: "Print a random access token for INGEST_UI_TOKEN (256 bits); it is kept nowhere",
+		Long: `new-ui-token prints a random token of 256 bits (43 characters, base64url)
+that serve and run --listen take as INGEST_UI_TOKEN, which must have at
+least 20 characters of two kinds or more. It opens no database and keeps
+the token nowhere: put it straight where the server reads it.`,
+		Example: `  export INGEST_UI_TOKEN="$(ingest tokens new-ui-token)"; ingest serve --listen 0.0.0.0:8080
+  (umask 077; ingest tokens new-ui-token > ui-token)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), web.NewToken())
+			return err
+		},
+	}
+	cmd.AddCommand(add, list, revoke, uses(newUI)) // commandEnv names their variables: INGEST_TOKENS_ADD_PLAN
 	return cmd
 }
 

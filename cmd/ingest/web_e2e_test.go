@@ -21,7 +21,7 @@ import (
 const hostileTitle = `Prank <script>window.__xss=1</script> "><img src=x onerror="window.__xss=2"> reveal`
 
 // uiToken is the access token the served dashboard asks for.
-const uiToken = "ui-token-for-tests"
+const uiToken = "ui-token-for-tests-Of-2026"
 
 // dashboard is `ingest serve` over a database filled by two real
 // `run --once --categories music` passes (US and GB, each the unfiltered

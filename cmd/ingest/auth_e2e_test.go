@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/web"
+)
+
+// TestWeakUITokenRefused: serve and run --listen refuse a short token, or
+// one of one kind of character, with exit 2 naming INGEST_UI_TOKEN and how
+// to make a strong one, before anything is opened; the token itself is
+// never printed.
+func TestWeakUITokenRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, token string
+		args        []string
+		says        string
+	}{
+		{"serve, short", "s3cret", []string{"serve", "--listen", "127.0.0.1:0"}, "it has 6 characters, want at least 20"},
+		{"serve, digits only", "12345678901234567890123456", []string{"serve", "--listen", "0.0.0.0:0"}, "it is made of digits only"},
+		{"serve, lower-case only", "correcthorsebatterystaple", []string{"serve", "--listen", "0.0.0.0:0"}, "it is made of lower-case letters only"},
+		{"run --listen, short", "Short-Token-1", []string{"run", "--listen", "127.0.0.1:0"}, "it has 13 characters, want at least 20"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.set("INGEST_UI_TOKEN", tc.token)
+			r := h.mustRun(2, tc.args...)
+			for _, want := range []string{"INGEST_UI_TOKEN", tc.says, "ingest tokens new-ui-token", "openssl rand -base64 24"} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr+r.stdout, tc.token) {
+				t.Errorf("the token is printed:\n%s%s", r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(h.db()); !os.IsNotExist(err) {
+				t.Errorf("the database was opened before the token was checked (%v)", err)
+			}
+			if len(h.reqs.requests("")) != 0 {
+				t.Errorf("the upstream was called before the token was checked")
+			}
+		})
+	}
+}
+
+// TestNewUIToken: tokens new-ui-token prints a fresh token each time that
+// the check takes, and opens no database.
+func TestNewUIToken(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a, b := strings.TrimSpace(h.mustRun(0, "tokens", "new-ui-token").stdout), strings.TrimSpace(h.mustRun(0, "tokens", "new-ui-token").stdout)
+	if a == b || len(a) < 43 || strings.ContainsAny(a, "\n ") {
+		t.Errorf("two tokens %q and %q: want two different lines of 43 characters or more", a, b)
+	}
+	if err := web.CheckToken(a); err != nil {
+		t.Errorf("the token made is refused: %v", err)
+	}
+	if _, err := os.Stat(h.db()); !os.IsNotExist(err) {
+		t.Errorf("new-ui-token opened the database (%v)", err)
+	}
+}
+
+// TestWrongTokensThrottled: over HTTP against serve and run --listen, the
+// eleventh wrong token within a minute from one client is answered 429
+// with Retry-After, the right one too, and /metrics and the log say so,
+// never with a token tried.
+func TestWrongTokensThrottled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, path string
+		args       []string
+	}{
+		{"serve", "/api/v1/runs", []string{"serve", "loopback"}},
+		{"run --listen", "/quota", []string{"run", "--regions", "US", "loopback"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			tok := strings.TrimSpace(h.mustRun(0, "tokens", "new-ui-token").stdout)
+			d, _ := listener(t, tok, tc.args...)
+			try := func(bearer string) (int, http.Header) {
+				code, header, _ := d.getAs(t, tc.path, bearer)
+				return code, header
+			}
+			for i := range 10 {
+				if code, _ := try(fmt.Sprintf("wrong-Token-%02d-of-this-test", i)); code != http.StatusUnauthorized {
+					t.Fatalf("wrong token %d: got %d, want 401", i+1, code)
+				}
+			}
+			for _, bearer := range []string{"wrong-Token-11-of-this-test", tok} {
+				code, header := try(bearer)
+				retry, err := strconv.Atoi(header.Get("Retry-After"))
+				if code != http.StatusTooManyRequests || err != nil || retry < 1 || retry > 60 {
+					t.Errorf("after ten wrong tokens: got %d Retry-After %q, want 429 and at most a minute", code, header.Get("Retry-After"))
+				}
+			}
+			if code := d.postLogin(t, tok); code != http.StatusTooManyRequests {
+				t.Errorf("a sign-in from the same client: got %d, want 429", code)
+			}
+			_, metrics := d.get(t, "/metrics", false)
+			for _, want := range []string{`ingest_ui_auth_failures_total{outcome="rejected"} 10`, `ingest_ui_auth_failures_total{outcome="throttled"} 3`} {
+				if !strings.Contains(string(metrics), want) {
+					t.Errorf("/metrics has no %s", want)
+				}
+			}
+			log := d.proc.out.String()
+			if n := len(regexp.MustCompile(`wrong access tokens tried.*addr=127\.0\.0\.1`).FindAllString(log, -1)); n != 1 {
+				t.Errorf("want one log line for the client in the minute, got %d:\n%s", n, log)
+			}
+			if strings.Contains(log, "wrong-Token") || strings.Contains(log, tok) {
+				t.Errorf("the log holds a token:\n%s", log)
+			}
+		})
+	}
+}
+
+// postLogin posts the sign-in form with tok and returns the status.
+func (d *dashboard) postLogin(t *testing.T, tok string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", d.base+"/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
