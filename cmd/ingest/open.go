@@ -100,6 +100,10 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.redisAccess(context.Background(), client); err != nil {
+		client.Close()
+		return nil, nil, err
+	}
 	redis.SetLogger(redisLogger{s.logger})
 	r, err := quota.NewRedis(client, opts)
 	if err != nil {
@@ -168,6 +172,9 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		return nil, err
 	}
 	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
+	if err := s.checkRedis(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.preflight(ctx, p.quotaKey); err != nil {
 		return nil, err
 	}
@@ -212,6 +219,20 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		p.closers = append(p.closers, func() { stop(); <-done })
 	}
 	return p, nil
+}
+
+// checkRedis finds, before the database is opened or created, whether
+// Redis refuses --redis's credentials or database: a configuration error.
+func (s *settings) checkRedis(ctx context.Context) error {
+	if s.redisURL == "" {
+		return nil
+	}
+	c, err := redisClient(s.redisURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return s.redisAccess(ctx, c)
 }
 
 // preflight checks, on a host with Redis and no database yet, what would
