@@ -127,16 +127,33 @@ func ledgerWhere(db string) string {
 }
 
 // openExisting opens the database for reading, with a usage hint when it
-// does not exist yet.
+// does not exist yet (the error then matches store.ErrNoDatabase).
 func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 	db, err := store.OpenExisting(ctx, s.db)
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.dbName()))
+		return nil, runtimeError(noneYetError{s.dbName()})
 	}
 	if err != nil {
 		return nil, dbError(s.dbName(), err)
 	}
 	return db, nil
+}
+
+// noneYetError is a database that does not exist yet, as a command that
+// needs it says so; it matches store.ErrNoDatabase.
+type noneYetError struct{ db string }
+
+func (e noneYetError) Error() string {
+	return "no database at " + e.db + " yet: run `ingest run --once` first (or point --db / INGEST_DB at one)"
+}
+
+func (noneYetError) Is(target error) bool { return target == store.ErrNoDatabase }
+
+// noneYet says, for a command that reads the stored data as empty when
+// there is no database yet (docs/contract.md, Exit status), that there is
+// none: a mistyped --db is seen.
+func (s *settings) noneYet() {
+	s.logger.Warn(fmt.Sprintf("no database at %s yet: nothing is stored (the first `ingest run` creates it; --db / INGEST_DB names another)", s.dbName()))
 }
 
 // jobLimiter is what the jobs and the daemon's endpoints need of the
