@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/store"
 )
 
 // quota apply --new on a key that already holds another configuration is
@@ -160,5 +162,25 @@ func TestHelpAndMessagesSayWhatHappens(t *testing.T) {
 	}
 	if res := h.mustRun(0, "chart", "US", "--language", "tlh"); !strings.Contains(res.stdout, "no videos in tlh on this chart") {
 		t.Errorf("chart --language tlh: want it said that no video is in tlh, got %s", res)
+	}
+}
+
+// A plain go build (this test's binary has no -ldflags, as the Dockerfile's
+// gives none for the version) names the release in VERSION; --json adds
+// the schema versions.
+func TestVersionNamesTheRelease(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	want := strings.TrimSpace(string(fileBytes(t, "../../VERSION")))
+	if out := h.mustRun(0, "version").stdout; !strings.HasPrefix(out, "ingest "+want+" (revision ") {
+		t.Errorf("ingest version: %q, want ingest %s (revision ...", out, want)
+	}
+	var v versionJSON
+	res := h.mustRun(0, "version", "--json")
+	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
+		t.Fatalf("version --json: %v\n%s", err, res)
+	}
+	if v.Version != want || v.Revision == "" || v.Go == "" || v.Schema.SQLite != store.SchemaVersion || v.Schema.Postgres != store.PGSchemaVersion {
+		t.Errorf("version --json = %+v, want version %s and schema sqlite %d, postgres %d", v, want, store.SchemaVersion, store.PGSchemaVersion)
 	}
 }
