@@ -43,6 +43,7 @@ func redisClient(raw string) (redis.UniversalClient, error) {
 // before anything is spent or written. A Redis that does not answer is
 // not one: the limiter's fail policy decides then.
 func (s *settings) redisAccess(ctx context.Context, c redis.UniversalClient) error {
+	redis.SetLogger(redisLogger{s.logger}) // its words on a failed dial, in --log-format
 	var ae *quota.AccessError
 	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
 		return usageErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(s.redisURL), ae)
