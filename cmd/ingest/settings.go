@@ -182,11 +182,11 @@ func (s *settings) checkEnvNames(cmd *cobra.Command) error {
 	for _, n := range envNotes(cmd.Root(), os.Environ()) {
 		s.logger.Warn(n.String())
 		if !n.renamed {
-			unknown = append(unknown, n.String())
+			unknown = append(unknown, n.name+" (did you mean "+n.want+"?)")
 		}
 	}
 	if f := cmd.Flags().Lookup("strict"); f != nil && f.Value.String() == "true" && len(unknown) > 0 {
-		return usageErrorf("--strict: %s", strings.Join(unknown, "; "))
+		return usageErrorf("--strict: not settings of ingest: %s; rename or unset them", strings.Join(unknown, ", "))
 	}
 	return nil
 }
