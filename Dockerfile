@@ -1,5 +1,8 @@
 # ingest: a static binary on an empty image.
-#   docker build -t ingest --build-arg VERSION=$(git describe --always) .
+#   docker build -t ingest .
+# The binary names its release from the file VERSION, which it embeds
+# (`make image` tags the image with it too); REVISION and BUILT, when given,
+# name the commit and the time, as .git is not sent to the build.
 #   docker run --rm -e YOUTUBE_API_KEY -e REDIS_URL -v ingest-data:/data -p 9090:9090 ingest
 # Without arguments it runs the daemon with /metrics, /healthz and /readyz
 # on :9090; `docker run ... ingest run --once` is the form for cron.
@@ -9,11 +12,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=devel
 ARG REVISION=
 ARG BUILT=
 # CGO off: modernc.org/sqlite is pure Go, so the binary needs no libc.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION} -X main.built=${BUILT}" -o /out/ingest ./cmd/ingest \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.revision=${REVISION} -X main.built=${BUILT}" -o /out/ingest ./cmd/ingest \
  && mkdir -p /out/data
 
 FROM scratch

@@ -3,14 +3,17 @@ SHELL := /bin/bash
 GO      ?= go
 BIN     := bin
 PREFIX  ?= /usr/local
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+# The release is written in the file VERSION only: the binary embeds it
+# (any build names itself, the Dockerfile's too), the image is tagged with
+# it, and deploy/'s tests hold CHANGELOG.md and the Kubernetes tag to it.
+VERSION := $(shell cat VERSION)
 # Stamped here too, so that a build without VCS stamping (-buildvcs=false,
 # no .git) still names its revision and date in `ingest version`.
 REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.built=$(BUILT)
-# The container image is named in deploy/kubernetes/image/kustomization.yaml only.
-IMAGE   := $(shell awk '/newName:/{n=$$2} /newTag:/{t=$$2} END{gsub(/"/, "", t); print n ":" t}' deploy/kubernetes/image/kustomization.yaml)
+LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
+# The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
+IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
 
 .PHONY: help build install image test bench demo lint fuzz mutants deps clean
 
@@ -33,8 +36,8 @@ install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/ingest $(DESTDIR)$(PREFIX)/bin/ingest
 
-image: ## build the image deploy/kubernetes/image/kustomization.yaml names; then docker push it
-	docker build -t $(IMAGE) --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
+image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagged VERSION; then docker push it
+	docker build -t $(IMAGE) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
 
 test: deps ## run every test with -race against real redis-server and SQLite, and check deploy/
 	$(GO) test -race -count=1 -timeout 30m ./...

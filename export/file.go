@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // CheckPath refuses a path an export cannot be written to: a directory,
@@ -32,10 +34,68 @@ func CheckPath(path string) error {
 // export unreadable to the people it is for).
 func CreateBeside(path string) (*os.File, error) {
 	for i := 0; ; i++ {
-		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.%d", filepath.Base(path), os.Getpid(), i))
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf("%s%d.%d", besidePrefix(path), os.Getpid(), i))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if !errors.Is(err, os.ErrExist) || i >= 1000 {
 			return f, err
 		}
 	}
+}
+
+// besidePrefix is how the files CreateBeside makes for path begin; the
+// writer's process id and a number follow.
+func besidePrefix(path string) string { return "." + filepath.Base(path) + "." }
+
+// Leftover is a file an export to the same path left behind when its
+// process was killed before it could remove it.
+type Leftover struct {
+	Name  string
+	Bytes int64
+}
+
+// RemoveLeftovers removes the files CreateBeside made for path whose
+// process is gone (SIGKILL, a crash, a machine that stopped): an export
+// still being written by another live process keeps its file. It returns
+// what it removed.
+func RemoveLeftovers(path string) ([]Leftover, error) {
+	dir, prefix := filepath.Dir(path), besidePrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Leftover
+	for _, e := range entries {
+		pid, ok := writerOf(e.Name(), prefix)
+		if !ok || e.IsDir() || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, err
+		}
+		out = append(out, Leftover{Name: name, Bytes: info.Size()})
+	}
+	return out, nil
+}
+
+// writerOf reads the process id out of a name CreateBeside made with
+// prefix: prefix, the id, a dot and a number.
+func writerOf(name, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0, false
+	}
+	pidText, seq, ok := strings.Cut(rest, ".")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return 0, false
+	}
+	if _, err := strconv.Atoi(seq); err != nil {
+		return 0, false
+	}
+	return pid, true
 }

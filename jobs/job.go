@@ -154,6 +154,10 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 		return
 	}
 	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// Stopped from outside (a second signal) in the middle of a page:
+		// the pages before it are stored, as after the first.
+		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: stopped at once by a second signal, the page in flight not stored"
 	case errors.Is(err, ingest.ErrNoChart):
 		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
 	case errors.Is(err, ingest.ErrBadKey), Unreachable(err):

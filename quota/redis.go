@@ -266,8 +266,10 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 		if err != nil {
 			return "", err
 		}
-		if n, err := wait.Int64(); err != nil || n < int64(r.opts.Replicas) {
-			return "", fmt.Errorf("%w: %d of %d replicas confirmed the write within %s (%v)", errUnconfirmed, n, r.opts.Replicas, r.opts.Timeout, err)
+		if n, err := wait.Int64(); err != nil {
+			return "", fmt.Errorf("%w: WAIT for %d replicas: %w", errUnconfirmed, r.opts.Replicas, err)
+		} else if n < int64(r.opts.Replicas) {
+			return "", fmt.Errorf("%w: %d of %d replicas confirmed the write within %s (--redis-replicas)", errUnconfirmed, n, r.opts.Replicas, r.opts.Timeout)
 		}
 		return out, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // What Inspect finds of a database.
@@ -24,8 +23,8 @@ func Inspect(ctx context.Context, dsn string) (state, detail string, err error) 
 		return inspectPostgres(ctx, dsn)
 	}
 	if _, err := os.Stat(dsn); errors.Is(err, os.ErrNotExist) {
-		if err := dirWritable(filepath.Dir(dsn)); err != nil {
-			return Missing, "", fmt.Errorf("%s does not exist and cannot be created: %w", dsn, err)
+		if err := CheckPath(dsn, true); err != nil {
+			return Missing, "", err
 		}
 		return Missing, fmt.Sprintf("%s does not exist yet (check creates nothing); its directory is writable, the first run creates it", dsn), nil
 	}
@@ -35,11 +34,14 @@ func Inspect(ctx context.Context, dsn string) (state, detail string, err error) 
 		return "", "", err
 	case v > SchemaVersion:
 		return "", "", fmt.Errorf("%s has schema version %d, newer than this binary's %d: upgrade ingest", dsn, v, SchemaVersion)
-	case v < SchemaVersion:
-		return Older, fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d", dsn, v, SchemaVersion), nil
 	}
-	if err := dirWritable(filepath.Dir(dsn)); err != nil {
-		return Current, "", fmt.Errorf("%s: its directory is not writable (SQLite's WAL needs it): %w", dsn, err)
+	// Writable as a run needs it: the file, and its directory for the
+	// WAL's files, by this user.
+	if err := CheckPath(dsn, true); err != nil {
+		return "", "", err
+	}
+	if v < SchemaVersion {
+		return Older, fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d", dsn, v, SchemaVersion), nil
 	}
 	return Current, fmt.Sprintf("%s: schema version %d, writable", dsn, v), nil
 }
@@ -64,14 +66,4 @@ func inspectPostgres(ctx context.Context, dsn string) (state, detail string, err
 		return "", "", fmt.Errorf("%s: %w", name, err)
 	}
 	return Current, fmt.Sprintf("%s: %s", name, server), nil
-}
-
-// dirWritable creates and removes a file in dir.
-func dirWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".ingest-check-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }

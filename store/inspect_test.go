@@ -36,7 +36,7 @@ func TestInspectSQLite(t *testing.T) {
 		fails                   bool
 	}{
 		{"missing", filepath.Join(dir, "new.db"), Missing, "does not exist yet (check creates nothing)", false},
-		{"missing in no directory", filepath.Join(dir, "nodir", "new.db"), Missing, "does not exist and cannot be created", true},
+		{"missing in no directory", filepath.Join(dir, "nodir", "new.db"), Missing, "mkdir -p " + filepath.Join(dir, "nodir"), true},
 		{"older", older, Older, fmt.Sprintf("schema version %d; the next run upgrades it to %d", SchemaVersion-1, SchemaVersion), false},
 		{"newer", newer, "", "newer than this binary's", true},
 		{"current", current, Current, fmt.Sprintf("schema version %d, writable", SchemaVersion), false},

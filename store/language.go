@@ -13,9 +13,11 @@ import (
 var ErrBadLanguage = fmt.Errorf("not a language tag")
 
 // languageTag is a BCP-47 tag as far as a filter needs it: a primary
-// subtag of letters and any further subtags. It leaves out LIKE's
+// subtag of two or three letters (an ISO 639 code: the longer ones BCP 47
+// reserves are in no use, and a word such as "klingon" is a mistake, not a
+// language; Klingon is tlh) and any further subtags. It leaves out LIKE's
 // wildcards, so the tag goes into a pattern as it is.
-var languageTag = regexp.MustCompile(`^[a-z]{2,8}(-[a-z0-9]{1,8})*$`)
+var languageTag = regexp.MustCompile(`^[a-z]{2,3}(-[a-z0-9]{1,8})*$`)
 
 // Language checks a language filter and writes it as the store compares
 // it: lower case, "" for none. A filter keeps a video when either of its

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ingestworks/ingest/internal/dsn"
 )
 
 // pgLockKey is the advisory lock that serializes migrations: two hosts
@@ -23,35 +25,24 @@ func IsURL(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
-// Redact returns a --db value fit to print: a URL without its password
-// (in the user part or as a password= parameter) or its client key's
-// passphrase (sslpassword=).
+// Redact returns a --db value fit to print: a URL without any part of its
+// password, however it is written (internal/dsn).
 func Redact(db string) string {
 	if !IsURL(db) {
 		return db
 	}
-	u, err := url.Parse(db)
-	if err != nil {
-		return "postgres://(unparsable URL)"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	for _, k := range []string{"password", "sslpassword"} {
-		if q.Has(k) {
-			q.Set(k, "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-	}
-	return u.String()
+	return dsn.Redact(db)
 }
 
 // CheckURL checks that a PostgreSQL --db value parses (nil for a file);
-// its error never holds the password.
+// its error never holds any part of the password. A password with a
+// reserved character as it is is a *PathError saying to percent-encode it.
 func CheckURL(db string) error {
 	if !IsURL(db) {
 		return nil
+	}
+	if err := checkUserInfo(db); err != nil {
+		return err
 	}
 	if _, err := pgx.ParseConfig(db); err != nil {
 		return fmt.Errorf("%s: %w", Redact(db), redactErr(err, db))
@@ -64,7 +55,7 @@ func CheckURL(db string) error {
 // needing nothing but read rights.
 func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error) {
 	name := Redact(rawURL)
-	if err := checkUserInfo(rawURL, name); err != nil {
+	if err := checkUserInfo(rawURL); err != nil {
 		return nil, err
 	}
 	cfg, err := pgx.ParseConfig(rawURL)
@@ -110,19 +101,19 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	return db, nil
 }
 
-// checkUserInfo refuses a URL whose user or password holds a bare @: pgx
-// ends the user information at the first @ and looks the rest up as a
-// host name, where net/url ends it at the last.
-func checkUserInfo(rawURL, name string) error {
-	rest := rawURL[strings.Index(rawURL, "://")+3:]
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
+// checkUserInfo refuses a URL that pgx and net/url would split in
+// different places, or that does not parse: a password with @, /, ?, # or
+// % as it is (pgx ends the user information at the first @, net/url at
+// the last, and either may quote the rest as a host or a database).
+func checkUserInfo(rawURL string) error {
+	err := dsn.Check(rawURL)
+	switch {
+	case errors.Is(err, dsn.ErrUnencoded):
+		return &PathError{Redact(rawURL), "has a reserved character as it is in its user or password", dsn.Hint}
+	case err != nil:
+		return &PathError{Redact(rawURL), "does not parse as a URL", "if a password holds @ : / ? # or %, " + dsn.Hint}
 	}
-	if strings.Count(rest, "@") < 2 {
-		return nil
-	}
-	return &PathError{name, "has an @ in its user or password",
-		"percent-encode it as %40 (and :, /, ?, #, % as %3A, %2F, %3F, %23, %25; docs/operations.md, The URL)"}
+	return nil
 }
 
 // missingDatabase is a PathError when the server answered that the URL's
@@ -144,13 +135,7 @@ func missingDatabase(err error, name string) error {
 // quotes the connection string in some of its errors. It still matches
 // what err matches.
 func redactErr(err error, rawURL string) error {
-	s := err.Error()
-	if u, perr := url.Parse(rawURL); perr == nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			s = strings.ReplaceAll(s, p, "xxxxx")
-		}
-	}
-	return redacted{err, s}
+	return redacted{err, dsn.Scrub(err.Error(), rawURL)}
 }
 
 type redacted struct {

@@ -63,7 +63,7 @@ and the upstream is not called.`,
 	fl.StringVar(&f.since, "since", "", "published at or after this date: 2026-10-01 or RFC 3339 (required)")
 	fl.StringVar(&f.until, "until", "", "published before this date (default: open-ended, up to the time of its first page)")
 	fl.StringVar(&f.query, "query", "", "search words (default: any video)")
-	fl.Int64Var(&f.maxUnits, "max-units", 0, "spend at most this many units of the default pool in this invocation (0: no cap)")
+	fl.Int64Var(&f.maxUnits, "max-units", 0, "spend at most this many units in this invocation, every pool's counted together (a page: "+shippedPageCost()+"; 0: no cap)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and its cost; call nothing, spend nothing")
 	fl.BoolVar(&f.restart, "restart", false, "forget where this backfill got to and start it over from its first page")
 	fl.BoolVar(&f.list, "list", false, "list the known backfills and where each stands; call nothing")

@@ -122,6 +122,10 @@ func printChart(out io.Writer, c web.ChartJSON) {
 		name += " · " + c.Language
 	}
 	fmt.Fprintf(out, "%s chart, run %d at %s (%s)\n", name, c.RunID, *c.At, c.Status)
+	if len(c.Entries) == 0 && c.Language != "" {
+		fmt.Fprintf(out, "no videos in %s on this chart (--language keeps a video whose audio or text is in it; leave it out for all)\n", c.Language)
+		return
+	}
 	if len(c.Entries) == 0 {
 		fmt.Fprintln(out, "no videos")
 		return

@@ -9,12 +9,11 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// categoriesEnv is --categories' environment variable.
-const categoriesEnv = "INGEST_CATEGORIES"
-
+// bindCategories binds run's --categories, INGEST_RUN_CATEGORIES by the
+// rule of env.go; INGEST_CATEGORIES is the name it had before.
 func bindCategories(cmd *cobra.Command, into *string) {
 	cmd.Flags().StringVar(into, "categories", "", "also fetch these categories' charts in every region: ids or names, comma-separated\n(music, gaming, film, movies, sports, news...); each is a pass of its own")
-	withEnv(cmd.Flags().Lookup("categories"), categoriesEnv)
+	oldEnv(cmd.Flags().Lookup("categories"), "INGEST_CATEGORIES")
 }
 
 // parseCategories reads --categories: the unfiltered chart ("") first,

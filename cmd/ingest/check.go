@@ -27,9 +27,11 @@ func newCheckCmd(s *settings) *cobra.Command {
 settings, the costs file, the database, the limiter (reachable, and what it
 holds), and, unless --offline, the API key, with one call that costs 1 unit
 (videoCategories.list, metered and recorded in the ledger like any other).
-check creates no database: on a host without one it skips the key, and
-says so; the first run checks the key with its first call. Every skipped
-check says why.
+check creates no database: on a new host it skips the key and says so,
+since a unit spent must be written to the database's ledger; there,
+` + "`" + keyCheckRun + "`" + ` checks the key with its first call (a refused key
+exits 1 naming YOUTUBE_API_KEY), and check calls it afterwards. Every
+skipped check says why.
 
 It prints what it checked and exits 0 when everything is in order, 1 when
 a check failed, 2 on a usage or configuration error.`,
@@ -173,5 +175,9 @@ func checkCosts(_ context.Context, c *checkEnv) (string, error) {
 func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
 	state, detail, err := store.Inspect(ctx, c.s.db)
 	c.dbState = state
+	var pe *store.PathError
+	if errors.As(err, &pe) {
+		return "", usageErrorf("--db (INGEST_DB) %v", pe)
+	}
 	return detail, runtimeError(err)
 }

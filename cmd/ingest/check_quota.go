@@ -126,6 +126,10 @@ func checkAgreement(ctx context.Context, c *checkEnv) (string, error) {
 	return detail, nil
 }
 
+// keyCheckRun is the command that checks the key on a new host, as check
+// and the README give it.
+const keyCheckRun = "ingest run --once --regions US"
+
 // checkKey makes one cheap call with the key (ingest.FetchCheck), through
 // the limiter and the ledger like any call.
 func checkKey(ctx context.Context, c *checkEnv) (string, error) {
@@ -137,8 +141,9 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 	case c.failed["database"] || c.failed["limiter"] || c.failed["agreement"]:
 		return skip("not called: the call would go through the limiter, whose check failed")
 	case c.dbState == store.Missing:
-		return skip("not called: the call is recorded in the database's ledger and check creates no database; "+
-			"the first run checks the key with its first call (or run check again once %s exists)", c.s.dbName())
+		return skip("not called on a new host: the call spends 1 unit, every unit spent is written to the database's ledger, "+
+			"and check creates no database (%s). To check the key, run `%s`: its first call checks it "+
+			"(a refused key exits 1 naming YOUTUBE_API_KEY); check then calls it too", c.s.dbName(), keyCheckRun)
 	}
 	p, err := openPipeline(ctx, c.s)
 	if err != nil {

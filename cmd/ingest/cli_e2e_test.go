@@ -117,7 +117,7 @@ func TestCheckCreatesNothingAndSaysWhy(t *testing.T) {
 	if h.fake.Requests() != 0 {
 		t.Errorf("check called the upstream with no database to record the call in:\n%s", res)
 	}
-	if !regexp.MustCompile(`(?m)^skip +key +not called: .*check creates no database`).MatchString(res.stdout) {
+	if !regexp.MustCompile(`(?m)^skip +key +not called on a new host: .*check creates no database`).MatchString(res.stdout) {
 		t.Errorf("check on a new host: want the key check skipped, saying why:\n%s", res)
 	}
 

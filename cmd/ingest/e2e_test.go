@@ -730,9 +730,17 @@ func TestReportWithoutADatabase(t *testing.T) {
 		t.Errorf("pool default without a database: used %d remaining %d, want 0 and 9500", used, remaining)
 	}
 	h.mustRun(0, "report")
-	res := h.mustRun(1, "search", "football")
-	if !strings.Contains(res.stderr, "ingest run") {
-		t.Errorf("search: stderr does not say how to create a database (ingest run):\n%s", res.stderr)
+	// As report, the other read-only commands read a database that does not
+	// exist yet as an empty one, exit 0, and say so (docs/contract.md).
+	res := h.mustRun(0, "search", "football")
+	if !strings.Contains(res.stderr, "no database at "+h.db()+" yet") || !strings.Contains(res.stderr, "ingest run") || res.stdout != "no matches\n" {
+		t.Errorf("search: want no matches, and stderr saying there is no database and how to create one (ingest run):\n%s", res)
+	}
+	if res := h.mustRun(0, "search", "--json", "football"); strings.TrimSpace(res.stdout) != "[]" {
+		t.Errorf("search --json without a database: want [], got %s", res)
+	}
+	if res := h.mustRun(0, "export", "--since", "2026-01-01"); !strings.HasPrefix(res.stdout, "video_id,") || strings.Count(res.stdout, "\n") != 1 {
+		t.Errorf("export without a database: want the CSV header alone, got %s", res)
 	}
 	if _, err := os.Stat(h.db()); err == nil {
 		t.Errorf("report created %s", h.db())

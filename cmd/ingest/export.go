@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -47,8 +49,10 @@ and JSON, timestamps in Parquet. The metadata is each video's latest; the counts
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
 
---out writes a file, replaced only once the export is complete; - (the
-default) writes to stdout.`,
+--out writes a file, replaced only once the export is complete: it is
+written beside it first, as .FILE.PID.N, which a failure, SIGTERM or SIGINT
+removes (exit 1), and the next export to the same file removes if a killed
+one left it. - (the default) writes to stdout.`,
 		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
   ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
 		Args: cobra.NoArgs,
@@ -141,19 +145,40 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 		return err
 	}
 	db, err := openExisting(ctx, s)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		s.noneYet() // no database reads as an empty one: the header alone
+	case err != nil:
 		return err
+	default:
+		defer db.Close()
 	}
-	defer db.Close()
+	// A signal ends the export between rows; the partial file is removed
+	// on the way out, as on any other failure.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if job.out == "-" {
-		return runtimeError(exportTo(ctx, db, job, stdout))
+		err = exportTo(ctx, db, job, stdout)
+	} else {
+		err = exportFile(ctx, s, db, job)
 	}
-	return runtimeError(exportFile(ctx, db, job))
+	if err != nil && ctx.Err() != nil {
+		return runtimeError(fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out)))
+	}
+	return runtimeError(err)
+}
+
+func outName(out string) string {
+	if out == "-" {
+		return "stdout"
+	}
+	return "--out " + out
 }
 
 // exportFile writes beside the file and renames when complete, so that a
 // failed export never leaves a partial file under the name asked for.
-func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
+func exportFile(ctx context.Context, s *settings, db *store.DB, job exportJob) error {
+	removeLeftovers(s, job.out)
 	tmp, err := export.CreateBeside(job.out)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
 		return usageErrorf("--out %s: cannot create a file in %s (%v): make the directory writable by this user, or write elsewhere",
@@ -176,6 +201,18 @@ func exportFile(ctx context.Context, db *store.DB, job exportJob) error {
 	return nil
 }
 
+// removeLeftovers removes what earlier exports to out left beside it when
+// they were killed before they could (SIGKILL, a crash), and says so.
+func removeLeftovers(s *settings, out string) {
+	gone, err := export.RemoveLeftovers(out)
+	for _, l := range gone {
+		s.logger.Info("removed the partial file of an earlier export to --out that was killed", "file", l.Name, "bytes", l.Bytes)
+	}
+	if err != nil {
+		s.logger.Warn("could not remove the partial files of earlier exports", "out", out, ingest.LogErr, err)
+	}
+}
+
 // checkOut refuses an --out whose directory is missing or which is a
 // directory, before the database is opened: the user's words, not those
 // of the temporary file the export writes first.
@@ -189,11 +226,14 @@ func checkOut(out string) error {
 	return nil
 }
 
-// exportTo streams the rows to w in the job's format.
+// exportTo streams the rows to w in the job's format; a nil db has none.
 func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
 	enc, err := export.New(job.format, w)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	if db == nil {
+		return enc.Close()
 	}
 	bar := exportBar(ctx, db, job)
 	err = db.Export(ctx, job.filter, func(r store.ExportRow) error {

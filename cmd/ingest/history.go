@@ -81,7 +81,7 @@ func runHistory(ctx context.Context, out io.Writer, s *settings, f *historyFlags
 	if f.json {
 		return writeJSON(out, historyJSONOf(h))
 	}
-	printHistory(out, h, f.width)
+	printHistory(out, h, f.width, since)
 	return nil
 }
 
@@ -97,6 +97,9 @@ func historySince(s string, now time.Time) (time.Time, error) {
 	t, err := parseDay(s)
 	if err != nil {
 		return t, fmt.Errorf("want a span (30d), a date (2026-11-01) or all, got %q", s)
+	}
+	if t.After(now) {
+		return t, fmt.Errorf("%s is in the future: give a past date, a span (30d) or all", s)
 	}
 	return t, nil
 }
@@ -149,14 +152,17 @@ func historyJSONOf(h store.History) historyJSON {
 
 const historyTime = "2006-01-02 15:04"
 
-func printHistory(out io.Writer, h store.History, width int) {
+func printHistory(out io.Writer, h store.History, width int, since time.Time) {
 	v := h.Video
 	fmt.Fprintf(out, "%s  %s\n", v.ID, v.Title)
 	fmt.Fprintf(out, "channel %s, category %s, first seen %s, last seen %s\n\n", v.ChannelTitle, v.CategoryID,
 		v.FirstSeen.Format(historyTime), v.LastSeen.Format(historyTime))
-	if len(h.Charts) == 0 {
+	switch {
+	case len(h.Charts) == 0 && !since.IsZero() && since.After(v.FirstSeen):
+		fmt.Fprintf(out, "not on a chart since %s (--since; --since all shows every chart it was on)\n", since.UTC().Format(historyTime))
+	case len(h.Charts) == 0:
 		fmt.Fprintln(out, "never on a chart (found by a backfill)")
-	} else {
+	default:
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "CHART\tFIRST SEEN\tLAST SEEN\tBEST\tLAST\tRUNS\t")
 		for _, c := range h.Charts {

@@ -10,7 +10,7 @@
 //	ingest prune    --keep DURATION [--json]
 //	ingest export   --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]
 //	ingest check    [--offline]
-//	ingest version
+//	ingest version  [--json]
 //
 // Exit status: 0 when every job completed or stopped because the quota said
 // no; 1 on runtime errors; 2 on usage and configuration errors, before

@@ -100,6 +100,10 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.redisAccess(context.Background(), client); err != nil {
+		client.Close()
+		return nil, nil, err
+	}
 	redis.SetLogger(redisLogger{s.logger})
 	r, err := quota.NewRedis(client, opts)
 	if err != nil {
@@ -123,16 +127,33 @@ func ledgerWhere(db string) string {
 }
 
 // openExisting opens the database for reading, with a usage hint when it
-// does not exist yet.
+// does not exist yet (the error then matches store.ErrNoDatabase).
 func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 	db, err := store.OpenExisting(ctx, s.db)
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, runtimeError(fmt.Errorf("no database at %s yet: run `ingest run --once` first (or point --db / INGEST_DB at one)", s.dbName()))
+		return nil, runtimeError(noneYetError{s.dbName()})
 	}
 	if err != nil {
 		return nil, dbError(s.dbName(), err)
 	}
 	return db, nil
+}
+
+// noneYetError is a database that does not exist yet, as a command that
+// needs it says so; it matches store.ErrNoDatabase.
+type noneYetError struct{ db string }
+
+func (e noneYetError) Error() string {
+	return "no database at " + e.db + " yet: run `ingest run --once` first (or point --db / INGEST_DB at one)"
+}
+
+func (noneYetError) Is(target error) bool { return target == store.ErrNoDatabase }
+
+// noneYet says, for a command that reads the stored data as empty when
+// there is no database yet (docs/contract.md, Exit status), that there is
+// none: a mistyped --db is seen.
+func (s *settings) noneYet() {
+	s.logger.Warn(fmt.Sprintf("no database at %s yet: nothing is stored (the first `ingest run` creates it; --db / INGEST_DB names another)", s.dbName()))
 }
 
 // jobLimiter is what the jobs and the daemon's endpoints need of the
@@ -168,6 +189,9 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		return nil, err
 	}
 	p := &pipeline{quotaKey: s.resolveQuotaKey(key)}
+	if err := s.checkRedis(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.preflight(ctx, p.quotaKey); err != nil {
 		return nil, err
 	}
@@ -212,6 +236,20 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 		p.closers = append(p.closers, func() { stop(); <-done })
 	}
 	return p, nil
+}
+
+// checkRedis finds, before the database is opened or created, whether
+// Redis refuses --redis's credentials or database: a configuration error.
+func (s *settings) checkRedis(ctx context.Context) error {
+	if s.redisURL == "" {
+		return nil
+	}
+	c, err := redisClient(s.redisURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return s.redisAccess(ctx, c)
 }
 
 // preflight checks, on a host with Redis and no database yet, what would

@@ -16,9 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
@@ -54,35 +51,6 @@ func TestRunOnceEveryPrintsThePlan(t *testing.T) {
 	if !pools["default"] {
 		t.Errorf("run --once --every 1h: no plan line for the default pool at info:\n%s", res.stderr)
 	}
-}
-
-// Every flag of a command below the root is read from INGEST_<PATH>_<FLAG>,
-// its path the commands' names below the root (tokens add --plan:
-// INGEST_TOKENS_ADD_PLAN), unless it has a name of its own.
-func TestCommandFlagsFollowTheirPath(t *testing.T) {
-	own := map[string]bool{}
-	for _, c := range commonSettings() {
-		own[c.env] = true
-	}
-	for _, env := range []string{keepEnv, apiPlansEnv, categoriesEnv} {
-		own[env] = true
-	}
-	var walk func(cmd *cobra.Command, path string)
-	walk = func(cmd *cobra.Command, path string) {
-		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
-			env := f.Annotations[envAnnotation]
-			if len(env) == 0 {
-				return // help, version: no variable
-			}
-			if want := "INGEST_" + path + "_" + envName(f.Name); env[0] != want && !own[env[0]] {
-				t.Errorf("%s --%s reads %s, want %s", cmd.CommandPath(), f.Name, env[0], want)
-			}
-		})
-		for _, sub := range cmd.Commands() {
-			walk(sub, strings.TrimPrefix(path+"_"+envName(sub.Name()), "_"))
-		}
-	}
-	walk(newRoot(), "")
 }
 
 // tokens add and tokens list read their flags from the documented names,

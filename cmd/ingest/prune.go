@@ -56,7 +56,7 @@ func parseKeep(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		var n int
 		if n, err = strconv.Atoi(days); err == nil {
-			d = time.Duration(n) * 24 * time.Hour
+			d = time.Duration(min(n, 36501)) * 24 * time.Hour
 		}
 	} else {
 		d, err = time.ParseDuration(s)
@@ -64,8 +64,14 @@ func parseKeep(s string) (time.Duration, error) {
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("want a positive number of days (400d) or a duration (36h), got %q", s)
 	}
+	if d > maxKeep {
+		return 0, fmt.Errorf("want at most %dd (100 years), got %q", maxKeep/(24*time.Hour), s)
+	}
 	return d, nil
 }
+
+// maxKeep bounds --keep: past it, days overflow a duration and wrap.
+const maxKeep = 36500 * 24 * time.Hour
 
 func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) error {
 	if f.keep == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -158,7 +159,9 @@ forgot be spent again; so apply refuses (exit 2), --new or not, when the
 limiter still holds anything of the key or a ledger it can see holds calls
 of the last day: this database's (--db) and each --ledger. Then run
 ` + "`ingest quota restore --ledger DB...`" + ` with every host's database, or let the
-workers wait. The embedded limiter needs no apply.`,
+workers wait. --new replaces nothing: on a key whose limiter holds another
+configuration it is refused (exit 2), and the change is made without it.
+The embedded limiter needs no apply.`,
 		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota apply --new     # a quota key never used
   REDIS_URL=redis://redis:6379/0 ingest quota apply --costs new.yaml`,
 		Args: cobra.NoArgs,
@@ -168,7 +171,7 @@ workers wait. The embedded limiter needs no apply.`,
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&f.isNew, "new", false, "the quota key was never used: create it (refused when a ledger or the limiter shows it was)")
+	cmd.Flags().BoolVar(&f.isNew, "new", false, "the quota key was never used: create it (refused when the limiter holds another configuration for it,\nor a ledger or the limiter shows it was used; the same configuration again changes nothing)")
 	cmd.Flags().StringArrayVar(&f.ledgers, "ledger", nil, "another host's database to look at for calls of the last day before creating the key; repeat for each")
 	withEnv(cmd.Flags().Lookup("new"), "INGEST_QUOTA_APPLY_NEW")
 	withEnv(cmd.Flags().Lookup("ledger"), "INGEST_QUOTA_APPLY_LEDGER")
@@ -197,6 +200,11 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 // intent on a key with no configuration, after reading the --ledger
 // databases.
 func createOrApply(ctx context.Context, s *settings, l configLimiter, key string, f *applyFlags) ([]quota.ConfigChange, error) {
+	if f.isNew {
+		if err := notCreated(ctx, l, key); err != nil {
+			return nil, err
+		}
+	}
 	r, ok := l.(*quota.Redis)
 	if !ok {
 		return l.ApplyConfig(ctx)
@@ -210,6 +218,34 @@ func createOrApply(ctx context.Context, s *settings, l configLimiter, key string
 		others[store.Redact(path)] = rec
 	}
 	return r.Create(ctx, f.isNew, others)
+}
+
+// notCreated refuses --new on a quota key whose limiter already holds a
+// configuration other than this costs file's: the key was created, so
+// replacing its pools is a change made on purpose, without --new. The same
+// configuration again is no change, so that a Job that runs apply --new
+// twice does no harm.
+func notCreated(ctx context.Context, l configLimiter, key string) error {
+	confs, err := l.Config(ctx)
+	if err != nil {
+		return runtimeError(err)
+	}
+	held := false
+	for _, c := range confs {
+		held = held || c.Limiter != ""
+	}
+	var differ []string
+	for _, c := range confs {
+		if held && c.Limiter != c.Costs {
+			differ = append(differ, fmt.Sprintf("pool %s: %s, this costs file %s", c.Pool, quota.Describe(c.Limiter), quota.Describe(c.Costs)))
+		}
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	return usageErrorf("quota apply --new: quota key %s is not new: the limiter holds its configuration (%s); "+
+		"--new creates a key never used and replaces nothing: run `ingest quota apply` without --new to replace its pools on purpose",
+		key, strings.Join(differ, "; "))
 }
 
 func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {

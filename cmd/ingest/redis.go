@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -20,16 +22,33 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 }
 
 // redisClient parses --redis: one server, or a cluster when addr= lists
-// more nodes; the limiter's timeouts reach the socket.
+// more nodes; the limiter's timeouts reach the socket. No error quotes any
+// part of the password (internal/dsn).
 func redisClient(raw string) (redis.UniversalClient, error) {
 	if err := redisScheme(raw); err != nil {
 		return nil, err
 	}
+	if err := dsn.Check(raw); err != nil {
+		return nil, usageErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(raw), err)
+	}
 	c, err := quota.NewClient(raw, quota.DefaultTimeout)
 	if err != nil {
-		return nil, usageErrorf("--redis / REDIS_URL: %s", redactURL(err.Error(), raw))
+		return nil, usageErrorf("--redis / REDIS_URL: %s: %s", dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
 	}
 	return c, nil
+}
+
+// redisAccess is a configuration error when Redis refuses this URL's
+// credentials or database (quota.AccessError), found by one round trip
+// before anything is spent or written. A Redis that does not answer is
+// not one: the limiter's fail policy decides then.
+func (s *settings) redisAccess(ctx context.Context, c redis.UniversalClient) error {
+	redis.SetLogger(redisLogger{s.logger}) // its words on a failed dial, in --log-format
+	var ae *quota.AccessError
+	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
+		return usageErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(s.redisURL), ae)
+	}
+	return nil
 }
 
 // redisScheme refuses a --redis that is not a Redis URL by its scheme,

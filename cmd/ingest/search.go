@@ -69,6 +69,10 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 		return usageErrorf("--language: %q is not a BCP-47 language tag (hi, en-US, zxx)", f.language)
 	}
 	db, err := openExisting(ctx, s)
+	if errors.Is(err, store.ErrNoDatabase) {
+		s.noneYet() // no database reads as an empty one
+		return printSearch(out, nil, f.json)
+	}
 	if err != nil {
 		return err
 	}
@@ -80,7 +84,11 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 	if err != nil {
 		return runtimeError(fmt.Errorf("search: %w", err))
 	}
-	if f.json {
+	return printSearch(out, hits, f.json)
+}
+
+func printSearch(out io.Writer, hits []store.Hit, asJSON bool) error {
+	if asJSON {
 		return writeJSON(out, web.Hits(hits))
 	}
 	printHits(out, hits)

@@ -63,26 +63,27 @@ type common struct {
 	usage string
 	value func(*settings) *string
 	check func(*settings) error // nil: nothing to check
+	typ   string                // the value's type as --help shows it: "" for a string
 }
 
 func commonSettings() []common {
 	return []common{
 		{useLog, "log-level", "INGEST_LOG_LEVEL", "info", "least level logged: debug, info, warn or error",
-			func(s *settings) *string { return &s.logLevel }, (*settings).checkLogLevel},
+			func(s *settings) *string { return &s.logLevel }, (*settings).checkLogLevel, ""},
 		{useLog, "log-format", "INGEST_LOG_FORMAT", "text", "log format: text or json",
-			func(s *settings) *string { return &s.logFormat }, (*settings).checkLogFormat},
+			func(s *settings) *string { return &s.logFormat }, (*settings).checkLogFormat, ""},
 		{useDB, "db", "INGEST_DB", "ingest.db", "the database: a SQLite file, or a postgres:// URL (several hosts)",
-			func(s *settings) *string { return &s.db }, (*settings).checkDB},
+			func(s *settings) *string { return &s.db }, (*settings).checkDB, ""},
 		{useQuotaKey, "quota-key", "INGEST_QUOTA_KEY", "", "name of the upstream quota shared by every worker (default a short hash of YOUTUBE_API_KEY);\nname the Cloud project when several keys share one quota",
-			func(s *settings) *string { return &s.quotaKey }, (*settings).checkQuotaKey},
+			func(s *settings) *string { return &s.quotaKey }, (*settings).checkQuotaKey, ""},
 		{useRedis, "redis", "REDIS_URL", "", "Redis URL of the shared limiter, redis://host:6379/0; add ?addr=host2:port&addr=... for a cluster\n(unset: the embedded limiter in the database: one host on SQLite, every host on a PostgreSQL --db)",
-			func(s *settings) *string { return &s.redisURL }, (*settings).checkRedisURL},
+			func(s *settings) *string { return &s.redisURL }, (*settings).checkRedisURL, ""},
 		{useRedis, "redis-replicas", "INGEST_REDIS_REPLICAS", "0", "count an admission only once this many Redis replicas hold it (WAIT), so that a failover loses none",
-			func(s *settings) *string { return &s.replicas }, (*settings).checkReplicas},
+			func(s *settings) *string { return &s.replicas }, (*settings).checkReplicas, "int"},
 		{useEndpoint, "youtube-endpoint", "YOUTUBE_ENDPOINT", "", "YouTube Data API base URL, for a proxy or a test server (default Google's)",
-			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint},
+			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint, ""},
 		{useCosts, "costs", "INGEST_COSTS", "", "costs file replacing the built-in costs.yaml whole",
-			func(s *settings) *string { return &s.costsFile }, (*settings).loadCosts},
+			func(s *settings) *string { return &s.costsFile }, (*settings).loadCosts, ""},
 	}
 }
 
@@ -107,12 +108,43 @@ func usesSetting(cmd *cobra.Command, name string) bool {
 	return false
 }
 
+// usesAny says whether cmd uses any setting.
+func usesAny(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if v, ok := c.Annotations["uses"]; ok {
+			return v != ""
+		}
+	}
+	return false
+}
+
 func (s *settings) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
 	for _, c := range commonSettings() {
-		f.StringVar(c.value(s), c.flag, c.def, c.usage)
+		*c.value(s) = c.def
+		f.Var(&textValue{c.value(s), c.typ}, c.flag, c.usage)
 		withEnv(f.Lookup(c.flag), c.env)
 	}
+}
+
+// textValue is a setting kept as the text given, checked by its check:
+// typ names its type in --help (int for --redis-replicas), so that help
+// does not call a number a string.
+type textValue struct {
+	p   *string
+	typ string
+}
+
+func (v *textValue) String() string { return *v.p }
+func (v *textValue) Set(s string) error {
+	*v.p = s
+	return nil
+}
+func (v *textValue) Type() string {
+	if v.typ == "" {
+		return "string"
+	}
+	return v.typ
 }
 
 var quotaKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -134,6 +166,27 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	}
 	if s.costs == nil {
 		s.costs = ingest.DefaultCosts()
+	}
+	return s.checkEnvNames(cmd)
+}
+
+// checkEnvNames warns of every INGEST_* variable that is not a setting's
+// name: an old name still read, or one ingest does not read, with the
+// name meant. run --strict refuses to start on the latter. Commands that
+// use no setting (version, probe) say nothing.
+func (s *settings) checkEnvNames(cmd *cobra.Command) error {
+	if !usesAny(cmd) {
+		return nil
+	}
+	var unknown []string
+	for _, n := range envNotes(cmd.Root(), os.Environ()) {
+		s.logger.Warn(n.String())
+		if !n.renamed {
+			unknown = append(unknown, n.name+" (did you mean "+n.want+"?)")
+		}
+	}
+	if f := cmd.Flags().Lookup("strict"); f != nil && f.Value.String() == "true" && len(unknown) > 0 {
+		return usageErrorf("--strict: not settings of ingest: %s; rename or unset them", strings.Join(unknown, ", "))
 	}
 	return nil
 }
@@ -253,11 +306,6 @@ func (s *settings) checkRedisURL() error {
 		return err
 	}
 	return c.Close()
-}
-
-// redactURL keeps a Redis password out of error messages.
-func redactURL(msg, raw string) string {
-	return strings.ReplaceAll(msg, raw, "(the URL given)")
 }
 
 // checkEndpoint wants an absolute http(s) URL, or nothing for Google's.

@@ -6,15 +6,18 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
-// version, revision and built are set at build time (make build:
-// -ldflags "-X main.version=... -X main.revision=... -X main.built=..."),
-// so that a build without VCS stamping (-buildvcs=false, a source tarball,
-// a container build without .git) still says what it was built from;
-// otherwise they come from the module's build info.
+// revision and built are set at build time (make build: -ldflags "-X
+// main.revision=... -X main.built=..."), so that a build without VCS
+// stamping (-buildvcs=false, a source tarball, a container build without
+// .git) still says what it was built from; otherwise they come from the
+// module's build info. The version is ingest.Release, embedded from the
+// file VERSION: no build can give it another.
 var (
-	version  = ""
 	revision = ""
 	built    = ""
 )
@@ -28,11 +31,8 @@ type buildInfo struct {
 }
 
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Revision: revision, Built: built, GoVersion: runtime.Version()}
+	b := buildInfo{Version: ingest.Release(), Revision: revision, Built: built, GoVersion: runtime.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
-		if b.Version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			b.Version = info.Main.Version
-		}
 		for _, s := range info.Settings {
 			switch {
 			case s.Key == "vcs.revision" && len(s.Value) >= 12 && b.Revision == "":
@@ -41,9 +41,6 @@ func readBuildInfo() buildInfo {
 				b.Built = s.Value
 			}
 		}
-	}
-	if b.Version == "" {
-		b.Version = "devel"
 	}
 	if b.Revision == "" {
 		b.Revision = "unknown"
@@ -58,13 +55,36 @@ func (b buildInfo) String() string {
 	return fmt.Sprintf("ingest %s (revision %s, built %s, %s)", b.Version, b.Revision, b.Built, b.GoVersion)
 }
 
+// versionJSON is `ingest version --json`: the build, and the schema steps
+// this binary reads and writes on each database.
+type versionJSON struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Built    string `json:"built,omitempty"`
+	Go       string `json:"go"`
+	Schema   struct {
+		SQLite   int `json:"sqlite"`
+		Postgres int `json:"postgres"`
+	} `json:"schema"`
+}
+
 func newVersionCmd() *cobra.Command {
-	return uses(&cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, the source revision and the Go version",
+		Short: "Print the version, the source revision and the Go version (--json: and the schema versions)",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), readBuildInfo())
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b := readBuildInfo()
+			if !asJSON {
+				fmt.Fprintln(cmd.OutOrStdout(), b)
+				return nil
+			}
+			v := versionJSON{Version: b.Version, Revision: b.Revision, Built: b.Built, Go: b.GoVersion}
+			v.Schema.SQLite, v.Schema.Postgres = store.SchemaVersion, store.PGSchemaVersion
+			return writeJSON(cmd.OutOrStdout(), v)
 		},
-	})
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: version, revision, built, go, and schema.sqlite and schema.postgres, the schema versions this binary reads and writes")
+	return uses(cmd)
 }
