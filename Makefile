@@ -39,8 +39,9 @@ install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagged VERSION; then docker push it
 	docker build -t $(IMAGE) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
 
-test: deps ## run every test with -race against real redis-server and SQLite, and check deploy/
+test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, and check deploy/
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/
 	cd deploy && $(GO) test -count=1 ./...
 
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
