@@ -461,40 +461,57 @@ func TestDaysRestartAndJoin(t *testing.T) {
 
 // A budget too small for every region's own chart hourly: the category
 // charts are dropped first and never run, at start as after; the regions
-// are served in --regions order, the first at every slot; the plan says
-// which entries it dropped.
+// are served in --regions order, the first at every slot (or as often as
+// the budget allows); the plan says which entries it dropped.
 func TestDaysTooSmall(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
-	costs := strings.Replace(tightCosts, "default: {limit: 1000, reserve: 50,", "default: {limit: 120, reserve: 10,", 1)
-	start := dayStart(9, 0)
-	s := newSim(t, costs, start, regions8, categories)
-	pc := s.pacer()
-	s.catchUp(pc)
-	s.daemon(start, start.Add(48*time.Hour), pc)
-	f := s.figures(start, start.Add(48*time.Hour))
-	var dropped, kept []string
-	for _, e := range pc.Status().Entries {
-		if e.Dropped {
-			dropped = append(dropped, e.Name)
-		} else {
-			kept = append(kept, fmt.Sprintf("%s every %s", e.Name, e.Every.Round(time.Minute)))
-		}
-	}
-	t.Logf("110 units a day: %v; runs %s; drops %s", f, strings.Join(kept, ", "), strings.Join(dropped, " "))
-	if f.cats != 0 {
-		t.Errorf("%d category passes ran on a budget too small for the regions' own charts", f.cats)
-	}
-	if n := len(s.completed["US"]); n < 40 {
-		t.Errorf("US, first in --regions, ran %d times in two days, want about every hour", n)
-	}
-	if n := len(s.completed["CA"]); n != 0 {
-		t.Errorf("CA, last in --regions, ran %d times, want it dropped", n)
-	}
-	if len(dropped) < 16+1 || !strings.Contains(strings.Join(dropped, " "), "CA") {
-		t.Errorf("the plan drops %v; want every category chart and the last regions", dropped)
-	}
-	if f.refused != 0 {
-		t.Errorf("the limiter refused %d calls, want none", f.refused)
+	for _, tc := range []struct {
+		limit, reserve int
+		usPasses       int // US's passes in two days, at least
+		keeps          []string
+	}{
+		{45, 5, 10, []string{"US"}},
+		{120, 10, 40, []string{"US"}},
+		{400, 20, 40, []string{"US", "GB", "DE"}},
+	} {
+		t.Run(fmt.Sprint(tc.limit-tc.reserve), func(t *testing.T) {
+			t.Parallel()
+			costs := strings.Replace(tightCosts, "default: {limit: 1000, reserve: 50,",
+				fmt.Sprintf("default: {limit: %d, reserve: %d,", tc.limit, tc.reserve), 1)
+			start := dayStart(9, 0)
+			s := newSim(t, costs, start, regions8, categories)
+			pc := s.pacer()
+			s.catchUp(pc)
+			s.daemon(start, start.Add(48*time.Hour), pc)
+			f := s.figures(start, start.Add(48*time.Hour))
+			var dropped, kept []string
+			for _, e := range pc.Status().Entries {
+				if e.Dropped {
+					dropped = append(dropped, e.Name)
+				} else {
+					kept = append(kept, fmt.Sprintf("%s every %s (%d passes)", e.Name, e.Every.Round(time.Minute), len(s.completed[e.Name])))
+				}
+			}
+			t.Logf("%d units a day: %d units in two days, %d refusals; runs %s; drops %s", tc.limit-tc.reserve, f.units, f.refused,
+				strings.Join(kept, ", "), strings.Join(dropped, " "))
+			if f.cats != 0 {
+				t.Errorf("%d category passes ran on a budget too small for the regions' own charts", f.cats)
+			}
+			for _, code := range tc.keeps {
+				if n := len(s.completed[code]); n < tc.usPasses {
+					t.Errorf("%s, early in --regions, ran %d times in two days, want at least %d", code, n, tc.usPasses)
+				}
+			}
+			if n := len(s.completed["CA"]); n != 0 {
+				t.Errorf("CA, last in --regions, ran %d times, want it dropped", n)
+			}
+			if len(dropped) < 16+1 || !strings.Contains(strings.Join(dropped, " "), "CA") {
+				t.Errorf("the plan drops %v; want every category chart and the last regions", dropped)
+			}
+			if f.refused != 0 {
+				t.Errorf("the limiter refused %d calls, want none", f.refused)
+			}
+		})
 	}
 }
