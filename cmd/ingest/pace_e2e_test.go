@@ -147,3 +147,33 @@ func TestPaceOnePlanAndFreeRestart(t *testing.T) {
 		t.Errorf("restarted daemon: exit %d, exited %v\n%s", c, ok, again.out)
 	}
 }
+
+// run --once --pace from cron runs only the charts the plan says are due:
+// a second run a moment after the first fetches nothing, and publishes the
+// plan report shows; a plain run --once still runs every chart.
+func TestPacedOnceRunsWhatIsDue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	paced := []string{"run", "--once", "--pace", "--every", "1h", "--regions", "US,GB"}
+	first := h.mustRun(0, paced...)
+	if !strings.Contains(first.stderr, "due=2") {
+		t.Errorf("the first paced run did not run both charts:\n%s", first)
+	}
+	before := h.fake.Requests()
+	second := h.mustRun(0, paced...)
+	if got := h.fake.Requests(); got != before || !strings.Contains(second.stderr, "due=0") {
+		t.Errorf("a paced run a moment after the first called the upstream %d times (want none):\n%s", got-before, second)
+	}
+	var rep paceJSON
+	out := h.mustRun(0, "report", "--json")
+	if err := json.Unmarshal([]byte(out.stdout), &rep); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, out)
+	}
+	if rep.Pace.Source != "published" || rep.every("US") != 3600 {
+		t.Errorf("report's plan: source %q, US every %vs; want the paced run's, hourly\n%s", rep.Pace.Source, rep.every("US"), out.stdout)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	if got := h.fake.Requests(); got <= before {
+		t.Errorf("a plain run --once called nothing: it must run every chart")
+	}
+}
