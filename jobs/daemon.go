@@ -160,8 +160,13 @@ type Pacer interface {
 }
 
 // runPaced runs e for slot when the pacer (if any) allows it, and tells
-// the pacer how it ended.
+// the pacer how it ended, all of it a run in flight the daemon's stop
+// waits for.
 func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) bool {
+	if !d.Runner.hold() {
+		return false // stopping: the daemon waits for nothing it has not started
+	}
+	defer d.Runner.inflight.Done()
 	if d.Pacer != nil && !d.Pacer.Due(ctx, e.Name, slot) {
 		return false
 	}

@@ -207,6 +207,19 @@ func (r *Runner) claim(name string) bool {
 	return true
 }
 
+// hold counts a run in flight that has not claimed an entry yet (a
+// pacer's decision and what it is told after); false when the daemon is
+// shutting down.
+func (r *Runner) hold() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.inflight.Add(1)
+	return true
+}
+
 func (r *Runner) release(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -70,6 +70,8 @@ type Plan struct {
 	Every map[string]time.Duration
 	// Spend is what the plan spends in each pool by the horizon.
 	Spend map[string]float64
+	// Rate is what the plan spends in each pool, in units a second.
+	Rate map[string]float64
 	// Fixed is what running every entry at its floor would spend in each
 	// pool by the horizon.
 	Fixed map[string]float64
@@ -91,7 +93,7 @@ type Plan struct {
 // several pools takes the slowest cadence any of them allows, which only
 // spends less.
 func Make(budgets []Budget, entries []Entry) Plan {
-	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{},
+	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{}, Rate: map[string]float64{},
 		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}, Dropped: map[string]bool{}}
 	every := make([]float64, len(entries))
 	for i, e := range entries {
@@ -183,6 +185,7 @@ func (p *Plan) account(b Budget, entries []Entry, every []float64) {
 		fixedRate += c / e.Floor.Seconds()
 		if !math.IsInf(every[i], 1) {
 			p.Spend[b.Pool] += c * h / every[i]
+			p.Rate[b.Pool] += c / every[i]
 		}
 	}
 	p.Fixed[b.Pool] = fixedRate * h

@@ -26,6 +26,11 @@ type PoolStatus struct {
 	Budget float64   // what this worker may spend by End
 	End    time.Time // the plan's horizon: the pool's reset, or its window
 	Spend  float64   // what the plan spends by End
+	// Planned is the units an hour the plan spends at: Rate less it, over
+	// the pool's Window, is what the plan leaves for others to take at once
+	// without slowing it (a backfill's share).
+	Planned float64
+	Window  time.Duration
 	Fixed  float64   // what every entry at its floor would spend by End
 	// RunsOut is when the floors would empty the pool, at the current
 	// rate; zero when they fit.
@@ -61,7 +66,10 @@ func (p *Pacer) status() Status {
 	}
 	for _, b := range p.budgets {
 		ps := PoolStatus{Pool: b.Pool, Rate: b.rate() * 3600, Budget: b.Units, End: p.planAt.Add(b.Horizon),
-			Spend: p.plan.Spend[b.Pool], Fixed: p.plan.Fixed[b.Pool]}
+			Spend: p.plan.Spend[b.Pool], Planned: p.plan.Rate[b.Pool] * 3600, Fixed: p.plan.Fixed[b.Pool]}
+		if pool, ok := p.pool(b.Pool); ok {
+			ps.Window = pool.Window
+		}
 		if d, ok := p.plan.RunsOut[b.Pool]; ok {
 			ps.RunsOut = p.planAt.Add(d)
 		}

@@ -43,6 +43,11 @@ type PoolPace struct {
 	RunsOut time.Time
 	// FreeAt is when the window frees room; zero when it has room now.
 	FreeAt time.Time
+	// Left is what the plan leaves over the pool's next window (Window):
+	// its rate less what the paced charts spend at, over the window. Taken
+	// at once (a backfill), it slows no paced chart.
+	Left   float64
+	Window time.Duration
 }
 
 // ChartAge is a chart's age and its place in the plan.
@@ -107,11 +112,28 @@ func Pace(ctx context.Context, src Sources) (*Freshness, error) {
 		return nil, err
 	}
 	if f == nil {
-		if f, err = computed(ctx, src, now, src.Limiter.State); err != nil {
+		if f, err = computed(ctx, src, now, stateOrLedger(src, now)); err != nil {
 			return nil, err
 		}
 	}
 	return f, ages(ctx, src, f, now)
+}
+
+// stateOrLedger reads the limiter's pools, or, when it does not answer,
+// rebuilds them from this database's ledger, as the report does.
+func stateOrLedger(src Sources, now time.Time) func(context.Context) ([]ingest.PoolState, error) {
+	return func(ctx context.Context) ([]ingest.PoolState, error) {
+		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if st, err := src.Limiter.State(lctx); err == nil {
+			return st, nil
+		}
+		calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(longestWindow(src.Costs), 24*time.Hour)))
+		if err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+		return ledgerStates(src.Costs, calls, now), nil
+	}
 }
 
 // ages sets each chart's age from its latest completed pass in the runs.
@@ -182,7 +204,8 @@ func of(st pace.Status) *Freshness {
 	free := map[string]time.Time{}
 	for _, p := range st.Pools {
 		f.Pools = append(f.Pools, PoolPace{Pool: p.Pool, Rate: p.Rate, Budget: p.Budget, Reset: p.End,
-			Projected: p.Spend, Fixed: p.Fixed, RunsOut: p.RunsOut, FreeAt: p.FreeAt})
+			Projected: p.Spend, Fixed: p.Fixed, RunsOut: p.RunsOut, FreeAt: p.FreeAt,
+			Left: max(p.Rate-p.Planned, 0) * p.Window.Hours(), Window: p.Window})
 		free[p.Pool] = p.FreeAt
 	}
 	for _, e := range st.Entries {
@@ -237,12 +260,14 @@ func (r *Report) freshness(ctx context.Context, src Sources) error {
 	return nil
 }
 
-// Left is what the plan leaves in each pool by its reset: the pool's
-// budget less the paced charts' projected spend, never below zero.
+// Left is what the plan leaves in each pool over its next window: the
+// pool's rate less what the paced charts spend at, over the window, never
+// below zero. A backfill that takes it at once slows no paced chart: the
+// window then holds no more than the pool's sustainable rate allows.
 func (f *Freshness) Left() map[string]float64 {
 	out := map[string]float64{}
 	for _, p := range f.Pools {
-		out[p.Pool] = max(p.Budget-p.Projected, 0)
+		out[p.Pool] = p.Left
 	}
 	return out
 }

@@ -4,17 +4,15 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/ingestworks/ingest"
 )
 
 // BackfillShare is what the daemon's plan leaves a backfill until the
 // pools' reset, when the operator gives it no share of its own.
 type BackfillShare struct {
-	Units int64            // whole pages' units, all pools together; 0: not one page
-	Left  map[string]int64 // what the plan leaves in each pool a page draws from
-	Reset time.Time        // the earliest reset of those pools
-	Pages int64
+	Units  int64            // whole pages' units, all pools together; 0: not one page
+	Left   map[string]int64 // what the plan leaves in each pool a page draws from
+	Window time.Duration    // the longest window of those pools: what Left is over
+	Pages  int64
 }
 
 // ShareOf is the share the plan leaves for pages costing perPage.
@@ -29,8 +27,8 @@ func (f *Freshness) ShareOf(perPage map[string]int64) BackfillShare {
 		}
 		s.Left[pool] = int64(math.Floor(u))
 		for _, p := range f.Pools {
-			if p.Pool == pool && (s.Reset.IsZero() || p.Reset.Before(s.Reset)) {
-				s.Reset = p.Reset
+			if p.Pool == pool {
+				s.Window = max(s.Window, p.Window)
 			}
 		}
 	}
@@ -39,8 +37,8 @@ func (f *Freshness) ShareOf(perPage map[string]int64) BackfillShare {
 
 // Line says what the plan leaves a backfill of region and what it takes.
 func (s BackfillShare) Line(region string, perPage map[string]int64) string {
-	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units until %s: ", region, PoolUnits(s.Left),
-		s.Reset.In(ingest.UpstreamZone).Format("2006-01-02 15:04 MST"))
+	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units of the next %s: ", region, PoolUnits(s.Left),
+		ShortDuration(s.Window))
 	if s.Units == 0 {
 		return line + "not one page's (" + PoolUnits(perPage) + ")"
 	}

@@ -31,7 +31,7 @@ func TestBackfillTakesWhatThePlanLeaves(t *testing.T) {
 	}
 	db.Close()
 	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01"}
-	share := regexp.MustCompile(`the daemon's plan leaves .* units until .*: taking at most (\d+) units, (\d+) pages`)
+	share := regexp.MustCompile(`the daemon's plan leaves .* units of the next .*: taking at most (\d+) units, (\d+) pages`)
 
 	dry := h.mustRun(0, append(args, "--dry-run")...)
 	m := share.FindStringSubmatch(dry.stdout)

@@ -197,7 +197,7 @@ func comparable(t *testing.T, out string) string {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
 	drop(v, "free_at", "next_run", "upstream_reset", "size", "generated", "age_seconds", "reset",
-		"budget_units", "projected_units", "fixed_runs_out_at")
+		"budget_units", "projected_units", "fixed_runs_out_at", "made_at", "rate_units_per_hour")
 	b, _ := json.MarshalIndent(v, "", " ")
 	return string(b)
 }
