@@ -4,10 +4,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/pace"
 )
 
+// A backfill's share is what the plan leaves over each pool's window (its
+// rate less the paced charts', over the window), in whole pages of every
+// pool a page draws from.
 func TestBackfillShare(t *testing.T) {
-	reset := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
 	page := map[string]int64{"default": 1, "search": 1}
 	cases := []struct {
 		name      string
@@ -18,18 +23,18 @@ func TestBackfillShare(t *testing.T) {
 		lineWants string
 	}{
 		{"the scarcer pool sets the pages",
-			[]PoolPace{{Pool: "default", Budget: 100, Projected: 39.5, Reset: reset},
-				{Pool: "search", Budget: 100, Reset: reset.Add(time.Hour)}, {Pool: "stats", Budget: 5, Reset: reset}},
+			[]PoolPace{{Pool: "default", Left: 60.5, Window: day}, {Pool: "search", Left: 100, Window: day},
+				{Pool: "stats", Left: 5, Window: day}},
 			120, 60, map[string]int64{"default": 60, "search": 100}, "taking at most 120 units, 60 pages"},
 		{"less than a page",
-			[]PoolPace{{Pool: "default", Budget: 10, Projected: 10, Reset: reset}, {Pool: "search", Budget: 100, Reset: reset}},
+			[]PoolPace{{Pool: "default", Left: 0.5, Window: day}, {Pool: "search", Left: 100, Window: day}},
 			0, 0, map[string]int64{"default": 0, "search": 100}, "not one page's (default 1, search 1)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := (&Freshness{Pools: c.pools}).ShareOf(page)
-			if s.Units != c.units || s.Pages != c.pages || !s.Reset.Equal(reset) {
-				t.Errorf("share: %d units, %d pages, reset %s; want %d, %d, %s", s.Units, s.Pages, s.Reset, c.units, c.pages, reset)
+			if s.Units != c.units || s.Pages != c.pages || s.Window != day {
+				t.Errorf("share: %d units, %d pages, over %s; want %d, %d, over %s", s.Units, s.Pages, s.Window, c.units, c.pages, day)
 			}
 			for pool, want := range c.left {
 				if s.Left[pool] != want {
@@ -39,9 +44,27 @@ func TestBackfillShare(t *testing.T) {
 			if _, ok := s.Left["stats"]; ok {
 				t.Errorf("left names stats, which a page does not draw from: %v", s.Left)
 			}
-			if line := s.Line("US", page); !strings.Contains(line, c.lineWants) || !strings.Contains(line, "2026-11-24 00:00 PST") {
-				t.Errorf("line %q; want %q and the reset in Pacific time", line, c.lineWants)
+			if line := s.Line("US", page); !strings.Contains(line, c.lineWants) || !strings.Contains(line, "units of the next 24h") {
+				t.Errorf("line %q; want %q and the window it is over", line, c.lineWants)
 			}
 		})
 	}
+}
+
+// What the plan leaves is the pool's rate less the plan's, over the window:
+// a plan that spends at the whole rate leaves nothing, one that spends
+// half leaves half a window's worth.
+func TestLeftOverTheWindow(t *testing.T) {
+	f := of(paceStatus(395, 395, 24*time.Hour))
+	if got := f.Left()["default"]; got != 0 {
+		t.Errorf("a plan at the whole rate leaves %v", got)
+	}
+	f = of(paceStatus(400, 100, 24*time.Hour))
+	if got := f.Left()["default"]; got != 300*24 {
+		t.Errorf("a plan at a quarter of the rate leaves %v, want %v", got, 300*24)
+	}
+}
+
+func paceStatus(rate, planned float64, window time.Duration) pace.Status {
+	return pace.Status{At: time.Now(), Pools: []pace.PoolStatus{{Pool: "default", Rate: rate, Planned: planned, Window: window}}}
 }
