@@ -242,7 +242,8 @@ func serve(ctx context.Context, s *settings, addr string, m *metrics.Metrics, p 
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every}
+	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: every,
+		Standing: s.standing, Held: p.db.Held}
 	m.WatchClock(p.upstream.Skew)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},

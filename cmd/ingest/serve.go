@@ -138,7 +138,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if err != nil {
 		return nil, nil, err
 	}
-	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every"}
+	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every",
+		Standing: s.standing, Held: db.Held}
 	if err := useSchedule(ctx, db, rf, &src); err != nil {
 		db.Close()
 		return nil, nil, runtimeError(err)
