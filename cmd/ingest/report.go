@@ -76,6 +76,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return dbError(s.dbName(), err)
 	default:
 		defer db.Close()
+		s.warnTerms(ctx, db)
 		src.DB, src.Size, src.Held = db, db.Size, db.Held
 		if err := useSchedule(ctx, db, f, &src); err != nil {
 			return runtimeError(err)

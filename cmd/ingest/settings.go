@@ -36,6 +36,7 @@ type settings struct {
 	statsRetention string
 	derived        string
 	standing       ingest.Standing
+	termsWarned    bool // warnTerms: once a process
 
 	costs  *ingest.Costs
 	logger *slog.Logger
