@@ -34,6 +34,8 @@ func (k Kind) String() string {
 		return "tracking"
 	case KindPrune:
 		return "prune"
+	case KindRefresh:
+		return "refresh"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -45,6 +47,8 @@ func (k Kind) noun() string {
 		return "tracking"
 	case KindPrune:
 		return "prune"
+	case KindRefresh:
+		return "refresh"
 	}
 	return "pass"
 }
@@ -95,6 +99,9 @@ type Ended struct {
 	// back are not in it): a chart pass's and tracking's; nil for a run
 	// that spends no quota.
 	Units map[string]int64
+	// Gone is how many videos a refresh found the upstream no longer
+	// returns, and deleted.
+	Gone int64
 }
 
 // Daemon runs every entry on its schedule, from one robfig/cron schedule,
@@ -109,6 +116,8 @@ type Daemon struct {
 	TrackEvery time.Duration
 	// Prune, when set, runs once a period, and at start.
 	Prune *Prune
+	// Refresh, when set, runs once a period, after the charts (refresh.go).
+	Refresh *Refresh
 	// LastStart holds the charts' latest starts in the store: a chart whose
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
@@ -146,6 +155,11 @@ func (d *Daemon) Entries() ([]Entry, error) {
 	if d.Prune != nil {
 		e := d.Prune.Entry()
 		e.Slots = AfterCharts(d.Every, n, 4)
+		out = append(out, e)
+	}
+	if d.Refresh != nil {
+		e := d.Refresh.Entry()
+		e.Slots = AfterCharts(d.Every, n, 3)
 		out = append(out, e)
 	}
 	return out, nil

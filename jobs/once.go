@@ -14,8 +14,8 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Once runs every chart's pass now, then tracking and pruning when they
-// are set, each through the same Runner as the daemon's, and logs one
+// Once runs every chart's pass now, then refreshing, tracking and pruning
+// when they are set, each through the same Runner as the daemon's, and logs one
 // summary line for the passes instead of one line each. err is pruning's
 // failure; a failure of tracking is logged, not returned: the charts are
 // the run's job, tracking an addition.
@@ -24,6 +24,9 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	start := time.Now()
 	results = d.Runner.Once(ctx)
 	LogSummary(d.Runner.Logger, results, len(d.Runner.Passes), time.Since(start))
+	if d.Refresh != nil {
+		d.Runner.Run(ctx, d.Refresh.Entry())
+	}
 	if d.Track != nil {
 		d.Runner.Run(ctx, d.Track.Entry())
 	}

@@ -44,6 +44,7 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	failures    *prometheus.GaugeVec
 	jobRuns     *prometheus.CounterVec
+	gone        prometheus.Counter
 
 	mu          sync.Mutex
 	failStreaks map[string]int
@@ -69,12 +70,14 @@ func New(b Build) *Metrics {
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
+		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
+			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
 		failStreaks: map[string]int{},
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -127,6 +130,7 @@ func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot
 	} else {
 		m.Job(e.Name, end.Status)
 	}
+	m.gone.Add(float64(end.Gone))
 }
 
 // NoneFailing is /readyz's probe of the regions: an error naming those

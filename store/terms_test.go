@@ -72,10 +72,10 @@ func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 		}
 		cut := msOf(r.Before)
 		for q, want := range map[string]int{
-			`SELECT count(*) FROM videos WHERE last_seen_ms < ?`:         0,
-			`SELECT count(*) FROM trending_entries WHERE fetched_ms < ?`: 0,
-			`SELECT count(*) FROM search_results WHERE fetched_ms < ?`:   0,
-			`SELECT count(*) FROM categories WHERE fetched_ms < ?`:       0,
+			`SELECT count(*) FROM videos WHERE last_seen_ms < ?`:                                       0,
+			`SELECT count(*) FROM trending_entries WHERE fetched_ms < ?`:                               0,
+			`SELECT count(*) FROM search_results WHERE fetched_ms < ?`:                                 0,
+			`SELECT count(*) FROM categories WHERE fetched_ms < ?`:                                     0,
 			`SELECT count(*) FROM video_days WHERE last_ms < ? OR vid NOT IN (SELECT vid FROM videos)`: 0,
 			`SELECT count(*) FROM videos WHERE last_seen_ms >= ?`:                                      11,
 			`SELECT count(*) FROM category_fetches WHERE fetched_ms < ?`:                               0,

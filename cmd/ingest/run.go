@@ -164,6 +164,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		d.Track = f.track.job(s, p, lim, drain)
 	}
 	d.Prune = s.pruneJob(p.db, keep, drain)
+	d.Refresh = s.refreshJob(p, lim, drain)
 	if f.once {
 		return runOnce(ctx, s, d)
 	}

@@ -46,6 +46,15 @@ func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struc
 	return &jobs.Prune{Standing: s.standing, Keep: keep, Span: s.costs.Span(), Store: pruneStore{db}, Drain: drain}
 }
 
+// refreshJob fetches again, by id, the videos kept rows show before their
+// text is too old (jobs.Refresh).
+func (s *settings) refreshJob(p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
+	return &jobs.Refresh{QuotaKey: p.quotaKey, Costs: s.costs, Limiter: lim, Source: p.source, Store: p.db,
+		Logger: s.logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
+}
+
+var _ jobs.RefreshStore = (*store.DB)(nil)
+
 // checkKeep reads --keep, which may not be longer than the standing
 // allows; "" is the standing's allowance.
 func (s *settings) checkKeep(text string) (time.Duration, error) {
