@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -334,7 +335,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 		return VideoJSON{}, err
 	}
 	if !ok {
-		return VideoJSON{}, &notFound{"no_video", "no video " + id + " is stored"}
+		return VideoJSON{}, s.missing(r, id)
 	}
 	hist, truncated, err := s.cfg.DB.RecentEntries(r.Context(), id, maxHistory)
 	if err != nil {
@@ -530,4 +531,18 @@ func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, st
 	}
 	c.key, c.at, c.cached = key, time.Now(), u
 	return u, nil
+}
+
+// missing is why video id is not stored: gone upstream (410, with the day
+// its tombstone keeps), or never stored or pruned (404).
+func (s *Server) missing(r *http.Request, id string) error {
+	at, err := s.cfg.DB.GoneAt(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !at.IsZero() {
+		return &gone{fmt.Sprintf("video %s is gone: the upstream stopped returning it (deleted, or made private) on %s, "+
+			"so its data was deleted; only its id and that day are kept (docs/terms.md)", id, at.UTC().Format(time.DateOnly))}
+	}
+	return &notFound{"no_video", "no video " + id + " is stored"}
 }
