@@ -177,6 +177,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 // listener and the caller's routes.
 func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
 	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
+	cfg.Derived = s.standing.Derived
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
 	return web.New(cfg)
 }

@@ -319,6 +319,11 @@ func (s *settings) checkStanding() error {
 	default:
 		return usageErrorf("--derived / INGEST_DERIVED: want off or on, got %q", s.derived)
 	}
+	if st.Derived && !st.Extended {
+		s.logger.Warn("--derived on under the standard standing: movement, peak rank, days on chart and trends are shown, " +
+			"labelled as computed by ingest; III.E.4.h of the YouTube API policies forbids derived metrics that replace " +
+			"or modify API data, and that reading is the operator's call (docs/terms.md)")
+	}
 	s.standing = st
 	return nil
 }
