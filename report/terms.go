@@ -81,10 +81,8 @@ func (r *Report) termsJSON() *TermsJSON {
 	if t == nil {
 		return nil
 	}
-	stats, data := t.cutoffs(r.Now)
 	j := &TermsJSON{Standing: t.Name(), StatsDays: days(t.StatsFor), DataDays: days(t.DataKeep()),
-		RefreshDays: days(ingest.RefreshAfter), Derived: t.Derived, Beyond: t.Beyond(r.Now),
-		StatsCutoff: stats.UTC().Format(time.RFC3339), DataCutoff: data.UTC().Format(time.RFC3339)}
+		RefreshDays: days(ingest.RefreshAfter), Derived: t.Derived, Beyond: t.Beyond(r.Now)}
 	if h := t.Held; h != nil {
 		j.Oldest = &OldestJSON{Statistic: Stamp(h.Stat), Video: Stamp(h.Video), SearchResult: Stamp(h.Search),
 			Category: Stamp(h.Category)}
