@@ -54,6 +54,9 @@ type Options struct {
 	// OnDate, if set, receives the Date header of every response the
 	// upstream sends (clock.go).
 	OnDate func(ctx context.Context, upstream time.Time)
+	// Now is the clock pages are stamped with as they are fetched
+	// (time.Now when nil): a test's moving clock.
+	Now func() time.Time
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -75,6 +78,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
 		log: opts.Logger, now: time.Now}
+	if opts.Now != nil {
+		c.now = opts.Now
+	}
 	c.defaults()
 	base := http.RoundTripper(http.DefaultTransport)
 	if b := opts.HTTPClient; b != nil && b.Transport != nil {

@@ -14,13 +14,15 @@ import (
 
 // Kind is what an entry of the daemon's schedule runs. Kinds are numbered
 // in priority order, highest first: a region's own chart, a category's
-// chart, tracking, pruning; a catch-up at start runs them in that order,
-// and a Pacer that spreads a budget serves a lower Kind first.
+// chart, the refresh of kept videos (refresh.go), tracking, pruning; a
+// catch-up at start runs them in that order, and a Pacer that spreads a
+// budget serves a lower Kind first.
 type Kind int
 
 const (
 	KindChart Kind = iota
 	KindCategoryChart
+	KindRefresh
 	KindTracking
 	KindPrune
 )
@@ -35,6 +37,8 @@ func (k Kind) String() string {
 		return "tracking"
 	case KindPrune:
 		return "prune"
+	case KindRefresh:
+		return "refresh"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -46,6 +50,8 @@ func (k Kind) noun() string {
 		return "tracking"
 	case KindPrune:
 		return "prune"
+	case KindRefresh:
+		return "refresh"
 	}
 	return "pass"
 }
@@ -96,6 +102,9 @@ type Ended struct {
 	// back are not in it): a chart pass's and tracking's; nil for a run
 	// that spends no quota.
 	Units map[string]int64
+	// Gone is how many videos a refresh found the upstream no longer
+	// returns, and deleted.
+	Gone int64
 }
 
 // Daemon runs every entry on its schedule, from one robfig/cron schedule,
@@ -110,6 +119,8 @@ type Daemon struct {
 	TrackEvery time.Duration
 	// Prune, when set, runs once a period, and at start.
 	Prune *Prune
+	// Refresh, when set, runs once a period, after the charts (refresh.go).
+	Refresh *Refresh
 	// LastStart holds the charts' latest starts in the store: a chart whose
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
@@ -145,6 +156,11 @@ func (d *Daemon) Entries() ([]Entry, error) {
 	if d.Prune != nil {
 		e := d.Prune.Entry()
 		e.Slots = AfterCharts(d.Every, n, 4)
+		out = append(out, e)
+	}
+	if d.Refresh != nil {
+		e := d.Refresh.Entry()
+		e.Slots = AfterCharts(d.Every, n, 3)
 		out = append(out, e)
 	}
 	return out, nil

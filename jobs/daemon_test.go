@@ -29,8 +29,9 @@ func (stats) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]inges
 // retention is the store's prune as the prune job asks for it.
 type retention struct{ db *store.DB }
 
-func (r retention) Prune(ctx context.Context, before, ledgerBefore time.Time) (jobs.Pruned, error) {
-	p, err := r.db.Prune(ctx, store.Retention{Before: before, LedgerBefore: ledgerBefore})
+func (r retention) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
+	p, err := r.db.Prune(ctx, store.Retention{Before: c.Stats, VideosBefore: c.Videos, OrphansBefore: c.Orphans,
+		SearchBefore: c.Search, CategoriesBefore: c.Categories, GoneBefore: c.Gone, LedgerBefore: c.Ledger})
 	return jobs.Pruned{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger, Freed: p.Freed}, err
 }
 

@@ -15,14 +15,14 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Once runs every chart's pass now, then tracking and pruning when they
-// are set, each through the same Runner as the daemon's, and logs one
-// summary line for the passes instead of one line each. With a Pacer (run
-// --once --pace), it runs only the charts and tracking the pacer says are
-// due now, highest priority first: a cron every few minutes then spreads
-// the pools as the daemon does. err is pruning's failure; a failure of
-// tracking is logged, not returned: the charts are the run's job,
-// tracking an addition.
+// Once runs every chart's pass now, then refreshing, tracking and pruning
+// when they are set, each through the same Runner as the daemon's, and
+// logs one summary line for the passes instead of one line each. With a
+// Pacer (run --once --pace), it runs only the charts, the refresh and
+// tracking the pacer says are due now, highest priority first: a cron
+// every few minutes then spreads the pools as the daemon does. err is
+// pruning's failure; a failure of tracking is logged, not returned: the
+// charts are the run's job, tracking an addition.
 func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	d.Runner.PassLevel = slog.LevelDebug
 	start := time.Now()
@@ -34,14 +34,11 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		results = d.Runner.Once(ctx)
 	}
 	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
-	if d.Track != nil && (d.Pacer == nil || d.Pacer.Due(ctx, d.Track.Entry().Name, start)) {
-		end, ran := d.Runner.Run(ctx, d.Track.Entry())
-		if d.Pacer != nil {
-			if !ran {
-				end.Status = ""
-			}
-			d.Pacer.Ran(d.Track.Entry().Name, end.Units, end.Status)
-		}
+	if d.Refresh != nil {
+		d.runOnceMore(ctx, d.Refresh.Entry(), start)
+	}
+	if d.Track != nil {
+		d.runOnceMore(ctx, d.Track.Entry(), start)
 	}
 	if d.Prune != nil {
 		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
@@ -49,6 +46,24 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		}
 	}
 	return results, nil
+}
+
+// runOnceMore runs an entry after the passes (refreshing, tracking): with
+// a Pacer, only when it says the entry is due at now, and tells it how the
+// run ended.
+func (d *Daemon) runOnceMore(ctx context.Context, e Entry, now time.Time) {
+	if d.Pacer == nil {
+		d.Runner.Run(ctx, e)
+		return
+	}
+	if !d.Pacer.Due(ctx, e.Name, now) {
+		return
+	}
+	end, ran := d.Runner.Run(ctx, e)
+	if !ran {
+		end.Status = ""
+	}
+	d.Pacer.Ran(e.Name, end.Units, end.Status)
 }
 
 // pacedOnce runs the passes the pacer says are due at now, every region's

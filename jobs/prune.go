@@ -11,25 +11,46 @@ import (
 // PruneStore deletes what a retention no longer keeps, in short
 // transactions, so that pruning never holds the database for long.
 type PruneStore interface {
-	// Prune deletes the chart runs started before before, with their
-	// entries, the stats read before it and the videos nothing kept shows,
-	// and the ledger rows older than ledgerBefore.
-	Prune(ctx context.Context, before, ledgerBefore time.Time) (Pruned, error)
+	// Prune deletes what was fetched before each of cuts' times.
+	Prune(ctx context.Context, cuts Cuts) (Pruned, error)
+}
+
+// Cuts are the times before which a prune deletes each kind of data; a
+// zero time deletes nothing of its kind.
+type Cuts struct {
+	// Stats: the finished chart runs started before it with their entries,
+	// the tracked counts read before it, their daily rollup.
+	Stats time.Time
+	// Videos: the videos whose text was fetched before it, with every row
+	// pointing at them. Orphans: those fetched before it that nothing kept
+	// points at.
+	Videos, Orphans time.Time
+	// Search, Categories, Gone: backfill results, category names and the
+	// tombstones of videos gone upstream.
+	Search, Categories, Gone time.Time
+	// Ledger: the quota ledger's rows (our own record, kept for the
+	// quota's span whatever else goes).
+	Ledger time.Time
 }
 
 // Pruned is what one prune removed.
 type Pruned struct {
 	Runs, Entries, Stats, Videos, Ledger int64
+	Search, Categories                   int64
 	Freed                                int64 // bytes given back to the file system
 }
 
-// Prune is the store's retention: it keeps Keep of runs, entries and
-// stats, and the ledger for at least the quota's Span, which a limiter
-// refills from, whatever Keep says.
+// Prune is the store's retention under the key's standing under the
+// upstream's terms (docs/terms.md): it keeps Keep of statistics (chart
+// runs, their entries, tracked counts; the standing's StatsFor when zero),
+// no other data fetched longer ago than the standing's DataKeep, and the
+// ledger for at least the quota's Span, which a limiter refills from,
+// whatever Keep says.
 type Prune struct {
-	Keep  time.Duration
-	Span  time.Duration
-	Store PruneStore
+	Standing ingest.Standing
+	Keep     time.Duration
+	Span     time.Duration
+	Store    PruneStore
 	// Drain, once closed, ends the prune between its transactions.
 	Drain <-chan struct{}
 	Now   func() time.Time // time.Now when nil
@@ -50,8 +71,7 @@ func (p *Prune) Run(ctx context.Context) PruneResult {
 	}
 	ctx, stop := drainCtx(ctx, p.Drain)
 	defer stop()
-	at := now()
-	pruned, err := p.Store.Prune(ctx, at.Add(-p.Keep), at.Add(-max(p.Keep, p.Span)))
+	pruned, err := p.Store.Prune(ctx, p.Cuts(now()))
 	res := PruneResult{Pruned: pruned, RunEnd: ingest.RunEnd{Status: ingest.StatusCompleted}}
 	switch {
 	case err != nil && stopping(p.Drain) && errors.Is(err, context.Canceled):
@@ -64,12 +84,36 @@ func (p *Prune) Run(ctx context.Context) PruneResult {
 	return res
 }
 
+// Kept is how long statistics are kept: Keep, or the standing's StatsFor.
+func (p *Prune) Kept() time.Duration {
+	if p.Keep > 0 {
+		return p.Keep
+	}
+	return p.Standing.StatsFor
+}
+
+// Cuts are what a prune at at deletes before. Under the standard standing
+// a video whose text was not fetched again within DataKeep goes with every
+// row pointing at it; under extended, statistics kept longer keep their
+// videos, which a refresh fetches again (jobs.Refresh), and only the
+// videos nothing shows go.
+func (p *Prune) Cuts(at time.Time) Cuts {
+	keep, data := p.Kept(), p.Standing.DataKeep()
+	c := Cuts{Stats: at.Add(-keep), Orphans: at.Add(-min(keep, data)), Search: at.Add(-data),
+		Categories: at.Add(-data), Gone: at.Add(-data), Ledger: at.Add(-max(keep, p.Span))}
+	if !p.Standing.Extended {
+		c.Videos = at.Add(-data)
+	}
+	return c
+}
+
 // Entry is pruning as an entry of a schedule, named "prune".
 func (p *Prune) Entry() Entry {
 	return Entry{Name: "prune", Kind: KindPrune, run: func(ctx context.Context) Ended {
 		res := p.Run(ctx)
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Did: []any{"keep", p.Keep.String(),
-			"runs", res.Runs, "entries", res.Entries, "stats", res.Stats, "videos", res.Videos,
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Did: []any{"keep", ingest.Days(p.Kept()),
+			"standing", p.Standing.Name(), "runs", res.Runs, "entries", res.Entries, "stats", res.Stats,
+			"videos", res.Videos, "backfill_results", res.Search, "categories", res.Categories,
 			"ledger", res.Ledger, "freed_bytes", res.Freed}}
 	}}
 }

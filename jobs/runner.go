@@ -165,7 +165,9 @@ func (r *Runner) guarded(ctx context.Context, e Entry) (end Ended) {
 // ended logs how a run ended and lets Observe see it.
 func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration, slot time.Time) {
 	level := slog.LevelInfo
-	if e.Kind.charts() {
+	// A prune and a refresh are housekeeping, quiet with the passes under
+	// run --once, except for a refresh that found videos gone.
+	if e.Kind.charts() || e.Kind == KindPrune || (e.Kind == KindRefresh && end.Gone == 0) {
 		level = r.PassLevel
 	}
 	LogEnd(log, level, endMessage(e.Kind, end.Status), end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
@@ -185,6 +187,12 @@ func endMessage(k Kind, st ingest.RunStatus) string {
 		return "tracking stopped: the stats quota said no"
 	case k == KindTracking:
 		return "tracking"
+	case k == KindRefresh && st == ingest.StatusFailed:
+		return "refresh failed; trying again next period"
+	case k == KindRefresh && st == ingest.StatusStopped:
+		return "refresh stopped: the quota said no; what it did not reach goes at 30 days"
+	case k == KindRefresh:
+		return "refreshed"
 	case st == ingest.StatusFailed:
 		return "prune failed; trying again next period"
 	}

@@ -45,6 +45,7 @@ type Metrics struct {
 	failures    *prometheus.GaugeVec
 	jobRuns     *prometheus.CounterVec
 	auth        *prometheus.CounterVec
+	gone        prometheus.Counter
 
 	mu          sync.Mutex
 	failStreaks map[string]int
@@ -71,12 +72,14 @@ func New(b Build) *Metrics {
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
 		auth:        newAuthFailures(),
+		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
+			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
 		failStreaks: map[string]int{},
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.auth, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.auth, m.gone, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -129,6 +132,7 @@ func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot
 	} else {
 		m.Job(e.Name, end.Status)
 	}
+	m.gone.Add(float64(end.Gone))
 }
 
 // NoneFailing is /readyz's probe of the regions: an error naming those

@@ -7,11 +7,13 @@ import (
 )
 
 // Priorities of the schedule's entries: a region's own chart, its
-// category charts, then tracking.
+// category charts, the refresh of the videos kept rows show (before the
+// terms' 30 days run out), then tracking.
 const (
 	PriorityChart    = 0
 	PriorityCategory = 1
-	PriorityTracking = 2
+	PriorityRefresh  = 2
+	PriorityTracking = 3
 )
 
 // ChartPriority is a chart's level by its name: a region's own chart (US)
@@ -27,6 +29,12 @@ func ChartPriority(chart string) int {
 // videos, four pages of videos.list.
 func ChartGuess(costs *ingest.Costs) map[string]float64 {
 	return guess(costs, ingest.OpVideosList, 4)
+}
+
+// RefreshGuess is a refresh's cost until one is measured: one call of
+// videos.list (50 videos).
+func RefreshGuess(costs *ingest.Costs) map[string]float64 {
+	return guess(costs, ingest.OpVideosList, 1)
 }
 
 // TrackGuess is a tracking pass's cost until one is measured: one call of

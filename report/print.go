@@ -32,6 +32,7 @@ type JSON struct {
 	Storage       *StorageJSON   `json:"storage,omitempty"`
 	UpstreamClock *ClockJSON     `json:"upstream_clock"` // clock.go
 	Pace          *FreshnessJSON `json:"pace"`           // pace.go; null: no schedule
+	Terms         *TermsJSON     `json:"terms"`          // terms.go
 }
 
 // StorageJSON is the database's size and how far back it reaches.
@@ -123,7 +124,7 @@ func (r *Report) JSON() JSON {
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
 		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
-	j.UpstreamClock, j.Pace = r.clockJSON(), r.freshnessJSON()
+	j.UpstreamClock, j.Pace, j.Terms = r.clockJSON(), r.freshnessJSON(), r.termsJSON()
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
@@ -191,6 +192,7 @@ func (r *Report) Text(out io.Writer, loc *time.Location) {
 		}
 		fmt.Fprintf(out, "Database %.1f MB (%.1f MB free), oldest chart run %s\n", float64(st.Bytes)/1e6, float64(st.FreeBytes)/1e6, oldest)
 	}
+	r.textTerms(out)
 	fmt.Fprintln(out)
 	r.textPools(out)
 	r.textPlan(out)

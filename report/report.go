@@ -83,6 +83,10 @@ type Sources struct {
 	// Size reads the database's size and oldest chart run; nil leaves
 	// them out.
 	Size func(context.Context) (store.Size, error)
+	// Standing is the key's standing (the standard one when zero); Held
+	// reads how far back the data reaches, nil leaving it out (terms.go).
+	Standing ingest.Standing
+	Held     func(context.Context) (store.Held, error)
 }
 
 // Report is everything `ingest report` shows.
@@ -104,6 +108,7 @@ type Report struct {
 	Storage       *store.Size // nil: not read (no database)
 	Clock         *Clock      // nil: the upstream's time never read (clock.go)
 	Freshness     *Freshness  // nil: no schedule (pace.go)
+	Terms         *Terms      // terms.go
 }
 
 // Pool is one pool's state with its window and unmetered units.
@@ -177,6 +182,9 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 			return nil, err
 		}
 		r.Storage = &sz
+	}
+	if err := r.terms(ctx, src); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -48,6 +48,13 @@ type dialectSQL struct {
 	chartTrend, chartPeaks, videoCategories                                          string
 	counts, dailyCounts                                                              string
 	details                                                                          string
-	ranked, newest, titled, count                                                    func(searchFilter) string
-	export, exportDay                                                                func(where string) string
+	// lockBatch ends the SELECT of a batch of videos that a prune deletes
+	// with every row pointing at them: PostgreSQL locks them, skipping one
+	// another host's page holds (that page may be about to point at it).
+	lockBatch string
+	// videoRows are the tables whose rows point at a video, deleted before
+	// it, the index's among them where no trigger keeps it.
+	videoRows                     []string
+	ranked, newest, titled, count func(searchFilter) string
+	export, exportDay             func(where string) string
 }

@@ -23,7 +23,7 @@ func (db *DB) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 	}{
 		{&p.Runs, pgPruneRuns, []any{before, max(1, r.Batch/50)}},
 		{&p.Stats, pgPruneStats, []any{before, r.Batch}},
-		{&p.Videos, pgPruneVideos, []any{before, r.Batch}},
+		{&p.Videos, pgPruneVideos, []any{msOf(r.orphansBefore()), r.Batch}},
 	}
 	if !r.LedgerBefore.IsZero() {
 		steps = append(steps, struct {
@@ -39,6 +39,9 @@ func (db *DB) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 		if i == 1 { // the rollup, once the runs and stats it sums are gone
 			if err := db.pgPruneDays(ctx, before); err != nil {
 				return p, fmt.Errorf("prune: daily rollup: %w", err)
+			}
+			if err := db.pruneTerms(ctx, r, &p, func(context.Context) error { return nil }); err != nil {
+				return p, fmt.Errorf("prune: %w", err)
 			}
 		}
 	}

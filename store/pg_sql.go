@@ -130,7 +130,9 @@ SELECT ` + videoColumns + `, v.vid,
   (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
 
-	docs: pgDocsSQL,
+	docs:      pgDocsSQL,
+	lockBatch: ` FOR UPDATE SKIP LOCKED`,
+	videoRows: append(videoRowTables[:len(videoRowTables):len(videoRowTables)], "video_docs"),
 	ranked: pgSearch(`SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery %s
 ORDER BY score DESC, vid DESC LIMIT $3`),
 	newest: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery %s

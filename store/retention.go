@@ -15,6 +15,15 @@ type Retention struct {
 	// their entries; so do the stats read before it and the videos no
 	// chart, search or stat has shown since.
 	Before time.Time
+	// OrphansBefore: the videos fetched before it that nothing kept points
+	// at go (zero: Before).
+	OrphansBefore time.Time
+	// The upstream's terms' cuts (docs/terms.md), each kept whole when
+	// zero. VideosBefore: the videos whose text was fetched before it go,
+	// with every row pointing at them. SearchBefore: the backfill results
+	// fetched before it. CategoriesBefore: the category names fetched
+	// before it. GoneBefore: the tombstones of videos gone before it.
+	VideosBefore, SearchBefore, CategoriesBefore, GoneBefore time.Time
 	// LedgerBefore: the ledger rows older than it go. The caller keeps it
 	// outside the quota's span (ingest.Costs.Span), which a limiter refills
 	// from.
@@ -36,6 +45,9 @@ const DefaultBatch = 250_000
 // Pruned counts what Prune removed.
 type Pruned struct {
 	Runs, Entries, Stats, Videos, Ledger int64
+	// Search and Categories are the backfill results and category names
+	// the terms' cuts removed.
+	Search, Categories int64
 	// Freed is how many bytes the incremental vacuum gave back to the file
 	// system (0 on a file made before schema 7: see Size).
 	Freed int64
@@ -43,7 +55,7 @@ type Pruned struct {
 
 // Prune deletes what r says in small transactions, oldest first, then
 // gives the freed pages back with an incremental vacuum. Search runs (a
-// backfill's results) are kept.
+// backfill's results) are kept; their results go by r.SearchBefore.
 func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return db.d.prune(ctx, db, r)
 }
@@ -63,7 +75,8 @@ func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 		name string
 		run  func(context.Context, Retention, *Pruned) error
 	}{
-		{"runs", db.pruneRuns}, {"stats", db.pruneStats}, {"days", db.pruneDays}, {"videos", db.pruneVideos},
+		{"runs", db.pruneRuns}, {"stats", db.pruneStats}, {"days", db.pruneDays}, {"terms", db.sqlitePruneTerms},
+		{"videos", db.pruneVideos},
 		{"ledger", db.pruneLedger}, {"vacuum", db.vacuum},
 	} {
 		if err := step.run(ctx, r, &p); err != nil {
@@ -74,6 +87,12 @@ func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 		}
 	}
 	return p, db.checkpoint(ctx)
+}
+
+// sqlitePruneTerms is pruneTerms with a checkpoint over the mark between
+// transactions.
+func (db *DB) sqlitePruneTerms(ctx context.Context, r Retention, p *Pruned) error {
+	return db.pruneTerms(ctx, r, p, db.checkpointOver)
 }
 
 // pruneCache is the writer's page cache while pruning, in KiB: room for a
@@ -280,7 +299,7 @@ func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
 	}
 	before := p.Videos
 	batch := max(1, r.Batch/videoRows)
-	err = db.inBatches(ctx, &p.Videos, batch, []any{msOf(r.Before), batch},
+	err = db.inBatches(ctx, &p.Videos, batch, []any{msOf(r.orphansBefore()), batch},
 		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
 		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
 	if err = errors.Join(err, restore()); err != nil || p.Videos == before {

@@ -21,8 +21,9 @@ var sqliteSQL = &dialectSQL{
 	saveStats: saveStatsSQL, touchToken: touchTokenSQL,
 	chartTrend: chartTrendSQL, chartPeaks: chartPeaksSQL, videoCategories: videoCategoriesSQL,
 	counts: countsSQL, dailyCounts: dailyCountsSQL,
-	details: detailsSQL,
-	ranked:  sqliteSearch(rankedSQL), newest: sqliteSearch(newestSQL), titled: sqliteSearch(titledSQL), count: sqliteSearch(countSQL),
+	details:   detailsSQL,
+	videoRows: videoRowTables,
+	ranked:    sqliteSearch(rankedSQL), newest: sqliteSearch(newestSQL), titled: sqliteSearch(titledSQL), count: sqliteSearch(countSQL),
 	export:    func(where string) string { return fmt.Sprintf(exportSQL, where) },
 	exportDay: func(where string) string { return fmt.Sprintf(exportDaySQL, where) },
 }

@@ -15,6 +15,12 @@ type notFound struct{ code, msg string }
 
 func (e *notFound) Error() string { return e.msg }
 
+// gone is a video the upstream no longer returns: a 410, from its
+// tombstone (docs/terms.md).
+type gone struct{ msg string }
+
+func (e *gone) Error() string { return e.msg }
+
 // fail answers err as JSON: 400 for bad input (naming the parameter), 404
 // for what does not exist, 503 when the request ran out of time, and 500
 // with no detail otherwise (the detail goes to the log, where no client
@@ -27,7 +33,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) classify(r *http.Request, err error) (status int, code, param, msg string) {
 	var pe *paramError
 	var nf *notFound
+	var g *gone
 	switch {
+	case errors.As(err, &g):
+		return http.StatusGone, "gone", "", g.msg
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, "bad_parameter", pe.param, pe.Error()
 	case errors.As(err, &nf):

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // chartServer serves three daily runs of the US chart, and one of its
 // music chart: a is #1, then #2, then #2; b is #2, then #1, then gone; c
 // is new in the second run and #1 in the third.
-func chartServer(t *testing.T, noThumbs bool) (*httptest.Server, time.Time) {
+func chartServer(t *testing.T, cfg Config) (*httptest.Server, time.Time) {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
 	if err != nil {
@@ -31,7 +32,8 @@ func chartServer(t *testing.T, noThumbs bool) (*httptest.Server, time.Time) {
 	chartRun(t, db, "", t0.Add(24*time.Hour), b, a, c)
 	chartRun(t, db, "", t0.Add(48*time.Hour), c, a)
 	chartRun(t, db, "10", t0.Add(48*time.Hour+time.Minute), a)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", NoThumbnails: noThumbs})
+	cfg.DB, cfg.Listen = db, "127.0.0.1:0"
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func row(t *testing.T, page, id string) string {
 // date-time picker.
 func TestChartPageReadsLikeAChart(t *testing.T) {
 	t.Parallel()
-	srv, t0 := chartServer(t, false)
+	srv, t0 := chartServer(t, Config{Derived: true})
 	// The picker's value, to the minute, finds the run started in it.
 	middle := string(fetch(t, srv.URL+"/charts/US?at=2026-11-21T09:00"))
 	if !strings.Contains(middle, `<input id="at" type="datetime-local" name="at" value="2026-11-21T09:00" step="60">`) {
@@ -108,7 +110,7 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 // host, and the policy no longer allows it.
 func TestNoThumbnails(t *testing.T) {
 	t.Parallel()
-	srv, _ := chartServer(t, true)
+	srv, _ := chartServer(t, Config{NoThumbnails: true})
 	res, err := http.Get(srv.URL + "/charts/US")
 	if err != nil {
 		t.Fatal(err)
@@ -117,5 +119,46 @@ func TestNoThumbnails(t *testing.T) {
 	page := string(fetch(t, srv.URL+"/charts/US"))
 	if strings.Contains(page, "<img") || strings.Contains(res.Header.Get("Content-Security-Policy"), "ytimg") {
 		t.Errorf("with NoThumbnails: an image or the image host in the policy %q", res.Header.Get("Content-Security-Policy"))
+	}
+}
+
+// TestChartComputedFiguresFollowTheStanding: without --derived, the
+// chart's page and answer carry only what the upstream gave, with the time
+// it gave it; with it, the computed figures come labelled as computed.
+func TestChartComputedFiguresFollowTheStanding(t *testing.T) {
+	t.Parallel()
+	for _, derived := range []bool{false, true} {
+		srv, _ := chartServer(t, Config{Derived: derived})
+		page := string(fetch(t, srv.URL+"/charts/US"))
+		for s, want := range map[string]bool{
+			"Views as YouTube gave them at":   true,
+			"computed by ingest":              derived,
+			`<th class="n peak" scope="col">`: derived,
+			"▲":                               derived,
+		} {
+			if strings.Contains(page, s) != want {
+				t.Errorf("derived %v: page has %q: %v, want %v", derived, s, !want, want)
+			}
+		}
+		var raw struct {
+			Derived  bool             `json:"derived"`
+			Computed []string         `json:"computed"`
+			Entries  []map[string]any `json:"entries"`
+		}
+		if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/charts/US"), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if raw.Derived != derived || len(raw.Computed) == 0 || len(raw.Entries) == 0 {
+			t.Fatalf("derived %v: answer says derived %v, computed %v, %d entries", derived, raw.Derived, raw.Computed, len(raw.Entries))
+		}
+		e := raw.Entries[0]
+		if e["views_at"] == nil {
+			t.Errorf("derived %v: an entry's views carry no time: %v", derived, e)
+		}
+		for _, f := range raw.Computed {
+			if _, ok := e[f]; !ok || (e[f] == nil) == derived {
+				t.Errorf("derived %v: entry field %s = %v", derived, f, e[f])
+			}
+		}
 	}
 }

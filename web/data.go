@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -58,7 +60,9 @@ type HitJSON struct {
 	Snippet string   `json:"snippet"`
 	Regions []string `json:"regions"`
 	Views   int64    `json:"views"` // the latest count, 0 hidden
-	Score   float64  `json:"score"`
+	// ViewsAt is when that count was fetched from the upstream.
+	ViewsAt *string `json:"views_at"`
+	Score   float64 `json:"score"`
 }
 
 // Hits are the store's hits as JSON: the web's and `ingest search --json`.
@@ -73,7 +77,8 @@ func Hits(hits []store.Hit) []HitJSON {
 		if h.ViewCount != nil {
 			views = *h.ViewCount
 		}
-		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: views, Score: h.Score})
+		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: views,
+			ViewsAt: stamp(h.LastSeen), Score: h.Score})
 	}
 	return out
 }
@@ -168,11 +173,20 @@ type ChartJSON struct {
 	NextAt    *string `json:"next_at"`
 	// DayAgoRunID is the chart's run current a day before this one: the
 	// entries' day_movement is against it.
-	DayAgoRunID        *int64      `json:"day_ago_run_id"`
-	DayAgoAt           *string     `json:"day_ago_at"`
+	DayAgoRunID *int64  `json:"day_ago_run_id"`
+	DayAgoAt    *string `json:"day_ago_at"`
+	// Derived says whether the entries carry the figures ingest computes
+	// from its stored runs rather than receives (Computed names them):
+	// the --derived setting (docs/terms.md, III.E.4.h). Without it they are
+	// null.
+	Derived            bool        `json:"derived"`
+	Computed           []string    `json:"computed"`
 	Entries            []EntryJSON `json:"entries"`
 	at, prevAt, nextAt time.Time
 }
+
+// ComputedFields are the chart entries' fields ingest computes.
+var ComputedFields = []string{"movement", "new", "day_movement", "peak_rank", "days_on_chart", "views_trend"}
 
 // EntryJSON is one video in a chart. Movement is places climbed since the
 // previous run (negative: fell); New is true when it was not in it.
@@ -193,6 +207,27 @@ type EntryJSON struct {
 	// days (UTC) the video was in it.
 	PeakRank int `json:"peak_rank"`
 	Days     int `json:"days_on_chart"`
+	// ViewsAt is when Views was fetched from the upstream: the run's time.
+	ViewsAt *string `json:"views_at"`
+	derived bool
+}
+
+// MarshalJSON writes the computed fields (ComputedFields) as null when
+// the chart does not carry them.
+func (e EntryJSON) MarshalJSON() ([]byte, error) {
+	type plain EntryJSON
+	if e.derived {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		Movement    *int    `json:"movement"`
+		New         *bool   `json:"new"`
+		DayMovement *int    `json:"day_movement"`
+		PeakRank    *int    `json:"peak_rank"`
+		Days        *int    `json:"days_on_chart"`
+		ViewTrend   []int64 `json:"views_trend"`
+	}{plain: plain(e)})
 }
 
 func (s *Server) chart(r *http.Request) (ChartJSON, error) {
@@ -223,7 +258,7 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	return ChartOf(c), nil
+	return ChartOf(c, s.cfg.Derived), nil
 }
 
 func atText(at time.Time) string {
@@ -233,10 +268,12 @@ func atText(at time.Time) string {
 	return " at or before " + at.UTC().Format(time.RFC3339)
 }
 
-// ChartOf is a stored chart as the API answers it.
-func ChartOf(c store.Chart) ChartJSON {
+// ChartOf is a stored chart as the API answers it, with the figures
+// ingest computes when derived says so.
+func ChartOf(c store.Chart, derived bool) ChartJSON {
 	j := ChartJSON{Region: c.Region, Category: c.Category, Language: c.Language, RunID: c.RunID, At: stamp(c.At), Status: string(c.Status), Complete: c.Complete,
-		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt}
+		PrevAt: stamp(c.PrevAt), NextAt: stamp(c.NextAt), Entries: []EntryJSON{}, at: c.At, prevAt: c.PrevAt, nextAt: c.NextAt,
+		Derived: derived, Computed: ComputedFields}
 	if c.PrevRun != 0 {
 		j.PrevRunID = &c.PrevRun
 	}
@@ -249,7 +286,7 @@ func ChartOf(c store.Chart) ChartJSON {
 	for _, e := range c.Entries {
 		ej := EntryJSON{Rank: e.Rank, VideoCard: CardOf(e.Video), Category: e.CategoryID,
 			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
-			PeakRank: e.Peak, Days: e.Days}
+			PeakRank: e.Peak, Days: e.Days, ViewsAt: stamp(c.At), derived: derived}
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
@@ -334,7 +371,7 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 		return VideoJSON{}, err
 	}
 	if !ok {
-		return VideoJSON{}, &notFound{"no_video", "no video " + id + " is stored"}
+		return VideoJSON{}, s.missing(r, id)
 	}
 	hist, truncated, err := s.cfg.DB.RecentEntries(r.Context(), id, maxHistory)
 	if err != nil {
@@ -530,4 +567,18 @@ func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, st
 	}
 	c.key, c.at, c.cached = key, time.Now(), u
 	return u, nil
+}
+
+// missing is why video id is not stored: gone upstream (410, with the day
+// its tombstone keeps), or never stored or pruned (404).
+func (s *Server) missing(r *http.Request, id string) error {
+	at, err := s.cfg.DB.GoneAt(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !at.IsZero() {
+		return &gone{fmt.Sprintf("video %s is gone: the upstream stopped returning it (deleted, or made private) on %s, "+
+			"so its data was deleted; only its id and that day are kept (docs/terms.md)", id, at.UTC().Format(time.DateOnly))}
+	}
+	return &notFound{"no_video", "no video " + id + " is stored"}
 }

@@ -283,6 +283,7 @@ type videoView struct {
 	Views   LineChart
 	Now     time.Time
 	YouTube string
+	Derived bool // the computed figures are shown, labelled (Config.Derived)
 }
 
 // youTubeURL is a video's page on YouTube.
@@ -297,7 +298,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ranks, views := videoSeries(v)
-	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID),
+	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
 }

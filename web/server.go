@@ -63,6 +63,10 @@ type Config struct {
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Derived shows the figures ingest computes rather than receives
+	// (movement, peak rank, days on chart, trends), labelled as computed:
+	// the key's standing's --derived (docs/terms.md, III.E.4.h).
+	Derived bool
 }
 
 // Server serves the API and the dashboard.

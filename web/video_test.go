@@ -174,3 +174,47 @@ func TestLanguage(t *testing.T) {
 		t.Errorf("search with a bad language: %d %s, want 400 naming language", r.StatusCode, b)
 	}
 }
+
+// TestGoneVideoAnswers410: a video the upstream no longer returns answers
+// 410 with the reason and its day, on the API and the page; one never
+// stored answers 404.
+func TestGoneVideoAnswers410(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	chartRun(t, db, "", t0, ingest.Video{ID: "vid-gone", Title: "Gone"}, ingest.Video{ID: "vid-kept", Title: "Kept"})
+	if _, err := db.Gone(ctx, []string{"vid-gone"}, t0.Add(48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(72 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, c := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/api/v1/videos/vid-gone", http.StatusGone, `"gone"`},
+		{"/videos/vid-gone", http.StatusGone, "2026-11-22"},
+		{"/api/v1/videos/vid-never", http.StatusNotFound, `"no_video"`},
+		{"/api/v1/videos/vid-kept", http.StatusOK, "Kept"},
+	} {
+		res, err := http.Get(srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.code || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s; want %d with %q", c.path, res.StatusCode, body, c.code, c.want)
+		}
+	}
+}

@@ -107,9 +107,9 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 		return runtimeError(err)
 	}
 	if f.json {
-		return writeJSON(out, web.ChartOf(c))
+		return writeJSON(out, web.ChartOf(c, s.standing.Derived))
 	}
-	printChart(out, web.ChartOf(c))
+	printChart(out, web.ChartOf(c, s.standing.Derived))
 	return nil
 }
 
@@ -121,7 +121,7 @@ func printChart(out io.Writer, c web.ChartJSON) {
 	if c.Language != "" {
 		name += " · " + c.Language
 	}
-	fmt.Fprintf(out, "%s chart, run %d at %s (%s)\n", name, c.RunID, *c.At, c.Status)
+	fmt.Fprintf(out, "%s chart, run %d at %s (%s); views as fetched then\n", name, c.RunID, *c.At, c.Status)
 	if len(c.Entries) == 0 && c.Language != "" {
 		fmt.Fprintf(out, "no videos in %s on this chart (--language keeps a video whose audio or text is in it; leave it out for all)\n", c.Language)
 		return
@@ -131,11 +131,20 @@ func printChart(out io.Writer, c web.ChartJSON) {
 		return
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tmove\tviews\t")
+	if !c.Derived {
+		fmt.Fprintln(tw, "#\tviews\t")
+		for _, e := range c.Entries {
+			fmt.Fprintf(tw, "%d\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
+		}
+		tw.Flush()
+		return
+	}
+	fmt.Fprintln(tw, "#\tmove*\tviews\t")
 	for _, e := range c.Entries {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, movement(e), termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
 	}
 	tw.Flush()
+	fmt.Fprintln(out, "* computed by ingest from its stored runs, not a figure from YouTube (--derived on)")
 }
 
 // movement is an entry's change since the chart's previous run as the

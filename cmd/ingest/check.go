@@ -64,6 +64,7 @@ func skip(format string, args ...any) (string, error) {
 func checks() []namedCheck {
 	return []namedCheck{
 		{"settings", checkSettings},
+		{"terms", checkTerms},
 		{"costs", checkCosts},
 		{"database", checkDatabase},
 		{"limiter", checkLimiter},

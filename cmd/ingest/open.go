@@ -136,6 +136,7 @@ func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 	if err != nil {
 		return nil, dbError(s.dbName(), err)
 	}
+	s.warnTerms(ctx, db)
 	return db, nil
 }
 

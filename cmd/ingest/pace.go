@@ -44,8 +44,8 @@ func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics
 }
 
 // newPacer plans the daemon's entries at their kind's priority (a region's
-// own chart first, its category charts a level below, tracking below
-// them), each never more often than its slots, from this database's
+// own chart first, its category charts a level below, the refresh of kept
+// videos below them, tracking last), each never more often than its slots, from this database's
 // ledger and runs, and publishes every plan it makes in the database.
 func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
 	es, err := d.Entries()
@@ -58,6 +58,8 @@ func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
 		switch e.Kind {
 		case jobs.KindChart, jobs.KindCategoryChart:
 			pe.Cost = pace.ChartGuess(s.costs)
+		case jobs.KindRefresh:
+			pe.Priority, pe.Cost = pace.PriorityRefresh, pace.RefreshGuess(s.costs)
 		case jobs.KindTracking:
 			pe.Priority, pe.Cost = pace.PriorityTracking, pace.TrackGuess(s.costs)
 		default:

@@ -340,7 +340,7 @@ func TestPostgresCommands(t *testing.T) {
 		{[]string{"tokens", "list"}, "acme"},
 		{[]string{"tokens", "revoke", "acme"}, ""},
 		{[]string{"quota", "show"}, "default"},
-		{[]string{"prune", "--keep", "400d"}, ""},
+		{[]string{"prune", "--keep", "30d"}, ""},
 		{[]string{"run", "--once", "--regions", "FR"}, ""},
 	} {
 		res := h.run(tc.args...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
@@ -19,31 +20,48 @@ import (
 const keepEnv = "INGEST_KEEP"
 
 type pruneFlags struct {
-	keep string
-	json bool
+	keep   string
+	terms  bool
+	dryRun bool
+	json   bool
 }
 
 func newPruneCmd(s *settings) *cobra.Command {
 	f := &pruneFlags{}
 	cmd := &cobra.Command{
-		Use:   "prune --keep DURATION",
-		Short: "Delete chart entries, stats and runs older than --keep, and shrink the file (costs no quota)",
-		Long: `prune deletes, in small transactions that never hold the database for long:
-the finished chart runs started more than --keep ago with their entries, the
-statistics read before then, and the videos nothing kept shows any more.
-The quota ledger is kept for at least the quota's longest window and day
-(what a limiter refills from), whatever --keep says. Backfill results are
-kept. The freed pages go back to the file system (on databases created by
-this version; an older file reuses them instead of growing).`,
-		Example: `  ingest prune --keep 400d
-  INGEST_KEEP=30d ingest prune --json`,
+		Use:   "prune [--terms | --keep DURATION] [--dry-run]",
+		Short: "Delete what the key's standing under the upstream's terms no longer keeps, and shrink the file (costs no quota)",
+		Long: `prune deletes, in small transactions that never hold the database for long,
+what the key's standing (--standing, docs/terms.md) does not let it keep: the
+statistics older than --keep (the finished chart runs started before then with
+their entries, the tracked counts read before then; default and at most the
+standing's --stats-retention, 30d under standard), and whatever else was
+fetched more than 30 days ago: backfill results, category names, and under
+standard the videos whose text was not fetched again since, with every row
+that points at them; the videos nothing kept shows go too.
+
+It says what it will delete before it does; --dry-run says it and deletes
+nothing. --terms is the same prune, by name: the one to run on a database an
+older version kept for longer, before the first run under the terms.
+
+The quota ledger and the runs' units are our own records, not the
+upstream's data: the ledger is kept for at least the quota's longest window
+and day (what a limiter refills from). The freed pages go back to the file
+system (on databases created by this version; an older file reuses them
+instead of growing).`,
+		Example: `  ingest prune --terms --dry-run
+  ingest prune --terms
+  INGEST_KEEP=7d ingest prune --json
+  ingest prune --standing extended --stats-retention 400d --keep 400d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPrune(cmd.Context(), cmd.OutOrStdout(), s, f)
 		},
 	}
-	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep: days (400d) or a duration (36h); required")
+	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
+	cmd.Flags().BoolVar(&f.terms, "terms", false, "prune exactly what the standing does not allow (not with --keep)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "say what would be deleted, delete nothing")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print what was pruned as JSON")
 	return cmd
 }
@@ -74,12 +92,12 @@ func parseKeep(s string) (time.Duration, error) {
 const maxKeep = 36500 * 24 * time.Hour
 
 func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) error {
-	if f.keep == "" {
-		return usageErrorf("prune: --keep (or %s) is required, e.g. --keep 400d", keepEnv)
+	if f.terms && f.keep != "" {
+		return usageErrorf("prune: --terms prunes to the standing's allowance; give it or --keep, not both")
 	}
-	keep, err := parseKeep(f.keep)
+	keep, err := s.checkKeep(f.keep)
 	if err != nil {
-		return usageErrorf("--keep: %v", err)
+		return err
 	}
 	if !s.dbExists() {
 		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName()))
@@ -89,9 +107,28 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		return err
 	}
 	defer db.Close()
-	res := (&jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{db}}).Run(ctx)
+	job := s.pruneJob(db, keep, nil)
+	beyond, err := db.Beyond(ctx, retentionOf(job.Cuts(time.Now())))
+	if err != nil {
+		return runtimeError(err)
+	}
+	verb := "deleting"
+	if f.dryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(s.stderr, "prune under the %s standing, statistics kept %s: %s %s\n", s.standing.Name(), ingest.Days(keep), verb, beyond)
+	if f.dryRun {
+		if f.json {
+			return writeJSON(out, beyondJSON(beyond))
+		}
+		return nil
+	}
+	res := job.Run(ctx)
 	if res.Err != nil {
 		return runtimeError(res.Err)
+	}
+	if err := noteKept(ctx, db, keep); err != nil {
+		return runtimeError(err)
 	}
 	pruned := res.Pruned
 	size, err := db.Size(ctx)
@@ -101,10 +138,26 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if f.json {
 		return writeJSON(out, pruneJSON(pruned, size))
 	}
-	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d ledger rows; freed %s\n",
-		pruned.Runs, pruned.Entries, pruned.Stats, pruned.Videos, pruned.Ledger, megabytes(pruned.Freed))
+	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s\n",
+		pruned.Runs, pruned.Entries, pruned.Stats, pruned.Videos, pruned.Search, pruned.Categories, pruned.Ledger, megabytes(pruned.Freed))
 	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))
 	return nil
+}
+
+// wouldJSON is prune --dry-run --json: what a prune would delete.
+type wouldJSON struct {
+	DryRun     bool  `json:"dry_run"`
+	Runs       int64 `json:"runs"`
+	Entries    int64 `json:"entries"`
+	Stats      int64 `json:"stats"`
+	Videos     int64 `json:"videos"`
+	Search     int64 `json:"backfill_results"`
+	Categories int64 `json:"categories"`
+}
+
+func beyondJSON(b store.Beyond) wouldJSON {
+	return wouldJSON{DryRun: true, Runs: b.Runs, Entries: b.Entries, Stats: b.Stats, Videos: b.Videos, Search: b.Search,
+		Categories: b.Categories}
 }
 
 type prunedJSON struct {
@@ -112,6 +165,8 @@ type prunedJSON struct {
 	Entries    int64      `json:"entries"`
 	Stats      int64      `json:"stats"`
 	Videos     int64      `json:"videos"`
+	Search     int64      `json:"backfill_results"`
+	Categories int64      `json:"categories"`
 	Ledger     int64      `json:"ledger"`
 	FreedBytes int64      `json:"freed_bytes"`
 	Bytes      int64      `json:"database_bytes"`
@@ -120,6 +175,7 @@ type prunedJSON struct {
 
 func pruneJSON(p jobs.Pruned, s store.Size) prunedJSON {
 	out := prunedJSON{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger,
+		Search: p.Search, Categories: p.Categories,
 		FreedBytes: p.Freed, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
 		out.OldestRun = &s.OldestRun
@@ -141,7 +197,8 @@ type pruneStore struct{ db *store.DB }
 
 var _ jobs.PruneStore = pruneStore{}
 
-func (p pruneStore) Prune(ctx context.Context, before, ledgerBefore time.Time) (jobs.Pruned, error) {
-	r, err := p.db.Prune(ctx, store.Retention{Before: before, LedgerBefore: ledgerBefore})
-	return jobs.Pruned{Runs: r.Runs, Entries: r.Entries, Stats: r.Stats, Videos: r.Videos, Ledger: r.Ledger, Freed: r.Freed}, err
+func (p pruneStore) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
+	r, err := p.db.Prune(ctx, retentionOf(c))
+	return jobs.Pruned{Runs: r.Runs, Entries: r.Entries, Stats: r.Stats, Videos: r.Videos, Ledger: r.Ledger,
+		Search: r.Search, Categories: r.Categories, Freed: r.Freed}, err
 }

@@ -110,12 +110,8 @@ func runStarts(t *testing.T, path string) []int64 {
 func TestPruneUsageErrors(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	for _, keep := range []string{"", "0d", "soon", "-3h"} {
-		args := []string{"prune"}
-		if keep != "" {
-			args = append(args, "--keep", keep)
-		}
-		res := h.mustRun(2, args...)
+	for _, keep := range []string{"0d", "soon", "-3h"} {
+		res := h.mustRun(2, "prune", "--keep", keep)
 		if !strings.Contains(res.stderr, "--keep") {
 			t.Errorf("prune --keep %q: stderr %q does not name --keep", keep, res.stderr)
 		}
@@ -123,6 +119,15 @@ func TestPruneUsageErrors(t *testing.T) {
 	h.set("INGEST_KEEP", "forever")
 	if res := h.mustRun(2, "prune"); !strings.Contains(res.stderr, "--keep") {
 		t.Errorf("INGEST_KEEP=forever: stderr %q does not name --keep", res.stderr)
+	}
+	h.set("INGEST_KEEP", "31d")
+	for _, args := range [][]string{{"prune"}, {"run", "--once"}} {
+		if res := h.mustRun(2, args...); !strings.Contains(res.stderr, "--keep") || !strings.Contains(res.stderr, "standard standing") {
+			t.Errorf("%v with INGEST_KEEP=31d: stderr %q does not name --keep and the standing", args, res.stderr)
+		}
+	}
+	if res := h.mustRun(2, "prune", "--terms", "--keep", "1d"); !strings.Contains(res.stderr, "--terms") {
+		t.Errorf("prune --terms --keep: stderr %q does not name --terms", res.stderr)
 	}
 }
 

@@ -67,7 +67,8 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if f.every < jobs.MinEvery {
 		return usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
 	}
-	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: codes, Every: f.every, ScheduleFrom: "--every"}
+	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: codes, Every: f.every, ScheduleFrom: "--every",
+		Standing: s.standing}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
@@ -76,7 +77,8 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return dbError(s.dbName(), err)
 	default:
 		defer db.Close()
-		src.DB, src.Size = db, db.Size
+		s.warnTerms(ctx, db)
+		src.DB, src.Size, src.Held = db, db.Size, db.Held
 		if err := useSchedule(ctx, db, f, &src); err != nil {
 			return runtimeError(err)
 		}

@@ -26,7 +26,7 @@ type runFlags struct {
 	// noThumbs is --no-thumbnails, for the dashboard of --listen.
 	noThumbs bool
 	strict   bool
-	keep     string // prune.go: "" keeps everything
+	keep     string // prune.go: "" keeps what the standing allows
 	// categories is --categories; cats what it names ("" first: the
 	// unfiltered chart), set by validate.
 	categories string
@@ -109,7 +109,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
-	cmd.Flags().StringVar(&f.keep, "keep", "", "prune chart entries, stats and runs older than this (400d, 36h) after each cycle; default keep all")
+	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nThe prune runs once every --every, and after run --once's passes; docs/terms.md")
 	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
 	f.track.bind(cmd)
 	bindCategories(cmd, &f.categories)
@@ -135,11 +135,6 @@ func (f *runFlags) validate() ([]string, error) {
 	if f.proxies, err = parseTrustedProxies(f.trustedProxies); err != nil {
 		return nil, err
 	}
-	if f.keep != "" {
-		if _, err := parseKeep(f.keep); err != nil {
-			return nil, usageErrorf("--keep: %v", err)
-		}
-	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return nil, err
 	}
@@ -151,6 +146,10 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	keep, err := s.checkKeep(f.keep)
+	if err != nil {
+		return err
+	}
 	if err := checkPlan(ctx, s, f, codes); err != nil {
 		return err
 	}
@@ -159,6 +158,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	defer p.Close()
+	if err := termsGate(ctx, s, p.db); err != nil {
+		return err
+	}
 	b := readBuildInfo()
 	m := metrics.New(metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion})
 	last, err := p.db.LastRuns(ctx, ingest.Trending)
@@ -183,10 +185,8 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		d.Track = f.track.job(s, p, lim, drain)
 	}
-	if f.keep != "" {
-		keep, _ := parseKeep(f.keep) // validate read it
-		d.Prune = &jobs.Prune{Keep: keep, Span: s.costs.Span(), Store: pruneStore{p.db}, Drain: drain}
-	}
+	d.Prune = s.pruneJob(p.db, keep, drain)
+	d.Refresh = s.refreshJob(p, lim, drain)
 	if f.once {
 		if f.pacedOnce {
 			pc, err := newPacer(s, p, d)
@@ -277,7 +277,8 @@ func serve(ctx context.Context, s *settings, f *runFlags, m *metrics.Metrics, p 
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: f.every}
+	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: f.every,
+		Standing: s.standing, Held: p.db.Held}
 	m.WatchClock(p.upstream.Skew)
 	routes := []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},

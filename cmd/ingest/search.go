@@ -101,8 +101,9 @@ func printHits(out io.Writer, hits []store.Hit) {
 		return
 	}
 	for i, h := range hits {
-		fmt.Fprintf(out, "%2d. %s\n    %s · %s views · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views(h.ViewCount)), strings.Join(h.Regions, ","), h.ID,
+		fmt.Fprintf(out, "%2d. %s\n    %s · %s views (at %s) · %s · https://youtu.be/%s\n    %s\n",
+			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views(h.ViewCount)), h.LastSeen.UTC().Format("2006-01-02 15:04 UTC"),
+			strings.Join(h.Regions, ","), h.ID,
 			strings.Join(strings.Fields(h.Snippet), " "))
 	}
 }

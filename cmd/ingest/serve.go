@@ -162,7 +162,8 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 	if err != nil {
 		return nil, nil, err
 	}
-	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every"}
+	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every",
+		Standing: s.standing, Held: db.Held}
 	if err := useSchedule(ctx, db, rf, &src); err != nil {
 		db.Close()
 		return nil, nil, runtimeError(err)
@@ -202,6 +203,7 @@ func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (
 // anything was opened.
 func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
 	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
+	cfg.Derived = s.standing.Derived
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
 	return web.New(cfg)
 }

@@ -30,6 +30,13 @@ type settings struct {
 	quotaKey  string
 	logFormat string
 	logLevel  string
+	// The key's standing under the upstream's terms (terms.go): as given,
+	// and as checked.
+	standingName   string
+	statsRetention string
+	derived        string
+	standing       ingest.Standing
+	termsWarned    bool // warnTerms: once a process
 
 	costs  *ingest.Costs
 	logger *slog.Logger
@@ -49,6 +56,7 @@ const (
 	useEndpoint = "endpoint"
 	useQuotaKey = "quota-key"
 	useLog      = "log"
+	useTerms    = "terms"
 )
 
 // common is one setting common to every command: its flag, its variable,
@@ -84,6 +92,12 @@ func commonSettings() []common {
 			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint, ""},
 		{useCosts, "costs", "INGEST_COSTS", "", "costs file replacing the built-in costs.yaml whole",
 			func(s *settings) *string { return &s.costsFile }, (*settings).loadCosts, ""},
+		{useTerms, "standing", "INGEST_STANDING", ingest.StandingStandard, "the API key's standing under the YouTube API terms (docs/terms.md): standard (nothing fetched kept over 30 days),\nor extended (an audited key accepted under the derived-metrics policy; then say what it grants)",
+			func(s *settings) *string { return &s.standingName }, (*settings).checkStanding, ""},
+		{useTerms, "stats-retention", "INGEST_STATS_RETENTION", "30d", "how long statistics (chart entries, tracked counts) may be kept: 30d at most under standard,\nwhat the acceptance grants under extended (400d)",
+			func(s *settings) *string { return &s.statsRetention }, nil, ""},
+		{useTerms, "derived", "INGEST_DERIVED", "off", "figures ingest computes rather than receives (movement, peak rank, days on chart, trends): off, or on,\nlabelled as computed (III.E.4.h: under standard, on is the operator's own call)",
+			func(s *settings) *string { return &s.derived }, nil, ""},
 	}
 }
 
@@ -97,7 +111,7 @@ func uses(cmd *cobra.Command, names ...string) *cobra.Command {
 }
 
 // usesAll is every setting: the commands that call the upstream.
-var usesAll = []string{useDB, useRedis, useCosts, useEndpoint, useQuotaKey, useLog}
+var usesAll = []string{useDB, useRedis, useCosts, useEndpoint, useQuotaKey, useLog, useTerms}
 
 func usesSetting(cmd *cobra.Command, name string) bool {
 	for c := cmd; c != nil; c = c.Parent() {
@@ -166,6 +180,9 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	}
 	if s.costs == nil {
 		s.costs = ingest.DefaultCosts()
+	}
+	if s.standing.StatsFor == 0 {
+		s.standing = ingest.StandardStanding()
 	}
 	return s.checkEnvNames(cmd)
 }
@@ -318,5 +335,43 @@ func (s *settings) checkEndpoint() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", raw)
 	}
+	return nil
+}
+
+// checkStanding reads --standing, --stats-retention and --derived, one
+// setting told in three flags: what the key may keep and show.
+func (s *settings) checkStanding() error {
+	var st ingest.Standing
+	switch strings.TrimSpace(s.standingName) {
+	case ingest.StandingStandard:
+	case ingest.StandingExtended:
+		st.Extended = true
+	default:
+		return usageErrorf("--standing / INGEST_STANDING: want %s or %s, got %q (docs/terms.md)",
+			ingest.StandingStandard, ingest.StandingExtended, s.standingName)
+	}
+	keep, err := parseKeep(s.statsRetention)
+	if err != nil {
+		return usageErrorf("--stats-retention / INGEST_STATS_RETENTION: %v", err)
+	}
+	if !st.Extended && keep > ingest.DataFor {
+		return usageErrorf("--stats-retention / INGEST_STATS_RETENTION: %s is more than the standard standing allows (%s); "+
+			"state --standing extended (INGEST_STANDING) only if the key was accepted under the derived-metrics policy (docs/terms.md)",
+			ingest.Days(keep), ingest.Days(ingest.DataFor))
+	}
+	st.StatsFor = keep
+	switch strings.TrimSpace(s.derived) {
+	case "off":
+	case "on":
+		st.Derived = true
+	default:
+		return usageErrorf("--derived / INGEST_DERIVED: want off or on, got %q", s.derived)
+	}
+	if st.Derived && !st.Extended {
+		s.logger.Warn("--derived on under the standard standing: movement, peak rank, days on chart and trends are shown, " +
+			"labelled as computed by ingest; III.E.4.h of the YouTube API policies forbids derived metrics that replace " +
+			"or modify API data, and that reading is the operator's call (docs/terms.md)")
+	}
+	s.standing = st
 	return nil
 }

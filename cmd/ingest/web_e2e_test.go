@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ingestworks/ingest/store"
 )
 
 // hostileTitle is fakeyt's US title made of markup (fakeyt/world.go): the
@@ -40,6 +43,7 @@ func startDashboard(t *testing.T) *dashboard {
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music", "--track-for", "7d")
 	addr := closedAddr(t)
 	h.set("INGEST_UI_TOKEN", uiToken)
+	h.set("INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
 	plans := filepath.Join(h.dir, "plans.yaml")
 	if err := os.WriteFile(plans, []byte(dashboardPlans), 0o644); err != nil {
 		t.Fatal(err)
@@ -360,6 +364,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	d := startDashboard(t)
 	video := d.hostileID(t)
+	gone := d.goneID(t)
 	tokens := map[string]string{
 		"spent":  lastLine(d.h.mustRun(0, "tokens", "add", "spent", "--plan", "tiny").stdout),
 		"client": lastLine(d.h.mustRun(0, "tokens", "add", "client", "--plan", "standard").stdout),
@@ -372,7 +377,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		for method, op := range ops {
 			covered := map[int]bool{}
 			for _, c := range op.Checks {
-				req := strings.ReplaceAll(c.Request, "{video}", url.PathEscape(video))
+				req := strings.NewReplacer("{video}", url.PathEscape(video), "{gone}", gone).Replace(c.Request)
 				if !route.MatchString(req) {
 					t.Errorf("%s %s: x-check %s is not this route", method, path, c.Request)
 				}
@@ -401,6 +406,22 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// goneID leaves in the dashboard's database the tombstone of a video
+// the upstream stopped returning, as a refresh does, and returns its id.
+func (d *dashboard) goneID(t *testing.T) string {
+	t.Helper()
+	db, err := store.Open(context.Background(), d.h.db())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const id = "gone-upstream-1"
+	if _, err := db.Gone(context.Background(), []string{id}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // checkRateHeaders checks the RateLimit fields of a metered answer (and

@@ -87,6 +87,7 @@ type Fake struct {
 	calls     map[string]map[string]int64 // key -> op -> calls charged
 	motion    motion                      // motion.go; zero: still charts
 	born      map[string]*video           // fresh videos served, by id
+	removed   map[string]bool             // deleted or made private (removed.go)
 	clock     func() time.Time            // SetClock; nil: the host's
 	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
 }

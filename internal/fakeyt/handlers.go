@@ -492,6 +492,7 @@ func (f *Fake) match(region, q string, after, before time.Time, order string) []
 			out = append(out, v)
 		}
 	}
+	out = f.without(out)
 	sortVideos(out, order)
 	return out
 }

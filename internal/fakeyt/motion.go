@@ -63,6 +63,12 @@ func (f *Fake) motionNow() motion {
 // chartNow is region's chart as the clock has it, or ok false when the
 // region has no chart.
 func (f *Fake) chartNow(region string) (list []*video, ok bool) {
+	list, ok = f.movingChart(region)
+	return f.without(list), ok
+}
+
+// movingChart is chartNow with every video, removed ones included.
+func (f *Fake) movingChart(region string) (list []*video, ok bool) {
 	base, ok := f.fx.charts[region]
 	at, moving := f.now()
 	if !ok || !moving {
@@ -85,6 +91,9 @@ func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 // lookup finds a video by id: a fixture, or a fresh video served before;
 // with its counts as the clock has them.
 func (f *Fake) lookup(id string) *video {
+	if f.isRemoved(id) {
+		return nil
+	}
 	v := f.fx.byID[id]
 	if v == nil {
 		f.mu.Lock()

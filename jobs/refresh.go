@@ -1,0 +1,168 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// Refreshing keeps what kept rows show within the upstream's terms
+// (docs/terms.md): a video's text and counts may be stored 30 days, then
+// must be deleted or fetched again. Refresh fetches again, by id, the
+// videos a chart entry, a backfill result or a tracked count still points
+// at, before their text is ingest.RefreshAfter old: videos.list id=, 50
+// ids a call, 1 unit of the default pool. A video the upstream no longer
+// returns (deleted, made private) is deleted with its rows in that pass,
+// leaving a tombstone of its id and the day it went. One the pass could
+// not reach (the quota said no) goes at 30 days, by the prune.
+
+// RefreshBatch is the most ids one videos.list call takes.
+const RefreshBatch = 50
+
+// VideoSource fetches videos by id, up to RefreshBatch a call; ids the
+// upstream does not return are left out.
+type VideoSource interface {
+	Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]ingest.Video, error)
+}
+
+// RefreshStore says which videos to fetch again and keeps what came back.
+type RefreshStore interface {
+	Ledger
+	ToRefresh(ctx context.Context, before time.Time, limit int) ([]string, error)
+	Refreshed(ctx context.Context, videos []ingest.Video, at time.Time) error
+	Gone(ctx context.Context, ids []string, at time.Time) (int64, error)
+}
+
+// Refresh is one refreshing pass. Like tracking, it is not a chart run (no
+// run row, no region): its calls are in the ledger under videos.list.
+type Refresh struct {
+	QuotaKey string
+	Costs    *ingest.Costs
+	Limiter  Limiter
+	Source   VideoSource
+	Store    RefreshStore
+	Logger   *slog.Logger
+	// After is the age at which a video is fetched again
+	// (ingest.RefreshAfter when zero).
+	After time.Duration
+	// Max is the most videos one pass fetches (0: every one due).
+	Max int
+	// Drain, once closed, ends the pass between calls.
+	Drain <-chan struct{}
+	Now   func() time.Time // time.Now when nil
+}
+
+// RefreshResult is how one pass ended: completed, stopped (the quota said
+// no: a clean stop), interrupted or failed; what it fetched again, and the
+// videos it found gone and deleted.
+type RefreshResult struct {
+	ingest.RunEnd
+	Refreshed int
+	Gone      int64
+	Calls     int
+	Units     map[string]int64
+	Err       error
+}
+
+func (r *Refresh) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Run fetches again every video due, a call at a time, each call's
+// answer stored as soon as it comes, so that a stop keeps what was read.
+func (r *Refresh) Run(ctx context.Context) RefreshResult {
+	j := job{region: "", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, store: refreshRuns{r.Store},
+		logger: r.Logger, now: r.now}
+	m := newMeter(r.Limiter, r.Store, r.QuotaKey, "", 0)
+	res := RefreshResult{Units: m.units}
+	out := Outcome{Units: m.units, Remaining: -1}
+	err := r.batches(ctx, m, &res, &out)
+	j.classify(ctx, &out, err)
+	res.RunEnd, res.Err = out.RunEnd, out.Err
+	res.At = r.now()
+	return res
+}
+
+func (r *Refresh) batches(ctx context.Context, m *meter, res *RefreshResult, out *Outcome) error {
+	after := r.After
+	if after <= 0 {
+		after = ingest.RefreshAfter
+	}
+	limit := r.Max
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	ids, err := r.Store.ToRefresh(ctx, r.now().Add(-after), limit)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	for start := 0; start < len(ids); start += RefreshBatch {
+		if stopping(r.Drain) {
+			out.interrupted()
+			return nil
+		}
+		batch := ids[start:min(start+RefreshBatch, len(ids))]
+		if err := r.batch(ctx, m, batch, res); err != nil {
+			return fmt.Errorf("refresh %d of %d videos: %w", start, len(ids), err)
+		}
+	}
+	return nil
+}
+
+// batch fetches ids in one call, stores what came back and deletes what
+// did not.
+func (r *Refresh) batch(ctx context.Context, m *meter, ids []string, res *RefreshResult) error {
+	videos, err := r.Source.Videos(ctx, m.gate, ids)
+	res.Calls++
+	if err != nil {
+		return err
+	}
+	at := r.now()
+	if err := r.Store.Refreshed(ctx, videos, at); err != nil {
+		return err
+	}
+	res.Refreshed += len(videos)
+	back := make(map[string]bool, len(videos))
+	for _, v := range videos {
+		back[v.ID] = true
+	}
+	var gone []string
+	for _, id := range ids {
+		if !back[id] {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	n, err := r.Store.Gone(ctx, gone, at)
+	res.Gone += n
+	return err
+}
+
+// Entry is refreshing as an entry of a schedule, named "refresh".
+func (r *Refresh) Entry() Entry {
+	return Entry{Name: "refresh", Kind: KindRefresh, run: func(ctx context.Context) Ended {
+		res := r.Run(ctx)
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Gone: res.Gone,
+			Did: []any{"refreshed", res.Refreshed, "gone", res.Gone, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
+	}}
+}
+
+// refreshRuns lets refreshing share a job's classification without a run
+// row, as trackRuns does tracking's.
+type refreshRuns struct{ RefreshStore }
+
+func (refreshRuns) StartRun(context.Context, string, ingest.PageKind, time.Time) (int64, error) {
+	return 0, fmt.Errorf("refreshing has no run")
+}
+
+func (refreshRuns) FinishRun(context.Context, int64, ingest.RunEnd) error {
+	return fmt.Errorf("refreshing has no run")
+}
