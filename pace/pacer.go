@@ -131,7 +131,14 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
 	c := p.earned(i, slot)
-	p.asked[name] = slot
+	if _, asked := p.asked[name]; !asked && p.last[name].After(slot) {
+		// A pass after the slot asked for (a catch-up's is the slot before
+		// the start): the entry earns from that pass, never within its
+		// cadence of it.
+		p.asked[name] = p.last[name]
+	} else {
+		p.asked[name] = slot
+	}
 	if c < 1-1e-9 {
 		p.credit[name] = c
 		return false
