@@ -71,7 +71,7 @@ func New(b Build) *Metrics {
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
-		auth:        newAuthFailures(),
+		auth: newAuthFailures(),
 		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
 			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
 		failStreaks: map[string]int{},

@@ -31,7 +31,7 @@ type PoolStatus struct {
 	// without slowing it (a backfill's share).
 	Planned float64
 	Window  time.Duration
-	Fixed  float64   // what every entry at its floor would spend by End
+	Fixed   float64 // what every entry at its floor would spend by End
 	// RunsOut is when the floors would empty the pool, at the current
 	// rate; zero when they fit.
 	RunsOut time.Time
