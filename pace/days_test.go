@@ -177,6 +177,18 @@ func (s *sim) cron(from, to time.Time, period time.Duration) {
 	}
 }
 
+// deploy runs the sim from start to end as a daemon (a start's catch-up,
+// then the slots) or as a paced run --once every 10 minutes ("cron").
+func (s *sim) deploy(mode string, start, end time.Time) {
+	if mode == "cron" {
+		s.cron(start, end, 10*time.Minute)
+		return
+	}
+	pc := s.pacer()
+	s.catchUp(pc)
+	s.daemon(start, end, pc)
+}
+
 // watch keeps the largest age of a region's own chart over its planned
 // cadence.
 func (s *sim) watch(pc *pace.Pacer) {
@@ -305,13 +317,7 @@ func TestDaysTightPool(t *testing.T) {
 				start := dayStart(at[0], at[1])
 				s := newSim(t, tightCosts, start, regions8, categories)
 				end := start.Add(time.Duration(days) * 24 * time.Hour)
-				if mode == "daemon" {
-					pc := s.pacer()
-					s.catchUp(pc)
-					s.daemon(start, end, pc)
-				} else {
-					s.cron(start, end, 10*time.Minute)
-				}
+				s.deploy(mode, start, end)
 				all := s.figures(start.Add(time.Hour).Truncate(time.Hour), end)
 				steady := s.figures(start.Add(24*time.Hour).Truncate(time.Hour), end)
 				t.Logf("all days: %v", all)
@@ -361,13 +367,7 @@ func TestDaysShippedPools(t *testing.T) {
 				s := newSim(t, costs, start, regions8, categories)
 				s.fake.SetChartShape(1, 1)
 				end := start.Add(time.Duration(days) * 24 * time.Hour)
-				if mode == "daemon" {
-					pc := s.pacer()
-					s.catchUp(pc)
-					s.daemon(start, end, pc)
-				} else {
-					s.cron(start, end, 10*time.Minute)
-				}
+				s.deploy(mode, start, end)
 				all := s.figures(start.Add(time.Hour).Truncate(time.Hour), end)
 				t.Logf("all days: %v", all)
 				if all.gaps != 0 {
