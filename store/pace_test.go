@@ -97,3 +97,76 @@ func TestPassCosts(t *testing.T) {
 		}
 	})
 }
+
+// Pacing's other reads, on both databases: each chart's latest completed
+// pass (a stopped run after it does not move it; the category names a
+// pass reads are not its cost), tracking's latest call, and the plan a
+// pacing worker publishes, one per quota key, replaced in place.
+func TestLastPassesAndPlans(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		n := 0
+		pass := func(at time.Time, status ingest.RunStatus, ops ...string) {
+			t.Helper()
+			id, err := db.StartChartRun(ctx, "US", "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range ops {
+				n++
+				call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: at, Op: op, Region: "US",
+					RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: 1}}}
+				if err := db.RecordCall(ctx, call); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status, At: at.Add(time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pass(t0, ingest.StatusCompleted, ingest.OpCategoriesList, ingest.OpVideosList, ingest.OpVideosList)
+		pass(t0.Add(time.Hour), ingest.StatusCompleted, ingest.OpVideosList, ingest.OpVideosList)
+		pass(t0.Add(2*time.Hour), ingest.StatusStopped, ingest.OpVideosList)
+		n++
+		if err := db.RecordCall(ctx, ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: t0.Add(30 * time.Minute),
+			Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		last, err := db.LastPasses(ctx, "k", t0.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !last["US"].Equal(t0.Add(time.Hour)) || !last[TrackEntry].Equal(t0.Add(30*time.Minute)) || len(last) != 2 {
+			t.Errorf("last passes %v, want US at %s (the stopped run after it does not count) and track at %s",
+				last, t0.Add(time.Hour), t0.Add(30*time.Minute))
+		}
+		if got, _ := db.LastPasses(ctx, "k", t0.Add(3*time.Hour)); len(got) != 0 {
+			t.Errorf("last passes since after every pass: %v, want none", got)
+		}
+		costs, err := db.PassCosts(ctx, "k", t0.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := costs["US"]["default"]; got != 2 {
+			t.Errorf("US's cost per pass %v, want 2: the category names are not a pass's cost", got)
+		}
+
+		if _, _, ok, err := db.Plan(ctx, "k"); ok || err != nil {
+			t.Fatalf("a plan before any was saved: ok %v, err %v", ok, err)
+		}
+		for i, doc := range []string{`{"At":"a"}`, `{"At":"b"}`} {
+			if err := db.SavePlan(ctx, "k", t0.Add(time.Duration(i)*time.Minute), []byte(doc)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.SavePlan(ctx, "other", t0, []byte(`{"At":"other"}`)); err != nil {
+			t.Fatal(err)
+		}
+		doc, at, ok, err := db.Plan(ctx, "k")
+		if err != nil || !ok || string(doc) != `{"At":"b"}` || !at.Equal(t0.Add(time.Minute)) {
+			t.Errorf("plan of k: %s at %s (ok %v, err %v); want the second one saved, at %s", doc, at, ok, err, t0.Add(time.Minute))
+		}
+	})
+}
