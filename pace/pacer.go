@@ -65,6 +65,7 @@ type Pacer struct {
 	mine    map[string][]Spent   // by pool
 	room    map[string]float64   // what the pools hold now, less the passes granted since
 	top     map[string]float64   // a round of the level 0 entries, by pool
+	below   map[string]float64   // what the plan spends below level 0, units a second, by pool
 	states  []ingest.PoolState
 	shared  bool // another worker spends in a pool
 	plan    Plan
@@ -143,7 +144,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = c
 		return false
 	}
-	if !p.fits(ctx, i) {
+	if !p.fits(ctx, i) || !p.spread(i, slot) {
 		p.credit[name] = 1
 		return false
 	}
@@ -242,6 +243,55 @@ func (p *Pacer) topRound() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// belowRate is what the plan spends below level 0 in each pool, in units
+// a second.
+func (p *Pacer) belowRate() map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range p.entries {
+		every := p.plan.Every[e.Name]
+		if e.Priority == 0 || every == Never || every <= 0 {
+			continue
+		}
+		for pool, c := range e.Cost {
+			out[pool] += c / every.Seconds()
+		}
+	}
+	return out
+}
+
+// spread reports whether a pass of an entry below level 0 keeps the
+// levels below within their planned rate over the entry's floor (a pass
+// at least): the category charts of one cadence, due at once, then run one
+// after another over the hours instead of in one burst. What they spent
+// is read from their last passes, so a run --once and a restart count it.
+func (p *Pacer) spread(i int, at time.Time) bool {
+	e := p.entries[i]
+	if e.Priority == 0 || e.Floor <= 0 {
+		return true
+	}
+	since := at.Add(-e.Floor)
+	for pool, c := range e.Cost {
+		rate := p.below[pool]
+		if c <= 0 || rate <= 0 {
+			continue
+		}
+		spent := 0.0
+		for _, o := range p.entries {
+			last, ok := p.last[o.Name]
+			if slot, busy := p.running[o.Name]; busy {
+				last, ok = slot, true
+			}
+			if o.Priority > 0 && ok && last.After(since) && !last.After(at) {
+				spent += o.Cost[pool]
+			}
+		}
+		if spent+c > max(rate*e.Floor.Seconds(), c)+1e-9 {
+			return false
+		}
+	}
+	return true
 }
 
 // take counts a granted pass against the room until the limiter is read
@@ -428,7 +478,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.roomOf(states)
 	old := p.plan.Dropped
 	p.plan, p.planAt = Make(p.budgets, p.entries), now
-	p.top = p.topRound()
+	p.top, p.below = p.topRound(), p.belowRate()
 	for _, e := range p.entries {
 		if p.plan.Dropped[e.Name] && !old[e.Name] {
 			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",
