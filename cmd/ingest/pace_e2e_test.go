@@ -138,7 +138,9 @@ func TestPaceOnePlanAndFreeRestart(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout), &after); err != nil {
 		t.Fatalf("report --json: %v\n%s", err, out)
 	}
-	if got := after.every("GB"); got != every {
+	// The same plan, to the seconds the minute between them moves: the
+	// window frees what the first daemon spent a little later.
+	if got := after.every("GB"); math.Abs(got-every) > every/100 {
 		t.Errorf("after the restart GB's cadence is %vs, was %vs: the restart changed the plan", got, every)
 	}
 	again.signal(t, syscall.SIGTERM)
