@@ -262,8 +262,8 @@ func (p *Pacer) belowRate() map[string]float64 {
 }
 
 // spread reports whether a pass of an entry below level 0 keeps the
-// levels below within their planned rate over the entry's floor (a pass
-// at least): the category charts of one cadence, due at once, then run one
+// levels below within their planned rate over the entry's floor, and one
+// pass: the category charts of one cadence, due at once, then run one
 // after another over the hours instead of in one burst. What they spent
 // is read from their last passes, so a run --once and a restart count it.
 func (p *Pacer) spread(i int, at time.Time) bool {
@@ -287,7 +287,9 @@ func (p *Pacer) spread(i int, at time.Time) bool {
 				spent += o.Cost[pool]
 			}
 		}
-		if spent+c > max(rate*e.Floor.Seconds(), c)+1e-9 {
+		// One pass over the planned rate is the slack the plan keeps: a
+		// pass's recorded start and its slot may both fall in one floor.
+		if spent > max(rate*e.Floor.Seconds(), c)+1e-9 {
 			return false
 		}
 	}
