@@ -183,17 +183,26 @@ func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp 
 		return false // stopping: the daemon waits for nothing it has not started
 	}
 	defer d.Runner.inflight.Done()
-	if d.Pacer != nil && !d.Pacer.Due(ctx, e.Name, slot) {
-		return false
-	}
-	end, ran := d.Runner.runDue(ctx, e, slot, catchUp)
-	if d.Pacer != nil {
-		if !ran {
-			end.Status = ""
-		}
-		d.Pacer.Ran(e.Name, end.Units, end.Status)
-	}
+	_, ran, _ := d.paced(ctx, e.Name, slot, func() (Ended, bool) { return d.Runner.runDue(ctx, e, slot, catchUp) })
 	return ran
+}
+
+// paced asks the pacer (if any) whether name runs at slot; if so it runs
+// it and tells the pacer how the run ended ("" when it did not run after
+// all: another process had it). due is false when the pacer said no.
+func (d *Daemon) paced(ctx context.Context, name string, slot time.Time, run func() (Ended, bool)) (end Ended, ran, due bool) {
+	if d.Pacer != nil && !d.Pacer.Due(ctx, name, slot) {
+		return Ended{}, false, false
+	}
+	end, ran = run()
+	if d.Pacer != nil {
+		status := end.Status
+		if !ran {
+			status = ""
+		}
+		d.Pacer.Ran(name, end.Units, status)
+	}
+	return end, ran, true
 }
 
 // byPriority is the entries in the order a catch-up runs them: every

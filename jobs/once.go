@@ -52,18 +52,7 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 // a Pacer, only when it says the entry is due at now, and tells it how the
 // run ended.
 func (d *Daemon) runOnceMore(ctx context.Context, e Entry, now time.Time) {
-	if d.Pacer == nil {
-		d.Runner.Run(ctx, e)
-		return
-	}
-	if !d.Pacer.Due(ctx, e.Name, now) {
-		return
-	}
-	end, ran := d.Runner.Run(ctx, e)
-	if !ran {
-		end.Status = ""
-	}
-	d.Pacer.Ran(e.Name, end.Units, end.Status)
+	d.paced(ctx, e.Name, now, func() (Ended, bool) { return d.Runner.Run(ctx, e) })
 }
 
 // pacedOnce runs the passes the pacer says are due at now, every region's
@@ -77,16 +66,16 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 		if stopping(d.Runner.Drain) || ctx.Err() != nil {
 			break
 		}
-		if !d.Pacer.Due(ctx, p.Chart(), now) {
+		var res PassResult
+		_, ran, isDue := d.paced(ctx, p.Chart(), now, func() (Ended, bool) {
+			r, ran := d.Runner.RunPass(ctx, p)
+			res = r
+			return Ended{RunEnd: r.RunEnd, Units: r.Units}, ran
+		})
+		if !isDue {
 			continue
 		}
 		due++
-		res, ran := d.Runner.RunPass(ctx, p)
-		status := res.Status
-		if !ran {
-			status = ""
-		}
-		d.Pacer.Ran(p.Chart(), res.Units, status)
 		if ran {
 			results = append(results, res)
 		}
