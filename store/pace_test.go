@@ -142,7 +142,22 @@ func TestLastPassesAndPlans(t *testing.T) {
 			t.Errorf("last passes %v, want US at %s (the stopped run after it does not count) and track at %s",
 				last, t0.Add(time.Hour), t0.Add(30*time.Minute))
 		}
-		if got, _ := db.LastPasses(ctx, "k", t0.Add(3*time.Hour)); len(got) != 0 {
+		if _, err := db.StartChartRun(ctx, "US", "", t0.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		music, err := db.StartChartRun(ctx, "US", "10", t0.Add(4*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, music, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(4 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		for chart, want := range map[string]time.Time{"US": t0.Add(2 * time.Hour), "US/10": t0.Add(4 * time.Hour), "GB": {}} {
+			if got, err := db.LastStart(ctx, chart); err != nil || !got.Equal(want) {
+				t.Errorf("last start of %s: %s, %v; want %s (the newest run that ended, not the one in flight)", chart, got, err, want)
+			}
+		}
+		if got, _ := db.LastPasses(ctx, "k", t0.Add(5*time.Hour)); len(got) != 0 {
 			t.Errorf("last passes since after every pass: %v, want none", got)
 		}
 		costs, err := db.PassCosts(ctx, "k", t0.Add(-time.Hour))

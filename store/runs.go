@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -49,8 +51,18 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 // LastStart is when the newest finished trending run of chart ("US",
 // "US/music") started; zero when there is none.
 func (db *DB) LastStart(ctx context.Context, chart string) (time.Time, error) {
-	last, err := db.LastRuns(ctx, ingest.Trending)
-	return last[chart].Started, err
+	region, category, _ := strings.Cut(chart, "/")
+	var started sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs
+WHERE kind = ?1 AND region = ?2 AND category = ?3 AND status <> 'running'
+ORDER BY id DESC LIMIT 1`, string(ingest.Trending), region, category).Scan(&started)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last start of %s: %w", chart, err)
+	}
+	return timeOf(started), nil
 }
 
 // lastRunIDs are the ids of the newest finished run of kind ?1 of each
