@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,7 +81,32 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go %s .: %v\n%s", strings.Join(args, " "), err, out)
 		return 1
 	}
+	// The databases the tests start from are built without -race: the
+	// builder is a test tool, and SQLite under the race detector writes
+	// days of history many times slower.
+	yeardbBin = filepath.Join(dir, "yeardb")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", yeardbBin, "../yeardb").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: go build ../yeardb: %v\n%s", err, out)
+		return 1
+	}
 	return pgtest.Run(m)
+}
+
+// yeardbBin is cmd/yeardb, built without -race.
+var yeardbBin string
+
+// buildHistory writes days of hourly runs of regions, ending in the hour
+// before this one, at path (which must not exist), as cmd/yeardb does,
+// without tracking.
+func buildHistory(t *testing.T, path string, days int, regions ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, yeardbBin, "-db", path, "-days", strconv.Itoa(days),
+		"-regions", strings.Join(regions, ","), "-track", "0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("yeardb -db %s -days %d -regions %s: %v\n%s", path, days, strings.Join(regions, ","), err, out)
+	}
 }
 
 func raceEnabled() bool {

@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ingestworks/ingest/internal/yeardb"
 )
 
 // partials lists the files an export to out writes before it renames.
@@ -41,9 +38,7 @@ func startExport(t *testing.T, h *harness, out string) *proc {
 func TestExportCleansUpOnSignals(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if err := yeardb.BuildWith(context.Background(), h.db(), yeardb.Options{Days: 14, Regions: []string{"US"}}); err != nil {
-		t.Fatal(err)
-	}
+	buildHistory(t, h.db(), 14, "US")
 	out := filepath.Join(h.dir, "keep.csv")
 	kept := []byte("an export kept from before\n")
 	if err := os.WriteFile(out, kept, 0o644); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -16,10 +15,7 @@ import (
 // the harness's database.
 func buildDays(t *testing.T, h *harness, days int) {
 	t.Helper()
-	err := yeardb.BuildWith(context.Background(), h.db(), yeardb.Options{Days: days, Regions: []string{"GB", "AU"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	buildHistory(t, h.db(), days, "GB", "AU")
 }
 
 func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {

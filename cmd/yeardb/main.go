@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest/internal/yeardb"
@@ -30,6 +31,7 @@ func main() {
 	path := fs.String("db", "", "the database to create (must not exist)")
 	days := fs.Int("days", 365, "days of hourly runs of every default chart, ending now")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
+	regions := fs.String("regions", "", "comma-separated regions of the charts (default: every default region)")
 	track := fs.Duration("track", 7*24*time.Hour, "tracking as the daemon's default writes it: the counts of the videos charts showed in this last span, hourly; 0 for none")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -41,7 +43,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
-	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Track: *track, Progress: func(day, days int) {
+	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Track: *track, Regions: splitRegions(*regions), Progress: func(day, days int) {
 		if day%10 == 0 || day == days {
 			fmt.Fprintf(os.Stderr, "yeardb: day %d/%d after %s\n", day, days, time.Since(start).Round(time.Second))
 		}
@@ -55,4 +57,12 @@ func main() {
 	if *days > 30 {
 		fmt.Printf("yeardb: more than 30 days: use it under an extended standing, e.g. INGEST_STANDING=extended INGEST_STATS_RETENTION=%dd (docs/terms.md)\n", *days+35)
 	}
+}
+
+// splitRegions is -regions as a list; nil (every default region) when empty.
+func splitRegions(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
