@@ -125,7 +125,7 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 		t.Fatal(err)
 	}
 	since := func() time.Time { return time.Now().Add(-costs.Span()) }
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Ledger: id, Logger: quiet, Timeout: 100 * time.Millisecond,
+	l, err := newRedis(c, limOpts{QuotaKey: key, Costs: costs, Ledger: id, Logger: quiet, Timeout: 100 * time.Millisecond,
 		Recall: func(ctx context.Context) (ingest.Recalled, error) { return db.Recall(ctx, key, since()) },
 		Grant: func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
 			return db.GrantUnmetered(ctx, key, since(), decide)
@@ -149,7 +149,7 @@ func TestFaultFailOpenCountsThisProcessGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond,
+	l, err := newRedis(c, limOpts{QuotaKey: key, Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond,
 		Recall: func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }})
 	if err != nil {
 		t.Fatal(err)
