@@ -16,7 +16,6 @@ import (
 type RunStore interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
 	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
-	Ledger
 }
 
 // Outcome is how a job's run ended, as the store records it (the embedded
@@ -96,7 +95,7 @@ func (j job) run(ctx context.Context, w work) Outcome {
 		return out
 	}
 	out.RunID = runID
-	m := newMeter(j.limiter, j.store, j.quotaKey, j.region, runID)
+	m := newMeter(j.limiter, j.quotaKey, j.region, runID)
 	out.Units = m.units
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
@@ -198,15 +197,11 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 // limiter's clock, and keeps the block in the ledger, so that a limiter
 // that loses its data gets it back.
 func (j job) block(ctx context.Context, pool, op string) (time.Time, error) {
-	until, err := j.limiter.Block(ctx, pool)
-	if err != nil {
+	until, err := j.limiter.Block(ingest.WithCaller(ctx, ingest.Caller{Op: op}), pool)
+	if err != nil && until.IsZero() {
 		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
 	}
-	b := ingest.Block{QuotaKey: j.quotaKey, Pool: pool, Until: until, At: j.now(), Op: op}
-	if err := j.store.RecordBlock(ctx, b); err != nil {
-		return until, fmt.Errorf("ledger block %s: %w", pool, err)
-	}
-	return until, nil
+	return until, err
 }
 
 func maxTime(a, b time.Time) time.Time {

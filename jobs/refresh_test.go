@@ -56,7 +56,11 @@ func newSimRig(t *testing.T) *simRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
-	if r.limiter, err = quota.NewSQLite(r.db.Writer(), quota.Options{QuotaKey: "q", Costs: r.costs}); err != nil {
+	led, err := r.db.QuotaLedger(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.limiter, err = quota.NewSQLite(r.db.Writer(), "q", led, quota.NoUpstreamClock, quota.Options{Costs: r.costs}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,

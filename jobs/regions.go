@@ -67,9 +67,6 @@ type Sink interface {
 	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
 	// AbandonChartRuns is AbandonRuns for a category's chart.
 	AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error
-	RecordCall(ctx context.Context, call ingest.Call) error
-	RecordBlock(ctx context.Context, b ingest.Block) error
-	RecordGiveBack(ctx context.Context, call ingest.Call) error
 	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
 	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error
 }

@@ -47,7 +47,11 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: ingest.DefaultCosts()})
+	led, err := db.QuotaLedger(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := quota.NewSQLite(db.Writer(), "q", led, quota.NoUpstreamClock, quota.Options{Costs: ingest.DefaultCosts()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,11 @@ func newWorldOf(t *testing.T, costs string, at time.Time) (*world, *fakeyt.Fake)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.db.Close() })
-	if w.limiter, err = quota.NewSQLite(w.db.Writer(), quota.Options{QuotaKey: "q", Costs: w.costs, Now: w.clock, Logger: quiet()}); err != nil {
+	led, err := w.db.QuotaLedger(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.limiter, err = quota.NewSQLite(w.db.Writer(), "q", led, quota.NoUpstreamClock, quota.Options{Costs: w.costs, Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {

@@ -20,7 +20,7 @@ import (
 // the dialect's.
 type embedded struct {
 	db   *sql.DB
-	opts Options
+	opts settings
 	d    dialect
 }
 
@@ -76,7 +76,7 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 	case err != nil:
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	return d, nil
+	return s.opts.admitted(ctx, op, d, nil)
 }
 
 // sqlPool is one pool as a transaction sees it.
@@ -382,7 +382,7 @@ func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
 	}
-	return msTime(until), nil
+	return msTime(until), s.opts.blocked(ctx, pool, msTime(until))
 }
 
 // write runs fn in a transaction alone on the quota key, bounded by the
@@ -409,11 +409,17 @@ func (s *embedded) block(ctx context.Context, q querier, pool string, until int6
 }
 
 // Refund gives back an admitted call that never reached the upstream: its
-// entries leave the log.
+// entries leave the log, and the ledger marks it.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
-	if call.Unmetered {
-		return nil
+	if !call.Unmetered {
+		if err := s.refund(ctx, call); err != nil {
+			return fmt.Errorf("give back: %w", err)
+		}
 	}
+	return s.opts.gaveBack(ctx, call)
+}
+
+func (s *embedded) refund(ctx context.Context, call ingest.Call) error {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, s.opts.QuotaKey, call.ID); err != nil {

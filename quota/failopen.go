@@ -20,7 +20,7 @@ import (
 // so that processes deciding at the same moment share it too. Anything
 // else is refused with ErrUnavailable.
 type failPolicy struct {
-	opts Options
+	opts settings
 
 	mu   sync.Mutex
 	down atomic.Bool // changed under mu; read without it on every answer

@@ -30,11 +30,17 @@ type Postgres struct{ embedded }
 // the limiter's ? placeholders as PostgreSQL's. Like SQLite's, it never
 // fails open: a server that does not answer within the timeout (default
 // PostgresTimeout) is ErrUnavailable, and nothing is admitted.
-func NewPostgres(db *sql.DB, opts Options) (*Postgres, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = PostgresTimeout
+func NewPostgres(db *sql.DB, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
+	if db == nil {
+		return nil, errors.New("quota: the database is required")
 	}
-	opts, err := opts.withDefaults()
+	if ledger.none {
+		return nil, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = PostgresTimeout
+	}
+	opts, err := newSettings(quotaKey, ledger, upstream, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}

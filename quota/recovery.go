@@ -47,7 +47,7 @@ func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
 // high-water mark (its last admitted call), its clock reference, and when
 // it last copied the limiter's ledgers.
 type ledgerView struct {
-	opts     Options
+	opts     settings
 	recallMu sync.Mutex  // one refill at a time
 	beating  atomic.Bool // this process heartbeats (Run): it looks every Beat
 

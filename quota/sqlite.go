@@ -23,11 +23,17 @@ type SQLite struct{ embedded }
 // NewSQLite returns a limiter on db, the store's write pool (store.DB.Writer):
 // the store opens the database and keeps its schema. It never fails open:
 // a database busy past the timeout (default SQLiteTimeout) is an error.
-func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = SQLiteTimeout
+func NewSQLite(db *sql.DB, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
+	if db == nil {
+		return nil, errors.New("quota: the database is required")
 	}
-	opts, err := opts.withDefaults()
+	if ledger.none {
+		return nil, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = SQLiteTimeout
+	}
+	opts, err := newSettings(quotaKey, ledger, upstream, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}

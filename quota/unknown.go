@@ -150,7 +150,7 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 			return err
 		}
 		call = &ingest.Call{QuotaKey: u.QuotaKey, ID: id, At: time.UnixMilli(ms).UTC(), Op: u.Op, Charges: u.Charges}
-		if err := r.Refund(ctx, *call); err != nil {
+		if err := r.refund(ctx, *call); err != nil {
 			return err
 		}
 		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)

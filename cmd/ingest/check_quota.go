@@ -150,7 +150,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	gate := jobs.Gate(p.limiter, p.db, p.quotaKey, "US")
+	gate := jobs.Gate(p.limiter, p.quotaKey, "US")
 	cats, err := p.source.Categories(ctx, gate, "US")
 	var refused *ingest.RefusedError
 	switch {

@@ -30,11 +30,11 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 
 // embeddedLimiter is the limiter in the database itself: SQLite's for one
 // host, PostgreSQL's for every host sharing the database.
-func (s *settings) embeddedLimiter(db *store.DB, opts quota.Options) (quota.Limiter, error) {
+func (s *settings) embeddedLimiter(db *store.DB, key string, led quota.Ledger, up *quota.UpstreamClock, opts quota.Options) (quota.Limiter, error) {
 	if store.IsURL(s.db) {
-		return quota.NewPostgres(db.Writer(), opts)
+		return quota.NewPostgres(db.Writer(), key, led, up, opts)
 	}
-	return quota.NewSQLite(db.Writer(), opts)
+	return quota.NewSQLite(db.Writer(), key, led, up, opts)
 }
 
 // dbName is --db as messages and logs show it: a URL without its password.
@@ -72,28 +72,19 @@ type backend = quota.Limiter
 // embedded one in the database (SQLite's or PostgreSQL's). close releases the Redis client. db may be
 // nil with Redis (a host without a database): there is no ledger then.
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+	opts := quota.Options{Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+	led, up := quota.NoLedger(), quota.NoUpstreamClock
 	if db != nil {
-		ctx := context.Background()
-		if opts.Ledger, err = db.LedgerID(ctx); err != nil {
+		if led, err = db.QuotaLedger(context.Background(), ledgerWhere(s.db)); err != nil {
 			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.dbName(), err))
 		}
-		opts.Where = ledgerWhere(s.db)
-		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
-			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
-		}
-		opts.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
-			return db.GrantUnmetered(ctx, quotaKey, time.Now().Add(-s.costs.Span()), decide)
-		}
-		opts.Unknowns = unknownLedger{db}
-		opts.Notes = db
-		opts.Upstream = s.upstreamClock(db)
+		up = s.upstreamClock(db)
 	}
 	if s.redisURL == "" {
 		if db == nil {
 			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
 		}
-		l, err = s.embeddedLimiter(db, opts)
+		l, err = s.embeddedLimiter(db, quotaKey, led, up, opts)
 		return l, func() {}, runtimeError(err)
 	}
 	client, err := redisClient(s.redisURL)
@@ -105,7 +96,7 @@ func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeF
 		return nil, nil, err
 	}
 	redis.SetLogger(redisLogger{s.logger})
-	r, err := quota.NewRedis(client, opts)
+	r, err := quota.NewRedis(client, quotaKey, led, up, opts)
 	if err != nil {
 		client.Close()
 		return nil, nil, runtimeError(err)

@@ -1,0 +1,86 @@
+package quota_test
+
+// A library user's limiter: built from the documented constructors, it
+// refuses each required argument left out, naming it.
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+)
+
+func TestRequiredArgumentsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	whole, err := db.QuotaLedger(ctx, "host:/ledger.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := quota.NewClient("redis://127.0.0.1:1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	backends := map[string]func(key string, l quota.Ledger, up *quota.UpstreamClock) error{
+		"redis": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
+			_, err := quota.NewRedis(c, key, l, up, quota.Options{})
+			return err
+		},
+		"sqlite": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
+			_, err := quota.NewSQLite(db.Writer(), key, l, up, quota.Options{})
+			return err
+		},
+		"postgres": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
+			_, err := quota.NewPostgres(db.Writer(), key, l, up, quota.Options{})
+			return err
+		},
+	}
+	left := map[string]func(*quota.Ledger){
+		"ID":       func(l *quota.Ledger) { l.ID = "" },
+		"Where":    func(l *quota.Ledger) { l.Where = "" },
+		"Record":   func(l *quota.Ledger) { l.Record = nil },
+		"Recall":   func(l *quota.Ledger) { l.Recall = nil },
+		"Grant":    func(l *quota.Ledger) { l.Grant = nil },
+		"Notes":    func(l *quota.Ledger) { l.Notes = nil },
+		"Unknowns": func(l *quota.Ledger) { l.Unknowns = nil },
+	}
+	for name, build := range backends {
+		if err := build("q", whole, quota.NoUpstreamClock); err != nil {
+			t.Fatalf("%s with every argument: %v", name, err)
+		}
+		for field, drop := range left {
+			l := whole
+			drop(&l)
+			err := build("q", l, quota.NoUpstreamClock)
+			if err == nil || !strings.Contains(err.Error(), field) {
+				t.Errorf("%s without the ledger's %s: %v, want an error naming it", name, field, err)
+			}
+		}
+		if err := build("q", whole, nil); err == nil || !strings.Contains(err.Error(), "upstream's clock") {
+			t.Errorf("%s without the upstream's clock: %v, want an error naming it", name, err)
+		}
+		if err := build("", whole, quota.NoUpstreamClock); err == nil || !strings.Contains(err.Error(), "quota key") {
+			t.Errorf("%s without a quota key: %v, want an error naming it", name, err)
+		}
+	}
+	// NoLedger reads and configures; it admits nothing.
+	r, err := quota.NewRedis(c, "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.Take(ctx, "videos.list"); err == nil || d.Allowed {
+		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
+	}
+	if _, err := quota.NewSQLite(db.Writer(), "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
+		t.Error("an embedded limiter built with NoLedger")
+	}
+}
