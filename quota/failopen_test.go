@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // TestFaultFailOpenBudgetOneTransaction: six processes of one database (each its
@@ -115,7 +116,7 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	led, err := db.QuotaLedger(context.Background(), "test:/"+key)
+	led, err := (&wiring.Database{DB: db, Where: "test:/" + key}).Ledger(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,32 +26,49 @@ var (
 	ErrCostTooLarge = errors.New("cost can never fit its pool")
 )
 
-// Limiter is what both backends offer, and what the conformance suite
-// holds them to.
-type Limiter interface {
+// The limiter's roles: a caller depends on the one it uses. Every backend
+// (Redis, SQLite, Postgres) plays them all; the conformance suite holds
+// each to them.
+
+// Meter is what a job uses for each call of the upstream.
+type Meter interface {
 	// Take decides one call of an operation of costs.yaml; Spend one call
-	// that takes charges: all of them or none.
+	// that takes charges: all of them or none. An admitted call is in the
+	// ledger before either returns.
 	Take(ctx context.Context, op string) (ingest.Decision, error)
 	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
-	// Block refuses every call of pool until the upstream's reset.
-	Block(ctx context.Context, pool string) (time.Time, error)
 	// Refund gives back an admitted call that never reached the upstream.
 	Refund(ctx context.Context, call ingest.Call) error
+	// Block refuses every call of pool until the upstream's reset.
+	Block(ctx context.Context, pool string) (time.Time, error)
+}
+
+// Reporter is what a report reads: the pools' state.
+type Reporter interface {
 	State(ctx context.Context) ([]ingest.PoolState, error)
-	// Refill puts a ledger's calls and blocks back; twice counts once.
-	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
-	// Lock takes a lease, renewed until unlock.
-	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
+// Operator is what `ingest quota` and `ingest check` use: the pools'
+// stored settings, and putting a ledger's calls back.
+type Operator interface {
 	Config(ctx context.Context) ([]PoolConfig, error)
 	CheckConfig(ctx context.Context) error
 	ApplyConfig(ctx context.Context) ([]ConfigChange, error)
+	// Refill puts a ledger's calls and blocks back; twice counts once.
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
 	Backend() string
 }
 
+// Locker is the job lock: a lease, renewed until unlock.
+type Locker interface {
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
 var (
-	_ Limiter = (*Redis)(nil)
-	_ Limiter = (*SQLite)(nil)
-	_ Limiter = (*Postgres)(nil)
+	_ = [...]Meter{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Reporter{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Operator{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Locker{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
 )
 
 // DefaultTimeout bounds each call to the shared limiter.

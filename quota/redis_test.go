@@ -219,6 +219,12 @@ func TestRedisScriptFlush(t *testing.T) {
 	}
 }
 
+// forgetful are notes that keep nothing.
+type forgetful struct{}
+
+func (forgetful) Note(context.Context, string, string) error    { return nil }
+func (forgetful) Noted(context.Context, string) (string, error) { return "", nil }
+
 // TestRedisFlushallRestore: after FLUSHALL a worker that knows what it
 // spent refuses to spend metered until the window is whole again; here
 // nobody could vouch for who spent (no fresh register), so it waits until
@@ -226,7 +232,11 @@ func TestRedisScriptFlush(t *testing.T) {
 func TestRedisFlushallRestore(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	// The worker's ledger keeps nothing it could recall, nor a copy of the
+	// list of ledgers: the calls are the operator's to restore.
+	forgets := func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
+	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet,
+		Recall: forgets, Notes: forgetful{}})
 	ctx := context.Background()
 	var ledger []ingest.Call
 	for i := range 30 {

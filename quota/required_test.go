@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func TestRequiredArgumentsRefused(t *testing.T) {
@@ -21,7 +22,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	whole, err := db.QuotaLedger(ctx, "host:/ledger.db")
+	whole, err := (&wiring.Database{DB: db, Where: "host:/ledger.db"}).Ledger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +37,11 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			return err
 		},
 		"sqlite": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewSQLite(db.Writer(), key, l, up, quota.Options{})
+			_, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), key, l, up, quota.Options{})
 			return err
 		},
 		"postgres": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewPostgres(db.Writer(), key, l, up, quota.Options{})
+			_, err := quota.NewPostgres(wiring.Tables(db.LimiterTables()), key, l, up, quota.Options{})
 			return err
 		},
 	}
@@ -80,7 +81,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 	if d, err := r.Take(ctx, "videos.list"); err == nil || d.Allowed {
 		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
 	}
-	if _, err := quota.NewSQLite(db.Writer(), "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
+	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
 		t.Error("an embedded limiter built with NoLedger")
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // limOpts is a test's limiter: the quota key, the ledger's parts it cares
@@ -82,12 +84,12 @@ func newRedis(c redis.UniversalClient, o limOpts) (*quota.Redis, error) {
 
 func newSQLite(db *sql.DB, o limOpts) (*quota.SQLite, error) {
 	l, up := o.parts()
-	return quota.NewSQLite(db, o.QuotaKey, l, up, o.options())
+	return quota.NewSQLite(wiring.Tables(store.SQLiteTables(db)), o.QuotaKey, l, up, o.options())
 }
 
 func newPostgres(db *sql.DB, o limOpts) (*quota.Postgres, error) {
 	l, up := o.parts()
-	return quota.NewPostgres(db, o.QuotaKey, l, up, o.options())
+	return quota.NewPostgres(wiring.Tables(store.PostgresTables(db)), o.QuotaKey, l, up, o.options())
 }
 
 // ledgerDouble keeps what the limiter records in memory. Its Recall is the
