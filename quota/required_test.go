@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -83,5 +84,51 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 	}
 	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
 		t.Error("an embedded limiter built with NoLedger")
+	}
+}
+
+// TestRequiredTablesRefused: an embedded limiter built without one of its
+// tables' roles is refused, naming it; with the store's, it decides.
+func TestRequiredTablesRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := wiring.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	led, err := db.Ledger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := wiring.Tables(db.LimiterTables())
+	left := map[string]func(*quota.Tables){
+		"Turns":  func(t *quota.Tables) { t.Turns = nil },
+		"Clocks": func(t *quota.Tables) { t.Clocks = nil },
+		"Log":    func(t *quota.Tables) { t.Log = nil },
+		"Pools":  func(t *quota.Tables) { t.Pools = nil },
+		"Leases": func(t *quota.Tables) { t.Leases = nil },
+	}
+	for role, drop := range left {
+		tables := whole
+		drop(&tables)
+		if _, err := quota.NewSQLite(tables, "q", led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+			t.Errorf("sqlite without the tables' %s: %v, want an error naming it", role, err)
+		}
+		if _, err := quota.NewPostgres(tables, "q", led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+			t.Errorf("postgres without the tables' %s: %v, want an error naming it", role, err)
+		}
+	}
+	// The documented way: the database opens with its limiter, built from
+	// nothing but the required arguments.
+	l, err := db.Limiter(ctx, "q", quota.NoUpstreamClock, quota.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+		t.Fatalf("take: %+v, %v", d, err)
+	}
+	if rec, err := db.Recall(ctx, "q", time.Now().Add(-time.Hour)); err != nil || len(rec.Calls) != 1 {
+		t.Fatalf("the ledger after one call: %+v, %v; want the call, recorded by the limiter itself", rec, err)
 	}
 }
