@@ -172,7 +172,10 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 		s.Upstream = up
 	}
 	if led.none {
+		// It admits nothing: what it recalls and grants is nothing.
 		s.Ledger = token()[:12]
+		s.Recall = func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
+		s.Grant = func(context.Context, func([]ingest.Call) (*ingest.Call, error)) error { return errNoLedger }
 		return s, nil
 	}
 	since := func() time.Time { return o.Now().Add(-o.Costs.Span()) }

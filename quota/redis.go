@@ -64,7 +64,7 @@ func NewRedis(client redis.UniversalClient, quotaKey string, ledger Ledger, upst
 		// The {tag} puts every key of one quota key in one cluster slot.
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		inst:   token()[:8],
-		fail:   &failPolicy{opts: opts, granted: map[string]ingest.Call{}},
+		fail:   &failPolicy{opts: opts},
 	}
 	r.pend.n.Store(1) // until the ledger's unknowns are read
 	r.led.opts = opts

@@ -6,7 +6,10 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -68,13 +71,33 @@ type Limiter interface {
 func (d *Database) Limiter(ctx context.Context, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
 	led, err := d.Ledger(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 	}
 	t := d.LimiterTables()
 	if t.Shared() {
 		return quota.NewPostgres(Tables(t), quotaKey, led, up, o)
 	}
 	return quota.NewSQLite(Tables(t), quotaKey, led, up, o)
+}
+
+// OpenLimiter is the limiter: on Redis when client is set, with d's
+// ledger (none when d is nil: a host without a database, whose limiter
+// admits nothing), else the one embedded in d.
+func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+	if client == nil {
+		if d == nil {
+			return nil, errors.New("the embedded limiter lives in the database, and there is none")
+		}
+		return d.Limiter(ctx, quotaKey, up, o)
+	}
+	led := quota.NoLedger()
+	if d != nil {
+		var err error
+		if led, err = d.Ledger(ctx); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
+		}
+	}
+	return quota.NewRedis(client, quotaKey, led, up, o)
 }
 
 // APILimiter is where the API's clients are counted without Redis: in a

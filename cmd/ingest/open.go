@@ -53,44 +53,33 @@ func dbError(path string, err error) error {
 type backend = wiring.Limiter
 
 // openLimiter builds the Redis limiter when --redis is set, else the
-// embedded one in the database (SQLite's or PostgreSQL's). close releases the Redis client. db may be
-// nil with Redis (a host without a database): there is no ledger then.
+// embedded one in the database (wiring.OpenLimiter). close releases the
+// Redis client. db may be nil with Redis (a host without a database).
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
 	opts := quota.Options{Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
-	ctx := context.Background()
-	led, up := quota.NoLedger(), quota.NoUpstreamClock
 	var d *wiring.Database
+	up := quota.NoUpstreamClock
 	if db != nil {
-		d = &wiring.Database{DB: db, Where: store.Where(s.db)}
-		up = s.upstreamClock(db)
+		d, up = &wiring.Database{DB: db, Where: store.Where(s.db)}, s.upstreamClock(db)
 	}
-	if s.redisURL == "" {
-		if d == nil {
-			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
+	var client redis.UniversalClient
+	closeFn = func() {}
+	if s.redisURL != "" {
+		if client, err = redisClient(s.redisURL); err != nil {
+			return nil, nil, err
 		}
-		l, err = d.Limiter(ctx, quotaKey, up, opts)
-		return l, func() {}, runtimeError(err)
-	}
-	if d != nil {
-		if led, err = d.Ledger(ctx); err != nil {
-			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.dbName(), err))
+		if err := s.redisAccess(context.Background(), client); err != nil {
+			client.Close()
+			return nil, nil, err
 		}
+		redis.SetLogger(redisLogger{s.logger})
+		closeFn = func() { client.Close() }
 	}
-	client, err := redisClient(s.redisURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.redisAccess(context.Background(), client); err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	redis.SetLogger(redisLogger{s.logger})
-	r, err := quota.NewRedis(client, quotaKey, led, up, opts)
-	if err != nil {
-		client.Close()
+	if l, err = wiring.OpenLimiter(context.Background(), d, client, quotaKey, up, opts); err != nil {
+		closeFn()
 		return nil, nil, runtimeError(err)
 	}
-	return r, func() { client.Close() }, nil
+	return l, closeFn, nil
 }
 
 // openExisting opens the database for reading, with a usage hint when it
