@@ -19,7 +19,7 @@ import (
 // TestFaultFailOpenBudgetOneTransaction: six processes of one database (each its
 // own store handle, as six processes are) take fail-open grants at the
 // same moment while Redis is down or hung, each built as a library user
-// builds it (the store's QuotaLedger, quota.NewRedis). The budget's
+// builds it (wiring's Ledger of the store, quota.NewRedis). The budget's
 // check and its grant are one write transaction on the ledger, so the
 // database takes exactly its budget of 3, on SQLite and on PostgreSQL.
 func TestFaultFailOpenBudgetOneTransaction(t *testing.T) {
