@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -88,23 +89,13 @@ type LeaseRows interface {
 
 // check names the first role left out.
 func (t Tables) check() error {
-	switch {
-	case t.Turns == nil:
-		return errRequired("tables' Turns")
-	case t.Clocks == nil:
-		return errRequired("tables' Clocks")
-	case t.Log == nil:
-		return errRequired("tables' Log")
-	case t.Pools == nil:
-		return errRequired("tables' Pools")
-	case t.Leases == nil:
-		return errRequired("tables' Leases")
+	for _, r := range []struct {
+		name string
+		ok   bool
+	}{{"Turns", t.Turns != nil}, {"Clocks", t.Clocks != nil}, {"Log", t.Log != nil}, {"Pools", t.Pools != nil}, {"Leases", t.Leases != nil}} {
+		if !r.ok {
+			return fmt.Errorf("the tables' %s is required (quota.Tables: wiring.Tables of store.DB.LimiterTables)", r.name)
+		}
 	}
 	return nil
-}
-
-type errRequired string
-
-func (e errRequired) Error() string {
-	return "the " + string(e) + " is required (quota.Tables: store.DB.LimiterTables)"
 }
