@@ -96,8 +96,11 @@ func (b *Backfill) Run(ctx context.Context) BackfillResult {
 }
 
 func (b *Backfill) job() job {
-	return job{region: b.Query.Region, kind: ingest.Search, quotaKey: b.QuotaKey, costs: b.Costs,
-		limiter: b.Limiter, store: b.Store, logger: b.Logger, now: time.Now}
+	return job{region: b.Query.Region, quotaKey: b.QuotaKey, costs: b.Costs,
+		limiter: b.Limiter, store: b.Store, logger: b.Logger, now: time.Now,
+		start: func(ctx context.Context, at time.Time) (int64, error) {
+			return b.Store.StartRun(ctx, b.Query.Region, ingest.Search, at)
+		}}
 }
 
 func (b *Backfill) pages(ctx context.Context, m *meter, res *BackfillResult) error {

@@ -11,12 +11,15 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// RunStore records runs and what their calls spent: what a pass and a
-// backfill share.
+// RunStore records a backfill's runs.
 type RunStore interface {
 	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	RunFinisher
+}
+
+// RunFinisher closes a run: what a pass and a backfill share.
+type RunFinisher interface {
 	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
-	Ledger
 }
 
 // Outcome is how a job's run ended, as the store records it (the embedded
@@ -71,13 +74,12 @@ type job struct {
 	// name is what the outcome and messages call the job: its chart (US,
 	// US/10) or region; region when empty.
 	name string
-	kind ingest.PageKind
-	// start opens the run; the store's StartRun of region and kind when nil.
+	// start opens the run.
 	start    func(ctx context.Context, at time.Time) (int64, error)
 	quotaKey string
 	costs    *ingest.Costs
 	limiter  Limiter
-	store    RunStore
+	store    RunFinisher
 	logger   *slog.Logger
 	now      func() time.Time
 }
@@ -90,13 +92,13 @@ type work func(m *meter, out *Outcome) error
 // run runs w inside a run of its own and returns how it ended.
 func (j job) run(ctx context.Context, w work) Outcome {
 	out := Outcome{Region: j.label(), Units: map[string]int64{}, Remaining: -1}
-	runID, err := j.startRun(ctx)
+	runID, err := j.start(ctx, j.now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
 		return out
 	}
 	out.RunID = runID
-	m := newMeter(j.limiter, j.store, j.quotaKey, j.region, runID)
+	m := newMeter(j.limiter, j.quotaKey, j.region, runID)
 	out.Units = m.units
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
@@ -115,13 +117,6 @@ func (j job) label() string {
 		return j.name
 	}
 	return j.region
-}
-
-func (j job) startRun(ctx context.Context) (int64, error) {
-	if j.start != nil {
-		return j.start(ctx, j.now())
-	}
-	return j.store.StartRun(ctx, j.region, j.kind, j.now())
 }
 
 // guard runs w and turns a panic into an error, so that the run's row still
@@ -198,15 +193,11 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 // limiter's clock, and keeps the block in the ledger, so that a limiter
 // that loses its data gets it back.
 func (j job) block(ctx context.Context, pool, op string) (time.Time, error) {
-	until, err := j.limiter.Block(ctx, pool)
-	if err != nil {
+	until, err := j.limiter.Block(ingest.WithCaller(ctx, ingest.Caller{Op: op}), pool)
+	if err != nil && until.IsZero() {
 		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
 	}
-	b := ingest.Block{QuotaKey: j.quotaKey, Pool: pool, Until: until, At: j.now(), Op: op}
-	if err := j.store.RecordBlock(ctx, b); err != nil {
-		return until, fmt.Errorf("ledger block %s: %w", pool, err)
-	}
-	return until, nil
+	return until, err
 }
 
 func maxTime(a, b time.Time) time.Time {

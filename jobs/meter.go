@@ -2,25 +2,15 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ingestworks/ingest"
 )
 
-// Ledger keeps every admitted call, and every block the upstream caused.
-type Ledger interface {
-	RecordCall(ctx context.Context, call ingest.Call) error
-	RecordBlock(ctx context.Context, b ingest.Block) error
-	// RecordGiveBack marks a call that never reached the upstream.
-	RecordGiveBack(ctx context.Context, call ingest.Call) error
-}
-
-// meter takes quota before every upstream attempt of one run and writes
-// each admitted call to the ledger before the call is made, so that a crash
-// never loses a charge.
+// meter takes quota before every upstream attempt of one run. The limiter
+// writes each admitted call to its ledger before it answers, with the run
+// and region the meter names, so that a crash never loses a charge.
 type meter struct {
 	limiter  Limiter
-	ledger   Ledger
 	quotaKey string
 	region   string
 	runID    int64
@@ -31,14 +21,14 @@ type meter struct {
 	remaining int64
 }
 
-func newMeter(l Limiter, ledger Ledger, quotaKey, region string, runID int64) *meter {
-	return &meter{limiter: l, ledger: ledger, quotaKey: quotaKey, region: region, runID: runID,
+func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
+	return &meter{limiter: l, quotaKey: quotaKey, region: region, runID: runID,
 		units: map[string]int64{}, remaining: -1}
 }
 
 // gate is the meter as the upstream client calls it.
 func (m *meter) gate(ctx context.Context, op string) (func(context.Context) error, error) {
-	d, err := m.limiter.Take(ctx, op)
+	d, err := m.limiter.Take(m.caller(ctx, op), op)
 	if err != nil {
 		// The limiter names itself, and the caller names the operation.
 		return ingest.NoGiveBack, err
@@ -56,23 +46,20 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 	}
 	call := ingest.Call{QuotaKey: m.quotaKey, ID: d.ID, At: d.At, Op: op, Region: m.region,
 		RunID: m.runID, Charges: d.Charges, Unmetered: d.Unmetered}
-	if err := m.ledger.RecordCall(context.WithoutCancel(ctx), call); err != nil {
-		return ingest.NoGiveBack, fmt.Errorf("ledger: %w", err)
-	}
 	return func(ctx context.Context) error { return m.giveBack(ctx, call) }, nil
 }
 
+// caller names the run and region for the limiter's ledger.
+func (m *meter) caller(ctx context.Context, op string) context.Context {
+	return ingest.WithCaller(ctx, ingest.Caller{Region: m.region, RunID: m.runID, Op: op})
+}
+
 // giveBack returns the units of a call that never reached the upstream to
-// the limiter (a metered one), and marks it in the ledger, which then says
-// what the upstream charged.
+// the limiter, which marks it in the ledger, which then says what the
+// upstream charged.
 func (m *meter) giveBack(ctx context.Context, call ingest.Call) error {
-	if !call.Unmetered {
-		if err := m.limiter.Refund(ctx, call); err != nil {
-			return fmt.Errorf("give back: %w", err)
-		}
-	}
-	if err := m.ledger.RecordGiveBack(ctx, call); err != nil {
-		return fmt.Errorf("ledger give back: %w", err)
+	if err := m.limiter.Refund(m.caller(ctx, call.Op), call); err != nil {
+		return err
 	}
 	for _, c := range call.Charges {
 		m.units[c.Pool] -= c.Units
@@ -90,7 +77,8 @@ func Sum(units map[string]int64) int64 {
 }
 
 // Gate returns the gate a one-off call outside a run goes through (ingest
-// check's key test): quota first, then the ledger, then the call.
-func Gate(l Limiter, ledger Ledger, quotaKey, region string) ingest.Gate {
-	return newMeter(l, ledger, quotaKey, region, 0).gate
+// check's key test): quota first, which the limiter's ledger keeps, then
+// the call.
+func Gate(l Limiter, quotaKey, region string) ingest.Gate {
+	return newMeter(l, quotaKey, region, 0).gate
 }

@@ -27,7 +27,9 @@ type Pass struct {
 	Limiter  Limiter
 	Source   Source
 	Sink     Sink
-	Logger   *slog.Logger
+	// Categories keeps the region's category names, fetched once a day.
+	Categories CategoryStore
+	Logger     *slog.Logger
 	// Drain, once closed, ends the pass between pages: the page in flight
 	// finishes and commits. nil never closes.
 	Drain <-chan struct{}
@@ -54,20 +56,14 @@ func (p *Pass) Chart() string {
 }
 
 func (p *Pass) job() job {
-	j := job{region: p.Region, name: p.Chart(), kind: ingest.Trending, quotaKey: p.QuotaKey, costs: p.Costs,
-		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now}
-	if p.Category != "" {
-		j.start = func(ctx context.Context, at time.Time) (int64, error) {
+	return job{region: p.Region, name: p.Chart(), quotaKey: p.QuotaKey, costs: p.Costs,
+		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now,
+		start: func(ctx context.Context, at time.Time) (int64, error) {
 			return p.Sink.StartChartRun(ctx, p.Region, p.Category, at)
-		}
-	}
-	return j
+		}}
 }
 
 func (p *Pass) abandon(ctx context.Context) error {
-	if p.Category == "" {
-		return p.Sink.AbandonRuns(ctx, p.Region, ingest.Trending, p.now())
-	}
 	return p.Sink.AbandonChartRuns(ctx, p.Region, p.Category, p.now())
 }
 
@@ -105,7 +101,7 @@ func (p *Pass) Entry() Entry {
 
 // categories refreshes the region's category names at most once a day.
 func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
-	last, err := p.Sink.CategoriesFetched(ctx, p.Region)
+	last, err := p.Categories.CategoriesFetched(ctx, p.Region)
 	if err != nil {
 		return fmt.Errorf("categories: %w", err)
 	}
@@ -116,7 +112,7 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 	if err != nil {
 		return fmt.Errorf("categories: %w", err)
 	}
-	return p.Sink.SaveCategories(ctx, p.Region, cats, p.now())
+	return p.Categories.SaveCategories(ctx, p.Region, cats, p.now())
 }
 
 // pages follows the chart's page tokens to the end. An invalid page token

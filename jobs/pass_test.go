@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 const testKey = "pass-test-key"
@@ -50,7 +51,11 @@ func newRig(t testing.TB, costsYAML string) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
-	if r.limiter, err = quota.NewSQLite(r.db.Writer(), quota.Options{QuotaKey: "q", Costs: r.costs}); err != nil {
+	led, err := (&wiring.Database{DB: r.db, Where: "test"}).Ledger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: r.costs}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,
@@ -65,7 +70,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func (r *rig) pass(region string) *jobs.Pass {
 	return &jobs.Pass{Region: region, QuotaKey: "q", Costs: r.costs, Limiter: r.limiter,
-		Source: r.client, Sink: r.db, Logger: quiet()}
+		Source: r.client, Sink: r.db, Categories: r.db, Logger: quiet()}
 }
 
 // ledgerUnits sums the default pool over the ledger.

@@ -30,7 +30,6 @@ type VideoSource interface {
 
 // RefreshStore says which videos to fetch again and keeps what came back.
 type RefreshStore interface {
-	Ledger
 	ToRefresh(ctx context.Context, before time.Time, limit int) ([]string, error)
 	Refreshed(ctx context.Context, videos []ingest.Video, at time.Time) error
 	Gone(ctx context.Context, ids []string, at time.Time) (int64, error)
@@ -79,7 +78,7 @@ func (r *Refresh) now() time.Time {
 func (r *Refresh) Run(ctx context.Context) RefreshResult {
 	j := job{region: "", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, store: refreshRuns{r.Store},
 		logger: r.Logger, now: r.now}
-	m := newMeter(r.Limiter, r.Store, r.QuotaKey, "", 0)
+	m := newMeter(r.Limiter, r.QuotaKey, "", 0)
 	res := RefreshResult{Units: m.units}
 	out := Outcome{Units: m.units, Remaining: -1}
 	err := r.batches(ctx, m, &res, &out)

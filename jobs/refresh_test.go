@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // simClock is the clock a test moves: the upstream's, the pages', the
@@ -56,7 +57,11 @@ func newSimRig(t *testing.T) *simRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
-	if r.limiter, err = quota.NewSQLite(r.db.Writer(), quota.Options{QuotaKey: "q", Costs: r.costs}); err != nil {
+	led, err := (&wiring.Database{DB: r.db, Where: "test"}).Ledger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: r.costs}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,

@@ -55,21 +55,19 @@ type Source interface {
 	Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error)
 }
 
-// Sink stores what a pass fetched and spent.
+// Sink keeps a chart's runs and the pages they fetched. A chart is a
+// region and a category (a videoCategoryId; "" the unfiltered chart).
 type Sink interface {
-	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
-	// StartChartRun starts a run of a category's chart.
 	StartChartRun(ctx context.Context, region, category string, at time.Time) (runID int64, err error)
 	SavePage(ctx context.Context, runID int64, page ingest.Page) error
-	FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error
-	// AbandonRuns fails the region's runs left "running" by a worker that
-	// died; the pass calls it holding the region's lease.
-	AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error
-	// AbandonChartRuns is AbandonRuns for a category's chart.
+	RunFinisher
+	// AbandonChartRuns fails the chart's runs left "running" by a worker
+	// that died; the pass calls it holding the chart's lease.
 	AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error
-	RecordCall(ctx context.Context, call ingest.Call) error
-	RecordBlock(ctx context.Context, b ingest.Block) error
-	RecordGiveBack(ctx context.Context, call ingest.Call) error
+}
+
+// CategoryStore keeps a region's category names.
+type CategoryStore interface {
 	CategoriesFetched(ctx context.Context, region string) (time.Time, error)
 	SaveCategories(ctx context.Context, region string, cats []ingest.Category, at time.Time) error
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // slowSource serves a one-page chart per region, taking the region's
@@ -47,7 +48,11 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: ingest.DefaultCosts()})
+	led, err := (&wiring.Database{DB: db, Where: "test"}).Ledger(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: ingest.DefaultCosts()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +64,7 @@ func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range ingest.DefaultRegions {
 		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
-			Source: src, Sink: db, Logger: quiet(), Drain: drain})
+			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
 	}
 	return r
 }

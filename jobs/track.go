@@ -28,7 +28,6 @@ type StatsSource interface {
 
 // TrackStore says which videos to track and keeps their counts.
 type TrackStore interface {
-	Ledger
 	SeenOnCharts(ctx context.Context, since time.Time) ([]string, error)
 	SaveStats(ctx context.Context, stats []ingest.VideoStats) error
 }
@@ -72,7 +71,7 @@ func (t *Track) now() time.Time {
 func (t *Track) Run(ctx context.Context) TrackResult {
 	j := job{region: "", quotaKey: t.QuotaKey, costs: t.Costs, limiter: t.Limiter, store: trackRuns{t.Store},
 		logger: t.Logger, now: t.now}
-	m := newMeter(t.Limiter, t.Store, t.QuotaKey, "", 0)
+	m := newMeter(t.Limiter, t.QuotaKey, "", 0)
 	res := TrackResult{Units: m.units}
 	out := Outcome{Units: m.units, Remaining: -1}
 	err := t.batches(ctx, m, &res, &out)

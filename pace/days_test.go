@@ -75,7 +75,7 @@ func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim
 	for _, cat := range append([]string{""}, cats...) {
 		for _, code := range codes {
 			s.passes = append(s.passes, &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs,
-				Limiter: w, Source: w.client, Sink: w.db, Logger: quiet(), Now: w.clock})
+				Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock})
 		}
 	}
 	for i := range s.passes {

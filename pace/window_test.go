@@ -20,6 +20,7 @@ import (
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // The short-window tests run real passes (the YouTube client against the
@@ -120,7 +121,11 @@ func newWorldOf(t *testing.T, costs string, at time.Time) (*world, *fakeyt.Fake)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.db.Close() })
-	if w.limiter, err = quota.NewSQLite(w.db.Writer(), quota.Options{QuotaKey: "q", Costs: w.costs, Now: w.clock, Logger: quiet()}); err != nil {
+	led, err := (&wiring.Database{DB: w.db, Where: "test"}).Ledger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(w.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: w.costs, Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
@@ -153,7 +158,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 	for _, code := range codes {
 		for prio, cat := range []string{"", "10"} {
 			p := &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs, Limiter: w,
-				Source: w.client, Sink: w.db, Logger: quiet(), Now: w.clock}
+				Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
 			d.passes = append(d.passes, p)
 			entries = append(entries, pace.Entry{Name: p.Chart(), Priority: prio, Floor: floor,
 				Cost: map[string]float64{ingest.DefaultPool: 1}})

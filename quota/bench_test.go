@@ -172,7 +172,7 @@ operations:
 // newOurs is a limiter on a quota key of its own, created as `ingest quota
 // apply` creates it.
 func newOurs(b *testing.B, c redis.UniversalClient, key string, costs *ingest.Costs, replicas int) *quota.Redis {
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Timeout: quota.DefaultTimeout, Replicas: replicas,
+	l, err := newRedis(c, limOpts{QuotaKey: key, Costs: costs, Timeout: quota.DefaultTimeout, Replicas: replicas,
 		Logger: slog.New(slog.DiscardHandler)}) // the tables count errors and fail-open admissions
 	if err != nil {
 		b.Fatal(err)

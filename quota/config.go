@@ -112,7 +112,7 @@ func Describe(conf string) string {
 // checkConfig returns a *ConfigError for the first pool whose stored
 // settings differ. With whole (Redis), a pool the limiter lacks beside
 // others it holds differs too: it was never applied.
-func checkConfig(ctx context.Context, opts Options, config func(context.Context) ([]PoolConfig, error), whole bool) error {
+func checkConfig(ctx context.Context, opts settings, config func(context.Context) ([]PoolConfig, error), whole bool) error {
 	cur, err := config(ctx)
 	if err != nil {
 		return err

@@ -13,10 +13,11 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/wiring"
 )
 
-// limiter is what both backends offer.
-type limiter = quota.Limiter
+// limiter is a backend in every role, as a program wires it.
+type limiter = wiring.Limiter
 
 // harness opens limiters of one backend. Two limiters opened with the same
 // key share one store, like two processes.

@@ -15,31 +15,46 @@ import (
 // of doc.go in the quota_log, quota_block, quota_clock and quota_config
 // tables, one transaction per decision in which the decision is alone on
 // its quota key, so every process sharing the database takes turns and
-// stays exact. The SQL is written once; what the two databases do their
-// own way (taking turns, the clock, telling an outage from an error) is
-// the dialect's.
+// stays exact. The SQL is the store's (Tables); what the two databases do
+// their own way beyond it is the wall clock and how an outage is named.
 type embedded struct {
-	db   *sql.DB
-	opts Options
-	d    dialect
+	t    Tables
+	opts settings
+	// wall is the clock decisions are taken by, in Unix ms; clockName
+	// names it in messages.
+	wall      func(ctx context.Context, tx *sql.Tx) (int64, error)
+	clockName string
+	// down is the message of a database that did not answer in time.
+	down string
 }
 
-// dialect is what SQLite and PostgreSQL do each their own way.
-type dialect interface {
-	// decide begins a transaction in which no other decision on the quota
-	// key runs until it ends.
-	decide(ctx context.Context, db *sql.DB, quotaKey string) (*sql.Tx, error)
-	// read begins a transaction that only reads.
-	read(ctx context.Context, db *sql.DB) (*sql.Tx, error)
-	// wall is the clock decisions are taken by, in Unix ms; lease the one
-	// leases expire by.
-	wall(ctx context.Context, q querier) (int64, error)
-	lease(ctx context.Context, q querier) (int64, error)
-	// clock names the wall clock in messages.
-	clock() string
-	// unavailable is err as an ErrUnavailable when the database did not
-	// answer within the timeout, and nil when it answered with an error.
-	unavailable(ctx context.Context, err error, timeout time.Duration) error
+// newEmbedded checks the required arguments of an embedded limiter.
+func newEmbedded(t Tables, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (embedded, error) {
+	if err := t.check(); err != nil {
+		return embedded{}, fmt.Errorf("quota: %w", err)
+	}
+	if ledger.none {
+		return embedded{}, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
+	}
+	opts, err := newSettings(quotaKey, ledger, upstream, o)
+	if err != nil {
+		return embedded{}, fmt.Errorf("quota: %w", err)
+	}
+	return embedded{t: t, opts: opts}, nil
+}
+
+// unavailable is err as an ErrUnavailable when the database did not answer
+// within the timeout, and nil when it answered with an error.
+func (s *embedded) unavailable(ctx context.Context, err error) error {
+	if !s.t.Turns.Down(ctx, err) {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w: %w", s.down, s.opts.Timeout, ErrUnavailable, err)
+}
+
+// decide begins a transaction alone on the quota key.
+func (s *embedded) decide(ctx context.Context) (*sql.Tx, error) {
+	return s.t.Turns.Decide(ctx, s.opts.QuotaKey, s.opts.Timeout)
 }
 
 // Take decides one call of op.
@@ -69,14 +84,14 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 	case errors.As(err, &cerr):
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	case err != nil && ctx.Err() == nil:
-		if uerr := s.d.unavailable(tctx, err, s.opts.Timeout); uerr != nil {
+		if uerr := s.unavailable(tctx, err); uerr != nil {
 			return ingest.Decision{}, fmt.Errorf("limiter: %w", uerr)
 		}
 		fallthrough
 	case err != nil:
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	return d, nil
+	return s.opts.admitted(ctx, op, d, nil)
 }
 
 // sqlPool is one pool as a transaction sees it.
@@ -90,7 +105,7 @@ type sqlPool struct {
 }
 
 func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream int64) (ingest.Decision, error) {
-	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
+	tx, err := s.decide(ctx)
 	if err != nil {
 		return ingest.Decision{}, err
 	}
@@ -100,7 +115,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	if err != nil {
 		return ingest.Decision{}, err
 	}
-	if err := s.opts.agrees(s.d.clock(), now, upstream); err != nil {
+	if err := s.opts.agrees(s.clockName, now, upstream); err != nil {
 		return ingest.Decision{}, err
 	}
 	if err := s.keepHold(ctx, tx, h); err != nil {
@@ -161,24 +176,20 @@ func (s *embedded) bounds(c charge, now int64, h hold) sqlPool {
 // clock is this limiter's clock (the dialect's wall), guarded and made
 // monotonic: never behind the last decision. With h, it also reads the
 // hold and moves it by this reading.
-func (s *embedded) clock(ctx context.Context, q querier, h *hold) (now, wall, seq int64, err error) {
-	var last int64
-	err = q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&last, &seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = nil
-	}
+func (s *embedded) clock(ctx context.Context, tx *sql.Tx, h *hold) (now, wall, seq int64, err error) {
+	last, seq, err := s.t.Clocks.ClockRow(ctx, tx, s.opts.QuotaKey)
 	if err == nil {
-		wall, err = s.d.wall(ctx, q)
+		wall, err = s.wall(ctx, tx)
 	}
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	now, err = s.guarded(ctx, q, wall, last)
+	now, err = s.guarded(ctx, tx, wall, last)
 	if err == nil {
-		last, err = s.believed(ctx, q, now, last)
+		last, err = s.believed(ctx, tx, now, last)
 	}
 	if err == nil && h != nil {
-		err = s.readHold(ctx, q, h, now, last)
+		err = s.readHold(ctx, tx, h, now, last)
 	}
 	return max(now, last), wall, seq, err
 }
@@ -189,13 +200,12 @@ func (s *embedded) clock(ctx context.Context, q querier, h *hold) (now, wall, se
 // would slide the window past calls still in it (promise 9: corruption is
 // a loss, never a gift); the log, which lives with the ledger, is whole,
 // so the newest entry is the floor instead.
-func (s *embedded) believed(ctx context.Context, q querier, now, last int64) (int64, error) {
+func (s *embedded) believed(ctx context.Context, tx *sql.Tx, now, last int64) (int64, error) {
 	g := s.opts.Guard.Milliseconds()
 	if last-now <= g {
 		return last, nil
 	}
-	var newest int64
-	err := q.QueryRowContext(ctx, `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`, s.opts.QuotaKey).Scan(&newest)
+	newest, err := s.t.Clocks.Newest(ctx, tx, s.opts.QuotaKey)
 	if err != nil || last-newest <= g {
 		return last, err
 	}
@@ -219,7 +229,7 @@ func (s *embedded) bootKey(boot int64) string {
 // clock stepped) is not believed. The decision is taken at the last good
 // time carried on by the boot clock, so that one odd reading never throws
 // the log away, and time still passes while the wall clock is wrong.
-func (s *embedded) guarded(ctx context.Context, q querier, wall, last int64) (int64, error) {
+func (s *embedded) guarded(ctx context.Context, tx *sql.Tx, wall, last int64) (int64, error) {
 	if s.opts.Uptime == nil {
 		return wall, nil
 	}
@@ -228,12 +238,8 @@ func (s *embedded) guarded(ctx context.Context, q querier, wall, last int64) (in
 		return wall, nil
 	}
 	at, g := wall-since.Milliseconds(), s.opts.Guard.Milliseconds()
-	var refAt, refID int64
-	err := q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.bootKey(bootHash(boot))).Scan(&refAt, &refID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return wall, nil
-	case err != nil:
+	refAt, refID, err := s.t.Clocks.ClockRow(ctx, tx, s.bootKey(bootHash(boot)))
+	if err != nil {
 		return 0, err
 	}
 	if refID == bootHash(boot) && wall-last > g && (at-refAt > g || refAt-at > g) {
@@ -260,28 +266,18 @@ func (s *embedded) setClock(ctx context.Context, tx *sql.Tx, now, wall, seq int6
 }
 
 func (s *embedded) setRow(ctx context.Context, tx *sql.Tx, key string, ms, seq int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`, key, ms, seq)
-	return err
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	return s.t.Clocks.SetClockRow(ctx, tx, key, ms, seq)
 }
 
 // agree stores the pool's settings when the database has none for this
 // quota key, and returns a *ConfigError when it holds others.
-func (s *embedded) agree(ctx context.Context, q querier, p ingest.Pool) error {
-	var stored string
-	err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, s.opts.QuotaKey, p.Name).Scan(&stored)
+func (s *embedded) agree(ctx context.Context, tx *sql.Tx, p ingest.Pool) error {
+	stored, err := s.t.Pools.Conf(ctx, tx, s.opts.QuotaKey, p.Name)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		_, err = q.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`, s.opts.QuotaKey, p.Name, poolConf(p))
-		return err
 	case err != nil:
 		return err
+	case stored == "":
+		return s.t.Pools.SetConf(ctx, tx, s.opts.QuotaKey, p.Name, poolConf(p), false)
 	case stored != poolConf(p):
 		return confError(s.opts.QuotaKey, p, stored)
 	}
@@ -291,46 +287,37 @@ func (s *embedded) agree(ctx context.Context, q querier, p ingest.Pool) error {
 // load reads one pool at now: units in the window and in the day, the
 // block, and when this cost fits. With trim, it first deletes entries that
 // are out of both the window and the day.
-func (s *embedded) load(ctx context.Context, q querier, now int64, p *sqlPool, trim bool) error {
+func (s *embedded) load(ctx context.Context, tx *sql.Tx, now int64, p *sqlPool, trim bool) error {
 	keep := p.horizon
 	if p.dayStart > 0 {
 		keep = min(keep, p.dayStart-1)
 	}
+	key, pool := s.opts.QuotaKey, p.pool.Name
 	if trim {
-		if _, err := q.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`,
-			s.opts.QuotaKey, p.pool.Name, keep); err != nil {
+		if err := s.t.Log.Trim(ctx, tx, key, pool, keep); err != nil {
 			return err
 		}
 	}
-	err := q.QueryRowContext(ctx, `SELECT
-		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
-		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
-		p.horizon, p.dayStart, p.dayStart, s.opts.QuotaKey, p.pool.Name, keep).Scan(&p.used, &p.usedDay)
-	if err != nil {
+	var err error
+	if p.used, p.usedDay, err = s.t.Log.Used(ctx, tx, key, pool, p.horizon, p.dayStart, keep); err != nil {
 		return err
 	}
-	err = q.QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
-		s.opts.QuotaKey, p.pool.Name, now).Scan(&p.blocked)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if p.blocked, err = s.t.Pools.Blocked(ctx, tx, key, pool, now); err != nil {
 		return err
 	}
-	return s.freeAt(ctx, q, p, 0)
+	return s.freeAt(ctx, tx, p, 0)
 }
 
 // freeAt sets when the pool has room for its units on top of extra: when
 // enough units have left the window (the entry whose running sum reaches
 // the excess leaves it: oldest + window would be wrong when costs differ)
 // and, when the day is full, when the next day starts.
-func (s *embedded) freeAt(ctx context.Context, q querier, p *sqlPool, extra int64) error {
+func (s *embedded) freeAt(ctx context.Context, tx *sql.Tx, p *sqlPool, extra int64) error {
 	p.free = 0
 	c := p.pool.Capacity()
 	if need := p.used + extra + p.units - c; need > 0 {
-		err := q.QueryRowContext(ctx, `SELECT at_ms FROM (
-			SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
-			FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`,
-			s.opts.QuotaKey, p.pool.Name, p.horizon, need).Scan(&p.free)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if p.free, err = s.t.Log.Reaching(ctx, tx, s.opts.QuotaKey, p.pool.Name, p.horizon, need); err != nil {
 			return err
 		}
 		if p.free > 0 {
@@ -347,8 +334,11 @@ func (s *embedded) freeAt(ctx context.Context, q querier, p *sqlPool, extra int6
 func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string, ps []sqlPool) error {
 	for i := range ps {
 		p := &ps[i]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)`,
-			s.opts.QuotaKey, p.pool.Name, id, now, p.units); err != nil {
+		added, err := s.t.Log.Add(ctx, tx, s.opts.QuotaKey, p.pool.Name, id, now, p.units)
+		if err == nil && !added {
+			err = fmt.Errorf("call %s is in the log already", id)
+		}
+		if err != nil {
 			return err
 		}
 		p.used += p.units
@@ -382,7 +372,7 @@ func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
 	}
-	return msTime(until), nil
+	return msTime(until), s.opts.blocked(ctx, pool, msTime(until))
 }
 
 // write runs fn in a transaction alone on the quota key, bounded by the
@@ -390,7 +380,7 @@ func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
 func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *sql.Tx) error) error {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, least))
 	defer cancel()
-	tx, err := s.d.decide(ctx, s.db, s.opts.QuotaKey)
+	tx, err := s.decide(ctx)
 	if err != nil {
 		return err
 	}
@@ -401,22 +391,25 @@ func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *s
 	return tx.Commit()
 }
 
-func (s *embedded) block(ctx context.Context, q querier, pool string, until int64) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = excluded.until_ms WHERE quota_block.until_ms < excluded.until_ms`,
-		s.opts.QuotaKey, pool, until)
-	return err
+func (s *embedded) block(ctx context.Context, tx *sql.Tx, pool string, until int64) error {
+	return s.t.Pools.Block(ctx, tx, s.opts.QuotaKey, pool, until)
 }
 
 // Refund gives back an admitted call that never reached the upstream: its
-// entries leave the log.
+// entries leave the log, and the ledger marks it.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
-	if call.Unmetered {
-		return nil
+	if !call.Unmetered {
+		if err := s.refund(ctx, call); err != nil {
+			return fmt.Errorf("give back: %w", err)
+		}
 	}
+	return s.opts.gaveBack(ctx, call)
+}
+
+func (s *embedded) refund(ctx context.Context, call ingest.Call) error {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, s.opts.QuotaKey, call.ID); err != nil {
+	if err := s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID); err != nil {
 		return fmt.Errorf("refund %s: %w", call.ID, err)
 	}
 	return nil
@@ -426,7 +419,7 @@ func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
-	tx, err := s.d.read(ctx, s.db)
+	tx, err := s.t.Turns.Read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
@@ -510,29 +503,28 @@ func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold
 		if ms <= b.horizon && (b.dayStart == 0 || ms < b.dayStart) {
 			continue
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`, s.opts.QuotaKey, ch.Pool, c.ID, ms, ch.Units)
+		added, err := s.t.Log.Add(ctx, tx, s.opts.QuotaKey, ch.Pool, c.ID, ms, ch.Units)
 		if err != nil {
 			return 0, err
 		}
-		k, _ := res.RowsAffected()
-		n += k
+		if added {
+			n++
+		}
 	}
 	return n, nil
 }
 
 // Config lists, per pool, what the database holds beside this costs file.
 func (s *embedded) Config(ctx context.Context) ([]PoolConfig, error) {
-	return s.config(ctx, s.db)
+	return s.config(ctx, nil)
 }
 
-func (s *embedded) config(ctx context.Context, q querier) ([]PoolConfig, error) {
+func (s *embedded) config(ctx context.Context, tx *sql.Tx) ([]PoolConfig, error) {
 	out := make([]PoolConfig, len(s.opts.Costs.Pools))
 	for i, p := range s.opts.Costs.Pools {
 		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p)}
-		err := q.QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`,
-			s.opts.QuotaKey, p.Name).Scan(&out[i].Limiter)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if out[i].Limiter, err = s.t.Pools.Conf(ctx, tx, s.opts.QuotaKey, p.Name); err != nil {
 			return nil, fmt.Errorf("read configuration: %w", err)
 		}
 	}
@@ -554,9 +546,7 @@ func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 			return err
 		}
 		for _, c := range cur {
-			_, err := tx.ExecContext(ctx, `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)
-				ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`, s.opts.QuotaKey, c.Pool, c.Costs)
-			if err != nil {
+			if err := s.t.Pools.SetConf(ctx, tx, s.opts.QuotaKey, c.Pool, c.Costs, true); err != nil {
 				return err
 			}
 		}
@@ -570,43 +560,32 @@ func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 
 // Lock takes the lease name in the locks table for ttl with a random token
 // and renews it every ttl/3 until unlock; only the holder can renew or
-// release it. Lease times are the dialect's lease clock.
+// release it. Lease times are the database's clock (Turns.Clock).
 func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
 	tok := token()
 	tctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
-	now, err := s.d.lease(tctx, s.db)
-	var res sql.Result
+	now, err := s.t.Turns.Clock(tctx, nil)
+	ok := false
 	if err == nil {
-		res, err = s.db.ExecContext(tctx, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
-			WHERE locks.expires_ms <= ?`, name, tok, now+ttl.Milliseconds(), now)
+		ok, err = s.t.Leases.Take(tctx, name, tok, now, now+ttl.Milliseconds())
 	}
 	if err != nil {
 		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !ok {
 		return func() {}, false, nil
 	}
 	l := lease{
 		ttl: ttl, log: s.opts.Logger.With("lock", name),
 		renew: func(ctx context.Context) (bool, error) {
-			now, err := s.d.lease(ctx, s.db)
+			now, err := s.t.Turns.Clock(ctx, nil)
 			if err != nil {
 				return false, err
 			}
-			res, err := s.db.ExecContext(ctx, `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`,
-				now+ttl.Milliseconds(), name, tok)
-			if err != nil {
-				return false, err
-			}
-			n, _ := res.RowsAffected()
-			return n == 1, nil
+			return s.t.Leases.Renew(ctx, name, tok, now+ttl.Milliseconds())
 		},
-		release: func(ctx context.Context) error {
-			_, err := s.db.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND token = ?`, name, tok)
-			return err
-		},
+		release: func(ctx context.Context) error { return s.t.Leases.Release(ctx, name, tok) },
 	}
 	return l.start(), true, nil
 }

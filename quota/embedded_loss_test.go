@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/quota"
 )
 
 // testClockRowAhead: the embedded limiter's clock row is edited 2 hours
@@ -44,7 +43,7 @@ func testClockRowAhead(t *testing.T, db *sql.DB, l limiter, key string) {
 func TestSQLiteFaultClockRowAhead(t *testing.T) {
 	t.Parallel()
 	db := openDB(t, filepath.Join(t.TempDir(), "clock.db"), false)
-	l, err := quota.NewSQLite(db, quota.Options{QuotaKey: "clock", Costs: faultCosts(t, false), Timeout: 5 * time.Second, Logger: quiet})
+	l, err := newSQLite(db, limOpts{QuotaKey: "clock", Costs: faultCosts(t, false), Timeout: 5 * time.Second, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +53,6 @@ func TestSQLiteFaultClockRowAhead(t *testing.T) {
 func TestPostgresFaultClockRowAhead(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	l := pgLimiter(t, url, quota.Options{QuotaKey: "clock", Costs: faultCosts(t, false), Timeout: 5 * time.Second})
+	l := pgLimiter(t, url, limOpts{QuotaKey: "clock", Costs: faultCosts(t, false), Timeout: 5 * time.Second})
 	testClockRowAhead(t, rawPG(t, url), l, "clock")
 }

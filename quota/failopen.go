@@ -15,19 +15,15 @@ import (
 // fail_open policy, the charge is at most that pool's max_cost, and the
 // units this ledger took unmetered in the pool over the pool's window stay
 // within its budget. The count comes from the ledger, so that every process
-// on the database shares one budget across outages, and with
-// Options.Grant the count and the grant are one write transaction on it,
-// so that processes deciding at the same moment share it too. Anything
-// else is refused with ErrUnavailable.
+// on the database shares one budget across outages, and the count and the
+// grant are one write transaction on it (the ledger's Grant), so that
+// processes deciding at the same moment share it too. Anything else is
+// refused with ErrUnavailable.
 type failPolicy struct {
-	opts Options
+	opts settings
 
 	mu   sync.Mutex
 	down atomic.Bool // changed under mu; read without it on every answer
-	// granted are this process's unmetered calls, until the ledger has
-	// them, without Options.Grant: the meter writes a call to the ledger
-	// after its decision.
-	granted map[string]ingest.Call
 }
 
 // open decides a call while the limiter is unreachable.
@@ -72,51 +68,27 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 	return d, nil
 }
 
-// decide runs grant on the ledger's calls: in one write transaction on
-// the ledger with Options.Grant, else on what Recall returns, this
-// process's grants kept until the ledger holds them (the meter writes a
-// call after its decision).
+// decide runs grant on the ledger's calls in one write transaction on the
+// ledger, which writes the call grant returns before it ends.
 func (f *failPolicy) decide(ctx context.Context, grant func([]ingest.Call) (*ingest.Call, error)) error {
-	if f.opts.Grant != nil {
-		var refused error
-		err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
-			c, err := grant(calls)
-			refused = err
-			return c, err
-		})
-		if refused != nil {
-			return refused
-		}
-		if err != nil {
-			return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
-		}
-		return nil
+	var refused error
+	err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
+		c, err := grant(calls)
+		refused = err
+		return c, err
+	})
+	if refused != nil {
+		return refused
 	}
-	var calls []ingest.Call
-	if f.opts.Recall != nil {
-		rec, err := f.opts.Recall(ctx)
-		if err != nil {
-			return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
-		}
-		calls = rec.Calls
+	if err != nil {
+		return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
 	}
-	c, err := grant(calls)
-	if err == nil {
-		f.granted[c.ID] = *c
-	}
-	return err
+	return nil
 }
 
-// count is what calls, and this process's grants the ledger does not hold
-// yet, took unmetered per pool over each pool's window before now: the
-// part of its fail_open budget in use.
+// count is what calls took unmetered per pool over each pool's window
+// before now: the part of its fail_open budget in use.
 func (f *failPolicy) count(calls []ingest.Call, now time.Time) map[string]int64 {
-	for _, c := range calls {
-		delete(f.granted, c.ID)
-	}
-	for _, c := range f.granted {
-		calls = append(calls, c)
-	}
 	out := map[string]int64{}
 	for _, c := range calls {
 		if !c.Unmetered {

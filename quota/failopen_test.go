@@ -13,12 +13,13 @@ import (
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // TestFaultFailOpenBudgetOneTransaction: six processes of one database (each its
 // own store handle, as six processes are) take fail-open grants at the
-// same moment while Redis is down or hung, and each writes its call to
-// the ledger 50 ms after the decision, as a slow disk would. The budget's
+// same moment while Redis is down or hung, each built as a library user
+// builds it (wiring's Ledger of the store, quota.NewRedis). The budget's
 // check and its grant are one write transaction on the ledger, so the
 // database takes exactly its budget of 3, on SQLite and on PostgreSQL.
 func TestFaultFailOpenBudgetOneTransaction(t *testing.T) {
@@ -74,7 +75,7 @@ func failOpenAtOnce(t *testing.T, path, addr string, procs, calls int) (granted,
 			defer wg.Done()
 			<-start
 			for range calls {
-				d, err := l.Take(ctx, "videos.list")
+				d, err := l.Take(ingest.WithCaller(ctx, ingest.Caller{Region: "US"}), "videos.list")
 				if errors.Is(err, quota.ErrUnavailable) {
 					continue
 				}
@@ -85,11 +86,6 @@ func failOpenAtOnce(t *testing.T, path, addr string, procs, calls int) (granted,
 				mu.Lock()
 				granted++
 				mu.Unlock()
-				time.Sleep(50 * time.Millisecond) // a slow ledger write
-				call := ingest.Call{QuotaKey: key, ID: d.ID, At: d.At, Op: d.Op, Region: "US", Charges: d.Charges, Unmetered: true}
-				if err := db.RecordCall(ctx, call); err != nil {
-					t.Error(err)
-				}
 			}
 		}()
 	}
@@ -103,7 +99,7 @@ func failOpenAtOnce(t *testing.T, path, addr string, procs, calls int) (granted,
 		if c.Unmetered {
 			ledger += int(c.Charges[0].Units)
 			if c.Region != "US" {
-				t.Errorf("unmetered call %s has region %q in the ledger: the meter's write must fill in what the grant did not know", c.ID, c.Region)
+				t.Errorf("unmetered call %s has region %q in the ledger: the limiter's write must fill in what the grant did not know", c.ID, c.Region)
 			}
 		}
 	}
@@ -120,17 +116,11 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	id, err := db.LedgerID(context.Background())
+	led, err := (&wiring.Database{DB: db, Where: "test:/" + key}).Ledger(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	since := func() time.Time { return time.Now().Add(-costs.Span()) }
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Ledger: id, Logger: quiet, Timeout: 100 * time.Millisecond,
-		Recall: func(ctx context.Context) (ingest.Recalled, error) { return db.Recall(ctx, key, since()) },
-		Grant: func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
-			return db.GrantUnmetered(ctx, key, since(), decide)
-		},
-		Notes: db})
+	l, err := quota.NewRedis(c, key, led, quota.NoUpstreamClock, quota.Options{Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +139,7 @@ func TestFaultFailOpenCountsThisProcessGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	l, err := quota.NewRedis(c, quota.Options{QuotaKey: key, Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond,
+	l, err := newRedis(c, limOpts{QuotaKey: key, Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond,
 		Recall: func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }})
 	if err != nil {
 		t.Fatal(err)

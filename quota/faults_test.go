@@ -85,7 +85,7 @@ type host struct {
 	name   string
 	l      *quota.Redis
 	log    *logs
-	opts   quota.Options
+	opts   limOpts
 	client *redis.Client
 
 	mu     sync.Mutex
@@ -93,10 +93,10 @@ type host struct {
 	extra  []ingest.Call // rows the ledger also returns (malformed ones)
 }
 
-func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, tweak func(*quota.Options)) *host {
+func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, tweak func(*limOpts)) *host {
 	t.Helper()
 	h := &host{t: t, name: name, log: &logs{}}
-	h.opts = quota.Options{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
+	h.opts = limOpts{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
 		Logger: slog.New(h.log), Timeout: 2 * time.Second, Recall: h.recall, Notes: &notes{m: map[string]string{}}}
 	if tweak != nil {
 		tweak(&h.opts)
@@ -111,7 +111,7 @@ func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, t
 // next run. It keeps the ledger and its notes, and nothing else.
 func (h *host) restart() {
 	h.t.Helper()
-	l, err := quota.NewRedis(h.client, h.opts)
+	l, err := newRedis(h.client, h.opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func waitingForB(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *hos
 // offset ahead.
 func redisAt(t *testing.T, addr, key string, costs *ingest.Costs, offset time.Duration) *quota.Redis {
 	t.Helper()
-	l, err := quota.NewRedis(newClient(t, addr), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+	l, err := newRedis(newClient(t, addr), limOpts{QuotaKey: key, Costs: costs, Logger: quiet,
 		ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func used(t *testing.T, l *quota.Redis) int64 {
 
 // hungHost is a host on a client made as the worker makes it, with the
 // default limiter timeout of 250 ms.
-func hungHost(t *testing.T, srv *redistest.Server, key string, tweaks ...func(*quota.Options)) *host {
+func hungHost(t *testing.T, srv *redistest.Server, key string, tweaks ...func(*limOpts)) *host {
 	t.Helper()
 	c, err := quota.NewClient("redis://"+srv.Addr, quota.DefaultTimeout)
 	if err != nil {
@@ -298,12 +298,12 @@ func hungHost(t *testing.T, srv *redistest.Server, key string, tweaks ...func(*q
 	}
 	t.Cleanup(func() { c.Close() })
 	h := &host{t: t, name: "w", log: &logs{}}
-	h.opts = quota.Options{QuotaKey: key, Costs: faultCosts(t, false), Ledger: "w",
+	h.opts = limOpts{QuotaKey: key, Costs: faultCosts(t, false), Ledger: "w",
 		Logger: slog.New(h.log), Recall: h.recall}
 	for _, tweak := range tweaks {
 		tweak(&h.opts)
 	}
-	h.l, err = quota.NewRedis(c, h.opts)
+	h.l, err = newRedis(c, h.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestFaultMixedWindowsSQLite(t *testing.T) {
 // sqliteLimiter opens the embedded limiter on path with the clock now.
 func sqliteLimiter(t *testing.T, path, key string, costs *ingest.Costs, now func() time.Time) *quota.SQLite {
 	t.Helper()
-	l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet, Now: now})
+	l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: key, Costs: costs, Logger: quiet, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package quota
 import (
 	"context"
 	"database/sql"
-	"errors"
 )
 
 // hold is the embedded limiter's copy of window.lua's hold. A decision
@@ -66,9 +65,9 @@ func (h hold) edge(now, window int64) int64 {
 func (s *embedded) holdKey() string { return s.opts.QuotaKey + "{hold}" }
 
 // readHold reads the hold and moves it by the clock's reading raw.
-func (s *embedded) readHold(ctx context.Context, q querier, h *hold, raw, last int64) error {
-	err := q.QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, s.holdKey()).Scan(&h.from, &h.till)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+func (s *embedded) readHold(ctx context.Context, tx *sql.Tx, h *hold, raw, last int64) error {
+	var err error
+	if h.from, h.till, err = s.t.Clocks.ClockRow(ctx, tx, s.holdKey()); err != nil {
 		return err
 	}
 	h.move(raw, last, s.opts.Costs.Span().Milliseconds())

@@ -33,7 +33,7 @@ import (
 func bareHost(t *testing.T, addr, key string, costs *ingest.Costs, name string) *host {
 	t.Helper()
 	h := &host{t: t, name: name, log: &logs{}}
-	h.opts = quota.Options{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
+	h.opts = limOpts{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
 		Logger: slog.New(h.log), Timeout: 2 * time.Second, Recall: h.recall, Notes: &notes{m: map[string]string{}}}
 	h.client = newClient(t, addr)
 	h.restart()
@@ -458,7 +458,7 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 	if failOpen {
 		costs = faultCosts(t, false)
 	}
-	tweak := func(o *quota.Options) { o.Replicas, o.Timeout = replicas, 500*time.Millisecond }
+	tweak := func(o *limOpts) { o.Replicas, o.Timeout = replicas, 500*time.Millisecond }
 	replicated(t, pc, rc)
 	a := newHost(t, primary.Addr, key, costs, "a", tweak)
 	b := newHost(t, primary.Addr, key, costs, "b", tweak)
@@ -572,7 +572,7 @@ func TestFaultLedgerRowAhead(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	ahead := func(o *quota.Options) { o.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } }
+	ahead := func(o *limOpts) { o.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } }
 	h := newHost(t, srv.Addr, key, costs, "a", ahead)
 	h.spendN(40)
 	good := h.client
@@ -624,7 +624,7 @@ func TestFaultClockStepRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	boot := steadyBoot()
-	h := newHost(t, srv.Addr, key, costs, "a", func(o *quota.Options) { o.Uptime = boot; o.Now = time.Now })
+	h := newHost(t, srv.Addr, key, costs, "a", func(o *limOpts) { o.Uptime = boot; o.Now = time.Now })
 	h.spendN(60)
 	step := func(off time.Duration) int {
 		h.opts.ClockOffset = off
@@ -648,7 +648,7 @@ func TestFaultClockStepSQLite(t *testing.T) {
 	path, key, costs := t.TempDir()+"/ledger.db", quotaKey(t), faultCosts(t, false)
 	boot := steadyBoot()
 	open := func(off time.Duration) *quota.SQLite {
-		l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: key, Costs: costs, Logger: quiet,
+		l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: key, Costs: costs, Logger: quiet,
 			Uptime: boot, Now: func() time.Time { return time.Now().Add(off) }})
 		if err != nil {
 			t.Fatal(err)
@@ -698,7 +698,7 @@ func TestFaultRepeatedOutages(t *testing.T) {
 	for range 5 {
 		h.client = bad
 		h.restart()
-		sibling, err := quota.NewRedis(bad, h.opts)
+		sibling, err := newRedis(bad, h.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -733,7 +733,7 @@ func TestFaultFirstCallAfterOutage(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
 			key := quotaKey(t)
-			h := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = &book{} })
+			h := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = &book{} })
 			c, err := quota.NewClient("redis://"+srv.Addr, quota.DefaultTimeout)
 			if err != nil {
 				t.Fatal(err)
@@ -875,7 +875,7 @@ func testStaleLedgersCopy(t *testing.T, day bool) {
 		t.Logf("stale copy, pool with a day: after both ledgers refilled, refused until %s (the window and the day)", d.RetryAt)
 		return
 	}
-	later := newHost(t, srv.Addr, key, costs, "c", func(o *quota.Options) {
+	later := newHost(t, srv.Addr, key, costs, "c", func(o *limOpts) {
 		o.ClockOffset = time.Hour + time.Minute
 		o.Now = func() time.Time { return time.Now().Add(time.Hour + time.Minute) }
 	})
@@ -938,7 +938,7 @@ func TestFaultHeartbeatDuringSpends(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	h := newHost(t, srv.Addr, key, costs, "d", func(o *quota.Options) { o.Beat = time.Millisecond })
+	h := newHost(t, srv.Addr, key, costs, "d", func(o *limOpts) { o.Beat = time.Millisecond })
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); h.l.Run(ctx) }()

@@ -26,32 +26,49 @@ var (
 	ErrCostTooLarge = errors.New("cost can never fit its pool")
 )
 
-// Limiter is what both backends offer, and what the conformance suite
-// holds them to.
-type Limiter interface {
+// The limiter's roles: a caller depends on the one it uses. Every backend
+// (Redis, SQLite, Postgres) plays them all; the conformance suite holds
+// each to them.
+
+// Meter is what a job uses for each call of the upstream.
+type Meter interface {
 	// Take decides one call of an operation of costs.yaml; Spend one call
-	// that takes charges: all of them or none.
+	// that takes charges: all of them or none. An admitted call is in the
+	// ledger before either returns.
 	Take(ctx context.Context, op string) (ingest.Decision, error)
 	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
-	// Block refuses every call of pool until the upstream's reset.
-	Block(ctx context.Context, pool string) (time.Time, error)
 	// Refund gives back an admitted call that never reached the upstream.
 	Refund(ctx context.Context, call ingest.Call) error
+	// Block refuses every call of pool until the upstream's reset.
+	Block(ctx context.Context, pool string) (time.Time, error)
+}
+
+// Reporter is what a report reads: the pools' state.
+type Reporter interface {
 	State(ctx context.Context) ([]ingest.PoolState, error)
-	// Refill puts a ledger's calls and blocks back; twice counts once.
-	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
-	// Lock takes a lease, renewed until unlock.
-	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
+// Operator is what `ingest quota` and `ingest check` use: the pools'
+// stored settings, and putting a ledger's calls back.
+type Operator interface {
 	Config(ctx context.Context) ([]PoolConfig, error)
 	CheckConfig(ctx context.Context) error
 	ApplyConfig(ctx context.Context) ([]ConfigChange, error)
+	// Refill puts a ledger's calls and blocks back; twice counts once.
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
 	Backend() string
 }
 
+// Locker is the job lock: a lease, renewed until unlock.
+type Locker interface {
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
 var (
-	_ Limiter = (*Redis)(nil)
-	_ Limiter = (*SQLite)(nil)
-	_ Limiter = (*Postgres)(nil)
+	_ = [...]Meter{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Reporter{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Operator{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
+	_ = [...]Locker{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
 )
 
 // DefaultTimeout bounds each call to the shared limiter.
@@ -68,39 +85,18 @@ const (
 	DefaultGuard = 10 * time.Minute
 )
 
-// Options configure a limiter of either backend.
+// Options are a limiter's tunables, each with a safe default: the zero
+// Options is right for production. What the limiter's promises need is not
+// here but in the constructors' required arguments (ledger.go).
 type Options struct {
-	// QuotaKey names the upstream quota every worker shares.
-	QuotaKey string
 	// Costs are the pools and operations; nil means the built-in costs.yaml.
 	Costs *ingest.Costs
-	// Timeout bounds each call to the limiter; zero means DefaultTimeout.
+	// Timeout bounds each call to the limiter; zero means the backend's
+	// default (DefaultTimeout for Redis).
 	Timeout time.Duration
 	// Logger receives the fail-open and recovery messages; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Ledger is the stable id of this worker's database: to the limiter,
-	// every process writing to one database is one worker. Empty means a
-	// random id (a worker without a database).
-	Ledger string
-	// Where is the host and path the ledger is at, for reports.
-	Where string
-	// Recall returns what this worker's ledger holds of the pools' span
-	// (the trailing window and the current calendar day): its calls,
-	// metered or not, and the blocks it met. The Redis limiter refills
-	// itself with them when it finds Redis lost data and when an outage
-	// ends, and counts the fail_open budget from them; nil means there is
-	// no ledger.
-	Recall func(ctx context.Context) (ingest.Recalled, error)
-	// Grant, when set, decides a fail-open call in one write transaction
-	// on the ledger: decide is given the ledger's calls of the span, and
-	// the call it returns is written before the transaction ends, so that
-	// processes on one database deciding at once share one fail_open
-	// budget. nil counts the budget from Recall and this process's grants.
-	Grant func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error
-	// Notes keeps the Redis limiter's notes in the ledger; nil keeps them
-	// in memory.
-	Notes Notebook
 	// Replicas: with more than zero, the Redis limiter counts an admission
 	// only once WAIT confirms that many replicas hold it.
 	Replicas int
@@ -121,19 +117,36 @@ type Options struct {
 	// and no guard otherwise: a test that moves Now moves time itself,
 	// unless it gives an Uptime as well.
 	Uptime func() (boot string, since time.Duration, ok bool)
-	// Upstream is the upstream's clock (upstream.go): a decision whose
-	// time disagrees with it by more than Guard is not taken. nil: no such
-	// check.
-	Upstream *UpstreamClock
-	// Unknowns keeps the Redis limiter's decisions of unknown outcome (a
-	// timeout after the request went out) until they are reconciled; nil
-	// keeps them in memory.
-	Unknowns UnknownLedger
 }
 
-func (o Options) withDefaults() (Options, error) {
-	if o.QuotaKey == "" || strings.ContainsAny(o.QuotaKey, "{}") {
-		return o, fmt.Errorf("quota key %q: must be non-empty and without braces", o.QuotaKey)
+// settings are the Options with their defaults and the required
+// arguments, as the backends read them.
+type settings struct {
+	Options
+	QuotaKey string
+	// Ledger and Where are the ledger's id and place (Ledger.ID, .Where).
+	Ledger, Where string
+	// Recall and Grant are the ledger's, on this quota key and the pools'
+	// span before now.
+	Recall   func(ctx context.Context) (ingest.Recalled, error)
+	Grant    func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error
+	Record   Recorder
+	Notes    Notebook
+	Unknowns UnknownLedger
+	Upstream *UpstreamClock // nil: NoUpstreamClock
+	// meters is false for a limiter built with NoLedger: it admits nothing.
+	meters bool
+}
+
+func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (settings, error) {
+	if quotaKey == "" || strings.ContainsAny(quotaKey, "{}") {
+		return settings{}, fmt.Errorf("quota key %q: must be non-empty and without braces", quotaKey)
+	}
+	if err := led.check(); err != nil {
+		return settings{}, err
+	}
+	if up == nil {
+		return settings{}, errors.New("the upstream's clock is required: a *UpstreamClock, or NoUpstreamClock to run without one")
 	}
 	if o.Costs == nil {
 		o.Costs = ingest.DefaultCosts()
@@ -144,12 +157,6 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Ledger == "" {
-		o.Ledger = token()[:12]
-	}
-	if o.Notes == nil {
-		o.Notes = &memNotes{m: map[string]string{}}
-	}
 	o.Beat = cmp.Or(o.Beat, DefaultBeat)
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
 	if o.Now == nil {
@@ -158,8 +165,27 @@ func (o Options) withDefaults() (Options, error) {
 			o.Uptime = kernelUptime
 		}
 	}
-	o.Logger = o.Logger.With("quota_key", o.QuotaKey)
-	return o, nil
+	o.Logger = o.Logger.With("quota_key", quotaKey)
+	s := settings{Options: o, QuotaKey: quotaKey, Ledger: led.ID, Where: led.Where,
+		Record: led.Record, Notes: led.Notes, Unknowns: led.Unknowns, meters: !led.none}
+	if up != NoUpstreamClock {
+		s.Upstream = up
+	}
+	if led.none {
+		// It admits nothing: what it recalls and grants is nothing.
+		s.Ledger = token()[:12]
+		s.Recall = func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
+		s.Grant = func(context.Context, func([]ingest.Call) (*ingest.Call, error)) error { return errNoLedger }
+		return s, nil
+	}
+	since := func() time.Time { return o.Now().Add(-o.Costs.Span()) }
+	s.Recall = func(ctx context.Context) (ingest.Recalled, error) {
+		return led.Recall.Recall(ctx, quotaKey, since())
+	}
+	s.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
+		return led.Grant.GrantUnmetered(ctx, quotaKey, since(), decide)
+	}
+	return s, nil
 }
 
 // charge is one validated charge with its pool.

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/internal/redistest"
-	"github.com/ingestworks/ingest/quota"
 )
 
 // cadence is the interval between a cron host's runs in these tests: an
@@ -89,7 +88,7 @@ func TestFaultUnlistedLedgerDaemon(t *testing.T) {
 	const beat = 300 * time.Millisecond
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	daemon := func(o *quota.Options) { o.Beat = beat }
+	daemon := func(o *limOpts) { o.Beat = beat }
 	a := newHost(t, srv.Addr, key, costs, "a", daemon)
 	b := newHost(t, srv.Addr, key, costs, "b", daemon)
 	ctx, stop := context.WithCancel(context.Background())
@@ -234,12 +233,12 @@ func TestFaultVouchNearTheSpanEdge(t *testing.T) {
 	// of the span is the edge of the window
 	key, costs := quotaKey(t), parseCosts(t, "pools:\n  default: {limit: 100, window: 26h}\noperations:\n  videos.list: {default: 1}\n")
 	edge := -(26*time.Hour - 20*time.Second) // B's clock: its calls leave the window 20 s from now
-	b := newHost(t, srv.Addr, key, costs, "b", func(o *quota.Options) {
+	b := newHost(t, srv.Addr, key, costs, "b", func(o *limOpts) {
 		o.ClockOffset = edge
 		o.Now = func() time.Time { return time.Now().Add(edge) }
 	})
 	b.spendN(30)
-	a := newHost(t, srv.Addr, key, costs, "a", func(o *quota.Options) { o.Beat = time.Minute })
+	a := newHost(t, srv.Addr, key, costs, "a", func(o *limOpts) { o.Beat = time.Minute })
 	a.spendN(30) // A's copy, at its first call, names B
 	do(t, srv.Addr, "FLUSHALL")
 	first := a.run(2 * capacity)

@@ -64,7 +64,7 @@ func TestPostgresManyProcessesOneKey(t *testing.T) {
 	var admitted, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range 6 {
-		l := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: costs, Timeout: 30 * time.Second})
+		l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Timeout: 30 * time.Second})
 		for range 4 {
 			wg.Go(func() {
 				for refused.Load() < 50 {
@@ -100,7 +100,7 @@ func TestFaultPostgresHung(t *testing.T) {
 	url := srv.URL(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	const timeout = 500 * time.Millisecond
-	l := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: costs, Timeout: timeout})
+	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Timeout: timeout})
 	before := 0
 	for range 60 {
 		if take(t, l, "videos.list").Allowed {
@@ -268,7 +268,7 @@ func TestFaultPostgresWorkerKilled(t *testing.T) {
 		return pgCount(t, db, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, backend) == 0
 	})
 	after := pgCount(t, db, `SELECT count(*) FROM quota_log WHERE quota_key = $1`, key)
-	l := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: propCosts(t), Timeout: 2 * time.Second})
+	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: propCosts(t), Timeout: 2 * time.Second})
 	start := time.Now()
 	d := take(t, l, "videos.list")
 	t.Logf("worker killed mid-admission: %d log rows committed before, %d after; the next decision in %s: allowed %v",
@@ -293,7 +293,7 @@ func TestFaultPostgresWorkerHung(t *testing.T) {
 	cmd := helper(t, url, key, hungFor)
 	before, release := hungMidDecision(t, db, key, cmd)
 	release()
-	l := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: propCosts(t), Timeout: 10 * time.Second})
+	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: propCosts(t), Timeout: 10 * time.Second})
 	start := time.Now()
 	d := take(t, l, "videos.list")
 	took := time.Since(start)
@@ -344,8 +344,8 @@ func TestPostgresHostClocksDiffer(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	key, costs := quotaKey(t), faultCosts(t, true)
-	a := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: costs, Now: time.Now})
-	b := pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: costs,
+	a := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Now: time.Now})
+	b := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs,
 		Now: func() time.Time { return time.Now().Add(13 * time.Hour) }})
 	n := 0
 	for i := range 2*capacity + 2 {
@@ -376,7 +376,7 @@ func TestFaultClockStepPostgres(t *testing.T) {
 	key, costs := quotaKey(t), faultCosts(t, false)
 	boot := steadyBoot()
 	open := func(off time.Duration) limiter {
-		return pgLimiter(t, url, quota.Options{QuotaKey: key, Costs: costs, Uptime: boot, Now: time.Now, ClockOffset: off})
+		return pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Uptime: boot, Now: time.Now, ClockOffset: off})
 	}
 	before := 0
 	for range 60 {

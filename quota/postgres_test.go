@@ -48,12 +48,12 @@ func rawPG(t testing.TB, url string) *sql.DB {
 
 // pgLimiter opens the limiter on a store of its own on url: a process of
 // its own.
-func pgLimiter(t testing.TB, url string, o quota.Options) *quota.Postgres {
+func pgLimiter(t testing.TB, url string, o limOpts) *quota.Postgres {
 	t.Helper()
 	if o.Logger == nil {
 		o.Logger = quiet
 	}
-	l, err := quota.NewPostgres(openStore(t, url), o)
+	l, err := newPostgres(openStore(t, url), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func pgHarness() harness {
 		return urls[key]
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		return pgLimiter(t, url(t, key), quota.Options{QuotaKey: key, Costs: costs, ClockOffset: offset,
+		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset,
 			Now: func() time.Time { return time.Now().Add(offset) }})
 	}
 	return harness{

@@ -20,7 +20,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
-	"github.com/ingestworks/ingest/quota"
 )
 
 // The property run: processes x workers callers, 1-unit and 100+1-unit
@@ -55,7 +54,7 @@ func TestExactness(t *testing.T) {
 		url := pgtest.URL(t)
 		// The schema and the pools' settings, before the processes start:
 		// the run is about the window, not the first call's settings.
-		l := pgLimiter(t, url, quota.Options{QuotaKey: "prop", Costs: propCosts(t)})
+		l := pgLimiter(t, url, limOpts{QuotaKey: "prop", Costs: propCosts(t)})
 		if _, err := l.ApplyConfig(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -330,13 +329,13 @@ func helperWorker(l limiter, rng *rand.Rand, untilMS int64, emit func(string, ..
 }
 
 func helperLimiter(t *testing.T, backend, target string) limiter {
-	opts := quota.Options{QuotaKey: os.Getenv("QUOTA_KEY"), Costs: propCosts(t), Timeout: time.Minute}
+	opts := limOpts{QuotaKey: os.Getenv("QUOTA_KEY"), Costs: propCosts(t), Timeout: time.Minute}
 	if d, err := time.ParseDuration(os.Getenv("QUOTA_TIMEOUT")); err == nil {
 		opts.Timeout = d
 	}
 	switch backend {
 	case "postgres":
-		l, err := quota.NewPostgres(openStore(t, target), opts)
+		l, err := newPostgres(openStore(t, target), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +356,7 @@ func helperLimiter(t *testing.T, backend, target string) limiter {
 	if _, err := db.Exec("PRAGMA busy_timeout = 60000"); err != nil {
 		t.Fatal(err)
 	}
-	l, err := quota.NewSQLite(db, opts)
+	l, err := newSQLite(db, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

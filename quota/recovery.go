@@ -47,7 +47,7 @@ func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
 // high-water mark (its last admitted call), its clock reference, and when
 // it last copied the limiter's ledgers.
 type ledgerView struct {
-	opts     Options
+	opts     settings
 	recallMu sync.Mutex  // one refill at a time
 	beating  atomic.Bool // this process heartbeats (Run): it looks every Beat
 
@@ -107,9 +107,6 @@ func laterID(a, b string) string {
 }
 
 func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
-	if v.opts.Recall == nil {
-		return ingest.Recalled{}, nil
-	}
 	rec, err := v.opts.Recall(ctx)
 	if err != nil {
 		return rec, fmt.Errorf("read the ledger: %w", err)
@@ -205,9 +202,6 @@ func (v *ledgerView) keepCopy(ctx context.Context, at int64, ls []LedgerSeen) {
 // older than a span cannot tell who spent since: it names nobody, and the
 // recovery waits for time to pass (or for `quota restore`).
 func (v *ledgerView) vouch(ctx context.Context) []string {
-	if v.opts.Recall == nil {
-		return nil // a worker without a ledger cannot put its calls back
-	}
 	raw, err := v.opts.Notes.Noted(ctx, v.noteName("ledgers"))
 	var c ledgerCopy
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &c) != nil {

@@ -38,7 +38,7 @@ var ErrNotApplied = errors.New("the limiter holds no configuration for this quot
 // Redis (or Redis Cluster) and quota key draws from one window.
 type Redis struct {
 	client redis.UniversalClient
-	opts   Options
+	opts   settings
 	prefix string
 	inst   string // this instance's name, for its receipts and fence
 	tok    atomic.Int64
@@ -47,35 +47,15 @@ type Redis struct {
 	led    ledgerView  // what this ledger knows: recovery.go
 }
 
-// NewClient opens a Redis client for the limiter from a URL: one server
-// (redis://...), or a cluster when the URL lists nodes with addr=. Its
-// timeouts are the limiter's, and a context's deadline reaches the socket
-// (go-redis ignores it on reads otherwise), so that a hung Redis costs a
-// call timeout, not the client's default of seconds. Commands are never
-// retried by the client: a spend sent twice would count twice.
-func NewClient(raw string, timeout time.Duration) (redis.UniversalClient, error) {
-	timeout = max(timeout, 50*time.Millisecond)
-	if strings.Contains(raw, "addr=") {
-		o, err := redis.ParseClusterURL(raw)
-		if err != nil {
-			return nil, err
-		}
-		o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
-		return redis.NewClusterClient(o), nil
+// NewRedis returns a limiter on client for quotaKey, which writes what it
+// admits, blocks and gives back in ledger and checks its clock against
+// upstream's (NoUpstreamClock: against none). Every argument before opts is
+// required (ledger.go).
+func NewRedis(client redis.UniversalClient, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
+	if client == nil {
+		return nil, errors.New("quota: the Redis client is required")
 	}
-	o, err := redis.ParseURL(raw)
-	if err != nil {
-		return nil, err
-	}
-	o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
-	return redis.NewClient(o), nil
-}
-
-// NewRedis returns a limiter on client for opts.QuotaKey.
-func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
-	opts, err := opts.withDefaults()
+	opts, err := newSettings(quotaKey, ledger, upstream, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
@@ -84,7 +64,7 @@ func NewRedis(client redis.UniversalClient, opts Options) (*Redis, error) {
 		// The {tag} puts every key of one quota key in one cluster slot.
 		prefix: "ingest:{" + opts.QuotaKey + "}:",
 		inst:   token()[:8],
-		fail:   &failPolicy{opts: opts, granted: map[string]ingest.Call{}},
+		fail:   &failPolicy{opts: opts},
 	}
 	r.pend.n.Store(1) // until the ledger's unknowns are read
 	r.led.opts = opts
@@ -293,10 +273,13 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
+	if !r.opts.meters {
+		return ingest.Decision{}, fmt.Errorf("limiter: %w", errNoLedger)
+	}
 	for range 4 {
 		d, again, err := r.spend(ctx, op, cs)
 		if !again {
-			return d, err
+			return r.opts.admitted(ctx, op, d, err)
 		}
 	}
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: it kept finding lost data", ErrUnavailable)
@@ -451,6 +434,9 @@ func (r *Redis) decision(op string, cs []charge, rep reply) ingest.Decision {
 // own clock sees it, for every worker sharing the quota key. It returns
 // the end of the block.
 func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
+	if !r.opts.meters {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, errNoLedger)
+	}
 	p, ok := r.opts.Costs.Pool(pool)
 	if !ok {
 		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
@@ -463,15 +449,22 @@ func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
 	}
-	return msTime(rep.Until), nil
+	return msTime(rep.Until), r.opts.blocked(ctx, pool, msTime(rep.Until))
 }
 
 func one(ingest.Pool) int64 { return 1 }
 
 // Refund gives back an admitted call that never reached the upstream: its
 // entry leaves every pool's log, so the window holds what the upstream
-// charged. A call that is not there is left alone.
+// charged, and the ledger marks it. A call that is not there is left alone.
 func (r *Redis) Refund(ctx context.Context, call ingest.Call) error {
+	if err := r.refund(ctx, call); err != nil {
+		return fmt.Errorf("give back: %w", err)
+	}
+	return r.opts.gaveBack(ctx, call)
+}
+
+func (r *Redis) refund(ctx context.Context, call ingest.Call) error {
 	if call.Unmetered {
 		return nil
 	}

@@ -23,7 +23,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		l, err := quota.NewRedis(client(t), quota.Options{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
+		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
 			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
@@ -79,8 +79,8 @@ func created(t testing.TB, l *quota.Redis) {
 
 // openRedis is quota.NewRedis on a quota key created as `ingest quota
 // apply` creates it.
-func openRedis(t testing.TB, c redis.UniversalClient, o quota.Options) (*quota.Redis, error) {
-	l, err := quota.NewRedis(c, o)
+func openRedis(t testing.TB, c redis.UniversalClient, o limOpts) (*quota.Redis, error) {
+	l, err := newRedis(c, o)
 	if err == nil {
 		created(t, l)
 	}
@@ -109,7 +109,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { client.Close() })
 	t.Run("OneSlot", func(t *testing.T) {
-		l, err := openRedis(t, client, quota.Options{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})
+		l, err := openRedis(t, client, limOpts{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, err := openRedis(t, c, quota.Options{QuotaKey: "ttl", Costs: testCosts(t, 1000, 0, 5, time.Hour)})
+	l, err := openRedis(t, c, limOpts{QuotaKey: "ttl", Costs: testCosts(t, 1000, 0, 5, time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 	ctx := context.Background()
 	admin := newClient(t, srv.Addr)
 	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
-	w, _ := openRedis(t, admin, quota.Options{QuotaKey: "ro", Costs: costs})
+	w, _ := openRedis(t, admin, limOpts{QuotaKey: "ro", Costs: costs})
 	for range 3 {
 		if _, err := w.Take(ctx, "search.list"); err != nil {
 			t.Fatal(err)
@@ -186,7 +186,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 	}
 	reader := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "pw"})
 	defer reader.Close()
-	r, _ := openRedis(t, reader, quota.Options{QuotaKey: "ro", Costs: costs})
+	r, _ := openRedis(t, reader, limOpts{QuotaKey: "ro", Costs: costs})
 	s, err := r.State(ctx)
 	if err != nil {
 		t.Fatalf("state as a read-only user: %v", err)
@@ -202,7 +202,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 func TestRedisScriptFlush(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "flush", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
+	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "flush", Costs: testCosts(t, 1000, 0, 5, time.Minute)})
 	ctx := context.Background()
 	for i := range 20 {
 		if i == 10 {
@@ -219,6 +219,12 @@ func TestRedisScriptFlush(t *testing.T) {
 	}
 }
 
+// forgetful are notes that keep nothing.
+type forgetful struct{}
+
+func (forgetful) Note(context.Context, string, string) error    { return nil }
+func (forgetful) Noted(context.Context, string) (string, error) { return "", nil }
+
 // TestRedisFlushallRestore: after FLUSHALL a worker that knows what it
 // spent refuses to spend metered until the window is whole again; here
 // nobody could vouch for who spent (no fresh register), so it waits until
@@ -226,7 +232,11 @@ func TestRedisScriptFlush(t *testing.T) {
 func TestRedisFlushallRestore(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	// The worker's ledger keeps nothing it could recall, nor a copy of the
+	// list of ledgers: the calls are the operator's to restore.
+	forgets := func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
+	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "lost", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet,
+		Recall: forgets, Notes: forgetful{}})
 	ctx := context.Background()
 	var ledger []ingest.Call
 	for i := range 30 {
@@ -304,7 +314,7 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	var books ledgers
 	workers := make([]*quota.Redis, 2)
 	for i := range workers {
-		workers[i], _ = openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "amnesia", Costs: costs,
+		workers[i], _ = openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "amnesia", Costs: costs,
 			Recall: books.recall(i), Logger: quiet, Timeout: 2 * time.Second, Ledger: fmt.Sprintf("w%d", i)})
 	}
 	take := func(i int) bool {
@@ -358,7 +368,7 @@ func TestRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var books ledgers
-	l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
+	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
 		Logger: quiet, Recall: books.recall(0), Ledger: "w0"})
 	ctx := context.Background()
 	d, err := l.Take(ctx, "videos.list")
@@ -413,7 +423,7 @@ func TestRedisScriptError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, _ := openRedis(t, c, quota.Options{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	l, _ := openRedis(t, c, limOpts{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	c.Set(ctx, "ingest:{wrongtype}:log:default", "not a stream", 0)
 	d, err := l.Take(ctx, "videos.list")
@@ -428,7 +438,7 @@ func TestRedisPersistence(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	l, _ := openRedis(t, c, quota.Options{QuotaKey: "persist", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	l, _ := openRedis(t, c, limOpts{QuotaKey: "persist", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	if kept, detail, err := l.Persistence(ctx); err != nil || kept {
 		t.Fatalf("test server (--save '' --appendonly no): kept %v, %q, %v; want not kept", kept, detail, err)
@@ -468,7 +478,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	want := ingest.UpstreamReset(time.Now())
 	offset := time.Until(want.Add(-2 * time.Minute))
 	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
-		l, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet,
+		l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "skew", Costs: costs, Logger: quiet,
 			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
 		until, err := l.Block(ctx, "search")
 		if err != nil {
@@ -481,7 +491,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	}
 	// The ledger of a worker that spent and met the block.
 	var calls []ingest.Call
-	w, _ := openRedis(t, newClient(t, srv.Addr), quota.Options{QuotaKey: "skew", Costs: costs, Logger: quiet, Ledger: "w",
+	w, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "skew", Costs: costs, Logger: quiet, Ledger: "w",
 		Recall: func(context.Context) (ingest.Recalled, error) {
 			return ingest.Recalled{Calls: calls, Blocks: blocks}, nil
 		}})

@@ -3,12 +3,7 @@ package quota
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SQLiteTimeout is how long the embedded limiter waits for the database's
@@ -20,63 +15,24 @@ const SQLiteTimeout = 10 * time.Second
 // sharing the file take turns and stay exact.
 type SQLite struct{ embedded }
 
-// NewSQLite returns a limiter on db, the store's write pool (store.DB.Writer):
-// the store opens the database and keeps its schema. It never fails open:
-// a database busy past the timeout (default SQLiteTimeout) is an error.
-func NewSQLite(db *sql.DB, opts Options) (*SQLite, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = SQLiteTimeout
+// NewSQLite returns a limiter in the tables of a SQLite store
+// (store.DB.LimiterTables): the store opens the database, keeps its schema
+// and holds the SQL. It decides by this host's clock (Options.Now), which
+// every process sharing the file shares. It never fails open: a database
+// busy past the timeout (default SQLiteTimeout) is an error.
+func NewSQLite(t Tables, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = SQLiteTimeout
 	}
-	opts, err := opts.withDefaults()
+	e, err := newEmbedded(t, quotaKey, ledger, upstream, o)
 	if err != nil {
-		return nil, fmt.Errorf("quota: %w", err)
+		return nil, err
 	}
-	return &SQLite{embedded{db: db, opts: opts, d: sqliteDialect{now: opts.Now}}}, nil
+	now := e.opts.Now
+	e.wall = func(context.Context, *sql.Tx) (int64, error) { return now().UnixMilli(), nil }
+	e.clockName, e.down = "this host's clock", "database busy for"
+	return &SQLite{e}, nil
 }
 
 // Backend names the backend, for reports.
 func (s *SQLite) Backend() string { return "sqlite" }
-
-// sqliteDialect: one host, whose processes share the file and its clock.
-type sqliteDialect struct{ now func() time.Time }
-
-// decide is BEGIN IMMEDIATE (_txlock=immediate in the store's DSN): the
-// database's one write lock, for every quota key at once.
-func (sqliteDialect) decide(ctx context.Context, db *sql.DB, _ string) (*sql.Tx, error) {
-	return db.BeginTx(ctx, nil)
-}
-
-// read is a plain deferred BEGIN, which a query-only connection allows.
-func (sqliteDialect) read(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
-	return db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-}
-
-// wall is Options.Now: every process sharing the file is on one host.
-func (d sqliteDialect) wall(context.Context, querier) (int64, error) { return d.now().UnixMilli(), nil }
-
-func (sqliteDialect) clock() string { return "this host's clock" }
-
-func (sqliteDialect) lease(context.Context, querier) (int64, error) {
-	return time.Now().UnixMilli(), nil
-}
-
-// unavailable: the write lock was held past the timeout.
-func (sqliteDialect) unavailable(ctx context.Context, err error, timeout time.Duration) error {
-	if !busy(ctx, err) {
-		return nil
-	}
-	return fmt.Errorf("database busy for %s: %w: %w", timeout, ErrUnavailable, err)
-}
-
-// busy tells a database that is locked past the timeout from a real error.
-func busy(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var serr *sqlite.Error
-	if errors.As(err, &serr) {
-		code := serr.Code() & 0xff
-		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED || code == sqlite3.SQLITE_INTERRUPT
-	}
-	return false
-}

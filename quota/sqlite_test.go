@@ -60,7 +60,7 @@ func sqliteHarness(dir string) harness {
 		return db
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		l, err := quota.NewSQLite(exec(t, key, ""), quota.Options{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet,
+		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet,
 			Now: func() time.Time { return time.Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ro.db")
 	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
-	w, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: "ro", Costs: costs})
+	w, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: "ro", Costs: costs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 	}
 	time.Sleep(400 * time.Millisecond)
 	ro := openDB(t, path, true)
-	r, err := quota.NewSQLite(ro, quota.Options{QuotaKey: "ro", Costs: costs})
+	r, err := newSQLite(ro, limOpts{QuotaKey: "ro", Costs: costs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "busy.db")
-	l, err := quota.NewSQLite(openDB(t, path, false), quota.Options{QuotaKey: "busy", Costs: testCosts(t, 1000, 0, 5, time.Minute), Timeout: 200 * time.Millisecond, Logger: quiet})
+	l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: "busy", Costs: testCosts(t, 1000, 0, 5, time.Minute), Timeout: 200 * time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,18 +11,8 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision whose outcome is unknown: the request went out to
-// Redis and no answer came back in time. The call was refused to its caller
-// and never made; Redis may still have admitted it (or may yet, when a hung
-// server resumes). It is reconciled by its token when Redis answers again.
-type Unknown struct {
-	QuotaKey string
-	Instance string // the limiter instance that sent it: its receipts
-	Token    int64  // the instance's number for the request
-	Op       string
-	At       time.Time // this worker's clock when it gave up
-	Charges  []ingest.Charge
-}
+// Unknown is a decision whose outcome is unknown (ingest.Unknown).
+type Unknown = ingest.Unknown
 
 // UnknownLedger keeps unknown decisions until they are reconciled, so that
 // a worker that stops in between leaves them to the next one on the same
@@ -150,7 +140,7 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 			return err
 		}
 		call = &ingest.Call{QuotaKey: u.QuotaKey, ID: id, At: time.UnixMilli(ms).UTC(), Op: u.Op, Charges: u.Charges}
-		if err := r.Refund(ctx, *call); err != nil {
+		if err := r.refund(ctx, *call); err != nil {
 			return err
 		}
 		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +28,7 @@ func internalRedis(t *testing.T) func(q string) *Redis {
 		t.Fatal(err)
 	}
 	return func(q string) *Redis {
-		r, err := NewRedis(c, Options{QuotaKey: q, Costs: costs, Logger: slog.New(slog.DiscardHandler)})
+		r, err := NewRedis(c, q, memLedger(q), NoUpstreamClock, Options{Costs: costs, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,4 +100,48 @@ func TestRedisReceiptWrittenOverNamesNoCall(t *testing.T) {
 		t.Fatalf("state after reconciling token %d, whose slot token %d wrote over: %+v, %v; want 2 used (both calls were made)",
 			lost, a.Token, st, err)
 	}
+}
+
+// memLedger is a ledger that keeps nothing but its notes and unknowns.
+func memLedger(id string) Ledger {
+	var m memRoles
+	return Ledger{ID: id, Where: "test", Record: m, Recall: m, Grant: m, Notes: &memNotes{m: map[string]string{}}, Unknowns: &memUnknowns{}}
+}
+
+type memRoles struct{}
+
+func (memRoles) RecordCall(context.Context, ingest.Call) error     { return nil }
+func (memRoles) RecordBlock(context.Context, ingest.Block) error   { return nil }
+func (memRoles) RecordGiveBack(context.Context, ingest.Call) error { return nil }
+func (memRoles) Recall(context.Context, string, time.Time) (ingest.Recalled, error) {
+	return ingest.Recalled{}, nil
+}
+func (memRoles) GrantUnmetered(_ context.Context, _ string, _ time.Time, decide func([]ingest.Call) (*ingest.Call, error)) error {
+	_, err := decide(nil)
+	return err
+}
+
+type memUnknowns struct {
+	mu   sync.Mutex
+	list []Unknown
+}
+
+func (u *memUnknowns) RecordUnknown(_ context.Context, x Unknown) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.list = append(u.list, x)
+	return nil
+}
+
+func (u *memUnknowns) Unknowns(context.Context, string) ([]Unknown, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.list), nil
+}
+
+func (u *memUnknowns) ResolveUnknown(_ context.Context, x Unknown, _ *ingest.Call) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.list = slices.DeleteFunc(u.list, func(y Unknown) bool { return y.Token == x.Token && y.Instance == x.Instance })
+	return nil
 }

@@ -67,7 +67,7 @@ func TestFaultUnknownReconciled(t *testing.T) {
 	srv := redistest.Start(t)
 	key := quotaKey(t)
 	b := &book{}
-	first := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	first := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
 	first.spendN(90)
 	resume := stop(t, srv)
 	if unmetered, _ := hungTakes(t, first, 5); unmetered != 3 {
@@ -92,7 +92,7 @@ func TestFaultUnknownReconciled(t *testing.T) {
 	}
 	// The next worker on this ledger (the first one stopped), with the
 	// first one's calls.
-	next := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	next := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
 	next.ledger = first.ledger
 	after := fill(t, next)
 	open, given, refused := b.counts()
@@ -125,7 +125,7 @@ func TestFaultUnknownSlowServer(t *testing.T) {
 	srv := redistest.Start(t, "--enable-debug-command", "local")
 	key := quotaKey(t)
 	b := &book{}
-	h := hungHost(t, srv, key, func(o *quota.Options) { o.Unknowns = b })
+	h := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
 	h.spendN(10)
 	slow := newClient(t, srv.Addr)
 	done := make(chan error, 1)
@@ -169,7 +169,7 @@ func TestFaultUnknownLateRequestFenced(t *testing.T) {
 	p := startProxy(t, srv.Addr)
 	key := quotaKey(t)
 	b := &book{}
-	h := hungHost(t, &redistest.Server{Addr: p.Addr}, key, func(o *quota.Options) { o.Unknowns = b })
+	h := hungHost(t, &redistest.Server{Addr: p.Addr}, key, func(o *limOpts) { o.Unknowns = b })
 	h.spendN(10)
 	p.hold()
 	d, err := h.l.Take(context.Background(), "videos.list")

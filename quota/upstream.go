@@ -200,7 +200,7 @@ func skewError(clock string, now, upstream int64) error {
 
 // upstreamAt is the upstream's time now for a decision, in Unix ms; zero
 // when there is none to compare with.
-func (o Options) upstreamAt(ctx context.Context) (int64, error) {
+func (o settings) upstreamAt(ctx context.Context) (int64, error) {
 	if o.Upstream == nil {
 		return 0, nil
 	}
@@ -212,7 +212,7 @@ func (o Options) upstreamAt(ctx context.Context) (int64, error) {
 }
 
 // agrees checks a decision's time against the upstream's (zero: none).
-func (o Options) agrees(clock string, now, upstream int64) error {
+func (o settings) agrees(clock string, now, upstream int64) error {
 	if upstream > 0 && (now-upstream > o.Guard.Milliseconds() || upstream-now > o.Guard.Milliseconds()) {
 		return skewError(clock, now, upstream)
 	}

@@ -54,8 +54,8 @@ func newWorker(c *fetch.Client, off time.Duration, boot string) worker {
 
 // options are a limiter's on the worker: its clock, and its Redis's or
 // PostgreSQL's, off by w.off.
-func (w worker) options(t *testing.T, key string) quota.Options {
-	return quota.Options{QuotaKey: key, Costs: faultCosts(t, true), Logger: quiet, Timeout: 2 * time.Second,
+func (w worker) options(t *testing.T, key string) limOpts {
+	return limOpts{QuotaKey: key, Costs: faultCosts(t, true), Logger: quiet, Timeout: 2 * time.Second,
 		ClockOffset: w.off, Now: func() time.Time { return time.Now().Add(w.off) }, Uptime: w.boot, Upstream: w.up}
 }
 
@@ -87,7 +87,7 @@ func takeAll(t *testing.T, l limiter, n int) (admitted, skewed int) {
 // nothing; the host on time then spends the 40 left, no more. When the
 // upstream's own clock (its Date header) reads 25 hours ahead too, the same
 // host is believed: the upstream's day is the upstream's clock's day.
-func testUpstreamClock(t *testing.T, open func(t *testing.T, o quota.Options) limiter) {
+func testUpstreamClock(t *testing.T, open func(t *testing.T, o limOpts) limiter) {
 	key := quotaKey(t)
 	fake, client := fakeUpstream(t)
 	good := open(t, newWorker(client, 0, "boot-good").options(t, key))
@@ -122,7 +122,7 @@ func testUpstreamClock(t *testing.T, open func(t *testing.T, o quota.Options) li
 func TestFaultUpstreamClockRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	testUpstreamClock(t, func(t *testing.T, o quota.Options) limiter {
+	testUpstreamClock(t, func(t *testing.T, o limOpts) limiter {
 		l, err := openRedis(t, redis.UniversalClient(newClient(t, srv.Addr)), o)
 		if err != nil {
 			t.Fatal(err)
@@ -134,8 +134,8 @@ func TestFaultUpstreamClockRedis(t *testing.T) {
 func TestFaultUpstreamClockSQLite(t *testing.T) {
 	t.Parallel()
 	path := t.TempDir() + "/ledger.db"
-	testUpstreamClock(t, func(t *testing.T, o quota.Options) limiter {
-		l, err := quota.NewSQLite(openDB(t, path, false), o)
+	testUpstreamClock(t, func(t *testing.T, o limOpts) limiter {
+		l, err := newSQLite(openDB(t, path, false), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,5 +146,5 @@ func TestFaultUpstreamClockSQLite(t *testing.T) {
 func TestFaultUpstreamClockPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	testUpstreamClock(t, func(t *testing.T, o quota.Options) limiter { return pgLimiter(t, url, o) })
+	testUpstreamClock(t, func(t *testing.T, o limOpts) limiter { return pgLimiter(t, url, o) })
 }

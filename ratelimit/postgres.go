@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -10,38 +9,28 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// allowSQL is one decision: GCRA's step as one upsert on the client's row
-// of api_limits, by the server's clock. Concurrent requests of one client
-// take turns on its row lock; each re-reads the row the previous one left
-// (read committed), so hosts on one database share each count exactly. The
-// SET expressions all see the row as it was, so allowed and tat agree.
-const allowSQL = `WITH c AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now)
-INSERT INTO api_limits AS l (key, tat, at, allowed)
-SELECT $1, c.now + $2::bigint, c.now, true FROM c
-ON CONFLICT (key) DO UPDATE SET
-  allowed = greatest(l.tat, excluded.at) + $2::bigint - excluded.at <= $3::bigint,
-  tat = CASE WHEN greatest(l.tat, excluded.at) + $2::bigint - excluded.at <= $3::bigint
-             THEN greatest(l.tat, excluded.at) + $2::bigint ELSE l.tat END,
-  at = excluded.at
-RETURNING allowed, at, tat`
-
-// sweepSQL forgets the clients whose tat has passed: their rows say
-// nothing an absent row does not.
-const sweepSQL = `DELETE FROM api_limits WHERE tat < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
-
 // pgSweepEvery is how often one process sweeps api_limits.
 const pgSweepEvery = 10 * time.Minute
 
-// Postgres keeps the counts in the database's api_limits table (schema
-// step 4, unlogged: a crash of the server empties it), shared by every
+// Counts are the clients' counts in a database shared by every host on it
+// (the store's api_limits: store.DB.APICounts), which holds the SQL.
+type Counts interface {
+	// Allow is GCRA's step on key's row, by the database's clock in µs:
+	// the row's tat moves by increment when it stays within tolerance.
+	Allow(ctx context.Context, key string, increment, tolerance int64) (ok bool, now, tat int64, err error)
+	// Sweep forgets the keys whose tat has passed.
+	Sweep(ctx context.Context) error
+}
+
+// Postgres keeps the counts in the database (Counts), shared by every
 // host on it.
 type Postgres struct {
-	db    *sql.DB
+	db    Counts
 	swept atomic.Int64 // unix ms of the last sweep
 }
 
-// NewPostgres returns a limiter on db, whose schema has api_limits.
-func NewPostgres(db *sql.DB) *Postgres {
+// NewPostgres returns a limiter on the database's counts.
+func NewPostgres(db Counts) *Postgres {
 	p := &Postgres{db: db}
 	p.swept.Store(time.Now().UnixMilli())
 	return p
@@ -57,16 +46,14 @@ func (p *Postgres) Allow(ctx context.Context, plan ingest.APIPlan, client string
 		return Result{}, err
 	}
 	p.sweep(ctx)
-	var ok bool
-	var now, tat int64
-	err = p.db.QueryRowContext(ctx, allowSQL, key(plan, client), cost*r.interval, r.tolerance).Scan(&ok, &now, &tat)
+	ok, now, tat, err := p.db.Allow(ctx, key(plan, client), cost*r.interval, r.tolerance)
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: postgres: %w", err)
 	}
 	return r.result(ok, now, tat, cost), nil
 }
 
-// sweep runs sweepSQL when pgSweepEvery has passed since this process's
+// sweep runs Counts.Sweep when pgSweepEvery has passed since this process's
 // last: one request in a while pays for one more statement. A sweep that
 // fails is only late: the next period tries again, and a database that
 // cannot answer fails the decision's own statement.
@@ -75,5 +62,5 @@ func (p *Postgres) sweep(ctx context.Context) {
 	if now-last < pgSweepEvery.Milliseconds() || !p.swept.CompareAndSwap(last, now) {
 		return
 	}
-	_, _ = p.db.ExecContext(ctx, sweepSQL)
+	_ = p.db.Sweep(ctx)
 }

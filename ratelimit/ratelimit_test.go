@@ -50,7 +50,8 @@ func backends(t *testing.T) []backend {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			return ratelimit.NewPostgres(db.Writer())
+			c, _ := db.APICounts()
+			return ratelimit.NewPostgres(c)
 		}},
 	}
 }

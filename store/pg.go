@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +25,29 @@ const pgLockKey = 0x696e67657374 // "ingest"
 // (postgres:// or postgresql://) rather than a SQLite file.
 func IsURL(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Exists says whether db names a database that is there: a file, or a
+// PostgreSQL server (whose schema Open checks).
+func Exists(db string) bool {
+	if IsURL(db) {
+		return true
+	}
+	_, err := os.Stat(db)
+	return err == nil
+}
+
+// Where is this host and the database db names, for the limiter's list of
+// ledgers: a URL without its password, or the file's absolute path.
+func Where(db string) string {
+	host, _ := os.Hostname()
+	if IsURL(db) {
+		return host + ":" + Redact(db)
+	}
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	return host + ":" + db
 }
 
 // Redact returns a --db value fit to print: a URL without any part of its

@@ -10,17 +10,8 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision of unknown outcome: the request went out to the
-// shared limiter and no answer came back in time. Instance and Token name
-// it to the limiter.
-type Unknown struct {
-	QuotaKey string
-	Instance string
-	Token    int64
-	Op       string
-	At       time.Time
-	Charges  []ingest.Charge
-}
+// Unknown is a decision of unknown outcome (ingest.Unknown).
+type Unknown = ingest.Unknown
 
 // RecordUnknown keeps a decision of unknown outcome until it is resolved.
 func (db *DB) RecordUnknown(ctx context.Context, u Unknown) error {

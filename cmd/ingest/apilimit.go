@@ -6,13 +6,13 @@ import (
 
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // apiLimiter is where the API's clients are counted: on Redis when
-// REDIS_URL is set, shared by every serve on it; else in a PostgreSQL
-// --db, shared by every host on it; else in this process (one host, one
-// serve: a SQLite database is not written for a read). The func releases
-// what it opened.
+// REDIS_URL is set, shared by every serve on it; else where the database
+// keeps them (wiring.Database.APILimiter). The func releases what it
+// opened.
 func (s *settings) apiLimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 	switch {
 	case s.redisURL != "":
@@ -22,10 +22,8 @@ func (s *settings) apiLimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 		}
 		l := ratelimit.NewRedis(client)
 		return l, func() { l.Close(); client.Close() }, nil
-	case store.IsURL(s.db):
-		return ratelimit.NewPostgres(db.Writer()), func() {}, nil
 	}
-	return ratelimit.NewMemory(), func() {}, nil
+	return (&wiring.Database{DB: db}).APILimiter(), func() {}, nil
 }
 
 // trustedProxiesUsage is --trusted-proxies's help, on serve and run.

@@ -74,7 +74,13 @@ func checkLimiter(ctx context.Context, c *checkEnv) (string, error) {
 	for _, st := range states {
 		parts = append(parts, fmt.Sprintf("%s %d left", st.Pool, st.Remaining))
 	}
-	return fmt.Sprintf("%s answers: %s", limiterName(c.s, l.Backend()), strings.Join(parts, ", ")), nil
+	line := fmt.Sprintf("%s answers: %s", limiterName(c.s, l.Backend()), strings.Join(parts, ", "))
+	if c.dbState != store.Current {
+		// Built with quota.NoUpstreamClock and quota.NoLedger: it admits
+		// nothing, and no database keeps the upstream's readings.
+		line += "; without the upstream's clock and a ledger until the first run creates the database (it admits nothing)"
+	}
+	return line, nil
 }
 
 // limiterName says which limiter the settings chose, and who shares it.
@@ -150,7 +156,7 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	gate := jobs.Gate(p.limiter, p.db, p.quotaKey, "US")
+	gate := jobs.Gate(p.limiter, p.quotaKey, "US")
 	cats, err := p.source.Categories(ctx, gate, "US")
 	var refused *ingest.RefusedError
 	switch {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // openStore opens (creating and migrating) the database.
@@ -28,27 +27,12 @@ func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
 	return db, nil
 }
 
-// embeddedLimiter is the limiter in the database itself: SQLite's for one
-// host, PostgreSQL's for every host sharing the database.
-func (s *settings) embeddedLimiter(db *store.DB, opts quota.Options) (quota.Limiter, error) {
-	if store.IsURL(s.db) {
-		return quota.NewPostgres(db.Writer(), opts)
-	}
-	return quota.NewSQLite(db.Writer(), opts)
-}
-
 // dbName is --db as messages and logs show it: a URL without its password.
 func (s *settings) dbName() string { return store.Redact(s.db) }
 
 // dbExists says whether --db names a database that is there: a file, or
 // a PostgreSQL server (whose schema the store checks when it opens).
-func (s *settings) dbExists() bool {
-	if store.IsURL(s.db) {
-		return true
-	}
-	_, err := os.Stat(s.db)
-	return err == nil
-}
+func (s *settings) dbExists() bool { return store.Exists(s.db) }
 
 // dbError is a database that did not open, as the user reads it: a path
 // that cannot be used is a configuration error (exit 2) saying the fix.
@@ -64,66 +48,38 @@ func dbError(path string, err error) error {
 	return runtimeError(fmt.Errorf("open database %s: %w", path, err))
 }
 
-// backend is everything either limiter backend offers, as openLimiter
-// returns it; each command keeps it as the narrower interface it needs.
-type backend = quota.Limiter
+// backend is a limiter in every role, as openLimiter returns it; each
+// command keeps it as the narrower role it needs.
+type backend = wiring.Limiter
 
 // openLimiter builds the Redis limiter when --redis is set, else the
-// embedded one in the database (SQLite's or PostgreSQL's). close releases the Redis client. db may be
-// nil with Redis (a host without a database): there is no ledger then.
+// embedded one in the database (wiring.OpenLimiter). close releases the
+// Redis client. db may be nil with Redis (a host without a database).
 func (s *settings) openLimiter(db *store.DB, quotaKey string) (l backend, closeFn func(), err error) {
-	opts := quota.Options{QuotaKey: quotaKey, Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+	opts := quota.Options{Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+	var d *wiring.Database
+	up := quota.NoUpstreamClock
 	if db != nil {
-		ctx := context.Background()
-		if opts.Ledger, err = db.LedgerID(ctx); err != nil {
-			return nil, nil, runtimeError(fmt.Errorf("open database %s: %w", s.dbName(), err))
-		}
-		opts.Where = ledgerWhere(s.db)
-		opts.Recall = func(ctx context.Context) (ingest.Recalled, error) {
-			return db.Recall(ctx, quotaKey, time.Now().Add(-s.costs.Span()))
-		}
-		opts.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
-			return db.GrantUnmetered(ctx, quotaKey, time.Now().Add(-s.costs.Span()), decide)
-		}
-		opts.Unknowns = unknownLedger{db}
-		opts.Notes = db
-		opts.Upstream = s.upstreamClock(db)
+		d, up = &wiring.Database{DB: db, Where: store.Where(s.db)}, s.upstreamClock(db)
 	}
-	if s.redisURL == "" {
-		if db == nil {
-			return nil, nil, runtimeError(errors.New("the embedded limiter lives in the database, and there is none"))
+	var client redis.UniversalClient
+	closeFn = func() {}
+	if s.redisURL != "" {
+		if client, err = redisClient(s.redisURL); err != nil {
+			return nil, nil, err
 		}
-		l, err = s.embeddedLimiter(db, opts)
-		return l, func() {}, runtimeError(err)
+		if err := s.redisAccess(context.Background(), client); err != nil {
+			client.Close()
+			return nil, nil, err
+		}
+		redis.SetLogger(redisLogger{s.logger})
+		closeFn = func() { client.Close() }
 	}
-	client, err := redisClient(s.redisURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.redisAccess(context.Background(), client); err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	redis.SetLogger(redisLogger{s.logger})
-	r, err := quota.NewRedis(client, opts)
-	if err != nil {
-		client.Close()
+	if l, err = wiring.OpenLimiter(context.Background(), d, client, quotaKey, up, opts); err != nil {
+		closeFn()
 		return nil, nil, runtimeError(err)
 	}
-	return r, func() { client.Close() }, nil
-}
-
-// ledgerWhere is where this ledger is, for the limiter's list of ledgers:
-// the host and the database's absolute path.
-func ledgerWhere(db string) string {
-	host, _ := os.Hostname()
-	if store.IsURL(db) {
-		return host + ":" + store.Redact(db)
-	}
-	if abs, err := filepath.Abs(db); err == nil {
-		db = abs
-	}
-	return host + ":" + db
+	return l, closeFn, nil
 }
 
 // openExisting opens the database for reading, with a usage hint when it

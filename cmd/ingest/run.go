@@ -173,7 +173,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.Observe, Drain: drain, LastStart: p.db.LastStart}
 	lim := m.Metered(p.limiter)
 	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.quotaKey, Costs: s.costs,
-		Limiter: lim, Source: p.source, Sink: p.db, Drain: drain}, s.logger)
+		Limiter: lim, Source: p.source, Sink: p.db, Categories: p.db, Drain: drain}, s.logger)
 	if f.listen != "" {
 		shutdown, err := serve(ctx, s, f, m, p, codes)
 		if err != nil {

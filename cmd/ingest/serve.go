@@ -231,14 +231,20 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 		return openExisting(ctx, s)
 	}
 	db, err := store.Open(ctx, s.db)
-	if err == nil || (s.redisURL == "" && store.IsURL(s.db)) {
-		if err != nil {
-			return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
-		}
+	if err == nil {
 		return db, nil
 	}
+	ro, rerr := store.OpenExisting(ctx, s.db)
+	if rerr != nil {
+		return nil, dbError(s.dbName(), err)
+	}
+	if _, inDB := ro.APICounts(); inDB && s.redisURL == "" {
+		ro.Close()
+		return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
+	}
 	s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, err)
-	return openExisting(ctx, s)
+	s.warnTerms(ctx, ro)
+	return ro, nil
 }
 
 // meter is the API's metering as serve wires it.

@@ -1,0 +1,129 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// The required arguments. Every constructor (NewRedis, NewSQLite,
+// NewPostgres) takes the quota key, the worker's Ledger and the upstream's
+// clock, and refuses one left out, naming it; docs/quota.md lists the
+// promises each serves. The store's database implements every role.
+
+// Recorder is where the limiter writes what it admits, blocks and gives
+// back, before it answers: a call is in the ledger before it is made.
+type Recorder interface {
+	RecordCall(ctx context.Context, call ingest.Call) error
+	RecordBlock(ctx context.Context, b ingest.Block) error
+	// RecordGiveBack marks a call that never reached the upstream.
+	RecordGiveBack(ctx context.Context, call ingest.Call) error
+}
+
+// Recaller returns what the ledger holds of quotaKey since since: its
+// calls, metered or not, and the blocks it met. A limiter that lost data
+// is refilled from it.
+type Recaller interface {
+	Recall(ctx context.Context, quotaKey string, since time.Time) (ingest.Recalled, error)
+}
+
+// Granter decides a fail-open call in one write transaction on the ledger:
+// decide is given the ledger's calls since since, and the call it returns
+// is written before the transaction ends, so that processes on one
+// database deciding at once share one fail_open budget.
+type Granter interface {
+	GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
+		decide func([]ingest.Call) (*ingest.Call, error)) error
+}
+
+// Ledger is the worker to the limiter: its database's stable id, where it
+// is, and the roles the limiter's promises rest on. Every field is
+// required; NoLedger is the one way to build a limiter without one.
+type Ledger struct {
+	// ID is the stable id of this worker's database: every process
+	// writing to one database is one worker (store.DB.LedgerID).
+	ID string
+	// Where is the host and path the ledger is at, for reports.
+	Where    string
+	Record   Recorder
+	Recall   Recaller
+	Grant    Granter
+	Notes    Notebook
+	Unknowns UnknownLedger
+
+	none bool
+}
+
+// NoLedger is a limiter's ledger on a host without a database: the limiter
+// reads and configures (State, Config, ApplyConfig, Refill) but admits and
+// blocks nothing, since nothing would keep what it admitted.
+func NoLedger() Ledger {
+	return Ledger{ID: "-", Where: "-", none: true, Notes: &memNotes{m: map[string]string{}}}
+}
+
+// NoUpstreamClock is the named choice to decide without the upstream's
+// clock: a host clock that jumps is then checked by the boot clock alone.
+// `ingest check` reports it.
+var NoUpstreamClock = &UpstreamClock{}
+
+// errNoLedger refuses a decision of a limiter built with NoLedger.
+var errNoLedger = errors.New("built with NoLedger: it admits and blocks nothing")
+
+// check names the first field of l left out.
+func (l Ledger) check() error {
+	if l.none {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"ID", l.ID != ""}, {"Where", l.Where != ""}, {"Record", l.Record != nil}, {"Recall", l.Recall != nil},
+		{"Grant", l.Grant != nil}, {"Notes", l.Notes != nil}, {"Unknowns", l.Unknowns != nil},
+	} {
+		if !f.ok {
+			return fmt.Errorf("the ledger's %s is required (quota.Ledger.%s; quota.NoLedger() on a host without a database)", f.name, f.name)
+		}
+	}
+	return nil
+}
+
+// admitted writes an admitted call to the ledger before the caller makes
+// it. A call the ledger did not keep is not made: its units stay spent.
+func (s *settings) admitted(ctx context.Context, op string, d ingest.Decision, err error) (ingest.Decision, error) {
+	if err != nil || !d.Allowed {
+		return d, err
+	}
+	c := ingest.CallerOf(ctx)
+	call := ingest.Call{QuotaKey: s.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: c.Region,
+		RunID: c.RunID, Charges: d.Charges, Unmetered: d.Unmetered}
+	if err := s.Record.RecordCall(context.WithoutCancel(ctx), call); err != nil {
+		return ingest.Decision{}, fmt.Errorf("ledger: %w", err)
+	}
+	return d, nil
+}
+
+// blocked keeps a block in the ledger, so that a limiter that loses its
+// data gets it back.
+func (s *settings) blocked(ctx context.Context, pool string, until time.Time) error {
+	b := ingest.Block{QuotaKey: s.QuotaKey, Pool: pool, Until: until, At: s.Now(), Op: ingest.CallerOf(ctx).Op}
+	if err := s.Record.RecordBlock(ctx, b); err != nil {
+		return fmt.Errorf("ledger block %s: %w", pool, err)
+	}
+	return nil
+}
+
+// gaveBack marks a given-back call in the ledger, which then says what the
+// upstream charged.
+func (s *settings) gaveBack(ctx context.Context, call ingest.Call) error {
+	if call.QuotaKey == "" {
+		call.QuotaKey = s.QuotaKey
+	}
+	if err := s.Record.RecordGiveBack(ctx, call); err != nil {
+		return fmt.Errorf("ledger give back: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+// Package wiring opens what runs on one database (--db): the store, the
+// ledger the quota limiters' constructors require, the embedded limiter in
+// the store's tables, and the API limiter. Which database it is (SQLite or
+// PostgreSQL) is the store's to know; callers never tell by the string.
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Database is an open database with what runs on it.
+type Database struct {
+	*store.DB
+	// Where is this host and the database, for the limiter's list of
+	// ledgers.
+	Where string
+}
+
+// Open opens (creating and migrating) the database dsn names.
+func Open(ctx context.Context, dsn string) (*Database, error) {
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &Database{DB: db, Where: store.Where(dsn)}, nil
+}
+
+// OpenExisting opens it for reading only (store.OpenExisting).
+func OpenExisting(ctx context.Context, dsn string) (*Database, error) {
+	db, err := store.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &Database{DB: db, Where: store.Where(dsn)}, nil
+}
+
+// Ledger is the database as the limiters' required ledger: its id, where
+// it is, and every role, so that a limiter built on it keeps every promise.
+func (d *Database) Ledger(ctx context.Context) (quota.Ledger, error) {
+	id, err := d.LedgerID(ctx)
+	if err != nil {
+		return quota.Ledger{}, err
+	}
+	return quota.Ledger{ID: id, Where: d.Where, Record: d.DB, Recall: d.DB, Grant: d.DB, Notes: d.DB, Unknowns: d.DB}, nil
+}
+
+// Tables are the store's tables as the embedded limiter takes them.
+func Tables(t store.LimiterTables) quota.Tables {
+	return quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t}
+}
+
+// Limiter is a limiter in every role, as the program that wires it keeps
+// it; each of its parts depends on the one role it uses.
+type Limiter interface {
+	quota.Meter
+	quota.Reporter
+	quota.Operator
+	quota.Locker
+}
+
+// Limiter builds the embedded limiter in the database: SQLite's for one
+// host, PostgreSQL's for every host sharing it.
+func (d *Database) Limiter(ctx context.Context, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+	led, err := d.Ledger(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
+	}
+	t := d.LimiterTables()
+	if t.Shared() {
+		return quota.NewPostgres(Tables(t), quotaKey, led, up, o)
+	}
+	return quota.NewSQLite(Tables(t), quotaKey, led, up, o)
+}
+
+// OpenLimiter is the limiter: on Redis when client is set, with d's
+// ledger (none when d is nil: a host without a database, whose limiter
+// admits nothing), else the one embedded in d.
+func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+	if client == nil {
+		if d == nil {
+			return nil, errors.New("the embedded limiter lives in the database, and there is none")
+		}
+		return d.Limiter(ctx, quotaKey, up, o)
+	}
+	led := quota.NoLedger()
+	if d != nil {
+		var err error
+		if led, err = d.Ledger(ctx); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
+		}
+	}
+	return quota.NewRedis(client, quotaKey, led, up, o)
+}
+
+// APILimiter is where the API's clients are counted without Redis: in a
+// PostgreSQL database, shared by every host on it; else in this process
+// (one host, one serve: a SQLite database is not written for a read).
+func (d *Database) APILimiter() ratelimit.Limiter {
+	if c, ok := d.APICounts(); ok {
+		return ratelimit.NewPostgres(c)
+	}
+	return ratelimit.NewMemory()
+}
