@@ -39,9 +39,19 @@ install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagged VERSION; then docker push it
 	docker build -t $(IMAGE) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
 
-test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, and check deploy/
-	$(GO) test -race -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/
+# The race detector checks every package of ours. SQLite's C, translated to
+# Go (modernc.org/sqlite/lib), runs uninstrumented, as C through cgo would:
+# instrumented, it made every test that writes SQLite many times slower.
+# cmd/ingest's tests build the binary they run with the same flags.
+RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
+
+test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it beside them, and check deploy/
+	@days=$$(mktemp); \
+	$(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	$(GO) test $(RACE) -count=1 -timeout 30m ./...; rc=$$?; \
+	wait $$pid; drc=$$?; \
+	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; rm -f $$days; \
+	test $$rc -eq 0 -a $$drc -eq 0
 	cd deploy && $(GO) test -count=1 ./...
 
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
