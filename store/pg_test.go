@@ -165,7 +165,7 @@ func TestPGMigrateUnderRepeatableRead(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(time.Second) // both wait for the lock
+	awaitLockWaits(t, conn, 2)
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, int64(pgLockKey)); err != nil {
 		t.Fatal(err)
 	}
@@ -204,16 +204,38 @@ func TestPGPruneBesideAnotherHostsPage(t *testing.T) {
 		SELECT $1, 'GB', vid, 1, $2 FROM videos WHERE id = 'X'`, r2, later.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() {
 		_, err := db.Prune(ctx, Retention{Before: t0.Add(24 * time.Hour)})
 		done <- err
 	}()
-	time.Sleep(time.Second)
+	// The prune either ends without touching the page's rows or waits for
+	// them: the page commits once it does one or the other.
+	var pruned error
+	ended := false
+	deadline := time.Now().Add(time.Minute)
+	for waiting := 0; waiting == 0 && !ended; {
+		if time.Now().After(deadline) {
+			t.Fatal("the prune neither ended nor waited for the page's rows within a minute")
+		}
+		select {
+		case pruned = <-done:
+			ended = true
+		case <-time.After(10 * time.Millisecond):
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
+	t.Logf("the prune ended before the page committed: %v", ended)
+	if !ended {
+		pruned = <-done
+	}
+	if err := pruned; err != nil {
 		t.Fatalf("prune beside another host's page: %v", err)
 	}
 	var n int
@@ -358,7 +380,7 @@ func TestPGRegionsFromTwoHostsAtOnce(t *testing.T) {
 		}
 		done := make(chan error)
 		go func() { done <- db.SavePage(ctx, second, page(ingest.Trending, "DE", 1, at, v)) }()
-		time.Sleep(500 * time.Millisecond)
+		awaitLockWaits(t, tx, 1)
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
@@ -429,5 +451,28 @@ func TestPGExportSortsNarrowRows(t *testing.T) {
 	}
 	if got, want := exported(t, db, ExportFilter{Since: t0.Add(-time.Hour), Until: t0.Add(24 * time.Hour)}), "aUS US 1 r1|bUS US 2 r1|aGB GB 1 r2|bGB GB 2 r2|aDE DE 1 r3|bDE DE 2 r3"; got != want {
 		t.Errorf("export: %s, want %s", got, want)
+	}
+}
+
+// awaitLockWaits returns once n sessions on the test's database wait for a
+// lock (PostgreSQL's own account of them), and fails after a deadline.
+func awaitLockWaits(t *testing.T, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var waiting int
+		if err := q.QueryRowContext(context.Background(), `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for a lock after a minute, want %d", waiting, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
