@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -51,11 +52,42 @@ func New(format string, w io.Writer) (Encoder, error) {
 }
 
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
-// file of several charts needs to tell them apart.
-var csvHeader = []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+// file of several charts needs to tell them apart, then the video's
+// further fields (furtherFields).
+var csvHeader = append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
-	"defaultAudioLanguage", "defaultLanguage"}
+	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...)
+
+// datasetFields are the store's fields of a video (store.VideoFields) that
+// the dataset's layout places itself, by their export column.
+var datasetFields = map[string]bool{"video_id": true, "title": true, "publishedAt": true, "channelId": true,
+	"channelTitle": true, "categoryId": true, "tags": true, "thumbnail_link": true, "description": true}
+
+// furtherFields are the video's other exported fields, each a column
+// after the layout's, in the store's order: a new field of a video is
+// exported by naming its column in the store's table. Each is text or a
+// count.
+var furtherFields = func() []store.VideoField {
+	var fs []store.VideoField
+	for _, f := range store.VideoFields() {
+		if f.Export == "" || datasetFields[f.Export] {
+			continue
+		}
+		if k := f.Kind(); k != "text" && k != "count" {
+			panic(fmt.Sprintf("export: the video's field %s is a %s: a further column is text or a count", f.Column, k))
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}()
+
+func furtherNames() []string {
+	names := make([]string, len(furtherFields))
+	for i, f := range furtherFields {
+		names[i] = f.Export
+	}
+	return names
+}
 
 type csvEncoder struct {
 	w   *csv.Writer
@@ -75,7 +107,15 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
 		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
-		strconv.FormatInt(r.RunID, 10), r.AudioLanguage, r.Language})
+		strconv.FormatInt(r.RunID, 10)})
+	for i, f := range furtherFields {
+		switch x := f.Value(&r.Video).(type) {
+		case string:
+			e.rec[len(csvHeader)-len(furtherFields)+i] = x
+		case *int64:
+			e.rec[len(csvHeader)-len(furtherFields)+i] = count(x)
+		}
+	}
 	return e.w.Write(e.rec)
 }
 
@@ -107,11 +147,12 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// exportRecord is one row in JSON lines and Parquet, with the CSV's names.
+// Record is one row in JSON lines and Parquet, with the CSV's names, but
+// for the video's further fields (furtherFields), which recordType adds.
 // Times are text in JSON (isoTime) and timestamps in Parquet (UTC,
 // milliseconds, whole seconds): each pair is one column, written by one
 // format and skipped by the other.
-type exportRecord struct {
+type Record struct {
 	VideoID          string     `json:"video_id" parquet:"video_id"`
 	Title            string     `json:"title" parquet:"title"`
 	PublishedAt      *string    `json:"publishedAt" parquet:"-"`
@@ -134,17 +175,50 @@ type exportRecord struct {
 	Chart            string     `json:"chart" parquet:"chart"`
 	Rank             int32      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
-	AudioLanguage    string     `json:"defaultAudioLanguage" parquet:"defaultAudioLanguage"`
-	Language         string     `json:"defaultLanguage" parquet:"defaultLanguage"`
 }
 
-func recordOf(r store.ExportRow) exportRecord {
+// recordType is a row of JSON lines and Parquet: Record, then a field per
+// further field of the video, a string or an optional count.
+var recordType = func() reflect.Type {
+	fields := []reflect.StructField{{Name: "Record", Type: reflect.TypeFor[Record](), Anonymous: true}}
+	for i, f := range furtherFields {
+		sf := reflect.StructField{Name: fmt.Sprintf("Further%d", i), Type: reflect.TypeFor[string](),
+			Tag: reflect.StructTag(fmt.Sprintf(`json:%q parquet:%q`, f.Export, f.Export))}
+		if f.Kind() == "count" {
+			sf.Type, sf.Tag = reflect.TypeFor[*int64](), reflect.StructTag(fmt.Sprintf(`json:%q parquet:"%s,optional"`, f.Export, f.Export))
+		}
+		fields = append(fields, sf)
+	}
+	return reflect.StructOf(fields)
+}()
+
+// row is one reused value of recordType.
+type row struct {
+	v   reflect.Value // *recordType
+	rec *Record
+}
+
+func newRow() row {
+	v := reflect.New(recordType)
+	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record)}
+}
+
+// set makes the row r's.
+func (w row) set(r store.ExportRow) {
+	*w.rec = recordOf(r)
+	e := w.v.Elem()
+	for i, f := range furtherFields {
+		e.Field(i + 1).Set(reflect.ValueOf(f.Value(&r.Video)))
+	}
+}
+
+func recordOf(r store.ExportRow) Record {
 	at := r.TrendingAt.UTC().Truncate(time.Second)
-	rec := exportRecord{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
+	rec := Record{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
-		Rank: int32(r.Rank), RunID: r.RunID, AudioLanguage: r.AudioLanguage, Language: r.Language}
+		Rank: int32(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}
@@ -158,50 +232,44 @@ func recordOf(r store.ExportRow) exportRecord {
 type jsonlEncoder struct {
 	b   *bufio.Writer
 	enc *json.Encoder
+	row row
 }
 
 func newJSONLEncoder(w io.Writer) (Encoder, error) {
 	b := bufio.NewWriter(w)
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	return &jsonlEncoder{b: b, enc: enc}, nil
+	return &jsonlEncoder{b: b, enc: enc, row: newRow()}, nil
 }
 
-func (e *jsonlEncoder) Write(r store.ExportRow) error { return e.enc.Encode(recordOf(r)) }
-func (e *jsonlEncoder) Close() error                  { return e.b.Flush() }
+func (e *jsonlEncoder) Write(r store.ExportRow) error {
+	e.row.set(r)
+	return e.enc.Encode(e.row.v.Interface())
+}
+
+func (e *jsonlEncoder) Close() error { return e.b.Flush() }
 
 // parquetRowGroup bounds what the Parquet writer holds before it writes a
 // row group: the export's memory stays constant.
 const parquetRowGroup = 20_000
 
+// parquetSchema is recordType's, under Record's name of old.
+var parquetSchema = parquet.NewSchema("exportRecord", parquet.SchemaOf(reflect.New(recordType).Interface()))
+
 type parquetEncoder struct {
-	w   *parquet.GenericWriter[exportRecord]
-	buf []exportRecord
+	w   *parquet.Writer
+	row row
 }
 
 func newParquetEncoder(w io.Writer) (Encoder, error) {
-	pw := parquet.NewGenericWriter[exportRecord](w, parquet.MaxRowsPerRowGroup(parquetRowGroup),
+	pw := parquet.NewWriter(w, parquetSchema, parquet.MaxRowsPerRowGroup(parquetRowGroup),
 		parquet.Compression(&parquet.Snappy)) // what every reader decodes
-	return &parquetEncoder{w: pw, buf: make([]exportRecord, 0, 256)}, nil
+	return &parquetEncoder{w: pw, row: newRow()}, nil
 }
 
 func (e *parquetEncoder) Write(r store.ExportRow) error {
-	e.buf = append(e.buf, recordOf(r))
-	if len(e.buf) < cap(e.buf) {
-		return nil
-	}
-	return e.flushBuf()
+	e.row.set(r)
+	return e.w.Write(e.row.v.Interface())
 }
 
-func (e *parquetEncoder) flushBuf() error {
-	_, err := e.w.Write(e.buf)
-	e.buf = e.buf[:0]
-	return err
-}
-
-func (e *parquetEncoder) Close() error {
-	if err := e.flushBuf(); err != nil {
-		return err
-	}
-	return e.w.Close()
-}
+func (e *parquetEncoder) Close() error { return e.w.Close() }
