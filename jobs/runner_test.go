@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -47,7 +48,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: ingest.DefaultCosts()})
+	lim, err := quota.NewSQLite(db.Writer(), quota.Options{QuotaKey: "q", Costs: costs.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range ingest.DefaultRegions {
-		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
+		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Logger: quiet(), Drain: drain})
 	}
 	return r

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 )
 
 var (
@@ -136,7 +137,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("quota key %q: must be non-empty and without braces", o.QuotaKey)
 	}
 	if o.Costs == nil {
-		o.Costs = ingest.DefaultCosts()
+		o.Costs = costs.Default()
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

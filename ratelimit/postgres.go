@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/ingestworks/ingest"
 )
 
 // allowSQL is one decision: GCRA's step as one upsert on the client's row
@@ -51,7 +49,7 @@ func NewPostgres(db *sql.DB) *Postgres {
 func (p *Postgres) Backend() string { return "postgres" }
 
 // Allow decides one request of client on plan.
-func (p *Postgres) Allow(ctx context.Context, plan ingest.APIPlan, client string, cost int64) (Result, error) {
+func (p *Postgres) Allow(ctx context.Context, plan APIPlan, client string, cost int64) (Result, error) {
 	r, err := ruleOf(plan, cost)
 	if err != nil {
 		return Result{}, err

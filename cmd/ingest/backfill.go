@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
@@ -227,7 +228,7 @@ func backfillOutcome(out io.Writer, job *jobs.Backfill, res jobs.BackfillResult)
 // shippedPageCost is what a backfill page costs by the built-in costs.yaml,
 // read from it so that the help cannot drift from the prices.
 func shippedPageCost() string {
-	cost, err := (&jobs.Backfill{Costs: ingest.DefaultCosts()}).PageCost()
+	cost, err := (&jobs.Backfill{Costs: costs.Default()}).PageCost()
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}

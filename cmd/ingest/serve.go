@@ -17,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -209,7 +210,7 @@ func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web
 }
 
 // apiSettings reads --api-plans and --trusted-proxies.
-func apiSettings(f *serveFlags) (*ingest.APIPlans, []netip.Prefix, error) {
+func apiSettings(f *serveFlags) (*ratelimit.APIPlans, []netip.Prefix, error) {
 	plans, err := loadAPIPlans(f.apiPlans)
 	if err != nil {
 		return nil, nil, err
@@ -248,7 +249,7 @@ type meter struct {
 }
 
 // openMeter builds the API's metering over its own limiter (apiLimiter).
-func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans) (meter, func(), error) {
+func openMeter(s *settings, db *store.DB, plans *ratelimit.APIPlans) (meter, func(), error) {
 	m := meter{metrics: metrics.NewAPI()}
 	l, closeFn, err := s.apiLimiter(db)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -179,7 +180,7 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 		}
 	}
 	if s.costs == nil {
-		s.costs = ingest.DefaultCosts()
+		s.costs = costs.Default()
 	}
 	if s.standing.StatsFor == 0 {
 		s.standing = ingest.StandardStanding()
@@ -259,14 +260,14 @@ func (s *settings) checkQuotaKey() error {
 
 func (s *settings) loadCosts() error {
 	if s.costsFile == "" {
-		s.costs = ingest.DefaultCosts()
+		s.costs = costs.Default()
 		return nil
 	}
 	data, err := os.ReadFile(s.costsFile)
 	if err != nil {
 		return usageErrorf("--costs / INGEST_COSTS: %w", err)
 	}
-	c, err := ingest.LoadCosts(s.costsFile, data)
+	c, err := costs.Load(s.costsFile, data)
 	if err != nil {
 		return usageErrorf("--costs: %w", err)
 	}
