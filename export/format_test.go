@@ -58,11 +58,29 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	if got := strings.Join(recs[0], ","); !strings.HasPrefix(got, "video_id,title,publishedAt,channelId") {
 		t.Fatalf("header %s", got)
 	}
+	// the dataset's layout, then the run's, then the video's further
+	// fields in the store's order: the languages first
+	if got := recs[0][20:22]; strings.Join(got, ",") != "defaultAudioLanguage,defaultLanguage" {
+		t.Errorf("the further columns begin %q, want the languages", got)
+	}
 	want := [][]string{
 		{"a1", "One, \"quoted\"", "2026-11-21T08:00:00Z", "UC1", "Chan", "10", "2026-11-21T09:00:00Z", "x|y z",
-			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7", "en", "en-GB"},
+			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7"},
 		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
-			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7", "", ""},
+			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7"},
+	}
+	for i, r := range rows() {
+		for _, f := range furtherFields {
+			switch x := f.Value(&r.Video).(type) {
+			case string:
+				want[i] = append(want[i], x)
+			case *int64:
+				want[i] = append(want[i], count(x))
+			}
+		}
+	}
+	if want[0][20] != "en" || want[0][21] != "en-GB" {
+		t.Fatalf("the rows' languages are not the further columns: %q", want[0][20:])
 	}
 	for i, w := range want {
 		if got := recs[i+1]; strings.Join(got, "\x00") != strings.Join(w, "\x00") {
