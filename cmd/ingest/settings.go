@@ -17,6 +17,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -138,7 +139,7 @@ func (s *settings) bind(root *cobra.Command) {
 	for _, c := range commonSettings() {
 		*c.value(s) = c.def
 		f.Var(&textValue{c.value(s), c.typ}, c.flag, c.usage)
-		withEnv(f.Lookup(c.flag), c.env)
+		envflag.With(f.Lookup(c.flag), c.env)
 	}
 }
 
@@ -166,8 +167,8 @@ var quotaKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // resolve applies the environment and checks the settings cmd uses.
 func (s *settings) resolve(cmd *cobra.Command) error {
-	if err := applyEnv(cmd); err != nil {
-		return err
+	if err := envflag.Apply(cmd); err != nil {
+		return usageErrorf("%v", err)
 	}
 	s.stderr = cmd.ErrOrStderr()
 	s.logger = newLogger(s.stderr, "text", slog.LevelInfo)
@@ -188,6 +189,10 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	return s.checkEnvNames(cmd)
 }
 
+// envOnly are the variables read with no flag: secrets stay out of
+// command lines.
+var envOnly = []string{"YOUTUBE_API_KEY", uiTokenEnv}
+
 // checkEnvNames warns of every INGEST_* variable that is not a setting's
 // name: an old name still read, or one ingest does not read, with the
 // name meant. run --strict refuses to start on the latter. Commands that
@@ -197,10 +202,10 @@ func (s *settings) checkEnvNames(cmd *cobra.Command) error {
 		return nil
 	}
 	var unknown []string
-	for _, n := range envNotes(cmd.Root(), os.Environ()) {
+	for _, n := range envflag.Notes(cmd.Root(), os.Environ(), envOnly) {
 		s.logger.Warn(n.String())
-		if !n.renamed {
-			unknown = append(unknown, n.name+" (did you mean "+n.want+"?)")
+		if !n.Renamed {
+			unknown = append(unknown, n.Name+" (did you mean "+n.Want+"?)")
 		}
 	}
 	if f := cmd.Flags().Lookup("strict"); f != nil && f.Value.String() == "true" && len(unknown) > 0 {

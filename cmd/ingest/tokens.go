@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -38,7 +39,7 @@ new-ui-token prints a random token for INGEST_UI_TOKEN, the operator's
 access token of serve and run --listen, which is not kept anywhere.`,
 	}
 	cmd.PersistentFlags().StringVar(&plansFile, "api-plans", "", "plans file of the read API, replacing the built-in plans whole")
-	withEnv(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
+	envflag.With(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
 	var plan string
 	add := &cobra.Command{
 		Use:     "add NAME --plan PLAN",
