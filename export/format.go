@@ -256,20 +256,116 @@ const parquetRowGroup = 20_000
 // parquetSchema is recordType's, under Record's name of old.
 var parquetSchema = parquet.NewSchema("exportRecord", parquet.SchemaOf(reflect.New(recordType).Interface()))
 
+// parquetColumns are the leaf columns of parquetSchema in Record's order,
+// then the further fields'.
+var parquetColumns = func() []int {
+	var cols []int
+	for i := range recordType.NumField() {
+		f := recordType.Field(i)
+		if f.Anonymous {
+			for j := range f.Type.NumField() {
+				name, _, _ := strings.Cut(f.Type.Field(j).Tag.Get("parquet"), ",")
+				cols = append(cols, parquetColumn(name))
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		cols = append(cols, parquetColumn(name))
+	}
+	return cols
+}()
+
+// parquetColumn is the index of the leaf column name (-1: "-", not in
+// Parquet); a list's is its element's.
+func parquetColumn(name string) int {
+	if name == "-" {
+		return -1
+	}
+	if c, ok := parquetSchema.Lookup(name); ok {
+		return c.ColumnIndex
+	}
+	c, ok := parquetSchema.Lookup(name, "list", "element")
+	if !ok {
+		panic("export: no Parquet column " + name)
+	}
+	return c.ColumnIndex
+}
+
+// parquetEncoder builds each row's values column by column (a row builder
+// fills the levels and the nulls), as fast as a writer of a static type:
+// the further fields leave the row's type unknown until the program runs.
 type parquetEncoder struct {
-	w   *parquet.Writer
-	row row
+	w    *parquet.Writer
+	b    *parquet.RowBuilder
+	rows []parquet.Row
 }
 
 func newParquetEncoder(w io.Writer) (Encoder, error) {
 	pw := parquet.NewWriter(w, parquetSchema, parquet.MaxRowsPerRowGroup(parquetRowGroup),
 		parquet.Compression(&parquet.Snappy)) // what every reader decodes
-	return &parquetEncoder{w: pw, row: newRow()}, nil
+	return &parquetEncoder{w: pw, b: parquet.NewRowBuilder(parquetSchema), rows: make([]parquet.Row, 0, 256)}, nil
 }
 
 func (e *parquetEncoder) Write(r store.ExportRow) error {
-	e.row.set(r)
-	return e.w.Write(e.row.v.Interface())
+	rec := recordOf(r)
+	b, col := e.b, parquetColumns
+	b.Reset()
+	text := func(i int, s string) { b.Add(col[i], parquet.ByteArrayValue([]byte(s))) }
+	count := func(i int, n *int64) {
+		if n != nil {
+			b.Add(col[i], parquet.Int64Value(*n))
+		}
+	}
+	text(0, rec.VideoID)
+	text(1, rec.Title)
+	if rec.PublishedAtTime != nil {
+		b.Add(col[3], parquet.Int64Value(rec.PublishedAtTime.UnixMilli()))
+	}
+	text(4, rec.ChannelID)
+	text(5, rec.ChannelTitle)
+	text(6, rec.CategoryID)
+	b.Add(col[8], parquet.Int64Value(rec.TrendingDateTime.UnixMilli()))
+	for _, tag := range rec.Tags { // the builder repeats a column added again
+		text(9, tag)
+	}
+	count(10, rec.ViewCount)
+	count(11, rec.Likes)
+	b.Add(col[12], parquet.Int64Value(rec.Dislikes))
+	count(13, rec.CommentCount)
+	text(14, rec.ThumbnailLink)
+	b.Add(col[15], parquet.BooleanValue(rec.CommentsDisabled))
+	b.Add(col[16], parquet.BooleanValue(rec.RatingsDisabled))
+	text(17, rec.Description)
+	text(18, rec.Region)
+	text(19, rec.Chart)
+	b.Add(col[20], parquet.Int32Value(rec.Rank))
+	b.Add(col[21], parquet.Int64Value(rec.RunID))
+	for i, f := range furtherFields {
+		switch x := f.Value(&r.Video).(type) {
+		case string:
+			text(22+i, x)
+		case *int64:
+			count(22+i, x)
+		}
+	}
+	n := len(e.rows)
+	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
+	e.rows[n] = b.AppendRow(e.rows[n][:0])
+	if len(e.rows) < cap(e.rows) {
+		return nil
+	}
+	return e.flushRows()
 }
 
-func (e *parquetEncoder) Close() error { return e.w.Close() }
+func (e *parquetEncoder) flushRows() error {
+	_, err := e.w.WriteRows(e.rows)
+	e.rows = e.rows[:0]
+	return err
+}
+
+func (e *parquetEncoder) Close() error {
+	if err := e.flushRows(); err != nil {
+		return err
+	}
+	return e.w.Close()
+}
