@@ -92,6 +92,7 @@ func furtherNames() []string {
 type csvEncoder struct {
 	w   *csv.Writer
 	rec []string
+	cur store.ExportRow // the row's copy the further fields are read from
 }
 
 func newCSVEncoder(w io.Writer) (Encoder, error) {
@@ -108,12 +109,13 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
 		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
 		strconv.FormatInt(r.RunID, 10)})
+	e.cur = r // read through a pointer that does not move r to the heap
 	for i, f := range furtherFields {
-		switch x := f.Value(&r.Video).(type) {
-		case string:
-			e.rec[len(csvHeader)-len(furtherFields)+i] = x
-		case *int64:
-			e.rec[len(csvHeader)-len(furtherFields)+i] = count(x)
+		at := len(csvHeader) - len(furtherFields) + i
+		if f.Kind() == "count" {
+			e.rec[at] = count(f.Value(&e.cur.Video).(*int64))
+		} else {
+			e.rec[at] = f.Text(&e.cur.Video)
 		}
 	}
 	return e.w.Write(e.rec)
@@ -204,11 +206,15 @@ func newRow() row {
 }
 
 // set makes the row r's.
-func (w row) set(r store.ExportRow) {
-	*w.rec = recordOf(r)
+func (w row) set(r *store.ExportRow) {
+	*w.rec = recordOf(*r)
 	e := w.v.Elem()
 	for i, f := range furtherFields {
-		e.Field(i + 1).Set(reflect.ValueOf(f.Value(&r.Video)))
+		if f.Kind() == "count" {
+			e.Field(i + 1).Set(reflect.ValueOf(f.Value(&r.Video)))
+		} else {
+			e.Field(i + 1).SetString(f.Text(&r.Video))
+		}
 	}
 }
 
@@ -233,6 +239,7 @@ type jsonlEncoder struct {
 	b   *bufio.Writer
 	enc *json.Encoder
 	row row
+	cur store.ExportRow
 }
 
 func newJSONLEncoder(w io.Writer) (Encoder, error) {
@@ -243,7 +250,8 @@ func newJSONLEncoder(w io.Writer) (Encoder, error) {
 }
 
 func (e *jsonlEncoder) Write(r store.ExportRow) error {
-	e.row.set(r)
+	e.cur = r
+	e.row.set(&e.cur)
 	return e.enc.Encode(e.row.v.Interface())
 }
 
@@ -298,6 +306,7 @@ type parquetEncoder struct {
 	w    *parquet.Writer
 	b    *parquet.RowBuilder
 	rows []parquet.Row
+	cur  store.ExportRow
 }
 
 func newParquetEncoder(w io.Writer) (Encoder, error) {
@@ -307,6 +316,7 @@ func newParquetEncoder(w io.Writer) (Encoder, error) {
 }
 
 func (e *parquetEncoder) Write(r store.ExportRow) error {
+	e.cur = r
 	rec := recordOf(r)
 	b, col := e.b, parquetColumns
 	b.Reset()
@@ -341,11 +351,10 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	b.Add(col[20], parquet.Int32Value(rec.Rank))
 	b.Add(col[21], parquet.Int64Value(rec.RunID))
 	for i, f := range furtherFields {
-		switch x := f.Value(&r.Video).(type) {
-		case string:
-			text(22+i, x)
-		case *int64:
-			count(22+i, x)
+		if f.Kind() == "count" {
+			count(22+i, f.Value(&e.cur.Video).(*int64))
+		} else {
+			text(22+i, f.Text(&e.cur.Video))
 		}
 	}
 	n := len(e.rows)

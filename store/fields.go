@@ -97,6 +97,15 @@ func (f VideoField) Value(v *ingest.Video) any {
 	return reflect.ValueOf(v).Elem().FieldByIndex(f.index).Interface()
 }
 
+// Text is a text field's value in v, read without boxing it (an export
+// reads it once a row); "" for a field of another kind.
+func (f VideoField) Text(v *ingest.Video) string {
+	if f.kind != textField {
+		return ""
+	}
+	return reflect.ValueOf(v).Elem().FieldByIndex(f.index).String()
+}
+
 // declare checks the table against ingest.Video: a field that names no
 // field of a kind the store knows stops the program at its start, which
 // every test of the package does.
