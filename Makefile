@@ -66,7 +66,7 @@ lint: ## go vet, gofmt, and the deploy/ files against their validators
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 fuzz: ## fuzz the costs.yaml loader for 30 s
-	$(GO) test -run '^$$' -fuzz FuzzParseCosts -fuzztime 30s .
+	$(GO) test -run '^$$' -fuzz FuzzParseCosts -fuzztime 30s ./costs
 
 mutants: deps ## apply each limiter mutation to a scratch copy; the quota tests must catch every one
 	@scripts/mutants.sh

@@ -8,6 +8,8 @@
 //	jobs/     the staggered schedule and the jobs (the default regions are
 //	          DefaultRegions, here)
 //	quota/    the limiter, on Redis or embedded in the SQLite database
+//	costs/    the costs file's loader and checker (costs.Default reads
+//	          the embedded CostsYAML)
 //	fetch/    the YouTube Data API v3 client
 //	store/    the SQLite or PostgreSQL database, its schema and migrations
 //	internal/fakeyt/  a fake YouTube Data API for tests and the demo

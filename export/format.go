@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -51,15 +52,47 @@ func New(format string, w io.Writer) (Encoder, error) {
 }
 
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
-// file of several charts needs to tell them apart.
-var csvHeader = []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+// file of several charts needs to tell them apart, then the video's
+// further fields (furtherFields).
+var csvHeader = append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
-	"defaultAudioLanguage", "defaultLanguage"}
+	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...)
+
+// datasetFields are the store's fields of a video (store.VideoFields) that
+// the dataset's layout places itself, by their export column.
+var datasetFields = map[string]bool{"video_id": true, "title": true, "publishedAt": true, "channelId": true,
+	"channelTitle": true, "categoryId": true, "tags": true, "thumbnail_link": true, "description": true}
+
+// furtherFields are the video's other exported fields, each a column
+// after the layout's, in the store's order: a new field of a video is
+// exported by naming its column in the store's table. Each is text or a
+// count.
+var furtherFields = func() []store.VideoField {
+	var fs []store.VideoField
+	for _, f := range store.VideoFields() {
+		if f.Export == "" || datasetFields[f.Export] {
+			continue
+		}
+		if k := f.Kind(); k != "text" && k != "count" {
+			panic(fmt.Sprintf("export: the video's field %s is a %s: a further column is text or a count", f.Column, k))
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}()
+
+func furtherNames() []string {
+	names := make([]string, len(furtherFields))
+	for i, f := range furtherFields {
+		names[i] = f.Export
+	}
+	return names
+}
 
 type csvEncoder struct {
 	w   *csv.Writer
 	rec []string
+	cur store.ExportRow // the row's copy the further fields are read from
 }
 
 func newCSVEncoder(w io.Writer) (Encoder, error) {
@@ -75,7 +108,16 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
 		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
-		strconv.FormatInt(r.RunID, 10), r.AudioLanguage, r.Language})
+		strconv.FormatInt(r.RunID, 10)})
+	e.cur = r // read through a pointer that does not move r to the heap
+	for i, f := range furtherFields {
+		at := len(csvHeader) - len(furtherFields) + i
+		if f.Kind() == "count" {
+			e.rec[at] = count(f.Value(&e.cur.Video).(*int64))
+		} else {
+			e.rec[at] = f.Text(&e.cur.Video)
+		}
+	}
 	return e.w.Write(e.rec)
 }
 
@@ -107,11 +149,12 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// exportRecord is one row in JSON lines and Parquet, with the CSV's names.
+// Record is one row in JSON lines and Parquet, with the CSV's names, but
+// for the video's further fields (furtherFields), which recordType adds.
 // Times are text in JSON (isoTime) and timestamps in Parquet (UTC,
 // milliseconds, whole seconds): each pair is one column, written by one
 // format and skipped by the other.
-type exportRecord struct {
+type Record struct {
 	VideoID          string     `json:"video_id" parquet:"video_id"`
 	Title            string     `json:"title" parquet:"title"`
 	PublishedAt      *string    `json:"publishedAt" parquet:"-"`
@@ -134,17 +177,54 @@ type exportRecord struct {
 	Chart            string     `json:"chart" parquet:"chart"`
 	Rank             int32      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
-	AudioLanguage    string     `json:"defaultAudioLanguage" parquet:"defaultAudioLanguage"`
-	Language         string     `json:"defaultLanguage" parquet:"defaultLanguage"`
 }
 
-func recordOf(r store.ExportRow) exportRecord {
+// recordType is a row of JSON lines and Parquet: Record, then a field per
+// further field of the video, a string or an optional count.
+var recordType = func() reflect.Type {
+	fields := []reflect.StructField{{Name: "Record", Type: reflect.TypeFor[Record](), Anonymous: true}}
+	for i, f := range furtherFields {
+		sf := reflect.StructField{Name: fmt.Sprintf("Further%d", i), Type: reflect.TypeFor[string](),
+			Tag: reflect.StructTag(fmt.Sprintf(`json:%q parquet:%q`, f.Export, f.Export))}
+		if f.Kind() == "count" {
+			sf.Type, sf.Tag = reflect.TypeFor[*int64](), reflect.StructTag(fmt.Sprintf(`json:%q parquet:"%s,optional"`, f.Export, f.Export))
+		}
+		fields = append(fields, sf)
+	}
+	return reflect.StructOf(fields)
+}()
+
+// row is one reused value of recordType.
+type row struct {
+	v   reflect.Value // *recordType
+	rec *Record
+}
+
+func newRow() row {
+	v := reflect.New(recordType)
+	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record)}
+}
+
+// set makes the row r's.
+func (w row) set(r *store.ExportRow) {
+	*w.rec = recordOf(*r)
+	e := w.v.Elem()
+	for i, f := range furtherFields {
+		if f.Kind() == "count" {
+			e.Field(i + 1).Set(reflect.ValueOf(f.Value(&r.Video)))
+		} else {
+			e.Field(i + 1).SetString(f.Text(&r.Video))
+		}
+	}
+}
+
+func recordOf(r store.ExportRow) Record {
 	at := r.TrendingAt.UTC().Truncate(time.Second)
-	rec := exportRecord{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
+	rec := Record{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
-		Rank: int32(r.Rank), RunID: r.RunID, AudioLanguage: r.AudioLanguage, Language: r.Language}
+		Rank: int32(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}
@@ -158,49 +238,142 @@ func recordOf(r store.ExportRow) exportRecord {
 type jsonlEncoder struct {
 	b   *bufio.Writer
 	enc *json.Encoder
+	row row
+	cur store.ExportRow
 }
 
 func newJSONLEncoder(w io.Writer) (Encoder, error) {
 	b := bufio.NewWriter(w)
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	return &jsonlEncoder{b: b, enc: enc}, nil
+	return &jsonlEncoder{b: b, enc: enc, row: newRow()}, nil
 }
 
-func (e *jsonlEncoder) Write(r store.ExportRow) error { return e.enc.Encode(recordOf(r)) }
-func (e *jsonlEncoder) Close() error                  { return e.b.Flush() }
+func (e *jsonlEncoder) Write(r store.ExportRow) error {
+	e.cur = r
+	e.row.set(&e.cur)
+	return e.enc.Encode(e.row.v.Interface())
+}
+
+func (e *jsonlEncoder) Close() error { return e.b.Flush() }
 
 // parquetRowGroup bounds what the Parquet writer holds before it writes a
 // row group: the export's memory stays constant.
 const parquetRowGroup = 20_000
 
+// parquetSchema is recordType's, under Record's name of old.
+var parquetSchema = parquet.NewSchema("exportRecord", parquet.SchemaOf(reflect.New(recordType).Interface()))
+
+// parquetColumns are the leaf columns of parquetSchema in Record's order,
+// then the further fields'.
+var parquetColumns = func() []int {
+	var cols []int
+	for i := range recordType.NumField() {
+		f := recordType.Field(i)
+		if f.Anonymous {
+			for j := range f.Type.NumField() {
+				name, _, _ := strings.Cut(f.Type.Field(j).Tag.Get("parquet"), ",")
+				cols = append(cols, parquetColumn(name))
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		cols = append(cols, parquetColumn(name))
+	}
+	return cols
+}()
+
+// parquetColumn is the index of the leaf column name (-1: "-", not in
+// Parquet); a list's is its element's.
+func parquetColumn(name string) int {
+	if name == "-" {
+		return -1
+	}
+	if c, ok := parquetSchema.Lookup(name); ok {
+		return c.ColumnIndex
+	}
+	c, ok := parquetSchema.Lookup(name, "list", "element")
+	if !ok {
+		panic("export: no Parquet column " + name)
+	}
+	return c.ColumnIndex
+}
+
+// parquetEncoder builds each row's values column by column (a row builder
+// fills the levels and the nulls), as fast as a writer of a static type:
+// the further fields leave the row's type unknown until the program runs.
 type parquetEncoder struct {
-	w   *parquet.GenericWriter[exportRecord]
-	buf []exportRecord
+	w    *parquet.Writer
+	b    *parquet.RowBuilder
+	rows []parquet.Row
+	cur  store.ExportRow
 }
 
 func newParquetEncoder(w io.Writer) (Encoder, error) {
-	pw := parquet.NewGenericWriter[exportRecord](w, parquet.MaxRowsPerRowGroup(parquetRowGroup),
+	pw := parquet.NewWriter(w, parquetSchema, parquet.MaxRowsPerRowGroup(parquetRowGroup),
 		parquet.Compression(&parquet.Snappy)) // what every reader decodes
-	return &parquetEncoder{w: pw, buf: make([]exportRecord, 0, 256)}, nil
+	return &parquetEncoder{w: pw, b: parquet.NewRowBuilder(parquetSchema), rows: make([]parquet.Row, 0, 256)}, nil
 }
 
 func (e *parquetEncoder) Write(r store.ExportRow) error {
-	e.buf = append(e.buf, recordOf(r))
-	if len(e.buf) < cap(e.buf) {
+	e.cur = r
+	rec := recordOf(r)
+	b, col := e.b, parquetColumns
+	b.Reset()
+	text := func(i int, s string) { b.Add(col[i], parquet.ByteArrayValue([]byte(s))) }
+	count := func(i int, n *int64) {
+		if n != nil {
+			b.Add(col[i], parquet.Int64Value(*n))
+		}
+	}
+	text(0, rec.VideoID)
+	text(1, rec.Title)
+	if rec.PublishedAtTime != nil {
+		b.Add(col[3], parquet.Int64Value(rec.PublishedAtTime.UnixMilli()))
+	}
+	text(4, rec.ChannelID)
+	text(5, rec.ChannelTitle)
+	text(6, rec.CategoryID)
+	b.Add(col[8], parquet.Int64Value(rec.TrendingDateTime.UnixMilli()))
+	for _, tag := range rec.Tags { // the builder repeats a column added again
+		text(9, tag)
+	}
+	count(10, rec.ViewCount)
+	count(11, rec.Likes)
+	b.Add(col[12], parquet.Int64Value(rec.Dislikes))
+	count(13, rec.CommentCount)
+	text(14, rec.ThumbnailLink)
+	b.Add(col[15], parquet.BooleanValue(rec.CommentsDisabled))
+	b.Add(col[16], parquet.BooleanValue(rec.RatingsDisabled))
+	text(17, rec.Description)
+	text(18, rec.Region)
+	text(19, rec.Chart)
+	b.Add(col[20], parquet.Int32Value(rec.Rank))
+	b.Add(col[21], parquet.Int64Value(rec.RunID))
+	for i, f := range furtherFields {
+		if f.Kind() == "count" {
+			count(22+i, f.Value(&e.cur.Video).(*int64))
+		} else {
+			text(22+i, f.Text(&e.cur.Video))
+		}
+	}
+	n := len(e.rows)
+	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
+	e.rows[n] = b.AppendRow(e.rows[n][:0])
+	if len(e.rows) < cap(e.rows) {
 		return nil
 	}
-	return e.flushBuf()
+	return e.flushRows()
 }
 
-func (e *parquetEncoder) flushBuf() error {
-	_, err := e.w.Write(e.buf)
-	e.buf = e.buf[:0]
+func (e *parquetEncoder) flushRows() error {
+	_, err := e.w.WriteRows(e.rows)
+	e.rows = e.rows[:0]
 	return err
 }
 
 func (e *parquetEncoder) Close() error {
-	if err := e.flushBuf(); err != nil {
+	if err := e.flushRows(); err != nil {
 		return err
 	}
 	return e.w.Close()

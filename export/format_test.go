@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,11 +61,29 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	if got := strings.Join(recs[0], ","); !strings.HasPrefix(got, "video_id,title,publishedAt,channelId") {
 		t.Fatalf("header %s", got)
 	}
+	// the dataset's layout, then the run's, then the video's further
+	// fields in the store's order: the languages first
+	if got := recs[0][20:22]; strings.Join(got, ",") != "defaultAudioLanguage,defaultLanguage" {
+		t.Errorf("the further columns begin %q, want the languages", got)
+	}
 	want := [][]string{
 		{"a1", "One, \"quoted\"", "2026-11-21T08:00:00Z", "UC1", "Chan", "10", "2026-11-21T09:00:00Z", "x|y z",
-			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7", "en", "en-GB"},
+			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7"},
 		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
-			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7", "", ""},
+			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7"},
+	}
+	for i, r := range rows() {
+		for _, f := range furtherFields {
+			switch x := f.Value(&r.Video).(type) {
+			case string:
+				want[i] = append(want[i], x)
+			case *int64:
+				want[i] = append(want[i], count(x))
+			}
+		}
+	}
+	if want[0][20] != "en" || want[0][21] != "en-GB" {
+		t.Fatalf("the rows' languages are not the further columns: %q", want[0][20:])
 	}
 	for i, w := range want {
 		if got := recs[i+1]; strings.Join(got, "\x00") != strings.Join(w, "\x00") {
@@ -123,5 +144,102 @@ func TestUnknownFormat(t *testing.T) {
 	}
 	if _, err := New("xml", &bytes.Buffer{}); err == nil {
 		t.Fatal("New(xml) gave no error")
+	}
+}
+
+// The Parquet encoder builds each row column by column: each column of
+// every row read back holds its record's value (recordOf, then the further
+// fields), a hidden count null, the tags repeated in order.
+func TestParquetIsTheRecords(t *testing.T) {
+	// more rows than the encoder holds before it writes them
+	var want []store.ExportRow
+	for i := range 600 {
+		r := rows()[i%2]
+		r.ID, r.Rank = fmt.Sprintf("%s-%d", r.ID, i), i+1
+		want = append(want, r)
+	}
+	var got bytes.Buffer
+	enc, err := New("parquet", &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range want {
+		if err := enc.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(got.Bytes()), int64(got.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make([]parquet.Row, len(want)+1)
+	rs := f.RowGroups()[0].Rows()
+	n := 0
+	for n < len(read) {
+		k, err := rs.ReadRows(read[n:])
+		n += k
+		if err != nil {
+			break
+		}
+	}
+	if n != len(want) {
+		t.Fatalf("%d rows read back, want %d", n, len(want))
+	}
+	text := func(v reflect.Value) []string {
+		switch x := v.Interface().(type) {
+		case string:
+			return []string{x}
+		case *int64:
+			if x == nil {
+				return []string{"null"}
+			}
+			return []string{strconv.FormatInt(*x, 10)}
+		case int64, int32, bool:
+			return []string{fmt.Sprint(x)}
+		case time.Time:
+			return []string{strconv.FormatInt(x.UnixMilli(), 10)}
+		case *time.Time:
+			if x == nil {
+				return []string{"null"}
+			}
+			return []string{strconv.FormatInt(x.UnixMilli(), 10)}
+		case []string:
+			if len(x) == 0 {
+				return []string{"null"}
+			}
+			return x
+		}
+		t.Fatalf("no text of %T", v.Interface())
+		return nil
+	}
+	for i, r := range want {
+		byColumn := map[string][]string{}
+		rec := reflect.ValueOf(recordOf(r))
+		for j := range rec.NumField() {
+			if name, _, _ := strings.Cut(rec.Type().Field(j).Tag.Get("parquet"), ","); name != "-" {
+				byColumn[name] = text(rec.Field(j))
+			}
+		}
+		for _, ff := range furtherFields {
+			byColumn[ff.Export] = text(reflect.ValueOf(ff.Value(&r.Video)))
+		}
+		gotColumn := map[string][]string{}
+		read[i].Range(func(col int, values []parquet.Value) bool {
+			name := parquetSchema.Columns()[col][0]
+			for _, v := range values {
+				s := "null"
+				if !v.IsNull() {
+					s = v.String()
+				}
+				gotColumn[name] = append(gotColumn[name], s)
+			}
+			return true
+		})
+		if !reflect.DeepEqual(gotColumn, byColumn) {
+			t.Errorf("row %d:\n got  %v\n want %v", i+1, gotColumn, byColumn)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
@@ -62,9 +63,9 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		}
 		every := 8 * time.Minute
 		d := &jobs.Daemon{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
-			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
+			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: ingest.DefaultCosts().Span(), Store: retention{db}, Drain: drain}}
+			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: retention{db}, Drain: drain}}
 		entries, err := d.Entries()
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +160,7 @@ func TestPacerGatesEveryEntry(t *testing.T) {
 		trackEvery := 4 * time.Minute
 		pc := &everyOther{asked: map[string]int{}, open: map[string]bool{}, ended: map[string][]ingest.RunStatus{}}
 		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
-			Track: &jobs.Track{QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim, Source: stats{},
+			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
 			Pacer: pc}
 		done := make(chan error)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
@@ -36,9 +37,9 @@ type rig struct {
 func newRig(t testing.TB, costsYAML string) *rig {
 	t.Helper()
 	ctx := context.Background()
-	r := &rig{fake: fakeyt.New(), costs: ingest.DefaultCosts()}
+	r := &rig{fake: fakeyt.New(), costs: costs.Default()}
 	if costsYAML != "" {
-		c, err := ingest.ParseCosts("test-costs.yaml", []byte(costsYAML))
+		c, err := costs.Parse("test-costs.yaml", []byte(costsYAML))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
@@ -47,7 +48,7 @@ func newSimRig(t *testing.T) *simRig {
 	t.Helper()
 	ctx := context.Background()
 	clock := &simClock{at: time.Now().UTC().Truncate(time.Hour)}
-	r := &rig{fake: fakeyt.New(), costs: ingest.DefaultCosts()}
+	r := &rig{fake: fakeyt.New(), costs: costs.Default()}
 	r.fake.Move(7, clock.Now)
 	r.fake.SetClock(clock.Now)
 	srv := httptest.NewServer(r.fake)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -52,7 +53,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: ingest.DefaultCosts()})
+	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: costs.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range ingest.DefaultRegions {
-		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: ingest.DefaultCosts(), Limiter: lim,
+		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
 	}
 	return r

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
@@ -105,12 +106,12 @@ func newWorld(t *testing.T) *world {
 
 // newWorldOf is a world of the costs file text whose clock starts at at,
 // with its fake upstream.
-func newWorldOf(t *testing.T, costs string, at time.Time) (*world, *fakeyt.Fake) {
+func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.Fake) {
 	t.Helper()
 	ctx := context.Background()
 	w := &world{now: at}
 	var err error
-	if w.costs, err = ingest.LoadCosts("costs.yaml", []byte(costs)); err != nil {
+	if w.costs, err = costs.Load("costs.yaml", []byte(costsFile)); err != nil {
 		t.Fatal(err)
 	}
 	fake := fakeyt.New()

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -162,7 +163,7 @@ operations:
   %s: {default: 100}
   %s: {default: 95}
 `, limit, hundredOp, fillOp)
-	c, err := ingest.ParseCosts("bench costs", []byte(yaml))
+	c, err := costs.Parse("bench costs", []byte(yaml))
 	if err != nil {
 		b.Fatal(err)
 	}

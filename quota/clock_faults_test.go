@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
 
@@ -39,7 +40,7 @@ func mostInRealWindow(as []admission, window time.Duration) int {
 // given, and one operation of one unit.
 func smallCosts(t testing.TB, settings string) *ingest.Costs {
 	t.Helper()
-	c, err := ingest.ParseCosts("small costs", []byte("pools:\n  default: {"+settings+"}\noperations:\n  videos.list: {default: 1}\n"))
+	c, err := costs.Parse("small costs", []byte("pools:\n  default: {"+settings+"}\noperations:\n  videos.list: {default: 1}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -43,7 +44,7 @@ operations:
   videos.list: {default: 1}
   search.list: {default: 100, search: 1}
 `, limit, reserve, window, searches, window)
-	c, err := ingest.ParseCosts("test costs", []byte(y))
+	c, err := costs.Parse("test costs", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +514,7 @@ func dayCosts(t testing.TB, day bool) *ingest.Costs {
 	if day {
 		zone = ", day: America/Los_Angeles"
 	}
-	c, err := ingest.ParseCosts("day costs", []byte(`pools:
+	c, err := costs.Parse("day costs", []byte(`pools:
   default: {limit: 100, window: 24h`+zone+`}
 operations:
   videos.list: {default: 1}

@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -38,7 +39,7 @@ func faultCosts(t testing.TB, day bool) *ingest.Costs {
 	if day {
 		zone = ", day: America/Los_Angeles"
 	}
-	c, err := ingest.ParseCosts("fault costs", []byte(`pools:
+	c, err := costs.Parse("fault costs", []byte(`pools:
   default: {limit: 100, window: 1h`+zone+`, fail_open: {max_cost: 1, budget: 3}}
 operations:
   videos.list: {default: 1}
@@ -383,7 +384,7 @@ func TestFaultOOM(t *testing.T) {
 
 func mixedCosts(t testing.TB) *ingest.Costs {
 	t.Helper()
-	c, err := ingest.ParseCosts("mixed costs", []byte(`pools:
+	c, err := costs.Parse("mixed costs", []byte(`pools:
   short: {limit: 3, window: 1s}
   long:  {limit: 5, window: 1h}
 operations:

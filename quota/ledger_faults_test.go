@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -77,7 +78,7 @@ func (h *host) unmetered() int {
 // parseCosts parses a costs file for one test.
 func parseCosts(t testing.TB, yaml string) *ingest.Costs {
 	t.Helper()
-	c, err := ingest.ParseCosts("test costs", []byte(yaml))
+	c, err := costs.Parse("test costs", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 )
 
 var (
@@ -149,7 +150,7 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 		return settings{}, errors.New("the upstream's clock is required: a *UpstreamClock, or NoUpstreamClock to run without one")
 	}
 	if o.Costs == nil {
-		o.Costs = ingest.DefaultCosts()
+		o.Costs = costs.Default()
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

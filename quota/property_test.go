@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
@@ -245,7 +246,7 @@ func justified(r record, costs *ingest.Costs, sums map[string]*windowSums) bool 
 // TestOracleCatchesFaults: the oracle flags over-admission, a refusal with
 // room, a reused id and a run without refusals.
 func TestOracleCatchesFaults(t *testing.T) {
-	costs, err := ingest.ParseCosts("oracle costs", []byte(`pools: {default: {limit: 3, window: 1s}}
+	costs, err := costs.Parse("oracle costs", []byte(`pools: {default: {limit: 3, window: 1s}}
 operations: {videos.list: {default: 1}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -307,7 +308,7 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	costs, err := ingest.ParseCosts("amnesia", []byte("pools:\n  default: {limit: 50, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
+	costs, err := costs.Parse("amnesia", []byte("pools:\n  default: {limit: 50, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
 
@@ -23,7 +24,7 @@ func internalRedis(t *testing.T) func(q string) *Redis {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	costs, err := ingest.ParseCosts("internal", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
+	costs, err := costs.Parse("internal", []byte("pools:\n  default: {limit: 100, window: 1h}\noperations:\n  videos.list: {default: 1}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

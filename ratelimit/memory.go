@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/ingestworks/ingest"
 )
 
 // sweepEvery is how often Memory forgets idle clients: a client whose tat
@@ -31,7 +29,7 @@ func NewMemory() *Memory {
 func (m *Memory) Backend() string { return "memory" }
 
 // Allow decides one request of client on plan.
-func (m *Memory) Allow(_ context.Context, plan ingest.APIPlan, client string, cost int64) (Result, error) {
+func (m *Memory) Allow(_ context.Context, plan APIPlan, client string, cost int64) (Result, error) {
 	r, err := ruleOf(plan, cost)
 	if err != nil {
 		return Result{}, err

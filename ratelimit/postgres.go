@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/ingestworks/ingest"
 )
 
 // pgSweepEvery is how often one process sweeps api_limits.
@@ -40,7 +38,7 @@ func NewPostgres(db Counts) *Postgres {
 func (p *Postgres) Backend() string { return "postgres" }
 
 // Allow decides one request of client on plan.
-func (p *Postgres) Allow(ctx context.Context, plan ingest.APIPlan, client string, cost int64) (Result, error) {
+func (p *Postgres) Allow(ctx context.Context, plan APIPlan, client string, cost int64) (Result, error) {
 	r, err := ruleOf(plan, cost)
 	if err != nil {
 		return Result{}, err

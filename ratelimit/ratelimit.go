@@ -24,8 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/ingestworks/ingest"
 )
 
 // Result is one decision.
@@ -44,7 +42,7 @@ type Result struct {
 // Limiter decides API requests. A refusal is a Result; an error is a
 // limiter that could not decide.
 type Limiter interface {
-	Allow(ctx context.Context, plan ingest.APIPlan, client string, cost int64) (Result, error)
+	Allow(ctx context.Context, plan APIPlan, client string, cost int64) (Result, error)
 	// Backend names where the counts live: memory, redis or postgres.
 	Backend() string
 }
@@ -57,7 +55,7 @@ var ErrCost = errors.New("ratelimit: the cost is above the plan's burst")
 // interval; a client may be at most tolerance ahead of now.
 type rule struct{ interval, tolerance int64 }
 
-func ruleOf(p ingest.APIPlan, cost int64) (rule, error) {
+func ruleOf(p APIPlan, cost int64) (rule, error) {
 	if cost < 1 || cost > p.Burst {
 		return rule{}, fmt.Errorf("%w: plan %s, burst %d, cost %d", ErrCost, p.Name, p.Burst, cost)
 	}
@@ -89,4 +87,4 @@ func (r rule) result(allowed bool, now, tat, cost int64) Result {
 
 // key names a client of a plan in a backend: a client on two plans (a
 // token moved to another) has two counts.
-func key(plan ingest.APIPlan, client string) string { return plan.Name + ":" + client }
+func key(plan APIPlan, client string) string { return plan.Name + ":" + client }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -56,8 +55,8 @@ func backends(t *testing.T) []backend {
 	}
 }
 
-func plan(name string, limit int64, window time.Duration, burst int64) ingest.APIPlan {
-	return ingest.APIPlan{Name: name, Limit: limit, Window: window, Burst: burst}
+func plan(name string, limit int64, window time.Duration, burst int64) ratelimit.APIPlan {
+	return ratelimit.APIPlan{Name: name, Limit: limit, Window: window, Burst: burst}
 }
 
 // TestConformance: every backend admits a burst and then refuses, says
@@ -100,7 +99,7 @@ func waitIs(got time.Duration, due bool, interval time.Duration) bool {
 	return got <= interval && got > interval-10*time.Second
 }
 
-func expect(t *testing.T, l ratelimit.Limiter, p ingest.APIPlan, client string, cost int64, allowed bool, left int64) {
+func expect(t *testing.T, l ratelimit.Limiter, p ratelimit.APIPlan, client string, cost int64, allowed bool, left int64) {
 	t.Helper()
 	res, err := l.Allow(context.Background(), p, client, cost)
 	if err != nil || res.Allowed != allowed || res.Remaining != left {
@@ -143,7 +142,7 @@ func TestBoundOracle(t *testing.T) {
 
 // hammer runs callers processes of requests on p for span, every other
 // window of it, and returns what was admitted.
-func hammer(t *testing.T, b backend, p ingest.APIPlan, callers int, span time.Duration) []admission {
+func hammer(t *testing.T, b backend, p ratelimit.APIPlan, callers int, span time.Duration) []admission {
 	var mu sync.Mutex
 	var adm []admission
 	var wg sync.WaitGroup

@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/ingestworks/ingest"
 )
 
 //go:embed gcra.lua
@@ -66,7 +64,7 @@ func (r *Redis) Close() { r.once.Do(func() { close(r.quit) }) }
 func (r *Redis) Backend() string { return "redis" }
 
 // Allow decides one request of client on plan.
-func (r *Redis) Allow(ctx context.Context, plan ingest.APIPlan, client string, cost int64) (Result, error) {
+func (r *Redis) Allow(ctx context.Context, plan APIPlan, client string, cost int64) (Result, error) {
 	ru, err := ruleOf(plan, cost)
 	if err != nil {
 		return Result{}, err

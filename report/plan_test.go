@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // chart page each cycle, a videoCategories.list per region a day, and a
 // videos.batchGetStats per batch of tracked videos at every reading.
 func TestPlan(t *testing.T) {
-	costs := ingest.DefaultCosts()
+	costs := costs.Default()
 	last := map[string]store.RunSummary{"US": {Status: ingest.StatusCompleted, Pages: 2}}
 	for _, tc := range []struct {
 		name  string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"text/tabwriter"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -76,4 +77,32 @@ func (p SearchPlan) PrintCover(out io.Writer, states []ingest.PoolState) {
 	if !blocked.IsZero() {
 		fmt.Fprintf(out, "  the upstream blocked the pool until %s\n", blocked.UTC().Format(time.RFC3339))
 	}
+}
+
+// Backfills writes `ingest backfill --list`'s table: each backfill's
+// cursor, where it resumes and what it has spent.
+func Backfills(out io.Writer, curs []ingest.Cursor) error {
+	if len(curs) == 0 {
+		_, err := fmt.Fprintln(out, "no backfills yet")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "REGION\tSINCE\tUNTIL\tQUERY\tPAGES\tVIDEOS\tUNITS\tSTATE\tUPDATED")
+	for _, c := range curs {
+		until := "open-ended"
+		if !c.ID.OpenEnded() {
+			until = c.ID.Until.Format(time.RFC3339)
+		}
+		state := fmt.Sprintf("resumes at page %d", c.Pages+1)
+		if c.Done {
+			state = "complete"
+		}
+		query := c.ID.Query
+		if query == "" {
+			query = "(any)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", c.ID.Region, c.ID.Since.Format(time.RFC3339), until,
+			query, c.Pages, c.Videos, c.Units, state, c.Updated.Format(time.RFC3339))
+	}
+	return w.Flush()
 }

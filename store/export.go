@@ -67,7 +67,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // exportSQL reads the entries run by run, oldest first, each run's by rank:
 // the runs by range on runs_started, the entries by their primary key, so
 // rows stream out in constant memory (only one run's entries are sorted).
-const exportSQL = `
+var exportSQL = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
   r.region, r.category, e.rank, r.id
 FROM runs AS r
@@ -86,7 +86,7 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // own narrow columns and only the day's rows then read their videos, so
 // that the sorters hold a video's text once per row written, not once per
 // entry read.
-const exportDaySQL = `
+var exportDaySQL = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
   d.region, d.category, d.rank, d.run_id
 FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, max(r.id) AS run_id

@@ -11,28 +11,14 @@ import "fmt"
 // upserted in key order, so that two hosts storing pages that share videos
 // take their row locks in one order.
 var pgSQL = &dialectSQL{
-	upsertVideos: `
-INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
-  category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
-SELECT DISTINCT ON (o->>'id') o->>'id', o->>'title', o->>'description', o->>'tags',
-  o->>'channel_id', o->>'channel_title', o->>'category_id',
-  (o->>'published')::bigint, o->>'duration', (o->>'views')::bigint, (o->>'likes')::bigint,
-  (o->>'comments')::bigint, $2::bigint, $2::bigint, coalesce(o->>'thumb', ''),
-  coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
-ORDER BY o->>'id', n DESC
-ON CONFLICT (id) DO UPDATE SET
-  title = excluded.title, description = excluded.description,
-  tags = excluded.tags, channel_id = excluded.channel_id,
-  channel_title = excluded.channel_title, category_id = excluded.category_id,
-  published_at_ms = coalesce(excluded.published_at_ms, videos.published_at_ms),
-  duration = excluded.duration, view_count = excluded.view_count,
-  like_count = excluded.like_count, comment_count = excluded.comment_count,
-  last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE videos.thumbnail END,
-  audio_language = excluded.audio_language, language = excluded.language
-WHERE excluded.last_seen_ms >= videos.last_seen_ms`,
+	upsertVideos: videoUpsert("SELECT DISTINCT ON (o->>'id')",
+		"FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)\nORDER BY o->>'id', n DESC", "$2::bigint",
+		func(f VideoField) string {
+			if f.kind == countField || f.kind == timeField {
+				return "(o->>'" + f.Column + "')::bigint"
+			}
+			return "o->>'" + f.Column + "'"
+		}, "videos."),
 
 	addRegions: `
 INSERT INTO video_regions (vid, region)
@@ -43,8 +29,8 @@ ON CONFLICT DO NOTHING`,
 	addTrending: `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
-SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'views')::bigint,
-  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint, $4::bigint, (SELECT category FROM runs WHERE id = $2::bigint)
+SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'view_count')::bigint,
+  (j.o->>'like_count')::bigint, (j.o->>'comment_count')::bigint, $4::bigint, (SELECT category FROM runs WHERE id = $2::bigint)
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, j.n DESC
@@ -192,7 +178,7 @@ var (
 // and the lateral read (which the planner cannot turn into a hash join)
 // keeps that order. The kind is fixed by the filter, so the order leaves
 // it out, as it must for the planner to see the rows arrive sorted.
-const pgExportSQL = `
+var pgExportSQL = `
 SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
   d.region, d.category, d.rank, d.id
 FROM (
@@ -208,7 +194,7 @@ ORDER BY d.started_ms, d.id, d.rank`
 // last run of the day by DISTINCT ON, where SQLite takes it beside max(),
 // over the entries' narrow columns before the join to videos.
 // Its placeholders stay ?, numbered in order with the filter's.
-const pgExportDaySQL = `
+var pgExportDaySQL = `
 SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
   d.region, d.category, d.rank, d.run_id
 FROM (

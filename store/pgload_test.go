@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ingestworks/ingest"
 )
 
 // pgTables are the tables of PostgreSQL's first migration in the order it creates them,
@@ -149,13 +152,15 @@ func copyDocs(ctx context.Context, src *sql.DB, dst *pgx.Conn) (int64, error) {
 			return nil, rows.Err()
 		}
 		var vid int64
-		var r pageRow
-		var regions string
-		if err := rows.Scan(&vid, &r.Title, &r.Description, &r.Tags, &r.ChannelTitle, &regions); err != nil {
+		var v ingest.Video
+		var tags, regions string
+		if err := rows.Scan(&vid, &v.Title, &v.Description, &tags, &v.ChannelTitle, &regions); err != nil {
 			return nil, err
 		}
-		pgRow(&r)
-		return []any{vid, r.Doc, regions}, nil
+		if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
+			return nil, err
+		}
+		return []any{vid, pgDoc(&v), regions}, nil
 	}))
 	if err != nil {
 		return 0, err

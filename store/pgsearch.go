@@ -1,10 +1,10 @@
 package store
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/textnorm"
 )
 
@@ -43,16 +43,14 @@ func tsDoc(title, description, tags, channel string) string {
 	return b.String()
 }
 
-// pgRow readies a page's row for PostgreSQL: its index words, and its
-// text without NUL characters, which PostgreSQL's text cannot hold (the
-// only change to the text as sent, and one the upstream never needs).
-func pgRow(r *pageRow) {
-	for _, s := range []*string{&r.Title, &r.Description, &r.Tags, &r.ChannelTitle, &r.ChannelID, &r.Duration, &r.Thumb} {
-		*s = strings.ReplaceAll(*s, "\x00", "")
-	}
-	var tags []string
-	_ = json.Unmarshal([]byte(r.Tags), &tags)
-	r.Doc = tsDoc(r.Title, r.Description, strings.Join(tags, " "), r.ChannelTitle)
+// pgText is text as PostgreSQL's text can hold it: without NUL
+// characters (the only change to the text as sent, and one the upstream
+// never needs).
+func pgText(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
+// pgDoc is a video's words for PostgreSQL's index.
+func pgDoc(v *ingest.Video) string {
+	return tsDoc(pgText(v.Title), pgText(v.Description), pgText(strings.Join(v.Tags, " ")), pgText(v.ChannelTitle))
 }
 
 // tsLexeme quotes a word for a tsvector or tsquery literal.

@@ -397,7 +397,7 @@ var (
 	chartEntriesInSQL = fmt.Sprintf(chartEntriesText, "AND "+languageMatch)
 )
 
-const chartEntriesText = `
+var chartEntriesText = `
 SELECT ` + videoColumns + `, e.rank, e.vid, coalesce(e.view_count, 0)
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`

@@ -82,7 +82,7 @@ ORDER BY rowid DESC LIMIT ?3`
 
 // detailsSQL reads the ranked videos (videoColumns, then the row and the
 // regions): the snippet is marked over their stored text, as it was sent.
-const detailsSQL = `
+var detailsSQL = `
 SELECT ` + videoColumns + `, v.vid,
   (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
 FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`

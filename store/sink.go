@@ -32,28 +32,11 @@ type statements struct {
 // statement per page instead of one per video is what makes new videos
 // cheap to index. "SELECT value AS o ... LIMIT -1" reads each element once:
 // without it every o->>'field' would convert the element back to text.
-const (
-	upsertVideosSQL = `
-INSERT INTO videos (id, title, description, tags, channel_id, channel_title,
-  category_id, published_at_ms, duration, view_count, like_count, comment_count,
-  first_seen_ms, last_seen_ms, thumbnail, audio_language, language)
-SELECT o->>'id', o->>'title', o->>'description', o->>'tags',
-  o->>'channel_id', o->>'channel_title', o->>'category_id',
-  o->>'published', o->>'duration', o->>'views', o->>'likes',
-  o->>'comments', ?2, ?2, coalesce(o->>'thumb', ''), coalesce(o->>'audio', ''), coalesce(o->>'lang', '')
-FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true
-ON CONFLICT (id) DO UPDATE SET
-  title = excluded.title, description = excluded.description,
-  tags = excluded.tags, channel_id = excluded.channel_id,
-  channel_title = excluded.channel_title, category_id = excluded.category_id,
-  published_at_ms = coalesce(excluded.published_at_ms, published_at_ms),
-  duration = excluded.duration, view_count = excluded.view_count,
-  like_count = excluded.like_count, comment_count = excluded.comment_count,
-  last_seen_ms = excluded.last_seen_ms,
-  thumbnail = CASE WHEN excluded.thumbnail <> '' THEN excluded.thumbnail ELSE thumbnail END,
-  audio_language = excluded.audio_language, language = excluded.language
-WHERE excluded.last_seen_ms >= last_seen_ms`
+// The videos' statement is made from the table of their fields.
+var upsertVideosSQL = videoUpsert("SELECT", "FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true", "?2",
+	func(f VideoField) string { return "o->>'" + f.Column + "'" }, "")
 
+const (
 	addRegionsSQL = `
 INSERT INTO video_regions (vid, region)
 SELECT v.vid, ?2 FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id'
@@ -63,7 +46,7 @@ ON CONFLICT DO NOTHING`
 	addTrendingSQL = `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
-SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'views', j.o->>'likes', j.o->>'comments', ?4,
+SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'view_count', j.o->>'like_count', j.o->>'comment_count', ?4,
   (SELECT category FROM runs WHERE id = ?2)
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true
@@ -232,55 +215,82 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	return nil
 }
 
-// pageRow is a video as the page's JSON carries it to SQLite.
-type pageRow struct {
-	ID           string `json:"id"`
-	Title        string `json:"title"`
-	Description  string `json:"description"`
-	Tags         string `json:"tags"` // a JSON array, stored as text
-	ChannelID    string `json:"channel_id"`
-	ChannelTitle string `json:"channel_title"`
-	CategoryID   string `json:"category_id"`
-	Published    *int64 `json:"published"`
-	Duration     string `json:"duration"`
-	Views        *int64 `json:"views"`
-	Likes        *int64 `json:"likes"`
-	Comments     *int64 `json:"comments"`
-	Thumb        string `json:"thumb,omitempty"`
-	Audio        string `json:"audio,omitempty"` // defaultAudioLanguage
-	Lang         string `json:"lang,omitempty"`  // defaultLanguage
-	Rank         int    `json:"rank"`
-	Doc          string `json:"doc,omitempty"` // PostgreSQL's index: tsDoc
-}
-
-// pageJSON writes a page's rows; withDoc adds each video's words for
-// PostgreSQL's index (SQLite's triggers find them themselves).
+// pageJSON writes a page's videos as the databases' statements read them:
+// one object per video with the table's columns by name (fields.go), then
+// its rank; withDoc readies the rows for PostgreSQL (pgText, pgDoc).
 func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	first := (max(page.Number, 1) - 1) * PageSize
-	rows := make([]pageRow, 0, len(page.Videos))
-	for i, v := range page.Videos {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the text is indexed as it is
+	value := func(x any) error {
+		if err := enc.Encode(x); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+		return nil
+	}
+	b.WriteByte('[')
+	for i := range page.Videos {
+		v := &page.Videos[i]
 		if v.ID == "" {
 			return "", fmt.Errorf("video %d on the page has no id", i+1)
 		}
-		tags, err := tagsJSON(v.Tags)
-		if err != nil {
-			return "", err
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		var pub *int64
-		if !v.PublishedAt.IsZero() {
-			ms := v.PublishedAt.UnixMilli()
-			pub = &ms
+		b.WriteByte('{')
+		for j, f := range videoFields {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + f.Column + `":`)
+			x, err := pageValue(f, v, withDoc)
+			if err != nil {
+				return "", err
+			}
+			if err := value(x); err != nil {
+				return "", err
+			}
 		}
-		rows = append(rows, pageRow{ID: v.ID, Title: v.Title, Description: v.Description,
-			Tags: tags, ChannelID: v.ChannelID, ChannelTitle: v.ChannelTitle,
-			CategoryID: v.CategoryID, Published: pub, Duration: v.Duration,
-			Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount,
-			Thumb: v.Thumbnail, Audio: v.AudioLanguage, Lang: v.Language, Rank: first + i + 1})
+		fmt.Fprintf(&b, `,"rank":%d`, first+i+1)
 		if withDoc {
-			pgRow(&rows[i])
+			b.WriteString(`,"doc":`)
+			if err := value(pgDoc(v)); err != nil {
+				return "", err
+			}
 		}
+		b.WriteByte('}')
 	}
-	return marshal(rows)
+	b.WriteByte(']')
+	return b.String(), nil
+}
+
+// pageValue is field f of v as the page's JSON carries it: text, a count
+// or null, milliseconds or null, tags as the text of a JSON array.
+func pageValue(f VideoField, v *ingest.Video, withDoc bool) (any, error) {
+	text := func(s string) string {
+		if withDoc {
+			return pgText(s)
+		}
+		return s
+	}
+	switch x := f.Value(v).(type) {
+	case string:
+		return text(x), nil
+	case *int64:
+		return x, nil
+	case time.Time:
+		if x.IsZero() {
+			return nil, nil
+		}
+		return x.UnixMilli(), nil
+	case []string:
+		tags, err := tagsJSON(x)
+		return text(tags), err
+	default:
+		return nil, fmt.Errorf("video field %s: no page value of %T", f.Column, x)
+	}
 }
 
 func tagsJSON(tags []string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,37 +62,52 @@ type StoredVideo struct {
 	FirstSeen, LastSeen time.Time
 }
 
-// videoColumns is the one list of a video's columns every reader of a
-// whole video selects (over videos AS v), in the order scanVideo reads
-// them: a column added to the videos table is added here and there once.
-const videoColumns = `v.id, v.title, v.description, v.tags, v.channel_id, v.channel_title, v.category_id,
-  v.published_at_ms, v.duration, v.view_count, v.like_count, v.comment_count, v.thumbnail,
-  v.audio_language, v.language, v.first_seen_ms, v.last_seen_ms`
-
 // scanVideo reads videoColumns, then the row's further columns into more.
 func scanVideo(row interface{ Scan(...any) error }, more ...any) (StoredVideo, error) {
 	return newVideoScanner(more...).scan(row)
 }
 
-// videoScanner holds the destinations of videoColumns and of a reader's
-// further columns, made once for a query and used row after row: a reader
-// that reads many rows (an export reads one per entry) allocates nothing
-// per row but what the row itself holds.
+// videoScanner holds the destinations of videoColumns (one per field of
+// the table, fields.go) and of a reader's further columns, made once for
+// a query and used row after row: a reader that reads many rows (an
+// export reads one per entry) allocates nothing per row but what the row
+// itself holds.
 type videoScanner struct {
-	v                           StoredVideo
-	tags                        string
-	pub, views, likes, comments sql.NullInt64
-	first, last                 int64
-	dest                        []any
+	v           StoredVideo
+	counts      []scanned[sql.NullInt64, *int64]
+	times       []scanned[sql.NullInt64, time.Time]
+	tags        []scanned[string, []string]
+	first, last int64
+	dest        []any
+}
+
+// scanned is a column read into src and converted into the video's dst.
+type scanned[S, D any] struct {
+	src *S
+	dst *D
 }
 
 // newVideoScanner is a scanner of videoColumns followed by more.
 func newVideoScanner(more ...any) *videoScanner {
-	s := &videoScanner{}
-	v := &s.v
-	s.dest = append([]any{&v.ID, &v.Title, &v.Description, &s.tags,
-		&v.ChannelID, &v.ChannelTitle, &v.CategoryID, &s.pub, &v.Duration, &s.views,
-		&s.likes, &s.comments, &v.Thumbnail, &v.AudioLanguage, &v.Language, &s.first, &s.last}, more...)
+	s := &videoScanner{dest: make([]any, 0, len(videoFields)+2+len(more))}
+	rv := reflect.ValueOf(&s.v.Video).Elem()
+	for _, f := range videoFields {
+		field := rv.FieldByIndex(f.index).Addr().Interface()
+		switch f.kind {
+		case textField:
+			s.dest = append(s.dest, field)
+		case countField:
+			c := scanned[sql.NullInt64, *int64]{new(sql.NullInt64), field.(**int64)}
+			s.counts, s.dest = append(s.counts, c), append(s.dest, c.src)
+		case timeField:
+			t := scanned[sql.NullInt64, time.Time]{new(sql.NullInt64), field.(*time.Time)}
+			s.times, s.dest = append(s.times, t), append(s.dest, t.src)
+		case tagsField:
+			t := scanned[string, []string]{new(string), field.(*[]string)}
+			s.tags, s.dest = append(s.tags, t), append(s.dest, t.src)
+		}
+	}
+	s.dest = append(append(s.dest, &s.first, &s.last), more...)
 	return s
 }
 
@@ -102,15 +118,27 @@ func (s *videoScanner) scan(row interface{ Scan(...any) error }) (StoredVideo, e
 	if err := row.Scan(s.dest...); err != nil {
 		return s.v, err
 	}
-	v := s.v
-	var err error
-	if v.Tags, err = decodeTags(s.tags); err != nil {
-		return v, fmt.Errorf("tags: %w", err)
+	for _, t := range s.tags {
+		tags, err := decodeTags(*t.src)
+		if err != nil {
+			return s.v, fmt.Errorf("tags: %w", err)
+		}
+		*t.dst = tags
 	}
-	v.PublishedAt = timeOf(s.pub)
-	v.ViewCount, v.LikeCount, v.CommentCount = ptrs(s.views, s.likes, s.comments)
-	v.FirstSeen, v.LastSeen = time.UnixMilli(s.first).UTC(), time.UnixMilli(s.last).UTC()
-	return v, nil
+	for _, t := range s.times {
+		*t.dst = timeOf(*t.src)
+	}
+	if len(s.counts) > 0 {
+		n := make([]int64, len(s.counts)) // one allocation for the row's counts
+		for i, c := range s.counts {
+			if c.src.Valid {
+				n[i] = c.src.Int64
+				*c.dst = &n[i]
+			}
+		}
+	}
+	s.v.FirstSeen, s.v.LastSeen = time.UnixMilli(s.first).UTC(), time.UnixMilli(s.last).UTC()
+	return s.v, nil
 }
 
 // Video returns the latest metadata of videoID; ok is false when it is not

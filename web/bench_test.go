@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -93,7 +94,7 @@ func prefixed(prefix string, ids []string) []string {
 // benchServer serves db as `ingest serve` does, its clock at the data's
 // end.
 func benchServer(b *testing.B, db *store.DB, now time.Time) *Server {
-	costs := ingest.DefaultCosts()
+	costs := costs.Default()
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Now: func() time.Time { return now },
 		Report: func(ctx context.Context) (*report.Report, error) {
 			return report.Build(ctx, report.Sources{DB: db, Limiter: report.WholePools{Costs: costs}, Costs: costs,

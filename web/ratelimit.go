@@ -23,7 +23,7 @@ import (
 // (ratelimit's limiters). A refusal is a Result, not an error; an error is
 // a limiter that could not decide, and the request is then served.
 type APILimiter interface {
-	Allow(ctx context.Context, plan ingest.APIPlan, client string, units int64) (ratelimit.Result, error)
+	Allow(ctx context.Context, plan ratelimit.APIPlan, client string, units int64) (ratelimit.Result, error)
 }
 
 // Tokens is what metering reads of the API's tokens, by hash.
@@ -36,7 +36,7 @@ type Tokens interface {
 // the token's plan, a caller without one under the anonymous plan, by
 // address. The holder of Config.Token (the operator) is never metered.
 type Meter struct {
-	Plans   *ingest.APIPlans
+	Plans   *ratelimit.APIPlans
 	Limiter APILimiter
 	Tokens  Tokens
 	// Observe counts each metered request by plan and outcome (allowed,
@@ -105,11 +105,11 @@ const (
 // first: theirs are random and beyond guessing, so they are never held
 // back by the throttle of wrong tokens; only one that is none of theirs is
 // tried as the access token.
-func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan, string, who) {
+func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ratelimit.APIPlan, string, who) {
 	m := s.cfg.Meter
 	tok, isBearer := bearer(r)
 	if !isBearer {
-		plan, ok := m.Plans.Plan(ingest.AnonymousPlan)
+		plan, ok := m.Plans.Plan(ratelimit.AnonymousPlan)
 		if s.cfg.Token != "" || !ok {
 			apiUnauthorized(w, r)
 			return plan, "", asAnswered
@@ -120,18 +120,18 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ingest.APIPlan,
 	name, ok, err := m.Tokens.TokenPlan(r.Context(), hash)
 	if err != nil {
 		s.fail(w, r, err)
-		return ingest.APIPlan{}, "", asAnswered
+		return ratelimit.APIPlan{}, "", asAnswered
 	}
 	if !ok {
 		if v := s.try(r, tok); v.ok {
-			return ingest.APIPlan{}, "", asOperator
+			return ratelimit.APIPlan{}, "", asOperator
 		} else if v.wait > 0 {
 			apiThrottled(w, v.wait)
-			return ingest.APIPlan{}, "", asAnswered
+			return ratelimit.APIPlan{}, "", asAnswered
 		}
 	}
 	plan, known := m.Plans.Plan(name)
-	if !ok || !known || name == ingest.AnonymousPlan {
+	if !ok || !known || name == ratelimit.AnonymousPlan {
 		if ok {
 			s.cfg.Logger.Warn("api: a token's plan is not in the plans file: its requests are refused", ingest.LogPlan, name)
 		}
@@ -162,7 +162,7 @@ func (s *Server) touch(ctx context.Context, hash string) {
 // admit asks the limiter, sets the RateLimit fields, and answers a refusal
 // with 429. A limiter that cannot decide lets the request through: serving
 // a read is cheap, and an outage of the limiter is no reason to fail reads.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ingest.APIPlan, client string, units int64) bool {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.APIPlan, client string, units int64) bool {
 	m := s.cfg.Meter
 	h := w.Header()
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))

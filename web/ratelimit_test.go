@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ratelimit"
 )
 
 type downLimiter struct{ calls int }
 
-func (d *downLimiter) Allow(context.Context, ingest.APIPlan, string, int64) (ratelimit.Result, error) {
+func (d *downLimiter) Allow(context.Context, ratelimit.APIPlan, string, int64) (ratelimit.Result, error) {
 	d.calls++
 	return ratelimit.Result{}, errors.New("limiter: unavailable")
 }
@@ -31,7 +30,7 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 	t.Parallel()
 	l := &downLimiter{}
 	var outcomes []string
-	m := &Meter{Plans: ingest.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
+	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
 		Observe: func(plan, outcome string) { outcomes = append(outcomes, plan+" "+outcome) }}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
 	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
@@ -69,7 +68,7 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 // Retry-After is that same figure.
 func TestMeterHeaders(t *testing.T) {
 	t.Parallel()
-	plans, err := ingest.ParseAPIPlans("plans.yaml", []byte("plans:\n  anonymous: {limit: 3, window: 1m, burst: 2}\n"))
+	plans, err := ratelimit.ParseAPIPlans("plans.yaml", []byte("plans:\n  anonymous: {limit: 3, window: 1m, burst: 2}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
@@ -251,7 +250,7 @@ func TestClientTokensAreNotHeldBack(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	const clientToken = "ingest_a-client-token-for-tests"
-	m := &Meter{Plans: ingest.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: oneToken(clientToken)}
+	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: oneToken(clientToken)}
 	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Meter: m, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

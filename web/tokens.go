@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // operator should hear before the client does.
 func WarnUnusableTokens(ctx context.Context, log *slog.Logger, tokens interface {
 	Tokens(context.Context) ([]store.Token, error)
-}, plans *ingest.APIPlans) {
+}, plans *ratelimit.APIPlans) {
 	list, err := tokens.Tokens(ctx)
 	if err != nil {
 		log.Warn("api: list tokens", ingest.LogErr, err)

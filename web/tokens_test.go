@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -20,7 +20,7 @@ func TestWarnUnusableTokens(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	WarnUnusableTokens(context.Background(), slog.New(slog.NewTextHandler(&buf, nil)),
-		tokenList{{Name: "ok", Plan: "standard"}, {Name: "gone", Plan: "gold"}}, ingest.DefaultAPIPlans())
+		tokenList{{Name: "ok", Plan: "standard"}, {Name: "gone", Plan: "gold"}}, ratelimit.DefaultAPIPlans())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "token=gone") || !strings.Contains(lines[0], "plan=gold") {
 		t.Errorf("log:\n%s", buf.String())

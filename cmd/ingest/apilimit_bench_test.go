@@ -21,7 +21,6 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -100,8 +99,8 @@ func benchStore(b *testing.B, dsn string) *store.DB {
 
 // benchPlans admit every request of the run: the limiter decides each
 // one in full, and refuses none.
-func benchPlans(b *testing.B) *ingest.APIPlans {
-	plans, err := ingest.ParseAPIPlans("bench", []byte("plans:\n  anonymous: {limit: 1000000000, window: 1h, burst: 100000000}\n"))
+func benchPlans(b *testing.B) *ratelimit.APIPlans {
+	plans, err := ratelimit.ParseAPIPlans("bench", []byte("plans:\n  anonymous: {limit: 1000000000, window: 1h, burst: 100000000}\n"))
 	if err != nil {
 		b.Fatal(err)
 	}

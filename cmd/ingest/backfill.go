@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
@@ -173,29 +174,7 @@ func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
 	if err != nil {
 		return runtimeError(err)
 	}
-	if len(curs) == 0 {
-		fmt.Fprintln(out, "no backfills yet")
-		return nil
-	}
-	w := tw(out)
-	fmt.Fprintln(w, "REGION\tSINCE\tUNTIL\tQUERY\tPAGES\tVIDEOS\tUNITS\tSTATE\tUPDATED")
-	for _, c := range curs {
-		until := "open-ended"
-		if !c.ID.OpenEnded() {
-			until = c.ID.Until.Format(time.RFC3339)
-		}
-		state := fmt.Sprintf("resumes at page %d", c.Pages+1)
-		if c.Done {
-			state = "complete"
-		}
-		query := c.ID.Query
-		if query == "" {
-			query = "(any)"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", c.ID.Region, c.ID.Since.Format(time.RFC3339), until,
-			query, c.Pages, c.Videos, c.Units, state, c.Updated.Format(time.RFC3339))
-	}
-	return w.Flush()
+	return report.Backfills(out, curs)
 }
 
 // backfillOutcome says what was spent and stored, and when the quota has
@@ -227,7 +206,7 @@ func backfillOutcome(out io.Writer, job *jobs.Backfill, res jobs.BackfillResult)
 // shippedPageCost is what a backfill page costs by the built-in costs.yaml,
 // read from it so that the help cannot drift from the prices.
 func shippedPageCost() string {
-	cost, err := (&jobs.Backfill{Costs: ingest.DefaultCosts()}).PageCost()
+	cost, err := (&jobs.Backfill{Costs: costs.Default()}).PageCost()
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}

@@ -175,30 +175,20 @@ func outName(out string) string {
 	return "--out " + out
 }
 
-// exportFile writes beside the file and renames when complete, so that a
-// failed export never leaves a partial file under the name asked for.
+// exportFile writes beside the file and renames when complete
+// (export.WriteFile).
 func exportFile(ctx context.Context, s *settings, db *store.DB, job exportJob) error {
 	removeLeftovers(s, job.out)
-	tmp, err := export.CreateBeside(job.out)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+	err := export.WriteFile(job.out, func(w io.Writer) error { return exportTo(ctx, db, job, w) })
+	var ce *export.CreateError
+	switch {
+	case errors.As(err, &ce) && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)):
 		return usageErrorf("--out %s: cannot create a file in %s (%v): make the directory writable by this user, or write elsewhere",
-			job.out, filepath.Dir(job.out), errors.Unwrap(err))
+			job.out, filepath.Dir(job.out), errors.Unwrap(ce.Err))
+	case errors.As(err, &ce):
+		return fmt.Errorf("--out %s: %w", job.out, ce.Err)
 	}
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", job.out, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := exportTo(ctx, db, job, tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", job.out, err)
-	}
-	if err := os.Rename(tmp.Name(), job.out); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	return nil
+	return err
 }
 
 // removeLeftovers removes what earlier exports to out left beside it when
@@ -226,32 +216,19 @@ func checkOut(out string) error {
 	return nil
 }
 
-// exportTo streams the rows to w in the job's format; a nil db has none.
+// exportTo streams the rows to w in the job's format (export.Write),
+// with a progress bar on a terminal; a nil db has none.
 func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
-	enc, err := export.New(job.format, w)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+	var bar *progressbar.ProgressBar
+	if db != nil {
+		bar = exportBar(ctx, db, job)
 	}
-	if db == nil {
-		return enc.Close()
-	}
-	bar := exportBar(ctx, db, job)
-	err = db.Export(ctx, job.filter, func(r store.ExportRow) error {
-		if bar != nil {
-			_ = bar.Add(1)
-		}
-		return enc.Write(r)
-	})
-	if err == nil {
-		err = enc.Close()
-	}
+	each := func() {}
 	if bar != nil {
-		_ = bar.Finish()
+		each = func() { _ = bar.Add(1) }
+		defer func() { _ = bar.Finish() }()
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("export %s: %w", job.format, err)
-	}
-	return err
+	return export.Write(ctx, db, job.filter, job.format, w, each)
 }
 
 // exportBar is a progress bar on stderr when stderr is a terminal.

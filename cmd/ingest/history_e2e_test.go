@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/report"
 )
 
 func TestHistoryShowsChartsAndViews(t *testing.T) {
@@ -18,7 +20,7 @@ func TestHistoryShowsChartsAndViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := h.mustRun(0, "history", "--json", "--", id) // ids may start with -
-	var got historyJSON
+	var got report.HistoryJSON
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 )
 
 // Exit codes, as docs/contract.md gives them.
@@ -140,7 +141,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		newVersionCmd(),
 		newProbeCmd(),
 	} {
-		root.AddCommand(commandEnv(cmd))
+		root.AddCommand(envflag.Command(cmd))
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageErrorf("%w (see --help)", err)

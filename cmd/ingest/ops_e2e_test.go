@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/web"
 )
@@ -243,7 +244,7 @@ func TestEveryFlagHasAnEnvVar(t *testing.T) {
 			if f.Name == "help" || f.Name == "version" {
 				return
 			}
-			env := f.Annotations[envAnnotation] // its name, then any older one
+			env := f.Annotations[envflag.Annotation] // its name, then any older one
 			if len(env) == 0 || !strings.Contains(f.Usage, "[$"+env[0]+"]") {
 				t.Errorf("%s --%s: no environment variable in its help (%q)", cmd.CommandPath(), f.Name, f.Usage)
 			}

@@ -83,12 +83,3 @@ func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
 	}
 	return pc, nil
 }
-
-// overNote ends the warning of a schedule that cannot fit the quota: what
-// the daemon does about it.
-func overNote(f *runFlags) string {
-	if f.pace && !f.once {
-		return " (pacing spreads the charts over the upstream's day instead, each at most every --every; --strict refuses to start)"
-	}
-	return " (the limiter will stop passes when the quota runs out; --strict refuses to start)"
-}

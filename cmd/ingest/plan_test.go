@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 )
 
@@ -30,7 +31,7 @@ func TestPlanCountsTracking(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			s := &settings{db: filepath.Join(t.TempDir(), "none.db"), costs: ingest.DefaultCosts(),
+			s := &settings{db: filepath.Join(t.TempDir(), "none.db"), costs: costs.Default(),
 				logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			f := &runFlags{every: time.Hour, cats: []string{""},
 				track: trackFlags{forText: c.trackFor, every: jobs.TrackEvery}}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
@@ -59,7 +60,7 @@ instead of growing).`,
 		},
 	}
 	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows")
-	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
+	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	cmd.Flags().BoolVar(&f.terms, "terms", false, "prune exactly what the standing does not allow (not with --keep)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "say what would be deleted, delete nothing")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print what was pruned as JSON")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -55,7 +56,7 @@ day, or the limit may be overspent.`,
 		},
 	}
 	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each host's (default: --db)")
-	withEnv(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
+	envflag.With(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
 	cmd.AddCommand(restore)
 	return cmd
 }
@@ -173,8 +174,8 @@ The embedded limiter needs no apply.`,
 	}
 	cmd.Flags().BoolVar(&f.isNew, "new", false, "the quota key was never used: create it (refused when the limiter holds another configuration for it,\nor a ledger or the limiter shows it was used; the same configuration again changes nothing)")
 	cmd.Flags().StringArrayVar(&f.ledgers, "ledger", nil, "another host's database to look at for calls of the last day before creating the key; repeat for each")
-	withEnv(cmd.Flags().Lookup("new"), "INGEST_QUOTA_APPLY_NEW")
-	withEnv(cmd.Flags().Lookup("ledger"), "INGEST_QUOTA_APPLY_LEDGER")
+	envflag.With(cmd.Flags().Lookup("new"), "INGEST_QUOTA_APPLY_NEW")
+	envflag.With(cmd.Flags().Lookup("ledger"), "INGEST_QUOTA_APPLY_LEDGER")
 	return cmd
 }
 

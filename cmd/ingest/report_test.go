@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -87,7 +88,7 @@ func reportDB(t *testing.T) *store.DB {
 }
 
 func TestReportGolden(t *testing.T) {
-	costs := ingest.DefaultCosts()
+	costs := costs.Default()
 	answering := stateLimiter{states: []ingest.PoolState{
 		{Pool: "default", Limit: 10000, Reserve: 500, Used: 102, Remaining: 9398},
 		{Pool: "search", Limit: 100, Reserve: 0, Used: 100, Remaining: 0, FreeAt: t0.Add(4 * time.Hour),

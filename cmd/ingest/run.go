@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/report"
@@ -110,7 +111,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nThe prune runs once every --every, and after run --once's passes; docs/terms.md")
-	withEnv(cmd.Flags().Lookup("keep"), keepEnv)
+	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	f.track.bind(cmd)
 	bindCategories(cmd, &f.categories)
 	return cmd
@@ -231,41 +232,6 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jo
 	}
 	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.limiter.Backend())
 	return runtimeError(d.Run(ctx))
-}
-
-// checkPlan prints what the schedule spends in a day against each pool,
-// and warns, or with --strict refuses, when it cannot fit. It reads the
-// database only if there is one, and writes nothing.
-func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) error {
-	if f.once && !f.everyGiven {
-		return nil
-	}
-	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
-	span, _ := f.track.span()
-	if span > 0 && (!f.once || f.track.given) {
-		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
-	}
-	var last map[string]store.RunSummary
-	if db, err := store.OpenExisting(ctx, s.db); err == nil {
-		last, _ = db.LastRuns(ctx, ingest.Trending)
-		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
-			sched.Tracked = len(ids)
-		}
-		db.Close()
-	}
-	plan := report.Plan(s.costs, sched, last)
-	report.LogPlan(s.logger, plan)
-	over := report.Overruns(plan)
-	if len(over) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
-		f.every, len(codes)*len(f.cats), strings.Join(over, "; "))
-	if f.strict {
-		return usageErrorf("--strict: %s", msg)
-	}
-	s.logger.Warn(msg + overNote(f))
-	return nil
 }
 
 // serve starts the listener of run --listen: /metrics, /healthz and

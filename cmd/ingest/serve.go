@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -102,7 +104,7 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
 	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
-	withEnv(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
+	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	return cmd
 }
@@ -209,7 +211,7 @@ func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web
 }
 
 // apiSettings reads --api-plans and --trusted-proxies.
-func apiSettings(f *serveFlags) (*ingest.APIPlans, []netip.Prefix, error) {
+func apiSettings(f *serveFlags) (*ratelimit.APIPlans, []netip.Prefix, error) {
 	plans, err := loadAPIPlans(f.apiPlans)
 	if err != nil {
 		return nil, nil, err
@@ -254,7 +256,7 @@ type meter struct {
 }
 
 // openMeter builds the API's metering over its own limiter (apiLimiter).
-func openMeter(s *settings, db *store.DB, plans *ingest.APIPlans) (meter, func(), error) {
+func openMeter(s *settings, db *store.DB, plans *ratelimit.APIPlans) (meter, func(), error) {
 	m := meter{metrics: metrics.NewAPI()}
 	l, closeFn, err := s.apiLimiter(db)
 	if err != nil {

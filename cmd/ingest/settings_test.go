@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/spf13/pflag"
 )
 
@@ -20,19 +22,19 @@ var conventional = map[string]string{"redis": "REDIS_URL", "youtube-endpoint": "
 // variable sets two different flags.
 func TestEverySettingFollowsTheRule(t *testing.T) {
 	root := newRoot()
-	var all []envFlag
+	var all []envflag.Flag
 	var walk func(cmd *cobra.Command, path []string)
 	walk = func(cmd *cobra.Command, path []string) {
 		visit := func(f *pflag.Flag) {
 			if f.Name == "help" || f.Name == "version" {
 				return
 			}
-			env := f.Annotations[envAnnotation]
+			env := f.Annotations[envflag.Annotation]
 			if len(env) != 1 {
 				t.Errorf("%s --%s has %d variables %v, want exactly one", cmd.CommandPath(), f.Name, len(env), env)
 				return
 			}
-			all = append(all, envFlag{path: path, flag: f.Name, env: env[0], old: f.Annotations[oldEnvAnnotation]})
+			all = append(all, envflag.Flag{Path: path, Flag: f.Name, Env: env[0], Old: f.Annotations[envflag.OldAnnotation]})
 		}
 		cmd.LocalNonPersistentFlags().VisitAll(visit)
 		cmd.PersistentFlags().VisitAll(visit)
@@ -47,31 +49,31 @@ func TestEverySettingFollowsTheRule(t *testing.T) {
 	commands := map[string]map[string]bool{} // variable -> the commands whose flags it sets
 	flagOf := map[string]string{}            // variable -> the flag it sets
 	for _, f := range all {
-		if commands[f.env] == nil {
-			commands[f.env] = map[string]bool{}
+		if commands[f.Env] == nil {
+			commands[f.Env] = map[string]bool{}
 		}
-		commands[f.env][strings.Join(f.path, " ")] = true
-		if prev, ok := flagOf[f.env]; ok && prev != f.flag {
-			t.Errorf("%s sets both --%s and --%s", f.env, prev, f.flag)
+		commands[f.Env][strings.Join(f.Path, " ")] = true
+		if prev, ok := flagOf[f.Env]; ok && prev != f.Flag {
+			t.Errorf("%s sets both --%s and --%s", f.Env, prev, f.Flag)
 		}
-		flagOf[f.env] = f.flag
+		flagOf[f.Env] = f.Flag
 	}
 	for _, f := range all {
-		shared := "INGEST_" + envName(f.flag)
-		if c, ok := conventional[f.flag]; ok && len(f.path) == 0 {
+		shared := "INGEST_" + envflag.Name(f.Flag)
+		if c, ok := conventional[f.Flag]; ok && len(f.Path) == 0 {
 			shared = c
 		}
-		own := "INGEST_" + envName(strings.Join(f.path, "_")) + "_" + envName(f.flag)
+		own := "INGEST_" + envflag.Name(strings.Join(f.Path, "_")) + "_" + envflag.Name(f.Flag)
 		switch {
-		case len(f.path) == 0 && f.env != shared:
-			t.Errorf("%s reads %s; a setting of every command is %s", f, f.env, shared)
-		case len(f.path) == 0:
-		case f.env == shared && len(commands[f.env]) < 2:
-			t.Errorf("%s reads %s, the name of a shared setting, but no other command shares it: want %s", f, f.env, own)
-		case f.env != shared && f.env != own:
-			t.Errorf("%s reads %s, want %s (or %s if several commands share it)", f, f.env, own, shared)
+		case len(f.Path) == 0 && f.Env != shared:
+			t.Errorf("%s reads %s; a setting of every command is %s", f, f.Env, shared)
+		case len(f.Path) == 0:
+		case f.Env == shared && len(commands[f.Env]) < 2:
+			t.Errorf("%s reads %s, the name of a shared setting, but no other command shares it: want %s", f, f.Env, own)
+		case f.Env != shared && f.Env != own:
+			t.Errorf("%s reads %s, want %s (or %s if several commands share it)", f, f.Env, own, shared)
 		}
-		for _, o := range f.old {
+		for _, o := range f.Old {
 			if _, current := flagOf[o]; current {
 				t.Errorf("%s still reads %s, which is another flag's variable", f, o)
 			}
@@ -96,7 +98,7 @@ func TestUnknownVariablesNameTheClosest(t *testing.T) {
 		{"INGEST_UI_TOKEN", ""},
 		{"INGEST_KEEP", ""},
 	} {
-		notes := envNotes(newRoot(), []string{"PATH=/bin", tc.set + "=x"})
+		notes := envflag.Notes(newRoot(), []string{"PATH=/bin", tc.set + "=x"}, envOnly)
 		var got string
 		if len(notes) > 0 {
 			got = notes[0].String()

@@ -12,7 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -38,7 +39,7 @@ new-ui-token prints a random token for INGEST_UI_TOKEN, the operator's
 access token of serve and run --listen, which is not kept anywhere.`,
 	}
 	cmd.PersistentFlags().StringVar(&plansFile, "api-plans", "", "plans file of the read API, replacing the built-in plans whole")
-	withEnv(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
+	envflag.With(cmd.PersistentFlags().Lookup("api-plans"), apiPlansEnv)
 	var plan string
 	add := &cobra.Command{
 		Use:     "add NAME --plan PLAN",
@@ -94,15 +95,15 @@ the token nowhere: put it straight where the server reads it.`,
 }
 
 // loadAPIPlans reads the plans file, or the built-in one when file is "".
-func loadAPIPlans(file string) (*ingest.APIPlans, error) {
+func loadAPIPlans(file string) (*ratelimit.APIPlans, error) {
 	if file == "" {
-		return ingest.DefaultAPIPlans(), nil
+		return ratelimit.DefaultAPIPlans(), nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, usageErrorf("--api-plans / %s: %w", apiPlansEnv, err)
 	}
-	p, err := ingest.ParseAPIPlans(file, data)
+	p, err := ratelimit.ParseAPIPlans(file, data)
 	if err != nil {
 		return nil, usageErrorf("--api-plans: %w", err)
 	}
@@ -126,8 +127,8 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 	if !quotaKeyPattern.MatchString(name) {
 		return usageErrorf("tokens add: NAME: want 1-64 letters, digits, '.', '_' or '-', got %q", name)
 	}
-	if _, ok := plans.Plan(plan); !ok || plan == ingest.AnonymousPlan {
-		return usageErrorf("tokens add --plan: want one of the plans of %s other than %s, got %q", plans.File, ingest.AnonymousPlan, plan)
+	if _, ok := plans.Plan(plan); !ok || plan == ratelimit.AnonymousPlan {
+		return usageErrorf("tokens add --plan: want one of the plans of %s other than %s, got %q", plans.File, ratelimit.AnonymousPlan, plan)
 	}
 	return withTokens(ctx, s, func(db *store.DB) error {
 		tok, err := db.AddToken(ctx, name, plan, time.Now())
@@ -149,7 +150,7 @@ type listedToken struct {
 	Usable bool `json:"usable"`
 }
 
-func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ingest.APIPlans, asJSON bool) error {
+func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ratelimit.APIPlans, asJSON bool) error {
 	tokens, err := db.Tokens(ctx)
 	if err != nil {
 		return runtimeError(err)

@@ -1,4 +1,4 @@
-package ingest
+package ratelimit
 
 import (
 	_ "embed"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ingestworks/ingest/costs"
 )
 
 //go:embed apiplans.yaml
@@ -91,39 +93,35 @@ func (a *APIPlans) Cost(route string) int64 {
 func (a *APIPlans) CheckRoutes(known []string) error {
 	for _, r := range slices.Sorted(maps.Keys(a.Routes)) {
 		if !slices.Contains(known, r) {
-			return &CostsError{File: a.File, Line: a.lines[r], Field: "routes." + r,
+			return &costs.Error{File: a.File, Line: a.lines[r], Field: "routes." + r,
 				Msg: "unknown route (routes are " + strings.Join(known, ", ") + ")"}
 		}
 	}
 	return nil
 }
 
-// ParseAPIPlans reads a plans file strictly, as ParseCosts does a costs
+// ParseAPIPlans reads a plans file strictly, as costs.Parse does a costs
 // file: unknown keys, names that are not plain identifiers, limits or
 // costs that are not positive or above MaxUnits, windows that do not parse,
 // a burst above its limit and a route cost above some plan's burst are
 // errors naming file, line and field. A plan without a burst gets a tenth
 // of its limit, or the dearest route's cost when that is more.
 func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &CostsError{File: file, Line: yamlLine(err), Msg: err.Error()}
-	}
-	p := costsParser{file: file}
-	if len(doc.Content) == 0 {
-		return nil, p.fail(&doc, "", "empty file")
+	p := plansParser{costs.Checker{File: file}}
+	top, err := p.Document(data)
+	if err != nil {
+		return nil, err
 	}
 	a := &APIPlans{File: file, Routes: map[string]int64{}, lines: map[string]int{}}
 	var plansNode, routesNode *yaml.Node
-	top := doc.Content[0]
-	err := p.mapping(top, "", func(key string, k, v *yaml.Node) error {
+	err = p.Mapping(top, "", func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "plans":
 			plansNode = v
 		case "routes":
 			routesNode = v
 		default:
-			return p.fail(k, key, "unknown key (want plans, routes)")
+			return p.Fail(k, key, "unknown key (want plans, routes)")
 		}
 		return nil
 	})
@@ -131,7 +129,7 @@ func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
 		return nil, err
 	}
 	if plansNode == nil {
-		return nil, p.fail(top, "plans", "missing")
+		return nil, p.Fail(top, "plans", "missing")
 	}
 	if err := p.apiPlans(plansNode, a); err != nil {
 		return nil, err
@@ -144,9 +142,12 @@ func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
 	return a, p.apiBursts(plansNode, a)
 }
 
-func (p costsParser) apiPlans(n *yaml.Node, a *APIPlans) error {
-	err := p.mapping(n, "plans", func(name string, k, v *yaml.Node) error {
-		if err := p.identifier(k, "plans", name); err != nil {
+// plansParser reads a plans file as a costs file is read.
+type plansParser struct{ costs.Checker }
+
+func (p plansParser) apiPlans(n *yaml.Node, a *APIPlans) error {
+	err := p.Mapping(n, "plans", func(name string, k, v *yaml.Node) error {
+		if err := p.Identifier(k, "plans", name); err != nil {
 			return err
 		}
 		plan, err := p.apiPlan(name, v)
@@ -154,25 +155,25 @@ func (p costsParser) apiPlans(n *yaml.Node, a *APIPlans) error {
 		return err
 	})
 	if err == nil && len(a.Plans) == 0 {
-		return p.fail(n, "plans", "at least one plan is needed")
+		return p.Fail(n, "plans", "at least one plan is needed")
 	}
 	sort.Slice(a.Plans, func(i, j int) bool { return a.Plans[i].Name < a.Plans[j].Name })
 	return err
 }
 
-func (p costsParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
+func (p plansParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
 	plan, field := APIPlan{Name: name}, "plans."+name
-	err := p.mapping(n, field, func(key string, k, v *yaml.Node) error {
+	err := p.Mapping(n, field, func(key string, k, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "limit":
-			plan.Limit, err = p.integer(v, join(field, key), 1)
+			plan.Limit, err = p.Integer(v, costs.Join(field, key), 1)
 		case "window":
-			plan.Window, err = p.window(v, join(field, key))
+			plan.Window, err = p.Window(v, costs.Join(field, key))
 		case "burst":
-			plan.Burst, err = p.integer(v, join(field, key), 1)
+			plan.Burst, err = p.Integer(v, costs.Join(field, key), 1)
 		default:
-			err = p.fail(k, join(field, key), "unknown key (want limit, window, burst)")
+			err = p.Fail(k, costs.Join(field, key), "unknown key (want limit, window, burst)")
 		}
 		return err
 	})
@@ -180,30 +181,30 @@ func (p costsParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
 	case err != nil:
 		return plan, err
 	case plan.Limit == 0:
-		return plan, p.fail(n, field+".limit", "missing")
+		return plan, p.Fail(n, field+".limit", "missing")
 	case plan.Window == 0:
-		return plan, p.fail(n, field+".window", "missing")
+		return plan, p.Fail(n, field+".window", "missing")
 	case plan.Window < time.Second:
-		return plan, p.fail(n, field+".window", "must be at least 1s (clients are told it in whole seconds), got %s", plan.Window)
+		return plan, p.Fail(n, field+".window", "must be at least 1s (clients are told it in whole seconds), got %s", plan.Window)
 	case plan.Burst > plan.Limit:
-		return plan, p.fail(n, field+".burst", "must be at most the limit (%d), got %d", plan.Limit, plan.Burst)
+		return plan, p.Fail(n, field+".burst", "must be at most the limit (%d), got %d", plan.Limit, plan.Burst)
 	}
 	return plan, nil
 }
 
-func (p costsParser) apiRoutes(n *yaml.Node, a *APIPlans) error {
-	return p.mapping(n, "routes", func(route string, k, v *yaml.Node) error {
-		if err := p.identifier(k, "routes", route); err != nil {
+func (p plansParser) apiRoutes(n *yaml.Node, a *APIPlans) error {
+	return p.Mapping(n, "routes", func(route string, k, v *yaml.Node) error {
+		if err := p.Identifier(k, "routes", route); err != nil {
 			return err
 		}
 		field := "routes." + route
-		u, err := p.integer(v, field, 1)
+		u, err := p.Integer(v, field, 1)
 		if err != nil {
 			return err
 		}
 		for _, plan := range a.Plans {
 			if u > plan.Limit {
-				return p.fail(v, field, "%d units can never fit plan %s (limit %d)", u, plan.Name, plan.Limit)
+				return p.Fail(v, field, "%d units can never fit plan %s (limit %d)", u, plan.Name, plan.Limit)
 			}
 		}
 		a.Routes[route], a.lines[route] = u, k.Line
@@ -214,7 +215,7 @@ func (p costsParser) apiRoutes(n *yaml.Node, a *APIPlans) error {
 // apiBursts gives each plan without a burst its default, then checks that
 // every route fits every burst (a dearer request could never be admitted)
 // and that a burst comes back within maxRefill.
-func (p costsParser) apiBursts(plansNode *yaml.Node, a *APIPlans) error {
+func (p plansParser) apiBursts(plansNode *yaml.Node, a *APIPlans) error {
 	dearest := int64(1)
 	for _, u := range a.Routes {
 		dearest = max(dearest, u)
@@ -226,17 +227,17 @@ func (p costsParser) apiBursts(plansNode *yaml.Node, a *APIPlans) error {
 			plan.Burst = min(plan.Limit, max((plan.Limit+9)/10, dearest))
 		}
 		if plan.Burst < dearest {
-			return p.fail(n, field, "%d is below the dearest route's cost (%d): that route could never be admitted", plan.Burst, dearest)
+			return p.Fail(n, field, "%d is below the dearest route's cost (%d): that route could never be admitted", plan.Burst, dearest)
 		}
 		if float64(plan.Burst)*float64(plan.Interval()) > float64(maxRefill) {
-			return p.fail(n, field, "a burst of %d takes more than a year to come back (one unit every %s): lower it or raise the limit", plan.Burst, plan.Interval())
+			return p.Fail(n, field, "a burst of %d takes more than a year to come back (one unit every %s): lower it or raise the limit", plan.Burst, plan.Interval())
 		}
 	}
 	return nil
 }
 
 // planNode is the value node of plan name, for an error's line.
-func (p costsParser) planNode(plansNode *yaml.Node, name string) *yaml.Node {
+func (p plansParser) planNode(plansNode *yaml.Node, name string) *yaml.Node {
 	for i := 0; i+1 < len(plansNode.Content); i += 2 {
 		if plansNode.Content[i].Value == name {
 			return plansNode.Content[i+1]

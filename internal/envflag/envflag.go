@@ -1,4 +1,7 @@
-package main
+// Package envflag ties each flag of a cobra command tree to one
+// environment variable, named by one rule, and tells an operator about the
+// INGEST_* variables that name no setting (a renamed one, a typo).
+package envflag
 
 import (
 	"fmt"
@@ -17,74 +20,79 @@ import (
 // ecosystems use; every other flag is its command's,
 // INGEST_<COMMAND>_<FLAG>, the command being its whole path below the root
 // (INGEST_RUN_EVERY, INGEST_TOKENS_ADD_PLAN). Names a flag had before
-// (oldEnvAnnotation) are still read for one release, with a warning.
+// (OldAnnotation) are still read for one release, with a warning.
 const (
-	envAnnotation    = "env"
-	oldEnvAnnotation = "env-old"
+	// Annotation is the flag's annotation that holds its variable.
+	Annotation = "env"
+	// OldAnnotation holds the names it had before, still read.
+	OldAnnotation = "env-old"
 )
 
-// withEnv ties flag f to the environment variable env and lists it in the
+// With ties flag f to the environment variable env and lists it in the
 // flag's help.
-func withEnv(f *pflag.Flag, env string) {
+func With(f *pflag.Flag, env string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[envAnnotation] = []string{env}
+	f.Annotations[Annotation] = []string{env}
 	f.Usage += " [$" + env + "]"
 }
 
-// oldEnv lets flag f still be read from a name it had before its variable
+// Old lets flag f still be read from a name it had before its variable
 // followed the rule, warning that it is to be renamed.
-func oldEnv(f *pflag.Flag, names ...string) {
+func Old(f *pflag.Flag, names ...string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[oldEnvAnnotation] = append(f.Annotations[oldEnvAnnotation], names...)
+	f.Annotations[OldAnnotation] = append(f.Annotations[OldAnnotation], names...)
 }
 
-// commandEnv gives every local flag of cmd and of its subcommands that has
+// Command gives every local flag of cmd and of its subcommands that has
 // no variable yet the variable INGEST_<COMMAND>_<FLAG>, so that a
 // container or a unit file can set any of them without a command line.
-func commandEnv(cmd *cobra.Command) *cobra.Command {
-	nameEnv(cmd, "INGEST_"+envName(cmd.Name())+"_")
+func Command(cmd *cobra.Command) *cobra.Command {
+	nameAll(cmd, "INGEST_"+Name(cmd.Name())+"_")
 	return cmd
 }
 
-func nameEnv(cmd *cobra.Command, prefix string) {
+func nameAll(cmd *cobra.Command, prefix string) {
 	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[envAnnotation]; ok {
+		if _, ok := f.Annotations[Annotation]; ok {
 			return
 		}
-		withEnv(f, prefix+envName(f.Name))
-		if short := "INGEST_" + envName(cmd.Name()) + "_" + envName(f.Name); short != prefix+envName(f.Name) {
+		With(f, prefix+Name(f.Name))
+		if short := "INGEST_" + Name(cmd.Name()) + "_" + Name(f.Name); short != prefix+Name(f.Name) {
 			// The name these flags had before they followed the
 			// command's path (INGEST_ADD_PLAN).
-			oldEnv(f, short)
+			Old(f, short)
 		}
 	})
 	for _, sub := range cmd.Commands() {
-		nameEnv(sub, prefix+envName(sub.Name())+"_")
+		nameAll(sub, prefix+Name(sub.Name())+"_")
 	}
 }
 
-func envName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+// Name is a flag's or command's name as a variable's part: --run-every
+// RUN_EVERY.
+func Name(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
 
-// applyEnv sets every flag of cmd that was not given on the command line
+// Apply sets every flag of cmd that was not given on the command line
 // from its environment variable, when that is set, else from a name it had
-// before.
-func applyEnv(cmd *cobra.Command) error {
+// before; a value the flag refuses is an error naming the variable and the
+// flag.
+func Apply(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if err != nil || f.Changed {
 			return
 		}
-		name, v, ok := lookupEnv(append(slices.Clone(f.Annotations[envAnnotation]), f.Annotations[oldEnvAnnotation]...))
+		name, v, ok := lookupEnv(append(slices.Clone(f.Annotations[Annotation]), f.Annotations[OldAnnotation]...))
 		if !ok {
 			return
 		}
 		// Set through the flag set, so that the flag counts as given.
 		if serr := cmd.Flags().Set(f.Name, v); serr != nil {
-			err = usageErrorf("%s (for --%s): %v", name, f.Name, serr)
+			err = fmt.Errorf("%s (for --%s): %v", name, f.Name, serr)
 		}
 	})
 	return err
@@ -99,30 +107,26 @@ func lookupEnv(names []string) (name, value string, ok bool) {
 	return "", "", false
 }
 
-// envOnly are the variables read with no flag: secrets stay out of
-// command lines.
-var envOnly = []string{"YOUTUBE_API_KEY", uiTokenEnv}
-
-// envFlag is one flag's variable, with where the flag is.
-type envFlag struct {
-	path []string // the command's names below the root; none for the root's
-	flag string
-	env  string
-	old  []string
+// Flag is one flag's variable, with where the flag is.
+type Flag struct {
+	Path []string // the command's names below the root; none for the root's
+	Flag string
+	Env  string
+	Old  []string
 }
 
-func (e envFlag) String() string {
-	return strings.TrimSpace("ingest "+strings.Join(e.path, " ")) + " --" + e.flag
+func (e Flag) String() string {
+	return strings.TrimSpace("ingest "+strings.Join(e.Path, " ")) + " --" + e.Flag
 }
 
-// envFlags is every flag of the tree under root that has a variable.
-func envFlags(root *cobra.Command) []envFlag {
-	var out []envFlag
+// Flags is every flag of the tree under root that has a variable.
+func Flags(root *cobra.Command) []Flag {
+	var out []Flag
 	var walk func(cmd *cobra.Command, path []string)
 	walk = func(cmd *cobra.Command, path []string) {
 		visit := func(f *pflag.Flag) {
-			if env := f.Annotations[envAnnotation]; len(env) > 0 {
-				out = append(out, envFlag{path: path, flag: f.Name, env: env[0], old: f.Annotations[oldEnvAnnotation]})
+			if env := f.Annotations[Annotation]; len(env) > 0 {
+				out = append(out, Flag{Path: path, Flag: f.Name, Env: env[0], Old: f.Annotations[OldAnnotation]})
 			}
 		}
 		cmd.LocalNonPersistentFlags().VisitAll(visit)
@@ -135,50 +139,51 @@ func envFlags(root *cobra.Command) []envFlag {
 	return out
 }
 
-// envNote is an INGEST_* variable set in the environment that is not a
+// Note is an INGEST_* variable set in the environment that is not a
 // setting's name: an old name still read (renamed), or one nobody reads.
-type envNote struct {
-	name    string
-	renamed bool
-	want    string // the name to use instead
-	flag    string // renamed: the flag it sets
+type Note struct {
+	Name    string
+	Renamed bool
+	Want    string // the name to use instead
+	For     string // renamed: the flag it sets
 }
 
-func (n envNote) String() string {
-	if n.renamed {
-		return fmt.Sprintf("%s is read for %s until the next release: rename it %s", n.name, n.flag, n.want)
+func (n Note) String() string {
+	if n.Renamed {
+		return fmt.Sprintf("%s is read for %s until the next release: rename it %s", n.Name, n.For, n.Want)
 	}
-	return fmt.Sprintf("%s is not a setting of ingest and is ignored: did you mean %s?", n.name, n.want)
+	return fmt.Sprintf("%s is not a setting of ingest and is ignored: did you mean %s?", n.Name, n.Want)
 }
 
-// envNotes lists the INGEST_* variables of environ that name no setting
-// of the tree under root, with the name each should be.
-func envNotes(root *cobra.Command, environ []string) []envNote {
-	flags := envFlags(root)
+// Notes lists the INGEST_* variables of environ that name no setting of
+// the tree under root nor one of only (the variables read with no flag),
+// with the name each should be.
+func Notes(root *cobra.Command, environ, only []string) []Note {
+	flags := Flags(root)
 	current := map[string]bool{}
-	for _, e := range envOnly {
+	for _, e := range only {
 		current[e] = true
 	}
-	old := map[string]envFlag{}
+	old := map[string]Flag{}
 	for _, f := range flags {
-		current[f.env] = true
-		for _, o := range f.old {
+		current[f.Env] = true
+		for _, o := range f.Old {
 			old[o] = f
 		}
 	}
-	var out []envNote
+	var out []Note
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "INGEST_") || current[name] {
 			continue
 		}
 		if f, ok := old[name]; ok {
-			out = append(out, envNote{name: name, renamed: true, want: f.env, flag: f.String()})
+			out = append(out, Note{Name: name, Renamed: true, Want: f.Env, For: f.String()})
 			continue
 		}
-		out = append(out, envNote{name: name, want: closestEnv(name, flags)})
+		out = append(out, Note{Name: name, Want: closestEnv(name, flags)})
 	}
-	slices.SortFunc(out, func(a, b envNote) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b Note) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -187,7 +192,7 @@ func envNotes(root *cobra.Command, environ []string) []envNote {
 // INGEST_KEEP, INGEST_EVERY for INGEST_RUN_EVERY), else the variable
 // nearest in letters (INGEST_RUN_EVRY); the nearest in letters among
 // several.
-func closestEnv(name string, flags []envFlag) string {
+func closestEnv(name string, flags []Flag) string {
 	spellings := map[string]map[string]bool{}
 	add := func(s, env string) {
 		if spellings[s] == nil {
@@ -196,16 +201,16 @@ func closestEnv(name string, flags []envFlag) string {
 		spellings[s][env] = true
 	}
 	for _, f := range flags {
-		add("INGEST_"+envName(f.flag), f.env)
-		for i := range f.path {
-			add("INGEST_"+envName(strings.Join(f.path[i:], "_"))+"_"+envName(f.flag), f.env)
+		add("INGEST_"+Name(f.Flag), f.Env)
+		for i := range f.Path {
+			add("INGEST_"+Name(strings.Join(f.Path[i:], "_"))+"_"+Name(f.Flag), f.Env)
 		}
 	}
 	candidates := spellings[name] // a flag several commands have: the nearest of its variables
 	if len(candidates) == 0 {
 		candidates = map[string]bool{}
 		for _, f := range flags {
-			candidates[f.env] = true
+			candidates[f.Env] = true
 		}
 	}
 	best, bestD := "", -1

@@ -1,29 +1,33 @@
-package ingest
+package costs
 
 import (
 	"errors"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 func TestDefaultCosts(t *testing.T) {
-	c := DefaultCosts()
+	c := Default()
 	def, ok := c.Pool("default")
 	if !ok || def.Limit != 10000 || def.Reserve != 500 || def.Window != 24*time.Hour || def.Capacity() != 9500 {
 		t.Fatalf("pool default: got %+v, want limit 10000 reserve 500 window 24h", def)
 	}
-	if def.DayName() != "America/Los_Angeles" || def.FailOpen != (FailOpen{MaxCost: 1, Budget: 200}) {
+	if def.DayName() != "America/Los_Angeles" || def.FailOpen != (ingest.FailOpen{MaxCost: 1, Budget: 200}) {
 		t.Fatalf("pool default: day %q, fail_open %+v; want America/Los_Angeles, {1 200}", def.DayName(), def.FailOpen)
 	}
 	search, _ := c.Pool("search")
-	if search.Limit != 100 || search.Capacity() != 95 || search.FailOpen != (FailOpen{}) || search.DayName() != "America/Los_Angeles" {
+	if search.Limit != 100 || search.Capacity() != 95 || search.FailOpen != (ingest.FailOpen{}) || search.DayName() != "America/Los_Angeles" {
 		t.Fatalf("pool search: got %+v, want limit 100, reserve 5, closed, Los Angeles days", search)
 	}
 	// The 2026 model: search.list and videos.batchGetStats draw only from
 	// buckets of their own, nothing from the shared 10,000.
-	for op, want := range map[string]Charge{OpSearchList: {"search", 1}, OpBatchGetStats: {"stats", 1},
-		OpVideosList: {"default", 1}, OpCategoriesList: {"default", 1}, OpRegionsList: {"default", 1}} {
+	for op, want := range map[string]ingest.Charge{ingest.OpSearchList: {Pool: "search", Units: 1}, ingest.OpBatchGetStats: {Pool: "stats", Units: 1},
+		ingest.OpVideosList: {Pool: "default", Units: 1}, ingest.OpCategoriesList: {Pool: "default", Units: 1}, ingest.OpRegionsList: {Pool: "default", Units: 1}} {
 		got, err := c.Op(op)
 		if err != nil || len(got) != 1 || got[0] != want {
 			t.Errorf("%s: got %v (%v), want [%v]", op, got, err, want)
@@ -73,13 +77,13 @@ func TestParseCostsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseCosts("costs.yaml", []byte(tt.yaml))
+			_, err := Parse("costs.yaml", []byte(tt.yaml))
 			if err == nil {
 				t.Fatalf("got no error, want %q", tt.want)
 			}
-			var ce *CostsError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("got %T %v, want a *CostsError", err, err)
+				t.Fatalf("got %T %v, want a *Error", err, err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %q, want it to contain %q", err, tt.want)
@@ -91,24 +95,24 @@ func TestParseCostsErrors(t *testing.T) {
 // FuzzParseCosts checks that the loader never panics and that whatever it
 // accepts keeps the promises the limiter relies on.
 func FuzzParseCosts(f *testing.F) {
-	f.Add(defaultCosts)
+	f.Add(ingest.CostsYAML)
 	f.Add([]byte("pools:\n  a: {limit: 1, window: 1s}\noperations:\n  x: {a: 1}\n"))
 	f.Add([]byte("pools: {a: {limit: 5, reserve: 4, window: 1ms}}\noperations: {x: {a: 1}, y: {a: 1}}\n"))
 	f.Add([]byte("operations:\n  x: {a: 1}\npools:\n  a: {limit: 9, window: 2h}\n"))
 	f.Add([]byte("pools:\n  \"a\\x1eb\": {limit: 10, window: 1h}\n  b: {limit: 10, window: 1h}\noperations:\n  x: {b: 1}\n"))
 	f.Add([]byte("pools:\n  a: {limit: 9007199254740993, window: 745h}\noperations:\n  \"x y\": {a: 1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := ParseCosts("fuzz.yaml", data)
+		c, err := Parse("fuzz.yaml", data)
 		if err != nil {
-			var ce *CostsError
+			var ce *Error
 			if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
 				t.Fatalf("error %q does not name the file and line", err)
 			}
 			return
 		}
 		for _, p := range c.Pools {
-			if p.Limit <= 0 || p.Limit > MaxUnits || p.Reserve < 0 || p.Reserve >= p.Limit ||
-				p.Window <= 0 || p.Window > MaxWindow || p.FailOpen.Budget > MaxUnits || !plainName(p.Name) {
+			if p.Limit <= 0 || p.Limit > ingest.MaxUnits || p.Reserve < 0 || p.Reserve >= p.Limit ||
+				p.Window <= 0 || p.Window > ingest.MaxWindow || p.FailOpen.Budget > ingest.MaxUnits || !plainName(p.Name) {
 				t.Fatalf("accepted a bad pool: %+v", p)
 			}
 		}
@@ -135,13 +139,13 @@ func TestParseCostsLimitsAccepted(t *testing.T) {
 	const file = "pools:\n  Big_pool.2-x: {limit: 1000000000000, reserve: 1, window: 744h,\n" +
 		"    fail_open: {max_cost: 999999999999, budget: 1000000000000}}\n" +
 		"operations:\n  videos.batchGetStats-v2_X: {Big_pool.2-x: 999999999999}\n"
-	c, err := ParseCosts("costs.yaml", []byte(file))
+	c, err := Parse("costs.yaml", []byte(file))
 	if err != nil {
 		t.Fatalf("ParseCosts: %v, want the largest limit and window, and identifiers of every allowed kind, accepted", err)
 	}
 	p, ok := c.Pool("Big_pool.2-x")
-	if !ok || p.Limit != MaxUnits || p.Window != MaxWindow {
-		t.Fatalf("pool: got %+v, want limit %d window %s", p, int64(MaxUnits), MaxWindow)
+	if !ok || p.Limit != ingest.MaxUnits || p.Window != ingest.MaxWindow {
+		t.Fatalf("pool: got %+v, want limit %d window %s", p, int64(ingest.MaxUnits), ingest.MaxWindow)
 	}
 	if got, err := c.Op("videos.batchGetStats-v2_X"); err != nil || got[0].Units != 999999999999 {
 		t.Fatalf("operation: got %v (%v)", got, err)
@@ -162,8 +166,8 @@ func TestUpstreamReset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		now, _ := time.Parse(time.RFC3339, tt.now)
-		if got := UpstreamReset(now).UTC().Format(time.RFC3339); got != tt.want {
-			t.Errorf("UpstreamReset(%s) = %s, want %s", tt.now, got, tt.want)
+		if got := ingest.UpstreamReset(now).UTC().Format(time.RFC3339); got != tt.want {
+			t.Errorf("ingest.UpstreamReset(%s) = %s, want %s", tt.now, got, tt.want)
 		}
 	}
 }
@@ -171,21 +175,98 @@ func TestUpstreamReset(t *testing.T) {
 func TestLoadCostsRequiresEveryOperation(t *testing.T) {
 	const pools = "pools:\n  default: {limit: 100, window: 24h}\n  search: {limit: 10, window: 24h}\n  stats: {limit: 10, window: 24h}\n"
 	file, full := pools+"operations:\n", pools+"operations:\n"
-	for _, op := range Operations {
+	for _, op := range ingest.Operations {
 		full += "  " + op.Name + ": " + yamlCharges(op.Cost) + "\n"
-		if op.Name != OpVideosList {
+		if op.Name != ingest.OpVideosList {
 			file += "  " + op.Name + ": " + yamlCharges(op.Cost) + "\n"
 		}
 	}
-	if _, err := ParseCosts("mine.yaml", []byte(file)); err != nil {
+	if _, err := Parse("mine.yaml", []byte(file)); err != nil {
 		t.Fatalf("ParseCosts: %v (a file may price any subset)", err)
 	}
-	_, err := LoadCosts("mine.yaml", []byte(file))
+	_, err := Load("mine.yaml", []byte(file))
 	const want = "mine.yaml:5: operations.videos.list: missing: the worker calls it, so it must be priced (the upstream charges {default: 1})"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("LoadCosts without videos.list: got %v, want %q", err, want)
 	}
-	if _, err := LoadCosts("full.yaml", []byte(full)); err != nil {
+	if _, err := Load("full.yaml", []byte(full)); err != nil {
 		t.Fatalf("LoadCosts with every operation: %v", err)
+	}
+}
+
+// The built-in costs.yaml prices every operation of the registry as the
+// upstream charges it, and nothing else: the two are read by different
+// parts (the limiter, the fake upstream) and must not drift apart.
+func TestBuiltInCostsAreTheRegistrys(t *testing.T) {
+	c := Default()
+	for _, op := range ingest.Operations {
+		got, err := c.Op(op.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, op.Cost) {
+			t.Errorf("costs.yaml prices %s %v; the registry says the upstream charges %v", op.Name, got, op.Cost)
+		}
+	}
+	if len(c.Operations) != len(ingest.Operations) {
+		t.Errorf("costs.yaml prices %d operations, the registry has %d", len(c.Operations), len(ingest.Operations))
+	}
+}
+
+func TestPerFetch(t *testing.T) {
+	c := Default()
+	for _, tc := range []struct {
+		fetch ingest.Fetch
+		want  map[string]int64
+	}{
+		{ingest.FetchChartPage, map[string]int64{ingest.DefaultPool: 1}},
+		{ingest.FetchSearchPage, map[string]int64{ingest.DefaultPool: 1, "search": 1}},
+		{ingest.FetchStats, map[string]int64{"stats": 1}},
+		{ingest.FetchCategories, map[string]int64{ingest.DefaultPool: 1}},
+	} {
+		got, err := c.PerFetch(tc.fetch)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("PerFetch(%s) = %v, %v; want %v", tc.fetch, got, err, tc.want)
+		}
+	}
+	partial, err := Parse("mine.yaml", []byte("pools: {default: {limit: 10, window: 1h}}\noperations: {videos.list: {default: 1}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partial.PerFetch(ingest.FetchSearchPage); err == nil || !strings.Contains(err.Error(), ingest.OpSearchList) {
+		t.Errorf("PerFetch of an unpriced operation: got %v, want an error naming %s", err, ingest.OpSearchList)
+	}
+}
+
+// The contract's copy of costs.yaml (docs/contract.md) is the built-in
+// file's pools and operations, so that a new operation or price cannot
+// leave the documented contract behind.
+func TestContractQuotesTheBuiltInCosts(t *testing.T) {
+	doc, err := os.ReadFile("../docs/contract.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "## costs.yaml\n\n```yaml\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("docs/contract.md: no yaml block under ## costs.yaml")
+	}
+	quoted, err := Load("docs/contract.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := Default()
+	if !reflect.DeepEqual(quoted.Operations, built.Operations) {
+		t.Errorf("docs/contract.md prices %v; costs.yaml %v", quoted.Operations, built.Operations)
+	}
+	if len(quoted.Pools) != len(built.Pools) {
+		t.Fatalf("docs/contract.md has %d pools, costs.yaml %d", len(quoted.Pools), len(built.Pools))
+	}
+	for i, p := range built.Pools {
+		q := quoted.Pools[i]
+		if q.Name != p.Name || q.Limit != p.Limit || q.Reserve != p.Reserve || q.Window != p.Window ||
+			q.DayName() != p.DayName() || q.FailOpen != p.FailOpen {
+			t.Errorf("docs/contract.md pool %+v; costs.yaml %+v", q, p)
+		}
 	}
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// checkPlan prints what the schedule spends in a day against each pool,
+// and warns, or with --strict refuses, when it cannot fit. It reads the
+// database only if there is one, and writes nothing.
+func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) error {
+	if f.once && !f.everyGiven {
+		return nil
+	}
+	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
+	span, _ := f.track.span()
+	if span > 0 && (!f.once || f.track.given) {
+		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
+	}
+	var last map[string]store.RunSummary
+	if db, err := store.OpenExisting(ctx, s.db); err == nil {
+		last, _ = db.LastRuns(ctx, ingest.Trending)
+		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
+			sched.Tracked = len(ids)
+		}
+		db.Close()
+	}
+	plan := report.Plan(s.costs, sched, last)
+	report.LogPlan(s.logger, plan)
+	over := report.Overruns(plan)
+	if len(over) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
+		f.every, len(codes)*len(f.cats), strings.Join(over, "; "))
+	if f.strict {
+		return usageErrorf("--strict: %s", msg)
+	}
+	s.logger.Warn(msg + overNote(f))
+	return nil
+}
+
+// overNote ends the warning of a schedule that cannot fit the quota: what
+// the daemon does about it.
+func overNote(f *runFlags) string {
+	if f.pace && !f.once {
+		return " (pacing spreads the charts over the upstream's day instead, each at most every --every; --strict refuses to start)"
+	}
+	return " (the limiter will stop passes when the quota runs out; --strict refuses to start)"
+}
