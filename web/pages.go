@@ -24,8 +24,8 @@ type pages struct {
 
 var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
 
-func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+func parsePages(signOut bool, asset func(string) string) (*pages, error) {
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
@@ -54,9 +54,18 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, data any
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Cache-Control", cacheFor(status))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// cacheFor is the Cache-Control of an answer: one that may be kept is
+// revalidated each time (transport.go); an error is not kept.
+func cacheFor(status int) string {
+	if status == http.StatusOK {
+		return revalidate
+	}
+	return "no-store"
 }
 
 // errorView is a page's error, as a person reads it.
