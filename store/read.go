@@ -49,6 +49,11 @@ type ChartEntry struct {
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
+	// PrevViews and DayViews are the views at the entries in the previous
+	// run and in the run a day before (when PrevRank, DayRank say it was
+	// in them; 0 hidden).
+	PrevViews int64
+	DayViews  int64
 	// Peak is the best rank the video had in this chart up to this run,
 	// and Days the number of days (UTC) it was in it.
 	Peak int
@@ -195,7 +200,7 @@ func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
 		if e := byVid[vid]; e != nil {
 			e.ViewTrend = append(e.ViewTrend, views)
 			if run == c.PrevRun {
-				e.PrevRank = rank
+				e.PrevRank, e.PrevViews = rank, views
 			}
 		}
 	}
@@ -236,19 +241,19 @@ func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid] = &c.Entries[i]
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var vid int64
+		var vid, views int64
 		var rank int
-		if err := rows.Scan(&vid, &rank); err != nil {
+		if err := rows.Scan(&vid, &rank, &views); err != nil {
 			return err
 		}
 		if e := byVid[vid]; e != nil {
-			e.DayRank = rank
+			e.DayRank, e.DayViews = rank, views
 		}
 	}
 	return rows.Err()

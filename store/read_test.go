@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +68,48 @@ func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 			case tc.want != 0 && (c.RunID != tc.want || c.PrevRun != tc.prev):
 				t.Errorf("%s: run %d (previous %d), want %d (previous %d)", tc.name, c.RunID, c.PrevRun, tc.want, tc.prev)
 			}
+		}
+	})
+}
+
+// TestChartViewsBefore: each entry carries its views in the chart's
+// previous run and in its run a day before, when it was in them.
+func TestChartViewsBefore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		run := func(at time.Time, views ...int64) {
+			t.Helper()
+			id, err := db.StartChartRun(ctx, "US", "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vs []ingest.Video
+			for i, n := range views {
+				v := vid(fmt.Sprintf("v%d", i), "a video")
+				v.ViewCount = &n
+				vs = append(vs, v)
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, at, vs...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(t0, 100)
+		run(t0.Add(23*time.Hour), 150, 20)
+		run(t0.Add(25*time.Hour), 300, 40, 7)
+		c, err := db.ChartAt(ctx, "US", "", time.Time{}, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range c.Entries {
+			got = append(got, fmt.Sprintf("%s:%d/%d", e.ID, e.PrevViews, e.DayViews))
+		}
+		if want := "v0:150/100 v1:20/0 v2:0/0"; strings.Join(got, " ") != want {
+			t.Errorf("views before: %s, want %s", strings.Join(got, " "), want)
 		}
 	})
 }
