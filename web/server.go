@@ -78,7 +78,6 @@ type Server struct {
 	pages  *pages
 	mux    *http.ServeMux
 	daily  dailyCache
-	charts chartsCache
 
 	sessions *sessions
 	throttle *throttle

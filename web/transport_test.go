@@ -118,7 +118,7 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	chartRun(t, db, "", t0.Add(3*time.Hour), b, a)
 	clock.add(time.Second)
 	ask("a new run", map[string]int{"/charts/US": 200, "/api/v1/charts/US": 200, "/videos/vid-b": 200,
-		"/api/v1/videos/vid-b": 200, "/api/v1/search?q=B": 200})
+		"/api/v1/videos/vid-b": 200, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 	keep("after the run")
 
 	if _, err := db.Gone(ctx, []string{"vid-b"}, t0.Add(4*time.Hour)); err != nil {
@@ -129,7 +129,7 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 		"/api/v1/videos/vid-b": 410, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 
 	// A page's ages move on with the clock: the page changes, so does its tag.
-	for _, p := range []string{"/videos/vid-a"} {
+	for _, p := range []string{"/charts/US", "/videos/vid-a"} {
 		res, _ := get(t, srv.URL+p)
 		clock.add(72 * time.Hour)
 		if again, _ := get(t, srv.URL+p, "If-None-Match", res.Header.Get("ETag")); again.StatusCode != 200 {
