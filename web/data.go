@@ -73,7 +73,7 @@ type HitJSON struct {
 	// page shows under a hit whose snippet is its title.
 	description string
 	Regions     []string `json:"regions"`
-	Views   int64    `json:"views"` // the latest count, 0 hidden
+	Views       int64    `json:"views"` // the latest count, 0 hidden
 	// ViewsAt is when that count was fetched from the upstream.
 	ViewsAt   *string `json:"views_at"`
 	Score     float64 `json:"score"`

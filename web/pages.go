@@ -34,7 +34,7 @@ func parsePages(signOut bool, asset func(string) string) (*pages, error) {
 		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
 		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
-		"since": since, "short": short, "channel": channelURL, "language": languageName, "region": regionName,
+		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": regionName,
 		"moved": movementText, "gained": func(p *int64) string {
 			if *p < 0 {
 				return "−" + short(-*p)
@@ -162,9 +162,9 @@ type chartView struct {
 	Thumbs     bool
 	Regions    []regionOption
 	Categories []regionOption // the region's charts: all, and each category
-	Languages  []switchLink // all, then the run's languages
-	Prev, Next string       // the chart's run before and after this one
-	Latest     string       // "" when this is the latest
+	Languages  []switchLink   // all, then the run's languages
+	Prev, Next string         // the chart's run before and after this one
+	Latest     string         // "" when this is the latest
 	Now        time.Time
 	Sort       string            // the rows' order (chartSorts)
 	SortHref   map[string]string // each order the page offers, by key
