@@ -122,7 +122,7 @@ type noChartView struct {
 func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFound) {
 	region, _ := regionParam(r.PathValue("region"), true)
 	category, _ := categoryParam(r)
-	v := noChartView{Title: "No chart yet", Label: chartLabel(region, category), Message: nf.msg}
+	v := noChartView{Title: "No chart yet", Label: chartLabel(region, category), Message: strings.ToUpper(nf.msg[:1]) + nf.msg[1:]}
 	if s.cfg.Report != nil {
 		if rep, err := s.cfg.Report(r.Context()); err == nil {
 			code := region
