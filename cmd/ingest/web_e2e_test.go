@@ -39,12 +39,21 @@ type dashboard struct {
 
 func startDashboard(t *testing.T) *dashboard {
 	t.Helper()
+	return startDashboardWith(t, "INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
+}
+
+// startDashboardWith is startDashboard with the settings env names
+// (name, value pairs) in place of the computed figures on.
+func startDashboardWith(t *testing.T, env ...string) *dashboard {
+	t.Helper()
 	h := newHarness(t)
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music")
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music", "--track-for", "7d")
 	addr := closedAddr(t)
 	h.set("INGEST_UI_TOKEN", uiToken)
-	h.set("INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
+	for i := 0; i+1 < len(env); i += 2 {
+		h.set(env[i], env[i+1])
+	}
 	plans := filepath.Join(h.dir, "plans.yaml")
 	if err := os.WriteFile(plans, []byte(dashboardPlans), 0o644); err != nil {
 		t.Fatal(err)
