@@ -135,6 +135,65 @@ func (db *DB) ChartIn(ctx context.Context, region, category, language string, at
 	return c, nil
 }
 
+// ChartTop is the top limit of a chart's latest run, lighter than ChartAt:
+// with moves, each entry's rank and views in the chart's previous run, and
+// nothing else of the chart's history (no trend, peak, days or day-ago
+// rank). It returns an error wrapping ErrNoChart when there is no run.
+func (db *DB) ChartTop(ctx context.Context, region, category string, limit int, moves bool) (Chart, error) {
+	name := chartName(region, category)
+	c := Chart{Region: region, Category: category}
+	err := db.r.QueryRowContext(ctx, chartRunSQL, region, int64(1<<62-1), category).Scan(&c.RunID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
+	}
+	if err == nil {
+		err = db.chartRun(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartEntries(ctx, &c, limit)
+	}
+	if err == nil && moves {
+		err = db.chartPrev(ctx, &c)
+	}
+	if err != nil {
+		return c, fmt.Errorf("chart of %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// chartPrev fills each entry's rank and views in the chart's previous run.
+func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
+	var prevAt int64
+	err := db.r.QueryRowContext(ctx, `SELECT id, started_ms FROM runs WHERE id = (`+prevRunSQL+`)`, c.Region, c.RunID, 1, c.Category).Scan(&c.PrevRun, &prevAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.PrevAt = time.UnixMilli(prevAt).UTC()
+	byVid := make(map[int64]*ChartEntry, len(c.Entries))
+	for i := range c.Entries {
+		byVid[c.Entries[i].vid] = &c.Entries[i]
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.PrevRun, c.Region)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid, views int64
+		var rank int
+		if err := rows.Scan(&vid, &rank, &views); err != nil {
+			return err
+		}
+		if e := byVid[vid]; e != nil {
+			e.PrevRank, e.PrevViews = rank, views
+		}
+	}
+	return rows.Err()
+}
+
 func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 	var started int64
 	if err := db.r.QueryRowContext(ctx, `SELECT started_ms, status FROM runs WHERE id = ?`, c.RunID).

@@ -111,5 +111,22 @@ func TestChartViewsBefore(t *testing.T) {
 		if want := "v0:150/100 v1:20/0 v2:0/0"; strings.Join(got, " ") != want {
 			t.Errorf("views before: %s, want %s", strings.Join(got, " "), want)
 		}
+		// ChartTop: the latest run's top, each with its rank and views in
+		// the run before, and no more of the history.
+		top, err := db.ChartTop(ctx, "US", "", 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		for _, e := range top.Entries {
+			got = append(got, fmt.Sprintf("%s:%d:%d/%d", e.ID, e.Rank, e.PrevRank, e.PrevViews))
+		}
+		if want := "v0:1:1/150 v1:2:2/20"; top.RunID != c.RunID || top.PrevRun != c.PrevRun || !top.PrevAt.Equal(c.PrevAt) || strings.Join(got, " ") != want {
+			t.Errorf("top: run %d (previous %d at %v) %s; want run %d (previous %d at %v) %s", top.RunID, top.PrevRun, top.PrevAt,
+				strings.Join(got, " "), c.RunID, c.PrevRun, c.PrevAt, want)
+		}
+		if _, err := db.ChartTop(ctx, "GB", "", 10, true); !errors.Is(err, ErrNoChart) {
+			t.Errorf("the top of a chart with no run: %v, want ErrNoChart", err)
+		}
 	})
 }
