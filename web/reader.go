@@ -49,7 +49,7 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 		if c.Category != "" {
 			continue
 		}
-		sc, err := s.cfg.DB.ChartIn(r.Context(), c.Region, "", "", time.Time{}, frontTop)
+		sc, err := s.cfg.DB.ChartTop(r.Context(), c.Region, "", frontTop, s.cfg.Derived)
 		if errors.Is(err, store.ErrNoChart) {
 			continue // pruned since it was listed
 		}
