@@ -68,6 +68,11 @@ func TestPhoneInBrowser(t *testing.T) {
 		if over := browsertest.Eval[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 			t.Errorf("phone %s: the page is %.0fpx wider than the screen", p, over)
 		}
+		// Nor does a table scroll inside the page: only the language tabs' row may.
+		if wide := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('main *')].filter(e => !e.closest('nav.langs') &&
+			e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).map(e => e.tagName.toLowerCase() + '.' + e.className + ' ' + (e.scrollWidth - e.clientWidth) + 'px').join(', ')`); wide != "" {
+			t.Errorf("phone %s: scrolls sideways inside the page: %s", p, wide)
+		}
 		if small := browsertest.Eval[string](t, ctx, smallTargets); small != "" {
 			t.Errorf("phone %s: tap targets under 24 px: %s", p, small)
 		}
