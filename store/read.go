@@ -98,6 +98,18 @@ func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time
 // region's chart in one language, each video at its rank in the whole
 // chart, up to limit of them.
 func (db *DB) ChartIn(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
+	return db.chartIn(ctx, region, category, language, at, limit, true)
+}
+
+// ChartPlain is ChartIn without what ingest computes from the chart's
+// history: each entry's previous rank and views, trend, peak, days and
+// rank a day before are left zero (the chart's previous and next runs are
+// still named). It is the chart when the computed figures are not shown.
+func (db *DB) ChartPlain(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
+	return db.chartIn(ctx, region, category, language, at, limit, false)
+}
+
+func (db *DB) chartIn(ctx context.Context, region, category, language string, at time.Time, limit int, history bool) (Chart, error) {
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
@@ -117,16 +129,19 @@ func (db *DB) ChartIn(ctx context.Context, region, category, language string, at
 	if err == nil {
 		err = db.chartEntries(ctx, &c, limit)
 	}
-	if err == nil {
+	if err == nil && history {
 		err = db.chartHistory(ctx, &c)
+	}
+	if err == nil && !history {
+		err = db.chartPrevRun(ctx, &c)
 	}
 	if err == nil {
 		err = db.chartNext(ctx, &c)
 	}
-	if err == nil {
+	if err == nil && history {
 		err = db.chartPeaks(ctx, &c)
 	}
-	if err == nil {
+	if err == nil && history {
 		err = db.chartDayAgo(ctx, &c)
 	}
 	if err != nil {
@@ -161,17 +176,24 @@ func (db *DB) ChartTop(ctx context.Context, region, category string, limit int, 
 	return c, nil
 }
 
-// chartPrev fills each entry's rank and views in the chart's previous run.
-func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
+// chartPrevRun names the chart's previous run, if any.
+func (db *DB) chartPrevRun(ctx context.Context, c *Chart) error {
 	var prevAt int64
 	err := db.r.QueryRowContext(ctx, `SELECT id, started_ms FROM runs WHERE id = (`+prevRunSQL+`)`, c.Region, c.RunID, 1, c.Category).Scan(&c.PrevRun, &prevAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
-	if err != nil {
+	if err == nil {
+		c.PrevAt = time.UnixMilli(prevAt).UTC()
+	}
+	return err
+}
+
+// chartPrev fills each entry's rank and views in the chart's previous run.
+func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
+	if err := db.chartPrevRun(ctx, c); err != nil || c.PrevRun == 0 {
 		return err
 	}
-	c.PrevAt = time.UnixMilli(prevAt).UTC()
 	byVid := make(map[int64]*ChartEntry, len(c.Entries))
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid] = &c.Entries[i]
