@@ -102,9 +102,9 @@ func (db *DB) ChartIn(ctx context.Context, region, category, language string, at
 }
 
 // ChartPlain is ChartIn without what ingest computes from the chart's
-// history: each entry's previous rank and views, trend, peak, days and
-// rank a day before are left zero (the chart's previous and next runs are
-// still named). It is the chart when the computed figures are not shown.
+// whole history: each entry's trend, peak and days are left empty (its
+// rank and views in the previous run and the run a day before are read,
+// one run each). It is the chart when the computed figures are not shown.
 func (db *DB) ChartPlain(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
 	return db.chartIn(ctx, region, category, language, at, limit, false)
 }
@@ -133,7 +133,7 @@ func (db *DB) chartIn(ctx context.Context, region, category, language string, at
 		err = db.chartHistory(ctx, &c)
 	}
 	if err == nil && !history {
-		err = db.chartPrevRun(ctx, &c)
+		err = db.chartPrev(ctx, &c)
 	}
 	if err == nil {
 		err = db.chartNext(ctx, &c)
@@ -141,7 +141,7 @@ func (db *DB) chartIn(ctx context.Context, region, category, language string, at
 	if err == nil && history {
 		err = db.chartPeaks(ctx, &c)
 	}
-	if err == nil && history {
+	if err == nil {
 		err = db.chartDayAgo(ctx, &c)
 	}
 	if err != nil {
