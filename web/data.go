@@ -312,7 +312,11 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	c, err := s.cfg.DB.ChartIn(r.Context(), region, category, language, at, limit)
+	read := s.cfg.DB.ChartIn
+	if !s.cfg.Derived { // the history is read for the computed figures alone
+		read = s.cfg.DB.ChartPlain
+	}
+	c, err := read(r.Context(), region, category, language, at, limit)
 	if errors.Is(err, store.ErrNoChart) {
 		return ChartJSON{}, &notFound{"no_chart", "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
 	}

@@ -40,6 +40,9 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 	h.ServeHTTP(b, r)
 	hdr := w.Header()
 	body := b.buf.Bytes()
+	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
+		hdr.Add("Vary", "Accept-Encoding") // on a 304 too: it stands for the 200
+	}
 	kept := b.status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		strings.HasPrefix(hdr.Get("Cache-Control"), revalidate)
 	if kept {
@@ -54,7 +57,7 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 			hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
 		}
 		if notModified(r, tag, lm, ok) {
-			for _, k := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
+			for _, k := range []string{"Content-Length", "Content-Encoding"} {
 				hdr.Del(k)
 			}
 			w.WriteHeader(http.StatusNotModified)
@@ -62,7 +65,6 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 		}
 	}
 	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
-		hdr.Add("Vary", "Accept-Encoding")
 		if len(body) >= compressMin && acceptsGzip(r) {
 			var z bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
