@@ -160,11 +160,11 @@ type chartView struct {
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
 	Thumbs     bool
-	Regions    []regionOption
-	Categories []regionOption // the region's charts: all, and each category
-	Languages  []switchLink   // all, then the run's languages
-	Prev, Next string         // the chart's run before and after this one
-	Latest     string         // "" when this is the latest
+	Regions    []option
+	Categories []option     // the region's charts: all, and each category
+	Languages  []switchLink // all, then the run's languages
+	Prev, Next string       // the chart's run before and after this one
+	Latest     string       // "" when this is the latest
 	Now        time.Time
 	Sort       string            // the rows' order (chartSorts)
 	SortHref   map[string]string // each order the page offers, by key
@@ -247,36 +247,6 @@ func languageTabs(c ChartJSON, langs []store.ChartLanguage) []switchLink {
 		tabs = append(tabs, switchLink{Label: languageName(c.Language), Href: chartHref(c.Region, c.Category, c.Language, at), Current: true})
 	}
 	return tabs
-}
-
-// switchers offers every region (its chart of the same category when it
-// has one, else its unfiltered chart) and every category of this region.
-func switchers(charts []store.ChartName, region, category string) (regions, categories []switchLink) {
-	has := map[store.ChartName]bool{}
-	for _, c := range charts {
-		has[c] = true
-	}
-	seen := map[string]bool{}
-	for _, c := range charts {
-		if !seen[c.Region] {
-			seen[c.Region] = true
-			cat := c.Category // the region's first chart, unless it has this category's or the unfiltered one
-			if has[store.ChartName{Region: c.Region, Category: category}] {
-				cat = category
-			} else if has[store.ChartName{Region: c.Region}] {
-				cat = ""
-			}
-			regions = append(regions, switchLink{Label: c.Region, Href: chartPath(c.Region, cat), Current: c.Region == region})
-		}
-		if c.Region == region {
-			label := "all"
-			if c.Category != "" {
-				label = ingest.CategoryName(c.Category)
-			}
-			categories = append(categories, switchLink{Label: label, Href: chartPath(region, c.Category), Current: c.Category == category})
-		}
-	}
-	return regions, categories
 }
 
 // chartHref is a chart's page in language ("" every one) at the run that
@@ -388,10 +358,10 @@ type searchView struct {
 	Param      string
 	Thumbs     bool
 	Now        time.Time
-	Regions    []regionOption
-	Categories []regionOption
-	Languages  []regionOption
-	Sorts      []regionOption
+	Regions    []option
+	Categories []option
+	Languages  []option
+	Sorts      []option
 	Prev, Next string // the hits before and after these
 }
 
@@ -431,26 +401,27 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 // searchForm fills the choices of the search form: the regions with a
 // chart, every category, the common languages and the orders.
 func (s *Server) searchForm(r *http.Request, v *searchView) {
-	v.Regions = []regionOption{{Code: "", Name: "any region", Current: v.Region == ""}}
+	v.Regions = []option{{Code: "", Name: "any region", Current: v.Region == ""}}
 	if charts, err := s.cfg.DB.Charts(r.Context()); err == nil {
 		v.Regions = append(v.Regions, pickerRegions(charts, v.Region)...)
 	}
-	v.Categories = []regionOption{{Code: "", Name: "any category", Current: v.Category == ""}}
+	v.Categories = []option{{Code: "", Name: "any category", Current: v.Category == ""}}
 	for _, c := range searchCategories() {
-		v.Categories = append(v.Categories, regionOption{Code: c.Href, Name: c.Label, Current: c.Href == v.Category})
+		c.Current = c.Code == v.Category
+		v.Categories = append(v.Categories, c)
 	}
-	v.Languages = []regionOption{{Code: "", Name: "any language", Current: v.Language == ""}}
+	v.Languages = []option{{Code: "", Name: "any language", Current: v.Language == ""}}
 	found := v.Language == ""
 	for _, l := range searchLanguages {
 		cur := strings.EqualFold(l, v.Language)
 		found = found || cur
-		v.Languages = append(v.Languages, regionOption{Code: l, Name: languageName(l), Current: cur})
+		v.Languages = append(v.Languages, option{Code: l, Name: languageName(l), Current: cur})
 	}
 	if !found {
-		v.Languages = append(v.Languages, regionOption{Code: v.Language, Name: languageName(v.Language), Current: true})
+		v.Languages = append(v.Languages, option{Code: v.Language, Name: languageName(v.Language), Current: true})
 	}
 	for _, o := range []string{"relevance", "views", "newest"} {
-		v.Sorts = append(v.Sorts, regionOption{Code: o, Name: o, Current: o == v.Sort})
+		v.Sorts = append(v.Sorts, option{Code: o, Name: o, Current: o == v.Sort})
 	}
 }
 
@@ -484,7 +455,11 @@ func hitSnippet(h HitJSON) []Seg {
 	}
 	d := strings.Join(strings.Fields(h.description), " ")
 	if r := []rune(d); len(r) > 160 {
-		d = strings.TrimRightFunc(string(r[:159]), func(c rune) bool { return c != ' ' }) + "…"
+		cut := strings.TrimRightFunc(string(r[:159]), func(c rune) bool { return c != ' ' }) // at a word's end
+		if cut == "" {
+			cut = string(r[:159])
+		}
+		d = strings.TrimSpace(cut) + "…"
 	}
 	return []Seg{{Text: d}}
 }

@@ -276,20 +276,21 @@ func movementText(n int, since string) string {
 	return "same place as " + since
 }
 
-// regionOption is one region of the chart picker.
-type regionOption struct {
+// option is one choice of a select: a region, a category, a language or
+// an order.
+type option struct {
 	Code, Name string
 	Current    bool
 }
 
 // pickerRegions are the regions with a chart, each named.
-func pickerRegions(charts []store.ChartName, current string) []regionOption {
-	var out []regionOption
+func pickerRegions(charts []store.ChartName, current string) []option {
+	var out []option
 	seen := map[string]bool{}
 	for _, c := range charts {
 		if !seen[c.Region] {
 			seen[c.Region] = true
-			out = append(out, regionOption{Code: c.Region, Name: regionName(c.Region), Current: c.Region == current})
+			out = append(out, option{Code: c.Region, Name: regionName(c.Region), Current: c.Region == current})
 		}
 	}
 	return out
@@ -297,13 +298,13 @@ func pickerRegions(charts []store.ChartName, current string) []regionOption {
 
 // pickerCategories are the charts of region: "all" (the unfiltered one)
 // and each category, by name.
-func pickerCategories(charts []store.ChartName, region, current string) []regionOption {
-	var out []regionOption
+func pickerCategories(charts []store.ChartName, region, current string) []option {
+	var out []option
 	for _, c := range charts {
 		if c.Region != region {
 			continue
 		}
-		o := regionOption{Code: c.Category, Name: ingest.CategoryName(c.Category), Current: c.Category == current}
+		o := option{Code: c.Category, Name: ingest.CategoryName(c.Category), Current: c.Category == current}
 		if c.Category == "" {
 			o.Code, o.Name = "all", "all"
 		}
@@ -314,12 +315,12 @@ func pickerCategories(charts []store.ChartName, region, current string) []region
 
 // searchCategories are the categories the search form offers: every one
 // ingest names.
-func searchCategories() []switchLink {
-	var out []switchLink
+func searchCategories() []option {
+	var out []option
 	for id, name := range ingest.CategoryNames {
-		out = append(out, switchLink{Label: name, Href: id})
+		out = append(out, option{Code: id, Name: name})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
