@@ -38,7 +38,7 @@ func TestReaderScreenshots(t *testing.T) {
 		d := startDashboardWith(t, st.env...)
 		ctx := browsertest.Tab(t)
 		browsertest.Do(t, ctx, "sign in", chromedp.Navigate(d.base+"/login"), chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
-			chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+			chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`section.top`)))
 		pages := []struct{ name, path string }{
 			{"front", "/"}, {"chart", "/charts/US"}, {"category-chart", "/charts/US?category=10"},
 			{"search", "/search?q=burger"}, {"video", "/videos/" + url.PathEscape(d.hostileID(t))},
