@@ -430,6 +430,21 @@ SELECT DISTINCT region, category FROM runs WHERE kind = 'trending' AND videos > 
 	return out, rows.Err()
 }
 
+// ChartsMark changes whenever the list Charts returns may have: a run
+// started (the largest run id), a running run stored a page or ended (the
+// running runs' count and videos), or runs were pruned (the smallest id).
+// It reads two index ends and the few running runs, so a reader can keep
+// the list and read it again only when the mark moved.
+func (db *DB) ChartsMark(ctx context.Context) (string, error) {
+	var hi, lo, running, videos sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM runs), (SELECT min(id) FROM runs),
+  (SELECT count(*) FROM runs WHERE status = 'running'), (SELECT sum(videos) FROM runs WHERE status = 'running')`).Scan(&hi, &lo, &running, &videos)
+	if err != nil {
+		return "", fmt.Errorf("charts mark: %w", err)
+	}
+	return fmt.Sprint(hi.Int64, lo.Int64, running.Int64, videos.Int64), nil
+}
+
 // VideoCategories returns the category id of each of ids that is stored.
 func (db *DB) VideoCategories(ctx context.Context, ids []string) (map[string]string, error) {
 	rows, err := db.r.QueryContext(ctx, db.q.videoCategories, jsonStrings(ids))

@@ -145,3 +145,62 @@ func TestChartViewsBefore(t *testing.T) {
 		}
 	})
 }
+
+// TestChartsMarkMovesWithTheCharts: the mark moves when a run starts, when
+// a running run stores a page or ends, and when runs are pruned; not when
+// nothing changed.
+func TestChartsMarkMovesWithTheCharts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		marks := map[string]string{}
+		mark := func(step string) {
+			t.Helper()
+			m, err := db.ChartsMark(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for was, at := range marks {
+				if at == m {
+					t.Errorf("%s: the mark %q is %s's", step, m, was)
+				}
+			}
+			marks[step] = m
+		}
+		mark("empty")
+		id, err := db.StartChartRun(ctx, "US", "", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark("a run started")
+		if again, _ := db.ChartsMark(ctx); again != marks["a run started"] {
+			t.Errorf("nothing changed, the mark moved: %q, %q", marks["a run started"], again)
+		}
+		if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, t0, vid("a", "a video"))); err != nil {
+			t.Fatal(err)
+		}
+		mark("its first page")
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		mark("it ended")
+		id2, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SavePage(ctx, id2, page(ingest.Trending, "US", 1, t0.Add(time.Hour), vid("b", "b video"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, id2, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Hour + time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		mark("a second chart")
+		if _, err := db.Prune(ctx, Retention{Before: t0.Add(30 * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		if charts, _ := db.Charts(ctx); len(charts) != 1 {
+			t.Fatalf("after the prune: charts %v, want the second alone", charts)
+		}
+		mark("the first pruned")
+	})
+}
