@@ -566,6 +566,37 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 	return out, nil
 }
 
+// chartsCache keeps the list of charts the pickers and the front page
+// offer, and reads it again whenever the store's mark of it moved
+// (store.ChartsMark): a new chart is offered as soon as its first run
+// stores a page, and a list of a year's runs is not read on every request.
+type chartsCache struct {
+	mu     sync.Mutex
+	mark   string
+	cached []store.ChartName
+}
+
+func (c *chartsCache) list(ctx context.Context, db *store.DB) ([]store.ChartName, error) {
+	mark, err := db.ChartsMark(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.cached != nil && c.mark == mark {
+		defer c.mu.Unlock()
+		return c.cached, nil
+	}
+	c.mu.Unlock()
+	l, err := db.Charts(ctx) // read after the mark: never older than it
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark, c.cached = mark, l
+	return l, nil
+}
+
 // dailyCache keeps the units of the days before today: they are most of a
 // 30-day chart's reading (a month of ledger) and do not change once the
 // day is over, but for a late write, which dailyTTL bounds. Today's units

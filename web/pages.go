@@ -212,7 +212,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 	if c.NextRunID != nil {
 		v.Next, v.Latest = chartHref(c.Region, c.Category, c.Language, c.nextAt), chartHref(c.Region, c.Category, c.Language, time.Time{})
 	}
-	charts, err := s.cfg.DB.Charts(r.Context())
+	charts, err := s.charts.list(r.Context(), s.cfg.DB)
 	if err != nil {
 		s.pageFail(w, r, err)
 		return
@@ -402,7 +402,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 // chart, every category, the common languages and the orders.
 func (s *Server) searchForm(r *http.Request, v *searchView) {
 	v.Regions = []option{{Code: "", Name: "any region", Current: v.Region == ""}}
-	if charts, err := s.cfg.DB.Charts(r.Context()); err == nil {
+	if charts, err := s.charts.list(r.Context(), s.cfg.DB); err == nil {
 		v.Regions = append(v.Regions, pickerRegions(charts, v.Region)...)
 	}
 	v.Categories = []option{{Code: "", Name: "any category", Current: v.Category == ""}}

@@ -39,7 +39,7 @@ type frontRegion struct {
 // frontPage shows each region's unfiltered chart, its latest run's top
 // videos, linking to the whole chart.
 func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
-	charts, err := s.cfg.DB.Charts(r.Context())
+	charts, err := s.charts.list(r.Context(), s.cfg.DB)
 	if err != nil {
 		s.pageFail(w, r, err)
 		return
@@ -89,7 +89,7 @@ func (s *Server) chartsRedirect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if category != "" {
-		charts, err := s.cfg.DB.Charts(r.Context())
+		charts, err := s.charts.list(r.Context(), s.cfg.DB)
 		if err != nil {
 			s.pageFail(w, r, err)
 			return
@@ -136,7 +136,7 @@ func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFoun
 			}
 		}
 	}
-	if charts, err := s.cfg.DB.Charts(r.Context()); err == nil {
+	if charts, err := s.charts.list(r.Context(), s.cfg.DB); err == nil {
 		for _, c := range charts {
 			v.Others = append(v.Others, switchLink{Label: chartLabel(c.Region, c.Category), Href: chartPath(c.Region, c.Category)})
 		}

@@ -78,6 +78,7 @@ type Server struct {
 	pages  *pages
 	mux    *http.ServeMux
 	daily  dailyCache
+	charts chartsCache
 
 	sessions *sessions
 	throttle *throttle
