@@ -49,6 +49,11 @@ type ChartEntry struct {
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
+	// PrevViews and DayViews are the views at the entries in the previous
+	// run and in the run a day before (when PrevRank, DayRank say it was
+	// in them; 0 hidden).
+	PrevViews int64
+	DayViews  int64
 	// Peak is the best rank the video had in this chart up to this run,
 	// and Days the number of days (UTC) it was in it.
 	Peak int
@@ -93,6 +98,18 @@ func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time
 // region's chart in one language, each video at its rank in the whole
 // chart, up to limit of them.
 func (db *DB) ChartIn(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
+	return db.chartIn(ctx, region, category, language, at, limit, true)
+}
+
+// ChartPlain is ChartIn without what ingest computes from the chart's
+// whole history: each entry's trend, peak and days are left empty (its
+// rank and views in the previous run and the run a day before are read,
+// one run each). It is the chart when the computed figures are not shown.
+func (db *DB) ChartPlain(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
+	return db.chartIn(ctx, region, category, language, at, limit, false)
+}
+
+func (db *DB) chartIn(ctx context.Context, region, category, language string, at time.Time, limit int, history bool) (Chart, error) {
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
@@ -112,13 +129,16 @@ func (db *DB) ChartIn(ctx context.Context, region, category, language string, at
 	if err == nil {
 		err = db.chartEntries(ctx, &c, limit)
 	}
-	if err == nil {
+	if err == nil && history {
 		err = db.chartHistory(ctx, &c)
+	}
+	if err == nil && !history {
+		err = db.chartPrev(ctx, &c)
 	}
 	if err == nil {
 		err = db.chartNext(ctx, &c)
 	}
-	if err == nil {
+	if err == nil && history {
 		err = db.chartPeaks(ctx, &c)
 	}
 	if err == nil {
@@ -128,6 +148,72 @@ func (db *DB) ChartIn(ctx context.Context, region, category, language string, at
 		return c, fmt.Errorf("chart of %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// ChartTop is the top limit of a chart's latest run, lighter than ChartAt:
+// with moves, each entry's rank and views in the chart's previous run, and
+// nothing else of the chart's history (no trend, peak, days or day-ago
+// rank). It returns an error wrapping ErrNoChart when there is no run.
+func (db *DB) ChartTop(ctx context.Context, region, category string, limit int, moves bool) (Chart, error) {
+	name := chartName(region, category)
+	c := Chart{Region: region, Category: category}
+	err := db.r.QueryRowContext(ctx, chartRunSQL, region, int64(1<<62-1), category).Scan(&c.RunID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
+	}
+	if err == nil {
+		err = db.chartRun(ctx, &c)
+	}
+	if err == nil {
+		err = db.chartEntries(ctx, &c, limit)
+	}
+	if err == nil && moves {
+		err = db.chartPrev(ctx, &c)
+	}
+	if err != nil {
+		return c, fmt.Errorf("chart of %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// chartPrevRun names the chart's previous run, if any.
+func (db *DB) chartPrevRun(ctx context.Context, c *Chart) error {
+	var prevAt int64
+	err := db.r.QueryRowContext(ctx, `SELECT id, started_ms FROM runs WHERE id = (`+prevRunSQL+`)`, c.Region, c.RunID, 1, c.Category).Scan(&c.PrevRun, &prevAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err == nil {
+		c.PrevAt = time.UnixMilli(prevAt).UTC()
+	}
+	return err
+}
+
+// chartPrev fills each entry's rank and views in the chart's previous run.
+func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
+	if err := db.chartPrevRun(ctx, c); err != nil || c.PrevRun == 0 {
+		return err
+	}
+	byVid := make(map[int64]*ChartEntry, len(c.Entries))
+	for i := range c.Entries {
+		byVid[c.Entries[i].vid] = &c.Entries[i]
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.PrevRun, c.Region)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid, views int64
+		var rank int
+		if err := rows.Scan(&vid, &rank, &views); err != nil {
+			return err
+		}
+		if e := byVid[vid]; e != nil {
+			e.PrevRank, e.PrevViews = rank, views
+		}
+	}
+	return rows.Err()
 }
 
 func (db *DB) chartRun(ctx context.Context, c *Chart) error {
@@ -195,7 +281,7 @@ func (db *DB) chartHistory(ctx context.Context, c *Chart) error {
 		if e := byVid[vid]; e != nil {
 			e.ViewTrend = append(e.ViewTrend, views)
 			if run == c.PrevRun {
-				e.PrevRank = rank
+				e.PrevRank, e.PrevViews = rank, views
 			}
 		}
 	}
@@ -236,19 +322,19 @@ func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid] = &c.Entries[i]
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var vid int64
+		var vid, views int64
 		var rank int
-		if err := rows.Scan(&vid, &rank); err != nil {
+		if err := rows.Scan(&vid, &rank, &views); err != nil {
 			return err
 		}
 		if e := byVid[vid]; e != nil {
-			e.DayRank = rank
+			e.DayRank, e.DayViews = rank, views
 		}
 	}
 	return rows.Err()
@@ -342,6 +428,21 @@ SELECT DISTINCT region, category FROM runs WHERE kind = 'trending' AND videos > 
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// ChartsMark changes whenever the list Charts returns may have: a run
+// started (the largest run id), a running run stored a page or ended (the
+// running runs' count and videos), or runs were pruned (the smallest id).
+// It reads two index ends and the few running runs, so a reader can keep
+// the list and read it again only when the mark moved.
+func (db *DB) ChartsMark(ctx context.Context) (string, error) {
+	var hi, lo, running, videos sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM runs), (SELECT min(id) FROM runs),
+  (SELECT count(*) FROM runs WHERE status = 'running'), (SELECT sum(videos) FROM runs WHERE status = 'running')`).Scan(&hi, &lo, &running, &videos)
+	if err != nil {
+		return "", fmt.Errorf("charts mark: %w", err)
+	}
+	return fmt.Sprint(hi.Int64, lo.Int64, running.Int64, videos.Int64), nil
 }
 
 // VideoCategories returns the category id of each of ids that is stored.

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,138 @@ func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 				t.Errorf("%s: run %d (previous %d), want %d (previous %d)", tc.name, c.RunID, c.PrevRun, tc.want, tc.prev)
 			}
 		}
+	})
+}
+
+// TestChartViewsBefore: each entry carries its views in the chart's
+// previous run and in its run a day before, when it was in them.
+func TestChartViewsBefore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		run := func(at time.Time, views ...int64) {
+			t.Helper()
+			id, err := db.StartChartRun(ctx, "US", "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vs []ingest.Video
+			for i, n := range views {
+				v := vid(fmt.Sprintf("v%d", i), "a video")
+				v.ViewCount = &n
+				vs = append(vs, v)
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, at, vs...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(t0, 100)
+		run(t0.Add(23*time.Hour), 150, 20)
+		run(t0.Add(25*time.Hour), 300, 40, 7)
+		c, err := db.ChartAt(ctx, "US", "", time.Time{}, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range c.Entries {
+			got = append(got, fmt.Sprintf("%s:%d/%d", e.ID, e.PrevViews, e.DayViews))
+		}
+		if want := "v0:150/100 v1:20/0 v2:0/0"; strings.Join(got, " ") != want {
+			t.Errorf("views before: %s, want %s", strings.Join(got, " "), want)
+		}
+		// ChartTop: the latest run's top, each with its rank and views in
+		// the run before, and no more of the history.
+		top, err := db.ChartTop(ctx, "US", "", 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		for _, e := range top.Entries {
+			got = append(got, fmt.Sprintf("%s:%d:%d/%d", e.ID, e.Rank, e.PrevRank, e.PrevViews))
+		}
+		if want := "v0:1:1/150 v1:2:2/20"; top.RunID != c.RunID || top.PrevRun != c.PrevRun || !top.PrevAt.Equal(c.PrevAt) || strings.Join(got, " ") != want {
+			t.Errorf("top: run %d (previous %d at %v) %s; want run %d (previous %d at %v) %s", top.RunID, top.PrevRun, top.PrevAt,
+				strings.Join(got, " "), c.RunID, c.PrevRun, c.PrevAt, want)
+		}
+		// ChartPlain: the same run, the runs before and a day before read,
+		// not the whole history.
+		plain, err := db.ChartPlain(ctx, "US", "", "", time.Time{}, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		for _, e := range plain.Entries {
+			got = append(got, fmt.Sprintf("%s:%d:%d/%d/%d/%d", e.ID, e.Rank, e.PrevRank, e.PrevViews, e.Peak, len(e.ViewTrend)))
+		}
+		if want := "v0:1:1/150/0/0 v1:2:2/20/0/0 v2:3:0/0/0/0"; plain.RunID != c.RunID || plain.PrevRun != c.PrevRun || !plain.PrevAt.Equal(c.PrevAt) ||
+			plain.DayRun != c.DayRun || plain.Entries[0].DayViews != 100 || strings.Join(got, " ") != want {
+			t.Errorf("plain: run %d (previous %d at %v, day %d) %s; want run %d (previous %d at %v, day %d) %s", plain.RunID, plain.PrevRun, plain.PrevAt,
+				plain.DayRun, strings.Join(got, " "), c.RunID, c.PrevRun, c.PrevAt, c.DayRun, want)
+		}
+		if _, err := db.ChartTop(ctx, "GB", "", 10, true); !errors.Is(err, ErrNoChart) {
+			t.Errorf("the top of a chart with no run: %v, want ErrNoChart", err)
+		}
+	})
+}
+
+// TestChartsMarkMovesWithTheCharts: the mark moves when a run starts, when
+// a running run stores a page or ends, and when runs are pruned; not when
+// nothing changed.
+func TestChartsMarkMovesWithTheCharts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		marks := map[string]string{}
+		mark := func(step string) {
+			t.Helper()
+			m, err := db.ChartsMark(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for was, at := range marks {
+				if at == m {
+					t.Errorf("%s: the mark %q is %s's", step, m, was)
+				}
+			}
+			marks[step] = m
+		}
+		mark("empty")
+		id, err := db.StartChartRun(ctx, "US", "", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark("a run started")
+		if again, _ := db.ChartsMark(ctx); again != marks["a run started"] {
+			t.Errorf("nothing changed, the mark moved: %q, %q", marks["a run started"], again)
+		}
+		if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, t0, vid("a", "a video"))); err != nil {
+			t.Fatal(err)
+		}
+		mark("its first page")
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		mark("it ended")
+		id2, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SavePage(ctx, id2, page(ingest.Trending, "US", 1, t0.Add(time.Hour), vid("b", "b video"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, id2, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Hour + time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		mark("a second chart")
+		if _, err := db.Prune(ctx, Retention{Before: t0.Add(30 * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		if charts, _ := db.Charts(ctx); len(charts) != 1 {
+			t.Fatalf("after the prune: charts %v, want the second alone", charts)
+		}
+		mark("the first pruned")
 	})
 }

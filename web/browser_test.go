@@ -14,12 +14,13 @@ import (
 	"github.com/ingestworks/ingest/internal/browsertest"
 )
 
-// shown is what a chart page shows in the tab: its language tabs (the
-// current one starred), then its rows as rank:video.
+// shown is what a chart page shows in the tab: its language tabs (each
+// by the language it keeps, the current one starred), then its rows as
+// rank:video.
 func shown(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('nav[aria-label=Languages] a')]
-		.map(a => a.textContent + (a.getAttribute('aria-current') === 'page' ? '*' : '')).join(' ') + ' | ' +
+		.map(a => (new URL(a.href).searchParams.get('language') || 'All') + (a.getAttribute('aria-current') === 'page' ? '*' : '')).join(' ') + ' | ' +
 		[...document.querySelectorAll('table.chart-table tbody tr')]
 		.map(r => r.querySelector('td.rank').textContent + ':' + r.querySelector('td.video a').textContent.replace('Video ', '')).join(' ')`)
 }
@@ -42,12 +43,13 @@ func TestChartLanguageTabsInBrowser(t *testing.T) {
 	if got, want := shown(t, ctx), "All hi* en | 2:a 3:c"; got != want {
 		t.Errorf("latest run in hi: shows %q, want %q", got, want)
 	}
-	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=fr"]`)))
+	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`details.runs summary`)), chromedp.Click(chromedp.CSS(`a.prev`)),
+		chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=fr"]`)))
 	if got, want := shown(t, ctx), "All hi* en fr | 1:a 4:c"; got != want {
 		t.Errorf("the run before in hi: shows %q, want %q", got, want)
 	}
 
-	browsertest.Do(t, ctx, "the chart a day earlier", chromedp.SetValue(chromedp.CSS(`input#at`), "2026-11-20T09:00"),
+	browsertest.Do(t, ctx, "the chart a day earlier", chromedp.Click(chromedp.CSS(`details.runs summary`)), chromedp.SetValue(chromedp.CSS(`input#at`), "2026-11-20T09:00"),
 		chromedp.Submit(chromedp.CSS(`form.inline`)), chromedp.WaitVisible(chromedp.CSS(tabs+`a[href*="language=ta"]`)))
 	if got, want := shown(t, ctx), "All hi* en ta | 1:a 3:c 6:f"; got != want {
 		t.Errorf("the first run, picked by time, in hi: shows %q, want %q", got, want)

@@ -28,9 +28,11 @@ func chartServer(t *testing.T, cfg Config) (*httptest.Server, time.Time) {
 	a := ingest.Video{ID: "vid-a", Title: "Alpha", CategoryID: "10", Thumbnail: "https://i.ytimg.com/vi/vid-a/default.jpg"}
 	b := ingest.Video{ID: "vid-b", Title: "Beta", CategoryID: "24", Thumbnail: "https://evil.example/b.jpg"}
 	c := ingest.Video{ID: "vid-c", Title: "Gamma", CategoryID: "24"}
-	chartRun(t, db, "", t0, a, b)
-	chartRun(t, db, "", t0.Add(24*time.Hour), b, a, c)
-	chartRun(t, db, "", t0.Add(48*time.Hour), c, a)
+	a.ChannelID, a.ChannelTitle, a.PublishedAt = "UCalpha", "Alpha's channel", t0.Add(-3*24*time.Hour)
+	views := func(v ingest.Video, n int64) ingest.Video { v.ViewCount = &n; return v }
+	chartRun(t, db, "", t0, views(a, 1000), views(b, 500))
+	chartRun(t, db, "", t0.Add(24*time.Hour), views(b, 900), views(a, 1500), views(c, 100))
+	chartRun(t, db, "", t0.Add(48*time.Hour), views(c, 400), views(a, 2_601_000))
 	chartRun(t, db, "10", t0.Add(48*time.Hour+time.Minute), a)
 	cfg.DB, cfg.Listen = db, "127.0.0.1:0"
 	s, err := New(cfg)
@@ -66,7 +68,11 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 		t.Errorf("the picker does not show the run's time:\n%s", middle)
 	}
 	a := row(t, middle, "vid-a")
-	for _, want := range []string{`<td class="n rank">2</td>`, `▼1`, `<td class="n peak">#1</td>`, `<td class="n days">2</td>`,
+	for _, want := range []string{`<td class="n rank"><span class="r">2</span><span class="mv down" title="down 1 since the previous run (computed by ingest)">▼1</span></td>`,
+		`<td class="n peak">#1</td>`, `<td class="n days">2</td>`, `<td class="n views" title="1,500 views at Nov 21 09:00 UTC">1.5K</td>`,
+		`<td class="n gained"><span title="500 views since the previous run, computed by ingest">&#43;500</span></td>`,
+		`<td class="n gained24"><span title="500 views in 24 hours, computed by ingest">&#43;500</span></td>`,
+		`<a class="channel" href="https://www.youtube.com/channel/UCalpha" rel="noopener noreferrer">Alpha&#39;s channel</a>`,
 		`<img src="https://i.ytimg.com/vi/vid-a/default.jpg" alt="" width="80" height="60" loading="lazy"`,
 		`href="https://www.youtube.com/watch?v=vid-a"`} {
 		if !strings.Contains(a, want) {
@@ -76,7 +82,7 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 	if !strings.Contains(a, `<td class="move day"><span class="down" title="down 1 since a day before">▼1</span></td>`) {
 		t.Errorf("row of a in the middle run: no fall of 1 since a day before in\n%s", a)
 	}
-	if c := row(t, middle, "vid-c"); !strings.Contains(c, `<span class="new">new</span>`) || !strings.Contains(c, `<td class="n days">1</td>`) ||
+	if c := row(t, middle, "vid-c"); !strings.Contains(c, `<span class="mv new" title="new since the previous run (computed by ingest)">new</span>`) || !strings.Contains(c, `<td class="n days">1</td>`) ||
 		!strings.Contains(c, `title="not in the chart a day before">–</span>`) {
 		t.Errorf("c, new in the middle run: no new mark or 1 day in\n%s", c)
 	}
@@ -92,9 +98,21 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 	if !strings.Contains(latest, "Latest run") || strings.Contains(latest, "Next run") || !strings.Contains(row(t, latest, "vid-c"), `title="up 2 since a day before">▲2`) {
 		t.Errorf("the next run's page is not the latest run with c climbing")
 	}
-	if !strings.Contains(latest, `<a href="/charts/US" aria-current="page">all</a>`) || !strings.Contains(latest, `<a href="/charts/US?category=10">music</a>`) ||
-		!strings.Contains(latest, `<a href="/charts/US" aria-current="page">US</a>`) {
-		t.Errorf("no region and category switchers in\n%s", latest)
+	if !strings.Contains(latest, `<option value="all" selected>all</option><option value="10">music</option>`) ||
+		!strings.Contains(latest, `<option value="US" selected>United States (US)</option>`) {
+		t.Errorf("no region and category pickers in\n%s", latest)
+	}
+	// Sorted by views gained since the run before: a (+2.6M) above c (+300).
+	byGain := string(fetch(t, srv.URL+"/charts/US?sort=gained"))
+	if strings.Index(byGain, `href="/videos/vid-a"`) > strings.Index(byGain, `href="/videos/vid-c"`) ||
+		!strings.Contains(byGain, `<th class="n gained" scope="col" aria-sort="descending">`) {
+		t.Errorf("sorted by views gained: want a above c, the column marked sorted")
+	}
+	for _, q := range []string{"/charts?region=us&category=music", "/charts?region=US&category=gaming"} {
+		res, _ := get(t, srv.URL+q)
+		if want := map[bool]string{true: "/charts/US?category=10", false: "/charts/US"}[strings.Contains(q, "music")]; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+			t.Errorf("the picker's %s: %d to %q, want 303 to %s", q, res.StatusCode, res.Header.Get("Location"), want)
+		}
 	}
 	res, err := http.Get(srv.URL + "/charts/US")
 	if err != nil {
@@ -135,6 +153,8 @@ func TestChartComputedFiguresFollowTheStanding(t *testing.T) {
 			"computed by ingest":              derived,
 			`<th class="n peak" scope="col">`: derived,
 			"▲":                               derived,
+			`<th class="n gained"`:            derived,
+			"?sort=gained":                    derived,
 		} {
 			if strings.Contains(page, s) != want {
 				t.Errorf("derived %v: page has %q: %v, want %v", derived, s, !want, want)
@@ -159,6 +179,9 @@ func TestChartComputedFiguresFollowTheStanding(t *testing.T) {
 			if _, ok := e[f]; !ok || (e[f] == nil) == derived {
 				t.Errorf("derived %v: entry field %s = %v", derived, f, e[f])
 			}
+		}
+		if res, _ := get(t, srv.URL+"/charts/US?sort=gained"); (res.StatusCode == 200) != derived {
+			t.Errorf("derived %v: sorted by a computed figure: %d", derived, res.StatusCode)
 		}
 	}
 }

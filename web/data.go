@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ type SearchResult struct {
 	Region     string    `json:"region"`
 	Category   string    `json:"category"`
 	Language   string    `json:"language"`
+	Sort       string    `json:"sort"` // relevance, views or newest
 	Hits       []HitJSON `json:"hits"`
 	NextCursor *string   `json:"next_cursor"`
 	// Total is how many videos match, counted up to maxCount; TotalMore
@@ -39,9 +41,17 @@ const maxCount = 1000
 // read model (ingest.Video), so a field every output shows is added here
 // and in CardOf alone.
 type VideoCard struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	Channel string `json:"channel"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Channel   string `json:"channel"`
+	ChannelID string `json:"channel_id"`
+	// PublishedAt is when the video was uploaded; Duration its length,
+	// ISO 8601 as the upstream sends it (PT4M13S, P0D live).
+	PublishedAt *string `json:"published_at"`
+	Duration    string  `json:"duration"`
+	// Thumbnail is the URL of its default thumbnail; left out when the
+	// server shows no thumbnails (--no-thumbnails) or there is none.
+	Thumbnail string `json:"thumbnail,omitempty"`
 	// AudioLanguage and Language are the owner's BCP-47 tags for the
 	// spoken language and the text's, "" when the upstream sent none.
 	AudioLanguage string `json:"audio_language"`
@@ -50,19 +60,24 @@ type VideoCard struct {
 
 // CardOf is v's VideoCard.
 func CardOf(v ingest.Video) VideoCard {
-	return VideoCard{ID: v.ID, Title: v.Title, Channel: v.ChannelTitle, AudioLanguage: v.AudioLanguage, Language: v.Language}
+	return VideoCard{ID: v.ID, Title: v.Title, Channel: v.ChannelTitle, ChannelID: v.ChannelID, PublishedAt: stamp(v.PublishedAt),
+		Duration: v.Duration, Thumbnail: v.Thumbnail, AudioLanguage: v.AudioLanguage, Language: v.Language}
 }
 
 // HitJSON is one video that matched; Snippet marks the matched words
 // between [ and ].
 type HitJSON struct {
 	VideoCard
-	Snippet string   `json:"snippet"`
-	Regions []string `json:"regions"`
-	Views   int64    `json:"views"` // the latest count, 0 hidden
+	Snippet string `json:"snippet"`
+	// description is the start of the video's description, which the
+	// page shows under a hit whose snippet is its title.
+	description string
+	Regions     []string `json:"regions"`
+	Views       int64    `json:"views"` // the latest count, 0 hidden
 	// ViewsAt is when that count was fetched from the upstream.
-	ViewsAt *string `json:"views_at"`
-	Score   float64 `json:"score"`
+	ViewsAt   *string `json:"views_at"`
+	Score     float64 `json:"score"`
+	published time.Time
 }
 
 // Hits are the store's hits as JSON: the web's and `ingest search --json`.
@@ -78,7 +93,7 @@ func Hits(hits []store.Hit) []HitJSON {
 			views = *h.ViewCount
 		}
 		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: views,
-			ViewsAt: stamp(h.LastSeen), Score: h.Score})
+			ViewsAt: stamp(h.LastSeen), Score: h.Score, description: h.Description, published: h.PublishedAt})
 	}
 	return out
 }
@@ -98,6 +113,9 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if res.Language, err = languageParam(r); err != nil {
 		return res, err
 	}
+	if res.Sort, err = searchSortParam(r); err != nil {
+		return res, err
+	}
 	limit, err := limitParam(r, 20, maxSearchLimit)
 	if err != nil {
 		return res, err
@@ -109,13 +127,18 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 	if offset >= searchWindow {
 		return res, badParam("cursor", "searches page at most %d hits deep", searchWindow)
 	}
-	hits, err := s.searchHits(r.Context(), q, store.SearchOptions{Region: res.Region, Language: res.Language}, res.Category, int(offset)+limit+1, &res)
+	hits, err := s.searchHits(r.Context(), q, store.SearchOptions{Region: res.Region, Language: res.Language}, res.Category, res.Sort, int(offset)+limit+1, &res)
 	if err != nil {
 		return res, searchErr(err)
 	}
 	res.Offset = int(offset)
 	from, to := min(int(offset), len(hits)), min(int(offset)+limit, len(hits))
 	res.Hits = append(res.Hits, Hits(hits[from:to])...)
+	if s.cfg.NoThumbnails {
+		for i := range res.Hits {
+			res.Hits[i].Thumbnail = ""
+		}
+	}
 	if len(hits) > to && to < searchWindow {
 		c := encodeCursor("search", int64(to))
 		res.NextCursor = &c
@@ -125,19 +148,25 @@ func (s *Server) search(r *http.Request) (SearchResult, error) {
 
 // searchHits asks the store for n hits and counts them all into res; with
 // a category, it filters the whole window by the videos' categories (and
-// counts what the window holds).
-func (s *Server) searchHits(ctx context.Context, q string, opts store.SearchOptions, category string, n int, res *SearchResult) ([]store.Hit, error) {
+// counts what the window holds); in another order than relevance, it
+// orders the whole window (the searchWindow best matches).
+func (s *Server) searchHits(ctx context.Context, q string, opts store.SearchOptions, category, order string, n int, res *SearchResult) ([]store.Hit, error) {
 	if category == "" {
 		opts.Limit = min(n, searchWindow)
+		if order != "relevance" {
+			opts.Limit = searchWindow
+		}
 		hits, total, err := s.cfg.DB.SearchCounted(ctx, q, opts, maxCount)
 		res.Total, res.TotalMore = min(total, maxCount), total > maxCount
-		return hits, err
+		sortHits(hits, order)
+		return hits[:min(n, len(hits))], err
 	}
 	opts.Limit = searchWindow
 	hits, err := s.cfg.DB.Search(ctx, q, opts)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	sortHits(hits, order)
 	full := len(hits) == searchWindow
 	ids := make([]string, len(hits))
 	for i, h := range hits {
@@ -155,6 +184,33 @@ func (s *Server) searchHits(ctx context.Context, q string, opts store.SearchOpti
 	}
 	res.Total, res.TotalMore = len(kept), full
 	return kept[:min(n, len(kept))], nil
+}
+
+// searchSortParam reads a search's ?sort=: relevance (the default),
+// views (most first) or newest (uploaded last first).
+func searchSortParam(r *http.Request) (string, error) {
+	switch v := r.URL.Query().Get("sort"); v {
+	case "", "relevance":
+		return "relevance", nil
+	case "views", "newest":
+		return v, nil
+	default:
+		return "", badParam("sort", "must be relevance, views or newest, got %q", v)
+	}
+}
+
+// sortHits orders hits by views or upload time, best first; relevance
+// keeps the store's order.
+func sortHits(hits []store.Hit, order string) {
+	switch order {
+	case "views":
+		sort.SliceStable(hits, func(i, j int) bool {
+			a, b := hits[i].ViewCount, hits[j].ViewCount
+			return a != nil && (b == nil || *a > *b)
+		})
+	case "newest":
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].PublishedAt.After(hits[j].PublishedAt) })
+	}
 }
 
 // ChartJSON is a region's chart (or one category's) at one run, with each
@@ -186,7 +242,7 @@ type ChartJSON struct {
 }
 
 // ComputedFields are the chart entries' fields ingest computes.
-var ComputedFields = []string{"movement", "new", "day_movement", "peak_rank", "days_on_chart", "views_trend"}
+var ComputedFields = []string{"movement", "new", "day_movement", "peak_rank", "days_on_chart", "views_trend", "views_gained", "views_gained_24h"}
 
 // EntryJSON is one video in a chart. Movement is places climbed since the
 // previous run (negative: fell); New is true when it was not in it.
@@ -201,8 +257,11 @@ type EntryJSON struct {
 	ViewTrend []int64 `json:"views_trend"`
 	// DayMovement is places climbed since the chart a day before; nil
 	// when the video was not in it (or there is no such chart).
-	DayMovement *int   `json:"day_movement"`
-	Thumbnail   string `json:"thumbnail"`
+	DayMovement *int `json:"day_movement"`
+	// Gained is the views gained since the chart's previous run, Gained24
+	// since its run a day before; nil when the video was not in it.
+	Gained   *int64 `json:"views_gained"`
+	Gained24 *int64 `json:"views_gained_24h"`
 	// PeakRank is the best rank in this chart up to this run; Days the
 	// days (UTC) the video was in it.
 	PeakRank int `json:"peak_rank"`
@@ -224,6 +283,8 @@ func (e EntryJSON) MarshalJSON() ([]byte, error) {
 		Movement    *int    `json:"movement"`
 		New         *bool   `json:"new"`
 		DayMovement *int    `json:"day_movement"`
+		Gained      *int64  `json:"views_gained"`
+		Gained24    *int64  `json:"views_gained_24h"`
 		PeakRank    *int    `json:"peak_rank"`
 		Days        *int    `json:"days_on_chart"`
 		ViewTrend   []int64 `json:"views_trend"`
@@ -251,14 +312,18 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	c, err := s.cfg.DB.ChartIn(r.Context(), region, category, language, at, limit)
+	read := s.cfg.DB.ChartIn
+	if !s.cfg.Derived { // the history is read for the computed figures alone
+		read = s.cfg.DB.ChartPlain
+	}
+	c, err := read(r.Context(), region, category, language, at, limit)
 	if errors.Is(err, store.ErrNoChart) {
 		return ChartJSON{}, &notFound{"no_chart", "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
 	}
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	return ChartOf(c, s.cfg.Derived), nil
+	return s.chartOf(c), nil
 }
 
 func atText(at time.Time) string {
@@ -285,15 +350,23 @@ func ChartOf(c store.Chart, derived bool) ChartJSON {
 	}
 	for _, e := range c.Entries {
 		ej := EntryJSON{Rank: e.Rank, VideoCard: CardOf(e.Video), Category: e.CategoryID,
-			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0, Thumbnail: e.Thumbnail,
+			Views: e.Views, ViewTrend: e.ViewTrend, New: c.PrevRun != 0 && e.PrevRank == 0,
 			PeakRank: e.Peak, Days: e.Days, ViewsAt: stamp(c.At), derived: derived}
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
+			if e.Views != 0 && e.PrevViews != 0 {
+				g := e.Views - e.PrevViews
+				ej.Gained = &g
+			}
 		}
 		if e.DayRank != 0 {
 			m := e.DayRank - e.Rank
 			ej.DayMovement = &m
+			if e.Views != 0 && e.DayViews != 0 {
+				g := e.Views - e.DayViews
+				ej.Gained24 = &g
+			}
 		}
 		if ej.ViewTrend == nil {
 			ej.ViewTrend = []int64{}
@@ -309,10 +382,7 @@ type VideoJSON struct {
 	VideoCard
 	Description string         `json:"description"`
 	Tags        []string       `json:"tags"`
-	ChannelID   string         `json:"channel_id"`
 	Category    string         `json:"category_id"`
-	PublishedAt *string        `json:"published_at"`
-	Duration    string         `json:"duration"`
 	Views       *int64         `json:"views"`
 	Likes       *int64         `json:"likes"`
 	Comments    *int64         `json:"comments"`
@@ -378,11 +448,14 @@ func (s *Server) video(r *http.Request) (VideoJSON, error) {
 		return VideoJSON{}, err
 	}
 	v := h.Video
-	j := VideoJSON{VideoCard: CardOf(v.Video), Description: v.Description, Tags: v.Tags, ChannelID: v.ChannelID,
-		Category: v.CategoryID, PublishedAt: stamp(v.PublishedAt), Duration: v.Duration, Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
+	j := VideoJSON{VideoCard: CardOf(v.Video), Description: v.Description, Tags: v.Tags,
+		Category: v.CategoryID, Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, FirstSeen: stamp(v.FirstSeen),
 		LastSeen: stamp(v.LastSeen), Regions: []VideoRegion{}, History: []HistoryPoint{}, Counts: []CountJSON{}}
 	if j.Tags == nil {
 		j.Tags = []string{}
+	}
+	if s.cfg.NoThumbnails {
+		j.Thumbnail = ""
 	}
 	for _, c := range h.Charts {
 		j.Regions = append(j.Regions, VideoRegion{Region: c.Region, Category: c.Category, Rank: c.LastRank,
@@ -493,27 +566,34 @@ func (s *Server) runs(r *http.Request) (RunsJSON, error) {
 	return out, nil
 }
 
-// chartsCache keeps the list of charts the switchers offer: a new chart
-// appears within chartsTTL.
+// chartsCache keeps the list of charts the pickers and the front page
+// offer, and reads it again whenever the store's mark of it moved
+// (store.ChartsMark): a new chart is offered as soon as its first run
+// stores a page, and a list of a year's runs is not read on every request.
 type chartsCache struct {
 	mu     sync.Mutex
-	at     time.Time
+	mark   string
 	cached []store.ChartName
 }
 
-const chartsTTL = time.Minute
-
 func (c *chartsCache) list(ctx context.Context, db *store.DB) ([]store.ChartName, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cached != nil && time.Since(c.at) < chartsTTL {
-		return c.cached, nil
-	}
-	l, err := db.Charts(ctx)
+	mark, err := db.ChartsMark(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.at, c.cached = time.Now(), l
+	c.mu.Lock()
+	if c.cached != nil && c.mark == mark {
+		defer c.mu.Unlock()
+		return c.cached, nil
+	}
+	c.mu.Unlock()
+	l, err := db.Charts(ctx) // read after the mark: never older than it
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark, c.cached = mark, l
 	return l, nil
 }
 

@@ -51,20 +51,24 @@ func languageServer(t *testing.T) (*httptest.Server, time.Time) {
 	return srv, t0
 }
 
-var tabLink = regexp.MustCompile(`<a href="([^"]*)"(?: title="[^"]*")?( aria-current="page")?>([^<]*)</a>`)
+var tabLink = regexp.MustCompile(`<a href="([^"]*)"(?: title="[^"]*")?( aria-current="page")?>([^<]*)(?: <span class="count">(\d+)</span>)?</a>`)
 
 // readTabs reads a chart page's language switcher: each tab as its
 // label, then its link, then * when it is the current one.
 func readTabs(t *testing.T, page string) []string {
 	t.Helper()
-	start := strings.Index(page, `<nav class="switch" aria-label="Languages">`)
+	start := strings.Index(page, `<nav class="switch langs" aria-label="Languages">`)
 	if start < 0 {
 		t.Fatalf("no language switcher in\n%s", page)
 	}
 	nav := page[start : start+strings.Index(page[start:], "</nav>")]
 	var tabs []string
 	for _, m := range tabLink.FindAllStringSubmatch(nav, -1) {
-		tab := m[3] + " " + html.UnescapeString(m[1])
+		tab := m[3]
+		if m[4] != "" {
+			tab += " (" + m[4] + ")"
+		}
+		tab += " " + html.UnescapeString(m[1])
 		if m[2] != "" {
 			tab += " *"
 		}
@@ -90,25 +94,25 @@ func TestChartPageLanguageTabs(t *testing.T) {
 	at := func(d time.Duration) string { return url.QueryEscape(t0.Add(d).Format(time.RFC3339Nano)) }
 	first := at(0)
 	sameTabs(t, "first run", readTabs(t, string(fetch(t, srv.URL+"/charts/US?at=2026-11-20T09:00"))), []string{
-		"All /charts/US?at=" + first + " *", "hi /charts/US?at=" + first + "&language=hi",
-		"en /charts/US?at=" + first + "&language=en", "ta /charts/US?at=" + first + "&language=ta",
+		"All /charts/US?at=" + first + " *", "Hindi · हिन्दी (3) /charts/US?at=" + first + "&language=hi",
+		"English (2) /charts/US?at=" + first + "&language=en", "Tamil · தமிழ் (1) /charts/US?at=" + first + "&language=ta",
 	})
 
 	middle := string(fetch(t, srv.URL+"/charts/US?at=2026-11-21T09:00&language=hi"))
 	second := at(24 * time.Hour)
 	sameTabs(t, "middle run in hi", readTabs(t, middle), []string{
-		"All /charts/US?at=" + second, "hi /charts/US?at=" + second + "&language=hi *",
-		"en /charts/US?at=" + second + "&language=en", "fr /charts/US?at=" + second + "&language=fr",
+		"All /charts/US?at=" + second, "Hindi · हिन्दी (2) /charts/US?at=" + second + "&language=hi *",
+		"English (1) /charts/US?at=" + second + "&language=en", "French · français (1) /charts/US?at=" + second + "&language=fr",
 	})
-	if got := regexp.MustCompile(`<td class="n rank">(\d+)</td>`).FindAllStringSubmatch(middle, -1); len(got) != 2 || got[0][1] != "1" || got[1][1] != "4" ||
-		!strings.Contains(row(t, middle, "a"), `<td class="n rank">1</td>`) || !strings.Contains(row(t, middle, "c"), `<td class="n rank">4</td>`) {
+	if got := regexp.MustCompile(`<td class="n rank"><span class="r">(\d+)</span></td>`).FindAllStringSubmatch(middle, -1); len(got) != 2 || got[0][1] != "1" || got[1][1] != "4" ||
+		!strings.Contains(row(t, middle, "a"), `<td class="n rank"><span class="r">1</span></td>`) || !strings.Contains(row(t, middle, "c"), `<td class="n rank"><span class="r">4</span></td>`) {
 		t.Errorf("middle run in hi: want a at 1 and c at 4 alone, got ranks %v", got)
 	}
 	prev := html.EscapeString("/charts/US?at=" + first + "&language=hi")
 	next := html.EscapeString("/charts/US?at=" + at(48*time.Hour) + "&language=hi")
 	for _, want := range []string{`href="` + prev + `">← Previous run`, `href="` + next + `">Next run →`,
 		`<a class="latest" href="/charts/US?language=hi">Latest</a>`, `<input type="hidden" name="language" value="hi">`,
-		`<h1>US trending chart · hi</h1>`} {
+		`<h1>US trending chart · Hindi · हिन्दी</h1>`} {
 		if !strings.Contains(middle, want) {
 			t.Errorf("middle run in hi: no %s", want)
 		}
@@ -117,13 +121,13 @@ func TestChartPageLanguageTabs(t *testing.T) {
 	// The latest run's tabs stay on the latest; a language it has none
 	// of is a tab of its own, over an empty chart.
 	sameTabs(t, "latest in fr", readTabs(t, string(fetch(t, srv.URL+"/charts/US?language=FR"))), []string{
-		"All /charts/US", "hi /charts/US?language=hi", "en /charts/US?language=en", "fr /charts/US?language=fr *",
+		"All /charts/US", "Hindi · हिन्दी (2) /charts/US?language=hi", "English (1) /charts/US?language=en", "French · français /charts/US?language=fr *",
 	})
-	if latest := string(fetch(t, srv.URL+"/charts/US?language=fr")); !strings.Contains(latest, "No video of this run is in fr.") {
+	if latest := string(fetch(t, srv.URL+"/charts/US?language=fr")); !strings.Contains(latest, "No video of this run is in French · français.") {
 		t.Errorf("latest in fr: no word that the run has no video in fr")
 	}
 	sameTabs(t, "music", readTabs(t, string(fetch(t, srv.URL+"/charts/US?category=10"))), []string{
-		"All /charts/US?category=10 *", "en /charts/US?category=10&language=en", "hi /charts/US?category=10&language=hi",
+		"All /charts/US?category=10 *", "English (1) /charts/US?category=10&language=en", "Hindi · हिन्दी (1) /charts/US?category=10&language=hi",
 	})
 
 	var api errorBody

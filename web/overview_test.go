@@ -38,7 +38,7 @@ func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 	}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	page := string(fetch(t, srv.URL+"/"))
+	page := string(fetch(t, srv.URL+"/operator"))
 	day, month, ok := strings.Cut(page[strings.Index(page, "Usage, last 24 hours"):], "Usage, last 30 days")
 	if !ok {
 		t.Fatalf("no usage sections in\n%s", page)
@@ -83,7 +83,7 @@ func TestOverviewShowsPacing(t *testing.T) {
 	}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	page := string(fetch(t, srv.URL+"/"))
+	page := string(fetch(t, srv.URL+"/operator"))
 	for _, want := range []string{"The plan the pacing worker follows, made", "default: 300.0 units an hour, 4200 to spend by",
 		"paced, the charts spend 4180", "at --every, 9000", `runs out at`,
 		`<td class="n">12m</td><td class="n">1h30m</td><td class="n">` + stampTime(now.Add(time.Hour)) + `</td><td class="n">1h</td>`,

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -22,17 +23,24 @@ type pages struct {
 	byName map[string]*template.Template
 }
 
-var pageNames = []string{"overview", "chart", "video", "search", "login", "error"}
+var pageNames = []string{"front", "operator", "chart", "nochart", "video", "search", "login", "error"}
 
-func parsePages(signOut bool) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+func parsePages(signOut bool, asset func(string) string) (*pages, error) {
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
 		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
-		"rowPath":  func(code string) string { return chartPath(splitChart(code)) }}
+		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
+		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": regionName,
+		"moved": movementText, "gained": func(p *int64) string {
+			if *p < 0 {
+				return "−" + short(-*p)
+			}
+			return "+" + short(*p)
+		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet}
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
@@ -54,9 +62,18 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, data any
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Cache-Control", cacheFor(status))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// cacheFor is the Cache-Control of an answer: one that may be kept is
+// revalidated each time (transport.go); an error is not kept.
+func cacheFor(status int) string {
+	if status == http.StatusOK {
+		return revalidate
+	}
+	return "no-store"
 }
 
 // errorView is a page's error, as a person reads it.
@@ -113,7 +130,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	v := overviewView{Title: "Overview", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Pace: q.rep.Freshness, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
+	v := overviewView{Title: "Operator", Quota: q, Pools: q.rep.Pools, Regions: q.rep.Regions, Pace: q.rep.Freshness, Now: q.rep.Now, Reset: q.rep.UpstreamReset}
 	hourly := map[string]report.HourlyJSON{}
 	for _, h := range q.Hourly {
 		hourly[h.Pool] = h
@@ -135,7 +152,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 			return start.AddDate(0, 0, i).Format("Jan 2")
 		}))
 	}
-	s.render(w, http.StatusOK, "overview", v)
+	s.render(w, http.StatusOK, "operator", v)
 }
 
 type chartView struct {
@@ -143,28 +160,49 @@ type chartView struct {
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
 	Thumbs     bool
-	Regions    []switchLink
-	Categories []switchLink
+	Regions    []option
+	Categories []option     // the region's charts: all, and each category
 	Languages  []switchLink // all, then the run's languages
 	Prev, Next string       // the chart's run before and after this one
 	Latest     string       // "" when this is the latest
+	Now        time.Time
+	Sort       string            // the rows' order (chartSorts)
+	SortHref   map[string]string // each order the page offers, by key
 }
 
 // switchLink is one choice of a switcher.
 type switchLink struct {
 	Label, Href string
 	Title       string // what the choice holds, when that needs saying
+	Count       int    // how many videos it holds, 0 not said
 	Current     bool
 }
 
 func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
-	c, err := s.chart(r)
+	order, err := s.sortParam(r)
 	if err != nil {
 		s.pageFail(w, r, err)
 		return
 	}
+	c, err := s.chart(r)
+	var nf *notFound
+	if errors.As(err, &nf) && nf.code == "no_chart" {
+		s.noChartPage(w, r, nf)
+		return
+	}
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	sortEntries(c.Entries, order)
 	v := chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
-		At: c.at.UTC().Format(LocalMinute)}
+		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Now(), Sort: order}
+	v.SortHref = map[string]string{}
+	for _, o := range chartSorts {
+		if !o.Computed || s.cfg.Derived {
+			v.SortHref[o.Key] = sortHref(c, o.Key)
+		}
+	}
 	if c.Language != "" {
 		v.Title += " · " + c.Language
 	}
@@ -179,7 +217,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	v.Regions, v.Categories = switchers(charts, c.Region, c.Category)
+	v.Regions, v.Categories = pickerRegions(charts, c.Region), pickerCategories(charts, c.Region, c.Category)
 	langs, err := s.cfg.DB.ChartLanguages(r.Context(), c.Region, c.RunID)
 	if err != nil {
 		s.pageFail(w, r, err)
@@ -202,43 +240,13 @@ func languageTabs(c ChartJSON, langs []store.ChartLanguage) []switchLink {
 	found := c.Language == ""
 	for _, l := range langs {
 		found = found || l.Language == c.Language
-		tabs = append(tabs, switchLink{Label: l.Language, Href: chartHref(c.Region, c.Category, l.Language, at),
+		tabs = append(tabs, switchLink{Label: languageName(l.Language), Count: l.Videos, Href: chartHref(c.Region, c.Category, l.Language, at),
 			Current: l.Language == c.Language, Title: fmt.Sprintf("%d %s in %s by audio (else text) language", l.Videos, plural(l.Videos, "video", "videos"), l.Language)})
 	}
 	if !found {
-		tabs = append(tabs, switchLink{Label: c.Language, Href: chartHref(c.Region, c.Category, c.Language, at), Current: true})
+		tabs = append(tabs, switchLink{Label: languageName(c.Language), Href: chartHref(c.Region, c.Category, c.Language, at), Current: true})
 	}
 	return tabs
-}
-
-// switchers offers every region (its chart of the same category when it
-// has one, else its unfiltered chart) and every category of this region.
-func switchers(charts []store.ChartName, region, category string) (regions, categories []switchLink) {
-	has := map[store.ChartName]bool{}
-	for _, c := range charts {
-		has[c] = true
-	}
-	seen := map[string]bool{}
-	for _, c := range charts {
-		if !seen[c.Region] {
-			seen[c.Region] = true
-			cat := c.Category // the region's first chart, unless it has this category's or the unfiltered one
-			if has[store.ChartName{Region: c.Region, Category: category}] {
-				cat = category
-			} else if has[store.ChartName{Region: c.Region}] {
-				cat = ""
-			}
-			regions = append(regions, switchLink{Label: c.Region, Href: chartPath(c.Region, cat), Current: c.Region == region})
-		}
-		if c.Region == region {
-			label := "all"
-			if c.Category != "" {
-				label = ingest.CategoryName(c.Category)
-			}
-			categories = append(categories, switchLink{Label: label, Href: chartPath(region, c.Category), Current: c.Category == category})
-		}
-	}
-	return regions, categories
 }
 
 // chartHref is a chart's page in language ("" every one) at the run that
@@ -339,18 +347,35 @@ func videoSeries(v VideoJSON) (ranks, views []series) {
 }
 
 type searchView struct {
-	Title    string
-	Query    string
-	Region   string
-	Category string
-	Result   *SearchResult
-	Error    string
-	Param    string
+	Title      string
+	Query      string
+	Region     string
+	Category   string
+	Language   string
+	Sort       string
+	Result     *SearchResult
+	Error      string
+	Param      string
+	Thumbs     bool
+	Now        time.Time
+	Regions    []option
+	Categories []option
+	Languages  []option
+	Sorts      []option
+	Prev, Next string // the hits before and after these
 }
 
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
-	v := searchView{Title: "Search", Query: r.URL.Query().Get("q"), Region: r.URL.Query().Get("region"),
-		Category: r.URL.Query().Get("category")}
+	q := r.URL.Query()
+	v := searchView{Title: "Search", Query: q.Get("q"), Region: strings.ToUpper(strings.TrimSpace(q.Get("region"))),
+		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Now()}
+	if c, err := categoryParam(r); err == nil {
+		v.Category = c
+	}
+	if v.Sort == "" {
+		v.Sort = "relevance"
+	}
+	s.searchForm(r, &v)
 	if strings.TrimSpace(v.Query) == "" {
 		s.render(w, http.StatusOK, "search", v)
 		return
@@ -363,7 +388,89 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title, v.Result = "Search: "+res.Query, &res
+	limit, _ := limitParam(r, 20, maxSearchLimit) // read by search already
+	if res.Offset > 0 {
+		v.Prev = searchHref(r, max(0, res.Offset-limit))
+	}
+	if res.NextCursor != nil {
+		v.Next = searchHref(r, res.Offset+len(res.Hits))
+	}
 	s.render(w, http.StatusOK, "search", v)
+}
+
+// searchForm fills the choices of the search form: the regions with a
+// chart, every category, the common languages and the orders.
+func (s *Server) searchForm(r *http.Request, v *searchView) {
+	v.Regions = []option{{Code: "", Name: "any region", Current: v.Region == ""}}
+	if charts, err := s.charts.list(r.Context(), s.cfg.DB); err == nil {
+		v.Regions = append(v.Regions, pickerRegions(charts, v.Region)...)
+	}
+	v.Categories = []option{{Code: "", Name: "any category", Current: v.Category == ""}}
+	for _, c := range searchCategories() {
+		c.Current = c.Code == v.Category
+		v.Categories = append(v.Categories, c)
+	}
+	v.Languages = []option{{Code: "", Name: "any language", Current: v.Language == ""}}
+	found := v.Language == ""
+	for _, l := range searchLanguages {
+		cur := strings.EqualFold(l, v.Language)
+		found = found || cur
+		v.Languages = append(v.Languages, option{Code: l, Name: languageName(l), Current: cur})
+	}
+	if !found {
+		v.Languages = append(v.Languages, option{Code: v.Language, Name: languageName(v.Language), Current: true})
+	}
+	for _, o := range []string{"relevance", "views", "newest"} {
+		v.Sorts = append(v.Sorts, option{Code: o, Name: o, Current: o == v.Sort})
+	}
+}
+
+// searchHref is the search asked for, from hit number offset+1.
+func searchHref(r *http.Request, offset int) string {
+	q := url.Values{}
+	for k, vs := range r.URL.Query() {
+		if k != "cursor" && len(vs) > 0 && vs[0] != "" {
+			q.Set(k, vs[0])
+		}
+	}
+	if offset > 0 {
+		q.Set("cursor", encodeCursor("search", int64(offset)))
+	}
+	return "/search?" + q.Encode()
+}
+
+// hitTitle is a hit's title, its matches marked when the snippet is
+// cut from it; hitSnippet what the hit adds to its title: the snippet
+// when it matched elsewhere, else the start of the description.
+func hitTitle(h HitJSON) []Seg {
+	if plainOf(h.Snippet) == h.Title {
+		return marks(h.Snippet)
+	}
+	return []Seg{{Text: h.Title}}
+}
+
+func hitSnippet(h HitJSON) []Seg {
+	if plainOf(h.Snippet) != h.Title {
+		return marks(h.Snippet)
+	}
+	d := strings.Join(strings.Fields(h.description), " ")
+	if r := []rune(d); len(r) > 160 {
+		cut := strings.TrimRightFunc(string(r[:159]), func(c rune) bool { return c != ' ' }) // at a word's end
+		if cut == "" {
+			cut = string(r[:159])
+		}
+		d = strings.TrimSpace(cut) + "…"
+	}
+	return []Seg{{Text: d}}
+}
+
+// plainOf is a snippet without its marks.
+func plainOf(snippet string) string {
+	var b strings.Builder
+	for _, s := range marks(snippet) {
+		b.WriteString(s.Text)
+	}
+	return b.String()
 }
 
 // Seg is a piece of a snippet; Hit pieces matched the query.

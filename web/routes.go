@@ -1,7 +1,6 @@
 package web
 
 import (
-	"io/fs"
 	"net"
 	"net/http"
 )
@@ -76,10 +75,9 @@ func Loopback(addr string) bool {
 // table is every route the server has, the caller's (Config.Routes) after
 // its own.
 func (s *Server) table() []Route {
-	static, _ := fs.Sub(assets, "static") // the directory is embedded
 	own := []Route{
 		{"GET /healthz", Operational, http.HandlerFunc(healthz)},
-		{"GET /static/", SignIn, http.StripPrefix("/static/", http.FileServerFS(static))},
+		{"GET /static/", SignIn, s.static},
 		{"GET /login", SignIn, http.HandlerFunc(s.loginPage)},
 		{"POST /login", SignIn, http.HandlerFunc(s.login)},
 		{"POST /logout", SignIn, http.HandlerFunc(s.logout)},
@@ -89,7 +87,9 @@ func (s *Server) table() []Route {
 		{"GET /api/v1/quota", API, s.deadline(s.apiQuota)},
 		{"GET /api/v1/runs", API, s.deadline(s.apiRuns)},
 		{"/api/", API, http.HandlerFunc(s.apiNotFound)},
-		{"GET /{$}", Page, s.deadline(s.overviewPage)},
+		{"GET /{$}", Page, s.deadline(s.frontPage)},
+		{"GET /operator", Page, s.deadline(s.overviewPage)},
+		{"GET /charts", Page, s.deadline(s.chartsRedirect)},
 		{"GET /charts/{region}", Page, s.deadline(s.chartPage)},
 		{"GET /videos/{id}", Page, s.deadline(s.videoPage)},
 		{"GET /search", Page, s.deadline(s.searchPage)},

@@ -51,7 +51,10 @@ func TestSearchPageCountsAndNumbers(t *testing.T) {
 	if !strings.Contains(first, `<ol class="hits" start="1">`) || strings.Count(first, `<li class="hit">`) != 20 {
 		t.Errorf("page 1: want 20 hits numbered from 1")
 	}
-	next := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(first)
+	if strings.Contains(first, `rel="prev"`) {
+		t.Errorf("page 1: a link to hits before the first")
+	}
+	next := regexp.MustCompile(`<a class="next" rel="next" href="([^"]+)"`).FindStringSubmatch(first)
 	if next == nil {
 		t.Fatalf("page 1: no link to the next hits")
 	}
@@ -59,6 +62,12 @@ func TestSearchPageCountsAndNumbers(t *testing.T) {
 	if !strings.Contains(second, `<ol class="hits" start="21">`) || !strings.Contains(second, "23 hits") ||
 		!strings.Contains(second, "showing 21–23") || strings.Count(second, `<li class="hit">`) != 3 {
 		t.Errorf("page 2: want hits 21 to 23 of 23, numbered on from 21\n%s", second)
+	}
+	if prev := regexp.MustCompile(`<a class="prev" rel="prev" href="([^"]+)"`).FindStringSubmatch(second); prev == nil || prev[1] != "/search?q=football" {
+		t.Errorf("page 2: the link to the hits before is %v, want /search?q=football", prev)
+	}
+	if strings.Contains(second, `rel="next"`) {
+		t.Errorf("page 2: a link to hits after the last")
 	}
 	one := string(fetch(t, srv.URL+"/search?q=tuba"))
 	if !strings.Contains(one, "1 hit for “tuba”") {
@@ -72,5 +81,64 @@ func TestSearchPageCountsAndNumbers(t *testing.T) {
 	api := string(fetch(t, srv.URL+"/api/v1/search?q=football&limit=5"))
 	if !strings.Contains(api, `"total": 23`) {
 		t.Errorf("API: no total of 23 in %s", api)
+	}
+}
+
+// TestSearchPageFiltersAndOrders: the search page takes a category, a
+// language and an order as the API does, shows each hit's thumbnail,
+// channel, short views and age, and under a hit that matched by its title
+// the start of its description rather than the title again.
+func TestSearchPageFiltersAndOrders(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	video := func(id, cat, lang string, views int64, age time.Duration) ingest.Video {
+		return ingest.Video{ID: id, Title: "Concert " + id, Description: "Live from the hall, night " + id, CategoryID: cat,
+			AudioLanguage: lang, ChannelID: "UC" + id, ChannelTitle: "Channel " + id, ViewCount: &views, PublishedAt: t0.Add(-age),
+			Thumbnail: "https://i.ytimg.com/vi/" + id + "/default.jpg"}
+	}
+	chartRun(t, db, "", t0, video("a", "10", "hi", 1_500_000, 48*time.Hour), video("b", "10", "en", 27_207_584, 5*24*time.Hour),
+		video("c", "24", "hi", 900, 3*time.Hour))
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	order := func(page string) string {
+		var ids []string
+		for _, m := range regexp.MustCompile(`<a class="hit-title" href="/videos/([^"]+)"`).FindAllStringSubmatch(page, -1) {
+			ids = append(ids, m[1])
+		}
+		return strings.Join(ids, " ")
+	}
+	for q, want := range map[string]string{
+		"q=concert&sort=views": "b a c", "q=concert&sort=newest": "c a b", "q=concert&category=music&sort=views": "b a",
+		"q=concert&language=hi&sort=newest": "c a", "q=concert&category=24": "c",
+	} {
+		page := string(fetch(t, srv.URL+"/search?"+q))
+		if got := order(page); got != want {
+			t.Errorf("%s: hits %q, want %q", q, got, want)
+		}
+		api := string(fetch(t, srv.URL+"/api/v1/search?"+q))
+		if n := strings.Count(api, `"published_at"`); n != len(strings.Fields(want)) {
+			t.Errorf("%s: the API's %d hits carry published_at %d times", q, len(strings.Fields(want)), n)
+		}
+	}
+	page := string(fetch(t, srv.URL+"/search?q=concert&sort=views"))
+	for _, want := range []string{`<option value="views" selected>views</option>`, `<img src="https://i.ytimg.com/vi/b/default.jpg"`,
+		`<a class="channel" href="https://www.youtube.com/channel/UCb"`, `title="27,207,584 views at Nov 20 09:00 UTC">27.2M views</span>`,
+		`<span class="age" title="uploaded Nov 15 09:00 UTC">5 days</span>`, `<p class="snippet">Live from the hall, night b</p>`,
+		`<mark>Concert</mark> b</a>`, `aria-label="Concert b on YouTube"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("search page: no %s", want)
+		}
+	}
+	if bad := string(fetchStatus(t, srv.URL+"/api/v1/search?q=concert&sort=loudest", 400)); !strings.Contains(bad, `"parameter": "sort"`) {
+		t.Errorf("a bad sort: %s", bad)
 	}
 }

@@ -12,6 +12,8 @@ package web
 import (
 	"context"
 	"embed"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -82,6 +84,8 @@ type Server struct {
 	throttle *throttle
 	csrf     *http.CrossOriginProtection
 	policy   string
+	static   *staticFiles
+	seen     seenTags
 }
 
 // New returns the handler of the API and the dashboard.
@@ -96,11 +100,16 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	access := AccessFor(cfg.Token, cfg.Listen, cfg.Public)
-	p, err := parsePages(access == TokenRequired)
+	dir, _ := fs.Sub(assets, "static") // the directory is embedded
+	static, err := newStaticFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("web: static files: %w", err)
+	}
+	p, err := parsePages(access == TokenRequired, static.path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(),
+	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	s.routes()
 	return s, nil
@@ -123,7 +132,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", s.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	s.mux.ServeHTTP(w, r)
+	s.transport(w, r, s.mux)
 }
 
 // Access is what this server serves.

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +96,31 @@ func TestCategoryParamTakesIDsAndNames(t *testing.T) {
 		if pe, ok := err.(*paramError); !ok || pe.param != "category" {
 			t.Errorf("category from %q: error %v, want a bad category", q, err)
 		}
+	}
+}
+
+// TestHitSnippetAddsToTheTitle: a hit whose snippet is its title shows
+// the title marked and the start of its description, cut at a word; one
+// that matched elsewhere shows that snippet under its plain title.
+func TestHitSnippetAddsToTheTitle(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 40)
+	byTitle := HitJSON{VideoCard: VideoCard{Title: "Big match"}, Snippet: "Big [match]", description: "  Live\nfrom the  ground. " + long}
+	if got := hitTitle(byTitle); !reflect.DeepEqual(got, []Seg{{Text: "Big "}, {Text: "match", Hit: true}}) {
+		t.Errorf("title of a hit matched by its title: %+v", got)
+	}
+	got := hitSnippet(byTitle)[0].Text
+	if !strings.HasPrefix(got, "Live from the ground. word") || !strings.HasSuffix(got, "word…") || len([]rune(got)) > 160 {
+		t.Errorf("snippet of a hit matched by its title: %q, want the description's start, cut at a word", got)
+	}
+	if got := hitSnippet(HitJSON{VideoCard: VideoCard{Title: "x"}, Snippet: "x", description: strings.Repeat("a", 300)})[0].Text; len([]rune(got)) != 160 {
+		t.Errorf("a description of one long word: %d runes, want 159 and …", len([]rune(got)))
+	}
+	elsewhere := HitJSON{VideoCard: VideoCard{Title: "Big match"}, Snippet: "…the [final] whistle", description: "the final whistle"}
+	if got := hitTitle(elsewhere); !reflect.DeepEqual(got, []Seg{{Text: "Big match"}}) {
+		t.Errorf("title of a hit matched elsewhere: %+v", got)
+	}
+	if got := hitSnippet(elsewhere); !reflect.DeepEqual(got, marks("…the [final] whistle")) {
+		t.Errorf("snippet of a hit matched elsewhere: %+v", got)
 	}
 }

@@ -59,11 +59,27 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := browsertest.Eval[int](t, ctx, `document.cookie.length`); n != 0 {
 		t.Errorf("the session cookie can be read by script (document.cookie has %d characters)", n)
 	}
-	browsertest.Do(t, ctx, "open the overview", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+	// The front page: each region's top 10, with what a reader needs.
+	browsertest.Do(t, ctx, "desktop", chromedp.EmulateViewport(1366, 900))
+	browsertest.Do(t, ctx, "open the front page", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`section.top`)))
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('section.top')].map(s =>
+		s.querySelector('h2 a').textContent + ':' + s.querySelectorAll('li.entry').length).join(' ')`); got != "United Kingdom:10 United States:10" {
+		t.Errorf("front page: regions and their videos %q, want GB's and US's top 10", got)
+	}
+	if got := browsertest.Eval[string](t, ctx, `(() => { const li = document.querySelector('#top-US ~ ol li.entry');
+		return [!!li.querySelector('img[src^="https://i.ytimg.com/"]'), !!li.querySelector('a.title'), !!li.querySelector('a.channel[href^="https://www.youtube.com/channel/"]'),
+		/^[0-9.]+[KMB]?$/.test(li.querySelector('.views').textContent), /views at /.test(li.querySelector('.views').title), /\d+ (hour|day|month|year)s?/.test(li.querySelector('.age').textContent)].join(' '); })()`); got != "true true true true true true" {
+		t.Errorf("front page: the US #1 has thumbnail, title, channel link, short views, their time, age: %s", got)
+	}
+	if got := browsertest.Text(t, ctx, "section.top p.meta"); !strings.Contains(got, "Views at ") {
+		t.Errorf("front page: the region's views carry no time: %q", got)
+	}
+	shot(t, ctx, shots, "front.png")
+	browsertest.Do(t, ctx, "open the operator's page", chromedp.Click(chromedp.CSS(`header a[href="/operator"]`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 
-	// Overview: pools with their numbers, both usage charts, each region.
-	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Overview" {
-		t.Errorf("after signing in: h1 %q, want Overview", h1)
+	// The operator's page: pools with their numbers, both usage charts, each region.
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Operator" {
+		t.Errorf("the operator's page: h1 %q, want Operator", h1)
 	}
 	pools := browsertest.Text(t, ctx, ".cards")
 	for _, want := range []string{"default", "search", "Used", "Remaining", "Free at"} {
@@ -106,29 +122,45 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('svg.spark polyline').length`); n == 0 {
 		t.Errorf("chart: no sparklines after two runs")
 	}
-	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.rank span.mv, td.move span').length`); n == 0 {
 		t.Errorf("chart: no movement marks after two runs")
 	}
 	if got := browsertest.Eval[string](t, ctx, `(() => { const i = document.querySelector('td.thumb img');
 		return i ? [i.src.startsWith('https://i.ytimg.com/'), i.loading, i.width, i.height].join(' ') : 'none'; })()`); got != "true lazy 80 60" {
 		t.Errorf("chart: first thumbnail %q, want one from i.ytimg.com, lazy, 80x60", got)
 	}
-	for css, want := range map[string]string{"td.peak": "#", "td.days": "1", "a.yt": "YouTube"} {
+	for css, want := range map[string]string{"td.peak": "#", "td.days": "1"} {
 		if got := browsertest.Text(t, ctx, "table.chart-table tbody tr:first-child "+css); !strings.HasPrefix(got, want) {
 			t.Errorf("chart: %s is %q, want %q...", css, got, want)
 		}
 	}
+	if got := browsertest.Eval[string](t, ctx, `(() => { const a = document.querySelector('table.chart-table tbody tr:first-child a.yt'), r = a.getBoundingClientRect();
+		return [a.href.startsWith('https://www.youtube.com/watch?v='), r.width >= 24 && r.height >= 24, a.getAttribute('aria-label').endsWith(' on YouTube')].join(' '); })()`); got != "true true true" {
+		t.Errorf("chart: the YouTube link (on YouTube, at least 24 px, named): %s", got)
+	}
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
 		t.Errorf("chart: the time picker is an input of type %q, want datetime-local", got)
 	}
-	if got := browsertest.Text(t, ctx, `nav[aria-label=Regions]`); !strings.Contains(got, "GB") || !strings.Contains(got, "US") {
-		t.Errorf("chart: region switcher %q", got)
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('form.pick select[name=region] option')].map(o => o.value).join(' ')`); got != "GB US" {
+		t.Errorf("chart: the region picker offers %q", got)
 	}
-	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`a.prev`)), chromedp.WaitVisible(chromedp.CSS(`a.next`)))
+	browsertest.Do(t, ctx, "pick GB's music chart", chromedp.SetValue(chromedp.CSS(`form.pick select[name=region]`), "GB"),
+		chromedp.SetValue(chromedp.CSS(`form.pick select[name=category]`), "10"), chromedp.Submit(chromedp.CSS(`form.pick`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "GB · music trending chart" {
+		t.Errorf("the picker's GB music: h1 %q", h1)
+	}
+	browsertest.Do(t, ctx, "back to the US chart", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if open := browsertest.Eval[bool](t, ctx, `document.querySelector('details.runs').open || document.querySelector('a.prev').checkVisibility()`); open {
+		t.Errorf("chart: the earlier runs are shown before they are asked for")
+	}
+	browsertest.Do(t, ctx, "previous run", chromedp.Click(chromedp.CSS(`details.runs summary`)), chromedp.Click(chromedp.CSS(`a.prev`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)), chromedp.Click(chromedp.CSS(`details.runs summary`)), chromedp.WaitVisible(chromedp.CSS(`a.next`)))
 	if got := browsertest.Text(t, ctx, "nav.steps"); !strings.Contains(got, "No earlier run") {
 		t.Errorf("chart: the previous run's steps say %q, want no earlier run", got)
 	}
-	browsertest.Do(t, ctx, "next run", chromedp.Click(chromedp.CSS(`a.next`)), chromedp.WaitVisible(chromedp.CSS(`a.prev`)))
+	browsertest.Do(t, ctx, "next run", chromedp.Click(chromedp.CSS(`a.next`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)),
+		chromedp.Click(chromedp.CSS(`details.runs summary`)), chromedp.WaitVisible(chromedp.CSS(`a.prev`)))
 	noScriptRan(t, ctx, "chart page")
 	shot(t, ctx, shots, "chart-US.png")
 
@@ -200,13 +232,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// The music chart, reached from the overview's row of its own.
-	browsertest.Do(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/"),
+	browsertest.Do(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/operator"),
 		chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US?category=10"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
 	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "US · music trending chart" {
 		t.Errorf("music chart page h1 %q", h1)
 	}
-	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.move span').length`); n == 0 {
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.rank span.mv, td.move span').length`); n == 0 {
 		t.Errorf("music chart: no movement marks after two runs")
 	}
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector('form.inline input[name=category]').value`); got != "10" {
@@ -216,7 +248,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// On a phone: nothing wider than the screen but the scrolling tables.
 	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
-		chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+		chromedp.Navigate(d.base+"/operator"), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
 	if over := browsertest.Eval[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
 		t.Errorf("phone: the overview is wider than the screen")
 	}

@@ -123,7 +123,10 @@ func TestListenerRulesInBrowser(t *testing.T) {
 		t.Errorf("/healthz in a browser, with no sign-in: %q", got)
 	}
 	browsertest.Do(t, ctx, "sign in", chromedp.Navigate(d.base+"/login"), chromedp.SendKeys(chromedp.CSS(`input[name=token]`), uiToken),
-		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.regions`)))
+		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`main :is(section.top, p.empty)`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Trending on YouTube" {
+		t.Errorf("signed in: %q, want the front page", h1)
+	}
 
 	open, _ := listener(t, "", "run", "--regions", "US")
 	browsertest.Do(t, ctx, "open the dashboard without a token", chromedp.Navigate(open.base+"/"), chromedp.WaitVisible(chromedp.CSS(`body`)))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -12,7 +13,9 @@ import (
 // TestPhoneInBrowser looks at the chart and a video's page on a phone
 // (390x844): the chart table fits the screen, with no sideways scrolling,
 // and shows each title whole; the video page's time axis names each tick
-// once, and no two of the labels it shows overlap.
+// once, and no two of the labels it shows overlap. On every page nothing
+// scrolls sideways and every tap target is at least 24 px; the chart's
+// first row is within the first screen.
 func TestPhoneInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.Tab(t) // skips before anything is run when there is no chromium
@@ -55,4 +58,43 @@ func TestPhoneInBrowser(t *testing.T) {
 		t.Errorf("phone video page: %d time labels overlap the one before", n)
 	}
 	shot(t, ctx, t.TempDir(), "video-phone.png")
+
+	// Every page: nothing scrolls sideways, and every tap target but a
+	// link inside a sentence is at least 24 px each way.
+	video := d.hostileID(t)
+	for _, p := range []string{"/", "/charts/US", "/charts/US?category=10", "/charts/US?sort=gained", "/videos/" + url.PathEscape(video),
+		"/search?q=prank", "/search?q=burger&category=24&sort=views", "/operator", "/charts/US?category=gaming"} {
+		browsertest.Do(t, ctx, "open "+p+" on a phone", chromedp.Navigate(d.base+p), chromedp.WaitVisible(chromedp.CSS(`main`)))
+		if over := browsertest.Eval[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+			t.Errorf("phone %s: the page is %.0fpx wider than the screen", p, over)
+		}
+		// Nor does a table scroll inside the page: only the language tabs' row may.
+		if wide := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('main *')].filter(e => !e.closest('nav.langs') &&
+			e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).map(e => e.tagName.toLowerCase() + '.' + e.className + ' ' + (e.scrollWidth - e.clientWidth) + 'px').join(', ')`); wide != "" {
+			t.Errorf("phone %s: scrolls sideways inside the page: %s", p, wide)
+		}
+		if small := browsertest.Eval[string](t, ctx, smallTargets); small != "" {
+			t.Errorf("phone %s: tap targets under 24 px: %s", p, small)
+		}
+	}
+
+	// The chart's first row starts within the first screen, and so does
+	// the front page's first video.
+	for p, row := range map[string]string{"/charts/US": "table.chart-table tbody tr", "/charts/US?category=10": "table.chart-table tbody tr", "/": "li.entry"} {
+		browsertest.Do(t, ctx, "open "+p+" on a phone", chromedp.Navigate(d.base+p), chromedp.WaitVisible(chromedp.CSS(row)))
+		top := browsertest.Eval[float64](t, ctx, `document.querySelector('`+row+`').getBoundingClientRect().top`)
+		t.Logf("phone %s: the first row starts %.0f px from the top", p, top)
+		if top+60 > 844 {
+			t.Errorf("phone %s: the first row starts at %.0f px, not within the first screen (844 px)", p, top)
+		}
+	}
 }
+
+// smallTargets lists the visible links, buttons, fields and summaries
+// smaller than 24 px either way, but links inside a sentence (WCAG 2.5.8's
+// inline exception): the first five, as tag.class WxH.
+const smallTargets = `[...document.querySelectorAll('a, button, select, input:not([type=hidden]), summary')].filter(e => {
+	if (e.offsetParent === null && getComputedStyle(e).position !== 'fixed') return false;
+	if (e.tagName === 'A' && e.closest('p:not(.more):not(.watch), dd, li.pace, figcaption, .description')) return false;
+	const r = e.getBoundingClientRect(); return r.width < 24 || r.height < 24;
+}).slice(0, 5).map(e => { const r = e.getBoundingClientRect(); return e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(r.width) + 'x' + Math.round(r.height) + ' ' + e.textContent.slice(0, 20); }).join(', ')`

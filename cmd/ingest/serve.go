@@ -99,7 +99,7 @@ as in ingest report; --every and --regions override it.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
-	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host (offline or private use)")
+	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host, the API leaves the thumbnail out (offline or private use)")
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,12 +39,21 @@ type dashboard struct {
 
 func startDashboard(t *testing.T) *dashboard {
 	t.Helper()
+	return startDashboardWith(t, "INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
+}
+
+// startDashboardWith is startDashboard with the settings env names
+// (name, value pairs) in place of the computed figures on.
+func startDashboardWith(t *testing.T, env ...string) *dashboard {
+	t.Helper()
 	h := newHarness(t)
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music")
 	h.mustRun(0, "run", "--once", "--regions", "US,GB", "--categories", "music", "--track-for", "7d")
 	addr := closedAddr(t)
 	h.set("INGEST_UI_TOKEN", uiToken)
-	h.set("INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
+	for i := 0; i+1 < len(env); i += 2 {
+		h.set(env[i], env[i+1])
+	}
 	plans := filepath.Join(h.dir, "plans.yaml")
 	if err := os.WriteFile(plans, []byte(dashboardPlans), 0o644); err != nil {
 		t.Fatal(err)
@@ -344,6 +354,37 @@ type openAPI struct {
 			As      string `yaml:"as"` // spent, client: an API token (see the file's description)
 		} `yaml:"x-checks"`
 	} `yaml:"paths"`
+	Components struct {
+		Schemas map[string]map[string]any `yaml:"schemas"`
+	} `yaml:"components"`
+}
+
+// undocumented lists the fields of an answer (decoded JSON) its schema
+// does not name, as paths (entries[].views_gained), where the schema
+// names an object's properties.
+func undocumented(schema map[string]any, v any, at string) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		props, ok := schema["properties"].(map[string]any)
+		if !ok {
+			return nil
+		}
+		for k, val := range v {
+			sub, ok := props[k].(map[string]any)
+			if !ok {
+				out = append(out, at+k)
+				continue
+			}
+			out = append(out, undocumented(sub, val, at+k+".")...)
+		}
+	case []any:
+		items, _ := schema["items"].(map[string]any)
+		for _, e := range v[:min(len(v), 1)] {
+			out = append(out, undocumented(items, e, strings.TrimSuffix(at, ".")+"[].")...)
+		}
+	}
+	return out
 }
 
 // TestOpenAPIMatchesRoutes sends every request docs/openapi.yaml lists to
@@ -397,6 +438,17 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				if code >= 400 && (json.Unmarshal(body, &e) != nil || e.Error.Status != code || e.Error.Code == "") {
 					t.Errorf("%s %s: error body is not the documented shape: %s", method, req, body)
 				}
+				// Every field of an answer is in its schema.
+				if name := schemaOf(op.Responses[strconv.Itoa(code)]); code == 200 && spec.Components.Schemas[name] != nil {
+					var v any
+					if err := json.Unmarshal(body, &v); err != nil {
+						t.Errorf("%s %s: %v", method, req, err)
+					}
+					if missing := undocumented(spec.Components.Schemas[name], v, ""); len(missing) > 0 {
+						sort.Strings(missing)
+						t.Errorf("%s %s: fields the schema %s does not name: %s", method, req, name, strings.Join(missing, ", "))
+					}
+				}
 				covered[code] = true
 			}
 			for status := range op.Responses {
@@ -406,6 +458,16 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// schemaOf is the name of the schema a response's JSON refers to.
+func schemaOf(response any) string {
+	b, _ := json.Marshal(response)
+	m := regexp.MustCompile(`"#/components/schemas/([A-Za-z]+)"`).FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }
 
 // goneID leaves in the dashboard's database the tombstone of a video

@@ -1,0 +1,258 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The transport of every answer (docs/api.md, "Caching and compression"):
+//
+//   - Pages and JSON are compressed with gzip when the client takes it.
+//   - An answer that may be kept (Cache-Control no-cache, set by the
+//     handler) carries an ETag made from its bytes, so it changes whenever
+//     anything shown changes (a run, tracking, a refresh, a deletion, an
+//     age that moved on), and a Last-Modified of when this server first
+//     served those bytes; a conditional request whose copy is still what
+//     would be sent is answered 304. The body is made before it is
+//     compared: a 304 saves the bytes on the wire, never the reads, and so
+//     can never stand for a video that is gone.
+//   - With a sign-in token set, what is kept is private to the browser.
+
+// revalidate is the Cache-Control of answers a client may keep but must
+// ask about each time: pages show ages relative to now.
+const revalidate = "no-cache"
+
+// compressMin is the smallest body worth compressing.
+const compressMin = 512
+
+// transport buffers a handler's answer and sends it as the rules above say.
+func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	b := &buffered{header: w.Header(), status: http.StatusOK}
+	h.ServeHTTP(b, r)
+	hdr := w.Header()
+	body := b.buf.Bytes()
+	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
+		hdr.Add("Vary", "Accept-Encoding") // on a 304 too: it stands for the 200
+	}
+	kept := b.status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		strings.HasPrefix(hdr.Get("Cache-Control"), revalidate)
+	if kept {
+		if s.access == TokenRequired {
+			hdr.Set("Cache-Control", "private, "+hdr.Get("Cache-Control"))
+		}
+		sum := sha256.Sum256(body)
+		tag := `W/"` + hex.EncodeToString(sum[:12]) + `"`
+		hdr.Set("ETag", tag)
+		lm, ok := s.seen.modified(r.URL.RequestURI(), tag, s.cfg.Now())
+		if ok {
+			hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
+		}
+		if notModified(r, tag, lm, ok) {
+			for _, k := range []string{"Content-Length", "Content-Encoding"} {
+				hdr.Del(k)
+			}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
+		if len(body) >= compressMin && acceptsGzip(r) {
+			var z bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
+			zw.Write(body)
+			zw.Close()
+			body = z.Bytes()
+			hdr.Set("Content-Encoding", "gzip")
+		}
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(b.status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// notModified reads a conditional request: If-None-Match when it is sent
+// (weak comparison), else If-Modified-Since against when these bytes were
+// first served.
+func notModified(r *http.Request, tag string, lm time.Time, hasLM bool) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		for _, t := range strings.Split(inm, ",") {
+			t = strings.TrimSpace(t)
+			if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(tag, "W/") {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := r.Header.Get("If-Modified-Since"); ims != "" && hasLM {
+		t, err := http.ParseTime(ims)
+		return err == nil && !t.Before(lm)
+	}
+	return false
+}
+
+func compressible(ct string) bool {
+	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain"} {
+		if strings.HasPrefix(ct, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip reads Accept-Encoding: gzip named and not refused (q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") || strings.TrimSpace(name) == "*" {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}
+
+// buffered holds a handler's answer until transport sends it (an answer
+// the handler compressed itself, as the metrics' handler does, is sent as
+// it is).
+type buffered struct {
+	header http.Header
+	status int
+	buf    bytes.Buffer
+	wrote  bool
+}
+
+func (b *buffered) Header() http.Header { return b.header }
+
+func (b *buffered) WriteHeader(status int) {
+	if !b.wrote {
+		b.status, b.wrote = status, true
+	}
+}
+
+func (b *buffered) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.buf.Write(p)
+}
+
+// seenTags remembers, per address, the ETag last served and when it was
+// first served: the Last-Modified. It forgets everything when it holds
+// too many; a forgotten address starts again at now, later than any copy
+// a client holds, so forgetting costs a 200, never a wrong 304.
+type seenTags struct {
+	mu sync.Mutex
+	m  map[string]seenTag
+}
+
+type seenTag struct {
+	tag string
+	at  time.Time // whole seconds: what Last-Modified can say
+}
+
+const maxSeen = 4096
+
+// modified is the Last-Modified of uri's answer tagged tag: a new tag gets
+// a time later than the one it replaces, so two answers never share one.
+// It is not sent (false) when the answer changes faster than once a
+// second, which would put it ahead of the clock.
+func (st *seenTags) modified(uri, tag string, now time.Time) (time.Time, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m == nil || len(st.m) >= maxSeen {
+		st.m = map[string]seenTag{}
+	}
+	old, ok := st.m[uri]
+	if ok && old.tag == tag {
+		return old.at, !old.at.After(now)
+	}
+	at := now.Truncate(time.Second)
+	if ok && !at.After(old.at) {
+		at = old.at.Add(time.Second)
+	}
+	st.m[uri] = seenTag{tag: tag, at: at}
+	return at, !at.After(now)
+}
+
+// staticFiles serves the stylesheet (and any other static file) under a
+// name with its content's hash, cacheable for a year, and under its plain
+// name, to be revalidated.
+type staticFiles struct {
+	fsys   fs.FS
+	hashed map[string]string // style.3f2a9c1b.css -> style.css
+	names  map[string]string // style.css -> style.3f2a9c1b.css
+	etags  map[string]string
+}
+
+func newStaticFiles(fsys fs.FS) (*staticFiles, error) {
+	sf := &staticFiles{fsys: fsys, hashed: map[string]string{}, names: map[string]string{}, etags: map[string]string{}}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		h := hex.EncodeToString(sum[:5])
+		ext := path.Ext(e.Name())
+		name := strings.TrimSuffix(e.Name(), ext) + "." + h + ext
+		sf.hashed[name], sf.names[e.Name()], sf.etags[e.Name()] = e.Name(), name, `"`+h+`"`
+	}
+	return sf, nil
+}
+
+// path is the address of a static file under its hashed name.
+func (sf *staticFiles) path(name string) string {
+	if h, ok := sf.names[name]; ok {
+		return "/static/" + h
+	}
+	return "/static/" + name
+}
+
+func (sf *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	plain, hashed := sf.hashed[name]
+	if !hashed {
+		plain = name
+	}
+	b, err := fs.ReadFile(sf.fsys, plain)
+	if err != nil || strings.Contains(plain, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	switch ext := path.Ext(plain); ext {
+	case ".css":
+		h.Set("Content-Type", "text/css; charset=utf-8")
+	case ".svg":
+		h.Set("Content-Type", "image/svg+xml")
+	default:
+		h.Set("Content-Type", "application/octet-stream")
+	}
+	if hashed {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		h.Set("ETag", sf.etags[plain])
+		if strings.Contains(r.Header.Get("If-None-Match"), sf.etags[plain]) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else {
+		h.Set("Cache-Control", revalidate) // transport tags and compares it
+	}
+	w.Write(b)
+}
