@@ -459,7 +459,11 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 	if failOpen {
 		costs = faultCosts(t, false)
 	}
-	tweak := func(o *limOpts) { o.Replicas, o.Timeout = replicas, 500*time.Millisecond }
+	// A replica a loaded machine is slow to confirm on is not one cut off:
+	// the hosts wait long for it, except while the link is cut, where
+	// every call of B's waits out the timeout.
+	const patient, cut = 5 * time.Second, 500 * time.Millisecond
+	tweak := func(o *limOpts) { o.Replicas, o.Timeout = replicas, patient }
 	replicated(t, pc, rc)
 	a := newHost(t, primary.Addr, key, costs, "a", tweak)
 	b := newHost(t, primary.Addr, key, costs, "b", tweak)
@@ -468,6 +472,8 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 		b.spendN(1)
 	}
 	replicated(t, pc, rc)
+	b.opts.Timeout = cut
+	b.restart()
 	link.cut()
 	refused := 0
 	for range lost {
@@ -489,6 +495,7 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 	_, rport, _ := net.SplitHostPort(replica.Addr)
 	replicated(t, rc, newClient(t, redistest.Start(t, "--replicaof", "127.0.0.1", rport).Addr))
 	a.repoint(replica.Addr)
+	b.opts.Timeout = patient
 	b.repoint(replica.Addr)
 	blind := fill(t, a)
 	first := b.take()
