@@ -119,9 +119,9 @@ copy() {
 judge() {
   local dir=$1 i=$2 name=$3 file=$4 run=$5 script=$6 start result by
   start=$(date +%s)
-  cp "$root/$file" "$dir/$file"
+  cp "$dir/$file" "$scratch/orig.$i"
   sed -i "$script" "$dir/$file"
-  if cmp -s "$root/$file" "$dir/$file"; then
+  if cmp -s "$scratch/orig.$i" "$dir/$file"; then
     result="NOT APPLIED (the sed matched nothing: update it)"
   elif (cd "$dir" && go test ./quota -run "$run" ${skip:+-skip "$skip"} -count=1 -timeout 5m >"$scratch/out.$i" 2>&1); then
     result="SURVIVED"
@@ -132,7 +132,7 @@ judge() {
     by=$(grep -o -- '^--- FAIL: [^ ]*' "$scratch/out.$i" | sed 's/--- FAIL: //' | sort -u | paste -sd, - || true)
     result="caught by ${by:-(no test named: see the output)}"
   fi
-  cp "$root/$file" "$dir/$file"
+  cp "$scratch/orig.$i" "$dir/$file"
   echo "$name|$result|$(($(date +%s) - start))" >"$scratch/result.$i"
 }
 
