@@ -68,7 +68,7 @@ lint: ## go vet, gofmt, and the deploy/ files against their validators
 fuzz: ## fuzz the costs.yaml loader for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzParseCosts -fuzztime 30s ./costs
 
-mutants: deps ## apply each limiter mutation to a scratch copy; the quota tests must catch every one
+mutants: deps ## each limiter mutant in a scratch copy, two at a time: the tests of the promise it breaks must catch it
 	@scripts/mutants.sh
 
 clean: ## remove build output and demo files

@@ -128,6 +128,7 @@ func runConformance(t *testing.T, h harness) {
 		{"BlockShared", testBlockShared},
 		{"DayFallBack", testDayFallBack},
 		{"DaySpringForward", testDaySpringForward},
+		{"DayOutlivesTheWindow", testDayOutlivesTheWindow},
 		{"ConfigAgreement", testConfigAgreement},
 		{"Refund", testRefund},
 		{"State", testState},
@@ -585,6 +586,23 @@ func testDayFallBack(t *testing.T, h harness) {
 				t.Errorf("after the reset: admitted %d, want 100 (the window is clear by then)", n)
 			}
 		}
+	}
+}
+
+// testDayOutlivesTheWindow: on the 25-hour day, calls that left the 24-hour
+// window still count in the day, also once an admission has trimmed the log:
+// after 40 units at the day's start, its last hour admits 60, not 100.
+func testDayOutlivesTheWindow(t *testing.T, h harness) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, la)
+	key, costs := quotaKey(t), dayCosts(t, true)
+	l := h.at(t, key, costs, time.Until(start.Add(time.Minute)))
+	for i := range 40 {
+		if d := take(t, l, "videos.list"); !d.Allowed {
+			t.Fatalf("call %d at the day's start: refused %+v", i, d)
+		}
+	}
+	if n, _ := saturate(t, h, key, costs, start.Add(24*time.Hour+2*time.Minute)); n != 60 {
+		t.Errorf("the day's last hour admitted %d after 40 at its start, want 60 (the day holds 100)", n)
 	}
 }
 

@@ -132,8 +132,9 @@
 //	ingest:{Q}:lock:NAME   a lease (Lock)
 //
 // window.lua is the whole algorithm, one mode per operation, its arguments
-// and its reply one JSON object each. It runs through EVALSHA (EVAL when
-// the server has lost it), which every Redis since 5, Valkey and the
+// and its reply one JSON object each; fence.lua settles the decisions of
+// unknown outcome. They run through EVALSHA (EVAL when the server has lost
+// them), which every Redis since 5, Valkey and the
 // managed services offer; reads run as EVALSHA_RO.
 //
 // The embedded backend keeps the same log in the quota_log, quota_block,

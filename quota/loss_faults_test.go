@@ -71,6 +71,13 @@ func TestFaultUnlistedLedgerCron(t *testing.T) {
 	do(t, srv.Addr, "FLUSHALL")
 	lossAt := time.Now()
 	first := a.run(2 * capacity)
+	// The quiet period lasts at least the time since A's last call: a cron
+	// host's calls come in one burst, and their gaps say nothing of how
+	// often it runs.
+	s, err := a.l.State(context.Background())
+	if err != nil || len(s) == 0 || s[0].WaitUntil.Before(lossAt.Add(cadence)) {
+		t.Fatalf("after A's first run: %+v, %v; want the pools to wait at least a cadence (%s) after the loss", s, err, cadence)
+	}
 	resumed := untilFull(t, b, a)
 	t.Logf("wiped; A's copy does not name B; A runs first: A's first run after the loss admitted %d; resumed %s after the loss (cadence %s, runs every %s after it); in all %d / %d, ledgers a=%d b=%d, Redis %d",
 		first, resumed.Sub(lossAt).Round(time.Millisecond), cadence, cadence/20, total(a, b), capacity, a.admitted(), b.admitted(), used(t, a.l))

@@ -22,10 +22,13 @@ import (
 //go:embed window.lua
 var windowLua string
 
-// window.lua runs through EVALSHA (EVAL when the server lacks it): every
+//go:embed fence.lua
+var fenceLua string
+
+// The scripts run through EVALSHA (EVAL when the server lacks them): every
 // Redis since 5, Valkey and the managed services take scripts, while
 // Functions need Redis 7 and a user allowed FUNCTION LOAD.
-var windowScript = redis.NewScript(windowLua)
+var windowScript, fenceScript = redis.NewScript(windowLua), redis.NewScript(fenceLua)
 
 // keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
@@ -182,9 +185,10 @@ func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	return a
 }
 
-// run runs window.lua in mode, bounded by the limiter timeout (at least
-// min). With Options.Replicas, a mode that writes is followed on the same
-// connection by WAIT, and a write fewer replicas confirmed is an error.
+// run runs mode in window.lua (reconcile: fence.lua), bounded by the
+// limiter timeout (at least min). With Options.Replicas, a mode that writes
+// is followed on the same connection by WAIT, and a write fewer replicas
+// confirmed is an error.
 func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst string, a *args) (reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, min))
 	defer cancel()
@@ -199,13 +203,17 @@ func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst st
 		return reply{}, err
 	}
 	var out string
+	script := windowScript
+	if mode == "reconcile" {
+		script = fenceScript
+	}
 	switch {
 	case mode == "read":
-		out, err = windowScript.RunRO(ctx, r.client, keys, mode, b).Text()
+		out, err = script.RunRO(ctx, r.client, keys, mode, b).Text()
 	case r.opts.Replicas > 0:
-		out, err = r.runWaiting(ctx, keys, mode, b)
+		out, err = r.runWaiting(ctx, script, keys, mode, b)
 	default:
-		out, err = windowScript.Run(ctx, r.client, keys, mode, b).Text()
+		out, err = script.Run(ctx, r.client, keys, mode, b).Text()
 	}
 	if err != nil {
 		return reply{}, err
@@ -220,9 +228,9 @@ func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst st
 	return rep, nil
 }
 
-// runWaiting runs the script and WAIT in one pipeline on the node that
-// holds the keys.
-func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []byte) (string, error) {
+// runWaiting runs script and WAIT in one pipeline on the node that holds
+// the keys.
+func (r *Redis) runWaiting(ctx context.Context, script *redis.Script, keys []string, mode string, b []byte) (string, error) {
 	var node redis.Cmdable = r.client
 	if cc, ok := r.client.(*redis.ClusterClient); ok {
 		c, err := cc.MasterForKey(ctx, keys[0])
@@ -233,11 +241,11 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 	}
 	for range 2 {
 		pipe := node.Pipeline()
-		ev := pipe.EvalSha(ctx, windowScript.Hash(), keys, mode, b)
+		ev := pipe.EvalSha(ctx, script.Hash(), keys, mode, b)
 		wait := pipe.Do(ctx, "WAIT", r.opts.Replicas, max(r.opts.Timeout.Milliseconds()/2, 1))
 		_, _ = pipe.Exec(ctx)
 		if err := ev.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			if err := windowScript.Load(ctx, node).Err(); err != nil {
+			if err := script.Load(ctx, node).Err(); err != nil {
 				return "", err
 			}
 			continue
@@ -253,7 +261,7 @@ func (r *Redis) runWaiting(ctx context.Context, keys []string, mode string, b []
 		}
 		return out, nil
 	}
-	return "", errors.New("window.lua could not be loaded")
+	return "", errors.New("the limiter's script could not be loaded")
 }
 
 var errUnconfirmed = errors.New("unconfirmed")

@@ -1,203 +1,158 @@
--- window.lua: every decision of the shared limiter, one script call each.
---
--- KEYS: 1 state, 2 conf, 3 ledgers, 4 receipts, 5 fence, then one log per
--- pool, in the order of a.pools. ARGV: 1 the mode, 2 that mode's arguments
--- as one JSON object (a). Every mode replies with one JSON object.
---
--- doc.go lists the keys and the fields of the state hash.
+-- window.lua: the shared limiter's decisions, one mode per call (doc.go lists the keys, the
+-- state's fields and the promises; fence.lua settles unknown outcomes). KEYS: state, conf,
+-- ledgers, receipts, fence, one log per pool of a.pools; ARGV: the mode, its arguments (a).
 
 local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local mode, a = ARGV[1], cjson.decode(ARGV[2])
-
--- Unmetered calls, written back after an outage, take sequences from here
--- up (ids.go), above every counter.
+local mode, a, modes = ARGV[1], cjson.decode(ARGV[2]), {}
+-- an unmetered call written back takes a sequence from here up (ids.go), above every counter
 local UNMETERED = 4503599627370496
-
 local function fmt(n) return string.format('%d', n) end
 local function num(v) return tonumber(v or 0) or 0 end
 local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
+local function whole(v, least) return type(v) == 'number' and v >= least and v % 1 == 0 end
+local function after(v, now) v = num(v) return v > now and v or 0 end
 
 local function id_parts(id)
   local ms, seq = string.match(id or '', '^(%d+)-(%d+)$')
   return tonumber(ms), tonumber(seq)
 end
-
 local function ms_of(id) return (id_parts(id)) end
--- id_less orders call ids by time, then counter.
-local function id_less(x, y)
+local function id_less(x, y) -- by time, then counter
   local xm, xs = id_parts(x)
   local ym, ys = id_parts(y)
   return xm < ym or (xm == ym and xs < ys)
 end
-
 local function list_has(l, v)
   for _, x in ipairs(l) do if x == v then return true end end
   return false
 end
-
 local function state()
   local st, raw = {}, redis.call('HGETALL', S)
   for i = 1, #raw, 2 do st[raw[i]] = raw[i + 1] end
   return st
 end
-
--- Corrupt state is a loss, never a gift (promise 9): a value that cannot be
--- is raised as {corrupt = why}, the mode answers 'lost', and `lost` scrubs.
-local function corrupt(why) error({corrupt = why}) end
-
 -- decode reads a JSON field; nil when it cannot be read.
 local function decode(s)
   local ok, v = pcall(cjson.decode, s)
   if ok and type(v) == 'table' then return v end
 end
-
--- whole says whether v is a whole number of at least least.
-local function whole(v, least)
-  return type(v) == 'number' and v >= least and v % 1 == 0
-end
-
--- a ledger's entry in the ledgers hash; nil when it cannot be read.
+-- corrupt state is a loss, never a gift (promise 9): the mode answers 'lost'; `lost` scrubs
+local function corrupt(why) error({corrupt = why}) end
+-- ledgers lists the ledgers hash as {name, e}, e nil when the entry cannot
+-- be read; own_mark is this ledger's mark there, nil for none.
 local function seen(raw)
   local e = decode(raw)
   if e and type(e.mark) == 'string' and e.mark:match('^%d+%-%d+$') and type(e.at) == 'number' then return e end
 end
-
--- ledgers lists the ledgers hash, in its order: {name, e}, e nil when the
--- entry cannot be read.
 local function ledgers()
   local out, raw = {}, redis.call('HGETALL', LEDGERS)
   for i = 1, #raw, 2 do out[#out + 1] = {name = raw[i], e = seen(raw[i + 1])} end
   return out
 end
-
--- own_mark is this ledger's mark as the limiter holds it; nil for none.
-local function own_mark()
-  local e = seen(redis.call('HGET', LEDGERS, a.ledger) or nil)
-  return e and e.mark
+local function own_mark() return (seen(redis.call('HGET', LEDGERS, a.ledger) or nil) or {}).mark end
+local function register(id, now)
+  redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or ''}))
+  expire(LEDGERS)
 end
 
--- pools are the pools of this call, each with its log key.
-local function pools()
-  for i, p in ipairs(a.pools or {}) do p.key = KEYS[5 + i] end
-  return a.pools or {}
-end
-
+-- P are the pools of this call, each with its log key.
+local P = a.pools or {}
+for i, p in ipairs(P) do p.key = KEYS[5 + i] end
 local function fields(e)
   local f = {}
   for i = 1, #e[2], 2 do f[e[2][i]] = tonumber(e[2][i + 1]) end
-  if not (whole(f.u, 1) and whole(f.c, f.u)) then
-    corrupt('log entry ' .. e[1] .. ' holds units or a running sum that cannot be')
-  end
+  if not (whole(f.u, 1) and whole(f.c, f.u)) then corrupt('log entry ' .. e[1] .. ' holds units or a sum that cannot be') end
   return f
 end
-
--- newest_mark is the time of the newest mark of any ledger, this one's too.
-local function newest_mark()
-  local t = ms_of(a.mark) or 0
-  for _, l in ipairs(ledgers()) do
-    if l.e then t = math.max(t, ms_of(l.e.mark)) end
-  end
-  return t
+-- set_last writes the id p's log must end with; nil: an empty log.
+local function set_last(p, id)
+  if id then redis.call('HSET', S, p.name .. '.last', id) else redis.call('HDEL', S, p.name .. '.last') end
 end
 
--- The hold (hold.go, the embedded limiter's copy, says why): decisions
--- stamped from hold.from on count as decided when the clock is next seen
--- right (till; 0 while it still reads behind: now).
+-- The hold (hold.go says why): decisions stamped from hold.from on count as decided when the
+-- clock is next seen right (till; 0 while it still reads behind: now).
 local hold = {from = 0, till = 0}
-
 local function move_hold(st, raw, last)
   hold.from, hold.till = num(st.hold_from), num(st.hold_till)
   if raw < last then
     if hold.from == 0 or (hold.till > 0 and hold.till + a.span <= last) then hold.from = last end
     hold.till = 0
-  elseif hold.from > 0 and hold.till == 0 then
-    hold.till = raw
-  elseif hold.from > 0 and hold.till + a.span <= raw then
-    hold.from, hold.till = 0, 0
-  end
+  elseif hold.from > 0 and hold.till == 0 then hold.till = raw
+  elseif hold.from > 0 and hold.till + a.span <= raw then hold.from, hold.till = 0, 0 end
 end
-
 -- stamp is when an entry of time ms counts as decided, at now.
 local function stamp(ms, now)
-  if hold.from > 0 and ms >= hold.from and (hold.till == 0 or ms < hold.till) then
-    return hold.till > 0 and hold.till or now
-  end
-  return ms
+  if not (hold.from > 0 and ms >= hold.from and (hold.till == 0 or ms < hold.till)) then return ms end
+  return hold.till > 0 and hold.till or now
 end
-
--- edge is the newest time an entry may have and be out of p's window at
--- now (stamp never goes back, so the entries in the window are those after
--- one time).
-local function edge(p, now)
-  local e = now - p.window
-  if stamp(e, now) > e then e = hold.from - 1 end
-  return e
-end
-
--- keep_clock writes the decision's time and the hold.
 local function keep_clock(now)
   redis.call('HSET', S, 'clock', fmt(now), 'hold_from', fmt(hold.from), 'hold_till', fmt(hold.till))
   expire(S)
 end
 
--- One clock (promise 4, doc.go): the server's TIME, never behind the last
--- decision nor behind any log's newest entry; a jump of more than a.guard
--- ahead that the worker's boot clock does not confirm gives way to the time
--- the boot clock gives.
-local function clock(st, ps)
+-- edge is the newest time an entry may have and be out of p's window at now (stamp never
+-- goes back: the window holds the entries after one time).
+local function edge(p, now)
+  local e = now - p.window
+  return stamp(e, now) > e and hold.from - 1 or e
+end
+-- day_of picks, from the four day starts the worker sent, the day that holds now: {start,
+-- next start}; nil for a pool without a day, false when now is outside them all.
+local function day_of(days, now)
+  if not days or #days == 0 then return nil end
+  for i = 1, 3 do if now >= days[i] and now < days[i + 1] then return {days[i], days[i + 1]} end end
+  return false
+end
+-- horizon is the newest time an entry may have and count in neither p's window nor its day:
+-- a log keeps what is after it, and may lose the rest unseen (expired while idle).
+local function horizon(p, now)
+  local day = day_of(p.days, now)
+  return day and math.min(edge(p, now), day[1] - 1) or edge(p, now)
+end
+
+-- One clock (promise 4): the server's TIME, never behind the last decision nor any log's
+-- newest entry; a jump ahead by more than a.guard that the boot clock denies gives way to it.
+local function clock(st)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + (a.offset or 0)
-  local last, guarded = num(st.clock), false
+  local last, guarded, newest = num(st.clock), false, 0
   if st.clock and not tonumber(st.clock) then corrupt('the state clock cannot be read') end
   if (a.ref or 0) > 0 and last > 0 and now - last > a.guard and math.abs(now - a.up - a.ref) > a.guard then
     now, guarded = a.ref + a.up, true
   end
-  local newest = 0
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local top = redis.call('XREVRANGE', p.key, '+', '-', 'COUNT', 1)[1]
-    p.top = top and top[1] or nil
-    p.cum = top and fields(top).c or 0
+    p.top, p.cum = top and top[1], top and fields(top).c or 0
     if top then
       local ms, seq = id_parts(top[1])
-      -- an unmetered call written back takes a sequence above every
-      -- counter: the next decision goes after its millisecond
+      -- the next decision goes after an unmetered call's millisecond
       if seq >= UNMETERED then ms = ms + 1 end
       newest = math.max(newest, ms)
     end
   end
-  if last - now > a.guard and last - math.max(newest, newest_mark()) > a.guard then
-    corrupt('the state clock is ahead of every entry and every ledger mark by more than the guard')
+  if last - now > a.guard then
+    local marks = ms_of(a.mark) or 0
+    for _, l in ipairs(ledgers()) do if l.e then marks = math.max(marks, ms_of(l.e.mark)) end end
+    if last - math.max(newest, marks) > a.guard then
+      corrupt('the state clock is ahead of every entry and every ledger mark by more than the guard')
+    end
   end
   last = math.max(last, newest)
   move_hold(st, now, last)
   return math.max(now, last), guarded
 end
 
--- cum_at is the pool's running sum up to and including ms: the sum before
--- the first entry after ms. (A forward seek: XREVRANGE from before the
--- first entry reads the whole stream.)
+-- cum_at is the running sum up to and including ms: the sum before the first entry after ms
+-- (a forward seek; XREVRANGE would read it all).
 local function cum_at(p, ms)
   local e = redis.call('XRANGE', p.key, fmt(ms + 1), '+', 'COUNT', 1)[1]
-  if not e then return p.cum end
-  local f = fields(e)
-  return f.c - f.u
+  local f = e and fields(e)
+  return f and f.c - f.u or p.cum
 end
 
--- day_of picks, from the four day starts the worker sent, the day that
--- holds now: {start, next start}; nil for a pool without a day, false when
--- now is outside them all.
-local function day_of(days, now)
-  if not days or #days == 0 then return nil end
-  for i = 1, 3 do
-    if now >= days[i] and now < days[i + 1] then return {days[i], days[i + 1]} end
-  end
-  return false
-end
-
--- free_at is when p has room for its units (zero: now): when the entry whose
--- running sum reaches cum + units - cap has left the window (looked for as
--- doc.go says), the next day when the day is full, never before a block or
--- a wait ends.
+-- free_at is when p has room (zero: now): when the entry whose running sum reaches cum +
+-- units - cap has left the window (looked for as doc.go says), the next day when the day is
+-- full, never before a block or a wait ends.
 local function free_at(p, now)
   local t = 0
   if p.used + p.units > p.cap then
@@ -216,44 +171,26 @@ local function free_at(p, now)
   return math.max(t, p.block, p.wait)
 end
 
--- view fills what a decision needs of a pool at now: its running sum, the
--- units in the window and in the day, its block and its wait.
+-- view fills what a decision needs of p at now: the units in its window and day, its block,
+-- its wait, when it has room (a day out of reach, false, counts as none; a spend refuses it).
 local function view(p, st, now)
   p.used = p.cum - cum_at(p, edge(p, now))
   p.day = day_of(p.days, now)
   p.used_day = p.day and (p.cum - cum_at(p, p.day[1] - 1)) or 0
   if p.used < 0 or p.used_day < 0 then corrupt('the running sums of pool ' .. p.name .. ' go down') end
-  p.block = num(st[p.name .. '.block'])
-  p.wait = num(st[p.name .. '.wait'])
-  if p.block <= now then p.block = 0 end
-  if p.wait <= now then p.wait = 0 end
-end
-
-local function pool_reply(p)
+  p.block, p.wait = after(st[p.name .. '.block'], now), after(st[p.name .. '.wait'], now)
+  p.free = free_at(p, now)
   return {used = p.used, used_day = p.used_day, free = p.free, block = p.block, wait = p.wait}
 end
 
--- gone: the entry's absence changes nothing, being out of the window and
--- of the day (a log that expired while its pool was idle).
-local function gone(p, id, now)
-  local ms = ms_of(id)
-  local day = day_of(p.days, now)
-  return ms <= edge(p, now) and not (day and ms >= day[1])
-end
-
--- active says whether a recovery still waits: it lists ledgers and some
--- pool's wait has not passed. A recovery whose waits have all passed is
--- over, though its lists remain until the next write clears them.
+-- active: a recovery lists ledgers and some pool's wait has not passed (lists outlive waits).
 local function active(st, now)
   if not st.need then return false end
-  for k, v in pairs(st) do
-    if string.match(k, '%.wait$') and num(v) > now then return true end
-  end
+  for k, v in pairs(st) do if k:match('%.wait$') and num(v) > now then return true end end
   return false
 end
 
--- unreadable says whether state field k holds what it cannot: a time or
--- a counter that is no whole number, an id that is no id.
+-- unreadable: state field k holds a time or counter that is no whole number, an id no id.
 local TIMES = {clock = 1, seq = 1, since = 1, every = 1, hold_from = 1, hold_till = 1}
 local POOL_TIMES = {block = 1, wait = 1, ['until'] = 1}
 local function unreadable(k, v)
@@ -262,21 +199,16 @@ local function unreadable(k, v)
   if k == 'last' or field == 'last' then return not string.match(v, '^%d+%-%d+$') end
   if k == 'need' or k == 'done' then return not decode(v) end
 end
-
--- readable raises what of the state cannot be read.
 local function readable(st)
-  for k, v in pairs(st) do
-    if unreadable(k, v) then corrupt('state field ' .. k .. ' cannot be read') end
-  end
+  for k, v in pairs(st) do if unreadable(k, v) then corrupt('state field ' .. k .. ' cannot be read') end end
 end
 
--- loss names what shows that Redis lost data this ledger or the state
--- knows of (promise 9), or returns nil.
-local function loss(st, ps, now)
+-- loss names what shows that Redis lost data this ledger or the state knows of (promise 9).
+local function loss(st, now)
   readable(st)
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local want = st[p.name .. '.last']
-    if p.top ~= want and not (p.top == nil and want and gone(p, want, now)) then
+    if p.top ~= want and not (p.top == nil and want and ms_of(want) <= horizon(p, now)) then
       return 'the log of pool ' .. p.name .. ' does not end where the state says'
     end
   end
@@ -292,53 +224,37 @@ local function loss(st, ps, now)
   end
 end
 
-local function register(id, now)
-  redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or ''}))
-  expire(LEDGERS)
-end
-
--- set_last writes the id p's log must end with; nil: an empty log.
-local function set_last(p, id)
-  if id then redis.call('HSET', S, p.name .. '.last', id) else redis.call('HDEL', S, p.name .. '.last') end
-end
-
-local modes = {}
-
 -- spend decides one call: all of its pools have room, or none is charged.
 function modes.spend()
   if redis.call('SISMEMBER', FENCE, fmt(a.token)) == 1 then return {code = 'fenced'} end
-  local st, ps = state(), pools()
-  local now, guarded = clock(st, ps)
+  local st = state()
+  local now, guarded = clock(st)
   -- the upstream's clock (upstream.go): never decide on a wrong day
   if (a.upstream or 0) > 0 and math.abs(now - a.upstream) > a.guard then return {code = 'skew', at = now} end
   if redis.call('EXISTS', CONF) == 0 then return {code = 'noconf'} end
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local c = redis.call('HGET', CONF, p.name) or ''
     if c ~= p.conf then return {code = 'conf', pool = p.name, conf = c} end
   end
-  local why = loss(st, ps, now)
+  local why = loss(st, now)
   if why then return {code = 'lost', why = why} end
-  local ok = true
-  for _, p in ipairs(ps) do
-    view(p, st, now)
+  local ok, r = true, {at = now, guarded = guarded, pools = {}}
+  for i, p in ipairs(P) do
+    r.pools[i] = view(p, st, now)
     if p.day == false then return {code = 'clock'} end
-    p.free = free_at(p, now)
     ok = ok and p.free == 0
   end
-  local r = {code = ok and 'ok' or 'no', at = now, guarded = guarded, pools = {}}
+  r.code = ok and 'ok' or 'no'
   if ok then
     local seq = num(st.seq) + 1
     r.id = fmt(now) .. '-' .. fmt(seq)
-    for _, p in ipairs(ps) do
-      p.cum, p.used = p.cum + p.units, p.used + p.units
-      if p.day then p.used_day = p.used_day + p.units end
+    for i, p in ipairs(P) do
+      p.cum = p.cum + p.units
       redis.call('XADD', p.key, r.id, 'u', fmt(p.units), 'c', fmt(p.cum))
-      local keep = edge(p, now)
-      if p.day then keep = math.min(keep, p.day[1] - 1) end
-      redis.call('XTRIM', p.key, 'MINID', fmt(keep + 1))
+      redis.call('XTRIM', p.key, 'MINID', fmt(horizon(p, now) + 1))
       expire(p.key)
       set_last(p, r.id)
-      p.free = free_at(p, now)
+      r.pools[i] = view(p, st, now)
     end
     redis.call('HSET', S, 'seq', fmt(seq), 'last', r.id)
     register(r.id, now)
@@ -346,12 +262,10 @@ function modes.spend()
     expire(RCPT)
   end
   keep_clock(now)
-  for i, p in ipairs(ps) do r.pools[i] = pool_reply(p) end
   return r
 end
 
--- entries_of reads p's log as entries {id, u}, with the running sum
--- before its first entry and whether each sum follows from the one before.
+-- entries_of reads p's log as {id, u}, the sum before it, and whether every sum follows on.
 local function entries_of(p)
   local out, base, c, chained = {}, 0, nil, true
   for i, e in ipairs(redis.call('XRANGE', p.key, '-', '+')) do
@@ -362,9 +276,8 @@ local function entries_of(p)
   return out, base, chained
 end
 
--- rebuild writes p's log anew from entries {id, u} (no id twice), sorted,
--- with their running sums from base on (a stream only appends, and refills
--- and refunds change the past).
+-- rebuild writes p's log anew from entries {id, u} (no id twice), sorted, with running sums
+-- from base on (a stream only appends; refills and refunds change the past).
 local function rebuild(p, entries, base)
   table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
   redis.call('DEL', p.key)
@@ -372,17 +285,14 @@ local function rebuild(p, entries, base)
     base = base + e[2]
     redis.call('XADD', p.key, e[1], 'u', fmt(e[2]), 'c', fmt(base))
   end
-  local last = entries[#entries]
-  if last then expire(p.key) end
-  set_last(p, last and last[1])
+  if #entries > 0 then expire(p.key) end
+  set_last(p, entries[#entries] and entries[#entries][1])
 end
 
--- settle marks this ledger done in a recovery under way; one the finder
--- could not name joins the lists. Once every ledger listed is done, the
--- pools wait on for the quiet period (doc.go): until the recovery's start
--- plus the longest cadence any of them reported, a.every (its longest gap
--- between calls, or its heartbeat's) or with a.idle the time since its
--- last call. A recovery that names nobody waits for time alone.
+-- settle marks this ledger done in a recovery (one the finder could not name joins the
+-- lists). Once all are done, the pools wait for the quiet period (doc.go): the start plus the
+-- longest cadence reported (a.every; with a.idle, at least the time since the last call). A
+-- recovery that names nobody waits for time alone.
 local function settle(st, now)
   local need, done = decode(st.need), decode(st.done or '[]')
   if #need == 0 then return end
@@ -392,9 +302,7 @@ local function settle(st, now)
   if a.idle and (a.mark or '') ~= '' then cadence = math.max(cadence, now - ms_of(a.mark)) end
   local every = math.max(num(st.every), cadence)
   redis.call('HSET', S, 'need', cjson.encode(need), 'done', cjson.encode(done), 'every', fmt(every))
-  for _, l in ipairs(need) do
-    if not list_has(done, l) then return end
-  end
+  for _, l in ipairs(need) do if not list_has(done, l) then return end end
   local quiet = num(st.since) + every
   if quiet <= now then return modes.release() end
   for k, v in pairs(st) do
@@ -403,94 +311,71 @@ local function settle(st, now)
   end
 end
 
--- refill puts a ledger's calls and blocks back (calls already there count
--- once) and, while a recovery is under way, marks this ledger done
--- (settle).
+-- refill puts a ledger's calls (each once) and blocks back; in a recovery, marks it done.
 function modes.refill()
-  local st, ps = state(), pools()
-  local now = clock(st, ps)
+  local st = state()
+  local now = clock(st)
   local n, added, seq = 0, {}, num(st.seq)
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local entries, base = entries_of(p)
     local have, grew = {}, false
     for _, e in ipairs(entries) do have[e[1]] = true end
     for _, c in ipairs(p.calls or {}) do
-      if not have[c[1]] and not gone(p, c[1], now) then
-        entries[#entries + 1] = {c[1], c[2]}
-        have[c[1]], grew = true, true
+      if not have[c[1]] and ms_of(c[1]) > horizon(p, now) then
+        entries[#entries + 1], have[c[1]], grew = {c[1], c[2]}, true, true
         if not added[c[1]] then added[c[1]], n = true, n + 1 end
         local _, s = id_parts(c[1])
-        if s < UNMETERED and s > seq then
-          seq = s
-          redis.call('HSET', S, 'seq', fmt(seq))
-        end
+        if s < UNMETERED and s > seq then seq = s end
       end
     end
     if grew then rebuild(p, entries, base) end
-    if num(p.block) > math.max(now, num(st[p.name .. '.block'])) then
-      redis.call('HSET', S, p.name .. '.block', fmt(p.block))
-    end
+    local block = num(p.block)
+    if block > math.max(now, num(st[p.name .. '.block'])) then redis.call('HSET', S, p.name .. '.block', fmt(block)) end
   end
+  if seq > num(st.seq) then redis.call('HSET', S, 'seq', fmt(seq)) end
   st = state()
   if (a.mark or '') ~= '' then
     local mark = own_mark()
     if not mark or id_less(mark, a.mark) then register(a.mark, now) end
     if not st.last or id_less(st.last, a.mark) then redis.call('HSET', S, 'last', a.mark) end
   end
-  if active(st, now) then
-    settle(st, now)
-  elseif st.need then
-    modes.release() -- a recovery whose waits all passed: over
-  end
+  -- a recovery whose waits all passed is over
+  if active(st, now) then settle(st, now) elseif st.need then modes.release() end
   keep_clock(now)
   return {code = 'ok', n = n}
 end
 
--- scrub drops what cannot be read (corrupt state is a loss): logs, state
--- fields and ledgers' entries, and a state clock ahead of every entry and
--- mark; the recovery puts it back from the ledgers. It says whether it
--- dropped any.
-local function scrub(st, ps)
+-- scrub drops what cannot be read: logs, state fields, ledgers' entries, a clock ahead of
+-- every entry and mark; the recovery puts it back from the ledgers. True when it dropped any.
+local function scrub(st)
   local dropped = false
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local ok, _, _, chained = pcall(entries_of, p)
-    if not (ok and chained) then
-      redis.call('DEL', p.key)
-      set_last(p, nil)
-      dropped = true
-    end
+    if not (ok and chained) then redis.call('DEL', p.key) set_last(p, nil) dropped = true end
   end
-  for k, v in pairs(st) do
-    if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end
-  end
-  for _, l in ipairs(ledgers()) do
-    if not l.e then redis.call('HDEL', LEDGERS, l.name) dropped = true end
-  end
-  if not pcall(clock, state(), pools()) then redis.call('HDEL', S, 'clock') dropped = true end
+  for k, v in pairs(st) do if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end end
+  for _, l in ipairs(ledgers()) do if not l.e then redis.call('HDEL', LEDGERS, l.name) dropped = true end end
+  if not pcall(clock, state()) then redis.call('HDEL', S, 'clock') dropped = true end
   return dropped
 end
 
--- lost starts a recovery: every pool waits, admitting nothing metered,
--- until the ledgers in a.need have refilled and a quiet period has passed
--- (settle), or until its window and its current day have passed. A
--- configuration that was lost too is written back from this worker's. A
--- recovery under way is left as it is.
+-- lost starts a recovery: every pool waits, admitting nothing metered, until the ledgers in
+-- a.need have refilled and a quiet period has passed (settle), or its window and current day
+-- have; a lost configuration is written back from this worker's; one under way is left be.
 function modes.lost()
-  local dropped = scrub(state(), pools())
-  local st, ps = state(), pools()
-  local now = clock(st, ps)
-  for _, p in ipairs(ps) do redis.call('HSETNX', CONF, p.name, p.conf) end
-  -- what was just dropped may hold calls of ledgers already done: they
-  -- are waited for again
+  local dropped = scrub(state())
+  local st = state()
+  local now = clock(st)
+  for _, p in ipairs(P) do redis.call('HSETNX', CONF, p.name, p.conf) end
+  -- what was just dropped may hold calls of ledgers already done: they are waited for again
   if active(st, now) and not dropped then return {code = 'ok', started = false} end
-  for _, p in ipairs(ps) do
+  for _, p in ipairs(P) do
     local day, wait = day_of(p.days, now), now + p.window
     if day then wait = math.max(wait, day[2]) end
     redis.call('HSET', S, p.name .. '.wait', fmt(wait), p.name .. '.until', fmt(wait))
     set_last(p, p.top)
   end
-  -- A ledger the limiter still lists as having spent is waited for too,
-  -- when this worker could vouch at all: its copy may predate it.
+  -- a ledger the limiter lists as having spent is waited for too, if this worker could vouch
   local need, last = a.need or {}, st.last
   for _, l in ipairs(ledgers()) do
     if not last or id_less(last, l.e.mark) then last = l.e.mark end
@@ -503,23 +388,17 @@ function modes.lost()
   return {code = 'ok', started = true}
 end
 
--- release ends a recovery's wait (an operator's restore, or every ledger
--- refilled).
+-- release ends a recovery's wait (an operator's restore, or every ledger refilled).
 function modes.release()
-  for k, _ in pairs(state()) do
-    if string.match(k, '%.wait$') or string.match(k, '%.until$') then redis.call('HDEL', S, k) end
-  end
+  for k in pairs(state()) do if k:match('%.wait$') or k:match('%.until$') then redis.call('HDEL', S, k) end end
   redis.call('HDEL', S, 'need', 'done', 'since', 'every')
   return {code = 'ok'}
 end
 
--- block refuses every call of the pool until the next start of its day
--- (by the limiter's clock), for every worker.
+-- block refuses the pool's calls, every worker's, until its next day (by the limiter's clock).
 function modes.block()
-  local st, ps = state(), pools()
-  local now = clock(st, ps)
-  local p = ps[1]
-  local day = day_of(p.days, now)
+  local st, p = state(), P[1]
+  local day = day_of(p.days, clock(st))
   if not day then return {code = 'clock'} end
   local u = math.max(day[2], num(st[p.name .. '.block']))
   redis.call('HSET', S, p.name .. '.block', fmt(u))
@@ -527,34 +406,27 @@ function modes.block()
   return {code = 'ok', ['until'] = u}
 end
 
--- refund takes an admitted call that never reached the upstream out of
--- every pool's log.
+-- refund takes an admitted call that never reached the upstream out of every pool's log.
 function modes.refund()
-  for _, p in ipairs(pools()) do
+  for _, p in ipairs(P) do
     if redis.call('XRANGE', p.key, a.id, a.id)[1] then
       local entries, base = entries_of(p)
-      local keep = {}
-      for _, e in ipairs(entries) do
-        if e[1] ~= a.id then keep[#keep + 1] = e end
-      end
-      rebuild(p, keep, base)
+      for i, e in ipairs(entries) do if e[1] == a.id then table.remove(entries, i) break end end
+      rebuild(p, entries, base)
     end
   end
   return {code = 'ok'}
 end
 
--- read is every pool, the recovery and the ledgers, without writing
--- anything (it runs read-only).
+-- read is every pool, the recovery and the ledgers, writing nothing (it runs read-only).
 function modes.read()
-  local st, ps = state(), pools()
-  local now = clock(st, ps)
+  local st = state()
+  local now = clock(st)
   readable(st)
   local r = {code = 'ok', at = now, pools = {}, conf = {}, ledgers = {},
     need = decode(st.need) or {}, done = decode(st.done) or {}, recovering = active(st, now)}
-  for i, p in ipairs(ps) do
-    view(p, st, now)
-    p.free = free_at(p, now) -- a day out of reach reads as no day
-    r.pools[i] = pool_reply(p)
+  for i, p in ipairs(P) do
+    r.pools[i] = view(p, st, now)
     r.conf[i] = redis.call('HGET', CONF, p.name) or ''
   end
   for _, l in ipairs(ledgers()) do
@@ -567,35 +439,12 @@ end
 
 -- apply writes this worker's settings as the limiter's.
 function modes.apply()
-  for _, p in ipairs(pools()) do redis.call('HSET', CONF, p.name, p.conf) end
+  for _, p in ipairs(P) do redis.call('HSET', CONF, p.name, p.conf) end
   return {code = 'ok'}
 end
 
--- reconcile fences an instance's tokens, so that a request still on its
--- way is refused, and says under which id each was admitted ('' for none).
-function modes.reconcile()
-  local ids = {}
-  for i, tok in ipairs(a.tokens) do
-    redis.call('SADD', FENCE, fmt(tok))
-    local v = redis.call('HGET', RCPT, fmt(tok % 32)) or ''
-    local t, id = string.match(v, '^(%d+) (.+)$')
-    if t == fmt(tok) then
-      ids[i] = id
-    elseif t and tonumber(t) > tok then
-      ids[i] = '?' -- written over by a later admission: no longer known
-    else
-      ids[i] = ''
-    end
-  end
-  expire(FENCE)
-  return {code = 'ok', ids = ids}
-end
-
--- A mode that met corrupt state answers 'lost'; any other error is
--- Redis's own (an error reply, never a decision).
+-- a mode that met corrupt state answers 'lost'; any other error is Redis's (never a decision)
 local ok, r = pcall(modes[mode])
-if not ok then
-  if type(r) == 'table' and r.corrupt then return cjson.encode({code = 'lost', why = r.corrupt}) end
-  error(r, 0)
-end
-return cjson.encode(r)
+if ok then return cjson.encode(r) end
+if type(r) == 'table' and r.corrupt then return cjson.encode({code = 'lost', why = r.corrupt}) end
+error(r, 0)
