@@ -74,6 +74,9 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			t.Errorf("%s without a quota key: %v, want an error naming it", name, err)
 		}
 	}
+	if _, err := quota.NewRedis(nil, "q", whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
+		t.Errorf("redis without a client: %v, want an error naming it", err)
+	}
 	// NoLedger reads and configures; it admits nothing.
 	r, err := quota.NewRedis(c, "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{})
 	if err != nil {

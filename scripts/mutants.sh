@@ -28,6 +28,7 @@ clock='RedisConformance|RedisBlockFromTheLimitersClock|Fault(ClockBack|ClockStep
 window='RedisConformance|RedisClusterConformance|FaultMixedWindowsRedis'
 unknown='RedisFenceRefusesALateRequest|RedisReceiptWrittenOverNamesNoCall|FaultUnknown'
 outage='RedisDown|FaultRepeatedOutages|FaultFirstCallAfterOutage|FaultFailOpen|FaultOOM|RedisScriptError|FaultReadiness'
+required='RequiredArgumentsRefused|RequiredTablesRefused'
 embedded='SQLiteConformance|PostgresConformance|Fault(ClockBack|ClockStep|ClockBehindThenCorrected)(SQLite|Postgres)'
 
 # name@file@-run pattern@sed script
@@ -96,6 +97,25 @@ mutants=(
   "fail-open-grant-unlocked-on-pg@store/failopen.go@FaultFailOpen@s/^\t\tif err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {$/\t\tif err := error(nil); err != nil {/"
   "apply-ignores-the-key-s-past@quota/apply.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
   "restore-writes-no-configuration@quota/recovery.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
+  # what safety needs is required: a constructor that takes a nil or
+  # empty argument in its place, or a limiter that keeps no record of what
+  # it admits, is caught by tests that build limiters as a library user does
+  "ledger-id-optional@quota/ledger.go@$required@s/{\"ID\", l.ID != \"\"}/{\"ID\", true}/"
+  "ledger-where-optional@quota/ledger.go@$required@s/{\"Where\", l.Where != \"\"}/{\"Where\", true}/"
+  "ledger-record-optional@quota/ledger.go@$required@s/{\"Record\", l.Record != nil}/{\"Record\", true}/"
+  "ledger-recall-optional@quota/ledger.go@$required@s/{\"Recall\", l.Recall != nil}/{\"Recall\", true}/"
+  "ledger-grant-optional@quota/ledger.go@$required@s/{\"Grant\", l.Grant != nil}/{\"Grant\", true}/"
+  "ledger-notes-optional@quota/ledger.go@$required@s/{\"Notes\", l.Notes != nil}/{\"Notes\", true}/"
+  "ledger-unknowns-optional@quota/ledger.go@$required@s/{\"Unknowns\", l.Unknowns != nil}/{\"Unknowns\", true}/"
+  "tables-turns-optional@quota/tables.go@$required@s/{\"Turns\", t.Turns != nil}/{\"Turns\", true}/"
+  "tables-clocks-optional@quota/tables.go@$required@s/{\"Clocks\", t.Clocks != nil}/{\"Clocks\", true}/"
+  "tables-log-optional@quota/tables.go@$required@s/{\"Log\", t.Log != nil}/{\"Log\", true}/"
+  "tables-pools-optional@quota/tables.go@$required@s/{\"Pools\", t.Pools != nil}/{\"Pools\", true}/"
+  "tables-leases-optional@quota/tables.go@$required@s/{\"Leases\", t.Leases != nil}/{\"Leases\", true}/"
+  "upstream-clock-optional@quota/limiter.go@$required@s/^\tif up == nil {$/\tif false {/"
+  "quota-key-optional@quota/limiter.go@$required@s/if quotaKey == \"\" || strings.ContainsAny/if strings.ContainsAny/"
+  "redis-client-optional@quota/redis.go@$required@s/^\tif client == nil {$/\tif false {/"
+  "limiter-records-no-call@quota/ledger.go@$required@s/s.Record.RecordCall(context.WithoutCancel(ctx), call)/func(context.Context, ingest.Call) error { return nil }(ctx, call)/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
