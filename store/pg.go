@@ -216,7 +216,7 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgLockKey)); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?1)`, int64(pgLockKey)); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
@@ -233,7 +233,7 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES ($1, $2)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES (?1, ?2)`,
 			m.version, time.Now().UnixMilli())
 		if err != nil {
 			return fmt.Errorf("migrate: %s: %w", m.name, err)

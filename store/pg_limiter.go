@@ -38,10 +38,10 @@ func (t pgTurns) Decide(ctx context.Context, quotaKey string, timeout time.Durat
 		return nil, err
 	}
 	ms := fmt.Sprintf("%dms", timeout.Milliseconds())
-	_, err = tx.ExecContext(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true),
-		set_config('lock_timeout', $1, true)`, ms)
+	_, err = tx.ExecContext(ctx, `SELECT set_config('idle_in_transaction_session_timeout', ?1, true),
+		set_config('lock_timeout', ?1, true)`, ms)
 	if err == nil {
-		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, pgQuotaLockClass, quotaKey)
+		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?1, hashtext(?2))`, pgQuotaLockClass, quotaKey)
 	}
 	if err != nil {
 		tx.Rollback()
@@ -104,11 +104,11 @@ func (db *DB) APICounts() (APICounts, bool) {
 func (c APICounts) Allow(ctx context.Context, key string, increment, tolerance int64) (ok bool, now, tat int64, err error) {
 	err = c.w.QueryRowContext(ctx, `WITH c AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now)
 INSERT INTO api_limits AS l (key, tat, at, allowed)
-SELECT $1, c.now + $2::bigint, c.now, true FROM c
+SELECT ?1, c.now + ?2::bigint, c.now, true FROM c
 ON CONFLICT (key) DO UPDATE SET
-  allowed = greatest(l.tat, excluded.at) + $2::bigint - excluded.at <= $3::bigint,
-  tat = CASE WHEN greatest(l.tat, excluded.at) + $2::bigint - excluded.at <= $3::bigint
-             THEN greatest(l.tat, excluded.at) + $2::bigint ELSE l.tat END,
+  allowed = greatest(l.tat, excluded.at) + ?2::bigint - excluded.at <= ?3::bigint,
+  tat = CASE WHEN greatest(l.tat, excluded.at) + ?2::bigint - excluded.at <= ?3::bigint
+             THEN greatest(l.tat, excluded.at) + ?2::bigint ELSE l.tat END,
   at = excluded.at
 RETURNING allowed, at, tat`, key, increment, tolerance).Scan(&ok, &now, &tat)
 	return ok, now, tat, err

@@ -70,28 +70,28 @@ func (db *DB) pgBatches(ctx context.Context, n, entries *int64, q string, args .
 // prune: that page may be about to point at it.
 const (
 	pgPruneRuns = `
-WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < $1 AND status <> 'running'
-             ORDER BY started_ms LIMIT $2),
+WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?1 AND status <> 'running'
+             ORDER BY started_ms LIMIT ?2),
   e AS (DELETE FROM trending_entries WHERE run_id IN (SELECT id FROM old) RETURNING 1),
   r AS (DELETE FROM runs WHERE id IN (SELECT id FROM old) RETURNING 1)
 SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)`
 	pgPruneStats = `
-WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < $1 LIMIT $2) RETURNING 1)
+WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < ?1 LIMIT ?2) RETURNING 1)
 SELECT count(*), 0 FROM s`
 	pgPruneVideos = `
-WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < $1
+WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
              AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
              AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
              AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
-           ORDER BY last_seen_ms LIMIT $2 FOR UPDATE SKIP LOCKED),
+           ORDER BY last_seen_ms LIMIT ?2 FOR UPDATE SKIP LOCKED),
   r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
   d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
   x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
   v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
 SELECT count(*), 0 FROM v`
 	pgPruneLedger = `
-WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms < $1 LIMIT $2) RETURNING 1),
-  g AS (DELETE FROM ledger_given_back WHERE at_ms < $1)
+WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms < ?1 LIMIT ?2) RETURNING 1),
+  g AS (DELETE FROM ledger_given_back WHERE at_ms < ?1)
 SELECT count(*), 0 FROM l`
 )
 
@@ -100,20 +100,20 @@ SELECT count(*), 0 FROM l`
 func (db *DB) pgPruneDays(ctx context.Context, before int64) error {
 	day := before / dayMS * dayMS
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= $1`, day); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= ?1`, day); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
 SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
   rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
 FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
-    AND started_ms >= $1::bigint - 86400000 AND started_ms < $2)
-  AND fetched_ms >= $1 AND fetched_ms < $2`, day, day+dayMS)
+    AND started_ms >= ?1::bigint - 86400000 AND started_ms < ?2)
+  AND fetched_ms >= ?1 AND fetched_ms < ?2`, day, day+dayMS)
 		if err == nil {
 			_, err = tx.ExecContext(ctx, `
 SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
   view_count, like_count, comment_count)::video_days])
-FROM video_stats WHERE at_ms >= $1 AND at_ms < $2`, day, day+dayMS)
+FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2`, day, day+dayMS)
 		}
 		return err
 	})

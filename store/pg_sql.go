@@ -12,7 +12,7 @@ import "fmt"
 // take their row locks in one order.
 var pgSQL = &dialectSQL{
 	upsertVideos: videoUpsert("SELECT DISTINCT ON (o->>'id')",
-		"FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)\nORDER BY o->>'id', n DESC", "$2::bigint",
+		"FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)\nORDER BY o->>'id', n DESC", "?2::bigint",
 		func(f VideoField) string {
 			if f.kind == countField || f.kind == timeField {
 				return "(o->>'" + f.Column + "')::bigint"
@@ -22,16 +22,16 @@ var pgSQL = &dialectSQL{
 
 	addRegions: `
 INSERT INTO video_regions (vid, region)
-SELECT v.vid, $2::text FROM jsonb_array_elements($1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
-WHERE $2::text <> '' ORDER BY v.vid
+SELECT v.vid, ?2::text FROM jsonb_array_elements(?1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
+WHERE ?2::text <> '' ORDER BY v.vid
 ON CONFLICT DO NOTHING`,
 
 	addTrending: `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
-SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'view_count')::bigint,
-  (j.o->>'like_count')::bigint, (j.o->>'comment_count')::bigint, $4::bigint, (SELECT category FROM runs WHERE id = $2::bigint)
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+SELECT DISTINCT ON (v.vid) ?2::bigint, ?3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'view_count')::bigint,
+  (j.o->>'like_count')::bigint, (j.o->>'comment_count')::bigint, ?4::bigint, (SELECT category FROM runs WHERE id = ?2::bigint)
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, j.n DESC
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
@@ -41,8 +41,8 @@ ON CONFLICT (run_id, region, vid) DO UPDATE SET
 
 	addSearch: `
 INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
-SELECT DISTINCT ON (v.vid) $2::bigint, $3::text, v.vid, (j.o->>'rank')::bigint, $4::bigint
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+SELECT DISTINCT ON (v.vid) ?2::bigint, ?3::text, v.vid, (j.o->>'rank')::bigint, ?4::bigint
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, j.n DESC
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
@@ -52,60 +52,60 @@ ON CONFLICT (run_id, region, vid) DO UPDATE SET
 	bumpSearch:   pgBump("search_results"),
 
 	saveCategory: `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES ($1, $2, $3, $4)
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (region, id) DO UPDATE SET title = excluded.title`,
 	categoryFetched: `
-INSERT INTO category_fetches (region, fetched_ms) VALUES ($1, $2)
+INSERT INTO category_fetches (region, fetched_ms) VALUES (?1, ?2)
 ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,
 
 	chartTrend: `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
-WHERE e.run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND e.region = $2
+WHERE e.run_id IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND e.region = ?2
 ORDER BY e.run_id`,
 
 	chartPeaks: `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
-  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND region = $2 AND category = $3
-    AND entries > 0 AND day_ms < $5
+  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND region = ?2 AND category = ?3
+    AND entries > 0 AND day_ms < ?5
   GROUP BY vid
   UNION ALL
   SELECT vid, min(rank), 1 FROM trending_entries
-  WHERE vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND fetched_ms >= $5 AND fetched_ms < $4
-    AND region = $2 AND category = $3
+  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND fetched_ms >= ?5 AND fetched_ms < ?4
+    AND region = ?2 AND category = ?3
   GROUP BY vid) AS p
 GROUP BY vid`,
 
 	videoCategories: `SELECT id, category_id FROM videos
-WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+WHERE id IN (SELECT jsonb_array_elements_text(?1::jsonb))`,
 
 	counts: `
-WITH v AS (SELECT vid FROM videos WHERE id = $1),
+WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
-  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= $3 AND e.fetched_ms < $4
+  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4
     AND e.view_count IS NOT NULL
   UNION ALL
   SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
-  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= $3 AND s.at_ms < $4
+  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
     AND s.view_count IS NOT NULL
 )
-SELECT DISTINCT ON (at_ms / $2::bigint) at_ms, views, likes, comments FROM points
-ORDER BY at_ms / $2::bigint, views DESC, at_ms`,
+SELECT DISTINCT ON (at_ms / ?2::bigint) at_ms, views, likes, comments FROM points
+ORDER BY at_ms / ?2::bigint, views DESC, at_ms`,
 
 	dailyCounts: `
 SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
-WHERE vid = (SELECT vid FROM videos WHERE id = $1) AND day_ms >= $2 AND day_ms < $3 AND views IS NOT NULL
+WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
 ORDER BY day_ms, views DESC, peak_ms`,
 
-	touchToken: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), $1) WHERE hash = $2`,
+	touchToken: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), ?1) WHERE hash = ?2`,
 
 	saveStats: `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
   (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
 ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
@@ -114,17 +114,17 @@ ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
 	details: `
 SELECT ` + videoColumns + `, v.vid,
   (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
-FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)`,
+FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint)`,
 
 	docs:      pgDocsSQL,
 	lockBatch: ` FOR UPDATE SKIP LOCKED`,
 	videoRows: append(videoRowTables[:len(videoRowTables):len(videoRowTables)], "video_docs"),
-	ranked: pgSearch(`SELECT vid, ts_rank(doc, $1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ $1::tsquery %s
-ORDER BY score DESC, vid DESC LIMIT $3`),
-	newest: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ $1::tsquery %s
-ORDER BY vid DESC LIMIT $3`),
-	titled: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ $1::tsquery %s
-ORDER BY vid DESC LIMIT $3`),
+	ranked: pgSearch(`SELECT vid, ts_rank(doc, ?1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ ?1::tsquery %s
+ORDER BY score DESC, vid DESC LIMIT ?3`),
+	newest: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ ?1::tsquery %s
+ORDER BY vid DESC LIMIT ?3`),
+	titled: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ ?1::tsquery %s
+ORDER BY vid DESC LIMIT ?3`),
 	count:     pgCount,
 	export:    func(where string) string { return fmt.Sprintf(pgExportSQL, where) },
 	exportDay: func(where string) string { return fmt.Sprintf(pgExportDaySQL, where) },
@@ -133,20 +133,20 @@ ORDER BY vid DESC LIMIT $3`),
 // pgBump is bumpTrendingSQL or bumpSearchSQL for the entries' table.
 func pgBump(table string) string {
 	return `
-UPDATE runs SET pages = greatest(pages, $2), videos = videos + (
-  SELECT count(DISTINCT j.o->>'id') FROM jsonb_array_elements($3::jsonb) AS j (o)
+UPDATE runs SET pages = greatest(pages, ?2), videos = videos + (
+  SELECT count(DISTINCT j.o->>'id') FROM jsonb_array_elements(?3::jsonb) AS j (o)
   WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN ` + table + ` AS e ON e.vid = v.vid
-                    WHERE v.id = j.o->>'id' AND e.run_id = $1 AND e.region = $4))
-WHERE id = $1`
+                    WHERE v.id = j.o->>'id' AND e.run_id = ?1 AND e.region = ?4))
+WHERE id = ?1`
 }
 
 // pgSearch fills a search statement's %s with its filters. Without a
 // region it tests that the unused parameter is empty (PostgreSQL must know
 // each parameter's type). The region filter is a lexeme of
-// video_docs.regions ($2, quoted by tsLexeme), in the same GIN index as
+// video_docs.regions (?2, quoted by tsLexeme), in the same GIN index as
 // the words, so the server intersects the two lists.
 func pgSearch(q string) func(searchFilter) string {
-	return searchVariants(q, `AND regions @@ $2::tsquery`, `AND $2::text = ''`,
+	return searchVariants(q, `AND regions @@ ?2::tsquery`, `AND ?2::text = ''`,
 		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = video_docs.vid AND `+languageMatch+`)`)
 }
 
@@ -165,10 +165,10 @@ func pgCount(f searchFilter) string {
 }
 
 var (
-	pgCountInRegion = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
-  LIMIT $3) AS m`)
-	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ $1::tsquery %s
-  ORDER BY vid DESC LIMIT $3) AS m`)
+	pgCountInRegion = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ ?1::tsquery %s
+  LIMIT ?3) AS m`)
+	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ ?1::tsquery %s
+  ORDER BY vid DESC LIMIT ?3) AS m`)
 )
 
 // pgExportSQL is exportSQL on PostgreSQL, where the order is taken on the
@@ -216,7 +216,7 @@ ORDER BY d.region, d.category, d.rank, v.id`
 const pgDocsSQL = `
 INSERT INTO video_docs (vid, doc)
 SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS j (o, n)
-JOIN videos AS v ON v.id = j.o->>'id' AND v.last_seen_ms = $2::bigint
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id' AND v.last_seen_ms = ?2::bigint
 ORDER BY v.vid, j.n DESC
 ON CONFLICT (vid) DO UPDATE SET doc = excluded.doc WHERE video_docs.doc <> excluded.doc`

@@ -12,10 +12,10 @@ import (
 )
 
 // pgConnector opens pgx connections that take the store's placeholders:
-// the SQL both databases share is written once with SQLite's ? and ?NNN,
-// which rebind numbers as PostgreSQL's $n on the way to the server. The
-// text of a statement that differs is the dialect's (pg_sql.go), never
-// looked up here.
+// every statement the store sends either database is written with SQLite's
+// ? and ?NNN, which rebind numbers as PostgreSQL's $n on the way to the
+// server. The text of a statement that differs is the dialect's
+// (pg_sql.go), never looked up here.
 type pgConnector struct{ inner driver.Connector }
 
 func openPG(cfg *pgx.ConnConfig) *sql.DB {
