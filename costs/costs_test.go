@@ -224,7 +224,7 @@ func TestPerFetch(t *testing.T) {
 		{ingest.FetchStats, map[string]int64{"stats": 1}},
 		{ingest.FetchCategories, map[string]int64{ingest.DefaultPool: 1}},
 	} {
-		got, err := c.PerFetch(tc.fetch)
+		got, err := PerFetch(c, tc.fetch)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("PerFetch(%s) = %v, %v; want %v", tc.fetch, got, err, tc.want)
 		}
@@ -233,7 +233,7 @@ func TestPerFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := partial.PerFetch(ingest.FetchSearchPage); err == nil || !strings.Contains(err.Error(), ingest.OpSearchList) {
+	if _, err := PerFetch(partial, ingest.FetchSearchPage); err == nil || !strings.Contains(err.Error(), ingest.OpSearchList) {
 		t.Errorf("PerFetch of an unpriced operation: got %v, want an error naming %s", err, ingest.OpSearchList)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
@@ -165,6 +166,6 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 	case err != nil:
 		return "", runtimeError(err)
 	}
-	cost, _ := c.s.costs.PerFetch(ingest.FetchCheck)
+	cost, _ := costs.PerFetch(c.s.costs, ingest.FetchCheck)
 	return fmt.Sprintf("accepted: %s for US answered %d categories (units: %s)", ingest.OpCategoriesList, len(cats), report.PoolUnits(cost)), nil
 }
