@@ -157,8 +157,8 @@ func checkKey(ctx context.Context, c *checkEnv) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	gate := jobs.Gate(p.limiter, p.quotaKey, "US")
-	cats, err := p.source.Categories(ctx, gate, "US")
+	gate := jobs.Gate(p.Limiter, p.QuotaKey, "US")
+	cats, err := p.Source.Categories(ctx, gate, "US")
 	var refused *ingest.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -3,58 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
-
-// upstreamOnce holds the UpstreamClock of the database a command opened
-// (a command such as check opens more than one, one after the other).
-type upstreamOnce struct {
-	mu sync.Mutex
-	db *store.DB
-	c  *quota.UpstreamClock
-}
-
-// upstreamClock is the upstream's clock as this process keeps it in the
-// ledger's notes: the limiter's guard asks it, and every response of the
-// upstream tells it (openPipeline).
-func (s *settings) upstreamClock(db *store.DB) *quota.UpstreamClock {
-	s.clock.mu.Lock()
-	defer s.clock.mu.Unlock()
-	if s.clock.c == nil || s.clock.db != db {
-		s.clock.db = db
-		s.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db,
-			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, s.endpoint) }})
-	}
-	return s.clock.c
-}
-
-// sawDate is fetch's OnDate: the reading goes to the ledger.
-func (s *settings) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time) {
-	return func(ctx context.Context, at time.Time) {
-		if err := up.Saw(context.WithoutCancel(ctx), at); err != nil {
-			s.logger.Warn("keep the upstream's time in the ledger", ingest.LogErr, err)
-		}
-	}
-}
 
 // reportClock is the ledger's last reading of the upstream's clock for the
 // report; nil when there is none (or no database).
 func reportClock(ctx context.Context, db *store.DB) *report.Clock {
-	if db == nil {
+	skew, seen, ok := wiring.LastClock(ctx, db)
+	if !ok {
 		return nil
 	}
-	seen, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db}).Last(ctx)
-	if err != nil || !ok {
-		return nil
-	}
-	return &report.Clock{Skew: seen.Skew(), Seen: seen.At}
+	return &report.Clock{Skew: skew, Seen: seen}
 }
 
 // checkClock asks the upstream's time (a request without the key, which

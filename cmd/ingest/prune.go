@@ -100,7 +100,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if err != nil {
 		return err
 	}
-	if !s.dbExists() {
+	if !s.host().DBExists() {
 		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName()))
 	}
 	db, err := s.openStore(ctx)

@@ -82,7 +82,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
 	case err != nil:
-		return dbError(s.dbName(), err)
+		return s.dbError(err)
 	default:
 		defer db.Close()
 	}

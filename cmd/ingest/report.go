@@ -74,7 +74,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.NoDatabase = true
 	case err != nil:
-		return dbError(s.dbName(), err)
+		return s.dbError(err)
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)

@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func (s *settings) checkLogLevel() error {
@@ -130,9 +131,9 @@ func (s *settings) checkRedisURL() error {
 	if s.redisURL == "" {
 		return nil
 	}
-	c, err := redisClient(s.redisURL)
+	c, err := (&wiring.Host{RedisURL: s.redisURL}).RedisClient()
 	if err != nil {
-		return err
+		return runtimeError(err)
 	}
 	return c.Close()
 }

@@ -58,7 +58,7 @@ func dryRunShare(ctx context.Context, s *settings, job *jobs.Backfill, cost map[
 	var db *store.DB
 	var lim report.StateReader = report.WholePools{Costs: s.costs}
 	key := ""
-	if s.dbExists() {
+	if s.host().DBExists() {
 		var err error
 		if db, err = openExisting(ctx, s); err != nil {
 			return "", 0, err

@@ -49,7 +49,7 @@ func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struc
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh).
 func (s *settings) refreshJob(p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.quotaKey, Costs: s.costs, Limiter: lim, Source: p.source, Store: p.db,
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source, Store: p.DB,
 		Logger: s.logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
 }
 
