@@ -15,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 type reportFlags struct {
@@ -180,3 +181,13 @@ func stagger(charts []string, every time.Duration) func(i int) pace.Slots {
 }
 
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
+
+// reportClock is the ledger's last reading of the upstream's clock for the
+// report; nil when there is none (or no database).
+func reportClock(ctx context.Context, db *store.DB) *report.Clock {
+	skew, seen, ok := wiring.LastClock(ctx, db)
+	if !ok {
+		return nil
+	}
+	return &report.Clock{Skew: skew, Seen: seen}
+}
