@@ -9,6 +9,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // The key's standing under the upstream's terms, as the commands apply it
@@ -43,7 +44,7 @@ func checkTerms(ctx context.Context, c *checkEnv) (string, error) {
 // pruneJob is the prune the standing implies, keeping keep of statistics
 // (the standing's whole allowance when zero).
 func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
-	return &jobs.Prune{Standing: s.standing, Keep: keep, Span: s.costs.Span(), Store: pruneStore{db}, Drain: drain}
+	return &jobs.Prune{Standing: s.standing, Keep: keep, Span: s.costs.Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
@@ -91,7 +92,7 @@ func termsBeyond(ctx context.Context, s *settings, db *store.DB) (string, error)
 	if kept, err := keptTo(ctx, db); err != nil || (kept > 0 && kept <= s.standing.StatsFor) {
 		return "", err
 	}
-	b, err := db.Beyond(ctx, retentionOf(cuts))
+	b, err := db.Beyond(ctx, wiring.Retention(cuts))
 	if err != nil {
 		return "", err
 	}
@@ -158,10 +159,4 @@ func (s *settings) warnTerms(ctx context.Context, db *store.DB) {
 	if msg, err := termsBeyond(ctx, s, db); err == nil && msg != "" {
 		s.logger.Warn(msg)
 	}
-}
-
-// retentionOf is the store's retention for cuts.
-func retentionOf(c jobs.Cuts) store.Retention {
-	return store.Retention{Before: c.Stats, VideosBefore: c.Videos, OrphansBefore: c.Orphans, SearchBefore: c.Search,
-		CategoriesBefore: c.Categories, GoneBefore: c.Gone, LedgerBefore: c.Ledger}
 }
