@@ -129,7 +129,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if res.Err != nil {
 		return runtimeError(res.Err)
 	}
-	if err := noteKept(ctx, db, keep); err != nil {
+	if err := wiring.NoteKept(ctx, db, keep); err != nil {
 		return runtimeError(err)
 	}
 	pruned := store.Pruned(res.Pruned)
