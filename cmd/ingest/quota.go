@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func newQuotaCmd(s *settings) *cobra.Command {
@@ -106,7 +107,7 @@ func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error)
 	if err != nil {
 		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY")
 	}
-	return keyHash(k), nil
+	return wiring.KeyHash(k), nil
 }
 
 func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -134,31 +132,11 @@ func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, f
 }
 
 // reportQuotaKey: --quota-key, else the API key's hash, else the one quota
-// key in the ledger.
+// key in the ledger (wiring.Host.ReadQuotaKey).
 func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
-	if s.quotaKey != "" {
-		return s.quotaKey, nil
-	}
-	if k, err := apiKey(); err == nil {
-		return keyHash(k), nil
-	}
-	var keys []string
-	if db != nil {
-		var err error
-		if keys, err = db.QuotaKeys(ctx); err != nil {
-			return "", runtimeError(fmt.Errorf("read quota keys: %w", err))
-		}
-	}
-	switch len(keys) {
-	case 1:
-		return keys[0], nil
-	case 0:
-		if db == nil && s.redisURL == "" {
-			return "-", nil // nothing spent on this host, and no shared limiter to ask
-		}
-		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
-	}
-	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
+	k, _ := apiKey()
+	key, err := s.host().ReadQuotaKey(ctx, s.quotaKey, k, db)
+	return key, runtimeError(err)
 }
 
 // buildReport builds the report of src with the staggered schedule's next
