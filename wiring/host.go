@@ -185,3 +185,22 @@ func LastClock(ctx context.Context, db *store.DB) (skew time.Duration, seen time
 	}
 	return r.Skew(), r.At, true
 }
+
+// OpenServeDB opens an existing database for writing, which the tokens'
+// last use and, on PostgreSQL without Redis, the API's limiter need. When the limiter does not live in it, a database that cannot
+// be written (a read-only volume) is opened read-only, and readOnly says
+// why: tokens' last use then goes unrecorded.
+func (h *Host) OpenServeDB(ctx context.Context) (db *store.DB, readOnly, err error) {
+	if db, err = store.Open(ctx, h.DSN); err == nil {
+		return db, nil, nil
+	}
+	ro, rerr := store.OpenExisting(ctx, h.DSN)
+	if rerr != nil {
+		return nil, nil, h.DBError(err)
+	}
+	if _, inDB := ro.APICounts(); inDB && h.RedisURL == "" {
+		ro.Close()
+		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
+	}
+	return ro, err, nil
+}

@@ -223,30 +223,21 @@ func apiSettings(f *serveFlags) (*ratelimit.APIPlans, []netip.Prefix, error) {
 	return plans, proxies, err
 }
 
-// openServeDB opens the database for writing, which the tokens' last use
-// and, on PostgreSQL without Redis, the API's limiter need, but never
-// creates it. When the limiter does not live in it, a database that cannot
-// be written (a read-only volume) is opened read-only: tokens' last use
-// then goes unrecorded.
+// openServeDB opens the database for writing, never creating it, or
+// read-only when it cannot be written (wiring.Host.OpenServeDB).
 func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	if !s.host().DBExists() {
 		return openExisting(ctx, s)
 	}
-	db, err := store.Open(ctx, s.db)
-	if err == nil {
-		return db, nil
+	db, ro, err := s.host().OpenServeDB(ctx)
+	if err != nil {
+		return nil, runtimeError(err)
 	}
-	ro, rerr := store.OpenExisting(ctx, s.db)
-	if rerr != nil {
-		return nil, s.dbError(err)
+	if ro != nil {
+		s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, ro)
+		s.warnTerms(ctx, db)
 	}
-	if _, inDB := ro.APICounts(); inDB && s.redisURL == "" {
-		ro.Close()
-		return nil, s.dbError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
-	}
-	s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, err)
-	s.warnTerms(ctx, ro)
-	return ro, nil
+	return db, nil
 }
 
 // meter is the API's metering as serve wires it.
