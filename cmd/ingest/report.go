@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -142,20 +141,8 @@ func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, err
 // buildReport builds the report of src with the staggered schedule's next
 // runs and slots.
 func buildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), stagger(src.Regions, src.Every)
+	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), wiring.Stagger(src.Regions, src.Every)
 	return report.Build(ctx, src)
-}
-
-// stagger is the staggered slots of the i-th of charts at every, as the
-// daemon's; nil when every cannot be staggered.
-func stagger(charts []string, every time.Duration) func(i int) pace.Slots {
-	return func(i int) pace.Slots {
-		s, err := jobs.Stagger(every, i, len(charts))
-		if err != nil {
-			return nil
-		}
-		return s
-	}
 }
 
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }

@@ -8,6 +8,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // A backfill's share: without --max-units, a backfill takes only what the
@@ -30,7 +31,7 @@ func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *set
 			src.Regions, src.Every = sch.Regions, sch.Every
 		}
 	}
-	src.Slots = stagger(src.Regions, src.Every)
+	src.Slots = wiring.Stagger(src.Regions, src.Every)
 	return report.Pace(ctx, src)
 }
 
