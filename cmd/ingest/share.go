@@ -14,25 +14,10 @@ import (
 // A backfill's share: without --max-units, a backfill takes only what the
 // daemon's plan leaves in the pools until their reset.
 
-// planShare plans the daemon's recorded schedule as the paced daemon
-// does (report's plan, from the limiter's state and this database's
-// ledger): what it leaves in each pool until the reset is a backfill's
-// share when the operator gives it none. With no recorded schedule the
-// plan spends nothing.
+// planShare is what the daemon's recorded schedule leaves a backfill
+// (report.PlanShare), staggered as the daemon staggers it.
 func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
-	src := report.Sources{DB: report.NoDB{}, Limiter: lim, Costs: s.costs, QuotaKey: key}
-	if db != nil {
-		src.DB = db
-		sch, ok, err := db.Schedule(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			src.Regions, src.Every = sch.Regions, sch.Every
-		}
-	}
-	src.Slots = wiring.Stagger(src.Regions, src.Every)
-	return report.Pace(ctx, src)
+	return report.PlanShare(ctx, db, lim, s.costs, key, wiring.Stagger)
 }
 
 // takeShare caps the backfill to the whole pages the plan leaves room for
