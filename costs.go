@@ -12,18 +12,6 @@ import (
 //go:embed costs.yaml
 var CostsYAML []byte
 
-// MaxUnits is the largest limit, cost or budget a costs file may give. The
-// Redis limiter counts in Lua numbers (doubles, exact integers only up to
-// 2^53) and the embedded one in int64: a window's running totals, a day's,
-// and what a refill or a recovery adds on top of them, sum many amounts of
-// at most this size, and at 10^12 those sums stay thousands of times below
-// 2^53, so both backends decide every admission exactly and alike.
-const MaxUnits = 1_000_000_000_000
-
-// MaxWindow is the longest window a pool may have: the limiter remembers a
-// window's calls, and the ledger is read that far back to refill it.
-const MaxWindow = 31 * 24 * time.Hour
-
 // Pool is a budget inside one upstream quota: Limit units, less a Reserve
 // left for people, over a trailing Window and, when Day is set, over each
 // calendar day of that zone as well.

@@ -74,20 +74,3 @@ func (f Fetch) Calls() []string {
 	}
 	return names
 }
-
-// PerFetch is what one f costs by c, in units by pool: the charges of
-// every operation it calls. An operation c does not price is an error
-// naming it.
-func (c *Costs) PerFetch(f Fetch) (map[string]int64, error) {
-	cost := map[string]int64{}
-	for _, op := range f.Calls() {
-		charges, err := c.Op(op)
-		if err != nil {
-			return nil, err
-		}
-		for _, ch := range charges {
-			cost[ch.Pool] += ch.Units
-		}
-	}
-	return cost, nil
-}

@@ -16,6 +16,18 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
+// MaxUnits is the largest limit, cost or budget a costs file may give. The
+// Redis limiter counts in Lua numbers (doubles, exact integers only up to
+// 2^53) and the embedded one in int64: a window's running totals, a day's,
+// and what a refill or a recovery adds on top of them, sum many amounts of
+// at most this size, and at 10^12 those sums stay thousands of times below
+// 2^53, so both backends decide every admission exactly and alike.
+const MaxUnits = 1_000_000_000_000
+
+// MaxWindow is the longest window a pool may have: the limiter remembers a
+// window's calls, and the ledger is read that far back to refill it.
+const MaxWindow = 31 * 24 * time.Hour
+
 // Default returns the costs.yaml built into the binary.
 func Default() *ingest.Costs {
 	c, err := Load("costs.yaml (built in)", ingest.CostsYAML)
@@ -186,7 +198,7 @@ func (p Checker) top(n *yaml.Node) (*ingest.Costs, error) {
 }
 
 // Integer parses a whole number that must be at least min and at most
-// ingest.MaxUnits.
+// MaxUnits.
 func (p Checker) Integer(v *yaml.Node, field string, min int64) (int64, error) {
 	if v.Kind != yaml.ScalarNode {
 		return 0, p.Fail(v, field, "must be a number")
@@ -195,8 +207,8 @@ func (p Checker) Integer(v *yaml.Node, field string, min int64) (int64, error) {
 	if err != nil {
 		return 0, p.Fail(v, field, "must be a whole number, got %q", v.Value)
 	}
-	if u > ingest.MaxUnits {
-		return 0, p.Fail(v, field, "at most %d, got %d (a window's sums must stay exact in both limiters)", int64(ingest.MaxUnits), u)
+	if u > MaxUnits {
+		return 0, p.Fail(v, field, "at most %d, got %d (a window's sums must stay exact in both limiters)", int64(MaxUnits), u)
 	}
 	if u < min {
 		if min == 1 {
@@ -323,7 +335,7 @@ func (p Checker) failOpen(n *yaml.Node, field string) (ingest.FailOpen, error) {
 	return f, nil
 }
 
-// Window parses a duration of at least 1ms and at most ingest.MaxWindow.
+// Window parses a duration of at least 1ms and at most MaxWindow.
 func (p Checker) Window(v *yaml.Node, field string) (time.Duration, error) {
 	d, err := time.ParseDuration(v.Value)
 	if err != nil || v.Kind != yaml.ScalarNode {
@@ -332,7 +344,7 @@ func (p Checker) Window(v *yaml.Node, field string) (time.Duration, error) {
 	if d < time.Millisecond {
 		return 0, p.Fail(v, field, "must be at least 1ms, got %s", d)
 	}
-	if d > ingest.MaxWindow {
+	if d > MaxWindow {
 		return 0, p.Fail(v, field, "at most 31 days (744h), got %s", d)
 	}
 	return d, nil
@@ -389,4 +401,21 @@ func yamlLine(err error) int {
 		return 1
 	}
 	return line
+}
+
+// PerFetch is what one f costs by c, in units by pool: the charges of
+// every operation it calls. An operation c does not price is an error
+// naming it.
+func PerFetch(c *ingest.Costs, f ingest.Fetch) (map[string]int64, error) {
+	cost := map[string]int64{}
+	for _, op := range f.Calls() {
+		charges, err := c.Op(op)
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range charges {
+			cost[ch.Pool] += ch.Units
+		}
+	}
+	return cost, nil
 }

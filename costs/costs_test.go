@@ -111,8 +111,8 @@ func FuzzParseCosts(f *testing.F) {
 			return
 		}
 		for _, p := range c.Pools {
-			if p.Limit <= 0 || p.Limit > ingest.MaxUnits || p.Reserve < 0 || p.Reserve >= p.Limit ||
-				p.Window <= 0 || p.Window > ingest.MaxWindow || p.FailOpen.Budget > ingest.MaxUnits || !plainName(p.Name) {
+			if p.Limit <= 0 || p.Limit > MaxUnits || p.Reserve < 0 || p.Reserve >= p.Limit ||
+				p.Window <= 0 || p.Window > MaxWindow || p.FailOpen.Budget > MaxUnits || !plainName(p.Name) {
 				t.Fatalf("accepted a bad pool: %+v", p)
 			}
 		}
@@ -144,8 +144,8 @@ func TestParseCostsLimitsAccepted(t *testing.T) {
 		t.Fatalf("ParseCosts: %v, want the largest limit and window, and identifiers of every allowed kind, accepted", err)
 	}
 	p, ok := c.Pool("Big_pool.2-x")
-	if !ok || p.Limit != ingest.MaxUnits || p.Window != ingest.MaxWindow {
-		t.Fatalf("pool: got %+v, want limit %d window %s", p, int64(ingest.MaxUnits), ingest.MaxWindow)
+	if !ok || p.Limit != MaxUnits || p.Window != MaxWindow {
+		t.Fatalf("pool: got %+v, want limit %d window %s", p, int64(MaxUnits), MaxWindow)
 	}
 	if got, err := c.Op("videos.batchGetStats-v2_X"); err != nil || got[0].Units != 999999999999 {
 		t.Fatalf("operation: got %v (%v)", got, err)
@@ -224,7 +224,7 @@ func TestPerFetch(t *testing.T) {
 		{ingest.FetchStats, map[string]int64{"stats": 1}},
 		{ingest.FetchCategories, map[string]int64{ingest.DefaultPool: 1}},
 	} {
-		got, err := c.PerFetch(tc.fetch)
+		got, err := PerFetch(c, tc.fetch)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("PerFetch(%s) = %v, %v; want %v", tc.fetch, got, err, tc.want)
 		}
@@ -233,7 +233,7 @@ func TestPerFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := partial.PerFetch(ingest.FetchSearchPage); err == nil || !strings.Contains(err.Error(), ingest.OpSearchList) {
+	if _, err := PerFetch(partial, ingest.FetchSearchPage); err == nil || !strings.Contains(err.Error(), ingest.OpSearchList) {
 		t.Errorf("PerFetch of an unpriced operation: got %v, want an error naming %s", err, ingest.OpSearchList)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 )
 
 // SearchMaxPages is the most pages one search yields: the upstream returns
@@ -63,7 +64,7 @@ type BackfillResult struct {
 // PageCost is what one backfill page costs: a search and the details of
 // its videos (ingest.FetchSearchPage).
 func (b *Backfill) PageCost() (map[string]int64, error) {
-	return b.Costs.PerFetch(ingest.FetchSearchPage)
+	return costs.PerFetch(b.Costs, ingest.FetchSearchPage)
 }
 
 // Run runs the backfill until the search ends, the quota or --max-units

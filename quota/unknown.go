@@ -11,8 +11,19 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision whose outcome is unknown (ingest.Unknown).
-type Unknown = ingest.Unknown
+// Unknown is a decision whose outcome is unknown: the request went out to
+// the shared limiter and no answer came back in time. The call was refused
+// to its caller and never made; the limiter may still have admitted it (or
+// may yet, when a hung server resumes). Instance and Token name it to the
+// limiter, which reconciles it when it answers again.
+type Unknown struct {
+	QuotaKey string
+	Instance string // the limiter instance that sent it: its receipts
+	Token    int64  // the instance's number for the request
+	Op       string
+	At       time.Time // this worker's clock when it gave up
+	Charges  []ingest.Charge
+}
 
 // UnknownLedger keeps unknown decisions until they are reconciled, so that
 // a worker that stops in between leaves them to the next one on the same

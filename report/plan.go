@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	icosts "github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -92,7 +93,7 @@ func chartPages(charts []string, last map[string]store.RunSummary) (pages, regio
 // perFetch is what one f costs by pool; an operation costs does not price
 // counts nothing (a costs file the worker loads prices every one).
 func perFetch(costs *ingest.Costs, f ingest.Fetch) map[string]int64 {
-	cost, _ := costs.PerFetch(f)
+	cost, _ := icosts.PerFetch(costs, f)
 	return cost
 }
 

@@ -10,8 +10,16 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision of unknown outcome (ingest.Unknown).
-type Unknown = ingest.Unknown
+// Unknown is a decision of unknown outcome as the ledger keeps it: the
+// call went to the shared limiter and no answer came back in time.
+type Unknown struct {
+	QuotaKey string
+	Instance string // the limiter instance that sent it: its receipts
+	Token    int64  // the instance's number for the request
+	Op       string
+	At       time.Time // this worker's clock when it gave up
+	Charges  []ingest.Charge
+}
 
 // RecordUnknown keeps a decision of unknown outcome until it is resolved.
 func (db *DB) RecordUnknown(ctx context.Context, u Unknown) error {

@@ -49,7 +49,7 @@ func (d *Database) Ledger(ctx context.Context) (quota.Ledger, error) {
 	if err != nil {
 		return quota.Ledger{}, err
 	}
-	return quota.Ledger{ID: id, Where: d.Where, Record: d.DB, Recall: d.DB, Grant: d.DB, Notes: d.DB, Unknowns: d.DB}, nil
+	return quota.Ledger{ID: id, Where: d.Where, Record: d.DB, Recall: d.DB, Grant: d.DB, Notes: d.DB, Unknowns: unknowns{d.DB}}, nil
 }
 
 // Tables are the store's tables as the embedded limiter takes them.

@@ -3,28 +3,7 @@ package main
 import (
 	"net/netip"
 	"strings"
-
-	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
-
-// apiLimiter is where the API's clients are counted: on Redis when
-// REDIS_URL is set, shared by every serve on it; else where the database
-// keeps them (wiring.Database.APILimiter). The func releases what it
-// opened.
-func (s *settings) apiLimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
-	switch {
-	case s.redisURL != "":
-		client, err := redisClient(s.redisURL)
-		if err != nil {
-			return nil, nil, err
-		}
-		l := ratelimit.NewRedis(client)
-		return l, func() { l.Close(); client.Close() }, nil
-	}
-	return (&wiring.Database{DB: db}).APILimiter(), func() {}, nil
-}
 
 // trustedProxiesUsage is --trusted-proxies's help, on serve and run.
 const trustedProxiesUsage = "proxies whose X-Forwarded-For names the client (for the API's plans and the throttle of wrong tokens), CIDRs comma-separated (default none: the peer is the client)"

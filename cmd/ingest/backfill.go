@@ -137,7 +137,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	}
 	defer p.Close()
 	if job.MaxUnits == 0 {
-		plan, err := planShare(ctx, p.db, p.limiter, s, p.quotaKey)
+		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
 		if err != nil {
 			return runtimeError(err)
 		}
@@ -146,12 +146,12 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		}
 	}
 	if f.restart {
-		if err := p.db.DeleteCursor(ctx, job.ID.Key()); err != nil {
+		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
 			return runtimeError(err)
 		}
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
-	job.QuotaKey, job.Limiter, job.Source, job.Store = p.quotaKey, p.limiter, p.source, p.db
+	job.QuotaKey, job.Limiter, job.Source, job.Store = p.QuotaKey, p.Limiter, p.Source, p.DB
 	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
 	job.Drain = drain
@@ -256,7 +256,7 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 // dryRunStates reads the pools without writing: from the limiter when the
 // database exists, else an empty window.
 func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
-	if !s.dbExists() {
+	if !s.host().DBExists() {
 		return report.WholePools{Costs: s.costs}.State(ctx)
 	}
 	db, err := openExisting(ctx, s)

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 type checkFlags struct {
@@ -45,18 +45,11 @@ a check failed, 2 on a usage or configuration error.`,
 }
 
 // namedCheck is one line of `ingest check`. detail says what was found;
-// an error fails the check. errSkipped skips it, and detail says why
-// (skip builds both).
+// an error fails the check. wiring.ErrSkipped skips it, and detail says
+// why (wiring.Skip builds both).
 type namedCheck struct {
 	name string
 	run  func(ctx context.Context, c *checkEnv) (detail string, err error)
-}
-
-var errSkipped = errors.New("skipped")
-
-// skip is a check's answer when it cannot run: why, and what would let it.
-func skip(format string, args ...any) (string, error) {
-	return fmt.Sprintf(format, args...), errSkipped
 }
 
 // checks is every check, in the order they run: later ones may rely on
@@ -65,27 +58,28 @@ func checks() []namedCheck {
 	return []namedCheck{
 		{"settings", checkSettings},
 		{"terms", checkTerms},
-		{"costs", checkCosts},
-		{"database", checkDatabase},
-		{"limiter", checkLimiter},
-		{"clock", checkClock},
-		{"agreement", checkAgreement},
-		{"key", checkKey},
+		{"costs", func(ctx context.Context, c *checkEnv) (string, error) { return c.Costs(ctx) }},
+		{"database", func(ctx context.Context, c *checkEnv) (string, error) { return c.Database(ctx) }},
+		{"limiter", func(ctx context.Context, c *checkEnv) (string, error) { return c.Limiter(ctx) }},
+		{"clock", func(ctx context.Context, c *checkEnv) (string, error) { return c.Clock(ctx) }},
+		{"agreement", func(ctx context.Context, c *checkEnv) (string, error) { return c.Agreement(ctx) }},
+		{"key", func(ctx context.Context, c *checkEnv) (string, error) { return c.Key(ctx) }},
 	}
 }
 
-// checkEnv is what the checks share.
+// checkEnv is what the checks share (wiring.Checks), and the settings.
 type checkEnv struct {
-	s        *settings
-	offline  bool
-	apiKey   string
-	quotaKey string
-	dbState  string // store.Missing, store.Current, store.Older
-	failed   map[string]bool
+	*wiring.Checks
+	s *settings
 }
 
+// keyCheckRun is the command that checks the key on a new host.
+const keyCheckRun = wiring.KeyCheckRun
+
 func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) error {
-	c := &checkEnv{s: s, offline: f.offline, failed: map[string]bool{}}
+	c := &checkEnv{s: s, Checks: &wiring.Checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile,
+		Opened: s.warnTerms, Failed: map[string]bool{}}}
+	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, report.PoolUnits
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	var problems []string
 	code := exitOK
@@ -93,11 +87,11 @@ func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) er
 		detail, err := ch.run(ctx, c)
 		status := "ok"
 		switch {
-		case errors.Is(err, errSkipped):
+		case errors.Is(err, wiring.ErrSkipped):
 			status = "skip"
 		case err != nil:
 			status, detail = "FAIL", err.Error()
-			c.failed[ch.name] = true
+			c.Failed[ch.name] = true
 			problems = append(problems, ch.name)
 			code = max(code, codeOf(err))
 		}
@@ -112,7 +106,7 @@ func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) er
 
 func codeOf(err error) int {
 	var ee *exitError
-	if errors.As(err, &ee) {
+	if errors.As(runtimeError(err), &ee) {
 		return ee.code
 	}
 	return exitRuntime
@@ -125,11 +119,11 @@ func checkSettings(_ context.Context, c *checkEnv) (string, error) {
 	k, err := apiKey()
 	switch {
 	case err == nil:
-		c.apiKey = k
-		c.quotaKey = c.s.resolveQuotaKey(k)
+		c.APIKey = k
+		c.QuotaKey = c.s.resolveQuotaKey(k)
 	case c.s.quotaKey != "":
-		c.quotaKey = c.s.quotaKey
-		if !c.offline {
+		c.QuotaKey = c.s.quotaKey
+		if !c.Offline {
 			return "", usageErrorf("YOUTUBE_API_KEY is not set: run and backfill need it (check --offline does not)")
 		}
 	default:
@@ -138,47 +132,11 @@ func checkSettings(_ context.Context, c *checkEnv) (string, error) {
 	}
 	limiter := "embedded in the database"
 	if c.s.redisURL != "" {
-		limiter = "redis " + redisHost(c.s.redisURL)
+		limiter = "redis " + wiring.RedisHost(c.s.redisURL)
 	}
 	endpoint := c.s.endpoint
 	if endpoint == "" {
 		endpoint = "Google's"
 	}
-	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.dbName(), limiter, endpoint, c.quotaKey), nil
-}
-
-// redisHost is the host part of a Redis URL, never its password.
-func redisHost(raw string) string {
-	if i := strings.LastIndex(raw, "@"); i >= 0 {
-		raw = raw[i+1:]
-	} else if j := strings.Index(raw, "://"); j >= 0 {
-		raw = raw[j+3:]
-	}
-	if i := strings.IndexAny(raw, "/?"); i >= 0 {
-		raw = raw[:i]
-	}
-	return raw
-}
-
-func checkCosts(_ context.Context, c *checkEnv) (string, error) {
-	src := "the built-in costs.yaml"
-	if c.s.costsFile != "" {
-		src = c.s.costsFile
-	}
-	var pools []string
-	for _, p := range c.s.costs.Pools {
-		pools = append(pools, fmt.Sprintf("%s %d-%d/%s", p.Name, p.Limit, p.Reserve, report.ShortDuration(p.Window)))
-	}
-	return fmt.Sprintf("%s: pools %s; %d operations priced", src, strings.Join(pools, ", "), len(c.s.costs.Operations)), nil
-}
-
-// checkDatabase looks at the database without creating or writing it.
-func checkDatabase(ctx context.Context, c *checkEnv) (string, error) {
-	state, detail, err := store.Inspect(ctx, c.s.db)
-	c.dbState = state
-	var pe *store.PathError
-	if errors.As(err, &pe) {
-		return "", usageErrorf("--db (INGEST_DB) %v", pe)
-	}
-	return detail, runtimeError(err)
+	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.dbName(), limiter, endpoint, c.QuotaKey), nil
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // Exit codes, as docs/contract.md gives them.
@@ -51,7 +52,8 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// runtimeError marks err as a runtime failure: exit 1.
+// runtimeError marks err as a runtime failure: exit 1, or 2 for a
+// configuration the wiring refused (wiring.ConfigError).
 func runtimeError(err error) error {
 	if err == nil {
 		return nil
@@ -59,6 +61,10 @@ func runtimeError(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return err
+	}
+	var ce *wiring.ConfigError
+	if errors.As(err, &ce) {
+		return &exitError{code: exitUsage, err: err}
 	}
 	return &exitError{code: exitRuntime, err: err}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -43,43 +41,8 @@ func watchPace(s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, m *metrics
 	return nil
 }
 
-// newPacer plans the daemon's entries at their kind's priority (a region's
-// own chart first, its category charts a level below, the refresh of kept
-// videos below them, tracking last), each never more often than its slots, from this database's
-// ledger and runs, and publishes every plan it makes in the database.
+// newPacer is the daemon's pacer (wiring.Host.NewPacer).
 func newPacer(s *settings, p *pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
-	es, err := d.Entries()
-	if err != nil {
-		return nil, usageErrorf("%w", err)
-	}
-	var entries []pace.Entry
-	for _, e := range es {
-		pe := pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots}
-		switch e.Kind {
-		case jobs.KindChart, jobs.KindCategoryChart:
-			pe.Cost = pace.ChartGuess(s.costs)
-		case jobs.KindRefresh:
-			pe.Priority, pe.Cost = pace.PriorityRefresh, pace.RefreshGuess(s.costs)
-		case jobs.KindTracking:
-			pe.Priority, pe.Cost = pace.PriorityTracking, pace.TrackGuess(s.costs)
-		default:
-			continue // pruning spends no quota
-		}
-		entries = append(entries, pe)
-	}
-	pc := pace.New(s.costs.Pools, p.limiter.State, entries)
-	pc.History = pace.FromRecords(p.db, p.quotaKey, s.costs.Pools)
-	pc.Daily = pace.Daily(s.costs, d.Runner.Charts())
-	pc.LastPass = p.db.LastStart
-	pc.Logger, pc.Refresh = s.logger, d.Every
-	pc.Publish = func(ctx context.Context, st pace.Status) {
-		doc, err := json.Marshal(st)
-		if err == nil {
-			err = p.db.SavePlan(context.WithoutCancel(ctx), p.quotaKey, st.At, doc)
-		}
-		if err != nil {
-			s.logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
-		}
-	}
-	return pc, nil
+	pc, err := s.host().NewPacer(p, d)
+	return pc, runtimeError(err)
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/web"
 )
 
 // newProbeCmd is the container's health check: images built FROM scratch
@@ -27,12 +26,12 @@ func newProbeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			urls := args
 			if len(urls) == 0 {
-				urls = probeURLs()
+				urls = web.HealthzURLs(os.Getenv)
 			}
 			c := &http.Client{Timeout: timeout}
 			var errs []error
 			for _, u := range urls {
-				err := getHealthz(c, u)
+				err := web.Healthz(c, u)
 				if err == nil {
 					return nil
 				}
@@ -43,40 +42,4 @@ func newProbeCmd() *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up on each address after this long")
 	return uses(cmd)
-}
-
-func getHealthz(c *http.Client, url string) error {
-	res, err := c.Get(url)
-	if err != nil {
-		return fmt.Errorf("probe: %w", err)
-	}
-	res.Body.Close()
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("probe %s: %s", url, res.Status)
-	}
-	return nil
-}
-
-// probeURLs are the /healthz of run --listen and of serve, as their
-// environment variables (or serve's default) place them, asked on loopback.
-func probeURLs() []string {
-	var out []string
-	for _, a := range []struct{ env, def string }{{"INGEST_RUN_LISTEN", ""}, {"INGEST_SERVE_LISTEN", "127.0.0.1:8080"}} {
-		addr := strings.TrimSpace(os.Getenv(a.env))
-		if addr == "" {
-			addr = a.def
-		}
-		if addr == "" {
-			continue
-		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			continue
-		}
-		if host == "" || host == "0.0.0.0" || host == "::" {
-			host = "127.0.0.1"
-		}
-		out = append(out, "http://"+net.JoinHostPort(host, port)+"/healthz")
-	}
-	return out
 }

@@ -12,8 +12,9 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // keepEnv is --keep's environment variable: one name for every command
@@ -100,7 +101,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if err != nil {
 		return err
 	}
-	if !s.dbExists() {
+	if !s.host().DBExists() {
 		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName()))
 	}
 	db, err := s.openStore(ctx)
@@ -109,7 +110,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	defer db.Close()
 	job := s.pruneJob(db, keep, nil)
-	beyond, err := db.Beyond(ctx, retentionOf(job.Cuts(time.Now())))
+	beyond, err := db.Beyond(ctx, wiring.Retention(job.Cuts(time.Now())))
 	if err != nil {
 		return runtimeError(err)
 	}
@@ -120,7 +121,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	fmt.Fprintf(s.stderr, "prune under the %s standing, statistics kept %s: %s %s\n", s.standing.Name(), ingest.Days(keep), verb, beyond)
 	if f.dryRun {
 		if f.json {
-			return writeJSON(out, beyondJSON(beyond))
+			return writeJSON(out, report.BeyondJSON(beyond))
 		}
 		return nil
 	}
@@ -128,78 +129,17 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if res.Err != nil {
 		return runtimeError(res.Err)
 	}
-	if err := noteKept(ctx, db, keep); err != nil {
+	if err := wiring.NoteKept(ctx, db, keep); err != nil {
 		return runtimeError(err)
 	}
-	pruned := res.Pruned
+	pruned := store.Pruned(res.Pruned)
 	size, err := db.Size(ctx)
 	if err != nil {
 		return runtimeError(err)
 	}
 	if f.json {
-		return writeJSON(out, pruneJSON(pruned, size))
+		return writeJSON(out, report.PruneJSON(pruned, size))
 	}
-	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s\n",
-		pruned.Runs, pruned.Entries, pruned.Stats, pruned.Videos, pruned.Search, pruned.Categories, pruned.Ledger, megabytes(pruned.Freed))
-	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))
+	report.Pruned(out, pruned, size)
 	return nil
-}
-
-// wouldJSON is prune --dry-run --json: what a prune would delete.
-type wouldJSON struct {
-	DryRun     bool  `json:"dry_run"`
-	Runs       int64 `json:"runs"`
-	Entries    int64 `json:"entries"`
-	Stats      int64 `json:"stats"`
-	Videos     int64 `json:"videos"`
-	Search     int64 `json:"backfill_results"`
-	Categories int64 `json:"categories"`
-}
-
-func beyondJSON(b store.Beyond) wouldJSON {
-	return wouldJSON{DryRun: true, Runs: b.Runs, Entries: b.Entries, Stats: b.Stats, Videos: b.Videos, Search: b.Search,
-		Categories: b.Categories}
-}
-
-type prunedJSON struct {
-	Runs       int64      `json:"runs"`
-	Entries    int64      `json:"entries"`
-	Stats      int64      `json:"stats"`
-	Videos     int64      `json:"videos"`
-	Search     int64      `json:"backfill_results"`
-	Categories int64      `json:"categories"`
-	Ledger     int64      `json:"ledger"`
-	FreedBytes int64      `json:"freed_bytes"`
-	Bytes      int64      `json:"database_bytes"`
-	OldestRun  *time.Time `json:"oldest_run"`
-}
-
-func pruneJSON(p jobs.Pruned, s store.Size) prunedJSON {
-	out := prunedJSON{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger,
-		Search: p.Search, Categories: p.Categories,
-		FreedBytes: p.Freed, Bytes: s.Bytes}
-	if !s.OldestRun.IsZero() {
-		out.OldestRun = &s.OldestRun
-	}
-	return out
-}
-
-func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
-
-func oldestText(t time.Time) string {
-	if t.IsZero() {
-		return "none"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// pruneStore is the store's retention as the prune job asks for it.
-type pruneStore struct{ db *store.DB }
-
-var _ jobs.PruneStore = pruneStore{}
-
-func (p pruneStore) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
-	r, err := p.db.Prune(ctx, retentionOf(c))
-	return jobs.Pruned{Runs: r.Runs, Entries: r.Entries, Stats: r.Stats, Videos: r.Videos, Ledger: r.Ledger,
-		Search: r.Search, Categories: r.Categories, Freed: r.Freed}, err
 }

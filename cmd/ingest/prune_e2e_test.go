@@ -27,7 +27,7 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 	h.set("INGEST_KEEP", "1d")
 	t0 := time.Now()
 	res := h.mustRun(0, "prune", "--json")
-	var got prunedJSON
+	var got report.PrunedJSON
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res)
 	}

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func newQuotaCmd(s *settings) *cobra.Command {
@@ -82,7 +80,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
 	case err != nil:
-		return dbError(s.dbName(), err)
+		return s.dbError(err)
 	default:
 		defer db.Close()
 	}
@@ -109,7 +107,7 @@ func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error)
 	if err != nil {
 		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY")
 	}
-	return keyHash(k), nil
+	return wiring.KeyHash(k), nil
 }
 
 func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
@@ -180,7 +178,7 @@ The embedded limiter needs no apply.`,
 }
 
 func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, f *applyFlags) error {
-	changes, err := createOrApply(ctx, s, l, key, f)
+	changes, err := s.host().Apply(ctx, l, key, f.isNew, f.ledgers)
 	var past *quota.PastError
 	switch {
 	case errors.As(err, &past), errors.Is(err, quota.ErrNoIntent):
@@ -197,92 +195,11 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 	return nil
 }
 
-// createOrApply applies on the embedded limiter, and on Redis asks for
-// intent on a key with no configuration, after reading the --ledger
-// databases.
-func createOrApply(ctx context.Context, s *settings, l configLimiter, key string, f *applyFlags) ([]quota.ConfigChange, error) {
-	if f.isNew {
-		if err := notCreated(ctx, l, key); err != nil {
-			return nil, err
-		}
-	}
-	r, ok := l.(*quota.Redis)
-	if !ok {
-		return l.ApplyConfig(ctx)
-	}
-	others := map[string]ingest.Recalled{}
-	for _, path := range f.ledgers {
-		rec, err := readLedger(ctx, path, key, s.costs)
-		if err != nil {
-			return nil, err
-		}
-		others[store.Redact(path)] = rec
-	}
-	return r.Create(ctx, f.isNew, others)
-}
-
-// notCreated refuses --new on a quota key whose limiter already holds a
-// configuration other than this costs file's: the key was created, so
-// replacing its pools is a change made on purpose, without --new. The same
-// configuration again is no change, so that a Job that runs apply --new
-// twice does no harm.
-func notCreated(ctx context.Context, l configLimiter, key string) error {
-	confs, err := l.Config(ctx)
-	if err != nil {
-		return runtimeError(err)
-	}
-	held := false
-	for _, c := range confs {
-		held = held || c.Limiter != ""
-	}
-	var differ []string
-	for _, c := range confs {
-		if held && c.Limiter != c.Costs {
-			differ = append(differ, fmt.Sprintf("pool %s: %s, this costs file %s", c.Pool, quota.Describe(c.Limiter), quota.Describe(c.Costs)))
-		}
-	}
-	if len(differ) == 0 {
-		return nil
-	}
-	return usageErrorf("quota apply --new: quota key %s is not new: the limiter holds its configuration (%s); "+
-		"--new creates a key never used and replaces nothing: run `ingest quota apply` without --new to replace its pools on purpose",
-		key, strings.Join(differ, "; "))
-}
-
 func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {
-	r, ok := l.(*quota.Redis)
-	if !ok {
-		return usageErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
-	}
-	if len(paths) == 0 {
-		paths = []string{s.db}
-	}
-	var recs []ingest.Recalled
-	for _, path := range paths {
-		rec, err := readLedger(ctx, path, key, s.costs)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, rec)
-	}
-	n, err := r.Restore(ctx, recs)
+	n, ledgers, err := s.host().Restore(ctx, l, key, paths)
 	if err != nil {
 		return runtimeError(err)
 	}
-	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", n, len(recs))
+	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", n, ledgers)
 	return nil
-}
-
-// readLedger reads one database's ledger of the recall span, read-only.
-func readLedger(ctx context.Context, path, key string, costs *ingest.Costs) (ingest.Recalled, error) {
-	db, err := store.OpenExisting(ctx, path)
-	if err != nil {
-		return ingest.Recalled{}, usageErrorf("--ledger %s: %w", store.Redact(path), err)
-	}
-	defer db.Close()
-	rec, err := db.Recall(ctx, key, time.Now().Add(-costs.Span()))
-	if err != nil {
-		return rec, runtimeError(fmt.Errorf("--ledger %s: %w", store.Redact(path), err))
-	}
-	return rec, nil
 }

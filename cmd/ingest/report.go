@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 type reportFlags struct {
@@ -74,7 +72,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.NoDatabase = true
 	case err != nil:
-		return dbError(s.dbName(), err)
+		return s.dbError(err)
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
@@ -133,50 +131,28 @@ func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, f
 }
 
 // reportQuotaKey: --quota-key, else the API key's hash, else the one quota
-// key in the ledger.
+// key in the ledger (wiring.Host.ReadQuotaKey).
 func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
-	if s.quotaKey != "" {
-		return s.quotaKey, nil
-	}
-	if k, err := apiKey(); err == nil {
-		return keyHash(k), nil
-	}
-	var keys []string
-	if db != nil {
-		var err error
-		if keys, err = db.QuotaKeys(ctx); err != nil {
-			return "", runtimeError(fmt.Errorf("read quota keys: %w", err))
-		}
-	}
-	switch len(keys) {
-	case 1:
-		return keys[0], nil
-	case 0:
-		if db == nil && s.redisURL == "" {
-			return "-", nil // nothing spent on this host, and no shared limiter to ask
-		}
-		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
-	}
-	return "", usageErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
+	k, _ := apiKey()
+	key, err := s.host().ReadQuotaKey(ctx, s.quotaKey, k, db)
+	return key, runtimeError(err)
 }
 
 // buildReport builds the report of src with the staggered schedule's next
 // runs and slots.
 func buildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), stagger(src.Regions, src.Every)
+	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), wiring.Stagger(src.Regions, src.Every)
 	return report.Build(ctx, src)
 }
 
-// stagger is the staggered slots of the i-th of charts at every, as the
-// daemon's; nil when every cannot be staggered.
-func stagger(charts []string, every time.Duration) func(i int) pace.Slots {
-	return func(i int) pace.Slots {
-		s, err := jobs.Stagger(every, i, len(charts))
-		if err != nil {
-			return nil
-		}
-		return s
-	}
-}
-
 func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
+
+// reportClock is the ledger's last reading of the upstream's clock for the
+// report; nil when there is none (or no database).
+func reportClock(ctx context.Context, db *store.DB) *report.Clock {
+	skew, seen, ok := wiring.LastClock(ctx, db)
+	if !ok {
+		return nil
+	}
+	return &report.Clock{Skew: skew, Seen: seen}
+}

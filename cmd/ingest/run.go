@@ -159,22 +159,22 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	defer p.Close()
-	if err := termsGate(ctx, s, p.db); err != nil {
+	if err := termsGate(ctx, s, p.DB); err != nil {
 		return err
 	}
 	b := readBuildInfo()
 	m := metrics.New(metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion})
-	last, err := p.db.LastRuns(ctx, ingest.Trending)
+	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return runtimeError(fmt.Errorf("read last runs: %w", err))
 	}
 	m.Seed(last)
 	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
-	runner := &jobs.Runner{Locker: p.limiter, Logger: s.logger, Observe: m.Observe, Drain: drain, LastStart: p.db.LastStart}
-	lim := m.Metered(p.limiter)
-	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.quotaKey, Costs: s.costs,
-		Limiter: lim, Source: p.source, Sink: p.db, Categories: p.db, Drain: drain}, s.logger)
+	runner := &jobs.Runner{Locker: p.Limiter, Logger: s.logger, Observe: m.Observe, Drain: drain, LastStart: p.DB.LastStart}
+	lim := m.Metered(p.Limiter)
+	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.QuotaKey, Costs: s.costs,
+		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, s.logger)
 	if f.listen != "" {
 		shutdown, err := serve(ctx, s, f, m, p, codes)
 		if err != nil {
@@ -186,7 +186,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		d.Track = f.track.job(s, p, lim, drain)
 	}
-	d.Prune = s.pruneJob(p.db, keep, drain)
+	d.Prune = s.pruneJob(p.DB, keep, drain)
 	d.Refresh = s.refreshJob(p, lim, drain)
 	if f.once {
 		if f.pacedOnce {
@@ -195,7 +195,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 				return err
 			}
 			d.Pacer = pc
-			if err := p.db.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
+			if err := p.DB.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
 				return runtimeError(err)
 			}
 		}
@@ -223,14 +223,14 @@ func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jo
 	last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	if err := p.db.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
+	if err := p.DB.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
 		return runtimeError(err)
 	}
 	d.LastStart = map[string]time.Time{}
 	for code, r := range last {
 		d.LastStart[code] = r.Started
 	}
-	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.limiter.Backend())
+	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.Limiter.Backend())
 	return runtimeError(d.Run(ctx))
 }
 
@@ -243,17 +243,17 @@ func serve(ctx context.Context, s *settings, f *runFlags, m *metrics.Metrics, p 
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
 	}
-	src := report.Sources{DB: p.db, Limiter: p.limiter, Costs: s.costs, QuotaKey: p.quotaKey, Regions: codes, Every: f.every,
-		Standing: s.standing, Held: p.db.Held}
-	m.WatchClock(p.upstream.Skew)
+	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: s.costs, QuotaKey: p.QuotaKey, Regions: codes, Every: f.every,
+		Standing: s.standing, Held: p.DB.Held}
+	m.WatchClock(p.Upstream.Skew)
 	routes := []web.Route{
-		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.limiter)},
+		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(readiness(m, p)...)},
 		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
 			return buildReport(ctx, src)
 		})},
 	}
-	ui, err := newWeb(p.db, src, s, web.Config{Listen: addr, NoThumbnails: f.noThumbs, Routes: routes,
+	ui, err := newWeb(p.DB, src, s, web.Config{Listen: addr, NoThumbnails: f.noThumbs, Routes: routes,
 		TrustedProxies: f.proxies, AuthFailed: m.AuthFailed})
 	if err != nil {
 		ln.Close()

@@ -223,30 +223,21 @@ func apiSettings(f *serveFlags) (*ratelimit.APIPlans, []netip.Prefix, error) {
 	return plans, proxies, err
 }
 
-// openServeDB opens the database for writing, which the tokens' last use
-// and, on PostgreSQL without Redis, the API's limiter need, but never
-// creates it. When the limiter does not live in it, a database that cannot
-// be written (a read-only volume) is opened read-only: tokens' last use
-// then goes unrecorded.
+// openServeDB opens the database for writing, never creating it, or
+// read-only when it cannot be written (wiring.Host.OpenServeDB).
 func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
-	if !s.dbExists() {
+	if !s.host().DBExists() {
 		return openExisting(ctx, s)
 	}
-	db, err := store.Open(ctx, s.db)
-	if err == nil {
-		return db, nil
+	db, ro, err := s.host().OpenServeDB(ctx)
+	if err != nil {
+		return nil, runtimeError(err)
 	}
-	ro, rerr := store.OpenExisting(ctx, s.db)
-	if rerr != nil {
-		return nil, dbError(s.dbName(), err)
+	if ro != nil {
+		s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, ro)
+		s.warnTerms(ctx, db)
 	}
-	if _, inDB := ro.APICounts(); inDB && s.redisURL == "" {
-		ro.Close()
-		return nil, dbError(s.dbName(), fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
-	}
-	s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, err)
-	s.warnTerms(ctx, ro)
-	return ro, nil
+	return db, nil
 }
 
 // meter is the API's metering as serve wires it.
@@ -258,9 +249,9 @@ type meter struct {
 // openMeter builds the API's metering over its own limiter (apiLimiter).
 func openMeter(s *settings, db *store.DB, plans *ratelimit.APIPlans) (meter, func(), error) {
 	m := meter{metrics: metrics.NewAPI()}
-	l, closeFn, err := s.apiLimiter(db)
+	l, closeFn, err := s.host().APILimiter(db)
 	if err != nil {
-		return m, nil, err
+		return m, nil, runtimeError(err)
 	}
 	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
 	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, Observe: m.metrics.Observe}
@@ -271,6 +262,6 @@ func openMeter(s *settings, db *store.DB, plans *ratelimit.APIPlans) (meter, fun
 // database takes a write, and no region has failed metrics.FailingAfter
 // passes in a row.
 func readiness(m *metrics.Metrics, p *pipeline) []web.Check {
-	return []web.Check{web.LimiterCheck(p.limiter), {Name: "database", Passed: "writable", Probe: p.db.Writable},
+	return []web.Check{web.LimiterCheck(p.Limiter), {Name: "database", Passed: "writable", Probe: p.DB.Writable},
 		{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // settings are the flags common to every command, each with an
@@ -39,7 +40,7 @@ type settings struct {
 	level  slog.Level
 	stderr io.Writer
 
-	clock upstreamOnce // clock.go
+	wired *wiring.Host // open.go
 }
 
 // The settings a command can use. A command validates only those it names

@@ -5,8 +5,6 @@ package main
 // and its variable, before anything is opened, spent or written.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"math"
@@ -18,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func (s *settings) checkLogLevel() error {
@@ -95,18 +94,12 @@ func apiKey() (string, error) {
 	return k, nil
 }
 
-// keyHash is the short, one-way name of an API key: the default quota key.
-func keyHash(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])[:8]
-}
-
 // resolveQuotaKey names the quota: --quota-key, else the hash of the key.
 func (s *settings) resolveQuotaKey(apiKey string) string {
 	if s.quotaKey != "" {
 		return s.quotaKey
 	}
-	return keyHash(apiKey)
+	return wiring.KeyHash(apiKey)
 }
 
 // checkReplicas reads --redis-replicas.
@@ -130,9 +123,9 @@ func (s *settings) checkRedisURL() error {
 	if s.redisURL == "" {
 		return nil
 	}
-	c, err := redisClient(s.redisURL)
+	c, err := (&wiring.Host{RedisURL: s.redisURL}).RedisClient()
 	if err != nil {
-		return err
+		return runtimeError(err)
 	}
 	return c.Close()
 }

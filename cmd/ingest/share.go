@@ -8,30 +8,16 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // A backfill's share: without --max-units, a backfill takes only what the
 // daemon's plan leaves in the pools until their reset.
 
-// planShare plans the daemon's recorded schedule as the paced daemon
-// does (report's plan, from the limiter's state and this database's
-// ledger): what it leaves in each pool until the reset is a backfill's
-// share when the operator gives it none. With no recorded schedule the
-// plan spends nothing.
+// planShare is what the daemon's recorded schedule leaves a backfill
+// (report.PlanShare), staggered as the daemon staggers it.
 func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
-	src := report.Sources{DB: report.NoDB{}, Limiter: lim, Costs: s.costs, QuotaKey: key}
-	if db != nil {
-		src.DB = db
-		sch, ok, err := db.Schedule(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			src.Regions, src.Every = sch.Regions, sch.Every
-		}
-	}
-	src.Slots = stagger(src.Regions, src.Every)
-	return report.Pace(ctx, src)
+	return report.PlanShare(ctx, db, lim, s.costs, key, wiring.Stagger)
 }
 
 // takeShare caps the backfill to the whole pages the plan leaves room for
@@ -58,7 +44,7 @@ func dryRunShare(ctx context.Context, s *settings, job *jobs.Backfill, cost map[
 	var db *store.DB
 	var lim report.StateReader = report.WholePools{Costs: s.costs}
 	key := ""
-	if s.dbExists() {
+	if s.host().DBExists() {
 		var err error
 		if db, err = openExisting(ctx, s); err != nil {
 			return "", 0, err

@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -143,41 +142,12 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 	})
 }
 
-// listedToken is a token as tokens list shows it: usable says whether a
-// serve reading the same plans file takes it (its plan is in the file).
-type listedToken struct {
-	store.Token
-	Usable bool `json:"usable"`
-}
-
 func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ratelimit.APIPlans, asJSON bool) error {
 	tokens, err := db.Tokens(ctx)
 	if err != nil {
 		return runtimeError(err)
 	}
-	list := make([]listedToken, 0, len(tokens))
-	for _, t := range tokens {
-		list = append(list, listedToken{t, plans.Usable(t.Plan)})
-	}
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPLAN\tUSABLE\tCREATED\tLAST USED")
-	for _, t := range list {
-		used := "never"
-		if !t.LastUsed.IsZero() {
-			used = t.LastUsed.Format(time.RFC3339)
-		}
-		usable := "yes"
-		if !t.Usable {
-			usable = "no: plan not in " + plans.File
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Plan, usable, t.Created.Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+	return report.Tokens(out, tokens, plans.Usable, plans.File, asJSON)
 }
 
 func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string) error {

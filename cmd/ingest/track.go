@@ -45,8 +45,8 @@ func (t *trackFlags) validate(cmd *cobra.Command) error {
 
 func (t *trackFlags) job(s *settings, p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Track {
 	span, _ := t.span()
-	return &jobs.Track{QuotaKey: p.quotaKey, Costs: s.costs, Limiter: lim, Source: p.source,
-		Store: p.db, Logger: s.logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: span, Drain: drain}
+	return &jobs.Track{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source,
+		Store: p.DB, Logger: s.logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: span, Drain: drain}
 }
 
 var _ jobs.TrackStore = (*store.DB)(nil)

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -21,32 +21,33 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
-// redisClient parses --redis: one server, or a cluster when addr= lists
+// RedisClient parses RedisURL: one server, or a cluster when addr= lists
 // more nodes; the limiter's timeouts reach the socket. No error quotes any
 // part of the password (internal/dsn).
-func redisClient(raw string) (redis.UniversalClient, error) {
+func (h *Host) RedisClient() (redis.UniversalClient, error) {
+	raw := h.RedisURL
 	if err := redisScheme(raw); err != nil {
 		return nil, err
 	}
 	if err := dsn.Check(raw); err != nil {
-		return nil, usageErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(raw), err)
+		return nil, configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(raw), err)
 	}
 	c, err := quota.NewClient(raw, quota.DefaultTimeout)
 	if err != nil {
-		return nil, usageErrorf("--redis / REDIS_URL: %s: %s", dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
+		return nil, configErrorf("--redis / REDIS_URL: %s: %s", dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
 	}
 	return c, nil
 }
 
-// redisAccess is a configuration error when Redis refuses this URL's
+// RedisAccess is a configuration error when Redis refuses this URL's
 // credentials or database (quota.AccessError), found by one round trip
 // before anything is spent or written. A Redis that does not answer is
 // not one: the limiter's fail policy decides then.
-func (s *settings) redisAccess(ctx context.Context, c redis.UniversalClient) error {
-	redis.SetLogger(redisLogger{s.logger}) // its words on a failed dial, in --log-format
+func (h *Host) RedisAccess(ctx context.Context, c redis.UniversalClient) error {
+	redis.SetLogger(redisLogger{h.Logger}) // its words on a failed dial, in --log-format
 	var ae *quota.AccessError
 	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
-		return usageErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(s.redisURL), ae)
+		return configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(h.RedisURL), ae)
 	}
 	return nil
 }
@@ -60,7 +61,7 @@ func redisScheme(raw string) error {
 	case found && (scheme == "redis" || scheme == "rediss" || scheme == "unix"):
 		return nil
 	case !found || scheme == "":
-		return usageErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
+		return configErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
 	}
-	return usageErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
+	return configErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
 }

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// WouldJSON is prune --dry-run --json: what a prune would delete.
+type WouldJSON struct {
+	DryRun     bool  `json:"dry_run"`
+	Runs       int64 `json:"runs"`
+	Entries    int64 `json:"entries"`
+	Stats      int64 `json:"stats"`
+	Videos     int64 `json:"videos"`
+	Search     int64 `json:"backfill_results"`
+	Categories int64 `json:"categories"`
+}
+
+// BeyondJSON is b as prune --dry-run --json prints it.
+func BeyondJSON(b store.Beyond) WouldJSON {
+	return WouldJSON{DryRun: true, Runs: b.Runs, Entries: b.Entries, Stats: b.Stats, Videos: b.Videos, Search: b.Search,
+		Categories: b.Categories}
+}
+
+// PrunedJSON is prune --json: what a prune deleted, and the database after.
+type PrunedJSON struct {
+	Runs       int64      `json:"runs"`
+	Entries    int64      `json:"entries"`
+	Stats      int64      `json:"stats"`
+	Videos     int64      `json:"videos"`
+	Search     int64      `json:"backfill_results"`
+	Categories int64      `json:"categories"`
+	Ledger     int64      `json:"ledger"`
+	FreedBytes int64      `json:"freed_bytes"`
+	Bytes      int64      `json:"database_bytes"`
+	OldestRun  *time.Time `json:"oldest_run"`
+}
+
+// PruneJSON is p, and the database's size s after it, as prune --json
+// prints them.
+func PruneJSON(p store.Pruned, s store.Size) PrunedJSON {
+	out := PrunedJSON{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger,
+		Search: p.Search, Categories: p.Categories,
+		FreedBytes: p.Freed, Bytes: s.Bytes}
+	if !s.OldestRun.IsZero() {
+		out.OldestRun = &s.OldestRun
+	}
+	return out
+}
+
+// Pruned prints what a prune deleted, and the database after it.
+func Pruned(out io.Writer, p store.Pruned, size store.Size) {
+	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s\n",
+		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed))
+	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))
+}
+
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func oldestText(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

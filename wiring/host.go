@@ -1,0 +1,206 @@
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/store"
+)
+
+// ConfigError is a configuration this host refuses before anything is
+// spent or written; the command exits 2 on it (docs/contract.md). Every
+// other error is a runtime failure.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErrorf(format string, args ...any) error {
+	return &ConfigError{fmt.Errorf(format, args...)}
+}
+
+// Host is what a command opens from, as its checked settings give them:
+// the database (--db), the Redis of the limiter (--redis, "" for none),
+// the upstream's endpoint, the costs file, and the logger.
+type Host struct {
+	DSN      string
+	RedisURL string
+	Endpoint string
+	Costs    *ingest.Costs
+	Logger   *slog.Logger
+	Replicas int // --redis-replicas
+
+	clock upstreamOnce
+}
+
+// DBName is the database as messages and logs show it: a URL without its
+// password.
+func (h *Host) DBName() string { return store.Redact(h.DSN) }
+
+// DBExists says whether the database is there: a file, or a PostgreSQL
+// server (whose schema the store checks when it opens).
+func (h *Host) DBExists() bool { return store.Exists(h.DSN) }
+
+// OpenStore opens (creating and migrating) the database.
+func (h *Host) OpenStore(ctx context.Context) (*store.DB, error) {
+	db, err := store.Open(ctx, h.DSN)
+	if err != nil {
+		return nil, h.DBError(err)
+	}
+	return db, nil
+}
+
+// OpenExisting opens the database for reading; one that does not exist
+// yet is a NoneYetError (which matches store.ErrNoDatabase).
+func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
+	db, err := store.OpenExisting(ctx, h.DSN)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, NoneYetError{h.DBName()}
+	}
+	if err != nil {
+		return nil, h.DBError(err)
+	}
+	return db, nil
+}
+
+// DBError is a database that did not open, as the user reads it: a path
+// that cannot be used is a configuration error saying the fix.
+func (h *Host) DBError(err error) error {
+	var pe *store.PathError
+	var ve *store.VersionError
+	switch {
+	case errors.As(err, &pe):
+		return configErrorf("--db (INGEST_DB) %v", pe)
+	case errors.As(err, &ve):
+		return configErrorf("--db (INGEST_DB) %v", ve)
+	}
+	return fmt.Errorf("open database %s: %w", h.DBName(), err)
+}
+
+// NoneYetError is a database that does not exist yet, as a command that
+// needs it says so; it matches store.ErrNoDatabase.
+type NoneYetError struct{ DB string }
+
+func (e NoneYetError) Error() string {
+	return "no database at " + e.DB + " yet: run `ingest run --once` first (or point --db / INGEST_DB at one)"
+}
+
+func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase }
+
+// OpenLimiter builds the Redis limiter when RedisURL is set, else the
+// embedded one in the database (OpenLimiter). closeFn releases the Redis
+// client. db may be nil with Redis (a host without a database).
+func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn func(), err error) {
+	opts := quota.Options{Costs: h.Costs, Logger: h.Logger, Replicas: h.Replicas}
+	var d *Database
+	up := quota.NoUpstreamClock
+	if db != nil {
+		d, up = &Database{DB: db, Where: store.Where(h.DSN)}, h.UpstreamClock(db)
+	}
+	var client redis.UniversalClient
+	closeFn = func() {}
+	if h.RedisURL != "" {
+		if client, err = h.RedisClient(); err != nil {
+			return nil, nil, err
+		}
+		if err := h.RedisAccess(context.Background(), client); err != nil {
+			client.Close()
+			return nil, nil, err
+		}
+		closeFn = func() { client.Close() }
+	}
+	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, up, opts); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return l, closeFn, nil
+}
+
+// APILimiter is where the API's clients are counted: on Redis when
+// RedisURL is set, shared by every serve on it; else where the database
+// keeps them (Database.APILimiter). The func releases what it opened.
+func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
+	if h.RedisURL != "" {
+		client, err := h.RedisClient()
+		if err != nil {
+			return nil, nil, err
+		}
+		l := ratelimit.NewRedis(client)
+		return l, func() { l.Close(); client.Close() }, nil
+	}
+	return (&Database{DB: db}).APILimiter(), func() {}, nil
+}
+
+// upstreamOnce holds the UpstreamClock of the database a command opened
+// (a command such as check opens more than one, one after the other).
+type upstreamOnce struct {
+	mu sync.Mutex
+	db *store.DB
+	c  *quota.UpstreamClock
+}
+
+// UpstreamClock is the upstream's clock as this process keeps it in the
+// ledger's notes: the limiter's guard asks it, and every response of the
+// upstream tells it (OpenPipeline).
+func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
+	h.clock.mu.Lock()
+	defer h.clock.mu.Unlock()
+	if h.clock.c == nil || h.clock.db != db {
+		h.clock.db = db
+		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db,
+			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, h.Endpoint) }})
+	}
+	return h.clock.c
+}
+
+// sawDate is fetch's OnDate: the reading goes to the ledger.
+func (h *Host) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time) {
+	return func(ctx context.Context, at time.Time) {
+		if err := up.Saw(context.WithoutCancel(ctx), at); err != nil {
+			h.Logger.Warn("keep the upstream's time in the ledger", ingest.LogErr, err)
+		}
+	}
+}
+
+// LastClock is the ledger's last reading of the upstream's clock: its
+// skew and when it was seen; ok is false when there is none (or no
+// database).
+func LastClock(ctx context.Context, db *store.DB) (skew time.Duration, seen time.Time, ok bool) {
+	if db == nil {
+		return 0, time.Time{}, false
+	}
+	r, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db}).Last(ctx)
+	if err != nil || !ok {
+		return 0, time.Time{}, false
+	}
+	return r.Skew(), r.At, true
+}
+
+// OpenServeDB opens an existing database for writing, which the tokens'
+// last use and, on PostgreSQL without Redis, the API's limiter need. When the limiter does not live in it, a database that cannot
+// be written (a read-only volume) is opened read-only, and readOnly says
+// why: tokens' last use then goes unrecorded.
+func (h *Host) OpenServeDB(ctx context.Context) (db *store.DB, readOnly, err error) {
+	if db, err = store.Open(ctx, h.DSN); err == nil {
+		return db, nil, nil
+	}
+	ro, rerr := store.OpenExisting(ctx, h.DSN)
+	if rerr != nil {
+		return nil, nil, h.DBError(err)
+	}
+	if _, inDB := ro.APICounts(); inDB && h.RedisURL == "" {
+		ro.Close()
+		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
+	}
+	return ro, err, nil
+}

@@ -1,0 +1,197 @@
+package wiring
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Pipeline is everything a command that calls the upstream opens, closed
+// in reverse order.
+type Pipeline struct {
+	QuotaKey string
+	DB       *store.DB
+	Limiter  Limiter
+	Source   *fetch.Client
+	Upstream *quota.UpstreamClock // the upstream's clock
+	closers  []func()
+}
+
+// Close releases what OpenPipeline opened, last first.
+func (p *Pipeline) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// OpenPipeline opens, for the API key apiKey spending on quotaKey, the
+// database, the limiter and the client. What would end the run with exit
+// 2 is found before the database is created: Redis refusing RedisURL, a
+// costs file the limiter disagrees with, a quota key nobody created, a bad
+// endpoint.
+func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipeline, error) {
+	p := &Pipeline{QuotaKey: quotaKey}
+	if err := h.checkRedis(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.preflight(ctx, p.QuotaKey); err != nil {
+		return nil, err
+	}
+	// The client first: a bad endpoint is a usage error, found before the
+	// database is created.
+	// Its Date headers go to the upstream's clock, set up with the
+	// database below, before any call.
+	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
+	var err error
+	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate})
+	if err != nil {
+		return nil, configErrorf("--youtube-endpoint: %w", err)
+	}
+	if p.DB, err = h.OpenStore(ctx); err != nil {
+		return nil, err
+	}
+	p.Upstream = h.UpstreamClock(p.DB)
+	p.closers = append(p.closers, func() { p.DB.Close() })
+	l, closeLimiter, err := h.OpenLimiter(p.DB, p.QuotaKey)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.Limiter = l
+	p.closers = append(p.closers, closeLimiter)
+	if err := Agree(ctx, l, h.Logger); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if err := Created(ctx, l); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if r, ok := l.(*quota.Redis); ok {
+		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
+			h.Logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
+		}
+		// Heartbeats keep this ledger's copy of the limiter's ledgers
+		// fresh, and put its calls back when a recovery waits for them.
+		beat, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(beat) }()
+		p.closers = append(p.closers, func() { stop(); <-done })
+	}
+	return p, nil
+}
+
+// checkRedis finds, before the database is opened or created, whether
+// Redis refuses RedisURL's credentials or database: a configuration error.
+func (h *Host) checkRedis(ctx context.Context) error {
+	if h.RedisURL == "" {
+		return nil
+	}
+	c, err := h.RedisClient()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return h.RedisAccess(ctx, c)
+}
+
+// preflight checks, on a host with Redis and no database yet, what would
+// end a run with exit 2 before it spends: a costs file the limiter
+// disagrees with, a quota key nobody created. A run that exits 2 so leaves
+// no new database behind. With a database, OpenPipeline checks the same
+// after opening it (its ledger tells a lost key from a new one).
+func (h *Host) preflight(ctx context.Context, key string) error {
+	if h.RedisURL == "" || h.DBExists() {
+		return nil
+	}
+	l, closeLimiter, err := h.OpenLimiter(nil, key)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	var cerr *quota.ConfigError
+	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
+		return configErrorf("--costs: %w", err)
+	}
+	return Created(ctx, l)
+}
+
+// Created is a configuration error when the limiter is Redis and holds no
+// configuration for a key this ledger never spent on (quota.ErrNotApplied).
+func Created(ctx context.Context, l Limiter) error {
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return nil
+	}
+	if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
+		return configErrorf("--redis / REDIS_URL: %w", err)
+	}
+	return nil
+}
+
+// Agree checks, before anything is spent, that the limiter holds the same
+// pools as this costs file: a disagreement is a configuration error.
+// When the limiter cannot be asked, each call meets the same check (or the
+// fail policy) later.
+func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error }, log *slog.Logger) error {
+	err := l.CheckConfig(ctx)
+	var cerr *quota.ConfigError
+	switch {
+	case errors.As(err, &cerr):
+		return configErrorf("--costs: %w", err)
+	case err != nil:
+		log.Warn("could not check the limiter's configuration before starting", ingest.LogErr, err)
+	}
+	return nil
+}
+
+// NewPacer plans the daemon's entries at their kind's priority (a region's
+// own chart first, its category charts a level below, the refresh of kept
+// videos below them, tracking last), each never more often than its
+// slots, from this database's ledger and runs, and publishes every plan it
+// makes in the database.
+func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
+	es, err := d.Entries()
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	var entries []pace.Entry
+	for _, e := range es {
+		pe := pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots}
+		switch e.Kind {
+		case jobs.KindChart, jobs.KindCategoryChart:
+			pe.Cost = pace.ChartGuess(h.Costs)
+		case jobs.KindRefresh:
+			pe.Priority, pe.Cost = pace.PriorityRefresh, pace.RefreshGuess(h.Costs)
+		case jobs.KindTracking:
+			pe.Priority, pe.Cost = pace.PriorityTracking, pace.TrackGuess(h.Costs)
+		default:
+			continue // pruning spends no quota
+		}
+		entries = append(entries, pe)
+	}
+	pc := pace.New(h.Costs.Pools, p.Limiter.State, entries)
+	pc.History = pace.FromRecords(p.DB, p.QuotaKey, h.Costs.Pools)
+	pc.Daily = pace.Daily(h.Costs, d.Runner.Charts())
+	pc.LastPass = p.DB.LastStart
+	pc.Logger, pc.Refresh = h.Logger, d.Every
+	pc.Publish = func(ctx context.Context, st pace.Status) {
+		doc, err := json.Marshal(st)
+		if err == nil {
+			err = p.DB.SavePlan(context.WithoutCancel(ctx), p.QuotaKey, st.At, doc)
+		}
+		if err != nil {
+			h.Logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
+		}
+	}
+	return pc, nil
+}

@@ -1,0 +1,111 @@
+package wiring
+
+// What `ingest quota apply` and `quota restore` do to the limiter: create
+// a key or replace its pools, and give it back the calls of the ledgers.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+)
+
+// ConfigLimiter is what quota show and apply need of the limiter.
+type ConfigLimiter interface {
+	Backend() string
+	Config(ctx context.Context) ([]quota.PoolConfig, error)
+	ApplyConfig(ctx context.Context) ([]quota.ConfigChange, error)
+}
+
+// Apply applies this costs file's pools on the embedded limiter, and on
+// Redis asks for intent on a key with no configuration (isNew), after
+// reading the ledgers of the databases others.
+func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew bool, others []string) ([]quota.ConfigChange, error) {
+	if isNew {
+		if err := notCreated(ctx, l, key); err != nil {
+			return nil, err
+		}
+	}
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return l.ApplyConfig(ctx)
+	}
+	recs := map[string]ingest.Recalled{}
+	for _, path := range others {
+		rec, err := h.ReadLedger(ctx, path, key)
+		if err != nil {
+			return nil, err
+		}
+		recs[store.Redact(path)] = rec
+	}
+	return r.Create(ctx, isNew, recs)
+}
+
+// notCreated refuses --new on a quota key whose limiter already holds a
+// configuration other than this costs file's: the key was created, so
+// replacing its pools is a change made on purpose, without --new. The same
+// configuration again is no change, so that a Job that runs apply --new
+// twice does no harm.
+func notCreated(ctx context.Context, l ConfigLimiter, key string) error {
+	confs, err := l.Config(ctx)
+	if err != nil {
+		return err
+	}
+	held := false
+	for _, c := range confs {
+		held = held || c.Limiter != ""
+	}
+	var differ []string
+	for _, c := range confs {
+		if held && c.Limiter != c.Costs {
+			differ = append(differ, fmt.Sprintf("pool %s: %s, this costs file %s", c.Pool, quota.Describe(c.Limiter), quota.Describe(c.Costs)))
+		}
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	return configErrorf("quota apply --new: quota key %s is not new: the limiter holds its configuration (%s); "+
+		"--new creates a key never used and replaces nothing: run `ingest quota apply` without --new to replace its pools on purpose",
+		key, strings.Join(differ, "; "))
+}
+
+// Restore gives a Redis limiter back the calls of key in the ledgers of
+// the databases paths (this one when none): how many calls, from how many
+// ledgers.
+func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
+	r, ok := l.(*quota.Redis)
+	if !ok {
+		return 0, 0, configErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
+	}
+	if len(paths) == 0 {
+		paths = []string{h.DSN}
+	}
+	var recs []ingest.Recalled
+	for _, path := range paths {
+		rec, err := h.ReadLedger(ctx, path, key)
+		if err != nil {
+			return 0, 0, err
+		}
+		recs = append(recs, rec)
+	}
+	n, err := r.Restore(ctx, recs)
+	return n, len(recs), err
+}
+
+// ReadLedger reads one database's ledger of the recall span, read-only.
+func (h *Host) ReadLedger(ctx context.Context, path, key string) (ingest.Recalled, error) {
+	db, err := store.OpenExisting(ctx, path)
+	if err != nil {
+		return ingest.Recalled{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
+	}
+	defer db.Close()
+	rec, err := db.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
+	if err != nil {
+		return rec, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
+	}
+	return rec, nil
+}
