@@ -57,16 +57,16 @@ mutants=(
   "fence-ignored@quota/window.lua@$unknown@s/  if redis.call('SISMEMBER', FENCE, fmt(a.token)) == 1 then return {code = 'fenced'} end//"
   "receipt-not-written@quota/window.lua@$unknown@s/    redis.call('HSET', RCPT, fmt(a.token % 32), fmt(a.token) .. ' ' .. r.id)//"
   # outages (promise 5)
-  "budget-per-process@quota/failopen.go@$outage@s/^\t\tcalls = rec.Calls$/\t\t_ = rec/"
+  "budget-per-process@quota/failopen.go@$outage@s/^\t\tused = f.count(calls, now)$/\t\tused = f.count(nil, now)/"
   "fail-open-budget-ignored@quota/failopen.go@$outage@s/used\[c.pool.Name\]+c.units > b {/false \&\& used[c.pool.Name]+c.units > b {/"
   "unmetered-never-written-back@quota/redis.go@$outage@s/^\tif !r.fail.down.Load() {$/\tif true {/"
   "unknown-never-reconciled@quota/redis.go@$unknown@s/^\tr.reconcile(ctx)$//"
   "replicas-not-waited@quota/redis.go@FaultReplica@s/^\tcase r.opts.Replicas > 0:$/\tcase false:/"
   "error-reply-fails-open@quota/redis.go@$outage@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, op, cs, err)/"
-  "no-socket-deadlines@quota/redis.go@$outage|FaultUnknownSlowServer@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
+  "no-socket-deadlines@quota/access.go@$outage|FaultUnknownSlowServer@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   # the embedded limiter
   "embedded-clock-may-go-back@quota/embedded.go@$embedded@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
-  "postgres-hosts-do-not-take-turns@quota/postgres.go@PostgresManyProcessesOneKey|PostgresConformance@s/pg_advisory_xact_lock(\$1, hashtext(\$2))/pg_advisory_xact_lock(\$1, hashtext(\$2 || random()::text))/"
+  "postgres-hosts-do-not-take-turns@store/pg_limiter.go@PostgresManyProcessesOneKey|PostgresConformance@s/pg_advisory_xact_lock(?1, hashtext(?2))/pg_advisory_xact_lock(?1, hashtext(?2 || random()::text))/"
   "no-embedded-clock-guard@quota/embedded.go@$embedded@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
   # a loss stays a loss: the recovery's bugs a review could miss, the
   # quiet period, corruption
@@ -81,7 +81,7 @@ mutants=(
   "corrupt-entries-believed@quota/window.lua@FaultCorruptKeys|$loss@s/  if not (whole(f.u, 1) and whole(f.c, f.u)) then/  if false then/"
   "clock-ahead-believed@quota/window.lua@FaultCorruptKeys|$clock@s/    if last - math.max(newest, marks) > a.guard then/    if false then/"
   "corruption-never-scrubbed@quota/window.lua@FaultCorruptKeys@s/  local dropped = scrub(state())/  local dropped = false/"
-  "embedded-clock-row-believed@quota/embedded.go@FaultClockRowAhead|FaultLedgerRowAhead@s/^\t\tlast, err = s.believed(ctx, q, now, last)$/\t\t_ = last/"
+  "embedded-clock-row-believed@quota/embedded.go@FaultClockRowAhead|FaultLedgerRowAhead@s/^\t\tlast, err = s.believed(ctx, tx, now, last)$/\t\t_ = last/"
   # a call decided while the clock read behind stays a whole window of
   # real time
   "hold-dropped@quota/window.lua@FaultClockBehind(ThenCorrected|RealTime)Redis@s/  return stamp(e, now) > e and hold.from - 1 or e/  return e/"
@@ -92,8 +92,8 @@ mutants=(
   "embedded-upstream-skew-ignored@quota/upstream.go@UpstreamClock@s/if upstream > 0 \&\& (now-upstream/if false \&\& (now-upstream/"
   "new-boot-skips-the-check@quota/upstream.go@UpstreamClock@s/if s, ok = c.ask(ctx); !ok {/if true {/"
   # apply cannot erase a loss; one fail-open budget
-  "fail-open-ignores-own-grants@quota/failopen.go@FaultFailOpen@s/^\tfor _, c := range f.granted {$/\tfor _, c := range map[string]ingest.Call{} {/"
-  "fail-open-check-apart-from-grant@quota/failopen.go@FaultFailOpen@s/^\tif f.opts.Grant != nil {$/\tif false \&\& f.opts.Grant != nil {/"
+  "fail-open-ignores-own-grants@quota/failopen.go@FaultFailOpen@s/c.At.After(now.Add(-p.Window))/c.At.Before(now.Add(-time.Minute)) \&\& c.At.After(now.Add(-p.Window))/"
+  "fail-open-check-apart-from-grant@store/failopen.go@FaultFailOpen@s/^\terr := db.inTx(ctx, func(tx \*sql.Tx) error {$/\tseen0, err0 := calls(ctx, db.r, quotaKey, since)\n\terr := db.inTx(ctx, func(tx *sql.Tx) error {/;s/seen, err := calls(ctx, tx, quotaKey, since)/seen, err := seen0, err0/"
   "fail-open-grant-unlocked-on-pg@store/failopen.go@FaultFailOpen@s/^\t\tif err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {$/\t\tif err := error(nil); err != nil {/"
   "apply-ignores-the-key-s-past@quota/apply.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
   "restore-writes-no-configuration@quota/recovery.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
