@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
@@ -20,11 +21,17 @@ func TestVideoCardIsTheTable(t *testing.T) {
 		if f.JSON == "" {
 			continue
 		}
-		if f.Kind() != "text" {
-			t.Fatalf("field %s: the card shows text, not a %s", f.Column, f.Kind())
+		switch f.Kind() {
+		case "text":
+			rv.FieldByName(f.Go).SetString(f.Column + "-value")
+			want[f.JSON] = f.Column + "-value"
+		case "time":
+			at := time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+			rv.FieldByName(f.Go).Set(reflect.ValueOf(at))
+			want[f.JSON] = at.Format(time.RFC3339)
+		default:
+			t.Fatalf("field %s: the card shows text and times, not a %s", f.Column, f.Kind())
 		}
-		rv.FieldByName(f.Go).SetString(f.Column + "-value")
-		want[f.JSON] = f.Column + "-value"
 	}
 	b, err := json.Marshal(CardOf(v))
 	if err != nil {
