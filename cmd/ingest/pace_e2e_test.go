@@ -102,7 +102,7 @@ func TestPaceOnePlanAndFreeRestart(t *testing.T) {
 	if err := json.Unmarshal([]byte(httpGet(base+"/api/v1/quota")), &api); err != nil {
 		t.Fatalf("/api/v1/quota: %v", err)
 	}
-	page := httpGet(base + "/")
+	page := httpGet(base + "/operator")
 	every := rep.every("GB")
 	if every <= 3600 {
 		t.Fatalf("GB's cadence is %vs: the pool was meant to be too small for both charts hourly\n%s", every, out.stdout)
@@ -114,7 +114,7 @@ func TestPaceOnePlanAndFreeRestart(t *testing.T) {
 		t.Errorf("GB's cadence: /metrics %v s, report %v s, /api/v1/quota %v s; want one figure", fromMetrics, every, api.every("GB"))
 	}
 	if text := report.ShortDuration(time.Duration(every) * time.Second); !strings.Contains(page, `<td class="n">`+text+`</td>`) {
-		t.Errorf("the dashboard does not show GB's cadence %s", text)
+		t.Errorf("the operator's page does not show GB's cadence %s", text)
 	}
 	t.Logf("GB every %vs in /metrics, report, /api/v1/quota and the dashboard", every)
 
