@@ -44,11 +44,14 @@ image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagg
 # instrumented, it made every test that writes SQLite many times slower.
 # cmd/ingest's tests build the binary they run with the same flags.
 RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
+# A binary built with -race waits a second at exit, by default, for other
+# goroutines to report; make test sets atexit_sleep_ms=0 for every test
+# binary and what they start (a race found still fails the run).
 
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it beside them, and check deploy/
 	@days=$$(mktemp); \
 	$(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
-	$(GO) test $(RACE) -count=1 -timeout 30m ./...; rc=$$?; \
+	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m ./...; rc=$$?; \
 	wait $$pid; drc=$$?; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; rm -f $$days; \
 	test $$rc -eq 0 -a $$drc -eq 0

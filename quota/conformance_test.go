@@ -31,6 +31,34 @@ type harness struct {
 	plant func(t *testing.T, key, name, token string, ttl time.Duration)
 	// holder reads the token of a lease, "" when free.
 	holder func(t *testing.T, key, name string) string
+	// now reads the clock the backend decides by: Redis's TIME,
+	// PostgreSQL's clock_timestamp(), the host's for SQLite.
+	now func(t *testing.T) time.Time
+}
+
+// await returns once the backend's clock reads at or after at: the windows
+// and leases the tests wait out are measured by that clock, which no test
+// can move (docs/testing.md).
+func (h harness) await(t *testing.T, at time.Time) {
+	t.Helper()
+	awaitClock(t, func() time.Time { return h.now(t) }, at)
+}
+
+// awaitClock polls now until it reads at or after at, failing when the
+// host's clock has gone ten seconds past the span it expected to wait.
+func awaitClock(t testing.TB, now func() time.Time, at time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(time.Until(at) + 10*time.Second)
+	for {
+		n := now()
+		if !n.Before(at) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's clock reads %s, still before %s", n.Format(time.StampMilli), at.Format(time.StampMilli))
+		}
+		time.Sleep(min(at.Sub(n), 20*time.Millisecond))
+	}
 }
 
 // testCosts builds a costs file: pool default with capacity limit-reserve,
@@ -197,9 +225,9 @@ func testRetryAtExact(t *testing.T, h harness) {
 	const window = 2 * time.Second
 	l := h.open(t, quotaKey(t), testCosts(t, 150, 0, 5, window))
 	a := spend(t, l, 1)
-	time.Sleep(400 * time.Millisecond)
+	h.await(t, a.At.Add(400*time.Millisecond))
 	b := spend(t, l, 100)
-	time.Sleep(100 * time.Millisecond)
+	h.await(t, b.At.Add(100*time.Millisecond))
 	spend(t, l, 40)
 	d := spend(t, l, 100)
 	want := b.At.Add(window)
@@ -212,7 +240,7 @@ func testRetryAtExact(t *testing.T, h harness) {
 	}
 	// Once the 1-unit entry has left, still refused; then admitted exactly
 	// from RetryAt on.
-	time.Sleep(time.Until(a.At.Add(window + 50*time.Millisecond)))
+	h.await(t, a.At.Add(window))
 	for {
 		d := spend(t, l, 100)
 		if d.Allowed {
@@ -297,7 +325,7 @@ func testState(t *testing.T, h harness) {
 		t.Fatalf("empty default: got %+v", d)
 	}
 	first := spend(t, l, 100)
-	time.Sleep(500 * time.Millisecond)
+	h.await(t, first.At.Add(500*time.Millisecond))
 	take(t, l, "search.list")
 	spend(t, l, 30)
 	s = state(t, l)
@@ -310,7 +338,7 @@ func testState(t *testing.T, h harness) {
 	if d := s["search"]; d.Used != 1 || d.Remaining != 4 || !d.FreeAt.IsZero() {
 		t.Fatalf("search: got %+v, want used 1, remaining 4, free now", d)
 	}
-	time.Sleep(time.Until(want) + 50*time.Millisecond)
+	h.await(t, want)
 	if d := state(t, l)["default"]; d.Used != 130 || !d.FreeAt.IsZero() {
 		t.Fatalf("after the first call left: got %+v, want used 130, free now", d)
 	}
@@ -404,8 +432,9 @@ func testIDs(t *testing.T, h harness) {
 func testBoundary(t *testing.T, h harness) {
 	const window = 2 * time.Second
 	l := h.open(t, quotaKey(t), testCosts(t, 160, 10, 5, window))
-	boundary := time.Now().Add(window).Truncate(window)
-	if time.Until(boundary) < 300*time.Millisecond {
+	now := h.now(t)
+	boundary := now.Add(window).Truncate(window)
+	if boundary.Sub(now) < 300*time.Millisecond {
 		boundary = boundary.Add(window)
 	}
 	var first, last time.Time
@@ -422,9 +451,9 @@ func testBoundary(t *testing.T, h harness) {
 		}
 		return units
 	}
-	time.Sleep(time.Until(boundary.Add(-150 * time.Millisecond)))
+	h.await(t, boundary.Add(-150*time.Millisecond))
 	before := burst()
-	time.Sleep(time.Until(boundary.Add(50 * time.Millisecond)))
+	h.await(t, boundary.Add(50*time.Millisecond))
 	after := burst()
 	if last.Sub(first) >= window {
 		t.Fatalf("the bursts took %s, more than the window %s: too slow to show anything", last.Sub(first), window)
@@ -432,7 +461,7 @@ func testBoundary(t *testing.T, h harness) {
 	if before+after != 150 {
 		t.Fatalf("bursts around the boundary admitted %d + %d units, want exactly 150 together", before, after)
 	}
-	time.Sleep(time.Until(first.Add(window)))
+	h.await(t, first.Add(window))
 	if d := take(t, l, "videos.list"); !d.Allowed && !d.At.Before(first.Add(window)) {
 		t.Fatalf("a window after the first burst: refused %+v", d)
 	}
@@ -471,7 +500,7 @@ func testLockHolderOnly(t *testing.T, h harness) {
 	// Someone else takes over (as after our lease expired): our renewal and
 	// our unlock must leave their lease alone.
 	h.plant(t, key, "US", "other", 5*time.Second)
-	time.Sleep(250 * time.Millisecond)
+	h.await(t, h.now(t).Add(250*time.Millisecond)) // renewals come every 100 ms
 	unlock()
 	if got := h.holder(t, key, "US"); got != "other" {
 		t.Fatalf("after the old holder's unlock: holder %q, want other", got)
@@ -486,10 +515,11 @@ func testLockExpiry(t *testing.T, h harness) {
 	costs := testCosts(t, 100, 0, 5, time.Minute)
 	a, b := h.open(t, key, costs), h.open(t, key, costs)
 	h.plant(t, key, "US", "crashed", 300*time.Millisecond)
+	planted := h.now(t) // at or after the lease was written
 	if _, ok, _ := a.Lock(context.Background(), "US", time.Second); ok {
 		t.Fatal("lock taken while a live lease holds it")
 	}
-	time.Sleep(400 * time.Millisecond)
+	h.await(t, planted.Add(301*time.Millisecond))
 	// A lease of 1.5 s renewed every 500 ms, held for 2 s: taken by b only if
 	// renewal failed. The margin is a whole second, so that a loaded machine
 	// that delays one renewal does not fail the test.
@@ -497,7 +527,7 @@ func testLockExpiry(t *testing.T, h harness) {
 	if err != nil || !ok {
 		t.Fatalf("after the lease expired: ok %v, %v", ok, err)
 	}
-	time.Sleep(2 * time.Second)
+	h.await(t, h.now(t).Add(2*time.Second))
 	if _, ok, _ := b.Lock(context.Background(), "US", time.Second); ok {
 		t.Fatal("renewed lease was taken")
 	}

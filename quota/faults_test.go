@@ -233,6 +233,20 @@ func do(t *testing.T, addr string, args ...string) string {
 	return r
 }
 
+// pass waits until d has passed on the clock of the Redis server at addr,
+// by which the limiter measures cadences, heartbeats and quiet periods.
+func pass(t *testing.T, addr string, d time.Duration) {
+	t.Helper()
+	now := func() time.Time {
+		n, err := redistest.Time(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	awaitClock(t, now, now().Add(d))
+}
+
 // twoSpenders: hosts a and b, 30 calls each in turn.
 func twoSpenders(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *host) {
 	t.Helper()
@@ -401,6 +415,7 @@ operations:
 // call.
 func testMixedWindows(t *testing.T, h harness) {
 	ctx := context.Background()
+	var last time.Time // the last admission, by the limiter's clock
 	call := func(l limiter, order ...string) bool {
 		t.Helper()
 		var cs []ingest.Charge
@@ -410,6 +425,9 @@ func testMixedWindows(t *testing.T, h harness) {
 		d, err := l.Spend(ctx, "mixed", cs)
 		if err != nil || d.Unmetered {
 			t.Fatalf("spend %v: %+v, %v", order, d, err)
+		}
+		if d.Allowed {
+			last = d.At
 		}
 		return d.Allowed
 	}
@@ -424,10 +442,12 @@ func testMixedWindows(t *testing.T, h harness) {
 	costs := mixedCosts(t)
 	// Short first: the long pool keeps its hour.
 	l := h.open(t, quotaKey(t)+".short_first", costs)
+	// past the short window of the last admission
+	next := func() { h.await(t, last.Add(time.Second+time.Millisecond)) }
 	got := []int{count(l, 4, "short", "long")}
-	time.Sleep(1100 * time.Millisecond)
+	next()
 	got = append(got, count(l, 4, "short", "long"))
-	time.Sleep(1100 * time.Millisecond)
+	next()
 	got = append(got, count(l, 4, "short", "long"))
 	if fmt.Sprint(got) != "[3 2 0]" {
 		t.Errorf("short pool first, 4 calls three times a second apart: admitted %v, want [3 2 0] (long holds 5 an hour)", got)
@@ -435,7 +455,7 @@ func testMixedWindows(t *testing.T, h harness) {
 	// Long first: the short pool frees after its second.
 	l = h.open(t, quotaKey(t)+".long_first", costs)
 	got = []int{count(l, 4, "long", "short")}
-	time.Sleep(1100 * time.Millisecond)
+	next()
 	got = append(got, count(l, 4, "long", "short"))
 	if fmt.Sprint(got) != "[3 2]" {
 		t.Errorf("long pool first, 4 calls twice a second apart: admitted %v, want [3 2] (short frees after 1s)", got)

@@ -64,7 +64,7 @@ func TestFaultUnlistedLedgerCron(t *testing.T) {
 	if n := a.run(30); n != 30 {
 		t.Fatalf("A's run admitted %d of 30", n)
 	}
-	time.Sleep(cadence)
+	pass(t, srv.Addr, cadence)
 	if n := b.run(30); n != 30 {
 		t.Fatalf("B's first run admitted %d of 30", n)
 	}
@@ -103,7 +103,7 @@ func TestFaultUnlistedLedgerDaemon(t *testing.T) {
 	a.spendN(30)
 	go a.l.Run(ctx)
 	go b.l.Run(ctx)
-	time.Sleep(2 * beat) // A's copies name A alone; B's first heartbeats are done
+	pass(t, srv.Addr, 2*beat) // A's copies name A alone; B's first heartbeats are done
 	b.spendN(30)
 	do(t, srv.Addr, "FLUSHALL")
 	lossAt, resumedAt := time.Now(), time.Time{}
@@ -121,7 +121,10 @@ func TestFaultUnlistedLedgerDaemon(t *testing.T) {
 			time.Sleep(beat / 30)
 		}
 	}
-	time.Sleep(3 * beat) // B's heartbeat has long put its calls back
+	// B's heartbeat puts its calls back: awaited, up to 30 beats
+	for deadline := time.Now().Add(30 * beat); used(t, a.l) < capacity && time.Now().Before(deadline); {
+		pass(t, srv.Addr, beat/10)
+	}
 	t.Logf("daemons (beat %s), wiped before A's copy named B; A asked every %s: resumed %s after the loss, A admitted %d; %d / %d in all, Redis %d",
 		beat, beat/30, resumedAt.Sub(lossAt).Round(time.Millisecond), eager, total(a, b), capacity, used(t, a.l))
 	if total(a, b) != capacity || used(t, a.l) != capacity {
@@ -210,15 +213,15 @@ func TestFaultUnlistedLedgerThreeHosts(t *testing.T) {
 	b := newHost(t, srv.Addr, key, costs, "b", nil)
 	c := newHost(t, srv.Addr, key, costs, "c", nil)
 	a.run(10)
-	time.Sleep(cadence) // A's cadence
+	pass(t, srv.Addr, cadence) // A's cadence
 	b.run(10)
 	a.run(10) // A's copy names A and B
 	c.run(30) // C's first run, after A's last copy
 	b.run(10) // B's cadence: short
 	do(t, srv.Addr, "FLUSHALL")
 	a.run(2 * capacity)
-	b.run(2 * capacity)     // every ledger A named is back
-	time.Sleep(cadence / 4) // past B's cadence, well within A's
+	b.run(2 * capacity)          // every ledger A named is back
+	pass(t, srv.Addr, cadence/4) // past B's cadence, well within A's
 	early := a.run(2 * capacity)
 	untilFull(t, c, a, b)
 	t.Logf("A named A and B, not C; B refilled last, just after its previous run: A admitted %d before C ran; in all %d / %d, Redis %d",
@@ -249,7 +252,7 @@ func TestFaultVouchNearTheSpanEdge(t *testing.T) {
 	a.spendN(30) // A's copy, at its first call, names B
 	do(t, srv.Addr, "FLUSHALL")
 	first := a.run(2 * capacity)
-	time.Sleep(cadence / 4) // past any quiet period of A's own cadence
+	pass(t, srv.Addr, cadence/4) // past any quiet period of A's own cadence
 	second := a.run(2 * capacity)
 	t.Logf("B's calls 20 s from leaving the window, wiped: A's runs admitted %d and %d before B ran", first, second)
 	if first+second != 0 {
@@ -324,7 +327,7 @@ func TestFaultCopyKeepsUnlistedLedger(t *testing.T) {
 	a.heartbeat() // the limiter lists A alone
 	do(t, srv.Addr, "FLUSHALL")
 	first := a.run(2 * capacity)
-	time.Sleep(cadence / 4) // past any quiet period of A's own cadence
+	pass(t, srv.Addr, cadence/4) // past any quiet period of A's own cadence
 	second := a.run(2 * capacity)
 	t.Logf("B rolled back unnoticed, then wiped: A's runs admitted %d and %d before B ran", first, second)
 	if first+second != 0 {

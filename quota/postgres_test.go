@@ -98,7 +98,34 @@ func pgHarness() harness {
 			}
 			return tok
 		},
+		now: func(t *testing.T) time.Time { return pgTime(t, pgClock(t)) },
 	}
+}
+
+// pgClock is one pool on the cluster's admin database, shared by every
+// test that reads the server's clock, open until the process ends.
+var pgClock = func() func(t testing.TB) *sql.DB {
+	var once sync.Once
+	var db *sql.DB
+	return func(t testing.TB) *sql.DB {
+		once.Do(func() {
+			var err error
+			if db, err = sql.Open("pgx", pgtest.AdminURL(t)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return db
+	}
+}()
+
+// pgTime reads the server's clock, which the embedded limiter decides by.
+func pgTime(t testing.TB, db *sql.DB) time.Time {
+	t.Helper()
+	var ms int64
+	if err := db.QueryRow(`SELECT ` + pgNow).Scan(&ms); err != nil {
+		t.Fatal(err)
+	}
+	return time.UnixMilli(ms)
 }
 
 func TestPostgresConformance(t *testing.T) {

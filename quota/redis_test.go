@@ -47,7 +47,18 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 			}
 			return v
 		},
+		now: func(t *testing.T) time.Time { return redisTime(t, client(t)) },
 	}
+}
+
+// redisTime reads the server's clock, which the limiter's scripts decide by.
+func redisTime(t testing.TB, c redis.UniversalClient) time.Time {
+	t.Helper()
+	now, err := c.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now
 }
 
 // created makes the quota key's configuration, as `ingest quota apply`
@@ -176,12 +187,16 @@ func TestRedisStateReadOnly(t *testing.T) {
 	admin := newClient(t, srv.Addr)
 	costs := testCosts(t, 1000, 0, 5, 300*time.Millisecond)
 	w, _ := openRedis(t, admin, limOpts{QuotaKey: "ro", Costs: costs})
+	var last ingest.Decision
 	for range 3 {
-		if _, err := w.Take(ctx, "search.list"); err != nil {
+		d, err := w.Take(ctx, "search.list")
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = d
 	}
-	time.Sleep(400 * time.Millisecond) // entries expired but not trimmed
+	// the entries out of the window, not trimmed
+	awaitClock(t, func() time.Time { return redisTime(t, admin) }, last.At.Add(301*time.Millisecond))
 	if err := admin.Do(ctx, "ACL", "SETUSER", "reader", "on", ">pw", "~*", "-@all", "+@read", "+evalsha_ro", "+eval_ro", "+time").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,7 @@ func sqliteHarness(dir string) harness {
 			}
 			return tok
 		},
+		now: func(*testing.T) time.Time { return time.Now() },
 	}
 }
 
@@ -101,12 +102,16 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	var last ingest.Decision
 	for range 3 {
-		if _, err := w.Take(ctx, "search.list"); err != nil {
+		d, err := w.Take(ctx, "search.list")
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = d
 	}
-	time.Sleep(400 * time.Millisecond)
+	// the entries out of the window, not trimmed
+	awaitClock(t, time.Now, last.At.Add(301*time.Millisecond))
 	ro := openDB(t, path, true)
 	r, err := newSQLite(ro, limOpts{QuotaKey: "ro", Costs: costs})
 	if err != nil {

@@ -3,6 +3,8 @@ package quota_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,15 +83,12 @@ func TestFaultUnknownReconciled(t *testing.T) {
 	}
 	resume()
 	c := newClient(t, srv.Addr)
-	var ghosts int64
-	for range 40 { // until the server has run what it was sent
-		n, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result()
-		time.Sleep(50 * time.Millisecond)
-		if m, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result(); m == n {
-			ghosts = n - 90
-			break
-		}
-	}
+	// What the stopped server was sent waits in its sockets; it has run
+	// all of it by the time it answers a command sent after it resumed
+	// (one thread reads every ready connection before it replies).
+	do(t, srv.Addr, "PING")
+	n, _ := c.XLen(context.Background(), "ingest:{"+key+"}:log:default").Result()
+	ghosts := n - 90
 	// The next worker on this ledger (the first one stopped), with the
 	// first one's calls.
 	next := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
@@ -179,8 +178,15 @@ func TestFaultUnknownLateRequestFenced(t *testing.T) {
 	h.record(d)
 	p.pass()
 	h.spendN(1) // reconciles: fences the held request's token
+	ran := scriptCalls(t, srv.Addr)
 	p.flush()
-	time.Sleep(200 * time.Millisecond) // for Redis to run what was held
+	// Redis has run what was held once its count of script calls moves.
+	for deadline := time.Now().Add(10 * time.Second); scriptCalls(t, srv.Addr) == ran; {
+		if time.Now().After(deadline) {
+			t.Fatal("the held request never reached Redis")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	open, given, refused := b.counts()
 	u := used(t, h.l)
 	t.Logf("late request: reconciled before it arrived (%d given back, %d never admitted, %d open); ledger %d metered + 1 unmetered, Redis %d",
@@ -191,4 +197,26 @@ func TestFaultUnknownLateRequestFenced(t *testing.T) {
 	if u != int64(h.admitted())+1 {
 		t.Fatalf("Redis counts %d, the ledger %d metered + 1 unmetered: the late request was admitted after it was fenced", u, h.admitted())
 	}
+}
+
+// scriptCalls is how many scripts (EVALSHA) Redis has run, by INFO
+// commandstats.
+func scriptCalls(t *testing.T, addr string) int64 {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls="); ok {
+			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest+",", ',')], 10, 64)
+			if err != nil {
+				t.Fatalf("INFO commandstats: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
 }

@@ -77,7 +77,7 @@ func TestReadOnlyDirectorySaysTheFix(t *testing.T) {
 	}
 	db := filepath.Join(data, "ingest.db")
 	cmd := exec.Command(bin, "run", "--once", "--regions", "US")
-	cmd.Env = []string{"INGEST_DB=" + db, "YOUTUBE_API_KEY=" + testKey, "YOUTUBE_ENDPOINT=" + h.srv.URL + "/"}
+	cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey, "YOUTUBE_ENDPOINT="+h.srv.URL+"/")
 	if os.Getuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}

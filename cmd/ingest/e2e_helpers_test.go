@@ -59,6 +59,10 @@ func TestMain(m *testing.M) {
 // revision, say): scripts/bench-ab.sh times two builds with the same
 // benchmarks.
 func buildAndRun(m *testing.M) int {
+	// A binary built with -race sleeps a second at exit, by default, for
+	// other goroutines to report races; the tests start it hundreds of
+	// times. A race found is reported either way (and exits 66).
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	if bin := os.Getenv("INGEST_BENCH_BIN"); bin != "" {
 		ingestBin = bin
 		return pgtest.Run(m)
@@ -250,10 +254,16 @@ func (h *harness) created(ctx context.Context, args []string) {
 	_ = h.bare(ctx, "quota", "apply", "--new").Run()
 }
 
+// scratchEnv is an environment of the given variables alone, and the race
+// detector's options of this process.
+func scratchEnv(kv ...string) []string {
+	return append(kv, "GORACE="+os.Getenv("GORACE"))
+}
+
 func (h *harness) bare(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, ingestBin, args...)
 	cmd.Dir = h.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = scratchEnv("PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"))
 	for k, v := range h.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -97,7 +97,7 @@ func TestCheckSaysWhatRunSaysOfTheDatabase(t *testing.T) {
 	copyFile(t, ingestBin, bin, 0o755)
 	copyFile(t, h.db(), db, 0o444)
 	cmd := exec.Command(bin, "check", "--offline")
-	cmd.Env = []string{"INGEST_DB=" + db, "YOUTUBE_API_KEY=" + testKey}
+	cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey)
 	if os.Getuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}

@@ -256,7 +256,7 @@ func TestServeOnAReadOnlyFileServesIt(t *testing.T) {
 	addr := closedAddr(t)
 	var out lockedBuffer
 	cmd := exec.Command(bin, "serve", "--listen", addr)
-	cmd.Env = []string{"INGEST_DB=" + db, "YOUTUBE_API_KEY=" + testKey}
+	cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if os.Getuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

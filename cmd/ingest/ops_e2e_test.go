@@ -473,7 +473,7 @@ func TestReadOnlyCommandsAreNotFussy(t *testing.T) {
 	}
 	for _, args := range [][]string{{"report"}, {"search", "football"}} {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = []string{"INGEST_DB=" + db, "INGEST_QUOTA_KEY=" + rep(h).QuotaKey}
+		cmd.Env = scratchEnv("INGEST_DB="+db, "INGEST_QUOTA_KEY="+rep(h).QuotaKey)
 		if os.Getuid() == 0 {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		}

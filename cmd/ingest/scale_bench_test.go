@@ -79,9 +79,9 @@ func scaleCommands(p yeardb.Picks, dir string) []scaleCommand {
 }
 
 func benchEnv(db, endpoint string) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "INGEST_DB=" + db,
-		"YOUTUBE_API_KEY=" + testKey, "YOUTUBE_ENDPOINT=" + endpoint, "INGEST_QUOTA_KEY=" + yeardb.QuotaKey,
-		"INGEST_LOG_LEVEL=warn", "INGEST_STANDING=extended", "INGEST_STATS_RETENTION=400d"}
+	return scratchEnv("PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"), "INGEST_DB="+db,
+		"YOUTUBE_API_KEY="+testKey, "YOUTUBE_ENDPOINT="+endpoint, "INGEST_QUOTA_KEY="+yeardb.QuotaKey,
+		"INGEST_LOG_LEVEL=warn", "INGEST_STANDING=extended", "INGEST_STATS_RETENTION=400d")
 }
 
 func benchRun(b *testing.B, env []string, args ...string) {

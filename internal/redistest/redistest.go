@@ -163,6 +163,35 @@ func Do(addr string, args ...string) (string, error) {
 	return strings.TrimSpace(line), err
 }
 
+// Time reads the server's clock (TIME), which the limiter's scripts decide
+// by.
+func Time(addr string) (time.Time, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nTIME\r\n")); err != nil {
+		return time.Time{}, err
+	}
+	// *2, then two bulk strings: seconds and microseconds.
+	r := bufio.NewReader(c)
+	var lines [5]string
+	for i := range lines {
+		if lines[i], err = r.ReadString('\n'); err != nil {
+			return time.Time{}, err
+		}
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	sec, err1 := strconv.ParseInt(lines[2], 10, 64)
+	usec, err2 := strconv.ParseInt(lines[4], 10, 64)
+	if lines[0] != "*2" || err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("TIME on %s: unexpected reply %q", addr, lines)
+	}
+	return time.Unix(sec, usec*1000), nil
+}
+
 func waitPing(addr string, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
