@@ -88,6 +88,10 @@ type host struct {
 	log    *logs
 	opts   limOpts
 	client *redis.Client
+	// beats: each process heartbeats from its start until the next one
+	// starts, as every process of the binary does, a cron run's too
+	beats bool
+	stop  context.CancelFunc
 
 	mu     sync.Mutex
 	ledger []ingest.Call
@@ -117,6 +121,16 @@ func (h *host) restart() {
 		h.t.Fatal(err)
 	}
 	h.l = l
+	if h.beats {
+		if h.stop != nil {
+			h.stop()
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); l.Run(ctx) }()
+		h.stop = func() { stop(); <-done }
+		h.t.Cleanup(h.stop)
+	}
 }
 
 // notes is a ledger's notebook, kept across the host's processes.

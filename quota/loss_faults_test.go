@@ -55,12 +55,21 @@ func untilFull(t *testing.T, hosts ...*host) (resumedAt time.Time) {
 // loss and puts its calls back; B's calls are not back until B runs. The
 // recovery must not end before one cadence has passed in which B finds its
 // own calls missing: with no reserve, the pool stays within its limit.
+//
+// Each run heartbeats from its start, as the binary's do, on a beat much
+// shorter than the cadence: until a run's first call, its heartbeat says
+// nothing of how often the host runs.
 func TestFaultUnlistedLedgerCron(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	a := newHost(t, srv.Addr, key, costs, "a", nil)
-	b := newHost(t, srv.Addr, key, costs, "b", nil)
+	cron := func(name string) *host {
+		h := newHost(t, srv.Addr, key, costs, name, func(o *limOpts) { o.Beat = cadence / 20 })
+		h.beats = true
+		h.restart()
+		return h
+	}
+	a, b := cron("a"), cron("b")
 	if n := a.run(30); n != 30 {
 		t.Fatalf("A's run admitted %d of 30", n)
 	}

@@ -50,6 +50,9 @@ type ledgerView struct {
 	opts     settings
 	recallMu sync.Mutex  // one refill at a time
 	beating  atomic.Bool // this process heartbeats (Run): it looks every Beat
+	// looked: this process was admitted a call while it heartbeat, so the
+	// ledger has looked every Beat since its last call
+	looked atomic.Bool
 
 	mu     sync.Mutex
 	loaded bool
@@ -144,6 +147,9 @@ func (v *ledgerView) decided(ctx context.Context, r *Redis, rep reply) {
 	v.mu.Lock()
 	if rep.ID != "" {
 		v.mark = laterID(v.mark, rep.ID)
+		if v.beating.Load() {
+			v.looked.Store(true)
+		}
 	}
 	var save string
 	if boot, since, ok := v.uptime(); ok && !rep.Guarded {
@@ -318,12 +324,14 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 }
 
 // cadence is how often this ledger contacts the limiter, for a recovery's
-// quiet period: twice the Beat for a process that heartbeats (a heartbeat
-// may come late), else the longest gap between its calls within the span;
-// idle asks the script to count the time since its last call too, the gap
-// this very run ends.
+// quiet period: twice the Beat for a process that has heartbeat since its
+// last call (a heartbeat may come late), else the longest gap between its
+// calls within the span; idle asks the script to count the time since its
+// last call too, the gap this very run ends. A cron run heartbeats too,
+// but only from its start: until its first call, the ledger's last call
+// is the previous run's, and the gap since then is its cadence.
 func (v *ledgerView) cadence(calls []ingest.Call) (every int64, idle bool) {
-	if v.beating.Load() {
+	if v.looked.Load() {
 		return 2 * v.opts.Beat.Milliseconds(), false
 	}
 	since := v.opts.Now().Add(-v.opts.Costs.Span()).UnixMilli()

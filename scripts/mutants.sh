@@ -76,6 +76,7 @@ mutants=(
   "heartbeat-trusts-any-mark@quota/recovery.go@$loss@s/if l.Ledger == v.opts.Ledger \&\& laterID(l.Mark, mark) == l.Mark {/if l.Ledger == v.opts.Ledger {/"
   "copy-forgets-unlisted@quota/recovery.go@$loss|$quiet@s/^\t\t\tls = append(ls, o)$/\t\t\t_ = o/"
   "cadence-ignores-idle@quota/recovery.go@$quiet@s/^\treturn every, true$/\treturn every, false/"
+  "cron-run-beats-its-cadence@quota/recovery.go@$quiet@s/if v.looked.Load() {/if v.beating.Load() {/"
   "quiet-takes-last-cadence@quota/window.lua@$quiet@s/  local every = math.max(num(st.every), cadence)/  local every = cadence/"
   "quiet-period-skipped@quota/window.lua@$quiet@s/  local quiet = num(st.since) + every/  local quiet = 0/"
   "corrupt-entries-believed@quota/window.lua@FaultCorruptKeys|$loss@s/  if not (whole(f.u, 1) and whole(f.c, f.u)) then/  if false then/"
