@@ -514,12 +514,12 @@ func testLockExpiry(t *testing.T, h harness) {
 	key := quotaKey(t)
 	costs := testCosts(t, 100, 0, 5, time.Minute)
 	a, b := h.open(t, key, costs), h.open(t, key, costs)
-	h.plant(t, key, "US", "crashed", 300*time.Millisecond)
-	planted := h.now(t) // at or after the lease was written
+	h.plant(t, key, "US", "crashed", time.Second)
 	if _, ok, _ := a.Lock(context.Background(), "US", time.Second); ok {
 		t.Fatal("lock taken while a live lease holds it")
 	}
-	h.await(t, planted.Add(301*time.Millisecond))
+	planted := h.now(t) // after the lease was written
+	h.await(t, planted.Add(time.Second+time.Millisecond))
 	// A lease of 1.5 s renewed every 500 ms, held for 2 s: taken by b only if
 	// renewal failed. The margin is a whole second, so that a loaded machine
 	// that delays one renewal does not fail the test.

@@ -1,7 +1,10 @@
 package quota_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,17 +129,33 @@ func TestFaultUnknownSlowServer(t *testing.T) {
 	b := &book{}
 	h := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
 	h.spendN(10)
-	slow := newClient(t, srv.Addr)
-	done := make(chan error, 1)
-	go func() { done <- slow.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
-	probe := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 50 * time.Millisecond, MaxRetries: -1})
-	defer probe.Close()
-	for i := 0; probe.Ping(context.Background()).Err() == nil; i++ { // until the server sleeps
-		if i == 100 {
-			t.Fatalf("the server never slept: %v", <-done)
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The sleep is written to the server before the take is sent: the
+	// server reads it first and sleeps through the take's timeout.
+	slow, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer slow.Close()
+	_ = slow.SetDeadline(time.Now().Add(30 * time.Second))
+	replies := bufio.NewReader(slow)
+	// a connection the server has taken in and read from before
+	if _, err := slow.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := replies.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING: %q, %v", line, err)
+	}
+	if _, err := slow.Write([]byte("*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$1\r\n2\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		line, err := replies.ReadString('\n')
+		if err == nil && line != "+OK\r\n" {
+			err = fmt.Errorf("DEBUG SLEEP: %q", line)
+		}
+		done <- err
+	}()
 	d, err := h.l.Take(context.Background(), "videos.list")
 	if err != nil || !d.Unmetered {
 		t.Fatalf("take while Redis sleeps: %+v, %v; want admitted unmetered (a hung Redis is an outage)", d, err)
