@@ -134,6 +134,37 @@ func TestPacerDue(t *testing.T) {
 	}
 }
 
+// A cost the database measured (earlier processes' passes) is not a
+// guess: a new process's first pass of that cost plans nothing again, so
+// that a run --once does not read its history after every chart.
+func TestPacerMeasuredCostIsNoGuess(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
+	reads, loads := 0, 0
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		reads++
+		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
+	}
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)})
+	p.Now = func() time.Time { return t0 }
+	p.History = func(context.Context, time.Time) (pace.History, error) {
+		loads++
+		return pace.History{Cost: map[string]map[string]float64{"US": {"default": 4}}}, nil
+	}
+	for _, name := range []string{"US", "GB"} {
+		if !p.Due(context.Background(), name, t0) {
+			t.Fatalf("%s not due at the start", name)
+		}
+		p.Ran(name, map[string]int64{"default": 4}, ingest.StatusCompleted)
+		if name == "US" && (reads != 1 || loads != 1) {
+			t.Errorf("after US's pass of its measured cost: the limiter read %d times, the history %d; want once each", reads, loads)
+		}
+	}
+	if reads != 2 || loads != 2 {
+		t.Errorf("after GB's first pass (its cost a guess): the limiter read %d times, the history %d; want twice each", reads, loads)
+	}
+}
+
 func equal(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

@@ -445,6 +445,10 @@ func (p *Pacer) load(ctx context.Context, now time.Time) {
 	for i, e := range p.entries {
 		if c, ok := h.Cost[e.Name]; ok && len(c) > 0 {
 			p.entries[i].Cost = c
+			if len(p.recent[e.Name]) == 0 {
+				// measured by earlier processes: not a guess
+				p.recent[e.Name] = []map[string]float64{c}
+			}
 		}
 	}
 }
