@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -42,15 +41,6 @@ func (s *settings) terms() wiring.Terms {
 func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
 	return s.terms().PruneJob(db, keep, drain)
 }
-
-// refreshJob fetches again, by id, the videos kept rows show before their
-// text is too old (jobs.Refresh).
-func (s *settings) refreshJob(p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source, Store: p.DB,
-		Logger: s.logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
-}
-
-var _ jobs.RefreshStore = (*store.DB)(nil)
 
 // checkKeep reads --keep, which may not be longer than the standing
 // allows; "" is the standing's allowance.

@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/store"
 )
 
 // trackFlags are run's view-tracking settings.
@@ -42,11 +40,3 @@ func (t *trackFlags) validate(cmd *cobra.Command) error {
 	}
 	return nil
 }
-
-func (t *trackFlags) job(s *settings, p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Track {
-	span, _ := t.span()
-	return &jobs.Track{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source,
-		Store: p.DB, Logger: s.logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: span, Drain: drain}
-}
-
-var _ jobs.TrackStore = (*store.DB)(nil)
