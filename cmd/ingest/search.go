@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -91,29 +90,8 @@ func printSearch(out io.Writer, hits []store.Hit, asJSON bool) error {
 	if asJSON {
 		return writeJSON(out, web.Hits(hits))
 	}
-	printHits(out, hits)
+	web.WriteHits(out, hits)
 	return nil
-}
-
-func printHits(out io.Writer, hits []store.Hit) {
-	if len(hits) == 0 {
-		fmt.Fprintln(out, "no matches")
-		return
-	}
-	for i, h := range hits {
-		fmt.Fprintf(out, "%2d. %s\n    %s · %s views (at %s) · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views(h.ViewCount)), h.LastSeen.UTC().Format("2006-01-02 15:04 UTC"),
-			strings.Join(h.Regions, ","), h.ID,
-			strings.Join(strings.Fields(h.Snippet), " "))
-	}
-}
-
-// views is a count as the listing shows it, 0 hidden.
-func views(n *int64) int64 {
-	if n == nil {
-		return 0
-	}
-	return *n
 }
 
 func writeJSON(w io.Writer, v any) error {
