@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -126,7 +124,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return usageErrorf("--costs: %w", err)
 	}
 	if page := jobs.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
-		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, report.PoolUnits(cost), f.maxUnits)
+		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, costs.PoolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
 		return dryRun(ctx, out, s, job, cost)
@@ -160,7 +158,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	prog.start()
 	res := job.Run(ctx)
 	prog.finish()
-	return backfillOutcome(out, job, res)
+	return runtimeError(res.Summary(out))
 }
 
 // listBackfills prints every cursor the database holds, read-only.
@@ -177,32 +175,6 @@ func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
 	return report.Backfills(out, curs)
 }
 
-// backfillOutcome says what was spent and stored, and when the quota has
-// room again.
-func backfillOutcome(out io.Writer, job *jobs.Backfill, res jobs.BackfillResult) error {
-	if res.Resumed {
-		fmt.Fprintf(out, "resumed the backfill at page %d\n", res.Cursor.Pages-res.Pages+1)
-	}
-	fmt.Fprintf(out, "backfill %s: %s; this run: %d pages, %d videos, %s units; in all: %d pages, %d videos\n",
-		job.Query.Region, res.Status, res.Pages, res.Videos, report.PoolUnits(res.Units), res.Cursor.Pages, res.Cursor.Videos)
-	if res.Message != "" {
-		fmt.Fprintf(out, "  %s\n", res.Message)
-	}
-	if !res.RetryAt.IsZero() {
-		fmt.Fprintf(out, "  the quota has room again at %s; run the same command then to continue\n", res.RetryAt.UTC().Format(time.RFC3339))
-	} else if res.Status == ingest.StatusStopped || res.Status == ingest.StatusInterrupted {
-		fmt.Fprintln(out, "  run the same command again to continue")
-	}
-	if res.Status != ingest.StatusFailed {
-		return nil
-	}
-	if errors.Is(res.Err, quota.ErrUnavailable) {
-		return runtimeError(fmt.Errorf("the quota limiter cannot be reached, and a search is refused while it is (its pool has no fail_open): nothing was sent upstream: %w",
-			res.Err))
-	}
-	return runtimeError(res.Err)
-}
-
 // shippedPageCost is what a backfill page costs by the built-in costs.yaml,
 // read from it so that the help cannot drift from the prices.
 func shippedPageCost() string {
@@ -210,7 +182,7 @@ func shippedPageCost() string {
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}
-	return report.PoolUnits(cost)
+	return costs.PoolUnits(cost)
 }
 
 // dryRun prints the plan: pages at most, units per pool, and whether the
@@ -242,7 +214,7 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 		fmt.Fprintf(out, "  %s\n", share)
 	}
 	fmt.Fprintf(out, "  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", plan.Pages)
-	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", report.PoolUnits(plan.Need), report.PoolUnits(cost))
+	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", costs.PoolUnits(plan.Need), costs.PoolUnits(cost))
 	states, err := dryRunStates(ctx, s)
 	if err != nil {
 		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)

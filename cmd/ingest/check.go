@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -79,7 +80,7 @@ const keyCheckRun = wiring.KeyCheckRun
 func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) error {
 	c := &checkEnv{s: s, Checks: &wiring.Checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile,
 		Opened: s.warnTerms, Failed: map[string]bool{}}}
-	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, report.PoolUnits
+	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, costs.PoolUnits
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	var problems []string
 	code := exitOK
