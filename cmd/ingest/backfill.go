@@ -137,7 +137,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if job.MaxUnits == 0 {
 		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
 		if err != nil {
-			return runtimeError(err)
+			return err
 		}
 		if !takeShare(out, job, plan, cost) {
 			return nil
@@ -145,7 +145,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	}
 	if f.restart {
 		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
-			return runtimeError(err)
+			return err
 		}
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
@@ -158,7 +158,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	prog.start()
 	res := job.Run(ctx)
 	prog.finish()
-	return runtimeError(res.Summary(out))
+	return res.Summary(out)
 }
 
 // listBackfills prints every cursor the database holds, read-only.
@@ -170,7 +170,7 @@ func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
 	defer db.Close()
 	curs, err := db.Cursors(ctx)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	return report.Backfills(out, curs)
 }
@@ -188,7 +188,12 @@ func shippedPageCost() string {
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
 func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64) error {
-	share, units, shareErr := dryRunShare(ctx, s, job, cost)
+	db, lim, key, closeFn, openErr := dryRunPools(ctx, s)
+	defer closeFn()
+	share, units, shareErr := "", int64(0), openErr
+	if job.MaxUnits == 0 && openErr == nil {
+		share, units, shareErr = dryRunShare(ctx, s, db, lim, key, job, cost)
+	}
 	pages := jobs.SearchMaxPages
 	if share != "" {
 		if units == 0 {
@@ -215,7 +220,11 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 	}
 	fmt.Fprintf(out, "  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", plan.Pages)
 	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", costs.PoolUnits(plan.Need), costs.PoolUnits(cost))
-	states, err := dryRunStates(ctx, s)
+	var states []ingest.PoolState
+	err := openErr
+	if err == nil {
+		states, err = lim.State(ctx)
+	}
 	if err != nil {
 		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)
 		return nil
@@ -223,27 +232,4 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 	plan.PrintCover(out, states)
 	fmt.Fprintln(out, "Nothing was called or spent (--dry-run).")
 	return nil
-}
-
-// dryRunStates reads the pools without writing: from the limiter when the
-// database exists, else an empty window.
-func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
-	if !s.host().DBExists() {
-		return report.WholePools{Costs: s.costs}.State(ctx)
-	}
-	db, err := openExisting(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	key, err := reportQuotaKey(ctx, s, db)
-	if err != nil {
-		return nil, err
-	}
-	l, closeLimiter, err := s.openLimiter(db, key)
-	if err != nil {
-		return nil, err
-	}
-	defer closeLimiter()
-	return l.State(ctx)
 }

@@ -99,10 +99,10 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 	defer db.Close()
 	c, err := db.ChartIn(ctx, q.region, q.category, q.language, q.at, f.limit)
 	if errors.Is(err, store.ErrNoChart) {
-		return runtimeError(fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region))
+		return fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region)
 	}
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	if f.json {
 		return writeJSON(out, web.ChartOf(c, s.standing.Derived))

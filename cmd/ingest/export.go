@@ -163,9 +163,9 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 		err = exportFile(ctx, s, db, job)
 	}
 	if err != nil && ctx.Err() != nil {
-		return runtimeError(fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out)))
+		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))
 	}
-	return runtimeError(err)
+	return err
 }
 
 func outName(out string) string {

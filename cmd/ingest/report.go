@@ -102,13 +102,13 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	case errors.Is(err, store.ErrNoDatabase):
 		src.NoDatabase = true
 	case err != nil:
-		return s.dbError(err)
+		return s.host().DBError(err)
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
 		src.DB, src.Size, src.Held = db, db.Size, db.Held
 		if err := sch.Follow(ctx, db, &src); err != nil {
-			return runtimeError(err)
+			return err
 		}
 	}
 	if !sch.EveryGiven && src.ScheduleFrom == "--every" {
@@ -119,13 +119,13 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	}
 	l, closeLimiter, err := s.host().ReadLimiter(db, src.QuotaKey)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	defer closeLimiter()
 	src.Limiter = l
 	rep, err := wiring.BuildReport(ctx, src)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	rep.Clock = wiring.LastClock(ctx, db)
 	if f.json {
@@ -140,5 +140,5 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
 	k, _ := apiKey()
 	key, err := s.host().ReadQuotaKey(ctx, s.quotaKey, k, db)
-	return key, runtimeError(err)
+	return key, err
 }

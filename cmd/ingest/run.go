@@ -158,7 +158,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	defer p.Close()
-	if err := termsGate(ctx, s, p.DB); err != nil {
+	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
 		return err
 	}
 	b := readBuildInfo()
@@ -171,5 +171,5 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if f.listen != "" {
 		r.Listen = &web.Config{Listen: f.listen, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
 	}
-	return runtimeError(s.host().Run(ctx, p, r))
+	return s.host().Run(ctx, p, r)
 }

@@ -81,7 +81,7 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 		return usageErrorf("search %q: %w", query, err)
 	}
 	if err != nil {
-		return runtimeError(fmt.Errorf("search: %w", err))
+		return fmt.Errorf("search: %w", err)
 	}
 	return printSearch(out, hits, f.json)
 }

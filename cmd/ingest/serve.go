@@ -127,10 +127,10 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
 			TrustedProxies: proxies, Token: tok}})
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	defer closeWeb()
-	return runtimeError(s.host().Serve(ctx, f.listen, h))
+	return s.host().Serve(ctx, f.listen, h)
 }
 
 // apiSettings reads --api-plans and --trusted-proxies.
@@ -154,7 +154,7 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	}
 	db, ro, err := s.host().OpenServeDB(ctx)
 	if err != nil {
-		return nil, runtimeError(err)
+		return nil, err
 	}
 	if ro != nil {
 		s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, ro)
