@@ -155,9 +155,9 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	job.Drain = drain
 	prog := newProgress(out, s, job)
 	job.Progress = prog.update
-	prog.start()
+	prog.bar.Start()
 	res := job.Run(ctx)
-	prog.finish()
+	prog.bar.Finish()
 	return res.Summary(out)
 }
 
