@@ -82,12 +82,12 @@ func parseDate(flag, v string) (time.Time, error) {
 // starts with (an open-ended one searches up to now).
 func (f *backfillFlags) identity(now time.Time) (ingest.BackfillID, ingest.SearchQuery, error) {
 	var id ingest.BackfillID
-	region := strings.ToUpper(strings.TrimSpace(f.region))
-	if region == "" {
+	region, err := parseRegion("--region", f.region)
+	switch {
+	case err != nil:
+		return id, ingest.SearchQuery{}, err
+	case region == "":
 		return id, ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
-	}
-	if !jobs.Valid(region) {
-		return id, ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.since == "" {
 		return id, ingest.SearchQuery{}, usageErrorf("--since: required, e.g. --since 2026-10-01")

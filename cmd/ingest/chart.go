@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -65,14 +64,14 @@ type chartQuery struct {
 }
 
 func parseChart(f *chartFlags, region string) (chartQuery, error) {
-	q := chartQuery{region: strings.ToUpper(strings.TrimSpace(region))}
-	if !jobs.Valid(q.region) {
-		return q, usageErrorf("chart: %q is not an ISO 3166-1 alpha-2 region code", region)
+	var q chartQuery
+	var err error
+	if q.region, err = parseRegion("chart", region); err != nil {
+		return q, err
 	}
 	if f.limit < 1 || f.limit > 200 {
 		return q, usageErrorf("--limit: want 1 to 200, got %d", f.limit)
 	}
-	var err error
 	if q.category, err = ingest.CategoryID(f.category); err != nil {
 		return q, usageErrorf("--category: %v", err)
 	}

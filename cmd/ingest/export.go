@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/export"
 	"github.com/ingestworks/ingest/internal/termbar"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -96,8 +94,8 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	if !j.filter.Until.After(j.filter.Since) {
 		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
 	}
-	if j.filter.Region = strings.ToUpper(strings.TrimSpace(f.region)); j.filter.Region != "" && !jobs.Valid(j.filter.Region) {
-		return j, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	if j.filter.Region, err = parseRegion("--region", f.region); err != nil {
+		return j, err
 	}
 	if f.category != "" {
 		if j.filter.Category, err = ingest.CategoryID(f.category); err != nil {

@@ -49,7 +49,8 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 		checkEvery("--every", f.every)
 }
 
-// checkEvery refuses a period shorter than the schedule's least.
+// checkEvery refuses a period (--every, --track-every) shorter than the
+// schedule's least.
 func checkEvery(flag string, every time.Duration) error {
 	if every < jobs.MinEvery {
 		return usageErrorf("%s: must be at least %s, got %s", flag, jobs.MinEvery, every)

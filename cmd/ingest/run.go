@@ -61,6 +61,16 @@ func parseRegions(list string, given bool) ([]string, error) {
 	return codes, nil
 }
 
+// parseRegion reads one region code, given to name (a flag, or a command
+// for its argument); "" stays "".
+func parseRegion(name, v string) (string, error) {
+	code := strings.ToUpper(strings.TrimSpace(v))
+	if code != "" && !jobs.Valid(code) {
+		return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code", name, v)
+	}
+	return code, nil
+}
+
 func newRunCmd(s *settings) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
@@ -121,8 +131,8 @@ func (f *runFlags) validate() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.every < jobs.MinEvery {
-		return nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
+	if err := checkEvery("--every", f.every); err != nil {
+		return nil, err
 	}
 	if f.listen != "" {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {

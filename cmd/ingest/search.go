@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -56,9 +55,9 @@ Any other punctuation is taken literally.`,
 }
 
 func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, query string) error {
-	region := strings.ToUpper(strings.TrimSpace(f.region))
-	if region != "" && !jobs.Valid(region) {
-		return usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	region, err := parseRegion("--region", f.region)
+	if err != nil {
+		return err
 	}
 	if f.limit < 1 || f.limit > 1000 {
 		return usageErrorf("--limit: want 1 to 1000, got %d", f.limit)

@@ -35,8 +35,5 @@ func (t *trackFlags) validate(cmd *cobra.Command) error {
 	if _, err := t.span(); err != nil {
 		return usageErrorf("--track-for: %v (or 0 for no tracking)", err)
 	}
-	if t.every < jobs.MinEvery {
-		return usageErrorf("--track-every: must be at least %s, got %s", jobs.MinEvery, t.every)
-	}
-	return nil
+	return checkEvery("--track-every", t.every)
 }
