@@ -402,20 +402,3 @@ func yamlLine(err error) int {
 	}
 	return line
 }
-
-// PerFetch is what one f costs by c, in units by pool: the charges of
-// every operation it calls. An operation c does not price is an error
-// naming it.
-func PerFetch(c *ingest.Costs, f ingest.Fetch) (map[string]int64, error) {
-	cost := map[string]int64{}
-	for _, op := range f.Calls() {
-		charges, err := c.Op(op)
-		if err != nil {
-			return nil, err
-		}
-		for _, ch := range charges {
-			cost[ch.Pool] += ch.Units
-		}
-	}
-	return cost, nil
-}

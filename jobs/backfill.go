@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -164,4 +166,31 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 		b.Progress(*res)
 	}
 	return nil
+}
+
+// Summary says what the backfill spent and stored, in this invocation and
+// in all, and when the quota has room again; it returns the failure, if
+// the backfill failed, as the operator reads it.
+func (r BackfillResult) Summary(out io.Writer) error {
+	if r.Resumed {
+		fmt.Fprintf(out, "resumed the backfill at page %d\n", r.Cursor.Pages-r.Pages+1)
+	}
+	fmt.Fprintf(out, "backfill %s: %s; this run: %d pages, %d videos, %s units; in all: %d pages, %d videos\n",
+		r.Region, r.Status, r.Pages, r.Videos, costs.PoolUnits(r.Units), r.Cursor.Pages, r.Cursor.Videos)
+	if r.Message != "" {
+		fmt.Fprintf(out, "  %s\n", r.Message)
+	}
+	if !r.RetryAt.IsZero() {
+		fmt.Fprintf(out, "  the quota has room again at %s; run the same command then to continue\n", r.RetryAt.UTC().Format(time.RFC3339))
+	} else if r.Status == ingest.StatusStopped || r.Status == ingest.StatusInterrupted {
+		fmt.Fprintln(out, "  run the same command again to continue")
+	}
+	switch {
+	case r.Status != ingest.StatusFailed:
+		return nil
+	case errors.Is(r.Err, ingest.ErrUnavailable):
+		return fmt.Errorf("the quota limiter cannot be reached, and a search is refused while it is (its pool has no fail_open): nothing was sent upstream: %w",
+			r.Err)
+	}
+	return r.Err
 }

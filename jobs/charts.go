@@ -23,6 +23,16 @@ func ChartPasses(codes, categories []string, like Pass, log *slog.Logger) []*Pas
 	return passes
 }
 
+// ChartNames names the charts ChartPasses makes of codes and categories,
+// in the same order: US, US/10, GB, GB/10...
+func ChartNames(codes, categories []string) []string {
+	var names []string
+	for _, p := range ChartPasses(codes, categories, Pass{}, slog.New(slog.DiscardHandler)) {
+		names = append(names, p.Chart())
+	}
+	return names
+}
+
 // Charts names the runner's charts, in the order they are staggered.
 func (r *Runner) Charts() []string {
 	charts := make([]string, len(r.Passes))

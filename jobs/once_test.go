@@ -134,6 +134,9 @@ func TestChartPasses(t *testing.T) {
 	if got, want := strings.Join(r.Charts(), ","), "US,US/10,GB,GB/10"; got != want {
 		t.Fatalf("charts = %s, want %s", got, want)
 	}
+	if got, want := strings.Join(ChartNames([]string{"US", "GB"}, []string{"", "10"}), ","), strings.Join(r.Charts(), ","); got != want {
+		t.Errorf("ChartNames = %s, want the passes' %s", got, want)
+	}
 	for _, p := range r.Passes {
 		if p.QuotaKey != "k" || p.Logger == nil {
 			t.Errorf("pass %s: quota key %q, logger %v", p.Chart(), p.QuotaKey, p.Logger)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 )
 
 // JSON is `ingest report --json`; docs/contract.md fixes the fields scripts
@@ -320,35 +321,17 @@ func (r *Report) textBreakdowns(out io.Writer) {
 	w := tw(out)
 	fmt.Fprintln(w, "OPERATION\tCALLS\tUNITS (by pool)")
 	for _, o := range r.Operations {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, PoolUnits(o.Units))
+		fmt.Fprintf(w, "%s\t%d\t%s\n", o.Op, o.Calls, costs.PoolUnits(o.Units))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
 	w = tw(out)
 	fmt.Fprintln(w, "REGION\tCALLS\tUNITS (by pool)")
 	for _, g := range r.ByRegion {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, PoolUnits(g.Units))
+		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Region, g.Calls, costs.PoolUnits(g.Units))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
-}
-
-// PoolUnits prints units by pool: "default 101, search 1".
-func PoolUnits(m map[string]int64) string {
-	var parts []string
-	for _, p := range sortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s %d", p, m[p]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func sortedKeys(m map[string]int64) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var bars = []rune(" ▁▂▃▄▅▆▇█")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/store"
 )
@@ -42,10 +43,10 @@ func (f *Freshness) ShareOf(perPage map[string]int64) BackfillShare {
 
 // Line says what the plan leaves a backfill of region and what it takes.
 func (s BackfillShare) Line(region string, perPage map[string]int64) string {
-	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units of the next %s: ", region, PoolUnits(s.Left),
+	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units of the next %s: ", region, costs.PoolUnits(s.Left),
 		ShortDuration(s.Window))
 	if s.Units == 0 {
-		return line + "not one page's (" + PoolUnits(perPage) + ")"
+		return line + "not one page's (" + costs.PoolUnits(perPage) + ")"
 	}
 	return line + fmt.Sprintf("taking at most %d units, %d pages (--max-units gives it a share of its own)", s.Units, s.Pages)
 }

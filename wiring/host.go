@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -172,18 +173,18 @@ func (h *Host) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time)
 	}
 }
 
-// LastClock is the ledger's last reading of the upstream's clock: its
-// skew and when it was seen; ok is false when there is none (or no
-// database).
-func LastClock(ctx context.Context, db *store.DB) (skew time.Duration, seen time.Time, ok bool) {
+// LastClock is the ledger's last reading of the upstream's clock, as the
+// report shows it: its skew and when it was seen; nil when there is none
+// (or no database).
+func LastClock(ctx context.Context, db *store.DB) *report.Clock {
 	if db == nil {
-		return 0, time.Time{}, false
+		return nil
 	}
 	r, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db}).Last(ctx)
 	if err != nil || !ok {
-		return 0, time.Time{}, false
+		return nil
 	}
-	return r.Skew(), r.At, true
+	return &report.Clock{Skew: r.Skew(), Seen: r.At}
 }
 
 // OpenServeDB opens an existing database for writing, which the tokens'

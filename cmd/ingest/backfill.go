@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -84,12 +82,12 @@ func parseDate(flag, v string) (time.Time, error) {
 // starts with (an open-ended one searches up to now).
 func (f *backfillFlags) identity(now time.Time) (ingest.BackfillID, ingest.SearchQuery, error) {
 	var id ingest.BackfillID
-	region := strings.ToUpper(strings.TrimSpace(f.region))
-	if region == "" {
+	region, err := parseRegion("--region", f.region)
+	switch {
+	case err != nil:
+		return id, ingest.SearchQuery{}, err
+	case region == "":
 		return id, ingest.SearchQuery{}, usageErrorf("--region: required, e.g. --region DE")
-	}
-	if !jobs.Valid(region) {
-		return id, ingest.SearchQuery{}, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
 	}
 	if f.since == "" {
 		return id, ingest.SearchQuery{}, usageErrorf("--since: required, e.g. --since 2026-10-01")
@@ -126,7 +124,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return usageErrorf("--costs: %w", err)
 	}
 	if page := jobs.Sum(cost); f.maxUnits < 0 || (f.maxUnits > 0 && f.maxUnits < page) {
-		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, report.PoolUnits(cost), f.maxUnits)
+		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, costs.PoolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
 		return dryRun(ctx, out, s, job, cost)
@@ -139,7 +137,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if job.MaxUnits == 0 {
 		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
 		if err != nil {
-			return runtimeError(err)
+			return err
 		}
 		if !takeShare(out, job, plan, cost) {
 			return nil
@@ -147,7 +145,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	}
 	if f.restart {
 		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
-			return runtimeError(err)
+			return err
 		}
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
@@ -157,10 +155,10 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	job.Drain = drain
 	prog := newProgress(out, s, job)
 	job.Progress = prog.update
-	prog.start()
+	prog.bar.Start()
 	res := job.Run(ctx)
-	prog.finish()
-	return backfillOutcome(out, job, res)
+	prog.bar.Finish()
+	return res.Summary(out)
 }
 
 // listBackfills prints every cursor the database holds, read-only.
@@ -172,35 +170,9 @@ func listBackfills(ctx context.Context, out io.Writer, s *settings) error {
 	defer db.Close()
 	curs, err := db.Cursors(ctx)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	return report.Backfills(out, curs)
-}
-
-// backfillOutcome says what was spent and stored, and when the quota has
-// room again.
-func backfillOutcome(out io.Writer, job *jobs.Backfill, res jobs.BackfillResult) error {
-	if res.Resumed {
-		fmt.Fprintf(out, "resumed the backfill at page %d\n", res.Cursor.Pages-res.Pages+1)
-	}
-	fmt.Fprintf(out, "backfill %s: %s; this run: %d pages, %d videos, %s units; in all: %d pages, %d videos\n",
-		job.Query.Region, res.Status, res.Pages, res.Videos, report.PoolUnits(res.Units), res.Cursor.Pages, res.Cursor.Videos)
-	if res.Message != "" {
-		fmt.Fprintf(out, "  %s\n", res.Message)
-	}
-	if !res.RetryAt.IsZero() {
-		fmt.Fprintf(out, "  the quota has room again at %s; run the same command then to continue\n", res.RetryAt.UTC().Format(time.RFC3339))
-	} else if res.Status == ingest.StatusStopped || res.Status == ingest.StatusInterrupted {
-		fmt.Fprintln(out, "  run the same command again to continue")
-	}
-	if res.Status != ingest.StatusFailed {
-		return nil
-	}
-	if errors.Is(res.Err, quota.ErrUnavailable) {
-		return runtimeError(fmt.Errorf("the quota limiter cannot be reached, and a search is refused while it is (its pool has no fail_open): nothing was sent upstream: %w",
-			res.Err))
-	}
-	return runtimeError(res.Err)
 }
 
 // shippedPageCost is what a backfill page costs by the built-in costs.yaml,
@@ -210,13 +182,18 @@ func shippedPageCost() string {
 	if err != nil { // the built-in file prices every operation the worker calls
 		return "what costs.yaml says"
 	}
-	return report.PoolUnits(cost)
+	return costs.PoolUnits(cost)
 }
 
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
 func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64) error {
-	share, units, shareErr := dryRunShare(ctx, s, job, cost)
+	db, lim, key, closeFn, openErr := dryRunPools(ctx, s)
+	defer closeFn()
+	share, units, shareErr := "", int64(0), openErr
+	if job.MaxUnits == 0 && openErr == nil {
+		share, units, shareErr = dryRunShare(ctx, s, db, lim, key, job, cost)
+	}
 	pages := jobs.SearchMaxPages
 	if share != "" {
 		if units == 0 {
@@ -242,8 +219,12 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 		fmt.Fprintf(out, "  %s\n", share)
 	}
 	fmt.Fprintf(out, "  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", plan.Pages)
-	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", report.PoolUnits(plan.Need), report.PoolUnits(cost))
-	states, err := dryRunStates(ctx, s)
+	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", costs.PoolUnits(plan.Need), costs.PoolUnits(cost))
+	var states []ingest.PoolState
+	err := openErr
+	if err == nil {
+		states, err = lim.State(ctx)
+	}
 	if err != nil {
 		fmt.Fprintf(out, "  remaining quota unknown: %v\n", err)
 		return nil
@@ -251,27 +232,4 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 	plan.PrintCover(out, states)
 	fmt.Fprintln(out, "Nothing was called or spent (--dry-run).")
 	return nil
-}
-
-// dryRunStates reads the pools without writing: from the limiter when the
-// database exists, else an empty window.
-func dryRunStates(ctx context.Context, s *settings) ([]ingest.PoolState, error) {
-	if !s.host().DBExists() {
-		return report.WholePools{Costs: s.costs}.State(ctx)
-	}
-	db, err := openExisting(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	key, err := reportQuotaKey(ctx, s, db)
-	if err != nil {
-		return nil, err
-	}
-	l, closeLimiter, err := s.openLimiter(db, key)
-	if err != nil {
-		return nil, err
-	}
-	defer closeLimiter()
-	return l.State(ctx)
 }

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/termtext"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -67,14 +64,14 @@ type chartQuery struct {
 }
 
 func parseChart(f *chartFlags, region string) (chartQuery, error) {
-	q := chartQuery{region: strings.ToUpper(strings.TrimSpace(region))}
-	if !jobs.Valid(q.region) {
-		return q, usageErrorf("chart: %q is not an ISO 3166-1 alpha-2 region code", region)
+	var q chartQuery
+	var err error
+	if q.region, err = parseRegion("chart", region); err != nil {
+		return q, err
 	}
 	if f.limit < 1 || f.limit > 200 {
 		return q, usageErrorf("--limit: want 1 to 200, got %d", f.limit)
 	}
-	var err error
 	if q.category, err = ingest.CategoryID(f.category); err != nil {
 		return q, usageErrorf("--category: %v", err)
 	}
@@ -101,62 +98,14 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 	defer db.Close()
 	c, err := db.ChartIn(ctx, q.region, q.category, q.language, q.at, f.limit)
 	if errors.Is(err, store.ErrNoChart) {
-		return runtimeError(fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region))
+		return fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region)
 	}
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	if f.json {
 		return writeJSON(out, web.ChartOf(c, s.standing.Derived))
 	}
-	printChart(out, web.ChartOf(c, s.standing.Derived))
+	web.ChartOf(c, s.standing.Derived).WriteText(out)
 	return nil
-}
-
-func printChart(out io.Writer, c web.ChartJSON) {
-	name := c.Region
-	if c.Category != "" {
-		name += " · " + ingest.CategoryName(c.Category)
-	}
-	if c.Language != "" {
-		name += " · " + c.Language
-	}
-	fmt.Fprintf(out, "%s chart, run %d at %s (%s); views as fetched then\n", name, c.RunID, *c.At, c.Status)
-	if len(c.Entries) == 0 && c.Language != "" {
-		fmt.Fprintf(out, "no videos in %s on this chart (--language keeps a video whose audio or text is in it; leave it out for all)\n", c.Language)
-		return
-	}
-	if len(c.Entries) == 0 {
-		fmt.Fprintln(out, "no videos")
-		return
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if !c.Derived {
-		fmt.Fprintln(tw, "#\tviews\t")
-		for _, e := range c.Entries {
-			fmt.Fprintf(tw, "%d\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
-		}
-		tw.Flush()
-		return
-	}
-	fmt.Fprintln(tw, "#\tmove*\tviews\t")
-	for _, e := range c.Entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, movement(e), termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
-	}
-	tw.Flush()
-	fmt.Fprintln(out, "* computed by ingest from its stored runs, not a figure from YouTube (--derived on)")
-}
-
-// movement is an entry's change since the chart's previous run as the
-// page marks it: new, +2, -1, =; blank with no previous run.
-func movement(e web.EntryJSON) string {
-	switch {
-	case e.New:
-		return "new"
-	case e.PrevRank == nil:
-		return ""
-	case e.Movement == 0:
-		return "="
-	}
-	return fmt.Sprintf("%+d", e.Movement)
 }

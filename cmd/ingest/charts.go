@@ -35,19 +35,3 @@ func parseCategories(s string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// chartNames names every chart of codes and categories, region by region,
-// as the passes are scheduled: US, US/10, GB, GB/10...
-func chartNames(codes, categories []string) []string {
-	var out []string
-	for _, code := range codes {
-		for _, c := range categories {
-			if c == "" {
-				out = append(out, code)
-			} else {
-				out = append(out, code+"/"+c)
-			}
-		}
-	}
-	return out
-}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -44,85 +44,39 @@ a check failed, 2 on a usage or configuration error.`,
 	return cmd
 }
 
-// namedCheck is one line of `ingest check`. detail says what was found;
-// an error fails the check. wiring.ErrSkipped skips it, and detail says
-// why (wiring.Skip builds both).
-type namedCheck struct {
-	name string
-	run  func(ctx context.Context, c *checkEnv) (detail string, err error)
-}
-
-// checks is every check, in the order they run: later ones may rely on
-// what earlier ones found (the limiter needs the database).
-func checks() []namedCheck {
-	return []namedCheck{
-		{"settings", checkSettings},
-		{"terms", checkTerms},
-		{"costs", func(ctx context.Context, c *checkEnv) (string, error) { return c.Costs(ctx) }},
-		{"database", func(ctx context.Context, c *checkEnv) (string, error) { return c.Database(ctx) }},
-		{"limiter", func(ctx context.Context, c *checkEnv) (string, error) { return c.Limiter(ctx) }},
-		{"clock", func(ctx context.Context, c *checkEnv) (string, error) { return c.Clock(ctx) }},
-		{"agreement", func(ctx context.Context, c *checkEnv) (string, error) { return c.Agreement(ctx) }},
-		{"key", func(ctx context.Context, c *checkEnv) (string, error) { return c.Key(ctx) }},
-	}
-}
-
-// checkEnv is what the checks share (wiring.Checks), and the settings.
-type checkEnv struct {
-	*wiring.Checks
-	s *settings
-}
-
 // keyCheckRun is the command that checks the key on a new host.
 const keyCheckRun = wiring.KeyCheckRun
 
 func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) error {
-	c := &checkEnv{s: s, Checks: &wiring.Checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile,
-		Opened: s.warnTerms, Failed: map[string]bool{}}}
-	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, report.PoolUnits
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	var problems []string
-	code := exitOK
-	for _, ch := range checks() {
-		detail, err := ch.run(ctx, c)
-		status := "ok"
-		switch {
-		case errors.Is(err, wiring.ErrSkipped):
-			status = "skip"
-		case err != nil:
-			status, detail = "FAIL", err.Error()
-			c.Failed[ch.name] = true
-			problems = append(problems, ch.name)
-			code = max(code, codeOf(err))
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", status, ch.name, detail)
-	}
-	w.Flush()
-	if len(problems) == 0 {
+	c := &wiring.Checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile, Opened: s.warnTerms, Failed: map[string]bool{}}
+	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, costs.PoolUnits
+	failed, errs := c.Run(ctx, out, c.List(
+		func(ctx context.Context) (string, error) { return checkSettings(ctx, s, c) },
+		func(ctx context.Context) (string, error) { return checkTerms(ctx, s) }))
+	if len(failed) == 0 {
 		return nil
 	}
-	return &exitError{code: code, err: fmt.Errorf("check: %s failed", strings.Join(problems, ", "))}
-}
-
-func codeOf(err error) int {
-	var ee *exitError
-	if errors.As(runtimeError(err), &ee) {
-		return ee.code
+	code := exitOK
+	for _, err := range errs {
+		var ee *exitError // runtimeError gives every error one
+		if errors.As(runtimeError(err), &ee) {
+			code = max(code, ee.code)
+		}
 	}
-	return exitRuntime
+	return &exitError{code: code, err: fmt.Errorf("check: %s failed", strings.Join(failed, ", "))}
 }
 
 // checkSettings fails without YOUTUBE_API_KEY, which run needs, unless
 // --offline names the quota with INGEST_QUOTA_KEY. The quota key it finds
 // lets the limiter be checked even when the API key is missing.
-func checkSettings(_ context.Context, c *checkEnv) (string, error) {
+func checkSettings(_ context.Context, s *settings, c *wiring.Checks) (string, error) {
 	k, err := apiKey()
 	switch {
 	case err == nil:
 		c.APIKey = k
-		c.QuotaKey = c.s.resolveQuotaKey(k)
-	case c.s.quotaKey != "":
-		c.QuotaKey = c.s.quotaKey
+		c.QuotaKey = s.resolveQuotaKey(k)
+	case s.quotaKey != "":
+		c.QuotaKey = s.quotaKey
 		if !c.Offline {
 			return "", usageErrorf("YOUTUBE_API_KEY is not set: run and backfill need it (check --offline does not)")
 		}
@@ -131,12 +85,12 @@ func checkSettings(_ context.Context, c *checkEnv) (string, error) {
 			"(set INGEST_QUOTA_KEY or --quota-key to name the quota without it)")
 	}
 	limiter := "embedded in the database"
-	if c.s.redisURL != "" {
-		limiter = "redis " + wiring.RedisHost(c.s.redisURL)
+	if s.redisURL != "" {
+		limiter = "redis " + wiring.RedisHost(s.redisURL)
 	}
-	endpoint := c.s.endpoint
+	endpoint := s.endpoint
 	if endpoint == "" {
 		endpoint = "Google's"
 	}
-	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", c.s.dbName(), limiter, endpoint, c.QuotaKey), nil
+	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", s.dbName(), limiter, endpoint, c.QuotaKey), nil
 }

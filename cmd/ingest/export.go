@@ -9,17 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/internal/termbar"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -96,8 +94,8 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	if !j.filter.Until.After(j.filter.Since) {
 		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
 	}
-	if j.filter.Region = strings.ToUpper(strings.TrimSpace(f.region)); j.filter.Region != "" && !jobs.Valid(j.filter.Region) {
-		return j, usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	if j.filter.Region, err = parseRegion("--region", f.region); err != nil {
+		return j, err
 	}
 	if f.category != "" {
 		if j.filter.Category, err = ingest.CategoryID(f.category); err != nil {
@@ -136,10 +134,8 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	if err != nil {
 		return err
 	}
-	if job.out == "-" && job.format == "parquet" {
-		if fd, ok := stdout.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
-			return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
-		}
+	if job.out == "-" && job.format == "parquet" && termbar.On(stdout) {
+		return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
 	}
 	if err := checkOut(job.out); err != nil {
 		return err
@@ -163,9 +159,9 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 		err = exportFile(ctx, s, db, job)
 	}
 	if err != nil && ctx.Err() != nil {
-		return runtimeError(fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out)))
+		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))
 	}
-	return runtimeError(err)
+	return err
 }
 
 func outName(out string) string {
@@ -219,29 +215,14 @@ func checkOut(out string) error {
 // exportTo streams the rows to w in the job's format (export.Write),
 // with a progress bar on a terminal; a nil db has none.
 func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
-	var bar *progressbar.ProgressBar
-	if db != nil {
-		bar = exportBar(ctx, db, job)
+	var bar *termbar.Bar
+	if db != nil && termbar.On(os.Stderr) {
+		total, err := db.ExportCount(ctx, job.filter)
+		if err != nil || job.filter.PerDay {
+			total = -1 // a day's rows are fewer than its runs' entries
+		}
+		bar = termbar.New(os.Stderr, total, "export "+job.format, progressbar.OptionThrottle(100*time.Millisecond))
 	}
-	each := func() {}
-	if bar != nil {
-		each = func() { _ = bar.Add(1) }
-		defer func() { _ = bar.Finish() }()
-	}
-	return export.Write(ctx, db, job.filter, job.format, w, each)
-}
-
-// exportBar is a progress bar on stderr when stderr is a terminal.
-func exportBar(ctx context.Context, db *store.DB, job exportJob) *progressbar.ProgressBar {
-	if !isatty.IsTerminal(os.Stderr.Fd()) {
-		return nil
-	}
-	total, err := db.ExportCount(ctx, job.filter)
-	if err != nil || job.filter.PerDay {
-		total = -1 // a day's rows are fewer than its runs' entries
-	}
-	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetDescription("export "+job.format), progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish())
+	defer bar.Finish()
+	return export.Write(ctx, db, job.filter, job.format, w, bar.Add)
 }

@@ -70,10 +70,10 @@ func runHistory(ctx context.Context, out io.Writer, s *settings, f *historyFlags
 	defer db.Close()
 	h, ok, err := db.VideoHistory(ctx, id, since)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	if !ok {
-		return runtimeError(fmt.Errorf("history: no video %q is stored (ingest search finds stored ones)", id))
+		return fmt.Errorf("history: no video %q is stored (ingest search finds stored ones)", id)
 	}
 	if f.json {
 		return writeJSON(out, report.HistoryJSONOf(h))

@@ -53,7 +53,9 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // runtimeError marks err as a runtime failure: exit 1, or 2 for a
-// configuration the wiring refused (wiring.ConfigError).
+// configuration the wiring refused (wiring.ConfigError). Every command's
+// own error goes through it (runtimeErrors); what cobra refuses before a
+// command runs stays a usage error.
 func runtimeError(err error) error {
 	if err == nil {
 		return nil
@@ -153,8 +155,20 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		return usageErrorf("%w (see --help)", err)
 	})
 	refuseUnknownSubcommands(root)
+	runtimeErrors(root)
 	wrapHelp(root)
 	return root
+}
+
+// runtimeErrors passes the error of every command's run through
+// runtimeError, so that the commands return errors as they come.
+func runtimeErrors(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		runtimeErrors(sub)
+	}
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error { return runtimeError(run(c, args)) }
+	}
 }
 
 // refuseUnknownSubcommands makes every command that only groups others

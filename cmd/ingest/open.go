@@ -9,8 +9,8 @@ import (
 )
 
 // host is what these settings open from (wiring.Host), made once the
-// command's settings are checked. Its errors reach the user through
-// runtimeError: a wiring.ConfigError exits 2, any other 1.
+// command's settings are checked. Its errors reach the user as they are:
+// a wiring.ConfigError exits 2, any other 1 (runtimeError).
 func (s *settings) host() *wiring.Host {
 	if s.wired == nil {
 		s.wired = &wiring.Host{DSN: s.db, RedisURL: s.redisURL, Endpoint: s.endpoint,
@@ -19,35 +19,15 @@ func (s *settings) host() *wiring.Host {
 	return s.wired
 }
 
-// openStore opens (creating and migrating) the database.
-func (s *settings) openStore(ctx context.Context) (*store.DB, error) {
-	db, err := s.host().OpenStore(ctx)
-	return db, runtimeError(err)
-}
-
 // dbName is --db as messages and logs show it: a URL without its password.
 func (s *settings) dbName() string { return store.Redact(s.db) }
-
-// dbError is a database that did not open, as the user reads it.
-func (s *settings) dbError(err error) error { return runtimeError(s.host().DBError(err)) }
-
-// backend is a limiter in every role; each command keeps it as the
-// narrower role it needs.
-type backend = wiring.Limiter
-
-// openLimiter is the limiter of --redis, else the one embedded in db
-// (wiring.Host.OpenLimiter); close releases it.
-func (s *settings) openLimiter(db *store.DB, quotaKey string) (backend, func(), error) {
-	l, closeFn, err := s.host().OpenLimiter(db, quotaKey)
-	return l, closeFn, runtimeError(err)
-}
 
 // openExisting opens the database for reading, with a usage hint when it
 // does not exist yet (the error then matches store.ErrNoDatabase).
 func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
 	db, err := s.host().OpenExisting(ctx)
 	if err != nil {
-		return nil, runtimeError(err)
+		return nil, err
 	}
 	s.warnTerms(ctx, db)
 	return db, nil
@@ -70,6 +50,5 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
-	return p, runtimeError(err)
+	return s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
 }

@@ -37,7 +37,7 @@ func newProbeCmd() *cobra.Command {
 				}
 				errs = append(errs, err)
 			}
-			return runtimeError(errors.Join(errs...))
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up on each address after this long")

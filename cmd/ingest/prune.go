@@ -102,9 +102,9 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		return err
 	}
 	if !s.host().DBExists() {
-		return runtimeError(fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName()))
+		return fmt.Errorf("prune: no database at %s (point --db / INGEST_DB at one)", s.dbName())
 	}
-	db, err := s.openStore(ctx)
+	db, err := s.host().OpenStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	job := s.pruneJob(db, keep, nil)
 	beyond, err := db.Beyond(ctx, wiring.Retention(job.Cuts(time.Now())))
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	verb := "deleting"
 	if f.dryRun {
@@ -127,15 +127,15 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	res := job.Run(ctx)
 	if res.Err != nil {
-		return runtimeError(res.Err)
+		return res.Err
 	}
 	if err := wiring.NoteKept(ctx, db, keep); err != nil {
-		return runtimeError(err)
+		return err
 	}
 	pruned := store.Pruned(res.Pruned)
 	size, err := db.Size(ctx)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	if f.json {
 		return writeJSON(out, report.PruneJSON(pruned, size))

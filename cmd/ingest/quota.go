@@ -80,7 +80,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
 		db = nil
 	case err != nil:
-		return s.dbError(err)
+		return s.host().DBError(err)
 	default:
 		defer db.Close()
 	}
@@ -88,7 +88,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	if err != nil {
 		return err
 	}
-	l, closeLimiter, err := s.openLimiter(db, key)
+	l, closeLimiter, err := s.host().OpenLimiter(db, key)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error)
 func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 	confs, err := l.Config(ctx)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	fmt.Fprintf(out, "backend %s\n", l.Backend())
 	for _, c := range confs {
@@ -127,7 +127,7 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 	if r, ok := l.(*quota.Redis); ok {
 		st, err := r.Status(ctx)
 		if err != nil {
-			return runtimeError(err)
+			return err
 		}
 		fmt.Fprint(out, st.Text())
 	}
@@ -184,7 +184,7 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 	case errors.As(err, &past), errors.Is(err, quota.ErrNoIntent):
 		return usageErrorf("quota apply: %w", err)
 	case err != nil:
-		return runtimeError(err)
+		return err
 	}
 	if len(changes) == 0 {
 		fmt.Fprintln(out, "the limiter already holds this costs file's pools: nothing changed")
@@ -198,7 +198,7 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {
 	n, ledgers, err := s.host().Restore(ctx, l, key, paths)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", n, ledgers)
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,11 +15,47 @@ import (
 )
 
 type reportFlags struct {
-	json    bool
-	regions string
-	every   time.Duration
+	json     bool
+	schedule scheduleFlags
+}
 
+// scheduleFlags are --regions and --every of the commands that show the
+// schedule's next runs and plan (report, serve).
+type scheduleFlags struct {
+	regions                  string
+	every                    time.Duration
 	regionsGiven, everyGiven bool
+}
+
+func (f *scheduleFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
+}
+
+// given notes which of the flags cmd was given: those not given follow
+// the daemon's recorded schedule.
+func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
+	f.regionsGiven, f.everyGiven = cmd.Flags().Changed("regions"), cmd.Flags().Changed("every")
+	return f
+}
+
+// schedule reads the flags.
+func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
+	codes, err := parseRegions(f.regions, f.regionsGiven)
+	if err != nil {
+		return wiring.Schedule{}, err
+	}
+	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven},
+		checkEvery("--every", f.every)
+}
+
+// checkEvery refuses a period (--every, --track-every) shorter than the
+// schedule's least.
+func checkEvery(flag string, every time.Duration) error {
+	if every < jobs.MinEvery {
+		return usageErrorf("%s: must be at least %s, got %s", flag, jobs.MinEvery, every)
+	}
+	return nil
 }
 
 func newReportCmd(s *settings) *cobra.Command {
@@ -47,57 +82,53 @@ Next runs and the plan follow the schedule a daemon on this database runs
   ingest report --json | jq '.pools[] | {name, remaining}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.regionsGiven, f.everyGiven = cmd.Flags().Changed("regions"), cmd.Flags().Changed("every")
+			f.schedule.given(cmd)
 			return runReport(cmd.Context(), cmd.OutOrStdout(), s, f)
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON object (the format scripts rely on)")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
+	f.schedule.bind(cmd)
 	return cmd
 }
 
 func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) error {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	sch, err := f.schedule.schedule()
 	if err != nil {
 		return err
 	}
-	if f.every < jobs.MinEvery {
-		return usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
-	}
-	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: codes, Every: f.every, ScheduleFrom: "--every",
+	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: sch.Regions, Every: sch.Every, ScheduleFrom: "--every",
 		Standing: s.standing}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
 		src.NoDatabase = true
 	case err != nil:
-		return s.dbError(err)
+		return s.host().DBError(err)
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
 		src.DB, src.Size, src.Held = db, db.Size, db.Held
-		if err := useSchedule(ctx, db, f, &src); err != nil {
-			return runtimeError(err)
+		if err := sch.Follow(ctx, db, &src); err != nil {
+			return err
 		}
 	}
-	if !f.everyGiven && src.ScheduleFrom == "--every" {
+	if !sch.EveryGiven && src.ScheduleFrom == "--every" {
 		src.ScheduleFrom = "default"
 	}
 	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		return err
 	}
-	l, closeLimiter, err := reportLimiter(s, db, src.QuotaKey)
+	l, closeLimiter, err := s.host().ReadLimiter(db, src.QuotaKey)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
 	src.Limiter = l
-	rep, err := buildReport(ctx, src)
+	rep, err := wiring.BuildReport(ctx, src)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
-	rep.Clock = reportClock(ctx, db)
+	rep.Clock = wiring.LastClock(ctx, db)
 	if f.json {
 		return writeJSON(out, rep.JSON())
 	}
@@ -105,54 +136,10 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	return nil
 }
 
-// useSchedule takes the daemon's recorded schedule for what the flags do
-// not give.
-func useSchedule(ctx context.Context, db *store.DB, f *reportFlags, src *report.Sources) error {
-	sch, ok, err := db.Schedule(ctx)
-	if err != nil || !ok {
-		return err
-	}
-	if !f.everyGiven {
-		src.Every, src.ScheduleFrom = sch.Every, "the daemon's"
-	}
-	if !f.regionsGiven && len(sch.Regions) > 0 {
-		src.Regions = sch.Regions
-	}
-	return nil
-}
-
-// reportLimiter opens the limiter for reading. With no database, the
-// embedded limiter has spent nothing on this host: its pools are whole.
-func reportLimiter(s *settings, db *store.DB, key string) (report.StateReader, func(), error) {
-	if db == nil && s.redisURL == "" {
-		return report.WholePools{Costs: s.costs}, func() {}, nil
-	}
-	return s.openLimiter(db, key)
-}
-
 // reportQuotaKey: --quota-key, else the API key's hash, else the one quota
 // key in the ledger (wiring.Host.ReadQuotaKey).
 func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
 	k, _ := apiKey()
 	key, err := s.host().ReadQuotaKey(ctx, s.quotaKey, k, db)
-	return key, runtimeError(err)
-}
-
-// buildReport builds the report of src with the staggered schedule's next
-// runs and slots.
-func buildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), wiring.Stagger(src.Regions, src.Every)
-	return report.Build(ctx, src)
-}
-
-func tw(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
-
-// reportClock is the ledger's last reading of the upstream's clock for the
-// report; nil when there is none (or no database).
-func reportClock(ctx context.Context, db *store.DB) *report.Clock {
-	skew, seen, ok := wiring.LastClock(ctx, db)
-	if !ok {
-		return nil
-	}
-	return &report.Clock{Skew: skew, Seen: seen}
+	return key, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -105,7 +106,7 @@ func TestReportGolden(t *testing.T) {
 	db := reportDB(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := buildReport(context.Background(), report.Sources{DB: db, Limiter: c.limiter, Costs: costs,
+			rep, err := wiring.BuildReport(context.Background(), report.Sources{DB: db, Limiter: c.limiter, Costs: costs,
 				QuotaKey: "3f9a1c", Regions: ingest.DefaultRegions, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)

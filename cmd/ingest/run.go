@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -14,9 +14,8 @@ import (
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
-	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 type runFlags struct {
@@ -60,6 +59,16 @@ func parseRegions(list string, given bool) ([]string, error) {
 		return nil, usageErrorf("--regions: %w", err)
 	}
 	return codes, nil
+}
+
+// parseRegion reads one region code, given to name (a flag, or a command
+// for its argument); "" stays "".
+func parseRegion(name, v string) (string, error) {
+	code := strings.ToUpper(strings.TrimSpace(v))
+	if code != "" && !jobs.Valid(code) {
+		return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code", name, v)
+	}
+	return code, nil
 }
 
 func newRunCmd(s *settings) *cobra.Command {
@@ -122,8 +131,8 @@ func (f *runFlags) validate() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.every < jobs.MinEvery {
-		return nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, f.every)
+	if err := checkEvery("--every", f.every); err != nil {
+		return nil, err
 	}
 	if f.listen != "" {
 		if _, _, err := net.SplitHostPort(f.listen); err != nil {
@@ -159,109 +168,18 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	defer p.Close()
-	if err := termsGate(ctx, s, p.DB); err != nil {
+	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
 		return err
 	}
 	b := readBuildInfo()
-	m := metrics.New(metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion})
-	last, err := p.DB.LastRuns(ctx, ingest.Trending)
-	if err != nil {
-		return runtimeError(fmt.Errorf("read last runs: %w", err))
-	}
-	m.Seed(last)
-	ctx, drain, stop := jobs.Signals(ctx, s.logger)
-	defer stop()
-	runner := &jobs.Runner{Locker: p.Limiter, Logger: s.logger, Observe: m.Observe, Drain: drain, LastStart: p.DB.LastStart}
-	lim := m.Metered(p.Limiter)
-	runner.Passes = jobs.ChartPasses(codes, f.cats, jobs.Pass{QuotaKey: p.QuotaKey, Costs: s.costs,
-		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, s.logger)
-	if f.listen != "" {
-		shutdown, err := serve(ctx, s, f, m, p, codes)
-		if err != nil {
-			return err
-		}
-		defer shutdown()
-	}
-	d := &jobs.Daemon{Runner: runner, Every: f.every, TrackEvery: f.track.every}
+	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
+		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(),
+		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
-		d.Track = f.track.job(s, p, lim, drain)
+		r.Track = span
 	}
-	d.Prune = s.pruneJob(p.DB, keep, drain)
-	d.Refresh = s.refreshJob(p, lim, drain)
-	if f.once {
-		if f.pacedOnce {
-			pc, err := newPacer(s, p, d)
-			if err != nil {
-				return err
-			}
-			d.Pacer = pc
-			if err := p.DB.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
-				return runtimeError(err)
-			}
-		}
-		return runOnce(ctx, s, d)
+	if f.listen != "" {
+		r.Listen = &web.Config{Listen: f.listen, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
 	}
-	if err := watchPace(s, f, p, d, m, last); err != nil {
-		return err
-	}
-	return runDaemon(ctx, s, f, p, d, codes, last)
-}
-
-// runOnce runs every chart's pass now, then tracking and pruning when
-// they are asked for.
-func runOnce(ctx context.Context, s *settings, d *jobs.Daemon) error {
-	results, err := d.Once(ctx)
-	if err != nil {
-		return runtimeError(err)
-	}
-	return runtimeError(jobs.OnceError(results, len(d.Runner.Passes), s.endpoint))
-}
-
-// runDaemon records the schedule, then runs the daemon until a signal
-// stops it.
-func runDaemon(ctx context.Context, s *settings, f *runFlags, p *pipeline, d *jobs.Daemon, codes []string,
-	last map[string]store.RunSummary) error {
-	// The schedule is recorded chart by chart, in the order the passes are
-	// staggered, so that report's next runs and plan are this daemon's.
-	if err := p.DB.SaveSchedule(ctx, f.every, d.Runner.Charts(), time.Now()); err != nil {
-		return runtimeError(err)
-	}
-	d.LastStart = map[string]time.Time{}
-	for code, r := range last {
-		d.LastStart[code] = r.Started
-	}
-	s.logger.Info("daemon started", "regions", len(codes), "charts", len(d.Runner.Passes), "every", f.every, "backend", p.Limiter.Backend())
-	return runtimeError(d.Run(ctx))
-}
-
-// serve starts the listener of run --listen: /metrics, /healthz and
-// /readyz, and beside them the report (/quota), the API and the dashboard
-// when the listener may serve the data.
-func serve(ctx context.Context, s *settings, f *runFlags, m *metrics.Metrics, p *pipeline, codes []string) (func(), error) {
-	addr := f.listen
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, runtimeError(fmt.Errorf("--listen %s: %w", addr, err))
-	}
-	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: s.costs, QuotaKey: p.QuotaKey, Regions: codes, Every: f.every,
-		Standing: s.standing, Held: p.DB.Held}
-	m.WatchClock(p.Upstream.Skew)
-	routes := []web.Route{
-		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
-		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(readiness(m, p)...)},
-		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return buildReport(ctx, src)
-		})},
-	}
-	ui, err := newWeb(p.DB, src, s, web.Config{Listen: addr, NoThumbnails: f.noThumbs, Routes: routes,
-		TrustedProxies: f.proxies, AuthFailed: m.AuthFailed})
-	if err != nil {
-		ln.Close()
-		return nil, runtimeError(err)
-	}
-	if ui.Access() == web.OperationalOnly {
-		s.logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+uiTokenEnv+" is not set, so the dashboard, the API and /quota would be public",
-			"addr", addr)
-	}
-	return web.Start(ctx, ln, ui, s.logger), nil
+	return s.host().Run(ctx, p, r)
 }

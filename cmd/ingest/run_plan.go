@@ -19,7 +19,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	sched := report.Schedule{Charts: chartNames(codes, f.cats), Every: f.every, Tracked: -1}
+	sched := report.Schedule{Charts: jobs.ChartNames(codes, f.cats), Every: f.every, Tracked: -1}
 	span, _ := f.track.span()
 	if span > 0 && (!f.once || f.track.given) {
 		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch

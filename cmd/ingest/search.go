@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/termtext"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -57,9 +55,9 @@ Any other punctuation is taken literally.`,
 }
 
 func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, query string) error {
-	region := strings.ToUpper(strings.TrimSpace(f.region))
-	if region != "" && !jobs.Valid(region) {
-		return usageErrorf("--region: %q is not an ISO 3166-1 alpha-2 region code", f.region)
+	region, err := parseRegion("--region", f.region)
+	if err != nil {
+		return err
 	}
 	if f.limit < 1 || f.limit > 1000 {
 		return usageErrorf("--limit: want 1 to 1000, got %d", f.limit)
@@ -82,7 +80,7 @@ func runSearch(ctx context.Context, out io.Writer, s *settings, f *searchFlags, 
 		return usageErrorf("search %q: %w", query, err)
 	}
 	if err != nil {
-		return runtimeError(fmt.Errorf("search: %w", err))
+		return fmt.Errorf("search: %w", err)
 	}
 	return printSearch(out, hits, f.json)
 }
@@ -91,29 +89,8 @@ func printSearch(out io.Writer, hits []store.Hit, asJSON bool) error {
 	if asJSON {
 		return writeJSON(out, web.Hits(hits))
 	}
-	printHits(out, hits)
+	web.WriteHits(out, hits)
 	return nil
-}
-
-func printHits(out io.Writer, hits []store.Hit) {
-	if len(hits) == 0 {
-		fmt.Fprintln(out, "no matches")
-		return
-	}
-	for i, h := range hits {
-		fmt.Fprintf(out, "%2d. %s\n    %s · %s views (at %s) · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views(h.ViewCount)), h.LastSeen.UTC().Format("2006-01-02 15:04 UTC"),
-			strings.Join(h.Regions, ","), h.ID,
-			strings.Join(strings.Fields(h.Snippet), " "))
-	}
-}
-
-// views is a count as the listing shows it, 0 hidden.
-func views(n *int64) int64 {
-	if n == nil {
-		return 0
-	}
-	return *n
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,31 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/wiring"
 )
 
-// uiTokenEnv holds the dashboard's access token; an environment variable
-// only, so that it never shows in a process list.
-const uiTokenEnv = "INGEST_UI_TOKEN"
+// uiTokenEnv holds the dashboard's access token (wiring.UITokenEnv).
+const uiTokenEnv = wiring.UITokenEnv
 
 // readUIToken is INGEST_UI_TOKEN, or a usage error when it is set but too
 // weak to guard the data (web.CheckToken), saying how to make a strong one.
@@ -48,8 +39,7 @@ type serveFlags struct {
 	// noThumbs leaves the videos' thumbnails (from i.ytimg.com) out of
 	// the pages: offline or private use.
 	noThumbs       bool
-	regions        string
-	every          time.Duration
+	schedule       scheduleFlags
 	apiPlans       string
 	trustedProxies string
 }
@@ -93,23 +83,21 @@ as in ingest report; --every and --regions override it.`,
   ingest serve --listen 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rf := &reportFlags{regions: f.regions, every: f.every,
-				regionsGiven: cmd.Flags().Changed("regions"), everyGiven: cmd.Flags().Changed("every")}
-			return runServe(cmd.Context(), s, f, rf)
+			f.schedule.given(cmd)
+			return runServe(cmd.Context(), s, f)
 		},
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host, the API leaves the thumbnail out (offline or private use)")
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "regions the schedule runs, for next runs and the plan (default the daemon's, else the default regions)")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "the schedule's period, for next runs and the plan (default the daemon's, else 1h)")
+	f.schedule.bind(cmd)
 	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
 	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	return cmd
 }
 
-func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) error {
+func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
 		return usageErrorf("--listen: want host:port or :port, got %q", f.listen)
 	}
@@ -121,93 +109,28 @@ func runServe(ctx context.Context, s *settings, f *serveFlags, rf *reportFlags) 
 		return usageErrorf("--listen %s is not a loopback address: set %s to ask for a token, or pass --public if the data is meant to be public",
 			f.listen, uiTokenEnv)
 	}
-	h, closeAll, err := openWeb(ctx, s, rf, f)
+	sch, err := f.schedule.schedule()
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return runtimeError(fmt.Errorf("--listen %s: %w", f.listen, err))
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv := web.NewHTTPServer(f.listen, h)
-	go func() {
-		<-ctx.Done()
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	}()
-	s.logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", s.dbName(), "token", os.Getenv(uiTokenEnv) != "")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return runtimeError(fmt.Errorf("serve: %w", err))
-	}
-	return nil
-}
-
-// openWeb opens the database, the upstream's limiter for reading and the
-// API's own limiter, and builds the API and dashboard over them.
-func openWeb(ctx context.Context, s *settings, rf *reportFlags, f *serveFlags) (*web.Server, func(), error) {
-	codes, err := parseRegions(rf.regions, rf.regionsGiven)
-	if err != nil {
-		return nil, nil, err
-	}
-	if rf.every < jobs.MinEvery {
-		return nil, nil, usageErrorf("--every: must be at least %s, got %s", jobs.MinEvery, rf.every)
-	}
 	plans, proxies, err := apiSettings(f)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	db, err := openServeDB(ctx, s)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	src := report.Sources{DB: db, Costs: s.costs, Regions: codes, Every: rf.every, ScheduleFrom: "--every",
-		Standing: s.standing, Held: db.Held}
-	if err := useSchedule(ctx, db, rf, &src); err != nil {
-		db.Close()
-		return nil, nil, runtimeError(err)
-	}
-	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	l, closeLimiter, err := reportLimiter(s, db, src.QuotaKey)
+	defer db.Close()
+	k, _ := apiKey()
+	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
+		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
+			TrustedProxies: proxies, Token: tok}})
 	if err != nil {
-		db.Close()
-		return nil, nil, err
+		return err
 	}
-	src.Limiter = l
-	ready := web.Route{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),
-		web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})}
-	meter, closeMeter, err := openMeter(s, db, plans)
-	if err != nil {
-		closeLimiter()
-		db.Close()
-		return nil, nil, err
-	}
-	web.WarnUnusableTokens(ctx, s.logger, db, plans)
-	h, err := newWeb(db, src, s, web.Config{Listen: f.listen, Public: f.public, Meter: meter.Meter, NoThumbnails: f.noThumbs,
-		TrustedProxies: proxies, AuthFailed: meter.metrics.AuthFailed,
-		Routes: []web.Route{ready, {Pattern: "GET /metrics", Kind: web.Operational, Handler: meter.metrics.Handler()}}})
-	closeAll := func() { closeMeter(); closeLimiter(); db.Close() }
-	if err != nil {
-		closeAll()
-		return nil, nil, runtimeError(err)
-	}
-	return h, closeAll, nil
-}
-
-// newWeb wires the web package to the report and the store; cfg says the
-// listener and the caller's routes. The token was checked (readUIToken) before
-// anything was opened.
-func newWeb(db *store.DB, src report.Sources, s *settings, cfg web.Config) (*web.Server, error) {
-	cfg.DB, cfg.QuotaKey, cfg.Token, cfg.Logger = db, src.QuotaKey, os.Getenv(uiTokenEnv), s.logger
-	cfg.Derived = s.standing.Derived
-	cfg.Report = func(ctx context.Context) (*report.Report, error) { return buildReport(ctx, src) }
-	return web.New(cfg)
+	defer closeWeb()
+	return s.host().Serve(ctx, f.listen, h)
 }
 
 // apiSettings reads --api-plans and --trusted-proxies.
@@ -231,37 +154,11 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 	}
 	db, ro, err := s.host().OpenServeDB(ctx)
 	if err != nil {
-		return nil, runtimeError(err)
+		return nil, err
 	}
 	if ro != nil {
 		s.logger.Warn("the database cannot be written: serving it read-only; tokens' last use is not recorded", ingest.LogErr, ro)
 		s.warnTerms(ctx, db)
 	}
 	return db, nil
-}
-
-// meter is the API's metering as serve wires it.
-type meter struct {
-	*web.Meter
-	metrics *metrics.API
-}
-
-// openMeter builds the API's metering over its own limiter (apiLimiter).
-func openMeter(s *settings, db *store.DB, plans *ratelimit.APIPlans) (meter, func(), error) {
-	m := meter{metrics: metrics.NewAPI()}
-	l, closeFn, err := s.host().APILimiter(db)
-	if err != nil {
-		return m, nil, runtimeError(err)
-	}
-	s.logger.Debug("api: clients are metered", "limiter", l.Backend())
-	m.Meter = &web.Meter{Plans: plans, Limiter: l, Tokens: db, Observe: m.metrics.Observe}
-	return m, closeFn, nil
-}
-
-// readiness are run --listen's /readyz checks: the limiter answers, the
-// database takes a write, and no region has failed metrics.FailingAfter
-// passes in a row.
-func readiness(m *metrics.Metrics, p *pipeline) []web.Check {
-	return []web.Check{web.LimiterCheck(p.Limiter), {Name: "database", Passed: "writable", Probe: p.DB.Writable},
-		{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}
 }

@@ -110,23 +110,14 @@ func uses(cmd *cobra.Command, names ...string) *cobra.Command {
 // usesAll is every setting: the commands that call the upstream.
 var usesAll = []string{useDB, useRedis, useCosts, useEndpoint, useQuotaKey, useLog, useTerms}
 
-func usesSetting(cmd *cobra.Command, name string) bool {
+// usesOf is the settings cmd names, or its nearest parent that names any.
+func usesOf(cmd *cobra.Command) []string {
 	for c := cmd; c != nil; c = c.Parent() {
 		if v, ok := c.Annotations["uses"]; ok {
-			return slices.Contains(strings.Split(v, ","), name)
+			return strings.FieldsFunc(v, func(r rune) bool { return r == ',' }) // "": none
 		}
 	}
-	return false
-}
-
-// usesAny says whether cmd uses any setting.
-func usesAny(cmd *cobra.Command) bool {
-	for c := cmd; c != nil; c = c.Parent() {
-		if v, ok := c.Annotations["uses"]; ok {
-			return v != ""
-		}
-	}
-	return false
+	return nil
 }
 
 func (s *settings) bind(root *cobra.Command) {
@@ -168,7 +159,7 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	s.stderr = cmd.ErrOrStderr()
 	s.logger = newLogger(s.stderr, "text", slog.LevelInfo)
 	for _, c := range commonSettings() {
-		if c.check == nil || !usesSetting(cmd, c.use) {
+		if c.check == nil || !slices.Contains(usesOf(cmd), c.use) {
 			continue
 		}
 		if err := c.check(s); err != nil {
@@ -193,7 +184,7 @@ var envOnly = []string{"YOUTUBE_API_KEY", uiTokenEnv}
 // name meant. run --strict refuses to start on the latter. Commands that
 // use no setting (version, probe) say nothing.
 func (s *settings) checkEnvNames(cmd *cobra.Command) error {
-	if !usesAny(cmd) {
+	if len(usesOf(cmd)) == 0 {
 		return nil
 	}
 	var unknown []string

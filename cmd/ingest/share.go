@@ -35,31 +35,30 @@ func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost m
 	return true
 }
 
+// dryRunPools opens, without writing, what a dry run reads: the database
+// and its limiter when there is a database, else none, and pools whole.
+func dryRunPools(ctx context.Context, s *settings) (db *store.DB, lim report.StateReader, key string, closeFn func(), err error) {
+	closeFn = func() {}
+	if !s.host().DBExists() {
+		return nil, report.WholePools{Costs: s.costs}, "", closeFn, nil
+	}
+	if db, err = openExisting(ctx, s); err != nil {
+		return nil, nil, "", closeFn, err
+	}
+	if key, err = reportQuotaKey(ctx, s, db); err == nil {
+		var closeLimiter func()
+		if lim, closeLimiter, err = s.host().OpenLimiter(db, key); err == nil {
+			return db, lim, key, func() { closeLimiter(); db.Close() }, nil
+		}
+	}
+	db.Close()
+	return nil, nil, "", closeFn, err
+}
+
 // dryRunShare is the plan's share as dryRun says it, in units (all pools),
-// when the operator gives no --max-units; "" when they do.
-func dryRunShare(ctx context.Context, s *settings, job *jobs.Backfill, cost map[string]int64) (string, int64, error) {
-	if job.MaxUnits > 0 {
-		return "", 0, nil
-	}
-	var db *store.DB
-	var lim report.StateReader = report.WholePools{Costs: s.costs}
-	key := ""
-	if s.host().DBExists() {
-		var err error
-		if db, err = openExisting(ctx, s); err != nil {
-			return "", 0, err
-		}
-		defer db.Close()
-		if key, err = reportQuotaKey(ctx, s, db); err != nil {
-			return "", 0, err
-		}
-		l, closeLimiter, err := s.openLimiter(db, key)
-		if err != nil {
-			return "", 0, err
-		}
-		defer closeLimiter()
-		lim = l
-	}
+// when the operator gives no --max-units.
+func dryRunShare(ctx context.Context, s *settings, db *store.DB, lim report.StateReader, key string, job *jobs.Backfill,
+	cost map[string]int64) (string, int64, error) {
 	plan, err := planShare(ctx, db, lim, s, key)
 	if err != nil {
 		return "", 0, err

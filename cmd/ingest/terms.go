@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -17,14 +16,14 @@ import (
 
 // checkTerms is check's line for the key's standing: what it lets the
 // database keep and show, and whether the database holds more.
-func checkTerms(ctx context.Context, c *checkEnv) (string, error) {
-	line := c.s.standing.String()
-	db, err := store.OpenExisting(ctx, c.s.db)
+func checkTerms(ctx context.Context, s *settings) (string, error) {
+	line := s.standing.String()
+	db, err := store.OpenExisting(ctx, s.db)
 	if err != nil {
 		return line, nil // the database's own check says why
 	}
 	defer db.Close()
-	if msg, err := c.s.terms().Beyond(ctx, db); err != nil || msg != "" {
+	if msg, err := s.terms().Beyond(ctx, db); err != nil || msg != "" {
 		if err == nil {
 			err = usageErrorf("%s", msg)
 		}
@@ -43,15 +42,6 @@ func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struc
 	return s.terms().PruneJob(db, keep, drain)
 }
 
-// refreshJob fetches again, by id, the videos kept rows show before their
-// text is too old (jobs.Refresh).
-func (s *settings) refreshJob(p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source, Store: p.DB,
-		Logger: s.logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
-}
-
-var _ jobs.RefreshStore = (*store.DB)(nil)
-
 // checkKeep reads --keep, which may not be longer than the standing
 // allows; "" is the standing's allowance.
 func (s *settings) checkKeep(text string) (time.Duration, error) {
@@ -66,12 +56,6 @@ func (s *settings) checkKeep(text string) (time.Duration, error) {
 		return 0, usageErrorf("--keep: %v; under extended, --stats-retention (INGEST_STATS_RETENTION) says what the acceptance grants (docs/terms.md)", err)
 	}
 	return keep, nil
-}
-
-// termsGate is run's check before anything is spent (wiring.Terms.Gate):
-// a database holding more than the standing allows is exit 2.
-func termsGate(ctx context.Context, s *settings, db *store.DB) error {
-	return runtimeError(s.terms().Gate(ctx, db))
 }
 
 // warnTerms is the warning of a command that only reads, once a process,

@@ -110,7 +110,7 @@ func loadAPIPlans(file string) (*ratelimit.APIPlans, error) {
 }
 
 func withTokens(ctx context.Context, s *settings, fn func(*store.DB) error) error {
-	db, err := s.openStore(ctx)
+	db, err := s.host().OpenStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 			return usageErrorf("tokens add %s: a token of that name exists: revoke it first, or choose another name", name)
 		}
 		if err != nil {
-			return runtimeError(err)
+			return err
 		}
 		fmt.Fprintf(out, "token %s on plan %s: send it as Authorization: Bearer <token>; it is shown only now:\n%s\n", name, plan, tok)
 		return nil
@@ -145,7 +145,7 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ratelimit.APIPlans, asJSON bool) error {
 	tokens, err := db.Tokens(ctx)
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	return report.Tokens(out, tokens, plans.Usable, plans.File, asJSON)
 }
@@ -156,7 +156,7 @@ func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string)
 		return usageErrorf("tokens revoke %s: no token of that name (see ingest tokens list)", name)
 	}
 	if err != nil {
-		return runtimeError(err)
+		return err
 	}
 	fmt.Fprintf(out, "token %s revoked\n", name)
 	return nil

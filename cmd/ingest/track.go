@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/store"
 )
 
 // trackFlags are run's view-tracking settings.
@@ -37,16 +35,5 @@ func (t *trackFlags) validate(cmd *cobra.Command) error {
 	if _, err := t.span(); err != nil {
 		return usageErrorf("--track-for: %v (or 0 for no tracking)", err)
 	}
-	if t.every < jobs.MinEvery {
-		return usageErrorf("--track-every: must be at least %s, got %s", jobs.MinEvery, t.every)
-	}
-	return nil
+	return checkEvery("--track-every", t.every)
 }
-
-func (t *trackFlags) job(s *settings, p *pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Track {
-	span, _ := t.span()
-	return &jobs.Track{QuotaKey: p.QuotaKey, Costs: s.costs, Limiter: lim, Source: p.Source,
-		Store: p.DB, Logger: s.logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: span, Drain: drain}
-}
-
-var _ jobs.TrackStore = (*store.DB)(nil)

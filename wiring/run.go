@@ -1,0 +1,212 @@
+package wiring
+
+// What `ingest run` does once its flags are checked and its pipeline is
+// open: build the chart passes, tracking, pruning and the refresh of kept
+// videos, serve --listen, and run them once or as a daemon until a signal.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+// Run is a run as its checked flags give it.
+type Run struct {
+	Regions    []string
+	Categories []string // "" first: the unfiltered chart
+	Every      time.Duration
+	Once       bool
+	// Pace puts the daemon's entries under a pacer (--pace); PacedOnce is
+	// --once with --pace given: only the charts the plan says are due run.
+	Pace, PacedOnce bool
+	// Track is how far back tracking follows the charts' videos; zero
+	// tracks nothing.
+	Track, TrackEvery time.Duration
+	Keep              time.Duration // statistics kept by the prune
+	Terms             Terms
+	Build             metrics.Build
+	// Listen, when set, is run --listen's listener: its address, the
+	// access token and what the dashboard shows.
+	Listen *web.Config
+}
+
+// Run runs r over p: every chart once and exit (r.Once), or as a daemon
+// until a signal. SIGINT or SIGTERM starts no new run and lets the page in
+// flight be stored; a second one stops at once.
+func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) error {
+	m := metrics.New(r.Build)
+	last, err := p.DB.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return fmt.Errorf("read last runs: %w", err)
+	}
+	m.Seed(last)
+	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
+	defer stop()
+	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: m.Observe, Drain: drain, LastStart: p.DB.LastStart}
+	lim := m.Metered(p.Limiter)
+	runner.Passes = jobs.ChartPasses(r.Regions, r.Categories, jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
+		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
+	if r.Listen != nil {
+		shutdown, err := h.listen(ctx, r, m, p)
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+	}
+	d := &jobs.Daemon{Runner: runner, Every: r.Every, TrackEvery: r.TrackEvery,
+		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain)}
+	if r.Track > 0 {
+		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
+			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
+	}
+	if r.Once {
+		return h.once(ctx, p, r, d)
+	}
+	if err := h.watchPace(r, p, d, m, last); err != nil {
+		return err
+	}
+	return h.daemon(ctx, p, r, d, last)
+}
+
+// refreshJob fetches again, by id, the videos kept rows show before their
+// text is too old (jobs.Refresh).
+func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
+		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
+}
+
+var (
+	_ jobs.RefreshStore = (*store.DB)(nil)
+	_ jobs.TrackStore   = (*store.DB)(nil)
+)
+
+// once runs every chart's pass now (only those due, paced), then tracking
+// and pruning when they are asked for.
+func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
+	if r.PacedOnce {
+		pc, err := h.NewPacer(p, d)
+		if err != nil {
+			return err
+		}
+		d.Pacer = pc
+		if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+			return err
+		}
+	}
+	results, err := d.Once(ctx)
+	if err != nil {
+		return err
+	}
+	return jobs.OnceError(results, len(d.Runner.Passes), h.Endpoint)
+}
+
+// daemon records the schedule, then runs the daemon until a signal stops
+// it.
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, last map[string]store.RunSummary) error {
+	// The schedule is recorded chart by chart, in the order the passes are
+	// staggered, so that report's next runs and plan are this daemon's.
+	if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+		return err
+	}
+	d.LastStart = map[string]time.Time{}
+	for code, s := range last {
+		d.LastStart[code] = s.Started
+	}
+	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
+		"backend", p.Limiter.Backend())
+	return d.Run(ctx)
+}
+
+// watchPace puts the daemon's charts and tracking under a pacer (run
+// --pace, the default) and serves each chart's age and the plan on
+// /metrics. Each entry keeps its staggered slots (--every, --track-every);
+// at each slot the pacer decides whether the entry runs there, so that a
+// schedule that fits the pools runs exactly as without it, and one that
+// does not is spread at a rate the pools hold forever instead of spending
+// them by morning. Pruning spends no quota and keeps its own slots.
+func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
+	col := &metrics.Pace{Ages: metrics.NewAges(last)}
+	observe := d.Runner.Observe
+	if r.Pace {
+		pc, err := h.NewPacer(p, d)
+		if err != nil {
+			return err
+		}
+		d.Pacer, col.Status = pc, pc.Status
+		h.Logger.Info("pacing: each chart's and tracking's cadence follows what the pools hold over their window and day, never faster than --every and --track-every",
+			"every", r.Every)
+	}
+	d.Runner.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		if observe != nil {
+			observe(e, end, took, slot)
+		}
+		if end.Pass != nil && end.Status == ingest.StatusCompleted {
+			col.Ages.Set(e.Name, time.Now().Add(-took))
+		}
+	}
+	m.Register(col)
+	return nil
+}
+
+// listen starts the listener of run --listen: /metrics, /healthz and
+// /readyz, and beside them the report (/quota), the API and the dashboard
+// when the listener may serve the data.
+func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
+	cfg := *r.Listen
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
+		Standing: r.Terms.Standing, Held: p.DB.Held}
+	m.WatchClock(p.Upstream.Skew)
+	// /readyz: the limiter answers, the database takes a write, and no
+	// region has failed metrics.FailingAfter passes in a row.
+	ready := web.Readyz(web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
+		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing})
+	cfg.Routes = []web.Route{
+		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
+		{Pattern: "GET /readyz", Kind: web.Operational, Handler: ready},
+		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
+			return BuildReport(ctx, src)
+		})},
+	}
+	cfg.AuthFailed = m.AuthFailed
+	ui, err := h.Web(p.DB, src, cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if ui.Access() == web.OperationalOnly {
+		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
+			"addr", cfg.Listen)
+	}
+	return web.Start(ctx, ln, ui, h.Logger), nil
+}
+
+// UITokenEnv holds the dashboard's access token; an environment variable
+// only, so that it never shows in a process list.
+const UITokenEnv = "INGEST_UI_TOKEN"
+
+// Web builds the API and the dashboard over db and the report of src; cfg
+// says the listener, its access token and the caller's routes.
+func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Server, error) {
+	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, src.QuotaKey, h.Logger, src.Standing.Derived
+	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, src) }
+	return web.New(cfg)
+}
+
+// BuildReport builds the report of src with the staggered schedule's next
+// runs and slots.
+func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
+	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), Stagger(src.Regions, src.Every)
+	return report.Build(ctx, src)
+}

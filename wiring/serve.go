@@ -1,0 +1,135 @@
+package wiring
+
+// What `ingest report` and `ingest serve` read, and serve's API and
+// dashboard over it: the daemon's schedule, the limiter read without
+// spending, and the API's own limiter metering the clients.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+// Schedule is what the report's next runs and plan follow: the flags'
+// regions and period where given (--regions, --every), else the schedule
+// a daemon on the database recorded.
+type Schedule struct {
+	Regions                  []string
+	Every                    time.Duration
+	RegionsGiven, EveryGiven bool
+}
+
+// Follow takes the daemon's schedule recorded in db for what the flags
+// do not give.
+func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
+	rec, ok, err := db.Schedule(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if !sch.EveryGiven {
+		src.Every, src.ScheduleFrom = rec.Every, "the daemon's"
+	}
+	if !sch.RegionsGiven && len(rec.Regions) > 0 {
+		src.Regions = rec.Regions
+	}
+	return nil
+}
+
+// ReadLimiter opens the limiter for reading. With no database and no
+// Redis, the embedded limiter has spent nothing on this host: its pools
+// are whole.
+func (h *Host) ReadLimiter(db *store.DB, key string) (report.StateReader, func(), error) {
+	if db == nil && h.RedisURL == "" {
+		return report.WholePools{Costs: h.Costs}, func() {}, nil
+	}
+	return h.OpenLimiter(db, key)
+}
+
+// Serve is `ingest serve` as its checked flags give it.
+type Serve struct {
+	Schedule Schedule
+	Plans    *ratelimit.APIPlans
+	QuotaKey string // --quota-key; "" for none
+	APIKey   string // YOUTUBE_API_KEY; "" when unset
+	Standing ingest.Standing
+	// Web is the listener: its address, whether it is public, its access
+	// token, the trusted proxies and what the pages show.
+	Web web.Config
+}
+
+// OpenWeb builds the API and the dashboard over db, its report read from
+// the upstream's limiter and its clients metered by the API's limiter;
+// close releases both limiters (not db).
+func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
+	src := report.Sources{DB: db, Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
+		Standing: sv.Standing, Held: db.Held}
+	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
+		return nil, nil, err
+	}
+	if src.QuotaKey, err = h.ReadQuotaKey(ctx, sv.QuotaKey, sv.APIKey, db); err != nil {
+		return nil, nil, err
+	}
+	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	src.Limiter = l
+	m := metrics.NewAPI()
+	al, closeAPI, err := h.APILimiter(db)
+	if err != nil {
+		closeLimiter()
+		return nil, nil, err
+	}
+	closeFn = func() { closeAPI(); closeLimiter() }
+	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
+	cfg := sv.Web
+	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: db, Observe: m.Observe}
+	cfg.AuthFailed = m.AuthFailed
+	cfg.Routes = []web.Route{
+		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),
+			web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})},
+		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler()},
+	}
+	web.WarnUnusableTokens(ctx, h.Logger, db, sv.Plans)
+	if ui, err = h.Web(db, src, cfg); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return ui, closeFn, nil
+}
+
+// Serve serves ui on addr until SIGINT or SIGTERM, then gives the requests
+// in flight five seconds.
+func (h *Host) Serve(ctx context.Context, addr string, ui http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := web.NewHTTPServer(addr, ui)
+	go func() {
+		<-ctx.Done()
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	}()
+	h.Logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
