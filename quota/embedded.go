@@ -29,14 +29,14 @@ type embedded struct {
 }
 
 // newEmbedded checks the required arguments of an embedded limiter.
-func newEmbedded(t Tables, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (embedded, error) {
+func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (embedded, error) {
 	if err := t.check(); err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}
 	if ledger.none {
 		return embedded{}, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
 	}
-	opts, err := newSettings(quotaKey, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
 	if err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}

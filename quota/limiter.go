@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/costs"
 )
 
 var (
@@ -90,8 +89,6 @@ const (
 // Options is right for production. What the limiter's promises need is not
 // here but in the constructors' required arguments (ledger.go).
 type Options struct {
-	// Costs are the pools and operations; nil means the built-in costs.yaml.
-	Costs *ingest.Costs
 	// Timeout bounds each call to the limiter; zero means the backend's
 	// default (DefaultTimeout for Redis).
 	Timeout time.Duration
@@ -125,6 +122,7 @@ type Options struct {
 type settings struct {
 	Options
 	QuotaKey string
+	Costs    *ingest.Costs
 	// Ledger and Where are the ledger's id and place (Ledger.ID, .Where).
 	Ledger, Where string
 	// Recall and Grant are the ledger's, on this quota key and the pools'
@@ -139,18 +137,18 @@ type settings struct {
 	meters bool
 }
 
-func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (settings, error) {
+func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamClock, o Options) (settings, error) {
 	if quotaKey == "" || strings.ContainsAny(quotaKey, "{}") {
 		return settings{}, fmt.Errorf("quota key %q: must be non-empty and without braces", quotaKey)
+	}
+	if costs == nil || len(costs.Pools) == 0 {
+		return settings{}, errors.New("the costs (the pools and operations of costs.yaml) are required")
 	}
 	if err := led.check(); err != nil {
 		return settings{}, err
 	}
 	if up == nil {
 		return settings{}, errors.New("the upstream's clock is required: a *UpstreamClock, or NoUpstreamClock to run without one")
-	}
-	if o.Costs == nil {
-		o.Costs = costs.Default()
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -167,7 +165,7 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 		}
 	}
 	o.Logger = o.Logger.With("quota_key", quotaKey)
-	s := settings{Options: o, QuotaKey: quotaKey, Ledger: led.ID, Where: led.Where,
+	s := settings{Options: o, QuotaKey: quotaKey, Costs: costs, Ledger: led.ID, Where: led.Where,
 		Record: led.Record, Notes: led.Notes, Unknowns: led.Unknowns, meters: !led.none}
 	if up != NoUpstreamClock {
 		s.Upstream = up
@@ -179,7 +177,7 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 		s.Grant = func(context.Context, func([]ingest.Call) (*ingest.Call, error)) error { return errNoLedger }
 		return s, nil
 	}
-	since := func() time.Time { return o.Now().Add(-o.Costs.Span()) }
+	since := func() time.Time { return o.Now().Add(-costs.Span()) }
 	s.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 		return led.Recall.Recall(ctx, quotaKey, since())
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // PostgresTimeout bounds a decision of the limiter on PostgreSQL: it waits
@@ -23,11 +25,11 @@ type Postgres struct{ embedded }
 // and holds the SQL. Like SQLite's, it never fails open: a server that
 // does not answer within the timeout (default PostgresTimeout) is
 // ErrUnavailable, and nothing is admitted.
-func NewPostgres(t Tables, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
+func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = PostgresTimeout
 	}
-	e, err := newEmbedded(t, quotaKey, ledger, upstream, o)
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o)
 	if err != nil {
 		return nil, err
 	}

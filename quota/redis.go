@@ -54,11 +54,11 @@ type Redis struct {
 // admits, blocks and gives back in ledger and checks its clock against
 // upstream's (NoUpstreamClock: against none). Every argument before opts is
 // required (ledger.go).
-func NewRedis(client redis.UniversalClient, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
+func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
 	if client == nil {
 		return nil, errors.New("quota: the Redis client is required")
 	}
-	opts, err := newSettings(quotaKey, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // SQLiteTimeout is how long the embedded limiter waits for the database's
@@ -20,11 +22,11 @@ type SQLite struct{ embedded }
 // and holds the SQL. It decides by this host's clock (Options.Now), which
 // every process sharing the file shares. It never fails open: a database
 // busy past the timeout (default SQLiteTimeout) is an error.
-func NewSQLite(t Tables, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
+func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = SQLiteTimeout
 	}
-	e, err := newEmbedded(t, quotaKey, ledger, upstream, o)
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o)
 	if err != nil {
 		return nil, err
 	}
