@@ -426,23 +426,3 @@ func (r *Redis) Run(ctx context.Context) {
 		}
 	}
 }
-
-// Created returns an error wrapping ErrNotApplied when the limiter holds no
-// configuration for this quota key and this ledger has no calls in the
-// pools' span: a key never created (`ingest quota apply --new`), or one
-// whose Redis lost its data while this ledger spent nothing (`ingest quota
-// restore`, or the wait). A worker checks it before it spends anything.
-func (r *Redis) Created(ctx context.Context) error {
-	conf, err := r.Config(ctx)
-	if err != nil || held(conf) {
-		return err
-	}
-	if ok, err := r.spent(ctx); err != nil || ok {
-		return err // lost data: the first call recovers
-	}
-	return r.notApplied()
-}
-
-func (r *Redis) notApplied() error {
-	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
-}
