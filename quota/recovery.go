@@ -17,9 +17,8 @@ import (
 )
 
 // Notebook keeps a few small values in the ledger's own database, so that
-// the next process on the same database (a cron job's next run) knows them
-// too: this ledger's copy of the limiter's list of ledgers, and its clock
-// reference. A nil Notebook keeps them in memory.
+// the next process on it (a cron job's next run) knows them too: this
+// ledger's copy of the limiter's list of ledgers, and its clock reference.
 type Notebook interface {
 	Note(ctx context.Context, name, value string) error
 	Noted(ctx context.Context, name string) (string, error) // "" when none
@@ -43,9 +42,7 @@ func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
 	return n.m[name], nil
 }
 
-// ledgerView is what this ledger knows of itself and of the limiter: its
-// high-water mark (its last admitted call), its clock reference, and when
-// it last copied the limiter's ledgers.
+// ledgerView is what this ledger knows of itself and of the limiter.
 type ledgerView struct {
 	opts     settings
 	recallMu sync.Mutex  // one refill at a time
@@ -56,7 +53,7 @@ type ledgerView struct {
 	mark   string // the highest metered call id this ledger holds
 	boot   int64  // the boot the reference belongs to
 	ref    int64  // the limiter's clock minus this boot's uptime, ms
-	copyAt time.Time
+	copyAt time.Time // when it last copied the limiter's ledgers
 }
 
 func (v *ledgerView) noteName(kind string) string { return kind + ":" + v.opts.QuotaKey }
@@ -109,9 +106,9 @@ func laterID(a, b string) string {
 func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
 	rec, err := v.opts.Recall(ctx)
 	if err != nil {
-		return rec, fmt.Errorf("read the ledger: %w", err)
+		err = fmt.Errorf("read the ledger: %w", err)
 	}
-	return rec, nil
+	return rec, err
 }
 
 // clockArgs are a spend's mark, clock reference and uptime: the reference
@@ -255,8 +252,8 @@ func (r *Redis) noConf(ctx context.Context) error {
 	return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
 }
 
-// spent reports whether this ledger (or, without one, this worker) was
-// admitted calls within the pools' span.
+// spent reports whether this ledger was admitted calls within the pools'
+// span.
 func (r *Redis) spent(ctx context.Context) (bool, error) {
 	rec, err := r.led.recall(ctx)
 	if err != nil {
@@ -270,10 +267,9 @@ func (r *Redis) spent(ctx context.Context) (bool, error) {
 	return slices.ContainsFunc(rec.Calls, func(c ingest.Call) bool { return c.At.After(since) }), nil
 }
 
-// Refill puts ledger calls (metered, and unmetered ones taken while the
-// limiter was unreachable) and blocks back into the limiter. Calls already
-// there are skipped, so refilling twice counts once. It also tells a
-// recovery that this ledger has put its calls back.
+// Refill puts ledger calls (metered and unmetered) and blocks back; calls
+// already there are skipped. It also tells a recovery that this ledger has
+// put its calls back.
 func (r *Redis) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
