@@ -10,7 +10,7 @@ import (
 )
 
 // The required arguments. Every constructor (NewRedis, NewSQLite,
-// NewPostgres) takes the quota key, the worker's Ledger and the upstream's
+// NewPostgres) takes the quota key, the costs, the worker's Ledger and the upstream's
 // clock, and refuses one left out, naming it; docs/quota.md lists the
 // promises each serves. The store's database implements every role.
 
@@ -61,7 +61,7 @@ type Ledger struct {
 // reads and configures (State, Config, ApplyConfig, Refill) but admits and
 // blocks nothing, since nothing would keep what it admitted.
 func NoLedger() Ledger {
-	return Ledger{ID: "-", Where: "-", none: true, Notes: &memNotes{m: map[string]string{}}}
+	return Ledger{ID: "-", Where: "-", none: true, Notes: &memNotes{}}
 }
 
 // NoUpstreamClock is the named choice to decide without the upstream's

@@ -24,22 +24,17 @@ type Notebook interface {
 	Noted(ctx context.Context, name string) (string, error) // "" when none
 }
 
-type memNotes struct {
-	mu sync.Mutex
-	m  map[string]string
-}
+type memNotes struct{ m sync.Map }
 
 func (n *memNotes) Note(_ context.Context, name, value string) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.m[name] = value
+	n.m.Store(name, value)
 	return nil
 }
 
 func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.m[name], nil
+	v, _ := n.m.Load(name)
+	s, _ := v.(string)
+	return s, nil
 }
 
 // ledgerView is what this ledger knows of itself and of the limiter.

@@ -106,7 +106,7 @@ func TestRedisReceiptWrittenOverNamesNoCall(t *testing.T) {
 // memLedger is a ledger that keeps nothing but its notes and unknowns.
 func memLedger(id string) Ledger {
 	var m memRoles
-	return Ledger{ID: id, Where: "test", Record: m, Recall: m, Grant: m, Notes: &memNotes{m: map[string]string{}}, Unknowns: &memUnknowns{}}
+	return Ledger{ID: id, Where: "test", Record: m, Recall: m, Grant: m, Notes: &memNotes{}, Unknowns: &memUnknowns{}}
 }
 
 type memRoles struct{}
