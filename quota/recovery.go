@@ -45,9 +45,9 @@ type ledgerView struct {
 
 	mu     sync.Mutex
 	loaded bool
-	mark   string // the highest metered call id this ledger holds
-	boot   int64  // the boot the reference belongs to
-	ref    int64  // the limiter's clock minus this boot's uptime, ms
+	mark   string    // the highest metered call id this ledger holds
+	boot   int64     // the boot the reference belongs to
+	ref    int64     // the limiter's clock minus this boot's uptime, ms
 	copyAt time.Time // when it last copied the limiter's ledgers
 }
 
