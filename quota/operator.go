@@ -82,14 +82,9 @@ type ConfigChange struct {
 
 func (c ConfigChange) String() string {
 	if c.Old == "" {
-		return fmt.Sprintf("pool %s: set %s", c.Pool, describeConf(c.New))
+		return fmt.Sprintf("pool %s: set %s", c.Pool, Describe(c.New))
 	}
-	return fmt.Sprintf("pool %s: %s -> %s", c.Pool, describeConf(c.Old), describeConf(c.New))
-}
-
-func describeConf(s string) string {
-	f := confFields(s)
-	return fmt.Sprintf("limit %s, reserve %s, window %s, day %s", f["limit"], f["reserve"], f["window"], f["day"])
+	return fmt.Sprintf("pool %s: %s -> %s", c.Pool, Describe(c.Old), Describe(c.New))
 }
 
 // PoolConfig is what the limiter holds for one pool, for `ingest quota show`.
@@ -113,7 +108,8 @@ func Describe(conf string) string {
 	if conf == "" {
 		return "(none yet)"
 	}
-	return describeConf(conf)
+	f := confFields(conf)
+	return fmt.Sprintf("limit %s, reserve %s, window %s, day %s", f["limit"], f["reserve"], f["window"], f["day"])
 }
 
 // checkConfig returns a *ConfigError for the first pool whose stored
