@@ -339,12 +339,10 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 }
 
 // failed handles a call that got no decision. An error reply is Redis
-// answering (out of memory, read-only replica, a script error): the call
-// is refused. Anything else is an outage, a hung server as much as a
-// refused connection: the call may go ahead unmetered under the pool's
-// fail_open policy. A request that went out may still be decided by Redis
-// later: it is kept as a decision of unknown outcome, fenced and given
-// back when Redis answers again (reconcile), so that it counts once.
+// answering (out of memory, a read-only replica): the call is refused.
+// Anything else is an outage, a hung server as much as a refused
+// connection: the call may fail open. A request that went out may still be
+// decided later: it is kept as a decision of unknown outcome (unknown.go).
 func (r *Redis) failed(ctx context.Context, op string, cs []charge, token int64, err error) (ingest.Decision, error) {
 	var rerr redis.Error
 	switch {
@@ -373,8 +371,7 @@ func neverSent(err error) bool {
 }
 
 // catchUp writes the calls admitted unmetered during an outage into the
-// window, before the next decision is asked for, within the limiter
-// timeout: an error means Redis still cannot take them.
+// window before the next decision; an error means Redis still cannot.
 func (r *Redis) catchUp(ctx context.Context) error {
 	if !r.fail.down.Load() {
 		return nil
@@ -392,8 +389,7 @@ func (r *Redis) catchUp(ctx context.Context) error {
 	return err
 }
 
-// answered notes that Redis answered: decisions of unknown outcome are
-// reconciled, and the unmetered calls of an outage written in.
+// answered settles what an outage left once Redis answers.
 func (r *Redis) answered(ctx context.Context) {
 	r.reconcile(ctx)
 	if err := r.catchUp(ctx); err != nil {
