@@ -56,7 +56,7 @@ func newRig(t testing.TB, costsYAML string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: r.costs}); err != nil {
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,

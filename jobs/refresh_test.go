@@ -62,7 +62,7 @@ func newSimRig(t *testing.T) *simRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: r.costs}); err != nil {
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,

@@ -53,7 +53,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: costs.Default()})
+	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

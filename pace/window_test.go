@@ -126,7 +126,7 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.limiter, err = quota.NewSQLite(wiring.Tables(w.db.LimiterTables()), "q", led, quota.NoUpstreamClock, quota.Options{Costs: w.costs, Now: w.clock, Logger: quiet()}); err != nil {
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(w.db.LimiterTables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {

@@ -10,15 +10,13 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// failPolicy decides what a call does while the shared limiter cannot be
-// reached: it goes ahead unmetered only when every pool it draws from has a
-// fail_open policy, the charge is at most that pool's max_cost, and the
-// units this ledger took unmetered in the pool over the pool's window stay
-// within its budget. The count comes from the ledger, so that every process
-// on the database shares one budget across outages, and the count and the
-// grant are one write transaction on it (the ledger's Grant), so that
-// processes deciding at the same moment share it too. Anything else is
-// refused with ErrUnavailable.
+// failPolicy decides a call while Redis cannot be reached: it goes ahead
+// unmetered only when every pool it draws from has a fail_open policy, the
+// charge is at most its max_cost, and the units this ledger took unmetered
+// in the pool over its window stay within its budget. The count comes from
+// the ledger, so that every process on the database shares one budget
+// across outages, and the count and the grant are one write transaction on
+// it (Grant), so that processes deciding at the same moment share it too.
 type failPolicy struct {
 	opts settings
 
@@ -51,15 +49,19 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 	}
 	call := ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
 	var used map[string]int64
-	grant := func(calls []ingest.Call) (*ingest.Call, error) {
+	var refused error
+	err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
 		used = f.count(calls, now)
-		if err := within(cs, used, cause); err != nil {
-			return nil, err
+		if refused = within(cs, used, cause); refused != nil {
+			return nil, refused
 		}
 		return &call, nil
-	}
-	if err := f.decide(ctx, grant); err != nil {
-		return ingest.Decision{}, err
+	})
+	switch {
+	case refused != nil:
+		return ingest.Decision{}, refused
+	case err != nil:
+		return ingest.Decision{}, fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
 	}
 	for _, c := range cs {
 		f.opts.Logger.Info("admitted unmetered while the limiter is unreachable", ingest.LogOp, op, "pool", c.pool.Name,
@@ -68,26 +70,7 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 	return d, nil
 }
 
-// decide runs grant on the ledger's calls in one write transaction on the
-// ledger, which writes the call grant returns before it ends.
-func (f *failPolicy) decide(ctx context.Context, grant func([]ingest.Call) (*ingest.Call, error)) error {
-	var refused error
-	err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
-		c, err := grant(calls)
-		refused = err
-		return c, err
-	})
-	if refused != nil {
-		return refused
-	}
-	if err != nil {
-		return fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
-	}
-	return nil
-}
-
-// count is what calls took unmetered per pool over each pool's window
-// before now: the part of its fail_open budget in use.
+// count is what calls took unmetered per pool over its window before now.
 func (f *failPolicy) count(calls []ingest.Call, now time.Time) map[string]int64 {
 	out := map[string]int64{}
 	for _, c := range calls {
@@ -114,8 +97,7 @@ func within(cs []charge, used map[string]int64, cause error) error {
 	return nil
 }
 
-// up notes that the limiter answered again, its unmetered calls written
-// back: the outage is over.
+// up notes that the outage is over: its unmetered calls are written back.
 func (f *failPolicy) up() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

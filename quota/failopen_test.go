@@ -120,7 +120,7 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := quota.NewRedis(c, key, led, quota.NoUpstreamClock, quota.Options{Costs: costs, Logger: quiet, Timeout: 100 * time.Millisecond})
+	l, err := quota.NewRedis(c, key, costs, led, quota.NoUpstreamClock, quota.Options{Logger: quiet, Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

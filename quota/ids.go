@@ -18,7 +18,7 @@ import (
 // that Lua reads it exactly.
 const unmeteredBase = 1 << 52
 
-// token is a random hex string, for lease tokens, epochs and worker names.
+// token is a random hex string, for lease tokens and instance names.
 func token() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)

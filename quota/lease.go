@@ -79,11 +79,11 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
 		return func() {}, false, fmt.Errorf("limiter: %w: %w", ErrUnavailable, err)
 	}
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("lock %s: %w", name, err)
-		}
-		return func() {}, false, err
+	if err != nil {
+		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
+	}
+	if !ok {
+		return func() {}, false, nil
 	}
 	l := lease{
 		ttl: ttl, log: r.opts.Logger.With("lock", name),

@@ -9,10 +9,10 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// The required arguments. Every constructor (NewRedis, NewSQLite,
-// NewPostgres) takes the quota key, the worker's Ledger and the upstream's
-// clock, and refuses one left out, naming it; docs/quota.md lists the
-// promises each serves. The store's database implements every role.
+// The required arguments. Every constructor takes the quota key, the
+// costs, the worker's Ledger and the upstream's clock, and refuses one left
+// out, naming it; docs/quota.md lists the promises each serves. The
+// store's database implements every role.
 
 // Recorder is where the limiter writes what it admits, blocks and gives
 // back, before it answers: a call is in the ledger before it is made.
@@ -61,7 +61,7 @@ type Ledger struct {
 // reads and configures (State, Config, ApplyConfig, Refill) but admits and
 // blocks nothing, since nothing would keep what it admitted.
 func NoLedger() Ledger {
-	return Ledger{ID: "-", Where: "-", none: true, Notes: &memNotes{m: map[string]string{}}}
+	return Ledger{ID: "-", Where: "-", none: true, Notes: &memNotes{}}
 }
 
 // NoUpstreamClock is the named choice to decide without the upstream's

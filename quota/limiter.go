@@ -11,25 +11,21 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/costs"
 )
 
 var (
-	// ErrUnavailable: the shared limiter cannot be reached, or answered
-	// with an error, and the call may not go ahead unmetered (the pool's
-	// fail_open does not allow it), so it is refused rather than risk the
-	// quota. It is ingest.ErrUnavailable, so that jobs can tell it apart
-	// without importing this package.
+	// ErrUnavailable: the limiter cannot be reached, or answered with an
+	// error, and the call may not go ahead unmetered. It is
+	// ingest.ErrUnavailable, so that jobs need not import this package.
 	ErrUnavailable = ingest.ErrUnavailable
 	// ErrCostTooLarge: a charge can never fit its pool (more than limit -
-	// reserve) or names a pool costs.yaml does not have. It is an error at
-	// the call site, never a refusal that looks transient.
+	// reserve) or names a pool costs.yaml does not have: an error at the
+	// call site, never a refusal that looks transient.
 	ErrCostTooLarge = errors.New("cost can never fit its pool")
 )
 
 // The limiter's roles: a caller depends on the one it uses. Every backend
-// (Redis, SQLite, Postgres) plays them all; the conformance suite holds
-// each to them.
+// plays them all; the conformance suite holds each to them.
 
 // Meter is what a job uses for each call of the upstream.
 type Meter interface {
@@ -49,8 +45,7 @@ type Reporter interface {
 	State(ctx context.Context) ([]ingest.PoolState, error)
 }
 
-// Operator is what `ingest quota` and `ingest check` use: the pools'
-// stored settings, and putting a ledger's calls back.
+// Operator is what `ingest quota` and `ingest check` use.
 type Operator interface {
 	Config(ctx context.Context) ([]PoolConfig, error)
 	CheckConfig(ctx context.Context) error
@@ -72,11 +67,9 @@ var (
 	_ = [...]Locker{(*Redis)(nil), (*SQLite)(nil), (*Postgres)(nil)}
 )
 
-// DefaultTimeout bounds each call to the shared limiter.
-const DefaultTimeout = 250 * time.Millisecond
-
-// Defaults of the loss protection (Redis).
 const (
+	// DefaultTimeout bounds each call to the Redis limiter.
+	DefaultTimeout = 250 * time.Millisecond
 	// DefaultBeat is how often a daemon looks at the limiter between calls
 	// (a recovery that waits for its ledger), and how often a worker copies
 	// the limiter's list of ledgers.
@@ -87,13 +80,11 @@ const (
 )
 
 // Options are a limiter's tunables, each with a safe default: the zero
-// Options is right for production. What the limiter's promises need is not
-// here but in the constructors' required arguments (ledger.go).
+// Options is right for production. What the promises need is the
+// constructors' required arguments (ledger.go).
 type Options struct {
-	// Costs are the pools and operations; nil means the built-in costs.yaml.
-	Costs *ingest.Costs
 	// Timeout bounds each call to the limiter; zero means the backend's
-	// default (DefaultTimeout for Redis).
+	// default.
 	Timeout time.Duration
 	// Logger receives the fail-open and recovery messages; nil means
 	// slog.Default().
@@ -104,19 +95,16 @@ type Options struct {
 	// Beat and Guard: see DefaultBeat and DefaultGuard.
 	Beat, Guard time.Duration
 	// Now is this worker's clock; nil means time.Now. It is the SQLite
-	// limiter's clock; the Redis limiter decides by the server's TIME and
-	// uses Now only to name the calendar days around it; the PostgreSQL
-	// one does not use it. Tests move it.
+	// limiter's clock; the Redis limiter uses it only to name the calendar
+	// days around the server's TIME. Tests move it.
 	Now func() time.Time
-	// ClockOffset is added to the server's clock (Redis's TIME inside the
-	// script, PostgreSQL's clock_timestamp()): zero but in tests, which
-	// move the limiter's clock with it.
+	// ClockOffset is added to the server's clock (Redis's TIME,
+	// PostgreSQL's clock_timestamp()): zero but in tests.
 	ClockOffset time.Duration
 	// Uptime is the clock guard's second clock: the boot's id and the time
 	// since boot, which a step of the wall clock does not move (ok false:
-	// none to be had). nil means the kernel's (/proc) when Now is nil too,
-	// and no guard otherwise: a test that moves Now moves time itself,
-	// unless it gives an Uptime as well.
+	// none). nil means the kernel's when Now is nil too, and no guard
+	// otherwise: a test that moves Now moves time itself.
 	Uptime func() (boot string, since time.Duration, ok bool)
 }
 
@@ -125,7 +113,8 @@ type Options struct {
 type settings struct {
 	Options
 	QuotaKey string
-	// Ledger and Where are the ledger's id and place (Ledger.ID, .Where).
+	Costs    *ingest.Costs
+	// Ledger and Where are the ledger's id and place.
 	Ledger, Where string
 	// Recall and Grant are the ledger's, on this quota key and the pools'
 	// span before now.
@@ -135,13 +124,15 @@ type settings struct {
 	Notes    Notebook
 	Unknowns UnknownLedger
 	Upstream *UpstreamClock // nil: NoUpstreamClock
-	// meters is false for a limiter built with NoLedger: it admits nothing.
-	meters bool
+	meters   bool           // false for NoLedger: it admits nothing
 }
 
-func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (settings, error) {
+func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamClock, o Options) (settings, error) {
 	if quotaKey == "" || strings.ContainsAny(quotaKey, "{}") {
 		return settings{}, fmt.Errorf("quota key %q: must be non-empty and without braces", quotaKey)
+	}
+	if costs == nil || len(costs.Pools) == 0 {
+		return settings{}, errors.New("the costs (the pools and operations of costs.yaml) are required")
 	}
 	if err := led.check(); err != nil {
 		return settings{}, err
@@ -149,15 +140,8 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 	if up == nil {
 		return settings{}, errors.New("the upstream's clock is required: a *UpstreamClock, or NoUpstreamClock to run without one")
 	}
-	if o.Costs == nil {
-		o.Costs = costs.Default()
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
+	o.Logger = cmp.Or(o.Logger, slog.Default()).With("quota_key", quotaKey)
 	o.Beat = cmp.Or(o.Beat, DefaultBeat)
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
 	if o.Now == nil {
@@ -166,20 +150,18 @@ func newSettings(quotaKey string, led Ledger, up *UpstreamClock, o Options) (set
 			o.Uptime = kernelUptime
 		}
 	}
-	o.Logger = o.Logger.With("quota_key", quotaKey)
-	s := settings{Options: o, QuotaKey: quotaKey, Ledger: led.ID, Where: led.Where,
+	s := settings{Options: o, QuotaKey: quotaKey, Costs: costs, Ledger: led.ID, Where: led.Where,
 		Record: led.Record, Notes: led.Notes, Unknowns: led.Unknowns, meters: !led.none}
 	if up != NoUpstreamClock {
 		s.Upstream = up
 	}
 	if led.none {
-		// It admits nothing: what it recalls and grants is nothing.
 		s.Ledger = token()[:12]
 		s.Recall = func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
 		s.Grant = func(context.Context, func([]ingest.Call) (*ingest.Call, error)) error { return errNoLedger }
 		return s, nil
 	}
-	since := func() time.Time { return o.Now().Add(-o.Costs.Span()) }
+	since := func() time.Time { return o.Now().Add(-costs.Span()) }
 	s.Recall = func(ctx context.Context) (ingest.Recalled, error) {
 		return led.Recall.Recall(ctx, quotaKey, since())
 	}
@@ -206,8 +188,7 @@ func take(ctx context.Context, l interface {
 	return l.Spend(ctx, op, charges)
 }
 
-// resolve checks every charge against its pool: a charge that can never fit
-// is ErrCostTooLarge, not a refusal.
+// resolve checks every charge against its pool.
 func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {
 	if len(charges) == 0 {
 		return nil, errors.New("no charges")
@@ -231,7 +212,20 @@ func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {
 	return out, nil
 }
 
-// dearest is, per pool, the largest charge of any operation: what FreeAt in
+// pool is a pool of costs.yaml by name, for Block.
+func (s *settings) pool(name string) (ingest.Pool, error) {
+	p, ok := s.Costs.Pool(name)
+	if !ok {
+		return p, fmt.Errorf("block: pool %q is not in costs.yaml", name)
+	}
+	// A block ends at the next midnight of its pool's day, else the upstream's.
+	if p.Day == nil {
+		p.Day = ingest.UpstreamZone
+	}
+	return p, nil
+}
+
+// dearest is a pool's largest charge of any operation: what FreeAt in
 // State is about.
 func dearest(costs *ingest.Costs, pool string) int64 {
 	var m int64 = 1
@@ -262,14 +256,6 @@ func days(p ingest.Pool, t time.Time) [4]int64 {
 		return [4]int64{}
 	}
 	return ingest.DayStarts(p.Day, t)
-}
-
-// blockZone is where a pool's block ends: its own day, else the upstream's.
-func blockZone(p ingest.Pool) ingest.Pool {
-	if p.Day == nil {
-		p.Day = ingest.UpstreamZone
-	}
-	return p
 }
 
 func msTime(ms int64) time.Time {

@@ -17,35 +17,27 @@ import (
 )
 
 // Notebook keeps a few small values in the ledger's own database, so that
-// the next process on the same database (a cron job's next run) knows them
-// too: this ledger's copy of the limiter's list of ledgers, and its clock
-// reference. A nil Notebook keeps them in memory.
+// the next process on it (a cron job's next run) knows them too: this
+// ledger's copy of the limiter's list of ledgers, and its clock reference.
 type Notebook interface {
 	Note(ctx context.Context, name, value string) error
 	Noted(ctx context.Context, name string) (string, error) // "" when none
 }
 
-type memNotes struct {
-	mu sync.Mutex
-	m  map[string]string
-}
+type memNotes struct{ m sync.Map }
 
 func (n *memNotes) Note(_ context.Context, name, value string) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.m[name] = value
+	n.m.Store(name, value)
 	return nil
 }
 
 func (n *memNotes) Noted(_ context.Context, name string) (string, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.m[name], nil
+	v, _ := n.m.Load(name)
+	s, _ := v.(string)
+	return s, nil
 }
 
-// ledgerView is what this ledger knows of itself and of the limiter: its
-// high-water mark (its last admitted call), its clock reference, and when
-// it last copied the limiter's ledgers.
+// ledgerView is what this ledger knows of itself and of the limiter.
 type ledgerView struct {
 	opts     settings
 	recallMu sync.Mutex  // one refill at a time
@@ -56,10 +48,10 @@ type ledgerView struct {
 
 	mu     sync.Mutex
 	loaded bool
-	mark   string // the highest metered call id this ledger holds
-	boot   int64  // the boot the reference belongs to
-	ref    int64  // the limiter's clock minus this boot's uptime, ms
-	copyAt time.Time
+	mark   string    // the highest metered call id this ledger holds
+	boot   int64     // the boot the reference belongs to
+	ref    int64     // the limiter's clock minus this boot's uptime, ms
+	copyAt time.Time // when it last copied the limiter's ledgers
 }
 
 func (v *ledgerView) noteName(kind string) string { return kind + ":" + v.opts.QuotaKey }
@@ -112,9 +104,9 @@ func laterID(a, b string) string {
 func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
 	rec, err := v.opts.Recall(ctx)
 	if err != nil {
-		return rec, fmt.Errorf("read the ledger: %w", err)
+		err = fmt.Errorf("read the ledger: %w", err)
 	}
-	return rec, nil
+	return rec, err
 }
 
 // clockArgs are a spend's mark, clock reference and uptime: the reference
@@ -261,8 +253,8 @@ func (r *Redis) noConf(ctx context.Context) error {
 	return r.recover(ctx, "the limiter holds no configuration for this quota key, and this ledger has calls in its span")
 }
 
-// spent reports whether this ledger (or, without one, this worker) was
-// admitted calls within the pools' span.
+// spent reports whether this ledger was admitted calls within the pools'
+// span.
 func (r *Redis) spent(ctx context.Context) (bool, error) {
 	rec, err := r.led.recall(ctx)
 	if err != nil {
@@ -276,10 +268,9 @@ func (r *Redis) spent(ctx context.Context) (bool, error) {
 	return slices.ContainsFunc(rec.Calls, func(c ingest.Call) bool { return c.At.After(since) }), nil
 }
 
-// Refill puts ledger calls (metered, and unmetered ones taken while the
-// limiter was unreachable) and blocks back into the limiter. Calls already
-// there are skipped, so refilling twice counts once. It also tells a
-// recovery that this ledger has put its calls back.
+// Refill puts ledger calls (metered and unmetered) and blocks back; calls
+// already there are skipped. It also tells a recovery that this ledger has
+// put its calls back.
 func (r *Redis) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
@@ -433,24 +424,4 @@ func (r *Redis) Run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// Created returns an error wrapping ErrNotApplied when the limiter holds no
-// configuration for this quota key and this ledger has no calls in the
-// pools' span: a key never created (`ingest quota apply --new`), or one
-// whose Redis lost its data while this ledger spent nothing (`ingest quota
-// restore`, or the wait). A worker checks it before it spends anything.
-func (r *Redis) Created(ctx context.Context) error {
-	conf, err := r.Config(ctx)
-	if err != nil || held(conf) {
-		return err
-	}
-	if ok, err := r.spent(ctx); err != nil || ok {
-		return err // lost data: the first call recovers
-	}
-	return r.notApplied()
-}
-
-func (r *Redis) notApplied() error {
-	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
 }

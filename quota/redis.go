@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -25,12 +24,10 @@ var windowLua string
 //go:embed fence.lua
 var fenceLua string
 
-// The scripts run through EVALSHA (EVAL when the server lacks them): every
-// Redis since 5, Valkey and the managed services take scripts, while
-// Functions need Redis 7 and a user allowed FUNCTION LOAD.
+// EVALSHA, not Functions: every Redis since 5, Valkey and the managed
+// services take scripts; Functions need Redis 7 and FUNCTION LOAD rights.
 var windowScript, fenceScript = redis.NewScript(windowLua), redis.NewScript(fenceLua)
 
-// keyMargin is how long idle keys outlive what they guard.
 const keyMargin = time.Minute
 
 // ErrNotApplied: the Redis holds no configuration for this quota key, and
@@ -50,15 +47,13 @@ type Redis struct {
 	led    ledgerView  // what this ledger knows: recovery.go
 }
 
-// NewRedis returns a limiter on client for quotaKey, which writes what it
-// admits, blocks and gives back in ledger and checks its clock against
-// upstream's (NoUpstreamClock: against none). Every argument before opts is
-// required (ledger.go).
-func NewRedis(client redis.UniversalClient, quotaKey string, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
+// NewRedis returns a limiter on client for quotaKey. Every argument before
+// o is required (ledger.go).
+func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
 	if client == nil {
 		return nil, errors.New("quota: the Redis client is required")
 	}
-	opts, err := newSettings(quotaKey, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
@@ -74,12 +69,11 @@ func NewRedis(client redis.UniversalClient, quotaKey string, ledger Ledger, upst
 	return r, nil
 }
 
-// Backend names the backend, for reports.
 func (r *Redis) Backend() string { return "redis" }
 
-// keys lists the script's keys: the state, the configuration, the ledgers,
+// keys are the script's KEYS: the state, the configuration, the ledgers,
 // the receipts and fence of instance inst, then each pool's log.
-func (r *Redis) keys(inst string, pools []ingest.Pool) []string {
+func (r *Redis) keys(inst string, pools []poolArg) []string {
 	k := []string{r.prefix + "state", r.prefix + "conf", r.prefix + "ledgers", r.prefix + "rcpt:" + inst, r.prefix + "fence:" + inst}
 	for _, p := range pools {
 		k = append(k, r.prefix+"log:"+p.Name)
@@ -88,7 +82,7 @@ func (r *Redis) keys(inst string, pools []ingest.Pool) []string {
 }
 
 // Keys lists every key this limiter may write, for tests and tidy-ups.
-func (r *Redis) Keys() []string { return r.keys(r.inst, r.opts.Costs.Pools) }
+func (r *Redis) Keys() []string { return r.keys(r.inst, r.base(r.opts.Costs.Pools, one).Pools) }
 
 // poolArg is one pool as window.lua reads it.
 type poolArg struct {
@@ -104,26 +98,24 @@ type poolArg struct {
 
 // args are one call's arguments, by name; each mode reads what it needs.
 type args struct {
-	Ledger string `json:"ledger"`
-	Where  string `json:"where"`
-	Offset int64  `json:"offset"`
-	Guard  int64  `json:"guard"`
-	Span   int64  `json:"span"`
-	TTL    int64  `json:"ttl"`
-	Ref    int64  `json:"ref"`
-	Up     int64  `json:"up"`
-	Mark   string `json:"mark"`
-	// Upstream: the upstream's time now (upstream.go), zero for none.
-	Upstream int64    `json:"upstream,omitempty"`
-	Token    int64    `json:"token"`
-	Seq      int64    `json:"seq,omitempty"`
-	Need     []string `json:"need,omitempty"`
-	// Every and Idle: a refilling ledger's cadence (recovery.go).
-	Every  int64     `json:"every,omitempty"`
-	Idle   bool      `json:"idle,omitempty"`
-	ID     string    `json:"id,omitempty"`
-	Tokens []int64   `json:"tokens,omitempty"`
-	Pools  []poolArg `json:"pools"`
+	Ledger   string    `json:"ledger"`
+	Where    string    `json:"where"`
+	Offset   int64     `json:"offset"`
+	Guard    int64     `json:"guard"`
+	Span     int64     `json:"span"`
+	TTL      int64     `json:"ttl"`
+	Ref      int64     `json:"ref"`
+	Up       int64     `json:"up"`
+	Mark     string    `json:"mark"`
+	Upstream int64     `json:"upstream,omitempty"` // upstream.go; zero for none
+	Token    int64     `json:"token"`
+	Seq      int64     `json:"seq,omitempty"`
+	Need     []string  `json:"need,omitempty"`
+	Every    int64     `json:"every,omitempty"` // Every and Idle: a cadence (recovery.go)
+	Idle     bool      `json:"idle,omitempty"`
+	ID       string    `json:"id,omitempty"`
+	Tokens   []int64   `json:"tokens,omitempty"`
+	Pools    []poolArg `json:"pools"`
 }
 
 // reply is what window.lua answers, by name.
@@ -165,8 +157,7 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 }
 
 // base fills the arguments every mode shares, and one entry per pool with
-// its settings and the four day starts around this worker's clock (Lua has
-// no zone database; the script picks the day that holds its own clock).
+// its settings and the four day starts around this worker's clock.
 func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	now := r.opts.Now()
 	a := &args{
@@ -176,8 +167,7 @@ func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	}
 	for _, p := range pools {
 		pa := poolArg{Name: p.Name, Units: units(p), Cap: p.Capacity(), Window: p.Window.Milliseconds(), Conf: poolConf(p)}
-		if p.Day != nil {
-			d := days(p, now)
+		if d := days(p, now); p.Day != nil {
 			pa.Days = d[:]
 		}
 		a.Pools = append(a.Pools, pa)
@@ -192,12 +182,7 @@ func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst string, a *args) (reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, min))
 	defer cancel()
-	var pools []ingest.Pool
-	for _, p := range a.Pools {
-		pp, _ := r.opts.Costs.Pool(p.Name)
-		pools = append(pools, pp)
-	}
-	keys := r.keys(inst, pools)
+	keys := r.keys(inst, a.Pools)
 	b, err := json.Marshal(a)
 	if err != nil {
 		return reply{}, err
@@ -270,12 +255,10 @@ var errUnconfirmed = errors.New("unconfirmed")
 // next spend, or heartbeat, recovers.
 var errLost = errors.New("the limiter's data is corrupt, so it is treated as lost")
 
-// Take decides one call of op.
 func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
 	return take(ctx, r, r.opts.Costs, op)
 }
 
-// Spend decides one call that takes charges, all of them or none.
 func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	cs, err := resolve(r.opts.Costs, charges)
 	if err != nil {
@@ -356,12 +339,10 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 }
 
 // failed handles a call that got no decision. An error reply is Redis
-// answering (out of memory, read-only replica, a script error): the call
-// is refused. Anything else is an outage, a hung server as much as a
-// refused connection: the call may go ahead unmetered under the pool's
-// fail_open policy. A request that went out may still be decided by Redis
-// later: it is kept as a decision of unknown outcome, fenced and given
-// back when Redis answers again (reconcile), so that it counts once.
+// answering (out of memory, a read-only replica): the call is refused.
+// Anything else is an outage, a hung server as much as a refused
+// connection: the call may fail open. A request that went out may still be
+// decided later: it is kept as a decision of unknown outcome (unknown.go).
 func (r *Redis) failed(ctx context.Context, op string, cs []charge, token int64, err error) (ingest.Decision, error) {
 	var rerr redis.Error
 	switch {
@@ -390,8 +371,7 @@ func neverSent(err error) bool {
 }
 
 // catchUp writes the calls admitted unmetered during an outage into the
-// window, before the next decision is asked for, within the limiter
-// timeout: an error means Redis still cannot take them.
+// window before the next decision; an error means Redis still cannot.
 func (r *Redis) catchUp(ctx context.Context) error {
 	if !r.fail.down.Load() {
 		return nil
@@ -409,8 +389,7 @@ func (r *Redis) catchUp(ctx context.Context) error {
 	return err
 }
 
-// answered notes that Redis answered: decisions of unknown outcome are
-// reconciled, and the unmetered calls of an outage written in.
+// answered settles what an outage left once Redis answers.
 func (r *Redis) answered(ctx context.Context) {
 	r.reconcile(ctx)
 	if err := r.catchUp(ctx); err != nil {
@@ -418,7 +397,6 @@ func (r *Redis) answered(ctx context.Context) {
 	}
 }
 
-// decision reads a spend's reply.
 func (r *Redis) decision(op string, cs []charge, rep reply) ingest.Decision {
 	d := ingest.Decision{Allowed: rep.Code == "ok", At: msTime(rep.At), Op: op, ID: rep.ID}
 	if rep.Guarded {
@@ -438,18 +416,16 @@ func (r *Redis) decision(op string, cs []charge, rep reply) ingest.Decision {
 }
 
 // Block refuses every call drawing from pool until the next midnight of
-// the pool's day zone (the upstream's when it has none), as the limiter's
-// own clock sees it, for every worker sharing the quota key. It returns
-// the end of the block.
+// its day by the limiter's own clock, for every worker on the quota key.
 func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
 	if !r.opts.meters {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, errNoLedger)
 	}
-	p, ok := r.opts.Costs.Pool(pool)
-	if !ok {
-		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
+	p, err := r.opts.pool(pool)
+	if err != nil {
+		return time.Time{}, err
 	}
-	a := r.base([]ingest.Pool{blockZone(p)}, one)
+	a := r.base([]ingest.Pool{p}, one)
 	rep, err := r.run(ctx, 0, "block", r.inst, a)
 	if err == nil && rep.Code != "ok" {
 		err = fmt.Errorf("the limiter's clock is more than a day from this worker's")
@@ -463,8 +439,7 @@ func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
 func one(ingest.Pool) int64 { return 1 }
 
 // Refund gives back an admitted call that never reached the upstream: its
-// entry leaves every pool's log, so the window holds what the upstream
-// charged, and the ledger marks it. A call that is not there is left alone.
+// entry leaves every pool's log and the ledger marks it.
 func (r *Redis) Refund(ctx context.Context, call ingest.Call) error {
 	if err := r.refund(ctx, call); err != nil {
 		return fmt.Errorf("give back: %w", err)
@@ -512,14 +487,12 @@ type Status struct {
 	At         int64    // the limiter's clock, ms
 }
 
-// State reports every pool without writing anything.
 func (r *Redis) State(ctx context.Context) ([]ingest.PoolState, error) {
 	st, err := r.Status(ctx)
 	return st.Pools, err
 }
 
-// Status reports every pool, the ledgers and any recovery, read only
-// (EVALSHA_RO, so that a read-only user may report).
+// Status reports every pool, the ledgers and any recovery, read only.
 func (r *Redis) Status(ctx context.Context) (Status, error) {
 	pools := r.opts.Costs.Pools
 	a := r.base(pools, func(p ingest.Pool) int64 { return dearest(r.opts.Costs, p.Name) })
@@ -544,27 +517,20 @@ func (r *Redis) Status(ctx context.Context) (Status, error) {
 	return st, nil
 }
 
-// Config lists, per pool, what the limiter holds beside this costs file.
 func (r *Redis) Config(ctx context.Context) ([]PoolConfig, error) {
 	st, err := r.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	out := make([]PoolConfig, len(r.opts.Costs.Pools))
-	for i, p := range r.opts.Costs.Pools {
-		out[i] = PoolConfig{Pool: p.Name, Costs: poolConf(p), Limiter: st.Conf[i]}
-	}
-	return out, nil
+	return r.opts.configs(func(i int, _ ingest.Pool) (string, error) { return st.Conf[i], nil })
 }
 
-// CheckConfig returns a *ConfigError when the limiter holds a pool with
-// other settings than this costs file, or lacks one beside others it holds.
+// CheckConfig: a pool the limiter lacks beside others it holds differs
+// too: it was never applied.
 func (r *Redis) CheckConfig(ctx context.Context) error {
 	return checkConfig(ctx, r.opts, r.Config, true)
 }
 
-// ApplyConfig creates the quota key's configuration, or replaces it with
-// this costs file's, and says what changed.
 func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 	cur, err := r.Config(ctx)
 	if err != nil {
@@ -574,26 +540,4 @@ func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 		return nil, fmt.Errorf("apply configuration: %w", err)
 	}
 	return changes(cur), nil
-}
-
-// Persistence reports whether the Redis server keeps its data across a
-// restart (AOF, or RDB snapshots), as far as CONFIG GET may tell.
-func (r *Redis) Persistence(ctx context.Context) (kept bool, detail string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
-	defer cancel()
-	aof, err := r.client.ConfigGet(ctx, "appendonly").Result()
-	if err != nil {
-		return false, "", fmt.Errorf("CONFIG GET appendonly: %w", err)
-	}
-	save, err := r.client.ConfigGet(ctx, "save").Result()
-	if err != nil {
-		return false, "", fmt.Errorf("CONFIG GET save: %w", err)
-	}
-	switch {
-	case aof["appendonly"] == "yes":
-		return true, "AOF", nil
-	case strings.TrimSpace(save["save"]) != "":
-		return true, "RDB snapshots only (save " + save["save"] + "): a restart may bring back an older state, which the limiter notices and waits out", nil
-	}
-	return false, "neither AOF nor RDB: a restart loses every count, and the limiter then waits for the ledgers", nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -34,15 +35,15 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	backends := map[string]func(key string, l quota.Ledger, up *quota.UpstreamClock) error{
 		"redis": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewRedis(c, key, l, up, quota.Options{})
+			_, err := quota.NewRedis(c, key, costs.Default(), l, up, quota.Options{})
 			return err
 		},
 		"sqlite": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), key, l, up, quota.Options{})
+			_, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), key, costs.Default(), l, up, quota.Options{})
 			return err
 		},
 		"postgres": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewPostgres(wiring.Tables(db.LimiterTables()), key, l, up, quota.Options{})
+			_, err := quota.NewPostgres(wiring.Tables(db.LimiterTables()), key, costs.Default(), l, up, quota.Options{})
 			return err
 		},
 	}
@@ -74,18 +75,21 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			t.Errorf("%s without a quota key: %v, want an error naming it", name, err)
 		}
 	}
-	if _, err := quota.NewRedis(nil, "q", whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
+	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", nil, whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "costs") {
+		t.Errorf("sqlite without the costs: %v, want an error naming them", err)
+	}
+	if _, err := quota.NewRedis(nil, "q", costs.Default(), whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
 		t.Errorf("redis without a client: %v, want an error naming it", err)
 	}
 	// NoLedger reads and configures; it admits nothing.
-	r, err := quota.NewRedis(c, "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{})
+	r, err := quota.NewRedis(c, "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, err := r.Take(ctx, "videos.list"); err == nil || d.Allowed {
 		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
 	}
-	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
+	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
 		t.Error("an embedded limiter built with NoLedger")
 	}
 }
@@ -115,16 +119,16 @@ func TestRequiredTablesRefused(t *testing.T) {
 	for role, drop := range left {
 		tables := whole
 		drop(&tables)
-		if _, err := quota.NewSQLite(tables, "q", led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+		if _, err := quota.NewSQLite(tables, "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
 			t.Errorf("sqlite without the tables' %s: %v, want an error naming it", role, err)
 		}
-		if _, err := quota.NewPostgres(tables, "q", led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+		if _, err := quota.NewPostgres(tables, "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
 			t.Errorf("postgres without the tables' %s: %v, want an error naming it", role, err)
 		}
 	}
 	// The documented way: the database opens with its limiter, built from
 	// nothing but the required arguments.
-	l, err := db.Limiter(ctx, "q", quota.NoUpstreamClock, quota.Options{})
+	l, err := db.Limiter(ctx, "q", costs.Default(), quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,9 @@ import (
 )
 
 // Tables is where the embedded limiter keeps its log: the store's
-// database, whose drivers hold the SQL (one place per database). The
-// algorithm is this package's; each role is a handful of statements, run
-// in the transaction the limiter is given by Turns (nil: outside one).
-// The store implements every role on one value (store.DB.LimiterTables).
+// database, whose drivers hold the SQL. Each method runs in the
+// transaction Turns gave (nil: outside one). The store implements every
+// role on one value (store.DB.LimiterTables).
 type Tables struct {
 	Turns  Turns
 	Clocks ClockRows
@@ -26,18 +25,18 @@ type Turns interface {
 	// Decide begins a transaction in which no other decision on quotaKey
 	// runs until it ends; an idle one ends after timeout.
 	Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error)
-	// Read begins a transaction that only reads, one snapshot throughout.
+	// Read begins a read-only transaction, one snapshot throughout.
 	Read(ctx context.Context) (*sql.Tx, error)
-	// Clock is the database's clock in Unix ms: the server's, which every
-	// host sharing it shares, or this host's for a file.
+	// Clock is the database's clock in Unix ms: the server's, or this
+	// host's for a file.
 	Clock(ctx context.Context, tx *sql.Tx) (int64, error)
-	// Down says whether err means the database did not answer in time
-	// (an outage), not that it answered with an error.
+	// Down says whether err means the database did not answer in time,
+	// not that it answered with an error.
 	Down(ctx context.Context, err error) bool
 }
 
 // ClockRows are the quota_clock rows: a quota key's last decision and
-// sequence, and the rows kept beside it (its hold, its boots).
+// sequence, and the rows beside it (clock.go).
 type ClockRows interface {
 	// ClockRow returns a row's two numbers, zeros when there is none.
 	ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error)
@@ -46,43 +45,38 @@ type ClockRows interface {
 	Newest(ctx context.Context, tx *sql.Tx, quotaKey string) (int64, error)
 }
 
-// LogRows are the quota_log entries of a quota key: one per admitted call
-// and pool.
+// LogRows are the quota_log entries: one per admitted call and pool.
 type LogRows interface {
 	// Trim deletes a pool's entries at or before keep.
 	Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, keep int64) error
-	// Used sums a pool's entries after horizon, and from dayStart on when
-	// it is not zero, of those after keep.
+	// Used sums a pool's entries after keep: those after horizon, and
+	// from dayStart on when it is not zero.
 	Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error)
 	// Reaching is the time of the entry after horizon whose running sum,
 	// oldest first, reaches need: 0 when none does.
 	Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (int64, error)
-	// Add logs an entry unless one with its id is there; it says whether
-	// it was new.
+	// Add logs an entry unless its id is there; it says whether it was new.
 	Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error)
 	// Drop deletes a call's entries in every pool.
 	Drop(ctx context.Context, quotaKey, id string) error
 }
 
-// PoolRows are a pool's stored settings (quota_config) and its block
-// (quota_block).
+// PoolRows are a pool's stored settings (quota_config, "" for none) and
+// its block (quota_block: its end when after now, else 0).
 type PoolRows interface {
-	// Conf is the pool's stored settings, "" when none.
 	Conf(ctx context.Context, tx *sql.Tx, quotaKey, pool string) (string, error)
-	// SetConf stores them, over what is there when replace is set.
+	// SetConf stores the settings, over what is there when replace is set.
 	SetConf(ctx context.Context, tx *sql.Tx, quotaKey, pool, conf string, replace bool) error
-	// Blocked is the end of the pool's block when after now, else 0.
 	Blocked(ctx context.Context, tx *sql.Tx, quotaKey, pool string, now int64) (int64, error)
 	// Block blocks the pool until until, unless it is blocked longer.
 	Block(ctx context.Context, tx *sql.Tx, quotaKey, pool string, until int64) error
 }
 
 // LeaseRows are the locks table: a lease per name, held by a token until
-// it expires (Unix ms of Turns.Clock).
+// it expires (Unix ms of Turns.Clock). Take succeeds when the lease is
+// free or expired at now; Renew while token holds it.
 type LeaseRows interface {
-	// Take takes name for token when it is free or expired at now.
 	Take(ctx context.Context, name, token string, now, expires int64) (bool, error)
-	// Renew moves the expiry of name while token holds it.
 	Renew(ctx context.Context, name, token string, expires int64) (bool, error)
 	Release(ctx context.Context, name, token string) error
 }

@@ -3,7 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,10 +12,8 @@ import (
 )
 
 // Unknown is a decision whose outcome is unknown: the request went out to
-// the shared limiter and no answer came back in time. The call was refused
-// to its caller and never made; the limiter may still have admitted it (or
-// may yet, when a hung server resumes). Instance and Token name it to the
-// limiter, which reconciles it when it answers again.
+// Redis and no answer came in time. The call was refused and never made;
+// Redis may still have admitted it, or may yet when a hung server resumes.
 type Unknown struct {
 	QuotaKey string
 	Instance string // the limiter instance that sent it: its receipts
@@ -26,8 +24,7 @@ type Unknown struct {
 }
 
 // UnknownLedger keeps unknown decisions until they are reconciled, so that
-// a worker that stops in between leaves them to the next one on the same
-// ledger. A nil UnknownLedger keeps them in memory only.
+// a worker that stops in between leaves them to the next one on the ledger.
 type UnknownLedger interface {
 	RecordUnknown(ctx context.Context, u Unknown) error
 	Unknowns(ctx context.Context, quotaKey string) ([]Unknown, error)
@@ -63,12 +60,10 @@ func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64)
 	r.pend.mu.Unlock()
 }
 
-// reconcile settles the unknown decisions once Redis answers again: for
-// each, Redis says under which id it admitted the call, if it did, and
-// fences the token so that a request still on its way is refused. An
-// admitted call was never made, so it is given back: Redis drops it from
-// the window and the ledger records it admitted and given back, and both
-// count the same units. Nothing is done while another reconciliation runs.
+// reconcile settles the unknown decisions once Redis answers again: Redis
+// says under which id it admitted each, if it did, and fences its token so
+// that a request still on its way is refused. An admitted call was never
+// made, so it is given back, in Redis and in the ledger alike.
 func (r *Redis) reconcile(ctx context.Context) {
 	if r.pend.n.Load() == 0 || !r.pend.mu.TryLock() {
 		return
@@ -99,12 +94,8 @@ func (r *Redis) loadUnknowns(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for _, u := range r.pend.list {
-			seen[u.Instance+"/"+strconv.FormatInt(u.Token, 10)] = true
-		}
 		for _, u := range us {
-			if !seen[u.Instance+"/"+strconv.FormatInt(u.Token, 10)] {
+			if !slices.ContainsFunc(r.pend.list, func(p Unknown) bool { return p.Instance == u.Instance && p.Token == u.Token }) {
 				r.pend.list = append(r.pend.list, u)
 			}
 		}

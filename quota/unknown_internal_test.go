@@ -29,7 +29,7 @@ func internalRedis(t *testing.T) func(q string) *Redis {
 		t.Fatal(err)
 	}
 	return func(q string) *Redis {
-		r, err := NewRedis(c, q, memLedger(q), NoUpstreamClock, Options{Costs: costs, Logger: slog.New(slog.DiscardHandler)})
+		r, err := NewRedis(c, q, costs, memLedger(q), NoUpstreamClock, Options{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestRedisReceiptWrittenOverNamesNoCall(t *testing.T) {
 // memLedger is a ledger that keeps nothing but its notes and unknowns.
 func memLedger(id string) Ledger {
 	var m memRoles
-	return Ledger{ID: id, Where: "test", Record: m, Recall: m, Grant: m, Notes: &memNotes{m: map[string]string{}}, Unknowns: &memUnknowns{}}
+	return Ledger{ID: id, Where: "test", Record: m, Recall: m, Grant: m, Notes: &memNotes{}, Unknowns: &memUnknowns{}}
 }
 
 type memRoles struct{}

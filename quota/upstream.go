@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,17 +9,15 @@ import (
 	"time"
 )
 
-// The upstream's clock is a third clock that no host of ours controls: its
-// responses carry a Date header, and its day (the quota's) is that clock's
-// day. The boot clock guard catches a step of the wall clock within one
-// boot; it cannot tell a new host, or a new boot, whose clock and whose
-// Redis's or PostgreSQL's are a day ahead, from a day that passed. The
-// upstream's time can: a decision is taken only when its time agrees, within
-// Options.Guard, with the upstream's last known time carried on by the boot
-// clock. On a boot that has not yet seen the upstream's time, the upstream
-// is asked first, by a request no quota is charged for (it carries no key).
+// The upstream's Date header is a third clock, which no host of ours
+// controls, and the quota's day is its day. The boot clock guard cannot
+// tell a new host or boot whose clocks are a day ahead from a day that
+// passed; the upstream's time can: a decision is taken only when its time
+// agrees, within Options.Guard, with the upstream's last known time carried
+// on by the boot clock. A boot that has not seen it yet asks first, by a
+// request no quota is charged for (it carries no key).
 
-// upstreamNote names the ledger note that keeps the upstream's last known
+// upstreamNote is the ledger note that keeps the upstream's last known
 // time, for every process of the ledger and for the next boot.
 const upstreamNote = "upstream-clock"
 
@@ -30,15 +29,13 @@ type UpstreamSeen struct {
 	Up    time.Duration `json:"up"`    // the time since that boot then
 }
 
-// Skew is how far the upstream's clock is ahead of this worker's (negative:
-// behind). The Date header has whole seconds: a second either way is noise.
+// Skew is how far the upstream's clock is ahead of this worker's; the
+// Date header has whole seconds, so a second either way is noise.
 func (s UpstreamSeen) Skew() time.Duration { return s.At.Sub(s.Local) }
 
 // UpstreamOptions configure an UpstreamClock.
 type UpstreamOptions struct {
-	// Notes keeps the last reading in the ledger's database; nil keeps it
-	// in memory.
-	Notes Notebook
+	Notes Notebook // the ledger's, for the last reading; nil: in memory
 	// Ask reads the upstream's time by a request no quota is charged for;
 	// nil never asks.
 	Ask func(ctx context.Context) (time.Time, error)
@@ -49,7 +46,7 @@ type UpstreamOptions struct {
 }
 
 // UpstreamClock keeps the upstream's last known time and tells the limiter
-// what the upstream's clock reads now. It is safe for concurrent use.
+// what the upstream's clock reads now.
 type UpstreamClock struct {
 	opts   UpstreamOptions
 	mu     sync.Mutex
@@ -59,20 +56,17 @@ type UpstreamClock struct {
 	noted  time.Time // when a reading was last written to the ledger
 }
 
-// noteEvery spaces the ledger's writes of the readings: the guard carries
-// a reading on by the boot clock, so a newer one on the same boot adds
-// little, and every response must not cost a write.
-const noteEvery = time.Minute
+const (
+	// noteEvery spaces the ledger's writes of the readings: the guard
+	// carries one on by the boot clock, so a newer one on the same boot
+	// adds little, and every response must not cost a write.
+	noteEvery = time.Minute
+	// askAgain spaces the questions to an upstream that did not answer.
+	askAgain = time.Minute
+)
 
-// askAgain spaces the questions to an upstream that did not answer, so
-// that every decision does not wait for it.
-const askAgain = time.Minute
-
-// NewUpstreamClock returns an UpstreamClock on opts.
 func NewUpstreamClock(opts UpstreamOptions) *UpstreamClock {
-	if opts.Notes == nil {
-		opts.Notes = &memNotes{m: map[string]string{}}
-	}
+	opts.Notes = cmp.Or[Notebook](opts.Notes, &memNotes{})
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -105,7 +99,7 @@ func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
 }
 
 // Skew is the upstream's clock minus this host's at the last reading (ok
-// false: never read), for ingest_clock_skew_seconds.
+// false: never read).
 func (c *UpstreamClock) Skew(ctx context.Context) (skew time.Duration, ok bool, err error) {
 	seen, ok, err := c.Last(ctx)
 	return seen.Skew(), ok, err
@@ -134,29 +128,29 @@ func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err 
 }
 
 // expect is what the upstream's clock reads now, in Unix ms: its last
-// known time carried on by the boot clock. On a boot that has not seen it
-// yet, the upstream is asked. ok is false when there is no boot clock or
-// the upstream could not be asked: the guard then has nothing to compare.
-func (c *UpstreamClock) expect(ctx context.Context) (ms int64, ok bool, err error) {
-	boot, since, bok := c.opts.Uptime()
-	if !bok {
-		return 0, false, nil
+// known time carried on by the boot clock; zero when there is no boot
+// clock or the upstream could not be asked.
+func (c *UpstreamClock) expect(ctx context.Context) (int64, error) {
+	boot, since, ok := c.opts.Uptime()
+	if !ok {
+		return 0, nil
 	}
 	c.mu.Lock()
 	s, seen := c.last, c.loaded
 	c.mu.Unlock()
+	var err error
 	if !seen || s.Boot != boot {
 		if s, seen, err = c.Last(ctx); err != nil {
-			return 0, false, err
+			return 0, err
 		}
 	}
 	if !seen || s.Boot != boot {
 		if s, ok = c.ask(ctx); !ok {
-			return 0, false, nil
+			return 0, nil
 		}
 		_, since, _ = c.opts.Uptime()
 	}
-	return s.At.Add(since - s.Up).UnixMilli(), true, nil
+	return s.At.Add(since - s.Up).UnixMilli(), nil
 }
 
 // ask reads the upstream's time by the free request and keeps it.
@@ -183,11 +177,10 @@ func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
 }
 
 // ErrClockSkew: the limiter's clock disagrees with the upstream's by more
-// than the guard; no call is decided on it. It is an ErrUnavailable, so
-// that jobs stop as they do when the limiter cannot be asked.
+// than the guard. It is an ErrUnavailable: jobs stop as they do when the
+// limiter cannot be asked.
 var ErrClockSkew = fmt.Errorf("%w: the limiter's clock disagrees with the upstream's", ErrUnavailable)
 
-// skewError names the clocks and the fix.
 func skewError(clock string, now, upstream int64) error {
 	d := time.Duration(now-upstream) * time.Millisecond
 	way := "ahead of"
@@ -199,16 +192,12 @@ func skewError(clock string, now, upstream int64) error {
 }
 
 // upstreamAt is the upstream's time now for a decision, in Unix ms; zero
-// when there is none to compare with.
+// for none.
 func (o settings) upstreamAt(ctx context.Context) (int64, error) {
 	if o.Upstream == nil {
 		return 0, nil
 	}
-	ms, ok, err := o.Upstream.expect(ctx)
-	if err != nil || !ok {
-		return 0, err
-	}
-	return ms, nil
+	return o.Upstream.expect(ctx)
 }
 
 // agrees checks a decision's time against the upstream's (zero: none).

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -44,8 +45,16 @@ type limOpts struct {
 }
 
 func (o limOpts) options() quota.Options {
-	return quota.Options{Costs: o.Costs, Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
+	return quota.Options{Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
 		Beat: o.Beat, Guard: o.Guard, Now: o.Now, ClockOffset: o.ClockOffset, Uptime: o.Uptime}
+}
+
+// costs are the test's, else the built-in costs.yaml.
+func (o limOpts) costs() *ingest.Costs {
+	if o.Costs == nil {
+		return costs.Default()
+	}
+	return o.Costs
 }
 
 var ledgerCount atomic.Int64
@@ -79,17 +88,17 @@ func (o limOpts) parts() (quota.Ledger, *quota.UpstreamClock) {
 
 func newRedis(c redis.UniversalClient, o limOpts) (*quota.Redis, error) {
 	l, up := o.parts()
-	return quota.NewRedis(c, o.QuotaKey, l, up, o.options())
+	return quota.NewRedis(c, o.QuotaKey, o.costs(), l, up, o.options())
 }
 
 func newSQLite(db *sql.DB, o limOpts) (*quota.SQLite, error) {
 	l, up := o.parts()
-	return quota.NewSQLite(wiring.Tables(store.SQLiteTables(db)), o.QuotaKey, l, up, o.options())
+	return quota.NewSQLite(wiring.Tables(store.SQLiteTables(db)), o.QuotaKey, o.costs(), l, up, o.options())
 }
 
 func newPostgres(db *sql.DB, o limOpts) (*quota.Postgres, error) {
 	l, up := o.parts()
-	return quota.NewPostgres(wiring.Tables(store.PostgresTables(db)), o.QuotaKey, l, up, o.options())
+	return quota.NewPostgres(wiring.Tables(store.PostgresTables(db)), o.QuotaKey, o.costs(), l, up, o.options())
 }
 
 // ledgerDouble keeps what the limiter records in memory. Its Recall is the

@@ -65,9 +65,9 @@ mutants=(
   "error-reply-fails-open@quota/redis.go@$outage@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, op, cs, err)/"
   "no-socket-deadlines@quota/access.go@$outage|FaultUnknownSlowServer@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   # the embedded limiter
-  "embedded-clock-may-go-back@quota/embedded.go@$embedded@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
+  "embedded-clock-may-go-back@quota/clock.go@$embedded@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
   "postgres-hosts-do-not-take-turns@store/pg_limiter.go@PostgresManyProcessesOneKey|PostgresConformance@s/pg_advisory_xact_lock(?1, hashtext(?2))/pg_advisory_xact_lock(?1, hashtext(?2 || random()::text))/"
-  "no-embedded-clock-guard@quota/embedded.go@$embedded@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
+  "no-embedded-clock-guard@quota/clock.go@$embedded@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
   # a loss stays a loss: the recovery's bugs a review could miss, the
   # quiet period, corruption
   "receipt-matched-by-slot@quota/fence.lua@$unknown@s/  ids\[i\] = (by == t and id)/  ids[i] = (by and id)/"
@@ -82,11 +82,11 @@ mutants=(
   "corrupt-entries-believed@quota/window.lua@FaultCorruptKeys|$loss@s/  if not (whole(f.u, 1) and whole(f.c, f.u)) then/  if false then/"
   "clock-ahead-believed@quota/window.lua@FaultCorruptKeys|$clock@s/    if last - math.max(newest, marks) > a.guard then/    if false then/"
   "corruption-never-scrubbed@quota/window.lua@FaultCorruptKeys@s/  local dropped = scrub(state())/  local dropped = false/"
-  "embedded-clock-row-believed@quota/embedded.go@FaultClockRowAhead|FaultLedgerRowAhead@s/^\t\tlast, err = s.believed(ctx, tx, now, last)$/\t\t_ = last/"
+  "embedded-clock-row-believed@quota/clock.go@FaultClockRowAhead|FaultLedgerRowAhead@s/^\t\tlast, err = s.believed(ctx, tx, now, last)$/\t\t_ = last/"
   # a call decided while the clock read behind stays a whole window of
   # real time
   "hold-dropped@quota/window.lua@FaultClockBehind(ThenCorrected|RealTime)Redis@s/  return stamp(e, now) > e and hold.from - 1 or e/  return e/"
-  "embedded-hold-dropped@quota/hold.go@FaultClockBehind(ThenCorrected|RealTime)(SQLite|Postgres)@s/^\t\te = h.from - 1$/\t\t_ = e/"
+  "embedded-hold-dropped@quota/clock.go@FaultClockBehind(ThenCorrected|RealTime)(SQLite|Postgres)@s/^\t\te = h.from - 1$/\t\t_ = e/"
   # a decision clock that disagrees with the upstream's Date by more than
   # the guard decides nothing, on a new boot too
   "upstream-skew-ignored@quota/window.lua@UpstreamClock@s/  if (a.upstream or 0) > 0 and math.abs/  if false and math.abs/"
@@ -96,7 +96,7 @@ mutants=(
   "fail-open-ignores-own-grants@quota/failopen.go@FaultFailOpen@s/c.At.After(now.Add(-p.Window))/c.At.Before(now.Add(-time.Minute)) \&\& c.At.After(now.Add(-p.Window))/"
   "fail-open-check-apart-from-grant@store/failopen.go@FaultFailOpen@s/^\terr := db.inTx(ctx, func(tx \*sql.Tx) error {$/\tseen0, err0 := calls(ctx, db.r, quotaKey, since)\n\terr := db.inTx(ctx, func(tx *sql.Tx) error {/;s/seen, err := calls(ctx, tx, quotaKey, since)/seen, err := seen0, err0/"
   "fail-open-grant-unlocked-on-pg@store/failopen.go@FaultFailOpen@s/^\t\tif err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {$/\t\tif err := error(nil); err != nil {/"
-  "apply-ignores-the-key-s-past@quota/apply.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
+  "apply-ignores-the-key-s-past@quota/operator.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
   "restore-writes-no-configuration@quota/recovery.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
   # what safety needs is required: a constructor that takes a nil or
   # empty argument in its place, or a limiter that keeps no record of what
@@ -115,6 +115,7 @@ mutants=(
   "tables-leases-optional@quota/tables.go@$required@s/{\"Leases\", t.Leases != nil}/{\"Leases\", true}/"
   "upstream-clock-optional@quota/limiter.go@$required@s/^\tif up == nil {$/\tif false {/"
   "quota-key-optional@quota/limiter.go@$required@s/if quotaKey == \"\" || strings.ContainsAny/if strings.ContainsAny/"
+  "costs-optional@quota/limiter.go@$required@s/if costs == nil || len(costs.Pools) == 0 {/if false {/"
   "redis-client-optional@quota/redis.go@$required@s/^\tif client == nil {$/\tif false {/"
   "limiter-records-no-call@quota/ledger.go@$required@s/s.Record.RecordCall(context.WithoutCancel(ctx), call)/func(context.Context, ingest.Call) error { return nil }(ctx, call)/"
 )

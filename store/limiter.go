@@ -8,20 +8,17 @@ import (
 )
 
 // LimiterTables are the embedded quota limiter's tables (quota_log,
-// quota_clock, quota_config, quota_block, locks) with the SQL that reads
-// and writes them: the limiter's algorithm is package quota's, which
-// takes these as its quota.Tables. Each method runs in tx, or on the
-// database when tx is nil. The statements both databases share are
-// written once here; how decisions take turns and the clock are each
-// database's (limiterTurns: sqlite.go, pg.go).
+// quota_clock, quota_config, quota_block, locks) with their SQL, as
+// package quota takes them (quota.Tables; the algorithm is quota's). Each
+// method runs in tx, or on the database when tx is nil. What both
+// databases share is written once here; limiterTurns is what each does its
+// own way (sqlite.go, pg_limiter.go): a transaction alone on a quota key,
+// a read snapshot, the clock, telling an outage from an error.
 type LimiterTables struct {
 	db *sql.DB
 	limiterTurns
 }
 
-// limiterTurns is what SQLite and PostgreSQL do each their own way for the
-// limiter: a transaction alone on a quota key, a read snapshot, the
-// clock, and telling an outage from an error.
 type limiterTurns interface {
 	Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error)
 	Read(ctx context.Context) (*sql.Tx, error)
@@ -29,7 +26,6 @@ type limiterTurns interface {
 	Down(ctx context.Context, err error) bool
 }
 
-// LimiterTables returns the embedded limiter's tables in this database.
 func (db *DB) LimiterTables() LimiterTables {
 	if _, ok := db.d.(pgDialect); ok {
 		return PostgresTables(db.w)
@@ -41,8 +37,7 @@ func (db *DB) LimiterTables() LimiterTables {
 // DSN (its _txlock=immediate makes each decision take the write lock).
 func SQLiteTables(w *sql.DB) LimiterTables { return LimiterTables{w, sqliteTurns{w}} }
 
-// PostgresTables are the limiter's tables on a pool the store opened
-// (DB.Writer).
+// PostgresTables are the limiter's tables on a pool the store opened.
 func PostgresTables(w *sql.DB) LimiterTables { return LimiterTables{w, pgTurns{w}} }
 
 type limiterQ interface {
@@ -105,13 +100,8 @@ func (t LimiterTables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool 
 }
 
 func (t LimiterTables) Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error) {
-	res, err := t.q(tx).ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, quotaKey, pool, id, at, units)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return affected(t.q(tx).ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, quotaKey, pool, id, at, units))
 }
 
 func (t LimiterTables) Drop(ctx context.Context, quotaKey, id string) error {

@@ -102,7 +102,7 @@ func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase
 // embedded one in the database (OpenLimiter). closeFn releases the Redis
 // client. db may be nil with Redis (a host without a database).
 func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn func(), err error) {
-	opts := quota.Options{Costs: h.Costs, Logger: h.Logger, Replicas: h.Replicas}
+	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas}
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
@@ -120,7 +120,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 		}
 		closeFn = func() { client.Close() }
 	}
-	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, up, opts); err != nil {
+	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, h.Costs, up, opts); err != nil {
 		closeFn()
 		return nil, nil, err
 	}

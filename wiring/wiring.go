@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
@@ -68,27 +69,27 @@ type Limiter interface {
 
 // Limiter builds the embedded limiter in the database: SQLite's for one
 // host, PostgreSQL's for every host sharing it.
-func (d *Database) Limiter(ctx context.Context, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+func (d *Database) Limiter(ctx context.Context, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
 	led, err := d.Ledger(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 	}
 	t := d.LimiterTables()
 	if t.Shared() {
-		return quota.NewPostgres(Tables(t), quotaKey, led, up, o)
+		return quota.NewPostgres(Tables(t), quotaKey, costs, led, up, o)
 	}
-	return quota.NewSQLite(Tables(t), quotaKey, led, up, o)
+	return quota.NewSQLite(Tables(t), quotaKey, costs, led, up, o)
 }
 
 // OpenLimiter is the limiter: on Redis when client is set, with d's
 // ledger (none when d is nil: a host without a database, whose limiter
 // admits nothing), else the one embedded in d.
-func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
 	if client == nil {
 		if d == nil {
 			return nil, errors.New("the embedded limiter lives in the database, and there is none")
 		}
-		return d.Limiter(ctx, quotaKey, up, o)
+		return d.Limiter(ctx, quotaKey, costs, up, o)
 	}
 	led := quota.NoLedger()
 	if d != nil {
@@ -97,7 +98,7 @@ func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient,
 			return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 		}
 	}
-	return quota.NewRedis(client, quotaKey, led, up, o)
+	return quota.NewRedis(client, quotaKey, costs, led, up, o)
 }
 
 // APILimiter is where the API's clients are counted without Redis: in a
