@@ -194,11 +194,17 @@ func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
 	if err := db.chartPrevRun(ctx, c); err != nil || c.PrevRun == 0 {
 		return err
 	}
+	return db.otherRun(ctx, c, c.PrevRun, func(e *ChartEntry, rank int, views int64) { e.PrevRank, e.PrevViews = rank, views })
+}
+
+// otherRun gives each entry of c its rank and views in another run of the
+// chart, for those it held there.
+func (db *DB) otherRun(ctx context.Context, c *Chart, run int64, set func(e *ChartEntry, rank int, views int64)) error {
 	byVid := make(map[int64]*ChartEntry, len(c.Entries))
 	for i := range c.Entries {
 		byVid[c.Entries[i].vid] = &c.Entries[i]
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.PrevRun, c.Region)
+	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, run, c.Region)
 	if err != nil {
 		return err
 	}
@@ -210,7 +216,7 @@ func (db *DB) chartPrev(ctx context.Context, c *Chart) error {
 			return err
 		}
 		if e := byVid[vid]; e != nil {
-			e.PrevRank, e.PrevViews = rank, views
+			set(e, rank, views)
 		}
 	}
 	return rows.Err()
@@ -318,26 +324,7 @@ func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
 		return err
 	}
 	c.DayAt = time.UnixMilli(at).UTC()
-	byVid := make(map[int64]*ChartEntry, len(c.Entries))
-	for i := range c.Entries {
-		byVid[c.Entries[i].vid] = &c.Entries[i]
-	}
-	rows, err := db.r.QueryContext(ctx, `SELECT vid, rank, coalesce(view_count, 0) FROM trending_entries WHERE run_id = ? AND region = ?`, c.DayRun, c.Region)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var vid, views int64
-		var rank int
-		if err := rows.Scan(&vid, &rank, &views); err != nil {
-			return err
-		}
-		if e := byVid[vid]; e != nil {
-			e.DayRank, e.DayViews = rank, views
-		}
-	}
-	return rows.Err()
+	return db.otherRun(ctx, c, c.DayRun, func(e *ChartEntry, rank int, views int64) { e.DayRank, e.DayViews = rank, views })
 }
 
 // chartPeaks fills each entry's best rank and days in this chart up to
