@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -755,4 +756,54 @@ func infoField(c redis.UniversalClient, section, field string) string {
 		}
 	}
 	return ""
+}
+
+// BenchmarkSQLiteTakeOnADay: a take on the embedded limiter whose pool
+// holds a day of calls, 10,000 entries (the shipped stats pool's day), with
+// the log's index by time carrying the units, as migrated, beside the same
+// index without them, the schema before: a decision sums the pool's units
+// over its window.
+func BenchmarkSQLiteTakeOnADay(b *testing.B) {
+	for _, shape := range []struct{ name, index string }{
+		{"index-with-units", ""},
+		{"index-without-units", `DROP INDEX quota_log_at; CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms)`},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			ctx := context.Background()
+			db := openDB(b, filepath.Join(b.TempDir(), "day.db"), false)
+			costs := parseCosts(b, "pools:\n  default: {limit: 1000000, window: 24h}\noperations:\n  videos.list: {default: 1}\n")
+			l, err := newSQLite(db, limOpts{QuotaKey: "day", Costs: costs, Logger: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Take(ctx, "videos.list"); err != nil {
+				b.Fatal(err)
+			}
+			tx, err := db.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now().UnixMilli()
+			for i := range 10000 {
+				at := now - int64(i+1)*8000
+				if _, err := tx.Exec(`INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES ('day', 'default', ?, ?, 1)`,
+					fmt.Sprintf("%d-%d", at, i), at); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			if shape.index != "" {
+				if _, err := db.Exec(shape.index); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+					b.Fatalf("take: %+v, %v", d, err)
+				}
+			}
+		})
+	}
 }
