@@ -10,6 +10,15 @@ echo "== quota: window.lua beside PING, redis_rate (GCRA) and a per-call sorted-
 go test -run '^$' -bench BenchmarkLimiterTable -benchtime 1x ./quota/ | grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)'
 
 echo
+echo "== quota: the SQLite limiter's take on a pool holding a day of 10,000 entries, the log's index by time with the units vs without =="
+go test -run '^$' -bench BenchmarkSQLiteTakeOnADay -count 3 ./quota/ | tee "$out/sqlite-take.txt" | grep '^Benchmark'
+awk '
+  /index-with-units-/    { w += $3; nw++ }
+  /index-without-units-/ { wo += $3; nwo++ }
+  END { if (nw && nwo) printf "ratio: a take with the units in the index is %.1f times as fast (%.2f ms vs %.2f ms)\n", (wo/nwo)/(w/nw), w/nw/1e6, wo/nwo/1e6 }
+' "$out/sqlite-take.txt"
+
+echo
 echo "== store: page upserts, FTS kept in sync vs no FTS =="
 go test -run '^$' -bench 'BenchmarkSavePage' -benchtime 2s ./store/ | tee "$out/store.txt" | grep '^Benchmark'
 awk '
