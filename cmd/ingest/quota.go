@@ -129,7 +129,7 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(out, st.Text())
+		fmt.Fprint(out, wiring.StatusText(st))
 	}
 	return nil
 }
