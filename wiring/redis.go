@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -40,13 +41,13 @@ func (h *Host) RedisClient() (redis.UniversalClient, error) {
 }
 
 // RedisAccess is a configuration error when Redis refuses this URL's
-// credentials or database (quota.AccessError), found by one round trip
+// credentials or database (accessError), found by one round trip
 // before anything is spent or written. A Redis that does not answer is
 // not one: the limiter's fail policy decides then.
 func (h *Host) RedisAccess(ctx context.Context, c redis.UniversalClient) error {
 	redis.SetLogger(redisLogger{h.Logger}) // its words on a failed dial, in --log-format
-	var ae *quota.AccessError
-	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
+	var ae *accessError
+	if err := checkAccess(ctx, c); errors.As(err, &ae) {
 		return configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(h.RedisURL), ae)
 	}
 	return nil
@@ -64,4 +65,54 @@ func redisScheme(raw string) error {
 		return configErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
 	}
 	return configErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
+}
+
+// accessError says that Redis refused the connection's credentials or its
+// database: a configuration error (a wrong or missing password, a user
+// without rights, a database index the server does not have), never an
+// outage that the fail policy may ride out.
+type accessError struct {
+	Reply string // Redis's own words, which hold no password
+	Fix   string
+}
+
+func (e *accessError) Error() string { return "Redis refused it (" + e.Reply + "): " + e.Fix }
+
+// accessReplies are the replies of a refused AUTH, HELLO or SELECT, by
+// their first words, with the fix.
+var accessReplies = []struct{ prefix, fix string }{
+	{"WRONGPASS", "the user or password is wrong (a password holding @ : / ? # % is percent-encoded in the URL)"},
+	{"ERR invalid password", "the password is wrong (a password holding @ : / ? # % is percent-encoded in the URL)"},
+	{"ERR AUTH", "the server has no password: leave it out of the URL, or set requirepass on the server"},
+	{"NOAUTH", "the server requires a password: give it as redis://:PASSWORD@HOST:6379/0 (or USER:PASSWORD for an ACL user)"},
+	{"NOPERM", "the URL's user lacks rights the limiter needs: grant it +@all on the ingest:* keys, or use another user"},
+	{"ERR DB index is out of range", "the server has fewer databases: use /0 (or raise `databases` in redis.conf)"},
+	{"ERR invalid DB index", "the database is not a number the server takes: use /0"},
+	{"ERR SELECT is not allowed in cluster mode", "a cluster has only database 0: end the URL with /0"},
+}
+
+// checkAccess makes one round trip to find whether Redis lets this client
+// in. It returns an *accessError when Redis refused the credentials or the
+// database, the error of the round trip otherwise (an unreachable server),
+// nil when Redis answered.
+func checkAccess(ctx context.Context, c redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, max(quota.DefaultTimeout, time.Second))
+	defer cancel()
+	err := c.Ping(ctx).Err()
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) {
+		return err
+	}
+	msg := reply.Error()
+	for _, r := range accessReplies {
+		if strings.HasPrefix(msg, r.prefix) {
+			return &accessError{Reply: firstLine(msg), Fix: r.fix}
+		}
+	}
+	return err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSuffix(strings.TrimSpace(s), ".")
 }
