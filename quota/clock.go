@@ -21,11 +21,7 @@ import (
 // same, wall time minus time since boot is a constant, the boot's wall
 // time, and a reading that moves it by more than the guard is a step.
 func kernelUptime() (boot string, since time.Duration, ok bool) {
-	bootOnce.Do(func() {
-		if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
-			bootID = string(bytes.TrimSpace(b))
-		}
-	})
+	bootID := bootID()
 	if bootID == "" {
 		return "", 0, false
 	}
@@ -41,10 +37,10 @@ func kernelUptime() (boot string, since time.Duration, ok bool) {
 	return bootID, time.Duration(secs * float64(time.Second)), true
 }
 
-var (
-	bootOnce sync.Once
-	bootID   string
-)
+var bootID = sync.OnceValue(func() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return string(bytes.TrimSpace(b))
+})
 
 // bootHash keeps a boot id in an integer column.
 func bootHash(boot string) int64 {

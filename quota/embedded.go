@@ -34,10 +34,7 @@ type Postgres struct{ embedded }
 // which every process sharing the file shares. Every argument before o is
 // required (ledger.go).
 func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = SQLiteTimeout
-	}
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o)
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, SQLiteTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +47,7 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 // NewPostgres returns a limiter in the tables of a PostgreSQL store
 // (store.DB.LimiterTables). Every argument before o is required.
 func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = PostgresTimeout
-	}
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o)
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, PostgresTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +79,11 @@ type embedded struct {
 	clockName, down string
 }
 
-func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (embedded, error) {
+func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options,
+	timeout time.Duration) (embedded, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = timeout
+	}
 	if err := t.check(); err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}
@@ -290,26 +288,18 @@ func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string,
 	return nil
 }
 
-// Block refuses every call drawing from pool until the next midnight of
-// its day by this limiter's clock, for every process on the quota key.
 func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
-	p, err := s.opts.pool(pool)
-	if err != nil {
-		return time.Time{}, err
-	}
-	var until int64
-	err = s.write(ctx, 5*time.Second, func(tx *sql.Tx) error {
-		now, _, _, err := s.clock(ctx, tx, nil)
-		if err != nil {
-			return err
-		}
-		until = days(p, time.UnixMilli(now))[2]
-		return s.t.Pools.Block(ctx, tx, s.opts.QuotaKey, pool, until)
+	return s.opts.block(ctx, pool, func(p ingest.Pool) (until int64, err error) {
+		err = s.write(ctx, 5*time.Second, func(tx *sql.Tx) error {
+			now, _, _, err := s.clock(ctx, tx, nil)
+			if err != nil {
+				return err
+			}
+			until = days(p, time.UnixMilli(now))[2]
+			return s.t.Pools.Block(ctx, tx, s.opts.QuotaKey, pool, until)
+		})
+		return until, err
 	})
-	if err != nil {
-		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
-	}
-	return msTime(until), s.opts.blocked(ctx, pool, msTime(until))
 }
 
 // write runs fn in a transaction alone on the quota key, bounded by the
@@ -328,17 +318,12 @@ func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *s
 	return tx.Commit()
 }
 
-// Refund gives back an admitted call that never reached the upstream: its
-// entries leave the log, and the ledger marks it.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
-	if !call.Unmetered {
+	return s.opts.refund(ctx, call, func(ctx context.Context, call ingest.Call) error {
 		ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 		defer cancel()
-		if err := s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID); err != nil {
-			return fmt.Errorf("give back: refund %s: %w", call.ID, err)
-		}
-	}
-	return s.opts.gaveBack(ctx, call)
+		return s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID)
+	})
 }
 
 // State reports every pool in one read transaction; it writes nothing.

@@ -50,7 +50,8 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 	call := ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
 	var used map[string]int64
 	var refused error
-	err := f.opts.Grant(ctx, func(calls []ingest.Call) (*ingest.Call, error) {
+	since := now.Add(-f.opts.Costs.Span())
+	err := f.opts.Grant.GrantUnmetered(ctx, f.opts.QuotaKey, since, func(calls []ingest.Call) (*ingest.Call, error) {
 		used = f.count(calls, now)
 		if refused = within(cs, used, cause); refused != nil {
 			return nil, refused

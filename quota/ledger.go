@@ -106,19 +106,42 @@ func (s *settings) admitted(ctx context.Context, op string, d ingest.Decision, e
 	return d, nil
 }
 
-// blocked keeps a block in the ledger, so that a limiter that loses its
-// data gets it back.
-func (s *settings) blocked(ctx context.Context, pool string, until time.Time) error {
-	b := ingest.Block{QuotaKey: s.QuotaKey, Pool: pool, Until: until, At: s.Now(), Op: ingest.CallerOf(ctx).Op}
-	if err := s.Record.RecordBlock(ctx, b); err != nil {
-		return fmt.Errorf("ledger block %s: %w", pool, err)
+// block refuses every call drawing from pool until the next midnight of its
+// day (else the upstream's) by the limiter's own clock, which until reads
+// and writes in the backend, for every worker on the quota key. The block
+// is kept in the ledger too, so that a limiter that loses its data gets it
+// back.
+func (s *settings) block(ctx context.Context, pool string, until func(ingest.Pool) (int64, error)) (time.Time, error) {
+	if s.none {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, errNoLedger)
 	}
-	return nil
+	p, ok := s.Costs.Pool(pool)
+	if !ok {
+		return time.Time{}, fmt.Errorf("block: pool %q is not in costs.yaml", pool)
+	}
+	if p.Day == nil {
+		p.Day = ingest.UpstreamZone
+	}
+	ms, err := until(p)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
+	}
+	b := ingest.Block{QuotaKey: s.QuotaKey, Pool: pool, Until: msTime(ms), At: s.Now(), Op: ingest.CallerOf(ctx).Op}
+	if err := s.Record.RecordBlock(ctx, b); err != nil {
+		return b.Until, fmt.Errorf("ledger block %s: %w", pool, err)
+	}
+	return b.Until, nil
 }
 
-// gaveBack marks a given-back call in the ledger, which then says what the
-// upstream charged.
-func (s *settings) gaveBack(ctx context.Context, call ingest.Call) error {
+// refund gives back an admitted call that never reached the upstream: drop
+// takes a metered call's entries out of every pool's log, and the ledger
+// marks it, so that it says what the upstream charged.
+func (s *settings) refund(ctx context.Context, call ingest.Call, drop func(context.Context, ingest.Call) error) error {
+	if !call.Unmetered {
+		if err := drop(ctx, call); err != nil {
+			return fmt.Errorf("give back: refund %s: %w", call.ID, err)
+		}
+	}
 	if call.QuotaKey == "" {
 		call.QuotaKey = s.QuotaKey
 	}

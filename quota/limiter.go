@@ -112,19 +112,10 @@ type Options struct {
 // arguments, as the backends read them.
 type settings struct {
 	Options
+	Ledger   // NoLedger's ID is a random one, so that its reads name nobody
 	QuotaKey string
 	Costs    *ingest.Costs
-	// Ledger and Where are the ledger's id and place.
-	Ledger, Where string
-	// Recall and Grant are the ledger's, on this quota key and the pools'
-	// span before now.
-	Recall   func(ctx context.Context) (ingest.Recalled, error)
-	Grant    func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error
-	Record   Recorder
-	Notes    Notebook
-	Unknowns UnknownLedger
 	Upstream *UpstreamClock // nil: NoUpstreamClock
-	meters   bool           // false for NoLedger: it admits nothing
 }
 
 func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamClock, o Options) (settings, error) {
@@ -150,25 +141,21 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 			o.Uptime = kernelUptime
 		}
 	}
-	s := settings{Options: o, QuotaKey: quotaKey, Costs: costs, Ledger: led.ID, Where: led.Where,
-		Record: led.Record, Notes: led.Notes, Unknowns: led.Unknowns, meters: !led.none}
-	if up != NoUpstreamClock {
-		s.Upstream = up
-	}
 	if led.none {
-		s.Ledger = token()[:12]
-		s.Recall = func(context.Context) (ingest.Recalled, error) { return ingest.Recalled{}, nil }
-		s.Grant = func(context.Context, func([]ingest.Call) (*ingest.Call, error)) error { return errNoLedger }
-		return s, nil
+		led.ID = token()[:12]
 	}
-	since := func() time.Time { return o.Now().Add(-costs.Span()) }
-	s.Recall = func(ctx context.Context) (ingest.Recalled, error) {
-		return led.Recall.Recall(ctx, quotaKey, since())
+	if up == NoUpstreamClock {
+		up = nil
 	}
-	s.Grant = func(ctx context.Context, decide func([]ingest.Call) (*ingest.Call, error)) error {
-		return led.Grant.GrantUnmetered(ctx, quotaKey, since(), decide)
+	return settings{Options: o, Ledger: led, QuotaKey: quotaKey, Costs: costs, Upstream: up}, nil
+}
+
+// recall is what the ledger holds of this quota key over the pools' span.
+func (s *settings) recall(ctx context.Context) (ingest.Recalled, error) {
+	if s.none {
+		return ingest.Recalled{}, nil
 	}
-	return s, nil
+	return s.Recall.Recall(ctx, s.QuotaKey, s.Now().Add(-s.Costs.Span()))
 }
 
 // charge is one validated charge with its pool.
@@ -210,19 +197,6 @@ func resolve(costs *ingest.Costs, charges []ingest.Charge) ([]charge, error) {
 		out = append(out, charge{pool: p, units: c.Units})
 	}
 	return out, nil
-}
-
-// pool is a pool of costs.yaml by name, for Block.
-func (s *settings) pool(name string) (ingest.Pool, error) {
-	p, ok := s.Costs.Pool(name)
-	if !ok {
-		return p, fmt.Errorf("block: pool %q is not in costs.yaml", name)
-	}
-	// A block ends at the next midnight of its pool's day, else the upstream's.
-	if p.Day == nil {
-		p.Day = ingest.UpstreamZone
-	}
-	return p, nil
 }
 
 // dearest is a pool's largest charge of any operation: what FreeAt in

@@ -102,7 +102,7 @@ func laterID(a, b string) string {
 }
 
 func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
-	rec, err := v.opts.Recall(ctx)
+	rec, err := v.opts.recall(ctx)
 	if err != nil {
 		err = fmt.Errorf("read the ledger: %w", err)
 	}
@@ -209,7 +209,7 @@ func (v *ledgerView) vouch(ctx context.Context) []string {
 	if now-c.At > span {
 		return nil
 	}
-	need := []string{v.opts.Ledger}
+	need := []string{v.opts.ID}
 	for _, l := range c.Ledgers {
 		if l.At > now-span && !slices.Contains(need, l.Ledger) {
 			need = append(need, l.Ledger)
@@ -239,7 +239,7 @@ func (r *Redis) recover(ctx context.Context, why string) error {
 		r.opts.Logger.Warn("the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back, or the window and the day have passed",
 			"reason", why, "need", strings.Join(a.Need, ","), "vouched", len(a.Need) > 0)
 	}
-	_, err = r.refill(ctx, r.opts.Ledger, rec)
+	_, err = r.refill(ctx, r.opts.ID, rec)
 	return err
 }
 
@@ -274,13 +274,13 @@ func (r *Redis) spent(ctx context.Context) (bool, error) {
 func (r *Redis) Refill(ctx context.Context, rec ingest.Recalled) (int, error) {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
-	return r.refill(ctx, r.opts.Ledger, rec)
+	return r.refill(ctx, r.opts.ID, rec)
 }
 
 func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) (int, error) {
 	a := r.base(r.opts.Costs.Pools, one)
 	a.Ledger = ledger
-	if ledger == r.opts.Ledger {
+	if ledger == r.opts.ID {
 		a.Mark, _, _ = r.led.clockArgs()
 		a.Every, a.Idle = r.led.cadence(rec.Calls)
 	}
@@ -290,7 +290,7 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 	}
 	for _, c := range refillable(r.opts.Logger, r.opts.QuotaKey, rec.Calls) {
 		ms, seq, _ := logID(c.ID)
-		if !c.Unmetered && ledger == r.opts.Ledger {
+		if !c.Unmetered && ledger == r.opts.ID {
 			a.Mark = laterID(a.Mark, c.ID)
 		}
 		for _, ch := range c.Charges {
@@ -382,7 +382,7 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
 	r.answered(ctx)
-	me := r.opts.Ledger
+	me := r.opts.ID
 	if st.Recovering && slices.Contains(st.Need, me) && !slices.Contains(st.Done, me) {
 		return r.recover(ctx, "a recovery waits for this ledger")
 	}
@@ -402,7 +402,7 @@ func (v *ledgerView) missing(st Status, mark string, now time.Time) bool {
 		return false
 	}
 	for _, l := range st.Ledgers {
-		if l.Ledger == v.opts.Ledger && laterID(l.Mark, mark) == l.Mark {
+		if l.Ledger == v.opts.ID && laterID(l.Mark, mark) == l.Mark {
 			return false
 		}
 	}

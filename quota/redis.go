@@ -81,9 +81,6 @@ func (r *Redis) keys(inst string, pools []poolArg) []string {
 	return k
 }
 
-// Keys lists every key this limiter may write, for tests and tidy-ups.
-func (r *Redis) Keys() []string { return r.keys(r.inst, r.base(r.opts.Costs.Pools, one).Pools) }
-
 // poolArg is one pool as window.lua reads it.
 type poolArg struct {
 	Name   string   `json:"name"`
@@ -161,7 +158,7 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	now := r.opts.Now()
 	a := &args{
-		Ledger: r.opts.Ledger, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(),
+		Ledger: r.opts.ID, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(),
 		Guard: r.opts.Guard.Milliseconds(), Span: r.opts.Costs.Span().Milliseconds(),
 		TTL: (r.opts.Costs.Span() + keyMargin).Milliseconds(),
 	}
@@ -264,7 +261,7 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	if !r.opts.meters {
+	if r.opts.none {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", errNoLedger)
 	}
 	for range 4 {
@@ -415,42 +412,24 @@ func (r *Redis) decision(op string, cs []charge, rep reply) ingest.Decision {
 	return d
 }
 
-// Block refuses every call drawing from pool until the next midnight of
-// its day by the limiter's own clock, for every worker on the quota key.
 func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
-	if !r.opts.meters {
-		return time.Time{}, fmt.Errorf("block %s: %w", pool, errNoLedger)
-	}
-	p, err := r.opts.pool(pool)
-	if err != nil {
-		return time.Time{}, err
-	}
-	a := r.base([]ingest.Pool{p}, one)
-	rep, err := r.run(ctx, 0, "block", r.inst, a)
-	if err == nil && rep.Code != "ok" {
-		err = fmt.Errorf("the limiter's clock is more than a day from this worker's")
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
-	}
-	return msTime(rep.Until), r.opts.blocked(ctx, pool, msTime(rep.Until))
+	return r.opts.block(ctx, pool, func(p ingest.Pool) (int64, error) {
+		rep, err := r.run(ctx, 0, "block", r.inst, r.base([]ingest.Pool{p}, one))
+		if err == nil && rep.Code != "ok" {
+			err = errors.New("the limiter's clock is more than a day from this worker's")
+		}
+		return rep.Until, err
+	})
 }
 
 func one(ingest.Pool) int64 { return 1 }
 
-// Refund gives back an admitted call that never reached the upstream: its
-// entry leaves every pool's log and the ledger marks it.
 func (r *Redis) Refund(ctx context.Context, call ingest.Call) error {
-	if err := r.refund(ctx, call); err != nil {
-		return fmt.Errorf("give back: %w", err)
-	}
-	return r.opts.gaveBack(ctx, call)
+	return r.opts.refund(ctx, call, r.drop)
 }
 
-func (r *Redis) refund(ctx context.Context, call ingest.Call) error {
-	if call.Unmetered {
-		return nil
-	}
+// drop takes an admitted call's entry out of every pool's log.
+func (r *Redis) drop(ctx context.Context, call ingest.Call) error {
 	var pools []ingest.Pool
 	for _, c := range call.Charges {
 		if p, ok := r.opts.Costs.Pool(c.Pool); ok {
@@ -459,10 +438,8 @@ func (r *Redis) refund(ctx context.Context, call ingest.Call) error {
 	}
 	a := r.base(pools, one)
 	a.ID = call.ID
-	if _, err := r.run(ctx, 0, "refund", r.inst, a); err != nil {
-		return fmt.Errorf("refund %s: %w", call.ID, err)
-	}
-	return nil
+	_, err := r.run(ctx, 0, "refund", r.inst, a)
+	return err
 }
 
 // LedgerSeen is one ledger as the limiter knows it: its last admitted

@@ -142,8 +142,8 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 			return err
 		}
 		call = &ingest.Call{QuotaKey: u.QuotaKey, ID: id, At: time.UnixMilli(ms).UTC(), Op: u.Op, Charges: u.Charges}
-		if err := r.refund(ctx, *call); err != nil {
-			return err
+		if err := r.drop(ctx, *call); err != nil {
+			return fmt.Errorf("refund %s: %w", id, err)
 		}
 		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)
 	}
