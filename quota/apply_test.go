@@ -41,7 +41,7 @@ func TestFaultApplyAfterLoss(t *testing.T) {
 		others map[string]ingest.Recalled
 		want   func(error) bool
 	}{
-		{"no intent, nothing seen", n, false, nil, func(err error) bool { return errors.Is(err, quota.ErrNoIntent) }},
+		{"no intent, nothing seen", n, false, nil, func(err error) bool { return errors.Is(err, quota.ErrNotApplied) }},
 		{"no intent, a's ledger at hand", n, false, map[string]ingest.Recalled{"a.db": aLedger}, func(err error) bool { return errors.As(err, &past) }},
 		{"--new, a's ledger at hand", n, true, map[string]ingest.Recalled{"a.db": aLedger}, func(err error) bool { return errors.As(err, &past) }},
 		{"--new on a's own host", a, true, nil, func(err error) bool { return errors.As(err, &past) }},

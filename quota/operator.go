@@ -6,7 +6,6 @@ package quota
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -154,12 +153,6 @@ func (s *settings) configs(stored func(int, ingest.Pool) (string, error)) ([]Poo
 	return out, nil
 }
 
-// ErrNoIntent: `ingest quota apply` on a quota key whose Redis holds no
-// configuration, without saying that the key is new: only the operator can
-// tell a key nobody created from one whose Redis lost its data, and
-// creating a lost key anew would let the calls it forgot be spent again.
-var ErrNoIntent = errors.New("the limiter holds no configuration for this quota key")
-
 // PastError says that a quota key apply was asked to create was used: the
 // limiter still holds some of it, or a ledger holds calls of it within the
 // pools' span. A new configuration would erase the loss.
@@ -196,7 +189,7 @@ func (r *Redis) Create(ctx context.Context, isNew bool, others map[string]ingest
 	case len(signs) > 0:
 		return nil, &PastError{QuotaKey: r.opts.QuotaKey, Signs: signs, Span: r.opts.Costs.Span()}
 	case !isNew:
-		return nil, fmt.Errorf("%w %s, and nothing shows it was used: %s", ErrNoIntent, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
+		return nil, fmt.Errorf("%w %s, and nothing shows it was used: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
 	}
 	return r.ApplyConfig(ctx)
 }

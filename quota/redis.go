@@ -30,8 +30,9 @@ var windowScript, fenceScript = redis.NewScript(windowLua), redis.NewScript(fenc
 
 const keyMargin = time.Minute
 
-// ErrNotApplied: the Redis holds no configuration for this quota key, and
-// this ledger has no calls that would show Redis lost it.
+// ErrNotApplied: the Redis holds no configuration for this quota key and
+// nothing shows it was used. Only the operator can tell a key nobody
+// created (`ingest quota apply --new`) from one whose Redis lost its data.
 var ErrNotApplied = errors.New("the limiter holds no configuration for this quota key")
 
 // Redis is the shared limiter: every process and host that uses the same

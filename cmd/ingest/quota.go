@@ -181,7 +181,7 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 	changes, err := s.host().Apply(ctx, l, key, f.isNew, f.ledgers)
 	var past *quota.PastError
 	switch {
-	case errors.As(err, &past), errors.Is(err, quota.ErrNoIntent):
+	case errors.As(err, &past), errors.Is(err, quota.ErrNotApplied):
 		return usageErrorf("quota apply: %w", err)
 	case err != nil:
 		return err
