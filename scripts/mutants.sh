@@ -73,7 +73,7 @@ mutants=(
   "receipt-matched-by-slot@quota/fence.lua@$unknown@s/  ids\[i\] = (by == t and id)/  ids[i] = (by and id)/"
   "vouch-cutoff-a-beat-late@quota/recovery.go@$loss@s/if l.At > now-span \&\& !slices.Contains(need, l.Ledger)/if l.At > now-span+v.opts.Beat.Milliseconds() \&\& !slices.Contains(need, l.Ledger)/"
   "mark-check-off-by-one@quota/window.lua@$loss@s/  if (a.mark or '') ~= '' and (not mark or id_less(mark, a.mark))/  if (a.mark or '') ~= '' and (not mark or ms_of(mark) < ms_of(a.mark))/"
-  "heartbeat-trusts-any-mark@quota/recovery.go@$loss@s/if l.Ledger == v.opts.Ledger \&\& laterID(l.Mark, mark) == l.Mark {/if l.Ledger == v.opts.Ledger {/"
+  "heartbeat-trusts-any-mark@quota/recovery.go@$loss@s/if l.Ledger == v.opts.ID \&\& laterID(l.Mark, mark) == l.Mark {/if l.Ledger == v.opts.ID {/"
   "copy-forgets-unlisted@quota/recovery.go@$loss|$quiet@s/^\t\t\tls = append(ls, o)$/\t\t\t_ = o/"
   "cadence-ignores-idle@quota/recovery.go@$quiet@s/^\treturn every, true$/\treturn every, false/"
   "cron-run-beats-its-cadence@quota/recovery.go@$quiet@s/if v.looked.Load() {/if v.beating.Load() {/"
