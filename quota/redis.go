@@ -65,7 +65,9 @@ func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs
 		inst:   token()[:8],
 		fail:   &failPolicy{opts: opts},
 	}
-	r.pend.n.Store(1) // until the ledger's unknowns are read
+	if !opts.none {
+		r.pend.n.Store(1) // until the ledger's unknowns are read; NoLedger's has none
+	}
 	r.led.opts = opts
 	return r, nil
 }

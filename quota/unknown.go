@@ -49,10 +49,8 @@ func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64)
 	for _, c := range cs {
 		u.Charges = append(u.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
 	}
-	if l := r.opts.Unknowns; l != nil {
-		if err := l.RecordUnknown(context.WithoutCancel(ctx), u); err != nil {
-			r.opts.Logger.Warn("record a decision of unknown outcome", ingest.LogOp, op, ingest.LogErr, err)
-		}
+	if err := r.opts.Unknowns.RecordUnknown(context.WithoutCancel(ctx), u); err != nil {
+		r.opts.Logger.Warn("record a decision of unknown outcome", ingest.LogOp, op, ingest.LogErr, err)
 	}
 	r.pend.mu.Lock()
 	r.pend.list = append(r.pend.list, u)
@@ -89,15 +87,13 @@ func (r *Redis) reconcile(ctx context.Context) {
 }
 
 func (r *Redis) loadUnknowns(ctx context.Context) error {
-	if l := r.opts.Unknowns; l != nil {
-		us, err := l.Unknowns(ctx, r.opts.QuotaKey)
-		if err != nil {
-			return err
-		}
-		for _, u := range us {
-			if !slices.ContainsFunc(r.pend.list, func(p Unknown) bool { return p.Instance == u.Instance && p.Token == u.Token }) {
-				r.pend.list = append(r.pend.list, u)
-			}
+	us, err := r.opts.Unknowns.Unknowns(ctx, r.opts.QuotaKey)
+	if err != nil {
+		return err
+	}
+	for _, u := range us {
+		if !slices.ContainsFunc(r.pend.list, func(p Unknown) bool { return p.Instance == u.Instance && p.Token == u.Token }) {
+			r.pend.list = append(r.pend.list, u)
 		}
 	}
 	r.pend.loaded = true
@@ -147,10 +143,8 @@ func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
 		}
 		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)
 	}
-	if l := r.opts.Unknowns; l != nil {
-		if err := l.ResolveUnknown(ctx, u, call); err != nil {
-			return fmt.Errorf("ledger: %w", err)
-		}
+	if err := r.opts.Unknowns.ResolveUnknown(ctx, u, call); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }
