@@ -151,11 +151,13 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 }
 
 // recall is what the ledger holds of this quota key over the pools' span.
-func (s *settings) recall(ctx context.Context) (ingest.Recalled, error) {
-	if s.none {
-		return ingest.Recalled{}, nil
+func (s *settings) recall(ctx context.Context) (rec ingest.Recalled, err error) {
+	if !s.none {
+		if rec, err = s.Recall.Recall(ctx, s.QuotaKey, s.Now().Add(-s.Costs.Span())); err != nil {
+			err = fmt.Errorf("read the ledger: %w", err)
+		}
 	}
-	return s.Recall.Recall(ctx, s.QuotaKey, s.Now().Add(-s.Costs.Span()))
+	return rec, err
 }
 
 // charge is one validated charge with its pool.

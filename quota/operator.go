@@ -218,7 +218,7 @@ func (r *Redis) past(ctx context.Context, others map[string]ingest.Recalled) ([]
 	if st.Recovering {
 		signs = append(signs, "a recovery is under way")
 	}
-	own, err := r.led.recall(ctx)
+	own, err := r.opts.recall(ctx)
 	if err != nil {
 		return nil, err
 	}

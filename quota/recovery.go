@@ -64,7 +64,7 @@ func (v *ledgerView) load(ctx context.Context, r *Redis) error {
 	if loaded {
 		return nil
 	}
-	rec, err := v.recall(ctx)
+	rec, err := v.opts.recall(ctx)
 	if err != nil {
 		return err
 	}
@@ -99,14 +99,6 @@ func laterID(a, b string) string {
 		return b
 	}
 	return a
-}
-
-func (v *ledgerView) recall(ctx context.Context) (ingest.Recalled, error) {
-	rec, err := v.opts.recall(ctx)
-	if err != nil {
-		err = fmt.Errorf("read the ledger: %w", err)
-	}
-	return rec, err
 }
 
 // clockArgs are a spend's mark, clock reference and uptime: the reference
@@ -225,7 +217,7 @@ func (v *ledgerView) vouch(ctx context.Context) []string {
 func (r *Redis) recover(ctx context.Context, why string) error {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
-	rec, err := r.led.recall(ctx)
+	rec, err := r.opts.recall(ctx)
 	if err != nil {
 		return err
 	}
@@ -256,7 +248,7 @@ func (r *Redis) noConf(ctx context.Context) error {
 // spent reports whether this ledger was admitted calls within the pools'
 // span.
 func (r *Redis) spent(ctx context.Context) (bool, error) {
-	rec, err := r.led.recall(ctx)
+	rec, err := r.opts.recall(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -317,12 +317,8 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 		err = r.noConf(ctx)
 	case "conf":
 		stored, _ := rep.Conf.(string)
-		for _, c := range cs {
-			if c.pool.Name == rep.Pool {
-				err = confError(r.opts.QuotaKey, c.pool, stored)
-			}
-		}
-		return d, false, fmt.Errorf("limiter: %w", err)
+		p, _ := r.opts.Costs.Pool(rep.Pool)
+		return d, false, fmt.Errorf("limiter: %w", confError(r.opts.QuotaKey, p, stored))
 	case "clock":
 		return d, false, fmt.Errorf("limiter: %w: the limiter's clock is more than a day from this worker's", ErrUnavailable)
 	case "fenced":
@@ -378,7 +374,7 @@ func (r *Redis) catchUp(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
 	defer cancel()
-	rec, err := r.led.recall(ctx)
+	rec, err := r.opts.recall(ctx)
 	rec.Calls = slices.DeleteFunc(rec.Calls, func(c ingest.Call) bool { return !c.Unmetered })
 	if err == nil {
 		_, err = r.Refill(ctx, rec)
