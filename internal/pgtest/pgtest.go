@@ -192,6 +192,11 @@ func (c *cluster) admin(stmt string) error {
 // /usr/lib/postgresql/VERSION/bin.
 func binDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
+		// A link on PATH (as some images keep) leads to the directory
+		// that holds the other binaries too.
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
 		return filepath.Dir(p), nil
 	}
 	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
@@ -333,4 +338,39 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Dump prints the schema of the database at url as pg_dump writes it, with
+// what only restores need (settings, comments, owners) left out: the text a
+// reader of the schema wants.
+func Dump(t testing.TB, url string) string {
+	t.Helper()
+	bin, err := binDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "pg_dump"), "--schema-only", "--no-owner",
+		"--no-privileges", "--no-comments", "--no-tablespaces", "--dbname", url).Output()
+	if err != nil {
+		t.Fatalf("pg_dump: %v", err)
+	}
+	var kept []string
+	blank := true
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "--"), strings.HasPrefix(line, "SET "),
+			strings.HasPrefix(line, "SELECT pg_catalog.set_config"),
+			strings.HasPrefix(line, `\restrict`), strings.HasPrefix(line, `\unrestrict`):
+			continue
+		case line == "":
+			if blank {
+				continue
+			}
+			blank = true
+		default:
+			blank = false
+		}
+		kept = append(kept, line)
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n")) + "\n"
 }
