@@ -2,17 +2,36 @@
 // publishes without spending more of the upstream's daily quota than it may.
 //
 // This root package holds what every part speaks: the domain types (a video,
-// a page of results, a decision of the limiter), the quota costs and the
-// embedded costs.yaml. It imports none of the adapters:
+// a page of results, a decision of the limiter), the registry of upstream
+// operations, the quota costs and the embedded costs.yaml. It imports none of
+// the other packages, which are, one line each:
 //
-//	jobs/     the staggered schedule and the jobs (the default regions are
-//	          DefaultRegions, here)
-//	quota/    the limiter, on Redis or embedded in the SQLite database
-//	costs/    the costs file's loader and checker (costs.Default reads
-//	          the embedded CostsYAML)
-//	fetch/    the YouTube Data API v3 client
-//	store/    the SQLite or PostgreSQL database, its schema and migrations
-//	internal/fakeyt/  a fake YouTube Data API for tests and the demo
+//	cmd/ingest/            the command: flags, checks, help, output, exit codes
+//	cmd/fakeyt/            the fake upstream as a server, for the demo
+//	cmd/yeardb/            builds months of a daemon's work, for benchmarks
+//	wiring/                opens what a command runs on and joins the parts
+//	jobs/                  the schedule, the jobs, the runner and the daemon
+//	pace/                  pacing: when each chart runs, within the quota
+//	quota/                 the upstream's limiter, on Redis or embedded
+//	costs/                 the costs file's loader and checker
+//	fetch/                 the YouTube Data API v3 client
+//	store/                 the database (SQLite or PostgreSQL), its migrations
+//	export/                the export's file formats
+//	report/                what report, /quota and the dashboard show
+//	metrics/               the Prometheus series of run --listen
+//	web/                   the JSON API and the pages
+//	ratelimit/             the API clients' request limiter
+//	internal/fakeyt/       the fake YouTube Data API of tests and the demo
+//	internal/textnorm/     the one normalization of indexed text and queries
+//	internal/dsn/          server URLs checked, and redacted in every message
+//	internal/envflag/      each flag tied to its one environment variable
+//	internal/termbar/      a progress bar, only when a person watches
+//	internal/termtext/     text laid out for a terminal
+//	internal/buildinfo/    what a binary was built from
+//	internal/yeardb/       the builder behind cmd/yeardb
+//	internal/pgtest/       a real PostgreSQL for tests
+//	internal/redistest/    real redis-server processes for tests
+//	internal/browsertest/  a real headless Chromium for tests
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
 package ingest

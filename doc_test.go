@@ -1,0 +1,49 @@
+package ingest_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The root package's doc names every package of the module, so that a
+// newcomer finds each room from the first page.
+func TestDocNamesEveryPackage(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "ingest.go", nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Doc.Text()
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || path == "." {
+			return err
+		}
+		if name := d.Name(); name == "testdata" || name == "deploy" || strings.HasPrefix(name, ".") {
+			return filepath.SkipDir
+		}
+		if hasCode(t, path) && !strings.Contains(doc, filepath.ToSlash(path)+"/ ") {
+			t.Errorf("the package doc in ingest.go does not name %s/", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func hasCode(t *testing.T, dir string) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			return true
+		}
+	}
+	return false
+}
