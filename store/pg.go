@@ -64,7 +64,7 @@ func Redact(db string) string {
 // reserved character as it is is a *PathError saying to percent-encode it.
 func CheckURL(db string) error {
 	if !IsURL(db) {
-		return nil
+		return foreignURL(db)
 	}
 	if err := checkUserInfo(db); err != nil {
 		return err
@@ -73,6 +73,23 @@ func CheckURL(db string) error {
 		return fmt.Errorf("%s: %w", Redact(db), redactErr(err, db))
 	}
 	return nil
+}
+
+// foreignURL is a PathError when db has the shape of a URL whose scheme
+// is not PostgreSQL's as pgx reads it (postgres:// or postgresql://, in
+// lower case, two slashes): taken for a file's path, it would be created
+// as one, or read as no database yet. Its user information is masked.
+func foreignURL(db string) error {
+	scheme, ok := dsn.Scheme(db)
+	if !ok {
+		return nil
+	}
+	problem := fmt.Sprintf("is a URL whose scheme %q is not one ingest opens", scheme)
+	if scheme == "postgres" || scheme == "postgresql" {
+		problem = "is a URL whose scheme lacks the two slashes of " + scheme + "://"
+	}
+	return &PathError{dsn.Redact(db), problem,
+		"write postgres:// or postgresql:// (lower case, two slashes) for PostgreSQL, or a file's path for SQLite (./ before a file name with a colon)"}
 }
 
 // openPostgres opens the PostgreSQL database at rawURL and, when migrate is

@@ -1,0 +1,100 @@
+package main
+
+// End-to-end tests of what an operator reads, fourth pass: no password in
+// any output, errors that name their fix, listeners and daemons that say
+// where they listen and when they stop.
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// leakedSecret is the password of every mistyped URL below: no output may
+// hold any of it.
+const leakedSecret = "S3cr3tPg"
+
+// dbCommands are the commands that open the database, each with the
+// arguments it needs to get that far.
+var dbCommands = [][]string{
+	{"run", "--once", "--regions", "US"},
+	{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-01-02"},
+	{"report"},
+	{"search", "music"},
+	{"export", "--since", "2026-01-01", "--out", "-"},
+	{"history", "dQw4w9WgXcQ"},
+	{"chart", "US"},
+	{"prune", "--dry-run"},
+	{"check"},
+	{"check", "--offline"},
+	{"quota", "show"},
+	{"serve", "--listen", "127.0.0.1:0"},
+	{"tokens", "list"},
+}
+
+// A --db or REDIS_URL shaped as a URL whose scheme is misspelt, in
+// capitals, short of a slash or another database's is exit 2 for every
+// command that opens one, naming the schemes taken, with no part of the
+// password and never read as a SQLite file that is not there yet.
+func TestAMistypedURLNeverPrintsItsPassword(t *testing.T) {
+	t.Parallel()
+	dbURLs := []string{
+		"Postgres://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"POSTGRESQL://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgres:/u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgres:u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgress://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"pg://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"mysql://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"sqlite://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"pg://" + leakedSecret + "@127.0.0.1:1/db",
+	}
+	redisURLs := []string{
+		"Redis://:" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:/:" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:" + leakedSecret + "@127.0.0.1:1/0",
+		"rediss:/" + leakedSecret + "@127.0.0.1:1/0",
+		"reddis://" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:/:x://" + leakedSecret + "@127.0.0.1:1/0",
+		"tcp://:" + leakedSecret + "@127.0.0.1:1/0",
+	}
+	h := newHarness(t)
+	check := func(res result, want string) {
+		t.Helper()
+		out := res.stdout + res.stderr
+		switch {
+		case strings.Contains(out, leakedSecret[:4]) || strings.Contains(out, leakedSecret[4:]):
+			t.Errorf("a piece of the password is printed: %s", res)
+		case res.code != 2 || !strings.Contains(out, want):
+			t.Errorf("want exit 2 naming %q, got %s", want, res)
+		case strings.Contains(out, "no database"):
+			t.Errorf("the URL taken for a SQLite path: %s", res)
+		}
+	}
+	for _, u := range dbURLs {
+		h.set("INGEST_DB", u)
+		for _, args := range dbCommands {
+			check(h.run(args...), "postgres:// or postgresql://")
+		}
+	}
+	h.set("INGEST_DB", h.dir+"/ingest.db")
+	for _, u := range redisURLs {
+		h.set("REDIS_URL", u)
+		for _, args := range dbCommands {
+			if !usesRedis(t, args) {
+				continue
+			}
+			check(h.run(args...), "redis://")
+		}
+	}
+}
+
+// usesRedis says whether the command of args takes --redis.
+func usesRedis(t *testing.T, args []string) bool {
+	t.Helper()
+	cmd, _, err := newRoot().Find(args)
+	if err != nil {
+		t.Fatalf("ingest %s: %v", strings.Join(args, " "), err)
+	}
+	return slices.Contains(usesOf(cmd), useRedis)
+}
