@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -138,6 +139,9 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 		if pe := missingDatabase(err, name); pe != nil {
 			return nil, pe
 		}
+		if ce := connectError(err, rawURL); ce != nil {
+			return nil, ce
+		}
 		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
 	}
 	return db, nil
@@ -171,6 +175,63 @@ func missingDatabase(err error, name string) error {
 	}
 	return &PathError{name, "names a database that does not exist on the server",
 		fmt.Sprintf("create it (CREATE DATABASE %s OWNER <user>, or createdb: docs/operations.md, Creating the database), or fix the URL's path", db)}
+}
+
+// ConnectError is a PostgreSQL server this host could not reach: a
+// runtime failure (the server may come back, and a daemon's supervisor
+// restarts it), said once with what to check.
+type ConnectError struct {
+	DB    string // the URL without its password
+	Cause string // the network's words: no part of the URL's password
+	err   error
+}
+
+func (e *ConnectError) Error() string {
+	return "open " + e.DB + ": cannot connect: " + e.Cause + ": check the host and port (is PostgreSQL running, and reachable from this host?), " +
+		"then the user, password and sslmode in --db / INGEST_DB; `ingest check --offline` tries the database alone"
+}
+
+func (e *ConnectError) Unwrap() error { return e.err }
+
+// connectError is a connection PostgreSQL refused or that never reached
+// it, as the user reads it, or nil for any other error. Credentials or
+// TLS the server refuses are a PathError (a configuration, as a SQLite
+// file this user cannot open is); a server that cannot be reached is a
+// ConnectError. Either says it once: pgx repeats its cause per address
+// and per TLS attempt.
+func connectError(err error, rawURL string) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	name := Redact(rawURL)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+		return &PathError{name, fmt.Sprintf("is refused by the server (%s, SQLSTATE %s)", dsn.Scrub(pe.Message, rawURL), pe.Code),
+			"check the user, password and sslmode in --db / INGEST_DB, and the server's pg_hba.conf for this host"}
+	}
+	if strings.Contains(err.Error(), "server refused TLS connection") {
+		return &PathError{name, "asks for TLS (sslmode) that the server does not offer",
+			"set sslmode=prefer or disable in the URL for a server without TLS, or turn TLS on at the server"}
+	}
+	return &ConnectError{DB: name, Cause: dsn.Scrub(connectCause(err), rawURL), err: err}
+}
+
+// connectCause is the first network cause in err: a dial refused, a name
+// not resolved, no answer in time.
+func connectCause(err error) string {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return dns.Error()
+	case errors.As(err, &op):
+		return op.Error()
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer in time (connect_timeout in the URL, 10s when unset)"
+	}
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // redactErr is err with the URL's password taken out of its text: pgx

@@ -79,7 +79,10 @@ func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
 func (h *Host) DBError(err error) error {
 	var pe *store.PathError
 	var ve *store.VersionError
+	var ce *store.ConnectError
 	switch {
+	case errors.As(err, &ce):
+		return err // it names the database and what to check
 	case errors.As(err, &pe):
 		return configErrorf("--db (INGEST_DB) %v", pe)
 	case errors.As(err, &ve):

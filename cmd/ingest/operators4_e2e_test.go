@@ -5,6 +5,7 @@ package main
 // where they listen and when they stop.
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -97,4 +98,49 @@ func usesRedis(t *testing.T, args []string) bool {
 		t.Fatalf("ingest %s: %v", strings.Join(args, " "), err)
 	}
 	return slices.Contains(usesOf(cmd), useRedis)
+}
+
+// A PostgreSQL that cannot be reached is one line, saying it once, with
+// what to check; run and check --offline exit 1 on it, as on any outage
+// (a supervisor restarts a daemon for it). Credentials or TLS the server
+// refuses are a configuration: exit 2 from both, as a SQLite file this
+// user cannot open is.
+func TestPostgresConnectionErrorsNameWhatToCheck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	good, err := url.Parse(h.withPostgres())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := *good
+	unreachable.Host = closedAddr(t)
+	stranger := *good
+	stranger.User = url.UserPassword("nobody_here", pgPassword)
+	tls := *good
+	tls.RawQuery = "sslmode=require"
+	for _, tc := range []struct {
+		name string
+		url  url.URL
+		code int
+		want []string
+	}{
+		{"unreachable", unreachable, 1, []string{"cannot connect", "connection refused", "host and port", "sslmode", "INGEST_DB", "ingest check"}},
+		{"unknown role", stranger, 2, []string{"refused by the server", "nobody_here", "password", "INGEST_DB"}},
+		{"TLS the server lacks", tls, 2, []string{"TLS", "sslmode="}},
+	} {
+		h.set("INGEST_DB", tc.url.String())
+		for _, args := range [][]string{{"run", "--once", "--regions", "US"}, {"check", "--offline"}, {"report"}} {
+			res := h.run(args...)
+			out := res.stdout + res.stderr
+			if res.code != tc.code || strings.Contains(out, pgPassword) || strings.Count(out, "open ") > 1 {
+				t.Errorf("%s: want exit %d, the database opened once, no password; got %s", tc.name, tc.code, res)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s: want %q said, got %s", tc.name, w, res)
+				}
+			}
+		}
+	}
 }
