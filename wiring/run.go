@@ -41,7 +41,16 @@ type Run struct {
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
 // until a signal. SIGINT or SIGTERM starts no new run and lets the page in
 // flight be stored; a second one stops at once.
-func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) error {
+func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
+	if !r.Once {
+		// The daemon's last line, after its listener has closed: a
+		// supervisor's log then says it stopped rather than died.
+		defer func(started time.Time) {
+			if err == nil {
+				h.Logger.Info("daemon stopped: no run in flight, the listener closed", "uptime", time.Since(started).Round(time.Second))
+			}
+		}(time.Now())
+	}
 	m := metrics.New(r.Build)
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {
@@ -185,11 +194,15 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		ln.Close()
 		return nil, err
 	}
+	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
 	if ui.Access() == web.OperationalOnly {
+		serves = "/metrics, /healthz and /readyz"
 		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
 			"addr", cfg.Listen)
 	}
-	return web.Start(ctx, ln, ui, h.Logger), nil
+	shutdown := web.Start(ctx, ln, ui, h.Logger)
+	h.Logger.Info("listening", "url", "http://"+ln.Addr().String()+"/", "serves", serves)
+	return shutdown, nil
 }
 
 // UITokenEnv holds the dashboard's access token; an environment variable

@@ -5,9 +5,12 @@ package main
 // where they listen and when they stop.
 
 import (
+	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -143,4 +146,49 @@ func TestPostgresConnectionErrorsNameWhatToCheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every listener logs its address once it listens, so a daemon on :0 or
+// behind a supervisor can be found; every daemon's last line says it
+// stopped.
+func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	for _, args := range [][]string{
+		{"run", "--every", "1h", "--regions", "US", "--listen", "127.0.0.1:0"},
+		{"serve", "--listen", "127.0.0.1:0"},
+	} {
+		p := h.start(args...)
+		listening := regexp.MustCompile(`msg=(?:listening|serving) .*url=(http://127\.0\.0\.1:\d+/)`)
+		var url string
+		if !waitFor(cmdTimeout, func() bool {
+			m := listening.FindStringSubmatch(p.out.String())
+			if m != nil {
+				url = m[1]
+			}
+			return m != nil || p.exited()
+		}) || url == "" {
+			t.Fatalf("ingest %s: no line with the address it listens on:\n%s", strings.Join(args, " "), p.out)
+		}
+		if !waitFor(cmdTimeout, func() bool { return healthy(url + "healthz") }) {
+			t.Fatalf("ingest %s: %s logged, but /healthz does not answer there:\n%s", strings.Join(args, " "), url, p.out)
+		}
+		p.signal(t, syscall.SIGTERM)
+		if code, exited := p.wait(cmdTimeout); !exited || code != 0 {
+			t.Fatalf("ingest %s after SIGTERM: want exit 0, got %d (exited %v):\n%s", strings.Join(args, " "), code, exited, p.out)
+		}
+		if last := lastLine(p.out.String()); !strings.Contains(last, "stopped") {
+			t.Errorf("ingest %s: want its last line to say it stopped, got %q", strings.Join(args, " "), last)
+		}
+	}
+}
+
+func healthy(u string) bool {
+	res, err := http.Get(u)
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
