@@ -14,12 +14,13 @@ import (
 	"github.com/ingestworks/ingest/quota"
 )
 
-// redisLogger sends go-redis's own messages through slog, so that
-// --log-format json stays JSON.
+// redisLogger sends go-redis's own messages through slog at debug, so
+// that --log-format json stays JSON and an unreachable Redis is said once,
+// by the limiter's own line, not once per dial by the client library.
 type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
 // RedisClient parses RedisURL: one server, or a cluster when addr= lists

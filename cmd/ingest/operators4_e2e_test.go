@@ -192,3 +192,81 @@ func healthy(u string) bool {
 	res.Body.Close()
 	return res.StatusCode == http.StatusOK
 }
+
+// Messages that said what was not so: chart's help promised movement that
+// the default standing never shows; a backfill from a future day blamed an
+// --until nobody gave; report on no database called a limiter that does
+// not exist answering; a dry run took more pages than one search yields;
+// run --once counted charts as regions.
+func TestMessagesSayWhatIsSo(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	help := h.mustRun(0, "chart", "--help").stdout
+	if i := strings.Index(help, "movement"); i < 0 || !strings.Contains(help[max(0, i-80):i], "--derived on") {
+		t.Errorf("chart --help: want movement promised only with --derived on, got\n%s", help)
+	}
+	res := h.mustRun(2, "backfill", "--region", "US", "--since", "2030-01-01")
+	if !strings.Contains(res.stderr, "--since 2030-01-01") || strings.Contains(res.stderr, "--until") && !strings.Contains(res.stderr, "without --until") {
+		t.Errorf("backfill --since in the future without --until: want --since blamed, got %s", res)
+	}
+	res = h.mustRun(0, "report")
+	if first := strings.SplitN(res.stdout, "\n", 2)[0]; strings.Contains(first, "answering") || !strings.Contains(first, "not there yet") {
+		t.Errorf("report with no database: want the limiter said to be not there yet, got %q", first)
+	}
+	res = h.mustRun(0, "backfill", "--region", "US", "--since", "2026-01-01", "--dry-run")
+	took := regexp.MustCompile(`taking at most \d+ units, (\d+) pages`).FindStringSubmatch(res.stdout)
+	most := regexp.MustCompile(`at most (\d+) pages of 50 videos`).FindStringSubmatch(res.stdout)
+	if took == nil || most == nil || took[1] != most[1] {
+		t.Errorf("backfill --dry-run: want the share's pages and the search's pages to agree, got %s", res)
+	}
+	res = h.mustRun(0, "run", "--once", "--regions", "US", "--categories", "music")
+	line := regexp.MustCompile(`(?m)^.*msg="run --once".*$`).FindString(res.stderr)
+	if !strings.Contains(line, "charts=2") || strings.Contains(line, "regions=2") {
+		t.Errorf("run --once --regions US --categories music: want its summary to count 2 charts, got %q", line)
+	}
+}
+
+// Small gaps: a near flag is suggested, the plans are listed, a variable
+// is blamed for its own value, a port out of range is a usage error, an
+// export says what it wrote, and an unreachable Redis is said by the
+// limiter, not once per dial by the client library.
+func TestSmallGapsClosed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"run", "--region", "US"}, "did you mean --regions?"},
+		{"", []string{"tokens", "add", "bob"}, "standard"},
+		{"INGEST_SERVE_LISTEN=8080", []string{"serve"}, "INGEST_SERVE_LISTEN (for --listen)"},
+		{"", []string{"serve", "--listen", "127.0.0.1:99999"}, "0 to 65535"},
+		{"INGEST_RUN_LISTEN=:99999", []string{"run"}, "INGEST_RUN_LISTEN (for --listen): want a port"},
+	} {
+		if k, v, ok := strings.Cut(tc.env, "="); ok {
+			h.set(k, v)
+		}
+		res := h.run(tc.args...)
+		if k, _, ok := strings.Cut(tc.env, "="); ok {
+			h.unset(k)
+		}
+		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 saying %q, got %s", tc.env, tc.want, res)
+		}
+	}
+	out := h.dir + "/out.csv"
+	res := h.mustRun(0, "export", "--since", "2020-01-01", "--out", out)
+	if !regexp.MustCompile(`msg=exported rows=[1-9]\d* format=csv out=\S+out.csv bytes=[1-9]`).MatchString(res.stderr) {
+		t.Errorf("export --out: want it to say its rows, file and size, got %s", res)
+	}
+	h.set("REDIS_URL", "redis://"+closedAddr(t)+"/0")
+	res = h.mustRun(0, "run", "--once", "--regions", "GB")
+	if n := strings.Count(res.stderr, "go-redis"); n > 0 {
+		t.Errorf("an unreachable Redis: the client library's own lines at info, %d of them:\n%s", n, res.stderr)
+	}
+	if res = h.mustRun(0, "run", "--once", "--regions", "GB", "--log-level", "debug"); !strings.Contains(res.stderr, "component=go-redis") {
+		t.Errorf("an unreachable Redis at --log-level debug: want the client library's lines, got %s", res)
+	}
+}
