@@ -142,7 +142,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 // does not is spread at a rate the pools hold forever instead of spending
 // them by morning. Pruning spends no quota and keeps its own slots.
 func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
-	col := &metrics.Pace{Ages: metrics.NewAges(last)}
+	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
 	observe := d.Runner.Observe
 	if r.Pace {
 		pc, err := h.NewPacer(p, d)

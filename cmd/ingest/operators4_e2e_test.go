@@ -5,6 +5,7 @@ package main
 // where they listen and when they stop.
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -174,6 +175,9 @@ func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
 		if !waitFor(cmdTimeout, func() bool { return healthy(url + "healthz") }) {
 			t.Fatalf("ingest %s: %s logged, but /healthz does not answer there:\n%s", strings.Join(args, " "), url, p.out)
 		}
+		if args[0] == "run" {
+			checkAlertSeries(t, url+"metrics")
+		}
 		p.signal(t, syscall.SIGTERM)
 		if code, exited := p.wait(cmdTimeout); !exited || code != 0 {
 			t.Fatalf("ingest %s after SIGTERM: want exit 0, got %d (exited %v):\n%s", strings.Join(args, " "), code, exited, p.out)
@@ -268,5 +272,24 @@ func TestSmallGapsClosed(t *testing.T) {
 	}
 	if res = h.mustRun(0, "run", "--once", "--regions", "GB", "--log-level", "debug"); !strings.Contains(res.stderr, "component=go-redis") {
 		t.Errorf("an unreachable Redis at --log-level debug: want the client library's lines, got %s", res)
+	}
+}
+
+// checkAlertSeries: the series the alert rules read beside the chart's age
+// (deploy/prometheus) are on the daemon's /metrics: the chart's planned
+// cadence and the limiter's recovery wait.
+func checkAlertSeries(t *testing.T, u string) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, want := range []string{`ingest_chart_cadence_seconds{chart="US"} 3600`,
+		`ingest_limiter_recovery_wait_until_timestamp_seconds{pool="default"} 0`, `ingest_chart_age_seconds{chart="US"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics of run --every 1h --regions US: no %s\n%s", want, body)
+		}
 	}
 }
