@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -52,9 +53,10 @@ func Where(db string) string {
 }
 
 // Redact returns a --db value fit to print: a URL without any part of its
-// password, however it is written (internal/dsn).
+// password, however it is written (internal/dsn), its scheme misspelt
+// too; a file's path as it is.
 func Redact(db string) string {
-	if !IsURL(db) {
+	if _, url := dsn.Scheme(db); !IsURL(db) && !url {
 		return db
 	}
 	return dsn.Redact(db)
@@ -76,11 +78,20 @@ func CheckURL(db string) error {
 	return nil
 }
 
+// keywords is a libpq connection string of keywords (host=db user=u
+// password=...): pgx reads it, ingest does not, and as a file's path its
+// password would be printed.
+var keywords = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|sslmode)\s*=`)
+
 // foreignURL is a PathError when db has the shape of a URL whose scheme
 // is not PostgreSQL's as pgx reads it (postgres:// or postgresql://, in
 // lower case, two slashes): taken for a file's path, it would be created
 // as one, or read as no database yet. Its user information is masked.
 func foreignURL(db string) error {
+	if keywords.MatchString(db) {
+		return &PathError{"(a connection string of keywords, not shown: it may hold a password)", "is not a URL",
+			"write it as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=... (docs/operations.md, The URL)"}
+	}
 	scheme, ok := dsn.Scheme(db)
 	if !ok {
 		return nil

@@ -82,7 +82,16 @@ func TestAMistypedURLNeverPrintsItsPassword(t *testing.T) {
 			check(h.run(args...), "postgres:// or postgresql://")
 		}
 	}
+	h.set("INGEST_DB", "host=127.0.0.1 port=1 user=u password="+leakedSecret+" dbname=db")
+	for _, args := range dbCommands {
+		check(h.run(args...), "postgres://USER:PASSWORD@HOST")
+	}
 	h.set("INGEST_DB", h.dir+"/ingest.db")
+	h.withRedis()
+	for _, u := range dbURLs {
+		check(h.run("quota", "restore", "--ledger", u), "postgres:// or postgresql://")
+		check(h.run("quota", "apply", "--new", "--ledger", u), "postgres:// or postgresql://")
+	}
 	for _, u := range redisURLs {
 		h.set("REDIS_URL", u)
 		for _, args := range dbCommands {
