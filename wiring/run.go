@@ -43,11 +43,12 @@ type Run struct {
 // flight be stored; a second one stops at once.
 func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
-		// The daemon's last line, after its listener has closed: a
-		// supervisor's log then says it stopped rather than died.
+		// The daemon's last line, after its runs in flight and its
+		// listener have ended: a supervisor's log then says it stopped
+		// rather than died. An error is the command's last line instead.
 		defer func(started time.Time) {
 			if err == nil {
-				h.Logger.Info("daemon stopped: no run in flight, the listener closed", "uptime", time.Since(started).Round(time.Second))
+				h.Logger.Info("daemon stopped", "uptime", time.Since(started).Round(time.Second))
 			}
 		}(time.Now())
 	}

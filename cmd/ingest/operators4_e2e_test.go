@@ -192,7 +192,7 @@ func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
 			t.Fatalf("ingest %s after SIGTERM: want exit 0, got %d (exited %v):\n%s", strings.Join(args, " "), code, exited, p.out)
 		}
 		if last := lastLine(p.out.String()); !strings.Contains(last, "stopped") {
-			t.Errorf("ingest %s: want its last line to say it stopped, got %q", strings.Join(args, " "), last)
+			t.Errorf("ingest %s: want its last line to say it stopped, got %q:\n%s", strings.Join(args, " "), last, p.out)
 		}
 	}
 }
