@@ -218,7 +218,7 @@ func connectError(err error, rawURL string) error {
 	name := Redact(rawURL)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
-		return &PathError{name, "is refused by the server ("+dsn.Scrub(pe.Message, rawURL)+")",
+		return &PathError{name, "is refused by the server (" + dsn.Scrub(pe.Message, rawURL) + ")",
 			"check the user, password and sslmode in --db / INGEST_DB, and the server's pg_hba.conf for this host"}
 	}
 	if strings.Contains(err.Error(), "server refused TLS connection") {
