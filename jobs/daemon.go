@@ -234,7 +234,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			"first_slot", f.next.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
+	caughtUp := make(chan struct{}) // awaited: nothing of the daemon logs after it returns
 	go func() {
+		defer close(caughtUp)
 		ran := 0
 		for _, e := range byPriority(entries) {
 			if stopping(r.Drain) {
@@ -252,6 +254,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	c.Stop()
 	r.wait(ctx)
+	<-caughtUp
 	return nil
 }
 

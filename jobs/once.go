@@ -102,7 +102,7 @@ func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.D
 			videos[id] = struct{}{}
 		}
 	}
-	attrs := []any{"regions", planned}
+	attrs := []any{"charts", planned}
 	for _, st := range ingest.Ended {
 		if counts[st] > 0 {
 			attrs = append(attrs, string(st), counts[st])

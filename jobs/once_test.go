@@ -39,7 +39,7 @@ func TestLogSummary(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"regions": 4, "completed": 2, "failed": 1, "not_run": 1,
+	want := map[string]float64{"charts": 4, "completed": 2, "failed": 1, "not_run": 1,
 		ingest.LogPages: 3, ingest.LogVideos: 2, ingest.LogEntries: 3, ingest.LogUnits: 3}
 	for k, v := range want {
 		if line[k] != v {

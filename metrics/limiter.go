@@ -24,6 +24,8 @@ var (
 		"Units the limiter counts in the trailing window, by pool.", []string{"pool"}, nil)
 	blockedDesc = prometheus.NewDesc("ingest_quota_blocked_until_timestamp_seconds",
 		"Unix time until which the upstream blocked the pool; 0 when it is not blocked.", []string{"pool"}, nil)
+	recoveryDesc = prometheus.NewDesc("ingest_limiter_recovery_wait_until_timestamp_seconds",
+		"Unix time until which the limiter holds the pool's metered calls while it recovers what it lost (a data loss, a move); 0 when it waits for nothing.", []string{"pool"}, nil)
 )
 
 // limiterCollector reads the pools at scrape time. A limiter that does not
@@ -31,7 +33,7 @@ var (
 type limiterCollector struct{ l StateReader }
 
 func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc} {
+	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc, recoveryDesc} {
 		ch <- d
 	}
 }
@@ -53,6 +55,7 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 			blocked = float64(p.BlockedUntil.Unix())
 		}
 		ch <- prometheus.MustNewConstMetric(blockedDesc, prometheus.GaugeValue, blocked, p.Pool)
+		ch <- prometheus.MustNewConstMetric(recoveryDesc, prometheus.GaugeValue, unixOrZero(p.WaitUntil), p.Pool)
 	}
 }
 
@@ -77,4 +80,13 @@ func (l *Metered) Take(ctx context.Context, op string) (ingest.Decision, error) 
 	d, err := l.Limiter.Take(ctx, op)
 	l.m.Decided(op, d, err)
 	return d, err
+}
+
+// unixOrZero is t as Unix seconds, 0 for the zero time: a rule compares it
+// with time().
+func unixOrZero(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.Unix())
 }

@@ -40,6 +40,8 @@ func (a *Ages) Set(chart string, at time.Time) {
 var (
 	chartAgeDesc = prometheus.NewDesc("ingest_chart_age_seconds",
 		"Seconds since the chart's latest completed pass started: how old what the site shows of it is.", []string{"chart"}, nil)
+	chartCadenceDesc = prometheus.NewDesc("ingest_chart_cadence_seconds",
+		"The cadence the daemon plans for the chart: the pace's under run --pace, else --every; +Inf when the plan drops it. A chart older than twice it is late.", []string{"chart"}, nil)
 	cadenceDesc = prometheus.NewDesc("ingest_pace_cadence_seconds",
 		"The planned cadence of a chart, or of tracking (chart=\"track\"), under run --pace; +Inf when it is dropped or its pools have no room.", []string{"chart"}, nil)
 	projectedDesc = prometheus.NewDesc("ingest_pace_projected_units",
@@ -50,16 +52,20 @@ var (
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )
 
-// Pace is the collector of the charts' ages and, when Status is set (the
-// daemon paces), the plan, read at scrape time.
+// Pace is the collector of the charts' ages and planned cadences and,
+// when Status is set (the daemon paces), the plan, read at scrape time.
 type Pace struct {
-	Ages   *Ages
+	Ages *Ages
+	// Charts are the daemon's charts, each planned every Every unless the
+	// pacer's plan (Status) says otherwise.
+	Charts []string
+	Every  time.Duration
 	Status func() pace.Status // nil: not pacing
 }
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, cadenceDesc, droppedDesc, projectedDesc, runsOutDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, runsOutDesc} {
 		ch <- d
 	}
 }
@@ -72,10 +78,25 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)
 	}
 	c.Ages.mu.Unlock()
+	planned := map[string]time.Duration{}
+	for _, chart := range c.Charts {
+		planned[chart] = c.Every
+	}
+	var st pace.Status
+	if c.Status != nil {
+		st = c.Status()
+	}
+	for _, e := range st.Entries {
+		if _, ok := planned[e.Name]; ok {
+			planned[e.Name] = e.Every
+		}
+	}
+	for chart, every := range planned {
+		ch <- prometheus.MustNewConstMetric(chartCadenceDesc, prometheus.GaugeValue, cadenceSeconds(every), chart)
+	}
 	if c.Status == nil {
 		return
 	}
-	st := c.Status()
 	for _, e := range st.Entries {
 		ch <- prometheus.MustNewConstMetric(cadenceDesc, prometheus.GaugeValue, cadenceSeconds(e.Every), e.Name)
 		dropped := 0.0

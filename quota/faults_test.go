@@ -84,6 +84,7 @@ func (l *logs) find(s string) []slog.Record {
 type host struct {
 	t      *testing.T
 	name   string
+	addr   string // the Redis it talks to
 	l      *quota.Redis
 	log    *logs
 	opts   limOpts
@@ -100,7 +101,7 @@ type host struct {
 
 func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, tweak func(*limOpts)) *host {
 	t.Helper()
-	h := &host{t: t, name: name, log: &logs{}}
+	h := &host{t: t, name: name, addr: addr, log: &logs{}}
 	h.opts = limOpts{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
 		Logger: slog.New(h.log), Timeout: 2 * time.Second, Recall: h.recall, Notes: &notes{m: map[string]string{}}}
 	if tweak != nil {
@@ -326,11 +327,17 @@ func hungHost(t *testing.T, srv *redistest.Server, key string, tweaks ...func(*l
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	h := &host{t: t, name: "w", log: &logs{}}
+	h := &host{t: t, name: "w", addr: srv.Addr, log: &logs{}}
 	h.opts = limOpts{QuotaKey: key, Costs: faultCosts(t, false), Ledger: "w",
 		Logger: slog.New(h.log), Recall: h.recall}
 	for _, tweak := range tweaks {
 		tweak(&h.opts)
+	}
+	if h.opts.Timeout > quota.DefaultTimeout { // the client's sockets wait as long as the limiter
+		if c, err = quota.NewClient("redis://"+srv.Addr, h.opts.Timeout); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
 	}
 	h.l, err = newRedis(c, h.opts)
 	if err != nil {
@@ -338,6 +345,37 @@ func hungHost(t *testing.T, srv *redistest.Server, key string, tweaks ...func(*l
 	}
 	created(t, h.l)
 	return h
+}
+
+// steadyTimeout is the timeout of what a fault test does around its fault
+// (setup before it, recovery after it): no loaded machine reaches it, so
+// that only the fault's own deadline can fail the test.
+const steadyTimeout = time.Minute
+
+// spendSteadily takes n calls, each of which must be admitted, through a
+// limiter of the host's ledger with its own client and steadyTimeout: the
+// setup before a fault, as an earlier process of the host made it. The
+// host's own limiter keeps the fault's timeout for the fault.
+func (h *host) spendSteadily(n int) {
+	h.t.Helper()
+	o := h.opts
+	o.Timeout = steadyTimeout
+	c, err := quota.NewClient("redis://"+h.addr, o.Timeout)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer c.Close()
+	l, err := newRedis(c, o)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for i := range n {
+		d, err := l.Take(context.Background(), "videos.list")
+		if err != nil || !d.Allowed || d.Unmetered {
+			h.t.Fatalf("%s: setup call %d of %d: %+v, %v; want admitted, metered", h.name, i+1, n, d, err)
+		}
+		h.record(d)
+	}
 }
 
 // stop hangs the server (SIGSTOP) until the returned func resumes it.
@@ -377,7 +415,7 @@ func TestFaultOOM(t *testing.T) {
 			srv := redistest.Start(t)
 			key := quotaKey(t)
 			h := hungHost(t, srv, key) // the worker's own client
-			h.spendN(spent)
+			h.spendSteadily(spent)
 			c := newClient(t, srv.Addr)
 			oom(t, c)
 			// Memory moves a little as calls come and go: a write that

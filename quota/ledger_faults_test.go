@@ -747,7 +747,7 @@ func TestFaultFirstCallAfterOutage(t *testing.T) {
 			}
 			t.Cleanup(func() { c.Close() })
 			h.client = c.(*redis.Client)
-			h.spendN(capacity - 3)
+			h.spendSteadily(capacity - 3)
 			resume := stop(t, srv)
 			if n, _ := hungTakes(t, h, 3); n != 3 {
 				t.Fatalf("%d of 3 cheap calls unmetered during the outage, want 3", n)

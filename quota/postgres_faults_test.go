@@ -100,10 +100,15 @@ func TestFaultPostgresHung(t *testing.T) {
 	url := srv.URL(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	const timeout = 500 * time.Millisecond
+	// The fault's deadline is the hung calls' alone: the takes before the
+	// fault and the fill after SIGCONT check no fault, and go through a
+	// limiter of their own with a timeout no loaded machine (nor a resumed
+	// server catching up) reaches.
 	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Timeout: timeout})
+	steady := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Timeout: time.Minute})
 	before := 0
 	for range 60 {
-		if take(t, l, "videos.list").Allowed {
+		if take(t, steady, "videos.list").Allowed {
 			before++
 		}
 	}
@@ -137,7 +142,7 @@ func TestFaultPostgresHung(t *testing.T) {
 	}
 	wg.Wait()
 	resume()
-	after := fillPG(t, l)
+	after := fillPG(t, steady)
 	logged := pgCount(t, rawPG(t, url), `SELECT count(*) FROM quota_log WHERE quota_key = $1`, key)
 	t.Logf("hung server: 12 calls refused with ErrUnavailable, the slowest in %s (timeout %s); %d before + %d after = %d / %d, %d in the log",
 		time.Duration(slowest.Load()), timeout, before, after, before+after, capacity, logged)
@@ -268,7 +273,9 @@ func TestFaultPostgresWorkerKilled(t *testing.T) {
 		return pgCount(t, db, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, backend) == 0
 	})
 	after := pgCount(t, db, `SELECT count(*) FROM quota_log WHERE quota_key = $1`, key)
-	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: propCosts(t), Timeout: 2 * time.Second})
+	// The fault is over (its backend ended): the next decision checks only
+	// that nothing of it counts, under a timeout no loaded machine reaches.
+	l := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: propCosts(t), Timeout: time.Minute})
 	start := time.Now()
 	d := take(t, l, "videos.list")
 	t.Logf("worker killed mid-admission: %d log rows committed before, %d after; the next decision in %s: allowed %v",

@@ -73,7 +73,7 @@ func TestFaultUnknownReconciled(t *testing.T) {
 	key := quotaKey(t)
 	b := &book{}
 	first := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
-	first.spendN(90)
+	first.spendSteadily(90)
 	resume := stop(t, srv)
 	if unmetered, _ := hungTakes(t, first, 5); unmetered != 3 {
 		t.Fatalf("%d of 5 cheap calls went ahead unmetered, want the fail_open budget, 3", unmetered)
@@ -94,7 +94,7 @@ func TestFaultUnknownReconciled(t *testing.T) {
 	ghosts := n - 90
 	// The next worker on this ledger (the first one stopped), with the
 	// first one's calls.
-	next := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
+	next := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b; o.Timeout = steadyTimeout }) // no fault left to time
 	next.ledger = first.ledger
 	after := fill(t, next)
 	open, given, refused := b.counts()
@@ -128,7 +128,7 @@ func TestFaultUnknownSlowServer(t *testing.T) {
 	key := quotaKey(t)
 	b := &book{}
 	h := hungHost(t, srv, key, func(o *limOpts) { o.Unknowns = b })
-	h.spendN(10)
+	h.spendSteadily(10)
 	// The sleep is written to the server before the take is sent: the
 	// server reads it first and sleeps through the take's timeout.
 	slow, err := net.Dial("tcp", srv.Addr)
@@ -188,7 +188,7 @@ func TestFaultUnknownLateRequestFenced(t *testing.T) {
 	key := quotaKey(t)
 	b := &book{}
 	h := hungHost(t, &redistest.Server{Addr: p.Addr}, key, func(o *limOpts) { o.Unknowns = b })
-	h.spendN(10)
+	h.spendSteadily(10)
 	p.hold()
 	d, err := h.l.Take(context.Background(), "videos.list")
 	if err != nil || !d.Unmetered {

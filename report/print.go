@@ -176,7 +176,10 @@ func (r *Report) hourlyPools() []string {
 // matters.
 func (r *Report) Text(out io.Writer, loc *time.Location) {
 	backend := r.Backend + " (answering)"
-	if r.BackendErr != nil {
+	switch {
+	case r.Whole:
+		backend = "embedded in the database, which is not there yet (every pool whole)"
+	case r.BackendErr != nil:
 		backend = fmt.Sprintf("%s (NOT ANSWERING: %v; used units below come from the ledger)", r.Backend, r.BackendErr)
 	}
 	fmt.Fprintf(out, "Quota key %s, limiter %s\n", r.QuotaKey, backend)

@@ -91,10 +91,13 @@ type Sources struct {
 
 // Report is everything `ingest report` shows.
 type Report struct {
-	QuotaKey      string
-	NoDatabase    bool   // no database on this host yet
-	ScheduleFrom  string // where the plan's period came from
-	Backend       string
+	QuotaKey     string
+	NoDatabase   bool   // no database on this host yet
+	ScheduleFrom string // where the plan's period came from
+	Backend      string
+	// Whole: no limiter was read, there being no database to hold the
+	// embedded one yet (WholePools).
+	Whole         bool
 	BackendErr    error // the limiter did not answer: used comes from the ledger
 	Pools         []Pool
 	Operations    []Op
@@ -160,6 +163,7 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	}
 	r := &Report{QuotaKey: src.QuotaKey, Backend: src.Limiter.Backend(), Now: now,
 		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.NoDatabase, ScheduleFrom: src.ScheduleFrom}
+	_, r.Whole = src.Limiter.(WholePools)
 	window := longestWindow(src.Costs)
 	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(window, 24*time.Hour)))
 	if err != nil {

@@ -41,6 +41,16 @@ func (f *Freshness) ShareOf(perPage map[string]int64) BackfillShare {
 	return s
 }
 
+// Within is the share cut to the pages one search yields (the upstream
+// returns at most that many), so that what the backfill says it takes is
+// what it can.
+func (s BackfillShare) Within(pages int64) BackfillShare {
+	if s.Pages > pages {
+		s.Units, s.Pages = s.Units/s.Pages*pages, pages
+	}
+	return s
+}
+
 // Line says what the plan leaves a backfill of region and what it takes.
 func (s BackfillShare) Line(region string, perPage map[string]int64) string {
 	line := fmt.Sprintf("backfill %s: the daemon's plan leaves %s units of the next %s: ", region, costs.PoolUnits(s.Left),

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -51,9 +53,10 @@ func Where(db string) string {
 }
 
 // Redact returns a --db value fit to print: a URL without any part of its
-// password, however it is written (internal/dsn).
+// password, however it is written (internal/dsn), its scheme misspelt
+// too; a file's path as it is.
 func Redact(db string) string {
-	if !IsURL(db) {
+	if _, url := dsn.Scheme(db); !IsURL(db) && !url {
 		return db
 	}
 	return dsn.Redact(db)
@@ -64,7 +67,7 @@ func Redact(db string) string {
 // reserved character as it is is a *PathError saying to percent-encode it.
 func CheckURL(db string) error {
 	if !IsURL(db) {
-		return nil
+		return foreignURL(db)
 	}
 	if err := checkUserInfo(db); err != nil {
 		return err
@@ -73,6 +76,32 @@ func CheckURL(db string) error {
 		return fmt.Errorf("%s: %w", Redact(db), redactErr(err, db))
 	}
 	return nil
+}
+
+// keywords is a libpq connection string of keywords (host=db user=u
+// password=...): pgx reads it, ingest does not, and as a file's path its
+// password would be printed.
+var keywords = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|sslmode)\s*=`)
+
+// foreignURL is a PathError when db has the shape of a URL whose scheme
+// is not PostgreSQL's as pgx reads it (postgres:// or postgresql://, in
+// lower case, two slashes): taken for a file's path, it would be created
+// as one, or read as no database yet. Its user information is masked.
+func foreignURL(db string) error {
+	if keywords.MatchString(db) {
+		return &PathError{"(a connection string of keywords, not shown: it may hold a password)", "is not a URL",
+			"write it as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=... (docs/operations.md, The URL)"}
+	}
+	scheme, ok := dsn.Scheme(db)
+	if !ok {
+		return nil
+	}
+	problem := fmt.Sprintf("is a URL whose scheme %q is not one ingest opens", scheme)
+	if scheme == "postgres" || scheme == "postgresql" {
+		problem = "is a URL whose scheme lacks the two slashes of " + scheme + "://"
+	}
+	return &PathError{dsn.Redact(db), problem,
+		"write postgres:// or postgresql:// (lower case, two slashes) for PostgreSQL, or a file's path for SQLite (./ before a file name with a colon)"}
 }
 
 // openPostgres opens the PostgreSQL database at rawURL and, when migrate is
@@ -121,6 +150,9 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 		if pe := missingDatabase(err, name); pe != nil {
 			return nil, pe
 		}
+		if ce := connectError(err, rawURL); ce != nil {
+			return nil, ce
+		}
 		return nil, fmt.Errorf("open %s: %w", name, redactErr(err, rawURL))
 	}
 	return db, nil
@@ -154,6 +186,63 @@ func missingDatabase(err error, name string) error {
 	}
 	return &PathError{name, "names a database that does not exist on the server",
 		fmt.Sprintf("create it (CREATE DATABASE %s OWNER <user>, or createdb: docs/operations.md, Creating the database), or fix the URL's path", db)}
+}
+
+// ConnectError is a PostgreSQL server this host could not reach: a
+// runtime failure (the server may come back, and a daemon's supervisor
+// restarts it), said once with what to check.
+type ConnectError struct {
+	DB    string // the URL without its password
+	Cause string // the network's words: no part of the URL's password
+	err   error
+}
+
+func (e *ConnectError) Error() string {
+	return "open " + e.DB + ": cannot connect: " + e.Cause + ": check the host and port (is PostgreSQL running, and reachable from this host?), " +
+		"then the user, password and sslmode in --db / INGEST_DB; `ingest check --offline` tries the database alone"
+}
+
+func (e *ConnectError) Unwrap() error { return e.err }
+
+// connectError is a connection PostgreSQL refused or that never reached
+// it, as the user reads it, or nil for any other error. Credentials or
+// TLS the server refuses are a PathError (a configuration, as a SQLite
+// file this user cannot open is); a server that cannot be reached is a
+// ConnectError. Either says it once: pgx repeats its cause per address
+// and per TLS attempt.
+func connectError(err error, rawURL string) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	name := Redact(rawURL)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+		return &PathError{name, "is refused by the server (" + dsn.Scrub(pe.Message, rawURL) + ")",
+			"check the user, password and sslmode in --db / INGEST_DB, and the server's pg_hba.conf for this host"}
+	}
+	if strings.Contains(err.Error(), "server refused TLS connection") {
+		return &PathError{name, "asks for TLS (sslmode) that the server does not offer",
+			"set sslmode=prefer or disable in the URL for a server without TLS, or turn TLS on at the server"}
+	}
+	return &ConnectError{DB: name, Cause: dsn.Scrub(connectCause(err), rawURL), err: err}
+}
+
+// connectCause is the first network cause in err: a dial refused, a name
+// not resolved, no answer in time.
+func connectCause(err error) string {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return dns.Error()
+	case errors.As(err, &op):
+		return op.Error()
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer in time (connect_timeout in the URL, 10s when unset)"
+	}
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // redactErr is err with the URL's password taken out of its text: pgx

@@ -75,7 +75,8 @@ func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
 }
 
 // DBError is a database that did not open, as the user reads it: a path
-// that cannot be used is a configuration error saying the fix.
+// that cannot be used is a configuration error saying the fix. Any other
+// error already names the database (the store's "open NAME: ..."), once.
 func (h *Host) DBError(err error) error {
 	var pe *store.PathError
 	var ve *store.VersionError
@@ -85,7 +86,7 @@ func (h *Host) DBError(err error) error {
 	case errors.As(err, &ve):
 		return configErrorf("--db (INGEST_DB) %v", ve)
 	}
-	return fmt.Errorf("open database %s: %w", h.DBName(), err)
+	return err
 }
 
 // NoneYetError is a database that does not exist yet, as a command that

@@ -99,6 +99,9 @@ func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths [
 
 // ReadLedger reads one database's ledger of the recall span, read-only.
 func (h *Host) ReadLedger(ctx context.Context, path, key string) (ingest.Recalled, error) {
+	if err := store.CheckURL(path); err != nil {
+		return ingest.Recalled{}, configErrorf("--ledger %w", err)
+	}
 	db, err := store.OpenExisting(ctx, path)
 	if err != nil {
 		return ingest.Recalled{}, configErrorf("--ledger %s: %w", store.Redact(path), err)

@@ -14,12 +14,13 @@ import (
 	"github.com/ingestworks/ingest/quota"
 )
 
-// redisLogger sends go-redis's own messages through slog, so that
-// --log-format json stays JSON.
+// redisLogger sends go-redis's own messages through slog at debug, so
+// that --log-format json stays JSON and an unreachable Redis is said once,
+// by the limiter's own line, not once per dial by the client library.
 type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
 // RedisClient parses RedisURL: one server, or a cluster when addr= lists
@@ -55,16 +56,21 @@ func (h *Host) RedisAccess(ctx context.Context, c redis.UniversalClient) error {
 
 // redisScheme refuses a --redis that is not a Redis URL by its scheme,
 // before go-redis says "invalid URL scheme: " with nothing after it. The
-// value itself is not repeated: it may hold a password.
+// value is shown only with its user information masked: it may hold a
+// password.
 func redisScheme(raw string) error {
-	scheme, _, found := strings.Cut(raw, "://")
+	const want = "want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)"
+	scheme, found := dsn.Scheme(raw)
+	known := scheme == "redis" || scheme == "rediss" || scheme == "unix"
 	switch {
-	case found && (scheme == "redis" || scheme == "rediss" || scheme == "unix"):
+	case !found:
+		return configErrorf("--redis / REDIS_URL: not a URL: " + want)
+	case known && strings.HasPrefix(raw, scheme+"://"):
 		return nil
-	case !found || scheme == "":
-		return configErrorf("--redis / REDIS_URL: not a URL: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)")
+	case known:
+		return configErrorf("--redis / REDIS_URL: %s: the scheme takes two slashes: %s", dsn.Redact(raw), want)
 	}
-	return configErrorf("--redis / REDIS_URL: the scheme %q is not Redis's: want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)", scheme)
+	return configErrorf("--redis / REDIS_URL: %s: the scheme %q is not Redis's: %s", dsn.Redact(raw), scheme, want)
 }
 
 // accessError says that Redis refused the connection's credentials or its

@@ -41,7 +41,17 @@ type Run struct {
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
 // until a signal. SIGINT or SIGTERM starts no new run and lets the page in
 // flight be stored; a second one stops at once.
-func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) error {
+func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
+	if !r.Once {
+		// The daemon's last line, after its runs in flight and its
+		// listener have ended: a supervisor's log then says it stopped
+		// rather than died. An error is the command's last line instead.
+		defer func(started time.Time) {
+			if err == nil {
+				h.Logger.Info("daemon stopped", "uptime", time.Since(started).Round(time.Second))
+			}
+		}(time.Now())
+	}
 	m := metrics.New(r.Build)
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {
@@ -133,7 +143,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 // does not is spread at a rate the pools hold forever instead of spending
 // them by morning. Pruning spends no quota and keeps its own slots.
 func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
-	col := &metrics.Pace{Ages: metrics.NewAges(last)}
+	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
 	observe := d.Runner.Observe
 	if r.Pace {
 		pc, err := h.NewPacer(p, d)
@@ -185,11 +195,15 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		ln.Close()
 		return nil, err
 	}
+	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
 	if ui.Access() == web.OperationalOnly {
+		serves = "/metrics, /healthz and /readyz"
 		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
 			"addr", cfg.Listen)
 	}
-	return web.Start(ctx, ln, ui, h.Logger), nil
+	shutdown := web.Start(ctx, ln, ui, h.Logger)
+	h.Logger.Info("listening", "url", "http://"+ln.Addr().String()+"/", "serves", serves)
+	return shutdown, nil
 }
 
 // UITokenEnv holds the dashboard's access token; an environment variable

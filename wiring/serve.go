@@ -121,15 +121,21 @@ func (h *Host) Serve(ctx context.Context, addr string, ui http.Handler) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := web.NewHTTPServer(addr, ui)
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		<-ctx.Done()
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(c)
 	}()
-	h.Logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
+	url := "http://" + ln.Addr().String() + "/"
+	h.Logger.Info("serving", "url", url, "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// Serve returns as Shutdown begins; the requests in flight end first.
+	<-drained
+	h.Logger.Info("stopped serving: the requests in flight answered", "url", url)
 	return nil
 }

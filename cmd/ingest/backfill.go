@@ -104,7 +104,11 @@ func (f *backfillFlags) identity(now time.Time) (ingest.BackfillID, ingest.Searc
 		}
 		before = id.Until
 	}
-	if !before.After(since) {
+	switch {
+	case !before.After(since) && f.until == "":
+		return id, ingest.SearchQuery{}, usageErrorf("--since %s is not in the past: without --until a backfill searches what was published from --since until now",
+			since.Format(time.RFC3339))
+	case !before.After(since):
 		return id, ingest.SearchQuery{}, usageErrorf("--until %s is not after --since %s", before.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
 	return id, ingest.SearchQuery{Region: region, After: since, Before: before, Query: id.Query}, nil

@@ -31,7 +31,9 @@ func newChartCmd(s *settings) *cobra.Command {
 		Short:   "Print a region's stored trending chart (costs no quota)",
 		Long: `chart prints a region's trending chart as the database holds it: its latest
 run, or the newest run that started at or before --at; each video's rank,
-movement since the chart's previous run, views, title, channel and link.
+views, title, channel and link. With --derived on (INGEST_DERIVED), also its
+movement since the chart's previous run, marked as computed by ingest
+(docs/terms.md).
 
 --category prints that category's chart, --language the chart's videos in
 one language, each at its rank in the whole chart (the API's ?language=).

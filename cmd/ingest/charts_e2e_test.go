@@ -32,8 +32,8 @@ func TestRunOnceFetchesCategoryCharts(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM trending_entries WHERE category = '10'`); n == 0 {
 		t.Error("no entries stored for the music charts")
 	}
-	if !strings.Contains(res.stderr, "regions=8") {
-		t.Errorf("the plan does not count the 8 charts:\n%s", res.stderr)
+	if !strings.Contains(res.stderr, "charts=8") {
+		t.Errorf("the run --once line does not count the 8 charts:\n%s", res.stderr)
 	}
 	var rep report.JSON
 	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json", "--regions", "US,GB").stdout), &rep); err != nil {

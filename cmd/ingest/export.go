@@ -74,6 +74,7 @@ type exportJob struct {
 	filter store.ExportFilter
 	format string
 	out    string
+	rows   *int64 // written so far
 }
 
 func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
@@ -153,6 +154,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	// on the way out, as on any other failure.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	job.rows = new(int64)
 	if job.out == "-" {
 		err = exportTo(ctx, db, job, stdout)
 	} else {
@@ -161,7 +163,22 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))
 	}
+	if err == nil {
+		exported(s, job)
+	}
 	return err
+}
+
+// exported says on stderr what an export wrote: its rows, and the file
+// with its size (stdout holds the rows themselves).
+func exported(s *settings, job exportJob) {
+	attrs := []any{"rows", *job.rows, "format", job.format}
+	if job.out == "-" {
+		attrs = append(attrs, "out", "stdout")
+	} else if fi, err := os.Stat(job.out); err == nil {
+		attrs = append(attrs, "out", job.out, "bytes", fi.Size())
+	}
+	s.logger.Info("exported", attrs...)
 }
 
 func outName(out string) string {
@@ -224,5 +241,8 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 		bar = termbar.New(os.Stderr, total, "export "+job.format, progressbar.OptionThrottle(100*time.Millisecond))
 	}
 	defer bar.Finish()
-	return export.Write(ctx, db, job.filter, job.format, w, bar.Add)
+	return export.Write(ctx, db, job.filter, job.format, w, func() {
+		*job.rows++
+		bar.Add()
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -151,7 +152,12 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 	} {
 		root.AddCommand(envflag.Command(cmd))
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			if near := envflag.Nearest(c, strings.SplitN(name, "=", 2)[0]); near != "" {
+				return usageErrorf("%w: did you mean --%s? (see --help)", err, near)
+			}
+		}
 		return usageErrorf("%w (see --help)", err)
 	})
 	refuseUnknownSubcommands(root)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -23,6 +22,8 @@ type runFlags struct {
 	regions string
 	every   time.Duration
 	listen  string
+	// listenFrom names where --listen came from, for its errors.
+	listenFrom string
 	// noThumbs is --no-thumbnails, for the dashboard of --listen.
 	noThumbs bool
 	strict   bool
@@ -104,6 +105,7 @@ A second signal stops at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
+			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
 				return err
@@ -135,8 +137,8 @@ func (f *runFlags) validate() ([]string, error) {
 		return nil, err
 	}
 	if f.listen != "" {
-		if _, _, err := net.SplitHostPort(f.listen); err != nil {
-			return nil, usageErrorf("--listen: want host:port or :port, got %q", f.listen)
+		if err := checkListen(f.listenFrom, f.listen); err != nil {
+			return nil, err
 		}
 		if _, err := readUIToken(); err != nil {
 			return nil, err

@@ -35,7 +35,9 @@ func readUIToken() (string, error) {
 
 type serveFlags struct {
 	listen string
-	public bool
+	// listenFrom names where --listen came from, for its errors.
+	listenFrom string
+	public     bool
 	// noThumbs leaves the videos' thumbnails (from i.ytimg.com) out of
 	// the pages: offline or private use.
 	noThumbs       bool
@@ -84,6 +86,7 @@ as in ingest report; --every and --regions override it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.schedule.given(cmd)
+			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -98,16 +101,16 @@ as in ingest report; --every and --regions override it.`,
 }
 
 func runServe(ctx context.Context, s *settings, f *serveFlags) error {
-	if _, _, err := net.SplitHostPort(f.listen); err != nil {
-		return usageErrorf("--listen: want host:port or :port, got %q", f.listen)
+	if err := checkListen(f.listenFrom, f.listen); err != nil {
+		return err
 	}
 	tok, err := readUIToken()
 	if err != nil {
 		return err
 	}
 	if web.AccessFor(tok, f.listen, f.public) == web.OperationalOnly {
-		return usageErrorf("--listen %s is not a loopback address: set %s to ask for a token, or pass --public if the data is meant to be public",
-			f.listen, uiTokenEnv)
+		return usageErrorf("%s %s is not a loopback address: set %s to ask for a token, or pass --public if the data is meant to be public",
+			f.listenFrom, f.listen, uiTokenEnv)
 	}
 	sch, err := f.schedule.schedule()
 	if err != nil {
@@ -161,4 +164,17 @@ func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
 		s.warnTerms(ctx, db)
 	}
 	return db, nil
+}
+
+// checkListen wants host:port (or :port) with a port a listener can take,
+// naming from (the flag, or the variable that gave it) when it is not.
+func checkListen(from, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("%s: want host:port or :port, got %q", from, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return usageErrorf("%s: want a port from 0 to 65535 after the colon, got %q", from, addr)
+	}
+	return nil
 }

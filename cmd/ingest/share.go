@@ -24,7 +24,7 @@ func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *set
 // and says so; false when that is not one page, and the backfill does not
 // start.
 func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost map[string]int64) bool {
-	share := plan.ShareOf(cost)
+	share := plan.ShareOf(cost).Within(jobs.SearchMaxPages)
 	line := share.Line(job.Query.Region, cost)
 	if share.Units == 0 {
 		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
@@ -63,7 +63,7 @@ func dryRunShare(ctx context.Context, s *settings, db *store.DB, lim report.Stat
 	if err != nil {
 		return "", 0, err
 	}
-	share := plan.ShareOf(cost)
+	share := plan.ShareOf(cost).Within(jobs.SearchMaxPages)
 	line := share.Line(job.Query.Region, cost)
 	if share.Units == 0 {
 		line += "; a run would call nothing (give --max-units to take a share anyway)"

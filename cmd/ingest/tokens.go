@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,7 +128,18 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 		return usageErrorf("tokens add: NAME: want 1-64 letters, digits, '.', '_' or '-', got %q", name)
 	}
 	if _, ok := plans.Plan(plan); !ok || plan == ratelimit.AnonymousPlan {
-		return usageErrorf("tokens add --plan: want one of the plans of %s other than %s, got %q", plans.File, ratelimit.AnonymousPlan, plan)
+		var names []string
+		for _, p := range plans.Plans {
+			if p.Name != ratelimit.AnonymousPlan {
+				names = append(names, p.Name)
+			}
+		}
+		given := fmt.Sprintf("got %q", plan)
+		if plan == "" {
+			given = "none given"
+		}
+		return usageErrorf("tokens add --plan: want one of the plans of %s: %s (%s is for callers without a token); %s",
+			plans.File, strings.Join(names, ", "), ratelimit.AnonymousPlan, given)
 	}
 	return withTokens(ctx, s, func(db *store.DB) error {
 		tok, err := db.AddToken(ctx, name, plan, time.Now())

@@ -67,26 +67,48 @@ func isHex(c byte) bool {
 // password= and sslpassword=, Redis's password=).
 var passwordParam = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
 
+// shape is a value written as a URL: a scheme, a colon, and then a slash
+// or user information (an @ further on). A scheme that is misspelt
+// (postgress://), in capitals (Postgres://), short of a slash
+// (postgres:/) or another database's (mysql://) is still a URL by its
+// shape, whose password must not be printed.
+var shape = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)$`)
+
+// Scheme returns the scheme of raw, as written, when raw has the shape of
+// a URL (a scheme, a colon, then a slash or an @ further on); else ok is
+// false: a file's path such as ingest.db or ./a:b.db.
+func Scheme(raw string) (scheme string, ok bool) {
+	m := shape.FindStringSubmatch(raw)
+	if m == nil || (m[2] == "" && !strings.Contains(m[3], "@")) {
+		return "", false
+	}
+	return m[1], true
+}
+
 // Redact returns raw fit to print: everything between the scheme and the
 // last @ is the user information, of which only a user name that holds no
-// reserved character is kept (none for Redis, whose URLs may give the
-// password alone); password parameters are masked too.
+// reserved character is kept, and only for the schemes ingest opens (none
+// for Redis, whose URLs may give the password alone; none for a scheme
+// misspelt or unknown, whose user may be a password); password parameters
+// are masked too. A value not shaped as a URL (Scheme) is not printed.
 func Redact(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
+	if _, ok := Scheme(raw); !ok {
 		return "(not a URL)"
 	}
+	m := shape.FindStringSubmatch(raw)
+	scheme, rest := m[1], m[3]
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		user, _, withPassword := strings.Cut(rest[:i], ":")
+		keep := m[2] == "//" && (scheme == "postgres" || scheme == "postgresql" || (withPassword && (scheme == "redis" || scheme == "rediss")))
 		switch {
-		case strings.ContainsAny(user, "@/?#") || (!withPassword && strings.HasPrefix(scheme, "redis")):
+		case !keep || strings.ContainsAny(user, "@/?#"):
 			user = "xxxxx"
 		case withPassword:
 			user += ":xxxxx"
 		}
 		rest = user + "@" + rest[i+1:]
 	}
-	return scheme + "://" + passwordParam.ReplaceAllString(rest, "${1}xxxxx")
+	return scheme + ":" + m[2] + passwordParam.ReplaceAllString(rest, "${1}xxxxx")
 }
 
 // Scrub takes the password of raw, as written and as decoded, out of msg:

@@ -54,3 +54,38 @@ func TestNoPieceOfAPasswordIsPrinted(t *testing.T) {
 		t.Errorf("Redact keeps the user and the host: got %q", got)
 	}
 }
+
+// A value shaped as a URL whose scheme is misspelt, in capitals, short of
+// a slash or another database's is still a URL: Redact prints none of its
+// user information, where the user may be a password.
+func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
+	for _, tc := range []struct{ raw, scheme string }{
+		{"Postgres://ingest:" + password + "@db.example/ingest", "Postgres"},
+		{"postgres:/ingest:" + password + "@db.example/ingest", "postgres"},
+		{"postgress://ingest:" + password + "@db.example/ingest", "postgress"},
+		{"pg://ingest:" + password + "@db.example/ingest", "pg"},
+		{"mysql://ingest:" + password + "@db.example/ingest", "mysql"},
+		{"postgres:ingest:" + password + "@db.example/ingest", "postgres"},
+		{"Redis://:" + password + "@redis:6379/0", "Redis"},
+		{"redis:/" + password + "@redis:6379/0", "redis"},
+		{"rediss//:" + password + "@redis:6379/0", ""},
+		{"pg://ZqvJxw@db.example/ingest", "pg"},
+	} {
+		scheme, ok := Scheme(tc.raw)
+		if scheme != tc.scheme || ok != (tc.scheme != "") {
+			t.Errorf("Scheme(%q) = %q, %v; want %q", tc.raw, scheme, ok, tc.scheme)
+		}
+		got := Redact(tc.raw)
+		for _, p := range pieces {
+			if strings.Contains(got, p) {
+				t.Errorf("Redact(%q) = %q: holds %q", tc.raw, got, p)
+				break
+			}
+		}
+	}
+	for _, path := range []string{"ingest.db", "./a:b.db", "/var/lib/ingest/ingest.db", "data:2026.db", "C", ""} {
+		if scheme, ok := Scheme(path); ok {
+			t.Errorf("Scheme(%q) = %q: a file's path taken for a URL", path, scheme)
+		}
+	}
+}

@@ -26,6 +26,8 @@ const (
 	Annotation = "env"
 	// OldAnnotation holds the names it had before, still read.
 	OldAnnotation = "env-old"
+	// fromAnnotation is the variable Apply set a flag from.
+	fromAnnotation = "env-from"
 )
 
 // With ties flag f to the environment variable env and lists it in the
@@ -94,8 +96,19 @@ func Apply(cmd *cobra.Command) error {
 		if serr := cmd.Flags().Set(f.Name, v); serr != nil {
 			err = fmt.Errorf("%s (for --%s): %v", name, f.Name, serr)
 		}
+		f.Annotations[fromAnnotation] = []string{name}
 	})
 	return err
+}
+
+// Given names where flag f's value came from, for a message about it: the
+// variable Apply set it from ("INGEST_SERVE_LISTEN (for --listen)"), else
+// the flag.
+func Given(f *pflag.Flag) string {
+	if from := f.Annotations[fromAnnotation]; len(from) > 0 {
+		return from[0] + " (for --" + f.Name + ")"
+	}
+	return "--" + f.Name
 }
 
 func lookupEnv(names []string) (name, value string, ok bool) {
@@ -219,6 +232,24 @@ func closestEnv(name string, flags []Flag) string {
 			best, bestD = env, d
 		}
 	}
+	return best
+}
+
+// Nearest is the flag of cmd a mistyped one most likely meant (--region
+// for --regions, --evry for --every): the nearest in letters, at most two
+// edits away or a prefix of it; "" for none.
+func Nearest(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) {
+			d = min(d, 1)
+		}
+		if f.Hidden || d >= bestD || (d == bestD && f.Name > best) {
+			return
+		}
+		best, bestD = f.Name, d
+	})
 	return best
 }
 

@@ -1,0 +1,74 @@
+package metrics
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/pace"
+)
+
+// collected is the value of each series of family name that c gives, by
+// the value of its label.
+func collected(t *testing.T, c prometheus.Collector, name, label string) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] = s.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// The series the alert rules read (deploy/prometheus): every chart's
+// planned cadence, --every without a pacer and the plan's with one
+// (+Inf for a chart it drops).
+func TestChartCadence(t *testing.T) {
+	c := &Pace{Ages: NewAges(nil), Charts: []string{"US", "GB"}, Every: time.Hour}
+	got := collected(t, c, "ingest_chart_cadence_seconds", "chart")
+	if len(got) != 2 || got["US"] != 3600 || got["GB"] != 3600 {
+		t.Errorf("not pacing: cadences %v, want --every (3600) for US and GB", got)
+	}
+	c.Status = func() pace.Status {
+		return pace.Status{Entries: []pace.EntryStatus{{Name: "US", Every: 3 * time.Hour}, {Name: "GB", Every: pace.Never, Dropped: true},
+			{Name: "track", Every: time.Hour}}}
+	}
+	got = collected(t, c, "ingest_chart_cadence_seconds", "chart")
+	if len(got) != 2 || got["US"] != 3*3600 || !math.IsInf(got["GB"], 1) {
+		t.Errorf("pacing: cadences %v, want the plan's (US 10800, GB +Inf), no tracking", got)
+	}
+}
+
+// The limiter's recovery wait is read from its pools: the time a pool's
+// metered calls wait until, 0 for a pool that waits for nothing.
+func TestRecoveryWait(t *testing.T) {
+	until := time.Unix(1_800_000_000, 0)
+	got := collected(t, &limiterCollector{pools{{Pool: "default", WaitUntil: until}, {Pool: "search"}}},
+		"ingest_limiter_recovery_wait_until_timestamp_seconds", "pool")
+	if got["default"] != 1_800_000_000 || got["search"] != 0 || len(got) != 2 {
+		t.Errorf("recovery wait %v; want default %d, search 0", got, until.Unix())
+	}
+}
+
+type pools []ingest.PoolState
+
+func (p pools) State(context.Context) ([]ingest.PoolState, error) { return p, nil }
+func (pools) Backend() string                                     { return "test" }
