@@ -64,26 +64,27 @@ func APIRouteNames() []string {
 }
 
 // routeName is "search" for "GET /api/v1/search", "charts" for
-// "GET /api/v1/charts/{region}", "" for the catch-all.
+// "GET /api/v1/charts/{region}", "" for the catch-all and the index.
 func routeName(pattern string) string {
 	_, path, _ := strings.Cut(pattern, " /")
 	rest, ok := strings.CutPrefix("/"+strings.TrimPrefix(path, "/"), "/api/v1/")
-	if !ok {
+	if !ok || strings.HasPrefix(rest, "{") {
 		return ""
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return name
 }
 
-// metered is an API route under the plans.
-func (s *Server) metered(rt Route) http.Handler {
+// metered is an API route under the plans; open says a caller without a
+// token is served, on the anonymous plan.
+func (s *Server) metered(rt Route, open bool) http.Handler {
 	units := s.cfg.Meter.Plans.Cost(routeName(rt.Pattern))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Token != "" && s.signedIn(r) {
 			rt.Handler.ServeHTTP(w, r)
 			return
 		}
-		plan, client, caller := s.caller(w, r)
+		plan, client, caller := s.caller(w, r, open)
 		if caller == asOperator || (caller == asClient && s.admit(w, r, plan, client, units)) {
 			rt.Handler.ServeHTTP(w, r)
 		}
@@ -101,16 +102,17 @@ const (
 
 // caller names the plan and the client a request is metered as, or says
 // it is the operator's, or answers it (401, or 429 while its address must
-// wait) when it is neither. A bearer token is looked up among the clients'
+// wait) when it is neither; open says a caller without a token is an
+// anonymous client rather than refused. A bearer token is looked up among the clients'
 // first: theirs are random and beyond guessing, so they are never held
 // back by the throttle of wrong tokens; only one that is none of theirs is
 // tried as the access token.
-func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ratelimit.APIPlan, string, who) {
+func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (ratelimit.APIPlan, string, who) {
 	m := s.cfg.Meter
 	tok, isBearer := bearer(r)
 	if !isBearer {
 		plan, ok := m.Plans.Plan(ratelimit.AnonymousPlan)
-		if s.cfg.Token != "" || !ok {
+		if !open || !ok {
 			apiUnauthorized(w, r)
 			return plan, "", asAnswered
 		}
@@ -126,7 +128,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ratelimit.APIPl
 		if v := s.try(r, tok); v.ok {
 			return ratelimit.APIPlan{}, "", asOperator
 		} else if v.wait > 0 {
-			apiThrottled(w, v.wait)
+			apiThrottled(w, v)
 			return ratelimit.APIPlan{}, "", asAnswered
 		}
 	}

@@ -76,8 +76,13 @@ func (s *Server) chartOf(c store.Chart) ChartJSON {
 
 // chartsRedirect is where the chart picker's form lands (GET /charts?
 // region=US&category=10): the chart's own page, or the region's
-// unfiltered chart when it has no chart of that category.
+// unfiltered chart when it has no chart of that category; without a
+// region, the front page, which lists the charts.
 func (s *Server) chartsRedirect(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("region") == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
 	region, err := regionParam(r.URL.Query().Get("region"), true)
 	if err != nil {
 		s.pageFail(w, r, err)

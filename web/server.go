@@ -105,7 +105,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(access == TokenRequired, static.path)
+	p, err := parsePages(access == TokenRequired, access != Public, static.path)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,10 @@ func New(cfg Config) (*Server, error) {
 	s.routes()
 	return s, nil
 }
+
+// kept is a reader's answer built once per change of what it shows and
+// served from memory (cache.go).
+func (s *Server) kept(h http.HandlerFunc) http.Handler { return s.deadline(h) }
 
 // deadline gives each request's reads a context deadline.
 func (s *Server) deadline(h http.HandlerFunc) http.HandlerFunc {

@@ -25,7 +25,9 @@ import (
 //     would be sent is answered 304. The body is made before it is
 //     compared: a 304 saves the bytes on the wire, never the reads, and so
 //     can never stand for a video that is gone.
-//   - With a sign-in token set, what is kept is private to the browser.
+//   - What is kept is private to the browser when the listener asks every
+//     request for the token, or the request carried one (a header or a
+//     session).
 
 // revalidate is the Cache-Control of answers a client may keep but must
 // ask about each time: pages show ages relative to now.
@@ -46,7 +48,7 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 	kept := b.status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		strings.HasPrefix(hdr.Get("Cache-Control"), revalidate)
 	if kept {
-		if s.access == TokenRequired {
+		if s.private(r) {
 			hdr.Set("Cache-Control", "private, "+hdr.Get("Cache-Control"))
 		}
 		sum := sha256.Sum256(body)
@@ -79,6 +81,15 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// private reports whether r's answer is the requester's alone.
+func (s *Server) private(r *http.Request) bool {
+	if s.access == TokenRequired || r.Header.Get("Authorization") != "" {
+		return true
+	}
+	_, err := r.Cookie(CookieName)
+	return err == nil
 }
 
 // notModified reads a conditional request: If-None-Match when it is sent
