@@ -130,15 +130,20 @@ func (s *Server) table() []Route {
 	return append(own, s.cfg.Routes...)
 }
 
-// routes registers the table under the listener's access.
+// routes registers the table under the listener's access, each answer
+// sent by transport but the kept ones (cache.go), which send their own.
 func (s *Server) routes() {
 	for _, rt := range s.table() {
-		if h := s.guard(rt); h != nil {
+		h := s.guard(rt)
+		if _, self := rt.Handler.(*keptHandler); h != nil && !self {
+			h = s.transported(h)
+		}
+		if h != nil {
 			s.mux.Handle(rt.Pattern, h)
 		}
 	}
 	if s.access == OperationalOnly {
-		s.mux.HandleFunc("/", notServed)
+		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed)))
 	}
 }
 

@@ -86,6 +86,7 @@ type Server struct {
 	policy   string
 	static   *staticFiles
 	seen     seenTags
+	answers  answers
 }
 
 // New returns the handler of the API and the dashboard.
@@ -115,10 +116,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// kept is a reader's answer built once per change of what it shows and
-// served from memory (cache.go).
-func (s *Server) kept(h http.HandlerFunc) http.Handler { return s.deadline(h) }
-
 // deadline gives each request's reads a context deadline.
 func (s *Server) deadline(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +133,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", s.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	s.transport(w, r, s.mux)
+	s.mux.ServeHTTP(w, r)
 }
 
 // Access is what this server serves.

@@ -40,7 +40,20 @@ const compressMin = 512
 func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	b := &buffered{header: w.Header(), status: http.StatusOK}
 	h.ServeHTTP(b, r)
+	s.send(w, r, b)
+}
+
+// transported is h under transport.
+func (s *Server) transported(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.transport(w, r, h) })
+}
+
+// send sends a buffered answer as the rules above say.
+func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
 	hdr := w.Header()
+	for k, v := range b.header { // an answer built apart from w (cache.go)
+		hdr[k] = v
+	}
 	body := b.buf.Bytes()
 	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
 		hdr.Add("Vary", "Accept-Encoding") // on a 304 too: it stands for the 200
