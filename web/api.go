@@ -5,13 +5,18 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
-// notFound is a missing video or chart: a 404.
-type notFound struct{ code, msg string }
+// notFound is a missing video or chart: a 404. earliest, for a chart asked
+// for at a time before its first run, is when that run started.
+type notFound struct {
+	code, msg string
+	earliest  time.Time
+}
 
 func (e *notFound) Error() string { return e.msg }
 

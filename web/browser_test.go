@@ -119,3 +119,24 @@ func TestWrongSignInsWaitInBrowser(t *testing.T) {
 		t.Errorf("after the wait the right token shows %q, want the page asked for (/healthz)", got)
 	}
 }
+
+// TestChartBeforeItsFirstRunInBrowser: a chart asked for at a time before
+// its first run says so (not that its first run is due) and links to its
+// earliest chart, which the link opens.
+func TestChartBeforeItsFirstRunInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.Tab(t)
+	srv, t0 := chartServer(t, Config{})
+	browsertest.Do(t, ctx, "open the US chart in 2020", chromedp.Navigate(srv.URL+"/charts/US?at=2020-01-01T00:00:00Z"),
+		chromedp.WaitVisible(chromedp.CSS(`a.earliest`)))
+	if h1, want := browsertest.Text(t, ctx, "h1"), "No US chart at 2020-01-01 00:00 UTC"; h1 != want {
+		t.Errorf("h1 %q, want %q", h1, want)
+	}
+	if body := browsertest.Text(t, ctx, "main"); strings.Contains(body, "due") || strings.Contains(body, "yet") {
+		t.Errorf("the page speaks of a first run to come:\n%s", body)
+	}
+	browsertest.Do(t, ctx, "follow the earliest chart", chromedp.Click(chromedp.CSS(`a.earliest`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if q, want := browsertest.Eval[string](t, ctx, `new URL(location.href).searchParams.get('at')`), t0.Format(time.RFC3339); q != want {
+		t.Errorf("the earliest chart's link went to at=%s, want the first run's %s", q, want)
+	}
+}
