@@ -188,6 +188,7 @@ func reportLoads(b *testing.B, us, them load) {
 	b.ReportMetric(us.rate()/them.rate(), "ratio")
 	b.ReportMetric(0, "ns/op")
 }
+
 // BenchmarkMeteredRead is a kept chart's JSON served in the process (no
 // listener, so that the network's noise does not hide the meter's cost),
 // an anonymous reader metered by the in-process limiter (serve's on
