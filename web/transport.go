@@ -22,9 +22,10 @@ import (
 //     anything shown changes (a run, tracking, a refresh, a deletion, an
 //     age that moved on), and a Last-Modified of when this server first
 //     served those bytes; a conditional request whose copy is still what
-//     would be sent is answered 304. The body is made before it is
-//     compared: a 304 saves the bytes on the wire, never the reads, and so
-//     can never stand for a video that is gone.
+//     would be sent is answered 304. Here the body is made before it is
+//     compared: a 304 saves the bytes on the wire, not the reads. The
+//     readers' answers are kept instead (cache.go), built once per change
+//     of the store's data, and compared without building.
 //   - What is kept is private to the browser when the listener asks every
 //     request for the token, or the request carried one (a header or a
 //     session).

@@ -117,7 +117,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(ingest.DefaultRegions, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
-	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
