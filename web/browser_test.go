@@ -140,3 +140,24 @@ func TestChartBeforeItsFirstRunInBrowser(t *testing.T) {
 		t.Errorf("the earliest chart's link went to at=%s, want the first run's %s", q, want)
 	}
 }
+
+// TestPublicSiteInBrowser: a --public site without a token, as a reader
+// finds it: the charts, no link to the operator's page, whose address is
+// no page at all, and the footer's JSON link to the API's index.
+func TestPublicSiteInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.Tab(t)
+	srv, _ := chartServer(t, Config{Public: true})
+	browsertest.Do(t, ctx, "open the front page", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`main`)))
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('a[href="/operator"]').length`); n != 0 {
+		t.Errorf("the public front page links to the operator's page %d times", n)
+	}
+	browsertest.Do(t, ctx, "follow the footer's JSON link", chromedp.Click(chromedp.CSS(`footer a`)), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, `"route": "GET /api/v1/charts/{region}"`) || strings.Contains(got, "/api/v1/quota") {
+		t.Errorf("the API's index on a public site without a token:\n%s", got)
+	}
+	browsertest.Do(t, ctx, "open /operator", chromedp.Navigate(srv.URL+"/operator"), chromedp.WaitVisible(chromedp.CSS(`main`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); !strings.Contains(h1, "Not Found") {
+		t.Errorf("/operator on a public site without a token shows %q, want no such page", h1)
+	}
+}
