@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +251,49 @@ func TestPublicReadersAreMetered(t *testing.T) {
 		if rec.Code != tc.code || (tc.plan == "" && policy != "") || (tc.plan != "" && !strings.HasPrefix(policy, `"`+tc.plan+`"`)) {
 			t.Errorf("%s with %q: got %d, policy %q; want %d, plan %q", tc.path, tc.auth, rec.Code, policy, tc.code, tc.plan)
 		}
+	}
+}
+
+// TestSmallThingsOfAPublicSite: /api/v1 and /api/v1/ answer the API's
+// index; /charts without a region goes to the front page, which lists the
+// charts; the auth scheme is read in any case; a script asking a page
+// without a token gets a 401 in JSON, a browser the sign-in.
+func TestSmallThingsOfAPublicSite(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true,
+		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, hdr ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, path := range []string{"/api/v1", "/api/v1/"} {
+		rec := get(path)
+		var idx apiIndexJSON
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &idx) != nil || !slices.Contains(idx.Routes, apiIndexRoute{"GET /api/v1/search", "public"}) ||
+			!slices.Contains(idx.Routes, apiIndexRoute{"GET /api/v1/runs", "operator"}) {
+			t.Errorf("%s: got %d\n%s\nwant the index, public and operator routes", path, rec.Code, rec.Body)
+		}
+	}
+	if rec := get("/charts"); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" {
+		t.Errorf("/charts without a region: got %d to %q, want 303 to /", rec.Code, rec.Header().Get("Location"))
+	}
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		if rec := get("/api/v1/runs", "Authorization", scheme+" "+testToken); rec.Code != 200 {
+			t.Errorf("scheme %q: got %d, want 200", scheme, rec.Code)
+		}
+	}
+	if rec := get("/operator", "Accept", "*/*"); rec.Code != http.StatusUnauthorized || !json.Valid(rec.Body.Bytes()) {
+		t.Errorf("a script asking /operator without a token: got %d %s, want 401 JSON", rec.Code, rec.Body)
+	}
+	if rec := get("/operator", "Accept", "text/html,*/*;q=0.8"); rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/login") {
+		t.Errorf("a browser asking /operator without a token: got %d to %q, want 303 to the sign-in", rec.Code, rec.Header().Get("Location"))
 	}
 }
