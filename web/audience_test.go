@@ -110,8 +110,13 @@ func TestTwoAudiences(t *testing.T) {
 	t.Parallel()
 	db := audienceDB(t)
 	noReport := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
+	plans, err := ratelimit.ParseAPIPlans("plans.yaml", []byte("plans:\n  anonymous: {limit: 1000000, window: 1h}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	build := func(token, listen string, public bool) *Server {
-		s, err := New(Config{DB: db, Report: noReport, Token: token, Listen: listen, Public: public, Routes: daemonRoutes()})
+		m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+		s, err := New(Config{DB: db, Report: noReport, Token: token, Listen: listen, Public: public, Routes: daemonRoutes(), Meter: m})
 		if err != nil {
 			t.Fatal(err)
 		}

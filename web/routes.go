@@ -118,7 +118,7 @@ func (s *Server) table() []Route {
 		{"GET /api/v1/videos/{id}", API, Reader, s.kept(s.apiVideo)},
 		{"GET /api/v1/quota", API, Operator, s.deadline(s.apiQuota)},
 		{"GET /api/v1/runs", API, Operator, s.deadline(s.apiRuns)},
-		{"/api/", API, Reader, http.HandlerFunc(s.apiNotFound)},
+		{apiFallback, API, Reader, http.HandlerFunc(s.apiNotFound)},
 		{"GET /{$}", Page, Reader, s.kept(s.frontPage)},
 		{"GET /operator", Page, Operator, s.deadline(s.overviewPage)},
 		{"GET /charts", Page, Reader, s.deadline(s.chartsRedirect)},
@@ -173,13 +173,19 @@ func (s *Server) reach(rt Route) reach {
 	return withToken
 }
 
+// apiFallback answers the paths under /api/ no route has: not metered
+// where it is open to anyone, so that an operator's route absent from a
+// --public listener is a 404 whatever token comes with it.
+const apiFallback = "/api/"
+
 // guard is the listener rules: the handler a route gets under the
 // server's access, nil when the route is not served. A reader's API
 // route is metered by the plans; an operator's route is the operator's
 // alone, whatever a client's token.
 func (s *Server) guard(rt Route) http.Handler {
 	how := s.reach(rt)
-	metered := rt.Kind == API && s.cfg.Meter != nil && (rt.Audience == Reader || how == open)
+	metered := rt.Kind == API && s.cfg.Meter != nil && (rt.Audience == Reader || how == open) &&
+		!(rt.Pattern == apiFallback && how == open)
 	switch {
 	case how == absent:
 		return nil
