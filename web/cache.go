@@ -57,7 +57,7 @@ type answer struct {
 	header   http.Header
 	body, gz []byte
 	etag     string
-	modified time.Time // when these bytes were first built
+	modified time.Time // when these bytes were first built; zero: not said
 }
 
 // currentMark is the store's data mark, read at most once per markEvery;
@@ -173,8 +173,17 @@ func newAnswer(b *buffered, mark string, minute time.Time, before *answer, now t
 	sum := sha256.Sum256(body)
 	a := &answer{mark: mark, minute: minute, header: b.header, body: body,
 		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: now.Truncate(time.Second)}
-	if before != nil && before.etag == a.etag {
+	switch {
+	case before != nil && before.etag == a.etag:
 		a.modified, a.gz = before.modified, before.gz
+	case before != nil && !a.modified.After(before.modified):
+		// New bytes within the second the old ones were built: a later
+		// time, so that If-Modified-Since never takes them for the old;
+		// none at all while that time is still ahead of the clock.
+		a.modified = before.modified.Add(time.Second)
+		if a.modified.After(now) {
+			a.modified = time.Time{}
+		}
 	}
 	if a.gz == nil && len(body) >= compressMin && compressible(b.header.Get("Content-Type")) {
 		var z bytes.Buffer

@@ -139,3 +139,29 @@ func TestManyAskingBuildOnce(t *testing.T) {
 		t.Errorf("16 requests together built the page %d times, want once", n)
 	}
 }
+
+// TestNewBytesWithinTheSecondAreLater: an answer rebuilt with new bytes
+// in the second the old ones were built never shares their
+// Last-Modified, so If-Modified-Since cannot take the new for the old.
+func TestNewBytesWithinTheSecondAreLater(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	built := func(body string) *buffered {
+		b := &buffered{header: http.Header{"Content-Type": {"application/json"}}, status: 200}
+		b.buf.WriteString(body)
+		return b
+	}
+	old := newAnswer(built(`{"a":1}`), "m1", at, nil, at.Add(100*time.Millisecond))
+	same := newAnswer(built(`{"a":1}`), "m2", at, old, at.Add(300*time.Millisecond))
+	if !same.modified.Equal(old.modified) {
+		t.Errorf("the same bytes again: Last-Modified %v, want the first build's %v", same.modified, old.modified)
+	}
+	changed := newAnswer(built(`{"a":2}`), "m3", at, old, at.Add(600*time.Millisecond))
+	if !changed.modified.IsZero() && !changed.modified.After(old.modified) {
+		t.Errorf("new bytes in the same second: Last-Modified %v, want later than %v or none", changed.modified, old.modified)
+	}
+	later := newAnswer(built(`{"a":3}`), "m4", at, old, at.Add(1500*time.Millisecond))
+	if !later.modified.After(old.modified) || later.modified.After(at.Add(1500*time.Millisecond)) {
+		t.Errorf("new bytes a second on: Last-Modified %v, want after %v and not ahead of the clock", later.modified, old.modified)
+	}
+}
