@@ -3,6 +3,11 @@
 // its templates, stylesheet and charts (SVG drawn by the templates)
 // embedded, so the binary serves it with no build step and no script.
 //
+// Each route is the readers' or the operator's (routes.go): --public opens
+// the readers' to anyone, the operator's always ask for the access token.
+// The readers' answers are built once per change of the store's data and
+// served from memory (cache.go).
+//
 // It only reads: the database is opened read-only by the caller, and the
 // quota report comes from a function the caller wires (the report package
 // over the limiter and the ledger). Every upstream string reaches a page
