@@ -75,6 +75,18 @@ echo "== API limiter (issue 32): the cheapest API route metered vs not, (a) with
 go test -run '^$' -bench BenchmarkAPILimiter -benchtime 1x ./cmd/ingest/ | grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)'
 
 echo
+echo "== web: pages and JSON as --public serves them, beside a server handing out the same bytes from memory (gzip asked, 16 and 64 clients, one listener on loopback); a metered anonymous read beside an unmetered one =="
+[ -f demo/ingest.db ] || { make -s build && scripts/demo.sh >/dev/null; }
+go run ./cmd/yeardb -days 30 -db "$out/month.db" >/dev/null
+for db in "$PWD/demo/ingest.db" "$out/month.db"; do
+  echo "-- $(basename "$db" .db | sed 's/^ingest$/the demo database/; s/^month$/a 30-day database (cmd\/yeardb)/')"
+  INGEST_BENCH_SERVE_DB="$db" go test -run '^$' -bench BenchmarkServeFromMemory -benchtime 1x ./web/ | tee "$out/serve.txt" | scripts/serve-table.awk
+  INGEST_BENCH_SERVE_DB="$db" go test -run '^$' -bench BenchmarkMeteredRead -benchtime 2000x -count 5 ./web/ | tee "$out/metered.txt" | awk '
+    /BenchmarkMeteredRead\/unmetered/ { off[++n] = $3 } /BenchmarkMeteredRead\/metered/ { on[++m] = $3 }
+    function median(a, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((k + 1) / 2)] }
+    END { if (n && m) { u = median(off, n); v = median(on, m); printf "in the process, a kept chart JSON: unmetered %.1f us, metered anonymous %.1f us (medians of %d): metered/unmetered rate %.2fx (goal >= 0.9x) %s\n", u/1000, v/1000, n, u/v, (u/v >= 0.9 ? "met" : "MISSED") } }'
+done
+echo
 echo "== stores: SQLite beside PostgreSQL (a real server, fsync on), the same work; ${INGEST_BENCH_STORE_VIDEOS:-200000} videos searched =="
 INGEST_PGTEST_DURABLE=1 go test -run '^$' -bench BenchmarkStores -benchtime 200x -timeout 60m ./store/ | tee "$out/stores.txt" | grep '^Benchmark'
 scripts/stores-table.awk "$out/stores.txt"

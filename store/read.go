@@ -40,6 +40,23 @@ SELECT id FROM runs
 WHERE kind = 'trending' AND region = ?1 AND category = ?4 AND status <> 'running' AND videos > 0 AND id < ?2
 ORDER BY id DESC LIMIT ?3`
 
+// FirstChartAt is when the chart of region and category ("" the
+// unfiltered one) started its first stored run, the earliest time ChartAt
+// answers for; false when it has none.
+func (db *DB) FirstChartAt(ctx context.Context, region, category string) (time.Time, bool, error) {
+	var ms int64
+	err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs
+WHERE kind = 'trending' AND region = ? AND category = ? AND status <> 'running' AND videos > 0
+ORDER BY id LIMIT 1`, region, category).Scan(&ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("first run of %s: %w", chartName(region, category), err)
+	}
+	return time.UnixMilli(ms).UTC(), true, nil
+}
+
 // ChartEntry is one video's place in a chart: the video as every reader
 // reads it (videoColumns), and what the chart adds.
 type ChartEntry struct {

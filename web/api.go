@@ -5,13 +5,18 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
-// notFound is a missing video or chart: a 404.
-type notFound struct{ code, msg string }
+// notFound is a missing video or chart: a 404. earliest, for a chart asked
+// for at a time before its first run, is when that run started.
+type notFound struct {
+	code, msg string
+	earliest  time.Time
+}
 
 func (e *notFound) Error() string { return e.msg }
 
@@ -111,4 +116,30 @@ func searchErr(err error) error {
 		return badParam("q", "has nothing that can be searched for")
 	}
 	return err
+}
+
+// apiIndexJSON is what /api/v1 answers: the routes of the API this
+// listener serves, each with whose it is.
+type apiIndexJSON struct {
+	Version string          `json:"version"`
+	Docs    string          `json:"docs"`
+	Routes  []apiIndexRoute `json:"routes"`
+}
+
+type apiIndexRoute struct {
+	Route    string `json:"route"`
+	Audience string `json:"audience"` // "public" or "operator"
+}
+
+// apiIndex lists the API's routes, so that a client pointed at /api/v1
+// finds its way.
+func (s *Server) apiIndex(w http.ResponseWriter, _ *http.Request) {
+	out := apiIndexJSON{Version: "v1", Docs: "docs/api.md and docs/openapi.yaml in the source"}
+	for _, rt := range s.Routes() {
+		if rt.Kind != API || routeName(rt.Pattern) == "" {
+			continue
+		}
+		out.Routes = append(out.Routes, apiIndexRoute{Route: rt.Pattern, Audience: rt.Audience.String()})
+	}
+	replyJSON(w, http.StatusOK, out)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,9 +143,10 @@ func (s *sessions) end(id string) {
 
 // authorized asks for a live session cookie (browsers that signed in) or
 // for the access token as a bearer header (scripts), tried under the
-// throttle; refuse answers a request without either, wait > 0 when the
-// token was not compared because its address must wait.
-func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r *http.Request, wait time.Duration)) http.Handler {
+// throttle; refuse answers a request without either, v.wait > 0 when the
+// token was not compared because its address (or every address) must
+// wait.
+func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r *http.Request, v verdict)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.signedIn(r) {
 			h.ServeHTTP(w, r)
@@ -152,22 +154,22 @@ func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r
 		}
 		tok, ok := bearer(r)
 		if !ok {
-			refuse(w, r, 0)
+			refuse(w, r, verdict{})
 			return
 		}
 		if v := s.try(r, tok); v.ok {
 			h.ServeHTTP(w, r)
 		} else {
-			refuse(w, r, v.wait)
+			refuse(w, r, v)
 		}
 	})
 }
 
 // apiRefused answers an API request without the token: 401, or 429 when
 // its address must wait.
-func apiRefused(w http.ResponseWriter, r *http.Request, wait time.Duration) {
-	if wait > 0 {
-		apiThrottled(w, wait)
+func apiRefused(w http.ResponseWriter, r *http.Request, v verdict) {
+	if v.wait > 0 {
+		apiThrottled(w, v)
 		return
 	}
 	apiUnauthorized(w, r)
@@ -178,20 +180,56 @@ func apiUnauthorized(w http.ResponseWriter, _ *http.Request) {
 	apiError(w, http.StatusUnauthorized, "unauthorized", "", "send the access token (INGEST_UI_TOKEN) as Authorization: Bearer <token>")
 }
 
-func apiThrottled(w http.ResponseWriter, wait time.Duration) {
-	setRetryAfter(w, wait)
+func apiThrottled(w http.ResponseWriter, v verdict) {
+	setRetryAfter(w, v.wait)
+	from := "from this address"
+	if v.global {
+		from = "from any address that has not shown the right token lately"
+	}
 	apiError(w, http.StatusTooManyRequests, "too_many_failures", "",
-		fmt.Sprintf("too many wrong tokens were tried: no token is checked from this address for %d s (Retry-After)", ceilSeconds(wait)))
+		fmt.Sprintf("too many wrong tokens were tried: no token is checked %s for %d s (Retry-After)", from, ceilSeconds(v.wait)))
 }
 
 // pageRefused sends a browser without a session to the sign-in, or, when
-// the token it sent must wait, shows the sign-in saying until when.
-func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, wait time.Duration) {
-	if wait > 0 {
-		s.renderThrottled(w, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, verdict{wait: wait})
-		return
+// the token it sent must wait, shows the sign-in saying until when. A
+// client that does not ask for HTML (a script) gets the API's answers
+// instead: a redirect to a form is no use to it.
+func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, v verdict) {
+	switch {
+	case !wantsHTML(r):
+		apiRefused(w, r, v)
+	case v.wait > 0:
+		s.renderThrottled(w, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, v)
+	default:
+		signIn(w, r)
 	}
-	signIn(w, r)
+}
+
+// wantsHTML reports whether the client's Accept names text/html (or
+// application/xhtml+xml), as browsers' do; a script's */* or none does
+// not.
+func wantsHTML(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		media, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		media = strings.ToLower(strings.TrimSpace(media))
+		if media != "text/html" && media != "application/xhtml+xml" {
+			continue
+		}
+		return !refused(params)
+	}
+	return false
+}
+
+// refused reports whether a media range's parameters say q=0.
+func refused(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q == 0
+		}
+	}
+	return false
 }
 
 // signIn sends a browser to the sign-in, which brings it back to the page
@@ -204,9 +242,14 @@ func signIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// bearer is the token of an Authorization: Bearer header.
+// bearer is the token of an Authorization: Bearer header; the scheme's
+// name is case-insensitive (RFC 9110, 11.1).
 func bearer(r *http.Request) (string, bool) {
-	return strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
 }
 
 // signedIn reports whether r carries a live session: a random 256-bit id,

@@ -30,6 +30,7 @@ func send(s *Server, method, target string, form url.Values, header map[string]s
 		body = strings.NewReader("")
 	}
 	req := httptest.NewRequest(method, target, body)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8") // as a browser asks
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}

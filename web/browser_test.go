@@ -119,3 +119,45 @@ func TestWrongSignInsWaitInBrowser(t *testing.T) {
 		t.Errorf("after the wait the right token shows %q, want the page asked for (/healthz)", got)
 	}
 }
+
+// TestChartBeforeItsFirstRunInBrowser: a chart asked for at a time before
+// its first run says so (not that its first run is due) and links to its
+// earliest chart, which the link opens.
+func TestChartBeforeItsFirstRunInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.Tab(t)
+	srv, t0 := chartServer(t, Config{})
+	browsertest.Do(t, ctx, "open the US chart in 2020", chromedp.Navigate(srv.URL+"/charts/US?at=2020-01-01T00:00:00Z"),
+		chromedp.WaitVisible(chromedp.CSS(`a.earliest`)))
+	if h1, want := browsertest.Text(t, ctx, "h1"), "No US chart at 2020-01-01 00:00 UTC"; h1 != want {
+		t.Errorf("h1 %q, want %q", h1, want)
+	}
+	if body := browsertest.Text(t, ctx, "main"); strings.Contains(body, "due") || strings.Contains(body, "yet") {
+		t.Errorf("the page speaks of a first run to come:\n%s", body)
+	}
+	browsertest.Do(t, ctx, "follow the earliest chart", chromedp.Click(chromedp.CSS(`a.earliest`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	if q, want := browsertest.Eval[string](t, ctx, `new URL(location.href).searchParams.get('at')`), t0.Format(time.RFC3339); q != want {
+		t.Errorf("the earliest chart's link went to at=%s, want the first run's %s", q, want)
+	}
+}
+
+// TestPublicSiteInBrowser: a --public site without a token, as a reader
+// finds it: the charts, no link to the operator's page, whose address is
+// no page at all, and the footer's JSON link to the API's index.
+func TestPublicSiteInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.Tab(t)
+	srv, _ := chartServer(t, Config{Public: true})
+	browsertest.Do(t, ctx, "open the front page", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`main`)))
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('a[href="/operator"]').length`); n != 0 {
+		t.Errorf("the public front page links to the operator's page %d times", n)
+	}
+	browsertest.Do(t, ctx, "follow the footer's JSON link", chromedp.Click(chromedp.CSS(`footer a`)), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, `"route": "GET /api/v1/charts/{region}"`) || strings.Contains(got, "/api/v1/quota") {
+		t.Errorf("the API's index on a public site without a token:\n%s", got)
+	}
+	browsertest.Do(t, ctx, "open /operator", chromedp.Navigate(srv.URL+"/operator"), chromedp.WaitVisible(chromedp.CSS(`main`)))
+	if h1 := browsertest.Text(t, ctx, "h1"); !strings.Contains(h1, "Not Found") {
+		t.Errorf("/operator on a public site without a token shows %q, want no such page", h1)
+	}
+}

@@ -318,12 +318,30 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	}
 	c, err := read(r.Context(), region, category, language, at, limit)
 	if errors.Is(err, store.ErrNoChart) {
-		return ChartJSON{}, &notFound{"no_chart", "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
+		return ChartJSON{}, s.noChart(r.Context(), region, category, at)
 	}
 	if err != nil {
 		return ChartJSON{}, err
 	}
 	return s.chartOf(c), nil
+}
+
+// noChart is why a chart has no run to show: none stored, or none by at
+// when its first run came later (which it names).
+func (s *Server) noChart(ctx context.Context, region, category string, at time.Time) error {
+	nf := &notFound{code: "no_chart", msg: "no chart of " + chartLabel(region, category) + " stored" + atText(at)}
+	if at.IsZero() {
+		return nf
+	}
+	first, ok, err := s.cfg.DB.FirstChartAt(ctx, region, category)
+	if err != nil {
+		return err
+	}
+	if ok {
+		nf.earliest = first
+		nf.msg += "; its earliest run started at " + first.Format(time.RFC3339) + " (ask for at= then or later)"
+	}
+	return nf
 }
 
 func atText(at time.Time) string {
@@ -660,5 +678,5 @@ func (s *Server) missing(r *http.Request, id string) error {
 		return &gone{fmt.Sprintf("video %s is gone: the upstream stopped returning it (deleted, or made private) on %s, "+
 			"so its data was deleted; only its id and that day are kept (docs/terms.md)", id, at.UTC().Format(time.DateOnly))}
 	}
-	return &notFound{"no_video", "no video " + id + " is stored"}
+	return &notFound{code: "no_video", msg: "no video " + id + " is stored"}
 }

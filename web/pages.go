@@ -25,8 +25,11 @@ type pages struct {
 
 var pageNames = []string{"front", "operator", "chart", "nochart", "video", "search", "login", "error"}
 
-func parsePages(signOut bool, asset func(string) string) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+// parsePages parses the pages; signOut shows the sign-out button, operator
+// the link to the operator's page (not on a public site, whose readers it
+// would only send to a sign-in).
+func parsePages(signOut, operator bool, asset func(string) string) (*pages, error) {
+	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,

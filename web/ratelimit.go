@@ -42,9 +42,109 @@ type Meter struct {
 	// Observe counts each metered request by plan and outcome (allowed,
 	// refused, unmetered); nil counts nothing.
 	Observe func(plan, outcome string)
+	// Lease, above 1, takes an anonymous client's budget from the limiter
+	// that many units at a time (at most the plan's burst), for a limiter
+	// a round trip away (Redis, PostgreSQL): the process then admits the
+	// client's requests from the block, without asking. A block is charged
+	// whole when it is taken, so the plan holds across processes; what is
+	// left of it after leaseFor is dropped, spent. When the plan has no
+	// room for a block, each request asks for its own cost, as without a
+	// lease.
+	Lease int64
 
 	used     sync.Map     // token hash -> time.Time its use was last written
 	lastWarn atomic.Int64 // unix ms of the last "limiter unavailable" line
+	leases   sync.Map     // plan/client -> *lease
+	swept    atomic.Int64 // unix ms of the last sweep of the leases
+}
+
+// DefaultLease is the block serve takes an anonymous client's budget in
+// from a limiter a round trip away: a busy reader's requests then cost a
+// round trip for every few of them.
+const DefaultLease = 8
+
+// leaseFor is how long a block of an anonymous client's budget is used
+// before it is dropped.
+const leaseFor = time.Second
+
+// lease is the block of a client's budget this process holds: left units
+// until until, taken by the decision res.
+type lease struct {
+	mu    sync.Mutex
+	left  int64
+	until time.Time
+	res   ratelimit.Result
+	at    time.Time // when the block was taken
+	// full is until when the plan has no room for a block: requests ask
+	// for their own cost meanwhile.
+	full time.Time
+}
+
+// allow decides a request of units: from the client's lease when it has
+// one, else by the limiter.
+func (m *Meter) allow(ctx context.Context, plan ratelimit.APIPlan, client string, units int64) (ratelimit.Result, error) {
+	block := min(m.Lease, plan.Burst)
+	if plan.Name != ratelimit.AnonymousPlan || block <= units {
+		return m.Limiter.Allow(ctx, plan, client, units)
+	}
+	now := time.Now()
+	m.sweep(now)
+	v, _ := m.leases.LoadOrStore(plan.Name+"/"+client, &lease{})
+	l := v.(*lease)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.left >= units && now.Before(l.until) {
+		l.left -= units
+		return l.result(plan, block, units, now), nil
+	}
+	l.left = 0
+	if now.Before(l.full) {
+		return m.Limiter.Allow(ctx, plan, client, units)
+	}
+	res, err := m.Limiter.Allow(ctx, plan, client, block)
+	if err != nil {
+		return res, err
+	}
+	if !res.Allowed {
+		l.full = now.Add(res.Wait)
+		return m.Limiter.Allow(ctx, plan, client, units)
+	}
+	l.left, l.until, l.res, l.at = block-units, now.Add(leaseFor), res, now
+	return l.result(plan, block, units, now), nil
+}
+
+// result is the decision a request admitted from the lease answers with:
+// what the block left, and when a next request of units fits, now from
+// the lease, else as the limiters' rule (GCRA) gives it from the block's
+// decision: units come back one an interval, so a request of units fits
+// block-units intervals before a block would.
+func (l *lease) result(plan ratelimit.APIPlan, block, units int64, now time.Time) ratelimit.Result {
+	res := l.res
+	res.Remaining += l.left
+	res.Wait = 0
+	if l.left < units {
+		res.Wait = max(l.res.Wait-time.Duration(block-units)*plan.Interval()-now.Sub(l.at), 0)
+	}
+	return res
+}
+
+// sweep drops the leases that ran out, at most once per leaseFor: the
+// anonymous clients are many, and each holds one only while it is busy.
+func (m *Meter) sweep(now time.Time) {
+	last := m.swept.Load()
+	if now.UnixMilli()-last < leaseFor.Milliseconds() || !m.swept.CompareAndSwap(last, now.UnixMilli()) {
+		return
+	}
+	m.leases.Range(func(k, v any) bool {
+		l := v.(*lease)
+		if l.mu.TryLock() {
+			if !now.Before(l.until) {
+				m.leases.Delete(k)
+			}
+			l.mu.Unlock()
+		}
+		return true
+	})
 }
 
 // usedEvery is how often a token's last use is written: a write per request
@@ -64,26 +164,27 @@ func APIRouteNames() []string {
 }
 
 // routeName is "search" for "GET /api/v1/search", "charts" for
-// "GET /api/v1/charts/{region}", "" for the catch-all.
+// "GET /api/v1/charts/{region}", "" for the catch-all and the index.
 func routeName(pattern string) string {
 	_, path, _ := strings.Cut(pattern, " /")
 	rest, ok := strings.CutPrefix("/"+strings.TrimPrefix(path, "/"), "/api/v1/")
-	if !ok {
+	if !ok || strings.HasPrefix(rest, "{") {
 		return ""
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return name
 }
 
-// metered is an API route under the plans.
-func (s *Server) metered(rt Route) http.Handler {
+// metered is an API route under the plans; open says a caller without a
+// token is served, on the anonymous plan.
+func (s *Server) metered(rt Route, open bool) http.Handler {
 	units := s.cfg.Meter.Plans.Cost(routeName(rt.Pattern))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Token != "" && s.signedIn(r) {
 			rt.Handler.ServeHTTP(w, r)
 			return
 		}
-		plan, client, caller := s.caller(w, r)
+		plan, client, caller := s.caller(w, r, open)
 		if caller == asOperator || (caller == asClient && s.admit(w, r, plan, client, units)) {
 			rt.Handler.ServeHTTP(w, r)
 		}
@@ -101,16 +202,17 @@ const (
 
 // caller names the plan and the client a request is metered as, or says
 // it is the operator's, or answers it (401, or 429 while its address must
-// wait) when it is neither. A bearer token is looked up among the clients'
+// wait) when it is neither; open says a caller without a token is an
+// anonymous client rather than refused. A bearer token is looked up among the clients'
 // first: theirs are random and beyond guessing, so they are never held
 // back by the throttle of wrong tokens; only one that is none of theirs is
 // tried as the access token.
-func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ratelimit.APIPlan, string, who) {
+func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (ratelimit.APIPlan, string, who) {
 	m := s.cfg.Meter
 	tok, isBearer := bearer(r)
 	if !isBearer {
 		plan, ok := m.Plans.Plan(ratelimit.AnonymousPlan)
-		if s.cfg.Token != "" || !ok {
+		if !open || !ok {
 			apiUnauthorized(w, r)
 			return plan, "", asAnswered
 		}
@@ -126,7 +228,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (ratelimit.APIPl
 		if v := s.try(r, tok); v.ok {
 			return ratelimit.APIPlan{}, "", asOperator
 		} else if v.wait > 0 {
-			apiThrottled(w, v.wait)
+			apiThrottled(w, v)
 			return ratelimit.APIPlan{}, "", asAnswered
 		}
 	}
@@ -166,7 +268,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 	m := s.cfg.Meter
 	h := w.Header()
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
-	res, err := m.Limiter.Allow(r.Context(), plan, client, units)
+	res, err := m.allow(r.Context(), plan, client, units)
 	if err != nil {
 		m.observe(plan.Name, "unmetered")
 		m.warnUnavailable(s.cfg.Logger, plan.Name, err)

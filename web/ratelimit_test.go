@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,5 +94,62 @@ func TestMeterHeaders(t *testing.T) {
 		if rec.Code != want.code || h.Get("RateLimit") != want.rateLimit || h.Get("Retry-After") != want.retry || h.Get("RateLimit-Policy") != `"anonymous";q=3;w=60` {
 			t.Fatalf("request %d: got %d %q %q %q, want %d %q Retry-After %q", i+1, rec.Code, h.Get("RateLimit-Policy"), h.Get("RateLimit"), h.Get("Retry-After"), want.code, want.rateLimit, want.retry)
 		}
+	}
+}
+
+// countingLimiter counts the decisions a limiter is asked for.
+type countingLimiter struct {
+	ratelimit.Limiter
+	calls atomic.Int64
+}
+
+func (c *countingLimiter) Allow(ctx context.Context, plan ratelimit.APIPlan, client string, cost int64) (ratelimit.Result, error) {
+	c.calls.Add(1)
+	return c.Limiter.Allow(ctx, plan, client, cost)
+}
+
+// TestLeasedAnonymousBudgetKeepsThePlan: two processes sharing one
+// limiter, each taking an anonymous client's budget in blocks, admit no
+// more than the plan's limit together, lose at most a block each to
+// leases left unused, and ask the limiter far less often than once a
+// request.
+func TestLeasedAnonymousBudgetKeepsThePlan(t *testing.T) {
+	t.Parallel()
+	plans, err := ratelimit.ParseAPIPlans("plans.yaml", []byte("plans:\n  anonymous: {limit: 100, window: 1h, burst: 100}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := &countingLimiter{Limiter: ratelimit.NewMemory()}
+	const block = 8
+	route := Route{Pattern: "GET /api/v1/x", Kind: API, Audience: Reader, Handler: http.HandlerFunc(healthz)}
+	var servers []*Server
+	for range 2 {
+		s, err := New(Config{Listen: "127.0.0.1:8080", Routes: []Route{route},
+			Meter: &Meter{Plans: plans, Limiter: shared, Tokens: noTokens{}, Lease: block}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	admitted, callsBefore := 0, int64(-1)
+	for i := range 300 {
+		rec := httptest.NewRecorder()
+		servers[i%2].ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
+		switch rec.Code {
+		case 200:
+			admitted++
+		case 429:
+			if callsBefore < 0 {
+				callsBefore = shared.calls.Load()
+			}
+		default:
+			t.Fatalf("request %d: got %d", i+1, rec.Code)
+		}
+	}
+	if admitted > 100 || admitted < 100-2*(block-1) {
+		t.Errorf("two processes admitted %d of a plan of 100, want at most 100 and at least %d", admitted, 100-2*(block-1))
+	}
+	if want := int64(100/block + 2*block); callsBefore > want { // the blocks, then the last few units one by one
+		t.Errorf("the plan's first %d requests asked the limiter %d times, want at most %d with blocks of %d", admitted, callsBefore, want, block)
 	}
 }

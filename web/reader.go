@@ -76,8 +76,13 @@ func (s *Server) chartOf(c store.Chart) ChartJSON {
 
 // chartsRedirect is where the chart picker's form lands (GET /charts?
 // region=US&category=10): the chart's own page, or the region's
-// unfiltered chart when it has no chart of that category.
+// unfiltered chart when it has no chart of that category; without a
+// region, the front page, which lists the charts.
 func (s *Server) chartsRedirect(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("region") == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
 	region, err := regionParam(r.URL.Query().Get("region"), true)
 	if err != nil {
 		s.pageFail(w, r, err)
@@ -114,6 +119,9 @@ type noChartView struct {
 	Next                  time.Time // when the chart's first run is due; zero when not known
 	Planned               bool      // the charts this ingest fetches include it
 	Others                []switchLink
+	// Earliest, for a time asked before the chart's first run, is that
+	// run's page; At the time asked.
+	Earliest, At string
 }
 
 // noChartPage is a chart with no stored run yet (or none by the time
@@ -123,6 +131,13 @@ func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFoun
 	region, _ := regionParam(r.PathValue("region"), true)
 	category, _ := categoryParam(r)
 	v := noChartView{Title: "No chart yet", Label: chartLabel(region, category), Message: strings.ToUpper(nf.msg[:1]) + nf.msg[1:]}
+	if !nf.earliest.IsZero() {
+		at, _ := timeParam(r, "at") // read once already
+		v.Title, v.At = "No chart then", at.UTC().Format("2006-01-02 15:04 UTC")
+		v.Earliest = chartHref(region, category, r.URL.Query().Get("language"), nf.earliest)
+		s.render(w, http.StatusNotFound, "nochart", v)
+		return
+	}
 	if s.cfg.Report != nil {
 		if rep, err := s.cfg.Report(r.Context()); err == nil {
 			code := region

@@ -23,12 +23,36 @@ const (
 	Operational
 )
 
+// Audience says whose a route is: the readers' (the front page, charts,
+// search, videos, their JSON, the stylesheet and images) or the
+// operator's (the quota, the runs, the plan, the quota key, and their
+// JSON). The zero value is the operator's, so a route added without a
+// thought stays behind the token.
+type Audience int
+
+const (
+	// Operator routes always ask for the access token when there is one,
+	// and are absent from a --public listener without one.
+	Operator Audience = iota
+	// Reader routes are what --public opens to anyone.
+	Reader
+)
+
+// String is the audience as docs/api.md names it: public or operator.
+func (a Audience) String() string {
+	if a == Reader {
+		return "public"
+	}
+	return "operator"
+}
+
 // Route is one entry of the route table: a ServeMux pattern, who may reach
 // it, and its handler.
 type Route struct {
-	Pattern string
-	Kind    Kind
-	Handler http.Handler
+	Pattern  string
+	Kind     Kind
+	Audience Audience
+	Handler  http.Handler
 }
 
 // Access is what a listener serves, decided once from the token, the
@@ -36,11 +60,15 @@ type Route struct {
 type Access int
 
 const (
-	// Open serves everything without a token: a loopback listener, or one
-	// the operator declared public.
+	// Open serves everything without a token: a loopback listener with no
+	// token, where only this host can reach it.
 	Open Access = iota
 	// TokenRequired serves everything; the data asks for the token.
 	TokenRequired
+	// Public serves the readers' routes to anyone, metered by the
+	// anonymous plan; the operator's ask for the token, and are absent
+	// when there is none (--public).
+	Public
 	// OperationalOnly serves the operational routes alone: a non-loopback
 	// listener with no token, where the data would be published to anyone.
 	OperationalOnly
@@ -49,9 +77,11 @@ const (
 // AccessFor decides what a listener on addr serves.
 func AccessFor(token, addr string, public bool) Access {
 	switch {
+	case public:
+		return Public
 	case token != "":
 		return TokenRequired
-	case public || Loopback(addr):
+	case Loopback(addr):
 		return Open
 	}
 	return OperationalOnly
@@ -76,56 +106,111 @@ func Loopback(addr string) bool {
 // its own.
 func (s *Server) table() []Route {
 	own := []Route{
-		{"GET /healthz", Operational, http.HandlerFunc(healthz)},
-		{"GET /static/", SignIn, s.static},
-		{"GET /login", SignIn, http.HandlerFunc(s.loginPage)},
-		{"POST /login", SignIn, http.HandlerFunc(s.login)},
-		{"POST /logout", SignIn, http.HandlerFunc(s.logout)},
-		{"GET /api/v1/search", API, s.deadline(s.apiSearch)},
-		{"GET /api/v1/charts/{region}", API, s.deadline(s.apiChart)},
-		{"GET /api/v1/videos/{id}", API, s.deadline(s.apiVideo)},
-		{"GET /api/v1/quota", API, s.deadline(s.apiQuota)},
-		{"GET /api/v1/runs", API, s.deadline(s.apiRuns)},
-		{"/api/", API, http.HandlerFunc(s.apiNotFound)},
-		{"GET /{$}", Page, s.deadline(s.frontPage)},
-		{"GET /operator", Page, s.deadline(s.overviewPage)},
-		{"GET /charts", Page, s.deadline(s.chartsRedirect)},
-		{"GET /charts/{region}", Page, s.deadline(s.chartPage)},
-		{"GET /videos/{id}", Page, s.deadline(s.videoPage)},
-		{"GET /search", Page, s.deadline(s.searchPage)},
-		{"/", Page, http.HandlerFunc(s.pageNotFound)},
+		{"GET /healthz", Operational, Reader, http.HandlerFunc(healthz)},
+		{"GET /static/", SignIn, Reader, s.static},
+		{"GET /login", SignIn, Reader, http.HandlerFunc(s.loginPage)},
+		{"POST /login", SignIn, Reader, http.HandlerFunc(s.login)},
+		{"POST /logout", SignIn, Reader, http.HandlerFunc(s.logout)},
+		{"GET /api/v1", API, Reader, http.HandlerFunc(s.apiIndex)},
+		{"GET /api/v1/{$}", API, Reader, http.HandlerFunc(s.apiIndex)},
+		{"GET /api/v1/search", API, Reader, s.kept(s.apiSearch)},
+		{"GET /api/v1/charts/{region}", API, Reader, s.kept(s.apiChart)},
+		{"GET /api/v1/videos/{id}", API, Reader, s.kept(s.apiVideo)},
+		{"GET /api/v1/quota", API, Operator, s.deadline(s.apiQuota)},
+		{"GET /api/v1/runs", API, Operator, s.deadline(s.apiRuns)},
+		{apiFallback, API, Reader, http.HandlerFunc(s.apiNotFound)},
+		{"GET /{$}", Page, Reader, s.kept(s.frontPage)},
+		{"GET /operator", Page, Operator, s.deadline(s.overviewPage)},
+		{"GET /charts", Page, Reader, s.deadline(s.chartsRedirect)},
+		{"GET /charts/{region}", Page, Reader, s.kept(s.chartPage)},
+		{"GET /videos/{id}", Page, Reader, s.kept(s.videoPage)},
+		{"GET /search", Page, Reader, s.kept(s.searchPage)},
+		{"/", Page, Reader, http.HandlerFunc(s.pageNotFound)},
 	}
 	return append(own, s.cfg.Routes...)
 }
 
-// routes registers the table under the listener's access.
+// routes registers the table under the listener's access, each answer
+// sent by transport but the kept ones (cache.go), which send their own.
 func (s *Server) routes() {
 	for _, rt := range s.table() {
-		if h := s.guard(rt); h != nil {
+		h := s.guard(rt)
+		if _, self := rt.Handler.(*keptHandler); h != nil && !self {
+			h = s.transported(h)
+		}
+		if h != nil {
 			s.mux.Handle(rt.Pattern, h)
 		}
 	}
 	if s.access == OperationalOnly {
-		s.mux.HandleFunc("/", notServed)
+		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed)))
 	}
 }
 
-// guard is the listener rules: the handler a route gets under the
-// server's access, nil when the route is not served.
-func (s *Server) guard(rt Route) http.Handler {
+// reach is how a route may be reached on this listener.
+type reach int
+
+const (
+	absent    reach = iota // not served
+	open                   // by anyone
+	withToken              // with the access token (or a session)
+)
+
+// reach applies the listener rules to one route.
+func (s *Server) reach(rt Route) reach {
 	switch {
 	case rt.Kind == Operational:
-		return rt.Handler
+		return open
 	case s.access == OperationalOnly:
-		return nil
-	case rt.Kind == API && s.cfg.Meter != nil:
-		return s.metered(rt)
-	case rt.Kind == API && s.access == TokenRequired:
-		return s.authorized(rt.Handler, apiRefused)
-	case rt.Kind == Page && s.access == TokenRequired:
-		return s.authorized(rt.Handler, s.pageRefused)
+		return absent
+	case rt.Kind == SignIn || s.access == Open:
+		return open
+	case s.access == Public && rt.Audience == Reader:
+		return open
+	case s.cfg.Token == "":
+		return absent // an operator's route on a --public listener without a token
 	}
-	return rt.Handler
+	return withToken
+}
+
+// apiFallback answers the paths under /api/ no route has: not metered
+// where it is open to anyone, so that an operator's route absent from a
+// --public listener is a 404 whatever token comes with it.
+const apiFallback = "/api/"
+
+// guard is the listener rules: the handler a route gets under the
+// server's access, nil when the route is not served. A reader's API
+// route is metered by the plans; an operator's route is the operator's
+// alone, whatever a client's token.
+func (s *Server) guard(rt Route) http.Handler {
+	how := s.reach(rt)
+	metered := rt.Kind == API && s.cfg.Meter != nil && (rt.Audience == Reader || how == open) &&
+		!(rt.Pattern == apiFallback && how == open)
+	switch {
+	case how == absent:
+		return nil
+	case rt.Kind == Operational || rt.Kind == SignIn:
+		return rt.Handler
+	case metered:
+		return s.metered(rt, how == open)
+	case how == open:
+		return rt.Handler
+	case rt.Kind == API:
+		return s.authorized(rt.Handler, apiRefused)
+	}
+	return s.authorized(rt.Handler, s.pageRefused)
+}
+
+// Routes are the routes this server registered, with what each answers to:
+// the table under the listener's rules.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, rt := range s.table() {
+		if s.reach(rt) != absent {
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

@@ -3,6 +3,11 @@
 // its templates, stylesheet and charts (SVG drawn by the templates)
 // embedded, so the binary serves it with no build step and no script.
 //
+// Each route is the readers' or the operator's (routes.go): --public opens
+// the readers' to anyone, the operator's always ask for the access token.
+// The readers' answers are built once per change of the store's data and
+// served from memory (cache.go).
+//
 // It only reads: the database is opened read-only by the caller, and the
 // quota report comes from a function the caller wires (the report package
 // over the limiter and the ledger). Every upstream string reaches a page
@@ -86,6 +91,7 @@ type Server struct {
 	policy   string
 	static   *staticFiles
 	seen     seenTags
+	answers  answers
 }
 
 // New returns the handler of the API and the dashboard.
@@ -105,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(access == TokenRequired, static.path)
+	p, err := parsePages(access == TokenRequired, access != Public, static.path)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", s.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	s.transport(w, r, s.mux)
+	s.mux.ServeHTTP(w, r)
 }
 
 // Access is what this server serves.

@@ -176,7 +176,7 @@ func TestWrongTokensFromEveryAddress(t *testing.T) {
 	fresh := client{s, "203.0.113.9:50000", ""}
 	w := fresh.signIn(testToken)
 	held(t, "the right token from a new address after 100 failures", w, "60")
-	if !strings.Contains(w.Body.String(), "many addresses") {
+	if !strings.Contains(w.Body.String(), "many addresses") || !strings.Contains(w.Body.String(), "has not signed in with it lately") {
 		t.Errorf("the sign-in does not say every address waits:\n%s", w.Body)
 	}
 	now = now.Add(time.Minute)

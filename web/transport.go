@@ -22,10 +22,13 @@ import (
 //     anything shown changes (a run, tracking, a refresh, a deletion, an
 //     age that moved on), and a Last-Modified of when this server first
 //     served those bytes; a conditional request whose copy is still what
-//     would be sent is answered 304. The body is made before it is
-//     compared: a 304 saves the bytes on the wire, never the reads, and so
-//     can never stand for a video that is gone.
-//   - With a sign-in token set, what is kept is private to the browser.
+//     would be sent is answered 304. Here the body is made before it is
+//     compared: a 304 saves the bytes on the wire, not the reads. The
+//     readers' answers are kept instead (cache.go), built once per change
+//     of the store's data, and compared without building.
+//   - What is kept is private to the browser when the listener asks every
+//     request for the token, or the request carried one (a header or a
+//     session).
 
 // revalidate is the Cache-Control of answers a client may keep but must
 // ask about each time: pages show ages relative to now.
@@ -38,7 +41,20 @@ const compressMin = 512
 func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	b := &buffered{header: w.Header(), status: http.StatusOK}
 	h.ServeHTTP(b, r)
+	s.send(w, r, b)
+}
+
+// transported is h under transport.
+func (s *Server) transported(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.transport(w, r, h) })
+}
+
+// send sends a buffered answer as the rules above say.
+func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
 	hdr := w.Header()
+	for k, v := range b.header { // an answer built apart from w (cache.go)
+		hdr[k] = v
+	}
 	body := b.buf.Bytes()
 	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
 		hdr.Add("Vary", "Accept-Encoding") // on a 304 too: it stands for the 200
@@ -46,7 +62,7 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 	kept := b.status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		strings.HasPrefix(hdr.Get("Cache-Control"), revalidate)
 	if kept {
-		if s.access == TokenRequired {
+		if s.private(r) {
 			hdr.Set("Cache-Control", "private, "+hdr.Get("Cache-Control"))
 		}
 		sum := sha256.Sum256(body)
@@ -79,6 +95,15 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handle
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// private reports whether r's answer is the requester's alone.
+func (s *Server) private(r *http.Request) bool {
+	if s.access == TokenRequired || r.Header.Get("Authorization") != "" {
+		return true
+	}
+	_, err := r.Cookie(CookieName)
+	return err == nil
 }
 
 // notModified reads a conditional request: If-None-Match when it is sent

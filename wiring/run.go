@@ -183,7 +183,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	ready := web.Readyz(web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
 		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing})
 	cfg.Routes = []web.Route{
-		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
+		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: ready},
 		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
 			return BuildReport(ctx, src)

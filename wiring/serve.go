@@ -97,6 +97,9 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
 	cfg := sv.Web
 	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: db, Observe: m.Observe}
+	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
+		cfg.Meter.Lease = web.DefaultLease
+	}
 	cfg.AuthFailed = m.AuthFailed
 	cfg.Routes = []web.Route{
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),

@@ -100,7 +100,7 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 	defer db.Close()
 	c, err := db.ChartIn(ctx, q.region, q.category, q.language, q.at, f.limit)
 	if errors.Is(err, store.ErrNoChart) {
-		return fmt.Errorf("%w (ingest run --once --regions %s stores one)", err, q.region)
+		return noChart(ctx, db, q, f.category, err)
 	}
 	if err != nil {
 		return err
@@ -110,4 +110,26 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 	}
 	web.ChartOf(c, s.standing.Derived).WriteText(out)
 	return nil
+}
+
+// noChart says what to do about a chart with no run to show: ask for a
+// time after its first run, when it has one; else the run that fetches it
+// (with --categories for a category's chart, which a run without it never
+// fetches).
+func noChart(ctx context.Context, db *store.DB, q chartQuery, category string, err error) error {
+	if !q.at.IsZero() {
+		first, ok, ferr := db.FirstChartAt(ctx, q.region, q.category)
+		if ferr != nil {
+			return ferr
+		}
+		if ok {
+			return fmt.Errorf("%w at or before %s: its earliest run started at %s (--at %s or later)", err,
+				q.at.UTC().Format(time.RFC3339), first.Format(time.RFC3339), first.Format(time.RFC3339))
+		}
+	}
+	run := "ingest run --once --regions " + q.region
+	if q.category != "" {
+		run += " --categories " + category
+	}
+	return fmt.Errorf("%w (%s stores one)", err, run)
 }

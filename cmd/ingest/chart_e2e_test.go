@@ -48,6 +48,13 @@ func TestChartPrintsAChart(t *testing.T) {
 	if res := h.mustRun(1, "chart", "US"); !strings.Contains(res.stderr, "no chart") {
 		t.Errorf("a region never fetched: stderr %q, want no chart", res.stderr)
 	}
+	if res := h.mustRun(1, "chart", "IN", "--category", "music"); !strings.Contains(res.stderr, "ingest run --once --regions IN --categories music stores one") {
+		t.Errorf("a category's chart never fetched: stderr %q, want the run that fetches it", res.stderr)
+	}
+	if res := h.mustRun(1, "chart", "IN", "--at", "2020-01-01T00:00:00Z"); !strings.Contains(res.stderr, "at or before 2020-01-01T00:00:00Z: its earliest run started at ") ||
+		strings.Contains(res.stderr, "ingest run") {
+		t.Errorf("a chart asked for before its first run: stderr %q, want its earliest run named", res.stderr)
+	}
 	for _, c := range []struct {
 		args []string
 		want string

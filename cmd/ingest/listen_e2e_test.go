@@ -42,9 +42,10 @@ func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
 }
 
 // TestListenerRules: the operational endpoints answer without a token on
-// every listener; with INGEST_UI_TOKEN the rest asks for it (the API with
-// a 401 in JSON, pages with the sign-in); without one, a non-loopback
-// listener serves the data only when --public says so.
+// every listener; with INGEST_UI_TOKEN the rest asks for it (a script gets
+// a 401 in JSON, pages or not); --public opens the readers' routes to
+// anyone and keeps the operator's behind the token, absent without one;
+// without either, a non-loopback listener serves only the probes.
 func TestListenerRules(t *testing.T) {
 	t.Parallel()
 	type want map[string]int // path -> status without the token
@@ -56,13 +57,20 @@ func TestListenerRules(t *testing.T) {
 		log   string // in the process's output
 	}{
 		{"serve with a token", uiToken, []string{"serve"},
-			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 401, "/": 303, "/charts/US": 303, "/login": 200, "/static/style.css": 200}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 401, "/": 401, "/charts/US": 401, "/login": 200, "/static/style.css": 200}, ""},
 		{"serve --public", "", []string{"serve", "--public"},
-			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 200, "/": 200}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/": 200,
+				"/api/v1/charts/US": 200, "/api/v1": 200, "/charts/US": 200}, ""},
+		{"serve --public with a token", uiToken, []string{"serve", "--public"},
+			want{"/api/v1/quota": 401, "/api/v1/runs": 401, "/operator": 401, "/": 200, "/api/v1/charts/US": 200, "/search?q=a": 200}, ""},
 		{"serve on loopback", "", []string{"serve", "loopback"},
 			want{"/healthz": 200, "/api/v1/quota": 200, "/charts/US": 200}, ""},
 		{"run with a token", uiToken, []string{"run", "--regions", "US"},
-			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/": 303}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/": 401}, ""},
+		{"run --public with a token", uiToken, []string{"run", "--regions", "US", "--public"},
+			want{"/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/operator": 401, "/charts/US": 200, "/api/v1/charts/US": 200}, ""},
+		{"run --public", "", []string{"run", "--regions", "US", "--public"},
+			want{"/metrics": 200, "/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/charts/US": 200}, ""},
 		{"run without a token", "", []string{"run", "--regions", "US"},
 			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 404, "/api/v1/quota": 404, "/": 404, "/login": 404, "/static/style.css": 404},
 			"serves only /healthz, /readyz and /metrics"},

@@ -176,15 +176,18 @@ func TestServeFailsOpenWhenTheLimiterIsDown(t *testing.T) {
 	rs := h.withRedis()
 	h.mustRun(0, "tokens", "list") // creates the database
 	addr := closedAddr(t)
-	p := h.start("serve", "--listen", addr)
+	p := h.start("serve", "--listen", addr, "--trusted-proxies", "127.0.0.1/32")
 	base := "http://" + addr
 	if !waitFor(30*time.Second, func() bool { return apiGetOK(base + "/healthz") }) {
 		t.Fatalf("ingest serve never answered\n%s", p.out)
 	}
-	apiGet(t, base, "/api/v1/runs", "", "").expect(t, "Redis up", 200, `"anonymous";r=59;t=0`)
+	// Each request a client of its own (X-Forwarded-For behind a trusted
+	// proxy), so that none is answered from a block of its budget taken
+	// while Redis was up.
+	apiGet(t, base, "/api/v1/runs", "", "203.0.113.1").expect(t, "Redis up", 200, `"anonymous";r=59;t=0`)
 	rs.Stop()
 	for i := range 3 {
-		apiGet(t, base, "/api/v1/runs", "", "").expect(t, "Redis down "+strconv.Itoa(i+1), 200, "")
+		apiGet(t, base, "/api/v1/runs", "", "203.0.113."+strconv.Itoa(10+i)).expect(t, "Redis down "+strconv.Itoa(i+1), 200, "")
 	}
 	metrics := apiGet(t, base, "/metrics", "", "").body
 	if !strings.Contains(metrics, `ingest_api_requests_total{outcome="unmetered",plan="anonymous"} 3`) {

@@ -26,8 +26,11 @@ type runFlags struct {
 	listenFrom string
 	// noThumbs is --no-thumbnails, for the dashboard of --listen.
 	noThumbs bool
-	strict   bool
-	keep     string // prune.go: "" keeps what the standing allows
+	// public is --public: --listen serves the readers' pages and API to
+	// anyone, the operator's only with INGEST_UI_TOKEN.
+	public bool
+	strict bool
+	keep   string // prune.go: "" keeps what the standing allows
 	// categories is --categories; cats what it names ("" first: the
 	// unfiltered chart), set by validate.
 	categories string
@@ -116,8 +119,9 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
 	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(ingest.DefaultRegions, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
-	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
+	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
@@ -181,7 +185,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Track = span
 	}
 	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
 	}
 	return s.host().Run(ctx, p, r)
 }

@@ -65,7 +65,11 @@ ingest tokens new-ui-token. After 10 wrong tokens from one address within a
 minute (100 from all), no token is checked from it for a minute, doubling
 while it keeps failing: 429 with Retry-After. Without a token, serve
 listens on a loopback address only, unless --public says the data is meant
-to be public.
+to be public. --public opens the readers' routes (the front page, charts,
+search, videos, /api/v1/charts, /api/v1/search, /api/v1/videos) to anyone,
+metered by the anonymous plan; the operator's (/operator, /api/v1/quota,
+/api/v1/runs) still need INGEST_UI_TOKEN and are absent without it
+(docs/api.md, "Who may reach each route").
 
 API clients are metered by plan (--api-plans / INGEST_API_PLANS): a token
 from ingest tokens add on its plan, a caller without one on the anonymous
@@ -92,7 +96,7 @@ as in ingest report; --every and --regions override it.`,
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to serve on, host:port")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host, the API leaves the thumbnail out (offline or private use)")
-	cmd.Flags().BoolVar(&f.public, "public", false, "serve the data without a token on a non-loopback --listen: it is meant to be public")
+	cmd.Flags().BoolVar(&f.public, "public", false, "serve the charts, search, videos and their API to anyone (metered by the anonymous plan); the operator's page, /api/v1/quota and /api/v1/runs still need INGEST_UI_TOKEN, and are absent without it")
 	f.schedule.bind(cmd)
 	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
 	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)

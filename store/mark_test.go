@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// TestDataMarkMovesWithWhatPagesShow: the mark moves when a run lands, a
+// video is refreshed, a video goes, and a prune deletes; not when nothing
+// changed.
+func TestDataMarkMovesWithWhatPagesShow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		seen := map[string]string{}
+		mark := func(step string) string {
+			t.Helper()
+			m, err := db.DataMark(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for was, at := range seen {
+				if at == m {
+					t.Errorf("%s: the mark %q is %s's", step, m, was)
+				}
+			}
+			seen[step] = m
+			return m
+		}
+		mark("empty")
+		for i, v := range []ingest.Video{vid("a", "a video"), vid("b", "b video")} {
+			at := t0.Add(time.Duration(i) * time.Hour)
+			id, err := db.StartChartRun(ctx, "US", "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, at, v)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := mark("two runs landed")
+		if again, _ := db.DataMark(ctx); again != m {
+			t.Errorf("nothing changed, the mark moved: %q, %q", m, again)
+		}
+		if err := db.Refreshed(ctx, []ingest.Video{vid("b", "b video, retitled")}, t0.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		mark("a video refreshed")
+		if _, err := db.Gone(ctx, []string{"b"}, t0.Add(4*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		mark("a video went")
+		if _, err := db.Prune(ctx, Retention{Before: t0.Add(30 * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		mark("the first run pruned")
+	})
+}
+
+// TestFirstChartAt is the start of a chart's first stored run; none for a
+// chart without one.
+func TestFirstChartAt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		if _, ok, err := db.FirstChartAt(ctx, "US", ""); ok || err != nil {
+			t.Fatalf("no run: got ok %v, %v", ok, err)
+		}
+		for i := range 2 {
+			at := t0.Add(time.Duration(i) * time.Hour)
+			id, err := db.StartChartRun(ctx, "US", "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, "US", 1, at, vid("a", "a video"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, ok, err := db.FirstChartAt(ctx, "US", "")
+		if err != nil || !ok || !got.Equal(t0) {
+			t.Errorf("got %v %v %v, want %v", got, ok, err, t0)
+		}
+		if _, ok, _ := db.FirstChartAt(ctx, "US", "10"); ok {
+			t.Errorf("the music chart, never run, has a first run")
+		}
+	})
+}

@@ -1,0 +1,216 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The readers' answers (the front page, charts, videos, search, and their
+// JSON) change only when the store's data does, and with the ages they
+// show. So each is built once per change of the store's mark
+// (store.DataMark) and per minute (the finest age a page shows, "5
+// minutes ago"), kept with its ETag and its gzip form, and served from
+// memory; a conditional request is answered from what is kept, without
+// building anything.
+
+// markEvery is how often the store's mark is read: a run that lands shows
+// within it.
+const markEvery = time.Second
+
+// keptBytes bounds what the answers hold in all; past it they are all
+// dropped and built again as they are asked for.
+const keptBytes = 64 << 20
+
+// answers are the kept answers by request URI.
+type answers struct {
+	mu    sync.Mutex
+	slots map[string]*slot
+	size  int
+
+	markMu sync.Mutex
+	mark   string
+	markAt time.Time
+
+	builds atomic.Int64 // how many answers were built: tests read it
+}
+
+// slot is one URI's answer; its lock is held while the answer is built, so
+// that many requests for a stale answer build it once.
+type slot struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[answer]
+}
+
+// answer is a built 200: its header, its bytes plain and compressed, and
+// what it was built under.
+type answer struct {
+	mark     string
+	minute   time.Time
+	header   http.Header
+	body, gz []byte
+	etag     string
+	modified time.Time // when these bytes were first built; zero: not said
+}
+
+// currentMark is the store's data mark, read at most once per markEvery;
+// "" when it cannot be read (nothing is then kept).
+func (s *Server) currentMark(ctx context.Context, now time.Time) string {
+	a := &s.answers
+	a.markMu.Lock()
+	defer a.markMu.Unlock()
+	if !a.markAt.IsZero() && now.Sub(a.markAt) < markEvery && now.After(a.markAt) {
+		return a.mark
+	}
+	m, err := s.cfg.DB.DataMark(ctx)
+	if err != nil {
+		s.cfg.Logger.Debug("web: read the data mark: answers are built per request", "err", err)
+		return ""
+	}
+	a.mark, a.markAt = m, now
+	return m
+}
+
+func (a *answers) slot(uri string) *slot {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.slots == nil {
+		a.slots = map[string]*slot{}
+	}
+	sl, ok := a.slots[uri]
+	if !ok {
+		sl = &slot{}
+		a.slots[uri] = sl
+	}
+	return sl
+}
+
+// keep adds n bytes to what is held, dropping everything first when it
+// would pass keptBytes.
+func (a *answers) keep(uri string, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.size+n > keptBytes {
+		a.slots, a.size = map[string]*slot{}, 0
+	}
+	a.size += n
+}
+
+// keptHandler serves a reader's route from the kept answers; it sends its
+// own answers (Server.routes does not put it through transport).
+type keptHandler struct {
+	s     *Server
+	build http.Handler
+}
+
+// kept is a reader's answer built once per change of what it shows and
+// served from memory.
+func (s *Server) kept(h http.HandlerFunc) http.Handler {
+	return &keptHandler{s: s, build: s.deadline(h)}
+}
+
+func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := k.s
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.transport(w, r, k.build)
+		return
+	}
+	now := s.cfg.Now()
+	var mark string
+	if s.cfg.DB != nil {
+		mark = s.currentMark(r.Context(), now)
+	}
+	if mark == "" {
+		s.transport(w, r, k.build)
+		return
+	}
+	uri, minute := r.URL.RequestURI(), now.Truncate(time.Minute)
+	sl := s.answers.slot(uri)
+	a := sl.cur.Load()
+	if !a.fresh(mark, minute) {
+		sl.mu.Lock()
+		if a = sl.cur.Load(); !a.fresh(mark, minute) {
+			b := s.buildAnswer(r, k.build)
+			if b.status != http.StatusOK || !strings.HasPrefix(b.header.Get("Cache-Control"), revalidate) {
+				sl.mu.Unlock()
+				s.send(w, r, b)
+				return
+			}
+			a = newAnswer(b, mark, minute, a, now)
+			sl.cur.Store(a)
+			s.answers.keep(uri, len(a.body)+len(a.gz))
+		}
+		sl.mu.Unlock()
+	}
+	s.serveAnswer(w, r, a)
+}
+
+// fresh reports whether a was built under mark in this minute.
+func (a *answer) fresh(mark string, minute time.Time) bool {
+	return a != nil && a.mark == mark && a.minute.Equal(minute)
+}
+
+// buildAnswer runs the handler into a buffer, counting the build.
+func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
+	s.answers.builds.Add(1)
+	b := &buffered{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(b, r)
+	return b
+}
+
+// newAnswer keeps b's bytes with their ETag and gzip form; bytes the same
+// as the answer before keep its first-built time, which Last-Modified
+// says.
+func newAnswer(b *buffered, mark string, minute time.Time, before *answer, now time.Time) *answer {
+	body := bytes.Clone(b.buf.Bytes())
+	sum := sha256.Sum256(body)
+	a := &answer{mark: mark, minute: minute, header: b.header, body: body,
+		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: now.Truncate(time.Second)}
+	switch {
+	case before != nil && before.etag == a.etag:
+		a.modified, a.gz = before.modified, before.gz
+	case before != nil && !a.modified.After(before.modified):
+		// New bytes within the second the old ones were built: a later
+		// time, so that If-Modified-Since never takes them for the old;
+		// none at all while that time is still ahead of the clock.
+		a.modified = before.modified.Add(time.Second)
+		if a.modified.After(now) {
+			a.modified = time.Time{}
+		}
+	}
+	if a.gz == nil && len(body) >= compressMin && compressible(b.header.Get("Content-Type")) {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
+		zw.Write(body)
+		zw.Close()
+		a.gz = z.Bytes()
+	}
+	return a
+}
+
+// serveAnswer sends a kept answer: http.ServeContent answers a conditional
+// request (If-None-Match, If-Modified-Since) and ranges from it.
+func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer) {
+	h := w.Header()
+	for k, v := range a.header {
+		h[k] = v
+	}
+	h.Set("ETag", a.etag)
+	h.Set("Vary", "Accept-Encoding")
+	if s.private(r) {
+		h.Set("Cache-Control", "private, "+revalidate)
+	}
+	body := a.body
+	if a.gz != nil && acceptsGzip(r) {
+		body = a.gz
+		h.Set("Content-Encoding", "gzip")
+	}
+	http.ServeContent(w, r, "", a.modified, bytes.NewReader(body))
+}

@@ -1,0 +1,167 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// cachedServer serves a database holding one US chart, on a clock the
+// test moves.
+func cachedServer(t *testing.T, now *time.Time) (*Server, *httptest.Server, *store.DB) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	chartRun(t, db, "", now.Add(-10*time.Minute), ingest.Video{ID: "vid-a", Title: "Alpha"}, ingest.Video{ID: "vid-b", Title: "Beta"})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv, db
+}
+
+// ask gets path with header's name/value pairs, and returns the answer
+// with its body as sent (gzip not undone).
+func ask(t *testing.T, url string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReadersAnswersAreBuiltOncePerChange: a reader's page and JSON are
+// built once, served from memory (gzip or not) with an ETag, and a
+// conditional request is a 304 that builds nothing; a run that lands, or
+// a minute that moves the ages on, builds them again, once.
+func TestReadersAnswersAreBuiltOncePerChange(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	s, srv, db := cachedServer(t, &now)
+	for _, path := range []string{"/charts/US", "/api/v1/charts/US", "/", "/search?q=alpha", "/api/v1/search?q=alpha", "/videos/vid-a", "/api/v1/videos/vid-a"} {
+		t.Run(path, func(t *testing.T) {
+			before := s.answers.builds.Load()
+			plain, body := ask(t, srv.URL+path)
+			if plain.StatusCode != 200 || plain.Header.Get("ETag") == "" {
+				t.Fatalf("got %d, ETag %q; want 200 with an ETag", plain.StatusCode, plain.Header.Get("ETag"))
+			}
+			zipped, zbody := ask(t, srv.URL+path, "Accept-Encoding", "gzip")
+			if zipped.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, zbody), body) {
+				t.Errorf("gzip asked: Content-Encoding %q, or the bytes differ from the plain answer", zipped.Header.Get("Content-Encoding"))
+			}
+			tag := plain.Header.Get("ETag")
+			for _, cond := range [][]string{{"If-None-Match", tag}, {"If-Modified-Since", plain.Header.Get("Last-Modified")}} {
+				if res, _ := ask(t, srv.URL+path, cond...); res.StatusCode != http.StatusNotModified {
+					t.Errorf("%s: got %d, want 304", cond[0], res.StatusCode)
+				}
+			}
+			if n := s.answers.builds.Load() - before; n != 1 {
+				t.Errorf("four requests and two conditional ones built it %d times, want once", n)
+			}
+		})
+	}
+
+	before := s.answers.builds.Load()
+	tag := func() string { res, _ := ask(t, srv.URL+"/charts/US"); return res.Header.Get("ETag") }
+	old := tag()
+	chartRun(t, db, "", now, ingest.Video{ID: "vid-c", Title: "Gamma"})
+	now = now.Add(markEvery)
+	res, body := ask(t, srv.URL+"/charts/US", "If-None-Match", old)
+	if res.StatusCode != 200 || !strings.Contains(string(body), "Gamma") || res.Header.Get("ETag") == old {
+		t.Errorf("after a run landed: got %d, ETag %s (was %s); want 200 with the new run", res.StatusCode, res.Header.Get("ETag"), old)
+	}
+	if n := s.answers.builds.Load() - before; n != 1 {
+		t.Errorf("a run landed: built %d times, want once", n)
+	}
+
+	page := func() string { _, b := ask(t, srv.URL+"/charts/US"); return string(b) }
+	was := page()
+	now = now.Add(2 * time.Minute)
+	if is := page(); is == was || !strings.Contains(is, "2 minutes ago") {
+		t.Errorf("two minutes on, the page's age did not move on:\n%.600s", is)
+	}
+}
+
+// TestManyAskingBuildOnce: requests that arrive together for an answer
+// not yet built wait for one build.
+func TestManyAskingBuildOnce(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	s, srv, _ := cachedServer(t, &now)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, _ := ask(t, srv.URL+"/charts/US"); res.StatusCode != 200 {
+				t.Errorf("got %d", res.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := s.answers.builds.Load(); n != 1 {
+		t.Errorf("16 requests together built the page %d times, want once", n)
+	}
+}
+
+// TestNewBytesWithinTheSecondAreLater: an answer rebuilt with new bytes
+// in the second the old ones were built never shares their
+// Last-Modified, so If-Modified-Since cannot take the new for the old.
+func TestNewBytesWithinTheSecondAreLater(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	built := func(body string) *buffered {
+		b := &buffered{header: http.Header{"Content-Type": {"application/json"}}, status: 200}
+		b.buf.WriteString(body)
+		return b
+	}
+	old := newAnswer(built(`{"a":1}`), "m1", at, nil, at.Add(100*time.Millisecond))
+	same := newAnswer(built(`{"a":1}`), "m2", at, old, at.Add(300*time.Millisecond))
+	if !same.modified.Equal(old.modified) {
+		t.Errorf("the same bytes again: Last-Modified %v, want the first build's %v", same.modified, old.modified)
+	}
+	changed := newAnswer(built(`{"a":2}`), "m3", at, old, at.Add(600*time.Millisecond))
+	if !changed.modified.IsZero() && !changed.modified.After(old.modified) {
+		t.Errorf("new bytes in the same second: Last-Modified %v, want later than %v or none", changed.modified, old.modified)
+	}
+	later := newAnswer(built(`{"a":3}`), "m4", at, old, at.Add(1500*time.Millisecond))
+	if !later.modified.After(old.modified) || later.modified.After(at.Add(1500*time.Millisecond)) {
+		t.Errorf("new bytes a second on: Last-Modified %v, want after %v and not ahead of the clock", later.modified, old.modified)
+	}
+}
