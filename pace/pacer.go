@@ -68,12 +68,12 @@ type Pacer struct {
 	recent  map[string][]map[string]float64 // each entry's last passes' costs
 	credit  map[string]float64
 	asked   map[string]time.Time
-	last    map[string]time.Time // each entry's latest completed pass
-	running map[string]time.Time // entries granted a pass not yet ended, by slot
-	mine    map[string][]Spent   // by pool
-	room    map[string]float64   // what the pools hold now, less the passes granted since
-	top     map[string]float64   // a round of the level 0 entries, by pool
-	below   map[string]float64   // what the plan spends below level 0, units a second, by pool
+	last    map[string]time.Time  // each entry's latest completed pass
+	running map[string]time.Time  // entries granted a pass not yet ended, by slot
+	mine    map[string][]Spent    // by pool
+	room    map[string]float64    // what the pools hold now, less the passes granted since
+	top     map[string]float64    // a round of the level 0 entries, by pool
+	rates   [2]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
 	states  []ingest.PoolState
 	shared  bool // another worker spends in a pool
 	plan    Plan
@@ -281,51 +281,75 @@ func (p *Pacer) topRound() map[string]float64 {
 	return out
 }
 
-// belowRate is what the plan spends below level 0 in each pool, in units
-// a second.
-func (p *Pacer) belowRate() map[string]float64 {
-	out := map[string]float64{}
-	for _, e := range p.entries {
-		every := p.plan.Every[e.Name]
-		if e.Priority == 0 || every == Never || every <= 0 {
-			continue
-		}
-		for pool, c := range e.Cost {
-			out[pool] += c / every.Seconds()
+// spreads is the group of entries whose passes keep to one planned rate
+// together: the levels below level 0 (1), the regions' own charts the plan
+// stretched beyond their floors (0), or none (-1): a chart at its floor
+// keeps its slots.
+func (p *Pacer) spreads(i int) int {
+	e := p.entries[i]
+	switch every := p.plan.Every[e.Name]; {
+	case every == Never || every <= 0 || e.Floor <= 0:
+		return -1
+	case e.Priority > 0:
+		return 1
+	case every > e.Floor:
+		return 0
+	}
+	return -1
+}
+
+// groupRates is what the plan spends in each pool, in units a second, by
+// group (spreads).
+func (p *Pacer) groupRates() [2]map[string]float64 {
+	out := [2]map[string]float64{{}, {}}
+	for i, e := range p.entries {
+		if g := p.spreads(i); g >= 0 {
+			for pool, c := range e.Cost {
+				out[g][pool] += c / p.plan.Every[e.Name].Seconds()
+			}
 		}
 	}
 	return out
 }
 
-// spread reports whether a pass of an entry below level 0 keeps the
-// levels below within their planned rate over the entry's floor, and one
-// pass: the category charts of one cadence, due at once, then run one
-// after another over the hours instead of in one burst. What they spent
-// is read from their last passes, so a run --once and a restart count it.
+// spread reports whether a pass keeps its group (spreads) within its
+// planned rate over the entry's floor, and one pass: the category charts
+// of one cadence, due at once, then run one after another over the hours
+// instead of in one burst, and so do the regions' own charts the plan
+// stretched (a pool that cannot hold them at their floors). What they
+// spent is read from their last passes, so a run --once and a restart
+// count it.
 func (p *Pacer) spread(i int, at time.Time) bool {
-	e := p.entries[i]
-	if e.Priority == 0 || e.Floor <= 0 {
+	e, g := p.entries[i], p.spreads(i)
+	if g < 0 {
 		return true
 	}
 	since := at.Add(-e.Floor)
 	for pool, c := range e.Cost {
-		rate := p.below[pool]
+		rate := p.rates[g][pool]
 		if c <= 0 || rate <= 0 {
 			continue
 		}
 		spent := 0.0
-		for _, o := range p.entries {
+		for j, o := range p.entries {
 			last, ok := p.last[o.Name]
 			if slot, busy := p.running[o.Name]; busy {
 				last, ok = slot, true
 			}
-			if o.Priority > 0 && ok && last.After(since) && !last.After(at) {
+			last = p.counted(j, last) // a start a little after its slot, or a cron's, is in that slot's floor
+			if p.spreads(j) == g && ok && last.After(since) && !last.After(at) {
 				spent += o.Cost[pool]
 			}
 		}
 		// One pass over the planned rate is the slack the plan keeps: a
 		// pass's recorded start and its slot may both fall in one floor.
-		if spent > max(rate*e.Floor.Seconds(), c)+1e-9 {
+		// The regions' own charts keep one more: each has one slot a
+		// floor, and a pass held back there waits a whole floor.
+		allow := max(rate*e.Floor.Seconds(), c)
+		if g == 0 {
+			allow = rate*e.Floor.Seconds() + c
+		}
+		if spent > allow+1e-9 {
 			return false
 		}
 	}
@@ -522,7 +546,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.roomOf(states)
 	old := p.plan.Dropped
 	p.plan, p.planAt = Make(p.budgets, p.entries, p.Bound), now
-	p.top, p.below = p.topRound(), p.belowRate()
+	p.top, p.rates = p.topRound(), p.groupRates()
 	for _, e := range p.entries {
 		if p.plan.Dropped[e.Name] && !old[e.Name] {
 			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",
