@@ -481,7 +481,8 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	}
 	for chart, runs := range s.completed {
 		for i := 1; i < len(runs); i++ {
-			if runs[i].Equal(restart) && runs[i].Sub(runs[i-1]) < cadence[chart] {
+			atStart := !runs[i].Before(restart) && runs[i].Before(restart.Add(s.step())) // the catch-up's, started late
+			if atStart && runs[i].Sub(runs[i-1]) < cadence[chart]-s.step() {
 				t.Errorf("%s ran at the restart, %s after its last pass, under its cadence %s", chart,
 					runs[i].Sub(runs[i-1]), cadence[chart].Round(time.Minute))
 			}
@@ -550,6 +551,34 @@ func (s *sim) restart(at, end time.Time) *pace.Pacer {
 	}
 	s.daemon(next, end, pc)
 	return pc
+}
+
+// restarted is a twin of s (its costs, charts and --every) deployed as a
+// daemon from s's start to end and restarted at at, for what a restart
+// adds or takes away against s never stopped.
+func (s *sim) restarted(costs string, cats []string, at, end time.Time) *sim {
+	twin := newSimEvery(s.t, costs, s.start, regions8, cats, s.every)
+	pc := twin.pacer()
+	twin.catchUp(pc)
+	twin.daemon(twin.grid(twin.start.Add(time.Nanosecond)), at, pc)
+	twin.restart(at, end)
+	return twin
+}
+
+// randomMoment is a moment of the day after start, to the millisecond.
+func randomMoment(t *testing.T, start time.Time) time.Time {
+	rng := rand.New(rand.NewSource(seed(t)))
+	return start.Add(24*time.Hour + time.Duration(rng.Int63n(int64(24*time.Hour)))).Truncate(time.Millisecond)
+}
+
+// logRestart logs what a restart at at added or took away: the twin's
+// figures against the sim never stopped.
+func (s *sim) logRestart(twin *sim, at, end time.Time) (figures, int64) {
+	s.t.Helper()
+	got, want := twin.figures(s.settled(), end), s.figures(s.settled(), end)
+	d := got.units - want.units
+	s.t.Logf("restarted at %s: %v; the restart adds %+d units", at.In(pacific).Format("Jan 2 15:04:05.000 MST"), got, d)
+	return got, d
 }
 
 // unitsBetween is what the sim spent in the default pool in [from, to).
@@ -634,6 +663,16 @@ func TestDaysShortEvery(t *testing.T) {
 			if f.gaps != 0 {
 				t.Errorf("%d region-hours without a pass of the region's own chart: %s", f.gaps, f.gapList)
 			}
+			if mode == "daemon" {
+				at := randomMoment(t, start)
+				r, d := s.logRestart(s.restarted(tightCosts, categories, at, end), at, end)
+				if r.gaps != 0 || r.refused != 0 {
+					t.Errorf("restarted: %d region-hours without a pass, %d refusals; want none", r.gaps, r.refused)
+				}
+				if d > 4 || d < -4*int64(len(regions8)) {
+					t.Errorf("the restart changed the spend by %+d units: more than one pass added, or more than one pass of each region taken away", d)
+				}
+			}
 			if f.refused != 0 {
 				t.Errorf("the limiter refused %d calls, want none", f.refused)
 			}
@@ -715,6 +754,14 @@ func TestDaysScarce(t *testing.T) {
 			if f.oldest > 24*time.Hour {
 				t.Errorf("a region's own chart reached %s old, over the 24h bound", f.oldest.Round(time.Minute))
 			}
+			at := randomMoment(t, start)
+			r, d := s.logRestart(s.restarted(costs, categories, at, end), at, end)
+			if r.oldest > 24*time.Hour || r.refused != 0 {
+				t.Errorf("restarted: a region's own chart reached %s old, %d refusals; want at most 24h, none", r.oldest.Round(time.Minute), r.refused)
+			}
+			if d > 4 || d < -4*int64(len(regions8)) {
+				t.Errorf("the restart changed the spend by %+d units: more than one pass added, or more than one pass of each region taken away", d)
+			}
 		})
 	}
 }
@@ -749,6 +796,15 @@ func TestDaysFreshStart(t *testing.T) {
 			}
 			if f.refused != 0 {
 				t.Errorf("the limiter refused %d calls, want none", f.refused)
+			}
+			again := at.Add(time.Duration(rng.Int63n(int64(time.Hour)))).Truncate(time.Millisecond)
+			twin := s.restarted(tightCosts, categories, again, end)
+			t.Logf("restarted at %s: %d units in the first hour; the restart adds %+d units in three hours", again.In(pacific).Format("15:04:05.000 MST"),
+				twin.unitsBetween(at, at.Add(time.Hour)), twin.unitsBetween(at, end)-s.unitsBetween(at, end))
+			for chart, runs := range twin.completed {
+				if n := len(runs); n > 1 && runs[1].Before(at.Add(time.Hour)) {
+					t.Errorf("restarted at %s: %s ran %d times in the first hour, want once at most", again.Format("15:04:05"), chart, n)
+				}
 			}
 		})
 	}
