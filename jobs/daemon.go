@@ -125,8 +125,8 @@ type Daemon struct {
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
 	// Pacer, when set, decides at each of an entry's slots, and at the
-	// catch-up at start, whether the entry runs there; it is told how
-	// every run it allowed ended. Nil runs every slot, and at start every
+	// catch-up at start (asked at the time it runs), whether the entry runs
+	// there; it is told how every run it allowed ended. Nil runs every slot, and at start every
 	// entry whose latest slot passed without a run.
 	Pacer Pacer
 }
@@ -183,7 +183,14 @@ func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp 
 		return false // stopping: the daemon waits for nothing it has not started
 	}
 	defer d.Runner.inflight.Done()
-	_, ran, _ := d.paced(ctx, e.Name, slot, func() (Ended, bool) { return d.Runner.runDue(ctx, e, slot, catchUp) })
+	asked := slot
+	if catchUp {
+		// The pacer is asked at the time the catch-up runs, not at the slot
+		// it missed: its pass counts where it ran, and the entry's next
+		// slot is not a second pass minutes later.
+		asked = time.Now()
+	}
+	_, ran, _ := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, slot, catchUp) })
 	return ran
 }
 

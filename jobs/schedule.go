@@ -17,7 +17,14 @@ const MinEvery = time.Minute
 type Schedule struct {
 	Every  time.Duration
 	Offset time.Duration
+	// Step is the stagger's grain: the time between two charts' slots.
+	Step time.Duration
 }
+
+// Grain is the stagger's step: a pass that starts within it after one of
+// the schedule's slots is that slot's, one that starts later (a catch-up
+// at start) is counted where it ran.
+func (s Schedule) Grain() time.Duration { return s.Step }
 
 // NextRuns is when each region of a staggered schedule of codes runs
 // next, as the report shows it; zero when every cannot be staggered.
@@ -38,7 +45,8 @@ func Stagger(every time.Duration, i, n int) (Schedule, error) {
 	if every < MinEvery {
 		return Schedule{}, fmt.Errorf("must be at least %s, got %s", MinEvery, every)
 	}
-	return Schedule{Every: every, Offset: time.Duration(i) * (every / slots(n))}, nil
+	step := every / slots(n)
+	return Schedule{Every: every, Offset: time.Duration(i) * step, Step: step}, nil
 }
 
 // slots is how many slots a schedule of n charts has: at least as many as
@@ -52,7 +60,7 @@ func slots(n int) time.Duration {
 // middle), so that it does not start beside the last chart's pass.
 func AfterCharts(every time.Duration, n, part int) Schedule {
 	slot := every / slots(n)
-	return Schedule{Every: every, Offset: every - slot + slot/time.Duration(part)}
+	return Schedule{Every: every, Offset: every - slot + slot/time.Duration(part), Step: slot}
 }
 
 // Next is the first slot strictly after t. Slots are aligned to the Unix

@@ -263,3 +263,97 @@ func TestPacerRestart(t *testing.T) {
 		t.Errorf("GB, its pass ended, did not run at its next slot")
 	}
 }
+
+// Whether an entry is due is decided slot to slot: a pass recorded a
+// little after its slot counts for that slot, so after a restart the
+// entry runs at its next slot, not the one after; a pass caught up at
+// start counts where it ran, so the entry's next slot minutes later is not
+// a second pass.
+func TestPacerCountsSlots(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
+	}
+	slots, err := jobs.Stagger(time.Hour, 4, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := slots.Prev(t0)
+	for _, tc := range []struct {
+		name  string
+		last  time.Time // the latest pass's recorded start; zero: none
+		start time.Time // the restart; a catch-up is asked then
+		ran   bool      // the catch-up ran
+		due   []bool    // at the next three slots
+	}{
+		{"a pass 100 ms after its slot", slot.Add(100 * time.Millisecond), slot.Add(56 * time.Minute), false, []bool{true, true, true}},
+		{"a pass 3 s after its slot", slot.Add(3 * time.Second), slot.Add(59*time.Minute + 59*time.Second), false, []bool{true, true, true}},
+		{"caught up 4 minutes before its slot", time.Time{}, slot.Add(56 * time.Minute), true, []bool{false, true, true}},
+		{"caught up after a missed slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{false, true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := entry("IN", 0, time.Hour, 1)
+			e.Slots = slots
+			p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{e})
+			now := tc.start
+			p.Now, p.Logger = func() time.Time { return now }, quiet()
+			p.History = func(context.Context, time.Time) (pace.History, error) {
+				h := pace.History{Last: map[string]time.Time{}}
+				if !tc.last.IsZero() {
+					h.Last["IN"] = tc.last
+				}
+				return h, nil
+			}
+			if ran := p.Due(context.Background(), "IN", tc.start); ran != tc.ran {
+				t.Fatalf("caught up at start: %v, want %v", ran, tc.ran)
+			} else if ran {
+				p.Ran("IN", map[string]int64{"default": 1}, ingest.StatusCompleted)
+			}
+			next := slots.Next(tc.start)
+			for _, want := range tc.due {
+				now = next.Add(100 * time.Millisecond)
+				got := p.Due(context.Background(), "IN", next)
+				if got != want {
+					t.Errorf("at the slot %s after the start: due %v, want %v", next.Sub(tc.start).Round(time.Second), got, want)
+				}
+				if got {
+					p.Ran("IN", map[string]int64{"default": 1}, ingest.StatusCompleted)
+				}
+				next = slots.Next(next)
+			}
+		})
+	}
+}
+
+// Under a cron (run --once --pace), the plan's next run of an entry is the
+// time from which it is due, not a slot; a dropped entry has none.
+func TestPacerDueFrom(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
+	}
+	slots, err := jobs.Stagger(time.Hour, 0, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := entry("US", 0, time.Hour, 1)
+	us.Slots = slots
+	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{us})
+	p.Now, p.Logger, p.DueFrom = func() time.Time { return t0 }, quiet(), true
+	last := t0.Add(-34 * time.Minute)
+	p.History = func(context.Context, time.Time) (pace.History, error) {
+		return pace.History{Last: map[string]time.Time{"US": last}}, nil
+	}
+	st, err := p.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	grain := slots.Grain()
+	want := last.Add(-time.Duration(last.Sub(time.Unix(0, 0)) % grain)).Add(time.Hour)
+	if !st.DueFrom || !st.Entries[0].Next.Equal(want) {
+		t.Errorf("next run %v (due from: %v), want due from %v: the pass's grain and a cadence on", st.Entries[0].Next, st.DueFrom, want)
+	}
+}

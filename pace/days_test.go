@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"sort"
 	"strings"
@@ -60,18 +61,25 @@ type sim struct {
 	passes []*jobs.Pass
 	slots  []jobs.Schedule
 	start  time.Time
+	every  time.Duration // --every
 	// completed is each chart's completed passes, by start.
 	completed map[string][]time.Time
 	// over is, for each region's own chart, the largest age it reached
-	// over its planned cadence.
-	over float64
+	// over its planned cadence; oldest the largest age it reached.
+	over   float64
+	oldest time.Duration
 }
 
 func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
+	return newSimEvery(t, costs, at, codes, cats, every)
+}
+
+// newSimEvery is a sim whose charts are staggered over period (--every).
+func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string, period time.Duration) *sim {
 	t.Helper()
 	w, fake := newWorldOf(t, costs, at)
 	fake.SetChartShape(4, 1)
-	s := &sim{t: t, w: w, fake: fake, start: at, completed: map[string][]time.Time{}}
+	s := &sim{t: t, w: w, fake: fake, start: at, every: period, completed: map[string][]time.Time{}}
 	for _, cat := range append([]string{""}, cats...) {
 		for _, code := range codes {
 			s.passes = append(s.passes, &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs,
@@ -79,7 +87,7 @@ func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim
 		}
 	}
 	for i := range s.passes {
-		sl, err := jobs.Stagger(every, i, len(s.passes))
+		sl, err := jobs.Stagger(period, i, len(s.passes))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,11 +100,11 @@ func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim
 func (s *sim) pacer() *pace.Pacer {
 	var entries []pace.Entry
 	for i, p := range s.passes {
-		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: pace.ChartPriority(p.Chart()), Floor: every,
+		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: pace.ChartPriority(p.Chart()), Floor: s.every,
 			Cost: pace.ChartGuess(s.w.costs), Slots: s.slots[i]})
 	}
 	pc := pace.New(s.w.costs.Pools, s.w.limiter.State, entries)
-	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), every
+	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), s.every
 	pc.History = pace.FromRecords(s.w.db, "q", s.w.costs.Pools)
 	pc.Daily = map[string]float64{ingest.DefaultPool: float64(len(regions8))}
 	pc.LastPass = s.w.db.LastStart
@@ -106,16 +114,22 @@ func (s *sim) pacer() *pace.Pacer {
 // pass runs the i-th chart when pc says it is due at slot, unless a run of
 // it started at or after slot (another process on the database ran it),
 // as the daemon's runner does.
-func (s *sim) pass(pc *pace.Pacer, i int, slot time.Time) {
+func (s *sim) pass(pc *pace.Pacer, i int, slot time.Time) { s.run(pc, i, slot, slot) }
+
+// run runs the i-th chart when pc says it is due when asked, unless a run
+// of it started at or after slot. The pass starts a little after it was
+// granted, as the daemon's do: the lease and the store are asked first.
+func (s *sim) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 	ctx := context.Background()
 	p := s.passes[i]
-	if !pc.Due(ctx, p.Chart(), slot) {
+	if !pc.Due(ctx, p.Chart(), asked) {
 		return
 	}
 	if last, err := s.w.db.LastStart(ctx, p.Chart()); err == nil && !last.Before(slot) {
-		pc.Ran(p.Chart(), nil, ingest.StatusInterrupted)
+		pc.Ran(p.Chart(), nil, "")
 		return
 	}
+	s.w.set(s.w.clock().Add(lateness(slot, i)))
 	res := p.Run(ctx)
 	if res.Status == ingest.StatusFailed {
 		s.t.Fatalf("%s at %s: %v", p.Chart(), s.w.clock(), res.Err)
@@ -126,12 +140,21 @@ func (s *sim) pass(pc *pace.Pacer, i int, slot time.Time) {
 	}
 }
 
-// catchUp is a daemon's start: every chart asked at once for its latest
-// slot, highest priority first, as the daemon does.
+// lateness is how long after its grant the pass of the i-th chart for slot
+// starts: 100 ms to 3 s, the same for a slot and a chart in every sim, so
+// that two sims that grant the same passes spend alike.
+func lateness(slot time.Time, i int) time.Duration {
+	h := uint64(slot.UnixMilli())*0x9e3779b97f4a7c15 + uint64(i+1)*0xbf58476d1ce4e5b9
+	h ^= h >> 29
+	return 100*time.Millisecond + time.Duration(h%2900)*time.Millisecond
+}
+
+// catchUp is a daemon's start, as the daemon does it: every chart asked
+// now, highest priority first; one the pacer allows runs when its latest
+// slot passed without a start.
 func (s *sim) catchUp(pc *pace.Pacer) {
-	now := s.w.clock()
 	for i := range s.passes {
-		s.pass(pc, i, s.slots[i].Prev(now))
+		s.run(pc, i, s.w.clock(), s.slots[i].Prev(s.w.clock()))
 	}
 }
 
@@ -145,13 +168,22 @@ func (s *sim) once(pc *pace.Pacer) {
 }
 
 // step is the stagger's grid.
-func (s *sim) step() time.Duration { return every / time.Duration(len(s.passes)) }
+func (s *sim) step() time.Duration { return s.every / time.Duration(max(len(s.passes), 8)) }
+
+// grid is the first time of the stagger's grid at or after t.
+func (s *sim) grid(t time.Time) time.Time {
+	g := t.Truncate(s.step())
+	if g.Before(t) {
+		g = g.Add(s.step())
+	}
+	return g
+}
 
 // daemon walks the clock from from to to (excluded), running each
 // worker's charts at their slots.
 func (s *sim) daemon(from, to time.Time, pcs ...*pace.Pacer) {
 	for now := from; now.Before(to); now = now.Add(s.step()) {
-		s.w.set(now)
+		s.advance(now)
 		for i := range s.passes {
 			if !s.slots[i].Prev(now).Equal(now) {
 				continue
@@ -164,11 +196,19 @@ func (s *sim) daemon(from, to time.Time, pcs ...*pace.Pacer) {
 	}
 }
 
+// advance moves the clock to now, unless passes started late took it
+// there already: the clock never goes back.
+func (s *sim) advance(now time.Time) {
+	if now.After(s.w.clock()) {
+		s.w.set(now)
+	}
+}
+
 // cron walks the clock from from to to, starting a paced run --once every
 // period: a new pacer from the database each time.
 func (s *sim) cron(from, to time.Time, period time.Duration) {
 	for now := from; now.Before(to); now = now.Add(s.step()) {
-		s.w.set(now)
+		s.advance(now)
 		if now.Sub(from)%period == 0 {
 			pc := s.pacer()
 			s.once(pc)
@@ -193,7 +233,7 @@ func (s *sim) deploy(mode string, start, end time.Time) {
 // cadence.
 func (s *sim) watch(pc *pace.Pacer) {
 	now := s.w.clock()
-	if now.Sub(s.start) < 2*every {
+	if now.Sub(s.start) < 2*max(s.every, time.Hour) {
 		return
 	}
 	for _, e := range pc.Status().Entries {
@@ -204,8 +244,17 @@ func (s *sim) watch(pc *pace.Pacer) {
 		if len(runs) == 0 {
 			continue
 		}
-		s.over = max(s.over, float64(now.Sub(runs[len(runs)-1]))/float64(max(e.Every, every)))
+		age := now.Sub(runs[len(runs)-1])
+		s.over = max(s.over, float64(age)/float64(max(e.Every, s.every)))
+		s.oldest = max(s.oldest, age)
 	}
+}
+
+// settled is the first whole hour after the start's first cadence: a
+// chart caught up at start is counted where it ran, so the clock hour
+// after its catch-up may hold no pass of it.
+func (s *sim) settled() time.Time {
+	return s.start.Add(max(s.every, time.Hour)).Add(time.Hour - time.Nanosecond).Truncate(time.Hour)
 }
 
 // figures is what a sim measured between from and to.
@@ -214,6 +263,8 @@ type figures struct {
 	gaps                   int     // region-hours without a pass of the region's own chart
 	gapList                string  // the first few of them
 	over                   float64 // the largest age of an own chart over its cadence
+	oldest                 time.Duration
+	rate                   float64 // the default pool's sustainable units an hour
 	refused                int
 	units                  int64
 	cats                   int // category passes completed
@@ -222,7 +273,7 @@ type figures struct {
 func (s *sim) figures(from, to time.Time) figures {
 	s.t.Helper()
 	to = to.Truncate(time.Hour) // whole hours only
-	f := figures{perHourMin: math.MaxInt64, over: s.over, refused: s.w.refused}
+	f := figures{perHourMin: math.MaxInt64, over: s.over, oldest: s.oldest, refused: s.w.refused, rate: s.rate()}
 	calls, err := s.w.db.Calls(context.Background(), "q", from)
 	if err != nil {
 		s.t.Fatal(err)
@@ -275,8 +326,18 @@ func (s *sim) figures(from, to time.Time) figures {
 }
 
 func (f figures) String() string {
-	return fmt.Sprintf("units/hour %d..%d (target %.1f), %d units, hours without an own chart's pass %d %s, largest age/cadence %.2f, category passes %d, refusals %d",
-		f.perHourMin, f.perHourMax, 950.0/24, f.units, f.gaps, f.gapList, f.over, f.cats, f.refused)
+	return fmt.Sprintf("units/hour %d..%d (rate %.1f), %d units, hours without an own chart's pass %d %s, largest age/cadence %.2f (largest age %s), category passes %d, refusals %d",
+		f.perHourMin, f.perHourMax, f.rate, f.units, f.gaps, f.gapList, f.over, f.oldest.Round(time.Minute), f.cats, f.refused)
+}
+
+// rate is the default pool's capacity over its day, in units an hour.
+func (s *sim) rate() float64 {
+	for _, p := range s.w.costs.Pools {
+		if p.Name == ingest.DefaultPool {
+			return float64(p.Capacity()) / 24
+		}
+	}
+	return 0
 }
 
 // skipUnderRace skips a days test in the race detector's build: its
@@ -318,7 +379,7 @@ func TestDaysTightPool(t *testing.T) {
 				s := newSim(t, tightCosts, start, regions8, categories)
 				end := start.Add(time.Duration(days) * 24 * time.Hour)
 				s.deploy(mode, start, end)
-				all := s.figures(start.Add(time.Hour).Truncate(time.Hour), end)
+				all := s.figures(s.settled(), end)
 				steady := s.figures(start.Add(24*time.Hour).Truncate(time.Hour), end)
 				t.Logf("all days: %v", all)
 				t.Logf("days 2-%d: %v", days, steady)
@@ -368,7 +429,7 @@ func TestDaysShippedPools(t *testing.T) {
 				s.fake.SetChartShape(1, 1)
 				end := start.Add(time.Duration(days) * 24 * time.Hour)
 				s.deploy(mode, start, end)
-				all := s.figures(start.Add(time.Hour).Truncate(time.Hour), end)
+				all := s.figures(s.settled(), end)
 				t.Logf("all days: %v", all)
 				if all.gaps != 0 {
 					t.Errorf("%d region-hours without a pass of the region's own chart: %s", all.gaps, all.gapList)
@@ -420,7 +481,8 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	}
 	for chart, runs := range s.completed {
 		for i := 1; i < len(runs); i++ {
-			if runs[i].Equal(restart) && runs[i].Sub(runs[i-1]) < cadence[chart] {
+			atStart := !runs[i].Before(restart) && runs[i].Before(restart.Add(s.step())) // the catch-up's, started late
+			if atStart && runs[i].Sub(runs[i-1]) < cadence[chart]-s.step() {
 				t.Errorf("%s ran at the restart, %s after its last pass, under its cadence %s", chart,
 					runs[i].Sub(runs[i-1]), cadence[chart].Round(time.Minute))
 			}
@@ -451,7 +513,9 @@ func TestDaysRestartAndJoin(t *testing.T) {
 			if runs[i-1].Before(join) {
 				continue // a start's catch-up is a late pass for the slot before it
 			}
-			if runs[i].Sub(runs[i-1]) < every {
+			// Starts are recorded after their slots: a grain of the stagger
+			// is the tolerance between two of them.
+			if runs[i].Sub(runs[i-1]) < every-s.step() {
 				t.Errorf("%s ran at %s and again at %s, less than --every apart", chart, runs[i-1].In(pacific).Format("Jan 2 15:04"), runs[i].In(pacific).Format("15:04"))
 				break
 			}
@@ -459,58 +523,288 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	}
 }
 
-// A budget too small for every region's own chart hourly: the category
-// charts are dropped first and never run, at start as after; the regions
-// are served in --regions order, the first at every slot (or as often as
-// the budget allows); the plan says which entries it dropped.
-func TestDaysTooSmall(t *testing.T) {
+// seed is the days tests' random seed: INGEST_PACE_SEED, or the time,
+// logged so that a failure can be run again.
+func seed(t *testing.T) int64 {
+	t.Helper()
+	if v := os.Getenv("INGEST_PACE_SEED"); v != "" {
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			t.Fatalf("INGEST_PACE_SEED=%q: want a number", v)
+		}
+		return n
+	}
+	n := time.Now().UnixNano()
+	t.Logf("seed %d (INGEST_PACE_SEED=%d runs it again)", n, n)
+	return n
+}
+
+// restart stops the sim's daemon at at, whatever the moment, and starts a
+// new one on the same database: its catch-up, then the slots after at.
+func (s *sim) restart(at, end time.Time) *pace.Pacer {
+	s.advance(at)
+	pc := s.pacer()
+	s.catchUp(pc)
+	next := s.grid(at)
+	if next.Equal(at) {
+		next = next.Add(s.step()) // cron's first slot is strictly after the start
+	}
+	s.daemon(next, end, pc)
+	return pc
+}
+
+// restarted is a twin of s (its costs, charts and --every) deployed as a
+// daemon from s's start to end and restarted at at, for what a restart
+// adds or takes away against s never stopped.
+func (s *sim) restarted(costs string, cats []string, at, end time.Time) *sim {
+	twin := newSimEvery(s.t, costs, s.start, regions8, cats, s.every)
+	pc := twin.pacer()
+	twin.catchUp(pc)
+	twin.daemon(twin.grid(twin.start.Add(time.Nanosecond)), at, pc)
+	twin.restart(at, end)
+	return twin
+}
+
+// randomMoment is a moment of the day after start, to the millisecond.
+func randomMoment(t *testing.T, start time.Time) time.Time {
+	rng := rand.New(rand.NewSource(seed(t)))
+	return start.Add(24*time.Hour + time.Duration(rng.Int63n(int64(24*time.Hour)))).Truncate(time.Millisecond)
+}
+
+// logRestart logs what a restart at at added or took away: the twin's
+// figures against the sim never stopped.
+func (s *sim) logRestart(twin *sim, at, end time.Time) (figures, int64) {
+	s.t.Helper()
+	got, want := twin.figures(s.settled(), end), s.figures(s.settled(), end)
+	d := got.units - want.units
+	s.t.Logf("restarted at %s: %v; the restart adds %+d units", at.In(pacific).Format("Jan 2 15:04:05.000 MST"), got, d)
+	return got, d
+}
+
+// unitsBetween is what the sim spent in the default pool in [from, to).
+func (s *sim) unitsBetween(from, to time.Time) int64 {
+	s.t.Helper()
+	calls, err := s.w.db.Calls(context.Background(), "q", from)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var n int64
+	for _, c := range calls {
+		for _, ch := range c.Charges {
+			if ch.Pool == ingest.DefaultPool && c.At.Before(to) {
+				n += ch.Units
+			}
+		}
+	}
+	return n
+}
+
+// A restart at a random moment of day 2 costs nothing: the daemon
+// restarted runs each chart when the one never stopped does, with the
+// passes' starts recorded after their slots as the daemon records them.
+func TestDaysRestartAtRandom(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	rng := rand.New(rand.NewSource(seed(t)))
+	start := dayStart(9, 0)
+	at := start.Add(24*time.Hour + time.Duration(rng.Int63n(int64(24*time.Hour)))).Truncate(time.Millisecond)
+	end := start.Add(3 * 24 * time.Hour)
+	control := newSim(t, tightCosts, start, regions8, categories)
+	control.deploy("daemon", start, end)
+	s := newSim(t, tightCosts, start, regions8, categories)
+	pc := s.pacer()
+	s.catchUp(pc)
+	s.daemon(start, at, pc)
+	s.restart(at, end)
+
+	from := s.settled()
+	got, want := s.figures(from, end), control.figures(from, end)
+	hour := at.Truncate(time.Hour)
+	t.Logf("restart at %s", at.In(pacific).Format("Jan 2 15:04:05.000 MST"))
+	t.Logf("restarted: %v", got)
+	t.Logf("never stopped: %v", want)
+	t.Logf("the hour of the restart: %d units restarted, %d never stopped; the restart adds %+d units over the three days",
+		s.unitsBetween(hour, hour.Add(time.Hour)), control.unitsBetween(hour, hour.Add(time.Hour)), got.units-want.units)
+	if got.gaps != 0 {
+		t.Errorf("%d region-hours without a pass of the region's own chart: %s", got.gaps, got.gapList)
+	}
+	if got.refused != 0 {
+		t.Errorf("the limiter refused %d calls, want none", got.refused)
+	}
+	for _, code := range regions8 {
+		if g, w := len(s.completed[code]), len(control.completed[code]); g != w {
+			t.Errorf("%s ran %d times with the restart, %d without: the restart added or took away passes", code, g, w)
+		}
+	}
+	// A category chart's planned cadence is a fraction of its slots: the
+	// credit a running pacer carries between them is not in the database,
+	// so a restart may run a category chart's next pass a few slots later,
+	// never sooner.
+	if d := got.units - want.units; d > 4 || d < -4*int64(len(regions8)*len(categories)) {
+		t.Errorf("the restart changed the spend by %+d units: more than one pass added, or more than one pass of each category chart taken away", d)
+	}
+}
+
+// --every is a floor, not a demand: at --every 10m on a pool that holds
+// every region's own chart hourly, every region runs in every hour, as a
+// daemon and as a paced run --once every 10 minutes.
+func TestDaysShortEvery(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	for _, mode := range []string{"daemon", "cron"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			start := dayStart(9, 0)
+			end := start.Add(3 * 24 * time.Hour)
+			s := newSimEvery(t, tightCosts, start, regions8, categories, 10*time.Minute)
+			s.deploy(mode, start, end)
+			f := s.figures(s.settled(), end)
+			t.Logf("--every 10m, %s: %v", mode, f)
+			if f.gaps != 0 {
+				t.Errorf("%d region-hours without a pass of the region's own chart: %s", f.gaps, f.gapList)
+			}
+			if mode == "daemon" {
+				at := randomMoment(t, start)
+				r, d := s.logRestart(s.restarted(tightCosts, categories, at, end), at, end)
+				if r.gaps != 0 || r.refused != 0 {
+					t.Errorf("restarted: %d region-hours without a pass, %d refusals; want none", r.gaps, r.refused)
+				}
+				if d > 4 || d < -4*int64(len(regions8)) {
+					t.Errorf("the restart changed the spend by %+d units: more than one pass added, or more than one pass of each region taken away", d)
+				}
+			}
+			if f.refused != 0 {
+				t.Errorf("the limiter refused %d calls, want none", f.refused)
+			}
+			for _, code := range regions8 {
+				if len(s.completed[code]) == 0 {
+					t.Errorf("%s never ran in three days", code)
+				}
+			}
+		})
+	}
+}
+
+// Scarcity stretches before it drops: on pools too small for every
+// region's own chart hourly, the category charts are dropped, every
+// region's own chart is stretched evenly and is never more than a day
+// old; only on a pool that cannot hold them all daily are the last
+// regions of --regions dropped, and the plan says so.
+func TestDaysScarce(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	for _, tc := range []struct {
 		limit, reserve int
-		usPasses       int // US's passes in two days, at least
-		keeps          []string
+		drops          int // regions dropped, at the end of --regions
 	}{
-		{45, 5, 10, []string{"US"}},
-		{120, 10, 40, []string{"US"}},
-		{400, 20, 40, []string{"US", "GB", "DE"}},
+		{45, 5, 1},
+		{120, 10, 0},
+		{210, 10, 0},
+		{400, 20, 0},
 	} {
 		t.Run(fmt.Sprint(tc.limit-tc.reserve), func(t *testing.T) {
 			t.Parallel()
 			costs := strings.Replace(tightCosts, "default: {limit: 1000, reserve: 50,",
 				fmt.Sprintf("default: {limit: %d, reserve: %d,", tc.limit, tc.reserve), 1)
 			start := dayStart(9, 0)
+			end := start.Add(4 * 24 * time.Hour)
 			s := newSim(t, costs, start, regions8, categories)
 			pc := s.pacer()
 			s.catchUp(pc)
-			s.daemon(start, start.Add(48*time.Hour), pc)
-			f := s.figures(start, start.Add(48*time.Hour))
+			s.daemon(start, end, pc)
+			f := s.figures(s.settled(), end)
+			if os.Getenv("INGEST_PACE_HOURS") != "" {
+				for _, code := range regions8 {
+					var at []string
+					for _, r := range s.completed[code] {
+						at = append(at, r.In(pacific).Format("2 15:04"))
+					}
+					t.Logf("%s: %s", code, strings.Join(at, " "))
+				}
+			}
 			var dropped, kept []string
 			for _, e := range pc.Status().Entries {
-				if e.Dropped {
+				switch {
+				case e.Dropped && e.Priority == 0:
 					dropped = append(dropped, e.Name)
-				} else {
+				case !e.Dropped:
 					kept = append(kept, fmt.Sprintf("%s every %s (%d passes)", e.Name, e.Every.Round(time.Minute), len(s.completed[e.Name])))
 				}
 			}
-			t.Logf("%d units a day: %d units in two days, %d refusals; runs %s; drops %s", tc.limit-tc.reserve, f.units, f.refused,
-				strings.Join(kept, ", "), strings.Join(dropped, " "))
+			t.Logf("%d units a day: %v; runs %s; drops regions %s", tc.limit-tc.reserve, f, strings.Join(kept, ", "), strings.Join(dropped, " "))
 			if f.cats != 0 {
-				t.Errorf("%d category passes ran on a budget too small for the regions' own charts", f.cats)
+				t.Errorf("%d category passes ran on a budget too small for the regions' own charts hourly", f.cats)
 			}
-			for _, code := range tc.keeps {
-				if n := len(s.completed[code]); n < tc.usPasses {
-					t.Errorf("%s, early in --regions, ran %d times in two days, want at least %d", code, n, tc.usPasses)
-				}
-			}
-			if n := len(s.completed["CA"]); n != 0 {
-				t.Errorf("CA, last in --regions, ran %d times, want it dropped", n)
-			}
-			if len(dropped) < 16+1 || !strings.Contains(strings.Join(dropped, " "), "CA") {
-				t.Errorf("the plan drops %v; want every category chart and the last regions", dropped)
+			if want := regions8[len(regions8)-tc.drops:]; strings.Join(dropped, " ") != strings.Join(want, " ") {
+				t.Errorf("the plan drops regions %v, want %v", dropped, want)
 			}
 			if f.refused != 0 {
 				t.Errorf("the limiter refused %d calls, want none", f.refused)
+			}
+			if tc.drops > 0 {
+				// A pool that cannot hold every region even daily: the
+				// window's room, as it frees, goes to the first regions first.
+				return
+			}
+			for _, code := range regions8 {
+				if len(s.completed[code]) < 3 {
+					t.Errorf("%s ran %d times in four days, want at least daily", code, len(s.completed[code]))
+				}
+			}
+			if f.oldest > 24*time.Hour {
+				t.Errorf("a region's own chart reached %s old, over the 24h bound", f.oldest.Round(time.Minute))
+			}
+			at := randomMoment(t, start)
+			r, d := s.logRestart(s.restarted(costs, categories, at, end), at, end)
+			if r.oldest > 24*time.Hour || r.refused != 0 {
+				t.Errorf("restarted: a region's own chart reached %s old, %d refusals; want at most 24h, none", r.oldest.Round(time.Minute), r.refused)
+			}
+			if d > 4 || d < -4*int64(len(regions8)) {
+				t.Errorf("the restart changed the spend by %+d units: more than one pass added, or more than one pass of each region taken away", d)
+			}
+		})
+	}
+}
+
+// A fresh start with category charts runs each chart at most once in its
+// first hour: a chart caught up at start is counted where it ran.
+func TestDaysFreshStart(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	rng := rand.New(rand.NewSource(seed(t)))
+	for _, at := range []time.Time{dayStart(22, 25), dayStart(0, 0).Add(time.Duration(rng.Int63n(int64(24 * time.Hour)))).Truncate(time.Millisecond)} {
+		t.Run(at.Format("15:04:05.000"), func(t *testing.T) {
+			t.Parallel()
+			s := newSim(t, tightCosts, at, regions8, categories)
+			end := at.Add(3 * time.Hour)
+			pc := s.pacer()
+			s.catchUp(pc)
+			s.daemon(s.grid(at.Add(time.Nanosecond)), end, pc)
+			first := s.unitsBetween(at, at.Add(time.Hour))
+			f := s.figures(at.Add(time.Hour).Truncate(time.Hour), end)
+			t.Logf("fresh start at %s: %d units in the first hour (rate %.1f an hour); then %v", at.In(pacific).Format("15:04:05 MST"), first, s.rate(), f)
+			for chart, runs := range s.completed {
+				n := 0
+				for _, r := range runs {
+					if r.Before(at.Add(time.Hour)) {
+						n++
+					}
+				}
+				if n > 1 {
+					t.Errorf("%s ran %d times in the first hour, want once at most", chart, n)
+				}
+			}
+			if f.refused != 0 {
+				t.Errorf("the limiter refused %d calls, want none", f.refused)
+			}
+			again := at.Add(time.Duration(rng.Int63n(int64(time.Hour)))).Truncate(time.Millisecond)
+			twin := s.restarted(tightCosts, categories, again, end)
+			t.Logf("restarted at %s: %d units in the first hour; the restart adds %+d units in three hours", again.In(pacific).Format("15:04:05.000 MST"),
+				twin.unitsBetween(at, at.Add(time.Hour)), twin.unitsBetween(at, end)-s.unitsBetween(at, end))
+			for chart, runs := range twin.completed {
+				if n := len(runs); n > 1 && runs[1].Before(at.Add(time.Hour)) {
+					t.Errorf("restarted at %s: %s ran %d times in the first hour, want once at most", again.Format("15:04:05"), chart, n)
+				}
 			}
 		})
 	}

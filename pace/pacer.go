@@ -53,6 +53,14 @@ type Pacer struct {
 	// Refresh is the longest a plan is kept without an event: other
 	// workers' spend shows only when the state is read again.
 	Refresh time.Duration
+	// DueFrom says the entries run when a cron starts run --once, not at
+	// their slots: the plan's next run of each is then the time from which
+	// it is due, and cron runs it at its first start after.
+	DueFrom bool
+	// Bound is how stale a region's own chart may grow when the pools are
+	// short before the plan drops it (--max-stale); DefaultBound when
+	// zero.
+	Bound time.Duration
 
 	mu      sync.Mutex
 	entries []Entry
@@ -60,12 +68,12 @@ type Pacer struct {
 	recent  map[string][]map[string]float64 // each entry's last passes' costs
 	credit  map[string]float64
 	asked   map[string]time.Time
-	last    map[string]time.Time // each entry's latest completed pass
-	running map[string]time.Time // entries granted a pass not yet ended, by slot
-	mine    map[string][]Spent   // by pool
-	room    map[string]float64   // what the pools hold now, less the passes granted since
-	top     map[string]float64   // a round of the level 0 entries, by pool
-	below   map[string]float64   // what the plan spends below level 0, units a second, by pool
+	last    map[string]time.Time  // each entry's latest completed pass
+	running map[string]time.Time  // entries granted a pass not yet ended, by slot
+	mine    map[string][]Spent    // by pool
+	room    map[string]float64    // what the pools hold now, less the passes granted since
+	top     map[string]float64    // a round of the level 0 entries, by pool
+	rates   [2]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
 	states  []ingest.PoolState
 	shared  bool // another worker spends in a pool
 	plan    Plan
@@ -114,11 +122,13 @@ func (p *Pacer) logger() *slog.Logger {
 // planned cadence (a whole pass at most); it runs when it has earned a
 // whole pass and the pools hold what it costs, one pass a slot, so a slow
 // spell is never made up in a burst, and a cadence a little over the slots'
-// keeps its rate rather than halving it. An entry starts with what its age has earned: a
-// chart fetched a minute before a restart waits its cadence out, one
-// never fetched runs at once. An entry with a pass under way is not due,
-// so its next pass is planned on what this one cost. An entry the pacer
-// does not know always runs.
+// keeps its rate rather than halving it. An entry earns from its latest
+// pass, counted at the grain it started in (Slots): a chart fetched a
+// minute before a restart waits its cadence out, one never fetched runs
+// at once. A catch-up at start asks at the time it runs, not at the slot
+// it missed, so that its pass is counted where it ran. An entry with a pass under way is not
+// due, so its next pass is planned on what this one cost. An entry the
+// pacer does not know always runs.
 func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -132,14 +142,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
 	c := p.earned(i, slot)
-	if _, asked := p.asked[name]; !asked && p.last[name].After(slot) {
-		// A pass after the slot asked for (a catch-up's is the slot before
-		// the start): the entry earns from that pass, never within its
-		// cadence of it.
-		p.asked[name] = p.last[name]
-	} else {
-		p.asked[name] = slot
-	}
+	p.asked[name] = latest(slot, p.counted(i, p.last[name]))
 	if c < 1-1e-9 {
 		p.credit[name] = c
 		return false
@@ -154,40 +157,73 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	return true
 }
 
-// ranElsewhere counts a pass of the entry another process started since
-// this one last asked as its own: the entry earns from that pass on.
+// ranElsewhere takes a pass of the entry another process started since
+// this one last looked as its latest: the entry earns from that pass on.
 func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 	if p.LastPass == nil {
 		return
 	}
-	at, err := p.LastPass(ctx, name)
-	if err != nil || !at.After(p.last[name]) {
-		return
-	}
-	p.last[name] = at
-	if asked, ok := p.asked[name]; ok && at.After(asked) {
-		p.asked[name], p.credit[name] = at, 0
+	if at, err := p.LastPass(ctx, name); err == nil && at.After(p.last[name]) {
+		p.last[name] = at
 	}
 }
 
-// earned is the entry's credit at slot.
+// counted is when a pass that started at t counts from: the start of the
+// grain of the entry's schedule it started in, aligned to the Unix epoch
+// as the slots are.
+func (p *Pacer) counted(i int, t time.Time) time.Time {
+	s := p.entries[i].Slots
+	if s == nil || s.Grain() <= 0 || t.IsZero() {
+		return t
+	}
+	g := s.Grain()
+	since := t.Sub(time.Unix(0, 0))
+	return t.Add(-(since%g + g) % g)
+}
+
+// earned is the entry's credit at slot: what it kept at the slot it was
+// last asked at, or nothing from a pass counted after that slot (another
+// process's, a catch-up's), and the time since over its cadence.
 func (p *Pacer) earned(i int, slot time.Time) float64 {
-	name := p.entries[i].Name
+	from, credit, asked := p.kept(i)
 	every := p.every(i)
-	last, asked := p.asked[name]
 	switch {
 	case every == Never:
-		return min(p.credit[name], 1-1e-6)
+		return min(credit, 1-1e-6)
 	case !asked:
-		done, ok := p.last[name]
-		if !ok || every <= 0 {
-			return 1
-		}
-		return min(max(float64(slot.Sub(done))/float64(every), 0), 1)
-	case every <= 0 || !slot.After(last):
-		return p.credit[name]
+		return 1
+	case every <= 0 || !slot.After(from):
+		return credit
 	}
-	return min(p.credit[name], 1) + min(float64(slot.Sub(last))/float64(every), 1)
+	return min(credit, 1) + min(float64(slot.Sub(from))/float64(every), 1)
+}
+
+// kept is what the entry earns from: the time and the credit it had then;
+// asked is false when it has neither been asked nor run.
+func (p *Pacer) kept(i int) (from time.Time, credit float64, asked bool) {
+	name := p.entries[i].Name
+	from, asked = p.asked[name]
+	credit = p.credit[name]
+	if done, ok := p.last[name]; ok && p.every(i) > 0 {
+		if at := p.counted(i, done); !asked || at.After(from) {
+			return at, 0, true
+		}
+	}
+	return from, credit, asked
+}
+
+// dueFrom is the time from which the entry will have earned a pass, not
+// before the plan; zero when it cannot run.
+func (p *Pacer) dueFrom(i int) time.Time {
+	every := p.every(i)
+	if every == Never {
+		return time.Time{}
+	}
+	from, credit, asked := p.kept(i)
+	if !asked || every <= 0 || credit >= 1-1e-9 {
+		return p.planAt
+	}
+	return latest(p.planAt, from.Add(time.Duration((1-credit)*float64(every))))
 }
 
 // every is the entry's planned cadence: its floor before the first plan
@@ -245,51 +281,75 @@ func (p *Pacer) topRound() map[string]float64 {
 	return out
 }
 
-// belowRate is what the plan spends below level 0 in each pool, in units
-// a second.
-func (p *Pacer) belowRate() map[string]float64 {
-	out := map[string]float64{}
-	for _, e := range p.entries {
-		every := p.plan.Every[e.Name]
-		if e.Priority == 0 || every == Never || every <= 0 {
-			continue
-		}
-		for pool, c := range e.Cost {
-			out[pool] += c / every.Seconds()
+// spreads is the group of entries whose passes keep to one planned rate
+// together: the levels below level 0 (1), the regions' own charts the plan
+// stretched beyond their floors (0), or none (-1): a chart at its floor
+// keeps its slots.
+func (p *Pacer) spreads(i int) int {
+	e := p.entries[i]
+	switch every := p.plan.Every[e.Name]; {
+	case every == Never || every <= 0 || e.Floor <= 0:
+		return -1
+	case e.Priority > 0:
+		return 1
+	case every > e.Floor:
+		return 0
+	}
+	return -1
+}
+
+// groupRates is what the plan spends in each pool, in units a second, by
+// group (spreads).
+func (p *Pacer) groupRates() [2]map[string]float64 {
+	out := [2]map[string]float64{{}, {}}
+	for i, e := range p.entries {
+		if g := p.spreads(i); g >= 0 {
+			for pool, c := range e.Cost {
+				out[g][pool] += c / p.plan.Every[e.Name].Seconds()
+			}
 		}
 	}
 	return out
 }
 
-// spread reports whether a pass of an entry below level 0 keeps the
-// levels below within their planned rate over the entry's floor, and one
-// pass: the category charts of one cadence, due at once, then run one
-// after another over the hours instead of in one burst. What they spent
-// is read from their last passes, so a run --once and a restart count it.
+// spread reports whether a pass keeps its group (spreads) within its
+// planned rate over the entry's floor, and one pass: the category charts
+// of one cadence, due at once, then run one after another over the hours
+// instead of in one burst, and so do the regions' own charts the plan
+// stretched (a pool that cannot hold them at their floors). What they
+// spent is read from their last passes, so a run --once and a restart
+// count it.
 func (p *Pacer) spread(i int, at time.Time) bool {
-	e := p.entries[i]
-	if e.Priority == 0 || e.Floor <= 0 {
+	e, g := p.entries[i], p.spreads(i)
+	if g < 0 {
 		return true
 	}
 	since := at.Add(-e.Floor)
 	for pool, c := range e.Cost {
-		rate := p.below[pool]
+		rate := p.rates[g][pool]
 		if c <= 0 || rate <= 0 {
 			continue
 		}
 		spent := 0.0
-		for _, o := range p.entries {
+		for j, o := range p.entries {
 			last, ok := p.last[o.Name]
 			if slot, busy := p.running[o.Name]; busy {
 				last, ok = slot, true
 			}
-			if o.Priority > 0 && ok && last.After(since) && !last.After(at) {
+			last = p.counted(j, last) // a start a little after its slot, or a cron's, is in that slot's floor
+			if p.spreads(j) == g && ok && last.After(since) && !last.After(at) {
 				spent += o.Cost[pool]
 			}
 		}
 		// One pass over the planned rate is the slack the plan keeps: a
 		// pass's recorded start and its slot may both fall in one floor.
-		if spent > max(rate*e.Floor.Seconds(), c)+1e-9 {
+		// The regions' own charts keep one more: each has one slot a
+		// floor, and a pass held back there waits a whole floor.
+		allow := max(rate*e.Floor.Seconds(), c)
+		if g == 0 {
+			allow = rate*e.Floor.Seconds() + c
+		}
+		if spent > allow+1e-9 {
 			return false
 		}
 	}
@@ -351,7 +411,9 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 		if !granted {
 			slot = now
 		}
-		p.last[name] = slot
+		if slot.After(p.last[name]) {
+			p.last[name] = slot
+		}
 		p.measured(i, units)
 	}
 	switch {
@@ -483,8 +545,8 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.states = states
 	p.roomOf(states)
 	old := p.plan.Dropped
-	p.plan, p.planAt = Make(p.budgets, p.entries), now
-	p.top, p.below = p.topRound(), p.belowRate()
+	p.plan, p.planAt = Make(p.budgets, p.entries, p.Bound), now
+	p.top, p.rates = p.topRound(), p.groupRates()
 	for _, e := range p.entries {
 		if p.plan.Dropped[e.Name] && !old[e.Name] {
 			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",

@@ -12,8 +12,9 @@
 // It has two halves. The planner (Make) is pure: from each pool's rate and
 // each entry's measured cost per pass, priority and floor, it sets each
 // entry's cadence, level by level: a region's own charts first, at their
-// floors while they fit; the levels below share what is left, or are
-// dropped on purpose when nothing is. The Pacer around it rebuilds its own
+// floors while they fit, else stretched evenly up to a staleness bound;
+// the levels below share what is left, or are dropped on purpose when
+// nothing is. The Pacer around it rebuilds its own
 // spend, each entry's last pass and its cost from the worker's database
 // (so a restart costs nothing), reads the limiter's state, re-plans on the
 // events that change the picture (a refusal, an upstream block, a pass
@@ -48,10 +49,16 @@ type Entry struct {
 	Slots Slots
 }
 
-// Slots is an entry's schedule: the first of its slots after t. The
-// staggered schedule (jobs.Schedule) and any cron.Schedule are Slots.
+// Slots is an entry's schedule: the first of its slots after t, and its
+// grain, the time between two slots of the schedule's entries (the
+// staggered schedule, jobs.Schedule, is Slots). A pass is counted from the
+// start of the grain it started in, so that whether an entry is due never
+// hangs on the moments between its slot, or a cron's start, and its
+// pass's recorded start; a pass that started later than a grain after its
+// slot, as a catch-up at start does, is counted where it ran.
 type Slots interface {
 	Next(t time.Time) time.Time
+	Grain() time.Duration
 }
 
 // Budget is what this worker may spend in a pool: a rate, and what it
@@ -83,24 +90,33 @@ type Plan struct {
 	Dropped map[string]bool
 }
 
+// DefaultBound is how stale a region's own chart may grow when a pool is
+// short before the plan drops it: a day.
+const DefaultBound = 24 * time.Hour
+
 // Make plans the entries against the budgets, pool by pool, level by
-// level. A region's own charts (level 0) take their floors first; the
-// levels below share what is left, each level's cadence twice the one's
-// above it once they are stretched. When level 0 cannot run at its floors,
-// every lower level of the pool is dropped, and level 0 takes the floors
-// in the entries' order (the operator's --regions): the first that does
-// not fit takes what is left, the rest are dropped. An entry drawing from
-// several pools takes the slowest cadence any of them allows, which only
-// spends less.
-func Make(budgets []Budget, entries []Entry) Plan {
+// level. A region's own charts (level 0) take their floors when they fit;
+// the levels below share what is left, each level's cadence twice the
+// one's above it once they are stretched. When level 0 cannot run at its
+// floors, every lower level of the pool is dropped and level 0 is
+// stretched evenly, to the one cadence the pool holds (never faster than
+// an entry's floor), as far as bound (DefaultBound when zero). When even
+// bound does not fit, level 0 runs every bound in the entries' order (the
+// operator's --regions), and those that do not fit are dropped. An entry
+// drawing from several pools takes the slowest cadence any of them
+// allows, which only spends less.
+func Make(budgets []Budget, entries []Entry, bound time.Duration) Plan {
 	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{}, Rate: map[string]float64{},
 		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}, Dropped: map[string]bool{}}
+	if bound <= 0 {
+		bound = DefaultBound
+	}
 	every := make([]float64, len(entries))
 	for i, e := range entries {
 		every[i] = e.Floor.Seconds()
 	}
 	for _, b := range budgets {
-		got, dropped := solve(b.rate(), b.Pool, entries)
+		got, dropped := solve(b.rate(), b.Pool, entries, bound.Seconds())
 		for i, s := range got {
 			every[i] = max(every[i], s)
 			if dropped[i] {
@@ -120,15 +136,15 @@ func Make(budgets []Budget, entries []Entry) Plan {
 // solve is one pool's cadences, in seconds, by entry index (0 for an entry
 // that does not draw from the pool), and which entries the pool drops:
 // those it gives no pass though it has a budget.
-func solve(rate float64, pool string, entries []Entry) (map[int]float64, map[int]bool) {
+func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]float64, map[int]bool) {
 	every, dropped := map[int]float64{}, map[int]bool{}
 	var top, below []int
-	demand := 0.0
+	var ms []member
 	for i, e := range entries {
 		switch c := e.Cost[pool]; {
 		case c <= 0:
 		case e.Priority <= 0:
-			top, demand = append(top, i), demand+c/e.Floor.Seconds()
+			top, ms = append(top, i), append(ms, member{cost: c, floor: e.Floor.Seconds(), weight: 1})
 		default:
 			below = append(below, i)
 		}
@@ -138,32 +154,37 @@ func solve(rate float64, pool string, entries []Entry) (map[int]float64, map[int
 			every[i], dropped[i] = math.Inf(1), rate > 0
 		}
 	}
-	if demand > rate {
-		left := rate
-		for _, i := range top {
-			e := entries[i]
-			need := e.Cost[pool] / e.Floor.Seconds()
-			switch {
-			case need <= left*(1+1e-12):
-				every[i], left = e.Floor.Seconds(), left-need
-			case left > 0:
-				every[i], left = e.Cost[pool]/left, 0
-			default:
-				drop([]int{i})
-			}
-		}
+	k := stretch(rate, ms)
+	if k > 0 {
 		drop(below)
+		if k <= bound {
+			for j, i := range top {
+				every[i] = max(ms[j].floor, k)
+			}
+			return every, dropped
+		}
+		left := rate
+		for j, i := range top {
+			at := max(ms[j].floor, bound)
+			if need := ms[j].cost / at; need <= left*(1+1e-12) {
+				every[i], left = at, left-need
+				continue
+			}
+			drop([]int{i})
+		}
 		return every, dropped
 	}
-	for _, i := range top {
-		every[i] = entries[i].Floor.Seconds()
+	demand := 0.0
+	for j, i := range top {
+		every[i] = ms[j].floor
+		demand += ms[j].cost / ms[j].floor
 	}
-	ms := make([]member, len(below))
+	ms = make([]member, len(below))
 	for j, i := range below {
 		e := entries[i]
 		ms[j] = member{cost: e.Cost[pool], floor: e.Floor.Seconds(), weight: weight(e.Priority - 1)}
 	}
-	k := stretch(rate-demand, ms)
+	k = stretch(rate-demand, ms)
 	for j, i := range below {
 		every[i] = max(ms[j].floor, k*ms[j].weight)
 		if math.IsInf(every[i], 1) {

@@ -13,8 +13,11 @@ const maxLook = 10000
 // and a backfill's share show it: the one plan, published by the worker
 // that paces.
 type Status struct {
-	At      time.Time // when it was made; zero before the first plan
-	Shared  bool      // another worker spends in a pool: this one counts on half
+	At     time.Time // when it was made; zero before the first plan
+	Shared bool      // another worker spends in a pool: this one counts on half
+	// DueFrom: the worker is a paced run --once that cron starts, and each
+	// entry's Next is the time from which it is due, not a slot.
+	DueFrom bool
 	Pools   []PoolStatus
 	Entries []EntryStatus
 }
@@ -48,7 +51,7 @@ type EntryStatus struct {
 	Every    time.Duration // the planned cadence; Never when it cannot run
 	Cost     map[string]float64
 	Last     time.Time // its latest completed pass; zero never
-	Next     time.Time // the slot it runs at next, by the plan; zero: none
+	Next     time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
 	Dropped  bool      // the budget cannot hold it beside the entries above
 }
 
@@ -60,7 +63,7 @@ func (p *Pacer) Status() Status {
 }
 
 func (p *Pacer) status() Status {
-	st := Status{At: p.planAt, Shared: p.shared}
+	st := Status{At: p.planAt, Shared: p.shared, DueFrom: p.DueFrom}
 	if p.planAt.IsZero() {
 		return st
 	}
@@ -89,10 +92,13 @@ func (p *Pacer) status() Status {
 }
 
 // next is the first of the entry's slots after the plan was made at which
-// it will have earned a pass, counting nothing; zero when it has no slots
-// or cannot run.
+// it will have earned a pass, counting nothing, or under a cron the time
+// from which it is due; zero when it has no slots or cannot run.
 func (p *Pacer) next(i int) time.Time {
 	e := p.entries[i]
+	if p.DueFrom {
+		return p.dueFrom(i)
+	}
 	if e.Slots == nil || p.every(i) == Never {
 		return time.Time{}
 	}

@@ -18,11 +18,11 @@ func TestTrackingPriority(t *testing.T) {
 	entries := []pace.Entry{entry("US", 0, 10*s, 10), entry("US/10", 1, 10*s, 10), entry("track", pace.PriorityTracking, 20*s, 10)}
 	// At their floors the three spend 2.5 units a second; 1.5 leaves half
 	// a unit a second below the region's own chart.
-	short := pace.Make([]pace.Budget{{Pool: "default", Units: 900, Horizon: 600 * s}}, entries)
+	short := pace.Make([]pace.Budget{{Pool: "default", Units: 900, Horizon: 600 * s}}, entries, 0)
 	if us, cat, track := short.Every["US"], short.Every["US/10"], short.Every["track"]; !(us < cat && cat < track) {
 		t.Errorf("short pool: US every %v, US/10 %v, track %v; want tracking slowest", us, cat, track)
 	}
-	fits := pace.Make([]pace.Budget{{Pool: "default", Units: 1500, Horizon: 600 * s}}, entries)
+	fits := pace.Make([]pace.Budget{{Pool: "default", Units: 1500, Horizon: 600 * s}}, entries, 0)
 	if got := fits.Every["track"]; got != 20*s {
 		t.Errorf("pool that fits: track every %v, want its floor 20s", got)
 	}

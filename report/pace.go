@@ -26,8 +26,11 @@ type Freshness struct {
 	Note   string
 	At     time.Time // when the plan was made
 	Shared bool      // another worker spends on the key: this one counts on half
-	Pools  []PoolPace
-	Charts []ChartAge
+	// DueFrom: the pacing worker is a paced run --once that cron starts;
+	// each chart's Next is the time from which it is due, not a slot.
+	DueFrom bool
+	Pools   []PoolPace
+	Charts  []ChartAge
 }
 
 // PoolPace is one pool's side of the plan.
@@ -57,7 +60,7 @@ type ChartAge struct {
 	Age      time.Duration // since its latest completed pass started; -1 never
 	Every    time.Duration // planned; pace.Never when it cannot run
 	Floor    time.Duration // --every
-	Next     time.Time     // its next paced slot; zero: none planned
+	Next     time.Time     // its next paced slot (Freshness.DueFrom: the time from which it is due); zero: none planned
 	Dropped  bool          // the budget cannot hold it beside the charts above
 	// FreeAt is when its pools have room again, for a chart that waits
 	// for it.
@@ -200,7 +203,7 @@ func computed(ctx context.Context, src Sources, now time.Time, state func(contex
 
 // of is a plan as the report shows it.
 func of(st pace.Status) *Freshness {
-	f := &Freshness{At: st.At, Shared: st.Shared}
+	f := &Freshness{At: st.At, Shared: st.Shared, DueFrom: st.DueFrom}
 	free := map[string]time.Time{}
 	for _, p := range st.Pools {
 		f.Pools = append(f.Pools, PoolPace{Pool: p.Pool, Rate: p.Rate, Budget: p.Budget, Reset: p.End,
@@ -250,14 +253,22 @@ func (r *Report) freshness(ctx context.Context, src Sources) error {
 		return err
 	}
 	r.Freshness = f
+	r.nextRuns(f)
+	return nil
+}
+
+// nextRuns gives each region the plan's next run of its chart, none for a
+// chart the plan dropped: never the unpaced slot beside a plan that says
+// otherwise.
+func (r *Report) nextRuns(f *Freshness) {
 	for i := range r.Regions {
 		for _, c := range f.Charts {
-			if c.Chart == r.Regions[i].Code && !c.Next.IsZero() {
+			if c.Chart == r.Regions[i].Code {
 				r.Regions[i].NextRun = c.Next
+				r.Regions[i].NextFrom = f.DueFrom && !c.Next.IsZero()
 			}
 		}
 	}
-	return nil
 }
 
 // Left is what the plan leaves in each pool over its next window: the
@@ -292,12 +303,15 @@ func (f *Freshness) Share(perPage map[string]int64) int64 {
 
 // FreshnessJSON is `pace` in `report --json`.
 type FreshnessJSON struct {
-	Source string         `json:"source"` // "published": the pacing worker's; "computed": made now
-	Note   string         `json:"note,omitempty"`
-	MadeAt *string        `json:"made_at"`
-	Shared bool           `json:"shared"`
-	Pools  []PoolPaceJSON `json:"pools"`
-	Charts []ChartAgeJSON `json:"charts"`
+	Source string  `json:"source"` // "published": the pacing worker's; "computed": made now
+	Note   string  `json:"note,omitempty"`
+	MadeAt *string `json:"made_at"`
+	Shared bool    `json:"shared"`
+	// DueFrom: each next_run is the time from which the chart is due (a
+	// paced run --once that cron starts), not a slot.
+	DueFrom bool           `json:"due_from"`
+	Pools   []PoolPaceJSON `json:"pools"`
+	Charts  []ChartAgeJSON `json:"charts"`
 }
 
 // PoolPaceJSON is one pool's plan until its reset.
@@ -328,7 +342,7 @@ func (r *Report) freshnessJSON() *FreshnessJSON {
 	if f == nil {
 		return nil
 	}
-	j := &FreshnessJSON{Source: "computed", Note: f.Note, MadeAt: Stamp(f.At), Shared: f.Shared,
+	j := &FreshnessJSON{Source: "computed", Note: f.Note, MadeAt: Stamp(f.At), Shared: f.Shared, DueFrom: f.DueFrom,
 		Pools: []PoolPaceJSON{}, Charts: []ChartAgeJSON{}}
 	if f.Daemon {
 		j.Source = "published"
@@ -384,7 +398,7 @@ func (r *Report) textFreshness(out io.Writer) {
 	fmt.Fprintln(w, "CHART\tAGE\tPLANNED EVERY\tNEXT RUN\tFLOOR (--every)")
 	for _, c := range f.Charts {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Chart, c.AgeText(), c.EveryText(),
-			orDash(c.Next, "15:04Z07:00", time.UTC), ShortDuration(c.Floor))
+			nextText(c.Next, f.DueFrom), ShortDuration(c.Floor))
 	}
 	w.Flush()
 	fmt.Fprintln(out)
@@ -393,3 +407,12 @@ func (r *Report) textFreshness(out io.Writer) {
 // quietLogger keeps a plan made for a reader out of the logs: the daemon
 // logs its own.
 var quietLogger = slog.New(slog.DiscardHandler)
+
+// nextText is a next run as the tables print it: its slot, "from" the
+// time a cron's run --once may run it, or "-" for none.
+func nextText(next time.Time, from bool) string {
+	if from && !next.IsZero() {
+		return "from " + next.UTC().Format("15:04Z07:00")
+	}
+	return orDash(next, "15:04Z07:00", time.UTC)
+}

@@ -275,7 +275,7 @@ func (r *Report) textRegions(out io.Writer, loc *time.Location) {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Code, g.Status,
 			orDash(g.LastRun, "2006-01-02 15:04Z07:00", time.UTC), g.Pages, g.Videos, g.Units,
-			orDash(g.NextRun, "15:04Z07:00", time.UTC), note)
+			nextText(g.NextRun, g.NextFrom), note)
 	}
 	w.Flush()
 	fmt.Fprintln(out, statusLegend)

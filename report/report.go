@@ -144,9 +144,12 @@ type Region struct {
 	Pages   int
 	Videos  int
 	Units   int64
-	NextRun time.Time
-	Message string
-	RetryAt time.Time
+	NextRun time.Time // zero: none planned (a chart the plan dropped)
+	// NextFrom: NextRun is the time from which the chart is due, and the
+	// cron that starts a paced run --once runs it at its first start after.
+	NextFrom bool
+	Message  string
+	RetryAt  time.Time
 }
 
 // StateReader is what the report needs of a limiter.

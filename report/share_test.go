@@ -68,3 +68,30 @@ func TestLeftOverTheWindow(t *testing.T) {
 func paceStatus(rate, planned float64, window time.Duration) pace.Status {
 	return pace.Status{At: time.Now(), Pools: []pace.PoolStatus{{Pool: "default", Rate: rate, Planned: planned, Window: window}}}
 }
+
+// A region's next run is the plan's: none for a chart the plan dropped,
+// "from" a time under a cron, the staggered slot only for a chart the plan
+// does not know.
+func TestRegionsNextRunIsThePlans(t *testing.T) {
+	slot := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	paced := slot.Add(2 * time.Hour)
+	for _, dueFrom := range []bool{false, true} {
+		r := &Report{Regions: []Region{{Code: "US", NextRun: slot}, {Code: "CA", NextRun: slot}, {Code: "JP", NextRun: slot}}}
+		r.nextRuns(&Freshness{DueFrom: dueFrom, Charts: []ChartAge{
+			{Chart: "US", Next: paced}, {Chart: "CA", Every: pace.Never, Dropped: true}}})
+		if got := r.Regions[0]; !got.NextRun.Equal(paced) || got.NextFrom != dueFrom {
+			t.Errorf("US (due from %v): next %v from %v, want the plan's %v", dueFrom, got.NextRun, got.NextFrom, paced)
+		}
+		if got := r.Regions[1]; !got.NextRun.IsZero() || got.NextFrom {
+			t.Errorf("CA, dropped: next run %v, want none", got.NextRun)
+		}
+		if got := r.Regions[2]; !got.NextRun.Equal(slot) {
+			t.Errorf("JP, not in the plan: next run %v, want its slot %v", got.NextRun, slot)
+		}
+		var b strings.Builder
+		r.textRegions(&b, time.UTC)
+		if want := "from 11:00Z"; dueFrom != strings.Contains(b.String(), want) {
+			t.Errorf("the REGION table (due from %v):\n%s\nsays %q: %v", dueFrom, b.String(), want, !dueFrom)
+		}
+	}
+}

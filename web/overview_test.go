@@ -93,3 +93,33 @@ func TestOverviewShowsPacing(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewNextRunIsThePlans: under a paced cron a chart's next run is
+// "from" the time it is due, in the region table as in the plan's; a
+// dropped chart has none.
+func TestOverviewNextRunIsThePlans(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	due := now.Add(26 * time.Minute)
+	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now,
+		Regions: []report.Region{{Code: "US", Status: ingest.StatusCompleted, NextRun: due, NextFrom: true}, {Code: "CA", Status: ingest.StatusCompleted}},
+		Freshness: &report.Freshness{Daemon: true, At: now, DueFrom: true,
+			Charts: []report.ChartAge{{Chart: "US", Age: time.Hour, Every: time.Hour, Floor: time.Hour, Next: due},
+				{Chart: "CA", Age: time.Hour, Every: pace.Never, Floor: time.Hour, Dropped: true}}}}
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k",
+		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	page := string(fetch(t, srv.URL+"/operator"))
+	if n := strings.Count(page, "from "+stampTime(due)); n != 2 {
+		t.Errorf("the overview says %q %d times, want in the region table and the plan's", "from "+stampTime(due), n)
+	}
+}

@@ -157,9 +157,10 @@ func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error 
 // NewPacer plans the daemon's entries at their kind's priority (a region's
 // own chart first, its category charts a level below, the refresh of kept
 // videos below them, tracking last), each never more often than its
-// slots, from this database's ledger and runs, and publishes every plan it
-// makes in the database.
-func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
+// slots, stretching a region's own chart up to bound before it drops it
+// (pace.DefaultBound when zero), from this database's ledger and runs, and
+// publishes every plan it makes in the database.
+func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration) (*pace.Pacer, error) {
 	es, err := d.Entries()
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -183,7 +184,7 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon) (*pace.Pacer, error) {
 	pc.History = pace.FromRecords(p.DB, p.QuotaKey, h.Costs.Pools)
 	pc.Daily = pace.Daily(h.Costs, d.Runner.Charts())
 	pc.LastPass = p.DB.LastStart
-	pc.Logger, pc.Refresh = h.Logger, d.Every
+	pc.Logger, pc.Refresh, pc.Bound = h.Logger, d.Every, bound
 	pc.Publish = func(ctx context.Context, st pace.Status) {
 		doc, err := json.Marshal(st)
 		if err == nil {

@@ -23,6 +23,7 @@ type Run struct {
 	Regions    []string
 	Categories []string // "" first: the unfiltered chart
 	Every      time.Duration
+	MaxStale   time.Duration // how stale a region's own chart may grow before the plan drops it
 	Once       bool
 	// Pace puts the daemon's entries under a pacer (--pace); PacedOnce is
 	// --once with --pace given: only the charts the plan says are due run.
@@ -102,10 +103,11 @@ var (
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.PacedOnce {
-		pc, err := h.NewPacer(p, d)
+		pc, err := h.NewPacer(p, d, r.MaxStale)
 		if err != nil {
 			return err
 		}
+		pc.DueFrom = true // cron runs it, not the slots
 		d.Pacer = pc
 		if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 			return err
@@ -146,7 +148,7 @@ func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics,
 	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
 	observe := d.Runner.Observe
 	if r.Pace {
-		pc, err := h.NewPacer(p, d)
+		pc, err := h.NewPacer(p, d, r.MaxStale)
 		if err != nil {
 			return err
 		}

@@ -662,6 +662,8 @@ operations:
 		{"unknown quota subcommand", nil, []string{"quota", "bogus"}, regexp.MustCompile(`unknown command "bogus" for "ingest quota"`)},
 		{"quota apply with an argument", nil, []string{"quota", "apply", "extra"}, regexp.MustCompile(`extra`)},
 		{"every below a minute", nil, []string{"run", "--every", "30s"}, regexp.MustCompile(`--every`)},
+		{"max-stale below every", nil, []string{"run", "--every", "2h", "--max-stale", "1h"}, regexp.MustCompile(`--max-stale: must be at least --every \(2h0m0s\), got 1h0m0s`)},
+		{"max-stale env below every", func(h *harness) { h.set("INGEST_RUN_MAX_STALE", "30m") }, []string{"run"}, regexp.MustCompile(`--max-stale`)},
 		{"bad costs file", func(h *harness) {
 			path := filepath.Join(h.dir, "costs-bad.yaml")
 			if err := os.WriteFile(path, []byte(badCosts), 0o644); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -21,7 +22,11 @@ type runFlags struct {
 	once    bool
 	regions string
 	every   time.Duration
-	listen  string
+	// maxStale is how stale a region's own chart may grow when the pools
+	// are short before the plan drops it (--max-stale).
+	maxStale      time.Duration
+	maxStaleGiven bool
+	listen        string
 	// listenFrom names where --listen came from, for its errors.
 	listenFrom string
 	// noThumbs is --no-thumbnails, for the dashboard of --listen.
@@ -109,6 +114,7 @@ A second signal stops at once.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
+			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
 				return err
@@ -124,6 +130,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
+	cmd.Flags().DurationVar(&f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly, up to this age, before the last of --regions are dropped; at least --every (docs/operations.md, Pacing)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nThe prune runs once every --every, and after run --once's passes; docs/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
@@ -139,6 +146,13 @@ func (f *runFlags) validate() ([]string, error) {
 	}
 	if err := checkEvery("--every", f.every); err != nil {
 		return nil, err
+	}
+	switch {
+	case f.maxStale >= f.every:
+	case f.maxStaleGiven:
+		return nil, usageErrorf("--max-stale: must be at least --every (%s), got %s", f.every, f.maxStale)
+	default:
+		f.maxStale = f.every // a period over the default bound is its own
 	}
 	if f.listen != "" {
 		if err := checkListen(f.listenFrom, f.listen); err != nil {
@@ -178,7 +192,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	b := readBuildInfo()
-	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
+	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
 		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
