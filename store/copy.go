@@ -99,8 +99,9 @@ func (t carried) filter(and string) string {
 	return " WHERE " + strings.Join(c, " AND ")
 }
 
-// copyBatch is how many rows one transaction of the target takes.
-const copyBatch = 500
+// copyBatch is how many rows one transaction of the target takes; tests
+// make it small.
+var copyBatch = 500
 
 // TargetError is a target db copy refuses: it holds data that is not a
 // copy of this source under way.
