@@ -1,0 +1,137 @@
+package main
+
+// End-to-end tests of a deployment that grows (docs/operations.md,
+// Growing): a database moved with `ingest db copy`, the limiter's window
+// carried across the move, with the fake upstream's count of the units it
+// charged as the oracle.
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// copyAgrees checks a db copy's output: a line per table, each ok.
+func copyAgrees(t *testing.T, res result) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) < 20 {
+		t.Fatalf("db copy printed %d lines, want a line per table:\n%s", len(lines), res)
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l, " ok") {
+			t.Errorf("db copy: a table differs: %s", l)
+		}
+	}
+	if strings.Contains(res.stdout+res.stderr, pgPassword) {
+		t.Errorf("db copy printed the database's password:\n%s", res)
+	}
+}
+
+// The issue's case: a 40-unit pool, 30 spent on the SQLite host, then the
+// host moves to PostgreSQL. The embedded limiter there knows the window's
+// spend: the upstream is charged 40 at most across the move, not 70.
+func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
+	before := h.fake.Charged(testKey)
+	if before == 0 || before > 40 {
+		t.Fatalf("the first run on SQLite was charged %d units, want some, at most 40", before)
+	}
+	pgURL := h.withPostgres()
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	charged := h.fake.Charged(testKey)
+	if charged > 40 {
+		t.Errorf("the upstream charged %d units across the move, over the pool's 40 (%d before it)", charged, before)
+	}
+	if charged == before {
+		t.Errorf("nothing ran on PostgreSQL after the move: the window had %d units left", 40-before)
+	}
+	used, _, _, _, _, _ := h.report("--json").pool(t, "default")
+	if used != charged {
+		t.Errorf("report on PostgreSQL says %d used in the window, the upstream charged %d", used, charged)
+	}
+	t.Logf("moved with %d of 40 units spent: %d charged across the move", before, charged)
+}
+
+// A copy killed halfway (SIGKILL) and run again ends with every row of
+// the source on the target, and the sums of both equal.
+func TestDBCopyKilledGoesOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := filepath.Join(h.dir, "src.db")
+	buildHistory(t, src, 2, "US", "GB", "DE", "FR")
+	pgURL := h.withPostgres()
+	p := h.start("db", "copy", "--db", src, "--to", pgURL)
+	target := openPG(t, pgURL)
+	copying := func() bool {
+		var n int64
+		err := target.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&n)
+		return (err == nil && n > 0) || p.exited()
+	}
+	if !waitFor(cmdTimeout, copying) {
+		t.Fatalf("db copy wrote no chart entry within %s:\n%s", cmdTimeout, p.out)
+	}
+	p.signal(t, syscall.SIGKILL)
+	if code, ok := p.wait(cmdTimeout); !ok || code == 0 {
+		t.Fatalf("db copy ended with %d (exited %v) before the kill: nothing to go on from\n%s", code, ok, p.out)
+	}
+	var half int64
+	_ = target.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&half)
+	res := h.mustRun(0, "db", "copy", "--db", src, "--to", pgURL)
+	copyAgrees(t, res)
+	t.Logf("killed with %d chart entries copied; the second run ended whole:\n%s", half, res.stdout)
+	word := strings.Fields(queryString(t, openDB(t, src), `SELECT title FROM videos ORDER BY vid LIMIT 1`))[0]
+	if hits := h.searchJSON("--limit", "5", word); len(hits) == 0 {
+		t.Errorf("search on the copy for %q, a word of a title, finds nothing", word)
+	}
+}
+
+// db copy refuses a target holding data (exit 2, naming it), and a
+// target that no longer matches its source is a difference (exit 1).
+func TestDBCopyRefusesAndDiffers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	res := h.mustRun(2, "db", "copy")
+	if !strings.Contains(res.stderr, "--to") {
+		t.Errorf("db copy without --to: want the flag named\n%s", res)
+	}
+	used := filepath.Join(h.dir, "used.db")
+	h.set("INGEST_DB", used)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	h.set("INGEST_DB", file)
+	res = h.mustRun(2, "db", "copy", "--to", used)
+	if !strings.Contains(res.stderr, used) || !strings.Contains(res.stderr, "holds data") {
+		t.Errorf("db copy into a database with data: want it named, and why\n%s", res)
+	}
+	pgURL := h.withPostgres()
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
+	res = h.mustRun(2, "db", "copy", "--db", file, "--to", pgURL)
+	if !strings.Contains(res.stderr, "holds a copy") {
+		t.Errorf("a second copy of the file into its finished copy: want it refused\n%s", res)
+	}
+	back := filepath.Join(h.dir, "back.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", pgURL, "--to", back))
+	w, err := sql.Open("sqlite", "file:"+back+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE videos SET view_count = view_count + 1 WHERE vid = (SELECT min(vid) FROM videos)`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	res = h.mustRun(1, "db", "copy", "--db", pgURL, "--to", back)
+	if !strings.Contains(res.stdout, "DIFFERS") || !strings.Contains(res.stderr, "differ") {
+		t.Errorf("a copy whose target changed: want the table named as differing\n%s", res)
+	}
+}
