@@ -276,13 +276,19 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 		a.Mark, _, _ = r.led.clockArgs()
 		a.Every, a.Idle = r.led.cadence(rec.Calls)
 	}
+	return r.refillWith(ctx, a, rec, ledger == r.opts.ID)
+}
+
+// refillWith runs refill with a, given rec's calls and blocks; marks
+// moves a's mark to the ledger's latest metered call.
+func (r *Redis) refillWith(ctx context.Context, a *args, rec ingest.Recalled, marks bool) (int, error) {
 	byPool := map[string]int{}
 	for i, p := range a.Pools {
 		byPool[p.Name] = i
 	}
 	for _, c := range refillable(r.opts.Logger, r.opts.QuotaKey, rec.Calls) {
 		ms, seq, _ := logID(c.ID)
-		if !c.Unmetered && ledger == r.opts.ID {
+		if !c.Unmetered && marks {
 			a.Mark = laterID(a.Mark, c.ID)
 		}
 		for _, ch := range c.Charges {

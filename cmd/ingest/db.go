@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +36,7 @@ backfill cursors, category names, plans and tombstones. The search index is
 built on DST as the videos arrive. Nothing the key's standing (--standing)
 no longer allows is copied.
 
-A SQLite source is read through a snapshot (DB.copy-snapshot beside it, made
+A SQLite source is read through a snapshot (DB.copy-XXXXXXXX beside it, made
 by VACUUM INTO and removed at the end), so a worker may go on writing it;
 stop the worker before the copy all the same when the host moves, or its
 calls after the snapshot stay behind. A PostgreSQL source is read in one
@@ -62,7 +64,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 	if err := checkCopyTarget(s, to); err != nil {
 		return err
 	}
-	src, err := openCopySource(ctx, s)
+	src, fresh, err := openCopySource(ctx, s, to)
 	if err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 	bar.Finish()
 	var te *store.TargetError
 	if errors.As(err, &te) {
+		if src.Close(); fresh {
+			removeSnapshot(s.db, to)
+		}
 		return usageErrorf("db copy: --to %w", err)
 	}
 	if err != nil {
@@ -94,7 +99,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
 	src.Close()
-	removeSnapshot(s.db)
+	removeSnapshot(s.db, to)
 	return nil
 }
 
@@ -123,38 +128,42 @@ func checkCopyTarget(s *settings, to string) error {
 
 // openCopySource opens what a copy reads: a PostgreSQL database holding
 // nothing the standing does not allow, or a snapshot of a SQLite file with
-// what the standing does not allow pruned from it, kept until the copy is
-// whole.
-func openCopySource(ctx context.Context, s *settings) (*store.DB, error) {
+// what the standing does not allow pruned from it, kept until the copy
+// into to is whole; fresh says the snapshot was taken now.
+func openCopySource(ctx context.Context, s *settings, to string) (db *store.DB, fresh bool, err error) {
 	if store.IsURL(s.db) {
 		db, err := store.OpenExisting(ctx, s.db)
 		if err != nil {
-			return nil, fmt.Errorf("db copy: source: %w", err)
+			return nil, false, fmt.Errorf("db copy: source: %w", err)
 		}
 		if msg, err := s.terms().Beyond(ctx, db); err != nil || msg != "" {
 			db.Close()
 			if err == nil {
 				err = usageErrorf("db copy: %s", msg)
 			}
-			return nil, err
+			return nil, false, err
 		}
-		return db, nil
+		return db, false, nil
 	}
-	snap := snapshotOf(s.db)
+	snap := snapshotOf(s.db, to)
 	if _, err := os.Stat(snap); err != nil {
 		if err := takeSnapshot(ctx, s, snap); err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		fresh = true
 	}
-	db, err := store.Open(ctx, snap)
-	if err != nil {
-		return nil, fmt.Errorf("db copy: source snapshot: %w", err)
+	if db, err = store.Open(ctx, snap); err != nil {
+		return nil, false, fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	return db, nil
+	return db, fresh, nil
 }
 
-// snapshotOf is where a copy keeps its snapshot of the SQLite file db.
-func snapshotOf(db string) string { return db + ".copy-snapshot" }
+// snapshotOf is where a copy of the SQLite file db into to keeps its
+// snapshot: beside db, one per target.
+func snapshotOf(db, to string) string {
+	sum := sha256.Sum256([]byte(store.Where(to)))
+	return db + ".copy-" + hex.EncodeToString(sum[:4])
+}
 
 // takeSnapshot writes snap from --db, pruned of what the standing does not
 // allow, and renames it into place only then: a resumed copy reads the
@@ -203,12 +212,12 @@ func printSums(out io.Writer, sums []store.TableSums) int {
 	return differ
 }
 
-// removeSnapshot is the end of a whole copy of a SQLite source.
-func removeSnapshot(db string) {
+// removeSnapshot is the end of a copy of a SQLite source into to.
+func removeSnapshot(db, to string) {
 	if store.IsURL(db) {
 		return
 	}
-	snap := snapshotOf(db)
+	snap := snapshotOf(db, to)
 	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
 		os.Remove(f)
 	}

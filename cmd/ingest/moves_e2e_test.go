@@ -135,3 +135,32 @@ func TestDBCopyRefusesAndDiffers(t *testing.T) {
 		t.Errorf("a copy whose target changed: want the table named as differing\n%s", res)
 	}
 }
+
+// A host moves from the embedded limiter to a new Redis with one step,
+// `quota seed`, and back with the same step: the first run on Redis
+// fetches at once, and the upstream is charged the pool's 40 units at most
+// across both moves.
+func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
+	onSQLite := h.fake.Charged(testKey)
+	h.withRedis()
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	res := h.mustRun(0, "run", "--once", "--regions", "CA")
+	onRedis := h.fake.Charged(testKey)
+	if onRedis == onSQLite || strings.Contains(res.stderr, "lost data") {
+		t.Errorf("the first run on the seeded Redis fetched %d units: want it to fetch at once\n%s", onRedis-onSQLite, res)
+	}
+	h.unset("REDIS_URL")
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	h.mustRun(0, "run", "--once")
+	back := h.fake.Charged(testKey)
+	if back > 40 {
+		t.Errorf("the upstream charged %d units across the moves (%d on SQLite, %d on Redis), over the pool's 40",
+			back, onSQLite, onRedis-onSQLite)
+	}
+	t.Logf("charged %d on SQLite, %d on Redis, %d back on SQLite: %d of 40", onSQLite, onRedis-onSQLite, back-onRedis, back)
+}
