@@ -230,6 +230,9 @@ func (r *Redis) recover(ctx context.Context, why string) error {
 	if rep.Started {
 		r.opts.Logger.Warn("the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back, or the window and the day have passed",
 			"reason", why, "need", strings.Join(a.Need, ","), "vouched", len(a.Need) > 0)
+		if len(a.Need) == 0 {
+			r.opts.Logger.Warn(UndecidedText(time.Time{}))
+		}
 	}
 	_, err = r.refill(ctx, r.opts.ID, rec)
 	return err

@@ -41,3 +41,35 @@ func (r *Redis) Seed(ctx context.Context, ledgers []SeedLedger) (int, error) {
 	}
 	return total, nil
 }
+
+// Undecided is, while this limiter waits after finding it held none of a
+// ledger's calls of the window and no ledger's copy of the list of hosts
+// could name who spent, what it cannot tell and what to run in each case:
+// a Redis the hosts just moved to looks exactly like one that lost its
+// data. "" when it is not so.
+func (r *Redis) Undecided(ctx context.Context) (string, error) {
+	st, err := r.Status(ctx)
+	if err != nil || !st.Recovering || len(st.Need) > 0 {
+		return "", err
+	}
+	var until time.Time
+	for _, p := range st.Pools {
+		if p.WaitUntil.After(until) {
+			until = p.WaitUntil
+		}
+	}
+	return UndecidedText(until), nil
+}
+
+// UndecidedText names the command for each case a limiter cannot tell
+// apart; until is when its wait ends by itself (zero: unknown here).
+func UndecidedText(until time.Time) string {
+	wait := "the window and the current day have passed"
+	if !until.IsZero() {
+		wait = until.UTC().Format(time.RFC3339)
+	}
+	return "the limiter cannot tell a new Redis from one that lost its data: it holds none of this ledger's calls of the window, " +
+		"and metered calls wait until " + wait + ". If the hosts moved to this Redis, run `ingest quota seed --ledger DB...` " +
+		"with the database of every host that spent in the window; if this Redis lost its data, run " +
+		"`ingest quota restore --ledger DB...` with the same, or wait"
+}

@@ -170,8 +170,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
 	// region has failed metrics.FailingAfter passes in a row.
-	ready := web.Readyz(web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing})
+	ready := web.Readyz(append([]web.Check{web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
+		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}, windowChecks(p.Limiter)...)...)
 	cfg.Routes = []web.Route{
 		{Pattern: "/metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: ready},

@@ -7,12 +7,14 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
 )
 
 // refiller is a limiter that takes ledger calls back, each once.
@@ -76,4 +78,27 @@ func (h *Host) seedLedger(ctx context.Context, path, key string) (quota.SeedLedg
 		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	return quota.SeedLedger{ID: id, Where: store.Where(path), Calls: rec}, nil
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
+
+// windowChecks is /readyz's check that the limiter is not waiting because
+// it cannot tell a new Redis from a wiped one (its failure names the
+// command for each case); none for a limiter that cannot be so.
+func windowChecks(l any) []web.Check {
+	u, ok := l.(undecider)
+	if !ok {
+		return nil
+	}
+	return []web.Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
+		text, err := u.Undecided(ctx)
+		if err == nil && text != "" {
+			err = errors.New(text)
+		}
+		return err
+	}}}
 }

@@ -164,3 +164,69 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 	}
 	t.Logf("charged %d on SQLite, %d on Redis, %d back on SQLite: %d of 40", onSQLite, onRedis-onSQLite, back-onRedis, back)
 }
+
+// A host that meets a Redis holding none of its calls of the window
+// cannot tell a new Redis from one that lost its data: its log, report,
+// /readyz and a metric say so and name the command for each case, and
+// the seed ends the wait at once. The wipe stays a loss: nothing metered
+// is spent until then.
+func TestNewRedisWithoutSeedSaysWhatToRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	before := h.fake.Charged(testKey)
+	h.withRedis()
+	commands := []string{"ingest quota seed --ledger DB...", "ingest quota restore --ledger DB..."}
+	says := func(where, text string) {
+		t.Helper()
+		for _, c := range commands {
+			if !strings.Contains(text, c) {
+				t.Errorf("%s does not name `%s`:\n%s", where, c, text)
+			}
+		}
+	}
+	res := h.mustRun(0, "run", "--once", "--regions", "GB")
+	says("run's log", res.stderr)
+	if h.fake.Charged(testKey) != before {
+		t.Errorf("a run on a Redis holding none of the window spent %d units before it was told which case it is", h.fake.Charged(testKey)-before)
+	}
+	says("report", h.mustRun(0, "report").stdout)
+	says("report --json", h.mustRun(0, "report", "--json").stdout)
+	_, reach := anyAddr(t)
+	p := h.start("run", "--regions", "GB", "--listen", reach)
+	base := "http://" + reach
+	var ready, metrics string
+	if !waitFor(cmdTimeout, func() bool {
+		ready = httpGet(base + "/readyz")
+		metrics = httpGet(base + "/metrics")
+		return strings.Contains(ready, "limiter_window") && strings.Contains(metrics, "ingest_limiter_undecided")
+	}) {
+		t.Fatalf("the daemon's /readyz and /metrics never showed the limiter's window:\n%s\n%s\n%s", ready, metrics, p.out)
+	}
+	says("/readyz", ready)
+	if !strings.Contains(metrics, `ingest_limiter_undecided{lost_data="ingest quota restore --ledger DB...",new_redis="ingest quota seed --ledger DB..."} 1`) {
+		t.Errorf("/metrics has no ingest_limiter_undecided 1 naming both commands:\n%s", grepLines(metrics, "undecided"))
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.wait(cmdTimeout)
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	if out := h.mustRun(0, "report", "--json").stdout; strings.Contains(out, "limiter_undecided") {
+		t.Errorf("after the seed the report still says the limiter cannot tell:\n%s", out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	if h.fake.Charged(testKey) == before {
+		t.Errorf("the first run after the seed fetched nothing")
+	}
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
