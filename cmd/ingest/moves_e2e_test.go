@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // copyAgrees checks a db copy's output: a line per table, each ok.
@@ -229,4 +230,40 @@ func grepLines(text, word string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A rolling upgrade on a shared PostgreSQL: once another host migrated the
+// database past this binary's schema, a daemon of this version stops at
+// its next run, and `run --once` at once, with exit 2 naming the upgrade,
+// writing nothing and spending nothing after it.
+func TestOlderHostStopsAtANewerSchema(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pgURL := h.withPostgres()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	db := openPG(t, pgURL)
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	runs := queryInt(t, db, `SELECT count(*) FROM runs`)
+	if !waitFor(cmdTimeout, func() bool { return queryInt(t, db, `SELECT count(*) FROM runs`) > runs || p.exited() }) {
+		t.Fatalf("the daemon started no run:\n%s", p.out)
+	}
+	migrated := time.Now().UnixMilli()
+	if _, err := db.Exec(`INSERT INTO schema_version (step, applied_ms) SELECT max(step) + 1, $1 FROM schema_version`, migrated); err != nil {
+		t.Fatal(err)
+	}
+	code, ok := p.wait(cmdTimeout)
+	if !ok || code != 2 || !strings.Contains(p.out.String(), "upgrade ingest") {
+		t.Fatalf("the daemon after a newer host's migration: exited %v with %d, want 2 naming the upgrade\n%s", ok, code, p.out)
+	}
+	charged := h.fake.Charged(testKey)
+	res := h.mustRun(2, "run", "--once", "--regions", "GB")
+	if !strings.Contains(res.stderr, "upgrade ingest") {
+		t.Errorf("run --once on a newer schema: want the upgrade named\n%s", res)
+	}
+	if after := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms > $1`, migrated); after != 0 {
+		t.Errorf("%d runs were written after the migration", after)
+	}
+	if h.fake.Charged(testKey) != charged {
+		t.Errorf("run --once on a newer schema spent %d units", h.fake.Charged(testKey)-charged)
+	}
 }
