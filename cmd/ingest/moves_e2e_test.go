@@ -31,9 +31,9 @@ func copyAgrees(t *testing.T, res result) {
 	}
 }
 
-// The case: a 40-unit pool, 30 spent on the SQLite host, then the
-// host moves to PostgreSQL. The embedded limiter there knows the window's
-// spend: the upstream is charged 40 at most across the move, not 70.
+// A 40-unit pool, most of it spent on the SQLite host, then the host moves
+// to PostgreSQL and back. The embedded limiter on each side knows the
+// window's spend: the upstream is charged 40 at most across the moves.
 func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -59,7 +59,18 @@ func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
 	if used != charged {
 		t.Errorf("report on PostgreSQL says %d used in the window, the upstream charged %d", used, charged)
 	}
-	t.Logf("moved with %d of 40 units spent: %d charged across the move", before, charged)
+	back := filepath.Join(h.dir, "back.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", pgURL, "--to", back))
+	h.set("INGEST_DB", back)
+	h.mustRun(0, "run", "--once")
+	if again := h.fake.Charged(testKey); again != charged {
+		t.Errorf("back on SQLite, a run with the window full was charged %d units", again-charged)
+	}
+	used, _, _, _, _, _ = h.report("--json").pool(t, "default")
+	if used != charged {
+		t.Errorf("report back on SQLite says %d used in the window, the upstream charged %d", used, charged)
+	}
+	t.Logf("moved with %d of 40 units spent: %d charged across the move and back", before, charged)
 }
 
 // A copy killed halfway (SIGKILL) and run again ends with every row of
