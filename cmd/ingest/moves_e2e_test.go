@@ -278,3 +278,31 @@ func TestOlderHostStopsAtANewerSchema(t *testing.T) {
 		t.Errorf("run --once on a newer schema spent %d units", h.fake.Charged(testKey)-charged)
 	}
 }
+
+// db copy leaves out what the key's standing no longer allows: a file
+// holding chart runs older than the standard standing's 30 days is copied
+// without them, says so, and is itself left as it was.
+func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := filepath.Join(h.dir, "old.db")
+	buildHistory(t, src, 31, "US")
+	cut := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
+	old := `SELECT count(*) FROM runs WHERE kind = 'trending' AND started_ms < $1`
+	held := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut)
+	if held == 0 {
+		t.Fatalf("the source holds no chart run older than 30 days: nothing to leave out")
+	}
+	pgURL := h.withPostgres()
+	res := h.mustRun(0, "db", "copy", "--db", src, "--to", pgURL)
+	copyAgrees(t, res)
+	if !strings.Contains(res.stderr, "not copied, beyond what the standard standing allows") {
+		t.Errorf("db copy did not say what it left out\n%s", res)
+	}
+	if n := queryInt(t, openPG(t, pgURL), old, cut); n != 0 {
+		t.Errorf("the copy holds %d chart runs older than the standing allows", n)
+	}
+	if n := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut); n != held {
+		t.Errorf("the source holds %d old chart runs after the copy, %d before: db copy changed it", n, held)
+	}
+}
