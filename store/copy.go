@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -316,17 +317,7 @@ func copyRows(ctx context.Context, q reader, from dialect, dst *DB, t carried, s
 	}
 }
 
-func sorted(s []string) []string {
-	c := append([]string(nil), s...)
-	for i := range c {
-		for j := i + 1; j < len(c); j++ {
-			if c[j] < c[i] {
-				c[i], c[j] = c[j], c[i]
-			}
-		}
-	}
-	return c
-}
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func keyIndexes(cols, keys []string) []int {
 	at := make([]int, len(keys))

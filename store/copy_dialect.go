@@ -60,15 +60,18 @@ func (sqliteDialect) keyOrder(keys []string) string { return quoted(keys) }
 func (pgDialect) keyOrder(keys []string) string {
 	q := make([]string, len(keys))
 	for i, k := range keys {
-		q[i] = `"` + k + `"` + pgByteOrder[k]
+		q[i] = `"` + k + `"`
+		if pgTextKeys[k] {
+			q[i] += ` COLLATE "C"`
+		}
 	}
 	return strings.Join(q, ", ")
 }
 
-// pgByteOrder are the text keys whose column is not declared COLLATE "C".
-var pgByteOrder = map[string]string{"quota_key": ` COLLATE "C"`, "name": ` COLLATE "C"`, "region": ` COLLATE "C"`,
-	"category": ` COLLATE "C"`, "id": "", "key": ` COLLATE "C"`, "call_id": ` COLLATE "C"`, "pool": ` COLLATE "C"`,
-	"instance": ` COLLATE "C"`}
+// pgTextKeys are the key columns that hold text: sorted by their bytes
+// whatever the column's collation (pace_plans.quota_key has the server's).
+var pgTextKeys = map[string]bool{"quota_key": true, "name": true, "region": true, "category": true, "key": true,
+	"call_id": true, "pool": true, "instance": true}
 
 // startCopy keeps the rollup's triggers in a note and drops them.
 func (sqliteDialect) startCopy(ctx context.Context, tx *sql.Tx) error {
