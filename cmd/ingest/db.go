@@ -15,7 +15,6 @@ import (
 
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
-	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -74,13 +73,13 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 		return fmt.Errorf("db copy: target: %w", err)
 	}
 	defer dst.Close()
-	bar := termbar.New(s.stderr, -1, "copying rows")
-	bar.Start()
+	var bar *termbar.Bar // made once the rows to copy are counted
+	made := false
 	sums, err := store.Copy(ctx, src, dst, func(n, total int64) {
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("copying rows (%s of %s)", termtext.Thousands(n), termtext.Thousands(total)))
-			bar.Set(int(n))
+		if !made {
+			bar, made = termbar.New(s.stderr, total, "copying rows"), true
 		}
+		bar.Set(int(n))
 	})
 	bar.Finish()
 	var te *store.TargetError
