@@ -61,10 +61,11 @@ var copyTables = []carried{
 	{name: "quota_config", key: "quota_key, pool"},
 }
 
-// NotCopied are the tables of either database that db copy leaves
-// behind, each with why: the search index is built again on the target,
+// notCopied are the tables of either database that db copy leaves
+// behind, each with why (a test holds every table of both schemas to
+// copyTables or here): the search index is built again on the target,
 // and the rest belongs to the database it was written on.
-var NotCopied = map[string]string{
+var notCopied = map[string]string{
 	"videos_fts":     "SQLite's search index: built on the target as the videos are copied",
 	"video_docs":     "PostgreSQL's search index: built on the target as the videos are copied",
 	"locks":          "leases of the processes running on the source: taken anew on the target",
@@ -72,8 +73,10 @@ var NotCopied = map[string]string{
 	"schema_version": "the target's own migrations write it",
 }
 
-// Notes a copy keeps on its target while it is under way: which source it
-// copies (a ledger id), and on SQLite the triggers it holds back.
+// Notes a copy keeps on its target: which source it copies (sourceID),
+// kept after the end so that running the copy again only checks it, and
+// while it is under way on SQLite the triggers it holds back. Neither is
+// copied or summed (notCopyNote).
 const (
 	copyFromNote     = "copy_from"
 	copyTriggersNote = "copy_triggers"

@@ -50,8 +50,8 @@ func TestCopyCarriesEveryTable(t *testing.T) {
 		have := map[string]bool{}
 		for _, name := range tablesOf(t, db) {
 			have[name] = true
-			if !carriedNames[name] && NotCopied[name] == "" {
-				t.Errorf("table %s is neither copied by db copy (copyTables) nor named in NotCopied", name)
+			if !carriedNames[name] && notCopied[name] == "" {
+				t.Errorf("table %s is neither copied by db copy (copyTables) nor named in notCopied", name)
 			}
 		}
 		for name := range carriedNames {
