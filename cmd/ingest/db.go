@@ -93,8 +93,9 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 		return fmt.Errorf("db copy: %w", err)
 	}
 	if differ := printSums(out, sums); differ > 0 {
-		return fmt.Errorf("db copy: %d tables differ between %s and %s: the copy is not whole (run it again to go on)",
-			differ, s.dbName(), store.Redact(to))
+		return fmt.Errorf("db copy: %d tables differ between %s and %s: a writer changed the source while it was copied "+
+			"(a PostgreSQL source is read anew when a stopped copy goes on), or something changed the target; "+
+			"stop every writer of the source, then delete the target and copy again", differ, s.dbName(), store.Redact(to))
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
 	src.Close()
