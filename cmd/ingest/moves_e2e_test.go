@@ -126,6 +126,7 @@ func TestDBCopyRefusesAndDiffers(t *testing.T) {
 	if !strings.Contains(res.stderr, used) || !strings.Contains(res.stderr, "holds data") {
 		t.Errorf("db copy into a database with data: want it named, and why\n%s", res)
 	}
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", filepath.Join(h.dir, "compact.db")))
 	pgURL := h.withPostgres()
 	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
 	res = h.mustRun(2, "db", "copy", "--db", file, "--to", pgURL)
@@ -165,6 +166,9 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 	onRedis := h.fake.Charged(testKey)
 	if onRedis == onSQLite || strings.Contains(res.stderr, "lost data") {
 		t.Errorf("the first run on the seeded Redis fetched %d units: want it to fetch at once\n%s", onRedis-onSQLite, res)
+	}
+	if ca := lastRuns(t, openDB(t, file), "trending")["CA"]; ca.Status != "completed" {
+		t.Errorf("the first run on the seeded Redis left CA %s, want its chart fetched at once", ca.Status)
 	}
 	h.unset("REDIS_URL")
 	h.mustRun(0, "quota", "seed", "--ledger", file)
