@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 func newDBCmd(s *settings) *cobra.Command {
@@ -166,8 +167,10 @@ func snapshotOf(db, to string) string {
 }
 
 // takeSnapshot writes snap from --db, pruned of what the standing does not
-// allow, and renames it into place only then: a resumed copy reads the
-// same rows as the copy that stopped.
+// allow and noted as kept under it (so that the target's first run takes
+// what ages past the standing meanwhile for the scheduled prune's lag),
+// and renames it into place only then: a resumed copy reads the same rows
+// as the copy that stopped.
 func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 	part := snap + ".new"
 	for _, f := range []string{part, part + "-wal", part + "-shm"} {
@@ -189,6 +192,9 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 		fmt.Fprintf(s.stderr, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
 			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
 			s.standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
+	}
+	if res.Err == nil {
+		res.Err = wiring.NoteKept(ctx, db, s.standing.StatsFor)
 	}
 	if err := errors.Join(res.Err, db.Close()); err != nil {
 		return fmt.Errorf("db copy: prune the snapshot under the standing: %w", err)
