@@ -26,14 +26,25 @@ var (
 		"Unix time until which the upstream blocked the pool; 0 when it is not blocked.", []string{"pool"}, nil)
 	recoveryDesc = prometheus.NewDesc("ingest_limiter_recovery_wait_until_timestamp_seconds",
 		"Unix time until which the limiter holds the pool's metered calls while it recovers what it lost (a data loss, a move); 0 when it waits for nothing.", []string{"pool"}, nil)
+	undecidedDesc = prometheus.NewDesc("ingest_limiter_undecided",
+		"1 while the Redis limiter waits because it cannot tell a new Redis from one that lost its data (it holds none of this "+
+			"ledger's calls of the window): for a new Redis run the new_redis command, for a wiped one the lost_data command, "+
+			"with the database of every host that spent in the window; 0 otherwise.", nil,
+		prometheus.Labels{"new_redis": "ingest quota seed --ledger DB...", "lost_data": "ingest quota restore --ledger DB..."})
 )
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
 
 // limiterCollector reads the pools at scrape time. A limiter that does not
 // answer gives ingest_limiter_up 0 and no pool series.
 type limiterCollector struct{ l StateReader }
 
 func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc, recoveryDesc} {
+	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc, recoveryDesc, undecidedDesc} {
 		ch <- d
 	}
 }
@@ -56,6 +67,15 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(blockedDesc, prometheus.GaugeValue, blocked, p.Pool)
 		ch <- prometheus.MustNewConstMetric(recoveryDesc, prometheus.GaugeValue, unixOrZero(p.WaitUntil), p.Pool)
+	}
+	if u, ok := c.l.(undecider); ok {
+		if text, err := u.Undecided(ctx); err == nil {
+			v := 0.0
+			if text != "" {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(undecidedDesc, prometheus.GaugeValue, v)
+		}
 	}
 }
 

@@ -275,8 +275,10 @@ func (r *Redis) Readiness(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if cur, err := r.Config(ctx); err == nil && !held(cur) {
-		detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data; " +
-			"the first run puts its calls back and waits for the other hosts (or run `ingest quota restore --ledger DB...`)"
+		detail = "the limiter holds no configuration, but this database's ledger spent in its span: Redis lost data, " +
+			"or it is a new one the hosts moved to. After a loss the first run puts its calls back and waits for the other hosts " +
+			"(or run `ingest quota restore --ledger DB...`); for a new Redis run `ingest quota seed --ledger DB...` with every " +
+			"host's database before the first run"
 	}
 	kept, how, err := r.Persistence(ctx)
 	switch {

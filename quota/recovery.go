@@ -230,6 +230,9 @@ func (r *Redis) recover(ctx context.Context, why string) error {
 	if rep.Started {
 		r.opts.Logger.Warn("the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back, or the window and the day have passed",
 			"reason", why, "need", strings.Join(a.Need, ","), "vouched", len(a.Need) > 0)
+		if len(a.Need) == 0 {
+			r.opts.Logger.Warn(UndecidedText(time.Time{}))
+		}
 	}
 	_, err = r.refill(ctx, r.opts.ID, rec)
 	return err
@@ -276,13 +279,19 @@ func (r *Redis) refill(ctx context.Context, ledger string, rec ingest.Recalled) 
 		a.Mark, _, _ = r.led.clockArgs()
 		a.Every, a.Idle = r.led.cadence(rec.Calls)
 	}
+	return r.refillWith(ctx, a, rec, ledger == r.opts.ID)
+}
+
+// refillWith runs refill with a, given rec's calls and blocks; marks
+// moves a's mark to the ledger's latest metered call.
+func (r *Redis) refillWith(ctx context.Context, a *args, rec ingest.Recalled, marks bool) (int, error) {
 	byPool := map[string]int{}
 	for i, p := range a.Pools {
 		byPool[p.Name] = i
 	}
 	for _, c := range refillable(r.opts.Logger, r.opts.QuotaKey, rec.Calls) {
 		ms, seq, _ := logID(c.ID)
-		if !c.Unmetered && ledger == r.opts.ID {
+		if !c.Unmetered && marks {
 			a.Mark = laterID(a.Mark, c.ID)
 		}
 		for _, ch := range c.Charges {

@@ -34,6 +34,9 @@ type JSON struct {
 	UpstreamClock *ClockJSON     `json:"upstream_clock"` // clock.go
 	Pace          *FreshnessJSON `json:"pace"`           // pace.go; null: no schedule
 	Terms         *TermsJSON     `json:"terms"`          // terms.go
+	// LimiterUndecided: the limiter cannot tell a new Redis from a wiped
+	// one, and names the command for each case.
+	LimiterUndecided string `json:"limiter_undecided,omitempty"`
 }
 
 // StorageJSON is the database's size and how far back it reaches.
@@ -126,6 +129,7 @@ func (r *Report) JSON() JSON {
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
 		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
 	j.UpstreamClock, j.Pace, j.Terms = r.clockJSON(), r.freshnessJSON(), r.termsJSON()
+	j.LimiterUndecided = r.Undecided
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
@@ -241,7 +245,10 @@ func (r *Report) textPools(out io.Writer) {
 		fmt.Fprintln(out, "(!) units admitted unmetered while the limiter could not be reached, of the pool's fail_open budget")
 		fmt.Fprintln(out, "    over its window: in the ledger, and written into the limiter's window when it answers again")
 	}
-	if waiting {
+	switch {
+	case r.Undecided != "":
+		fmt.Fprintln(out, "The limiter waits: "+r.Undecided+".")
+	case waiting:
 		fmt.Fprintln(out, "The limiter lost data and admits nothing metered until every ledger (database) that spent has put its calls back; `ingest quota show` says which it waits for.")
 	}
 	fmt.Fprintln(out)

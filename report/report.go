@@ -112,6 +112,15 @@ type Report struct {
 	Clock         *Clock      // nil: the upstream's time never read (clock.go)
 	Freshness     *Freshness  // nil: no schedule (pace.go)
 	Terms         *Terms      // terms.go
+	// Undecided is, while the limiter cannot tell a new Redis from one
+	// that lost its data, what it says to run in each case; "" otherwise.
+	Undecided string
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
 }
 
 // Pool is one pool's state with its window and unmetered units.
@@ -217,6 +226,9 @@ func (r *Report) pools(ctx context.Context, src Sources, calls []ingest.Call, no
 	for _, st := range states {
 		pool, _ := src.Costs.Pool(st.Pool)
 		r.Pools = append(r.Pools, Pool{PoolState: st, Window: pool.Window, Unmetered: unmetered(calls, pool, now), FailOpen: pool.FailOpen})
+	}
+	if u, ok := src.Limiter.(undecider); ok && err == nil {
+		r.Undecided, _ = u.Undecided(ctx)
 	}
 }
 

@@ -248,6 +248,9 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := db.d.guard(ctx, tx, db.path); err != nil {
+		return err
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}

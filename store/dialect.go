@@ -34,6 +34,17 @@ type dialect interface {
 	writable(ctx context.Context, db *DB) error
 	// server describes the database for `ingest check`.
 	server(ctx context.Context, db *DB) (string, error)
+	// guard refuses a write transaction on a database another host
+	// migrated past this binary's schema (*VersionError), before it
+	// writes anything the newer schema could misread.
+	guard(ctx context.Context, tx *sql.Tx, path string) error
+	// columns, keyOrder, startCopy, copied and endCopy are what a copy
+	// does on this database (copy_dialect.go).
+	columns(ctx context.Context, q reader, table string) ([]string, error)
+	keyOrder(keys []string) string
+	startCopy(ctx context.Context, tx *sql.Tx) error
+	copied(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error
+	endCopy(ctx context.Context, db *DB) error
 }
 
 // dialectSQL holds each statement whose text differs between the

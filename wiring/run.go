@@ -59,9 +59,12 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		return fmt.Errorf("read last runs: %w", err)
 	}
 	m.Seed(last)
+	ctx, stopOutdated := context.WithCancelCause(ctx)
+	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
-	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: m.Observe, Drain: drain, LastStart: p.DB.LastStart}
+	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: stopWhenOutdated(m.Observe, stopOutdated), Drain: drain,
+		LastStart: p.DB.LastStart}
 	lim := m.Metered(p.Limiter)
 	runner.Passes = jobs.ChartPasses(r.Regions, r.Categories, jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
@@ -79,12 +82,12 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
 	}
 	if r.Once {
-		return h.once(ctx, p, r, d)
+		return outdated(ctx, h.once(ctx, p, r, d))
 	}
 	if err := h.watchPace(r, p, d, m, last); err != nil {
 		return err
 	}
-	return h.daemon(ctx, p, r, d, last)
+	return outdated(ctx, h.daemon(ctx, p, r, d, last))
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
@@ -182,8 +185,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
 	// region has failed metrics.FailingAfter passes in a row.
-	ready := web.Readyz(web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing})
+	ready := web.Readyz(append([]web.Check{web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
+		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}, windowChecks(p.Limiter)...)...)
 	cfg.Routes = []web.Route{
 		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Handler: ready},

@@ -102,8 +102,8 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	}
 	cfg.AuthFailed = m.AuthFailed
 	cfg.Routes = []web.Route{
-		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(web.LimiterCheck(l),
-			web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})},
+		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(append([]web.Check{web.LimiterCheck(l),
+			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
 		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler()},
 	}
 	web.WarnUnusableTokens(ctx, h.Logger, db, sv.Plans)

@@ -8,6 +8,7 @@
 //	ingest history  VIDEO_ID [--json]
 //	ingest chart    REGION [--category C] [--language L] [--at TIME] [--json]
 //	ingest prune    --keep DURATION [--json]
+//	ingest db       copy --to DST
 //	ingest export   --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]
 //	ingest check    [--offline]
 //	ingest version  [--json]
@@ -143,6 +144,7 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		uses(newHistoryCmd(s), useDB, useTerms),
 		uses(newChartCmd(s), useDB, useTerms),
 		uses(newPruneCmd(s), useDB, useCosts, useTerms),
+		uses(newDBCmd(s), useDB, useCosts, useTerms),
 		uses(newCheckCmd(s), usesAll...),
 		uses(newQuotaCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog),
 		uses(newServeCmd(s), useDB, useRedis, useCosts, useQuotaKey, useLog, useTerms),

@@ -56,6 +56,7 @@ day, or the limit may be overspent.`,
 	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each host's (default: --db)")
 	envflag.With(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
 	cmd.AddCommand(restore)
+	cmd.AddCommand(newQuotaSeedCmd(s))
 	return cmd
 }
 

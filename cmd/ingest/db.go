@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/internal/termbar"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
+)
+
+func newDBCmd(s *settings) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "db",
+		Short: "Move the database: copy it into another SQLite file or PostgreSQL database",
+	}
+	var to string
+	copyCmd := &cobra.Command{
+		Use:   "copy --to DST",
+		Short: "Copy every table of --db into another database, verified by rows and checksums (costs no quota)",
+		Long: `copy carries the database named by --db into DST, a SQLite file or a
+postgres:// URL, either way: videos and their text, charts and their entries,
+statistics and tracked counts, runs, the quota ledger, the embedded limiter's
+state (so that a limiter on DST knows the window's spend), API tokens,
+backfill cursors, category names, plans and tombstones. The search index is
+built on DST as the videos arrive. Nothing the key's standing (--standing)
+no longer allows is copied.
+
+A SQLite source is read through a snapshot (DB.copy-XXXXXXXX beside it, made
+by VACUUM INTO and removed at the end), so a worker may go on writing it;
+stop the worker before the copy all the same when the host moves, or its
+calls after the snapshot stay behind. A PostgreSQL source is read in one
+transaction; a copy resumed after a kill reads it again, so stop its writers.
+
+DST must be new or empty: a database holding data is refused (exit 2). A copy
+that stopped (a kill, a lost connection) goes on where it left off when run
+again with the same --db and --to. At the end it prints each table's rows and
+a checksum of its rows in key order, on both sides: any difference is exit 1.`,
+		Example: `  ingest db copy --db ingest.db --to postgres://ingest@db.internal/ingest
+  ingest db copy --db postgres://ingest@db.internal/ingest --to small.db
+  ingest db copy --db ingest.db --to compact.db`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDBCopy(cmd.Context(), cmd.OutOrStdout(), s, to)
+		},
+	}
+	copyCmd.Flags().StringVar(&to, "to", "", "the database to copy into: a SQLite file, or a postgres:// URL")
+	envflag.With(copyCmd.Flags().Lookup("to"), "INGEST_DB_COPY_TO")
+	cmd.AddCommand(copyCmd)
+	return cmd
+}
+
+func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error {
+	if err := checkCopyTarget(s, to); err != nil {
+		return err
+	}
+	src, fresh, err := openCopySource(ctx, s, to)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := store.Open(ctx, to)
+	if err != nil {
+		return fmt.Errorf("db copy: target: %w", err)
+	}
+	defer dst.Close()
+	var bar *termbar.Bar // made once the rows to copy are counted
+	made := false
+	sums, err := store.Copy(ctx, src, dst, func(n, total int64) {
+		if !made {
+			bar, made = termbar.New(s.stderr, total, "copying rows"), true
+		}
+		bar.Set(int(n))
+	})
+	bar.Finish()
+	var te *store.TargetError
+	if errors.As(err, &te) {
+		if src.Close(); fresh {
+			removeSnapshot(s.db, to)
+		}
+		return usageErrorf("db copy: --to %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	if differ := printSums(out, sums); differ > 0 {
+		return fmt.Errorf("db copy: %d tables differ between %s and %s: a writer changed the source while it was copied "+
+			"(a PostgreSQL source is read anew when a stopped copy goes on), or something changed the target; "+
+			"stop every writer of the source, then delete the target and copy again", differ, s.dbName(), store.Redact(to))
+	}
+	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
+	src.Close()
+	removeSnapshot(s.db, to)
+	return nil
+}
+
+// checkCopyTarget refuses a --to that is missing, does not parse, or
+// names the source.
+func checkCopyTarget(s *settings, to string) error {
+	if to == "" {
+		return usageErrorf("db copy: --to (INGEST_DB_COPY_TO) is required: the database to copy into, a file or a postgres:// URL")
+	}
+	if err := store.CheckURL(to); err != nil {
+		return usageErrorf("db copy: --to: %w", err)
+	}
+	if !store.IsURL(to) {
+		if err := store.CheckPath(to, true); err != nil {
+			return usageErrorf("db copy: --to: %w", err)
+		}
+	}
+	if store.Where(to) == store.Where(s.db) {
+		return usageErrorf("db copy: --to names the database --db names (%s): copy into another one", s.dbName())
+	}
+	if !store.Exists(s.db) {
+		return usageErrorf("db copy: no database at %s (point --db / INGEST_DB at the one to copy)", s.dbName())
+	}
+	return nil
+}
+
+// openCopySource opens what a copy reads: a PostgreSQL database holding
+// nothing the standing does not allow, or a snapshot of a SQLite file with
+// what the standing does not allow pruned from it, kept until the copy
+// into to is whole; fresh says the snapshot was taken now.
+func openCopySource(ctx context.Context, s *settings, to string) (db *store.DB, fresh bool, err error) {
+	if store.IsURL(s.db) {
+		db, err := store.OpenExisting(ctx, s.db)
+		if err != nil {
+			return nil, false, fmt.Errorf("db copy: source: %w", err)
+		}
+		if msg, err := s.terms().Beyond(ctx, db); err != nil || msg != "" {
+			db.Close()
+			if err == nil {
+				err = usageErrorf("db copy: %s", msg)
+			}
+			return nil, false, err
+		}
+		return db, false, nil
+	}
+	snap := snapshotOf(s.db, to)
+	if _, err := os.Stat(snap); err != nil {
+		if err := takeSnapshot(ctx, s, snap); err != nil {
+			return nil, false, err
+		}
+		fresh = true
+	}
+	if db, err = store.Open(ctx, snap); err != nil {
+		return nil, false, fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	return db, fresh, nil
+}
+
+// snapshotOf is where a copy of the SQLite file db into to keeps its
+// snapshot: beside db, one per target.
+func snapshotOf(db, to string) string {
+	sum := sha256.Sum256([]byte(store.Where(to)))
+	return db + ".copy-" + hex.EncodeToString(sum[:4])
+}
+
+// takeSnapshot writes snap from --db, pruned of what the standing does not
+// allow and noted as kept under it (so that the target's first run takes
+// what ages past the standing meanwhile for the scheduled prune's lag),
+// and renames it into place only then: a resumed copy reads the same rows
+// as the copy that stopped.
+func takeSnapshot(ctx context.Context, s *settings, snap string) error {
+	part := snap + ".new"
+	for _, f := range []string{part, part + "-wal", part + "-shm"} {
+		os.Remove(f)
+	}
+	if err := store.Snapshot(ctx, s.db, part); err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	db, err := store.Open(ctx, part)
+	if err != nil {
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	if err := db.Note(ctx, store.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
+		db.Close()
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	res := s.pruneJob(db, s.standing.StatsFor, nil).Run(ctx)
+	if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
+		fmt.Fprintf(s.stderr, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
+			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
+			s.standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
+	}
+	if res.Err == nil {
+		res.Err = wiring.NoteKept(ctx, db, s.standing.StatsFor)
+	}
+	if err := errors.Join(res.Err, db.Close()); err != nil {
+		return fmt.Errorf("db copy: prune the snapshot under the standing: %w", err)
+	}
+	return os.Rename(part, snap)
+}
+
+// printSums prints each table's rows and checksum on both sides, and
+// returns how many differ.
+func printSums(out io.Writer, sums []store.TableSums) int {
+	differ := 0
+	fmt.Fprintf(out, "%-18s %12s %-16s %12s %-16s %s\n", "TABLE", "SOURCE ROWS", "SOURCE SUM", "TARGET ROWS", "TARGET SUM", "")
+	for _, t := range sums {
+		mark := "ok"
+		if !t.Same() {
+			mark = "DIFFERS"
+			differ++
+		}
+		fmt.Fprintf(out, "%-18s %12d %-16s %12d %-16s %s\n", t.Table, t.Source.Rows, t.Source.Hash, t.Target.Rows, t.Target.Hash, mark)
+	}
+	return differ
+}
+
+// removeSnapshot is the end of a copy of a SQLite source into to.
+func removeSnapshot(db, to string) {
+	if store.IsURL(db) {
+		return
+	}
+	snap := snapshotOf(db, to)
+	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
+		os.Remove(f)
+	}
+}

@@ -1,0 +1,312 @@
+package main
+
+// End-to-end tests of a deployment that grows (docs/operations.md,
+// Growing): a database moved with `ingest db copy`, the limiter's window
+// carried across the move, with the fake upstream's count of the units it
+// charged as the oracle.
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// copyAgrees checks a db copy's output: a line per table, each ok.
+func copyAgrees(t *testing.T, res result) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) < 20 {
+		t.Fatalf("db copy printed %d lines, want a line per table:\n%s", len(lines), res)
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l, " ok") {
+			t.Errorf("db copy: a table differs: %s", l)
+		}
+	}
+	if strings.Contains(res.stdout+res.stderr, pgPassword) {
+		t.Errorf("db copy printed the database's password:\n%s", res)
+	}
+}
+
+// A 40-unit pool, most of it spent on the SQLite host, then the host moves
+// to PostgreSQL and back. The embedded limiter on each side knows the
+// window's spend: the upstream is charged 40 at most across the moves.
+func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
+	before := h.fake.Charged(testKey)
+	if before == 0 || before > 40 {
+		t.Fatalf("the first run on SQLite was charged %d units, want some, at most 40", before)
+	}
+	pgURL := h.withPostgres()
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	charged := h.fake.Charged(testKey)
+	if charged > 40 {
+		t.Errorf("the upstream charged %d units across the move, over the pool's 40 (%d before it)", charged, before)
+	}
+	if charged == before {
+		t.Errorf("nothing ran on PostgreSQL after the move: the window had %d units left", 40-before)
+	}
+	used, _, _, _, _, _ := h.report("--json").pool(t, "default")
+	if used != charged {
+		t.Errorf("report on PostgreSQL says %d used in the window, the upstream charged %d", used, charged)
+	}
+	back := filepath.Join(h.dir, "back.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", pgURL, "--to", back))
+	h.set("INGEST_DB", back)
+	h.mustRun(0, "run", "--once")
+	if again := h.fake.Charged(testKey); again != charged {
+		t.Errorf("back on SQLite, a run with the window full was charged %d units", again-charged)
+	}
+	used, _, _, _, _, _ = h.report("--json").pool(t, "default")
+	if used != charged {
+		t.Errorf("report back on SQLite says %d used in the window, the upstream charged %d", used, charged)
+	}
+	t.Logf("moved with %d of 40 units spent: %d charged across the move and back", before, charged)
+}
+
+// A copy killed halfway (SIGKILL) and run again ends with every row of
+// the source on the target, and the sums of both equal.
+func TestDBCopyKilledGoesOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := filepath.Join(h.dir, "src.db")
+	buildHistory(t, src, 2, "US", "GB", "DE", "FR")
+	pgURL := h.withPostgres()
+	p := h.start("db", "copy", "--db", src, "--to", pgURL)
+	target := openPG(t, pgURL)
+	copying := func() bool {
+		var n int64
+		err := target.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&n)
+		return (err == nil && n > 0) || p.exited()
+	}
+	if !waitFor(cmdTimeout, copying) {
+		t.Fatalf("db copy wrote no chart entry within %s:\n%s", cmdTimeout, p.out)
+	}
+	p.signal(t, syscall.SIGKILL)
+	if code, ok := p.wait(cmdTimeout); !ok || code == 0 {
+		t.Fatalf("db copy ended with %d (exited %v) before the kill: nothing to go on from\n%s", code, ok, p.out)
+	}
+	var half int64
+	_ = target.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&half)
+	res := h.mustRun(0, "db", "copy", "--db", src, "--to", pgURL)
+	copyAgrees(t, res)
+	t.Logf("killed with %d chart entries copied; the second run ended whole:\n%s", half, res.stdout)
+	word := strings.Fields(queryString(t, openDB(t, src), `SELECT title FROM videos ORDER BY vid LIMIT 1`))[0]
+	if hits := h.searchJSON("--limit", "5", word); len(hits) == 0 {
+		t.Errorf("search on the copy for %q, a word of a title, finds nothing", word)
+	}
+}
+
+// db copy refuses a target holding data (exit 2, naming it), and a
+// target that no longer matches its source is a difference (exit 1).
+func TestDBCopyRefusesAndDiffers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	res := h.mustRun(2, "db", "copy")
+	if !strings.Contains(res.stderr, "--to") {
+		t.Errorf("db copy without --to: want the flag named\n%s", res)
+	}
+	used := filepath.Join(h.dir, "used.db")
+	h.set("INGEST_DB", used)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	h.set("INGEST_DB", file)
+	res = h.mustRun(2, "db", "copy", "--to", used)
+	if !strings.Contains(res.stderr, used) || !strings.Contains(res.stderr, "holds data") {
+		t.Errorf("db copy into a database with data: want it named, and why\n%s", res)
+	}
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", filepath.Join(h.dir, "compact.db")))
+	pgURL := h.withPostgres()
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
+	res = h.mustRun(2, "db", "copy", "--db", file, "--to", pgURL)
+	if !strings.Contains(res.stderr, "holds a copy") {
+		t.Errorf("a second copy of the file into its finished copy: want it refused\n%s", res)
+	}
+	back := filepath.Join(h.dir, "back.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", pgURL, "--to", back))
+	w, err := sql.Open("sqlite", "file:"+back+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE videos SET view_count = view_count + 1 WHERE vid = (SELECT min(vid) FROM videos)`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	res = h.mustRun(1, "db", "copy", "--db", pgURL, "--to", back)
+	if !strings.Contains(res.stdout, "DIFFERS") || !strings.Contains(res.stderr, "differ") {
+		t.Errorf("a copy whose target changed: want the table named as differing\n%s", res)
+	}
+}
+
+// A host moves from the embedded limiter to a new Redis with one step,
+// `quota seed`, and back with the same step: the first run on Redis
+// fetches at once, and the upstream is charged the pool's 40 units at most
+// across both moves.
+func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
+	onSQLite := h.fake.Charged(testKey)
+	h.withRedis()
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	res := h.mustRun(0, "run", "--once", "--regions", "CA")
+	onRedis := h.fake.Charged(testKey)
+	if onRedis == onSQLite || strings.Contains(res.stderr, "lost data") {
+		t.Errorf("the first run on the seeded Redis fetched %d units: want it to fetch at once\n%s", onRedis-onSQLite, res)
+	}
+	if ca := lastRuns(t, openDB(t, file), "trending")["CA"]; ca.Status != "completed" {
+		t.Errorf("the first run on the seeded Redis left CA %s, want its chart fetched at once", ca.Status)
+	}
+	h.unset("REDIS_URL")
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	h.mustRun(0, "run", "--once")
+	back := h.fake.Charged(testKey)
+	if back > 40 {
+		t.Errorf("the upstream charged %d units across the moves (%d on SQLite, %d on Redis), over the pool's 40",
+			back, onSQLite, onRedis-onSQLite)
+	}
+	t.Logf("charged %d on SQLite, %d on Redis, %d back on SQLite: %d of 40", onSQLite, onRedis-onSQLite, back-onRedis, back)
+}
+
+// A host that meets a Redis holding none of its calls of the window
+// cannot tell a new Redis from one that lost its data: its log, report,
+// /readyz and a metric say so and name the command for each case, and
+// the seed ends the wait at once. The wipe stays a loss: nothing metered
+// is spent until then.
+func TestNewRedisWithoutSeedSaysWhatToRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	file := h.db()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	before := h.fake.Charged(testKey)
+	h.withRedis()
+	commands := []string{"ingest quota seed --ledger DB...", "ingest quota restore --ledger DB..."}
+	says := func(where, text string) {
+		t.Helper()
+		for _, c := range commands {
+			if !strings.Contains(text, c) {
+				t.Errorf("%s does not name `%s`:\n%s", where, c, text)
+			}
+		}
+	}
+	res := h.mustRun(0, "run", "--once", "--regions", "GB")
+	says("run's log", res.stderr)
+	if h.fake.Charged(testKey) != before {
+		t.Errorf("a run on a Redis holding none of the window spent %d units before it was told which case it is", h.fake.Charged(testKey)-before)
+	}
+	says("report", h.mustRun(0, "report").stdout)
+	says("report --json", h.mustRun(0, "report", "--json").stdout)
+	_, reach := anyAddr(t)
+	p := h.start("run", "--regions", "GB", "--listen", reach)
+	base := "http://" + reach
+	var ready, metrics string
+	if !waitFor(cmdTimeout, func() bool {
+		ready = httpGet(base + "/readyz")
+		metrics = httpGet(base + "/metrics")
+		return strings.Contains(ready, "limiter_window") && strings.Contains(metrics, "ingest_limiter_undecided")
+	}) {
+		t.Fatalf("the daemon's /readyz and /metrics never showed the limiter's window:\n%s\n%s\n%s", ready, metrics, p.out)
+	}
+	says("/readyz", ready)
+	if !strings.Contains(metrics, `ingest_limiter_undecided{lost_data="ingest quota restore --ledger DB...",new_redis="ingest quota seed --ledger DB..."} 1`) {
+		t.Errorf("/metrics has no ingest_limiter_undecided 1 naming both commands:\n%s", grepLines(metrics, "undecided"))
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.wait(cmdTimeout)
+	h.mustRun(0, "quota", "seed", "--ledger", file)
+	if out := h.mustRun(0, "report", "--json").stdout; strings.Contains(out, "limiter_undecided") {
+		t.Errorf("after the seed the report still says the limiter cannot tell:\n%s", out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	if h.fake.Charged(testKey) == before {
+		t.Errorf("the first run after the seed fetched nothing")
+	}
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// A rolling upgrade on a shared PostgreSQL: once another host migrated the
+// database past this binary's schema, a daemon of this version stops at
+// its next run, and `run --once` at once, with exit 2 naming the upgrade,
+// writing nothing and spending nothing after it.
+func TestOlderHostStopsAtANewerSchema(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pgURL := h.withPostgres()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	db := openPG(t, pgURL)
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	runs := queryInt(t, db, `SELECT count(*) FROM runs`)
+	if !waitFor(cmdTimeout, func() bool { return queryInt(t, db, `SELECT count(*) FROM runs`) > runs || p.exited() }) {
+		t.Fatalf("the daemon started no run:\n%s", p.out)
+	}
+	migrated := time.Now().UnixMilli()
+	if _, err := db.Exec(`INSERT INTO schema_version (step, applied_ms) SELECT max(step) + 1, $1 FROM schema_version`, migrated); err != nil {
+		t.Fatal(err)
+	}
+	code, ok := p.wait(cmdTimeout)
+	if !ok || code != 2 || !strings.Contains(p.out.String(), "upgrade ingest") {
+		t.Fatalf("the daemon after a newer host's migration: exited %v with %d, want 2 naming the upgrade\n%s", ok, code, p.out)
+	}
+	charged := h.fake.Charged(testKey)
+	res := h.mustRun(2, "run", "--once", "--regions", "GB")
+	if !strings.Contains(res.stderr, "upgrade ingest") {
+		t.Errorf("run --once on a newer schema: want the upgrade named\n%s", res)
+	}
+	if after := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms > $1`, migrated); after != 0 {
+		t.Errorf("%d runs were written after the migration", after)
+	}
+	if h.fake.Charged(testKey) != charged {
+		t.Errorf("run --once on a newer schema spent %d units", h.fake.Charged(testKey)-charged)
+	}
+}
+
+// db copy leaves out what the key's standing no longer allows: a file
+// holding chart runs older than the standard standing's 30 days is copied
+// without them, says so, and is itself left as it was.
+func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := filepath.Join(h.dir, "old.db")
+	buildHistory(t, src, 31, "US")
+	cut := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
+	old := `SELECT count(*) FROM runs WHERE kind = 'trending' AND started_ms < $1`
+	held := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut)
+	if held == 0 {
+		t.Fatalf("the source holds no chart run older than 30 days: nothing to leave out")
+	}
+	pgURL := h.withPostgres()
+	res := h.mustRun(0, "db", "copy", "--db", src, "--to", pgURL)
+	copyAgrees(t, res)
+	if !strings.Contains(res.stderr, "not copied, beyond what the standard standing allows") {
+		t.Errorf("db copy did not say what it left out\n%s", res)
+	}
+	if n := queryInt(t, openPG(t, pgURL), old, cut); n != 0 {
+		t.Errorf("the copy holds %d chart runs older than the standing allows", n)
+	}
+	if n := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut); n != held {
+		t.Errorf("the source holds %d old chart runs after the copy, %d before: db copy changed it", n, held)
+	}
+}

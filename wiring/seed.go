@@ -1,0 +1,104 @@
+package wiring
+
+// What `ingest quota seed` does: a limiter a host moves to (a new Redis,
+// or the embedded one on leaving Redis) learns the window's calls from the
+// ledgers of the hosts that spent in it, so that it neither overspends nor
+// waits a day.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+// refiller is a limiter that takes ledger calls back, each once.
+type refiller interface {
+	Refill(ctx context.Context, rec ingest.Recalled) (int, error)
+}
+
+// Seed gives the limiter of key the calls of the window in the ledgers of
+// the databases paths (this one when none): how many calls were new to it,
+// from how many ledgers. On Redis each ledger's calls go in under its own
+// id and mark (quota.Redis.Seed); the embedded limiter takes the calls
+// into its log.
+func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
+	if len(paths) == 0 {
+		paths = []string{h.DSN}
+	}
+	if rl, ok := l.(*quota.Redis); ok {
+		var ls []quota.SeedLedger
+		for _, path := range paths {
+			sl, err := h.seedLedger(ctx, path, key)
+			if err != nil {
+				return 0, 0, err
+			}
+			ls = append(ls, sl)
+		}
+		n, err := rl.Seed(ctx, ls)
+		return n, len(ls), err
+	}
+	r, ok := l.(refiller)
+	if !ok {
+		return 0, 0, configErrorf("quota seed: the %s limiter takes no ledger calls", l.Backend())
+	}
+	for _, path := range paths {
+		rec, err := h.ReadLedger(ctx, path, key)
+		if err != nil {
+			return calls, ledgers, err
+		}
+		n, err := r.Refill(ctx, rec)
+		if err != nil {
+			return calls, ledgers, err
+		}
+		calls, ledgers = calls+n, ledgers+1
+	}
+	return calls, ledgers, nil
+}
+
+// seedLedger reads one database's ledger id and calls of the recall span,
+// read-only.
+func (h *Host) seedLedger(ctx context.Context, path, key string) (quota.SeedLedger, error) {
+	db, err := store.OpenExisting(ctx, path)
+	if err != nil {
+		return quota.SeedLedger{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
+	}
+	defer db.Close()
+	id, err := db.LedgerID(ctx)
+	if err != nil {
+		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
+	}
+	rec, err := db.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
+	if err != nil {
+		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
+	}
+	return quota.SeedLedger{ID: id, Where: store.Where(path), Calls: rec}, nil
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
+
+// windowChecks is /readyz's check that the limiter is not waiting because
+// it cannot tell a new Redis from a wiped one (its failure names the
+// command for each case); none for a limiter that cannot be so.
+func windowChecks(l any) []web.Check {
+	u, ok := l.(undecider)
+	if !ok {
+		return nil
+	}
+	return []web.Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
+		text, err := u.Undecided(ctx)
+		if err == nil && text != "" {
+			err = errors.New(text)
+		}
+		return err
+	}}}
+}
