@@ -461,8 +461,11 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 	}
 	// A replica a loaded machine is slow to confirm on is not one cut off:
 	// the hosts wait long for it, except while the link is cut, where
-	// every call of B's waits out the timeout.
-	const patient, cut = 5 * time.Second, 500 * time.Millisecond
+	// every call of B's waits out WAIT's half of the timeout. The other
+	// half is the script's: it must answer within it, or the call is one
+	// Redis did not answer (an outage, not an unconfirmed write), and a
+	// loaded machine can take more than a short half.
+	const patient, cut = 5 * time.Second, 2 * time.Second
 	tweak := func(o *limOpts) { o.Replicas, o.Timeout = replicas, patient }
 	replicated(t, pc, rc)
 	a := newHost(t, primary.Addr, key, costs, "a", tweak)
