@@ -7,6 +7,7 @@ package quota_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -371,15 +372,32 @@ func TestFaultTrimmedHead(t *testing.T) {
 		for _, first := range []string{"daemon", "newcomer"} {
 			t.Run(topo.name+"/"+first, func(t *testing.T) {
 				t.Parallel()
-				testCutLog(t, topo.client(t), topo.addr, first == "daemon", trimHead)
+				testCutLog(t, topo.client(t), topo.addr, first == "daemon", false, trimHead)
 			})
 		}
 	}
+	// B writes an unmetered call back between the trim and the first
+	// decision: rewriting the log must not make the lost head look whole
+	t.Run("redis/refill-first", func(t *testing.T) {
+		t.Parallel()
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, true, trimHead)
+	})
+	// the same after FLUSHALL: B's unmetered call written back is not B's
+	// calls put back, and the recovery still waits for its metered ones
+	t.Run("redis/flushall-refill-first", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t) // a server of its own: FLUSHALL reaches every key
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, true, func(t *testing.T, c redis.UniversalClient, _ string) {
+			if err := c.FlushAll(context.Background()).Err(); err != nil {
+				t.Fatalf("FLUSHALL: %v", err)
+			}
+		})
+	})
 	// entries deleted from the middle leave the running sums whole: their
 	// units still count, nothing is lost
 	t.Run("redis/middle", func(t *testing.T) {
 		t.Parallel()
-		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, deleteMiddle)
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, false, deleteMiddle)
 	})
 }
 
@@ -407,7 +425,7 @@ func deleteMiddle(t *testing.T, c redis.UniversalClient, log string) {
 	}
 }
 
-func testCutLog(t *testing.T, c redis.UniversalClient, addr string, daemonFirst bool, cut func(*testing.T, redis.UniversalClient, string)) {
+func testCutLog(t *testing.T, c redis.UniversalClient, addr string, daemonFirst, refill bool, cut func(*testing.T, redis.UniversalClient, string)) {
 	key, costs := quotaKey(t), faultCosts(t, false)
 	a := hostOn(t, c, key, costs, "a", func(o *limOpts) { o.Beat = cadence / 20 })
 	a.beats = true
@@ -419,6 +437,17 @@ func testCutLog(t *testing.T, c redis.UniversalClient, addr string, daemonFirst 
 	}
 	a.heartbeat() // A's copy of the ledgers names B
 	cut(t, c, "ingest:{"+key+"}:log:default")
+	if refill {
+		now := time.Now()
+		d := ingest.Decision{ID: fmt.Sprintf("%d-u%08x", now.UnixMilli(), 1), At: now, Op: "videos.list",
+			Charges: []ingest.Charge{{Pool: "default", Units: 1}}, Unmetered: true}
+		b.record(d)
+		// as the first answer after an outage writes them: the unmetered calls alone
+		rec := ingest.Recalled{Calls: []ingest.Call{{ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges, Unmetered: true}}}
+		if n, err := b.l.Refill(context.Background(), rec); err != nil || n != 1 {
+			t.Fatalf("B writes its unmetered call back: %d, %v; want 1", n, err)
+		}
+	}
 	hosts, firstRun := []*host{a, b}, 0
 	if daemonFirst {
 		for firstRun < 2*capacity && a.take().Allowed {
@@ -430,20 +459,21 @@ func testCutLog(t *testing.T, c redis.UniversalClient, addr string, daemonFirst 
 		firstRun = n.run(2 * capacity)
 	}
 	// cron runs of every host, a cadence's worth and more, or until full
-	for round := 0; round < 100 && total(hosts...) < capacity; round++ {
+	for round := 0; round < 100 && total(hosts...)+b.unmetered() < capacity; round++ {
 		for _, h := range hosts {
 			h.run(2 * capacity)
 		}
 		pass(t, addr, cadence/20)
 	}
 	peak := peakWindow(t, costs, hosts...)
+	spent := total(hosts...) + b.unmetered()
 	t.Logf("%s, daemon first: %v: the first mover admitted %d; in all %d, peak over every trailing window %d / %d; Redis %d",
-		t.Name(), daemonFirst, firstRun, total(hosts...), peak, capacity, used(t, a.l))
+		t.Name(), daemonFirst, firstRun, spent, peak, capacity, used(t, a.l))
 	if peak > capacity {
 		t.Fatalf("%d admitted in one window; want at most %d", peak, capacity)
 	}
-	if daemonFirst && (total(hosts...) != capacity || used(t, a.l) != capacity) {
-		t.Fatalf("the recovery named A and B, who put their calls back: %d admitted, Redis counts %d; want %d both", total(hosts...), used(t, a.l), capacity)
+	if daemonFirst && (spent != capacity || used(t, a.l) != capacity) {
+		t.Fatalf("the recovery named A and B, who put their calls back: %d admitted, Redis counts %d; want %d both", spent, used(t, a.l), capacity)
 	}
 }
 

@@ -298,6 +298,8 @@ end
 -- rebuild writes p's log anew from entries {id, u} (no id twice), sorted, with running sums
 -- from base on (a stream only appends; refills and refunds change the past).
 local function rebuild(p, entries, base)
+  local kept = redis.call('HGET', S, p.name .. '.base')
+  local lost = trimmed(p, {[p.name .. '.base'] = kept})
   table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
   redis.call('DEL', p.key)
   for _, e in ipairs(entries) do
@@ -306,15 +308,18 @@ local function rebuild(p, entries, base)
   end
   if #entries > 0 then expire(p.key) end
   set_last(p, entries[#entries] and entries[#entries][1])
+  -- a head lost before stays lost to the next decision (loss), however the log was rewritten
+  if lost then redis.call('HSET', S, p.name .. '.base', kept) end
 end
 
 -- settle marks this ledger done in a recovery (one the finder could not name joins the
 -- lists). Once all are done, the pools wait for the quiet period (doc.go): the start plus the
 -- longest cadence reported (a.every; with a.idle, at least the time since the last call). A
--- recovery that names nobody waits for time alone.
+-- recovery that names nobody waits for time alone; calls written back for no ledger (an
+-- outage's unmetered ones) settle nothing.
 local function settle(st, now)
   local need, done = decode(st.need), decode(st.done or '[]')
-  if #need == 0 then return end
+  if #need == 0 or a.ledger == '' then return end
   if not list_has(need, a.ledger) then need[#need + 1] = a.ledger end
   if not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
   local cadence = num(a.every)
