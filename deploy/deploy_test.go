@@ -417,8 +417,8 @@ func TestImageIsNamedOnce(t *testing.T) {
 		t.Errorf("kubernetes/redis renders %v, want the Job alone", kinds(m))
 	}
 	c := job.Spec.Template.Spec.Containers[0]
-	if c.Image != image || strings.Join(c.Args, " ") != "quota apply --new" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply --new, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
+	if c.Image != image || strings.Join(c.Args, " ") != "quota apply --new=QUOTA_KEY" || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("quota apply Job: image %q args %v restart %q; want %q, quota apply --new=QUOTA_KEY, Never", c.Image, c.Args, job.Spec.Template.Spec.RestartPolicy, image)
 	}
 	var files []string
 	for _, g := range []string{"kubernetes/*.yaml", "kubernetes/*/*.yaml", "kubernetes-postgres/*.yaml", "kubernetes/*/README.md", "kubernetes-postgres/README.md"} {

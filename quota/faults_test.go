@@ -88,7 +88,7 @@ type host struct {
 	l      *quota.Redis
 	log    *logs
 	opts   limOpts
-	client *redis.Client
+	client redis.UniversalClient
 	// beats: each process heartbeats from its start until the next one
 	// starts, as every process of the binary does, a cron run's too
 	beats bool
@@ -101,13 +101,20 @@ type host struct {
 
 func newHost(t *testing.T, addr, key string, costs *ingest.Costs, name string, tweak func(*limOpts)) *host {
 	t.Helper()
-	h := &host{t: t, name: name, addr: addr, log: &logs{}}
+	h := hostOn(t, newClient(t, addr), key, costs, name, tweak)
+	h.addr = addr
+	return h
+}
+
+// hostOn is newHost on a client of the test's: a Redis Cluster's.
+func hostOn(t *testing.T, client redis.UniversalClient, key string, costs *ingest.Costs, name string, tweak func(*limOpts)) *host {
+	t.Helper()
+	h := &host{t: t, name: name, log: &logs{}, client: client}
 	h.opts = limOpts{QuotaKey: key, Costs: costs, Ledger: name, Where: "host-" + name + ":/" + name + ".db",
 		Logger: slog.New(h.log), Timeout: 2 * time.Second, Recall: h.recall, Notes: &notes{m: map[string]string{}}}
 	if tweak != nil {
 		tweak(&h.opts)
 	}
-	h.client = newClient(t, addr)
 	h.restart()
 	created(t, h.l)
 	return h

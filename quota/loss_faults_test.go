@@ -7,12 +7,14 @@ package quota_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
 
@@ -342,4 +344,153 @@ func TestFaultCopyKeepsUnlistedLedger(t *testing.T) {
 	if first+second != 0 {
 		t.Fatalf("A admitted %d while B's 30 calls were not back", first+second)
 	}
+}
+
+// TestFaultTrimmedHead: the pool's log loses its oldest entries (XTRIM to
+// its last 10, as a maxmemory policy, an operator or a script written for
+// another stream may do) after hosts spent 60 of 100. What is left still
+// ends where the state says, and its running sums go on; the first
+// decision after the trim, a daemon's or a newcomer's, must find the loss.
+// Over every trailing window, the hosts are admitted at most the capacity;
+// with the daemon first, its recovery names both hosts, and the pool fills
+// again to exactly its capacity once they put their calls back. A newcomer
+// can name nobody: the pool waits for time.
+func TestFaultTrimmedHead(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cl := redistest.StartCluster(t)
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { cluster.Close() })
+	for _, topo := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+		addr   string
+	}{
+		{"redis", func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }, srv.Addr},
+		{"cluster", func(*testing.T) redis.UniversalClient { return cluster }, cl.Nodes[0].Addr},
+	} {
+		for _, first := range []string{"daemon", "newcomer"} {
+			t.Run(topo.name+"/"+first, func(t *testing.T) {
+				t.Parallel()
+				testCutLog(t, topo.client(t), topo.addr, first == "daemon", false, trimHead)
+			})
+		}
+	}
+	// B writes an unmetered call back between the trim and the first
+	// decision: rewriting the log must not make the lost head look whole
+	t.Run("redis/refill-first", func(t *testing.T) {
+		t.Parallel()
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, true, trimHead)
+	})
+	// the same after FLUSHALL: B's unmetered call written back is not B's
+	// calls put back, and the recovery still waits for its metered ones
+	t.Run("redis/flushall-refill-first", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t) // a server of its own: FLUSHALL reaches every key
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, true, func(t *testing.T, c redis.UniversalClient, _ string) {
+			if err := c.FlushAll(context.Background()).Err(); err != nil {
+				t.Fatalf("FLUSHALL: %v", err)
+			}
+		})
+	})
+	// entries deleted from the middle leave the running sums whole: their
+	// units still count, nothing is lost
+	t.Run("redis/middle", func(t *testing.T) {
+		t.Parallel()
+		testCutLog(t, newClient(t, srv.Addr), srv.Addr, true, false, deleteMiddle)
+	})
+}
+
+// trimHead keeps the log's last 10 of its 60 entries.
+func trimHead(t *testing.T, c redis.UniversalClient, log string) {
+	if n, err := c.XTrimMaxLen(context.Background(), log, 10).Result(); err != nil || n != 50 {
+		t.Fatalf("XTRIM %s MAXLEN 10: %d, %v; want 50 trimmed", log, n, err)
+	}
+}
+
+// deleteMiddle deletes 50 of the log's 60 entries, all but the first 5 and
+// the last 5.
+func deleteMiddle(t *testing.T, c redis.UniversalClient, log string) {
+	ctx := context.Background()
+	es, err := c.XRange(ctx, log, "-", "+").Result()
+	if err != nil || len(es) != 60 {
+		t.Fatalf("XRANGE %s: %d entries, %v; want 60", log, len(es), err)
+	}
+	var ids []string
+	for _, e := range es[5:55] {
+		ids = append(ids, e.ID)
+	}
+	if n, err := c.XDel(ctx, log, ids...).Result(); err != nil || n != 50 {
+		t.Fatalf("XDEL %s: %d, %v; want 50 deleted", log, n, err)
+	}
+}
+
+func testCutLog(t *testing.T, c redis.UniversalClient, addr string, daemonFirst, refill bool, cut func(*testing.T, redis.UniversalClient, string)) {
+	key, costs := quotaKey(t), faultCosts(t, false)
+	a := hostOn(t, c, key, costs, "a", func(o *limOpts) { o.Beat = cadence / 20 })
+	a.beats = true
+	a.restart()
+	b := hostOn(t, c, key, costs, "b", nil)
+	a.spendN(30)
+	if n := b.run(30); n != 30 {
+		t.Fatalf("B's run admitted %d of 30", n)
+	}
+	a.heartbeat() // A's copy of the ledgers names B
+	cut(t, c, "ingest:{"+key+"}:log:default")
+	if refill {
+		now := time.Now()
+		d := ingest.Decision{ID: fmt.Sprintf("%d-u%08x", now.UnixMilli(), 1), At: now, Op: "videos.list",
+			Charges: []ingest.Charge{{Pool: "default", Units: 1}}, Unmetered: true}
+		b.record(d)
+		// as the first answer after an outage writes them: the unmetered calls alone
+		rec := ingest.Recalled{Calls: []ingest.Call{{ID: d.ID, At: d.At, Op: d.Op, Charges: d.Charges, Unmetered: true}}}
+		if n, err := b.l.Refill(context.Background(), rec); err != nil || n != 1 {
+			t.Fatalf("B writes its unmetered call back: %d, %v; want 1", n, err)
+		}
+	}
+	hosts, firstRun := []*host{a, b}, 0
+	if daemonFirst {
+		for firstRun < 2*capacity && a.take().Allowed {
+			firstRun++
+		}
+	} else {
+		n := hostOn(t, c, key, costs, "n", nil)
+		hosts = append(hosts, n)
+		firstRun = n.run(2 * capacity)
+	}
+	// cron runs of every host, a cadence's worth and more, or until full
+	for round := 0; round < 100 && total(hosts...)+b.unmetered() < capacity; round++ {
+		for _, h := range hosts {
+			h.run(2 * capacity)
+		}
+		pass(t, addr, cadence/20)
+	}
+	peak := peakWindow(t, costs, hosts...)
+	spent := total(hosts...) + b.unmetered()
+	t.Logf("%s, daemon first: %v: the first mover admitted %d; in all %d, peak over every trailing window %d / %d; Redis %d",
+		t.Name(), daemonFirst, firstRun, spent, peak, capacity, used(t, a.l))
+	if peak > capacity {
+		t.Fatalf("%d admitted in one window; want at most %d", peak, capacity)
+	}
+	if daemonFirst && (spent != capacity || used(t, a.l) != capacity) {
+		t.Fatalf("the recovery named A and B, who put their calls back: %d admitted, Redis counts %d; want %d both", spent, used(t, a.l), capacity)
+	}
+}
+
+// peakWindow is the most units the hosts were admitted, metered or not, in
+// any trailing window of the pool, counted from their ledgers by the time
+// of each call's id.
+func peakWindow(t *testing.T, costs *ingest.Costs, hosts ...*host) int64 {
+	t.Helper()
+	var recs []record
+	for _, h := range hosts {
+		h.mu.Lock()
+		for _, c := range h.ledger {
+			ms, _ := idOrder(c.ID)
+			recs = append(recs, record{allowed: true, id: c.ID, at: ms, units: map[string]int64{"default": c.Charges[0].Units}})
+		}
+		h.mu.Unlock()
+	}
+	p, _ := costs.Pool("default")
+	return newWindowSums(recs, "default", p.Window.Milliseconds()).peak()
 }

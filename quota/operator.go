@@ -189,15 +189,28 @@ func (r *Redis) Create(ctx context.Context, isNew bool, others map[string]ingest
 	case len(signs) > 0:
 		return nil, &PastError{QuotaKey: r.opts.QuotaKey, Signs: signs, Span: r.opts.Costs.Span()}
 	case !isNew:
-		return nil, fmt.Errorf("%w %s, and nothing shows it was used: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
+		return nil, fmt.Errorf("%w %s, and nothing shows it was used: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.QuotaKey, r.opts.Costs.Span()))
 	}
 	return r.ApplyConfig(ctx)
 }
 
-func intent(span time.Duration) string {
-	return "if the key was never used, run `ingest quota apply --new`; " +
-		"if Redis lost its data, run `ingest quota restore --ledger DB...` with the database of every host that spent in the last " + span.String() +
-		", or wait: the first run of a host that spent finds the loss, and the limiter waits for the others"
+// intent names the ways on from a key with no configuration, the safe one
+// first (RestoreFirst).
+func intent(key string, span time.Duration) string {
+	return RestoreFirst(span) + "; only if the key was never used, run `ingest quota apply --new=" + key + "` (the key typed again)"
+}
+
+// RestoreFirst names the safe ways on from a key with no configuration:
+// a wipe looks the same as a new key to a host that did not spend
+// (docs/quota.md), and creating a wiped key lets its calls be spent again.
+// span is the pools' span; zero when it is not known yet.
+func RestoreFirst(span time.Duration) string {
+	within := "in the last " + span.String()
+	if span == 0 {
+		within = "within the pools' window and day"
+	}
+	return "if Redis lost its data, do not create the key: run `ingest quota restore --ledger DB...` with the database of every host that spent " +
+		within + ", or wait: the first run of a host that spent finds the loss, and the limiter waits for the others"
 }
 
 // past lists what shows that the quota key was used.
@@ -331,5 +344,5 @@ func (r *Redis) Created(ctx context.Context) error {
 }
 
 func (r *Redis) notApplied() error {
-	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.Costs.Span()))
+	return fmt.Errorf("%w %s, and this ledger holds no calls in its span: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.QuotaKey, r.opts.Costs.Span()))
 }

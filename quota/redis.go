@@ -368,6 +368,8 @@ func neverSent(err error) bool {
 
 // catchUp writes the calls admitted unmetered during an outage into the
 // window before the next decision; an error means Redis still cannot.
+// They are not the ledger's calls put back: a recovery still waits for its
+// metered ones.
 func (r *Redis) catchUp(ctx context.Context) error {
 	if !r.fail.down.Load() {
 		return nil
@@ -377,7 +379,9 @@ func (r *Redis) catchUp(ctx context.Context) error {
 	rec, err := r.opts.recall(ctx)
 	rec.Calls = slices.DeleteFunc(rec.Calls, func(c ingest.Call) bool { return !c.Unmetered })
 	if err == nil {
-		_, err = r.Refill(ctx, rec)
+		r.led.recallMu.Lock()
+		_, err = r.refill(ctx, "", rec)
+		r.led.recallMu.Unlock()
 	}
 	if err == nil {
 		r.fail.up()

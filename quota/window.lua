@@ -64,9 +64,17 @@ local function fields(e)
   if not (whole(f.u, 1) and whole(f.c, f.u)) then corrupt('log entry ' .. e[1] .. ' holds units or a sum that cannot be') end
   return f
 end
--- set_last writes the id p's log must end with; nil: an empty log.
+-- head is p's oldest entry and the running sum before it (nil: an empty log).
+local function head(p)
+  local e = redis.call('XRANGE', p.key, '-', '+', 'COUNT', 1)[1]
+  if e then local f = fields(e) return e[1], f.c - f.u end
+end
+-- set_last writes the id p's log must end with (nil: an empty log), and the sum before its
+-- head: entries trimmed from the head take their units out of every window edge before them.
 local function set_last(p, id)
   if id then redis.call('HSET', S, p.name .. '.last', id) else redis.call('HDEL', S, p.name .. '.last') end
+  local _, base = head(p)
+  if base then redis.call('HSET', S, p.name .. '.base', fmt(base)) else redis.call('HDEL', S, p.name .. '.base') end
 end
 
 -- The hold (hold.go says why): decisions stamped from hold.from on count as decided when the
@@ -192,7 +200,7 @@ end
 
 -- unreadable: state field k holds a time or counter that is no whole number, an id no id.
 local TIMES = {clock = 1, seq = 1, since = 1, every = 1, hold_from = 1, hold_till = 1}
-local POOL_TIMES = {block = 1, wait = 1, ['until'] = 1}
+local POOL_TIMES = {block = 1, wait = 1, ['until'] = 1, base = 1}
 local function unreadable(k, v)
   local field = string.match(k, '%.([^.]*)$')
   if TIMES[k] or POOL_TIMES[field] then return not whole(tonumber(v), 0) end
@@ -203,6 +211,13 @@ local function readable(st)
   for k, v in pairs(st) do if unreadable(k, v) then corrupt('state field ' .. k .. ' cannot be read') end end
 end
 
+-- trimmed is the id p's log begins with when entries left its head that the limiter did not
+-- trim (the sum before it is not the state's).
+local function trimmed(p, st)
+  local first, base = head(p)
+  if first and st[p.name .. '.base'] and base ~= tonumber(st[p.name .. '.base']) then return first end
+end
+
 -- loss names what shows that Redis lost data this ledger or the state knows of (promise 9).
 local function loss(st, now)
   readable(st)
@@ -210,6 +225,10 @@ local function loss(st, now)
     local want = st[p.name .. '.last']
     if p.top ~= want and not (p.top == nil and want and ms_of(want) <= horizon(p, now)) then
       return 'the log of pool ' .. p.name .. ' does not end where the state says'
+    end
+    local first = trimmed(p, st)
+    if first and ms_of(first) > horizon(p, now) then
+      return 'the log of pool ' .. p.name .. ' lost entries of its window from its head'
     end
   end
   local mark = own_mark()
@@ -279,6 +298,8 @@ end
 -- rebuild writes p's log anew from entries {id, u} (no id twice), sorted, with running sums
 -- from base on (a stream only appends; refills and refunds change the past).
 local function rebuild(p, entries, base)
+  local kept = redis.call('HGET', S, p.name .. '.base')
+  local lost = trimmed(p, {[p.name .. '.base'] = kept})
   table.sort(entries, function(x, y) return id_less(x[1], y[1]) end)
   redis.call('DEL', p.key)
   for _, e in ipairs(entries) do
@@ -287,15 +308,18 @@ local function rebuild(p, entries, base)
   end
   if #entries > 0 then expire(p.key) end
   set_last(p, entries[#entries] and entries[#entries][1])
+  -- a head lost before stays lost to the next decision (loss), however the log was rewritten
+  if lost then redis.call('HSET', S, p.name .. '.base', kept) end
 end
 
 -- settle marks this ledger done in a recovery (one the finder could not name joins the
 -- lists). Once all are done, the pools wait for the quiet period (doc.go): the start plus the
 -- longest cadence reported (a.every; with a.idle, at least the time since the last call). A
--- recovery that names nobody waits for time alone.
+-- recovery that names nobody waits for time alone; calls written back for no ledger (an
+-- outage's unmetered ones) settle nothing.
 local function settle(st, now)
   local need, done = decode(st.need), decode(st.done or '[]')
-  if #need == 0 then return end
+  if #need == 0 or a.ledger == '' then return end
   if not list_has(need, a.ledger) then need[#need + 1] = a.ledger end
   if not list_has(done, a.ledger) then done[#done + 1] = a.ledger end
   local cadence = num(a.every)
@@ -346,12 +370,14 @@ function modes.refill()
 end
 
 -- scrub drops what cannot be read: logs, state fields, ledgers' entries, a clock ahead of
--- every entry and mark; the recovery puts it back from the ledgers. True when it dropped any.
+-- every entry and mark; the recovery puts it back from the ledgers. True when it dropped any
+-- or a log lost its head.
 local function scrub(st)
   local dropped = false
   for _, p in ipairs(P) do
     local ok, _, _, chained = pcall(entries_of, p)
-    if not (ok and chained) then redis.call('DEL', p.key) set_last(p, nil) dropped = true end
+    if not (ok and chained) then redis.call('DEL', p.key) set_last(p, nil) dropped = true
+    elseif trimmed(p, st) then dropped = true end
   end
   for k, v in pairs(st) do if unreadable(k, v) then redis.call('HDEL', S, k) dropped = true end end
   for _, l in ipairs(ledgers()) do if not l.e then redis.call('HDEL', LEDGERS, l.name) dropped = true end end

@@ -37,6 +37,9 @@ mutants=(
   "per-ledger-mark-ignored@quota/window.lua@$loss@s/  if (a.mark or '') ~= '' and (not mark/  if false and (not mark/"
   "state-older-than-ledgers-dropped@quota/window.lua@$loss@s/  if mark and ms_of(mark) > now - a.span and/  if false and/"
   "log-vs-state-check-dropped@quota/window.lua@$loss@s/    if p.top ~= want and not/    if false and not/"
+  "trimmed-head-ignored@quota/window.lua@FaultTrimmedHead|$loss@s/    if first and ms_of(first) > horizon(p, now) then/    if false then/"
+  "rebuild-forgets-a-lost-head@quota/window.lua@FaultTrimmedHead@s/  if lost then redis.call('HSET', S, p.name .. '.base', kept) end//"
+  "unmetered-write-back-settles@quota/redis.go@FaultTrimmedHead|$loss@s/_, err = r.refill(ctx, \"\", rec)/_, err = r.refill(ctx, r.opts.ID, rec)/"
   "stale-ledgers-copy-vouches@quota/recovery.go@$loss@s/if now-c.At > span {/if false {/"
   "need-names-self-only@quota/recovery.go@$loss|$quiet@s/^\t\t\tneed = append(need, l.Ledger)$/\t\t\t_ = l/"
   # one clock (promise 4)

@@ -85,7 +85,7 @@ func TestRedisRefusalsAreConfigurationErrors(t *testing.T) {
 		t.Errorf("a run that exited 2 created %s", h.db())
 	}
 	h.set("REDIS_URL", redisURL(srv.Addr, testPassword, "0"))
-	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "quota", "apply", h.newFlag())
 	noPasswordPiece(t, h.mustRun(0, "run", "--once", "--regions", "US"))
 }
 
@@ -99,7 +99,7 @@ func TestRedisRefusalMidRunIsARuntimeError(t *testing.T) {
 		t.Fatalf("CONFIG SET requirepass: %q %v", reply, err)
 	}
 	h.set("REDIS_URL", redisURL(srv.Addr, testPassword, "0"))
-	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "quota", "apply", h.newFlag())
 	h.fake.SetLatency(500 * time.Millisecond)
 	p := h.start("run", "--once", "--regions", "US,GB,DE")
 	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 1 }) {

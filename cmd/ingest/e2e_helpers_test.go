@@ -33,6 +33,7 @@ import (
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/wiring"
 
 	_ "modernc.org/sqlite"
 )
@@ -240,8 +241,9 @@ func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	return h.bare(ctx, args...)
 }
 
-// created runs `ingest quota apply --new` once per Redis, before any other
-// command, as an operator does once per quota key before the first run.
+// created runs `ingest quota apply --new=KEY` once per Redis, before any
+// other command, as an operator does once per quota key before the first
+// run.
 func (h *harness) created(ctx context.Context, args []string) {
 	url := h.env["REDIS_URL"]
 	if url == "" || h.applied[url] || (len(args) > 0 && args[0] == "quota") {
@@ -251,7 +253,16 @@ func (h *harness) created(ctx context.Context, args []string) {
 		h.applied = map[string]bool{}
 	}
 	h.applied[url] = true
-	_ = h.bare(ctx, "quota", "apply", "--new").Run()
+	_ = h.bare(ctx, "quota", "apply", h.newFlag()).Run()
+}
+
+// newFlag is quota apply's --new with the harness's quota key typed again:
+// INGEST_QUOTA_KEY, else the hash of YOUTUBE_API_KEY.
+func (h *harness) newFlag() string {
+	if k := h.env["INGEST_QUOTA_KEY"]; k != "" {
+		return "--new=" + k
+	}
+	return "--new=" + wiring.KeyHash(h.env["YOUTUBE_API_KEY"])
 }
 
 // scratchEnv is an environment of the given variables alone, and the race

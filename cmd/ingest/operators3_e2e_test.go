@@ -26,7 +26,7 @@ func TestQuotaApplyNewReplacesNothing(t *testing.T) {
 	h.withRedis()
 	h.mustRun(0, "run", "--once", "--regions", "US") // the harness applies --new first
 	h.tightCosts(9000)
-	res := h.mustRun(2, "quota", "apply", "--new")
+	res := h.mustRun(2, "quota", "apply", h.newFlag())
 	if !strings.Contains(res.stderr, "is not new") || !strings.Contains(res.stderr, "without --new") {
 		t.Errorf("apply --new on a used key with another costs file: want it refused naming apply without --new, got %s", res)
 	}
@@ -34,7 +34,7 @@ func TestQuotaApplyNewReplacesNothing(t *testing.T) {
 		t.Errorf("a refused apply --new changed the limiter:\n%s", show.stdout)
 	}
 	h.unset("INGEST_COSTS")
-	if res := h.mustRun(0, "quota", "apply", "--new"); !strings.Contains(res.stdout, "nothing changed") {
+	if res := h.mustRun(0, "quota", "apply", h.newFlag()); !strings.Contains(res.stdout, "nothing changed") {
 		t.Errorf("apply --new with the configuration the limiter holds: want nothing changed, got %s", res)
 	}
 	h.tightCosts(9000)

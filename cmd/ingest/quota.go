@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -135,34 +137,63 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 	return nil
 }
 
-// applyFlags are quota apply's: the operator's word that the key is new,
-// and the other hosts' ledgers it should look at first.
+// applyFlags are quota apply's: the operator's word that the key is new
+// (the key typed again), and the other hosts' ledgers it should look at
+// first.
 type applyFlags struct {
-	isNew   bool
+	newKey  string
 	ledgers []string
+}
+
+// newIntent reads --new: the operator's word that quota key key was never
+// used, given by typing the key again. Nothing the limiter keeps after a
+// wipe can tell it from a new key (docs/quota.md), and taking it after a
+// wipe lets the calls Redis forgot be spent again, so the safe ways come
+// first in the refusal.
+func newIntent(typed, key string, span time.Duration) (bool, error) {
+	switch typed {
+	case "":
+		return false, nil
+	case key:
+		return true, nil
+	}
+	return false, usageErrorf("quota apply --new=%s: the quota key is %s, not %s: %s; only if it was never used, run `ingest quota apply --new=%s`",
+		typed, key, typed, quota.RestoreFirst(span), key)
+}
+
+// untypedNew refuses --new given without the quota key, which the flags'
+// parser finds before the key is known.
+func untypedNew(_ *cobra.Command, err error) error {
+	if strings.Contains(err.Error(), "needs an argument: --new") {
+		return usageErrorf("quota apply --new: %s; only if the key was never used, type it again: --new=KEY (the key the worker's exit 2 named)", quota.RestoreFirst(0))
+	}
+	return usageErrorf("%w (see --help)", err)
 }
 
 func newQuotaApplyCmd(s *settings) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply [--new] [--ledger DB]...",
-		Short: "Create the quota key in the limiter (--new), or replace its pool settings with this costs file's, and say what changed",
+		Use:   "apply [--new=QUOTA_KEY] [--ledger DB]...",
+		Short: "Create the quota key in the limiter (--new=QUOTA_KEY), or replace its pool settings with this costs file's, and say what changed",
 		Long: `apply replaces the limit, reserve, window and day the limiter holds for each
 pool with those of the costs file in use (--costs / INGEST_COSTS, else the
 built-in one). Workers still running with the old file then exit 2 at their
 next check: restart them with the new file.
 
 On a Redis that holds no configuration for the quota key, apply asks what
-happened: --new says the key was never used. A key whose Redis lost its data
+happened: --new=QUOTA_KEY, the key typed again, says the key was never
+used. A key whose Redis lost its data
 holds no configuration either, and creating it anew would let the calls it
 forgot be spent again; so apply refuses (exit 2), --new or not, when the
 limiter still holds anything of the key or a ledger it can see holds calls
 of the last day: this database's (--db) and each --ledger. Then run
 ` + "`ingest quota restore --ledger DB...`" + ` with every host's database, or let the
-workers wait. --new replaces nothing: on a key whose limiter holds another
+workers wait. A host that saw none of the ledgers that spent cannot tell a
+wiped key from a new one: --new taken after a wipe lets what they spent be
+spent again. --new replaces nothing: on a key whose limiter holds another
 configuration it is refused (exit 2), and the change is made without it.
 The embedded limiter needs no apply.`,
-		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota apply --new     # a quota key never used
+		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota apply --new=3f9a1c     # quota key 3f9a1c, never used
   REDIS_URL=redis://redis:6379/0 ingest quota apply --costs new.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -171,7 +202,8 @@ The embedded limiter needs no apply.`,
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&f.isNew, "new", false, "the quota key was never used: create it (refused when the limiter holds another configuration for it,\nor a ledger or the limiter shows it was used; the same configuration again changes nothing)")
+	cmd.Flags().StringVar(&f.newKey, "new", "", "the `QUOTA_KEY`, typed again: it was never used, create it (refused when the limiter holds another configuration for it,\nor a ledger or the limiter shows it was used; the same configuration again changes nothing)")
+	cmd.SetFlagErrorFunc(untypedNew)
 	cmd.Flags().StringArrayVar(&f.ledgers, "ledger", nil, "another host's database to look at for calls of the last day before creating the key; repeat for each")
 	envflag.With(cmd.Flags().Lookup("new"), "INGEST_QUOTA_APPLY_NEW")
 	envflag.With(cmd.Flags().Lookup("ledger"), "INGEST_QUOTA_APPLY_LEDGER")
@@ -179,7 +211,11 @@ The embedded limiter needs no apply.`,
 }
 
 func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, f *applyFlags) error {
-	changes, err := s.host().Apply(ctx, l, key, f.isNew, f.ledgers)
+	isNew, err := newIntent(f.newKey, key, s.host().Costs.Span())
+	if err != nil {
+		return err
+	}
+	changes, err := s.host().Apply(ctx, l, key, isNew, f.ledgers)
 	var past *quota.PastError
 	switch {
 	case errors.As(err, &past), errors.Is(err, quota.ErrNotApplied):

@@ -247,7 +247,7 @@ func TestKeyNobodyCreated(t *testing.T) {
 	if !strings.Contains(res.stderr, "ingest quota apply --new") || !strings.Contains(res.stderr, "ingest quota restore") {
 		t.Fatalf("apply without --new on a key with no configuration: want exit 2 naming --new and restore:\n%s", res)
 	}
-	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "quota", "apply", h.newFlag())
 	h.mustRun(0, "check", "--offline")
 	h.mustRun(0, "run", "--once", "--regions", "US")
 }
@@ -284,8 +284,8 @@ func TestApplyAfterAWipe(t *testing.T) {
 	}{
 		{c, []string{"quota", "apply"}, "ingest quota apply --new"},
 		{c, []string{"quota", "apply", "--ledger", a}, "ingest quota restore"},
-		{c, []string{"quota", "apply", "--new", "--ledger", a}, "ingest quota restore"},
-		{a, []string{"quota", "apply", "--new"}, "this database's ledger holds"},
+		{c, []string{"quota", "apply", h.newFlag(), "--ledger", a}, "ingest quota restore"},
+		{a, []string{"quota", "apply", h.newFlag()}, "this database's ledger holds"},
 	} {
 		h.set("INGEST_DB", tc.db)
 		if res := h.mustRun(2, tc.args...); !strings.Contains(res.stderr, tc.want) {
@@ -305,6 +305,66 @@ func TestApplyAfterAWipe(t *testing.T) {
 		before, limit, charged, limit, units)
 	if charged > limit || units != charged || charged <= before {
 		t.Fatalf("upstream charged %d, the ledgers hold %d: want more than %d, at most %d, and equal", charged, units, before, limit)
+	}
+}
+
+// TestNewAfterAWipeTakenByMistake: hosts A and B spend, Redis loses
+// everything, and newcomer N, whose ledger is empty, exits 2: nothing N can
+// see tells the wipe from a new key. Its message leads with restore and the
+// wait; --new without the quota key typed again, or with another key, is
+// refused (exit 2) and creates nothing. An operator who types the key
+// anyway creates it, and N spends up to the limit again: on top of what A
+// and B spent, which nothing N or the limiter holds can show. A's and B's
+// next runs find their calls missing and put them back: the limiter counts
+// every unit the upstream charged, and admits nothing more.
+func TestNewAfterAWipeTakenByMistake(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 20
+	h.tightCosts(limit)
+	a, b, n := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db"), filepath.Join(h.dir, "n.db")
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	h.set("INGEST_DB", b)
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	before := h.fake.Charged(testKey)
+	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	h.set("INGEST_DB", n)
+	res := h.mustRun(2, "run", "--once", "--regions", "IN")
+	restore, create := strings.Index(res.stderr, "ingest quota restore"), strings.Index(res.stderr, "ingest quota apply --new")
+	if restore < 0 || create < 0 || restore > create {
+		t.Errorf("the newcomer's exit 2 must name `ingest quota restore` before `ingest quota apply --new`:\n%s", res.stderr)
+	}
+	typed := h.newFlag()
+	for _, tc := range []struct{ flag, then string }{
+		{"--new", "--new=KEY"},
+		{"--new=not-" + strings.TrimPrefix(typed, "--new="), "ingest quota apply " + typed},
+	} {
+		res := h.run("quota", "apply", tc.flag)
+		restore, create := strings.Index(res.stderr, "ingest quota restore"), strings.Index(res.stderr, tc.then)
+		if res.code != 2 || restore < 0 || create < restore {
+			t.Errorf("quota apply %s after a wipe: want exit 2 naming restore, then %q:\n%s", tc.flag, tc.then, res)
+		}
+	}
+	h.run("quota", "apply", typed) // the operator's mistake
+	for range 3 {
+		h.run("run", "--once", "--regions", "IN,BR,AU,CA,US,GB,DE,FR")
+	}
+	byN := h.fake.Charged(testKey) - before
+	for _, db := range []string{a, b, n, a, b} {
+		h.set("INGEST_DB", db)
+		h.mustRun(0, "run", "--once", "--regions", "IN,BR,AU,CA,US,GB,DE,FR")
+	}
+	charged := h.fake.Charged(testKey)
+	units := ledgerUnits(t, a, "default") + ledgerUnits(t, b, "default") + ledgerUnits(t, n, "default")
+	used, _, _, _, _, _ := h.report().pool(t, "default")
+	t.Logf("A and B spent %d / %d, FLUSHALL, N exited 2, bare --new and a wrong key refused, --new=KEY taken: N was charged %d; after A, B and N ran again, upstream charged %d / %d in all, ledgers %d, the limiter counts %d",
+		before, limit, byN, charged, limit, units, used)
+	if units != charged || used != charged || charged != before+byN {
+		t.Fatalf("upstream charged %d (%d before the apply, %d by N), ledgers %d, limiter %d: want all equal, nothing after A and B put their calls back", charged, before, byN, units, used)
 	}
 }
 

@@ -14,7 +14,7 @@ func TestCheckSaysTheLimiterRunsWithoutTheUpstreamClock(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.withRedis()
-	h.mustRun(0, "quota", "apply", "--new")
+	h.mustRun(0, "quota", "apply", h.newFlag())
 	limiterLine := regexp.MustCompile(`(?m)^\S+ +limiter +(.*)$`)
 	res := h.mustRun(0, "check", "--offline")
 	line := limiterLine.FindStringSubmatch(res.stdout)
