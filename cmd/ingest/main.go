@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ingestworks/ingest/internal/dsn"
 	"log/slog"
 	"os"
 	"strings"
@@ -89,11 +90,14 @@ func execute(ctx context.Context, args []string) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
+	// The parser's own errors quote what they were given: a URL given where
+	// a command or a flag was expected keeps its password out of them too.
+	msg := dsn.ScrubArgs(err.Error(), args)
 	if finalFormat(root) == "json" {
 		// One JSON object, as every other line: a log shipper parses it.
-		newLogger(os.Stderr, "json", slog.LevelError).Error("ingest: "+err.Error(), "exit", code)
+		newLogger(os.Stderr, "json", slog.LevelError).Error("ingest: "+msg, "exit", code)
 	} else {
-		fmt.Fprintln(os.Stderr, "ingest:", err)
+		fmt.Fprintln(os.Stderr, "ingest:", msg)
 	}
 	return code
 }

@@ -151,11 +151,13 @@ type applyFlags struct {
 // wipe lets the calls Redis forgot be spent again, so the safe ways come
 // first in the refusal.
 func newIntent(typed, key string, span time.Duration) (bool, error) {
-	switch typed {
-	case "":
+	switch {
+	case typed == "":
 		return false, nil
-	case key:
+	case typed == key:
 		return true, nil
+	case strings.HasPrefix(typed, "-"):
+		return false, usageErrorf("quota apply --new: it takes the quota key typed again (--new=KEY), got the flag %s; %s", typed, quota.RestoreFirst(span))
 	}
 	return false, usageErrorf("quota apply --new=%s: the quota key is %s, not %s: %s; only if it was never used, run `ingest quota apply --new=%s`",
 		typed, key, typed, quota.RestoreFirst(span), key)

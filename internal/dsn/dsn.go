@@ -137,3 +137,19 @@ func Scrub(msg, raw string) string {
 	}
 	return msg
 }
+
+// ScrubArgs takes out of msg every command-line argument shaped as a URL
+// (or a flag's value so shaped, --ledger=URL), as Redact prints it: a
+// command parser's own errors (an unknown command, a flag's bad value)
+// quote what they were given.
+func ScrubArgs(msg string, args []string) string {
+	for _, arg := range args {
+		if _, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "-") {
+			arg = v
+		}
+		if _, ok := Scheme(arg); ok {
+			msg = strings.ReplaceAll(msg, arg, Redact(arg))
+		}
+	}
+	return msg
+}

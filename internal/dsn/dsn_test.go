@@ -89,3 +89,14 @@ func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
 		}
 	}
 }
+
+// A command line's URLs are masked in whatever a parser says of them.
+func TestScrubArgs(t *testing.T) {
+	args := []string{"quota", "apply", "--new", "--ledger", "postgres:u:S3cr3tPg@127.0.0.1:1/db",
+		"--to=pg://S3cr3tPg@h/db", "mysql://u:S3cr3tPg@h/db", "ingest.db"}
+	msg := `unknown command "postgres:u:S3cr3tPg@127.0.0.1:1/db"; bad --to "pg://S3cr3tPg@h/db"; mysql://u:S3cr3tPg@h/db; ingest.db`
+	got := ScrubArgs(msg, args)
+	if strings.Contains(got, "S3cr3tPg") || !strings.Contains(got, "ingest.db") || !strings.Contains(got, "unknown command") {
+		t.Errorf("ScrubArgs(%q) = %q: want every URL's password out, the rest kept", msg, got)
+	}
+}
