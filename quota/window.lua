@@ -1,6 +1,7 @@
--- window.lua: the shared limiter's decisions, one mode per call (doc.go lists the keys, the
--- state's fields and the promises; fence.lua settles unknown outcomes). KEYS: state, conf,
--- ledgers, receipts, fence, one log per pool of a.pools; ARGV: the mode, its arguments (a).
+-- window.lua: the shared limiter's decisions, one mode per call (docs/quota.md, "Inside the
+-- limiter", lists the keys, the state's fields and the promises; fence.lua settles unknown
+-- outcomes). KEYS: state, conf, ledgers, receipts, fence, one log per pool of a.pools; ARGV:
+-- the mode, its arguments (a).
 
 local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local mode, a, modes = ARGV[1], cjson.decode(ARGV[2]), {}
@@ -77,7 +78,7 @@ local function set_last(p, id)
   if base then redis.call('HSET', S, p.name .. '.base', fmt(base)) else redis.call('HDEL', S, p.name .. '.base') end
 end
 
--- The hold (hold.go says why): decisions stamped from hold.from on count as decided when the
+-- The hold (clock.go says why): decisions stamped from hold.from on count as decided when the
 -- clock is next seen right (till; 0 while it still reads behind: now).
 local hold = {from = 0, till = 0}
 local function move_hold(st, raw, last)
@@ -159,7 +160,7 @@ local function cum_at(p, ms)
 end
 
 -- free_at is when p has room (zero: now): when the entry whose running sum reaches cum +
--- units - cap has left the window (looked for as doc.go says), the next day when the day is
+-- units - cap has left the window (looked for as docs/quota.md, "Inside the limiter", says), the next day when the day is
 -- full, never before a block or a wait ends.
 local function free_at(p, now)
   local t = 0
@@ -313,7 +314,7 @@ local function rebuild(p, entries, base)
 end
 
 -- settle marks this ledger done in a recovery (one the finder could not name joins the
--- lists). Once all are done, the pools wait for the quiet period (doc.go): the start plus the
+-- lists). Once all are done, the pools wait for the quiet period (docs/quota.md, "When Redis loses data"): the start plus the
 -- longest cadence reported (a.every; with a.idle, at least the time since the last call). A
 -- recovery that names nobody waits for time alone; calls written back for no ledger (an
 -- outage's unmetered ones) settle nothing.
