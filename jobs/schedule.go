@@ -21,9 +21,9 @@ type Schedule struct {
 	Step time.Duration
 }
 
-// Grain is the stagger's step: a pass that starts within it after one of
-// the schedule's slots is that slot's, one that starts later (a catch-up
-// at start) is counted where it ran.
+// Grain is the stagger's step, the time between two charts' slots: a
+// paced run --once counts a pass from the start of the grain it started
+// in.
 func (s Schedule) Grain() time.Duration { return s.Step }
 
 // NextRuns is when each region of a staggered schedule of codes runs

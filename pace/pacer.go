@@ -123,7 +123,7 @@ func (p *Pacer) logger() *slog.Logger {
 // whole pass and the pools hold what it costs, one pass a slot, so a slow
 // spell is never made up in a burst, and a cadence a little over the slots'
 // keeps its rate rather than halving it. An entry earns from its latest
-// pass, counted at the grain it started in (Slots): a chart fetched a
+// pass, counted from its recorded start (counted): a chart fetched a
 // minute before a restart waits its cadence out, one never fetched runs
 // at once. A catch-up at start asks at the time it runs, not at the slot
 // it missed, so that its pass is counted where it ran. An entry with a pass under way is not
@@ -141,8 +141,14 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	}
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
-	c := p.earned(i, slot)
-	p.asked[name] = latest(slot, p.counted(i, p.last[name]))
+	c, slotted := p.earned(i, slot), p.onSlot(i, slot)
+	if c < 1-1e-9 && !slotted {
+		// An ask off the slots (a catch-up, a cron's) that does not run
+		// keeps nothing: the entry's next slot earns from its last pass,
+		// as a restarted pacer's does.
+		return false
+	}
+	p.asked[name] = latest(slot, p.counted(i, p.last[name], slotted))
 	if c < 1-1e-9 {
 		p.credit[name] = c
 		return false
@@ -168,24 +174,69 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 	}
 }
 
-// counted is when a pass that started at t counts from: the start of the
-// grain of the entry's schedule it started in, aligned to the Unix epoch
-// as the slots are.
-func (p *Pacer) counted(i int, t time.Time) time.Time {
+// lateStart is how long after one of its entry's slots a pass may start
+// and still be that slot's pass, as its recorded start says: the lease
+// and the store are asked first. A pass that starts later, as a catch-up
+// at start does, is counted where it ran. It is kept short: a restarted
+// pacer has only the recorded start, and a catch-up that starts within it
+// after the chart's slot is taken for the slot's pass by every pacer.
+const lateStart = 5 * time.Second
+
+// counted is when a pass that started at t counts from, as seen from an
+// ask at one of the entry's slots (slotted): the slot it started within
+// lateStart of, or t itself; from any other ask (a cron's start, a
+// catch-up) the start of the grain it started in, so that a pass started
+// a little after a cron's start is due again at the cron's start a cadence
+// later. Every pacer counts a pass so, from its recorded start, so that a
+// restart at any moment adds no pass and takes none away.
+func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	s := p.entries[i].Slots
-	if s == nil || s.Grain() <= 0 || t.IsZero() {
+	if s == nil || t.IsZero() {
 		return t
 	}
-	g := s.Grain()
+	if !slotted {
+		return p.inGrain(i, t)
+	}
+	if slot := s.Next(t.Add(-lateStart)); !slot.After(t) {
+		return slot
+	}
+	return t
+}
+
+// inGrain is the start of the grain of the entry's schedule that t is in,
+// aligned to the Unix epoch as the slots are: a pass counts there against
+// its group's rate (spread), so that a start a little after its slot, or
+// a cron's, is in that slot's floor.
+func (p *Pacer) inGrain(i int, t time.Time) time.Time {
+	g := p.grain(i)
+	if g <= 0 || t.IsZero() {
+		return t
+	}
 	since := t.Sub(time.Unix(0, 0))
 	return t.Add(-(since%g + g) % g)
+}
+
+// grain is the time between two slots of the entry's schedule; zero
+// without one.
+func (p *Pacer) grain(i int) time.Duration {
+	if s := p.entries[i].Slots; s != nil {
+		return s.Grain()
+	}
+	return 0
+}
+
+// onSlot reports whether t is one of the entry's slots: a daemon's ask at
+// a slot, not a catch-up's at the time it runs.
+func (p *Pacer) onSlot(i int, t time.Time) bool {
+	s := p.entries[i].Slots
+	return s != nil && s.Next(t.Add(-time.Nanosecond)).Equal(t)
 }
 
 // earned is the entry's credit at slot: what it kept at the slot it was
 // last asked at, or nothing from a pass counted after that slot (another
 // process's, a catch-up's), and the time since over its cadence.
 func (p *Pacer) earned(i int, slot time.Time) float64 {
-	from, credit, asked := p.kept(i)
+	from, credit, asked := p.kept(i, p.onSlot(i, slot))
 	every := p.every(i)
 	switch {
 	case every == Never:
@@ -198,18 +249,34 @@ func (p *Pacer) earned(i int, slot time.Time) float64 {
 	return min(credit, 1) + min(float64(slot.Sub(from))/float64(every), 1)
 }
 
-// kept is what the entry earns from: the time and the credit it had then;
-// asked is false when it has neither been asked nor run.
-func (p *Pacer) kept(i int) (from time.Time, credit float64, asked bool) {
+// kept is what the entry earns from, asked from a slot or not (counted):
+// the time and the credit it had then; asked is false when it has neither
+// been asked nor run. A pass that started within a grain after an ask at
+// a slot is that slot's, however late it started, with the credit the
+// slot left; after a catch-up's ask, seen from a slot, it counts as its
+// recorded start does, as a restarted pacer counts it. A pass counted
+// after the ask (another process's) is earned from with nothing kept.
+func (p *Pacer) kept(i int, slotted bool) (from time.Time, credit float64, asked bool) {
 	name := p.entries[i].Name
 	from, asked = p.asked[name]
 	credit = p.credit[name]
-	if done, ok := p.last[name]; ok && p.every(i) > 0 {
-		if at := p.counted(i, done); !asked || at.After(from) {
-			return at, 0, true
-		}
+	done, ok := p.last[name]
+	if !ok || p.every(i) <= 0 {
+		return from, credit, asked
 	}
-	return from, credit, asked
+	at := p.counted(i, done, slotted)
+	ours := asked && !done.Before(from) && done.Sub(from) < p.grain(i)
+	switch {
+	case !asked:
+		return at, 0, true
+	case ours && p.onSlot(i, from):
+		return from, credit, true
+	case ours && slotted:
+		return at, credit, true
+	case at.After(from):
+		return at, 0, true
+	}
+	return from, credit, true
 }
 
 // dueFrom is the time from which the entry will have earned a pass, not
@@ -219,7 +286,7 @@ func (p *Pacer) dueFrom(i int) time.Time {
 	if every == Never {
 		return time.Time{}
 	}
-	from, credit, asked := p.kept(i)
+	from, credit, asked := p.kept(i, false)
 	if !asked || every <= 0 || credit >= 1-1e-9 {
 		return p.planAt
 	}
@@ -336,7 +403,7 @@ func (p *Pacer) spread(i int, at time.Time) bool {
 			if slot, busy := p.running[o.Name]; busy {
 				last, ok = slot, true
 			}
-			last = p.counted(j, last) // a start a little after its slot, or a cron's, is in that slot's floor
+			last = p.inGrain(j, last) // a start a little after its slot, or a cron's, is in that slot's floor
 			if p.spreads(j) == g && ok && last.After(since) && !last.After(at) {
 				spent += o.Cost[pool]
 			}

@@ -51,11 +51,12 @@ type Entry struct {
 
 // Slots is an entry's schedule: the first of its slots after t, and its
 // grain, the time between two slots of the schedule's entries (the
-// staggered schedule, jobs.Schedule, is Slots). A pass is counted from the
-// start of the grain it started in, so that whether an entry is due never
-// hangs on the moments between its slot, or a cron's start, and its
-// pass's recorded start; a pass that started later than a grain after its
-// slot, as a catch-up at start does, is counted where it ran.
+// staggered schedule, jobs.Schedule, is Slots). Whether an entry is due
+// never hangs on the moments between its slot, or a cron's start, and its
+// pass's recorded start: at a slot, a pass that started a few seconds
+// after one of its entry's slots is that slot's, one that started later,
+// as a catch-up at start does, is counted where it ran; at a cron's start,
+// a pass is counted from the start of the grain it started in.
 type Slots interface {
 	Next(t time.Time) time.Time
 	Grain() time.Duration
