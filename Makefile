@@ -48,9 +48,15 @@ RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # goroutines to report; make test sets atexit_sleep_ms=0 for every test
 # binary and what they start (a race found still fails the run).
 
+# The pacing days draw their restarts and starts from a seed: make test
+# runs them on one (INGEST_PACE_SEED overrides it), so that its verdict is
+# the same on every run of a revision; `go test -run '^TestDays' ./pace/`
+# draws a new one each time, and logs it.
+DAYS_SEED ?= 20261125
+
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it beside them, and check deploy/
 	@days=$$(mktemp); \
-	$(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m ./...; rc=$$?; \
 	wait $$pid; drc=$$?; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; rm -f $$days; \
