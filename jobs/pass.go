@@ -49,10 +49,7 @@ func (p *Pass) now() time.Time {
 // Chart names the pass's chart: the region (US), or region/category
 // (US/10). Leases, schedules, statuses and logs go by it.
 func (p *Pass) Chart() string {
-	if p.Category == "" {
-		return p.Region
-	}
-	return p.Region + "/" + p.Category
+	return ingest.ChartName(p.Region, p.Category)
 }
 
 func (p *Pass) job() job {

@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -105,7 +106,7 @@ func (s *sim) pacer() *pace.Pacer {
 	}
 	pc := pace.New(s.w.costs.Pools, s.w.limiter.State, entries)
 	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), s.every
-	pc.History = pace.FromRecords(s.w.db, "q", s.w.costs.Pools)
+	pc.History = pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools)
 	pc.Daily = map[string]float64{ingest.DefaultPool: float64(len(regions8))}
 	pc.LastPass = s.w.db.LastStart
 	return pc
@@ -274,7 +275,7 @@ func (s *sim) figures(from, to time.Time) figures {
 	s.t.Helper()
 	to = to.Truncate(time.Hour) // whole hours only
 	f := figures{perHourMin: math.MaxInt64, over: s.over, oldest: s.oldest, refused: s.w.refused, rate: s.rate()}
-	calls, err := s.w.db.Calls(context.Background(), "q", from)
+	calls, err := ledger.New(s.w.db).Calls(context.Background(), "q", from)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -584,7 +585,7 @@ func (s *sim) logRestart(twin *sim, at, end time.Time) (figures, int64) {
 // unitsBetween is what the sim spent in the default pool in [from, to).
 func (s *sim) unitsBetween(from, to time.Time) int64 {
 	s.t.Helper()
-	calls, err := s.w.db.Calls(context.Background(), "q", from)
+	calls, err := ledger.New(s.w.db).Calls(context.Background(), "q", from)
 	if err != nil {
 		s.t.Fatal(err)
 	}

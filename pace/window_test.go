@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -122,11 +123,11 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.db.Close() })
-	led, err := (&wiring.Database{DB: w.db, Where: "test"}).Ledger(ctx)
+	led, err := wiring.On(w.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.limiter, err = quota.NewSQLite(wiring.Tables(w.db.LimiterTables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
@@ -175,7 +176,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 	if paced {
 		d.pacer = pace.New(w.costs.Pools, w.limiter.State, entries)
 		d.pacer.Now, d.pacer.Logger, d.pacer.Refresh = w.clock, quiet(), floor
-		d.pacer.History = pace.FromRecords(w.db, "q", w.costs.Pools)
+		d.pacer.History = pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)
 	}
 	return d
 }
@@ -218,7 +219,7 @@ func run(t *testing.T, w *world, from, to time.Time, ds ...*daemon) {
 // from from, by the ledger.
 func thirds(t *testing.T, w *world, from time.Time) [3]int64 {
 	t.Helper()
-	calls, err := w.db.Calls(context.Background(), "q", from.Add(-time.Second))
+	calls, err := ledger.New(w.db).Calls(context.Background(), "q", from.Add(-time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,6 @@ type dialect interface {
 	// withDoc says whether a page's rows carry each video's words for the
 	// index: SQLite's triggers find them themselves.
 	withDoc() bool
-	// lockQuotaKey makes the transactions granting quotaKey's unmetered
-	// calls take turns (GrantUnmetered).
-	lockQuotaKey(ctx context.Context, tx *sql.Tx, quotaKey string) error
 	// retryable says whether a transaction that failed with err is run
 	// again.
 	retryable(err error) bool

@@ -346,13 +346,6 @@ func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error)
 }
 func (pgDialect) size(ctx context.Context, db *DB) (Size, error) { return db.pgSize(ctx) }
 
-// lockQuotaKey takes an advisory lock on the quota key: read committed
-// would let two hosts count its calls at once.
-func (pgDialect) lockQuotaKey(ctx context.Context, tx *sql.Tx, quotaKey string) error {
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, failOpenLockClass, quotaKey)
-	return err
-}
-
 // server is PostgreSQL's version and the schema step.
 func (pgDialect) server(ctx context.Context, db *DB) (string, error) {
 	var v string

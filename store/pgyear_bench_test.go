@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -108,7 +109,7 @@ var pgYearCalls = []struct {
 	call func(context.Context, *store.DB, yeardb.Picks) error
 }{
 	{"report", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		if _, err := db.Calls(ctx, yeardb.QuotaKey, p.End.Add(-24*time.Hour)); err != nil {
+		if _, err := ledger.New(db).Calls(ctx, yeardb.QuotaKey, p.End.Add(-24*time.Hour)); err != nil {
 			return err
 		}
 		if _, err := db.LastRuns(ctx, ingest.Trending); err != nil {

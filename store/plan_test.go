@@ -24,6 +24,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -170,8 +171,11 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 	steps := []func() error{
 		func() error { _, err := db.LastRuns(ctx, ingest.Trending); return err },
 		func() error { _, err := db.Run(ctx, 5); return err },
-		func() error { _, err := db.Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour)); return err },
-		func() error { _, err := db.QuotaKeys(ctx); return err },
+		func() error {
+			_, err := ledger.New(db).Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour))
+			return err
+		},
+		func() error { _, err := ledger.New(db).QuotaKeys(ctx); return err },
 		func() error { _, err := db.ViewHistory(ctx, id); return err },
 		func() error { _, _, err := db.VideoHistory(ctx, id, end.Add(-24*time.Hour)); return err },
 		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Limit: 20}); return err },

@@ -52,7 +52,7 @@ ORDER BY id LIMIT 1`, region, category).Scan(&ms)
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("first run of %s: %w", chartName(region, category), err)
+		return time.Time{}, false, fmt.Errorf("first run of %s: %w", ingest.ChartName(region, category), err)
 	}
 	return time.UnixMilli(ms).UTC(), true, nil
 }
@@ -130,7 +130,7 @@ func (db *DB) chartIn(ctx context.Context, region, category, language string, at
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
-	name := chartName(region, category)
+	name := ingest.ChartName(region, category)
 	language, err := Language(language)
 	if err != nil {
 		return Chart{}, fmt.Errorf("chart of %s: %w", name, err)
@@ -172,7 +172,7 @@ func (db *DB) chartIn(ctx context.Context, region, category, language string, at
 // nothing else of the chart's history (no trend, peak, days or day-ago
 // rank). It returns an error wrapping ErrNoChart when there is no run.
 func (db *DB) ChartTop(ctx context.Context, region, category string, limit int, moves bool) (Chart, error) {
-	name := chartName(region, category)
+	name := ingest.ChartName(region, category)
 	c := Chart{Region: region, Category: category}
 	err := db.r.QueryRowContext(ctx, chartRunSQL, region, int64(1<<62-1), category).Scan(&c.RunID)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -129,7 +129,7 @@ LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
 			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
 			return nil, err
 		}
-		key := chartName(s.Region, s.Category)
+		key := ingest.ChartName(s.Region, s.Category)
 		if prev, ok := runs[key]; ok {
 			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
 		} else {

@@ -142,17 +142,9 @@ func (db *DB) startRun(ctx context.Context, region, category string, kind ingest
 			region, category, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("start %s run %s: %w", kind, chartName(region, category), err)
+		return 0, fmt.Errorf("start %s run %s: %w", kind, ingest.ChartName(region, category), err)
 	}
 	return id, nil
-}
-
-// chartName names a chart in messages: US, or US/10 for a category.
-func chartName(region, category string) string {
-	if category == "" {
-		return region
-	}
-	return region + "/" + category
 }
 
 // SavePage stores one page in one transaction: the videos' latest metadata
@@ -346,7 +338,7 @@ func (db *DB) abandon(ctx context.Context, region, category string, kind ingest.
 		WHERE region = ? AND kind = ? AND status = 'running' AND category = ?`,
 		msOf(at), region, string(kind), category)
 	if err != nil {
-		return fmt.Errorf("abandon %s runs of %s: %w", kind, chartName(region, category), err)
+		return fmt.Errorf("abandon %s runs of %s: %w", kind, ingest.ChartName(region, category), err)
 	}
 	return nil
 }
@@ -361,67 +353,6 @@ func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string,
 	}
 	if err != nil {
 		return fmt.Errorf("%s run %d: %w", what, runID, err)
-	}
-	return nil
-}
-
-// RecordCall writes an admitted call to the ledger, one row per pool it
-// drew from. Writing the same call again changes nothing but its region
-// and run where the first write lacked them: a call granted unmetered is
-// written by the limiter (GrantUnmetered), which knows neither.
-func (db *DB) RecordCall(ctx context.Context, call ingest.Call) error {
-	if call.QuotaKey == "" || call.ID == "" {
-		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)
-	}
-	err := db.inTx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, call) })
-	if err != nil {
-		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
-	}
-	return nil
-}
-
-// insertCall writes call's rows in tx.
-func insertCall(ctx context.Context, tx *sql.Tx, call ingest.Call) error {
-	charges := call.Charges
-	if len(charges) == 0 { // keep the call visible, charging nothing
-		charges = []ingest.Charge{{}}
-	}
-	var run any
-	if call.RunID != 0 {
-		run = call.RunID
-	}
-	for _, c := range charges {
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
-SET region = excluded.region, run_id = excluded.run_id
-WHERE ledger.region = '' AND ledger.run_id IS NULL`,
-			call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op,
-			call.Region, run, call.Unmetered); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// RecordBlock keeps a block the upstream's exhaustion caused, so that a
-// limiter that lost its data is refilled with it.
-func (db *DB) RecordBlock(ctx context.Context, b ingest.Block) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_blocks (quota_key, pool, until_ms, at_ms, op)
-VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until), msOf(b.At), b.Op)
-	if err != nil {
-		return fmt.Errorf("record block %s: %w", b.Pool, err)
-	}
-	return nil
-}
-
-// RecordGiveBack marks a call that never reached the upstream: it stays in
-// the ledger, and Calls and Recall leave it out.
-func (db *DB) RecordGiveBack(ctx context.Context, call ingest.Call) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES (?, ?, ?)
-ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli())
-	if err != nil {
-		return fmt.Errorf("record give back %s: %w", call.ID, err)
 	}
 	return nil
 }

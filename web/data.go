@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -514,7 +515,7 @@ func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
 	}
 	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
 	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
-	daily, err := s.daily.units(ctx, s.cfg.DB, s.cfg.QuotaKey, start)
+	daily, err := s.daily.units(ctx, s.ledger, s.cfg.QuotaKey, start)
 	if err != nil {
 		return QuotaJSON{}, err
 	}
@@ -629,7 +630,7 @@ type dailyCache struct {
 const dailyTTL = 10 * time.Minute
 
 // units returns usageDays of daily units from start, the last one today.
-func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+func (c *dailyCache) units(ctx context.Context, db *ledger.Ledger, quotaKey string, start time.Time) (map[string][]int64, error) {
 	past, err := c.past(ctx, db, quotaKey, start)
 	if err != nil {
 		return nil, err
@@ -652,7 +653,7 @@ func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, s
 	return out, nil
 }
 
-func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+func (c *dailyCache) past(ctx context.Context, db *ledger.Ledger, quotaKey string, start time.Time) (map[string][]int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := quotaKey + "@" + start.Format(time.DateOnly)

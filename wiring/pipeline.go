@@ -10,6 +10,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -181,7 +182,7 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration) (*pace
 		entries = append(entries, pe)
 	}
 	pc := pace.New(h.Costs.Pools, p.Limiter.State, entries)
-	pc.History = pace.FromRecords(p.DB, p.QuotaKey, h.Costs.Pools)
+	pc.History = pace.FromRecords(ledger.New(p.DB), p.QuotaKey, h.Costs.Pools)
 	pc.Daily = pace.Daily(h.Costs, d.Runner.Charts())
 	pc.LastPass = p.DB.LastStart
 	pc.Logger, pc.Refresh, pc.Bound = h.Logger, d.Every, bound

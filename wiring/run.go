@@ -180,7 +180,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
-	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
+	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
 		Standing: r.Terms.Standing, Held: p.DB.Held}
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no

@@ -74,7 +74,7 @@ type Serve struct {
 // the upstream's limiter and its clients metered by the API's limiter;
 // close releases both limiters (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
-	src := report.Sources{DB: db, Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
+	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: db.Held}
 	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // calls told apart by the pauses between them.
 func TestPassCosts(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		n := 0
@@ -104,7 +104,7 @@ func TestPassCosts(t *testing.T) {
 // pacing worker publishes, one per quota key, replaced in place.
 func TestLastPassesAndPlans(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		n := 0
