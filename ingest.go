@@ -17,6 +17,7 @@
 //	fetch/                 the YouTube Data API v3 client
 //	store/                 the database (SQLite or PostgreSQL), its migrations
 //	ledger/                the quota's book in it, and the embedded limiter's tables
+//	clients/               the API's clients in it: tokens, and counts on PostgreSQL
 //	export/                the export's file formats
 //	report/                what report, /quota and the dashboard show
 //	metrics/               the Prometheus series of run --listen

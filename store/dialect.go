@@ -48,11 +48,11 @@ type dialect interface {
 // databases. The functions take what the shared code varies: the filters
 // of a search, an export's WHERE clause.
 type dialectSQL struct {
-	// The page's statements (sink.go); docs, when set, keeps the search
+	// The page's statements (pages.go); docs, when set, keeps the search
 	// index in step where no trigger does.
 	upsertVideos, addRegions, addTrending, addSearch, bumpTrending, bumpSearch, docs string
 	saveCategory, categoryFetched                                                    string
-	saveStats, touchToken                                                            string
+	saveStats                                                                        string
 	chartTrend, chartPeaks, videoCategories                                          string
 	counts, dailyCounts                                                              string
 	details                                                                          string

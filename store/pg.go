@@ -377,12 +377,3 @@ func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
-
-// duplicate is an insert refused for a key that exists, on either store.
-func duplicate(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "23505"
-	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE")
-}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
@@ -276,11 +277,11 @@ func TestPGTextSortsAsSQLite(t *testing.T) {
 	for kind, u := range map[string]string{"sqlite": t.TempDir() + "/i.db", "postgres en-US": icu} {
 		db := openURL(t, u)
 		for _, n := range []string{"alice", "Zed", "bob-2", "bob1"} {
-			if _, err := db.AddToken(ctx, n, "free", time.Now()); err != nil {
+			if _, err := clients.New(db).AddToken(ctx, n, "free", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		toks, err := db.Tokens(ctx)
+		toks, err := clients.New(db).Tokens(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,11 +155,11 @@ var pgYearCalls = []struct {
 		return nil
 	}},
 	{"chart-latest", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		_, err := db.ChartAt(ctx, "US", "", time.Time{}, 200)
+		_, err := db.Chart(ctx, store.ChartQuery{Region: "US", Category: "", At: time.Time{}, Limit: 200})
 		return err
 	}},
 	{"chart-at-mid", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		_, err := db.ChartAt(ctx, "DE", "", p.Mid, 200)
+		_, err := db.Chart(ctx, store.ChartQuery{Region: "DE", Category: "", At: p.Mid, Limit: 200})
 		return err
 	}},
 	{"export-day", exportCall(false)},

@@ -17,7 +17,7 @@ var sqliteSQL = &dialectSQL{
 	addTrending: addTrendingSQL, addSearch: addSearchSQL,
 	bumpTrending: bumpTrendingSQL, bumpSearch: bumpSearchSQL,
 	saveCategory: saveCategorySQL, categoryFetched: categoryFetchedSQL,
-	saveStats: saveStatsSQL, touchToken: touchTokenSQL,
+	saveStats:  saveStatsSQL,
 	chartTrend: chartTrendSQL, chartPeaks: chartPeaksSQL, videoCategories: videoCategoriesSQL,
 	counts: countsSQL, dailyCounts: dailyCountsSQL,
 	details:   detailsSQL,

@@ -313,11 +313,12 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	read := s.cfg.DB.ChartIn
+	depth := store.ChartFull
 	if !s.cfg.Derived { // the history is read for the computed figures alone
-		read = s.cfg.DB.ChartPlain
+		depth = store.ChartPlain
 	}
-	c, err := read(r.Context(), region, category, language, at, limit)
+	c, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: region, Category: category, Language: language,
+		At: at, Limit: limit, Depth: depth})
 	if errors.Is(err, store.ErrNoChart) {
 		return ChartJSON{}, s.noChart(r.Context(), region, category, at)
 	}

@@ -201,7 +201,7 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *store.DB, readOnly, err err
 	if rerr != nil {
 		return nil, nil, h.DBError(err)
 	}
-	if _, inDB := ro.APICounts(); inDB && h.RedisURL == "" {
+	if ro.Postgres() && h.RedisURL == "" {
 		ro.Close()
 		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -96,7 +97,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	closeFn = func() { closeAPI(); closeLimiter() }
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
 	cfg := sv.Web
-	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: db, Observe: m.Observe}
+	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: clients.New(db), Observe: m.Observe}
 	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
 		cfg.Meter.Lease = web.DefaultLease
 	}
@@ -106,7 +107,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
 		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler()},
 	}
-	web.WarnUnusableTokens(ctx, h.Logger, db, sv.Plans)
+	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), sv.Plans)
 	if ui, err = h.Web(db, src, cfg); err != nil {
 		closeFn()
 		return nil, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -116,7 +117,7 @@ func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient,
 // PostgreSQL database, shared by every host on it; else in this process
 // (one host, one serve: a SQLite database is not written for a read).
 func (d *Database) APILimiter() ratelimit.Limiter {
-	if c, ok := d.APICounts(); ok {
+	if c, ok := clients.New(d.DB).Counts(); ok {
 		return ratelimit.NewPostgres(c)
 	}
 	return ratelimit.NewMemory()
