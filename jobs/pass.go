@@ -56,12 +56,12 @@ func (p *Pass) job() job {
 	return job{region: p.Region, name: p.Chart(), quotaKey: p.QuotaKey, costs: p.Costs,
 		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now,
 		start: func(ctx context.Context, at time.Time) (int64, error) {
-			return p.Sink.StartChartRun(ctx, p.Region, p.Category, at)
+			return p.Sink.StartRun(ctx, p.Region, p.Category, ingest.Trending, at)
 		}}
 }
 
 func (p *Pass) abandon(ctx context.Context) error {
-	return p.Sink.AbandonChartRuns(ctx, p.Region, p.Category, p.now())
+	return p.Sink.AbandonRuns(ctx, p.Region, p.Category, ingest.Trending, p.now())
 }
 
 // Run runs the pass. ctx aborts at once; Drain ends it between pages.

@@ -158,7 +158,7 @@ func (r *Refresh) Entry() Entry {
 // row, as trackRuns does tracking's.
 type refreshRuns struct{ RefreshStore }
 
-func (refreshRuns) StartRun(context.Context, string, ingest.PageKind, time.Time) (int64, error) {
+func (refreshRuns) StartRun(context.Context, string, string, ingest.PageKind, time.Time) (int64, error) {
 	return 0, fmt.Errorf("refreshing has no run")
 }
 

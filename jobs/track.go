@@ -123,7 +123,7 @@ func (t *Track) batches(ctx context.Context, m *meter, res *TrackResult, out *Ou
 // row: it only ever records blocks.
 type trackRuns struct{ TrackStore }
 
-func (trackRuns) StartRun(context.Context, string, ingest.PageKind, time.Time) (int64, error) {
+func (trackRuns) StartRun(context.Context, string, string, ingest.PageKind, time.Time) (int64, error) {
 	return 0, fmt.Errorf("tracking has no run")
 }
 

@@ -3,8 +3,8 @@
 // the blocks the upstream caused), its notes, the decisions of unknown
 // outcome, the unmetered calls granted while the shared limiter was out of
 // reach, the embedded limiter's tables (quota_log, quota_clock,
-// quota_config, quota_block, locks), and what each pass cost as pacing
-// reads it.
+// quota_config, quota_block, locks), and what pacing plans from and keeps
+// beside it: what each pass cost, the daemon's schedule and its plan.
 //
 // It owns no connection and no migration: store.Open opens the database
 // and builds every table through its one numbered stream, and the wiring

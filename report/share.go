@@ -8,8 +8,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
-	"github.com/ingestworks/ingest/store"
 )
 
 // BackfillShare is what the daemon's plan leaves a backfill until the
@@ -64,7 +64,7 @@ func (s BackfillShare) Line(region string, perPage map[string]int64) string {
 // ScheduledStore is a Store that keeps the daemon's schedule.
 type ScheduledStore interface {
 	Store
-	Schedule(ctx context.Context) (store.Schedule, bool, error)
+	Schedule(ctx context.Context) (ledger.Schedule, bool, error)
 }
 
 // PlanShare plans the daemon's recorded schedule as the paced daemon

@@ -20,7 +20,7 @@ func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		chartRun := func(region, category string, at time.Time, finish bool) int64 {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, region, category, at)
+			id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestChartViewsBefore(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		run := func(at time.Time, views ...int64) {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, "US", "", at)
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 			marks[step] = m
 		}
 		mark("empty")
-		id, err := db.StartChartRun(ctx, "US", "", t0)
+		id, err := db.StartRun(ctx, "US", "", ingest.Trending, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 			t.Fatal(err)
 		}
 		mark("it ended")
-		id2, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Hour))
+		id2, err := db.StartRun(ctx, "US", "10", ingest.Trending, t0.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

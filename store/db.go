@@ -234,6 +234,12 @@ func (db *DB) Reader() *sql.DB { return db.r }
 // Path returns the file the database lives in.
 func (db *DB) Path() string { return db.path }
 
+// Writable says whether the database takes a write now: it begins an
+// immediate transaction and rolls it back (for /readyz).
+func (db *DB) Writable(ctx context.Context) error {
+	return db.d.writable(ctx, db)
+}
+
 // Postgres says whether the database is PostgreSQL, rather than a SQLite
 // file.
 func (db *DB) Postgres() bool {

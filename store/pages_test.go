@@ -31,7 +31,7 @@ func page(kind ingest.PageKind, region string, number int, at time.Time, videos 
 func run(t testing.TB, db *DB, kind ingest.PageKind, region string, at time.Time, pages ...ingest.Page) int64 {
 	t.Helper()
 	ctx := context.Background()
-	id, err := db.StartRun(ctx, region, kind, at)
+	id, err := db.StartRun(ctx, region, "", kind, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestLastRuns(t *testing.T) {
 		}
 		// A worker died mid-run: the next pass, holding the lease, fails the
 		// stale run, which then shows as GB's last run.
-		if err := db.AbandonRuns(ctx, "GB", ingest.Trending, t1.Add(time.Hour)); err != nil {
+		if err := db.AbandonRuns(ctx, "GB", "", ingest.Trending, t1.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		runs, _ = db.LastRuns(ctx, ingest.Trending)

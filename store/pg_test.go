@@ -90,7 +90,7 @@ func TestPGReadOnlyRole(t *testing.T) {
 	if _, err := ro.LastRuns(ctx, ingest.Trending); err != nil {
 		t.Errorf("LastRuns as a reader: %v", err)
 	}
-	if _, err := ro.StartRun(ctx, "US", ingest.Trending, t0); err == nil {
+	if _, err := ro.StartRun(ctx, "US", "", ingest.Trending, t0); err == nil {
 		t.Errorf("a reader started a run")
 	}
 }
@@ -188,7 +188,7 @@ func TestPGPruneBesideAnotherHostsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := t0.Add(48 * time.Hour)
-	r2, err := db.StartRun(ctx, "GB", ingest.Trending, later)
+	r2, err := db.StartRun(ctx, "GB", "", ingest.Trending, later)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,11 +364,11 @@ func TestPGRegionsFromTwoHostsAtOnce(t *testing.T) {
 	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("old", "derby highlights")))
 	for _, v := range []ingest.Video{vid("old", "derby highlights"), vid("new", "final highlights")} {
 		at := t0.Add(time.Hour)
-		first, err := host.StartRun(ctx, "GB", ingest.Trending, at)
+		first, err := host.StartRun(ctx, "GB", "", ingest.Trending, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := db.StartRun(ctx, "DE", ingest.Trending, at)
+		second, err := db.StartRun(ctx, "DE", "", ingest.Trending, at)
 		if err != nil {
 			t.Fatal(err)
 		}

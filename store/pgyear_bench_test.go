@@ -115,7 +115,7 @@ var pgYearCalls = []struct {
 		if _, err := db.LastRuns(ctx, ingest.Trending); err != nil {
 			return err
 		}
-		if _, _, err := db.Schedule(ctx); err != nil {
+		if _, _, err := ledger.New(db).Schedule(ctx); err != nil {
 			return err
 		}
 		_, err := db.Size(ctx)

@@ -196,7 +196,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, Region: "GB", PerDay: true}, func(store.ExportRow) error { return nil })
 		},
 		func() error { _, err := db.ExportCount(ctx, store.ExportFilter{Since: since, Until: end}); return err },
-		func() error { return db.AbandonRuns(ctx, "GB", ingest.Trending, end) },
+		func() error { return db.AbandonRuns(ctx, "GB", "", ingest.Trending, end) },
 		func() error {
 			return db.SaveStats(ctx, []ingest.VideoStats{{ID: id, ViewCount: 1, At: end}})
 		},

@@ -209,7 +209,7 @@ func TestPruneBesideADaemon(t *testing.T) {
 			at := t0.Add(time.Duration(n) * time.Minute)
 			var id int64
 			err := untilFree(&busy, func() (err error) {
-				id, err = daemon.StartRun(ctx, "GB", ingest.Trending, at)
+				id, err = daemon.StartRun(ctx, "GB", "", ingest.Trending, at)
 				return err
 			})
 			if err == nil {

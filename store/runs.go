@@ -184,21 +184,11 @@ ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 	return out, nil
 }
 
-// StartRun records the start of a pass over region and returns its id.
-// A trending run is of the unfiltered chart; StartChartRun names a
-// category.
-func (db *DB) StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (int64, error) {
-	return db.startRun(ctx, region, "", kind, at)
-}
-
-// StartChartRun records the start of a pass over the chart of region and
-// category (a videoCategoryId; "" the unfiltered chart) and returns its id.
-// The entries its pages store carry the category.
-func (db *DB) StartChartRun(ctx context.Context, region, category string, at time.Time) (int64, error) {
-	return db.startRun(ctx, region, category, ingest.Trending, at)
-}
-
-func (db *DB) startRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (int64, error) {
+// StartRun records the start of a pass of kind over region and returns
+// its id: a trending run is of the chart of region and category (a
+// videoCategoryId; "" the unfiltered chart), whose entries its pages store
+// carry the category.
+func (db *DB) StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (int64, error) {
 	var id int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
@@ -223,22 +213,11 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) err
 		end.Status, end.Message, msOf(end.At), nullMS(end.RetryAt), runID)
 }
 
-// AbandonRuns marks the region's runs of kind that are still "running" as
-// failed: their worker died before finishing them. Call it only while
-// holding the region's lease, when no run of it can be in flight. A
-// trending run of a category chart is not the region's: see
-// AbandonChartRuns.
-func (db *DB) AbandonRuns(ctx context.Context, region string, kind ingest.PageKind, at time.Time) error {
-	return db.abandon(ctx, region, "", kind, at)
-}
-
-// AbandonChartRuns is AbandonRuns for the chart of region and category,
-// under that chart's lease.
-func (db *DB) AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error {
-	return db.abandon(ctx, region, category, ingest.Trending, at)
-}
-
-func (db *DB) abandon(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) error {
+// AbandonRuns marks the runs of kind of region and category that are
+// still "running" as failed: their worker died before finishing them. Call
+// it only while holding the chart's lease, when no run of it can be in
+// flight.
+func (db *DB) AbandonRuns(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) error {
 	// status = 'running' matches the partial index runs_running, so this
 	// reads only the runs in flight, not a region's year of runs.
 	_, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'failed', finished_ms = ?,

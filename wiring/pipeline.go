@@ -189,7 +189,7 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration) (*pace
 	pc.Publish = func(ctx context.Context, st pace.Status) {
 		doc, err := json.Marshal(st)
 		if err == nil {
-			err = p.DB.SavePlan(context.WithoutCancel(ctx), p.QuotaKey, st.At, doc)
+			err = ledger.New(p.DB).SavePlan(context.WithoutCancel(ctx), p.QuotaKey, st.At, doc)
 		}
 		if err != nil {
 			h.Logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -112,7 +113,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 		}
 		pc.DueFrom = true // cron runs it, not the slots
 		d.Pacer = pc
-		if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+		if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 			return err
 		}
 	}
@@ -128,7 +129,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+	if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 		return err
 	}
 	d.LastStart = map[string]time.Time{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -36,7 +37,7 @@ type Schedule struct {
 // Follow takes the daemon's schedule recorded in db for what the flags
 // do not give.
 func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
-	rec, ok, err := db.Schedule(ctx)
+	rec, ok, err := ledger.New(db).Schedule(ctx)
 	if err != nil || !ok {
 		return err
 	}

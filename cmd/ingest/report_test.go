@@ -58,7 +58,7 @@ func reportDB(t *testing.T) *store.DB {
 	}
 	seq := 0
 	for _, r := range runs {
-		id, err := db.StartRun(ctx, r.region, ingest.Trending, r.at)
+		id, err := db.StartRun(ctx, r.region, "", ingest.Trending, r.at)
 		if err != nil {
 			t.Fatal(err)
 		}

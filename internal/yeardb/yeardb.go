@@ -134,7 +134,7 @@ func (b *builder) build(ctx context.Context) error {
 
 // pass stores one completed run of region's chart at time at.
 func (b *builder) pass(ctx context.Context, region string, h int, at time.Time) error {
-	run, err := b.db.StartRun(ctx, region, ingest.Trending, at)
+	run, err := b.db.StartRun(ctx, region, "", ingest.Trending, at)
 	if err != nil {
 		return err
 	}
