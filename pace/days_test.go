@@ -101,15 +101,14 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 func (s *sim) pacer() *pace.Pacer {
 	var entries []pace.Entry
 	for i, p := range s.passes {
-		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: pace.ChartPriority(p.Chart()), Floor: s.every,
-			Cost: pace.ChartGuess(s.w.costs), Slots: s.slots[i]})
+		kind := jobs.ChartKind(p.Chart())
+		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: int(kind), Floor: s.every,
+			Cost: kind.Guess(s.w.costs), Slots: s.slots[i]})
 	}
-	pc := pace.New(s.w.costs.Pools, s.w.limiter.State, entries)
-	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), s.every
-	pc.History = pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools)
-	pc.Daily = map[string]float64{ingest.DefaultPool: float64(len(regions8))}
-	pc.LastPass = s.w.db.LastStart
-	return pc
+	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: entries,
+		Now: s.w.clock, Logger: quiet(), Refresh: s.every,
+		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
+		Daily:   map[string]float64{ingest.DefaultPool: float64(len(regions8))}, LastPass: s.w.db.LastStart})
 }
 
 // pass runs the i-th chart when pc says it is due at slot, unless a run of

@@ -107,11 +107,10 @@ var (
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.PacedOnce {
-		pc, err := h.NewPacer(p, d, r.MaxStale)
+		pc, err := h.NewPacer(p, d, r.MaxStale, true) // cron runs it, not the slots
 		if err != nil {
 			return err
 		}
-		pc.DueFrom = true // cron runs it, not the slots
 		d.Pacer = pc
 		if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 			return err
@@ -152,7 +151,7 @@ func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics,
 	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
 	observe := d.Runner.Observe
 	if r.Pace {
-		pc, err := h.NewPacer(p, d, r.MaxStale)
+		pc, err := h.NewPacer(p, d, r.MaxStale, false)
 		if err != nil {
 			return err
 		}
