@@ -94,6 +94,9 @@ type Ended struct {
 	// Fatal: no other chart can succeed either (the key is rejected, or the
 	// upstream cannot be reached at all).
 	Fatal bool
+	// Message is the run's LogEnd line, which each kind states for
+	// itself; the kind's noun when empty.
+	Message string
 	// Did is what the run did, as LogEnd's key-value pairs.
 	Did []any
 	// Pass is a chart pass's own result; nil for other kinds.
@@ -179,10 +182,11 @@ type Pacer interface {
 // the pacer how it ended, all of it a run in flight the daemon's stop
 // waits for.
 func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) bool {
-	if !d.Runner.hold() {
+	done, ok := d.Runner.hold()
+	if !ok {
 		return false // stopping: the daemon waits for nothing it has not started
 	}
-	defer d.Runner.inflight.Done()
+	defer done()
 	asked := slot
 	if catchUp {
 		// The pacer is asked at the time the catch-up runs, not at the slot
