@@ -45,15 +45,10 @@ func (k Kind) String() string {
 
 // noun is what the logs call a run of the kind.
 func (k Kind) noun() string {
-	switch k {
-	case KindTracking:
-		return "tracking"
-	case KindPrune:
-		return "prune"
-	case KindRefresh:
-		return "refresh"
+	if k.charts() {
+		return "pass"
 	}
-	return "pass"
+	return k.String()
 }
 
 // charts says whether the kind is a chart pass, which the store keeps runs of.
