@@ -16,6 +16,8 @@
 //	costs/                 the costs file's loader and checker
 //	fetch/                 the YouTube Data API v3 client
 //	store/                 the database (SQLite or PostgreSQL), its migrations
+//	ledger/                the quota's book in it, and the embedded limiter's tables
+//	clients/               the API's clients in it: tokens, and counts on PostgreSQL
 //	export/                the export's file formats
 //	report/                what report, /quota and the dashboard show
 //	metrics/               the Prometheus series of run --listen
@@ -216,6 +218,19 @@ type Call struct {
 	RunID     int64 // zero outside a run
 	Charges   []Charge
 	Unmetered bool
+}
+
+// Unknown is a decision whose outcome is unknown, as the ledger keeps it
+// until it is resolved: the request went to the shared limiter and no
+// answer came in time. The call was refused and never made; the limiter
+// may still have admitted it, or may yet when a hung server resumes.
+type Unknown struct {
+	QuotaKey string
+	Instance string // the limiter instance that sent it: its receipts
+	Token    int64  // the instance's number for the request
+	Op       string
+	At       time.Time // this worker's clock when it gave up
+	Charges  []Charge
 }
 
 // RefusedError ends a job when the limiter says no. It carries the decision,

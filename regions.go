@@ -13,3 +13,12 @@ var DefaultRegions = []string{"US", "GB", "DE", "FR", "IN", "BR", "AU", "CA"}
 
 // DefaultRegionsText is DefaultRegions as help texts print it: "US, GB, ...".
 func DefaultRegionsText() string { return strings.Join(DefaultRegions, ", ") }
+
+// ChartName names a chart as leases, schedules, pacing, logs and errors
+// do: its region (US), or region/category (US/10) for a category's chart.
+func ChartName(region, category string) string {
+	if category == "" {
+		return region
+	}
+	return region + "/" + category
+}

@@ -48,17 +48,9 @@ func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, 
 		return nil
 	})
 	if err != nil {
-		return ingest.Page{}, wrap(chartName(region, category), ingest.OpVideosList, err)
+		return ingest.Page{}, wrap(ingest.ChartName(region, category), ingest.OpVideosList, err)
 	}
 	return page, nil
-}
-
-// chartName names a chart in errors: US, or US/10 for a category.
-func chartName(region, category string) string {
-	if category == "" {
-		return region
-	}
-	return region + "/" + category
 }
 
 // Categories fetches the video categories videoCategories.list names for

@@ -102,7 +102,7 @@ func (b *Backfill) job() job {
 	return job{region: b.Query.Region, quotaKey: b.QuotaKey, costs: b.Costs,
 		limiter: b.Limiter, store: b.Store, logger: b.Logger, now: time.Now,
 		start: func(ctx context.Context, at time.Time) (int64, error) {
-			return b.Store.StartRun(ctx, b.Query.Region, ingest.Search, at)
+			return b.Store.StartRun(ctx, b.Query.Region, "", ingest.Search, at)
 		}}
 }
 

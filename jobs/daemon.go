@@ -45,15 +45,10 @@ func (k Kind) String() string {
 
 // noun is what the logs call a run of the kind.
 func (k Kind) noun() string {
-	switch k {
-	case KindTracking:
-		return "tracking"
-	case KindPrune:
-		return "prune"
-	case KindRefresh:
-		return "refresh"
+	if k.charts() {
+		return "pass"
 	}
-	return "pass"
+	return k.String()
 }
 
 // charts says whether the kind is a chart pass, which the store keeps runs of.
@@ -94,6 +89,9 @@ type Ended struct {
 	// Fatal: no other chart can succeed either (the key is rejected, or the
 	// upstream cannot be reached at all).
 	Fatal bool
+	// Message is the run's LogEnd line, which each kind states for
+	// itself; the kind's noun when empty.
+	Message string
 	// Did is what the run did, as LogEnd's key-value pairs.
 	Did []any
 	// Pass is a chart pass's own result; nil for other kinds.
@@ -179,10 +177,11 @@ type Pacer interface {
 // the pacer how it ended, all of it a run in flight the daemon's stop
 // waits for.
 func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) bool {
-	if !d.Runner.hold() {
+	done, ok := d.Runner.hold()
+	if !ok {
 		return false // stopping: the daemon waits for nothing it has not started
 	}
-	defer d.Runner.inflight.Done()
+	defer done()
 	asked := slot
 	if catchUp {
 		// The pacer is asked at the time the catch-up runs, not at the slot

@@ -13,7 +13,7 @@ import (
 
 // RunStore records a backfill's runs.
 type RunStore interface {
-	StartRun(ctx context.Context, region string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (runID int64, err error)
 	RunFinisher
 }
 

@@ -49,22 +49,19 @@ func (p *Pass) now() time.Time {
 // Chart names the pass's chart: the region (US), or region/category
 // (US/10). Leases, schedules, statuses and logs go by it.
 func (p *Pass) Chart() string {
-	if p.Category == "" {
-		return p.Region
-	}
-	return p.Region + "/" + p.Category
+	return ingest.ChartName(p.Region, p.Category)
 }
 
 func (p *Pass) job() job {
 	return job{region: p.Region, name: p.Chart(), quotaKey: p.QuotaKey, costs: p.Costs,
 		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now,
 		start: func(ctx context.Context, at time.Time) (int64, error) {
-			return p.Sink.StartChartRun(ctx, p.Region, p.Category, at)
+			return p.Sink.StartRun(ctx, p.Region, p.Category, ingest.Trending, at)
 		}}
 }
 
 func (p *Pass) abandon(ctx context.Context) error {
-	return p.Sink.AbandonChartRuns(ctx, p.Region, p.Category, p.now())
+	return p.Sink.AbandonRuns(ctx, p.Region, p.Category, ingest.Trending, p.now())
 }
 
 // Run runs the pass. ctx aborts at once; Drain ends it between pages.
@@ -95,7 +92,7 @@ func (p *Pass) Entry() Entry {
 		if res.Remaining >= 0 {
 			did = append(did, ingest.LogRemaining, res.Remaining)
 		}
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Did: did, Pass: &res, Units: res.Units}
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Message: "pass", Did: did, Pass: &res, Units: res.Units}
 	}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -52,11 +53,11 @@ func newRig(t testing.TB, costsYAML string) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
-	led, err := (&wiring.Database{DB: r.db, Where: "test"}).Ledger(ctx)
+	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(r.db).Tables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,
@@ -77,7 +78,7 @@ func (r *rig) pass(region string) *jobs.Pass {
 // ledgerUnits sums the default pool over the ledger.
 func (r *rig) ledgerUnits(t testing.TB) int64 {
 	t.Helper()
-	calls, err := r.db.Calls(context.Background(), "q", time.Time{})
+	calls, err := ledger.New(r.db).Calls(context.Background(), "q", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

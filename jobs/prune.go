@@ -111,7 +111,11 @@ func (p *Prune) Cuts(at time.Time) Cuts {
 func (p *Prune) Entry() Entry {
 	return Entry{Name: "prune", Kind: KindPrune, run: func(ctx context.Context) Ended {
 		res := p.Run(ctx)
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Did: []any{"keep", ingest.Days(p.Kept()),
+		msg := "pruned"
+		if res.Status == ingest.StatusFailed {
+			msg = "prune failed; trying again next period"
+		}
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Message: msg, Did: []any{"keep", ingest.Days(p.Kept()),
 			"standing", p.Standing.Name(), "runs", res.Runs, "entries", res.Entries, "stats", res.Stats,
 			"videos", res.Videos, "backfill_results", res.Search, "categories", res.Categories,
 			"ledger", res.Ledger, "freed_bytes", res.Freed}}

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -73,22 +72,8 @@ func (r *Refresh) now() time.Time {
 	return time.Now()
 }
 
-// Run fetches again every video due, a call at a time, each call's
-// answer stored as soon as it comes, so that a stop keeps what was read.
+// Run fetches again every video due, a batch at a time (sweep).
 func (r *Refresh) Run(ctx context.Context) RefreshResult {
-	j := job{region: "", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, store: refreshRuns{r.Store},
-		logger: r.Logger, now: r.now}
-	m := newMeter(r.Limiter, r.QuotaKey, "", 0)
-	res := RefreshResult{Units: m.units}
-	out := Outcome{Units: m.units, Remaining: -1}
-	err := r.batches(ctx, m, &res, &out)
-	j.classify(ctx, &out, err)
-	res.RunEnd, res.Err = out.RunEnd, out.Err
-	res.At = r.now()
-	return res
-}
-
-func (r *Refresh) batches(ctx context.Context, m *meter, res *RefreshResult, out *Outcome) error {
 	after := r.After
 	if after <= 0 {
 		after = ingest.RefreshAfter
@@ -97,21 +82,14 @@ func (r *Refresh) batches(ctx context.Context, m *meter, res *RefreshResult, out
 	if limit <= 0 {
 		limit = 1 << 30
 	}
-	ids, err := r.Store.ToRefresh(ctx, r.now().Add(-after), limit)
-	if err != nil {
-		return fmt.Errorf("refresh: %w", err)
-	}
-	for start := 0; start < len(ids); start += RefreshBatch {
-		if stopping(r.Drain) {
-			out.interrupted()
-			return nil
-		}
-		batch := ids[start:min(start+RefreshBatch, len(ids))]
-		if err := r.batch(ctx, m, batch, res); err != nil {
-			return fmt.Errorf("refresh %d of %d videos: %w", start, len(ids), err)
-		}
-	}
-	return nil
+	var res RefreshResult
+	due := func(ctx context.Context) ([]string, error) { return r.Store.ToRefresh(ctx, r.now().Add(-after), limit) }
+	s := sweep{what: "refresh", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, logger: r.Logger, now: r.now,
+		drain: r.Drain, batch: RefreshBatch}
+	res.RunEnd, res.Units, res.Err = s.run(ctx, due, func(ctx context.Context, m *meter, batch []string) error {
+		return r.batch(ctx, m, batch, &res)
+	})
+	return res
 }
 
 // batch fetches ids in one call, stores what came back and deletes what
@@ -145,23 +123,19 @@ func (r *Refresh) batch(ctx context.Context, m *meter, ids []string, res *Refres
 	return err
 }
 
+// refreshMessage is a refresh's log line by how it ended.
+var refreshMessage = map[ingest.RunStatus]string{
+	ingest.StatusCompleted:   "refreshed",
+	ingest.StatusInterrupted: "refreshed",
+	ingest.StatusFailed:      "refresh failed; trying again next period",
+	ingest.StatusStopped:     "refresh stopped: the quota said no; what it did not reach goes at 30 days",
+}
+
 // Entry is refreshing as an entry of a schedule, named "refresh".
 func (r *Refresh) Entry() Entry {
 	return Entry{Name: "refresh", Kind: KindRefresh, run: func(ctx context.Context) Ended {
 		res := r.Run(ctx)
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Gone: res.Gone,
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Gone: res.Gone, Message: refreshMessage[res.Status],
 			Did: []any{"refreshed", res.Refreshed, "gone", res.Gone, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
 	}}
-}
-
-// refreshRuns lets refreshing share a job's classification without a run
-// row, as trackRuns does tracking's.
-type refreshRuns struct{ RefreshStore }
-
-func (refreshRuns) StartRun(context.Context, string, ingest.PageKind, time.Time) (int64, error) {
-	return 0, fmt.Errorf("refreshing has no run")
-}
-
-func (refreshRuns) FinishRun(context.Context, int64, ingest.RunEnd) error {
-	return fmt.Errorf("refreshing has no run")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -58,11 +59,11 @@ func newSimRig(t *testing.T) *simRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
-	led, err := (&wiring.Database{DB: r.db, Where: "test"}).Ledger(ctx)
+	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(r.db.LimiterTables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
+	if r.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(r.db).Tables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,

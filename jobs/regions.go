@@ -58,12 +58,12 @@ type Source interface {
 // Sink keeps a chart's runs and the pages they fetched. A chart is a
 // region and a category (a videoCategoryId; "" the unfiltered chart).
 type Sink interface {
-	StartChartRun(ctx context.Context, region, category string, at time.Time) (runID int64, err error)
+	StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (runID int64, err error)
 	SavePage(ctx context.Context, runID int64, page ingest.Page) error
 	RunFinisher
-	// AbandonChartRuns fails the chart's runs left "running" by a worker
-	// that died; the pass calls it holding the chart's lease.
-	AbandonChartRuns(ctx context.Context, region, category string, at time.Time) error
+	// AbandonRuns fails the chart's runs left "running" by a worker that
+	// died; the pass calls it holding the chart's lease.
+	AbandonRuns(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) error
 }
 
 // CategoryStore keeps a region's category names.

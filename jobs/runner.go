@@ -170,33 +170,14 @@ func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration,
 	if e.Kind.charts() || e.Kind == KindPrune || (e.Kind == KindRefresh && end.Gone == 0) {
 		level = r.PassLevel
 	}
-	LogEnd(log, level, endMessage(e.Kind, end.Status), end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	msg := end.Message
+	if msg == "" {
+		msg = e.Kind.noun()
+	}
+	LogEnd(log, level, msg, end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
 	if r.Observe != nil {
 		r.Observe(e, end, took, slot)
 	}
-}
-
-// endMessage is the message of an entry's LogEnd line.
-func endMessage(k Kind, st ingest.RunStatus) string {
-	switch {
-	case k.charts():
-		return "pass"
-	case k == KindTracking && st == ingest.StatusFailed:
-		return "tracking failed"
-	case k == KindTracking && st == ingest.StatusStopped:
-		return "tracking stopped: the stats quota said no"
-	case k == KindTracking:
-		return "tracking"
-	case k == KindRefresh && st == ingest.StatusFailed:
-		return "refresh failed; trying again next period"
-	case k == KindRefresh && st == ingest.StatusStopped:
-		return "refresh stopped: the quota said no; what it did not reach goes at 30 days"
-	case k == KindRefresh:
-		return "refreshed"
-	case st == ingest.StatusFailed:
-		return "prune failed; trying again next period"
-	}
-	return "pruned"
 }
 
 // claim marks an entry running in this process; false when it already is,
@@ -216,16 +197,16 @@ func (r *Runner) claim(name string) bool {
 }
 
 // hold counts a run in flight that has not claimed an entry yet (a
-// pacer's decision and what it is told after); false when the daemon is
-// shutting down.
-func (r *Runner) hold() bool {
+// pacer's decision and what it is told after) until done is called; false
+// when the daemon is shutting down.
+func (r *Runner) hold() (done func(), ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return false
+		return nil, false
 	}
 	r.inflight.Add(1)
-	return true
+	return r.inflight.Done, true
 }
 
 func (r *Runner) release(name string) {

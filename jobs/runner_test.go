@@ -11,6 +11,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -49,11 +50,11 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	led, err := (&wiring.Database{DB: db, Where: "test"}).Ledger(context.Background())
+	led, err := wiring.On(db, "test").QuotaLedger(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
+	lim, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

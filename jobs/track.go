@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -66,67 +65,43 @@ func (t *Track) now() time.Time {
 	return time.Now()
 }
 
-// Run reads and stores the counts, a batch at a time, each batch stored as
-// soon as it is read, so a stop keeps what was read.
+// Run reads and stores the counts, a batch at a time (sweep).
 func (t *Track) Run(ctx context.Context) TrackResult {
-	j := job{region: "", quotaKey: t.QuotaKey, costs: t.Costs, limiter: t.Limiter, store: trackRuns{t.Store},
-		logger: t.Logger, now: t.now}
-	m := newMeter(t.Limiter, t.QuotaKey, "", 0)
-	res := TrackResult{Units: m.units}
-	out := Outcome{Units: m.units, Remaining: -1}
-	err := t.batches(ctx, m, &res, &out)
-	j.classify(ctx, &out, err)
-	res.RunEnd, res.Err = out.RunEnd, out.Err
-	res.At = t.now()
+	span := t.For
+	if span <= 0 {
+		span = TrackFor
+	}
+	var res TrackResult
+	due := func(ctx context.Context) ([]string, error) { return t.Store.SeenOnCharts(ctx, t.now().Add(-span)) }
+	s := sweep{what: "track", quotaKey: t.QuotaKey, costs: t.Costs, limiter: t.Limiter, logger: t.Logger, now: t.now,
+		drain: t.Drain, batch: TrackBatch}
+	res.RunEnd, res.Units, res.Err = s.run(ctx, due, func(ctx context.Context, m *meter, batch []string) error {
+		stats, err := t.Source.Stats(ctx, m.gate, batch)
+		res.Calls++
+		if err == nil {
+			err = t.Store.SaveStats(ctx, stats)
+		}
+		if err == nil {
+			res.Tracked += len(stats)
+		}
+		return err
+	})
 	return res
+}
+
+// trackMessage is a tracking pass's log line by how it ended.
+var trackMessage = map[ingest.RunStatus]string{
+	ingest.StatusCompleted:   "tracking",
+	ingest.StatusInterrupted: "tracking",
+	ingest.StatusFailed:      "tracking failed",
+	ingest.StatusStopped:     "tracking stopped: the stats quota said no",
 }
 
 // Entry is tracking as an entry of a schedule, named "track".
 func (t *Track) Entry() Entry {
 	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context) Ended {
 		res := t.Run(ctx)
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units,
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Message: trackMessage[res.Status],
 			Did: []any{"tracked", res.Tracked, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}
 	}}
-}
-
-func (t *Track) batches(ctx context.Context, m *meter, res *TrackResult, out *Outcome) error {
-	span := t.For
-	if span <= 0 {
-		span = TrackFor
-	}
-	ids, err := t.Store.SeenOnCharts(ctx, t.now().Add(-span))
-	if err != nil {
-		return fmt.Errorf("track: %w", err)
-	}
-	for start := 0; start < len(ids); start += TrackBatch {
-		if stopping(t.Drain) {
-			out.interrupted()
-			return nil
-		}
-		batch := ids[start:min(start+TrackBatch, len(ids))]
-		stats, err := t.Source.Stats(ctx, m.gate, batch)
-		res.Calls++
-		if err != nil {
-			return fmt.Errorf("track %d of %d videos: %w", start, len(ids), err)
-		}
-		if err := t.Store.SaveStats(ctx, stats); err != nil {
-			return fmt.Errorf("track: %w", err)
-		}
-		res.Tracked += len(stats)
-	}
-	return nil
-}
-
-// trackRuns lets tracking share a job's classification (a refusal or a
-// spent upstream quota is a clean stop, and blocks the pool) without a run
-// row: it only ever records blocks.
-type trackRuns struct{ TrackStore }
-
-func (trackRuns) StartRun(context.Context, string, ingest.PageKind, time.Time) (int64, error) {
-	return 0, fmt.Errorf("tracking has no run")
-}
-
-func (trackRuns) FinishRun(context.Context, int64, ingest.RunEnd) error {
-	return fmt.Errorf("tracking has no run")
 }

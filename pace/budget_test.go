@@ -3,6 +3,7 @@ package pace_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,9 +103,9 @@ func TestPacerDue(t *testing.T) {
 	}
 	// 18 units every 10 s would be 540 in the window: paced to 90/300 s
 	// (a tenth of the pool kept as slack), the one entry runs every 60 s.
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 18)})
 	now := t0
-	p.Now = func() time.Time { return now }
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 18)},
+		Now: func() time.Time { return now }})
 	var ran []int
 	for i := range 13 {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
@@ -145,12 +146,13 @@ func TestPacerMeasuredCostIsNoGuess(t *testing.T) {
 		reads++
 		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
 	}
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)})
-	p.Now = func() time.Time { return t0 }
-	p.History = func(context.Context, time.Time) (pace.History, error) {
-		loads++
-		return pace.History{Cost: map[string]map[string]float64{"US": {"default": 4}}}, nil
-	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state,
+		Entries: []pace.Entry{entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)},
+		Now:     func() time.Time { return t0 },
+		History: func(context.Context, time.Time) (pace.History, error) {
+			loads++
+			return pace.History{Cost: map[string]map[string]float64{"US": {"default": 4}}}, nil
+		}})
 	for _, name := range []string{"US", "GB"} {
 		if !p.Due(context.Background(), name, t0) {
 			t.Fatalf("%s not due at the start", name)
@@ -190,8 +192,8 @@ func TestPacerBlocked(t *testing.T) {
 		}
 		return []ingest.PoolState{st}, nil
 	}
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 1)})
-	p.Now = func() time.Time { return now }
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 1)},
+		Now: func() time.Time { return now }})
 	var ran []int
 	for i := range 8 {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
@@ -211,8 +213,8 @@ func TestPacerNoState(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 100, Window: 100 * time.Second}
 	state := func(context.Context) ([]ingest.PoolState, error) { return nil, context.DeadlineExceeded }
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{entry("US", 0, 10*time.Second, 50)})
-	p.Logger = quiet()
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 50)},
+		Logger: quiet()})
 	n := 0
 	for i := range 5 {
 		if p.Due(context.Background(), "US", t0.Add(time.Duration(i)*10*time.Second)) {
@@ -238,11 +240,11 @@ func TestPacerRestart(t *testing.T) {
 	slots := jobs.Schedule{Every: time.Minute}
 	us, gb := entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)
 	us.Slots, gb.Slots = slots, slots
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{us, gb})
-	p.Now = func() time.Time { return t0 }
-	p.History = func(context.Context, time.Time) (pace.History, error) {
-		return pace.History{Last: map[string]time.Time{"US": t0.Add(-30 * time.Second)}}, nil
-	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{us, gb},
+		Now: func() time.Time { return t0 },
+		History: func(context.Context, time.Time) (pace.History, error) {
+			return pace.History{Last: map[string]time.Time{"US": t0.Add(-30 * time.Second)}}, nil
+		}})
 	if p.Due(context.Background(), "US", t0) {
 		t.Errorf("US fetched 30 s before the restart ran again at once; its cadence is a minute")
 	}
@@ -297,16 +299,16 @@ func TestPacerCountsSlots(t *testing.T) {
 			t.Parallel()
 			e := entry("IN", 0, time.Hour, 1)
 			e.Slots = slots
-			p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{e})
 			now := tc.start
-			p.Now, p.Logger = func() time.Time { return now }, quiet()
-			p.History = func(context.Context, time.Time) (pace.History, error) {
-				h := pace.History{Last: map[string]time.Time{}}
-				if !tc.last.IsZero() {
-					h.Last["IN"] = tc.last
-				}
-				return h, nil
-			}
+			p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{e},
+				Now: func() time.Time { return now }, Logger: quiet(),
+				History: func(context.Context, time.Time) (pace.History, error) {
+					h := pace.History{Last: map[string]time.Time{}}
+					if !tc.last.IsZero() {
+						h.Last["IN"] = tc.last
+					}
+					return h, nil
+				}})
 			if ran := p.Due(context.Background(), "IN", tc.start); ran != tc.ran {
 				t.Fatalf("caught up at start: %v, want %v", ran, tc.ran)
 			} else if ran {
@@ -342,12 +344,12 @@ func TestPacerDueFrom(t *testing.T) {
 	}
 	us := entry("US", 0, time.Hour, 1)
 	us.Slots = slots
-	p := pace.New([]ingest.Pool{pool}, state, []pace.Entry{us})
-	p.Now, p.Logger, p.DueFrom = func() time.Time { return t0 }, quiet(), true
 	last := t0.Add(-34 * time.Minute)
-	p.History = func(context.Context, time.Time) (pace.History, error) {
-		return pace.History{Last: map[string]time.Time{"US": last}}, nil
-	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{us},
+		Now: func() time.Time { return t0 }, Logger: quiet(), DueFrom: true,
+		History: func(context.Context, time.Time) (pace.History, error) {
+			return pace.History{Last: map[string]time.Time{"US": last}}, nil
+		}})
 	st, err := p.Plan(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -356,5 +358,41 @@ func TestPacerDueFrom(t *testing.T) {
 	want := last.Add(-time.Duration(last.Sub(time.Unix(0, 0)) % grain)).Add(time.Hour)
 	if !st.DueFrom || !st.Entries[0].Next.Equal(want) {
 		t.Errorf("next run %v (due from: %v), want due from %v: the pass's grain and a cadence on", st.Entries[0].Next, st.DueFrom, want)
+	}
+}
+
+// newPacer is pace.New of c, which the test's c must pass.
+func newPacer(t testing.TB, c pace.Config) *pace.Pacer {
+	t.Helper()
+	p, err := pace.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNewChecksConfig: a pacer is built whole or not at all, and the error
+// names the field to fix.
+func TestNewChecksConfig(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 100, Window: time.Hour}
+	state := func(context.Context) ([]ingest.PoolState, error) { return nil, nil }
+	for _, tc := range []struct {
+		name  string
+		c     pace.Config
+		field string
+	}{
+		{"no pools", pace.Config{State: state}, "Config.Pools"},
+		{"no state", pace.Config{Pools: []ingest.Pool{pool}}, "Config.State"},
+		{"negative bound", pace.Config{Pools: []ingest.Pool{pool}, State: state, Bound: -time.Minute}, "Config.Bound"},
+		{"repeated entry", pace.Config{Pools: []ingest.Pool{pool}, State: state,
+			Entries: []pace.Entry{entry("US", 0, time.Minute, 1), entry("US", 0, time.Minute, 1)}}, "Config.Entries[1]"},
+	} {
+		if _, err := pace.New(tc.c); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: got %v, want an error naming %s", tc.name, err, tc.field)
+		}
+	}
+	if _, err := pace.New(pace.Config{Pools: []ingest.Pool{pool}, State: state}); err != nil {
+		t.Errorf("a whole config: %v", err)
 	}
 }

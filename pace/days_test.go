@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -100,15 +101,14 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 func (s *sim) pacer() *pace.Pacer {
 	var entries []pace.Entry
 	for i, p := range s.passes {
-		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: pace.ChartPriority(p.Chart()), Floor: s.every,
-			Cost: pace.ChartGuess(s.w.costs), Slots: s.slots[i]})
+		kind := jobs.ChartKind(p.Chart())
+		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: int(kind), Floor: s.every,
+			Cost: kind.Guess(s.w.costs), Slots: s.slots[i]})
 	}
-	pc := pace.New(s.w.costs.Pools, s.w.limiter.State, entries)
-	pc.Now, pc.Logger, pc.Refresh = s.w.clock, quiet(), s.every
-	pc.History = pace.FromRecords(s.w.db, "q", s.w.costs.Pools)
-	pc.Daily = map[string]float64{ingest.DefaultPool: float64(len(regions8))}
-	pc.LastPass = s.w.db.LastStart
-	return pc
+	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: entries,
+		Now: s.w.clock, Logger: quiet(), Refresh: s.every,
+		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
+		Daily:   map[string]float64{ingest.DefaultPool: float64(len(regions8))}, LastPass: s.w.db.LastStart})
 }
 
 // pass runs the i-th chart when pc says it is due at slot, unless a run of
@@ -274,7 +274,7 @@ func (s *sim) figures(from, to time.Time) figures {
 	s.t.Helper()
 	to = to.Truncate(time.Hour) // whole hours only
 	f := figures{perHourMin: math.MaxInt64, over: s.over, oldest: s.oldest, refused: s.w.refused, rate: s.rate()}
-	calls, err := s.w.db.Calls(context.Background(), "q", from)
+	calls, err := ledger.New(s.w.db).Calls(context.Background(), "q", from)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -584,7 +584,7 @@ func (s *sim) logRestart(twin *sim, at, end time.Time) (figures, int64) {
 // unitsBetween is what the sim spent in the default pool in [from, to).
 func (s *sim) unitsBetween(from, to time.Time) int64 {
 	s.t.Helper()
-	calls, err := s.w.db.Calls(context.Background(), "q", from)
+	calls, err := ledger.New(s.w.db).Calls(context.Background(), "q", from)
 	if err != nil {
 		s.t.Fatal(err)
 	}

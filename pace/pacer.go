@@ -2,6 +2,8 @@ package pace
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,14 +24,16 @@ type History struct {
 	Cost map[string]map[string]float64
 }
 
-// Pacer decides, at each of an entry's slots, whether the entry runs
-// there, so that every entry keeps the cadence of the current plan on
-// average. Its methods are safe for concurrent use.
-type Pacer struct {
-	// Pools are the quota's pools (costs.yaml).
+// Config is everything a pacer needs, given whole to New, which checks it.
+type Config struct {
+	// Pools are the quota's pools (costs.yaml). Required.
 	Pools []ingest.Pool
 	// State reads the limiter's pools: what remains, what is used, blocks.
+	// Required.
 	State func(ctx context.Context) ([]ingest.PoolState, error)
+	// Entries are what the pacer paces, each with its cost's guess until a
+	// pass is measured (jobs.Kind.Guess); their names unique.
+	Entries []Entry
 	// History, when set, reads the worker's own spend, its entries' last
 	// passes and their costs (the mean over the last day's passes) from its
 	// database at every plan, so that every process on the database plans
@@ -49,7 +53,7 @@ type Pacer struct {
 	// Publish, when set, is given every plan the pacer makes.
 	Publish func(ctx context.Context, st Status)
 	Now     func() time.Time // time.Now when nil
-	Logger  *slog.Logger
+	Logger  *slog.Logger     // slog.Default when nil
 	// Refresh is the longest a plan is kept without an event: other
 	// workers' spend shows only when the state is read again.
 	Refresh time.Duration
@@ -61,7 +65,13 @@ type Pacer struct {
 	// short before the plan drops it (--max-stale); DefaultBound when
 	// zero.
 	Bound time.Duration
+}
 
+// Pacer decides, at each of an entry's slots, whether the entry runs
+// there, so that every entry keeps the cadence of the current plan on
+// average. Its methods are safe for concurrent use.
+type Pacer struct {
+	cfg     Config
 	mu      sync.Mutex
 	entries []Entry
 	index   map[string]int
@@ -90,31 +100,55 @@ const costWindow = 5
 // plan is made again.
 const dearer = 1.1
 
-// New returns a pacer of entries, whose Cost is each one's guess until a
-// pass is measured.
-func New(pools []ingest.Pool, state func(context.Context) ([]ingest.PoolState, error), entries []Entry) *Pacer {
-	p := &Pacer{Pools: pools, State: state, entries: entries, index: map[string]int{},
+// New returns a pacer of c, or an error naming the field of c that is
+// missing or wrong.
+func New(c Config) (*Pacer, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("pace: %w", err)
+	}
+	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, stale: "start"}
-	for i, e := range entries {
+	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}
-	return p
+	return p, nil
+}
+
+func (c Config) check() error {
+	switch {
+	case len(c.Pools) == 0:
+		return errors.New("Config.Pools: no pool to pace")
+	case c.State == nil:
+		return errors.New("Config.State: required")
+	case c.Refresh < 0:
+		return fmt.Errorf("Config.Refresh: must be >= 0, got %s", c.Refresh)
+	case c.Bound < 0:
+		return fmt.Errorf("Config.Bound: must be >= 0, got %s", c.Bound)
+	}
+	seen := map[string]bool{}
+	for i, e := range c.Entries {
+		if e.Name == "" || seen[e.Name] {
+			return fmt.Errorf("Config.Entries[%d]: name %q empty or repeated", i, e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return nil
 }
 
 func (p *Pacer) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
+	if p.cfg.Now != nil {
+		return p.cfg.Now()
 	}
 	return time.Now()
 }
 
 func (p *Pacer) logger() *slog.Logger {
-	if p.Logger == nil {
+	if p.cfg.Logger == nil {
 		return slog.Default()
 	}
-	return p.Logger
+	return p.cfg.Logger
 }
 
 // Due reports whether the entry runs at slot, and if so counts the run.
@@ -166,10 +200,10 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 // ranElsewhere takes a pass of the entry another process started since
 // this one last looked as its latest: the entry earns from that pass on.
 func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
-	if p.LastPass == nil {
+	if p.cfg.LastPass == nil {
 		return
 	}
-	if at, err := p.LastPass(ctx, name); err == nil && at.After(p.last[name]) {
+	if at, err := p.cfg.LastPass(ctx, name); err == nil && at.After(p.last[name]) {
 		p.last[name] = at
 	}
 }
@@ -309,7 +343,7 @@ func (p *Pacer) fits(ctx context.Context, i int) bool {
 	if p.planAt.IsZero() || p.hasRoom(i) {
 		return true
 	}
-	if states, err := p.State(ctx); err == nil {
+	if states, err := p.cfg.State(ctx); err == nil {
 		p.roomOf(states)
 	}
 	return p.hasRoom(i)
@@ -458,7 +492,7 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	if p.History == nil {
+	if p.cfg.History == nil {
 		for pool, u := range units {
 			if u > 0 {
 				p.mine[pool] = append(p.mine[pool], Spent{At: now, Units: u})
@@ -486,8 +520,8 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 	switch {
 	case p.stale != "" && !p.planAt.IsZero():
 		p.replan(context.Background()) // and publishes
-	case granted && p.Publish != nil && !p.planAt.IsZero():
-		p.Publish(context.Background(), p.status())
+	case granted && p.cfg.Publish != nil && !p.planAt.IsZero():
+		p.cfg.Publish(context.Background(), p.status())
 	}
 }
 
@@ -534,15 +568,15 @@ func (p *Pacer) replan(ctx context.Context) {
 	case why != "":
 	case !now.Before(p.until):
 		why = "the plan's horizon ended"
-	case p.Refresh > 0 && now.Sub(p.planAt) >= p.Refresh:
+	case p.cfg.Refresh > 0 && now.Sub(p.planAt) >= p.cfg.Refresh:
 		why = "refresh"
 	default:
 		return
 	}
-	if p.History != nil {
+	if p.cfg.History != nil {
 		p.load(ctx, now)
 	}
-	states, err := p.State(ctx)
+	states, err := p.cfg.State(ctx)
 	if err != nil {
 		p.logger().Warn("pace: the limiter did not answer; keeping the plan", ingest.LogErr, err)
 		return
@@ -550,20 +584,20 @@ func (p *Pacer) replan(ctx context.Context) {
 	p.make(states, now)
 	p.stale = ""
 	p.logger().Debug("pace: planned", "why", why, "until", p.until)
-	if p.Publish != nil {
-		p.Publish(ctx, p.status())
+	if p.cfg.Publish != nil {
+		p.cfg.Publish(ctx, p.status())
 	}
 }
 
 // load reads the worker's own spend from its database, and at the first
 // plan each entry's last pass and measured cost.
 func (p *Pacer) load(ctx context.Context, now time.Time) {
-	h, err := p.History(ctx, now)
+	h, err := p.cfg.History(ctx, now)
 	if err != nil {
 		p.logger().Warn("pace: read this worker's history; planning with what it saw", ingest.LogErr, err)
 		return
 	}
-	for _, pool := range p.Pools {
+	for _, pool := range p.cfg.Pools {
 		p.mine[pool.Name] = h.Spent[pool.Name]
 	}
 	for name, at := range h.Last {
@@ -594,7 +628,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 		}
 		p.mine[st.Pool] = trim(p.mine[st.Pool], now.Add(-pool.Window))
 		shared = shared || others(st, pool.Window, now, p.mine[st.Pool]) > 0
-		slack := Slack(pool, p.entries) + p.Daily[st.Pool]*pool.Window.Hours()/24
+		slack := Slack(pool, p.entries) + p.cfg.Daily[st.Pool]*pool.Window.Hours()/24
 		b := BudgetOf(st, pool, now, p.mine[st.Pool], slack)
 		p.budgets = append(p.budgets, b)
 		if end := now.Add(b.Horizon); p.until.IsZero() || end.Before(p.until) {
@@ -612,7 +646,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.states = states
 	p.roomOf(states)
 	old := p.plan.Dropped
-	p.plan, p.planAt = Make(p.budgets, p.entries, p.Bound), now
+	p.plan, p.planAt = Make(p.budgets, p.entries, p.cfg.Bound), now
 	p.top, p.rates = p.topRound(), p.groupRates()
 	for _, e := range p.entries {
 		if p.plan.Dropped[e.Name] && !old[e.Name] {
@@ -623,7 +657,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 }
 
 func (p *Pacer) pool(name string) (ingest.Pool, bool) {
-	for _, pl := range p.Pools {
+	for _, pl := range p.cfg.Pools {
 		if pl.Name == name {
 			return pl, true
 		}

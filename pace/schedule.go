@@ -63,7 +63,7 @@ func (p *Pacer) Status() Status {
 }
 
 func (p *Pacer) status() Status {
-	st := Status{At: p.planAt, Shared: p.shared, DueFrom: p.DueFrom}
+	st := Status{At: p.planAt, Shared: p.shared, DueFrom: p.cfg.DueFrom}
 	if p.planAt.IsZero() {
 		return st
 	}
@@ -96,7 +96,7 @@ func (p *Pacer) status() Status {
 // from which it is due; zero when it has no slots or cannot run.
 func (p *Pacer) next(i int) time.Time {
 	e := p.entries[i]
-	if p.DueFrom {
+	if p.cfg.DueFrom {
 		return p.dueFrom(i)
 	}
 	if e.Slots == nil || p.every(i) == Never {

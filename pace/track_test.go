@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestTrackingPriority(t *testing.T) {
 	t.Parallel()
 	const s = time.Second
-	entries := []pace.Entry{entry("US", 0, 10*s, 10), entry("US/10", 1, 10*s, 10), entry("track", pace.PriorityTracking, 20*s, 10)}
+	entries := []pace.Entry{entry("US", 0, 10*s, 10), entry("US/10", 1, 10*s, 10), entry("track", int(jobs.KindTracking), 20*s, 10)}
 	// At their floors the three spend 2.5 units a second; 1.5 leaves half
 	// a unit a second below the region's own chart.
 	short := pace.Make([]pace.Budget{{Pool: "default", Units: 900, Horizon: 600 * s}}, entries, 0)
@@ -67,9 +68,8 @@ func simulate(t *testing.T, limit int64, entries []pace.Entry) (map[string]int, 
 	state := func(context.Context) ([]ingest.PoolState, error) {
 		return []ingest.PoolState{{Pool: "default", Limit: limit, Used: spent, Remaining: limit - spent}}, nil
 	}
-	p := pace.New([]ingest.Pool{pool}, state, entries)
 	now := t0
-	p.Now = func() time.Time { return now }
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Now: func() time.Time { return now }})
 	runs, refused := map[string]int{}, 0
 	for i := range int(window / (10 * time.Second)) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)

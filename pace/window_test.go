@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -122,11 +123,11 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.db.Close() })
-	led, err := (&wiring.Database{DB: w.db, Where: "test"}).Ledger(ctx)
+	led, err := wiring.On(w.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.limiter, err = quota.NewSQLite(wiring.Tables(w.db.LimiterTables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
@@ -149,10 +150,12 @@ type daemon struct {
 // newDaemon schedules each region's own chart (priority 0) and its music
 // chart (priority 1), staggered as the daemon staggers them, every floor.
 func newDaemon(t *testing.T, w *world, codes []string, paced bool) *daemon {
-	return newDaemonEvery(t, w, codes, paced, floor)
+	return newDaemonEvery(t, w, codes, paced, floor, true)
 }
 
-func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor time.Duration) *daemon {
+// newDaemonEvery is newDaemon at floor; with history its pacer reads the
+// ledger at every plan, without it counts only what it saw run.
+func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor time.Duration, history bool) *daemon {
 	t.Helper()
 	d := &daemon{runs: map[string][]time.Time{}, done: map[string]int{}}
 	var entries []pace.Entry
@@ -173,9 +176,11 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 		d.slots = append(d.slots, s)
 	}
 	if paced {
-		d.pacer = pace.New(w.costs.Pools, w.limiter.State, entries)
-		d.pacer.Now, d.pacer.Logger, d.pacer.Refresh = w.clock, quiet(), floor
-		d.pacer.History = pace.FromRecords(w.db, "q", w.costs.Pools)
+		c := pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: entries, Now: w.clock, Logger: quiet(), Refresh: floor}
+		if history {
+			c.History = pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)
+		}
+		d.pacer = newPacer(t, c)
 	}
 	return d
 }
@@ -218,7 +223,7 @@ func run(t *testing.T, w *world, from, to time.Time, ds ...*daemon) {
 // from from, by the ledger.
 func thirds(t *testing.T, w *world, from time.Time) [3]int64 {
 	t.Helper()
-	calls, err := w.db.Calls(context.Background(), "q", from.Add(-time.Second))
+	calls, err := ledger.New(w.db).Calls(context.Background(), "q", from.Add(-time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,12 +331,11 @@ func TestShortWindowJoin(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	const every = 4 * time.Minute
-	a := newDaemonEvery(t, w, codes, true, every)
+	a := newDaemonEvery(t, w, codes, true, every, false)
 	half := start.Add(window / 2)
 	run(t, w, start, half, a)
 	before := budget(a.pacer)
-	b := newDaemonEvery(t, w, []string{"FR", "JP"}, true, every)
-	a.pacer.History, b.pacer.History = nil, nil
+	b := newDaemonEvery(t, w, []string{"FR", "JP"}, true, every, false)
 	run(t, w, half, start.Add(2*window), a, b)
 	after := budget(a.pacer)
 	if after >= before {

@@ -30,7 +30,7 @@ type SQLite struct{ embedded }
 type Postgres struct{ embedded }
 
 // NewSQLite returns a limiter in the tables of a SQLite store
-// (store.DB.LimiterTables). It decides by this host's clock (Options.Now),
+// (ledger.Ledger.Tables). It decides by this host's clock (Options.Now),
 // which every process sharing the file shares. Every argument before o is
 // required (ledger.go).
 func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
@@ -45,7 +45,7 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 }
 
 // NewPostgres returns a limiter in the tables of a PostgreSQL store
-// (store.DB.LimiterTables). Every argument before o is required.
+// (ledger.Ledger.Tables). Every argument before o is required.
 func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
 	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, PostgresTimeout)
 	if err != nil {

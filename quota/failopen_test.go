@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -43,11 +44,11 @@ func TestFaultFailOpenBudgetOneTransaction(t *testing.T) {
 				// overlap are up to the scheduler, so more of them.
 				for round := range 3 {
 					key := fmt.Sprintf("%s.%d", quotaKey(t), round)
-					granted, ledger := failOpenAtOnce(t, path, addr, key, 6, 3)
+					granted, held := failOpenAtOnce(t, path, addr, key, 6, 3)
 					t.Logf("%s, Redis %s, round %d, 6 processes x 3 cheap calls at once: %d granted unmetered, the ledger holds %d (budget 3)",
-						db, outage, round, granted, ledger)
-					if granted != 3 || ledger != 3 {
-						t.Fatalf("granted %d unmetered, the ledger holds %d; want the budget, 3, both", granted, ledger)
+						db, outage, round, granted, held)
+					if granted != 3 || held != 3 {
+						t.Fatalf("granted %d unmetered, the ledger holds %d; want the budget, 3, both", granted, held)
 					}
 				}
 			})
@@ -59,7 +60,7 @@ func TestFaultFailOpenBudgetOneTransaction(t *testing.T) {
 // key key, each
 // taking calls cheap calls through a Redis at addr that does not answer;
 // it returns the grants and the unmetered units the ledger holds.
-func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (granted, ledger int) {
+func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (granted, held int) {
 	t.Helper()
 	costs := faultCosts(t, false)
 	ctx := context.Background()
@@ -98,19 +99,19 @@ func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (gra
 	}
 	close(start)
 	wg.Wait()
-	rec, err := dbs[0].Recall(ctx, key, time.Now().Add(-time.Hour))
+	rec, err := ledger.New(dbs[0]).Recall(ctx, key, time.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range rec.Calls {
 		if c.Unmetered {
-			ledger += int(c.Charges[0].Units)
+			held += int(c.Charges[0].Units)
 			if c.Region != "US" {
 				t.Errorf("unmetered call %s has region %q in the ledger: the limiter's write must fill in what the grant did not know", c.ID, c.Region)
 			}
 		}
 	}
-	return granted, ledger
+	return granted, held
 }
 
 // ledgerLimiter is the Redis limiter of one process on db, wired as the
@@ -123,7 +124,7 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	led, err := (&wiring.Database{DB: db, Where: "test:/" + key}).Ledger(context.Background())
+	led, err := wiring.On(db, "test:/"+key).QuotaLedger(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -24,7 +25,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	whole, err := (&wiring.Database{DB: db, Where: "host:/ledger.db"}).Ledger(ctx)
+	whole, err := wiring.On(db, "host:/ledger.db").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +40,11 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			return err
 		},
 		"sqlite": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), key, costs.Default(), l, up, quota.Options{})
+			_, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, quota.Options{})
 			return err
 		},
 		"postgres": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewPostgres(wiring.Tables(db.LimiterTables()), key, costs.Default(), l, up, quota.Options{})
+			_, err := quota.NewPostgres(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, quota.Options{})
 			return err
 		},
 	}
@@ -75,7 +76,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			t.Errorf("%s without a quota key: %v, want an error naming it", name, err)
 		}
 	}
-	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", nil, whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "costs") {
+	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", nil, whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "costs") {
 		t.Errorf("sqlite without the costs: %v, want an error naming them", err)
 	}
 	if _, err := quota.NewRedis(nil, "q", costs.Default(), whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
@@ -89,7 +90,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 	if d, err := r.Take(ctx, "videos.list"); err == nil || d.Allowed {
 		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
 	}
-	if _, err := quota.NewSQLite(wiring.Tables(db.LimiterTables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
+	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
 		t.Error("an embedded limiter built with NoLedger")
 	}
 }
@@ -104,11 +105,11 @@ func TestRequiredTablesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	led, err := db.Ledger(ctx)
+	led, err := db.QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := wiring.Tables(db.LimiterTables())
+	whole := wiring.Tables(db.Tables())
 	left := map[string]func(*quota.Tables){
 		"Turns":  func(t *quota.Tables) { t.Turns = nil },
 		"Clocks": func(t *quota.Tables) { t.Clocks = nil },

@@ -10,7 +10,7 @@ import (
 // Tables is where the embedded limiter keeps its log: the store's
 // database, whose drivers hold the SQL. Each method runs in the
 // transaction Turns gave (nil: outside one). The store implements every
-// role on one value (store.DB.LimiterTables).
+// role on one value (ledger.Ledger.Tables).
 type Tables struct {
 	Turns  Turns
 	Clocks ClockRows
@@ -88,7 +88,7 @@ func (t Tables) check() error {
 		ok   bool
 	}{{"Turns", t.Turns != nil}, {"Clocks", t.Clocks != nil}, {"Log", t.Log != nil}, {"Pools", t.Pools != nil}, {"Leases", t.Leases != nil}} {
 		if !r.ok {
-			return fmt.Errorf("the tables' %s is required (quota.Tables: wiring.Tables of store.DB.LimiterTables)", r.name)
+			return fmt.Errorf("the tables' %s is required (quota.Tables: wiring.Tables of ledger.Ledger.Tables)", r.name)
 		}
 	}
 	return nil

@@ -11,41 +11,29 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision whose outcome is unknown: the request went out to
-// Redis and no answer came in time. The call was refused and never made;
-// Redis may still have admitted it, or may yet when a hung server resumes.
-type Unknown struct {
-	QuotaKey string
-	Instance string // the limiter instance that sent it: its receipts
-	Token    int64  // the instance's number for the request
-	Op       string
-	At       time.Time // this worker's clock when it gave up
-	Charges  []ingest.Charge
-}
-
 // UnknownLedger keeps unknown decisions until they are reconciled, so that
 // a worker that stops in between leaves them to the next one on the ledger.
 type UnknownLedger interface {
-	RecordUnknown(ctx context.Context, u Unknown) error
-	Unknowns(ctx context.Context, quotaKey string) ([]Unknown, error)
+	RecordUnknown(ctx context.Context, u ingest.Unknown) error
+	Unknowns(ctx context.Context, quotaKey string) ([]ingest.Unknown, error)
 	// ResolveUnknown ends u. call is the call Redis had admitted for it,
 	// which the limiter has given back since it was never made: the ledger
 	// records it as admitted and given back. nil: Redis never admitted it,
 	// and never will.
-	ResolveUnknown(ctx context.Context, u Unknown, call *ingest.Call) error
+	ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call) error
 }
 
 // pending holds this limiter's unknown decisions.
 type pending struct {
 	mu     sync.Mutex // one reconciliation at a time; guards list
-	list   []Unknown
+	list   []ingest.Unknown
 	loaded bool         // the ledger's unknowns were read
 	n      atomic.Int32 // len(list), and 1 until loaded
 }
 
 // gaveUp records a spend whose outcome is unknown.
 func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64) {
-	u := Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}
+	u := ingest.Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}
 	for _, c := range cs {
 		u.Charges = append(u.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
 	}
@@ -74,11 +62,11 @@ func (r *Redis) reconcile(ctx context.Context) {
 			return
 		}
 	}
-	byInst := map[string][]Unknown{}
+	byInst := map[string][]ingest.Unknown{}
 	for _, u := range r.pend.list {
 		byInst[u.Instance] = append(byInst[u.Instance], u)
 	}
-	var left []Unknown
+	var left []ingest.Unknown
 	for inst, us := range byInst {
 		left = append(left, r.reconcileInstance(ctx, inst, us)...)
 	}
@@ -92,7 +80,7 @@ func (r *Redis) loadUnknowns(ctx context.Context) error {
 		return err
 	}
 	for _, u := range us {
-		if !slices.ContainsFunc(r.pend.list, func(p Unknown) bool { return p.Instance == u.Instance && p.Token == u.Token }) {
+		if !slices.ContainsFunc(r.pend.list, func(p ingest.Unknown) bool { return p.Instance == u.Instance && p.Token == u.Token }) {
 			r.pend.list = append(r.pend.list, u)
 		}
 	}
@@ -102,7 +90,7 @@ func (r *Redis) loadUnknowns(ctx context.Context) error {
 
 // reconcileInstance settles one instance's unknowns and returns those
 // still unsettled (Redis did not answer, or a give-back failed).
-func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown) []Unknown {
+func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []ingest.Unknown) []ingest.Unknown {
 	a := r.base(nil, one)
 	for _, u := range us {
 		a.Tokens = append(a.Tokens, u.Token)
@@ -113,7 +101,7 @@ func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown
 		r.opts.Logger.Warn("reconcile the decisions of unknown outcome", ingest.LogErr, err, "replies", len(ids), "want", len(us))
 		return us
 	}
-	var left []Unknown
+	var left []ingest.Unknown
 	for i, u := range us {
 		if err := r.settle(ctx, u, ids[i]); err != nil {
 			r.opts.Logger.Warn("reconcile a decision of unknown outcome", ingest.LogOp, u.Op, ingest.LogErr, err)
@@ -125,7 +113,7 @@ func (r *Redis) reconcileInstance(ctx context.Context, inst string, us []Unknown
 
 // settle ends one unknown decision: id is what Redis admitted it under,
 // "" if it never did, "?" if Redis can no longer tell.
-func (r *Redis) settle(ctx context.Context, u Unknown, id string) error {
+func (r *Redis) settle(ctx context.Context, u ingest.Unknown, id string) error {
 	var call *ingest.Call
 	switch id {
 	case "?":

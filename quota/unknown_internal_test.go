@@ -124,25 +124,25 @@ func (memRoles) GrantUnmetered(_ context.Context, _ string, _ time.Time, decide 
 
 type memUnknowns struct {
 	mu   sync.Mutex
-	list []Unknown
+	list []ingest.Unknown
 }
 
-func (u *memUnknowns) RecordUnknown(_ context.Context, x Unknown) error {
+func (u *memUnknowns) RecordUnknown(_ context.Context, x ingest.Unknown) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.list = append(u.list, x)
 	return nil
 }
 
-func (u *memUnknowns) Unknowns(context.Context, string) ([]Unknown, error) {
+func (u *memUnknowns) Unknowns(context.Context, string) ([]ingest.Unknown, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return slices.Clone(u.list), nil
 }
 
-func (u *memUnknowns) ResolveUnknown(_ context.Context, x Unknown, _ *ingest.Call) error {
+func (u *memUnknowns) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.list = slices.DeleteFunc(u.list, func(y Unknown) bool { return y.Token == x.Token && y.Instance == x.Instance })
+	u.list = slices.DeleteFunc(u.list, func(y ingest.Unknown) bool { return y.Token == x.Token && y.Instance == x.Instance })
 	return nil
 }

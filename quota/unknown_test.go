@@ -16,7 +16,6 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/redistest"
-	"github.com/ingestworks/ingest/quota"
 )
 
 // book is a ledger's keeping of decisions of unknown outcome, as the
@@ -24,28 +23,28 @@ import (
 // admitted is written as a call given back.
 type book struct {
 	mu        sync.Mutex
-	open      []quota.Unknown
+	open      []ingest.Unknown
 	givenBack []ingest.Call
 	refused   int
 }
 
-func (b *book) RecordUnknown(_ context.Context, u quota.Unknown) error {
+func (b *book) RecordUnknown(_ context.Context, u ingest.Unknown) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.open = append(b.open, u)
 	return nil
 }
 
-func (b *book) Unknowns(_ context.Context, quotaKey string) ([]quota.Unknown, error) {
+func (b *book) Unknowns(_ context.Context, quotaKey string) ([]ingest.Unknown, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.open), nil
 }
 
-func (b *book) ResolveUnknown(_ context.Context, u quota.Unknown, call *ingest.Call) error {
+func (b *book) ResolveUnknown(_ context.Context, u ingest.Unknown, call *ingest.Call) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.open = slices.DeleteFunc(b.open, func(o quota.Unknown) bool { return o.Instance == u.Instance && o.Token == u.Token })
+	b.open = slices.DeleteFunc(b.open, func(o ingest.Unknown) bool { return o.Instance == u.Instance && o.Token == u.Token })
 	if call == nil {
 		b.refused++
 	} else {

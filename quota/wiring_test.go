@@ -17,8 +17,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -93,12 +93,34 @@ func newRedis(c redis.UniversalClient, o limOpts) (*quota.Redis, error) {
 
 func newSQLite(db *sql.DB, o limOpts) (*quota.SQLite, error) {
 	l, up := o.parts()
-	return quota.NewSQLite(wiring.Tables(store.SQLiteTables(db)), o.QuotaKey, o.costs(), l, up, o.options())
+	return quota.NewSQLite(wiring.Tables(ledger.New(bare{db, false}).Tables()), o.QuotaKey, o.costs(), l, up, o.options())
 }
 
 func newPostgres(db *sql.DB, o limOpts) (*quota.Postgres, error) {
 	l, up := o.parts()
-	return quota.NewPostgres(wiring.Tables(store.PostgresTables(db)), o.QuotaKey, o.costs(), l, up, o.options())
+	return quota.NewPostgres(wiring.Tables(ledger.New(bare{db, true}).Tables()), o.QuotaKey, o.costs(), l, up, o.options())
+}
+
+// bare is a bare pool as the ledger takes a database: the tests open
+// several on one file, as processes do.
+type bare struct {
+	db *sql.DB
+	pg bool
+}
+
+func (p bare) Writer() *sql.DB { return p.db }
+func (p bare) Reader() *sql.DB { return p.db }
+func (p bare) Postgres() bool  { return p.pg }
+func (p bare) Update(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // ledgerDouble keeps what the limiter records in memory. Its Recall is the
@@ -170,23 +192,23 @@ func (d *ledgerDouble) GrantUnmetered(ctx context.Context, key string, since tim
 // unknownsDouble keeps decisions of unknown outcome in memory.
 type unknownsDouble struct {
 	mu   sync.Mutex
-	list []quota.Unknown
+	list []ingest.Unknown
 }
 
-func (u *unknownsDouble) RecordUnknown(_ context.Context, x quota.Unknown) error {
+func (u *unknownsDouble) RecordUnknown(_ context.Context, x ingest.Unknown) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.list = append(u.list, x)
 	return nil
 }
 
-func (u *unknownsDouble) Unknowns(context.Context, string) ([]quota.Unknown, error) {
+func (u *unknownsDouble) Unknowns(context.Context, string) ([]ingest.Unknown, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return append([]quota.Unknown(nil), u.list...), nil
+	return append([]ingest.Unknown(nil), u.list...), nil
 }
 
-func (u *unknownsDouble) ResolveUnknown(_ context.Context, x quota.Unknown, _ *ingest.Call) error {
+func (u *unknownsDouble) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i, y := range u.list {

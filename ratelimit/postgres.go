@@ -11,7 +11,7 @@ import (
 const pgSweepEvery = 10 * time.Minute
 
 // Counts are the clients' counts in a database shared by every host on it
-// (the store's api_limits: store.DB.APICounts), which holds the SQL.
+// (the database's api_limits: clients.Clients.Counts), which holds the SQL.
 type Counts interface {
 	// Allow is GCRA's step on key's row, by the database's clock in µs:
 	// the row's tat moves by increment when it stays within tolerance.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -49,7 +50,7 @@ func backends(t *testing.T) []backend {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			c, _ := db.APICounts()
+			c, _ := clients.New(db).Counts()
 			return ratelimit.NewPostgres(c)
 		}},
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -177,17 +178,19 @@ func published(ctx context.Context, src Sources, now time.Time) (*Freshness, err
 func computed(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (*Freshness, error) {
 	var entries []pace.Entry
 	for i, chart := range src.Regions {
-		e := pace.Entry{Name: chart, Priority: pace.ChartPriority(chart), Floor: src.Every, Cost: pace.ChartGuess(src.Costs)}
+		kind := jobs.ChartKind(chart)
+		e := pace.Entry{Name: chart, Priority: int(kind), Floor: src.Every, Cost: kind.Guess(src.Costs)}
 		if src.Slots != nil {
 			e.Slots = src.Slots(i)
 		}
 		entries = append(entries, e)
 	}
-	pc := pace.New(src.Costs.Pools, state, entries)
-	pc.Now = func() time.Time { return now }
-	pc.History = pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools)
-	pc.Daily = pace.Daily(src.Costs, src.Regions)
-	pc.Logger = quietLogger
+	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: entries,
+		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, src.Regions),
+		Now: func() time.Time { return now }, Logger: quietLogger})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
 	st, err := pc.Plan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
-	"github.com/ingestworks/ingest/store"
 )
 
 // BackfillShare is what the daemon's plan leaves a backfill until the
@@ -61,12 +61,18 @@ func (s BackfillShare) Line(region string, perPage map[string]int64) string {
 	return line + fmt.Sprintf("taking at most %d units, %d pages (--max-units gives it a share of its own)", s.Units, s.Pages)
 }
 
+// ScheduledStore is a Store that keeps the daemon's schedule.
+type ScheduledStore interface {
+	Store
+	Schedule(ctx context.Context) (ledger.Schedule, bool, error)
+}
+
 // PlanShare plans the daemon's recorded schedule as the paced daemon
 // does (report's plan, from the limiter's state and this database's
 // ledger): what it leaves in each pool until the reset is a backfill's
 // share when the operator gives it none. With no recorded schedule the
 // plan spends nothing. stagger is the daemon's staggered slots.
-func PlanShare(ctx context.Context, db *store.DB, lim StateReader, costs *ingest.Costs, key string,
+func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string,
 	stagger func([]string, time.Duration) func(int) pace.Slots) (*Freshness, error) {
 	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key}
 	if db != nil {

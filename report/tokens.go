@@ -7,19 +7,19 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/clients"
 )
 
 // ListedToken is a token as tokens list shows it: usable says whether a
 // serve reading the same plans file takes it (its plan is in the file).
 type ListedToken struct {
-	store.Token
+	clients.Token
 	Usable bool `json:"usable"`
 }
 
 // Tokens prints the API's tokens, a table or JSON; usable says whether a
 // plan is in the plans file planFile.
-func Tokens(out io.Writer, tokens []store.Token, usable func(plan string) bool, planFile string, asJSON bool) error {
+func Tokens(out io.Writer, tokens []clients.Token, usable func(plan string) bool, planFile string, asJSON bool) error {
 	list := make([]ListedToken, 0, len(tokens))
 	for _, t := range tokens {
 		list = append(list, ListedToken{t, usable(t.Plan)})

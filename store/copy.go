@@ -241,10 +241,20 @@ func countRows(ctx context.Context, q reader, t carried) (int64, error) {
 	return n, err
 }
 
+// noted returns the note a copy keeps under name, "" when there is none.
+func (db *DB) noted(ctx context.Context, name string) (string, error) {
+	var v string
+	err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(value), '') FROM ledger_notes WHERE name = ?`, name).Scan(&v)
+	if err != nil {
+		return "", fmt.Errorf("read note %s: %w", name, err)
+	}
+	return v, nil
+}
+
 // startCopy checks that db is empty, or a copy of from under way, and
 // marks it as the latter.
 func (db *DB) startCopy(ctx context.Context, from string) error {
-	of, err := db.Noted(ctx, copyFromNote)
+	of, err := db.noted(ctx, copyFromNote)
 	switch {
 	case err != nil:
 		return fmt.Errorf("copy: target %s: %w", db.path, err)

@@ -132,7 +132,7 @@ func (pgDialect) copied(ctx context.Context, tx *sql.Tx, table string, cols []st
 
 // endCopy puts the rollup's triggers back and merges the search index.
 func (sqliteDialect) endCopy(ctx context.Context, db *DB) error {
-	note, err := db.Noted(ctx, copyTriggersNote)
+	note, err := db.noted(ctx, copyTriggersNote)
 	if err != nil || note == "" {
 		return err
 	}

@@ -243,7 +243,7 @@ func TestCopyOfALiveFile(t *testing.T) {
 			default:
 			}
 			at := t0.Add(time.Duration(n) * time.Minute)
-			id, err := src.StartRun(ctx, "JP", ingest.Trending, at)
+			id, err := src.StartRun(ctx, "JP", "", ingest.Trending, at)
 			if err != nil {
 				t.Error(err)
 				return

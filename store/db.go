@@ -1,13 +1,15 @@
 // Package store is ingest's database, on SQLite or PostgreSQL: the latest
 // metadata of every video with a full-text index over its text, the
 // trending entries and search results of every run, the runs themselves,
-// the quota ledger, categories and backfill cursors.
+// categories and backfill cursors; the quota ledger in it is package
+// ledger's.
 //
 // The SQL both databases share is written once; what differs (upserts,
 // the search index, retention, the clock) sits behind dialect
 // (dialect.go, sqlite.go, pg.go). The schema is built by numbered files,
 // one sequence per database (migrations/sqlite, migrations/postgres),
-// applied by Migrate (`sqlite3 FILE .schema` shows what they built). SQLite
+// applied by Migrate; schema.sql and schema.postgres.sql at the top show
+// what they build. SQLite
 // allows one writer at a time, so writes go through a pool of exactly one
 // connection (shared with the embedded quota limiter through Writer), and
 // reads through a separate, bounded, query-only pool; WAL lets them run side
@@ -231,6 +233,23 @@ func (db *DB) Reader() *sql.DB { return db.r }
 
 // Path returns the file the database lives in.
 func (db *DB) Path() string { return db.path }
+
+// Writable says whether the database takes a write now: it begins an
+// immediate transaction and rolls it back (for /readyz).
+func (db *DB) Writable(ctx context.Context) error {
+	return db.d.writable(ctx, db)
+}
+
+// Postgres says whether the database is PostgreSQL, rather than a SQLite
+// file.
+func (db *DB) Postgres() bool {
+	_, ok := db.d.(pgDialect)
+	return ok
+}
+
+// Update runs fn in one write transaction, as inTx does, for the ledger's
+// writes that must be one step.
+func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }
 
 // inTx runs fn in one immediate write transaction. On PostgreSQL, where
 // hosts write at once, a transaction that lost a deadlock is run again.

@@ -62,7 +62,7 @@ func TestReopenDoesNotReapply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := db.StartRun(ctx, "US", ingest.Trending, time.Now())
+	id, err := db.StartRun(ctx, "US", "", ingest.Trending, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestConcurrentOpenGoroutines(t *testing.T) {
 		wg.Go(func() {
 			db, err := Open(context.Background(), path)
 			if err == nil {
-				_, err = db.StartRun(context.Background(), "US", ingest.Trending, time.Now())
+				_, err = db.StartRun(context.Background(), "US", "", ingest.Trending, time.Now())
 				db.Close()
 			}
 			errs <- err
@@ -161,7 +161,7 @@ func TestHelperOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.StartRun(context.Background(), "US", ingest.Trending, time.Now()); err != nil {
+	if _, err := db.StartRun(context.Background(), "US", "", ingest.Trending, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -214,7 +214,7 @@ func TestOpenExistingIsReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if _, err := ro.StartRun(ctx, "US", ingest.Trending, time.Now()); err == nil {
+	if _, err := ro.StartRun(ctx, "US", "", ingest.Trending, time.Now()); err == nil {
 		t.Error("StartRun through OpenExisting: got nil error, want a read-only failure")
 	}
 	if _, err := ro.Search(ctx, "anything", SearchOptions{}); err != nil {

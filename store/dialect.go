@@ -22,9 +22,6 @@ type dialect interface {
 	// withDoc says whether a page's rows carry each video's words for the
 	// index: SQLite's triggers find them themselves.
 	withDoc() bool
-	// lockQuotaKey makes the transactions granting quotaKey's unmetered
-	// calls take turns (GrantUnmetered).
-	lockQuotaKey(ctx context.Context, tx *sql.Tx, quotaKey string) error
 	// retryable says whether a transaction that failed with err is run
 	// again.
 	retryable(err error) bool
@@ -51,11 +48,11 @@ type dialect interface {
 // databases. The functions take what the shared code varies: the filters
 // of a search, an export's WHERE clause.
 type dialectSQL struct {
-	// The page's statements (sink.go); docs, when set, keeps the search
+	// The page's statements (pages.go); docs, when set, keeps the search
 	// index in step where no trigger does.
 	upsertVideos, addRegions, addTrending, addSearch, bumpTrending, bumpSearch, docs string
 	saveCategory, categoryFetched                                                    string
-	saveStats, touchToken                                                            string
+	saveStats                                                                        string
 	chartTrend, chartPeaks, videoCategories                                          string
 	counts, dailyCounts                                                              string
 	details                                                                          string

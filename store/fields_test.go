@@ -101,7 +101,7 @@ func TestVideoFieldsRoundTrip(t *testing.T) {
 		at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 		save := func(at time.Time, videos ...ingest.Video) {
 			t.Helper()
-			run, err := db.StartRun(ctx, "US", ingest.Trending, at)
+			run, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func TestLanguageFilters(t *testing.T) {
 			{"en", []string{"a", "e"}, []int{1, 5}},
 			{"", []string{"a", "b", "c", "d", "e", "f"}, []int{1, 2, 3, 4, 5, 6}},
 		} {
-			c, err := db.ChartIn(ctx, "IN", "", tc.lang, time.Time{}, 50)
+			c, err := db.Chart(ctx, ChartQuery{Region: "IN", Category: "", Language: tc.lang, At: time.Time{}, Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestLanguageFilters(t *testing.T) {
 			if _, err := db.Search(ctx, "derby", SearchOptions{Language: bad}); !errors.Is(err, ErrBadLanguage) {
 				t.Errorf("search in %q: %v, want ErrBadLanguage", bad, err)
 			}
-			if _, err := db.ChartIn(ctx, "IN", "", bad, time.Time{}, 50); !errors.Is(err, ErrBadLanguage) {
+			if _, err := db.Chart(ctx, ChartQuery{Region: "IN", Category: "", Language: bad, At: time.Time{}, Limit: 50}); !errors.Is(err, ErrBadLanguage) {
 				t.Errorf("chart in %q: %v, want ErrBadLanguage", bad, err)
 			}
 		}

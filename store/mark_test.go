@@ -33,7 +33,7 @@ func TestDataMarkMovesWithWhatPagesShow(t *testing.T) {
 		mark("empty")
 		for i, v := range []ingest.Video{vid("a", "a video"), vid("b", "b video")} {
 			at := t0.Add(time.Duration(i) * time.Hour)
-			id, err := db.StartChartRun(ctx, "US", "", at)
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestFirstChartAt(t *testing.T) {
 		}
 		for i := range 2 {
 			at := t0.Add(time.Duration(i) * time.Hour)
-			id, err := db.StartChartRun(ctx, "US", "", at)
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -346,13 +346,6 @@ func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error)
 }
 func (pgDialect) size(ctx context.Context, db *DB) (Size, error) { return db.pgSize(ctx) }
 
-// lockQuotaKey takes an advisory lock on the quota key: read committed
-// would let two hosts count its calls at once.
-func (pgDialect) lockQuotaKey(ctx context.Context, tx *sql.Tx, quotaKey string) error {
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, failOpenLockClass, quotaKey)
-	return err
-}
-
 // server is PostgreSQL's version and the schema step.
 func (pgDialect) server(ctx context.Context, db *DB) (string, error) {
 	var v string
@@ -383,13 +376,4 @@ func (pgDialect) writable(ctx context.Context, db *DB) error {
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
-}
-
-// duplicate is an insert refused for a key that exists, on either store.
-func duplicate(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "23505"
-	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE")
 }

@@ -99,8 +99,6 @@ SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
 WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
 ORDER BY day_ms, views DESC, peak_ms`,
 
-	touchToken: `UPDATE api_tokens SET last_used_ms = greatest(coalesce(last_used_ms, 0), ?1) WHERE hash = ?2`,
-
 	saveStats: `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
@@ -89,7 +90,7 @@ func TestPGReadOnlyRole(t *testing.T) {
 	if _, err := ro.LastRuns(ctx, ingest.Trending); err != nil {
 		t.Errorf("LastRuns as a reader: %v", err)
 	}
-	if _, err := ro.StartRun(ctx, "US", ingest.Trending, t0); err == nil {
+	if _, err := ro.StartRun(ctx, "US", "", ingest.Trending, t0); err == nil {
 		t.Errorf("a reader started a run")
 	}
 }
@@ -187,7 +188,7 @@ func TestPGPruneBesideAnotherHostsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := t0.Add(48 * time.Hour)
-	r2, err := db.StartRun(ctx, "GB", ingest.Trending, later)
+	r2, err := db.StartRun(ctx, "GB", "", ingest.Trending, later)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +277,11 @@ func TestPGTextSortsAsSQLite(t *testing.T) {
 	for kind, u := range map[string]string{"sqlite": t.TempDir() + "/i.db", "postgres en-US": icu} {
 		db := openURL(t, u)
 		for _, n := range []string{"alice", "Zed", "bob-2", "bob1"} {
-			if _, err := db.AddToken(ctx, n, "free", time.Now()); err != nil {
+			if _, err := clients.New(db).AddToken(ctx, n, "free", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		toks, err := db.Tokens(ctx)
+		toks, err := clients.New(db).Tokens(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,11 +364,11 @@ func TestPGRegionsFromTwoHostsAtOnce(t *testing.T) {
 	run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("old", "derby highlights")))
 	for _, v := range []ingest.Video{vid("old", "derby highlights"), vid("new", "final highlights")} {
 		at := t0.Add(time.Hour)
-		first, err := host.StartRun(ctx, "GB", ingest.Trending, at)
+		first, err := host.StartRun(ctx, "GB", "", ingest.Trending, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := db.StartRun(ctx, "DE", ingest.Trending, at)
+		second, err := db.StartRun(ctx, "DE", "", ingest.Trending, at)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 // TestCopyToPG fills a SQLite store and a PostgreSQL one with the same
@@ -105,7 +106,7 @@ func fillForCopy(t *testing.T, db *DB) {
 	if err := db.SaveStats(ctx, stats); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RecordCall(ctx, ingest.Call{QuotaKey: "k", ID: "c1", At: t0, Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}); err != nil {
+	if err := ledger.New(db).RecordCall(ctx, ingest.Call{QuotaKey: "k", ID: "c1", At: t0, Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 }

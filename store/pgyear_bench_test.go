@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -108,13 +109,13 @@ var pgYearCalls = []struct {
 	call func(context.Context, *store.DB, yeardb.Picks) error
 }{
 	{"report", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		if _, err := db.Calls(ctx, yeardb.QuotaKey, p.End.Add(-24*time.Hour)); err != nil {
+		if _, err := ledger.New(db).Calls(ctx, yeardb.QuotaKey, p.End.Add(-24*time.Hour)); err != nil {
 			return err
 		}
 		if _, err := db.LastRuns(ctx, ingest.Trending); err != nil {
 			return err
 		}
-		if _, _, err := db.Schedule(ctx); err != nil {
+		if _, _, err := ledger.New(db).Schedule(ctx); err != nil {
 			return err
 		}
 		_, err := db.Size(ctx)
@@ -154,11 +155,11 @@ var pgYearCalls = []struct {
 		return nil
 	}},
 	{"chart-latest", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		_, err := db.ChartAt(ctx, "US", "", time.Time{}, 200)
+		_, err := db.Chart(ctx, store.ChartQuery{Region: "US", Category: "", At: time.Time{}, Limit: 200})
 		return err
 	}},
 	{"chart-at-mid", func(ctx context.Context, db *store.DB, p yeardb.Picks) error {
-		_, err := db.ChartAt(ctx, "DE", "", p.Mid, 200)
+		_, err := db.Chart(ctx, store.ChartQuery{Region: "DE", Category: "", At: p.Mid, Limit: 200})
 		return err
 	}},
 	{"export-day", exportCall(false)},

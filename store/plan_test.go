@@ -24,6 +24,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -170,8 +171,11 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 	steps := []func() error{
 		func() error { _, err := db.LastRuns(ctx, ingest.Trending); return err },
 		func() error { _, err := db.Run(ctx, 5); return err },
-		func() error { _, err := db.Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour)); return err },
-		func() error { _, err := db.QuotaKeys(ctx); return err },
+		func() error {
+			_, err := ledger.New(db).Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour))
+			return err
+		},
+		func() error { _, err := ledger.New(db).QuotaKeys(ctx); return err },
 		func() error { _, err := db.ViewHistory(ctx, id); return err },
 		func() error { _, _, err := db.VideoHistory(ctx, id, end.Add(-24*time.Hour)); return err },
 		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Limit: 20}); return err },
@@ -192,7 +196,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 			return db.Export(ctx, store.ExportFilter{Since: since, Until: end, Region: "GB", PerDay: true}, func(store.ExportRow) error { return nil })
 		},
 		func() error { _, err := db.ExportCount(ctx, store.ExportFilter{Since: since, Until: end}); return err },
-		func() error { return db.AbandonRuns(ctx, "GB", ingest.Trending, end) },
+		func() error { return db.AbandonRuns(ctx, "GB", "", ingest.Trending, end) },
 		func() error {
 			return db.SaveStats(ctx, []ingest.VideoStats{{ID: id, ViewCount: 1, At: end}})
 		},

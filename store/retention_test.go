@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 // TestPruneKeepsWhatIsRecent stores a month of daily runs, stats and
@@ -38,7 +39,7 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 			}
 			call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", d), At: at, Op: "videos.list", RunID: id,
 				Charges: []ingest.Charge{{Pool: "default", Units: 1}}}
-			if err := db.RecordCall(ctx, call); err != nil {
+			if err := ledger.New(db).RecordCall(ctx, call); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -208,7 +209,7 @@ func TestPruneBesideADaemon(t *testing.T) {
 			at := t0.Add(time.Duration(n) * time.Minute)
 			var id int64
 			err := untilFree(&busy, func() (err error) {
-				id, err = daemon.StartRun(ctx, "GB", ingest.Trending, at)
+				id, err = daemon.StartRun(ctx, "GB", "", ingest.Trending, at)
 				return err
 			})
 			if err == nil {

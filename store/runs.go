@@ -129,7 +129,7 @@ LEFT JOIN (SELECT run_id, pool, sum(units) AS units FROM ledger
 			&s.Pages, &s.Videos, &retry, &pool, &units); err != nil {
 			return nil, err
 		}
-		key := chartName(s.Region, s.Category)
+		key := ingest.ChartName(s.Region, s.Category)
 		if prev, ok := runs[key]; ok {
 			s.PoolUnits, s.Units = prev.PoolUnits, prev.Units
 		} else {
@@ -182,4 +182,64 @@ ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 		return nil, fmt.Errorf("runs: %w", err)
 	}
 	return out, nil
+}
+
+// StartRun records the start of a pass of kind over region and returns
+// its id: a trending run is of the chart of region and category (a
+// videoCategoryId; "" the unfiltered chart), whose entries its pages store
+// carry the category.
+func (db *DB) StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (int64, error) {
+	var id int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx,
+			`INSERT INTO runs (region, category, kind, status, started_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			region, category, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start %s run %s: %w", kind, ingest.ChartName(region, category), err)
+	}
+	return id, nil
+}
+
+// FinishRun records how a run ended.
+func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) error {
+	switch end.Status {
+	case ingest.StatusCompleted, ingest.StatusStopped, ingest.StatusInterrupted, ingest.StatusSkipped, ingest.StatusFailed:
+	default:
+		return fmt.Errorf("finish run %d: status %q is not completed, stopped, interrupted, skipped or failed", runID, end.Status)
+	}
+	return db.updateRun(ctx, "finish", runID,
+		`UPDATE runs SET status = ?, message = ?, finished_ms = ?, retry_at_ms = ? WHERE id = ?`,
+		end.Status, end.Message, msOf(end.At), nullMS(end.RetryAt), runID)
+}
+
+// AbandonRuns marks the runs of kind of region and category that are
+// still "running" as failed: their worker died before finishing them. Call
+// it only while holding the chart's lease, when no run of it can be in
+// flight.
+func (db *DB) AbandonRuns(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) error {
+	// status = 'running' matches the partial index runs_running, so this
+	// reads only the runs in flight, not a region's year of runs.
+	_, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'failed', finished_ms = ?,
+		message = 'interrupted: the worker stopped before the run finished'
+		WHERE region = ? AND kind = ? AND status = 'running' AND category = ?`,
+		msOf(at), region, string(kind), category)
+	if err != nil {
+		return fmt.Errorf("abandon %s runs of %s: %w", kind, ingest.ChartName(region, category), err)
+	}
+	return nil
+}
+
+func (db *DB) updateRun(ctx context.Context, what string, runID int64, q string, args ...any) error {
+	res, err := db.w.ExecContext(ctx, q, args...)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = errors.New("no such run")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s run %d: %w", what, runID, err)
+	}
+	return nil
 }

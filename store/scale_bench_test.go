@@ -34,7 +34,7 @@ func benchSaveAtScale(b *testing.B, path string) {
 	}
 	defer db.Close()
 	at := time.Now()
-	run, err := db.StartRun(ctx, "US", ingest.Trending, at)
+	run, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 	if err != nil {
 		b.Fatal(err)
 	}

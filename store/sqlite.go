@@ -2,14 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // sqliteDialect is SQLite's: FTS5 kept by triggers, one writer, a file
@@ -23,7 +17,7 @@ var sqliteSQL = &dialectSQL{
 	addTrending: addTrendingSQL, addSearch: addSearchSQL,
 	bumpTrending: bumpTrendingSQL, bumpSearch: bumpSearchSQL,
 	saveCategory: saveCategorySQL, categoryFetched: categoryFetchedSQL,
-	saveStats: saveStatsSQL, touchToken: touchTokenSQL,
+	saveStats:  saveStatsSQL,
 	chartTrend: chartTrendSQL, chartPeaks: chartPeaksSQL, videoCategories: videoCategoriesSQL,
 	counts: countsSQL, dailyCounts: dailyCountsSQL,
 	details:   detailsSQL,
@@ -72,9 +66,6 @@ func (sqliteDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, er
 }
 func (sqliteDialect) size(ctx context.Context, db *DB) (Size, error) { return db.sqliteSize(ctx) }
 
-// lockQuotaKey takes no lock: SQLite's immediate transactions take turns.
-func (sqliteDialect) lockQuotaKey(context.Context, *sql.Tx, string) error { return nil }
-
 // writable begins an immediate transaction and rolls it back.
 func (sqliteDialect) writable(ctx context.Context, db *DB) error {
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -86,35 +77,4 @@ func (sqliteDialect) writable(ctx context.Context, db *DB) error {
 
 func (sqliteDialect) server(context.Context, *DB) (string, error) {
 	return fmt.Sprintf("sqlite, schema version %d", SchemaVersion), nil
-}
-
-// sqliteTurns are the embedded limiter's turns on SQLite: one host, whose
-// processes share the file and its clock.
-type sqliteTurns struct{ w *sql.DB }
-
-// Decide is BEGIN IMMEDIATE (_txlock=immediate in DSN): the database's one
-// write lock, for every quota key at once.
-func (t sqliteTurns) Decide(ctx context.Context, _ string, _ time.Duration) (*sql.Tx, error) {
-	return t.w.BeginTx(ctx, nil)
-}
-
-// Read is a plain deferred BEGIN, which a query-only connection allows.
-func (t sqliteTurns) Read(ctx context.Context) (*sql.Tx, error) {
-	return t.w.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-}
-
-// Clock is this host's: every process sharing the file is on it.
-func (sqliteTurns) Clock(context.Context, *sql.Tx) (int64, error) { return time.Now().UnixMilli(), nil }
-
-// Down: the write lock was held past the timeout.
-func (sqliteTurns) Down(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var serr *sqlite.Error
-	if errors.As(err, &serr) {
-		code := serr.Code() & 0xff
-		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED || code == sqlite3.SQLITE_INTERRUPT
-	}
-	return false
 }

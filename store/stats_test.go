@@ -13,7 +13,7 @@ func TestChartRunCarriesCategoryAndThumbnail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	eachStore(t, func(t *testing.T, db *DB) {
-		id, err := db.StartChartRun(ctx, "GB", "10", t0)
+		id, err := db.StartRun(ctx, "GB", "10", ingest.Trending, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestLastRunsByChart(t *testing.T) {
 	ctx := context.Background()
 	eachStore(t, func(t *testing.T, db *DB) {
 		us := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("a", "A")))
-		music, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Minute))
+		music, err := db.StartRun(ctx, "US", "10", ingest.Trending, t0.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,10 +108,10 @@ func TestLastRunsByChart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		gaming, _ := db.StartChartRun(ctx, "US", "20", t0.Add(2*time.Minute))
+		gaming, _ := db.StartRun(ctx, "US", "20", ingest.Trending, t0.Add(2*time.Minute))
 		flight := run(t, db, ingest.Trending, "US", t0.Add(3*time.Minute))
 		// The unfiltered chart's lease abandons its own runs only.
-		if err := db.AbandonRuns(ctx, "US", ingest.Trending, t0.Add(time.Hour)); err != nil {
+		if err := db.AbandonRuns(ctx, "US", "", ingest.Trending, t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		last, err := db.LastRuns(ctx, ingest.Trending)
@@ -124,11 +124,11 @@ func TestLastRunsByChart(t *testing.T) {
 		if n := count(t, db, `SELECT count(*) FROM runs WHERE id = ? AND status = 'running'`, gaming); n != 1 {
 			t.Error("abandoning the unfiltered chart's runs failed a category chart's run in flight")
 		}
-		if err := db.AbandonChartRuns(ctx, "US", "20", t0.Add(time.Hour)); err != nil {
+		if err := db.AbandonRuns(ctx, "US", "20", ingest.Trending, t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if last, _ := db.LastRuns(ctx, ingest.Trending); last["US/20"].Status != ingest.StatusFailed {
-			t.Errorf("US/20 after AbandonChartRuns = %+v", last["US/20"])
+			t.Errorf("US/20 after AbandonRuns = %+v", last["US/20"])
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 // BenchmarkStores measures the same work on both stores, side by side:
@@ -98,7 +99,7 @@ func benchStoreReport(b *testing.B, db *DB) {
 			id := run(b, db, ingest.Trending, region, at, p)
 			call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint(region, h), At: at, Op: "videos.list", Region: region,
 				RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: 1}}}
-			if err := db.RecordCall(ctx, call); err != nil {
+			if err := ledger.New(db).RecordCall(ctx, call); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -107,7 +108,7 @@ func benchStoreReport(b *testing.B, db *DB) {
 		if _, err := db.LastRuns(ctx, ingest.Trending); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.DailyUnits(ctx, "k", t0.Add(-7*24*time.Hour), 7); err != nil {
+		if _, err := ledger.New(db).DailyUnits(ctx, "k", t0.Add(-7*24*time.Hour), 7); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ func TestWritesStopAtANewerSchema(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() {
-		_, err := db.StartRun(ctx, "GB", ingest.Trending, t0)
+		_, err := db.StartRun(ctx, "GB", "", ingest.Trending, t0)
 		waited <- err
 	}()
 	if _, err := tx.Exec(`INSERT INTO schema_version (step, applied_ms) VALUES (?1, ?2)`, PGSchemaVersion+1, time.Now().UnixMilli()); err != nil {

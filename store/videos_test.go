@@ -48,7 +48,7 @@ func TestReadModelReachesEveryReader(t *testing.T) {
 			t.Fatalf("Search = %d hits, %v", len(hits), err)
 		}
 		got["search hit"] = hits[0].StoredVideo
-		c, err := db.ChartIn(ctx, "IN", "", "hi", time.Time{}, 10)
+		c, err := db.Chart(ctx, ChartQuery{Region: "IN", Category: "", Language: "hi", At: time.Time{}, Limit: 10})
 		if err != nil || len(c.Entries) != 1 {
 			t.Fatalf("ChartIn = %d entries, %v", len(c.Entries), err)
 		}

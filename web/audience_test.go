@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -228,7 +229,7 @@ func (clientTokens) TokenUsed(context.Context, string, time.Time) error { return
 func TestPublicReadersAreMetered(t *testing.T) {
 	t.Parallel()
 	const client = "a-client-token-of-the-standard-plan"
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: clientTokens{store.TokenHash(client)}}
+	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: clientTokens{clients.TokenHash(client)}}
 	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m,
 		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -97,7 +98,7 @@ func benchServer(b *testing.B, db *store.DB, now time.Time) *Server {
 	costs := costs.Default()
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Now: func() time.Time { return now },
 		Report: func(ctx context.Context) (*report.Report, error) {
-			return report.Build(ctx, report.Sources{DB: db, Limiter: report.WholePools{Costs: costs}, Costs: costs,
+			return report.Build(ctx, report.Sources{DB: benchStore{db, ledger.New(db)}, Limiter: report.WholePools{Costs: costs}, Costs: costs,
 				QuotaKey: yeardb.QuotaKey, Regions: ingest.DefaultRegions, Every: time.Hour, Now: now})
 		}})
 	if err != nil {
@@ -127,3 +128,10 @@ func benchRoute(b *testing.B, h http.Handler, paths []string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchStore is the database as the report reads it: the store and its
+// ledger.
+type benchStore struct {
+	*store.DB
+	*ledger.Ledger
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -312,11 +313,12 @@ func (s *Server) chart(r *http.Request) (ChartJSON, error) {
 	if err != nil {
 		return ChartJSON{}, err
 	}
-	read := s.cfg.DB.ChartIn
+	depth := store.ChartFull
 	if !s.cfg.Derived { // the history is read for the computed figures alone
-		read = s.cfg.DB.ChartPlain
+		depth = store.ChartPlain
 	}
-	c, err := read(r.Context(), region, category, language, at, limit)
+	c, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: region, Category: category, Language: language,
+		At: at, Limit: limit, Depth: depth})
 	if errors.Is(err, store.ErrNoChart) {
 		return ChartJSON{}, s.noChart(r.Context(), region, category, at)
 	}
@@ -514,7 +516,7 @@ func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
 	}
 	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
 	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
-	daily, err := s.daily.units(ctx, s.cfg.DB, s.cfg.QuotaKey, start)
+	daily, err := s.daily.units(ctx, s.ledger, s.cfg.QuotaKey, start)
 	if err != nil {
 		return QuotaJSON{}, err
 	}
@@ -629,7 +631,7 @@ type dailyCache struct {
 const dailyTTL = 10 * time.Minute
 
 // units returns usageDays of daily units from start, the last one today.
-func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+func (c *dailyCache) units(ctx context.Context, db *ledger.Ledger, quotaKey string, start time.Time) (map[string][]int64, error) {
 	past, err := c.past(ctx, db, quotaKey, start)
 	if err != nil {
 		return nil, err
@@ -652,7 +654,7 @@ func (c *dailyCache) units(ctx context.Context, db *store.DB, quotaKey string, s
 	return out, nil
 }
 
-func (c *dailyCache) past(ctx context.Context, db *store.DB, quotaKey string, start time.Time) (map[string][]int64, error) {
+func (c *dailyCache) past(ctx context.Context, db *ledger.Ledger, quotaKey string, start time.Time) (map[string][]int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := quotaKey + "@" + start.Format(time.DateOnly)

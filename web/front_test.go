@@ -29,7 +29,7 @@ func TestFrontPageShowsEachRegionsTop(t *testing.T) {
 	defer db.Close()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	run := func(region, category string, at time.Time, n int) {
-		id, err := db.StartChartRun(ctx, region, category, at)
+		id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestChartBeforeItsFirstRun(t *testing.T) {
 	}
 
 	// Its first run lands: its page, and its place in the pickers, at once.
-	id, err := db.StartChartRun(ctx, "US", "20", t0.Add(90*time.Minute))
+	id, err := db.StartRun(ctx, "US", "20", ingest.Trending, t0.Add(90*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

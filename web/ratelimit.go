@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 )
 
 // APILimiter decides one API request: units of plan for one client
@@ -218,7 +218,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (rate
 		}
 		return plan, "addr-" + shortHash(s.clientAddr(r)), asClient
 	}
-	hash := store.TokenHash(tok)
+	hash := clients.TokenHash(tok)
 	name, ok, err := m.Tokens.TokenPlan(r.Context(), hash)
 	if err != nil {
 		s.fail(w, r, err)

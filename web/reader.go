@@ -49,7 +49,11 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 		if c.Category != "" {
 			continue
 		}
-		sc, err := s.cfg.DB.ChartTop(r.Context(), c.Region, "", frontTop, s.cfg.Derived)
+		depth := store.ChartBare
+		if s.cfg.Derived {
+			depth = store.ChartMoves
+		}
+		sc, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: c.Region, Limit: frontTop, Depth: depth})
 		if errors.Is(err, store.ErrNoChart) {
 			continue // pruned since it was listed
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
@@ -62,7 +63,7 @@ func BenchmarkServeFromMemory(b *testing.B) {
 	}
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	metered := serveBenchServer(b, Config{DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: proxies,
-		Meter: &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: db}})
+		Meter: &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}})
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("metered=/api/v1/charts/US/clients=%d", clients), func(b *testing.B) {
 			us, them := race(b, clients, metered.URL+"/api/v1/charts/US", ours.URL+"/api/v1/charts/US")
@@ -211,7 +212,7 @@ func BenchmarkMeteredRead(b *testing.B) {
 	for _, m := range []bool{false, true} {
 		cfg := Config{DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 		if m {
-			cfg.Meter = &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: db}
+			cfg.Meter = &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}
 		}
 		s, err := New(cfg)
 		if err != nil {

@@ -24,6 +24,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -83,6 +84,7 @@ type Server struct {
 	pages  *pages
 	mux    *http.ServeMux
 	daily  dailyCache
+	ledger *ledger.Ledger // the quota's ledger in DB, which the usage charts read
 	charts chartsCache
 
 	sessions *sessions
@@ -117,6 +119,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+	if cfg.DB != nil {
+		s.ledger = ledger.New(cfg.DB)
+	}
 	s.routes()
 	return s, nil
 }

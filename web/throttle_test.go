@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 )
 
 // client is one address sending requests to a server, on the clock the
@@ -236,7 +236,7 @@ func TestThrottleAddresses(t *testing.T) {
 type oneToken string
 
 func (o oneToken) TokenPlan(_ context.Context, hash string) (string, bool, error) {
-	if hash == store.TokenHash(string(o)) {
+	if hash == clients.TokenHash(string(o)) {
 		return "standard", true, nil
 	}
 	return "", false, nil

@@ -5,15 +5,15 @@ import (
 	"log/slog"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 )
 
 // WarnUnusableTokens logs, at serve's start, each token whose plan the
 // plans file no longer has: its requests will be refused (401), which the
 // operator should hear before the client does.
 func WarnUnusableTokens(ctx context.Context, log *slog.Logger, tokens interface {
-	Tokens(context.Context) ([]store.Token, error)
+	Tokens(context.Context) ([]clients.Token, error)
 }, plans *ratelimit.APIPlans) {
 	list, err := tokens.Tokens(ctx)
 	if err != nil {

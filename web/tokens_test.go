@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 )
 
-type tokenList []store.Token
+type tokenList []clients.Token
 
-func (l tokenList) Tokens(context.Context) ([]store.Token, error) { return l, nil }
+func (l tokenList) Tokens(context.Context) ([]clients.Token, error) { return l, nil }
 
 // Only the token whose plan the file lacks is warned of.
 func TestWarnUnusableTokens(t *testing.T) {

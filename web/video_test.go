@@ -78,7 +78,7 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 func chartRun(t *testing.T, db *store.DB, category string, at time.Time, videos ...ingest.Video) {
 	t.Helper()
 	ctx := context.Background()
-	id, err := db.StartChartRun(ctx, "US", category, at)
+	id, err := db.StartRun(ctx, "US", category, ingest.Trending, at)
 	if err != nil {
 		t.Fatal(err)
 	}

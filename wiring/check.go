@@ -126,6 +126,29 @@ func (c *Checks) Limiter(ctx context.Context) (string, error) {
 	if c.DBState != store.Current && c.Host.RedisURL == "" {
 		return "embedded in the database: nothing to ask until the first run creates it", nil
 	}
+	return c.withLimiter(ctx, func(ctx context.Context, l checkedLimiter) (string, error) {
+		states, err := l.State(ctx)
+		if err != nil {
+			return "", fmt.Errorf("%s limiter: %w", l.Backend(), err)
+		}
+		var parts []string
+		for _, st := range states {
+			parts = append(parts, fmt.Sprintf("%s %d left", st.Pool, st.Remaining))
+		}
+		line := fmt.Sprintf("%s answers: %s", c.limiterName(l.Backend()), strings.Join(parts, ", "))
+		if c.DBState != store.Current {
+			// Built with quota.NoUpstreamClock and quota.NoLedger: it admits
+			// nothing, and no database keeps the upstream's readings.
+			line += "; without the upstream's clock and a ledger until the first run creates the database (it admits nothing)"
+		}
+		return line, nil
+	})
+}
+
+// limiterName says which limiter the settings chose, and who shares it.
+// withLimiter runs fn on the limiter a check opens, within the check's
+// time, and closes it.
+func (c *Checks) withLimiter(ctx context.Context, fn func(context.Context, checkedLimiter) (string, error)) (string, error) {
 	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
 		return "", err
@@ -133,24 +156,9 @@ func (c *Checks) Limiter(ctx context.Context) (string, error) {
 	defer closeLimiter()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	states, err := l.State(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s limiter: %w", l.Backend(), err)
-	}
-	var parts []string
-	for _, st := range states {
-		parts = append(parts, fmt.Sprintf("%s %d left", st.Pool, st.Remaining))
-	}
-	line := fmt.Sprintf("%s answers: %s", c.limiterName(l.Backend()), strings.Join(parts, ", "))
-	if c.DBState != store.Current {
-		// Built with quota.NoUpstreamClock and quota.NoLedger: it admits
-		// nothing, and no database keeps the upstream's readings.
-		line += "; without the upstream's clock and a ledger until the first run creates the database (it admits nothing)"
-	}
-	return line, nil
+	return fn(ctx, l)
 }
 
-// limiterName says which limiter the settings chose, and who shares it.
 func (c *Checks) limiterName(backend string) string {
 	switch {
 	case c.Host.RedisURL != "":
@@ -194,28 +202,24 @@ func (c *Checks) Agreement(ctx context.Context) (string, error) {
 	case c.DBState != store.Current && c.Host.RedisURL == "":
 		return "embedded: the first run writes this costs file's pools into the database", nil
 	}
-	l, closeLimiter, err := c.limiter(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer closeLimiter()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var cerr *quota.ConfigError
-	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
-		return "", &ConfigError{err}
-	} else if err != nil {
-		return "", err
-	}
-	detail := "the limiter holds this costs file's pools (or none yet: the first run writes them)"
-	if r, ok := l.(*quota.Redis); ok {
-		if detail, err = r.Readiness(ctx); errors.Is(err, quota.ErrNotApplied) {
+	return c.withLimiter(ctx, func(ctx context.Context, l checkedLimiter) (string, error) {
+		var cerr *quota.ConfigError
+		if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
 			return "", &ConfigError{err}
 		} else if err != nil {
 			return "", err
 		}
-	}
-	return detail, nil
+		detail := "the limiter holds this costs file's pools (or none yet: the first run writes them)"
+		if r, ok := l.(*quota.Redis); ok {
+			var err error
+			if detail, err = r.Readiness(ctx); errors.Is(err, quota.ErrNotApplied) {
+				return "", &ConfigError{err}
+			} else if err != nil {
+				return "", err
+			}
+		}
+		return detail, nil
+	})
 }
 
 // Key makes one cheap call with the key (ingest.FetchCheck), through the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -107,7 +108,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
-		d, up = &Database{DB: db, Where: store.Where(h.DSN)}, h.UpstreamClock(db)
+		d, up = On(db, store.Where(h.DSN)), h.UpstreamClock(db)
 	}
 	var client redis.UniversalClient
 	closeFn = func() {}
@@ -140,7 +141,7 @@ func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 		l := ratelimit.NewRedis(client)
 		return l, func() { l.Close(); client.Close() }, nil
 	}
-	return (&Database{DB: db}).APILimiter(), func() {}, nil
+	return On(db, "").APILimiter(), func() {}, nil
 }
 
 // upstreamOnce holds the UpstreamClock of the database a command opened
@@ -159,7 +160,7 @@ func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
 	defer h.clock.mu.Unlock()
 	if h.clock.c == nil || h.clock.db != db {
 		h.clock.db = db
-		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db,
+		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db),
 			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, h.Endpoint) }})
 	}
 	return h.clock.c
@@ -181,7 +182,7 @@ func LastClock(ctx context.Context, db *store.DB) *report.Clock {
 	if db == nil {
 		return nil
 	}
-	r, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: db}).Last(ctx)
+	r, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db)}).Last(ctx)
 	if err != nil || !ok {
 		return nil
 	}
@@ -200,7 +201,7 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *store.DB, readOnly, err err
 	if rerr != nil {
 		return nil, nil, h.DBError(err)
 	}
-	if _, inDB := ro.APICounts(); inDB && h.RedisURL == "" {
+	if ro.Postgres() && h.RedisURL == "" {
 		ro.Close()
 		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 	}

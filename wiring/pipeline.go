@@ -10,6 +10,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -159,40 +160,40 @@ func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error 
 // videos below them, tracking last), each never more often than its
 // slots, stretching a region's own chart up to bound before it drops it
 // (pace.DefaultBound when zero), from this database's ledger and runs, and
-// publishes every plan it makes in the database.
-func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration) (*pace.Pacer, error) {
+// publishes every plan it makes in the database. dueFrom says cron runs
+// the entries (run --once), not their slots.
+func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration, dueFrom bool) (*pace.Pacer, error) {
 	es, err := d.Entries()
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
 	var entries []pace.Entry
 	for _, e := range es {
-		pe := pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots}
-		switch e.Kind {
-		case jobs.KindChart, jobs.KindCategoryChart:
-			pe.Cost = pace.ChartGuess(h.Costs)
-		case jobs.KindRefresh:
-			pe.Priority, pe.Cost = pace.PriorityRefresh, pace.RefreshGuess(h.Costs)
-		case jobs.KindTracking:
-			pe.Priority, pe.Cost = pace.PriorityTracking, pace.TrackGuess(h.Costs)
-		default:
-			continue // pruning spends no quota
+		if cost := e.Kind.Guess(h.Costs); cost != nil { // pruning spends no quota
+			entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots, Cost: cost})
 		}
-		entries = append(entries, pe)
 	}
-	pc := pace.New(h.Costs.Pools, p.Limiter.State, entries)
-	pc.History = pace.FromRecords(p.DB, p.QuotaKey, h.Costs.Pools)
-	pc.Daily = pace.Daily(h.Costs, d.Runner.Charts())
-	pc.LastPass = p.DB.LastStart
-	pc.Logger, pc.Refresh, pc.Bound = h.Logger, d.Every, bound
-	pc.Publish = func(ctx context.Context, st pace.Status) {
+	led := ledger.New(p.DB)
+	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
+		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastStart,
+		Daily: jobs.DailyCost(h.Costs, d.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
+		Logger: h.Logger, Refresh: d.Every, DueFrom: dueFrom, Bound: bound})
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	return pc, nil
+}
+
+// publishPlan keeps every plan the pacer makes in the database, for report
+// and the dashboard.
+func (h *Host) publishPlan(led *ledger.Ledger, quotaKey string) func(context.Context, pace.Status) {
+	return func(ctx context.Context, st pace.Status) {
 		doc, err := json.Marshal(st)
 		if err == nil {
-			err = p.DB.SavePlan(context.WithoutCancel(ctx), p.QuotaKey, st.At, doc)
+			err = led.SavePlan(context.WithoutCancel(ctx), quotaKey, st.At, doc)
 		}
 		if err != nil {
 			h.Logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
 		}
 	}
-	return pc, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 )
@@ -107,7 +108,7 @@ func (h *Host) ReadLedger(ctx context.Context, path, key string) (ingest.Recalle
 		return ingest.Recalled{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
-	rec, err := db.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
+	rec, err := ledger.New(db).Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
 	if err != nil {
 		return rec, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -29,7 +30,7 @@ func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *store
 	var keys []string
 	if db != nil {
 		var err error
-		if keys, err = db.QuotaKeys(ctx); err != nil {
+		if keys, err = ledger.New(db).QuotaKeys(ctx); err != nil {
 			return "", fmt.Errorf("read quota keys: %w", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -106,13 +107,12 @@ var (
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.PacedOnce {
-		pc, err := h.NewPacer(p, d, r.MaxStale)
+		pc, err := h.NewPacer(p, d, r.MaxStale, true) // cron runs it, not the slots
 		if err != nil {
 			return err
 		}
-		pc.DueFrom = true // cron runs it, not the slots
 		d.Pacer = pc
-		if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+		if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 			return err
 		}
 	}
@@ -128,7 +128,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, last map[string]store.RunSummary) error {
 	// The schedule is recorded chart by chart, in the order the passes are
 	// staggered, so that report's next runs and plan are this daemon's.
-	if err := p.DB.SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+	if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
 		return err
 	}
 	d.LastStart = map[string]time.Time{}
@@ -151,7 +151,7 @@ func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics,
 	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
 	observe := d.Runner.Observe
 	if r.Pace {
-		pc, err := h.NewPacer(p, d, r.MaxStale)
+		pc, err := h.NewPacer(p, d, r.MaxStale, false)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
-	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
+	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
 		Standing: r.Terms.Standing, Held: p.DB.Held}
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no

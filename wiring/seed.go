@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -69,11 +70,12 @@ func (h *Host) seedLedger(ctx context.Context, path, key string) (quota.SeedLedg
 		return quota.SeedLedger{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
-	id, err := db.LedgerID(ctx)
+	led := ledger.New(db)
+	id, err := led.LedgerID(ctx)
 	if err != nil {
 		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
-	rec, err := db.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
+	rec, err := led.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
 	if err != nil {
 		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -35,7 +37,7 @@ type Schedule struct {
 // Follow takes the daemon's schedule recorded in db for what the flags
 // do not give.
 func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
-	rec, ok, err := db.Schedule(ctx)
+	rec, ok, err := ledger.New(db).Schedule(ctx)
 	if err != nil || !ok {
 		return err
 	}
@@ -74,7 +76,7 @@ type Serve struct {
 // the upstream's limiter and its clients metered by the API's limiter;
 // close releases both limiters (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
-	src := report.Sources{DB: db, Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
+	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: db.Held}
 	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
 		return nil, nil, err
@@ -96,7 +98,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	closeFn = func() { closeAPI(); closeLimiter() }
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
 	cfg := sv.Web
-	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: db, Observe: m.Observe}
+	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: clients.New(db), Observe: m.Observe}
 	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
 		cfg.Meter.Lease = web.DefaultLease
 	}
@@ -106,7 +108,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
 		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler()},
 	}
-	web.WarnUnusableTokens(ctx, h.Logger, db, sv.Plans)
+	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), sv.Plans)
 	if ui, err = h.Web(db, src, cfg); err != nil {
 		closeFn()
 		return nil, nil, err

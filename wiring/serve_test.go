@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -27,7 +28,7 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 	if err := flags.Follow(ctx, db, &src); err != nil || src.Every != time.Hour || src.ScheduleFrom != "--every" {
 		t.Fatalf("nothing recorded: got every %s from %q (%v), want the flags'", src.Every, src.ScheduleFrom, err)
 	}
-	if err := db.SaveSchedule(ctx, 2*time.Hour, []string{"GB", "GB/10"}, time.Now()); err != nil {
+	if err := ledger.New(db).SaveSchedule(ctx, 2*time.Hour, []string{"GB", "GB/10"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

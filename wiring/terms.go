@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -76,7 +77,7 @@ func day(t time.Time) string {
 
 // keptTo reads keptNote; 0 when no prune under a standing has run.
 func keptTo(ctx context.Context, db *store.DB) (time.Duration, error) {
-	v, err := db.Noted(ctx, keptNote)
+	v, err := ledger.New(db).Noted(ctx, keptNote)
 	if err != nil || v == "" {
 		return 0, err
 	}
@@ -89,7 +90,7 @@ func keptTo(ctx context.Context, db *store.DB) (time.Duration, error) {
 
 // NoteKept records that db now holds statistics of keep at most.
 func NoteKept(ctx context.Context, db *store.DB, keep time.Duration) error {
-	return db.Note(ctx, keptNote, strconv.FormatInt(keep.Milliseconds(), 10))
+	return ledger.New(db).Note(ctx, keptNote, strconv.FormatInt(keep.Milliseconds(), 10))
 }
 
 // Gate is run's check before anything is spent: a database holding more

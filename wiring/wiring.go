@@ -12,17 +12,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
 
-// Database is an open database with what runs on it.
+// Database is an open database with what runs on it: the store, and the
+// quota's ledger in it.
 type Database struct {
 	*store.DB
+	*ledger.Ledger
 	// Where is this host and the database, for the limiter's list of
 	// ledgers.
 	Where string
+}
+
+// On is db with its ledger; where is this host and the database.
+func On(db *store.DB, where string) *Database {
+	return &Database{DB: db, Ledger: ledger.New(db), Where: where}
 }
 
 // Open opens (creating and migrating) the database dsn names.
@@ -31,7 +40,7 @@ func Open(ctx context.Context, dsn string) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Database{DB: db, Where: store.Where(dsn)}, nil
+	return On(db, store.Where(dsn)), nil
 }
 
 // OpenExisting opens it for reading only (store.OpenExisting).
@@ -40,21 +49,24 @@ func OpenExisting(ctx context.Context, dsn string) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Database{DB: db, Where: store.Where(dsn)}, nil
+	return On(db, store.Where(dsn)), nil
 }
 
-// Ledger is the database as the limiters' required ledger: its id, where
-// it is, and every role, so that a limiter built on it keeps every promise.
-func (d *Database) Ledger(ctx context.Context) (quota.Ledger, error) {
+// QuotaLedger is the database as the limiters' required ledger: its id,
+// where it is, and every role, so that a limiter built on it keeps every
+// promise.
+func (d *Database) QuotaLedger(ctx context.Context) (quota.Ledger, error) {
 	id, err := d.LedgerID(ctx)
 	if err != nil {
 		return quota.Ledger{}, err
 	}
-	return quota.Ledger{ID: id, Where: d.Where, Record: d.DB, Recall: d.DB, Grant: d.DB, Notes: d.DB, Unknowns: unknowns{d.DB}}, nil
+	l := d.Ledger
+	return quota.Ledger{ID: id, Where: d.Where, Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l}, nil
 }
 
-// Tables are the store's tables as the embedded limiter takes them.
-func Tables(t store.LimiterTables) quota.Tables {
+// Tables are the ledger's limiter tables as the embedded limiter takes
+// them.
+func Tables(t ledger.Tables) quota.Tables {
 	return quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t}
 }
 
@@ -70,11 +82,11 @@ type Limiter interface {
 // Limiter builds the embedded limiter in the database: SQLite's for one
 // host, PostgreSQL's for every host sharing it.
 func (d *Database) Limiter(ctx context.Context, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
-	led, err := d.Ledger(ctx)
+	led, err := d.QuotaLedger(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 	}
-	t := d.LimiterTables()
+	t := d.Tables()
 	if t.Shared() {
 		return quota.NewPostgres(Tables(t), quotaKey, costs, led, up, o)
 	}
@@ -94,7 +106,7 @@ func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient,
 	led := quota.NoLedger()
 	if d != nil {
 		var err error
-		if led, err = d.Ledger(ctx); err != nil {
+		if led, err = d.QuotaLedger(ctx); err != nil {
 			return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 		}
 	}
@@ -105,7 +117,7 @@ func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient,
 // PostgreSQL database, shared by every host on it; else in this process
 // (one host, one serve: a SQLite database is not written for a read).
 func (d *Database) APILimiter() ratelimit.Limiter {
-	if c, ok := d.APICounts(); ok {
+	if c, ok := clients.New(d.DB).Counts(); ok {
 		return ratelimit.NewPostgres(c)
 	}
 	return ratelimit.NewMemory()

@@ -26,12 +26,12 @@ func TestLedgerKeepsUnknownsInTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	led, err := d.Ledger(ctx)
+	led, err := d.QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.UnixMilli(time.Now().UnixMilli()).UTC()
-	u := quota.Unknown{QuotaKey: "q", Instance: "i1", Token: 7, Op: ingest.OpVideosList, At: at,
+	u := ingest.Unknown{QuotaKey: "q", Instance: "i1", Token: 7, Op: ingest.OpVideosList, At: at,
 		Charges: []ingest.Charge{{Pool: "default", Units: 1}}}
 	if err := led.Unknowns.RecordUnknown(ctx, u); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -132,7 +133,7 @@ func (r *benchRow) measure(b *testing.B) {
 	plans := benchPlans(b)
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	off := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080"})
-	meter := &web.Meter{Plans: plans, Limiter: r.limiter, Tokens: r.db, Observe: r.observe}
+	meter := &web.Meter{Plans: plans, Limiter: r.limiter, Tokens: clients.New(r.db), Observe: r.observe}
 	if r.limiter.Backend() != "memory" { // as serve wires it
 		meter.Lease = web.DefaultLease
 	}
@@ -301,7 +302,7 @@ func usecPerCall(info, cmd string) float64 {
 	return 0
 }
 
-func pgCounts(db *store.DB) store.APICounts {
-	c, _ := db.APICounts()
+func pgCounts(db *store.DB) clients.Counts {
+	c, _ := clients.New(db).Counts()
 	return c
 }

@@ -98,7 +98,7 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 		return err
 	}
 	defer db.Close()
-	c, err := db.ChartIn(ctx, q.region, q.category, q.language, q.at, f.limit)
+	c, err := db.Chart(ctx, store.ChartQuery{Region: q.region, Category: q.category, Language: q.language, At: q.at, Limit: f.limit})
 	if errors.Is(err, store.ErrNoChart) {
 		return noChart(ctx, db, q, f.category, err)
 	}

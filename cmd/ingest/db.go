@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -183,7 +184,7 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := db.Note(ctx, store.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
+	if err := ledger.New(db).Note(ctx, store.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}

@@ -45,7 +45,7 @@ func dayRuns(t *testing.T, path string) (day time.Time, runs []int64) {
 		{33 * time.Hour, []ingest.Video{video("c", 7)}},
 	} {
 		at := day.Add(r.at)
-		id, err := db.StartRun(ctx, "GB", ingest.Trending, at)
+		id, err := db.StartRun(ctx, "GB", "", ingest.Trending, at)
 		if err == nil {
 			err = db.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: "GB", Number: 1, Videos: r.videos, Fetched: at.Add(time.Second)})
 		}

@@ -107,7 +107,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
-		src.DB, src.Size, src.Held = db, db.Size, db.Held
+		src.DB, src.Size, src.Held = wiring.On(db, ""), db.Size, db.Held
 		if err := sch.Follow(ctx, db, &src); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -57,7 +58,7 @@ func reportDB(t *testing.T) *store.DB {
 	}
 	seq := 0
 	for _, r := range runs {
-		id, err := db.StartRun(ctx, r.region, ingest.Trending, r.at)
+		id, err := db.StartRun(ctx, r.region, "", ingest.Trending, r.at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func reportDB(t *testing.T) *store.DB {
 			call := ingest.Call{QuotaKey: "3f9a1c", ID: time.Duration(seq).String(), At: r.at.Add(time.Duration(n) * time.Second),
 				Op: "videos.list", Region: r.region, RunID: id, Charges: []ingest.Charge{{Pool: "default", Units: 1}},
 				Unmetered: r.region == "GB"}
-			if err := db.RecordCall(ctx, call); err != nil {
+			if err := ledger.New(db).RecordCall(ctx, call); err != nil {
 				t.Fatal(err)
 			}
 			page := ingest.Page{Kind: ingest.Trending, Region: r.region, Number: n, Fetched: call.At,
@@ -82,7 +83,7 @@ func reportDB(t *testing.T) *store.DB {
 	}
 	search := ingest.Call{QuotaKey: "3f9a1c", ID: "search-1", At: t0.Add(-20 * time.Hour), Op: "search.list", Region: "DE",
 		Charges: []ingest.Charge{{Pool: "default", Units: 100}, {Pool: "search", Units: 1}}}
-	if err := db.RecordCall(ctx, search); err != nil {
+	if err := ledger.New(db).RecordCall(ctx, search); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -106,7 +107,7 @@ func TestReportGolden(t *testing.T) {
 	db := reportDB(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := wiring.BuildReport(context.Background(), report.Sources{DB: db, Limiter: c.limiter, Costs: costs,
+			rep, err := wiring.BuildReport(context.Background(), report.Sources{DB: wiring.On(db, ""), Limiter: c.limiter, Costs: costs,
 				QuotaKey: "3f9a1c", Regions: ingest.DefaultRegions, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)

@@ -46,7 +46,7 @@ type runFlags struct {
 	everyGiven bool
 	// regionsGiven: --regions (or its variable) was set, if only to "".
 	regionsGiven bool
-	pace         bool // --pace: pace.go
+	pace         bool // --pace: package pace
 	// pacedOnce: --once with --pace given: only the charts the plan says
 	// are due run.
 	pacedOnce bool

@@ -17,7 +17,10 @@ import (
 // planShare is what the daemon's recorded schedule leaves a backfill
 // (report.PlanShare), staggered as the daemon staggers it.
 func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
-	return report.PlanShare(ctx, db, lim, s.costs, key, wiring.Stagger)
+	if db == nil {
+		return report.PlanShare(ctx, nil, lim, s.costs, key, wiring.Stagger)
+	}
+	return report.PlanShare(ctx, wiring.On(db, ""), lim, s.costs, key, wiring.Stagger)
 }
 
 // takeShare caps the backfill to the whole pages the plan leaves room for

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -142,8 +143,8 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 			plans.File, strings.Join(names, ", "), ratelimit.AnonymousPlan, given)
 	}
 	return withTokens(ctx, s, func(db *store.DB) error {
-		tok, err := db.AddToken(ctx, name, plan, time.Now())
-		if errors.Is(err, store.ErrTokenExists) {
+		tok, err := clients.New(db).AddToken(ctx, name, plan, time.Now())
+		if errors.Is(err, clients.ErrTokenExists) {
 			return usageErrorf("tokens add %s: a token of that name exists: revoke it first, or choose another name", name)
 		}
 		if err != nil {
@@ -155,7 +156,7 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 }
 
 func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ratelimit.APIPlans, asJSON bool) error {
-	tokens, err := db.Tokens(ctx)
+	tokens, err := clients.New(db).Tokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -163,8 +164,8 @@ func tokensList(ctx context.Context, out io.Writer, db *store.DB, plans *ratelim
 }
 
 func tokensRevoke(ctx context.Context, out io.Writer, db *store.DB, name string) error {
-	err := db.RevokeToken(ctx, name)
-	if errors.Is(err, store.ErrTokenMissing) {
+	err := clients.New(db).RevokeToken(ctx, name)
+	if errors.Is(err, clients.ErrTokenMissing) {
 		return usageErrorf("tokens revoke %s: no token of that name (see ingest tokens list)", name)
 	}
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 // Every flag has exactly one environment variable, named by one rule
 // (docs/contract.md, Settings): a setting several commands share is
-// INGEST_<FLAG> (the common settings of settings.go's table, --keep,
+// INGEST_<FLAG> (the common settings of cmd/ingest/settings.go's table, --keep,
 // --api-plans), but for REDIS_URL and YOUTUBE_ENDPOINT, the names their
 // ecosystems use; every other flag is its command's,
 // INGEST_<COMMAND>_<FLAG>, the command being its whole path below the root

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -75,7 +76,7 @@ func BuildWith(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return fmt.Errorf("yeardb: %w", err)
 	}
-	b := &builder{db: db, o: o}
+	b := &builder{db: db, led: ledger.New(db), o: o}
 	err = b.build(ctx)
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -103,6 +104,7 @@ func (o Options) withDefaults() Options {
 // clock at the hour being written.
 type builder struct {
 	db    *store.DB
+	led   *ledger.Ledger
 	world *world
 	o     Options
 	calls int64
@@ -132,7 +134,7 @@ func (b *builder) build(ctx context.Context) error {
 
 // pass stores one completed run of region's chart at time at.
 func (b *builder) pass(ctx context.Context, region string, h int, at time.Time) error {
-	run, err := b.db.StartRun(ctx, region, ingest.Trending, at)
+	run, err := b.db.StartRun(ctx, region, "", ingest.Trending, at)
 	if err != nil {
 		return err
 	}
@@ -195,6 +197,6 @@ func (b *builder) charge(ctx context.Context, op, region string, run int64, at t
 
 func (b *builder) chargeIn(ctx context.Context, op, pool, region string, run int64, at time.Time) error {
 	b.calls++
-	return b.db.RecordCall(ctx, ingest.Call{QuotaKey: QuotaKey, ID: "y" + strconv.FormatInt(b.calls, 36), At: at,
+	return b.led.RecordCall(ctx, ingest.Call{QuotaKey: QuotaKey, ID: "y" + strconv.FormatInt(b.calls, 36), At: at,
 		Op: op, Region: region, RunID: run, Charges: []ingest.Charge{{Pool: pool, Units: 1}}})
 }

@@ -20,7 +20,7 @@ func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		chartRun := func(region, category string, at time.Time, finish bool) int64 {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, region, category, at)
+			id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestChartAtPicksTheRunCurrentThen(t *testing.T) {
 			{"a category's latest", "10", time.Time{}, music, 0},
 			{"a category before its first run", "10", t0.Add(2 * time.Hour), 0, 0},
 		} {
-			c, err := db.ChartAt(ctx, "US", tc.category, tc.at, 50)
+			c, err := db.Chart(ctx, ChartQuery{Region: "US", Category: tc.category, At: tc.at, Limit: 50})
 			switch {
 			case tc.want == 0 && !errors.Is(err, ErrNoChart):
 				t.Errorf("%s: run %d, err %v; want no chart", tc.name, c.RunID, err)
@@ -80,7 +80,7 @@ func TestChartViewsBefore(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		run := func(at time.Time, views ...int64) {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, "US", "", at)
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestChartViewsBefore(t *testing.T) {
 		run(t0, 100)
 		run(t0.Add(23*time.Hour), 150, 20)
 		run(t0.Add(25*time.Hour), 300, 40, 7)
-		c, err := db.ChartAt(ctx, "US", "", time.Time{}, 50)
+		c, err := db.Chart(ctx, ChartQuery{Region: "US", Category: "", At: time.Time{}, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestChartViewsBefore(t *testing.T) {
 		}
 		// ChartTop: the latest run's top, each with its rank and views in
 		// the run before, and no more of the history.
-		top, err := db.ChartTop(ctx, "US", "", 2, true)
+		top, err := db.Chart(ctx, ChartQuery{Region: "US", Category: "", Limit: 2, Depth: ChartMoves})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestChartViewsBefore(t *testing.T) {
 		}
 		// ChartPlain: the same run, the runs before and a day before read,
 		// not the whole history.
-		plain, err := db.ChartPlain(ctx, "US", "", "", time.Time{}, 50)
+		plain, err := db.Chart(ctx, ChartQuery{Region: "US", Category: "", Language: "", At: time.Time{}, Limit: 50, Depth: ChartPlain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestChartViewsBefore(t *testing.T) {
 			t.Errorf("plain: run %d (previous %d at %v, day %d) %s; want run %d (previous %d at %v, day %d) %s", plain.RunID, plain.PrevRun, plain.PrevAt,
 				plain.DayRun, strings.Join(got, " "), c.RunID, c.PrevRun, c.PrevAt, c.DayRun, want)
 		}
-		if _, err := db.ChartTop(ctx, "GB", "", 10, true); !errors.Is(err, ErrNoChart) {
+		if _, err := db.Chart(ctx, ChartQuery{Region: "GB", Category: "", Limit: 10, Depth: ChartMoves}); !errors.Is(err, ErrNoChart) {
 			t.Errorf("the top of a chart with no run: %v, want ErrNoChart", err)
 		}
 	})
@@ -168,7 +168,7 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 			marks[step] = m
 		}
 		mark("empty")
-		id, err := db.StartChartRun(ctx, "US", "", t0)
+		id, err := db.StartRun(ctx, "US", "", ingest.Trending, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 			t.Fatal(err)
 		}
 		mark("it ended")
-		id2, err := db.StartChartRun(ctx, "US", "10", t0.Add(time.Hour))
+		id2, err := db.StartRun(ctx, "US", "10", ingest.Trending, t0.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -9,11 +9,6 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// failOpenLockClass is the first half of the advisory lock a fail-open
-// grant takes on PostgreSQL, the second being the quota key's hash: apart
-// from the migrations' one-number lock and the embedded limiter's class.
-const failOpenLockClass = 0x6661696c // "fail"
-
 // GrantUnmetered decides, in one write transaction on the ledger, whether
 // a call goes ahead unmetered while the shared limiter cannot be reached:
 // decide is given the ledger's calls of quotaKey since since, and the call
@@ -23,10 +18,10 @@ const failOpenLockClass = 0x6661696c // "fail"
 // immediate transaction makes them take turns, and on PostgreSQL, where
 // read committed would let two hosts count at once, an advisory lock on
 // the quota key does.
-func (db *DB) GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
+func (l *Ledger) GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
 	decide func([]ingest.Call) (*ingest.Call, error)) error {
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {
+	err := l.tx(ctx, func(tx *sql.Tx) error {
+		if err := l.turns.Grant(ctx, tx, quotaKey); err != nil {
 			return err
 		}
 		seen, err := calls(ctx, tx, quotaKey, since)

@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -10,24 +10,13 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Unknown is a decision of unknown outcome as the ledger keeps it: the
-// call went to the shared limiter and no answer came back in time.
-type Unknown struct {
-	QuotaKey string
-	Instance string // the limiter instance that sent it: its receipts
-	Token    int64  // the instance's number for the request
-	Op       string
-	At       time.Time // this worker's clock when it gave up
-	Charges  []ingest.Charge
-}
-
 // RecordUnknown keeps a decision of unknown outcome until it is resolved.
-func (db *DB) RecordUnknown(ctx context.Context, u Unknown) error {
+func (l *Ledger) RecordUnknown(ctx context.Context, u ingest.Unknown) error {
 	var cs []string
 	for _, c := range u.Charges {
 		cs = append(cs, c.Pool+"="+strconv.FormatInt(c.Units, 10))
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_unknown (quota_key, instance, token, op, at_ms, charges)
+	_, err := l.w.ExecContext(ctx, `INSERT INTO ledger_unknown (quota_key, instance, token, op, at_ms, charges)
 VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, u.QuotaKey, u.Instance, u.Token, u.Op, msOf(u.At), strings.Join(cs, ","))
 	if err != nil {
 		return fmt.Errorf("record unknown outcome %s: %w", u.Op, err)
@@ -37,16 +26,16 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, u.QuotaKey, u.Instance, u.Tok
 
 // Unknowns lists the decisions of unknown outcome of quotaKey not resolved
 // yet, oldest first.
-func (db *DB) Unknowns(ctx context.Context, quotaKey string) ([]Unknown, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT instance, token, op, at_ms, charges FROM ledger_unknown
+func (l *Ledger) Unknowns(ctx context.Context, quotaKey string) ([]ingest.Unknown, error) {
+	rows, err := l.r.QueryContext(ctx, `SELECT instance, token, op, at_ms, charges FROM ledger_unknown
 WHERE quota_key = ? ORDER BY at_ms, instance, token`, quotaKey)
 	if err != nil {
 		return nil, fmt.Errorf("unknown outcomes of %s: %w", quotaKey, err)
 	}
 	defer rows.Close()
-	var out []Unknown
+	var out []ingest.Unknown
 	for rows.Next() {
-		u := Unknown{QuotaKey: quotaKey}
+		u := ingest.Unknown{QuotaKey: quotaKey}
 		var at int64
 		var charges string
 		if err := rows.Scan(&u.Instance, &u.Token, &u.Op, &at, &charges); err != nil {
@@ -71,16 +60,16 @@ WHERE quota_key = ? ORDER BY at_ms, instance, token`, quotaKey)
 // it is written to the ledger as admitted and given back. nil: the limiter
 // never admitted it. Each step is idempotent, so resolving again after a
 // failure part way changes nothing.
-func (db *DB) ResolveUnknown(ctx context.Context, u Unknown, call *ingest.Call) error {
+func (l *Ledger) ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call) error {
 	if call != nil {
-		if err := db.RecordCall(ctx, *call); err != nil {
+		if err := l.RecordCall(ctx, *call); err != nil {
 			return err
 		}
-		if err := db.RecordGiveBack(ctx, *call); err != nil {
+		if err := l.RecordGiveBack(ctx, *call); err != nil {
 			return err
 		}
 	}
-	_, err := db.w.ExecContext(ctx, `DELETE FROM ledger_unknown WHERE quota_key = ? AND instance = ? AND token = ?`,
+	_, err := l.w.ExecContext(ctx, `DELETE FROM ledger_unknown WHERE quota_key = ? AND instance = ? AND token = ?`,
 		u.QuotaKey, u.Instance, u.Token)
 	if err != nil {
 		return fmt.Errorf("resolve unknown outcome %s: %w", u.Op, err)

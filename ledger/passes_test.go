@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 // calls told apart by the pauses between them.
 func TestPassCosts(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		n := 0
 		pass := func(category string, at time.Time, status ingest.RunStatus, units ...int64) {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, "US", category, at)
+			id, err := db.StartRun(ctx, "US", category, ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestPassCosts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		id, err := db.StartChartRun(ctx, "GB", "", t0)
+		id, err := db.StartRun(ctx, "GB", "", ingest.Trending, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,13 +104,13 @@ func TestPassCosts(t *testing.T) {
 // pacing worker publishes, one per quota key, replaced in place.
 func TestLastPassesAndPlans(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		n := 0
 		pass := func(at time.Time, status ingest.RunStatus, ops ...string) {
 			t.Helper()
-			id, err := db.StartChartRun(ctx, "US", "", at)
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,10 +142,10 @@ func TestLastPassesAndPlans(t *testing.T) {
 			t.Errorf("last passes %v, want US at %s (the stopped run after it does not count) and track at %s",
 				last, t0.Add(time.Hour), t0.Add(30*time.Minute))
 		}
-		if _, err := db.StartChartRun(ctx, "US", "", t0.Add(3*time.Hour)); err != nil {
+		if _, err := db.StartRun(ctx, "US", "", ingest.Trending, t0.Add(3*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		music, err := db.StartChartRun(ctx, "US", "10", t0.Add(4*time.Hour))
+		music, err := db.StartRun(ctx, "US", "10", ingest.Trending, t0.Add(4*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

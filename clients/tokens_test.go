@@ -1,4 +1,4 @@
-package store
+package clients
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestTokens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 		tok, err := db.AddToken(ctx, "acme", "standard", at)
 		if err != nil {

@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -28,9 +28,9 @@ const trackGap = 30 * time.Second
 // is measured rather than guessed. Tracking has no run row: its passes are
 // its calls (videos.batchGetStats outside any run) told apart by the pause
 // between them, and a pass stopped early counts as one.
-func (db *DB) PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error) {
+func (l *Ledger) PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
-	if err := db.passCosts(ctx, out, `
+	if err := l.passCosts(ctx, out, `
 SELECT r.region, r.category, l.pool, sum(l.units), count(DISTINCT r.id)
 FROM runs AS r JOIN ledger AS l ON l.run_id = r.id
 WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1 AND l.quota_key = ?2
@@ -40,7 +40,7 @@ WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1 AND 
 GROUP BY r.region, r.category, l.pool`, since.UnixMilli(), quotaKey, ingest.OpCategoriesList); err != nil {
 		return nil, err
 	}
-	if err := db.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
+	if err := l.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
 		ingest.OpBatchGetStats, TrackEntry, quotaKey); err != nil {
 		return nil, err
 	}
@@ -68,8 +68,8 @@ GROUP BY pool`
 
 // passCosts adds the query's rows (region, category, pool, units,
 // passes) to out as each chart's mean cost per pass.
-func (db *DB) passCosts(ctx context.Context, out map[string]map[string]float64, query string, args ...any) error {
-	rows, err := db.r.QueryContext(ctx, query, args...)
+func (l *Ledger) passCosts(ctx context.Context, out map[string]map[string]float64, query string, args ...any) error {
+	rows, err := l.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("pass costs: %w", err)
 	}
@@ -80,7 +80,7 @@ func (db *DB) passCosts(ctx context.Context, out map[string]map[string]float64, 
 		if err := rows.Scan(&region, &category, &pool, &units, &passes); err != nil {
 			return fmt.Errorf("pass costs: %w", err)
 		}
-		chart := chartName(region, category)
+		chart := ingest.ChartName(region, category)
 		if out[chart] == nil {
 			out[chart] = map[string]float64{}
 		}
@@ -96,9 +96,9 @@ func (db *DB) passCosts(ctx context.Context, out map[string]map[string]float64, 
 // and tracking's latest pass of quotaKey's ledger (under TrackEntry), for
 // passes since a time: an entry with none since is not in it. Pacing
 // counts a chart's age from it, whatever runs stopped since.
-func (db *DB) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
+func (l *Ledger) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
-	rows, err := db.r.QueryContext(ctx, `
+	rows, err := l.r.QueryContext(ctx, `
 SELECT region, category, max(started_ms) FROM runs
 WHERE kind = 'trending' AND status = 'completed' AND started_ms >= ?
 GROUP BY region, category`, since.UnixMilli())
@@ -112,13 +112,13 @@ GROUP BY region, category`, since.UnixMilli())
 		if err := rows.Scan(&region, &category, &ms); err != nil {
 			return nil, fmt.Errorf("last passes: %w", err)
 		}
-		out[chartName(region, category)] = time.UnixMilli(ms).UTC()
+		out[ingest.ChartName(region, category)] = time.UnixMilli(ms).UTC()
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("last passes: %w", err)
 	}
 	var track sql.NullInt64
-	if err := db.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM ledger
+	if err := l.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM ledger
 WHERE quota_key = ? AND at_ms >= ? AND op = ? AND run_id IS NULL`, quotaKey, since.UnixMilli(), ingest.OpBatchGetStats).Scan(&track); err != nil {
 		return nil, fmt.Errorf("last passes: %w", err)
 	}

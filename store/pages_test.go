@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
@@ -30,7 +31,7 @@ func page(kind ingest.PageKind, region string, number int, at time.Time, videos 
 func run(t testing.TB, db *DB, kind ingest.PageKind, region string, at time.Time, pages ...ingest.Page) int64 {
 	t.Helper()
 	ctx := context.Background()
-	id, err := db.StartRun(ctx, region, kind, at)
+	id, err := db.StartRun(ctx, region, "", kind, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,28 +352,28 @@ func TestRecordCall(t *testing.T) {
 		other := ingest.Call{QuotaKey: "other", ID: "c1", At: t0, Op: "videos.list",
 			Charges: []ingest.Charge{{Pool: "default", Units: 1}}}
 		for _, c := range []ingest.Call{search, list, search, other, list} {
-			if err := db.RecordCall(ctx, c); err != nil {
+			if err := ledger.New(db).RecordCall(ctx, c); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if n := count(t, db, `SELECT count(*) FROM ledger`); n != 4 {
 			t.Errorf("ledger rows = %d, want 4 (one per call per pool)", n)
 		}
-		got, err := db.Calls(ctx, "k", t0)
+		got, err := ledger.New(db).Calls(ctx, "k", t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 || !callEqual(got[0], list) || !callEqual(got[1], search) {
 			t.Errorf("Calls = %+v,\nwant %+v", got, []ingest.Call{list, search})
 		}
-		got, _ = db.Calls(ctx, "k", t0.Add(time.Millisecond))
+		got, _ = ledger.New(db).Calls(ctx, "k", t0.Add(time.Millisecond))
 		if len(got) != 1 || got[0].ID != "c2" {
 			t.Errorf("Calls since t0+1ms = %+v, want c2 only", got)
 		}
-		if keys, err := db.QuotaKeys(ctx); err != nil || strings.Join(keys, ",") != "k,other" {
+		if keys, err := ledger.New(db).QuotaKeys(ctx); err != nil || strings.Join(keys, ",") != "k,other" {
 			t.Errorf("QuotaKeys = %v, %v; want [k other]", keys, err)
 		}
-		if err := db.RecordCall(ctx, ingest.Call{Op: "videos.list"}); err == nil {
+		if err := ledger.New(db).RecordCall(ctx, ingest.Call{Op: "videos.list"}); err == nil {
 			t.Error("RecordCall without key and id: got nil error")
 		}
 	})
@@ -415,7 +416,7 @@ func TestLastRuns(t *testing.T) {
 			{QuotaKey: "k", ID: "3", At: t1, Op: "search.list", RunID: us, Charges: []ingest.Charge{{Pool: "default", Units: 100}, {Pool: "search", Units: 1}}},
 			{QuotaKey: "k", ID: "4", At: t0, Op: "videos.list", RunID: old, Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
 		} {
-			if err := db.RecordCall(ctx, c); err != nil {
+			if err := ledger.New(db).RecordCall(ctx, c); err != nil {
 				t.Fatalf("call %d: %v", i, err)
 			}
 		}
@@ -441,7 +442,7 @@ func TestLastRuns(t *testing.T) {
 		}
 		// A worker died mid-run: the next pass, holding the lease, fails the
 		// stale run, which then shows as GB's last run.
-		if err := db.AbandonRuns(ctx, "GB", ingest.Trending, t1.Add(time.Hour)); err != nil {
+		if err := db.AbandonRuns(ctx, "GB", "", ingest.Trending, t1.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		runs, _ = db.LastRuns(ctx, ingest.Trending)

@@ -1,23 +1,18 @@
-package store
-
-// The API limiter's counts on PostgreSQL (package ratelimit's algorithm).
+package clients
 
 import (
 	"context"
 	"database/sql"
 )
 
-// APICounts are the API limiter's counts in the database's api_limits
+// Counts are the API limiter's counts in the database's api_limits
 // table (unlogged: a crash of the server empties it), shared by every host
 // on it: ratelimit.NewPostgres takes them.
-type APICounts struct{ w *sql.DB }
+type Counts struct{ w *sql.DB }
 
-// APICounts returns the API limiter's counts, on PostgreSQL only: a SQLite
+// Counts returns the API limiter's counts, on PostgreSQL only: a SQLite
 // database is not written for a read, and its one host counts in memory.
-func (db *DB) APICounts() (APICounts, bool) {
-	_, ok := db.d.(pgDialect)
-	return APICounts{db.w}, ok
-}
+func (c *Clients) Counts() (Counts, bool) { return Counts{c.w}, c.pg }
 
 // Allow is one decision: GCRA's step as one upsert on the client's row of
 // api_limits, by the server's clock in µs. Concurrent requests of one
@@ -25,7 +20,7 @@ func (db *DB) APICounts() (APICounts, bool) {
 // one left (read committed), so hosts on one database share each count
 // exactly. The SET expressions all see the row as it was, so allowed and
 // tat agree.
-func (c APICounts) Allow(ctx context.Context, key string, increment, tolerance int64) (ok bool, now, tat int64, err error) {
+func (c Counts) Allow(ctx context.Context, key string, increment, tolerance int64) (ok bool, now, tat int64, err error) {
 	err = c.w.QueryRowContext(ctx, `WITH c AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now)
 INSERT INTO api_limits AS l (key, tat, at, allowed)
 SELECT ?1, c.now + ?2::bigint, c.now, true FROM c
@@ -40,7 +35,7 @@ RETURNING allowed, at, tat`, key, increment, tolerance).Scan(&ok, &now, &tat)
 
 // Sweep forgets the clients whose tat has passed: their rows say nothing
 // an absent row does not.
-func (c APICounts) Sweep(ctx context.Context) error {
+func (c Counts) Sweep(ctx context.Context) error {
 	_, err := c.w.ExecContext(ctx, `DELETE FROM api_limits WHERE tat < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`)
 	return err
 }

@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 // resolved as admitted, it becomes a call given back (Calls leaves it out);
 // resolved as never admitted, it leaves nothing. Resolving twice is fine.
 func TestUnknownResolved(t *testing.T) {
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db both) {
 		ctx := context.Background()
 		at := time.UnixMilli(1_790_000_000_000).UTC()
-		a := Unknown{QuotaKey: "q", Instance: "i1", Token: 7, Op: "videos.list", At: at,
+		a := ingest.Unknown{QuotaKey: "q", Instance: "i1", Token: 7, Op: "videos.list", At: at,
 			Charges: []ingest.Charge{{Pool: "default", Units: 1}, {Pool: "stats", Units: 2}}}
-		b := Unknown{QuotaKey: "q", Instance: "i1", Token: 8, Op: "search.list", At: at.Add(time.Second),
+		b := ingest.Unknown{QuotaKey: "q", Instance: "i1", Token: 8, Op: "search.list", At: at.Add(time.Second),
 			Charges: []ingest.Charge{{Pool: "search", Units: 1}}}
-		for _, u := range []Unknown{a, b, a} {
+		for _, u := range []ingest.Unknown{a, b, a} {
 			if err := db.RecordUnknown(ctx, u); err != nil {
 				t.Fatal(err)
 			}

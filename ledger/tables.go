@@ -1,51 +1,30 @@
-package store
+package ledger
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 )
 
-// LimiterTables are the embedded quota limiter's tables (quota_log,
-// quota_clock, quota_config, quota_block, locks) with their SQL, as
-// package quota takes them (quota.Tables; the algorithm is quota's). Each
-// method runs in tx, or on the database when tx is nil. What both
-// databases share is written once here; limiterTurns is what each does its
-// own way (sqlite.go, pg_limiter.go): a transaction alone on a quota key,
-// a read snapshot, the clock, telling an outage from an error.
-type LimiterTables struct {
+// Tables are the embedded quota limiter's tables (quota_log, quota_clock,
+// quota_config, quota_block, locks) with their SQL, as package quota takes
+// them (quota.Tables; the algorithm is quota's). Each method runs in tx, or
+// on the database when tx is nil. What both databases share is written
+// once here; what each does its own way is turns.go's.
+type Tables struct {
 	db *sql.DB
-	limiterTurns
+	turns
 }
 
-type limiterTurns interface {
-	Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error)
-	Read(ctx context.Context) (*sql.Tx, error)
-	Clock(ctx context.Context, tx *sql.Tx) (int64, error)
-	Down(ctx context.Context, err error) bool
-}
+// Tables are the embedded limiter's tables on this database.
+func (l *Ledger) Tables() Tables { return Tables{l.w, l.turns} }
 
-func (db *DB) LimiterTables() LimiterTables {
-	if _, ok := db.d.(pgDialect); ok {
-		return PostgresTables(db.w)
-	}
-	return SQLiteTables(db.w)
-}
-
-// SQLiteTables are the limiter's tables in a SQLite database opened with
-// DSN (its _txlock=immediate makes each decision take the write lock).
-func SQLiteTables(w *sql.DB) LimiterTables { return LimiterTables{w, sqliteTurns{w}} }
-
-// PostgresTables are the limiter's tables on a pool the store opened.
-func PostgresTables(w *sql.DB) LimiterTables { return LimiterTables{w, pgTurns{w}} }
-
-type limiterQ interface {
+type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func (t LimiterTables) q(tx *sql.Tx) limiterQ {
+func (t Tables) q(tx *sql.Tx) queryRower {
 	if tx == nil {
 		return t.db
 	}
@@ -60,28 +39,28 @@ func one(row *sql.Row, dest ...any) error {
 	return nil
 }
 
-func (t LimiterTables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
+func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
 	err = one(t.q(tx).QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, key), &ms, &seq)
 	return ms, seq, err
 }
 
-func (t LimiterTables) SetClockRow(ctx context.Context, tx *sql.Tx, key string, ms, seq int64) error {
+func (t Tables) SetClockRow(ctx context.Context, tx *sql.Tx, key string, ms, seq int64) error {
 	_, err := t.q(tx).ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
 		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`, key, ms, seq)
 	return err
 }
 
-func (t LimiterTables) Newest(ctx context.Context, tx *sql.Tx, quotaKey string) (ms int64, err error) {
+func (t Tables) Newest(ctx context.Context, tx *sql.Tx, quotaKey string) (ms int64, err error) {
 	err = t.q(tx).QueryRowContext(ctx, `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`, quotaKey).Scan(&ms)
 	return ms, err
 }
 
-func (t LimiterTables) Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, keep int64) error {
+func (t Tables) Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, keep int64) error {
 	_, err := t.q(tx).ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`, quotaKey, pool, keep)
 	return err
 }
 
-func (t LimiterTables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error) {
+func (t Tables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error) {
 	err = t.q(tx).QueryRowContext(ctx, `SELECT
 		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
 		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
@@ -91,7 +70,7 @@ func (t LimiterTables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool stri
 }
 
 // Reaching orders entries as the limiter's ids do (time, then sequence).
-func (t LimiterTables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (at int64, err error) {
+func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (at int64, err error) {
 	err = one(t.q(tx).QueryRowContext(ctx, `SELECT at_ms FROM (
 		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
 		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`,
@@ -99,22 +78,22 @@ func (t LimiterTables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool 
 	return at, err
 }
 
-func (t LimiterTables) Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error) {
+func (t Tables) Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error) {
 	return affected(t.q(tx).ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`, quotaKey, pool, id, at, units))
 }
 
-func (t LimiterTables) Drop(ctx context.Context, quotaKey, id string) error {
+func (t Tables) Drop(ctx context.Context, quotaKey, id string) error {
 	_, err := t.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, quotaKey, id)
 	return err
 }
 
-func (t LimiterTables) Conf(ctx context.Context, tx *sql.Tx, quotaKey, pool string) (conf string, err error) {
+func (t Tables) Conf(ctx context.Context, tx *sql.Tx, quotaKey, pool string) (conf string, err error) {
 	err = one(t.q(tx).QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, quotaKey, pool), &conf)
 	return conf, err
 }
 
-func (t LimiterTables) SetConf(ctx context.Context, tx *sql.Tx, quotaKey, pool, conf string, replace bool) error {
+func (t Tables) SetConf(ctx context.Context, tx *sql.Tx, quotaKey, pool, conf string, replace bool) error {
 	q := `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`
 	if replace {
 		q += ` ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`
@@ -123,30 +102,30 @@ func (t LimiterTables) SetConf(ctx context.Context, tx *sql.Tx, quotaKey, pool, 
 	return err
 }
 
-func (t LimiterTables) Blocked(ctx context.Context, tx *sql.Tx, quotaKey, pool string, now int64) (until int64, err error) {
+func (t Tables) Blocked(ctx context.Context, tx *sql.Tx, quotaKey, pool string, now int64) (until int64, err error) {
 	err = one(t.q(tx).QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
 		quotaKey, pool, now), &until)
 	return until, err
 }
 
-func (t LimiterTables) Block(ctx context.Context, tx *sql.Tx, quotaKey, pool string, until int64) error {
+func (t Tables) Block(ctx context.Context, tx *sql.Tx, quotaKey, pool string, until int64) error {
 	_, err := t.q(tx).ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
 		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = excluded.until_ms WHERE quota_block.until_ms < excluded.until_ms`,
 		quotaKey, pool, until)
 	return err
 }
 
-func (t LimiterTables) Take(ctx context.Context, name, token string, now, expires int64) (bool, error) {
+func (t Tables) Take(ctx context.Context, name, token string, now, expires int64) (bool, error) {
 	return affected(t.db.ExecContext(ctx, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
 		WHERE locks.expires_ms <= ?`, name, token, expires, now))
 }
 
-func (t LimiterTables) Renew(ctx context.Context, name, token string, expires int64) (bool, error) {
+func (t Tables) Renew(ctx context.Context, name, token string, expires int64) (bool, error) {
 	return affected(t.db.ExecContext(ctx, `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`, expires, name, token))
 }
 
-func (t LimiterTables) Release(ctx context.Context, name, token string) error {
+func (t Tables) Release(ctx context.Context, name, token string) error {
 	_, err := t.db.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND token = ?`, name, token)
 	return err
 }
@@ -161,7 +140,7 @@ func affected(res sql.Result, err error) (bool, error) {
 
 // Shared says whether hosts share the tables (PostgreSQL), rather than
 // the processes of one host (a SQLite file).
-func (t LimiterTables) Shared() bool {
-	_, ok := t.limiterTurns.(pgTurns)
+func (t Tables) Shared() bool {
+	_, ok := t.turns.(pgTurns)
 	return ok
 }

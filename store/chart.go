@@ -52,7 +52,7 @@ ORDER BY id LIMIT 1`, region, category).Scan(&ms)
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("first run of %s: %w", chartName(region, category), err)
+		return time.Time{}, false, fmt.Errorf("first run of %s: %w", ingest.ChartName(region, category), err)
 	}
 	return time.UnixMilli(ms).UTC(), true, nil
 }
@@ -102,90 +102,70 @@ type Chart struct {
 // sparkRuns is how many runs a chart's sparklines look back over.
 const sparkRuns = 24
 
-// ChartAt returns the chart of region and category ("" the unfiltered
-// chart) at its newest run that started at or before at (the latest run
-// when at is zero), with each video's rank in that chart's previous run and
-// its views over the chart's last sparkRuns runs. It returns an error
-// wrapping ErrNoChart when there is none.
-func (db *DB) ChartAt(ctx context.Context, region, category string, at time.Time, limit int) (Chart, error) {
-	return db.ChartIn(ctx, region, category, "", at, limit)
+// ChartQuery is which chart Chart reads, and how much of it.
+type ChartQuery struct {
+	Region   string
+	Category string // "" the unfiltered chart
+	// Language keeps the chart to the videos in it (see Language), each at
+	// its rank in the whole chart; "" every video.
+	Language string
+	// At picks the newest run that started at or before it; zero, the
+	// latest.
+	At    time.Time
+	Limit int
+	Depth ChartDepth
 }
 
-// ChartIn is ChartAt kept to the videos in language (see Language): a
-// region's chart in one language, each video at its rank in the whole
-// chart, up to limit of them.
-func (db *DB) ChartIn(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
-	return db.chartIn(ctx, region, category, language, at, limit, true)
-}
+// ChartDepth is how much of a chart's history Chart reads beside its run.
+type ChartDepth int
 
-// ChartPlain is ChartIn without what ingest computes from the chart's
-// whole history: each entry's trend, peak and days are left empty (its
-// rank and views in the previous run and the run a day before are read,
-// one run each). It is the chart when the computed figures are not shown.
-func (db *DB) ChartPlain(ctx context.Context, region, category, language string, at time.Time, limit int) (Chart, error) {
-	return db.chartIn(ctx, region, category, language, at, limit, false)
-}
+const (
+	// ChartFull adds each video's rank in the previous run, its views
+	// over the chart's last sparkRuns runs, and what ingest computes from
+	// the whole history: trend, peak, days.
+	ChartFull ChartDepth = iota
+	// ChartPlain leaves the computed figures empty and reads the previous
+	// run, the next and the run a day before, one run each: the chart when
+	// the computed figures are not shown.
+	ChartPlain
+	// ChartMoves reads the previous run alone: each entry's rank and views
+	// in it, and nothing else of the history.
+	ChartMoves
+	// ChartBare is the run alone.
+	ChartBare
+)
 
-func (db *DB) chartIn(ctx context.Context, region, category, language string, at time.Time, limit int, history bool) (Chart, error) {
+// Chart returns the chart q names. It returns an error wrapping ErrNoChart
+// when there is no such run.
+func (db *DB) Chart(ctx context.Context, q ChartQuery) (Chart, error) {
+	at := q.At
 	if at.IsZero() {
 		at = time.UnixMilli(1<<62 - 1)
 	}
-	name := chartName(region, category)
-	language, err := Language(language)
+	name := ingest.ChartName(q.Region, q.Category)
+	language, err := Language(q.Language)
 	if err != nil {
 		return Chart{}, fmt.Errorf("chart of %s: %w", name, err)
 	}
-	c := Chart{Region: region, Category: category, Language: language}
-	err = db.r.QueryRowContext(ctx, chartRunSQL, region, at.UnixMilli(), category).Scan(&c.RunID)
+	c := Chart{Region: q.Region, Category: q.Category, Language: language}
+	err = db.r.QueryRowContext(ctx, chartRunSQL, q.Region, at.UnixMilli(), q.Category).Scan(&c.RunID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
 	}
-	if err == nil {
-		err = db.chartRun(ctx, &c)
+	entries := func(ctx context.Context, c *Chart) error { return db.chartEntries(ctx, c, q.Limit) }
+	steps := []func(context.Context, *Chart) error{db.chartRun, entries}
+	switch q.Depth {
+	case ChartFull:
+		steps = append(steps, db.chartHistory, db.chartNext, db.chartPeaks, db.chartDayAgo)
+	case ChartPlain:
+		steps = append(steps, db.chartPrev, db.chartNext, db.chartDayAgo)
+	case ChartMoves:
+		steps = append(steps, db.chartPrev)
 	}
-	if err == nil {
-		err = db.chartEntries(ctx, &c, limit)
-	}
-	if err == nil && history {
-		err = db.chartHistory(ctx, &c)
-	}
-	if err == nil && !history {
-		err = db.chartPrev(ctx, &c)
-	}
-	if err == nil {
-		err = db.chartNext(ctx, &c)
-	}
-	if err == nil && history {
-		err = db.chartPeaks(ctx, &c)
-	}
-	if err == nil {
-		err = db.chartDayAgo(ctx, &c)
-	}
-	if err != nil {
-		return c, fmt.Errorf("chart of %s: %w", name, err)
-	}
-	return c, nil
-}
-
-// ChartTop is the top limit of a chart's latest run, lighter than ChartAt:
-// with moves, each entry's rank and views in the chart's previous run, and
-// nothing else of the chart's history (no trend, peak, days or day-ago
-// rank). It returns an error wrapping ErrNoChart when there is no run.
-func (db *DB) ChartTop(ctx context.Context, region, category string, limit int, moves bool) (Chart, error) {
-	name := chartName(region, category)
-	c := Chart{Region: region, Category: category}
-	err := db.r.QueryRowContext(ctx, chartRunSQL, region, int64(1<<62-1), category).Scan(&c.RunID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("chart of %s: %w", name, ErrNoChart)
-	}
-	if err == nil {
-		err = db.chartRun(ctx, &c)
-	}
-	if err == nil {
-		err = db.chartEntries(ctx, &c, limit)
-	}
-	if err == nil && moves {
-		err = db.chartPrev(ctx, &c)
+	for _, step := range steps {
+		if err == nil {
+			err = step(ctx, &c)
+		}
 	}
 	if err != nil {
 		return c, fmt.Errorf("chart of %s: %w", name, err)

@@ -1,4 +1,7 @@
-package store
+package ledger
+
+// What pacing keeps beside the ledger it plans from: the schedule a
+// daemon runs, and the plan it follows.
 
 import (
 	"context"
@@ -20,8 +23,8 @@ type Schedule struct {
 // next runs: its period and its charts (a region, or region/category) in
 // the order their passes are staggered. Databases of earlier versions hold
 // regions only, which read the same way.
-func (db *DB) SaveSchedule(ctx context.Context, every time.Duration, regions []string, at time.Time) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, ?, ?, ?)
+func (l *Ledger) SaveSchedule(ctx context.Context, every time.Duration, regions []string, at time.Time) error {
+	_, err := l.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET every_ms = excluded.every_ms, regions = excluded.regions,
 		updated_ms = excluded.updated_ms`, every.Milliseconds(), strings.Join(regions, ","), msOf(at))
 	if err != nil {
@@ -32,10 +35,10 @@ func (db *DB) SaveSchedule(ctx context.Context, every time.Duration, regions []s
 
 // Schedule returns the recorded schedule; ok is false when no daemon has
 // recorded one.
-func (db *DB) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
+func (l *Ledger) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 	var every, updated int64
 	var regions string
-	err = db.r.QueryRowContext(ctx, `SELECT every_ms, regions, updated_ms FROM schedule WHERE id = 1`).
+	err = l.r.QueryRowContext(ctx, `SELECT every_ms, regions, updated_ms FROM schedule WHERE id = 1`).
 		Scan(&every, &regions, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
@@ -50,16 +53,10 @@ func (db *DB) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 	return s, true, nil
 }
 
-// Writable says whether the database takes a write now: it begins an
-// immediate transaction and rolls it back (for /readyz).
-func (db *DB) Writable(ctx context.Context) error {
-	return db.d.writable(ctx, db)
-}
-
 // SavePlan records the plan the pacing daemon follows for quotaKey (pace's
 // JSON), made at at, in place of the one before.
-func (db *DB) SavePlan(ctx context.Context, quotaKey string, at time.Time, plan []byte) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO pace_plans (quota_key, written_ms, plan) VALUES (?, ?, ?)
+func (l *Ledger) SavePlan(ctx context.Context, quotaKey string, at time.Time, plan []byte) error {
+	_, err := l.w.ExecContext(ctx, `INSERT INTO pace_plans (quota_key, written_ms, plan) VALUES (?, ?, ?)
 		ON CONFLICT (quota_key) DO UPDATE SET written_ms = excluded.written_ms, plan = excluded.plan`,
 		quotaKey, msOf(at), string(plan))
 	if err != nil {
@@ -70,10 +67,10 @@ func (db *DB) SavePlan(ctx context.Context, quotaKey string, at time.Time, plan 
 
 // Plan returns the plan a pacing daemon last recorded for quotaKey and
 // when it was made; ok is false when none has.
-func (db *DB) Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error) {
+func (l *Ledger) Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error) {
 	var text string
 	var ms int64
-	err = db.r.QueryRowContext(ctx, `SELECT plan, written_ms FROM pace_plans WHERE quota_key = ?`, quotaKey).Scan(&text, &ms)
+	err = l.r.QueryRowContext(ctx, `SELECT plan, written_ms FROM pace_plans WHERE quota_key = ?`, quotaKey).Scan(&text, &ms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, time.Time{}, false, nil
 	}

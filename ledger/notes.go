@@ -1,4 +1,4 @@
-package store
+package ledger
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 // LedgerID is the database's stable id, made when it was created: to the
 // shared limiter, every process writing to this database is one worker.
-func (db *DB) LedgerID(ctx context.Context) (string, error) {
-	id, err := db.Noted(ctx, "ledger_id")
+func (l *Ledger) LedgerID(ctx context.Context) (string, error) {
+	id, err := l.Noted(ctx, "ledger_id")
 	if err == nil && id == "" {
 		err = errors.New("the database has no ledger id")
 	}
@@ -18,8 +18,8 @@ func (db *DB) LedgerID(ctx context.Context) (string, error) {
 }
 
 // Note keeps a small value under name.
-func (db *DB) Note(ctx context.Context, name, value string) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO ledger_notes (name, value) VALUES (?, ?)
+func (l *Ledger) Note(ctx context.Context, name, value string) error {
+	_, err := l.w.ExecContext(ctx, `INSERT INTO ledger_notes (name, value) VALUES (?, ?)
 ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
 	if err != nil {
 		return fmt.Errorf("note %s: %w", name, err)
@@ -28,9 +28,9 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
 }
 
 // Noted returns the value kept under name, "" when there is none.
-func (db *DB) Noted(ctx context.Context, name string) (string, error) {
+func (l *Ledger) Noted(ctx context.Context, name string) (string, error) {
 	var v string
-	err := db.r.QueryRowContext(ctx, `SELECT value FROM ledger_notes WHERE name = ?`, name).Scan(&v)
+	err := l.r.QueryRowContext(ctx, `SELECT value FROM ledger_notes WHERE name = ?`, name).Scan(&v)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("read note %s: %w", name, err)
 	}

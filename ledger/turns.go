@@ -1,0 +1,141 @@
+package ledger
+
+// What the ledger does each database's own way, SQLite's beside
+// PostgreSQL's: how decisions on one quota key take turns, a snapshot, the
+// clock, telling an outage from an error, and the lock a fail-open grant
+// takes. The statements both databases share are tables.go's and
+// ledger.go's.
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// turns is what the embedded limiter and a fail-open grant do each
+// database's own way (quota.Turns, and Grant).
+type turns interface {
+	Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error)
+	Read(ctx context.Context) (*sql.Tx, error)
+	Clock(ctx context.Context, tx *sql.Tx) (int64, error)
+	Down(ctx context.Context, err error) bool
+	// Grant makes the transactions granting quotaKey's unmetered calls
+	// take turns (GrantUnmetered).
+	Grant(ctx context.Context, tx *sql.Tx, quotaKey string) error
+}
+
+// sqliteTurns are the turns on SQLite: one host, whose processes share
+// the file and its clock.
+type sqliteTurns struct{ w *sql.DB }
+
+// Decide is BEGIN IMMEDIATE (the store's DSN sets _txlock=immediate): the
+// database's one write lock, for every quota key at once.
+func (t sqliteTurns) Decide(ctx context.Context, _ string, _ time.Duration) (*sql.Tx, error) {
+	return t.w.BeginTx(ctx, nil)
+}
+
+// Read is a plain deferred BEGIN, which a query-only connection allows.
+func (t sqliteTurns) Read(ctx context.Context) (*sql.Tx, error) {
+	return t.w.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+}
+
+// Clock is this host's: every process sharing the file is on it.
+func (sqliteTurns) Clock(context.Context, *sql.Tx) (int64, error) { return time.Now().UnixMilli(), nil }
+
+// Down: the write lock was held past the timeout.
+func (sqliteTurns) Down(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var serr *sqlite.Error
+	if errors.As(err, &serr) {
+		code := serr.Code() & 0xff
+		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED || code == sqlite3.SQLITE_INTERRUPT
+	}
+	return false
+}
+
+// Grant takes no lock: SQLite's immediate transactions take turns.
+func (sqliteTurns) Grant(context.Context, *sql.Tx, string) error { return nil }
+
+// pgTurns are the turns on PostgreSQL: hosts sharing
+// one server, whose clock they share.
+type pgTurns struct{ w *sql.DB }
+
+// pgQuotaLockClass and pgFailOpenLockClass are the first halves of the
+// limiter's and a fail-open grant's advisory locks, the second being the
+// quota key's hash: apart from each other and from the store's one-number
+// locks, which PostgreSQL keeps in a space of their own.
+const (
+	pgQuotaLockClass    = 0x71756f74 // "quot"
+	pgFailOpenLockClass = 0x6661696c // "fail"
+)
+
+// Decide is read committed, whatever the server's default, so that each
+// statement after the lock sees what the host that held it before
+// committed (a snapshot taken before the lock would not). A transaction
+// that goes idle longer than timeout, its host gone or hung mid-way, is
+// ended by the server, and its lock with it: other hosts wait no longer
+// than they would for an answer.
+func (t pgTurns) Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error) {
+	tx, err := t.w.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return nil, err
+	}
+	ms := fmt.Sprintf("%dms", timeout.Milliseconds())
+	_, err = tx.ExecContext(ctx, `SELECT set_config('idle_in_transaction_session_timeout', ?1, true),
+		set_config('lock_timeout', ?1, true)`, ms)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?1, hashtext(?2))`, pgQuotaLockClass, quotaKey)
+	}
+	if err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// Read is one snapshot for every pool.
+func (t pgTurns) Read(ctx context.Context) (*sql.Tx, error) {
+	return t.w.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+}
+
+// Clock is the server's, as Redis's TIME is for the Redis limiter.
+func (t pgTurns) Clock(ctx context.Context, tx *sql.Tx) (ms int64, err error) {
+	err = Tables{db: t.w}.q(tx).QueryRowContext(ctx, `SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)`).Scan(&ms)
+	return ms, err
+}
+
+// Down: no answer within the timeout (a hung server, a lock held past
+// it), no connection, or the server refusing work for a while (starting,
+// shutting down, out of connections).
+func (pgTurns) Down(ctx context.Context, err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:2] {
+		case "08", "53", "57": // connection; insufficient resources; operator intervention, cancels and shutdowns
+			return true
+		}
+		return pe.Code == "55P03" // lock_timeout
+	}
+	var ne net.Error
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) ||
+		pgconn.Timeout(err) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+}
+
+// Grant takes an advisory lock on the quota key: read committed would let
+// two hosts count its calls at once.
+func (pgTurns) Grant(ctx context.Context, tx *sql.Tx, quotaKey string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, pgFailOpenLockClass, quotaKey)
+	return err
+}
