@@ -32,6 +32,7 @@
 //	internal/buildinfo/    what a binary was built from
 //	internal/yeardb/       the builder behind cmd/yeardb
 //	internal/pgtest/       a real PostgreSQL for tests
+//	internal/storetest/    a test run on each database the store opens
 //	internal/redistest/    real redis-server processes for tests
 //	internal/browsertest/  a real headless Chromium for tests
 //
