@@ -22,6 +22,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // key looks like a real key and has characters that URL encoding changes,
@@ -136,7 +137,7 @@ func chart(c *fetch.Client, gate ingest.Gate, region string, fn func(ingest.Page
 
 func TestTrendingEveryRegion(t *testing.T) {
 	t.Parallel()
-	for _, region := range ingest.DefaultRegions {
+	for _, region := range regions.Default {
 		t.Run(region, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -683,9 +684,9 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 	e := newEnv(t)
 	e.fake.FailNext(3, 500)
 	var wg sync.WaitGroup
-	counts := make([]int, len(ingest.DefaultRegions))
-	errs := make([]error, len(ingest.DefaultRegions))
-	for i, region := range ingest.DefaultRegions {
+	counts := make([]int, len(regions.Default))
+	errs := make([]error, len(regions.Default))
+	for i, region := range regions.Default {
 		wg.Go(func() {
 			errs[i] = chart(e.client, e.gate.Gate, region, func(p ingest.Page) error {
 				counts[i] += len(p.Videos)
@@ -694,7 +695,7 @@ func TestConcurrentRegionsShareOneClient(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i, region := range ingest.DefaultRegions {
+	for i, region := range regions.Default {
 		if errs[i] != nil || counts[i] != fakeyt.ChartLengths[region] {
 			t.Errorf("%s: %d videos, err %v; want %d", region, counts[i], errs[i], fakeyt.ChartLengths[region])
 		}

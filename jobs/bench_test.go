@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // BenchmarkOnceCycle runs a full --once cycle of the default regions against
@@ -21,7 +21,7 @@ func BenchmarkOnceCycle(b *testing.B) {
 		r := newRig(b, "")
 		r.fake.SetLatency(latency)
 		run := &jobs.Runner{Locker: r.limiter, Logger: quiet()}
-		for _, code := range ingest.DefaultRegions {
+		for _, code := range regions.Default {
 			run.Passes = append(run.Passes, r.pass(code))
 		}
 		b.StartTimer()

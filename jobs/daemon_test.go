@@ -10,6 +10,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -100,7 +101,7 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		}
 		// 20 minutes: 2 or 3 periods of charts, 5 of tracking, and pruning
 		// at start and at 2 slots.
-		if kinds[jobs.KindChart] < 2*len(ingest.DefaultRegions) || kinds[jobs.KindTracking] < 4 || kinds[jobs.KindPrune] < 3 {
+		if kinds[jobs.KindChart] < 2*len(regions.Default) || kinds[jobs.KindTracking] < 4 || kinds[jobs.KindPrune] < 3 {
 			t.Errorf("runs by kind: %v; want charts, tracking and pruning each on their schedule", kinds)
 		}
 		var tracked int
@@ -180,7 +181,7 @@ func TestPacerGatesEveryEntry(t *testing.T) {
 				t.Errorf("tracking ran for %s, not a slot of its schedule", slot.Format(time.TimeOnly))
 			}
 		}
-		if n := len(runs[jobs.KindChart]); n < 3*len(ingest.DefaultRegions) {
+		if n := len(runs[jobs.KindChart]); n < 3*len(regions.Default) {
 			t.Errorf("charts ran %d times in 3 periods, want every chart in each", n)
 		}
 		if len(pc.open) != 0 {

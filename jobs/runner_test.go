@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -64,7 +65,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 // daemon is a runner of every default region's pass from src into db.
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
-	for _, code := range ingest.DefaultRegions {
+	for _, code := range regions.Default {
 		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
 	}
@@ -92,8 +93,8 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for i, code := range ingest.DefaultRegions {
-			s, _ := jobs.Stagger(every, i, len(ingest.DefaultRegions))
+		for i, code := range regions.Default {
+			s, _ := jobs.Stagger(every, i, len(regions.Default))
 			slots := map[time.Time]time.Time{}
 			for _, at := range src.at[code] {
 				if prev, twice := slots[s.Prev(at)]; twice {
@@ -133,8 +134,8 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for i, code := range ingest.DefaultRegions {
-			s, _ := jobs.Stagger(every, i, len(ingest.DefaultRegions))
+		for i, code := range regions.Default {
+			s, _ := jobs.Stagger(every, i, len(regions.Default))
 			slots := map[time.Time]int{}
 			for _, at := range src.at[code] {
 				slots[s.Prev(at)]++
@@ -184,12 +185,12 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 		index := map[string]int{}
-		for i, code := range ingest.DefaultRegions {
+		for i, code := range regions.Default {
 			index[code] = i
 		}
 		catchUps, onSlot := 0, 0
 		for _, o := range got {
-			s, _ := jobs.Stagger(every, index[o.region], len(ingest.DefaultRegions))
+			s, _ := jobs.Stagger(every, index[o.region], len(regions.Default))
 			switch {
 			case o.slot.IsZero():
 				catchUps++

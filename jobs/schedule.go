@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // MinEvery is the shortest schedule period allowed.
@@ -52,7 +52,7 @@ func Stagger(every time.Duration, i, n int) (Schedule, error) {
 // slots is how many slots a schedule of n charts has: at least as many as
 // default regions.
 func slots(n int) time.Duration {
-	return time.Duration(max(n, len(ingest.DefaultRegions)))
+	return time.Duration(max(n, len(regions.Default)))
 }
 
 // AfterCharts is the schedule of a job that comes after every chart pass

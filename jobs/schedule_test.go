@@ -1,11 +1,10 @@
 package jobs
 
 import (
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -47,8 +46,8 @@ func TestStaggerSlots(t *testing.T) {
 // A list shorter than the default regions keeps the default regions'
 // slots: its second region runs where the second default region would.
 func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
-	want := time.Hour / time.Duration(len(ingest.DefaultRegions))
-	for _, n := range []int{1, 2, len(ingest.DefaultRegions)} {
+	want := time.Hour / time.Duration(len(regions.Default))
+	for _, n := range []int{1, 2, len(regions.Default)} {
 		if s, _ := Stagger(time.Hour, 1, n); s.Offset != want {
 			t.Errorf("Stagger(1h, 1, %d).Offset = %s, want %s", n, s.Offset, want)
 		}
@@ -58,7 +57,7 @@ func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
 // A job after the charts runs in the last slot, however few charts the
 // schedule runs: after every chart pass of the period.
 func TestAfterChartsRunsInTheLastSlot(t *testing.T) {
-	n := len(ingest.DefaultRegions)
+	n := len(regions.Default)
 	last, _ := Stagger(time.Hour, n-1, n)
 	want := last.Offset + (time.Hour-last.Offset)/2
 	for _, given := range []int{1, n} {
@@ -92,21 +91,6 @@ func TestMissed(t *testing.T) {
 	for _, tt := range tests {
 		if got := s.Missed(mustTime(t, tt.last), now); got != tt.want {
 			t.Errorf("Missed(last=%s) = %v, want %v", tt.last, got, tt.want)
-		}
-	}
-}
-
-func TestParse(t *testing.T) {
-	got, err := Parse(" us,gb,US ,de")
-	if err != nil || len(got) != 3 || got[0] != "US" || got[1] != "GB" || got[2] != "DE" {
-		t.Fatalf("Parse: got %v, %v; want [US GB DE]", got, err)
-	}
-	if got, _ := Parse(""); !slices.Equal(got, ingest.DefaultRegions) {
-		t.Fatalf("Parse(\"\"): got %v, want the default regions %v", got, ingest.DefaultRegions)
-	}
-	for _, bad := range []string{"XX", "USA", "U1", "US,,GB"} {
-		if _, err := Parse(bad); err == nil {
-			t.Errorf("Parse(%q): want an error naming the bad code", bad)
 		}
 	}
 }

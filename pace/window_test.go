@@ -21,6 +21,7 @@ import (
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -186,7 +187,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 }
 
 // step is the stagger's grid: every slot of every chart falls on it.
-func step(n int) time.Duration { return floor / time.Duration(max(n, len(ingest.DefaultRegions))) }
+func step(n int) time.Duration { return floor / time.Duration(max(n, len(regions.Default))) }
 
 // run walks the clock from from to to (excluded), running each daemon's
 // charts at their slots when the pacer (if any) says they are due.

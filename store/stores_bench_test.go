@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // BenchmarkStores measures the same work on both stores, side by side:
@@ -93,7 +94,7 @@ func benchStoreReport(b *testing.B, db *DB) {
 	c := newCorpus(5)
 	for h := range 7 * 24 {
 		at := t0.Add(time.Duration(h-7*24) * time.Hour)
-		for _, region := range ingest.DefaultRegions {
+		for _, region := range regions.Default {
 			p := c.page(ingest.Trending, 1)
 			p.Region, p.Fetched, p.Videos = region, at, p.Videos[:5]
 			id := run(b, db, ingest.Trending, region, at, p)

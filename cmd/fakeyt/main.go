@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/regions"
 )
 
 func main() {
@@ -72,7 +72,7 @@ func run(args []string) error {
 			return fmt.Errorf("--addr-file: %w", err)
 		}
 	}
-	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(ingest.DefaultRegions))
+	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(regions.Default))
 	return serve(ctx, ln, fake)
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // A run's log counts what the database holds: a video on several regions'
@@ -260,7 +260,7 @@ func TestHelpNamesEveryDefaultRegion(t *testing.T) {
 	h := newHarness(t)
 	for _, path := range [][]string{{"--help"}, {"run", "--help"}} {
 		help := h.mustRun(0, path...).stdout
-		for _, r := range ingest.DefaultRegions {
+		for _, r := range regions.Default {
 			if !regexp.MustCompile(`\b` + r + `\b`).MatchString(help) {
 				t.Errorf("ingest %s does not name default region %s:\n%s", strings.Join(path, " "), r, help)
 			}

@@ -31,19 +31,20 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // fullPassUnits is what one run of the regions (default: every default
 // region) costs: a page per 50
 // videos of each chart, and one videoCategories.list per region.
-func fullPassUnits(f *fakeyt.Fake, regions ...string) (pages, units int64) {
-	if len(regions) == 0 {
-		regions = ingest.DefaultRegions
+func fullPassUnits(f *fakeyt.Fake, codes ...string) (pages, units int64) {
+	if len(codes) == 0 {
+		codes = regions.Default
 	}
-	for _, r := range regions {
+	for _, r := range codes {
 		pages += int64(pagesFor(f.ChartLength(r)))
 	}
-	return pages, pages + int64(len(regions))
+	return pages, pages + int64(len(codes))
 }
 
 // checkChartsComplete checks that every region's latest trending run
@@ -84,20 +85,20 @@ func TestRunOnceIngestsEveryRegionAndAccountsEveryUnit(t *testing.T) {
 				addr = h.withRedis().Addr
 			}
 			h.mustRun(0, "run", "--once")
-			checkChartsComplete(t, h, ingest.DefaultRegions...)
+			checkChartsComplete(t, h, regions.Default...)
 			if addr != "" {
 				checkRedisKeysTidy(t, addr)
 			}
 
 			pages, units := fullPassUnits(h.fake)
-			if regions := int64(len(ingest.DefaultRegions)); pages < regions || units != pages+regions {
+			if regions := int64(len(regions.Default)); pages < regions || units != pages+regions {
 				t.Fatalf("a full pass of the fixtures: %d pages, %d units; want a page or more a region, and a categories call each", pages, units)
 			}
 			byOp := h.fake.ChargedByOp(testKey)
 			if got := h.fake.Charged(testKey); got != units {
 				t.Errorf("upstream charged %d units (%v), want %d", got, byOp, units)
 			}
-			if n := int64(len(ingest.DefaultRegions)); byOp[ingest.OpVideosList] != pages || byOp[ingest.OpCategoriesList] != n {
+			if n := int64(len(regions.Default)); byOp[ingest.OpVideosList] != pages || byOp[ingest.OpCategoriesList] != n {
 				t.Errorf("upstream charged by op %v, want videos.list %d, videoCategories.list %d", byOp, pages, n)
 			}
 			if got := ledgerUnits(t, h.db(), "default"); got != units {
@@ -396,7 +397,7 @@ func TestRunSkipsARegionWithoutAChart(t *testing.T) {
 	h := newHarness(t)
 	h.fake.NoChart("GB")
 	h.mustRun(0, "run", "--once")
-	others := slices.DeleteFunc(slices.Clone(ingest.DefaultRegions), func(r string) bool { return r == "GB" })
+	others := slices.DeleteFunc(slices.Clone(regions.Default), func(r string) bool { return r == "GB" })
 	checkChartsComplete(t, h, others...)
 	db := openDB(t, h.db())
 	if n := queryInt(t, db, `SELECT count(*) FROM trending_entries WHERE region = 'GB'`); n != 0 {
@@ -515,13 +516,13 @@ func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
 	t.Logf("killed during the pass of %q", victim)
 
 	res := h.mustRun(0, "run", "--once")
-	var regions []string
-	for _, r := range ingest.DefaultRegions {
+	var others []string
+	for _, r := range regions.Default {
 		if r != victim {
-			regions = append(regions, r)
+			others = append(others, r)
 		}
 	}
-	checkChartsComplete(t, h, regions...)
+	checkChartsComplete(t, h, others...)
 	if victim != "" {
 		last := lastRuns(t, openDB(t, h.db()), "trending")[victim]
 		// The dead process's lease may hold the region until it expires;
@@ -802,8 +803,8 @@ func TestReportJSONHasTheDesignFields(t *testing.T) {
 			t.Errorf("region %s: status %q last_run %v, want never and null", r.Code, r.Status, r.LastRun)
 		}
 	}
-	if !slices.Equal(codes, ingest.DefaultRegions) {
-		t.Errorf("regions %v, want the default regions in schedule order %v", codes, ingest.DefaultRegions)
+	if !slices.Equal(codes, regions.Default) {
+		t.Errorf("regions %v, want the default regions in schedule order %v", codes, regions.Default)
 	}
 	reset, err := time.Parse(time.RFC3339, rep.UpstreamReset)
 	la, _ := time.LoadLocation("America/Los_Angeles")
@@ -887,7 +888,7 @@ func TestSearch(t *testing.T) {
 				t.Errorf("hit lacks a field: %+v", x)
 			}
 			for _, r := range x.Regions {
-				if !slices.Contains(ingest.DefaultRegions, r) {
+				if !slices.Contains(regions.Default, r) {
 					t.Errorf("hit %s: region %q", x.ID, r)
 				}
 			}

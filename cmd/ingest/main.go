@@ -22,14 +22,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ingestworks/ingest/internal/dsn"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/regions"
+
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -117,7 +118,7 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ingest",
 		Short: "Keep a searchable local copy of the YouTube most-popular charts within the daily quota",
-		Long: `ingest fetches the most-popular charts of the default regions (` + ingest.DefaultRegionsText() + `)
+		Long: `ingest fetches the most-popular charts of the default regions (` + regions.DefaultText() + `)
 on a staggered schedule, stores them in SQLite with a full-text index, and never spends more of the
 upstream's daily quota than costs.yaml allows: every process draws from one
 exact sliding-window limiter, in Redis (--redis) or in the database itself.

@@ -21,9 +21,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -292,7 +292,7 @@ func TestDeadEndpointFailsFast(t *testing.T) {
 	start := time.Now()
 	res := h.mustRun(1, "run", "--once")
 	took := time.Since(start)
-	notRun := fmt.Sprintf("%d of %d regions not run", len(ingest.DefaultRegions)-1, len(ingest.DefaultRegions))
+	notRun := fmt.Sprintf("%d of %d regions not run", len(regions.Default)-1, len(regions.Default))
 	if n := strings.Count(res.stderr, "ingest: "); n != 1 || !strings.Contains(res.stderr, "cannot be reached") ||
 		!strings.Contains(res.stderr, notRun) || !strings.Contains(res.stderr, "YOUTUBE_ENDPOINT") {
 		t.Errorf("dead endpoint: want one line saying it cannot be reached and %s:\n%s", notRun, res.stderr)
@@ -315,7 +315,7 @@ func TestDeadEndpointFailsFast(t *testing.T) {
 	h2 := newHarness(t)
 	h2.fake.BadKey(fakeyt.KeyInvalid)
 	res = h2.mustRun(1, "run", "--once")
-	n := len(ingest.DefaultRegions)
+	n := len(regions.Default)
 	if !strings.Contains(res.stderr, fmt.Sprintf("%d of %d regions not run", n-1, n)) || strings.Contains(res.stderr, "1 of 1") {
 		t.Errorf("bad key: want every default region counted:\n%s", res.stderr)
 	}
@@ -393,7 +393,7 @@ func TestReportStatusesNotesAndSchedule(t *testing.T) {
 	if d < 0 {
 		d += 2 * time.Hour
 	}
-	if slot := 2 * time.Hour / time.Duration(len(ingest.DefaultRegions)); len(next) != 2 || d != slot {
+	if slot := 2 * time.Hour / time.Duration(len(regions.Default)); len(next) != 2 || d != slot {
 		t.Errorf("next runs %v: want DE and DE/10 in slots %s apart (the daemon's stagger of two charts over 2h)", next, slot)
 	}
 	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &raw); err != nil || len(raw.Plan) == 0 || raw.Plan[0].Regions != 1 {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // TestPlanCountsTracking checks that the daemon's plan line charges
@@ -20,7 +20,7 @@ import (
 // tracking is off.
 func TestPlanCountsTracking(t *testing.T) {
 	t.Parallel()
-	charts := int64(len(ingest.DefaultRegions))
+	charts := int64(len(regions.Default))
 	for _, c := range []struct {
 		name      string
 		trackFor  string
@@ -35,7 +35,7 @@ func TestPlanCountsTracking(t *testing.T) {
 				logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			f := &runFlags{every: time.Hour, cats: []string{""},
 				track: trackFlags{forText: c.trackFor, every: jobs.TrackEvery}}
-			if err := checkPlan(context.Background(), s, f, ingest.DefaultRegions); err != nil {
+			if err := checkPlan(context.Background(), s, f, regions.Default); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]int64{}

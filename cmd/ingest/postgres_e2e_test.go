@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -114,7 +114,7 @@ func TestTwoHostsOnePostgres(t *testing.T) {
 }
 
 // allRegions is the default regions in schedule order.
-var allRegions = ingest.DefaultRegions
+var allRegions = regions.Default
 
 // waitForCharts waits until every region has a finished chart run.
 func waitForCharts(t *testing.T, db *sql.DB, ps []*proc) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -108,7 +109,7 @@ func TestReportGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := wiring.BuildReport(context.Background(), report.Sources{DB: wiring.On(db, ""), Limiter: c.limiter, Costs: costs,
-				QuotaKey: "3f9a1c", Regions: ingest.DefaultRegions, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
+				QuotaKey: "3f9a1c", Regions: regions.Default, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}

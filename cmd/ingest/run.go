@@ -9,11 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -63,9 +62,13 @@ func parseRegions(list string, given bool) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	codes, err := jobs.Parse(list)
+	charts, err := regions.Parse(list, regions.Builtin)
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
+	}
+	codes := make([]string, len(charts))
+	for i, c := range charts {
+		codes[i] = c.Code
 	}
 	return codes, nil
 }
@@ -74,7 +77,7 @@ func parseRegions(list string, given bool) ([]string, error) {
 // for its argument); "" stays "".
 func parseRegion(name, v string) (string, error) {
 	code := strings.ToUpper(strings.TrimSpace(v))
-	if code != "" && !jobs.Valid(code) {
+	if code != "" && !regions.Valid(code) {
 		return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code", name, v)
 	}
 	return code, nil
@@ -123,7 +126,7 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(ingest.DefaultRegions, ",")+")")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(regions.Default, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)

@@ -11,7 +11,7 @@
 // malformed bodies). Every hook is safe to call while requests are in flight.
 //
 // The fixtures are deterministic: a chart for every default region
-// (ingest.DefaultRegions), charts that differ in length (ChartLengths), titles in English, German, French, Portuguese and
+// (regions.Default), charts that differ in length (ChartLengths), titles in English, German, French, Portuguese and
 // Hindi, and a search corpus spread over the twelve months before Anchor.
 package fakeyt
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 const key = "test-key-7c1d"
@@ -96,7 +97,7 @@ func chartQuery(region, token string) string {
 func TestChartPagesToTheEnd(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
-	for _, region := range ingest.DefaultRegions {
+	for _, region := range regions.Default {
 		t.Run(region, func(t *testing.T) {
 			seen, token, pages := map[string]bool{}, "", 0
 			for {
@@ -143,7 +144,7 @@ func TestChartLengthsDiffer(t *testing.T) {
 			t.Errorf("%s chart = %d, want %d", r, got, n)
 		}
 	}
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if n := ChartLengths[r]; n < 50 || n > 200 {
 			t.Errorf("%s chart = %d, want 50..200", r, n)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // Anchor is the fixtures' "now": chart videos were published in the 45 days
@@ -18,7 +18,7 @@ import (
 var Anchor = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
 // ChartLengths is how many videos each default region's most-popular chart
-// holds (every code of ingest.DefaultRegions has one). Like the real charts,
+// holds (every code of regions.Default has one). Like the real charts,
 // they differ (in 2018 GB had 77 and CA 84).
 var ChartLengths = chartLengths(map[string]int{
 	"US": 200, "GB": 77, "DE": 143, "FR": 118,
@@ -32,7 +32,7 @@ const defaultChartLength = 50
 // chartLengths is known with defaultChartLength for every default region it
 // does not name.
 func chartLengths(known map[string]int) map[string]int {
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if known[r] == 0 {
 			known[r] = defaultChartLength
 		}
@@ -214,7 +214,7 @@ func buildFixtures() *fixtures {
 	for i := range hits {
 		hits[i] = f.add(makeVideo("global", "en", i, newRand("global", i), Anchor.Add(-time.Duration(i+1)*36*time.Hour)))
 	}
-	for ri, region := range ingest.DefaultRegions {
+	for ri, region := range regions.Default {
 		f.charts[region] = f.withShapes(region, f.chart(region, ri, hits))
 		f.search[region] = append([]*video(nil), f.charts[region]...)
 		for i := 0; i < archivePerRegion; i++ {

@@ -4,16 +4,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // A default region the fixtures' tables do not name still gets a chart, a
 // language and a name in i18nRegions, so that adding one to
-// ingest.DefaultRegions is the whole change.
+// regions.Default is the whole change.
 func TestADefaultRegionWithoutFixturesGetsOne(t *testing.T) {
 	t.Parallel()
 	lengths := chartLengths(map[string]int{})
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if got := lengths[r]; got != defaultChartLength {
 			t.Errorf("chartLengths(none)[%s] = %d, want %d", r, got, defaultChartLength)
 		}
@@ -22,7 +22,7 @@ func TestADefaultRegionWithoutFixturesGetsOne(t *testing.T) {
 		t.Errorf("pickLang(ZZ) = %q, want en", got)
 	}
 	named := withDefaultRegions(nil)
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if !slices.Contains(named, [2]string{r, r}) {
 			t.Errorf("withDefaultRegions(none) lacks %s: %v", r, named)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // The response shapes of the real API. Counts are strings; likeCount and
@@ -248,7 +249,7 @@ func (f *Fake) i18nRegions(q url.Values) (any, *apiError) {
 // withDefaultRegions is names with every default region it lacks.
 func withDefaultRegions(names [][2]string) [][2]string {
 	out := slices.Clone(names)
-	for _, code := range ingest.DefaultRegions {
+	for _, code := range regions.Default {
 		if !slices.ContainsFunc(out, func(r [2]string) bool { return r[0] == code }) {
 			out = append(out, [2]string{code, code})
 		}
@@ -476,7 +477,7 @@ func (f *Fake) match(region, q string, after, before time.Time, order string) []
 	if region != "" {
 		pool = f.fx.search[region]
 	} else {
-		for _, r := range ingest.DefaultRegions {
+		for _, r := range regions.Default {
 			pool = append(pool, f.fx.search[r]...)
 		}
 	}

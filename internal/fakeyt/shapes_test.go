@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // The chart of a region whose fixtures carry live items, region
@@ -19,7 +19,7 @@ func TestChartServesLiveRestrictedAndStatlessItems(t *testing.T) {
 	srv := httptest.NewServer(fakeyt.New())
 	defer srv.Close()
 	live, blocked, nostats := 0, 0, 0
-	for _, region := range append(append([]string{}, ingest.DefaultRegions...), fakeyt.ExtraRegions...) {
+	for _, region := range append(append([]string{}, regions.Default...), fakeyt.ExtraRegions...) {
 		token := ""
 		for {
 			res, err := http.Get(srv.URL + "/youtube/v3/videos?key=k&chart=mostPopular&maxResults=50&part=snippet,statistics,contentDetails&regionCode=" + region + "&pageToken=" + token)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // service is the real client pointed at the fixture's server.
@@ -140,7 +141,7 @@ func TestI18nRegionsWithTheRealClient(t *testing.T) {
 			t.Errorf("%s: gl %q", it.Id, it.Snippet.Gl)
 		}
 	}
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if names[r] == "" {
 			t.Errorf("region %s missing from i18nRegions", r)
 		}

@@ -9,7 +9,7 @@ import (
 
 // ExtraRegions have charts in the scripts real charts carry beside the
 // default regions: Japanese, Korean, Chinese (Taiwan), Arabic (Saudi
-// Arabia) and Thai. They are not default regions (ingest.DefaultRegions),
+// Arabia) and Thai. They are not default regions (regions.Default),
 // so tests that walk every default region are unchanged.
 var ExtraRegions = []string{"JP", "KR", "TW", "SA", "TH"}
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // chartItems pages through a region's chart and returns its items and the
@@ -92,7 +92,7 @@ func TestRealTextShapes(t *testing.T) {
 func TestShapesKeepChartLengths(t *testing.T) {
 	t.Parallel()
 	f := New()
-	for _, r := range ingest.DefaultRegions {
+	for _, r := range regions.Default {
 		if got := f.ChartLength(r); got != ChartLengths[r] {
 			t.Errorf("%s chart = %d, want %d", r, got, ChartLengths[r])
 		}

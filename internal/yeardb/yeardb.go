@@ -25,6 +25,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 	// in it); zero is the hour before the current one, so that no run
 	// starts in the future.
 	End time.Time
-	// Regions are the charts' regions; nil is ingest.DefaultRegions.
+	// Regions are the charts' regions; nil is regions.Default.
 	Regions []string
 	// Seed picks the world: its videos, their words and their stays.
 	Seed uint64
@@ -95,7 +96,7 @@ func (o Options) withDefaults() Options {
 		o.End = time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	}
 	if o.Regions == nil {
-		o.Regions = ingest.DefaultRegions
+		o.Regions = regions.Default
 	}
 	return o
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -67,7 +67,7 @@ func TestImportsNothingAbove(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if top, _, _ := strings.Cut(pkg, "/"); slices.Contains([]string{"cmd", "regions", "quota", "fetch", "web", "report"}, top) {
+		if top, _, _ := strings.Cut(pkg, "/"); slices.Contains([]string{"cmd", "jobs", "pace", "quota", "fetch", "web", "report"}, top) {
 			t.Errorf("internal/yeardb depends on %s, a package above it", dep)
 		}
 	}
@@ -107,21 +107,21 @@ func TestBuildTracks(t *testing.T) {
 func TestChartsChurn(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := newWorld(1, ingest.DefaultRegions, start)
+	w := newWorld(1, regions.Default, start)
 	first, last := map[string]int{}, map[string]int{}
-	regions := map[string]map[string]bool{}
+	onCharts := map[string]map[string]bool{}
 	const hours = 60 * 24
 	for h := range hours {
-		for _, region := range ingest.DefaultRegions {
+		for _, region := range regions.Default {
 			for _, v := range w.chart(region, h, start.Add(time.Duration(h)*time.Hour)) {
 				if _, ok := first[v.ID]; !ok {
 					first[v.ID] = h
 				}
 				last[v.ID] = h
-				if regions[v.ID] == nil {
-					regions[v.ID] = map[string]bool{}
+				if onCharts[v.ID] == nil {
+					onCharts[v.ID] = map[string]bool{}
 				}
-				regions[v.ID][region] = true
+				onCharts[v.ID][region] = true
 			}
 		}
 	}
@@ -131,7 +131,7 @@ func TestChartsChurn(t *testing.T) {
 		if f > 0 && last[id] < hours-1 { // entered and left within the window
 			stays = append(stays, last[id]-f+1)
 		}
-		if len(regions[id]) > 1 {
+		if len(onCharts[id]) > 1 {
 			several++
 		}
 	}
@@ -159,14 +159,14 @@ func TestChartsChurn(t *testing.T) {
 // upstream serves.
 func TestTextIsVaried(t *testing.T) {
 	t.Parallel()
-	w := newWorld(1, ingest.DefaultRegions, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := newWorld(1, regions.Default, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	words := map[string]bool{}
 	scripts := map[string]bool{}
 	tables := map[string]*unicode.RangeTable{"Latin": unicode.Latin, "Devanagari": unicode.Devanagari,
 		"Bengali": unicode.Bengali, "Tamil": unicode.Tamil, "Hangul": unicode.Hangul, "Han": unicode.Han,
 		"Katakana": unicode.Katakana, "Hiragana": unicode.Hiragana, "Arabic": unicode.Arabic, "Thai": unicode.Thai}
 	for i := range 20000 {
-		c := w.newClip(ingest.DefaultRegions[i%len(ingest.DefaultRegions)], time.Time{})
+		c := w.newClip(regions.Default[i%len(regions.Default)], time.Time{})
 		text := c.v.Title + " " + c.v.Description + " " + strings.Join(c.v.Tags, " ")
 		for _, f := range strings.Fields(text) {
 			words[f] = true

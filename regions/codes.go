@@ -1,10 +1,7 @@
-package jobs
+package regions
 
 import (
-	"fmt"
 	"strings"
-
-	"github.com/ingestworks/ingest"
 )
 
 // iso3166 lists the ISO 3166-1 alpha-2 codes.
@@ -26,27 +23,7 @@ var known = func() map[string]bool {
 	return m
 }()
 
-// Valid reports whether code is an ISO 3166-1 alpha-2 code (upper case).
+// Valid reports whether code is an ISO 3166-1 alpha-2 code (upper case):
+// what --regions and --region accept, whether or not the catalogue names it
+// (a region without a chart is skipped and said).
 func Valid(code string) bool { return known[code] }
-
-// Parse reads a comma-separated list of region codes, case-insensitive,
-// dropping repeats and keeping the order given. An empty list means
-// ingest.DefaultRegions.
-func Parse(list string) ([]string, error) {
-	if strings.TrimSpace(list) == "" {
-		return ingest.DefaultRegions, nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Split(list, ",") {
-		code := strings.ToUpper(strings.TrimSpace(f))
-		if !Valid(code) {
-			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 region code (like US, GB, DE)", strings.TrimSpace(f))
-		}
-		if !seen[code] {
-			seen[code] = true
-			out = append(out, code)
-		}
-	}
-	return out, nil
-}
