@@ -72,7 +72,7 @@ func run(args []string) error {
 			return fmt.Errorf("--addr-file: %w", err)
 		}
 	}
-	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(regions.Default))
+	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(regions.Builtin))
 	return serve(ctx, ln, fake)
 }
 

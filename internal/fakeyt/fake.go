@@ -10,9 +10,13 @@
 // shapes, per-bucket caps, rejected keys, missing charts, stale page tokens,
 // malformed bodies). Every hook is safe to call while requests are in flight.
 //
-// The fixtures are deterministic: a chart for every default region
-// (regions.Default), charts that differ in length (ChartLengths), titles in English, German, French, Portuguese and
-// Hindi, and a search corpus spread over the twelve months before Anchor.
+// The fixtures are deterministic: a chart for every region of the
+// catalogue (regions.Builtin), which i18nRegions.list names. The default
+// regions' charts (ChartLengths) and the extra regions' (ExtraRegions) are
+// handcrafted, with a search corpus spread over the twelve months before
+// Anchor; every other region's is generated from its code on first use,
+// in the scripts its real chart carries, 200 videos long or shorter
+// (ShortCharts). A code outside the catalogue has no chart, as upstream.
 package fakeyt
 
 import (
@@ -294,7 +298,10 @@ func (f *Fake) Requests() int64 { return f.requests.Load() }
 func (f *Fake) Keyless() int64 { return f.keyless.Load() }
 
 // ChartLength returns how many videos region's chart holds (0: no chart).
-func (f *Fake) ChartLength(region string) int { return len(f.fx.charts[region]) }
+func (f *Fake) ChartLength(region string) int {
+	c, _ := f.fx.chartOf(region)
+	return len(c)
+}
 
 // ServeHTTP answers one request of the YouTube Data API v3.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -79,6 +79,9 @@ type fixtures struct {
 	charts map[string][]*video // region -> chart in rank order
 	search map[string][]*video // region -> everything searchable there
 	byID   map[string]*video
+	// generated are the other catalogued regions' charts (catalogue.go),
+	// made on first use.
+	generated map[string]*lazyChart
 }
 
 // kind is a family of titles with the category they belong to.
@@ -228,6 +231,7 @@ func buildFixtures() *fixtures {
 		f.charts[region] = f.worldChart(region)
 		f.search[region] = append([]*video(nil), f.charts[region]...)
 	}
+	f.generated = lazyCharts(f.charts, hits)
 	return f
 }
 
@@ -277,7 +281,7 @@ func newRand(scope string, i int) *rand.Rand {
 
 // makeVideo writes one video from its scope, index and random source.
 func makeVideo(scope, code string, i int, r *rand.Rand, published time.Time) *video {
-	l := languages[code]
+	l := langOf(code)
 	k := l.kinds[r.IntN(len(l.kinds))]
 	a, b := l.fillers[r.IntN(len(l.fillers))], l.fillers[r.IntN(len(l.fillers))]
 	title := fmt.Sprintf(k.titles[r.IntN(len(k.titles))], a, b, 1+r.IntN(40))

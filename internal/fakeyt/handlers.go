@@ -213,13 +213,12 @@ func (f *Fake) categories(q url.Values) (any, *apiError) {
 	return resp, nil
 }
 
-// regionNames are the regions i18nRegions.list names (in English, whatever
-// hl asks for): the default regions and a few without a chart here. A
-// default region missing here is listed too, named by its code.
-var regionNames = [][2]string{
-	{"AU", "Australia"}, {"BR", "Brazil"}, {"CA", "Canada"}, {"DE", "Germany"}, {"ES", "Spain"},
-	{"FR", "France"}, {"GB", "United Kingdom"}, {"IN", "India"}, {"IT", "Italy"}, {"JP", "Japan"},
-	{"KR", "South Korea"}, {"MX", "Mexico"}, {"US", "United States"},
+// regionList is the body of i18nRegions.list: no pageInfo, unlike the
+// other lists.
+type regionList struct {
+	Kind  string       `json:"kind"`
+	Etag  string       `json:"etag"`
+	Items []regionItem `json:"items"`
 }
 
 type regionItem struct {
@@ -234,27 +233,18 @@ type regionSnippet struct {
 	Name string `json:"name"`
 }
 
+// i18nRegions names every region of the catalogue (regions.Builtin), each
+// of which has a chart here. The names are English whatever hl asks for.
 func (f *Fake) i18nRegions(q url.Values) (any, *apiError) {
 	if _, e := parts(q, "snippet"); e != nil {
 		return nil, e
 	}
-	resp := &listResponse{Kind: "youtube#i18nRegionListResponse", Etag: etag("regions"), Items: []any{}}
-	for _, r := range withDefaultRegions(regionNames) {
-		resp.Items = append(resp.Items, regionItem{Kind: "youtube#i18nRegion", Etag: etag("region", r[0]), ID: r[0],
-			Snippet: regionSnippet{GL: r[0], Name: r[1]}})
+	resp := &regionList{Kind: "youtube#i18nRegionListResponse", Etag: etag("regions"), Items: []regionItem{}}
+	for _, r := range regions.Builtin {
+		resp.Items = append(resp.Items, regionItem{Kind: "youtube#i18nRegion", Etag: etag("region", r.Code), ID: r.Code,
+			Snippet: regionSnippet{GL: r.Code, Name: r.Name}})
 	}
 	return resp, nil
-}
-
-// withDefaultRegions is names with every default region it lacks.
-func withDefaultRegions(names [][2]string) [][2]string {
-	out := slices.Clone(names)
-	for _, code := range regions.Default {
-		if !slices.ContainsFunc(out, func(r [2]string) bool { return r[0] == code }) {
-			out = append(out, [2]string{code, code})
-		}
-	}
-	return out
 }
 
 func (f *Fake) videos(q url.Values) (any, *apiError) {
@@ -475,10 +465,10 @@ func window(q url.Values) (after, before time.Time, e *apiError) {
 func (f *Fake) match(region, q string, after, before time.Time, order string) []*video {
 	var pool []*video
 	if region != "" {
-		pool = f.fx.search[region]
+		pool = f.fx.searchable(region)
 	} else {
 		for _, r := range regions.Default {
-			pool = append(pool, f.fx.search[r]...)
+			pool = append(pool, f.fx.searchable(r)...)
 		}
 	}
 	words := strings.Fields(strings.NewReplacer(`"`, " ", "|", " ").Replace(q))

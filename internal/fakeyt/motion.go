@@ -69,7 +69,7 @@ func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 
 // movingChart is chartNow with every video, removed ones included.
 func (f *Fake) movingChart(region string) (list []*video, ok bool) {
-	base, ok := f.fx.charts[region]
+	base, ok := f.fx.chartOf(region)
 	at, moving := f.now()
 	if !ok || !moving {
 		return base, ok
@@ -94,7 +94,7 @@ func (f *Fake) lookup(id string) *video {
 	if f.isRemoved(id) {
 		return nil
 	}
-	v := f.fx.byID[id]
+	v := f.fx.video(id)
 	if v == nil {
 		f.mu.Lock()
 		v = f.born[id]

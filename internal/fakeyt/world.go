@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// ExtraRegions have charts in the scripts real charts carry beside the
-// default regions: Japanese, Korean, Chinese (Taiwan), Arabic (Saudi
-// Arabia) and Thai. They are not default regions (regions.Default),
-// so tests that walk every default region are unchanged.
+// ExtraRegions have handcrafted charts in the scripts real charts carry
+// beside the default regions: Japanese, Korean, Chinese (Taiwan), Arabic
+// (Saudi Arabia) and Thai, with the text shapes of real captures. They are
+// not default regions (regions.Default), so tests that walk every default
+// region are unchanged; the catalogue's other regions are generated
+// (catalogue.go).
 var ExtraRegions = []string{"JP", "KR", "TW", "SA", "TH"}
 
 // extraLengths are the extra charts' lengths: JP's second page and TH's
