@@ -58,6 +58,9 @@ func TestEveryCataloguedRegionHasAChart(t *testing.T) {
 				t.Errorf("%s: video %q twice", r.Code, v.Id)
 			}
 			seen[v.Id] = true
+			if _, handmade := fx.fake.fx.charts[r.Code]; handmade {
+				continue
+			}
 			if regionsOf[v.Id] == nil {
 				regionsOf[v.Id] = map[string]bool{}
 			}
@@ -74,7 +77,7 @@ func TestEveryCataloguedRegionHasAChart(t *testing.T) {
 		}
 	}
 	if shared < 10 {
-		t.Errorf("%d videos trend in three regions or more, want at least 10", shared)
+		t.Errorf("%d videos trend in three generated regions or more, want at least 10", shared)
 	}
 }
 
