@@ -94,11 +94,13 @@ func (f *Fake) lookup(id string) *video {
 	if f.isRemoved(id) {
 		return nil
 	}
-	v := f.fx.video(id)
+	// A fresh video is looked for first: a miss in the fixtures makes
+	// every generated chart (fixtures.video).
+	f.mu.Lock()
+	v := f.born[id]
+	f.mu.Unlock()
 	if v == nil {
-		f.mu.Lock()
-		v = f.born[id]
-		f.mu.Unlock()
+		v = f.fx.video(id)
 	}
 	if v == nil {
 		return nil

@@ -17,3 +17,21 @@ func BenchmarkNew(b *testing.B) {
 		New()
 	}
 }
+
+// BenchmarkGeneratedChart is what the first read of a generated region's
+// chart costs.
+func BenchmarkGeneratedChart(b *testing.B) {
+	fx := buildFixtures()
+	for b.Loop() {
+		generatedChart("MX", fx.charts["US"][:globalHits])
+	}
+}
+
+// BenchmarkEveryGeneratedChart is what a lookup of an id no chart served
+// costs the first time: every generated chart.
+func BenchmarkEveryGeneratedChart(b *testing.B) {
+	for b.Loop() {
+		fx := buildFixtures()
+		fx.video("no such id")
+	}
+}
