@@ -220,3 +220,25 @@ func TestI18nRegionsNamesTheCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// Every generated region says what it speaks, in languages that have
+// words, and no handcrafted or uncatalogued region is listed.
+func TestGeneratedRegionsSpeakKnownLanguages(t *testing.T) {
+	t.Parallel()
+	fx := New().fx
+	for _, r := range regions.Builtin {
+		if _, handmade := fx.charts[r.Code]; !handmade && len(spoken[r.Code]) == 0 {
+			t.Errorf("%s: generated, but speaks nothing", r.Code)
+		}
+	}
+	for code, langs := range spoken {
+		if _, handmade := fx.charts[code]; handmade || fx.generated[code] == nil {
+			t.Errorf("%s: listed in spoken, but handcrafted or not catalogued", code)
+		}
+		for _, l := range langs {
+			if w := langOf(l); len(w.kinds) == 0 || len(w.fillers) == 0 || len(w.channels) == 0 || w.code != l {
+				t.Errorf("%s: language %q has no words of its own", code, l)
+			}
+		}
+	}
+}
