@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/regions"
 )
 
 // Regions beyond the defaults, as a user names them: every one the
@@ -23,6 +26,19 @@ func TestRunStoresRegionsBeyondTheDefaults(t *testing.T) {
 		if r.Status != "completed" {
 			t.Errorf("%s: run %q (%s), want completed\n%s", code, r.Status, r.Message, res)
 		}
+	}
+}
+
+// --regions all reads every chart of the catalogue to its end: the short
+// ones, the long ones, none skipped.
+func TestRunStoresEveryCataloguedRegion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	codes := regions.Builtin.Codes()
+	checkChartsComplete(t, h, codes...)
+	if want := fmt.Sprintf("charts=%d completed=%d ", len(codes), len(codes)); !strings.Contains(res.stderr, want) {
+		t.Errorf("run --once does not say %q:\n%s", want, res)
 	}
 }
 
