@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"google.golang.org/api/googleapi"
@@ -240,5 +241,30 @@ func TestGeneratedRegionsSpeakKnownLanguages(t *testing.T) {
 				t.Errorf("%s: language %q has no words of its own", code, l)
 			}
 		}
+	}
+}
+
+// A generated chart moves as the handcrafted ones do, and the videos that
+// enter it are written in the region's script.
+func TestGeneratedChartsMove(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	c := &clock{t: Anchor.Add(30 * 24 * time.Hour)}
+	fx.fake.Move(7, c.now)
+	still := map[string]bool{}
+	for _, v := range fx.fake.fx.generated["GE"].get().chart {
+		still[v.ID] = true
+	}
+	c.add(6 * time.Hour)
+	items, _ := chartItems(t, fx, "GE")
+	entered := 0
+	for _, it := range items {
+		title := it["snippet"].(map[string]any)["title"].(string)
+		if !still[it["id"].(string)] && strings.ContainsFunc(title, func(r rune) bool { return unicode.Is(unicode.Georgian, r) }) {
+			entered++
+		}
+	}
+	if len(items) != fullChart || entered == 0 {
+		t.Errorf("GE after six hours: %d videos, %d new in Georgian; want %d and some", len(items), entered, fullChart)
 	}
 }

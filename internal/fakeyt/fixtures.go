@@ -259,10 +259,14 @@ func (f *fixtures) add(v *video) *video {
 	return v
 }
 
-// pickLang is the language of a region's i-th video; a region without
-// languages of its own above is written in English.
+// pickLang is the language of a region's i-th video: a generated region's
+// are those it speaks (catalogue.go); a region without languages of its
+// own is written in English.
 func pickLang(region string, i int) string {
 	ls := regionLangs[region]
+	if len(ls) == 0 {
+		ls = spoken[region]
+	}
 	if len(ls) == 0 {
 		return "en"
 	}
