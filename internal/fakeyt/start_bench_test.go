@@ -23,7 +23,7 @@ func BenchmarkNew(b *testing.B) {
 func BenchmarkGeneratedChart(b *testing.B) {
 	fx := buildFixtures()
 	for b.Loop() {
-		generatedChart("MX", fx.charts["US"][:globalHits])
+		generatedChart("MX", fx.generated["MX"].hits)
 	}
 }
 
