@@ -108,12 +108,23 @@ func (a *answers) keep(uri string, n int) {
 type keptHandler struct {
 	s     *Server
 	build http.Handler
+	// variant, when set, says which of the URI's answers r gets (its key
+	// among them, found without reading the store), with the request to
+	// build it from; keep false: r's answer is not kept.
+	variant func(r *http.Request, mark string) (built *http.Request, key string, keep bool)
 }
 
 // kept is a reader's answer built once per change of what it shows and
 // served from memory.
 func (s *Server) kept(h http.HandlerFunc) http.Handler {
 	return &keptHandler{s: s, build: s.deadline(h)}
+}
+
+// keptVariants is kept for a page whose answer also depends on the
+// request's headers: one kept answer per key variant finds (the handler
+// says Vary).
+func (s *Server) keptVariants(h http.HandlerFunc, variant func(*http.Request, string) (*http.Request, string, bool)) http.Handler {
+	return &keptHandler{s: s, build: s.deadline(h), variant: variant}
 }
 
 func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -132,6 +143,14 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri, minute := r.URL.RequestURI(), now.Truncate(time.Minute)
+	if k.variant != nil {
+		built, key, keep := k.variant(r, mark)
+		if !keep {
+			s.transport(w, built, k.build)
+			return
+		}
+		r, uri = built, uri+"\x00"+key
+	}
 	sl := s.answers.slot(uri)
 	a := sl.cur.Load()
 	if !a.fresh(mark, minute) {
@@ -203,7 +222,11 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer) 
 		h[k] = v
 	}
 	h.Set("ETag", a.etag)
-	h.Set("Vary", "Accept-Encoding")
+	vary := "Accept-Encoding"
+	if v := a.header.Get("Vary"); v != "" {
+		vary = v + ", " + vary
+	}
+	h.Set("Vary", vary) // a fresh value: a.header's is kept, never added to
 	if s.private(r) {
 		h.Set("Cache-Control", "private, "+revalidate)
 	}

@@ -15,11 +15,13 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// TestFrontPageShowsEachRegionsTop: the front page shows each region's
-// latest chart, its top 10 with thumbnail, title, channel, short views
-// with when they were fetched, and age, linking to the whole chart; the
-// category charts are not on it, and the quota is on its own page.
-func TestFrontPageShowsEachRegionsTop(t *testing.T) {
+// TestFrontPageLeadsWithARegionsTop: the front page shows its lead
+// region's latest chart (with no language asked, the first default
+// region), its top 10 with thumbnail, title, channel, short views with
+// when they were fetched, and age, linking to the whole chart; every
+// other charted region is listed by name, by area; the category charts
+// are not on it, and the quota is on its own page.
+func TestFrontPageLeadsWithARegionsTop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
@@ -28,29 +30,10 @@ func TestFrontPageShowsEachRegionsTop(t *testing.T) {
 	}
 	defer db.Close()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	run := func(region, category string, at time.Time, n int) {
-		id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var vs []ingest.Video
-		for i := range n {
-			views := int64(2_000_000 - i*1000)
-			id := region + category + "-" + string(rune('a'+i))
-			vs = append(vs, ingest.Video{ID: id, Title: "Title " + id, ChannelID: "UC" + id, ChannelTitle: "Channel " + id,
-				ViewCount: &views, PublishedAt: at.Add(-50 * time.Hour), Thumbnail: "https://i.ytimg.com/vi/" + id + "/default.jpg"})
-		}
-		if err := db.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: region, Number: 1, Fetched: at, Videos: vs}); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run("US", "", t0, 12)
-	run("US", "", t0.Add(time.Hour), 12)
-	run("GB", "", t0.Add(2*time.Hour), 3) // run ids follow start times, as one writer makes them
-	run("US", "10", t0.Add(2*time.Hour), 5)
+	regionRun(t, db, "US", "", t0, topVideos("US", t0, 12)...)
+	regionRun(t, db, "US", "", t0.Add(time.Hour), topVideos("US", t0.Add(time.Hour), 12)...)
+	regionRun(t, db, "GB", "", t0.Add(2*time.Hour), topVideos("GB", t0.Add(2*time.Hour), 3)...) // run ids follow start times, as one writer makes them
+	regionRun(t, db, "US", "10", t0.Add(2*time.Hour), topVideos("US10", t0.Add(2*time.Hour), 5)...)
 	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: t0}
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k", Now: func() time.Time { return t0.Add(3 * time.Hour) },
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
@@ -60,27 +43,29 @@ func TestFrontPageShowsEachRegionsTop(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	page := string(fetch(t, srv.URL+"/"))
-	gb, us := strings.Index(page, `<h2 id="top-GB"><a href="/charts/GB">United Kingdom</a>`), strings.Index(page, `<h2 id="top-US"><a href="/charts/US">United States</a>`)
-	if gb < 0 || us < gb {
-		t.Fatalf("front page: want GB's then US's top, got\n%s", page)
+	us := strings.Index(page, `<h2 id="top-US"><a href="/charts/US">United States</a>`)
+	if us < 0 || strings.Contains(page, `id="top-GB"`) {
+		t.Fatalf("front page: want US's top alone, got\n%s", page)
 	}
-	usTop := page[us:]
+	usTop := page[us:strings.Index(page, `</section>`)]
 	if n := strings.Count(usTop, `<li class="entry">`); n != 10 {
 		t.Errorf("US: %d videos, want the top 10", n)
-	}
-	if n := strings.Count(page[gb:us], `<li class="entry">`); n != 3 {
-		t.Errorf("GB: %d videos, want its 3", n)
 	}
 	for _, want := range []string{`Views at Nov 20 10:00 UTC (2 hours ago)`, `<img src="https://i.ytimg.com/vi/US-a/default.jpg"`,
 		`<a class="title" href="/videos/US-a">Title US-a</a>`, `<a class="channel" href="https://www.youtube.com/channel/UCUS-a"`,
 		`title="2,000,000 views at Nov 20 10:00 UTC">2M</span>`, `<span class="age" title="uploaded Nov 18 08:00 UTC">2 days</span>`,
-		`aria-label="Title US-a on YouTube"`, `<a href="/charts/US">The whole US chart →</a>`} {
+		`aria-label="Title US-a on YouTube"`, `<a href="/charts/US">The whole United States chart →</a>`} {
 		if !strings.Contains(usTop, want) {
 			t.Errorf("US top: no %s", want)
 		}
 	}
-	if strings.Contains(page, "US10-") || strings.Contains(page, "US-k") {
-		t.Errorf("front page: a category chart's video, or one below the 10th")
+	europe, americas := strings.Index(page, `<h3 id="area-europe">Europe</h3>`), strings.Index(page, `<h3 id="area-americas">Americas</h3>`)
+	if americas < 0 || europe < americas || !strings.Contains(page[europe:], `<a href="/?region=GB" title="GB">United Kingdom</a>`) ||
+		!strings.Contains(page[americas:europe], `<a href="/?region=US" title="US" aria-current="true">United States</a>`) {
+		t.Errorf("front page: want the Americas then Europe, each region by name, the lead marked, got\n%s", page)
+	}
+	if strings.Contains(page, "US10-") || strings.Contains(page, "US-k") || strings.Contains(page, "GB-a") {
+		t.Errorf("front page: a category chart's video, one below the 10th, or another region's")
 	}
 	if strings.Contains(page, "Pools") || !strings.Contains(page, `<a href="/operator">Operator</a>`) {
 		t.Errorf("front page: want the quota on its own page, linked from the header")
@@ -88,6 +73,19 @@ func TestFrontPageShowsEachRegionsTop(t *testing.T) {
 	if op := string(fetch(t, srv.URL+"/operator")); !strings.Contains(op, "<h1>Operator</h1>") || !strings.Contains(op, "Pools") {
 		t.Errorf("/operator: not the quota's page")
 	}
+}
+
+// topVideos are n videos of a chart run at at, ids prefix-a, prefix-b...,
+// the views falling with the rank.
+func topVideos(prefix string, at time.Time, n int) []ingest.Video {
+	var vs []ingest.Video
+	for i := range n {
+		views := int64(2_000_000 - i*1000)
+		id := prefix + "-" + string(rune('a'+i))
+		vs = append(vs, ingest.Video{ID: id, Title: "Title " + id, ChannelID: "UC" + id, ChannelTitle: "Channel " + id,
+			ViewCount: &views, PublishedAt: at.Add(-50 * time.Hour), Thumbnail: "https://i.ytimg.com/vi/" + id + "/default.jpg"})
+	}
+	return vs
 }
 
 // TestChartBeforeItsFirstRun: a chart with no run yet is a 404 page that
@@ -111,7 +109,7 @@ func TestChartBeforeItsFirstRun(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	page := string(fetchStatus(t, srv.URL+"/charts/US?category=gaming", http.StatusNotFound))
-	for _, want := range []string{"<h1>No US · gaming chart yet</h1>", "its first run is due Nov 20 10:30 UTC", `<a href="/charts/US">US</a>`} {
+	for _, want := range []string{"<h1>No United States · gaming chart yet</h1>", "its first run is due Nov 20 10:30 UTC", `<a href="/charts/US">United States</a>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("gaming before its first run: no %q in\n%s", want, page)
 		}

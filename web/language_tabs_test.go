@@ -112,7 +112,7 @@ func TestChartPageLanguageTabs(t *testing.T) {
 	next := html.EscapeString("/charts/US?at=" + at(48*time.Hour) + "&language=hi")
 	for _, want := range []string{`href="` + prev + `">← Previous run`, `href="` + next + `">Next run →`,
 		`<a class="latest" href="/charts/US?language=hi">Latest</a>`, `<input type="hidden" name="language" value="hi">`,
-		`<h1>US trending chart · Hindi · हिन्दी</h1>`} {
+		`<h1><span title="region US">United States</span> trending chart · Hindi · हिन्दी</h1>`} {
 		if !strings.Contains(middle, want) {
 			t.Errorf("middle run in hi: no %s", want)
 		}

@@ -27,17 +27,17 @@ var pageNames = []string{"front", "operator", "chart", "nochart", "video", "sear
 
 // parsePages parses the pages; signOut shows the sign-out button, operator
 // the link to the operator's page (not on a public site, whose readers it
-// would only send to a sign-in).
-func parsePages(signOut, operator bool, asset func(string) string) (*pages, error) {
+// would only send to a sign-in), names the regions.
+func parsePages(signOut, operator bool, asset func(string) string, names places) (*pages, error) {
 	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
-		"dur": report.ShortDuration, "chartLabel": chartLabel, "chartPath": chartPath,
+		"dur": report.ShortDuration, "chartLabel": names.chart, "chartPath": chartPath, "regionList": names.list,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
 		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
-		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": regionName,
+		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": names.name,
 		"moved": movementText, "gained": func(p *int64) string {
 			if *p < 0 {
 				return "−" + short(-*p)
@@ -163,7 +163,7 @@ type chartView struct {
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
 	Thumbs     bool
-	Regions    []option
+	Regions    []area       // the regions with a chart, by area
 	Categories []option     // the region's charts: all, and each category
 	Languages  []switchLink // all, then the run's languages
 	Prev, Next string       // the chart's run before and after this one
@@ -198,7 +198,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sortEntries(c.Entries, order)
-	v := chartView{Title: chartLabel(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
+	v := chartView{Title: s.places.chart(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
 		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Now(), Sort: order}
 	v.SortHref = map[string]string{}
 	for _, o := range chartSorts {
@@ -207,7 +207,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if c.Language != "" {
-		v.Title += " · " + c.Language
+		v.Title += " · " + languageName(c.Language)
 	}
 	if c.PrevRunID != nil {
 		v.Prev = chartHref(c.Region, c.Category, c.Language, c.prevAt)
@@ -220,7 +220,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	v.Regions, v.Categories = pickerRegions(charts, c.Region), pickerCategories(charts, c.Region, c.Category)
+	v.Regions, v.Categories = s.places.pickerAreas(charts, c.Region), pickerCategories(charts, c.Region, c.Category)
 	langs, err := s.cfg.DB.ChartLanguages(r.Context(), c.Region, c.RunID)
 	if err != nil {
 		s.pageFail(w, r, err)
@@ -308,7 +308,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	ranks, views := videoSeries(v)
+	ranks, views := videoSeries(v, s.places)
 	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
@@ -317,12 +317,12 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 // videoSeries splits a video's history into a rank line per chart, and
 // draws its views twice: as the charts' entries saw them, and as every read
 // (entries and tracking) did, which goes on after the video left the charts.
-func videoSeries(v VideoJSON) (ranks, views []series) {
+func videoSeries(v VideoJSON, names places) (ranks, views []series) {
 	byChart := map[string]*series{}
 	var order []string
 	charts := series{name: "views in charts"}
 	for _, p := range v.History {
-		name := chartLabel(p.Region, p.Category)
+		name := names.chart(p.Region, p.Category)
 		s := byChart[name]
 		if s == nil {
 			s = &series{name: name}
@@ -361,7 +361,8 @@ type searchView struct {
 	Param      string
 	Thumbs     bool
 	Now        time.Time
-	Regions    []option
+	RegionName string // the region asked for, by name
+	Regions    []area // the regions with a chart, by area
 	Categories []option
 	Languages  []option
 	Sorts      []option
@@ -404,9 +405,11 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 // searchForm fills the choices of the search form: the regions with a
 // chart, every category, the common languages and the orders.
 func (s *Server) searchForm(r *http.Request, v *searchView) {
-	v.Regions = []option{{Code: "", Name: "any region", Current: v.Region == ""}}
+	if v.Region != "" {
+		v.RegionName = s.places.name(v.Region)
+	}
 	if charts, err := s.charts.list(r.Context(), s.cfg.DB); err == nil {
-		v.Regions = append(v.Regions, pickerRegions(charts, v.Region)...)
+		v.Regions = s.places.pickerAreas(charts, v.Region)
 	}
 	v.Categories = []option{{Code: "", Name: "any category", Current: v.Category == ""}}
 	for _, c := range searchCategories() {

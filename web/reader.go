@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -18,54 +17,6 @@ import (
 
 // The pages for the people who read the charts: the front page of each
 // region's top videos, and what every row of a chart or a search shows.
-
-// frontTop is how many videos the front page shows of each region.
-const frontTop = 10
-
-type frontView struct {
-	Title   string
-	Regions []frontRegion
-	Thumbs  bool
-	Derived bool
-	Now     time.Time
-}
-
-// frontRegion is a region's chart, its top frontTop.
-type frontRegion struct {
-	Region, Name, Href string
-	Chart              ChartJSON
-}
-
-// frontPage shows each region's unfiltered chart, its latest run's top
-// videos, linking to the whole chart.
-func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
-	charts, err := s.charts.list(r.Context(), s.cfg.DB)
-	if err != nil {
-		s.pageFail(w, r, err)
-		return
-	}
-	v := frontView{Title: "Trending on YouTube", Thumbs: !s.cfg.NoThumbnails, Derived: s.cfg.Derived, Now: s.cfg.Now()}
-	for _, c := range charts {
-		if c.Category != "" {
-			continue
-		}
-		depth := store.ChartBare
-		if s.cfg.Derived {
-			depth = store.ChartMoves
-		}
-		sc, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: c.Region, Limit: frontTop, Depth: depth})
-		if errors.Is(err, store.ErrNoChart) {
-			continue // pruned since it was listed
-		}
-		if err != nil {
-			s.pageFail(w, r, err)
-			return
-		}
-		v.Regions = append(v.Regions, frontRegion{Region: c.Region, Name: regionName(c.Region), Href: chartPath(c.Region, ""),
-			Chart: s.chartOf(sc)})
-	}
-	s.render(w, http.StatusOK, "front", v)
-}
 
 // chartOf is ChartOf under this server's standing and thumbnails.
 func (s *Server) chartOf(c store.Chart) ChartJSON {
@@ -134,7 +85,7 @@ type noChartView struct {
 func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFound) {
 	region, _ := regionParam(r.PathValue("region"), true)
 	category, _ := categoryParam(r)
-	v := noChartView{Title: "No chart yet", Label: chartLabel(region, category), Message: strings.ToUpper(nf.msg[:1]) + nf.msg[1:]}
+	v := noChartView{Title: "No chart yet", Label: s.places.chart(region, category), Message: strings.ToUpper(nf.msg[:1]) + nf.msg[1:]}
 	if !nf.earliest.IsZero() {
 		at, _ := timeParam(r, "at") // read once already
 		v.Title, v.At = "No chart then", at.UTC().Format("2006-01-02 15:04 UTC")
@@ -157,7 +108,7 @@ func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFoun
 	}
 	if charts, err := s.charts.list(r.Context(), s.cfg.DB); err == nil {
 		for _, c := range charts {
-			v.Others = append(v.Others, switchLink{Label: chartLabel(c.Region, c.Category), Href: chartPath(c.Region, c.Category)})
+			v.Others = append(v.Others, switchLink{Label: s.places.chart(c.Region, c.Category), Href: chartPath(c.Region, c.Category)})
 		}
 	}
 	s.render(w, http.StatusNotFound, "nochart", v)
@@ -300,19 +251,6 @@ func movementText(n int, since string) string {
 type option struct {
 	Code, Name string
 	Current    bool
-}
-
-// pickerRegions are the regions with a chart, each named.
-func pickerRegions(charts []store.ChartName, current string) []option {
-	var out []option
-	seen := map[string]bool{}
-	for _, c := range charts {
-		if !seen[c.Region] {
-			seen[c.Region] = true
-			out = append(out, option{Code: c.Region, Name: regionName(c.Region), Current: c.Region == current})
-		}
-	}
-	return out
 }
 
 // pickerCategories are the charts of region: "all" (the unfiltered one)

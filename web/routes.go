@@ -119,7 +119,7 @@ func (s *Server) table() []Route {
 		{"GET /api/v1/quota", API, Operator, s.deadline(s.apiQuota)},
 		{"GET /api/v1/runs", API, Operator, s.deadline(s.apiRuns)},
 		{apiFallback, API, Reader, http.HandlerFunc(s.apiNotFound)},
-		{"GET /{$}", Page, Reader, s.kept(s.frontPage)},
+		{"GET /{$}", Page, Reader, s.keptVariants(s.frontPage, s.frontVariant)},
 		{"GET /operator", Page, Operator, s.deadline(s.overviewPage)},
 		{"GET /charts", Page, Reader, s.deadline(s.chartsRedirect)},
 		{"GET /charts/{region}", Page, Reader, s.kept(s.chartPage)},

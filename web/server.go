@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -71,6 +72,9 @@ type Config struct {
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Regions names the regions the pages show and groups them by area;
+	// regions.Builtin when nil.
+	Regions regions.Catalogue
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -94,6 +98,8 @@ type Server struct {
 	static   *staticFiles
 	seen     seenTags
 	answers  answers
+	places   places
+	front    frontIndex
 }
 
 // New returns the handler of the API and the dashboard.
@@ -107,17 +113,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Regions == nil {
+		cfg.Regions = regions.Builtin
+	}
+	names := places{cat: cfg.Regions}
 	access := AccessFor(cfg.Token, cfg.Listen, cfg.Public)
 	dir, _ := fs.Sub(assets, "static") // the directory is embedded
 	static, err := newStaticFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(access == TokenRequired, access != Public, static.path)
+	p, err := parsePages(access == TokenRequired, access != Public, static.path, names)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static,
+	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	if cfg.DB != nil {
 		s.ledger = ledger.New(cfg.DB)

@@ -64,7 +64,7 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 		}
 	}
 	page := string(fetch(t, srv.URL+"/videos/vid-1"))
-	for _, s := range []string{"views, charts and tracking: 5K", "US · music", `href="/charts/US?category=10"`,
+	for _, s := range []string{"views, charts and tracking: 5K", "United States · music", `href="/charts/US?category=10"`,
 		">22:47<", "(3 days ago)", `href="https://www.youtube.com/watch?v=vid-1"`, ">rank (#1 at the top)<", ">views<", ">time (UTC)<",
 		`<g class="series s0 d0">`, `<g class="series s1 d1">`, "<title>views, charts and tracking: 5K at Nov 20 12:00 UTC</title>"} {
 		if !strings.Contains(page, s) {
@@ -77,12 +77,18 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 // unfiltered one) holding videos, in rank order.
 func chartRun(t *testing.T, db *store.DB, category string, at time.Time, videos ...ingest.Video) {
 	t.Helper()
+	regionRun(t, db, "US", category, at, videos...)
+}
+
+// regionRun stores a completed run of region's chart at at.
+func regionRun(t *testing.T, db *store.DB, region, category string, at time.Time, videos ...ingest.Video) {
+	t.Helper()
 	ctx := context.Background()
-	id, err := db.StartRun(ctx, "US", category, ingest.Trending, at)
+	id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := ingest.Page{Kind: ingest.Trending, Region: "US", Number: 1, Fetched: at, Videos: videos}
+	page := ingest.Page{Kind: ingest.Trending, Region: region, Number: 1, Fetched: at, Videos: videos}
 	if err := db.SavePage(ctx, id, page); err != nil {
 		t.Fatal(err)
 	}
