@@ -77,7 +77,9 @@ func TestFrontPageAtEveryRegionInBrowser(t *testing.T) {
 				names = append(names, a+"/"+r.Code+"/"+r.Name)
 			}
 		}
-		slices.SortFunc(names, func(x, y string) int { return strings.Compare(x[strings.LastIndex(x, "/"):], y[strings.LastIndex(y, "/"):]) })
+		slices.SortFunc(names, func(x, y string) int {
+			return strings.Compare(x[strings.LastIndex(x, "/"):], y[strings.LastIndex(y, "/"):])
+		})
 		want = append(want, names...)
 	}
 	if !slices.Equal(listed, want) {

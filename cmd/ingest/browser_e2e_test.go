@@ -59,12 +59,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := browsertest.Eval[int](t, ctx, `document.cookie.length`); n != 0 {
 		t.Errorf("the session cookie can be read by script (document.cookie has %d characters)", n)
 	}
-	// The front page: each region's top 10, with what a reader needs.
+	// The front page: the browser's region's top 10 (Chromium asks for
+	// en-US), with what a reader needs, and every other region a tap away.
 	browsertest.Do(t, ctx, "desktop", chromedp.EmulateViewport(1366, 900))
 	browsertest.Do(t, ctx, "open the front page", chromedp.Navigate(d.base+"/"), chromedp.WaitVisible(chromedp.CSS(`section.top`)))
 	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('section.top')].map(s =>
-		s.querySelector('h2 a').textContent + ':' + s.querySelectorAll('li.entry').length).join(' ')`); got != "United Kingdom:10 United States:10" {
-		t.Errorf("front page: regions and their videos %q, want GB's and US's top 10", got)
+		s.querySelector('h2 a').textContent + ':' + s.querySelectorAll('li.entry').length).join(' ')`); got != "United States:10" {
+		t.Errorf("front page: regions and their videos %q, want US's top 10", got)
+	}
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('nav.regions a')].map(a => a.textContent).join(' ')`); got != "United States United Kingdom" {
+		t.Errorf("front page: the regions listed are %q, want the Americas' then Europe's", got)
 	}
 	if got := browsertest.Eval[string](t, ctx, `(() => { const li = document.querySelector('#top-US ~ ol li.entry');
 		return [!!li.querySelector('img[src^="https://i.ytimg.com/"]'), !!li.querySelector('a.title'), !!li.querySelector('a.channel[href^="https://www.youtube.com/channel/"]'),
@@ -113,7 +117,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	// Region chart, reached by clicking.
 	browsertest.Do(t, ctx, "open the US chart", chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "US trending chart" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "United States trending chart" {
 		t.Errorf("chart page h1 %q", h1)
 	}
 	if got := browsertest.Text(t, ctx, `table.chart-table tbody tr:first-child td.video a`); got != hostileTitle {
@@ -141,13 +145,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
 		t.Errorf("chart: the time picker is an input of type %q, want datetime-local", got)
 	}
-	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('form.pick select[name=region] option')].map(o => o.value).join(' ')`); got != "GB US" {
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('form.pick select[name=region] option')].map(o => o.value).join(' ')`); got != "US GB" {
 		t.Errorf("chart: the region picker offers %q", got)
 	}
 	browsertest.Do(t, ctx, "pick GB's music chart", chromedp.SetValue(chromedp.CSS(`form.pick select[name=region]`), "GB"),
 		chromedp.SetValue(chromedp.CSS(`form.pick select[name=category]`), "10"), chromedp.Submit(chromedp.CSS(`form.pick`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "GB · music trending chart" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "United Kingdom · music trending chart" {
 		t.Errorf("the picker's GB music: h1 %q", h1)
 	}
 	browsertest.Do(t, ctx, "back to the US chart", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
@@ -235,7 +239,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "open the US music chart", chromedp.Navigate(d.base+"/operator"),
 		chromedp.Click(chromedp.CSS(`table.regions a[href="/charts/US?category=10"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
-	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "US · music trending chart" {
+	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "United States · music trending chart" {
 		t.Errorf("music chart page h1 %q", h1)
 	}
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('td.rank span.mv, td.move span').length`); n == 0 {
