@@ -113,7 +113,7 @@ func TestFrontPageAtEveryRegionInBrowser(t *testing.T) {
 
 // TestFrontPageScreenshots takes the front page with every region
 // charted, from the database INGEST_FRONT_SHOTS_DB names (bin/ingest run
-// --once --regions all against bin/fakeyt, docs/testing.md), on a desktop
+// --once --regions all against bin/fakeyt, docs/api.md), on a desktop
 // (1280x900) and a phone (390x844), into INGEST_FRONT_SHOTS as
 // front-all-regions-desktop.png and front-all-regions-phone.png: how
 // docs/img's are made. Skipped without both.
@@ -127,7 +127,7 @@ func TestFrontPageScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", NoThumbnails: true})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestFrontPageScreenshots(t *testing.T) {
 	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
 		browsertest.Do(t, ctx, screen.name, chromedp.EmulateViewport(screen.w, screen.h),
 			chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`main`)))
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}

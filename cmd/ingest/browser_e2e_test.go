@@ -177,8 +177,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := browsertest.Text(t, ctx, ".channel"); got != "<b>Bold</b> Channel" {
 		t.Errorf("video page channel %q, want the markup as text", got)
 	}
-	if got := browsertest.Text(t, ctx, "table.ranks tbody"); !strings.Contains(got, "US") {
-		t.Errorf("video page: rank per region %q has no US", got)
+	if got := browsertest.Text(t, ctx, "table.ranks tbody"); !strings.Contains(got, "United States") {
+		t.Errorf("video page: rank per region %q has no United States", got)
 	}
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('figure.chart polyline').length`); n < 3 {
 		t.Errorf("video page: %d chart lines, want rank, views in charts and views read by tracking", n)
