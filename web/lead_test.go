@@ -60,6 +60,12 @@ func TestLeadFollowsChoiceThenLanguages(t *testing.T) {
 // a clock the test moves.
 func leadServer(t *testing.T, now *time.Time, codes ...string) (*Server, *httptest.Server) {
 	t.Helper()
+	return leadServerWith(t, Config{}, now, codes...)
+}
+
+// leadServerWith is leadServer under cfg.
+func leadServerWith(t *testing.T, cfg Config, now *time.Time, codes ...string) (*Server, *httptest.Server) {
+	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +75,8 @@ func leadServer(t *testing.T, now *time.Time, codes ...string) (*Server, *httpte
 		at := now.Add(-time.Hour + time.Duration(i)*time.Second)
 		regionRun(t, db, code, "", at, topVideos(code, at, 3)...)
 	}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return *now }})
+	cfg.DB, cfg.Listen, cfg.Now = db, "127.0.0.1:0", func() time.Time { return *now }
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
