@@ -109,7 +109,7 @@ func TestChartBeforeItsFirstRun(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	page := string(fetchStatus(t, srv.URL+"/charts/US?category=gaming", http.StatusNotFound))
-	for _, want := range []string{"<h1>No United States · gaming chart yet</h1>", "its first run is due Nov 20 10:30 UTC", `<a href="/charts/US">United States</a>`} {
+	for _, want := range []string{"<h1>No United States · gaming chart yet</h1>", "No chart of United States · gaming stored", "its first run is due Nov 20 10:30 UTC", `<a href="/charts/US">United States</a>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("gaming before its first run: no %q in\n%s", want, page)
 		}

@@ -85,7 +85,9 @@ type noChartView struct {
 func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFound) {
 	region, _ := regionParam(r.PathValue("region"), true)
 	category, _ := categoryParam(r)
-	v := noChartView{Title: "No chart yet", Label: s.places.chart(region, category), Message: strings.ToUpper(nf.msg[:1]) + nf.msg[1:]}
+	// The API's message names the chart by its codes; a reader gets names.
+	msg := strings.Replace(nf.msg, chartLabel(region, category), s.places.chart(region, category), 1)
+	v := noChartView{Title: "No chart yet", Label: s.places.chart(region, category), Message: strings.ToUpper(msg[:1]) + msg[1:]}
 	if !nf.earliest.IsZero() {
 		at, _ := timeParam(r, "at") // read once already
 		v.Title, v.At = "No chart then", at.UTC().Format("2006-01-02 15:04 UTC")
