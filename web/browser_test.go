@@ -129,7 +129,7 @@ func TestChartBeforeItsFirstRunInBrowser(t *testing.T) {
 	srv, t0 := chartServer(t, Config{})
 	browsertest.Do(t, ctx, "open the US chart in 2020", chromedp.Navigate(srv.URL+"/charts/US?at=2020-01-01T00:00:00Z"),
 		chromedp.WaitVisible(chromedp.CSS(`a.earliest`)))
-	if h1, want := browsertest.Text(t, ctx, "h1"), "No US chart at 2020-01-01 00:00 UTC"; h1 != want {
+	if h1, want := browsertest.Text(t, ctx, "h1"), "No United States chart at 2020-01-01 00:00 UTC"; h1 != want {
 		t.Errorf("h1 %q, want %q", h1, want)
 	}
 	if body := browsertest.Text(t, ctx, "main"); strings.Contains(body, "due") || strings.Contains(body, "yet") {
