@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -135,6 +136,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 	for code, s := range last {
 		d.LastStart[code] = s.Started
 	}
+	go h.keepCatalogue(ctx, p)
 	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)
@@ -227,5 +229,8 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 // runs and slots.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
 	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), Stagger(src.Regions, src.Every)
+	if src.Names == nil {
+		src.Names = regionNames(regions.Builtin)
+	}
 	return report.Build(ctx, src)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -41,12 +42,15 @@ func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
 
 // schedule reads the flags.
 func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin)
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven},
-		checkEvery("--every", f.every)
+	sch := wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven}
+	if selectsAll(f.regions) { // the catalogue the database keeps, once it is open
+		sch.Select = func(cat regions.Catalogue) ([]string, error) { return parseRegions(f.regions, f.regionsGiven, cat) }
+	}
+	return sch, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the

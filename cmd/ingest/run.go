@@ -56,13 +56,14 @@ type runFlags struct {
 	proxies        []netip.Prefix
 }
 
-// parseRegions reads --regions. Left out, it is the default regions; given
-// empty, it is a mistake (a variable that expanded to nothing), not all.
-func parseRegions(list string, given bool) ([]string, error) {
+// parseRegions reads --regions against the region catalogue cat. Left out,
+// it is the default regions; given empty, it is a mistake (a variable that
+// expanded to nothing), not all.
+func parseRegions(list string, given bool, cat regions.Catalogue) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	charts, err := regions.Parse(list, regions.Builtin)
+	charts, err := regions.Parse(list, cat)
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
@@ -143,7 +144,7 @@ A second signal stops at once.`,
 }
 
 func (f *runFlags) validate() ([]string, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin) // all: the stored catalogue, once the database is open
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +193,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	}
 	defer p.Close()
 	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
+		return err
+	}
+	if codes, err = f.fromCatalogue(ctx, s, p, codes); err != nil {
 		return err
 	}
 	b := readBuildInfo()

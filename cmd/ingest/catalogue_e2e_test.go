@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// --regions all selects the catalogue the upstream lists: read once (one
+// unit) and stored, read again only once it is a day old, and a region the
+// upstream starts listing is among the charts run from then on.
+func TestRegionsAllFollowsTheUpstreamsCatalogue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(1, 1)
+	h.fake.ListRegion("AD", "Andorra") // valid, not in the built-in copy, no chart
+	want := len(regions.Builtin) + 1
+	listCharged := func() int64 { return h.fake.ChargedByOp(testKey)[ingest.OpRegionsList] }
+
+	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	if got := listCharged(); got != 1 {
+		t.Fatalf("the first run --regions all made %d charged %s calls, want 1\n%s", got, ingest.OpRegionsList, res)
+	}
+	if !strings.Contains(res.stderr, fmt.Sprintf("charts=%d ", want)) {
+		t.Errorf("run --regions all does not run the %d charts the upstream lists:\n%s", want, res)
+	}
+	if ad := lastRuns(t, openDB(t, h.db()), "trending")["AD"]; ad.Status != "skipped" {
+		t.Errorf("AD, listed by the upstream, ran as %+v; want a skipped run (it has no chart)", ad)
+	}
+	if got := h.fake.ChargedBuckets(testKey)["default"]; got != ledgerUnits(t, h.db(), "default") {
+		t.Errorf("upstream charged %d, the ledger holds %d: the catalogue's call passes the limiter", got, ledgerUnits(t, h.db(), "default"))
+	}
+
+	// A second run within the day reads the stored catalogue: AD is still
+	// there, and nothing more is charged for it.
+	res = h.mustRun(0, "run", "--once", "--regions", "all")
+	if got := listCharged(); got != 1 {
+		t.Errorf("a second run within the day charged %s again (%d calls in all)", ingest.OpRegionsList, got)
+	}
+	if !strings.Contains(res.stderr, fmt.Sprintf("charts=%d ", want)) {
+		t.Errorf("the second run does not run the stored catalogue's %d charts:\n%s", want, res)
+	}
+	rep := h.report("--regions", "all")
+	if i := slices.IndexFunc(rep.Regions, func(r reportRegion) bool { return r.Code == "AD" }); i < 0 || rep.Regions[i].Name != "Andorra" {
+		t.Errorf("report --regions all does not name AD as the stored catalogue does: %+v", rep.Regions)
+	}
+
+	// A day later the catalogue is read again, once.
+	if _, err := openRW(t, h.db()).Exec(`UPDATE region_catalogue SET fetched_ms = fetched_ms - ?`,
+		(25 * time.Hour).Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "all")
+	if got := listCharged(); got != 2 {
+		t.Errorf("a run a day later made %d charged %s calls in all, want 2", got, ingest.OpRegionsList)
+	}
+}
+
+// Before the first read, and when the upstream cannot be asked, the
+// built-in copy serves: the run goes on and says why, and nothing is
+// stored, so the next run asks again.
+func TestRegionsAllOfflineUsesTheBuiltinCopy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(1, 1)
+	h.fake.ListRegion("AD", "Andorra")
+	h.fake.FailNext(4, http.StatusServiceUnavailable) // every attempt of the catalogue's call
+	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	if !strings.Contains(res.stderr, "the region catalogue was not read from the upstream") {
+		t.Errorf("run does not say the catalogue was not read:\n%s", res)
+	}
+	n := len(regions.Builtin)
+	if !strings.Contains(res.stderr, fmt.Sprintf("charts=%d completed=%d ", n, n)) {
+		t.Errorf("run --regions all offline does not run the built-in copy's %d charts:\n%s", n, res)
+	}
+	if got := queryInt(t, openDB(t, h.db()), `SELECT count(*) FROM region_catalogue`); got != 0 {
+		t.Errorf("the failed read stored %d regions", got)
+	}
+}
+
+// report describes the regions the database holds, each by its name, not
+// the default regions it never ran; the catalogue it names them by is the
+// stored one, read again by no one.
+func TestReportDescribesTheRegionsHeld(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(1, 1)
+	h.mustRun(0, "run", "--once", "--regions", "NG,ZA")
+	rep := h.report()
+	var codes, names []string
+	for _, r := range rep.Regions {
+		codes, names = append(codes, r.Code), append(names, r.Name)
+	}
+	if !slices.Equal(codes, []string{"NG", "ZA"}) || !slices.Equal(names, []string{"Nigeria", "South Africa"}) {
+		t.Errorf("report --json regions %v named %v; want NG, ZA named Nigeria, South Africa", codes, names)
+	}
+	var plan struct {
+		Plan []struct {
+			Pool    string `json:"pool"`
+			Regions int    `json:"regions"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(h.mustRun(0, "report", "--json").stdout), &plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Plan {
+		if p.Regions != 2 {
+			t.Errorf("report's plan of pool %s counts %d regions, want the 2 the database holds", p.Pool, p.Regions)
+		}
+	}
+	text := h.mustRun(0, "report").stdout
+	if !strings.Contains(text, "NG Nigeria ") || strings.Contains(text, "US United States") {
+		t.Errorf("report's text does not list NG by name, or lists US it never ran:\n%s", text)
+	}
+	if got := h.fake.ChargedByOp(testKey)[ingest.OpRegionsList]; got != 0 {
+		t.Errorf("run --regions NG,ZA and report charged %d %s calls, want none", got, ingest.OpRegionsList)
+	}
+}
