@@ -75,26 +75,28 @@ func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
 	return catalogueOf(stored)
 }
 
-// keepCatalogue reads the catalogue again while the daemon runs: it looks
-// every hour whether the stored one has grown older than CatalogueEvery
-// (another daemon on the database may have read it), and asks the
-// upstream at most once per CatalogueEvery whatever the answer, the start's
-// read counting as the first.
-func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline) {
+// keepCatalogue reads the catalogue again while the daemon runs: at once
+// unless the start read it (read), then every hour it looks whether the
+// stored one has grown older than CatalogueEvery (another daemon on the
+// database may have read it), and asks the upstream at most once per
+// CatalogueEvery whatever the answer.
+func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, read bool) {
+	var asked time.Time
+	if read {
+		asked = time.Now()
+	}
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
-	asked := time.Now()
 	for {
+		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
+			asked = time.Now()
+			h.readCatalogue(ctx, p)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err != nil || time.Since(at) < CatalogueEvery || time.Since(asked) < CatalogueEvery {
-			continue
-		}
-		asked = time.Now()
-		h.readCatalogue(ctx, p)
 	}
 }
 

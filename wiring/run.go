@@ -39,6 +39,10 @@ type Run struct {
 	// Listen, when set, is run --listen's listener: its address, the
 	// access token and what the dashboard shows.
 	Listen *web.Config
+	// Select, when --regions names all, selects Regions again from the
+	// region catalogue, read first from the upstream when it is a day old
+	// (catalogue.go); nil when it does not.
+	Select func(regions.Catalogue) ([]string, error)
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -65,6 +69,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	if r.Select != nil {
+		if r.Regions, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
+			return err
+		}
+	}
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: stopWhenOutdated(m.Observe, stopOutdated), Drain: drain,
 		LastStart: p.DB.LastStart}
 	lim := m.Metered(p.Limiter)
@@ -136,7 +145,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 	for code, s := range last {
 		d.LastStart[code] = s.Started
 	}
-	go h.keepCatalogue(ctx, p)
+	go h.keepCatalogue(ctx, p, r.Select != nil)
 	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)

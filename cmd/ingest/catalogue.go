@@ -1,8 +1,9 @@
 package main
 
 import (
-	"context"
 	"strings"
+
+	"github.com/ingestworks/ingest/regions"
 )
 
 // selectsAll reports whether a --regions value names "all": the regions
@@ -17,15 +18,12 @@ func selectsAll(list string) bool {
 	return false
 }
 
-// fromCatalogue reads the region catalogue of p's database, first from the
-// upstream when it is absent or a day old and either a daemon runs or
-// --regions names all, and selects --regions from it when it names all;
-// codes, checked against the built-in copy, stand otherwise.
-func (f *runFlags) fromCatalogue(ctx context.Context, s *settings, p *pipeline, codes []string) ([]string, error) {
-	all := selectsAll(f.regions)
-	cat := s.host().Catalogue(ctx, p, !f.once || all)
-	if !all {
-		return codes, nil
+// selectFrom is what selects --regions from the region catalogue the
+// database keeps, once it is open: nil when --regions does not name all,
+// its codes then standing as checked against the built-in copy.
+func selectFrom(list string, given bool) func(regions.Catalogue) ([]string, error) {
+	if !selectsAll(list) {
+		return nil
 	}
-	return parseRegions(f.regions, f.regionsGiven, cat)
+	return func(cat regions.Catalogue) ([]string, error) { return parseRegions(list, given, cat) }
 }

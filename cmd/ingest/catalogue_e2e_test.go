@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,5 +122,34 @@ func TestReportDescribesTheRegionsHeld(t *testing.T) {
 	}
 	if got := h.fake.ChargedByOp(testKey)[ingest.OpRegionsList]; got != 0 {
 		t.Errorf("run --regions NG,ZA and report charged %d %s calls, want none", got, ingest.OpRegionsList)
+	}
+}
+
+// A daemon reads the catalogue at its start when none is stored, whatever
+// its regions; what it stored serves run --once --regions all afterwards,
+// which asks the upstream nothing more.
+func TestDaemonReadsTheCatalogue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(1, 1)
+	h.fake.ListRegion("AD", "Andorra")
+	p := h.start("run", "--every", "1h", "--regions", "US")
+	stored := func() bool {
+		return h.fake.ChargedByOp(testKey)[ingest.OpRegionsList] == 1 &&
+			queryInt(t, openDB(t, h.db()), `SELECT count(*) FROM region_catalogue WHERE code = 'AD'`) == 1
+	}
+	if !waitFor(60*time.Second, stored) {
+		t.Fatalf("the daemon did not read and store the catalogue within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if _, ok := p.wait(30 * time.Second); !ok {
+		t.Fatalf("daemon still running 30s after SIGTERM\n%s", p.out)
+	}
+	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	if got := h.fake.ChargedByOp(testKey)[ingest.OpRegionsList]; got != 1 {
+		t.Errorf("run --once --regions all after the daemon charged %s again (%d calls in all)", ingest.OpRegionsList, got)
+	}
+	if !strings.Contains(res.stderr, fmt.Sprintf("charts=%d ", len(regions.Builtin)+1)) {
+		t.Errorf("run --regions all does not run the catalogue the daemon stored:\n%s", res)
 	}
 }

@@ -46,11 +46,8 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	sch := wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven}
-	if selectsAll(f.regions) { // the catalogue the database keeps, once it is open
-		sch.Select = func(cat regions.Catalogue) ([]string, error) { return parseRegions(f.regions, f.regionsGiven, cat) }
-	}
-	return sch, checkEvery("--every", f.every)
+	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the

@@ -195,12 +195,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
 		return err
 	}
-	if codes, err = f.fromCatalogue(ctx, s, p, codes); err != nil {
-		return err
-	}
 	b := readBuildInfo()
 	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
-		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(),
+		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span
