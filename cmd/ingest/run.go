@@ -102,6 +102,14 @@ charts the plan says are due (older than their paced cadence, each never more
 often than --every), highest priority first: run it from cron every 10
 minutes and the charts are spread over the day as the daemon spreads them.
 
+--regions all is every region of the region catalogue: the regions the
+upstream charts, as i18nRegions.list names them (1 unit). The catalogue is
+kept in the database and read again at most daily: a daemon reads it at start
+when it is missing or a day old, and every day after; run --once only when
+--regions names all. Until the first read, and when the call is refused or
+fails, the stored catalogue serves, else the copy built into ingest; the run
+goes on.
+
 At start, run prints the plan: what the schedule spends in a day in each
 pool against what the pool allows. A schedule that cannot fit is a warning,
 or with --strict an error (exit 2) before anything is spent. With --once the
@@ -127,7 +135,7 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(regions.Default, ",")+")")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes, or all: every region of the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
