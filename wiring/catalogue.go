@@ -76,13 +76,14 @@ func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
 }
 
 // keepCatalogue reads the catalogue again while the daemon runs: at once
-// unless the start read it (read), then every hour it looks whether the
-// stored one has grown older than CatalogueEvery (another daemon on the
-// database may have read it), and asks the upstream at most once per
-// CatalogueEvery whatever the answer.
-func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, read bool) {
+// unless the start read it (--regions all), then every hour it looks
+// whether the stored one has grown older than CatalogueEvery (another
+// daemon on the database may have read it), and asks the upstream at most
+// once per CatalogueEvery whatever the answer. A region it newly lists
+// joins a daemon of --regions all at its next start, which it says.
+func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
 	var asked time.Time
-	if read {
+	if r.Select != nil {
 		asked = time.Now()
 	}
 	tick := time.NewTicker(time.Hour)
@@ -90,13 +91,30 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, read bool) {
 	for {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
 			asked = time.Now()
-			h.readCatalogue(ctx, p)
+			if cat, ok := h.readCatalogue(ctx, p); ok && r.Select != nil {
+				h.sayNewRegions(cat, r.Regions)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// sayNewRegions logs the regions of cat a daemon of --regions all does
+// not run: the upstream listed them after the daemon started.
+func (h *Host) sayNewRegions(cat regions.Catalogue, running []string) {
+	var added []string
+	for _, code := range cat.Codes() {
+		if !slices.Contains(running, code) {
+			added = append(added, code)
+		}
+	}
+	if len(added) > 0 {
+		h.Logger.Info("the region catalogue lists regions this daemon does not run: --regions all takes them at its next start",
+			"regions", strings.Join(added, ","))
 	}
 }
 

@@ -145,7 +145,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 	for code, s := range last {
 		d.LastStart[code] = s.Started
 	}
-	go h.keepCatalogue(ctx, p, r.Select != nil)
+	go h.keepCatalogue(ctx, p, r)
 	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)
