@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -143,20 +144,26 @@ func TestReportDescribesTheRegionsHeld(t *testing.T) {
 }
 
 // A daemon reads the catalogue at its start when none is stored, whatever
-// its regions; what it stored serves run --once --regions all afterwards,
-// which asks the upstream nothing more.
+// its regions, and its /quota names each region; what it stored serves run
+// --once --regions all afterwards, which asks the upstream nothing more.
 func TestDaemonReadsTheCatalogue(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.fake.SetChartShape(1, 1)
 	h.fake.ListRegion("AD", "Andorra")
-	p := h.start("run", "--every", "1h", "--regions", "US")
+	addr := closedAddr(t)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
 	stored := func() bool {
 		return h.fake.ChargedByOp(testKey)[ingest.OpRegionsList] == 1 &&
 			queryInt(t, openDB(t, h.db()), `SELECT count(*) FROM region_catalogue WHERE code = 'AD'`) == 1
 	}
 	if !waitFor(60*time.Second, stored) {
 		t.Fatalf("the daemon did not read and store the catalogue within 60s\n%s", p.out)
+	}
+	var body string
+	if !waitFor(30*time.Second, func() bool { body = httpGet("http://" + addr + "/quota"); return body != "" }) ||
+		!regexp.MustCompile(`"code":\s*"US",\s*"name":\s*"United States"`).MatchString(body) {
+		t.Errorf("/quota does not name US beside its code:\n%s", body)
 	}
 	p.signal(t, syscall.SIGTERM)
 	if _, ok := p.wait(30 * time.Second); !ok {
