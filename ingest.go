@@ -101,6 +101,13 @@ type Category struct {
 	Title  string
 }
 
+// Region is a region the upstream charts, as i18nRegions.list names it:
+// its ISO 3166-1 alpha-2 code and its name.
+type Region struct {
+	Code string
+	Name string
+}
+
 // RunStatus is how a run stands or ended, as stored and as `ingest report`
 // prints it.
 type RunStatus string

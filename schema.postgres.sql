@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 7 (the table schema_version).
+-- Step 8 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -191,6 +191,12 @@ CREATE TABLE public.quota_log (
     CONSTRAINT quota_log_units_check CHECK ((units > 0))
 );
 
+CREATE TABLE public.region_catalogue (
+    code text NOT NULL COLLATE pg_catalog."C",
+    name text NOT NULL,
+    fetched_ms bigint NOT NULL
+);
+
 CREATE TABLE public.runs (
     id bigint NOT NULL,
     region text NOT NULL COLLATE pg_catalog."C",
@@ -354,6 +360,9 @@ ALTER TABLE ONLY public.quota_config
 
 ALTER TABLE ONLY public.quota_log
     ADD CONSTRAINT quota_log_pkey PRIMARY KEY (quota_key, pool, id);
+
+ALTER TABLE ONLY public.region_catalogue
+    ADD CONSTRAINT region_catalogue_pkey PRIMARY KEY (code);
 
 ALTER TABLE ONLY public.runs
     ADD CONSTRAINT runs_pkey PRIMARY KEY (id);

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 14 (PRAGMA user_version).
+-- Version 15 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -334,4 +334,10 @@ CREATE INDEX categories_fetched ON categories (fetched_ms);
 
 CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms, units);
 
-PRAGMA user_version = 14;
+CREATE TABLE region_catalogue (
+  code       TEXT    PRIMARY KEY,   -- ISO 3166-1 alpha-2
+  name       TEXT    NOT NULL,      -- in English (hl=en_US)
+  fetched_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+PRAGMA user_version = 15;

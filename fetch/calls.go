@@ -151,3 +151,26 @@ func wrap(scope, op string, err error) error {
 	}
 	return fmt.Errorf("fetch %s %s: %w", scope, op, err)
 }
+
+// Regions fetches the regions i18nRegions.list names (in English): the
+// catalogue of the regions the upstream charts.
+func (c *Client) Regions(ctx context.Context, gate ingest.Gate) ([]ingest.Region, error) {
+	var out []ingest.Region
+	err := c.call(ctx, gate, ingest.OpRegionsList, func(ctx context.Context) error {
+		res, err := c.svc.I18nRegions.List([]string{"snippet"}).Hl("en_US").Context(ctx).Do()
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, it := range res.Items {
+			if it.Snippet != nil && it.Snippet.Gl != "" {
+				out = append(out, ingest.Region{Code: it.Snippet.Gl, Name: it.Snippet.Name})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("the region catalogue", ingest.OpRegionsList, err)
+	}
+	return out, nil
+}

@@ -76,6 +76,7 @@ type OpJSON struct {
 // RegionJSON is part of JSON.
 type RegionJSON struct {
 	Code    string           `json:"code"`
+	Name    string           `json:"name,omitempty"`
 	Status  ingest.RunStatus `json:"status"`
 	LastRun *string          `json:"last_run"`
 	Pages   int              `json:"pages"`
@@ -152,7 +153,7 @@ func (r *Report) JSON() JSON {
 		j.ByRegion = append(j.ByRegion, OpJSON{Region: g.Region, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
 	}
 	for _, g := range r.Regions {
-		j.Regions = append(j.Regions, RegionJSON{Code: g.Code, Status: g.Status, LastRun: Stamp(g.LastRun),
+		j.Regions = append(j.Regions, RegionJSON{Code: g.Code, Name: g.Name, Status: g.Status, LastRun: Stamp(g.LastRun),
 			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: Stamp(g.NextRun), RetryAt: Stamp(g.RetryAt),
 			Message: g.Message})
 	}
@@ -280,7 +281,7 @@ func (r *Report) textRegions(out io.Writer, loc *time.Location) {
 		if !g.RetryAt.IsZero() {
 			note = strings.TrimSpace(note + "; room again at " + g.RetryAt.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Code, g.Status,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", strings.TrimSpace(g.Code+" "+g.Name), g.Status,
 			orDash(g.LastRun, "2006-01-02 15:04Z07:00", time.UTC), g.Pages, g.Videos, g.Units,
 			nextText(g.NextRun, g.NextFrom), note)
 	}

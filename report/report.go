@@ -87,6 +87,9 @@ type Sources struct {
 	// reads how far back the data reaches, nil leaving it out (terms.go).
 	Standing ingest.Standing
 	Held     func(context.Context) (store.Held, error)
+	// Names names a chart's region as the catalogue does ("" for none);
+	// nil leaves the names out.
+	Names func(chart string) string
 }
 
 // Report is everything `ingest report` shows.
@@ -148,6 +151,7 @@ type RegionUnits struct {
 // Region is a region's last run and next slot.
 type Region struct {
 	Code    string
+	Name    string // the catalogue's name of its region; "" when none
 	Status  ingest.RunStatus
 	LastRun time.Time
 	Pages   int
@@ -368,6 +372,9 @@ func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now t
 	codes = append(codes, extra...)
 	for i, code := range codes {
 		row := Region{Code: code, Status: ingest.StatusNever}
+		if src.Names != nil {
+			row.Name = src.Names(code)
+		}
 		if i < len(src.Regions) {
 			if src.Next != nil {
 				row.NextRun = src.Next(i, now)

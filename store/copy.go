@@ -46,6 +46,7 @@ var copyTables = []carried{
 	{name: "videos_gone", key: "id"},
 	{name: "categories", key: "region, id"},
 	{name: "category_fetches", key: "region"},
+	{name: "region_catalogue", key: "code"},
 	{name: "backfill_cursors", key: "key"},
 	{name: "schedule", key: "id"},
 	{name: "api_tokens", key: "name"},

@@ -188,7 +188,8 @@ func TestUpgradeFillsDailyRollup(t *testing.T) {
 	_, err = db.Writer().Exec(`DROP TABLE video_days; DROP TRIGGER video_days_entry; DROP TRIGGER video_days_entry_again;
 DROP TRIGGER video_days_stat; DROP TRIGGER video_days_stat_again;
 ALTER TABLE videos DROP COLUMN audio_language; ALTER TABLE videos DROP COLUMN language; DROP TABLE pace_plans;
-DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories_fetched; PRAGMA user_version = 9`)
+DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories_fetched; DROP TABLE region_catalogue;
+PRAGMA user_version = 9`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

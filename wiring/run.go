@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -38,6 +39,10 @@ type Run struct {
 	// Listen, when set, is run --listen's listener: its address, the
 	// access token and what the dashboard shows.
 	Listen *web.Config
+	// Select, when --regions names all, selects Regions again from the
+	// region catalogue, read first from the upstream when it is a day old
+	// (catalogue.go); nil when it does not.
+	Select func(regions.Catalogue) ([]string, error)
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -64,6 +69,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	if r.Select != nil {
+		if r.Regions, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
+			return err
+		}
+	}
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: stopWhenOutdated(m.Observe, stopOutdated), Drain: drain,
 		LastStart: p.DB.LastStart}
 	lim := m.Metered(p.Limiter)
@@ -135,6 +145,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 	for code, s := range last {
 		d.LastStart[code] = s.Started
 	}
+	go h.keepCatalogue(ctx, p, r)
 	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)
@@ -182,6 +193,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
 		Standing: r.Terms.Standing, Held: p.DB.Held}
+	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
 	// region has failed metrics.FailingAfter passes in a row.
@@ -227,5 +239,8 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 // runs and slots.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
 	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), Stagger(src.Regions, src.Every)
+	if src.Names == nil {
+		src.Names = regionNames(regions.Builtin)
+	}
 	return report.Build(ctx, src)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -32,20 +33,38 @@ type Schedule struct {
 	Regions                  []string
 	Every                    time.Duration
 	RegionsGiven, EveryGiven bool
+	// Select, when the flags name all, selects the flags' regions from
+	// the catalogue the database keeps; nil when they do not.
+	Select func(regions.Catalogue) ([]string, error)
 }
 
 // Follow takes the daemon's schedule recorded in db for what the flags
-// do not give.
+// do not give; without one, the charts db holds runs of, the default
+// regions only when it holds none. Each region is named as db's catalogue
+// names it.
 func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
+	cat := StoredCatalogue(ctx, db)
+	src.Names = regionNames(cat)
+	if sch.Select != nil {
+		codes, err := sch.Select(cat)
+		if err != nil {
+			return err
+		}
+		src.Regions = codes
+	}
 	rec, ok, err := ledger.New(db).Schedule(ctx)
-	if err != nil || !ok {
+	if err != nil {
 		return err
 	}
-	if !sch.EveryGiven {
+	if ok && !sch.EveryGiven {
 		src.Every, src.ScheduleFrom = rec.Every, "the daemon's"
 	}
-	if !sch.RegionsGiven && len(rec.Regions) > 0 {
+	switch {
+	case sch.RegionsGiven:
+	case ok && len(rec.Regions) > 0:
 		src.Regions = rec.Regions
+	default:
+		return heldCharts(ctx, db, src)
 	}
 	return nil
 }

@@ -522,15 +522,19 @@ type reportOut struct {
 		Calls int    `json:"calls"`
 		Units int64  `json:"units"`
 	} `json:"operations"`
-	Regions []struct {
-		Code    string  `json:"code"`
-		Status  string  `json:"status"`
-		LastRun *string `json:"last_run"`
-		Videos  int     `json:"videos"`
-		Units   int64   `json:"units"`
-		NextRun *string `json:"next_run"`
-	} `json:"regions"`
-	UpstreamReset string `json:"upstream_reset"`
+	Regions       []reportRegion `json:"regions"`
+	UpstreamReset string         `json:"upstream_reset"`
+}
+
+// reportRegion is a region of reportOut.
+type reportRegion struct {
+	Code    string  `json:"code"`
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	LastRun *string `json:"last_run"`
+	Videos  int     `json:"videos"`
+	Units   int64   `json:"units"`
+	NextRun *string `json:"next_run"`
 }
 
 func (h *harness) report(args ...string) reportOut {

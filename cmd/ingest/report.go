@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -41,12 +42,12 @@ func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
 
 // schedule reads the flags.
 func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin)
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven},
-		checkEvery("--every", f.every)
+	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the

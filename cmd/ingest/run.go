@@ -56,13 +56,14 @@ type runFlags struct {
 	proxies        []netip.Prefix
 }
 
-// parseRegions reads --regions. Left out, it is the default regions; given
-// empty, it is a mistake (a variable that expanded to nothing), not all.
-func parseRegions(list string, given bool) ([]string, error) {
+// parseRegions reads --regions against the region catalogue cat. Left out,
+// it is the default regions; given empty, it is a mistake (a variable that
+// expanded to nothing), not all.
+func parseRegions(list string, given bool, cat regions.Catalogue) ([]string, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	charts, err := regions.Parse(list, regions.Builtin)
+	charts, err := regions.Parse(list, cat)
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
@@ -101,6 +102,14 @@ charts the plan says are due (older than their paced cadence, each never more
 often than --every), highest priority first: run it from cron every 10
 minutes and the charts are spread over the day as the daemon spreads them.
 
+--regions all is every region of the region catalogue: the regions the
+upstream charts, as i18nRegions.list names them (1 unit). The catalogue is
+kept in the database and read again at most daily: a daemon reads it at start
+when it is missing or a day old, and every day after; run --once only when
+--regions names all. Until the first read, and when the call is refused or
+fails, the stored catalogue serves, else the copy built into ingest; the run
+goes on.
+
 At start, run prints the plan: what the schedule spends in a day in each
 pool against what the pool allows. A schedule that cannot fit is a warning,
 or with --strict an error (exit 2) before anything is spent. With --once the
@@ -126,7 +135,7 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(regions.Default, ",")+")")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes, or all: every region of the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+")")
 	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
@@ -143,7 +152,7 @@ A second signal stops at once.`,
 }
 
 func (f *runFlags) validate() ([]string, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin) // all: the stored catalogue, once the database is open
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +205,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	}
 	b := readBuildInfo()
 	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
-		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(),
+		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // The upstream's quota buckets (the 2026 model), named as the pools of
@@ -94,6 +95,7 @@ type Fake struct {
 	removed   map[string]bool             // deleted or made private (removed.go)
 	clock     func() time.Time            // SetClock; nil: the host's
 	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
+	listed    []regions.Region            // ListRegion: regions named beside the catalogue
 }
 
 // chartShape cuts the charts the fake serves: at most videos items a
@@ -219,6 +221,15 @@ func (f *Fake) NoChart(regions ...string) {
 	for _, r := range regions {
 		f.noChart[strings.ToUpper(r)] = true
 	}
+}
+
+// ListRegion makes i18nRegions.list name one more region beside the
+// catalogue, as the upstream does when it starts charting a country; the
+// region has no chart here.
+func (f *Fake) ListRegion(code, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed = append(f.listed, regions.Region{Code: strings.ToUpper(code), Name: name})
 }
 
 // InvalidateTokens makes every page token issued so far invalid: its next

@@ -234,13 +234,16 @@ type regionSnippet struct {
 }
 
 // i18nRegions names every region of the catalogue (regions.Builtin), each
-// of which has a chart here. The names are English whatever hl asks for.
+// of which has a chart here, then those ListRegion adds. The names are English whatever hl asks for.
 func (f *Fake) i18nRegions(q url.Values) (any, *apiError) {
 	if _, e := parts(q, "snippet"); e != nil {
 		return nil, e
 	}
 	resp := &regionList{Kind: "youtube#i18nRegionListResponse", Etag: etag("regions"), Items: []regionItem{}}
-	for _, r := range regions.Builtin {
+	f.mu.Lock()
+	listed := append(slices.Clone(regions.Builtin), f.listed...)
+	f.mu.Unlock()
+	for _, r := range listed {
 		resp.Items = append(resp.Items, regionItem{Kind: "youtube#i18nRegion", Etag: etag("region", r.Code), ID: r.Code,
 			Snippet: regionSnippet{GL: r.Code, Name: r.Name}})
 	}

@@ -1,0 +1,165 @@
+package wiring
+
+// The region catalogue: what --regions all selects and what reports name
+// each region by. It is read from the upstream (i18nRegions.list, through
+// the limiter like every call) at most once a day and kept in the
+// database; the built-in copy serves until the first read, and whenever
+// the upstream cannot be asked, the catalogue never fails a run.
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// CatalogueEvery is how old the stored catalogue may grow before it is
+// read again.
+const CatalogueEvery = 24 * time.Hour
+
+// Catalogue is the region catalogue of p's database. With refresh, when
+// none is stored or it is older than CatalogueEvery, it is read again
+// from the upstream first (one call) and stored; a refusal or an error is
+// logged, and what is stored, else the built-in copy, serves.
+func (h *Host) Catalogue(ctx context.Context, p *Pipeline, refresh bool) regions.Catalogue {
+	stored, at, err := p.DB.RegionCatalogue().Load(ctx)
+	if err != nil {
+		h.Logger.Warn("the stored region catalogue could not be read: the built-in copy serves", ingest.LogErr, err)
+		return regions.Builtin
+	}
+	if refresh && time.Since(at) >= CatalogueEvery {
+		if fresh, ok := h.readCatalogue(ctx, p); ok {
+			return fresh
+		}
+	}
+	return catalogueOf(stored)
+}
+
+// readCatalogue asks the upstream for the catalogue and stores it.
+func (h *Host) readCatalogue(ctx context.Context, p *Pipeline) (regions.Catalogue, bool) {
+	listed, err := p.Source.Regions(ctx, jobs.Gate(p.Limiter, p.QuotaKey, ""))
+	if err == nil && len(listed) == 0 {
+		err = errors.New(ingest.OpRegionsList + " named no region")
+	}
+	if err != nil {
+		h.Logger.Warn("the region catalogue was not read from the upstream: the stored one, else the built-in copy, serves",
+			ingest.LogErr, err)
+		return nil, false
+	}
+	cat := catalogueOf(listed)
+	if err := p.DB.RegionCatalogue().Save(ctx, regionsOf(cat), time.Now()); err != nil {
+		h.Logger.Warn("the region catalogue read from the upstream was not stored", ingest.LogErr, err)
+	}
+	h.Logger.Info("region catalogue read from the upstream", "regions", len(cat))
+	return cat, true
+}
+
+// StoredCatalogue is the region catalogue db holds, the built-in copy when
+// it holds none or cannot be read; db nil is no database yet.
+func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
+	if db == nil {
+		return regions.Builtin
+	}
+	stored, _, err := db.RegionCatalogue().Load(ctx)
+	if err != nil {
+		return regions.Builtin
+	}
+	return catalogueOf(stored)
+}
+
+// keepCatalogue reads the catalogue again while the daemon runs: at once
+// unless the start read it (--regions all), then every hour it looks
+// whether the stored one has grown older than CatalogueEvery (another
+// daemon on the database may have read it), and asks the upstream at most
+// once per CatalogueEvery whatever the answer. A region it newly lists
+// joins a daemon of --regions all at its next start, which it says.
+func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
+	var asked time.Time
+	if r.Select != nil {
+		asked = time.Now()
+	}
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
+			asked = time.Now()
+			if cat, ok := h.readCatalogue(ctx, p); ok && r.Select != nil {
+				h.sayNewRegions(cat, r.Regions)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// sayNewRegions logs the regions of cat a daemon of --regions all does
+// not run: the upstream listed them after the daemon started.
+func (h *Host) sayNewRegions(cat regions.Catalogue, running []string) {
+	var added []string
+	for _, code := range cat.Codes() {
+		if !slices.Contains(running, code) {
+			added = append(added, code)
+		}
+	}
+	if len(added) > 0 {
+		h.Logger.Info("the region catalogue lists regions this daemon does not run: --regions all takes them at its next start",
+			"regions", strings.Join(added, ","))
+	}
+}
+
+// catalogueOf is a stored or listed catalogue as regions knows one; the
+// built-in copy when it is empty.
+func catalogueOf(listed []ingest.Region) regions.Catalogue {
+	if len(listed) == 0 {
+		return regions.Builtin
+	}
+	out := make([]regions.Region, len(listed))
+	for i, r := range listed {
+		out[i] = regions.Region{Code: r.Code, Name: r.Name}
+	}
+	return regions.Sorted(out)
+}
+
+// regionsOf is cat as the store keeps it.
+func regionsOf(cat regions.Catalogue) []ingest.Region {
+	out := make([]ingest.Region, len(cat))
+	for i, r := range cat {
+		out[i] = ingest.Region{Code: r.Code, Name: r.Name}
+	}
+	return out
+}
+
+// heldCharts makes src's schedule the charts db holds runs of, by name,
+// when it holds any: a database that ran only some regions reports those,
+// not the default ones.
+func heldCharts(ctx context.Context, db *store.DB, src *report.Sources) error {
+	last, err := db.LastRuns(ctx, ingest.Trending)
+	if err != nil || len(last) == 0 {
+		return err
+	}
+	src.Regions = slices.Sorted(maps.Keys(last))
+	return nil
+}
+
+// regionNames names a chart's region ("US", "US/10") as cat does; "" when
+// cat does not name it.
+func regionNames(cat regions.Catalogue) func(chart string) string {
+	return func(chart string) string {
+		code, _, _ := strings.Cut(chart, "/")
+		if r, ok := cat.Find(code); ok {
+			return r.Name
+		}
+		return ""
+	}
+}
