@@ -344,8 +344,3 @@ func (e *VersionError) Error() string {
 	}
 	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
 }
-
-// Server describes the database behind the store, for `ingest check`:
-// "sqlite" and the schema version, or PostgreSQL's version and the schema
-// step.
-func (db *DB) Server(ctx context.Context) (string, error) { return db.d.server(ctx, db) }

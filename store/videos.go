@@ -26,20 +26,6 @@ type ViewPoint struct {
 	Comments *int64 // nil: hidden
 }
 
-// ViewHistory returns videoID's trending entries, oldest first; none when
-// the video never trended.
-func (db *DB) ViewHistory(ctx context.Context, videoID string) ([]ViewPoint, error) {
-	rows, err := db.r.QueryContext(ctx, `
-SELECT `+viewPointColumns+`
-FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
-WHERE v.id = ? ORDER BY e.fetched_ms, e.run_id, e.region`, videoID)
-	points, err := viewPoints(rows, err)
-	if err != nil {
-		return nil, fmt.Errorf("view history of %s: %w", videoID, err)
-	}
-	return points, nil
-}
-
 // viewPointColumns are what viewPoints scans of a trending entry (AS e).
 const viewPointColumns = `e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
   e.like_count, e.comment_count`
