@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,14 +28,12 @@ type staleStmts struct {
 	lockBatch string
 }
 
+// videoRowTables are the tables both databases hold that point at a video.
+var videoRowTables = []string{"trending_entries", "search_results", "video_stats", "video_days", "video_regions"}
+
 var (
-	sqliteStaleSQL = staleStmts{
-		videoRows: []string{"trending_entries", "search_results", "video_stats", "video_days", "video_regions"},
-	}
-	pgStaleSQL = staleStmts{
-		videoRows: []string{"trending_entries", "search_results", "video_stats", "video_days", "video_regions", "video_docs"},
-		lockBatch: ` FOR UPDATE SKIP LOCKED`,
-	}
+	sqliteStaleSQL = staleStmts{videoRows: videoRowTables}
+	pgStaleSQL     = staleStmts{videoRows: append(slices.Clip(videoRowTables), "video_docs"), lockBatch: ` FOR UPDATE SKIP LOCKED`}
 )
 
 // Held is how far back the upstream's data in the database reaches: the
