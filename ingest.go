@@ -17,6 +17,7 @@
 //	costs/                 the costs file's loader and checker
 //	fetch/                 the YouTube Data API v3 client
 //	store/                 the database (SQLite or PostgreSQL), its migrations
+//	dbcopy/                one database carried into another: db copy
 //	ledger/                the quota's book in it, and the embedded limiter's tables
 //	clients/               the API's clients in it: tokens, and counts on PostgreSQL
 //	export/                the export's file formats

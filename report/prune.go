@@ -8,9 +8,9 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// WouldJSON is prune --dry-run --json: what a prune would delete.
-type WouldJSON struct {
-	DryRun     bool  `json:"dry_run"`
+// PruneCounts are the rows a prune deletes, as prune --json prints them,
+// done or, with --dry-run, to do.
+type PruneCounts struct {
 	Runs       int64 `json:"runs"`
 	Entries    int64 `json:"entries"`
 	Stats      int64 `json:"stats"`
@@ -19,20 +19,20 @@ type WouldJSON struct {
 	Categories int64 `json:"categories"`
 }
 
+// WouldJSON is prune --dry-run --json: what a prune would delete.
+type WouldJSON struct {
+	DryRun bool `json:"dry_run"`
+	PruneCounts
+}
+
 // BeyondJSON is b as prune --dry-run --json prints it.
 func BeyondJSON(b store.Beyond) WouldJSON {
-	return WouldJSON{DryRun: true, Runs: b.Runs, Entries: b.Entries, Stats: b.Stats, Videos: b.Videos, Search: b.Search,
-		Categories: b.Categories}
+	return WouldJSON{DryRun: true, PruneCounts: PruneCounts(b)}
 }
 
 // PrunedJSON is prune --json: what a prune deleted, and the database after.
 type PrunedJSON struct {
-	Runs       int64      `json:"runs"`
-	Entries    int64      `json:"entries"`
-	Stats      int64      `json:"stats"`
-	Videos     int64      `json:"videos"`
-	Search     int64      `json:"backfill_results"`
-	Categories int64      `json:"categories"`
+	PruneCounts
 	Ledger     int64      `json:"ledger"`
 	FreedBytes int64      `json:"freed_bytes"`
 	Bytes      int64      `json:"database_bytes"`
@@ -42,9 +42,8 @@ type PrunedJSON struct {
 // PruneJSON is p, and the database's size s after it, as prune --json
 // prints them.
 func PruneJSON(p store.Pruned, s store.Size) PrunedJSON {
-	out := PrunedJSON{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger,
-		Search: p.Search, Categories: p.Categories,
-		FreedBytes: p.Freed, Bytes: s.Bytes}
+	out := PrunedJSON{PruneCounts: PruneCounts{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos,
+		Search: p.Search, Categories: p.Categories}, Ledger: p.Ledger, FreedBytes: p.Freed, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
 		out.OldestRun = &s.OldestRun
 	}

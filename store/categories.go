@@ -61,12 +61,25 @@ func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category,
 	return cats, rows.Err()
 }
 
-// saveCategorySQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const saveCategorySQL = `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET title = excluded.title`
+// categoryStmts store a region's category names, each database's text:
+// PostgreSQL's upsert names its conflict target.
+type categoryStmts struct{ saveCategory, categoryFetched string }
 
-// categoryFetchedSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const categoryFetchedSQL = `
+var (
+	sqliteCategorySQL = categoryStmts{
+		saveCategory: `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET title = excluded.title`,
+		categoryFetched: `
 INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
-ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`
+ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`,
+	}
+	pgCategorySQL = categoryStmts{
+		saveCategory: `
+INSERT INTO categories (region, id, title, fetched_ms) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (region, id) DO UPDATE SET title = excluded.title`,
+		categoryFetched: `
+INSERT INTO category_fetches (region, fetched_ms) VALUES (?1, ?2)
+ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,
+	}
+)

@@ -452,15 +452,19 @@ func jsonStrings(ss []string) string {
 	return string(b)
 }
 
-// chartTrendSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const chartTrendSQL = `
+// chartStmts read a chart's trend, its entries' peaks and videos'
+// categories, each database's text: PostgreSQL reads a JSON array of ids
+// with jsonb_array_elements_text where SQLite takes json_each.
+type chartStmts struct{ chartTrend, chartPeaks, videoCategories string }
+
+var (
+	sqliteChartSQL = chartStmts{
+		chartTrend: `
 SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
-ORDER BY e.run_id`
-
-// chartPeaksSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const chartPeaksSQL = `
+ORDER BY e.run_id`,
+		chartPeaks: `
 SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
   WHERE vid IN (SELECT value FROM json_each(?1)) AND region = ?2 AND category = ?3 AND entries > 0 AND day_ms < ?5
@@ -469,11 +473,32 @@ SELECT vid, min(rank), sum(days) FROM (
   SELECT vid, min(rank), 1 FROM trending_entries
   WHERE vid IN (SELECT value FROM json_each(?1)) AND fetched_ms >= ?5 AND fetched_ms < ?4 AND region = ?2 AND category = ?3
   GROUP BY vid)
-GROUP BY vid`
-
-// videoCategoriesSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const videoCategoriesSQL = `SELECT id, category_id FROM videos
-WHERE id IN (SELECT value FROM json_each(?))`
+GROUP BY vid`,
+		videoCategories: `SELECT id, category_id FROM videos
+WHERE id IN (SELECT value FROM json_each(?))`,
+	}
+	pgChartSQL = chartStmts{
+		chartTrend: `
+SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
+FROM trending_entries AS e
+WHERE e.run_id IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND e.region = ?2
+ORDER BY e.run_id`,
+		chartPeaks: `
+SELECT vid, min(rank), sum(days) FROM (
+  SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
+  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND region = ?2 AND category = ?3
+    AND entries > 0 AND day_ms < ?5
+  GROUP BY vid
+  UNION ALL
+  SELECT vid, min(rank), 1 FROM trending_entries
+  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND fetched_ms >= ?5 AND fetched_ms < ?4
+    AND region = ?2 AND category = ?3
+  GROUP BY vid) AS p
+GROUP BY vid`,
+		videoCategories: `SELECT id, category_id FROM videos
+WHERE id IN (SELECT jsonb_array_elements_text(?1::jsonb))`,
+	}
+)
 
 // chartEntriesSQL reads a chart's entries; chartEntriesInSQL those in one
 // language.

@@ -2,11 +2,12 @@
 // metadata of every video with a full-text index over its text, the
 // trending entries and search results of every run, the runs themselves,
 // categories and backfill cursors; the quota ledger in it is package
-// ledger's.
+// ledger's, and a copy of it into another database package dbcopy's.
 //
 // The SQL both databases share is written once; what differs (upserts,
-// the search index, retention, the clock) sits behind dialect
-// (dialect.go, sqlite.go, pg.go). The schema is built by numbered files,
+// the search index, retention) sits behind dialect (dialect.go): each
+// statement whose text differs is written for each database, side by
+// side, in the file of its concern. The schema is built by numbered files,
 // one sequence per database (migrations/sqlite, migrations/postgres),
 // applied by Migrate; schema.sql and schema.postgres.sql at the top show
 // what they build. SQLite
@@ -195,6 +196,28 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	return &DB{path: path, w: r, r: r, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
 }
 
+// Snapshot copies the SQLite database at path into into with VACUUM INTO:
+// one consistent, compacted copy of a file that a worker may be writing,
+// read through a connection that changes nothing (what `ingest db copy`
+// reads). It is written beside into and renamed when whole, so a file at
+// into is always a whole one.
+func Snapshot(ctx context.Context, path, into string) error {
+	r, err := sql.Open(driverName, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	defer r.Close()
+	part := into + ".part"
+	os.Remove(part)
+	if _, err := r.ExecContext(ctx, `VACUUM INTO ?`, part); err != nil {
+		return fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	if err := os.Rename(part, into); err != nil {
+		return fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	return nil
+}
+
 func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {
 	r, err := sql.Open(driverName, ReadOnlyDSN(path, immutable))
 	if err != nil {
@@ -321,8 +344,3 @@ func (e *VersionError) Error() string {
 	}
 	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
 }
-
-// Server describes the database behind the store, for `ingest check`:
-// "sqlite" and the schema version, or PostgreSQL's version and the schema
-// step.
-func (db *DB) Server(ctx context.Context) (string, error) { return db.d.server(ctx, db) }

@@ -3,14 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 )
 
 // dialect is what SQLite and PostgreSQL do each their own way. The store's
 // methods hold the SQL both databases share, written once with ?
 // placeholders (PostgreSQL's connections number them: pgdriver.go); a
-// statement whose text differs is a field of dialectSQL, which each
-// dialect fills with its own text (sqlite.go, pg_sql.go), and what differs
-// beyond a statement's text is a method here.
+// statement whose text differs is a field of dialectSQL, each database's
+// text side by side in the file of its concern (pages.go, search.go...),
+// and what differs beyond a statement's text is a method here.
 type dialect interface {
 	// sql is the dialect's text of the statements that differ.
 	sql() *dialectSQL
@@ -35,34 +37,97 @@ type dialect interface {
 	// migrated past this binary's schema (*VersionError), before it
 	// writes anything the newer schema could misread.
 	guard(ctx context.Context, tx *sql.Tx, path string) error
-	// columns, keyOrder, startCopy, copied and endCopy are what a copy
-	// does on this database (copy_dialect.go).
-	columns(ctx context.Context, q reader, table string) ([]string, error)
-	keyOrder(keys []string) string
-	startCopy(ctx context.Context, tx *sql.Tx) error
-	copied(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error
-	endCopy(ctx context.Context, db *DB) error
 }
 
 // dialectSQL holds each statement whose text differs between the
-// databases. The functions take what the shared code varies: the filters
-// of a search, an export's WHERE clause.
+// databases, a part for each concern, declared in its file with each
+// database's text side by side. The functions take what the shared code
+// varies: the filters of a search, an export's WHERE clause.
 type dialectSQL struct {
-	// The page's statements (pages.go); docs, when set, keeps the search
-	// index in step where no trigger does.
-	upsertVideos, addRegions, addTrending, addSearch, bumpTrending, bumpSearch, docs string
-	saveCategory, categoryFetched                                                    string
-	saveStats                                                                        string
-	chartTrend, chartPeaks, videoCategories                                          string
-	counts, dailyCounts                                                              string
-	details                                                                          string
-	// lockBatch ends the SELECT of a batch of videos that a prune deletes
-	// with every row pointing at them: PostgreSQL locks them, skipping one
-	// another host's page holds (that page may be about to point at it).
-	lockBatch string
-	// videoRows are the tables whose rows point at a video, deleted before
-	// it, the index's among them where no trigger keeps it.
-	videoRows                     []string
-	ranked, newest, titled, count func(searchFilter) string
-	export, exportDay             func(where string) string
+	pageStmts
+	categoryStmts
+	statsStmts
+	chartStmts
+	historyStmts
+	searchStmts
+	exportStmts
+	staleStmts
+}
+
+var (
+	sqliteSQL = &dialectSQL{sqlitePageSQL, sqliteCategorySQL, sqliteStatsSQL, sqliteChartSQL, sqliteHistorySQL,
+		sqliteSearchSQL, sqliteExportSQL, sqliteStaleSQL}
+	pgSQL = &dialectSQL{pgPageSQL, pgCategorySQL, pgStatsSQL, pgChartSQL, pgHistorySQL,
+		pgSearchSQL, pgExportSQL, pgStaleSQL}
+)
+
+// sqliteDialect is SQLite's: FTS5 kept by triggers, one writer, a file
+// that retention shrinks by incremental vacuum.
+type sqliteDialect struct{}
+
+// pgDialect is PostgreSQL's: a tsvector index kept by the page's own
+// statement, hosts that write at once, autovacuum instead of a file to
+// shrink.
+type pgDialect struct{}
+
+func (sqliteDialect) sql() *dialectSQL { return sqliteSQL }
+func (pgDialect) sql() *dialectSQL     { return pgSQL }
+
+func (sqliteDialect) match(pq parsedQuery) string { return pq.expr }
+func (pgDialect) match(pq parsedQuery) string     { return pq.tsQuery() }
+
+func (sqliteDialect) regionArg(region string) string { return region }
+func (pgDialect) regionArg(region string) string     { return tsLexeme(region) }
+
+func (sqliteDialect) withDoc() bool { return false }
+func (pgDialect) withDoc() bool     { return true }
+
+func (sqliteDialect) retryable(error) bool { return false }
+func (pgDialect) retryable(err error) bool { return retryable(err) }
+
+func (sqliteDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
+	return db.sqlitePrune(ctx, r)
+}
+func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
+	return db.pgPrune(ctx, r)
+}
+
+func (sqliteDialect) size(ctx context.Context, db *DB) (Size, error) { return db.sqliteSize(ctx) }
+func (pgDialect) size(ctx context.Context, db *DB) (Size, error)     { return db.pgSize(ctx) }
+
+// writable begins an immediate transaction and rolls it back.
+func (sqliteDialect) writable(ctx context.Context, db *DB) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.path, err)
+	}
+	return tx.Rollback()
+}
+
+// writable says whether the server takes writes now: it is not a standby
+// in recovery, nor set read-only.
+func (pgDialect) writable(ctx context.Context, db *DB) error {
+	var ok bool
+	err := db.w.QueryRowContext(ctx,
+		`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`).Scan(&ok)
+	if err == nil && !ok {
+		err = errors.New("the server takes no writes (a standby, or read-only)")
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.path, err)
+	}
+	return nil
+}
+
+func (sqliteDialect) server(context.Context, *DB) (string, error) {
+	return fmt.Sprintf("sqlite, schema version %d", SchemaVersion), nil
+}
+
+// server is PostgreSQL's version and the schema step.
+func (pgDialect) server(ctx context.Context, db *DB) (string, error) {
+	var v string
+	if err := db.r.QueryRowContext(ctx, `SHOW server_version`).Scan(&v); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("PostgreSQL %s, schema step %d", v, PGSchemaVersion), nil
 }

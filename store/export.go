@@ -64,10 +64,10 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 	return n.Int64, nil
 }
 
-// exportSQL reads the entries run by run, oldest first, each run's by rank:
+// sqliteExportText reads the entries run by run, oldest first, each run's by rank:
 // the runs by range on runs_started, the entries by their primary key, so
 // rows stream out in constant memory (only one run's entries are sorted).
-var exportSQL = `
+var sqliteExportText = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
   r.region, r.category, e.rank, r.id
 FROM runs AS r
@@ -76,7 +76,7 @@ JOIN videos AS v ON v.vid = e.vid
 WHERE %s
 ORDER BY r.kind, r.started_ms, r.id, e.rank`
 
-// exportDaySQL reads one day's rows (the runs the filter selects started
+// sqliteExportDayText reads one day's rows (the runs the filter selects started
 // that day): per chart and video, the entry of its last run that day
 // (max(r.id): run ids follow start times; SQLite takes the other columns
 // from the row holding the max), by chart and rank. The runs are found by
@@ -86,7 +86,7 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // own narrow columns and only the day's rows then read their videos, so
 // that the sorters hold a video's text once per row written, not once per
 // entry read.
-var exportDaySQL = `
+var sqliteExportDayText = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
   d.region, d.category, d.rank, d.run_id
 FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, max(r.id) AS run_id
@@ -96,6 +96,57 @@ FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_
   GROUP BY r.region, r.category, e.vid) AS d
 JOIN videos AS v ON v.vid = d.vid
 ORDER BY d.region, d.category, d.rank, v.id`
+
+// pgExportText is sqliteExportText on PostgreSQL, where the order is taken on the
+// entries' narrow columns and each row's video is read after it. Prepared
+// once and planned for any range, the flat join sorts the rows whole,
+// videos' text and all, on disk; here the sort holds a few numbers a row
+// and the lateral read (which the planner cannot turn into a hash join)
+// keeps that order. The kind is fixed by the filter, so the order leaves
+// it out, as it must for the planner to see the rows arrive sorted.
+var pgExportText = `
+SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
+  d.region, d.category, d.rank, d.id
+FROM (
+  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count
+  FROM runs AS r
+  JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE %s
+  ORDER BY r.started_ms, r.id, e.rank) AS d
+CROSS JOIN LATERAL (SELECT * FROM videos AS v WHERE v.vid = d.vid OFFSET 0) AS v
+ORDER BY d.started_ms, d.id, d.rank`
+
+// pgExportDayText is sqliteExportDayText on PostgreSQL: the row of each video's
+// last run of the day by DISTINCT ON, where SQLite takes it beside max(),
+// over the entries' narrow columns before the join to videos.
+// Its placeholders stay ?, numbered in order with the filter's.
+var pgExportDayText = `
+SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
+  d.region, d.category, d.rank, d.run_id
+FROM (
+  SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
+    e.like_count, e.comment_count, e.rank, r.id AS run_id
+  FROM runs AS r
+  JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE %s
+  ORDER BY r.region, r.category, e.vid, r.id DESC) AS d
+JOIN videos AS v ON v.vid = d.vid
+ORDER BY d.region, d.category, d.rank, v.id`
+
+// exportStmts are the export's statements for a filter's WHERE clause,
+// each database's text.
+type exportStmts struct{ export, exportDay func(where string) string }
+
+var (
+	sqliteExportSQL = exportStmts{
+		export:    func(where string) string { return fmt.Sprintf(sqliteExportText, where) },
+		exportDay: func(where string) string { return fmt.Sprintf(sqliteExportDayText, where) },
+	}
+	pgExportSQL = exportStmts{
+		export:    func(where string) string { return fmt.Sprintf(pgExportText, where) },
+		exportDay: func(where string) string { return fmt.Sprintf(pgExportDayText, where) },
+	}
+)
 
 // Export calls fn with every row the filter selects, oldest run first, as
 // the rows are read: nothing is held beyond the row. An error from fn stops
@@ -111,28 +162,19 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 // exportDays exports day by day, oldest first, each day's runs alone.
 func (db *DB) exportDays(ctx context.Context, f ExportFilter, fn func(ExportRow) error) error {
 	for day := f.Since.UTC().Truncate(24 * time.Hour); day.Before(f.Until); day = day.Add(24 * time.Hour) {
-		d := f
-		d.Since, d.Until = maxTime(f.Since, day), minTime(f.Until, day.Add(24*time.Hour))
+		d := f // the filter's range cut to the day
+		if day.After(d.Since) {
+			d.Since = day
+		}
+		if end := day.Add(24 * time.Hour); end.Before(d.Until) {
+			d.Until = end
+		}
 		where, args := d.where()
 		if err := db.exportRows(ctx, db.q.exportDay(where), append([]any{msOf(day)}, args...), fn); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(ExportRow) error) error {

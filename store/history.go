@@ -201,20 +201,28 @@ func (db *DB) dailyCounts(ctx context.Context, videoID string, from, to int64) (
 }
 
 func countPoints(rows *sql.Rows, err error) ([]CountPoint, error) {
+	return scanEach(rows, err, func(rows *sql.Rows) (p CountPoint, err error) {
+		var ms int64
+		var likes, comments sql.NullInt64
+		err = rows.Scan(&ms, &p.Views, &likes, &comments)
+		p.At, p.Likes, p.Comments = time.UnixMilli(ms).UTC(), ptr(likes), ptr(comments)
+		return p, err
+	})
+}
+
+// scanEach reads every row with scan, and closes them; err is the query's.
+func scanEach[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []CountPoint
+	var out []T
 	for rows.Next() {
-		var p CountPoint
-		var ms int64
-		var likes, comments sql.NullInt64
-		if err := rows.Scan(&ms, &p.Views, &likes, &comments); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		p.At, p.Likes, p.Comments = time.UnixMilli(ms).UTC(), ptr(likes), ptr(comments)
-		out = append(out, p)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
@@ -224,26 +232,11 @@ func countPoints(rows *sql.Rows, err error) ([]CountPoint, error) {
 // newest first down trending_entries_vid, never the whole history.
 func (db *DB) RecentEntries(ctx context.Context, videoID string, limit int) ([]ViewPoint, bool, error) {
 	rows, err := db.r.QueryContext(ctx, `
-SELECT e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
-  e.like_count, e.comment_count
+SELECT `+viewPointColumns+`
 FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM videos WHERE id = ?1)
 ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, limit+1)
+	points, err := viewPoints(rows, err)
 	if err != nil {
-		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
-	}
-	defer rows.Close()
-	var points []ViewPoint
-	for rows.Next() {
-		var p ViewPoint
-		var at int64
-		var likes, comments sql.NullInt64
-		if err := rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
-			return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
-		}
-		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)
-		points = append(points, p)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
 	}
 	more := len(points) > limit
@@ -252,8 +245,13 @@ ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, lim
 	return points, more, nil
 }
 
-// countsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const countsSQL = `
+// historyStmts read a video's counts, each database's text: SQLite
+// takes the row beside max(), PostgreSQL the first row of DISTINCT ON.
+type historyStmts struct{ counts, dailyCounts string }
+
+// pointsSQL are a video's counts (?1) in [?3, ?4): its chart entries'
+// and its tracked ones.
+const pointsSQL = `
 WITH v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
@@ -263,12 +261,25 @@ points (at_ms, views, likes, comments) AS (
   SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
   FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
     AND s.view_count IS NOT NULL
-)
-SELECT at_ms, max(views), likes, comments FROM points
-GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`
+)`
 
-// dailyCountsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const dailyCountsSQL = `
+var (
+	sqliteHistorySQL = historyStmts{
+		counts: pointsSQL + `
+SELECT at_ms, max(views), likes, comments FROM points
+GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`,
+		dailyCounts: `
 SELECT peak_ms, max(views), likes, comments FROM video_days
 WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
-GROUP BY day_ms ORDER BY day_ms`
+GROUP BY day_ms ORDER BY day_ms`,
+	}
+	pgHistorySQL = historyStmts{
+		counts: pointsSQL + `
+SELECT DISTINCT ON (at_ms / ?2::bigint) at_ms, views, likes, comments FROM points
+ORDER BY at_ms / ?2::bigint, views DESC, at_ms`,
+		dailyCounts: `
+SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
+WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
+ORDER BY day_ms, views DESC, peak_ms`,
+	}
+)

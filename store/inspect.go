@@ -61,7 +61,7 @@ func inspectPostgres(ctx context.Context, dsn string) (state, detail string, err
 		return "", "", err
 	}
 	defer db.Close()
-	server, err := db.Server(ctx)
+	server, err := db.d.server(ctx, db)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", name, err)
 	}

@@ -24,60 +24,120 @@ type statements struct {
 	upsertVideos, addRegions *sql.Stmt
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
-	docs                     *sql.Stmt // the index where no trigger keeps it: dialectSQL.docs
+	docs                     *sql.Stmt // the index where no trigger keeps it: pageStmts.docs
 }
 
-// A page goes to SQLite as one JSON array and is stored by one statement
-// per table: FTS5 flushes its pending terms at every statement, so one
-// statement per page instead of one per video is what makes new videos
-// cheap to index. "SELECT value AS o ... LIMIT -1" reads each element once:
-// without it every o->>'field' would convert the element back to text.
-// The videos' statement is made from the table of their fields.
-var upsertVideosSQL = videoUpsert("SELECT", "FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true", "?2",
-	func(f VideoField) string { return "o->>'" + f.Column + "'" }, "")
+// pageStmts are a page's statements (SavePage), each database's text.
+// docs, PostgreSQL's alone, keeps its search index in step with the
+// videos a page stored, in the page's transaction, as SQLite's triggers
+// keep FTS5's.
+type pageStmts struct {
+	upsertVideos, addRegions, addTrending, addSearch, bumpTrending, bumpSearch, docs string
+}
 
-const (
-	addRegionsSQL = `
+// sqlitePageSQL: a page goes to SQLite as one JSON array and is stored by
+// one statement per table: FTS5 flushes its pending terms at every
+// statement, so one statement per page instead of one per video is what
+// makes new videos cheap to index. "SELECT value AS o ... LIMIT -1" reads
+// each element once: without it every o->>'field' would convert the
+// element back to text. The videos' statement is made from the table of
+// their fields.
+var sqlitePageSQL = pageStmts{
+	upsertVideos: videoUpsert("SELECT", "FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true", "?2",
+		func(f VideoField) string { return "o->>'" + f.Column + "'" }, ""),
+	addRegions: `
 INSERT INTO video_regions (vid, region)
 SELECT v.vid, ?2 FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id'
 WHERE ?2 <> ''
-ON CONFLICT DO NOTHING`
-
-	addTrendingSQL = `
+ON CONFLICT DO NOTHING`,
+	addTrending: `
 INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
 SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'view_count', j.o->>'like_count', j.o->>'comment_count', ?4,
   (SELECT category FROM runs WHERE id = ?2)
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
-JOIN videos AS v ON v.id = j.o->>'id' WHERE true
+JOIN videos AS v ON v.id = j.o->>'id' WHERE true` + trendingUpsert,
+	addSearch: `
+INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
+SELECT ?2, ?3, v.vid, j.value->>'rank', ?4
+FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, fetched_ms = excluded.fetched_ms`,
+	bumpTrending: bump("trending_entries", "max", "json_each(?3) AS j", "j.value->>'id'"),
+	bumpSearch:   bump("search_results", "max", "json_each(?3) AS j", "j.value->>'id'"),
+}
+
+// pgPageSQL: PostgreSQL's text needs jsonb_array_elements for json_each,
+// an upsert's conflict target, DISTINCT ON where a page holds a video
+// twice, and types it cannot infer for a parameter. A page's rows are
+// upserted in key order, so that two hosts storing pages that share
+// videos take their row locks in one order. Its index (docs) keeps the
+// words of a video the page did not update (a later page had stored it
+// already), and does not write unchanged words again; it runs before the
+// page's regions are stored: a trigger on video_regions adds each new one
+// to the video's row (migrations/postgres/0002_search_columns.sql).
+var pgPageSQL = pageStmts{
+	upsertVideos: videoUpsert("SELECT DISTINCT ON (o->>'id')",
+		"FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)\nORDER BY o->>'id', n DESC", "?2::bigint",
+		func(f VideoField) string {
+			if f.kind == countField || f.kind == timeField {
+				return "(o->>'" + f.Column + "')::bigint"
+			}
+			return "o->>'" + f.Column + "'"
+		}, "videos."),
+	addRegions: `
+INSERT INTO video_regions (vid, region)
+SELECT v.vid, ?2::text FROM jsonb_array_elements(?1::jsonb) AS j (o) JOIN videos AS v ON v.id = j.o->>'id'
+WHERE ?2::text <> '' ORDER BY v.vid
+ON CONFLICT DO NOTHING`,
+	addTrending: `
+INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
+  comment_count, fetched_ms, category)
+SELECT DISTINCT ON (v.vid) ?2::bigint, ?3::text, v.vid, (j.o->>'rank')::bigint, (j.o->>'view_count')::bigint,
+  (j.o->>'like_count')::bigint, (j.o->>'comment_count')::bigint, ?4::bigint, (SELECT category FROM runs WHERE id = ?2::bigint)
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, j.n DESC` + trendingUpsert,
+	addSearch: `
+INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
+SELECT DISTINCT ON (v.vid) ?2::bigint, ?3::text, v.vid, (j.o->>'rank')::bigint, ?4::bigint
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (run_id, region, vid) DO UPDATE SET
+  rank = excluded.rank, fetched_ms = excluded.fetched_ms`,
+	bumpTrending: bump("trending_entries", "greatest", "jsonb_array_elements(?3::jsonb) AS j (o)", "j.o->>'id'"),
+	bumpSearch:   bump("search_results", "greatest", "jsonb_array_elements(?3::jsonb) AS j (o)", "j.o->>'id'"),
+	docs: `
+INSERT INTO video_docs (vid, doc)
+SELECT DISTINCT ON (v.vid) v.vid, (j.o->>'doc')::tsvector
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id' AND v.last_seen_ms = ?2::bigint
+ORDER BY v.vid, j.n DESC
+ON CONFLICT (vid) DO UPDATE SET doc = excluded.doc WHERE video_docs.doc <> excluded.doc`,
+}
+
+// trendingUpsert is what a chart's entry stored again updates: its rank
+// and counts as the last page read them.
+const trendingUpsert = `
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
   rank = excluded.rank, view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   fetched_ms = excluded.fetched_ms`
 
-	addSearchSQL = `
-INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
-SELECT ?2, ?3, v.vid, j.value->>'rank', ?4
-FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
-ON CONFLICT (run_id, region, vid) DO UPDATE SET
-  rank = excluded.rank, fetched_ms = excluded.fetched_ms`
-
-	// Run before the page's entries are added: videos counts the entries
-	// the page adds, and pages is the highest page number, so that storing
-	// a page twice counts it once.
-	bumpTrendingSQL = `
-UPDATE runs SET pages = max(pages, ?2), videos = videos + (
-  SELECT count(DISTINCT j.value->>'id') FROM json_each(?3) AS j
-  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
-                    WHERE v.id = j.value->>'id' AND e.run_id = ?1 AND e.region = ?4))
+// bump counts a page into its run, before the page's entries (in table)
+// are added: videos counts the entries the page adds, and pages is the
+// highest page number (greatest is the database's scalar max), so that
+// storing a page twice counts it once. elements are the page's videos, id
+// the video's id in one.
+func bump(table, greatest, elements, id string) string {
+	return `
+UPDATE runs SET pages = ` + greatest + `(pages, ?2), videos = videos + (
+  SELECT count(DISTINCT ` + id + `) FROM ` + elements + `
+  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN ` + table + ` AS e ON e.vid = v.vid
+                    WHERE v.id = ` + id + ` AND e.run_id = ?1 AND e.region = ?4))
 WHERE id = ?1`
-	bumpSearchSQL = `
-UPDATE runs SET pages = max(pages, ?2), videos = videos + (
-  SELECT count(DISTINCT j.value->>'id') FROM json_each(?3) AS j
-  WHERE NOT EXISTS (SELECT 1 FROM videos AS v JOIN search_results AS e ON e.vid = v.vid
-                    WHERE v.id = j.value->>'id' AND e.run_id = ?1 AND e.region = ?4))
-WHERE id = ?1`
-)
+}
 
 func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error) {
 	st := &statements{
@@ -182,7 +242,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 
 // pageJSON writes a page's videos as the databases' statements read them:
 // one object per video with the table's columns by name (fields.go), then
-// its rank; withDoc readies the rows for PostgreSQL (pgText, pgDoc).
+// its rank; withDoc readies the rows for PostgreSQL (pgText, SearchDoc).
 func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	first := (max(page.Number, 1) - 1) * PageSize
 	var b bytes.Buffer
@@ -221,7 +281,7 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 		fmt.Fprintf(&b, `,"rank":%d`, first+i+1)
 		if withDoc {
 			b.WriteString(`,"doc":`)
-			if err := value(pgDoc(v)); err != nil {
+			if err := value(SearchDoc(v)); err != nil {
 				return "", err
 			}
 		}

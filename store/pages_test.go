@@ -172,7 +172,7 @@ func TestResaveSamePage(t *testing.T) {
 			t.Errorf("after re-save: views %d likes %d first %v last %v; want 5000 77 %v %v",
 				*v.ViewCount, *v.LikeCount, v.FirstSeen, v.LastSeen, t0, later)
 		}
-		hist, _ := db.ViewHistory(ctx, "a")
+		hist, _ := entries(db, "a")
 		if len(hist) != 1 || hist[0].Views != 5000 || !hist[0].At.Equal(later) {
 			t.Errorf("history = %+v, want one point with 5000 views at %v", hist, later)
 		}
@@ -239,16 +239,21 @@ func TestHiddenCountsAreNull(t *testing.T) {
 		if v.LikeCount != nil || v.CommentCount != nil {
 			t.Errorf("Video(a) likes %v comments %v, want nil", v.LikeCount, v.CommentCount)
 		}
-		hist, _ := db.ViewHistory(ctx, "a")
+		hist, _ := entries(db, "a")
 		if len(hist) != 1 || hist[0].Likes != nil || hist[0].Comments != nil {
 			t.Errorf("history of a = %+v, want hidden counts nil", hist)
 		}
 	})
 }
 
-func TestViewHistoryAcrossRuns(t *testing.T) {
+// entries are every trending entry of the video id, oldest first.
+func entries(db *DB, id string) ([]ViewPoint, error) {
+	points, _, err := db.RecentEntries(context.Background(), id, 1000)
+	return points, err
+}
+
+func TestEntriesAcrossRuns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	eachStore(t, func(t *testing.T, db *DB) {
 		a := vid("a", "Rising video")
 		r1 := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("x", "X"), a))
@@ -257,7 +262,7 @@ func TestViewHistoryAcrossRuns(t *testing.T) {
 		r2 := run(t, db, ingest.Trending, "GB", t1, page(ingest.Trending, "GB", 1, t1, a))
 		// A search result is not a trending entry.
 		s := run(t, db, ingest.Search, "DE", t1, page(ingest.Search, "DE", 1, t1.Add(time.Minute), a))
-		got, err := db.ViewHistory(ctx, "a")
+		got, err := entries(db, "a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,9 +283,9 @@ func TestViewHistoryAcrossRuns(t *testing.T) {
 		if n := count(t, db, `SELECT count(*) FROM search_results WHERE run_id = ?`, s); n != 1 {
 			t.Errorf("search results of run %d = %d, want 1", s, n)
 		}
-		none, err := db.ViewHistory(ctx, "nope")
+		none, err := entries(db, "nope")
 		if err != nil || len(none) != 0 {
-			t.Errorf("ViewHistory(unknown) = %v, %v; want empty", none, err)
+			t.Errorf("entries of an unknown video = %v, %v; want none", none, err)
 		}
 	})
 }

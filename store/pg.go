@@ -331,45 +331,6 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 	return tx.Commit()
 }
 
-// pgDialect is PostgreSQL's: a tsvector index kept by the page's own
-// statement, hosts that write at once, autovacuum instead of a file to
-// shrink.
-type pgDialect struct{}
-
-func (pgDialect) sql() *dialectSQL               { return pgSQL }
-func (pgDialect) match(pq parsedQuery) string    { return pq.tsQuery() }
-func (pgDialect) regionArg(region string) string { return tsLexeme(region) }
-func (pgDialect) withDoc() bool                  { return true }
-func (pgDialect) retryable(err error) bool       { return retryable(err) }
-func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
-	return db.pgPrune(ctx, r) // pg_retention.go
-}
-func (pgDialect) size(ctx context.Context, db *DB) (Size, error) { return db.pgSize(ctx) }
-
-// server is PostgreSQL's version and the schema step.
-func (pgDialect) server(ctx context.Context, db *DB) (string, error) {
-	var v string
-	if err := db.r.QueryRowContext(ctx, `SHOW server_version`).Scan(&v); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("PostgreSQL %s, schema step %d", v, PGSchemaVersion), nil
-}
-
-// writable says whether the server takes writes now: it is not a standby
-// in recovery, nor set read-only.
-func (pgDialect) writable(ctx context.Context, db *DB) error {
-	var ok bool
-	err := db.w.QueryRowContext(ctx,
-		`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`).Scan(&ok)
-	if err == nil && !ok {
-		err = errors.New("the server takes no writes (a standby, or read-only)")
-	}
-	if err != nil {
-		return fmt.Errorf("database %s: %w", db.path, err)
-	}
-	return nil
-}
-
 // retryable is a PostgreSQL error that the same transaction, run again,
 // can get past: a deadlock with another host's page, or a serialization
 // failure.

@@ -15,7 +15,7 @@ import (
 // every statement the store sends either database is written with SQLite's
 // ? and ?NNN, which rebind numbers as PostgreSQL's $n on the way to the
 // server. The text of a statement that differs is the dialect's
-// (pg_sql.go), never looked up here.
+// (dialectSQL), never looked up here.
 type pgConnector struct{ inner driver.Connector }
 
 func openPG(cfg *pgx.ConnConfig) *sql.DB {

@@ -136,7 +136,7 @@ func copyTable(ctx context.Context, src *sql.DB, dst *pgx.Conn, table string) (i
 
 // copyDocs writes video_docs from the videos' text as the store does
 // (pgRow, then the literal cast to tsvector), through a temporary table of
-// literals: the cast is the server's, as in pgDocsSQL.
+// literals: the cast is the server's, as in the page's docs statement (pages.go).
 func copyDocs(ctx context.Context, src *sql.DB, dst *pgx.Conn) (int64, error) {
 	if _, err := dst.Exec(ctx, `CREATE TEMP TABLE docs_text (vid BIGINT, doc TEXT, regions TEXT)`); err != nil {
 		return 0, err
@@ -160,7 +160,7 @@ func copyDocs(ctx context.Context, src *sql.DB, dst *pgx.Conn) (int64, error) {
 		if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
 			return nil, err
 		}
-		return []any{vid, pgDoc(&v), regions}, nil
+		return []any{vid, SearchDoc(&v), regions}, nil
 	}))
 	if err != nil {
 		return 0, err

@@ -48,8 +48,10 @@ func tsDoc(title, description, tags, channel string) string {
 // never needs).
 func pgText(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 
-// pgDoc is a video's words for PostgreSQL's index.
-func pgDoc(v *ingest.Video) string {
+// SearchDoc is v's words as PostgreSQL's search index (video_docs.doc)
+// holds them, a tsvector literal: what a page's statement writes, and
+// what a copy into PostgreSQL writes for the videos it carries.
+func SearchDoc(v *ingest.Video) string {
 	return tsDoc(pgText(v.Title), pgText(v.Description), pgText(strings.Join(v.Tags, " ")), pgText(v.ChannelTitle))
 }
 

@@ -176,7 +176,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 			return err
 		},
 		func() error { _, err := ledger.New(db).QuotaKeys(ctx); return err },
-		func() error { _, err := db.ViewHistory(ctx, id); return err },
+		func() error { _, _, err := db.RecentEntries(ctx, id, 50); return err },
 		func() error { _, _, err := db.VideoHistory(ctx, id, end.Add(-24*time.Hour)); return err },
 		func() error { _, err := db.Search(ctx, "football", store.SearchOptions{Limit: 20}); return err },
 		func() error {

@@ -60,7 +60,7 @@ func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return db.d.prune(ctx, db, r)
 }
 
-// sqlitePrune is Prune on SQLite (pgPrune: pg_retention.go).
+// sqlitePrune is Prune on SQLite; pgPrune, below, on PostgreSQL.
 func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 	if r.Batch <= 0 {
 		r.Batch = DefaultBatch
@@ -93,6 +93,119 @@ func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 // transactions.
 func (db *DB) sqlitePruneTerms(ctx context.Context, r Retention, p *Pruned) error {
 	return db.pruneTerms(ctx, r, p, db.checkpointOver)
+}
+
+// pgPrune is Prune on PostgreSQL: the same rows go, in transactions of
+// about r.Batch rows, so that hosts writing meanwhile wait one batch. There
+// is no WAL to bound nor file to shrink: PostgreSQL's autovacuum reuses the
+// space, so Freed stays 0.
+func (db *DB) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
+	if r.Batch <= 0 {
+		r.Batch = 50000
+	}
+	var p Pruned
+	before, ledgerBefore := msOf(r.Before), msOf(r.LedgerBefore)
+	steps := []struct {
+		n    *int64
+		q    string
+		args []any
+	}{
+		{&p.Runs, pgPruneRuns, []any{before, max(1, r.Batch/50)}},
+		{&p.Stats, pgPruneStats, []any{before, r.Batch}},
+		{&p.Videos, pgPruneVideos, []any{msOf(r.orphansBefore()), r.Batch}},
+	}
+	if !r.LedgerBefore.IsZero() {
+		steps = append(steps, struct {
+			n    *int64
+			q    string
+			args []any
+		}{&p.Ledger, pgPruneLedger, []any{ledgerBefore, r.Batch}})
+	}
+	for i, s := range steps {
+		if err := db.pgBatches(ctx, s.n, &p.Entries, s.q, s.args...); err != nil {
+			return p, fmt.Errorf("prune: %w", err)
+		}
+		if i == 1 { // the rollup, once the runs and stats it sums are gone
+			if err := db.pgPruneDays(ctx, before); err != nil {
+				return p, fmt.Errorf("prune: daily rollup: %w", err)
+			}
+			if err := db.pruneTerms(ctx, r, &p, func(context.Context) error { return nil }); err != nil {
+				return p, fmt.Errorf("prune: %w", err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// pgBatches runs q, one transaction at a time, until it deletes nothing;
+// q returns how many rows it deleted and how many entries went with them.
+func (db *DB) pgBatches(ctx context.Context, n, entries *int64, q string, args ...any) error {
+	for {
+		var got, gone int64
+		err := db.inTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, args...).Scan(&got, &gone) })
+		if err != nil {
+			return err
+		}
+		*n, *entries = *n+got, *entries+gone
+		if got == 0 {
+			return nil
+		}
+	}
+}
+
+// The prune's batches. Rows that point at each other go in one statement:
+// PostgreSQL checks the foreign keys at its end. An orphan video is locked
+// as it is chosen, and one another host's page holds is left for a later
+// prune: that page may be about to point at it.
+const (
+	pgPruneRuns = `
+WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?1 AND status <> 'running'
+             ORDER BY started_ms LIMIT ?2),
+  e AS (DELETE FROM trending_entries WHERE run_id IN (SELECT id FROM old) RETURNING 1),
+  r AS (DELETE FROM runs WHERE id IN (SELECT id FROM old) RETURNING 1)
+SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)`
+	pgPruneStats = `
+WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < ?1 LIMIT ?2) RETURNING 1)
+SELECT count(*), 0 FROM s`
+	pgPruneVideos = `
+WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
+             AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+             AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+             AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
+           ORDER BY last_seen_ms LIMIT ?2 FOR UPDATE SKIP LOCKED),
+  r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
+  d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
+  x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
+  v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
+SELECT count(*), 0 FROM v`
+	pgPruneLedger = `
+WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms < ?1 LIMIT ?2) RETURNING 1),
+  g AS (DELETE FROM ledger_given_back WHERE at_ms < ?1)
+SELECT count(*), 0 FROM l`
+)
+
+// pgPruneDays deletes the rollup of the days up to r.Before's and rebuilds
+// that day from what is left of it, as pruneDays does.
+func (db *DB) pgPruneDays(ctx context.Context, before int64) error {
+	day := before / dayMS * dayMS
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= ?1`, day); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
+  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
+FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
+    AND started_ms >= ?1::bigint - 86400000 AND started_ms < ?2)
+  AND fetched_ms >= ?1 AND fetched_ms < ?2`, day, day+dayMS)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `
+SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
+  view_count, like_count, comment_count)::video_days])
+FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2`, day, day+dayMS)
+		}
+		return err
+	})
 }
 
 // pruneCache is the writer's page cache while pruning, in KiB: room for a
@@ -360,45 +473,31 @@ func (db *DB) mergeIndex(ctx context.Context) error {
 }
 
 // pruneLedger deletes ledger rows older than r.LedgerBefore, one quota key
-// at a time so that ledger_at finds them.
+// at a time so that ledger_at finds them; each key is found by one index
+// seek from the last (a loose index scan), not by a pass over the whole
+// ledger as DISTINCT would make.
 func (db *DB) pruneLedger(ctx context.Context, r Retention, p *Pruned) error {
 	if r.LedgerBefore.IsZero() {
 		return nil
 	}
-	keys, err := db.ledgerKeys(ctx)
-	if err != nil {
-		return err
-	}
 	at := msOf(r.LedgerBefore)
-	for _, k := range keys {
-		if err := db.inBatches(ctx, &p.Ledger, r.Batch, []any{at, r.Batch, k},
+	for key := ""; ; {
+		var next sql.NullString
+		if err := db.r.QueryRowContext(ctx, `SELECT min(quota_key) FROM ledger WHERE quota_key > ?`, key).Scan(&next); err != nil {
+			return fmt.Errorf("quota keys: %w", err)
+		}
+		if !next.Valid {
+			break
+		}
+		key = next.String
+		if err := db.inBatches(ctx, &p.Ledger, r.Batch, []any{at, r.Batch, key},
 			`DELETE FROM ledger WHERE (quota_key, call_id, pool) IN (SELECT quota_key, call_id, pool
 			   FROM ledger WHERE quota_key = ?3 AND at_ms < ?1 ORDER BY at_ms LIMIT ?2)`); err != nil {
 			return err
 		}
 	}
-	_, err = db.w.ExecContext(ctx, `DELETE FROM ledger_given_back WHERE at_ms < ?`, at)
+	_, err := db.w.ExecContext(ctx, `DELETE FROM ledger_given_back WHERE at_ms < ?`, at)
 	return err
-}
-
-// ledgerKeys are the quota keys in the ledger, found by one index seek
-// each (a loose index scan), not by a pass over the whole ledger as
-// DISTINCT would make.
-func (db *DB) ledgerKeys(ctx context.Context) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE k (key) AS (
-  SELECT (SELECT min(quota_key) FROM ledger)
-  UNION ALL
-  SELECT (SELECT min(quota_key) FROM ledger WHERE quota_key > k.key) FROM k WHERE k.key IS NOT NULL
-) SELECT key FROM k WHERE key IS NOT NULL`)
-	if err != nil {
-		return nil, fmt.Errorf("quota keys: %w", err)
-	}
-	got, err := scanAll(rows, 1)
-	keys := make([]string, len(got))
-	for i, r := range got {
-		keys[i] = fmt.Sprint(text(r[0]))
-	}
-	return keys, err
 }
 
 // inBatches runs stmts in one transaction, again and again, until the last
@@ -495,5 +594,19 @@ func (db *DB) sqliteSize(ctx context.Context) (Size, error) {
 		return s, fmt.Errorf("database size: %w", err)
 	}
 	s.Bytes, s.FreeBytes, s.Incremental, s.OldestRun = pages*pageSize, free*pageSize, mode == 2, timeOf(oldest)
+	return s, nil
+}
+
+// pgSize is Size on PostgreSQL: the database's size as the server counts
+// it; FreeBytes and Incremental say nothing there.
+func (db *DB) pgSize(ctx context.Context) (Size, error) {
+	var s Size
+	var oldest sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT pg_database_size(current_database()),
+  (SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0)`).Scan(&s.Bytes, &oldest)
+	if err != nil {
+		return s, fmt.Errorf("database size: %w", err)
+	}
+	s.OldestRun = timeOf(oldest)
 	return s, nil
 }

@@ -80,14 +80,107 @@ const titledSQL = `
 SELECT rowid, 0.0 FROM videos_fts WHERE videos_fts MATCH 'title : (' || ?1 || ')' %s
 ORDER BY rowid DESC LIMIT ?3`
 
-// detailsSQL reads the ranked videos (videoColumns, then the row and the
-// regions): the snippet is marked over their stored text, as it was sent.
-var detailsSQL = `
+// countSQL counts a query's matches, stopping after ?3: on SQLite the
+// index alone, walked in rowid order.
+const countSQL = `
+SELECT count(*) FROM (SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s LIMIT ?3)`
+
+// searchStmts are a search's statements, each database's text: an index
+// walk that ranks, one newest first, one over titles, a count, each for
+// the filters a search sets (searchFilter); and details, the ranked
+// videos (videoColumns, then the row and the regions), whose snippet is
+// marked over their stored text, as it was sent.
+type searchStmts struct {
+	details                       string
+	ranked, newest, titled, count func(searchFilter) string
+}
+
+var (
+	sqliteSearchSQL = searchStmts{
+		details: `
 SELECT ` + videoColumns + `, v.vid,
   (SELECT group_concat(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
-FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`
+FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`,
+		ranked: sqliteSearch(rankedSQL), newest: sqliteSearch(newestSQL), titled: sqliteSearch(titledSQL),
+		count: sqliteSearch(countSQL),
+	}
+	pgSearchSQL = searchStmts{
+		details: `
+SELECT ` + videoColumns + `, v.vid,
+  (SELECT string_agg(region, ' ') FROM video_regions AS r WHERE r.vid = v.vid)
+FROM videos AS v WHERE v.vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint)`,
+		ranked: pgSearch(`SELECT vid, ts_rank(doc, ?1::tsquery)::float8 AS score FROM video_docs WHERE doc @@ ?1::tsquery %s
+ORDER BY score DESC, vid DESC LIMIT ?3`),
+		newest: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE doc @@ ?1::tsquery %s
+ORDER BY vid DESC LIMIT ?3`),
+		titled: pgSearch(`SELECT vid, 0.0::float8 FROM video_docs WHERE title @@ ?1::tsquery %s
+ORDER BY vid DESC LIMIT ?3`),
+		count: pgCount,
+	}
+)
 
+// regionFilter keeps SQLite's search to the videos charted in a region.
 const regionFilter = `AND EXISTS (SELECT 1 FROM video_regions AS r WHERE r.vid = videos_fts.rowid AND r.region = ?2)`
+
+// sqliteSearch fills a search statement's %s with the filters a search
+// sets, or nothing.
+func sqliteSearch(q string) func(searchFilter) string {
+	return searchVariants(q, regionFilter, "",
+		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = videos_fts.rowid AND `+languageMatch+`)`)
+}
+
+// searchVariants writes a search statement for each pair of filters, once:
+// its %s is the region's filter (noRegion when it has none) and the
+// language's.
+func searchVariants(q, region, noRegion, language string) func(searchFilter) string {
+	var v [2][2]string
+	for r, rf := range []string{noRegion, region} {
+		for l, lf := range []string{"", language} {
+			v[r][l] = fmt.Sprintf(q, strings.TrimSpace(rf+" "+lf))
+		}
+	}
+	return func(f searchFilter) string {
+		return v[b2i(f.inRegion)][b2i(f.language != "")]
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pgSearch fills a search statement's %s with its filters. Without a
+// region it tests that the unused parameter is empty (PostgreSQL must know
+// each parameter's type). The region filter is a lexeme of
+// video_docs.regions (?2, quoted by tsLexeme), in the same GIN index as
+// the words, so the server intersects the two lists.
+func pgSearch(q string) func(searchFilter) string {
+	return searchVariants(q, `AND regions @@ ?2::tsquery`, `AND ?2::text = ''`,
+		`AND EXISTS (SELECT 1 FROM videos AS v WHERE v.vid = video_docs.vid AND `+languageMatch+`)`)
+}
+
+// pgCount counts a search's matches. Without a region, the count asks for
+// the newest matches, though their order does not matter to it, so that
+// the planner may walk the videos newest first and stop at the limit when
+// the words are common: without an order it reads every match's entry in
+// the index first. In one region the matches are few enough to read from
+// the index, and the walk, which passes the other regions' videos, costs
+// more.
+func pgCount(f searchFilter) string {
+	if f.inRegion {
+		return pgCountInRegion(f)
+	}
+	return pgCountAll(f)
+}
+
+var (
+	pgCountInRegion = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ ?1::tsquery %s
+  LIMIT ?3) AS m`)
+	pgCountAll = pgSearch(`SELECT count(*) FROM (SELECT vid FROM video_docs WHERE doc @@ ?1::tsquery %s
+  ORDER BY vid DESC LIMIT ?3) AS m`)
+)
 
 // searchFilter is what keeps a search to a region and a language: the
 // dialect's statements add each filter that is set (dialectSQL.ranked and
@@ -158,11 +251,6 @@ func (db *DB) SearchCounted(ctx context.Context, query string, opts SearchOption
 	}
 	return hits, n, nil
 }
-
-// countSQL counts a query's matches, stopping after ?3: on SQLite the
-// index alone, walked in rowid order.
-const countSQL = `
-SELECT count(*) FROM (SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?1 %s LIMIT ?3)`
 
 // scored is a matching video and its score, best first.
 type scored struct {

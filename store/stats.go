@@ -64,11 +64,25 @@ ORDER BY v.last_seen_ms`, msOf(since))
 	return ids, rows.Err()
 }
 
-// saveStatsSQL is SQLite's text; pg_sql.go has PostgreSQL's.
-const saveStatsSQL = `
+// statsStmts store tracked counts, each database's text: PostgreSQL's
+// keeps one row of a video and moment that a batch holds twice.
+type statsStmts struct{ saveStats string }
+
+var (
+	sqliteStatsSQL = statsStmts{saveStats: `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
 SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments'
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true
 ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
-  like_count = excluded.like_count, comment_count = excluded.comment_count`
+  like_count = excluded.like_count, comment_count = excluded.comment_count`}
+	pgStatsSQL = statsStmts{saveStats: `
+INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
+SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
+  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
+FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
+JOIN videos AS v ON v.id = j.o->>'id'
+ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
+ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
+  like_count = excluded.like_count, comment_count = excluded.comment_count`}
+)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,9 +17,24 @@ import (
 // again before their text is too old, and the videos the upstream no longer
 // returns.
 
-// videoRowTables are the tables whose rows point at a video, in the order
-// they are deleted before it.
+// staleStmts are what deleting a stale video takes each database's way.
+// videoRows are the tables whose rows point at a video, deleted before it
+// in their order, the index's among them where no trigger keeps it.
+// lockBatch ends the SELECT of a batch of videos deleted with every row
+// pointing at them: PostgreSQL locks them, skipping one another host's
+// page holds (that page may be about to point at it).
+type staleStmts struct {
+	videoRows []string
+	lockBatch string
+}
+
+// videoRowTables are the tables both databases hold that point at a video.
 var videoRowTables = []string{"trending_entries", "search_results", "video_stats", "video_days", "video_regions"}
+
+var (
+	sqliteStaleSQL = staleStmts{videoRows: videoRowTables}
+	pgStaleSQL     = staleStmts{videoRows: append(slices.Clip(videoRowTables), "video_docs"), lockBatch: ` FOR UPDATE SKIP LOCKED`}
+)
 
 // Held is how far back the upstream's data in the database reaches: the
 // oldest of each kind, zero when there is none.

@@ -26,33 +26,19 @@ type ViewPoint struct {
 	Comments *int64 // nil: hidden
 }
 
-// ViewHistory returns videoID's trending entries, oldest first; none when
-// the video never trended.
-func (db *DB) ViewHistory(ctx context.Context, videoID string) ([]ViewPoint, error) {
-	rows, err := db.r.QueryContext(ctx, `
-SELECT e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
-  e.like_count, e.comment_count
-FROM videos AS v JOIN trending_entries AS e ON e.vid = v.vid
-WHERE v.id = ? ORDER BY e.fetched_ms, e.run_id, e.region`, videoID)
-	if err != nil {
-		return nil, fmt.Errorf("view history of %s: %w", videoID, err)
-	}
-	defer rows.Close()
-	var points []ViewPoint
-	for rows.Next() {
-		var p ViewPoint
+// viewPointColumns are what viewPoints scans of a trending entry (AS e).
+const viewPointColumns = `e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
+  e.like_count, e.comment_count`
+
+// viewPoints reads trending entries (viewPointColumns) as ViewPoints.
+func viewPoints(rows *sql.Rows, err error) ([]ViewPoint, error) {
+	return scanEach(rows, err, func(rows *sql.Rows) (p ViewPoint, err error) {
 		var at int64
 		var likes, comments sql.NullInt64
-		if err := rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments); err != nil {
-			return nil, fmt.Errorf("view history of %s: %w", videoID, err)
-		}
+		err = rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments)
 		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)
-		points = append(points, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("view history of %s: %w", videoID, err)
-	}
-	return points, nil
+		return p, err
+	})
 }
 
 // StoredVideo is a video's latest metadata with when it was first and last

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
 	"github.com/ingestworks/ingest/ledger"
@@ -77,14 +78,14 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 	defer dst.Close()
 	var bar *termbar.Bar // made once the rows to copy are counted
 	made := false
-	sums, err := store.Copy(ctx, src, dst, func(n, total int64) {
+	sums, err := dbcopy.Copy(ctx, src, dst, func(n, total int64) {
 		if !made {
 			bar, made = termbar.New(s.stderr, total, "copying rows"), true
 		}
 		bar.Set(int(n))
 	})
 	bar.Finish()
-	var te *store.TargetError
+	var te *dbcopy.TargetError
 	if errors.As(err, &te) {
 		if src.Close(); fresh {
 			removeSnapshot(s.db, to)
@@ -184,7 +185,7 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := ledger.New(db).Note(ctx, store.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
+	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
@@ -205,7 +206,7 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 
 // printSums prints each table's rows and checksum on both sides, and
 // returns how many differ.
-func printSums(out io.Writer, sums []store.TableSums) int {
+func printSums(out io.Writer, sums []dbcopy.TableSums) int {
 	differ := 0
 	fmt.Fprintf(out, "%-18s %12s %-16s %12s %-16s %s\n", "TABLE", "SOURCE ROWS", "SOURCE SUM", "TARGET ROWS", "TARGET SUM", "")
 	for _, t := range sums {

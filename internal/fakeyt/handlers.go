@@ -34,28 +34,43 @@ type pageInfo struct {
 	ResultsPerPage int `json:"resultsPerPage"`
 }
 
+// head is what every item of a videos' answer starts with.
+type head struct {
+	Kind string `json:"kind"`
+	Etag string `json:"etag"`
+	ID   string `json:"id"`
+}
+
 type videoItem struct {
-	Kind           string          `json:"kind"`
-	Etag           string          `json:"etag"`
-	ID             string          `json:"id"`
+	head
 	Snippet        *videoSnippet   `json:"snippet,omitempty"`
 	ContentDetails *contentDetails `json:"contentDetails,omitempty"`
 	Statistics     *statistics     `json:"statistics,omitempty"`
 }
 
+// snippet is what a video's snippet and a search result's share.
+type snippet struct {
+	PublishedAt  string     `json:"publishedAt"`
+	ChannelID    string     `json:"channelId"`
+	Title        string     `json:"title"`
+	Description  string     `json:"description"`
+	Thumbnails   thumbnails `json:"thumbnails"`
+	ChannelTitle string     `json:"channelTitle"`
+}
+
+func snippetOf(v *video, description string) snippet {
+	return snippet{PublishedAt: v.PublishedAt.Format(time.RFC3339), ChannelID: v.ChannelID, Title: v.Title,
+		Description: description, Thumbnails: thumbs(v.ID), ChannelTitle: v.ChannelTitle}
+}
+
 type videoSnippet struct {
-	PublishedAt          string     `json:"publishedAt"`
-	ChannelID            string     `json:"channelId"`
-	Title                string     `json:"title"`
-	Description          string     `json:"description"`
-	Thumbnails           thumbnails `json:"thumbnails"`
-	ChannelTitle         string     `json:"channelTitle"`
-	Tags                 []string   `json:"tags,omitempty"`
-	CategoryID           string     `json:"categoryId"`
-	LiveBroadcastContent string     `json:"liveBroadcastContent"`
-	DefaultLanguage      string     `json:"defaultLanguage,omitempty"`
-	DefaultAudioLanguage string     `json:"defaultAudioLanguage,omitempty"`
-	Localized            localized  `json:"localized"`
+	snippet
+	Tags                 []string  `json:"tags,omitempty"`
+	CategoryID           string    `json:"categoryId"`
+	LiveBroadcastContent string    `json:"liveBroadcastContent"`
+	DefaultLanguage      string    `json:"defaultLanguage,omitempty"`
+	DefaultAudioLanguage string    `json:"defaultAudioLanguage,omitempty"`
+	Localized            localized `json:"localized"`
 }
 
 type localized struct {
@@ -123,14 +138,9 @@ type searchID struct {
 }
 
 type searchSnippet struct {
-	PublishedAt          string     `json:"publishedAt"`
-	ChannelID            string     `json:"channelId"`
-	Title                string     `json:"title"`
-	Description          string     `json:"description"`
-	Thumbnails           thumbnails `json:"thumbnails"`
-	ChannelTitle         string     `json:"channelTitle"`
-	LiveBroadcastContent string     `json:"liveBroadcastContent"`
-	PublishTime          string     `json:"publishTime"`
+	snippet
+	LiveBroadcastContent string `json:"liveBroadcastContent"`
+	PublishTime          string `json:"publishTime"`
 }
 
 // categories are the ids and names videoCategories.list gives every region.
@@ -366,10 +376,9 @@ func (f *Fake) tokens(start, end, n, total int, scopeParts ...string) (next, pre
 }
 
 func render(v *video, want map[string]bool) videoItem {
-	it := videoItem{Kind: "youtube#video", Etag: etag("video", v.ID, strconv.FormatUint(v.Views, 10)), ID: v.ID}
+	it := videoItem{head: head{"youtube#video", etag("video", v.ID, strconv.FormatUint(v.Views, 10)), v.ID}}
 	if want["snippet"] {
-		it.Snippet = &videoSnippet{PublishedAt: v.PublishedAt.Format(time.RFC3339), ChannelID: v.ChannelID,
-			Title: v.Title, Description: v.Description, Thumbnails: thumbs(v.ID), ChannelTitle: v.ChannelTitle,
+		it.Snippet = &videoSnippet{snippet: snippetOf(v, v.Description),
 			Tags: v.Tags, CategoryID: v.CategoryID, LiveBroadcastContent: cmp.Or(v.Live, "none"), DefaultAudioLanguage: v.AudioLang, DefaultLanguage: v.TextLang,
 			Localized: localized{Title: v.Title, Description: v.Description}}
 	}
@@ -433,10 +442,8 @@ func (f *Fake) searchList(q url.Values) (any, *apiError) {
 	for _, v := range hits[start:end] {
 		it := searchItem{Kind: "youtube#searchResult", Etag: etag("search", v.ID), ID: searchID{"youtube#video", v.ID}}
 		if want["snippet"] {
-			at := v.PublishedAt.Format(time.RFC3339)
-			it.Snippet = &searchSnippet{PublishedAt: at, ChannelID: v.ChannelID, Title: v.Title,
-				Description: firstLine(v.Description), Thumbnails: thumbs(v.ID), ChannelTitle: v.ChannelTitle,
-				LiveBroadcastContent: "none", PublishTime: at}
+			sn := snippetOf(v, firstLine(v.Description))
+			it.Snippet = &searchSnippet{snippet: sn, LiveBroadcastContent: "none", PublishTime: sn.PublishedAt}
 		}
 		resp.Items = append(resp.Items, it)
 	}

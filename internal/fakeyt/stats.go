@@ -23,9 +23,7 @@ type statsResponse struct {
 }
 
 type statItem struct {
-	Kind           string        `json:"kind"`
-	Etag           string        `json:"etag"`
-	ID             string        `json:"id"`
+	head
 	Snippet        *statSnippet  `json:"snippet,omitempty"`
 	Statistics     *statCounts   `json:"statistics,omitempty"`
 	ContentDetails *statDuration `json:"contentDetails,omitempty"`
@@ -90,7 +88,7 @@ func splitIDs(values []string) []string {
 }
 
 func renderStat(v *video, want map[string]bool) statItem {
-	it := statItem{Kind: "youtube#videoStats", Etag: etag("stat", v.ID, strconv.FormatUint(v.Views, 10)), ID: v.ID}
+	it := statItem{head: head{"youtube#videoStats", etag("stat", v.ID, strconv.FormatUint(v.Views, 10)), v.ID}}
 	if want["snippet"] {
 		it.Snippet = &statSnippet{PublishTime: v.PublishedAt.Format(time.RFC3339)}
 	}

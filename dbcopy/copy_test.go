@@ -1,41 +1,18 @@
-package store
+package dbcopy
 
 import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/store"
 )
-
-// tablesOf lists the tables the migrations built in db, without SQLite's
-// own and the FTS5 index's shadow tables (the index is one table).
-func tablesOf(t *testing.T, db *DB) []string {
-	t.Helper()
-	q := `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'videos_fts_%'`
-	if isPG(db) {
-		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
-	}
-	rows, err := db.Reader().Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := scanAll(rows, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, r := range got {
-		names = append(names, text(r[0]).(string))
-	}
-	sort.Strings(names)
-	return names
-}
 
 // Every table the migrations of either database build is copied, or is
 // named with why it is not: a new table is a decision, not a table left
@@ -46,7 +23,7 @@ func TestCopyCarriesEveryTable(t *testing.T) {
 	for _, c := range copyTables {
 		carriedNames[c.name] = true
 	}
-	eachStore(t, func(t *testing.T, db *DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		have := map[string]bool{}
 		for _, name := range tablesOf(t, db) {
 			have[name] = true
@@ -65,17 +42,17 @@ func TestCopyCarriesEveryTable(t *testing.T) {
 // fillEveryTable writes at least one row into every table db copy
 // carries, through the store where it has a writer and by hand where its
 // writers live elsewhere (the limiter's tables, the API's tokens).
-func fillEveryTable(t *testing.T, db *DB) {
+func fillEveryTable(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	v1, v2 := vid("a1", "Müller Fußball ß"), vid("a2", "हिन्दी गाना")
 	v2.LikeCount, v2.CommentCount = nil, nil
 	for i := range 3 {
 		at := t0.Add(time.Duration(i) * time.Hour)
-		run(t, db, ingest.Trending, "US", at, page(ingest.Trending, "US", 1, at, v1, v2, vid("b"+string(rune('0'+i)), "song")))
+		run(t, db, ingest.Trending, "US", at, v1, v2, vid("b"+string(rune('0'+i)), "song"))
 	}
-	run(t, db, ingest.Trending, "DE", t0, page(ingest.Trending, "DE", 1, t0, v1))
-	run(t, db, ingest.Search, "GB", t0, page(ingest.Search, "GB", 1, t0, v2))
+	run(t, db, ingest.Trending, "DE", t0, v1)
+	run(t, db, ingest.Search, "GB", t0, v2)
 	ms := t0.UnixMilli()
 	for _, q := range []struct {
 		sql  string
@@ -85,6 +62,7 @@ func fillEveryTable(t *testing.T, db *DB) {
 		{`INSERT INTO videos_gone (id, gone_ms) VALUES ('gone1', ?)`, []any{ms}},
 		{`INSERT INTO categories (region, id, title, fetched_ms) VALUES ('US', '10', 'Music', ?)`, []any{ms}},
 		{`INSERT INTO category_fetches (region, fetched_ms) VALUES ('US', ?)`, []any{ms}},
+		{`INSERT INTO region_catalogue (code, name, fetched_ms) VALUES ('US', 'United States', ?), ('TR', 'Türkiye', ?)`, []any{ms, ms}},
 		{`INSERT INTO region_catalogue (code, name, fetched_ms) VALUES ('US', 'United States', ?), ('TR', 'Türkiye', ?)`, []any{ms, ms}},
 		{`INSERT INTO backfill_cursors (key, region, since, updated_ms) VALUES ('k1', 'US', '2026-01-01T00:00:00Z', ?)`, []any{ms}},
 		{`INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, 3600000, 'US,DE', ?)`, []any{ms}},
@@ -112,7 +90,7 @@ func fillEveryTable(t *testing.T, db *DB) {
 	}
 }
 
-func copyAll(t *testing.T, src, dst *DB) []TableSums {
+func copyAll(t *testing.T, src, dst *store.DB) []TableSums {
 	t.Helper()
 	sums, err := Copy(context.Background(), src, dst, nil)
 	if err != nil {
@@ -132,10 +110,10 @@ func copyAll(t *testing.T, src, dst *DB) []TableSums {
 func TestCopyBothWays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	src := openURL(t, filepath.Join(t.TempDir(), "src.db"))
+	src := open(t, filepath.Join(t.TempDir(), "src.db"))
 	fillEveryTable(t, src)
-	pg := openURL(t, pgtest.URL(t))
-	back := openURL(t, filepath.Join(t.TempDir(), "back.db"))
+	pg := open(t, pgtest.URL(t))
+	back := open(t, filepath.Join(t.TempDir(), "back.db"))
 	first := copyAll(t, src, pg)
 	second := copyAll(t, pg, back)
 	for i := range first {
@@ -143,16 +121,16 @@ func TestCopyBothWays(t *testing.T) {
 			t.Errorf("%s: the SQLite source sums %+v, its copy back from PostgreSQL %+v", first[i].Table, first[i].Source, second[i].Target)
 		}
 	}
-	for _, db := range []*DB{src, pg, back} {
+	for _, db := range []*store.DB{src, pg, back} {
 		integrityCheck(t, db)
 		for _, q := range []string{"fussball", "muller", "हिन्दी", "song"} {
-			hits, err := db.Search(ctx, q, SearchOptions{Limit: 10})
+			hits, err := db.Search(ctx, q, store.SearchOptions{Limit: 10})
 			if err != nil || len(hits) == 0 {
 				t.Errorf("%s: search %q: %d hits, %v; want some", db.Path(), q, len(hits), err)
 			}
 		}
 		before := count(t, db, `SELECT count(*) FROM video_days`)
-		run(t, db, ingest.Trending, "FR", t0.Add(48*time.Hour), page(ingest.Trending, "FR", 1, t0.Add(48*time.Hour), vid("new", "new one")))
+		run(t, db, ingest.Trending, "FR", t0.Add(48*time.Hour), vid("new", "new one"))
 		if after := count(t, db, `SELECT count(*) FROM video_days`); after != before+1 {
 			t.Errorf("%s: a new page after the copy made %d daily rows, want 1: the rollup's triggers are not back", db.Path(), after-before)
 		}
@@ -164,13 +142,13 @@ func TestCopyBothWays(t *testing.T) {
 func TestCopyResumesAfterAStop(t *testing.T) {
 	for _, to := range []string{"sqlite", "postgres"} {
 		t.Run(to, func(t *testing.T) {
-			src := openURL(t, filepath.Join(t.TempDir(), "src.db"))
+			src := open(t, filepath.Join(t.TempDir(), "src.db"))
 			fillEveryTable(t, src)
 			dstURL := filepath.Join(t.TempDir(), "dst.db")
 			if to == "postgres" {
 				dstURL = pgtest.URL(t)
 			}
-			dst := openURL(t, dstURL)
+			dst := open(t, dstURL)
 			old := copyBatch
 			copyBatch = 2
 			t.Cleanup(func() { copyBatch = old })
@@ -199,17 +177,17 @@ func TestCopyResumesAfterAStop(t *testing.T) {
 func TestCopyRefusesATargetWithData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	src := openURL(t, filepath.Join(t.TempDir(), "src.db"))
+	src := open(t, filepath.Join(t.TempDir(), "src.db"))
 	fillEveryTable(t, src)
-	other := openURL(t, filepath.Join(t.TempDir(), "other.db"))
+	other := open(t, filepath.Join(t.TempDir(), "other.db"))
 	fillEveryTable(t, other)
-	used := openURL(t, filepath.Join(t.TempDir(), "used.db"))
-	run(t, used, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("u", "used")))
-	halfway := openURL(t, filepath.Join(t.TempDir(), "halfway.db"))
+	used := open(t, filepath.Join(t.TempDir(), "used.db"))
+	run(t, used, ingest.Trending, "US", t0, vid("u", "used"))
+	halfway := open(t, filepath.Join(t.TempDir(), "halfway.db"))
 	if _, err := halfway.Writer().Exec(`INSERT INTO ledger_notes (name, value) VALUES (?, 'ledger 0123 at elsewhere')`, copyFromNote); err != nil {
 		t.Fatal(err)
 	}
-	for _, dst := range []*DB{used, halfway} {
+	for _, dst := range []*store.DB{used, halfway} {
 		before := count(t, dst, `SELECT count(*) FROM ledger_notes`)
 		_, err := Copy(ctx, src, dst, nil)
 		var te *TargetError
@@ -231,7 +209,7 @@ func TestCopyOfALiveFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	srcPath := filepath.Join(dir, "src.db")
-	src := openURL(t, srcPath)
+	src := open(t, srcPath)
 	fillEveryTable(t, src)
 	stop, started, wrote := make(chan struct{}), make(chan struct{}), make(chan int)
 	go func() {
@@ -249,7 +227,8 @@ func TestCopyOfALiveFile(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			p := page(ingest.Trending, "JP", 1, at, vid("live"+strconv.Itoa(n), "live one"), vid("live", "always there"))
+			p := ingest.Page{Kind: ingest.Trending, Region: "JP", Number: 1, Fetched: at,
+				Videos: []ingest.Video{vid("live"+strconv.Itoa(n), "live one"), vid("live", "always there")}}
 			if err := src.SavePage(ctx, id, p); err != nil {
 				t.Error(err)
 				return
@@ -265,14 +244,14 @@ func TestCopyOfALiveFile(t *testing.T) {
 		t.Fatalf("the worker stopped after %d runs", n)
 	}
 	snapPath := filepath.Join(dir, "snap.db")
-	err := Snapshot(ctx, srcPath, snapPath)
+	err := store.Snapshot(ctx, srcPath, snapPath)
 	close(stop)
 	n := <-wrote
 	if err != nil {
 		t.Fatalf("snapshot of a file being written: %v", err)
 	}
-	snap := openURL(t, snapPath)
-	dst := openURL(t, filepath.Join(dir, "dst.db"))
+	snap := open(t, snapPath)
+	dst := open(t, filepath.Join(dir, "dst.db"))
 	copyAll(t, snap, dst)
 	runs := count(t, dst, `SELECT count(*) FROM runs WHERE region = 'JP'`)
 	entries := count(t, dst, `SELECT count(*) FROM trending_entries WHERE region = 'JP'`)

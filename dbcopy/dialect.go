@@ -1,4 +1,4 @@
-package store
+package dbcopy
 
 import (
 	"context"
@@ -6,17 +6,41 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
-// What a copy does on each database (copy.go): its tables' columns, the
-// order of a key, and what a target needs beside the rows. The daily
-// rollup (video_days) is copied as it is, so the triggers that keep it
-// from chart entries and tracked counts are held back while those are
-// copied, and put back at the end; the search index is built as the
-// videos arrive.
+// What a copy does on each database, SQLite's beside PostgreSQL's: its
+// tables' columns, the order of a key, and what a target needs beside the
+// rows. The daily rollup (video_days) is copied as it is, so the triggers
+// that keep it from chart entries and tracked counts are held back while
+// those are copied, and put back at the end; the search index is built as
+// the videos arrive.
+
+// dialect is what a copy does each database's own way.
+type dialect interface {
+	// columns are a table's columns in their order.
+	columns(ctx context.Context, q reader, table string) ([]string, error)
+	// keyOrder is an ORDER BY of keys in bytes' order, as SQLite's BINARY
+	// compares text: one order on both sides of a copy.
+	keyOrder(keys []string) string
+	// startCopy holds back the rollup's triggers on a target.
+	startCopy(ctx context.Context, tx *sql.Tx) error
+	// copied writes what the target keeps beside rows copied into table.
+	copied(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error
+	// endCopy puts back what startCopy held back.
+	endCopy(ctx context.Context, db *store.DB) error
+}
+
+// sqliteDialect is a copy on SQLite: FTS5's triggers index the videos.
+type sqliteDialect struct{}
+
+// pgDialect is a copy on PostgreSQL: the copy writes the index's rows.
+type pgDialect struct{}
 
 // rollupTables are the tables whose triggers keep video_days.
-const rollupTables = "'trending_entries', 'video_stats'"
+var rollupTables = []string{"trending_entries", "video_stats"}
 
 func (sqliteDialect) columns(ctx context.Context, q reader, table string) ([]string, error) {
 	return columnNames(ctx, q, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
@@ -41,21 +65,20 @@ func columnNames(ctx context.Context, q reader, query, table string) ([]string, 
 	}
 	cols := make([]string, len(got))
 	for i, r := range got {
-		cols[i] = fmt.Sprint(text(r[0]))
+		cols[i] = text(r[0])
 	}
 	return cols, nil
 }
 
-func text(v any) any {
+// text is a value read as text: a driver may give it as bytes.
+func text(v any) string {
 	if b, ok := v.([]byte); ok {
 		return string(b)
 	}
-	return v
+	return fmt.Sprint(v)
 }
 
-// keyOrder is an ORDER BY of keys in bytes' order, as SQLite's BINARY
-// compares text: one order on both sides of a copy.
-func (sqliteDialect) keyOrder(keys []string) string { return quoted(keys) }
+func (sqliteDialect) keyOrder(keys []string) string { return quoted(keys, "") }
 
 func (pgDialect) keyOrder(keys []string) string {
 	q := make([]string, len(keys))
@@ -75,7 +98,8 @@ var pgTextKeys = map[string]bool{"quota_key": true, "name": true, "region": true
 
 // startCopy keeps the rollup's triggers in a note and drops them.
 func (sqliteDialect) startCopy(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name IN (`+rollupTables+`)`)
+	rows, err := tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'
+AND tbl_name IN (?, ?)`, rollupTables[0], rollupTables[1])
 	if err != nil {
 		return err
 	}
@@ -85,8 +109,8 @@ func (sqliteDialect) startCopy(ctx context.Context, tx *sql.Tx) error {
 	}
 	var keep []string
 	for _, r := range got {
-		keep = append(keep, fmt.Sprint(text(r[1])))
-		if _, err := tx.ExecContext(ctx, `DROP TRIGGER "`+fmt.Sprint(text(r[0]))+`"`); err != nil {
+		keep = append(keep, text(r[1]))
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER "`+text(r[0])+`"`); err != nil {
 			return err
 		}
 	}
@@ -97,7 +121,7 @@ func (sqliteDialect) startCopy(ctx context.Context, tx *sql.Tx) error {
 
 // startCopy turns the rollup's triggers off.
 func (pgDialect) startCopy(ctx context.Context, tx *sql.Tx) error {
-	for _, t := range []string{"trending_entries", "video_stats"} {
+	for _, t := range rollupTables {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t+` DISABLE TRIGGER USER`); err != nil {
 			return err
 		}
@@ -121,18 +145,17 @@ func (pgDialect) copied(ctx context.Context, tx *sql.Tx, table string, cols []st
 			q += ", "
 		}
 		q += "(?, ?::tsvector)"
-		var tags []string
-		_ = json.Unmarshal([]byte(fmt.Sprint(text(r[at[3]]))), &tags)
-		args = append(args, r[at[0]], tsDoc(pgText(fmt.Sprint(text(r[at[1]]))), pgText(fmt.Sprint(text(r[at[2]]))),
-			pgText(strings.Join(tags, " ")), pgText(fmt.Sprint(text(r[at[4]])))))
+		v := ingest.Video{Title: text(r[at[1]]), Description: text(r[at[2]]), ChannelTitle: text(r[at[4]])}
+		_ = json.Unmarshal([]byte(text(r[at[3]])), &v.Tags)
+		args = append(args, r[at[0]], store.SearchDoc(&v))
 	}
 	_, err := tx.ExecContext(ctx, q, args...)
 	return err
 }
 
 // endCopy puts the rollup's triggers back and merges the search index.
-func (sqliteDialect) endCopy(ctx context.Context, db *DB) error {
-	note, err := db.noted(ctx, copyTriggersNote)
+func (sqliteDialect) endCopy(ctx context.Context, db *store.DB) error {
+	note, err := noted(ctx, db, copyTriggersNote)
 	if err != nil || note == "" {
 		return err
 	}
@@ -140,33 +163,33 @@ func (sqliteDialect) endCopy(ctx context.Context, db *DB) error {
 	if err := json.Unmarshal([]byte(note), &keep); err != nil {
 		return fmt.Errorf("the triggers kept in %s: %w", copyTriggersNote, err)
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, q := range append(keep, `DELETE FROM ledger_notes WHERE name = '`+copyTriggersNote+`'`,
-		`INSERT INTO videos_fts (videos_fts) VALUES ('optimize')`) {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return inOne(ctx, db, append(keep, `DELETE FROM ledger_notes WHERE name = '`+copyTriggersNote+`'`,
+		`INSERT INTO videos_fts (videos_fts) VALUES ('optimize')`))
 }
 
 // endCopy turns the rollup's triggers on and sets the identity columns'
 // sequences past the rows copied.
-func (pgDialect) endCopy(ctx context.Context, db *DB) error {
-	for _, q := range []string{
+func (pgDialect) endCopy(ctx context.Context, db *store.DB) error {
+	return inOne(ctx, db, []string{
 		`ALTER TABLE trending_entries ENABLE TRIGGER USER`,
 		`ALTER TABLE video_stats ENABLE TRIGGER USER`,
 		`SELECT setval(pg_get_serial_sequence('videos', 'vid'), coalesce(max(vid), 0) + 1, false) FROM videos`,
 		`SELECT setval(pg_get_serial_sequence('runs', 'id'), coalesce(max(id), 0) + 1, false) FROM runs`,
 		`ANALYZE`,
-	} {
-		if _, err := db.w.ExecContext(ctx, q); err != nil {
+	})
+}
+
+// inOne runs stmts in one transaction of db's writer.
+func inOne(ctx context.Context, db *store.DB, stmts []string) error {
+	tx, err := db.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	return nil
+	return tx.Commit()
 }
