@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // The days tests run the pools' real shape over real days: a 24-hour
@@ -88,7 +89,7 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 		}
 	}
 	for i := range s.passes {
-		sl, err := jobs.Stagger(period, i, len(s.passes))
+		sl, err := regions.Stagger(period, i, len(s.passes))
 		if err != nil {
 			t.Fatal(err)
 		}

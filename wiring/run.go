@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -21,7 +22,9 @@ import (
 
 // Run is a run as its checked flags give it.
 type Run struct {
-	Regions    []string
+	// Regions are the charts --regions selects, each with its tier and
+	// depth, in schedule order.
+	Regions    []regions.Chart
 	Categories []string // "" first: the unfiltered chart
 	Every      time.Duration
 	MaxStale   time.Duration // how stale a region's own chart may grow before the plan drops it
@@ -180,8 +183,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
-	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
-		Standing: r.Terms.Standing, Held: p.DB.Held}
+	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: regions.Codes(r.Regions), Every: r.Every,
+		Standing: r.Terms.Standing, Held: p.DB.Held, Next: regions.NextRuns(r.Regions, r.Every), Slots: ChartStagger(r.Regions, r.Every)}
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
 	// region has failed metrics.FailingAfter passes in a row.
@@ -224,8 +227,11 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 }
 
 // BuildReport builds the report of src with the staggered schedule's next
-// runs and slots.
+// runs and slots: src's own (a daemon's, by its regions' tiers), else
+// those of its regions at tier 1.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), Stagger(src.Regions, src.Every)
+	if src.Next == nil {
+		src.Next, src.Slots = regions.NextRuns(regions.Charts(src.Regions...), src.Every), Stagger(src.Regions, src.Every)
+	}
 	return report.Build(ctx, src)
 }

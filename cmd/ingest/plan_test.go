@@ -35,7 +35,7 @@ func TestPlanCountsTracking(t *testing.T) {
 				logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			f := &runFlags{every: time.Hour, cats: []string{""},
 				track: trackFlags{forText: c.trackFor, every: jobs.TrackEvery}}
-			if err := checkPlan(context.Background(), s, f, regions.Default); err != nil {
+			if err := checkPlan(context.Background(), s, f, regions.Charts(regions.Default...)); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]int64{}

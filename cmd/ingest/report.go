@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -41,11 +42,11 @@ func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
 
 // schedule reads the flags.
 func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+	charts, err := parseRegions(f.regions, f.regionsGiven)
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven},
+	return wiring.Schedule{Regions: regions.Codes(charts), Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven},
 		checkEvery("--every", f.every)
 }
 

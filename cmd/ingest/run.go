@@ -56,9 +56,10 @@ type runFlags struct {
 	proxies        []netip.Prefix
 }
 
-// parseRegions reads --regions. Left out, it is the default regions; given
-// empty, it is a mistake (a variable that expanded to nothing), not all.
-func parseRegions(list string, given bool) ([]string, error) {
+// parseRegions reads --regions: each chart with its tier and depth. Left
+// out, it is the default regions; given empty, it is a mistake (a
+// variable that expanded to nothing), not all.
+func parseRegions(list string, given bool) ([]regions.Chart, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
@@ -66,11 +67,7 @@ func parseRegions(list string, given bool) ([]string, error) {
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
-	codes := make([]string, len(charts))
-	for i, c := range charts {
-		codes[i] = c.Code
-	}
-	return codes, nil
+	return charts, nil
 }
 
 // parseRegion reads one region code, given to name (a flag, or a command
@@ -126,8 +123,8 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes (default "+strings.Join(regions.Default, ",")+")")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+" (default "+strings.Join(regions.Default, ",")+"; docs/operations.md, Pacing)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
@@ -142,8 +139,8 @@ A second signal stops at once.`,
 	return cmd
 }
 
-func (f *runFlags) validate() ([]string, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven)
+func (f *runFlags) validate() ([]regions.Chart, error) {
+	charts, err := parseRegions(f.regions, f.regionsGiven)
 	if err != nil {
 		return nil, err
 	}
@@ -171,11 +168,11 @@ func (f *runFlags) validate() ([]string, error) {
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return nil, err
 	}
-	return codes, nil
+	return charts, nil
 }
 
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
-	codes, err := f.validate()
+	charts, err := f.validate()
 	if err != nil {
 		return err
 	}
@@ -183,7 +180,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPlan(ctx, s, f, codes); err != nil {
+	if err := checkPlan(ctx, s, f, charts); err != nil {
 		return err
 	}
 	p, err := openPipeline(ctx, s)
@@ -195,7 +192,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	b := readBuildInfo()
-	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
+	r := wiring.Run{Regions: charts, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
 		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
