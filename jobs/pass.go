@@ -119,14 +119,6 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 	return p.Categories.SaveCategories(ctx, p.Region, cats, p.now())
 }
 
-// maxPages is how many pages the pass reads at most.
-func (p *Pass) maxPages() int {
-	if p.Pages > 0 {
-		return min(p.Pages, MaxPages)
-	}
-	return MaxPages
-}
-
 // pages follows the chart's page tokens to the end, or to the pass's
 // depth (Pages): a chart read to its depth is complete. An invalid page token
 // restarts the pass once from the first page.
@@ -139,7 +131,7 @@ func (p *Pass) pages(ctx context.Context, gate ingest.Gate, out *Outcome) error 
 	w := &pageWriter{pass: p, ctx: context.WithoutCancel(ctx), out: out}
 	gate = w.after(gate)
 	token, restarted := "", false
-	for n := 1; n <= p.maxPages(); n++ {
+	for n := 1; n <= MaxPages; n++ {
 		if stopping(p.Drain) {
 			out.interrupted()
 			return w.flush()
