@@ -85,11 +85,15 @@ func newRunCmd(s *settings) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Ingest the regions' most-popular charts, as a daemon or once",
-		Long: `run fetches each region's most-popular chart to the end and stores it.
+		Long: `run fetches each region's most-popular chart to its depth (the whole chart
+unless --regions says REGION:depth=N) and stores it.
 
 As a daemon it runs every --every, in UTC, region i offset by i x every/n (n
 the regions run or the default regions, whichever are more), so that the
-regions spread their spending over the period; a region whose
+regions spread their spending over the period; a tier-N region
+(REGION:tier=N) runs at most every N x --every, at offsets spread over those
+N periods, and when the pools are short it is slowed, and dropped, before
+the tiers above it (docs/operations.md, Pacing). A region whose
 latest slot passed while the daemon was down, and is older than its paced
 cadence, runs once at start, every region's own chart first. With --once it
 runs every selected region now, one after another, and exits: the form for
@@ -130,7 +134,7 @@ A second signal stops at once.`,
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
-	cmd.Flags().DurationVar(&f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly, up to this age, before the last of --regions are dropped; at least --every (docs/operations.md, Pacing)")
+	cmd.Flags().DurationVar(&f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/operations.md, Pacing)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nThe prune runs once every --every, and after run --once's passes; docs/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
