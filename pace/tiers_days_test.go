@@ -164,7 +164,7 @@ func TestDaysAllRegions(t *testing.T) {
 			var pc *pace.Pacer
 			late := 5 * time.Second
 			if mode == "cron" {
-				pc, late = s.every10m(start, end), 10*time.Minute
+				pc, late = s.every10m(start, end), 10*time.Minute+5*time.Second
 			} else {
 				pc = s.pacer()
 				s.catchUp(pc)
