@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // What each kind of run costs the upstream, as pacing plans with it until a
@@ -18,7 +19,7 @@ import (
 func (k Kind) Guess(costs *ingest.Costs) map[string]float64 {
 	switch k {
 	case KindChart, KindCategoryChart:
-		return guess(costs, ingest.OpVideosList, 4)
+		return guess(costs, ingest.OpVideosList, wholeChart)
 	case KindRefresh:
 		return guess(costs, ingest.OpVideosList, 1)
 	case KindTracking:
@@ -26,6 +27,19 @@ func (k Kind) Guess(costs *ingest.Costs) map[string]float64 {
 	}
 	return nil
 }
+
+// Guess is what one run of the entry costs until one is measured, by
+// pool: a chart pass reads its region's depth, the whole chart at most;
+// other kinds cost their kind's guess.
+func (e Entry) Guess(costs *ingest.Costs) map[string]float64 {
+	if e.Kind.charts() && e.Pages > 0 {
+		return guess(costs, ingest.OpVideosList, int64(min(e.Pages, wholeChart)))
+	}
+	return e.Kind.Guess(costs)
+}
+
+// wholeChart is the pages of a whole chart.
+const wholeChart = regions.MaxDepth / regions.PageSize
 
 // ChartKind is a chart's kind by its name: a region's own chart (US), or a
 // category's (US/10).

@@ -10,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // Kind is what an entry of the daemon's schedule runs. Kinds are numbered
@@ -64,6 +65,12 @@ type Entry struct {
 	// Pacer decides whether it does), and what a catch-up at start asks:
 	// whether the latest slot passed without a run.
 	Slots Schedule
+	// Tier is a chart's region's tier (regions.Chart), 1 for every other
+	// entry: the plan's floor for it is Tier x its period.
+	Tier int
+	// Pages is how many pages a chart pass reads at most (its region's
+	// depth); zero to the chart's end.
+	Pages int
 	run   func(ctx context.Context) Ended
 }
 
@@ -135,7 +142,7 @@ func (d *Daemon) Entries() ([]Entry, error) {
 	n := len(d.Runner.Passes)
 	var out []Entry
 	for i, p := range d.Runner.Passes {
-		s, err := Stagger(d.Every, i, n)
+		s, err := regions.Chart{Code: p.Region, Tier: p.Tier}.Stagger(d.Every, i, n)
 		if err != nil {
 			return nil, fmt.Errorf("--every: %w", err)
 		}
@@ -148,17 +155,17 @@ func (d *Daemon) Entries() ([]Entry, error) {
 			return nil, fmt.Errorf("--track-every: must be at least %s, got %s", MinEvery, d.TrackEvery)
 		}
 		e := d.Track.Entry()
-		e.Slots = AfterCharts(d.TrackEvery, n, 2)
+		e.Slots = regions.AfterCharts(d.TrackEvery, n, 2)
 		out = append(out, e)
 	}
 	if d.Prune != nil {
 		e := d.Prune.Entry()
-		e.Slots = AfterCharts(d.Every, n, 4)
+		e.Slots = regions.AfterCharts(d.Every, n, 4)
 		out = append(out, e)
 	}
 	if d.Refresh != nil {
 		e := d.Refresh.Entry()
-		e.Slots = AfterCharts(d.Every, n, 3)
+		e.Slots = regions.AfterCharts(d.Every, n, 3)
 		out = append(out, e)
 	}
 	return out, nil

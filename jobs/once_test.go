@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 func result(region string, st ingest.RunStatus, err error, ids ...string) PassResult {
@@ -130,11 +131,11 @@ func TestCause(t *testing.T) {
 func TestChartPasses(t *testing.T) {
 	t.Parallel()
 	like := Pass{QuotaKey: "k"}
-	r := &Runner{Passes: ChartPasses([]string{"US", "GB"}, []string{"", "10"}, like, slog.New(slog.DiscardHandler))}
+	r := &Runner{Passes: ChartPasses(regions.Charts("US", "GB"), []string{"", "10"}, like, slog.New(slog.DiscardHandler))}
 	if got, want := strings.Join(r.Charts(), ","), "US,US/10,GB,GB/10"; got != want {
 		t.Fatalf("charts = %s, want %s", got, want)
 	}
-	if got, want := strings.Join(ChartNames([]string{"US", "GB"}, []string{"", "10"}), ","), strings.Join(r.Charts(), ","); got != want {
+	if got, want := strings.Join(ChartNames(regions.Charts("US", "GB"), []string{"", "10"}), ","), strings.Join(r.Charts(), ","); got != want {
 		t.Errorf("ChartNames = %s, want the passes' %s", got, want)
 	}
 	for _, p := range r.Passes {

@@ -16,12 +16,19 @@ const CategoriesEvery = 24 * time.Hour
 // MaxPages bounds one pass, in case the upstream never ends a chart.
 const MaxPages = 20
 
-// Pass fetches one chart to the end and stores it page by page: a
-// region's unfiltered chart, or with Category the chart of one video
-// category there.
+// Pass fetches one chart to the end, or to its region's depth, and
+// stores it page by page: a region's unfiltered chart, or with Category
+// the chart of one video category there.
 type Pass struct {
 	Region   string
 	Category string // a videoCategoryId; "" the unfiltered chart
+	// Pages is how many pages the pass reads at most (the region's depth,
+	// regions.Chart.Pages): it then ends as completed, the chart's top
+	// stored. Zero reads to the chart's end.
+	Pages int
+	// Tier is the region's tier (regions.Chart): its chart's period is
+	// Tier x --every. Zero is tier 1.
+	Tier     int
 	QuotaKey string
 	Costs    *ingest.Costs
 	Limiter  Limiter
@@ -86,7 +93,7 @@ func (p *Pass) Entry() Entry {
 	if p.Category != "" {
 		kind = KindCategoryChart
 	}
-	return Entry{Name: p.Chart(), Kind: kind, run: func(ctx context.Context) Ended {
+	return Entry{Name: p.Chart(), Kind: kind, Tier: max(p.Tier, 1), Pages: p.Pages, run: func(ctx context.Context) Ended {
 		res := p.Run(ctx)
 		did := []any{ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos, ingest.LogUnits, res.TotalUnits()}
 		if res.Remaining >= 0 {
@@ -112,7 +119,8 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 	return p.Categories.SaveCategories(ctx, p.Region, cats, p.now())
 }
 
-// pages follows the chart's page tokens to the end. An invalid page token
+// pages follows the chart's page tokens to the end, or to the pass's
+// depth (Pages): a chart read to its depth is complete. An invalid page token
 // restarts the pass once from the first page.
 //
 // Each page is stored in its own transaction while the next one is on the
@@ -142,7 +150,7 @@ func (p *Pass) pages(ctx context.Context, gate ingest.Gate, out *Outcome) error 
 		}
 		page.Number = n
 		w.queue(page)
-		if token = page.NextToken; token == "" {
+		if token = page.NextToken; token == "" || n == p.Pages {
 			return w.flush()
 		}
 	}

@@ -94,7 +94,7 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, code := range regions.Default {
-			s, _ := jobs.Stagger(every, i, len(regions.Default))
+			s, _ := regions.Stagger(every, i, len(regions.Default))
 			slots := map[time.Time]time.Time{}
 			for _, at := range src.at[code] {
 				if prev, twice := slots[s.Prev(at)]; twice {
@@ -135,7 +135,7 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 			}
 		}
 		for i, code := range regions.Default {
-			s, _ := jobs.Stagger(every, i, len(regions.Default))
+			s, _ := regions.Stagger(every, i, len(regions.Default))
 			slots := map[time.Time]int{}
 			for _, at := range src.at[code] {
 				slots[s.Prev(at)]++
@@ -190,7 +190,7 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 		}
 		catchUps, onSlot := 0, 0
 		for _, o := range got {
-			s, _ := jobs.Stagger(every, index[o.region], len(regions.Default))
+			s, _ := regions.Stagger(every, index[o.region], len(regions.Default))
 			switch {
 			case o.slot.IsZero():
 				catchUps++

@@ -10,6 +10,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -277,7 +278,7 @@ func TestPacerCountsSlots(t *testing.T) {
 	state := func(context.Context) ([]ingest.PoolState, error) {
 		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
 	}
-	slots, err := jobs.Stagger(time.Hour, 4, 8)
+	slots, err := regions.Stagger(time.Hour, 4, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestPacerDueFrom(t *testing.T) {
 	state := func(context.Context) ([]ingest.PoolState, error) {
 		return []ingest.PoolState{{Pool: "default", Remaining: 1000}}, nil
 	}
-	slots, err := jobs.Stagger(time.Hour, 0, 8)
+	slots, err := regions.Stagger(time.Hour, 0, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // The days tests run the pools' real shape over real days: a 24-hour
@@ -69,6 +70,13 @@ type sim struct {
 	// over its planned cadence; oldest the largest age it reached.
 	over   float64
 	oldest time.Duration
+	// charts are the regions' charts by code, with their tier and depth;
+	// bound is --max-stale (0: the default).
+	charts map[string]regions.Chart
+	bound  time.Duration
+	// spent is what each chart's passes spent in the default pool, by
+	// Unix hour.
+	spent map[string]map[int64]int64
 }
 
 func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
@@ -77,18 +85,28 @@ func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim
 
 // newSimEvery is a sim whose charts are staggered over period (--every).
 func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string, period time.Duration) *sim {
+	return newSimCharts(t, costs, at, regions.Charts(codes...), cats, period)
+}
+
+// newSimCharts is a sim of charts, each at its tier and depth, staggered
+// as the daemon staggers them over period (--every).
+func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Chart, cats []string, period time.Duration) *sim {
 	t.Helper()
 	w, fake := newWorldOf(t, costs, at)
 	fake.SetChartShape(4, 1)
-	s := &sim{t: t, w: w, fake: fake, start: at, every: period, completed: map[string][]time.Time{}}
+	s := &sim{t: t, w: w, fake: fake, start: at, every: period, completed: map[string][]time.Time{},
+		charts: map[string]regions.Chart{}, spent: map[string]map[int64]int64{}}
+	var order []regions.Chart
 	for _, cat := range append([]string{""}, cats...) {
-		for _, code := range codes {
-			s.passes = append(s.passes, &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs,
+		for _, c := range charts {
+			s.charts[c.Code] = c
+			order = append(order, c)
+			s.passes = append(s.passes, &jobs.Pass{Region: c.Code, Category: cat, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
 				Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock})
 		}
 	}
-	for i := range s.passes {
-		sl, err := jobs.Stagger(period, i, len(s.passes))
+	for i, c := range order {
+		sl, err := c.Stagger(period, i, len(s.passes))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,14 +119,14 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 func (s *sim) pacer() *pace.Pacer {
 	var entries []pace.Entry
 	for i, p := range s.passes {
-		kind := jobs.ChartKind(p.Chart())
-		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: int(kind), Floor: s.every,
-			Cost: kind.Guess(s.w.costs), Slots: s.slots[i]})
+		e := p.Entry()
+		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: int(e.Kind), Tier: e.Tier, Floor: s.slots[i].Every,
+			Cost: e.Guess(s.w.costs), Slots: s.slots[i]})
 	}
 	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: entries,
-		Now: s.w.clock, Logger: quiet(), Refresh: s.every,
+		Now: s.w.clock, Logger: quiet(), Refresh: s.every, Bound: s.bound,
 		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
-		Daily:   map[string]float64{ingest.DefaultPool: float64(len(regions8))}, LastPass: s.w.db.LastStart})
+		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
 }
 
 // pass runs the i-th chart when pc says it is due at slot, unless a run of
@@ -135,6 +153,10 @@ func (s *sim) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 		s.t.Fatalf("%s at %s: %v", p.Chart(), s.w.clock(), res.Err)
 	}
 	pc.Ran(p.Chart(), res.Units, res.Status)
+	if s.spent[p.Chart()] == nil {
+		s.spent[p.Chart()] = map[int64]int64{}
+	}
+	s.spent[p.Chart()][s.w.clock().Unix()/3600] += res.Units[ingest.DefaultPool]
 	if res.Status == ingest.StatusCompleted {
 		s.completed[p.Chart()] = append(s.completed[p.Chart()], s.w.clock())
 	}

@@ -39,8 +39,13 @@ type Entry struct {
 	// 1 (its categories), 2 (tracking). When a pool is short, each level
 	// runs half as often as the one above.
 	Priority int
-	// Floor is the shortest cadence allowed (--every): the plan never runs
-	// the entry more often.
+	// Tier is the entry's region's tier (1 when zero): within its level,
+	// a tier-N entry is stretched to N times tier 1's cadence when a pool
+	// is short, and past the staleness bound the highest tier is dropped
+	// first. Its Floor is its tier's: N x --every.
+	Tier int
+	// Floor is the shortest cadence allowed (--every, times the tier):
+	// the plan never runs the entry more often.
 	Floor time.Duration
 	// Cost is what one pass takes, by pool, as measured.
 	Cost map[string]float64
@@ -100,12 +105,14 @@ const DefaultBound = 24 * time.Hour
 // the levels below share what is left, each level's cadence twice the
 // one's above it once they are stretched. When level 0 cannot run at its
 // floors, every lower level of the pool is dropped and level 0 is
-// stretched evenly, to the one cadence the pool holds (never faster than
-// an entry's floor), as far as bound (DefaultBound when zero). When even
-// bound does not fit, level 0 runs every bound in the entries' order (the
-// operator's --regions), and those that do not fit are dropped. An entry
-// drawing from several pools takes the slowest cadence any of them
-// allows, which only spends less.
+// stretched evenly, to the one cadence the pool holds, a tier-N entry N
+// times tier 1's (never faster than an entry's floor), each as far as
+// bound (DefaultBound when zero). When even every entry at bound does not
+// fit, level 0 runs every bound in order of tier, then of the entries
+// (the operator's --regions), while the pool holds each; those it cannot
+// hold are dropped, the highest tier's first. An entry drawing from
+// several pools takes the slowest cadence any of them allows, which only
+// spends less.
 func Make(budgets []Budget, entries []Entry, bound time.Duration) Plan {
 	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{}, Rate: map[string]float64{},
 		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}, Dropped: map[string]bool{}}
@@ -145,7 +152,8 @@ func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]f
 		switch c := e.Cost[pool]; {
 		case c <= 0:
 		case e.Priority <= 0:
-			top, ms = append(top, i), append(ms, member{cost: c, floor: e.Floor.Seconds(), weight: 1})
+			f := e.Floor.Seconds()
+			top, ms = append(top, i), append(ms, member{cost: c, floor: f, weight: e.tier(), limit: max(f, bound)})
 		default:
 			below = append(below, i)
 		}
@@ -155,23 +163,21 @@ func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]f
 			every[i], dropped[i] = math.Inf(1), rate > 0
 		}
 	}
-	k := stretch(rate, ms)
-	if k > 0 {
+	if k := stretch(rate, ms); k > 0 {
 		drop(below)
-		if k <= bound {
+		if !math.IsInf(k, 1) {
 			for j, i := range top {
-				every[i] = max(ms[j].floor, k)
+				every[i] = ms[j].at(k)
 			}
 			return every, dropped
 		}
 		left := rate
-		for j, i := range top {
-			at := max(ms[j].floor, bound)
-			if need := ms[j].cost / at; need <= left*(1+1e-12) {
-				every[i], left = at, left-need
+		for _, j := range byTier(entries, top) {
+			if need := ms[j].cost / ms[j].limit; need <= left*(1+1e-12) {
+				every[top[j]], left = ms[j].limit, left-need
 				continue
 			}
-			drop([]int{i})
+			drop([]int{top[j]})
 		}
 		return every, dropped
 	}
@@ -183,11 +189,11 @@ func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]f
 	ms = make([]member, len(below))
 	for j, i := range below {
 		e := entries[i]
-		ms[j] = member{cost: e.Cost[pool], floor: e.Floor.Seconds(), weight: weight(e.Priority - 1)}
+		ms[j] = member{cost: e.Cost[pool], floor: e.Floor.Seconds(), weight: weight(e.Priority-1) * e.tier(), limit: math.Inf(1)}
 	}
-	k = stretch(rate-demand, ms)
+	k := stretch(rate-demand, ms)
 	for j, i := range below {
-		every[i] = max(ms[j].floor, k*ms[j].weight)
+		every[i] = ms[j].at(k)
 		if math.IsInf(every[i], 1) {
 			dropped[i] = rate > 0
 		}
@@ -226,46 +232,96 @@ func (b Budget) rate() float64 {
 	return b.Units / b.Horizon.Seconds()
 }
 
-// member is an entry as one pool's stretch sees it.
-type member struct{ cost, floor, weight float64 }
+// member is an entry as one pool's stretch sees it: its cadence is
+// k x weight, never under its floor nor over its limit.
+type member struct{ cost, floor, weight, limit float64 }
+
+// at is the member's cadence at the stretch k.
+func (m member) at(k float64) float64 { return min(max(m.floor, k*m.weight), m.limit) }
+
+// tier is the entry's tier as a weight: 1 when unset.
+func (e Entry) tier() float64 { return float64(max(e.Tier, 1)) }
+
+// byTier is the positions in top, in the order a pool keeps them past
+// the staleness bound: tier 1 first, and within a tier the entries' order.
+func byTier(entries []Entry, top []int) []int {
+	order := make([]int, len(top))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool { return entries[top[order[a]]].tier() < entries[top[order[b]]].tier() })
+	return order
+}
 
 // weight is how much longer than level 0's a level's cadence is when the
 // pool is short.
 func weight(priority int) float64 { return math.Pow(2, float64(max(priority, 0))) }
 
-// stretch returns the smallest k such that running each member every
-// max(floor, k x weight) seconds spends at most rate units a second: 0
-// when the floors fit, +Inf when there is no budget. The spend is
-// continuous and falls as k grows; between two members' thresholds
-// (floor/weight) it is A + B/k, solved exactly.
+// stretch returns the smallest k such that running each member at k
+// (member.at) spends at most rate units a second: 0 when the floors fit,
+// +Inf when there is no budget or even every member at its limit spends
+// more. The spend is continuous and falls as k grows; between two of the
+// members' thresholds (floor/weight, limit/weight) it is A + B/k, solved
+// exactly.
 func stretch(rate float64, ms []member) float64 {
-	var atFloor float64
-	for _, m := range ms {
-		atFloor += m.cost / m.floor
-	}
-	if atFloor <= rate {
+	if spend(ms, 0) <= rate {
 		return 0
 	}
 	if rate <= 0 {
 		return math.Inf(1)
 	}
-	ms = append([]member(nil), ms...)
-	sort.Slice(ms, func(i, j int) bool { return ms[i].floor/ms[i].weight < ms[j].floor/ms[j].weight })
-	a, b := atFloor, 0.0
-	for j, m := range ms {
-		a -= m.cost / m.floor // m is now stretched
-		b += m.cost / m.weight
-		upper := math.Inf(1)
-		if j+1 < len(ms) {
-			upper = ms[j+1].floor / ms[j+1].weight
+	var points []float64
+	for _, m := range ms {
+		points = append(points, m.floor/m.weight, m.limit/m.weight)
+	}
+	sort.Float64s(points)
+	lo := 0.0
+	for _, hi := range append(points, math.Inf(1)) {
+		if hi < lo || math.IsInf(lo, 1) {
+			continue
 		}
-		if rate > a {
-			if k := b / (rate - a); k <= upper {
-				return k
+		a, b := segment(ms, lo, hi)
+		switch {
+		case b == 0 && a <= rate:
+			return lo
+		case b > 0 && rate > a:
+			if k := b / (rate - a); k <= hi {
+				return max(k, lo)
 			}
 		}
+		lo = hi
 	}
-	return math.Inf(1) // not reached: the last segment always solves
+	return math.Inf(1)
+}
+
+// spend is what the members spend at k, in units a second.
+func spend(ms []member, k float64) float64 {
+	var s float64
+	for _, m := range ms {
+		s += m.cost / m.at(k)
+	}
+	return s
+}
+
+// segment is the spend between the thresholds lo and hi as A + B/k: A
+// what the members held at their floor or limit spend, B the stretched
+// ones' cost over their weight.
+func segment(ms []member, lo, hi float64) (a, b float64) {
+	mid := lo + 1
+	if !math.IsInf(hi, 1) {
+		mid = (lo + hi) / 2
+	}
+	for _, m := range ms {
+		switch x := mid * m.weight; {
+		case x <= m.floor:
+			a += m.cost / m.floor
+		case x >= m.limit:
+			a += m.cost / m.limit
+		default:
+			b += m.cost / m.weight
+		}
+	}
+	return a, b
 }
 
 // duration turns seconds into a cadence, rounded up to the millisecond so

@@ -12,6 +12,19 @@ func entry(name string, prio int, floor time.Duration, cost float64) pace.Entry 
 	return pace.Entry{Name: name, Priority: prio, Floor: floor, Cost: map[string]float64{"default": cost}}
 }
 
+// makeFor plans entries against budget units of the default pool over
+// 100 s, and checks each cadence of want.
+func makeFor(t *testing.T, budget float64, entries []pace.Entry, bound time.Duration, want map[string]time.Duration) pace.Plan {
+	t.Helper()
+	p := pace.Make([]pace.Budget{{Pool: "default", Units: budget, Horizon: 100 * time.Second}}, entries, bound)
+	for name, w := range want {
+		if got := p.Every[name]; got != w {
+			t.Errorf("%s every %v, want %v", name, got, w)
+		}
+	}
+	return p
+}
+
 func TestMake(t *testing.T) {
 	t.Parallel()
 	const s = time.Second
@@ -58,12 +71,7 @@ func TestMake(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := pace.Make([]pace.Budget{{Pool: "default", Units: tc.budget, Horizon: 100 * s}}, tc.entries, tc.bound)
-			for name, want := range tc.want {
-				if got := p.Every[name]; got != want {
-					t.Errorf("%s every %v, want %v", name, got, want)
-				}
-			}
+			p := makeFor(t, tc.budget, tc.entries, tc.bound, tc.want)
 			if got := p.Spend["default"]; math.Abs(got-tc.spend) > 1e-6 {
 				t.Errorf("spend %v, want %v", got, tc.spend)
 			}
@@ -122,4 +130,66 @@ func TestMakeNeverOverspends(t *testing.T) {
 			}
 		}
 	}
+}
+
+func tiered(name string, prio, tier int, floor time.Duration, cost float64) pace.Entry {
+	e := entry(name, prio, time.Duration(tier)*floor, cost)
+	e.Tier = tier
+	return e
+}
+
+// A tier-N region's chart runs at its floor (N x --every) while the pool
+// holds it, is stretched to N times tier 1's cadence when it does not,
+// never past the bound, and past the bound the highest tier is dropped
+// first whatever the order of --regions.
+func TestMakeTiers(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	tests := []struct {
+		name    string
+		budget  float64 // default pool, over 100 s
+		bound   time.Duration
+		entries []pace.Entry
+		want    map[string]time.Duration
+		dropped []string
+	}{
+		{"fits: each tier at its floor", 1000, 0,
+			[]pace.Entry{tiered("US", 0, 1, 10*s, 6), tiered("JP", 0, 3, 10*s, 3), tiered("JP/10", 1, 3, 10*s, 3)},
+			map[string]time.Duration{"US": 10 * s, "JP": 30 * s, "JP/10": 30 * s}, nil},
+		{"short: tier 3 stretched to three times tier 1's cadence", 35, 0,
+			[]pace.Entry{tiered("US", 0, 1, 10*s, 6), tiered("JP", 0, 3, 10*s, 3), tiered("US/10", 1, 1, 10*s, 1)},
+			map[string]time.Duration{"US": 20 * s, "JP": 60 * s, "US/10": pace.Never}, []string{"US/10"}},
+		{"shorter: tier 3 held at the bound while tier 1 stretches on", 27.5, 40 * s,
+			[]pace.Entry{tiered("US", 0, 1, 10*s, 6), tiered("JP", 0, 3, 10*s, 3)},
+			map[string]time.Duration{"US": 30 * s, "JP": 40 * s}, nil},
+		{"past the bound: the highest tier dropped first, then by --regions", 50, 20 * s,
+			[]pace.Entry{tiered("US", 0, 1, 10*s, 4), tiered("JP", 0, 3, 10*s, 4), tiered("GB", 0, 2, 10*s, 4), tiered("KR", 0, 3, 10*s, 4)},
+			map[string]time.Duration{"US": 20 * s, "GB": 20 * s, "JP": pace.Never, "KR": pace.Never}, []string{"JP", "KR"}},
+		{"past the bound: within a tier, the last of --regions dropped", 45, 30 * s,
+			[]pace.Entry{tiered("KR", 0, 3, 10*s, 6), tiered("JP", 0, 3, 10*s, 6), tiered("MX", 0, 3, 10*s, 6), tiered("US", 0, 1, 10*s, 6)},
+			map[string]time.Duration{"US": 30 * s, "KR": 30 * s, "JP": pace.Never, "MX": pace.Never}, []string{"JP", "MX"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := makeFor(t, tc.budget, tc.entries, tc.bound, tc.want)
+			if p.Spend["default"] > tc.budget+1e-6 {
+				t.Errorf("spends %v of %v", p.Spend["default"], tc.budget)
+			}
+			for _, e := range tc.entries {
+				if want := contains(tc.dropped, e.Name); p.Dropped[e.Name] != want {
+					t.Errorf("%s dropped %v, want %v", e.Name, p.Dropped[e.Name], want)
+				}
+			}
+		})
+	}
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }

@@ -170,7 +170,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 		}
 	}
 	for i := range d.passes {
-		s, err := jobs.Stagger(floor, i, len(d.passes))
+		s, err := regions.Stagger(floor, i, len(d.passes))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,3 +136,22 @@ func expand(name string, cat Catalogue) ([]string, bool) {
 	}
 	return []string{code}, false
 }
+
+// Charts are codes' charts at tier 1, each read whole: a selection without
+// settings.
+func Charts(codes ...string) []Chart {
+	out := make([]Chart, len(codes))
+	for i, code := range codes {
+		out[i] = Chart{Code: code, Tier: 1, Depth: MaxDepth}
+	}
+	return out
+}
+
+// Codes are the charts' region codes, in their order.
+func Codes(charts []Chart) []string {
+	out := make([]string, len(charts))
+	for i, c := range charts {
+		out[i] = c.Code
+	}
+	return out
+}

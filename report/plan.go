@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	icosts "github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -17,13 +18,20 @@ import (
 type Schedule struct {
 	// Charts are a region or region/category each, in schedule order.
 	Charts []string
-	Every  time.Duration
+	// Regions, when set, are the charts' regions with their tier and
+	// depth: a tier-N region's charts run every N x Every, reading at most
+	// its depth. A region not in it is tier 1, read whole.
+	Regions []regions.Chart
+	Every   time.Duration
 	// TrackEvery is how often tracking reads the counts of Tracked videos,
 	// TrackBatch of them a call; zero leaves tracking out. Tracked below
 	// zero is unknown (no database yet): the charts' own videos.
 	TrackEvery time.Duration
 	TrackBatch int
 	Tracked    int
+	// Bound is how stale a region's own chart may grow before the plan
+	// drops it (--max-stale; pace.DefaultBound when zero), for Tiers.
+	Bound time.Duration
 }
 
 // PlanLine is what the schedule spends in a day in one pool.
@@ -41,17 +49,14 @@ type PlanLine struct {
 // Fits says whether the pool allows what the schedule spends in it.
 func (p PlanLine) Fits() bool { return p.Units <= p.Capacity }
 
-// defaultPages is what a plan counts for a chart with no completed run:
-// a chart of 200 videos.
-const defaultPages = 4
-
 // Plan estimates a day of a schedule against each pool's capacity, from
 // what each fetch costs (ingest.Operations says which operations a fetch
 // calls, costs what they take): every chart page each cycle, each region's
 // categories once a day, and tracking's batches at every reading. A chart's
-// pages are those of its last completed run, defaultPages when it has none.
+// pages are those of its last completed run, its depth's when it has none, and a
+// tier-N region's charts run every N x Every.
 func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []PlanLine {
-	pages, regions := chartPages(s.Charts, last)
+	pages, perDay, regions := chartPages(s, last)
 	runs := float64(24*time.Hour) / float64(s.Every)
 	tracked := s.Tracked
 	if tracked < 0 {
@@ -69,25 +74,39 @@ func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []P
 		if readings == 0 {
 			l.Tracked = 0
 		}
-		l.Units = round(float64(int64(pages)*page[p.Name])*runs) + int64(regions)*cats[p.Name] + l.Tracking
+		l.Units = round(perDay*float64(page[p.Name])) + int64(regions)*cats[p.Name] + l.Tracking
 		plan = append(plan, l)
 	}
 	return plan
 }
 
-// chartPages counts the pages a cycle of charts fetches, and its regions.
-func chartPages(charts []string, last map[string]store.RunSummary) (pages, regions int) {
+// chartPages counts the pages a cycle of charts fetches, the pages they
+// fetch a day (each chart at its tier's cadence) and its regions.
+func chartPages(s Schedule, last map[string]store.RunSummary) (pages int, perDay float64, regions int) {
 	seen := map[string]bool{}
-	for _, code := range charts {
-		region, _, _ := strings.Cut(code, "/")
-		seen[region] = true
-		n := defaultPages
-		if run, ok := last[code]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
-			n = run.Pages
+	for _, name := range s.Charts {
+		code, _, _ := strings.Cut(name, "/")
+		seen[code] = true
+		c := s.region(code)
+		n := c.Pages()
+		if run, ok := last[name]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
+			n = min(run.Pages, n)
 		}
 		pages += n
+		perDay += float64(n) * float64(24*time.Hour) / float64(c.Period(s.Every))
 	}
-	return pages, len(seen)
+	return pages, perDay, len(seen)
+}
+
+// region is code's chart in the schedule: tier 1, read whole, unless
+// Regions says otherwise.
+func (s Schedule) region(code string) regions.Chart {
+	for _, c := range s.Regions {
+		if c.Code == code {
+			return c
+		}
+	}
+	return regions.Chart{Code: code, Tier: 1, Depth: regions.MaxDepth}
 }
 
 // perFetch is what one f costs by pool; an operation costs does not price

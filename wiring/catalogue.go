@@ -92,7 +92,7 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
 			asked = time.Now()
 			if cat, ok := h.readCatalogue(ctx, p); ok && r.Select != nil {
-				h.sayNewRegions(cat, r.Regions)
+				h.sayNewRegions(cat, regions.Codes(r.Regions))
 			}
 		}
 		select {

@@ -169,8 +169,8 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration, dueFro
 	}
 	var entries []pace.Entry
 	for _, e := range es {
-		if cost := e.Kind.Guess(h.Costs); cost != nil { // pruning spends no quota
-			entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Floor: e.Slots.Every, Slots: e.Slots, Cost: cost})
+		if cost := e.Guess(h.Costs); cost != nil { // pruning spends no quota
+			entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Tier: e.Tier, Floor: e.Slots.Every, Slots: e.Slots, Cost: cost})
 		}
 	}
 	led := ledger.New(p.DB)

@@ -22,7 +22,9 @@ import (
 
 // Run is a run as its checked flags give it.
 type Run struct {
-	Regions    []string
+	// Regions are the charts --regions selects, each with its tier and
+	// depth, in schedule order.
+	Regions    []regions.Chart
 	Categories []string // "" first: the unfiltered chart
 	Every      time.Duration
 	MaxStale   time.Duration // how stale a region's own chart may grow before the plan drops it
@@ -42,7 +44,7 @@ type Run struct {
 	// Select, when --regions names all, selects Regions again from the
 	// region catalogue, read first from the upstream when it is a day old
 	// (catalogue.go); nil when it does not.
-	Select func(regions.Catalogue) ([]string, error)
+	Select func(regions.Catalogue) ([]regions.Chart, error)
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -191,8 +193,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
-	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: r.Regions, Every: r.Every,
-		Standing: r.Terms.Standing, Held: p.DB.Held}
+	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: regions.Codes(r.Regions), Every: r.Every,
+		Standing: r.Terms.Standing, Held: p.DB.Held, Next: regions.NextRuns(r.Regions, r.Every), Slots: ChartStagger(r.Regions, r.Every)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
@@ -236,9 +238,12 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 }
 
 // BuildReport builds the report of src with the staggered schedule's next
-// runs and slots.
+// runs and slots: src's own (a daemon's, by its regions' tiers), else
+// those of its regions at tier 1.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	src.Next, src.Slots = jobs.NextRuns(src.Regions, src.Every), Stagger(src.Regions, src.Every)
+	if src.Next == nil {
+		src.Next, src.Slots = regions.NextRuns(regions.Charts(src.Regions...), src.Every), Stagger(src.Regions, src.Every)
+	}
 	if src.Names == nil {
 		src.Names = regionNames(regions.Builtin)
 	}

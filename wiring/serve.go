@@ -35,7 +35,7 @@ type Schedule struct {
 	RegionsGiven, EveryGiven bool
 	// Select, when the flags name all, selects the flags' regions from
 	// the catalogue the database keeps; nil when they do not.
-	Select func(regions.Catalogue) ([]string, error)
+	Select func(regions.Catalogue) ([]regions.Chart, error)
 }
 
 // Follow takes the daemon's schedule recorded in db for what the flags
@@ -46,11 +46,11 @@ func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Source
 	cat := StoredCatalogue(ctx, db)
 	src.Names = regionNames(cat)
 	if sch.Select != nil {
-		codes, err := sch.Select(cat)
+		charts, err := sch.Select(cat)
 		if err != nil {
 			return err
 		}
-		src.Regions = codes
+		src.Regions = regions.Codes(charts)
 	}
 	rec, ok, err := ledger.New(db).Schedule(ctx)
 	if err != nil {

@@ -21,9 +21,9 @@ func selectsAll(list string) bool {
 // selectFrom is what selects --regions from the region catalogue the
 // database keeps, once it is open: nil when --regions does not name all,
 // its codes then standing as checked against the built-in copy.
-func selectFrom(list string, given bool) func(regions.Catalogue) ([]string, error) {
+func selectFrom(list string, given bool) func(regions.Catalogue) ([]regions.Chart, error) {
 	if !selectsAll(list) {
 		return nil
 	}
-	return func(cat regions.Catalogue) ([]string, error) { return parseRegions(list, given, cat) }
+	return func(cat regions.Catalogue) ([]regions.Chart, error) { return parseRegions(list, given, cat) }
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -136,7 +135,7 @@ func waitForCharts(t *testing.T, db *sql.DB, ps []*proc) {
 func checkChartsOnce(t *testing.T, h *harness, db *sql.DB, every time.Duration) {
 	t.Helper()
 	for i, region := range allRegions {
-		sched, _ := jobs.Stagger(every, i, len(allRegions))
+		sched, _ := regions.Stagger(every, i, len(allRegions))
 		slots := map[time.Time]int{}
 		rows, err := db.Query(`SELECT started_ms FROM runs WHERE kind = 'trending' AND region = $1`, region)
 		if err != nil {

@@ -42,11 +42,11 @@ func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
 
 // schedule reads the flags.
 func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin)
+	charts, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin)
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: codes, Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+	return wiring.Schedule{Regions: regions.Codes(charts), Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
 		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
 }
 

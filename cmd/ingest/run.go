@@ -56,10 +56,11 @@ type runFlags struct {
 	proxies        []netip.Prefix
 }
 
-// parseRegions reads --regions against the region catalogue cat. Left out,
-// it is the default regions; given empty, it is a mistake (a variable that
-// expanded to nothing), not all.
-func parseRegions(list string, given bool, cat regions.Catalogue) ([]string, error) {
+// parseRegions reads --regions against the region catalogue cat: each
+// chart with its tier and depth. Left out, it is the default regions;
+// given empty, it is a mistake (a variable that expanded to nothing), not
+// all.
+func parseRegions(list string, given bool, cat regions.Catalogue) ([]regions.Chart, error) {
 	if given && strings.Trim(list, ", \t") == "" {
 		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
@@ -67,11 +68,7 @@ func parseRegions(list string, given bool, cat regions.Catalogue) ([]string, err
 	if err != nil {
 		return nil, usageErrorf("--regions: %w", err)
 	}
-	codes := make([]string, len(charts))
-	for i, c := range charts {
-		codes[i] = c.Code
-	}
-	return codes, nil
+	return charts, nil
 }
 
 // parseRegion reads one region code, given to name (a flag, or a command
@@ -89,11 +86,15 @@ func newRunCmd(s *settings) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Ingest the regions' most-popular charts, as a daemon or once",
-		Long: `run fetches each region's most-popular chart to the end and stores it.
+		Long: `run fetches each region's most-popular chart to its depth (the whole chart
+unless --regions says REGION:depth=N) and stores it.
 
 As a daemon it runs every --every, in UTC, region i offset by i x every/n (n
 the regions run or the default regions, whichever are more), so that the
-regions spread their spending over the period; a region whose
+regions spread their spending over the period; a tier-N region
+(REGION:tier=N) runs at most every N x --every, at offsets spread over those
+N periods, and when the pools are short it is slowed, and dropped, before
+the tiers above it (docs/operations.md, Pacing). A region whose
 latest slot passed while the daemon was down, and is older than its paced
 cadence, runs once at start, every region's own chart first. With --once it
 runs every selected region now, one after another, and exits: the form for
@@ -135,14 +136,14 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "comma-separated ISO 3166-1 alpha-2 codes, or all: every region of the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+")")
-	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x every/n, n the regions or the default regions, whichever are more")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+"; all is the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+"; docs/operations.md, Pacing)")
+	cmd.Flags().DurationVar(&f.every, "every", time.Hour, "schedule period, at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
-	cmd.Flags().DurationVar(&f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly, up to this age, before the last of --regions are dropped; at least --every (docs/operations.md, Pacing)")
+	cmd.Flags().DurationVar(&f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/operations.md, Pacing)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nThe prune runs once every --every, and after run --once's passes; docs/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
@@ -151,8 +152,8 @@ A second signal stops at once.`,
 	return cmd
 }
 
-func (f *runFlags) validate() ([]string, error) {
-	codes, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin) // all: the stored catalogue, once the database is open
+func (f *runFlags) validate() ([]regions.Chart, error) {
+	charts, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin) // all: the stored catalogue, once the database is open
 	if err != nil {
 		return nil, err
 	}
@@ -180,11 +181,11 @@ func (f *runFlags) validate() ([]string, error) {
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return nil, err
 	}
-	return codes, nil
+	return charts, nil
 }
 
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
-	codes, err := f.validate()
+	charts, err := f.validate()
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPlan(ctx, s, f, codes); err != nil {
+	if err := checkPlan(ctx, s, f, charts); err != nil {
 		return err
 	}
 	p, err := openPipeline(ctx, s)
@@ -204,7 +205,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	b := readBuildInfo()
-	r := wiring.Run{Regions: codes, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
+	r := wiring.Run{Regions: charts, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
 		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {

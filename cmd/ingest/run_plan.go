@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -15,11 +16,11 @@ import (
 // checkPlan prints what the schedule spends in a day against each pool,
 // and warns, or with --strict refuses, when it cannot fit. It reads the
 // database only if there is one, and writes nothing.
-func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) error {
+func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.Chart) error {
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	sched := report.Schedule{Charts: jobs.ChartNames(codes, f.cats), Every: f.every, Tracked: -1}
+	sched := report.Schedule{Charts: jobs.ChartNames(charts, f.cats), Regions: charts, Every: f.every, Tracked: -1, Bound: f.maxStale}
 	span, _ := f.track.span()
 	if span > 0 && (!f.once || f.track.given) {
 		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
@@ -34,12 +35,13 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, codes []string) er
 	}
 	plan := report.Plan(s.costs, sched, last)
 	report.LogPlan(s.logger, plan)
+	report.LogTiers(s.logger, report.Tiers(s.costs, sched))
 	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil
 	}
 	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
-		f.every, len(codes)*len(f.cats), strings.Join(over, "; "))
+		f.every, len(charts)*len(f.cats), strings.Join(over, "; "))
 	if f.strict {
 		return usageErrorf("--strict: %s", msg)
 	}

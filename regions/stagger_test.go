@@ -1,10 +1,8 @@
-package jobs
+package regions
 
 import (
 	"testing"
 	"time"
-
-	"github.com/ingestworks/ingest/regions"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -46,8 +44,8 @@ func TestStaggerSlots(t *testing.T) {
 // A list shorter than the default regions keeps the default regions'
 // slots: its second region runs where the second default region would.
 func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
-	want := time.Hour / time.Duration(len(regions.Default))
-	for _, n := range []int{1, 2, len(regions.Default)} {
+	want := time.Hour / time.Duration(len(Default))
+	for _, n := range []int{1, 2, len(Default)} {
 		if s, _ := Stagger(time.Hour, 1, n); s.Offset != want {
 			t.Errorf("Stagger(1h, 1, %d).Offset = %s, want %s", n, s.Offset, want)
 		}
@@ -57,7 +55,7 @@ func TestStaggerKeepsTheDefaultSlots(t *testing.T) {
 // A job after the charts runs in the last slot, however few charts the
 // schedule runs: after every chart pass of the period.
 func TestAfterChartsRunsInTheLastSlot(t *testing.T) {
-	n := len(regions.Default)
+	n := len(Default)
 	last, _ := Stagger(time.Hour, n-1, n)
 	want := last.Offset + (time.Hour-last.Offset)/2
 	for _, given := range []int{1, n} {
@@ -100,7 +98,7 @@ func TestMissed(t *testing.T) {
 func TestNextRuns(t *testing.T) {
 	t.Parallel()
 	now := mustTime(t, "2026-11-23T08:00:30Z")
-	next := NextRuns([]string{"US", "GB"}, time.Hour)
+	next := NextRuns([]Chart{{"US", 1, 200}, {"GB", 1, 200}}, time.Hour)
 	for i := range 2 {
 		s, err := Stagger(time.Hour, i, 2)
 		if err != nil {
@@ -110,7 +108,32 @@ func TestNextRuns(t *testing.T) {
 			t.Errorf("region %d: next %s, want %s", i, got, s.Next(now))
 		}
 	}
-	if got := NextRuns([]string{"US"}, 0)(0, now); !got.IsZero() {
+	if got := NextRuns([]Chart{{"US", 1, 200}}, 0)(0, now); !got.IsZero() {
 		t.Errorf("a zero period: next %s, want none", got)
+	}
+}
+
+// A tier-N chart's slots come every N periods of --every, at its index's
+// offset in them: the tier-3 charts of a schedule spread over three
+// periods rather than crowding the first, and tier 1's are those of a
+// schedule without tiers.
+func TestStaggerByTier(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		chart        Chart
+		i, n         int
+		every, start time.Duration
+	}{
+		{Chart{"US", 1, 200}, 1, 8, time.Hour, 7*time.Minute + 30*time.Second},
+		{Chart{"JP", 3, 50}, 1, 10, 3 * time.Hour, 18 * time.Minute},
+		{Chart{"JP", 3, 50}, 9, 10, 3 * time.Hour, 162 * time.Minute},
+	} {
+		s, err := tt.chart.Stagger(time.Hour, tt.i, tt.n)
+		if err != nil || s.Every != tt.every || s.Offset != tt.start {
+			t.Errorf("%v, %d of %d: %+v, %v; want every %s at %s", tt.chart, tt.i, tt.n, s, err, tt.every, tt.start)
+		}
+	}
+	if _, err := (Chart{"JP", 3, 50}).Stagger(30*time.Second, 0, 1); err == nil {
+		t.Error("a tier-3 chart at --every 30s: want an error, --every is under the minimum whatever the tier")
 	}
 }

@@ -1,0 +1,255 @@
+package pace_test
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// The days tests of every region the upstream charts, each at its tier and
+// depth (--regions all:tier=3:depth=50,default:tier=1).
+
+// tierFigures is what one tier's charts did between from and to.
+type tierFigures struct {
+	tier    int
+	regions int
+	// over is the largest age a region's own chart reached over its
+	// planned cadence, every: the longest time between two of its
+	// completed passes, or since its last, the start's passes left out
+	// (a chart caught up at start runs again a cadence after its first
+	// slot, docs/operations.md).
+	over                   float64
+	every                  time.Duration
+	perHourMin, perHourMax int64 // the default pool, its charts' categories included, by clock hour
+}
+
+func (f tierFigures) String() string {
+	return fmt.Sprintf("tier %d: %d regions every %s, largest age/cadence %.3f, units/hour %d..%d",
+		f.tier, f.regions, f.every.Round(time.Minute), f.over, f.perHourMin, f.perHourMax)
+}
+
+// tiers sums the sim's charts by tier, the planned cadences read from pc;
+// the ages run to end, the units an hour are from's to end's.
+func (s *sim) tiers(pc *pace.Pacer, from, end time.Time) []tierFigures {
+	every := map[string]time.Duration{}
+	for _, e := range pc.Status().Entries {
+		every[e.Name] = e.Every
+	}
+	by := map[int]*tierFigures{}
+	for code, c := range s.charts {
+		f := by[c.Tier]
+		if f == nil {
+			f = &tierFigures{tier: c.Tier, perHourMin: math.MaxInt64}
+			by[c.Tier] = f
+		}
+		f.regions++
+		if every[code] != pace.Never { // not dropped
+			f.every = max(f.every, every[code])
+			f.over = max(f.over, float64(s.longestAge(code, end))/float64(every[code]))
+		}
+	}
+	from, to := from.Truncate(time.Hour), end.Truncate(time.Hour)
+	for h := from; h.Before(to); h = h.Add(time.Hour) {
+		units := map[int]int64{}
+		for chart, hours := range s.spent {
+			code, _, _ := strings.Cut(chart, "/")
+			units[s.charts[code].Tier] += hours[h.Unix()/3600]
+		}
+		for tier, f := range by {
+			f.perHourMin, f.perHourMax = min(f.perHourMin, units[tier]), max(f.perHourMax, units[tier])
+		}
+	}
+	var out []tierFigures
+	for _, f := range by {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b tierFigures) int { return a.tier - b.tier })
+	return out
+}
+
+// longestAge is the longest chart's own chart went without a completed
+// pass until end, its passes of the start's first 10 minutes left out.
+func (s *sim) longestAge(chart string, end time.Time) time.Duration {
+	runs := s.completed[chart]
+	if len(runs) == 0 {
+		return end.Sub(s.start)
+	}
+	var longest time.Duration
+	for i := 1; i < len(runs); i++ {
+		if runs[i-1].Sub(s.start) >= 10*time.Minute {
+			longest = max(longest, runs[i].Sub(runs[i-1]))
+		}
+	}
+	return max(longest, end.Sub(runs[len(runs)-1]))
+}
+
+// slotted is the daemon from from to to: each chart runs at its own slots
+// (a tier's are its period's), which the grid of daemon, one step for
+// every chart, does not hold when the stagger's step is not a whole
+// divisor of the time since the Unix epoch.
+// After each slot's passes, each (when set) is told the time.
+func (s *sim) slotted(from, to time.Time, pc *pace.Pacer, each func(now time.Time)) {
+	for now := s.nextSlot(from); now.Before(to); now = s.nextSlot(now) {
+		s.advance(now)
+		for i := range s.passes {
+			if s.slots[i].Prev(now).Equal(now) {
+				s.pass(pc, i, now)
+			}
+		}
+		if each != nil {
+			each(now)
+		}
+	}
+}
+
+// nextSlot is the first slot of any chart after t.
+func (s *sim) nextSlot(t time.Time) time.Time {
+	next := s.slots[0].Next(t)
+	for _, sl := range s.slots[1:] {
+		if n := sl.Next(t); n.Before(next) {
+			next = n
+		}
+	}
+	return next
+}
+
+// every10m is a paced run --once every 10 minutes from from to to, a new
+// pacer from the database each time, as cron starts it; it returns the
+// last.
+func (s *sim) every10m(from, to time.Time) (pc *pace.Pacer) {
+	for now := from; now.Before(to); now = now.Add(10 * time.Minute) {
+		s.advance(now)
+		pc = s.pacer()
+		s.once(pc)
+	}
+	return pc
+}
+
+// allRegions is every region of the catalogue as text selects them.
+func allRegions(t *testing.T, text string) []regions.Chart {
+	t.Helper()
+	charts, err := regions.Parse(text, regions.Builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return charts
+}
+
+// On the shipped pools, every region the upstream charts: the default
+// regions whole and hourly, every other region's top 50 every three hours,
+// each with its category charts. A daemon and a paced run --once keep
+// every region's own chart within its tier's cadence at every step of
+// seven days, the November day among them, and the limiter refuses
+// nothing.
+func TestDaysAllRegions(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	days := simDays(t)
+	costs := shippedCosts(t)
+	charts := allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200")
+	for _, mode := range []string{"daemon", "cron"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			start := dayStart(9, 0)
+			s := newSimCharts(t, costs, start, charts, categories, every)
+			end := start.Add(time.Duration(days) * 24 * time.Hour)
+			// A daemon's pass starts at its slot, a few seconds late; a
+			// cron's at the first start after it is due.
+			var pc *pace.Pacer
+			late := 5 * time.Second
+			if mode == "cron" {
+				pc, late = s.every10m(start, end), 10*time.Minute+5*time.Second
+			} else {
+				pc = s.pacer()
+				s.catchUp(pc)
+				s.slotted(start, end, pc, nil)
+			}
+			all := s.figures(s.settled(), end)
+			t.Logf("%s, all days: units/hour %d..%d (rate %.1f), %d units, category passes %d, refusals %d",
+				mode, all.perHourMin, all.perHourMax, all.rate, all.units, all.cats, all.refused)
+			for _, f := range s.tiers(pc, s.settled(), end) {
+				t.Logf("%s: %v (rate %.1f), refusals %d", mode, f, all.rate, all.refused)
+				if want := time.Duration(f.tier) * every; f.every != want {
+					t.Errorf("tier %d planned every %s, want its floor %s: the shipped pools hold every tier at it", f.tier, f.every, want)
+				}
+				if f.over > 1+float64(late)/float64(f.every) {
+					t.Errorf("tier %d: a region's own chart went %.3f of its cadence %s without a pass", f.tier, f.over, f.every)
+				}
+			}
+			if all.refused != 0 {
+				t.Errorf("the limiter refused %d calls, want none", all.refused)
+			}
+		})
+	}
+}
+
+// When the pool cannot hold every region even at --max-stale, the plan
+// drops by tier: the highest tier's regions first, the last of --regions
+// among them first, never a region of a lower tier, and what it keeps runs
+// within its cadence without a refusal.
+func TestDaysAllRegionsScarce(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	costs := strings.Replace(shippedCosts(t), "default: {limit: 10000, reserve: 500,", "default: {limit: 2000, reserve: 100,", 1)
+	charts := allRegions(t, "all:tier=3,JP:tier=2,KR:tier=2,MX:tier=2,ES:tier=2,default:tier=1")
+	days := min(simDays(t), 4)
+	start := dayStart(9, 0)
+	end := start.Add(time.Duration(days) * 24 * time.Hour)
+	s := newSimCharts(t, costs, start, charts, nil, every)
+	s.bound = 3 * time.Hour
+	var tier3 []string
+	for _, c := range charts {
+		if c.Tier == 3 {
+			tier3 = append(tier3, c.Code)
+		}
+	}
+	// Every plan, looked at hourly, drops a tail of tier 3 in --regions
+	// order, and nothing else.
+	fewest, most, hour := len(charts), 0, time.Time{}
+	check := func(pc *pace.Pacer) {
+		var dropped []string
+		for _, e := range pc.Status().Entries {
+			if e.Dropped {
+				dropped = append(dropped, e.Name)
+			}
+		}
+		fewest, most = min(fewest, len(dropped)), max(most, len(dropped))
+		if n := min(len(dropped), len(tier3)); !slices.Equal(dropped, tier3[len(tier3)-n:]) {
+			t.Errorf("at %s the plan drops %v, want the last of tier 3 in --regions order", s.w.clock().In(pacific).Format("Jan 2 15:04"), dropped)
+		}
+	}
+	pc := s.pacer()
+	s.catchUp(pc)
+	s.slotted(start, end, pc, func(now time.Time) {
+		if h := now.Truncate(time.Hour); !h.Equal(hour) {
+			hour = h
+			check(pc)
+		}
+	})
+	all := s.figures(s.settled(), end)
+	t.Logf("1,900 units a day, --max-stale 3h: the plans drop %d to %d of %d regions, from the end of tier 3's %d; units/hour %d..%d (rate %.1f), refusals %d",
+		fewest, most, len(charts), len(tier3), all.perHourMin, all.perHourMax, all.rate, all.refused)
+	for _, f := range s.tiers(pc, s.settled(), end) {
+		t.Logf("%v", f)
+	}
+	if fewest == 0 || most == len(tier3) {
+		t.Errorf("the plans drop %d to %d of tier 3's %d regions; want some, never all", fewest, most, len(tier3))
+	}
+	for _, c := range charts {
+		if c.Tier == 3 && slices.Index(tier3, c.Code) >= len(tier3)-most {
+			continue // dropped by a plan
+		}
+		if n := len(s.completed[c.Code]); n < days {
+			t.Errorf("%s (tier %d), never dropped, ran %d times in %d days; want at least daily", c.Code, c.Tier, n, days)
+		}
+	}
+	if all.refused != 0 {
+		t.Errorf("the limiter refused %d calls, want none", all.refused)
+	}
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// TierLine is what one tier of the schedule's regions gets from the plan
+// made at each pool's sustainable rate (its capacity over the longer of
+// its window and a day, the regions' daily category names kept out).
+type TierLine struct {
+	Tier    int
+	Regions int
+	// Every and Slowest are the fastest and slowest cadence of the tier's
+	// regions' own charts that run; pace.Never when none runs.
+	Every, Slowest time.Duration
+	// Depth and Deepest are the least and most of a chart its regions read.
+	Depth, Deepest int
+	// Units is what the tier's charts (their categories' too) spend a day
+	// by the plan, all pools together.
+	Units float64
+	// Dropped are the tier's regions whose own chart the plan drops;
+	// DroppedCharts counts its category charts dropped.
+	Dropped       []string
+	DroppedCharts int
+}
+
+// Tiers plans the schedule at the pools' sustainable rates, as the pacer
+// would with no spend yet, and sums it by tier, lowest first.
+func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
+	entries := s.entries(costs)
+	plan := pace.Make(s.budgets(costs), entries, s.Bound)
+	byTier := map[int]*TierLine{}
+	for _, e := range entries {
+		if e.Tier == 0 { // tracking
+			continue
+		}
+		l := byTier[e.Tier]
+		if l == nil {
+			l = &TierLine{Tier: e.Tier, Every: pace.Never, Depth: regions.MaxDepth}
+			byTier[e.Tier] = l
+		}
+		l.add(e, plan, s.region(strings.SplitN(e.Name, "/", 2)[0]))
+	}
+	var out []TierLine
+	for _, l := range byTier {
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b TierLine) int { return a.Tier - b.Tier })
+	return out
+}
+
+// add counts one chart of the tier.
+func (l *TierLine) add(e pace.Entry, plan pace.Plan, c regions.Chart) {
+	every, own := plan.Every[e.Name], e.Priority == int(jobs.KindChart)
+	switch {
+	case own && plan.Dropped[e.Name]:
+		l.Dropped = append(l.Dropped, c.Code)
+	case plan.Dropped[e.Name]:
+		l.DroppedCharts++
+	}
+	if own {
+		l.Regions++
+		l.Depth, l.Deepest = min(l.Depth, c.Depth), max(l.Deepest, c.Depth)
+		if every != pace.Never {
+			l.Every, l.Slowest = min(l.Every, every), max(l.Slowest, every)
+		}
+	}
+	if every != pace.Never {
+		for _, u := range e.Cost {
+			l.Units += u * float64(24*time.Hour) / float64(every)
+		}
+	}
+}
+
+// entries are the schedule's charts and tracking as the pacer plans them.
+func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
+	var out []pace.Entry
+	for _, name := range s.Charts {
+		c := s.region(strings.SplitN(name, "/", 2)[0])
+		kind := jobs.ChartKind(name)
+		out = append(out, pace.Entry{Name: name, Priority: int(kind), Tier: c.Tier, Floor: c.Period(s.Every),
+			Cost: jobs.Entry{Kind: kind, Pages: c.Pages()}.Guess(costs)})
+	}
+	if s.TrackEvery > 0 && s.TrackBatch > 0 {
+		tracked := s.Tracked
+		if tracked < 0 { // at least the charts' own videos
+			pages, _, _ := chartPages(s, nil)
+			tracked = pages * regions.PageSize
+		}
+		cost := map[string]float64{}
+		for pool, u := range jobs.KindTracking.Guess(costs) {
+			cost[pool] = u * math.Ceil(float64(tracked)/float64(s.TrackBatch))
+		}
+		out = append(out, pace.Entry{Name: "track", Priority: int(jobs.KindTracking), Floor: s.TrackEvery, Cost: cost})
+	}
+	return out
+}
+
+// budgets are each pool's sustainable rate, less the regions' daily
+// category names.
+func (s Schedule) budgets(costs *ingest.Costs) []pace.Budget {
+	daily := jobs.DailyCost(costs, s.Charts)
+	var out []pace.Budget
+	for _, p := range costs.Pools {
+		span := max(p.Window, 24*time.Hour)
+		units := float64(p.Capacity())*float64(24*time.Hour)/float64(span) - daily[p.Name]
+		out = append(out, pace.Budget{Pool: p.Name, Units: max(units, 0), Horizon: 24 * time.Hour})
+	}
+	return out
+}
+
+// LogTiers logs what each tier gets, one line a tier, as run prints it at
+// start beside the plan.
+func LogTiers(log *slog.Logger, tiers []TierLine) {
+	for _, t := range tiers {
+		dropped := "none"
+		if len(t.Dropped) > 0 || t.DroppedCharts > 0 {
+			dropped = fmt.Sprintf("%d regions (%s), %d category charts", len(t.Dropped), strings.Join(t.Dropped, ","), t.DroppedCharts)
+		}
+		log.Info("plan tier", "tier", t.Tier, "regions", t.Regions, "every", cadence(t.Every, t.Slowest),
+			"depth", span(t.Depth, t.Deepest), "units_per_day", math.Round(t.Units), "dropped", dropped)
+	}
+}
+
+// cadence is a tier's cadences as a log shows them: "3h", "1h-2h", "never".
+func cadence(fast, slow time.Duration) string {
+	switch {
+	case fast == pace.Never:
+		return "never"
+	case fast == slow:
+		return ShortDuration(fast)
+	}
+	return ShortDuration(fast) + "-" + ShortDuration(slow)
+}
+
+// span is a tier's depths: "200", "50-200".
+func span(least, most int) string {
+	if least == most {
+		return fmt.Sprint(least)
+	}
+	return fmt.Sprintf("%d-%d", least, most)
+}
