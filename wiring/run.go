@@ -233,6 +233,9 @@ const UITokenEnv = "INGEST_UI_TOKEN"
 // says the listener, its access token and the caller's routes.
 func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Server, error) {
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, src.QuotaKey, h.Logger, src.Standing.Derived
+	if cfg.Regions == nil {
+		cfg.Regions = StoredCatalogue(context.Background(), db) // names as the start found them
+	}
 	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, src) }
 	return web.New(cfg)
 }
