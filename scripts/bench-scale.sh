@@ -93,17 +93,20 @@ sizes "all regions" "$INGEST_BENCH_YEAR_DB" | tee -a "$out/sizes.txt"
 awk '{ e[NR] = $(NF-2); p[NR] = $(NF-1) } END {
   printf "all/8 bytes per entry %.2f, per page %.2f (target <= 1: %s)\n", e[2] / e[1], p[2] / p[1], (e[2] <= e[1] ? "met" : "MISSED") }' "$out/sizes.txt"
 
-echo
-echo "== commands: each, the built binary, at 8 regions vs all, $days days, median of $count =="
-go test -run '^$' -bench BenchmarkScale -benchtime 3x -count "$count" -timeout 90m ./cmd/ingest/ > "$out/scale.txt" || { cat "$out/scale.txt"; exit 1; }
-awk "$med"'
-  /^BenchmarkScale\// { split($1, n, "/"); c = n[2]; s = n[3]; sub(/-[0-9]+$/, "", s)
-    v[c, s] = v[c, s] " " $3 / 1e6; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
-  END {
-    printf "%-20s %10s %10s %8s  %s\n", "command", "8 ms", "all ms", "all/8", "target <= 2x"
-    for (k = 1; k <= nc; k++) { c = order[k]; d = median(v[c, "day"]); y = median(v[c, "year"]); r = y / d
-      printf "%-20s %10.1f %10.1f %8.2f  %s\n", c, d, y, r, (r <= 2 ? "met" : "MISSED") }
-  }' "$out/scale.txt" | tee "$out/commands.txt"
+commands() { # commands LABEL: BenchmarkScale's table
+  echo
+  echo "== commands on $1: each, the built binary, at 8 regions vs all, $days days, median of $count =="
+  go test -run '^$' -bench BenchmarkScale -benchtime 3x -count "$count" -timeout 90m ./cmd/ingest/ > "$out/scale.txt" || { cat "$out/scale.txt"; exit 1; }
+  awk "$med"'
+    /^BenchmarkScale\// { split($1, n, "/"); c = n[2]; s = n[3]; sub(/-[0-9]+$/, "", s)
+      v[c, s] = v[c, s] " " $3 / 1e6; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
+    END {
+      printf "%-20s %10s %10s %8s  %s\n", "command", "8 ms", "all ms", "all/8", "target <= 2x"
+      for (k = 1; k <= nc; k++) { c = order[k]; d = median(v[c, "day"]); y = median(v[c, "year"]); r = y / d
+        printf "%-20s %10.1f %10.1f %8.2f  %s\n", c, d, y, r, (r <= 2 ? "met" : "MISSED") }
+    }' "$out/scale.txt" | tee "$out/commands.txt"
+}
+commands SQLite
 
 echo
 echo "== export: rows a second of the last day's CSV (export-day above) =="
@@ -159,6 +162,7 @@ grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)' "$out/pgyear.txt" | s
 for name in eight all; do
   echo "PostgreSQL database at $name: $(psql_q "$name" "SELECT pg_database_size(current_database()) / 1000000") MB"
 done
+commands PostgreSQL
 routes PostgreSQL
 
 if [[ -n ${INGEST_BENCH_RSS:-} ]]; then
