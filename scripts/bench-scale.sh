@@ -22,8 +22,13 @@
 # The daemon's resident memory at 8 and at every region (scripts/bench-rss.sh:
 # two real daemons for INGEST_RSS_SPAN seconds) is measured when
 # INGEST_BENCH_RSS=1, since it takes an hour.
+#
+# INGEST_BENCH_TABLES picks tables (default "sizes commands routes prune
+# pg"), to time one again without the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tables=" ${INGEST_BENCH_TABLES:-sizes commands routes prune pg} "
+want() { [[ $tables == *" $1 "* ]]; }
 days=${INGEST_BENCH_DAYS:-30}
 count=${INGEST_BENCH_COUNT:-3}
 all=${INGEST_BENCH_REGIONS:-all:tier=3:depth=50,default:tier=1:depth=200}
@@ -44,7 +49,7 @@ start_pg() {
   pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   as_pg "$pgbin/initdb" -D "$pg/data" -A trust -U postgres -E UTF8 --locale C.UTF-8 >/dev/null
   as_pg "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/log" -w -o "-p $pgport -k $pg -c listen_addresses=127.0.0.1" start >/dev/null
-  for name in eight all; do psql_q postgres "CREATE DATABASE $name" >/dev/null; done
+  for name in regions_8 regions_all; do psql_q postgres "CREATE DATABASE $name" >/dev/null; done
 }
 stop_pg() { as_pg "$pgbin/pg_ctl" -D "$pg/data" -m fast stop >/dev/null || true; }
 pg_url() { echo "postgres://postgres@127.0.0.1:$pgport/$1?sslmode=disable"; }
@@ -78,20 +83,23 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; all = --
 # median: the median of the values collected per key.
 med='function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1]+0 > a[j]+0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }'
 
-echo
-echo "== sizes: what each database holds (a chart entry is one video on one stored chart; a page is one videos.list page stored; a chart-day is one region's chart kept one day) =="
-sizes() { # sizes NAME PATH
+sizes() { # sizes NAME PATH: a row of the sizes table
   local bytes
   bytes=$(stat -c %s "$2")
   sqlite3 -readonly "$2" "SELECT count(DISTINCT region), (SELECT count(*) FROM trending_entries), (SELECT count(*) FROM ledger WHERE op = 'videos.list'), (SELECT count(*) FROM videos), (SELECT count(*) FROM video_stats) FROM runs" |
     awk -F'|' -v name="$1" -v bytes="$bytes" -v days="$days" '{
       printf "%-12s %9.1f %8d %10d %8d %9d %10d %11.0f %9.0f %12.0f\n", name, bytes / 1e6, $1, $2, $3, $4, $5, bytes / $2, bytes / $3, bytes / ($1 * days) }'
 }
-printf "%-12s %9s %8s %10s %8s %9s %10s %11s %9s %12s\n" database MB regions entries pages videos counts B/entry B/page B/chart-day
-sizes "8 regions" "$INGEST_BENCH_DAY_DB" | tee "$out/sizes.txt"
-sizes "all regions" "$INGEST_BENCH_YEAR_DB" | tee -a "$out/sizes.txt"
-awk '{ e[NR] = $(NF-2); p[NR] = $(NF-1) } END {
-  printf "all/8 bytes per entry %.2f, per page %.2f (target <= 1: %s)\n", e[2] / e[1], p[2] / p[1], (e[2] <= e[1] ? "met" : "MISSED") }' "$out/sizes.txt"
+
+sizes_table() {
+  echo
+  echo "== sizes: what each database holds (an entry is one video on one stored chart; a page is one videos.list page stored; a chart-day is one region's chart kept one day) =="
+  printf "%-12s %9s %8s %10s %8s %9s %10s %11s %9s %12s\n" database MB regions entries pages videos counts B/entry B/page B/chart-day
+  sizes "8 regions" "$INGEST_BENCH_DAY_DB" | tee "$out/sizes.txt"
+  sizes "all regions" "$INGEST_BENCH_YEAR_DB" | tee -a "$out/sizes.txt"
+  awk '{ e[NR] = $(NF-2); p[NR] = $(NF-1); c[NR] = $NF } END {
+    printf "all/8 bytes per entry %.2f (target <= 1: %s), per page %.2f, per chart-day %.2f\n", e[2] / e[1], (e[2] <= e[1] ? "met" : "MISSED"), p[2] / p[1], c[2] / c[1] }' "$out/sizes.txt"
+}
 
 commands() { # commands LABEL: BenchmarkScale's table
   echo
@@ -106,21 +114,23 @@ commands() { # commands LABEL: BenchmarkScale's table
         printf "%-20s %10.1f %10.1f %8.2f  %s\n", c, d, y, r, (r <= 2 ? "met" : "MISSED") }
     }' "$out/scale.txt" | tee "$out/commands.txt"
 }
-commands SQLite
-
-echo
-echo "== export: rows a second of the last day's CSV (export-day above) =="
-rows() { # rows PATH: the rows export-day writes
+rows() { # rows PATH: the rows export-day writes, as export logs them
   local day
   day=$(sqlite3 -readonly "$1" "SELECT date(max(started_ms) / 1000, 'unixepoch') FROM runs WHERE region = 'US'")
-  INGEST_DB="$1" INGEST_STANDING=extended INGEST_STATS_RETENTION=400d INGEST_LOG_LEVEL=warn \
-    bin/ingest export --since "$day" --out "$out/rows.csv" && echo $(( $(wc -l < "$out/rows.csv") - 1 ))
+  env -i PATH="$PATH" HOME="$HOME" INGEST_DB="$1" INGEST_STANDING=extended INGEST_STATS_RETENTION=400d \
+    bin/ingest export --since "$day" --out "$out/rows.csv" 2>&1 | sed -n 's/.*msg=exported rows=\([0-9]*\).*/\1/p'
 }
-[[ -x bin/ingest ]] || make -s build >/dev/null
-r8=$(rows "$INGEST_BENCH_DAY_DB")
-rall=$(rows "$INGEST_BENCH_YEAR_DB")
-awk -v r8="$r8" -v ra="$rall" '$1 == "export-day" {
-  printf "8 regions: %d rows in %.0f ms, %.0f rows/s; all regions: %d rows in %.0f ms, %.0f rows/s\n", r8, $2, r8 / $2 * 1000, ra, $3, ra / $3 * 1000 }' "$out/commands.txt"
+
+export_rate() { # after commands SQLite: export-day's rows a second
+  echo
+  echo "== export: rows a second of the last day's CSV (export-day above) =="
+  [[ -x bin/ingest ]] || make -s build >/dev/null
+  local r8 rall
+  r8=$(rows "$INGEST_BENCH_DAY_DB")
+  rall=$(rows "$INGEST_BENCH_YEAR_DB")
+  awk -v r8="$r8" -v ra="$rall" '$1 == "export-day" {
+    printf "8 regions: %d rows in %.0f ms, %.0f rows/s; all regions: %d rows in %.0f ms, %.0f rows/s\n", r8, $2, r8 / $2 * 1000, ra, $3, ra / $3 * 1000 }' "$out/commands.txt"
+}
 
 routes() { # routes LABEL: BenchmarkRoutes' table
   echo
@@ -138,33 +148,42 @@ routes() { # routes LABEL: BenchmarkRoutes' table
       print "(an all/8 above 2 under 1 ms counts as met: noise)"
     }' "$out/web.txt"
 }
-routes SQLite
+prune_table() {
+  echo
+  echo "== prune --keep 7d of $days days (its pages not cached), 8 regions vs all =="
+  # Cold: the copy's pages are dropped from the page cache first (see
+  # BenchmarkPruneYear: warm, write_bytes books a copy's large folios).
+  local side
+  for side in "8 regions:$INGEST_BENCH_DAY_DB" "all regions:$INGEST_BENCH_YEAR_DB"; do
+    INGEST_BENCH_YEAR_DB=${side#*:} INGEST_BENCH_KEEP=7 INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./store/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
+    awk -v name="${side%%:*}" '
+      /^BenchmarkPruneYear/ { for (i = 1; i <= NF; i++) m[$(i+1)] = $i }
+      END { printf "%-12s time %.1f s; WAL peak %.1f MB; write_bytes/freed %.2fx (target <= 5x: %s); %.1f MB after, %.1f MB freed\n",
+        name, m["s"], m["wal-peak-MB"], m["write_bytes/freed"], (m["write_bytes/freed"] <= 5 ? "met" : "MISSED"), m["after-MB"], m["freed-MB"] }' "$out/prune.txt"
+  done
+}
 
-echo
-echo "== prune --keep 7d of $days days (its pages not cached), 8 regions vs all =="
-# Cold: the copy's pages are dropped from the page cache first (see
-# BenchmarkPruneYear: warm, write_bytes books a copy's large folios).
-for side in "8 regions:$INGEST_BENCH_DAY_DB" "all regions:$INGEST_BENCH_YEAR_DB"; do
-  INGEST_BENCH_YEAR_DB=${side#*:} INGEST_BENCH_KEEP=7 INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./store/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
-  awk -v name="${side%%:*}" '
-    /^BenchmarkPruneYear/ { for (i = 1; i <= NF; i++) m[$(i+1)] = $i }
-    END { printf "%-12s time %.1f s; WAL peak %.1f MB; write_bytes/freed %.2fx (target <= 5x: %s); %.1f MB after, %.1f MB freed\n",
-      name, m["s"], m["wal-peak-MB"], m["write_bytes/freed"], (m["write_bytes/freed"] <= 5 ? "met" : "MISSED"), m["after-MB"], m["freed-MB"] }' "$out/prune.txt"
-done
+pg_tables() {
+  echo
+  echo "== PostgreSQL (a real server, fsync on): the same two databases copied in; the store calls of the commands, median of ${INGEST_BENCH_ROUNDS:-11} =="
+  start_pg
+  INGEST_BENCH_PG_DAY_URL=$(pg_url regions_8) INGEST_BENCH_PG_YEAR_URL=$(pg_url regions_all)
+  export INGEST_BENCH_PG_DAY_URL INGEST_BENCH_PG_YEAR_URL
+  go test -run '^$' -bench BenchmarkPGYear -benchtime 1x -timeout 90m ./store/ > "$out/pgyear.txt" || { cat "$out/pgyear.txt"; exit 1; }
+  grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)' "$out/pgyear.txt" | sed 's/day ms/8 ms/; s/year ms/all ms/; s/ratio$/all\/8/'
+  local name
+  for name in 8 all; do
+    echo "PostgreSQL database at $name regions: $(psql_q "regions_$name" "SELECT pg_database_size(current_database()) / 1000000") MB"
+  done
+  commands PostgreSQL
+  routes PostgreSQL
+}
 
-echo
-echo "== PostgreSQL (a real server, fsync on): the same two databases copied in; the store calls of the commands, median of ${INGEST_BENCH_ROUNDS:-11}, then every route =="
-start_pg
-INGEST_BENCH_PG_DAY_URL=$(pg_url eight) INGEST_BENCH_PG_YEAR_URL=$(pg_url all)
-export INGEST_BENCH_PG_DAY_URL INGEST_BENCH_PG_YEAR_URL
-go test -run '^$' -bench BenchmarkPGYear -benchtime 1x -timeout 90m ./store/ > "$out/pgyear.txt" || { cat "$out/pgyear.txt"; exit 1; }
-grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)' "$out/pgyear.txt" | sed 's/day ms/8 ms/; s/year ms/all ms/; s/ratio$/all\/8/'
-for name in eight all; do
-  echo "PostgreSQL database at $name: $(psql_q "$name" "SELECT pg_database_size(current_database()) / 1000000") MB"
-done
-commands PostgreSQL
-routes PostgreSQL
-
+want sizes && sizes_table
+want commands && { commands SQLite; export_rate; }
+want routes && routes SQLite
+want prune && prune_table
+want pg && pg_tables
 if [[ -n ${INGEST_BENCH_RSS:-} ]]; then
   echo
   echo "== the daemon's resident memory, 8 regions vs all (scripts/bench-rss.sh) =="
