@@ -25,25 +25,25 @@ start() { # start NAME REGIONS: a fake and a daemon; prints the daemon's pid
   bin/fakeyt --listen 127.0.0.1:0 --addr-file "$out/$name.url" --move "$every" 2>"$out/$name-fakeyt.log" &
   pids+=($!)
   for _ in $(seq 100); do [[ -s "$out/$name.url" ]] && break; sleep 0.1; done
-  YOUTUBE_API_KEY=bench-key YOUTUBE_ENDPOINT=$(cat "$out/$name.url") INGEST_COSTS="$out/costs.yaml" \
-    INGEST_DB="$out/$name.db" INGEST_RUN_REGIONS="$regions" \
+  env -i PATH="$PATH" HOME="$HOME" YOUTUBE_API_KEY=bench-key YOUTUBE_ENDPOINT="$(cat "$out/$name.url")" \
+    INGEST_COSTS="$out/costs.yaml" INGEST_DB="$out/$name.db" INGEST_RUN_REGIONS="$regions" \
     bin/ingest run --every "$every" --track-every "$every" --listen 127.0.0.1:0 2>"$out/$name-ingest.log" &
   pids+=($!)
 }
 start eight default
 eight=${pids[-1]}
 start all "$all"
-every_pid=${pids[-1]}
+all_pid=${pids[-1]}
 echo "sampling VmRSS of the daemons every ${sample}s for ${span}s (--every $every; all: $all) in $out"
 end=$(( $(date +%s) + span ))
 while (( $(date +%s) < end )); do
-  for p in "$eight" "$every_pid"; do
+  for p in "$eight" "$all_pid"; do
     kb=$(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
     echo "$(date +%s) $p $kb"
   done >> "$out/rss.txt"
   sleep "$sample"
 done
-awk -v e="$eight" -v a="$every_pid" '
+awk -v e="$eight" -v a="$all_pid" '
   { last[$2] = $3; if ($3 > peak[$2]) peak[$2] = $3 }
   END {
     printf "%-12s %12s %12s\n", "daemon", "peak MB", "last MB"
@@ -53,5 +53,5 @@ awk -v e="$eight" -v a="$every_pid" '
     printf "all/8 (peak) %.2f  target <= 2x: %s\n", r, (r <= 2 ? "met" : "MISSED")
   }' "$out/rss.txt"
 for n in eight all; do
-  echo "$n: $(grep -c 'msg="run finished"\|msg=run.finished\|run finished' "$out/$n-ingest.log" || true) runs finished, db $(( $(stat -c %s "$out/$n.db") / 1000000 )) MB"
+  echo "$n: $(grep -c 'msg=pass ' "$out/$n-ingest.log" || true) passes ($(grep 'msg=pass ' "$out/$n-ingest.log" | grep -vc status=completed || true) not completed), $(grep -c 'msg=tracking' "$out/$n-ingest.log" || true) tracking passes, database $(( $(stat -c %s "$out/$n.db") / 1000000 )) MB"
 done

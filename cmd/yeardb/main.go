@@ -33,6 +33,7 @@ func main() {
 	days := fs.Int("days", 365, "days of hourly runs of every default chart, ending now")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
 	selection := fs.String("regions", "", "the charts as ingest's --regions selects them: "+regions.Syntax+" (default: every default region, hourly and whole)")
+	end := fs.String("end", "", "the hour the last runs start in, RFC 3339 (default: the hour before the current one)")
 	track := fs.Duration("track", 7*24*time.Hour, "tracking as the daemon's default writes it: the counts of the videos charts showed in this last span, hourly; 0 for none")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -46,10 +47,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "yeardb: -regions: %v\n", err)
 		os.Exit(2)
 	}
+	var last time.Time
+	if *end != "" {
+		if last, err = time.Parse(time.RFC3339, *end); err != nil {
+			fmt.Fprintf(os.Stderr, "yeardb: -end: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
-	err = yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Track: *track, Charts: charts, Progress: func(day, days int) {
+	err = yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, End: last.UTC(), Seed: *seed, Track: *track, Charts: charts, Progress: func(day, days int) {
 		if day%10 == 0 || day == days {
 			fmt.Fprintf(os.Stderr, "yeardb: day %d/%d after %s\n", day, days, time.Since(start).Round(time.Second))
 		}
