@@ -61,17 +61,22 @@ key=all
 db8="$dir/regions-8-days-$days-v$version.db"
 dball="$dir/regions-$key-days-$days-v$version.db"
 
-build() { # build PATH REGIONS: once per builder version, days and selection
+build() { # build PATH REGIONS END: once per builder version, days and selection
   local db=$1
-  [[ -f $db ]] && return 0
   echo "building $db ($days days of the daemon's work at -regions '$2')..."
   rm -f "$db.tmp"*
-  go run ./cmd/yeardb -db "$db.tmp" -days "$days" -regions "$2" >/dev/null
+  go run ./cmd/yeardb -db "$db.tmp" -days "$days" -regions "$2" -end "$3" >/dev/null
   mv "$db.tmp" "$db"
 }
-build "$db8" default & b8=$!
-build "$dball" "$all" & ball=$!
-wait "$b8" && wait "$ball"
+# Both are built together, to the same last hour, so that they cover the
+# same days: a pair with one missing is built again whole.
+if [[ ! -f $db8 || ! -f $dball ]]; then
+  end=$(date -u -d '1 hour ago' +%Y-%m-%dT%H:00:00Z)
+  rm -f "$db8" "$dball"
+  build "$db8" default "$end" & b8=$!
+  build "$dball" "$all" "$end" & ball=$!
+  wait "$b8" && wait "$ball"
+fi
 
 # The copies' pages sit dirty in the page cache until the first fsync,
 # which would then write the whole file back: without sync, the first
