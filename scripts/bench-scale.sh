@@ -12,9 +12,10 @@
 # The built databases are cached in INGEST_BENCH_DIR (default
 # ~/.cache/ingest-bench), keyed by the builder's version (yeardb.Version),
 # the days and the selection; both are built at once, in the background,
-# before anything else: every region's month takes about half an hour on 2
-# busy cores, once. Each figure is the median of INGEST_BENCH_COUNT
-# (default 3) runs, 8 and all interleaved; the benchmarks run on scratch
+# before anything else: every region's month, its tracking most of it,
+# takes well over an hour on 2 busy cores, once (INGEST_BENCH_DAYS=12 is a
+# quicker pair, and the tables say which). Each figure is the median of
+# INGEST_BENCH_COUNT (default 3) runs, 8 and all interleaved; the benchmarks run on scratch
 # copies, since run --once and prune write. The benchmarks name the 8
 # regions' database "day" and every region's "year" (INGEST_BENCH_DAY_DB,
 # INGEST_BENCH_YEAR_DB): the tables print them as "8" and "all".
@@ -104,6 +105,15 @@ sizes_table() {
   sizes "all regions" "$INGEST_BENCH_YEAR_DB" | tee -a "$out/sizes.txt"
   awk '{ e[NR] = $(NF-2); p[NR] = $(NF-1); c[NR] = $NF } END {
     printf "all/8 bytes per entry %.2f (target <= 1: %s), per page %.2f, per chart-day %.2f\n", e[2] / e[1], (e[2] <= e[1] ? "met" : "MISSED"), p[2] / p[1], c[2] / c[1] }' "$out/sizes.txt"
+  # Where the bytes are: the chart entries' own table and indexes per
+  # entry, and tracking's counts (dbstat, when this sqlite3 has it).
+  local side path
+  for side in "8 regions:$INGEST_BENCH_DAY_DB" "all regions:$INGEST_BENCH_YEAR_DB"; do
+    path=${side#*:}
+    sqlite3 -readonly "$path" "SELECT sum(CASE WHEN name LIKE 'trending_entries%' THEN pgsize END), sum(CASE WHEN name LIKE 'video_stats%' THEN pgsize END),
+      (SELECT count(*) FROM trending_entries) FROM dbstat" 2>/dev/null |
+      awk -F'|' -v name="${side%%:*}" '{ printf "%-12s chart entries %.0f B/entry; tracked counts %.1f MB\n", name, $1 / $3, $2 / 1e6 }'
+  done
 }
 
 commands() { # commands LABEL: BenchmarkScale's table
