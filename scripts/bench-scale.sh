@@ -79,10 +79,15 @@ if [[ ! -f $db8 || ! -f $dball ]]; then
   wait "$b8" && wait "$ball"
 fi
 
-# The copies' pages sit dirty in the page cache until the first fsync,
-# which would then write the whole file back: without sync, the first
-# command here that commits paid for the copy and not for the month.
-cp "$db8" "$out/eight.db" && cp "$dball" "$out/all.db" && sync "$out/eight.db" "$out/all.db"
+# fresh: new scratch copies of the pair, before each table: run --once
+# (its refresh marks the videos the fake does not know gone) and prune
+# change the copies they are given. The copies' pages sit dirty in the
+# page cache until the first fsync, which would then write the whole file
+# back: without sync, the first command here that commits paid for the
+# copy and not for the month.
+fresh() {
+  cp "$db8" "$out/eight.db" && cp "$dball" "$out/all.db" && sync "$out/eight.db" "$out/all.db"
+}
 export INGEST_BENCH_DAY_DB="$out/eight.db" INGEST_BENCH_YEAR_DB="$out/all.db"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; all = --regions '$all'; $days days"
 
@@ -190,15 +195,15 @@ pg_tables() {
   for name in 8 all; do
     echo "PostgreSQL database at $name regions: $(psql_q "regions_$name" "SELECT pg_database_size(current_database()) / 1000000") MB"
   done
-  commands PostgreSQL
   routes PostgreSQL
+  commands PostgreSQL # last: run --once writes
 }
 
-want sizes && sizes_table
-want commands && { commands SQLite; export_rate; }
-want routes && routes SQLite
-want prune && prune_table
-want pg && pg_tables
+want sizes && fresh && sizes_table
+want commands && fresh && { commands SQLite; export_rate; }
+want routes && fresh && routes SQLite
+want prune && fresh && prune_table
+want pg && fresh && pg_tables
 if [[ -n ${INGEST_BENCH_RSS:-} ]]; then
   echo
   echo "== the daemon's resident memory, 8 regions vs all (scripts/bench-rss.sh) =="
