@@ -6,6 +6,9 @@ package main
 // year/day ratios. The databases come from INGEST_BENCH_DAY_DB and
 // INGEST_BENCH_YEAR_DB; without them the benchmark is skipped. run --once
 // and the daemon write to them (a run each time): they are scratch copies.
+// With INGEST_BENCH_PG_DAY_URL and INGEST_BENCH_PG_YEAR_URL, the commands
+// run on those PostgreSQL copies of the two (as store's BenchmarkPGYear
+// leaves them), with the SQLite databases' picks.
 
 import (
 	"context"
@@ -16,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +35,11 @@ func BenchmarkScale(b *testing.B) {
 	srv := httptest.NewServer(fakeyt.New())
 	defer srv.Close()
 	for _, size := range []string{"day", "year"} {
-		env := benchEnv(dbs[size], srv.URL+"/")
+		db := dbs[size]
+		if url := os.Getenv("INGEST_BENCH_PG_" + strings.ToUpper(size) + "_URL"); url != "" {
+			db = url
+		}
+		env := benchEnv(db, srv.URL+"/")
 		p, err := yeardb.Pick(context.Background(), dbs[size])
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@
 // internal/yeardb), for measuring commands at that scale:
 //
 //	go run ./cmd/yeardb -db /tmp/year.db -days 365
+//	go run ./cmd/yeardb -db /tmp/all.db -days 30 -regions 'all:tier=3:depth=50,default:tier=1:depth=200'
 //
 // The file must not exist. A year takes about an hour on two busy cores
 // and more than a gigabyte; never commit what it writes. scripts/bench.sh
@@ -20,10 +21,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/regions"
 )
 
 func main() {
@@ -31,7 +32,8 @@ func main() {
 	path := fs.String("db", "", "the database to create (must not exist)")
 	days := fs.Int("days", 365, "days of hourly runs of every default chart, ending now")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
-	regions := fs.String("regions", "", "comma-separated regions of the charts (default: every default region)")
+	selection := fs.String("regions", "", "the charts as ingest's --regions selects them: "+regions.Syntax+" (default: every default region, hourly and whole)")
+	end := fs.String("end", "", "the hour the last runs start in, RFC 3339 (default: the hour before the current one)")
 	track := fs.Duration("track", 7*24*time.Hour, "tracking as the daemon's default writes it: the counts of the videos charts showed in this last span, hourly; 0 for none")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -40,10 +42,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "yeardb: -db is required and -days must be > 0")
 		os.Exit(2)
 	}
+	charts, err := regions.Parse(*selection, regions.Builtin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "yeardb: -regions: %v\n", err)
+		os.Exit(2)
+	}
+	var last time.Time
+	if *end != "" {
+		if last, err = time.Parse(time.RFC3339, *end); err != nil {
+			fmt.Fprintf(os.Stderr, "yeardb: -end: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
-	err := yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, Seed: *seed, Track: *track, Regions: splitRegions(*regions), Progress: func(day, days int) {
+	err = yeardb.BuildWith(ctx, *path, yeardb.Options{Days: *days, End: last.UTC(), Seed: *seed, Track: *track, Charts: charts, Progress: func(day, days int) {
 		if day%10 == 0 || day == days {
 			fmt.Fprintf(os.Stderr, "yeardb: day %d/%d after %s\n", day, days, time.Since(start).Round(time.Second))
 		}
@@ -57,12 +71,4 @@ func main() {
 	if *days > 30 {
 		fmt.Printf("yeardb: more than 30 days: use it under an extended standing, e.g. INGEST_STANDING=extended INGEST_STATS_RETENTION=%dd (docs/terms.md)\n", *days+35)
 	}
-}
-
-// splitRegions is -regions as a list; nil (every default region) when empty.
-func splitRegions(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
 }

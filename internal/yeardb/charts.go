@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // Charts that churn as real ones do. Each region's chart is a row of
@@ -21,16 +22,12 @@ import (
 // that just entered another region's chart: a hit on several charts.
 // Videos are ranked by views, which grow at each video's own rate.
 
-// chartLengths are the default regions' chart lengths (fakeyt.ChartLengths);
-// a region not named here has a chart of 50, written in English.
+// chartLengths are the default regions' chart lengths (fakeyt.ChartLengths).
 var chartLengths = map[string]int{"US": 200, "GB": 77, "DE": 143, "FR": 118, "IN": 200, "BR": 96, "AU": 64, "CA": 84}
 
 // regionLangs says in what languages a region's videos are written, each
 // with its weight in percent.
-var regionLangs = map[string][]struct {
-	code string
-	pct  int
-}{
+var regionLangs = map[string][]weighted{
 	"US": {{"en", 84}, {"es", 8}, {"ko", 3}, {"hi", 2}, {"ja", 2}, {"th", 1}},
 	"GB": {{"en", 88}, {"hi", 3}, {"ar", 3}, {"ko", 2}, {"pt", 2}, {"zh", 2}},
 	"DE": {{"de", 80}, {"en", 12}, {"ar", 4}, {"ko", 2}, {"ja", 2}},
@@ -39,6 +36,18 @@ var regionLangs = map[string][]struct {
 	"BR": {{"pt", 88}, {"en", 6}, {"es", 4}, {"ko", 2}},
 	"AU": {{"en", 88}, {"zh", 4}, {"hi", 3}, {"ko", 3}, {"th", 2}},
 	"CA": {{"en", 60}, {"fr", 30}, {"zh", 4}, {"ar", 3}, {"hi", 3}},
+}
+
+// chartLength is how many videos region's chart holds: as the fake's
+// (chartLengths, fakeyt.ShortCharts), 200 for every other region.
+func chartLength(region string) int {
+	if n := chartLengths[region]; n > 0 {
+		return n
+	}
+	if n := fakeyt.ShortCharts[region]; n > 0 {
+		return n
+	}
+	return 200
 }
 
 // clip is one made-up video: its text, and how its counts grow.
@@ -90,13 +99,15 @@ func newWorld(seed uint64, regions []string, start time.Time) *world {
 	w := &world{r: rand.New(rand.NewPCG(seed, 0x7965617264622d31)), start: start,
 		lex: map[string]*lexicon{}, slots: map[string][]slot{}, clips: map[string]*clip{}}
 	for code := range langSpecs {
-		w.lex[code] = newLexicon(code, seed)
+		w.lex[code] = newLexicon(code, langSpecs[code], seed)
 	}
 	for _, region := range regions {
-		n := chartLengths[region]
-		if n == 0 {
-			n = 50
+		for _, l := range langsOf(region) {
+			if w.lex[l.code] == nil {
+				w.lex[l.code] = newLexicon(l.code, sampled(l.code), seed)
+			}
 		}
+		n := chartLength(region)
 		w.slots[region] = make([]slot, n)
 		for i := range n {
 			// The first charts are mid-stay: each video entered some
@@ -206,7 +217,7 @@ func (w *world) newClip(region string, published time.Time) *clip {
 
 func (w *world) pickLang(region string) string {
 	x := w.r.IntN(100)
-	for _, l := range regionLangs[region] {
+	for _, l := range langsOf(region) {
 		if x < l.pct {
 			return l.code
 		}

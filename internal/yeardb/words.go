@@ -65,8 +65,7 @@ var langSpecs = map[string]langSpec{
 }
 
 // newLexicon makes code's lexicon; the same seed gives the same words.
-func newLexicon(code string, seed uint64) *lexicon {
-	s := langSpecs[code]
+func newLexicon(code string, s langSpec, seed uint64) *lexicon {
 	r := rand.New(rand.NewPCG(seed, uint64(len(code))<<32|uint64(code[0])<<8|uint64(code[1])))
 	seen := map[string]bool{}
 	words := make([]string, 0, len(s.common)+s.size)

@@ -1,7 +1,10 @@
 // Package yeardb builds a database that looks like months of a daemon's
 // work, with the store's own writer, so that benchmarks and tests can
 // measure commands at the scale users reach: hourly runs of every default
-// chart (every default region's unfiltered chart), each page stored with
+// chart (every default region's unfiltered chart), or the charts a
+// --regions selection names at their tiers and depths (every catalogued
+// region, say, the defaults hourly and whole, the rest every 3 hours to
+// their top 50), each page stored with
 // SavePage and charged to the ledger with RecordCall, a daily
 // videoCategories.list per region, and tracking's counts. The charts churn
 // as real ones do (charts.go: most videos stay one to seven days, a few for
@@ -13,6 +16,7 @@
 // cmd/yeardb is the command that runs it:
 //
 //	go run ./cmd/yeardb -db /tmp/year.db -days 365
+//	go run ./cmd/yeardb -db /tmp/all.db -days 30 -regions 'all:tier=3:depth=50,default:tier=1:depth=200'
 package yeardb
 
 import (
@@ -20,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,7 +36,7 @@ import (
 
 // Version names what a build writes: a database built by another version
 // is not the same year (scripts/bench-scale.sh keys its cache by it).
-const Version = "2"
+const Version = "3"
 
 // QuotaKey is the quota key the built ledger is written under.
 const QuotaKey = "yeardb"
@@ -44,8 +49,13 @@ type Options struct {
 	// in it); zero is the hour before the current one, so that no run
 	// starts in the future.
 	End time.Time
-	// Regions are the charts' regions; nil is regions.Default.
+	// Regions are the charts' regions, each hourly and whole; nil is
+	// regions.Default. Charts, when set, wins over it.
 	Regions []string
+	// Charts are the charts as --regions selects them (regions.Parse): a
+	// tier-N chart runs every N hours, and a pass stores the top Depth
+	// videos of the region's chart.
+	Charts []regions.Chart
 	// Seed picks the world: its videos, their words and their stays.
 	Seed uint64
 	// Progress, when set, is called after each day is stored.
@@ -98,6 +108,18 @@ func (o Options) withDefaults() Options {
 	if o.Regions == nil {
 		o.Regions = regions.Default
 	}
+	if o.Charts == nil {
+		for _, code := range o.Regions {
+			o.Charts = append(o.Charts, regions.Chart{Code: code})
+		}
+	}
+	o.Charts = slices.Clone(o.Charts)
+	for i := range o.Charts {
+		o.Charts[i].Tier = max(o.Charts[i].Tier, 1)
+		if o.Charts[i].Depth <= 0 {
+			o.Charts[i].Depth = regions.MaxDepth
+		}
+	}
 	return o
 }
 
@@ -113,13 +135,22 @@ type builder struct {
 
 func (b *builder) build(ctx context.Context) error {
 	start := b.o.End.Add(-time.Duration(b.o.Days*24-1) * time.Hour)
-	b.world = newWorld(b.o.Seed, b.o.Regions, start)
+	codes := make([]string, len(b.o.Charts))
+	for i, c := range b.o.Charts {
+		codes[i] = c.Code
+	}
+	b.world = newWorld(b.o.Seed, codes, start)
 	for h := 0; h < b.o.Days*24; h++ {
 		hour := start.Add(time.Duration(h) * time.Hour)
-		for i, region := range b.o.Regions {
-			// Staggered as the daemon staggers them: region i at i/n of the hour.
-			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(len(b.o.Regions)))
-			if err := b.pass(ctx, region, h, at); err != nil {
+		for i, c := range b.o.Charts {
+			// A tier-N chart every N hours, the charts of a tier spread
+			// over its hours (chart i in the hours h = i mod N); staggered
+			// as the daemon staggers them: chart i at i/n of the hour.
+			if (h-i)%c.Tier != 0 {
+				continue
+			}
+			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(len(b.o.Charts)))
+			if err := b.pass(ctx, c, h, at); err != nil {
 				return err
 			}
 		}
@@ -133,18 +164,21 @@ func (b *builder) build(ctx context.Context) error {
 	return nil
 }
 
-// pass stores one completed run of region's chart at time at.
-func (b *builder) pass(ctx context.Context, region string, h int, at time.Time) error {
+// pass stores one completed run of c's chart at time at: its top
+// c.Depth videos.
+func (b *builder) pass(ctx context.Context, c regions.Chart, h int, at time.Time) error {
+	region := c.Code
 	run, err := b.db.StartRun(ctx, region, "", ingest.Trending, at)
 	if err != nil {
 		return err
 	}
-	if h%24 == 0 {
+	if h%24 < c.Tier {
 		if err := b.categories(ctx, region, run, at); err != nil {
 			return err
 		}
 	}
 	chart := b.world.chart(region, h, at)
+	chart = chart[:min(len(chart), c.Depth)]
 	for n := 0; n*store.PageSize < len(chart); n++ {
 		videos := chart[n*store.PageSize : min((n+1)*store.PageSize, len(chart))]
 		t := at.Add(time.Duration(n+1) * 300 * time.Millisecond)
