@@ -63,7 +63,6 @@ func fillEveryTable(t *testing.T, db *store.DB) {
 		{`INSERT INTO categories (region, id, title, fetched_ms) VALUES ('US', '10', 'Music', ?)`, []any{ms}},
 		{`INSERT INTO category_fetches (region, fetched_ms) VALUES ('US', ?)`, []any{ms}},
 		{`INSERT INTO region_catalogue (code, name, fetched_ms) VALUES ('US', 'United States', ?), ('TR', 'Türkiye', ?)`, []any{ms, ms}},
-		{`INSERT INTO region_catalogue (code, name, fetched_ms) VALUES ('US', 'United States', ?), ('TR', 'Türkiye', ?)`, []any{ms, ms}},
 		{`INSERT INTO backfill_cursors (key, region, since, updated_ms) VALUES ('k1', 'US', '2026-01-01T00:00:00Z', ?)`, []any{ms}},
 		{`INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, 3600000, 'US,DE', ?)`, []any{ms}},
 		{`INSERT INTO api_tokens (name, hash, plan, created_ms, last_used_ms) VALUES ('ci', 'ab12', 'default', ?, NULL)`, []any{ms}},
