@@ -56,7 +56,7 @@ DAYS_SEED ?= 20261125
 
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it beside them, and check deploy/
 	@days=$$(mktemp); \
-	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 20m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 45m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m ./...; rc=$$?; \
 	wait $$pid; drc=$$?; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; rm -f $$days; \
