@@ -88,7 +88,7 @@ echo "== prune --keep 30d of $days days (its pages not cached): bytes written pe
 # folio as written (write_bytes) each time prune dirties a 4 KB page in
 # it, though writeback writes the dirty blocks alone: warm, write_bytes
 # counts about 2.6 times what prune wrote, for the copy's sake.
-INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./store/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
+INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./retention/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
 awk -v year="$year_mb" '
   /^BenchmarkPruneYear/ { for (i = 1; i <= NF; i++) m[$(i+1)] = $i }
   END {

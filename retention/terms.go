@@ -1,0 +1,260 @@
+package retention
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// What the upstream's terms cut (docs/terms.md): the videos not fetched
+// again in time, with every row pointing at them, old backfill results,
+// category names and tombstones, and the videos the upstream no longer
+// returns.
+
+// staleStmts are what deleting a stale video takes each database's way.
+// videoRows are the tables whose rows point at a video, deleted before it
+// in their order, the index's among them where no trigger keeps it.
+// lockBatch ends the SELECT of a batch of videos deleted with every row
+// pointing at them: PostgreSQL locks them, skipping one another host's
+// page holds (that page may be about to point at it).
+type staleStmts struct {
+	videoRows []string
+	lockBatch string
+}
+
+// videoRowTables are the tables both databases hold that point at a video.
+var videoRowTables = []string{"trending_entries", "search_results", "video_stats", "video_days", "video_regions"}
+
+var (
+	sqliteStaleSQL = staleStmts{videoRows: videoRowTables}
+	pgStaleSQL     = staleStmts{videoRows: append(slices.Clip(videoRowTables), "video_docs"), lockBatch: ` FOR UPDATE SKIP LOCKED`}
+)
+
+// Beyond counts what a prune with r would remove, without removing it.
+type Beyond struct {
+	Runs, Entries, Stats, Videos, Search, Categories int64
+}
+
+// Any says whether anything is beyond.
+func (b Beyond) Any() bool {
+	return b.Runs+b.Entries+b.Stats+b.Videos+b.Search+b.Categories > 0
+}
+
+// String is the counts as a message says them.
+func (b Beyond) String() string {
+	return fmt.Sprintf("%d chart runs with %d entries, %d tracked counts, %d videos, %d backfill results, %d category names",
+		b.Runs, b.Entries, b.Stats, b.Videos, b.Search, b.Categories)
+}
+
+// Count counts, by index, what Prune(db, r) would delete. Videos counts those
+// deleted for their age, or, without r.VideosBefore, those nothing kept
+// points at, before r's orphan cut, that the other steps leave orphaned
+// included only once they are.
+func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
+	var b Beyond
+	one := func(q string, dst []any, args ...any) error {
+		if err := db.Reader().QueryRowContext(ctx, q, args...).Scan(dst...); err != nil {
+			return fmt.Errorf("count what a prune removes: %w", err)
+		}
+		return nil
+	}
+	err := errors.Join(
+		one(`SELECT count(*), coalesce(sum(videos), 0) FROM runs WHERE kind = 'trending' AND started_ms < ? AND status <> 'running'`,
+			[]any{&b.Runs, &b.Entries}, msOf(r.Before)),
+		one(`SELECT count(*) FROM video_stats WHERE at_ms < ?`, []any{&b.Stats}, msOf(r.Before)))
+	if err == nil && !r.SearchBefore.IsZero() {
+		err = one(`SELECT count(*) FROM search_results WHERE fetched_ms < ?`, []any{&b.Search}, msOf(r.SearchBefore))
+	}
+	if err == nil && !r.CategoriesBefore.IsZero() {
+		err = one(`SELECT count(*) FROM categories WHERE fetched_ms < ?`, []any{&b.Categories}, msOf(r.CategoriesBefore))
+	}
+	if err == nil && !r.VideosBefore.IsZero() {
+		err = one(`SELECT count(*) FROM videos WHERE last_seen_ms < ?`, []any{&b.Videos}, msOf(r.VideosBefore))
+	} else if err == nil {
+		err = one(`SELECT count(*) FROM videos AS v WHERE last_seen_ms < ?`+orphanClause, []any{&b.Videos}, msOf(r.orphansBefore()))
+	}
+	return b, err
+}
+
+// orphanClause keeps the videos nothing kept points at.
+const orphanClause = `
+  AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+  AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+  AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)`
+
+// orphansBefore is when a video nothing points at goes: OrphansBefore, or
+// Before when that is not set.
+func (r Retention) orphansBefore() time.Time {
+	if r.OrphansBefore.IsZero() {
+		return r.Before
+	}
+	return r.OrphansBefore
+}
+
+// StaleBatch is how many videos one transaction deletes with every row
+// pointing at them: a chart's worth of history each, a moment's lock.
+const StaleBatch = 200
+
+// pruneTerms deletes what the terms' cuts of r name, in short
+// transactions, calling between after each: the backfill results fetched
+// before r.SearchBefore, the videos fetched before r.VideosBefore with every
+// row pointing at them, the category names fetched before
+// r.CategoriesBefore (their region fetches them again), and the tombstones
+// older than r.GoneBefore.
+func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, between func(context.Context) error) error {
+	if !r.SearchBefore.IsZero() {
+		batch := max(1, r.Batch/10)
+		if err := pr.batches(ctx, &p.Search, batch, between, []any{msOf(r.SearchBefore), batch},
+			`DELETE FROM search_results WHERE (run_id, region, vid) IN (
+			   SELECT run_id, region, vid FROM search_results WHERE fetched_ms < ? ORDER BY fetched_ms LIMIT ?)`); err != nil {
+			return fmt.Errorf("backfill results: %w", err)
+		}
+	}
+	if !r.VideosBefore.IsZero() {
+		if err := pr.pruneStale(ctx, r.VideosBefore, p, between); err != nil {
+			return fmt.Errorf("videos not fetched again: %w", err)
+		}
+	}
+	if !r.CategoriesBefore.IsZero() {
+		at := msOf(r.CategoriesBefore)
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM categories WHERE fetched_ms < ?`, at)
+			if err == nil {
+				p.Categories, _ = res.RowsAffected()
+				_, err = tx.ExecContext(ctx, `DELETE FROM category_fetches WHERE fetched_ms < ?`, at)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("category names: %w", err)
+		}
+	}
+	if !r.GoneBefore.IsZero() {
+		if _, err := pr.w.ExecContext(ctx, `DELETE FROM videos_gone WHERE gone_ms < ?`, msOf(r.GoneBefore)); err != nil {
+			return fmt.Errorf("tombstones: %w", err)
+		}
+	}
+	return nil
+}
+
+// pruneStale deletes the videos whose text was fetched before before, with
+// every row pointing at them, StaleBatch videos a transaction.
+func (pr *pruner) pruneStale(ctx context.Context, before time.Time, p *Pruned, between func(context.Context) error) error {
+	for {
+		var n int
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+			vids, err := vidsOf(ctx, tx, `SELECT vid FROM videos WHERE last_seen_ms < ? ORDER BY last_seen_ms LIMIT ?`+
+				pr.q.lockBatch, msOf(before), StaleBatch)
+			if n = len(vids); err != nil || n == 0 {
+				return err
+			}
+			return pr.deleteVideos(ctx, tx, vids, p)
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := between(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// vidsOf runs q, which selects vids.
+func vidsOf(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var vids []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		vids = append(vids, v)
+	}
+	return vids, rows.Err()
+}
+
+// deleteVideos deletes vids with every row pointing at them (the index's
+// words too: a trigger's on SQLite, video_docs on PostgreSQL), counting the
+// entries, stats, results and videos.
+func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pruned) error {
+	in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(vids)), ",") + ")"
+	args := make([]any, len(vids))
+	for i, v := range vids {
+		args[i] = v
+	}
+	counts := map[string]*int64{"trending_entries": &p.Entries, "search_results": &p.Search, "video_stats": &p.Stats,
+		"videos": &p.Videos}
+	for _, t := range append(pr.q.videoRows[:len(pr.q.videoRows):len(pr.q.videoRows)], "videos") {
+		res, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE vid IN `+in, args...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if c := counts[t]; c != nil {
+			n, _ := res.RowsAffected()
+			*c += n
+		}
+	}
+	return nil
+}
+
+// batches runs q in one transaction at a time until it deletes fewer than
+// batch rows, adding what it deleted to n and calling between after each.
+func (pr *pruner) batches(ctx context.Context, n *int64, batch int, between func(context.Context) error, args []any, q string) error {
+	for {
+		var got int64
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, q, args...)
+			if err == nil {
+				got, err = res.RowsAffected()
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		*n += got
+		if err := between(ctx); err != nil || got < int64(batch) {
+			return err
+		}
+	}
+}
+
+// Gone deletes the videos ids names, which the upstream no longer returns
+// (deleted, made private), with every row pointing at them, and keeps a
+// tombstone of each: its id and when it went. It returns how many of them
+// the database held.
+func Gone(ctx context.Context, db *store.DB, ids []string, at time.Time) (int64, error) {
+	pr := newPruner(db)
+	var p Pruned
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		p = Pruned{}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO videos_gone (id, gone_ms) VALUES (?, ?)
+ON CONFLICT (id) DO NOTHING`, id, msOf(at)); err != nil {
+				return err
+			}
+			vids, err := vidsOf(ctx, tx, `SELECT vid FROM videos WHERE id = ?`, id)
+			if err == nil && len(vids) > 0 {
+				err = pr.deleteVideos(ctx, tx, vids, &p)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete %d videos gone upstream: %w", len(ids), err)
+	}
+	return p.Videos, nil
+}
