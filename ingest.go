@@ -18,6 +18,7 @@
 //	fetch/                 the YouTube Data API v3 client
 //	store/                 the database (SQLite or PostgreSQL), its migrations
 //	dbcopy/                one database carried into another: db copy
+//	retention/             what the database may no longer keep, deleted: prune, the terms' cuts
 //	ledger/                the quota's book in it, and the embedded limiter's tables
 //	clients/               the API's clients in it: tokens, and counts on PostgreSQL
 //	export/                the export's file formats

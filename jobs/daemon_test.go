@@ -11,7 +11,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // stats reads counts through the gate, as the real client does.
@@ -26,15 +26,6 @@ func (stats) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]inges
 		out[i] = ingest.VideoStats{ID: id, ViewCount: 1, At: time.Now()}
 	}
 	return out, nil
-}
-
-// retention is the store's prune as the prune job asks for it.
-type retention struct{ db *store.DB }
-
-func (r retention) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
-	p, err := r.db.Prune(ctx, store.Retention{Before: c.Stats, VideosBefore: c.Videos, OrphansBefore: c.Orphans,
-		SearchBefore: c.Search, CategoriesBefore: c.Categories, GoneBefore: c.Gone, LedgerBefore: c.Ledger})
-	return jobs.Pruned{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos, Ledger: p.Ledger, Freed: p.Freed}, err
 }
 
 // TestDaemonRunsEveryKindFromOneSchedule: with tracking and pruning on,
@@ -66,7 +57,7 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		d := &jobs.Daemon{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
 			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: retention{db}, Drain: drain}}
+			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}
 		entries, err := d.Entries()
 		if err != nil {
 			t.Fatal(err)
@@ -199,7 +190,7 @@ func TestPruneEndsOnDrain(t *testing.T) {
 	db, _ := storeAndLimiter(t)
 	drain := make(chan struct{})
 	close(drain)
-	p := &jobs.Prune{Keep: time.Hour, Store: retention{db}, Drain: drain}
+	p := &jobs.Prune{Keep: time.Hour, Store: wiring.PruneStore{DB: db}, Drain: drain}
 	if res := p.Run(context.Background()); res.Status != ingest.StatusInterrupted {
 		t.Errorf("prune after drain: %s (%v), want interrupted", res.Status, res.Err)
 	}

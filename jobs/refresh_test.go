@@ -75,7 +75,7 @@ func newSimRig(t *testing.T) *simRig {
 }
 
 func (r *simRig) refresh() *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: r.db,
+	return &jobs.Refresh{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: wiring.RefreshStore{DB: r.db},
 		Logger: quiet(), Now: r.clock.Now}
 }
 
@@ -156,7 +156,7 @@ func TestFortyFiveDaysWithinTheTerms(t *testing.T) {
 	t.Parallel()
 	r := newSimRig(t)
 	ctx := context.Background()
-	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: retention{r.db}, Now: r.clock.Now}
+	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: wiring.PruneStore{DB: r.db}, Now: r.clock.Now}
 	track := &jobs.Track{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: r.db,
 		Logger: quiet(), Now: r.clock.Now}
 	gone := map[string]int{} // id: the day it went upstream

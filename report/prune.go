@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -26,7 +27,7 @@ type WouldJSON struct {
 }
 
 // BeyondJSON is b as prune --dry-run --json prints it.
-func BeyondJSON(b store.Beyond) WouldJSON {
+func BeyondJSON(b retention.Beyond) WouldJSON {
 	return WouldJSON{DryRun: true, PruneCounts: PruneCounts(b)}
 }
 
@@ -41,7 +42,7 @@ type PrunedJSON struct {
 
 // PruneJSON is p, and the database's size s after it, as prune --json
 // prints them.
-func PruneJSON(p store.Pruned, s store.Size) PrunedJSON {
+func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
 	out := PrunedJSON{PruneCounts: PruneCounts{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos,
 		Search: p.Search, Categories: p.Categories}, Ledger: p.Ledger, FreedBytes: p.Freed, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
@@ -51,7 +52,7 @@ func PruneJSON(p store.Pruned, s store.Size) PrunedJSON {
 }
 
 // Pruned prints what a prune deleted, and the database after it.
-func Pruned(out io.Writer, p store.Pruned, size store.Size) {
+func Pruned(out io.Writer, p retention.Pruned, size store.Size) {
 	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s\n",
 		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed))
 	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))

@@ -175,7 +175,7 @@ prune_table() {
   # BenchmarkPruneYear: warm, write_bytes books a copy's large folios).
   local side
   for side in "8 regions:$INGEST_BENCH_DAY_DB" "all regions:$INGEST_BENCH_YEAR_DB"; do
-    INGEST_BENCH_YEAR_DB=${side#*:} INGEST_BENCH_KEEP=7 INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./store/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
+    INGEST_BENCH_YEAR_DB=${side#*:} INGEST_BENCH_KEEP=7 INGEST_BENCH_COLD=1 go test -run '^$' -bench BenchmarkPruneYear -benchtime 1x -timeout 60m ./retention/ > "$out/prune.txt" || { cat "$out/prune.txt"; exit 1; }
     awk -v name="${side%%:*}" '
       /^BenchmarkPruneYear/ { for (i = 1; i <= NF; i++) m[$(i+1)] = $i }
       END { printf "%-12s time %.1f s; WAL peak %.1f MB; write_bytes/freed %.2fx (target <= 5x: %s); %.1f MB after, %.1f MB freed\n",

@@ -54,17 +54,6 @@ type DB struct {
 	st   *statements
 	// rankWindow is RankWindow; tests make it small.
 	rankWindow int
-	// vacuumStep and mergePages are VacuumStep and MergePages; tests make
-	// them small.
-	vacuumStep, mergePages int
-	// walMark is PruneWALMark; tests make it small.
-	walMark int64
-	// beforeCheckpoint, when set, is called before each of Prune's
-	// checkpoints, when the WAL is at its largest: tests read its size.
-	beforeCheckpoint func()
-	// afterPruneStep, when set, is called after each step of Prune with
-	// the step's name: the prune benchmark reads what each step wrote.
-	afterPruneStep func(step string)
 }
 
 // Open opens the database at path, creating it if it is missing, and brings
@@ -96,8 +85,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
 	}
-	db := &DB{path: path, w: w, r: openReader(path), d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages,
-		walMark: PruneWALMark}
+	db := &DB{path: path, w: w, r: openReader(path), d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}
 	// A connection that read the schema before another process migrated
 	// the file can fail its first prepare on the changed schema
 	// (SQLITE_SCHEMA); the next prepare reads it anew.
@@ -271,7 +259,7 @@ func (db *DB) Postgres() bool {
 }
 
 // Update runs fn in one write transaction, as inTx does, for the ledger's
-// writes that must be one step.
+// and retention's writes that must be one step.
 func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }
 
 // inTx runs fn in one immediate write transaction. On PostgreSQL, where

@@ -27,8 +27,7 @@ type dialect interface {
 	// retryable says whether a transaction that failed with err is run
 	// again.
 	retryable(err error) bool
-	// prune, size and writable are Prune, Size and Writable.
-	prune(ctx context.Context, db *DB, r Retention) (Pruned, error)
+	// size and writable are Size and Writable.
 	size(ctx context.Context, db *DB) (Size, error)
 	writable(ctx context.Context, db *DB) error
 	// server describes the database for `ingest check`.
@@ -51,14 +50,13 @@ type dialectSQL struct {
 	historyStmts
 	searchStmts
 	exportStmts
-	staleStmts
 }
 
 var (
 	sqliteSQL = &dialectSQL{sqlitePageSQL, sqliteCategorySQL, sqliteStatsSQL, sqliteChartSQL, sqliteHistorySQL,
-		sqliteSearchSQL, sqliteExportSQL, sqliteStaleSQL}
+		sqliteSearchSQL, sqliteExportSQL}
 	pgSQL = &dialectSQL{pgPageSQL, pgCategorySQL, pgStatsSQL, pgChartSQL, pgHistorySQL,
-		pgSearchSQL, pgExportSQL, pgStaleSQL}
+		pgSearchSQL, pgExportSQL}
 )
 
 // sqliteDialect is SQLite's: FTS5 kept by triggers, one writer, a file
@@ -84,13 +82,6 @@ func (pgDialect) withDoc() bool     { return true }
 
 func (sqliteDialect) retryable(error) bool { return false }
 func (pgDialect) retryable(err error) bool { return retryable(err) }
-
-func (sqliteDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
-	return db.sqlitePrune(ctx, r)
-}
-func (pgDialect) prune(ctx context.Context, db *DB, r Retention) (Pruned, error) {
-	return db.pgPrune(ctx, r)
-}
 
 func (sqliteDialect) size(ctx context.Context, db *DB) (Size, error) { return db.sqliteSize(ctx) }
 func (pgDialect) size(ctx context.Context, db *DB) (Size, error)     { return db.pgSize(ctx) }

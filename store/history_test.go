@@ -207,24 +207,3 @@ PRAGMA user_version = 9`)
 		t.Errorf("writer's cache_size after the upgrade: %d (%v), want its default -2000 back", cache, err)
 	}
 }
-
-// TestPruneKeepsRollupTrue prunes the middle of a day and checks that the
-// rollup holds no day before it and says what the kept entries say.
-func TestPruneKeepsRollupTrue(t *testing.T) {
-	t.Parallel()
-	eachStore(t, func(t *testing.T, db *DB) {
-		start := historyFixture(t, db)
-		cut := start.Add(20*24*time.Hour + 7*time.Hour)
-		if _, err := db.Prune(context.Background(), Retention{Before: cut, Batch: 50}); err != nil {
-			t.Fatal(err)
-		}
-		if n := count(t, db, `SELECT count(*) FROM video_days WHERE day_ms < ?`, msOf(cut)/dayMS*dayMS); n != 0 {
-			t.Errorf("%d rollup rows before the cut's day, want 0", n)
-		}
-		checkHistory(t, db, time.Time{})
-		want := count(t, db, `SELECT count(*) FROM trending_entries`)
-		if n := count(t, db, `SELECT sum(entries) FROM video_days`); n != want {
-			t.Errorf("video_days counts %d entries, %d are kept", n, want)
-		}
-	})
-}

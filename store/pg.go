@@ -136,7 +136,7 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 	pool.SetMaxOpenConns(16)
 	pool.SetMaxIdleConns(4)
 	pool.SetConnMaxIdleTime(time.Minute)
-	db := &DB{path: name, w: pool, r: pool, d: pgDialect{}, q: pgSQL, rankWindow: RankWindow, vacuumStep: VacuumStep, mergePages: MergePages}
+	db := &DB{path: name, w: pool, r: pool, d: pgDialect{}, q: pgSQL, rankWindow: RankWindow}
 	if err = db.pgSchemaStep(ctx, migrate); err == nil && migrate {
 		db.st, err = prepare(ctx, pool, db.q)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -203,7 +204,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 		func() error { _, err := db.Size(ctx); return err },
 		func() error { _, err := db.SeenOnCharts(ctx, end.Add(-7*24*time.Hour)); return err },
 		func() error {
-			_, err := db.Prune(ctx, store.Retention{Before: end.Add(-48 * time.Hour), LedgerBefore: end.Add(-49 * time.Hour), Batch: 500})
+			_, err := retention.Prune(ctx, db, retention.Retention{Before: end.Add(-48 * time.Hour), LedgerBefore: end.Add(-49 * time.Hour), Batch: 500})
 			return err
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -121,7 +122,7 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 		"/api/v1/videos/vid-b": 200, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 	keep("after the run")
 
-	if _, err := db.Gone(ctx, []string{"vid-b"}, t0.Add(4*time.Hour)); err != nil {
+	if _, err := retention.Gone(ctx, db, []string{"vid-b"}, t0.Add(4*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	clock.add(time.Second)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -194,7 +195,7 @@ func TestGoneVideoAnswers410(t *testing.T) {
 	defer db.Close()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	chartRun(t, db, "", t0, ingest.Video{ID: "vid-gone", Title: "Gone"}, ingest.Video{ID: "vid-kept", Title: "Kept"})
-	if _, err := db.Gone(ctx, []string{"vid-gone"}, t0.Add(48*time.Hour)); err != nil {
+	if _, err := retention.Gone(ctx, db, []string{"vid-gone"}, t0.Add(48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(72 * time.Hour) }})

@@ -2,24 +2,38 @@ package wiring
 
 import (
 	"context"
+	"time"
 
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
-// PruneStore is the store's retention as the prune job asks for it.
+// PruneStore is retention over the store, as the prune job asks for it.
 type PruneStore struct{ DB *store.DB }
 
 var _ jobs.PruneStore = PruneStore{}
 
 // Prune deletes what the cuts c say.
 func (p PruneStore) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
-	r, err := p.DB.Prune(ctx, Retention(c))
+	r, err := retention.Prune(ctx, p.DB, Retention(c))
 	return jobs.Pruned(r), err
 }
 
-// Retention is the store's retention for cuts.
-func Retention(c jobs.Cuts) store.Retention {
-	return store.Retention{Before: c.Stats, VideosBefore: c.Videos, OrphansBefore: c.Orphans, SearchBefore: c.Search,
+// Retention is what a prune removes for cuts.
+func Retention(c jobs.Cuts) retention.Retention {
+	return retention.Retention{Before: c.Stats, VideosBefore: c.Videos, OrphansBefore: c.Orphans, SearchBefore: c.Search,
 		CategoriesBefore: c.Categories, GoneBefore: c.Gone, LedgerBefore: c.Ledger}
+}
+
+// RefreshStore is the store as the refresh job asks for it, with the videos
+// gone upstream deleted by retention.
+type RefreshStore struct{ *store.DB }
+
+var _ jobs.RefreshStore = RefreshStore{}
+
+// Gone deletes the videos ids names, gone upstream, keeping a tombstone
+// of each.
+func (r RefreshStore) Gone(ctx context.Context, ids []string, at time.Time) (int64, error) {
+	return retention.Gone(ctx, r.DB, ids, at)
 }

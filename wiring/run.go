@@ -106,14 +106,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh).
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB},
 		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
 }
 
-var (
-	_ jobs.RefreshStore = (*store.DB)(nil)
-	_ jobs.TrackStore   = (*store.DB)(nil)
-)
+var _ jobs.TrackStore = (*store.DB)(nil)
 
 // once runs every chart's pass now (only those due, paced), then tracking
 // and pruning when they are asked for.

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -55,7 +56,7 @@ func (t Terms) Beyond(ctx context.Context, db *store.DB) (string, error) {
 	if kept, err := keptTo(ctx, db); err != nil || (kept > 0 && kept <= t.Standing.StatsFor) {
 		return "", err
 	}
-	b, err := db.Beyond(ctx, Retention(cuts))
+	b, err := retention.Count(ctx, db, Retention(cuts))
 	if err != nil {
 		return "", err
 	}

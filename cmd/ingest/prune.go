@@ -13,7 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -110,7 +110,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	defer db.Close()
 	job := s.pruneJob(db, keep, nil)
-	beyond, err := db.Beyond(ctx, wiring.Retention(job.Cuts(time.Now())))
+	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(time.Now())))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if err := wiring.NoteKept(ctx, db, keep); err != nil {
 		return err
 	}
-	pruned := store.Pruned(res.Pruned)
+	pruned := retention.Pruned(res.Pruned)
 	size, err := db.Size(ctx)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -480,7 +481,7 @@ func (d *dashboard) goneID(t *testing.T) string {
 	}
 	defer db.Close()
 	const id = "gone-upstream-1"
-	if _, err := db.Gone(context.Background(), []string{id}, time.Now()); err != nil {
+	if _, err := retention.Gone(context.Background(), db, []string{id}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return id

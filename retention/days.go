@@ -1,4 +1,4 @@
-package store
+package retention
 
 // daysUpsert folds one more reading (excluded) into a day's row. Every
 // expression reads the row as it was, so the order does not matter.

@@ -1,4 +1,4 @@
-package store
+package retention
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
-// What the upstream's terms ask of the store (docs/terms.md): how far back
-// its data reaches, what a retention would remove, the videos to fetch
-// again before their text is too old, and the videos the upstream no longer
+// What the upstream's terms cut (docs/terms.md): the videos not fetched
+// again in time, with every row pointing at them, old backfill results,
+// category names and tombstones, and the videos the upstream no longer
 // returns.
 
 // staleStmts are what deleting a stale video takes each database's way.
@@ -36,33 +36,6 @@ var (
 	pgStaleSQL     = staleStmts{videoRows: append(slices.Clip(videoRowTables), "video_docs"), lockBatch: ` FOR UPDATE SKIP LOCKED`}
 )
 
-// Held is how far back the upstream's data in the database reaches: the
-// oldest of each kind, zero when there is none.
-type Held struct {
-	Stat     time.Time // the oldest chart run kept, or tracked count
-	Video    time.Time // the video whose text was fetched longest ago
-	Search   time.Time // the oldest backfill result
-	Category time.Time // the oldest category name
-}
-
-// Held reads how far back the data reaches, by index: cheap at any size.
-func (db *DB) Held(ctx context.Context) (Held, error) {
-	var runs, stats, videos, search, cats sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT
-  (SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0),
-  (SELECT min(at_ms) FROM video_stats), (SELECT min(last_seen_ms) FROM videos),
-  (SELECT min(fetched_ms) FROM search_results), (SELECT min(fetched_ms) FROM categories)`).
-		Scan(&runs, &stats, &videos, &search, &cats)
-	if err != nil {
-		return Held{}, fmt.Errorf("how far back the data reaches: %w", err)
-	}
-	h := Held{Stat: timeOf(runs), Video: timeOf(videos), Search: timeOf(search), Category: timeOf(cats)}
-	if s := timeOf(stats); !s.IsZero() && (h.Stat.IsZero() || s.Before(h.Stat)) {
-		h.Stat = s
-	}
-	return h, nil
-}
-
 // Beyond counts what a prune with r would remove, without removing it.
 type Beyond struct {
 	Runs, Entries, Stats, Videos, Search, Categories int64
@@ -79,14 +52,14 @@ func (b Beyond) String() string {
 		b.Runs, b.Entries, b.Stats, b.Videos, b.Search, b.Categories)
 }
 
-// Beyond counts, by index, what Prune(r) would delete. Videos counts those
+// Count counts, by index, what Prune(db, r) would delete. Videos counts those
 // deleted for their age, or, without r.VideosBefore, those nothing kept
 // points at, before r's orphan cut, that the other steps leave orphaned
 // included only once they are.
-func (db *DB) Beyond(ctx context.Context, r Retention) (Beyond, error) {
+func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
 	var b Beyond
 	one := func(q string, dst []any, args ...any) error {
-		if err := db.r.QueryRowContext(ctx, q, args...).Scan(dst...); err != nil {
+		if err := db.Reader().QueryRowContext(ctx, q, args...).Scan(dst...); err != nil {
 			return fmt.Errorf("count what a prune removes: %w", err)
 		}
 		return nil
@@ -134,23 +107,23 @@ const StaleBatch = 200
 // row pointing at them, the category names fetched before
 // r.CategoriesBefore (their region fetches them again), and the tombstones
 // older than r.GoneBefore.
-func (db *DB) pruneTerms(ctx context.Context, r Retention, p *Pruned, between func(context.Context) error) error {
+func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, between func(context.Context) error) error {
 	if !r.SearchBefore.IsZero() {
 		batch := max(1, r.Batch/10)
-		if err := db.batches(ctx, &p.Search, batch, between, []any{msOf(r.SearchBefore), batch},
+		if err := pr.batches(ctx, &p.Search, batch, between, []any{msOf(r.SearchBefore), batch},
 			`DELETE FROM search_results WHERE (run_id, region, vid) IN (
 			   SELECT run_id, region, vid FROM search_results WHERE fetched_ms < ? ORDER BY fetched_ms LIMIT ?)`); err != nil {
 			return fmt.Errorf("backfill results: %w", err)
 		}
 	}
 	if !r.VideosBefore.IsZero() {
-		if err := db.pruneStale(ctx, r.VideosBefore, p, between); err != nil {
+		if err := pr.pruneStale(ctx, r.VideosBefore, p, between); err != nil {
 			return fmt.Errorf("videos not fetched again: %w", err)
 		}
 	}
 	if !r.CategoriesBefore.IsZero() {
 		at := msOf(r.CategoriesBefore)
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, `DELETE FROM categories WHERE fetched_ms < ?`, at)
 			if err == nil {
 				p.Categories, _ = res.RowsAffected()
@@ -163,7 +136,7 @@ func (db *DB) pruneTerms(ctx context.Context, r Retention, p *Pruned, between fu
 		}
 	}
 	if !r.GoneBefore.IsZero() {
-		if _, err := db.w.ExecContext(ctx, `DELETE FROM videos_gone WHERE gone_ms < ?`, msOf(r.GoneBefore)); err != nil {
+		if _, err := pr.w.ExecContext(ctx, `DELETE FROM videos_gone WHERE gone_ms < ?`, msOf(r.GoneBefore)); err != nil {
 			return fmt.Errorf("tombstones: %w", err)
 		}
 	}
@@ -172,16 +145,16 @@ func (db *DB) pruneTerms(ctx context.Context, r Retention, p *Pruned, between fu
 
 // pruneStale deletes the videos whose text was fetched before before, with
 // every row pointing at them, StaleBatch videos a transaction.
-func (db *DB) pruneStale(ctx context.Context, before time.Time, p *Pruned, between func(context.Context) error) error {
+func (pr *pruner) pruneStale(ctx context.Context, before time.Time, p *Pruned, between func(context.Context) error) error {
 	for {
 		var n int
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
 			vids, err := vidsOf(ctx, tx, `SELECT vid FROM videos WHERE last_seen_ms < ? ORDER BY last_seen_ms LIMIT ?`+
-				db.q.lockBatch, msOf(before), StaleBatch)
+				pr.q.lockBatch, msOf(before), StaleBatch)
 			if n = len(vids); err != nil || n == 0 {
 				return err
 			}
-			return db.deleteVideos(ctx, tx, vids, p)
+			return pr.deleteVideos(ctx, tx, vids, p)
 		})
 		if err != nil || n == 0 {
 			return err
@@ -213,7 +186,7 @@ func vidsOf(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, er
 // deleteVideos deletes vids with every row pointing at them (the index's
 // words too: a trigger's on SQLite, video_docs on PostgreSQL), counting the
 // entries, stats, results and videos.
-func (db *DB) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pruned) error {
+func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pruned) error {
 	in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(vids)), ",") + ")"
 	args := make([]any, len(vids))
 	for i, v := range vids {
@@ -221,7 +194,7 @@ func (db *DB) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pru
 	}
 	counts := map[string]*int64{"trending_entries": &p.Entries, "search_results": &p.Search, "video_stats": &p.Stats,
 		"videos": &p.Videos}
-	for _, t := range append(db.q.videoRows[:len(db.q.videoRows):len(db.q.videoRows)], "videos") {
+	for _, t := range append(pr.q.videoRows[:len(pr.q.videoRows):len(pr.q.videoRows)], "videos") {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE vid IN `+in, args...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t, err)
@@ -236,10 +209,10 @@ func (db *DB) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pru
 
 // batches runs q in one transaction at a time until it deletes fewer than
 // batch rows, adding what it deleted to n and calling between after each.
-func (db *DB) batches(ctx context.Context, n *int64, batch int, between func(context.Context) error, args []any, q string) error {
+func (pr *pruner) batches(ctx context.Context, n *int64, batch int, between func(context.Context) error, args []any, q string) error {
 	for {
 		var got int64
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, q, args...)
 			if err == nil {
 				got, err = res.RowsAffected()
@@ -256,59 +229,14 @@ func (db *DB) batches(ctx context.Context, n *int64, batch int, between func(con
 	}
 }
 
-// ToRefresh returns the ids of up to limit videos whose text was fetched
-// before before and that kept rows still show (a chart entry, a backfill
-// result, a tracked count): those to fetch again by id, oldest first.
-func (db *DB) ToRefresh(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT v.id FROM videos AS v WHERE v.last_seen_ms < ?
-  AND (EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid))
-ORDER BY v.last_seen_ms LIMIT ?`, msOf(before), limit)
-	if err != nil {
-		return nil, fmt.Errorf("videos to refresh: %w", err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("videos to refresh: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}
-
-// Refreshed stores videos fetched again by id at at: their text and
-// counts, as a chart's page would, with no entry and no region.
-func (db *DB) Refreshed(ctx context.Context, videos []ingest.Video, at time.Time) error {
-	if len(videos) == 0 {
-		return nil
-	}
-	js, err := pageJSON(ingest.Page{Videos: videos, Number: 1}, db.d.withDoc())
-	if err == nil {
-		err = db.inTx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.StmtContext(ctx, db.st.upsertVideos).ExecContext(ctx, js, msOf(at)); err != nil || db.st.docs == nil {
-				return err
-			}
-			_, err := tx.StmtContext(ctx, db.st.docs).ExecContext(ctx, js, msOf(at))
-			return err
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("store %d refreshed videos: %w", len(videos), err)
-	}
-	return nil
-}
-
 // Gone deletes the videos ids names, which the upstream no longer returns
 // (deleted, made private), with every row pointing at them, and keeps a
 // tombstone of each: its id and when it went. It returns how many of them
 // the database held.
-func (db *DB) Gone(ctx context.Context, ids []string, at time.Time) (int64, error) {
+func Gone(ctx context.Context, db *store.DB, ids []string, at time.Time) (int64, error) {
+	pr := newPruner(db)
 	var p Pruned
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.Update(ctx, func(tx *sql.Tx) error {
 		p = Pruned{}
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO videos_gone (id, gone_ms) VALUES (?, ?)
@@ -317,7 +245,7 @@ ON CONFLICT (id) DO NOTHING`, id, msOf(at)); err != nil {
 			}
 			vids, err := vidsOf(ctx, tx, `SELECT vid FROM videos WHERE id = ?`, id)
 			if err == nil && len(vids) > 0 {
-				err = db.deleteVideos(ctx, tx, vids, &p)
+				err = pr.deleteVideos(ctx, tx, vids, &p)
 			}
 			if err != nil {
 				return err
@@ -329,16 +257,4 @@ ON CONFLICT (id) DO NOTHING`, id, msOf(at)); err != nil {
 		return 0, fmt.Errorf("delete %d videos gone upstream: %w", len(ids), err)
 	}
 	return p.Videos, nil
-}
-
-// GoneAt returns when a refresh found video id gone upstream; the zero
-// time when it did not, or the video is back.
-func (db *DB) GoneAt(ctx context.Context, id string) (time.Time, error) {
-	var ms sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT gone_ms FROM videos_gone AS g WHERE id = ?
-  AND NOT EXISTS (SELECT 1 FROM videos AS v WHERE v.id = g.id)`, id).Scan(&ms)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, fmt.Errorf("video %s gone: %w", id, err)
-	}
-	return timeOf(ms), nil
 }

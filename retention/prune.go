@@ -1,12 +1,22 @@
-package store
+// Package retention deletes what the database may no longer keep: the
+// statistics older than --keep, the ledger outside the quota's span, and
+// what the upstream's terms cut (docs/terms.md): the videos not fetched
+// again in time, with every row pointing at them, old backfill results,
+// category names and tombstones, and the videos the upstream no longer
+// returns. It works over the pools and transactions the store hands out;
+// the store keeps the one open and the one schema.
+package retention
 
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ingestworks/ingest/store"
 )
 
 // Retention says what Prune removes.
@@ -53,20 +63,57 @@ type Pruned struct {
 	Freed int64
 }
 
-// Prune deletes what r says in small transactions, oldest first, then
-// gives the freed pages back with an incremental vacuum. Search runs (a
-// backfill's results) are kept; their results go by r.SearchBefore.
-func (db *DB) Prune(ctx context.Context, r Retention) (Pruned, error) {
-	return db.d.prune(ctx, db, r)
+// Prune deletes what r says from db in small transactions, oldest first,
+// then, on SQLite, gives the freed pages back with an incremental vacuum.
+// Search runs (a backfill's results) are kept; their results go by
+// r.SearchBefore.
+func Prune(ctx context.Context, db *store.DB, r Retention) (Pruned, error) {
+	return newPruner(db).prune(ctx, r)
 }
 
-// sqlitePrune is Prune on SQLite; pgPrune, below, on PostgreSQL.
-func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
+// pruner is a prune's hold on the store: its pools and each database's
+// statements, and the steps' sizes, which tests make small.
+type pruner struct {
+	db    *store.DB
+	w, rd *sql.DB
+	path  string
+	q     staleStmts
+	pg    bool
+	// vacuumStep and mergePages are VacuumStep and MergePages; walMark is
+	// PruneWALMark.
+	vacuumStep, mergePages int
+	walMark                int64
+	// beforeCheckpoint, when set, is called before each checkpoint, when
+	// the WAL is at its largest: tests read its size.
+	beforeCheckpoint func()
+	// afterStep, when set, is called after each step with the step's
+	// name: the prune benchmark reads what each step wrote.
+	afterStep func(step string)
+}
+
+func newPruner(db *store.DB) *pruner {
+	pr := &pruner{db: db, w: db.Writer(), rd: db.Reader(), path: db.Path(), q: sqliteStaleSQL, pg: db.Postgres(),
+		vacuumStep: VacuumStep, mergePages: MergePages, walMark: PruneWALMark}
+	if pr.pg {
+		pr.q = pgStaleSQL
+	}
+	return pr
+}
+
+func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
+	if pr.pg {
+		return pr.pgPrune(ctx, r)
+	}
+	return pr.sqlitePrune(ctx, r)
+}
+
+// sqlitePrune is Prune on SQLite; pgPrune (pg.go) on PostgreSQL.
+func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 	if r.Batch <= 0 {
 		r.Batch = DefaultBatch
 	}
 	var p Pruned
-	restore, err := db.roomyWriter(ctx)
+	restore, err := pr.roomyWriter(ctx)
 	if err != nil {
 		return p, fmt.Errorf("prune: %w", err)
 	}
@@ -75,137 +122,24 @@ func (db *DB) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
 		name string
 		run  func(context.Context, Retention, *Pruned) error
 	}{
-		{"runs", db.pruneRuns}, {"stats", db.pruneStats}, {"days", db.pruneDays}, {"terms", db.sqlitePruneTerms},
-		{"videos", db.pruneVideos},
-		{"ledger", db.pruneLedger}, {"vacuum", db.vacuum},
+		{"runs", pr.pruneRuns}, {"stats", pr.pruneStats}, {"days", pr.pruneDays}, {"terms", pr.sqlitePruneTerms},
+		{"videos", pr.pruneVideos},
+		{"ledger", pr.pruneLedger}, {"vacuum", pr.vacuum},
 	} {
 		if err := step.run(ctx, r, &p); err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
-		if db.afterPruneStep != nil {
-			db.afterPruneStep(step.name)
+		if pr.afterStep != nil {
+			pr.afterStep(step.name)
 		}
 	}
-	return p, db.checkpoint(ctx)
+	return p, pr.checkpoint(ctx)
 }
 
 // sqlitePruneTerms is pruneTerms with a checkpoint over the mark between
 // transactions.
-func (db *DB) sqlitePruneTerms(ctx context.Context, r Retention, p *Pruned) error {
-	return db.pruneTerms(ctx, r, p, db.checkpointOver)
-}
-
-// pgPrune is Prune on PostgreSQL: the same rows go, in transactions of
-// about r.Batch rows, so that hosts writing meanwhile wait one batch. There
-// is no WAL to bound nor file to shrink: PostgreSQL's autovacuum reuses the
-// space, so Freed stays 0.
-func (db *DB) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
-	if r.Batch <= 0 {
-		r.Batch = 50000
-	}
-	var p Pruned
-	before, ledgerBefore := msOf(r.Before), msOf(r.LedgerBefore)
-	steps := []struct {
-		n    *int64
-		q    string
-		args []any
-	}{
-		{&p.Runs, pgPruneRuns, []any{before, max(1, r.Batch/50)}},
-		{&p.Stats, pgPruneStats, []any{before, r.Batch}},
-		{&p.Videos, pgPruneVideos, []any{msOf(r.orphansBefore()), r.Batch}},
-	}
-	if !r.LedgerBefore.IsZero() {
-		steps = append(steps, struct {
-			n    *int64
-			q    string
-			args []any
-		}{&p.Ledger, pgPruneLedger, []any{ledgerBefore, r.Batch}})
-	}
-	for i, s := range steps {
-		if err := db.pgBatches(ctx, s.n, &p.Entries, s.q, s.args...); err != nil {
-			return p, fmt.Errorf("prune: %w", err)
-		}
-		if i == 1 { // the rollup, once the runs and stats it sums are gone
-			if err := db.pgPruneDays(ctx, before); err != nil {
-				return p, fmt.Errorf("prune: daily rollup: %w", err)
-			}
-			if err := db.pruneTerms(ctx, r, &p, func(context.Context) error { return nil }); err != nil {
-				return p, fmt.Errorf("prune: %w", err)
-			}
-		}
-	}
-	return p, nil
-}
-
-// pgBatches runs q, one transaction at a time, until it deletes nothing;
-// q returns how many rows it deleted and how many entries went with them.
-func (db *DB) pgBatches(ctx context.Context, n, entries *int64, q string, args ...any) error {
-	for {
-		var got, gone int64
-		err := db.inTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, args...).Scan(&got, &gone) })
-		if err != nil {
-			return err
-		}
-		*n, *entries = *n+got, *entries+gone
-		if got == 0 {
-			return nil
-		}
-	}
-}
-
-// The prune's batches. Rows that point at each other go in one statement:
-// PostgreSQL checks the foreign keys at its end. An orphan video is locked
-// as it is chosen, and one another host's page holds is left for a later
-// prune: that page may be about to point at it.
-const (
-	pgPruneRuns = `
-WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?1 AND status <> 'running'
-             ORDER BY started_ms LIMIT ?2),
-  e AS (DELETE FROM trending_entries WHERE run_id IN (SELECT id FROM old) RETURNING 1),
-  r AS (DELETE FROM runs WHERE id IN (SELECT id FROM old) RETURNING 1)
-SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)`
-	pgPruneStats = `
-WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < ?1 LIMIT ?2) RETURNING 1)
-SELECT count(*), 0 FROM s`
-	pgPruneVideos = `
-WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
-             AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-             AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-             AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
-           ORDER BY last_seen_ms LIMIT ?2 FOR UPDATE SKIP LOCKED),
-  r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
-  d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
-  x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
-  v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
-SELECT count(*), 0 FROM v`
-	pgPruneLedger = `
-WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms < ?1 LIMIT ?2) RETURNING 1),
-  g AS (DELETE FROM ledger_given_back WHERE at_ms < ?1)
-SELECT count(*), 0 FROM l`
-)
-
-// pgPruneDays deletes the rollup of the days up to r.Before's and rebuilds
-// that day from what is left of it, as pruneDays does.
-func (db *DB) pgPruneDays(ctx context.Context, before int64) error {
-	day := before / dayMS * dayMS
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= ?1`, day); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `
-SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
-  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
-FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
-    AND started_ms >= ?1::bigint - 86400000 AND started_ms < ?2)
-  AND fetched_ms >= ?1 AND fetched_ms < ?2`, day, day+dayMS)
-		if err == nil {
-			_, err = tx.ExecContext(ctx, `
-SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
-  view_count, like_count, comment_count)::video_days])
-FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2`, day, day+dayMS)
-		}
-		return err
-	})
+func (pr *pruner) sqlitePruneTerms(ctx context.Context, r Retention, p *Pruned) error {
+	return pr.pruneTerms(ctx, r, p, pr.checkpointOver)
 }
 
 // pruneCache is the writer's page cache while pruning, in KiB: room for a
@@ -218,18 +152,18 @@ const pruneCache = 128 << 10
 // automatic checkpoints (Prune checkpoints at PruneWALMark: SQLite's own,
 // after every commit over a thousand pages, would copy a page that later
 // batches write again each time); restore puts back what it had.
-func (db *DB) roomyWriter(ctx context.Context) (restore func(), err error) {
+func (pr *pruner) roomyWriter(ctx context.Context) (restore func(), err error) {
 	var cache, temp, auto int
-	err = db.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+	err = pr.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
 		Scan(&cache, &temp)
 	if err == nil {
-		err = db.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto)
+		err = pr.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writer settings: %w", err)
 	}
 	set := func(ctx context.Context, cache, temp, auto int) error {
-		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d; PRAGMA wal_autocheckpoint = %d`,
+		_, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d; PRAGMA temp_store = %d; PRAGMA wal_autocheckpoint = %d`,
 			cache, temp, auto))
 		return err
 	}
@@ -246,23 +180,23 @@ func (db *DB) roomyWriter(ctx context.Context) (restore func(), err error) {
 // batch stays within WALLimit.
 const PruneWALMark = 24 << 20
 
-// checkpointOver checkpoints once the WAL holds db.walMark bytes or more.
-func (db *DB) checkpointOver(ctx context.Context) error {
-	if fi, err := os.Stat(db.path + "-wal"); err == nil && fi.Size() < db.walMark {
+// checkpointOver checkpoints once the WAL holds pr.walMark bytes or more.
+func (pr *pruner) checkpointOver(ctx context.Context) error {
+	if fi, err := os.Stat(pr.path + "-wal"); err == nil && fi.Size() < pr.walMark {
 		return nil
 	}
-	return db.checkpoint(ctx)
+	return pr.checkpoint(ctx)
 }
 
 // checkpoint copies the WAL into the database and truncates it, so that
 // the WAL holds at most the mark and a batch while pruning, and nothing
 // after it. It gives up, without an error, while a reader still needs the
 // WAL's pages (busy): the next checkpoint gets them.
-func (db *DB) checkpoint(ctx context.Context) error {
-	if db.beforeCheckpoint != nil {
-		db.beforeCheckpoint()
+func (pr *pruner) checkpoint(ctx context.Context) error {
+	if pr.beforeCheckpoint != nil {
+		pr.beforeCheckpoint()
 	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := pr.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
@@ -272,10 +206,10 @@ func (db *DB) checkpoint(ctx context.Context) error {
 // first, a batch of runs (about r.Batch entries) a transaction, each
 // batch's entries in one statement by their key (run_id first), then
 // checkpoints.
-func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 	for {
 		var n int
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
 			ids, err := oldRuns(ctx, tx, r.Before, r.Batch)
 			if n = len(ids); err != nil || n == 0 {
 				return err
@@ -288,7 +222,7 @@ func (db *DB) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 		if n == 0 {
 			return nil
 		}
-		if err := db.checkpointOver(ctx); err != nil {
+		if err := pr.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
@@ -331,8 +265,8 @@ func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
 }
 
 // pruneStats deletes stats read before r.Before, by video_stats_at.
-func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
-	return db.inBatches(ctx, &p.Stats, r.Batch, []any{msOf(r.Before), r.Batch},
+func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
+	return pr.inBatches(ctx, &p.Stats, r.Batch, []any{msOf(r.Before), r.Batch},
 		`DELETE FROM video_stats WHERE (vid, at_ms) IN (
 		   SELECT vid, at_ms FROM video_stats WHERE at_ms < ?1 ORDER BY at_ms LIMIT ?2)`)
 }
@@ -346,26 +280,26 @@ func (db *DB) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
 // the rollup, and skips it: its deletes walk the whole rollup. (A prune
 // stopped before this step leaves older days behind until the next prune
 // that deletes something.)
-func (db *DB) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
 	if p.Entries == 0 && p.Stats == 0 {
 		return nil
 	}
 	day := msOf(r.Before) / dayMS * dayMS
 	var top int64
-	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
+	if err := pr.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
 		return err
 	}
 	span := int64(max(1, r.Batch/10)) // videos: about ten days each
 	for lo := int64(0); lo <= top; lo += span {
-		if _, err := db.w.ExecContext(ctx, `DELETE FROM video_days WHERE vid >= ? AND vid < ? AND day_ms <= ?`,
+		if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE vid >= ? AND vid < ? AND day_ms <= ?`,
 			lo, lo+span, day); err != nil {
 			return fmt.Errorf("daily rollup: %w", err)
 		}
-		if err := db.checkpointOver(ctx); err != nil {
+		if err := pr.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return pr.db.Update(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{refillDayFromEntries, refillDayFromStats} {
 			if _, err := tx.ExecContext(ctx, q, day, day+dayMS); err != nil {
 				return fmt.Errorf("daily rollup of %s: %w", time.UnixMilli(day).UTC().Format(time.DateOnly), err)
@@ -400,25 +334,25 @@ ON CONFLICT DO UPDATE SET ` + daysUpsert
 // The index's automatic merges are paused meanwhile: each batch's deletes
 // would otherwise rewrite the index's segments, a batch after batch; the
 // index is merged once afterwards (mergeIndex).
-func (db *DB) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
 	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
 		AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
 		AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
 		AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
 		ORDER BY last_seen_ms LIMIT ?2`
-	restore, err := db.pauseMerges(ctx)
+	restore, err := pr.pauseMerges(ctx)
 	if err != nil {
 		return err
 	}
 	before := p.Videos
 	batch := max(1, r.Batch/videoRows)
-	err = db.inBatches(ctx, &p.Videos, batch, []any{msOf(r.orphansBefore()), batch},
+	err = pr.inBatches(ctx, &p.Videos, batch, []any{msOf(r.orphansBefore()), batch},
 		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
 		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
 	if err = errors.Join(err, restore()); err != nil || p.Videos == before {
 		return err
 	}
-	return db.mergeIndex(ctx)
+	return pr.mergeIndex(ctx)
 }
 
 // videoRows is about how many entries' worth of pages one video's row,
@@ -428,17 +362,17 @@ const videoRows = 25
 
 // pauseMerges turns the index's automerge off; restore puts back what it
 // was.
-func (db *DB) pauseMerges(ctx context.Context) (restore func() error, err error) {
+func (pr *pruner) pauseMerges(ctx context.Context) (restore func() error, err error) {
 	var was int
-	err = db.w.QueryRowContext(ctx, `SELECT coalesce((SELECT v FROM videos_fts_config WHERE k = 'automerge'), 4)`).Scan(&was)
+	err = pr.w.QueryRowContext(ctx, `SELECT coalesce((SELECT v FROM videos_fts_config WHERE k = 'automerge'), 4)`).Scan(&was)
 	if err == nil {
-		_, err = db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', 0)`)
+		_, err = pr.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', 0)`)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pause index merges: %w", err)
 	}
 	return func() error {
-		_, err := db.w.ExecContext(context.WithoutCancel(ctx), `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', ?)`, was)
+		_, err := pr.w.ExecContext(context.WithoutCancel(ctx), `INSERT INTO videos_fts (videos_fts, rank) VALUES ('automerge', ?)`, was)
 		if err != nil {
 			return fmt.Errorf("restore index merges: %w", err)
 		}
@@ -453,20 +387,20 @@ const MergePages = 1000
 // one, a bounded step a transaction with a checkpoint after each: FTS5's
 // own signal that the merging is done is a step that changes fewer than
 // two rows.
-func (db *DB) mergeIndex(ctx context.Context) error {
+func (pr *pruner) mergeIndex(ctx context.Context) error {
 	for {
 		var before, after int64
-		err := db.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before)
+		err := pr.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before)
 		if err == nil {
-			_, err = db.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('merge', ?)`, -db.mergePages)
+			_, err = pr.w.ExecContext(ctx, `INSERT INTO videos_fts (videos_fts, rank) VALUES ('merge', ?)`, -pr.mergePages)
 		}
 		if err == nil {
-			err = db.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after)
+			err = pr.w.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after)
 		}
 		if err != nil {
 			return fmt.Errorf("merge index: %w", err)
 		}
-		if err := db.checkpointOver(ctx); err != nil || after-before < 2 {
+		if err := pr.checkpointOver(ctx); err != nil || after-before < 2 {
 			return err
 		}
 	}
@@ -476,37 +410,37 @@ func (db *DB) mergeIndex(ctx context.Context) error {
 // at a time so that ledger_at finds them; each key is found by one index
 // seek from the last (a loose index scan), not by a pass over the whole
 // ledger as DISTINCT would make.
-func (db *DB) pruneLedger(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneLedger(ctx context.Context, r Retention, p *Pruned) error {
 	if r.LedgerBefore.IsZero() {
 		return nil
 	}
 	at := msOf(r.LedgerBefore)
 	for key := ""; ; {
 		var next sql.NullString
-		if err := db.r.QueryRowContext(ctx, `SELECT min(quota_key) FROM ledger WHERE quota_key > ?`, key).Scan(&next); err != nil {
+		if err := pr.rd.QueryRowContext(ctx, `SELECT min(quota_key) FROM ledger WHERE quota_key > ?`, key).Scan(&next); err != nil {
 			return fmt.Errorf("quota keys: %w", err)
 		}
 		if !next.Valid {
 			break
 		}
 		key = next.String
-		if err := db.inBatches(ctx, &p.Ledger, r.Batch, []any{at, r.Batch, key},
+		if err := pr.inBatches(ctx, &p.Ledger, r.Batch, []any{at, r.Batch, key},
 			`DELETE FROM ledger WHERE (quota_key, call_id, pool) IN (SELECT quota_key, call_id, pool
 			   FROM ledger WHERE quota_key = ?3 AND at_ms < ?1 ORDER BY at_ms LIMIT ?2)`); err != nil {
 			return err
 		}
 	}
-	_, err := db.w.ExecContext(ctx, `DELETE FROM ledger_given_back WHERE at_ms < ?`, at)
+	_, err := pr.w.ExecContext(ctx, `DELETE FROM ledger_given_back WHERE at_ms < ?`, at)
 	return err
 }
 
 // inBatches runs stmts in one transaction, again and again, until the last
 // deletes fewer than batch rows; it adds what the last deleted to n. Every
 // statement takes args, ?2 being batch.
-func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, stmts ...string) error {
+func (pr *pruner) inBatches(ctx context.Context, n *int64, batch int, args []any, stmts ...string) error {
 	for {
 		var got int64
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
 			for _, q := range stmts {
 				res, err := tx.ExecContext(ctx, q, args...)
 				if err != nil {
@@ -522,7 +456,7 @@ func (db *DB) inBatches(ctx context.Context, n *int64, batch int, args []any, st
 			return err
 		}
 		*n += got
-		if err := db.checkpointOver(ctx); err != nil || got < int64(batch) {
+		if err := pr.checkpointOver(ctx); err != nil || got < int64(batch) {
 			return err
 		}
 	}
@@ -536,19 +470,19 @@ const VacuumStep = 4096
 // incremental on files made since schema 7), VacuumStep pages a
 // transaction with a checkpoint after each, so that the file shrinks
 // without the WAL growing to the size of what was freed.
-func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
-	before, err := db.Size(ctx)
+func (pr *pruner) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
+	before, err := pr.db.Size(ctx)
 	if err != nil {
 		return err
 	}
 	for free := before.FreeBytes; free > 0 && before.Incremental; {
-		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, db.vacuumStep)); err != nil {
+		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pr.vacuumStep)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
-		if err := db.checkpointOver(ctx); err != nil {
+		if err := pr.checkpointOver(ctx); err != nil {
 			return err
 		}
-		s, err := db.Size(ctx)
+		s, err := pr.db.Size(ctx)
 		if err != nil {
 			return err
 		}
@@ -557,7 +491,7 @@ func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 		}
 		free = s.FreeBytes
 	}
-	after, err := db.Size(ctx)
+	after, err := pr.db.Size(ctx)
 	if err != nil {
 		return err
 	}
@@ -565,48 +499,13 @@ func (db *DB) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 	return nil
 }
 
-// Size is how big the database is and what it holds.
-type Size struct {
-	Bytes     int64 // pages in use and free, times the page size
-	FreeBytes int64 // free pages: reused by new rows, or given back by vacuum
-	// Incremental says whether pruning can shrink the file (auto_vacuum
-	// incremental, set when the file is created since schema 7).
-	Incremental bool
-	// OldestRun is when the oldest kept chart run started, zero with none.
-	OldestRun time.Time
-}
+func msOf(t time.Time) int64 { return t.UnixMilli() }
 
-// Size reads the database's size and its oldest run (one index lookup).
-func (db *DB) Size(ctx context.Context) (Size, error) {
-	return db.d.size(ctx, db)
-}
+// dayMS is a day in milliseconds, the rollup's unit.
+const dayMS = 24 * 60 * 60 * 1000
 
-// sqliteSize is Size on SQLite.
-func (db *DB) sqliteSize(ctx context.Context) (Size, error) {
-	var s Size
-	var pages, free, pageSize, mode int64
-	var oldest sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count),
-		(SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size),
-		(SELECT auto_vacuum FROM pragma_auto_vacuum), (SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0)`).
-		Scan(&pages, &free, &pageSize, &mode, &oldest)
-	if err != nil {
-		return s, fmt.Errorf("database size: %w", err)
-	}
-	s.Bytes, s.FreeBytes, s.Incremental, s.OldestRun = pages*pageSize, free*pageSize, mode == 2, timeOf(oldest)
-	return s, nil
-}
-
-// pgSize is Size on PostgreSQL: the database's size as the server counts
-// it; FreeBytes and Incremental say nothing there.
-func (db *DB) pgSize(ctx context.Context) (Size, error) {
-	var s Size
-	var oldest sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT pg_database_size(current_database()),
-  (SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0)`).Scan(&s.Bytes, &oldest)
-	if err != nil {
-		return s, fmt.Errorf("database size: %w", err)
-	}
-	s.OldestRun = timeOf(oldest)
-	return s, nil
+// jsonIDs is ids as a JSON array, for json_each.
+func jsonIDs(ids []int64) string {
+	b, _ := json.Marshal(ids)
+	return string(b)
 }

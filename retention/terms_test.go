@@ -1,4 +1,4 @@
-package store
+package retention
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
 // termsWorld stores, around now = t0: a chart run 40 days old and one 10
 // days old (ten videos each), a video only a 40-day-old run showed but
 // tracked 5 days ago, a backfill 40 days old and one 5 days old, and
 // category names 40 days old.
-func termsWorld(t *testing.T, db *DB) {
+func termsWorld(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	for _, age := range []int{40, 10} {
@@ -52,18 +53,18 @@ func termsCut() Retention {
 func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
 		termsWorld(t, db)
 		r := termsCut()
 		r.Batch = 3
-		want, err := db.Beyond(ctx, r)
+		want, err := Count(ctx, db, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want.Runs != 1 || want.Entries != 10 || want.Videos != 11 || want.Search != 1 || want.Categories != 1 {
 			t.Errorf("beyond = %+v, want 1 run with 10 entries, 11 videos (10 charted, 1 found), 1 result, 1 category", want)
 		}
-		got, err := db.Prune(ctx, r)
+		got, err := Prune(ctx, db, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,9 +111,9 @@ func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 }
 
 // searchCount is how many videos a search finds.
-func searchCount(t *testing.T, db *DB, q string) int {
+func searchCount(t *testing.T, db *store.DB, q string) int {
 	t.Helper()
-	hits, err := db.Search(context.Background(), q, SearchOptions{Limit: 100})
+	hits, err := db.Search(context.Background(), q, store.SearchOptions{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func searchCount(t *testing.T, db *DB, q string) int {
 func TestRefreshAndGone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
 		termsWorld(t, db)
 		orphan := t0.Add(-35 * 24 * time.Hour)
 		run(t, db, ingest.Search, "DE", orphan) // a run with no results: nothing shows these
@@ -149,7 +150,7 @@ func TestRefreshAndGone(t *testing.T) {
 		if ids, _ = db.ToRefresh(ctx, t0.Add(-ingest.RefreshAfter), 100); len(ids) != 10 {
 			t.Errorf("to refresh after one was: %d, want 10", len(ids))
 		}
-		n, err := db.Gone(ctx, []string{"c10-3", "never-held"}, t0)
+		n, err := Gone(ctx, db, []string{"c10-3", "never-held"}, t0)
 		if err != nil || n != 1 {
 			t.Fatalf("gone = %d, %v; want 1", n, err)
 		}
@@ -165,7 +166,7 @@ func TestRefreshAndGone(t *testing.T) {
 		if c := count(t, db, `SELECT count(*) FROM videos_gone`); c != 2 {
 			t.Errorf("%d tombstones, want 2", c)
 		}
-		if _, err := db.Prune(ctx, Retention{Before: t0.Add(-60 * 24 * time.Hour), GoneBefore: t0.Add(time.Second)}); err != nil {
+		if _, err := Prune(ctx, db, Retention{Before: t0.Add(-60 * 24 * time.Hour), GoneBefore: t0.Add(time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 		if c := count(t, db, `SELECT count(*) FROM videos_gone`); c != 0 {

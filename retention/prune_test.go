@@ -1,4 +1,4 @@
-package store
+package retention
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/store"
 )
 
 // TestPruneKeepsWhatIsRecent stores a month of daily runs, stats and
@@ -20,7 +21,7 @@ import (
 func TestPruneKeepsWhatIsRecent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *DB) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
 		start := t0.Add(-30 * 24 * time.Hour)
 		for d := 0; d < 30; d++ {
 			at := start.Add(time.Duration(d) * 24 * time.Hour)
@@ -50,7 +51,7 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 			t.Fatal(err)
 		}
 		cut := start.Add(20 * 24 * time.Hour)
-		got, err := db.Prune(ctx, Retention{Before: cut, LedgerBefore: cut.Add(-24 * time.Hour), Batch: 7})
+		got, err := Prune(ctx, db, Retention{Before: cut, LedgerBefore: cut.Add(-24 * time.Hour), Batch: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 		}
 		// A file that shrinks is SQLite's; PostgreSQL's autovacuum reuses
 		// the space instead.
-		if fi, _ := os.Stat(db.Path()); !isPG(db) && (after.Bytes >= before.Bytes || got.Freed == 0 || fi.Size() > after.Bytes) {
+		if fi, _ := os.Stat(db.Path()); !db.Postgres() && (after.Bytes >= before.Bytes || got.Freed == 0 || fi.Size() > after.Bytes) {
 			t.Errorf("size %d bytes before, %d after (freed %d, file %d): want the file to shrink", before.Bytes, after.Bytes, got.Freed, fi.Size())
 		}
 		if !after.OldestRun.Equal(start) {
@@ -97,7 +98,7 @@ func TestPruneBoundsWAL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t) // the WAL: SQLite only
-	db.vacuumStep, db.mergePages, db.walMark = 64, 64, 256<<10
+	pr := small(db)
 	start := t0.Add(-30 * 24 * time.Hour)
 	for d := 0; d < 30; d++ {
 		at := start.Add(time.Duration(d) * 24 * time.Hour)
@@ -117,8 +118,8 @@ func TestPruneBoundsWAL(t *testing.T) {
 	}
 	const bound = 1 << 20
 	var peak int64
-	db.beforeCheckpoint = func() { peak = max(peak, walSize(t, db)) }
-	got, err := db.Prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
+	pr.beforeCheckpoint = func() { peak = max(peak, walSize(t, db)) }
+	got, err := pr.prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestPruneBoundsWAL(t *testing.T) {
 	integrityCheck(t, db)
 }
 
-func walSize(t *testing.T, db *DB) int64 {
+func walSize(t *testing.T, db *store.DB) int64 {
 	t.Helper()
 	fi, err := os.Stat(db.Path() + "-wal")
 	if errors.Is(err, os.ErrNotExist) {
@@ -175,7 +176,7 @@ func TestPruneBesideADaemon(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t)
-	db.vacuumStep, db.mergePages, db.walMark = 64, 64, 256<<10
+	pr := small(db)
 	start := t0.Add(-30 * 24 * time.Hour)
 	for d := range 30 {
 		at := start.Add(time.Duration(d) * 24 * time.Hour)
@@ -190,7 +191,7 @@ func TestPruneBesideADaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	daemon, err := Open(ctx, db.Path())
+	daemon, err := store.Open(ctx, db.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +228,13 @@ func TestPruneBesideADaemon(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	_, err = db.Prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
+	_, err = pr.prune(ctx, Retention{Before: start.Add(20 * 24 * time.Hour), Batch: 40})
 	close(done)
 	n := <-saved
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := OpenExisting(ctx, db.Path())
+	fresh, err := store.OpenExisting(ctx, db.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package retention
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +48,7 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 	b.StopTimer()
 	ctx := context.Background()
 	path := scratchCopy(b, src, os.Getenv("INGEST_BENCH_COLD") != "")
-	db, err := Open(ctx, path)
+	db, err := store.Open(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +61,8 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 	stop, peak := watchWAL(path + "-wal")
 	last := readIO(b, path)
 	first := last
-	db.afterPruneStep = func(step string) {
+	pr := newPruner(db)
+	pr.afterStep = func(step string) {
 		now := readIO(b, path)
 		b.Logf("%-7s wchar %7.1f MB  write_bytes %8.1f MB  device %7.1f MB", step, mb(now.wchar-last.wchar),
 			mb(now.writeBytes-last.writeBytes), mb(now.device-last.device))
@@ -69,7 +71,7 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 	cut := time.UnixMilli(newest).Add(-time.Duration(days) * 24 * time.Hour)
 	t0 := time.Now()
 	b.StartTimer()
-	p, err := db.Prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch})
+	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch})
 	b.StopTimer()
 	took := time.Since(t0)
 	stop()

@@ -1,0 +1,120 @@
+package retention
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// pgPrune is Prune on PostgreSQL: the same rows go, in transactions of
+// about r.Batch rows, so that hosts writing meanwhile wait one batch. There
+// is no WAL to bound nor file to shrink: PostgreSQL's autovacuum reuses the
+// space, so Freed stays 0.
+func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
+	if r.Batch <= 0 {
+		r.Batch = 50000
+	}
+	var p Pruned
+	before, ledgerBefore := msOf(r.Before), msOf(r.LedgerBefore)
+	steps := []struct {
+		n    *int64
+		q    string
+		args []any
+	}{
+		{&p.Runs, pgPruneRuns, []any{before, max(1, r.Batch/50)}},
+		{&p.Stats, pgPruneStats, []any{before, r.Batch}},
+		{&p.Videos, pgPruneVideos, []any{msOf(r.orphansBefore()), r.Batch}},
+	}
+	if !r.LedgerBefore.IsZero() {
+		steps = append(steps, struct {
+			n    *int64
+			q    string
+			args []any
+		}{&p.Ledger, pgPruneLedger, []any{ledgerBefore, r.Batch}})
+	}
+	for i, s := range steps {
+		if err := pr.pgBatches(ctx, s.n, &p.Entries, s.q, s.args...); err != nil {
+			return p, fmt.Errorf("prune: %w", err)
+		}
+		if i == 1 { // the rollup, once the runs and stats it sums are gone
+			if err := pr.pgPruneDays(ctx, before); err != nil {
+				return p, fmt.Errorf("prune: daily rollup: %w", err)
+			}
+			if err := pr.pruneTerms(ctx, r, &p, func(context.Context) error { return nil }); err != nil {
+				return p, fmt.Errorf("prune: %w", err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// pgBatches runs q, one transaction at a time, until it deletes nothing;
+// q returns how many rows it deleted and how many entries went with them.
+func (pr *pruner) pgBatches(ctx context.Context, n, entries *int64, q string, args ...any) error {
+	for {
+		var got, gone int64
+		err := pr.db.Update(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, args...).Scan(&got, &gone) })
+		if err != nil {
+			return err
+		}
+		*n, *entries = *n+got, *entries+gone
+		if got == 0 {
+			return nil
+		}
+	}
+}
+
+// The prune's batches. Rows that point at each other go in one statement:
+// PostgreSQL checks the foreign keys at its end. An orphan video is locked
+// as it is chosen, and one another host's page holds is left for a later
+// prune: that page may be about to point at it.
+const (
+	pgPruneRuns = `
+WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?1 AND status <> 'running'
+             ORDER BY started_ms LIMIT ?2),
+  e AS (DELETE FROM trending_entries WHERE run_id IN (SELECT id FROM old) RETURNING 1),
+  r AS (DELETE FROM runs WHERE id IN (SELECT id FROM old) RETURNING 1)
+SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)`
+	pgPruneStats = `
+WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < ?1 LIMIT ?2) RETURNING 1)
+SELECT count(*), 0 FROM s`
+	pgPruneVideos = `
+WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
+             AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+             AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+             AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
+           ORDER BY last_seen_ms LIMIT ?2 FOR UPDATE SKIP LOCKED),
+  r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
+  d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
+  x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
+  v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
+SELECT count(*), 0 FROM v`
+	pgPruneLedger = `
+WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms < ?1 LIMIT ?2) RETURNING 1),
+  g AS (DELETE FROM ledger_given_back WHERE at_ms < ?1)
+SELECT count(*), 0 FROM l`
+)
+
+// pgPruneDays deletes the rollup of the days up to r.Before's and rebuilds
+// that day from what is left of it, as pruneDays does.
+func (pr *pruner) pgPruneDays(ctx context.Context, before int64) error {
+	day := before / dayMS * dayMS
+	return pr.db.Update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= ?1`, day); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
+  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
+FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
+    AND started_ms >= ?1::bigint - 86400000 AND started_ms < ?2)
+  AND fetched_ms >= ?1 AND fetched_ms < ?2`, day, day+dayMS)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `
+SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
+  view_count, like_count, comment_count)::video_days])
+FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2`, day, day+dayMS)
+		}
+		return err
+	})
+}
