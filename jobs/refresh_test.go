@@ -15,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -127,7 +128,7 @@ func TestRefreshFetchesAgainAndDeletesWhatIsGone(t *testing.T) {
 			t.Errorf("%s: %d entries left after it went", id, n)
 		}
 	}
-	held, err := r.db.Held(ctx)
+	held, err := retention.ReadHeld(ctx, r.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestFortyFiveDaysWithinTheTerms(t *testing.T) {
 		if res := prune.Run(ctx); res.Status != ingest.StatusCompleted {
 			t.Fatalf("day %d: prune %s: %v", day, res.Status, res.Err)
 		}
-		held, err := r.db.Held(ctx)
+		held, err := retention.ReadHeld(ctx, r.db)
 		if err != nil {
 			t.Fatal(err)
 		}

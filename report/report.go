@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -86,7 +87,7 @@ type Sources struct {
 	// Standing is the key's standing (the standard one when zero); Held
 	// reads how far back the data reaches, nil leaving it out (terms.go).
 	Standing ingest.Standing
-	Held     func(context.Context) (store.Held, error)
+	Held     func(context.Context) (retention.Held, error)
 	// Names names a chart's region as the catalogue does ("" for none);
 	// nil leaves the names out.
 	Names func(chart string) string

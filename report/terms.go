@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/retention"
 )
 
 // Terms is the key's standing, what it implies, and how far back the
 // database's data reaches (docs/terms.md).
 type Terms struct {
 	ingest.Standing
-	Held *store.Held // nil: not read (no database)
+	Held *retention.Held // nil: not read (no database)
 }
 
 // TermsJSON is the report's "terms" object.

@@ -91,7 +91,7 @@ func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 		if n := count(t, db, `SELECT count(*) FROM runs WHERE kind = 'search'`); n != 2 {
 			t.Errorf("%d backfill runs, want both kept (our own record)", n)
 		}
-		held, err := db.Held(ctx)
+		held, err := ReadHeld(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}

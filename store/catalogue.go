@@ -20,23 +20,15 @@ func (db *DB) RegionCatalogue() RegionCatalogue { return RegionCatalogue{db} }
 // Load returns the stored regions by code and when they were read: none
 // and the zero time before the first read.
 func (c RegionCatalogue) Load(ctx context.Context) ([]ingest.Region, time.Time, error) {
-	rows, err := c.db.r.QueryContext(ctx, `SELECT code, name, fetched_ms FROM region_catalogue ORDER BY code`)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("region catalogue: %w", err)
-	}
-	defer rows.Close()
-	var out []ingest.Region
 	var latest sql.NullInt64
-	for rows.Next() {
-		var r ingest.Region
+	rows, err := c.db.r.QueryContext(ctx, `SELECT code, name, fetched_ms FROM region_catalogue ORDER BY code`)
+	out, err := scanEach(rows, err, func(rows *sql.Rows) (r ingest.Region, err error) {
 		var ms int64
-		if err := rows.Scan(&r.Code, &r.Name, &ms); err != nil {
-			return nil, time.Time{}, fmt.Errorf("region catalogue: %w", err)
-		}
-		out = append(out, r)
+		err = rows.Scan(&r.Code, &r.Name, &ms)
 		latest = sql.NullInt64{Int64: max(latest.Int64, ms), Valid: true}
-	}
-	if err := rows.Err(); err != nil {
+		return r, err
+	})
+	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("region catalogue: %w", err)
 	}
 	return out, timeOf(latest), nil

@@ -107,15 +107,6 @@ func (db *DB) SaveSearchPage(ctx context.Context, runID int64, page ingest.Page,
 	return nil
 }
 
-// SaveCursor stores a cursor alone, e.g. to mark a backfill done.
-func (db *DB) SaveCursor(ctx context.Context, cur Cursor) error {
-	err := db.inTx(ctx, func(tx *sql.Tx) error { return saveCursor(ctx, tx, cur, time.Time{}) })
-	if err != nil {
-		return fmt.Errorf("save cursor %q: %w", cur.Key, err)
-	}
-	return nil
-}
-
 func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""

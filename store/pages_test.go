@@ -528,13 +528,6 @@ func TestCursor(t *testing.T) {
 		if got, _, _ := db.Cursor(ctx, key); got.PageToken != "tok2" {
 			t.Errorf("cursor moved to %q after failed pages, want tok2", got.PageToken)
 		}
-		done := Cursor{Key: key, Pages: 2, Videos: 2, Units: 202, Done: true}
-		if err := db.SaveCursor(ctx, done); err != nil {
-			t.Fatal(err)
-		}
-		if got, _, _ := db.Cursor(ctx, key); !got.Done || got.PageToken != "" || got.Units != 202 || !got.Reached.IsZero() {
-			t.Errorf("Cursor after done = %+v", got)
-		}
 	})
 }
 

@@ -191,7 +191,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: regions.Codes(r.Regions), Every: r.Every,
-		Standing: r.Terms.Standing, Held: p.DB.Held, Next: regions.NextRuns(r.Regions, r.Every), Slots: ChartStagger(r.Regions, r.Every)}
+		Standing: r.Terms.Standing, Held: HeldIn(p.DB), Next: regions.NextRuns(r.Regions, r.Every), Slots: ChartStagger(r.Regions, r.Every)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no

@@ -96,7 +96,7 @@ type Serve struct {
 // close releases both limiters (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
 	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
-		Standing: sv.Standing, Held: db.Held}
+		Standing: sv.Standing, Held: HeldIn(db)}
 	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
 		return nil, nil, err
 	}

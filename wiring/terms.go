@@ -43,7 +43,7 @@ func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{})
 func (t Terms) Beyond(ctx context.Context, db *store.DB) (string, error) {
 	now := time.Now()
 	job := t.PruneJob(db, 0, nil)
-	held, err := db.Held(ctx)
+	held, err := retention.ReadHeld(ctx, db)
 	if err != nil {
 		return "", err
 	}
@@ -111,4 +111,9 @@ func (t Terms) Gate(ctx context.Context, db *store.DB) error {
 		return err
 	}
 	return NoteKept(ctx, db, t.Standing.StatsFor)
+}
+
+// HeldIn reads how far back db's data reaches, for the report.
+func HeldIn(db *store.DB) func(context.Context) (retention.Held, error) {
+	return func(ctx context.Context) (retention.Held, error) { return retention.ReadHeld(ctx, db) }
 }

@@ -108,7 +108,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
-		src.DB, src.Size, src.Held = wiring.On(db, ""), db.Size, db.Held
+		src.DB, src.Size, src.Held = wiring.On(db, ""), db.Size, wiring.HeldIn(db)
 		if err := sch.Follow(ctx, db, &src); err != nil {
 			return err
 		}
