@@ -104,10 +104,11 @@ var yeardbBin string
 
 // buildHistory writes days of hourly runs of regions, ending in the hour
 // before this one, at path (which must not exist), as cmd/yeardb does,
-// without tracking.
+// without tracking. Building grows with the days asked, so it runs under
+// the bound of such work, not a command's.
 func buildHistory(t *testing.T, path string, days int, regions ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), longTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, yeardbBin, "-db", path, "-days", strconv.Itoa(days),
 		"-regions", strings.Join(regions, ","), "-track", "0")
