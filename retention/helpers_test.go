@@ -12,7 +12,7 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// A test that calls eachStore runs once against SQLite (a file in the
+// A test that calls storetest.Each runs once against SQLite (a file in the
 // test's temp dir) and once against a real PostgreSQL (internal/pgtest);
 // one that opens a store with openTest is about SQLite alone (the WAL, the
 // file's size).
@@ -20,18 +20,6 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-
-// eachStore runs fn as a subtest on each kind of store.
-func eachStore(t *testing.T, fn func(t *testing.T, db *store.DB)) {
-	t.Helper()
-	urls := map[string]func(t testing.TB) string{
-		"sqlite":   func(t testing.TB) string { return filepath.Join(t.TempDir(), "ingest.db") },
-		"postgres": pgtest.URL,
-	}
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) { fn(t, openURL(t, urls[name](t))) })
-	}
-}
 
 func openURL(t testing.TB, url string) *store.DB {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestMarksMoveWithWhatGoes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *store.DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		marks := func() [2]string {
 			t.Helper()
 			data, err := db.DataMark(ctx)
@@ -58,7 +59,7 @@ func TestMarksMoveWithWhatGoes(t *testing.T) {
 func TestPruneKeepsRollupTrue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *store.DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		start := t0.Add(-10*24*time.Hour + 37*time.Minute)
 		for i := range 10 * 8 {
 			at := start.Add(time.Duration(i) * 3 * time.Hour)

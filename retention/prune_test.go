@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
@@ -21,7 +22,7 @@ import (
 func TestPruneKeepsWhatIsRecent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *store.DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		start := t0.Add(-30 * 24 * time.Hour)
 		for d := 0; d < 30; d++ {
 			at := start.Add(time.Duration(d) * 24 * time.Hour)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -53,7 +54,7 @@ func termsCut() Retention {
 func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *store.DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		termsWorld(t, db)
 		r := termsCut()
 		r.Batch = 3
@@ -126,7 +127,7 @@ func searchCount(t *testing.T, db *store.DB, q string) int {
 func TestRefreshAndGone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, db *store.DB) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		termsWorld(t, db)
 		orphan := t0.Add(-35 * 24 * time.Hour)
 		run(t, db, ingest.Search, "DE", orphan) // a run with no results: nothing shows these
