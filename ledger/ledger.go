@@ -45,11 +45,13 @@ type Ledger struct {
 	w, r  *sql.DB
 	turns turns
 	tx    func(ctx context.Context, fn func(*sql.Tx) error) error
+	prep  *prepared
 }
 
 // New returns the ledger on db.
 func New(db Database) *Ledger {
-	l := &Ledger{w: db.Writer(), r: db.Reader(), turns: sqliteTurns{db.Writer()}, tx: db.Update}
+	l := &Ledger{w: db.Writer(), r: db.Reader(), turns: sqliteTurns{db.Writer()}, tx: db.Update,
+		prep: &prepared{}}
 	if db.Postgres() {
 		l.turns = pgTurns{db.Writer()}
 	}

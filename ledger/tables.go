@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 )
 
 // Tables are the embedded quota limiter's tables (quota_log, quota_clock,
@@ -14,10 +15,69 @@ import (
 type Tables struct {
 	db *sql.DB
 	turns
+	prep *prepared
 }
 
-// Tables are the embedded limiter's tables on this database.
-func (l *Ledger) Tables() Tables { return Tables{l.w, l.turns} }
+// Tables are the embedded limiter's tables on this database. On SQLite
+// their statements are prepared the first time they are asked for, once
+// for the ledger: the limiter built on them makes every decision with
+// statements SQLite has already parsed.
+func (l *Ledger) Tables() Tables {
+	if _, ok := l.turns.(sqliteTurns); ok {
+		l.prep.once.Do(func() { l.prep.prepare(l.w) })
+	}
+	return Tables{l.w, l.turns, l.prep}
+}
+
+// prepared are the tables' statements, prepared on the write pool. SQLite's
+// driver parses a statement's text on every call it is given as text, and
+// a decision runs about ten; pgx already keeps each text prepared on each
+// connection, so PostgreSQL's tables take their text as it is.
+type prepared struct {
+	once sync.Once
+	m    map[string]*sql.Stmt // read only once prepare has returned
+}
+
+// prepare prepares every statement the decisions run. It takes the pool's
+// one connection, so it runs before any decision's transaction holds it; a
+// statement that does not prepare (a database not yet migrated) runs as
+// text.
+func (p *prepared) prepare(db *sql.DB) {
+	m := map[string]*sql.Stmt{}
+	for _, q := range tableSQL {
+		if st, err := db.PrepareContext(context.Background(), q); err == nil {
+			m[q] = st
+		}
+	}
+	p.m = m
+}
+
+// stmt is q prepared in tx (on the pool when tx is nil), or nil when it is
+// not prepared.
+func (t Tables) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+	if t.prep == nil {
+		return nil
+	}
+	st := t.prep.m[q]
+	if st != nil && tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	return st
+}
+
+func (t Tables) row(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, tx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.q(tx).QueryRowContext(ctx, q, args...)
+}
+
+func (t Tables) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, tx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.q(tx).ExecContext(ctx, q, args...)
+}
 
 type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -39,94 +99,114 @@ func one(row *sql.Row, dest ...any) error {
 	return nil
 }
 
+// The statements of the tables, each one text for both databases.
+const (
+	clockRowSQL    = `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`
+	setClockRowSQL = `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`
+	newestSQL = `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`
+	trimSQL   = `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`
+	usedSQL   = `SELECT
+		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
+		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`
+	reachingSQL = `SELECT at_ms FROM (
+		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
+		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`
+	addSQL = `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+	dropSQL        = `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`
+	confSQL        = `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`
+	addConfSQL     = `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`
+	replaceConfSQL = addConfSQL + ` ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`
+	blockedSQL     = `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`
+	blockSQL       = `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
+		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = excluded.until_ms WHERE quota_block.until_ms < excluded.until_ms`
+	takeSQL = `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
+		WHERE locks.expires_ms <= ?`
+	renewSQL   = `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`
+	releaseSQL = `DELETE FROM locks WHERE name = ? AND token = ?`
+)
+
+// tableSQL are the statements prepare prepares.
+var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, usedSQL, reachingSQL, addSQL,
+	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL}
+
 func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
-	err = one(t.q(tx).QueryRowContext(ctx, `SELECT last_ms, seq FROM quota_clock WHERE quota_key = ?`, key), &ms, &seq)
+	err = one(t.row(ctx, tx, clockRowSQL, key), &ms, &seq)
 	return ms, seq, err
 }
 
 func (t Tables) SetClockRow(ctx context.Context, tx *sql.Tx, key string, ms, seq int64) error {
-	_, err := t.q(tx).ExecContext(ctx, `INSERT INTO quota_clock (quota_key, last_ms, seq) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`, key, ms, seq)
+	_, err := t.exec(ctx, tx, setClockRowSQL, key, ms, seq)
 	return err
 }
 
 func (t Tables) Newest(ctx context.Context, tx *sql.Tx, quotaKey string) (ms int64, err error) {
-	err = t.q(tx).QueryRowContext(ctx, `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`, quotaKey).Scan(&ms)
+	err = t.row(ctx, tx, newestSQL, quotaKey).Scan(&ms)
 	return ms, err
 }
 
 func (t Tables) Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, keep int64) error {
-	_, err := t.q(tx).ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`, quotaKey, pool, keep)
+	_, err := t.exec(ctx, tx, trimSQL, quotaKey, pool, keep)
 	return err
 }
 
 func (t Tables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error) {
-	err = t.q(tx).QueryRowContext(ctx, `SELECT
-		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
-		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`,
-		horizon, dayStart, dayStart, quotaKey, pool, keep).Scan(&used, &usedDay)
+	err = t.row(ctx, tx, usedSQL, horizon, dayStart, dayStart, quotaKey, pool, keep).Scan(&used, &usedDay)
 	return used, usedDay, err
 }
 
 // Reaching orders entries as the limiter's ids do (time, then sequence).
 func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (at int64, err error) {
-	err = one(t.q(tx).QueryRowContext(ctx, `SELECT at_ms FROM (
-		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`,
-		quotaKey, pool, horizon, need), &at)
+	err = one(t.row(ctx, tx, reachingSQL, quotaKey, pool, horizon, need), &at)
 	return at, err
 }
 
 func (t Tables) Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error) {
-	return affected(t.q(tx).ExecContext(ctx, `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, quotaKey, pool, id, at, units))
+	return affected(t.exec(ctx, tx, addSQL, quotaKey, pool, id, at, units))
 }
 
 func (t Tables) Drop(ctx context.Context, quotaKey, id string) error {
-	_, err := t.db.ExecContext(ctx, `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`, quotaKey, id)
+	_, err := t.exec(ctx, nil, dropSQL, quotaKey, id)
 	return err
 }
 
 func (t Tables) Conf(ctx context.Context, tx *sql.Tx, quotaKey, pool string) (conf string, err error) {
-	err = one(t.q(tx).QueryRowContext(ctx, `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`, quotaKey, pool), &conf)
+	err = one(t.row(ctx, tx, confSQL, quotaKey, pool), &conf)
 	return conf, err
 }
 
 func (t Tables) SetConf(ctx context.Context, tx *sql.Tx, quotaKey, pool, conf string, replace bool) error {
-	q := `INSERT INTO quota_config (quota_key, pool, conf) VALUES (?, ?, ?)`
+	q := addConfSQL
 	if replace {
-		q += ` ON CONFLICT (quota_key, pool) DO UPDATE SET conf = excluded.conf`
+		q = replaceConfSQL
 	}
-	_, err := t.q(tx).ExecContext(ctx, q, quotaKey, pool, conf)
+	_, err := t.exec(ctx, tx, q, quotaKey, pool, conf)
 	return err
 }
 
 func (t Tables) Blocked(ctx context.Context, tx *sql.Tx, quotaKey, pool string, now int64) (until int64, err error) {
-	err = one(t.q(tx).QueryRowContext(ctx, `SELECT until_ms FROM quota_block WHERE quota_key = ? AND pool = ? AND until_ms > ?`,
-		quotaKey, pool, now), &until)
+	err = one(t.row(ctx, tx, blockedSQL, quotaKey, pool, now), &until)
 	return until, err
 }
 
 func (t Tables) Block(ctx context.Context, tx *sql.Tx, quotaKey, pool string, until int64) error {
-	_, err := t.q(tx).ExecContext(ctx, `INSERT INTO quota_block (quota_key, pool, until_ms) VALUES (?, ?, ?)
-		ON CONFLICT (quota_key, pool) DO UPDATE SET until_ms = excluded.until_ms WHERE quota_block.until_ms < excluded.until_ms`,
-		quotaKey, pool, until)
+	_, err := t.exec(ctx, tx, blockSQL, quotaKey, pool, until)
 	return err
 }
 
 func (t Tables) Take(ctx context.Context, name, token string, now, expires int64) (bool, error) {
-	return affected(t.db.ExecContext(ctx, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms
-		WHERE locks.expires_ms <= ?`, name, token, expires, now))
+	return affected(t.exec(ctx, nil, takeSQL, name, token, expires, now))
 }
 
 func (t Tables) Renew(ctx context.Context, name, token string, expires int64) (bool, error) {
-	return affected(t.db.ExecContext(ctx, `UPDATE locks SET expires_ms = ? WHERE name = ? AND token = ?`, expires, name, token))
+	return affected(t.exec(ctx, nil, renewSQL, expires, name, token))
 }
 
 func (t Tables) Release(ctx context.Context, name, token string) error {
-	_, err := t.db.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND token = ?`, name, token)
+	_, err := t.exec(ctx, nil, releaseSQL, name, token)
 	return err
 }
 
