@@ -41,7 +41,7 @@ func followsTheCatalogue(t *testing.T, h *harness) {
 	want := len(regions.Builtin) + 1
 	listCharged := func() int64 { return h.fake.ChargedByOp(testKey)[ingest.OpRegionsList] }
 
-	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	res := h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	if got := listCharged(); got != 1 {
 		t.Fatalf("the first run --regions all made %d charged %s calls, want 1\n%s", got, ingest.OpRegionsList, res)
 	}
@@ -54,7 +54,7 @@ func followsTheCatalogue(t *testing.T, h *harness) {
 
 	// A second run within the day reads the stored catalogue: AD is still
 	// there, and nothing more is charged for it.
-	res = h.mustRun(0, "run", "--once", "--regions", "all")
+	res = h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	if got := listCharged(); got != 1 {
 		t.Errorf("a second run within the day charged %s again (%d calls in all)", ingest.OpRegionsList, got)
 	}
@@ -76,7 +76,7 @@ func followsTheCatalogue(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.mustRun(0, "run", "--once", "--regions", "all")
+	h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	if got := listCharged(); got != 2 {
 		t.Errorf("a run a day later made %d charged %s calls in all, want 2", got, ingest.OpRegionsList)
 	}
@@ -91,7 +91,7 @@ func TestRegionsAllOfflineUsesTheBuiltinCopy(t *testing.T) {
 	h.fake.SetChartShape(1, 1)
 	h.fake.ListRegion("AD", "Andorra")
 	h.fake.FailNext(4, http.StatusServiceUnavailable) // every attempt of the catalogue's call
-	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	res := h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	if !strings.Contains(res.stderr, "the region catalogue was not read from the upstream") {
 		t.Errorf("run does not say the catalogue was not read:\n%s", res)
 	}
@@ -169,7 +169,7 @@ func TestDaemonReadsTheCatalogue(t *testing.T) {
 	if _, ok := p.wait(30 * time.Second); !ok {
 		t.Fatalf("daemon still running 30s after SIGTERM\n%s", p.out)
 	}
-	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	res := h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	if got := h.fake.ChargedByOp(testKey)[ingest.OpRegionsList]; got != 1 {
 		t.Errorf("run --once --regions all after the daemon charged %s again (%d calls in all)", ingest.OpRegionsList, got)
 	}

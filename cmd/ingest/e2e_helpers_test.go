@@ -325,6 +325,18 @@ func (h *harness) mustRun(want int, args ...string) result {
 	return res
 }
 
+// mustRunGrowing is mustRun for a command whose work grows with its data
+// (every catalogued region, a history of days): it gets longTimeout, so a
+// loaded machine slows it and only a hang fails the test.
+func (h *harness) mustRunGrowing(want int, args ...string) result {
+	h.t.Helper()
+	res := h.runWithin(longTimeout, args...)
+	if res.code != want {
+		h.t.Fatalf("want exit %d, got %s", want, res)
+	}
+	return res
+}
+
 func exitCode(err error) int {
 	if err == nil {
 		return 0

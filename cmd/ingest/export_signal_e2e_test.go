@@ -72,7 +72,7 @@ func TestExportCleansUpOnSignals(t *testing.T) {
 	if err := os.WriteFile(live, []byte("another export, still being written"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := h.mustRun(0, "export", "--since", "2000-01-01", "--out", out)
+	res := h.mustRunGrowing(0, "export", "--since", "2000-01-01", "--out", out)
 	if left := partials(t, out); len(left) != 1 || left[0] != live {
 		t.Errorf("after the next export: partial files %v, want only the live one %s", left, live)
 	}

@@ -97,7 +97,7 @@ func TestDBCopyKilledGoesOn(t *testing.T) {
 	}
 	var half int64
 	_ = target.QueryRow(`SELECT count(*) FROM trending_entries`).Scan(&half)
-	res := h.mustRun(0, "db", "copy", "--db", src, "--to", pgURL)
+	res := h.mustRunGrowing(0, "db", "copy", "--db", src, "--to", pgURL)
 	copyAgrees(t, res)
 	t.Logf("killed with %d chart entries copied; the second run ended whole:\n%s", half, res.stdout)
 	word := strings.Fields(queryString(t, openDB(t, src), `SELECT title FROM videos ORDER BY vid LIMIT 1`))[0]

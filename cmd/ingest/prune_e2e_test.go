@@ -26,7 +26,7 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 	starts := runStarts(t, h.db())
 	h.set("INGEST_KEEP", "1d")
 	t0 := time.Now()
-	res := h.mustRun(0, "prune", "--json")
+	res := h.mustRunGrowing(0, "prune", "--json")
 	var got report.PrunedJSON
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res)
@@ -131,7 +131,7 @@ func TestRunOnceKeepPrunesAfterItsPasses(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	buildDays(t, h, 3)
-	h.mustRun(0, "run", "--once", "--regions", "GB", "--keep", "1d")
+	h.mustRunGrowing(0, "run", "--once", "--regions", "GB", "--keep", "1d")
 	db := openDB(t, h.db())
 	day := time.Now().Add(-24 * time.Hour).UnixMilli()
 	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms < ?`, day); n != 0 {

@@ -34,7 +34,7 @@ func TestRunStoresRegionsBeyondTheDefaults(t *testing.T) {
 func TestRunStoresEveryCataloguedRegion(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	res := h.mustRun(0, "run", "--once", "--regions", "all")
+	res := h.mustRunGrowing(0, "run", "--once", "--regions", "all")
 	codes := regions.Builtin.Codes()
 	checkChartsComplete(t, h, codes...)
 	if want := fmt.Sprintf("charts=%d completed=%d ", len(codes), len(codes)); !strings.Contains(res.stderr, want) {
