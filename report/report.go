@@ -3,9 +3,11 @@
 // units went (by operation, by region, by hour), each region's last run and
 // next slot, and whether the schedule fits the daily quota.
 //
-// It reads a limiter's state and the store's ledger and runs; it knows no
-// schedule of its own (the caller says when each region runs next), so it
-// imports neither regions nor a limiter backend.
+// It reads a limiter's state (StateReader), the store's runs and size,
+// what pacing recorded (pace.Records) and how far back the data reaches
+// (retention.Held); it knows no schedule of its own (the caller says when
+// each region runs next) and imports neither regions nor a limiter
+// backend.
 package report
 
 import (
