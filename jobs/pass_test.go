@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -49,10 +49,7 @@ func newRig(t testing.TB, costsYAML string) *rig {
 	srv := httptest.NewServer(r.fake)
 	t.Cleanup(srv.Close)
 	var err error
-	if r.db, err = store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.db.Close() })
+	r.db = storetest.Open(t)
 	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -56,10 +56,7 @@ func newSimRig(t *testing.T) *simRig {
 	srv := httptest.NewServer(r.fake)
 	t.Cleanup(srv.Close)
 	var err error
-	if r.db, err = store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.db.Close() })
+	r.db = storetest.Open(t)
 	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -46,11 +46,7 @@ func (s *slowSource) Categories(context.Context, ingest.Gate, string) ([]ingest.
 // it, for quota key "q" at the shipped costs.
 func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	led, err := wiring.On(db, "test").QuotaLedger(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
@@ -120,10 +120,7 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 	fake.SetClock(w.clock)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	if w.db, err = store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.db.Close() })
+	w.db = storetest.Open(t)
 	led, err := wiring.On(w.db, "test").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,12 @@ package retention
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -31,10 +31,10 @@ func openURL(t testing.TB, url string) *store.DB {
 	return db
 }
 
-// openTest opens a new SQLite file in the test's temp dir.
+// openTest opens a SQLite file of the test's own (storetest.Open).
 func openTest(t testing.TB) *store.DB {
 	t.Helper()
-	return openURL(t, filepath.Join(t.TempDir(), "ingest.db"))
+	return storetest.Open(t)
 }
 
 // small is a pruner whose steps are small, so that a test's few

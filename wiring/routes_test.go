@@ -4,13 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -20,11 +19,7 @@ import (
 // table of who may reach each route does not list.
 func TestServeRoutesAreDocumented(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: "k",
 		Web: web.Config{Listen: ":8080", Public: true, Token: "a-token-of-twenty-chars-1"}})

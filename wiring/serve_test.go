@@ -2,15 +2,14 @@ package wiring_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -18,11 +17,7 @@ import (
 // not give, and the flags for what they do.
 func TestScheduleFollowsTheDaemon(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	flags := wiring.Schedule{Regions: []string{"US"}, Every: time.Hour}
 	src := report.Sources{Regions: flags.Regions, Every: flags.Every, ScheduleFrom: "--every"}
 	if err := flags.Follow(ctx, db, &src); err != nil || src.Every != time.Hour || src.ScheduleFrom != "--every" {

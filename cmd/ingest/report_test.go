@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -41,11 +42,7 @@ var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 func reportDB(t *testing.T) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	views := int64(1200)
 	runs := []struct {
 		region string

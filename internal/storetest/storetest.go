@@ -1,36 +1,31 @@
-// Package storetest runs a test once on each database the store opens:
-// SQLite (a file in the test's temporary directory) and a real PostgreSQL
-// (internal/pgtest), each opened by store.Open as the program opens it, so
-// that the packages built on the store keep one behaviour on both. The
-// test binary's TestMain must hand its run to pgtest.Run.
+// Package storetest opens the databases tests run on: a SQLite file of a
+// test's own (Open, Path), copied from one migrated once per test binary,
+// and each database the store opens in turn (Each): SQLite and a real
+// PostgreSQL (internal/pgtest), each opened by store.Open as the program
+// opens it, so that the packages built on the store keep one behaviour on
+// both. A test binary that runs Each hands its run to pgtest.Run in its
+// TestMain.
 package storetest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/store"
 )
 
-// Each runs fn as a subtest on each kind of database, closed after it.
+// Each runs fn as a subtest on each kind of database, closed after it: on
+// SQLite, a database of the test's own as Open gives it.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
-	for _, o := range []struct {
-		name string
-		url  func(t testing.TB) string
-	}{
-		{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ingest.db") }},
-		{"postgres", pgtest.URL},
-	} {
-		t.Run(o.name, func(t *testing.T) {
-			db, err := store.Open(context.Background(), o.url(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			fn(t, db)
-		})
-	}
+	t.Run("sqlite", func(t *testing.T) { fn(t, Open(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		db, err := store.Open(context.Background(), pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		fn(t, db)
+	})
 }
