@@ -3,17 +3,16 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -21,11 +20,7 @@ import (
 // test moves.
 func cachedServer(t *testing.T, now *time.Time) (*Server, *httptest.Server, *store.DB) {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	chartRun(t, db, "", now.Add(-10*time.Minute), ingest.Video{ID: "vid-a", Title: "Alpha"}, ingest.Video{ID: "vid-b", Title: "Beta"})
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return *now }})
 	if err != nil {

@@ -1,17 +1,15 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/internal/storetest"
 )
 
 // chartServer serves three daily runs of the US chart, and one of its
@@ -19,11 +17,7 @@ import (
 // is new in the second run and #1 in the third.
 func chartServer(t *testing.T, cfg Config) (*httptest.Server, time.Time) {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 30, 0, time.UTC)
 	a := ingest.Video{ID: "vid-a", Title: "Alpha", CategoryID: "10", Thumbnail: "https://i.ytimg.com/vi/vid-a/default.jpg"}
 	b := ingest.Video{ID: "vid-b", Title: "Beta", CategoryID: "24", Thumbnail: "https://evil.example/b.jpg"}

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 )
 
 // TestFrontPageLeadsWithARegionsTop: the front page shows its lead
@@ -23,12 +22,7 @@ import (
 // are not on it, and the quota is on its own page.
 func TestFrontPageLeadsWithARegionsTop(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	regionRun(t, db, "US", "", t0, topVideos("US", t0, 12)...)
 	regionRun(t, db, "US", "", t0.Add(time.Hour), topVideos("US", t0.Add(time.Hour), 12)...)
@@ -94,11 +88,7 @@ func topVideos(prefix string, at time.Time, n int) []ingest.Video {
 func TestChartBeforeItsFirstRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	chartRun(t, db, "", t0, ingest.Video{ID: "v", Title: "V"})
 	rep := &report.Report{Now: t0, Regions: []report.Region{{Code: "US/20", NextRun: t0.Add(90 * time.Minute)}}}
@@ -148,10 +138,7 @@ func TestChartBeforeItsFirstRun(t *testing.T) {
 func TestAPICarriesWhatTheRowsShow(t *testing.T) {
 	t.Parallel()
 	for _, noThumbs := range []bool{false, true} {
-		db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := storetest.Open(t)
 		t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 		chartRun(t, db, "", t0, ingest.Video{ID: "v", Title: "Song", ChannelID: "UCx", ChannelTitle: "X", Duration: "PT3M2S",
 			PublishedAt: t0.Add(-time.Hour), Thumbnail: "https://i.ytimg.com/vi/v/default.jpg"})

@@ -1,21 +1,19 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/internal/storetest"
 )
 
 // langVideo is a video with the upstream's audio and text language tags.
@@ -29,11 +27,7 @@ func langVideo(id, audio, text string) ingest.Video {
 // second has a and c in hi, b in en and h in fr; the third b, a, c.
 func languageServer(t *testing.T) (*httptest.Server, time.Time) {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 30, 0, time.UTC)
 	a, b, c := langVideo("a", "hi", ""), langVideo("b", "en", "en"), langVideo("c", "hi-IN", "en")
 	d, e, f := langVideo("d", "zxx", ""), langVideo("e", "", "ta"), langVideo("f", "", "hi")

@@ -1,15 +1,13 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/internal/storetest"
 )
 
 // TestLeadFollowsChoiceThenLanguages: the front page leads with the
@@ -66,11 +64,7 @@ func leadServer(t *testing.T, now *time.Time, codes ...string) (*Server, *httpte
 // leadServerWith is leadServer under cfg.
 func leadServerWith(t *testing.T, cfg Config, now *time.Time, codes ...string) (*Server, *httptest.Server) {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	for i, code := range codes {
 		at := now.Add(-time.Hour + time.Duration(i)*time.Second)
 		regionRun(t, db, code, "", at, topVideos(code, at, 3)...)

@@ -3,15 +3,14 @@ package web
 import (
 	"context"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 )
 
 // TestOverviewShowsEveryPoolAlike: both usage sections show every pool,
@@ -19,11 +18,7 @@ import (
 // empty chart.
 func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	var hour [24]int64
 	hour[23] = 5
@@ -63,11 +58,7 @@ func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 // paced run; a dropped chart says so.
 func TestOverviewShowsPacing(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now,
 		Freshness: &report.Freshness{Daemon: true, At: now.Add(-time.Minute),
@@ -99,11 +90,7 @@ func TestOverviewShowsPacing(t *testing.T) {
 // dropped chart has none.
 func TestOverviewNextRunIsThePlans(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	due := now.Add(26 * time.Minute)
 	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now,

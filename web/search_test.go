@@ -1,28 +1,22 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/internal/storetest"
 )
 
 // searchServer serves a database whose US chart holds 23 football videos
 // and one about a lone tuba.
 func searchServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	var vs []ingest.Video
 	for i := range 23 {
 		vs = append(vs, ingest.Video{ID: fmt.Sprintf("fb-%02d", i), Title: fmt.Sprintf("Football match %d", i), CategoryID: "17"})
@@ -90,11 +84,7 @@ func TestSearchPageCountsAndNumbers(t *testing.T) {
 // the start of its description rather than the title again.
 func TestSearchPageFiltersAndOrders(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	video := func(id, cat, lang string, views int64, age time.Duration) ingest.Video {
 		return ingest.Video{ID: id, Title: "Concert " + id, Description: "Live from the hall, night " + id, CategoryID: cat,

@@ -7,15 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
-	"github.com/ingestworks/ingest/store"
 )
 
 // get asks srv for path with the headers given as name, value pairs; the
@@ -43,11 +42,7 @@ func get(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
 func TestConditionalAnswersFollowTheData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	views := int64(100)
 	a := ingest.Video{ID: "vid-a", Title: "A", CategoryID: "10", ViewCount: &views, PublishedAt: t0.Add(-48 * time.Hour)}

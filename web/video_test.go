@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
@@ -22,11 +22,7 @@ import (
 func TestVideoShowsTrackedViews(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	views := int64(100)
 	v := ingest.Video{ID: "vid-1", Title: "A song", ChannelTitle: "A channel", CategoryID: "10", ViewCount: &views,
@@ -116,12 +112,7 @@ func fetch(t *testing.T, url string) []byte {
 // and ?language= keeps a chart and a search to the videos in it.
 func TestLanguage(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	hi := ingest.Video{ID: "vid-hi", Title: "derby hi", CategoryID: "10", AudioLanguage: "hi-IN", Language: "en"}
 	en := ingest.Video{ID: "vid-en", Title: "derby en", CategoryID: "10", Language: "en-US"}
@@ -188,11 +179,7 @@ func TestLanguage(t *testing.T) {
 func TestGoneVideoAnswers410(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	chartRun(t, db, "", t0, ingest.Video{ID: "vid-gone", Title: "Gone"}, ingest.Video{ID: "vid-kept", Title: "Kept"})
 	if _, err := retention.Gone(ctx, db, []string{"vid-gone"}, t0.Add(48*time.Hour)); err != nil {

@@ -65,7 +65,7 @@ func TestUpgradedDatabaseIsNotPrunedBySurprise(t *testing.T) {
 	buildDays(t, h, 40)
 	db := openDB(t, h.db())
 	runs := queryInt(t, db, `SELECT count(*) FROM runs`)
-	res := h.mustRun(2, "run", "--once", "--regions", "GB")
+	res := h.mustRunGrowing(2, "run", "--once", "--regions", "GB")
 	for _, want := range []string{"older than the standard standing allows", "prune --terms --dry-run", "prune --terms", "--standing extended"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("run on a 40-day database: stderr does not say %q:\n%s", want, res.stderr)
@@ -77,23 +77,23 @@ func TestUpgradedDatabaseIsNotPrunedBySurprise(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM runs`); n != runs {
 		t.Errorf("run on a 40-day database changed the runs: %d, then %d", runs, n)
 	}
-	h.mustRun(2, "run", "--every", "1h", "--regions", "GB") // the daemon too
-	res = h.mustRun(0, "search", "football")
+	h.mustRunGrowing(2, "run", "--every", "1h", "--regions", "GB") // the daemon too
+	res = h.mustRunGrowing(0, "search", "football")
 	if n := strings.Count(res.stderr, "older than the standard standing allows"); n != 1 {
 		t.Errorf("search warned %d times, want once:\n%s", n, res.stderr)
 	}
-	res = h.mustRun(0, "prune", "--terms", "--dry-run")
+	res = h.mustRunGrowing(0, "prune", "--terms", "--dry-run")
 	if !strings.Contains(res.stderr, "would delete") || queryInt(t, db, `SELECT count(*) FROM runs`) != runs {
 		t.Errorf("prune --dry-run: want what would go, and nothing deleted:\n%s", res)
 	}
 	// Under an extended standing that allows the 40 days, run runs.
-	h.mustRun(0, "run", "--once", "--regions", "GB", "--standing", "extended", "--stats-retention", "60d")
+	h.mustRunGrowing(0, "run", "--once", "--regions", "GB", "--standing", "extended", "--stats-retention", "60d")
 	before := h.fake.Requests()
-	h.mustRun(2, "run", "--once", "--regions", "GB") // standard again: no surprise either
+	h.mustRunGrowing(2, "run", "--once", "--regions", "GB") // standard again: no surprise either
 	if h.fake.Requests() != before {
 		t.Error("run under a standing lowered from extended called the upstream")
 	}
-	res = h.mustRun(0, "prune", "--terms")
+	res = h.mustRunGrowing(0, "prune", "--terms")
 	if !strings.Contains(res.stderr, "deleting") || !strings.Contains(res.stdout, "pruned") {
 		t.Errorf("prune --terms: want the counts before and what it pruned:\n%s", res)
 	}
@@ -108,8 +108,8 @@ func TestUpgradedDatabaseIsNotPrunedBySurprise(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM ledger`); n == 0 {
 		t.Error("prune --terms emptied the ledger: our own record")
 	}
-	h.mustRun(0, "run", "--once", "--regions", "GB")
-	if res := h.mustRun(0, "search", "football"); strings.Contains(res.stderr, "standing allows") {
+	h.mustRunGrowing(0, "run", "--once", "--regions", "GB")
+	if res := h.mustRunGrowing(0, "search", "football"); strings.Contains(res.stderr, "standing allows") {
 		t.Errorf("search still warns after prune --terms:\n%s", res.stderr)
 	}
 }
