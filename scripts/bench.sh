@@ -21,8 +21,9 @@ awk '
 echo
 echo "== ledger: a decision of the SQLite limiter with its tables' statements prepared vs handed to SQLite as text, taking turns =="
 go test -run '^$' -bench BenchmarkDecision -benchtime 3s -count 3 ./ledger/ | tee "$out/decision.txt" | grep '^Benchmark'
-awk '/^BenchmarkDecision/ { for (i = 1; i < NF; i++) { if ($(i+1) == "ns/prepared") p += $i; if ($(i+1) == "ns/text") x += $i }; n++ }
-  END { if (n) printf "ratio: a decision with prepared statements is %.2f times as fast (%.2f ms vs %.2f ms)\n", x/p, p/n/1e6, x/n/1e6 }
+awk '/^BenchmarkDecision/ { for (i = 1; i < NF; i++) { if ($(i+1) == "ns/prepared") p += $i; if ($(i+1) == "ns/text") x += $i
+    if ($(i+1) == "cpu-ns/prepared") cp += $i; if ($(i+1) == "cpu-ns/text") cx += $i }; n++ }
+  END { if (n) printf "ratio: a decision with prepared statements is %.2f times as fast (%.2f ms vs %.2f ms), and takes %.2f times less CPU (%.2f ms vs %.2f ms)\n", x/p, p/n/1e6, x/n/1e6, cx/cp, cp/n/1e6, cx/n/1e6 }
 ' "$out/decision.txt"
 
 echo
