@@ -29,7 +29,7 @@ func internalRedis(t *testing.T) func(q string) *Redis {
 		t.Fatal(err)
 	}
 	return func(q string) *Redis {
-		r, err := NewRedis(c, q, costs, memLedger(q), NoUpstreamClock, Options{Logger: slog.New(slog.DiscardHandler)})
+		r, err := NewRedis(c, q, costs, memLedger(q), NoUpstreamClock, Options{Timeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
