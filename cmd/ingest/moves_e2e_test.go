@@ -313,3 +313,57 @@ func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
 		t.Errorf("the source holds %d old chart runs after the copy, %d before: db copy changed it", n, held)
 	}
 }
+
+// A host leaves Redis the way that comes to hand, by unsetting REDIS_URL
+// with no `quota seed`: the embedded limiter takes its own database's
+// ledger as the floor of its window, so the upstream is charged the pool's
+// 40 units at most across the move, whether or not its own log held calls
+// of the window before the host went to Redis, and the report says what
+// the upstream charged before anything runs.
+func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		embedded string // the regions run on the embedded limiter before Redis
+		onRedis  string
+	}{
+		{"calls in the window", "US,GB", "DE,FR,IN,BR"},
+		{"no calls in the window", "", "US,GB,DE,FR,IN,BR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.tightCosts(40)
+			file := h.db()
+			if tc.embedded != "" {
+				h.mustRun(0, "run", "--once", "--regions", tc.embedded)
+			}
+			h.withRedis()
+			if tc.embedded != "" {
+				h.mustRun(0, "quota", "seed", "--ledger", file)
+			}
+			h.mustRun(0, "run", "--once", "--regions", tc.onRedis)
+			before := h.fake.Charged(testKey)
+			if before <= 20 || before > 40 {
+				t.Fatalf("before the move the upstream charged %d units, want most of the pool's 40", before)
+			}
+			h.unset("REDIS_URL")
+			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != before {
+				t.Errorf("report after unsetting REDIS_URL says %d used, the upstream charged %d", used, before)
+			}
+			res := h.mustRun(0, "run", "--once")
+			h.mustRun(0, "run", "--once")
+			charged := h.fake.Charged(testKey)
+			if charged > 40 {
+				t.Errorf("the upstream charged %d units across the move (%d before it), over the pool's 40", charged, before)
+			}
+			if !strings.Contains(res.stderr, "took into its window the calls of its own ledger that its log lacked") {
+				t.Errorf("the first run on the embedded limiter did not say what it learned from its ledger:\n%s", res.stderr)
+			}
+			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != charged {
+				t.Errorf("report on the embedded limiter says %d used, the upstream charged %d", used, charged)
+			}
+			t.Logf("%d of 40 charged before the move, %d after", before, charged)
+		})
+	}
+}
