@@ -53,7 +53,7 @@ func TestFaultApplyAfterLoss(t *testing.T) {
 	if !strings.Contains(past.Error(), "ingest quota restore") {
 		t.Fatalf("the refusal does not name the restore: %v", past)
 	}
-	if _, err := n.l.Restore(ctx, []ingest.Recalled{aLedger}); err != nil {
+	if _, err := n.l.Restore(ctx, []quota.HostLedger{{ID: "a", Where: "a", Calls: aLedger}}); err != nil {
 		t.Fatal(err)
 	}
 	got := 0
