@@ -50,6 +50,9 @@ func TestFaultApplyAfterLoss(t *testing.T) {
 			t.Fatalf("apply (%s) on a wiped key: %v", tc.name, err)
 		}
 	}
+	if !strings.Contains(past.Error(), "ingest quota seed") || past.Way != "" {
+		t.Fatalf("the refusal on a wiped key, spent on Redis, names the seed too and cannot tell a move from a loss: way %q, %v", past.Way, past)
+	}
 	if !strings.Contains(past.Error(), "ingest quota restore") {
 		t.Fatalf("the refusal does not name the restore: %v", past)
 	}

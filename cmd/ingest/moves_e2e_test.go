@@ -367,3 +367,20 @@ func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
 		})
 	}
 }
+
+// `quota apply --new` on a key the embedded limiter spent, run against a
+// new Redis, is refused (exit 2) naming both ways, and says this one is a
+// move: `quota seed`, not `quota restore`.
+func TestApplyNewOnAMovedKeyNamesTheSeed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	h.withRedis()
+	res := h.mustRun(2, "quota", "apply", h.newFlag())
+	for _, want := range []string{"ingest quota seed --ledger DB...", "ingest quota restore --ledger DB...", "This is a move"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("quota apply --new on a key spent on the embedded limiter does not say %q:\n%s", want, res.stderr)
+		}
+	}
+}
