@@ -7,6 +7,8 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -383,4 +385,56 @@ func TestApplyNewOnAMovedKeyNamesTheSeed(t *testing.T) {
 			t.Errorf("quota apply --new on a key spent on the embedded limiter does not say %q:\n%s", want, res.stderr)
 		}
 	}
+}
+
+// db copy beside a running daemon is refused (exit 2, naming the host, the
+// process and the last pass). With --live it copies, and the daemon, which
+// stops while the copy is taken, and another worker on the source go on
+// spending there; the first run on the copy counts the calls the source
+// gained after the copy, so the upstream is charged the pool's 40 units at
+// most. Once no worker runs, a copy needs no --live.
+func TestDBCopyBesideARunningWorker(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	src := h.db()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	db := openDB(t, src)
+	if !waitFor(cmdTimeout, func() bool {
+		var n int64
+		err := db.QueryRow(`SELECT count(*) FROM runs WHERE status = 'completed'`).Scan(&n)
+		return (err == nil && n >= 2) || p.exited()
+	}) {
+		t.Fatalf("the daemon completed no pass:\n%s", p.out)
+	}
+	host, _ := os.Hostname()
+	target := filepath.Join(h.dir, "copy.db")
+	res := h.mustRun(2, "db", "copy", "--to", target)
+	for _, want := range []string{"host " + host, fmt.Sprintf("pid %d", p.cmd.Process.Pid), "the last pass: ", "--live"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("db copy beside a running daemon does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("the refused copy left %s behind", target)
+	}
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN")
+	onSource := h.fake.Charged(testKey)
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--to", filepath.Join(h.dir, "quiet.db")))
+	h.set("INGEST_DB", target)
+	res = h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	charged := h.fake.Charged(testKey)
+	if charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	}
+	if !strings.Contains(res.stderr, "its source's ledger holds calls made after the copy") {
+		t.Errorf("the first run on the copy did not say it counted the source's calls after the copy:\n%s", res.stderr)
+	}
+	t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 }
