@@ -226,7 +226,7 @@ func (s *embedded) catchUp(ctx context.Context, tx *sql.Tx, now int64, h hold) (
 	if !first {
 		since = max(since, s.looked.Load()-s.opts.Guard.Milliseconds())
 	}
-	rec, err := s.t.Log.Missing(ctx, tx, s.opts.QuotaKey, since)
+	rec, err := s.t.Ledger.Missing(ctx, tx, s.opts.QuotaKey, since)
 	if err != nil {
 		return 0, fmt.Errorf("read the ledger: %w", err)
 	}
