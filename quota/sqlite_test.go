@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -166,5 +167,75 @@ func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	}
 	if d, err := after.Take(ctx, "search.list"); err != nil || !d.Allowed || d.Unmetered {
 		t.Fatalf("after the lock: %+v, %v", d, err)
+	}
+}
+
+// TestSQLiteLedgerIsTheFloor: calls the ledger in the same database holds
+// and the log lacks (another limiter decided them) count in the window: a
+// read before any decision counts them and writes nothing, the first
+// decision takes them into the log, and calls that reach the ledger after
+// it (a process on Redis sharing the file) count from the next decision.
+// A call given back does not count.
+func TestSQLiteLedgerIsTheFloor(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "floor.db")
+	costs := parseCosts(t, "pools:\n  default: {limit: 20, window: 1h}\noperations:\n  videos.list: {default: 1}\n")
+	db := openDB(t, path, false)
+	ctx := context.Background()
+	seq, last := 1000, ""
+	decidedElsewhere := func(n int, at time.Time) {
+		t.Helper()
+		for range n {
+			seq++
+			last = fmt.Sprintf("%d-%d", at.UnixMilli(), seq)
+			if _, err := db.Exec(`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op) VALUES ('floor', ?, 'default', 1, ?, 'videos.list')`,
+				last, at.UnixMilli()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	decidedElsewhere(7, time.Now().Add(-30*time.Minute))
+	if _, err := db.Exec(`INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES ('floor', ?, 0)`, last); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newSQLite(openDB(t, path, true), limOpts{QuotaKey: "floor", Costs: costs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := r.State(ctx); err != nil || s[0].Used != 6 {
+		t.Fatalf("state before any decision: %+v, %v; want default 6 used, the ledger's calls but the one given back", s, err)
+	}
+	var logged int
+	db.QueryRow(`SELECT count(*) FROM quota_log`).Scan(&logged)
+	if logged != 0 {
+		t.Fatalf("state wrote %d log entries", logged)
+	}
+	l, err := newSQLite(db, limOpts{QuotaKey: "floor", Costs: costs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes := func() (n int) {
+		t.Helper()
+		for {
+			d, err := l.Take(ctx, "videos.list")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Allowed {
+				return n
+			}
+			if n++; n > 20 {
+				t.Fatal("more than the pool's 20 admitted")
+			}
+		}
+	}
+	for range 4 {
+		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+			t.Fatalf("take: %+v, %v", d, err)
+		}
+	}
+	decidedElsewhere(3, time.Now())
+	if got, want := takes(), 20-6-4-3; got != want {
+		t.Fatalf("after 6 calls of the ledger, 4 takes and 3 more calls of the ledger, %d admitted, want %d", got, want)
 	}
 }
