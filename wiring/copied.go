@@ -20,11 +20,23 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// holdWorker takes this process's lease on db until release
-// (ledger.HoldWorker).
-func (h *Host) holdWorker(ctx context.Context, db *store.DB) (release func(), err error) {
+// Working is what a command that spends (run, backfill) does before its
+// first call: it takes this process's lease on the database until release
+// (ledger.HoldWorker), and on the embedded limiter counts the calls a
+// copy's source gained after the copy (sourceCalls).
+func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err error) {
 	host, _ := os.Hostname()
-	return ledger.New(db).HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	release, err = ledger.New(p.DB).HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	if err != nil {
+		return release, err
+	}
+	if p.Limiter.Backend() != "redis" {
+		if err := h.sourceCalls(ctx, p.DB, p.QuotaKey); err != nil {
+			release()
+			return func() {}, err
+		}
+	}
+	return release, nil
 }
 
 // LiveError is a copy's source a worker is still writing: what runs on it

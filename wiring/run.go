@@ -61,16 +61,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			}
 		}(time.Now())
 	}
-	release, err := h.holdWorker(ctx, p.DB)
+	release, err := h.Working(ctx, p)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if p.Limiter.Backend() != "redis" {
-		if err := h.sourceCalls(ctx, p.DB, p.QuotaKey); err != nil {
-			return err
-		}
-	}
 	m := metrics.New(r.Build)
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {

@@ -40,8 +40,8 @@ built on DST as the videos arrive. Nothing the key's standing (--standing)
 no longer allows is copied.
 
 A source a worker is still writing is refused (exit 2, naming the host, the
-process and the last pass): a worker (ingest run) holds a lease on its
-database while it runs and renews it every few seconds, and its calls after
+process and the last pass): a worker (ingest run, ingest backfill) holds a
+lease on its database while it runs, renewed every 40 seconds, and its calls after
 the copy would stay behind, to be spent again by a worker on the copy. Stop
 the worker first. --live copies it all the same, as it is when read: a
 SQLite source through a snapshot (DB.copy-XXXXXXXX beside it, made by VACUUM
