@@ -67,23 +67,8 @@ func (l *Ledger) Recall(ctx context.Context, quotaKey string, since time.Time) (
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
-	rows, err := l.r.QueryContext(ctx, `SELECT pool, until_ms, at_ms, op FROM ledger_blocks
-WHERE quota_key = ? AND until_ms > ?`, quotaKey, time.Now().UnixMilli())
-	if err != nil {
-		return ingest.Recalled{}, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
-	}
-	defer rows.Close()
-	rec := ingest.Recalled{Calls: calls}
-	for rows.Next() {
-		b := ingest.Block{QuotaKey: quotaKey}
-		var until, at int64
-		if err := rows.Scan(&b.Pool, &until, &at, &b.Op); err != nil {
-			return ingest.Recalled{}, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
-		}
-		b.Until, b.At = time.UnixMilli(until).UTC(), time.UnixMilli(at).UTC()
-		rec.Blocks = append(rec.Blocks, b)
-	}
-	return rec, rows.Err()
+	blocks, err := blocksAfter(ctx, l.r, quotaKey, time.Now().UnixMilli())
+	return ingest.Recalled{Calls: calls, Blocks: blocks}, err
 }
 
 // Calls returns the ledger's calls under quotaKey made at or after since,

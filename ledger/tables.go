@@ -4,7 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // Tables are the embedded quota limiter's tables (quota_log, quota_clock,
@@ -72,6 +77,16 @@ func (t Tables) row(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql
 	return t.q(tx).QueryRowContext(ctx, q, args...)
 }
 
+func (t Tables) rows(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, tx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	if tx == nil {
+		return t.db.QueryContext(ctx, q, args...)
+	}
+	return tx.QueryContext(ctx, q, args...)
+}
+
 func (t Tables) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
 	if st := t.stmt(ctx, tx, q); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -106,14 +121,7 @@ const (
 		ON CONFLICT (quota_key) DO UPDATE SET last_ms = excluded.last_ms, seq = excluded.seq`
 	newestSQL = `SELECT CAST(COALESCE(MAX(at_ms), 0) AS BIGINT) FROM quota_log WHERE quota_key = ?`
 	trimSQL   = `DELETE FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms <= ?`
-	usedSQL   = `SELECT
-		CAST(COALESCE(SUM(CASE WHEN at_ms > ? THEN units END), 0) AS BIGINT),
-		CAST(COALESCE(SUM(CASE WHEN CAST(? AS BIGINT) > 0 AND at_ms >= ? THEN units END), 0) AS BIGINT)
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?`
-	reachingSQL = `SELECT at_ms FROM (
-		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run
-		FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?) AS w WHERE run >= ? LIMIT 1`
-	addSQL = `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
+	addSQL    = `INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
 	dropSQL        = `DELETE FROM quota_log WHERE quota_key = ? AND id = ?`
 	confSQL        = `SELECT conf FROM quota_config WHERE quota_key = ? AND pool = ?`
@@ -129,8 +137,58 @@ const (
 	releaseSQL = `DELETE FROM locks WHERE name = ? AND token = ?`
 )
 
+// entries is the FROM clause of a pool's log entries after the
+// parameter numbered after (the quota key's key, the pool's pool): the
+// log's, or with ledger also the ledger's charges the log lacks
+// (Missing), for a read that may not write them.
+func entries(ledger bool, key, pool, after string) string {
+	r := strings.NewReplacer("KEY", "?"+key, "POOL", "?"+pool, "AFTER", "?"+after)
+	if !ledger {
+		return r.Replace(` FROM quota_log WHERE quota_key = KEY AND pool = POOL AND at_ms > AFTER`)
+	}
+	return r.Replace(` FROM (SELECT id, at_ms, units FROM quota_log WHERE quota_key = KEY AND pool = POOL AND at_ms > AFTER
+		UNION ALL SELECT l.call_id, l.at_ms, l.units FROM ledger l WHERE l.quota_key = KEY AND l.pool = POOL AND l.at_ms > AFTER AND l.units > 0` +
+		lacked + `) AS e`)
+}
+
+// lacked keeps the ledger rows l that the log lacks and that were not
+// given back.
+const lacked = `
+		AND NOT EXISTS (SELECT 1 FROM quota_log q WHERE q.quota_key = l.quota_key AND q.pool = l.pool AND q.id = l.call_id)
+		AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)`
+
+// usedSQL and reachingSQL are each read of the window twice: over the log
+// alone ([false]), and over the log with the ledger's charges it lacks
+// ([true]).
+var usedSQL, reachingSQL [2]string
+
+// missingSQL reads the ledger's charges the log lacks.
+const missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
+		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.units > 0` + lacked + `
+		ORDER BY l.at_ms, l.call_id, l.pool`
+
+func init() {
+	for i, ledger := range []bool{false, true} {
+		usedSQL[i] = `SELECT
+		CAST(COALESCE(SUM(CASE WHEN at_ms > ?1 THEN units END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN CAST(?2 AS BIGINT) > 0 AND at_ms >= ?2 THEN units END), 0) AS BIGINT)` + entries(ledger, "3", "4", "5")
+		reachingSQL[i] = `SELECT at_ms FROM (
+		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run` + entries(ledger, "2", "3", "4") + `
+		) AS w WHERE run >= ?1 LIMIT 1`
+	}
+	tableSQL = append(tableSQL, usedSQL[0], usedSQL[1], reachingSQL[0], reachingSQL[1], missingSQL)
+}
+
+// which is 1 for the read with the ledger, 0 for the log's alone.
+func which(ledger bool) int {
+	if ledger {
+		return 1
+	}
+	return 0
+}
+
 // tableSQL are the statements prepare prepares.
-var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, usedSQL, reachingSQL, addSQL,
+var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, addSQL,
 	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL}
 
 func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
@@ -153,15 +211,73 @@ func (t Tables) Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, kee
 	return err
 }
 
-func (t Tables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error) {
-	err = t.row(ctx, tx, usedSQL, horizon, dayStart, dayStart, quotaKey, pool, keep).Scan(&used, &usedDay)
+func (t Tables) Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64, ledger bool) (used, usedDay int64, err error) {
+	err = t.row(ctx, tx, usedSQL[which(ledger)], horizon, dayStart, quotaKey, pool, keep).Scan(&used, &usedDay)
 	return used, usedDay, err
 }
 
 // Reaching orders entries as the limiter's ids do (time, then sequence).
-func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (at int64, err error) {
-	err = one(t.row(ctx, tx, reachingSQL, quotaKey, pool, horizon, need), &at)
+func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64, ledger bool) (at int64, err error) {
+	err = one(t.row(ctx, tx, reachingSQL[which(ledger)], need, quotaKey, pool, horizon), &at)
 	return at, err
+}
+
+// Missing returns the ledger's calls of quotaKey from since on with
+// their charges the log lacks (calls given back and charges of no units
+// left out), and the blocks it holds in force after since.
+func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since int64) (ingest.Recalled, error) {
+	var q querier = t.db
+	if tx != nil {
+		q = tx
+	}
+	rows, err := t.rows(ctx, tx, missingSQL, quotaKey, since)
+	if err != nil {
+		return ingest.Recalled{}, err
+	}
+	var rec ingest.Recalled
+	for rows.Next() {
+		c := ingest.Call{QuotaKey: quotaKey}
+		var ch ingest.Charge
+		var at int64
+		if err := rows.Scan(&c.ID, &ch.Pool, &ch.Units, &at, &c.Unmetered); err != nil {
+			rows.Close()
+			return ingest.Recalled{}, err
+		}
+		c.At = time.UnixMilli(at).UTC()
+		if n := len(rec.Calls); n == 0 || rec.Calls[n-1].ID != c.ID {
+			rec.Calls = append(rec.Calls, c)
+		}
+		last := &rec.Calls[len(rec.Calls)-1]
+		last.Charges = append(last.Charges, ch)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return ingest.Recalled{}, err
+	}
+	rec.Blocks, err = blocksAfter(ctx, q, quotaKey, since)
+	return rec, err
+}
+
+// blocksAfter are the blocks the ledger holds of quotaKey in force after
+// ms.
+func blocksAfter(ctx context.Context, q querier, quotaKey string, ms int64) ([]ingest.Block, error) {
+	rows, err := q.QueryContext(ctx, `SELECT pool, until_ms, at_ms, op FROM ledger_blocks
+WHERE quota_key = ? AND until_ms > ?`, quotaKey, ms)
+	if err != nil {
+		return nil, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
+	}
+	defer rows.Close()
+	var out []ingest.Block
+	for rows.Next() {
+		b := ingest.Block{QuotaKey: quotaKey}
+		var until, at int64
+		if err := rows.Scan(&b.Pool, &until, &at, &b.Op); err != nil {
+			return nil, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
+		}
+		b.Until, b.At = time.UnixMilli(until).UTC(), time.UnixMilli(at).UTC()
+		out = append(out, b)
+	}
+	return out, rows.Err()
 }
 
 func (t Tables) Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error) {

@@ -50,10 +50,13 @@ func TestFaultApplyAfterLoss(t *testing.T) {
 			t.Fatalf("apply (%s) on a wiped key: %v", tc.name, err)
 		}
 	}
+	if !strings.Contains(past.Error(), "ingest quota seed") || past.Way != "" {
+		t.Fatalf("the refusal on a wiped key, spent on Redis, names the seed too and cannot tell a move from a loss: way %q, %v", past.Way, past)
+	}
 	if !strings.Contains(past.Error(), "ingest quota restore") {
 		t.Fatalf("the refusal does not name the restore: %v", past)
 	}
-	if _, err := n.l.Restore(ctx, []ingest.Recalled{aLedger}); err != nil {
+	if _, err := n.l.Restore(ctx, []quota.HostLedger{{ID: "a", Where: "a", Calls: aLedger}}); err != nil {
 		t.Fatal(err)
 	}
 	got := 0

@@ -762,11 +762,17 @@ func infoField(c redis.UniversalClient, section, field string) string {
 // holds a day of calls, 10,000 entries (the shipped stats pool's day), with
 // the log's index by time carrying the units, as migrated, beside the same
 // index without them, the schema before: a decision sums the pool's units
-// over its window.
+// over its window. The third shape has the same day in the ledger beside
+// the log, as a worker's database holds it: each decision also reads the
+// ledger's calls since its last look for those the log lacks.
 func BenchmarkSQLiteTakeOnADay(b *testing.B) {
-	for _, shape := range []struct{ name, index string }{
-		{"index-with-units", ""},
-		{"index-without-units", `DROP INDEX quota_log_at; CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms)`},
+	for _, shape := range []struct {
+		name, index string
+		ledger      bool
+	}{
+		{"index-with-units", "", false},
+		{"index-without-units", `DROP INDEX quota_log_at; CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms)`, false},
+		{"index-with-units-and-a-day-of-ledger", "", true},
 	} {
 		b.Run(shape.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -787,6 +793,13 @@ func BenchmarkSQLiteTakeOnADay(b *testing.B) {
 			for i := range 10000 {
 				at := now - int64(i+1)*8000
 				if _, err := tx.Exec(`INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES ('day', 'default', ?, ?, 1)`,
+					fmt.Sprintf("%d-%d", at, i), at); err != nil {
+					b.Fatal(err)
+				}
+				if !shape.ledger {
+					continue
+				}
+				if _, err := tx.Exec(`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op) VALUES ('day', ?, 'default', 1, ?, 'videos.list')`,
 					fmt.Sprintf("%d-%d", at, i), at); err != nil {
 					b.Fatal(err)
 				}

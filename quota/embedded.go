@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -77,6 +81,9 @@ type embedded struct {
 	// names it in messages, down a database that did not answer in time.
 	wall            func(ctx context.Context, tx *sql.Tx) (int64, error)
 	clockName, down string
+	// looked is when this process last took into the log what the ledger
+	// beside it holds and the log lacks (catchUp); 0 before it first did.
+	looked *atomic.Int64
 }
 
 func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options,
@@ -94,7 +101,7 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	if err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}
-	return embedded{t: t, opts: opts}, nil
+	return embedded{t: t, opts: opts, looked: new(atomic.Int64)}, nil
 }
 
 func (s *embedded) Take(ctx context.Context, op string) (ingest.Decision, error) {
@@ -130,6 +137,9 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 // sqlPool is one pool as a transaction sees it.
 type sqlPool struct {
 	charge
+	// ledger: the ledger's calls the log lacks count too (a read by a
+	// process that has not yet taken them into the log).
+	ledger                    bool
 	horizon, dayStart, dayEnd int64
 	now                       int64
 	hold                      hold
@@ -151,9 +161,14 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	if err == nil {
 		err = s.keepHold(ctx, tx, h)
 	}
+	var caught int64
+	if err == nil {
+		caught, err = s.catchUp(ctx, tx, now, h)
+	}
 	if err != nil {
 		return ingest.Decision{}, err
 	}
+	seq = max(seq, caught)
 	ps := make([]sqlPool, len(cs))
 	allowed := true
 	for i, c := range cs {
@@ -177,6 +192,11 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 			return ingest.Decision{}, err
 		}
 	}
+	if !allowed && caught > 0 {
+		if err := s.setClock(ctx, tx, now, wall, seq); err != nil {
+			return ingest.Decision{}, err
+		}
+	}
 	for _, p := range ps {
 		if allowed {
 			d.Charges = append(d.Charges, ingest.Charge{Pool: p.pool.Name, Units: p.units})
@@ -185,7 +205,71 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 		}
 		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.usedDay, p.free, p.blocked, 0))
 	}
-	return d, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return ingest.Decision{}, err
+	}
+	s.looked.Store(now)
+	return d, nil
+}
+
+// catchUp takes into the log, in a decision's transaction at now, what the
+// ledger in the same database holds and the log lacks: calls that another
+// limiter decided (Redis, before REDIS_URL was unset; a process on Redis
+// sharing the database), or that reached the ledger of a copy's source
+// after its log was read. No log outweighs the ledger beside it: the
+// window is the larger of the two. A process's first look reaches back a
+// whole span; the next ones from its last, less the guard for calls
+// written late or stamped by another clock. It returns the highest
+// sequence of the calls taken, 0 for none.
+func (s *embedded) catchUp(ctx context.Context, tx *sql.Tx, now int64, h hold) (int64, error) {
+	since, first := now-s.opts.Costs.Span().Milliseconds(), s.looked.Load() == 0
+	if !first {
+		since = max(since, s.looked.Load()-s.opts.Guard.Milliseconds())
+	}
+	rec, err := s.t.Ledger.Missing(ctx, tx, s.opts.QuotaKey, since)
+	if err != nil {
+		return 0, fmt.Errorf("read the ledger: %w", err)
+	}
+	var seq int64
+	taken := map[string]int64{}
+	calls := 0
+	for _, c := range refillable(s.opts.Logger, s.opts.QuotaKey, rec.Calls) {
+		added, err := s.refillCall(ctx, tx, now, h, c)
+		if err != nil {
+			return 0, err
+		}
+		for _, ch := range added {
+			taken[ch.Pool] += ch.Units
+		}
+		if len(added) > 0 {
+			calls++
+			if _, cseq, err := parseID(c.ID); err == nil {
+				seq = max(seq, cseq)
+			}
+		}
+	}
+	if err := s.refillBlocks(ctx, tx, now, rec.Blocks); err != nil {
+		return 0, err
+	}
+	if calls > 0 {
+		why := "calls newer than its last look, decided by another limiter on this database"
+		if first {
+			why = "calls another limiter decided (Redis, before REDIS_URL was unset), or that reached the ledger after the log was copied"
+		}
+		s.opts.Logger.Warn("the embedded limiter took into its window the calls of its own ledger that its log lacked",
+			ingest.LogCalls, calls, ingest.LogUnits, unitsText(taken), "why", why)
+	}
+	return seq, nil
+}
+
+// unitsText is units by pool as "default=16 search=2", pools in name
+// order.
+func unitsText(by map[string]int64) string {
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, fmt.Sprintf("%s=%d", p, by[p]))
+	}
+	return strings.Join(out, " ")
 }
 
 // fits reports whether the pool has room for its units.
@@ -236,7 +320,7 @@ func (s *embedded) load(ctx context.Context, tx *sql.Tx, now int64, p *sqlPool, 
 		}
 	}
 	var err error
-	if p.used, p.usedDay, err = s.t.Log.Used(ctx, tx, key, pool, p.horizon, p.dayStart, keep); err != nil {
+	if p.used, p.usedDay, err = s.t.Log.Used(ctx, tx, key, pool, p.horizon, p.dayStart, keep, p.ledger); err != nil {
 		return err
 	}
 	if p.blocked, err = s.t.Pools.Blocked(ctx, tx, key, pool, now); err != nil {
@@ -253,7 +337,7 @@ func (s *embedded) freeAt(ctx context.Context, tx *sql.Tx, p *sqlPool) error {
 	c := p.pool.Capacity()
 	if need := p.used + p.units - c; need > 0 {
 		var err error
-		if p.free, err = s.t.Log.Reaching(ctx, tx, s.opts.QuotaKey, p.pool.Name, p.horizon, need); err != nil {
+		if p.free, err = s.t.Log.Reaching(ctx, tx, s.opts.QuotaKey, p.pool.Name, p.horizon, need, p.ledger); err != nil {
 			return err
 		}
 		if p.free > 0 {
@@ -318,15 +402,20 @@ func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *s
 	return tx.Commit()
 }
 
+// Refund marks the call given back in the ledger before it leaves the log:
+// the other way round, a decision's look at the ledger in between would
+// find it missing from the log and put it back.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
-	return s.opts.refund(ctx, call, func(ctx context.Context, call ingest.Call) error {
+	return s.opts.refund(ctx, call, true, func(ctx context.Context, call ingest.Call) error {
 		ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 		defer cancel()
 		return s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID)
 	})
 }
 
-// State reports every pool in one read transaction; it writes nothing.
+// State reports every pool in one read transaction; it writes nothing. A
+// process that has not yet taken the ledger's calls into the log (catchUp)
+// counts them all the same.
 func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
@@ -343,6 +432,7 @@ func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
 	var out []ingest.PoolState
 	for _, pool := range s.opts.Costs.Pools {
 		p := s.bounds(charge{pool: pool, units: dearest(s.opts.Costs, pool.Name)}, now, h)
+		p.ledger = s.looked.Load() == 0
 		if err := s.load(ctx, tx, now, &p, false); err != nil {
 			return nil, fmt.Errorf("state: %w", err)
 		}
@@ -382,28 +472,36 @@ func (s *embedded) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, 
 		if err != nil {
 			return 0, err
 		}
-		if n > 0 {
+		if len(n) > 0 {
 			added++
 			if _, cseq, err := parseID(c.ID); err == nil {
 				seq = max(seq, cseq)
 			}
 		}
 	}
-	for _, b := range blocks {
-		if (b.QuotaKey == "" || b.QuotaKey == s.opts.QuotaKey) && b.Until.UnixMilli() > now {
-			if err := s.t.Pools.Block(ctx, tx, s.opts.QuotaKey, b.Pool, b.Until.UnixMilli()); err != nil {
-				return 0, err
-			}
-		}
+	if err := s.refillBlocks(ctx, tx, now, blocks); err != nil {
+		return 0, err
 	}
 	return added, s.setClock(ctx, tx, now, wall, seq)
 }
 
+// refillBlocks puts back the blocks still in force at now.
+func (s *embedded) refillBlocks(ctx context.Context, tx *sql.Tx, now int64, blocks []ingest.Block) error {
+	for _, b := range blocks {
+		if (b.QuotaKey == "" || b.QuotaKey == s.opts.QuotaKey) && b.Until.UnixMilli() > now {
+			if err := s.t.Pools.Block(ctx, tx, s.opts.QuotaKey, b.Pool, b.Until.UnixMilli()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // refillCall inserts the charges of one call that its pools still need; it
-// returns how many rows were new.
-func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold, c ingest.Call) (int64, error) {
+// returns those that were new.
+func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold, c ingest.Call) ([]ingest.Charge, error) {
 	ms, _, _ := logID(c.ID)
-	var n int64
+	var n []ingest.Charge
 	for _, ch := range c.Charges {
 		p, ok := s.opts.Costs.Pool(ch.Pool)
 		if !ok || ch.Units <= 0 {
@@ -415,10 +513,10 @@ func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold
 		}
 		added, err := s.t.Log.Add(ctx, tx, s.opts.QuotaKey, ch.Pool, c.ID, ms, ch.Units)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if added {
-			n++
+			n = append(n, ch)
 		}
 	}
 	return n, nil

@@ -135,18 +135,30 @@ func (s *settings) block(ctx context.Context, pool string, until func(ingest.Poo
 
 // refund gives back an admitted call that never reached the upstream: drop
 // takes a metered call's entries out of every pool's log, and the ledger
-// marks it, so that it says what the upstream charged.
-func (s *settings) refund(ctx context.Context, call ingest.Call, drop func(context.Context, ingest.Call) error) error {
+// marks it, so that it says what the upstream charged; markFirst marks it
+// before the drop.
+func (s *settings) refund(ctx context.Context, call ingest.Call, markFirst bool, drop func(context.Context, ingest.Call) error) error {
+	if call.QuotaKey == "" {
+		call.QuotaKey = s.QuotaKey
+	}
+	mark := func() error {
+		if err := s.Record.RecordGiveBack(ctx, call); err != nil {
+			return fmt.Errorf("ledger give back: %w", err)
+		}
+		return nil
+	}
+	if markFirst {
+		if err := mark(); err != nil {
+			return err
+		}
+	}
 	if !call.Unmetered {
 		if err := drop(ctx, call); err != nil {
 			return fmt.Errorf("give back: refund %s: %w", call.ID, err)
 		}
 	}
-	if call.QuotaKey == "" {
-		call.QuotaKey = s.QuotaKey
+	if markFirst {
+		return nil
 	}
-	if err := s.Record.RecordGiveBack(ctx, call); err != nil {
-		return fmt.Errorf("ledger give back: %w", err)
-	}
-	return nil
+	return mark()
 }

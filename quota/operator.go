@@ -160,14 +160,36 @@ type PastError struct {
 	QuotaKey string
 	Signs    []string      // what shows it, one line each
 	Span     time.Duration // the pools' span: how far back a host's calls count
+	// Way is which case it is, when the limiter can tell: WayLoss,
+	// WayMove, or "" when a new Redis the hosts moved to looks the same
+	// as one that lost everything.
+	Way string
 }
 
+// The cases a used key without configuration may be (PastError.Way).
+const (
+	// WayLoss: this Redis still holds part of the key; it lost the rest.
+	WayLoss = "loss"
+	// WayMove: nothing of the key is in this Redis, and this database's
+	// ledger spent without any Redis limiter: a move from the embedded one.
+	WayMove = "move"
+)
+
 func (e *PastError) Error() string {
-	return fmt.Sprintf("quota key %s holds no configuration in the limiter, but it was used: %s. "+
-		"Its Redis lost data, and creating the key anew would let the calls it forgot be spent again: "+
-		"run `ingest quota restore --ledger DB...` with the database of every host that spent in the last %s, "+
-		"or let the workers wait (the first run of a host that spent finds the loss, and the limiter waits for the others)",
-		e.QuotaKey, strings.Join(e.Signs, "; "), e.Span)
+	msg := fmt.Sprintf("quota key %s holds no configuration in the limiter, but it was used: %s. "+
+		"Creating the key anew would let the window's calls be spent again. "+
+		"If the hosts moved to this Redis (from the embedded limiter or another Redis), run `ingest quota seed --ledger DB...` "+
+		"with the database of every host that spent in the last %s; if this Redis lost its data, run "+
+		"`ingest quota restore --ledger DB...` with the same, or let the workers wait (the first run of a host that spent finds the loss, "+
+		"and the limiter waits for the others)", e.QuotaKey, strings.Join(e.Signs, "; "), e.Span)
+	switch e.Way {
+	case WayLoss:
+		return msg + ". This is a loss: the limiter still holds part of the key, so run `ingest quota restore`"
+	case WayMove:
+		return msg + ". This is a move: nothing of the key is in this Redis, and this database's ledger spent on the embedded " +
+			"limiter, never on a Redis one, so run `ingest quota seed`"
+	}
+	return msg + ". Nothing here tells a new Redis from a wiped one: the operator knows which it is"
 }
 
 // Create is `ingest quota apply`: on a quota key that holds a
@@ -182,12 +204,12 @@ func (r *Redis) Create(ctx context.Context, isNew bool, others map[string]ingest
 	if held(cur) {
 		return r.ApplyConfig(ctx)
 	}
-	signs, err := r.past(ctx, others)
+	signs, way, err := r.past(ctx, others)
 	switch {
 	case err != nil:
 		return nil, err
 	case len(signs) > 0:
-		return nil, &PastError{QuotaKey: r.opts.QuotaKey, Signs: signs, Span: r.opts.Costs.Span()}
+		return nil, &PastError{QuotaKey: r.opts.QuotaKey, Signs: signs, Span: r.opts.Costs.Span(), Way: way}
 	case !isNew:
 		return nil, fmt.Errorf("%w %s, and nothing shows it was used: %s", ErrNotApplied, r.opts.QuotaKey, intent(r.opts.QuotaKey, r.opts.Costs.Span()))
 	}
@@ -213,13 +235,13 @@ func RestoreFirst(span time.Duration) string {
 		within + ", or wait: the first run of a host that spent finds the loss, and the limiter waits for the others"
 }
 
-// past lists what shows that the quota key was used.
-func (r *Redis) past(ctx context.Context, others map[string]ingest.Recalled) ([]string, error) {
+// past lists what shows that the quota key was used, and which case it
+// is when it can tell (PastError.Way).
+func (r *Redis) past(ctx context.Context, others map[string]ingest.Recalled) (signs []string, way string, err error) {
 	st, err := r.Status(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var signs []string
 	for _, l := range st.Ledgers {
 		signs = append(signs, fmt.Sprintf("the limiter lists ledger %s (%s), last call %s", l.Ledger, l.Where, l.Mark))
 	}
@@ -231,20 +253,28 @@ func (r *Redis) past(ctx context.Context, others map[string]ingest.Recalled) ([]
 	if st.Recovering {
 		signs = append(signs, "a recovery is under way")
 	}
+	if len(signs) > 0 {
+		way = WayLoss
+	}
 	own, err := r.opts.recall(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	since := r.opts.Now().Add(-r.opts.Costs.Span())
 	if s := callsSince("this database's ledger", own, since); s != "" {
 		signs = append(signs, s)
+		// A ledger that spent on a Redis limiter keeps a copy of its list
+		// of ledgers; one that never did spent on the embedded limiter.
+		if copied, err := r.opts.Notes.Noted(ctx, r.led.noteName("ledgers")); err == nil && copied == "" && way == "" {
+			way = WayMove
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(others)) {
 		if s := callsSince("ledger "+name, others[name], since); s != "" {
 			signs = append(signs, s)
 		}
 	}
-	return signs, nil
+	return signs, way, nil
 }
 
 // callsSince says how many calls rec holds after since, "" for none.

@@ -128,6 +128,23 @@ func pgTime(t testing.TB, db *sql.DB) time.Time {
 	return time.UnixMilli(ms)
 }
 
+// TestPostgresLedgerIsTheFloor: ledgerFloor on PostgreSQL, by the server's
+// clock.
+func TestPostgresLedgerIsTheFloor(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db := rawPG(t, url)
+	openStore(t, url)
+	open := func(bool) limiter { return pgLimiter(t, url, limOpts{QuotaKey: "floor", Costs: floorCosts(t)}) }
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ledgerFloor(t, exec, open, func() time.Time { return pgTime(t, db) })
+}
+
 func TestPostgresConformance(t *testing.T) {
 	runConformance(t, pgHarness())
 }

@@ -340,30 +340,6 @@ func (v *ledgerView) cadence(calls []ingest.Call) (every int64, idle bool) {
 	return every, true
 }
 
-// Restore refills the limiter from the ledgers an operator has at hand and
-// ends a recovery's wait: the operator vouches that these are all the
-// ledgers that spent in the window. A key that lost its configuration too
-// gets this costs file's, once the calls are back.
-func (r *Redis) Restore(ctx context.Context, ledgers []ingest.Recalled) (int, error) {
-	r.led.recallMu.Lock()
-	defer r.led.recallMu.Unlock()
-	total := 0
-	for _, rec := range ledgers {
-		n, err := r.refill(ctx, "restore", rec)
-		if err != nil {
-			return total, err
-		}
-		total += n
-	}
-	if err := r.adopt(ctx); err != nil {
-		return total, fmt.Errorf("restore: write the configuration: %w", err)
-	}
-	if _, err := r.run(ctx, 5*time.Second, "release", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
-		return total, fmt.Errorf("restore: end the wait: %w", err)
-	}
-	return total, nil
-}
-
 // Heartbeat looks at the limiter between calls: a recovery that waits for
 // this ledger, or this ledger's calls gone missing, are handled as a spend
 // would, so that an idle daemon does not keep the others waiting. Daemons

@@ -428,7 +428,7 @@ func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
 func one(ingest.Pool) int64 { return 1 }
 
 func (r *Redis) Refund(ctx context.Context, call ingest.Call) error {
-	return r.opts.refund(ctx, call, r.drop)
+	return r.opts.refund(ctx, call, false, r.drop)
 }
 
 // drop takes an admitted call's entry out of every pool's log.

@@ -283,7 +283,7 @@ func TestRedisFlushallRestore(t *testing.T) {
 		t.Fatalf("after FLUSHALL: retry at %s, want no earlier than the window's end %s", d.RetryAt, want)
 	}
 	for i, want := range []int{30, 0} {
-		if n, err := l.Restore(ctx, []ingest.Recalled{{Calls: ledger}}); err != nil || n != want {
+		if n, err := l.Restore(ctx, []quota.HostLedger{{ID: "operator", Where: "at hand", Calls: ingest.Recalled{Calls: ledger}}}); err != nil || n != want {
 			t.Fatalf("restore %d: got %d, %v; want %d", i+1, n, err, want)
 		}
 		s, _ := l.State(ctx)

@@ -8,9 +8,9 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// SeedLedger is one host's ledger as a move to a new Redis hands it over:
-// its id, where its database is, and its calls of the span.
-type SeedLedger struct {
+// HostLedger is one host's ledger as a move to a new Redis or a restore
+// hands it over: its id, where its database is, and its calls of the span.
+type HostLedger struct {
 	ID, Where string
 	Calls     ingest.Recalled
 }
@@ -20,7 +20,23 @@ type SeedLedger struct {
 // would put them, so that its first call finds none missing and fetches at
 // once; then this costs file's pools when the key holds none, and the end
 // of any wait. The operator names every ledger that spent in the window.
-func (r *Redis) Seed(ctx context.Context, ledgers []SeedLedger) (int, error) {
+func (r *Redis) Seed(ctx context.Context, ledgers []HostLedger) (int, error) {
+	return r.putBack(ctx, "seed", ledgers)
+}
+
+// Restore refills the limiter from the ledgers an operator has at hand and
+// ends a recovery's wait: the operator vouches that these are all the
+// ledgers that spent in the window. Each ledger's calls go in under its
+// own id and mark, as Seed puts them, so that each host's next call finds
+// none missing and spends at once rather than starting a recovery anew. A
+// key that lost its configuration too gets this costs file's, once the
+// calls are back.
+func (r *Redis) Restore(ctx context.Context, ledgers []HostLedger) (int, error) {
+	return r.putBack(ctx, "restore", ledgers)
+}
+
+// putBack is Seed and Restore, which what names in errors.
+func (r *Redis) putBack(ctx context.Context, what string, ledgers []HostLedger) (int, error) {
 	r.led.recallMu.Lock()
 	defer r.led.recallMu.Unlock()
 	total := 0
@@ -29,15 +45,15 @@ func (r *Redis) Seed(ctx context.Context, ledgers []SeedLedger) (int, error) {
 		a.Ledger, a.Where = l.ID, l.Where
 		n, err := r.refillWith(ctx, a, l.Calls, true)
 		if err != nil {
-			return total, fmt.Errorf("seed ledger %s: %w", l.ID, err)
+			return total, fmt.Errorf("%s ledger %s: %w", what, l.ID, err)
 		}
 		total += n
 	}
 	if err := r.adopt(ctx); err != nil {
-		return total, fmt.Errorf("seed: write the configuration: %w", err)
+		return total, fmt.Errorf("%s: write the configuration: %w", what, err)
 	}
 	if _, err := r.run(ctx, 5*time.Second, "release", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
-		return total, fmt.Errorf("seed: end the wait: %w", err)
+		return total, fmt.Errorf("%s: end the wait: %w", what, err)
 	}
 	return total, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -166,5 +167,87 @@ func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	}
 	if d, err := after.Take(ctx, "search.list"); err != nil || !d.Allowed || d.Unmetered {
 		t.Fatalf("after the lock: %+v, %v", d, err)
+	}
+}
+
+// TestSQLiteLedgerIsTheFloor: calls the ledger in the same database holds
+// and the log lacks (another limiter decided them) count in the window
+// (ledgerFloor); a read before any decision writes nothing.
+func TestSQLiteLedgerIsTheFloor(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "floor.db")
+	db := openDB(t, path, false)
+	open := func(ro bool) limiter {
+		l, err := newSQLite(openDB(t, path, ro), limOpts{QuotaKey: "floor", Costs: floorCosts(t), Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ledgerFloor(t, exec, open, time.Now)
+	var logged int
+	db.QueryRow(`SELECT count(*) FROM quota_log`).Scan(&logged)
+	if logged != 20 {
+		t.Fatalf("the log holds %d entries, want the pool's 20: those it took from the ledger and those it admitted", logged)
+	}
+}
+
+func floorCosts(t testing.TB) *ingest.Costs {
+	return parseCosts(t, "pools:\n  default: {limit: 20, window: 1h}\noperations:\n  videos.list: {default: 1}\n")
+}
+
+// ledgerFloor: with a pool of 20, the ledger holds 7 calls the log lacks,
+// one given back: a read before any decision (open(true), a process that
+// has not decided yet) counts 6; the first decision takes them into the
+// log; 3 calls that reach the ledger after it (a process on Redis sharing
+// the database) count from the next decision. exec runs SQL with $n
+// placeholders.
+func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bool) limiter, now func() time.Time) {
+	ctx := context.Background()
+	seq, last := 1000, ""
+	decidedElsewhere := func(n int, at time.Time) {
+		t.Helper()
+		for range n {
+			seq++
+			last = fmt.Sprintf("%d-%d", at.UnixMilli(), seq)
+			exec(`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op) VALUES ('floor', $1, 'default', 1, $2, 'videos.list')`,
+				last, at.UnixMilli())
+		}
+	}
+	decidedElsewhere(7, now().Add(-30*time.Minute))
+	exec(`INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES ('floor', $1, 0)`, last)
+	if s, err := open(true).State(ctx); err != nil || s[0].Used != 6 {
+		t.Fatalf("state before any decision: %+v, %v; want default 6 used, the ledger's calls but the one given back", s, err)
+	}
+	l := open(false)
+	takes := func() (n int) {
+		t.Helper()
+		for {
+			d, err := l.Take(ctx, "videos.list")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Allowed {
+				return n
+			}
+			if n++; n > 20 {
+				t.Fatal("more than the pool's 20 admitted")
+			}
+		}
+	}
+	for range 4 {
+		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+			t.Fatalf("take: %+v, %v", d, err)
+		}
+	}
+	decidedElsewhere(3, now())
+	if got, want := takes(), 20-6-4-3; got != want {
+		t.Fatalf("after 6 calls of the ledger, 4 takes and 3 more calls of the ledger, %d admitted, want %d", got, want)
 	}
 }

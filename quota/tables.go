@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // Tables is where the embedded limiter keeps its log: the store's
@@ -17,6 +19,7 @@ type Tables struct {
 	Log    LogRows
 	Pools  PoolRows
 	Leases LeaseRows
+	Ledger LedgerRows
 }
 
 // Turns is how decisions on one quota key take turns, and the database's
@@ -50,15 +53,24 @@ type LogRows interface {
 	// Trim deletes a pool's entries at or before keep.
 	Trim(ctx context.Context, tx *sql.Tx, quotaKey, pool string, keep int64) error
 	// Used sums a pool's entries after keep: those after horizon, and
-	// from dayStart on when it is not zero.
-	Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64) (used, usedDay int64, err error)
+	// from dayStart on when it is not zero. With ledger, the ledger's
+	// charges the log lacks (Missing) count as entries too.
+	Used(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, dayStart, keep int64, ledger bool) (used, usedDay int64, err error)
 	// Reaching is the time of the entry after horizon whose running sum,
-	// oldest first, reaches need: 0 when none does.
-	Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64) (int64, error)
+	// oldest first, reaches need: 0 when none does. With ledger, as Used.
+	Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string, horizon, need int64, ledger bool) (int64, error)
 	// Add logs an entry unless its id is there; it says whether it was new.
 	Add(ctx context.Context, tx *sql.Tx, quotaKey, pool, id string, at, units int64) (bool, error)
 	// Drop deletes a call's entries in every pool.
 	Drop(ctx context.Context, quotaKey, id string) error
+}
+
+// LedgerRows are the ledger beside the log, in the same database.
+type LedgerRows interface {
+	// Missing is what the ledger holds that the log lacks: its calls
+	// from since on, each with the charges the log has not (given back
+	// ones left out), and its blocks in force after since.
+	Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since int64) (ingest.Recalled, error)
 }
 
 // PoolRows are a pool's stored settings (quota_config, "" for none) and
@@ -86,7 +98,8 @@ func (t Tables) check() error {
 	for _, r := range []struct {
 		name string
 		ok   bool
-	}{{"Turns", t.Turns != nil}, {"Clocks", t.Clocks != nil}, {"Log", t.Log != nil}, {"Pools", t.Pools != nil}, {"Leases", t.Leases != nil}} {
+	}{{"Turns", t.Turns != nil}, {"Clocks", t.Clocks != nil}, {"Log", t.Log != nil}, {"Pools", t.Pools != nil}, {"Leases", t.Leases != nil},
+		{"Ledger", t.Ledger != nil}} {
 		if !r.ok {
 			return fmt.Errorf("the tables' %s is required (quota.Tables: wiring.Tables of ledger.Ledger.Tables)", r.name)
 		}

@@ -76,8 +76,8 @@ func notCreated(ctx context.Context, l ConfigLimiter, key string) error {
 }
 
 // Restore gives a Redis limiter back the calls of key in the ledgers of
-// the databases paths (this one when none): how many calls, from how many
-// ledgers.
+// the databases paths (this one when none), each under its own id and
+// mark (quota.Redis.Restore): how many calls, from how many ledgers.
 func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
 	r, ok := l.(*quota.Redis)
 	if !ok {
@@ -86,16 +86,19 @@ func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths [
 	if len(paths) == 0 {
 		paths = []string{h.DSN}
 	}
-	var recs []ingest.Recalled
+	var ls []quota.HostLedger
 	for _, path := range paths {
-		rec, err := h.ReadLedger(ctx, path, key)
+		if err := store.CheckURL(path); err != nil {
+			return 0, 0, configErrorf("--ledger %w", err)
+		}
+		l, err := h.hostLedger(ctx, path, key)
 		if err != nil {
 			return 0, 0, err
 		}
-		recs = append(recs, rec)
+		ls = append(ls, l)
 	}
-	n, err := r.Restore(ctx, recs)
-	return n, len(recs), err
+	n, err := r.Restore(ctx, ls)
+	return n, len(ls), err
 }
 
 // ReadLedger reads one database's ledger of the recall span, read-only.

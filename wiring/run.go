@@ -61,6 +61,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			}
 		}(time.Now())
 	}
+	release, err := h.Working(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	m := metrics.New(r.Build)
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {

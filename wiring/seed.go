@@ -33,9 +33,9 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 		paths = []string{h.DSN}
 	}
 	if rl, ok := l.(*quota.Redis); ok {
-		var ls []quota.SeedLedger
+		var ls []quota.HostLedger
 		for _, path := range paths {
-			sl, err := h.seedLedger(ctx, path, key)
+			sl, err := h.hostLedger(ctx, path, key)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -62,24 +62,24 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 	return calls, ledgers, nil
 }
 
-// seedLedger reads one database's ledger id and calls of the recall span,
+// hostLedger reads one database's ledger id and calls of the recall span,
 // read-only.
-func (h *Host) seedLedger(ctx context.Context, path, key string) (quota.SeedLedger, error) {
+func (h *Host) hostLedger(ctx context.Context, path, key string) (quota.HostLedger, error) {
 	db, err := store.OpenExisting(ctx, path)
 	if err != nil {
-		return quota.SeedLedger{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
+		return quota.HostLedger{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
 	led := ledger.New(db)
 	id, err := led.LedgerID(ctx)
 	if err != nil {
-		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
+		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	rec, err := led.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
 	if err != nil {
-		return quota.SeedLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
+		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
-	return quota.SeedLedger{ID: id, Where: store.Where(path), Calls: rec}, nil
+	return quota.HostLedger{ID: id, Where: store.Where(path), Calls: rec}, nil
 }
 
 // undecider is a limiter that can say it cannot tell a new Redis from a

@@ -67,7 +67,7 @@ func (d *Database) QuotaLedger(ctx context.Context) (quota.Ledger, error) {
 // Tables are the ledger's limiter tables as the embedded limiter takes
 // them.
 func Tables(t ledger.Tables) quota.Tables {
-	return quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t}
+	return quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t, Ledger: t}
 }
 
 // Limiter is a limiter in every role, as the program that wires it keeps

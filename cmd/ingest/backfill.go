@@ -138,6 +138,11 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return err
 	}
 	defer p.Close()
+	release, err := s.host().Working(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if job.MaxUnits == 0 {
 		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
 		if err != nil {

@@ -27,6 +27,7 @@ func newDBCmd(s *settings) *cobra.Command {
 		Short: "Move the database: copy it into another SQLite file or PostgreSQL database",
 	}
 	var to string
+	var live bool
 	copyCmd := &cobra.Command{
 		Use:   "copy --to DST",
 		Short: "Copy every table of --db into another database, verified by rows and checksums (costs no quota)",
@@ -38,11 +39,16 @@ backfill cursors, category names, plans and tombstones. The search index is
 built on DST as the videos arrive. Nothing the key's standing (--standing)
 no longer allows is copied.
 
-A SQLite source is read through a snapshot (DB.copy-XXXXXXXX beside it, made
-by VACUUM INTO and removed at the end), so a worker may go on writing it;
-stop the worker before the copy all the same when the host moves, or its
-calls after the snapshot stay behind. A PostgreSQL source is read in one
-transaction; a copy resumed after a kill reads it again, so stop its writers.
+A source a worker is still writing is refused (exit 2, naming the host, the
+process and the last pass): a worker (ingest run, ingest backfill) holds a
+lease on its database while it runs, renewed every 40 seconds, and its calls after
+the copy would stay behind, to be spent again by a worker on the copy. Stop
+the worker first. --live copies it all the same, as it is when read: a
+SQLite source through a snapshot (DB.copy-XXXXXXXX beside it, made by VACUUM
+INTO and removed at the end); a PostgreSQL source in one transaction (a copy
+resumed after a kill reads it again). A copy of a SQLite file notes where
+its source is, and the copy's workers on this host count, when they start,
+the calls its source's ledger gained after the copy, for a day.
 
 DST must be new or empty: a database holding data is refused (exit 2). A copy
 that stopped (a kill, a lost connection) goes on where it left off when run
@@ -53,18 +59,29 @@ a checksum of its rows in key order, on both sides: any difference is exit 1.`,
   ingest db copy --db ingest.db --to compact.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDBCopy(cmd.Context(), cmd.OutOrStdout(), s, to)
+			return runDBCopy(cmd.Context(), cmd.OutOrStdout(), s, to, live)
 		},
 	}
 	copyCmd.Flags().StringVar(&to, "to", "", "the database to copy into: a SQLite file, or a postgres:// URL")
 	envflag.With(copyCmd.Flags().Lookup("to"), "INGEST_DB_COPY_TO")
+	copyCmd.Flags().BoolVar(&live, "live", false, "copy a source a worker is still writing, as it is when read (its calls after the copy stay behind)")
+	envflag.With(copyCmd.Flags().Lookup("live"), "INGEST_DB_COPY_LIVE")
 	cmd.AddCommand(copyCmd)
 	return cmd
 }
 
-func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error {
+func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live bool) error {
 	if err := checkCopyTarget(s, to); err != nil {
 		return err
+	}
+	running, err := liveSource(ctx, s)
+	switch {
+	case err != nil:
+		return err
+	case running != nil && !live:
+		return usageErrorf("db copy: %w", running)
+	case running != nil:
+		fmt.Fprintf(s.stderr, "db copy --live: %s\n", running)
 	}
 	src, fresh, err := openCopySource(ctx, s, to)
 	if err != nil {
@@ -101,9 +118,37 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string) error
 			"stop every writer of the source, then delete the target and copy again", differ, s.dbName(), store.Redact(to))
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
+	if !store.IsURL(s.db) {
+		id, err := ledger.New(src).LedgerID(ctx)
+		if err == nil {
+			err = wiring.NoteCopySource(ctx, dst, s.db, id, time.Now())
+		}
+		if err != nil {
+			return fmt.Errorf("db copy: note the source on the target: %w", err)
+		}
+	}
 	src.Close()
 	removeSnapshot(s.db, to)
 	return nil
+}
+
+// liveSource is a *wiring.LiveError when a worker still writes --db.
+func liveSource(ctx context.Context, s *settings) (*wiring.LiveError, error) {
+	db, err := store.OpenExisting(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	defer db.Close()
+	err = wiring.Live(ctx, db)
+	var le *wiring.LiveError
+	if errors.As(err, &le) {
+		le.Source = s.dbName()
+		return le, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	return nil, nil
 }
 
 // checkCopyTarget refuses a --to that is missing, does not parse, or

@@ -7,6 +7,8 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -312,4 +314,127 @@ func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
 	if n := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut); n != held {
 		t.Errorf("the source holds %d old chart runs after the copy, %d before: db copy changed it", n, held)
 	}
+}
+
+// A host leaves Redis the way that comes to hand, by unsetting REDIS_URL
+// with no `quota seed`: the embedded limiter takes its own database's
+// ledger as the floor of its window, so the upstream is charged the pool's
+// 40 units at most across the move, whether or not its own log held calls
+// of the window before the host went to Redis, and the report says what
+// the upstream charged before anything runs.
+func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		embedded string // the regions run on the embedded limiter before Redis
+		onRedis  string
+	}{
+		{"calls in the window", "US,GB", "DE,FR,IN,BR"},
+		{"no calls in the window", "", "US,GB,DE,FR,IN,BR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.tightCosts(40)
+			file := h.db()
+			if tc.embedded != "" {
+				h.mustRun(0, "run", "--once", "--regions", tc.embedded)
+			}
+			h.withRedis()
+			if tc.embedded != "" {
+				h.mustRun(0, "quota", "seed", "--ledger", file)
+			}
+			h.mustRun(0, "run", "--once", "--regions", tc.onRedis)
+			before := h.fake.Charged(testKey)
+			if before <= 20 || before > 40 {
+				t.Fatalf("before the move the upstream charged %d units, want most of the pool's 40", before)
+			}
+			h.unset("REDIS_URL")
+			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != before {
+				t.Errorf("report after unsetting REDIS_URL says %d used, the upstream charged %d", used, before)
+			}
+			res := h.mustRun(0, "run", "--once")
+			h.mustRun(0, "run", "--once")
+			charged := h.fake.Charged(testKey)
+			if charged > 40 {
+				t.Errorf("the upstream charged %d units across the move (%d before it), over the pool's 40", charged, before)
+			}
+			if !strings.Contains(res.stderr, "took into its window the calls of its own ledger that its log lacked") {
+				t.Errorf("the first run on the embedded limiter did not say what it learned from its ledger:\n%s", res.stderr)
+			}
+			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != charged {
+				t.Errorf("report on the embedded limiter says %d used, the upstream charged %d", used, charged)
+			}
+			t.Logf("%d of 40 charged before the move, %d after", before, charged)
+		})
+	}
+}
+
+// `quota apply --new` on a key the embedded limiter spent, run against a
+// new Redis, is refused (exit 2) naming both ways, and says this one is a
+// move: `quota seed`, not `quota restore`.
+func TestApplyNewOnAMovedKeyNamesTheSeed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	h.withRedis()
+	res := h.mustRun(2, "quota", "apply", h.newFlag())
+	for _, want := range []string{"ingest quota seed --ledger DB...", "ingest quota restore --ledger DB...", "This is a move"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("quota apply --new on a key spent on the embedded limiter does not say %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// db copy beside a running daemon is refused (exit 2, naming the host, the
+// process and the last pass). With --live it copies, and the daemon, which
+// stops while the copy is taken, and another worker on the source go on
+// spending there; the first run on the copy counts the calls the source
+// gained after the copy, so the upstream is charged the pool's 40 units at
+// most. Once no worker runs, a copy needs no --live.
+func TestDBCopyBesideARunningWorker(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	src := h.db()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	db := openDB(t, src)
+	if !waitFor(cmdTimeout, func() bool {
+		var n int64
+		err := db.QueryRow(`SELECT count(*) FROM runs WHERE status = 'completed'`).Scan(&n)
+		return (err == nil && n >= 2) || p.exited()
+	}) {
+		t.Fatalf("the daemon completed no pass:\n%s", p.out)
+	}
+	host, _ := os.Hostname()
+	target := filepath.Join(h.dir, "copy.db")
+	res := h.mustRun(2, "db", "copy", "--to", target)
+	for _, want := range []string{"host " + host, fmt.Sprintf("pid %d", p.cmd.Process.Pid), "the last pass: ", "--live"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("db copy beside a running daemon does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("the refused copy left %s behind", target)
+	}
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN")
+	onSource := h.fake.Charged(testKey)
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--to", filepath.Join(h.dir, "quiet.db")))
+	h.set("INGEST_DB", target)
+	res = h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	charged := h.fake.Charged(testKey)
+	if charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	}
+	if !strings.Contains(res.stderr, "its source's ledger holds calls made after the copy") {
+		t.Errorf("the first run on the copy did not say it counted the source's calls after the copy:\n%s", res.stderr)
+	}
+	t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 }

@@ -433,3 +433,45 @@ func TestRunOnceHungToTheEndSmallBudget(t *testing.T) {
 		t.Fatalf("%d units unmetered, want the budget, 5", unmetered)
 	}
 }
+
+// Redis loses everything after hosts A and B spent, and the operator runs
+// `quota restore` with both ledgers before either host runs again: each
+// host's next run spends at once, with no new recovery, and the upstream
+// is charged the pool's limit at most however often they run.
+func TestRestoreLeavesEveryHostReady(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	const limit = 40
+	h.tightCosts(limit)
+	a, b := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db")
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	h.set("INGEST_DB", b)
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	before := h.fake.Charged(testKey)
+	if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	h.mustRun(0, "quota", "restore", "--ledger", a, "--ledger", b)
+	for _, host := range []struct{ db, regions string }{{a, "IN"}, {b, "BR"}} {
+		h.set("INGEST_DB", host.db)
+		was := h.fake.Charged(testKey)
+		res := h.mustRun(0, "run", "--once", "--regions", host.regions)
+		if h.fake.Charged(testKey) == was || strings.Contains(res.stderr, "lost data") {
+			t.Errorf("%s's first run after the restore spent %d units: want it to spend at once, with no new recovery\n%s",
+				filepath.Base(host.db), h.fake.Charged(testKey)-was, res.stderr)
+		}
+	}
+	for range 2 {
+		for _, db := range []string{a, b} {
+			h.set("INGEST_DB", db)
+			h.mustRun(0, "run", "--once")
+		}
+	}
+	charged := h.fake.Charged(testKey)
+	t.Logf("%d of %d spent before the wipe; restored from both ledgers before either ran: %d charged", before, limit, charged)
+	if charged > limit {
+		t.Errorf("the upstream charged %d units, over the pool's %d", charged, limit)
+	}
+}

@@ -1,0 +1,171 @@
+package wiring
+
+// What keeps a copy of a database honest about the quota: a worker holds a
+// lease on the database it writes, so that `ingest db copy` can tell a
+// source still being written; and a copy of a SQLite file notes where its
+// source is, so that its workers count the calls the source's ledger
+// gained after the copy, which would otherwise be spent again.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Working is what a command that spends (run, backfill) does before its
+// first call: it takes this process's lease on the database until release
+// (ledger.HoldWorker), and on the embedded limiter counts the calls a
+// copy's source gained after the copy (sourceCalls).
+func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err error) {
+	host, _ := os.Hostname()
+	release, err = ledger.New(p.DB).HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	if err != nil {
+		return release, err
+	}
+	if p.Limiter.Backend() != "redis" {
+		if err := h.sourceCalls(ctx, p.DB, p.QuotaKey); err != nil {
+			release()
+			return func() {}, err
+		}
+	}
+	return release, nil
+}
+
+// LiveError is a copy's source a worker is still writing: what runs on it
+// and its last pass.
+type LiveError struct {
+	Source  string
+	Workers []ledger.Worker
+	Last    string // its last pass, "" when none
+}
+
+func (e *LiveError) Error() string {
+	ws := make([]string, len(e.Workers))
+	for i, w := range e.Workers {
+		ws[i] = w.String()
+	}
+	last := "no pass yet"
+	if e.Last != "" {
+		last = "the last pass: " + e.Last
+	}
+	return fmt.Sprintf("a worker is still writing %s: %s; %s. Its calls after the copy would stay behind, and a worker on the copy "+
+		"could spend them again: stop it first, then copy; or pass --live to copy it as it is now (a copy of a SQLite file on this "+
+		"host counts, at its workers' start, the calls its source gains after the copy)",
+		e.Source, strings.Join(ws, ", "), last)
+}
+
+// Live is a *LiveError when a worker holds or renewed its lease on the
+// database within the lease's span (ledger.WorkerTTL), else nil.
+func Live(ctx context.Context, db *store.DB) error {
+	ws, err := ledger.New(db).Workers(ctx)
+	if err != nil || len(ws) == 0 {
+		return err
+	}
+	e := &LiveError{Source: db.Path(), Workers: ws}
+	last, err := db.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return err
+	}
+	var at time.Time
+	for _, r := range last {
+		if r.Started.After(at) {
+			at = r.Started
+			e.Last = fmt.Sprintf("%s started %s, %s", r.Region, r.Started.UTC().Format(time.RFC3339), r.Status)
+		}
+	}
+	return e
+}
+
+// copySourceNote names, on a copy of a SQLite file, its source: where the
+// file is, its ledger id and when it was copied. Notes named copy_* are
+// a copy's own: never copied on, never summed (dbcopy).
+const copySourceNote = "copy_source"
+
+type copySource struct {
+	Path   string `json:"path"`
+	Ledger string `json:"ledger"`
+	At     int64  `json:"at_ms"`
+}
+
+// NoteCopySource notes on dst, a finished copy of the SQLite file path
+// whose ledger id is id, where its source is.
+func NoteCopySource(ctx context.Context, dst *store.DB, path, id string, at time.Time) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(copySource{Path: abs, Ledger: id, At: at.UnixMilli()})
+	return ledger.New(dst).Note(ctx, copySourceNote, string(b))
+}
+
+// sourceCalls, for a worker on the embedded limiter, takes into db's ledger the calls of quotaKey its copy's
+// source holds and it lacks, within the pools' span of the copy: the
+// source's worker may have gone on after the copy. A source that is gone
+// (the host moved) or is another database now is passed over.
+func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) error {
+	led := ledger.New(db)
+	raw, err := led.Noted(ctx, copySourceNote)
+	var src copySource
+	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
+		return err
+	}
+	since := time.Now().Add(-h.Costs.Span())
+	if time.UnixMilli(src.At).Before(since) || !store.Exists(src.Path) {
+		return nil
+	}
+	sdb, err := store.OpenExisting(ctx, src.Path)
+	if err != nil {
+		h.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
+			"source", src.Path, ingest.LogErr, err)
+		return nil
+	}
+	defer sdb.Close()
+	sled := ledger.New(sdb)
+	if id, err := sled.LedgerID(ctx); err != nil || id != src.Ledger {
+		return nil
+	}
+	theirs, err := sled.Recall(ctx, quotaKey, since)
+	if err != nil {
+		return fmt.Errorf("read the ledger of %s, this database's source: %w", src.Path, err)
+	}
+	ours, err := led.Recall(ctx, quotaKey, since)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, c := range ours.Calls {
+		have[c.ID] = true
+	}
+	n, units := 0, int64(0)
+	for _, c := range theirs.Calls {
+		if have[c.ID] {
+			continue
+		}
+		if err := led.RecordCall(ctx, c); err != nil {
+			return err
+		}
+		n++
+		for _, ch := range c.Charges {
+			units += ch.Units
+		}
+	}
+	for _, b := range theirs.Blocks {
+		if err := led.RecordBlock(ctx, b); err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		h.Logger.Warn("this database is a copy, and its source's ledger holds calls made after the copy: counted in this worker's window",
+			"source", src.Path, "copied", time.UnixMilli(src.At).UTC().Format(time.RFC3339), ingest.LogCalls, n,
+			ingest.LogUnits, units)
+	}
+	return nil
+}
