@@ -11,6 +11,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -26,11 +28,14 @@ func TestPlan(t *testing.T) {
 		want  map[string]int64 // units a day by pool
 		track int64            // of the stats pool's, tracking's
 	}{
-		{"charts", Schedule{Charts: []string{"US", "GB", "GB/10"}, Every: time.Hour},
-			map[string]int64{"default": (2+4+4)*24 + 2, "search": 0, "stats": 0}, 0},
-		{"tracking the charts' videos", Schedule{Charts: []string{"US"}, Every: 2 * time.Hour, Tracked: -1, TrackBatch: 50, TrackEvery: time.Hour},
+		{"charts", Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US", "US/10", "GB", "GB/10"})},
+			map[string]int64{"default": (2+4+4+4)*24 + 2, "search": 0, "stats": 0}, 0},
+		{"tiers and depths", Schedule{Timetable: jobs.Timetable{Every: time.Hour,
+			Charts: []regions.Chart{{Code: "US", Tier: 3, Depth: 50}, {Code: "GB", Tier: 1, Depth: 200}}}},
+			map[string]int64{"default": 1*8 + 4*24 + 2, "search": 0, "stats": 0}, 0},
+		{"tracking the charts' videos", Schedule{Timetable: jobs.NamedTimetable(2*time.Hour, []string{"US"}), Tracked: -1, TrackBatch: 50, TrackEvery: time.Hour},
 			map[string]int64{"default": 2*12 + 1, "search": 0, "stats": 2 * 24}, 2 * 24},
-		{"tracking known videos", Schedule{Charts: []string{"US"}, Every: time.Hour, Tracked: 101, TrackBatch: 50, TrackEvery: 6 * time.Hour},
+		{"tracking known videos", Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"}), Tracked: 101, TrackBatch: 50, TrackEvery: 6 * time.Hour},
 			map[string]int64{"default": 2*24 + 1, "search": 0, "stats": 3 * 4}, 3 * 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

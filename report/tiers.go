@@ -38,7 +38,7 @@ type TierLine struct {
 // would with no spend yet, and sums it by tier, lowest first.
 func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 	entries := s.entries(costs)
-	plan := pace.Make(s.budgets(costs), entries, s.Bound)
+	plan := pace.Make(s.budgets(costs), entries, s.Timetable.MaxStale)
 	byTier := map[int]*TierLine{}
 	for _, e := range entries {
 		if e.Tier == 0 { // tracking
@@ -49,7 +49,7 @@ func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 			l = &TierLine{Tier: e.Tier, Every: pace.Never, Depth: regions.MaxDepth}
 			byTier[e.Tier] = l
 		}
-		l.add(e, plan, s.region(strings.SplitN(e.Name, "/", 2)[0]))
+		l.add(e, plan, s.Timetable.Region(e.Name))
 	}
 	var out []TierLine
 	for _, l := range byTier {
@@ -84,13 +84,8 @@ func (l *TierLine) add(e pace.Entry, plan pace.Plan, c regions.Chart) {
 
 // entries are the schedule's charts and tracking as the pacer plans them.
 func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
-	var out []pace.Entry
-	for _, name := range s.Charts {
-		c := s.region(strings.SplitN(name, "/", 2)[0])
-		kind := jobs.ChartKind(name)
-		out = append(out, pace.Entry{Name: name, Priority: int(kind), Tier: c.Tier, Floor: c.Period(s.Every),
-			Cost: jobs.Entry{Kind: kind, Pages: c.Pages()}.Guess(costs)})
-	}
+	charts, _ := s.Timetable.Entries()
+	out := jobs.PaceEntries(charts, costs)
 	if s.TrackEvery > 0 && s.TrackBatch > 0 {
 		tracked := s.Tracked
 		if tracked < 0 { // at least the charts' own videos
@@ -109,7 +104,7 @@ func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
 // budgets are each pool's sustainable rate, less the regions' daily
 // category names.
 func (s Schedule) budgets(costs *ingest.Costs) []pace.Budget {
-	daily := jobs.DailyCost(costs, s.Charts)
+	daily := jobs.DailyCost(costs, s.Timetable.Names())
 	var out []pace.Budget
 	for _, p := range costs.Pools {
 		span := max(p.Window, 24*time.Hour)

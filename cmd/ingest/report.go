@@ -46,7 +46,7 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: regions.Codes(charts), Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+	return wiring.Schedule{Timetable: jobs.Timetable{Charts: charts, Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
 		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
 }
 
@@ -97,7 +97,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return err
 	}
-	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: sch.Regions, Every: sch.Every, ScheduleFrom: "--every",
+	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Timetable: sch.Timetable, ScheduleFrom: "--every",
 		Standing: s.standing}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {

@@ -20,7 +20,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.C
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	sched := report.Schedule{Charts: jobs.ChartNames(charts, f.cats), Regions: charts, Every: f.every, Tracked: -1, Bound: f.maxStale}
+	sched := report.Schedule{Timetable: f.timetable(charts), Tracked: -1}
 	span, _ := f.track.span()
 	if span > 0 && (!f.once || f.track.given) {
 		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
