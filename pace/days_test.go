@@ -77,6 +77,9 @@ type sim struct {
 	// spent is what each chart's passes spent in the default pool, by
 	// Unix hour.
 	spent map[string]map[int64]int64
+	// late, when set, is how long after its slot a pass starts (a lease,
+	// store or database slow to answer); lateness's few seconds when zero.
+	late time.Duration
 }
 
 func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
@@ -117,13 +120,13 @@ func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Cha
 
 // pacer is a worker's pacer of the sim's charts, as cmd/ingest makes it.
 func (s *sim) pacer() *pace.Pacer {
-	var entries []pace.Entry
+	var entries []jobs.Entry
 	for i, p := range s.passes {
 		e := p.Entry()
-		entries = append(entries, pace.Entry{Name: p.Chart(), Priority: int(e.Kind), Tier: e.Tier, Floor: s.slots[i].Every,
-			Cost: e.Guess(s.w.costs), Slots: s.slots[i]})
+		e.Slots = s.slots[i]
+		entries = append(entries, e)
 	}
-	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: entries,
+	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: jobs.PaceEntries(entries, s.w.costs),
 		Now: s.w.clock, Logger: quiet(), Refresh: s.every, Bound: s.bound,
 		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
 		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
@@ -147,7 +150,11 @@ func (s *sim) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 		pc.Ran(p.Chart(), nil, "")
 		return
 	}
-	s.w.set(s.w.clock().Add(lateness(slot, i)))
+	if s.late > 0 {
+		s.advance(slot.Add(s.late))
+	} else {
+		s.w.set(s.w.clock().Add(lateness(slot, i)))
+	}
 	res := p.Run(ctx)
 	if res.Status == ingest.StatusFailed {
 		s.t.Fatalf("%s at %s: %v", p.Chart(), s.w.clock(), res.Err)

@@ -259,3 +259,51 @@ func TestDaysAllRegionsScarce(t *testing.T) {
 		t.Errorf("the limiter refused %d calls, want none", all.refused)
 	}
 }
+
+// A restart tolerates the slow start the running pacer tolerates: at every
+// region, with each pass starting 6 s, or 30 s, after its slot (a lease,
+// the store or the database slow to answer), a daemon restarted on day 1
+// runs every region's own chart as often as its twin never stopped.
+func TestDaysLateRestart(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	costs := shippedCosts(t)
+	charts := allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200")
+	for _, late := range []time.Duration{6 * time.Second, 30 * time.Second} {
+		t.Run(late.String(), func(t *testing.T) {
+			t.Parallel()
+			start := dayStart(9, 0)
+			at, end := start.Add(13*time.Hour+17*time.Minute), start.Add(36*time.Hour)
+			control := newSimCharts(t, costs, start, charts, nil, every)
+			control.late = late
+			pc := control.pacer()
+			control.catchUp(pc)
+			control.slotted(start, end, pc, nil)
+
+			s := newSimCharts(t, costs, start, charts, nil, every)
+			s.late = late
+			pc = s.pacer()
+			s.catchUp(pc)
+			s.slotted(start, at, pc, nil)
+			s.advance(at)
+			pc = s.pacer()
+			s.catchUp(pc)
+			s.slotted(at, end, pc, nil)
+
+			lost := 0
+			for _, c := range charts {
+				if g, w := len(s.completed[c.Code]), len(control.completed[c.Code]); g != w {
+					lost += w - g
+					if lost < 5 {
+						t.Errorf("%s (tier %d) ran %d times with the restart, %d without", c.Code, c.Tier, g, w)
+					}
+				}
+			}
+			t.Logf("passes %s late, restart at %s: %d passes lost against the twin never stopped",
+				late, at.In(pacific).Format("Jan 2 15:04"), lost)
+			if lost != 0 {
+				t.Errorf("the restart lost %d passes", lost)
+			}
+		})
+	}
+}
