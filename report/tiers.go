@@ -145,3 +145,48 @@ func span(least, most int) string {
 	}
 	return fmt.Sprintf("%d-%d", least, most)
 }
+
+// Unheld says, pool by pool, where the schedule cannot be held at all: a
+// pool smaller than a day of the regions' category names (a plan there
+// would spend nothing and drop nothing), or pools that keep no region's own
+// chart even at --max-stale. Each line names the pool and what would fit
+// in it: fewer regions, or a longer --max-stale. nil when the plan keeps a
+// region and every pool holds the names.
+func Unheld(costs *ingest.Costs, s Schedule) []string {
+	if len(s.Timetable.Charts) == 0 {
+		return nil
+	}
+	kept := 0
+	for _, t := range Tiers(costs, s) {
+		kept += t.Regions - len(t.Dropped)
+	}
+	page, names := perFetch(costs, ingest.FetchChartPage), perFetch(costs, ingest.FetchCategories)
+	bound := s.Timetable.MaxStale
+	if bound <= 0 {
+		bound = pace.DefaultBound
+	}
+	first := s.Timetable.Charts[0]
+	for _, c := range s.Timetable.Charts[1:] {
+		if c.Tier < first.Tier {
+			first = c
+		}
+	}
+	n := float64(len(s.Timetable.Charts))
+	var out []string
+	for _, p := range costs.Pools {
+		day := float64(p.Capacity()) * float64(24*time.Hour) / float64(max(p.Window, 24*time.Hour))
+		nameDay, pass := float64(names[p.Name]), float64(page[p.Name]*int64(first.Pages()))
+		switch {
+		case nameDay > 0 && nameDay*n >= day:
+			out = append(out, fmt.Sprintf("%s: %.0f units a day cannot hold the %d regions' category names (%.0f units a day), let alone their charts; the names of at most %d regions fit",
+				p.Name, day, len(s.Timetable.Charts), nameDay*n, int(day/nameDay)))
+		case kept == 0 && pass > 0:
+			need := time.Duration(pass / (day - nameDay*n) * float64(24*time.Hour)).Round(time.Minute)
+			if need > bound {
+				out = append(out, fmt.Sprintf("%s: %.0f units a day, less the regions' category names, hold no region's own chart at --max-stale %s; %s would hold %s alone, or give fewer regions",
+					p.Name, day, ShortDuration(bound), ShortDuration(need), first.Code))
+			}
+		}
+	}
+	return out
+}

@@ -36,6 +36,10 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.C
 	plan := report.Plan(s.costs, sched, last)
 	report.LogPlan(s.logger, plan)
 	report.LogTiers(s.logger, report.Tiers(s.costs, sched))
+	if unheld := report.Unheld(s.costs, sched); len(unheld) > 0 {
+		return usageErrorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
+			strings.Join(unheld, "; "))
+	}
 	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil

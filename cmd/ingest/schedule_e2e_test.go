@@ -107,3 +107,22 @@ func TestOneScheduleEverywhere(t *testing.T) {
 	}
 	t.Logf("default pool: %d units a day once, %d under the daemon", ran, daemon)
 }
+
+// A pool that cannot hold the schedule at all (smaller than a day of the
+// regions' category names) is exit 2 before anything is spent, for run
+// --once and the daemon alike, naming the pool and what would fit; never a
+// daemon that plans nothing.
+func TestPoolThatHoldsNothingIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(5)
+	for _, args := range [][]string{{"run", "--once", "--every", "1h"}, {"run", "--every", "1h"}} {
+		res := h.run(append(args, "--regions", "default")...)
+		if res.code != 2 || !regexp.MustCompile(`default: 5 units a day cannot hold the 8 regions' category names .*the names of at most 5 regions fit`).MatchString(res.stderr) {
+			t.Errorf("%v on a pool of 5 units a day: want exit 2 naming the pool and what fits, got %s", args, res)
+		}
+	}
+	if got := h.fake.Requests(); got != 0 {
+		t.Errorf("the refused runs made %d upstream requests, want none", got)
+	}
+}
