@@ -144,7 +144,9 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 	}
 	d.LastStart = map[string]time.Time{}
 	for code, s := range last {
-		d.LastStart[code] = s.Started
+		if s.Status != ingest.StatusInterrupted { // a pass a signal cut short is caught up
+			d.LastStart[code] = s.Started
+		}
 	}
 	go h.keepCatalogue(ctx, p, r)
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
