@@ -77,8 +77,9 @@ limiter (Redis knows what other hosts spent), and creates no file. The
 quota key is --quota-key, else the hash of YOUTUBE_API_KEY, else the only
 quota key the database's ledger knows.
 
-Next runs and the plan follow the schedule a daemon on this database runs
-(it records its --every and regions); --every and --regions override it.`,
+Next runs and the plan follow the schedule a daemon, or a cron's run --once
+--every, recorded on this database (its regions with their tiers and depths,
+categories, --every and --max-stale); --every and --regions override it.`,
 		Example: `  ingest report
   ingest report --json | jq '.pools[] | {name, remaining}'`,
 		Args: cobra.NoArgs,
