@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 15 (PRAGMA user_version).
+-- Version 16 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -164,7 +164,7 @@ CREATE TABLE schedule (
   every_ms   INTEGER NOT NULL,
   regions    TEXT    NOT NULL,              -- comma-separated, in schedule order
   updated_ms INTEGER NOT NULL
-);
+, timetable TEXT NOT NULL DEFAULT '');
 
 CREATE VIRTUAL TABLE videos_fts USING fts5(
   title, description, tags, channel_title,
@@ -340,4 +340,4 @@ CREATE TABLE region_catalogue (
   fetched_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-PRAGMA user_version = 15;
+PRAGMA user_version = 16;

@@ -142,9 +142,9 @@ func (d *Daemon) Entries() ([]Entry, error) {
 	n := len(d.Runner.Passes)
 	var out []Entry
 	for i, p := range d.Runner.Passes {
-		s, err := regions.Chart{Code: p.Region, Tier: p.Tier}.Stagger(d.Every, i, n)
+		s, err := chartSlots(regions.Chart{Code: p.Region, Tier: p.Tier}, d.Every, i, n)
 		if err != nil {
-			return nil, fmt.Errorf("--every: %w", err)
+			return nil, err
 		}
 		e := p.Entry()
 		e.Slots = s

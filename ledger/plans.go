@@ -12,21 +12,28 @@ import (
 	"time"
 )
 
-// Schedule is the schedule a daemon on this database runs.
+// Schedule is the schedule a daemon or a cron run on this database
+// follows.
 type Schedule struct {
 	Every   time.Duration
 	Regions []string
-	Updated time.Time
+	// Timetable is the whole schedule as the run recorded it (jobs'
+	// Timetable, as JSON); empty in a record of an earlier version, which
+	// holds only Every and Regions.
+	Timetable []byte
+	Updated   time.Time
 }
 
-// SaveSchedule records the schedule the daemon runs, for report's plan and
-// next runs: its period and its charts (a region, or region/category) in
-// the order their passes are staggered. Databases of earlier versions hold
-// regions only, which read the same way.
-func (l *Ledger) SaveSchedule(ctx context.Context, every time.Duration, regions []string, at time.Time) error {
-	_, err := l.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, ?, ?, ?)
+// SaveSchedule records the schedule a daemon or a cron run follows, for
+// every view of the plan: its period, its charts (a region, or
+// region/category) in the order their passes are staggered, and the whole
+// timetable they are made of. Databases of earlier versions hold regions
+// only, which read the same way.
+func (l *Ledger) SaveSchedule(ctx context.Context, s Schedule) error {
+	_, err := l.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, timetable, updated_ms) VALUES (1, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET every_ms = excluded.every_ms, regions = excluded.regions,
-		updated_ms = excluded.updated_ms`, every.Milliseconds(), strings.Join(regions, ","), msOf(at))
+		timetable = excluded.timetable, updated_ms = excluded.updated_ms`,
+		s.Every.Milliseconds(), strings.Join(s.Regions, ","), string(s.Timetable), msOf(s.Updated))
 	if err != nil {
 		return fmt.Errorf("save schedule: %w", err)
 	}
@@ -37,9 +44,9 @@ func (l *Ledger) SaveSchedule(ctx context.Context, every time.Duration, regions 
 // recorded one.
 func (l *Ledger) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 	var every, updated int64
-	var regions string
-	err = l.r.QueryRowContext(ctx, `SELECT every_ms, regions, updated_ms FROM schedule WHERE id = 1`).
-		Scan(&every, &regions, &updated)
+	var regions, timetable string
+	err = l.r.QueryRowContext(ctx, `SELECT every_ms, regions, timetable, updated_ms FROM schedule WHERE id = 1`).
+		Scan(&every, &regions, &timetable, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
 	}
@@ -49,6 +56,9 @@ func (l *Ledger) Schedule(ctx context.Context) (s Schedule, ok bool, err error) 
 	s.Every, s.Updated = time.Duration(every)*time.Millisecond, time.UnixMilli(updated).UTC()
 	if regions != "" {
 		s.Regions = strings.Split(regions, ",")
+	}
+	if timetable != "" {
+		s.Timetable = []byte(timetable)
 	}
 	return s, true, nil
 }

@@ -42,7 +42,7 @@ func collected(t *testing.T, c prometheus.Collector, name, label string) map[str
 // planned cadence, --every without a pacer and the plan's with one
 // (+Inf for a chart it drops).
 func TestChartCadence(t *testing.T) {
-	c := &Pace{Ages: NewAges(nil), Charts: []string{"US", "GB"}, Every: time.Hour}
+	c := &Pace{Ages: NewAges(nil), Floors: map[string]time.Duration{"US": time.Hour, "GB": time.Hour}}
 	got := collected(t, c, "ingest_chart_cadence_seconds", "chart")
 	if len(got) != 2 || got["US"] != 3600 || got["GB"] != 3600 {
 		t.Errorf("not pacing: cadences %v, want --every (3600) for US and GB", got)

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"math"
 	"sync"
 	"time"
@@ -56,10 +57,9 @@ var (
 // when Status is set (the daemon paces), the plan, read at scrape time.
 type Pace struct {
 	Ages *Ages
-	// Charts are the daemon's charts, each planned every Every unless the
-	// pacer's plan (Status) says otherwise.
-	Charts []string
-	Every  time.Duration
+	// Floors are the daemon's charts, each planned at its floor (its
+	// tier's period) unless the pacer's plan (Status) says otherwise.
+	Floors map[string]time.Duration
 	Status func() pace.Status // nil: not pacing
 }
 
@@ -78,9 +78,9 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)
 	}
 	c.Ages.mu.Unlock()
-	planned := map[string]time.Duration{}
-	for _, chart := range c.Charts {
-		planned[chart] = c.Every
+	planned := maps.Clone(c.Floors)
+	if planned == nil {
+		planned = map[string]time.Duration{}
 	}
 	var st pace.Status
 	if c.Status != nil {

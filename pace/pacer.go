@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,21 +209,20 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 	}
 }
 
-// lateStart is how long after one of its entry's slots a pass may start
-// and still be that slot's pass, as its recorded start says: the lease
-// and the store are asked first. A pass that starts later, as a catch-up
-// at start does, is counted where it ran. It is kept short: a restarted
-// pacer has only the recorded start, and a catch-up that starts within it
-// after the chart's slot is taken for the slot's pass by every pacer.
-const lateStart = 5 * time.Second
-
 // counted is when a pass that started at t counts from, as seen from an
-// ask at one of the entry's slots (slotted): the slot it started within
-// lateStart of, or t itself; from any other ask (a cron's start, a
-// catch-up) the start of the grain it started in, so that a pass started
-// a little after a cron's start is due again at the cron's start a cadence
-// later. Every pacer counts a pass so, from its recorded start, so that a
-// restart at any moment adds no pass and takes none away.
+// ask at one of the entry's slots (slotted): the slot it started within a
+// grain of (the stagger's step); a pass that started off its slots (a
+// catch-up at start, or one slowed past a grain) half a cadence before it
+// started, so that the entry's next pass is at its first slot half a
+// cadence on, never a whole cadence and a slot's period later. From any
+// other ask (a cron's start, a catch-up) it counts from the start of the
+// grain it started in, so that a pass started a little after a cron's
+// start is due again at the cron's start a cadence later. The grain is the
+// tolerance the running pacer gives a late pass (kept), so a restarted
+// pacer, which has only the recorded start, counts a pass slowed by the
+// lease, the store or the database as its slot's too: a restart at any
+// moment adds no pass and takes none away. A catch-up that starts within a
+// grain after the chart's slot is that slot's pass, for every pacer alike.
 func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	s := p.entries[i].Slots
 	if s == nil || t.IsZero() {
@@ -231,8 +231,11 @@ func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	if !slotted {
 		return p.inGrain(i, t)
 	}
-	if slot := s.Next(t.Add(-lateStart)); !slot.After(t) {
+	if slot := s.Next(t.Add(-p.grain(i))); !slot.After(t) {
 		return slot
+	}
+	if every := p.every(i); every > 0 && every != Never {
+		return t.Add(-every / 2)
 	}
 	return t
 }
@@ -648,12 +651,37 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	old := p.plan.Dropped
 	p.plan, p.planAt = Make(p.budgets, p.entries, p.cfg.Bound), now
 	p.top, p.rates = p.topRound(), p.groupRates()
+	p.logChange(old)
+}
+
+// logChange says, in one line, which entries the new plan drops that the
+// one before kept, and which it takes back: nothing when neither.
+func (p *Pacer) logChange(old map[string]bool) {
+	var dropped, back []string
 	for _, e := range p.entries {
-		if p.plan.Dropped[e.Name] && !old[e.Name] {
-			p.logger().Warn("pace: dropped: the budget cannot hold it beside the entries above it",
-				"entry", e.Name, "priority", e.Priority)
+		switch now := p.plan.Dropped[e.Name]; {
+		case now && !old[e.Name]:
+			dropped = append(dropped, e.Name)
+		case !now && old[e.Name]:
+			back = append(back, e.Name)
 		}
 	}
+	if len(dropped) > 0 {
+		p.logger().Warn("pace: the plan drops what the budget cannot hold beside the entries above it",
+			"dropped", len(dropped), "entries", names(dropped), "back", len(back), "kept", len(p.entries)-len(p.plan.Dropped))
+	} else if len(back) > 0 {
+		p.logger().Info("pace: the plan takes back entries it dropped", "back", len(back), "entries", names(back))
+	}
+}
+
+// names is a list of entries as a log line shows it: the first few, and
+// how many more.
+func names(list []string) string {
+	const shown = 8
+	if len(list) <= shown {
+		return strings.Join(list, ",")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:shown], ","), len(list)-shown)
 }
 
 func (p *Pacer) pool(name string) (ingest.Pool, bool) {

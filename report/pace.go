@@ -176,18 +176,14 @@ func published(ctx context.Context, src Sources, now time.Time) (*Freshness, err
 
 // computed is the plan made now of src's charts, from the pools' states.
 func computed(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (*Freshness, error) {
-	var entries []pace.Entry
-	for i, chart := range src.Regions {
-		kind := jobs.ChartKind(chart)
-		e := pace.Entry{Name: chart, Priority: int(kind), Floor: src.Every, Cost: kind.Guess(src.Costs)}
-		if src.Slots != nil {
-			e.Slots = src.Slots(i)
-		}
-		entries = append(entries, e)
+	t := src.Timetable
+	charts, err := t.Entries()
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
-	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: entries,
-		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, src.Regions),
-		Now: func() time.Time { return now }, Logger: quietLogger})
+	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: jobs.PaceEntries(charts, src.Costs),
+		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, t.Names()),
+		Now: func() time.Time { return now }, Logger: quietLogger, Bound: t.MaxStale})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -235,7 +231,7 @@ func (r *Report) freshness(ctx context.Context, src Sources) error {
 	if err != nil {
 		return err
 	}
-	if f == nil && (src.Every <= 0 || len(src.Regions) == 0) {
+	if f == nil && (src.Timetable.Every <= 0 || len(src.Timetable.Charts) == 0) {
 		return nil
 	}
 	if f == nil {

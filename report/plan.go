@@ -4,34 +4,24 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	icosts "github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/store"
 )
 
-// Schedule is what a plan is made of: the charts a daemon runs and how
-// often, and the videos tracking follows.
+// Schedule is what a plan is made of: the charts a run follows and how
+// often (its timetable), and the videos tracking follows.
 type Schedule struct {
-	// Charts are a region or region/category each, in schedule order.
-	Charts []string
-	// Regions, when set, are the charts' regions with their tier and
-	// depth: a tier-N region's charts run every N x Every, reading at most
-	// its depth. A region not in it is tier 1, read whole.
-	Regions []regions.Chart
-	Every   time.Duration
+	Timetable jobs.Timetable
 	// TrackEvery is how often tracking reads the counts of Tracked videos,
 	// TrackBatch of them a call; zero leaves tracking out. Tracked below
 	// zero is unknown (no database yet): the charts' own videos.
 	TrackEvery time.Duration
 	TrackBatch int
 	Tracked    int
-	// Bound is how stale a region's own chart may grow before the plan
-	// drops it (--max-stale; pace.DefaultBound when zero), for Tiers.
-	Bound time.Duration
 }
 
 // PlanLine is what the schedule spends in a day in one pool.
@@ -57,7 +47,7 @@ func (p PlanLine) Fits() bool { return p.Units <= p.Capacity }
 // tier-N region's charts run every N x Every.
 func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []PlanLine {
 	pages, perDay, regions := chartPages(s, last)
-	runs := float64(24*time.Hour) / float64(s.Every)
+	runs := float64(24*time.Hour) / float64(s.Timetable.Every)
 	tracked := s.Tracked
 	if tracked < 0 {
 		tracked = pages * store.PageSize // at least the charts' own videos
@@ -84,29 +74,17 @@ func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []P
 // fetch a day (each chart at its tier's cadence) and its regions.
 func chartPages(s Schedule, last map[string]store.RunSummary) (pages int, perDay float64, regions int) {
 	seen := map[string]bool{}
-	for _, name := range s.Charts {
-		code, _, _ := strings.Cut(name, "/")
-		seen[code] = true
-		c := s.region(code)
+	for _, name := range s.Timetable.Names() {
+		c := s.Timetable.Region(name)
+		seen[c.Code] = true
 		n := c.Pages()
 		if run, ok := last[name]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
 			n = min(run.Pages, n)
 		}
 		pages += n
-		perDay += float64(n) * float64(24*time.Hour) / float64(c.Period(s.Every))
+		perDay += float64(n) * float64(24*time.Hour) / float64(c.Period(s.Timetable.Every))
 	}
 	return pages, perDay, len(seen)
-}
-
-// region is code's chart in the schedule: tier 1, read whole, unless
-// Regions says otherwise.
-func (s Schedule) region(code string) regions.Chart {
-	for _, c := range s.Regions {
-		if c.Code == code {
-			return c
-		}
-	}
-	return regions.Chart{Code: code, Tier: 1, Depth: regions.MaxDepth}
 }
 
 // perFetch is what one f costs by pool; an operation costs does not price

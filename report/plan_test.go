@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -26,11 +29,14 @@ func TestPlan(t *testing.T) {
 		want  map[string]int64 // units a day by pool
 		track int64            // of the stats pool's, tracking's
 	}{
-		{"charts", Schedule{Charts: []string{"US", "GB", "GB/10"}, Every: time.Hour},
-			map[string]int64{"default": (2+4+4)*24 + 2, "search": 0, "stats": 0}, 0},
-		{"tracking the charts' videos", Schedule{Charts: []string{"US"}, Every: 2 * time.Hour, Tracked: -1, TrackBatch: 50, TrackEvery: time.Hour},
+		{"charts", Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US", "US/10", "GB", "GB/10"})},
+			map[string]int64{"default": (2+4+4+4)*24 + 2, "search": 0, "stats": 0}, 0},
+		{"tiers and depths", Schedule{Timetable: jobs.Timetable{Every: time.Hour,
+			Charts: []regions.Chart{{Code: "US", Tier: 3, Depth: 50}, {Code: "GB", Tier: 1, Depth: 200}}}},
+			map[string]int64{"default": 1*8 + 4*24 + 2, "search": 0, "stats": 0}, 0},
+		{"tracking the charts' videos", Schedule{Timetable: jobs.NamedTimetable(2*time.Hour, []string{"US"}), Tracked: -1, TrackBatch: 50, TrackEvery: time.Hour},
 			map[string]int64{"default": 2*12 + 1, "search": 0, "stats": 2 * 24}, 2 * 24},
-		{"tracking known videos", Schedule{Charts: []string{"US"}, Every: time.Hour, Tracked: 101, TrackBatch: 50, TrackEvery: 6 * time.Hour},
+		{"tracking known videos", Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"}), Tracked: 101, TrackBatch: 50, TrackEvery: 6 * time.Hour},
 			map[string]int64{"default": 2*24 + 1, "search": 0, "stats": 3 * 4}, 3 * 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,5 +113,40 @@ func TestPrintCover(t *testing.T) {
 	p.PrintCover(&buf, []ingest.PoolState{{Pool: "search", Limit: 10000, Remaining: 9000, BlockedUntil: blocked}})
 	if !strings.Contains(buf.String(), "does NOT cover") || !strings.HasSuffix(buf.String(), "blocked the pool until 2026-11-24T08:00:00Z\n") {
 		t.Errorf("blocked:\n%s", buf.String())
+	}
+}
+
+// A pool that holds none of the schedule's regions is named with what
+// would fit: the category names alone, or a longer --max-stale.
+func TestUnheld(t *testing.T) {
+	pool := func(limit int) *ingest.Costs {
+		c, err := costs.Load("costs.yaml", []byte(fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: 0, window: 24h}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {default: 1}
+  videos.batchGetStats: {default: 1}
+`, limit)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	eight := jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour, MaxStale: time.Hour}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  string
+	}{
+		{"names do not fit", 5, "default: 5 units a day cannot hold the 8 regions' category names (8 units a day), let alone their charts; the names of at most 5 regions fit"},
+		{"charts do not fit at --max-stale", 10, "default: 10 units a day, less the regions' category names, hold no region's own chart at --max-stale 1h; 48h would hold US alone, or give fewer regions"},
+		{"one fits", 110, ""},
+	} {
+		got := strings.Join(Unheld(pool(tc.limit), Schedule{Timetable: eight}), "; ")
+		if got != tc.want {
+			t.Errorf("%s: got %q\nwant %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -5,9 +5,9 @@
 //
 // It reads a limiter's state (StateReader), the store's runs and size,
 // what pacing recorded (pace.Records) and how far back the data reaches
-// (retention.Held); it knows no schedule of its own (the caller says when
-// each region runs next) and imports neither regions nor a limiter
-// backend.
+// (retention.Held). The schedule it plans is the one timetable a run
+// follows (jobs.Timetable), as the run recorded it or the caller's flags
+// give it. It imports no limiter backend.
 package report
 
 import (
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
@@ -67,18 +68,10 @@ type Sources struct {
 	Limiter  StateReader
 	Costs    *ingest.Costs
 	QuotaKey string
-	// Regions are the regions the schedule runs, in schedule order; Every
-	// is its period.
-	Regions []string
-	Every   time.Duration
-	// Next says when the schedule's i-th region runs next after now, as
-	// its staggered slots have it; nil leaves next runs out. The plan's
-	// paced slot replaces it where there is one.
-	Next func(i int, now time.Time) time.Time
-	// Slots is the staggered schedule of the i-th region, for a plan made
-	// here; nil leaves the plan's next runs out.
-	Slots func(i int) pace.Slots
-	Now   time.Time // time.Now when zero
+	// Timetable is the schedule the plan and the next runs follow: the one
+	// a daemon or a cron run recorded, else the flags'.
+	Timetable jobs.Timetable
+	Now       time.Time // time.Now when zero
 	// ScheduleFrom says where Every came from: the daemon's, --every or
 	// default.
 	ScheduleFrom string
@@ -195,7 +188,7 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	r.regionRows(src, last, now)
-	r.Plan = Plan(src.Costs, Schedule{Charts: src.Regions, Every: src.Every}, last)
+	r.Plan = Plan(src.Costs, Schedule{Timetable: src.Timetable}, last)
 	if err := r.freshness(ctx, src); err != nil {
 		return nil, err
 	}
@@ -364,7 +357,8 @@ func (r *Report) breakdowns(costs *ingest.Costs, calls []ingest.Call, now time.T
 
 // regionRows: the scheduled regions, then any other region with runs.
 func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now time.Time) {
-	codes := append([]string{}, src.Regions...)
+	scheduled := src.Timetable.Names()
+	codes := append([]string{}, scheduled...)
 	var extra []string
 	for code := range last {
 		if !contains(codes, code) {
@@ -378,10 +372,8 @@ func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now t
 		if src.Names != nil {
 			row.Name = src.Names(code)
 		}
-		if i < len(src.Regions) {
-			if src.Next != nil {
-				row.NextRun = src.Next(i, now)
-			}
+		if i < len(scheduled) {
+			row.NextRun = src.Timetable.Next(code, now)
 		}
 		if run, ok := last[code]; ok {
 			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message

@@ -2,14 +2,15 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
-	"github.com/ingestworks/ingest/pace"
 )
 
 // BackfillShare is what the daemon's plan leaves a backfill until the
@@ -71,20 +72,28 @@ type ScheduledStore interface {
 // does (report's plan, from the limiter's state and this database's
 // ledger): what it leaves in each pool until the reset is a backfill's
 // share when the operator gives it none. With no recorded schedule the
-// plan spends nothing. stagger is the daemon's staggered slots.
-func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string,
-	stagger func([]string, time.Duration) func(int) pace.Slots) (*Freshness, error) {
+// plan spends nothing.
+func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string) (*Freshness, error) {
 	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key}
 	if db != nil {
 		src.DB = db
-		sch, ok, err := db.Schedule(ctx)
+		rec, ok, err := db.Schedule(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			src.Regions, src.Every = sch.Regions, sch.Every
+			src.Timetable = Recorded(rec)
 		}
 	}
-	src.Slots = stagger(src.Regions, src.Every)
 	return Pace(ctx, src)
+}
+
+// Recorded is the timetable a run recorded: whole, or for a record of an
+// earlier version, its charts at tier 1 and its period.
+func Recorded(rec ledger.Schedule) jobs.Timetable {
+	var t jobs.Timetable
+	if len(rec.Timetable) > 0 && json.Unmarshal(rec.Timetable, &t) == nil && t.Every > 0 {
+		return t
+	}
+	return jobs.NamedTimetable(rec.Every, rec.Regions)
 }

@@ -38,7 +38,7 @@ type TierLine struct {
 // would with no spend yet, and sums it by tier, lowest first.
 func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 	entries := s.entries(costs)
-	plan := pace.Make(s.budgets(costs), entries, s.Bound)
+	plan := pace.Make(s.budgets(costs), entries, s.Timetable.MaxStale)
 	byTier := map[int]*TierLine{}
 	for _, e := range entries {
 		if e.Tier == 0 { // tracking
@@ -49,7 +49,7 @@ func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 			l = &TierLine{Tier: e.Tier, Every: pace.Never, Depth: regions.MaxDepth}
 			byTier[e.Tier] = l
 		}
-		l.add(e, plan, s.region(strings.SplitN(e.Name, "/", 2)[0]))
+		l.add(e, plan, s.Timetable.Region(e.Name))
 	}
 	var out []TierLine
 	for _, l := range byTier {
@@ -84,13 +84,8 @@ func (l *TierLine) add(e pace.Entry, plan pace.Plan, c regions.Chart) {
 
 // entries are the schedule's charts and tracking as the pacer plans them.
 func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
-	var out []pace.Entry
-	for _, name := range s.Charts {
-		c := s.region(strings.SplitN(name, "/", 2)[0])
-		kind := jobs.ChartKind(name)
-		out = append(out, pace.Entry{Name: name, Priority: int(kind), Tier: c.Tier, Floor: c.Period(s.Every),
-			Cost: jobs.Entry{Kind: kind, Pages: c.Pages()}.Guess(costs)})
-	}
+	charts, _ := s.Timetable.Entries()
+	out := jobs.PaceEntries(charts, costs)
 	if s.TrackEvery > 0 && s.TrackBatch > 0 {
 		tracked := s.Tracked
 		if tracked < 0 { // at least the charts' own videos
@@ -109,7 +104,7 @@ func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
 // budgets are each pool's sustainable rate, less the regions' daily
 // category names.
 func (s Schedule) budgets(costs *ingest.Costs) []pace.Budget {
-	daily := jobs.DailyCost(costs, s.Charts)
+	daily := jobs.DailyCost(costs, s.Timetable.Names())
 	var out []pace.Budget
 	for _, p := range costs.Pools {
 		span := max(p.Window, 24*time.Hour)
@@ -149,4 +144,49 @@ func span(least, most int) string {
 		return fmt.Sprint(least)
 	}
 	return fmt.Sprintf("%d-%d", least, most)
+}
+
+// Unheld says, pool by pool, where the schedule cannot be held at all: a
+// pool smaller than a day of the regions' category names (a plan there
+// would spend nothing and drop nothing), or pools that keep no region's own
+// chart even at --max-stale. Each line names the pool and what would fit
+// in it: fewer regions, or a longer --max-stale. nil when the plan keeps a
+// region and every pool holds the names.
+func Unheld(costs *ingest.Costs, s Schedule) []string {
+	if len(s.Timetable.Charts) == 0 {
+		return nil
+	}
+	kept := 0
+	for _, t := range Tiers(costs, s) {
+		kept += t.Regions - len(t.Dropped)
+	}
+	page, names := perFetch(costs, ingest.FetchChartPage), perFetch(costs, ingest.FetchCategories)
+	bound := s.Timetable.MaxStale
+	if bound <= 0 {
+		bound = pace.DefaultBound
+	}
+	first := s.Timetable.Charts[0]
+	for _, c := range s.Timetable.Charts[1:] {
+		if c.Tier < first.Tier {
+			first = c
+		}
+	}
+	n := float64(len(s.Timetable.Charts))
+	var out []string
+	for _, p := range costs.Pools {
+		day := float64(p.Capacity()) * float64(24*time.Hour) / float64(max(p.Window, 24*time.Hour))
+		nameDay, pass := float64(names[p.Name]), float64(page[p.Name]*int64(first.Pages()))
+		switch {
+		case nameDay > 0 && nameDay*n >= day:
+			out = append(out, fmt.Sprintf("%s: %.0f units a day cannot hold the %d regions' category names (%.0f units a day), let alone their charts; the names of at most %d regions fit",
+				p.Name, day, len(s.Timetable.Charts), nameDay*n, int(day/nameDay)))
+		case kept == 0 && pass > 0:
+			need := time.Duration(pass / (day - nameDay*n) * float64(24*time.Hour)).Round(time.Minute)
+			if need > bound {
+				out = append(out, fmt.Sprintf("%s: %.0f units a day, less the regions' category names, hold no region's own chart at --max-stale %s; %s would hold %s alone, or give fewer regions",
+					p.Name, day, ShortDuration(bound), ShortDuration(need), first.Code))
+			}
+		}
+	}
+	return out
 }

@@ -196,3 +196,25 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 		mark("a second chart")
 	})
 }
+
+// A pass a signal interrupted is no start: the chart's last start is the
+// pass before it, so a restart catches the interrupted one up.
+func TestLastStartLeavesInterruptedOut(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+		for i, status := range []ingest.RunStatus{ingest.StatusCompleted, ingest.StatusInterrupted} {
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at.Add(time.Duration(i)*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := db.LastStart(ctx, "US"); err != nil || !got.Equal(at) {
+			t.Errorf("last start %v (%v), want the completed pass's %v", got, err, at)
+		}
+	})
+}

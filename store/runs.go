@@ -49,12 +49,13 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 }
 
 // LastStart is when the newest finished trending run of chart ("US",
-// "US/music") started; zero when there is none.
+// "US/music") started, a run a signal interrupted left out: that pass did
+// not serve its slot, so a restart catches it up; zero when there is none.
 func (db *DB) LastStart(ctx context.Context, chart string) (time.Time, error) {
 	region, category, _ := strings.Cut(chart, "/")
 	var started sql.NullInt64
 	err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs
-WHERE kind = ?1 AND region = ?2 AND category = ?3 AND status <> 'running'
+WHERE kind = ?1 AND region = ?2 AND category = ?3 AND status NOT IN ('running', 'interrupted')
 ORDER BY id DESC LIMIT 1`, string(ingest.Trending), region, category).Scan(&started)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -99,7 +100,7 @@ func benchServer(b *testing.B, db *store.DB, now time.Time) *Server {
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Now: func() time.Time { return now },
 		Report: func(ctx context.Context) (*report.Report, error) {
 			return report.Build(ctx, report.Sources{DB: benchStore{db, ledger.New(db)}, Limiter: report.WholePools{Costs: costs}, Costs: costs,
-				QuotaKey: yeardb.QuotaKey, Regions: regions.Default, Every: time.Hour, Now: now})
+				QuotaKey: yeardb.QuotaKey, Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}, Now: now})
 		}})
 	if err != nil {
 		b.Fatal(err)

@@ -92,7 +92,7 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
 			asked = time.Now()
 			if cat, ok := h.readCatalogue(ctx, p); ok && r.Select != nil {
-				h.sayNewRegions(cat, regions.Codes(r.Regions))
+				h.sayNewRegions(cat, r.Timetable.Regions())
 			}
 		}
 		select {
@@ -148,7 +148,7 @@ func heldCharts(ctx context.Context, db *store.DB, src *report.Sources) error {
 	if err != nil || len(last) == 0 {
 		return err
 	}
-	src.Regions = slices.Sorted(maps.Keys(last))
+	src.Timetable = jobs.NamedTimetable(src.Timetable.Every, slices.Sorted(maps.Keys(last)))
 	return nil
 }
 

@@ -167,12 +167,7 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration, dueFro
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	var entries []pace.Entry
-	for _, e := range es {
-		if cost := e.Guess(h.Costs); cost != nil { // pruning spends no quota
-			entries = append(entries, pace.Entry{Name: e.Name, Priority: int(e.Kind), Tier: e.Tier, Floor: e.Slots.Every, Slots: e.Slots, Cost: cost})
-		}
-	}
+	entries := jobs.PaceEntries(es, h.Costs)
 	led := ledger.New(p.DB)
 	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
 		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastStart,

@@ -6,6 +6,7 @@ package wiring
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"time"
@@ -22,16 +23,17 @@ import (
 
 // Run is a run as its checked flags give it.
 type Run struct {
-	// Regions are the charts --regions selects, each with its tier and
-	// depth, in schedule order.
-	Regions    []regions.Chart
-	Categories []string // "" first: the unfiltered chart
-	Every      time.Duration
-	MaxStale   time.Duration // how stale a region's own chart may grow before the plan drops it
-	Once       bool
+	// Timetable is the schedule of charts: --regions (each region with
+	// its tier and depth), --categories, --every and --max-stale.
+	Timetable jobs.Timetable
+	Once      bool
 	// Pace puts the daemon's entries under a pacer (--pace); PacedOnce is
 	// --once with --pace given: only the charts the plan says are due run.
 	Pace, PacedOnce bool
+	// Record keeps the timetable in the database as the schedule every
+	// view of the plan reads: the daemon always records it; run --once
+	// when cron's period is known (--every given).
+	Record bool
 	// Track is how far back tracking follows the charts' videos; zero
 	// tracks nothing.
 	Track, TrackEvery time.Duration
@@ -41,7 +43,7 @@ type Run struct {
 	// Listen, when set, is run --listen's listener: its address, the
 	// access token and what the dashboard shows.
 	Listen *web.Config
-	// Select, when --regions names all, selects Regions again from the
+	// Select, when --regions names all, selects the timetable's charts again from the
 	// region catalogue, read first from the upstream when it is a day old
 	// (catalogue.go); nil when it does not.
 	Select func(regions.Catalogue) ([]regions.Chart, error)
@@ -77,14 +79,14 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
 	if r.Select != nil {
-		if r.Regions, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
+		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
 			return err
 		}
 	}
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: stopWhenOutdated(m.Observe, stopOutdated), Drain: drain,
 		LastStart: p.DB.LastStart}
 	lim := m.Metered(p.Limiter)
-	runner.Passes = jobs.ChartPasses(r.Regions, r.Categories, jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
+	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
 	if r.Listen != nil {
 		shutdown, err := h.listen(ctx, r, m, p)
@@ -93,7 +95,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		}
 		defer shutdown()
 	}
-	d := &jobs.Daemon{Runner: runner, Every: r.Every, TrackEvery: r.TrackEvery,
+	d := &jobs.Daemon{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
 		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain)}
 	if r.Track > 0 {
 		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
@@ -121,12 +123,14 @@ var _ jobs.TrackStore = (*store.DB)(nil)
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.PacedOnce {
-		pc, err := h.NewPacer(p, d, r.MaxStale, true) // cron runs it, not the slots
+		pc, err := h.NewPacer(p, d, r.Timetable.MaxStale, true) // cron runs it, not the slots
 		if err != nil {
 			return err
 		}
 		d.Pacer = pc
-		if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+	}
+	if r.Record {
+		if err := h.record(ctx, p, r.Timetable); err != nil {
 			return err
 		}
 	}
@@ -140,17 +144,17 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, last map[string]store.RunSummary) error {
-	// The schedule is recorded chart by chart, in the order the passes are
-	// staggered, so that report's next runs and plan are this daemon's.
-	if err := ledger.New(p.DB).SaveSchedule(ctx, r.Every, d.Runner.Charts(), time.Now()); err != nil {
+	if err := h.record(ctx, p, r.Timetable); err != nil {
 		return err
 	}
 	d.LastStart = map[string]time.Time{}
 	for code, s := range last {
-		d.LastStart[code] = s.Started
+		if s.Status != ingest.StatusInterrupted { // a pass a signal cut short is caught up
+			d.LastStart[code] = s.Started
+		}
 	}
 	go h.keepCatalogue(ctx, p, r)
-	h.Logger.Info("daemon started", "regions", len(r.Regions), "charts", len(d.Runner.Passes), "every", r.Every,
+	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)
 }
@@ -163,16 +167,16 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 // does not is spread at a rate the pools hold forever instead of spending
 // them by morning. Pruning spends no quota and keeps its own slots.
 func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
-	col := &metrics.Pace{Ages: metrics.NewAges(last), Charts: d.Runner.Charts(), Every: r.Every}
+	col := &metrics.Pace{Ages: metrics.NewAges(last), Floors: floors(d)}
 	observe := d.Runner.Observe
 	if r.Pace {
-		pc, err := h.NewPacer(p, d, r.MaxStale, false)
+		pc, err := h.NewPacer(p, d, r.Timetable.MaxStale, false)
 		if err != nil {
 			return err
 		}
 		d.Pacer, col.Status = pc, pc.Status
 		h.Logger.Info("pacing: each chart's and tracking's cadence follows what the pools hold over their window and day, never faster than --every and --track-every",
-			"every", r.Every)
+			"every", r.Timetable.Every)
 	}
 	d.Runner.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
 		if observe != nil {
@@ -195,8 +199,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
-	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Regions: regions.Codes(r.Regions), Every: r.Every,
-		Standing: r.Terms.Standing, Held: HeldIn(p.DB), Next: regions.NextRuns(r.Regions, r.Every), Slots: ChartStagger(r.Regions, r.Every)}
+	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
+		Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
@@ -242,15 +246,34 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 	return web.New(cfg)
 }
 
-// BuildReport builds the report of src with the staggered schedule's next
-// runs and slots: src's own (a daemon's, by its regions' tiers), else
-// those of its regions at tier 1.
+// BuildReport builds the report of src, its regions named as the built-in
+// catalogue names them unless src names them.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	if src.Next == nil {
-		src.Next, src.Slots = regions.NextRuns(regions.Charts(src.Regions...), src.Every), Stagger(src.Regions, src.Every)
-	}
 	if src.Names == nil {
 		src.Names = regionNames(regions.Builtin)
 	}
 	return report.Build(ctx, src)
+}
+
+// record keeps the timetable the run follows in the database, whole, for
+// every view of its plan (report, serve, /quota, the API, the dashboard).
+func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable) error {
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("record the schedule: %w", err)
+	}
+	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc, Updated: time.Now()})
+}
+
+// floors is each of the daemon's entries' shortest cadence, its slots'
+// period: what /metrics shows as its planned cadence when nothing paces.
+func floors(d *jobs.Daemon) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	es, _ := d.Entries()
+	for _, e := range es {
+		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
+			out[e.Name] = e.Slots.Every
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -26,44 +27,53 @@ import (
 	"github.com/ingestworks/ingest/web"
 )
 
-// Schedule is what the report's next runs and plan follow: the flags'
-// regions and period where given (--regions, --every), else the schedule
-// a daemon on the database recorded.
+// Schedule is what the report's next runs and plan follow: the timetable
+// a daemon or a cron run recorded on the database, the flags' regions and
+// period in place of its own where given (--regions, --every); with no
+// record, the flags' timetable.
 type Schedule struct {
-	Regions                  []string
-	Every                    time.Duration
+	// Timetable is the flags' (the default regions and --every's default
+	// where not given).
+	Timetable                jobs.Timetable
 	RegionsGiven, EveryGiven bool
 	// Select, when the flags name all, selects the flags' regions from
 	// the catalogue the database keeps; nil when they do not.
 	Select func(regions.Catalogue) ([]regions.Chart, error)
 }
 
-// Follow takes the daemon's schedule recorded in db for what the flags
-// do not give; without one, the charts db holds runs of, the default
+// Follow sets src's timetable: the one recorded in db, the flags' regions
+// and period in place of its own where given; without one, the flags'
+// regions where given, else the charts db holds runs of, the default
 // regions only when it holds none. Each region is named as db's catalogue
 // names it.
 func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
 	cat := StoredCatalogue(ctx, db)
 	src.Names = regionNames(cat)
+	flags := sch.Timetable
 	if sch.Select != nil {
 		charts, err := sch.Select(cat)
 		if err != nil {
 			return err
 		}
-		src.Regions = regions.Codes(charts)
+		flags.Charts = charts
 	}
+	src.Timetable = flags
 	rec, ok, err := ledger.New(db).Schedule(ctx)
-	if err != nil {
-		return err
-	}
-	if ok && !sch.EveryGiven {
-		src.Every, src.ScheduleFrom = rec.Every, "the daemon's"
-	}
 	switch {
-	case sch.RegionsGiven:
-	case ok && len(rec.Regions) > 0:
-		src.Regions = rec.Regions
-	default:
+	case err != nil:
+		return err
+	case ok:
+		t := report.Recorded(rec)
+		if sch.RegionsGiven {
+			t.Charts, t.Categories = flags.Charts, flags.Categories
+		}
+		if sch.EveryGiven {
+			t.Every = flags.Every
+		} else {
+			src.ScheduleFrom = "the daemon's"
+		}
+		src.Timetable = t
+	case !sch.RegionsGiven:
 		return heldCharts(ctx, db, src)
 	}
 	return nil
@@ -95,7 +105,7 @@ type Serve struct {
 // the upstream's limiter and its clients metered by the API's limiter;
 // close releases both limiters (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
-	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Regions: sv.Schedule.Regions, Every: sv.Schedule.Every, ScheduleFrom: "--every",
+	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: HeldIn(db)}
 	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
 		return nil, nil, err

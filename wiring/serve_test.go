@@ -2,13 +2,16 @@ package wiring_test
 
 import (
 	"context"
-	"slices"
+	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -18,32 +21,39 @@ import (
 func TestScheduleFollowsTheDaemon(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
-	flags := wiring.Schedule{Regions: []string{"US"}, Every: time.Hour}
-	src := report.Sources{Regions: flags.Regions, Every: flags.Every, ScheduleFrom: "--every"}
-	if err := flags.Follow(ctx, db, &src); err != nil || src.Every != time.Hour || src.ScheduleFrom != "--every" {
-		t.Fatalf("nothing recorded: got every %s from %q (%v), want the flags'", src.Every, src.ScheduleFrom, err)
+	flags := wiring.Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"})}
+	src := report.Sources{Timetable: flags.Timetable, ScheduleFrom: "--every"}
+	if err := flags.Follow(ctx, db, &src); err != nil || src.Timetable.Every != time.Hour || src.ScheduleFrom != "--every" {
+		t.Fatalf("nothing recorded: got every %s from %q (%v), want the flags'", src.Timetable.Every, src.ScheduleFrom, err)
 	}
-	if err := ledger.New(db).SaveSchedule(ctx, 2*time.Hour, []string{"GB", "GB/10"}, time.Now()); err != nil {
+	recorded := jobs.Timetable{Charts: []regions.Chart{{Code: "GB", Tier: 3, Depth: 50}}, Categories: []string{"", "10"},
+		Every: 2 * time.Hour, MaxStale: 9 * time.Hour}
+	doc, err := json.Marshal(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.New(db).SaveSchedule(ctx, ledger.Schedule{Every: recorded.Every, Regions: recorded.Names(), Timetable: doc,
+		Updated: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name    string
-		given   wiring.Schedule
-		every   time.Duration
-		from    string
-		regions []string
+		name  string
+		given wiring.Schedule
+		from  string
+		want  jobs.Timetable
 	}{
-		{"none given", flags, 2 * time.Hour, "the daemon's", []string{"GB", "GB/10"}},
-		{"every given", wiring.Schedule{Regions: flags.Regions, Every: time.Hour, EveryGiven: true}, time.Hour, "--every", []string{"GB", "GB/10"}},
-		{"regions given", wiring.Schedule{Regions: flags.Regions, Every: time.Hour, RegionsGiven: true}, 2 * time.Hour, "the daemon's", []string{"US"}},
+		{"none given", flags, "the daemon's", recorded},
+		{"every given", wiring.Schedule{Timetable: flags.Timetable, EveryGiven: true}, "--every",
+			jobs.Timetable{Charts: recorded.Charts, Categories: recorded.Categories, Every: time.Hour, MaxStale: recorded.MaxStale}},
+		{"regions given", wiring.Schedule{Timetable: flags.Timetable, RegionsGiven: true}, "the daemon's",
+			jobs.Timetable{Charts: flags.Timetable.Charts, Categories: flags.Timetable.Categories, Every: 2 * time.Hour, MaxStale: recorded.MaxStale}},
 	} {
-		src := report.Sources{Regions: c.given.Regions, Every: c.given.Every, ScheduleFrom: "--every"}
+		src := report.Sources{Timetable: c.given.Timetable, ScheduleFrom: "--every"}
 		if err := c.given.Follow(ctx, db, &src); err != nil {
 			t.Fatal(err)
 		}
-		if src.Every != c.every || src.ScheduleFrom != c.from || !slices.Equal(src.Regions, c.regions) {
-			t.Errorf("%s: got every %s from %q, regions %v; want %s from %q, %v", c.name, src.Every, src.ScheduleFrom, src.Regions,
-				c.every, c.from, c.regions)
+		if src.ScheduleFrom != c.from || !reflect.DeepEqual(src.Timetable, c.want) {
+			t.Errorf("%s: got %+v from %q; want %+v from %q", c.name, src.Timetable, src.ScheduleFrom, c.want, c.from)
 		}
 	}
 }

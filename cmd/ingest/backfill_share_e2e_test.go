@@ -27,7 +27,7 @@ func TestBackfillTakesWhatThePlanLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The daemon's schedule: US three times by the pool's horizon, a day.
-	if err := ledger.New(db).SaveSchedule(context.Background(), 8*time.Hour, []string{"US"}, time.Now()); err != nil {
+	if err := ledger.New(db).SaveSchedule(context.Background(), ledger.Schedule{Every: 8 * time.Hour, Regions: []string{"US"}, Updated: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

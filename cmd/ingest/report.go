@@ -46,7 +46,7 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Regions: regions.Codes(charts), Every: f.every, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+	return wiring.Schedule{Timetable: jobs.Timetable{Charts: charts, Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
 		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
 }
 
@@ -77,8 +77,9 @@ limiter (Redis knows what other hosts spent), and creates no file. The
 quota key is --quota-key, else the hash of YOUTUBE_API_KEY, else the only
 quota key the database's ledger knows.
 
-Next runs and the plan follow the schedule a daemon on this database runs
-(it records its --every and regions); --every and --regions override it.`,
+Next runs and the plan follow the schedule a daemon, or a cron's run --once
+--every, recorded on this database (its regions with their tiers and depths,
+categories, --every and --max-stale); --every and --regions override it.`,
 		Example: `  ingest report
   ingest report --json | jq '.pools[] | {name, remaining}'`,
 		Args: cobra.NoArgs,
@@ -97,7 +98,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return err
 	}
-	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Regions: sch.Regions, Every: sch.Every, ScheduleFrom: "--every",
+	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Timetable: sch.Timetable, ScheduleFrom: "--every",
 		Standing: s.standing}
 	db, err := store.OpenExisting(ctx, s.db)
 	switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -106,7 +107,7 @@ func TestReportGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := wiring.BuildReport(context.Background(), report.Sources{DB: wiring.On(db, ""), Limiter: c.limiter, Costs: costs,
-				QuotaKey: "3f9a1c", Regions: regions.Default, Every: time.Hour, Now: t0.Add(30 * time.Minute)})
+				QuotaKey: "3f9a1c", Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}, Now: t0.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}

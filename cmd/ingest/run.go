@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/regions"
@@ -184,6 +185,12 @@ func (f *runFlags) validate() ([]regions.Chart, error) {
 	return charts, nil
 }
 
+// timetable is the schedule of charts the flags give: read once, it is what
+// the run plans, runs and records.
+func (f *runFlags) timetable(charts []regions.Chart) jobs.Timetable {
+	return jobs.Timetable{Charts: charts, Categories: f.cats, Every: f.every, MaxStale: f.maxStale}
+}
+
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	charts, err := f.validate()
 	if err != nil {
@@ -205,7 +212,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	b := readBuildInfo()
-	r := wiring.Run{Regions: charts, Categories: f.cats, Every: f.every, MaxStale: f.maxStale, Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce,
+	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
 		TrackEvery: f.track.every, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {

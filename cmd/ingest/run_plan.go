@@ -20,7 +20,7 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.C
 	if f.once && !f.everyGiven {
 		return nil
 	}
-	sched := report.Schedule{Charts: jobs.ChartNames(charts, f.cats), Regions: charts, Every: f.every, Tracked: -1, Bound: f.maxStale}
+	sched := report.Schedule{Timetable: f.timetable(charts), Tracked: -1}
 	span, _ := f.track.span()
 	if span > 0 && (!f.once || f.track.given) {
 		sched.TrackEvery, sched.TrackBatch = f.track.every, jobs.TrackBatch
@@ -36,6 +36,10 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.C
 	plan := report.Plan(s.costs, sched, last)
 	report.LogPlan(s.logger, plan)
 	report.LogTiers(s.logger, report.Tiers(s.costs, sched))
+	if unheld := report.Unheld(s.costs, sched); len(unheld) > 0 {
+		return usageErrorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
+			strings.Join(unheld, "; "))
+	}
 	over := report.Overruns(plan)
 	if len(over) == 0 {
 		return nil
