@@ -44,7 +44,8 @@ type Outcome struct {
 	Remaining int64
 	Err       error // set when Status is failed
 	// Fatal is set when no other region can succeed either: the upstream
-	// rejects the key, or cannot be reached at all.
+	// rejects the key, or cannot be reached at all, or the store's disk is
+	// full.
 	Fatal bool
 }
 
@@ -95,10 +96,14 @@ func (j job) run(ctx context.Context, w work) Outcome {
 	runID, err := j.start(ctx, j.now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
+		out.Fatal = errors.Is(err, ingest.ErrDiskFull)
 		return out
 	}
 	out.RunID = runID
 	m := newMeter(j.limiter, j.quotaKey, j.region, runID)
+	if r, ok := j.store.(roomer); ok {
+		m.room = r.Room
+	}
 	out.Units = m.units
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
@@ -155,7 +160,7 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: stopped at once by a second signal, the page in flight not stored"
 	case errors.Is(err, ingest.ErrNoChart):
 		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
-	case errors.Is(err, ingest.ErrBadKey), Unreachable(err):
+	case errors.Is(err, ingest.ErrBadKey), Unreachable(err), errors.Is(err, ingest.ErrDiskFull):
 		out.fail(err)
 		out.Fatal = true
 	default:

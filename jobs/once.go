@@ -34,6 +34,11 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		results = d.Runner.Once(ctx)
 	}
 	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
+	if fatal(results) {
+		// What stopped the passes (the key, the network, a full disk) stops
+		// the jobs after them too, so that it is the run's one last word.
+		return results, nil
+	}
 	if d.Refresh != nil {
 		d.runOnceMore(ctx, d.Refresh.Entry(), start)
 	}
@@ -124,16 +129,41 @@ func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.D
 func OnceError(results []PassResult, planned int, endpoint string) error {
 	for _, r := range results {
 		if r.Fatal {
-			return fatalError(r, len(results), planned, endpoint)
+			return fatalError(r, results, planned, endpoint)
 		}
 	}
 	return Failed(results, planned)
 }
 
-func fatalError(r PassResult, ran, planned int, endpoint string) error {
-	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
-	if planned-ran == 0 {
-		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
+// fatal says whether a pass ended the run for every chart.
+func fatal(results []PassResult) bool {
+	for _, r := range results {
+		if r.Fatal {
+			return true
+		}
+	}
+	return false
+}
+
+// innermost is the deepest error of err's chain that still matches target:
+// the one that says what happened, without the path of calls around it.
+func innermost(err, target error) error {
+	for next := errors.Unwrap(err); next != nil && errors.Is(next, target); next = errors.Unwrap(next) {
+		err = next
+	}
+	return err
+}
+
+func fatalError(r PassResult, results []PassResult, planned int, endpoint string) error {
+	notRun := fmt.Sprintf("%d of %d regions not run", planned-len(results), planned)
+	if planned == len(results) {
+		failed := 0
+		for _, x := range results {
+			if x.Status == ingest.StatusFailed {
+				failed++
+			}
+		}
+		notRun = fmt.Sprintf("%d of %d regions failed", failed, planned)
 	}
 	if Unreachable(r.Err) {
 		if endpoint == "" {
@@ -142,7 +172,11 @@ func fatalError(r PassResult, ran, planned int, endpoint string) error {
 		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
 			endpoint, Cause(r.Err), r.Region, notRun)
 	}
-	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
+	err := r.Err
+	if errors.Is(err, ingest.ErrDiskFull) {
+		err = innermost(err, ingest.ErrDiskFull)
+	}
+	return fmt.Errorf("%w (stopped at %s: %s)", err, r.Region, notRun)
 }
 
 // Failed is nil when every pass completed or stopped cleanly, else an

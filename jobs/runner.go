@@ -174,7 +174,13 @@ func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration,
 	if msg == "" {
 		msg = e.Kind.noun()
 	}
-	LogEnd(log, level, msg, end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	if end.Fatal && level < slog.LevelInfo {
+		// run --once: what stopped every chart is the command's last line,
+		// said there once.
+		log.Debug(msg, ingest.LogStatus, end.Status, ingest.LogErr, end.Err)
+	} else {
+		LogEnd(log, level, msg, end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	}
 	if r.Observe != nil {
 		r.Observe(e, end, took, slot)
 	}

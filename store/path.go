@@ -116,6 +116,12 @@ func fileError(path string, err error) error {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return &PathError{path, "is damaged: SQLite cannot read its pages",
 			"restore it from a backup (docs/operations.md, Backups), or move it and its -wal file away and let the next run create a new one"}
+	case sqlite3.SQLITE_FULL:
+		free, ferr := FreeBytes(path)
+		if ferr != nil {
+			free = -1
+		}
+		return &DiskFullError{Path: path, Dir: filepath.Dir(path), Free: free, Write: true}
 	case sqlite3.SQLITE_CANTOPEN:
 		return &PathError{path, "cannot be opened by SQLite (is it on a file system that holds ordinary files, such as /proc is not?)",
 			"use another path, on a local writable file system"}
