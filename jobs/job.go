@@ -96,7 +96,7 @@ func (j job) run(ctx context.Context, w work) Outcome {
 	runID, err := j.start(ctx, j.now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
-		out.Fatal = errors.Is(err, ingest.ErrDiskFull)
+		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)
 		return out
 	}
 	out.RunID = runID
@@ -160,7 +160,7 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: stopped at once by a second signal, the page in flight not stored"
 	case errors.Is(err, ingest.ErrNoChart):
 		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
-	case errors.Is(err, ingest.ErrBadKey), Unreachable(err), errors.Is(err, ingest.ErrDiskFull):
+	case errors.Is(err, ingest.ErrBadKey), Unreachable(err), errors.Is(err, ingest.ErrDiskFull), errors.Is(err, ingest.ErrDamaged):
 		out.fail(err)
 		out.Fatal = true
 	default:

@@ -173,8 +173,10 @@ func fatalError(r PassResult, results []PassResult, planned int, endpoint string
 			endpoint, Cause(r.Err), r.Region, notRun)
 	}
 	err := r.Err
-	if errors.Is(err, ingest.ErrDiskFull) {
-		err = innermost(err, ingest.ErrDiskFull)
+	for _, said := range []error{ingest.ErrDiskFull, ingest.ErrDamaged} {
+		if errors.Is(err, said) {
+			err = innermost(err, said)
+		}
 	}
 	return fmt.Errorf("%w (stopped at %s: %s)", err, r.Region, notRun)
 }

@@ -26,12 +26,19 @@ type DiskFullError struct {
 	// Write is set when SQLite found the disk full at a write, rather than
 	// Room before a call: the call whose page it was writing was spent.
 	Write bool
+	// Day is what the last day stored, when check measured the room a day
+	// needs (Day and RoomPerCall); -1 when it did not.
+	Day int64
 }
 
 func (e *DiskFullError) Error() string {
 	free := "free space unknown"
 	if e.Free >= 0 {
 		free = Bytes(e.Free) + " free"
+	}
+	if e.Day >= 0 {
+		return fmt.Sprintf("%s: %s free in %s, less than a day needs (%s: what the last day stored, and %s kept free before each call): "+
+			"free space there or move the database to a larger disk before the next run", e.Path, Bytes(e.Free), e.Dir, Bytes(e.Day+RoomPerCall), Bytes(RoomPerCall))
 	}
 	if e.Write {
 		return fmt.Sprintf("%s: the disk is full: SQLite could not write (%s in %s): "+
@@ -56,21 +63,29 @@ func (db *DB) Room(context.Context) error {
 	if err != nil || free >= RoomPerCall {
 		return nil
 	}
-	return &DiskFullError{Path: db.path, Dir: filepath.Dir(db.path), Free: free}
+	return &DiskFullError{Path: db.path, Dir: filepath.Dir(db.path), Free: free, Day: -1}
 }
 
 // full turns SQLite's "database or disk is full" into a DiskFullError,
-// keeping what SQLite said; any other err is returned as it is.
+// and a damaged page into the damaged file's PathError, keeping what SQLite
+// said; any other err is returned as it is.
 func (db *DB) full(err error) error {
 	var se *sqlite.Error
-	if err == nil || IsURL(db.path) || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_FULL {
+	if err == nil || IsURL(db.path) || !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w (%v)", damaged(db.path, "SQLite cannot read its pages"), err)
+	case sqlite3.SQLITE_FULL:
+	default:
 		return err
 	}
 	free, ferr := FreeBytes(db.path)
 	if ferr != nil {
 		free = -1
 	}
-	return &diskFull{DiskFullError{Path: db.path, Dir: filepath.Dir(db.path), Free: free, Write: true}, err}
+	return &diskFull{DiskFullError{Path: db.path, Dir: filepath.Dir(db.path), Free: free, Write: true, Day: -1}, err}
 }
 
 // diskFull is a DiskFullError found by SQLite at a write.

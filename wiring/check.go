@@ -74,6 +74,9 @@ func (c *Checks) Database(ctx context.Context) (string, error) {
 	state, detail, err := store.Inspect(ctx, c.Host.DSN)
 	c.DBState = state
 	var pe *store.PathError
+	if errors.Is(err, ingest.ErrDamaged) {
+		return "", err // the file, not the settings: exit 1
+	}
 	if errors.As(err, &pe) {
 		return "", configErrorf("--db (INGEST_DB) %v", pe)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,5 +69,52 @@ func TestDiskFullStopsBeforeTheNextCall(t *testing.T) {
 				t.Errorf("%d pages stored, want some: %v", pages, tc.somePages)
 			}
 		})
+	}
+}
+
+// damage writes bytes over pages in the middle of the SQLite file at path,
+// as a disk that lost writes does, past the header SQLite checks at open.
+func damage(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x01}, 500)
+	for pg := st.Size() / 4096 / 2; pg < st.Size()/4096/2+8; pg++ {
+		if _, err := f.WriteAt(junk, pg*4096+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once")
+	damage(t, h.db())
+	res := h.mustRun(1, "check", "--offline")
+	if !strings.Contains(res.stdout, "FAIL  database   "+h.db()+" is damaged: SQLite's quick_check found ") ||
+		!strings.Contains(res.stdout, "restore it from a backup (docs/operations.md, Backups)") || !strings.Contains(res.stdout, ".recover") {
+		t.Errorf("check does not name the damage and its fix\n%s", res)
+	}
+	before := len(h.reqs.requests("/videos"))
+	res = h.mustRun(1, "run", "--once")
+	line := lastLine(res.stderr)
+	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "Backups") ||
+		!strings.Contains(line, "regions not run)") {
+		t.Errorf("last line %q, want the damaged file named with its fix, and the run stopped at its first region\n%s", line, res)
+	}
+	if n := strings.Count(res.stderr, "is damaged"); n != 1 {
+		t.Errorf("the damage said %d times, want once\n%s", n, res)
+	}
+	for _, u := range h.reqs.requests("/videos")[before:] {
+		if r := u.Query().Get("regionCode"); r != "US" {
+			t.Errorf("videos.list for %s after the damage was met in US: want the run stopped at its first region", r)
+		}
 	}
 }
