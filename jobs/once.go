@@ -84,7 +84,7 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 		if ran {
 			results = append(results, res)
 		}
-		if res.Fatal {
+		if res.Fatal || FailingInARow(results) {
 			break
 		}
 	}
@@ -187,13 +187,16 @@ func fatalError(r PassResult, results []PassResult, planned int, endpoint string
 // calls it refused were over what fail_open lets go unmetered, and the
 // charts carry on once it answers.
 func Failed(results []PassResult, planned int) error {
-	var failed []string
+	var failed, regions []string
+	causes := map[string]bool{}
 	why := ""
 	for _, r := range results {
 		if r.Status != ingest.StatusFailed {
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
+		regions = append(regions, r.Region)
+		causes[deepest(r.Err).Error()] = true
 		if errors.Is(r.Err, ingest.ErrUnavailable) {
 			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
 				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
@@ -203,7 +206,30 @@ func Failed(results []PassResult, planned int) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, strings.Join(failed, "; "), why)
+	said := strings.Join(failed, "; ")
+	if len(failed) > 1 && len(causes) == 1 {
+		// One cause, said once.
+		for _, r := range results {
+			if r.Status == ingest.StatusFailed {
+				said = fmt.Sprintf("%s, each: %s", strings.Join(regions, ", "), deepest(r.Err))
+				break
+			}
+		}
+	}
+	if FailingInARow(results) && len(results) < planned {
+		why += fmt.Sprintf("; stopped after %d failures in a row, %d not run: the upstream fails every chart, "+
+			"so the rest would spend units the same way; run again later (docs/operations.md, Faults at run time)", FailuresInARow, planned-len(results))
+	}
+	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, said, why)
+}
+
+// deepest is the last error of err's chain: what went wrong, without the
+// chart and the call around it.
+func deepest(err error) error {
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(next) {
+		err = next
+	}
+	return err
 }
 
 // Signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in

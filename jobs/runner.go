@@ -61,11 +61,31 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 		if ran {
 			results = append(results, res)
 		}
-		if res.Fatal {
+		if res.Fatal || FailingInARow(results) {
 			break
 		}
 	}
 	return results
+}
+
+// FailuresInARow is how many charts in a row may fail before a run of
+// every chart stops: an upstream that fails them all (a 5xx that does not
+// clear, a rate limit that never lifts, answers it cannot parse) would
+// fail the rest the same way, each after the client's retries, each
+// spending units.
+const FailuresInARow = 3
+
+// FailingInARow says whether the last FailuresInARow results all failed.
+func FailingInARow(results []PassResult) bool {
+	if len(results) < FailuresInARow {
+		return false
+	}
+	for _, r := range results[len(results)-FailuresInARow:] {
+		if r.Status != ingest.StatusFailed {
+			return false
+		}
+	}
+	return true
 }
 
 // RunPass runs one pass unless it is already running here or elsewhere.

@@ -118,3 +118,33 @@ func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
 		}
 	}
 }
+
+func TestUpstreamThatKeepsFailingStopsTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(*harness)
+		cause string
+	}{
+		{"every call a 500", func(h *harness) { h.fake.FailNext(1<<30, 500) }, "HTTP 500 backendError"},
+		{"malformed answers", func(h *harness) { h.fake.MalformNext(1 << 30) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.fault(h)
+			res := h.mustRun(1, "run", "--once")
+			line := lastLine(res.stderr)
+			if !strings.HasPrefix(line, "ingest: 3 of 8 regions failed: US, GB, DE, each: "+tc.cause) ||
+				!strings.Contains(line, "stopped after 3 failures in a row, 5 not run") || len(line) > 400 {
+				t.Errorf("last line %q, want the three charts, the cause once and the stop, in a short line\n%s", line, res)
+			}
+			for _, r := range h.reqs.requests("/videos") {
+				if c := r.Query().Get("regionCode"); c != "US" && c != "GB" && c != "DE" {
+					t.Errorf("videos.list for %s: want no chart after the third failure", c)
+				}
+			}
+			if pages := storedPages(t, h.db()); pages != 0 {
+				t.Errorf("%d pages stored from a failing upstream", pages)
+			}
+		})
+	}
+}
