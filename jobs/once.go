@@ -232,17 +232,25 @@ func deepest(err error) error {
 	return err
 }
 
-// Signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
-// flight commits); the second cancels ctx (stop at once).
+// Signals: the first SIGINT, SIGTERM or SIGHUP closes drain (no new runs,
+// the page in flight commits, the run is marked interrupted); the second
+// cancels ctx (stop at once). SIGHUP stops as SIGTERM does rather than
+// reload: every setting is read once at start, so a supervisor restarts
+// ingest to change one, and a hangup (a closed terminal, a reload sent by
+// habit) never kills it with a run left open.
 func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, drained <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	drain := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case sig := <-ch:
-			log.Info("signal: finishing the page in flight; a second signal stops at once", "signal", sig.String())
+			msg := "signal: finishing the page in flight; a second signal stops at once"
+			if sig == syscall.SIGHUP {
+				msg = "signal: SIGHUP stops as SIGTERM does (nothing is reloaded: restart to change a setting); finishing the page in flight; a second signal stops at once"
+			}
+			log.Info(msg, "signal", sig.String())
 			close(drain)
 		case <-ctx.Done():
 			return

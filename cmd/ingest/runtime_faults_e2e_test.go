@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 )
@@ -146,5 +148,34 @@ func TestUpstreamThatKeepsFailingStopsTheRun(t *testing.T) {
 				t.Errorf("%d pages stored from a failing upstream", pages)
 			}
 		})
+	}
+}
+
+// SIGHUP stops the daemon as SIGTERM does, and says so: the page in flight
+// is stored and no run is left running.
+func TestDaemonStopsCleanlyOnSIGHUP(t *testing.T) {
+	h := newHarness(t)
+	h.fake.SetLatency(200 * time.Millisecond)
+	p := h.start("run", "--every", "1m", "--regions", "US,IN")
+	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 50 }) {
+		t.Fatalf("no page stored within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGHUP)
+	code, ok := p.wait(10 * time.Second)
+	if !ok || code != 0 {
+		t.Fatalf("after SIGHUP: exited %v, code %d; want a clean stop, exit 0\n%s", ok, code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "SIGHUP stops as SIGTERM does") || !strings.Contains(p.out.String(), "daemon stopped") {
+		t.Errorf("SIGHUP not said in the log\n%s", p.out)
+	}
+	var pages int64
+	for _, r := range runRows(t, openDB(t, h.db())) {
+		if r.Status == "running" {
+			t.Errorf("run %d (%s) left running after SIGHUP", r.ID, r.Region)
+		}
+		pages += int64(r.Pages)
+	}
+	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
+		t.Errorf("the fake charged %d chart pages, %d were stored", charged, pages)
 	}
 }
