@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -181,7 +182,8 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 			Message: "quota refused " + refused.Decision.Op}, true, nil
 	case errors.As(err, &exhausted):
 		var retry time.Time
-		for _, pool := range j.costs.BlockedPools(exhausted) {
+		pools := j.costs.BlockedPools(exhausted)
+		for _, pool := range pools {
 			until, berr := j.block(context.WithoutCancel(ctx), pool, exhausted.Op)
 			if berr != nil {
 				return ingest.RunEnd{}, true, berr
@@ -189,10 +191,14 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 			retry = maxTime(retry, until)
 		}
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
-			Message: "upstream quota exhausted"}, true, nil
+			Message: UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + retry.UTC().Format(time.RFC3339)}, true, nil
 	}
 	return ingest.RunEnd{}, false, nil
 }
+
+// UpstreamExhausted begins the message of a run the upstream's own quota
+// stopped.
+const UpstreamExhausted = "upstream quota exhausted"
 
 // block refuses pool for every worker until the upstream's reset, by the
 // limiter's clock, and keeps the block in the ledger, so that a limiter

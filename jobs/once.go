@@ -34,6 +34,7 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		results = d.Runner.Once(ctx)
 	}
 	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
+	logUpstreamBlock(d.Runner.Logger, results)
 	if fatal(results) {
 		// What stopped the passes (the key, the network, a full disk) stops
 		// the jobs after them too, so that it is the run's one last word.
@@ -90,6 +91,19 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 	}
 	d.Runner.Logger.Info("run --once --pace: the charts the plan says are due now", "due", due, "charts", len(passes))
 	return results
+}
+
+// logUpstreamBlock says once, at info, that the upstream refused for want
+// of its own quota: which pools, and until when, in this host's time and
+// UTC. The passes' own lines are at debug under run --once.
+func logUpstreamBlock(log *slog.Logger, results []PassResult) {
+	for _, r := range results {
+		if r.Status == ingest.StatusStopped && strings.HasPrefix(r.Message, UpstreamExhausted) && !r.RetryAt.IsZero() {
+			log.Info("the upstream refused: its daily quota is spent, and the charts wait for its reset", ingest.LogDetail, r.Message,
+				"until_local", r.RetryAt.Local().Format("2006-01-02 15:04 MST"), "until_utc", r.RetryAt.UTC().Format(time.RFC3339))
+			return
+		}
+	}
 }
 
 // LogSummary is run --once's one line at info: how the passes ended,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // smallDisk mounts a tmpfs of size (mount's syntax: 600k, 8m) on a new
@@ -177,5 +178,22 @@ func TestDaemonStopsCleanlyOnSIGHUP(t *testing.T) {
 	}
 	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
 		t.Errorf("the fake charged %d chart pages, %d were stored", charged, pages)
+	}
+}
+
+func TestUpstreamQuotaRefusalIsSaidAtInfo(t *testing.T) {
+	h := newHarness(t)
+	h.fake.ExhaustQuota(fakeyt.QuotaExceeded)
+	res := h.mustRun(0, "run", "--once")
+	if !strings.Contains(res.stderr, "level=INFO msg=\"the upstream refused: its daily quota is spent") ||
+		!strings.Contains(res.stderr, "pool default blocked until ") || !strings.Contains(res.stderr, "until_local=") ||
+		!strings.Contains(res.stderr, "until_utc=") {
+		t.Errorf("the upstream's refusal is not said at info with its pool and time\n%s", res)
+	}
+	if n := strings.Count(res.stderr, "the upstream refused"); n != 1 {
+		t.Errorf("said %d times, want once\n%s", n, res)
+	}
+	if pages := storedPages(t, h.db()); pages != h.fake.ChargedByOp(testKey)[ingest.OpVideosList] {
+		t.Errorf("%d pages stored, %d charged", pages, h.fake.ChargedByOp(testKey)[ingest.OpVideosList])
 	}
 }
