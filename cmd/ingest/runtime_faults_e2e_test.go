@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,5 +196,33 @@ func TestUpstreamQuotaRefusalIsSaidAtInfo(t *testing.T) {
 	}
 	if pages := storedPages(t, h.db()); pages != h.fake.ChargedByOp(testKey)[ingest.OpVideosList] {
 		t.Errorf("%d pages stored, %d charged", pages, h.fake.ChargedByOp(testKey)[ingest.OpVideosList])
+	}
+}
+
+func TestSecondDaemonOnOneFileExitsNamingTheFirst(t *testing.T) {
+	h := newHarness(t)
+	p := h.start("run", "--every", "1h", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(p.out.String(), "msg=pass region=US status=completed") }) {
+		t.Fatalf("the first daemon's pass did not complete within 60s\n%s", p.out)
+	}
+	before := h.fake.Charged(testKey)
+	res := h.mustRun(2, "run", "--every", "1h", "--regions", "US")
+	line := lastLine(res.stderr)
+	if !strings.HasPrefix(line, "ingest: "+h.db()+": another daemon already runs on this database (pid "+strconv.Itoa(p.cmd.Process.Pid)+", host ") ||
+		!strings.Contains(line, ", since ") {
+		t.Errorf("last line %q, want the first daemon's pid, host and start\n%s", line, res)
+	}
+	if spent := h.fake.Charged(testKey) - before; spent != 0 {
+		t.Errorf("the second daemon spent %d units", spent)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(30 * time.Second); !ok || code != 0 {
+		t.Fatalf("first daemon: exited %v, code %d\n%s", ok, code, p.out)
+	}
+	// Its lock goes with it: the next daemon starts.
+	q := h.start("run", "--every", "1h", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(q.out.String(), "daemon") }) || q.exited() {
+		t.Fatalf("a daemon after the first stopped did not start\n%s", q.out)
 	}
 }
