@@ -90,6 +90,9 @@ func status(t *testing.T, url string) int {
 func TestFaultsFromTheCommandLine(t *testing.T) {
 	base := startFake(t, "--fail", "2", "--fail-status", "503", "--bucket-quota", "default=3")
 	chart := base + "youtube/v3/videos?part=id&chart=mostPopular&regionCode=GB&key=k"
+	if st := status(t, base+"youtube/v3/i18nRegions?part=snippet"); st != 403 {
+		t.Errorf("a request without a key: status %d, want 403 (charged to no project)", st)
+	}
 	var got []int
 	for range 5 {
 		got = append(got, status(t, chart))
@@ -108,7 +111,7 @@ func TestFaultsFromTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if charged["default"] != 5 {
-		t.Errorf("/_charged = %v, want default 5 (failed calls are charged too)", charged)
+		t.Errorf("/_charged = %v, want default 5 (failed calls are charged too, a request without a key is not)", charged)
 	}
 }
 

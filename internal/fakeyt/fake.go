@@ -265,13 +265,16 @@ func (f *Fake) Charged(key string) int64 {
 }
 
 // ChargedPools returns the units charged in every bucket, all keys
-// together, failed calls included: what cmd/fakeyt's /_charged serves,
+// together, failed calls included, requests without a key not: what cmd/fakeyt's /_charged serves,
 // which names no key.
 func (f *Fake) ChargedPools() map[string]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]int64{}
 	for key := range f.calls {
+		if key == "" {
+			continue // refused, and charged to no project
+		}
 		for pool, n := range f.buckets(key) {
 			out[pool] += n
 		}
