@@ -180,6 +180,14 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 		return Skip("not asked: --offline calls nothing upstream")
 	}
 	at, err := fetch.UpstreamTime(ctx, c.Host.Endpoint)
+	if jobs.Unreachable(err) {
+		endpoint := c.Host.Endpoint
+		if endpoint == "" {
+			endpoint = "Google's endpoint"
+		}
+		return "", fmt.Errorf("the upstream (%s) cannot be reached to read its clock: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT "+
+			"and the network, or use check --offline on a host with no way out", endpoint, jobs.Cause(err))
+	}
 	if err != nil {
 		return "", err
 	}

@@ -226,3 +226,14 @@ func TestSecondDaemonOnOneFileExitsNamingTheFirst(t *testing.T) {
 		t.Fatalf("a daemon after the first stopped did not start\n%s", q.out)
 	}
 }
+
+func TestCheckSaysAnUnreachableUpstreamForItsClock(t *testing.T) {
+	h := newHarness(t)
+	addr := closedAddr(t)
+	h.set("YOUTUBE_ENDPOINT", "http://"+addr+"/")
+	res := h.mustRun(1, "check")
+	if !strings.Contains(res.stdout, "FAIL  clock      the upstream (http://"+addr+"/) cannot be reached to read its clock: dial tcp ") ||
+		!strings.Contains(res.stdout, "check --youtube-endpoint / YOUTUBE_ENDPOINT and the network, or use check --offline") {
+		t.Errorf("check's clock line does not say the upstream cannot be reached, with the fix\n%s", res)
+	}
+}
