@@ -237,3 +237,16 @@ func TestCheckSaysAnUnreachableUpstreamForItsClock(t *testing.T) {
 		t.Errorf("check's clock line does not say the upstream cannot be reached, with the fix\n%s", res)
 	}
 }
+
+func TestTokensListOnNoDatabaseCreatesNone(t *testing.T) {
+	h := newHarness(t)
+	res := h.mustRun(0, "tokens", "list", "--json")
+	if strings.TrimSpace(res.stdout) != "[]" || !strings.Contains(res.stderr, "no database at") {
+		t.Errorf("want an empty list and the warning that there is no database\n%s", res)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if _, err := os.Stat(h.db() + suffix); err == nil {
+			t.Errorf("tokens list created %s", h.db()+suffix)
+		}
+	}
+}
