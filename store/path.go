@@ -57,6 +57,9 @@ func CheckPath(path string, write bool) error {
 		return nil
 	}
 	if err := writable(path); err != nil {
+		if readOnlyFS(err) {
+			return &PathError{path, "is on a read-only file system", "mount " + filepath.Dir(path) + " read-write, or use another path (report, search and export read it as it is)"}
+		}
 		return &PathError{path, "is read-only to this user", "make it writable (chown or chmod), or use another path"}
 	}
 	return checkDir(path, write)
@@ -75,7 +78,9 @@ func checkDir(path string, write bool) error {
 	case !st.IsDir():
 		return &PathError{path, "cannot be opened: " + dir + " is not a directory", "use a path inside a directory"}
 	}
-	if _, err := os.Stat(path); write && writable(dir) != nil {
+	if _, err := os.Stat(path); write && readOnlyFS(writable(dir)) {
+		return &PathError{path, "cannot be written: " + dir + " is on a read-only file system", "mount it read-write, or use another path"}
+	} else if write && writable(dir) != nil {
 		what := "the database"
 		if err == nil {
 			what = "the database's -wal and -shm files"

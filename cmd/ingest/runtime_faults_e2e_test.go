@@ -250,3 +250,18 @@ func TestTokensListOnNoDatabaseCreatesNone(t *testing.T) {
 		}
 	}
 }
+
+func TestReadOnlyMountIsNamedSo(t *testing.T) {
+	h := newHarness(t)
+	dir := smallDisk(t, "8m")
+	h.set("INGEST_DB", filepath.Join(dir, "ingest.db"))
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only: %v: %s", err, out)
+	}
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if line := lastLine(res.stderr); !strings.Contains(line, "is on a read-only file system") || strings.Contains(line, "chmod") {
+		t.Errorf("last line %q: want the read-only mount named, not chown or chmod\n%s", line, res)
+	}
+	h.mustRun(0, "report")
+}
