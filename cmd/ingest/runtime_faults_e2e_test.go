@@ -265,3 +265,15 @@ func TestReadOnlyMountIsNamedSo(t *testing.T) {
 	}
 	h.mustRun(0, "report")
 }
+
+func TestEveryTakesWholeDays(t *testing.T) {
+	h := newHarness(t)
+	res := h.mustRun(0, "run", "--once", "--every", "1d", "--regions", "US")
+	if !strings.Contains(res.stderr, "run --once") {
+		t.Errorf("run --once --every 1d did not run\n%s", res)
+	}
+	res = h.mustRun(2, "run", "--once", "--every", "1x")
+	if !strings.Contains(res.stderr, `--every`) || !strings.Contains(res.stderr, `want whole days (1d) or a duration`) {
+		t.Errorf("a bad --every is not named with what it takes\n%s", res)
+	}
+}
