@@ -136,6 +136,17 @@ func fileError(path string, err error) error {
 	return err
 }
 
+// Damaged says whether err is SQLite's word for a damaged file, met at
+// any read or write; the error does not say which file.
+func Damaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
+}
+
 // DamagedFix is what to do with a damaged database file.
 const DamagedFix = "restore it from a backup (docs/operations.md, Backups); without one, salvage the rows that still read with " +
 	"`sqlite3 PATH .recover | sqlite3 NEW.db` (ingest db copy reads every page and refuses a damaged file), " +

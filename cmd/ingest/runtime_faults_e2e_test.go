@@ -277,3 +277,25 @@ func TestEveryTakesWholeDays(t *testing.T) {
 		t.Errorf("a bad --every is not named with what it takes\n%s", res)
 	}
 }
+
+// A read that meets a damaged page after the open (a search's index)
+// names the file and the fix too.
+func TestDamagedPageMetByASearchIsNamed(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once")
+	f, err := os.OpenFile(h.db(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	for pg := int64(3); pg < st.Size()/4096; pg += 3 {
+		if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x01}, 200), pg*4096+200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	res := h.mustRun(1, "search", "music")
+	if line := lastLine(res.stderr); !strings.Contains(line, h.db()+" is damaged: restore it from a backup (docs/operations.md, Backups)") {
+		t.Errorf("last line %q: want the damaged file named with its fix\n%s", line, res)
+	}
+}
