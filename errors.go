@@ -20,6 +20,12 @@ var (
 	ErrQuotaExhausted = errors.New("upstream quota exhausted")
 	// ErrUnavailable: the shared limiter (or its lease) cannot be reached.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrDiskFull: the store has no room for what the next call brings.
+	// Every other chart of a run would meet the same full disk, so a run
+	// stops at the first, before a unit is spent on a page it cannot keep.
+	ErrDiskFull = errors.New("the disk is full")
+	// ErrDamaged: the store's file is damaged; every chart would meet it.
+	ErrDamaged = errors.New("the database is damaged")
 )
 
 // QuotaExhaustedError says which quota the upstream reported spent and when

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -54,6 +55,18 @@ func requireOps(c *ingest.Costs, file string, data []byte) error {
 		if _, ok := c.Operations[op.Name]; !ok {
 			return &Error{File: file, Line: operationsLine(data), Field: "operations." + op.Name,
 				Msg: "missing: the worker calls it, so it must be priced (the upstream charges " + yamlCharges(op.Cost) + ")"}
+		}
+	}
+	var names []string
+	for _, op := range ingest.Operations {
+		names = append(names, op.Name)
+	}
+	for name := range c.Operations {
+		if _, ok := ingest.OperationNamed(name); !ok {
+			// Priced but never called: a misspelt name would leave the
+			// operation it meant at the price a default gives it elsewhere.
+			return &Error{File: file, Line: operationsLine(data), Field: "operations." + name,
+				Msg: "unknown operation: the worker calls only " + strings.Join(names, ", ") + "; fix its name or remove it"}
 		}
 	}
 	return nil

@@ -192,6 +192,11 @@ func TestLoadCostsRequiresEveryOperation(t *testing.T) {
 	if _, err := Load("full.yaml", []byte(full)); err != nil {
 		t.Fatalf("LoadCosts with every operation: %v", err)
 	}
+	_, err = Load("typo.yaml", []byte(full+"  videos.lists: {default: 1}\n"))
+	const unknown = "typo.yaml:5: operations.videos.lists: unknown operation: the worker calls only "
+	if err == nil || !strings.Contains(err.Error(), unknown) {
+		t.Fatalf("LoadCosts with an unknown operation: got %v, want %q", err, unknown)
+	}
 }
 
 // The built-in costs.yaml prices every operation of the registry as the

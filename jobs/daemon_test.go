@@ -2,7 +2,12 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -198,4 +203,64 @@ func TestPruneEndsOnDrain(t *testing.T) {
 	if res := p.Run(context.Background()); res.Status != ingest.StatusCompleted {
 		t.Errorf("prune: %s (%v), want completed", res.Status, res.Err)
 	}
+}
+
+// failingSource fails every chart, as an upstream that answers 500 to
+// every call does after the client's retries.
+type failingSource struct{ calls atomic.Int64 }
+
+func (s *failingSource) Chart(ctx context.Context, gate ingest.Gate, _, _, _ string) (ingest.Page, error) {
+	if _, err := gate(ctx, "videos.list"); err != nil {
+		return ingest.Page{}, err
+	}
+	s.calls.Add(1)
+	return ingest.Page{}, errors.New("HTTP 500 backendError: Backend Error")
+}
+
+func (s *failingSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+	return nil, nil
+}
+
+// TestDaemonBacksOffAFailingUpstream: charts that fail in a row stop the
+// daemon's passes for a wait that doubles, said with when they resume.
+func TestDaemonBacksOffAFailingUpstream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		src := &failingSource{}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		var logs strings.Builder
+		var mu sync.Mutex
+		r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute}
+		done := make(chan error)
+		go func() { done <- d.Run(context.Background()) }()
+		time.Sleep(40*time.Minute + 10*time.Second)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		// Without a backoff, every chart's slot of 40 minutes at an 8-minute
+		// period: 5 each, 40 and more calls. With it: the catch-up's first
+		// 3, then 3 after each wait (5, 10, 20 minutes).
+		if n := src.calls.Load(); n > 15 {
+			t.Errorf("%d calls to a failing upstream in 40 minutes: want the daemon to back off", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !strings.Contains(logs.String(), "backing off") || !strings.Contains(logs.String(), "until_utc=") {
+			t.Errorf("no backoff said in the log:\n%s", logs.String())
+		}
+	})
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -44,7 +45,8 @@ type Outcome struct {
 	Remaining int64
 	Err       error // set when Status is failed
 	// Fatal is set when no other region can succeed either: the upstream
-	// rejects the key, or cannot be reached at all.
+	// rejects the key, or cannot be reached at all, or the store's disk is
+	// full.
 	Fatal bool
 }
 
@@ -95,10 +97,14 @@ func (j job) run(ctx context.Context, w work) Outcome {
 	runID, err := j.start(ctx, j.now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
+		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)
 		return out
 	}
 	out.RunID = runID
 	m := newMeter(j.limiter, j.quotaKey, j.region, runID)
+	if r, ok := j.store.(roomer); ok {
+		m.room = r.Room
+	}
 	out.Units = m.units
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
@@ -155,7 +161,7 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: stopped at once by a second signal, the page in flight not stored"
 	case errors.Is(err, ingest.ErrNoChart):
 		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
-	case errors.Is(err, ingest.ErrBadKey), Unreachable(err):
+	case errors.Is(err, ingest.ErrBadKey), Unreachable(err), errors.Is(err, ingest.ErrDiskFull), errors.Is(err, ingest.ErrDamaged):
 		out.fail(err)
 		out.Fatal = true
 	default:
@@ -176,7 +182,8 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 			Message: "quota refused " + refused.Decision.Op}, true, nil
 	case errors.As(err, &exhausted):
 		var retry time.Time
-		for _, pool := range j.costs.BlockedPools(exhausted) {
+		pools := j.costs.BlockedPools(exhausted)
+		for _, pool := range pools {
 			until, berr := j.block(context.WithoutCancel(ctx), pool, exhausted.Op)
 			if berr != nil {
 				return ingest.RunEnd{}, true, berr
@@ -184,10 +191,14 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 			retry = maxTime(retry, until)
 		}
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
-			Message: "upstream quota exhausted"}, true, nil
+			Message: UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + retry.UTC().Format(time.RFC3339)}, true, nil
 	}
 	return ingest.RunEnd{}, false, nil
 }
+
+// UpstreamExhausted begins the message of a run the upstream's own quota
+// stopped.
+const UpstreamExhausted = "upstream quota exhausted"
 
 // block refuses pool for every worker until the upstream's reset, by the
 // limiter's clock, and keeps the block in the ledger, so that a limiter

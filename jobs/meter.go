@@ -19,6 +19,16 @@ type meter struct {
 	// remaining is what the default pool had left after the last metered
 	// decision, -1 before any.
 	remaining int64
+	// room, when set, says before each call whether the store has room for
+	// what it brings (roomer); a unit is never spent on a page that cannot
+	// be kept.
+	room func(context.Context) error
+}
+
+// roomer is a store that can tell, before a call, that it has no room for
+// what the call brings (an error matching ingest.ErrDiskFull).
+type roomer interface {
+	Room(ctx context.Context) error
 }
 
 func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
@@ -28,6 +38,11 @@ func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
 
 // gate is the meter as the upstream client calls it.
 func (m *meter) gate(ctx context.Context, op string) (func(context.Context) error, error) {
+	if m.room != nil {
+		if err := m.room(ctx); err != nil {
+			return ingest.NoGiveBack, err
+		}
+	}
 	d, err := m.limiter.Take(m.caller(ctx, op), op)
 	if err != nil {
 		// The limiter names itself, and the caller names the operation.

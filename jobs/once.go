@@ -34,6 +34,12 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 		results = d.Runner.Once(ctx)
 	}
 	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
+	logUpstreamBlock(d.Runner.Logger, results)
+	if fatal(results) {
+		// What stopped the passes (the key, the network, a full disk) stops
+		// the jobs after them too, so that it is the run's one last word.
+		return results, nil
+	}
 	if d.Refresh != nil {
 		d.runOnceMore(ctx, d.Refresh.Entry(), start)
 	}
@@ -79,12 +85,25 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 		if ran {
 			results = append(results, res)
 		}
-		if res.Fatal {
+		if res.Fatal || FailingInARow(results) {
 			break
 		}
 	}
 	d.Runner.Logger.Info("run --once --pace: the charts the plan says are due now", "due", due, "charts", len(passes))
 	return results
+}
+
+// logUpstreamBlock says once, at info, that the upstream refused for want
+// of its own quota: which pools, and until when, in this host's time and
+// UTC. The passes' own lines are at debug under run --once.
+func logUpstreamBlock(log *slog.Logger, results []PassResult) {
+	for _, r := range results {
+		if r.Status == ingest.StatusStopped && strings.HasPrefix(r.Message, UpstreamExhausted) && !r.RetryAt.IsZero() {
+			log.Info("the upstream refused: its daily quota is spent, and the charts wait for its reset", ingest.LogDetail, r.Message,
+				"until_local", r.RetryAt.Local().Format("2006-01-02 15:04 MST"), "until_utc", r.RetryAt.UTC().Format(time.RFC3339))
+			return
+		}
+	}
 }
 
 // LogSummary is run --once's one line at info: how the passes ended,
@@ -124,16 +143,41 @@ func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.D
 func OnceError(results []PassResult, planned int, endpoint string) error {
 	for _, r := range results {
 		if r.Fatal {
-			return fatalError(r, len(results), planned, endpoint)
+			return fatalError(r, results, planned, endpoint)
 		}
 	}
 	return Failed(results, planned)
 }
 
-func fatalError(r PassResult, ran, planned int, endpoint string) error {
-	notRun := fmt.Sprintf("%d of %d regions not run", planned-ran, planned)
-	if planned-ran == 0 {
-		notRun = fmt.Sprintf("%d of %d regions failed", ran, planned)
+// fatal says whether a pass ended the run for every chart.
+func fatal(results []PassResult) bool {
+	for _, r := range results {
+		if r.Fatal {
+			return true
+		}
+	}
+	return false
+}
+
+// innermost is the deepest error of err's chain that still matches target:
+// the one that says what happened, without the path of calls around it.
+func innermost(err, target error) error {
+	for next := errors.Unwrap(err); next != nil && errors.Is(next, target); next = errors.Unwrap(next) {
+		err = next
+	}
+	return err
+}
+
+func fatalError(r PassResult, results []PassResult, planned int, endpoint string) error {
+	notRun := fmt.Sprintf("%d of %d regions not run", planned-len(results), planned)
+	if planned == len(results) {
+		failed := 0
+		for _, x := range results {
+			if x.Status == ingest.StatusFailed {
+				failed++
+			}
+		}
+		notRun = fmt.Sprintf("%d of %d regions failed", failed, planned)
 	}
 	if Unreachable(r.Err) {
 		if endpoint == "" {
@@ -142,7 +186,13 @@ func fatalError(r PassResult, ran, planned int, endpoint string) error {
 		return fmt.Errorf("the upstream (%s) cannot be reached: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at %s: %s)",
 			endpoint, Cause(r.Err), r.Region, notRun)
 	}
-	return fmt.Errorf("%w (stopped at %s: %s)", r.Err, r.Region, notRun)
+	err := r.Err
+	for _, said := range []error{ingest.ErrDiskFull, ingest.ErrDamaged} {
+		if errors.Is(err, said) {
+			err = innermost(err, said)
+		}
+	}
+	return fmt.Errorf("%w (stopped at %s: %s)", err, r.Region, notRun)
 }
 
 // Failed is nil when every pass completed or stopped cleanly, else an
@@ -151,13 +201,16 @@ func fatalError(r PassResult, ran, planned int, endpoint string) error {
 // calls it refused were over what fail_open lets go unmetered, and the
 // charts carry on once it answers.
 func Failed(results []PassResult, planned int) error {
-	var failed []string
+	var failed, regions []string
+	causes := map[string]bool{}
 	why := ""
 	for _, r := range results {
 		if r.Status != ingest.StatusFailed {
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
+		regions = append(regions, r.Region)
+		causes[deepest(r.Err).Error()] = true
 		if errors.Is(r.Err, ingest.ErrUnavailable) {
 			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
 				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
@@ -167,20 +220,51 @@ func Failed(results []PassResult, planned int) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, strings.Join(failed, "; "), why)
+	said := strings.Join(failed, "; ")
+	if len(failed) > 1 && len(causes) == 1 {
+		// One cause, said once.
+		for _, r := range results {
+			if r.Status == ingest.StatusFailed {
+				said = fmt.Sprintf("%s, each: %s", strings.Join(regions, ", "), deepest(r.Err))
+				break
+			}
+		}
+	}
+	if FailingInARow(results) && len(results) < planned {
+		why += fmt.Sprintf("; stopped after %d failures in a row, %d not run: the upstream fails every chart, "+
+			"so the rest would spend units the same way; run again later (docs/operations.md, Faults at run time)", FailuresInARow, planned-len(results))
+	}
+	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, said, why)
 }
 
-// Signals: the first SIGINT/SIGTERM closes drain (no new runs, the page in
-// flight commits); the second cancels ctx (stop at once).
+// deepest is the last error of err's chain: what went wrong, without the
+// chart and the call around it.
+func deepest(err error) error {
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(next) {
+		err = next
+	}
+	return err
+}
+
+// Signals: the first SIGINT, SIGTERM or SIGHUP closes drain (no new runs,
+// the page in flight commits, the run is marked interrupted); the second
+// cancels ctx (stop at once). SIGHUP stops as SIGTERM does rather than
+// reload: every setting is read once at start, so a supervisor restarts
+// ingest to change one, and a hangup (a closed terminal, a reload sent by
+// habit) never kills it with a run left open.
 func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, drained <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	drain := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case sig := <-ch:
-			log.Info("signal: finishing the page in flight; a second signal stops at once", "signal", sig.String())
+			msg := "signal: finishing the page in flight; a second signal stops at once"
+			if sig == syscall.SIGHUP {
+				msg = "signal: SIGHUP stops as SIGTERM does (nothing is reloaded: restart to change a setting); finishing the page in flight; a second signal stops at once"
+			}
+			log.Info(msg, "signal", sig.String())
 			close(drain)
 		case <-ctx.Done():
 			return

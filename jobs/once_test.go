@@ -93,7 +93,7 @@ func TestOnceError(t *testing.T) {
 		{"bad key first", []PassResult{fatal("US", ingest.ErrBadKey)}, 8, "",
 			ingest.ErrBadKey.Error() + " (stopped at US: 7 of 8 regions not run)"},
 		{"bad key last", []PassResult{result("US", ingest.StatusCompleted, nil), fatal("GB", ingest.ErrBadKey)}, 2, "",
-			ingest.ErrBadKey.Error() + " (stopped at GB: 2 of 2 regions failed)"},
+			ingest.ErrBadKey.Error() + " (stopped at GB: 1 of 2 regions failed)"},
 		{"unreachable", []PassResult{fatal("US", fmt.Errorf("fetch: %w", dial))}, 3, "http://127.0.0.1:1/",
 			"the upstream (http://127.0.0.1:1/) cannot be reached: " + dial.Error() +
 				"; check --youtube-endpoint / YOUTUBE_ENDPOINT and the network (stopped at US: 2 of 3 regions not run)"},

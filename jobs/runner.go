@@ -42,6 +42,7 @@ type Runner struct {
 	LastStart func(ctx context.Context, chart string) (time.Time, error)
 
 	mu       sync.Mutex
+	failing  backoff // the daemon's: charts failing in a row, across charts
 	running  map[string]bool
 	started  map[string]time.Time // the daemon's latest start of each entry
 	closed   bool                 // no run may start: the daemon is waiting for those in flight
@@ -61,11 +62,31 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 		if ran {
 			results = append(results, res)
 		}
-		if res.Fatal {
+		if res.Fatal || FailingInARow(results) {
 			break
 		}
 	}
 	return results
+}
+
+// FailuresInARow is how many charts in a row may fail before a run of
+// every chart stops: an upstream that fails them all (a 5xx that does not
+// clear, a rate limit that never lifts, answers it cannot parse) would
+// fail the rest the same way, each after the client's retries, each
+// spending units.
+const FailuresInARow = 3
+
+// FailingInARow says whether the last FailuresInARow results all failed.
+func FailingInARow(results []PassResult) bool {
+	if len(results) < FailuresInARow {
+		return false
+	}
+	for _, r := range results[len(results)-FailuresInARow:] {
+		if r.Status != ingest.StatusFailed {
+			return false
+		}
+	}
+	return true
 }
 
 // RunPass runs one pass unless it is already running here or elsewhere.
@@ -174,10 +195,58 @@ func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration,
 	if msg == "" {
 		msg = e.Kind.noun()
 	}
-	LogEnd(log, level, msg, end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	if end.Fatal && level < slog.LevelInfo {
+		// run --once: what stopped every chart is the command's last line,
+		// said there once.
+		log.Debug(msg, ingest.LogStatus, end.Status, ingest.LogErr, end.Err)
+	} else {
+		LogEnd(log, level, msg, end.RunEnd, end.Err, append(end.Did, ingest.LogDuration, took)...)
+	}
 	if r.Observe != nil {
 		r.Observe(e, end, took, slot)
 	}
+}
+
+// backoff is how a daemon waits out an upstream that fails every chart:
+// after FailuresInARow charts in a row fail, no chart runs until until,
+// each further failure doubling the wait up to MaxBackoff; a chart that
+// does not fail ends it.
+type backoff struct {
+	inARow int
+	wait   time.Duration
+	until  time.Time
+}
+
+// The first wait after FailuresInARow failures, and the longest.
+const (
+	FirstBackoff = 5 * time.Minute
+	MaxBackoff   = time.Hour
+)
+
+func (r *Runner) backingOff(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return now.Before(r.failing.until)
+}
+
+// failed counts a daemon's chart run that failed or not, and starts or
+// lengthens the backoff, said once at warn with when charts run again.
+func (r *Runner) failed(failed bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := &r.failing
+	if !failed {
+		*b = backoff{}
+		return
+	}
+	if b.inARow++; b.inARow < FailuresInARow {
+		return
+	}
+	b.wait = min(max(2*b.wait, FirstBackoff), MaxBackoff)
+	b.until = time.Now().Add(b.wait)
+	r.Logger.Warn("the upstream fails every chart: backing off, no chart runs until then", "failures_in_a_row", b.inARow,
+		"until_local", b.until.Local().Format("2006-01-02 15:04:05 MST"), "until_utc", b.until.UTC().Format(time.RFC3339),
+		"cause", deepest(err).Error())
 }
 
 // claim marks an entry running in this process; false when it already is,
@@ -231,13 +300,21 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 // comes while the catch-up is still on its way to e runs once, not once
 // each.
 func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) (Ended, bool) {
+	if e.Kind.charts() && r.backingOff(time.Now()) {
+		r.Logger.Debug("pass skipped: backing off a failing upstream", e.logKey(), e.Name)
+		return Ended{}, false
+	}
 	if !r.due(e.Name, slot, time.Now()) {
 		return Ended{}, false
 	}
 	if catchUp {
 		r.Logger.Info("catching up a missed slot", e.logKey(), e.Name)
 	}
-	return r.run(ctx, e, slot, catchUp)
+	end, ran := r.run(ctx, e, slot, catchUp)
+	if ran && e.Kind.charts() {
+		r.failed(end.Status == ingest.StatusFailed, end.Err)
+	}
+	return end, ran
 }
 
 // due reports whether name has had no start at or after slot, and if so

@@ -273,6 +273,10 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.full(db.write(ctx, fn))
+}
+
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

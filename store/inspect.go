@@ -40,10 +40,14 @@ func Inspect(ctx context.Context, dsn string) (state, detail string, err error) 
 	if err := CheckPath(dsn, true); err != nil {
 		return "", "", err
 	}
-	if v < SchemaVersion {
-		return Older, fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d", dsn, v, SchemaVersion), nil
+	health, err := Health(ctx, dsn)
+	if err != nil {
+		return "", "", err
 	}
-	return Current, fmt.Sprintf("%s: schema version %d, writable", dsn, v), nil
+	if v < SchemaVersion {
+		return Older, fmt.Sprintf("%s: schema version %d; the next run upgrades it to %d; %s", dsn, v, SchemaVersion, health), nil
+	}
+	return Current, fmt.Sprintf("%s: schema version %d, writable; %s", dsn, v, health), nil
 }
 
 // inspectPostgres is Inspect on PostgreSQL: the server answers, its

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/ingestworks/ingest"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -54,6 +57,9 @@ func CheckPath(path string, write bool) error {
 		return nil
 	}
 	if err := writable(path); err != nil {
+		if readOnlyFS(err) {
+			return &PathError{path, "is on a read-only file system", "mount " + filepath.Dir(path) + " read-write, or use another path (report, search and export read it as it is)"}
+		}
 		return &PathError{path, "is read-only to this user", "make it writable (chown or chmod), or use another path"}
 	}
 	return checkDir(path, write)
@@ -72,7 +78,9 @@ func checkDir(path string, write bool) error {
 	case !st.IsDir():
 		return &PathError{path, "cannot be opened: " + dir + " is not a directory", "use a path inside a directory"}
 	}
-	if _, err := os.Stat(path); write && writable(dir) != nil {
+	if _, err := os.Stat(path); write && readOnlyFS(writable(dir)) {
+		return &PathError{path, "cannot be written: " + dir + " is on a read-only file system", "mount it read-write, or use another path"}
+	} else if write && writable(dir) != nil {
 		what := "the database"
 		if err == nil {
 			what = "the database's -wal and -shm files"
@@ -114,13 +122,55 @@ func fileError(path string, err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return &PathError{path, "is damaged: SQLite cannot read its pages",
-			"restore it from a backup (docs/operations.md, Backups), or move it and its -wal file away and let the next run create a new one"}
+		return damaged(path, "SQLite cannot read its pages")
+	case sqlite3.SQLITE_FULL:
+		free, ferr := FreeBytes(path)
+		if ferr != nil {
+			free = -1
+		}
+		return &DiskFullError{Path: path, Dir: filepath.Dir(path), Free: free, Write: true, Day: -1}
 	case sqlite3.SQLITE_CANTOPEN:
 		return &PathError{path, "cannot be opened by SQLite (is it on a file system that holds ordinary files, such as /proc is not?)",
 			"use another path, on a local writable file system"}
 	}
 	return err
+}
+
+// Damaged says whether err is SQLite's word for a damaged file, met at
+// any read or write; the error does not say which file.
+func Damaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
+}
+
+// DamagedFix is what to do with a damaged database file.
+const DamagedFix = "restore it from a backup (docs/operations.md, Backups); without one, salvage the rows that still read with " +
+	"`sqlite3 PATH .recover | sqlite3 NEW.db` (ingest db copy reads every page and refuses a damaged file), " +
+	"or move it and its -wal file away and let the next run create a new one"
+
+// damaged is the PathError of a damaged file, matching ingest.ErrDamaged.
+func damaged(path, found string) error {
+	return &damagedError{PathError{path, "is damaged: " + found, strings.ReplaceAll(DamagedFix, "PATH", path)}}
+}
+
+type damagedError struct{ PathError }
+
+// Is matches both ErrUnusablePath and ingest.ErrDamaged.
+func (e *damagedError) Is(target error) bool {
+	return target == ErrUnusablePath || target == ingest.ErrDamaged
+}
+
+// As lets errors.As find the PathError.
+func (e *damagedError) As(target any) bool {
+	if pe, ok := target.(**PathError); ok {
+		*pe = &e.PathError
+		return true
+	}
+	return false
 }
 
 // errText is err without the path os already put in it.

@@ -74,6 +74,9 @@ func (c *Checks) Database(ctx context.Context) (string, error) {
 	state, detail, err := store.Inspect(ctx, c.Host.DSN)
 	c.DBState = state
 	var pe *store.PathError
+	if errors.Is(err, ingest.ErrDamaged) {
+		return "", err // the file, not the settings: exit 1
+	}
 	if errors.As(err, &pe) {
 		return "", configErrorf("--db (INGEST_DB) %v", pe)
 	}
@@ -177,6 +180,14 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 		return Skip("not asked: --offline calls nothing upstream")
 	}
 	at, err := fetch.UpstreamTime(ctx, c.Host.Endpoint)
+	if jobs.Unreachable(err) {
+		endpoint := c.Host.Endpoint
+		if endpoint == "" {
+			endpoint = "Google's endpoint"
+		}
+		return "", fmt.Errorf("the upstream (%s) cannot be reached to read its clock: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT "+
+			"and the network, or use check --offline on a host with no way out", endpoint, jobs.Cause(err))
+	}
 	if err != nil {
 		return "", err
 	}

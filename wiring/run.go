@@ -7,6 +7,7 @@ package wiring
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -54,6 +55,14 @@ type Run struct {
 // flight be stored; a second one stops at once.
 func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
+		release, err := store.ClaimDaemon(h.DSN)
+		var running *store.DaemonRunningError
+		if errors.As(err, &running) {
+			return &ConfigError{err}
+		} else if err != nil {
+			return err
+		}
+		defer release()
 		// The daemon's last line, after its runs in flight and its
 		// listener have ended: a supervisor's log then says it stopped
 		// rather than died. An error is the command's last line instead.

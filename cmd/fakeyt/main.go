@@ -2,6 +2,9 @@
 // fakeyt) for the demo and for manual runs:
 //
 //	fakeyt --listen 127.0.0.1:0 --latency 0s --addr-file PATH [--move 2s --seed 1]
+//	       [--quota-refusal exceeded|daily|search|stats] [--bucket-quota POOL=UNITS,...]
+//	       [--bad-key invalid|legacy|blocked|not-configured]
+//	       [--fail N --fail-status 500|503|429] [--malformed N]
 //
 // With --move, the charts move (fakeyt.Move): every --move of real time is
 // an hour of the fake's world, in which new videos enter, ranks change and
@@ -11,10 +14,16 @@
 // --youtube-endpoint takes) to --addr-file, logs one line, and serves until
 // SIGINT or SIGTERM. Any non-empty key is accepted unless --keys lists the
 // valid ones. Keys are never logged.
+//
+// The fault flags rehearse, from the command line, what the upstream does
+// when it goes wrong (docs/testing.md): each is one of the Fake's hooks.
+// GET /_charged answers what the fake has charged so far, per pool (the
+// pool names of costs.yaml), all keys together, as JSON.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,6 +55,8 @@ func run(args []string) error {
 	keys := fs.String("keys", "", "comma-separated valid API keys (default: any non-empty key)")
 	move := fs.Duration("move", 0, "real time per hour of moving charts (0: still charts)")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
+	var fl faultFlags
+	fl.bind(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +76,10 @@ func run(args []string) error {
 	if *move > 0 {
 		fake.Move(*seed, movingClock(time.Now(), *move))
 	}
+	if err := fl.apply(fake); err != nil {
+		ln.Close()
+		return err
+	}
 	base := "http://" + ln.Addr().String() + "/"
 	if *addrFile != "" {
 		if err := writeAtomic(*addrFile, base); err != nil {
@@ -73,7 +88,18 @@ func run(args []string) error {
 		}
 	}
 	slog.Info("fakeyt listening", "endpoint", base, "latency", latency.String(), "regions", len(regions.Builtin))
-	return serve(ctx, ln, fake)
+	return serve(ctx, ln, withCharged(fake))
+}
+
+// withCharged serves the fake, and what it charged at /_charged.
+func withCharged(fake *fakeyt.Fake) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", fake)
+	mux.HandleFunc("GET /_charged", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(fake.ChargedPools())
+	})
+	return mux
 }
 
 // movingClock runs an hour for every per of real time from start.

@@ -171,6 +171,15 @@ func TestHelpTextIsWrappedByOneRule(t *testing.T) {
 				t.Errorf("ingest %s --help: line %d ends early (%q fits after %q)", strings.Join(path, " "), i+1, next, line)
 			}
 		}
+		for _, section := range []string{"\nFlags:\n", "\nGlobal Flags:\n"} {
+			_, flags, _ := strings.Cut(res.stdout, section)
+			flags, _, _ = strings.Cut(flags, "\n\n")
+			for _, line := range strings.Split(flags, "\n") {
+				if n := utf8.RuneCountInString(line); n > helpWidth+2 {
+					t.Errorf("ingest %s --help: a flag's line is %d wide, over %d: %q", strings.Join(path, " "), n, helpWidth+2, line)
+				}
+			}
+		}
 		for _, sub := range helpCommands(res.stdout) {
 			walk(append(append([]string{}, path...), sub))
 		}

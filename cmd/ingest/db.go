@@ -95,9 +95,13 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live 
 	defer dst.Close()
 	var bar *termbar.Bar // made once the rows to copy are counted
 	made := false
+	logged := newProgressLog(s.logger, "db copy: copying rows")
 	sums, err := dbcopy.Copy(ctx, src, dst, func(n, total int64) {
 		if !made {
 			bar, made = termbar.New(s.stderr, total, "copying rows"), true
+		}
+		if bar == nil {
+			logged.at(n, total)
 		}
 		bar.Set(int(n))
 	})

@@ -693,6 +693,8 @@ operations:
 		{"bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"run", "--once"}, regexp.MustCompile(`REDIS_URL`)},
 		{"backfill bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"backfill", "--region", "US", "--since", "2026-10-01"}, regexp.MustCompile(`REDIS_URL`)},
 		{"bad endpoint", func(h *harness) { h.set("YOUTUBE_ENDPOINT", "http://[::1") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_ENDPOINT|--youtube-endpoint`)},
+		{"endpoint with the API's path", func(h *harness) { h.set("YOUTUBE_ENDPOINT", h.srv.URL+"/youtube/v3/") }, []string{"run", "--once"},
+			regexp.MustCompile(`YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: http://127\.0\.0\.1:\d+/, not`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -75,6 +76,8 @@ type exportJob struct {
 	format string
 	out    string
 	rows   *int64 // written so far
+	// log says how far the export has gone when no terminal shows a bar.
+	log *slog.Logger
 }
 
 func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
@@ -154,7 +157,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	// on the way out, as on any other failure.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	job.rows = new(int64)
+	job.rows, job.log = new(int64), s.logger
 	if job.out == "-" {
 		err = exportTo(ctx, db, job, stdout)
 	} else {
@@ -241,8 +244,15 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 		bar = termbar.New(os.Stderr, total, "export "+job.format, progressbar.OptionThrottle(100*time.Millisecond))
 	}
 	defer bar.Finish()
+	var logged *progressLog
+	if bar == nil && job.log != nil {
+		logged = newProgressLog(job.log, "export: writing rows")
+	}
 	return export.Write(ctx, db, job.filter, job.format, w, func() {
 		*job.rows++
 		bar.Add()
+		if logged != nil {
+			logged.at(*job.rows, -1)
+		}
 	})
 }

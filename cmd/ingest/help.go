@@ -1,7 +1,10 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ingestworks/ingest/internal/termtext"
 )
@@ -16,6 +19,9 @@ const helpWidth = 78
 // with a space (an example, a table) is kept as written. A command with
 // no long help shows its short one, filled the same way.
 func wrapHelp(cmd *cobra.Command) {
+	if cmd == cmd.Root() {
+		wrapFlags(cmd)
+	}
 	long := cmd.Long
 	if long == "" {
 		long = cmd.Short
@@ -24,4 +30,17 @@ func wrapHelp(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		wrapHelp(sub)
 	}
+}
+
+// wrapFlags fills the flags' help to the width of the long help, its
+// descriptions in a column of their own, instead of one line a flag.
+func wrapFlags(root *cobra.Command) {
+	cobra.AddTemplateFunc("wrappedFlags", func(fs *pflag.FlagSet) string {
+		return strings.TrimRight(fs.FlagUsagesWrapped(helpWidth+2), " \n")
+	})
+	t := root.UsageTemplate()
+	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
+		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags ."+set+"}}")
+	}
+	root.SetUsageTemplate(t)
 }

@@ -26,8 +26,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 
 	"github.com/spf13/cobra"
 
@@ -168,20 +170,30 @@ Exit status: 0 when every job completed or stopped because the quota said no,
 		return usageErrorf("%w (see --help)", err)
 	})
 	refuseUnknownSubcommands(root)
-	runtimeErrors(root)
+	runtimeErrors(root, s)
 	wrapHelp(root)
 	return root
 }
 
 // runtimeErrors passes the error of every command's run through
 // runtimeError, so that the commands return errors as they come.
-func runtimeErrors(cmd *cobra.Command) {
+func runtimeErrors(cmd *cobra.Command, s *settings) {
 	for _, sub := range cmd.Commands() {
-		runtimeErrors(sub)
+		runtimeErrors(sub, s)
 	}
 	if run := cmd.RunE; run != nil {
-		cmd.RunE = func(c *cobra.Command, args []string) error { return runtimeError(run(c, args)) }
+		cmd.RunE = func(c *cobra.Command, args []string) error { return runtimeError(damaged(run(c, args), s)) }
 	}
+}
+
+// damaged adds the fix to SQLite's word for a damaged file met by a read
+// past the open (a search's index, a report's table), which names no file:
+// the database is the one the settings name.
+func damaged(err error, s *settings) error {
+	if err == nil || !store.Damaged(err) || errors.Is(err, ingest.ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("%w: %s is damaged: %s", err, s.dbName(), strings.ReplaceAll(store.DamagedFix, "PATH", s.dbName()))
 }
 
 // refuseUnknownSubcommands makes every command that only groups others

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/termbar"
@@ -31,4 +33,45 @@ func (p *progress) update(res jobs.BackfillResult) {
 	}
 	p.s.logger.Info("backfill page", ingest.LogRegion, p.job.Query.Region, ingest.LogPage, res.Cursor.Pages,
 		ingest.LogVideos, res.Cursor.Videos, ingest.LogUnits, spent, ingest.LogRemaining, res.Remaining)
+}
+
+// progressEvery is how often long work says where it is when no terminal
+// shows a bar: often enough that a log under cron or a pipe shows it
+// alive, seldom enough to stay readable.
+const progressEvery = 10 * time.Second
+
+// progressLog logs how far long work (a copy, an export) has gone, at
+// most once every progressEvery: the rows done, the rate, and, when the
+// total is known, what remains.
+type progressLog struct {
+	log         *slog.Logger
+	msg         string
+	now         func() time.Time
+	start, last time.Time
+}
+
+func newProgressLog(log *slog.Logger, msg string) *progressLog {
+	return &progressLog{log: log, msg: msg, now: time.Now}
+}
+
+// at is told the rows done of total (-1 or 0: unknown).
+func (p *progressLog) at(done, total int64) {
+	now := p.now()
+	if p.start.IsZero() {
+		p.start, p.last = now, now
+		return
+	}
+	if now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.last = now
+	rate := float64(done) / now.Sub(p.start).Seconds()
+	attrs := []any{"rows", done, "rows_per_second", int64(rate)}
+	if total > 0 {
+		attrs = append(attrs, "total", total, "remaining", total-done)
+		if rate > 0 {
+			attrs = append(attrs, "eta", (time.Duration(float64(total-done)/rate) * time.Second).String())
+		}
+	}
+	p.log.Info(p.msg, attrs...)
 }

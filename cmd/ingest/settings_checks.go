@@ -140,6 +140,12 @@ func (s *settings) checkEndpoint() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", raw)
 	}
+	if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/youtube/v3"); ok {
+		// The client adds the API's path itself: given twice, every call
+		// would be a 404 of a doubled path.
+		u.Path, u.RawQuery = base+"/", ""
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", u, raw)
+	}
 	return nil
 }
 

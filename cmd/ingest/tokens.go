@@ -62,6 +62,11 @@ access token of serve and run --listen, which is not kept anywhere.`,
 			if err != nil {
 				return err
 			}
+			if !s.host().DBExists() {
+				// No database is no tokens; listing creates none.
+				s.noneYet()
+				return report.Tokens(cmd.OutOrStdout(), nil, plans.Usable, plans.File, asJSON)
+			}
 			return withTokens(cmd.Context(), s, func(db *store.DB) error {
 				return tokensList(cmd.Context(), cmd.OutOrStdout(), db, plans, asJSON)
 			})

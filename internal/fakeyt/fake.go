@@ -264,6 +264,24 @@ func (f *Fake) Charged(key string) int64 {
 	return n
 }
 
+// ChargedPools returns the units charged in every bucket, all keys
+// together, failed calls included, requests without a key not: what cmd/fakeyt's /_charged serves,
+// which names no key.
+func (f *Fake) ChargedPools() map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int64{}
+	for key := range f.calls {
+		if key == "" {
+			continue // refused, and charged to no project
+		}
+		for pool, n := range f.buckets(key) {
+			out[pool] += n
+		}
+	}
+	return out
+}
+
 // ChargedByOp returns the units charged to key per operation
 // (ingest.OpVideosList and the rest), all buckets together.
 func (f *Fake) ChargedByOp(key string) map[string]int64 {

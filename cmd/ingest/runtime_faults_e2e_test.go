@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
+)
+
+// smallDisk mounts a tmpfs of size (mount's syntax: 600k, 8m) on a new
+// directory, a disk that fills as a real one does; it skips the test where
+// this user may not mount.
+func smallDisk(t *testing.T, size string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s): the full disk needs root", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir
+}
+
+// storedPages is how many chart pages the runs in the database stored.
+func storedPages(t *testing.T, path string) int64 {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	return queryInt(t, openDB(t, path), `SELECT coalesce(sum(pages), 0) FROM runs`)
+}
+
+func TestDiskFullStopsBeforeTheNextCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, size string
+		somePages  bool
+	}{
+		{"no room at the start", "600k", false},
+		{"the reserve reached part-way", "8m", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			db := filepath.Join(smallDisk(t, tc.size), "ingest.db")
+			h.set("INGEST_DB", db)
+			res := h.mustRun(1, "run", "--once")
+			line := lastLine(res.stderr)
+			if !strings.HasPrefix(line, "ingest: "+db+": the disk is full (") || !strings.Contains(line, " free in "+filepath.Dir(db)) ||
+				!strings.Contains(line, "free space there or move the database") {
+				t.Errorf("last line %q, want the path, the free space and the fix\n%s", line, res)
+			}
+			if n := strings.Count(res.stderr, "disk is full"); n != 1 {
+				t.Errorf("the full disk said %d times, want once\n%s", n, res)
+			}
+			if strings.Contains(res.stderr, "lock") {
+				t.Errorf("the full disk is blamed on a lock\n%s", res)
+			}
+			pages := storedPages(t, db)
+			charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]
+			if charged != pages {
+				t.Errorf("the fake charged %d videos.list calls, the database stored %d pages: want every charged page stored", charged, pages)
+			}
+			if (pages > 0) != tc.somePages {
+				t.Errorf("%d pages stored, want some: %v", pages, tc.somePages)
+			}
+		})
+	}
+}
+
+// damage writes bytes over pages in the middle of the SQLite file at path,
+// as a disk that lost writes does, past the header SQLite checks at open.
+func damage(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x01}, 500)
+	for pg := st.Size() / 4096 / 2; pg < st.Size()/4096/2+8; pg++ {
+		if _, err := f.WriteAt(junk, pg*4096+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once")
+	damage(t, h.db())
+	res := h.mustRun(1, "check", "--offline")
+	if !strings.Contains(res.stdout, "FAIL  database   "+h.db()+" is damaged: SQLite's quick_check found ") ||
+		!strings.Contains(res.stdout, "restore it from a backup (docs/operations.md, Backups)") || !strings.Contains(res.stdout, ".recover") {
+		t.Errorf("check does not name the damage and its fix\n%s", res)
+	}
+	before := len(h.reqs.requests("/videos"))
+	res = h.mustRun(1, "run", "--once")
+	line := lastLine(res.stderr)
+	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "Backups") ||
+		!strings.Contains(line, "regions not run)") {
+		t.Errorf("last line %q, want the damaged file named with its fix, and the run stopped at its first region\n%s", line, res)
+	}
+	if n := strings.Count(res.stderr, "is damaged"); n != 1 {
+		t.Errorf("the damage said %d times, want once\n%s", n, res)
+	}
+	for _, u := range h.reqs.requests("/videos")[before:] {
+		if r := u.Query().Get("regionCode"); r != "US" {
+			t.Errorf("videos.list for %s after the damage was met in US: want the run stopped at its first region", r)
+		}
+	}
+}
+
+func TestUpstreamThatKeepsFailingStopsTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(*harness)
+		cause string
+	}{
+		{"every call a 500", func(h *harness) { h.fake.FailNext(1<<30, 500) }, "HTTP 500 backendError"},
+		{"malformed answers", func(h *harness) { h.fake.MalformNext(1 << 30) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.fault(h)
+			res := h.mustRun(1, "run", "--once")
+			line := lastLine(res.stderr)
+			if !strings.HasPrefix(line, "ingest: 3 of 8 regions failed: US, GB, DE, each: "+tc.cause) ||
+				!strings.Contains(line, "stopped after 3 failures in a row, 5 not run") || len(line) > 400 {
+				t.Errorf("last line %q, want the three charts, the cause once and the stop, in a short line\n%s", line, res)
+			}
+			for _, r := range h.reqs.requests("/videos") {
+				if c := r.Query().Get("regionCode"); c != "US" && c != "GB" && c != "DE" {
+					t.Errorf("videos.list for %s: want no chart after the third failure", c)
+				}
+			}
+			if pages := storedPages(t, h.db()); pages != 0 {
+				t.Errorf("%d pages stored from a failing upstream", pages)
+			}
+		})
+	}
+}
+
+// SIGHUP stops the daemon as SIGTERM does, and says so: the page in flight
+// is stored and no run is left running.
+func TestDaemonStopsCleanlyOnSIGHUP(t *testing.T) {
+	h := newHarness(t)
+	h.fake.SetLatency(200 * time.Millisecond)
+	p := h.start("run", "--every", "1m", "--regions", "US,IN")
+	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 50 }) {
+		t.Fatalf("no page stored within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGHUP)
+	code, ok := p.wait(10 * time.Second)
+	if !ok || code != 0 {
+		t.Fatalf("after SIGHUP: exited %v, code %d; want a clean stop, exit 0\n%s", ok, code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "SIGHUP stops as SIGTERM does") || !strings.Contains(p.out.String(), "daemon stopped") {
+		t.Errorf("SIGHUP not said in the log\n%s", p.out)
+	}
+	var pages int64
+	for _, r := range runRows(t, openDB(t, h.db())) {
+		if r.Status == "running" {
+			t.Errorf("run %d (%s) left running after SIGHUP", r.ID, r.Region)
+		}
+		pages += int64(r.Pages)
+	}
+	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
+		t.Errorf("the fake charged %d chart pages, %d were stored", charged, pages)
+	}
+}
+
+func TestUpstreamQuotaRefusalIsSaidAtInfo(t *testing.T) {
+	h := newHarness(t)
+	h.fake.ExhaustQuota(fakeyt.QuotaExceeded)
+	res := h.mustRun(0, "run", "--once")
+	if !strings.Contains(res.stderr, "level=INFO msg=\"the upstream refused: its daily quota is spent") ||
+		!strings.Contains(res.stderr, "pool default blocked until ") || !strings.Contains(res.stderr, "until_local=") ||
+		!strings.Contains(res.stderr, "until_utc=") {
+		t.Errorf("the upstream's refusal is not said at info with its pool and time\n%s", res)
+	}
+	if n := strings.Count(res.stderr, "the upstream refused"); n != 1 {
+		t.Errorf("said %d times, want once\n%s", n, res)
+	}
+	if pages := storedPages(t, h.db()); pages != h.fake.ChargedByOp(testKey)[ingest.OpVideosList] {
+		t.Errorf("%d pages stored, %d charged", pages, h.fake.ChargedByOp(testKey)[ingest.OpVideosList])
+	}
+}
+
+func TestSecondDaemonOnOneFileExitsNamingTheFirst(t *testing.T) {
+	h := newHarness(t)
+	p := h.start("run", "--every", "1h", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(p.out.String(), "msg=pass region=US status=completed") }) {
+		t.Fatalf("the first daemon's pass did not complete within 60s\n%s", p.out)
+	}
+	before := h.fake.Charged(testKey)
+	res := h.mustRun(2, "run", "--every", "1h", "--regions", "US")
+	line := lastLine(res.stderr)
+	if !strings.HasPrefix(line, "ingest: "+h.db()+": another daemon already runs on this database (pid "+strconv.Itoa(p.cmd.Process.Pid)+", host ") ||
+		!strings.Contains(line, ", since ") {
+		t.Errorf("last line %q, want the first daemon's pid, host and start\n%s", line, res)
+	}
+	if spent := h.fake.Charged(testKey) - before; spent != 0 {
+		t.Errorf("the second daemon spent %d units", spent)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(30 * time.Second); !ok || code != 0 {
+		t.Fatalf("first daemon: exited %v, code %d\n%s", ok, code, p.out)
+	}
+	// Its lock goes with it: the next daemon starts.
+	q := h.start("run", "--every", "1h", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(q.out.String(), "daemon") }) || q.exited() {
+		t.Fatalf("a daemon after the first stopped did not start\n%s", q.out)
+	}
+}
+
+func TestCheckSaysAnUnreachableUpstreamForItsClock(t *testing.T) {
+	h := newHarness(t)
+	addr := closedAddr(t)
+	h.set("YOUTUBE_ENDPOINT", "http://"+addr+"/")
+	res := h.mustRun(1, "check")
+	if !strings.Contains(res.stdout, "FAIL  clock      the upstream (http://"+addr+"/) cannot be reached to read its clock: dial tcp ") ||
+		!strings.Contains(res.stdout, "check --youtube-endpoint / YOUTUBE_ENDPOINT and the network, or use check --offline") {
+		t.Errorf("check's clock line does not say the upstream cannot be reached, with the fix\n%s", res)
+	}
+}
+
+func TestTokensListOnNoDatabaseCreatesNone(t *testing.T) {
+	h := newHarness(t)
+	res := h.mustRun(0, "tokens", "list", "--json")
+	if strings.TrimSpace(res.stdout) != "[]" || !strings.Contains(res.stderr, "no database at") {
+		t.Errorf("want an empty list and the warning that there is no database\n%s", res)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if _, err := os.Stat(h.db() + suffix); err == nil {
+			t.Errorf("tokens list created %s", h.db()+suffix)
+		}
+	}
+}
+
+func TestReadOnlyMountIsNamedSo(t *testing.T) {
+	h := newHarness(t)
+	dir := smallDisk(t, "8m")
+	h.set("INGEST_DB", filepath.Join(dir, "ingest.db"))
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only: %v: %s", err, out)
+	}
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if line := lastLine(res.stderr); !strings.Contains(line, "is on a read-only file system") || strings.Contains(line, "chmod") {
+		t.Errorf("last line %q: want the read-only mount named, not chown or chmod\n%s", line, res)
+	}
+	h.mustRun(0, "report")
+}
+
+func TestEveryTakesWholeDays(t *testing.T) {
+	h := newHarness(t)
+	res := h.mustRun(0, "run", "--once", "--every", "1d", "--regions", "US")
+	if !strings.Contains(res.stderr, "run --once") {
+		t.Errorf("run --once --every 1d did not run\n%s", res)
+	}
+	res = h.mustRun(2, "run", "--once", "--every", "1x")
+	if !strings.Contains(res.stderr, `--every`) || !strings.Contains(res.stderr, `want whole days (1d) or a duration`) {
+		t.Errorf("a bad --every is not named with what it takes\n%s", res)
+	}
+}
+
+// A read that meets a damaged page after the open (a search's index)
+// names the file and the fix too.
+func TestDamagedPageMetByASearchIsNamed(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once")
+	f, err := os.OpenFile(h.db(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	for pg := int64(3); pg < st.Size()/4096; pg += 3 {
+		if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x01}, 200), pg*4096+200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	res := h.mustRun(1, "search", "music")
+	if line := lastLine(res.stderr); !strings.Contains(line, h.db()+" is damaged: restore it from a backup (docs/operations.md, Backups)") {
+		t.Errorf("last line %q: want the damaged file named with its fix\n%s", line, res)
+	}
+}
