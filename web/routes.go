@@ -18,8 +18,10 @@ const (
 	// SignIn is what signing in needs (the form and the stylesheet): served
 	// with the data, never behind the token.
 	SignIn
-	// Operational is health, readiness and metrics: always served, never
-	// behind the token, so probes and scrapers need no secret.
+	// Operational is health, readiness and metrics: served on every
+	// listener without the token, so probes and scrapers need no secret;
+	// but an operator's one (metrics: the quota's numbers) asks for the
+	// token on a --public listener, and is absent there without one.
 	Operational
 )
 
@@ -159,16 +161,25 @@ const (
 // reach applies the listener rules to one route.
 func (s *Server) reach(rt Route) reach {
 	switch {
-	case rt.Kind == Operational:
+	case rt.Kind == Operational && (s.access != Public || rt.Audience == Reader):
 		return open
+	case rt.Kind == Operational:
+		return s.withToken()
 	case s.access == OperationalOnly:
 		return absent
 	case rt.Kind == SignIn || s.access == Open:
 		return open
 	case s.access == Public && rt.Audience == Reader:
 		return open
-	case s.cfg.Token == "":
-		return absent // an operator's route on a --public listener without a token
+	}
+	return s.withToken()
+}
+
+// withToken is how an operator's route is reached when it asks for the
+// token: absent without one (a --public listener without a token).
+func (s *Server) withToken() reach {
+	if s.cfg.Token == "" {
+		return absent
 	}
 	return withToken
 }
@@ -189,13 +200,11 @@ func (s *Server) guard(rt Route) http.Handler {
 	switch {
 	case how == absent:
 		return nil
-	case rt.Kind == Operational || rt.Kind == SignIn:
-		return rt.Handler
 	case metered:
 		return s.metered(rt, how == open)
 	case how == open:
 		return rt.Handler
-	case rt.Kind == API:
+	case rt.Kind == API || rt.Kind == Operational:
 		return s.authorized(rt.Handler, apiRefused)
 	}
 	return s.authorized(rt.Handler, s.pageRefused)
