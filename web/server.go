@@ -160,6 +160,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// Kept is how many readers' answers, and how many bytes, are kept in
+// memory now (cache.go).
+func (s *Server) Kept() (answers, bytes int) { return s.answers.set.held() }
+
 // Access is what this server serves.
 func (s *Server) Access() Access { return s.access }
 

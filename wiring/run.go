@@ -211,6 +211,9 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		ln.Close()
 		return nil, err
 	}
+	for _, c := range metrics.Kept(ui.Kept) {
+		m.Register(c)
+	}
 	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
 	if ui.Access() == web.OperationalOnly {
 		serves = "/metrics, /healthz and /readyz"

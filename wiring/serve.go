@@ -132,6 +132,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 		closeFn()
 		return nil, nil, err
 	}
+	m.Register(metrics.Kept(ui.Kept)...)
 	return ui, closeFn, nil
 }
 
