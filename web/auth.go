@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -442,7 +444,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.sessions.ttl / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: int(s.sessions.ttl / time.Second)})
 	http.Redirect(w, r, view.Next, http.StatusSeeOther)
 }
 
@@ -455,8 +457,27 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		s.sessions.end(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: -1})
 	http.Redirect(w, r, "/login?out=1", http.StatusSeeOther)
+}
+
+// overTLS reports whether the browser reached this server over TLS: its
+// own connection, or a trusted proxy's (Config.TrustedProxies) saying so
+// in X-Forwarded-Proto; another peer's header is not believed.
+func (s *Server) overTLS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
+		return false
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
 type loginView struct {

@@ -140,6 +140,9 @@ func (s *Server) routes() {
 		if _, self := rt.Handler.(*keptHandler); h != nil && !self {
 			h = s.transported(h)
 		}
+		if h != nil && s.access == Public && rt.Kind == API && rt.Audience == Reader {
+			h = anyOrigin(h)
+		}
 		if h != nil {
 			s.mux.Handle(rt.Pattern, h)
 		}
@@ -147,6 +150,18 @@ func (s *Server) routes() {
 	if s.access == OperationalOnly {
 		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed)))
 	}
+}
+
+// anyOrigin lets any site's page read a public JSON route
+// (Access-Control-Allow-Origin: *): its data is anyone's, and a browser
+// sends no cookie with such a request, nor, without a preflight this
+// server never answers, a token. The operator's routes never say it.
+func anyOrigin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "RateLimit, RateLimit-Policy, Retry-After, ETag")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // reach is how a route may be reached on this listener.
