@@ -15,6 +15,3 @@ func Kept(held func() (answers, bytes int)) []prometheus.Collector {
 			func() float64 { _, b := held(); return float64(b) }),
 	}
 }
-
-// Register adds collectors to serve's /metrics.
-func (m *API) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
