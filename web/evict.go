@@ -8,8 +8,8 @@ import (
 // What the kept answers may hold, in bytes and in answers: a crawler's
 // unique URLs can fill it, never grow it. Config.Kept changes them.
 const (
-	DefaultKeptBytes   = 32 << 20
-	DefaultKeptAnswers = 4096
+	DefaultKeptBytes   = 24 << 20
+	DefaultKeptAnswers = 2048
 )
 
 // KeptBound is how much the kept answers may hold: Bytes of answers (plain
