@@ -15,7 +15,7 @@ LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
 # The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
 IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
 
-.PHONY: help build install image test bench demo lint fuzz mutants deps clean
+.PHONY: help build install image test bench soak demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ test: deps ## run every test with -race against real redis-server and SQLite, th
 
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
 	@scripts/bench.sh
+
+soak: ## flood serve --public and run --listen --public for ten minutes each (INGEST_SOAK_FOR to change); print RSS and the hot pages' ratio
+	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh

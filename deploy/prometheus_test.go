@@ -51,3 +51,32 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapeExample checks prometheus/scrape.example.yaml with promtool
+// where it is installed, and that its job for a --public listener sends
+// the access token as a bearer, which such a listener's /metrics asks for.
+func TestScrapeExample(t *testing.T) {
+	b, err := os.ReadFile("prometheus/scrape.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, public, ok := strings.Cut(string(b), "job_name: ingest-public")
+	if !ok || !strings.Contains(public, "type: Bearer") || !strings.Contains(public, "credentials_file:") {
+		t.Errorf("prometheus/scrape.example.yaml has no ingest-public job sending the token as a bearer from a file")
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed")
+	}
+	dir := t.TempDir()
+	conf := strings.ReplaceAll(string(b), "/etc/prometheus/ingest-ui-token", filepath.Join(dir, "token"))
+	rules, _ := os.ReadFile("prometheus/ingest-alerts.yaml")
+	for name, data := range map[string]string{"prometheus.yml": conf, "token": "a-token", "ingest-alerts.yaml": string(rules)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
+	}
+}

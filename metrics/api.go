@@ -15,14 +15,16 @@ type API struct {
 	auth     *prometheus.CounterVec
 }
 
-// NewAPI returns the API's counters, at zero.
+// NewAPI returns the API's counters, at zero, beside the Go runtime's and
+// the process's series (memory, threads, open files), as the daemon's.
 func NewAPI() *API {
 	m := &API{reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_api_requests_total",
 			Help: "Metered API requests by plan and outcome: allowed, refused (429), unmetered (the limiter could not decide)."},
 			[]string{"plan", "outcome"}),
 		auth: newAuthFailures()}
-	m.reg.MustRegister(m.requests, m.auth)
+	m.reg.MustRegister(m.requests, m.auth,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -26,8 +26,8 @@ import (
 func daemonRoutes() []Route {
 	ok := http.HandlerFunc(healthz)
 	return []Route{
-		{Pattern: "GET /readyz", Kind: Operational, Handler: ok},
-		{Pattern: "GET /metrics", Kind: Operational, Handler: ok},
+		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: ok},
+		{Pattern: "GET /metrics", Kind: Operational, Audience: Operator, Handler: ok},
 		{Pattern: "GET /quota", Kind: API, Handler: ok},
 	}
 }
@@ -80,7 +80,7 @@ func TestEveryRouteIsDocumentedPublicOrOperator(t *testing.T) {
 	docs := documentedRoutes(t)
 	for _, rt := range s.table() {
 		want := rt.Audience.String()
-		if rt.Kind == Operational || rt.Kind == SignIn {
+		if rt.Kind == SignIn {
 			want = "public" // reachable without a token by design
 		}
 		switch got, ok := docs[rt.Pattern]; {
@@ -150,7 +150,7 @@ func TestTwoAudiences(t *testing.T) {
 				}
 				reach := map[Audience]string{Reader: tc.reader, Operator: tc.operator}[rt.Audience]
 				switch {
-				case rt.Kind == Operational:
+				case rt.Kind == Operational && (rt.Audience == Reader || !tc.public):
 					reach = open
 				case rt.Kind == SignIn && tc.reader != absent:
 					reach = open

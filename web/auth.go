@@ -5,7 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,30 +18,86 @@ import (
 	"unicode/utf8"
 )
 
-// MinTokenLen is the fewest characters an access token may have: with the
-// failed attempts slowed (throttle.go), a token this long of two kinds of
-// character is out of reach of guessing over the network.
+// MinTokenLen is the fewest characters an access token may have.
 const MinTokenLen = 20
 
+// MinTokenBits is the least entropy an access token may have, as
+// TokenBits estimates it: the throttle slows each guessing address, not
+// a guess spread over many, so the token alone must put guessing out of
+// reach at any rate a server can answer.
+const MinTokenBits = 128
+
 // CheckToken says why token is too weak to guard the data: shorter than
-// MinTokenLen, or made of one kind of character only (all digits, all
-// lower-case letters), which a guess can enumerate far faster than its
-// length suggests. It never quotes the token.
+// MinTokenLen, under MinTokenBits, or with spaces around it (a bearer
+// header cannot carry them). It never quotes the token.
 func CheckToken(token string) error {
+	if strings.TrimSpace(token) != token {
+		return fmt.Errorf("it begins or ends with white space, which an Authorization header cannot carry")
+	}
+	if strings.ContainsFunc(token, unicode.IsControl) {
+		return fmt.Errorf("it holds a control character")
+	}
 	if n := utf8.RuneCountInString(token); n < MinTokenLen {
 		return fmt.Errorf("it has %d characters, want at least %d", n, MinTokenLen)
 	}
-	kinds := map[string]bool{}
-	for _, r := range token {
-		kinds[charKind(r)] = true
-	}
-	if len(kinds) == 1 {
-		for k := range kinds {
-			return fmt.Errorf("it is made of %s only, want at least two of lower-case letters, upper-case letters, digits and symbols", k)
-		}
+	if bits := TokenBits(token); bits < MinTokenBits {
+		return fmt.Errorf("it has about %d bits of entropy, want at least %d (repeats, runs like 1234 and one kind of character count for little)", bits, MinTokenBits)
 	}
 	return nil
 }
+
+// TokenBits estimates the entropy of token: each character that neither
+// repeats what came before (three or more in a row already seen) nor
+// continues a run (abc, 4321) counts the bits of a pick among the kinds
+// of character the token uses (26 lower-case letters, 26 upper-case, 10
+// digits, 33 symbols). A random token of n characters counts about what
+// it has; a word said twice, a repeated letter or a run counts little.
+func TokenBits(token string) int {
+	rs := []rune(token)
+	kinds, fresh := map[string]bool{}, 0
+	for i := 0; i < len(rs); i++ {
+		kinds[charKind(rs[i])] = true
+		if n := repeatAt(rs, i); n >= 3 {
+			for _, r := range rs[i : i+n] {
+				kinds[charKind(r)] = true
+			}
+			i += n - 1
+			continue
+		}
+		if i >= 2 && rs[i]-rs[i-1] == rs[i-1]-rs[i-2] && abs(rs[i]-rs[i-1]) <= 1 {
+			continue // a run: aaa, abc, 321
+		}
+		fresh++
+	}
+	alphabet := 0
+	for k := range kinds {
+		alphabet += kindSize[k]
+	}
+	return int(float64(fresh) * math.Log2(float64(alphabet)))
+}
+
+// repeatAt is the length of the longest stretch at rs[i:] that begins
+// earlier too (overlapping allowed, as in aaaa).
+func repeatAt(rs []rune, i int) int {
+	best := 0
+	for j := 0; j < i; j++ {
+		n := 0
+		for i+n < len(rs) && rs[j+n] == rs[i+n] {
+			n++
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+func abs(r rune) rune {
+	if r < 0 {
+		return -r
+	}
+	return r
+}
+
+var kindSize = map[string]int{"lower-case letters": 26, "upper-case letters": 26, "digits": 10, "symbols": 33}
 
 func charKind(r rune) string {
 	switch {
@@ -182,12 +241,8 @@ func apiUnauthorized(w http.ResponseWriter, _ *http.Request) {
 
 func apiThrottled(w http.ResponseWriter, v verdict) {
 	setRetryAfter(w, v.wait)
-	from := "from this address"
-	if v.global {
-		from = "from any address that has not shown the right token lately"
-	}
 	apiError(w, http.StatusTooManyRequests, "too_many_failures", "",
-		fmt.Sprintf("too many wrong tokens were tried: no token is checked %s for %d s (Retry-After)", from, ceilSeconds(v.wait)))
+		fmt.Sprintf("too many wrong tokens were tried: no token is checked from this address for %d s (Retry-After)", ceilSeconds(v.wait)))
 }
 
 // pageRefused sends a browser without a session to the sign-in, or, when
@@ -289,7 +344,7 @@ func (s *Server) authFailed(outcome string) {
 func (s *Server) logTally(t *tally) {
 	attrs := []any{"rejected", t.rejected, "throttled", t.throttled, "wait", t.wait}
 	if t.key == "" {
-		s.cfg.Logger.Warn("web: wrong access tokens from every address: over the global limit, no token is checked until the wait is over", attrs...)
+		s.cfg.Logger.Warn("web: many wrong access tokens from many addresses: each address waits its own wait, the right token is checked from every other", attrs...)
 		return
 	}
 	s.cfg.Logger.Warn("web: wrong access tokens tried", append([]any{"addr", t.key}, attrs...)...)
@@ -331,7 +386,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 // whose wait it is.
 func (s *Server) renderThrottled(w http.ResponseWriter, view loginView, v verdict) {
 	setRetryAfter(w, v.wait)
-	view.Wait, view.Everyone = waitText(v.wait), v.global
+	view.Wait = waitText(v.wait)
 	view.Until = s.cfg.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
 	s.render(w, http.StatusTooManyRequests, "login", view)
 }
@@ -389,7 +444,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.sessions.ttl / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: int(s.sessions.ttl / time.Second)})
 	http.Redirect(w, r, view.Next, http.StatusSeeOther)
 }
 
@@ -402,8 +457,27 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		s.sessions.end(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: -1})
 	http.Redirect(w, r, "/login?out=1", http.StatusSeeOther)
+}
+
+// overTLS reports whether the browser reached this server over TLS: its
+// own connection, or a trusted proxy's (Config.TrustedProxies) saying so
+// in X-Forwarded-Proto; another peer's header is not believed.
+func (s *Server) overTLS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
+		return false
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
 type loginView struct {
@@ -413,7 +487,6 @@ type loginView struct {
 	Next  string
 	Out   bool
 	// Wait, when not empty, is how long until a token is checked again
-	// from this address (Until, the time), every address when Everyone.
+	// from this address (Until, the time).
 	Wait, Until string
-	Everyone    bool
 }

@@ -163,7 +163,9 @@ func TestSignInRefusesCrossSitePosts(t *testing.T) {
 }
 
 // TestCheckToken: an access token has at least MinTokenLen characters
-// (not bytes) of two kinds or more; NewToken's pass.
+// (not bytes) and MinTokenBits as TokenBits estimates them, and no space
+// around it; a repeat, a run or one kind of character counts for little;
+// NewToken's and random hex pass.
 func TestCheckToken(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -173,14 +175,20 @@ func TestCheckToken(t *testing.T) {
 		{"", "it has 0 characters, want at least 20"},
 		{"s3cret", "it has 6 characters"},
 		{"Nineteen-chars-0123", "it has 19 characters"},
-		{"Twenty-chars-0123456", ""},
 		{"ééééééééééabcdefghi", "it has 19 characters"},
-		{"12345678901234567890", "made of digits only"},
-		{"abcdefghijklmnopqrstuvwxyz", "made of lower-case letters only"},
-		{"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "made of upper-case letters only"},
-		{"-_-_-_-_-_-_-_-_-_-_-_-_", "made of symbols only"},
-		{"abcdefghijklmnopqrstuvwxy1", ""},
-		{"correct horse battery staple", ""},
+		{"12345678901234567890", "bits of entropy, want at least 128"},
+		{"abcdefghijklmnopqrstuvwxyz", "bits of entropy"},
+		{"-_-_-_-_-_-_-_-_-_-_-_-_", "bits of entropy"},
+		{"aaaaaaaaaaaaaaaaaaa1", "about 10 bits of entropy"},
+		{"Passwordpassword1234", "about 65 bits of entropy"},
+		{"correcthorsebatterystaple", "bits of entropy"},
+		{"0123456789abcdef0123456789abcdef", "bits of entropy"},
+		{" 3f9a1c27d84be605f1e2a9c3b7d6e048", "white space"},
+		{"3f9a1c27d84be605f1e2a9c3b7d6e048\n", "white space"},
+		{"3f9a1c27d84be605\tf1e2a9c3b7d6e048", "control character"},
+		{"3f9a1c27d84be605f1e2a9c3b7d6e048", ""}, // openssl rand -hex 16
+		{"q8Yx2VbR0mZc7LwK5tHn1JdA4sGf9PeU", ""}, // openssl rand -base64 24
+		{"ui-token-for-tests-Of-2026", ""},
 	} {
 		err := CheckToken(tc.token)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -20,20 +20,23 @@ import (
 // minutes ago"), kept with its ETag and its gzip form, and served from
 // memory; a conditional request is answered from what is kept, without
 // building anything.
+//
+// Only a 200 is kept, under a bound in bytes and in answers (evict.go): a
+// URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked
+// for once push out one another, never the pages readers keep asking for.
 
 // markEvery is how often the store's mark is read: a run that lands shows
 // within it.
 const markEvery = time.Second
 
-// keptBytes bounds what the answers hold in all; past it they are all
-// dropped and built again as they are asked for.
-const keptBytes = 64 << 20
-
-// answers are the kept answers by request URI.
+// answers are the kept answers by request URI (evict.go bounds them),
+// and the builds under way, so that many requests for an answer not kept
+// wait for one build.
 type answers struct {
-	mu    sync.Mutex
-	slots map[string]*slot
-	size  int
+	set *keptSet
+
+	mu       sync.Mutex
+	building map[string]*flight
 
 	markMu sync.Mutex
 	mark   string
@@ -42,11 +45,36 @@ type answers struct {
 	builds atomic.Int64 // how many answers were built: tests read it
 }
 
-// slot is one URI's answer; its lock is held while the answer is built, so
-// that many requests for a stale answer build it once.
-type slot struct {
-	mu  sync.Mutex
-	cur atomic.Pointer[answer]
+// flight is one build under way: done closes when it is over, a then
+// being the answer kept, nil when it was not one to keep.
+type flight struct {
+	done chan struct{}
+	a    *answer
+}
+
+// join is the build of key under way, and whether the caller is to run it
+// (none was).
+func (a *answers) join(key string) (*flight, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f, ok := a.building[key]; ok {
+		return f, false
+	}
+	if a.building == nil {
+		a.building = map[string]*flight{}
+	}
+	f := &flight{done: make(chan struct{})}
+	a.building[key] = f
+	return f, true
+}
+
+// land ends the build of key with its answer (nil: none kept).
+func (a *answers) land(key string, f *flight, ans *answer) {
+	f.a = ans
+	a.mu.Lock()
+	delete(a.building, key)
+	a.mu.Unlock()
+	close(f.done)
 }
 
 // answer is a built 200: its header, its bytes plain and compressed, and
@@ -76,31 +104,6 @@ func (s *Server) currentMark(ctx context.Context, now time.Time) string {
 	}
 	a.mark, a.markAt = m, now
 	return m
-}
-
-func (a *answers) slot(uri string) *slot {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.slots == nil {
-		a.slots = map[string]*slot{}
-	}
-	sl, ok := a.slots[uri]
-	if !ok {
-		sl = &slot{}
-		a.slots[uri] = sl
-	}
-	return sl
-}
-
-// keep adds n bytes to what is held, dropping everything first when it
-// would pass keptBytes.
-func (a *answers) keep(uri string, n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.size+n > keptBytes {
-		a.slots, a.size = map[string]*slot{}, 0
-	}
-	a.size += n
 }
 
 // keptHandler serves a reader's route from the kept answers; it sends its
@@ -151,24 +154,42 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r, uri = built, uri+"\x00"+key
 	}
-	sl := s.answers.slot(uri)
-	a := sl.cur.Load()
+	a := s.answers.set.get(uri)
 	if !a.fresh(mark, minute) {
-		sl.mu.Lock()
-		if a = sl.cur.Load(); !a.fresh(mark, minute) {
-			b := s.buildAnswer(r, k.build)
-			if b.status != http.StatusOK || !strings.HasPrefix(b.header.Get("Cache-Control"), revalidate) {
-				sl.mu.Unlock()
-				s.send(w, r, b)
-				return
-			}
-			a = newAnswer(b, mark, minute, a, now)
-			sl.cur.Store(a)
-			s.answers.keep(uri, len(a.body)+len(a.gz))
+		if a = s.build(w, r, k.build, uri, a, mark, minute); a == nil {
+			return
 		}
-		sl.mu.Unlock()
 	}
 	s.serveAnswer(w, r, a)
+}
+
+// build makes uri's answer when it is stale (before, nil when none is
+// kept), or waits for the build under way: the answer to serve, or nil
+// when this one was not to be kept and has been sent.
+func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, before *answer, mark string, minute time.Time) *answer {
+	f, lead := s.answers.join(uri)
+	if !lead {
+		<-f.done
+		if f.a.fresh(mark, minute) {
+			return f.a
+		}
+		s.send(w, r, s.buildAnswer(r, h))
+		return nil
+	}
+	if a := s.answers.set.get(uri); a.fresh(mark, minute) { // built while this request looked
+		s.answers.land(uri, f, a)
+		return a
+	}
+	b := s.buildAnswer(r, h)
+	if b.status != http.StatusOK || !strings.HasPrefix(b.header.Get("Cache-Control"), revalidate) {
+		s.answers.land(uri, f, nil)
+		s.send(w, r, b)
+		return nil
+	}
+	a := newAnswer(b, mark, minute, before, s.cfg.Now())
+	s.answers.set.put(uri, a)
+	s.answers.land(uri, f, a)
+	return a
 }
 
 // fresh reports whether a was built under mark in this minute.

@@ -52,6 +52,9 @@ type Meter struct {
 	// lease.
 	Lease int64
 
+	lookMu sync.Mutex
+	looks  map[string]lookup // token hash -> its plan, as last read
+
 	used     sync.Map     // token hash -> time.Time its use was last written
 	lastWarn atomic.Int64 // unix ms of the last "limiter unavailable" line
 	leases   sync.Map     // plan/client -> *lease
@@ -147,6 +150,43 @@ func (m *Meter) sweep(now time.Time) {
 	})
 }
 
+// lookupFor is how long a token's plan, once read, is used without
+// reading it again: a revoked token is refused within it, and a client's
+// (or the operator's) requests cost no query each.
+const lookupFor = 5 * time.Second
+
+// maxLookups bounds the tokens whose plan is held; past it they are all
+// read again (wrong tokens are looked up too, and a guesser sends many).
+const maxLookups = 10000
+
+// lookup is a token's plan as read at at.
+type lookup struct {
+	plan string
+	ok   bool
+	at   time.Time
+}
+
+// tokenPlan is Tokens.TokenPlan, read at most once per lookupFor per token.
+func (m *Meter) tokenPlan(ctx context.Context, hash string, now time.Time) (string, bool, error) {
+	m.lookMu.Lock()
+	l, hit := m.looks[hash]
+	m.lookMu.Unlock()
+	if hit && now.Sub(l.at) < lookupFor && !now.Before(l.at) {
+		return l.plan, l.ok, nil
+	}
+	plan, ok, err := m.Tokens.TokenPlan(ctx, hash)
+	if err != nil {
+		return "", false, err
+	}
+	m.lookMu.Lock()
+	defer m.lookMu.Unlock()
+	if m.looks == nil || len(m.looks) >= maxLookups {
+		m.looks = map[string]lookup{}
+	}
+	m.looks[hash] = lookup{plan: plan, ok: ok, at: now}
+	return plan, ok, nil
+}
+
 // usedEvery is how often a token's last use is written: a write per request
 // would make every read a write.
 const usedEvery = time.Minute
@@ -203,7 +243,8 @@ const (
 // caller names the plan and the client a request is metered as, or says
 // it is the operator's, or answers it (401, or 429 while its address must
 // wait) when it is neither; open says a caller without a token is an
-// anonymous client rather than refused. A bearer token is looked up among the clients'
+// anonymous client rather than refused, by its address (an IPv6 one by
+// its /64, as the throttle counts it). A bearer token is looked up among the clients'
 // first: theirs are random and beyond guessing, so they are never held
 // back by the throttle of wrong tokens; only one that is none of theirs is
 // tried as the access token.
@@ -216,10 +257,10 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (rate
 			apiUnauthorized(w, r)
 			return plan, "", asAnswered
 		}
-		return plan, "addr-" + shortHash(s.clientAddr(r)), asClient
+		return plan, "addr-" + shortHash(clientKey(s.clientAddr(r))), asClient
 	}
 	hash := clients.TokenHash(tok)
-	name, ok, err := m.Tokens.TokenPlan(r.Context(), hash)
+	name, ok, err := m.tokenPlan(r.Context(), hash, s.cfg.Now())
 	if err != nil {
 		s.fail(w, r, err)
 		return ratelimit.APIPlan{}, "", asAnswered

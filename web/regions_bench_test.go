@@ -91,7 +91,5 @@ func pageBytes(h http.Handler, path string) (plain, zipped int) {
 // drop forgets every kept answer, so that the next request builds its
 // own.
 func (a *answers) drop() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.slots, a.size = nil, 0
+	a.set.clear()
 }

@@ -18,8 +18,10 @@ const (
 	// SignIn is what signing in needs (the form and the stylesheet): served
 	// with the data, never behind the token.
 	SignIn
-	// Operational is health, readiness and metrics: always served, never
-	// behind the token, so probes and scrapers need no secret.
+	// Operational is health, readiness and metrics: served on every
+	// listener without the token, so probes and scrapers need no secret;
+	// but an operator's one (metrics: the quota's numbers) asks for the
+	// token on a --public listener, and is absent there without one.
 	Operational
 )
 
@@ -138,6 +140,9 @@ func (s *Server) routes() {
 		if _, self := rt.Handler.(*keptHandler); h != nil && !self {
 			h = s.transported(h)
 		}
+		if h != nil && s.access == Public && rt.Kind == API && rt.Audience == Reader {
+			h = anyOrigin(h)
+		}
 		if h != nil {
 			s.mux.Handle(rt.Pattern, h)
 		}
@@ -145,6 +150,18 @@ func (s *Server) routes() {
 	if s.access == OperationalOnly {
 		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed)))
 	}
+}
+
+// anyOrigin lets any site's page read a public JSON route
+// (Access-Control-Allow-Origin: *): its data is anyone's, and a browser
+// sends no cookie with such a request, nor, without a preflight this
+// server never answers, a token. The operator's routes never say it.
+func anyOrigin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "RateLimit, RateLimit-Policy, Retry-After, ETag")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // reach is how a route may be reached on this listener.
@@ -159,16 +176,25 @@ const (
 // reach applies the listener rules to one route.
 func (s *Server) reach(rt Route) reach {
 	switch {
-	case rt.Kind == Operational:
+	case rt.Kind == Operational && (s.access != Public || rt.Audience == Reader):
 		return open
+	case rt.Kind == Operational:
+		return s.withToken()
 	case s.access == OperationalOnly:
 		return absent
 	case rt.Kind == SignIn || s.access == Open:
 		return open
 	case s.access == Public && rt.Audience == Reader:
 		return open
-	case s.cfg.Token == "":
-		return absent // an operator's route on a --public listener without a token
+	}
+	return s.withToken()
+}
+
+// withToken is how an operator's route is reached when it asks for the
+// token: absent without one (a --public listener without a token).
+func (s *Server) withToken() reach {
+	if s.cfg.Token == "" {
+		return absent
 	}
 	return withToken
 }
@@ -189,13 +215,11 @@ func (s *Server) guard(rt Route) http.Handler {
 	switch {
 	case how == absent:
 		return nil
-	case rt.Kind == Operational || rt.Kind == SignIn:
-		return rt.Handler
 	case metered:
 		return s.metered(rt, how == open)
 	case how == open:
 		return rt.Handler
-	case rt.Kind == API:
+	case rt.Kind == API || rt.Kind == Operational:
 		return s.authorized(rt.Handler, apiRefused)
 	}
 	return s.authorized(rt.Handler, s.pageRefused)

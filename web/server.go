@@ -69,6 +69,9 @@ type Config struct {
 	// NoThumbnails leaves the videos' thumbnails out of the pages, and
 	// their image host out of the policy (offline or private use).
 	NoThumbnails bool
+	// Kept bounds the readers' answers kept in memory (evict.go); each
+	// zero field takes its default.
+	Kept KeptBound
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -129,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+	s.answers.set = newKeptSet(cfg.Kept)
 	if cfg.DB != nil {
 		s.ledger = ledger.New(cfg.DB)
 	}
@@ -155,6 +159,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	s.mux.ServeHTTP(w, r)
 }
+
+// Kept is how many readers' answers, and how many bytes, are kept in
+// memory now (cache.go).
+func (s *Server) Kept() (answers, bytes int) { return s.answers.set.held() }
 
 // Access is what this server serves.
 func (s *Server) Access() Access { return s.access }

@@ -9,22 +9,21 @@ import (
 )
 
 // limits are how fast the access token may be guessed (docs/api.md,
-// "Failed sign-ins"): perClient failures from one address within window,
-// global from every address together, before their attempts wait; each
-// wait in a row doubles, up to longest, and is forgiven after longest
-// without a failure. An address that showed the right token within known
-// is spared the global wait (never its own). clients bounds the addresses
-// kept, of each kind.
+// "Failed sign-ins"): perClient failures from one address within window
+// before its attempts wait; each wait in a row doubles, up to longest,
+// and is forgiven after longest without a failure. global failures from
+// every address together within window are logged, never waited on: the
+// token's strength (CheckToken) is what a guess spread over many
+// addresses meets. clients bounds the addresses kept.
 type limits struct {
 	perClient, global int
 	window, longest   time.Duration
-	known             time.Duration
 	clients           int
 }
 
-// defaultLimits: ten wrong tokens a minute from one address, a hundred from
-// all of them; the operator's own addresses of the last day go on.
-var defaultLimits = limits{perClient: 10, global: 100, window: time.Minute, longest: time.Hour, known: 24 * time.Hour, clients: 4096}
+// defaultLimits: ten wrong tokens a minute from one address; a hundred from
+// all of them is worth a line in the log.
+var defaultLimits = limits{perClient: 10, global: 100, window: time.Minute, longest: time.Hour, clients: 4096}
 
 // strikes are the recent failures of one address, or of all of them: the
 // times of the last few (a ring as long as the limit, so that "n failures
@@ -78,40 +77,35 @@ func later(a, b time.Time) time.Time {
 }
 
 // throttle slows the guessing of the access token: it counts the failed
-// attempts by client address and in all, and while either is over its
-// limit, attempts wait without the token being compared at all, so a
-// right guess is no more use than a wrong one until the wait is over.
+// attempts by client address, and while an address is over its limit its
+// attempts wait without the token being compared at all, so a right
+// guess is no more use than a wrong one until the wait is over.
 //
-// The global wait holds back only the addresses that have not shown the
-// right token lately (known): a guess spread over many addresses cannot
-// lock the operator out of the addresses the operator uses, and since an
-// address's own wait still holds, a guesser learns nothing from it.
+// Only the address that guessed waits: the right token from any other
+// one, a fresh one, or any after a restart, is always compared. A guess
+// spread over many addresses is not slowed as a whole: it meets a token
+// of at least MinTokenBits, beyond reach at any rate a server answers.
 //
 // Its memory is bounded: at most limits.clients addresses, and a new one
-// only by a failure that was compared, which the global limit slows as
-// much as any; an address that waits is the last to be dropped for room.
-// The known addresses are bounded alike, and only the right token adds
-// one.
+// only by a failure that was compared; an address that waits is the last
+// to be dropped for room.
 type throttle struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	l       limits
-	all     *strikes
+	all     *strikes // every address's failures: for the log alone
 	clients map[string]*strikes
-	known   map[string]time.Time // address -> when it last showed the right token
 }
 
 func newThrottle(now func() time.Time, l limits) *throttle {
-	return &throttle{now: now, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}, known: map[string]time.Time{}}
+	return &throttle{now: now, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}}
 }
 
 // verdict is what became of one attempt.
 type verdict struct {
 	ok bool
-	// wait > 0: the token was not compared; try again after wait. global
-	// says it was every address's wait, not this one's.
-	wait   time.Duration
-	global bool
+	// wait > 0: the token was not compared; try again after wait.
+	wait time.Duration
 	// say and sayAll, when not nil, are what the log should say now of
 	// the address and of every address together (each at most once a
 	// window).
@@ -126,25 +120,19 @@ type tally struct {
 }
 
 // try runs check, the comparison of a token tried from the address key,
-// unless that address or every address must wait; a failed check counts
-// against both.
+// unless that address must wait; a failed check counts against it (a
+// right one forgives nothing: the next wait still doubles).
 func (t *throttle) try(key string, check func() bool) verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
 	k := t.clients[key]
-	if v, waiting := t.waiting(key, k, now); waiting {
-		if k == nil || v.global {
-			t.all.throttled++
-			v.sayAll = t.speak(t.all, "", now)
-		} else {
-			k.throttled++
-			v.say = t.speak(k, key, now)
-		}
+	if v, waiting := t.waiting(k, now); waiting {
+		k.throttled++
+		v.say = t.speak(k, key, now)
 		return v
 	}
 	if check() {
-		t.remember(key, now)
 		return verdict{ok: true}
 	}
 	if k == nil {
@@ -162,39 +150,13 @@ func (t *throttle) try(key string, check func() bool) verdict {
 	return v
 }
 
-// waiting is the wait of the address key (k its record, nil when it has
-// none) or, unless it showed the right token lately, of every address,
-// whichever ends later.
-func (t *throttle) waiting(key string, k *strikes, now time.Time) (verdict, bool) {
+// waiting is the wait of an address (k its record, nil when it has none).
+func (t *throttle) waiting(k *strikes, now time.Time) (verdict, bool) {
 	var v verdict
 	if k != nil && now.Before(k.until) {
 		v.wait = k.until.Sub(now)
 	}
-	if g := t.all.until.Sub(now); g > v.wait && !t.isKnown(key, now) {
-		v.wait, v.global = g, true
-	}
 	return v, v.wait > 0
-}
-
-// isKnown reports whether key showed the right token within l.known.
-func (t *throttle) isKnown(key string, now time.Time) bool {
-	at, ok := t.known[key]
-	return ok && now.Sub(at) < t.l.known
-}
-
-// remember notes that key showed the right token at now, dropping the
-// address that showed it longest ago when the table is full.
-func (t *throttle) remember(key string, now time.Time) {
-	if _, ok := t.known[key]; !ok && len(t.known) >= t.l.clients {
-		var oldest string
-		for name, at := range t.known {
-			if oldest == "" || at.Before(t.known[oldest]) {
-				oldest = name
-			}
-		}
-		delete(t.known, oldest)
-	}
-	t.known[key] = now
 }
 
 // peek is the wait an attempt from key would meet now, without one.
@@ -202,7 +164,7 @@ func (t *throttle) peek(key string) verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	v, _ := t.waiting(key, t.clients[key], now)
+	v, _ := t.waiting(t.clients[key], now)
 	return v
 }
 

@@ -79,41 +79,47 @@ func TestWrongTokensBehindOneAddressSpareTheOthers(t *testing.T) {
 	}
 }
 
-// TestGlobalWaitSparesKnownAddresses: 12 addresses x 10 wrong tokens put
-// every address that has not shown the right token lately under the global
-// wait. An address that showed it before the guessing goes on; one never
-// seen waits (it might be a guesser's); one of the guessing addresses that
-// had shown it waits its own wait, so its right token is not confirmed.
-func TestGlobalWaitSparesKnownAddresses(t *testing.T) {
+// TestRightTokenAlwaysOpens: wrong tokens from 200 addresses, each past
+// its own limit, hold back those addresses alone: the right token from a
+// never-seen address is served at once, as from one that showed it
+// before; an address that guessed waits its own wait, its right token
+// not compared; after a restart every address is served.
+func TestRightTokenAlwaysOpens(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	srv := throttleServer(t, &now)
-	known := newLoopbackClient(t, srv, "127.0.0.50")
-	turned := newLoopbackClient(t, srv, "127.0.0.10") // shows the token, then guesses
-	for _, c := range []*loopbackClient{known, turned} {
-		if code, _, body := c.api(testToken); code != through {
-			t.Fatalf("the right token from %s before any guessing: got %d\n%s", c.ip, code, body)
-		}
+	s := authServer(t, &now)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	known := newLoopbackClient(t, srv, "127.0.1.1")
+	if code, _, body := known.api(testToken); code != through {
+		t.Fatalf("the right token before any guessing: got %d\n%s", code, body)
 	}
-	now = now.Add(10 * time.Minute)
-	for a := range 12 {
-		c := newLoopbackClient(t, srv, "127.0.0."+strconv.Itoa(10+a))
-		for i := range 10 {
+	var guessers []*loopbackClient
+	for a := range 200 {
+		c := newLoopbackClient(t, srv, "127.0.2."+strconv.Itoa(a+1))
+		guessers = append(guessers, c)
+		for i := range 11 {
 			code, _, body := c.api("guess-" + strconv.Itoa(a) + "-" + strconv.Itoa(i) + "-of-a-spread-guess")
-			if code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
-				t.Fatalf("guess %d from %s: got %d\n%s", i+1, c.ip, code, body)
+			if want := map[bool]int{true: http.StatusTooManyRequests, false: http.StatusUnauthorized}[i == 10]; code != want {
+				t.Fatalf("guess %d from %s: got %d, want %d\n%s", i+1, c.ip, code, want, body)
 			}
 		}
+		c.c.CloseIdleConnections()
 	}
-	stranger := newLoopbackClient(t, srv, "127.0.0.60")
-	code, retry, body := stranger.api(testToken)
-	if code != http.StatusTooManyRequests || retry == "" || !strings.Contains(body, "has not shown the right token lately") {
-		t.Errorf("the right token from a never-seen address during the global wait: got %d Retry-After %q\n%s; want 429 naming the global wait", code, retry, body)
+	for i, c := range []*loopbackClient{newLoopbackClient(t, srv, "127.0.3.1"), known, newLoopbackClient(t, srv, "127.0.3.2")} {
+		if code, retry, body := c.api(testToken); code != through {
+			t.Errorf("the right token from %s (%d) during the guessing: got %d Retry-After %q, want through (%d)\n%s", c.ip, i, code, retry, through, body)
+		}
 	}
-	if code, _, body := known.api(testToken); code != through {
-		t.Errorf("the right token from an address that showed it before: got %d, want through (%d)\n%s", code, through, body)
+	if code, _, body := guessers[0].api(testToken); code != http.StatusTooManyRequests || !strings.Contains(body, "from this address") {
+		t.Errorf("the right token from an address that guessed: got %d, want 429 from this address\n%s", code, body)
 	}
-	if code, _, body := turned.api(testToken); code != http.StatusTooManyRequests || !strings.Contains(body, "from this address") {
-		t.Errorf("the right token from a known address that guessed: got %d, want 429 from this address\n%s", code, body)
+
+	restarted := httptest.NewServer(authServer(t, &now))
+	t.Cleanup(restarted.Close)
+	for _, ip := range []string{"127.0.2.1", "127.0.3.3"} {
+		if code, _, body := newLoopbackClient(t, restarted, ip).api(testToken); code != through {
+			t.Errorf("the right token from %s after a restart: got %d, want through\n%s", ip, code, body)
+		}
 	}
 }

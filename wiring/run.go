@@ -217,8 +217,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	ready := web.Readyz(append([]web.Check{web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
 		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}, windowChecks(p.Limiter)...)...)
 	cfg.Routes = []web.Route{
-		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler(p.Limiter)},
-		{Pattern: "GET /readyz", Kind: web.Operational, Handler: ready},
+		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler(p.Limiter)},
+		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: ready},
 		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
 			return BuildReport(ctx, src)
 		})},
@@ -228,6 +228,9 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	if err != nil {
 		ln.Close()
 		return nil, err
+	}
+	for _, c := range metrics.Kept(ui.Kept) {
+		m.Register(c)
 	}
 	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
 	if ui.Access() == web.OperationalOnly {

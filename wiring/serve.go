@@ -133,15 +133,16 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	}
 	cfg.AuthFailed = m.AuthFailed
 	cfg.Routes = []web.Route{
-		{Pattern: "GET /readyz", Kind: web.Operational, Handler: web.Readyz(append([]web.Check{web.LimiterCheck(l),
+		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(append([]web.Check{web.LimiterCheck(l),
 			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
-		{Pattern: "GET /metrics", Kind: web.Operational, Handler: m.Handler()},
+		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler()},
 	}
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), sv.Plans)
 	if ui, err = h.Web(db, src, cfg); err != nil {
 		closeFn()
 		return nil, nil, err
 	}
+	m.Register(metrics.Kept(ui.Kept)...)
 	return ui, closeFn, nil
 }
 

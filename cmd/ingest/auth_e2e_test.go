@@ -14,10 +14,11 @@ import (
 	"github.com/ingestworks/ingest/web"
 )
 
-// TestWeakUITokenRefused: serve and run --listen refuse a short token, or
-// one of one kind of character, with exit 2 naming INGEST_UI_TOKEN and how
-// to make a strong one, before anything is opened; the token itself is
-// never printed.
+// TestWeakUITokenRefused: serve and run --listen refuse a short token, one
+// under the bits a token must have (a repeat, a word said twice, one kind
+// of character), or one with spaces around it, with exit 2 naming
+// INGEST_UI_TOKEN and how to make a strong one, before anything is opened;
+// the token itself is never printed.
 func TestWeakUITokenRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -26,8 +27,11 @@ func TestWeakUITokenRefused(t *testing.T) {
 		says        string
 	}{
 		{"serve, short", "s3cret", []string{"serve", "--listen", "127.0.0.1:0"}, "it has 6 characters, want at least 20"},
-		{"serve, digits only", "12345678901234567890123456", []string{"serve", "--listen", "0.0.0.0:0"}, "it is made of digits only"},
-		{"serve, lower-case only", "correcthorsebatterystaple", []string{"serve", "--listen", "0.0.0.0:0"}, "it is made of lower-case letters only"},
+		{"serve, digits only", "12345678901234567890123456", []string{"serve", "--listen", "0.0.0.0:0"}, "bits of entropy, want at least 128"},
+		{"serve, lower-case only", "correcthorsebatterystaple", []string{"serve", "--listen", "0.0.0.0:0"}, "bits of entropy, want at least 128"},
+		{"serve --public, one letter", "aaaaaaaaaaaaaaaaaaa1", []string{"serve", "--public", "--listen", "0.0.0.0:0"}, "about 10 bits of entropy"},
+		{"serve, a word twice", "Passwordpassword1234", []string{"serve", "--listen", "0.0.0.0:0"}, "about 65 bits of entropy"},
+		{"run --listen, spaces around", " 3f9a1c27d84be605f1e2a9c3b7d6e048 ", []string{"run", "--listen", "127.0.0.1:0"}, "white space"},
 		{"run --listen, short", "Short-Token-1", []string{"run", "--listen", "127.0.0.1:0"}, "it has 13 characters, want at least 20"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,11 +41,13 @@ func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
 	return d, listen
 }
 
-// TestListenerRules: the operational endpoints answer without a token on
-// every listener; with INGEST_UI_TOKEN the rest asks for it (a script gets
-// a 401 in JSON, pages or not); --public opens the readers' routes to
-// anyone and keeps the operator's behind the token, absent without one;
-// without either, a non-loopback listener serves only the probes.
+// TestListenerRules: the probes answer without a token on every listener,
+// and /metrics (with the Go and process series, serve's too) on every
+// one but a --public one; with INGEST_UI_TOKEN the rest asks for it (a
+// script gets a 401 in JSON, pages or not); --public opens the readers'
+// routes to anyone and keeps the operator's, /metrics among them, behind
+// the token, absent without one; without either, a non-loopback listener
+// serves only the probes.
 func TestListenerRules(t *testing.T) {
 	t.Parallel()
 	type want map[string]int // path -> status without the token
@@ -57,20 +59,25 @@ func TestListenerRules(t *testing.T) {
 		log   string // in the process's output
 	}{
 		{"serve with a token", uiToken, []string{"serve"},
-			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 401, "/": 401, "/charts/US": 401, "/login": 200, "/static/style.css": 200}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/api/v1/quota": 401, "/": 401, "/charts/US": 401, "/api/v1/charts/US": 401,
+				"/login": 200, "/static/style.css": 200}, ""},
 		{"serve --public", "", []string{"serve", "--public"},
-			want{"/healthz": 200, "/readyz": 200, "/api/v1/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/": 200,
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 404, "/api/v1/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/": 200,
 				"/api/v1/charts/US": 200, "/api/v1": 200, "/charts/US": 200}, ""},
 		{"serve --public with a token", uiToken, []string{"serve", "--public"},
-			want{"/api/v1/quota": 401, "/api/v1/runs": 401, "/operator": 401, "/": 200, "/api/v1/charts/US": 200, "/search?q=a": 200}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 401, "/api/v1/quota": 401, "/api/v1/runs": 401, "/operator": 401, "/": 200,
+				"/api/v1/charts/US": 200, "/search?q=a": 200}, ""},
 		{"serve on loopback", "", []string{"serve", "loopback"},
-			want{"/healthz": 200, "/api/v1/quota": 200, "/charts/US": 200}, ""},
+			want{"/healthz": 200, "/metrics": 200, "/api/v1/quota": 200, "/charts/US": 200}, ""},
 		{"run with a token", uiToken, []string{"run", "--regions", "US"},
-			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/": 401}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/": 401, "/charts/US": 401}, ""},
 		{"run --public with a token", uiToken, []string{"run", "--regions", "US", "--public"},
-			want{"/metrics": 200, "/quota": 401, "/api/v1/quota": 401, "/operator": 401, "/charts/US": 200, "/api/v1/charts/US": 200}, ""},
+			want{"/healthz": 200, "/readyz": 200, "/metrics": 401, "/quota": 401, "/api/v1/quota": 401, "/operator": 401, "/charts/US": 200,
+				"/api/v1/charts/US": 200}, ""},
 		{"run --public", "", []string{"run", "--regions", "US", "--public"},
-			want{"/metrics": 200, "/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/charts/US": 200}, ""},
+			want{"/healthz": 200, "/metrics": 404, "/quota": 404, "/api/v1/runs": 404, "/operator": 404, "/charts/US": 200}, ""},
+		{"run on loopback", "", []string{"run", "--regions", "US", "loopback"},
+			want{"/metrics": 200, "/quota": 200, "/api/v1/quota": 200, "/charts/US": 200}, ""},
 		{"run without a token", "", []string{"run", "--regions", "US"},
 			want{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/quota": 404, "/api/v1/quota": 404, "/": 404, "/login": 404, "/static/style.css": 404},
 			"serves only /healthz, /readyz and /metrics"},
@@ -89,6 +96,13 @@ func TestListenerRules(t *testing.T) {
 				if tc.token != "" && status == 401 {
 					if code, body := d.get(t, path, true); code != 200 {
 						t.Errorf("%s with the token: got %d\n%.300s", path, code, body)
+					}
+				}
+			}
+			if code, body := d.get(t, "/metrics", tc.token != ""); code == 200 {
+				for _, series := range []string{"go_goroutines", "process_resident_memory_bytes", "ingest_ui_auth_failures_total"} {
+					if !strings.Contains(string(body), series) {
+						t.Errorf("/metrics has no %s", series)
 					}
 				}
 			}

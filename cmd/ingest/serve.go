@@ -60,10 +60,12 @@ PostgreSQL --db without Redis, the API's own limiter.
 /healthz and /readyz answer without a token. Set INGEST_UI_TOKEN to ask
 every other request for that token: scripts send it as Authorization: Bearer
 <token>, browsers sign in at /login (a cookie). It must have at least 20
-characters of two kinds or more (letters, digits, symbols): make one with
-ingest tokens new-ui-token. After 10 wrong tokens from one address within a
-minute (100 from all), no token is checked from it for a minute, doubling
-while it keeps failing: 429 with Retry-After. Without a token, serve
+characters and 128 bits of entropy as ingest estimates it (repeats, runs and
+one kind of character count for little): make one with ingest tokens
+new-ui-token. After 10 wrong tokens from one address (an IPv6 /64) within a
+minute, no token is checked from it for a minute, doubling while it keeps
+failing: 429 with Retry-After; the right token from any other address is
+always checked. Without a token, serve
 listens on a loopback address only, unless --public says the data is meant
 to be public. --public opens the readers' routes (the front page, charts,
 search, videos, /api/v1/charts, /api/v1/search, /api/v1/videos) to anyone,

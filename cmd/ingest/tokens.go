@@ -86,7 +86,7 @@ access token of serve and run --listen, which is not kept anywhere.`,
 		Short: "Print a random access token for INGEST_UI_TOKEN (256 bits); it is kept nowhere",
 		Long: `new-ui-token prints a random token of 256 bits (43 characters, base64url)
 that serve and run --listen take as INGEST_UI_TOKEN, which must have at
-least 20 characters of two kinds or more. It opens no database and keeps
+least 20 characters and 128 bits of entropy. It opens no database and keeps
 the token nowhere: put it straight where the server reads it.`,
 		Example: `  export INGEST_UI_TOKEN="$(ingest tokens new-ui-token)"; ingest serve --listen 0.0.0.0:8080
   (umask 077; ingest tokens new-ui-token > ui-token)`,

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"container/list"
+	"sync"
+)
+
+// What the kept answers may hold, in bytes and in answers: a crawler's
+// unique URLs can fill it, never grow it. Config.Kept changes them.
+const (
+	DefaultKeptBytes   = 24 << 20
+	DefaultKeptAnswers = 2048
+)
+
+// KeptBound is how much the kept answers may hold: Bytes of answers (plain
+// and gzip, with their keys) and Answers of them; an answer larger than an
+// eighth of Bytes is served but never kept.
+type KeptBound struct {
+	Bytes, Answers int
+}
+
+// orDefault fills a zero field with its default.
+func (b KeptBound) orDefault() KeptBound {
+	if b.Bytes <= 0 {
+		b.Bytes = DefaultKeptBytes
+	}
+	if b.Answers <= 0 {
+		b.Answers = DefaultKeptAnswers
+	}
+	return b
+}
+
+// protectedShare is the part of the bound an answer asked for twice may
+// hold: an answer asked for once goes in the rest, so a flood of URLs
+// asked for once each pushes out only one another, never a page that
+// readers keep asking for.
+const protectedShare = 0.8
+
+// keptSet is the kept answers by key, in two segments (a segmented LRU):
+// a new answer is on probation; asked for again, it is protected; the
+// protected that overflow their share go back on probation, and what the
+// bound drops comes from probation first, least recently asked first.
+type keptSet struct {
+	mu        sync.Mutex
+	bound     KeptBound
+	byKey     map[string]*list.Element // of *kept
+	probation list.List                // front: most recently asked
+	protected list.List
+	size      int // bytes of both segments
+	protSize  int // bytes of the protected segment
+}
+
+// kept is one answer in the set.
+type kept struct {
+	key       string
+	a         *answer
+	size      int
+	protected bool
+}
+
+// keptOverhead is what an entry costs beyond its bytes and key: the map
+// slot, the list element, the answer and its header.
+const keptOverhead = 512
+
+func newKeptSet(b KeptBound) *keptSet {
+	return &keptSet{bound: b.orDefault(), byKey: map[string]*list.Element{}}
+}
+
+// get is key's answer, nil when none is kept; being asked for moves it up
+// (on probation, into the protected segment).
+func (s *keptSet) get(key string) *answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byKey[key]
+	if !ok {
+		return nil
+	}
+	k := e.Value.(*kept)
+	if k.protected {
+		s.protected.MoveToFront(e)
+		return k.a
+	}
+	s.probation.Remove(e)
+	k.protected = true
+	s.byKey[key] = s.protected.PushFront(k)
+	s.protSize += k.size
+	s.demote()
+	return k.a
+}
+
+// put keeps a as key's answer, in place of the one before (keeping its
+// segment), and drops what the bound no longer holds.
+func (s *keptSet) put(key string, a *answer) {
+	n := len(a.body) + len(a.gz) + len(key) + keptOverhead
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remove(key)
+	if n > s.bound.Bytes/8 {
+		return
+	}
+	s.byKey[key] = s.probation.PushFront(&kept{key: key, a: a, size: n})
+	s.size += n
+	s.trim()
+}
+
+// remove drops key's answer, when there is one.
+func (s *keptSet) remove(key string) {
+	e, ok := s.byKey[key]
+	if !ok {
+		return
+	}
+	k := e.Value.(*kept)
+	if k.protected {
+		s.protected.Remove(e)
+		s.protSize -= k.size
+	} else {
+		s.probation.Remove(e)
+	}
+	s.size -= k.size
+	delete(s.byKey, key)
+}
+
+// demote moves the least recently asked protected answers back on
+// probation while the protected segment is over its share.
+func (s *keptSet) demote() {
+	for s.protected.Len() > 1 && (float64(s.protSize) > protectedShare*float64(s.bound.Bytes) ||
+		float64(s.protected.Len()) > protectedShare*float64(s.bound.Answers)) {
+		e := s.protected.Back()
+		k := e.Value.(*kept)
+		s.protected.Remove(e)
+		s.protSize -= k.size
+		k.protected = false
+		s.byKey[k.key] = s.probation.PushFront(k)
+	}
+	s.trim()
+}
+
+// trim drops answers, probation's least recently asked first, until the
+// set is within its bound.
+func (s *keptSet) trim() {
+	for s.size > s.bound.Bytes || len(s.byKey) > s.bound.Answers {
+		e := s.probation.Back()
+		if e == nil {
+			e = s.protected.Back()
+		}
+		if e == nil {
+			return
+		}
+		s.remove(e.Value.(*kept).key)
+	}
+}
+
+// clear drops every answer.
+func (s *keptSet) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey = map[string]*list.Element{}
+	s.probation.Init()
+	s.protected.Init()
+	s.size, s.protSize = 0, 0
+}
+
+// held is how many answers and bytes the set holds now.
+func (s *keptSet) held() (answers, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byKey), s.size
+}
