@@ -80,8 +80,9 @@ func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
 // whether the stored one has grown older than CatalogueEvery (another
 // daemon on the database may have read it), and asks the upstream at most
 // once per CatalogueEvery whatever the answer. A region it newly lists
-// joins a daemon of --regions all at its next start, which it says.
-func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
+// joins a daemon of --regions all at its next start, which it says. It
+// returns when ctx ends or stop is closed, never in the middle of a read.
+func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, stop <-chan struct{}) {
 	var asked time.Time
 	if r.Select != nil {
 		asked = time.Now()
@@ -97,6 +98,8 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-stop:
 			return
 		case <-tick.C:
 		}

@@ -162,7 +162,16 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 			d.LastStart[code] = s.Started
 		}
 	}
-	go h.keepCatalogue(ctx, p, r)
+	// The catalogue's keeper ends with the daemon: a read of it in flight
+	// when a signal comes is stored before the daemon says it stopped
+	// and closes the database.
+	stopKeeper := make(chan struct{})
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		h.keepCatalogue(ctx, p, r, stopKeeper)
+	}()
+	defer func() { close(stopKeeper); <-kept }()
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
 	return d.Run(ctx)
