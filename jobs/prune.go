@@ -74,7 +74,9 @@ func (p *Prune) Run(ctx context.Context) PruneResult {
 	pruned, err := p.Store.Prune(ctx, p.Cuts(now()))
 	res := PruneResult{Pruned: pruned, RunEnd: ingest.RunEnd{Status: ingest.StatusCompleted}}
 	switch {
-	case err != nil && stopping(p.Drain) && errors.Is(err, context.Canceled):
+	// A drain cancels the prune's context, which may end a transaction
+	// under way with the driver's own error rather than the context's.
+	case err != nil && stopping(p.Drain) && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled)):
 		res.Status, res.Message = ingest.StatusInterrupted, "interrupted: stopped between transactions"
 	case err != nil:
 		res.Status, res.Err = ingest.StatusFailed, err // the store names itself
