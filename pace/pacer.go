@@ -211,18 +211,15 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 
 // counted is when a pass that started at t counts from, as seen from an
 // ask at one of the entry's slots (slotted): the slot it started within a
-// grain of (the stagger's step); a pass that started off its slots (a
-// catch-up at start, or one slowed past a grain) half a cadence before it
-// started, so that the entry's next pass is at its first slot half a
-// cadence on, never a whole cadence and a slot's period later. From any
-// other ask (a cron's start, a catch-up) it counts from the start of the
-// grain it started in, so that a pass started a little after a cron's
-// start is due again at the cron's start a cadence later. The grain is the
-// tolerance the running pacer gives a late pass (kept), so a restarted
-// pacer, which has only the recorded start, counts a pass slowed by the
-// lease, the store or the database as its slot's too: a restart at any
-// moment adds no pass and takes none away. A catch-up that starts within a
-// grain after the chart's slot is that slot's pass, for every pacer alike.
+// grain of (the stagger's step), or t itself; from any other ask (a cron's
+// start, a catch-up) the start of the grain it started in, so that a pass
+// started a little after a cron's start is due again at the cron's start a
+// cadence later. The grain is the tolerance the running pacer gives a late
+// pass (kept), so a restarted pacer, which has only the recorded start,
+// counts a pass slowed by the lease, the store or the database as its
+// slot's too: a restart at any moment adds no pass and takes none away. A
+// catch-up that starts within a grain after the chart's slot is that
+// slot's pass, for every pacer alike.
 func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	s := p.entries[i].Slots
 	if s == nil || t.IsZero() {
@@ -233,9 +230,6 @@ func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	}
 	if slot := s.Next(t.Add(-p.grain(i))); !slot.After(t) {
 		return slot
-	}
-	if every := p.every(i); every > 0 && every != Never {
-		return t.Add(-every / 2)
 	}
 	return t
 }
