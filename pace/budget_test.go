@@ -267,11 +267,12 @@ func TestPacerRestart(t *testing.T) {
 	}
 }
 
-// Whether an entry is due is decided slot to slot: a pass recorded a
-// little after its slot counts for that slot, so after a restart the
-// entry runs at its next slot, not the one after; a pass caught up at
-// start counts where it ran, so the entry's next slot minutes later is not
-// a second pass, even after a restart that has only its recorded start.
+// Whether an entry is due is decided slot to slot: a pass recorded up to a
+// grain (the stagger's step) after its slot counts for that slot, so after
+// a restart the entry runs at its next slot, not the one after; a pass
+// caught up at start a grain or more after its slot counts where it ran,
+// so the entry's next slot minutes later is not a second pass, even after
+// a restart that has only its recorded start.
 func TestPacerCountsSlots(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
@@ -292,9 +293,11 @@ func TestPacerCountsSlots(t *testing.T) {
 	}{
 		{"a pass 100 ms after its slot", slot.Add(100 * time.Millisecond), slot.Add(56 * time.Minute), false, []bool{true, true, true}},
 		{"a pass 3 s after its slot", slot.Add(3 * time.Second), slot.Add(59*time.Minute + 59*time.Second), false, []bool{true, true, true}},
+		{"a pass 6 s after its slot", slot.Add(6 * time.Second), slot.Add(50 * time.Minute), false, []bool{true, true, true}},
+		{"a pass 30 s after its slot", slot.Add(30 * time.Second), slot.Add(50 * time.Minute), false, []bool{true, true, true}},
 		{"caught up 4 minutes before its slot", time.Time{}, slot.Add(56 * time.Minute), true, []bool{false, true, true}},
 		{"caught up after a missed slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{false, true, true}},
-		{"caught up in its own slot's grain, then restarted", slot.Add(2*time.Minute + 20*time.Second), slot.Add(30 * time.Minute), false, []bool{false, true, true}},
+		{"caught up in its own slot's grain, then restarted", slot.Add(2*time.Minute + 20*time.Second), slot.Add(30 * time.Minute), false, []bool{true, true, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
