@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/store"
 )
 
 // JSON is `ingest report --json`; docs/contract.md fixes the fields scripts
@@ -195,11 +196,7 @@ func (r *Report) Text(out io.Writer, loc *time.Location) {
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))
 	r.textClock(out)
 	if st := r.Storage; st != nil {
-		oldest := "none"
-		if !st.OldestRun.IsZero() {
-			oldest = st.OldestRun.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(out, "Database %.1f MB (%.1f MB free), oldest chart run %s\n", float64(st.Bytes)/1e6, float64(st.FreeBytes)/1e6, oldest)
+		fmt.Fprintln(out, storageText(*st))
 	}
 	r.textTerms(out)
 	fmt.Fprintln(out)
@@ -382,4 +379,20 @@ func ShortDuration(d time.Duration) string {
 		return strings.TrimSuffix(s, "0s")
 	}
 	return s
+}
+
+// storageText is the report's database line: the file's size, the free
+// pages inside it (which new rows reuse and a prune gives back, not free
+// space on the disk: check says that), and the oldest chart run kept. A
+// database that counts no free pages (PostgreSQL) says none.
+func storageText(st store.Size) string {
+	oldest := "none"
+	if !st.OldestRun.IsZero() {
+		oldest = st.OldestRun.UTC().Format(time.RFC3339)
+	}
+	free := ""
+	if st.FreeBytes > 0 || st.Incremental {
+		free = fmt.Sprintf(", %.1f MB of it free pages inside the file (new rows reuse them; not free disk)", float64(st.FreeBytes)/1e6)
+	}
+	return fmt.Sprintf("Database %.1f MB%s, oldest chart run %s", float64(st.Bytes)/1e6, free, oldest)
 }

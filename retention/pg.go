@@ -15,6 +15,7 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 		r.Batch = 50000
 	}
 	var p Pruned
+	pr.tell(r, &p)
 	before, ledgerBefore := msOf(r.Before), msOf(r.LedgerBefore)
 	steps := []struct {
 		n    *int64
@@ -40,7 +41,7 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 			if err := pr.pgPruneDays(ctx, before); err != nil {
 				return p, fmt.Errorf("prune: daily rollup: %w", err)
 			}
-			if err := pr.pruneTerms(ctx, r, &p, func(context.Context) error { return nil }); err != nil {
+			if err := pr.pruneTerms(ctx, r, &p, func(context.Context) error { pr.told(); return nil }); err != nil {
 				return p, fmt.Errorf("prune: %w", err)
 			}
 		}
@@ -58,6 +59,7 @@ func (pr *pruner) pgBatches(ctx context.Context, n, entries *int64, q string, ar
 			return err
 		}
 		*n, *entries = *n+got, *entries+gone
+		pr.told()
 		if got == 0 {
 			return nil
 		}

@@ -47,6 +47,9 @@ type Retention struct {
 	// the WAL's bound (WALLimit, with PruneWALMark) and a daemon's write
 	// waits one batch, well within its busy timeout.
 	Batch int
+	// Progress, when set, is told what the prune has removed so far after
+	// each of its transactions.
+	Progress func(Pruned)
 }
 
 // DefaultBatch is Retention.Batch's default.
@@ -89,6 +92,8 @@ type pruner struct {
 	// afterStep, when set, is called after each step with the step's
 	// name: the prune benchmark reads what each step wrote.
 	afterStep func(step string)
+	// told tells Retention.Progress what the prune has removed so far.
+	told func()
 }
 
 func newPruner(db *store.DB) *pruner {
@@ -113,6 +118,7 @@ func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) 
 		r.Batch = DefaultBatch
 	}
 	var p Pruned
+	pr.tell(r, &p)
 	restore, err := pr.roomyWriter(ctx)
 	if err != nil {
 		return p, fmt.Errorf("prune: %w", err)
@@ -180,8 +186,21 @@ func (pr *pruner) roomyWriter(ctx context.Context) (restore func(), err error) {
 // batch stays within WALLimit.
 const PruneWALMark = 24 << 20
 
-// checkpointOver checkpoints once the WAL holds pr.walMark bytes or more.
+// tell makes the prune tell r.Progress about p after each transaction.
+func (pr *pruner) tell(r Retention, p *Pruned) {
+	pr.told = func() {}
+	if r.Progress != nil {
+		pr.told = func() { r.Progress(*p) }
+	}
+}
+
+// checkpointOver is called between a prune's transactions on SQLite: it
+// tells the prune's progress, then checkpoints once the WAL holds
+// pr.walMark bytes or more.
 func (pr *pruner) checkpointOver(ctx context.Context) error {
+	if pr.told != nil {
+		pr.told()
+	}
 	if fi, err := os.Stat(pr.path + "-wal"); err == nil && fi.Size() < pr.walMark {
 		return nil
 	}

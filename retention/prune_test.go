@@ -263,3 +263,40 @@ func untilFree(busy *int, write func() error) error {
 	}
 	return err
 }
+
+// TestPruneTellsItsProgress: a prune of many transactions tells what it has
+// removed so far after each, counts that only grow, the last what it
+// returns.
+func TestPruneTellsItsProgress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		start := t0.Add(-30 * 24 * time.Hour)
+		for d := 0; d < 6; d++ {
+			var videos []ingest.Video
+			for i := 0; i < 5; i++ {
+				videos = append(videos, vid(fmt.Sprintf("p%dv%d", d, i), "title"))
+			}
+			finished(t, db, "US", start.Add(time.Duration(d)*time.Hour), videos...)
+		}
+		var told []Pruned
+		got, err := Prune(ctx, db, Retention{Before: t0, Batch: 5, Progress: func(p Pruned) { told = append(told, p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Runs != 6 {
+			t.Fatalf("pruned %+v, want 6 runs", got)
+		}
+		if len(told) < 6 || told[0].Runs == 0 || told[0].Runs >= got.Runs {
+			t.Fatalf("told %+v of %+v: want a count after each run's transaction", told, got)
+		}
+		for i := 1; i < len(told); i++ {
+			if told[i].Runs < told[i-1].Runs || told[i].Entries < told[i-1].Entries || told[i].Videos < told[i-1].Videos {
+				t.Fatalf("told %+v then %+v: a count went back", told[i-1], told[i])
+			}
+		}
+		if last := told[len(told)-1]; last.Runs != got.Runs || last.Entries != got.Entries || last.Videos != got.Videos {
+			t.Errorf("last told %+v, pruned %+v", last, got)
+		}
+	})
+}

@@ -10,14 +10,23 @@ import (
 )
 
 // PruneStore is retention over the store, as the prune job asks for it.
-type PruneStore struct{ DB *store.DB }
+// Progress, when set, is told what the prune has removed so far after each
+// of its transactions.
+type PruneStore struct {
+	DB       *store.DB
+	Progress func(jobs.Pruned)
+}
 
 var _ jobs.PruneStore = PruneStore{}
 
 // Prune deletes what the cuts c say.
 func (p PruneStore) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error) {
-	r, err := retention.Prune(ctx, p.DB, Retention(c))
-	return jobs.Pruned(r), err
+	r := Retention(c)
+	if p.Progress != nil {
+		r.Progress = func(n retention.Pruned) { p.Progress(jobs.Pruned(n)) }
+	}
+	pruned, err := retention.Prune(ctx, p.DB, r)
+	return jobs.Pruned(pruned), err
 }
 
 // Retention is what a prune removes for cuts.

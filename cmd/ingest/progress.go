@@ -40,7 +40,7 @@ func (p *progress) update(res jobs.BackfillResult) {
 // alive, seldom enough to stay readable.
 const progressEvery = 10 * time.Second
 
-// progressLog logs how far long work (a copy, an export) has gone, at
+// progressLog logs how far long work (a copy, an export, a prune) has gone, at
 // most once every progressEvery: the rows done, the rate, and, when the
 // total is known, what remains.
 type progressLog struct {
@@ -68,9 +68,10 @@ func (p *progressLog) at(done, total int64) {
 	rate := float64(done) / now.Sub(p.start).Seconds()
 	attrs := []any{"rows", done, "rows_per_second", int64(rate)}
 	if total > 0 {
-		attrs = append(attrs, "total", total, "remaining", total-done)
+		left := max(total-done, 0)
+		attrs = append(attrs, "total", total, "remaining", left)
 		if rate > 0 {
-			attrs = append(attrs, "eta", (time.Duration(float64(total-done)/rate) * time.Second).String())
+			attrs = append(attrs, "eta", (time.Duration(float64(left)/rate) * time.Second).String())
 		}
 	}
 	p.log.Info(p.msg, attrs...)

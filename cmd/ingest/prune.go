@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/wiring"
@@ -125,6 +127,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		}
 		return nil
 	}
+	job.Store = wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
 	res := job.Run(ctx)
 	if res.Err != nil {
 		return res.Err
@@ -142,4 +145,16 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	report.Pruned(out, pruned, size)
 	return nil
+}
+
+// pruneProgress logs, as long work does, the rows a prune has deleted of
+// those it counted before it began, on the clock now.
+func pruneProgress(log *slog.Logger, beyond retention.Beyond, now func() time.Time) func(jobs.Pruned) {
+	logged := newProgressLog(log, "prune: deleting rows")
+	logged.now = now
+	total := beyond.Runs + beyond.Entries + beyond.Stats + beyond.Videos + beyond.Search + beyond.Categories
+	logged.at(0, total) // its clock starts with the prune
+	return func(p jobs.Pruned) {
+		logged.at(p.Runs+p.Entries+p.Stats+p.Videos+p.Search+p.Categories, total)
+	}
 }
