@@ -332,21 +332,21 @@ func TestFloodOfAPublicListener(t *testing.T) {
 type daemonFigures struct {
 	runs, failed int              // US's trending runs of its chart that started during the flood, and those that failed
 	missed       int              // slots of --every with no run started
+	gaps         []time.Duration  // between the starts of runs, over the flood (the last to its end)
 	charged      map[string]int64 // units the upstream charged, per pool, since the harness began
 	used, limit  map[string]int64 // per pool, as the daemon's ledger says (/api/v1/quota)
 	over         map[string]int64 // units charged over a pool's limit
 }
 
 func (d daemonFigures) String() string {
-	return fmt.Sprintf("runs started %d (failed %d), missed slots %d; upstream charged %v, ledger used %v of %v; over the limit %v\n",
-		d.runs, d.failed, d.missed, d.charged, d.used, d.limit, d.over)
+	return fmt.Sprintf("runs started %d (failed %d), missed slots %d (gaps %v); upstream charged %v, ledger used %v of %v; over the limit %v\n",
+		d.runs, d.failed, d.missed, d.gaps, d.charged, d.used, d.limit, d.over)
 }
 
 // daemonDuring reads, from the daemon's own listener with the token (a
 // fresh address, so the guessers' waits never touch it), the US chart's
 // runs and the pools, and counts the slots of every in [start, end] that
-// no run started in: a gap between runs that holds more slots than one,
-// and the time after the last. charged is what the upstream charged (what
+// no run started in, between runs and after the last. charged is what the upstream charged (what
 // fakeyt's GET /_charged serves), held against each pool's limit: the
 // harness ran well under a day, so each pool's window holds all of it.
 func daemonDuring(t *testing.T, base string, start, end time.Time, every time.Duration, charged map[string]int64) daemonFigures {
@@ -382,13 +382,15 @@ func daemonDuring(t *testing.T, base string, start, end time.Time, every time.Du
 		}
 	}
 	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
-	// A slot is missed when a gap holds a whole slot more than the one it
-	// ends with; a second's slack for the clock's rounding.
-	slack := time.Second
+	// The next slot is due every after a run starts: each slot of a gap
+	// that passed its due time by more than half of every with no run
+	// started is missed (a gap to the flood's end too).
+	grace := every / 2
 	prev := time.Time{}
 	for _, at := range append(starts, end) {
 		if !prev.IsZero() && at.After(start) && prev.Before(end) {
-			d.missed += max(0, int((at.Sub(prev)-slack)/every)-1)
+			d.gaps = append(d.gaps, at.Sub(prev).Round(time.Second))
+			d.missed += max(0, int((at.Sub(prev)-grace)/every))
 		}
 		prev = at
 	}
