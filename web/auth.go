@@ -254,7 +254,7 @@ func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, v verdict) 
 	case !wantsHTML(r):
 		apiRefused(w, r, v)
 	case v.wait > 0:
-		s.renderThrottled(w, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, v)
+		s.renderThrottled(w, r, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, v)
 	default:
 		signIn(w, r)
 	}
@@ -376,19 +376,19 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	view := loginView{Title: "Sign in", Open: s.cfg.Token == "",
 		Next: localPath(r.URL.Query().Get("next")), Out: r.URL.Query().Has("out")}
 	if v := s.throttle.peek(clientKey(s.clientAddr(r))); v.wait > 0 && !view.Open {
-		s.renderThrottled(w, view, v)
+		s.renderThrottled(w, r, view, v)
 		return
 	}
-	s.render(w, http.StatusOK, "login", view)
+	s.render(w, r, http.StatusOK, "login", view)
 }
 
 // renderThrottled is the sign-in answering 429: when to try again, and
 // whose wait it is.
-func (s *Server) renderThrottled(w http.ResponseWriter, view loginView, v verdict) {
+func (s *Server) renderThrottled(w http.ResponseWriter, r *http.Request, view loginView, v verdict) {
 	setRetryAfter(w, v.wait)
 	view.Wait = waitText(v.wait)
 	view.Until = s.cfg.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
-	s.render(w, http.StatusTooManyRequests, "login", view)
+	s.render(w, r, http.StatusTooManyRequests, "login", view)
 }
 
 // waitText is a wait as a person reads it, rounded up: "45 seconds",
@@ -427,15 +427,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	view := loginView{Title: "Sign in", Next: localPath(r.PostFormValue("next"))}
 	if s.cfg.Token == "" {
-		s.render(w, http.StatusUnauthorized, "login", view)
+		s.render(w, r, http.StatusUnauthorized, "login", view)
 		return
 	}
 	if v := s.try(r, r.PostFormValue("token")); v.wait > 0 {
-		s.renderThrottled(w, view, v)
+		s.renderThrottled(w, r, view, v)
 		return
 	} else if !v.ok {
 		view.Wrong = true
-		s.render(w, http.StatusUnauthorized, "login", view)
+		s.render(w, r, http.StatusUnauthorized, "login", view)
 		return
 	}
 	id, err := s.sessions.start()

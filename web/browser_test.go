@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -159,5 +161,57 @@ func TestPublicSiteInBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "open /operator", chromedp.Navigate(srv.URL+"/operator"), chromedp.WaitVisible(chromedp.CSS(`main`)))
 	if h1 := browsertest.Text(t, ctx, "h1"); !strings.Contains(h1, "Not Found") {
 		t.Errorf("/operator on a public site without a token shows %q, want no such page", h1)
+	}
+}
+
+// TestOperatorHeaderInBrowser: on a --public site with a token, the
+// operator signs in through the form as a person would and finds Sign out
+// and the Operator link on reader pages a stranger had asked for first
+// (so kept); a stranger asking for the same pages meanwhile gets neither;
+// and after Sign out the browser shows the readers' header again.
+func TestOperatorHeaderInBrowser(t *testing.T) {
+	t.Parallel()
+	srv, _ := chartServer(t, Config{Public: true, Token: testToken})
+	pages := []string{"/charts/US", "/videos/vid-a", "/"}
+	stranger := func(when string) {
+		t.Helper()
+		for _, path := range pages {
+			resp, err := srv.Client().Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if out, op := headerParts(string(b)); resp.StatusCode != http.StatusOK || out || op {
+				t.Errorf("%s, a stranger's %s: %d, Sign out %v, the Operator link %v; want 200 and neither", when, path, resp.StatusCode, out, op)
+			}
+		}
+	}
+	stranger("before the operator signs in")
+	ctx := browsertest.Tab(t)
+	header := func(path string) (signOut, operator int) {
+		t.Helper()
+		browsertest.Do(t, ctx, "open "+path, chromedp.Navigate(srv.URL+path), chromedp.WaitVisible(chromedp.CSS(`main`)))
+		return browsertest.Eval[int](t, ctx, `document.querySelectorAll('header form[action="/logout"] button').length`),
+			browsertest.Eval[int](t, ctx, `document.querySelectorAll('header a[href="/operator"]').length`)
+	}
+	browsertest.Do(t, ctx, "sign in", chromedp.Navigate(srv.URL+"/login?next=/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), testToken),
+		chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+	for _, path := range pages {
+		if out, op := header(path); out != 1 || op != 1 {
+			t.Errorf("signed in, %s shows %d Sign out and %d Operator links, want one of each", path, out, op)
+		}
+	}
+	stranger("while the operator is signed in")
+	if t.Failed() {
+		t.FailNow() // no Sign out to click
+	}
+	browsertest.Do(t, ctx, "sign out", chromedp.Navigate(srv.URL+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`header form.signout`)),
+		chromedp.Click(chromedp.CSS(`header form.signout button`)), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
+	for _, path := range pages {
+		if out, op := header(path); out != 0 || op != 0 {
+			t.Errorf("signed out, %s shows %d Sign out and %d Operator links, want none", path, out, op)
+		}
 	}
 }

@@ -145,6 +145,13 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.transport(w, r, k.build)
 		return
 	}
+	if s.operatorHeader(r) { // drawn for this operator alone (personal.go)
+		if k.variant != nil {
+			r, _, _ = k.variant(r, mark)
+		}
+		s.transport(w, r, k.build)
+		return
+	}
 	uri, minute := r.URL.RequestURI(), now.Truncate(time.Minute)
 	if k.variant != nil {
 		built, key, keep := k.variant(r, mark)
@@ -201,7 +208,7 @@ func (a *answer) fresh(mark string, minute time.Time) bool {
 func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
 	s.answers.builds.Add(1)
 	b := &buffered{header: http.Header{}, status: http.StatusOK}
-	h.ServeHTTP(b, r)
+	h.ServeHTTP(b, forKept(r))
 	return b
 }
 

@@ -61,7 +61,7 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 		v.Title = "Trending in " + s.places.name(l.Region)
 	}
 	v.Areas = s.places.areas(codes, l.Region)
-	s.render(w, http.StatusOK, "front", v)
+	s.render(w, r, http.StatusOK, "front", v)
 }
 
 // frontTop is region's unfiltered chart, its top frontTop; nil when it

@@ -57,15 +57,21 @@ func parsePages(signOut, operator bool, asset func(string) string, names places)
 
 // render executes a page into a buffer first, so a template error is a
 // clean 500, never half a page.
-func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	set, cc := s.pages, cacheFor(status)
+	if s.operatorHeader(r) {
+		set, cc = s.signedPages, personal
+	} else {
+		s.varyCookie(w.Header())
+	}
 	var buf bytes.Buffer
-	if err := s.pages.byName[name].Execute(&buf, data); err != nil {
+	if err := set.byName[name].Execute(&buf, data); err != nil {
 		s.cfg.Logger.Error("web: render", "page", name, ingest.LogErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", cacheFor(status))
+	w.Header().Set("Cache-Control", cc)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
@@ -87,7 +93,7 @@ type errorView struct {
 }
 
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	s.render(w, status, "error", errorView{Title: http.StatusText(status), Status: status, Message: msg})
+	s.render(w, r, status, "error", errorView{Title: http.StatusText(status), Status: status, Message: msg})
 }
 
 func (s *Server) pageFail(w http.ResponseWriter, r *http.Request, err error) {
@@ -155,7 +161,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 			return start.AddDate(0, 0, i).Format("Jan 2")
 		}))
 	}
-	s.render(w, http.StatusOK, "operator", v)
+	s.render(w, r, http.StatusOK, "operator", v)
 }
 
 type chartView struct {
@@ -227,7 +233,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Languages = languageTabs(c, langs)
-	s.render(w, http.StatusOK, "chart", v)
+	s.render(w, r, http.StatusOK, "chart", v)
 }
 
 // languageTabs offers the chart in every language and in each of its
@@ -309,7 +315,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ranks, views := videoSeries(v, s.places)
-	s.render(w, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
+	s.render(w, r, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
 }
@@ -381,14 +387,14 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.searchForm(r, &v)
 	if strings.TrimSpace(v.Query) == "" {
-		s.render(w, http.StatusOK, "search", v)
+		s.render(w, r, http.StatusOK, "search", v)
 		return
 	}
 	res, err := s.search(r)
 	if err != nil {
 		status, _, param, msg := s.classify(r, err)
 		v.Error, v.Param = msg, param
-		s.render(w, status, "search", v)
+		s.render(w, r, status, "search", v)
 		return
 	}
 	v.Title, v.Result = "Search: "+res.Query, &res
@@ -399,7 +405,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if res.NextCursor != nil {
 		v.Next = searchHref(r, res.Offset+len(res.Hits))
 	}
-	s.render(w, http.StatusOK, "search", v)
+	s.render(w, r, http.StatusOK, "search", v)
 }
 
 // searchForm fills the choices of the search form: the regions with a

@@ -92,7 +92,7 @@ func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFoun
 		at, _ := timeParam(r, "at") // read once already
 		v.Title, v.At = "No chart then", at.UTC().Format("2006-01-02 15:04 UTC")
 		v.Earliest = chartHref(region, category, r.URL.Query().Get("language"), nf.earliest)
-		s.render(w, http.StatusNotFound, "nochart", v)
+		s.render(w, r, http.StatusNotFound, "nochart", v)
 		return
 	}
 	if s.cfg.Report != nil {
@@ -113,7 +113,7 @@ func (s *Server) noChartPage(w http.ResponseWriter, r *http.Request, nf *notFoun
 			v.Others = append(v.Others, switchLink{Label: s.places.chart(c.Region, c.Category), Href: chartPath(c.Region, c.Category)})
 		}
 	}
-	s.render(w, http.StatusNotFound, "nochart", v)
+	s.render(w, r, http.StatusNotFound, "nochart", v)
 }
 
 // regionName is a region's name in English: United States.

@@ -89,10 +89,13 @@ type Server struct {
 	cfg    Config
 	access Access
 	pages  *pages
-	mux    *http.ServeMux
-	daily  dailyCache
-	ledger *ledger.Ledger // the quota's ledger in DB, which the usage charts read
-	charts chartsCache
+	// signedPages draw the header of a signed-in operator on a listener
+	// whose pages anyone reads (personal.go); nil elsewhere.
+	signedPages *pages
+	mux         *http.ServeMux
+	daily       dailyCache
+	ledger      *ledger.Ledger // the quota's ledger in DB, which the usage charts read
+	charts      chartsCache
 
 	sessions *sessions
 	throttle *throttle
@@ -132,6 +135,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+	if access == Public && cfg.Token != "" {
+		if s.signedPages, err = parsePages(true, true, static.path, names); err != nil {
+			return nil, err
+		}
+	}
 	s.answers.set = newKeptSet(cfg.Kept)
 	if cfg.DB != nil {
 		s.ledger = ledger.New(cfg.DB)

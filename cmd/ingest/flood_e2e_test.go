@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +50,7 @@ type floodResult struct {
 	sent404, sentSearch int64
 	keptAnswers         int64
 	keptBytes           int64
+	start, end          time.Time // the flood's
 }
 
 // loopbackFrom is a client whose connections come from ip (all of
@@ -129,6 +132,7 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 	r.rssBefore = rssKB(pid)
 
 	start := time.Now()
+	r.start = start
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var flooders, readers sync.WaitGroup
@@ -234,6 +238,7 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 	}
 	cancel()
 	readers.Wait()
+	r.end = time.Now()
 	rightOnce()
 	r.rssAfter = rssKB(pid)
 	_, metrics := floodGet(main, base, "/metrics", uiToken)
@@ -312,6 +317,99 @@ func TestFloodOfAPublicListener(t *testing.T) {
 			if soak && (r.rssAfter > r.rssBefore+64<<10) {
 				t.Errorf("RSS grew by %d kB, over 64 MB", r.rssAfter-r.rssBefore)
 			}
+			if tc.args[0] == "run" {
+				d := daemonDuring(t, base, r.start, r.end, time.Minute, h.fake.ChargedPools())
+				t.Logf("%s, the daemon during the flood:\n%s", tc.name, d)
+				if d.missed != 0 || d.failed != 0 || len(d.over) != 0 {
+					t.Errorf("the daemon during the flood: %d missed slots, %d failed runs, units over the limit %v; want none", d.missed, d.failed, d.over)
+				}
+			}
 		})
 	}
+}
+
+// daemonFigures is what the daemon did while a flood lasted.
+type daemonFigures struct {
+	runs, failed int              // US's trending runs of its chart that started during the flood, and those that failed
+	missed       int              // slots of --every with no run started
+	gaps         []time.Duration  // between the starts of runs, over the flood (the last to its end)
+	charged      map[string]int64 // units the upstream charged, per pool, since the harness began
+	used, limit  map[string]int64 // per pool, as the daemon's ledger says (/api/v1/quota)
+	over         map[string]int64 // units charged over a pool's limit
+}
+
+func (d daemonFigures) String() string {
+	return fmt.Sprintf("runs started %d (failed %d), missed slots %d (gaps %v); upstream charged %v, ledger used %v of %v; over the limit %v\n",
+		d.runs, d.failed, d.missed, d.gaps, d.charged, d.used, d.limit, d.over)
+}
+
+// daemonDuring reads, from the daemon's own listener with the token (a
+// fresh address, so the guessers' waits never touch it), the US chart's
+// runs and the pools, and counts the slots of every in [start, end] that
+// no run started in, between runs and after the last. charged is what the upstream charged (what
+// fakeyt's GET /_charged serves), held against each pool's limit: the
+// harness ran well under a day, so each pool's window holds all of it.
+func daemonDuring(t *testing.T, base string, start, end time.Time, every time.Duration, charged map[string]int64) daemonFigures {
+	t.Helper()
+	c := loopbackFrom("127.2.0.1")
+	code, body := floodGet(c, base, "/api/v1/runs?region=US&kind=trending&limit=200", uiToken)
+	var runs struct {
+		Runs []struct {
+			Category string  `json:"category"`
+			Status   string  `json:"status"`
+			Started  *string `json:"started"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(body, &runs); code != 200 || err != nil {
+		t.Fatalf("/api/v1/runs: %d, %v\n%.300s", code, err, body)
+	}
+	d := daemonFigures{charged: charged, used: map[string]int64{}, limit: map[string]int64{}, over: map[string]int64{}}
+	var starts []time.Time
+	for _, r := range runs.Runs {
+		if r.Category != "" || r.Started == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, *r.Started)
+		if err != nil {
+			t.Fatalf("a run's start %q: %v", *r.Started, err)
+		}
+		starts = append(starts, at)
+		if !at.Before(start) && !at.After(end) {
+			d.runs++
+			if r.Status == "failed" {
+				d.failed++
+			}
+		}
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	// The next slot is due every after a run starts: each slot of a gap
+	// that passed its due time by more than half of every with no run
+	// started is missed (a gap to the flood's end too).
+	grace := every / 2
+	prev := time.Time{}
+	for _, at := range append(starts, end) {
+		if !prev.IsZero() && at.After(start) && prev.Before(end) {
+			d.gaps = append(d.gaps, at.Sub(prev).Round(time.Second))
+			d.missed += max(0, int((at.Sub(prev)-grace)/every))
+		}
+		prev = at
+	}
+	code, body = floodGet(c, base, "/api/v1/quota", uiToken)
+	var quota struct {
+		Pools []struct {
+			Name  string `json:"name"`
+			Limit int64  `json:"limit"`
+			Used  int64  `json:"used"`
+		} `json:"pools"`
+	}
+	if err := json.Unmarshal(body, &quota); code != 200 || err != nil {
+		t.Fatalf("/api/v1/quota: %d, %v\n%.300s", code, err, body)
+	}
+	for _, p := range quota.Pools {
+		d.used[p.Name], d.limit[p.Name] = p.Used, p.Limit
+		if n := charged[p.Name] - p.Limit; n > 0 {
+			d.over[p.Name] = n
+		}
+	}
+	return d
 }
