@@ -134,7 +134,7 @@ func (b *Backfill) pages(ctx context.Context, m *meter, res *BackfillResult) err
 // page searches one page, details its videos and stores both with the
 // cursor in one transaction.
 func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) error {
-	gate, runID := m.gate, m.runID
+	gate, runID := m.gate, m.by.RunID
 	n := res.Cursor.Pages + 1
 	ids, next, err := b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken)
 	if err != nil {

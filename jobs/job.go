@@ -204,7 +204,7 @@ const UpstreamExhausted = "upstream quota exhausted"
 // limiter's clock, and keeps the block in the ledger, so that a limiter
 // that loses its data gets it back.
 func (j job) block(ctx context.Context, pool, op string) (time.Time, error) {
-	until, err := j.limiter.Block(ingest.WithCaller(ctx, ingest.Caller{Op: op}), pool)
+	until, err := j.limiter.Block(ctx, pool, op)
 	if err != nil && until.IsZero() {
 		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
 	}

@@ -12,8 +12,7 @@ import (
 type meter struct {
 	limiter  Limiter
 	quotaKey string
-	region   string
-	runID    int64
+	by       ingest.Caller
 	// units is what the run's calls took, by pool.
 	units map[string]int64
 	// remaining is what the default pool had left after the last metered
@@ -32,7 +31,7 @@ type roomer interface {
 }
 
 func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
-	return &meter{limiter: l, quotaKey: quotaKey, region: region, runID: runID,
+	return &meter{limiter: l, quotaKey: quotaKey, by: ingest.Caller{Region: region, RunID: runID},
 		units: map[string]int64{}, remaining: -1}
 }
 
@@ -43,7 +42,7 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 			return ingest.NoGiveBack, err
 		}
 	}
-	d, err := m.limiter.Take(m.caller(ctx, op), op)
+	d, err := m.limiter.Take(ctx, m.by, op)
 	if err != nil {
 		// The limiter names itself, and the caller names the operation.
 		return ingest.NoGiveBack, err
@@ -59,21 +58,15 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 	for _, c := range d.Charges {
 		m.units[c.Pool] += c.Units
 	}
-	call := ingest.Call{QuotaKey: m.quotaKey, ID: d.ID, At: d.At, Op: op, Region: m.region,
-		RunID: m.runID, Charges: d.Charges, Unmetered: d.Unmetered}
+	call := d.Call(m.quotaKey, m.by)
 	return func(ctx context.Context) error { return m.giveBack(ctx, call) }, nil
-}
-
-// caller names the run and region for the limiter's ledger.
-func (m *meter) caller(ctx context.Context, op string) context.Context {
-	return ingest.WithCaller(ctx, ingest.Caller{Region: m.region, RunID: m.runID, Op: op})
 }
 
 // giveBack returns the units of a call that never reached the upstream to
 // the limiter, which marks it in the ledger, which then says what the
 // upstream charged.
 func (m *meter) giveBack(ctx context.Context, call ingest.Call) error {
-	if err := m.limiter.Refund(m.caller(ctx, call.Op), call); err != nil {
+	if err := m.limiter.Refund(ctx, call); err != nil {
 		return err
 	}
 	for _, c := range call.Charges {

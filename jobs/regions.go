@@ -28,12 +28,15 @@ import (
 
 // Limiter takes quota for one call of an operation.
 type Limiter interface {
-	// Take decides one call. A refusal is a Decision with Allowed false.
-	Take(ctx context.Context, op string) (ingest.Decision, error)
+	// Take decides one call of op for by, whose region and run the
+	// limiter's ledger keeps with it. A refusal is a Decision with Allowed
+	// false.
+	Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error)
 	// Block refuses every call drawing from pool until the upstream's next
 	// reset as the limiter's clock sees it, for every worker sharing the
-	// quota key, and returns that time.
-	Block(ctx context.Context, pool string) (until time.Time, err error)
+	// quota key, and returns that time; op met the upstream's exhausted
+	// quota.
+	Block(ctx context.Context, pool, op string) (until time.Time, err error)
 	// Refund gives back an admitted call that never reached the upstream.
 	Refund(ctx context.Context, call ingest.Call) error
 }

@@ -173,7 +173,7 @@ GROUP BY pool, day`, quotaKey, start.UnixMilli(), start.AddDate(0, 0, days).Unix
 // RecordCall writes an admitted call to the ledger, one row per pool it
 // drew from. Writing the same call again changes nothing but its region
 // and run where the first write lacked them: a call granted unmetered is
-// written by the limiter (GrantUnmetered), which knows neither.
+// written first by the grant (GrantUnmetered).
 func (l *Ledger) RecordCall(ctx context.Context, call ingest.Call) error {
 	if call.QuotaKey == "" || call.ID == "" {
 		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)

@@ -81,8 +81,8 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Limiter is the limiter a job takes units from: what Metered wraps.
 type Limiter interface {
-	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Block(ctx context.Context, pool string) (time.Time, error)
+	Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error)
+	Block(ctx context.Context, pool, op string) (time.Time, error)
 	Refund(ctx context.Context, call ingest.Call) error
 }
 
@@ -96,8 +96,8 @@ type Metered struct {
 func (m *Metrics) Metered(next Limiter) *Metered { return &Metered{Limiter: next, m: m} }
 
 // Take decides one call, as the limiter it wraps does, and counts it.
-func (l *Metered) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	d, err := l.Limiter.Take(ctx, op)
+func (l *Metered) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
+	d, err := l.Limiter.Take(ctx, by, op)
 	l.m.Decided(op, d, err)
 	return d, err
 }

@@ -78,8 +78,8 @@ func (w *world) set(t time.Time) {
 }
 
 // Take counts the limiter's refusals.
-func (w *world) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	d, err := w.limiter.Take(ctx, op)
+func (w *world) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
+	d, err := w.limiter.Take(ctx, by, op)
 	if err == nil && !d.Allowed {
 		w.mu.Lock()
 		w.refused++
@@ -88,8 +88,8 @@ func (w *world) Take(ctx context.Context, op string) (ingest.Decision, error) {
 	return d, err
 }
 
-func (w *world) Block(ctx context.Context, pool string) (time.Time, error) {
-	return w.limiter.Block(ctx, pool)
+func (w *world) Block(ctx context.Context, pool, op string) (time.Time, error) {
+	return w.limiter.Block(ctx, pool, op)
 }
 
 func (w *world) Refund(ctx context.Context, call ingest.Call) error {

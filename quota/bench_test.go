@@ -134,7 +134,7 @@ func bounded(d decide) decide {
 func ours(l *quota.Redis) decide {
 	ops := map[int64]string{1: "videos.list", 95: fillOp, 100: hundredOp}
 	return func(ctx context.Context, units int64) (bool, error) {
-		d, err := l.Take(ctx, ops[units])
+		d, err := l.Take(ctx, ingest.Caller{}, ops[units])
 		return d.Allowed, err
 	}
 }
@@ -782,7 +782,7 @@ func BenchmarkSQLiteTakeOnADay(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := l.Take(ctx, "videos.list"); err != nil {
+			if _, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil {
 				b.Fatal(err)
 			}
 			tx, err := db.Begin()
@@ -813,7 +813,7 @@ func BenchmarkSQLiteTakeOnADay(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+				if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 					b.Fatalf("take: %+v, %v", d, err)
 				}
 			}

@@ -60,7 +60,7 @@ func testClockBehindRealTime(t *testing.T, h harness) {
 	var as []admission
 	call := func(l limiter) {
 		from := time.Now()
-		d, err := l.Spend(context.Background(), "test", []ingest.Charge{{Pool: "default", Units: 1}})
+		d, err := l.Spend(context.Background(), ingest.Caller{}, "test", []ingest.Charge{{Pool: "default", Units: 1}})
 		if err != nil {
 			t.Fatalf("spend: %v", err)
 		}

@@ -86,7 +86,7 @@ func quotaKey(t testing.TB) string {
 
 func spend(t *testing.T, l limiter, units int64) ingest.Decision {
 	t.Helper()
-	d, err := l.Spend(context.Background(), "test", []ingest.Charge{{Pool: "default", Units: units}})
+	d, err := l.Spend(context.Background(), ingest.Caller{}, "test", []ingest.Charge{{Pool: "default", Units: units}})
 	if err != nil {
 		t.Fatalf("spend %d: %v", units, err)
 	}
@@ -98,7 +98,7 @@ func spend(t *testing.T, l limiter, units int64) ingest.Decision {
 
 func take(t *testing.T, l limiter, op string) ingest.Decision {
 	t.Helper()
-	d, err := l.Take(context.Background(), op)
+	d, err := l.Take(context.Background(), ingest.Caller{}, op)
 	if err != nil {
 		t.Fatalf("take %s: %v", op, err)
 	}
@@ -270,12 +270,12 @@ func testCostTooLarge(t *testing.T, h harness) {
 		{"unknown pool", []ingest.Charge{{Pool: "nope", Units: 1}}},
 		{"one pool of two", []ingest.Charge{{Pool: "default", Units: 1}, {Pool: "search", Units: 6}}},
 	} {
-		d, err := l.Spend(ctx, "test", tc.charges)
+		d, err := l.Spend(ctx, ingest.Caller{}, "test", tc.charges)
 		if !errors.Is(err, quota.ErrCostTooLarge) {
 			t.Errorf("%s: got %+v, %v; want ErrCostTooLarge", tc.name, d, err)
 		}
 	}
-	if _, err := l.Take(ctx, "no.such.op"); err == nil || errors.Is(err, quota.ErrCostTooLarge) {
+	if _, err := l.Take(ctx, ingest.Caller{}, "no.such.op"); err == nil || errors.Is(err, quota.ErrCostTooLarge) {
 		t.Errorf("unknown op: got %v, want an error naming the operation", err)
 	}
 	if s := state(t, l); s["default"].Used != 0 {
@@ -290,7 +290,7 @@ func testBlockShared(t *testing.T, h harness) {
 	key := quotaKey(t)
 	costs := testCosts(t, 1000, 0, 5, time.Minute)
 	a := h.open(t, key, costs)
-	until, err := a.Block(context.Background(), "search")
+	until, err := a.Block(context.Background(), "search", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func testBlockShared(t *testing.T, h harness) {
 	if s := state(t, b); !s["search"].BlockedUntil.Equal(until) || !s["default"].BlockedUntil.IsZero() {
 		t.Fatalf("state: got %+v, want search blocked until %s", s, until)
 	}
-	if _, err := a.Block(context.Background(), "nope"); err == nil {
+	if _, err := a.Block(context.Background(), "nope", ""); err == nil {
 		t.Fatal("block of an unknown pool: no error")
 	}
 	later := h.at(t, key, costs, time.Until(until)+time.Second)
@@ -396,7 +396,7 @@ func testIDs(t *testing.T, h harness) {
 		wg.Go(func() {
 			var prev ingest.Decision
 			for i := range 40 {
-				d, err := l.Take(context.Background(), "videos.list")
+				d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 				if err != nil || !d.Allowed || d.Unmetered {
 					t.Errorf("worker %d call %d: %+v %v", w, i, d, err)
 					return
@@ -695,7 +695,7 @@ func testConfigAgreement(t *testing.T, h harness) {
 		cerr.Limiter != "1h0m0s" || cerr.CostsValue != "2h0m0s" {
 		t.Fatalf("CheckConfig with another window: got %v, want a ConfigError naming default, window, 1h0m0s and 2h0m0s", err)
 	}
-	if _, err := b.Take(ctx, "videos.list"); !errors.As(err, &cerr) {
+	if _, err := b.Take(ctx, ingest.Caller{}, "videos.list"); !errors.As(err, &cerr) {
 		t.Fatalf("Take with another window: got %v, want a ConfigError", err)
 	}
 	changes, err := b.ApplyConfig(ctx)
@@ -710,7 +710,7 @@ func testConfigAgreement(t *testing.T, h harness) {
 	}
 	// The first worker's next call comes right after an admission of the
 	// second (which the Redis limiter keeps a hot record of: hot_admits).
-	if _, err := a.Take(ctx, "videos.list"); !errors.As(err, &cerr) {
+	if _, err := a.Take(ctx, ingest.Caller{}, "videos.list"); !errors.As(err, &cerr) {
 		t.Fatalf("the first worker's Take after apply: got %v, want a ConfigError", err)
 	}
 }

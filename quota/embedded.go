@@ -104,15 +104,15 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	return embedded{t: t, opts: opts, looked: new(atomic.Int64)}, nil
 }
 
-func (s *embedded) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	return take(ctx, s, s.opts.Costs, op)
+func (s *embedded) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
+	return take(ctx, s, s.opts.Costs, by, op)
 }
 
 // Spend never fails open: the log is in the database the job writes to
 // anyway, so one that does not answer within the timeout is an error, not
 // an outage to work around; admitting unmetered calls there would break
 // the limit between processes that merely queue for it.
-func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
+func (s *embedded) Spend(ctx context.Context, by ingest.Caller, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	cs, err := resolve(s.opts.Costs, charges)
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
@@ -131,7 +131,7 @@ func (s *embedded) Spend(ctx context.Context, op string, charges []ingest.Charge
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	return s.opts.admitted(ctx, op, d, nil)
+	return s.opts.admitted(ctx, by, d, nil)
 }
 
 // sqlPool is one pool as a transaction sees it.
@@ -372,8 +372,8 @@ func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string,
 	return nil
 }
 
-func (s *embedded) Block(ctx context.Context, pool string) (time.Time, error) {
-	return s.opts.block(ctx, pool, func(p ingest.Pool) (until int64, err error) {
+func (s *embedded) Block(ctx context.Context, pool, op string) (time.Time, error) {
+	return s.opts.block(ctx, pool, op, func(p ingest.Pool) (until int64, err error) {
 		err = s.write(ctx, 5*time.Second, func(tx *sql.Tx) error {
 			now, _, _, err := s.clock(ctx, tx, nil)
 			if err != nil {

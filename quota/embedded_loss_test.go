@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
@@ -17,7 +18,7 @@ import (
 func testClockRowAhead(t *testing.T, db *sql.DB, l limiter, key string) {
 	ctx := context.Background()
 	for i := range 60 {
-		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+		if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 			t.Fatalf("call %d: %+v, %v", i+1, d, err)
 		}
 	}
@@ -26,7 +27,7 @@ func testClockRowAhead(t *testing.T, db *sql.DB, l limiter, key string) {
 	}
 	n := 0
 	for range 2 * capacity {
-		d, err := l.Take(ctx, "videos.list")
+		d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 		if err != nil {
 			t.Fatalf("after the edit: %v", err)
 		}

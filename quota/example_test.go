@@ -36,7 +36,7 @@ func ExampleNewSQLite() {
 		fmt.Println(err)
 		return
 	}
-	d, err := lim.Take(ctx, ingest.OpVideosList)
+	d, err := lim.Take(ctx, ingest.Caller{}, ingest.OpVideosList)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,6 +74,6 @@ func ExampleNewRedis() {
 		fmt.Println(err)
 		return
 	}
-	d, err := lim.Take(ctx, ingest.OpVideosList)
+	d, err := lim.Take(ctx, ingest.Caller{}, ingest.OpVideosList)
 	fmt.Println(d.Allowed, err)
 }

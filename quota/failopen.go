@@ -25,7 +25,7 @@ type failPolicy struct {
 }
 
 // open decides a call while the limiter is unreachable.
-func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause error) (ingest.Decision, error) {
+func (f *failPolicy) open(ctx context.Context, by ingest.Caller, op string, cs []charge, cause error) (ingest.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.down.Load() {
@@ -47,7 +47,7 @@ func (f *failPolicy) open(ctx context.Context, op string, cs []charge, cause err
 	for _, c := range cs {
 		d.Charges = append(d.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
 	}
-	call := ingest.Call{ID: d.ID, At: now, Op: op, Charges: d.Charges, Unmetered: true}
+	call := d.Call(f.opts.QuotaKey, by)
 	var used map[string]int64
 	var refused error
 	since := now.Add(-f.opts.Costs.Span())

@@ -83,7 +83,7 @@ func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (gra
 			defer wg.Done()
 			<-start
 			for range calls {
-				d, err := l.Take(ingest.WithCaller(ctx, ingest.Caller{Region: "US"}), "videos.list")
+				d, err := l.Take(ctx, ingest.Caller{Region: "US"}, "videos.list")
 				if errors.Is(err, quota.ErrUnavailable) {
 					continue
 				}
@@ -107,7 +107,7 @@ func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (gra
 		if c.Unmetered {
 			held += int(c.Charges[0].Units)
 			if c.Region != "US" {
-				t.Errorf("unmetered call %s has region %q in the ledger: the limiter's write must fill in what the grant did not know", c.ID, c.Region)
+				t.Errorf("unmetered call %s has region %q in the ledger: the caller given with the call must reach the ledger", c.ID, c.Region)
 			}
 		}
 	}
@@ -154,7 +154,7 @@ func TestFaultFailOpenCountsThisProcessGrants(t *testing.T) {
 	}
 	granted := 0
 	for range 8 {
-		d, err := l.Take(context.Background(), "videos.list")
+		d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		switch {
 		case err == nil && d.Allowed && d.Unmetered:
 			granted++

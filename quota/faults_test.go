@@ -177,7 +177,7 @@ func (h *host) record(d ingest.Decision) {
 // the test.
 func (h *host) take() ingest.Decision {
 	h.t.Helper()
-	d, err := h.l.Take(context.Background(), "videos.list")
+	d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 	if err != nil {
 		h.t.Fatalf("%s: take: %v", h.name, err)
 	}
@@ -377,7 +377,7 @@ func (h *host) spendSteadily(n int) {
 		h.t.Fatal(err)
 	}
 	for i := range n {
-		d, err := l.Take(context.Background(), "videos.list")
+		d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		if err != nil || !d.Allowed || d.Unmetered {
 			h.t.Fatalf("%s: setup call %d of %d: %+v, %v; want admitted, metered", h.name, i+1, n, d, err)
 		}
@@ -431,7 +431,7 @@ func TestFaultOOM(t *testing.T) {
 			// fits is Redis answering yes, and is metered like any other.
 			errs := 0
 			for i := range 10 {
-				d, err := h.l.Take(context.Background(), "videos.list")
+				d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 				switch {
 				case d.Unmetered:
 					t.Fatalf("call %d out of memory: admitted unmetered %+v, %v; Redis answered, so it must be metered or refused", i+1, d, err)
@@ -483,7 +483,7 @@ func testMixedWindows(t *testing.T, h harness) {
 		for _, p := range order {
 			cs = append(cs, ingest.Charge{Pool: p, Units: 1})
 		}
-		d, err := l.Spend(ctx, "mixed", cs)
+		d, err := l.Spend(ctx, ingest.Caller{}, "mixed", cs)
 		if err != nil || d.Unmetered {
 			t.Fatalf("spend %v: %+v, %v", order, d, err)
 		}
@@ -631,7 +631,7 @@ func hungTakes(t *testing.T, h *host, n int) (unmetered int, slowest time.Durati
 	const bound = 2 * time.Second // hang detection, not a timing assertion
 	for i := range n {
 		start := time.Now()
-		d, err := h.l.Take(context.Background(), "videos.list")
+		d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		took := time.Since(start)
 		slowest = max(slowest, took)
 		switch {

@@ -91,16 +91,14 @@ func (l Ledger) check() error {
 	return nil
 }
 
-// admitted writes an admitted call to the ledger before the caller makes
-// it. A call the ledger did not keep is not made: its units stay spent.
-func (s *settings) admitted(ctx context.Context, op string, d ingest.Decision, err error) (ingest.Decision, error) {
+// admitted writes a call admitted for by to the ledger before the caller
+// makes it. A call the ledger did not keep is not made: its units stay
+// spent.
+func (s *settings) admitted(ctx context.Context, by ingest.Caller, d ingest.Decision, err error) (ingest.Decision, error) {
 	if err != nil || !d.Allowed {
 		return d, err
 	}
-	c := ingest.CallerOf(ctx)
-	call := ingest.Call{QuotaKey: s.QuotaKey, ID: d.ID, At: d.At, Op: op, Region: c.Region,
-		RunID: c.RunID, Charges: d.Charges, Unmetered: d.Unmetered}
-	if err := s.Record.RecordCall(context.WithoutCancel(ctx), call); err != nil {
+	if err := s.Record.RecordCall(context.WithoutCancel(ctx), d.Call(s.QuotaKey, by)); err != nil {
 		return ingest.Decision{}, fmt.Errorf("ledger: %w", err)
 	}
 	return d, nil
@@ -111,7 +109,7 @@ func (s *settings) admitted(ctx context.Context, op string, d ingest.Decision, e
 // and writes in the backend, for every worker on the quota key. The block
 // is kept in the ledger too, so that a limiter that loses its data gets it
 // back.
-func (s *settings) block(ctx context.Context, pool string, until func(ingest.Pool) (int64, error)) (time.Time, error) {
+func (s *settings) block(ctx context.Context, pool, op string, until func(ingest.Pool) (int64, error)) (time.Time, error) {
 	if s.none {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, errNoLedger)
 	}
@@ -126,7 +124,7 @@ func (s *settings) block(ctx context.Context, pool string, until func(ingest.Poo
 	if err != nil {
 		return time.Time{}, fmt.Errorf("block %s: %w", pool, err)
 	}
-	b := ingest.Block{QuotaKey: s.QuotaKey, Pool: pool, Until: msTime(ms), At: s.Now(), Op: ingest.CallerOf(ctx).Op}
+	b := ingest.Block{QuotaKey: s.QuotaKey, Pool: pool, Until: msTime(ms), At: s.Now(), Op: op}
 	if err := s.Record.RecordBlock(ctx, b); err != nil {
 		return b.Until, fmt.Errorf("ledger block %s: %w", pool, err)
 	}

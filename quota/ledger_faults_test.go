@@ -111,7 +111,7 @@ func TestFaultCronFlushall(t *testing.T) {
 	do(t, srv.Addr, "FLUSHALL")
 
 	c := bareHost(t, srv.Addr, key, costs, "c")
-	d, err := c.l.Take(context.Background(), "videos.list")
+	d, err := c.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 	if !errors.Is(err, quota.ErrNotApplied) || d.Allowed {
 		t.Fatalf("a newcomer with an empty ledger on a flushed Redis: %+v, %v; want ErrNotApplied", d, err)
 	}
@@ -480,7 +480,7 @@ func testReplicaBehind(t *testing.T, replicas int, failOpen bool) {
 	link.cut()
 	refused := 0
 	for range lost {
-		d, err := b.l.Take(context.Background(), "videos.list")
+		d, err := b.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		switch {
 		case err == nil && d.Allowed && !d.Unmetered:
 			b.record(d)
@@ -590,7 +590,7 @@ func TestFaultLedgerRowAhead(t *testing.T) {
 	h.restart()
 	var newest time.Time
 	for range 3 {
-		d, err := h.l.Take(context.Background(), "videos.list")
+		d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		if err != nil || !d.Unmetered {
 			t.Fatalf("a cheap call while Redis is down: %+v, %v; want unmetered", d, err)
 		}
@@ -695,7 +695,7 @@ func TestFaultRepeatedOutages(t *testing.T) {
 	tries, refused := 0, 0
 	try := func(l *quota.Redis) {
 		tries++
-		d, err := l.Take(ctx, "videos.list")
+		d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 		switch {
 		case err == nil && d.Allowed && d.Unmetered:
 			h.record(d)

@@ -29,15 +29,16 @@ var (
 
 // Meter is what a job uses for each call of the upstream.
 type Meter interface {
-	// Take decides one call of an operation of costs.yaml; Spend one call
-	// that takes charges: all of them or none. An admitted call is in the
-	// ledger before either returns.
-	Take(ctx context.Context, op string) (ingest.Decision, error)
-	Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error)
+	// Take decides one call of an operation of costs.yaml for by; Spend
+	// one call that takes charges: all of them or none. An admitted call is
+	// in the ledger, with by's region and run, before either returns.
+	Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error)
+	Spend(ctx context.Context, by ingest.Caller, op string, charges []ingest.Charge) (ingest.Decision, error)
 	// Refund gives back an admitted call that never reached the upstream.
 	Refund(ctx context.Context, call ingest.Call) error
-	// Block refuses every call of pool until the upstream's reset.
-	Block(ctx context.Context, pool string) (time.Time, error)
+	// Block refuses every call of pool until the upstream's reset; op is
+	// the operation that met the upstream's exhausted quota.
+	Block(ctx context.Context, pool, op string) (time.Time, error)
 }
 
 // Reporter is what a report reads: the pools' state.
@@ -168,13 +169,13 @@ type charge struct {
 
 // take prices op by costs.yaml and spends it on l.
 func take(ctx context.Context, l interface {
-	Spend(context.Context, string, []ingest.Charge) (ingest.Decision, error)
-}, costs *ingest.Costs, op string) (ingest.Decision, error) {
+	Spend(context.Context, ingest.Caller, string, []ingest.Charge) (ingest.Decision, error)
+}, costs *ingest.Costs, by ingest.Caller, op string) (ingest.Decision, error) {
 	charges, err := costs.Op(op)
 	if err != nil {
 		return ingest.Decision{}, err
 	}
-	return l.Spend(ctx, op, charges)
+	return l.Spend(ctx, by, op, charges)
 }
 
 // resolve checks every charge against its pool.

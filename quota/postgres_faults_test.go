@@ -68,7 +68,7 @@ func TestPostgresManyProcessesOneKey(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for refused.Load() < 50 {
-					d, err := l.Take(context.Background(), "videos.list")
+					d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 					switch {
 					case err != nil || d.Unmetered:
 						t.Errorf("take: %+v, %v", d, err)
@@ -131,7 +131,7 @@ func TestFaultPostgresHung(t *testing.T) {
 		wg.Go(func() {
 			for range 3 {
 				start := time.Now()
-				d, err := l.Take(context.Background(), "videos.list")
+				d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 				took := time.Since(start)
 				slowest.Store(max(slowest.Load(), int64(took)))
 				if took > timeout+time.Second || !errors.Is(err, quota.ErrUnavailable) || d.Allowed {
@@ -368,7 +368,7 @@ func TestPostgresHostClocksDiffer(t *testing.T) {
 	if n != capacity {
 		t.Fatalf("two hosts 13h apart admitted %d, want %d", n, capacity)
 	}
-	until, err := b.Block(context.Background(), "default")
+	until, err := b.Block(context.Background(), "default", "")
 	if want := ingest.UpstreamReset(time.Now()); err != nil || !until.Equal(want) {
 		t.Fatalf("block from the host 13h ahead: until %s, %v; want the next reset by the server's clock %s", until, err, want)
 	}

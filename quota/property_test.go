@@ -314,7 +314,7 @@ func helperWorker(l limiter, rng *rand.Rand, untilMS int64, emit func(string, ..
 		if rng.IntN(10) == 0 {
 			op = "search.list"
 		}
-		d, err := l.Take(context.Background(), op)
+		d, err := l.Take(context.Background(), ingest.Caller{}, op)
 		switch {
 		case err != nil:
 			emit("E - 0 %s %q", op, err.Error())

@@ -255,11 +255,11 @@ var errUnconfirmed = errors.New("unconfirmed")
 // next spend, or heartbeat, recovers.
 var errLost = errors.New("the limiter's data is corrupt, so it is treated as lost")
 
-func (r *Redis) Take(ctx context.Context, op string) (ingest.Decision, error) {
-	return take(ctx, r, r.opts.Costs, op)
+func (r *Redis) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
+	return take(ctx, r, r.opts.Costs, by, op)
 }
 
-func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (ingest.Decision, error) {
+func (r *Redis) Spend(ctx context.Context, by ingest.Caller, op string, charges []ingest.Charge) (ingest.Decision, error) {
 	cs, err := resolve(r.opts.Costs, charges)
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
@@ -268,9 +268,9 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", errNoLedger)
 	}
 	for range 4 {
-		d, again, err := r.spend(ctx, op, cs)
+		d, again, err := r.spend(ctx, by, op, cs)
 		if !again {
-			return r.opts.admitted(ctx, op, d, err)
+			return r.opts.admitted(ctx, by, d, err)
 		}
 	}
 	return ingest.Decision{}, fmt.Errorf("limiter: %w: it kept finding lost data", ErrUnavailable)
@@ -278,7 +278,7 @@ func (r *Redis) Spend(ctx context.Context, op string, charges []ingest.Charge) (
 
 // spend sends one decision; again says that a loss was handled and the
 // decision is to be asked again.
-func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Decision, again bool, err error) {
+func (r *Redis) spend(ctx context.Context, by ingest.Caller, op string, cs []charge) (d ingest.Decision, again bool, err error) {
 	if err := r.led.load(ctx, r); err != nil {
 		return d, false, fmt.Errorf("limiter: %w", err)
 	}
@@ -291,7 +291,7 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 		if errors.As(err, &rerr) {
 			return d, false, fmt.Errorf("limiter: answered with an error, so the call is not made: %w", err)
 		}
-		d, err = r.fail.open(ctx, op, cs, err)
+		d, err = r.fail.open(ctx, by, op, cs, err)
 		return d, false, err
 	}
 	a := r.base(pools, func(p ingest.Pool) int64 { return units[p.Name] })
@@ -302,7 +302,7 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 	}
 	rep, err := r.run(ctx, 0, "spend", r.inst, a)
 	if err != nil {
-		d, err = r.failed(ctx, op, cs, a.Token, err)
+		d, err = r.failed(ctx, by, op, cs, a.Token, err)
 		return d, false, err
 	}
 	r.answered(ctx)
@@ -339,7 +339,7 @@ func (r *Redis) spend(ctx context.Context, op string, cs []charge) (d ingest.Dec
 // Anything else is an outage, a hung server as much as a refused
 // connection: the call may fail open. A request that went out may still be
 // decided later: it is kept as a decision of unknown outcome (unknown.go).
-func (r *Redis) failed(ctx context.Context, op string, cs []charge, token int64, err error) (ingest.Decision, error) {
+func (r *Redis) failed(ctx context.Context, by ingest.Caller, op string, cs []charge, token int64, err error) (ingest.Decision, error) {
 	var rerr redis.Error
 	switch {
 	case ctx.Err() != nil:
@@ -353,7 +353,7 @@ func (r *Redis) failed(ctx context.Context, op string, cs []charge, token int64,
 	case !neverSent(err):
 		r.gaveUp(ctx, op, cs, token)
 	}
-	return r.fail.open(ctx, op, cs, err)
+	return r.fail.open(ctx, by, op, cs, err)
 }
 
 // neverSent tells an error that happened before any byte of the request
@@ -415,8 +415,8 @@ func (r *Redis) decision(op string, cs []charge, rep reply) ingest.Decision {
 	return d
 }
 
-func (r *Redis) Block(ctx context.Context, pool string) (time.Time, error) {
-	return r.opts.block(ctx, pool, func(p ingest.Pool) (int64, error) {
+func (r *Redis) Block(ctx context.Context, pool, op string) (time.Time, error) {
+	return r.opts.block(ctx, pool, op, func(p ingest.Pool) (int64, error) {
 		rep, err := r.run(ctx, 0, "block", r.inst, r.base([]ingest.Pool{p}, one))
 		if err == nil && rep.Code != "ok" {
 			err = errors.New("the limiter's clock is more than a day from this worker's")

@@ -140,7 +140,7 @@ func TestRedisClusterConformance(t *testing.T) {
 				t.Errorf("CLUSTER KEYSLOT %s: got %d, %v; want %d", k, got, err, want)
 			}
 		}
-		if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed {
+		if d, err := l.Take(ctx, ingest.Caller{}, "search.list"); err != nil || !d.Allowed {
 			t.Fatalf("take on the cluster: %+v, %v", d, err)
 		}
 	})
@@ -157,10 +157,10 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if d, err := l.Take(ctx, "search.list"); err != nil || !d.Allowed {
+	if d, err := l.Take(ctx, ingest.Caller{}, "search.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
-	if _, err := l.Block(ctx, "search"); err != nil {
+	if _, err := l.Block(ctx, "search", ""); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := c.Keys(ctx, "*").Result()
@@ -194,7 +194,7 @@ func TestRedisStateReadOnly(t *testing.T) {
 	w, _ := openRedis(t, admin, limOpts{QuotaKey: "ro", Costs: costs})
 	var last ingest.Decision
 	for range 3 {
-		d, err := w.Take(ctx, "search.list")
+		d, err := w.Take(ctx, ingest.Caller{}, "search.list")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestRedisScriptFlush(t *testing.T) {
 				t.Fatalf("SCRIPT FLUSH: %q %v", r, err)
 			}
 		}
-		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed || d.Unmetered {
+		if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed || d.Unmetered {
 			t.Fatalf("call %d: %+v, %v", i, d, err)
 		}
 	}
@@ -265,7 +265,7 @@ func TestRedisFlushallRestore(t *testing.T) {
 		if i%10 == 0 {
 			op = "search.list"
 		}
-		d, err := l.Take(ctx, op)
+		d, err := l.Take(ctx, ingest.Caller{}, op)
 		if err != nil || !d.Allowed {
 			t.Fatalf("call %d: %+v, %v", i, d, err)
 		}
@@ -275,7 +275,7 @@ func TestRedisFlushallRestore(t *testing.T) {
 		t.Fatalf("FLUSHALL: %q %v", r, err)
 	}
 	flushed := time.Now().Truncate(time.Millisecond)
-	d, err := l.Take(ctx, "videos.list")
+	d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 	if err != nil || d.Allowed || pool(d, "default").WaitUntil.IsZero() {
 		t.Fatalf("after FLUSHALL: %+v, %v; want refused, waiting", d, err)
 	}
@@ -291,7 +291,7 @@ func TestRedisFlushallRestore(t *testing.T) {
 			t.Fatalf("after restore %d: %+v, want default 327, search 3, no wait", i+1, s)
 		}
 	}
-	d, err = l.Take(ctx, "videos.list")
+	d, err = l.Take(ctx, ingest.Caller{}, "videos.list")
 	if err != nil || !d.Allowed || !idLess(ledger[len(ledger)-1].ID, d.ID) {
 		t.Fatalf("after restore: %+v, %v; want admitted with an id above %s", d, err, ledger[len(ledger)-1].ID)
 	}
@@ -339,7 +339,7 @@ func TestRedisRecallsAfterLosingData(t *testing.T) {
 			Recall: books.recall(i), Logger: quiet, Timeout: 2 * time.Second, Ledger: fmt.Sprintf("w%d", i)})
 	}
 	take := func(i int) bool {
-		d, err := workers[i].Take(ctx, "videos.list")
+		d, err := workers[i].Take(ctx, ingest.Caller{}, "videos.list")
 		if err != nil {
 			t.Fatalf("worker %d: %v", i, err)
 		}
@@ -392,7 +392,7 @@ func TestRedisDown(t *testing.T) {
 	l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "down", Costs: testCosts(t, 1000, 0, 5, time.Minute),
 		Logger: quiet, Recall: books.recall(0), Ledger: "w0"})
 	ctx := context.Background()
-	d, err := l.Take(ctx, "videos.list")
+	d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 	if err != nil || d.Unmetered {
 		t.Fatalf("before: %+v, %v", d, err)
 	}
@@ -404,7 +404,7 @@ func TestRedisDown(t *testing.T) {
 	const bound = 2 * time.Second // hang detection, not a timing assertion
 	for i := range 4 {
 		start := time.Now()
-		d, err := l.Take(ctx, "videos.list")
+		d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 		took := time.Since(start)
 		if i < 3 && (err != nil || !d.Allowed || !d.Unmetered || d.ID == "" || took > bound) {
 			t.Fatalf("cheap call %d while down: %+v, %v after %s; want unmetered within %s", i, d, err, took, bound)
@@ -416,7 +416,7 @@ func TestRedisDown(t *testing.T) {
 			books.add(0, "down", d)
 		}
 		start = time.Now()
-		d, err = l.Take(ctx, "search.list")
+		d, err = l.Take(ctx, ingest.Caller{}, "search.list")
 		if took := time.Since(start); !errors.Is(err, quota.ErrUnavailable) || d.Allowed || took > bound {
 			t.Fatalf("dear call %d while down: %+v, %v after %s; want ErrUnavailable within %s", i, d, err, took, bound)
 		}
@@ -424,7 +424,7 @@ func TestRedisDown(t *testing.T) {
 	srv.Restart(t) // empty: this worker vouches for itself and refills
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		d, err := l.Take(ctx, "search.list")
+		d, err := l.Take(ctx, ingest.Caller{}, "search.list")
 		if err == nil && d.Allowed && !d.Unmetered {
 			break
 		}
@@ -447,7 +447,7 @@ func TestRedisScriptError(t *testing.T) {
 	l, _ := openRedis(t, c, limOpts{QuotaKey: "wrongtype", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
 	ctx := context.Background()
 	c.Set(ctx, "ingest:{wrongtype}:log:default", "not a stream", 0)
-	d, err := l.Take(ctx, "videos.list")
+	d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 	if err == nil || d.Allowed || d.Unmetered {
 		t.Fatalf("take over a wrong key type: %+v, %v; want a plain error", d, err)
 	}
@@ -501,7 +501,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
 		l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "skew", Costs: costs, Logger: quiet,
 			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
-		until, err := l.Block(ctx, "search")
+		until, err := l.Block(ctx, "search", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +516,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 		Recall: func(context.Context) (ingest.Recalled, error) {
 			return ingest.Recalled{Calls: calls, Blocks: blocks}, nil
 		}})
-	d, err := w.Take(ctx, "videos.list")
+	d, err := w.Take(ctx, ingest.Caller{}, "videos.list")
 	if err != nil || !d.Allowed {
 		t.Fatalf("videos.list: %+v, %v", d, err)
 	}
@@ -529,7 +529,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	}
 	// The worker notices the loss, vouches for itself and refills: the
 	// block comes back with its calls.
-	d, err = w.Take(ctx, "search.list")
+	d, err = w.Take(ctx, ingest.Caller{}, "search.list")
 	if err != nil || d.Allowed || !pool(d, "search").BlockedUntil.Equal(blocks[0].Until) {
 		t.Fatalf("search.list after FLUSHALL: %+v, %v; want refused, blocked until %s", d, err, blocks[0].Until)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -87,7 +88,7 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := r.Take(ctx, "videos.list"); err == nil || d.Allowed {
+	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err == nil || d.Allowed {
 		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
 	}
 	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
@@ -133,7 +134,7 @@ func TestRequiredTablesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+	if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
 	if rec, err := db.Recall(ctx, "q", time.Now().Add(-time.Hour)); err != nil || len(rec.Calls) != 1 {

@@ -105,7 +105,7 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 	ctx := context.Background()
 	var last ingest.Decision
 	for range 3 {
-		d, err := w.Take(ctx, "search.list")
+		d, err := w.Take(ctx, ingest.Caller{}, "search.list")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestSQLiteStateReadOnly(t *testing.T) {
 	if n != 6 {
 		t.Fatalf("state changed the log: %d rows, want 6", n)
 	}
-	if _, err := r.Take(ctx, "videos.list"); err == nil {
+	if _, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err == nil {
 		t.Fatal("take on a query-only database: no error, so the check above proves nothing")
 	}
 }
@@ -150,12 +150,12 @@ func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	defer tx.Rollback()
 	ctx := context.Background()
 	start := time.Now()
-	d, err := l.Take(ctx, "videos.list")
+	d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 	if !errors.Is(err, quota.ErrUnavailable) || d.Allowed || time.Since(start) > 2*time.Second {
 		t.Fatalf("cheap call on a locked database: %+v, %v after %s; want ErrUnavailable", d, err, time.Since(start))
 	}
 	start = time.Now()
-	if _, err := l.Take(ctx, "search.list"); !errors.Is(err, quota.ErrUnavailable) || time.Since(start) > 2*time.Second {
+	if _, err := l.Take(ctx, ingest.Caller{}, "search.list"); !errors.Is(err, quota.ErrUnavailable) || time.Since(start) > 2*time.Second {
 		t.Fatalf("dear call on a locked database: %v after %s", err, time.Since(start))
 	}
 	tx.Rollback()
@@ -165,7 +165,7 @@ func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := after.Take(ctx, "search.list"); err != nil || !d.Allowed || d.Unmetered {
+	if d, err := after.Take(ctx, ingest.Caller{}, "search.list"); err != nil || !d.Allowed || d.Unmetered {
 		t.Fatalf("after the lock: %+v, %v", d, err)
 	}
 }
@@ -229,7 +229,7 @@ func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bo
 	takes := func() (n int) {
 		t.Helper()
 		for {
-			d, err := l.Take(ctx, "videos.list")
+			d, err := l.Take(ctx, ingest.Caller{}, "videos.list")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bo
 		}
 	}
 	for range 4 {
-		if d, err := l.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+		if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 			t.Fatalf("take: %+v, %v", d, err)
 		}
 	}

@@ -48,7 +48,7 @@ func TestRedisFenceRefusesALateRequest(t *testing.T) {
 	newLimiter := internalRedis(t)
 	r := newLimiter("fence")
 	ctx := context.Background()
-	if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
 	late := r.tok.Load() + 1 // the token the next spend carries
@@ -61,11 +61,11 @@ func TestRedisFenceRefusesALateRequest(t *testing.T) {
 	if n := r.pend.n.Load(); n != 0 {
 		t.Fatalf("%d unknown decisions left after reconciling", n)
 	}
-	d, err := r.Take(ctx, "videos.list")
+	d, err := r.Take(ctx, ingest.Caller{}, "videos.list")
 	if !errors.Is(err, ErrUnavailable) || d.Allowed {
 		t.Fatalf("the fenced request: %+v, %v; want refused", d, err)
 	}
-	if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("the next request: %+v, %v; want admitted", d, err)
 	}
 	if st, err := r.State(ctx); err != nil || st[0].Used != 2 {
@@ -82,7 +82,7 @@ func TestRedisReceiptWrittenOverNamesNoCall(t *testing.T) {
 	newLimiter := internalRedis(t)
 	r := newLimiter("ring")
 	ctx := context.Background()
-	if d, err := r.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
 	lost := r.tok.Add(1) // sent, and never reached Redis

@@ -155,7 +155,7 @@ func TestFaultUnknownSlowServer(t *testing.T) {
 		}
 		done <- err
 	}()
-	d, err := h.l.Take(context.Background(), "videos.list")
+	d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 	if err != nil || !d.Unmetered {
 		t.Fatalf("take while Redis sleeps: %+v, %v; want admitted unmetered (a hung Redis is an outage)", d, err)
 	}
@@ -189,7 +189,7 @@ func TestFaultUnknownLateRequestFenced(t *testing.T) {
 	h := hungHost(t, &redistest.Server{Addr: p.Addr}, key, func(o *limOpts) { o.Unknowns = b })
 	h.spendSteadily(10)
 	p.hold()
-	d, err := h.l.Take(context.Background(), "videos.list")
+	d, err := h.l.Take(context.Background(), ingest.Caller{}, "videos.list")
 	if err != nil || !d.Unmetered {
 		t.Fatalf("take while the request is held: %+v, %v; want admitted unmetered", d, err)
 	}

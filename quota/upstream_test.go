@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/fetch"
@@ -64,7 +65,7 @@ func (w worker) options(t *testing.T, key string) limOpts {
 func takeAll(t *testing.T, l limiter, n int) (admitted, skewed int) {
 	t.Helper()
 	for range n {
-		d, err := l.Take(context.Background(), "videos.list")
+		d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
 		switch {
 		case errors.Is(err, quota.ErrClockSkew):
 			if !errors.Is(err, quota.ErrUnavailable) {
