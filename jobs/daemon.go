@@ -112,11 +112,10 @@ type Ended struct {
 	Gone int64
 }
 
-// Daemon runs every entry on its schedule, from one robfig/cron schedule,
-// until the Runner's Drain closes; then it waits for the runs in flight.
-// Each run goes through the Runner: in-process guard, lease, the LogEnd
-// line, Observe.
-type Daemon struct {
+// Roster is what a daemon runs and how often: the Runner's chart passes,
+// tracking, pruning and the refresh. A pacer is planned from its entries
+// before the Daemon that holds both is built.
+type Roster struct {
 	Runner *Runner
 	Every  time.Duration // the charts' and pruning's period
 	// Track, when set, runs every TrackEvery after the period's chart passes.
@@ -126,6 +125,15 @@ type Daemon struct {
 	Prune *Prune
 	// Refresh, when set, runs once a period, after the charts (refresh.go).
 	Refresh *Refresh
+}
+
+// Daemon runs every entry of its Roster on its schedule, from one
+// robfig/cron schedule, until the Runner's Drain closes; then it waits for
+// the runs in flight. Each run goes through the Runner: in-process guard,
+// lease, the LogEnd line, Observe. A Daemon is complete as built: nothing
+// of it is set afterwards.
+type Daemon struct {
+	Roster
 	// LastStart holds the charts' latest starts in the store: a chart whose
 	// latest slot passed without one runs once at start.
 	LastStart map[string]time.Time
@@ -136,9 +144,9 @@ type Daemon struct {
 	Pacer Pacer
 }
 
-// Entries lists the schedule's entries, the chart passes in the order
+// Entries lists the roster's entries, the chart passes in the order
 // they are staggered, then tracking, then pruning.
-func (d *Daemon) Entries() ([]Entry, error) {
+func (d *Roster) Entries() ([]Entry, error) {
 	n := len(d.Runner.Passes)
 	var out []Entry
 	for i, p := range d.Runner.Passes {

@@ -59,10 +59,10 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 			runs = append(runs, run{e.Name, e.Kind, end.Status, time.Now().Add(-took), slot})
 		}
 		every := 8 * time.Minute
-		d := &jobs.Daemon{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
+		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
 			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}
+			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}}
 		entries, err := d.Entries()
 		if err != nil {
 			t.Fatal(err)
@@ -156,9 +156,9 @@ func TestPacerGatesEveryEntry(t *testing.T) {
 		}
 		trackEvery := 4 * time.Minute
 		pc := &everyOther{asked: map[string]int{}, open: map[string]bool{}, ended: map[string][]ingest.RunStatus{}}
-		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
+		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
 			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
-				Store: db, Logger: quiet(), Drain: drain},
+				Store: db, Logger: quiet(), Drain: drain}},
 			Pacer: pc}
 		done := make(chan error)
 		go func() { done <- d.Run(context.Background()) }()
@@ -232,7 +232,7 @@ func TestDaemonBacksOffAFailingUpstream(t *testing.T) {
 		var logs strings.Builder
 		var mu sync.Mutex
 		r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-		d := &jobs.Daemon{Runner: r, Every: 8 * time.Minute}
+		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
 		done := make(chan error)
 		go func() { done <- d.Run(context.Background()) }()
 		time.Sleep(40*time.Minute + 10*time.Second)

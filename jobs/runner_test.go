@@ -83,7 +83,7 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 		every := 8 * time.Minute // a slot a minute: GB's at 00:01
 		time.Sleep(45 * time.Second)
 		done := make(chan error)
-		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
+		go func() { done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}}).Run(ctx) }()
 		time.Sleep(4 * time.Minute) // the catch-up ends and four slots pass
 		close(drain)
 		if err := <-done; err != nil {
@@ -121,7 +121,7 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 		for range 2 {
 			r := daemon(db, lim, src, drain)
 			r.LastStart = db.LastStart
-			go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
+			go func() { done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}}).Run(ctx) }()
 		}
 		time.Sleep(20 * time.Minute)
 		close(drain)
@@ -174,7 +174,7 @@ func TestDaemonTellsObserveTheSlot(t *testing.T) {
 		time.Sleep(45 * time.Second)
 		started := time.Now()
 		done := make(chan error)
-		go func() { done <- (&jobs.Daemon{Runner: r, Every: every}).Run(ctx) }()
+		go func() { done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}}).Run(ctx) }()
 		time.Sleep(4 * time.Minute)
 		close(drain)
 		if err := <-done; err != nil {

@@ -155,15 +155,15 @@ func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error 
 	return nil
 }
 
-// NewPacer plans the daemon's entries at their kind's priority (a region's
+// NewPacer plans a roster's entries at their kind's priority (a region's
 // own chart first, its category charts a level below, the refresh of kept
 // videos below them, tracking last), each never more often than its
 // slots, stretching a region's own chart up to bound before it drops it
 // (pace.DefaultBound when zero), from this database's ledger and runs, and
 // publishes every plan it makes in the database. dueFrom says cron runs
 // the entries (run --once), not their slots.
-func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration, dueFrom bool) (*pace.Pacer, error) {
-	es, err := d.Entries()
+func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueFrom bool) (*pace.Pacer, error) {
+	es, err := ros.Entries()
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -171,8 +171,8 @@ func (h *Host) NewPacer(p *Pipeline, d *jobs.Daemon, bound time.Duration, dueFro
 	led := ledger.New(p.DB)
 	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
 		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastStart,
-		Daily: jobs.DailyCost(h.Costs, d.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
-		Logger: h.Logger, Refresh: d.Every, DueFrom: dueFrom, Bound: bound})
+		Daily: jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
+		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

@@ -92,8 +92,9 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return err
 		}
 	}
-	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: stopWhenOutdated(m.Observe, stopOutdated), Drain: drain,
-		LastStart: p.DB.LastStart}
+	ages := metrics.NewAges(last)
+	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages),
+		Drain: drain, LastStart: p.DB.LastStart}
 	lim := m.Metered(p.Limiter)
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
@@ -104,19 +105,54 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		}
 		defer shutdown()
 	}
-	d := &jobs.Daemon{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
+	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
 		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain)}
 	if r.Track > 0 {
-		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
+		ros.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
 	}
 	if r.Once {
-		return outdated(ctx, h.once(ctx, p, r, d))
+		var pacer jobs.Pacer
+		if r.PacedOnce {
+			pc, err := h.NewPacer(p, &ros, r.Timetable.MaxStale, true) // cron runs it, not the slots
+			if err != nil {
+				return err
+			}
+			pacer = pc
+		}
+		return outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer}))
 	}
-	if err := h.watchPace(r, p, d, m, last); err != nil {
+	pacer, err := h.watchPace(r, p, &ros, m, ages)
+	if err != nil {
 		return err
 	}
-	return outdated(ctx, h.daemon(ctx, p, r, d, last))
+	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer}
+	return outdated(ctx, h.daemon(ctx, p, r, d))
+}
+
+// lastStarts is each chart's latest start as last holds it, but for a
+// pass a signal cut short: that one is caught up.
+func lastStarts(last map[string]store.RunSummary) map[string]time.Time {
+	out := map[string]time.Time{}
+	for code, s := range last {
+		if s.Status != ingest.StatusInterrupted {
+			out[code] = s.Started
+		}
+	}
+	return out
+}
+
+// keepAges is observe, after which a chart pass that completed sets its
+// chart's age in ages.
+func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ages *metrics.Ages) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
+	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		if observe != nil {
+			observe(e, end, took, slot)
+		}
+		if end.Pass != nil && end.Status == ingest.StatusCompleted {
+			ages.Set(e.Name, time.Now().Add(-took))
+		}
+	}
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
@@ -131,13 +167,6 @@ var _ jobs.TrackStore = (*store.DB)(nil)
 // once runs every chart's pass now (only those due, paced), then tracking
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
-	if r.PacedOnce {
-		pc, err := h.NewPacer(p, d, r.Timetable.MaxStale, true) // cron runs it, not the slots
-		if err != nil {
-			return err
-		}
-		d.Pacer = pc
-	}
 	if r.Record {
 		if err := h.record(ctx, p, r.Timetable); err != nil {
 			return err
@@ -152,15 +181,9 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, last map[string]store.RunSummary) error {
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if err := h.record(ctx, p, r.Timetable); err != nil {
 		return err
-	}
-	d.LastStart = map[string]time.Time{}
-	for code, s := range last {
-		if s.Status != ingest.StatusInterrupted { // a pass a signal cut short is caught up
-			d.LastStart[code] = s.Started
-		}
 	}
 	// The catalogue's keeper ends with the daemon: a read of it in flight
 	// when a signal comes is stored before the daemon says it stopped
@@ -183,29 +206,23 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, l
 // at each slot the pacer decides whether the entry runs there, so that a
 // schedule that fits the pools runs exactly as without it, and one that
 // does not is spread at a rate the pools hold forever instead of spending
-// them by morning. Pruning spends no quota and keeps its own slots.
-func (h *Host) watchPace(r Run, p *Pipeline, d *jobs.Daemon, m *metrics.Metrics, last map[string]store.RunSummary) error {
-	col := &metrics.Pace{Ages: metrics.NewAges(last), Floors: floors(d)}
-	observe := d.Runner.Observe
+// them by morning. Pruning spends no quota and keeps its own slots. The
+// pacer is nil when nothing paces; ages are the charts' as the runner's
+// Observe keeps them.
+func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
+	col := &metrics.Pace{Ages: ages, Floors: floors(ros)}
+	var pacer jobs.Pacer
 	if r.Pace {
-		pc, err := h.NewPacer(p, d, r.Timetable.MaxStale, false)
+		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		d.Pacer, col.Status = pc, pc.Status
+		pacer, col.Status = pc, pc.Status
 		h.Logger.Info("pacing: each chart's and tracking's cadence follows what the pools hold over their window and day, never faster than --every and --track-every",
 			"every", r.Timetable.Every)
 	}
-	d.Runner.Observe = func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
-		if observe != nil {
-			observe(e, end, took, slot)
-		}
-		if end.Pass != nil && end.Status == ingest.StatusCompleted {
-			col.Ages.Set(e.Name, time.Now().Add(-took))
-		}
-	}
 	m.Register(col)
-	return nil
+	return pacer, nil
 }
 
 // listen starts the listener of run --listen: /metrics, /healthz and
@@ -288,9 +305,9 @@ func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable) error 
 
 // floors is each of the daemon's entries' shortest cadence, its slots'
 // period: what /metrics shows as its planned cadence when nothing paces.
-func floors(d *jobs.Daemon) map[string]time.Duration {
+func floors(ros *jobs.Roster) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	es, _ := d.Entries()
+	es, _ := ros.Entries()
 	for _, e := range es {
 		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
 			out[e.Name] = e.Slots.Every
