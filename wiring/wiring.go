@@ -1,7 +1,16 @@
-// Package wiring opens what runs on one database (--db): the store, the
-// ledger the quota limiters' constructors require, the embedded limiter in
-// the store's tables, and the API limiter. Which database it is (SQLite or
+// Package wiring puts the parts together for the commands. It opens what
+// runs on one database (--db): the store, the ledger the quota limiters'
+// constructors require, the embedded limiter in the store's tables or the
+// Redis one, and the API limiter. Which database it is (SQLite or
 // PostgreSQL) is the store's to know; callers never tell by the string.
+//
+// From those parts it builds what the commands run: the pipeline (the
+// database, the limiter and the upstream client, with the checks before
+// anything is spent), run's jobs and daemon (the roster, the pacer, the
+// metrics, the listener and the region catalogue's keeper), serve's site,
+// the checks of ingest check, the quota's configuration (apply, restore,
+// seed), the standing's prune and the report's sources. A configuration
+// it refuses is a ConfigError.
 package wiring
 
 import (
