@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,5 +160,44 @@ func TestListenerRulesInBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "open /metrics", chromedp.Navigate(open.base+"/metrics"), chromedp.WaitVisible(chromedp.CSS(`body`)))
 	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, "# TYPE") {
 		t.Errorf("/metrics in a browser: %.200q", got)
+	}
+}
+
+// Every listener logs its address once it listens, so a daemon on :0 or
+// behind a supervisor can be found; every daemon's last line says it
+// stopped.
+func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	for _, args := range [][]string{
+		{"run", "--every", "1h", "--regions", "US", "--listen", "127.0.0.1:0"},
+		{"serve", "--listen", "127.0.0.1:0"},
+	} {
+		p := h.start(args...)
+		listening := regexp.MustCompile(`msg=(?:listening|serving) .*url=(http://127\.0\.0\.1:\d+/)`)
+		var url string
+		if !waitFor(cmdTimeout, func() bool {
+			m := listening.FindStringSubmatch(p.out.String())
+			if m != nil {
+				url = m[1]
+			}
+			return m != nil || p.exited()
+		}) || url == "" {
+			t.Fatalf("ingest %s: no line with the address it listens on:\n%s", strings.Join(args, " "), p.out)
+		}
+		if !waitFor(cmdTimeout, func() bool { return healthy(url + "healthz") }) {
+			t.Fatalf("ingest %s: %s logged, but /healthz does not answer there:\n%s", strings.Join(args, " "), url, p.out)
+		}
+		if args[0] == "run" {
+			checkAlertSeries(t, url+"metrics")
+		}
+		p.signal(t, syscall.SIGTERM)
+		if code, exited := p.wait(cmdTimeout); !exited || code != 0 {
+			t.Fatalf("ingest %s after SIGTERM: want exit 0, got %d (exited %v):\n%s", strings.Join(args, " "), code, exited, p.out)
+		}
+		if last := lastLine(p.out.String()); !strings.Contains(last, "stopped") {
+			t.Errorf("ingest %s: want its last line to say it stopped, got %q:\n%s", strings.Join(args, " "), last, p.out)
+		}
 	}
 }

@@ -475,3 +475,29 @@ func TestRestoreLeavesEveryHostReady(t *testing.T) {
 		t.Errorf("the upstream charged %d units, over the pool's %d", charged, limit)
 	}
 }
+
+// quota apply --new on a key that already holds another configuration is
+// refused and changes nothing; the same configuration again changes
+// nothing; without --new the change is made.
+func TestQuotaApplyNewReplacesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US") // the harness applies --new first
+	h.tightCosts(9000)
+	res := h.mustRun(2, "quota", "apply", h.newFlag())
+	if !strings.Contains(res.stderr, "is not new") || !strings.Contains(res.stderr, "without --new") {
+		t.Errorf("apply --new on a used key with another costs file: want it refused naming apply without --new, got %s", res)
+	}
+	if show := h.mustRun(0, "quota", "show"); !strings.Contains(show.stdout, "limiter:    limit 10000") {
+		t.Errorf("a refused apply --new changed the limiter:\n%s", show.stdout)
+	}
+	h.unset("INGEST_COSTS")
+	if res := h.mustRun(0, "quota", "apply", h.newFlag()); !strings.Contains(res.stdout, "nothing changed") {
+		t.Errorf("apply --new with the configuration the limiter holds: want nothing changed, got %s", res)
+	}
+	h.tightCosts(9000)
+	if res := h.mustRun(0, "quota", "apply"); !strings.Contains(res.stdout, "limit 10000, reserve 500, window 24h0m0s, day America/Los_Angeles -> limit 9000") {
+		t.Errorf("apply without --new: want the change made, got %s", res)
+	}
+}

@@ -10,19 +10,15 @@ package main
 // regions is 22 pages + 8 category lists = 30 units.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	_ "time/tzdata" // upstream_reset is midnight America/Los_Angeles
@@ -412,214 +408,6 @@ func TestRunSkipsARegionWithoutAChart(t *testing.T) {
 	}
 }
 
-// 4. The daemon under SIGTERM: the page in flight is stored, nothing is
-// left running, exit 0; a second signal stops at once.
-func TestDaemonDrainsOnSIGTERM(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.fake.SetLatency(200 * time.Millisecond)
-	p := h.start("run", "--every", "1m", "--regions", "US,IN")
-	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 50 }) {
-		t.Fatalf("no page stored within 60s\n%s", p.out)
-	}
-	p.signal(t, syscall.SIGTERM)
-	code, ok := p.wait(10 * time.Second)
-	if !ok {
-		t.Fatalf("daemon still running 10s after SIGTERM\n%s", p.out)
-	}
-	if code != 0 {
-		t.Errorf("daemon exited %d after SIGTERM, want 0\n%s", code, p.out)
-	}
-	var pages int64
-	for _, r := range runRows(t, openDB(t, h.db())) {
-		n := h.fake.ChartLength(r.Region)
-		if r.Status == "running" {
-			t.Errorf("run %d (%s) left %q after a clean shutdown", r.ID, r.Region, r.Status)
-		}
-		if r.Entries != min(50*r.Pages, n) || r.Videos != r.Entries {
-			t.Errorf("run %d (%s): %d pages, %d videos, %d entries: want whole pages of 50", r.ID, r.Region, r.Pages, r.Videos, r.Entries)
-		}
-		pages += int64(r.Pages)
-	}
-	// The page in flight when the signal came was stored, not dropped.
-	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
-		t.Errorf("upstream served %d chart pages, %d were stored", charged, pages)
-	}
-	if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
-		t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
-	}
-}
-
-func TestDaemonSecondSignalStopsAtOnce(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	const latency = 10 * time.Second
-	h.fake.SetLatency(latency)
-	p := h.start("run", "--every", "1m", "--regions", "US,IN")
-	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 1 }) {
-		t.Fatalf("no upstream call within 60s\n%s", p.out)
-	}
-	p.signal(t, syscall.SIGTERM)
-	time.Sleep(300 * time.Millisecond)
-	if p.exited() {
-		t.Fatalf("exited within 300ms of one SIGTERM with a %s call in flight: the first signal must let it finish\n%s", latency, p.out)
-	}
-	p.signal(t, syscall.SIGINT)
-	sent := time.Now()
-	code, ok := p.wait(latency / 2)
-	if !ok {
-		t.Fatalf("still running %s after a second signal, with a %s call in flight\n%s", latency/2, latency, p.out)
-	}
-	t.Logf("exited %d after %s", code, time.Since(sent).Round(time.Millisecond))
-	for _, r := range runRows(t, openDB(t, h.db())) {
-		if r.Status == "running" {
-			t.Errorf("run %d (%s) left %q after a second signal", r.ID, r.Region, r.Status)
-		}
-	}
-}
-
-// 5. kill -9 in the middle of a pass leaves the database whole, and a
-// rerun completes.
-func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.fake.SetLatency(50 * time.Millisecond)
-	p := h.start("run", "--once")
-	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 100 }) {
-		t.Fatalf("no pages stored within 60s\n%s", p.out)
-	}
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := p.wait(10 * time.Second); !ok {
-		t.Fatal("process did not die after SIGKILL")
-	}
-
-	rw := openRW(t, h.db())
-	if got := queryString(t, rw, `PRAGMA integrity_check`); got != "ok" {
-		t.Fatalf("PRAGMA integrity_check: %s", got)
-	}
-	if _, err := rw.Exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
-		t.Fatalf("FTS5 integrity-check: %v", err)
-	}
-	victim := ""
-	for _, r := range runRows(t, rw) {
-		n := h.fake.ChartLength(r.Region)
-		if r.Entries != min(50*r.Pages, n) {
-			t.Errorf("run %d (%s, %s): %d pages but %d entries: a page is in entirely or not at all", r.ID, r.Region, r.Status, r.Pages, r.Entries)
-		}
-		if r.Status == "running" {
-			victim = r.Region
-		}
-	}
-	rw.Close()
-	t.Logf("killed during the pass of %q", victim)
-
-	res := h.mustRun(0, "run", "--once")
-	var others []string
-	for _, r := range regions.Default {
-		if r != victim {
-			others = append(others, r)
-		}
-	}
-	checkChartsComplete(t, h, others...)
-	if victim != "" {
-		last := lastRuns(t, openDB(t, h.db()), "trending")[victim]
-		// The dead process's lease may hold the region until it expires;
-		// then the rerun must say so rather than pretend.
-		if last.Status != "completed" && !strings.Contains(res.stderr, "already running") {
-			t.Errorf("rerun neither completed %s (last run %q) nor said why it skipped it\n%s", victim, last.Status, res)
-		}
-	}
-	rep := h.report()
-	for _, r := range rep.Regions {
-		if !slices.Contains([]string{"completed", "stopped", "failed", "never"}, r.Status) {
-			t.Errorf("report region %s: status %q, want one of completed, stopped, failed, never", r.Code, r.Status)
-		}
-	}
-}
-
-// 6. The API key is never printed, logged, stored or used in Redis.
-func TestAPIKeyNeverLeaks(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	rs := h.withRedis()
-	var outputs []result
-	run := func(want int, args ...string) {
-		t.Helper()
-		outputs = append(outputs, h.mustRun(want, args...))
-	}
-	run(0, "run", "--once", "--regions", "US,GB")
-	run(0, "run", "--once", "--regions", "AU", "--log-format", "json")
-	run(0, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01", "--max-units", "202")
-	run(0, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01", "--dry-run")
-	run(0, "report")
-	run(0, "report", "--json")
-	run(0, "search", "football")
-	run(0, "search", "--json", "football")
-
-	// Error paths: a rejected key, an unreachable upstream.
-	h.fake.BadKey(fakeyt.KeyInvalid)
-	run(1, "run", "--once", "--regions", "DE")
-	run(1, "run", "--once", "--regions", "DE", "--log-format", "json")
-	run(1, "backfill", "--region", "DE", "--since", "2026-10-01", "--until", "2026-11-01")
-	h.fake.BadKey(fakeyt.KeyOK)
-	h.set("YOUTUBE_ENDPOINT", "http://"+closedAddr(t)+"/")
-	run(1, "run", "--once", "--regions", "FR")
-	run(1, "backfill", "--region", "FR", "--since", "2026-10-01", "--until", "2026-11-01")
-
-	// And the embedded limiter's tables, in a database of their own.
-	h.set("YOUTUBE_ENDPOINT", h.srv.URL+"/")
-	h.unset("REDIS_URL")
-	h.set("INGEST_DB", filepath.Join(h.dir, "embedded.db"))
-	run(0, "run", "--once", "--regions", "CA")
-	run(0, "report", "--json")
-
-	// The daemon's /metrics, /quota and /healthz.
-	listen := closedAddr(t)
-	d := h.start("run", "--every", "1m", "--regions", "BR", "--listen", listen)
-	served := ""
-	if !waitFor(30*time.Second, func() bool { return strings.Contains(httpGet("http://"+listen+"/healthz"), "ok") }) {
-		t.Errorf("daemon --listen %s: /healthz never answered\n%s", listen, d.out)
-	}
-	waitFor(30*time.Second, func() bool { return trendingEntries(h.db()) >= int64(h.fake.ChartLength("BR")) })
-	for _, path := range []string{"/metrics", "/quota", "/healthz"} {
-		body := httpGet("http://" + listen + path)
-		if body == "" {
-			t.Errorf("daemon %s answered nothing", path)
-		}
-		served += body
-	}
-	d.signal(t, syscall.SIGTERM)
-	if _, ok := d.wait(10 * time.Second); !ok {
-		t.Errorf("daemon still running 10s after SIGTERM")
-	}
-	if strings.Contains(served, testKey) || strings.Contains(d.out.String(), testKey) {
-		t.Errorf("the API key appears in what the daemon served or logged:\n%s\n%s", served, d.out)
-	}
-
-	for _, res := range outputs {
-		if strings.Contains(res.stdout+res.stderr, testKey) {
-			t.Errorf("the API key appears in the output of %s", res)
-		}
-	}
-	files, _ := filepath.Glob(filepath.Join(h.dir, "*"))
-	for _, f := range files {
-		if b := fileBytes(t, f); bytes.Contains(b, []byte(testKey)) {
-			t.Errorf("the API key is stored in %s", filepath.Base(f))
-		}
-	}
-	dump := redisDump(t, rs.Addr)
-	if len(dump) == 0 {
-		t.Error("Redis holds no keys after runs that used it")
-	}
-	for k, v := range dump {
-		if strings.Contains(k, testKey) || strings.Contains(v, testKey) {
-			t.Errorf("the API key is in Redis key %q (value %.200s)", k, v)
-		}
-	}
-}
-
 // closedAddr is a loopback address nothing listens on.
 func closedAddr(t *testing.T) string {
 	t.Helper()
@@ -630,434 +418,6 @@ func closedAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
-}
-
-// 7. Usage and configuration errors exit 2 before anything is written or
-// sent upstream.
-func TestUsageErrorsExit2BeforeAnythingIsWritten(t *testing.T) {
-	t.Parallel()
-	badCosts := `pools:
-  default: {limit: 10000, reserve: 500, window: 24h}
-  search:  {limit: 100,   reserve: 0,   window: 24h}
-  stats:   {limit: 10000, reserve: 0,   window: 24h}
-operations:
-  videos.list:          {default: 0}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
-	for _, tc := range []struct {
-		name  string
-		setup func(h *harness)
-		args  []string
-		want  *regexp.Regexp // what the message must name
-	}{
-		{"missing API key", func(h *harness) { h.unset("YOUTUBE_API_KEY") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_API_KEY`)},
-		{"blank API key", func(h *harness) { h.set("YOUTUBE_API_KEY", "  ") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_API_KEY`)},
-		{"backfill missing API key", func(h *harness) { h.unset("YOUTUBE_API_KEY") }, []string{"backfill", "--region", "US", "--since", "2026-10-01"}, regexp.MustCompile(`YOUTUBE_API_KEY`)},
-		{"unknown region", nil, []string{"run", "--once", "--regions", "US,XX"}, regexp.MustCompile(`--regions.*XX`)},
-		{"empty regions", nil, []string{"run", "--once", "--regions", ""}, regexp.MustCompile(`--regions: is empty`)},
-		{"empty regions env", func(h *harness) { h.set("INGEST_RUN_REGIONS", " ") }, []string{"run", "--once"}, regexp.MustCompile(`--regions: is empty`)},
-		{"report empty regions", nil, []string{"report", "--regions", ","}, regexp.MustCompile(`--regions: is empty`)},
-		{"unknown quota subcommand", nil, []string{"quota", "bogus"}, regexp.MustCompile(`unknown command "bogus" for "ingest quota"`)},
-		{"quota apply with an argument", nil, []string{"quota", "apply", "extra"}, regexp.MustCompile(`extra`)},
-		{"every below a minute", nil, []string{"run", "--every", "30s"}, regexp.MustCompile(`--every`)},
-		{"max-stale below every", nil, []string{"run", "--every", "2h", "--max-stale", "1h"}, regexp.MustCompile(`--max-stale: must be at least --every \(2h0m0s\), got 1h0m0s`)},
-		{"max-stale env below every", func(h *harness) { h.set("INGEST_RUN_MAX_STALE", "30m") }, []string{"run"}, regexp.MustCompile(`--max-stale`)},
-		{"bad costs file", func(h *harness) {
-			path := filepath.Join(h.dir, "costs-bad.yaml")
-			if err := os.WriteFile(path, []byte(badCosts), 0o644); err != nil {
-				h.t.Fatal(err)
-			}
-			h.set("INGEST_COSTS", path)
-		}, []string{"run", "--once"}, regexp.MustCompile(`costs-bad\.yaml(:6\b|.*line 6\b).*videos\.list`)},
-		{"missing costs file", func(h *harness) { h.set("INGEST_COSTS", filepath.Join(h.dir, "nope.yaml")) }, []string{"run", "--once"}, regexp.MustCompile(`nope\.yaml`)},
-		{"unknown flag", nil, []string{"run", "--once", "--bogus"}, regexp.MustCompile(`--bogus`)},
-		{"stray argument", nil, []string{"run", "--once", "US"}, regexp.MustCompile(`US`)},
-		{"log format xml", nil, []string{"run", "--once", "--log-format", "xml"}, regexp.MustCompile(`--log-format.*xml`)},
-		{"log format env", func(h *harness) { h.set("INGEST_LOG_FORMAT", "xml") }, []string{"run", "--once"}, regexp.MustCompile(`INGEST_LOG_FORMAT`)},
-		{"backfill since not a date", nil, []string{"backfill", "--region", "US", "--since", "notadate"}, regexp.MustCompile(`--since.*notadate`)},
-		{"backfill missing since", nil, []string{"backfill", "--region", "US"}, regexp.MustCompile(`--since`)},
-		{"backfill until before since", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-09-01"}, regexp.MustCompile(`--until`)},
-		{"backfill unknown region", nil, []string{"backfill", "--region", "ZZ", "--since", "2026-10-01"}, regexp.MustCompile(`--region.*ZZ`)},
-		{"backfill max-units below a page", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--max-units", "1"}, regexp.MustCompile(`--max-units: one search page costs 2 units`)},
-		{"backfill negative max-units", nil, []string{"backfill", "--region", "US", "--since", "2026-10-01", "--max-units", "-5"}, regexp.MustCompile(`--max-units`)},
-		{"search without a query", nil, []string{"search"}, regexp.MustCompile(`QUERY`)},
-		{"search blank query", nil, []string{"search", "  "}, regexp.MustCompile(`QUERY`)},
-		{"search limit 0", nil, []string{"search", "football", "--limit", "0"}, regexp.MustCompile(`--limit`)},
-		{"search unknown region", nil, []string{"search", "football", "--region", "ZZ"}, regexp.MustCompile(`--region`)},
-		{"report every below a minute", nil, []string{"report", "--every", "30s"}, regexp.MustCompile(`--every`)},
-		{"bad quota key", func(h *harness) { h.set("INGEST_QUOTA_KEY", "a b") }, []string{"run", "--once"}, regexp.MustCompile(`INGEST_QUOTA_KEY`)},
-		{"bad listen address", nil, []string{"run", "--listen", "nope"}, regexp.MustCompile(`--listen`)},
-		{"bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"run", "--once"}, regexp.MustCompile(`REDIS_URL`)},
-		{"backfill bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"backfill", "--region", "US", "--since", "2026-10-01"}, regexp.MustCompile(`REDIS_URL`)},
-		{"bad endpoint", func(h *harness) { h.set("YOUTUBE_ENDPOINT", "http://[::1") }, []string{"run", "--once"}, regexp.MustCompile(`YOUTUBE_ENDPOINT|--youtube-endpoint`)},
-		{"endpoint with the API's path", func(h *harness) { h.set("YOUTUBE_ENDPOINT", h.srv.URL+"/youtube/v3/") }, []string{"run", "--once"},
-			regexp.MustCompile(`YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: http://127\.0\.0\.1:\d+/, not`)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t)
-			if tc.setup != nil {
-				tc.setup(h)
-			}
-			res := h.run(tc.args...)
-			if res.code != 2 {
-				t.Errorf("want exit 2, got %s", res)
-			}
-			if !tc.want.MatchString(res.stderr) {
-				t.Errorf("stderr does not match %q:\n%s", tc.want, res.stderr)
-			}
-			if _, err := os.Stat(h.db()); err == nil {
-				t.Errorf("database %s was created by a command that exited on a usage error", h.db())
-			}
-			if n := h.fake.Requests(); n != 0 {
-				t.Errorf("upstream saw %d requests, want 0", n)
-			}
-		})
-	}
-}
-
-// 8. report: what it shows, and that it changes nothing.
-func TestReportWithoutADatabase(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	// report works on a host with no database yet (docs/contract.md):
-	// every region never, the pools whole, and no file created.
-	rep := h.report()
-	for _, r := range rep.Regions {
-		if r.Status != "never" {
-			t.Errorf("region %s: status %q without a database, want never", r.Code, r.Status)
-		}
-	}
-	if used, _, _, remaining, _, _ := rep.pool(t, "default"); used != 0 || remaining != 9500 {
-		t.Errorf("pool default without a database: used %d remaining %d, want 0 and 9500", used, remaining)
-	}
-	h.mustRun(0, "report")
-	// As report, the other read-only commands read a database that does not
-	// exist yet as an empty one, exit 0, and say so (docs/contract.md).
-	res := h.mustRun(0, "search", "football")
-	if !strings.Contains(res.stderr, "no database at "+h.db()+" yet") || !strings.Contains(res.stderr, "ingest run") || res.stdout != "no matches\n" {
-		t.Errorf("search: want no matches, and stderr saying there is no database and how to create one (ingest run):\n%s", res)
-	}
-	if res := h.mustRun(0, "search", "--json", "football"); strings.TrimSpace(res.stdout) != "[]" {
-		t.Errorf("search --json without a database: want [], got %s", res)
-	}
-	if res := h.mustRun(0, "export", "--since", "2026-01-01"); !strings.HasPrefix(res.stdout, "video_id,") || strings.Count(res.stdout, "\n") != 1 {
-		t.Errorf("export without a database: want the CSV header alone, got %s", res)
-	}
-	if _, err := os.Stat(h.db()); err == nil {
-		t.Errorf("report created %s", h.db())
-	}
-}
-
-func TestReportJSONHasTheDesignFields(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.mustRun(0, "run", "--once", "--regions", "US,GB")
-	res := h.mustRun(0, "report", "--json")
-
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(res.stdout), &raw); err != nil {
-		t.Fatalf("report --json: %v\n%s", err, res.stdout)
-	}
-	requireKeys(t, "report", raw, "quota_key", "backend", "pools", "operations", "regions", "upstream_reset")
-	for _, p := range raw["pools"].([]any) {
-		requireKeys(t, "pools[]", p.(map[string]any), "name", "limit", "reserve", "used", "remaining", "free_at", "blocked_until")
-	}
-	for _, o := range raw["operations"].([]any) {
-		requireKeys(t, "operations[]", o.(map[string]any), "op", "calls", "units")
-	}
-	for _, r := range raw["regions"].([]any) {
-		requireKeys(t, "regions[]", r.(map[string]any), "code", "name", "status", "last_run", "videos", "units", "next_run")
-	}
-
-	if text := h.mustRun(0, "report"); !strings.HasSuffix(text.stdout, "\n") {
-		t.Errorf("report's text does not end with a newline (the shell prompt lands on its last line): ...%q", text.stdout[max(0, len(text.stdout)-60):])
-	}
-
-	rep := h.report()
-	if rep.QuotaKey == "" || strings.Contains(rep.QuotaKey, testKey) || rep.Backend != "sqlite" {
-		t.Errorf("quota_key %q backend %q: want a short hash of the key and sqlite", rep.QuotaKey, rep.Backend)
-	}
-	used, limit, reserve, remaining, freeAt, blocked := rep.pool(t, "default")
-	if used != 8 || limit != 10000 || reserve != 500 || remaining != 9492 || freeAt != nil || blocked != nil {
-		t.Errorf("pool default: used %d limit %d reserve %d remaining %d free_at %v blocked_until %v; want 8 10000 500 9492 null null",
-			used, limit, reserve, remaining, freeAt, blocked)
-	}
-	ops := map[string][2]int64{}
-	for _, o := range rep.Operations {
-		ops[o.Op] = [2]int64{int64(o.Calls), o.Units}
-	}
-	if ops["videos.list"] != [2]int64{6, 6} || ops["videoCategories.list"] != [2]int64{2, 2} {
-		t.Errorf("operations %v, want videos.list 6 calls 6 units, videoCategories.list 2 calls 2 units", ops)
-	}
-	want := map[string][3]int64{"US": {200, 5}, "GB": {77, 3}}
-	var codes []string
-	for _, r := range rep.Regions {
-		codes = append(codes, r.Code)
-		if w, ok := want[r.Code]; ok {
-			if r.Status != "completed" || int64(r.Videos) != w[0] || r.Units != w[1] || r.LastRun == nil || r.NextRun == nil {
-				t.Errorf("region %s: %+v, want completed, %d videos, %d units, last_run and next_run set", r.Code, r, w[0], w[1])
-			}
-		} else if r.Status != "never" || r.LastRun != nil {
-			t.Errorf("region %s: status %q last_run %v, want never and null", r.Code, r.Status, r.LastRun)
-		}
-	}
-	if want := []string{"GB", "US"}; !slices.Equal(codes, want) {
-		t.Errorf("regions %v, want the regions the database holds, by code, %v (no daemon recorded a schedule)", codes, want)
-	}
-	reset, err := time.Parse(time.RFC3339, rep.UpstreamReset)
-	la, _ := time.LoadLocation("America/Los_Angeles")
-	if err != nil || !reset.After(time.Now()) || reset.After(time.Now().Add(25*time.Hour)) ||
-		reset.In(la).Hour() != 0 || reset.In(la).Minute() != 0 {
-		t.Errorf("upstream_reset %q: want the next midnight in America/Los_Angeles", rep.UpstreamReset)
-	}
-}
-
-func requireKeys(t *testing.T, what string, m map[string]any, keys ...string) {
-	t.Helper()
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			t.Errorf("%s has no field %q: %v", what, k, m)
-		}
-	}
-}
-
-func TestReportIsReadOnly(t *testing.T) {
-	t.Parallel()
-	for _, backend := range []string{"sqlite", "redis"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t)
-			var addr string
-			if backend == "redis" {
-				addr = h.withRedis().Addr
-			}
-			h.mustRun(0, "run", "--once", "--regions", "US,GB")
-			files := []string{h.db(), h.db() + "-wal"}
-			before := map[string][]byte{}
-			for _, f := range files {
-				before[f] = fileBytes(t, f)
-			}
-			var redisBefore map[string]string
-			if addr != "" {
-				redisBefore = redisDump(t, addr)
-			}
-			h.mustRun(0, "report")
-			h.mustRun(0, "report", "--json")
-			h.mustRun(0, "search", "football")
-			for _, f := range files {
-				if after := fileBytes(t, f); !bytes.Equal(before[f], after) {
-					t.Errorf("%s changed under report/search: %d bytes before, %d after", filepath.Base(f), len(before[f]), len(after))
-				}
-			}
-			if addr != "" {
-				after := redisDump(t, addr)
-				if len(after) != len(redisBefore) {
-					t.Errorf("Redis DBSIZE %d before report, %d after", len(redisBefore), len(after))
-				}
-				for k, v := range redisBefore {
-					if after[k] != v {
-						t.Errorf("Redis key %s changed under report:\nbefore %.300s\nafter  %.300s", k, v, after[k])
-					}
-				}
-			}
-		})
-	}
-}
-
-// 9. search: the index, its folding, phrases, prefixes and hostile input.
-func TestSearch(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.mustRun(0, "run", "--once")
-	db := openDB(t, h.db())
-	// text is everything the index holds for a video, lower-cased.
-	text := func(t *testing.T, id string) string {
-		return strings.ToLower(queryString(t, db, `SELECT title || ' ' || description || ' ' || tags || ' ' || channel_title FROM videos WHERE id = ?`, id))
-	}
-	sub := func(t *testing.T) *harness { c := *h; c.t = t; return &c }
-
-	t.Run("football", func(t *testing.T) {
-		hits := sub(t).searchJSON("football")
-		if len(hits) == 0 {
-			t.Fatal("no hits for football")
-		}
-		for _, x := range hits {
-			if len(x.ID) != 11 || x.Title == "" || x.Channel == "" || x.Snippet == "" || len(x.Regions) == 0 {
-				t.Errorf("hit lacks a field: %+v", x)
-			}
-			for _, r := range x.Regions {
-				if !slices.Contains(regions.Default, r) {
-					t.Errorf("hit %s: region %q", x.ID, r)
-				}
-			}
-			if !strings.Contains(text(t, x.ID), "football") {
-				t.Errorf("hit %s %q has no football in its text", x.ID, x.Title)
-			}
-		}
-		if !strings.Contains(strings.ToLower(hits[0].Title), "football") {
-			t.Errorf("best match %q has no football in its title; a title match weighs most", hits[0].Title)
-		}
-	})
-	t.Run("diacritics", func(t *testing.T) {
-		hits := sub(t).searchJSON("muller")
-		if len(hits) == 0 || !strings.Contains(hits[0].Title+hits[0].Channel, "Müller") {
-			t.Errorf("muller: want Müller first, got %+v", hits)
-		}
-	})
-	t.Run("phrase", func(t *testing.T) {
-		phrase := sub(t).searchJSON("--limit", "1000", `"world cup"`)
-		words := sub(t).searchJSON("--limit", "1000", "world", "cup")
-		if len(phrase) == 0 || len(words) < len(phrase) {
-			t.Fatalf(`"world cup": %d hits, world cup: %d; want some, and no more than the words`, len(phrase), len(words))
-		}
-		for _, x := range phrase {
-			if !strings.Contains(text(t, x.ID), "world cup") {
-				t.Errorf(`hit %s %q does not hold the phrase "world cup"`, x.ID, x.Title)
-			}
-		}
-	})
-	t.Run("prefix", func(t *testing.T) {
-		prefix := sub(t).searchJSON("--limit", "1000", "foot*")
-		word := sub(t).searchJSON("--limit", "1000", "football")
-		if len(prefix) < len(word) || len(word) == 0 {
-			t.Errorf("foot*: %d hits, football: %d; a prefix finds at least the word", len(prefix), len(word))
-		}
-		for _, x := range prefix {
-			if !strings.Contains(text(t, x.ID), "foot") {
-				t.Errorf("hit %s %q has no word starting foot", x.ID, x.Title)
-			}
-		}
-	})
-	t.Run("no match", func(t *testing.T) {
-		res := sub(t).mustRun(0, "search", "--json", "zzqxjvwk")
-		if strings.TrimSpace(res.stdout) != "[]" {
-			t.Errorf("no match: want [], got %s", res)
-		}
-	})
-	t.Run("region", func(t *testing.T) {
-		all := sub(t).searchJSON("--limit", "1000", "football")
-		gb := sub(t).searchJSON("--limit", "1000", "--region", "GB", "football")
-		if len(gb) == 0 || len(gb) >= len(all) {
-			t.Errorf("football: %d hits, in GB %d; want some, fewer than everywhere", len(all), len(gb))
-		}
-		for _, x := range gb {
-			if !slices.Contains(x.Regions, "GB") {
-				t.Errorf("--region GB returned %s seen in %v", x.ID, x.Regions)
-			}
-		}
-	})
-	leak := regexp.MustCompile(`(?i)sql logic|fts5|sqlite|no such column|unrecognized token|malformed match|near ".*": syntax`)
-	for _, q := range []string{"COVID-19", "AC/DC", "don't", "c++", "NOT", `"unbalanced`, "*", ")(", "foot NOT", "OR", `""`, "NEAR(a b)", "title:football", "^football", "a:b:c", "-", "'", "\\", "%", "_"} {
-		t.Run("hostile "+q, func(t *testing.T) {
-			res := sub(t).run("search", "--json", q)
-			switch res.code {
-			case 0:
-				var hits []hit
-				if err := json.Unmarshal([]byte(res.stdout), &hits); err != nil {
-					t.Errorf("exit 0 without a JSON array: %v\n%s", err, res)
-				}
-			case 2:
-				if strings.TrimSpace(res.stderr) == "" {
-					t.Errorf("exit 2 without a message:\n%s", res)
-				}
-			default:
-				t.Errorf("want exit 0 or 2, got %s", res)
-			}
-			if leak.MatchString(res.stdout + res.stderr) {
-				t.Errorf("the user sees SQL internals:\n%s", res)
-			}
-		})
-	}
-}
-
-// 10. backfill: a plan that calls nothing, a cap, resuming, and a limiter
-// that cannot be reached.
-func TestBackfillDryRunCallsNothing(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	for _, tc := range []struct {
-		args  []string
-		pages string
-		units string
-	}{
-		{nil, "10 pages", "default 10, search 10"},
-		{[]string{"--max-units", "6"}, "3 pages", "default 3, search 3"},
-	} {
-		args := append([]string{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-11-01", "--dry-run"}, tc.args...)
-		res := h.mustRun(0, args...)
-		if !strings.Contains(res.stdout, tc.pages) || !strings.Contains(res.stdout, tc.units) {
-			t.Errorf("plan does not say %q and %q:\n%s", tc.pages, tc.units, res)
-		}
-	}
-	if n := h.fake.Requests(); n != 0 {
-		t.Errorf("--dry-run sent %d requests upstream, want 0", n)
-	}
-	if _, err := os.Stat(h.db()); err == nil {
-		t.Errorf("--dry-run created the database %s", h.db())
-	}
-}
-
-func TestBackfillMaxUnitsStopsAndResumes(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "6"}
-	first := h.mustRun(0, args...)
-	// A page is a search (1 of the search pool) and its details (1 of
-	// default): 6 units in all buy three pages.
-	check := func(res result, pages, runs int64) {
-		t.Helper()
-		db := openDB(t, h.db())
-		if got := queryInt(t, db, `SELECT max(pages) FROM backfill_cursors`); got != pages {
-			t.Errorf("cursor at %d pages, want %d\n%s", got, pages, res)
-		}
-		total, distinct := queryInt(t, db, `SELECT count(*) FROM search_results`), queryInt(t, db, `SELECT count(DISTINCT vid) FROM search_results`)
-		if total != 50*pages || distinct != total {
-			t.Errorf("search results: %d rows, %d videos; want %d of each: no page stored twice", total, distinct, 50*pages)
-		}
-		if n := queryInt(t, db, `SELECT count(*) FROM trending_entries`); n != 0 {
-			t.Errorf("a backfill stored %d trending entries, want 0", n)
-		}
-		if got := queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'search' AND status = 'stopped'`); got != runs {
-			t.Errorf("%d stopped search runs, want %d", got, runs)
-		}
-		// The 2026 model: the search bucket pays for searches, the shared
-		// 10,000 only for the details.
-		charged := h.fake.ChargedBuckets(testKey)
-		for _, pool := range []string{"default", "search"} {
-			if got := ledgerUnits(t, h.db(), pool); got != pages || charged[pool] != pages {
-				t.Errorf("pool %s: ledger %d, upstream charged %d; want %d each (one per page)", pool, got, charged[pool], pages)
-			}
-		}
-	}
-	check(first, 3, 1)
-	if !strings.Contains(first.stdout, "stopped") {
-		t.Errorf("first backfill does not say it stopped:\n%s", first)
-	}
-	second := h.mustRun(0, args...)
-	if !strings.Contains(strings.ToLower(second.stdout), "resumed") {
-		t.Errorf("second backfill does not say it resumed:\n%s", second)
-	}
-	check(second, 6, 2)
-}
-
-func TestBackfillRefusesSearchesWhileRedisIsDown(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.withRedis().Stop()
-	res := h.mustRun(1, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01")
-	if !regexp.MustCompile(`(?i)limiter.*(unreachable|cannot be reached|can't be reached|not reachable)`).MatchString(res.stderr) {
-		t.Errorf("stderr does not say the limiter is unreachable:\n%s", res.stderr)
-	}
-	if got := h.fake.ChargedByOp(testKey)[ingest.OpSearchList]; got != 0 {
-		t.Errorf("upstream charged %d units of search.list while the limiter was down, want 0", got)
-	}
-	if n := h.fake.Requests(); n != 0 {
-		t.Errorf("upstream saw %d requests, want 0", n)
-	}
 }
 
 // httpGet returns the body of a GET, or "" on any error.
@@ -1072,57 +432,76 @@ func httpGet(url string) string {
 	return string(b)
 }
 
-// Promises 1 and 8: a Redis that lost its data still counts what the
-// ledger says was spent in the window, so a restart cannot double the day.
-func TestRedisRestartDoesNotForgetSpentUnits(t *testing.T) {
+// A run's log counts what the database holds: a video on several regions'
+// charts is one video (and one entry per chart), as the tables count it.
+func TestRunOnceLogsStoredCounts(t *testing.T) {
 	t.Parallel()
-	const limit = 20
 	h := newHarness(t)
-	rs := h.withRedis()
-	h.tightCosts(limit)
-	h.mustRun(0, "run", "--once")
-	if got := h.fake.Charged(testKey); got != limit {
-		t.Fatalf("first run: upstream charged %d, want the limit %d", got, limit)
+	res := h.mustRun(0, "run", "--once", "--log-format", "json", "--log-level", "debug")
+	db := openDB(t, h.db())
+	runs := lastRuns(t, db, "trending")
+	var summary map[string]any
+	for _, l := range jsonLines(t, res.stderr) {
+		switch l["msg"] {
+		case "run --once":
+			summary = l
+		case "pass":
+			region, _ := l["region"].(string)
+			if got, want := l["videos"], float64(runs[region].Videos); got != want {
+				t.Errorf("pass %s logged videos=%v, its run stored %v", region, got, want)
+			}
+		}
 	}
-	rs.Restart(t) // empty
-	h.mustRun(0, "run", "--once")
-	if got := h.fake.Charged(testKey); got != limit {
-		t.Errorf("after Redis restarted empty, the upstream was charged %d units within one window of %d: "+
-			"the limiter forgot the %d units the ledger holds", got, limit, ledgerUnits(t, h.db(), "default"))
+	if summary == nil {
+		t.Fatalf("no run --once line:\n%s", res)
 	}
-	if used, _, _, _, _, _ := h.report().pool(t, "default"); used != limit {
-		t.Errorf("limiter reports %d units used after the restart, want %d (refilled from the ledger)", used, limit)
+	videos := queryInt(t, db, `SELECT count(*) FROM videos`)
+	entries := queryInt(t, db, `SELECT count(*) FROM trending_entries`)
+	if videos == entries {
+		t.Fatalf("the fake's charts share no video (%d videos, %d entries): the test shows nothing", videos, entries)
+	}
+	if got := summary["videos"]; got != float64(videos) {
+		t.Errorf("run --once logged videos=%v, the database holds %d videos", got, videos)
+	}
+	if got := summary["entries"]; got != float64(entries) {
+		t.Errorf("run --once logged entries=%v, the database holds %d trending entries", got, entries)
 	}
 }
 
-// fail_open_max_cost: while Redis cannot be reached, calls costing at most
-// 1 unit go ahead unmetered (a chart is 1-unit calls only), and are in the
-// ledger as such; the report says its numbers come from the ledger.
-func TestRunFailsOpenForCheapCallsWhileRedisIsDown(t *testing.T) {
+// 4c. A dead endpoint fails the run at the first region, with one line
+// that says so; a rejected key counts the regions right.
+func TestDeadEndpointFailsFast(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.withRedis().Stop()
-	res := h.run("run", "--once", "--regions", "US,GB", "--log-format", "json")
-	if res.code != 0 {
-		t.Errorf("want exit 0 (1-unit calls fail open), got %s", res)
+	h.set("YOUTUBE_ENDPOINT", "http://"+closedAddr(t)+"/")
+	start := time.Now()
+	res := h.mustRun(1, "run", "--once")
+	took := time.Since(start)
+	notRun := fmt.Sprintf("%d of %d regions not run", len(regions.Default)-1, len(regions.Default))
+	if n := strings.Count(res.stderr, "ingest: "); n != 1 || !strings.Contains(res.stderr, "cannot be reached") ||
+		!strings.Contains(res.stderr, notRun) || !strings.Contains(res.stderr, "YOUTUBE_ENDPOINT") {
+		t.Errorf("dead endpoint: want one line saying it cannot be reached and %s:\n%s", notRun, res.stderr)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
-		if line != "" && !json.Valid([]byte(line)) {
-			t.Errorf("--log-format json: stderr line is not JSON: %q", line)
-			break
-		}
+	if took > 15*time.Second {
+		t.Errorf("dead endpoint took %s; want the first region's retries only", took)
 	}
-	checkChartsComplete(t, h, "US", "GB")
-	_, units := fullPassUnits(h.fake, "US", "GB")
-	if got := h.fake.Charged(testKey); got != units {
-		t.Errorf("upstream charged %d, want %d", got, units)
+	if runs := runRows(t, openDB(t, h.db())); len(runs) != 1 {
+		t.Errorf("%d runs after a dead endpoint, want 1 (the first region)", len(runs))
 	}
+	// The upstream charged nothing: every attempt was given back, and the
+	// ledger's count and the limiter's window say so.
 	db := openDB(t, h.db())
-	if got := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = 'default' AND unmetered = 1`); got != units {
-		t.Errorf("ledger holds %d unmetered units, want %d", got, units)
+	if given, calls := queryInt(t, db, `SELECT count(*) FROM ledger_given_back`), queryInt(t, db, `SELECT count(DISTINCT call_id) FROM ledger`); given == 0 || given != calls {
+		t.Errorf("dead endpoint: %d calls in the ledger, %d given back; want every one given back", calls, given)
 	}
-	rep := h.report()
-	if rep.UsedFrom != "ledger" {
-		t.Errorf("report used_from %q while Redis is down, want ledger", rep.UsedFrom)
+	if used, _, _, _, _, _ := h.report().pool(t, "default"); used != 0 {
+		t.Errorf("dead endpoint: the limiter counts %d units used, want 0 (nothing reached the upstream)", used)
+	}
+	h2 := newHarness(t)
+	h2.fake.BadKey(fakeyt.KeyInvalid)
+	res = h2.mustRun(1, "run", "--once")
+	n := len(regions.Default)
+	if !strings.Contains(res.stderr, fmt.Sprintf("%d of %d regions not run", n-1, n)) || strings.Contains(res.stderr, "1 of 1") {
+		t.Errorf("bad key: want every default region counted:\n%s", res.stderr)
 	}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// 10. backfill: a plan that calls nothing, a cap, resuming, and a limiter
+// that cannot be reached.
+func TestBackfillDryRunCallsNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, tc := range []struct {
+		args  []string
+		pages string
+		units string
+	}{
+		{nil, "10 pages", "default 10, search 10"},
+		{[]string{"--max-units", "6"}, "3 pages", "default 3, search 3"},
+	} {
+		args := append([]string{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-11-01", "--dry-run"}, tc.args...)
+		res := h.mustRun(0, args...)
+		if !strings.Contains(res.stdout, tc.pages) || !strings.Contains(res.stdout, tc.units) {
+			t.Errorf("plan does not say %q and %q:\n%s", tc.pages, tc.units, res)
+		}
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("--dry-run sent %d requests upstream, want 0", n)
+	}
+	if _, err := os.Stat(h.db()); err == nil {
+		t.Errorf("--dry-run created the database %s", h.db())
+	}
+}
+
+// backfill --help prices a page as the shipped costs.yaml does, the same
+// words --dry-run prints for a page.
+func TestBackfillHelpPricesAPageAsDryRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	plan := h.mustRun(0, "backfill", "--region", "US", "--since", "2026-01-01", "--dry-run")
+	m := regexp.MustCompile(`\(a page: ([^)]+)\)`).FindStringSubmatch(plan.stdout)
+	if m == nil {
+		t.Fatalf("--dry-run prints no page cost:\n%s", plan)
+	}
+	help := h.mustRun(0, "backfill", "--help")
+	text := strings.Join(strings.Fields(help.stdout), " ")
+	if !strings.Contains(text, m[1]) || strings.Contains(text, "100 units") {
+		t.Errorf("backfill --help does not price a page as --dry-run does (%q):\n%s", m[1], help.stdout)
+	}
+}
+
+func TestBackfillMaxUnitsStopsAndResumes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "6"}
+	first := h.mustRun(0, args...)
+	// A page is a search (1 of the search pool) and its details (1 of
+	// default): 6 units in all buy three pages.
+	check := func(res result, pages, runs int64) {
+		t.Helper()
+		db := openDB(t, h.db())
+		if got := queryInt(t, db, `SELECT max(pages) FROM backfill_cursors`); got != pages {
+			t.Errorf("cursor at %d pages, want %d\n%s", got, pages, res)
+		}
+		total, distinct := queryInt(t, db, `SELECT count(*) FROM search_results`), queryInt(t, db, `SELECT count(DISTINCT vid) FROM search_results`)
+		if total != 50*pages || distinct != total {
+			t.Errorf("search results: %d rows, %d videos; want %d of each: no page stored twice", total, distinct, 50*pages)
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM trending_entries`); n != 0 {
+			t.Errorf("a backfill stored %d trending entries, want 0", n)
+		}
+		if got := queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'search' AND status = 'stopped'`); got != runs {
+			t.Errorf("%d stopped search runs, want %d", got, runs)
+		}
+		// The 2026 model: the search bucket pays for searches, the shared
+		// 10,000 only for the details.
+		charged := h.fake.ChargedBuckets(testKey)
+		for _, pool := range []string{"default", "search"} {
+			if got := ledgerUnits(t, h.db(), pool); got != pages || charged[pool] != pages {
+				t.Errorf("pool %s: ledger %d, upstream charged %d; want %d each (one per page)", pool, got, charged[pool], pages)
+			}
+		}
+	}
+	check(first, 3, 1)
+	if !strings.Contains(first.stdout, "stopped") {
+		t.Errorf("first backfill does not say it stopped:\n%s", first)
+	}
+	second := h.mustRun(0, args...)
+	if !strings.Contains(strings.ToLower(second.stdout), "resumed") {
+		t.Errorf("second backfill does not say it resumed:\n%s", second)
+	}
+	check(second, 6, 2)
+}
+
+// 1. The same open-ended backfill run again resumes: no search page is
+// fetched twice (the fake upstream's request log says so), the searches
+// keep one publishedBefore, and there is one cursor; --restart starts over.
+func TestBackfillOpenEndedRerunFetchesNoPageTwice(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// A page is a search (1 search unit) and its details (1 default unit).
+	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--max-units", "4"}
+	h.mustRun(0, args...)
+	time.Sleep(1200 * time.Millisecond) // the old key held "now" to the second
+	second := h.mustRun(0, args...)
+	if !strings.Contains(second.stdout, "resumed") {
+		t.Errorf("the same command did not resume:\n%s", second)
+	}
+	searches := h.reqs.requests("/search")
+	seen := map[string]int{}
+	befores := map[string]bool{}
+	for _, u := range searches {
+		seen[u.Query().Get("pageToken")]++
+		befores[u.Query().Get("publishedBefore")] = true
+	}
+	for tok, n := range seen {
+		if n > 1 {
+			t.Errorf("search page with token %q fetched %d times: paid twice", tok, n)
+		}
+	}
+	if len(searches) != 4 || len(befores) != 1 {
+		t.Errorf("%d searches with %d distinct publishedBefore; want 4 pages under one window", len(searches), len(befores))
+	}
+	if n := queryInt(t, openDB(t, h.db()), `SELECT count(*) FROM backfill_cursors`); n != 1 {
+		t.Errorf("%d cursors after running one command twice, want 1", n)
+	}
+	list := h.mustRun(0, "backfill", "--list")
+	if !strings.Contains(list.stdout, "open-ended") || !strings.Contains(list.stdout, "resumes at page 5") {
+		t.Errorf("--list does not show the open-ended backfill at page 5:\n%s", list)
+	}
+	h.mustRun(0, append(args, "--restart", "--max-units", "2")...)
+	if got := h.reqs.requests("/search"); len(got) != 5 || got[4].Query().Get("pageToken") != "" {
+		t.Errorf("--restart did not fetch the first page again: %d searches", len(got))
+	}
+}
+
+func TestBackfillRefusesSearchesWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis().Stop()
+	res := h.mustRun(1, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01")
+	if !regexp.MustCompile(`(?i)limiter.*(unreachable|cannot be reached|can't be reached|not reachable)`).MatchString(res.stderr) {
+		t.Errorf("stderr does not say the limiter is unreachable:\n%s", res.stderr)
+	}
+	if got := h.fake.ChargedByOp(testKey)[ingest.OpSearchList]; got != 0 {
+		t.Errorf("upstream charged %d units of search.list while the limiter was down, want 0", got)
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("upstream saw %d requests, want 0", n)
+	}
+}

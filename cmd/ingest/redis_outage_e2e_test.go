@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/web"
+)
+
+// Promises 1 and 8: a Redis that lost its data still counts what the
+// ledger says was spent in the window, so a restart cannot double the day.
+func TestRedisRestartDoesNotForgetSpentUnits(t *testing.T) {
+	t.Parallel()
+	const limit = 20
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.tightCosts(limit)
+	h.mustRun(0, "run", "--once")
+	if got := h.fake.Charged(testKey); got != limit {
+		t.Fatalf("first run: upstream charged %d, want the limit %d", got, limit)
+	}
+	rs.Restart(t) // empty
+	h.mustRun(0, "run", "--once")
+	if got := h.fake.Charged(testKey); got != limit {
+		t.Errorf("after Redis restarted empty, the upstream was charged %d units within one window of %d: "+
+			"the limiter forgot the %d units the ledger holds", got, limit, ledgerUnits(t, h.db(), "default"))
+	}
+	if used, _, _, _, _, _ := h.report().pool(t, "default"); used != limit {
+		t.Errorf("limiter reports %d units used after the restart, want %d (refilled from the ledger)", used, limit)
+	}
+}
+
+// fail_open_max_cost: while Redis cannot be reached, calls costing at most
+// 1 unit go ahead unmetered (a chart is 1-unit calls only), and are in the
+// ledger as such; the report says its numbers come from the ledger.
+func TestRunFailsOpenForCheapCallsWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withRedis().Stop()
+	res := h.run("run", "--once", "--regions", "US,GB", "--log-format", "json")
+	if res.code != 0 {
+		t.Errorf("want exit 0 (1-unit calls fail open), got %s", res)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
+		if line != "" && !json.Valid([]byte(line)) {
+			t.Errorf("--log-format json: stderr line is not JSON: %q", line)
+			break
+		}
+	}
+	checkChartsComplete(t, h, "US", "GB")
+	_, units := fullPassUnits(h.fake, "US", "GB")
+	if got := h.fake.Charged(testKey); got != units {
+		t.Errorf("upstream charged %d, want %d", got, units)
+	}
+	db := openDB(t, h.db())
+	if got := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = 'default' AND unmetered = 1`); got != units {
+		t.Errorf("ledger holds %d unmetered units, want %d", got, units)
+	}
+	rep := h.report()
+	if rep.UsedFrom != "ledger" {
+		t.Errorf("report used_from %q while Redis is down, want ledger", rep.UsedFrom)
+	}
+}
+
+// 2. /metrics answers 200 with Redis stopped, and says the limiter is down;
+// /healthz and /readyz answer JSON; promtool accepts the exposition.
+func TestMetricsSurviveRedisDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	addr := closedAddr(t)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr)
+	base := "http://" + addr
+	if !waitFor(60*time.Second, func() bool {
+		return strings.Contains(httpGet(base+"/metrics"), `ingest_region_last_success_timestamp_seconds{region="US"}`)
+	}) {
+		t.Fatalf("US never succeeded within 60s\n%s", p.out)
+	}
+	code, body := get(t, base+"/readyz")
+	if code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"ready"`) {
+		t.Errorf("/readyz with everything up: %d %s", code, body)
+	}
+	rs.Stop()
+	code, body = get(t, base+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics with Redis stopped answered %d:\n%s", code, body)
+	}
+	for _, want := range []string{`ingest_limiter_up{backend="redis"} 0`, `ingest_build_info{`, `ingest_run_duration_seconds_bucket{`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	promtoolCheck(t, body)
+	code, body = get(t, base+"/healthz")
+	if code != 200 || strings.TrimSpace(body) != "{\n  \"status\": \"ok\"\n}" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	code, body = get(t, base+"/readyz")
+	var rd web.ReadyState
+	if err := json.Unmarshal([]byte(body), &rd); err != nil || code != 503 || rd.Status != "not ready" {
+		t.Errorf("/readyz with Redis stopped: %d %s (%v); want 503 not ready", code, body, err)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if c, ok := p.wait(20 * time.Second); !ok || c != 0 {
+		t.Errorf("daemon: exit %d, exited %v\n%s", c, ok, p.out)
+	}
+}

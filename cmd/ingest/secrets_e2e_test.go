@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/fakeyt"
+)
+
+// 6. The API key is never printed, logged, stored or used in Redis.
+func TestAPIKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	var outputs []result
+	run := func(want int, args ...string) {
+		t.Helper()
+		outputs = append(outputs, h.mustRun(want, args...))
+	}
+	run(0, "run", "--once", "--regions", "US,GB")
+	run(0, "run", "--once", "--regions", "AU", "--log-format", "json")
+	run(0, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01", "--max-units", "202")
+	run(0, "backfill", "--region", "US", "--since", "2026-10-01", "--until", "2026-11-01", "--dry-run")
+	run(0, "report")
+	run(0, "report", "--json")
+	run(0, "search", "football")
+	run(0, "search", "--json", "football")
+
+	// Error paths: a rejected key, an unreachable upstream.
+	h.fake.BadKey(fakeyt.KeyInvalid)
+	run(1, "run", "--once", "--regions", "DE")
+	run(1, "run", "--once", "--regions", "DE", "--log-format", "json")
+	run(1, "backfill", "--region", "DE", "--since", "2026-10-01", "--until", "2026-11-01")
+	h.fake.BadKey(fakeyt.KeyOK)
+	h.set("YOUTUBE_ENDPOINT", "http://"+closedAddr(t)+"/")
+	run(1, "run", "--once", "--regions", "FR")
+	run(1, "backfill", "--region", "FR", "--since", "2026-10-01", "--until", "2026-11-01")
+
+	// And the embedded limiter's tables, in a database of their own.
+	h.set("YOUTUBE_ENDPOINT", h.srv.URL+"/")
+	h.unset("REDIS_URL")
+	h.set("INGEST_DB", filepath.Join(h.dir, "embedded.db"))
+	run(0, "run", "--once", "--regions", "CA")
+	run(0, "report", "--json")
+
+	// The daemon's /metrics, /quota and /healthz.
+	listen := closedAddr(t)
+	d := h.start("run", "--every", "1m", "--regions", "BR", "--listen", listen)
+	served := ""
+	if !waitFor(30*time.Second, func() bool { return strings.Contains(httpGet("http://"+listen+"/healthz"), "ok") }) {
+		t.Errorf("daemon --listen %s: /healthz never answered\n%s", listen, d.out)
+	}
+	waitFor(30*time.Second, func() bool { return trendingEntries(h.db()) >= int64(h.fake.ChartLength("BR")) })
+	for _, path := range []string{"/metrics", "/quota", "/healthz"} {
+		body := httpGet("http://" + listen + path)
+		if body == "" {
+			t.Errorf("daemon %s answered nothing", path)
+		}
+		served += body
+	}
+	d.signal(t, syscall.SIGTERM)
+	if _, ok := d.wait(10 * time.Second); !ok {
+		t.Errorf("daemon still running 10s after SIGTERM")
+	}
+	if strings.Contains(served, testKey) || strings.Contains(d.out.String(), testKey) {
+		t.Errorf("the API key appears in what the daemon served or logged:\n%s\n%s", served, d.out)
+	}
+
+	for _, res := range outputs {
+		if strings.Contains(res.stdout+res.stderr, testKey) {
+			t.Errorf("the API key appears in the output of %s", res)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(h.dir, "*"))
+	for _, f := range files {
+		if b := fileBytes(t, f); bytes.Contains(b, []byte(testKey)) {
+			t.Errorf("the API key is stored in %s", filepath.Base(f))
+		}
+	}
+	dump := redisDump(t, rs.Addr)
+	if len(dump) == 0 {
+		t.Error("Redis holds no keys after runs that used it")
+	}
+	for k, v := range dump {
+		if strings.Contains(k, testKey) || strings.Contains(v, testKey) {
+			t.Errorf("the API key is in Redis key %q (value %.200s)", k, v)
+		}
+	}
+}
+
+// A --db or REDIS_URL shaped as a URL whose scheme is misspelt, in
+// capitals, short of a slash or another database's is exit 2 for every
+// command that opens one, naming the schemes taken, with no part of the
+// password and never read as a SQLite file that is not there yet.
+func TestAMistypedURLNeverPrintsItsPassword(t *testing.T) {
+	t.Parallel()
+	dbURLs := []string{
+		"Postgres://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"POSTGRESQL://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgres:/u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgres:u:" + leakedSecret + "@127.0.0.1:1/db",
+		"postgress://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"pg://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"mysql://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"sqlite://u:" + leakedSecret + "@127.0.0.1:1/db",
+		"pg://" + leakedSecret + "@127.0.0.1:1/db",
+	}
+	redisURLs := []string{
+		"Redis://:" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:/:" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:" + leakedSecret + "@127.0.0.1:1/0",
+		"rediss:/" + leakedSecret + "@127.0.0.1:1/0",
+		"reddis://" + leakedSecret + "@127.0.0.1:1/0",
+		"redis:/:x://" + leakedSecret + "@127.0.0.1:1/0",
+		"tcp://:" + leakedSecret + "@127.0.0.1:1/0",
+	}
+	h := newHarness(t)
+	check := func(res result, want string) {
+		t.Helper()
+		out := res.stdout + res.stderr
+		switch {
+		case strings.Contains(out, leakedSecret[:4]) || strings.Contains(out, leakedSecret[4:]):
+			t.Errorf("a piece of the password is printed: %s", res)
+		case res.code != 2 || !strings.Contains(out, want):
+			t.Errorf("want exit 2 naming %q, got %s", want, res)
+		case strings.Contains(out, "no database"):
+			t.Errorf("the URL taken for a SQLite path: %s", res)
+		}
+	}
+	for _, u := range dbURLs {
+		h.set("INGEST_DB", u)
+		for _, args := range dbCommands {
+			check(h.run(args...), "postgres:// or postgresql://")
+		}
+	}
+	h.set("INGEST_DB", "host=127.0.0.1 port=1 user=u password="+leakedSecret+" dbname=db")
+	for _, args := range dbCommands {
+		check(h.run(args...), "postgres://USER:PASSWORD@HOST")
+	}
+	h.set("INGEST_DB", h.dir+"/ingest.db")
+	h.withRedis()
+	for _, u := range dbURLs {
+		check(h.run("quota", "restore", "--ledger", u), "postgres:// or postgresql://")
+		check(h.run("quota", "apply", h.newFlag(), "--ledger", u), "postgres:// or postgresql://")
+		// --new without its key takes --ledger for it, and the URL is left
+		// over as an unknown command: the parser's words keep it masked.
+		check(h.run("quota", "apply", "--new", "--ledger", u), "unknown command")
+	}
+	for _, u := range redisURLs {
+		h.set("REDIS_URL", u)
+		for _, args := range dbCommands {
+			if !usesRedis(t, args) {
+				continue
+			}
+			check(h.run(args...), "redis://")
+		}
+	}
+}
+
+// leakedSecret is the password of every mistyped URL below: no output may
+// hold any of it.
+const leakedSecret = "S3cr3tPg"
+
+// dbCommands are the commands that open the database, each with the
+// arguments it needs to get that far.
+var dbCommands = [][]string{
+	{"run", "--once", "--regions", "US"},
+	{"backfill", "--region", "US", "--since", "2026-01-01", "--until", "2026-01-02"},
+	{"report"},
+	{"search", "music"},
+	{"export", "--since", "2026-01-01", "--out", "-"},
+	{"history", "dQw4w9WgXcQ"},
+	{"chart", "US"},
+	{"prune", "--dry-run"},
+	{"check"},
+	{"check", "--offline"},
+	{"quota", "show"},
+	{"serve", "--listen", "127.0.0.1:0"},
+	{"tokens", "list"},
+}
+
+// usesRedis says whether the command of args takes --redis.
+func usesRedis(t *testing.T, args []string) bool {
+	t.Helper()
+	cmd, _, err := newRoot().Find(args)
+	if err != nil {
+		t.Fatalf("ingest %s: %v", strings.Join(args, " "), err)
+	}
+	return slices.Contains(usesOf(cmd), useRedis)
+}

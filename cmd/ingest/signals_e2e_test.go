@@ -1,0 +1,160 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// 4. The daemon under SIGTERM: the page in flight is stored, nothing is
+// left running, exit 0; a second signal stops at once.
+func TestDaemonDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(200 * time.Millisecond)
+	p := h.start("run", "--every", "1m", "--regions", "US,IN")
+	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 50 }) {
+		t.Fatalf("no page stored within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	code, ok := p.wait(10 * time.Second)
+	if !ok {
+		t.Fatalf("daemon still running 10s after SIGTERM\n%s", p.out)
+	}
+	if code != 0 {
+		t.Errorf("daemon exited %d after SIGTERM, want 0\n%s", code, p.out)
+	}
+	var pages int64
+	for _, r := range runRows(t, openDB(t, h.db())) {
+		n := h.fake.ChartLength(r.Region)
+		if r.Status == "running" {
+			t.Errorf("run %d (%s) left %q after a clean shutdown", r.ID, r.Region, r.Status)
+		}
+		if r.Entries != min(50*r.Pages, n) || r.Videos != r.Entries {
+			t.Errorf("run %d (%s): %d pages, %d videos, %d entries: want whole pages of 50", r.ID, r.Region, r.Pages, r.Videos, r.Entries)
+		}
+		pages += int64(r.Pages)
+	}
+	// The page in flight when the signal came was stored, not dropped.
+	if charged := h.fake.ChargedByOp(testKey)[ingest.OpVideosList]; charged != pages {
+		t.Errorf("upstream served %d chart pages, %d were stored", charged, pages)
+	}
+	if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
+		t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
+	}
+}
+
+func TestDaemonSecondSignalStopsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const latency = 10 * time.Second
+	h.fake.SetLatency(latency)
+	p := h.start("run", "--every", "1m", "--regions", "US,IN")
+	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 1 }) {
+		t.Fatalf("no upstream call within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	if p.exited() {
+		t.Fatalf("exited within 300ms of one SIGTERM with a %s call in flight: the first signal must let it finish\n%s", latency, p.out)
+	}
+	p.signal(t, syscall.SIGINT)
+	sent := time.Now()
+	code, ok := p.wait(latency / 2)
+	if !ok {
+		t.Fatalf("still running %s after a second signal, with a %s call in flight\n%s", latency/2, latency, p.out)
+	}
+	t.Logf("exited %d after %s", code, time.Since(sent).Round(time.Millisecond))
+	for _, r := range runRows(t, openDB(t, h.db())) {
+		if r.Status == "running" {
+			t.Errorf("run %d (%s) left %q after a second signal", r.ID, r.Region, r.Status)
+		}
+	}
+}
+
+// A second signal stops a run at once, and the run is recorded as
+// interrupted, not failed.
+func TestSecondSignalIsAnInterruption(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(10 * time.Second)
+	p := h.start("run", "--once", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 1 }) {
+		t.Fatalf("no upstream call within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.signal(t, syscall.SIGINT)
+	if _, ok := p.wait(cmdTimeout); !ok {
+		t.Fatalf("still running after two signals\n%s", p.out)
+	}
+	rows := runRows(t, openDB(t, h.db()))
+	if len(rows) != 1 || rows[0].Status != "interrupted" || !strings.Contains(rows[0].Message, "second signal") {
+		t.Errorf("runs after a second signal: %+v, want one interrupted by the second signal\n%s", rows, p.out)
+	}
+}
+
+// 5. kill -9 in the middle of a pass leaves the database whole, and a
+// rerun completes.
+func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(50 * time.Millisecond)
+	p := h.start("run", "--once")
+	if !waitFor(60*time.Second, func() bool { return trendingEntries(h.db()) >= 100 }) {
+		t.Fatalf("no pages stored within 60s\n%s", p.out)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.wait(10 * time.Second); !ok {
+		t.Fatal("process did not die after SIGKILL")
+	}
+
+	rw := openRW(t, h.db())
+	if got := queryString(t, rw, `PRAGMA integrity_check`); got != "ok" {
+		t.Fatalf("PRAGMA integrity_check: %s", got)
+	}
+	if _, err := rw.Exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("FTS5 integrity-check: %v", err)
+	}
+	victim := ""
+	for _, r := range runRows(t, rw) {
+		n := h.fake.ChartLength(r.Region)
+		if r.Entries != min(50*r.Pages, n) {
+			t.Errorf("run %d (%s, %s): %d pages but %d entries: a page is in entirely or not at all", r.ID, r.Region, r.Status, r.Pages, r.Entries)
+		}
+		if r.Status == "running" {
+			victim = r.Region
+		}
+	}
+	rw.Close()
+	t.Logf("killed during the pass of %q", victim)
+
+	res := h.mustRun(0, "run", "--once")
+	var others []string
+	for _, r := range regions.Default {
+		if r != victim {
+			others = append(others, r)
+		}
+	}
+	checkChartsComplete(t, h, others...)
+	if victim != "" {
+		last := lastRuns(t, openDB(t, h.db()), "trending")[victim]
+		// The dead process's lease may hold the region until it expires;
+		// then the rerun must say so rather than pretend.
+		if last.Status != "completed" && !strings.Contains(res.stderr, "already running") {
+			t.Errorf("rerun neither completed %s (last run %q) nor said why it skipped it\n%s", victim, last.Status, res)
+		}
+	}
+	rep := h.report()
+	for _, r := range rep.Regions {
+		if !slices.Contains([]string{"completed", "stopped", "failed", "never"}, r.Status) {
+			t.Errorf("report region %s: status %q, want one of completed, stopped, failed, never", r.Code, r.Status)
+		}
+	}
+}
