@@ -6,15 +6,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 )
 
 // BenchmarkDecision is one admission of the embedded limiter on SQLite,
@@ -35,7 +35,7 @@ func BenchmarkDecision(b *testing.B) {
 	var inPrepared, inText, cpuPrepared, cpuText time.Duration
 	take := func(lim *quota.SQLite, in, cpu *time.Duration) {
 		start, cpu0 := time.Now(), threadCPU(b)
-		if d, err := lim.Take(ctx, "videos.list"); err != nil || !d.Allowed {
+		if d, err := lim.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 			b.Fatalf("take: %+v, %v", d, err)
 		}
 		*cpu += threadCPU(b) - cpu0
@@ -71,11 +71,7 @@ const rusageThread = 1
 // tables tables takes from its ledger.
 func benchLimiter(b *testing.B, tables func(*Ledger) Tables) *quota.SQLite {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "ingest.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storetest.Open(b)
 	l := New(db)
 	id, err := l.LedgerID(ctx)
 	if err != nil {
@@ -86,7 +82,7 @@ func benchLimiter(b *testing.B, tables func(*Ledger) Tables) *quota.SQLite {
 		b.Fatal(err)
 	}
 	t := tables(l)
-	lim, err := quota.NewSQLite(quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t}, "bench", cs,
+	lim, err := quota.NewSQLite(quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t, Ledger: t}, "bench", cs,
 		quota.Ledger{ID: id, Where: "bench", Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l},
 		quota.NoUpstreamClock, quota.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

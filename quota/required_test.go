@@ -12,20 +12,16 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
 func TestRequiredArgumentsRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	whole, err := wiring.On(db, "host:/ledger.db").QuotaLedger(ctx)
 	if err != nil {
 		t.Fatal(err)

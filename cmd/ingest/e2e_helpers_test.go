@@ -1,6 +1,6 @@
 package main
 
-// Helpers for the end-to-end tests in e2e_test.go: TestMain builds the
+// Helpers for the end-to-end tests in the *_e2e_test.go files: TestMain builds the
 // ingest binary once, and every test runs it as a subprocess with a clean
 // environment against its own fake upstream (fakeyt over httptest), its own
 // SQLite file in t.TempDir() and, when it needs one, its own redis-server.
