@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -49,7 +51,21 @@ const testKey = "sekret-KEY-1234567"
 const cmdTimeout = 90 * time.Second
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	waitTogether()
 	os.Exit(buildAndRun(m))
+}
+
+// waitTogether runs four tests a core at once, unless -parallel says how
+// many: most of a test's time here is its binary waiting (for a slot, a
+// signal, a server's timeout, the fake upstream's latency), not computing,
+// so tests that wait together finish sooner on the same cores.
+func waitTogether() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // buildAndRun builds ./cmd/ingest (with -race when the tests run with it,
