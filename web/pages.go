@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/report"
 )
 
 // pages holds one template set per page, each with the shared layout.
@@ -19,25 +18,8 @@ type pages struct {
 
 var pageNames = []string{"front", "operator", "chart", "nochart", "video", "search", "login", "error"}
 
-// parsePages parses the pages; signOut shows the sign-out button, operator
-// the link to the operator's page (not on a public site, whose readers it
-// would only send to a sign-in), names the regions.
-func parsePages(signOut, operator bool, asset func(string) string, names places) (*pages, error) {
-	funcs := template.FuncMap{"signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
-		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
-		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
-		"num": num, "when": when, "spark": sparkline, "marks": marks,
-		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
-		"dur": report.ShortDuration, "chartLabel": names.chart, "chartPath": chartPath, "regionList": names.list,
-		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
-		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
-		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": names.name,
-		"moved": movementText, "gained": func(p *int64) string {
-			if *p < 0 {
-				return "−" + short(-*p)
-			}
-			return "+" + short(*p)
-		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet}
+// parsePages parses the pages with the templates' functions.
+func parsePages(funcs template.FuncMap) (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
@@ -70,15 +52,6 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Write(buf.Bytes())
 }
 
-// cacheFor is the Cache-Control of an answer: one that may be kept is
-// revalidated each time (transport.go); an error is not kept.
-func cacheFor(status int) string {
-	if status == http.StatusOK {
-		return revalidate
-	}
-	return "no-store"
-}
-
 // errorView is a page's error, as a person reads it.
 type errorView struct {
 	Title   string
@@ -93,4 +66,11 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, status int, m
 func (s *Server) pageFail(w http.ResponseWriter, r *http.Request, err error) {
 	status, _, _, msg := s.classify(r, err)
 	s.pageError(w, r, status, msg)
+}
+
+// option is one choice of a select: a region, a category, a language or
+// an order.
+type option struct {
+	Code, Name string
+	Current    bool
 }

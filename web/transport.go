@@ -281,3 +281,12 @@ func (sf *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write(b)
 }
+
+// cacheFor is the Cache-Control of an answer: one that may be kept is
+// revalidated each time (transport.go); an error is not kept.
+func cacheFor(status int) string {
+	if status == http.StatusOK {
+		return revalidate
+	}
+	return "no-store"
+}
