@@ -28,5 +28,5 @@ func templateFuncs(signOut, operator bool, asset func(string) string, names plac
 				return "−" + short(-*p)
 			}
 			return "+" + short(*p)
-		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet}
+		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet, "clip": clip}
 }

@@ -16,7 +16,7 @@ type pages struct {
 	byName map[string]*template.Template
 }
 
-var pageNames = []string{"front", "operator", "chart", "nochart", "video", "search", "login", "error"}
+var pageNames = []string{"front", "operator", "chart", "nochart", "video", "search", "login", "error", "worldwide"}
 
 // parsePages parses the pages with the templates' functions.
 func parsePages(funcs template.FuncMap) (*pages, error) {

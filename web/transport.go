@@ -127,7 +127,7 @@ func notModified(r *http.Request, tag string, lm time.Time, hasLM bool) bool {
 }
 
 func compressible(ct string) bool {
-	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain"} {
+	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain", "application/atom+xml"} {
 		if strings.HasPrefix(ct, p) {
 			return true
 		}

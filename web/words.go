@@ -138,3 +138,18 @@ func regionName(code string) string {
 	}
 	return code
 }
+
+// clip is a text on one line, cut at a word to at most n runes with "…":
+// a preview's description.
+func clip(text string, n int) string {
+	t := strings.Join(strings.Fields(text), " ")
+	r := []rune(t)
+	if len(r) <= n {
+		return t
+	}
+	cut := strings.TrimRightFunc(string(r[:n-1]), func(c rune) bool { return c != ' ' })
+	if cut == "" {
+		cut = string(r[:n-1])
+	}
+	return strings.TrimSpace(cut) + "…"
+}
