@@ -12,7 +12,6 @@ package web
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -89,30 +88,22 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	if err != nil {
 		return WorldwideJSON{}, err
 	}
-	charts, err := s.charts.list(r.Context(), s.cfg.DB)
+	entries, err := s.cfg.DB.LatestCharts(r.Context())
 	if err != nil {
 		return WorldwideJSON{}, err
 	}
 	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}}
 	byID := map[string]*worldVideo{}
 	var oldest time.Time
-	for _, c := range charts {
-		if c.Category != "" {
-			continue
+	for i, e := range entries {
+		if i == 0 || e.Region != entries[i-1].Region {
+			w.Regions++
+			w.at = maxTime(w.at, e.At)
+			if oldest.IsZero() || e.At.Before(oldest) {
+				oldest = e.At
+			}
 		}
-		sc, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: c.Region, Limit: maxChartLimit, Depth: store.ChartBare})
-		if errors.Is(err, store.ErrNoChart) { // pruned since it was listed
-			continue
-		}
-		if err != nil {
-			return WorldwideJSON{}, err
-		}
-		w.Regions++
-		w.at = maxTime(w.at, sc.At)
-		if oldest.IsZero() || sc.At.Before(oldest) {
-			oldest = sc.At
-		}
-		s.gather(byID, sc)
+		s.gather(byID, e)
 	}
 	if w.Regions > 0 {
 		w.At, w.Oldest = stamp(w.at), stamp(oldest)
@@ -126,20 +117,17 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	return w, nil
 }
 
-// gather adds a region's chart to the videos by id.
-func (s *Server) gather(byID map[string]*worldVideo, c store.Chart) {
-	name := s.places.name(c.Region)
-	for _, e := range c.Entries {
-		v := byID[e.ID]
-		if v == nil {
-			v = &worldVideo{card: CardOf(e.Video)}
-			if s.cfg.NoThumbnails {
-				v.card.Thumbnail = ""
-			}
-			byID[e.ID] = v
+// gather adds an entry of a region's chart to the videos by id.
+func (s *Server) gather(byID map[string]*worldVideo, e store.LatestEntry) {
+	v := byID[e.ID]
+	if v == nil {
+		v = &worldVideo{card: CardOf(e.Video)}
+		if s.cfg.NoThumbnails {
+			v.card.Thumbnail = ""
 		}
-		v.places = append(v.places, worldPlace{region: c.Region, name: name, rank: e.Rank, at: c.At})
+		byID[e.ID] = v
 	}
+	v.places = append(v.places, worldPlace{region: e.Region, name: s.places.name(e.Region), rank: e.Rank, at: e.At})
 }
 
 // best is a video's best place: its best rank, then the region's name.
