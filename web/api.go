@@ -1,14 +1,14 @@
 package web
 
+// The API's errors and its index.
+
 import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
 )
 
 // notFound is a missing video or chart: a 404. earliest, for a chart asked
@@ -51,71 +51,6 @@ func (s *Server) classify(r *http.Request, err error) (status int, code, param, 
 	}
 	s.cfg.Logger.Error("web", "path", r.URL.Path, ingest.LogErr, err)
 	return http.StatusInternalServerError, "internal", "", "internal error; the server's log has the detail"
-}
-
-func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
-	res, err := s.search(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	replyJSON(w, http.StatusOK, res)
-}
-
-func (s *Server) apiChart(w http.ResponseWriter, r *http.Request) {
-	c, err := s.chart(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	replyJSON(w, http.StatusOK, c)
-}
-
-func (s *Server) apiVideo(w http.ResponseWriter, r *http.Request) {
-	v, err := s.video(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	replyJSON(w, http.StatusOK, v)
-}
-
-func (s *Server) apiQuota(w http.ResponseWriter, r *http.Request) {
-	q, err := s.quota(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	replyJSON(w, http.StatusOK, q)
-}
-
-func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	runs, err := s.runs(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	replyJSON(w, http.StatusOK, runs)
-}
-
-// searchQuery reads and checks q.
-func searchQuery(r *http.Request) (string, error) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	switch {
-	case q == "":
-		return "", badParam("q", "is required: the words to search for")
-	case len(q) > maxQueryLen:
-		return "", badParam("q", "is longer than %d bytes", maxQueryLen)
-	}
-	return q, nil
-}
-
-// searchErr turns a query with nothing to search for into a 400 on q.
-func searchErr(err error) error {
-	if errors.Is(err, store.ErrBadQuery) {
-		return badParam("q", "has nothing that can be searched for")
-	}
-	return err
 }
 
 // apiIndexJSON is what /api/v1 answers: the routes of the API this

@@ -69,7 +69,8 @@ func TestReadersAnswersAreBuiltOncePerChange(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
 	s, srv, db := cachedServer(t, &now)
-	for _, path := range []string{"/charts/US", "/api/v1/charts/US", "/", "/search?q=alpha", "/api/v1/search?q=alpha", "/videos/vid-a", "/api/v1/videos/vid-a"} {
+	for _, path := range []string{"/charts/US", "/api/v1/charts/US", "/", "/search?q=alpha", "/api/v1/search?q=alpha", "/videos/vid-a", "/api/v1/videos/vid-a",
+		"/worldwide", "/api/v1/worldwide", "/worldwide/feed", "/charts/US/feed"} {
 		t.Run(path, func(t *testing.T) {
 			before := s.answers.builds.Load()
 			plain, body := ask(t, srv.URL+path)

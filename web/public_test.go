@@ -49,6 +49,7 @@ func TestPublicJSONAnyOrigin(t *testing.T) {
 			{"/api/v1/charts/US", "*"},
 			{"/api/v1/search?q=alpha", "*"},
 			{"/api/v1/videos/vid-a", "*"},
+			{"/api/v1/worldwide", "*"},
 			{"/api/v1", "*"},
 			{"/api/v1/quota", ""},
 			{"/api/v1/runs", ""},

@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkRegionCount serves the reader's pages (the front page, a
-// chart, a video, the busiest video, a search) on a database of the
+// chart, a video, the busiest video, a search, the worldwide page, its
+// JSON and a chart's feed) on a database of the
 // default regions' charts and on one of every catalogued region's
 // (INGEST_BENCH_FEW_REGIONS_DB and INGEST_BENCH_ALL_REGIONS_DB: bin/ingest
 // run --once --regions default, then all, against bin/fakeyt), side by
@@ -54,6 +55,9 @@ func BenchmarkRegionCount(b *testing.B) {
 		{"video", func(p yeardb.Picks) string { return "/videos/" + url.PathEscape(p.Chart[0]) }},
 		{"video-busiest", func(p yeardb.Picks) string { return "/videos/" + url.PathEscape(p.Busiest) }},
 		{"search", func(p yeardb.Picks) string { return "/search?q=" + url.QueryEscape(p.Rare) }},
+		{"worldwide", func(yeardb.Picks) string { return "/worldwide" }},
+		{"worldwide-json", func(yeardb.Picks) string { return "/api/v1/worldwide" }},
+		{"chart-feed", func(yeardb.Picks) string { return "/charts/US/feed" }},
 	}
 	for _, pg := range pages {
 		for _, built := range []bool{false, true} {

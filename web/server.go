@@ -129,14 +129,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(access == TokenRequired, access != Public, static.path, names)
+	p, err := parsePages(templateFuncs(access == TokenRequired, access != Public, static.path, names))
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
 		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	if access == Public && cfg.Token != "" {
-		if s.signedPages, err = parsePages(true, true, static.path, names); err != nil {
+		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names)); err != nil {
 			return nil, err
 		}
 	}

@@ -127,7 +127,7 @@ func notModified(r *http.Request, tag string, lm time.Time, hasLM bool) bool {
 }
 
 func compressible(ct string) bool {
-	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain"} {
+	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain", "application/atom+xml"} {
 		if strings.HasPrefix(ct, p) {
 			return true
 		}
@@ -280,4 +280,13 @@ func (sf *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", revalidate) // transport tags and compares it
 	}
 	w.Write(b)
+}
+
+// cacheFor is the Cache-Control of an answer: one that may be kept is
+// revalidated each time (transport.go); an error is not kept.
+func cacheFor(status int) string {
+	if status == http.StatusOK {
+		return revalidate
+	}
+	return "no-store"
 }

@@ -1,0 +1,152 @@
+package web
+
+// Atom feeds (RFC 4287) of a region's chart and of the worldwide page, for
+// a feed reader to follow. An entry is keyed by its chart and its video,
+// so a video that enters the chart is a new entry and one that stays is
+// the same entry, updated with the run. Links are relative to the feed's
+// own address: a kept answer never carries the Host a request named.
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// atomFeed is an Atom feed document.
+type atomFeed struct {
+	XMLName  xml.Name    `xml:"http://www.w3.org/2005/Atom feed"`
+	ID       string      `xml:"id"`
+	Title    string      `xml:"title"`
+	Subtitle string      `xml:"subtitle,omitempty"`
+	Updated  string      `xml:"updated"`
+	Author   atomPerson  `xml:"author"`
+	Links    []atomLink  `xml:"link"`
+	Entries  []atomEntry `xml:"entry"`
+}
+
+type atomPerson struct {
+	Name string `xml:"name"`
+	URI  string `xml:"uri,omitempty"`
+}
+
+type atomLink struct {
+	Rel   string `xml:"rel,attr"`
+	Type  string `xml:"type,attr,omitempty"`
+	Href  string `xml:"href,attr"`
+	Title string `xml:"title,attr,omitempty"`
+}
+
+type atomEntry struct {
+	ID      string     `xml:"id"`
+	Title   string     `xml:"title"`
+	Updated string     `xml:"updated"`
+	Author  atomPerson `xml:"author"`
+	Links   []atomLink `xml:"link"`
+	Summary string     `xml:"summary"`
+}
+
+// feedID is a stable IRI for what key names (a feed, or a chart's video):
+// a name-based UUID, so that the id needs no host and stays the same from
+// run to run.
+func feedID(key string) string {
+	sum := sha1.Sum([]byte("ingest feed\x00" + key))
+	sum[6] = sum[6]&0x0f | 0x50 // version 5: from a name, by SHA-1
+	sum[8] = sum[8]&0x3f | 0x80 // the RFC 4122 variant
+	h := hex.EncodeToString(sum[:16])
+	return "urn:uuid:" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// feedEntry is one video of a feed, keyed by the feed's key and its id.
+func feedEntry(key string, c VideoCard, at time.Time, summary string) atomEntry {
+	e := atomEntry{ID: feedID(key + "\x00" + c.ID), Title: c.Title, Updated: atomTime(at), Summary: summary,
+		Author: atomPerson{Name: c.Channel, URI: channelURL(c.ChannelID)},
+		Links: []atomLink{{Rel: "alternate", Type: "text/html", Href: "/videos/" + c.ID},
+			{Rel: "related", Type: "text/html", Href: youTubeURL(c.ID), Title: "Watch on YouTube"}}}
+	if e.Author.Name == "" {
+		e.Author.Name = c.ChannelID
+	}
+	return e
+}
+
+// sendFeed writes f as application/atom+xml.
+func (s *Server) sendFeed(w http.ResponseWriter, r *http.Request, f atomFeed) {
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	if err := xml.NewEncoder(&buf).Encode(f); err != nil {
+		s.pageFail(w, r, fmt.Errorf("feed: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/atom+xml; charset=utf-8")
+	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+}
+
+// feedAuthor is who a feed is by: this site, from YouTube's charts.
+var feedAuthor = atomPerson{Name: "ingest, from YouTube's charts"}
+
+// chartFeed is a region's latest unfiltered chart, its entries in rank
+// order.
+func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
+	region, err := regionParam(r.PathValue("region"), true)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	c, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: region, Limit: maxChartLimit, Depth: store.ChartBare})
+	if err != nil {
+		s.pageFail(w, r, s.chartFeedErr(r, region, err))
+		return
+	}
+	name, key := s.places.name(region), "chart\x00"+region
+	f := atomFeed{ID: feedID(key), Title: "Trending in " + name, Updated: atomTime(c.At), Author: feedAuthor,
+		Subtitle: "The " + name + " chart of most popular videos as YouTube gave it at each run",
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: chartPath(region, "") + "/feed"},
+			{Rel: "alternate", Type: "text/html", Href: chartPath(region, "")}}}
+	for _, e := range c.Entries {
+		card := CardOf(e.Video)
+		f.Entries = append(f.Entries, feedEntry(key, card, c.At,
+			fmt.Sprintf("#%d in %s at %s, by %s", e.Rank, name, stampTime(c.At), card.Channel)))
+	}
+	s.sendFeed(w, r, f)
+}
+
+// chartFeedErr is a chart feed's error: no chart stored is a 404.
+func (s *Server) chartFeedErr(r *http.Request, region string, err error) error {
+	if errors.Is(err, store.ErrNoChart) {
+		return s.noChart(r.Context(), region, "", time.Time{})
+	}
+	return err
+}
+
+// worldwideFeed is the worldwide page as a feed, in its order.
+func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
+	ww, err := s.worldwide(r)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	key := "worldwide"
+	f := atomFeed{ID: feedID(key), Title: "Trending worldwide", Updated: atomTime(ww.at), Author: feedAuthor,
+		Subtitle: "The videos of every region's latest chart of most popular videos, with where they chart",
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: "/worldwide/feed"},
+			{Rel: "alternate", Type: "text/html", Href: "/worldwide"}}}
+	if ww.at.IsZero() {
+		f.Updated = atomTime(s.cfg.Now())
+	}
+	for _, v := range ww.Videos {
+		f.Entries = append(f.Entries, feedEntry(key, v.VideoCard, ww.at,
+			fmt.Sprintf("#%d in %s, charting in %d %s, by %s", v.BestRank, s.places.name(v.BestRegion), v.RegionCount,
+				plural(v.RegionCount, "region", "regions"), v.Channel)))
+	}
+	s.sendFeed(w, r, f)
+}

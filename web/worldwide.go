@@ -1,0 +1,204 @@
+package web
+
+// What trends worldwide: the videos of every region's latest chart, each
+// with the regions it charts in, named and grouped by area, and its best
+// rank: its JSON, its read, the API's answer and the page.
+//
+// A video's regions and its rank in each are the charts' own data, shown
+// under every standing. Ordering the videos by how many regions chart
+// them is a figure ingest computes, so it is the order only where the
+// computed figures are shown (Config.Derived), labelled; otherwise the
+// videos go by their best rank, YouTube's own figure (docs/terms.md).
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// worldwideTop is how many videos the page and the JSON show unless asked.
+const worldwideTop = 50
+
+// WorldwideJSON is the videos of the regions' latest charts, the ones in
+// the most regions (or, without the computed figures, at the best rank)
+// first.
+type WorldwideJSON struct {
+	// Regions is how many regions' unfiltered charts were read; Oldest and
+	// At the earliest and the latest of their runs.
+	Regions int     `json:"regions"`
+	Oldest  *string `json:"oldest"`
+	At      *string `json:"at"`
+	// Order is "regions" (how many regions chart a video, then the best
+	// rank: computed by ingest) or "best_rank" (then the region's name).
+	Order string `json:"order"`
+	// Derived says the order is the one ingest computes (Computed names
+	// it): the --derived setting (docs/terms.md, III.E.4.h).
+	Derived  bool             `json:"derived"`
+	Computed []string         `json:"computed"`
+	Videos   []WorldVideoJSON `json:"videos"`
+	at       time.Time
+}
+
+// WorldVideoJSON is one video and where it charts now.
+type WorldVideoJSON struct {
+	VideoCard
+	// BestRank is its best rank in the charts now, in BestRegion.
+	BestRank   int    `json:"best_rank"`
+	BestRegion string `json:"best_region"`
+	// RegionCount is how many regions chart it: the length of Areas'
+	// regions together.
+	RegionCount int             `json:"region_count"`
+	Areas       []WorldAreaJSON `json:"areas"`
+}
+
+// WorldAreaJSON is a video's regions in one area, by name.
+type WorldAreaJSON struct {
+	Area    string            `json:"area"`
+	Regions []WorldRegionJSON `json:"regions"`
+}
+
+// WorldRegionJSON is a video's place in one region's latest chart.
+type WorldRegionJSON struct {
+	Region string  `json:"region"`
+	Name   string  `json:"name"`
+	Rank   int     `json:"rank"`
+	At     *string `json:"at"` // the chart's run
+}
+
+// worldComputed is what the worldwide answer carries that ingest computes.
+var worldComputed = []string{"order"}
+
+// worldVideo is a video as the read gathers it, region after region.
+type worldVideo struct {
+	card   VideoCard
+	places []worldPlace
+}
+
+type worldPlace struct {
+	region, name string
+	rank         int
+	at           time.Time
+}
+
+func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
+	limit, err := limitParam(r, worldwideTop, maxChartLimit)
+	if err != nil {
+		return WorldwideJSON{}, err
+	}
+	entries, err := s.cfg.DB.LatestCharts(r.Context())
+	if err != nil {
+		return WorldwideJSON{}, err
+	}
+	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}}
+	byID := map[string]*worldVideo{}
+	var oldest time.Time
+	for i, e := range entries {
+		if i == 0 || e.Region != entries[i-1].Region {
+			w.Regions++
+			w.at = maxTime(w.at, e.At)
+			if oldest.IsZero() || e.At.Before(oldest) {
+				oldest = e.At
+			}
+		}
+		s.gather(byID, e)
+	}
+	if w.Regions > 0 {
+		w.At, w.Oldest = stamp(w.at), stamp(oldest)
+	}
+	for _, v := range s.worldOrder(byID)[:min(limit, len(byID))] {
+		w.Videos = append(w.Videos, s.worldVideoJSON(v))
+	}
+	if s.cfg.Derived {
+		w.Order = "regions"
+	}
+	return w, nil
+}
+
+// gather adds an entry of a region's chart to the videos by id.
+func (s *Server) gather(byID map[string]*worldVideo, e store.LatestEntry) {
+	v := byID[e.ID]
+	if v == nil {
+		v = &worldVideo{card: CardOf(e.Video)}
+		if s.cfg.NoThumbnails {
+			v.card.Thumbnail = ""
+		}
+		byID[e.ID] = v
+	}
+	v.places = append(v.places, worldPlace{region: e.Region, name: s.places.name(e.Region), rank: e.Rank, at: e.At})
+}
+
+// best is a video's best place: its best rank, then the region's name.
+func (v *worldVideo) best() worldPlace {
+	return slices.MinFunc(v.places, func(a, b worldPlace) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.name, b.name))
+	})
+}
+
+// worldOrder is the videos in the answer's order: by how many regions
+// chart them when the computed figures are shown, else by best rank; ties
+// by best rank, the best region's name and the id, so that the order is
+// the same at every build.
+func (s *Server) worldOrder(byID map[string]*worldVideo) []*worldVideo {
+	vs := make([]*worldVideo, 0, len(byID))
+	for _, v := range byID {
+		vs = append(vs, v)
+	}
+	slices.SortFunc(vs, func(a, b *worldVideo) int {
+		ba, bb := a.best(), b.best()
+		byRank := cmp.Or(cmp.Compare(ba.rank, bb.rank), cmp.Compare(ba.name, bb.name), cmp.Compare(a.card.ID, b.card.ID))
+		if s.cfg.Derived {
+			return cmp.Or(cmp.Compare(len(b.places), len(a.places)), byRank)
+		}
+		return byRank
+	})
+	return vs
+}
+
+// worldVideoJSON is v with its regions grouped by area, in the areas'
+// order, each area's by name.
+func (s *Server) worldVideoJSON(v *worldVideo) WorldVideoJSON {
+	best := v.best()
+	j := WorldVideoJSON{VideoCard: v.card, BestRank: best.rank, BestRegion: best.region, RegionCount: len(v.places), Areas: []WorldAreaJSON{}}
+	codes := make([]string, len(v.places))
+	at := map[string]worldPlace{}
+	for i, p := range v.places {
+		codes[i], at[p.region] = p.region, p
+	}
+	for _, a := range s.places.areas(codes, "") {
+		wa := WorldAreaJSON{Area: a.Name, Regions: []WorldRegionJSON{}}
+		for _, o := range a.Regions {
+			p := at[o.Code]
+			wa.Regions = append(wa.Regions, WorldRegionJSON{Region: p.region, Name: p.name, Rank: p.rank, At: stamp(p.at)})
+		}
+		j.Areas = append(j.Areas, wa)
+	}
+	return j
+}
+
+func (s *Server) apiWorldwide(w http.ResponseWriter, r *http.Request) {
+	ww, err := s.worldwide(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	replyJSON(w, http.StatusOK, ww)
+}
+
+type worldwideView struct {
+	Title  string
+	World  WorldwideJSON
+	Thumbs bool
+	Now    time.Time
+}
+
+func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
+	ww, err := s.worldwide(r)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "worldwide", worldwideView{Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Now()})
+}
