@@ -43,7 +43,8 @@ func parsePages(signOut, operator bool, asset func(string) string, names places)
 				return "−" + short(-*p)
 			}
 			return "+" + short(*p)
-		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet}
+		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet,
+		"wide": wideThumbnail, "jumps": jumps}
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
