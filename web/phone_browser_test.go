@@ -39,7 +39,7 @@ func fullChartServer(t *testing.T) *httptest.Server {
 		id := fmt.Sprintf("vid-%03d", i+1)
 		views := int64(90_000_000 - i*400_000)
 		vs = append(vs, ingest.Video{ID: id, Title: fmt.Sprintf("Video %d | Official Music Video with a title as long as the charts' own, in two languages and a hashtag #trending", i+1),
-			ChannelID: "UC" + id, ChannelTitle: "Channel " + id, ViewCount: &views, PublishedAt: now.Add(-time.Duration(i%40+1) * 24 * time.Hour),
+			ChannelID: "UC" + id, ChannelTitle: "The Official Channel of " + id + " Records", ViewCount: &views, PublishedAt: now.Add(-time.Duration(i%40+1) * 24 * time.Hour),
 			Thumbnail: "https://i.ytimg.com/vi/" + id + "/default.jpg"})
 	}
 	regionRun(t, db, "US", "", now.Add(-time.Hour), vs...)
