@@ -67,7 +67,7 @@ const readScreen = `(() => {
 	const rows = [...document.querySelectorAll('table.chart-table tbody tr, li.entry')];
 	const s = document.querySelector('header input[type=search]');
 	const r = s && s.getBoundingClientRect();
-	const tall = [...document.querySelectorAll('a.title')].filter(a => {
+	const tall = [...document.querySelectorAll('a.title, a.hit-title')].filter(a => {
 		const cs = getComputedStyle(a);
 		return a.getBoundingClientRect().height > 2 * parseFloat(cs.lineHeight) + parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom) + 1;
 	});
@@ -85,15 +85,17 @@ const readScreen = `(() => {
 // styled fallback (a picture box with its placeholder) and no broken
 // picture.
 type thumbState struct {
-	Shown, Wide, Lazy, Boxes16x9, Failed, Styled int
-	Sizes                                        []string
+	Shown, Wide, Lazy, Boxes16x9, Failed, Styled, Overlaps int
+	Sizes                                                  []string
 }
 
 const readThumbs = `(() => {
 	const pics = [...document.querySelectorAll('.pic')].filter(p => p.getBoundingClientRect().bottom <= innerHeight);
-	const st = {Shown: pics.length, Wide: 0, Lazy: 0, Boxes16x9: 0, Failed: 0, Styled: 0, Sizes: []};
+	const st = {Shown: pics.length, Wide: 0, Lazy: 0, Boxes16x9: 0, Failed: 0, Styled: 0, Overlaps: 0, Sizes: []};
 	for (const p of pics) {
 		const img = p.querySelector('img'), r = p.getBoundingClientRect();
+		const title = p.closest('tr, li').querySelector('a.title, a.hit-title'), tr = title.getBoundingClientRect();
+		if (r.left < tr.right && tr.left < r.right && r.top < tr.bottom && tr.top < r.bottom) st.Overlaps++;
 		if (!st.Sizes.includes(Math.round(r.width) + 'x' + Math.round(r.height))) st.Sizes.push(Math.round(r.width) + 'x' + Math.round(r.height));
 		if (Math.abs(r.width / r.height - 16 / 9) < 0.04) st.Boxes16x9++;
 		if (img && /^https:\/\/i\.ytimg\.com\/vi\/[^/]+\/mqdefault\.jpg$/.test(img.src)) st.Wide++;
@@ -166,6 +168,12 @@ func TestChartOf200RowsInBrowser(t *testing.T) {
 			t.Errorf("%s: axe finds serious violations: %v", sc.name, bad)
 		}
 		shoot(t, ctx, "chart-200-"+sc.name)
+
+		browsertest.Do(t, ctx, "search on "+sc.name, chromedp.Navigate(srv.URL+"/search?q=official"), chromedp.WaitVisible(chromedp.CSS(`ol.hits`)))
+		if got := browsertest.Eval[onScreen](t, ctx, readScreen); !got.Search || got.Clamped > 0 || got.SideWays {
+			t.Errorf("%s search: the search box on the first screen %v, titles over two lines %d, scrolls sideways %v; want true, 0, false", sc.name, got.Search, got.Clamped, got.SideWays)
+		}
+		checkThumbs(t, ctx, sc.name, "search")
 	}
 }
 
@@ -181,6 +189,9 @@ func checkThumbs(t *testing.T, ctx context.Context, screen, page string) bool {
 	if th.Shown == 0 || th.Wide != th.Shown || th.Lazy != th.Shown || th.Boxes16x9 != th.Shown {
 		t.Errorf("%s %s: of %d thumbnails on the first screen, %d ask for mqdefault.jpg, %d lazily, %d sit in a 16:9 box (%v); want all",
 			screen, page, th.Shown, th.Wide, th.Lazy, th.Boxes16x9, th.Sizes)
+	}
+	if th.Overlaps > 0 {
+		t.Errorf("%s %s: %d thumbnails lie over their row's title", screen, page, th.Overlaps)
 	}
 	if th.Failed != th.Shown || th.Styled != th.Failed {
 		t.Errorf("%s %s: of %d pictures that could not load (of %d), %d show the styled box rather than a broken picture; want all",
