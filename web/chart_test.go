@@ -44,7 +44,7 @@ func row(t *testing.T, page, id string) string {
 	if i < 0 {
 		t.Fatalf("no row of %s in\n%s", id, page)
 	}
-	start := strings.LastIndex(page[:i], "<tr>")
+	start := strings.LastIndex(page[:i], "<tr")
 	end := strings.Index(page[i:], "</tr>")
 	return page[start : i+end]
 }
@@ -63,11 +63,11 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 	}
 	a := row(t, middle, "vid-a")
 	for _, want := range []string{`<td class="n rank"><span class="r">2</span><span class="mv down" title="down 1 since the previous run (computed by ingest)">▼1</span></td>`,
-		`<td class="n peak">#1</td>`, `<td class="n days">2</td>`, `<td class="n views" title="1,500 views at Nov 21 09:00 UTC">1.5K</td>`,
+		`<td class="n peak">#1</td>`, `<td class="n days">2</td>`, `<td class="n views" title="1,500 views at Nov 21 09:00 UTC">1.5K views</td>`,
 		`<td class="n gained"><span title="500 views since the previous run, computed by ingest">&#43;500</span></td>`,
 		`<td class="n gained24"><span title="500 views in 24 hours, computed by ingest">&#43;500</span></td>`,
 		`<a class="channel" href="https://www.youtube.com/channel/UCalpha" rel="noopener noreferrer">Alpha&#39;s channel</a>`,
-		`<img src="https://i.ytimg.com/vi/vid-a/default.jpg" alt="" width="80" height="60" loading="lazy"`,
+		`<img src="https://i.ytimg.com/vi/vid-a/mqdefault.jpg" alt="" width="320" height="180" loading="lazy"`,
 		`href="https://www.youtube.com/watch?v=vid-a"`} {
 		if !strings.Contains(a, want) {
 			t.Errorf("row of a in the middle run: no %q in\n%s", want, a)

@@ -28,5 +28,6 @@ func templateFuncs(signOut, operator bool, asset func(string) string, names plac
 				return "−" + short(-*p)
 			}
 			return "+" + short(*p)
-		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet, "clip": clip}
+		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet,
+		"wide": wideThumbnail, "jumps": jumps, "clip": clip}
 }

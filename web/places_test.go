@@ -31,7 +31,7 @@ func TestRegionsAreNamedFromTheCatalogue(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	_, srv := leadServerWith(t, Config{Regions: cat}, &now, "GB", "US")
 	page := string(fetch(t, srv.URL+"/charts/GB"))
-	for _, want := range []string{`<title>Reino Unido chart · ingest</title>`, `<span title="region GB">Reino Unido</span> trending chart`,
+	for _, want := range []string{`<title>Reino Unido chart · ingest, YouTube trending charts</title>`, `<span title="region GB">Reino Unido</span> trending chart`,
 		`<optgroup label="Americas"><option value="US">Estados Unidos (US)</option></optgroup><optgroup label="Europe"><option value="GB" selected>Reino Unido (GB)</option>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("GB's chart page: no %s", want)

@@ -72,7 +72,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if got := browsertest.Eval[string](t, ctx, `(() => { const li = document.querySelector('#top-US ~ ol li.entry');
 		return [!!li.querySelector('img[src^="https://i.ytimg.com/"]'), !!li.querySelector('a.title'), !!li.querySelector('a.channel[href^="https://www.youtube.com/channel/"]'),
-		/^[0-9.]+[KMB]?$/.test(li.querySelector('.views').textContent), /views at /.test(li.querySelector('.views').title), /\d+ (hour|day|month|year)s?/.test(li.querySelector('.age').textContent)].join(' '); })()`); got != "true true true true true true" {
+		/^[0-9.]+[KMB]? views$/.test(li.querySelector('.views').textContent), /views at /.test(li.querySelector('.views').title), /^uploaded \d+ (hour|day|month|year)s? ago$/.test(li.querySelector('.age').textContent)].join(' '); })()`); got != "true true true true true true" {
 		t.Errorf("front page: the US #1 has thumbnail, title, channel link, short views, their time, age: %s", got)
 	}
 	if got := browsertest.Text(t, ctx, "section.top p.meta"); !strings.Contains(got, "Views at ") {
@@ -130,8 +130,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("chart: no movement marks after two runs")
 	}
 	if got := browsertest.Eval[string](t, ctx, `(() => { const i = document.querySelector('td.thumb img');
-		return i ? [i.src.startsWith('https://i.ytimg.com/'), i.loading, i.width, i.height].join(' ') : 'none'; })()`); got != "true lazy 80 60" {
-		t.Errorf("chart: first thumbnail %q, want one from i.ytimg.com, lazy, 80x60", got)
+		return i ? [i.src.startsWith('https://i.ytimg.com/'), i.loading, i.width, i.height].join(' ') : 'none'; })()`); got != "true lazy 96 54" {
+		t.Errorf("chart: first thumbnail %q, want one from i.ytimg.com, lazy, 96x54 (16:9)", got)
 	}
 	for css, want := range map[string]string{"td.peak": "#", "td.days": "1"} {
 		if got := browsertest.Text(t, ctx, "table.chart-table tbody tr:first-child "+css); !strings.HasPrefix(got, want) {
