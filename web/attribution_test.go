@@ -16,7 +16,7 @@ func TestAttributionOnEveryPublicPage(t *testing.T) {
 	t.Parallel()
 	srv, _ := chartServer(t, Config{Public: true, Token: testToken})
 	for _, path := range []string{"/", "/charts/US", "/charts/US?category=10", "/charts/FR", "/videos/vid-a", "/search", "/search?q=alpha",
-		"/search?q=zzz", "/login", "/no/such/page", "/videos/no-such-video"} {
+		"/search?q=zzz", "/worldwide", "/login", "/no/such/page", "/videos/no-such-video"} {
 		res, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)

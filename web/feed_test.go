@@ -272,7 +272,7 @@ func TestPagesNameTheirFeedAndPreview(t *testing.T) {
 				}
 			}
 		}
-		for page, img := range map[string]string{chart: "https://i.ytimg.com/vi/hit/default.jpg", video: "https://i.ytimg.com/vi/hit/default.jpg"} {
+		for page, img := range map[string]string{chart: "https://i.ytimg.com/vi/hit/mqdefault.jpg", video: "https://i.ytimg.com/vi/hit/mqdefault.jpg"} {
 			if got := strings.Contains(page, `<meta property="og:image" content="`+img+`">`); got != thumbs {
 				t.Errorf("thumbnails %v: og:image %s shown %v", thumbs, img, got)
 			}
