@@ -87,8 +87,10 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	// The catalogue's call is the run's: its units count in run --once's summary.
+	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
 	if r.Select != nil {
-		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
+		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
 			return err
 		}
 	}
@@ -105,7 +107,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		defer shutdown()
 	}
 	d := &jobs.Daemon{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
-		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain)}
+		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain), Spent: spent}
 	if r.Track > 0 {
 		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
