@@ -48,6 +48,9 @@ type Run struct {
 	// region catalogue, read first from the upstream when it is a day old
 	// (catalogue.go); nil when it does not.
 	Select func(regions.Catalogue) ([]regions.Chart, error)
+	// TrackBudget is the stats units a day tracking plans on
+	// (--track-budget); zero is jobs.TrackBudget of the costs.
+	TrackBudget int64
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -110,7 +113,8 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain), Spent: spent}
 	if r.Track > 0 {
 		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
-			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
+			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain,
+			Cadence: r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs)}
 	}
 	if r.Once {
 		return outdated(ctx, h.once(ctx, p, r, d))

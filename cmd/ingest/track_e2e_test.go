@@ -52,7 +52,8 @@ operations:
 		t.Fatal(err)
 	}
 	h.set("INGEST_COSTS", costs)
-	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d")
+	// A budget above what the pool holds: the limiter, not the plan, says no.
+	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d", "--track-budget", "10000")
 	if !strings.Contains(res.stderr, "tracking stopped") {
 		t.Errorf("no clean stop logged:\n%s", res)
 	}
