@@ -110,7 +110,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		defer shutdown()
 	}
 	d := &jobs.Daemon{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
-		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain), Spent: spent}
+		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.refreshEvery()), Spent: spent}
 	if r.Track > 0 {
 		d.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain,
@@ -126,10 +126,20 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
-// text is too old (jobs.Refresh).
-func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
+// text is too old (jobs.Refresh), a share of them a pass run every every.
+func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
 	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB},
-		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
+		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every}
+}
+
+// refreshEvery is how often the refresh runs: the daemon's period, or
+// run --once's when --every says cron's; zero when that is unknown, and
+// each run then fetches every video due.
+func (r Run) refreshEvery() time.Duration {
+	if r.Once && !r.Record {
+		return 0
+	}
+	return r.Timetable.Every
 }
 
 var _ jobs.TrackStore = (*store.DB)(nil)

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -36,7 +38,7 @@ import (
 
 // Version names what a build writes: a database built by another version
 // is not the same year (scripts/bench-scale.sh keys its cache by it).
-const Version = "3"
+const Version = "4"
 
 // QuotaKey is the quota key the built ledger is written under.
 const QuotaKey = "yeardb"
@@ -61,9 +63,11 @@ type Options struct {
 	// Progress, when set, is called after each day is stored.
 	Progress func(day, days int)
 	// Track, when set, writes what the daemon's default tracking writes:
-	// after each hour's passes, the counts of every video a chart showed
-	// in the last Track (store.SeenOnCharts), 50 a videos.batchGetStats
-	// call charged to the stats pool. Zero writes none.
+	// after each hour's passes, the counts of the videos a chart showed
+	// in the last Track (store.ChartedSince) that its cadence reads in that
+	// hour (jobs.Cadence: each at its best chart's tier, inside the shipped
+	// stats pool), 50 a videos.batchGetStats call charged to the stats
+	// pool. Zero writes none.
 	Track time.Duration
 }
 
@@ -87,7 +91,8 @@ func BuildWith(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return fmt.Errorf("yeardb: %w", err)
 	}
-	b := &builder{db: db, led: ledger.New(db), o: o}
+	b := &builder{db: db, led: ledger.New(db), o: o,
+		cadence: jobs.Timetable{Charts: o.Charts}.Cadence(jobs.TrackEvery, 0, costs.Default())}
 	err = b.build(ctx)
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -131,6 +136,8 @@ type builder struct {
 	world *world
 	o     Options
 	calls int64
+	// cadence is the daemon's tracking cadence over the charts' tiers.
+	cadence jobs.Cadence
 }
 
 func (b *builder) build(ctx context.Context) error {
@@ -210,10 +217,11 @@ func (b *builder) track(ctx context.Context, at time.Time) error {
 	if b.o.Track <= 0 {
 		return nil
 	}
-	ids, err := b.db.SeenOnCharts(ctx, at.Add(-b.o.Track))
+	charted, err := b.db.ChartedSince(ctx, at.Add(-b.o.Track))
 	if err != nil {
 		return err
 	}
+	ids := b.cadence.Due(charted, at)
 	for n := 0; n < len(ids); n += trackBatch {
 		if err := b.chargeIn(ctx, ingest.OpBatchGetStats, "stats", "", 0, at); err != nil {
 			return err
