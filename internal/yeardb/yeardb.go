@@ -29,8 +29,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -65,7 +63,7 @@ type Options struct {
 	// Track, when set, writes what the daemon's default tracking writes:
 	// after each hour's passes, the counts of the videos a chart showed
 	// in the last Track (store.ChartedSince) that its cadence reads in that
-	// hour (jobs.Cadence: each at its best chart's tier, inside the shipped
+	// hour (tracking.go: each at its best chart's tier, inside the shipped
 	// stats pool), 50 a videos.batchGetStats call charged to the stats
 	// pool. Zero writes none.
 	Track time.Duration
@@ -91,8 +89,10 @@ func BuildWith(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return fmt.Errorf("yeardb: %w", err)
 	}
-	b := &builder{db: db, led: ledger.New(db), o: o,
-		cadence: jobs.Timetable{Charts: o.Charts}.Cadence(jobs.TrackEvery, 0, costs.Default())}
+	b := &builder{db: db, led: ledger.New(db), o: o, tiers: map[string]int{}}
+	for _, c := range o.Charts {
+		b.tiers[c.Code] = c.Tier
+	}
 	err = b.build(ctx)
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -136,8 +136,9 @@ type builder struct {
 	world *world
 	o     Options
 	calls int64
-	// cadence is the daemon's tracking cadence over the charts' tiers.
-	cadence jobs.Cadence
+	// tiers are the charts' tiers by region, which tracking's cadence
+	// follows.
+	tiers map[string]int
 }
 
 func (b *builder) build(ctx context.Context) error {
@@ -221,7 +222,7 @@ func (b *builder) track(ctx context.Context, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	ids := b.cadence.Due(charted, at)
+	ids := b.due(charted, at)
 	for n := 0; n < len(ids); n += trackBatch {
 		if err := b.chargeIn(ctx, ingest.OpBatchGetStats, "stats", "", 0, at); err != nil {
 			return err
