@@ -16,3 +16,11 @@ type VideoStats struct {
 	// own.
 	At time.Time
 }
+
+// Charted is a video some chart showed lately, and the regions whose
+// charts showed it: tracking reads its counts at the cadence of the best
+// tier among them.
+type Charted struct {
+	ID      string
+	Regions []string
+}

@@ -142,6 +142,9 @@ type Daemon struct {
 	// there; it is told how every run it allowed ended. Nil runs every slot, and at start every
 	// entry whose latest slot passed without a run.
 	Pacer Pacer
+	// Spent is what the run took before its passes on their behalf, by
+	// pool (the region catalogue): run --once's summary counts it.
+	Spent map[string]int64
 }
 
 // Entries lists the roster's entries, the chart passes in the order

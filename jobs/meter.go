@@ -90,3 +90,11 @@ func Sum(units map[string]int64) int64 {
 func Gate(l Limiter, quotaKey, region string) ingest.Gate {
 	return newMeter(l, quotaKey, region, 0).gate
 }
+
+// Counted is Gate for calls a run makes on its own behalf outside its
+// passes (the region catalogue read before them), with the units they took
+// by pool, kept as they are taken: run --once's summary counts them.
+func Counted(l Limiter, quotaKey, region string) (ingest.Gate, map[string]int64) {
+	m := newMeter(l, quotaKey, region, 0)
+	return m.gate, m.units
+}

@@ -17,7 +17,8 @@ import (
 
 // Once runs every chart's pass now, then refreshing, tracking and pruning
 // when they are set, each through the same Runner as the daemon's, and
-// logs one summary line for the passes instead of one line each. With a
+// logs one summary line for the passes instead of one line each, before
+// pruning's, with every unit the run spent. With a
 // Pacer (run --once --pace), it runs only the charts, the refresh and
 // tracking the pacer says are due now, highest priority first: a cron
 // every few minutes then spreads the pools as the daemon does. err is
@@ -33,19 +34,21 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	} else {
 		results = d.Runner.Once(ctx)
 	}
-	LogSummary(d.Runner.Logger, results, planned, time.Since(start))
+	more := Sum(d.Spent)
 	logUpstreamBlock(d.Runner.Logger, results)
 	if fatal(results) {
+		LogSummary(d.Runner.Logger, results, planned, more, time.Since(start))
 		// What stopped the passes (the key, the network, a full disk) stops
 		// the jobs after them too, so that it is the run's one last word.
 		return results, nil
 	}
 	if d.Refresh != nil {
-		d.runOnceMore(ctx, d.Refresh.Entry(), start)
+		more += Sum(d.runOnceMore(ctx, d.Refresh.Entry(), start).Units)
 	}
 	if d.Track != nil {
-		d.runOnceMore(ctx, d.Track.Entry(), start)
+		more += Sum(d.runOnceMore(ctx, d.Track.Entry(), start).Units)
 	}
+	LogSummary(d.Runner.Logger, results, planned, more, time.Since(start))
 	if d.Prune != nil {
 		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
 			return results, end.Err
@@ -57,8 +60,9 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 // runOnceMore runs an entry after the passes (refreshing, tracking): with
 // a Pacer, only when it says the entry is due at now, and tells it how the
 // run ended.
-func (d *Daemon) runOnceMore(ctx context.Context, e Entry, now time.Time) {
-	d.paced(ctx, e.Name, now, func() (Ended, bool) { return d.Runner.Run(ctx, e) })
+func (d *Daemon) runOnceMore(ctx context.Context, e Entry, now time.Time) Ended {
+	end, _, _ := d.paced(ctx, e.Name, now, func() (Ended, bool) { return d.Runner.Run(ctx, e) })
+	return end
 }
 
 // pacedOnce runs the passes the pacer says are due at now, every region's
@@ -106,14 +110,17 @@ func logUpstreamBlock(log *slog.Logger, results []PassResult) {
 	}
 }
 
-// LogSummary is run --once's one line at info: how the passes ended,
-// what they stored and spent. videos counts a video on several charts
-// once, as the videos table holds it; entries counts each chart's.
-func LogSummary(log *slog.Logger, results []PassResult, planned int, took time.Duration) {
+// LogSummary is run --once's one line at info, before pruning's:
+// how the passes ended, what they stored, and every unit the run spent
+// (the passes' and more: the catalogue's, refreshing's, tracking's), so
+// that it says what the upstream charged. videos counts a video on
+// several charts once, as the videos table holds it; entries counts each
+// chart's.
+func LogSummary(log *slog.Logger, results []PassResult, planned int, more int64, took time.Duration) {
 	counts := map[ingest.RunStatus]int{}
 	videos := map[string]struct{}{}
 	var pages, entries int
-	var units int64
+	units := more
 	for _, r := range results {
 		counts[r.Status]++
 		pages, entries, units = pages+r.Pages, entries+r.Videos, units+r.TotalUnits()

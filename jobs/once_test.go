@@ -35,13 +35,13 @@ func TestLogSummary(t *testing.T) {
 		result("US", ingest.StatusCompleted, nil, "a", "b"),
 		result("GB", ingest.StatusCompleted, nil, "b"),
 		result("DE", ingest.StatusFailed, errors.New("boom")),
-	}, 4, time.Second)
+	}, 4, 2, time.Second)
 	var line map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{"charts": 4, "completed": 2, "failed": 1, "not_run": 1,
-		ingest.LogPages: 3, ingest.LogVideos: 2, ingest.LogEntries: 3, ingest.LogUnits: 3}
+		ingest.LogPages: 3, ingest.LogVideos: 2, ingest.LogEntries: 3, ingest.LogUnits: 5}
 	for k, v := range want {
 		if line[k] != v {
 			t.Errorf("%s = %v, want %v (line %s)", k, line[k], v, buf.String())

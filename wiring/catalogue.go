@@ -25,18 +25,19 @@ import (
 // read again.
 const CatalogueEvery = 24 * time.Hour
 
-// Catalogue is the region catalogue of p's database. With refresh, when
+// Catalogue is the region catalogue of p's database. With a gate, when
 // none is stored or it is older than CatalogueEvery, it is read again
-// from the upstream first (one call) and stored; a refusal or an error is
-// logged, and what is stored, else the built-in copy, serves.
-func (h *Host) Catalogue(ctx context.Context, p *Pipeline, refresh bool) regions.Catalogue {
+// from the upstream first (one call, through gate) and stored; a refusal
+// or an error is logged, and what is stored, else the built-in copy,
+// serves. A nil gate reads only what is stored.
+func (h *Host) Catalogue(ctx context.Context, p *Pipeline, gate ingest.Gate) regions.Catalogue {
 	stored, at, err := p.DB.RegionCatalogue().Load(ctx)
 	if err != nil {
 		h.Logger.Warn("the stored region catalogue could not be read: the built-in copy serves", ingest.LogErr, err)
 		return regions.Builtin
 	}
-	if refresh && time.Since(at) >= CatalogueEvery {
-		if fresh, ok := h.readCatalogue(ctx, p); ok {
+	if gate != nil && time.Since(at) >= CatalogueEvery {
+		if fresh, ok := h.readCatalogue(ctx, p, gate); ok {
 			return fresh
 		}
 	}
@@ -44,8 +45,8 @@ func (h *Host) Catalogue(ctx context.Context, p *Pipeline, refresh bool) regions
 }
 
 // readCatalogue asks the upstream for the catalogue and stores it.
-func (h *Host) readCatalogue(ctx context.Context, p *Pipeline) (regions.Catalogue, bool) {
-	listed, err := p.Source.Regions(ctx, jobs.Gate(p.Limiter, p.QuotaKey, ""))
+func (h *Host) readCatalogue(ctx context.Context, p *Pipeline, gate ingest.Gate) (regions.Catalogue, bool) {
+	listed, err := p.Source.Regions(ctx, gate)
 	if err == nil && len(listed) == 0 {
 		err = errors.New(ingest.OpRegionsList + " named no region")
 	}
@@ -92,7 +93,7 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, stop <-cha
 	for {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
 			asked = time.Now()
-			if cat, ok := h.readCatalogue(ctx, p); ok && r.Select != nil {
+			if cat, ok := h.readCatalogue(ctx, p, jobs.Gate(p.Limiter, p.QuotaKey, "")); ok && r.Select != nil {
 				h.sayNewRegions(cat, r.Timetable.Regions())
 			}
 		}

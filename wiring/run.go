@@ -48,6 +48,9 @@ type Run struct {
 	// region catalogue, read first from the upstream when it is a day old
 	// (catalogue.go); nil when it does not.
 	Select func(regions.Catalogue) ([]regions.Chart, error)
+	// TrackBudget is the stats units a day tracking plans on
+	// (--track-budget); zero is jobs.TrackBudget of the costs.
+	TrackBudget int64
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -87,8 +90,10 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	// The catalogue's call is the run's: its units count in run --once's summary.
+	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
 	if r.Select != nil {
-		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, true)); err != nil {
+		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
 			return err
 		}
 	}
@@ -106,10 +111,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		defer shutdown()
 	}
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
-		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain)}
+		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.refreshEvery())}
 	if r.Track > 0 {
 		ros.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
-			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain}
+			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain,
+			Cadence: r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs)}
 	}
 	if r.Once {
 		var pacer jobs.Pacer
@@ -120,13 +126,13 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			}
 			pacer = pc
 		}
-		return outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer}))
+		return outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: spent}))
 	}
 	pacer, err := h.watchPace(r, p, &ros, m, ages)
 	if err != nil {
 		return err
 	}
-	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer}
+	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
 	return outdated(ctx, h.daemon(ctx, p, r, d))
 }
 
@@ -156,10 +162,20 @@ func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ag
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
-// text is too old (jobs.Refresh).
-func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}) *jobs.Refresh {
+// text is too old (jobs.Refresh), a share of them a pass run every every.
+func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
 	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB},
-		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain}
+		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every}
+}
+
+// refreshEvery is how often the refresh runs: the daemon's period, or
+// run --once's when --every says cron's; zero when that is unknown, and
+// each run then fetches every video due.
+func (r Run) refreshEvery() time.Duration {
+	if r.Once && !r.Record {
+		return 0
+	}
+	return r.Timetable.Every
 }
 
 var _ jobs.TrackStore = (*store.DB)(nil)

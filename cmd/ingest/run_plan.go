@@ -28,8 +28,8 @@ func checkPlan(ctx context.Context, s *settings, f *runFlags, charts []regions.C
 	var last map[string]store.RunSummary
 	if db, err := store.OpenExisting(ctx, s.db); err == nil {
 		last, _ = db.LastRuns(ctx, ingest.Trending)
-		if ids, err := db.SeenOnCharts(ctx, time.Now().Add(-span)); err == nil && span > 0 {
-			sched.Tracked = len(ids)
+		if charted, err := db.ChartedSince(ctx, time.Now().Add(-span)); err == nil && span > 0 {
+			sched.Tracked = sched.Timetable.Cadence(f.track.every, f.track.budget, s.costs).PerRun(charted)
 		}
 		db.Close()
 	}

@@ -52,7 +52,8 @@ operations:
 		t.Fatal(err)
 	}
 	h.set("INGEST_COSTS", costs)
-	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d")
+	// A budget above what the pool holds: the limiter, not the plan, says no.
+	res := h.mustRun(0, "run", "--once", "--regions", "GB,AU", "--track-for", "7d", "--track-budget", "10000")
 	if !strings.Contains(res.stderr, "tracking stopped") {
 		t.Errorf("no clean stop logged:\n%s", res)
 	}
@@ -82,10 +83,14 @@ operations:
 func TestTrackFlagsAreChecked(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	for _, args := range [][]string{{"--track-for", "soon"}, {"--track-every", "1s"}} {
+	for _, args := range [][]string{{"--track-for", "soon"}, {"--track-every", "1s"}, {"--track-budget", "-5"}} {
 		res := h.mustRun(2, append([]string{"run", "--once"}, args...)...)
 		if !strings.Contains(res.stderr, args[0]) {
 			t.Errorf("%v: stderr %q does not name %s", args, res.stderr, args[0])
 		}
+	}
+	h.set("INGEST_RUN_TRACK_BUDGET", "lots")
+	if res := h.run("run", "--once"); res.code != 2 || !strings.Contains(res.stderr, "INGEST_RUN_TRACK_BUDGET") {
+		t.Errorf("a bad INGEST_RUN_TRACK_BUDGET: want exit 2 naming it, got %s", res)
 	}
 }

@@ -36,7 +36,7 @@ import (
 
 // Version names what a build writes: a database built by another version
 // is not the same year (scripts/bench-scale.sh keys its cache by it).
-const Version = "3"
+const Version = "4"
 
 // QuotaKey is the quota key the built ledger is written under.
 const QuotaKey = "yeardb"
@@ -61,9 +61,11 @@ type Options struct {
 	// Progress, when set, is called after each day is stored.
 	Progress func(day, days int)
 	// Track, when set, writes what the daemon's default tracking writes:
-	// after each hour's passes, the counts of every video a chart showed
-	// in the last Track (store.SeenOnCharts), 50 a videos.batchGetStats
-	// call charged to the stats pool. Zero writes none.
+	// after each hour's passes, the counts of the videos a chart showed
+	// in the last Track (store.ChartedSince) that its cadence reads in that
+	// hour (tracking.go: each at its best chart's tier, inside the shipped
+	// stats pool), 50 a videos.batchGetStats call charged to the stats
+	// pool. Zero writes none.
 	Track time.Duration
 }
 
@@ -87,7 +89,10 @@ func BuildWith(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return fmt.Errorf("yeardb: %w", err)
 	}
-	b := &builder{db: db, led: ledger.New(db), o: o}
+	b := &builder{db: db, led: ledger.New(db), o: o, tiers: map[string]int{}}
+	for _, c := range o.Charts {
+		b.tiers[c.Code] = c.Tier
+	}
 	err = b.build(ctx)
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -131,6 +136,9 @@ type builder struct {
 	world *world
 	o     Options
 	calls int64
+	// tiers are the charts' tiers by region, which tracking's cadence
+	// follows.
+	tiers map[string]int
 }
 
 func (b *builder) build(ctx context.Context) error {
@@ -210,10 +218,11 @@ func (b *builder) track(ctx context.Context, at time.Time) error {
 	if b.o.Track <= 0 {
 		return nil
 	}
-	ids, err := b.db.SeenOnCharts(ctx, at.Add(-b.o.Track))
+	charted, err := b.db.ChartedSince(ctx, at.Add(-b.o.Track))
 	if err != nil {
 		return err
 	}
+	ids := b.due(charted, at)
 	for n := 0; n < len(ids); n += trackBatch {
 		if err := b.chargeIn(ctx, ingest.OpBatchGetStats, "stats", "", 0, at); err != nil {
 			return err
