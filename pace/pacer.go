@@ -79,19 +79,22 @@ type Pacer struct {
 	recent  map[string][]map[string]float64 // each entry's last passes' costs
 	credit  map[string]float64
 	asked   map[string]time.Time
-	last    map[string]time.Time  // each entry's latest completed pass
-	running map[string]time.Time  // entries granted a pass not yet ended, by slot
-	mine    map[string][]Spent    // by pool
-	room    map[string]float64    // what the pools hold now, less the passes granted since
-	top     map[string]float64    // a round of the level 0 entries, by pool
-	rates   [2]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
-	states  []ingest.PoolState
-	shared  bool // another worker spends in a pool
-	plan    Plan
-	budgets []Budget
-	planAt  time.Time
-	until   time.Time // the plan's horizon ends: the reset, or a block's end
-	stale   string    // why the next call re-plans; "" none
+	last    map[string]time.Time         // each entry's latest completed pass
+	running map[string]time.Time         // entries granted a pass not yet ended, by slot
+	mine    map[string][]Spent           // by pool
+	room    map[string]float64           // what the pools hold now, less the passes granted since
+	top     map[string]float64           // a round of the level 0 entries, by pool
+	rates   map[group]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
+	back    map[string]time.Time         // since when the plans keep each entry held dropped (hold)
+	// returned is when the plan last took each entry back (hold).
+	returned map[string]time.Time
+	states   []ingest.PoolState
+	shared   bool // another worker spends in a pool
+	plan     Plan
+	budgets  []Budget
+	planAt   time.Time
+	until    time.Time // the plan's horizon ends: the reset, or a block's end
+	stale    string    // why the next call re-plans; "" none
 }
 
 // costWindow is how many recent passes an entry's cost is the mean of.
@@ -110,7 +113,7 @@ func New(c Config) (*Pacer, error) {
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
-		mine: map[string][]Spent{}, room: map[string]float64{}, stale: "start"}
+		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start"}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}
@@ -379,29 +382,39 @@ func (p *Pacer) topRound() map[string]float64 {
 	return out
 }
 
-// spreads is the group of entries whose passes keep to one planned rate
-// together: the levels below level 0 (1), the regions' own charts the plan
-// stretched beyond their floors (0), or none (-1): a chart at its floor
-// keeps its slots.
-func (p *Pacer) spreads(i int) int {
+// group is a set of entries whose passes keep to one planned rate
+// together (spread): a level, and within it a tier, so that a tier's
+// passes never wait for a higher tier's.
+type group struct{ level, tier int }
+
+// none is the group of an entry that keeps its slots.
+var none = group{level: -1}
+
+// spreads is the entry's group: its tier of the levels below level 0, or
+// of the regions' own charts the plan stretched beyond their floors; none
+// for a chart at its floor, which keeps its slots.
+func (p *Pacer) spreads(i int) group {
 	e := p.entries[i]
 	switch every := p.plan.Every[e.Name]; {
 	case every == Never || every <= 0 || e.Floor <= 0:
-		return -1
+		return none
 	case e.Priority > 0:
-		return 1
+		return group{1, max(e.Tier, 1)}
 	case every > e.Floor:
-		return 0
+		return group{0, max(e.Tier, 1)}
 	}
-	return -1
+	return none
 }
 
 // groupRates is what the plan spends in each pool, in units a second, by
 // group (spreads).
-func (p *Pacer) groupRates() [2]map[string]float64 {
-	out := [2]map[string]float64{{}, {}}
+func (p *Pacer) groupRates() map[group]map[string]float64 {
+	out := map[group]map[string]float64{}
 	for i, e := range p.entries {
-		if g := p.spreads(i); g >= 0 {
+		if g := p.spreads(i); g != none {
+			if out[g] == nil {
+				out[g] = map[string]float64{}
+			}
 			for pool, c := range e.Cost {
 				out[g][pool] += c / p.plan.Every[e.Name].Seconds()
 			}
@@ -416,10 +429,12 @@ func (p *Pacer) groupRates() [2]map[string]float64 {
 // instead of in one burst, and so do the regions' own charts the plan
 // stretched (a pool that cannot hold them at their floors). What they
 // spent is read from their last passes, so a run --once and a restart
-// count it.
+// count it. A region's own chart that would pass its staleness bound
+// before its next slot runs whatever its group spent: the bound is a
+// promise, the spread a smoothing.
 func (p *Pacer) spread(i int, at time.Time) bool {
 	e, g := p.entries[i], p.spreads(i)
-	if g < 0 {
+	if g == none || p.bounded(i, at) {
 		return true
 	}
 	since := at.Add(-e.Floor)
@@ -444,7 +459,7 @@ func (p *Pacer) spread(i int, at time.Time) bool {
 		// The regions' own charts keep one more: each has one slot a
 		// floor, and a pass held back there waits a whole floor.
 		allow := max(rate*e.Floor.Seconds(), c)
-		if g == 0 {
+		if g.level == 0 {
 			allow = rate*e.Floor.Seconds() + c
 		}
 		if spent > allow+1e-9 {
@@ -452,6 +467,17 @@ func (p *Pacer) spread(i int, at time.Time) bool {
 		}
 	}
 	return true
+}
+
+// bounded reports whether the entry, a region's own chart, would pass its
+// staleness bound (Entry.Limit) if it waited from at to its next slot.
+func (p *Pacer) bounded(i int, at time.Time) bool {
+	e := p.entries[i]
+	if e.Priority > 0 || e.Slots == nil {
+		return false
+	}
+	from, _, asked := p.kept(i, true)
+	return asked && !from.IsZero() && e.Slots.Next(at).Sub(from) > e.Limit(p.cfg.Bound)
 }
 
 // take counts a granted pass against the room until the limiter is read
@@ -643,9 +669,46 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.states = states
 	p.roomOf(states)
 	old := p.plan.Dropped
-	p.plan, p.planAt = Make(p.budgets, p.entries, p.cfg.Bound), now
+	p.plan, p.planAt = p.hold(Make(p.budgets, p.entries, p.cfg.Bound), old, now), now
 	p.top, p.rates = p.topRound(), p.groupRates()
 	p.logChange(old)
+}
+
+// hold keeps a region's own chart dropped that the plan before dropped
+// (old), the plans took back within the pools' longest window and dropped
+// since, until the plans have kept it for that window on end: the pools'
+// room moves a little with what leaves their window and with the day's
+// length, and a chart taken back at the first plan that holds it would
+// be dropped again at the next, in and out of the plan, older than the
+// bound each time it is back. A chart dropped once (a start that spent
+// the window) comes back at the first plan that keeps it; a plan that
+// drops a chart drops it at once.
+func (p *Pacer) hold(plan Plan, old map[string]bool, now time.Time) Plan {
+	var window time.Duration
+	for _, pl := range p.cfg.Pools {
+		window = max(window, pl.Window)
+	}
+	held := map[string]bool{}
+	for _, e := range p.entries {
+		since, waits := p.back[e.Name]
+		switch last, ok := p.returned[e.Name]; {
+		case e.Priority > 0 || !old[e.Name] || plan.Dropped[e.Name]:
+			delete(p.back, e.Name)
+		case !waits && (!ok || now.Sub(last) >= window):
+			p.returned[e.Name] = now
+		case !waits:
+			p.back[e.Name], held[e.Name] = now, true
+		case now.Sub(since) < window:
+			held[e.Name] = true
+		default:
+			delete(p.back, e.Name)
+			p.returned[e.Name] = now
+		}
+	}
+	if len(held) == 0 {
+		return plan
+	}
+	return makeHeld(p.budgets, p.entries, p.cfg.Bound, held)
 }
 
 // logChange says, in one line, which entries the new plan drops that the
