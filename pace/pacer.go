@@ -214,7 +214,9 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 
 // counted is when a pass that started at t counts from, as seen from an
 // ask at one of the entry's slots (slotted): the slot it started within a
-// grain of (the stagger's step), or t itself; from any other ask (a cron's
+// grain of (the stagger's step), the slot it recorded (which the store
+// gives as its start), or a little before t for a pass off the slots
+// (early); from any other ask (a cron's
 // start, a catch-up) the start of the grain it started in, so that a pass
 // started a little after a cron's start is due again at the cron's start a
 // cadence later. The grain is the tolerance the running pacer gives a late
@@ -234,7 +236,21 @@ func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	if slot := s.Next(t.Add(-p.grain(i))); !slot.After(t) {
 		return slot
 	}
-	return t
+	return t.Add(-p.early(i))
+}
+
+// early is how long before its start a pass off the entry's slots (a
+// catch-up at start) counts: enough that the entry's next pass, at the
+// first of its slots a cadence after that, is never more than one and a
+// half cadences after the catch-up, and never under half of one. A
+// cadence of two of its slots' periods or more needs nothing; at the
+// slots' own period, half a cadence.
+func (p *Pacer) early(i int) time.Duration {
+	every, floor := p.every(i), p.entries[i].Floor
+	if every <= 0 || every == Never || floor <= 0 {
+		return 0
+	}
+	return max(floor-every/2, 0)
 }
 
 // inGrain is the start of the grain of the entry's schedule that t is in,

@@ -407,3 +407,53 @@ func takenBack(back map[string][]time.Time) int {
 	}
 	return n
 }
+
+// After a downtime of 20 minutes to 3 hours, at every region, a chart is
+// caught up at start and its next pass is at its first slot at least half
+// a cadence on: no gap between two passes after the start is under half
+// its cadence or over one and a half.
+func TestDaysDowntime(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	costs := shippedCosts(t)
+	charts := allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200")
+	for _, down := range []time.Duration{20 * time.Minute, 3 * time.Hour} {
+		t.Run(down.String(), func(t *testing.T) {
+			t.Parallel()
+			start := dayStart(9, 0)
+			stop := start.Add(10*time.Hour + 7*time.Minute)
+			up, end := stop.Add(down), stop.Add(down+9*time.Hour)
+			s := newSimCharts(t, costs, start, charts, nil, every)
+			pc := s.pacer()
+			s.catchUp(pc)
+			s.slotted(start, stop, pc, nil)
+			s.advance(up)
+			pc = s.pacer()
+			s.catchUp(pc)
+			s.slotted(up, end, pc, nil)
+
+			var worst, least float64 = 0, math.MaxFloat64
+			bad := 0
+			for _, c := range charts {
+				cadence := time.Duration(c.Tier) * every
+				var prev time.Time
+				for _, at := range s.completed[c.Code] {
+					if !at.Before(up) && !prev.IsZero() {
+						r := float64(at.Sub(prev)) / float64(cadence)
+						worst, least = max(worst, r), min(least, r)
+						if r > 1.5+float64(time.Minute)/float64(cadence) || r < 0.5 {
+							if bad++; bad <= 5 {
+								t.Errorf("%s (tier %d): passes at %s and %s, %.2f of its cadence apart", c.Code, c.Tier,
+									prev.In(pacific).Format("15:04:05"), at.In(pacific).Format("15:04:05"), r)
+							}
+						}
+					}
+					if !at.Before(up) {
+						prev = at
+					}
+				}
+			}
+			t.Logf("down %s: after the start, passes %.2f to %.2f of their cadence apart; %d gaps out of bounds", down, least, worst, bad)
+		})
+	}
+}
