@@ -48,10 +48,14 @@ func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 // first of its slots a cadence after that, is never more than one and a
 // half cadences after the catch-up, and never under half of one. A
 // cadence of two of its slots' periods or more needs nothing; at the
-// slots' own period, half a cadence.
+// slots' own period, half a cadence. A fresh start's first pass of an
+// entry counts where it ran, as this pacer saw it: there is no gap before
+// it to bound, and a second pass half a cadence on would spend, on a
+// short pool, what the window lacks a day later. A restarted pacer, which
+// has only the recorded start, counts it early.
 func (p *Pacer) early(i int) time.Duration {
 	every, floor := p.every(i), p.entries[i].Floor
-	if every <= 0 || every == Never || floor <= 0 {
+	if every <= 0 || every == Never || floor <= 0 || p.first[p.entries[i].Name] {
 		return 0
 	}
 	return max(floor-every/2, 0)

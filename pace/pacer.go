@@ -67,6 +67,7 @@ type Pacer struct {
 	asked   map[string]time.Time
 	last    map[string]time.Time         // each entry's latest completed pass
 	running map[string]time.Time         // entries granted a pass not yet ended, by slot
+	first   map[string]bool              // entries whose latest pass, off the slots, was their first (early)
 	mine    map[string][]Spent           // by pool
 	room    map[string]float64           // what the pools hold now, less the passes granted since
 	top     map[string]float64           // a round of the level 0 entries, by pool
@@ -91,7 +92,7 @@ func New(c Config) (*Pacer, error) {
 	}
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
-		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
+		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, first: map[string]bool{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start"}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
@@ -176,6 +177,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	}
 	p.credit[name] = c - 1
 	p.running[name] = slot
+	p.first[name] = p.last[name].IsZero() && !slotted
 	p.take(i)
 	return true
 }
