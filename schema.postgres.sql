@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 9 (the table schema_version).
+-- Step 10 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -209,6 +209,7 @@ CREATE TABLE public.runs (
     message text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     retry_at_ms bigint,
     category text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    slot_ms bigint,
     CONSTRAINT runs_kind_check CHECK ((kind = ANY (ARRAY['trending'::text, 'search'::text]))),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'stopped'::text, 'interrupted'::text, 'skipped'::text, 'failed'::text])))
 );

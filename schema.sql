@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 16 (PRAGMA user_version).
+-- Version 17 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -140,7 +140,7 @@ CREATE TABLE runs (
   videos      INTEGER NOT NULL DEFAULT 0,   -- entries stored by this run
   message     TEXT    NOT NULL DEFAULT '',
   retry_at_ms INTEGER                       -- a stopped run: when it could go on
-, category TEXT NOT NULL DEFAULT '');
+, category TEXT NOT NULL DEFAULT '', slot_ms INTEGER);
 
 CREATE TABLE backfill_cursors (
   key        TEXT    PRIMARY KEY,
@@ -340,4 +340,4 @@ CREATE TABLE region_catalogue (
   fetched_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-PRAGMA user_version = 16;
+PRAGMA user_version = 17;

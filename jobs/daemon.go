@@ -71,7 +71,9 @@ type Entry struct {
 	// Pages is how many pages a chart pass reads at most (its region's
 	// depth); zero to the chart's end.
 	Pages int
-	run   func(ctx context.Context) Ended
+	// run runs the entry for slot: zero when no slot started it (run
+	// --once, a catch-up at start).
+	run func(ctx context.Context, slot time.Time) Ended
 }
 
 // Log keys of the schedule's entries: a chart's runs log its region key,

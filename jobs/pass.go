@@ -59,10 +59,13 @@ func (p *Pass) Chart() string {
 	return ingest.ChartName(p.Region, p.Category)
 }
 
-func (p *Pass) job() job {
+func (p *Pass) job(slot time.Time) job {
 	return job{region: p.Region, name: p.Chart(), quotaKey: p.QuotaKey, costs: p.Costs,
 		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now,
 		start: func(ctx context.Context, at time.Time) (int64, error) {
+			if !slot.IsZero() {
+				return p.Sink.StartSlotRun(ctx, p.Region, p.Category, at, slot)
+			}
 			return p.Sink.StartRun(ctx, p.Region, p.Category, ingest.Trending, at)
 		}}
 }
@@ -71,14 +74,20 @@ func (p *Pass) abandon(ctx context.Context) error {
 	return p.Sink.AbandonRuns(ctx, p.Region, p.Category, ingest.Trending, p.now())
 }
 
-// Run runs the pass. ctx aborts at once; Drain ends it between pages.
-func (p *Pass) Run(ctx context.Context) PassResult {
+// Run runs the pass, no slot having started it. ctx aborts at once;
+// Drain ends it between pages.
+func (p *Pass) Run(ctx context.Context) PassResult { return p.RunFor(ctx, time.Time{}) }
+
+// RunFor runs the pass a daemon started for slot, which its run records
+// beside its start: a restart then counts it as that slot's however late
+// it started.
+func (p *Pass) RunFor(ctx context.Context, slot time.Time) PassResult {
 	if err := p.abandon(ctx); err != nil {
 		out := Outcome{Region: p.Chart(), Remaining: -1}
 		out.fail(fmt.Errorf("abandon runs: %w", err))
 		return PassResult{out}
 	}
-	return PassResult{p.job().run(ctx, func(m *meter, out *Outcome) error {
+	return PassResult{p.job(slot).run(ctx, func(m *meter, out *Outcome) error {
 		if err := p.categories(ctx, m.gate); err != nil {
 			return err
 		}
@@ -93,8 +102,8 @@ func (p *Pass) Entry() Entry {
 	if p.Category != "" {
 		kind = KindCategoryChart
 	}
-	return Entry{Name: p.Chart(), Kind: kind, Tier: max(p.Tier, 1), Pages: p.Pages, run: func(ctx context.Context) Ended {
-		res := p.Run(ctx)
+	return Entry{Name: p.Chart(), Kind: kind, Tier: max(p.Tier, 1), Pages: p.Pages, run: func(ctx context.Context, slot time.Time) Ended {
+		res := p.RunFor(ctx, slot)
 		did := []any{ingest.LogPages, res.Pages, ingest.LogVideos, res.Videos, ingest.LogUnits, res.TotalUnits()}
 		if res.Remaining >= 0 {
 			did = append(did, ingest.LogRemaining, res.Remaining)

@@ -111,7 +111,7 @@ func (p *Prune) Cuts(at time.Time) Cuts {
 
 // Entry is pruning as an entry of a schedule, named "prune".
 func (p *Prune) Entry() Entry {
-	return Entry{Name: "prune", Kind: KindPrune, run: func(ctx context.Context) Ended {
+	return Entry{Name: "prune", Kind: KindPrune, run: func(ctx context.Context, _ time.Time) Ended {
 		res := p.Run(ctx)
 		msg := "pruned"
 		if res.Status == ingest.StatusFailed {

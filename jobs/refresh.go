@@ -177,7 +177,7 @@ var refreshMessage = map[ingest.RunStatus]string{
 
 // Entry is refreshing as an entry of a schedule, named "refresh".
 func (r *Refresh) Entry() Entry {
-	return Entry{Name: "refresh", Kind: KindRefresh, run: func(ctx context.Context) Ended {
+	return Entry{Name: "refresh", Kind: KindRefresh, run: func(ctx context.Context, _ time.Time) Ended {
 		res := r.Run(ctx)
 		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Gone: res.Gone, Message: refreshMessage[res.Status],
 			Did: []any{"refreshed", res.Refreshed, "gone", res.Gone, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}

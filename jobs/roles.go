@@ -62,6 +62,9 @@ type Source interface {
 // region and a category (a videoCategoryId; "" the unfiltered chart).
 type Sink interface {
 	StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (runID int64, err error)
+	// StartSlotRun starts a trending run a daemon started for slot,
+	// keeping the slot beside the start.
+	StartSlotRun(ctx context.Context, region, category string, at, slot time.Time) (runID int64, err error)
 	SavePage(ctx context.Context, runID int64, page ingest.Page) error
 	RunFinisher
 	// AbandonRuns fails the chart's runs left "running" by a worker that

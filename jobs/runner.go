@@ -141,7 +141,7 @@ func (r *Runner) run(ctx context.Context, e Entry, slot time.Time, catchUp bool)
 		slot = time.Time{}
 	}
 	start := time.Now()
-	end = r.guarded(ctx, e)
+	end = r.guarded(ctx, e, slot)
 	r.ended(log, e, end, time.Since(start), slot)
 	return end, true
 }
@@ -172,7 +172,7 @@ func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool
 
 // guarded runs the entry and turns a panic outside its run (a job's run
 // recovers its own) into a failed end.
-func (r *Runner) guarded(ctx context.Context, e Entry) (end Ended) {
+func (r *Runner) guarded(ctx context.Context, e Entry, slot time.Time) (end Ended) {
 	defer func() {
 		if v := recover(); v != nil {
 			end = Ended{Err: fmt.Errorf("panic: %v", v)}
@@ -180,7 +180,7 @@ func (r *Runner) guarded(ctx context.Context, e Entry) (end Ended) {
 			r.Logger.Error(e.Kind.noun()+" panicked", e.logKey(), e.Name, "panic", v, "stack", string(debug.Stack()))
 		}
 	}()
-	return e.run(ctx)
+	return e.run(ctx, slot)
 }
 
 // ended logs how a run ended and lets Observe see it.

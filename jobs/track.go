@@ -113,7 +113,7 @@ var trackMessage = map[ingest.RunStatus]string{
 
 // Entry is tracking as an entry of a schedule, named "track".
 func (t *Track) Entry() Entry {
-	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context) Ended {
+	return Entry{Name: "track", Kind: KindTracking, run: func(ctx context.Context, _ time.Time) Ended {
 		res := t.Run(ctx)
 		return Ended{RunEnd: res.RunEnd, Err: res.Err, Units: res.Units, Message: trackMessage[res.Status],
 			Did: []any{"tracked", res.Tracked, "charted", res.Charted, ingest.LogCalls, res.Calls, ingest.LogUnits, Sum(res.Units)}}

@@ -92,14 +92,15 @@ func (l *Ledger) passCosts(ctx context.Context, out map[string]map[string]float6
 	return nil
 }
 
-// LastPasses is when each chart's latest completed trending pass started,
-// and tracking's latest pass of quotaKey's ledger (under TrackEntry), for
+// LastPasses is when each chart's latest completed trending pass counts
+// from (the slot a daemon started it for, or else its start), and
+// tracking's latest pass of quotaKey's ledger (under TrackEntry), for
 // passes since a time: an entry with none since is not in it. Pacing
 // counts a chart's age from it, whatever runs stopped since.
 func (l *Ledger) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	rows, err := l.r.QueryContext(ctx, `
-SELECT region, category, max(started_ms) FROM runs
+SELECT region, category, max(coalesce(slot_ms, started_ms)) FROM runs
 WHERE kind = 'trending' AND status = 'completed' AND started_ms >= ?
 GROUP BY region, category`, since.UnixMilli())
 	if err != nil {

@@ -71,6 +71,7 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	}
 	capacity := float64(pool.Capacity())
 	rate := share * Sustainable(pool, now, slack)
+	b.Keep = rate
 	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0), pool.Window, now, mine))
 	if pool.Day != nil {
 		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds())

@@ -229,7 +229,8 @@ func TestPacerNoState(t *testing.T) {
 }
 
 // An entry starts with what its age has earned: after a restart, a chart
-// fetched a minute ago waits out its cadence, one never fetched runs at
+// fetched off its slots less than half a cadence ago waits for a later
+// slot, one never fetched runs at
 // once; a pass under way is not granted a second; the plan's next run is
 // the first slot where the entry will have earned a pass.
 func TestPacerRestart(t *testing.T) {
@@ -244,10 +245,10 @@ func TestPacerRestart(t *testing.T) {
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{us, gb},
 		Now: func() time.Time { return t0 },
 		History: func(context.Context, time.Time) (pace.History, error) {
-			return pace.History{Last: map[string]time.Time{"US": t0.Add(-30 * time.Second)}}, nil
+			return pace.History{Last: map[string]time.Time{"US": t0.Add(-20 * time.Second)}}, nil
 		}})
 	if p.Due(context.Background(), "US", t0) {
-		t.Errorf("US fetched 30 s before the restart ran again at once; its cadence is a minute")
+		t.Errorf("US fetched 20 s before the restart ran again at once; its cadence is a minute")
 	}
 	if !p.Due(context.Background(), "GB", t0) {
 		t.Errorf("GB, never fetched, did not run at start")
@@ -268,11 +269,13 @@ func TestPacerRestart(t *testing.T) {
 }
 
 // Whether an entry is due is decided slot to slot: a pass recorded up to a
-// grain (the stagger's step) after its slot counts for that slot, so after
-// a restart the entry runs at its next slot, not the one after; a pass
-// caught up at start a grain or more after its slot counts where it ran,
-// so the entry's next slot minutes later is not a second pass, even after
-// a restart that has only its recorded start.
+// grain (the stagger's step) after its slot, or recorded with its slot
+// however late, counts for that slot, so after a restart the entry runs at
+// its next slot, not the one after; a pass caught up at start a grain or
+// more after its slot counts half a cadence before it ran, so the entry's
+// next pass is its first slot half a cadence on: never minutes after it,
+// never a whole cadence and more. A restart that has only the recorded
+// start counts alike.
 func TestPacerCountsSlots(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
@@ -296,7 +299,9 @@ func TestPacerCountsSlots(t *testing.T) {
 		{"a pass 6 s after its slot", slot.Add(6 * time.Second), slot.Add(50 * time.Minute), false, []bool{true, true, true}},
 		{"a pass 30 s after its slot", slot.Add(30 * time.Second), slot.Add(50 * time.Minute), false, []bool{true, true, true}},
 		{"caught up 4 minutes before its slot", time.Time{}, slot.Add(56 * time.Minute), true, []bool{false, true, true}},
-		{"caught up after a missed slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{false, true, true}},
+		{"a pass 10 minutes late, its slot recorded", slot, slot.Add(50 * time.Minute), false, []bool{true, true, true}},
+		{"caught up 40 minutes before its slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{true, true, true}},
+		{"caught up 20 minutes before its slot", slot.Add(-time.Hour), slot.Add(40 * time.Minute), true, []bool{false, true, true}},
 		{"caught up in its own slot's grain, then restarted", slot.Add(2*time.Minute + 20*time.Second), slot.Add(30 * time.Minute), false, []bool{true, true, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

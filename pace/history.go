@@ -56,3 +56,16 @@ func longest(pools []ingest.Pool) time.Duration {
 	}
 	return w
 }
+
+// History is what the worker's database says of its own past: the pacer
+// starts from it, so that a restart costs nothing.
+type History struct {
+	// Spent is this worker's own calls (its ledger's) in each pool's
+	// window, by pool.
+	Spent map[string][]Spent
+	// Last is when each entry's latest completed pass started.
+	Last map[string]time.Time
+	// Cost is each entry's mean cost per pass over its recent passes, by
+	// pool; an entry without one keeps its guess.
+	Cost map[string]map[string]float64
+}

@@ -75,6 +75,12 @@ type Budget struct {
 	Rate    float64 // units a second
 	Units   float64 // Rate over Horizon
 	Horizon time.Duration
+	// Keep is the rate the pool holds for good (Sustainable), units a
+	// second: when not even every region's own chart fits at the bound,
+	// which of them the plan keeps is decided against it, not against
+	// Rate, which dips for hours while the window frees room and would
+	// drop a chart only to take it back; Rate when zero.
+	Keep float64
 }
 
 // Plan is each entry's cadence and what it spends.
@@ -109,22 +115,27 @@ const DefaultBound = 24 * time.Hour
 // times tier 1's (never faster than an entry's floor), each as far as
 // bound (DefaultBound when zero). When even every entry at bound does not
 // fit, level 0 runs every bound in order of tier, then of the entries
-// (the operator's --regions), while the pool holds each; those it cannot
-// hold are dropped, the highest tier's first. An entry drawing from
+// (the operator's --regions), while the pool holds each: from the first
+// it cannot hold on, the rest are dropped, the highest tier's first, so
+// that what is dropped is always the end of that order. An entry drawing from
 // several pools takes the slowest cadence any of them allows, which only
 // spends less.
 func Make(budgets []Budget, entries []Entry, bound time.Duration) Plan {
+	return makeHeld(budgets, entries, bound, nil)
+}
+
+// makeHeld is Make with the entries of held dropped whatever the budgets:
+// entries a plan dropped that the pools have not yet held long enough to
+// take back (Pacer.hold).
+func makeHeld(budgets []Budget, entries []Entry, bound time.Duration, held map[string]bool) Plan {
 	plan := Plan{Every: map[string]time.Duration{}, Spend: map[string]float64{}, Rate: map[string]float64{},
 		Fixed: map[string]float64{}, RunsOut: map[string]time.Duration{}, Dropped: map[string]bool{}}
-	if bound <= 0 {
-		bound = DefaultBound
-	}
 	every := make([]float64, len(entries))
 	for i, e := range entries {
 		every[i] = e.Floor.Seconds()
 	}
 	for _, b := range budgets {
-		got, dropped := solve(b.rate(), b.Pool, entries, bound.Seconds())
+		got, dropped := solve(b.rate(), max(b.Keep, b.rate()), b.Pool, entries, bound, held)
 		for i, s := range got {
 			every[i] = max(every[i], s)
 			if dropped[i] {
@@ -144,23 +155,29 @@ func Make(budgets []Budget, entries []Entry, bound time.Duration) Plan {
 // solve is one pool's cadences, in seconds, by entry index (0 for an entry
 // that does not draw from the pool), and which entries the pool drops:
 // those it gives no pass though it has a budget.
-func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]float64, map[int]bool) {
+func solve(rate, keep float64, pool string, entries []Entry, bound time.Duration, held map[string]bool) (map[int]float64, map[int]bool) {
 	every, dropped := map[int]float64{}, map[int]bool{}
 	var top, below []int
 	var ms []member
-	for i, e := range entries {
-		switch c := e.Cost[pool]; {
-		case c <= 0:
-		case e.Priority <= 0:
-			f := e.Floor.Seconds()
-			top, ms = append(top, i), append(ms, member{cost: c, floor: f, weight: e.tier(), limit: max(f, bound)})
-		default:
-			below = append(below, i)
-		}
-	}
 	drop := func(is []int) {
 		for _, i := range is {
 			every[i], dropped[i] = math.Inf(1), rate > 0
+		}
+	}
+	cut := -1 // the first level 0 entry held, in the order the bound keeps them
+	for i, e := range entries {
+		switch c := e.Cost[pool]; {
+		case c <= 0:
+		case held[e.Name]:
+			drop([]int{i})
+			if e.Priority <= 0 && (cut < 0 || before(entries, i, cut)) {
+				cut = i
+			}
+		case e.Priority <= 0:
+			f := e.Floor.Seconds()
+			top, ms = append(top, i), append(ms, member{cost: c, floor: f, weight: e.tier(), limit: e.Limit(bound).Seconds()})
+		default:
+			below = append(below, i)
 		}
 	}
 	if k := stretch(rate, ms); k > 0 {
@@ -171,13 +188,15 @@ func solve(rate float64, pool string, entries []Entry, bound float64) (map[int]f
 			}
 			return every, dropped
 		}
-		left := rate
+		left, full := keep, false
 		for _, j := range byTier(entries, top) {
-			if need := ms[j].cost / ms[j].limit; need <= left*(1+1e-12) {
-				every[top[j]], left = ms[j].limit, left-need
+			need := ms[j].cost / ms[j].limit
+			full = full || need > left*(1+1e-12) || (cut >= 0 && before(entries, cut, top[j]))
+			if full {
+				drop([]int{top[j]})
 				continue
 			}
-			drop([]int{top[j]})
+			every[top[j]], left = ms[j].limit, left-need
 		}
 		return every, dropped
 	}
@@ -239,6 +258,21 @@ type member struct{ cost, floor, weight, limit float64 }
 // at is the member's cadence at the stretch k.
 func (m member) at(k float64) float64 { return min(max(m.floor, k*m.weight), m.limit) }
 
+// Limit is the longest cadence the plan gives the entry under bound
+// (--max-stale, DefaultBound when zero): the most of its floors, its
+// slots' period, that bound holds, and never under one floor. A cadence
+// between two of its slots' multiples would run some passes a slot later
+// than the bound allows.
+func (e Entry) Limit(bound time.Duration) time.Duration {
+	if bound <= 0 {
+		bound = DefaultBound
+	}
+	if e.Floor <= 0 || bound <= e.Floor {
+		return max(e.Floor, bound)
+	}
+	return bound / e.Floor * e.Floor
+}
+
 // tier is the entry's tier as a weight: 1 when unset.
 func (e Entry) tier() float64 { return float64(max(e.Tier, 1)) }
 
@@ -251,6 +285,15 @@ func byTier(entries []Entry, top []int) []int {
 	}
 	sort.SliceStable(order, func(a, b int) bool { return entries[top[order[a]]].tier() < entries[top[order[b]]].tier() })
 	return order
+}
+
+// before reports whether entry i comes before entry j in the order a pool
+// keeps them past the staleness bound (byTier).
+func before(entries []Entry, i, j int) bool {
+	if a, b := entries[i].tier(), entries[j].tier(); a != b {
+		return a < b
+	}
+	return i < j
 }
 
 // weight is how much longer than level 0's a level's cadence is when the

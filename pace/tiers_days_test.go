@@ -195,10 +195,95 @@ func TestDaysAllRegions(t *testing.T) {
 	}
 }
 
+// scarcity watches, hour by hour, the promises a short pool keeps to the
+// regions' own charts: no region of a lower tier older, relative to its
+// cadence, than every region of a higher tier; no region the plan keeps
+// older than --max-stale; no region taken back twice in a day.
+type scarcity struct {
+	s      *sim
+	kept   map[string]time.Time // since when the plans keep each region (a check's time)
+	back   map[string][]time.Time
+	worst  map[int]float64 // the largest age/cadence each tier reached
+	fails  int
+	looked bool // a check ran before
+}
+
+func newScarcity(s *sim) *scarcity {
+	return &scarcity{s: s, kept: map[string]time.Time{}, back: map[string][]time.Time{}, worst: map[int]float64{}}
+}
+
+// check looks at pc's plan now. A region counts from two of its cadences
+// after the plans keep it, or after the start: the plan takes back a
+// region older than the bound, and a region caught up at start runs again
+// up to a cadence and a half on (docs/operations.md).
+func (sc *scarcity) check(t *testing.T, pc *pace.Pacer) {
+	t.Helper()
+	s, now := sc.s, sc.s.w.clock()
+	ratio := map[int]float64{}
+	for _, e := range pc.Status().Entries {
+		c, ok := s.charts[e.Name]
+		if !ok || e.Priority != 0 {
+			continue
+		}
+		since, was := sc.kept[e.Name]
+		switch {
+		case e.Dropped:
+			delete(sc.kept, e.Name)
+			continue
+		case !was:
+			if sc.looked {
+				sc.back[e.Name] = append(sc.back[e.Name], now)
+				if b := sc.back[e.Name]; len(b) > 1 && now.Sub(b[len(b)-2]) < 24*time.Hour {
+					sc.fail(t, "at %s the plan takes %s back, dropped and taken back at %s: in and out of the plan",
+						now.In(pacific).Format("Jan 2 15:04"), e.Name, b[len(b)-2].In(pacific).Format("Jan 2 15:04"))
+				}
+			}
+			since = now
+			if now.Sub(s.start) < time.Hour {
+				since = s.start
+			}
+			sc.kept[e.Name] = since
+		}
+		if now.Sub(since) < max(2*e.Every, e.Floor)+time.Hour {
+			continue
+		}
+		age := now.Sub(s.start)
+		if runs := s.completed[e.Name]; len(runs) > 0 {
+			age = now.Sub(runs[len(runs)-1])
+		}
+		if age > s.bound+time.Minute {
+			sc.fail(t, "at %s %s (tier %d), kept since %s, is %s old, over --max-stale %s", now.In(pacific).Format("Jan 2 15:04"),
+				e.Name, c.Tier, since.In(pacific).Format("Jan 2 15:04"), age.Round(time.Second), s.bound)
+		}
+		r := float64(age) / float64(e.Every)
+		ratio[c.Tier] = max(ratio[c.Tier], r)
+		sc.worst[c.Tier] = max(sc.worst[c.Tier], r)
+	}
+	sc.looked = true
+	for lo, rl := range ratio {
+		for hi, rh := range ratio {
+			if lo < hi && rl > max(rh, 1)+0.01 {
+				sc.fail(t, "at %s tier %d's oldest region is %.3f of its cadence old, tier %d's %.3f: a lower tier older than a higher",
+					now.In(pacific).Format("Jan 2 15:04"), lo, rl, hi, rh)
+			}
+		}
+	}
+}
+
+// fail reports the first few failures, and counts them all.
+func (sc *scarcity) fail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if sc.fails++; sc.fails <= 6 {
+		t.Errorf(format, args...)
+	}
+}
+
 // When the pool cannot hold every region even at --max-stale, the plan
 // drops by tier: the highest tier's regions first, the last of --regions
 // among them first, never a region of a lower tier, and what it keeps runs
-// within its cadence without a refusal.
+// within its cadence without a refusal. Every hour, no lower tier is older
+// relative to its cadence than a higher one, no region kept is older than
+// --max-stale, and no region is taken back twice in a day.
 func TestDaysAllRegionsScarce(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
@@ -230,14 +315,20 @@ func TestDaysAllRegionsScarce(t *testing.T) {
 			t.Errorf("at %s the plan drops %v, want the last of tier 3 in --regions order", s.w.clock().In(pacific).Format("Jan 2 15:04"), dropped)
 		}
 	}
+	sc := newScarcity(s)
 	pc := s.pacer()
 	s.catchUp(pc)
 	s.slotted(start, end, pc, func(now time.Time) {
 		if h := now.Truncate(time.Hour); !h.Equal(hour) {
 			hour = h
 			check(pc)
+			sc.check(t, pc)
 		}
 	})
+	if sc.fails > 0 {
+		t.Errorf("%d failures of the hourly checks", sc.fails)
+	}
+	t.Logf("hourly: the largest age/cadence by tier %v; regions taken back %d times", sc.worst, takenBack(sc.back))
 	all := s.figures(s.settled(), end)
 	t.Logf("1,900 units a day, --max-stale 3h: the plans drop %d to %d of %d regions, from the end of tier 3's %d; units/hour %d..%d (rate %.1f), refusals %d",
 		fewest, most, len(charts), len(tier3), all.perHourMin, all.perHourMax, all.rate, all.refused)
@@ -304,6 +395,65 @@ func TestDaysLateRestart(t *testing.T) {
 			if lost != 0 {
 				t.Errorf("the restart lost %d passes", lost)
 			}
+		})
+	}
+}
+
+// takenBack is how many times the plans took a region back.
+func takenBack(back map[string][]time.Time) int {
+	n := 0
+	for _, b := range back {
+		n += len(b)
+	}
+	return n
+}
+
+// After a downtime of 20 minutes to 3 hours, at every region, a chart is
+// caught up at start and its next pass is at its first slot at least half
+// a cadence on: no gap between two passes after the start is under half
+// its cadence or over one and a half.
+func TestDaysDowntime(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	costs := shippedCosts(t)
+	charts := allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200")
+	for _, down := range []time.Duration{20 * time.Minute, 3 * time.Hour} {
+		t.Run(down.String(), func(t *testing.T) {
+			t.Parallel()
+			start := dayStart(9, 0)
+			stop := start.Add(10*time.Hour + 7*time.Minute)
+			up, end := stop.Add(down), stop.Add(down+9*time.Hour)
+			s := newSimCharts(t, costs, start, charts, nil, every)
+			pc := s.pacer()
+			s.catchUp(pc)
+			s.slotted(start, stop, pc, nil)
+			s.advance(up)
+			pc = s.pacer()
+			s.catchUp(pc)
+			s.slotted(up, end, pc, nil)
+
+			var worst, least float64 = 0, math.MaxFloat64
+			bad := 0
+			for _, c := range charts {
+				cadence := time.Duration(c.Tier) * every
+				var prev time.Time
+				for _, at := range s.completed[c.Code] {
+					if !at.Before(up) && !prev.IsZero() {
+						r := float64(at.Sub(prev)) / float64(cadence)
+						worst, least = max(worst, r), min(least, r)
+						if r > 1.5+float64(time.Minute)/float64(cadence) || r < 0.5 {
+							if bad++; bad <= 5 {
+								t.Errorf("%s (tier %d): passes at %s and %s, %.2f of its cadence apart", c.Code, c.Tier,
+									prev.In(pacific).Format("15:04:05"), at.In(pacific).Format("15:04:05"), r)
+							}
+						}
+					}
+					if !at.Before(up) {
+						prev = at
+					}
+				}
+			}
+			t.Logf("down %s: after the start, passes %.2f to %.2f of their cadence apart; %d gaps out of bounds", down, least, worst, bad)
 		})
 	}
 }

@@ -49,12 +49,14 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 }
 
 // LastStart is when the newest finished trending run of chart ("US",
-// "US/music") started, a run a signal interrupted left out: that pass did
-// not serve its slot, so a restart catches it up; zero when there is none.
+// "US/music") counts from: the slot a daemon started it for, however late
+// it started, or else its start. A run a signal interrupted is left out:
+// that pass did not serve its slot, so a restart catches it up; zero when
+// there is none.
 func (db *DB) LastStart(ctx context.Context, chart string) (time.Time, error) {
 	region, category, _ := strings.Cut(chart, "/")
 	var started sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs
+	err := db.r.QueryRowContext(ctx, `SELECT coalesce(slot_ms, started_ms) FROM runs
 WHERE kind = ?1 AND region = ?2 AND category = ?3 AND status NOT IN ('running', 'interrupted')
 ORDER BY id DESC LIMIT 1`, string(ingest.Trending), region, category).Scan(&started)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -190,11 +192,22 @@ ORDER BY id DESC LIMIT ?4`, before, f.Region, string(f.Kind), f.Limit)
 // videoCategoryId; "" the unfiltered chart), whose entries its pages store
 // carry the category.
 func (db *DB) StartRun(ctx context.Context, region, category string, kind ingest.PageKind, at time.Time) (int64, error) {
+	return db.startRun(ctx, region, category, kind, at, time.Time{})
+}
+
+// StartSlotRun records the start of a trending pass a daemon started for
+// slot, the slot kept beside the start: a pass that started late still
+// counts as its slot's (LastStart).
+func (db *DB) StartSlotRun(ctx context.Context, region, category string, at, slot time.Time) (int64, error) {
+	return db.startRun(ctx, region, category, ingest.Trending, at, slot)
+}
+
+func (db *DB) startRun(ctx context.Context, region, category string, kind ingest.PageKind, at, slot time.Time) (int64, error) {
 	var id int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO runs (region, category, kind, status, started_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			region, category, string(kind), ingest.StatusRunning, msOf(at)).Scan(&id)
+			`INSERT INTO runs (region, category, kind, status, started_ms, slot_ms) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			region, category, string(kind), ingest.StatusRunning, msOf(at), nullMS(slot)).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("start %s run %s: %w", kind, ingest.ChartName(region, category), err)

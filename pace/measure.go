@@ -1,0 +1,116 @@
+package pace
+
+import (
+	"context"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// costWindow is how many recent passes an entry's cost is the mean of.
+const costWindow = 5
+
+// dearer is how much a pass may cost over the plan's figure before the
+// plan is made again.
+const dearer = 1.1
+
+// Ran tells the pacer how a pass of the entry ended: what it spent, by
+// pool, and its status. A completed pass is a cost measure; a pass dearer
+// than planned, an entry's first, or one stopped for want of quota makes
+// the plan again at once; the plan is published after every pass.
+func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if p.cfg.History == nil {
+		for pool, u := range units {
+			if u > 0 {
+				p.mine[pool] = append(p.mine[pool], Spent{At: now, Units: u})
+			}
+		}
+	}
+	i, ok := p.index[name]
+	if !ok {
+		return
+	}
+	slot, granted := p.running[name]
+	delete(p.running, name)
+	switch status {
+	case ingest.StatusStopped:
+		p.stale = "a pass was stopped for want of quota"
+	case ingest.StatusCompleted:
+		if !granted {
+			slot = now
+		}
+		if slot.After(p.last[name]) {
+			p.last[name] = slot
+		}
+		p.measured(i, units)
+	}
+	switch {
+	case p.stale != "" && !p.planAt.IsZero():
+		p.replan(context.Background()) // and publishes
+	case granted && p.cfg.Publish != nil && !p.planAt.IsZero():
+		p.cfg.Publish(context.Background(), p.status())
+	}
+}
+
+// measured records a completed pass's cost and re-plans when it was dearer
+// than the plan thought, or the entry's first: a guess is not kept longer
+// than one pass.
+func (p *Pacer) measured(i int, units map[string]int64) {
+	e := &p.entries[i]
+	got := map[string]float64{}
+	for pool, u := range units {
+		got[pool] = float64(u)
+		if float64(u) > e.Cost[pool]*dearer {
+			p.stale = "a pass cost more than planned"
+		}
+	}
+	if len(p.recent[e.Name]) == 0 && p.stale == "" {
+		p.stale = "an entry's first pass was measured"
+	}
+	r := append(p.recent[e.Name], got)
+	if len(r) > costWindow {
+		r = r[len(r)-costWindow:]
+	}
+	p.recent[e.Name] = r
+	e.Cost = mean(r)
+}
+
+func mean(passes []map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range passes {
+		for pool, u := range m {
+			out[pool] += u / float64(len(passes))
+		}
+	}
+	return out
+}
+
+// load reads the worker's own spend from its database, and at the first
+// plan each entry's last pass and measured cost.
+func (p *Pacer) load(ctx context.Context, now time.Time) {
+	h, err := p.cfg.History(ctx, now)
+	if err != nil {
+		p.logger().Warn("pace: read this worker's history; planning with what it saw", ingest.LogErr, err)
+		return
+	}
+	for _, pool := range p.cfg.Pools {
+		p.mine[pool.Name] = h.Spent[pool.Name]
+	}
+	for name, at := range h.Last {
+		if at.After(p.last[name]) {
+			p.last[name] = at
+		}
+	}
+	for i, e := range p.entries {
+		if c, ok := h.Cost[e.Name]; ok && len(c) > 0 {
+			p.entries[i].Cost = c
+			if len(p.recent[e.Name]) == 0 {
+				// measured by earlier processes: not a guess
+				p.recent[e.Name] = []map[string]float64{c}
+			}
+		}
+	}
+}

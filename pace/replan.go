@@ -1,0 +1,179 @@
+package pace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// replan makes the plan again when an event asked for it, the horizon
+// ended (the reset, a block's end) or the plan is older than Refresh. A
+// limiter that does not answer keeps the plan it had.
+func (p *Pacer) replan(ctx context.Context) {
+	now := p.now()
+	why := p.stale
+	switch {
+	case why != "":
+	case !now.Before(p.until):
+		why = "the plan's horizon ended"
+	case p.cfg.Refresh > 0 && now.Sub(p.planAt) >= p.cfg.Refresh:
+		why = "refresh"
+	default:
+		return
+	}
+	if p.cfg.History != nil {
+		p.load(ctx, now)
+	}
+	states, err := p.cfg.State(ctx)
+	if err != nil {
+		p.logger().Warn("pace: the limiter did not answer; keeping the plan", ingest.LogErr, err)
+		return
+	}
+	p.make(states, now)
+	p.stale = ""
+	p.logger().Debug("pace: planned", "why", why, "until", p.until)
+	if p.cfg.Publish != nil {
+		p.cfg.Publish(ctx, p.status())
+	}
+}
+
+// make plans from the limiter's states at now.
+func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
+	p.budgets = p.budgets[:0]
+	p.until = time.Time{}
+	shared := false
+	for _, st := range states {
+		pool, ok := p.pool(st.Pool)
+		if !ok {
+			continue
+		}
+		p.mine[st.Pool] = trim(p.mine[st.Pool], now.Add(-pool.Window))
+		shared = shared || others(st, pool.Window, now, p.mine[st.Pool]) > 0
+		slack := Slack(pool, p.entries) + p.cfg.Daily[st.Pool]*pool.Window.Hours()/24
+		b := BudgetOf(st, pool, now, p.mine[st.Pool], slack)
+		p.budgets = append(p.budgets, b)
+		if end := now.Add(b.Horizon); p.until.IsZero() || end.Before(p.until) {
+			p.until = end
+		}
+	}
+	if shared != p.shared && !p.planAt.IsZero() {
+		msg := "pace: another worker spends on the quota key; counting on half of each pool"
+		if !shared {
+			msg = "pace: no other worker's spend is left in the window; counting on whole pools"
+		}
+		p.logger().Info(msg)
+	}
+	p.shared = shared
+	p.states = states
+	p.roomOf(states)
+	old := p.plan.Dropped
+	p.plan, p.planAt = p.hold(Make(p.budgets, p.entries, p.cfg.Bound), old, now), now
+	p.top, p.rates = p.topRound(), p.groupRates()
+	p.logChange(old)
+}
+
+// hold keeps a region's own chart dropped that the plan before dropped
+// (old), the plans took back within the pools' longest window and dropped
+// since, until the plans have kept it for that window on end: the pools'
+// room moves a little with what leaves their window and with the day's
+// length, and a chart taken back at the first plan that holds it would
+// be dropped again at the next, in and out of the plan, older than the
+// bound each time it is back. A chart dropped once (a start that spent
+// the window) comes back at the first plan that keeps it; a plan that
+// drops a chart drops it at once.
+func (p *Pacer) hold(plan Plan, old map[string]bool, now time.Time) Plan {
+	var window time.Duration
+	for _, pl := range p.cfg.Pools {
+		window = max(window, pl.Window)
+	}
+	held := map[string]bool{}
+	for _, e := range p.entries {
+		since, waits := p.back[e.Name]
+		switch last, ok := p.returned[e.Name]; {
+		case e.Priority > 0 || !old[e.Name] || plan.Dropped[e.Name]:
+			delete(p.back, e.Name)
+		case !waits && (!ok || now.Sub(last) >= window):
+			p.returned[e.Name] = now
+		case !waits:
+			p.back[e.Name], held[e.Name] = now, true
+		case now.Sub(since) < window:
+			held[e.Name] = true
+		default:
+			delete(p.back, e.Name)
+			p.returned[e.Name] = now
+		}
+	}
+	if len(held) == 0 {
+		return plan
+	}
+	return makeHeld(p.budgets, p.entries, p.cfg.Bound, held)
+}
+
+// logChange says, in one line, which entries the new plan drops that the
+// one before kept, and which it takes back: nothing when neither.
+func (p *Pacer) logChange(old map[string]bool) {
+	var dropped, back []string
+	for _, e := range p.entries {
+		switch now := p.plan.Dropped[e.Name]; {
+		case now && !old[e.Name]:
+			dropped = append(dropped, e.Name)
+		case !now && old[e.Name]:
+			back = append(back, e.Name)
+		}
+	}
+	if len(dropped) > 0 {
+		p.logger().Warn("pace: the plan drops what the budget cannot hold beside the entries above it",
+			"dropped", len(dropped), "entries", names(dropped), "back", len(back), "kept", len(p.entries)-len(p.plan.Dropped))
+	} else if len(back) > 0 {
+		p.logger().Info("pace: the plan takes back entries it dropped", "back", len(back), "entries", names(back))
+	}
+}
+
+// names is a list of entries as a log line shows it: the first few, and
+// how many more.
+func names(list []string) string {
+	const shown = 8
+	if len(list) <= shown {
+		return strings.Join(list, ",")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:shown], ","), len(list)-shown)
+}
+
+func (p *Pacer) pool(name string) (ingest.Pool, bool) {
+	for _, pl := range p.cfg.Pools {
+		if pl.Name == name {
+			return pl, true
+		}
+	}
+	return ingest.Pool{}, false
+}
+
+// trim drops the spends before since.
+func trim(s []Spent, since time.Time) []Spent {
+	i := 0
+	for i < len(s) && !s[i].At.After(since) {
+		i++
+	}
+	return s[i:]
+}
+
+// Slack is the room a plan of whole passes needs in the pool over its
+// average: an entry that runs less often than at each of its slots can
+// fall twice in one window where its average says once, so one pass of
+// each entry below level 0, and of the dearest at level 0, is kept out of
+// the sustainable rate. It is never more than a tenth of the capacity.
+func Slack(pool ingest.Pool, entries []Entry) float64 {
+	var below, top float64
+	for _, e := range entries {
+		c := e.Cost[pool.Name]
+		if e.Priority > 0 {
+			below += c
+		} else {
+			top = max(top, c)
+		}
+	}
+	return min(below+top, float64(pool.Capacity())/10)
+}
