@@ -85,3 +85,51 @@ func TestDBCopyInTwoStepsBesideADaemon(t *testing.T) {
 		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 	}
 }
+
+// The same from a PostgreSQL source into a SQLite file: the calls the
+// source gains during the bulk are carried (a copy's workers never read a
+// PostgreSQL source after it), and the target's runs spend within 40.
+func TestDBCopyInTwoStepsFromPostgres(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	target := h.db() + ".copy"
+	h.withPostgres()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	if !waitFor(cmdTimeout, func() bool { return strings.Count(p.out.String(), "msg=pass") >= 2 || p.exited() }) {
+		t.Fatalf("the daemon completed no pass:\n%s", p.out)
+	}
+	c := h.start("db", "copy", "--two-step", "--to", target)
+	if !waitFor(longTimeout, func() bool { return strings.Contains(c.out.String(), "stop the worker on") || c.exited() }) {
+		t.Fatalf("the copy never asked to stop the worker:\n%s", c.out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	if code, ok := c.wait(longTimeout); !ok || code != 0 {
+		t.Fatalf("the copy did not end with 0 (%d, exited %v):\n%s", code, ok, c.out)
+	}
+	out := c.out.String()
+	if !strings.Contains(out, "every table's rows and checksum agree") || strings.Contains(out, pgPassword) {
+		t.Errorf("the two-step copy from PostgreSQL did not agree, or printed the password:\n%s", out)
+	}
+	m := regexp.MustCompile(`(?m)^ledger\s+(\d+)\s+\S+\s+(\d+)\s`).FindStringSubmatch(out)
+	db := openDB(t, target)
+	if n := queryInt(t, db, `SELECT count(*) FROM ledger`); m == nil || m[2] != strconv.FormatInt(n, 10) {
+		t.Errorf("the target holds %d ledger rows; the copy's sums: %v\n%s", n, m, out)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE region IN ('DE', 'FR')`); n == 0 {
+		t.Errorf("the run on the source after the bulk is not on the target:\n%s", out)
+	}
+	onSource := h.fake.Charged(testKey)
+	h.set("INGEST_DB", target)
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	} else {
+		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+	}
+}
