@@ -8,7 +8,9 @@
 # changed since. The table is the copy's own figures: the bulk's rows and
 # rows a second, the rows carried, and the worker's stop from the release of
 # its lease to the target's being ready (the sums come after, the worker
-# already started). Target: a stop of at most 60 s.
+# already started). Target: a stop of at most 60 s. INGEST_BENCH_COPY_HOLD
+# (seconds, default 0) leaves the daemon writing that long after the copy
+# asks for the stop: more changes to carry, as a longer bulk would leave.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 days=${INGEST_BENCH_DAYS:-30}
@@ -58,14 +60,18 @@ export YOUTUBE_API_KEY=bench-key-not-secret YOUTUBE_ENDPOINT=$(cat "$out/fake.ur
 unset REDIS_URL INGEST_QUOTA_KEY
 
 cp "$db" "$out/month.db" && sync "$out/month.db"
+# the month the database was built to may have aged past the standing
+INGEST_DB=$out/month.db bin/ingest prune --terms >/dev/null 2>&1
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $(basename "$db"), $(($(stat -c %s "$db") / 1000000)) MB"
 printf "%-22s %12s %10s %12s %14s %10s %s\n" move "bulk rows" "bulk s" "rows/s" "rows carried" "stop s" "target"
 move() { # move NAME FROM TO: a two-step copy beside a daemon on FROM
   local name=${1// /-} from=$2 to=$3
   INGEST_DB=$from bin/ingest run --regions "$all" --every 10m >"$out/$name.daemon" 2>&1 & local daemon=$! ; pids+=($daemon)
   until grep -q "msg=pass" "$out/$name.daemon" || ! kill -0 $daemon 2>/dev/null; do sleep 0.2; done # its lease is held
+  kill -0 $daemon 2>/dev/null || { echo "$name: the daemon did not start:"; tail -3 "$out/$name.daemon"; exit 1; }
   INGEST_DB=$from bin/ingest db copy --two-step --to "$to" >"$out/$name.sums" 2>"$out/$name.copy" & local copy=$! ; pids+=($copy)
   until grep -q "stop the worker on" "$out/$name.copy" || ! kill -0 $copy 2>/dev/null; do sleep 0.2; done
+  sleep "${INGEST_BENCH_COPY_HOLD:-0}"
   kill -TERM $daemon; wait $daemon || true
   wait $copy || { echo "$name: the copy failed:"; cat "$out/$name.copy"; exit 1; }
   awk -v name="$1" '
@@ -76,4 +82,4 @@ move() { # move NAME FROM TO: a two-step copy beside a daemon on FROM
     END { printf "%-22s %12s %10.0f %12s %14d %10.1f %s\n", name, r, secs(s), rs, w + d, secs(st), (secs(st) <= 60 ? "met" : "MISSED") }' "$out/$name.copy"
 }
 move "SQLite to PostgreSQL" "$out/month.db" "$url"
-move "PostgreSQL to SQLite" "$url" "$out/back.db"
+[[ -n ${INGEST_BENCH_COPY_ONE_WAY:-} ]] || move "PostgreSQL to SQLite" "$url" "$out/back.db"
