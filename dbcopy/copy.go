@@ -143,6 +143,45 @@ func sideOf(db *store.DB) side {
 // set, is told the rows copied so far of all there are. A target holding
 // other data is a *TargetError.
 func Copy(ctx context.Context, src, dst *store.DB, progress func(done, total int64)) ([]TableSums, error) {
+	return copyThen(ctx, src, dst, progress, true)
+}
+
+// Bulk is Copy without the sums: the first step of a copy in two, whose
+// second carries what changed since (Carry) and then sums (Sums).
+func Bulk(ctx context.Context, src, dst *store.DB, progress func(done, total int64)) error {
+	_, err := copyThen(ctx, src, dst, progress, false)
+	return err
+}
+
+// Sums sums every table on both sides, each read in one snapshot taken
+// before ready is called: a worker may start on dst from then on.
+func Sums(ctx context.Context, src, dst *store.DB, ready func()) ([]TableSums, error) {
+	from, to := sideOf(src), sideOf(dst)
+	q, done, err := from.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	opts := &sql.TxOptions{ReadOnly: true}
+	if dst.Postgres() {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tq, err := to.db.Reader().BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("copy: target %s: %w", dst.Path(), err)
+	}
+	defer tq.Rollback()
+	var n int64 // a first read: the target's snapshot starts here, whoever writes it next
+	if err := tq.QueryRowContext(ctx, `SELECT count(*) FROM ledger_notes`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("copy: target %s: %w", dst.Path(), err)
+	}
+	if ready != nil {
+		ready()
+	}
+	return sumBoth(ctx, q, from, to, tq)
+}
+
+func copyThen(ctx context.Context, src, dst *store.DB, progress func(done, total int64), sum bool) ([]TableSums, error) {
 	from, to := sideOf(src), sideOf(dst)
 	q, done, err := from.snapshot(ctx)
 	if err != nil {
@@ -162,7 +201,10 @@ func Copy(ctx context.Context, src, dst *store.DB, progress func(done, total int
 	if err := to.d.endCopy(ctx, dst); err != nil {
 		return nil, fmt.Errorf("copy: finish %s: %w", dst.Path(), err)
 	}
-	return sumBoth(ctx, q, from, to)
+	if !sum {
+		return nil, nil
+	}
+	return sumBoth(ctx, q, from, to, to.db.Reader())
 }
 
 // copyTablesOf copies every table, telling progress the rows copied of

@@ -31,6 +31,15 @@ type dialect interface {
 	copied(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error
 	// endCopy puts back what startCopy held back.
 	endCopy(ctx context.Context, db *store.DB) error
+	// carried writes, over what is there, what the target keeps beside
+	// rows a carry wrote again (track.go).
+	carried(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error
+	// dropping deletes what the target keeps beside rows of table a
+	// carry is about to delete, by their keys.
+	dropping(ctx context.Context, tx *sql.Tx, table string, keys [][]any) error
+	// endCarry puts back, in a carry's transaction, what startCopy held
+	// back there.
+	endCarry(ctx context.Context, tx *sql.Tx) error
 }
 
 // sqliteDialect is a copy on SQLite: FTS5's triggers index the videos.
@@ -153,6 +162,67 @@ func (pgDialect) copied(ctx context.Context, tx *sql.Tx, table string, cols []st
 	return err
 }
 
+// carried: SQLite's triggers index the videos written again.
+func (sqliteDialect) carried(context.Context, *sql.Tx, string, []string, [][]any) error { return nil }
+
+func (sqliteDialect) dropping(context.Context, *sql.Tx, string, [][]any) error { return nil }
+
+// carried writes again the words of the videos written again.
+func (pgDialect) carried(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error {
+	if table != "videos" {
+		return nil
+	}
+	at := keyIndexes(cols, []string{"vid"})
+	vids := make([][]any, len(rows))
+	for i, r := range rows {
+		vids[i] = []any{r[at[0]]}
+	}
+	if err := (pgDialect{}).dropping(ctx, tx, table, vids); err != nil {
+		return err
+	}
+	return pgDialect{}.copied(ctx, tx, table, cols, rows)
+}
+
+// dropping deletes the words of the videos about to be deleted.
+func (pgDialect) dropping(ctx context.Context, tx *sql.Tx, table string, keys [][]any) error {
+	if table != "videos" || len(keys) == 0 {
+		return nil
+	}
+	where, args := keysWhere([]string{"vid"}, keys)
+	_, err := tx.ExecContext(ctx, `DELETE FROM video_docs WHERE `+where, args...)
+	return err
+}
+
+// endCarry puts back the rollup's triggers startCopy kept in a note.
+func (sqliteDialect) endCarry(ctx context.Context, tx *sql.Tx) error {
+	var note string
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(value), '') FROM ledger_notes WHERE name = ?`, copyTriggersNote).Scan(&note)
+	if err != nil || note == "" {
+		return err
+	}
+	var keep []string
+	if err := json.Unmarshal([]byte(note), &keep); err != nil {
+		return fmt.Errorf("the triggers kept in %s: %w", copyTriggersNote, err)
+	}
+	for _, q := range append(keep, `DELETE FROM ledger_notes WHERE name = '`+copyTriggersNote+`'`) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endCarry turns the rollup's triggers on and sets the identity columns'
+// sequences past the rows carried.
+func (pgDialect) endCarry(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range pgEnd[:4] {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // endCopy puts the rollup's triggers back and merges the search index.
 func (sqliteDialect) endCopy(ctx context.Context, db *store.DB) error {
 	note, err := noted(ctx, db, copyTriggersNote)
@@ -170,13 +240,17 @@ func (sqliteDialect) endCopy(ctx context.Context, db *store.DB) error {
 // endCopy turns the rollup's triggers on and sets the identity columns'
 // sequences past the rows copied.
 func (pgDialect) endCopy(ctx context.Context, db *store.DB) error {
-	return inOne(ctx, db, []string{
-		`ALTER TABLE trending_entries ENABLE TRIGGER USER`,
-		`ALTER TABLE video_stats ENABLE TRIGGER USER`,
-		`SELECT setval(pg_get_serial_sequence('videos', 'vid'), coalesce(max(vid), 0) + 1, false) FROM videos`,
-		`SELECT setval(pg_get_serial_sequence('runs', 'id'), coalesce(max(id), 0) + 1, false) FROM runs`,
-		`ANALYZE`,
-	})
+	return inOne(ctx, db, pgEnd)
+}
+
+// pgEnd ends a copy on PostgreSQL: the triggers, the sequences, and the
+// planner's statistics (last: a carry leaves them).
+var pgEnd = []string{
+	`ALTER TABLE trending_entries ENABLE TRIGGER USER`,
+	`ALTER TABLE video_stats ENABLE TRIGGER USER`,
+	`SELECT setval(pg_get_serial_sequence('videos', 'vid'), coalesce(max(vid), 0) + 1, false) FROM videos`,
+	`SELECT setval(pg_get_serial_sequence('runs', 'id'), coalesce(max(id), 0) + 1, false) FROM runs`,
+	`ANALYZE`,
 }
 
 // inOne runs stmts in one transaction of db's writer.

@@ -28,8 +28,8 @@ type TableSums struct {
 func (t TableSums) Same() bool { return t.Source == t.Target }
 
 // sumBoth sums every table on the source (through q, the copy's snapshot)
-// and on the target.
-func sumBoth(ctx context.Context, q reader, from, to side) ([]TableSums, error) {
+// and on the target (through tq).
+func sumBoth(ctx context.Context, q reader, from, to side, tq reader) ([]TableSums, error) {
 	var out []TableSums
 	for _, t := range copyTables {
 		s := TableSums{Table: t.name}
@@ -37,7 +37,7 @@ func sumBoth(ctx context.Context, q reader, from, to side) ([]TableSums, error) 
 		if s.Source, err = sumTable(ctx, q, from.d, t); err != nil {
 			return nil, fmt.Errorf("sum source %s: %w", t.name, err)
 		}
-		if s.Target, err = sumTable(ctx, to.db.Reader(), to.d, t); err != nil {
+		if s.Target, err = sumTable(ctx, tq, to.d, t); err != nil {
 			return nil, fmt.Errorf("sum target %s: %w", t.name, err)
 		}
 		out = append(out, s)

@@ -167,6 +167,14 @@ routes() { # routes LABEL: BenchmarkRoutes' table
         printf "%-20s %10.2f %10.2f %8.2f %10.2f  %s\n", r, d, y, y / d, q, ok }
       print "(an all/8 above 2 under 1 ms counts as met: noise)"
     }' "$out/web.txt"
+  echo "-- /api/v1/quota as serve builds it (the ledger's reads kept while it stays the same), 8 regions vs all, p50 (median of $count)"
+  go test -run '^$' -bench BenchmarkQuotaAPI -benchtime 40x -count "$count" -timeout 30m ./wiring/ > "$out/quota.txt" || { cat "$out/quota.txt"; exit 1; }
+  awk "$med"'
+    /^BenchmarkQuotaAPI\// { split($1, n, "/"); s = n[2]; sub(/-[0-9]+$/, "", s)
+      for (i = 1; i <= NF; i++) { if ($(i+1) == "p50-ms") p50[s] = p50[s] " " $i; if ($(i+1) == "first-ms") f[s] = f[s] " " $i } }
+    END { d = median(p50["day"]); y = median(p50["year"])
+      printf "8 regions p50 %.2f ms, all p50 %.2f ms (all/8 %.2f; first request %.0f ms and %.0f ms): target p50 <= 50 ms %s\n",
+        d, y, y / d, median(f["day"]), median(f["year"]), (y <= 50 && d <= 50 ? "met" : "MISSED") }' "$out/quota.txt"
 }
 prune_table() {
   echo

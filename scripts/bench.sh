@@ -101,3 +101,7 @@ scripts/stores-table.awk "$out/stores.txt"
 
 echo
 scripts/bench-scale.sh
+
+echo
+echo "== db copy --two-step of every region's month: the worker's stop, SQLite to PostgreSQL and back, a daemon writing the source during the bulk (target: a stop of at most 60 s) =="
+scripts/bench-copy.sh

@@ -57,8 +57,9 @@ func (e *LiveError) Error() string {
 		last = "the last pass: " + e.Last
 	}
 	return fmt.Sprintf("a worker is still writing %s: %s; %s. Its calls after the copy would stay behind, and a worker on the copy "+
-		"could spend them again: stop it first, then copy; or pass --live to copy it as it is now (a copy of a SQLite file on this "+
-		"host counts, at its workers' start, the calls its source gains after the copy)",
+		"could spend them again: stop it first, then copy; or pass --two-step to copy the bulk beside it and stop it only for what "+
+		"changed since; or --live to copy it as it is now (a copy of a SQLite file on this host counts, at its workers' start, "+
+		"the calls its source gains after the copy)",
 		e.Source, strings.Join(ws, ", "), last)
 }
 

@@ -253,6 +253,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
+	kept := remembered(p.DB, src)
 	m.WatchClock(p.Upstream.Skew)
 	// /readyz: the limiter answers, the database takes a write, and no
 	// region has failed metrics.FailingAfter passes in a row.
@@ -262,7 +263,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler(p.Limiter)},
 		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: ready},
 		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return BuildReport(ctx, src)
+			return BuildReport(ctx, kept)
 		})},
 	}
 	cfg.AuthFailed = m.AuthFailed
@@ -296,7 +297,8 @@ func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Serve
 	if cfg.Regions == nil {
 		cfg.Regions = StoredCatalogue(context.Background(), db) // names as the start found them
 	}
-	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, src) }
+	kept := remembered(db, src)
+	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, kept) }
 	return web.New(cfg)
 }
 

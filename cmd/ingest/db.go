@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ func newDBCmd(s *settings) *cobra.Command {
 		Short: "Move the database: copy it into another SQLite file or PostgreSQL database",
 	}
 	var to string
-	var live bool
+	var live, twoStep bool
 	copyCmd := &cobra.Command{
 		Use:   "copy --to DST",
 		Short: "Copy every table of --db into another database, verified by rows and checksums (costs no quota)",
@@ -46,7 +47,19 @@ the copy would stay behind, to be spent again by a worker on the copy. Stop
 the worker first. --live copies it all the same, as it is when read: a
 SQLite source through a snapshot (DB.copy-XXXXXXXX beside it, made by VACUUM
 INTO and removed at the end); a PostgreSQL source in one transaction (a copy
-resumed after a kill reads it again). A copy of a SQLite file notes where
+resumed after a kill reads it again).
+
+--two-step copies a big database with a short stop of its worker: the
+bulk while the worker still runs (the source notes, by triggers of its own,
+each row that changes meanwhile), then the copy says to stop the worker,
+waits until its lease is released, and carries only the rows that changed
+since. It then says the target is ready (the worker may start on it) and
+how long the worker's stop lasted, and sums both sides as they were then.
+A two-step copy that stopped goes on when run again; run without
+--two-step once the worker has stopped, it carries what changed at once.
+A source still written is refused for that last step as for any copy.
+
+A copy of a SQLite file notes where
 its source is, and the copy's workers on this host count, when they start,
 the calls its source's ledger gained after the copy, for a day.
 
@@ -59,25 +72,37 @@ a checksum of its rows in key order, on both sides: any difference is exit 1.`,
   ingest db copy --db ingest.db --to compact.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDBCopy(cmd.Context(), cmd.OutOrStdout(), s, to, live)
+			return runDBCopy(cmd.Context(), cmd.OutOrStdout(), s, to, live, twoStep)
 		},
 	}
 	copyCmd.Flags().StringVar(&to, "to", "", "the database to copy into: a SQLite file, or a postgres:// URL")
 	envflag.With(copyCmd.Flags().Lookup("to"), "INGEST_DB_COPY_TO")
 	copyCmd.Flags().BoolVar(&live, "live", false, "copy a source a worker is still writing, as it is when read (its calls after the copy stay behind)")
 	envflag.With(copyCmd.Flags().Lookup("live"), "INGEST_DB_COPY_LIVE")
+	copyCmd.Flags().BoolVar(&twoStep, "two-step", false, "copy the bulk while the worker runs, wait for it to stop, then carry what changed since: a short stop")
+	envflag.With(copyCmd.Flags().Lookup("two-step"), "INGEST_DB_COPY_TWO_STEP")
 	cmd.AddCommand(copyCmd)
 	return cmd
 }
 
-func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live bool) error {
+func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live, twoStep bool) error {
 	if err := checkCopyTarget(s, to); err != nil {
 		return err
+	}
+	if live && twoStep {
+		return usageErrorf("db copy: --live and --two-step (INGEST_DB_COPY_LIVE, INGEST_DB_COPY_TWO_STEP) do not go together: " +
+			"--two-step waits for the worker to stop, --live does not")
 	}
 	running, err := liveSource(ctx, s)
 	switch {
 	case err != nil:
 		return err
+	case running != nil && twoStep:
+		if err := trackSource(ctx, s); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.stderr, "db copy --two-step: a worker writes %s (%s): copying the bulk now, beside it; "+
+			"the source notes each row that changes meanwhile\n", s.dbName(), workersOf(running))
 	case running != nil && !live:
 		return usageErrorf("db copy: %w", running)
 	case running != nil:
@@ -96,7 +121,8 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live 
 	var bar *termbar.Bar // made once the rows to copy are counted
 	made := false
 	logged := newProgressLog(s.logger, "db copy: copying rows")
-	sums, err := dbcopy.Copy(ctx, src, dst, func(n, total int64) {
+	began, rows := time.Now(), int64(0)
+	err = dbcopy.Bulk(ctx, src, dst, func(n, total int64) {
 		if !made {
 			bar, made = termbar.New(s.stderr, total, "copying rows"), true
 		}
@@ -104,6 +130,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live 
 			logged.at(n, total)
 		}
 		bar.Set(int(n))
+		rows = n
 	})
 	bar.Finish()
 	var te *dbcopy.TargetError
@@ -113,6 +140,14 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live 
 		}
 		return usageErrorf("db copy: --to %w", err)
 	}
+	if err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	ready, err := carryChanges(ctx, s, src, dst, to, running != nil && !twoStep, rows, time.Since(began))
+	if err != nil {
+		return err
+	}
+	sums, err := dbcopy.Sums(ctx, src, dst, ready)
 	if err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
@@ -134,6 +169,96 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live 
 	src.Close()
 	removeSnapshot(s.db, to)
 	return nil
+}
+
+// trackSource makes --db note each row that changes from now on, for the
+// second step of a copy.
+func trackSource(ctx context.Context, s *settings) error {
+	db, err := store.Open(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("db copy: source: %w", err)
+	}
+	defer db.Close()
+	if err := dbcopy.Track(ctx, db); err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	return nil
+}
+
+// carryChanges is a copy's second step, when --db notes its changes: it
+// waits for --db's workers to stop, then carries what changed since the
+// bulk (rows of it copied in took) into the target (and a SQLite source's
+// snapshot, which the sums read). live leaves the notes for a copy run
+// again once the worker has stopped. ready, called once the sums hold
+// their snapshots, says that the target is ready.
+func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to string, live bool, rows int64, took time.Duration) (ready func(), err error) {
+	ready = func() {}
+	db, err := store.Open(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	defer db.Close()
+	switch tracked, err := dbcopy.Tracked(ctx, db); {
+	case err != nil:
+		return nil, fmt.Errorf("db copy: %w", err)
+	case !tracked:
+		return ready, nil
+	case live:
+		fmt.Fprintf(s.stderr, "db copy --live: %s notes its changes for a copy in two steps: run this copy again without --live "+
+			"once its worker has stopped, and it carries them\n", s.dbName())
+		return ready, nil
+	}
+	fmt.Fprintf(s.stderr, "db copy: the bulk is copied: %d rows in %s (%.0f rows a second)\n", rows, took.Round(time.Second),
+		float64(rows)/max(took.Seconds(), 1e-3))
+	stopped, asked := time.Now(), false
+	for {
+		err := wiring.Live(ctx, db)
+		var le *wiring.LiveError
+		if !errors.As(err, &le) {
+			if err != nil {
+				return nil, fmt.Errorf("db copy: source: %w", err)
+			}
+			break
+		}
+		if !asked {
+			fmt.Fprintf(s.stderr, "db copy: stop the worker on %s now (%s): this copy waits for its lease to go, "+
+				"then carries what changed since the bulk\n", s.dbName(), workersOf(le))
+			asked = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("db copy: stopped while waiting for the worker to stop; run it again once the worker has stopped: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+		stopped = time.Now()
+	}
+	into := []*store.DB{dst}
+	if !store.IsURL(s.db) {
+		into = append(into, snap)
+	}
+	c, err := dbcopy.Carry(ctx, db, into...)
+	if err == nil {
+		err = dbcopy.Untrack(ctx, db)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db copy: %w", err)
+	}
+	stop := time.Since(stopped)
+	fmt.Fprintf(s.stderr, "db copy: carried what changed since the bulk: %d rows written again, %d deleted, in %s\n",
+		c.Written, c.Deleted, stop.Round(time.Millisecond))
+	return func() {
+		fmt.Fprintf(s.stderr, "db copy: %s is ready: start the worker on it now (the worker's stop so far: %s); "+
+			"the sums below read both sides as they are now\n", store.Redact(to), time.Since(stopped).Round(time.Millisecond))
+	}, nil
+}
+
+// workersOf names the workers of a refusal.
+func workersOf(le *wiring.LiveError) string {
+	ws := make([]string, len(le.Workers))
+	for i, w := range le.Workers {
+		ws[i] = fmt.Sprintf("host %s pid %d", w.Host, w.PID)
+	}
+	return strings.Join(ws, ", ")
 }
 
 // liveSource is a *wiring.LiveError when a worker still writes --db.
@@ -232,6 +357,10 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 	}
 	db, err := store.Open(ctx, part)
 	if err != nil {
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	if err := dbcopy.Untrack(ctx, db); err != nil { // the source's notes, not the snapshot's
+		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
 	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {

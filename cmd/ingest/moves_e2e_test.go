@@ -410,7 +410,7 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 	host, _ := os.Hostname()
 	target := filepath.Join(h.dir, "copy.db")
 	res := h.mustRun(2, "db", "copy", "--to", target)
-	for _, want := range []string{"host " + host, fmt.Sprintf("pid %d", p.cmd.Process.Pid), "the last pass: ", "--live"} {
+	for _, want := range []string{"host " + host, fmt.Sprintf("pid %d", p.cmd.Process.Pid), "the last pass: ", "--live", "--two-step"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("db copy beside a running daemon does not name %q:\n%s", want, res.stderr)
 		}

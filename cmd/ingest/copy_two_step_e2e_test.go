@@ -1,0 +1,135 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A copy in two steps beside a daemon: the bulk while the daemon runs, a
+// worker writes the source meanwhile, the daemon stops when the copy says
+// so, and the copy carries what changed since. The target then holds every
+// row the source holds (its sums' source side is the source as it ended),
+// the source notes its changes no more, and the workers on the target spend
+// within the pool's 40 units.
+func TestDBCopyInTwoStepsBesideADaemon(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	src := h.db()
+	target := h.withPostgres()
+	h.set("INGEST_DB", src)
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	db := openDB(t, src)
+	if !waitFor(cmdTimeout, func() bool {
+		var n int64
+		err := db.QueryRow(`SELECT count(*) FROM runs WHERE status = 'completed'`).Scan(&n)
+		return (err == nil && n >= 2) || p.exited()
+	}) {
+		t.Fatalf("the daemon completed no pass:\n%s", p.out)
+	}
+	c := h.start("db", "copy", "--two-step", "--to", target)
+	if !waitFor(longTimeout, func() bool { return strings.Contains(c.out.String(), "stop the worker on") || c.exited() }) {
+		t.Fatalf("the copy never asked to stop the worker:\n%s", c.out)
+	}
+	if c.exited() {
+		t.Fatalf("the copy ended before the worker stopped:\n%s", c.out)
+	}
+	// Another worker writes the source after the bulk: a pass, its
+	// entries, videos and calls.
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	if code, ok := c.wait(longTimeout); !ok || code != 0 {
+		t.Fatalf("the copy did not end with 0 (%d, exited %v):\n%s", code, ok, c.out)
+	}
+	out := c.out.String()
+	for _, want := range []string{"the bulk is copied", "carried what changed since the bulk", "is ready: start the worker on it now",
+		"every table's rows and checksum agree"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the two-step copy does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "DIFFERS") || strings.Contains(out, pgPassword) {
+		t.Errorf("the two-step copy's sums differ, or it printed the password:\n%s", out)
+	}
+	written := regexp.MustCompile(`carried what changed since the bulk: (\d+) rows written again`).FindStringSubmatch(out)
+	if written == nil || written[1] == "0" {
+		t.Errorf("the copy carried no row written after the bulk:\n%s", out)
+	}
+	for _, table := range []string{"runs", "trending_entries", "videos", "ledger", "quota_log"} {
+		m := regexp.MustCompile(`(?m)^` + table + `\s+(\d+)\s+\S+\s+(\d+)\s`).FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("no sums of %s:\n%s", table, out)
+			continue
+		}
+		want := queryInt(t, db, `SELECT count(*) FROM `+table)
+		if m[1] != strconv.FormatInt(want, 10) || m[2] != m[1] {
+			t.Errorf("%s: the source holds %d rows, the copy summed %s on the source and %s on the target", table, want, m[1], m[2])
+		}
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM sqlite_schema WHERE name LIKE 'copy_%'`); n != 0 {
+		t.Errorf("the source still notes its changes: %d tables and triggers named copy_*", n)
+	}
+	onSource := h.fake.Charged(testKey)
+	h.set("INGEST_DB", target)
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	} else {
+		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+	}
+}
+
+// The same from a PostgreSQL source into a SQLite file: the calls the
+// source gains during the bulk are carried (a copy's workers never read a
+// PostgreSQL source after it), and the target's runs spend within 40.
+func TestDBCopyInTwoStepsFromPostgres(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	target := h.db() + ".copy"
+	h.withPostgres()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	if !waitFor(cmdTimeout, func() bool { return strings.Count(p.out.String(), "msg=pass") >= 2 || p.exited() }) {
+		t.Fatalf("the daemon completed no pass:\n%s", p.out)
+	}
+	c := h.start("db", "copy", "--two-step", "--to", target)
+	if !waitFor(longTimeout, func() bool { return strings.Contains(c.out.String(), "stop the worker on") || c.exited() }) {
+		t.Fatalf("the copy never asked to stop the worker:\n%s", c.out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	if code, ok := c.wait(longTimeout); !ok || code != 0 {
+		t.Fatalf("the copy did not end with 0 (%d, exited %v):\n%s", code, ok, c.out)
+	}
+	out := c.out.String()
+	if !strings.Contains(out, "every table's rows and checksum agree") || strings.Contains(out, pgPassword) {
+		t.Errorf("the two-step copy from PostgreSQL did not agree, or printed the password:\n%s", out)
+	}
+	m := regexp.MustCompile(`(?m)^ledger\s+(\d+)\s+\S+\s+(\d+)\s`).FindStringSubmatch(out)
+	db := openDB(t, target)
+	if n := queryInt(t, db, `SELECT count(*) FROM ledger`); m == nil || m[2] != strconv.FormatInt(n, 10) {
+		t.Errorf("the target holds %d ledger rows; the copy's sums: %v\n%s", n, m, out)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE region IN ('DE', 'FR')`); n == 0 {
+		t.Errorf("the run on the source after the bulk is not on the target:\n%s", out)
+	}
+	onSource := h.fake.Charged(testKey)
+	h.set("INGEST_DB", target)
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	} else {
+		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+	}
+}
