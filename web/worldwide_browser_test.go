@@ -61,6 +61,13 @@ func TestWorldwidePageInBrowser(t *testing.T) {
 			}
 		}
 		wide()
+		// The picture keeps to its column: it never covers the title beside it.
+		if over := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll('ol.world > li')].filter(li => {
+				const pic = li.querySelector('.pic'), title = li.querySelector('a.title');
+				return pic && title && pic.getBoundingClientRect().right > title.getBoundingClientRect().left + 0.5;
+			}).length`); over > 0 {
+			t.Errorf("%s: on %d rows the picture covers the title", screen.name, over)
+		}
 		if bad := browsertest.Serious(t, ctx); len(bad) > 0 {
 			t.Errorf("axe, worldwide (%s): serious or critical violations:\n  %v", screen.name, bad)
 		}

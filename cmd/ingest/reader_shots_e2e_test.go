@@ -18,7 +18,7 @@ import (
 // TestReaderScreenshots takes the reader's pages (the front page, a chart,
 // a category chart, search and a video) on a desktop (1366x900) and a
 // phone (390x844), under the standard standing (no computed figures) and
-// under extended (--derived on), into INGEST_READER_SHOTS as
+// under extended (--derived on), the worldwide page among them, into INGEST_READER_SHOTS as
 // reader-<standing>-<page>-<desktop|phone>.png, the first screen of each;
 // and logs each page's bytes on the wire, plain and gzipped, and where the
 // chart's first row starts on the phone. Skipped without
@@ -41,7 +41,7 @@ func TestReaderScreenshots(t *testing.T) {
 			chromedp.Submit(chromedp.CSS(`form.login`)), chromedp.WaitVisible(chromedp.CSS(`section.top`)))
 		pages := []struct{ name, path string }{
 			{"front", "/"}, {"chart", "/charts/US"}, {"category-chart", "/charts/US?category=10"},
-			{"search", "/search?q=burger"}, {"video", "/videos/" + url.PathEscape(d.hostileID(t))},
+			{"search", "/search?q=burger"}, {"video", "/videos/" + url.PathEscape(d.hostileID(t))}, {"worldwide", "/worldwide"},
 		}
 		for _, screen := range []struct {
 			name string
