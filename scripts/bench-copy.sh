@@ -62,6 +62,12 @@ unset REDIS_URL INGEST_QUOTA_KEY
 cp "$db" "$out/month.db" && sync "$out/month.db"
 # the month the database was built to may have aged past the standing
 INGEST_DB=$out/month.db bin/ingest prune --terms >/dev/null 2>&1
+# A worker that has run all along has refreshed its videos as they came due;
+# the built month has not, and the fake upstream knows none of its videos,
+# so its first refresh finds every one due gone and deletes it with every
+# row pointing at it. Done once here, before the move, as the worker would
+# have done it before the operator's move.
+INGEST_DB=$out/month.db bin/ingest run --once --regions "$all" --every 10m >/dev/null 2>&1
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $(basename "$db"), $(($(stat -c %s "$db") / 1000000)) MB"
 printf "%-22s %12s %10s %12s %14s %10s %s\n" move "bulk rows" "bulk s" "rows/s" "rows carried" "stop s" "target"
 move() { # move NAME FROM TO: a two-step copy beside a daemon on FROM
