@@ -31,16 +31,31 @@ func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
 	if token != "" {
 		h.set("INGEST_UI_TOKEN", token)
 	}
-	listen, reach := anyAddr(t)
-	if args[len(args)-1] == "loopback" {
-		listen, args = reach, args[:len(args)-1]
+	loopback := args[len(args)-1] == "loopback"
+	if loopback {
+		args = args[:len(args)-1]
 	}
-	p := h.start(append(args, "--listen", listen)...)
-	d := &dashboard{h: h, base: "http://" + reach, proc: p}
-	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
+	// A free port found here can be taken by another test's process before
+	// the binary binds it: a listener that exits saying so gets another.
+	for try := 1; ; try++ {
+		listen, reach := anyAddr(t)
+		if loopback {
+			listen = reach
+		}
+		p := h.start(append(args, "--listen", listen)...)
+		d := &dashboard{h: h, base: "http://" + reach, proc: p}
+		up := waitFor(30*time.Second, func() bool {
+			code, _ := d.get(t, "/healthz", false)
+			return code == 200 || p.exited()
+		}) && !p.exited()
+		if up {
+			return d, listen
+		}
+		if try < 3 && p.exited() && strings.Contains(p.out.String(), "address already in use") {
+			continue
+		}
 		t.Fatalf("ingest %s --listen %s never answered /healthz\n%s", args[0], listen, p.out)
 	}
-	return d, listen
 }
 
 // TestListenerRules: the probes answer without a token on every listener,

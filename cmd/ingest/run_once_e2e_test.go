@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -398,16 +399,23 @@ func TestRunSkipsARegionWithoutAChart(t *testing.T) {
 	}
 }
 
-// closedAddr is a loopback address nothing listens on.
+// closedAddr is a loopback address nothing listens on now. Its port is
+// drawn below the kernel's ephemeral range, where the outgoing connections
+// of the tests' many processes take theirs, so a listener started on it
+// is not beaten to the port by one of them.
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 // httpGet returns the body of a GET, or "" on any error.
