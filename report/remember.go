@@ -93,15 +93,13 @@ func (r *Remembered) LastPasses(ctx context.Context, quotaKey string, since time
 	if err != nil {
 		return nil, err
 	}
-	at := since.Truncate(time.Minute)
-	if k.last[at] == nil {
-		got, err := r.Store.LastPasses(ctx, quotaKey, at)
-		if err != nil {
-			return nil, err
-		}
-		k.last[at] = got
+	last, err := keptAt(k.last, since, func(at time.Time) (map[string]time.Time, error) {
+		return r.Store.LastPasses(ctx, quotaKey, at)
+	})
+	if err != nil {
+		return nil, err
 	}
-	out := maps.Clone(k.last[at])
+	out := maps.Clone(last)
 	maps.DeleteFunc(out, func(_ string, t time.Time) bool { return t.Before(since) })
 	return out, nil
 }
@@ -115,24 +113,36 @@ func (r *Remembered) PassCosts(ctx context.Context, quotaKey string, since time.
 	if err != nil {
 		return nil, err
 	}
-	at := since.Truncate(time.Minute)
-	if k.costs[at] == nil {
-		got, err := r.Store.PassCosts(ctx, quotaKey, at)
-		if err != nil {
-			return nil, err
-		}
-		// one since a minute, the last few kept
-		for _, old := range slices.SortedFunc(maps.Keys(k.costs), time.Time.Compare) {
-			if len(k.costs) < 4 {
-				break
-			}
-			delete(k.costs, old)
-		}
-		k.costs[at] = got
+	costs, err := keptAt(k.costs, since, func(at time.Time) (map[string]map[string]float64, error) {
+		return r.Store.PassCosts(ctx, quotaKey, at)
+	})
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string]map[string]float64, len(k.costs[at]))
-	for e, m := range k.costs[at] {
+	out := make(map[string]map[string]float64, len(costs))
+	for e, m := range costs {
 		out[e] = maps.Clone(m)
 	}
 	return out, nil
+}
+
+// keptAt is what read gives for since rounded down to the minute, read
+// once a minute asked and kept in m; a since a minute, the last few kept.
+func keptAt[V any](m map[time.Time]V, since time.Time, read func(at time.Time) (V, error)) (V, error) {
+	at := since.Truncate(time.Minute)
+	if v, ok := m[at]; ok {
+		return v, nil
+	}
+	v, err := read(at)
+	if err != nil {
+		return v, err
+	}
+	for _, old := range slices.SortedFunc(maps.Keys(m), time.Time.Compare) {
+		if len(m) < 4 {
+			break
+		}
+		delete(m, old)
+	}
+	m[at] = v
+	return v, nil
 }
