@@ -32,12 +32,18 @@ func wrapHelp(cmd *cobra.Command) {
 	}
 }
 
-// wrapFlags fills the flags' help to the width of the long help, its
-// descriptions in a column of their own, instead of one line a flag.
-func wrapFlags(root *cobra.Command) {
+// The template function is registered once, when the package starts:
+// cobra keeps its template functions in one map of its own, unguarded, and
+// a command tree may be built more than once at a time.
+func init() {
 	cobra.AddTemplateFunc("wrappedFlags", func(fs *pflag.FlagSet) string {
 		return strings.TrimRight(fs.FlagUsagesWrapped(helpWidth+2), " \n")
 	})
+}
+
+// wrapFlags fills the flags' help to the width of the long help, its
+// descriptions in a column of their own, instead of one line a flag.
+func wrapFlags(root *cobra.Command) {
 	t := root.UsageTemplate()
 	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
 		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags ."+set+"}}")
