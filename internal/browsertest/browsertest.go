@@ -58,14 +58,21 @@ func Do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
-// Text is the trimmed text of the first element css selects.
+// Text is the trimmed text of the first element css selects, once there is
+// one. It is read by the page itself, in the document of the moment: a
+// query by node, as chromedp's own, can name a node of the document a
+// click has just replaced, when the browser tells of the new document
+// late, as a loaded machine makes it.
 func Text(t testing.TB, ctx context.Context, css string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(css)))
+	type found struct{ Text string }
+	f, err := chromedp.Run(ctx, chromedp.PollFunction[found](
+		`(css) => { const e = document.querySelector(css); return e === null ? null : {Text: e.textContent}; }`,
+		chromedp.WithPollingArgs(css), chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(0)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", css, err)
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(f.Text)
 }
 
 // Eval is what js evaluates to in the tab.
