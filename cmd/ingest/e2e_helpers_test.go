@@ -305,10 +305,34 @@ func (h *harness) bare(ctx context.Context, args ...string) *exec.Cmd {
 const longTimeout = 10 * time.Minute
 
 // run runs the binary to its end, failing the test if it takes longer than
-// cmdTimeout.
+// cmdTimeout, or longTimeout for a command over every catalogued region.
 func (h *harness) run(args ...string) result {
 	h.t.Helper()
+	if overEveryRegion(args) {
+		return h.runWithin(longTimeout, args...)
+	}
 	return h.runWithin(cmdTimeout, args...)
+}
+
+// overEveryRegion says whether args name a selection of every catalogued
+// region (all, or all with a tier or depth): such a command's work grows
+// with the catalogue, not with what the test chose.
+func overEveryRegion(args []string) bool {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--regions=")
+		if !ok && a == "--regions" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(v, ",") {
+			if name, _, _ := strings.Cut(part, ":"); strings.EqualFold(name, "all") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runWithin runs the binary to its end, failing the test if it takes longer

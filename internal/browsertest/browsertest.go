@@ -16,7 +16,10 @@ import (
 )
 
 // Tab starts a headless Chromium for t and returns a tab in it; both end
-// with the test, and the tab's context ends after three minutes.
+// with the test. The tab's context ends a little before the test binary's
+// own deadline, so that a browser that hangs fails its test with what it
+// was doing: a page's checks grow with the page and slow with the machine,
+// and only a hang should fail them.
 func Tab(t testing.TB) context.Context {
 	t.Helper()
 	path := ""
@@ -45,7 +48,12 @@ func Tab(t testing.TB) context.Context {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	cancelTime := context.CancelFunc(func() {})
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := d.Deadline(); ok {
+			ctx, cancelTime = context.WithDeadline(ctx, end.Add(-time.Until(end)/10))
+		}
+	}
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	return ctx
 }
