@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -32,97 +31,6 @@ func movedRuns(t *testing.T, h *harness, regions string) {
 	now = now.Add(time.Hour)
 	mu.Unlock()
 	h.mustRun(0, "run", "--once", "--regions", regions)
-}
-
-func TestExportCSVFollowsTheDatasetLayout(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	movedRuns(t, h, "GB,AU")
-	out := filepath.Join(h.dir, "trending.csv")
-	h.mustRun(0, "export", "--since", "2000-01-01", "--format", "csv", "--out", out)
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("the export is not CSV: %v", err)
-	}
-	want := []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
-		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-		"comments_disabled", "ratings_disabled", "description"}
-	if !slices.Equal(recs[0][:len(want)], want) {
-		t.Fatalf("header = %v, want the dataset's %v first", recs[0], want)
-	}
-	rows := recs[1:]
-	if n := 2 * (fakeyt.ChartLengths["GB"] + fakeyt.ChartLengths["AU"]); len(rows) != n {
-		t.Fatalf("%d rows, want %d (two runs of GB and AU)", len(rows), n)
-	}
-	stored := storedEntries(t, openDB(t, h.db()))
-	hidden := 0
-	for i, r := range rows {
-		if got := strings.Join([]string{r[0], r[16], r[18], r[8], r[11]}, " "); got != stored[i] {
-			t.Errorf("row %d: %q, stored %q", i+1, got, stored[i])
-		}
-		if r[11] == "" {
-			hidden++
-			if r[13] != "True" {
-				t.Errorf("row %d: hidden comments but comments_disabled = %q", i+1, r[13])
-			}
-		}
-		if !strings.HasPrefix(r[12], "https://i.ytimg.com/vi/"+r[0]+"/") || r[10] != "0" {
-			t.Errorf("row %d: thumbnail %q, dislikes %q", i+1, r[12], r[10])
-		}
-	}
-	if hidden == 0 {
-		t.Error("no row with hidden comments; the fixtures have some")
-	}
-	// A run's rows are in rank order; the second run's chart moved.
-	first, second := idsOf(rows, "GB", 0), idsOf(rows, "GB", 1)
-	if slices.Equal(first, second) {
-		t.Error("GB's two runs exported the same chart; the fake's clock moved between them")
-	}
-}
-
-// storedEntries reads every trending entry straight from the database, in
-// the order an export writes them: id, region, rank, views, comments.
-func storedEntries(t *testing.T, db *sql.DB) []string {
-	t.Helper()
-	rows, err := db.Query(`SELECT v.id, r.region, e.rank, coalesce(e.view_count, ''), coalesce(e.comment_count, '')
-		FROM trending_entries e JOIN videos v ON v.vid = e.vid JOIN runs r ON r.id = e.run_id
-		ORDER BY r.started_ms, r.id, e.rank`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, region, rank, views, comments string
-		if err := rows.Scan(&id, &region, &rank, &views, &comments); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, strings.Join([]string{id, region, rank, views, comments}, " "))
-	}
-	return out
-}
-
-// idsOf returns the ids of region's n-th run in the CSV rows.
-func idsOf(rows [][]string, region string, n int) []string {
-	var out []string
-	run := -1
-	for _, r := range rows {
-		if r[16] != region {
-			continue
-		}
-		if r[18] == "1" {
-			run++
-		}
-		if run == n {
-			out = append(out, r[0])
-		}
-	}
-	return out
 }
 
 func TestExportJSONLAndFilters(t *testing.T) {
