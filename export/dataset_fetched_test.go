@@ -25,22 +25,8 @@ import (
 // each video's thumbnail, and each run's chart in its own rank order.
 func TestCSVFollowsTheDatasetLayout(t *testing.T) {
 	t.Parallel()
-	db := storetest.Open(t)
-	up := passtest.New(t, db)
-	var mu sync.Mutex
-	now := fakeyt.Anchor
-	up.Fake.Move(3, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-	up.Fill(t, "GB", "AU")
-	mu.Lock()
-	now = now.Add(time.Hour)
-	mu.Unlock()
-	up.Fill(t, "GB", "AU")
-
-	out := filepath.Join(t.TempDir(), "trending.csv")
-	filter := store.ExportFilter{Since: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Now()}
-	if err := WriteFile(out, func(w io.Writer) error { return Write(context.Background(), db, filter, "csv", w, nil) }); err != nil {
-		t.Fatal(err)
-	}
+	db := movedRuns(t, "GB", "AU")
+	out := writeAll(t, db, "csv")
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +70,35 @@ func TestCSVFollowsTheDatasetLayout(t *testing.T) {
 	if slices.Equal(first, second) {
 		t.Error("GB's two runs exported the same chart; the fake's clock moved between them")
 	}
+}
+
+// movedRuns fills a store with two passes of regions, an hour of the fake
+// upstream's clock apart, so that the charts differ between the runs.
+func movedRuns(t *testing.T, regions ...string) *store.DB {
+	t.Helper()
+	db := storetest.Open(t)
+	up := passtest.New(t, db)
+	var mu sync.Mutex
+	now := fakeyt.Anchor
+	up.Fake.Move(3, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	up.Fill(t, regions...)
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	up.Fill(t, regions...)
+	return db
+}
+
+// writeAll writes every row db holds in format to a file of the test's
+// own, as export --since 2000-01-01 --out does, and gives its path.
+func writeAll(t *testing.T, db *store.DB, format string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "trending."+format)
+	filter := store.ExportFilter{Since: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Now()}
+	if err := WriteFile(out, func(w io.Writer) error { return Write(context.Background(), db, filter, format, w, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // storedEntries reads every trending entry straight from the database, in
