@@ -54,22 +54,22 @@ RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # draws a new one each time, and logs it.
 DAYS_SEED ?= 20261125
 
-# cmd/ingest's checks that drive Chromium, install from npm or run make
-# build wait on other programs more than they compute: they run in a test
-# process of their own beside the suite, instead of at the end of
-# cmd/ingest's, the suite's longest package. deploy/'s checks run beside
-# it too.
-BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser|TestReaderScreenshots|TestListenerRulesInBrowser|TestExportParquetReadsBack|TestMakeBuildStampsVersionWithoutVCS)$$
+# The checks that drive Chromium or run make build (cmd/ingest's) or
+# install from npm (export's) wait on other programs more than they
+# compute: they run in test processes of their own beside the suite,
+# instead of at the end of cmd/ingest's, the suite's longest package.
+# deploy/'s checks run beside it too.
+BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser|TestReaderScreenshots|TestListenerRulesInBrowser|TestParquetOfMovedRunsReadsBack|TestMakeBuildStampsVersionWithoutVCS)$$
 
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them
 	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); \
 	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 45m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
-	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -run '$(BESIDE)' ./cmd/ingest/ >$$beside 2>&1 & bpid=$$!; \
+	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
 	(cd deploy && $(GO) test -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -skip '$(BESIDE)' ./...; rc=$$?; \
 	wait $$pid; drc=$$?; wait $$bpid; brc=$$?; wait $$dpid; prc=$$?; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; \
-	echo "go test -race -run '$(BESIDE)' ./cmd/ingest/ (beside it):"; cat $$beside; \
+	echo "go test -race -run '$(BESIDE)' ./cmd/ingest/ ./export/ (beside it):"; cat $$beside; \
 	echo "cd deploy && go test ./... (beside it):"; cat $$deploy; rm -f $$days $$beside $$deploy; \
 	test $$rc -eq 0 -a $$drc -eq 0 -a $$brc -eq 0 -a $$prc -eq 0
 

@@ -2,32 +2,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ingestworks/ingest/regions"
 )
-
-// Regions beyond the defaults, as a user names them: every one the
-// catalogue holds is charted upstream, so each is stored whole and none is
-// skipped.
-func TestRunStoresRegionsBeyondTheDefaults(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	codes := []string{"JP", "KR", "MX", "ES", "IT", "NG", "ZA", "EG", "SE", "PL"}
-	res := h.mustRun(0, "run", "--once", "--regions", strings.Join(codes, ","))
-	checkChartsComplete(t, h, codes...)
-	runs := lastRuns(t, openDB(t, h.db()), "trending")
-	if len(runs) != len(codes) {
-		t.Errorf("%d regions have a trending run, want %d", len(runs), len(codes))
-	}
-	for code, r := range runs {
-		if r.Status != "completed" {
-			t.Errorf("%s: run %q (%s), want completed\n%s", code, r.Status, r.Message, res)
-		}
-	}
-}
 
 // --regions all reads every chart of the catalogue to its end: the short
 // ones, the long ones, none skipped.
@@ -61,34 +40,6 @@ func TestRunSkipsACodeTheUpstreamDoesNotChart(t *testing.T) {
 	}
 	if got := ledgerUnits(t, h.db(), "default"); got != h.fake.Charged(testKey) {
 		t.Errorf("ledger holds %d units, upstream charged %d", got, h.fake.Charged(testKey))
-	}
-}
-
-// A word inside a run of Lao letters without spaces, in a generated
-// region's chart, is found by search.
-func TestSearchFindsAWordInsideASpacelessTitle(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.mustRun(0, "run", "--once", "--regions", "LA")
-	const word = "ວຽງຈັນ" // Vientiane
-	var want []string
-	for _, v := range h.fake.Chart("LA") {
-		if i := strings.Index(v.Title, word); i >= 0 && !strings.Contains(v.Title, " "+word+" ") {
-			want = append(want, v.ID)
-		}
-	}
-	if len(want) == 0 {
-		t.Fatalf("no LA title holds %s inside a run", word)
-	}
-	hits := h.searchJSON("--limit", "1000", word)
-	var got []string
-	for _, hit := range hits {
-		got = append(got, hit.ID)
-	}
-	for _, id := range want {
-		if !slices.Contains(got, id) {
-			t.Errorf("search %s: %s missing from %d hits", word, id, len(hits))
-		}
 	}
 }
 

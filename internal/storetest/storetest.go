@@ -8,7 +8,6 @@
 package storetest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ingestworks/ingest/internal/pgtest"
@@ -21,11 +20,6 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, Open(t)) })
 	t.Run("postgres", func(t *testing.T) {
-		db, err := store.Open(context.Background(), pgtest.URL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		fn(t, db)
+		fn(t, OpenURL(t, pgtest.URL(t)))
 	})
 }
