@@ -375,13 +375,14 @@ func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now t
 	}
 	sort.Strings(extra)
 	codes = append(codes, extra...)
+	next := src.Timetable.Nexts(now)
 	for i, code := range codes {
 		row := Region{Code: code, Status: ingest.StatusNever}
 		if src.Names != nil {
 			row.Name = src.Names(code)
 		}
 		if i < len(scheduled) {
-			row.NextRun = src.Timetable.Next(code, now)
+			row.NextRun = next[i]
 		}
 		if run, ok := last[code]; ok {
 			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message
