@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 10 (the table schema_version).
+-- Step 11 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -405,6 +405,8 @@ ALTER TABLE ONLY public.videos
 CREATE INDEX categories_fetched ON public.categories USING btree (fetched_ms);
 
 CREATE INDEX ledger_at ON public.ledger USING btree (quota_key, at_ms);
+
+CREATE INDEX ledger_pool ON public.ledger USING btree (quota_key, pool, at_ms, units);
 
 CREATE INDEX ledger_run ON public.ledger USING btree (run_id) WHERE (run_id IS NOT NULL);
 

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 17 (PRAGMA user_version).
+-- Version 18 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -340,4 +340,6 @@ CREATE TABLE region_catalogue (
   fetched_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-PRAGMA user_version = 17;
+CREATE INDEX ledger_pool ON ledger (quota_key, pool, at_ms, units);
+
+PRAGMA user_version = 18;

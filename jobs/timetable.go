@@ -104,6 +104,19 @@ func (t Timetable) Next(chart string, now time.Time) time.Time {
 	return time.Time{}
 }
 
+// Nexts is each of the timetable's charts' next slot after now, in the
+// order of Names: Next of every chart, the names made once.
+func (t Timetable) Nexts(now time.Time) []time.Time {
+	names := t.Names()
+	out := make([]time.Time, len(names))
+	for i, name := range names {
+		if s, err := chartSlots(t.Region(name), t.Every, i, len(names)); err == nil {
+			out[i] = s.Next(now)
+		}
+	}
+	return out
+}
+
 // PaceEntries are the entries pacing plans, one for each of entries that
 // spends quota (pruning spends none): each at its kind's priority, its
 // tier, never more often than its slots, at what its run costs until one

@@ -92,6 +92,34 @@ func (l *Ledger) passCosts(ctx context.Context, out map[string]map[string]float6
 	return nil
 }
 
+// lastPassesSQL is each chart's newest completed run of kind ?1 (by id),
+// when it counts from, if it started at ?2 or later. It hops from region
+// to region, then from category to category, down runs_last (a skip
+// scan), and walks each chart's runs back from its newest only to its
+// newest completed one: a few index seeks a chart, however many runs the
+// database keeps.
+const lastPassesSQL = `
+WITH RECURSIVE regs (region) AS (
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > '')
+  UNION ALL
+  SELECT (SELECT min(region) FROM runs WHERE kind = ?1 AND region > regs.region)
+  FROM regs WHERE regs.region IS NOT NULL
+), charts (region, category) AS (
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = regs.region AND category >= '')
+  FROM regs WHERE regs.region IS NOT NULL
+  UNION ALL
+  SELECT region, (SELECT min(category) FROM runs WHERE kind = ?1 AND region = charts.region
+                  AND category > charts.category)
+  FROM charts WHERE charts.category IS NOT NULL
+), newest (id) AS (
+  SELECT (SELECT x.id FROM runs AS x WHERE x.kind = ?1 AND x.region = charts.region
+          AND x.category = charts.category AND x.id > 0 AND x.status = 'completed'
+          ORDER BY x.id DESC LIMIT 1)
+  FROM charts WHERE charts.category IS NOT NULL
+)
+SELECT r.region, r.category, coalesce(r.slot_ms, r.started_ms) FROM newest JOIN runs AS r ON r.id = newest.id
+WHERE r.started_ms >= ?2`
+
 // LastPasses is when each chart's latest completed trending pass counts
 // from (the slot a daemon started it for, or else its start), and
 // tracking's latest pass of quotaKey's ledger (under TrackEntry), for
@@ -99,10 +127,7 @@ func (l *Ledger) passCosts(ctx context.Context, out map[string]map[string]float6
 // counts a chart's age from it, whatever runs stopped since.
 func (l *Ledger) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
-	rows, err := l.r.QueryContext(ctx, `
-SELECT region, category, max(coalesce(slot_ms, started_ms)) FROM runs
-WHERE kind = 'trending' AND status = 'completed' AND started_ms >= ?
-GROUP BY region, category`, since.UnixMilli())
+	rows, err := l.r.QueryContext(ctx, lastPassesSQL, string(ingest.Trending), since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("last passes: %w", err)
 	}

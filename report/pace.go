@@ -111,6 +111,7 @@ func Pace(ctx context.Context, src Sources) (*Freshness, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	src.DB = oneRead(src.DB)
 	f, err := published(ctx, src, now)
 	if err != nil {
 		return nil, err

@@ -167,6 +167,13 @@ type StateReader interface {
 	Backend() string
 }
 
+// oneRead is db for one report or plan: each of the ledger's reads (the
+// window's calls, the passes) made once and shared by every part that
+// asks for it, the report being of one moment.
+func oneRead(db Store) Store {
+	return &Remembered{Store: db, Keep: time.Hour, Stamp: func(context.Context, string) (string, error) { return "", nil }}
+}
+
 // Build reads the limiter and the store and builds the report.
 func Build(ctx context.Context, src Sources) (*Report, error) {
 	now := src.Now
@@ -176,6 +183,7 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	r := &Report{QuotaKey: src.QuotaKey, Backend: src.Limiter.Backend(), Now: now,
 		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.NoDatabase, ScheduleFrom: src.ScheduleFrom}
 	_, r.Whole = src.Limiter.(WholePools)
+	src.DB = oneRead(src.DB)
 	window := longestWindow(src.Costs)
 	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(window, 24*time.Hour)))
 	if err != nil {
@@ -367,13 +375,14 @@ func (r *Report) regionRows(src Sources, last map[string]store.RunSummary, now t
 	}
 	sort.Strings(extra)
 	codes = append(codes, extra...)
+	next := src.Timetable.Nexts(now)
 	for i, code := range codes {
 		row := Region{Code: code, Status: ingest.StatusNever}
 		if src.Names != nil {
 			row.Name = src.Names(code)
 		}
 		if i < len(scheduled) {
-			row.NextRun = src.Timetable.Next(code, now)
+			row.NextRun = next[i]
 		}
 		if run, ok := last[code]; ok {
 			row.Status, row.LastRun, row.Message = run.Status, run.Started, run.Message
