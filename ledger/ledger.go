@@ -67,7 +67,7 @@ func (l *Ledger) Recall(ctx context.Context, quotaKey string, since time.Time) (
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
-	blocks, err := blocksAfter(ctx, l.r, quotaKey, time.Now().UnixMilli())
+	blocks, err := blocksAfter(ctx, l.r, nil, quotaKey, time.Now().UnixMilli())
 	return ingest.Recalled{Calls: calls, Blocks: blocks}, err
 }
 
@@ -178,15 +178,24 @@ func (l *Ledger) RecordCall(ctx context.Context, call ingest.Call) error {
 	if call.QuotaKey == "" || call.ID == "" {
 		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)
 	}
-	err := l.tx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, call) })
+	st := l.prepared(insertCallSQL)
+	err := l.tx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, st, call) })
 	if err != nil {
 		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
 	}
 	return nil
 }
 
-// insertCall writes call's rows in tx.
-func insertCall(ctx context.Context, tx *sql.Tx, call ingest.Call) error {
+// insertCallSQL writes one charge of a call.
+const insertCallSQL = `
+INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
+SET region = excluded.region, run_id = excluded.run_id
+WHERE ledger.region = '' AND ledger.run_id IS NULL`
+
+// insertCall writes call's rows in tx, with st (insertCallSQL prepared on
+// the write pool) when it is not nil.
+func insertCall(ctx context.Context, tx *sql.Tx, st *sql.Stmt, call ingest.Call) error {
 	charges := call.Charges
 	if len(charges) == 0 { // keep the call visible, charging nothing
 		charges = []ingest.Charge{{}}
@@ -195,14 +204,19 @@ func insertCall(ctx context.Context, tx *sql.Tx, call ingest.Call) error {
 	if call.RunID != 0 {
 		run = call.RunID
 	}
+	if st != nil {
+		st = tx.StmtContext(ctx, st)
+		defer st.Close()
+	}
 	for _, c := range charges {
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
-SET region = excluded.region, run_id = excluded.run_id
-WHERE ledger.region = '' AND ledger.run_id IS NULL`,
-			call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op,
-			call.Region, run, call.Unmetered); err != nil {
+		args := []any{call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op, call.Region, run, call.Unmetered}
+		var err error
+		if st != nil {
+			_, err = st.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertCallSQL, args...)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -28,10 +28,23 @@ type Tables struct {
 // for the ledger: the limiter built on them makes every decision with
 // statements SQLite has already parsed.
 func (l *Ledger) Tables() Tables {
+	l.prepare()
+	return Tables{l.w, l.turns, l.prep}
+}
+
+// prepare prepares the statements on SQLite, once for the ledger.
+func (l *Ledger) prepare() {
 	if _, ok := l.turns.(sqliteTurns); ok {
 		l.prep.once.Do(func() { l.prep.prepare(l.w) })
 	}
-	return Tables{l.w, l.turns, l.prep}
+}
+
+// prepared is q prepared on the write pool, or nil where it is not (on
+// PostgreSQL, or a database not yet migrated). It may prepare, so it is
+// asked before a transaction holds the pool's one connection.
+func (l *Ledger) prepared(q string) *sql.Stmt {
+	l.prepare()
+	return l.prep.m[q]
 }
 
 // prepared are the tables' statements, prepared on the write pool. SQLite's
@@ -189,7 +202,8 @@ func which(ledger bool) int {
 
 // tableSQL are the statements prepare prepares.
 var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, addSQL,
-	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL}
+	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL,
+	blocksSQL, insertCallSQL}
 
 func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
 	err = one(t.row(ctx, tx, clockRowSQL, key), &ms, &seq)
@@ -254,15 +268,24 @@ func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since 
 	if err := rows.Err(); err != nil {
 		return ingest.Recalled{}, err
 	}
-	rec.Blocks, err = blocksAfter(ctx, q, quotaKey, since)
+	rec.Blocks, err = blocksAfter(ctx, q, t.stmt(ctx, tx, blocksSQL), quotaKey, since)
 	return rec, err
 }
 
+// blocksSQL reads the blocks in force after a time.
+const blocksSQL = `SELECT pool, until_ms, at_ms, op FROM ledger_blocks
+WHERE quota_key = ? AND until_ms > ?`
+
 // blocksAfter are the blocks the ledger holds of quotaKey in force after
-// ms.
-func blocksAfter(ctx context.Context, q querier, quotaKey string, ms int64) ([]ingest.Block, error) {
-	rows, err := q.QueryContext(ctx, `SELECT pool, until_ms, at_ms, op FROM ledger_blocks
-WHERE quota_key = ? AND until_ms > ?`, quotaKey, ms)
+// ms, read with st (blocksSQL prepared) when it is not nil, else on q.
+func blocksAfter(ctx context.Context, q querier, st *sql.Stmt, quotaKey string, ms int64) ([]ingest.Block, error) {
+	var rows *sql.Rows
+	var err error
+	if st != nil {
+		rows, err = st.QueryContext(ctx, quotaKey, ms)
+	} else {
+		rows, err = q.QueryContext(ctx, blocksSQL, quotaKey, ms)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ledger blocks of %s: %w", quotaKey, err)
 	}
