@@ -62,8 +62,10 @@ type Pruned struct {
 	// the terms' cuts removed.
 	Search, Categories int64
 	// Freed is how many bytes the incremental vacuum gave back to the file
-	// system (0 on a file made before schema 7: see Size).
-	Freed int64
+	// system (0 on a file made before schema 7: see Size); FreeKept, how
+	// many bytes of free pages it left inside the file for new rows (a
+	// day's worth of the rows kept at most, on a file that can shrink).
+	Freed, FreeKept int64
 }
 
 // Prune deletes what r says from db in small transactions, oldest first,
@@ -512,13 +514,30 @@ const VacuumStep = 4096
 // incremental on files made since schema 7), VacuumStep pages a
 // transaction with a checkpoint after each, so that the file shrinks
 // without the WAL growing to the size of what was freed.
-func (pr *pruner) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
+//
+// It keeps free, for new rows to reuse, as many pages as the rows kept
+// take for a day on average (reserve), and gives back only the rest: the
+// vacuum moves a page from the end of the file into each hole it fills,
+// writing it twice (the WAL, then the file), so giving back what the next
+// day's charts would take again costs about twice what it frees and
+// leaves the file as large the day after. A daily prune thus moves no
+// page, and a prune that cuts many days gives back all but a day of them.
+func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
 	before, err := pr.db.Size(ctx)
 	if err != nil {
 		return err
 	}
-	for free := before.FreeBytes; free > 0 && before.Incremental; {
-		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pr.vacuumStep)); err != nil {
+	var pageSize int64
+	if err := pr.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		return fmt.Errorf("page size: %w", err)
+	}
+	reserve, err := pr.reserve(ctx, r, before)
+	if err != nil {
+		return err
+	}
+	for free := before.FreeBytes; free > reserve && before.Incremental; {
+		pages := min(int64(pr.vacuumStep), (free-reserve+pageSize-1)/pageSize)
+		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
 		if err := pr.checkpointOver(ctx); err != nil {
@@ -538,7 +557,24 @@ func (pr *pruner) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 		return err
 	}
 	p.Freed = max(0, before.Bytes-after.Bytes)
+	p.FreeKept = after.FreeBytes
 	return nil
+}
+
+// reserve is how many bytes of free pages the vacuum keeps in the file:
+// the pages in use after the prune spread over the days they hold (from
+// r.Before to the newest chart run's start, at least a day), one day of
+// them. With no run kept it is zero.
+func (pr *pruner) reserve(ctx context.Context, r Retention, s store.Size) (int64, error) {
+	var newest sql.NullInt64
+	if err := pr.w.QueryRowContext(ctx, `SELECT max(started_ms) FROM runs WHERE kind = 'trending'`).Scan(&newest); err != nil {
+		return 0, fmt.Errorf("newest run: %w", err)
+	}
+	if !newest.Valid || newest.Int64 < msOf(r.Before) {
+		return 0, nil
+	}
+	span := max(dayMS, newest.Int64-msOf(r.Before))
+	return int64(float64(s.Bytes-s.FreeBytes) * dayMS / float64(span)), nil
 }
 
 func msOf(t time.Time) int64 { return t.UnixMilli() }

@@ -21,7 +21,8 @@ import (
 // BenchmarkPruneYear prunes a scratch copy of INGEST_BENCH_YEAR_DB (a year
 // built by scripts/bench.sh) to its last INGEST_BENCH_KEEP days (default
 // 30), as `ingest prune --keep` does, and reports what it wrote per byte it
-// freed, three ways: what SQLite handed to write(2) (wchar), what the
+// freed (took out of use: given back to the file system or left as free
+// pages inside the file for new rows; shrunk-MB is the former), three ways: what SQLite handed to write(2) (wchar), what the
 // kernel booked as written (write_bytes: a whole page-cache folio each time
 // a page in it is dirtied, so random 4 KB writes into a file read or
 // written in large pieces count many times their size), and what reached
@@ -58,6 +59,14 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 		b.Fatal(err)
 	}
 	before := fileSize(b, path)
+	inUse := func() int64 {
+		s, err := db.Size(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s.Bytes - s.FreeBytes
+	}
+	usedBefore := inUse()
 	stop, peak := watchWAL(path + "-wal")
 	last := readIO(b, path)
 	first := last
@@ -71,7 +80,11 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 	cut := time.UnixMilli(newest).Add(-time.Duration(days) * 24 * time.Hour)
 	t0 := time.Now()
 	b.StartTimer()
-	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch})
+	// The longest transaction: how long a daemon's write may wait.
+	var longest time.Duration
+	tx := time.Now()
+	progress := func(Pruned) { longest, tx = max(longest, time.Since(tx)), time.Now() }
+	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch, Progress: progress})
 	b.StopTimer()
 	took := time.Since(t0)
 	stop()
@@ -79,10 +92,15 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 		b.Fatal(err)
 	}
 	end := readIO(b, path)
-	freed := float64(max(1, before-fileSize(b, path)))
+	// Freed: the bytes the prune took out of use, whether the vacuum gave
+	// them back to the file system (the file shrank) or left them as free
+	// pages inside it for new rows.
+	freed := float64(max(1, usedBefore-inUse()))
 	b.Logf("pruned %+v in %s; file %.1f -> %.1f MB", p, took.Round(time.Second), mb(before), mb(fileSize(b, path)))
 	b.ReportMetric(took.Seconds(), "s")
+	b.ReportMetric(longest.Seconds(), "longest-tx-s")
 	b.ReportMetric(mb(int64(freed)), "freed-MB")
+	b.ReportMetric(mb(before-fileSize(b, path)), "shrunk-MB")
 	b.ReportMetric(float64(end.wchar-first.wchar)/freed, "wchar/freed")
 	b.ReportMetric(float64(end.writeBytes-first.writeBytes)/freed, "write_bytes/freed")
 	b.ReportMetric(float64(end.device-first.device)/freed, "device/freed")
