@@ -55,8 +55,12 @@ func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
 
 // Pruned prints what a prune deleted, and the database after it.
 func Pruned(out io.Writer, p retention.Pruned, size store.Size) {
-	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s, %s kept free inside the file for new rows\n",
-		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed), megabytes(p.FreeKept))
+	kept := "" // PostgreSQL keeps its free space in its own way
+	if p.FreeKept > 0 {
+		kept = fmt.Sprintf(", %s kept free inside the file for new rows", megabytes(p.FreeKept))
+	}
+	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s%s\n",
+		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed), kept)
 	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))
 }
 

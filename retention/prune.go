@@ -63,8 +63,8 @@ type Pruned struct {
 	Search, Categories int64
 	// Freed is how many bytes the incremental vacuum gave back to the file
 	// system (0 on a file made before schema 7: see Size); FreeKept, how
-	// many bytes of free pages it left inside the file for new rows (a
-	// day's worth of the rows kept at most, on a file that can shrink).
+	// many bytes of free pages it left inside the file for new rows (on a
+	// file that can shrink, what a day of the rows it deleted took).
 	Freed, FreeKept int64
 }
 
@@ -96,6 +96,8 @@ type pruner struct {
 	afterStep func(step string)
 	// told tells Retention.Progress what the prune has removed so far.
 	told func()
+	// start is the database's size when the prune began (SQLite).
+	start store.Size
 }
 
 func newPruner(db *store.DB) *pruner {
@@ -121,6 +123,11 @@ func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) 
 	}
 	var p Pruned
 	pr.tell(r, &p)
+	start, err := pr.db.Size(ctx)
+	if err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
+	pr.start = start
 	restore, err := pr.roomyWriter(ctx)
 	if err != nil {
 		return p, fmt.Errorf("prune: %w", err)
@@ -515,8 +522,8 @@ const VacuumStep = 4096
 // transaction with a checkpoint after each, so that the file shrinks
 // without the WAL growing to the size of what was freed.
 //
-// It keeps free, for new rows to reuse, as many pages as the rows kept
-// take for a day on average (reserve), and gives back only the rest: the
+// It keeps free, for new rows to reuse, as many pages as a day of what it
+// deleted freed (reserve), and gives back only the rest: the
 // vacuum moves a page from the end of the file into each hole it fills,
 // writing it twice (the WAL, then the file), so giving back what the next
 // day's charts would take again costs about twice what it frees and
@@ -531,10 +538,7 @@ func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
 	if err := pr.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
 		return fmt.Errorf("page size: %w", err)
 	}
-	reserve, err := pr.reserve(ctx, r, before)
-	if err != nil {
-		return err
-	}
+	reserve := pr.reserve(r, before)
 	for free := before.FreeBytes; free > reserve && before.Incremental; {
 		pages := min(int64(pr.vacuumStep), (free-reserve+pageSize-1)/pageSize)
 		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages)); err != nil {
@@ -562,19 +566,21 @@ func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
 }
 
 // reserve is how many bytes of free pages the vacuum keeps in the file:
-// the pages in use after the prune spread over the days they hold (from
-// r.Before to the newest chart run's start, at least a day), one day of
-// them. With no run kept it is zero.
-func (pr *pruner) reserve(ctx context.Context, r Retention, s store.Size) (int64, error) {
-	var newest sql.NullInt64
-	if err := pr.w.QueryRowContext(ctx, `SELECT max(started_ms) FROM runs WHERE kind = 'trending'`).Scan(&newest); err != nil {
-		return 0, fmt.Errorf("newest run: %w", err)
+// the free pages the prune made (now is the size before the vacuum: the
+// rows' pages, and those the search index's merge left behind) spread over
+// the days it cut, from the oldest chart run it found to r.Before (at
+// least one), one day of them: the room a day of new rows takes, as a day
+// of the oldest did.
+func (pr *pruner) reserve(r Retention, now store.Size) int64 {
+	freed := now.FreeBytes - pr.start.FreeBytes
+	if freed <= 0 {
+		return 0
 	}
-	if !newest.Valid || newest.Int64 < msOf(r.Before) {
-		return 0, nil
+	days := 1.0
+	if o := pr.start.OldestRun; !o.IsZero() && r.Before.After(o) {
+		days = max(1, float64(r.Before.Sub(o))/float64(dayMS*time.Millisecond))
 	}
-	span := max(dayMS, newest.Int64-msOf(r.Before))
-	return int64(float64(s.Bytes-s.FreeBytes) * dayMS / float64(span)), nil
+	return int64(float64(freed) / days)
 }
 
 func msOf(t time.Time) int64 { return t.UnixMilli() }
