@@ -20,7 +20,7 @@ import (
 
 // BenchmarkPruneYear prunes a scratch copy of INGEST_BENCH_YEAR_DB (a year
 // built by scripts/bench.sh) to its last INGEST_BENCH_KEEP days (default
-// 30), as `ingest prune --keep` does, and reports what it wrote per byte it
+// 30; or a duration, such as 287h: a daemon's pass prunes an hour), as `ingest prune --keep` does, and reports what it wrote per byte it
 // freed (took out of use: given back to the file system or left as free
 // pages inside the file for new rows; shrunk-MB is the former), three ways: what SQLite handed to write(2) (wchar), what the
 // kernel booked as written (write_bytes: a whole page-cache folio each time
@@ -35,17 +35,24 @@ func BenchmarkPruneYear(b *testing.B) {
 	if src == "" {
 		b.Skip("INGEST_BENCH_YEAR_DB names the year (scripts/bench.sh builds it)")
 	}
-	days, _ := strconv.Atoi(os.Getenv("INGEST_BENCH_KEEP"))
-	if days <= 0 {
-		days = 30
+	keep := 30 * 24 * time.Hour
+	if v := os.Getenv("INGEST_BENCH_KEEP"); v != "" {
+		d, err := strconv.Atoi(v)
+		keep = time.Duration(d) * 24 * time.Hour
+		if err != nil { // a duration: a daemon's pass prunes an hour
+			keep, err = time.ParseDuration(v)
+		}
+		if err != nil || keep <= 0 {
+			b.Fatalf("INGEST_BENCH_KEEP=%q: want days (7) or a duration (287h)", v)
+		}
 	}
 	batch, _ := strconv.Atoi(os.Getenv("INGEST_BENCH_BATCH"))
 	for range b.N {
-		benchPrune(b, src, days, batch)
+		benchPrune(b, src, keep, batch)
 	}
 }
 
-func benchPrune(b *testing.B, src string, days, batch int) {
+func benchPrune(b *testing.B, src string, keep time.Duration, batch int) {
 	b.StopTimer()
 	ctx := context.Background()
 	path := scratchCopy(b, src, os.Getenv("INGEST_BENCH_COLD") != "")
@@ -77,7 +84,7 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 			mb(now.writeBytes-last.writeBytes), mb(now.device-last.device))
 		last = now
 	}
-	cut := time.UnixMilli(newest).Add(-time.Duration(days) * 24 * time.Hour)
+	cut := time.UnixMilli(newest).Add(-keep)
 	t0 := time.Now()
 	b.StartTimer()
 	// The longest transaction: how long a daemon's write may wait.
