@@ -38,6 +38,7 @@ type Pruned struct {
 	Runs, Entries, Stats, Videos, Ledger int64
 	Search, Categories                   int64
 	Freed                                int64 // bytes given back to the file system
+	FreeKept                             int64 // bytes of free pages left in the file for new rows
 }
 
 // Prune is the store's retention under the key's standing under the
@@ -120,7 +121,7 @@ func (p *Prune) Entry() Entry {
 		return Ended{RunEnd: res.RunEnd, Err: res.Err, Message: msg, Did: []any{"keep", ingest.Days(p.Kept()),
 			"standing", p.Standing.Name(), "runs", res.Runs, "entries", res.Entries, "stats", res.Stats,
 			"videos", res.Videos, "backfill_results", res.Search, "categories", res.Categories,
-			"ledger", res.Ledger, "freed_bytes", res.Freed}}
+			"ledger", res.Ledger, "freed_bytes", res.Freed, "free_kept_bytes", res.FreeKept}}
 	}}
 }
 

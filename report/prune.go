@@ -34,17 +34,19 @@ func BeyondJSON(b retention.Beyond) WouldJSON {
 // PrunedJSON is prune --json: what a prune deleted, and the database after.
 type PrunedJSON struct {
 	PruneCounts
-	Ledger     int64      `json:"ledger"`
-	FreedBytes int64      `json:"freed_bytes"`
-	Bytes      int64      `json:"database_bytes"`
-	OldestRun  *time.Time `json:"oldest_run"`
+	Ledger     int64 `json:"ledger"`
+	FreedBytes int64 `json:"freed_bytes"`
+	// FreeKeptBytes: free pages the prune left inside the file for new rows.
+	FreeKeptBytes int64      `json:"free_kept_bytes"`
+	Bytes         int64      `json:"database_bytes"`
+	OldestRun     *time.Time `json:"oldest_run"`
 }
 
 // PruneJSON is p, and the database's size s after it, as prune --json
 // prints them.
 func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
 	out := PrunedJSON{PruneCounts: PruneCounts{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos,
-		Search: p.Search, Categories: p.Categories}, Ledger: p.Ledger, FreedBytes: p.Freed, Bytes: s.Bytes}
+		Search: p.Search, Categories: p.Categories}, Ledger: p.Ledger, FreedBytes: p.Freed, FreeKeptBytes: p.FreeKept, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
 		out.OldestRun = &s.OldestRun
 	}
@@ -53,8 +55,12 @@ func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
 
 // Pruned prints what a prune deleted, and the database after it.
 func Pruned(out io.Writer, p retention.Pruned, size store.Size) {
-	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s\n",
-		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed))
+	kept := "" // PostgreSQL keeps its free space in its own way
+	if p.FreeKept > 0 {
+		kept = fmt.Sprintf(", %s kept free inside the file for new rows", megabytes(p.FreeKept))
+	}
+	fmt.Fprintf(out, "pruned %d runs, %d chart entries, %d stats, %d videos, %d backfill results, %d category names, %d ledger rows; freed %s%s\n",
+		p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories, p.Ledger, megabytes(p.Freed), kept)
 	fmt.Fprintf(out, "database %s, oldest run %s\n", megabytes(size.Bytes), oldestText(size.OldestRun))
 }
 

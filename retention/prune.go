@@ -62,8 +62,10 @@ type Pruned struct {
 	// the terms' cuts removed.
 	Search, Categories int64
 	// Freed is how many bytes the incremental vacuum gave back to the file
-	// system (0 on a file made before schema 7: see Size).
-	Freed int64
+	// system (0 on a file made before schema 7: see Size); FreeKept, how
+	// many bytes of free pages it left inside the file for new rows (on a
+	// file that can shrink, what a day of the rows it deleted took).
+	Freed, FreeKept int64
 }
 
 // Prune deletes what r says from db in small transactions, oldest first,
@@ -94,6 +96,8 @@ type pruner struct {
 	afterStep func(step string)
 	// told tells Retention.Progress what the prune has removed so far.
 	told func()
+	// start is the database's size when the prune began (SQLite).
+	start store.Size
 }
 
 func newPruner(db *store.DB) *pruner {
@@ -119,6 +123,11 @@ func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) 
 	}
 	var p Pruned
 	pr.tell(r, &p)
+	start, err := pr.db.Size(ctx)
+	if err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
+	pr.start = start
 	restore, err := pr.roomyWriter(ctx)
 	if err != nil {
 		return p, fmt.Errorf("prune: %w", err)
@@ -512,13 +521,27 @@ const VacuumStep = 4096
 // incremental on files made since schema 7), VacuumStep pages a
 // transaction with a checkpoint after each, so that the file shrinks
 // without the WAL growing to the size of what was freed.
-func (pr *pruner) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
+//
+// It keeps free, for new rows to reuse, as many pages as a day of what it
+// deleted freed (reserve), and gives back only the rest: the
+// vacuum moves a page from the end of the file into each hole it fills,
+// writing it twice (the WAL, then the file), so giving back what the next
+// day's charts would take again costs about twice what it frees and
+// leaves the file as large the day after. A daily prune thus moves no
+// page, and a prune that cuts many days gives back all but a day of them.
+func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
 	before, err := pr.db.Size(ctx)
 	if err != nil {
 		return err
 	}
-	for free := before.FreeBytes; free > 0 && before.Incremental; {
-		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pr.vacuumStep)); err != nil {
+	var pageSize int64
+	if err := pr.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		return fmt.Errorf("page size: %w", err)
+	}
+	reserve := pr.reserve(r, before)
+	for free := before.FreeBytes; free > reserve && before.Incremental; {
+		pages := min(int64(pr.vacuumStep), (free-reserve+pageSize-1)/pageSize)
+		if _, err := pr.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
 		if err := pr.checkpointOver(ctx); err != nil {
@@ -538,7 +561,26 @@ func (pr *pruner) vacuum(ctx context.Context, _ Retention, p *Pruned) error {
 		return err
 	}
 	p.Freed = max(0, before.Bytes-after.Bytes)
+	p.FreeKept = after.FreeBytes
 	return nil
+}
+
+// reserve is how many bytes of free pages the vacuum keeps in the file:
+// the free pages the prune made (now is the size before the vacuum: the
+// rows' pages, and those the search index's merge left behind) spread over
+// the days it cut, from the oldest chart run it found to r.Before (at
+// least one), one day of them: the room a day of new rows takes, as a day
+// of the oldest did.
+func (pr *pruner) reserve(r Retention, now store.Size) int64 {
+	freed := now.FreeBytes - pr.start.FreeBytes
+	if freed <= 0 {
+		return 0
+	}
+	days := 1.0
+	if o := pr.start.OldestRun; !o.IsZero() && r.Before.After(o) {
+		days = max(1, float64(r.Before.Sub(o))/float64(dayMS*time.Millisecond))
+	}
+	return int64(float64(freed) / days)
 }
 
 func msOf(t time.Time) int64 { return t.UnixMilli() }

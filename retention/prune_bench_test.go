@@ -20,8 +20,9 @@ import (
 
 // BenchmarkPruneYear prunes a scratch copy of INGEST_BENCH_YEAR_DB (a year
 // built by scripts/bench.sh) to its last INGEST_BENCH_KEEP days (default
-// 30), as `ingest prune --keep` does, and reports what it wrote per byte it
-// freed, three ways: what SQLite handed to write(2) (wchar), what the
+// 30; or a duration, such as 287h: a daemon's pass prunes an hour), as `ingest prune --keep` does, and reports what it wrote per byte it
+// freed (took out of use: given back to the file system or left as free
+// pages inside the file for new rows; shrunk-MB is the former), three ways: what SQLite handed to write(2) (wchar), what the
 // kernel booked as written (write_bytes: a whole page-cache folio each time
 // a page in it is dirtied, so random 4 KB writes into a file read or
 // written in large pieces count many times their size), and what reached
@@ -34,17 +35,24 @@ func BenchmarkPruneYear(b *testing.B) {
 	if src == "" {
 		b.Skip("INGEST_BENCH_YEAR_DB names the year (scripts/bench.sh builds it)")
 	}
-	days, _ := strconv.Atoi(os.Getenv("INGEST_BENCH_KEEP"))
-	if days <= 0 {
-		days = 30
+	keep := 30 * 24 * time.Hour
+	if v := os.Getenv("INGEST_BENCH_KEEP"); v != "" {
+		d, err := strconv.Atoi(v)
+		keep = time.Duration(d) * 24 * time.Hour
+		if err != nil { // a duration: a daemon's pass prunes an hour
+			keep, err = time.ParseDuration(v)
+		}
+		if err != nil || keep <= 0 {
+			b.Fatalf("INGEST_BENCH_KEEP=%q: want days (7) or a duration (287h)", v)
+		}
 	}
 	batch, _ := strconv.Atoi(os.Getenv("INGEST_BENCH_BATCH"))
 	for range b.N {
-		benchPrune(b, src, days, batch)
+		benchPrune(b, src, keep, batch)
 	}
 }
 
-func benchPrune(b *testing.B, src string, days, batch int) {
+func benchPrune(b *testing.B, src string, keep time.Duration, batch int) {
 	b.StopTimer()
 	ctx := context.Background()
 	path := scratchCopy(b, src, os.Getenv("INGEST_BENCH_COLD") != "")
@@ -58,6 +66,14 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 		b.Fatal(err)
 	}
 	before := fileSize(b, path)
+	inUse := func() int64 {
+		s, err := db.Size(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s.Bytes - s.FreeBytes
+	}
+	usedBefore := inUse()
 	stop, peak := watchWAL(path + "-wal")
 	last := readIO(b, path)
 	first := last
@@ -68,10 +84,14 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 			mb(now.writeBytes-last.writeBytes), mb(now.device-last.device))
 		last = now
 	}
-	cut := time.UnixMilli(newest).Add(-time.Duration(days) * 24 * time.Hour)
+	cut := time.UnixMilli(newest).Add(-keep)
 	t0 := time.Now()
 	b.StartTimer()
-	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch})
+	// The longest transaction: how long a daemon's write may wait.
+	var longest time.Duration
+	tx := time.Now()
+	progress := func(Pruned) { longest, tx = max(longest, time.Since(tx)), time.Now() }
+	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch, Progress: progress})
 	b.StopTimer()
 	took := time.Since(t0)
 	stop()
@@ -79,10 +99,15 @@ func benchPrune(b *testing.B, src string, days, batch int) {
 		b.Fatal(err)
 	}
 	end := readIO(b, path)
-	freed := float64(max(1, before-fileSize(b, path)))
+	// Freed: the bytes the prune took out of use, whether the vacuum gave
+	// them back to the file system (the file shrank) or left them as free
+	// pages inside it for new rows.
+	freed := float64(max(1, usedBefore-inUse()))
 	b.Logf("pruned %+v in %s; file %.1f -> %.1f MB", p, took.Round(time.Second), mb(before), mb(fileSize(b, path)))
 	b.ReportMetric(took.Seconds(), "s")
+	b.ReportMetric(longest.Seconds(), "longest-tx-s")
 	b.ReportMetric(mb(int64(freed)), "freed-MB")
+	b.ReportMetric(mb(before-fileSize(b, path)), "shrunk-MB")
 	b.ReportMetric(float64(end.wchar-first.wchar)/freed, "wchar/freed")
 	b.ReportMetric(float64(end.writeBytes-first.writeBytes)/freed, "write_bytes/freed")
 	b.ReportMetric(float64(end.device-first.device)/freed, "device/freed")
