@@ -36,6 +36,7 @@
 //	internal/yeardb/       the builder behind cmd/yeardb
 //	internal/pgtest/       a real PostgreSQL for tests
 //	internal/storetest/    a test run on each database the store opens
+//	internal/passtest/     a test store filled by real passes, as run --once fills it
 //	internal/redistest/    real redis-server processes for tests
 //	internal/browsertest/  a real headless Chromium for tests
 //
