@@ -94,8 +94,8 @@ fresh() {
 # older schema).
 go build -o "$out/ingest" ./cmd/ingest
 for db in "$db8" "$dball"; do
-  INGEST_DB=$db INGEST_STANDING=extended INGEST_STATS_RETENTION=400d INGEST_LOG_LEVEL=warn \
-    "$out/ingest" prune --keep 400d >/dev/null
+  said=$(env -i PATH="$PATH" HOME="$HOME" INGEST_DB="$db" INGEST_STANDING=extended INGEST_STATS_RETENTION=400d \
+    INGEST_LOG_LEVEL=warn "$out/ingest" prune --keep 400d 2>&1) || { echo "$said" >&2; exit 1; }
 done
 export INGEST_BENCH_DAY_DB="$out/eight.db" INGEST_BENCH_YEAR_DB="$out/all.db"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; all = --regions '$all'; $days days$([[ $days == 30 ]] || echo " (NOT the 30 days the goals are set at)")"
