@@ -103,13 +103,6 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	lim := m.Metered(p.Limiter)
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
-	if r.Listen != nil {
-		shutdown, err := h.listen(ctx, r, m, p)
-		if err != nil {
-			return err
-		}
-		defer shutdown()
-	}
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
 		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.refreshEvery())}
 	if r.Track > 0 {
@@ -126,12 +119,24 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			}
 			pacer = pc
 		}
+		shutdown, err := h.listenIfAsked(ctx, r, m, p)
+		if err != nil {
+			return err
+		}
+		defer shutdown()
 		return outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: spent}))
 	}
 	pacer, err := h.watchPace(r, p, &ros, m, ages)
 	if err != nil {
 		return err
 	}
+	// The listener opens once /metrics holds every series the daemon
+	// serves: a scrape that reaches it never misses the charts' cadences.
+	shutdown, err := h.listenIfAsked(ctx, r, m, p)
+	if err != nil {
+		return err
+	}
+	defer shutdown()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
 	return outdated(ctx, h.daemon(ctx, p, r, d))
 }
@@ -239,6 +244,15 @@ func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metric
 	}
 	m.Register(col)
 	return pacer, nil
+}
+
+// listenIfAsked starts the listener when run --listen asks for one; its
+// shutdown does nothing otherwise.
+func (h *Host) listenIfAsked(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
+	if r.Listen == nil {
+		return func() {}, nil
+	}
+	return h.listen(ctx, r, m, p)
 }
 
 // listen starts the listener of run --listen: /metrics, /healthz and
