@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ import (
 
 // Key is the API key the passes send to the fake upstream.
 const Key = "passtest-key"
+
+// QuotaKey is the quota key the passes charge and the ledger records.
+const QuotaKey = "q"
 
 // Upstream is the fake upstream served over HTTP, and the parts a pass
 // into one store runs on.
@@ -52,7 +56,7 @@ func New(t testing.TB, db *store.DB) *Upstream {
 	led := quota.Ledger{ID: id, Where: "test", Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l}
 	tables := l.Tables()
 	u.limiter, err = quota.NewSQLite(quota.Tables{Turns: tables, Clocks: tables, Log: tables, Pools: tables, Leases: tables, Ledger: tables},
-		"q", u.costs, led, quota.NoUpstreamClock, quota.Options{})
+		QuotaKey, u.costs, led, quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,24 +68,26 @@ func New(t testing.TB, db *store.DB) *Upstream {
 	return u
 }
 
-// Fill runs one pass of each region's chart, one after another as run
-// --once runs them, and fails the test unless every pass completes.
-func (u *Upstream) Fill(t testing.TB, regions ...string) {
+// Fill runs one pass of each chart, a region (US) or a region's category
+// (US/10), one after another as run --once runs them, and fails the test
+// unless every pass completes.
+func (u *Upstream) Fill(t testing.TB, charts ...string) {
 	t.Helper()
-	for _, region := range regions {
-		p := &jobs.Pass{Region: region, QuotaKey: "q", Costs: u.costs, Limiter: u.limiter,
+	for _, chart := range charts {
+		region, category, _ := strings.Cut(chart, "/")
+		p := &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.costs, Limiter: u.limiter,
 			Source: u.client, Sink: u.db, Categories: u.db, Logger: slog.New(slog.DiscardHandler)}
 		if res := p.Run(context.Background()); res.Status != ingest.StatusCompleted {
-			t.Fatalf("passtest: the pass of %s ended %s: %v", region, res.Status, res.Err)
+			t.Fatalf("passtest: the pass of %s ended %s: %v", chart, res.Status, res.Err)
 		}
 	}
 }
 
-// Fill serves a fake upstream and fills db with one pass of each region's
-// chart from it (Upstream.Fill). It gives the fake.
-func Fill(t testing.TB, db *store.DB, regions ...string) *fakeyt.Fake {
+// Fill serves a fake upstream and fills db with one pass of each chart
+// from it (Upstream.Fill). It gives the fake.
+func Fill(t testing.TB, db *store.DB, charts ...string) *fakeyt.Fake {
 	t.Helper()
 	u := New(t, db)
-	u.Fill(t, regions...)
+	u.Fill(t, charts...)
 	return u.Fake
 }
