@@ -74,13 +74,19 @@ func New(t testing.TB, db *store.DB) *Upstream {
 func (u *Upstream) Fill(t testing.TB, charts ...string) {
 	t.Helper()
 	for _, chart := range charts {
-		region, category, _ := strings.Cut(chart, "/")
-		p := &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.costs, Limiter: u.limiter,
-			Source: u.client, Sink: u.db, Categories: u.db, Logger: slog.New(slog.DiscardHandler)}
-		if res := p.Run(context.Background()); res.Status != ingest.StatusCompleted {
+		if res := u.Pass(chart); res.Status != ingest.StatusCompleted {
 			t.Fatalf("passtest: the pass of %s ended %s: %v", chart, res.Status, res.Err)
 		}
 	}
+}
+
+// Pass runs one pass of chart and gives how it ended, for a test whose
+// upstream fails or has no chart there.
+func (u *Upstream) Pass(chart string) jobs.PassResult {
+	region, category, _ := strings.Cut(chart, "/")
+	p := &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.costs, Limiter: u.limiter,
+		Source: u.client, Sink: u.db, Categories: u.db, Logger: slog.New(slog.DiscardHandler)}
+	return p.Run(context.Background())
 }
 
 // Fill serves a fake upstream and fills db with one pass of each chart
