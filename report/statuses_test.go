@@ -35,9 +35,9 @@ func TestReportStatusesAndNotes(t *testing.T) {
 	var out bytes.Buffer
 	rep.Text(&out, time.Local)
 	text := out.String()
-	usLine := regexp.MustCompile(`(?m)^US .*$`).FindString(text)
-	if strings.Contains(usLine, "http://") || len(usLine) > 160 {
-		t.Errorf("US note is not shortened to its reason: %q", usLine)
+	usLine := regexp.MustCompile(`(?m)^US United States .*$`).FindString(text)
+	if usLine == "" || !strings.Contains(usLine, "failed") || strings.Contains(usLine, "http://") || len(usLine) > 160 {
+		t.Errorf("US's row of the regions is not failed with its note shortened to its reason: %q\n%s", usLine, text)
 	}
 	if !strings.Contains(text, "skipped: the upstream has no chart there") {
 		t.Errorf("report has no status legend:\n%s", text)
