@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -15,19 +14,23 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/passtest"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
 
-const testKey = "pass-test-key"
+// testKey is the API key the passes send (the fake counts its charges by
+// it).
+const testKey = passtest.Key
 
-// rig is one pass's real parts: the fake upstream over HTTP, the real
-// YouTube client, the embedded limiter and the store on a file.
+// rig is one pass's real parts (internal/passtest): the fake upstream over
+// HTTP, the real YouTube client, the embedded limiter and the store on a
+// file.
 type rig struct {
+	up      *passtest.Upstream
 	fake    *fakeyt.Fake
 	db      *store.DB
 	limiter *quota.SQLite
@@ -37,40 +40,24 @@ type rig struct {
 
 func newRig(t testing.TB, costsYAML string) *rig {
 	t.Helper()
-	ctx := context.Background()
-	r := &rig{fake: fakeyt.New(), costs: costs.Default()}
+	c := costs.Default()
 	if costsYAML != "" {
-		c, err := costs.Parse("test-costs.yaml", []byte(costsYAML))
-		if err != nil {
+		var err error
+		if c, err = costs.Parse("test-costs.yaml", []byte(costsYAML)); err != nil {
 			t.Fatal(err)
 		}
-		r.costs = c
 	}
-	srv := httptest.NewServer(r.fake)
-	t.Cleanup(srv.Close)
-	var err error
-	r.db = storetest.Open(t)
-	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(r.db).Tables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,
-		Backoff: time.Millisecond, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Costs: c}))
+}
+
+// rigOf names up's parts as the tests use them.
+func rigOf(up *passtest.Upstream) *rig {
+	return &rig{up: up, fake: up.Fake, db: up.DB, limiter: up.Limiter, client: up.Client, costs: up.Costs}
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func (r *rig) pass(region string) *jobs.Pass {
-	return &jobs.Pass{Region: region, QuotaKey: "q", Costs: r.costs, Limiter: r.limiter,
-		Source: r.client, Sink: r.db, Categories: r.db, Logger: quiet()}
-}
+func (r *rig) pass(region string) *jobs.Pass { return r.up.NewPass(region) }
 
 // ledgerUnits sums the default pool over the ledger.
 func (r *rig) ledgerUnits(t testing.TB) int64 {

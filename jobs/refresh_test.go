@@ -2,19 +2,14 @@ package jobs_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/passtest"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
-	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -48,27 +43,10 @@ type simRig struct {
 
 func newSimRig(t *testing.T) *simRig {
 	t.Helper()
-	ctx := context.Background()
 	clock := &simClock{at: time.Now().UTC().Truncate(time.Hour)}
-	r := &rig{fake: fakeyt.New(), costs: costs.Default()}
+	r := rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Now: clock.Now}))
 	r.fake.Move(7, clock.Now)
 	r.fake.SetClock(clock.Now)
-	srv := httptest.NewServer(r.fake)
-	t.Cleanup(srv.Close)
-	var err error
-	r.db = storetest.Open(t)
-	led, err := wiring.On(r.db, "test").QuotaLedger(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(r.db).Tables()), "q", r.costs, led, quota.NoUpstreamClock, quota.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	r.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: testKey,
-		Backoff: time.Millisecond, Logger: quiet(), Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &simRig{rig: r, clock: clock}
 }
 

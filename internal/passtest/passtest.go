@@ -31,21 +31,37 @@ const Key = "passtest-key"
 const QuotaKey = "q"
 
 // Upstream is the fake upstream served over HTTP, and the parts a pass
-// into one store runs on.
+// into one store runs on: the real client, the embedded limiter on the
+// store's ledger, and the costs both charge by.
 type Upstream struct {
 	Fake    *fakeyt.Fake
-	db      *store.DB
-	limiter *quota.SQLite
-	client  *fetch.Client
-	costs   *ingest.Costs
+	DB      *store.DB
+	Limiter *quota.SQLite
+	Client  *fetch.Client
+	Costs   *ingest.Costs
+}
+
+// Options are New's tunables.
+type Options struct {
+	Costs *ingest.Costs    // the operations' costs; costs.Default when nil
+	Now   func() time.Time // the clock the client stamps pages with; time.Now when nil
 }
 
 // New serves a fake upstream for the passes into db, with the embedded
 // limiter on db's ledger under the default costs.
 func New(t testing.TB, db *store.DB) *Upstream {
 	t.Helper()
+	return NewWith(t, db, Options{})
+}
+
+// NewWith is New with o's costs and clock.
+func NewWith(t testing.TB, db *store.DB, o Options) *Upstream {
+	t.Helper()
 	ctx := context.Background()
-	u := &Upstream{Fake: fakeyt.New(), db: db, costs: costs.Default()}
+	u := &Upstream{Fake: fakeyt.New(), DB: db, Costs: o.Costs}
+	if u.Costs == nil {
+		u.Costs = costs.Default()
+	}
 	srv := httptest.NewServer(u.Fake)
 	t.Cleanup(srv.Close)
 	l := ledger.New(db)
@@ -55,13 +71,13 @@ func New(t testing.TB, db *store.DB) *Upstream {
 	}
 	led := quota.Ledger{ID: id, Where: "test", Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l}
 	tables := l.Tables()
-	u.limiter, err = quota.NewSQLite(quota.Tables{Turns: tables, Clocks: tables, Log: tables, Pools: tables, Leases: tables, Ledger: tables},
-		QuotaKey, u.costs, led, quota.NoUpstreamClock, quota.Options{})
+	u.Limiter, err = quota.NewSQLite(quota.Tables{Turns: tables, Clocks: tables, Log: tables, Pools: tables, Leases: tables, Ledger: tables},
+		QuotaKey, u.Costs, led, quota.NoUpstreamClock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: Key, Backoff: time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler)})
+	u.Client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: Key, Backoff: time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler), Now: o.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +99,15 @@ func (u *Upstream) Fill(t testing.TB, charts ...string) {
 // Pass runs one pass of chart and gives how it ended, for a test whose
 // upstream fails or has no chart there.
 func (u *Upstream) Pass(chart string) jobs.PassResult {
+	return u.NewPass(chart).Run(context.Background())
+}
+
+// NewPass is the pass of chart, a region (US) or a region's category
+// (US/10), as run --once builds it, for a test to change before it runs.
+func (u *Upstream) NewPass(chart string) *jobs.Pass {
 	region, category, _ := strings.Cut(chart, "/")
-	p := &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.costs, Limiter: u.limiter,
-		Source: u.client, Sink: u.db, Categories: u.db, Logger: slog.New(slog.DiscardHandler)}
-	return p.Run(context.Background())
+	return &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.Costs, Limiter: u.Limiter,
+		Source: u.Client, Sink: u.DB, Categories: u.DB, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // Fill serves a fake upstream and fills db with one pass of each chart
