@@ -38,7 +38,8 @@ const servedPlans = "plans:\n  standard: {limit: 10000, window: 1h}\n  tiny: {li
 
 // served is the server serve builds (wiring.Host.OpenWeb) over a store
 // the passes filled twice, US and GB, each the unfiltered chart and the
-// music chart, so that charts have a previous run to move against; it
+// music chart, so that charts have a previous run to move against, and
+// tracking then read the videos' views, as run --once --track-for does; it
 // listens on loopback with the access token, the computed figures on.
 type served struct {
 	db   *store.DB
@@ -52,6 +53,11 @@ func serve(t *testing.T) *served {
 	up := passtest.New(t, db)
 	for range 2 {
 		up.Fill(t, "US", "US/10", "GB", "GB/10")
+	}
+	track := &jobs.Track{QuotaKey: passtest.QuotaKey, Costs: up.Costs, Limiter: up.Limiter, Source: up.Client, Store: db,
+		Logger: slog.New(slog.DiscardHandler), For: 7 * 24 * time.Hour}
+	if res := track.Run(ctx); res.Status != ingest.StatusCompleted || res.Tracked == 0 {
+		t.Fatalf("tracking after the passes: %s, %d videos read: %v", res.Status, res.Tracked, res.Err)
 	}
 	plans, err := ratelimit.ParseAPIPlans("plans.yaml", []byte(servedPlans))
 	if err != nil {
