@@ -63,7 +63,7 @@ BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser
 
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them
 	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); \
-	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 45m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
 	(cd deploy && $(GO) test -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -skip '$(BESIDE)' ./...; rc=$$?; \

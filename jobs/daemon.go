@@ -109,6 +109,9 @@ type Ended struct {
 	// back are not in it): a chart pass's and tracking's; nil for a run
 	// that spends no quota.
 	Units map[string]int64
+	// Daily is the part of Units outside the pass's own cost (Outcome's
+	// Daily): what pacing measures a pass at leaves it out.
+	Daily map[string]int64
 	// Gone is how many videos a refresh found the upstream no longer
 	// returns, and deleted.
 	Gone int64
@@ -188,9 +191,11 @@ func (d *Roster) Entries() ([]Entry, error) {
 type Pacer interface {
 	// Due reports whether the entry runs at slot, and if so counts it.
 	Due(ctx context.Context, name string, slot time.Time) bool
-	// Ran is how a run Due allowed ended: what it spent, by pool, and its
-	// status; "" when it did not run after all (another process had it).
-	Ran(name string, units map[string]int64, status ingest.RunStatus)
+	// Ran is how a run Due allowed ended: what it spent, by pool; the part
+	// of that outside the pass's own cost (daily: the category names a
+	// region's first pass of a day reads); and its status, "" when it did
+	// not run after all (another process had it).
+	Ran(name string, units, daily map[string]int64, status ingest.RunStatus)
 }
 
 // runPaced runs e for slot when the pacer (if any) allows it, and tells
@@ -226,7 +231,7 @@ func (d *Daemon) paced(ctx context.Context, name string, slot time.Time, run fun
 		if !ran {
 			status = ""
 		}
-		d.Pacer.Ran(name, end.Units, status)
+		d.Pacer.Ran(name, end.Units, end.Daily, status)
 	}
 	return end, ran, true
 }

@@ -130,7 +130,7 @@ func (p *everyOther) Due(_ context.Context, name string, _ time.Time) bool {
 	return true
 }
 
-func (p *everyOther) Ran(name string, _ map[string]int64, st ingest.RunStatus) {
+func (p *everyOther) Ran(name string, _, _ map[string]int64, st ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.open, name)

@@ -40,6 +40,9 @@ type Outcome struct {
 	// Units is what the run's calls were charged, by pool (calls given
 	// back are not in it).
 	Units map[string]int64
+	// Daily is the part of Units outside a pass's own cost, by pool: the
+	// category names a region's first pass of a day reads.
+	Daily map[string]int64
 	// Remaining is what the default pool had left after the run's last
 	// metered decision, -1 before any.
 	Remaining int64
@@ -93,7 +96,7 @@ type work func(m *meter, out *Outcome) error
 
 // run runs w inside a run of its own and returns how it ended.
 func (j job) run(ctx context.Context, w work) Outcome {
-	out := Outcome{Region: j.label(), Units: map[string]int64{}, Remaining: -1}
+	out := Outcome{Region: j.label(), Units: map[string]int64{}, Daily: map[string]int64{}, Remaining: -1}
 	runID, err := j.start(ctx, j.now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
@@ -105,7 +108,7 @@ func (j job) run(ctx context.Context, w work) Outcome {
 	if r, ok := j.store.(roomer); ok {
 		m.room = r.Room
 	}
-	out.Units = m.units
+	out.Units, out.Daily = m.units, m.daily
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
 	j.classify(ctx, &out, err)

@@ -15,6 +15,10 @@ type meter struct {
 	by       ingest.Caller
 	// units is what the run's calls took, by pool.
 	units map[string]int64
+	// daily is the part of units the run's calls outside its pass's own
+	// cost took: the category names a region's first pass of a day reads,
+	// which pacing keeps room for apart rather than in a pass's cost.
+	daily map[string]int64
 	// remaining is what the default pool had left after the last metered
 	// decision, -1 before any.
 	remaining int64
@@ -32,7 +36,17 @@ type roomer interface {
 
 func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
 	return &meter{limiter: l, quotaKey: quotaKey, by: ingest.Caller{Region: region, RunID: runID},
-		units: map[string]int64{}, remaining: -1}
+		units: map[string]int64{}, daily: map[string]int64{}, remaining: -1}
+}
+
+// count adds sign times a call's charges to what the run took.
+func (m *meter) count(op string, charges []ingest.Charge, sign int64) {
+	for _, c := range charges {
+		m.units[c.Pool] += sign * c.Units
+		if op == ingest.OpCategoriesList {
+			m.daily[c.Pool] += sign * c.Units
+		}
+	}
 }
 
 // gate is the meter as the upstream client calls it.
@@ -55,9 +69,7 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 	if !d.Allowed {
 		return ingest.NoGiveBack, &ingest.RefusedError{Decision: d}
 	}
-	for _, c := range d.Charges {
-		m.units[c.Pool] += c.Units
-	}
+	m.count(op, d.Charges, 1)
 	call := d.Call(m.quotaKey, m.by)
 	return func(ctx context.Context) error { return m.giveBack(ctx, call) }, nil
 }
@@ -69,9 +81,7 @@ func (m *meter) giveBack(ctx context.Context, call ingest.Call) error {
 	if err := m.limiter.Refund(ctx, call); err != nil {
 		return err
 	}
-	for _, c := range call.Charges {
-		m.units[c.Pool] -= c.Units
-	}
+	m.count(call.Op, call.Charges, -1)
 	return nil
 }
 

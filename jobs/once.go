@@ -80,7 +80,7 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 		_, ran, isDue := d.paced(ctx, p.Chart(), now, func() (Ended, bool) {
 			r, ran := d.Runner.RunPass(ctx, p)
 			res = r
-			return Ended{RunEnd: r.RunEnd, Units: r.Units}, ran
+			return Ended{RunEnd: r.RunEnd, Units: r.Units, Daily: r.Daily}, ran
 		})
 		if !isDue {
 			continue

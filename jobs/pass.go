@@ -108,7 +108,7 @@ func (p *Pass) Entry() Entry {
 		if res.Remaining >= 0 {
 			did = append(did, ingest.LogRemaining, res.Remaining)
 		}
-		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Message: "pass", Did: did, Pass: &res, Units: res.Units}
+		return Ended{RunEnd: res.RunEnd, Err: res.Err, Fatal: res.Fatal, Message: "pass", Did: did, Pass: &res, Units: res.Units, Daily: res.Daily}
 	}}
 }
 

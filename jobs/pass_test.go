@@ -87,10 +87,15 @@ func TestPassCompletesARegion(t *testing.T) {
 	if got := r.fake.Charged(testKey); got != int64(pages+1) || res.TotalUnits() != got || r.ledgerUnits(t) != got {
 		t.Fatalf("charged %d, run units %d, ledger %d; want all %d", got, res.TotalUnits(), r.ledgerUnits(t), pages+1)
 	}
+	// The categories call is the part of the units outside the pass's own
+	// cost, as pacing measures a pass.
+	if res.Daily[ingest.DefaultPool] != 1 || jobs.Sum(res.Daily) != 1 {
+		t.Errorf("daily units %v, want the categories call's 1 in %s", res.Daily, ingest.DefaultPool)
+	}
 	// Categories are fetched at most once a day: a second pass skips them.
 	res2 := r.pass("GB").Run(context.Background())
-	if res2.TotalUnits() != int64(pages) {
-		t.Fatalf("second pass units %d, want %d (no categories call)", res2.TotalUnits(), pages)
+	if res2.TotalUnits() != int64(pages) || jobs.Sum(res2.Daily) != 0 {
+		t.Fatalf("second pass units %d (daily %v), want %d (no categories call)", res2.TotalUnits(), res2.Daily, pages)
 	}
 }
 

@@ -112,7 +112,7 @@ func TestPacerDue(t *testing.T) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
 		if p.Due(context.Background(), "US", now) {
 			ran = append(ran, i)
-			p.Ran("US", map[string]int64{"default": 18}, ingest.StatusCompleted)
+			p.Ran("US", map[string]int64{"default": 18}, nil, ingest.StatusCompleted)
 		}
 	}
 	if want := []int{0, 6, 12}; !equal(ran, want) {
@@ -121,12 +121,12 @@ func TestPacerDue(t *testing.T) {
 	if reads != 2 {
 		t.Errorf("read the limiter %d times, want twice: the first plan, and the plan on the first pass's cost", reads)
 	}
-	p.Ran("US", map[string]int64{"default": 20}, ingest.StatusStopped)
+	p.Ran("US", map[string]int64{"default": 20}, nil, ingest.StatusStopped)
 	p.Due(context.Background(), "US", now.Add(10*time.Second))
 	if reads != 3 {
 		t.Errorf("after a stop, read the limiter %d times in all, want 3", reads)
 	}
-	p.Ran("US", map[string]int64{"default": 40}, ingest.StatusCompleted)
+	p.Ran("US", map[string]int64{"default": 40}, nil, ingest.StatusCompleted)
 	p.Due(context.Background(), "US", now.Add(20*time.Second))
 	if reads != 4 {
 		t.Errorf("after a dearer pass, read the limiter %d times in all, want 4", reads)
@@ -158,7 +158,7 @@ func TestPacerMeasuredCostIsNoGuess(t *testing.T) {
 		if !p.Due(context.Background(), name, t0) {
 			t.Fatalf("%s not due at the start", name)
 		}
-		p.Ran(name, map[string]int64{"default": 4}, ingest.StatusCompleted)
+		p.Ran(name, map[string]int64{"default": 4}, nil, ingest.StatusCompleted)
 		if name == "US" && (reads != 1 || loads != 1) {
 			t.Errorf("after US's pass of its measured cost: the limiter read %d times, the history %d; want once each", reads, loads)
 		}
@@ -200,7 +200,7 @@ func TestPacerBlocked(t *testing.T) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
 		if p.Due(context.Background(), "US", now) {
 			ran = append(ran, i)
-			p.Ran("US", map[string]int64{"default": 1}, ingest.StatusCompleted)
+			p.Ran("US", map[string]int64{"default": 1}, nil, ingest.StatusCompleted)
 		}
 	}
 	if want := []int{5, 6, 7}; !equal(ran, want) {
@@ -220,7 +220,7 @@ func TestPacerNoState(t *testing.T) {
 	for i := range 5 {
 		if p.Due(context.Background(), "US", t0.Add(time.Duration(i)*10*time.Second)) {
 			n++
-			p.Ran("US", map[string]int64{"default": 50}, ingest.StatusCompleted)
+			p.Ran("US", map[string]int64{"default": 50}, nil, ingest.StatusCompleted)
 		}
 	}
 	if n != 5 {
@@ -262,7 +262,7 @@ func TestPacerRestart(t *testing.T) {
 			t.Errorf("US's next run %v, want %v: the first slot where it has earned a pass", e.Next, t0.Add(time.Minute))
 		}
 	}
-	p.Ran("GB", map[string]int64{"default": 1}, ingest.StatusCompleted)
+	p.Ran("GB", map[string]int64{"default": 1}, nil, ingest.StatusCompleted)
 	if !p.Due(context.Background(), "GB", t0.Add(2*time.Minute)) {
 		t.Errorf("GB, its pass ended, did not run at its next slot")
 	}
@@ -321,7 +321,7 @@ func TestPacerCountsSlots(t *testing.T) {
 			if ran := p.Due(context.Background(), "IN", tc.start); ran != tc.ran {
 				t.Fatalf("caught up at start: %v, want %v", ran, tc.ran)
 			} else if ran {
-				p.Ran("IN", map[string]int64{"default": 1}, ingest.StatusCompleted)
+				p.Ran("IN", map[string]int64{"default": 1}, nil, ingest.StatusCompleted)
 			}
 			next := slots.Next(tc.start)
 			for _, want := range tc.due {
@@ -331,7 +331,7 @@ func TestPacerCountsSlots(t *testing.T) {
 					t.Errorf("at the slot %s after the start: due %v, want %v", next.Sub(tc.start).Round(time.Second), got, want)
 				}
 				if got {
-					p.Ran("IN", map[string]int64{"default": 1}, ingest.StatusCompleted)
+					p.Ran("IN", map[string]int64{"default": 1}, nil, ingest.StatusCompleted)
 				}
 				next = slots.Next(next)
 			}

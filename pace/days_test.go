@@ -1,8 +1,10 @@
 package pace_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand"
 	"os"
@@ -80,6 +82,8 @@ type sim struct {
 	// late, when set, is how long after its slot a pass starts (a lease,
 	// store or database slow to answer); lateness's few seconds when zero.
 	late time.Duration
+	// log, when set, is the pacers' logger; quiet when nil.
+	log *slog.Logger
 }
 
 func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
@@ -127,7 +131,7 @@ func (s *sim) pacer() *pace.Pacer {
 		entries = append(entries, e)
 	}
 	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: jobs.PaceEntries(entries, s.w.costs),
-		Now: s.w.clock, Logger: quiet(), Refresh: s.every, Bound: s.bound,
+		Now: s.w.clock, Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
 		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
 		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
 }
@@ -147,7 +151,7 @@ func (s *sim) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 		return
 	}
 	if last, err := s.w.db.LastStart(ctx, p.Chart()); err == nil && !last.Before(slot) {
-		pc.Ran(p.Chart(), nil, "")
+		pc.Ran(p.Chart(), nil, nil, "")
 		return
 	}
 	if s.late > 0 {
@@ -164,7 +168,7 @@ func (s *sim) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 	if res.Status == ingest.StatusFailed {
 		s.t.Fatalf("%s at %s: %v", p.Chart(), s.w.clock(), res.Err)
 	}
-	pc.Ran(p.Chart(), res.Units, res.Status)
+	pc.Ran(p.Chart(), res.Units, res.Daily, res.Status)
 	if s.spent[p.Chart()] == nil {
 		s.spent[p.Chart()] = map[int64]int64{}
 	}

@@ -15,10 +15,14 @@ const costWindow = 5
 const dearer = 1.1
 
 // Ran tells the pacer how a pass of the entry ended: what it spent, by
-// pool, and its status. A completed pass is a cost measure; a pass dearer
-// than planned, an entry's first, or one stopped for want of quota makes
-// the plan again at once; the plan is published after every pass.
-func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus) {
+// pool; the part of that outside the pass's own cost (daily: the category
+// names a region's first pass of a day reads, which Config.Daily keeps
+// room for); and its status. What it spent counts in full in the pacer's
+// own spend; a completed pass is a cost measure of the rest, as the
+// worker's history measures a pass; a pass dearer than planned, an
+// entry's first, or one stopped for want of quota makes the plan again at
+// once; the plan is published after every pass.
+func (p *Pacer) Ran(name string, units, daily map[string]int64, status ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -45,7 +49,7 @@ func (p *Pacer) Ran(name string, units map[string]int64, status ingest.RunStatus
 		if slot.After(p.last[name]) {
 			p.last[name] = slot
 		}
-		p.measured(i, units)
+		p.measured(i, passCost(units, daily))
 	}
 	switch {
 	case p.stale != "" && !p.planAt.IsZero():
@@ -76,6 +80,18 @@ func (p *Pacer) measured(i int, units map[string]int64) {
 	}
 	p.recent[e.Name] = r
 	e.Cost = mean(r)
+}
+
+// passCost is what a pass spent less what it spent outside its own cost.
+func passCost(units, daily map[string]int64) map[string]int64 {
+	if len(daily) == 0 {
+		return units
+	}
+	out := make(map[string]int64, len(units))
+	for pool, u := range units {
+		out[pool] = u - daily[pool]
+	}
+	return out
 }
 
 func mean(passes []map[string]float64) map[string]float64 {

@@ -80,12 +80,12 @@ func simulate(t *testing.T, limit int64, entries []pace.Entry) (map[string]int, 
 			cost := int64(e.Cost["default"])
 			if spent+cost > limit {
 				refused++
-				p.Ran(e.Name, nil, ingest.StatusStopped)
+				p.Ran(e.Name, nil, nil, ingest.StatusStopped)
 				continue
 			}
 			spent += cost
 			runs[e.Name]++
-			p.Ran(e.Name, map[string]int64{"default": cost}, ingest.StatusCompleted)
+			p.Ran(e.Name, map[string]int64{"default": cost}, nil, ingest.StatusCompleted)
 		}
 	}
 	return runs, spent, refused

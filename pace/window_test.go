@@ -206,7 +206,7 @@ func run(t *testing.T, w *world, from, to time.Time, ds ...*daemon) {
 					t.Fatalf("%s at %s: %v", p.Chart(), now.Sub(start), res.Err)
 				}
 				if d.pacer != nil {
-					d.pacer.Ran(p.Chart(), res.Units, res.Status)
+					d.pacer.Ran(p.Chart(), res.Units, res.Daily, res.Status)
 				}
 				d.runs[p.Chart()] = append(d.runs[p.Chart()], now)
 				if res.Status == ingest.StatusCompleted {

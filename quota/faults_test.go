@@ -365,6 +365,21 @@ const steadyTimeout = time.Minute
 // host's own limiter keeps the fault's timeout for the fault.
 func (h *host) spendSteadily(n int) {
 	h.t.Helper()
+	h.steadily(func(l *quota.Redis) {
+		for i := range n {
+			d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
+			if err != nil || !d.Allowed || d.Unmetered {
+				h.t.Fatalf("%s: setup call %d of %d: %+v, %v; want admitted, metered", h.name, i+1, n, d, err)
+			}
+			h.record(d)
+		}
+	})
+}
+
+// steadily runs f on h's limiter with steadyTimeout, on a client of its own
+// closed when f returns: for the setup around a fault.
+func (h *host) steadily(f func(*quota.Redis)) {
+	h.t.Helper()
 	o := h.opts
 	o.Timeout = steadyTimeout
 	c, err := quota.NewClient("redis://"+h.addr, o.Timeout)
@@ -376,13 +391,7 @@ func (h *host) spendSteadily(n int) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	for i := range n {
-		d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
-		if err != nil || !d.Allowed || d.Unmetered {
-			h.t.Fatalf("%s: setup call %d of %d: %+v, %v; want admitted, metered", h.name, i+1, n, d, err)
-		}
-		h.record(d)
-	}
+	f(l)
 }
 
 // stop hangs the server (SIGSTOP) until the returned func resumes it.

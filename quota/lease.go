@@ -72,7 +72,7 @@ func (l lease) keep(stop <-chan struct{}, done chan<- struct{}) {
 // ttl/3 until unlock; only the holder of the token can renew or release it.
 func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
 	key, tok := r.prefix+"lock:"+name, token()
-	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
+	tctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, OperatorTimeout))
 	defer cancel()
 	ok, err := r.client.SetNX(tctx, key, tok, ttl).Result()
 	var rerr redis.Error

@@ -69,8 +69,14 @@ var (
 )
 
 const (
-	// DefaultTimeout bounds each call to the Redis limiter.
+	// DefaultTimeout bounds each decision of the Redis limiter.
 	DefaultTimeout = 250 * time.Millisecond
+	// OperatorTimeout bounds a read or a change of the limiter's state that
+	// decides no call: a report's, a metric's, an operator's command.
+	OperatorTimeout = time.Second
+	// SlowestCall bounds the longest step any call to Redis may take (a
+	// recovery's refill of a ledger).
+	SlowestCall = 10 * time.Second
 	// DefaultBeat is how often a daemon looks at the limiter between calls
 	// (a recovery that waits for its ledger), and how often a worker copies
 	// the limiter's list of ledgers.

@@ -338,7 +338,7 @@ func (r *Redis) Readiness(ctx context.Context) (string, error) {
 // Persistence reports whether the Redis server keeps its data across a
 // restart (AOF, or RDB snapshots), as far as CONFIG GET may tell.
 func (r *Redis) Persistence(ctx context.Context) (kept bool, detail string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, time.Second))
+	ctx, cancel := context.WithTimeout(ctx, max(r.opts.Timeout, OperatorTimeout))
 	defer cancel()
 	aof, err := r.client.ConfigGet(ctx, "appendonly").Result()
 	if err != nil {

@@ -305,7 +305,7 @@ func (r *Redis) refillWith(ctx context.Context, a *args, rec ingest.Recalled, ma
 			a.Pools[i].Block = max(a.Pools[i].Block, b.Until.UnixMilli())
 		}
 	}
-	rep, err := r.run(ctx, 10*time.Second, "refill", r.inst, a)
+	rep, err := r.run(ctx, SlowestCall, "refill", r.inst, a)
 	if err != nil {
 		return 0, fmt.Errorf("refill: %w", err)
 	}

@@ -476,7 +476,7 @@ func (r *Redis) State(ctx context.Context) ([]ingest.PoolState, error) {
 func (r *Redis) Status(ctx context.Context) (Status, error) {
 	pools := r.opts.Costs.Pools
 	a := r.base(pools, func(p ingest.Pool) int64 { return dearest(r.opts.Costs, p.Name) })
-	rep, err := r.run(ctx, 0, "read", r.inst, a)
+	rep, err := r.run(ctx, OperatorTimeout, "read", r.inst, a)
 	if err != nil {
 		return Status{}, fmt.Errorf("state: %w", err)
 	}
@@ -516,7 +516,7 @@ func (r *Redis) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.run(ctx, 0, "apply", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
+	if _, err := r.run(ctx, OperatorTimeout, "apply", r.inst, r.base(r.opts.Costs.Pools, one)); err != nil {
 		return nil, fmt.Errorf("apply configuration: %w", err)
 	}
 	return changes(cur), nil

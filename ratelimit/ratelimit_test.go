@@ -40,7 +40,7 @@ func backends(t *testing.T) []backend {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := ratelimit.NewRedis(c)
+			l := ratelimit.NewRedis(c, time.Second)
 			t.Cleanup(func() { l.Close(); c.Close() })
 			return l
 		}},
@@ -210,7 +210,7 @@ func TestRedisScriptAndOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := ratelimit.NewRedis(c)
+	l := ratelimit.NewRedis(c, 200*time.Millisecond)
 	defer l.Close()
 	p := plan("p", 10, time.Hour, 5)
 	expect(t, l, p, "a", 1, true, 4)

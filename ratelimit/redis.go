@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,10 +32,11 @@ const (
 // Redis keeps the counts in Redis, shared by every process on it; one
 // script call per request decides by the server's clock.
 type Redis struct {
-	client redis.UniversalClient
-	queue  chan *call
-	quit   chan struct{}
-	once   sync.Once
+	client  redis.UniversalClient
+	timeout time.Duration
+	queue   chan *call
+	quit    chan struct{}
+	once    sync.Once
 }
 
 // call is one request waiting for its batch.
@@ -46,11 +48,12 @@ type call struct {
 	done  chan struct{}
 }
 
-// NewRedis returns a limiter on client; Close stops its senders. The
-// script is sent with EVALSHA, and loaded again when Redis does not know
-// it (after a restart).
-func NewRedis(client redis.UniversalClient) *Redis {
-	r := &Redis{client: client, queue: make(chan *call, batchMax*flushers), quit: make(chan struct{})}
+// NewRedis returns a limiter on client whose every round trip ends within
+// timeout (a hung Redis answers a request with an error, not a wait); Close
+// stops its senders. The script is sent with EVALSHA, and loaded again
+// when Redis does not know it (after a restart).
+func NewRedis(client redis.UniversalClient, timeout time.Duration) *Redis {
+	r := &Redis{client: client, timeout: timeout, queue: make(chan *call, batchMax*flushers), quit: make(chan struct{})}
 	for range flushers {
 		go r.flush()
 	}
@@ -116,7 +119,8 @@ func (r *Redis) flush() {
 // send runs a batch as one pipeline, and once more with the script loaded
 // when Redis answered NOSCRIPT.
 func (r *Redis) send(batch []*call) {
-	ctx := context.Background() // the client's timeouts bound it
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
 	cmds := r.pipeline(ctx, batch)
 	if len(cmds) > 0 && redis.HasErrorPrefix(cmds[0].Err(), "NOSCRIPT") {
 		if err := gcraScript.Load(ctx, r.client).Err(); err == nil {

@@ -138,7 +138,7 @@ func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		l := ratelimit.NewRedis(client)
+		l := ratelimit.NewRedis(client, quota.DefaultTimeout)
 		return l, func() { l.Close(); client.Close() }, nil
 	}
 	return On(db, "").APILimiter(), func() {}, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -102,7 +101,7 @@ var accessReplies = []struct{ prefix, fix string }{
 // database, the error of the round trip otherwise (an unreachable server),
 // nil when Redis answered.
 func checkAccess(ctx context.Context, c redis.UniversalClient) error {
-	ctx, cancel := context.WithTimeout(ctx, max(quota.DefaultTimeout, time.Second))
+	ctx, cancel := context.WithTimeout(ctx, quota.OperatorTimeout)
 	defer cancel()
 	err := c.Ping(ctx).Err()
 	var reply redis.Error

@@ -66,7 +66,7 @@ func apiLimiterTable(b *testing.B, w io.Writer) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	onRedis := ratelimit.NewRedis(client)
+	onRedis := ratelimit.NewRedis(client, quota.DefaultTimeout)
 	defer onRedis.Close()
 	rows := []benchRow{
 		{name: "(a) serve, SQLite, limiter in the process", db: lite, limiter: ratelimit.NewMemory()},
@@ -246,7 +246,7 @@ func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 // benchRounds rounds.
 func redisServerTime(ctx context.Context, b *testing.B, client redis.UniversalClient) (ours, theirs float64) {
 	plan := benchPlans(b).Plans[0]
-	gcra := ratelimit.NewRedis(client)
+	gcra := ratelimit.NewRedis(client, quota.DefaultTimeout)
 	defer gcra.Close()
 	rr := redis_rate.NewLimiter(client)
 	lim := redis_rate.Limit{Rate: int(plan.Limit), Burst: int(plan.Burst), Period: plan.Window}
