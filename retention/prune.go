@@ -375,10 +375,10 @@ func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
 	for {
 		var first sql.NullInt64
 		if err := pr.w.QueryRowContext(ctx, `SELECT min(day_ms) FROM video_days WHERE day_ms < ?`, day).
-			Scan(&first); err != nil || !first.Valid {
-			if err != nil {
-				return err
-			}
+			Scan(&first); err != nil {
+			return err
+		}
+		if !first.Valid {
 			break
 		}
 		if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms = ?`, first.Int64); err != nil {

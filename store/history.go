@@ -233,7 +233,9 @@ func scanEach[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error))
 // day, then two, four...), never the whole history.
 func (db *DB) RecentEntries(ctx context.Context, videoID string, limit int) ([]ViewPoint, bool, error) {
 	var first, last sql.NullInt64
-	if err := db.r.QueryRowContext(ctx, `SELECT (SELECT min(day_ms) FROM video_days), (SELECT max(day_ms) FROM video_days)`).Scan(&first, &last); err != nil {
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT min(day_ms) FROM video_days), (SELECT max(day_ms) FROM video_days)`).
+		Scan(&first, &last)
+	if err != nil {
 		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
 	}
 	var points []ViewPoint
