@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 11 (the table schema_version).
+-- Step 12 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -274,7 +274,9 @@ CREATE TABLE public.video_stats (
     at_ms bigint NOT NULL,
     view_count bigint,
     like_count bigint,
-    comment_count bigint
+    comment_count bigint,
+    day_ms bigint NOT NULL,
+    CONSTRAINT video_stats_day CHECK ((day_ms = ((at_ms / 86400000) * 86400000)))
 );
 
 CREATE TABLE public.videos (
@@ -382,7 +384,7 @@ ALTER TABLE ONLY public.trending_entries
     ADD CONSTRAINT trending_entries_pkey PRIMARY KEY (run_id, region, vid);
 
 ALTER TABLE ONLY public.video_days
-    ADD CONSTRAINT video_days_pkey PRIMARY KEY (vid, region, category, day_ms);
+    ADD CONSTRAINT video_days_pkey PRIMARY KEY (day_ms, vid, region, category);
 
 ALTER TABLE ONLY public.video_docs
     ADD CONSTRAINT video_docs_pkey PRIMARY KEY (vid);
@@ -391,7 +393,7 @@ ALTER TABLE ONLY public.video_regions
     ADD CONSTRAINT video_regions_pkey PRIMARY KEY (vid, region);
 
 ALTER TABLE ONLY public.video_stats
-    ADD CONSTRAINT video_stats_pkey PRIMARY KEY (vid, at_ms);
+    ADD CONSTRAINT video_stats_pkey PRIMARY KEY (day_ms, vid, at_ms);
 
 ALTER TABLE ONLY public.videos_gone
     ADD CONSTRAINT videos_gone_pkey PRIMARY KEY (id);
@@ -422,7 +424,7 @@ CREATE INDEX search_results_fetched ON public.search_results USING btree (fetche
 
 CREATE INDEX search_results_vid ON public.search_results USING btree (vid);
 
-CREATE INDEX trending_entries_vid ON public.trending_entries USING btree (vid, fetched_ms);
+CREATE INDEX trending_entries_day ON public.trending_entries USING btree ((((fetched_ms / 86400000) * 86400000)), vid, fetched_ms);
 
 CREATE INDEX video_docs_doc ON public.video_docs USING gin (doc, regions, title);
 
@@ -447,17 +449,8 @@ ALTER TABLE ONLY public.search_results
 ALTER TABLE ONLY public.trending_entries
     ADD CONSTRAINT trending_entries_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.runs(id);
 
-ALTER TABLE ONLY public.trending_entries
-    ADD CONSTRAINT trending_entries_vid_fkey FOREIGN KEY (vid) REFERENCES public.videos(vid);
-
-ALTER TABLE ONLY public.video_days
-    ADD CONSTRAINT video_days_vid_fkey FOREIGN KEY (vid) REFERENCES public.videos(vid);
-
 ALTER TABLE ONLY public.video_docs
     ADD CONSTRAINT video_docs_vid_fkey FOREIGN KEY (vid) REFERENCES public.videos(vid);
 
 ALTER TABLE ONLY public.video_regions
     ADD CONSTRAINT video_regions_vid_fkey FOREIGN KEY (vid) REFERENCES public.videos(vid);
-
-ALTER TABLE ONLY public.video_stats
-    ADD CONSTRAINT video_stats_vid_fkey FOREIGN KEY (vid) REFERENCES public.videos(vid);

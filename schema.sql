@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 18 (PRAGMA user_version).
+-- Version 19 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -50,20 +50,6 @@ CREATE TABLE videos (
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
 , thumbnail TEXT NOT NULL DEFAULT '', audio_language TEXT NOT NULL DEFAULT '', language TEXT NOT NULL DEFAULT '');
-
-CREATE TABLE trending_entries (
-  run_id        INTEGER NOT NULL REFERENCES runs (id),
-  region        TEXT    NOT NULL,
-  vid           INTEGER NOT NULL REFERENCES videos (vid),
-  rank          INTEGER NOT NULL,           -- 1-based over the whole chart
-  view_count    INTEGER,
-  like_count    INTEGER,                    -- NULL: hidden
-  comment_count INTEGER,                    -- NULL: hidden
-  fetched_ms    INTEGER NOT NULL, category TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (run_id, region, vid)
-) WITHOUT ROWID;
-
-CREATE INDEX trending_entries_vid ON trending_entries (vid, fetched_ms);
 
 CREATE TABLE search_results (
   run_id     INTEGER NOT NULL REFERENCES runs (id),
@@ -218,17 +204,6 @@ CREATE INDEX runs_running ON runs (region, kind, category) WHERE status = 'runni
 
 CREATE INDEX videos_last_seen ON videos (last_seen_ms);
 
-CREATE TABLE video_stats (
-  vid           INTEGER NOT NULL REFERENCES videos (vid),
-  at_ms         INTEGER NOT NULL,
-  view_count    INTEGER,
-  like_count    INTEGER,
-  comment_count INTEGER,
-  PRIMARY KEY (vid, at_ms)
-) WITHOUT ROWID;
-
-CREATE INDEX video_stats_at ON video_stats (at_ms);
-
 CREATE TABLE ledger_notes (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -242,8 +217,60 @@ CREATE TABLE api_tokens (
   last_used_ms INTEGER
 ) WITHOUT ROWID;
 
+CREATE TABLE pace_plans (
+  quota_key  TEXT PRIMARY KEY,
+  written_ms INTEGER NOT NULL,
+  plan       TEXT NOT NULL
+);
+
+CREATE TABLE videos_gone (
+  id      TEXT    PRIMARY KEY,           -- the upstream's video id
+  gone_ms INTEGER NOT NULL               -- when a refresh found it gone
+) WITHOUT ROWID;
+
+CREATE INDEX search_results_fetched ON search_results (fetched_ms);
+
+CREATE INDEX categories_fetched ON categories (fetched_ms);
+
+CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms, units);
+
+CREATE TABLE region_catalogue (
+  code       TEXT    PRIMARY KEY,   -- ISO 3166-1 alpha-2
+  name       TEXT    NOT NULL,      -- in English (hl=en_US)
+  fetched_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX ledger_pool ON ledger (quota_key, pool, at_ms, units);
+
+CREATE TABLE trending_entries (
+  run_id        INTEGER NOT NULL REFERENCES runs (id),
+  region        TEXT    NOT NULL,
+  vid           INTEGER NOT NULL,           -- videos.vid
+  rank          INTEGER NOT NULL,           -- 1-based over the whole chart
+  view_count    INTEGER,
+  like_count    INTEGER,                    -- NULL: hidden
+  comment_count INTEGER,                    -- NULL: hidden
+  fetched_ms    INTEGER NOT NULL,
+  category      TEXT    NOT NULL DEFAULT '',
+  PRIMARY KEY (run_id, region, vid)
+) WITHOUT ROWID;
+
+CREATE INDEX trending_entries_day ON trending_entries (fetched_ms / 86400000 * 86400000, vid, fetched_ms);
+
+CREATE TABLE video_stats (
+  vid           INTEGER NOT NULL,           -- videos.vid
+  at_ms         INTEGER NOT NULL,
+  view_count    INTEGER,
+  like_count    INTEGER,
+  comment_count INTEGER,
+  day_ms        INTEGER NOT NULL CHECK (day_ms = at_ms / 86400000 * 86400000),  -- at_ms's UTC day
+  PRIMARY KEY (day_ms, vid, at_ms)
+) WITHOUT ROWID;
+
+CREATE INDEX video_stats_at ON video_stats (at_ms);
+
 CREATE TABLE video_days (
-  vid       INTEGER NOT NULL REFERENCES videos (vid),
+  vid       INTEGER NOT NULL,  -- videos.vid
   region    TEXT    NOT NULL,  -- '': tracking's reads (video_stats)
   category  TEXT    NOT NULL,
   day_ms    INTEGER NOT NULL,  -- the UTC day's 00:00
@@ -256,7 +283,7 @@ CREATE TABLE video_days (
   views     INTEGER,
   likes     INTEGER,
   comments  INTEGER,
-  PRIMARY KEY (vid, region, category, day_ms)
+  PRIMARY KEY (day_ms, vid, region, category)
 ) WITHOUT ROWID;
 
 CREATE TRIGGER video_days_entry AFTER INSERT ON trending_entries BEGIN
@@ -317,29 +344,4 @@ CREATE TRIGGER video_days_stat_again AFTER UPDATE ON video_stats BEGIN
     views = CASE WHEN coalesce(excluded.views, -1) > coalesce(views, -1) THEN excluded.views ELSE views END;
 END;
 
-CREATE TABLE pace_plans (
-  quota_key  TEXT PRIMARY KEY,
-  written_ms INTEGER NOT NULL,
-  plan       TEXT NOT NULL
-);
-
-CREATE TABLE videos_gone (
-  id      TEXT    PRIMARY KEY,           -- the upstream's video id
-  gone_ms INTEGER NOT NULL               -- when a refresh found it gone
-) WITHOUT ROWID;
-
-CREATE INDEX search_results_fetched ON search_results (fetched_ms);
-
-CREATE INDEX categories_fetched ON categories (fetched_ms);
-
-CREATE INDEX quota_log_at ON quota_log (quota_key, pool, at_ms, units);
-
-CREATE TABLE region_catalogue (
-  code       TEXT    PRIMARY KEY,   -- ISO 3166-1 alpha-2
-  name       TEXT    NOT NULL,      -- in English (hl=en_US)
-  fetched_ms INTEGER NOT NULL
-) WITHOUT ROWID;
-
-CREATE INDEX ledger_pool ON ledger (quota_key, pool, at_ms, units);
-
-PRAGMA user_version = 18;
+PRAGMA user_version = 19;

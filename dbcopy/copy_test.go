@@ -58,7 +58,7 @@ func fillEveryTable(t *testing.T, db *store.DB) {
 		sql  string
 		args []any
 	}{
-		{`INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count) SELECT vid, ?, 5, NULL, 2 FROM videos`, []any{ms}},
+		{`INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count, day_ms) SELECT vid, ?1, 5, NULL, 2, CAST(?1 AS bigint) / 86400000 * 86400000 FROM videos`, []any{ms}},
 		{`INSERT INTO videos_gone (id, gone_ms) VALUES ('gone1', ?)`, []any{ms}},
 		{`INSERT INTO categories (region, id, title, fetched_ms) VALUES ('US', '10', 'Music', ?)`, []any{ms}},
 		{`INSERT INTO category_fetches (region, fetched_ms) VALUES ('US', ?)`, []any{ms}},

@@ -29,7 +29,7 @@ func TestMarksMoveWithWhatGoes(t *testing.T) {
 			}
 			return [2]string{data, charts}
 		}
-		finished(t, db, "US", t0, vid("a", "a video"))
+		finished(t, db, "US", t0.Add(-24*time.Hour), vid("a", "a video")) // the day before: statistics go in whole days
 		finished(t, db, "US", t0.Add(time.Hour), vid("b", "b video"))
 		was := marks()
 		if _, err := Gone(ctx, db, []string{"b"}, t0.Add(4*time.Hour)); err != nil {
@@ -40,7 +40,7 @@ func TestMarksMoveWithWhatGoes(t *testing.T) {
 			t.Errorf("a video went: the data mark stayed %q", now[0])
 		}
 		was = now
-		if _, err := Prune(ctx, db, Retention{Before: t0.Add(30 * time.Minute)}); err != nil {
+		if _, err := Prune(ctx, db, Retention{Before: t0.Add(-12 * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		now = marks()

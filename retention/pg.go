@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/ingestworks/ingest/store"
 )
 
 // pgPrune is Prune on PostgreSQL: the same rows go, in transactions of
@@ -32,6 +34,9 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 			q    string
 			args []any
 		}{&p.Ledger, pgPruneLedger, []any{ledgerBefore, r.Batch}})
+	}
+	if err := pr.pgTouch(ctx, before); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
 	}
 	for i, s := range steps {
 		if err := pr.pgBatches(ctx, s.n, &p.Entries, s.q, s.args...); err != nil {
@@ -78,16 +83,16 @@ WITH old AS (SELECT id FROM runs WHERE kind = 'trending' AND started_ms < ?1 AND
   r AS (DELETE FROM runs WHERE id IN (SELECT id FROM old) RETURNING 1)
 SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)`
 	pgPruneStats = `
-WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE at_ms < ?1 LIMIT ?2) RETURNING 1)
+WITH s AS (DELETE FROM video_stats WHERE ctid IN (SELECT ctid FROM video_stats WHERE day_ms < ?1 LIMIT ?2) RETURNING 1)
 SELECT count(*), 0 FROM s`
-	pgPruneVideos = `
-WITH o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
-             AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-             AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-             AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
+)
+
+var (
+	pgPruneVideos = store.WithDays("0", store.AllDays) + `,
+  o AS (SELECT vid FROM videos AS v WHERE last_seen_ms < ?1` + orphanClause + `
            ORDER BY last_seen_ms LIMIT ?2 FOR UPDATE SKIP LOCKED),
   r AS (DELETE FROM video_regions WHERE vid IN (SELECT vid FROM o)),
-  d AS (DELETE FROM video_days WHERE vid IN (SELECT vid FROM o)),
+  d AS (DELETE FROM video_days AS vd USING days WHERE vd.day_ms = days.d AND vd.vid IN (SELECT vid FROM o)),
   x AS (DELETE FROM video_docs WHERE vid IN (SELECT vid FROM o)),
   v AS (DELETE FROM videos WHERE vid IN (SELECT vid FROM o) RETURNING 1)
 SELECT count(*), 0 FROM v`
@@ -97,26 +102,39 @@ WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms
 SELECT count(*), 0 FROM l`
 )
 
-// pgPruneDays deletes the rollup of the days up to r.Before's and rebuilds
-// that day from what is left of it, as pruneDays does.
-func (pr *pruner) pgPruneDays(ctx context.Context, before int64) error {
-	day := before / dayMS * dayMS
+// pgTouch notes the videos whose entries fetched at or after cut go with
+// a run begun before it (touch): those of the runs begun the day before.
+func (pr *pruner) pgTouch(ctx context.Context, cut int64) error {
 	return pr.db.Update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms <= ?1`, day); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `
-SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
-  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
-FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
-    AND started_ms >= ?1::bigint - 86400000 AND started_ms < ?2)
-  AND fetched_ms >= ?1 AND fetched_ms < ?2`, day, day+dayMS)
-		if err == nil {
-			_, err = tx.ExecContext(ctx, `
-SELECT video_days_fold(ARRAY[ROW(vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms,
-  view_count, like_count, comment_count)::video_days])
-FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2`, day, day+dayMS)
+		vids, err := vidsOf(ctx, tx, `SELECT DISTINCT e.vid FROM runs AS r JOIN trending_entries AS e ON e.run_id = r.id
+WHERE r.kind = 'trending' AND r.started_ms >= ?1::bigint - 86400000 AND r.started_ms < ?1 AND r.status <> 'running'
+  AND e.fetched_ms >= ?1`, cut)
+		for _, v := range vids {
+			pr.touched[v] = true
 		}
 		return err
 	})
 }
+
+// pgPruneDays deletes the rollup of the days before the cut (a day's
+// 00:00) and makes the cut's day again for the touched videos, as
+// pruneDays does.
+func (pr *pruner) pgPruneDays(ctx context.Context, before int64) error {
+	if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms < ?1`, before); err != nil {
+		return err
+	}
+	return pr.refillTouched(ctx, before)
+}
+
+// PostgreSQL's refills, as refillDelete and the others.
+const (
+	pgRefillDelete         = `DELETE FROM video_days WHERE day_ms = ?1 AND vid IN (SELECT jsonb_array_elements_text(?2::jsonb)::bigint)`
+	pgRefillDayFromEntries = `
+SELECT video_days_fold(ARRAY[ROW(vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1,
+  rank, rank, fetched_ms, view_count, like_count, comment_count)::video_days])
+FROM trending_entries AS e WHERE ` + store.EntryDay + ` = ?1 AND e.vid IN (SELECT jsonb_array_elements_text(?2::jsonb)::bigint)`
+	pgRefillDayFromStats = `
+SELECT video_days_fold(ARRAY[ROW(vid, '', '', day_ms, at_ms, at_ms, 0, NULL, NULL, at_ms,
+  view_count, like_count, comment_count)::video_days])
+FROM video_stats WHERE day_ms = ?1 AND vid IN (SELECT jsonb_array_elements_text(?2::jsonb)::bigint)`
+)

@@ -76,6 +76,23 @@ func Prune(ctx context.Context, db *store.DB, r Retention) (Pruned, error) {
 	return newPruner(db).prune(ctx, r)
 }
 
+// WholeDays is r with Before and OrphansBefore each moved on to the next
+// UTC day's 00:00 (itself when it is one): statistics go in whole days,
+// which sit together in each of their orders, and the videos they leave
+// with no row go with them. A cut rounded toward keeping less never keeps
+// a row longer than r says. Between two days' 00:00 the cuts stay where
+// they are, so a prune at each hour finds nothing to cut but once a day.
+func (r Retention) WholeDays() Retention {
+	up := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return time.UnixMilli((msOf(t) + dayMS - 1) / dayMS * dayMS).UTC()
+	}
+	r.Before, r.OrphansBefore = up(r.Before), up(r.OrphansBefore)
+	return r
+}
+
 // pruner is a prune's hold on the store: its pools and each database's
 // statements, and the steps' sizes, which tests make small.
 type pruner struct {
@@ -98,6 +115,10 @@ type pruner struct {
 	told func()
 	// start is the database's size when the prune began (SQLite).
 	start store.Size
+	// touched are the videos with entries of the cut's own day that went
+	// with a run begun the day before: the cut's day of the rollup is
+	// made again for them alone.
+	touched map[int64]bool
 }
 
 func newPruner(db *store.DB) *pruner {
@@ -110,6 +131,8 @@ func newPruner(db *store.DB) *pruner {
 }
 
 func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
+	r = r.WholeDays()
+	pr.touched = map[int64]bool{}
 	if pr.pg {
 		return pr.pgPrune(ctx, r)
 	}
@@ -242,6 +265,9 @@ func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 			if n = len(ids); err != nil || n == 0 {
 				return err
 			}
+			if err := pr.touch(ctx, tx, jsonIDs(ids), msOf(r.Before)); err != nil {
+				return err
+			}
 			return deleteRuns(ctx, tx, jsonIDs(ids), p)
 		})
 		if err != nil {
@@ -277,6 +303,17 @@ func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, entries int) ([]
 	return ids, rows.Err()
 }
 
+// touch notes the videos whose entries of runs ids were fetched at or
+// after cut: a run begun before the cut, its entries from after it.
+func (pr *pruner) touch(ctx context.Context, tx *sql.Tx, ids string, cut int64) error {
+	vids, err := vidsOf(ctx, tx, `SELECT DISTINCT vid FROM trending_entries
+WHERE run_id IN (SELECT value FROM json_each(?1)) AND fetched_ms >= ?2`, ids, cut)
+	for _, v := range vids {
+		pr.touched[v] = true
+	}
+	return err
+}
+
 func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM trending_entries WHERE run_id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
@@ -292,67 +329,85 @@ func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
 	return nil
 }
 
-// pruneStats deletes stats read before r.Before, a range of videos a
-// transaction (about r.Batch rows), walking the table in its own order
-// (by video, then time): each of its pages is written once over the whole
-// prune. Oldest first instead, each batch would hold a few rows of nearly
-// every video and write nearly every page of the table again, batch after
-// batch. A prune stopped midway leaves the later videos' old stats to the
-// next.
+// pruneStats deletes the stats read before r.Before (a day's 00:00), a day
+// at a time, oldest first, and a range of videos a transaction inside a
+// day of more than r.Batch rows: each day's rows sit together in both of
+// the table's orders (by day and video, by time), so the deletes free
+// whole pages and write little else. A prune stopped midway leaves the
+// later days to the next.
 func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
 	before := msOf(r.Before)
-	var n, top int64
-	if err := pr.w.QueryRowContext(ctx, `SELECT count(*), coalesce(max(vid), 0) FROM video_stats WHERE at_ms < ?`, before).
-		Scan(&n, &top); err != nil || n == 0 {
-		return err
-	}
-	span := max(1, int64(r.Batch)*(top+1)/n)
-	for lo := int64(0); lo <= top; lo += span {
-		// +at_ms: the range of videos walks the table, not the index by time.
-		res, err := pr.w.ExecContext(ctx, `DELETE FROM video_stats WHERE vid >= ? AND vid < ? AND +at_ms < ?`, lo, lo+span, before)
-		if err != nil {
-			return fmt.Errorf("stats: %w", err)
-		}
-		k, _ := res.RowsAffected()
-		p.Stats += k
-		if err := pr.checkpointOver(ctx); err != nil {
+	for {
+		var day sql.NullInt64
+		var n, top int64
+		if err := pr.w.QueryRowContext(ctx, `SELECT min(day_ms) FROM video_stats WHERE day_ms < ?`, before).
+			Scan(&day); err != nil || !day.Valid {
 			return err
 		}
+		if err := pr.w.QueryRowContext(ctx, `SELECT count(*), coalesce(max(vid), 0) FROM video_stats WHERE day_ms = ?`,
+			day.Int64).Scan(&n, &top); err != nil {
+			return err
+		}
+		span := max(1, int64(r.Batch)*(top+1)/max(n, 1))
+		for lo := int64(0); lo <= top; lo += span {
+			res, err := pr.w.ExecContext(ctx, `DELETE FROM video_stats WHERE day_ms = ? AND vid >= ? AND vid < ?`,
+				day.Int64, lo, lo+span)
+			if err != nil {
+				return fmt.Errorf("stats: %w", err)
+			}
+			k, _ := res.RowsAffected()
+			p.Stats += k
+			if err := pr.checkpointOver(ctx); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
 }
 
 // pruneDays deletes the daily rollup (video_days) of the days before
-// r.Before's, a range of videos a transaction, then rebuilds r.Before's own
-// day from what is left of it, so that the rollup says what the entries and
-// stats kept say.
-//
-// A prune that deleted no entries and no stats has nothing to fold out of
-// the rollup, and skips it: its deletes walk the whole rollup. (A prune
-// stopped before this step leaves older days behind until the next prune
-// that deletes something.)
+// r.Before (a day's 00:00), a day a transaction: they sit together. The
+// cut's own day stays whole but for the entries of a run begun the day
+// before, which went with their run: the day is made again from what is
+// left of it for those videos alone (pr.touched), so that the rollup says
+// what the entries and stats kept say.
 func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
-	if p.Entries == 0 && p.Stats == 0 {
-		return nil
-	}
-	day := msOf(r.Before) / dayMS * dayMS
-	var top int64
-	if err := pr.w.QueryRowContext(ctx, `SELECT coalesce(max(vid), 0) FROM videos`).Scan(&top); err != nil {
-		return err
-	}
-	span := int64(max(1, r.Batch/10)) // videos: about ten days each
-	for lo := int64(0); lo <= top; lo += span {
-		if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE vid >= ? AND vid < ? AND day_ms <= ?`,
-			lo, lo+span, day); err != nil {
+	day := msOf(r.Before)
+	for {
+		var first sql.NullInt64
+		if err := pr.w.QueryRowContext(ctx, `SELECT min(day_ms) FROM video_days WHERE day_ms < ?`, day).
+			Scan(&first); err != nil {
+			return err
+		}
+		if !first.Valid {
+			break
+		}
+		if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms = ?`, first.Int64); err != nil {
 			return fmt.Errorf("daily rollup: %w", err)
 		}
 		if err := pr.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
+	return pr.refillTouched(ctx, day)
+}
+
+// refillTouched makes day's rollup again for the touched videos, from the
+// entries and stats kept of that day.
+func (pr *pruner) refillTouched(ctx context.Context, day int64) error {
+	if len(pr.touched) == 0 {
+		return nil
+	}
+	vids := make([]int64, 0, len(pr.touched))
+	for v := range pr.touched {
+		vids = append(vids, v)
+	}
+	stmts := []string{refillDelete, refillDayFromEntries, refillDayFromStats}
+	if pr.pg {
+		stmts = []string{pgRefillDelete, pgRefillDayFromEntries, pgRefillDayFromStats}
+	}
 	return pr.db.Update(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{refillDayFromEntries, refillDayFromStats} {
-			if _, err := tx.ExecContext(ctx, q, day, day+dayMS); err != nil {
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q, day, jsonIDs(vids)); err != nil {
 				return fmt.Errorf("daily rollup of %s: %w", time.UnixMilli(day).UTC().Format(time.DateOnly), err)
 			}
 		}
@@ -360,22 +415,20 @@ func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
 	})
 }
 
-// The refills put one day [?1, ?2) back into the rollup from the entries of
-// the runs started around it and the stats read in it.
+// The refills put day ?1 of the videos ?2 (a JSON array) back into the
+// rollup from the entries and the stats of that day.
 const (
+	refillDelete         = `DELETE FROM video_days WHERE day_ms = ?1 AND vid IN (SELECT value FROM json_each(?2))`
 	refillDayFromEntries = `
 INSERT INTO video_days
 SELECT vid, region, category, fetched_ms / 86400000 * 86400000, fetched_ms, fetched_ms, 1, rank, rank,
   fetched_ms, view_count, like_count, comment_count
-FROM trending_entries WHERE run_id IN (SELECT id FROM runs WHERE kind = 'trending'
-    AND started_ms >= ?1 - 86400000 AND started_ms < ?2)
-  AND fetched_ms >= ?1 AND fetched_ms < ?2
+FROM trending_entries AS e WHERE ` + store.EntryDay + ` = ?1 AND e.vid IN (SELECT value FROM json_each(?2))
 ON CONFLICT DO UPDATE SET ` + daysUpsert
 	refillDayFromStats = `
 INSERT INTO video_days
-SELECT vid, '', '', at_ms / 86400000 * 86400000, at_ms, at_ms, 0, NULL, NULL, at_ms, view_count, like_count,
-  comment_count
-FROM video_stats WHERE at_ms >= ?1 AND at_ms < ?2
+SELECT vid, '', '', day_ms, at_ms, at_ms, 0, NULL, NULL, at_ms, view_count, like_count, comment_count
+FROM video_stats WHERE day_ms = ?1 AND vid IN (SELECT value FROM json_each(?2))
 ON CONFLICT DO UPDATE SET ` + daysUpsert
 )
 
@@ -386,11 +439,9 @@ ON CONFLICT DO UPDATE SET ` + daysUpsert
 // would otherwise rewrite the index's segments, a batch after batch; the
 // index is merged once afterwards (mergeIndex).
 func (pr *pruner) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
-	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1
-		AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-		AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-		AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)
+	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1` + orphanClause + `
 		ORDER BY last_seen_ms LIMIT ?2`
+	with := store.WithDays("0", store.AllDays)
 	restore, err := pr.pauseMerges(ctx)
 	if err != nil {
 		return err
@@ -398,8 +449,8 @@ func (pr *pruner) pruneVideos(ctx context.Context, r Retention, p *Pruned) error
 	before := p.Videos
 	batch := max(1, r.Batch/videoRows)
 	err = pr.inBatches(ctx, &p.Videos, batch, []any{msOf(r.orphansBefore()), batch},
-		`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
-		`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
+		with+`DELETE FROM video_regions WHERE vid IN (`+orphans+`)`,
+		with+`DELETE FROM videos WHERE vid IN (`+orphans+`)`)
 	if err = errors.Join(err, restore()); err != nil || p.Videos == before {
 		return err
 	}
@@ -570,11 +621,13 @@ func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
 // rows' pages, and those the search index's merge left behind) spread over
 // the days it cut, from the oldest chart run it found to r.Before (at
 // least one), one day of them: the room a day of new rows takes, as a day
-// of the oldest did.
+// of the oldest did. A prune that made no free page (between two days'
+// cuts, there is nothing to cut) keeps those it finds: an earlier prune
+// kept them for the rows of the day under way.
 func (pr *pruner) reserve(r Retention, now store.Size) int64 {
 	freed := now.FreeBytes - pr.start.FreeBytes
 	if freed <= 0 {
-		return 0
+		return now.FreeBytes
 	}
 	days := 1.0
 	if o := pr.start.OldestRun; !o.IsZero() && r.Before.After(o) {

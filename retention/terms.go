@@ -57,6 +57,7 @@ func (b Beyond) String() string {
 // points at, before r's orphan cut, that the other steps leave orphaned
 // included only once they are.
 func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
+	r = r.WholeDays()
 	var b Beyond
 	one := func(q string, dst []any, args ...any) error {
 		if err := db.Reader().QueryRowContext(ctx, q, args...).Scan(dst...); err != nil {
@@ -67,7 +68,7 @@ func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
 	err := errors.Join(
 		one(`SELECT count(*), coalesce(sum(videos), 0) FROM runs WHERE kind = 'trending' AND started_ms < ? AND status <> 'running'`,
 			[]any{&b.Runs, &b.Entries}, msOf(r.Before)),
-		one(`SELECT count(*) FROM video_stats WHERE at_ms < ?`, []any{&b.Stats}, msOf(r.Before)))
+		one(`SELECT count(*) FROM video_stats WHERE day_ms < ?`, []any{&b.Stats}, msOf(r.Before)))
 	if err == nil && !r.SearchBefore.IsZero() {
 		err = one(`SELECT count(*) FROM search_results WHERE fetched_ms < ?`, []any{&b.Search}, msOf(r.SearchBefore))
 	}
@@ -77,16 +78,19 @@ func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
 	if err == nil && !r.VideosBefore.IsZero() {
 		err = one(`SELECT count(*) FROM videos WHERE last_seen_ms < ?`, []any{&b.Videos}, msOf(r.VideosBefore))
 	} else if err == nil {
-		err = one(`SELECT count(*) FROM videos AS v WHERE last_seen_ms < ?`+orphanClause, []any{&b.Videos}, msOf(r.orphansBefore()))
+		err = one(store.WithDays("0", store.AllDays)+`SELECT count(*) FROM videos AS v WHERE last_seen_ms < ?1`+orphanClause,
+			[]any{&b.Videos}, msOf(r.orphansBefore()))
 	}
 	return b, err
 }
 
 // orphanClause keeps the videos nothing kept points at.
+// The entries and stats are sought day by day: a statement that holds it
+// begins store.WithDays over every kept day.
 const orphanClause = `
-  AND NOT EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
+  AND NOT EXISTS (SELECT 1 FROM days CROSS JOIN trending_entries AS e WHERE ` + store.EntryDay + ` = days.d AND e.vid = v.vid)
   AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-  AND NOT EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid)`
+  AND NOT EXISTS (SELECT 1 FROM days CROSS JOIN video_stats AS st WHERE st.day_ms = days.d AND st.vid = v.vid)`
 
 // orphansBefore is when a video nothing points at goes: OrphansBefore, or
 // Before when that is not set.
@@ -183,6 +187,14 @@ func vidsOf(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, er
 	return vids, rows.Err()
 }
 
+// byDay are the tables led by the day, whose rows of a video are sought
+// day by day: their key, and the day as their order says it.
+var byDay = map[string]struct{ key, day string }{
+	"trending_entries": {"run_id, region, vid", "fetched_ms / 86400000 * 86400000"},
+	"video_stats":      {"day_ms, vid, at_ms", "day_ms"},
+	"video_days":       {"day_ms, vid, region, category", "day_ms"},
+}
+
 // deleteVideos deletes vids with every row pointing at them (the index's
 // words too: a trigger's on SQLite, video_docs on PostgreSQL), counting the
 // entries, stats, results and videos.
@@ -195,7 +207,12 @@ func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p 
 	counts := map[string]*int64{"trending_entries": &p.Entries, "search_results": &p.Search, "video_stats": &p.Stats,
 		"videos": &p.Videos}
 	for _, t := range append(pr.q.videoRows[:len(pr.q.videoRows):len(pr.q.videoRows)], "videos") {
-		res, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE vid IN `+in, args...)
+		q := `DELETE FROM ` + t + ` WHERE vid IN ` + in
+		if k, ok := byDay[t]; ok {
+			q = store.WithDays("0", store.AllDays) + `DELETE FROM ` + t + ` WHERE (` + k.key + `) IN (
+  SELECT ` + k.key + ` FROM days CROSS JOIN ` + t + ` WHERE ` + k.day + ` = days.d AND vid IN ` + in + `)`
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}

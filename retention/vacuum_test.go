@@ -20,7 +20,8 @@ func TestPruneKeepsADayOfFreePages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t) // the file's free pages: SQLite only
-	start := t0.Add(-10 * 24 * time.Hour)
+	// Days from 00:00: statistics go in whole days.
+	start := t0.Truncate(24 * time.Hour).Add(-10 * 24 * time.Hour)
 	for d := range 10 {
 		at := start.Add(time.Duration(d) * 24 * time.Hour)
 		var videos []ingest.Video

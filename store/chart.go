@@ -326,7 +326,7 @@ func (db *DB) chartDayAgo(ctx context.Context, c *Chart) error {
 
 // chartPeaks fills each entry's best rank and days in this chart up to
 // this run: whole days from the daily rollup, and the entries of the
-// run's own day, before the next run, from trending_entries_vid.
+// run's own day, before the next run, from trending_entries_day.
 func (db *DB) chartPeaks(ctx context.Context, c *Chart) error {
 	if len(c.Entries) == 0 {
 		return nil
@@ -452,6 +452,10 @@ func jsonStrings(ss []string) string {
 	return string(b)
 }
 
+// peaksWith names the days a chart's peaks read: days, the whole days
+// before the run's own (?5), and own, those from it to the next run (?4).
+var peaksWith = "WITH RECURSIVE " + DaysCTE("days", "0", "?5") + ", " + DaysCTE("own", "?5", "?4")
+
 // chartStmts read a chart's trend, its entries' peaks and videos'
 // categories, each database's text: PostgreSQL reads a JSON array of ids
 // with jsonb_array_elements_text where SQLite takes json_each.
@@ -464,15 +468,17 @@ SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2
 ORDER BY e.run_id`,
-		chartPeaks: `
+		chartPeaks: peaksWith + `
 SELECT vid, min(rank), sum(days) FROM (
-  SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
-  WHERE vid IN (SELECT value FROM json_each(?1)) AND region = ?2 AND category = ?3 AND entries > 0 AND day_ms < ?5
-  GROUP BY vid
+  SELECT d.vid, min(d.best_rank) AS rank, count(*) AS days FROM days CROSS JOIN video_days AS d
+  WHERE d.day_ms = days.d AND d.vid IN (SELECT value FROM json_each(?1)) AND d.region = ?2 AND d.category = ?3
+    AND d.entries > 0 AND d.day_ms < ?5
+  GROUP BY d.vid
   UNION ALL
-  SELECT vid, min(rank), 1 FROM trending_entries
-  WHERE vid IN (SELECT value FROM json_each(?1)) AND fetched_ms >= ?5 AND fetched_ms < ?4 AND region = ?2 AND category = ?3
-  GROUP BY vid)
+  SELECT e.vid, min(e.rank), 1 FROM own CROSS JOIN trending_entries AS e
+  WHERE ` + EntryDay + ` = own.d AND e.vid IN (SELECT value FROM json_each(?1)) AND e.fetched_ms >= ?5 AND e.fetched_ms < ?4
+    AND e.region = ?2 AND e.category = ?3
+  GROUP BY e.vid)
 GROUP BY vid`,
 		videoCategories: `SELECT id, category_id FROM videos
 WHERE id IN (SELECT value FROM json_each(?))`,
@@ -483,17 +489,17 @@ SELECT e.run_id, e.vid, e.rank, coalesce(e.view_count, 0)
 FROM trending_entries AS e
 WHERE e.run_id IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND e.region = ?2
 ORDER BY e.run_id`,
-		chartPeaks: `
+		chartPeaks: peaksWith + `
 SELECT vid, min(rank), sum(days) FROM (
-  SELECT vid, min(best_rank) AS rank, count(*) AS days FROM video_days
-  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND region = ?2 AND category = ?3
-    AND entries > 0 AND day_ms < ?5
-  GROUP BY vid
+  SELECT d.vid, min(d.best_rank) AS rank, count(*) AS days FROM days CROSS JOIN video_days AS d
+  WHERE d.day_ms = days.d AND d.vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND d.region = ?2
+    AND d.category = ?3 AND d.entries > 0 AND d.day_ms < ?5
+  GROUP BY d.vid
   UNION ALL
-  SELECT vid, min(rank), 1 FROM trending_entries
-  WHERE vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND fetched_ms >= ?5 AND fetched_ms < ?4
-    AND region = ?2 AND category = ?3
-  GROUP BY vid) AS p
+  SELECT e.vid, min(e.rank), 1 FROM own CROSS JOIN trending_entries AS e
+  WHERE ` + EntryDay + ` = own.d AND e.vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint)
+    AND e.fetched_ms >= ?5 AND e.fetched_ms < ?4 AND e.region = ?2 AND e.category = ?3
+  GROUP BY e.vid) AS p
 GROUP BY vid`,
 		videoCategories: `SELECT id, category_id FROM videos
 WHERE id IN (SELECT jsonb_array_elements_text(?1::jsonb))`,

@@ -93,14 +93,14 @@ func nextDay(ms int64) int64 { return (ms + dayMS - 1) / dayMS * dayMS }
 func (db *DB) presence(ctx context.Context, videoID string, from int64) ([]ChartPresence, error) {
 	f := chartFold{index: map[[2]string]int{}}
 	day := nextDay(from)
-	rows, err := db.r.QueryContext(ctx, `
+	rows, err := db.r.QueryContext(ctx, WithDays("?3", AllDays)+`
 SELECT e.region, e.category, e.fetched_ms, e.fetched_ms, 1, e.rank, e.rank
-FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM videos WHERE id = ?1)
-  AND e.fetched_ms >= ?2 AND e.fetched_ms < ?3
+FROM trending_entries AS e WHERE `+EntryDay+` = CAST(?2 AS bigint) / 86400000 * 86400000
+  AND e.vid = (SELECT vid FROM videos WHERE id = ?1) AND e.fetched_ms >= ?2 AND e.fetched_ms < ?3
 UNION ALL
 SELECT d.region, d.category, d.first_ms, d.last_ms, d.entries, d.best_rank, d.last_rank
-FROM video_days AS d WHERE d.vid = (SELECT vid FROM videos WHERE id = ?1)
-  AND d.region <> '' AND d.day_ms >= ?3 AND d.entries > 0`, videoID, from, day)
+FROM days CROSS JOIN video_days AS d WHERE d.day_ms = days.d AND d.vid = (SELECT vid FROM videos WHERE id = ?1)
+  AND d.region <> '' AND d.entries > 0`, videoID, from, day)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +155,8 @@ func (f *chartFold) add(region, category string, first, last int64, n, best, las
 // recentDays days of readings, a point a day (the day's highest) between.
 func (db *DB) views(ctx context.Context, videoID string, from int64, since time.Time, v StoredVideo) ([]CountPoint, error) {
 	var lastStat sql.NullInt64
-	if err := db.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM video_stats
-WHERE vid = (SELECT vid FROM videos WHERE id = ?)`, videoID).Scan(&lastStat); err != nil {
+	if err := db.r.QueryRowContext(ctx, WithDays("0", AllDays)+`SELECT max(s.at_ms) FROM days CROSS JOIN video_stats AS s
+WHERE s.day_ms = days.d AND s.vid = (SELECT vid FROM videos WHERE id = ?1)`, videoID).Scan(&lastStat); err != nil {
 		return nil, err
 	}
 	last := max(msOf(v.LastSeen), lastStat.Int64)
@@ -229,15 +229,28 @@ func scanEach[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error))
 
 // RecentEntries returns videoID's last limit trending entries, oldest
 // first, and whether it has older ones: what a video page lists, read
-// newest first down trending_entries_vid, never the whole history.
+// newest first, a span of days at a time down trending_entries_day (a
+// day, then two, four...), never the whole history.
 func (db *DB) RecentEntries(ctx context.Context, videoID string, limit int) ([]ViewPoint, bool, error) {
-	rows, err := db.r.QueryContext(ctx, `
-SELECT `+viewPointColumns+`
-FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM videos WHERE id = ?1)
-ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?2`, videoID, limit+1)
-	points, err := viewPoints(rows, err)
+	var first, last sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT min(day_ms) FROM video_days), (SELECT max(day_ms) FROM video_days)`).
+		Scan(&first, &last)
 	if err != nil {
 		return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
+	}
+	var points []ViewPoint
+	for to, span := last.Int64+dayMS, int64(dayMS); first.Valid && to > first.Int64 && len(points) <= limit; span *= 2 {
+		from := max(first.Int64, to-span)
+		rows, err := db.r.QueryContext(ctx, WithDays("?2", "?3")+`
+SELECT `+viewPointColumns+`
+FROM days CROSS JOIN trending_entries AS e
+WHERE `+EntryDay+` = days.d AND e.vid = (SELECT vid FROM videos WHERE id = ?1)
+ORDER BY e.fetched_ms DESC, e.run_id DESC, e.region DESC LIMIT ?4`, videoID, from, to, limit+1-len(points))
+		got, err := viewPoints(rows, err)
+		if err != nil {
+			return nil, false, fmt.Errorf("entries of %s: %w", videoID, err)
+		}
+		points, to = append(points, got...), from
 	}
 	more := len(points) > limit
 	points = points[:min(len(points), limit)]
@@ -251,16 +264,16 @@ type historyStmts struct{ counts, dailyCounts string }
 
 // pointsSQL are a video's counts (?1) in [?3, ?4): its chart entries'
 // and its tracked ones.
-const pointsSQL = `
-WITH v AS (SELECT vid FROM videos WHERE id = ?1),
+var pointsSQL = WithDays("?3", "?4") + `,
+v AS (SELECT vid FROM videos WHERE id = ?1),
 points (at_ms, views, likes, comments) AS (
   SELECT e.fetched_ms, e.view_count, e.like_count, e.comment_count
-  FROM trending_entries AS e WHERE e.vid = (SELECT vid FROM v) AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4
-    AND e.view_count IS NOT NULL
+  FROM days CROSS JOIN trending_entries AS e WHERE ` + EntryDay + ` = days.d AND e.vid = (SELECT vid FROM v)
+    AND e.fetched_ms >= ?3 AND e.fetched_ms < ?4 AND e.view_count IS NOT NULL
   UNION ALL
   SELECT s.at_ms, s.view_count, s.like_count, s.comment_count
-  FROM video_stats AS s WHERE s.vid = (SELECT vid FROM v) AND s.at_ms >= ?3 AND s.at_ms < ?4
-    AND s.view_count IS NOT NULL
+  FROM days CROSS JOIN video_stats AS s WHERE s.day_ms = days.d AND s.vid = (SELECT vid FROM v)
+    AND s.at_ms >= ?3 AND s.at_ms < ?4 AND s.view_count IS NOT NULL
 )`
 
 var (
@@ -268,18 +281,18 @@ var (
 		counts: pointsSQL + `
 SELECT at_ms, max(views), likes, comments FROM points
 GROUP BY at_ms / ?2 ORDER BY at_ms / ?2`,
-		dailyCounts: `
-SELECT peak_ms, max(views), likes, comments FROM video_days
-WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
+		dailyCounts: WithDays("?2", "?3") + `
+SELECT peak_ms, max(views), likes, comments FROM days CROSS JOIN video_days
+WHERE day_ms = days.d AND vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND views IS NOT NULL
 GROUP BY day_ms ORDER BY day_ms`,
 	}
 	pgHistorySQL = historyStmts{
 		counts: pointsSQL + `
 SELECT DISTINCT ON (at_ms / ?2::bigint) at_ms, views, likes, comments FROM points
 ORDER BY at_ms / ?2::bigint, views DESC, at_ms`,
-		dailyCounts: `
-SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM video_days
-WHERE vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND day_ms < ?3 AND views IS NOT NULL
+		dailyCounts: WithDays("?2", "?3") + `
+SELECT DISTINCT ON (day_ms) peak_ms, views, likes, comments FROM days CROSS JOIN video_days
+WHERE day_ms = days.d AND vid = (SELECT vid FROM videos WHERE id = ?1) AND day_ms >= ?2 AND views IS NOT NULL
 ORDER BY day_ms, views DESC, peak_ms`,
 	}
 )

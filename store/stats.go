@@ -42,12 +42,12 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 
 // SeenOnCharts returns the ids of the videos some chart showed at or after
 // since: what tracking reads the counts of. It walks the videos seen since
-// (videos_last_seen) and keeps those with a chart entry since
-// (trending_entries_vid), so a backfill's finds are not tracked.
+// (videos_last_seen) and keeps those with a chart entry since, sought day
+// by day (trending_entries_day), so a backfill's finds are not tracked.
 func (db *DB) SeenOnCharts(ctx context.Context, since time.Time) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT v.id FROM videos AS v
-WHERE v.last_seen_ms >= ?1 AND EXISTS (SELECT 1 FROM trending_entries AS e
-  WHERE e.vid = v.vid AND e.fetched_ms >= ?1)
+	rows, err := db.r.QueryContext(ctx, WithDays("?1", AllDays)+`SELECT v.id FROM videos AS v
+WHERE v.last_seen_ms >= ?1 AND EXISTS (SELECT 1 FROM days CROSS JOIN trending_entries AS e
+  WHERE `+EntryDay+` = days.d AND e.vid = v.vid AND e.fetched_ms >= ?1)
 ORDER BY v.last_seen_ms`, msOf(since))
 	if err != nil {
 		return nil, fmt.Errorf("videos seen since %s: %w", since.Format(time.RFC3339), err)
@@ -72,7 +72,7 @@ ORDER BY v.last_seen_ms`, msOf(since))
 func (db *DB) ChartedSince(ctx context.Context, since time.Time) ([]ingest.Charted, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT v.id, d.region, v.last_seen_ms FROM videos AS v
 JOIN video_days AS d ON d.vid = v.vid
-WHERE v.last_seen_ms >= ?1 AND d.region <> '' AND d.last_ms >= ?1
+WHERE d.day_ms >= CAST(?1 AS bigint) / 86400000 * 86400000 AND v.last_seen_ms >= ?1 AND d.region <> '' AND d.last_ms >= ?1
 ORDER BY v.last_seen_ms, v.id, d.region`, msOf(since))
 	if err != nil {
 		return nil, fmt.Errorf("videos charted since %s: %w", since.Format(time.RFC3339), err)
@@ -100,19 +100,19 @@ type statsStmts struct{ saveStats string }
 
 var (
 	sqliteStatsSQL = statsStmts{saveStats: `
-INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
-SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments'
+INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count, day_ms)
+SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments', (j.o->>'at') / 86400000 * 86400000
 FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true
-ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
+ON CONFLICT (day_ms, vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count`}
 	pgStatsSQL = statsStmts{saveStats: `
-INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count)
+INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count, day_ms)
 SELECT DISTINCT ON (v.vid, (j.o->>'at')::bigint) v.vid, (j.o->>'at')::bigint, (j.o->>'views')::bigint,
-  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint
+  (j.o->>'likes')::bigint, (j.o->>'comments')::bigint, (j.o->>'at')::bigint / 86400000 * 86400000
 FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (o, n)
 JOIN videos AS v ON v.id = j.o->>'id'
 ORDER BY v.vid, (j.o->>'at')::bigint, j.n DESC
-ON CONFLICT (vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
+ON CONFLICT (day_ms, vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count`}
 )

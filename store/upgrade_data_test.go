@@ -66,7 +66,7 @@ func TestUpgradeDataKeepsRows(t *testing.T) {
 		t.Errorf("after upgrade: run category %q, entry category %q, views %d, thumbnail %q, ledger rows %d; want '', '', 500, '', 1",
 			runCat, entryCat, views, thumb, ledger)
 	}
-	if _, err := db.Exec(`INSERT INTO video_stats (vid, at_ms, view_count) VALUES (3, 2000, 600)`); err != nil {
+	if _, err := db.Exec(`INSERT INTO video_stats (vid, at_ms, view_count, day_ms) VALUES (3, 2000, 600, 0)`); err != nil {
 		t.Errorf("video_stats after upgrade: %v", err)
 	}
 }

@@ -215,15 +215,20 @@ func ptr(n sql.NullInt64) *int64 {
 	return &n.Int64
 }
 
+// keptRows holds for a video (v) that a kept row shows: a chart entry, a
+// backfill result or a tracked count, the entries and counts sought day by
+// day (a statement begun with WithDays over every kept day).
+const keptRows = `(EXISTS (SELECT 1 FROM days CROSS JOIN trending_entries AS e WHERE ` + EntryDay + ` = days.d AND e.vid = v.vid)
+    OR EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
+    OR EXISTS (SELECT 1 FROM days CROSS JOIN video_stats AS st WHERE st.day_ms = days.d AND st.vid = v.vid))`
+
 // ToRefresh returns the ids of up to limit videos whose text was fetched
 // before before and that kept rows still show (a chart entry, a backfill
 // result, a tracked count): those to fetch again by id, oldest first.
 func (db *DB) ToRefresh(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT v.id FROM videos AS v WHERE v.last_seen_ms < ?
-  AND (EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid))
-ORDER BY v.last_seen_ms LIMIT ?`, msOf(before), limit)
+	rows, err := db.r.QueryContext(ctx, WithDays("0", AllDays)+`SELECT v.id FROM videos AS v WHERE v.last_seen_ms < ?1
+  AND `+keptRows+`
+ORDER BY v.last_seen_ms LIMIT ?2`, msOf(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("videos to refresh: %w", err)
 	}
@@ -245,10 +250,8 @@ ORDER BY v.last_seen_ms LIMIT ?`, msOf(before), limit)
 func (db *DB) RefreshDue(ctx context.Context, before time.Time) (int64, time.Time, error) {
 	var n int64
 	var oldest sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT count(*), min(v.last_seen_ms) FROM videos AS v WHERE v.last_seen_ms < ?
-  AND (EXISTS (SELECT 1 FROM trending_entries AS e WHERE e.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid)
-    OR EXISTS (SELECT 1 FROM video_stats AS st WHERE st.vid = v.vid))`, msOf(before)).Scan(&n, &oldest)
+	err := db.r.QueryRowContext(ctx, WithDays("0", AllDays)+`SELECT count(*), min(v.last_seen_ms) FROM videos AS v
+WHERE v.last_seen_ms < ?1 AND `+keptRows, msOf(before)).Scan(&n, &oldest)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("videos due a refresh: %w", err)
 	}

@@ -39,7 +39,9 @@ func newPruneCmd(s *settings) *cobra.Command {
 what the key's standing (--standing, docs/terms.md) does not let it keep: the
 statistics older than --keep (the finished chart runs started before then with
 their entries, the tracked counts read before then; default and at most the
-standing's --stats-retention, 30d under standard), and whatever else was
+standing's --stats-retention, 30d under standard; the cut moved on to the
+next 00:00 UTC, so statistics go in whole days and between --keep less a day
+and --keep are kept, never more), and whatever else was
 fetched more than 30 days ago: backfill results, category names, and under
 standard the videos whose text was not fetched again since, with every row
 that points at them; the videos nothing kept shows go too.
@@ -62,7 +64,7 @@ instead of growing).`,
 			return runPrune(cmd.Context(), cmd.OutOrStdout(), s, f)
 		},
 	}
-	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows")
+	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows. Cut in whole UTC days: between this less a day and this are kept, never more")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	cmd.Flags().BoolVar(&f.terms, "terms", false, "prune exactly what the standing does not allow (not with --keep)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "say what would be deleted, delete nothing")
