@@ -35,9 +35,6 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 			args []any
 		}{&p.Ledger, pgPruneLedger, []any{ledgerBefore, r.Batch}})
 	}
-	if err := pr.pgTouch(ctx, before); err != nil {
-		return p, fmt.Errorf("prune: %w", err)
-	}
 	for i, s := range steps {
 		if err := pr.pgBatches(ctx, s.n, &p.Entries, s.q, s.args...); err != nil {
 			return p, fmt.Errorf("prune: %w", err)
@@ -102,28 +99,14 @@ WITH l AS (DELETE FROM ledger WHERE ctid IN (SELECT ctid FROM ledger WHERE at_ms
 SELECT count(*), 0 FROM l`
 )
 
-// pgTouch notes the videos whose entries fetched at or after cut go with
-// a run begun before it (touch): those of the runs begun the day before.
-func (pr *pruner) pgTouch(ctx context.Context, cut int64) error {
-	return pr.db.Update(ctx, func(tx *sql.Tx) error {
-		vids, err := vidsOf(ctx, tx, `SELECT DISTINCT e.vid FROM runs AS r JOIN trending_entries AS e ON e.run_id = r.id
-WHERE r.kind = 'trending' AND r.started_ms >= ?1::bigint - 86400000 AND r.started_ms < ?1 AND r.status <> 'running'
-  AND e.fetched_ms >= ?1`, cut)
-		for _, v := range vids {
-			pr.touched[v] = true
-		}
-		return err
-	})
-}
-
 // pgPruneDays deletes the rollup of the days before the cut (a day's
-// 00:00) and makes the cut's day again for the touched videos, as
-// pruneDays does.
+// 00:00) and makes the cut's day again for the videos a run begun the
+// day before left in it, as pruneDays does.
 func (pr *pruner) pgPruneDays(ctx context.Context, before int64) error {
 	if _, err := pr.w.ExecContext(ctx, `DELETE FROM video_days WHERE day_ms < ?1`, before); err != nil {
 		return err
 	}
-	return pr.refillTouched(ctx, before)
+	return pr.refillStraddled(ctx, before)
 }
 
 // PostgreSQL's refills, as refillDelete and the others.

@@ -115,10 +115,6 @@ type pruner struct {
 	told func()
 	// start is the database's size when the prune began (SQLite).
 	start store.Size
-	// touched are the videos with entries of the cut's own day that went
-	// with a run begun the day before: the cut's day of the rollup is
-	// made again for them alone.
-	touched map[int64]bool
 }
 
 func newPruner(db *store.DB) *pruner {
@@ -132,7 +128,6 @@ func newPruner(db *store.DB) *pruner {
 
 func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
 	r = r.WholeDays()
-	pr.touched = map[int64]bool{}
 	if pr.pg {
 		return pr.pgPrune(ctx, r)
 	}
@@ -265,9 +260,6 @@ func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 			if n = len(ids); err != nil || n == 0 {
 				return err
 			}
-			if err := pr.touch(ctx, tx, jsonIDs(ids), msOf(r.Before)); err != nil {
-				return err
-			}
 			return deleteRuns(ctx, tx, jsonIDs(ids), p)
 		})
 		if err != nil {
@@ -301,17 +293,6 @@ func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, entries int) ([]
 		ids, sum = append(ids, id), sum+max(n, 1)
 	}
 	return ids, rows.Err()
-}
-
-// touch notes the videos whose entries of runs ids were fetched at or
-// after cut: a run begun before the cut, its entries from after it.
-func (pr *pruner) touch(ctx context.Context, tx *sql.Tx, ids string, cut int64) error {
-	vids, err := vidsOf(ctx, tx, `SELECT DISTINCT vid FROM trending_entries
-WHERE run_id IN (SELECT value FROM json_each(?1)) AND fetched_ms >= ?2`, ids, cut)
-	for _, v := range vids {
-		pr.touched[v] = true
-	}
-	return err
 }
 
 func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
@@ -368,8 +349,8 @@ func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error 
 // r.Before (a day's 00:00), a day a transaction: they sit together. The
 // cut's own day stays whole but for the entries of a run begun the day
 // before, which went with their run: the day is made again from what is
-// left of it for those videos alone (pr.touched), so that the rollup says
-// what the entries and stats kept say.
+// left of it for those videos alone (refillStraddled), so that the rollup
+// says what the entries and stats kept say.
 func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
 	day := msOf(r.Before)
 	for {
@@ -388,24 +369,25 @@ func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
 			return err
 		}
 	}
-	return pr.refillTouched(ctx, day)
+	return pr.refillStraddled(ctx, day)
 }
 
-// refillTouched makes day's rollup again for the touched videos, from the
-// entries and stats kept of that day.
-func (pr *pruner) refillTouched(ctx context.Context, day int64) error {
-	if len(pr.touched) == 0 {
-		return nil
-	}
-	vids := make([]int64, 0, len(pr.touched))
-	for v := range pr.touched {
-		vids = append(vids, v)
-	}
+// refillStraddled makes day's rollup again for the videos whose rows of
+// it count entries no kept run holds: a row whose first entry of the day
+// is older than the first run kept that day began can only hold entries of
+// a run begun the day before, which the prune took whole. The videos are
+// read from the database, in the refill's transaction, so that a prune
+// stopped between its steps is put right by the next one.
+func (pr *pruner) refillStraddled(ctx context.Context, day int64) error {
 	stmts := []string{refillDelete, refillDayFromEntries, refillDayFromStats}
 	if pr.pg {
 		stmts = []string{pgRefillDelete, pgRefillDayFromEntries, pgRefillDayFromStats}
 	}
 	return pr.db.Update(ctx, func(tx *sql.Tx) error {
+		vids, err := vidsOf(ctx, tx, straddledSQL, day, day+(24*time.Hour).Milliseconds())
+		if err != nil || len(vids) == 0 {
+			return err
+		}
 		for _, q := range stmts {
 			if _, err := tx.ExecContext(ctx, q, day, jsonIDs(vids)); err != nil {
 				return fmt.Errorf("daily rollup of %s: %w", time.UnixMilli(day).UTC().Format(time.DateOnly), err)
@@ -414,6 +396,11 @@ func (pr *pruner) refillTouched(ctx context.Context, day int64) error {
 		return nil
 	})
 }
+
+// straddledSQL: the videos of day ?1's rollup (?2 its end) with a chart's
+// row whose first entry precedes every run kept that day.
+const straddledSQL = `SELECT DISTINCT vid FROM video_days WHERE day_ms = ?1 AND region <> ''
+  AND first_ms < coalesce((SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms >= ?1), ?2)`
 
 // The refills put day ?1 of the videos ?2 (a JSON array) back into the
 // rollup from the entries and the stats of that day.
