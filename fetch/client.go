@@ -157,11 +157,15 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			}
 		}
 		err := redactErr(classify(op, raw, c.now()), c.key)
-		// A cancelled ctx ends the call; a per-attempt timeout of the
-		// http.Client is transient.
+		// A per-attempt timeout of the http.Client is transient.
 		var te *transientError
-		if err == nil || !errors.As(err, &te) || ctx.Err() != nil {
+		if err == nil || !errors.As(err, &te) {
 			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// A retry was due, and the ctx's end is why none is made: the
+			// caller tells a stop from a failure by it.
+			return stopped(cerr, err)
 		}
 		if n >= c.maxAttempts {
 			return fmt.Errorf("gave up after %d attempts: %w", n, err)
@@ -172,6 +176,15 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			return err
 		}
 	}
+}
+
+// stopped is the error of a call whose ctx ended while its last attempt
+// failed for a reason worth a retry: both, the ctx's first.
+func stopped(cerr, last error) error {
+	if errors.Is(last, cerr) {
+		return last
+	}
+	return fmt.Errorf("%w (the last attempt: %w)", cerr, last)
 }
 
 // neverSent tells an attempt that provably never reached the upstream: the
