@@ -6,9 +6,12 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // migrationFiles are the schema's steps, one numbered file each, one
@@ -67,6 +70,9 @@ func loadMigrations(dir string, hooks map[int]func(context.Context, *sql.Tx, fun
 // apply runs the step in tx. A new database (fresh) gets the file's SQL
 // alone: a hook computes over rows, and it has none.
 func (m migration) apply(ctx context.Context, tx *sql.Tx, fresh bool) error {
+	if !fresh {
+		defer m.sayWhileRunning(ctx)()
+	}
 	run := func() error {
 		_, err := tx.ExecContext(ctx, m.sql)
 		return err
@@ -81,6 +87,35 @@ func (m migration) apply(ctx context.Context, tx *sql.Tx, fresh bool) error {
 		return fmt.Errorf("migrate: %s: %w", m.name, err)
 	}
 	return nil
+}
+
+// upgradeBeat is how often a step still at work says so. An upgrade
+// rewrites tables whose size grows with the days kept, which can take
+// minutes on a newer binary's first open; a daemon that no terminal
+// watches must not look hung meanwhile, nor be stopped as one.
+var upgradeBeat = 10 * time.Second
+
+// sayWhileRunning logs, every upgradeBeat until the returned stop is
+// called, that step m is still being applied and how long it has run. A
+// step quicker than one beat says nothing.
+func (m migration) sayWhileRunning(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		beat := time.NewTicker(upgradeBeat)
+		defer beat.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-beat.C:
+				slog.Default().InfoContext(ctx, "store: upgrading the database; stopping now leaves it as it was",
+					"step", m.name, "elapsed", time.Since(start).Round(time.Second))
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // Migrate brings the database to SchemaVersion inside one immediate
