@@ -166,6 +166,10 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	// The command's logger is the process's default too, so that what a
+	// package logs without being handed one (a long upgrade of the
+	// database) reaches the command's stderr in its format.
+	slog.SetDefault(s.logger)
 	if s.costs == nil {
 		s.costs = costs.Default()
 	}

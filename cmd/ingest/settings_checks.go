@@ -27,15 +27,12 @@ func (s *settings) checkLogLevel() error {
 }
 
 // checkLogFormat checks --log-format and, the level being known, builds
-// the logger. It is the process's default logger too, so that what a
-// package logs without being handed one (a long upgrade of the database)
-// comes out in the same format.
+// the logger.
 func (s *settings) checkLogFormat() error {
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return usageErrorf("--log-format / INGEST_LOG_FORMAT: want text or json, got %q", s.logFormat)
 	}
 	s.logger = newLogger(s.stderr, s.logFormat, s.level)
-	slog.SetDefault(s.logger)
 	return nil
 }
 
