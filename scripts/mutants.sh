@@ -65,7 +65,7 @@ mutants=(
   "unmetered-never-written-back@quota/redis.go@$outage@s/^\tif !r.fail.down.Load() {$/\tif true {/"
   "unknown-never-reconciled@quota/redis.go@$unknown@s/^\tr.reconcile(ctx)$//"
   "replicas-not-waited@quota/redis.go@FaultReplica@s/^\tcase r.opts.Replicas > 0:$/\tcase false:/"
-  "error-reply-fails-open@quota/redis.go@$outage@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, op, cs, err)/"
+  "error-reply-fails-open@quota/redis.go@$outage@s/return ingest.Decision{}, fmt.Errorf(\"limiter: answered with an error, so the call is not made: %w\", err)/return r.fail.open(ctx, by, op, cs, err)/"
   "no-socket-deadlines@quota/client.go@$outage|FaultUnknownSlowServer@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   # the embedded limiter
   "embedded-clock-may-go-back@quota/clock.go@$embedded@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
