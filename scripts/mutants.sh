@@ -69,7 +69,7 @@ mutants=(
   "no-socket-deadlines@quota/client.go@$outage|FaultUnknownSlowServer@s/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = true, -1, 1/o.ContextTimeoutEnabled, o.MaxRetries, o.DialerRetries = false, -1, 1/;s/o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout/o.DialTimeout = timeout/"
   # the embedded limiter
   "embedded-clock-may-go-back@quota/clock.go@$embedded@s/return max(now, last), wall, seq, err/return now, wall, seq, err/"
-  "postgres-hosts-do-not-take-turns@store/pg_limiter.go@PostgresManyProcessesOneKey|PostgresConformance@s/pg_advisory_xact_lock(?1, hashtext(?2))/pg_advisory_xact_lock(?1, hashtext(?2 || random()::text))/"
+  "postgres-hosts-do-not-take-turns@ledger/turns.go@PostgresManyProcessesOneKey|PostgresConformance@s/pg_advisory_xact_lock(?1, hashtext(?2))/pg_advisory_xact_lock(?1, hashtext(?2 || random()::text))/"
   "no-embedded-clock-guard@quota/clock.go@$embedded@s/if refID == bootHash(boot) \&\& wall-last > g/if refID == bootHash(boot) \&\& false \&\& wall-last > g/"
   # a loss stays a loss: the recovery's bugs a review could miss, the
   # quiet period, corruption
@@ -97,8 +97,8 @@ mutants=(
   "new-boot-skips-the-check@quota/upstream.go@UpstreamClock@s/if s, ok = c.ask(ctx); !ok {/if true {/"
   # apply cannot erase a loss; one fail-open budget
   "fail-open-ignores-own-grants@quota/failopen.go@FaultFailOpen@s/c.At.After(now.Add(-p.Window))/c.At.Before(now.Add(-time.Minute)) \&\& c.At.After(now.Add(-p.Window))/"
-  "fail-open-check-apart-from-grant@store/failopen.go@FaultFailOpen@s/^\terr := db.inTx(ctx, func(tx \*sql.Tx) error {$/\tseen0, err0 := calls(ctx, db.r, quotaKey, since)\n\terr := db.inTx(ctx, func(tx *sql.Tx) error {/;s/seen, err := calls(ctx, tx, quotaKey, since)/seen, err := seen0, err0/"
-  "fail-open-grant-unlocked-on-pg@store/failopen.go@FaultFailOpen@s/^\t\tif err := db.d.lockQuotaKey(ctx, tx, quotaKey); err != nil {$/\t\tif err := error(nil); err != nil {/"
+  "fail-open-check-apart-from-grant@ledger/failopen.go@FaultFailOpen@s/^\terr := l.tx(ctx, func(tx \*sql.Tx) error {$/\tseen0, err0 := calls(ctx, l.r, quotaKey, since)\n\terr := l.tx(ctx, func(tx *sql.Tx) error {/;s/seen, err := calls(ctx, tx, quotaKey, since)/seen, err := seen0, err0/"
+  "fail-open-grant-unlocked-on-pg@ledger/turns.go@FaultFailOpen@s/pg_advisory_xact_lock(?, hashtext(?))/pg_advisory_xact_lock(?, hashtext(? || random()::text))/"
   "apply-ignores-the-key-s-past@quota/operator.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
   "restore-writes-no-configuration@quota/recovery.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
   # what safety needs is required: a constructor that takes a nil or
@@ -144,6 +144,10 @@ copy() {
 judge() {
   local dir=$1 i=$2 name=$3 file=$4 run=$5 script=$6 start result by
   start=$(date +%s)
+  if [ ! -f "$dir/$file" ]; then
+    echo "$name|NOT APPLIED (no file $file: update it)|0" >"$scratch/result.$i"
+    return
+  fi
   cp "$dir/$file" "$scratch/orig.$i"
   sed -i "$script" "$dir/$file"
   if cmp -s "$scratch/orig.$i" "$dir/$file"; then
