@@ -100,7 +100,7 @@ mutants=(
   "fail-open-check-apart-from-grant@ledger/failopen.go@FaultFailOpen@s/^\terr := l.tx(ctx, func(tx \*sql.Tx) error {$/\tseen0, err0 := calls(ctx, l.r, quotaKey, since)\n\terr := l.tx(ctx, func(tx *sql.Tx) error {/;s/seen, err := calls(ctx, tx, quotaKey, since)/seen, err := seen0, err0/"
   "fail-open-grant-unlocked-on-pg@ledger/turns.go@FaultFailOpen@s/pg_advisory_xact_lock(?, hashtext(?))/pg_advisory_xact_lock(?, hashtext(? || random()::text))/"
   "apply-ignores-the-key-s-past@quota/operator.go@FaultApply@s/^\tcase len(signs) > 0:$/\tcase false:/"
-  "restore-writes-no-configuration@quota/recovery.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
+  "restore-writes-no-configuration@quota/seed.go@RedisFlushallRestore|FaultApply@s/^\tif err := r.adopt(ctx); err != nil {$/\tif err := error(nil); err != nil {/"
   # what safety needs is required: a constructor that takes a nil or
   # empty argument in its place, or a limiter that keeps no record of what
   # it admits, is caught by tests that build limiters as a library user does
@@ -120,7 +120,7 @@ mutants=(
   "quota-key-optional@quota/limiter.go@$required@s/if quotaKey == \"\" || strings.ContainsAny/if strings.ContainsAny/"
   "costs-optional@quota/limiter.go@$required@s/if costs == nil || len(costs.Pools) == 0 {/if false {/"
   "redis-client-optional@quota/redis.go@$required@s/^\tif client == nil {$/\tif false {/"
-  "limiter-records-no-call@quota/ledger.go@$required@s/s.Record.RecordCall(context.WithoutCancel(ctx), call)/func(context.Context, ingest.Call) error { return nil }(ctx, call)/"
+  "limiter-records-no-call@quota/ledger.go@$required@s/s.Record.RecordCall(context.WithoutCancel(ctx), d.Call(s.QuotaKey, by))/func(context.Context, ingest.Call) error { return nil }(ctx, d.Call(s.QuotaKey, by))/"
 )
 
 # selected NAME [ASKED...]: whether NAME runs (every one when none asked).
