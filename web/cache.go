@@ -21,13 +21,25 @@ import (
 // memory; a conditional request is answered from what is kept, without
 // building anything.
 //
+// A reader never waits for a page to be built again: while the page kept
+// is out of date, it is served as it is, and one build of its new copy
+// runs beside the requests (one per page at a time, and at most one per
+// rebuildEvery, however often runs land), which then takes its place.
+// Only a page with no copy yet is built in a request, once for all who
+// ask for it meanwhile (docs/api.md, "The dashboard").
+//
 // Only a 200 is kept, under a bound in bytes and in answers (evict.go): a
 // URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked
 // for once push out one another, never the pages readers keep asking for.
 
-// markEvery is how often the store's mark is read: a run that lands shows
-// within it.
+// markEvery is how often the store's mark is read: a run that lands is
+// seen within it.
 const markEvery = time.Second
+
+// rebuildEvery is the least time between the starts of two builds of one
+// kept answer: a daemon at every region lands a run every few seconds,
+// and a page that reads every region's chart is not built for each.
+const rebuildEvery = 5 * time.Second
 
 // answers are the kept answers by request URI (evict.go bounds them),
 // and the builds under way, so that many requests for an answer not kept
@@ -38,18 +50,30 @@ type answers struct {
 	mu       sync.Mutex
 	building map[string]*flight
 
-	markMu sync.Mutex
-	mark   string
-	markAt time.Time
+	markMu      sync.Mutex
+	mark        string
+	markAt      time.Time
+	markReading bool // a request reads the mark now: the others take the one known
 
-	builds atomic.Int64 // how many answers were built: tests read it
+	builds   atomic.Int64 // how many answers were built: tests and the metrics read it
+	rebuilds atomic.Int64 // of them, built beside the requests for a page kept
+	waited   atomic.Int64 // requests that waited for a page's first build
+
+	// slow, when set, runs before each build's handler with its request,
+	// under its deadline: the tests make a build slow with it.
+	slow func(r *http.Request)
+	// rebuilt, when set, is called when a build beside the requests is
+	// over, with the URI's key: the tests await it.
+	rebuilt func(key string)
 }
 
 // flight is one build under way: done closes when it is over, a then
-// being the answer kept, nil when it was not one to keep.
+// being the answer kept, nil when it was not one to keep (b is then what
+// was built, for those who waited for it).
 type flight struct {
 	done chan struct{}
 	a    *answer
+	b    *buffered
 }
 
 // join is the build of key under way, and whether the caller is to run it
@@ -68,9 +92,10 @@ func (a *answers) join(key string) (*flight, bool) {
 	return f, true
 }
 
-// land ends the build of key with its answer (nil: none kept).
-func (a *answers) land(key string, f *flight, ans *answer) {
-	f.a = ans
+// land ends the build of key with its answer (nil: none kept, b what
+// was built instead).
+func (a *answers) land(key string, f *flight, ans *answer, b *buffered) {
+	f.a, f.b = ans, b
 	a.mu.Lock()
 	delete(a.building, key)
 	a.mu.Unlock()
@@ -86,18 +111,26 @@ type answer struct {
 	body, gz []byte
 	etag     string
 	modified time.Time // when these bytes were first built; zero: not said
+	built    time.Time // when the build of this copy, or the last try at a new one, began
 }
 
-// currentMark is the store's data mark, read at most once per markEvery;
-// "" when it cannot be read (nothing is then kept).
+// currentMark is the store's data mark, read at most once per markEvery
+// by one request while the others take the mark known (a busy store
+// holds up no reader that has a copy to be served); "" when it cannot be
+// read (nothing is then kept).
 func (s *Server) currentMark(ctx context.Context, now time.Time) string {
 	a := &s.answers
 	a.markMu.Lock()
-	defer a.markMu.Unlock()
-	if !a.markAt.IsZero() && now.Sub(a.markAt) < markEvery && now.After(a.markAt) {
+	if a.mark != "" && (a.markReading || now.Sub(a.markAt) < markEvery && !now.Before(a.markAt)) {
+		defer a.markMu.Unlock()
 		return a.mark
 	}
+	a.markReading = true
+	a.markMu.Unlock()
 	m, err := s.cfg.DB.DataMark(ctx)
+	a.markMu.Lock()
+	defer a.markMu.Unlock()
+	a.markReading = false
 	if err != nil {
 		s.cfg.Logger.Debug("web: read the data mark: answers are built per request", "err", err)
 		return ""
@@ -120,14 +153,24 @@ type keptHandler struct {
 // kept is a reader's answer built once per change of what it shows and
 // served from memory.
 func (s *Server) kept(h http.HandlerFunc) http.Handler {
-	return &keptHandler{s: s, build: s.deadline(h)}
+	return &keptHandler{s: s, build: s.deadline(s.slowed(h))}
 }
 
 // keptVariants is kept for a page whose answer also depends on the
 // request's headers: one kept answer per key variant finds (the handler
 // says Vary).
 func (s *Server) keptVariants(h http.HandlerFunc, variant func(*http.Request, string) (*http.Request, string, bool)) http.Handler {
-	return &keptHandler{s: s, build: s.deadline(h), variant: variant}
+	return &keptHandler{s: s, build: s.deadline(s.slowed(h)), variant: variant}
+}
+
+// slowed is h after the tests' hook, when one is set (answers.slow).
+func (s *Server) slowed(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.answers.slow != nil {
+			s.answers.slow(r)
+		}
+		h(w, r)
+	}
 }
 
 func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -162,41 +205,98 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r, uri = built, uri+"\x00"+key
 	}
 	a := s.answers.set.get(uri)
-	if !a.fresh(mark, minute) {
-		if a = s.build(w, r, k.build, uri, a, mark, minute); a == nil {
+	switch {
+	case a.fresh(mark, minute):
+	case a != nil:
+		s.rebuild(r, k.build, uri, a, mark, minute, now)
+	default:
+		if a = s.build(w, r, k.build, uri, mark, minute); a == nil {
 			return
 		}
 	}
 	s.serveAnswer(w, r, a)
 }
 
-// build makes uri's answer when it is stale (before, nil when none is
-// kept), or waits for the build under way: the answer to serve, or nil
-// when this one was not to be kept and has been sent.
-func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, before *answer, mark string, minute time.Time) *answer {
+// build makes the first answer of uri, none being kept, or waits for the
+// build under way: the answer to serve, or nil when it was not one to
+// keep and has been sent. The build runs under the request's deadline,
+// so a wait here is bounded by it too.
+func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, mark string, minute time.Time) *answer {
 	f, lead := s.answers.join(uri)
 	if !lead {
+		s.answers.waited.Add(1)
 		<-f.done
-		if f.a.fresh(mark, minute) {
+		if f.a != nil {
 			return f.a
 		}
-		s.send(w, r, s.buildAnswer(r, h))
+		s.send(w, r, f.b)
 		return nil
 	}
-	if a := s.answers.set.get(uri); a.fresh(mark, minute) { // built while this request looked
-		s.answers.land(uri, f, a)
+	if a := s.answers.set.get(uri); a != nil { // kept while this request looked
+		s.answers.land(uri, f, a, nil)
 		return a
 	}
+	s.answers.waited.Add(1)
+	started := s.cfg.Now()
 	b := s.buildAnswer(r, h)
-	if b.status != http.StatusOK || !strings.HasPrefix(b.header.Get("Cache-Control"), revalidate) {
-		s.answers.land(uri, f, nil)
+	if !keepable(b) {
+		s.answers.land(uri, f, nil, b)
 		s.send(w, r, b)
 		return nil
 	}
-	a := newAnswer(b, mark, minute, before, s.cfg.Now())
+	a := newAnswer(b, mark, minute, nil, s.cfg.Now())
+	a.built = started
 	s.answers.set.put(uri, a)
-	s.answers.land(uri, f, a)
+	s.answers.land(uri, f, a, nil)
 	return a
+}
+
+// rebuild starts the build of uri's new answer beside the requests, its
+// copy before being served meanwhile: unless one is under way, or the
+// copy's build began less than rebuildEvery ago. The build reads r's
+// values, not its life: it goes on when r is over, under its own
+// deadline.
+func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *answer, mark string, minute, now time.Time) {
+	if since := now.Sub(before.built); since < rebuildEvery && since >= 0 {
+		return
+	}
+	f, lead := s.answers.join(uri)
+	if !lead {
+		return
+	}
+	r = r.Clone(context.WithoutCancel(r.Context()))
+	s.answers.rebuilds.Add(1)
+	go func() {
+		b := s.buildAnswer(r, h)
+		var a *answer
+		switch {
+		case keepable(b):
+			a = newAnswer(b, mark, minute, before, s.cfg.Now())
+			a.built = now
+			s.answers.set.put(uri, a)
+		case b.status >= http.StatusInternalServerError:
+			// Not built this time (out of time, the store busy): the copy
+			// before stays, tried again after rebuildEvery.
+			again := *before
+			again.built = now
+			s.answers.set.put(uri, &again)
+		default:
+			// The page is gone or wrong now (a video deleted, a region
+			// no longer charted): its copy goes with it, and the next
+			// request builds what it is now.
+			s.answers.set.drop(uri)
+		}
+		s.answers.land(uri, f, a, nil)
+		if s.answers.rebuilt != nil {
+			s.answers.rebuilt(uri)
+		}
+	}()
+}
+
+// keepable reports whether b is an answer to keep: a 200 that is to be
+// revalidated.
+func keepable(b *buffered) bool {
+	return b.status == http.StatusOK && strings.HasPrefix(b.header.Get("Cache-Control"), revalidate)
 }
 
 // fresh reports whether a was built under mark in this minute.

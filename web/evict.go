@@ -94,13 +94,29 @@ func (s *keptSet) put(key string, a *answer) {
 	n := len(a.body) + len(a.gz) + len(key) + keptOverhead
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	e, was := s.byKey[key]
+	protected := was && e.Value.(*kept).protected
 	s.remove(key)
 	if n > s.bound.Bytes/8 {
 		return
 	}
-	s.byKey[key] = s.probation.PushFront(&kept{key: key, a: a, size: n})
+	k := &kept{key: key, a: a, size: n, protected: protected}
 	s.size += n
+	if protected { // a page readers keep asking for, built again
+		s.byKey[key] = s.protected.PushFront(k)
+		s.protSize += n
+		s.demote()
+		return
+	}
+	s.byKey[key] = s.probation.PushFront(k)
 	s.trim()
+}
+
+// drop forgets key's answer, when there is one.
+func (s *keptSet) drop(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remove(key)
 }
 
 // remove drops key's answer, when there is one.
