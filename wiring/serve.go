@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
@@ -101,9 +100,9 @@ type Serve struct {
 	Web web.Config
 }
 
-// OpenWeb builds the API and the dashboard over db, its report read from
-// the upstream's limiter and its clients metered by the API's limiter;
-// close releases both limiters (not db).
+// OpenWeb builds serve's site over db (OpenSite), its report read from
+// the upstream's limiter without spending; close releases both limiters
+// (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
 	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: HeldIn(db)}
@@ -119,31 +118,13 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	}
 	src.Limiter = l
 	m := metrics.NewAPI()
-	al, closeAPI, err := h.APILimiter(db)
+	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(),
+		Ready: []web.Check{{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}})
 	if err != nil {
 		closeLimiter()
 		return nil, nil, err
 	}
-	closeFn = func() { closeAPI(); closeLimiter() }
-	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
-	cfg := sv.Web
-	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: clients.New(db), Observe: m.Observe}
-	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
-		cfg.Meter.Lease = web.DefaultLease
-	}
-	cfg.AuthFailed = m.AuthFailed
-	cfg.Routes = []web.Route{
-		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(append([]web.Check{web.LimiterCheck(l),
-			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
-		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler()},
-	}
-	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), sv.Plans)
-	if ui, err = h.Web(db, src, cfg); err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	m.Register(metrics.Kept(ui.Kept)...)
-	return ui, closeFn, nil
+	return ui, func() { closeSite(); closeLimiter() }, nil
 }
 
 // Serve serves ui on addr until SIGINT or SIGTERM, then gives the requests
