@@ -229,6 +229,8 @@ CREATE TABLE public.schedule (
     regions text NOT NULL COLLATE pg_catalog."C",
     updated_ms bigint NOT NULL,
     timetable text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    plan text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    costs text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT schedule_id_check CHECK ((id = 1))
 );
 

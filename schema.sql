@@ -150,7 +150,7 @@ CREATE TABLE schedule (
   every_ms   INTEGER NOT NULL,
   regions    TEXT    NOT NULL,              -- comma-separated, in schedule order
   updated_ms INTEGER NOT NULL
-, timetable TEXT NOT NULL DEFAULT '');
+, timetable TEXT NOT NULL DEFAULT '', plan TEXT NOT NULL DEFAULT '', costs TEXT NOT NULL DEFAULT '');
 
 CREATE VIRTUAL TABLE videos_fts USING fts5(
   title, description, tags, channel_title,

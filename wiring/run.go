@@ -6,7 +6,6 @@ package wiring
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
@@ -54,6 +52,14 @@ type Run struct {
 	// TrackBudget is the stats units a day tracking plans on
 	// (--track-budget); zero is jobs.TrackBudget of the costs.
 	TrackBudget int64
+	// Plan prints the day's plan at start (the daemon, and run --once when
+	// --every says cron's period), and records it with the schedule;
+	// Strict refuses a plan that does not fit the pools.
+	Plan, Strict bool
+
+	// planned is the day's plan PlanRun made, for the record and the
+	// site's views.
+	planned []report.PlanLine
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -97,6 +103,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
 	if r.Select != nil {
 		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
+			return err
+		}
+	}
+	if r.Plan && r.Select != nil { // PlanRun checked the built-in catalogue's regions: this is the plan of the catalogue read
+		if r.planned, err = h.dayPlan(ctx, p.DB, r, h.Logger); err != nil {
 			return err
 		}
 	}
@@ -192,7 +203,7 @@ var _ jobs.TrackStore = (*store.DB)(nil)
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.Record {
-		if err := h.record(ctx, p, r.Timetable); err != nil {
+		if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
 			return err
 		}
 	}
@@ -206,7 +217,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
-	if err := h.record(ctx, p, r.Timetable); err != nil {
+	if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
 		return err
 	}
 	// The catalogue's keeper ends with the daemon: a read of it in flight
@@ -269,7 +280,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
-		Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
+		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),
@@ -293,16 +304,6 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 // UITokenEnv holds the dashboard's access token; an environment variable
 // only, so that it never shows in a process list.
 const UITokenEnv = "INGEST_UI_TOKEN"
-
-// record keeps the timetable the run follows in the database, whole, for
-// every view of its plan (report, serve, /quota, the API, the dashboard).
-func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable) error {
-	doc, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("record the schedule: %w", err)
-	}
-	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc, Updated: time.Now()})
-}
 
 // floors is each of the daemon's entries' shortest cadence, its slots'
 // period: what /metrics shows as its planned cadence when nothing paces.

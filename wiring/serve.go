@@ -6,6 +6,7 @@ package wiring
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
@@ -72,20 +74,52 @@ func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Source
 			src.ScheduleFrom = "the daemon's"
 		}
 		src.Timetable = t
+		recordedCosts(rec, src)
+		if !sch.RegionsGiven && !sch.EveryGiven {
+			src.Plan = recordedPlan(rec)
+		}
 	case !sch.RegionsGiven:
 		return heldCharts(ctx, db, src)
 	}
 	return nil
 }
 
+// recordedCosts puts the costs the schedule's run spends by in src in
+// place of the command's, saying so when they differ: the pools and the
+// plan are then the run's, one number for one fact.
+func recordedCosts(rec ledger.Schedule, src *report.Sources) {
+	if len(rec.Costs) == 0 {
+		return
+	}
+	theirs, err := costs.Parse("the schedule's recorded costs", rec.Costs)
+	if err != nil || costs.Hash(theirs) == costs.Hash(src.Costs) {
+		return
+	}
+	src.CostsNote = fmt.Sprintf("this command's costs (%s) are not the ones the schedule's run spends by (%s): the pools and the plan shown are the run's; give --costs the run's file to silence this",
+		costs.Hash(src.Costs), costs.Hash(theirs))
+	src.Costs = theirs
+}
+
+// recordedPlan is the day's plan the schedule's run recorded; nil when it
+// recorded none, or one this version cannot read: the report then makes
+// it from the timetable.
+func recordedPlan(rec ledger.Schedule) []report.PlanLine {
+	var plan []report.PlanLine
+	if len(rec.Plan) == 0 || json.Unmarshal(rec.Plan, &plan) != nil {
+		return nil
+	}
+	return plan
+}
+
 // ReadLimiter opens the limiter for reading. With no database and no
 // Redis, the embedded limiter has spent nothing on this host: its pools
 // are whole.
-func (h *Host) ReadLimiter(db *store.DB, key string) (report.StateReader, func(), error) {
+// It reads by c, the costs the report shows (Sources.Costs).
+func (h *Host) ReadLimiter(db *store.DB, key string, c *ingest.Costs) (report.StateReader, func(), error) {
 	if db == nil && h.RedisURL == "" {
-		return report.WholePools{Costs: h.Costs}, func() {}, nil
+		return report.WholePools{Costs: c}, func() {}, nil
 	}
-	return h.OpenLimiter(db, key)
+	return h.openLimiter(db, key, c)
 }
 
 // Serve is `ingest serve` as its checked flags give it.
@@ -112,7 +146,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	if src.QuotaKey, err = h.ReadQuotaKey(ctx, sv.QuotaKey, sv.APIKey, db); err != nil {
 		return nil, nil, err
 	}
-	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey)
+	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey, src.Costs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -205,7 +205,19 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPlan(ctx, s, f, charts); err != nil {
+	b := readBuildInfo()
+	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
+		Plan: !f.once || f.everyGiven, Strict: f.strict,
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
+		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
+	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
+		r.Track = span
+	}
+	if f.listen != "" {
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
+		r.Plans = f.plans
+	}
+	if err := s.host().PlanRun(ctx, &r); err != nil {
 		return err
 	}
 	p, err := openPipeline(ctx, s)
@@ -215,17 +227,6 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	defer p.Close()
 	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
 		return err
-	}
-	b := readBuildInfo()
-	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
-		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
-	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
-		r.Track = span
-	}
-	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
-		r.Plans = f.plans
 	}
 	return s.host().Run(ctx, p, r)
 }
