@@ -255,7 +255,7 @@ func TestEveryListenerServesOneSite(t *testing.T) {
 			"/healthz": open, "/readyz": open, "/metrics": guarded, "/static/style.css": open,
 			"/api/v1/charts/US": readersAPI, "/api/v1/search?q=a": readersAPI,
 			"/api/v1/videos/none": {{404, true}, refused, {404, false}},
-			"/api/v1/quota": guarded, "/api/v1/runs": guarded, "/quota": guarded,
+			"/api/v1/quota":       guarded, "/api/v1/runs": guarded, "/quota": guarded,
 			"/": open, "/charts/US": open, "/worldwide": open, "/operator": guarded,
 		},
 	}
