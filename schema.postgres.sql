@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 12 (the table schema_version).
+-- Step 13 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -229,6 +229,8 @@ CREATE TABLE public.schedule (
     regions text NOT NULL COLLATE pg_catalog."C",
     updated_ms bigint NOT NULL,
     timetable text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    plan text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    costs text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT schedule_id_check CHECK ((id = 1))
 );
 

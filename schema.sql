@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 19 (PRAGMA user_version).
+-- Version 20 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -150,7 +150,7 @@ CREATE TABLE schedule (
   every_ms   INTEGER NOT NULL,
   regions    TEXT    NOT NULL,              -- comma-separated, in schedule order
   updated_ms INTEGER NOT NULL
-, timetable TEXT NOT NULL DEFAULT '');
+, timetable TEXT NOT NULL DEFAULT '', plan TEXT NOT NULL DEFAULT '', costs TEXT NOT NULL DEFAULT '');
 
 CREATE VIRTUAL TABLE videos_fts USING fts5(
   title, description, tags, channel_title,
@@ -344,4 +344,4 @@ CREATE TRIGGER video_days_stat_again AFTER UPDATE ON video_stats BEGIN
     views = CASE WHEN coalesce(excluded.views, -1) > coalesce(views, -1) THEN excluded.views ELSE views END;
 END;
 
-PRAGMA user_version = 19;
+PRAGMA user_version = 20;

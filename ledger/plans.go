@@ -21,7 +21,11 @@ type Schedule struct {
 	// Timetable, as JSON); empty in a record of an earlier version, which
 	// holds only Every and Regions.
 	Timetable []byte
-	Updated   time.Time
+	// Plan is the day's plan the run printed at start (report's plan
+	// lines, as JSON), Costs the costs it runs with (costs.yaml's
+	// canonical form); each empty in a record of an earlier version.
+	Plan, Costs []byte
+	Updated     time.Time
 }
 
 // SaveSchedule records the schedule a daemon or a cron run follows, for
@@ -30,10 +34,10 @@ type Schedule struct {
 // timetable they are made of. Databases of earlier versions hold regions
 // only, which read the same way.
 func (l *Ledger) SaveSchedule(ctx context.Context, s Schedule) error {
-	_, err := l.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, timetable, updated_ms) VALUES (1, ?, ?, ?, ?)
+	_, err := l.w.ExecContext(ctx, `INSERT INTO schedule (id, every_ms, regions, timetable, plan, costs, updated_ms) VALUES (1, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET every_ms = excluded.every_ms, regions = excluded.regions,
-		timetable = excluded.timetable, updated_ms = excluded.updated_ms`,
-		s.Every.Milliseconds(), strings.Join(s.Regions, ","), string(s.Timetable), msOf(s.Updated))
+		timetable = excluded.timetable, plan = excluded.plan, costs = excluded.costs, updated_ms = excluded.updated_ms`,
+		s.Every.Milliseconds(), strings.Join(s.Regions, ","), string(s.Timetable), string(s.Plan), string(s.Costs), msOf(s.Updated))
 	if err != nil {
 		return fmt.Errorf("save schedule: %w", err)
 	}
@@ -44,9 +48,9 @@ func (l *Ledger) SaveSchedule(ctx context.Context, s Schedule) error {
 // recorded one.
 func (l *Ledger) Schedule(ctx context.Context) (s Schedule, ok bool, err error) {
 	var every, updated int64
-	var regions, timetable string
-	err = l.r.QueryRowContext(ctx, `SELECT every_ms, regions, timetable, updated_ms FROM schedule WHERE id = 1`).
-		Scan(&every, &regions, &timetable, &updated)
+	var regions, timetable, plan, costs string
+	err = l.r.QueryRowContext(ctx, `SELECT every_ms, regions, timetable, plan, costs, updated_ms FROM schedule WHERE id = 1`).
+		Scan(&every, &regions, &timetable, &plan, &costs, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
 	}
@@ -59,6 +63,12 @@ func (l *Ledger) Schedule(ctx context.Context) (s Schedule, ok bool, err error) 
 	}
 	if timetable != "" {
 		s.Timetable = []byte(timetable)
+	}
+	if plan != "" {
+		s.Plan = []byte(plan)
+	}
+	if costs != "" {
+		s.Costs = []byte(costs)
 	}
 	return s, true, nil
 }

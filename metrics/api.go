@@ -7,24 +7,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// API counts the read API's metered requests, on serve's /metrics: a
-// registry of its own, as serve runs no passes.
+// API counts what the site meters: the API's requests by plan and
+// outcome, and failed attempts at the access token. The same series live
+// on serve's /metrics and on the daemon's, registered in the registry of
+// the /metrics that serves them.
 type API struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	auth     *prometheus.CounterVec
 }
 
-// NewAPI returns the API's counters, at zero, beside the Go runtime's and
-// the process's series (memory, threads, open files), as the daemon's.
+// NewAPI returns serve's series, at zero, in a registry of their own
+// beside the Go runtime's and the process's series (memory, threads, open
+// files), as the daemon's: serve runs no passes.
 func NewAPI() *API {
-	m := &API{reg: prometheus.NewRegistry(),
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return newAPI(reg)
+}
+
+// newAPI registers the site's series in reg.
+func newAPI(reg *prometheus.Registry) *API {
+	m := &API{reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_api_requests_total",
 			Help: "Metered API requests by plan and outcome: allowed, refused (429), unmetered (the limiter could not decide)."},
 			[]string{"plan", "outcome"}),
 		auth: newAuthFailures()}
-	m.reg.MustRegister(m.requests, m.auth,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(m.requests, m.auth)
 	return m
 }
 
@@ -32,5 +41,5 @@ func NewAPI() *API {
 // unmetered (the web Meter's Observe).
 func (m *API) Observe(plan, outcome string) { m.requests.WithLabelValues(plan, outcome).Inc() }
 
-// Handler serves the counters in Prometheus's format.
+// Handler serves serve's series in Prometheus's format.
 func (m *API) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }

@@ -33,7 +33,7 @@ func TestAuthFailures(t *testing.T) {
 	for name, m := range map[string]struct {
 		fail func(string)
 		h    http.Handler
-	}{"serve": {api.AuthFailed, api.Handler()}, "run": {run.AuthFailed, run.Handler(downState{})}} {
+	}{"serve": {api.AuthFailed, api.Handler()}, "run": {run.Site().AuthFailed, run.Handler(downState{})}} {
 		m.fail("rejected")
 		m.fail("rejected")
 		w := httptest.NewRecorder()

@@ -20,9 +20,6 @@ func newAuthFailures() *prometheus.CounterVec {
 	return c
 }
 
-// AuthFailed counts a failed attempt at serve's access token (the web
+// AuthFailed counts a failed attempt at the site's access token (the web
 // Config's AuthFailed).
 func (m *API) AuthFailed(outcome string) { m.auth.WithLabelValues(outcome).Inc() }
-
-// AuthFailed counts a failed attempt at the access token of run --listen.
-func (m *Metrics) AuthFailed(outcome string) { m.auth.WithLabelValues(outcome).Inc() }

@@ -44,7 +44,7 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	failures    *prometheus.GaugeVec
 	jobRuns     *prometheus.CounterVec
-	auth        *prometheus.CounterVec
+	site        *API
 	gone        prometheus.Counter
 
 	mu          sync.Mutex
@@ -71,7 +71,6 @@ func New(b Build) *Metrics {
 			Help: "Failed passes in a row, by region; 0 after any pass that did not fail."}, []string{"region"}),
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
-		auth: newAuthFailures(),
 		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
 			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
 		failStreaks: map[string]int{},
@@ -79,10 +78,15 @@ func New(b Build) *Metrics {
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.auth, m.gone, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, info,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.site = newAPI(m.reg)
 	return m
 }
+
+// Site is the series of the site run --listen serves, on the daemon's
+// /metrics: the same as serve's.
+func (m *Metrics) Site() *API { return m.site }
 
 // Seed sets the last-success times from the database, so that a restarted
 // daemon does not look as if no region ever succeeded.

@@ -44,7 +44,7 @@ func reportOf(t *testing.T, db *store.DB) *report.Report {
 	if src.QuotaKey, err = h.ReadQuotaKey(ctx, "", "", db); err != nil {
 		t.Fatal(err)
 	}
-	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey)
+	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey, h.Costs)
 	if err != nil {
 		t.Fatal(err)
 	}

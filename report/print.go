@@ -38,6 +38,9 @@ type JSON struct {
 	// LimiterUndecided: the limiter cannot tell a new Redis from a wiped
 	// one, and names the command for each case.
 	LimiterUndecided string `json:"limiter_undecided,omitempty"`
+	// CostsNote: the command's costs are not the ones the schedule's run
+	// spends by, whose pools and plan are shown.
+	CostsNote string `json:"costs_note,omitempty"`
 }
 
 // StorageJSON is the database's size and how far back it reaches.
@@ -131,7 +134,7 @@ func (r *Report) JSON() JSON {
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
 		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
 	j.UpstreamClock, j.Pace, j.Terms = r.clockJSON(), r.freshnessJSON(), r.termsJSON()
-	j.LimiterUndecided = r.Undecided
+	j.LimiterUndecided, j.CostsNote = r.Undecided, r.CostsNote
 	if r.BackendErr != nil {
 		j.BackendError, j.UsedFrom = r.BackendErr.Error(), "ledger"
 	}
@@ -191,6 +194,9 @@ func (r *Report) Text(out io.Writer, loc *time.Location) {
 	fmt.Fprintf(out, "Quota key %s, limiter %s\n", r.QuotaKey, backend)
 	if r.NoDatabase {
 		fmt.Fprintln(out, "No database on this host yet: no runs, no ledger; the pools are the limiter's")
+	}
+	if r.CostsNote != "" {
+		fmt.Fprintln(out, "Costs: "+r.CostsNote)
 	}
 	fmt.Fprintf(out, "Upstream resets at %s (%s local)\n", r.UpstreamReset.UTC().Format("2006-01-02 15:04 MST"),
 		r.UpstreamReset.In(loc).Format("2006-01-02 15:04 MST"))

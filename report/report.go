@@ -71,6 +71,13 @@ type Sources struct {
 	// Timetable is the schedule the plan and the next runs follow: the one
 	// a daemon or a cron run recorded, else the flags'.
 	Timetable jobs.Timetable
+	// Plan is the day's plan the schedule's run recorded (its start line,
+	// tracking's units among them); nil: made here from the timetable.
+	Plan []PlanLine
+	// CostsNote says that the command reads with other costs than the
+	// schedule's run spends by, and that the run's are shown; "" when
+	// they are the same.
+	CostsNote string
 	Now       time.Time // time.Now when zero
 	// ScheduleFrom says where Every came from: the daemon's, --every or
 	// default.
@@ -106,6 +113,7 @@ type Report struct {
 	HourStart     time.Time            // start of the hour at index 0
 	UpstreamReset time.Time
 	Plan          []PlanLine
+	CostsNote     string // the costs shown are the schedule's run's, not the command's
 	Now           time.Time
 	Storage       *store.Size // nil: not read (no database)
 	Clock         *Clock      // nil: the upstream's time never read (clock.go)
@@ -196,7 +204,9 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	r.regionRows(src, last, now)
-	r.Plan = Plan(src.Costs, Schedule{Timetable: src.Timetable}, last)
+	if r.Plan, r.CostsNote = src.Plan, src.CostsNote; r.Plan == nil {
+		r.Plan = Plan(src.Costs, Schedule{Timetable: src.Timetable}, last)
+	}
 	if err := r.freshness(ctx, src); err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func documentedRoutes(t *testing.T) map[string]string {
 // mark public or operator, or marks otherwise than the table says.
 func TestEveryRouteIsDocumentedPublicOrOperator(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Token: testToken, Listen: ":8080", Public: true, Routes: daemonRoutes()})
+	s, err := New(Config{Token: testToken, Listen: ":8080", Public: true, Routes: daemonRoutes(), Meter: anyMeter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestPublicReadersAreMetered(t *testing.T) {
 // without a token gets a 401 in JSON, a browser the sign-in.
 func TestSmallThingsOfAPublicSite(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true,
+	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: anyMeter(),
 		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
 	if err != nil {
 		t.Fatal(err)

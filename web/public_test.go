@@ -38,7 +38,7 @@ func TestPublicJSONAnyOrigin(t *testing.T) {
 	noReport := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
 	db := audienceDB(t)
 	for _, public := range []bool{true, false} {
-		s, err := New(Config{DB: db, Token: testToken, Listen: ":8080", Public: public, Report: noReport, Routes: daemonRoutes()})
+		s, err := New(Config{DB: db, Token: testToken, Listen: ":8080", Public: public, Report: noReport, Routes: daemonRoutes(), Meter: anyMeter()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,12 @@ func (d *downLimiter) Allow(context.Context, ratelimit.APIPlan, string, int64) (
 
 type noTokens struct{}
 
+// anyMeter meters clients on the built-in plans in memory: what a --public
+// listener needs, for a test about something else.
+func anyMeter() *Meter {
+	return &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+}
+
 func (noTokens) TokenPlan(context.Context, string) (string, bool, error) { return "", false, nil }
 func (noTokens) TokenUsed(context.Context, string, time.Time) error      { return nil }
 

@@ -47,7 +47,7 @@ func BenchmarkServeFromMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	ours := serveBenchServer(b, Config{DB: db, Listen: "127.0.0.1:0", Public: true})
+	ours := serveBenchServer(b, Config{DB: db, Listen: "127.0.0.1:0"}) // loopback, no token: every route open, unmetered
 	for _, route := range []string{"/", "/charts/US", "/api/v1/charts/US", "/search?q=football"} {
 		mem := memoryServer(b, ours.URL+route)
 		for _, clients := range []int{16, 64} {
@@ -210,8 +210,11 @@ func BenchmarkMeteredRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, m := range []bool{false, true} {
-		cfg := Config{DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+		// Unmetered is the same routes open on loopback: a --public
+		// listener is always metered.
+		cfg := Config{DB: db, Listen: "127.0.0.1:0", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 		if m {
+			cfg.Public = true
 			cfg.Meter = &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}
 		}
 		s, err := New(cfg)

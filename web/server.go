@@ -50,8 +50,9 @@ type Config struct {
 	// Routes are the caller's own entries of the route table (the daemon's
 	// /metrics and /readyz), under the same rules as the server's.
 	Routes []Route
-	// Meter, when set, puts every API request under the clients' plans
-	// (ratelimit.go); nil serves the API unmetered.
+	// Meter puts every API request under the clients' plans
+	// (ratelimit.go); nil serves the API unmetered, which only a listener
+	// that is not --public may do.
 	Meter *Meter
 	// TrustedProxies are the peers whose X-Forwarded-For names the client,
 	// for the plans and for the throttle of wrong tokens; any other peer
@@ -124,6 +125,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	names := places{cat: cfg.Regions}
 	access := AccessFor(cfg.Token, cfg.Listen, cfg.Public)
+	if access == Public && cfg.Meter == nil {
+		// The anonymous plan is what opens the readers' API to anyone, and a
+		// client's token is read only by the meter: without it a wrong token
+		// would be served as anyone.
+		return nil, fmt.Errorf("web: a --public listener needs the API's meter")
+	}
 	dir, _ := fs.Sub(assets, "static") // the directory is embedded
 	static, err := newStaticFiles(dir)
 	if err != nil {

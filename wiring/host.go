@@ -104,6 +104,11 @@ func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase
 // embedded one in the database (OpenLimiter). closeFn releases the Redis
 // client. db may be nil with Redis (a host without a database).
 func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn func(), err error) {
+	return h.openLimiter(db, quotaKey, h.Costs)
+}
+
+// openLimiter is OpenLimiter by costs c.
+func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
 	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas}
 	var d *Database
 	up := quota.NoUpstreamClock
@@ -122,7 +127,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 		}
 		closeFn = func() { client.Close() }
 	}
-	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, h.Costs, up, opts); err != nil {
+	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, c, up, opts); err != nil {
 		closeFn()
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ package wiring
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -42,8 +41,10 @@ type Run struct {
 	Terms             Terms
 	Build             metrics.Build
 	// Listen, when set, is run --listen's listener: its address, the
-	// access token and what the dashboard shows.
+	// access token and what the dashboard shows; Plans are its API's
+	// clients' plans.
 	Listen *web.Config
+	Plans  *ratelimit.APIPlans
 	// Select, when --regions names all, selects the timetable's charts again from the
 	// region catalogue, read first from the upstream when it is a day old
 	// (catalogue.go); nil when it does not.
@@ -51,6 +52,14 @@ type Run struct {
 	// TrackBudget is the stats units a day tracking plans on
 	// (--track-budget); zero is jobs.TrackBudget of the costs.
 	TrackBudget int64
+	// Plan prints the day's plan at start (the daemon, and run --once when
+	// --every says cron's period), and records it with the schedule;
+	// Strict refuses a plan that does not fit the pools.
+	Plan, Strict bool
+
+	// planned is the day's plan PlanRun made, for the record and the
+	// site's views.
+	planned []report.PlanLine
 }
 
 // Run runs r over p: every chart once and exit (r.Once), or as a daemon
@@ -94,6 +103,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
 	if r.Select != nil {
 		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
+			return err
+		}
+	}
+	if r.Plan && r.Select != nil { // PlanRun checked the built-in catalogue's regions: this is the plan of the catalogue read
+		if r.planned, err = h.dayPlan(ctx, p.DB, r, h.Logger); err != nil {
 			return err
 		}
 	}
@@ -189,7 +203,7 @@ var _ jobs.TrackStore = (*store.DB)(nil)
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.Record {
-		if err := h.record(ctx, p, r.Timetable); err != nil {
+		if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
 			return err
 		}
 	}
@@ -203,7 +217,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
-	if err := h.record(ctx, p, r.Timetable); err != nil {
+	if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
 		return err
 	}
 	// The catalogue's keeper ends with the daemon: a read of it in flight
@@ -255,9 +269,10 @@ func (h *Host) listenIfAsked(ctx context.Context, r Run, m *metrics.Metrics, p *
 	return h.listen(ctx, r, m, p)
 }
 
-// listen starts the listener of run --listen: /metrics, /healthz and
-// /readyz, and beside them the report (/quota), the API and the dashboard
-// when the listener may serve the data.
+// listen starts the listener of run --listen: the site serve serves
+// (OpenSite), its /metrics the daemon's, /readyz also asking that the
+// database takes a write and that no region has failed
+// metrics.FailingAfter passes in a row.
 func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
 	cfg := *r.Listen
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -265,29 +280,15 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
-		Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
+		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
-	kept := remembered(p.DB, src)
 	m.WatchClock(p.Upstream.Skew)
-	// /readyz: the limiter answers, the database takes a write, and no
-	// region has failed metrics.FailingAfter passes in a row.
-	ready := web.Readyz(append([]web.Check{web.LimiterCheck(p.Limiter), web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-		web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}, windowChecks(p.Limiter)...)...)
-	cfg.Routes = []web.Route{
-		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler(p.Limiter)},
-		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: ready},
-		{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return BuildReport(ctx, kept)
-		})},
-	}
-	cfg.AuthFailed = m.AuthFailed
-	ui, err := h.Web(p.DB, src, cfg)
+	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),
+		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
+			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}})
 	if err != nil {
 		ln.Close()
 		return nil, err
-	}
-	for _, c := range metrics.Kept(ui.Kept) {
-		m.Register(c)
 	}
 	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
 	if ui.Access() == web.OperationalOnly {
@@ -297,43 +298,12 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	}
 	shutdown := web.Start(ctx, ln, ui, h.Logger)
 	h.Logger.Info("listening", "url", "http://"+ln.Addr().String()+"/", "serves", serves)
-	return shutdown, nil
+	return func() { shutdown(); closeSite() }, nil
 }
 
 // UITokenEnv holds the dashboard's access token; an environment variable
 // only, so that it never shows in a process list.
 const UITokenEnv = "INGEST_UI_TOKEN"
-
-// Web builds the API and the dashboard over db and the report of src; cfg
-// says the listener, its access token and the caller's routes.
-func (h *Host) Web(db *store.DB, src report.Sources, cfg web.Config) (*web.Server, error) {
-	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, src.QuotaKey, h.Logger, src.Standing.Derived
-	if cfg.Regions == nil {
-		cfg.Regions = StoredCatalogue(context.Background(), db) // names as the start found them
-	}
-	kept := remembered(db, src)
-	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, kept) }
-	return web.New(cfg)
-}
-
-// BuildReport builds the report of src, its regions named as the built-in
-// catalogue names them unless src names them.
-func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
-	if src.Names == nil {
-		src.Names = regionNames(regions.Builtin)
-	}
-	return report.Build(ctx, src)
-}
-
-// record keeps the timetable the run follows in the database, whole, for
-// every view of its plan (report, serve, /quota, the API, the dashboard).
-func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable) error {
-	doc, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("record the schedule: %w", err)
-	}
-	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc, Updated: time.Now()})
-}
 
 // floors is each of the daemon's entries' shortest cadence, its slots'
 // period: what /metrics shows as its planned cadence when nothing paces.

@@ -6,6 +6,7 @@ package wiring
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
@@ -73,20 +74,52 @@ func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Source
 			src.ScheduleFrom = "the daemon's"
 		}
 		src.Timetable = t
+		recordedCosts(rec, src)
+		if !sch.RegionsGiven && !sch.EveryGiven {
+			src.Plan = recordedPlan(rec)
+		}
 	case !sch.RegionsGiven:
 		return heldCharts(ctx, db, src)
 	}
 	return nil
 }
 
+// recordedCosts puts the costs the schedule's run spends by in src in
+// place of the command's, saying so when they differ: the pools and the
+// plan are then the run's, one number for one fact.
+func recordedCosts(rec ledger.Schedule, src *report.Sources) {
+	if len(rec.Costs) == 0 {
+		return
+	}
+	theirs, err := costs.Parse("the schedule's recorded costs", rec.Costs)
+	if err != nil || costs.Hash(theirs) == costs.Hash(src.Costs) {
+		return
+	}
+	src.CostsNote = fmt.Sprintf("this command's costs (%s) are not the ones the schedule's run spends by (%s): the pools and the plan shown are the run's; give --costs the run's file to silence this",
+		costs.Hash(src.Costs), costs.Hash(theirs))
+	src.Costs = theirs
+}
+
+// recordedPlan is the day's plan the schedule's run recorded; nil when it
+// recorded none, or one this version cannot read: the report then makes
+// it from the timetable.
+func recordedPlan(rec ledger.Schedule) []report.PlanLine {
+	var plan []report.PlanLine
+	if len(rec.Plan) == 0 || json.Unmarshal(rec.Plan, &plan) != nil {
+		return nil
+	}
+	return plan
+}
+
 // ReadLimiter opens the limiter for reading. With no database and no
 // Redis, the embedded limiter has spent nothing on this host: its pools
 // are whole.
-func (h *Host) ReadLimiter(db *store.DB, key string) (report.StateReader, func(), error) {
+// It reads by c, the costs the report shows (Sources.Costs).
+func (h *Host) ReadLimiter(db *store.DB, key string, c *ingest.Costs) (report.StateReader, func(), error) {
 	if db == nil && h.RedisURL == "" {
-		return report.WholePools{Costs: h.Costs}, func() {}, nil
+		return report.WholePools{Costs: c}, func() {}, nil
 	}
-	return h.OpenLimiter(db, key)
+	return h.openLimiter(db, key, c)
 }
 
 // Serve is `ingest serve` as its checked flags give it.
@@ -101,9 +134,9 @@ type Serve struct {
 	Web web.Config
 }
 
-// OpenWeb builds the API and the dashboard over db, its report read from
-// the upstream's limiter and its clients metered by the API's limiter;
-// close releases both limiters (not db).
+// OpenWeb builds serve's site over db (OpenSite), its report read from
+// the upstream's limiter without spending; close releases both limiters
+// (not db).
 func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
 	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: HeldIn(db)}
@@ -113,37 +146,19 @@ func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Ser
 	if src.QuotaKey, err = h.ReadQuotaKey(ctx, sv.QuotaKey, sv.APIKey, db); err != nil {
 		return nil, nil, err
 	}
-	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey)
+	l, closeLimiter, err := h.ReadLimiter(db, src.QuotaKey, src.Costs)
 	if err != nil {
 		return nil, nil, err
 	}
 	src.Limiter = l
 	m := metrics.NewAPI()
-	al, closeAPI, err := h.APILimiter(db)
+	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(),
+		Ready: []web.Check{{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}})
 	if err != nil {
 		closeLimiter()
 		return nil, nil, err
 	}
-	closeFn = func() { closeAPI(); closeLimiter() }
-	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
-	cfg := sv.Web
-	cfg.Meter = &web.Meter{Plans: sv.Plans, Limiter: al, Tokens: clients.New(db), Observe: m.Observe}
-	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
-		cfg.Meter.Lease = web.DefaultLease
-	}
-	cfg.AuthFailed = m.AuthFailed
-	cfg.Routes = []web.Route{
-		{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(append([]web.Check{web.LimiterCheck(l),
-			{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}, windowChecks(l)...)...)},
-		{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: m.Handler()},
-	}
-	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), sv.Plans)
-	if ui, err = h.Web(db, src, cfg); err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	m.Register(metrics.Kept(ui.Kept)...)
-	return ui, closeFn, nil
+	return ui, func() { closeSite(); closeLimiter() }, nil
 }
 
 // Serve serves ui on addr until SIGINT or SIGTERM, then gives the requests

@@ -62,7 +62,7 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 // limiter read is the pools whole.
 func TestReadLimiterWithNothingIsWhole(t *testing.T) {
 	h := &wiring.Host{Costs: costs.Default()}
-	l, closeFn, err := h.ReadLimiter(nil, "-")
+	l, closeFn, err := h.ReadLimiter(nil, "-", h.Costs)
 	if err != nil {
 		t.Fatal(err)
 	}

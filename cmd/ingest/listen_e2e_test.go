@@ -2,7 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -215,4 +220,110 @@ func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
 			t.Errorf("ingest %s: want its last line to say it stopped, got %q:\n%s", strings.Join(args, " "), last, p.out)
 		}
 	}
+}
+
+// TestEveryListenerServesOneSite: serve and run --listen serve one site.
+// For each kind of listener (serve, serve --public, run --listen, run
+// --listen --public, each with INGEST_UI_TOKEN on a non-loopback address),
+// every route answers an anonymous caller, a wrong bearer token and the
+// right one with the same status, and sends the RateLimit fields to the
+// same callers, as one table says; and an anonymous client over its plan
+// gets 429 on every listener whose readers' API is open to it.
+func TestEveryListenerServesOneSite(t *testing.T) {
+	t.Parallel()
+	plans := filepath.Join(t.TempDir(), "plans.yaml")
+	if err := os.WriteFile(plans, []byte("plans:\n  anonymous: {limit: 40, window: 1h, burst: 40}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type cell struct {
+		status  int
+		metered bool // RateLimit and RateLimit-Policy sent
+	}
+	type row [3]cell // anonymous, a wrong token, the right token
+	ok, metered, refused := cell{200, false}, cell{200, true}, cell{401, false}
+	guarded := row{refused, refused, ok}
+	open := row{ok, ok, ok}
+	readersAPI := row{metered, refused, ok}
+	tables := map[bool]map[string]row{
+		false: { // with the token, not --public: every route but the probes and /metrics asks for it
+			"/healthz": open, "/readyz": open, "/metrics": open, "/static/style.css": open,
+			"/api/v1/charts/US": guarded, "/api/v1/search?q=a": guarded, "/api/v1/videos/none": {refused, refused, {404, false}},
+			"/api/v1/quota": guarded, "/api/v1/runs": guarded, "/quota": guarded,
+			"/": guarded, "/charts/US": guarded, "/worldwide": guarded, "/operator": guarded,
+		},
+		true: { // --public: the readers' routes anyone's, their API metered; the operator's behind the token
+			"/healthz": open, "/readyz": open, "/metrics": guarded, "/static/style.css": open,
+			"/api/v1/charts/US": readersAPI, "/api/v1/search?q=a": readersAPI,
+			"/api/v1/videos/none": {{404, true}, refused, {404, false}},
+			"/api/v1/quota":       guarded, "/api/v1/runs": guarded, "/quota": guarded,
+			"/": open, "/charts/US": open, "/worldwide": open, "/operator": guarded,
+		},
+	}
+	for _, tc := range []struct {
+		name   string
+		public bool
+		args   []string
+	}{
+		{"serve", false, []string{"serve"}},
+		{"serve --public", true, []string{"serve", "--public"}},
+		{"run --listen", false, []string{"run", "--regions", "US"}},
+		{"run --listen --public", true, []string{"run", "--regions", "US", "--public"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, _ := listener(t, uiToken, append(tc.args, "--api-plans", plans, "--trusted-proxies", "127.0.0.0/8")...)
+			// Each caller from an address of its own, so that no address
+			// sends wrong tokens enough to be throttled.
+			client := 0
+			for path, want := range tables[tc.public] {
+				for i, token := range []string{"", "wrong-token-Of-2026-that-no-one-has", uiToken} {
+					client++
+					code, hdr, body := getFrom(t, d.base+path, token, fmt.Sprintf("203.0.113.%d", client))
+					got := cell{code, hdr.Get("RateLimit") != "" && hdr.Get("RateLimit-Policy") != ""}
+					if got != want[i] {
+						t.Errorf("%s as %s: got %d (RateLimit sent: %t), want %d (%t)\n%.200s",
+							path, []string{"anonymous", "a wrong token", "the right token"}[i], got.status, got.metered, want[i].status, want[i].metered, body)
+					}
+				}
+			}
+			if !tc.public {
+				return
+			}
+			for n := 1; ; n++ {
+				code, hdr, _ := getFrom(t, d.base+"/api/v1/charts/US", "", "198.51.100.7")
+				if code == 429 {
+					if hdr.Get("Retry-After") == "" {
+						t.Errorf("the 429 has no Retry-After")
+					}
+					break
+				}
+				if n > 45 {
+					t.Fatalf("%d anonymous requests on a plan of 40 an hour: never refused (last %d)", n, code)
+				}
+			}
+		})
+	}
+}
+
+// getFrom fetches url with token as the bearer ("": none), as the client
+// at addr behind a trusted proxy (X-Forwarded-For).
+func getFrom(t *testing.T, url, token, addr string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("X-Forwarded-For", addr)
+	res, err := (&http.Client{Timeout: cmdTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}).Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, b
 }

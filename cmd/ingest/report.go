@@ -120,7 +120,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if src.QuotaKey, err = reportQuotaKey(ctx, s, db); err != nil {
 		return err
 	}
-	l, closeLimiter, err := s.host().ReadLimiter(db, src.QuotaKey)
+	l, closeLimiter, err := s.host().ReadLimiter(db, src.QuotaKey, src.Costs)
 	if err != nil {
 		return err
 	}

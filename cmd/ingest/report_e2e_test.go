@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,3 +241,78 @@ func poolColumn(text, pool, column string) string {
 }
 
 func rep(h *harness) reportOut { return h.report() }
+
+// TestReportShowsTheDaemonsPlan: after a pass, report --json's plan is
+// the one the daemon printed at start, in every pool, tracking's units in
+// the stats pool among them, at the default regions and at every region;
+// and a report read with other costs than the daemon's says so in one
+// line naming both, and shows the daemon's pools and plan.
+func TestReportShowsTheDaemonsPlan(t *testing.T) {
+	t.Parallel()
+	for _, regionsFlag := range []string{"US,GB,DE,FR,IN,BR,AU,CA", "all"} {
+		t.Run(regionsFlag, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			roomy := h.tightCosts(200000)
+			h.mustRun(0, "run", "--once", "--regions", "US,GB")
+			p := h.start("run", "--every", "1h", "--regions", regionsFlag, "--track-for", "7d", "--log-format", "json")
+			if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), `"msg":"daemon started"`) || p.exited() }) || p.exited() {
+				t.Fatalf("the daemon did not start\n%s", p.out)
+			}
+			p.signal(t, syscall.SIGTERM)
+			p.wait(cmdTimeout)
+			daemon := map[string]int64{}
+			for _, l := range jsonLines(t, p.out.String()) {
+				if l["msg"] == "plan" {
+					daemon[l["pool"].(string)] = int64(l["units_per_day"].(float64))
+				}
+			}
+			if daemon["stats"] == 0 || daemon["default"] == 0 {
+				t.Fatalf("the daemon's plan lines: %v, want tracking's units in stats\n%s", daemon, p.out)
+			}
+			type reportPlan struct {
+				CostsNote string `json:"costs_note"`
+				Plan      []struct {
+					Pool  string `json:"pool"`
+					Units int64  `json:"units_per_day"`
+				} `json:"plan"`
+				Pools []struct {
+					Name  string `json:"name"`
+					Limit int64  `json:"limit"`
+				} `json:"pools"`
+			}
+			read := func(args ...string) reportPlan {
+				var rp reportPlan
+				if err := json.Unmarshal([]byte(h.mustRun(0, append([]string{"report", "--json"}, args...)...).stdout), &rp); err != nil {
+					t.Fatal(err)
+				}
+				return rp
+			}
+			same := read()
+			got := map[string]int64{}
+			for _, pl := range same.Plan {
+				got[pl.Pool] = pl.Units
+			}
+			if !maps.Equal(got, daemon) {
+				t.Errorf("report --json plan %v, want the daemon's %v", got, daemon)
+			}
+			if same.CostsNote != "" {
+				t.Errorf("report with the daemon's costs says %q", same.CostsNote)
+			}
+
+			h.unset("INGEST_COSTS") // the shipped costs: not the daemon's
+			other := read()
+			if !strings.Contains(other.CostsNote, "are not the ones the schedule's run spends by") {
+				t.Errorf("report with the shipped costs beside a daemon on %s: costs_note %q", roomy, other.CostsNote)
+			}
+			for _, pool := range other.Pools {
+				if pool.Name == "default" && pool.Limit != 200000 {
+					t.Errorf("report with other costs: default pool's limit %d, want the daemon's 200000", pool.Limit)
+				}
+			}
+			if text := h.mustRun(0, "report").stdout; !strings.Contains(text, "Costs: this command's costs") {
+				t.Errorf("report's text does not say the costs differ:\n%s", text)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
@@ -55,6 +56,10 @@ type runFlags struct {
 	// proxies what it names, set by validate.
 	trustedProxies string
 	proxies        []netip.Prefix
+	// apiPlans is --api-plans, for the API of --listen; plans what it
+	// gives, set by validate.
+	apiPlans string
+	plans    *ratelimit.APIPlans
 }
 
 // parseRegions reads --regions against the region catalogue cat: each
@@ -140,7 +145,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+"; all is the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+"; docs/operations.md, Pacing)")
 	daysVar(cmd.Flags(), &f.every, "every", time.Hour, "schedule period (1h, 90m, 1d), at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
-	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
+	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
@@ -176,7 +181,7 @@ func (f *runFlags) validate() ([]regions.Chart, error) {
 			return nil, err
 		}
 	}
-	if f.proxies, err = parseTrustedProxies(f.trustedProxies); err != nil {
+	if f.plans, f.proxies, err = apiSettings(f.apiPlans, f.trustedProxies); err != nil {
 		return nil, err
 	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
@@ -200,7 +205,19 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPlan(ctx, s, f, charts); err != nil {
+	b := readBuildInfo()
+	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
+		Plan: !f.once || f.everyGiven, Strict: f.strict,
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
+		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
+	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
+		r.Track = span
+	}
+	if f.listen != "" {
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
+		r.Plans = f.plans
+	}
+	if err := s.host().PlanRun(ctx, &r); err != nil {
 		return err
 	}
 	p, err := openPipeline(ctx, s)
@@ -210,16 +227,6 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	defer p.Close()
 	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
 		return err
-	}
-	b := readBuildInfo()
-	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
-		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
-	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
-		r.Track = span
-	}
-	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
 	}
 	return s.host().Run(ctx, p, r)
 }

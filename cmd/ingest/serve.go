@@ -100,9 +100,7 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "show no thumbnails: the pages load nothing from YouTube's image host, the API leaves the thumbnail out (offline or private use)")
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the charts, search, videos and their API to anyone (metered by the anonymous plan); the operator's page, /api/v1/quota and /api/v1/runs still need INGEST_UI_TOKEN, and are absent without it")
 	f.schedule.bind(cmd)
-	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
-	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
-	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
+	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	return cmd
 }
 
@@ -122,7 +120,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	plans, proxies, err := apiSettings(f)
+	plans, proxies, err := apiSettings(f.apiPlans, f.trustedProxies)
 	if err != nil {
 		return err
 	}
@@ -142,16 +140,17 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	return s.host().Serve(ctx, f.listen, h)
 }
 
-// apiSettings reads --api-plans and --trusted-proxies.
-func apiSettings(f *serveFlags) (*ratelimit.APIPlans, []netip.Prefix, error) {
-	plans, err := loadAPIPlans(f.apiPlans)
+// apiSettings reads --api-plans and --trusted-proxies, for the site serve
+// and run --listen serve alike.
+func apiSettings(apiPlans, trustedProxies string) (*ratelimit.APIPlans, []netip.Prefix, error) {
+	plans, err := loadAPIPlans(apiPlans)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := plans.CheckRoutes(web.APIRouteNames()); err != nil {
 		return nil, nil, usageErrorf("--api-plans: %w", err)
 	}
-	proxies, err := parseTrustedProxies(f.trustedProxies)
+	proxies, err := parseTrustedProxies(trustedProxies)
 	return plans, proxies, err
 }
 
@@ -183,4 +182,12 @@ func checkListen(from, addr string) error {
 		return usageErrorf("%s: want a port from 0 to 65535 after the colon, got %q", from, addr)
 	}
 	return nil
+}
+
+// bindSiteFlags binds the flags of the site's API, the same on serve and
+// run (--listen): its clients' plans and the proxies trusted to name them.
+func bindSiteFlags(cmd *cobra.Command, apiPlans, trustedProxies *string) {
+	cmd.Flags().StringVar(apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
+	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
+	cmd.Flags().StringVar(trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
 }

@@ -1,0 +1,114 @@
+package wiring
+
+// The day's plan of a run: what its schedule spends in a day in each pool
+// against what the pool allows, printed at start, checked (--strict), and
+// recorded with the schedule with the costs the run spends by, so that
+// report, /quota, /api/v1/quota and the operator's page show this one
+// plan, tracking's units among them, rather than one of their own.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+)
+
+// PlanRun makes r's day's plan when r asks for one (Run.Plan), before
+// anything is opened for writing: it reads the database only if there is
+// one, and a plan that is refused (--strict) leaves nothing behind. Run
+// records it with the schedule.
+func (h *Host) PlanRun(ctx context.Context, r *Run) error {
+	if !r.Plan {
+		return nil
+	}
+	db, err := store.OpenExisting(ctx, h.DSN)
+	if err == nil {
+		defer db.Close()
+	} else {
+		db = nil // none yet, or one the run's own open will name
+	}
+	log := h.Logger
+	if r.Select != nil { // --regions all: checked here, planned and said once the catalogue is read (Run)
+		log = slog.New(slog.DiscardHandler)
+	}
+	r.planned, err = h.dayPlan(ctx, db, *r, log)
+	return err
+}
+
+// dayPlan logs r's plan and its tiers to log, one line each, and returns it:
+// the charts at their tiers' cadences, each region's categories once a
+// day, and tracking of the videos the charts held over its span (before
+// they hold any, the charts' own). db is nil when there is none yet. A
+// schedule the pools cannot hold at all is a ConfigError; one that does
+// not fit the day is a warning, or with r.Strict a ConfigError.
+func (h *Host) dayPlan(ctx context.Context, db *store.DB, r Run, log *slog.Logger) ([]report.PlanLine, error) {
+	sched := report.Schedule{Timetable: r.Timetable, Tracked: -1}
+	if r.Track > 0 {
+		sched.TrackEvery, sched.TrackBatch = r.TrackEvery, jobs.TrackBatch
+	}
+	var last map[string]store.RunSummary
+	if db != nil {
+		var err error
+		if last, err = db.LastRuns(ctx, ingest.Trending); err != nil {
+			return nil, fmt.Errorf("plan: read last runs: %w", err)
+		}
+		charted, err := db.ChartedSince(ctx, time.Now().Add(-r.Track))
+		if r.Track > 0 && err == nil && len(charted) > 0 {
+			sched.Tracked = r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs).PerRun(charted)
+		}
+	}
+	plan := report.Plan(h.Costs, sched, last)
+	report.LogPlan(log, plan)
+	report.LogTiers(log, report.Tiers(h.Costs, sched))
+	if unheld := report.Unheld(h.Costs, sched); len(unheld) > 0 {
+		return nil, &ConfigError{fmt.Errorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
+			strings.Join(unheld, "; "))}
+	}
+	over := report.Overruns(plan)
+	if len(over) == 0 {
+		return plan, nil
+	}
+	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
+		r.Timetable.Every, len(r.Timetable.Charts)*max(len(r.Timetable.Categories), 1), strings.Join(over, "; "))
+	if r.Strict {
+		return nil, &ConfigError{fmt.Errorf("--strict: %s", msg)}
+	}
+	log.Warn(msg + overNote(r))
+	return plan, nil
+}
+
+// overNote ends the warning of a schedule that cannot fit the quota: what
+// the daemon does about it.
+func overNote(r Run) string {
+	if r.Pace && !r.Once {
+		return " (pacing spreads the charts over the upstream's day instead, each at most every --every; --strict refuses to start)"
+	}
+	return " (the limiter will stop passes when the quota runs out; --strict refuses to start)"
+}
+
+// record keeps the timetable the run follows in the database, whole, with
+// its day's plan (nil when it made none) and the costs it spends by, for
+// every view of its plan (report, serve, /quota, the API, the dashboard).
+func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan []report.PlanLine) error {
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("record the schedule: %w", err)
+	}
+	var planDoc []byte
+	if plan != nil {
+		if planDoc, err = json.Marshal(plan); err != nil {
+			return fmt.Errorf("record the plan: %w", err)
+		}
+	}
+	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
+		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: time.Now()})
+}

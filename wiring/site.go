@@ -1,0 +1,85 @@
+package wiring
+
+// The one site: the API and the pages every listener serves, built the
+// same way for `serve` and `run --listen` (the same routes, guards, meter,
+// token rules, throttle, kept answers and /metrics rules), whatever the
+// command around it.
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web"
+)
+
+// Site is what the site is built from, all of it required: the report's
+// sources (the limiter read, the costs, the schedule, the quota key, the
+// standing), the API's plans, the listener, what /readyz checks of the
+// command and where /metrics counts the site.
+type Site struct {
+	Report report.Sources
+	Plans  *ratelimit.APIPlans
+	// Web is the listener: its address, whether it is public, its access
+	// token, the trusted proxies and what the pages show.
+	Web web.Config
+	// Ready are the command's own checks of /readyz (its database), after
+	// the limiter's.
+	Ready []web.Check
+	// Series count the site's requests, failed sign-ins and kept answers,
+	// in the registry Scrape serves on /metrics.
+	Series *metrics.API
+	Scrape http.Handler
+}
+
+// OpenSite builds the site over db: its report read through the kept
+// ledger reads, its API's clients metered by the API's limiter; close
+// releases that limiter (not db, nor the report's limiter).
+func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Server, closeFn func(), err error) {
+	al, closeFn, err := h.APILimiter(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
+	cfg := s.Web
+	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
+	if cfg.Regions == nil {
+		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them
+	}
+	cfg.Meter = &web.Meter{Plans: s.Plans, Limiter: al, Tokens: clients.New(db), Observe: s.Series.Observe}
+	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
+		cfg.Meter.Lease = web.DefaultLease
+	}
+	cfg.AuthFailed = s.Series.AuthFailed
+	l := s.Report.Limiter
+	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
+	kept := remembered(db, s.Report)
+	cfg.Routes = append(cfg.Routes,
+		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
+		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
+		web.Route{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
+			return BuildReport(ctx, kept)
+		})})
+	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, kept) }
+	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
+	if ui, err = web.New(cfg); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	s.Series.Register(metrics.Kept(ui.Kept)...)
+	return ui, closeFn, nil
+}
+
+// BuildReport builds the report of src, its regions named as the built-in
+// catalogue names them unless src names them.
+func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
+	if src.Names == nil {
+		src.Names = regionNames(regions.Builtin)
+	}
+	return report.Build(ctx, src)
+}
