@@ -15,3 +15,24 @@ func Kept(held func() (answers, bytes int)) []prometheus.Collector {
 			func() float64 { _, b := held(); return float64(b) }),
 	}
 }
+
+// KeptBuilds are the counters of the builds of the readers' kept answers,
+// read from built at each scrape: first builds (of a page with no copy,
+// which the requests for it wait for), builds beside the requests (of a
+// copy out of date, served meanwhile), and the requests that waited for
+// a first build. A reader of a kept page waits only for its first.
+func KeptBuilds(built func() (first, beside, waited int64)) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_kept_builds_total",
+			Help: keptBuildsHelp, ConstLabels: prometheus.Labels{"how": "first"}},
+			func() float64 { n, _, _ := built(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_kept_builds_total",
+			Help: keptBuildsHelp, ConstLabels: prometheus.Labels{"how": "beside"}},
+			func() float64 { _, n, _ := built(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_kept_waits_total",
+			Help: "Requests that waited for the first build of a reader's answer (docs/api.md)."},
+			func() float64 { _, _, n := built(); return float64(n) }),
+	}
+}
+
+const keptBuildsHelp = "Builds of readers' answers to keep: how=first, of a page with no copy; how=beside, of a copy out of date, served meanwhile (docs/api.md)."

@@ -179,6 +179,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // memory now (cache.go).
 func (s *Server) Kept() (answers, bytes int) { return s.answers.set.held() }
 
+// Builds is how many readers' answers were built to be kept: first (a
+// page with no copy), beside the requests (a copy out of date, served
+// meanwhile), and how many requests waited for a first build (cache.go).
+func (s *Server) Builds() (first, beside, waited int64) {
+	beside = s.answers.rebuilds.Load()
+	return s.answers.builds.Load() - beside, beside, s.answers.waited.Load()
+}
+
 // Access is what this server serves.
 func (s *Server) Access() Access { return s.access }
 

@@ -72,6 +72,7 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 		return nil, nil, err
 	}
 	s.Series.Register(metrics.Kept(ui.Kept)...)
+	s.Series.Register(metrics.KeptBuilds(ui.Builds)...)
 	return ui, closeFn, nil
 }
 
