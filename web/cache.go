@@ -229,7 +229,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		if f.a != nil {
 			return f.a
 		}
-		s.send(w, r, f.b)
+		s.send(w, r, f.b.clone())
 		return nil
 	}
 	if a := s.answers.set.get(uri); a != nil { // kept while this request looked
@@ -240,7 +240,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 	started := s.cfg.Now()
 	b := s.buildAnswer(r, h)
 	if !keepable(b) {
-		s.answers.land(uri, f, nil, b)
+		s.answers.land(uri, f, nil, b.clone())
 		s.send(w, r, b)
 		return nil
 	}
@@ -291,6 +291,14 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 			s.answers.rebuilt(uri)
 		}
 	}()
+}
+
+// clone is a copy of b that another request may send: sending adds to
+// the header it is given.
+func (b *buffered) clone() *buffered {
+	c := &buffered{header: b.header.Clone(), status: b.status, wrote: b.wrote}
+	c.buf.Write(b.buf.Bytes())
+	return c
 }
 
 // keepable reports whether b is an answer to keep: a 200 that is to be
