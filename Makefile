@@ -76,7 +76,7 @@ test: deps ## run every test with -race against real redis-server and SQLite, th
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)
 	@scripts/bench.sh
 
-soak: ## flood serve --public and run --listen --public for ten minutes each (INGEST_SOAK_FOR to change); print RSS, the hot pages' ratio, and the daemon's missed slots and units over the limit
+soak: ## flood serve --public, run --listen --public, and the deployed shape (run --listen --public --regions all, tracking on, anonymous API clients) for ten minutes each (INGEST_SOAK_FOR to change); print and check RSS, the hot pages' ratio, the right token, the API's metering, and the daemon's missed slots and units over the limit
 	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL

@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +34,13 @@ type flood struct {
 	Guessers  int           // addresses sending wrong tokens
 	RightEach time.Duration // the right token from a fresh address this often
 	Hot       int           // readers on the hot pages
+	// HotMore are hot pages beside the front page, a chart and a video:
+	// each path with the bearer token its readers send ("": none).
+	HotMore map[string]string
+	// Anonymous API clients, each from an address of its own, ask for a
+	// chart's JSON every AnonEach without a token, over their plan.
+	Anonymous int
+	AnonEach  time.Duration
 }
 
 // soakFlood is make soak's: ten minutes, the issue's counts.
@@ -51,6 +60,12 @@ type floodResult struct {
 	keptAnswers         int64
 	keptBytes           int64
 	start, end          time.Time // the flood's
+	hotAnswers          int64     // the hot pages' answers from ingest
+	hotNot200           map[int]int64
+	anonSent, anon429   int64           // the anonymous clients' requests, and those refused over their plan
+	anonUnmetered       int64           // answered without the RateLimit fields
+	anonRefused         int             // anonymous clients refused at least once
+	rssTimes            []time.Duration // when each of rssLate was taken, from the flood's start
 }
 
 // loopbackFrom is a client whose connections come from ip (all of
@@ -103,8 +118,26 @@ func floodGet(c *http.Client, base, path, tok string) (int, []byte) {
 	return res.StatusCode, b
 }
 
+// floodHead fetches base+path with no token, reading the body whole; the
+// status and the header.
+func floodHead(c *http.Client, base, path string) (int, http.Header) {
+	res, err := c.Get(base + path)
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, res.Body)
+	return res.StatusCode, res.Header
+}
+
+// over reports whether a timed flood that began at start is over: its
+// senders stop then, whatever they have left to send.
+func (f flood) over(start time.Time) bool {
+	return f.For > 0 && time.Since(start) >= f.For
+}
+
 // run floods base, served by pid, and measures it. The flood ends when
-// its counts are sent and, for a timed flood, its time is over.
+// its counts are sent or, for a timed flood, its time is over.
 func (f flood) run(t *testing.T, base string, pid int) floodResult {
 	t.Helper()
 	var r floodResult
@@ -115,9 +148,13 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 		t.Fatalf("no video in US's chart:\n%.300s", chart)
 	}
 	hotPaths := []string{"/", "/charts/US", "/videos/" + string(id[1])}
+	for p := range f.HotMore {
+		hotPaths = append(hotPaths, p)
+	}
+	sort.Strings(hotPaths[3:])
 	hotBody := map[string][]byte{}
 	for _, p := range hotPaths {
-		code, b := floodGet(main, base, p, "")
+		code, b := floodGet(main, base, p, f.HotMore[p])
 		if code != 200 {
 			t.Fatalf("hot page %s: got %d before the flood", p, code)
 		}
@@ -144,7 +181,7 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 			c := loopbackFrom("127.0.1." + strconv.Itoa(w+1))
 			for {
 				i := next404.Add(1)
-				if i > int64(f.Missing) {
+				if i > int64(f.Missing) || f.over(start) {
 					return
 				}
 				if code, _ := floodGet(c, base, fmt.Sprintf("/videos/zz-missing-%d", i), ""); code == http.StatusNotFound {
@@ -160,7 +197,7 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 			c := loopbackFrom("127.0.2." + strconv.Itoa(w+1))
 			for {
 				i := nextSearch.Add(1)
-				if i > int64(f.Searches) {
+				if i > int64(f.Searches) || f.over(start) {
 					return
 				}
 				if code, _ := floodGet(c, base, fmt.Sprintf("/search?q=flood+%d", i), ""); code == 200 {
@@ -203,19 +240,65 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 	go func() { flooders.Wait(); close(done) }()
 	// As many readers on ingest as on the same bytes from memory, at once:
 	// the two sums over the same time are the ratio.
-	read := func(c *http.Client, at string, sum *int64) {
+	var statusMu sync.Mutex
+	r.hotNot200 = map[int]int64{}
+	read := func(c *http.Client, at string, sum *int64, ingest bool) {
 		defer readers.Done()
 		for i := 0; ctx.Err() == nil; i++ {
 			p := hotPaths[i%len(hotPaths)]
-			if code, b := floodGet(c, at, p, ""); code == 200 {
+			code, b := floodGet(c, at, p, f.HotMore[p])
+			if code == 200 {
 				atomic.AddInt64(sum, int64(len(b)))
+			}
+			if !ingest || ctx.Err() != nil {
+				continue
+			}
+			atomic.AddInt64(&r.hotAnswers, 1)
+			if code != 200 {
+				statusMu.Lock()
+				r.hotNot200[code]++
+				statusMu.Unlock()
 			}
 		}
 	}
+	var refusedMu sync.Mutex
+	for i := range f.Anonymous {
+		readers.Add(1)
+		go func() { // an anonymous API client over its plan
+			defer readers.Done()
+			c := loopbackFrom(fmt.Sprintf("127.0.4.%d", i+1))
+			tick := time.NewTicker(f.AnonEach)
+			defer tick.Stop()
+			refused := false
+			for ctx.Err() == nil {
+				code, hdr := floodHead(c, base, "/api/v1/charts/US")
+				if ctx.Err() != nil {
+					break
+				}
+				atomic.AddInt64(&r.anonSent, 1)
+				switch {
+				case code == http.StatusTooManyRequests:
+					atomic.AddInt64(&r.anon429, 1)
+					refused = true
+				case hdr.Get("RateLimit") == "" || hdr.Get("RateLimit-Policy") == "":
+					atomic.AddInt64(&r.anonUnmetered, 1)
+				}
+				select {
+				case <-ctx.Done():
+				case <-tick.C:
+				}
+			}
+			if refused {
+				refusedMu.Lock()
+				r.anonRefused++
+				refusedMu.Unlock()
+			}
+		}()
+	}
 	for range f.Hot {
 		readers.Add(2)
-		go read(loopbackFrom("127.0.3.1"), base, &r.hotBytes)
-		go read(&http.Client{}, ref.URL, &r.refBytes)
+		go read(loopbackFrom("127.0.3.1"), base, &r.hotBytes, true)
+		go read(&http.Client{}, ref.URL, &r.refBytes, false)
 	}
 	tick := time.NewTicker(max(f.RightEach, time.Second))
 	defer tick.Stop()
@@ -233,6 +316,7 @@ func (f flood) run(t *testing.T, base string, pid int) floodResult {
 			}
 			if time.Since(start) > f.For/2 && f.For > 0 {
 				r.rssLate = append(r.rssLate, rssKB(pid))
+				r.rssTimes = append(r.rssTimes, time.Since(start).Round(time.Second))
 			}
 		}
 	}
@@ -253,7 +337,12 @@ func (r floodResult) String() string {
 	fmt.Fprintf(&b, "unique 404s %d, unique searches %d; kept answers %d, %d bytes\n", r.sent404, r.sentSearch, r.keptAnswers, r.keptBytes)
 	fmt.Fprintf(&b, "right token from fresh addresses: %d of %d answered 200\n", r.rightOK, r.right)
 	if r.refBytes > 0 {
-		fmt.Fprintf(&b, "hot pages during the flood: %.2fx of the same bytes served from memory (side by side)\n", float64(r.hotBytes)/float64(r.refBytes))
+		fmt.Fprintf(&b, "hot pages during the flood: %.2fx of the same bytes served from memory (side by side); %d answers, not 200: %v\n",
+			float64(r.hotBytes)/float64(r.refBytes), r.hotAnswers, r.hotNot200)
+	}
+	if r.anonSent > 0 {
+		fmt.Fprintf(&b, "anonymous API clients: %d requests, %d answered 429, %d without RateLimit fields; %d clients refused over their plan\n",
+			r.anonSent, r.anon429, r.anonUnmetered, r.anonRefused)
 	}
 	return b.String()
 }
@@ -281,16 +370,27 @@ func TestFloodOfAPublicListener(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
+		// deployed is the shape people run: every region, tracking on
+		// (the daemon's default), a pool that holds them all at a short
+		// --every, the worldwide page and the readers' API among the hot
+		// pages, and anonymous API clients over their plan.
+		deployed bool
 	}{
-		{"serve --public", []string{"serve", "--public"}},
-		{"run --listen --public", []string{"run", "--regions", "US", "--every", "1m", "--public"}},
+		{"serve --public", []string{"serve", "--public"}, false},
+		{"run --listen --public", []string{"run", "--regions", "US", "--every", "1m", "--public"}, false},
+		{"run --listen --public --regions all", []string{"run", "--regions", "all", "--every", "5m", "--track-every", "5m", "--public"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !soak && tc.args[0] == "run" {
 				t.Skip("the daemon's flood is make soak's")
 			}
 			h := newHarness(t)
-			h.mustRun(0, "run", "--once", "--regions", "US")
+			f := f
+			if tc.deployed {
+				f.deploy(t, h)
+			} else {
+				h.mustRun(0, "run", "--once", "--regions", "US")
+			}
 			h.set("INGEST_UI_TOKEN", uiToken)
 			listen := closedAddr(t)
 			ctx, cancel := context.WithTimeout(context.Background(), f.For+longTimeout)
@@ -316,6 +416,10 @@ func TestFloodOfAPublicListener(t *testing.T) {
 			}
 			if soak && (r.rssAfter > r.rssBefore+64<<10) {
 				t.Errorf("RSS grew by %d kB, over 64 MB", r.rssAfter-r.rssBefore)
+			}
+			if tc.deployed {
+				checkDeployed(t, h, f, r, base)
+				return
 			}
 			if tc.args[0] == "run" {
 				d := daemonDuring(t, base, r.start, r.end, time.Minute, h.fake.ChargedPools())
@@ -412,4 +516,137 @@ func daemonDuring(t *testing.T, base string, start, end time.Time, every time.Du
 		}
 	}
 	return d
+}
+
+// deployedEvery is the deployed soak's --every: with every region, a run
+// lands every few seconds.
+const deployedEvery = 5 * time.Minute
+
+// deployedRSS is the resident memory docs/api.md says a daemon at every
+// region stays within, in kB.
+const deployedRSS = 256 << 10
+
+// deploy readies h for the deployed shape: a costs file whose pools hold
+// every region at deployedEvery and tracking, plans with the anonymous
+// plan and a generous one for the hot readers' API token, every region's
+// charts stored once; and f's hot pages and anonymous clients.
+func (f *flood) deploy(t *testing.T, h *harness) {
+	t.Helper()
+	costs := filepath.Join(h.dir, "soak-costs.yaml")
+	if err := os.WriteFile(costs, []byte(`pools:
+  default: {limit: 400000, reserve: 0, window: 24h}
+  search:  {limit: 100, reserve: 0, window: 24h}
+  stats:   {limit: 100000, reserve: 0, window: 24h}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 100}
+  videos.batchGetStats: {stats: 1}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plans := filepath.Join(h.dir, "soak-plans.yaml")
+	if err := os.WriteFile(plans, []byte("plans:\n  anonymous: {limit: 40, window: 1h, burst: 40}\n  reader: {limit: 100000000, window: 1h, burst: 1000000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set("INGEST_COSTS", costs)
+	h.set("INGEST_API_PLANS", plans)
+	h.mustRunGrowing(0, "run", "--once", "--regions", "all")
+	out := strings.TrimSpace(h.mustRun(0, "tokens", "add", "soak-reader", "--plan", "reader").stdout)
+	token := out[strings.LastIndexByte(out, '\n')+1:]
+	f.HotMore = map[string]string{"/worldwide": "", "/api/v1/charts/US": token}
+	f.Anonymous, f.AnonEach = 20, 250*time.Millisecond
+}
+
+// checkDeployed holds the deployed shape's flood to its promises: the hot
+// pages at half the bytes of the same served from memory at least, none
+// answered otherwise than 200; every anonymous client metered and
+// refused over its plan; the memory within deployedRSS and flat over the
+// flood's last five minutes (its second half, when shorter); no region's
+// slot missed and no unit over a pool's limit.
+func checkDeployed(t *testing.T, h *harness, f flood, r floodResult, base string) {
+	t.Helper()
+	if ratio := float64(r.hotBytes) / float64(max(r.refBytes, 1)); ratio < 0.5 {
+		t.Errorf("hot pages during the flood: %.2fx of the same bytes from memory, want 0.5x at least", ratio)
+	}
+	if len(r.hotNot200) != 0 {
+		t.Errorf("hot (kept) pages answered other than 200: %v of %d", r.hotNot200, r.hotAnswers)
+	}
+	if r.anonUnmetered != 0 || r.anonRefused != f.Anonymous {
+		t.Errorf("anonymous API clients: %d answers without RateLimit fields, %d of %d clients refused over their plan; want none, and all",
+			r.anonUnmetered, r.anonRefused, f.Anonymous)
+	}
+	var late []int64
+	for i, at := range r.rssTimes {
+		if at >= r.end.Sub(r.start)-5*time.Minute {
+			late = append(late, r.rssLate[i])
+		}
+	}
+	if len(late) > 0 {
+		top, low := slices.Max(late), slices.Min(late)
+		half := len(late) / 2
+		first, second := slices.Max(late[:max(half, 1)]), slices.Max(late[half:])
+		t.Logf("RSS over the flood's last %v: %d-%d kB (its first half's peak %d kB, its second's %d kB); bound %d kB",
+			min(r.end.Sub(r.start)/2, 5*time.Minute).Round(time.Second), low, top, first, second, deployedRSS)
+		if top > deployedRSS {
+			t.Errorf("RSS reached %d kB, over the %d kB docs/api.md states for a daemon at every region", top, deployedRSS)
+		}
+		if second > first+16<<10 {
+			t.Errorf("RSS rose over the flood's last minutes: peaks %d kB then %d kB, more than 16 MB apart", first, second)
+		}
+	}
+	missed, regions, failed := missedAtEveryRegion(t, h.db(), r.start, r.end, deployedEvery)
+	d := daemonDuring(t, base, r.start, r.end, deployedEvery, h.fake.ChargedPools())
+	t.Logf("the daemon at every region during the flood: %d regions ran, %d runs failed, %d slots missed; upstream charged %v, ledger used %v of %v; over the limit %v",
+		regions, failed, missed, d.charged, d.used, d.limit, d.over)
+	if missed != 0 || failed != 0 || len(d.over) != 0 {
+		t.Errorf("the daemon at every region during the flood: %d missed slots, %d failed runs, units over the limit %v; want none", missed, failed, d.over)
+	}
+}
+
+// missedAtEveryRegion counts, over every region's unfiltered chart, the
+// slots of every in [start, end] no run started in (as daemonDuring
+// does for one), the regions with a run started in it, and those runs
+// that failed.
+func missedAtEveryRegion(t *testing.T, path string, start, end time.Time, every time.Duration) (missed, regions, failed int) {
+	t.Helper()
+	rows, err := openDB(t, path).Query(`SELECT region, started_ms, status FROM runs
+  WHERE kind = 'trending' AND category = '' ORDER BY region, started_ms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	starts := map[string][]time.Time{}
+	for rows.Next() {
+		var region, status string
+		var ms int64
+		if err := rows.Scan(&region, &ms, &status); err != nil {
+			t.Fatal(err)
+		}
+		at := time.UnixMilli(ms)
+		starts[region] = append(starts[region], at)
+		if !at.Before(start) && !at.After(end) && status == "failed" {
+			failed++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	grace := every / 2
+	for _, at := range starts {
+		ran := false
+		prev := time.Time{}
+		for _, a := range append(at, end) {
+			if !prev.IsZero() && a.After(start) && prev.Before(end) {
+				missed += max(0, int((a.Sub(prev)-grace)/every))
+			}
+			ran = ran || (!a.Before(start) && a.Before(end))
+			prev = a
+		}
+		if ran {
+			regions++
+		}
+	}
+	return missed, regions, failed
 }
