@@ -95,6 +95,12 @@ for db in "$PWD/demo/ingest.db" "$out/month.db"; do
     END { if (n && m) { u = median(off, n); v = median(on, m); printf "in the process, a kept chart JSON: unmetered %.1f us, metered anonymous %.1f us (medians of %d): metered/unmetered rate %.2fx (goal >= 0.9x) %s\n", u/1000, v/1000, n, u/v, (u/v >= 0.9 ? "met" : "MISSED") } }'
 done
 echo
+echo "== web: /worldwide beside /charts/US at every region, a run landing every 2 s (a day of every region's charts, cmd/yeardb's) =="
+go test -run '^$' -bench BenchmarkWorldwideWhileRunsLand -benchtime 20s -timeout 20m ./web/ | tee "$out/landing.txt" | awk '
+  /^BenchmarkWorldwideWhileRunsLand/ { for (i = 1; i < NF; i++) v[$(i+1)] = $i }
+  END { if ("worldwide/chart-p50" in v) printf "p50: /worldwide %.3f ms, /charts/US %.3f ms: %.2fx (goal <= 2x) %s; %d runs landed, %d builds beside the requests, %d requests waited for a first build\n",
+    v["worldwide-p50-ms"], v["chart-p50-ms"], v["worldwide/chart-p50"], (v["worldwide/chart-p50"] <= 2 ? "met" : "MISSED"), v["runs-landed"], v["built-beside"], v["waited"] }'
+echo
 echo "== stores: SQLite beside PostgreSQL (a real server, fsync on), the same work; ${INGEST_BENCH_STORE_VIDEOS:-200000} videos searched =="
 INGEST_PGTEST_DURABLE=1 go test -run '^$' -bench BenchmarkStores -benchtime 200x -timeout 60m ./store/ | tee "$out/stores.txt" | grep '^Benchmark'
 scripts/stores-table.awk "$out/stores.txt"
