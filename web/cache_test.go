@@ -121,6 +121,17 @@ func TestReadersAnswersAreBuiltOncePerChange(t *testing.T) {
 	}
 }
 
+// settle asks for each path once, so that a kept copy out of date
+// starts its build beside the requests, and waits for those builds: the
+// next requests get what the pages show now.
+func settle(t *testing.T, s *Server, base string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		ask(t, base+p)
+		awaitBuild(s, p)
+	}
+}
+
 // awaitBuild waits for the build of key under way, when there is one
 // (a build beside the requests is joined before the request that started
 // it is answered, and its answer kept before it ends).

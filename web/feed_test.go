@@ -216,6 +216,7 @@ func TestFeedsRoundTrip(t *testing.T) {
 	t1 := t0.Add(time.Hour)
 	now = t1.Add(time.Minute)
 	regionRun(t, db, "US", "", t1, worldVideos(t1, "stays", "new", "both")...)
+	settle(t, s, srv.URL, "/charts/US/feed", "/worldwide/feed")
 	us2 := feedOf(t, srv.URL+"/charts/US/feed")
 	next := entryIDs(t, us2)
 	if next["stays"] != first["stays"] || next["both"] != first["both"] {

@@ -36,9 +36,9 @@ func get(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
 
 // TestConditionalAnswersFollowTheData: every page and JSON answer carries
 // an ETag and a Last-Modified; asked again with them, it is a 304 while
-// nothing shown changed, and a full answer as soon as a run, tracking, a
-// refresh or a deletion changed what it shows; a video deleted as gone is
-// a 410, never a 304 of its old page.
+// nothing shown changed, and a full answer once a run, tracking, a
+// refresh or a deletion changed what it shows and the page was built
+// again; a video deleted as gone is a 410, never a 304 of its old page.
 func TestConditionalAnswersFollowTheData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -98,7 +98,8 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "vid-b", ViewCount: more, At: t0.Add(90 * time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}
-	clock.add(time.Second)
+	clock.add(rebuildEvery)
+	settle(t, s, srv.URL, paths...)
 	ask("tracking read vid-b's views", map[string]int{"/videos/vid-b": 200, "/api/v1/videos/vid-b": 200})
 	keep("after tracking")
 
@@ -106,13 +107,15 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	if err := db.Refreshed(ctx, []ingest.Video{b}, t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	clock.add(time.Second)
+	clock.add(rebuildEvery)
+	settle(t, s, srv.URL, paths...)
 	ask("a refresh retitled vid-b", map[string]int{"/charts/US": 200, "/api/v1/charts/US": 200, "/videos/vid-b": 200,
 		"/api/v1/videos/vid-b": 200, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 	keep("after the refresh")
 
 	chartRun(t, db, "", t0.Add(3*time.Hour), b, a)
-	clock.add(time.Second)
+	clock.add(rebuildEvery)
+	settle(t, s, srv.URL, paths...)
 	ask("a new run", map[string]int{"/charts/US": 200, "/api/v1/charts/US": 200, "/videos/vid-b": 200,
 		"/api/v1/videos/vid-b": 200, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 	keep("after the run")
@@ -120,7 +123,8 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	if _, err := retention.Gone(ctx, db, []string{"vid-b"}, t0.Add(4*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	clock.add(time.Second)
+	clock.add(rebuildEvery)
+	settle(t, s, srv.URL, paths...)
 	ask("vid-b deleted as gone", map[string]int{"/charts/US": 200, "/api/v1/charts/US": 200, "/videos/vid-b": 410,
 		"/api/v1/videos/vid-b": 410, "/search?q=B": 200, "/api/v1/search?q=B": 200})
 
@@ -128,6 +132,7 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	for _, p := range []string{"/charts/US", "/videos/vid-a"} {
 		res, _ := get(t, srv.URL+p)
 		clock.add(72 * time.Hour)
+		settle(t, s, srv.URL, p)
 		if again, _ := get(t, srv.URL+p, "If-None-Match", res.Header.Get("ETag")); again.StatusCode != 200 {
 			t.Errorf("%s: three days on, the ages it shows moved but it answered %d", p, again.StatusCode)
 		}
