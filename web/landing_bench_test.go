@@ -23,9 +23,8 @@ const landEvery = 2 * time.Second
 // turn, side by side, over a day of every catalogued region's charts
 // (internal/yeardb) while a run of one region after another lands every
 // landEvery, on the server's own clock: each page's p50, p90, p99 and
-// slowest, and
-// the worldwide page's p50 over the chart's. Run it long enough for runs
-// to land (-benchtime 20s).
+// slowest, and the worldwide page's p50 over the chart's. Run it long
+// enough for runs to land (-benchtime 20s).
 func BenchmarkWorldwideWhileRunsLand(b *testing.B) {
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "all.db")
