@@ -39,6 +39,30 @@ func TestKeptSetKeepsHotAnswers(t *testing.T) {
 	}
 }
 
+// TestHotAnswerBuiltAgainStaysProtected: a page readers keep asking for,
+// built again (its new copy put in place of the old), keeps its place
+// among the protected, so that a flood of URLs asked for once, between
+// its build and its next reader, never pushes it out.
+func TestHotAnswerBuiltAgainStaysProtected(t *testing.T) {
+	t.Parallel()
+	s := newKeptSet(KeptBound{Bytes: 1 << 20, Answers: 64})
+	body := func() *answer { return &answer{body: make([]byte, 1000)} }
+	s.put("/worldwide", body())
+	s.get("/worldwide")
+	for round := range 50 {
+		s.put("/worldwide", body()) // built again beside the requests
+		for i := range 200 {
+			s.put(fmt.Sprintf("/search?q=%d-%d", round, i), body())
+		}
+		if s.get("/worldwide") == nil {
+			t.Fatalf("round %d: the page built again was pushed out by 200 URLs asked for once", round)
+		}
+	}
+	if n, size := s.held(); n > 64 || size > 1<<20 {
+		t.Errorf("%d answers, %d bytes; bound 64, %d", n, size, 1<<20)
+	}
+}
+
 // TestFloodOfUniqueURLsStaysBounded: thousands of unique URLs, 404s
 // and searches that answer 200, leave the kept answers within their bound,
 // keep no 404 at all, and never push out the chart readers keep asking
