@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
@@ -48,6 +49,7 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
 	cfg := s.Web
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
+	cfg.Usage = ledger.New(db)
 	if cfg.Regions == nil {
 		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them
 	}
@@ -80,6 +82,9 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
 	if src.Names == nil {
 		src.Names = regionNames(regions.Builtin)
+	}
+	if src.Planner == nil {
+		src.Planner = Planner
 	}
 	return report.Build(ctx, src)
 }
