@@ -38,7 +38,7 @@ func (h *Host) PlanRun(ctx context.Context, r *Run) error {
 		db = nil // none yet, or one the run's own open will name
 	}
 	log := h.Logger
-	if r.Select != nil { // --regions all: checked here, planned and said once the catalogue is read (Run)
+	if r.Regions.All() { // --regions all: checked here, planned and said once the catalogue is read (Run)
 		log = slog.New(slog.DiscardHandler)
 	}
 	r.planned, err = h.dayPlan(ctx, db, *r, log)

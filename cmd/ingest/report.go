@@ -46,7 +46,7 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 		return wiring.Schedule{}, err
 	}
 	return wiring.Schedule{Timetable: jobs.Timetable{Charts: charts, Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
-		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
+		Regions: regions.Selection(f.regions)}, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the
