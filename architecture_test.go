@@ -2,6 +2,10 @@ package ingest_test
 
 import (
 	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"regexp"
@@ -142,4 +146,37 @@ func importsDiffer(named string, imports []string) []string {
 		}
 	}
 	return problems
+}
+
+// TestOnlyWiringBuildsTheParts: the composition root is one: the commands
+// open no database, the site builds no ledger and the report builds no
+// pacer; each comes from wiring, built once for the process.
+func TestOnlyWiringBuildsTheParts(t *testing.T) {
+	forbidden := map[string][]string{
+		"cmd/ingest": {"store.Open", "store.OpenExisting", "ledger.New", "pace.New", "web.New"},
+		"web":        {"store.Open", "store.OpenExisting", "ledger.New", "pace.New"},
+		"report":     {"store.Open", "store.OpenExisting", "ledger.New", "pace.New"},
+	}
+	for dir, calls := range forbidden {
+		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
+			return !strings.HasSuffix(fi.Name(), "_test.go")
+		}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pkg := range pkgs {
+			for name, f := range pkg.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); ok && slices.Contains(calls, x.Name+"."+sel.Sel.Name) {
+						t.Errorf("%s uses %s.%s: only wiring builds it", name, x.Name, sel.Sel.Name)
+					}
+					return true
+				})
+			}
+		}
+	}
 }
