@@ -63,6 +63,16 @@ func NewRedis(client redis.UniversalClient, timeout time.Duration) *Redis {
 // Close stops the senders; the client is the caller's to close.
 func (r *Redis) Close() { r.once.Do(func() { close(r.quit) }) }
 
+// Warm dials Redis and loads the script, so that a server's first
+// request asks a limiter ready to answer within its bound rather than one
+// still connecting.
+func (r *Redis) Warm(ctx context.Context) error {
+	if err := gcraScript.Load(ctx, r.client).Err(); err != nil {
+		return fmt.Errorf("ratelimit: redis: load the script: %w", err)
+	}
+	return nil
+}
+
 // Backend is "redis".
 func (r *Redis) Backend() string { return "redis" }
 

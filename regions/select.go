@@ -155,3 +155,22 @@ func Codes(charts []Chart) []string {
 	}
 	return out
 }
+
+// Selection is --regions as given, read against a catalogue (Of) once the
+// process has the one it runs by: a selection of all is the regions of
+// the catalogue the database keeps, which only an open database knows.
+type Selection string
+
+// All reports whether s names all, the regions of the catalogue.
+func (s Selection) All() bool {
+	for _, item := range strings.Split(string(s), ",") {
+		name, _, _ := strings.Cut(item, ":")
+		if strings.EqualFold(strings.TrimSpace(name), "all") {
+			return true
+		}
+	}
+	return false
+}
+
+// Of is the charts s selects from cat, each with its tier and depth.
+func (s Selection) Of(cat Catalogue) ([]Chart, error) { return Parse(string(s), cat) }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -175,20 +173,18 @@ func published(ctx context.Context, src Sources, now time.Time) (*Freshness, err
 	return f, nil
 }
 
+// Planner makes the plan a pacing worker would follow now for src's
+// timetable, from the pools' states (state) and src's ledger and runs:
+// the pacer's own code, built where every part is (the wiring), never a
+// second pacer here.
+type Planner func(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (pace.Status, error)
+
 // computed is the plan made now of src's charts, from the pools' states.
 func computed(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (*Freshness, error) {
-	t := src.Timetable
-	charts, err := t.Entries()
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+	if src.Planner == nil {
+		return nil, fmt.Errorf("plan: no planner given")
 	}
-	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: jobs.PaceEntries(charts, src.Costs),
-		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, t.Names()),
-		Now: func() time.Time { return now }, Logger: quietLogger, Bound: t.MaxStale})
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	st, err := pc.Plan(ctx)
+	st, err := src.Planner(ctx, src, now, state)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -403,10 +399,6 @@ func (r *Report) textFreshness(out io.Writer) {
 	w.Flush()
 	fmt.Fprintln(out)
 }
-
-// quietLogger keeps a plan made for a reader out of the logs: the daemon
-// logs its own.
-var quietLogger = slog.New(slog.DiscardHandler)
 
 // nextText is a next run as the tables print it: its slot, "from" the
 // time a cron's run --once may run it, or "-" for none.

@@ -73,8 +73,8 @@ type ScheduledStore interface {
 // ledger): what it leaves in each pool until the reset is a backfill's
 // share when the operator gives it none. With no recorded schedule the
 // plan spends nothing.
-func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string) (*Freshness, error) {
-	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key}
+func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string, planner Planner) (*Freshness, error) {
+	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key, Planner: planner}
 	if db != nil {
 		src.DB = db
 		rec, ok, err := db.Schedule(ctx)

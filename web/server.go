@@ -24,7 +24,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -40,6 +39,10 @@ type Config struct {
 	Report func(ctx context.Context) (*report.Report, error)
 	// QuotaKey is the key whose ledger the usage charts read.
 	QuotaKey string
+	// Usage is the quota's ledger the operator's usage charts read (the
+	// wiring hands it, as it hands every reader of the ledger); nil
+	// charts nothing.
+	Usage Usage
 	// Token, when set, is asked of every request for the data
 	// (INGEST_UI_TOKEN).
 	Token string
@@ -95,7 +98,6 @@ type Server struct {
 	signedPages *pages
 	mux         *http.ServeMux
 	daily       dailyCache
-	ledger      *ledger.Ledger // the quota's ledger in DB, which the usage charts read
 	charts      chartsCache
 
 	sessions *sessions
@@ -148,9 +150,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.answers.set = newKeptSet(cfg.Kept)
-	if cfg.DB != nil {
-		s.ledger = ledger.New(cfg.DB)
-	}
 	s.routes()
 	return s, nil
 }

@@ -97,8 +97,12 @@ type copySource struct {
 }
 
 // NoteCopySource notes on dst, a finished copy of the SQLite file path
-// whose ledger id is id, where its source is.
-func NoteCopySource(ctx context.Context, dst *store.DB, path, id string, at time.Time) error {
+// (read through src), where its source is and its source's ledger id.
+func NoteCopySource(ctx context.Context, src, dst *store.DB, path string, at time.Time) error {
+	id, err := ledger.New(src).LedgerID(ctx)
+	if err != nil {
+		return err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err

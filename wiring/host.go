@@ -75,6 +75,38 @@ func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
 	return db, nil
 }
 
+// OpenIfAny opens the database for reading, never creating it; nil (and
+// no error) when there is none yet.
+func (h *Host) OpenIfAny(ctx context.Context) (*store.DB, error) {
+	db, err := store.OpenExisting(ctx, h.DSN)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		return nil, nil
+	case err != nil:
+		return nil, h.DBError(err)
+	}
+	return db, nil
+}
+
+// OpenForLimiter opens the database the limiter's commands read (its
+// ledger names the quota key) and, for write with the embedded limiter,
+// keep their settings in: created for write, none (nil) on Redis when
+// there is none yet.
+func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*store.DB, error) {
+	open := store.OpenExisting
+	if write && h.RedisURL == "" {
+		open = store.Open
+	}
+	db, err := open(ctx, h.DSN)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase) && h.RedisURL != "":
+		return nil, nil
+	case err != nil:
+		return nil, h.DBError(err)
+	}
+	return db, nil
+}
+
 // DBError is a database that did not open, as the user reads it: a path
 // that cannot be used is a configuration error saying the fix. Any other
 // error already names the database (the store's "open NAME: ..."), once.

@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
@@ -37,7 +38,7 @@ func (h *Host) PlanRun(ctx context.Context, r *Run) error {
 		db = nil // none yet, or one the run's own open will name
 	}
 	log := h.Logger
-	if r.Select != nil { // --regions all: checked here, planned and said once the catalogue is read (Run)
+	if r.Regions.All() { // --regions all: checked here, planned and said once the catalogue is read (Run)
 		log = slog.New(slog.DiscardHandler)
 	}
 	r.planned, err = h.dayPlan(ctx, db, *r, log)
@@ -111,4 +112,23 @@ func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan [
 	}
 	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
 		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: time.Now()})
+}
+
+// Planner is the plan a pacing worker would follow now for src's
+// timetable (report.Planner): the pacer as the daemon builds it, from the
+// pools' states and src's ledger and runs, logging nothing (the daemon
+// logs its own).
+func Planner(ctx context.Context, src report.Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (pace.Status, error) {
+	t := src.Timetable
+	charts, err := t.Entries()
+	if err != nil {
+		return pace.Status{}, err
+	}
+	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: jobs.PaceEntries(charts, src.Costs),
+		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, t.Names()),
+		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
+	if err != nil {
+		return pace.Status{}, err
+	}
+	return pc.Plan(ctx)
 }

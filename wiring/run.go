@@ -45,10 +45,10 @@ type Run struct {
 	// clients' plans.
 	Listen *web.Config
 	Plans  *ratelimit.APIPlans
-	// Select, when --regions names all, selects the timetable's charts again from the
-	// region catalogue, read first from the upstream when it is a day old
-	// (catalogue.go); nil when it does not.
-	Select func(regions.Catalogue) ([]regions.Chart, error)
+	// Regions is --regions as given: when it names all, the timetable's
+	// charts are selected again from the region catalogue, read first from
+	// the upstream when it is a day old (catalogue.go).
+	Regions regions.Selection
 	// TrackBudget is the stats units a day tracking plans on
 	// (--track-budget); zero is jobs.TrackBudget of the costs.
 	TrackBudget int64
@@ -101,12 +101,12 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stop()
 	// The catalogue's call is the run's: its units count in run --once's summary.
 	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
-	if r.Select != nil {
-		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
-			return err
+	if r.Regions.All() {
+		if r.Timetable.Charts, err = r.Regions.Of(h.Catalogue(ctx, p, gate)); err != nil {
+			return configErrorf("--regions: %w", err)
 		}
 	}
-	if r.Plan && r.Select != nil { // PlanRun checked the built-in catalogue's regions: this is the plan of the catalogue read
+	if r.Plan && r.Regions.All() { // PlanRun checked the built-in catalogue's regions: this is the plan of the catalogue read
 		if r.planned, err = h.dayPlan(ctx, p.DB, r, h.Logger); err != nil {
 			return err
 		}

@@ -37,9 +37,9 @@ type Schedule struct {
 	// where not given).
 	Timetable                jobs.Timetable
 	RegionsGiven, EveryGiven bool
-	// Select, when the flags name all, selects the flags' regions from
-	// the catalogue the database keeps; nil when they do not.
-	Select func(regions.Catalogue) ([]regions.Chart, error)
+	// Regions is --regions as given: when it names all, the flags'
+	// regions are the catalogue's the database keeps.
+	Regions regions.Selection
 }
 
 // Follow sets src's timetable: the one recorded in db, the flags' regions
@@ -51,10 +51,10 @@ func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Source
 	cat := StoredCatalogue(ctx, db)
 	src.Names = regionNames(cat)
 	flags := sch.Timetable
-	if sch.Select != nil {
-		charts, err := sch.Select(cat)
+	if sch.Regions.All() {
+		charts, err := sch.Regions.Of(cat)
 		if err != nil {
-			return err
+			return configErrorf("--regions: %w", err)
 		}
 		flags.Charts = charts
 	}

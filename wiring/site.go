@@ -8,8 +8,12 @@ package wiring
 import (
 	"context"
 	"net/http"
+	"time"
+
+	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
@@ -46,8 +50,10 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 		return nil, nil, err
 	}
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
+	warm(ctx, h, al)
 	cfg := s.Web
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
+	cfg.Usage = ledger.New(db)
 	if cfg.Regions == nil {
 		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them
 	}
@@ -82,5 +88,27 @@ func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error
 	if src.Names == nil {
 		src.Names = regionNames(regions.Builtin)
 	}
+	if src.Planner == nil {
+		src.Planner = Planner
+	}
 	return report.Build(ctx, src)
+}
+
+// warmFor bounds the start's dial of the API's limiter: the dial and the
+// script's load, the work a first request would otherwise wait for.
+const warmFor = 10 * time.Second
+
+// warm readies a limiter a round trip away before the listener opens, so
+// that the first request is metered like the others; one that does not
+// answer is said, and requests are served unmetered until it does.
+func warm(ctx context.Context, h *Host, al ratelimit.Limiter) {
+	w, ok := al.(interface{ Warm(context.Context) error })
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, warmFor)
+	defer cancel()
+	if err := w.Warm(ctx); err != nil {
+		h.Logger.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
+	}
 }

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +13,6 @@ import (
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -93,7 +88,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 		return usageErrorf("db copy: --live and --two-step (INGEST_DB_COPY_LIVE, INGEST_DB_COPY_TWO_STEP) do not go together: " +
 			"--two-step waits for the worker to stop, --live does not")
 	}
-	running, err := liveSource(ctx, s)
+	running, err := s.host().LiveSource(ctx)
 	switch {
 	case err != nil:
 		return err
@@ -108,14 +103,14 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	case running != nil:
 		fmt.Fprintf(s.stderr, "db copy --live: %s\n", running)
 	}
-	src, fresh, err := openCopySource(ctx, s, to)
+	src, fresh, err := s.host().CopySource(ctx, to, s.terms(), s.stderr)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	dst, err := store.Open(ctx, to)
+	dst, err := s.host().CopyTarget(ctx, to)
 	if err != nil {
-		return fmt.Errorf("db copy: target: %w", err)
+		return err
 	}
 	defer dst.Close()
 	var bar *termbar.Bar // made once the rows to copy are counted
@@ -136,7 +131,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	var te *dbcopy.TargetError
 	if errors.As(err, &te) {
 		if src.Close(); fresh {
-			removeSnapshot(s.db, to)
+			s.host().RemoveSnapshot(to)
 		}
 		return usageErrorf("db copy: --to %w", err)
 	}
@@ -158,30 +153,12 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
 	if !store.IsURL(s.db) {
-		id, err := ledger.New(src).LedgerID(ctx)
-		if err == nil {
-			err = wiring.NoteCopySource(ctx, dst, s.db, id, time.Now())
-		}
-		if err != nil {
+		if err := wiring.NoteCopySource(ctx, src, dst, s.db, time.Now()); err != nil {
 			return fmt.Errorf("db copy: note the source on the target: %w", err)
 		}
 	}
 	src.Close()
-	removeSnapshot(s.db, to)
-	return nil
-}
-
-// trackSource makes --db note each row that changes from now on, for the
-// second step of a copy.
-func trackSource(ctx context.Context, s *settings) error {
-	db, err := store.Open(ctx, s.db)
-	if err != nil {
-		return fmt.Errorf("db copy: source: %w", err)
-	}
-	defer db.Close()
-	if err := dbcopy.Track(ctx, db); err != nil {
-		return fmt.Errorf("db copy: %w", err)
-	}
+	s.host().RemoveSnapshot(to)
 	return nil
 }
 
@@ -193,9 +170,9 @@ func trackSource(ctx context.Context, s *settings) error {
 // their snapshots, says that the target is ready.
 func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to string, live bool, rows int64, took time.Duration) (ready func(), err error) {
 	ready = func() {}
-	db, err := store.Open(ctx, s.db)
+	db, err := s.host().CopySourceWrites(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("db copy: source: %w", err)
+		return nil, err
 	}
 	defer db.Close()
 	switch tracked, err := dbcopy.Tracked(ctx, db); {
@@ -261,25 +238,6 @@ func workersOf(le *wiring.LiveError) string {
 	return strings.Join(ws, ", ")
 }
 
-// liveSource is a *wiring.LiveError when a worker still writes --db.
-func liveSource(ctx context.Context, s *settings) (*wiring.LiveError, error) {
-	db, err := store.OpenExisting(ctx, s.db)
-	if err != nil {
-		return nil, fmt.Errorf("db copy: source: %w", err)
-	}
-	defer db.Close()
-	err = wiring.Live(ctx, db)
-	var le *wiring.LiveError
-	if errors.As(err, &le) {
-		le.Source = s.dbName()
-		return le, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("db copy: source: %w", err)
-	}
-	return nil, nil
-}
-
 // checkCopyTarget refuses a --to that is missing, does not parse, or
 // names the source.
 func checkCopyTarget(s *settings, to string) error {
@@ -303,85 +261,6 @@ func checkCopyTarget(s *settings, to string) error {
 	return nil
 }
 
-// openCopySource opens what a copy reads: a PostgreSQL database holding
-// nothing the standing does not allow, or a snapshot of a SQLite file with
-// what the standing does not allow pruned from it, kept until the copy
-// into to is whole; fresh says the snapshot was taken now.
-func openCopySource(ctx context.Context, s *settings, to string) (db *store.DB, fresh bool, err error) {
-	if store.IsURL(s.db) {
-		db, err := store.OpenExisting(ctx, s.db)
-		if err != nil {
-			return nil, false, fmt.Errorf("db copy: source: %w", err)
-		}
-		if msg, err := s.terms().Beyond(ctx, db); err != nil || msg != "" {
-			db.Close()
-			if err == nil {
-				err = usageErrorf("db copy: %s", msg)
-			}
-			return nil, false, err
-		}
-		return db, false, nil
-	}
-	snap := snapshotOf(s.db, to)
-	if _, err := os.Stat(snap); err != nil {
-		if err := takeSnapshot(ctx, s, snap); err != nil {
-			return nil, false, err
-		}
-		fresh = true
-	}
-	if db, err = store.Open(ctx, snap); err != nil {
-		return nil, false, fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	return db, fresh, nil
-}
-
-// snapshotOf is where a copy of the SQLite file db into to keeps its
-// snapshot: beside db, one per target.
-func snapshotOf(db, to string) string {
-	sum := sha256.Sum256([]byte(store.Where(to)))
-	return db + ".copy-" + hex.EncodeToString(sum[:4])
-}
-
-// takeSnapshot writes snap from --db, pruned of what the standing does not
-// allow and noted as kept under it (so that the target's first run takes
-// what ages past the standing meanwhile for the scheduled prune's lag),
-// and renames it into place only then: a resumed copy reads the same rows
-// as the copy that stopped.
-func takeSnapshot(ctx context.Context, s *settings, snap string) error {
-	part := snap + ".new"
-	for _, f := range []string{part, part + "-wal", part + "-shm"} {
-		os.Remove(f)
-	}
-	if err := store.Snapshot(ctx, s.db, part); err != nil {
-		return fmt.Errorf("db copy: %w", err)
-	}
-	db, err := store.Open(ctx, part)
-	if err != nil {
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	if err := dbcopy.Untrack(ctx, db); err != nil { // the source's notes, not the snapshot's
-		db.Close()
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
-		db.Close()
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	res := s.pruneJob(db, s.standing.StatsFor, nil).Run(ctx)
-	if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
-		fmt.Fprintf(s.stderr, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
-			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
-			s.standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
-	}
-	if res.Err == nil {
-		res.Err = wiring.NoteKept(ctx, db, s.standing.StatsFor)
-	}
-	if err := errors.Join(res.Err, db.Close()); err != nil {
-		return fmt.Errorf("db copy: prune the snapshot under the standing: %w", err)
-	}
-	return os.Rename(part, snap)
-}
-
 // printSums prints each table's rows and checksum on both sides, and
 // returns how many differ.
 func printSums(out io.Writer, sums []dbcopy.TableSums) int {
@@ -398,13 +277,16 @@ func printSums(out io.Writer, sums []dbcopy.TableSums) int {
 	return differ
 }
 
-// removeSnapshot is the end of a copy of a SQLite source into to.
-func removeSnapshot(db, to string) {
-	if store.IsURL(db) {
-		return
+// trackSource makes --db note each row that changes from now on, for the
+// second step of a copy.
+func trackSource(ctx context.Context, s *settings) error {
+	db, err := s.host().CopySourceWrites(ctx)
+	if err != nil {
+		return err
 	}
-	snap := snapshotOf(db, to)
-	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
-		os.Remove(f)
+	defer db.Close()
+	if err := dbcopy.Track(ctx, db); err != nil {
+		return fmt.Errorf("db copy: %w", err)
 	}
+	return nil
 }

@@ -74,17 +74,11 @@ type configLimiter interface {
 }
 
 func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLimiter, string) error) error {
-	open := store.OpenExisting
-	if write && s.redisURL == "" {
-		open = store.Open
+	db, err := s.host().OpenForLimiter(ctx, write)
+	if err != nil {
+		return err
 	}
-	db, err := open(ctx, s.db)
-	switch {
-	case errors.Is(err, store.ErrNoDatabase) && s.redisURL != "":
-		db = nil
-	case err != nil:
-		return s.host().DBError(err)
-	default:
+	if db != nil {
 		defer db.Close()
 	}
 	key, err := quotaKeyFor(ctx, s, db)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
 
@@ -47,7 +46,7 @@ func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
 		return wiring.Schedule{}, err
 	}
 	return wiring.Schedule{Timetable: jobs.Timetable{Charts: charts, Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
-		Select: selectFrom(f.regions, f.regionsGiven)}, checkEvery("--every", f.every)
+		Regions: regions.Selection(f.regions)}, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the
@@ -100,12 +99,12 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	}
 	src := report.Sources{DB: report.NoDB{}, Costs: s.costs, Timetable: sch.Timetable, ScheduleFrom: "--every",
 		Standing: s.standing}
-	db, err := store.OpenExisting(ctx, s.db)
+	db, err := s.host().OpenIfAny(ctx)
 	switch {
-	case errors.Is(err, store.ErrNoDatabase):
-		src.NoDatabase = true
 	case err != nil:
-		return s.host().DBError(err)
+		return err
+	case db == nil:
+		src.NoDatabase = true
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)

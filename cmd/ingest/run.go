@@ -208,7 +208,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	b := readBuildInfo()
 	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
 		Plan: !f.once || f.everyGiven, Strict: f.strict,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Select: selectFrom(f.regions, f.regionsGiven),
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: regions.Selection(f.regions),
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span

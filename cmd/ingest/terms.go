@@ -18,8 +18,8 @@ import (
 // database keep and show, and whether the database holds more.
 func checkTerms(ctx context.Context, s *settings) (string, error) {
 	line := s.standing.String()
-	db, err := store.OpenExisting(ctx, s.db)
-	if err != nil {
+	db, err := s.host().OpenIfAny(ctx)
+	if err != nil || db == nil {
 		return line, nil // the database's own check says why
 	}
 	defer db.Close()

@@ -1,0 +1,154 @@
+package wiring
+
+// The databases of `ingest db copy`: its source (a PostgreSQL database, or
+// a snapshot of a SQLite file, pruned to what the standing allows), its
+// target, the source's worker that may still write it, and the note of
+// where a copy came from. cmd says what happens; what is opened and
+// written is opened here.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ingestworks/ingest/dbcopy"
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/store"
+)
+
+// CopyTarget opens the database a copy writes into, creating it.
+func (h *Host) CopyTarget(ctx context.Context, to string) (*store.DB, error) {
+	db, err := store.Open(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("db copy: target: %w", err)
+	}
+	return db, nil
+}
+
+// CopySourceWrites opens --db itself for a copy's writes to it: its notes
+// of the rows that change (dbcopy.Track, Carry, Untrack).
+func (h *Host) CopySourceWrites(ctx context.Context) (*store.DB, error) {
+	db, err := store.Open(ctx, h.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	return db, nil
+}
+
+// LiveSource is a *LiveError naming --db's workers when one still holds
+// its lease; nil when none does.
+func (h *Host) LiveSource(ctx context.Context) (*LiveError, error) {
+	db, err := store.OpenExisting(ctx, h.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	defer db.Close()
+	err = Live(ctx, db)
+	var le *LiveError
+	if errors.As(err, &le) {
+		le.Source = h.DBName()
+		return le, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	return nil, nil
+}
+
+// CopySource opens what a copy into to reads: a PostgreSQL --db holding
+// nothing terms do not allow, or a snapshot of a SQLite file with what
+// terms do not allow pruned from it (said on say), kept until the copy is
+// whole; fresh says the snapshot was taken now.
+func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Writer) (db *store.DB, fresh bool, err error) {
+	if store.IsURL(h.DSN) {
+		db, err := store.OpenExisting(ctx, h.DSN)
+		if err != nil {
+			return nil, false, fmt.Errorf("db copy: source: %w", err)
+		}
+		if msg, err := terms.Beyond(ctx, db); err != nil || msg != "" {
+			db.Close()
+			if err == nil {
+				err = configErrorf("db copy: %s", msg)
+			}
+			return nil, false, err
+		}
+		return db, false, nil
+	}
+	snap := snapshotOf(h.DSN, to)
+	if _, err := os.Stat(snap); err != nil {
+		if err := takeSnapshot(ctx, h.DSN, snap, terms, say); err != nil {
+			return nil, false, err
+		}
+		fresh = true
+	}
+	if db, err = store.Open(ctx, snap); err != nil {
+		return nil, false, fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	return db, fresh, nil
+}
+
+// snapshotOf is where a copy of the SQLite file db into to keeps its
+// snapshot: beside db, one per target.
+func snapshotOf(db, to string) string {
+	sum := sha256.Sum256([]byte(store.Where(to)))
+	return db + ".copy-" + hex.EncodeToString(sum[:4])
+}
+
+// takeSnapshot writes snap from the SQLite file path, pruned of what the
+// standing does not allow and noted as kept under it (so that the target's
+// first run takes what ages past the standing meanwhile for the scheduled
+// prune's lag), and renames it into place only then: a resumed copy reads
+// the same rows as the copy that stopped.
+func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Writer) error {
+	part := snap + ".new"
+	for _, f := range []string{part, part + "-wal", part + "-shm"} {
+		os.Remove(f)
+	}
+	if err := store.Snapshot(ctx, path, part); err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	db, err := store.Open(ctx, part)
+	if err != nil {
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	if err := dbcopy.Untrack(ctx, db); err != nil { // the source's notes, not the snapshot's
+		db.Close()
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
+		db.Close()
+		return fmt.Errorf("db copy: source snapshot: %w", err)
+	}
+	keep := terms.Standing.StatsFor
+	res := terms.PruneJob(db, keep, nil).Run(ctx)
+	if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
+		fmt.Fprintf(say, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
+			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
+			terms.Standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
+	}
+	if res.Err == nil {
+		res.Err = NoteKept(ctx, db, keep)
+	}
+	if err := errors.Join(res.Err, db.Close()); err != nil {
+		return fmt.Errorf("db copy: prune the snapshot under the standing: %w", err)
+	}
+	return os.Rename(part, snap)
+}
+
+// RemoveSnapshot is the end of a copy of --db into to: a SQLite source's
+// snapshot is removed.
+func (h *Host) RemoveSnapshot(to string) {
+	if store.IsURL(h.DSN) {
+		return
+	}
+	snap := snapshotOf(h.DSN, to)
+	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
+		os.Remove(f)
+	}
+}
