@@ -82,8 +82,12 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh
 
-lint: ## go vet, gofmt, and the deploy/ files against their validators
+# staticcheck at a fixed version, fetched by the go command like a module.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: ## go vet, staticcheck, gofmt, and the deploy/ files against their validators
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

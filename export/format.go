@@ -303,14 +303,14 @@ func parquetColumn(name string) int {
 // fills the levels and the nulls), as fast as a writer of a static type:
 // the further fields leave the row's type unknown until the program runs.
 type parquetEncoder struct {
-	w    *parquet.Writer
+	w    *parquet.GenericWriter[any]
 	b    *parquet.RowBuilder
 	rows []parquet.Row
 	cur  store.ExportRow
 }
 
 func newParquetEncoder(w io.Writer) (Encoder, error) {
-	pw := parquet.NewWriter(w, parquetSchema, parquet.MaxRowsPerRowGroup(parquetRowGroup),
+	pw := parquet.NewGenericWriter[any](w, parquetSchema, parquet.MaxRowsPerRowGroup(parquetRowGroup),
 		parquet.Compression(&parquet.Snappy)) // what every reader decodes
 	return &parquetEncoder{w: pw, b: parquet.NewRowBuilder(parquetSchema), rows: make([]parquet.Row, 0, 256)}, nil
 }

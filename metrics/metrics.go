@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ingestworks/ingest"
@@ -79,7 +80,7 @@ func New(b Build) *Metrics {
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
 	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, info,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.site = newAPI(m.reg)
 	return m
 }

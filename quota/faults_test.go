@@ -281,32 +281,6 @@ func twoSpenders(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *hos
 	return a, b
 }
 
-// waitingForB: two spenders (twoSpenders), then Redis loses everything
-// (FLUSHALL), and A's first call after the loss is refused: the limiter now
-// waits for B's ledger.
-func waitingForB(t *testing.T, addr, key string, costs *ingest.Costs) (a, b *host) {
-	t.Helper()
-	a, b = twoSpenders(t, addr, key, costs)
-	do(t, addr, "FLUSHALL")
-	if d := a.take(); d.Allowed {
-		t.Fatalf("after the loss: admitted before B refilled: %+v", d)
-	}
-	return a, b
-}
-
-// redisAt is a limiter whose clock (the script's and the worker's) runs
-// offset ahead.
-func redisAt(t *testing.T, addr, key string, costs *ingest.Costs, offset time.Duration) *quota.Redis {
-	t.Helper()
-	l, err := newRedis(newClient(t, addr), limOpts{QuotaKey: key, Costs: costs, Logger: quiet,
-		ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created(t, l)
-	return l
-}
-
 // del deletes one key, which must have been there: a test of a lost key
 // that deletes nothing would pass for nothing.
 func del(t *testing.T, addr, key string) {
@@ -410,14 +384,6 @@ func stop(t *testing.T, srv *redistest.Server) (resume func()) {
 	}
 	t.Cleanup(resume)
 	return resume
-}
-
-// malformed are ledger rows whose id cannot be read.
-var malformed = []ingest.Call{
-	{ID: "bogus", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
-	{ID: "1700000000000-abc", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
-	{ID: "0-0", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
-	{ID: "", Op: "videos.list", Charges: []ingest.Charge{{Pool: "default", Units: 1}}},
 }
 
 // TestFaultOOM: Redis answers every write with an OOM error (maxmemory
@@ -541,16 +507,6 @@ func TestFaultMixedWindowsRedis(t *testing.T) {
 func TestFaultMixedWindowsSQLite(t *testing.T) {
 	t.Parallel()
 	testMixedWindows(t, sqliteHarness(t.TempDir()))
-}
-
-// sqliteLimiter opens the embedded limiter on path with the clock now.
-func sqliteLimiter(t *testing.T, path, key string, costs *ingest.Costs, now func() time.Time) *quota.SQLite {
-	t.Helper()
-	l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: key, Costs: costs, Logger: quiet, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
 }
 
 func fillSQLite(t *testing.T, l *quota.SQLite) int {

@@ -32,7 +32,7 @@ var realText = []struct{ id, title, desc string }{
 	{"kyiv", "Київ вночі", "Прогулянка"},
 	{"merci", "Merci❤️ pour tout", "Concert"},
 	{"keycap", "Round 1️⃣ Recap", "Boxing"},
-	{"persian", "من می‌خواهم بروم", "ترانه"},
+	{"persian", "من می\u200cخواهم بروم", "ترانه"},
 	{"fullwidth", "ＦＩＦＡ Ｗｏｒｌｄ", "Fullwidth letters"},
 }
 

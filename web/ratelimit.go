@@ -344,14 +344,15 @@ func (m *Meter) observe(plan, outcome string) {
 	}
 }
 
-// warnUnavailable logs a limiter that could not decide, at most once every
-// ten seconds: during an outage every request would log it.
+// warnUnavailable logs a limiter that could not decide, at most once a
+// minute: during an outage every request would log it, and each is
+// counted as unmetered on /metrics.
 func (m *Meter) warnUnavailable(log interface {
 	Warn(string, ...any)
 }, plan string, err error) {
 	now := time.Now().UnixMilli()
 	last := m.lastWarn.Load()
-	if now-last < 10_000 || !m.lastWarn.CompareAndSwap(last, now) {
+	if now-last < time.Minute.Milliseconds() || !m.lastWarn.CompareAndSwap(last, now) {
 		return
 	}
 	log.Warn("api: the limiter cannot decide: requests are served unmetered until it answers", ingest.LogPlan, plan, ingest.LogErr, err)

@@ -323,10 +323,9 @@ func TestAuthFailuresSeen(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	a.signIn("wrong-token-for-tests-after")
-	last := lines[len(lines)-1]
 	if all := strings.Split(strings.TrimSpace(log.String()), "\n"); len(all) != 3 {
 		t.Errorf("a minute on, want the address's next line, got:\n%s", log.String())
-	} else if last = all[2]; !strings.Contains(last, "rejected=10") || !strings.Contains(last, "throttled=7") {
+	} else if last := all[2]; !strings.Contains(last, "rejected=10") || !strings.Contains(last, "throttled=7") {
 		t.Errorf("the next line does not sum up what was refused since: %s", last)
 	}
 	if strings.Contains(log.String(), "wrong-token") || strings.Contains(log.String(), testToken) {

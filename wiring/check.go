@@ -191,7 +191,7 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	skew := at.Sub(time.Now())
+	skew := time.Until(at)
 	detail := fmt.Sprintf("%s (its Date header, skew %s; asked without the key: nothing spent)", c.Words.Skew(skew), skew.Round(time.Second))
 	if skew > quota.DefaultGuard || skew < -quota.DefaultGuard {
 		return "", fmt.Errorf("%s: more than the limiter's guard of %s, so the limiter would decide nothing; set this host's clock right (NTP)", detail, quota.DefaultGuard)
