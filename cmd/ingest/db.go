@@ -179,10 +179,23 @@ func trackSource(ctx context.Context, s *settings) error {
 		return fmt.Errorf("db copy: source: %w", err)
 	}
 	defer db.Close()
-	if err := dbcopy.Track(ctx, db); err != nil {
+	if err := dbcopy.Track(ctx, db, s.tablesBusy("install the change tracking")); err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
 	return nil
+}
+
+// tablesBusy says, once, that the source's tables were busy with its
+// worker's writes when the copy came to what, and that it tries again.
+func (s *settings) tablesBusy(what string) func(error) {
+	said := false
+	return func(err error) {
+		if !said {
+			fmt.Fprintf(s.stderr, "db copy: %s is busy with its worker's writes, so the copy cannot %s now (%v): trying again until it can\n",
+				s.dbName(), what, err)
+			said = true
+		}
+	}
 }
 
 // carryChanges is a copy's second step, when --db notes its changes: it
@@ -238,7 +251,7 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 	}
 	c, err := dbcopy.Carry(ctx, db, into...)
 	if err == nil {
-		err = dbcopy.Untrack(ctx, db)
+		err = dbcopy.Untrack(ctx, db, s.tablesBusy("remove the change tracking"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("db copy: %w", err)
@@ -359,7 +372,7 @@ func takeSnapshot(ctx context.Context, s *settings, snap string) error {
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := dbcopy.Untrack(ctx, db); err != nil { // the source's notes, not the snapshot's
+	if err := dbcopy.Untrack(ctx, db, s.tablesBusy("remove the change tracking")); err != nil { // the source's notes, not the snapshot's
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
