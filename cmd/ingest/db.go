@@ -105,6 +105,12 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 			"the source notes each row that changes meanwhile\n", s.dbName(), workersOf(running))
 	case running != nil && !live:
 		return usageErrorf("db copy: %w", running)
+	case running != nil && store.IsURL(s.db):
+		// A PostgreSQL ledger is every host's on it: a copy taken while
+		// they spend could not count what they spend after it.
+		return usageErrorf("db copy --live: a worker still writes %s (%s), whose ledger every host on it shares; "+
+			"a copy's workers cannot read its calls after the copy (no credential is kept on a copy), so they would spend them again: "+
+			"pass --two-step instead of --live, or stop its workers first (docs/operations.md, Growing)", s.dbName(), workersOf(running))
 	case running != nil:
 		fmt.Fprintf(s.stderr, "db copy --live: %s\n", running)
 	}
