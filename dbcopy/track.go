@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ingestworks/ingest/store"
 )
@@ -29,11 +31,15 @@ const trackPrefix = "copy_track_"
 
 // Track makes db note, from now on, the key of every row written or
 // deleted in the tables a copy carries. Tracking a tracked database again
-// changes nothing.
-func Track(ctx context.Context, db *store.DB) error {
+// changes nothing. The tracking is installed whole in one transaction or
+// not at all; on PostgreSQL it takes every carried table's lock first,
+// briefly (lockCarried: the worker writes them in orders of its own), and
+// a refusal is tried again, each said to retried.
+func Track(ctx context.Context, db *store.DB, retried func(error)) error {
 	var stmts []string
 	if db.Postgres() {
-		stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+changesTable+` (tbl TEXT NOT NULL, k TEXT NOT NULL, PRIMARY KEY (tbl, k))`,
+		stmts = append(lockCarried("SHARE ROW EXCLUSIVE"),
+			`CREATE TABLE IF NOT EXISTS `+changesTable+` (tbl TEXT NOT NULL, k TEXT NOT NULL, PRIMARY KEY (tbl, k))`,
 			`CREATE OR REPLACE FUNCTION `+trackPrefix+`row() RETURNS trigger LANGUAGE plpgsql AS $f$
 DECLARE r jsonb; k jsonb; i int;
 BEGIN
@@ -48,11 +54,14 @@ END $f$`)
 		for _, t := range copyTables {
 			args := make([]string, 0, 3)
 			for _, k := range strings.Split(t.key, ", ") {
-				args = append(args, `'`+k+`'`)
+				args = append(args, `''`+k+`''`)
 			}
-			stmts = append(stmts, `DROP TRIGGER IF EXISTS `+trackPrefix+t.name+` ON `+t.name,
-				`CREATE TRIGGER `+trackPrefix+t.name+` AFTER INSERT OR UPDATE OR DELETE ON `+t.name+
-					` FOR EACH ROW EXECUTE FUNCTION `+trackPrefix+`row(`+strings.Join(args, ", ")+`)`)
+			// created where absent: dropping one first would want a
+			// lock that waits for the site's reads as well
+			stmts = append(stmts, `DO $d$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '`+trackPrefix+t.name+
+				`' AND tgrelid = '`+t.name+`'::regclass) THEN EXECUTE 'CREATE TRIGGER `+trackPrefix+t.name+
+				` AFTER INSERT OR UPDATE OR DELETE ON `+t.name+` FOR EACH ROW EXECUTE FUNCTION `+trackPrefix+`row(`+
+				strings.Join(args, ", ")+`)'; END IF; END $d$`)
 		}
 	} else {
 		stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+changesTable+` (tbl TEXT NOT NULL, k TEXT NOT NULL, PRIMARY KEY (tbl, k)) WITHOUT ROWID`)
@@ -76,10 +85,44 @@ END $f$`)
 			}
 		}
 	}
-	if err := inOne(ctx, db, stmts); err != nil {
+	if err := inOneTaking(ctx, db, stmts, retried); err != nil {
 		return fmt.Errorf("copy: track the changes of %s: %w", db.Path(), err)
 	}
 	return nil
+}
+
+// lockCarried takes every carried table's lock in mode, in one
+// statement, waiting for each at most a tenth of the server's default
+// deadlock_timeout: in a deadlock with a worker that waited first, the
+// copy gives up before the server would choose which one to end, so the
+// worker's write is never the one refused.
+func lockCarried(mode string) []string {
+	names := make([]string, len(copyTables))
+	for i, t := range copyTables {
+		names[i] = t.name
+	}
+	return []string{`SET LOCAL lock_timeout = '100ms'`, `LOCK TABLE ` + strings.Join(names, ", ") + ` IN ` + mode + ` MODE`}
+}
+
+// inOneTaking runs stmts in one transaction (inOne) until the database
+// grants their locks: a refusal on PostgreSQL (a lock not free, a
+// deadlock) is said to retried and tried again after a pause that grows,
+// until ctx ends.
+func inOneTaking(ctx context.Context, db *store.DB, stmts []string, retried func(error)) error {
+	pause := 10 * time.Millisecond
+	for {
+		err := inOne(ctx, db, stmts)
+		if err == nil || !db.Postgres() || !store.Contended(err) {
+			return err
+		}
+		retried(err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (stopped while the worker's writes held the tables: %v)", ctx.Err(), err)
+		case <-time.After(pause + rand.N(pause)):
+		}
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // Tracked says whether db notes its changes for a copy (Track).
@@ -95,9 +138,13 @@ func Tracked(ctx context.Context, db *store.DB) (bool, error) {
 	return n > 0, nil
 }
 
-// Untrack drops what Track made: db notes its changes no more.
-func Untrack(ctx context.Context, db *store.DB) error {
+// Untrack drops what Track made: db notes its changes no more. It takes
+// its locks as Track does.
+func Untrack(ctx context.Context, db *store.DB, retried func(error)) error {
 	var stmts []string
+	if db.Postgres() {
+		stmts = lockCarried("ACCESS EXCLUSIVE")
+	}
 	for _, t := range copyTables {
 		if db.Postgres() {
 			stmts = append(stmts, `DROP TRIGGER IF EXISTS `+trackPrefix+t.name+` ON `+t.name)
@@ -111,7 +158,7 @@ func Untrack(ctx context.Context, db *store.DB) error {
 	if db.Postgres() {
 		stmts = append(stmts, `DROP FUNCTION IF EXISTS `+trackPrefix+`row()`)
 	}
-	if err := inOne(ctx, db, stmts); err != nil {
+	if err := inOneTaking(ctx, db, stmts, retried); err != nil {
 		return fmt.Errorf("copy: stop tracking the changes of %s: %w", db.Path(), err)
 	}
 	return nil

@@ -402,3 +402,37 @@ func (r *Redis) Run(ctx context.Context) {
 		}
 	}
 }
+
+// KeepLedgers copies the limiter's list of ledgers into this ledger's
+// notes now, as a decision does once a Beat: a process that ends keeps
+// the peers that spent since its last copy.
+func (r *Redis) KeepLedgers(ctx context.Context) error {
+	st, err := r.Status(ctx)
+	if err != nil || st.Recovering {
+		return err
+	}
+	r.led.keepCopy(ctx, st.At, st.Ledgers)
+	return nil
+}
+
+// NotedPeers are the ledgers other than self that the copy of a Redis
+// limiter's list of ledgers in notes (kept while this database's limiter
+// was Redis) names as having spent within span of now: the hosts whose
+// calls of the window this database's ledger does not hold.
+func NotedPeers(ctx context.Context, notes Notebook, quotaKey, self string, now time.Time, span time.Duration) ([]LedgerSeen, error) {
+	raw, err := notes.Noted(ctx, "ledgers:"+quotaKey)
+	if err != nil || raw == "" {
+		return nil, err
+	}
+	var c ledgerCopy
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return nil, fmt.Errorf("the copy of the limiter's ledgers: %w", err)
+	}
+	var out []LedgerSeen
+	for _, l := range c.Ledgers {
+		if l.Ledger != self && l.At > now.Add(-span).UnixMilli() {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -331,6 +331,15 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 	return tx.Commit()
 }
 
+// Contended is a PostgreSQL error that a transaction gets from another's
+// locks and gets past when run again: a deadlock, a serialization
+// failure, or a lock not granted at once (NOWAIT) or in time
+// (lock_timeout).
+func Contended(err error) bool {
+	var pe *pgconn.PgError
+	return retryable(err) || errors.As(err, &pe) && pe.Code == "55P03"
+}
+
 // retryable is a PostgreSQL error that the same transaction, run again,
 // can get past: a deadlock with another host's page, or a serialization
 // failure.

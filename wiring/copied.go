@@ -9,6 +9,7 @@ package wiring
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,6 +112,25 @@ func NoteCopySource(ctx context.Context, src, dst *store.DB, path string, at tim
 	return ledger.New(dst).Note(ctx, copySourceNote, string(b))
 }
 
+// SourceLiveError: a worker would start on a copy whose source's worker
+// still runs, spending the same window.
+type SourceLiveError struct {
+	Source string
+	Copied time.Time
+	Live   *LiveError
+}
+
+func (e *SourceLiveError) Error() string {
+	ws := make([]string, len(e.Live.Workers))
+	for i, w := range e.Live.Workers {
+		ws[i] = w.String()
+	}
+	return fmt.Sprintf("this database is a copy of %s taken %s, and a worker still runs on the source (%s): "+
+		"both spend one window, and the source's calls after this start would be spent again here. "+
+		"Stop the worker on the source first, then start this one: it counts the source's calls after the copy at its start "+
+		"(docs/operations.md, Growing)", e.Source, e.Copied.UTC().Format(time.RFC3339), strings.Join(ws, ", "))
+}
+
 // sourceCalls, for a worker on the embedded limiter, takes into db's ledger the calls of quotaKey its copy's
 // source holds and it lacks, within the pools' span of the copy: the
 // source's worker may have gone on after the copy. A source that is gone
@@ -136,6 +156,14 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) e
 	sled := ledger.New(sdb)
 	if id, err := sled.LedgerID(ctx); err != nil || id != src.Ledger {
 		return nil
+	}
+	// A source whose worker runs on spends the same window after this
+	// start as well, where no read at start can count it.
+	var live *LiveError
+	if err := Live(ctx, sdb); errors.As(err, &live) {
+		return &ConfigError{&SourceLiveError{Source: src.Path, Copied: time.UnixMilli(src.At), Live: live}}
+	} else if err != nil {
+		return fmt.Errorf("read the workers of %s, this database's source: %w", src.Path, err)
 	}
 	theirs, err := sled.Recall(ctx, quotaKey, since)
 	if err != nil {

@@ -117,7 +117,7 @@ func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Wr
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := dbcopy.Untrack(ctx, db); err != nil { // the source's notes, not the snapshot's
+	if err := dbcopy.Untrack(ctx, db, func(error) {}); err != nil { // the source's notes, not the snapshot's: a SQLite file no worker writes
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}

@@ -77,7 +77,27 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 		p.Close()
 		return nil, err
 	}
-	if r, ok := l.(*quota.Redis); ok {
+	r, onRedis := l.(*quota.Redis)
+	if !onRedis {
+		if err := h.leftPeers(ctx, p.DB, p.QuotaKey); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	if onRedis {
+		if err := h.noteRedis(ctx, p.DB, p.QuotaKey); err != nil {
+			p.Close()
+			return nil, err
+		}
+		// The peers that spent since the last copy of the limiter's
+		// ledgers are kept at the end too: a host that leaves Redis
+		// after this run knows them (peers.go).
+		p.closers = append(p.closers, func() {
+			// bounded: a Redis that stopped answering does not hold up the stop
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			r.KeepLedgers(kctx)
+		})
 		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
 			h.Logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
 		}

@@ -48,18 +48,29 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 	if !ok {
 		return 0, 0, configErrorf("quota seed: the %s limiter takes no ledger calls", l.Backend())
 	}
+	var ids []string
 	for _, path := range paths {
-		rec, err := h.ReadLedger(ctx, path, key)
+		if err := store.CheckURL(path); err != nil {
+			return calls, ledgers, configErrorf("--ledger %w", err)
+		}
+		hl, err := h.hostLedger(ctx, path, key)
 		if err != nil {
 			return calls, ledgers, err
 		}
-		n, err := r.Refill(ctx, rec)
+		n, err := r.Refill(ctx, hl.Calls)
 		if err != nil {
 			return calls, ledgers, err
 		}
-		calls, ledgers = calls+n, ledgers+1
+		calls, ledgers, ids = calls+n, ledgers+1, append(ids, hl.ID)
 	}
-	return calls, ledgers, nil
+	// The peers whose ledgers it was given no longer hold this host back
+	// (peers.go).
+	db, err := h.OpenStore(ctx)
+	if err != nil {
+		return calls, ledgers, err
+	}
+	defer db.Close()
+	return calls, ledgers, givePeers(ctx, db, key, ids)
 }
 
 // hostLedger reads one database's ledger id and calls of the recall span,

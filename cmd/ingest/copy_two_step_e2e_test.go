@@ -99,6 +99,11 @@ func TestDBCopyInTwoStepsFromPostgres(t *testing.T) {
 	if !waitFor(cmdTimeout, func() bool { return strings.Count(p.out.String(), "msg=pass") >= 2 || p.exited() }) {
 		t.Fatalf("the daemon completed no pass:\n%s", p.out)
 	}
+	// A PostgreSQL ledger is shared by every host on it: --live, whose
+	// copy could not count their calls after it, is refused.
+	if res := h.mustRun(2, "db", "copy", "--live", "--to", target); !strings.Contains(res.stderr, "pass --two-step instead of --live") {
+		t.Errorf("db copy --live from PostgreSQL beside its worker does not name --two-step:\n%s", res)
+	}
 	c := h.start("db", "copy", "--two-step", "--to", target)
 	if !waitFor(longTimeout, func() bool { return strings.Contains(c.out.String(), "stop the worker on") || c.exited() }) {
 		t.Fatalf("the copy never asked to stop the worker:\n%s", c.out)

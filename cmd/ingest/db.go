@@ -100,6 +100,12 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 			"the source notes each row that changes meanwhile\n", s.dbName(), workersOf(running))
 	case running != nil && !live:
 		return usageErrorf("db copy: %w", running)
+	case running != nil && store.IsURL(s.db):
+		// A PostgreSQL ledger is every host's on it: a copy taken while
+		// they spend could not count what they spend after it.
+		return usageErrorf("db copy --live: a worker still writes %s (%s), whose ledger every host on it shares; "+
+			"a copy's workers cannot read its calls after the copy (no credential is kept on a copy), so they would spend them again: "+
+			"pass --two-step instead of --live, or stop its workers first (docs/operations.md, Growing)", s.dbName(), workersOf(running))
 	case running != nil:
 		fmt.Fprintf(s.stderr, "db copy --live: %s\n", running)
 	}
@@ -162,6 +168,33 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	return nil
 }
 
+// trackSource makes --db note each row that changes from now on, for the
+// second step of a copy.
+func trackSource(ctx context.Context, s *settings) error {
+	db, err := s.host().CopySourceWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := dbcopy.Track(ctx, db, s.tablesBusy("install the change tracking")); err != nil {
+		return fmt.Errorf("db copy: %w", err)
+	}
+	return nil
+}
+
+// tablesBusy says, once, that the source's tables were busy with its
+// worker's writes when the copy came to what, and that it tries again.
+func (s *settings) tablesBusy(what string) func(error) {
+	said := false
+	return func(err error) {
+		if !said {
+			fmt.Fprintf(s.stderr, "db copy: %s is busy with its worker's writes, so the copy cannot %s now (%v): trying again until it can\n",
+				s.dbName(), what, err)
+			said = true
+		}
+	}
+}
+
 // carryChanges is a copy's second step, when --db notes its changes: it
 // waits for --db's workers to stop, then carries what changed since the
 // bulk (rows of it copied in took) into the target (and a SQLite source's
@@ -215,7 +248,7 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 	}
 	c, err := dbcopy.Carry(ctx, db, into...)
 	if err == nil {
-		err = dbcopy.Untrack(ctx, db)
+		err = dbcopy.Untrack(ctx, db, s.tablesBusy("remove the change tracking"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("db copy: %w", err)
@@ -275,18 +308,4 @@ func printSums(out io.Writer, sums []dbcopy.TableSums) int {
 		fmt.Fprintf(out, "%-18s %12d %-16s %12d %-16s %s\n", t.Table, t.Source.Rows, t.Source.Hash, t.Target.Rows, t.Target.Hash, mark)
 	}
 	return differ
-}
-
-// trackSource makes --db note each row that changes from now on, for the
-// second step of a copy.
-func trackSource(ctx context.Context, s *settings) error {
-	db, err := s.host().CopySourceWrites(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := dbcopy.Track(ctx, db); err != nil {
-		return fmt.Errorf("db copy: %w", err)
-	}
-	return nil
 }

@@ -438,3 +438,107 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 	}
 	t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 }
+
+// Host A (a.db, a daemon) and host B (b.db) share a Redis key; A is
+// restarted without REDIS_URL while B carries on. A refuses to run on the embedded
+// limiter (exit 2, naming B's ledger and the seed), so the upstream is
+// charged the pool's 40 units at most; `quota seed` with every host's
+// ledger is the documented way on, and --forget-peers takes only the
+// ledger ids the refusal names.
+func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	h.withRedis()
+	redisURL := h.env["REDIS_URL"]
+	a, b := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db")
+	h.set("INGEST_DB", a)
+	p := h.start("run", "--every", "1h", "--regions", "US,GB,DE")
+	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
+		t.Fatalf("host A's daemon did not catch up\n%s", p.out)
+	}
+	h.set("INGEST_DB", b)
+	h.mustRun(0, "run", "--once", "--regions", "FR,IN,BR")
+	// A is restarted without REDIS_URL, as an operator does it.
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("host A's daemon after SIGTERM: exited %v, code %d\n%s", ok, code, p.out)
+	}
+	shared := h.fake.Charged(testKey)
+	peer := queryString(t, openDB(t, b), `SELECT value FROM ledger_notes WHERE name = 'ledger_id'`)
+
+	h.set("INGEST_DB", a)
+	h.unset("REDIS_URL")
+	res := h.mustRun(2, "run", "--once")
+	for _, want := range []string{"shared with other hosts that spent in the window (ledger " + peer + " at ",
+		"ingest quota seed --ledger DB --ledger PEER_DB...", "ingest quota seed --forget-peers=" + peer} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("host A leaving the shared key: the refusal does not say %q\n%s", want, res)
+		}
+	}
+	if strings.Contains(res.stderr, redisURL) {
+		t.Errorf("the refusal prints the Redis URL\n%s", res)
+	}
+	h.mustRun(2, "quota", "seed", "--forget-peers=not-a-peer")
+	h.set("INGEST_DB", b)
+	h.set("REDIS_URL", redisURL)
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("the upstream charged %d units (%d while shared), over the pool's 40", charged, shared)
+	}
+
+	// Both hosts leave together, as docs/operations.md says: A is given
+	// B's ledger, and runs.
+	h.unset("REDIS_URL")
+	h.set("INGEST_DB", a)
+	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b)
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("after the seed from both ledgers the upstream charged %d units, over the pool's 40", charged)
+	} else {
+		t.Logf("%d of 40 charged while shared, %d in all", shared, charged)
+	}
+}
+
+// A worker on a --live copy of a SQLite file whose source's daemon runs on
+// refuses to start (exit 2, naming the source's worker): both would spend
+// one window, and a read of the source's ledger at its start cannot count
+// what the source spends after. Once the source's worker stops, it starts,
+// counting the source's calls after the copy, and the upstream is charged
+// the pool's 40 units at most.
+func TestWorkerOnALiveCopyRefusesWhileItsSourceRuns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	src := h.db()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB,DE,FR")
+	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
+		t.Fatalf("the source's daemon did not catch up:\n%s", p.out)
+	}
+	target := filepath.Join(h.dir, "copy.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	h.set("INGEST_DB", target)
+	before := h.fake.Charged(testKey)
+	for _, args := range [][]string{{"run", "--once"}, {"run", "--every", "1m"}} {
+		res := h.mustRun(2, args...)
+		want := "this database is a copy of " + src + " taken "
+		if line := lastLine(res.stderr); !strings.Contains(line, want) || !strings.Contains(line, fmt.Sprintf("pid %d", p.cmd.Process.Pid)) {
+			t.Errorf("ingest %s on the copy while the source's daemon runs: last line %q, want %q and the daemon's pid", strings.Join(args, " "), line, want)
+		}
+	}
+	if spent := h.fake.Charged(testKey) - before; spent > 0 {
+		t.Errorf("the refused workers on the copy spent %d units", spent)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the source's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	onSource := h.fake.Charged(testKey)
+	h.mustRun(0, "run", "--once")
+	h.mustRun(0, "run", "--once")
+	if charged := h.fake.Charged(testKey); charged > 40 {
+		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	} else {
+		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,6 +225,58 @@ func TestSecondDaemonOnOneFileExitsNamingTheFirst(t *testing.T) {
 	q := h.start("run", "--every", "1h", "--regions", "US")
 	if !waitFor(60*time.Second, func() bool { return strings.Contains(q.out.String(), "daemon") }) || q.exited() {
 		t.Fatalf("a daemon after the first stopped did not start\n%s", q.out)
+	}
+}
+
+// TestSecondDaemonThroughAnotherNameIsRefused: the lock is on the file,
+// so every other name of it meets the first daemon's: a symlink, a hard
+// link in another directory, a relative path and a bind mount.
+func TestSecondDaemonThroughAnotherNameIsRefused(t *testing.T) {
+	h := newHarness(t)
+	p := h.start("run", "--every", "1h", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(p.out.String(), "msg=pass region=US status=completed") }) {
+		t.Fatalf("the first daemon's pass did not complete within 60s\n%s", p.out)
+	}
+	other := filepath.Join(h.dir, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink, hardlink := filepath.Join(other, "symlinked.db"), filepath.Join(other, "linked.db")
+	if err := os.Symlink(h.db(), symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(h.db(), hardlink); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{"symlink": symlink, "hard link": hardlink, "relative path": "other/../ingest.db"}
+	first := "another daemon already runs on this database (pid " + strconv.Itoa(p.cmd.Process.Pid) + ","
+	before := h.fake.Charged(testKey)
+	for name, db := range names {
+		h.set("INGEST_DB", db)
+		res := h.mustRun(2, "run", "--every", "1h", "--regions", "US")
+		if line := lastLine(res.stderr); !strings.HasPrefix(line, "ingest: "+db+": "+first) {
+			t.Errorf("through a %s: last line %q, want the first daemon's pid\n%s", name, line, res)
+		}
+	}
+	if os.Geteuid() == 0 {
+		if unshare, err := exec.LookPath("unshare"); err == nil {
+			mnt := filepath.Join(h.dir, "mnt")
+			os.Mkdir(mnt, 0o755)
+			h.set("INGEST_DB", filepath.Join(mnt, "ingest.db"))
+			cmd := h.bare(context.Background(), "run", "--every", "1h", "--regions", "US")
+			cmd.Args = []string{unshare, "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", h.dir, mnt, ingestBin}
+			cmd.Args = append(cmd.Args, "run", "--every", "1h", "--regions", "US")
+			cmd.Path = unshare
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(err); code != 2 || !strings.Contains(string(out), ": "+first) {
+				t.Errorf("through a bind mount: exit %d, want 2 naming the first daemon\n%s", code, out)
+			}
+		}
+	} else {
+		t.Log("a bind mount is not tried: it needs root")
+	}
+	if spent := h.fake.Charged(testKey) - before; spent != 0 {
+		t.Errorf("the refused daemons spent %d units", spent)
 	}
 }
 

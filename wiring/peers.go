@@ -1,0 +1,156 @@
+package wiring
+
+// A host that leaves its peers: a database whose limiter was a Redis key
+// other hosts spent on holds only its own calls of the window, so the
+// embedded limiter it opens would spend theirs again. It refuses to start
+// until the operator gives it their ledgers (quota seed) or types their
+// ledger ids to forget them (docs/operations.md, "Growing").
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/store"
+)
+
+// redisNote (+ the quota key) is which Redis the database's limiter was:
+// a hash of its URL without the password.
+const redisNote = "redis:"
+
+// givenNote (+ the quota key) are the ledgers of peers the embedded
+// limiter was given by quota seed, or told to forget.
+const givenNote = "peers_given:"
+
+// RedisHash is a Redis URL's hash without its password, so that a note
+// names the server and database and keeps no credential.
+func RedisHash(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User(u.User.Username())
+		raw = u.String()
+	}
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// noteRedis records in db which Redis the limiter of key is.
+func (h *Host) noteRedis(ctx context.Context, db *store.DB, key string) error {
+	return ledger.New(db).Note(ctx, redisNote+key, RedisHash(h.RedisURL))
+}
+
+// PeersLeftError: the embedded limiter would open on a database whose
+// limiter was a Redis key peers spent on in the window.
+type PeersLeftError struct {
+	Key, Redis string
+	Peers      []quota.LedgerSeen
+}
+
+func (e *PeersLeftError) Error() string {
+	var named, ids []string
+	for _, p := range e.Peers {
+		named = append(named, fmt.Sprintf("%s at %s, last call %s", p.Ledger, p.Where, time.UnixMilli(p.At).UTC().Format(time.RFC3339)))
+		ids = append(ids, p.Ledger)
+	}
+	return fmt.Sprintf("this database's limiter was the Redis %s of quota key %s, shared with other hosts that spent in the window "+
+		"(ledger %s): their calls are not in this database, and the embedded limiter would spend them again. "+
+		"Give it every host's ledger first: `ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL; "+
+		"or set --redis / REDIS_URL back; or, to start without their calls and risk overspending the window by them, "+
+		"`ingest quota seed --forget-peers=%s` (docs/operations.md, Growing)",
+		e.Redis, e.Key, strings.Join(named, "; "), strings.Join(ids, ","))
+}
+
+// leftPeers refuses the embedded limiter on db when its limiter was a
+// Redis key whose other ledgers spent in the window and were not given
+// to it.
+func (h *Host) leftPeers(ctx context.Context, db *store.DB, key string) error {
+	peers, err := h.peersNotGiven(ctx, db, key)
+	if err != nil || len(peers) == 0 {
+		return err
+	}
+	redis, err := ledger.New(db).Noted(ctx, redisNote+key)
+	if err != nil {
+		return err
+	}
+	return &ConfigError{&PeersLeftError{Key: key, Redis: cmp.Or(redis, "(unrecorded)"), Peers: peers}}
+}
+
+// peersNotGiven are the peers of db's last Redis limiter of key that
+// spent in the window and that quota seed has not given the embedded
+// limiter.
+func (h *Host) peersNotGiven(ctx context.Context, db *store.DB, key string) ([]quota.LedgerSeen, error) {
+	led := ledger.New(db)
+	self, err := led.LedgerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	peers, err := quota.NotedPeers(ctx, led, key, self, time.Now(), h.Costs.Span())
+	if err != nil || len(peers) == 0 {
+		return nil, err
+	}
+	given, err := noted[[]string](ctx, led, givenNote+key)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(peers, func(p quota.LedgerSeen) bool { return slices.Contains(given, p.Ledger) }), nil
+}
+
+// givePeers notes on db that the embedded limiter of key was given the
+// ledgers ids (by quota seed), or told to forget them.
+func givePeers(ctx context.Context, db *store.DB, key string, ids []string) error {
+	led := ledger.New(db)
+	given, err := noted[[]string](ctx, led, givenNote+key)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !slices.Contains(given, id) {
+			given = append(given, id)
+		}
+	}
+	b, _ := json.Marshal(given)
+	return led.Note(ctx, givenNote+key, string(b))
+}
+
+// ForgetPeers is quota seed --forget-peers: the embedded limiter of key
+// on this database starts without the calls of the peers ids, each of
+// which must be one the refusal named.
+func (h *Host) ForgetPeers(ctx context.Context, key string, ids []string) error {
+	db, err := h.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	peers, err := h.peersNotGiven(ctx, db, key)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(peers, func(p quota.LedgerSeen) bool { return p.Ledger == id }) {
+			return configErrorf("--forget-peers: %s is not a ledger of a peer this database left in the window (quota key %s); "+
+				"name those the refusal names", id, key)
+		}
+	}
+	return givePeers(ctx, db, key, ids)
+}
+
+// noted is a JSON note's value; the zero value when there is none.
+func noted[T any](ctx context.Context, led *ledger.Ledger, name string) (T, error) {
+	var v T
+	raw, err := led.Noted(ctx, name)
+	if err != nil || raw == "" {
+		return v, err
+	}
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return v, fmt.Errorf("note %s: %w", name, err)
+	}
+	return v, nil
+}
