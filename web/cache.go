@@ -267,7 +267,7 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 	r = r.Clone(context.WithoutCancel(r.Context()))
 	s.answers.rebuilds.Add(1)
 	go func() {
-		b := s.buildAnswer(r, h)
+		b := s.buildBeside(r, h)
 		var a *answer
 		switch {
 		case keepable(b):
@@ -275,7 +275,8 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 			a.built = now
 			s.answers.set.put(uri, a)
 		case b.status >= http.StatusInternalServerError:
-			// Not built this time (out of time, the store busy): the copy
+			// Not built this time (out of time, the store busy, a
+			// failure): the copy
 			// before stays, tried again after rebuildEvery.
 			again := *before
 			again.built = now
@@ -291,6 +292,19 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 			s.answers.rebuilt(uri)
 		}
 	}()
+}
+
+// buildBeside is buildAnswer for a build beside the requests: a panic,
+// which net/http would have recovered in a request, is recovered here
+// too, logged and taken for a 500, so that it ends no process.
+func (s *Server) buildBeside(r *http.Request, h http.Handler) (b *buffered) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.Logger.Error("web: a page's build beside the requests panicked; its copy stays", "uri", r.URL.RequestURI(), "panic", p)
+			b = &buffered{header: http.Header{}, status: http.StatusInternalServerError}
+		}
+	}()
+	return s.buildAnswer(r, h)
 }
 
 // clone is a copy of b that another request may send: sending adds to

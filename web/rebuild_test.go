@@ -257,3 +257,24 @@ func TestKeptVideoGoesWhenItsVideoDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptPageOutlivesABuildThatPanics: a build beside the requests that
+// panics (as net/http would recover in a request) ends no process: the
+// copy stays, served 200.
+func TestKeptPageOutlivesABuildThatPanics(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	rb := newRebuilding(t, &now, 0, func(*http.Request) { panic("a build that fails as no build should") })
+	code, old, _ := rb.get(t, "/charts/US")
+	if code != 200 {
+		t.Fatalf("first build: got %d", code)
+	}
+	chartRun(t, rb.db, "", now, ingest.Video{ID: "vid-c", Title: "Gamma"})
+	now = now.Add(rebuildEvery)
+	rb.armed.Store(true)
+	rb.get(t, "/charts/US")
+	rb.await(t)
+	if code, tag, _ := rb.get(t, "/charts/US"); code != 200 || tag != old {
+		t.Errorf("after a build that panicked: got %d, ETag %s; want 200, the copy kept (%s)", code, tag, old)
+	}
+}
