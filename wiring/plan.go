@@ -23,19 +23,24 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// PlanRun makes r's day's plan when r asks for one (Run.Plan), before
-// anything is opened for writing: it reads the database only if there is
-// one, and a plan that is refused (--strict) leaves nothing behind. Run
-// records it with the schedule.
-func (h *Host) PlanRun(ctx context.Context, r *Run) error {
-	if !r.Plan {
-		return nil
-	}
+// Prepare reads r's --regions once, against the region catalogue the
+// database keeps (the built-in copy before it keeps one), and makes the
+// day's plan when r asks for one (Run.Plan), before anything is opened for
+// writing: it reads the database only if there is one, and a selection or
+// a plan it refuses (--strict) leaves nothing behind. Run records the plan
+// with the schedule.
+func (h *Host) Prepare(ctx context.Context, r *Run) error {
 	db, err := store.OpenExisting(ctx, h.DSN)
 	if err == nil {
 		defer db.Close()
 	} else {
 		db = nil // none yet, or one the run's own open will name
+	}
+	if r.Timetable.Charts, err = r.Regions.Of(StoredCatalogue(ctx, db)); err != nil {
+		return configErrorf("--regions: %w", err)
+	}
+	if !r.Plan {
+		return nil
 	}
 	log := h.Logger
 	if r.Regions.All() { // --regions all: checked here, planned and said once the catalogue is read (Run)

@@ -57,7 +57,7 @@ type Run struct {
 	// Strict refuses a plan that does not fit the pools.
 	Plan, Strict bool
 
-	// planned is the day's plan PlanRun made, for the record and the
+	// planned is the day's plan Prepare made, for the record and the
 	// site's views.
 	planned []report.PlanLine
 }
@@ -106,7 +106,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return configErrorf("--regions: %w", err)
 		}
 	}
-	if r.Plan && r.Regions.All() { // PlanRun checked the built-in catalogue's regions: this is the plan of the catalogue read
+	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's regions: this is the plan of the catalogue read now
 		if r.planned, err = h.dayPlan(ctx, p.DB, r, h.Logger); err != nil {
 			return err
 		}

@@ -45,20 +45,21 @@ type Schedule struct {
 // Follow sets src's timetable: the one recorded in db, the flags' regions
 // and period in place of its own where given; without one, the flags'
 // regions where given, else the charts db holds runs of, the default
-// regions only when it holds none. Each region is named as db's catalogue
-// names it.
+// regions only when it holds none; with no database (nil), the flags'.
+// --regions is read once, against db's catalogue, which names each region.
 func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
 	cat := StoredCatalogue(ctx, db)
 	src.Names = regionNames(cat)
 	flags := sch.Timetable
-	if sch.Regions.All() {
-		charts, err := sch.Regions.Of(cat)
-		if err != nil {
-			return configErrorf("--regions: %w", err)
-		}
-		flags.Charts = charts
+	charts, err := sch.Regions.Of(cat)
+	if err != nil {
+		return configErrorf("--regions: %w", err)
 	}
+	flags.Charts = charts
 	src.Timetable = flags
+	if db == nil { // no database yet: the flags' schedule, by the built-in catalogue
+		return nil
+	}
 	rec, ok, err := ledger.New(db).Schedule(ctx)
 	switch {
 	case err != nil:

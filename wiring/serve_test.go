@@ -21,7 +21,7 @@ import (
 func TestScheduleFollowsTheDaemon(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
-	flags := wiring.Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"})}
+	flags := wiring.Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"}), Regions: "US"}
 	src := report.Sources{Timetable: flags.Timetable, ScheduleFrom: "--every"}
 	if err := flags.Follow(ctx, db, &src); err != nil || src.Timetable.Every != time.Hour || src.ScheduleFrom != "--every" {
 		t.Fatalf("nothing recorded: got every %s from %q (%v), want the flags'", src.Timetable.Every, src.ScheduleFrom, err)
@@ -43,9 +43,9 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 		want  jobs.Timetable
 	}{
 		{"none given", flags, "the daemon's", recorded},
-		{"every given", wiring.Schedule{Timetable: flags.Timetable, EveryGiven: true}, "--every",
+		{"every given", wiring.Schedule{Timetable: flags.Timetable, Regions: flags.Regions, EveryGiven: true}, "--every",
 			jobs.Timetable{Charts: recorded.Charts, Categories: recorded.Categories, Every: time.Hour, MaxStale: recorded.MaxStale}},
-		{"regions given", wiring.Schedule{Timetable: flags.Timetable, RegionsGiven: true}, "the daemon's",
+		{"regions given", wiring.Schedule{Timetable: flags.Timetable, Regions: flags.Regions, RegionsGiven: true}, "the daemon's",
 			jobs.Timetable{Charts: flags.Timetable.Charts, Categories: flags.Timetable.Categories, Every: 2 * time.Hour, MaxStale: recorded.MaxStale}},
 	} {
 		src := report.Sources{Timetable: c.given.Timetable, ScheduleFrom: "--every"}

@@ -19,7 +19,6 @@ import (
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -68,7 +67,7 @@ func serve(t *testing.T) *served {
 	standing.Derived = true
 	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{
-		Schedule: wiring.Schedule{Timetable: jobs.Timetable{Charts: regions.Charts("US", "GB"), Every: time.Hour}, RegionsGiven: true},
+		Schedule: wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}, Regions: "US,GB", RegionsGiven: true},
 		Plans:    plans, QuotaKey: passtest.QuotaKey, APIKey: passtest.Key, Standing: standing,
 		Web: web.Config{Listen: srv.Listener.Addr().String(), Token: uiToken}})
 	if err != nil {

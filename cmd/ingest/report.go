@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -41,12 +40,12 @@ func (f *scheduleFlags) given(cmd *cobra.Command) *scheduleFlags {
 
 // schedule reads the flags.
 func (f *scheduleFlags) schedule() (wiring.Schedule, error) {
-	charts, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin)
+	sel, err := regionsFlag(f.regions, f.regionsGiven)
 	if err != nil {
 		return wiring.Schedule{}, err
 	}
-	return wiring.Schedule{Timetable: jobs.Timetable{Charts: charts, Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
-		Regions: regions.Selection(f.regions)}, checkEvery("--every", f.every)
+	return wiring.Schedule{Timetable: jobs.Timetable{Every: f.every}, RegionsGiven: f.regionsGiven, EveryGiven: f.everyGiven,
+		Regions: sel}, checkEvery("--every", f.every)
 }
 
 // checkEvery refuses a period (--every, --track-every) shorter than the
@@ -105,6 +104,9 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return err
 	case db == nil:
 		src.NoDatabase = true
+		if err := sch.Follow(ctx, nil, &src); err != nil {
+			return err
+		}
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)

@@ -62,19 +62,15 @@ type runFlags struct {
 	plans    *ratelimit.APIPlans
 }
 
-// parseRegions reads --regions against the region catalogue cat: each
-// chart with its tier and depth. Left out, it is the default regions;
-// given empty, it is a mistake (a variable that expanded to nothing), not
-// all.
-func parseRegions(list string, given bool, cat regions.Catalogue) ([]regions.Chart, error) {
+// regionsFlag is --regions as given, read by wiring against the region
+// catalogue the process runs by (each chart with its tier and depth).
+// Left out, it is the default regions; given empty, it is a mistake (a
+// variable that expanded to nothing), not all.
+func regionsFlag(list string, given bool) (regions.Selection, error) {
 	if given && strings.Trim(list, ", \t") == "" {
-		return nil, usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
+		return "", usageErrorf("--regions: is empty; give codes such as US,GB, or leave it out for every default region")
 	}
-	charts, err := regions.Parse(list, cat)
-	if err != nil {
-		return nil, usageErrorf("--regions: %w", err)
-	}
-	return charts, nil
+	return regions.Selection(list), nil
 }
 
 // parseRegion reads one region code, given to name (a flag, or a command
@@ -158,46 +154,47 @@ A second signal stops at once.`,
 	return cmd
 }
 
-func (f *runFlags) validate() ([]regions.Chart, error) {
-	charts, err := parseRegions(f.regions, f.regionsGiven, regions.Builtin) // all: the stored catalogue, once the database is open
+func (f *runFlags) validate() (regions.Selection, error) {
+	sel, err := regionsFlag(f.regions, f.regionsGiven)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if err := checkEvery("--every", f.every); err != nil {
-		return nil, err
+		return "", err
 	}
 	switch {
 	case f.maxStale >= f.every:
 	case f.maxStaleGiven:
-		return nil, usageErrorf("--max-stale: must be at least --every (%s), got %s", f.every, f.maxStale)
+		return "", usageErrorf("--max-stale: must be at least --every (%s), got %s", f.every, f.maxStale)
 	default:
 		f.maxStale = f.every // a period over the default bound is its own
 	}
 	if f.listen != "" {
 		if err := checkListen(f.listenFrom, f.listen); err != nil {
-			return nil, err
+			return "", err
 		}
 		if _, err := readUIToken(); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if f.plans, f.proxies, err = apiSettings(f.apiPlans, f.trustedProxies); err != nil {
-		return nil, err
+		return "", err
 	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
-		return nil, err
+		return "", err
 	}
-	return charts, nil
+	return sel, nil
 }
 
-// timetable is the schedule of charts the flags give: read once, it is what
-// the run plans, runs and records.
-func (f *runFlags) timetable(charts []regions.Chart) jobs.Timetable {
-	return jobs.Timetable{Charts: charts, Categories: f.cats, Every: f.every, MaxStale: f.maxStale}
+// timetable is the schedule the flags give, its charts read from
+// --regions by wiring (Host.Prepare): read once, it is what the run plans,
+// runs and records.
+func (f *runFlags) timetable() jobs.Timetable {
+	return jobs.Timetable{Categories: f.cats, Every: f.every, MaxStale: f.maxStale}
 }
 
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
-	charts, err := f.validate()
+	sel, err := f.validate()
 	if err != nil {
 		return err
 	}
@@ -206,9 +203,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	b := readBuildInfo()
-	r := wiring.Run{Timetable: f.timetable(charts), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
+	r := wiring.Run{Timetable: f.timetable(), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
 		Plan: !f.once || f.everyGiven, Strict: f.strict,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: regions.Selection(f.regions),
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: sel,
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span
@@ -217,7 +214,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
 		r.Plans = f.plans
 	}
-	if err := s.host().PlanRun(ctx, &r); err != nil {
+	if err := s.host().Prepare(ctx, &r); err != nil {
 		return err
 	}
 	p, err := openPipeline(ctx, s)
