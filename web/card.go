@@ -37,6 +37,17 @@ func CardOf(v ingest.Video) VideoCard {
 		Duration: v.Duration, Thumbnail: v.Thumbnail, AudioLanguage: v.AudioLanguage, Language: v.Language}
 }
 
+// textLang is the language of a video's title and description as a lang
+// attribute: the owner's tag for the text, else the one for the spoken
+// language, which most owners who give one tag give; "" (unknown, rather
+// than the page's English) when the upstream sent neither.
+func textLang(c VideoCard) string {
+	if c.Language != "" {
+		return c.Language
+	}
+	return c.AudioLanguage
+}
+
 // thumbnail is the URL of a thumbnail the policy lets the page load:
 // one on ThumbnailHost, over https; "" for any other.
 func thumbnail(raw string) string {
