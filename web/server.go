@@ -150,6 +150,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if access == Public && cfg.PublicURL == nil {
+		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
+	}
 	s.answers.set = newKeptSet(cfg.Kept)
 	if cfg.DB != nil {
 		s.ledger = ledger.New(cfg.DB)

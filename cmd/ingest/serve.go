@@ -44,6 +44,8 @@ type serveFlags struct {
 	schedule       scheduleFlags
 	apiPlans       string
 	trustedProxies string
+	// publicURL is --public-url, and publicURLFrom where it came from.
+	publicURL, publicURLFrom string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -93,6 +95,7 @@ as in ingest report; --every and --regions override it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.schedule.given(cmd)
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
+			f.publicURLFrom = publicURLFrom(cmd)
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -103,6 +106,7 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the API's clients, replacing the built-in plans whole (see docs/api.md)")
 	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
 	cmd.Flags().StringVar(&f.trustedProxies, "trusted-proxies", "", trustedProxiesUsage)
+	bindPublicURL(cmd, &f.publicURL)
 	return cmd
 }
 
@@ -126,6 +130,10 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	pub, err := parsePublicURL(f.publicURLFrom, f.publicURL)
+	if err != nil {
+		return err
+	}
 	db, err := openServeDB(ctx, s)
 	if err != nil {
 		return err
@@ -134,7 +142,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	k, _ := apiKey()
 	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
-			TrustedProxies: proxies, Token: tok}})
+			TrustedProxies: proxies, Token: tok, PublicURL: pub}})
 	if err != nil {
 		return err
 	}
