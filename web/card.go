@@ -5,6 +5,7 @@ package web
 
 import (
 	"net/url"
+	"unicode"
 
 	"github.com/ingestworks/ingest"
 )
@@ -39,13 +40,27 @@ func CardOf(v ingest.Video) VideoCard {
 
 // textLang is the language of a video's title and description as a lang
 // attribute: the owner's tag for the text, else the one for the spoken
-// language, which most owners who give one tag give; "" (unknown, rather
-// than the page's English) when the upstream sent neither.
+// language (which most owners who give a tag give), but for one that says
+// the audio has no words; else, for a title in kana or Hangul, Japanese
+// or Korean, whose Han characters a browser draws in the forms of the
+// language it is told; "" (unknown, rather than the page's English)
+// otherwise.
 func textLang(c VideoCard) string {
-	if c.Language != "" {
+	switch {
+	case c.Language != "":
 		return c.Language
+	case c.AudioLanguage != "" && c.AudioLanguage != "zxx" && c.AudioLanguage != "und":
+		return c.AudioLanguage
 	}
-	return c.AudioLanguage
+	for _, r := range c.Title {
+		switch {
+		case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+			return "ja"
+		case unicode.Is(unicode.Hangul, r):
+			return "ko"
+		}
+	}
+	return ""
 }
 
 // thumbnail is the URL of a thumbnail the policy lets the page load:
