@@ -72,13 +72,18 @@ func TestFeedsChangeOnlyWithTheirEntries(t *testing.T) {
 	run = latestRun(t, base)
 	h.mustRun(0, "run", "--once", "--regions", "US,GB")
 	awaitRun(t, base, run)
+	swapAt := runStart(t, base)
 	for _, path := range feeds {
-		before, after := entriesOf(t, first[path].body), entriesOf(t, getFeed(t, base+path).body)
+		now := getFeed(t, base+path).body
+		before, after := entriesOf(t, first[path].body), entriesOf(t, now)
+		if got := updatedOf(string(now)); got != swapAt {
+			t.Errorf("%s: the feed's updated is %s after the run that moved two videos, want that run's start %s", path, got, swapAt)
+		}
 		changed := 0
 		for id, e := range after {
 			switch {
-			case moved[id] && e == before[id]:
-				t.Errorf("%s: video %s moved, yet its entry is the same:\n%s", path, id, e)
+			case moved[id] && updatedOf(e) != swapAt:
+				t.Errorf("%s: video %s moved at the run of %s, yet its entry's updated is %s:\n%s", path, id, swapAt, updatedOf(e), e)
 			case !moved[id] && e != before[id]:
 				t.Errorf("%s: video %s stayed in place, yet its entry changed:\n%s\n---\n%s", path, id, before[id], e)
 			case moved[id]:
@@ -126,6 +131,35 @@ func entriesOf(t *testing.T, feed []byte) map[string]string {
 		out[string(m[1])] = string(e)
 	}
 	return out
+}
+
+var updatedTag = regexp.MustCompile(`<updated>([^<]+)</updated>`)
+
+// updatedOf is the first <updated> of an Atom document or entry: the
+// feed's own, or the entry's.
+func updatedOf(doc string) string {
+	if m := updatedTag.FindStringSubmatch(doc); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// runStart is when the US chart's run that the served API shows started,
+// as an Atom date.
+func runStart(t *testing.T, base string) string {
+	t.Helper()
+	res, err := http.Get(base + "/api/v1/charts/US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var c struct {
+		At time.Time `json:"at"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c.At.UTC().Format(time.RFC3339)
 }
 
 // latestRun is the US chart's run that the served API shows.
