@@ -31,8 +31,9 @@ WHERE e.run_id = ? AND e.region = ?`
 // first, until every video of the run has been found elsewhere or at
 // another rank. Each step reads one run's entries by its key; the walk
 // ends at the first run where every video had moved, which for a chart
-// that moves is a few runs back.
-func (db *DB) Steady(ctx context.Context, region, category string, run int64) (Steady, error) {
+// that moves is a few runs back. Given ids, only those videos of the run
+// are dated (a page across regions dates the few it shows).
+func (db *DB) Steady(ctx context.Context, region, category string, run int64, ids ...string) (Steady, error) {
 	name := ingest.ChartName(region, category)
 	st := Steady{Since: map[string]time.Time{}}
 	var startMS int64
@@ -43,15 +44,24 @@ func (db *DB) Steady(ctx context.Context, region, category string, run int64) (S
 	if err != nil {
 		return st, fmt.Errorf("steady %s: %w", name, err)
 	}
+	if len(ids) > 0 {
+		only := make(map[string]int, len(ids))
+		for _, id := range ids {
+			if rank, ok := open[id]; ok {
+				only[id] = rank
+			}
+		}
+		open = only
+	}
 	for id := range open {
 		st.Since[id] = time.UnixMilli(startMS).UTC()
 	}
 	for from := run; len(open) > 0; {
-		ids, err := db.runIDs(ctx, prevRunSQL, region, from, steadyBatch, category)
+		runs, err := db.runIDs(ctx, prevRunSQL, region, from, steadyBatch, category)
 		if err != nil {
 			return st, fmt.Errorf("steady %s: %w", name, err)
 		}
-		for _, id := range ids {
+		for _, id := range runs {
 			if len(open) == 0 {
 				break
 			}
@@ -70,10 +80,10 @@ func (db *DB) Steady(ctx context.Context, region, category string, run int64) (S
 				st.Since[vid] = time.UnixMilli(startMS).UTC()
 			}
 		}
-		if len(ids) < steadyBatch {
+		if len(runs) < steadyBatch {
 			break
 		}
-		from = ids[len(ids)-1]
+		from = runs[len(runs)-1]
 	}
 	return st, nil
 }

@@ -55,5 +55,12 @@ func TestSteadyDatesEachEntryByItsLastChange(t *testing.T) {
 				t.Errorf("%s: since %s, want %s", id, got.Since[id].Format("15:04"), at.Format("15:04"))
 			}
 		}
+		some, err := db.Steady(ctx, "US", "", last, "swapA", "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(some.Since) != 1 || !some.Since["swapA"].Equal(h(3)) {
+			t.Errorf("steady of swapA and a video not in the run: %v, want swapA since %s alone", some.Since, h(3).Format("15:04"))
+		}
 	})
 }

@@ -178,17 +178,17 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 // so that it changes when it enters a region's chart or moves in one.
 func (s *Server) worldSince(r *http.Request, ww WorldwideJSON) (map[string]time.Time, error) {
 	out := make(map[string]time.Time, len(ww.Videos))
-	regions := map[string]bool{}
+	shown := map[string][]string{} // the videos shown, by the regions that chart them
 	for _, v := range ww.Videos {
 		out[v.ID] = time.Time{}
 		for _, a := range v.Areas {
 			for _, p := range a.Regions {
-				regions[p.Region] = true
+				shown[p.Region] = append(shown[p.Region], v.ID)
 			}
 		}
 	}
-	for region := range regions {
-		st, err := s.cfg.DB.Steady(r.Context(), region, "", ww.runs[region])
+	for region, ids := range shown {
+		st, err := s.cfg.DB.Steady(r.Context(), region, "", ww.runs[region], ids...)
 		if err != nil {
 			return nil, err
 		}
