@@ -84,9 +84,14 @@ func TestScriptsInBrowser(t *testing.T) {
 	}
 }
 
-// langShot saves the first screen as name.
+// langShot saves the first screen as name, after axe-core finds no
+// serious or critical violation on the page (its lang attributes among
+// them).
 func langShot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
+	if bad := browsertest.Serious(t, ctx); len(bad) > 0 {
+		t.Errorf("axe %s: serious or critical violations:\n  %v", name, bad)
+	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
