@@ -56,6 +56,9 @@ func TestScriptsInBrowser(t *testing.T) {
 		if got := browsertest.Eval[string](t, ctx, `document.documentElement.lang`); got != "en" {
 			t.Errorf("%s: the page's language is %q, want en", sc.name, got)
 		}
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('a.title[lang="ja"]').length`); n == 0 {
+			t.Fatalf("%s: no title of the JP chart says lang=\"ja\"", sc.name)
+		}
 		if f := fontOf(t, ctx, `a.title[lang="ja"]`); !strings.Contains(f, "JP") {
 			t.Errorf("%s: the first Japanese title is drawn in %q, want a Japanese font (Noto … CJK JP)", sc.name, f)
 		}
@@ -63,8 +66,18 @@ func TestScriptsInBrowser(t *testing.T) {
 		if sc.name == "phone" {
 			phoneFacts(t, ctx, "the JP chart")
 		}
+		// The same words told Chinese are drawn in a Chinese font: the
+		// font follows the markup, not the browser's own guess.
+		browsertest.Eval[bool](t, ctx, `(() => { const p = document.createElement('span'); p.id = 'probe'; p.lang = 'zh-Hans';
+			p.textContent = document.querySelector('a.title[lang="ja"]').textContent; document.querySelector('main').append(p); return true; })()`)
+		if f := fontOf(t, ctx, `#probe`); !strings.Contains(f, "SC") {
+			t.Errorf("%s: the Japanese title's words told Chinese are drawn in %q, want a Chinese font (Noto … CJK SC)", sc.name, f)
+		}
 
 		browsertest.Do(t, ctx, "the KR chart", chromedp.Navigate(base+"/charts/KR"), chromedp.WaitVisible(chromedp.CSS(`table.chart-table`)))
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('a.title[lang="ko"]').length`); n == 0 {
+			t.Fatalf("%s: no title of the KR chart says lang=\"ko\"", sc.name)
+		}
 		if f := fontOf(t, ctx, `a.title[lang="ko"]`); !strings.Contains(f, "KR") {
 			t.Errorf("%s: the first Korean title is drawn in %q, want a Korean font (Noto … CJK KR)", sc.name, f)
 		}
@@ -128,7 +141,10 @@ func fontOf(t *testing.T, ctx context.Context, sel string) string {
 
 // phoneFacts checks a chart on a phone: each fact of a row's line (its
 // views, its upload age) whole on one line, none cut at the cell's edge;
-// the pickers and the Show button on one line.
+// the pickers and the Show button on one line. The first row is given the
+// longest facts a row shows ("999.9M views", "uploaded 59 minutes ago")
+// and the category picker the longest of YouTube's category names, as the
+// charts that cut them had.
 func phoneFacts(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
 	got := browsertest.Eval[struct {
@@ -136,6 +152,12 @@ func phoneFacts(t *testing.T, ctx context.Context, page string) {
 		Controls           []float64
 		Examples           []string
 	}](t, ctx, `(() => {
+		const first = document.querySelector('.chart-table tbody tr .stats');
+		first.querySelector('.views-inline').textContent = '999.9M views';
+		first.querySelector('.age').textContent = 'uploaded 59 minutes ago';
+		const o = document.createElement('option');
+		o.textContent = 'Nonprofits & Activism';
+		document.querySelector('form.pick select[name=category]').append(o);
 		const out = {Facts: 0, Broken: 0, Cut: 0, Controls: [], Examples: []};
 		for (const s of document.querySelectorAll('.chart-table .by .stats > span')) {
 			if (getComputedStyle(s).display === 'none' || !s.textContent.trim()) continue;
