@@ -69,7 +69,8 @@ func TestScriptsInBrowser(t *testing.T) {
 		// The same words told Chinese are drawn in a Chinese font: the
 		// font follows the markup, not the browser's own guess.
 		browsertest.Eval[bool](t, ctx, `(() => { const p = document.createElement('span'); p.id = 'probe'; p.lang = 'zh-Hans';
-			p.textContent = document.querySelector('a.title[lang="ja"]').textContent; document.querySelector('main').append(p); return true; })()`)
+			p.textContent = document.querySelector('a.title[lang="ja"]').textContent; document.querySelector('main').append(p);
+			return p.getBoundingClientRect().width > 0; })()`)
 		if f := fontOf(t, ctx, `#probe`); !strings.Contains(f, "SC") {
 			t.Errorf("%s: the Japanese title's words told Chinese are drawn in %q, want a Chinese font (Noto … CJK SC)", sc.name, f)
 		}
