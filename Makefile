@@ -20,7 +20,7 @@ IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomiza
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: ## download Go modules; make sure redis-server, postgresql, chromium, systemd-analyze and promtool are installed
+deps: ## download Go modules; make sure redis-server, postgresql, chromium and its fonts, systemd-analyze, promtool and xmllint are installed
 	@scripts/ensure-redis.sh
 	@scripts/ensure-postgres.sh
 	@scripts/ensure-chromium.sh

@@ -39,6 +39,7 @@
 //	internal/passtest/     a test store filled by real passes, as run --once fills it
 //	internal/redistest/    real redis-server processes for tests
 //	internal/browsertest/  a real headless Chromium for tests
+//	internal/partition/    real daemons on network namespaces under a nemesis (make partition)
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
 package ingest

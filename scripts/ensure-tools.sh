@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Makes sure the validators some tests use are on PATH: systemd-analyze
 # (Debian's systemd package) for the units under deploy/systemd, and
-# promtool (Debian's prometheus package) for the /metrics exposition.
+# promtool (Debian's prometheus package) for the /metrics exposition, and
+# xmllint (Debian's libxml2-utils) for the sitemap against its schema.
 # Installs them when missing and allowed (root with apt-get); otherwise
 # says so, and those checks skip with the same reason.
 set -euo pipefail
 need=()
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)
+command -v xmllint >/dev/null || need+=(libxml2-utils)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "note: ${need[*]} not installed and this user cannot install them: those checks will skip." >&2
   echo "      (sudo apt-get install --no-install-recommends ${need[*]})" >&2
   exit 0
 fi
-echo "installing Debian's ${need[*]} (validators for deploy/ and /metrics)..." >&2
+echo "installing Debian's ${need[*]} (validators for deploy/, /metrics and the sitemap)..." >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -10,6 +10,7 @@ import (
 type LatestEntry struct {
 	StoredVideo
 	Region string
+	RunID  int64     // the region's latest run (Steady dates its entries)
 	At     time.Time // the run's start
 	Rank   int
 }
@@ -18,7 +19,7 @@ type LatestEntry struct {
 // statement: the run Chart would show for the region at no time asked,
 // and its entries, region by region in rank order.
 var latestEntriesSQL = `
-SELECT ` + videoColumns + `, r.region, r.started_ms, e.rank
+SELECT ` + videoColumns + `, r.region, r.id, r.started_ms, e.rank
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id AND e.region = r.region
 JOIN videos AS v ON v.vid = e.vid
@@ -37,14 +38,14 @@ func (db *DB) LatestCharts(ctx context.Context) ([]LatestEntry, error) {
 	defer rows.Close()
 	var e LatestEntry
 	var started int64
-	s := newVideoScanner(&e.Region, &started, &e.Rank)
+	s := newVideoScanner(&e.Region, &e.RunID, &started, &e.Rank)
 	var out []LatestEntry
 	for rows.Next() {
 		v, err := s.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("latest charts: %w", err)
 		}
-		out = append(out, LatestEntry{StoredVideo: v, Region: e.Region, At: time.UnixMilli(started).UTC(), Rank: e.Rank})
+		out = append(out, LatestEntry{StoredVideo: v, Region: e.Region, RunID: e.RunID, At: time.UnixMilli(started).UTC(), Rank: e.Rank})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("latest charts: %w", err)

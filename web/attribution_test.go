@@ -30,7 +30,7 @@ func TestAttributionOnEveryPublicPage(t *testing.T) {
 			continue
 		}
 		for _, want := range []string{`href="https://www.youtube.com/t/terms"`, `agree to be bound by the <a href="https://www.youtube.com/t/terms"`,
-			`href="http://www.google.com/policies/privacy"`, `uses YouTube API Services`, `<strong>Privacy:</strong>`} {
+			`href="https://www.google.com/policies/privacy"`, `uses YouTube API Services`, `<strong>Privacy:</strong>`} {
 			if !strings.Contains(footer, want) {
 				t.Errorf("%s (%d): the footer lacks %s:\n%s", path, res.StatusCode, want, footer)
 			}

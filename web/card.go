@@ -5,6 +5,7 @@ package web
 
 import (
 	"net/url"
+	"unicode"
 
 	"github.com/ingestworks/ingest"
 )
@@ -35,6 +36,31 @@ type VideoCard struct {
 func CardOf(v ingest.Video) VideoCard {
 	return VideoCard{ID: v.ID, Title: v.Title, Channel: v.ChannelTitle, ChannelID: v.ChannelID, PublishedAt: stamp(v.PublishedAt),
 		Duration: v.Duration, Thumbnail: v.Thumbnail, AudioLanguage: v.AudioLanguage, Language: v.Language}
+}
+
+// textLang is the language of a video's title and description as a lang
+// attribute: the owner's tag for the text, else the one for the spoken
+// language (which most owners who give a tag give), but for one that says
+// the audio has no words; else, for a title in kana or Hangul, Japanese
+// or Korean, whose Han characters a browser draws in the forms of the
+// language it is told; "" (unknown, rather than the page's English)
+// otherwise.
+func textLang(c VideoCard) string {
+	switch {
+	case c.Language != "":
+		return c.Language
+	case c.AudioLanguage != "" && c.AudioLanguage != "zxx" && c.AudioLanguage != "und":
+		return c.AudioLanguage
+	}
+	for _, r := range c.Title {
+		switch {
+		case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+			return "ja"
+		case unicode.Is(unicode.Hangul, r):
+			return "ko"
+		}
+	}
+	return ""
 }
 
 // thumbnail is the URL of a thumbnail the policy lets the page load:

@@ -199,6 +199,7 @@ func (s *Server) apiChart(w http.ResponseWriter, r *http.Request) {
 }
 
 type chartView struct {
+	shared
 	Title      string
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
@@ -259,6 +260,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Languages = languageTabs(c, langs)
+	v.Share = s.chartShare(c, v.Title)
 	s.render(w, r, http.StatusOK, "chart", v)
 }
 

@@ -3,17 +3,23 @@ package web
 // Atom feeds (RFC 4287) of a region's chart and of the worldwide page, for
 // a feed reader to follow. An entry is keyed by its chart and its video,
 // so a video that enters the chart is a new entry and one that stays is
-// the same entry, updated with the run. Links are relative to the feed's
-// own address: a kept answer never carries the Host a request named.
+// the same entry. An entry's updated is when its content last changed
+// (it entered the chart or moved: store.Steady), and the feed's the
+// latest of its entries', so a run that changes nothing changes no byte
+// of a feed. Links are absolute under Config.PublicURL, else relative to
+// the feed's own address: a kept answer never carries the Host a request
+// named.
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/ingestworks/ingest/store"
@@ -66,10 +72,10 @@ func feedID(key string) string {
 func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // feedEntry is one video of a feed, keyed by the feed's key and its id.
-func feedEntry(key string, c VideoCard, at time.Time, summary string) atomEntry {
+func (s *Server) feedEntry(key string, c VideoCard, at time.Time, summary string) atomEntry {
 	e := atomEntry{ID: feedID(key + "\x00" + c.ID), Title: c.Title, Updated: atomTime(at), Summary: summary,
 		Author: atomPerson{Name: c.Channel, URI: channelURL(c.ChannelID)},
-		Links: []atomLink{{Rel: "alternate", Type: "text/html", Href: "/videos/" + c.ID},
+		Links: []atomLink{{Rel: "alternate", Type: "text/html", Href: s.link("/videos/" + url.PathEscape(c.ID))},
 			{Rel: "related", Type: "text/html", Href: youTubeURL(c.ID), Title: "Watch on YouTube"}}}
 	if e.Author.Name == "" {
 		e.Author.Name = c.ChannelID
@@ -107,16 +113,24 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, s.chartFeedErr(r, region, err))
 		return
 	}
-	name, key := s.places.name(region), "chart\x00"+region
-	f := atomFeed{ID: feedID(key), Title: "Trending in " + name, Updated: atomTime(c.At), Author: feedAuthor,
-		Subtitle: "The " + name + " chart of most popular videos as YouTube gave it at each run",
-		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: chartPath(region, "") + "/feed"},
-			{Rel: "alternate", Type: "text/html", Href: chartPath(region, "")}}}
-	for _, e := range c.Entries {
-		card := CardOf(e.Video)
-		f.Entries = append(f.Entries, feedEntry(key, card, c.At,
-			fmt.Sprintf("#%d in %s at %s, by %s", e.Rank, name, stampTime(c.At), card.Channel)))
+	st, err := s.cfg.DB.Steady(r.Context(), region, "", c.RunID)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
 	}
+	name, key := s.places.name(region), "chart\x00"+region
+	f := atomFeed{ID: feedID(key), Title: "Trending in " + name, Author: feedAuthor,
+		Subtitle: "The " + name + " chart of most popular videos as YouTube gave it at each run",
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link(chartPath(region, "") + "/feed")},
+			{Rel: "alternate", Type: "text/html", Href: s.link(chartPath(region, ""))}}}
+	var latest time.Time
+	for _, e := range c.Entries {
+		card, since := CardOf(e.Video), st.Since[e.ID]
+		latest = maxTime(latest, since)
+		f.Entries = append(f.Entries, s.feedEntry(key, card, since,
+			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, name, stampTime(since), card.Channel)))
+	}
+	f.Updated = atomTime(cmp.Or(latest, c.At))
 	s.sendFeed(w, r, f)
 }
 
@@ -135,18 +149,54 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	key := "worldwide"
-	f := atomFeed{ID: feedID(key), Title: "Trending worldwide", Updated: atomTime(ww.at), Author: feedAuthor,
-		Subtitle: "The videos of every region's latest chart of most popular videos, with where they chart",
-		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: "/worldwide/feed"},
-			{Rel: "alternate", Type: "text/html", Href: "/worldwide"}}}
-	if ww.at.IsZero() {
-		f.Updated = atomTime(s.cfg.Now())
+	since, err := s.worldSince(r, ww)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
 	}
+	key := "worldwide"
+	f := atomFeed{ID: feedID(key), Title: "Trending worldwide", Author: feedAuthor,
+		Subtitle: "The videos of every region's latest chart of most popular videos, with where they chart",
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link("/worldwide/feed")},
+			{Rel: "alternate", Type: "text/html", Href: s.link("/worldwide")}}}
+	var latest time.Time
 	for _, v := range ww.Videos {
-		f.Entries = append(f.Entries, feedEntry(key, v.VideoCard, ww.at,
+		at := since[v.ID]
+		latest = maxTime(latest, at)
+		f.Entries = append(f.Entries, s.feedEntry(key, v.VideoCard, at,
 			fmt.Sprintf("#%d in %s, charting in %d %s, by %s", v.BestRank, s.places.name(v.BestRegion), v.RegionCount,
 				plural(v.RegionCount, "region", "regions"), v.Channel)))
 	}
+	// With no chart stored, the feed has no entry to date it by: the
+	// epoch, so that it stays the same until the first run.
+	f.Updated = atomTime(cmp.Or(latest, time.Unix(0, 0)))
 	s.sendFeed(w, r, f)
+}
+
+// worldSince dates each video of the worldwide page: the latest of the
+// dates of its entries in the regions' charts it holds (store.Steady),
+// so that it changes when it enters a region's chart or moves in one.
+func (s *Server) worldSince(r *http.Request, ww WorldwideJSON) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(ww.Videos))
+	shown := map[string][]string{} // the videos shown, by the regions that chart them
+	for _, v := range ww.Videos {
+		out[v.ID] = time.Time{}
+		for _, a := range v.Areas {
+			for _, p := range a.Regions {
+				shown[p.Region] = append(shown[p.Region], v.ID)
+			}
+		}
+	}
+	for region, ids := range shown {
+		st, err := s.cfg.DB.Steady(r.Context(), region, "", ww.runs[region], ids...)
+		if err != nil {
+			return nil, err
+		}
+		for id, at := range st.Since {
+			if t, ok := out[id]; ok {
+				out[id] = maxTime(t, at)
+			}
+		}
+	}
+	return out, nil
 }

@@ -204,7 +204,7 @@ func TestFeedsRoundTrip(t *testing.T) {
 
 	us1, world1 := feedOf(t, srv.URL+"/charts/US/feed"), feedOf(t, srv.URL+"/worldwide/feed")
 	if us1.Title != "Trending in United States" || len(us1.Entries) != 3 || us1.Entries[0].Title != "Title stays" ||
-		!strings.HasPrefix(us1.Entries[0].Summary, "#1 in United States at Nov 20 09:00 UTC") {
+		!strings.HasPrefix(us1.Entries[0].Summary, "#1 in United States since Nov 20 09:00 UTC") {
 		t.Errorf("the US feed: %q, %d entries, first %+v", us1.Title, len(us1.Entries), us1.Entries[0])
 	}
 	gb := entryIDs(t, feedOf(t, srv.URL+"/charts/GB/feed"))
@@ -273,7 +273,7 @@ func TestPagesNameTheirFeedAndPreview(t *testing.T) {
 				}
 			}
 		}
-		for page, img := range map[string]string{chart: "https://i.ytimg.com/vi/hit/mqdefault.jpg", video: "https://i.ytimg.com/vi/hit/mqdefault.jpg"} {
+		for page, img := range map[string]string{chart: "https://i.ytimg.com/vi/hit/hqdefault.jpg", video: "https://i.ytimg.com/vi/hit/hqdefault.jpg"} {
 			if got := strings.Contains(page, `<meta property="og:image" content="`+img+`">`); got != thumbs {
 				t.Errorf("thumbnails %v: og:image %s shown %v", thumbs, img, got)
 			}

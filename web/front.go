@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -16,6 +17,7 @@ const frontTop = 10
 const frontVary = "Accept-Language, Cookie"
 
 type frontView struct {
+	shared
 	Title   string
 	Lead    *frontRegion // nil when no chart is stored
 	Why     string       // why it leads (leadChosen...)
@@ -61,6 +63,14 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 		v.Title = "Trending in " + s.places.name(l.Region)
 	}
 	v.Areas = s.places.areas(codes, l.Region)
+	v.Share = share{URL: s.canonical("/"), Type: "website", Title: "Trending on YouTube",
+		Description: fmt.Sprintf("YouTube's trending charts of %d %s, kept up to date: each region's chart, what trends worldwide, and each video's ranks and views over time.",
+			len(codes), plural(len(codes), "region", "regions")),
+		Feeds: s.feeds()}
+	if v.Lead != nil && len(v.Lead.Chart.Entries) > 0 {
+		e := v.Lead.Chart.Entries[0]
+		v.Share.Image = s.previewImage(e.Thumbnail, e.Title)
+	}
 	s.render(w, r, http.StatusOK, "front", v)
 }
 

@@ -29,5 +29,5 @@ func templateFuncs(signOut, operator bool, asset func(string) string, names plac
 			}
 			return "+" + short(*p)
 		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet,
-		"wide": wideThumbnail, "jumps": jumps, "clip": clip}
+		"wide": wideThumbnail, "jumps": jumps, "clip": clip, "sharing": sharing, "textLang": textLang}
 }

@@ -131,6 +131,9 @@ func (s *Server) table() []Route {
 		{"GET /worldwide/feed", Page, Reader, s.kept(s.worldwideFeed)},
 		{"GET /videos/{id}", Page, Reader, s.kept(s.videoPage)},
 		{"GET /search", Page, Reader, s.kept(s.searchPage)},
+		{"GET /robots.txt", Page, Reader, s.kept(s.robotsTxt)},
+		{"GET /sitemap.xml", Page, Reader, s.kept(s.sitemap)},
+		{"GET /sitemaps/{file}", Page, Reader, s.kept(s.sitemapPart)},
 		{"/", Page, Reader, http.HandlerFunc(s.pageNotFound)},
 	}
 	return append(own, s.cfg.Routes...)

@@ -216,6 +216,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 }
 
 type searchView struct {
+	shared
 	Title      string
 	Query      string
 	Region     string
@@ -246,6 +247,8 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		v.Sort = "relevance"
 	}
 	s.searchForm(r, &v)
+	v.Share = share{URL: s.canonical("/search"), Type: "website", Title: "Search the trending videos",
+		Description: "Search the titles, descriptions, tags and channels of the videos YouTube's trending charts held, in every language.", Feeds: s.feeds()}
 	if strings.TrimSpace(v.Query) == "" {
 		s.render(w, r, http.StatusOK, "search", v)
 		return
@@ -258,6 +261,12 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title, v.Result = "Search: "+res.Query, &res
+	v.Share.URL = s.canonical("/search?" + url.Values{"q": {res.Query}}.Encode())
+	v.Share.Title = "Videos matching “" + res.Query + "”"
+	v.Share.Description = "The videos matching “" + res.Query + "” among those YouTube's trending charts held."
+	if len(res.Hits) > 0 {
+		v.Share.Image = s.previewImage(res.Hits[0].Thumbnail, res.Hits[0].Title)
+	}
 	limit, _ := limitParam(r, 20, maxSearchLimit) // read by search already
 	if res.Offset > 0 {
 		v.Prev = searchHref(r, max(0, res.Offset-limit))

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/ingestworks/ingest/regions"
@@ -82,6 +83,12 @@ type Config struct {
 	// Regions names the regions the pages show and groups them by area;
 	// regions.Builtin when nil.
 	Regions regions.Catalogue
+	// PublicURL is the site's address as its readers reach it, behind any
+	// proxy (--public-url): the feeds' links, the pages' canonical
+	// addresses and the sitemap are absolute under it. Nil leaves links
+	// relative, no canonical address, and no sitemap; it is never taken
+	// from a request's Host.
+	PublicURL *url.URL
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -109,6 +116,9 @@ type Server struct {
 	answers  answers
 	places   places
 	front    frontIndex
+	// sitemapBound, when set, is the addresses of one sitemap file in
+	// place of the protocol's bound (tests of the index).
+	sitemapBound int
 }
 
 // New returns the handler of the API and the dashboard.
@@ -148,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names)); err != nil {
 			return nil, err
 		}
+	}
+	if access == Public && cfg.PublicURL == nil {
+		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
 	s.answers.set = newKeptSet(cfg.Kept)
 	s.routes()

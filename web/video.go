@@ -131,6 +131,7 @@ func (s *Server) apiVideo(w http.ResponseWriter, r *http.Request) {
 }
 
 type videoView struct {
+	shared
 	Title   string
 	Video   VideoJSON
 	Ranks   LineChart
@@ -152,7 +153,13 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ranks, views := videoSeries(v, s.places)
-	s.render(w, r, http.StatusOK, "video", videoView{Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
+	desc := clip(v.Description, 200)
+	if desc == "" {
+		desc = v.Channel + " on YouTube"
+	}
+	sh := share{URL: s.canonical("/videos/" + url.PathEscape(v.ID)), Type: "video.other", Title: v.Title, Description: desc,
+		Image: s.previewImage(v.Thumbnail, v.Title), Feeds: s.feeds()}
+	s.render(w, r, http.StatusOK, "video", videoView{shared: shared{sh}, Title: v.Title, Video: v, Now: s.cfg.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
 }

@@ -12,6 +12,7 @@ package web
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -40,6 +41,7 @@ type WorldwideJSON struct {
 	Computed []string         `json:"computed"`
 	Videos   []WorldVideoJSON `json:"videos"`
 	at       time.Time
+	runs     map[string]int64 // each region's run read, by region
 }
 
 // WorldVideoJSON is one video and where it charts now.
@@ -92,12 +94,13 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	if err != nil {
 		return WorldwideJSON{}, err
 	}
-	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}}
+	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}, runs: map[string]int64{}}
 	byID := map[string]*worldVideo{}
 	var oldest time.Time
 	for i, e := range entries {
 		if i == 0 || e.Region != entries[i-1].Region {
 			w.Regions++
+			w.runs[e.Region] = e.RunID
 			w.at = maxTime(w.at, e.At)
 			if oldest.IsZero() || e.At.Before(oldest) {
 				oldest = e.At
@@ -188,6 +191,7 @@ func (s *Server) apiWorldwide(w http.ResponseWriter, r *http.Request) {
 }
 
 type worldwideView struct {
+	shared
 	Title  string
 	World  WorldwideJSON
 	Thumbs bool
@@ -200,5 +204,11 @@ func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "worldwide", worldwideView{Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Now()})
+	sh := share{URL: s.canonical("/worldwide"), Type: "website", Title: "Trending worldwide",
+		Description: fmt.Sprintf("The videos of %d %s YouTube trending charts, with where each charts.", ww.Regions, plural(ww.Regions, "region's", "regions'")),
+		Feeds:       s.feeds()}
+	if len(ww.Videos) > 0 {
+		sh.Image = s.previewImage(ww.Videos[0].Thumbnail, ww.Videos[0].Title)
+	}
+	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Now()})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,5 +93,13 @@ func checkSettings(_ context.Context, s *settings, c *wiring.Checks) (string, er
 	if endpoint == "" {
 		endpoint = "Google's"
 	}
-	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", s.dbName(), limiter, endpoint, c.QuotaKey), nil
+	pub, err := parsePublicURL(publicURLEnv, os.Getenv(publicURLEnv))
+	if err != nil {
+		return "", err
+	}
+	site := "public url not set (" + publicURLEnv + " or --public-url of serve and run: without it feeds link relatively, pages name no canonical address, and there is no sitemap)"
+	if pub != nil {
+		site = "public url " + pub.String()
+	}
+	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s; %s", s.dbName(), limiter, endpoint, c.QuotaKey, site), nil
 }

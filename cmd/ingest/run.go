@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -60,6 +61,10 @@ type runFlags struct {
 	// gives, set by validate.
 	apiPlans string
 	plans    *ratelimit.APIPlans
+	// publicURL is --public-url, for the dashboard of --listen;
+	// publicURLFrom where it came from, pub it read.
+	publicURL, publicURLFrom string
+	pub                      *url.URL
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -129,6 +134,7 @@ A second signal stops at once.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
+			f.publicURLFrom = publicURLFrom(cmd)
 			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
@@ -142,6 +148,7 @@ A second signal stops at once.`,
 	daysVar(cmd.Flags(), &f.every, "every", time.Hour, "schedule period (1h, 90m, 1d), at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
+	bindPublicURL(cmd, &f.publicURL)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
@@ -180,6 +187,9 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	if f.plans, f.proxies, err = apiSettings(f.apiPlans, f.trustedProxies); err != nil {
 		return "", err
 	}
+	if f.pub, err = parsePublicURL(f.publicURLFrom, f.publicURL); err != nil {
+		return "", err
+	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return "", err
 	}
@@ -211,7 +221,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Track = span
 	}
 	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv)}
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub}
 		r.Plans = f.plans
 	}
 	if err := s.host().Prepare(ctx, &r); err != nil {

@@ -44,6 +44,8 @@ type serveFlags struct {
 	schedule       scheduleFlags
 	apiPlans       string
 	trustedProxies string
+	// publicURL is --public-url, and publicURLFrom where it came from.
+	publicURL, publicURLFrom string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -93,6 +95,7 @@ as in ingest report; --every and --regions override it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.schedule.given(cmd)
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
+			f.publicURLFrom = publicURLFrom(cmd)
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -101,6 +104,7 @@ as in ingest report; --every and --regions override it.`,
 	cmd.Flags().BoolVar(&f.public, "public", false, "serve the charts, search, videos and their API to anyone (metered by the anonymous plan); the operator's page, /api/v1/quota and /api/v1/runs still need INGEST_UI_TOKEN, and are absent without it")
 	f.schedule.bind(cmd)
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
+	bindPublicURL(cmd, &f.publicURL)
 	return cmd
 }
 
@@ -124,6 +128,10 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	pub, err := parsePublicURL(f.publicURLFrom, f.publicURL)
+	if err != nil {
+		return err
+	}
 	db, err := openServeDB(ctx, s)
 	if err != nil {
 		return err
@@ -132,7 +140,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	k, _ := apiKey()
 	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
-			TrustedProxies: proxies, Token: tok}})
+			TrustedProxies: proxies, Token: tok, PublicURL: pub}})
 	if err != nil {
 		return err
 	}

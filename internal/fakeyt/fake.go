@@ -96,6 +96,7 @@ type Fake struct {
 	clock     func() time.Time            // SetClock; nil: the host's
 	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
 	listed    []regions.Region            // ListRegion: regions named beside the catalogue
+	swapped   map[string][2]int           // Swap: two ranks traded in a region's chart
 }
 
 // chartShape cuts the charts the fake serves: at most videos items a

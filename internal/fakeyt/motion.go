@@ -3,6 +3,7 @@ package fakeyt
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 )
@@ -64,7 +65,33 @@ func (f *Fake) motionNow() motion {
 // region has no chart.
 func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 	list, ok = f.movingChart(region)
-	return f.without(list), ok
+	return f.traded(region, f.without(list)), ok
+}
+
+// Swap serves region's chart with the videos at ranks a and b (from 1)
+// in each other's place, from the next fetch on, as when one video moves
+// past another; Swap(region, 0, 0) serves it as it was.
+func (f *Fake) Swap(region string, a, b int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.swapped == nil {
+		f.swapped = map[string][2]int{}
+	}
+	f.swapped[region] = [2]int{a, b}
+}
+
+// traded is list with Swap's ranks traded, when both are in it.
+func (f *Fake) traded(region string, list []*video) []*video {
+	f.mu.Lock()
+	s := f.swapped[region]
+	f.mu.Unlock()
+	a, b := s[0]-1, s[1]-1
+	if a < 0 || b < 0 || a >= len(list) || b >= len(list) || a == b {
+		return list
+	}
+	out := slices.Clone(list)
+	out[a], out[b] = out[b], out[a]
+	return out
 }
 
 // movingChart is chartNow with every video, removed ones included.

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// TestSteadyDatesEachEntryByItsLastChange: each video of a chart's run is
+// dated by the run from which it held its rank without a break: a video
+// at the same rank since the first run keeps that run's start, one that
+// moved the run it moved in, one that left and came back the run it came
+// back in; a category's runs and another region's are not the chart's.
+func TestSteadyDatesEachEntryByItsLastChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		run := func(region, category string, at time.Time, ids ...string) int64 {
+			t.Helper()
+			id, err := db.StartRun(ctx, region, category, ingest.Trending, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vs []ingest.Video
+			for _, v := range ids {
+				vs = append(vs, vid(v, "title "+v))
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, region, 1, at, vs...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+		run("US", "", h(0), "stay", "swapA", "swapB", "back")
+		run("US", "10", h(1), "swapB", "stay")        // a category's chart
+		run("GB", "", h(1), "back", "stay")           // another region
+		run("US", "", h(2), "stay", "swapA", "swapB") // back leaves
+		run("US", "", h(3), "stay", "swapB", "swapA", "back")
+		last := run("US", "", h(4), "stay", "swapB", "swapA", "back", "new")
+		got, err := db.Steady(ctx, "US", "", last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]time.Time{"stay": h(0), "swapA": h(3), "swapB": h(3), "back": h(3), "new": h(4)}
+		if len(got.Since) != len(want) {
+			t.Errorf("steady holds %d videos, want %d: %v", len(got.Since), len(want), got.Since)
+		}
+		for id, at := range want {
+			if !got.Since[id].Equal(at) {
+				t.Errorf("%s: since %s, want %s", id, got.Since[id].Format("15:04"), at.Format("15:04"))
+			}
+		}
+		some, err := db.Steady(ctx, "US", "", last, "swapA", "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(some.Since) != 1 || !some.Since["swapA"].Equal(h(3)) {
+			t.Errorf("steady of swapA and a video not in the run: %v, want swapA since %s alone", some.Since, h(3).Format("15:04"))
+		}
+	})
+}
