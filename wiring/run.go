@@ -90,8 +90,10 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	// From the first signal no call starts, a retry neither, whoever makes it.
+	upstream := jobs.Stopping(p.Limiter, drain)
 	// The catalogue's call is the run's: its units count in run --once's summary.
-	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
+	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
 	if r.Select != nil {
 		if r.Timetable.Charts, err = r.Select(h.Catalogue(ctx, p, gate)); err != nil {
 			return err
@@ -100,7 +102,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	ages := metrics.NewAges(last)
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages),
 		Drain: drain, LastStart: p.DB.LastStart}
-	lim := m.Metered(p.Limiter)
+	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
@@ -138,7 +140,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	}
 	defer shutdown()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
-	return outdated(ctx, h.daemon(ctx, p, r, d))
+	return outdated(ctx, h.daemon(ctx, p, r, d, upstream))
 }
 
 // lastStarts is each chart's latest start as last holds it, but for a
@@ -202,7 +204,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter) error {
 	if err := h.record(ctx, p, r.Timetable); err != nil {
 		return err
 	}
@@ -213,7 +215,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) e
 	kept := make(chan struct{})
 	go func() {
 		defer close(kept)
-		h.keepCatalogue(ctx, p, r, stopKeeper)
+		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
