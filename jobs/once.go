@@ -219,7 +219,10 @@ func Failed(results []PassResult, planned int) error {
 		failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
 		regions = append(regions, r.Region)
 		causes[deepest(r.Err).Error()] = true
-		if errors.Is(r.Err, ingest.ErrUnavailable) {
+		if errors.Is(r.Err, ingest.ErrClockSkew) {
+			// The clock's message names the clock, how it is known and the fix.
+			why = ""
+		} else if errors.Is(r.Err, ingest.ErrUnavailable) {
 			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
 				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
 				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
@@ -248,6 +251,11 @@ func Failed(results []PassResult, planned int) error {
 // deepest is the last error of err's chain: what went wrong, without the
 // chart and the call around it.
 func deepest(err error) error {
+	if errors.Is(err, ingest.ErrClockSkew) {
+		// Its chain ends in "unavailable"; what the clocks say is above it.
+		msg := err.Error()
+		return errors.New(msg[strings.Index(msg, ingest.ErrClockSkew.Error()):])
+	}
 	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(next) {
 		err = next
 	}
