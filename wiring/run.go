@@ -101,7 +101,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	}
 	ages := metrics.NewAges(last)
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages),
-		Drain: drain, LastStart: p.DB.LastStart}
+		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
@@ -199,7 +199,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 	if err != nil {
 		return err
 	}
-	return jobs.OnceError(results, len(d.Runner.Passes), h.Endpoint)
+	return jobs.OnceError(results, len(d.Runner.Passes), h.EndpointName())
 }
 
 // daemon records the schedule, then runs the daemon until a signal stops
