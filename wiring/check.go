@@ -181,10 +181,7 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 	}
 	at, err := fetch.UpstreamTime(ctx, c.Host.Endpoint)
 	if jobs.Unreachable(err) {
-		endpoint := c.Host.Endpoint
-		if endpoint == "" {
-			endpoint = "Google's endpoint"
-		}
+		endpoint := c.Host.EndpointName()
 		return "", fmt.Errorf("the upstream (%s) cannot be reached to read its clock: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT "+
 			"and the network, or use check --offline on a host with no way out", endpoint, jobs.Cause(err))
 	}

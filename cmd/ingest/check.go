@@ -88,9 +88,6 @@ func checkSettings(_ context.Context, s *settings, c *wiring.Checks) (string, er
 	if s.redisURL != "" {
 		limiter = "redis " + wiring.RedisHost(s.redisURL)
 	}
-	endpoint := s.endpoint
-	if endpoint == "" {
-		endpoint = "Google's"
-	}
+	endpoint := s.host().EndpointName()
 	return fmt.Sprintf("db %s; limiter %s; endpoint %s; quota key %s", s.dbName(), limiter, endpoint, c.QuotaKey), nil
 }
