@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -262,9 +261,9 @@ func (h *Host) listenIfAsked(ctx context.Context, r Run, m *metrics.Metrics, p *
 // when the listener may serve the data.
 func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
 	cfg := *r.Listen
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := Listen(cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+		return nil, err
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Standing: r.Terms.Standing, Held: HeldIn(p.DB)}

@@ -384,3 +384,35 @@ func TestTruncatedBodiesAreRetried(t *testing.T) {
 		t.Errorf("upstream charged %d, ledger %d: want %d pages, the category names and 3 cut answers", charged, ledger, want)
 	}
 }
+
+// A listen port another process holds and a --db that is a device are
+// settings to change: exit 2 naming the fix, before any call, so that a
+// supervisor does not restart into them.
+func TestPortInUseAndADeviceAsDatabaseAreExit2(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	charged := h.fake.Charged(testKey)
+	for _, args := range [][]string{
+		{"run", "--once", "--regions", "US", "--listen", held.Addr().String()},
+		{"serve", "--listen", held.Addr().String()},
+	} {
+		res := h.mustRun(2, args...)
+		if line := lastLine(res.stderr); !strings.Contains(line, "address already in use") || !strings.Contains(line, "choose another port") {
+			t.Errorf("last line %q: want the port in use named with its fix\n%s", line, res)
+		}
+	}
+	if got := h.fake.Charged(testKey); got != charged {
+		t.Errorf("%d units spent by runs refused their listener", got-charged)
+	}
+	h.set("INGEST_DB", os.DevNull)
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if line := lastLine(res.stderr); !strings.Contains(line, "/dev/null is not a regular file") || !strings.Contains(line, "name a database file") {
+		t.Errorf("last line %q: want /dev/null named with its fix\n%s", line, res)
+	}
+}

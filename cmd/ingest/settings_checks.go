@@ -59,6 +59,11 @@ func (s *settings) checkDB() error {
 	if err := store.CheckURL(s.db); err != nil {
 		return usageErrorf("--db / INGEST_DB: %w", err)
 	}
+	if st, err := os.Stat(s.db); err == nil && !st.Mode().IsRegular() && !st.IsDir() && !store.IsURL(s.db) {
+		// SQLite opens a device and fails at the first page with an I/O
+		// error that names neither the file nor the fix.
+		return usageErrorf("--db / INGEST_DB: %s is not a regular file (a device, a pipe or a socket): name a database file, which the first run creates", s.db)
+	}
 	return nil
 }
 
