@@ -103,7 +103,7 @@ func newCSVEncoder(w io.Writer) (Encoder, error) {
 func (e *csvEncoder) Write(r store.ExportRow) error {
 	tags := "[None]" // the dataset's spelling of no tags
 	if len(r.Tags) > 0 {
-		tags = strings.Join(r.Tags, "|")
+		tags = joinTags(r.Tags)
 	}
 	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
@@ -377,4 +377,20 @@ func (e *parquetEncoder) Close() error {
 		return err
 	}
 	return e.w.Close()
+}
+
+// joinTags joins tags by "|" as the dataset does, bare; a tag the join
+// would make ambiguous (one holding "|" or '"', one spelt [None], an
+// empty one) is written in double quotes with its quotes doubled, as the
+// dataset's first edition ("Trending YouTube Video Statistics") writes
+// every tag, so that a reader splits on "|" outside quotes (docs/data.md).
+func joinTags(tags []string) string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		if t == "" || t == "[None]" || strings.ContainsAny(t, `|"`) {
+			t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		}
+		out[i] = t
+	}
+	return strings.Join(out, "|")
 }
