@@ -175,7 +175,7 @@ type Record struct {
 	Description      string     `json:"description" parquet:"description"`
 	Region           string     `json:"region" parquet:"region"`
 	Chart            string     `json:"chart" parquet:"chart"`
-	Rank             int32      `json:"rank" parquet:"rank"`
+	Rank             int64      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
 }
 
@@ -224,7 +224,7 @@ func recordOf(r store.ExportRow) Record {
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
-		Rank: int32(r.Rank), RunID: r.RunID}
+		Rank: int64(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}
@@ -348,7 +348,7 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	text(17, rec.Description)
 	text(18, rec.Region)
 	text(19, rec.Chart)
-	b.Add(col[20], parquet.Int32Value(rec.Rank))
+	b.Add(col[20], parquet.Int64Value(rec.Rank))
 	b.Add(col[21], parquet.Int64Value(rec.RunID))
 	for i, f := range furtherFields {
 		if f.Kind() == "count" {

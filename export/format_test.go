@@ -125,7 +125,7 @@ func TestParquetReadsBack(t *testing.T) {
 		VideoID     string     `parquet:"video_id"`
 		PublishedAt *time.Time `parquet:"publishedAt,optional,timestamp(millisecond)"`
 		Likes       *int64     `parquet:"likes,optional"`
-		Rank        int32      `parquet:"rank"`
+		Rank        int64      `parquet:"rank"`
 	}](path)
 	if err != nil {
 		t.Fatal(err)
