@@ -20,6 +20,9 @@ var (
 	ErrQuotaExhausted = errors.New("upstream quota exhausted")
 	// ErrUnavailable: the shared limiter (or its lease) cannot be reached.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrClockSkew: the limiter refused because its clock and the
+	// upstream's (its Date header) disagree; the error says which is wrong.
+	ErrClockSkew = fmt.Errorf("%w: the limiter's clock disagrees with the upstream's", ErrUnavailable)
 	// ErrDiskFull: the store has no room for what the next call brings.
 	// Every other chart of a run would meet the same full disk, so a run
 	// stops at the first, before a unit is spent on a page it cannot keep.

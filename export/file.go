@@ -3,6 +3,7 @@ package export
 import (
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,6 +24,14 @@ func CheckPath(path string) error {
 		return fmt.Errorf("the directory %s does not exist: create it (mkdir -p %s), or write elsewhere", dir, dir)
 	case err == nil && !st.IsDir():
 		return fmt.Errorf("%s is not a directory: write into a directory", dir)
+	}
+	// The file is written beside its name, then renamed: the directory
+	// must take a new file.
+	switch err := unix.Access(dir, unix.W_OK); {
+	case errors.Is(err, unix.EROFS):
+		return fmt.Errorf("%s is on a read-only file system: mount it read-write, or write elsewhere", dir)
+	case errors.Is(err, unix.EACCES):
+		return fmt.Errorf("the directory %s is not writable by this user: write elsewhere, or ask for write access to it", dir)
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func newCSVEncoder(w io.Writer) (Encoder, error) {
 func (e *csvEncoder) Write(r store.ExportRow) error {
 	tags := "[None]" // the dataset's spelling of no tags
 	if len(r.Tags) > 0 {
-		tags = strings.Join(r.Tags, "|")
+		tags = joinTags(r.Tags)
 	}
 	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
@@ -175,7 +175,7 @@ type Record struct {
 	Description      string     `json:"description" parquet:"description"`
 	Region           string     `json:"region" parquet:"region"`
 	Chart            string     `json:"chart" parquet:"chart"`
-	Rank             int32      `json:"rank" parquet:"rank"`
+	Rank             int64      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
 }
 
@@ -224,7 +224,7 @@ func recordOf(r store.ExportRow) Record {
 		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
 		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
-		Rank: int32(r.Rank), RunID: r.RunID}
+		Rank: int64(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
 	}
@@ -348,7 +348,7 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	text(17, rec.Description)
 	text(18, rec.Region)
 	text(19, rec.Chart)
-	b.Add(col[20], parquet.Int32Value(rec.Rank))
+	b.Add(col[20], parquet.Int64Value(rec.Rank))
 	b.Add(col[21], parquet.Int64Value(rec.RunID))
 	for i, f := range furtherFields {
 		if f.Kind() == "count" {
@@ -377,4 +377,20 @@ func (e *parquetEncoder) Close() error {
 		return err
 	}
 	return e.w.Close()
+}
+
+// joinTags joins tags by "|" as the dataset does, bare; a tag the join
+// would make ambiguous (one holding "|" or '"', one spelt [None], an
+// empty one) is written in double quotes with its quotes doubled, as the
+// dataset's first edition ("Trending YouTube Video Statistics") writes
+// every tag, so that a reader splits on "|" outside quotes (docs/data.md).
+func joinTags(tags []string) string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		if t == "" || t == "[None]" || strings.ContainsAny(t, `|"`) {
+			t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		}
+		out[i] = t
+	}
+	return strings.Join(out, "|")
 }

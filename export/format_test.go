@@ -125,7 +125,7 @@ func TestParquetReadsBack(t *testing.T) {
 		VideoID     string     `parquet:"video_id"`
 		PublishedAt *time.Time `parquet:"publishedAt,optional,timestamp(millisecond)"`
 		Likes       *int64     `parquet:"likes,optional"`
-		Rank        int32      `parquet:"rank"`
+		Rank        int64      `parquet:"rank"`
 	}](path)
 	if err != nil {
 		t.Fatal(err)
@@ -240,6 +240,30 @@ func TestParquetIsTheRecords(t *testing.T) {
 		})
 		if !reflect.DeepEqual(gotColumn, byColumn) {
 			t.Errorf("row %d:\n got  %v\n want %v", i+1, gotColumn, byColumn)
+		}
+	}
+}
+
+// A tag the "|" join would make ambiguous is quoted, its quotes doubled,
+// so that splitting on "|" outside quotes gives the tags back; plain tags
+// stay bare, as the dataset has them.
+func TestCSVTagsSplitBack(t *testing.T) {
+	for _, tags := range [][]string{
+		{"rock", "AC|DC"},
+		{`say "hi"`, "x"},
+		{"[None]"},
+		{"", "a"},
+		{"plain", "two words"},
+	} {
+		joined := joinTags(tags)
+		r := csv.NewReader(strings.NewReader(joined))
+		r.Comma = '|'
+		got, err := r.Read()
+		if err != nil || strings.Join(got, "\x00") != strings.Join(tags, "\x00") {
+			t.Errorf("tags %q joined as %q read back as %q (%v)", tags, joined, got, err)
+		}
+		if tags[0] == "plain" && joined != "plain|two words" {
+			t.Errorf("plain tags joined as %q, want them bare", joined)
 		}
 	}
 }

@@ -59,7 +59,7 @@ type parquetRow struct {
 	CommentCount *int64    `parquet:"comment_count,optional"`
 	Tags         []string  `parquet:"tags,list"`
 	Region       string    `parquet:"region"`
-	Rank         int32     `parquet:"rank"`
+	Rank         int64     `parquet:"rank"`
 }
 
 // countText is a count as the CSV spells it: empty when hidden.
@@ -84,7 +84,7 @@ func checkParquetSchema(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"video_id": "BYTE_ARRAY", "view_count": "INT64", "trending_date": "INT64",
-		"rank": "INT32", "comments_disabled": "BOOLEAN"}
+		"rank": "INT64", "comments_disabled": "BOOLEAN"}
 	for _, field := range pf.Schema().Fields() {
 		if typ, ok := want[field.Name()]; ok {
 			if got := field.Type().Kind().String(); got != typ {

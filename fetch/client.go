@@ -128,7 +128,11 @@ func (c *Client) defaults() {
 func endpoint(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("fetch: youtube endpoint %q: want an http or https URL", s)
+		shown := "that is not one"
+		if err == nil {
+			shown = fmt.Sprintf("%q", u.Redacted())
+		}
+		return "", fmt.Errorf("fetch: youtube endpoint %s: want an http or https URL", shown)
 	}
 	if !strings.HasSuffix(s, "/") {
 		s += "/"

@@ -15,6 +15,10 @@ import (
 // googleEndpoint is the API's base URL when Options.Endpoint is empty.
 const googleEndpoint = "https://youtube.googleapis.com/"
 
+// discoveryPath is the YouTube Data API's discovery document, below the
+// endpoint's base.
+const discoveryPath = "discovery/v1/apis/youtube/v3/rest"
+
 // dateOf reads a response's Date header (zero when absent or unreadable).
 func dateOf(res *http.Response) time.Time {
 	t, err := http.ParseTime(res.Header.Get("Date"))
@@ -24,9 +28,11 @@ func dateOf(res *http.Response) time.Time {
 	return t.UTC()
 }
 
-// UpstreamTime asks the upstream for its time: a request without the API
-// key, which the upstream refuses and charges to no project, so no quota is
-// spent. Its answer's Date header is the upstream's clock, to the second.
+// UpstreamTime asks the upstream for its time: the API's discovery
+// document on the endpoint's host (discoveryPath), sent without the key,
+// which no project's YouTube quota is charged for, where every Data API
+// request, an invalid one included, costs a unit. Its answer's Date header
+// is the upstream's clock, to the second, whatever its status.
 func (c *Client) UpstreamTime(ctx context.Context) (time.Time, error) {
 	return askTime(ctx, c.bare, c.endpoint)
 }
@@ -45,7 +51,7 @@ func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
 }
 
 func askTime(ctx context.Context, hc *http.Client, endpoint string) (time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"youtube/v3/i18nRegions?part=snippet", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+discoveryPath, nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("ask the upstream's time: %w", err)
 	}

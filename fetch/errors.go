@@ -24,7 +24,8 @@ func (e *transientError) Error() string { return e.err.Error() }
 func (e *transientError) Unwrap() error { return e.err }
 
 // ErrMalformed says that the upstream answered 2xx with a body that is not
-// the JSON it promised. Nothing of that page is returned.
+// the JSON it promised. Nothing of that page is returned; the attempt is
+// retried.
 var ErrMalformed = errors.New("malformed response from the upstream")
 
 // htmlTag matches the markup some messages carry ("your <a href=...>quota</a>").
@@ -55,7 +56,9 @@ func classify(op string, err error, now time.Time) error {
 	case errors.As(err, &ge):
 		return classifyAPI(op, ge, now)
 	case isDecodeError(err):
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		// A body cut short or garbled on the way is retried as a 5xx is:
+		// the next answer is most often whole.
+		return &transientError{fmt.Errorf("%w: %v", ErrMalformed, err)}
 	case isNetwork(err):
 		return &transientError{err}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -59,6 +60,10 @@ type BackfillResult struct {
 	Outcome
 	Resumed bool          // it continued an earlier invocation's cursor
 	Cursor  ingest.Cursor // totals over every invocation
+	// Left is what each pool the backfill drew from had left after its
+	// last decision (Remaining is the default pool's alone, which a page
+	// of no video never draws from).
+	Left map[string]int64
 
 	pageBase int64 // units (all pools) spent before the current page
 }
@@ -161,7 +166,7 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 	}
 	res.pageBase = Sum(res.Units)
 	res.Cursor, res.Pages, res.Videos = cur, res.Pages+1, res.Videos+len(videos)
-	res.Remaining = m.remaining
+	res.Remaining, res.Left = m.remaining, maps.Clone(m.left)
 	if b.Progress != nil {
 		b.Progress(*res)
 	}

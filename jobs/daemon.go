@@ -279,14 +279,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		r.Logger.Info("start: caught up the entries whose latest slot passed without a run", "ran", ran, "entries", len(entries))
 	}()
+	var end error
 	select {
 	case <-r.Drain:
 	case <-ctx.Done():
+	case end = <-r.ending():
 	}
 	c.Stop()
 	r.wait(ctx)
 	<-caughtUp
-	return nil
+	return end
 }
 
 // firing is an entry's schedule as cron sees it, remembering the times it

@@ -159,9 +159,17 @@ func (j job) classify(ctx context.Context, out *Outcome, err error) {
 	}
 	switch {
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		// Stopped from outside (a second signal) in the middle of a page:
-		// the pages before it are stored, as after the first.
-		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: stopped at once by a second signal, the page in flight not stored"
+		// Stopped from outside (a second signal, or the stop's bound) in
+		// the middle of a page: the pages before it are stored, as after
+		// the first.
+		why := ErrSecondSignal
+		if cause := context.Cause(ctx); errors.Is(cause, ErrStopBound) {
+			why = ErrStopBound
+		}
+		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: "+why.Error()+", the page in flight not stored"
+	case errors.Is(err, ErrStopping):
+		// A signal came while a retry or the next call was due: none is made.
+		out.Status, out.Message = ingest.StatusInterrupted, "interrupted: a signal came before the next attempt, which was not made"
 	case errors.Is(err, ingest.ErrNoChart):
 		out.Status, out.Message = ingest.StatusSkipped, "no chart: the upstream has no most-popular chart for "+j.label()
 	case errors.Is(err, ingest.ErrBadKey), Unreachable(err), errors.Is(err, ingest.ErrDiskFull), errors.Is(err, ingest.ErrDamaged):

@@ -22,6 +22,9 @@ type meter struct {
 	// remaining is what the default pool had left after the last metered
 	// decision, -1 before any.
 	remaining int64
+	// left is what each pool had left after the last metered decision
+	// that drew from it.
+	left map[string]int64
 	// room, when set, says before each call whether the store has room for
 	// what it brings (roomer); a unit is never spent on a page that cannot
 	// be kept.
@@ -36,7 +39,7 @@ type roomer interface {
 
 func newMeter(l Limiter, quotaKey, region string, runID int64) *meter {
 	return &meter{limiter: l, quotaKey: quotaKey, by: ingest.Caller{Region: region, RunID: runID},
-		units: map[string]int64{}, daily: map[string]int64{}, remaining: -1}
+		units: map[string]int64{}, daily: map[string]int64{}, remaining: -1, left: map[string]int64{}}
 }
 
 // count adds sign times a call's charges to what the run took.
@@ -62,9 +65,13 @@ func (m *meter) gate(ctx context.Context, op string) (func(context.Context) erro
 		return ingest.NoGiveBack, err
 	}
 	for _, s := range d.Pools {
-		if s.Pool == ingest.DefaultPool && !d.Unmetered {
+		if d.Unmetered {
+			continue
+		}
+		if s.Pool == ingest.DefaultPool {
 			m.remaining = s.Remaining
 		}
+		m.left[s.Pool] = s.Remaining
 	}
 	if !d.Allowed {
 		return ingest.NoGiveBack, &ingest.RefusedError{Decision: d}

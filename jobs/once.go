@@ -36,10 +36,11 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	}
 	more := Sum(d.Spent)
 	logUpstreamBlock(d.Runner.Logger, results)
-	if fatal(results) {
+	if fatal(results) || stopping(d.Runner.Drain) || ctx.Err() != nil {
 		LogSummary(d.Runner.Logger, results, planned, more, time.Since(start))
-		// What stopped the passes (the key, the network, a full disk) stops
-		// the jobs after them too, so that it is the run's one last word.
+		// What stopped the passes (the key, the network, a full disk, a
+		// signal) stops the jobs after them too, so that it is the run's
+		// one last word.
 		return results, nil
 	}
 	if d.Refresh != nil {
@@ -218,7 +219,10 @@ func Failed(results []PassResult, planned int) error {
 		failed = append(failed, fmt.Sprintf("%s: %v", r.Region, r.Err))
 		regions = append(regions, r.Region)
 		causes[deepest(r.Err).Error()] = true
-		if errors.Is(r.Err, ingest.ErrUnavailable) {
+		if errors.Is(r.Err, ingest.ErrClockSkew) {
+			// The clock's message names the clock, how it is known and the fix.
+			why = ""
+		} else if errors.Is(r.Err, ingest.ErrUnavailable) {
 			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
 				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
 				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
@@ -247,6 +251,11 @@ func Failed(results []PassResult, planned int) error {
 // deepest is the last error of err's chain: what went wrong, without the
 // chart and the call around it.
 func deepest(err error) error {
+	if errors.Is(err, ingest.ErrClockSkew) {
+		// Its chain ends in "unavailable"; what the clocks say is above it.
+		msg := err.Error()
+		return errors.New(msg[strings.Index(msg, ingest.ErrClockSkew.Error()):])
+	}
 	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(next) {
 		err = next
 	}
@@ -254,13 +263,14 @@ func deepest(err error) error {
 }
 
 // Signals: the first SIGINT, SIGTERM or SIGHUP closes drain (no new runs,
-// the page in flight commits, the run is marked interrupted); the second
-// cancels ctx (stop at once). SIGHUP stops as SIGTERM does rather than
+// the page in flight commits, the run is marked interrupted); the second,
+// or StopBound after the first, cancels ctx (stop at once), with the cause
+// (ErrSecondSignal, ErrStopBound). SIGHUP stops as SIGTERM does rather than
 // reload: every setting is read once at start, so a supervisor restarts
 // ingest to change one, and a hangup (a closed terminal, a reload sent by
 // habit) never kills it with a run left open.
 func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, drained <-chan struct{}, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	drain := make(chan struct{})
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -271,17 +281,29 @@ func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, dra
 			if sig == syscall.SIGHUP {
 				msg = "signal: SIGHUP stops as SIGTERM does (nothing is reloaded: restart to change a setting); finishing the page in flight; a second signal stops at once"
 			}
-			log.Info(msg, "signal", sig.String())
+			log.Info(msg, "signal", sig.String(), "bound", StopBound)
 			close(drain)
 		case <-ctx.Done():
 			return
 		}
+		bound := time.NewTimer(StopBound)
+		defer bound.Stop()
 		select {
 		case <-ch:
 			log.Warn("second signal: stopping now")
-			cancel()
+			cancel(ErrSecondSignal)
+		case <-bound.C:
+			log.Warn("the page in flight outlived the stop's bound: stopping now", "bound", StopBound)
+			cancel(ErrStopBound)
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, drain, func() { signal.Stop(ch); cancel() }
+	return ctx, drain, func() { signal.Stop(ch); cancel(nil) }
 }
+
+// ErrSecondSignal and ErrStopBound say why a stop came at once, as the
+// interrupted run's message tells.
+var (
+	ErrSecondSignal = errors.New("stopped at once by a second signal")
+	ErrStopBound    = errors.New("stopped at once: the page in flight outlived the stop's bound (" + StopBound.String() + ")")
+)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,9 +41,13 @@ type Runner struct {
 	// a chart's lease after another host's pass of the same slot has ended
 	// skips the slot instead of storing the chart twice.
 	LastStart func(ctx context.Context, chart string) (time.Time, error)
+	// Backoff, when set, is told each time the daemon's backoff starts,
+	// lengthens or ends (a zero until): metrics and /readyz show it.
+	Backoff func(until time.Time, inARow int, cause error)
 
 	mu       sync.Mutex
-	failing  backoff // the daemon's: charts failing in a row, across charts
+	quit     chan error // the daemon's end by a fault no wait clears
+	failing  backoff    // the daemon's: charts failing in a row, across charts
 	running  map[string]bool
 	started  map[string]time.Time // the daemon's latest start of each entry
 	closed   bool                 // no run may start: the daemon is waiting for those in flight
@@ -212,9 +217,10 @@ func (r *Runner) ended(log *slog.Logger, e Entry, end Ended, took time.Duration,
 // each further failure doubling the wait up to MaxBackoff; a chart that
 // does not fail ends it.
 type backoff struct {
-	inARow int
-	wait   time.Duration
-	until  time.Time
+	inARow   int
+	rejected int // of inARow, those the upstream refused the key for
+	wait     time.Duration
+	until    time.Time
 }
 
 // The first wait after FailuresInARow failures, and the longest.
@@ -236,10 +242,24 @@ func (r *Runner) failed(failed bool, err error) {
 	defer r.mu.Unlock()
 	b := &r.failing
 	if !failed {
+		if !b.until.IsZero() {
+			r.tell(time.Time{}, 0, nil)
+		}
 		*b = backoff{}
 		return
 	}
+	b.rejected++
+	if !errors.Is(err, ingest.ErrBadKey) {
+		b.rejected = 0
+	}
 	if b.inARow++; b.inARow < FailuresInARow {
+		return
+	}
+	if b.rejected >= FailuresInARow {
+		// The upstream refused the key outright, chart after chart: no wait
+		// brings it back, so the daemon ends rather than look alive.
+		r.end(fmt.Errorf("%s %d chart passes in a row: the daemon stops (exit 1), as no wait brings a refused key back; "+
+			"set YOUTUBE_API_KEY to a key the project allows, then start it again", fromBadKey(err), b.rejected))
 		return
 	}
 	b.wait = min(max(2*b.wait, FirstBackoff), MaxBackoff)
@@ -247,6 +267,60 @@ func (r *Runner) failed(failed bool, err error) {
 	r.Logger.Warn("the upstream fails every chart: backing off, no chart runs until then", "failures_in_a_row", b.inARow,
 		"until_local", b.until.Local().Format("2006-01-02 15:04:05 MST"), "until_utc", b.until.UTC().Format(time.RFC3339),
 		"cause", deepest(err).Error())
+	r.tell(b.until, b.inARow, err)
+}
+
+// fromBadKey is err's text from the upstream's refusal of the key on, as
+// the daemon's last line says it.
+func fromBadKey(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ingest.ErrBadKey.Error()); i >= 0 {
+		msg = msg[i:]
+	}
+	return msg + ":"
+}
+
+// tell hands the backoff to Backoff; r.mu is held.
+func (r *Runner) tell(until time.Time, inARow int, cause error) {
+	if r.Backoff != nil {
+		r.Backoff(until, inARow, cause)
+	}
+}
+
+// end stops the daemon with err, once; r.mu is held.
+func (r *Runner) end(err error) {
+	if r.quit == nil {
+		r.quit = make(chan error, 1)
+	}
+	select {
+	case r.quit <- err:
+	default:
+	}
+}
+
+// ending is the channel the daemon's end by a fault arrives on.
+func (r *Runner) ending() <-chan error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.quit == nil {
+		r.quit = make(chan error, 1)
+	}
+	return r.quit
+}
+
+// skipped tells Observe of a chart's slot the backoff skipped, as a failed
+// attempt: a region fetches nothing while it lasts, and its failures in a
+// row must go on counting for the alert on them to fire.
+func (r *Runner) skipped(e Entry, slot time.Time) {
+	r.mu.Lock()
+	until := r.failing.until
+	r.mu.Unlock()
+	if r.Observe == nil || slot.IsZero() {
+		return
+	}
+	err := fmt.Errorf("not run: backing off an upstream that fails every chart until %s", until.UTC().Format(time.RFC3339))
+	end := Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed, Message: err.Error()}, Err: err}
+	r.Observe(e, end, 0, slot)
 }
 
 // claim marks an entry running in this process; false when it already is,
@@ -302,6 +376,7 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) (Ended, bool) {
 	if e.Kind.charts() && r.backingOff(time.Now()) {
 		r.Logger.Debug("pass skipped: backing off a failing upstream", e.logKey(), e.Name)
+		r.skipped(e, slot)
 		return Ended{}, false
 	}
 	if !r.due(e.Name, slot, time.Now()) {

@@ -47,9 +47,12 @@ type Metrics struct {
 	jobRuns     *prometheus.CounterVec
 	site        *API
 	gone        prometheus.Counter
+	backoff     prometheus.Gauge
 
 	mu          sync.Mutex
 	failStreaks map[string]int
+	backingOff  error     // why no chart runs until backoffEnd
+	backoffEnd  time.Time // zero: not backing off
 }
 
 // New registers the series, the build's info and the Go runtime's.
@@ -74,12 +77,14 @@ func New(b Build) *Metrics {
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
 		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
 			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
+		backoff: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingest_upstream_backoff_until_timestamp_seconds",
+			Help: "Unix time until which the daemon runs no chart, backing off an upstream that fails every chart; 0 when it is not."}),
 		failStreaks: map[string]int{},
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
 		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, m.backoff, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.site = newAPI(m.reg)
 	return m
@@ -140,9 +145,32 @@ func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot
 	m.gone.Add(float64(end.Gone))
 }
 
-// NoneFailing is /readyz's probe of the regions: an error naming those
-// that failed FailingAfter passes in a row, nil when none has.
+// Backoff is the job Runner's Backoff: the daemon runs no chart until
+// until (zero: it runs them again), for cause.
+func (m *Metrics) Backoff(until time.Time, inARow int, cause error) {
+	m.backoff.Set(unixOrZero(until))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.backoffEnd, m.backingOff = until, nil
+	if !until.IsZero() {
+		m.backingOff = fmt.Errorf("backing off an upstream that fails every chart (%d passes in a row) until %s: %v",
+			inARow, until.UTC().Format(time.RFC3339), cause)
+	}
+}
+
+// NoneFailing is /readyz's probe of the regions: an error saying the daemon
+// is backing off a failing upstream, or naming the regions that failed
+// FailingAfter passes in a row; nil when neither.
 func (m *Metrics) NoneFailing(context.Context) error {
+	m.mu.Lock()
+	backingOff := m.backingOff
+	if time.Now().After(m.backoffEnd) {
+		backingOff = nil
+	}
+	m.mu.Unlock()
+	if backingOff != nil {
+		return backingOff
+	}
 	if f := m.Failing(); len(f) > 0 {
 		sort.Strings(f)
 		return fmt.Errorf("failed %d passes in a row: %s", FailingAfter, strings.Join(f, ", "))

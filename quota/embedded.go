@@ -105,7 +105,7 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 }
 
 func (s *embedded) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
-	return take(ctx, s, s.opts.Costs, by, op)
+	return take(ctx, s, s.opts.Costs, s.opts.Upstream, by, op)
 }
 
 // Spend never fails open: the log is in the database the job writes to

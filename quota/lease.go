@@ -79,6 +79,9 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 	if err != nil && ctx.Err() == nil && !errors.As(err, &rerr) {
 		return func() {}, false, fmt.Errorf("limiter: %w: %w", ErrUnavailable, err)
 	}
+	if err != nil && errors.As(err, &rerr) {
+		return func() {}, false, fmt.Errorf("lock %s: %w", name, redisReply(err))
+	}
 	if err != nil {
 		return func() {}, false, fmt.Errorf("lock %s: %w", name, err)
 	}
@@ -96,4 +99,18 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 		},
 	}
 	return l.start(), true, nil
+}
+
+// redisReply names an error reply of Redis as the limiter's Redis's, with
+// the fix for the replies an operator meets: a lease lives beside the
+// limiter's counts, and the Redis that refuses one refuses them too.
+func redisReply(err error) error {
+	switch {
+	case redis.HasErrorPrefix(err, "OOM"):
+		return fmt.Errorf("the limiter's Redis (REDIS_URL) is out of memory under maxmemory with noeviction, and refuses every write: "+
+			"raise its maxmemory or free its memory (INFO memory): %w", err)
+	case redis.HasErrorPrefix(err, "READONLY"):
+		return fmt.Errorf("the limiter's Redis (REDIS_URL) is a read-only replica: point REDIS_URL at the primary: %w", err)
+	}
+	return fmt.Errorf("the limiter's Redis (REDIS_URL) answered with an error: %w", err)
 }

@@ -176,12 +176,17 @@ type charge struct {
 // take prices op by costs.yaml and spends it on l.
 func take(ctx context.Context, l interface {
 	Spend(context.Context, ingest.Caller, string, []ingest.Charge) (ingest.Decision, error)
-}, costs *ingest.Costs, by ingest.Caller, op string) (ingest.Decision, error) {
+}, costs *ingest.Costs, up *UpstreamClock, by ingest.Caller, op string) (ingest.Decision, error) {
 	charges, err := costs.Op(op)
 	if err != nil {
 		return ingest.Decision{}, err
 	}
-	return l.Spend(ctx, by, op, charges)
+	d, err := l.Spend(ctx, by, op, charges)
+	if errors.Is(err, ErrClockSkew) && up != nil && up.Recheck(ctx) {
+		// The refusal rested on a reading the upstream has now replaced.
+		return l.Spend(ctx, by, op, charges)
+	}
+	return d, err
 }
 
 // resolve checks every charge against its pool.

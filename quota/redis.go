@@ -256,7 +256,7 @@ var errUnconfirmed = errors.New("unconfirmed")
 var errLost = errors.New("the limiter's data is corrupt, so it is treated as lost")
 
 func (r *Redis) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
-	return take(ctx, r, r.opts.Costs, by, op)
+	return take(ctx, r, r.opts.Costs, r.opts.Upstream, by, op)
 }
 
 func (r *Redis) Spend(ctx context.Context, by ingest.Caller, op string, charges []ingest.Charge) (ingest.Decision, error) {
@@ -324,7 +324,7 @@ func (r *Redis) spend(ctx context.Context, by ingest.Caller, op string, cs []cha
 	case "fenced":
 		return d, false, fmt.Errorf("limiter: %w: the request reached it after this worker had given up on it", ErrUnavailable)
 	case "skew":
-		return d, false, fmt.Errorf("limiter: %w", skewError("Redis's TIME", rep.At, a.Upstream))
+		return d, false, fmt.Errorf("limiter: %w", r.opts.skewError("Redis's TIME", rep.At, a.Upstream))
 	default:
 		return d, false, fmt.Errorf("limiter: window.lua replied %q", rep.Code)
 	}

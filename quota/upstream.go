@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // The upstream's Date header is a third clock, which no host of ours
@@ -54,6 +57,12 @@ type UpstreamClock struct {
 	loaded bool
 	failed time.Time // when asking the upstream last failed
 	noted  time.Time // when a reading was last written to the ledger
+	// fresh says last was asked of the upstream by this process, not read
+	// from the ledger; failErr is why the last question failed.
+	fresh   bool
+	failErr error
+	// rechecked is when a refusal last asked the upstream again.
+	rechecked time.Time
 }
 
 const (
@@ -120,7 +129,7 @@ func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err 
 	}
 	c.mu.Lock()
 	if !c.loaded || s.At.After(c.last.At) {
-		c.last, c.loaded = s, true
+		c.last, c.loaded, c.fresh = s, true, false
 	}
 	s = c.last
 	c.mu.Unlock()
@@ -162,34 +171,122 @@ func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
 		return UpstreamSeen{}, false
 	}
 	at, err := c.opts.Ask(ctx)
-	if err != nil || at.IsZero() {
+	if err == nil && at.IsZero() {
+		err = errors.New("its answer has no Date")
+	}
+	if err != nil {
 		c.mu.Lock()
-		c.failed = c.opts.Now()
+		c.failed, c.failErr = c.opts.Now(), err
 		c.mu.Unlock()
 		return UpstreamSeen{}, false
 	}
+	c.mu.Lock()
+	c.noted = time.Time{} // a reading asked for is always kept
+	c.mu.Unlock()
 	if err := c.Saw(ctx, at); err != nil {
 		return UpstreamSeen{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fresh, c.failErr = true, nil
 	return c.last, true
+}
+
+// Recheck asks the upstream's time again when a decision was refused on
+// the clock, so that a refusal resting on a recorded reading is lifted by
+// evidence when that reading was wrong: a caching proxy's old Date, met
+// once, must not block the ledger's hosts for good. It says whether a new
+// reading came, on which the decision is to be taken again. Asked at most
+// once a minute, so a clock that is really wrong costs one free request a
+// minute, not one a call.
+func (c *UpstreamClock) Recheck(ctx context.Context) bool {
+	c.mu.Lock()
+	recent := !c.rechecked.IsZero() && c.opts.Now().Sub(c.rechecked) < askAgain && c.opts.Now().After(c.rechecked)
+	if !recent {
+		c.rechecked, c.failed = c.opts.Now(), time.Time{}
+	}
+	c.mu.Unlock()
+	if recent {
+		return false
+	}
+	_, ok := c.ask(ctx)
+	return ok
+}
+
+// Forget removes the recorded reading of the upstream's clock from the
+// ledger: the next decision asks the upstream again (ForgetCommand).
+func (c *UpstreamClock) Forget(ctx context.Context) error {
+	if err := c.opts.Notes.Note(ctx, upstreamNote, ""); err != nil {
+		return fmt.Errorf("forget the upstream's time: %w", err)
+	}
+	c.mu.Lock()
+	c.last, c.loaded, c.fresh, c.noted = UpstreamSeen{}, false, false, time.Time{}
+	c.mu.Unlock()
+	return nil
 }
 
 // ErrClockSkew: the limiter's clock disagrees with the upstream's by more
 // than the guard. It is an ErrUnavailable: jobs stop as they do when the
 // limiter cannot be asked.
-var ErrClockSkew = fmt.Errorf("%w: the limiter's clock disagrees with the upstream's", ErrUnavailable)
+var ErrClockSkew = ingest.ErrClockSkew
 
-func skewError(clock string, now, upstream int64) error {
+// ForgetCommand lifts a recorded reading of the upstream's clock; an error
+// that rests on one names it.
+const ForgetCommand = "ingest quota clock --forget"
+
+// skewError says which clock disagrees, by how much, and what the upstream's
+// time it was compared with rests on.
+func (o settings) skewError(clock string, now, upstream int64) error {
 	d := time.Duration(now-upstream) * time.Millisecond
 	way := "ahead of"
 	if d < 0 {
 		d, way = -d, "behind"
 	}
-	return fmt.Errorf("%w: %s reads %s, %s %s the upstream's (its Date header, carried on by this host's boot clock): nothing is decided on a wrong day; set that clock right (NTP)",
-		ErrClockSkew, clock, time.UnixMilli(now).UTC().Format(time.RFC3339), d.Round(time.Second), way)
+	why := "set that clock right (NTP)"
+	if o.Upstream != nil {
+		why = o.Upstream.verdict(clock, now, o.Guard)
+	}
+	return fmt.Errorf("%w: %s reads %s, %s %s the upstream's: nothing is decided on a wrong day; %s",
+		ErrClockSkew, clock, time.UnixMilli(now).UTC().Format(time.RFC3339), d.Round(time.Second), way, why)
 }
+
+// verdict says what the upstream's time rests on, which clock is wrong
+// and how that is known: a reading asked just now is the upstream's word
+// against the limiter's clock and this host's; a recorded one that could
+// not be asked again may be the wrong one (a caching proxy's Date), and
+// ForgetCommand lifts it.
+func (c *UpstreamClock) verdict(clock string, now int64, guard time.Duration) string {
+	c.mu.Lock()
+	s, fresh, failed := c.last, c.fresh, c.failErr
+	c.mu.Unlock()
+	if !fresh {
+		why := "asking it again failed"
+		if failed != nil {
+			why += ": " + failed.Error()
+		}
+		return fmt.Sprintf("the upstream's time is its Date header recorded at %s (skew %s) carried on by this host's boot clock, and %s; "+
+			"if that reading was wrong (a proxy's cached Date), `%s` lifts it, `ingest quota clock` shows it",
+			s.Local.UTC().Format(time.RFC3339), s.Skew().Round(time.Second), why, ForgetCommand)
+	}
+	asked := "the upstream's Date header, asked just now at no quota cost (" + DateRequest + ")"
+	host := c.opts.Now().UnixMilli()
+	upstream := s.At.Add(c.opts.Now().Sub(s.Local)).UnixMilli()
+	near := func(a, b int64) bool { return a-b <= guard.Milliseconds() && b-a <= guard.Milliseconds() }
+	switch {
+	case clock != "this host's clock" && near(host, upstream):
+		return fmt.Sprintf("%s says so, and this host's clock agrees with it: %s is wrong; set the clock of the limiter's server right (NTP)", asked, clock)
+	case clock != "this host's clock" && !near(host, now):
+		return fmt.Sprintf("%s says so, and this host's clock disagrees with both: set the clocks right (NTP)", asked)
+	default:
+		return fmt.Sprintf("%s says so: this host's clock is wrong, set it right (NTP); "+
+			"unless YOUTUBE_ENDPOINT is a proxy that answers with a cached Date, which `ingest quota clock` shows", asked)
+	}
+}
+
+// DateRequest is the request the upstream's time is asked by: the API's
+// discovery document, which carries Date like every answer of Google's
+// front end and is metered against no project's quota.
+const DateRequest = "GET discovery/v1/apis/youtube/v3/rest on the endpoint's host"
 
 // upstreamAt is the upstream's time now for a decision, in Unix ms; zero
 // for none.
@@ -203,7 +300,7 @@ func (o settings) upstreamAt(ctx context.Context) (int64, error) {
 // agrees checks a decision's time against the upstream's (zero: none).
 func (o settings) agrees(clock string, now, upstream int64) error {
 	if upstream > 0 && (now-upstream > o.Guard.Milliseconds() || upstream-now > o.Guard.Milliseconds()) {
-		return skewError(clock, now, upstream)
+		return o.skewError(clock, now, upstream)
 	}
 	return nil
 }

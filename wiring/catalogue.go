@@ -83,7 +83,7 @@ func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
 // once per CatalogueEvery whatever the answer. A region it newly lists
 // joins a daemon of --regions all at its next start, which it says. It
 // returns when ctx ends or stop is closed, never in the middle of a read.
-func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, stop <-chan struct{}) {
+func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, lim jobs.Limiter, stop <-chan struct{}) {
 	var asked time.Time
 	if r.Regions.All() {
 		asked = time.Now()
@@ -93,7 +93,7 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, stop <-cha
 	for {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
 			asked = time.Now()
-			if cat, ok := h.readCatalogue(ctx, p, jobs.Gate(p.Limiter, p.QuotaKey, "")); ok && r.Regions.All() {
+			if cat, ok := h.readCatalogue(ctx, p, jobs.Gate(lim, p.QuotaKey, "")); ok && r.Regions.All() {
 				h.sayNewRegions(cat, r.Timetable.Regions())
 			}
 		}

@@ -181,10 +181,7 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 	}
 	at, err := fetch.UpstreamTime(ctx, c.Host.Endpoint)
 	if jobs.Unreachable(err) {
-		endpoint := c.Host.Endpoint
-		if endpoint == "" {
-			endpoint = "Google's endpoint"
-		}
+		endpoint := c.Host.EndpointName()
 		return "", fmt.Errorf("the upstream (%s) cannot be reached to read its clock: %s; check --youtube-endpoint / YOUTUBE_ENDPOINT "+
 			"and the network, or use check --offline on a host with no way out", endpoint, jobs.Cause(err))
 	}
@@ -192,11 +189,32 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 		return "", err
 	}
 	skew := time.Until(at)
-	detail := fmt.Sprintf("%s (its Date header, skew %s; asked without the key: nothing spent)", c.Words.Skew(skew), skew.Round(time.Second))
+	detail := fmt.Sprintf("%s (its Date header, skew %s; asked at no quota cost: %s)", c.Words.Skew(skew), skew.Round(time.Second), quota.DateRequest)
 	if skew > quota.DefaultGuard || skew < -quota.DefaultGuard {
-		return "", fmt.Errorf("%s: more than the limiter's guard of %s, so the limiter would decide nothing; set this host's clock right (NTP)", detail, quota.DefaultGuard)
+		return "", fmt.Errorf("%s: more than the limiter's guard of %s, so the limiter would decide nothing; set this host's clock right (NTP), "+
+			"unless YOUTUBE_ENDPOINT is a proxy that answers with a cached Date", detail, quota.DefaultGuard)
 	}
-	return detail, nil
+	return detail + c.recordedClock(ctx, skew), nil
+}
+
+// recordedClock says when the ledger's recorded reading of the upstream's
+// clock disagrees with its answer now: the limiter's guard reads the
+// recorded one until a refusal asks again.
+func (c *Checks) recordedClock(ctx context.Context, skew time.Duration) string {
+	if c.DBState != store.Current {
+		return ""
+	}
+	db, err := store.OpenExisting(ctx, c.Host.DSN)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	last := LastClock(ctx, db)
+	if last == nil || (last.Skew-skew).Abs() <= quota.DefaultGuard {
+		return ""
+	}
+	return fmt.Sprintf("; the ledger's recorded reading (skew %s, seen %s) disagrees with it: the next decision asks again and replaces it (`ingest quota clock` shows it, `%s` lifts it now)",
+		last.Skew.Round(time.Second), last.Seen.UTC().Format(time.RFC3339), quota.ForgetCommand)
 }
 
 // Agreement: the limiter holds the same pools as this costs file. A Redis

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -151,4 +152,25 @@ func (h *Host) RemoveSnapshot(to string) {
 	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
 		os.Remove(f)
 	}
+}
+
+// DryRunCopy is a consistent copy of a SQLite database beside it, opened,
+// on which a dry run runs the real prune, so that what it says is what the
+// prune does, the ledger's rows included; drop closes and removes it.
+func (h *Host) DryRunCopy(ctx context.Context) (*store.DB, func(), error) {
+	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
+	if err := store.Snapshot(ctx, h.DSN, copyPath); err != nil {
+		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
+	}
+	drop := func() {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(copyPath + suffix)
+		}
+	}
+	copied, err := store.Open(ctx, copyPath)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return copied, func() { copied.Close(); drop() }, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
@@ -179,6 +180,19 @@ func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 		return l, func() { l.Close(); client.Close() }, nil
 	}
 	return On(db, "").APILimiter(), func() {}, nil
+}
+
+// EndpointName is YOUTUBE_ENDPOINT as messages show it: its password
+// masked, as a database's and Redis's are; "Google's endpoint" when unset.
+func (h *Host) EndpointName() string {
+	if h.Endpoint == "" {
+		return "Google's endpoint"
+	}
+	u, err := url.Parse(h.Endpoint)
+	if err != nil {
+		return "YOUTUBE_ENDPOINT"
+	}
+	return u.Redacted()
 }
 
 // upstreamOnce holds the UpstreamClock of the database a command opened

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -99,8 +98,10 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	defer stopOutdated(nil)
 	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
 	defer stop()
+	// From the first signal no call starts, a retry neither, whoever makes it.
+	upstream := jobs.Stopping(p.Limiter, drain)
 	// The catalogue's call is the run's: its units count in run --once's summary.
-	gate, spent := jobs.Counted(p.Limiter, p.QuotaKey, "")
+	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
 	if r.Regions.All() {
 		if r.Timetable.Charts, err = r.Regions.Of(h.Catalogue(ctx, p, gate)); err != nil {
 			return configErrorf("--regions: %w", err)
@@ -113,8 +114,8 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	}
 	ages := metrics.NewAges(last)
 	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages),
-		Drain: drain, LastStart: p.DB.LastStart}
-	lim := m.Metered(p.Limiter)
+		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
+	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain}, h.Logger)
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
@@ -152,7 +153,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	}
 	defer shutdown()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
-	return outdated(ctx, h.daemon(ctx, p, r, d))
+	return outdated(ctx, h.daemon(ctx, p, r, d, upstream))
 }
 
 // lastStarts is each chart's latest start as last holds it, but for a
@@ -211,12 +212,12 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 	if err != nil {
 		return err
 	}
-	return jobs.OnceError(results, len(d.Runner.Passes), h.Endpoint)
+	return jobs.OnceError(results, len(d.Runner.Passes), h.EndpointName())
 }
 
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) e
 	kept := make(chan struct{})
 	go func() {
 		defer close(kept)
-		h.keepCatalogue(ctx, p, r, stopKeeper)
+		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
@@ -275,9 +276,9 @@ func (h *Host) listenIfAsked(ctx context.Context, r Run, m *metrics.Metrics, p *
 // metrics.FailingAfter passes in a row.
 func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
 	cfg := *r.Listen
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := Listen(cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+		return nil, err
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}

@@ -4,7 +4,7 @@
 //	fakeyt --listen 127.0.0.1:0 --latency 0s --addr-file PATH [--move 2s --seed 1]
 //	       [--quota-refusal exceeded|daily|search|stats] [--bucket-quota POOL=UNITS,...]
 //	       [--bad-key invalid|legacy|blocked|not-configured]
-//	       [--fail N --fail-status 500|503|429] [--malformed N]
+//	       [--fail N --fail-status 500|503|429] [--malformed N] [--date-offset -15m]
 //
 // With --move, the charts move (fakeyt.Move): every --move of real time is
 // an hour of the fake's world, in which new videos enter, ranks change and
@@ -55,6 +55,7 @@ func run(args []string) error {
 	keys := fs.String("keys", "", "comma-separated valid API keys (default: any non-empty key)")
 	move := fs.Duration("move", 0, "real time per hour of moving charts (0: still charts)")
 	seed := fs.Uint64("seed", 1, "the moving charts' seed")
+	dateOffset := fs.Duration("date-offset", 0, "move the Date header of every answer by this much (-15m: a caching proxy's old Date)")
 	var fl faultFlags
 	fl.bind(fs)
 	if err := fs.Parse(args); err != nil {
@@ -72,6 +73,10 @@ func run(args []string) error {
 	fake.SetLatency(*latency)
 	if *keys != "" {
 		fake.AllowKeys(strings.Split(*keys, ",")...)
+	}
+	if *dateOffset != 0 {
+		off := *dateOffset
+		fake.SetClock(func() time.Time { return time.Now().Add(off) })
 	}
 	if *move > 0 {
 		fake.Move(*seed, movingClock(time.Now(), *move))

@@ -158,9 +158,9 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		}
 		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
 	}
-	job.QuotaKey, job.Limiter, job.Source, job.Store = p.QuotaKey, p.Limiter, p.Source, p.DB
 	ctx, drain, stop := jobs.Signals(ctx, s.logger)
 	defer stop()
+	job.QuotaKey, job.Limiter, job.Source, job.Store = p.QuotaKey, jobs.Stopping(p.Limiter, drain), p.Source, p.DB
 	job.Drain = drain
 	prog := newProgress(out, s, job)
 	job.Progress = prog.update

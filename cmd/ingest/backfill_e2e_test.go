@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
@@ -152,5 +153,35 @@ func TestBackfillRefusesSearchesWhileRedisIsDown(t *testing.T) {
 	}
 	if n := h.fake.Requests(); n != 0 {
 		t.Errorf("upstream saw %d requests, want 0", n)
+	}
+}
+
+// Each page line of a backfill says the units the upstream charged for it,
+// in every pool, and what the pools drawn from have left: the sum of its
+// lines' units is what the fake charged.
+func TestBackfillPageLineCountsEveryPool(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	res := h.mustRun(0, "backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "6", "--log-format", "json")
+	var last struct {
+		Units int64  `json:"units"`
+		Pools string `json:"units_by_pool"`
+		Left  string `json:"left"`
+	}
+	lines := 0
+	for _, l := range strings.Split(res.stderr, "\n") {
+		if strings.Contains(l, `"msg":"backfill page"`) {
+			lines++
+			if err := json.Unmarshal([]byte(l), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Fatalf("no backfill page line\n%s", res)
+	}
+	if charged := h.fake.Charged(testKey); last.Units != charged || !strings.Contains(last.Pools, "search") ||
+		!strings.Contains(last.Left, "search ") || strings.Contains(last.Left, "-1") {
+		t.Errorf("last page line: units=%d units_by_pool=%q left=%q; the upstream charged %d in all\n%s", last.Units, last.Pools, last.Left, charged, res)
 	}
 }

@@ -89,10 +89,7 @@ func checkSettings(_ context.Context, s *settings, c *wiring.Checks) (string, er
 	if s.redisURL != "" {
 		limiter = "redis " + wiring.RedisHost(s.redisURL)
 	}
-	endpoint := s.endpoint
-	if endpoint == "" {
-		endpoint = "Google's"
-	}
+	endpoint := s.host().EndpointName()
 	pub, err := parsePublicURL(publicURLEnv, os.Getenv(publicURLEnv))
 	if err != nil {
 		return "", err

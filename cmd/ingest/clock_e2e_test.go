@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,57 @@ func TestClockSkewLines(t *testing.T) {
 	t.Logf("upstream 1 h ahead: check %q", failed)
 	if failed == "" {
 		t.Fatalf("check with the upstream's clock an hour ahead does not fail the clock:\n%s", check)
+	}
+}
+
+// A wrong Date met once blocks nothing for good: behind a proxy whose Date
+// is 15 minutes old, run --once exits 1 naming this host's clock as the
+// upstream's answer (asked just now, at no cost) tells it, and spends
+// nothing; pointed back at the right upstream, the next run asks again
+// before refusing on the recorded reading, replaces it and completes.
+// `quota clock --forget` lifts a reading without asking.
+func TestWrongDateClearsWithItsCause(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
+	res := h.mustRun(1, "run", "--once", "--regions", "US")
+	last := lastLine(res.stderr)
+	for _, want := range []string{"this host's clock is wrong", "asked just now at no quota cost", "discovery/v1/apis/youtube/v3/rest", "ingest quota clock"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line behind a proxy's old Date lacks %q:\n%s", want, last)
+		}
+	}
+	if strings.Contains(last, "did not answer") {
+		t.Errorf("last line blames the limiter for the clock:\n%s", last)
+	}
+	if got := h.fake.Charged(testKey); got != 0 {
+		t.Errorf("the upstream charged %d units behind the proxy, want 0", got)
+	}
+	if h.fake.Discovered() == 0 {
+		t.Errorf("the upstream's time was not asked by the discovery document")
+	}
+
+	h.fake.SetClock(nil)
+	check := h.run("check")
+	if !strings.Contains(check.stdout+check.stderr, "recorded reading") {
+		t.Errorf("check does not say the recorded reading disagrees:\n%s", check)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	if charged, pages := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default"); charged == 0 || charged != pages {
+		t.Errorf("after the clock cleared: upstream charged %d, ledger %d; want the same, not 0", charged, pages)
+	}
+	if got := trendingEntries(h.db()); got != int64(h.fake.ChartLength("US")) {
+		t.Errorf("after the clock cleared: %d entries stored, want the chart's %d", got, h.fake.ChartLength("US"))
+	}
+
+	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
+	h.mustRun(1, "run", "--once", "--regions", "US")
+	shown := h.mustRun(0, "quota", "clock")
+	if !strings.Contains(shown.stdout, "recorded: the upstream's Date") || !strings.Contains(shown.stdout, "skew -15m") {
+		t.Errorf("quota clock does not show the recorded reading 15m behind:\n%s", shown)
+	}
+	h.mustRun(0, "quota", "clock", "--forget")
+	if shown := h.mustRun(0, "quota", "clock"); !strings.Contains(shown.stdout, "recorded: none") {
+		t.Errorf("quota clock after --forget:\n%s", shown)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 type exportFlags struct {
 	since, until, region, category, format, out, per string
+	force                                            bool
 }
 
 func newExportCmd(s *settings) *cobra.Command {
@@ -65,7 +66,8 @@ one left it. - (the default) writes to stdout.`,
 	fl.StringVar(&f.region, "region", "", "only this region's charts")
 	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
 	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
-	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout")
+	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; an existing file is replaced only with --force")
+	fl.BoolVar(&f.force, "force", false, "replace --out's file when it exists")
 	fl.StringVar(&f.per, "per", "run", "run: a row per chart run; day: a row per video, region and chart a day")
 	return cmd
 }
@@ -141,7 +143,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	if job.out == "-" && job.format == "parquet" && termbar.On(stdout) {
 		return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
 	}
-	if err := checkOut(job.out); err != nil {
+	if err := checkOut(job.out, f.force); err != nil {
 		return err
 	}
 	db, err := openExisting(ctx, s)
@@ -222,12 +224,15 @@ func removeLeftovers(s *settings, out string) {
 // checkOut refuses an --out whose directory is missing or which is a
 // directory, before the database is opened: the user's words, not those
 // of the temporary file the export writes first.
-func checkOut(out string) error {
+func checkOut(out string, force bool) error {
 	if out == "-" {
 		return nil
 	}
 	if err := export.CheckPath(out); err != nil {
 		return usageErrorf("--out %s: %w", out, err)
+	}
+	if st, err := os.Stat(out); err == nil && !force {
+		return usageErrorf("--out %s: the file exists (%d bytes): give --force to replace it, or another name", out, st.Size())
 	}
 	return nil
 }

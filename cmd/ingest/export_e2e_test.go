@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -73,5 +74,31 @@ func TestExportUsageErrors(t *testing.T) {
 	res := h.mustRun(2, "export", "--since", "2000-01-01", "--out", filepath.Join(h.dir, "no", "such", "dir.csv"))
 	if !strings.Contains(res.stderr, "--out") {
 		t.Errorf("stderr %q does not name --out", res.stderr)
+	}
+}
+
+// export --out leaves an existing file as it is, exit 2 naming --force,
+// and replaces it with --force; a directory on a read-only mount is exit
+// 2 naming the mount, as --db there is.
+func TestExportOutKeepsAFileUnlessForced(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	out := filepath.Join(h.dir, "trending.csv")
+	writeFile(t, out, "mine\n")
+	res := h.mustRun(2, "export", "--since", "2020-01-01", "--out", out)
+	if !strings.Contains(res.stderr, "--force") || string(fileBytes(t, out)) != "mine\n" {
+		t.Errorf("an existing --out: want exit 2 naming --force and the file kept\n%s", res)
+	}
+	h.mustRun(0, "export", "--since", "2020-01-01", "--out", out, "--force")
+	if string(fileBytes(t, out)) == "mine\n" {
+		t.Errorf("--force did not replace the file")
+	}
+	dir := smallDisk(t, "8m")
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only: %v: %s", err, out)
+	}
+	res = h.mustRun(2, "export", "--since", "2020-01-01", "--out", filepath.Join(dir, "x.csv"))
+	if line := lastLine(res.stderr); !strings.Contains(line, "is on a read-only file system") {
+		t.Errorf("export to a read-only mount: last line %q, want the mount named\n%s", line, res)
 	}
 }

@@ -24,7 +24,7 @@ func partials(t *testing.T, out string) []string {
 // is there, being written.
 func startExport(t *testing.T, h *harness, out string) *proc {
 	t.Helper()
-	p := h.start("export", "--since", "2000-01-01", "--out", out)
+	p := h.start("export", "--since", "2000-01-01", "--out", out, "--force")
 	if !waitFor(60*time.Second, func() bool { return len(partials(t, out)) > 0 || p.exited() }) || p.exited() {
 		t.Fatalf("export to %s: no partial file while it ran\n%s", out, p.out)
 	}
@@ -72,7 +72,7 @@ func TestExportCleansUpOnSignals(t *testing.T) {
 	if err := os.WriteFile(live, []byte("another export, still being written"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := h.mustRunGrowing(0, "export", "--since", "2000-01-01", "--out", out)
+	res := h.mustRunGrowing(0, "export", "--since", "2000-01-01", "--out", out, "--force")
 	if left := partials(t, out); len(left) != 1 || left[0] != live {
 		t.Errorf("after the next export: partial files %v, want only the live one %s", left, live)
 	}

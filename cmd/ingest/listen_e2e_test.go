@@ -327,3 +327,29 @@ func getFrom(t *testing.T, url, token, addr string) (int, http.Header, []byte) {
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, res.Header, b
 }
+
+// The listeners take IPv6 addresses: [::1]:PORT is loopback (the
+// dashboard without a token), [::]:PORT every address (a token asked for).
+func TestListenersTakeIPv6(t *testing.T) {
+	t.Parallel()
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	} else {
+		ln.Close()
+	}
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	_, port, _ := net.SplitHostPort(closedAddr(t))
+	p := h.start("serve", "--listen", "[::1]:"+port)
+	base := "http://[::1]:" + port
+	if !waitFor(30*time.Second, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+		t.Fatalf("serve --listen [::1]:%s never answered\n%s", port, p.out)
+	}
+	if code, _ := get(t, base+"/charts/US"); code != 200 {
+		t.Errorf("/charts/US on [::1]: %d, want 200 (loopback, no token)", code)
+	}
+	res := h.mustRun(2, "serve", "--listen", "[::]:"+port)
+	if !strings.Contains(res.stderr, "is not a loopback address") {
+		t.Errorf("[::]:PORT without a token: want it refused as public\n%s", res)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/termbar"
 	"github.com/ingestworks/ingest/jobs"
 )
@@ -23,16 +24,19 @@ func newProgress(out io.Writer, s *settings, job *jobs.Backfill) *progress {
 	return &progress{bar: termbar.New(out, jobs.SearchMaxPages, "backfill "+job.Query.Region), s: s, job: job}
 }
 
+// update says a stored page: the units spent in every pool (a page is a
+// search, in the search pool, and the details of its videos, in the
+// default pool), and what each pool drawn from has left.
 func (p *progress) update(res jobs.BackfillResult) {
-	spent := res.Units[ingest.DefaultPool]
+	spent, left := costs.PoolUnits(res.Units), costs.PoolUnits(res.Left)
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %d units spent, %d left",
-			p.job.Query.Region, res.Cursor.Videos, spent, res.Remaining))
+		p.bar.Describe(fmt.Sprintf("backfill %s: %d videos, %s units spent, %s left",
+			p.job.Query.Region, res.Cursor.Videos, spent, left))
 		p.bar.Set(res.Cursor.Pages)
 		return
 	}
 	p.s.logger.Info("backfill page", ingest.LogRegion, p.job.Query.Region, ingest.LogPage, res.Cursor.Pages,
-		ingest.LogVideos, res.Cursor.Videos, ingest.LogUnits, spent, ingest.LogRemaining, res.Remaining)
+		ingest.LogVideos, res.Cursor.Videos, ingest.LogUnits, jobs.Sum(res.Units), "units_by_pool", spent, "left", left)
 }
 
 // progressEvery is how often long work says where it is when no terminal

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -123,11 +124,20 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		verb = "would delete"
 	}
 	fmt.Fprintf(s.stderr, "prune under the %s standing, statistics kept %s: %s %s\n", s.standing.Name(), ingest.Days(keep), verb, beyond)
-	if f.dryRun {
+	if f.dryRun && store.IsURL(s.db) {
+		// PostgreSQL: the count, which docs/operations.md says is one.
 		if f.json {
 			return writeJSON(out, report.BeyondJSON(beyond))
 		}
 		return nil
+	}
+	if f.dryRun {
+		copied, drop, err := s.host().DryRunCopy(ctx)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		db, job = copied, s.pruneJob(copied, keep, nil)
 	}
 	job.Store = wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
 	res := job.Run(ctx)
@@ -144,6 +154,9 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	if f.json {
 		return writeJSON(out, report.PruneJSON(pruned, size))
+	}
+	if f.dryRun {
+		fmt.Fprint(out, "would have ")
 	}
 	report.Pruned(out, pruned, size)
 	return nil

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +152,47 @@ func TestRunOnceKeepPrunesAfterItsPasses(t *testing.T) {
 	}
 	if res := h.mustRun(2, "run", "--once", "--keep", "a while"); !strings.Contains(res.stderr, "--keep") {
 		t.Errorf("bad --keep: stderr %q", res.stderr)
+	}
+}
+
+// A dry run is the prune: on a history of random length and regions and a
+// random --keep, `prune --dry-run --json` says the same counts as the
+// `prune --json` run after it, the ledger's rows included, field for field
+// but the bytes (the copy the dry run pruned is not the file), and deletes
+// nothing.
+func TestPruneDryRunIsThePrune(t *testing.T) {
+	t.Parallel()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	pool := []string{"US", "GB", "IN", "DE", "JP"}
+	for i := range 3 {
+		days := 3 + rng.IntN(20)
+		regions := pool[:1+rng.IntN(len(pool))]
+		keep := fmt.Sprintf("%dd", 1+rng.IntN(days+2))
+		t.Run(fmt.Sprintf("%d days of %s, --keep %s", days, strings.Join(regions, ","), keep), func(t *testing.T) {
+			h := newHarness(t)
+			buildHistory(t, h.db(), days, regions...)
+			before := fileBytes(t, h.db())
+			dry := h.mustRunGrowing(0, "prune", "--keep", keep, "--dry-run", "--json")
+			if !bytes.Equal(before, fileBytes(t, h.db())) {
+				t.Errorf("prune --dry-run changed the database")
+			}
+			real := h.mustRunGrowing(0, "prune", "--keep", keep, "--json")
+			var got, want map[string]any
+			if err := json.Unmarshal([]byte(dry.stdout), &got); err != nil {
+				t.Fatalf("prune --dry-run --json: %v\n%s", err, dry)
+			}
+			if err := json.Unmarshal([]byte(real.stdout), &want); err != nil {
+				t.Fatalf("prune --json: %v\n%s", err, real)
+			}
+			for _, k := range []string{"database_bytes", "freed_bytes", "free_kept_bytes"} {
+				delete(got, k)
+				delete(want, k)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("run %d: prune --dry-run --json %v\nprune --json          %v", i, got, want)
+			}
+		})
 	}
 }

@@ -59,6 +59,7 @@ day, or the limit may be overspent.`,
 	envflag.With(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
 	cmd.AddCommand(restore)
 	cmd.AddCommand(newQuotaSeedCmd(s))
+	cmd.AddCommand(newQuotaClockCmd(s))
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -106,5 +107,29 @@ func TestMetricsSurviveRedisDown(t *testing.T) {
 	p.signal(t, syscall.SIGTERM)
 	if c, ok := p.wait(20 * time.Second); !ok || c != 0 {
 		t.Errorf("daemon: exit %d, exited %v\n%s", c, ok, p.out)
+	}
+}
+
+// A Redis out of memory (maxmemory under noeviction) is named as the
+// limiter's Redis, with its fix, in the run's last line: not as the lock
+// of the job that met it last.
+func TestRedisOutOfMemoryIsNamedAsTheLimiters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	srv := h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	for _, args := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"}} {
+		if _, err := redistest.Do(srv.Addr, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charged := h.fake.Charged(testKey)
+	res := h.mustRun(1, "run", "--once", "--regions", "US")
+	line := lastLine(res.stderr)
+	if !strings.Contains(line, "the limiter's Redis (REDIS_URL) is out of memory") || !strings.Contains(line, "maxmemory") {
+		t.Errorf("last line %q: want the limiter's Redis named out of memory, with the fix\n%s", line, res)
+	}
+	if got := h.fake.Charged(testKey); got != charged {
+		t.Errorf("%d units spent while the limiter's Redis refused every write", got-charged)
 	}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -350,5 +352,120 @@ func TestDamagedPageMetByASearchIsNamed(t *testing.T) {
 	res := h.mustRun(1, "search", "music")
 	if line := lastLine(res.stderr); !strings.Contains(line, h.db()+" is damaged: restore it from a backup (docs/operations.md, Backups)") {
 		t.Errorf("last line %q: want the damaged file named with its fix\n%s", line, res)
+	}
+}
+
+// A daemon backing off a failing upstream is seen: /readyz answers 503
+// saying so, /metrics holds when the backoff ends, and each chart slot the
+// backoff skips counts as a failure of its region, so that the shipped
+// IngestRegionFailing (ingest_region_consecutive_failures >= 3) fires while
+// nothing is fetched.
+func TestBackingOffIsVisible(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.FailNext(1<<30, 500)
+	listen, _ := anyAddr(t)
+	_, port, _ := net.SplitHostPort(listen)
+	base := "http://127.0.0.1:" + port
+	p := h.start("run", "--every", "1m", "--regions", "US,GB,DE", "--listen", "127.0.0.1:"+port)
+	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon's listener never answered\n%s", p.out)
+	}
+	backingOff := func() bool {
+		code, body := get(t, base+"/readyz")
+		return code == 503 && strings.Contains(body, "backing off an upstream that fails every chart")
+	}
+	if !waitFor(cmdTimeout, func() bool { return backingOff() || p.exited() }) || p.exited() {
+		t.Fatalf("/readyz never said the daemon backs off\n%s", p.out)
+	}
+	until := regexp.MustCompile(`(?m)^ingest_upstream_backoff_until_timestamp_seconds ([0-9.e+]+)$`)
+	if _, body := get(t, base+"/metrics"); !until.MatchString(body) || until.FindStringSubmatch(body)[1] == "0" {
+		t.Errorf("/metrics has no backoff's end while backing off:\n%s", until.FindString(body))
+	}
+	failing := regexp.MustCompile(`(?m)^ingest_region_consecutive_failures\{region="[A-Z]+"\} ([3-9]|[1-9][0-9]+)$`)
+	if !waitFor(longTimeout, func() bool {
+		_, body := get(t, base+"/metrics")
+		return failing.MatchString(body) || p.exited()
+	}) || p.exited() {
+		_, body := get(t, base+"/metrics")
+		t.Errorf("no region reached 3 failures in a row while backing off (IngestRegionFailing would not fire):\n%s\n%s", regexp.MustCompile(`(?m)^ingest_region_consecutive_failures.*$`).FindAllString(body, -1), p.out)
+	}
+	if pages := storedPages(t, h.db()); pages != 0 {
+		t.Errorf("%d pages stored from a failing upstream", pages)
+	}
+}
+
+// A key the upstream rejects for good ends the daemon, exit 1, after
+// FailuresInARow chart passes, each a call the fake charged and the ledger
+// holds, with a last line naming the key and the fix.
+func TestRejectedKeyEndsTheDaemon(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.BadKey(fakeyt.KeyInvalid)
+	p := h.start("run", "--every", "1m", "--regions", "US,GB,DE,FR")
+	code, ok := p.wait(cmdTimeout)
+	if !ok {
+		t.Fatalf("the daemon still runs %s after the key was rejected\n%s", cmdTimeout, p.out)
+	}
+	line := lastLine(p.out.String())
+	if code != 1 || !strings.Contains(line, "the upstream rejected YOUTUBE_API_KEY") || !strings.Contains(line, "3 chart passes in a row") ||
+		!strings.Contains(line, "set YOUTUBE_API_KEY") {
+		t.Errorf("exit %d, last line %q; want 1 and the rejected key with its fix\n%s", code, line, p.out)
+	}
+	if charged, ledger := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default"); charged != ledger || charged > 5 {
+		// A slot may start a fourth chart's pass beside the catch-up's three.
+		t.Errorf("upstream charged %d, ledger holds %d: want the same, a call a chart at most (4) and the region catalogue's", charged, ledger)
+	}
+	if pages := storedPages(t, h.db()); pages != 0 {
+		t.Errorf("%d pages stored with a rejected key", pages)
+	}
+}
+
+// Truncated bodies are retried as a 5xx is: three of them in a row cost
+// three attempts (charged by the upstream, kept in the ledger) and the run
+// completes with every page stored.
+func TestTruncatedBodiesAreRetried(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.MalformNext(3)
+	res := h.mustRun(0, "run", "--once", "--regions", "US")
+	want := int64(pagesFor(h.fake.ChartLength("US")))
+	if pages := storedPages(t, h.db()); pages != want {
+		t.Errorf("%d pages stored, want %d\n%s", pages, want, res)
+	}
+	if charged, ledger := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default"); charged != ledger || charged != want+1+3 {
+		t.Errorf("upstream charged %d, ledger %d: want %d pages, the category names and 3 cut answers", charged, ledger, want)
+	}
+}
+
+// A listen port another process holds and a --db that is a device are
+// settings to change: exit 2 naming the fix, before any call, so that a
+// supervisor does not restart into them.
+func TestPortInUseAndADeviceAsDatabaseAreExit2(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	charged := h.fake.Charged(testKey)
+	for _, args := range [][]string{
+		{"run", "--once", "--regions", "US", "--listen", held.Addr().String()},
+		{"serve", "--listen", held.Addr().String()},
+	} {
+		res := h.mustRun(2, args...)
+		if line := lastLine(res.stderr); !strings.Contains(line, "address already in use") || !strings.Contains(line, "choose another port") {
+			t.Errorf("last line %q: want the port in use named with its fix\n%s", line, res)
+		}
+	}
+	if got := h.fake.Charged(testKey); got != charged {
+		t.Errorf("%d units spent by runs refused their listener", got-charged)
+	}
+	h.set("INGEST_DB", os.DevNull)
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if line := lastLine(res.stderr); !strings.Contains(line, "/dev/null is not a regular file") || !strings.Contains(line, "name a database file") {
+		t.Errorf("last line %q: want /dev/null named with its fix\n%s", line, res)
 	}
 }

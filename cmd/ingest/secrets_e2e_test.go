@@ -193,3 +193,35 @@ func usesRedis(t *testing.T, args []string) bool {
 	}
 	return slices.Contains(usesOf(cmd), useRedis)
 }
+
+// YOUTUBE_ENDPOINT's password is masked as the database's and Redis's are:
+// in check's settings line, in the unreachable upstream's line of check
+// and of a run, and in the usage error of an endpoint given with
+// youtube/v3/.
+func TestEndpointPasswordIsMasked(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	reachable := strings.Replace(h.srv.URL, "http://", "http://u:"+leakedSecret+"@", 1) + "/"
+	unreachable := "http://u:" + leakedSecret + "@" + closedAddr(t) + "/"
+	for _, tc := range []struct {
+		endpoint string
+		args     []string
+		code     int
+		want     string
+	}{
+		{reachable, []string{"check"}, 0, "endpoint http://u:xxxxx@"},
+		{unreachable, []string{"check"}, 1, "cannot be reached"},
+		{unreachable, []string{"run", "--once", "--regions", "US"}, 1, "cannot be reached"},
+		{reachable + "youtube/v3/", []string{"check"}, 2, "without youtube/v3/"},
+	} {
+		h.set("YOUTUBE_ENDPOINT", tc.endpoint)
+		res := h.run(tc.args...)
+		out := res.stdout + res.stderr
+		if strings.Contains(out, leakedSecret[:4]) || strings.Contains(out, leakedSecret[4:]) {
+			t.Errorf("a piece of the endpoint's password is printed: %s", res)
+		}
+		if res.code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("want exit %d saying %q, got %s", tc.code, tc.want, res)
+		}
+	}
+}

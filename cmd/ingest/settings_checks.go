@@ -5,6 +5,7 @@ package main
 // and its variable, before anything is opened, spent or written.
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -57,6 +58,11 @@ func (s *settings) checkDB() error {
 	}
 	if err := store.CheckURL(s.db); err != nil {
 		return usageErrorf("--db / INGEST_DB: %w", err)
+	}
+	if st, err := os.Stat(s.db); err == nil && !st.Mode().IsRegular() && !st.IsDir() && !store.IsURL(s.db) {
+		// SQLite opens a device and fails at the first page with an I/O
+		// error that names neither the file nor the fix.
+		return usageErrorf("--db / INGEST_DB: %s is not a regular file (a device, a pipe or a socket): name a database file, which the first run creates", s.db)
 	}
 	return nil
 }
@@ -138,13 +144,18 @@ func (s *settings) checkEndpoint() error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", raw)
+		shown := "a value that is not one"
+		if err == nil {
+			shown = fmt.Sprintf("%q", u.Redacted())
+		}
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %s", shown)
 	}
 	if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/youtube/v3"); ok {
 		// The client adds the API's path itself: given twice, every call
 		// would be a 404 of a doubled path.
+		given := u.Redacted()
 		u.Path, u.RawQuery = base+"/", ""
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", u, raw)
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", u.Redacted(), given)
 	}
 	return nil
 }

@@ -92,6 +92,8 @@ func TestUnknownVariablesNameTheClosest(t *testing.T) {
 		{"INGEST_RUN_EVRY", "did you mean INGEST_RUN_EVERY?"},
 		{"INGEST_EVERY", "did you mean INGEST_RUN_EVERY?"},
 		{"INGEST_REDIS", "did you mean REDIS_URL?"},
+		{"INGEST_UI_TOKEN_FILE", "did you mean INGEST_UI_TOKEN?"},
+		{"INGEST_HTTP_PROXY_HOST", "no setting's name is near it"},
 		{"INGEST_ADD_PLAN", "INGEST_ADD_PLAN is read for ingest tokens add --plan until the next release: rename it INGEST_TOKENS_ADD_PLAN"},
 		{"INGEST_CATEGORIES", "INGEST_CATEGORIES is read for ingest run --categories until the next release: rename it INGEST_RUN_CATEGORIES"},
 		{"INGEST_RUN_CATEGORIES", ""},

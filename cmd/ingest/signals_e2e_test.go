@@ -158,3 +158,58 @@ func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
 		}
 	}
 }
+
+// A stop within its grace: with the upstream slower than a page's timeout,
+// SIGTERM makes no call after it (no retry, no category or region read),
+// the page in flight gets jobs.StopBound, and the process exits well inside
+// the 90 s the shipped units give, every run closed.
+func TestStopWithinItsGrace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		// inFlight is the calls made before the first answer can come:
+		// the region catalogue and the first pass's category names, or the
+		// once's category names.
+		inFlight int64
+	}{
+		{"daemon", []string{"run", "--every", "1m", "--regions", "US,IN"}, 2},
+		{"once", []string{"run", "--once", "--regions", "US"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.fake.SetLatency(65 * time.Second)
+			p := h.start(tc.args...)
+			if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= tc.inFlight }) {
+				t.Fatalf("%d upstream calls within 60s, want %d\n%s", h.fake.Requests(), tc.inFlight, p.out)
+			}
+			calls, charged := h.fake.Requests(), h.fake.Charged(testKey)
+			p.signal(t, syscall.SIGTERM)
+			code, ok := p.wait(90 * time.Second)
+			if !ok {
+				t.Fatalf("still running 90s after SIGTERM (the shipped grace)\n%s", p.out)
+			}
+			if code != 0 {
+				t.Errorf("exit %d after SIGTERM, want 0\n%s", code, p.out)
+			}
+			if got := h.fake.Requests(); got != calls {
+				t.Errorf("%d upstream calls after SIGTERM, want none\n%s", got-calls, p.out)
+			}
+			if got := h.fake.Charged(testKey); got != charged {
+				t.Errorf("the upstream charged %d units after SIGTERM, want none", got-charged)
+			}
+			if got := ledgerUnits(t, h.db(), "default"); got != charged {
+				t.Errorf("ledger holds %d units, upstream charged %d", got, charged)
+			}
+			if !strings.Contains(p.out.String(), "outlived the stop's bound") {
+				t.Errorf("no line says the page in flight was stopped at the bound\n%s", p.out)
+			}
+			for _, r := range runRows(t, openDB(t, h.db())) {
+				if r.Status != "interrupted" || r.Pages != 0 {
+					t.Errorf("run %d (%s): %s, %d pages (%s), want interrupted with none stored", r.ID, r.Region, r.Status, r.Pages, r.Message)
+				}
+			}
+		})
+	}
+}

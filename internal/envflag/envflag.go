@@ -165,6 +165,9 @@ func (n Note) String() string {
 	if n.Renamed {
 		return fmt.Sprintf("%s is read for %s until the next release: rename it %s", n.Name, n.For, n.Want)
 	}
+	if n.Want == "" {
+		return fmt.Sprintf("%s is not a setting of ingest and is ignored (no setting's name is near it: `ingest --help` names each flag's variable)", n.Name)
+	}
 	return fmt.Sprintf("%s is not a setting of ingest and is ignored: did you mean %s?", n.Name, n.Want)
 }
 
@@ -194,7 +197,7 @@ func Notes(root *cobra.Command, environ, only []string) []Note {
 			out = append(out, Note{Name: name, Renamed: true, Want: f.Env, For: f.String()})
 			continue
 		}
-		out = append(out, Note{Name: name, Want: closestEnv(name, flags)})
+		out = append(out, Note{Name: name, Want: closestEnv(name, flags, only)})
 	}
 	slices.SortFunc(out, func(a, b Note) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -203,9 +206,11 @@ func Notes(root *cobra.Command, environ, only []string) []Note {
 // closestEnv is the setting an unknown variable most likely meant: a flag
 // it names by another spelling of the rule (INGEST_RUN_KEEP for
 // INGEST_KEEP, INGEST_EVERY for INGEST_RUN_EVERY), else the variable
-// nearest in letters (INGEST_RUN_EVRY); the nearest in letters among
-// several.
-func closestEnv(name string, flags []Flag) string {
+// nearest in letters (INGEST_RUN_EVRY, INGEST_UI_TOKEN for
+// INGEST_UI_TOKEN_FILE), the variables read with no flag (only) included;
+// the nearest in letters among several; "" when none is near enough to be
+// what was meant (a third of the name's letters or more to change).
+func closestEnv(name string, flags []Flag, only []string) string {
 	spellings := map[string]map[string]bool{}
 	add := func(s, env string) {
 		if spellings[s] == nil {
@@ -225,12 +230,18 @@ func closestEnv(name string, flags []Flag) string {
 		for _, f := range flags {
 			candidates[f.Env] = true
 		}
+		for _, env := range only {
+			candidates[env] = true
+		}
 	}
 	best, bestD := "", -1
 	for env := range candidates {
 		if d := editDistance(name, env); bestD < 0 || d < bestD || (d == bestD && env < best) {
 			best, bestD = env, d
 		}
+	}
+	if len(spellings[name]) == 0 && bestD*3 > len(strings.TrimPrefix(name, "INGEST_"))+3 {
+		return ""
 	}
 	return best
 }

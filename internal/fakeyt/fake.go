@@ -78,7 +78,9 @@ type Fake struct {
 	latency  atomic.Int64
 	requests atomic.Int64
 	keyless  atomic.Int64
-	epoch    atomic.Uint32
+	// discovered counts the discovery document's requests (in keyless too).
+	discovered atomic.Int64
+	epoch      atomic.Uint32
 
 	mu        sync.Mutex
 	keys      map[string]bool // nil: any non-empty key is valid
@@ -336,6 +338,10 @@ func (f *Fake) ChartLength(region string) int {
 // ServeHTTP answers one request of the YouTube Data API v3.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if r.URL.Path == DiscoveryPath {
+		f.discovery(w, r, start)
+		return
+	}
 	if r.URL.Query().Get("key") == "" {
 		f.keyless.Add(1)
 	} else {
@@ -465,3 +471,24 @@ func encode(status int, v any) (int, []byte) {
 	b, _ := json.Marshal(v)
 	return status, b
 }
+
+// DiscoveryPath is the API's discovery document, which the upstream serves
+// to anyone and meters against no project's quota: where ingest reads the
+// upstream's clock for free.
+const DiscoveryPath = "/discovery/v1/apis/youtube/v3/rest"
+
+// discovery answers the discovery document (its head only: nothing reads
+// the rest) with the Date of the fake's clock, and charges nothing.
+func (f *Fake) discovery(w http.ResponseWriter, r *http.Request, start time.Time) {
+	f.keyless.Add(1)
+	f.discovered.Add(1)
+	if !f.wait(r.Context(), start) {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Date", f.date())
+	w.Write([]byte(`{"kind":"discovery#restDescription","name":"youtube","version":"v3","rootUrl":"https://youtube.googleapis.com/","servicePath":""}` + "\n"))
+}
+
+// Discovered counts the requests for the discovery document.
+func (f *Fake) Discovered() int64 { return f.discovered.Load() }

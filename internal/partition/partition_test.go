@@ -82,7 +82,6 @@ type host struct {
 	name, db string
 	cmd      *exec.Cmd
 	done     chan struct{}
-	stopped  bool // SIGSTOPped
 	log      *os.File
 }
 
