@@ -22,13 +22,13 @@ type Records interface {
 const lookBack = 48 * time.Hour
 
 // FromRecords is a Pacer's History read from a worker's database, for
-// quotaKey's pools: its own calls in each pool's window (calls given
-// back left out), each entry's last pass, and the costs of the last day's
+// quotaKey's pools: its own calls in each pool's window and an edge
+// before it (calls given back left out), each entry's last pass, and the costs of the last day's
 // passes.
 func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx context.Context, now time.Time) (History, error) {
 	return func(ctx context.Context, now time.Time) (History, error) {
 		h := History{Spent: map[string][]Spent{}}
-		calls, err := r.Calls(ctx, quotaKey, now.Add(-longest(pools)))
+		calls, err := r.Calls(ctx, quotaKey, HistorySince(pools, now))
 		if err != nil {
 			return h, fmt.Errorf("ledger: %w", err)
 		}
@@ -47,6 +47,13 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		}
 		return h, nil
 	}
+}
+
+// HistorySince is the earliest call FromRecords reads at now: the
+// pools' longest window and an edge before it, where a spend of this
+// worker's the limiter still counts may be (others).
+func HistorySince(pools []ingest.Pool, now time.Time) time.Time {
+	return now.Add(-longest(pools) - edge)
 }
 
 func longest(pools []ingest.Pool) time.Duration {

@@ -30,7 +30,12 @@ func TestPlanHoldsARegionInAndOut(t *testing.T) {
 		Now: func() time.Time { return now }, Logger: quiet()})
 	dropped := func() string {
 		t.Helper()
+		// Twice: another worker's spend counts once a second plan still
+		// sees it beyond this worker's ledger.
 		st, err := p.Plan(context.Background())
+		if err == nil {
+			st, err = p.Plan(context.Background())
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

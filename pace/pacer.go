@@ -77,11 +77,17 @@ type Pacer struct {
 	returned map[string]time.Time
 	states   []ingest.PoolState
 	shared   bool // another worker spends in a pool
-	plan     Plan
-	budgets  []Budget
-	planAt   time.Time
-	until    time.Time // the plan's horizon ends: the reset, or a block's end
-	stale    string    // why the next call re-plans; "" none
+	// others is, by pool, what the plan counts as other workers' spend in
+	// its window; seen what it read of each pool, which the next plan
+	// confirms it by; unsure that an excess waits for that (others).
+	others  map[string]int64
+	seen    map[string]sight
+	unsure  bool
+	plan    Plan
+	budgets []Budget
+	planAt  time.Time
+	until   time.Time // the plan's horizon ends: the reset, or a block's end
+	stale   string    // why the next call re-plans; "" none
 }
 
 // New returns a pacer of c, or an error naming the field of c that is
@@ -93,7 +99,8 @@ func New(c Config) (*Pacer, error) {
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, first: map[string]bool{},
-		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start"}
+		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
+		others: map[string]int64{}, seen: map[string]sight{}}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}

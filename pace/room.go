@@ -161,16 +161,14 @@ func (p *Pacer) take(i int) {
 }
 
 // roomOf is what each pool holds now for this worker: half of it when
-// another worker spends there.
+// the plan found another worker spending there.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
-	now := p.now()
 	for _, st := range states {
-		pool, ok := p.pool(st.Pool)
-		if !ok {
+		if _, ok := p.pool(st.Pool); !ok {
 			continue
 		}
 		share := 1.0
-		if others(st, pool.Window, now, p.mine[st.Pool]) > 0 {
+		if p.others[st.Pool] > 0 { // as the plan found: what this worker spent since is its own
 			share = 0.5
 		}
 		p.room[st.Pool] = share * float64(st.Remaining)

@@ -188,7 +188,13 @@ func computed(ctx context.Context, src Sources, now time.Time, state func(contex
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	// Twice: a daemon counts spend beyond its ledger as another worker's
+	// once its next plan still sees it (it may be its own calls in
+	// flight); a reader, with none of its own, confirms it at once.
 	st, err := pc.Plan(ctx)
+	if err == nil {
+		st, err = pc.Plan(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
