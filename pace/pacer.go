@@ -67,7 +67,6 @@ type Pacer struct {
 	asked   map[string]time.Time
 	last    map[string]time.Time         // each entry's latest completed pass
 	running map[string]time.Time         // entries granted a pass not yet ended, by slot
-	first   map[string]bool              // entries whose latest pass, off the slots, was their first (early)
 	mine    map[string][]Spent           // by pool
 	room    map[string]float64           // what the pools hold now, less the passes granted since
 	top     map[string]float64           // a round of the level 0 entries, by pool
@@ -98,7 +97,7 @@ func New(c Config) (*Pacer, error) {
 	}
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
-		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, first: map[string]bool{},
+		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
 		others: map[string]int64{}, seen: map[string]sight{}}
 	for i, e := range c.Entries {
@@ -151,7 +150,7 @@ func (p *Pacer) logger() *slog.Logger {
 // pass, counted from its recorded start (counted): a chart fetched a
 // minute before a restart waits its cadence out, one never fetched runs
 // at once. A catch-up at start asks at the time it runs, not at the slot
-// it missed, so that its pass is counted where it ran. An entry with a pass under way is not
+// it missed, and its pass is the next slot's (counted). An entry with a pass under way is not
 // due, so its next pass is planned on what this one cost. An entry the
 // pacer does not know always runs.
 func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
@@ -183,8 +182,10 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		return false
 	}
 	p.credit[name] = c - 1
+	if !slotted {
+		p.credit[name] = 0 // a catch-up is the next slot's pass (counted), with nothing kept
+	}
 	p.running[name] = slot
-	p.first[name] = p.last[name].IsZero() && !slotted
 	p.take(i)
 	return true
 }
