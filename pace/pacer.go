@@ -166,6 +166,10 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
 	c, slotted := p.earned(i, slot), p.onSlot(i, slot)
+	bound := slotted && p.bounded(i, slot)
+	if bound {
+		c = max(c, 1) // the bound is a promise; the cadence and the spread a smoothing
+	}
 	if c < 1-1e-9 && !slotted {
 		// An ask off the slots (a catch-up, a cron's) that does not run
 		// keeps nothing: the entry's next slot earns from its last pass,
@@ -177,7 +181,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = c
 		return false
 	}
-	if !p.fits(ctx, i) || !p.spread(i, slot) {
+	if !p.fits(ctx, i) || (!bound && !p.spread(i, slot)) {
 		p.credit[name] = 1
 		return false
 	}
