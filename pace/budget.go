@@ -57,6 +57,13 @@ func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
 // blocked pool, or a limiter waiting for lost data, has nothing until it
 // ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
+	return budgetOf(st, pool, now, mine, slack, beyond(st, pool.Window, now, mine) > 0)
+}
+
+// budgetOf is BudgetOf with whether another worker spends in the pool
+// (shared) decided by the caller: the pacer confirms it across plans
+// (others).
+func budgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64, shared bool) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
@@ -66,7 +73,7 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 		return b
 	}
 	share := 1.0
-	if others(st, pool.Window, now, mine) > 0 {
+	if shared {
 		share = 0.5
 	}
 	capacity := float64(pool.Capacity())
@@ -109,15 +116,11 @@ func safeRate(remaining float64, window time.Duration, now time.Time, mine []Spe
 	return max(rate, 0)
 }
 
-// others is what other workers spent in the pool's window: its use beyond
-// this worker's own.
-func others(st ingest.PoolState, window time.Duration, now time.Time, mine []Spent) int64 {
-	own := int64(0)
-	for _, s := range mine {
-		if s.At.After(now.Add(-window)) {
-			own += s.Units
-		}
-	}
+// beyond is what the pool shows spent in its window beyond this worker's
+// own, from one reading: what BudgetOf, given no plan before, counts as
+// another worker's.
+func beyond(st ingest.PoolState, window time.Duration, now time.Time, mine []Spent) int64 {
+	own, _ := ownAt(mine, window, now)
 	return max(st.Used-own, 0)
 }
 

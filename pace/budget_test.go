@@ -272,10 +272,9 @@ func TestPacerRestart(t *testing.T) {
 // grain (the stagger's step) after its slot, or recorded with its slot
 // however late, counts for that slot, so after a restart the entry runs at
 // its next slot, not the one after; a pass caught up at start a grain or
-// more after its slot counts half a cadence before it ran, so the entry's
-// next pass is its first slot half a cadence on: never minutes after it,
-// never a whole cadence and more. A restart that has only the recorded
-// start counts alike.
+// more after its slot is the pass of the slot after it, so the entry's
+// next pass is the slot after that: never less than a cadence after it.
+// A restart that has only the recorded start counts alike.
 func TestPacerCountsSlots(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 1000, Window: time.Hour}
@@ -300,7 +299,7 @@ func TestPacerCountsSlots(t *testing.T) {
 		{"a pass 30 s after its slot", slot.Add(30 * time.Second), slot.Add(50 * time.Minute), false, []bool{true, true, true}},
 		{"caught up 4 minutes before its slot", time.Time{}, slot.Add(56 * time.Minute), true, []bool{false, true, true}},
 		{"a pass 10 minutes late, its slot recorded", slot, slot.Add(50 * time.Minute), false, []bool{true, true, true}},
-		{"caught up 40 minutes before its slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{true, true, true}},
+		{"caught up 40 minutes before its slot", slot.Add(-time.Hour), slot.Add(20 * time.Minute), true, []bool{false, true, true}},
 		{"caught up 20 minutes before its slot", slot.Add(-time.Hour), slot.Add(40 * time.Minute), true, []bool{false, true, true}},
 		{"caught up in its own slot's grain, then restarted", slot.Add(2*time.Minute + 20*time.Second), slot.Add(30 * time.Minute), false, []bool{true, true, true}},
 	} {

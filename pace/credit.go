@@ -19,10 +19,12 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 // counted is when a pass that started at t counts from, as seen from an
 // ask at one of the entry's slots (slotted): the slot it started within a
 // grain of (the stagger's step), the slot it recorded (which the store
-// gives as its start), or a little before t for a pass off the slots
-// (early); from any other ask (a cron's
-// start, a catch-up) the start of the grain it started in, so that a pass
-// started a little after a cron's start is due again at the cron's start a
+// gives as its start), or, for a pass off the slots (a catch-up at start),
+// the first of its slots after t: a catch-up is the pass of the slot after
+// it, so that slot does not run the chart again half a cadence on and the
+// next pass is a cadence after it. From any other ask (a cron's start, a
+// catch-up) the start of the grain it started in, so that a pass started
+// a little after a cron's start is due again at the cron's start a
 // cadence later. The grain is the tolerance the running pacer gives a late
 // pass (kept), so a restarted pacer, which has only the recorded start,
 // counts a pass slowed by the lease, the store or the database as its
@@ -40,25 +42,7 @@ func (p *Pacer) counted(i int, t time.Time, slotted bool) time.Time {
 	if slot := s.Next(t.Add(-p.grain(i))); !slot.After(t) {
 		return slot
 	}
-	return t.Add(-p.early(i))
-}
-
-// early is how long before its start a pass off the entry's slots (a
-// catch-up at start) counts: enough that the entry's next pass, at the
-// first of its slots a cadence after that, is never more than one and a
-// half cadences after the catch-up, and never under half of one. A
-// cadence of two of its slots' periods or more needs nothing; at the
-// slots' own period, half a cadence. A fresh start's first pass of an
-// entry counts where it ran, as this pacer saw it: there is no gap before
-// it to bound, and a second pass half a cadence on would spend, on a
-// short pool, what the window lacks a day later. A restarted pacer, which
-// has only the recorded start, counts it early.
-func (p *Pacer) early(i int) time.Duration {
-	every, floor := p.every(i), p.entries[i].Floor
-	if every <= 0 || every == Never || floor <= 0 || p.first[p.entries[i].Name] {
-		return 0
-	}
-	return max(floor-every/2, 0)
+	return s.Next(t)
 }
 
 // inGrain is the start of the grain of the entry's schedule that t is in,

@@ -2,6 +2,7 @@ package pace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -15,6 +16,9 @@ type Records interface {
 	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
 	LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error)
 	PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error)
+	// Plan is the last plan a pacer of quotaKey published (Status as
+	// JSON), ok false when none.
+	Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error)
 }
 
 // lookBack is how far back an entry's last pass and its costs are read:
@@ -22,13 +26,14 @@ type Records interface {
 const lookBack = 48 * time.Hour
 
 // FromRecords is a Pacer's History read from a worker's database, for
-// quotaKey's pools: its own calls in each pool's window (calls given
-// back left out), each entry's last pass, and the costs of the last day's
-// passes.
+// quotaKey's pools: its own calls in each pool's window and an edge
+// before it (calls given back left out), each entry's last pass, the
+// costs of the last day's passes, and the hold the last published plan
+// left.
 func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx context.Context, now time.Time) (History, error) {
 	return func(ctx context.Context, now time.Time) (History, error) {
 		h := History{Spent: map[string][]Spent{}}
-		calls, err := r.Calls(ctx, quotaKey, now.Add(-longest(pools)))
+		calls, err := r.Calls(ctx, quotaKey, HistorySince(pools, now))
 		if err != nil {
 			return h, fmt.Errorf("ledger: %w", err)
 		}
@@ -45,8 +50,34 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		if h.Cost, err = r.PassCosts(ctx, quotaKey, now.Add(-24*time.Hour)); err != nil {
 			return h, err
 		}
+		doc, _, ok, err := r.Plan(ctx, quotaKey)
+		if err != nil {
+			return h, err
+		}
+		var st Status
+		if ok && json.Unmarshal(doc, &st) == nil {
+			h.Dropped, h.Held, h.Returned = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+			for _, e := range st.Entries {
+				if e.Dropped {
+					h.Dropped[e.Name] = true
+				}
+				if !e.Held.IsZero() {
+					h.Held[e.Name] = e.Held
+				}
+				if !e.Returned.IsZero() {
+					h.Returned[e.Name] = e.Returned
+				}
+			}
+		}
 		return h, nil
 	}
+}
+
+// HistorySince is the earliest call FromRecords reads at now: the
+// pools' longest window and an edge before it, where a spend of this
+// worker's the limiter still counts may be (others).
+func HistorySince(pools []ingest.Pool, now time.Time) time.Time {
+	return now.Add(-longest(pools) - edge)
 }
 
 func longest(pools []ingest.Pool) time.Duration {
@@ -68,4 +99,12 @@ type History struct {
 	// Cost is each entry's mean cost per pass over its recent passes, by
 	// pool; an entry without one keeps its guess.
 	Cost map[string]map[string]float64
+	// Dropped, Held and Returned are the hold as the last published plan
+	// left it (Pacer.hold): what it dropped, since when it held each entry
+	// dropped, and when it last took each back. A pacer's first plan goes
+	// on from them, so a restart neither takes back a chart the plans held
+	// out nor forgets one it took back.
+	Dropped  map[string]bool
+	Held     map[string]time.Time
+	Returned map[string]time.Time
 }

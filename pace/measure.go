@@ -2,6 +2,7 @@ package pace
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -104,8 +105,9 @@ func mean(passes []map[string]float64) map[string]float64 {
 	return out
 }
 
-// load reads the worker's own spend from its database, and at the first
-// plan each entry's last pass and measured cost.
+// load reads the worker's own spend from its database, each entry's last
+// pass and measured cost, and at the first plan the hold the last
+// published plan left.
 func (p *Pacer) load(ctx context.Context, now time.Time) {
 	h, err := p.cfg.History(ctx, now)
 	if err != nil {
@@ -114,6 +116,11 @@ func (p *Pacer) load(ctx context.Context, now time.Time) {
 	}
 	for _, pool := range p.cfg.Pools {
 		p.mine[pool.Name] = h.Spent[pool.Name]
+	}
+	if p.planAt.IsZero() && h.Dropped != nil {
+		p.plan.Dropped = h.Dropped
+		maps.Copy(p.back, h.Held)
+		maps.Copy(p.returned, h.Returned)
 	}
 	for name, at := range h.Last {
 		if at.After(p.last[name]) {

@@ -67,7 +67,6 @@ type Pacer struct {
 	asked   map[string]time.Time
 	last    map[string]time.Time         // each entry's latest completed pass
 	running map[string]time.Time         // entries granted a pass not yet ended, by slot
-	first   map[string]bool              // entries whose latest pass, off the slots, was their first (early)
 	mine    map[string][]Spent           // by pool
 	room    map[string]float64           // what the pools hold now, less the passes granted since
 	top     map[string]float64           // a round of the level 0 entries, by pool
@@ -77,11 +76,17 @@ type Pacer struct {
 	returned map[string]time.Time
 	states   []ingest.PoolState
 	shared   bool // another worker spends in a pool
-	plan     Plan
-	budgets  []Budget
-	planAt   time.Time
-	until    time.Time // the plan's horizon ends: the reset, or a block's end
-	stale    string    // why the next call re-plans; "" none
+	// others is, by pool, what the plan counts as other workers' spend in
+	// its window; seen what it read of each pool, which the next plan
+	// confirms it by; unsure that an excess waits for that (others).
+	others  map[string]int64
+	seen    map[string]sight
+	unsure  bool
+	plan    Plan
+	budgets []Budget
+	planAt  time.Time
+	until   time.Time // the plan's horizon ends: the reset, or a block's end
+	stale   string    // why the next call re-plans; "" none
 }
 
 // New returns a pacer of c, or an error naming the field of c that is
@@ -92,8 +97,9 @@ func New(c Config) (*Pacer, error) {
 	}
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
-		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, first: map[string]bool{},
-		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start"}
+		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
+		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
+		others: map[string]int64{}, seen: map[string]sight{}}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}
@@ -144,7 +150,7 @@ func (p *Pacer) logger() *slog.Logger {
 // pass, counted from its recorded start (counted): a chart fetched a
 // minute before a restart waits its cadence out, one never fetched runs
 // at once. A catch-up at start asks at the time it runs, not at the slot
-// it missed, so that its pass is counted where it ran. An entry with a pass under way is not
+// it missed, and its pass is the next slot's (counted). An entry with a pass under way is not
 // due, so its next pass is planned on what this one cost. An entry the
 // pacer does not know always runs.
 func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
@@ -160,6 +166,10 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
 	c, slotted := p.earned(i, slot), p.onSlot(i, slot)
+	bound := slotted && p.bounded(i, slot)
+	if bound {
+		c = max(c, 1) // the bound is a promise; the cadence and the spread a smoothing
+	}
 	if c < 1-1e-9 && !slotted {
 		// An ask off the slots (a catch-up, a cron's) that does not run
 		// keeps nothing: the entry's next slot earns from its last pass,
@@ -171,13 +181,15 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = c
 		return false
 	}
-	if !p.fits(ctx, i) || !p.spread(i, slot) {
+	if !p.fits(ctx, i) || (!bound && !p.spread(i, slot)) {
 		p.credit[name] = 1
 		return false
 	}
 	p.credit[name] = c - 1
+	if !slotted {
+		p.credit[name] = 0 // a catch-up is the next slot's pass (counted), with nothing kept
+	}
 	p.running[name] = slot
-	p.first[name] = p.last[name].IsZero() && !slotted
 	p.take(i)
 	return true
 }

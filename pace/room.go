@@ -100,11 +100,10 @@ func (p *Pacer) groupRates() map[group]map[string]float64 {
 // stretched (a pool that cannot hold them at their floors). What they
 // spent is read from their last passes, so a run --once and a restart
 // count it. A region's own chart that would pass its staleness bound
-// before its next slot runs whatever its group spent: the bound is a
-// promise, the spread a smoothing.
+// before its next slot is not asked (bounded).
 func (p *Pacer) spread(i int, at time.Time) bool {
 	e, g := p.entries[i], p.spreads(i)
-	if g == none || p.bounded(i, at) {
+	if g == none {
 		return true
 	}
 	since := at.Add(-e.Floor)
@@ -139,15 +138,20 @@ func (p *Pacer) spread(i int, at time.Time) bool {
 	return true
 }
 
-// bounded reports whether the entry, a region's own chart, would pass its
-// staleness bound (Entry.Limit) if it waited from at to its next slot.
+// bounded reports whether the entry, a region's own chart the plan
+// stretched, would pass its staleness bound (Entry.Limit) if it waited
+// from at to its next slot, counted from its latest pass's start, not
+// from the slot it counts as (a catch-up is its next slot's pass, up to a
+// slot after it ran): it then runs at at, whatever it earned and its
+// group spent, and the promise is kept after a downtime too. A chart at
+// its floor keeps its slots.
 func (p *Pacer) bounded(i int, at time.Time) bool {
 	e := p.entries[i]
-	if e.Priority > 0 || e.Slots == nil {
+	if e.Priority > 0 || e.Slots == nil || p.spreads(i) == none {
 		return false
 	}
-	from, _, asked := p.kept(i, true)
-	return asked && !from.IsZero() && e.Slots.Next(at).Sub(from) > e.Limit(p.cfg.Bound)
+	last, ok := p.last[e.Name]
+	return ok && !last.IsZero() && e.Slots.Next(at).Sub(last) > e.Limit(p.cfg.Bound)
 }
 
 // take counts a granted pass against the room until the limiter is read
@@ -161,16 +165,14 @@ func (p *Pacer) take(i int) {
 }
 
 // roomOf is what each pool holds now for this worker: half of it when
-// another worker spends there.
+// the plan found another worker spending there.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
-	now := p.now()
 	for _, st := range states {
-		pool, ok := p.pool(st.Pool)
-		if !ok {
+		if _, ok := p.pool(st.Pool); !ok {
 			continue
 		}
 		share := 1.0
-		if others(st, pool.Window, now, p.mine[st.Pool]) > 0 {
+		if p.others[st.Pool] > 0 { // as the plan found: what this worker spent since is its own
 			share = 0.5
 		}
 		p.room[st.Pool] = share * float64(st.Remaining)

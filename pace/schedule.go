@@ -53,6 +53,11 @@ type EntryStatus struct {
 	Last     time.Time // its latest completed pass; zero never
 	Next     time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
 	Dropped  bool      // the budget cannot hold it beside the entries above
+	// Held is since when the plans hold it dropped though the pools would
+	// keep it, and Returned when the plans last took it back; zero none
+	// (Pacer.hold). A restarted pacer takes both from the last plan.
+	Held     time.Time `json:",omitempty"`
+	Returned time.Time `json:",omitempty"`
 }
 
 // Status returns the current plan.
@@ -86,7 +91,7 @@ func (p *Pacer) status() Status {
 	for i, e := range p.entries {
 		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Floor: e.Floor,
 			Every: p.plan.Every[e.Name], Cost: e.Cost, Last: p.last[e.Name], Next: p.next(i),
-			Dropped: p.plan.Dropped[e.Name]})
+			Dropped: p.plan.Dropped[e.Name], Held: p.back[e.Name], Returned: p.returned[e.Name]})
 	}
 	return st
 }

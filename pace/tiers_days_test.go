@@ -408,22 +408,34 @@ func takenBack(back map[string][]time.Time) int {
 	return n
 }
 
-// After a downtime of 20 minutes to 3 hours, at every region, a chart is
-// caught up at start and its next pass is at its first slot at least half
-// a cadence on: no gap between two passes after the start is under half
-// its cadence or over one and a half.
+// After a downtime of 20 minutes to 3 hours, at every region and at the
+// eight default regions with their category charts, each chart is caught
+// up once at start and then runs at its slots: the slot after a catch-up
+// counts the catch-up as its pass, so no two passes of a chart, in any
+// tier, are closer than its cadence less a stagger step, and none is more
+// than two cadences apart. With the eight regions, from the first whole
+// hour a cadence after the start, no region-hour goes without a pass.
 func TestDaysDowntime(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	costs := shippedCosts(t)
-	charts := allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200")
-	for _, down := range []time.Duration{20 * time.Minute, 3 * time.Hour} {
-		t.Run(down.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		charts []regions.Chart
+		cats   []string
+		down   time.Duration
+	}{
+		{"all/20m", allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200"), nil, 20 * time.Minute},
+		{"all/3h", allRegions(t, "all:tier=3:depth=50,default:tier=1:depth=200"), nil, 3 * time.Hour},
+		{"8/20m", regions.Charts(regions8...), categories, 20 * time.Minute},
+		{"8/1h10m", regions.Charts(regions8...), categories, 70 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			start := dayStart(9, 0)
 			stop := start.Add(10*time.Hour + 7*time.Minute)
-			up, end := stop.Add(down), stop.Add(down+9*time.Hour)
-			s := newSimCharts(t, costs, start, charts, nil, every)
+			up, end := stop.Add(tc.down), stop.Add(tc.down+9*time.Hour)
+			s := newSimCharts(t, costs, start, tc.charts, tc.cats, every)
 			pc := s.pacer()
 			s.catchUp(pc)
 			s.slotted(start, stop, pc, nil)
@@ -431,29 +443,68 @@ func TestDaysDowntime(t *testing.T) {
 			pc = s.pacer()
 			s.catchUp(pc)
 			s.slotted(up, end, pc, nil)
-
-			var worst, least float64 = 0, math.MaxFloat64
-			bad := 0
-			for _, c := range charts {
-				cadence := time.Duration(c.Tier) * every
-				var prev time.Time
-				for _, at := range s.completed[c.Code] {
-					if !at.Before(up) && !prev.IsZero() {
-						r := float64(at.Sub(prev)) / float64(cadence)
-						worst, least = max(worst, r), min(least, r)
-						if r > 1.5+float64(time.Minute)/float64(cadence) || r < 0.5 {
-							if bad++; bad <= 5 {
-								t.Errorf("%s (tier %d): passes at %s and %s, %.2f of its cadence apart", c.Code, c.Tier,
-									prev.In(pacific).Format("15:04:05"), at.In(pacific).Format("15:04:05"), r)
-							}
-						}
-					}
-					if !at.Before(up) {
-						prev = at
-					}
+			d := s.downtime(pc, up)
+			t.Logf("down %s: after the start, passes %.2f to %.2f of their cadence apart; %d pairs closer than the cadence less a step, %d gaps over two cadences",
+				tc.down, d.least, d.worst, d.close, d.far)
+			if d.close != 0 || d.far != 0 {
+				t.Errorf("%d pairs of passes closer than the cadence less a step, %d more than two cadences apart: %s", d.close, d.far, d.first)
+			}
+			if tc.cats != nil {
+				f := s.figures(up.Add(time.Hour).Truncate(time.Hour).Add(time.Hour), end)
+				t.Logf("down %s, eight regions: %v", tc.down, f)
+				if f.gaps != 0 {
+					t.Errorf("%d region-hours without a pass of the region's own chart: %s", f.gaps, f.gapList)
 				}
 			}
-			t.Logf("down %s: after the start, passes %.2f to %.2f of their cadence apart; %d gaps out of bounds", down, least, worst, bad)
 		})
 	}
+}
+
+// downFigures is how a sim's passes were spaced from a start on.
+type downFigures struct {
+	least, worst float64 // the closest and the furthest two passes, over the cadence
+	close, far   int     // pairs closer than the cadence less a step; further than two cadences
+	first        string
+}
+
+// downtime is how the passes of each chart were spaced from the pass
+// before up (the last before the downtime) on, against the cadence pc
+// planned; the gap over the downtime is not over two cadences' check.
+func (s *sim) downtime(pc *pace.Pacer, up time.Time) downFigures {
+	cadence := map[string]time.Duration{}
+	for _, e := range pc.Status().Entries {
+		cadence[e.Name] = e.Every
+	}
+	d := downFigures{least: math.MaxFloat64}
+	for i, p := range s.passes {
+		name := p.Chart()
+		every := cadence[name]
+		if every == pace.Never || every <= 0 {
+			continue
+		}
+		step := s.slots[i].Grain()
+		var prev time.Time
+		for _, at := range s.completed[name] {
+			if !at.Before(up) && !prev.IsZero() {
+				gap := at.Sub(prev)
+				r := float64(gap) / float64(every)
+				d.least, d.worst = min(d.least, r), max(d.worst, r)
+				bad := ""
+				switch {
+				case gap < every-step:
+					d.close++
+					bad = "close"
+				case gap > 2*every+step && !prev.Before(up): // not the downtime's own gap
+					d.far++
+					bad = "far"
+				}
+				if bad != "" && d.first == "" {
+					d.first = fmt.Sprintf("%s every %s: passes at %s and %s (%s)", name, every.Round(time.Second),
+						prev.In(pacific).Format("15:04:05"), at.In(pacific).Format("15:04:05"), bad)
+				}
+			}
+			prev = at
+		}
+	}
+	return d
 }

@@ -13,6 +13,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -195,10 +196,18 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	_, r.Whole = src.Limiter.(WholePools)
 	src.DB = oneRead(src.DB)
 	window := longestWindow(src.Costs)
-	calls, err := src.DB.Calls(ctx, src.QuotaKey, now.Add(-max(window, 24*time.Hour)))
+	// Read once from where the plan's history reads (pace.HistorySince),
+	// which is a little earlier; the report's own figures start later.
+	since := now.Add(-max(window, 24*time.Hour))
+	from := pace.HistorySince(src.Costs.Pools, now)
+	if since.Before(from) {
+		from = since
+	}
+	calls, err := src.DB.Calls(ctx, src.QuotaKey, from)
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
+	calls = slices.DeleteFunc(calls, func(c ingest.Call) bool { return c.At.Before(since) })
 	r.pools(ctx, src, calls, now)
 	r.breakdowns(src.Costs, calls, now)
 	last, err := src.DB.LastRuns(ctx, ingest.Trending)

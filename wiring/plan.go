@@ -135,5 +135,12 @@ func Planner(ctx context.Context, src report.Sources, now time.Time, state func(
 	if err != nil {
 		return pace.Status{}, err
 	}
-	return pc.Plan(ctx)
+	// Twice: a daemon counts spend beyond its ledger as another worker's
+	// once its next plan still sees it (it may be its own calls in
+	// flight); a reader, with none of its own, confirms it at once.
+	st, err := pc.Plan(ctx)
+	if err == nil {
+		st, err = pc.Plan(ctx)
+	}
+	return st, err
 }

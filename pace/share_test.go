@@ -1,0 +1,191 @@
+package pace_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/wiring"
+)
+
+// inFlight is the ledger's recorder with a hook run before each call is
+// written: the moment a call the limiter has counted is not yet in the
+// ledger, as every call of a pass under way is for an instant.
+type inFlight struct {
+	quota.Recorder
+	hook func(ingest.Call)
+}
+
+func (r inFlight) RecordCall(ctx context.Context, c ingest.Call) error {
+	if r.hook != nil {
+		r.hook(c)
+	}
+	return r.Recorder.RecordCall(ctx, c)
+}
+
+// A worker alone on its key never takes itself for two: with its tracking
+// under way across 00:00 PT on two days running (a plan made while each of
+// its calls is counted by the limiter and not yet in the ledger, the first
+// day's calls leaving the window as the second day's are made, the
+// limiter's clock a few seconds behind the worker's) and a restart in the
+// middle of the second, no plan counts on half a pool, no line says
+// another worker spends, and each region's own chart runs at every slot.
+func TestLoneWorkerNeverHalves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := &world{now: time.Date(2026, 10, 30, 23, 0, 0, 0, pacific)}
+	var err error
+	if w.costs, err = costs.Load("costs.yaml", []byte(tightCosts)); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakeyt.New()
+	fake.SetClock(w.clock)
+	fake.SetChartShape(4, 1)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	w.db = storetest.Open(t)
+	led, err := wiring.On(w.db, "test").QuotaLedger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &inFlight{Recorder: led.Record}
+	led.Record = rec
+	behind := func() time.Time { return w.clock().Add(-3 * time.Second) }
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock,
+		quota.Options{Now: behind, Logger: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+
+	codes := []string{"US", "GB"}
+	var passes []*jobs.Pass
+	var entries []jobs.Entry
+	for i, c := range regions.Charts(codes...) {
+		p := &jobs.Pass{Region: c.Code, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
+			Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
+		sl, err := c.Stagger(time.Hour, i, len(codes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := p.Entry()
+		e.Slots = sl
+		passes, entries = append(passes, p), append(entries, e)
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	newWorker := func() *pace.Pacer {
+		return newPacer(t, pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: jobs.PaceEntries(entries, w.costs),
+			Now: w.clock, Logger: logger, Refresh: time.Hour, LastPass: w.db.LastStart,
+			History: pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)})
+	}
+	pc := newWorker()
+	var halved []string
+	plan := func(why string) {
+		st, err := pc.Plan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Shared {
+			halved = append(halved, why+" at "+w.clock().In(pacific).Format("Jan 2 15:04:05"))
+		}
+	}
+	rec.hook = func(c ingest.Call) {
+		if c.Op == "videos.batchGetStats" {
+			plan("a plan with a tracking call in flight")
+		}
+	}
+	// tracking: a call a second from 23:59:30 PT, across the day's turn
+	track := func(day int, restartAt int) {
+		from := time.Date(2026, 10, 30+day, 23, 59, 30, 0, pacific)
+		for i := range 60 {
+			w.set(from.Add(time.Duration(i) * time.Second))
+			if i == restartAt {
+				pc = newWorker()
+			}
+			if _, err := w.Take(ctx, ingest.Caller{}, "videos.batchGetStats"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	skipped := 0
+	slots := func(from, to time.Time) {
+		for now := from; now.Before(to); now = now.Add(time.Minute) {
+			w.set(now)
+			for i, p := range passes {
+				if !entries[i].Slots.Next(now.Add(-time.Nanosecond)).Equal(now) {
+					continue
+				}
+				if !pc.Due(ctx, p.Chart(), now) {
+					skipped++
+					continue
+				}
+				res := p.RunFor(ctx, now)
+				pc.Ran(p.Chart(), res.Units, res.Daily, res.Status)
+			}
+		}
+	}
+	base := time.Date(2026, 10, 30, 23, 0, 0, 0, pacific)
+	slots(base, base.Add(59*time.Minute))
+	track(0, -1)
+	slots(base.Add(61*time.Minute), base.Add(24*time.Hour+59*time.Minute))
+	track(1, 30)
+	slots(base.Add(24*time.Hour+61*time.Minute), base.Add(27*time.Hour))
+	plan("the last plan")
+	if len(halved) > 0 {
+		t.Errorf("a lone worker counted on half of a pool %d times, first: %s", len(halved), halved[0])
+	}
+	if strings.Contains(logs.String(), "another worker") {
+		t.Errorf("the log says another worker spends:\n%s", logs.String())
+	}
+	if skipped > 0 {
+		t.Errorf("%d slots of the regions' own charts skipped, want none", skipped)
+	}
+}
+
+// Another worker that really spends on the key halves each pool it spends
+// in from the second plan that sees its spend (the first may be this
+// worker's own calls in flight), and one line says so: which pool, its
+// units and this worker's own.
+func TestAnotherWorkerHalvesOnce(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: 24 * time.Hour}
+	now, used := t0, int64(100)
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: used, Remaining: 1000 - used}}, nil
+	}
+	var logs bytes.Buffer
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
+		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var shared []bool
+	for i := range 4 {
+		now = t0.Add(time.Duration(i) * time.Minute)
+		st, err := p.Plan(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, st.Shared)
+	}
+	if want := []bool{false, true, true, true}; !slices.Equal(shared, want) {
+		t.Errorf("shared at each plan %v, want %v", shared, want)
+	}
+	if n := strings.Count(logs.String(), "another worker spends"); n != 1 || !strings.Contains(logs.String(), "pool=default others_units=100 own_units=0") {
+		t.Errorf("%d lines say another worker spends, want one naming the pool and the units:\n%s", n, logs.String())
+	}
+}
