@@ -105,14 +105,14 @@ func lockCarried(mode string) []string {
 }
 
 // inOneTaking runs stmts in one transaction (inOne) until the database
-// grants their locks: a refusal on PostgreSQL (a lock not free, a
-// deadlock) is said to retried and tried again after a pause that grows,
-// until ctx ends.
+// grants their locks: a refusal (on PostgreSQL a lock not free or a
+// deadlock, on SQLite a writer past the busy timeout) is said to retried
+// and tried again after a pause that grows, until ctx ends.
 func inOneTaking(ctx context.Context, db *store.DB, stmts []string, retried func(error)) error {
 	pause := 10 * time.Millisecond
 	for {
 		err := inOne(ctx, db, stmts)
-		if err == nil || !db.Postgres() || !store.Contended(err) {
+		if err == nil || !store.Contended(err) {
 			return err
 		}
 		retried(err)

@@ -331,13 +331,14 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 	return tx.Commit()
 }
 
-// Contended is a PostgreSQL error that a transaction gets from another's
-// locks and gets past when run again: a deadlock, a serialization
+// Contended is an error that a transaction gets from another's locks and
+// gets past when run again: on PostgreSQL a deadlock, a serialization
 // failure, or a lock not granted at once (NOWAIT) or in time
-// (lock_timeout).
+// (lock_timeout); on SQLite a writer that held the file past the busy
+// timeout (a busy machine).
 func Contended(err error) bool {
 	var pe *pgconn.PgError
-	return retryable(err) || errors.As(err, &pe) && pe.Code == "55P03"
+	return isBusy(err) || retryable(err) || errors.As(err, &pe) && pe.Code == "55P03"
 }
 
 // retryable is a PostgreSQL error that the same transaction, run again,
