@@ -108,9 +108,7 @@ func snapshotOf(db, to string) string {
 // the same rows as the copy that stopped.
 func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Writer) error {
 	part := snap + ".new"
-	for _, f := range []string{part, part + "-wal", part + "-shm"} {
-		os.Remove(f)
-	}
+	removeFile(part)
 	if err := store.Snapshot(ctx, path, part); err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
@@ -148,8 +146,13 @@ func (h *Host) RemoveSnapshot(to string) {
 	if store.IsURL(h.DSN) {
 		return
 	}
-	snap := snapshotOf(h.DSN, to)
-	for _, f := range []string{snap, snap + "-wal", snap + "-shm"} {
+	removeFile(snapshotOf(h.DSN, to))
+}
+
+// removeFile removes a SQLite file with its write-ahead log and shared
+// memory beside it.
+func removeFile(path string) {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
 		os.Remove(f)
 	}
 }
@@ -162,11 +165,7 @@ func (h *Host) DryRunCopy(ctx context.Context) (*store.DB, func(), error) {
 	if err := store.Snapshot(ctx, h.DSN, copyPath); err != nil {
 		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
 	}
-	drop := func() {
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(copyPath + suffix)
-		}
-	}
+	drop := func() { removeFile(copyPath) }
 	copied, err := store.Open(ctx, copyPath)
 	if err != nil {
 		drop()
