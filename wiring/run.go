@@ -113,7 +113,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		}
 	}
 	ages := metrics.NewAges(last)
-	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages),
+	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
@@ -170,13 +170,13 @@ func lastStarts(last map[string]store.RunSummary) map[string]time.Time {
 
 // keepAges is observe, after which a chart pass that completed sets its
 // chart's age in ages.
-func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ages *metrics.Ages) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
+func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ages *metrics.Ages, now func() time.Time) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
 	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
 		if observe != nil {
 			observe(e, end, took, slot)
 		}
 		if end.Pass != nil && end.Status == ingest.StatusCompleted {
-			ages.Set(e.Name, time.Now().Add(-took))
+			ages.Set(e.Name, now().Add(-took))
 		}
 	}
 }
@@ -246,7 +246,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 // pacer is nil when nothing paces; ages are the charts' as the runner's
 // Observe keeps them.
 func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
-	col := &metrics.Pace{Ages: ages, Floors: floors(ros)}
+	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.Clock}
 	var pacer jobs.Pacer
 	if r.Pace {
 		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)

@@ -14,7 +14,7 @@ import (
 func (s *settings) host() *wiring.Host {
 	if s.wired == nil {
 		s.wired = &wiring.Host{DSN: s.db, RedisURL: s.redisURL, Endpoint: s.endpoint,
-			Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+			Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount(), Clock: s.clock}
 	}
 	return s.wired
 }
