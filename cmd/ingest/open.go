@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -52,3 +54,7 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	}
 	return s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
 }
+
+// now is the house clock's time (settings.clock; the host's before the
+// settings are resolved).
+func (s *settings) now() time.Time { return clock.Or(s.clock).Now() }
