@@ -47,8 +47,9 @@ fetched more than 30 days ago: backfill results, category names, and under
 standard the videos whose text was not fetched again since, with every row
 that points at them; the videos nothing kept shows go too.
 
-It says what it will delete before it does; --dry-run says it and deletes
-nothing. --terms is the same prune, by name: the one to run on a database an
+It says what it will delete before it does; --dry-run is the prune itself,
+kept from the database (SQLite: on a copy of the file; PostgreSQL: in one
+transaction rolled back at its end), printing what the prune would. --terms is the same prune, by name: the one to run on a database an
 older version kept for longer, before the first run under the terms.
 
 The quota ledger and the runs' units are our own records, not the
@@ -68,7 +69,7 @@ instead of growing).`,
 	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows. Cut in whole UTC days: between this less a day and this are kept, never more")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	cmd.Flags().BoolVar(&f.terms, "terms", false, "prune exactly what the standing does not allow (not with --keep)")
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "say what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "run the prune and keep none of it: the same figures and JSON, nothing deleted")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print what was pruned as JSON")
 	return cmd
 }
