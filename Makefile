@@ -55,11 +55,11 @@ RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 DAYS_SEED ?= 20261125
 
 # The checks that drive Chromium or run make build (cmd/ingest's) or
-# install from npm (export's) wait on other programs more than they
+# install from npm (export's, and the exports read by DuckDB) wait on other programs more than they
 # compute: they run in test processes of their own beside the suite,
 # instead of at the end of cmd/ingest's, the suite's longest package.
 # deploy/'s checks run beside it too.
-BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser|TestReaderScreenshots|TestListenerRulesInBrowser|TestParquetOfMovedRunsReadsBack|TestMakeBuildStampsVersionWithoutVCS)$$
+BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser|TestReaderScreenshots|TestListenerRulesInBrowser|TestParquetOfMovedRunsReadsBack|TestMakeBuildStampsVersionWithoutVCS|TestExportTypesInDuckDB)$$
 
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them
 	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); \

@@ -105,9 +105,13 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 	if len(r.Tags) > 0 {
 		tags = joinTags(r.Tags)
 	}
-	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, r.CategoryID,
+	category, chart, err := categories(&r)
+	if err != nil {
+		return err
+	}
+	copy(e.rec, []string{r.ID, r.Title, isoTime(r.PublishedAt), r.ChannelID, r.ChannelTitle, count(category),
 		isoTime(r.TrendingAt), tags, count(r.Views), count(r.Likes), "0", count(r.Comments), r.Thumbnail,
-		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, r.Chart, strconv.Itoa(r.Rank),
+		pyBool(r.Comments == nil), pyBool(r.Likes == nil), r.Description, r.Region, count(chart), strconv.Itoa(r.Rank),
 		strconv.FormatInt(r.RunID, 10)})
 	e.cur = r // read through a pointer that does not move r to the heap
 	for i, f := range furtherFields {
@@ -141,6 +145,30 @@ func count(n *int64) string {
 	return strconv.FormatInt(*n, 10)
 }
 
+// categories are the row's category ids as numbers, the one type
+// categoryId and chart have in every format (docs/data.md): the upstream's
+// ids are decimal numbers ("10", Music) sent as strings, and a CSV reader
+// takes digits for an integer. nil: none (no category known, or the
+// unfiltered chart). An id that is not a number cannot be written in the
+// column's type: the export stops, naming the video.
+func categories(r *store.ExportRow) (category, chart *int64, err error) {
+	number := func(name, s string) (*int64, error) {
+		if s == "" {
+			return nil, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || strconv.FormatInt(n, 10) != s {
+			return nil, fmt.Errorf("video %s (run %d): %s %q is not a category id (a decimal number)", r.ID, r.RunID, name, s)
+		}
+		return &n, nil
+	}
+	if category, err = number("categoryId", r.CategoryID); err != nil {
+		return nil, nil, err
+	}
+	chart, err = number("chart", r.Chart)
+	return category, chart, err
+}
+
 // pyBool spells a boolean as the dataset does (it was written by pandas).
 func pyBool(b bool) string {
 	if b {
@@ -161,7 +189,7 @@ type Record struct {
 	PublishedAtTime  *time.Time `json:"-" parquet:"publishedAt,optional,timestamp(millisecond)"`
 	ChannelID        string     `json:"channelId" parquet:"channelId"`
 	ChannelTitle     string     `json:"channelTitle" parquet:"channelTitle"`
-	CategoryID       string     `json:"categoryId" parquet:"categoryId"`
+	CategoryID       *int64     `json:"categoryId" parquet:"categoryId,optional"`
 	TrendingDate     string     `json:"trending_date" parquet:"-"`
 	TrendingDateTime time.Time  `json:"-" parquet:"trending_date,timestamp(millisecond)"`
 	Tags             []string   `json:"tags" parquet:"tags,list"`
@@ -174,7 +202,7 @@ type Record struct {
 	RatingsDisabled  bool       `json:"ratings_disabled" parquet:"ratings_disabled"`
 	Description      string     `json:"description" parquet:"description"`
 	Region           string     `json:"region" parquet:"region"`
-	Chart            string     `json:"chart" parquet:"chart"`
+	Chart            *int64     `json:"chart" parquet:"chart,optional"`
 	Rank             int64      `json:"rank" parquet:"rank"`
 	RunID            int64      `json:"run_id" parquet:"run_id"`
 }
@@ -206,8 +234,12 @@ func newRow() row {
 }
 
 // set makes the row r's.
-func (w row) set(r *store.ExportRow) {
-	*w.rec = recordOf(*r)
+func (w row) set(r *store.ExportRow) error {
+	rec, err := recordOf(*r)
+	if err != nil {
+		return err
+	}
+	*w.rec = rec
 	e := w.v.Elem()
 	for i, f := range furtherFields {
 		if f.Kind() == "count" {
@@ -216,14 +248,19 @@ func (w row) set(r *store.ExportRow) {
 			e.Field(i + 1).SetString(f.Text(&r.Video))
 		}
 	}
+	return nil
 }
 
-func recordOf(r store.ExportRow) Record {
+func recordOf(r store.ExportRow) (Record, error) {
+	category, chart, err := categories(&r)
+	if err != nil {
+		return Record{}, err
+	}
 	at := r.TrendingAt.UTC().Truncate(time.Second)
 	rec := Record{VideoID: r.ID, Title: r.Title, ChannelID: r.ChannelID, ChannelTitle: r.ChannelTitle,
-		CategoryID: r.CategoryID, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
+		CategoryID: category, TrendingDate: isoTime(at), TrendingDateTime: at, Tags: r.Tags, ViewCount: r.Views,
 		Likes: r.Likes, CommentCount: r.Comments, ThumbnailLink: r.Thumbnail, CommentsDisabled: r.Comments == nil,
-		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: r.Chart,
+		RatingsDisabled: r.Likes == nil, Description: r.Description, Region: r.Region, Chart: chart,
 		Rank: int64(r.Rank), RunID: r.RunID}
 	if rec.Tags == nil {
 		rec.Tags = []string{}
@@ -232,7 +269,7 @@ func recordOf(r store.ExportRow) Record {
 		p, t := isoTime(r.PublishedAt), r.PublishedAt.UTC().Truncate(time.Second)
 		rec.PublishedAt, rec.PublishedAtTime = &p, &t
 	}
-	return rec
+	return rec, nil
 }
 
 type jsonlEncoder struct {
@@ -251,7 +288,9 @@ func newJSONLEncoder(w io.Writer) (Encoder, error) {
 
 func (e *jsonlEncoder) Write(r store.ExportRow) error {
 	e.cur = r
-	e.row.set(&e.cur)
+	if err := e.row.set(&e.cur); err != nil {
+		return err
+	}
 	return e.enc.Encode(e.row.v.Interface())
 }
 
@@ -317,7 +356,10 @@ func newParquetEncoder(w io.Writer) (Encoder, error) {
 
 func (e *parquetEncoder) Write(r store.ExportRow) error {
 	e.cur = r
-	rec := recordOf(r)
+	rec, err := recordOf(r)
+	if err != nil {
+		return err
+	}
 	b, col := e.b, parquetColumns
 	b.Reset()
 	text := func(i int, s string) { b.Add(col[i], parquet.ByteArrayValue([]byte(s))) }
@@ -333,7 +375,7 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	}
 	text(4, rec.ChannelID)
 	text(5, rec.ChannelTitle)
-	text(6, rec.CategoryID)
+	count(6, rec.CategoryID)
 	b.Add(col[8], parquet.Int64Value(rec.TrendingDateTime.UnixMilli()))
 	for _, tag := range rec.Tags { // the builder repeats a column added again
 		text(9, tag)
@@ -347,7 +389,7 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	b.Add(col[16], parquet.BooleanValue(rec.RatingsDisabled))
 	text(17, rec.Description)
 	text(18, rec.Region)
-	text(19, rec.Chart)
+	count(19, rec.Chart)
 	b.Add(col[20], parquet.Int64Value(rec.Rank))
 	b.Add(col[21], parquet.Int64Value(rec.RunID))
 	for i, f := range furtherFields {

@@ -103,8 +103,15 @@ func TestJSONLKeepsTheCSVNames(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &hidden); err != nil {
 		t.Fatal(err)
 	}
+	var full map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &full); err != nil {
+		t.Fatal(err)
+	}
+	if full["categoryId"] != 10.0 || full["chart"] != 10.0 {
+		t.Errorf("categoryId %v, chart %v: want the number 10 (one type per column, as CSV's digits read)", full["categoryId"], full["chart"])
+	}
 	for key, want := range map[string]any{"video_id": "b2", "publishedAt": nil, "likes": nil, "comment_count": nil,
-		"view_count": 9.0, "comments_disabled": true, "trending_date": "2026-11-21T09:00:00Z", "dislikes": 0.0} {
+		"categoryId": nil, "chart": nil, "view_count": 9.0, "comments_disabled": true, "trending_date": "2026-11-21T09:00:00Z", "dislikes": 0.0} {
 		if got, ok := hidden[key]; !ok || got != want {
 			t.Errorf("%s: got %v (present %v), want %v", key, got, ok, want)
 		}
@@ -217,7 +224,11 @@ func TestParquetIsTheRecords(t *testing.T) {
 	}
 	for i, r := range want {
 		byColumn := map[string][]string{}
-		rec := reflect.ValueOf(recordOf(r))
+		record, err := recordOf(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := reflect.ValueOf(record)
 		for j := range rec.NumField() {
 			if name, _, _ := strings.Cut(rec.Type().Field(j).Tag.Get("parquet"), ","); name != "-" {
 				byColumn[name] = text(rec.Field(j))
@@ -240,6 +251,28 @@ func TestParquetIsTheRecords(t *testing.T) {
 		})
 		if !reflect.DeepEqual(gotColumn, byColumn) {
 			t.Errorf("row %d:\n got  %v\n want %v", i+1, gotColumn, byColumn)
+		}
+	}
+}
+
+// A category id that is not a number cannot be written in its column's
+// type: every format stops, naming the video and the column.
+func TestCategoryThatIsNoNumber(t *testing.T) {
+	for _, format := range []string{"csv", "jsonl", "parquet"} {
+		for _, bad := range []func(*store.ExportRow){
+			func(r *store.ExportRow) { r.CategoryID = "music" },
+			func(r *store.ExportRow) { r.Chart = "010" },
+		} {
+			r := rows()[0]
+			bad(&r)
+			enc, err := New(format, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = enc.Write(r)
+			if err == nil || !strings.Contains(err.Error(), "video a1") || !strings.Contains(err.Error(), "not a category id") {
+				t.Errorf("%s: a category %q/%q wrote with %v", format, r.CategoryID, r.Chart, err)
+			}
 		}
 	}
 }

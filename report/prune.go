@@ -9,8 +9,8 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// PruneCounts are the rows a prune deletes, as prune --json prints them,
-// done or, with --dry-run, to do.
+// PruneCounts are the rows a prune deletes, as prune --json prints them
+// (--dry-run's the same: it is the prune, kept from the database).
 type PruneCounts struct {
 	Runs       int64 `json:"runs"`
 	Entries    int64 `json:"entries"`
@@ -18,17 +18,6 @@ type PruneCounts struct {
 	Videos     int64 `json:"videos"`
 	Search     int64 `json:"backfill_results"`
 	Categories int64 `json:"categories"`
-}
-
-// WouldJSON is prune --dry-run --json: what a prune would delete.
-type WouldJSON struct {
-	DryRun bool `json:"dry_run"`
-	PruneCounts
-}
-
-// BeyondJSON is b as prune --dry-run --json prints it.
-func BeyondJSON(b retention.Beyond) WouldJSON {
-	return WouldJSON{DryRun: true, PruneCounts: PruneCounts(b)}
 }
 
 // PrunedJSON is prune --json: what a prune deleted, and the database after.

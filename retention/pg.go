@@ -56,7 +56,7 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 func (pr *pruner) pgBatches(ctx context.Context, n, entries *int64, q string, args ...any) error {
 	for {
 		var got, gone int64
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, args...).Scan(&got, &gone) })
+		err := pr.update(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, args...).Scan(&got, &gone) })
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package retention
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,5 +75,51 @@ WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 	var n int
 	if err := db.Reader().QueryRow(`SELECT count(*) FROM trending_entries e JOIN videos v USING (vid) WHERE v.id = 'X'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("video X has %d entries after the prune (%v), want the other host's 1", n, err)
+	}
+}
+
+// DryRun on PostgreSQL is the prune kept from the database: what it
+// counts is what Prune then deletes, as Count says beforehand, and every
+// row is where it was after it.
+func TestPGDryRunIsThePruneRolledBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openURL(t, pgtest.URL(t))
+	termsWorld(t, db)
+	r := termsCut()
+	r.Batch = 3
+	rows := func() []int {
+		var n []int
+		for _, table := range []string{"runs", "trending_entries", "video_stats", "video_days", "videos", "search_results", "categories"} {
+			n = append(n, count(t, db, `SELECT count(*) FROM `+table))
+		}
+		return n
+	}
+	before := rows()
+	counted, err := Count(ctx, db, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, left, err := DryRun(ctx, db, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := rows(); !slices.Equal(after, before) {
+		t.Errorf("rows before the dry run %v, after it %v", before, after)
+	}
+	pruned, err := Prune(ctx, db, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry != pruned || (Beyond{Runs: dry.Runs, Entries: dry.Entries, Stats: dry.Stats, Videos: dry.Videos, Search: dry.Search,
+		Categories: dry.Categories, Ledger: dry.Ledger}) != counted {
+		t.Errorf("dry run %+v, prune %+v, counted %+v", dry, pruned, counted)
+	}
+	size, err := db.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !left.OldestRun.Equal(size.OldestRun) {
+		t.Errorf("the dry run left the oldest run at %v, the prune at %v", left.OldestRun, size.OldestRun)
 	}
 }

@@ -96,11 +96,17 @@ func (r Retention) WholeDays() Retention {
 // pruner is a prune's hold on the store: its pools and each database's
 // statements, and the steps' sizes, which tests make small.
 type pruner struct {
-	db    *store.DB
-	w, rd *sql.DB
-	path  string
-	q     staleStmts
-	pg    bool
+	db *store.DB
+	// w and rd are where the prune's statements go outside update's
+	// transactions: the store's pools, or, in a dry run, its one
+	// transaction.
+	w, rd conn
+	// update runs fn in a write transaction: the store's, one a batch, or
+	// the dry run's one.
+	update func(ctx context.Context, fn func(*sql.Tx) error) error
+	path   string
+	q      staleStmts
+	pg     bool
 	// vacuumStep and mergePages are VacuumStep and MergePages; walMark is
 	// PruneWALMark.
 	vacuumStep, mergePages int
@@ -118,12 +124,54 @@ type pruner struct {
 }
 
 func newPruner(db *store.DB) *pruner {
-	pr := &pruner{db: db, w: db.Writer(), rd: db.Reader(), path: db.Path(), q: sqliteStaleSQL, pg: db.Postgres(),
+	pr := &pruner{db: db, w: db.Writer(), rd: db.Reader(), update: db.Update, path: db.Path(), q: sqliteStaleSQL, pg: db.Postgres(),
 		vacuumStep: VacuumStep, mergePages: MergePages, walMark: PruneWALMark}
 	if pr.pg {
 		pr.q = pgStaleSQL
 	}
 	return pr
+}
+
+// conn is a pool or a transaction, as the prune's statements take them.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// DryRun is Prune on PostgreSQL in one transaction that is rolled back at
+// its end: the same statements, in the same order, delete the same rows and
+// count them the same way, each seeing what the ones before it deleted, and
+// nothing is kept (docs/operations.md). left is the database as the prune
+// left it, read in that transaction before the rollback, as Size reads it
+// after a prune. The rows it deletes stay locked until it ends: a
+// worker's write to one of them waits for it. SQLite's dry run is Prune on
+// a copy of the file.
+func DryRun(ctx context.Context, db *store.DB, r Retention) (p Pruned, left store.Size, err error) {
+	if !db.Postgres() {
+		return p, left, errors.New("prune: a dry run in a transaction is PostgreSQL's; SQLite's prunes a copy")
+	}
+	tx, err := db.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		return p, left, fmt.Errorf("prune: dry run: %w", err)
+	}
+	defer tx.Rollback()
+	pr := newPruner(db)
+	pr.w, pr.rd = tx, tx
+	pr.update = func(_ context.Context, fn func(*sql.Tx) error) error { return fn(tx) }
+	if p, err = pr.prune(ctx, r); err != nil {
+		return p, left, err
+	}
+	var oldest sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT pg_database_size(current_database()),
+		(SELECT min(started_ms) FROM runs WHERE kind = 'trending' AND started_ms > 0)`).Scan(&left.Bytes, &oldest)
+	if err != nil {
+		return p, left, fmt.Errorf("prune: dry run: database size: %w", err)
+	}
+	if oldest.Valid {
+		left.OldestRun = time.UnixMilli(oldest.Int64).UTC()
+	}
+	return p, left, nil
 }
 
 func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
@@ -255,7 +303,7 @@ func (pr *pruner) checkpoint(ctx context.Context) error {
 func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 	for {
 		var n int
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+		err := pr.update(ctx, func(tx *sql.Tx) error {
 			ids, err := oldRuns(ctx, tx, r.Before, r.Batch)
 			if n = len(ids); err != nil || n == 0 {
 				return err
@@ -383,7 +431,7 @@ func (pr *pruner) refillStraddled(ctx context.Context, day int64) error {
 	if pr.pg {
 		stmts = []string{pgRefillDelete, pgRefillDayFromEntries, pgRefillDayFromStats}
 	}
-	return pr.db.Update(ctx, func(tx *sql.Tx) error {
+	return pr.update(ctx, func(tx *sql.Tx) error {
 		vids, err := vidsOf(ctx, tx, straddledSQL, day, day+(24*time.Hour).Milliseconds())
 		if err != nil || len(vids) == 0 {
 			return err
@@ -529,7 +577,7 @@ func (pr *pruner) pruneLedger(ctx context.Context, r Retention, p *Pruned) error
 func (pr *pruner) inBatches(ctx context.Context, n *int64, batch int, args []any, stmts ...string) error {
 	for {
 		var got int64
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+		err := pr.update(ctx, func(tx *sql.Tx) error {
 			for _, q := range stmts {
 				res, err := tx.ExecContext(ctx, q, args...)
 				if err != nil {

@@ -39,50 +39,93 @@ var (
 // Beyond counts what a prune with r would remove, without removing it.
 type Beyond struct {
 	Runs, Entries, Stats, Videos, Search, Categories int64
+	// Ledger is the quota ledger's rows older than r.LedgerBefore: our own
+	// records, not the upstream's data, so Any does not weigh them.
+	Ledger int64
 }
 
-// Any says whether anything is beyond.
+// Any says whether anything of the upstream's data is beyond.
 func (b Beyond) Any() bool {
 	return b.Runs+b.Entries+b.Stats+b.Videos+b.Search+b.Categories > 0
 }
 
 // String is the counts as a message says them.
 func (b Beyond) String() string {
-	return fmt.Sprintf("%d chart runs with %d entries, %d tracked counts, %d videos, %d backfill results, %d category names",
-		b.Runs, b.Entries, b.Stats, b.Videos, b.Search, b.Categories)
+	return fmt.Sprintf("%d chart runs with %d entries, %d tracked counts, %d videos, %d backfill results, %d category names, %d ledger rows",
+		b.Runs, b.Entries, b.Stats, b.Videos, b.Search, b.Categories, b.Ledger)
 }
 
-// Count counts, by index, what Prune(db, r) would delete. Videos counts those
-// deleted for their age, or, without r.VideosBefore, those nothing kept
-// points at, before r's orphan cut, that the other steps leave orphaned
-// included only once they are.
+// Count counts, by index, what Prune(db, r) would delete, each figure as
+// Prune counts it: the rows each step deletes, over the database as the
+// steps before it leave it (the runs and stats before the cut gone, the
+// daily rollup from the cut on; the videos not fetched again in time gone
+// with every row pointing at them, then the videos nothing left points
+// at). On a database nothing writes meanwhile, Prune's Pruned has these
+// counts.
 func Count(ctx context.Context, db *store.DB, r Retention) (Beyond, error) {
 	r = r.WholeDays()
 	var b Beyond
-	one := func(q string, dst []any, args ...any) error {
+	one := func(q string, args []any, dst ...any) error {
 		if err := db.Reader().QueryRowContext(ctx, q, args...).Scan(dst...); err != nil {
 			return fmt.Errorf("count what a prune removes: %w", err)
 		}
 		return nil
 	}
+	before := msOf(r.Before)
+	var stale Beyond // the rows the videos' cut deletes beyond the other cuts
 	err := errors.Join(
-		one(`SELECT count(*), coalesce(sum(videos), 0) FROM runs WHERE kind = 'trending' AND started_ms < ? AND status <> 'running'`,
-			[]any{&b.Runs, &b.Entries}, msOf(r.Before)),
-		one(`SELECT count(*) FROM video_stats WHERE day_ms < ?`, []any{&b.Stats}, msOf(r.Before)))
-	if err == nil && !r.SearchBefore.IsZero() {
-		err = one(`SELECT count(*) FROM search_results WHERE fetched_ms < ?`, []any{&b.Search}, msOf(r.SearchBefore))
-	}
-	if err == nil && !r.CategoriesBefore.IsZero() {
-		err = one(`SELECT count(*) FROM categories WHERE fetched_ms < ?`, []any{&b.Categories}, msOf(r.CategoriesBefore))
-	}
-	if err == nil && !r.VideosBefore.IsZero() {
-		err = one(`SELECT count(*) FROM videos WHERE last_seen_ms < ?`, []any{&b.Videos}, msOf(r.VideosBefore))
-	} else if err == nil {
-		err = one(store.WithDays("0", store.AllDays)+`SELECT count(*) FROM videos AS v WHERE last_seen_ms < ?1`+orphanClause,
-			[]any{&b.Videos}, msOf(r.orphansBefore()))
-	}
+		one(`SELECT count(*), coalesce(sum((SELECT count(*) FROM trending_entries AS e WHERE e.run_id = r.id)), 0)
+			FROM runs AS r WHERE `+prunedRun, []any{before}, &b.Runs, &b.Entries),
+		one(`SELECT count(*) FROM video_stats WHERE day_ms < ?`, []any{before}, &b.Stats),
+		one(`SELECT count(*) FROM search_results WHERE fetched_ms < ?`, []any{zeroMS(r.SearchBefore)}, &b.Search),
+		one(`SELECT count(*) FROM categories WHERE fetched_ms < ?`, []any{zeroMS(r.CategoriesBefore)}, &b.Categories),
+		one(`SELECT count(*) FROM ledger WHERE at_ms < ?`, []any{zeroMS(r.LedgerBefore)}, &b.Ledger),
+		// ?1 the cut, ?2 the videos' (0: none), ?3 the backfill
+		// results' (0: none), ?4 the orphans'
+		one(keptDays+`SELECT
+			(SELECT count(*) FROM videos WHERE last_seen_ms < ?2),
+			(SELECT count(*) FROM days CROSS JOIN trending_entries AS e WHERE `+store.EntryDay+` = days.d
+			   AND e.vid IN (SELECT vid FROM videos WHERE last_seen_ms < ?2) AND NOT EXISTS (
+			   SELECT 1 FROM runs AS r WHERE r.id = e.run_id AND `+prunedRun+`)),
+			(SELECT count(*) FROM days CROSS JOIN video_stats AS st WHERE st.day_ms = days.d
+			   AND st.vid IN (SELECT vid FROM videos WHERE last_seen_ms < ?2)),
+			(SELECT count(*) FROM search_results WHERE fetched_ms >= ?3
+			   AND vid IN (SELECT vid FROM videos WHERE last_seen_ms < ?2)),
+			(SELECT count(*) FROM videos AS v WHERE last_seen_ms < ?4 AND last_seen_ms >= ?2`+orphanAfterClause+`)`,
+			[]any{before, zeroMS(r.VideosBefore), zeroMS(r.SearchBefore), msOf(r.orphansBefore())},
+			&stale.Videos, &stale.Entries, &stale.Stats, &stale.Search, &b.Videos))
+	b.Videos += stale.Videos
+	b.Entries += stale.Entries
+	b.Stats += stale.Stats
+	b.Search += stale.Search
 	return b, err
 }
+
+// zeroMS is t in ms, 0 for a cut not made (no row is older than 0).
+func zeroMS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return msOf(t)
+}
+
+// prunedRun is the runs Prune deletes, as a condition on runs AS r, ?1
+// the cut.
+const prunedRun = `r.kind = 'trending' AND r.started_ms < ?1 AND r.status <> 'running'`
+
+// keptDays is the days the daily rollup holds from the cut (?1) on: what
+// the prune's later steps read the rows of a video by, once the days
+// before the cut are gone.
+var keptDays = store.WithDays("?1", store.AllDays)
+
+// orphanAfterClause is orphanClause over what the prune leaves: the
+// entries of the runs it keeps, the backfill results from their cut (?3)
+// on and the stats of the days it keeps.
+const orphanAfterClause = `
+  AND NOT EXISTS (SELECT 1 FROM days CROSS JOIN trending_entries AS e WHERE ` + store.EntryDay + ` = days.d AND e.vid = v.vid
+    AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.id = e.run_id AND ` + prunedRun + `))
+  AND NOT EXISTS (SELECT 1 FROM search_results AS s WHERE s.vid = v.vid AND s.fetched_ms >= ?3)
+  AND NOT EXISTS (SELECT 1 FROM days CROSS JOIN video_stats AS st WHERE st.day_ms = days.d AND st.vid = v.vid)`
 
 // orphanClause keeps the videos nothing kept points at.
 // The entries and stats are sought day by day: a statement that holds it
@@ -127,7 +170,7 @@ func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, betwee
 	}
 	if !r.CategoriesBefore.IsZero() {
 		at := msOf(r.CategoriesBefore)
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+		err := pr.update(ctx, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, `DELETE FROM categories WHERE fetched_ms < ?`, at)
 			if err == nil {
 				p.Categories, _ = res.RowsAffected()
@@ -152,7 +195,7 @@ func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, betwee
 func (pr *pruner) pruneStale(ctx context.Context, before time.Time, p *Pruned, between func(context.Context) error) error {
 	for {
 		var n int
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+		err := pr.update(ctx, func(tx *sql.Tx) error {
 			vids, err := vidsOf(ctx, tx, `SELECT vid FROM videos WHERE last_seen_ms < ? ORDER BY last_seen_ms LIMIT ?`+
 				pr.q.lockBatch, msOf(before), StaleBatch)
 			if n = len(vids); err != nil || n == 0 {
@@ -229,7 +272,7 @@ func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p 
 func (pr *pruner) batches(ctx context.Context, n *int64, batch int, between func(context.Context) error, args []any, q string) error {
 	for {
 		var got int64
-		err := pr.db.Update(ctx, func(tx *sql.Tx) error {
+		err := pr.update(ctx, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, q, args...)
 			if err == nil {
 				got, err = res.RowsAffected()

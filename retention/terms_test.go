@@ -72,6 +72,10 @@ func TestPruneTermsLeavesNothingOlderThanThirtyDays(t *testing.T) {
 		if got.Runs != 1 || got.Entries != 10 || got.Videos != 11 || got.Search != 1 || got.Categories != 1 || got.Stats != 1 {
 			t.Errorf("pruned %+v, want 1 run, 10 entries, 11 videos, 1 result, 1 category, 1 tracked count", got)
 		}
+		if did := (Beyond{Runs: got.Runs, Entries: got.Entries, Stats: got.Stats, Videos: got.Videos, Search: got.Search,
+			Categories: got.Categories, Ledger: got.Ledger}); did != want {
+			t.Errorf("counted %+v, pruned %+v: the count is not what the prune does", want, did)
+		}
 		cut := msOf(r.Before)
 		for q, want := range map[string]int{
 			`SELECT count(*) FROM videos WHERE last_seen_ms < ?`:                                       0,

@@ -15,6 +15,11 @@ import (
 type PruneStore struct {
 	DB       *store.DB
 	Progress func(jobs.Pruned)
+	// DryRun, when set, prunes on PostgreSQL in one transaction rolled
+	// back at its end (retention.DryRun), and puts the database as that
+	// prune left it in *DryRun. SQLite's dry run prunes a copy
+	// (Host.DryRunCopy), with DryRun nil.
+	DryRun *store.Size
 }
 
 var _ jobs.PruneStore = PruneStore{}
@@ -24,6 +29,11 @@ func (p PruneStore) Prune(ctx context.Context, c jobs.Cuts) (jobs.Pruned, error)
 	r := Retention(c)
 	if p.Progress != nil {
 		r.Progress = func(n retention.Pruned) { p.Progress(jobs.Pruned(n)) }
+	}
+	if p.DryRun != nil {
+		pruned, left, err := retention.DryRun(ctx, p.DB, r)
+		*p.DryRun = left
+		return jobs.Pruned(pruned), err
 	}
 	pruned, err := retention.Prune(ctx, p.DB, r)
 	return jobs.Pruned(pruned), err

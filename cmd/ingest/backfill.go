@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/store"
 )
 
 type backfillFlags struct {
@@ -131,7 +132,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return usageErrorf("--max-units: one search page costs %d units (%s), all pools together; got %d", page, costs.PoolUnits(cost), f.maxUnits)
 	}
 	if f.dryRun {
-		return dryRun(ctx, out, s, job, cost)
+		return dryRun(ctx, out, s, job, cost, f.restart)
 	}
 	p, err := openPipeline(ctx, s)
 	if err != nil {
@@ -143,12 +144,16 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 		return err
 	}
 	defer release()
-	if job.MaxUnits == 0 {
+	left, err := pagesLeft(ctx, p.DB, job, f.restart)
+	if err != nil {
+		return err
+	}
+	if job.MaxUnits == 0 && left > 0 {
 		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
 		if err != nil {
 			return err
 		}
-		if !takeShare(out, job, plan, cost) {
+		if !takeShare(out, job, plan, cost, left) {
 			return nil
 		}
 	}
@@ -194,16 +199,43 @@ func shippedPageCost() string {
 	return costs.PoolUnits(cost)
 }
 
+// pagesLeft is how many pages the backfill may still fetch, as its run
+// counts them (jobs.Backfill.Run): none once its cursor says it is
+// complete, the search's last pages when it resumes, every page with
+// --restart or without a database. A run and its dry run plan by it.
+func pagesLeft(ctx context.Context, db *store.DB, job *jobs.Backfill, restart bool) (int, error) {
+	if db == nil || restart {
+		return jobs.SearchMaxPages, nil
+	}
+	cur, ok, err := db.Cursor(ctx, job.ID.Key())
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return jobs.SearchMaxPages, nil
+	case cur.Done:
+		return 0, nil
+	}
+	return max(0, jobs.SearchMaxPages-cur.Pages), nil
+}
+
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
-func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64) error {
+func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64, restart bool) error {
 	db, lim, key, closeFn, openErr := dryRunPools(ctx, s)
 	defer closeFn()
-	share, units, shareErr := "", int64(0), openErr
-	if job.MaxUnits == 0 && openErr == nil {
-		share, units, shareErr = dryRunShare(ctx, s, db, lim, key, job, cost)
+	left, share, units, shareErr := jobs.SearchMaxPages, "", int64(0), openErr
+	if openErr == nil {
+		if n, err := pagesLeft(ctx, db, job, restart); err == nil {
+			left = n
+		} else {
+			shareErr = err
+		}
 	}
-	pages := jobs.SearchMaxPages
+	pages := left
+	if job.MaxUnits == 0 && shareErr == nil && left > 0 {
+		share, units, shareErr = dryRunShare(ctx, s, db, lim, key, job, cost, left)
+	}
 	if share != "" {
 		if units == 0 {
 			pages = 0
@@ -226,6 +258,12 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 		fmt.Fprintf(out, "  the daemon's plan unknown: %v\n", shareErr)
 	case share != "":
 		fmt.Fprintf(out, "  %s\n", share)
+	}
+	switch {
+	case left == 0:
+		fmt.Fprintln(out, "  already complete: a run calls nothing (--restart starts it over)")
+	case left < jobs.SearchMaxPages:
+		fmt.Fprintf(out, "  resumes at page %d of at most %d\n", jobs.SearchMaxPages-left+1, jobs.SearchMaxPages)
 	}
 	fmt.Fprintf(out, "  at most %d pages of 50 videos (the upstream returns at most 500 results a search)\n", plan.Pages)
 	fmt.Fprintf(out, "  at most %s units (a page: %s)\n", costs.PoolUnits(plan.Need), costs.PoolUnits(cost))

@@ -192,3 +192,32 @@ func TestBackfillPageLineCountsEveryPool(t *testing.T) {
 		t.Errorf("last page line: units=%d units_by_pool=%q left=%q; the upstream charged %d in all\n%s", last.Units, last.Pools, last.Left, charged, res)
 	}
 }
+
+// A backfill's dry run plans by its cursor as its run does: resumed at
+// page 4, it says at most 7 pages, and the run then fetches no more than
+// those (the search may end sooner); complete, it says a run calls
+// nothing, and the run calls nothing.
+func TestBackfillDryRunPlansByItsCursor(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01"}
+	h.mustRun(0, append(args, "--max-units", "6")...)
+	plan := h.mustRun(0, append(args, "--max-units", "100", "--dry-run")...)
+	if !strings.Contains(plan.stdout, "resumes at page 4 of at most 10") || !strings.Contains(plan.stdout, "at most 7 pages") {
+		t.Errorf("the dry run of a backfill 3 pages in does not plan its last 7:\n%s", plan)
+	}
+	before := len(h.reqs.requests("/search"))
+	h.mustRun(0, append(args, "--max-units", "100")...)
+	if n := len(h.reqs.requests("/search")) - before; n < 1 || n > 7 {
+		t.Errorf("the run fetched %d search pages, its dry run said at most 7", n)
+	}
+	done := h.mustRun(0, append(args, "--dry-run")...)
+	if !strings.Contains(done.stdout, "already complete: a run calls nothing") || !strings.Contains(done.stdout, "at most 0 pages") {
+		t.Errorf("the dry run of a complete backfill plans pages:\n%s", done)
+	}
+	before = len(h.reqs.requests(""))
+	h.mustRun(0, args...)
+	if n := len(h.reqs.requests("")) - before; n != 0 {
+		t.Errorf("a complete backfill's run sent %d requests", n)
+	}
+}

@@ -352,4 +352,14 @@ func TestListenersTakeIPv6(t *testing.T) {
 	if !strings.Contains(res.stderr, "is not a loopback address") {
 		t.Errorf("[::]:PORT without a token: want it refused as public\n%s", res)
 	}
+	// The daemon's listener is the same site on the same address syntax.
+	_, port, _ = net.SplitHostPort(closedAddr(t))
+	d := h.start("run", "--listen", "[::1]:"+port, "--regions", "US")
+	base = "http://[::1]:" + port
+	if !waitFor(30*time.Second, func() bool { return healthy(base+"/healthz") || d.exited() }) || d.exited() {
+		t.Fatalf("run --listen [::1]:%s never answered\n%s", port, d.out)
+	}
+	if code, _ := get(t, base+"/metrics"); code != 200 {
+		t.Errorf("/metrics on the daemon's [::1]: %d, want 200", code)
+	}
 }

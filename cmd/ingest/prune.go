@@ -47,8 +47,9 @@ fetched more than 30 days ago: backfill results, category names, and under
 standard the videos whose text was not fetched again since, with every row
 that points at them; the videos nothing kept shows go too.
 
-It says what it will delete before it does; --dry-run says it and deletes
-nothing. --terms is the same prune, by name: the one to run on a database an
+It says what it will delete before it does; --dry-run is the prune itself,
+kept from the database (SQLite: on a copy of the file; PostgreSQL: in one
+transaction rolled back at its end), printing what the prune would. --terms is the same prune, by name: the one to run on a database an
 older version kept for longer, before the first run under the terms.
 
 The quota ledger and the runs' units are our own records, not the
@@ -68,7 +69,7 @@ instead of growing).`,
 	cmd.Flags().StringVar(&f.keep, "keep", "", "how long to keep statistics: days (7d) or a duration (36h); default and at most what the standing allows. Cut in whole UTC days: between this less a day and this are kept, never more")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	cmd.Flags().BoolVar(&f.terms, "terms", false, "prune exactly what the standing does not allow (not with --keep)")
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "say what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "run the prune and keep none of it: the same figures and JSON, nothing deleted")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print what was pruned as JSON")
 	return cmd
 }
@@ -114,8 +115,11 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		return err
 	}
 	defer db.Close()
+	// One now for the count and the prune: the same cuts.
+	now := s.now()
 	job := s.pruneJob(db, keep, nil)
-	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(s.now())))
+	job.Now = func() time.Time { return now }
+	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(now)))
 	if err != nil {
 		return err
 	}
@@ -124,33 +128,37 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		verb = "would delete"
 	}
 	fmt.Fprintf(s.stderr, "prune under the %s standing, statistics kept %s: %s %s\n", s.standing.Name(), ingest.Days(keep), verb, beyond)
-	if f.dryRun && store.IsURL(s.db) {
-		// PostgreSQL: the count, which docs/operations.md says is one.
-		if f.json {
-			return writeJSON(out, report.BeyondJSON(beyond))
-		}
-		return nil
-	}
-	if f.dryRun {
+	// A dry run is the prune (docs/operations.md): on PostgreSQL in one
+	// transaction rolled back at its end, on SQLite on a copy of the file.
+	inTx := f.dryRun && db.Postgres()
+	if f.dryRun && !inTx {
 		copied, drop, err := s.host().DryRunCopy(ctx)
 		if err != nil {
 			return err
 		}
 		defer drop()
 		db, job = copied, s.pruneJob(copied, keep, nil)
+		job.Now = func() time.Time { return now }
 	}
-	job.Store = wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
+	ps := wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
+	var left store.Size // the database as a dry run in a transaction left it
+	if inTx {
+		ps.DryRun = &left
+	}
+	job.Store = ps
 	res := job.Run(ctx)
 	if res.Err != nil {
 		return res.Err
 	}
-	if err := wiring.NoteKept(ctx, db, keep); err != nil {
-		return err
-	}
 	pruned := retention.Pruned(res.Pruned)
-	size, err := db.Size(ctx)
-	if err != nil {
-		return err
+	size := left
+	if !inTx {
+		if err := wiring.NoteKept(ctx, db, keep); err != nil {
+			return err
+		}
+		if size, err = db.Size(ctx); err != nil {
+			return err
+		}
 	}
 	if f.json {
 		return writeJSON(out, report.PruneJSON(pruned, size))
@@ -167,9 +175,9 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 func pruneProgress(log *slog.Logger, beyond retention.Beyond, now func() time.Time) func(jobs.Pruned) {
 	logged := newProgressLog(log, "prune: deleting rows")
 	logged.now = now
-	total := beyond.Runs + beyond.Entries + beyond.Stats + beyond.Videos + beyond.Search + beyond.Categories
+	total := beyond.Runs + beyond.Entries + beyond.Stats + beyond.Videos + beyond.Search + beyond.Categories + beyond.Ledger
 	logged.at(0, total) // its clock starts with the prune
 	return func(p jobs.Pruned) {
-		logged.at(p.Runs+p.Entries+p.Stats+p.Videos+p.Search+p.Categories, total)
+		logged.at(p.Runs+p.Entries+p.Stats+p.Videos+p.Search+p.Categories+p.Ledger, total)
 	}
 }

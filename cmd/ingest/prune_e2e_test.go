@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func TestPruneDryRunIsThePrune(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 	pool := []string{"US", "GB", "IN", "DE", "JP"}
-	for i := range 3 {
+	for range 3 {
 		days := 3 + rng.IntN(20)
 		regions := pool[:1+rng.IntN(len(pool))]
 		keep := fmt.Sprintf("%dd", 1+rng.IntN(days+2))
@@ -179,20 +180,96 @@ func TestPruneDryRunIsThePrune(t *testing.T) {
 				t.Errorf("prune --dry-run changed the database")
 			}
 			real := h.mustRunGrowing(0, "prune", "--keep", keep, "--json")
-			var got, want map[string]any
-			if err := json.Unmarshal([]byte(dry.stdout), &got); err != nil {
-				t.Fatalf("prune --dry-run --json: %v\n%s", err, dry)
+			samePrune(t, dry, real)
+		})
+	}
+}
+
+// On PostgreSQL too, for random retention settings and histories (copied
+// from SQLite with db copy), prune --dry-run --json is the prune's JSON
+// field for field but the bytes, with its first line's counts, and leaves
+// every row where it was; the prune's first line says what its JSON does.
+func TestPostgresPruneDryRunIsThePrune(t *testing.T) {
+	t.Parallel()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 2))
+	pool := []string{"US", "GB", "IN", "DE", "JP"}
+	for range 2 {
+		days := 3 + rng.IntN(30)
+		regions := pool[:1+rng.IntN(3)]
+		keep := fmt.Sprintf("%dd", 1+rng.IntN(min(days+2, 30)))
+		t.Run(fmt.Sprintf("%d days of %s, --keep %s", days, strings.Join(regions, ","), keep), func(t *testing.T) {
+			h := newHarness(t)
+			buildHistory(t, h.db(), days, regions...)
+			target := h.withPostgres()
+			h.set("INGEST_DB", filepath.Join(h.dir, "ingest.db"))
+			h.mustRunGrowing(0, "db", "copy", "--to", target)
+			h.set("INGEST_DB", target)
+			pg := openPG(t, target)
+			rows := func() string {
+				var b strings.Builder
+				for _, table := range []string{"runs", "trending_entries", "video_stats", "video_days", "videos", "search_results",
+					"categories", "ledger"} {
+					fmt.Fprintf(&b, "%s %d, ", table, queryInt(t, pg, `SELECT count(*) FROM `+table))
+				}
+				return b.String()
 			}
-			if err := json.Unmarshal([]byte(real.stdout), &want); err != nil {
-				t.Fatalf("prune --json: %v\n%s", err, real)
+			before := rows()
+			dry := h.mustRunGrowing(0, "prune", "--keep", keep, "--dry-run", "--json")
+			if after := rows(); after != before {
+				t.Errorf("prune --dry-run changed the database:\nbefore %s\nafter  %s", before, after)
 			}
-			for _, k := range []string{"database_bytes", "freed_bytes", "free_kept_bytes"} {
-				delete(got, k)
-				delete(want, k)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("run %d: prune --dry-run --json %v\nprune --json          %v", i, got, want)
+			real := h.mustRunGrowing(0, "prune", "--keep", keep, "--json")
+			samePrune(t, dry, real)
+			if before == rows() {
+				t.Logf("this history had nothing to prune at --keep %s", keep)
 			}
 		})
+	}
+}
+
+// samePrune holds a dry run's JSON to the prune's, field for field but the
+// bytes, and each command's first line to its own JSON.
+func samePrune(t *testing.T, dry, real result) {
+	t.Helper()
+	var got, want map[string]any
+	if err := json.Unmarshal([]byte(dry.stdout), &got); err != nil {
+		t.Fatalf("prune --dry-run --json: %v\n%s", err, dry)
+	}
+	if err := json.Unmarshal([]byte(real.stdout), &want); err != nil {
+		t.Fatalf("prune --json: %v\n%s", err, real)
+	}
+	firstLineAgrees(t, "prune --dry-run", dry.stderr, got)
+	firstLineAgrees(t, "prune", real.stderr, want)
+	for _, k := range []string{"database_bytes", "freed_bytes", "free_kept_bytes"} {
+		delete(got, k)
+		delete(want, k)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("prune --dry-run --json %v\nprune --json          %v", got, want)
+	}
+}
+
+// firstLineAgrees holds what a prune's first line says it deletes to what
+// its JSON says it deleted.
+func firstLineAgrees(t *testing.T, name, stderr string, js map[string]any) {
+	t.Helper()
+	line, _, _ := strings.Cut(stderr, "\n")
+	var c struct{ runs, entries, stats, videos, search, categories, ledger int64 }
+	_, after, _ := strings.Cut(line, "delete ")
+	if _, a, ok := strings.Cut(line, "deleting "); ok {
+		after = a
+	}
+	if _, err := fmt.Sscanf(after, "%d chart runs with %d entries, %d tracked counts, %d videos, %d backfill results, %d category names, %d ledger rows",
+		&c.runs, &c.entries, &c.stats, &c.videos, &c.search, &c.categories, &c.ledger); err != nil {
+		t.Fatalf("%s: first line %q: %v", name, line, err)
+	}
+	said := map[string]float64{"runs": float64(c.runs), "entries": float64(c.entries), "stats": float64(c.stats),
+		"videos": float64(c.videos), "backfill_results": float64(c.search), "categories": float64(c.categories), "ledger": float64(c.ledger)}
+	for k, v := range said {
+		if js[k] != v {
+			t.Errorf("%s: the first line says %s %v, the JSON %v\n%s", name, k, v, js[k], line)
+		}
 	}
 }

@@ -23,11 +23,11 @@ func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *set
 	return report.PlanShare(ctx, wiring.On(db, ""), lim, s.costs, key, wiring.Planner)
 }
 
-// takeShare caps the backfill to the whole pages the plan leaves room for
-// and says so; false when that is not one page, and the backfill does not
-// start.
-func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost map[string]int64) bool {
-	share := plan.ShareOf(cost).Within(jobs.SearchMaxPages)
+// takeShare caps the backfill to the whole pages the plan leaves room for,
+// of the pages it has left, and says so; false when that is not one page,
+// and the backfill does not start.
+func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost map[string]int64, pages int) bool {
+	share := plan.ShareOf(cost).Within(int64(pages))
 	line := share.Line(job.Query.Region, cost)
 	if share.Units == 0 {
 		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
@@ -61,12 +61,12 @@ func dryRunPools(ctx context.Context, s *settings) (db *store.DB, lim report.Sta
 // dryRunShare is the plan's share as dryRun says it, in units (all pools),
 // when the operator gives no --max-units.
 func dryRunShare(ctx context.Context, s *settings, db *store.DB, lim report.StateReader, key string, job *jobs.Backfill,
-	cost map[string]int64) (string, int64, error) {
+	cost map[string]int64, pages int) (string, int64, error) {
 	plan, err := planShare(ctx, db, lim, s, key)
 	if err != nil {
 		return "", 0, err
 	}
-	share := plan.ShareOf(cost).Within(jobs.SearchMaxPages)
+	share := plan.ShareOf(cost).Within(int64(pages))
 	line := share.Line(job.Query.Region, cost)
 	if share.Units == 0 {
 		line += "; a run would call nothing (give --max-units to take a share anyway)"

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// duckDBVersion is the DuckDB the export's types are checked with, from
+// npm with its prebuilt library, pinned so that the check's verdict is
+// the same on every run.
+const duckDBVersion = "@duckdb/node-api@1.5.6-r.1"
+
+// duckTypes is run by node: for each export file, DuckDB's DESCRIBE of its
+// own reader over it, and each time column's instants as epoch seconds.
+const duckTypes = `
+import { DuckDBInstance } from '@duckdb/node-api';
+const [csv, jsonl, parquet] = process.argv.slice(2);
+const db = await DuckDBInstance.create(':memory:');
+const c = await db.connect();
+const out = { version: (await c.runAndReadAll('select version()')).getRows()[0][0], types: {}, instants: {} };
+for (const [f, from] of [['csv', "read_csv('" + csv + "')"], ['jsonl', "read_json('" + jsonl + "')"], ['parquet', "read_parquet('" + parquet + "')"]]) {
+  const d = await c.runAndReadAll('DESCRIBE SELECT * FROM ' + from);
+  out.types[f] = Object.fromEntries(d.getRowObjectsJson().map(r => [r.column_name, r.column_type]));
+  const t = await c.runAndReadAll('SELECT string_agg(coalesce(epoch(publishedAt)::varchar, \'null\') || \'/\' || epoch(trending_date)::varchar, \' \') FROM ' + from);
+  out.instants[f] = t.getRows()[0][0];
+}
+console.log(JSON.stringify(out));
+`
+
+// exportTypeExceptions are the columns whose DuckDB type may differ by
+// format, each for a reason of the format, not of the export (docs/data.md).
+var exportTypeExceptions = map[string]map[string]string{
+	// CSV has no lists: the dataset's tags joined by "|".
+	"tags": {"csv": "VARCHAR", "jsonl": "VARCHAR[]", "parquet": "VARCHAR[]"},
+	// JSON has no time: the text carries its zone (Z), and DuckDB's JSON
+	// reader before 1.6 types such text TIMESTAMP, the same instant in UTC.
+	"publishedAt":   {"csv": "TIMESTAMP WITH TIME ZONE", "jsonl": "TIMESTAMP", "parquet": "TIMESTAMP WITH TIME ZONE"},
+	"trending_date": {"csv": "TIMESTAMP WITH TIME ZONE", "jsonl": "TIMESTAMP", "parquet": "TIMESTAMP WITH TIME ZONE"},
+}
+
+// TestExportTypesInDuckDB: the same runs exported as CSV, JSON lines and
+// Parquet through the binary, read by DuckDB with nothing declared: every
+// column has one type in the three (but the format's own exceptions
+// above), categoryId and chart numbers as CSV's digits read, rank BIGINT,
+// the times with their zone, and each time the same instant in the three.
+func TestExportTypesInDuckDB(t *testing.T) {
+	t.Parallel()
+	dir := duckDBDir(t)
+	h := newHarness(t)
+	movedRuns(t, h, "GB,AU")
+	h.mustRun(0, "run", "--once", "--regions", "GB", "--categories", "music")
+	files := map[string]string{}
+	for _, f := range []string{"csv", "jsonl", "parquet"} {
+		files[f] = filepath.Join(h.dir, "export."+f)
+		h.mustRun(0, "export", "--since", "2000-01-01", "--format", f, "--out", files[f])
+	}
+	script := filepath.Join(dir, "types.mjs")
+	if err := os.WriteFile(script, []byte(duckTypes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := exec.Command("node", script, files["csv"], files["jsonl"], files["parquet"]).Output()
+	if err != nil {
+		t.Fatalf("DuckDB could not read the exports: %v %s", err, stderrOf(err))
+	}
+	var got struct {
+		Version  string                       `json:"version"`
+		Types    map[string]map[string]string `json:"types"`
+		Instants map[string]string            `json:"instants"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DuckDB %s", got.Version)
+	csvTypes := got.Types["csv"]
+	if len(csvTypes) < 22 || len(got.Types["jsonl"]) != len(csvTypes) || len(got.Types["parquet"]) != len(csvTypes) {
+		t.Fatalf("columns: %v", got.Types)
+	}
+	for col, typ := range csvTypes {
+		want := map[string]string{"csv": typ, "jsonl": typ, "parquet": typ}
+		if ex, ok := exportTypeExceptions[col]; ok {
+			want = ex
+		}
+		for _, f := range []string{"csv", "jsonl", "parquet"} {
+			if got.Types[f][col] != want[f] {
+				t.Errorf("%s in %s: DuckDB reads %s, want %s (csv %s, jsonl %s, parquet %s)", col, f, got.Types[f][col], want[f],
+					got.Types["csv"][col], got.Types["jsonl"][col], got.Types["parquet"][col])
+			}
+		}
+	}
+	for col, want := range map[string]string{"categoryId": "BIGINT", "chart": "BIGINT", "rank": "BIGINT", "run_id": "BIGINT",
+		"view_count": "BIGINT", "comments_disabled": "BOOLEAN", "video_id": "VARCHAR"} {
+		if csvTypes[col] != want {
+			t.Errorf("%s: DuckDB reads %s from CSV, want %s", col, csvTypes[col], want)
+		}
+	}
+	if got.Instants["csv"] == "" || got.Instants["csv"] != got.Instants["jsonl"] || got.Instants["csv"] != got.Instants["parquet"] {
+		t.Errorf("the times' instants differ by format:\ncsv     %.200s\njsonl   %.200s\nparquet %.200s",
+			got.Instants["csv"], got.Instants["jsonl"], got.Instants["parquet"])
+	}
+	// JSON lines' times are text with their zone.
+	line, _, _ := strings.Cut(string(fileBytes(t, files["jsonl"])), "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"publishedAt", "trending_date"} {
+		if s, _ := rec[col].(string); !strings.HasSuffix(s, "Z") {
+			t.Errorf("JSON lines' %s = %v: want a time with its zone", col, rec[col])
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+var duckDBOnce struct {
+	sync.Once
+	dir string
+	why string
+}
+
+// duckDBDir installs DuckDB's node package once per test binary into a
+// directory of the temporary directory, as export's tests install
+// hyparquet, and returns it; without node or npm the test is skipped,
+// saying why.
+func duckDBDir(t *testing.T) string {
+	t.Helper()
+	duckDBOnce.Do(func() {
+		if _, err := exec.LookPath("node"); err != nil {
+			duckDBOnce.why = "node is not installed"
+			return
+		}
+		dir := filepath.Join(os.TempDir(), "ingest-test-duckdb-"+strings.NewReplacer("@", "", "/", "-").Replace(duckDBVersion))
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api")); err == nil {
+			duckDBOnce.dir = dir
+			return
+		}
+		os.MkdirAll(dir, 0o755)
+		cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, duckDBVersion)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			duckDBOnce.why = "npm install " + duckDBVersion + ": " + err.Error() + ": " + stderr.String()
+			return
+		}
+		duckDBOnce.dir = dir
+	})
+	if duckDBOnce.dir == "" {
+		t.Skipf("no DuckDB to read the exports with (%s); export's tests check the types each format declares", duckDBOnce.why)
+	}
+	return duckDBOnce.dir
+}
