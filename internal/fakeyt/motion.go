@@ -65,7 +65,7 @@ func (f *Fake) motionNow() motion {
 // region has no chart.
 func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 	list, ok = f.movingChart(region)
-	return f.traded(region, f.editedList(region, f.without(list))), ok
+	return f.editedList(region, f.traded(region, f.without(list))), ok
 }
 
 // Swap serves region's chart with the videos at ranks a and b (from 1)
