@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 13 (the table schema_version).
+-- Step 14 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -299,7 +299,8 @@ CREATE TABLE public.videos (
     last_seen_ms bigint NOT NULL,
     thumbnail text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     audio_language text DEFAULT ''::text NOT NULL,
-    language text DEFAULT ''::text NOT NULL
+    language text DEFAULT ''::text NOT NULL,
+    retitled_ms bigint
 );
 
 CREATE TABLE public.videos_gone (

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 20 (PRAGMA user_version).
+-- Version 21 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -49,7 +49,7 @@ CREATE TABLE videos (
   comment_count   INTEGER,                   -- NULL: hidden by the owner
   first_seen_ms   INTEGER NOT NULL,
   last_seen_ms    INTEGER NOT NULL
-, thumbnail TEXT NOT NULL DEFAULT '', audio_language TEXT NOT NULL DEFAULT '', language TEXT NOT NULL DEFAULT '');
+, thumbnail TEXT NOT NULL DEFAULT '', audio_language TEXT NOT NULL DEFAULT '', language TEXT NOT NULL DEFAULT '', retitled_ms INTEGER);
 
 CREATE TABLE search_results (
   run_id     INTEGER NOT NULL REFERENCES runs (id),
@@ -344,4 +344,4 @@ CREATE TRIGGER video_days_stat_again AFTER UPDATE ON video_stats BEGIN
     views = CASE WHEN coalesce(excluded.views, -1) > coalesce(views, -1) THEN excluded.views ELSE views END;
 END;
 
-PRAGMA user_version = 20;
+PRAGMA user_version = 21;

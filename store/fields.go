@@ -153,6 +153,21 @@ var videoColumns = func() string {
 	return strings.Join(append(cols, "v.first_seen_ms", "v.last_seen_ms"), ", ")
 }()
 
+// feedShown is the columns of a video that a feed shows beside its place
+// in a chart: a page that changes one of them dates the video's
+// retitled_ms, which dates its feed entries (Steady).
+var feedShown = []string{"title", "channel_title", "channel_id"}
+
+// retitled is the condition that a stored row's feedShown columns differ
+// from the page's (table names the stored row, as in videoUpsert).
+func retitled(table string) string {
+	var or []string
+	for _, c := range feedShown {
+		or = append(or, "excluded."+c+" <> "+table+c)
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
 // videoUpsert is a database's statement storing a page's videos from the
 // page's JSON (pageJSON), each element o holding the table's columns by
 // name: sel begins the SELECT, from reads the elements (and orders them,
@@ -179,8 +194,9 @@ INSERT INTO videos (%s, first_seen_ms, last_seen_ms)
 %s %s, %s, %s
 %s
 ON CONFLICT (id) DO UPDATE SET
-  %s, last_seen_ms = excluded.last_seen_ms
+  %s, last_seen_ms = excluded.last_seen_ms,
+  retitled_ms = CASE WHEN %s THEN excluded.last_seen_ms ELSE %sretitled_ms END
 WHERE excluded.last_seen_ms >= %slast_seen_ms`,
 		strings.Join(cols, ", "), sel, strings.Join(vals, ", "), seen, seen, from,
-		strings.Join(sets, ",\n  "), table)
+		strings.Join(sets, ",\n  "), retitled(table), table, table)
 }

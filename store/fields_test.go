@@ -35,7 +35,7 @@ WHERE table_schema = current_schema() AND table_name = 'videos'`
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		for _, own := range []string{"vid", "first_seen_ms", "last_seen_ms"} {
+		for _, own := range []string{"vid", "first_seen_ms", "last_seen_ms", "retitled_ms"} {
 			delete(got, own)
 		}
 		for _, f := range videoFields {

@@ -175,8 +175,8 @@ func TestHistoryFromDailyRollup(t *testing.T) {
 
 // TestUpgradeFillsDailyRollup takes a database back to schema 9 (no
 // rollup, no languages, no pacing plans, no tombstones, no recorded
-// timetable, no runs' slots, no ledger index by pool), opens it, and
-// checks the upgrade filled the rollup.
+// timetable, no runs' slots, no ledger index by pool, no retitling
+// times), opens it, and checks the upgrade filled the rollup.
 func TestUpgradeFillsDailyRollup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -190,7 +190,8 @@ func TestUpgradeFillsDailyRollup(t *testing.T) {
 DROP TRIGGER video_days_stat; DROP TRIGGER video_days_stat_again;
 ALTER TABLE videos DROP COLUMN audio_language; ALTER TABLE videos DROP COLUMN language; DROP TABLE pace_plans;
 DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories_fetched; DROP TABLE region_catalogue;
-ALTER TABLE schedule DROP COLUMN timetable; ALTER TABLE schedule DROP COLUMN plan; ALTER TABLE schedule DROP COLUMN costs; ALTER TABLE runs DROP COLUMN slot_ms; DROP INDEX ledger_pool; PRAGMA user_version = 9`)
+ALTER TABLE schedule DROP COLUMN timetable; ALTER TABLE schedule DROP COLUMN plan; ALTER TABLE schedule DROP COLUMN costs; ALTER TABLE runs DROP COLUMN slot_ms; DROP INDEX ledger_pool;
+ALTER TABLE videos DROP COLUMN retitled_ms; PRAGMA user_version = 9`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

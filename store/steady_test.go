@@ -64,3 +64,58 @@ func TestSteadyDatesEachEntryByItsLastChange(t *testing.T) {
 		}
 	})
 }
+
+// TestSteadyAndLeftFollowWhatAFeedShows: a video renamed upstream, or
+// whose channel was, is dated by the page that brought the new name
+// (Since) while it keeps the date of its place (Held), and a page that
+// brings the same name again moves neither; a video that left one
+// region's chart and stays in another's is dated by the run of the first
+// that no longer held it (Left), a video never in a chart not at all.
+func TestSteadyAndLeftFollowWhatAFeedShows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		run := func(region string, at time.Time, vs ...ingest.Video) int64 {
+			t.Helper()
+			id, err := db.StartRun(ctx, region, "", ingest.Trending, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, region, 1, at.Add(time.Second), vs...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+		a, b, c := vid("a", "title a"), vid("b", "title b"), vid("c", "title c")
+		run("US", h(0), a, b, c)
+		run("GB", h(0), a, c)
+		b.Title = "b renamed"
+		run("US", h(1), a, b, c)
+		c.ChannelTitle = "c's channel renamed"
+		run("US", h(2), a, b, c)
+		gb := run("GB", h(3), c) // a leaves GB
+		us := run("US", h(4), a, b, c)
+		st, err := db.Steady(ctx, "US", "", us)
+		if err != nil {
+			t.Fatal(err)
+		}
+		since := map[string]time.Time{"a": h(0), "b": h(1).Add(time.Second), "c": h(2).Add(time.Second)}
+		for id, at := range since {
+			if !st.Held[id].Equal(h(0)) || !st.Since[id].Equal(at) {
+				t.Errorf("%s: held since %s, shown since %s; want %s and %s", id, st.Held[id].Format("15:04:05"),
+					st.Since[id].Format("15:04:05"), h(0).Format("15:04:05"), at.Format("15:04:05"))
+			}
+		}
+		left, err := db.Left(ctx, map[string]int64{"US": us, "GB": gb}, "a", "b", "c", "never")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != 1 || !left["a"].Equal(h(3)) {
+			t.Errorf("left: %v, want a alone, at %s", left, h(3).Format("15:04"))
+		}
+	})
+}

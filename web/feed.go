@@ -4,7 +4,9 @@ package web
 // a feed reader to follow. An entry is keyed by its chart and its video,
 // so a video that enters the chart is a new entry and one that stays is
 // the same entry. An entry's updated is when its content last changed
-// (it entered the chart or moved: store.Steady), and the feed's the
+// (it entered the chart, moved, left a region's chart the worldwide
+// entry lists, or its title or channel changed: store.Steady, store.Left),
+// and the feed's the
 // latest of its entries', so a run that changes nothing changes no byte
 // of a feed. Links are absolute under Config.PublicURL, else relative to
 // the feed's own address: a kept answer never carries the Host a request
@@ -20,6 +22,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest/store"
@@ -128,7 +132,7 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 		card, since := CardOf(e.Video), st.Since[e.ID]
 		latest = maxTime(latest, since)
 		f.Entries = append(f.Entries, s.feedEntry(key, card, since,
-			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, name, stampTime(since), card.Channel)))
+			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, name, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
 	s.sendFeed(w, r, f)
@@ -163,9 +167,7 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 	for _, v := range ww.Videos {
 		at := since[v.ID]
 		latest = maxTime(latest, at)
-		f.Entries = append(f.Entries, s.feedEntry(key, v.VideoCard, at,
-			fmt.Sprintf("#%d in %s, charting in %d %s, by %s", v.BestRank, s.places.name(v.BestRegion), v.RegionCount,
-				plural(v.RegionCount, "region", "regions"), v.Channel)))
+		f.Entries = append(f.Entries, s.feedEntry(key, v.VideoCard, at, worldSummary(v)))
 	}
 	// With no chart stored, the feed has no entry to date it by: the
 	// epoch, so that it stays the same until the first run.
@@ -173,14 +175,42 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 	s.sendFeed(w, r, f)
 }
 
-// worldSince dates each video of the worldwide page: the latest of the
-// dates of its entries in the regions' charts it holds (store.Steady),
-// so that it changes when it enters a region's chart or moves in one.
+// worldSummary is a worldwide entry's text: where the video charts, each
+// region's rank, best first, and its channel. What it shows of the
+// charts is what worldSince dates it by.
+func worldSummary(v WorldVideoJSON) string {
+	var places []WorldRegionJSON
+	for _, a := range v.Areas {
+		places = append(places, a.Regions...)
+	}
+	slices.SortFunc(places, func(a, b WorldRegionJSON) int {
+		return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Name, b.Name))
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "Charting in %d %s: ", len(places), plural(len(places), "region", "regions"))
+	for i, p := range places {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "#%d in %s", p.Rank, p.Name)
+	}
+	fmt.Fprintf(&b, "; by %s", v.Channel)
+	return b.String()
+}
+
+// worldSince dates each video of the worldwide page by what its entry
+// shows: the latest of when its title or channel changed or its rank
+// changed in a region that charts it (store.Steady), and of when it left
+// a region's chart that charted it (store.Left). Each region's part of
+// the entry is its rank there or its absence, so the date moves with the
+// entry's text and with nothing else.
 func (s *Server) worldSince(r *http.Request, ww WorldwideJSON) (map[string]time.Time, error) {
 	out := make(map[string]time.Time, len(ww.Videos))
 	shown := map[string][]string{} // the videos shown, by the regions that chart them
+	ids := make([]string, 0, len(ww.Videos))
 	for _, v := range ww.Videos {
 		out[v.ID] = time.Time{}
+		ids = append(ids, v.ID)
 		for _, a := range v.Areas {
 			for _, p := range a.Regions {
 				shown[p.Region] = append(shown[p.Region], v.ID)
@@ -196,6 +226,15 @@ func (s *Server) worldSince(r *http.Request, ww WorldwideJSON) (map[string]time.
 			if t, ok := out[id]; ok {
 				out[id] = maxTime(t, at)
 			}
+		}
+	}
+	left, err := s.cfg.DB.Left(r.Context(), ww.runs, ids...)
+	if err != nil {
+		return nil, err
+	}
+	for id, at := range left {
+		if t, ok := out[id]; ok {
+			out[id] = maxTime(t, at)
 		}
 	}
 	return out, nil

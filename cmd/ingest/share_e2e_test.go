@@ -81,7 +81,7 @@ func TestFeedsChangeOnlyWithTheirEntries(t *testing.T) {
 	awaitRun(t, base, run)
 	swapAt := runStart(t, base)
 	for _, path := range feeds {
-		now := freshFeed(t, base, path).body
+		now := changedFeed(t, base, path, first[path].body)
 		before, after := entriesOf(t, first[path].body), entriesOf(t, now)
 		if got := updatedOf(string(now)); got != swapAt {
 			t.Errorf("%s: the feed's updated is %s after the run that moved two videos, want that run's start %s", path, got, swapAt)
@@ -114,6 +114,19 @@ func freshFeed(t *testing.T, base, path string) feedAnswer {
 		t.Fatalf("%s was never built again after the run", path)
 	}
 	return getFeed(t, base+path)
+}
+
+// changedFeed is path's feed once serve shows it other than was: after a
+// run that changed it, its copy is served while the new one is built
+// beside the requests, and another page's build may end first, so the
+// change itself is what it waits for.
+func changedFeed(t *testing.T, base, path string, was []byte) []byte {
+	t.Helper()
+	var now []byte
+	if !waitFor(cmdTimeout, func() bool { now = getFeed(t, base+path).body; return !bytes.Equal(now, was) }) {
+		t.Fatalf("%s never changed after the run", path)
+	}
+	return now
 }
 
 // keptBuilds is how many kept answers serve has built, first or beside

@@ -484,6 +484,7 @@ func (f *Fake) match(region, q string, after, before time.Time, order string) []
 	words := strings.Fields(strings.NewReplacer(`"`, " ", "|", " ").Replace(q))
 	seen, out := map[string]bool{}, []*video{}
 	for _, v := range pool {
+		v = f.edited(v)
 		if seen[v.ID] || (!after.IsZero() && v.PublishedAt.Before(after)) || (!before.IsZero() && !v.PublishedAt.Before(before)) {
 			continue
 		}

@@ -65,7 +65,7 @@ func (f *Fake) motionNow() motion {
 // region has no chart.
 func (f *Fake) chartNow(region string) (list []*video, ok bool) {
 	list, ok = f.movingChart(region)
-	return f.traded(region, f.without(list)), ok
+	return f.editedList(region, f.traded(region, f.without(list))), ok
 }
 
 // Swap serves region's chart with the videos at ranks a and b (from 1)
@@ -133,9 +133,9 @@ func (f *Fake) lookup(id string) *video {
 		return nil
 	}
 	if at, moving := f.now(); moving {
-		return f.grown(v, at)
+		v = f.grown(v, at)
 	}
-	return v
+	return f.edited(v)
 }
 
 // fresh returns the j-th video region published in hour born (hours since
