@@ -203,7 +203,7 @@ func which(ledger bool) int {
 // tableSQL are the statements prepare prepares.
 var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, addSQL,
 	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL,
-	blocksSQL, insertCallSQL}
+	blocksSQL, insertCallSQL, nextSeqSQL}
 
 func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
 	err = one(t.row(ctx, tx, clockRowSQL, key), &ms, &seq)
