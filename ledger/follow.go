@@ -60,6 +60,7 @@ type follower struct {
 	seq   int64
 	calls []ingest.Call // by time, then id, as Calls orders them
 	ids   map[string]bool
+	asked [4]time.Time // the last reads' since, the latest first
 }
 
 func (f *follower) read(ctx context.Context, since time.Time) ([]ingest.Call, error) {
@@ -74,15 +75,31 @@ func (f *follower) read(ctx context.Context, since time.Time) ([]ingest.Call, er
 		f.begun = false // read whole again next time
 		return nil, fmt.Errorf("ledger of %s: %w", f.key, err)
 	}
+	f.trim(since)
 	i, _ := slices.BinarySearchFunc(f.calls, since, func(c ingest.Call, t time.Time) int { return c.At.Compare(t) })
-	for _, c := range f.calls[:i] { // asked for again only by a read from before them, which reads whole
+	return slices.Clone(f.calls[i:]), nil
+}
+
+// trim forgets the calls before the earliest of the last reads' since
+// (a reader that asks from a few times in turn, as a report does, is read
+// from what is kept): a read from before them reads whole again.
+func (f *follower) trim(since time.Time) {
+	copy(f.asked[1:], f.asked[:])
+	f.asked[0] = since
+	keep := since
+	for _, t := range f.asked {
+		if !t.IsZero() && t.Before(keep) {
+			keep = t
+		}
+	}
+	if !keep.After(f.from) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(f.calls, keep, func(c ingest.Call, t time.Time) int { return c.At.Compare(t) })
+	for _, c := range f.calls[:i] {
 		delete(f.ids, c.ID)
 	}
-	f.calls = slices.Delete(f.calls, 0, i)
-	if since.After(f.from) {
-		f.from = since
-	}
-	return slices.Clone(f.calls), nil
+	f.calls, f.from = slices.Delete(f.calls, 0, i), keep
 }
 
 // catchUp brings the calls kept up to the ledger as tx sees it: the
