@@ -177,7 +177,7 @@ var usedSQL, reachingSQL [2]string
 
 // missingSQL reads the ledger's charges the log lacks.
 const missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
-		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.units > 0` + lacked + `
+		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.seq > ? AND l.units > 0` + lacked + `
 		ORDER BY l.at_ms, l.call_id, l.pool`
 
 func init() {
@@ -236,15 +236,16 @@ func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string,
 	return at, err
 }
 
-// Missing returns the ledger's calls of quotaKey from since on with
-// their charges the log lacks (calls given back and charges of no units
-// left out), and the blocks it holds in force after since.
-func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since int64) (ingest.Recalled, error) {
+// Missing returns the ledger's calls of quotaKey from since on written
+// after the write number after (-1 for all) with their charges the log
+// lacks (calls given back and charges of no units left out), and the
+// blocks it holds in force after since.
+func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since, after int64) (ingest.Recalled, error) {
 	var q querier = t.db
 	if tx != nil {
 		q = tx
 	}
-	rows, err := t.rows(ctx, tx, missingSQL, quotaKey, since)
+	rows, err := t.rows(ctx, tx, missingSQL, quotaKey, since, after)
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
@@ -270,6 +271,15 @@ func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since 
 	}
 	rec.Blocks, err = blocksAfter(ctx, q, t.stmt(ctx, tx, blocksSQL), quotaKey, since)
 	return rec, err
+}
+
+// Written is quotaKey's write number as tx sees it (Ledger.Written).
+func (t Tables) Written(ctx context.Context, tx *sql.Tx, quotaKey string) (int64, error) {
+	var q querier = t.db
+	if tx != nil {
+		q = tx
+	}
+	return written(ctx, q, quotaKey)
 }
 
 // blocksSQL reads the blocks in force after a time.
