@@ -136,19 +136,22 @@ func (f *follower) catchUp(ctx context.Context, tx *sql.Tx, since time.Time) err
 
 // since reads the calls with a row written after f.seq and at most seq,
 // each whole (every row of it), and the ids of the calls given back in
-// that span.
+// that span: by the index by write number, then each call by its key, in
+// the key's order (the time's "+ 0" and that order keep SQLite's planner
+// off the index by time, which would read the window).
 func (f *follower) since(ctx context.Context, tx *sql.Tx, seq int64) (changed []ingest.Call, gone []string, err error) {
 	rows, err := tx.QueryContext(ctx, `
 SELECT `+callColumns+`
-FROM ledger WHERE quota_key = ?1 AND at_ms >= ?2
-  AND call_id IN (SELECT call_id FROM ledger n WHERE n.quota_key = ?1 AND n.seq > ?3 AND n.seq <= ?4 AND n.at_ms >= ?2)`+notGivenBack+`
-ORDER BY at_ms, call_id, pool`, f.key, msOf(f.from), f.seq, seq)
+FROM ledger WHERE quota_key = ?1 AND at_ms + 0 >= ?2
+  AND call_id IN (SELECT call_id FROM ledger n WHERE n.quota_key = ?1 AND n.seq > ?3 AND n.seq <= ?4 AND n.at_ms + 0 >= ?2)`+notGivenBack+`
+ORDER BY call_id, pool`, f.key, msOf(f.from), f.seq, seq)
 	if err != nil {
 		return nil, nil, err
 	}
 	if changed, err = scanCalls(rows, f.key); err != nil {
 		return nil, nil, err
 	}
+	slices.SortStableFunc(changed, byTimeAndID)
 	rows, err = tx.QueryContext(ctx, `SELECT call_id FROM ledger_given_back WHERE quota_key = ? AND seq > ? AND seq <= ?`, f.key, f.seq, seq)
 	if err != nil {
 		return nil, nil, err

@@ -175,10 +175,18 @@ const lacked = `
 // ([true]).
 var usedSQL, reachingSQL [2]string
 
-// missingSQL reads the ledger's charges the log lacks.
-const missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
-		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.seq > ? AND l.units > 0` + lacked + `
+// missingSQL reads the ledger's charges the log lacks, by the ledger's
+// index by time; missingAfterSQL those written after a write number, by
+// its index by write number (the time's "+ 0" keeps SQLite's planner off
+// the index by time, which would read the whole span).
+const (
+	missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
+		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.units > 0` + lacked + `
 		ORDER BY l.at_ms, l.call_id, l.pool`
+	missingAfterSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
+		WHERE l.quota_key = ? AND l.at_ms + 0 >= ? AND l.seq > ? AND l.units > 0` + lacked + `
+		ORDER BY l.at_ms, l.call_id, l.pool`
+)
 
 func init() {
 	for i, ledger := range []bool{false, true} {
@@ -189,7 +197,7 @@ func init() {
 		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run` + entries(ledger, "2", "3", "4") + `
 		) AS w WHERE run >= ?1 LIMIT 1`
 	}
-	tableSQL = append(tableSQL, usedSQL[0], usedSQL[1], reachingSQL[0], reachingSQL[1], missingSQL)
+	tableSQL = append(tableSQL, usedSQL[0], usedSQL[1], reachingSQL[0], reachingSQL[1], missingSQL, missingAfterSQL)
 }
 
 // which is 1 for the read with the ledger, 0 for the log's alone.
@@ -245,7 +253,11 @@ func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since,
 	if tx != nil {
 		q = tx
 	}
-	rows, err := t.rows(ctx, tx, missingSQL, quotaKey, since, after)
+	st, args := missingSQL, []any{quotaKey, since}
+	if after >= 0 {
+		st, args = missingAfterSQL, append(args, after)
+	}
+	rows, err := t.rows(ctx, tx, st, args...)
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
