@@ -34,7 +34,7 @@ func followRandomly(t *testing.T, db both, seed uint64) {
 	key := fmt.Sprintf("follow-%s-%d", t.Name(), seed)
 	base := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 	now := base
-	follow := db.Follow(key)
+	follow, days := db.Follow(key), db.FollowDays(key)
 	var ids []string
 	since := base
 	for step := range 400 {
@@ -79,6 +79,7 @@ func followRandomly(t *testing.T, db both, seed uint64) {
 				since = since.Add(time.Duration(rng.IntN(300)) * time.Second)
 			}
 			sameAsFull(t, db, follow, key, since, step)
+			sameDay(t, db, days, key, now, step)
 		}
 	}
 	sameAsFull(t, db, follow, key, since, -1)
@@ -123,6 +124,29 @@ func sameAsFull(t *testing.T, db both, follow func(context.Context, time.Time) (
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("step %d, since %s: the follower read %d calls, the full read %d\nfollower: %v\nfull:     %v",
 			step, since.Format(time.TimeOnly), len(got), len(want), got, want)
+	}
+}
+
+// sameDay reads the units of now's day through days and as DailyUnits
+// does, and fails when they differ (the calls that charge nothing, which
+// DailyUnits counts under no pool, left out).
+func sameDay(t *testing.T, db both, days *Days, key string, now time.Time, step int) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := days.DailyUnits(ctx, key, now, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.DailyUnits(ctx, key, now, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "")
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("step %d, the day of %s: followed %v, DailyUnits %v", step, now.Format(time.DateTime), got, want)
 	}
 }
 
