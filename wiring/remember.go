@@ -40,8 +40,8 @@ func remembered(db *store.DB, src report.Sources) report.Sources {
 	return src
 }
 
-// followLedger is off only for the benchmark's baseline, the window read
-// whole after each change.
+// followLedger is off only for the benchmark's baseline: the window's
+// calls and today's units read whole after each change.
 var followLedger = true
 
 // followed is a report's store whose calls of its quota key are read in
