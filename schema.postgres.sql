@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 14 (the table schema_version).
+-- Step 15 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -120,6 +120,7 @@ CREATE TABLE public.ledger (
     region text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     run_id bigint,
     unmetered bigint DEFAULT 0 NOT NULL,
+    seq bigint DEFAULT 0 NOT NULL,
     CONSTRAINT ledger_units_check CHECK ((units >= 0)),
     CONSTRAINT ledger_unmetered_check CHECK ((unmetered = ANY (ARRAY[(0)::bigint, (1)::bigint])))
 );
@@ -135,12 +136,18 @@ CREATE TABLE public.ledger_blocks (
 CREATE TABLE public.ledger_given_back (
     quota_key text NOT NULL COLLATE pg_catalog."C",
     call_id text NOT NULL COLLATE pg_catalog."C",
-    at_ms bigint NOT NULL
+    at_ms bigint NOT NULL,
+    seq bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE public.ledger_notes (
     name text NOT NULL COLLATE pg_catalog."C",
     value text NOT NULL COLLATE pg_catalog."C"
+);
+
+CREATE TABLE public.ledger_seq (
+    quota_key text NOT NULL COLLATE pg_catalog."C",
+    last bigint NOT NULL
 );
 
 CREATE TABLE public.ledger_unknown (
@@ -347,6 +354,9 @@ ALTER TABLE ONLY public.ledger_notes
 ALTER TABLE ONLY public.ledger
     ADD CONSTRAINT ledger_pkey PRIMARY KEY (quota_key, call_id, pool);
 
+ALTER TABLE ONLY public.ledger_seq
+    ADD CONSTRAINT ledger_seq_pkey PRIMARY KEY (quota_key);
+
 ALTER TABLE ONLY public.ledger_unknown
     ADD CONSTRAINT ledger_unknown_pkey PRIMARY KEY (quota_key, instance, token);
 
@@ -411,9 +421,13 @@ CREATE INDEX categories_fetched ON public.categories USING btree (fetched_ms);
 
 CREATE INDEX ledger_at ON public.ledger USING btree (quota_key, at_ms);
 
+CREATE INDEX ledger_given_back_written ON public.ledger_given_back USING btree (quota_key, seq);
+
 CREATE INDEX ledger_pool ON public.ledger USING btree (quota_key, pool, at_ms, units);
 
 CREATE INDEX ledger_run ON public.ledger USING btree (run_id) WHERE (run_id IS NOT NULL);
+
+CREATE INDEX ledger_written ON public.ledger USING btree (quota_key, seq);
 
 CREATE INDEX quota_log_at ON public.quota_log USING btree (quota_key, pool, at_ms);
 

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 21 (PRAGMA user_version).
+-- Version 22 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -77,7 +77,7 @@ CREATE TABLE ledger (
   op        TEXT    NOT NULL,
   region    TEXT    NOT NULL DEFAULT '',
   run_id    INTEGER,                        -- NULL outside a run
-  unmetered INTEGER NOT NULL DEFAULT 0 CHECK (unmetered IN (0, 1)),
+  unmetered INTEGER NOT NULL DEFAULT 0 CHECK (unmetered IN (0, 1)), seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (quota_key, call_id, pool)
 ) WITHOUT ROWID;
 
@@ -182,7 +182,7 @@ END;
 CREATE TABLE ledger_given_back (
   quota_key TEXT    NOT NULL,
   call_id   TEXT    NOT NULL,
-  at_ms     INTEGER NOT NULL,
+  at_ms     INTEGER NOT NULL, seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (quota_key, call_id)
 ) WITHOUT ROWID;
 
@@ -344,4 +344,13 @@ CREATE TRIGGER video_days_stat_again AFTER UPDATE ON video_stats BEGIN
     views = CASE WHEN coalesce(excluded.views, -1) > coalesce(views, -1) THEN excluded.views ELSE views END;
 END;
 
-PRAGMA user_version = 21;
+CREATE TABLE ledger_seq (
+  quota_key TEXT    PRIMARY KEY,
+  last      INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX ledger_written ON ledger (quota_key, seq);
+
+CREATE INDEX ledger_given_back_written ON ledger_given_back (quota_key, seq);
+
+PRAGMA user_version = 22;

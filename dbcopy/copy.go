@@ -57,6 +57,7 @@ var copyTables = []carried{
 	{name: "ledger", key: "quota_key, call_id, pool"},
 	{name: "ledger_blocks", key: "quota_key, pool, until_ms"},
 	{name: "ledger_given_back", key: "quota_key, call_id"},
+	{name: "ledger_seq", key: "quota_key"},
 	{name: "ledger_unknown", key: "quota_key, instance, token"},
 	{name: "ledger_notes", key: "name", whole: true, where: notCopyNote},
 	{name: "quota_log", key: "quota_key, pool, id"},

@@ -67,10 +67,11 @@ func fillEveryTable(t *testing.T, db *store.DB) {
 		{`INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, 3600000, 'US,DE', ?)`, []any{ms}},
 		{`INSERT INTO api_tokens (name, hash, plan, created_ms, last_used_ms) VALUES ('ci', 'ab12', 'default', ?, NULL)`, []any{ms}},
 		{`INSERT INTO pace_plans (quota_key, written_ms, plan) VALUES ('Qk', ?, '{"a":1}'), ('qk', ?, '{}')`, []any{ms, ms}},
-		{`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered) VALUES
-		  ('qk', 'c1', 'default', 1, ?, 'videos.list', 'US', 1, 0), ('qk', 'c2', 'default', 3, ?, 'videos.list', '', NULL, 1)`, []any{ms, ms}},
+		{`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered, seq) VALUES
+		  ('qk', 'c1', 'default', 1, ?, 'videos.list', 'US', 1, 0, 1), ('qk', 'c2', 'default', 3, ?, 'videos.list', '', NULL, 1, 2)`, []any{ms, ms}},
 		{`INSERT INTO ledger_blocks (quota_key, pool, until_ms, at_ms, op) VALUES ('qk', 'default', ?, ?, 'videos.list')`, []any{ms + 1, ms}},
-		{`INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES ('qk', 'c1', ?)`, []any{ms}},
+		{`INSERT INTO ledger_given_back (quota_key, call_id, at_ms, seq) VALUES ('qk', 'c1', ?, 3)`, []any{ms}},
+		{`INSERT INTO ledger_seq (quota_key, last) VALUES ('qk', 3)`, nil},
 		{`INSERT INTO ledger_unknown (quota_key, instance, token, op, at_ms, charges) VALUES ('qk', 'i1', 7, 'videos.list', ?, 'default=1')`, []any{ms}},
 		{`INSERT INTO ledger_notes (name, value) VALUES ('terms_kept_ms', '1')`, nil},
 		{`INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES ('qk', 'default', 'c1', ?, 30)`, []any{ms}},

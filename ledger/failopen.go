@@ -20,7 +20,7 @@ import (
 // the quota key does.
 func (l *Ledger) GrantUnmetered(ctx context.Context, quotaKey string, since time.Time,
 	decide func([]ingest.Call) (*ingest.Call, error)) error {
-	st := l.prepared(insertCallSQL)
+	st, seqSt := l.prepared(insertCallSQL), l.prepared(nextSeqSQL)
 	err := l.tx(ctx, func(tx *sql.Tx) error {
 		if err := l.turns.Grant(ctx, tx, quotaKey); err != nil {
 			return err
@@ -34,7 +34,7 @@ func (l *Ledger) GrantUnmetered(ctx context.Context, quotaKey string, since time
 			return err
 		}
 		call.QuotaKey = quotaKey
-		return insertCall(ctx, tx, st, *call)
+		return insertCall(ctx, tx, st, seqSt, *call)
 	})
 	if err != nil {
 		return fmt.Errorf("grant unmetered: %w", err)

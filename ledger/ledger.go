@@ -85,13 +85,25 @@ type querier interface {
 
 func calls(ctx context.Context, db querier, quotaKey string, since time.Time) ([]ingest.Call, error) {
 	rows, err := db.QueryContext(ctx, `
-SELECT call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered
-FROM ledger WHERE quota_key = ? AND at_ms >= ?
-  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)
+SELECT `+callColumns+`
+FROM ledger WHERE quota_key = ? AND at_ms >= ?`+notGivenBack+`
 ORDER BY at_ms, call_id, pool`, quotaKey, msOf(since))
 	if err != nil {
 		return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)
 	}
+	return scanCalls(rows, quotaKey)
+}
+
+// callColumns are a ledger row's columns as scanCalls reads them.
+const callColumns = `call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered`
+
+// notGivenBack leaves out the rows of the calls given back.
+const notGivenBack = `
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)`
+
+// scanCalls reads rows of callColumns, ordered by time, call and pool,
+// into calls with their charges, and closes rows.
+func scanCalls(rows *sql.Rows, quotaKey string) ([]ingest.Call, error) {
 	defer rows.Close()
 	var calls []ingest.Call
 	for rows.Next() {
@@ -178,24 +190,54 @@ func (l *Ledger) RecordCall(ctx context.Context, call ingest.Call) error {
 	if call.QuotaKey == "" || call.ID == "" {
 		return fmt.Errorf("record call %q: a call needs a quota key and an id", call.Op)
 	}
-	st := l.prepared(insertCallSQL)
-	err := l.tx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, st, call) })
+	st, seqSt := l.prepared(insertCallSQL), l.prepared(nextSeqSQL)
+	err := l.tx(ctx, func(tx *sql.Tx) error { return insertCall(ctx, tx, st, seqSt, call) })
 	if err != nil {
 		return fmt.Errorf("record call %s %s: %w", call.Op, call.ID, err)
 	}
 	return nil
 }
 
-// insertCallSQL writes one charge of a call.
+// insertCallSQL writes one charge of a call, numbered in write order
+// (nextSeqSQL). A call written again takes its new number only where it
+// changes the row, so that a reader in write order reads the change.
 const insertCallSQL = `
-INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
-SET region = excluded.region, run_id = excluded.run_id
+INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered, seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
+SET region = excluded.region, run_id = excluded.run_id, seq = excluded.seq
 WHERE ledger.region = '' AND ledger.run_id IS NULL`
 
-// insertCall writes call's rows in tx, with st (insertCallSQL prepared on
-// the write pool) when it is not nil.
-func insertCall(ctx context.Context, tx *sql.Tx, st *sql.Stmt, call ingest.Call) error {
+// nextSeqSQL takes the next number of a quota key's counter of writes.
+// The writer holds the counter's row until it commits (SQLite's one
+// writer does as much for the whole file; on PostgreSQL the next writer of
+// the key waits on the row and reads the number the first one left), so
+// the numbers are the order the writes committed: what a reader that read
+// the counter at n has not seen is numbered after n (docs/quota.md).
+const nextSeqSQL = `INSERT INTO ledger_seq (quota_key, last) VALUES (?, 1)
+ON CONFLICT (quota_key) DO UPDATE SET last = ledger_seq.last + 1 RETURNING last`
+
+// nextSeq is quotaKey's next write number in tx, with st (nextSeqSQL
+// prepared on the write pool) when it is not nil. It is taken last before
+// the rows are written, so that the counter's row is held no longer than
+// the transaction's end.
+func nextSeq(ctx context.Context, tx *sql.Tx, st *sql.Stmt, quotaKey string) (seq int64, err error) {
+	if st != nil {
+		st = tx.StmtContext(ctx, st)
+		defer st.Close()
+		err = st.QueryRowContext(ctx, quotaKey).Scan(&seq)
+	} else {
+		err = tx.QueryRowContext(ctx, nextSeqSQL, quotaKey).Scan(&seq)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("number the write: %w", err)
+	}
+	return seq, nil
+}
+
+// insertCall writes call's rows in tx, numbered with one write number,
+// with st (insertCallSQL prepared on the write pool) and seqSt (nextSeqSQL)
+// when they are not nil.
+func insertCall(ctx context.Context, tx *sql.Tx, st, seqSt *sql.Stmt, call ingest.Call) error {
 	charges := call.Charges
 	if len(charges) == 0 { // keep the call visible, charging nothing
 		charges = []ingest.Charge{{}}
@@ -204,12 +246,16 @@ func insertCall(ctx context.Context, tx *sql.Tx, st *sql.Stmt, call ingest.Call)
 	if call.RunID != 0 {
 		run = call.RunID
 	}
+	seq, err := nextSeq(ctx, tx, seqSt, call.QuotaKey)
+	if err != nil {
+		return err
+	}
 	if st != nil {
 		st = tx.StmtContext(ctx, st)
 		defer st.Close()
 	}
 	for _, c := range charges {
-		args := []any{call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op, call.Region, run, call.Unmetered}
+		args := []any{call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op, call.Region, run, call.Unmetered, seq}
 		var err error
 		if st != nil {
 			_, err = st.ExecContext(ctx, args...)
@@ -235,10 +281,19 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until
 }
 
 // RecordGiveBack marks a call that never reached the upstream: it stays in
-// the ledger, and Calls and Recall leave it out.
+// the ledger, and Calls and Recall leave it out. The mark is numbered in
+// write order, as a call's rows are.
 func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call) error {
-	_, err := l.w.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES (?, ?, ?)
-ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli())
+	seqSt := l.prepared(nextSeqSQL)
+	err := l.tx(ctx, func(tx *sql.Tx) error {
+		seq, err := nextSeq(ctx, tx, seqSt, call.QuotaKey)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms, seq) VALUES (?, ?, ?, ?)
+ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli(), seq)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record give back %s: %w", call.ID, err)
 	}

@@ -175,10 +175,18 @@ const lacked = `
 // ([true]).
 var usedSQL, reachingSQL [2]string
 
-// missingSQL reads the ledger's charges the log lacks.
-const missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
+// missingSQL reads the ledger's charges the log lacks, by the ledger's
+// index by time; missingAfterSQL those written after a write number, by
+// its index by write number (the time's "+ 0" keeps SQLite's planner off
+// the index by time, which would read the whole span).
+const (
+	missingSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
 		WHERE l.quota_key = ? AND l.at_ms >= ? AND l.units > 0` + lacked + `
 		ORDER BY l.at_ms, l.call_id, l.pool`
+	missingAfterSQL = `SELECT l.call_id, l.pool, l.units, l.at_ms, l.unmetered FROM ledger l
+		WHERE l.quota_key = ? AND l.at_ms + 0 >= ? AND l.seq > ? AND l.units > 0` + lacked + `
+		ORDER BY l.at_ms, l.call_id, l.pool`
+)
 
 func init() {
 	for i, ledger := range []bool{false, true} {
@@ -189,7 +197,7 @@ func init() {
 		SELECT at_ms, SUM(units) OVER (ORDER BY at_ms, length(id), id ROWS UNBOUNDED PRECEDING) AS run` + entries(ledger, "2", "3", "4") + `
 		) AS w WHERE run >= ?1 LIMIT 1`
 	}
-	tableSQL = append(tableSQL, usedSQL[0], usedSQL[1], reachingSQL[0], reachingSQL[1], missingSQL)
+	tableSQL = append(tableSQL, usedSQL[0], usedSQL[1], reachingSQL[0], reachingSQL[1], missingSQL, missingAfterSQL)
 }
 
 // which is 1 for the read with the ledger, 0 for the log's alone.
@@ -203,7 +211,7 @@ func which(ledger bool) int {
 // tableSQL are the statements prepare prepares.
 var tableSQL = []string{clockRowSQL, setClockRowSQL, newestSQL, trimSQL, addSQL,
 	dropSQL, confSQL, addConfSQL, replaceConfSQL, blockedSQL, blockSQL, takeSQL, renewSQL, releaseSQL,
-	blocksSQL, insertCallSQL}
+	blocksSQL, insertCallSQL, nextSeqSQL}
 
 func (t Tables) ClockRow(ctx context.Context, tx *sql.Tx, key string) (ms, seq int64, err error) {
 	err = one(t.row(ctx, tx, clockRowSQL, key), &ms, &seq)
@@ -236,15 +244,20 @@ func (t Tables) Reaching(ctx context.Context, tx *sql.Tx, quotaKey, pool string,
 	return at, err
 }
 
-// Missing returns the ledger's calls of quotaKey from since on with
-// their charges the log lacks (calls given back and charges of no units
-// left out), and the blocks it holds in force after since.
-func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since int64) (ingest.Recalled, error) {
+// Missing returns the ledger's calls of quotaKey from since on written
+// after the write number after (-1 for all) with their charges the log
+// lacks (calls given back and charges of no units left out), and the
+// blocks it holds in force after since.
+func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since, after int64) (ingest.Recalled, error) {
 	var q querier = t.db
 	if tx != nil {
 		q = tx
 	}
-	rows, err := t.rows(ctx, tx, missingSQL, quotaKey, since)
+	st, args := missingSQL, []any{quotaKey, since}
+	if after >= 0 {
+		st, args = missingAfterSQL, append(args, after)
+	}
+	rows, err := t.rows(ctx, tx, st, args...)
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
@@ -270,6 +283,15 @@ func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since 
 	}
 	rec.Blocks, err = blocksAfter(ctx, q, t.stmt(ctx, tx, blocksSQL), quotaKey, since)
 	return rec, err
+}
+
+// Written is quotaKey's write number as tx sees it (Ledger.Written).
+func (t Tables) Written(ctx context.Context, tx *sql.Tx, quotaKey string) (int64, error) {
+	var q querier = t.db
+	if tx != nil {
+		q = tx
+	}
+	return written(ctx, q, quotaKey)
 }
 
 // blocksSQL reads the blocks in force after a time.

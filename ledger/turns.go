@@ -26,6 +26,9 @@ import (
 type turns interface {
 	Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error)
 	Read(ctx context.Context) (*sql.Tx, error)
+	// Snapshot is a read-only transaction on the read pool r whose reads
+	// all see one state of the database.
+	Snapshot(ctx context.Context, r *sql.DB) (*sql.Tx, error)
 	Clock(ctx context.Context, tx *sql.Tx) (int64, error)
 	Down(ctx context.Context, err error) bool
 	// Grant makes the transactions granting quotaKey's unmetered calls
@@ -46,6 +49,12 @@ func (t sqliteTurns) Decide(ctx context.Context, _ string, _ time.Duration) (*sq
 // Read is a plain deferred BEGIN, which a query-only connection allows.
 func (t sqliteTurns) Read(ctx context.Context) (*sql.Tx, error) {
 	return t.w.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+}
+
+// Snapshot is a deferred BEGIN: WAL gives its reads the state of the
+// file at its first.
+func (sqliteTurns) Snapshot(ctx context.Context, r *sql.DB) (*sql.Tx, error) {
+	return r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 }
 
 // Clock is this host's: every process sharing the file is on it.
@@ -107,6 +116,11 @@ func (t pgTurns) Decide(ctx context.Context, quotaKey string, timeout time.Durat
 // Read is one snapshot for every pool.
 func (t pgTurns) Read(ctx context.Context) (*sql.Tx, error) {
 	return t.w.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+}
+
+// Snapshot is repeatable read: one snapshot for every statement.
+func (pgTurns) Snapshot(ctx context.Context, r *sql.DB) (*sql.Tx, error) {
+	return r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 }
 
 // Clock is the server's, as Redis's TIME is for the Redis limiter.

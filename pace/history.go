@@ -21,6 +21,14 @@ type Records interface {
 	Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error)
 }
 
+// Follower is Records that can read a quota key's calls in write order
+// (ledger.Ledger.Follow): the reader it returns keeps what it read and
+// reads again only what was written after, whatever time the limiter
+// stamped it with, and gives what Calls would.
+type Follower interface {
+	Follow(quotaKey string) func(ctx context.Context, since time.Time) ([]ingest.Call, error)
+}
+
 // lookBack is how far back an entry's last pass and its costs are read:
 // an entry not fetched for that long runs at once.
 const lookBack = 48 * time.Hour
@@ -29,11 +37,18 @@ const lookBack = 48 * time.Hour
 // quotaKey's pools: its own calls in each pool's window and an edge
 // before it (calls given back left out), each entry's last pass, the
 // costs of the last day's passes, and the hold the last published plan
-// left.
+// left. When r is a Follower, the calls are read through one follower:
+// each History after the first reads only what the ledger gained since.
 func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx context.Context, now time.Time) (History, error) {
+	read := func(ctx context.Context, since time.Time) ([]ingest.Call, error) {
+		return r.Calls(ctx, quotaKey, since)
+	}
+	if f, ok := r.(Follower); ok {
+		read = f.Follow(quotaKey)
+	}
 	return func(ctx context.Context, now time.Time) (History, error) {
 		h := History{Spent: map[string][]Spent{}}
-		calls, err := r.Calls(ctx, quotaKey, HistorySince(pools, now))
+		calls, err := read(ctx, HistorySince(pools, now))
 		if err != nil {
 			return h, fmt.Errorf("ledger: %w", err)
 		}

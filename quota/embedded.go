@@ -88,7 +88,8 @@ type embedded struct {
 	leaseClock func(ctx context.Context, tx *sql.Tx) (int64, error)
 	// looked is when this process last took into the log what the ledger
 	// beside it holds and the log lacks (catchUp); 0 before it first did.
-	looked *atomic.Int64
+	// read is the ledger's write number it had read up to then.
+	looked, read *atomic.Int64
 }
 
 func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options,
@@ -106,7 +107,7 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	if err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}
-	return embedded{t: t, opts: opts, looked: new(atomic.Int64)}, nil
+	return embedded{t: t, opts: opts, looked: new(atomic.Int64), read: new(atomic.Int64)}, nil
 }
 
 func (s *embedded) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
@@ -166,9 +167,9 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	if err == nil {
 		err = s.keepHold(ctx, tx, h)
 	}
-	var caught int64
+	var caught, read int64
 	if err == nil {
-		caught, err = s.catchUp(ctx, tx, now, h)
+		caught, read, err = s.catchUp(ctx, tx, now, h)
 	}
 	if err != nil {
 		return ingest.Decision{}, err
@@ -189,7 +190,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	d := ingest.Decision{Allowed: allowed, At: time.UnixMilli(now).UTC(), Op: op}
 	if allowed {
 		seq++
-		d.ID = fmt.Sprintf("%d-%d", now, seq)
+		d.ID = embeddedID(now, seq)
 		if err := s.record(ctx, tx, now, d.ID, ps); err != nil {
 			return ingest.Decision{}, err
 		}
@@ -214,6 +215,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 		return ingest.Decision{}, err
 	}
 	s.looked.Store(now)
+	s.readTo(read)
 	return d, nil
 }
 
@@ -223,48 +225,62 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 // sharing the database), or that reached the ledger of a copy's source
 // after its log was read. No log outweighs the ledger beside it: the
 // window is the larger of the two. A process's first look reaches back a
-// whole span; the next ones from its last, less the guard for calls
-// written late or stamped by another clock. It returns the highest
-// sequence of the calls taken, 0 for none.
-func (s *embedded) catchUp(ctx context.Context, tx *sql.Tx, now int64, h hold) (int64, error) {
-	since, first := now-s.opts.Costs.Span().Milliseconds(), s.looked.Load() == 0
-	if !first {
-		since = max(since, s.looked.Load()-s.opts.Guard.Milliseconds())
+// whole span; the next ones read only what the ledger was written since
+// its last, by the ledger's write numbers, whatever time a call is
+// stamped with. It returns the highest sequence of the embedded limiter's
+// calls taken (0 for none) and the write number read up to, for readTo
+// once the decision commits.
+func (s *embedded) catchUp(ctx context.Context, tx *sql.Tx, now int64, h hold) (seq, read int64, err error) {
+	since, first, after := now-s.opts.Costs.Span().Milliseconds(), s.looked.Load() == 0, s.read.Load()
+	if first {
+		after = -1
 	}
-	rec, err := s.t.Ledger.Missing(ctx, tx, s.opts.QuotaKey, since)
+	if read, err = s.t.Ledger.Written(ctx, tx, s.opts.QuotaKey); err != nil {
+		return 0, 0, fmt.Errorf("read the ledger: %w", err)
+	}
+	rec, err := s.t.Ledger.Missing(ctx, tx, s.opts.QuotaKey, since, after)
 	if err != nil {
-		return 0, fmt.Errorf("read the ledger: %w", err)
+		return 0, 0, fmt.Errorf("read the ledger: %w", err)
 	}
-	var seq int64
 	taken := map[string]int64{}
 	calls := 0
 	for _, c := range refillable(s.opts.Logger, s.opts.QuotaKey, rec.Calls) {
 		added, err := s.refillCall(ctx, tx, now, h, c)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for _, ch := range added {
 			taken[ch.Pool] += ch.Units
 		}
 		if len(added) > 0 {
 			calls++
-			if _, cseq, err := parseID(c.ID); err == nil {
-				seq = max(seq, cseq)
-			}
+			seq = max(seq, embeddedSeq(c.ID))
 		}
 	}
 	if err := s.refillBlocks(ctx, tx, now, rec.Blocks); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if calls > 0 {
-		why := "calls newer than its last look, decided by another limiter on this database"
+		why := "calls written since its last look, decided by another limiter on this database"
 		if first {
 			why = "calls another limiter decided (Redis, before REDIS_URL was unset), or that reached the ledger after the log was copied"
 		}
 		s.opts.Logger.Warn("the embedded limiter took into its window the calls of its own ledger that its log lacked",
 			ingest.LogCalls, calls, ingest.LogUnits, unitsText(taken), "why", why)
 	}
-	return seq, nil
+	return seq, read, nil
+}
+
+// readTo moves the write number this process has read the ledger up to
+// on to read, once the decision that read it committed; never back, as
+// decisions may commit in another order than they read.
+func (s *embedded) readTo(read int64) {
+	for {
+		old := s.read.Load()
+		if read <= old || s.read.CompareAndSwap(old, read) {
+			return
+		}
+	}
 }
 
 // unitsText is units by pool as "default=16 search=2", pools in name
@@ -479,9 +495,7 @@ func (s *embedded) refill(ctx context.Context, tx *sql.Tx, calls []ingest.Call, 
 		}
 		if len(n) > 0 {
 			added++
-			if _, cseq, err := parseID(c.ID); err == nil {
-				seq = max(seq, cseq)
-			}
+			seq = max(seq, embeddedSeq(c.ID))
 		}
 	}
 	if err := s.refillBlocks(ctx, tx, now, blocks); err != nil {

@@ -13,10 +13,32 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// unmeteredBase is added to the random part of an unmetered call's id to
-// give its stream sequence: far above any real counter, and below 2^53 so
-// that Lua reads it exactly.
-const unmeteredBase = 1 << 52
+// A call id is "<ms>-<seq>", a valid Redis stream id, whose sequence
+// names the limiter that gave it by its range, so that two limiters
+// deciding in the same millisecond on one ledger (Redis and the embedded
+// one on a database shared while moving off Redis) never give the same
+// id: Redis's counter below embeddedBase, the embedded limiter's counter
+// from embeddedBase up, an unmetered call's random part from
+// unmeteredBase up, all below 2^53 so that Lua reads them exactly. Ids
+// the embedded limiter gave before it had a range of its own are Redis's
+// range, read as they always were.
+const (
+	embeddedBase  = 1 << 51
+	unmeteredBase = 1 << 52
+)
+
+// embeddedID is the id of the embedded limiter's call at ms with its
+// counter at seq.
+func embeddedID(ms, seq int64) string { return fmt.Sprintf("%d-%d", ms, embeddedBase+seq) }
+
+// embeddedSeq is the embedded limiter's counter a call id carries, 0 when
+// it is not in the embedded limiter's range.
+func embeddedSeq(id string) int64 {
+	if _, seq, err := parseID(id); err == nil && seq >= embeddedBase {
+		return seq - embeddedBase
+	}
+	return 0
+}
 
 // token is a random hex string, for lease tokens and instance names.
 func token() string {
@@ -87,12 +109,12 @@ func refillable(log *slog.Logger, quotaKey string, calls []ingest.Call) []ingest
 	return out
 }
 
-// highestSeq is the highest counter among metered calls: a limiter whose
-// counter is below it has lost calls.
+// highestSeq is the highest Redis counter among metered calls: a Redis
+// limiter whose counter is below it has lost calls.
 func highestSeq(calls []ingest.Call) int64 {
 	var top int64
 	for _, c := range calls {
-		if _, seq, err := parseID(c.ID); err == nil && !c.Unmetered {
+		if _, seq, err := parseID(c.ID); err == nil && !c.Unmetered && seq < embeddedBase {
 			top = max(top, seq)
 		}
 	}

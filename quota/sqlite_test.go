@@ -221,6 +221,11 @@ func floorCosts(t testing.TB) *ingest.Costs {
 	return parseCosts(t, "pools:\n  default: {limit: 20, window: 1h}\noperations:\n  videos.list: {default: 1}\n")
 }
 
+// numbered takes the floor's ledger's next write number, as every writer
+// of the ledger does (ledger.Ledger.RecordCall).
+const numbered = `INSERT INTO ledger_seq (quota_key, last) VALUES ('floor', 1)
+	ON CONFLICT (quota_key) DO UPDATE SET last = ledger_seq.last + 1`
+
 // ledgerFloor: with a pool of 20, the ledger holds 7 calls the log lacks,
 // one given back: a read before any decision (open(true), a process that
 // has not decided yet) counts 6; the first decision takes them into the
@@ -235,12 +240,15 @@ func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bo
 		for range n {
 			seq++
 			last = fmt.Sprintf("%d-%d", at.UnixMilli(), seq)
-			exec(`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op) VALUES ('floor', $1, 'default', 1, $2, 'videos.list')`,
+			exec(numbered)
+			exec(`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, seq)
+				VALUES ('floor', $1, 'default', 1, $2, 'videos.list', (SELECT last FROM ledger_seq WHERE quota_key = 'floor'))`,
 				last, at.UnixMilli())
 		}
 	}
 	decidedElsewhere(7, now().Add(-30*time.Minute))
-	exec(`INSERT INTO ledger_given_back (quota_key, call_id, at_ms) VALUES ('floor', $1, 0)`, last)
+	exec(numbered)
+	exec(`INSERT INTO ledger_given_back (quota_key, call_id, at_ms, seq) VALUES ('floor', $1, 0, (SELECT last FROM ledger_seq WHERE quota_key = 'floor'))`, last)
 	if s, err := open(true).State(ctx); err != nil || s[0].Used != 6 {
 		t.Fatalf("state before any decision: %+v, %v; want default 6 used, the ledger's calls but the one given back", s, err)
 	}

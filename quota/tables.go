@@ -68,9 +68,15 @@ type LogRows interface {
 // LedgerRows are the ledger beside the log, in the same database.
 type LedgerRows interface {
 	// Missing is what the ledger holds that the log lacks: its calls
-	// from since on, each with the charges the log has not (given back
-	// ones left out), and its blocks in force after since.
-	Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since int64) (ingest.Recalled, error)
+	// from since on written after the write number after (-1: every
+	// call, those written before the ledger numbered its writes too),
+	// each with the charges the log has not (given back ones left out),
+	// and its blocks in force after since.
+	Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since, after int64) (ingest.Recalled, error)
+	// Written is the ledger's write number: every call written before
+	// the transaction read it is numbered at most it, every later one
+	// above it.
+	Written(ctx context.Context, tx *sql.Tx, quotaKey string) (int64, error)
 }
 
 // PoolRows are a pool's stored settings (quota_config, "" for none) and

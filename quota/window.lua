@@ -7,6 +7,8 @@ local S, CONF, LEDGERS, RCPT, FENCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5
 local mode, a, modes = ARGV[1], cjson.decode(ARGV[2]), {}
 -- an unmetered call written back takes a sequence from here up (ids.go), above every counter
 local UNMETERED = 4503599627370496
+-- the embedded limiter's ids take their sequence from here up (ids.go): not this counter's
+local EMBEDDED = 2251799813685248
 local function fmt(n) return string.format('%d', n) end
 local function num(v) return tonumber(v or 0) or 0 end
 local function expire(key) redis.call('PEXPIRE', key, a.ttl) end
@@ -350,7 +352,7 @@ function modes.refill()
         entries[#entries + 1], have[c[1]], grew = {c[1], c[2]}, true, true
         if not added[c[1]] then added[c[1]], n = true, n + 1 end
         local _, s = id_parts(c[1])
-        if s < UNMETERED and s > seq then seq = s end
+        if s < EMBEDDED and s > seq then seq = s end
       end
     end
     if grew then rebuild(p, entries, base) end

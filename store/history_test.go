@@ -176,7 +176,8 @@ func TestHistoryFromDailyRollup(t *testing.T) {
 // TestUpgradeFillsDailyRollup takes a database back to schema 9 (no
 // rollup, no languages, no pacing plans, no tombstones, no recorded
 // timetable, no runs' slots, no ledger index by pool, no retitling
-// times), opens it, and checks the upgrade filled the rollup.
+// times, no write order), opens it, and checks the upgrade filled the
+// rollup.
 func TestUpgradeFillsDailyRollup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -191,7 +192,8 @@ DROP TRIGGER video_days_stat; DROP TRIGGER video_days_stat_again;
 ALTER TABLE videos DROP COLUMN audio_language; ALTER TABLE videos DROP COLUMN language; DROP TABLE pace_plans;
 DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories_fetched; DROP TABLE region_catalogue;
 ALTER TABLE schedule DROP COLUMN timetable; ALTER TABLE schedule DROP COLUMN plan; ALTER TABLE schedule DROP COLUMN costs; ALTER TABLE runs DROP COLUMN slot_ms; DROP INDEX ledger_pool;
-ALTER TABLE videos DROP COLUMN retitled_ms; PRAGMA user_version = 9`)
+ALTER TABLE videos DROP COLUMN retitled_ms;
+DROP INDEX ledger_written; DROP INDEX ledger_given_back_written; ALTER TABLE ledger DROP COLUMN seq; ALTER TABLE ledger_given_back DROP COLUMN seq; DROP TABLE ledger_seq; PRAGMA user_version = 9`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

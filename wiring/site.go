@@ -53,7 +53,10 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	warm(ctx, h, al)
 	cfg := s.Web
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
-	cfg.Usage = ledger.New(db)
+	cfg.Usage = ledger.New(db).FollowDays(s.Report.QuotaKey) // today's units on every request: what changed
+	if !followLedger {
+		cfg.Usage = ledger.New(db)
+	}
 	if cfg.Regions == nil {
 		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them
 	}
