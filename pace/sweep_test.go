@@ -277,14 +277,17 @@ type sweepWatch struct {
 	every map[string]time.Duration // each chart's cadence at the check before
 	// since is each chart's shortest cadence from the check before its
 	// latest pass on: the plans its next pass is held to.
-	since   map[string]time.Duration
-	checked map[string]int // how many of its passes a check has looked at
-	looked  bool
-	fails   int
-	worst   map[int]float64 // the largest age/cadence by tier
-	close   int             // pairs of passes closer than the cadence less a step
-	gaps    int             // region-hours without a pass the pool could pay (eight regions)
-	oldest  time.Duration   // the largest age of a kept chart
+	since map[string]time.Duration
+	// slowest is each chart's longest cadence its slots keep from the
+	// check before its latest pass on, last that of the check before.
+	slowest, last map[string]time.Duration
+	checked       map[string]int // how many of its passes a check has looked at
+	looked        bool
+	fails         int
+	worst         map[int]float64 // the largest age/cadence by tier
+	close         int             // pairs of passes closer than the cadence less a step
+	gaps          int             // region-hours without a pass the pool could pay (eight regions)
+	oldest        time.Duration   // the largest age of a kept chart
 	// hourly is, by region, the clock hours at whose both ends the plan
 	// kept the region at its floor.
 	hourly map[string]map[int64]bool
@@ -346,6 +349,14 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 				}
 			}
 		}
+		if slots := (e.Every + e.Floor - 1) / e.Floor * e.Floor; len(runs) > w.checked[e.Name] {
+			w.slowest[e.Name] = max(w.last[e.Name], slots)
+		} else {
+			w.slowest[e.Name] = max(w.slowest[e.Name], slots)
+		}
+		if e.Every != pace.Never {
+			w.last[e.Name] = (e.Every + e.Floor - 1) / e.Floor * e.Floor
+		}
 		w.every[e.Name], w.checked[e.Name] = e.Every, len(runs)
 		if e.Priority != 0 {
 			continue
@@ -396,8 +407,10 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 				since.In(pacific).Format("Jan 2 15:04"), age.Round(time.Second), l.bound)
 		}
 		// Its slots keep a cadence between two multiples of its floor
-		// a floor or two apart: the age is held to the higher.
-		r := float64(age) / float64((e.Every+e.Floor-1)/e.Floor*e.Floor)
+		// a floor or two apart: the age is held to the higher, of the
+		// longest cadence the plans gave it since the check before its
+		// latest pass (a plan that shortens it does not age its last).
+		r := float64(age) / float64(w.slowest[e.Name])
 		ratio[tier] = max(ratio[tier], r)
 		w.worst[tier] = max(w.worst[tier], r)
 	}
@@ -476,7 +489,7 @@ func (c sweepCase) sweep(t *testing.T, days int) *sweepWatch {
 	}
 	l := newLite(t, c.capacity, c.charts, c.cats, 3*time.Hour, c.start)
 	w := &sweepWatch{l: l, t: t, up: c.start, kept: map[string]time.Time{}, back: map[string][]time.Time{},
-		every: map[string]time.Duration{}, since: map[string]time.Duration{}, checked: map[string]int{}, worst: map[int]float64{},
+		every: map[string]time.Duration{}, since: map[string]time.Duration{}, slowest: map[string]time.Duration{}, last: map[string]time.Duration{}, checked: map[string]int{}, worst: map[int]float64{},
 		hourly: map[string]map[int64]bool{}, prevOK: map[string]bool{}}
 	var hour time.Time
 	from := c.start
