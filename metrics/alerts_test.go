@@ -57,6 +57,18 @@ func TestChartCadence(t *testing.T) {
 	}
 }
 
+// The share a worker counts on is shown by pool: the whole, or half while
+// its plan finds another worker spending there.
+func TestPaceShare(t *testing.T) {
+	c := &Pace{Ages: NewAges(nil), Status: func() pace.Status {
+		return pace.Status{Pools: []pace.PoolStatus{{Pool: "default", Share: 0.5, Others: 100}, {Pool: "stats", Share: 1}}}
+	}}
+	got := collected(t, c, "ingest_pace_share", "pool")
+	if len(got) != 2 || got["default"] != 0.5 || got["stats"] != 1 {
+		t.Errorf("ingest_pace_share %v, want default 0.5, stats 1", got)
+	}
+}
+
 // The limiter's recovery wait is read from its pools: the time a pool's
 // metered calls wait until, 0 for a pool that waits for nothing.
 func TestRecoveryWait(t *testing.T) {

@@ -50,6 +50,8 @@ var (
 		"Units the plan spends in the pool by its reset.", []string{"pool"}, nil)
 	droppedDesc = prometheus.NewDesc("ingest_pace_dropped",
 		"1 when the plan drops the entry (a chart, or tracking under chart=\"track\"): the pool cannot hold it beside the entries above it; 0 otherwise.", []string{"chart"}, nil)
+	shareDesc = prometheus.NewDesc("ingest_pace_share",
+		"The part of the pool this worker counts on: 1, or 0.5 while its plan finds another worker's spend on the quota key (the log says when, and the units it counts as another's).", []string{"pool"}, nil)
 	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )
@@ -67,7 +69,7 @@ type Pace struct {
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, runsOutDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc} {
 		ch <- d
 	}
 }
@@ -109,6 +111,7 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(projectedDesc, prometheus.GaugeValue, p.Spend, p.Pool)
+		ch <- prometheus.MustNewConstMetric(shareDesc, prometheus.GaugeValue, p.Share, p.Pool)
 		var out float64
 		if !p.RunsOut.IsZero() {
 			out = float64(p.RunsOut.Unix())

@@ -181,7 +181,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = c
 		return false
 	}
-	if !p.fits(ctx, i) || (!bound && !p.spread(i, slot)) {
+	if !p.fits(ctx, i) || (!bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot)) {
 		p.credit[name] = 1
 		return false
 	}

@@ -154,6 +154,26 @@ func (p *Pacer) bounded(i int, at time.Time) bool {
 	return ok && !last.IsZero() && e.Slots.Next(at).Sub(last) > e.Limit(p.cfg.Bound)
 }
 
+// pastCadence reports whether the entry, a region's own chart the plan
+// stretched, would wait past its cadence's slot if it waited from at to
+// its next slot: its cadence rounded up to its slots (a cadence of 1.4
+// floors runs a floor or two apart), counted from the slot its latest
+// pass counts as. The spread smooths the group's passes, and never holds
+// one of them a slot beyond that.
+func (p *Pacer) pastCadence(i int, at time.Time) bool {
+	e := p.entries[i]
+	if e.Priority > 0 || e.Slots == nil || e.Floor <= 0 || p.spreads(i) == none {
+		return false
+	}
+	last, ok := p.last[e.Name]
+	if !ok || last.IsZero() {
+		return false
+	}
+	every := p.every(i)
+	slots := (every + e.Floor - 1) / e.Floor * e.Floor
+	return e.Slots.Next(at).Sub(p.counted(i, last, true)) > slots
+}
+
 // take counts a granted pass against the room until the limiter is read
 // again.
 func (p *Pacer) take(i int) {

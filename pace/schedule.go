@@ -41,6 +41,11 @@ type PoolStatus struct {
 	// FreeAt is when the pool's window frees room again; zero when it
 	// has room now.
 	FreeAt time.Time
+	// Share is the part of the pool this worker counts on: 1, or 0.5
+	// while the plan finds another worker spending there; Others is what
+	// of the pool's window it counts as other workers' spend, in units.
+	Share  float64
+	Others int64
 }
 
 // EntryStatus is one entry's side of the plan.
@@ -74,7 +79,11 @@ func (p *Pacer) status() Status {
 	}
 	for _, b := range p.budgets {
 		ps := PoolStatus{Pool: b.Pool, Rate: b.rate() * 3600, Budget: b.Units, End: p.planAt.Add(b.Horizon),
-			Spend: p.plan.Spend[b.Pool], Planned: p.plan.Rate[b.Pool] * 3600, Fixed: p.plan.Fixed[b.Pool]}
+			Spend: p.plan.Spend[b.Pool], Planned: p.plan.Rate[b.Pool] * 3600, Fixed: p.plan.Fixed[b.Pool],
+			Share: 1, Others: p.others[b.Pool]}
+		if ps.Others > 0 {
+			ps.Share = 0.5
+		}
 		if pool, ok := p.pool(b.Pool); ok {
 			ps.Window = pool.Window
 		}

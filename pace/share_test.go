@@ -3,6 +3,7 @@ package pace_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -102,8 +103,10 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Shared {
-			halved = append(halved, why+" at "+w.clock().In(pacific).Format("Jan 2 15:04:05"))
+		for _, ps := range st.Pools {
+			if st.Shared || ps.Share != 1 {
+				halved = append(halved, fmt.Sprintf("%s at %s (%s's share %v)", why, w.clock().In(pacific).Format("Jan 2 15:04:05"), ps.Pool, ps.Share))
+			}
 		}
 	}
 	rec.hook = func(c ingest.Call) {
@@ -181,6 +184,9 @@ func TestAnotherWorkerHalvesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		shared = append(shared, st.Shared)
+		if want := map[bool]float64{false: 1, true: 0.5}[st.Shared]; len(st.Pools) != 1 || st.Pools[0].Share != want {
+			t.Errorf("plan %d: pools %+v, want the default pool's share %v", i, st.Pools, want)
+		}
 	}
 	if want := []bool{false, true, true, true}; !slices.Equal(shared, want) {
 		t.Errorf("shared at each plan %v, want %v", shared, want)

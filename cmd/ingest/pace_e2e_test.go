@@ -28,7 +28,7 @@ func TestPaceMetrics(t *testing.T) {
 		t.Fatalf("no chart age within 60s\n%s", p.out)
 	}
 	for _, want := range []string{`ingest_pace_cadence_seconds{chart="US"} 3600`, `ingest_pace_cadence_seconds{chart="track"} 3600`,
-		`ingest_pace_projected_units{pool="default"}`,
+		`ingest_pace_projected_units{pool="default"}`, `ingest_pace_share{pool="default"} 1`,
 		`ingest_pace_fixed_runs_out_timestamp_seconds{pool="default"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
