@@ -151,17 +151,8 @@ func checkCharges(t *testing.T, up *upstream, g *group) {
 		dbs[h.db] = true
 	}
 	bound := int64(limit + g.budget*len(dbs))
-	worst, worstAt := int64(0), time.Time{}
+	worst, worstAt := mostInAWindow(cs, window)
 	var windows []string
-	for i := range cs {
-		var sum int64
-		for j := i; j < len(cs) && cs[j].at.Sub(cs[i].at) < window; j++ {
-			sum += cs[j].units
-		}
-		if sum > worst {
-			worst, worstAt = sum, cs[i].at
-		}
-	}
 	// The charge in each window of the run, back to back, for the note.
 	if len(cs) > 0 {
 		for w := cs[0].at; !w.After(cs[len(cs)-1].at); w = w.Add(window) {
@@ -180,6 +171,22 @@ func checkCharges(t *testing.T, up *upstream, g *group) {
 	if worst > bound {
 		t.Errorf("%s: the upstream charged %d units in the %s window from %s, over the bound %d", g.name, worst, window, worstAt.UTC().Format(time.RFC3339), bound)
 	}
+}
+
+// mostInAWindow is the most cs charged in any span of length w (a span
+// that starts at a charge holds the most of any that covers it), and where
+// that span starts; cs are in time order.
+func mostInAWindow(cs []charge, w time.Duration) (worst int64, from time.Time) {
+	for i := range cs {
+		var sum int64
+		for j := i; j < len(cs) && cs[j].at.Sub(cs[i].at) < w; j++ {
+			sum += cs[j].units
+		}
+		if sum > worst {
+			worst, from = sum, cs[i].at
+		}
+	}
+	return worst, from
 }
 
 // checkPages: every chart page the upstream charged for g's key is in one
@@ -270,28 +277,19 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 			names = append(names, o.name)
 		}
 		for _, chart := range strings.Split(h.regions, ",") {
-			at := append(append([]time.Time{begin}, starts[chart]...), end)
-			var worst, worstBound time.Duration
-			var worstFrom time.Time
+			gs := gaps(begin, end, starts[chart],
+				func(from, to time.Time) (time.Duration, bool) { return plans.planned(h.db, chart, from, to) }, outage)
+			var worst gap
 			var dropped bool
-			for i := 1; i < len(at); i++ {
-				gap := at[i].Sub(at[i-1])
-				every, ok := plans.planned(h.db, chart, at[i-1], at[i])
-				if !ok {
-					every = time.Minute // --every, before any plan was read
+			for _, g := range gs {
+				dropped = dropped || g.dropped
+				if !g.dropped && g.length > worst.length {
+					worst = g
 				}
-				if every == pace.Never {
-					dropped = true
-					continue
-				}
-				bound := every + outage(at[i-1], at[i]) + grace
-				if gap > worst {
-					worst, worstBound, worstFrom = gap, bound, at[i-1]
-				}
-				if gap > bound {
+				if g.over() {
 					t.Errorf("%s %s: %s without a completed run from %s, over its bound %s (planned every %s + outage %s + grace %s)",
-						strings.Join(names, ","), chart, gap.Round(time.Second), at[i-1].UTC().Format("15:04:05"), bound.Round(time.Second),
-						every, outage(at[i-1], at[i]).Round(time.Second), grace)
+						strings.Join(names, ","), chart, g.length.Round(time.Second), g.from.UTC().Format("15:04:05"), g.bound().Round(time.Second),
+						g.every, g.outage.Round(time.Second), grace)
 				}
 			}
 			note := ""
@@ -299,9 +297,41 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 				note = "; dropped by the plan for a while (no bound then)"
 			}
 			t.Logf("%s %s: %d completed runs, worst gap %s from %s (its bound %s)%s; planned every: %s", strings.Join(names, ","), chart, len(starts[chart]),
-				worst.Round(time.Second), worstFrom.UTC().Format("15:04:05"), worstBound.Round(time.Second), note, plans.changes(h.db, chart))
+				worst.length.Round(time.Second), worst.from.UTC().Format("15:04:05"), worst.bound().Round(time.Second), note, plans.changes(h.db, chart))
 		}
 	}
+}
+
+// gap is a span without a completed run of a chart, and what bounds it.
+type gap struct {
+	from          time.Time
+	length        time.Duration
+	every, outage time.Duration // the plan's longest cadence over it, and the outage in it
+	dropped       bool          // the plan dropped the chart then: no bound
+}
+
+func (g gap) bound() time.Duration { return g.every + g.outage + grace }
+
+func (g gap) over() bool { return !g.dropped && g.length > g.bound() }
+
+// gaps are a chart's gaps from begin to its first completed run (starts,
+// in order), between its runs and from its last to end, each with the
+// plan's cadence over it (planned; --every when no plan was read yet) and
+// the outage in it.
+func gaps(begin, end time.Time, starts []time.Time, planned func(from, to time.Time) (time.Duration, bool),
+	outage func(from, to time.Time) time.Duration) []gap {
+	at := append(append([]time.Time{begin}, starts...), end)
+	var out []gap
+	for i := 1; i < len(at); i++ {
+		g := gap{from: at[i-1], length: at[i].Sub(at[i-1]), outage: outage(at[i-1], at[i])}
+		every, ok := planned(at[i-1], at[i])
+		if !ok {
+			every = time.Minute // --every, before any plan was read
+		}
+		g.every, g.dropped = every, every == pace.Never
+		out = append(out, g)
+	}
+	return out
 }
 
 func maxTime(a, b time.Time) time.Time {
