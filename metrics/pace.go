@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/store"
 )
@@ -61,6 +62,7 @@ type Pace struct {
 	// tier's period) unless the pacer's plan (Status) says otherwise.
 	Floors map[string]time.Duration
 	Status func() pace.Status // nil: not pacing
+	Clock  clock.Clock        // the house's; nil: the host's
 }
 
 // Describe implements prometheus.Collector.
@@ -72,7 +74,7 @@ func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Pace) Collect(ch chan<- prometheus.Metric) {
-	now := time.Now()
+	now := clock.Or(c.Clock).Now()
 	c.Ages.mu.Lock()
 	for chart, at := range c.Ages.fetched {
 		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)

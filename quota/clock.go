@@ -15,6 +15,10 @@ import (
 // the boot clock, and held while it reads behind (docs/quota.md). The
 // Redis limiter does the same in window.lua.
 
+// KernelUptime is kernelUptime, for a Now that is the host's clock moved
+// only by a rehearsal (package clock), under which the guard stays on.
+func KernelUptime() (boot string, since time.Duration, ok bool) { return kernelUptime() }
+
 // kernelUptime is the clock guard's second clock: the boot id and the time
 // since boot (Linux's /proc; ok is false elsewhere, and the guard is off).
 // A step of the wall clock does not move it: while the boot stays the

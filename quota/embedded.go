@@ -44,6 +44,7 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 	}
 	now := e.opts.Now
 	e.wall = func(context.Context, *sql.Tx) (int64, error) { return now().UnixMilli(), nil }
+	e.leaseClock = e.wall
 	e.clockName, e.down = "this host's clock", "database busy for"
 	return &SQLite{e}, nil
 }
@@ -63,6 +64,7 @@ func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 		ms, err := t.Turns.Clock(ctx, tx)
 		return ms + offset, err
 	}
+	e.leaseClock = t.Turns.Clock
 	e.clockName, e.down = "PostgreSQL's clock_timestamp()", "database did not answer within"
 	return &Postgres{e}, nil
 }
@@ -81,6 +83,9 @@ type embedded struct {
 	// names it in messages, down a database that did not answer in time.
 	wall            func(ctx context.Context, tx *sql.Tx) (int64, error)
 	clockName, down string
+	// leaseClock is the clock leases are taken and renewed by: this
+	// worker's on SQLite, as wall, the server's on PostgreSQL.
+	leaseClock func(ctx context.Context, tx *sql.Tx) (int64, error)
 	// looked is when this process last took into the log what the ledger
 	// beside it holds and the log lacks (catchUp); 0 before it first did.
 	looked *atomic.Int64
@@ -555,12 +560,12 @@ func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 
 // Lock takes the lease name in the locks table for ttl with a random token
 // and renews it every ttl/3 until unlock; only the holder can renew or
-// release it. Lease times are the database's clock.
+// release it. Lease times are leaseClock's.
 func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
 	tok := token()
 	tctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
-	now, err := s.t.Turns.Clock(tctx, nil)
+	now, err := s.leaseClock(tctx, nil)
 	ok := false
 	if err == nil {
 		ok, err = s.t.Leases.Take(tctx, name, tok, now, now+ttl.Milliseconds())
@@ -574,7 +579,7 @@ func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (fu
 	l := lease{
 		ttl: ttl, log: s.opts.Logger.With("lock", name),
 		renew: func(ctx context.Context) (bool, error) {
-			now, err := s.t.Turns.Clock(ctx, nil)
+			now, err := s.leaseClock(ctx, nil)
 			if err != nil {
 				return false, err
 			}

@@ -108,7 +108,7 @@ type Options struct {
 	// ClockOffset is added to the server's clock (Redis's TIME,
 	// PostgreSQL's clock_timestamp()): zero but in tests.
 	ClockOffset time.Duration
-	// Uptime is the clock guard's second clock: the boot's id and the time
+	// Uptime is the clock guard's second clock (KernelUptime): the boot's id and the time
 	// since boot, which a step of the wall clock does not move (ok false:
 	// none). nil means the kernel's when Now is nil too, and no guard
 	// otherwise: a test that moves Now moves time itself.

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 )
@@ -45,8 +46,26 @@ func migrate(t testing.TB, db *sql.DB) {
 }
 
 // sqliteHarness keeps one database file per quota key, each limiter on its
-// own *sql.DB like a process of its own.
+// own *sql.DB like a process of its own. The limiter decides by the
+// worker's clock, which is each test's own, standing still until the test
+// moves it: a window passes when the test says so, however busy the
+// machine. The lease tests run on the host's clock, as a lease's renewals
+// are the runtime's timers.
 func sqliteHarness(dir string) harness {
+	var clocks sync.Map // *testing.T -> *clock.Fake
+	clockOf := func(t *testing.T) *clock.Fake {
+		c, _ := clocks.LoadOrStore(t, clock.NewFake(time.Now()))
+		return c.(*clock.Fake)
+	}
+	h := sqliteHarnessOn(dir, func(t *testing.T) clock.Clock { return clockOf(t) })
+	h.drive = func(t *testing.T, at time.Time) { clockOf(t).AdvanceTo(at) }
+	leases := sqliteHarnessOn(dir, func(*testing.T) clock.Clock { return clock.System })
+	h.leases = &leases
+	return h
+}
+
+// sqliteHarnessOn is sqliteHarness by the clock clockOf gives each test.
+func sqliteHarnessOn(dir string, clockOf func(t *testing.T) clock.Clock) harness {
 	var mu sync.Mutex
 	file := func(key string) string { return filepath.Join(dir, key+".db") }
 	exec := func(t *testing.T, key, q string, args ...any) *sql.DB {
@@ -62,7 +81,7 @@ func sqliteHarness(dir string) harness {
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
 		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet,
-			Now: func() time.Time { return time.Now().Add(offset) }})
+			Now: func() time.Time { return clockOf(t).Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +93,7 @@ func sqliteHarness(dir string) harness {
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			exec(t, key, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
 				ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_ms = excluded.expires_ms`,
-				name, token, time.Now().Add(ttl).UnixMilli())
+				name, token, clockOf(t).Now().Add(ttl).UnixMilli())
 		},
 		holder: func(t *testing.T, key, name string) string {
 			var tok string
@@ -84,7 +103,7 @@ func sqliteHarness(dir string) harness {
 			}
 			return tok
 		},
-		now: func(*testing.T) time.Time { return time.Now() },
+		now: func(t *testing.T) time.Time { return clockOf(t).Now() },
 	}
 }
 

@@ -36,7 +36,7 @@ func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
 	}
 	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
 	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
-	daily, err := s.daily.units(ctx, s.cfg.Usage, s.cfg.QuotaKey, start)
+	daily, err := s.daily.units(ctx, s.cfg.Usage, s.cfg.QuotaKey, start, s.cfg.Now())
 	if err != nil {
 		return QuotaJSON{}, err
 	}
@@ -141,12 +141,13 @@ type dailyCache struct {
 
 const dailyTTL = 10 * time.Minute
 
-// units returns usageDays of daily units from start, the last one today.
-func (c *dailyCache) units(ctx context.Context, db Usage, quotaKey string, start time.Time) (map[string][]int64, error) {
+// units returns usageDays of daily units from start, the last one today,
+// read at now.
+func (c *dailyCache) units(ctx context.Context, db Usage, quotaKey string, start, now time.Time) (map[string][]int64, error) {
 	if db == nil {
 		return map[string][]int64{}, nil
 	}
-	past, err := c.past(ctx, db, quotaKey, start)
+	past, err := c.past(ctx, db, quotaKey, start, now)
 	if err != nil {
 		return nil, err
 	}
@@ -168,17 +169,17 @@ func (c *dailyCache) units(ctx context.Context, db Usage, quotaKey string, start
 	return out, nil
 }
 
-func (c *dailyCache) past(ctx context.Context, db Usage, quotaKey string, start time.Time) (map[string][]int64, error) {
+func (c *dailyCache) past(ctx context.Context, db Usage, quotaKey string, start, now time.Time) (map[string][]int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := quotaKey + "@" + start.Format(time.DateOnly)
-	if c.key == key && time.Since(c.at) < dailyTTL {
+	if c.key == key && now.Sub(c.at) < dailyTTL {
 		return c.cached, nil
 	}
 	u, err := db.DailyUnits(ctx, quotaKey, start, usageDays-1)
 	if err != nil {
 		return nil, err
 	}
-	c.key, c.at, c.cached = key, time.Now(), u
+	c.key, c.at, c.cached = key, now, u
 	return u, nil
 }

@@ -85,12 +85,11 @@ type lease struct {
 
 // allow decides a request of units: from the client's lease when it has
 // one, else by the limiter.
-func (m *Meter) allow(ctx context.Context, plan ratelimit.APIPlan, client string, units int64) (ratelimit.Result, error) {
+func (m *Meter) allow(ctx context.Context, plan ratelimit.APIPlan, client string, units int64, now time.Time) (ratelimit.Result, error) {
 	block := min(m.Lease, plan.Burst)
 	if plan.Name != ratelimit.AnonymousPlan || block <= units {
 		return m.Limiter.Allow(ctx, plan, client, units)
 	}
-	now := time.Now()
 	m.sweep(now)
 	v, _ := m.leases.LoadOrStore(plan.Name+"/"+client, &lease{})
 	l := v.(*lease)
@@ -292,7 +291,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (rate
 
 // touch writes a token's last use, at most once per usedEvery per process.
 func (s *Server) touch(ctx context.Context, hash string) {
-	now := time.Now()
+	now := s.cfg.Now()
 	if last, ok := s.cfg.Meter.used.Load(hash); ok && now.Sub(last.(time.Time)) < usedEvery {
 		return
 	}
@@ -309,10 +308,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 	m := s.cfg.Meter
 	h := w.Header()
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
-	res, err := m.allow(r.Context(), plan, client, units)
+	now := s.cfg.Now()
+	res, err := m.allow(r.Context(), plan, client, units, now)
 	if err != nil {
 		m.observe(plan.Name, "unmetered")
-		m.warnUnavailable(s.cfg.Logger, plan.Name, err)
+		m.warnUnavailable(s.cfg.Logger, plan.Name, err, now)
 		return true
 	}
 	retry := ceilSeconds(res.Wait)
@@ -349,8 +349,8 @@ func (m *Meter) observe(plan, outcome string) {
 // counted as unmetered on /metrics.
 func (m *Meter) warnUnavailable(log interface {
 	Warn(string, ...any)
-}, plan string, err error) {
-	now := time.Now().UnixMilli()
+}, plan string, err error, at time.Time) {
+	now := at.UnixMilli()
 	last := m.lastWarn.Load()
 	if now-last < time.Minute.Milliseconds() || !m.lastWarn.CompareAndSwap(last, now) {
 		return

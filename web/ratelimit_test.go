@@ -1,14 +1,19 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 )
 
@@ -157,5 +162,54 @@ func TestLeasedAnonymousBudgetKeepsThePlan(t *testing.T) {
 	}
 	if want := int64(100/block + 2*block); callsBefore > want { // the blocks, then the last few units one by one
 		t.Errorf("the plan's first %d requests asked the limiter %d times, want at most %d with blocks of %d", admitted, callsBefore, want, block)
+	}
+}
+
+// lateLimiter answers after its bound: the error a client's deadline
+// gives.
+type lateLimiter struct{}
+
+func (lateLimiter) Allow(context.Context, ratelimit.APIPlan, string, int64) (ratelimit.Result, error) {
+	return ratelimit.Result{}, fmt.Errorf("api limiter: %w", context.DeadlineExceeded)
+}
+
+// TestMeterUndecidedIsCountedAndToldOnceAMinute: a request the limiter did
+// not decide in time is served, counted as unmetered each time, and said
+// in the log at most once a minute of the server's clock.
+func TestMeterUndecidedIsCountedAndToldOnceAMinute(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	var log bytes.Buffer
+	unmetered := 0
+	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: lateLimiter{}, Tokens: noTokens{},
+		Observe: func(plan, outcome string) {
+			if outcome == "unmetered" {
+				unmetered++
+			}
+		}}
+	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
+	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}, Now: clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := func() int { return strings.Count(log.String(), "the limiter cannot decide") }
+	for i, step := range []struct {
+		after time.Duration
+		told  int
+	}{{0, 1}, {time.Second, 1}, {58 * time.Second, 1}, {time.Second, 2}, {30 * time.Second, 2}, {30 * time.Second, 3}} {
+		clk.Advance(step.after)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/x", nil))
+		if rec.Code != 200 {
+			t.Fatalf("request %d: got %d, want 200 (served unmetered)", i+1, rec.Code)
+		}
+		if unmetered != i+1 || told() != step.told {
+			t.Fatalf("request %d, %s later: counted %d unmetered, told %d times; want %d and %d\n%s",
+				i+1, step.after, unmetered, told(), i+1, step.told, log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "deadline exceeded") {
+		t.Errorf("the line does not say why the limiter did not decide:\n%s", log.String())
 	}
 }

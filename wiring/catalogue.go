@@ -36,7 +36,7 @@ func (h *Host) Catalogue(ctx context.Context, p *Pipeline, gate ingest.Gate) reg
 		h.Logger.Warn("the stored region catalogue could not be read: the built-in copy serves", ingest.LogErr, err)
 		return regions.Builtin
 	}
-	if gate != nil && time.Since(at) >= CatalogueEvery {
+	if gate != nil && h.now().Sub(at) >= CatalogueEvery {
 		if fresh, ok := h.readCatalogue(ctx, p, gate); ok {
 			return fresh
 		}
@@ -56,7 +56,7 @@ func (h *Host) readCatalogue(ctx context.Context, p *Pipeline, gate ingest.Gate)
 		return nil, false
 	}
 	cat := catalogueOf(listed)
-	if err := p.DB.RegionCatalogue().Save(ctx, regionsOf(cat), time.Now()); err != nil {
+	if err := p.DB.RegionCatalogue().Save(ctx, regionsOf(cat), h.now()); err != nil {
 		h.Logger.Warn("the region catalogue read from the upstream was not stored", ingest.LogErr, err)
 	}
 	h.Logger.Info("region catalogue read from the upstream", "regions", len(cat))
@@ -86,13 +86,13 @@ func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
 func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, lim jobs.Limiter, stop <-chan struct{}) {
 	var asked time.Time
 	if r.Regions.All() {
-		asked = time.Now()
+		asked = h.now()
 	}
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {
-		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && time.Since(at) >= CatalogueEvery && time.Since(asked) >= CatalogueEvery {
-			asked = time.Now()
+		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && h.now().Sub(at) >= CatalogueEvery && h.now().Sub(asked) >= CatalogueEvery {
+			asked = h.now()
 			if cat, ok := h.readCatalogue(ctx, p, jobs.Gate(lim, p.QuotaKey, "")); ok && r.Regions.All() {
 				h.sayNewRegions(cat, r.Timetable.Regions())
 			}

@@ -142,7 +142,7 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) e
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
 		return err
 	}
-	since := time.Now().Add(-h.Costs.Span())
+	since := h.now().Add(-h.Costs.Span())
 	if time.UnixMilli(src.At).Before(since) || !store.Exists(src.Path) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -42,9 +43,15 @@ type Host struct {
 	Costs    *ingest.Costs
 	Logger   *slog.Logger
 	Replicas int // --redis-replicas
+	// Clock is the house's one clock, handed to every part that reads the
+	// time; nil is the host's (clock.System).
+	Clock clock.Clock
 
 	clock upstreamOnce
 }
+
+// now is the house clock's time.
+func (h *Host) now() time.Time { return clock.Or(h.Clock).Now() }
 
 // DBName is the database as messages and logs show it: a URL without its
 // password.
@@ -142,7 +149,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 
 // openLimiter is OpenLimiter by costs c.
 func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
-	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas}
+	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Now: h.now, Uptime: quota.KernelUptime}
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
@@ -211,7 +218,7 @@ func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
 	defer h.clock.mu.Unlock()
 	if h.clock.c == nil || h.clock.db != db {
 		h.clock.db = db
-		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db),
+		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db), Now: h.now,
 			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, h.Endpoint) }})
 	}
 	return h.clock.c

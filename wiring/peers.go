@@ -92,7 +92,7 @@ func (h *Host) peersNotGiven(ctx context.Context, db *store.DB, key string) ([]q
 	if err != nil {
 		return nil, err
 	}
-	peers, err := quota.NotedPeers(ctx, led, key, self, time.Now(), h.Costs.Span())
+	peers, err := quota.NotedPeers(ctx, led, key, self, h.now(), h.Costs.Span())
 	if err != nil || len(peers) == 0 {
 		return nil, err
 	}

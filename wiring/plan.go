@@ -67,7 +67,7 @@ func (h *Host) dayPlan(ctx context.Context, db *store.DB, r Run, log *slog.Logge
 		if last, err = db.LastRuns(ctx, ingest.Trending); err != nil {
 			return nil, fmt.Errorf("plan: read last runs: %w", err)
 		}
-		charted, err := db.ChartedSince(ctx, time.Now().Add(-r.Track))
+		charted, err := db.ChartedSince(ctx, h.now().Add(-r.Track))
 		if r.Track > 0 && err == nil && len(charted) > 0 {
 			sched.Tracked = r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs).PerRun(charted)
 		}
@@ -116,7 +116,7 @@ func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan [
 		}
 	}
 	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
-		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: time.Now()})
+		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: h.now()})
 }
 
 // Planner is the plan a pacing worker would follow now for src's

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
@@ -86,7 +85,7 @@ func (h *Host) hostLedger(ctx context.Context, path, key string) (quota.HostLedg
 	if err != nil {
 		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
-	rec, err := led.Recall(ctx, key, time.Now().Add(-h.Costs.Span()))
+	rec, err := led.Recall(ctx, key, h.now().Add(-h.Costs.Span()))
 	if err != nil {
 		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

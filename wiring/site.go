@@ -62,6 +62,9 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 		cfg.Meter.Lease = web.DefaultLease
 	}
 	cfg.AuthFailed = s.Series.AuthFailed
+	if cfg.Now == nil {
+		cfg.Now = h.now
+	}
 	l := s.Report.Limiter
 	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
 	kept := remembered(db, s.Report)
@@ -69,9 +72,9 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
 		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
 		web.Route{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return BuildReport(ctx, kept)
+			return BuildReport(ctx, readAt(kept, cfg.Now()))
 		})})
-	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, kept) }
+	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, readAt(kept, cfg.Now())) }
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
 	if ui, err = web.New(cfg); err != nil {
 		closeFn()
@@ -80,6 +83,12 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	s.Series.Register(metrics.Kept(ui.Kept)...)
 	s.Series.Register(metrics.KeptBuilds(ui.Builds)...)
 	return ui, closeFn, nil
+}
+
+// readAt is src as a report read at now, the site's clock.
+func readAt(src report.Sources, now time.Time) report.Sources {
+	src.Now = now
+	return src
 }
 
 // BuildReport builds the report of src, its regions named as the built-in

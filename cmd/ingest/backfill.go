@@ -118,7 +118,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if f.list {
 		return listBackfills(ctx, out, s)
 	}
-	id, q, err := f.identity(time.Now())
+	id, q, err := f.identity(s.now())
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,13 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // 10. backfill: a plan that calls nothing, a cap, resuming, and a limiter
@@ -107,7 +108,13 @@ func TestBackfillOpenEndedRerunFetchesNoPageTwice(t *testing.T) {
 	// A page is a search (1 search unit) and its details (1 default unit).
 	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--max-units", "4"}
 	h.mustRun(0, args...)
-	time.Sleep(1200 * time.Millisecond) // the old key held "now" to the second
+	// The second run's clock reads two seconds on (the old key held "now"
+	// to the second).
+	offset := filepath.Join(t.TempDir(), "clock-offset")
+	if err := os.WriteFile(offset, []byte("2s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set(clock.RehearseEnv, offset)
 	second := h.mustRun(0, args...)
 	if !strings.Contains(second.stdout, "resumed") {
 		t.Errorf("the same command did not resume:\n%s", second)

@@ -136,7 +136,7 @@ func parseDay(s string) (time.Time, error) {
 }
 
 func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlags) error {
-	job, err := parseExport(f, time.Now().UTC())
+	job, err := parseExport(f, s.now().UTC())
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func runHistory(ctx context.Context, out io.Writer, s *settings, f *historyFlags
 	if f.width < 10 || f.width > 400 {
 		return usageErrorf("--width: want 10 to 400, got %d", f.width)
 	}
-	since, err := historySince(f.since, time.Now())
+	since, err := historySince(f.since, s.now())
 	if err != nil {
 		return usageErrorf("--since: %v", err)
 	}

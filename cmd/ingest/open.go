@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -14,7 +16,7 @@ import (
 func (s *settings) host() *wiring.Host {
 	if s.wired == nil {
 		s.wired = &wiring.Host{DSN: s.db, RedisURL: s.redisURL, Endpoint: s.endpoint,
-			Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount()}
+			Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount(), Clock: s.clock}
 	}
 	return s.wired
 }
@@ -52,3 +54,7 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	}
 	return s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
 }
+
+// now is the house clock's time (settings.clock; the host's before the
+// settings are resolved).
+func (s *settings) now() time.Time { return clock.Or(s.clock).Now() }

@@ -115,7 +115,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	defer db.Close()
 	job := s.pruneJob(db, keep, nil)
-	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(time.Now())))
+	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(s.now())))
 	if err != nil {
 		return err
 	}

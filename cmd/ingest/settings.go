@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/wiring"
@@ -36,6 +37,7 @@ type settings struct {
 	termsWarned    bool // warnTerms: once a process
 
 	costs  *ingest.Costs
+	clock  clock.Clock // the house's: the host's, or a rehearsal's (clock.RehearseEnv)
 	logger *slog.Logger
 	level  slog.Level
 	stderr io.Writer
@@ -170,6 +172,9 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	// package logs without being handed one (a long upgrade of the
 	// database) reaches the command's stderr in its format.
 	slog.SetDefault(s.logger)
+	if err := s.checkClock(); err != nil {
+		return err
+	}
 	if s.costs == nil {
 		s.costs = costs.Default()
 	}
@@ -181,7 +186,7 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 
 // envOnly are the variables read with no flag: secrets stay out of
 // command lines.
-var envOnly = []string{"YOUTUBE_API_KEY", uiTokenEnv}
+var envOnly = []string{"YOUTUBE_API_KEY", uiTokenEnv, clock.RehearseEnv}
 
 // checkEnvNames warns of every INGEST_* variable that is not a setting's
 // name: an old name still read, or one ingest does not read, with the

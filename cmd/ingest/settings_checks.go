@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -50,6 +51,20 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// checkClock builds the house clock: the host's, or offset by the file
+// clock.RehearseEnv names (docs/operations.md, Rehearsing a clock step),
+// whose later bad content is logged and changes nothing.
+func (s *settings) checkClock() error {
+	c, err := clock.FromEnv(os.Getenv, func(err error) {
+		s.logger.Error("the rehearsal clock keeps its offset", ingest.LogErr, err)
+	})
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	s.clock = c
+	return nil
 }
 
 func (s *settings) checkDB() error {

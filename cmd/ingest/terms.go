@@ -34,7 +34,7 @@ func checkTerms(ctx context.Context, s *settings) (string, error) {
 
 // terms is the standing as these settings apply it (wiring.Terms).
 func (s *settings) terms() wiring.Terms {
-	return wiring.Terms{Standing: s.standing, Span: s.costs.Span()}
+	return wiring.Terms{Standing: s.standing, Span: s.costs.Span(), Clock: s.clock}
 }
 
 // pruneJob is the prune the standing implies (wiring.Terms.PruneJob).

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -148,7 +147,7 @@ func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name,
 			plans.File, strings.Join(names, ", "), ratelimit.AnonymousPlan, given)
 	}
 	return withTokens(ctx, s, func(db *store.DB) error {
-		tok, err := clients.New(db).AddToken(ctx, name, plan, time.Now())
+		tok, err := clients.New(db).AddToken(ctx, name, plan, s.now())
 		if errors.Is(err, clients.ErrTokenExists) {
 			return usageErrorf("tokens add %s: a token of that name exists: revoke it first, or choose another name", name)
 		}
