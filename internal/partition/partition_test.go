@@ -170,6 +170,19 @@ func TestPartition(t *testing.T) {
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
 	}
 	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
+	// Each host's clock is the machine's plus the offset in its file
+	// (docs/operations.md, "Rehearsing a clock step"): a namespace shares
+	// the machine's clock, and a step is one host's alone.
+	clockFile := func(h *host) string { return filepath.Join(dir, h.name+".clock") }
+	setClock := func(h *host, offset string) {
+		if err := os.WriteFile(clockFile(h), []byte(offset+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range hosts {
+		setClock(h, "0s")
+		h.env = append(h.env, "INGEST_REHEARSE_CLOCK_FILE="+clockFile(h))
+	}
 	h1 := redisGroup.hosts[0]
 	apply := l.command(h1.name, bin, "quota", "apply", "--new="+wiring.KeyHash(redisGroup.key))
 	apply.Env = h1.env
@@ -215,8 +228,7 @@ func TestPartition(t *testing.T) {
 	if !delays {
 		t.Log("nemesis: no delays or loss on a link: this kernel has no netem (`tc qdisc add ... netem` answers \"Specified qdisc kind is unknown\"; CONFIG_NET_SCH_NETEM is not set and the kernel loads no modules)")
 	}
-	t.Log("nemesis: no clock step: the binary reads the system clock, which a network namespace shares")
-	kinds := []string{"limiter", "upstream", "kill", "stop", "replica", "failover", "quiet"}
+	kinds := []string{"limiter", "upstream", "kill", "stop", "replica", "failover", "clock", "quiet"}
 	if delays {
 		kinds = append(kinds, "delay")
 	}
@@ -255,6 +267,12 @@ func TestPartition(t *testing.T) {
 		case "stop":
 			f.what, heal = h.name+" stopped (SIGSTOP)", func() { h.cmd.Process.Signal(syscall.SIGCONT) }
 			h.cmd.Process.Signal(syscall.SIGSTOP)
+		case "clock":
+			// A step within the limiter's guard, or past it (which stops
+			// the host's spending until it is healed), either way.
+			offset := []string{"90s", "-2m", "15m", "-1h"}[rng.IntN(4)]
+			f.what, heal = h.name+"'s clock stepped "+offset, func() { setClock(h, "0s") }
+			setClock(h, offset)
 		case "delay":
 			spec := fmt.Sprintf("delay %dms loss %d%%", 200+rng.IntN(2800), rng.IntN(20))
 			f.what, heal = h.name+" link "+spec, func() { l.undelay(h.name) }
