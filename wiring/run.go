@@ -113,7 +113,11 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		}
 	}
 	ages := metrics.NewAges(last)
-	runner := &jobs.Runner{Locker: p.Limiter, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
+	leases, err := h.databaseLeases(ctx, p.Limiter, p.DB)
+	if err != nil {
+		return err
+	}
+	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,

@@ -1,9 +1,11 @@
 // Package partition runs several real ingest daemons, each in a network
-// namespace of its own, beside Redis and the fake upstream in theirs, all
-// joined by a bridge in a namespace that reaches nothing outside, while a
-// nemesis drawn from a printed seed cuts and heals links and kills and
-// stops hosts; then it reads the whole history and gives its verdict: the
-// upstream's charge in every trailing window within the limit and the
-// fail-open budgets, and every page charged in some host's ledger
-// (docs/testing.md, "Partitions"). It holds only its test.
+// namespace of its own, beside a Redis primary and its replica, PostgreSQL
+// and the fake upstream in theirs, all joined by a bridge in a namespace
+// that reaches nothing outside, while a nemesis drawn from a printed seed
+// cuts and heals links, kills and stops hosts and fails Redis over; then
+// it reads the whole history and gives its verdict: the upstream's charge
+// in every trailing window within the limit and the fail-open budgets,
+// every page charged in some host's ledger, and every chart's gaps within
+// its plan plus the outage (docs/testing.md, "Partitions"). It holds only
+// its test.
 package partition

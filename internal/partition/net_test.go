@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -140,6 +142,18 @@ func (l *lab) teardown() {
 	out, _ := exec.Command("ip", "netns", "list").Output()
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], l.prefix) {
+			// A process still in the namespace (a server or a host a
+			// failed test left) is killed first: deleting a namespace
+			// ends none of its processes.
+			pids, _ := exec.Command("ip", "netns", "pids", f[0]).Output()
+			for _, p := range strings.Fields(string(pids)) {
+				// The test's own process is among them: the thread that
+				// opened the upstream's listener entered its namespace.
+				if pid, err := strconv.Atoi(p); err == nil && pid != os.Getpid() {
+					syscall.Kill(pid, syscall.SIGCONT)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 			exec.Command("ip", "netns", "del", f[0]).Run()
 		}
 	}

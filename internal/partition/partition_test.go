@@ -3,7 +3,6 @@ package partition
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -21,21 +20,32 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/wiring"
 )
 
 var (
-	runFor = flag.Duration("partition.for", 90*time.Second, "how long the nemesis runs (make partition: 20m)")
+	runFor = flag.Duration("partition.for", 80*time.Second, "how long the nemesis runs (make partition: 20m)")
 	seed   = flag.Uint64("partition.seed", 0, "the nemesis's seed; 0 draws one from the clock (printed either way)")
 )
 
 const (
-	apiKey = "partition-key"
 	limit  = 40
 	window = 2 * time.Minute
-	budget = 3 // each database's fail_open budget in the default pool
+	budget = 3 // each database's fail_open budget in the default pool, on Redis alone
+	// grace is what a chart may wait beyond its plan and the outage: a
+	// pass refused at the limit waits for room, at most a window.
+	grace = window
+	// sample is how often the test reads each database's recorded plan.
+	sample = 5 * time.Second
+)
+
+// Two quota keys, one per limiter: three hosts of their own SQLite files
+// share a Redis (a primary and its replica), two hosts share a PostgreSQL
+// database and its embedded limiter.
+var (
+	redisGroup = &group{name: "Redis", key: "partition-redis", budget: budget}
+	pgGroup    = &group{name: "PostgreSQL", key: "partition-pg"}
 )
 
 // costs: a pool small enough that the hosts meet its limit many times in
@@ -52,7 +62,12 @@ operations:
   videos.batchGetStats: {stats: 1}
 `, limit, window, budget)
 
-var hostRegions = []string{"US,GB,JP,KR", "DE,FR,IT,ES", "IN,BR,MX,CA"}
+// group is the hosts of one quota key.
+type group struct {
+	name, key string
+	budget    int // fail-open units per database in a window
+	hosts     []*host
+}
 
 // charge is one call the upstream charged: when, and its units.
 type charge struct {
@@ -60,29 +75,46 @@ type charge struct {
 	units int64
 }
 
-// upstream is the fake upstream with the history of what it charged.
+// upstream is the fake upstream with the history of what it charged, per
+// API key.
 type upstream struct {
 	mu      sync.Mutex
 	fake    *fakeyt.Fake
-	charges []charge
+	charges map[string][]charge
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	before := u.fake.Charged(apiKey)
+	keys := []string{redisGroup.key, pgGroup.key}
+	before := make([]int64, len(keys))
+	for i, k := range keys {
+		before[i] = u.fake.Charged(k)
+	}
 	u.fake.ServeHTTP(w, r)
-	if n := u.fake.Charged(apiKey) - before; n > 0 {
-		u.charges = append(u.charges, charge{time.Now(), n})
+	for i, k := range keys {
+		if n := u.fake.Charged(k) - before[i]; n > 0 {
+			u.charges[k] = append(u.charges[k], charge{time.Now(), n})
+		}
 	}
 }
 
 // host is one ingest daemon in its namespace.
 type host struct {
-	name, db string
-	cmd      *exec.Cmd
-	done     chan struct{}
-	log      *os.File
+	name, db, regions string
+	g                 *group
+	env               []string
+	cmd               *exec.Cmd
+	done              chan struct{}
+	log               *os.File
+}
+
+// fault is one thing the nemesis did, and whom it cut off while it held:
+// the history's half the checker reads beside the upstream's charges.
+type fault struct {
+	what     string
+	from, to time.Time
+	hosts    []*host // those it kept from spending
 }
 
 func TestPartition(t *testing.T) {
@@ -99,9 +131,10 @@ func TestPartition(t *testing.T) {
 	if err := os.WriteFile(costsFile, []byte(costs), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	redisGroup.hosts, pgGroup.hosts = nil, nil
 
 	upIP := l.add("up", 2)
-	up := &upstream{fake: fakeyt.New()}
+	up := &upstream{fake: fakeyt.New(), charges: map[string][]charge{}}
 	ln, err := l.listen("up", upIP+":8080")
 	if err != nil {
 		t.Fatalf("listen in the upstream's namespace: %v", err)
@@ -110,36 +143,55 @@ func TestPartition(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
-	rdIP := l.add("rd", 3)
-	rd := l.command("rd", "redis-server", "--bind", rdIP, "--port", "6379", "--save", "", "--appendonly", "yes",
-		"--dir", dir, "--protected-mode", "no")
-	rdOut, err := rd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rd.Start(); err != nil {
-		t.Fatalf("redis-server: %v", err)
-	}
-	t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
-	awaitReady(t, rdOut)
+	// Redis: a primary (rd) and its replica (rr), each in its namespace.
+	ips := map[string]string{"rd": l.add("rd", 3), "rr": l.add("rr", 4)}
+	startRedis(t, l, "rd", ips["rd"], filepath.Join(dir, "rd"), "Ready to accept connections")
+	startRedis(t, l, "rr", ips["rr"], filepath.Join(dir, "rr"), "sync: Finished with success", "--replicaof", ips["rd"], "6379")
+	primary, replica := "rd", "rr"
+	pg := startPG(t, l, "pg", l.add("pg", 5))
 
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "YOUTUBE_API_KEY=" + apiKey,
-		"YOUTUBE_ENDPOINT=http://" + upIP + ":8080/", "REDIS_URL=redis://" + rdIP + ":6379/0", "INGEST_COSTS=" + costsFile}
-	var hosts []*host
-	for i := range hostRegions {
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"YOUTUBE_ENDPOINT=http://" + upIP + ":8080/", "INGEST_COSTS=" + costsFile}
+	redisURL := func(node string) string { return "REDIS_URL=redis://" + ips[node] + ":6379/0" }
+	// An admission counts once the replica holds it (--redis-replicas 1),
+	// so that a failover loses none (docs/quota.md, "What the reserve
+	// covers").
+	for i, regions := range []string{"US,GB", "DE,FR", "IN,BR"} {
 		name := fmt.Sprintf("h%d", i+1)
 		l.add(name, 11+i)
-		hosts = append(hosts, &host{name: name, db: filepath.Join(dir, name+".db")})
+		db := filepath.Join(dir, name+".db")
+		redisGroup.hosts = append(redisGroup.hosts, &host{name: name, db: db, regions: regions, g: redisGroup,
+			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+redisGroup.key, redisURL(primary), "INGEST_REDIS_REPLICAS=1", "INGEST_DB="+db)})
 	}
-	apply := l.command("h1", bin, "quota", "apply", "--new="+wiring.KeyHash(apiKey))
-	apply.Env = append(env, "INGEST_DB="+hosts[0].db)
+	for i := range 2 {
+		name := fmt.Sprintf("p%d", i+1)
+		l.add(name, 21+i)
+		pgGroup.hosts = append(pgGroup.hosts, &host{name: name, db: pg.url(), regions: "NL,SE,PL,TR", g: pgGroup,
+			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
+	}
+	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
+	// Each host's clock is the machine's plus the offset in its file
+	// (docs/operations.md, "Rehearsing a clock step"): a namespace shares
+	// the machine's clock, and a step is one host's alone.
+	clockFile := func(h *host) string { return filepath.Join(dir, h.name+".clock") }
+	setClock := func(h *host, offset string) {
+		if err := os.WriteFile(clockFile(h), []byte(offset+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range hosts {
+		setClock(h, "0s")
+		h.env = append(h.env, "INGEST_REHEARSE_CLOCK_FILE="+clockFile(h))
+	}
+	h1 := redisGroup.hosts[0]
+	apply := l.command(h1.name, bin, "quota", "apply", "--new="+wiring.KeyHash(redisGroup.key))
+	apply.Env = h1.env
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("quota apply --new: %v\n%s", err, out)
 	}
-	start := func(i int) {
-		h := hosts[i]
-		h.cmd = l.command(h.name, bin, "run", "--every", "1m", "--regions", hostRegions[i])
-		h.cmd.Env = append(env, "INGEST_DB="+h.db)
+	start := func(h *host) {
+		h.cmd = l.command(h.name, bin, "run", "--every", "1m", "--regions", h.regions)
+		h.cmd.Env = h.env
 		if h.log == nil {
 			h.log, _ = os.Create(filepath.Join(dir, h.name+".log"))
 		}
@@ -150,8 +202,13 @@ func TestPartition(t *testing.T) {
 		h.done = make(chan struct{})
 		go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(h.cmd, h.done)
 	}
-	for i := range hosts {
-		start(i)
+	stop := func(h *host) {
+		h.cmd.Process.Signal(syscall.SIGTERM)
+		<-h.done
+	}
+	begin := time.Now()
+	for _, h := range hosts {
+		start(h)
 	}
 	t.Cleanup(func() {
 		for _, h := range hosts {
@@ -161,108 +218,144 @@ func TestPartition(t *testing.T) {
 			h.log.Close()
 		}
 	})
+	plans := newPlanLog(t, pg)
+	stopSampling := plans.sample(hosts)
 
 	// The nemesis: one fault at a time, each held for a while drawn from
-	// the seed, then healed; the history is what the upstream charged.
+	// the seed, then healed. Its kinds are dealt from a deck shuffled by
+	// the seed, so that every kind comes once in each round of the deck.
 	delays := l.canDelay("h1")
 	if !delays {
-		t.Log("nemesis: no delays or loss: this kernel has no netem (tc qdisc netem)")
+		t.Log("nemesis: no delays or loss on a link: this kernel has no netem (`tc qdisc add ... netem` answers \"Specified qdisc kind is unknown\"; CONFIG_NET_SCH_NETEM is not set and the kernel loads no modules)")
 	}
-	t.Log("nemesis: no clock step: the binary reads the system clock, which a network namespace shares; no PostgreSQL or Redis replica in this run")
+	kinds := []string{"limiter", "upstream", "kill", "stop", "replica", "failover", "clock", "quiet"}
+	if delays {
+		kinds = append(kinds, "delay")
+	}
+	var deck []string
 	end := time.Now().Add(*runFor)
-	var faults []string
+	var faults []fault
 	for time.Now().Before(end) {
+		if len(deck) == 0 {
+			deck = slices.Clone(kinds)
+			rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+		}
+		kind := deck[0]
+		deck = deck[1:]
 		hold := time.Duration(2+rng.IntN(14)) * time.Second
-		i := rng.IntN(len(hosts))
-		h := hosts[i]
-		var what string
+		h := hosts[rng.IntN(len(hosts))]
+		f := fault{hosts: []*host{h}}
 		var heal func()
-		switch k := rng.IntN(6); {
-		case k == 0:
-			what, heal = h.name+" cut from Redis", func() { l.heal(h.name, "rd") }
-			l.cut(h.name, "rd")
-		case k == 1:
-			what, heal = h.name+" cut from the upstream", func() { l.heal(h.name, "up") }
+		switch kind {
+		case "limiter":
+			if h.g == pgGroup {
+				f.what, heal = h.name+" cut from PostgreSQL", func() { l.heal(h.name, "pg") }
+				l.cut(h.name, "pg")
+			} else {
+				p := primary
+				f.what, heal = h.name+" cut from the Redis primary ("+p+")", func() { l.heal(h.name, p) }
+				l.cut(h.name, p)
+			}
+		case "upstream":
+			f.what, heal = h.name+" cut from the upstream", func() { l.heal(h.name, "up") }
 			l.cut(h.name, "up")
-		case k == 2:
-			what = h.name + " killed (-9), restarted after"
+		case "kill":
+			f.what = h.name + " killed (-9), restarted after"
 			h.cmd.Process.Kill()
 			<-h.done
-			heal = func() { start(i) }
-		case k == 3:
-			what, heal = h.name+" stopped (SIGSTOP)", func() { h.cmd.Process.Signal(syscall.SIGCONT) }
+			heal = func() { start(h) }
+		case "stop":
+			f.what, heal = h.name+" stopped (SIGSTOP)", func() { h.cmd.Process.Signal(syscall.SIGCONT) }
 			h.cmd.Process.Signal(syscall.SIGSTOP)
-		case k == 4 && delays:
+		case "clock":
+			// A step within the limiter's guard, or past it (which stops
+			// the host's spending until it is healed), either way.
+			offset := []string{"90s", "-2m", "15m", "-1h"}[rng.IntN(4)]
+			f.what, heal = h.name+"'s clock stepped "+offset, func() { setClock(h, "0s") }
+			setClock(h, offset)
+		case "delay":
 			spec := fmt.Sprintf("delay %dms loss %d%%", 200+rng.IntN(2800), rng.IntN(20))
-			what, heal = h.name+" link "+spec, func() { l.undelay(h.name) }
+			f.what, heal = h.name+" link "+spec, func() { l.undelay(h.name) }
 			l.delay(h.name, spec)
+		case "replica":
+			// Every admission waits for the replica, so every Redis
+			// host is kept from spending while it is cut off.
+			p, r := primary, replica
+			f.what, f.hosts, heal = "the Redis primary ("+p+") cut from its replica ("+r+")", redisGroup.hosts, func() { l.heal(p, r) }
+			l.cut(p, r)
+		case "failover":
+			// The operator's failover, as docs/operations.md has it: the
+			// replica promoted, every host restarted with the new
+			// REDIS_URL; the old primary, once it is back, follows it.
+			p, r := primary, replica
+			l.cut(p, r)
+			redisCLI(t, l, r, ips[r], "REPLICAOF", "NO", "ONE")
+			for _, rh := range redisGroup.hosts {
+				stop(rh)
+				rh.env = append(slices.DeleteFunc(rh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
+				start(rh)
+			}
+			primary, replica = r, p
+			f.what, f.hosts = "failover: "+p+" cut from "+r+", "+r+" promoted (REPLICAOF NO ONE), the Redis hosts restarted on it; "+p+" follows "+r+" after", redisGroup.hosts
+			heal = func() {
+				l.heal(p, r)
+				redisCLI(t, l, p, ips[p], "REPLICAOF", ips[r], "6379")
+			}
 		default:
-			what, heal = "quiet", func() {}
+			f.what, f.hosts, heal = "quiet", nil, func() {}
 		}
-		faults = append(faults, fmt.Sprintf("%s %s for %s", time.Now().UTC().Format("15:04:05"), what, hold))
+		f.from = time.Now()
 		time.Sleep(hold) // the fault's own span: the nemesis's schedule, not a wait for a result
 		heal()
+		f.to = time.Now()
+		faults = append(faults, f)
 		time.Sleep(time.Duration(1+rng.IntN(5)) * time.Second)
 	}
 	for _, h := range hosts {
-		h.cmd.Process.Signal(syscall.SIGTERM)
-		<-h.done
+		stop(h)
 	}
-	t.Logf("nemesis history (%d faults):\n  %s", len(faults), strings.Join(faults, "\n  "))
-	check(t, up, hosts)
+	stopSampling()
+	finish := time.Now()
+	var lines []string
+	for _, f := range faults {
+		lines = append(lines, fmt.Sprintf("%s %s for %s", f.from.UTC().Format("15:04:05"), f.what, f.to.Sub(f.from).Round(time.Second)))
+	}
+	t.Logf("nemesis history (%d faults):\n  %s", len(faults), strings.Join(lines, "\n  "))
+	for _, g := range []*group{redisGroup, pgGroup} {
+		checkCharges(t, up, g)
+		checkPages(t, up, g, pg)
+	}
+	checkGaps(t, hosts, pg, plans, faults, begin, finish)
 }
 
-// check is the verdict on the history: the upstream's charge in every
-// trailing window within the limit plus each database's fail-open budget,
-// and every page charged in some host's ledger.
-func check(t *testing.T, up *upstream, hosts []*host) {
-	up.mu.Lock()
-	cs := slices.Clone(up.charges)
-	charged := up.fake.ChargedByOp(apiKey)[ingest.OpVideosList]
-	up.mu.Unlock()
-	bound := int64(limit + budget*len(hosts))
-	worst, worstAt := int64(0), time.Time{}
-	for i := range cs {
-		var sum int64
-		for j := i; j < len(cs) && cs[j].at.Sub(cs[i].at) < window; j++ {
-			sum += cs[j].units
-		}
-		if sum > worst {
-			worst, worstAt = sum, cs[i].at
-		}
+// startRedis starts redis-server in node's namespace, on its address, and
+// waits for the line of its log that says it is ready: the replica's
+// first sync with its primary, since every admission waits for it.
+func startRedis(t *testing.T, l *lab, node, ip, dir, ready string, args ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("charged %d units in %d calls; the most in a trailing %s window: %d (from %s), bound %d (limit %d + %d databases x fail-open budget %d)",
-		sumUnits(cs), len(cs), window, worst, worstAt.UTC().Format("15:04:05"), bound, limit, len(hosts), budget)
-	if worst > bound {
-		t.Errorf("the upstream charged %d units in the %s window from %s, over the bound %d", worst, window, worstAt.UTC().Format(time.RFC3339), bound)
+	rd := l.command(node, append([]string{"redis-server", "--bind", ip, "--port", "6379", "--save", "", "--appendonly", "yes",
+		"--dir", dir, "--protected-mode", "no"}, args...)...)
+	out, err := rd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	var ledgered, stored int64
-	for _, h := range hosts {
-		db, err := sql.Open("sqlite", "file:"+h.db+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n, p, gap int64
-		db.QueryRow(`SELECT count(*) FROM ledger WHERE op = 'videos.list'`).Scan(&n)
-		db.QueryRow(`SELECT COALESCE(sum(pages), 0) FROM runs`).Scan(&p)
-		db.QueryRow(`SELECT COALESCE(max(g), 0) FROM (SELECT started_ms - lag(started_ms) OVER (PARTITION BY region ORDER BY started_ms) AS g
-			FROM runs WHERE status = 'completed' AND kind = 'trending')`).Scan(&gap)
-		db.Close()
-		ledgered, stored = ledgered+n, stored+p
-		t.Logf("%s (%s): %d chart calls in its ledger, %d pages stored, the longest gap between a chart's completed runs %s",
-			h.name, hostRegions[slices.Index(hosts, h)], n, p, time.Duration(gap)*time.Millisecond)
+	if err := rd.Start(); err != nil {
+		t.Fatalf("redis-server: %v", err)
 	}
-	t.Logf("chart pages: %d charged, %d in the hosts' ledgers, %d stored", charged, ledgered, stored)
-	if charged > ledgered {
-		t.Errorf("the upstream charged %d chart calls, the hosts' ledgers hold %d: a call was made that no ledger holds", charged, ledgered)
-	}
+	t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
+	awaitReady(t, out, ready)
 }
 
-func sumUnits(cs []charge) (n int64) {
-	for _, c := range cs {
-		n += c.units
+// redisCLI runs one command on the Redis at ip, from inside node.
+func redisCLI(t *testing.T, l *lab, node, ip string, args ...string) {
+	t.Helper()
+	out, err := l.command(node, append([]string{"redis-cli", "-h", ip, "-p", "6379"}, args...)...).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "OK") {
+		t.Errorf("redis-cli %s on %s: %v: %s", strings.Join(args, " "), node, err, out)
 	}
-	return n
 }
 
 // build builds the binary the hosts run.
@@ -277,15 +370,15 @@ func build(t *testing.T, dir string) string {
 	return bin
 }
 
-// awaitReady waits for redis-server's line saying it accepts connections.
-func awaitReady(t *testing.T, out io.Reader) {
+// awaitReady waits for redis-server's line holding ready.
+func awaitReady(t *testing.T, out io.Reader, ready string) {
 	t.Helper()
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), "Ready to accept connections") {
+		if strings.Contains(sc.Text(), ready) {
 			go io.Copy(io.Discard, out)
 			return
 		}
 	}
-	t.Fatal("redis-server ended before it accepted connections")
+	t.Fatalf("redis-server ended before its log said %q", ready)
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/wiring"
+)
+
+// TestJobLeasesAreEachDatabases: hosts of databases of their own that
+// share a Redis quota key prune each their own. A prune that another
+// database's host runs, holding the job's lease in Redis as when two hosts
+// prune at one slot, does not skip this database's; one that a host of
+// this same database runs does.
+func TestJobLeasesAreEachDatabases(t *testing.T) {
+	h := newHarness(t)
+	s := h.withRedis()
+	h.mustRun(0, "quota", "apply", h.newFlag())
+	h.mustRun(0, "run", "--once", "--regions", "US") // the database and its ledger id
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lock := "ingest:{" + wiring.KeyHash(testKey) + "}:lock:job:prune"
+	hold := func(name string) {
+		t.Helper()
+		if err := c.Set(ctx, name, "another-host", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The daemon's prune at start (its slot passed without a run): pruned
+	// or skipped, said at its end.
+	prune := func() string {
+		t.Helper()
+		p := h.start("run", "--every", "1h", "--regions", "US")
+		if !waitFor(cmdTimeout, func() bool { out := p.out.String(); return strings.Contains(out, "job=prune") }) {
+			t.Fatalf("the daemon said nothing of its prune:\n%s", p.out)
+		}
+		p.signal(t, syscall.SIGTERM)
+		p.wait(cmdTimeout)
+		return p.out.String()
+	}
+	// Another database's host, of this version or an earlier one.
+	hold(lock)
+	hold(lock + "@0123456789abcdef")
+	if out := prune(); strings.Contains(out, "prune skipped") || !strings.Contains(out, "msg=pruned job=prune") {
+		t.Errorf("a daemon while another database's host prunes: want this database pruned, got\n%s", out)
+	}
+	// A host of this database.
+	id := queryString(t, openDB(t, h.db()), `SELECT value FROM ledger_notes WHERE name = 'ledger_id'`)
+	hold(lock + "@" + id)
+	if out := prune(); !strings.Contains(out, "prune skipped: already running in another process") {
+		t.Errorf("a daemon while a host of this database prunes: want the prune skipped, got\n%s", out)
+	}
+}
