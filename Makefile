@@ -80,7 +80,7 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
 partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change; needs root), then the checker's verdict
-	$(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} | grep -v '^=== '
+	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} | grep -v '^=== '
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh
