@@ -259,7 +259,6 @@ func (l *lite) slotted(pc *pace.Pacer, from, to time.Time, each func(now time.Ti
 
 // sweepCase is one deployment of the sweep.
 type sweepCase struct {
-	name     string
 	charts   []regions.Chart
 	cats     []string
 	capacity int
