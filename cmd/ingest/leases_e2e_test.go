@@ -29,16 +29,20 @@ func TestJobLeasesAreEachDatabases(t *testing.T) {
 	lock := "ingest:{" + wiring.KeyHash(testKey) + "}:lock:job:prune"
 	hold := func(name string) {
 		t.Helper()
-		if err := c.Set(ctx, name, "another-host", time.Minute).Err(); err != nil {
+		if err := c.Set(ctx, name, "another-host", 5*time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The daemon's prune at start (its slot passed without a run): pruned
-	// or skipped, said at its end.
+	// The daemon's first prune, at a slot within a minute of its start:
+	// pruned or skipped. Its schedule line names the job too, so the wait
+	// is for the outcome's words.
 	prune := func() string {
 		t.Helper()
-		p := h.start("run", "--every", "1h", "--regions", "US")
-		if !waitFor(cmdTimeout, func() bool { out := p.out.String(); return strings.Contains(out, "job=prune") }) {
+		p := h.start("run", "--every", "1m", "--regions", "US")
+		if !waitFor(3*time.Minute, func() bool {
+			out := p.out.String()
+			return strings.Contains(out, "msg=pruned job=prune") || strings.Contains(out, "prune skipped")
+		}) {
 			t.Fatalf("the daemon said nothing of its prune:\n%s", p.out)
 		}
 		p.signal(t, syscall.SIGTERM)
