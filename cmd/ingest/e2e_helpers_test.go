@@ -421,7 +421,14 @@ func (l *lockedBuffer) String() string {
 // if it is still running.
 func (h *harness) start(args ...string) *proc {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*cmdTimeout)
+	return h.startFor(3*cmdTimeout, args...)
+}
+
+// startFor is start for a daemon a test watches for longer than start's
+// bound: it is killed after d.
+func (h *harness) startFor(d time.Duration, args ...string) *proc {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	p := &proc{cmd: h.command(ctx, args...), out: &lockedBuffer{}, done: make(chan struct{}), cancel: cancel}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

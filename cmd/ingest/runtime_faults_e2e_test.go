@@ -380,7 +380,11 @@ func TestBackingOffIsVisible(t *testing.T) {
 	listen, _ := anyAddr(t)
 	_, port, _ := net.SplitHostPort(listen)
 	base := "http://127.0.0.1:" + port
-	p := h.start("run", "--every", "1m", "--regions", "US,GB,DE", "--listen", "127.0.0.1:"+port)
+	// A pool that holds every chart at --every, so that each skipped slot
+	// comes a minute after the one before; the daemon lives as long as
+	// the wait for the third.
+	h.tightCosts(100000)
+	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US,GB,DE", "--listen", "127.0.0.1:"+port)
 	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon's listener never answered\n%s", p.out)
 	}
