@@ -33,12 +33,16 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 		created(t, l)
 		return l
 	}
-	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter { return as(t, key, costs, offset, "") }
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		return as(t, key, costs, offset, "")
+	}
 	return harness{
-		at:   at,
-		as:   func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter { return as(t, key, costs, 0, ledger) },
+		at: at,
+		as: func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter {
+			return as(t, key, costs, 0, ledger)
+		},
 		databases: true,
-		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
+		open:      func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			if err := client(t).Set(context.Background(), "ingest:{"+key+"}:lock:"+name, token, ttl).Err(); err != nil {
 				t.Fatal(err)

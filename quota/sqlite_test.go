@@ -87,10 +87,14 @@ func sqliteHarnessOn(dir string, clockOf func(t *testing.T) clock.Clock) harness
 		}
 		return l
 	}
-	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter { return as(t, key, costs, offset, "") }
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		return as(t, key, costs, offset, "")
+	}
 	return harness{
-		at:   at,
-		as:   func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter { return as(t, key, costs, 0, ledger) },
+		at: at,
+		as: func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter {
+			return as(t, key, costs, 0, ledger)
+		},
 		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			exec(t, key, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)
