@@ -171,6 +171,11 @@ type PoolState struct {
 	// ledgers of the workers that spent: until then it admits nothing
 	// metered, and at the latest it ends then.
 	WaitUntil time.Time
+	// Others is how many workers besides the limiter's own (ledgers of
+	// other databases) spent in the pool's window, as State reads it:
+	// every process on one database is one worker, so the embedded
+	// limiter, which lives in one database, counts none.
+	Others int
 }
 
 // Block is a pool the upstream reported spent, as the ledger keeps it so

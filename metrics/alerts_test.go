@@ -57,15 +57,25 @@ func TestChartCadence(t *testing.T) {
 	}
 }
 
-// The share a worker counts on is shown by pool: the whole, or half while
-// its plan finds another worker spending there.
+// The share a worker counts on is shown by pool, as its pacer plans it: a
+// third of a pool where the limiter saw two workers of other databases
+// spend, the whole of one it spends in alone.
 func TestPaceShare(t *testing.T) {
-	c := &Pace{Ages: NewAges(nil), Status: func() pace.Status {
-		return pace.Status{Pools: []pace.PoolStatus{{Pool: "default", Share: 0.5, Others: 100}, {Pool: "stats", Share: 1}}}
-	}}
-	got := collected(t, c, "ingest_pace_share", "pool")
-	if len(got) != 2 || got["default"] != 0.5 || got["stats"] != 1 {
-		t.Errorf("ingest_pace_share %v, want default 0.5, stats 1", got)
+	pools := []ingest.Pool{{Name: "default", Limit: 1000, Window: 24 * time.Hour}, {Name: "stats", Limit: 1000, Window: 24 * time.Hour}}
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: 300, Remaining: 700, Others: 2}, {Pool: "stats", Limit: 1000, Remaining: 1000}}, nil
+	}
+	at := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	p, err := pace.New(pace.Config{Pools: pools, State: state, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Plan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := collected(t, &Pace{Ages: NewAges(nil), Status: p.Status}, "ingest_pace_share", "pool")
+	if len(got) != 2 || got["default"] != 1.0/3 || got["stats"] != 1 {
+		t.Errorf("ingest_pace_share %v, want default 1/3, stats 1", got)
 	}
 }
 

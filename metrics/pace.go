@@ -51,7 +51,7 @@ var (
 	droppedDesc = prometheus.NewDesc("ingest_pace_dropped",
 		"1 when the plan drops the entry (a chart, or tracking under chart=\"track\"): the pool cannot hold it beside the entries above it; 0 otherwise.", []string{"chart"}, nil)
 	shareDesc = prometheus.NewDesc("ingest_pace_share",
-		"The part of the pool this worker counts on: 1, or 0.5 while its plan finds another worker's spend on the quota key (the log says when, and the units it counts as another's).", []string{"pool"}, nil)
+		"The part of the pool this worker counts on: 1/N, N this worker and each worker of another database the limiter saw spend in the pool's window (the log says when N changes).", []string{"pool"}, nil)
 	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )

@@ -51,19 +51,11 @@ func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
 // largest constant rate that never asks the window for units it does not
 // have yet (what remains now, plus this worker's own spend as it leaves
 // the window); and, for a pool with a day, what the day has left over
-// what is left of it. When another worker spends in the pool (its use
-// beyond this worker's), this worker counts on half of each: two workers
-// on one key then plan no more than the pool holds between them. A
-// blocked pool, or a limiter waiting for lost data, has nothing until it
-// ends.
+// what is left of it. Each is this worker's share of the pool (Share):
+// the workers that spend in it then plan no more than it holds between
+// them. A blocked pool, or a limiter waiting for lost data, has nothing
+// until it ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
-	return budgetOf(st, pool, now, mine, slack, beyond(st, pool.Window, now, mine) > 0)
-}
-
-// budgetOf is BudgetOf with whether another worker spends in the pool
-// (shared) decided by the caller: the pacer confirms it across plans
-// (others).
-func budgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64, shared bool) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
@@ -72,10 +64,7 @@ func budgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	if b.Horizon <= 0 {
 		return b
 	}
-	share := 1.0
-	if shared {
-		share = 0.5
-	}
+	share := Share(st)
 	capacity := float64(pool.Capacity())
 	rate := share * Sustainable(pool, now, slack)
 	b.Keep = rate
@@ -116,12 +105,13 @@ func safeRate(remaining float64, window time.Duration, now time.Time, mine []Spe
 	return max(rate, 0)
 }
 
-// beyond is what the pool shows spent in its window beyond this worker's
-// own, from one reading: what BudgetOf, given no plan before, counts as
-// another worker's.
-func beyond(st ingest.PoolState, window time.Duration, now time.Time, mine []Spent) int64 {
-	own, _ := ownAt(mine, window, now)
-	return max(st.Used-own, 0)
+// Share is the part of a pool a worker counts on: 1/N, N this worker and
+// each worker of another database the limiter saw spend in the pool's
+// window (PoolState.Others). A worker's own spends, whichever process of
+// its database made them and those in flight, are never another's: the
+// limiter tells workers apart by their databases' ledgers, not by units.
+func Share(st ingest.PoolState) float64 {
+	return 1 / float64(1+max(st.Others, 0))
 }
 
 func latest(a, b time.Time) time.Time {

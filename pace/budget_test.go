@@ -30,8 +30,12 @@ func TestBudgetOf(t *testing.T) {
 			ingest.PoolState{Used: 30, Remaining: 60}, []pace.Spent{{At: t0.Add(-45 * s), Units: 30}}, 90},
 		{"own spend leaves late: the rate is what remains until it does",
 			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-30 * s), Units: 60}}, 45},
-		{"another worker's spend halves the budget",
-			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-60 * s), Units: 30}}, 45},
+		{"another worker in the window halves the budget",
+			ingest.PoolState{Used: 60, Remaining: 30, Others: 1}, []pace.Spent{{At: t0.Add(-60 * s), Units: 30}}, 45},
+		{"two other workers: a third of it",
+			ingest.PoolState{Used: 60, Remaining: 30, Others: 2}, []pace.Spent{{At: t0.Add(-60 * s), Units: 30}}, 30},
+		{"spend beyond this worker's own, no other worker: the whole",
+			ingest.PoolState{Used: 60, Remaining: 30}, []pace.Spent{{At: t0.Add(-60 * s), Units: 30}}, 60},
 		{"blocked: nothing", ingest.PoolState{Remaining: 90, BlockedUntil: t0.Add(time.Hour)}, nil, 0},
 	}
 	for _, tc := range tests {

@@ -134,11 +134,25 @@ func TestStretchedChartKeepsItsBound(t *testing.T) {
 // that stretches them all, all caught up at a fresh start, then a day of
 // slots: no chart of either tier grows older than its cadence and a
 // floor (its slots' period), as it would if the tiers kept to one rate
-// together and the many tier-3 passes held back the tier-1 charts.
+// together and the many tier-3 passes held back the tier-1 charts; so for
+// the regions' own charts (whose slots also hold each to its cadence's
+// slot) and for category charts, which only their tier's spread holds.
 func TestSpreadKeepsTiersApart(t *testing.T) {
 	t.Parallel()
+	for _, level := range []int{0, 1} {
+		t.Run(fmt.Sprintf("level %d", level), func(t *testing.T) {
+			t.Parallel()
+			spreadTiers(t, level)
+		})
+	}
+}
+
+func spreadTiers(t *testing.T, level int) {
 	pool := ingest.Pool{Name: "default", Limit: 300, Window: 24 * time.Hour}
 	entries := ofTiers(t, time.Hour, map[int]int{1: 4, 3: 8})
+	for i := range entries {
+		entries[i].Priority = level
+	}
 	start := t0.Truncate(time.Hour).Add(7 * time.Minute)
 	w := newSlotWalk(t, pool, entries, 24*time.Hour, start)
 	for _, e := range entries {

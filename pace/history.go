@@ -71,20 +71,27 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		}
 		var st Status
 		if ok && json.Unmarshal(doc, &st) == nil {
-			h.Dropped, h.Held, h.Returned = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
-			for _, e := range st.Entries {
-				if e.Dropped {
-					h.Dropped[e.Name] = true
-				}
-				if !e.Held.IsZero() {
-					h.Held[e.Name] = e.Held
-				}
-				if !e.Returned.IsZero() {
-					h.Returned[e.Name] = e.Returned
-				}
-			}
+			h.Hold(st)
 		}
 		return h, nil
+	}
+}
+
+// Hold sets h's hold (Dropped, Held, Returned) to what the plan st left:
+// the entries it dropped, since when it held each, when it last took each
+// back.
+func (h *History) Hold(st Status) {
+	h.Dropped, h.Held, h.Returned = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+	for _, e := range st.Entries {
+		if e.Dropped {
+			h.Dropped[e.Name] = true
+		}
+		if !e.Held.IsZero() {
+			h.Held[e.Name] = e.Held
+		}
+		if !e.Returned.IsZero() {
+			h.Returned[e.Name] = e.Returned
+		}
 	}
 }
 

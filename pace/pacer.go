@@ -75,13 +75,9 @@ type Pacer struct {
 	// returned is when the plan last took each entry back (hold).
 	returned map[string]time.Time
 	states   []ingest.PoolState
-	shared   bool // another worker spends in a pool
-	// others is, by pool, what the plan counts as other workers' spend in
-	// its window; seen what it read of each pool, which the next plan
-	// confirms it by; unsure that an excess waits for that (others).
-	others  map[string]int64
-	seen    map[string]sight
-	unsure  bool
+	// workers is, by pool, how many workers the plan found spending in
+	// its window, this one included (share).
+	workers map[string]int
 	plan    Plan
 	budgets []Budget
 	planAt  time.Time
@@ -99,7 +95,7 @@ func New(c Config) (*Pacer, error) {
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
-		others: map[string]int64{}, seen: map[string]sight{}}
+		workers: map[string]int{}}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}

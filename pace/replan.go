@@ -21,13 +21,9 @@ func (p *Pacer) replan(ctx context.Context) {
 		why = "the plan's horizon ended"
 	case p.cfg.Refresh > 0 && now.Sub(p.planAt) >= p.cfg.Refresh:
 		why = "refresh"
-	case p.unsure:
-		why = "spend beyond this worker's to confirm"
 	default:
 		return
 	}
-	// The limiter first, the ledger after: a call the limiter counted is
-	// in the ledger read after it, or in flight (others).
 	states, err := p.cfg.State(ctx)
 	if err != nil {
 		p.logger().Warn("pace: the limiter did not answer; keeping the plan", ingest.LogErr, err)
@@ -48,52 +44,26 @@ func (p *Pacer) replan(ctx context.Context) {
 func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	p.budgets = p.budgets[:0]
 	p.until = time.Time{}
-	p.unsure = false
-	shared := false
 	for _, st := range states {
 		pool, ok := p.pool(st.Pool)
 		if !ok {
 			continue
 		}
-		var prev *sight
-		if s, ok := p.seen[st.Pool]; ok {
-			prev = &s
-		}
-		units, seen, unsure := others(st, pool.Window, now, p.mine[st.Pool], prev)
-		p.seen[st.Pool], p.unsure = seen, p.unsure || unsure
-		p.share(st, units, seen.own)
-		shared = shared || units > 0
+		p.share(st)
 		p.mine[st.Pool] = trim(p.mine[st.Pool], now.Add(-pool.Window-edge))
 		slack := Slack(pool, p.entries) + p.cfg.Daily[st.Pool]*pool.Window.Hours()/24
-		b := budgetOf(st, pool, now, p.mine[st.Pool], slack, units > 0)
+		b := BudgetOf(st, pool, now, p.mine[st.Pool], slack)
 		p.budgets = append(p.budgets, b)
 		if end := now.Add(b.Horizon); p.until.IsZero() || end.Before(p.until) {
 			p.until = end
 		}
 	}
-	p.shared = shared
 	p.states = states
 	p.roomOf(states)
 	old := p.plan.Dropped
 	p.plan, p.planAt = p.hold(Make(p.budgets, p.entries, p.cfg.Bound), old, now), now
 	p.top, p.rates = p.topRound(), p.groupRates()
 	p.logChange(old)
-}
-
-// share records whether another worker spends in the pool (units beyond
-// this worker's own), and says so in one line when that changes: which
-// pool, the units that are not this worker's ledger's, and its own.
-func (p *Pacer) share(st ingest.PoolState, units, own int64) {
-	was := p.others[st.Pool]
-	p.others[st.Pool] = units
-	switch {
-	case units > 0 && was == 0:
-		p.logger().Info("pace: the pool shows spend that is not this database's ledger's: another worker spends on the quota key; counting on half of the pool",
-			"pool", st.Pool, "others_units", units, "own_units", own, "used", st.Used)
-	case units == 0 && was > 0:
-		p.logger().Info("pace: no other worker's spend is left in the pool's window; counting on the whole pool",
-			"pool", st.Pool, "own_units", own, "used", st.Used)
-	}
 }
 
 // hold keeps a region's own chart dropped that the plan before dropped

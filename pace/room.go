@@ -184,17 +184,13 @@ func (p *Pacer) take(i int) {
 	}
 }
 
-// roomOf is what each pool holds now for this worker: half of it when
-// the plan found another worker spending there.
+// roomOf is what each pool holds now for this worker: its share of what
+// remains.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
 	for _, st := range states {
 		if _, ok := p.pool(st.Pool); !ok {
 			continue
 		}
-		share := 1.0
-		if p.others[st.Pool] > 0 { // as the plan found: what this worker spent since is its own
-			share = 0.5
-		}
-		p.room[st.Pool] = share * float64(st.Remaining)
+		p.room[st.Pool] = Share(st) * float64(st.Remaining)
 	}
 }

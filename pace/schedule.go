@@ -14,7 +14,7 @@ const maxLook = 10000
 // that paces.
 type Status struct {
 	At     time.Time // when it was made; zero before the first plan
-	Shared bool      // another worker spends in a pool: this one counts on half
+	Shared bool      // other workers spend in a pool: this one counts on its share
 	// DueFrom: the worker is a paced run --once that cron starts, and each
 	// entry's Next is the time from which it is due, not a slot.
 	DueFrom bool
@@ -41,11 +41,11 @@ type PoolStatus struct {
 	// FreeAt is when the pool's window frees room again; zero when it
 	// has room now.
 	FreeAt time.Time
-	// Share is the part of the pool this worker counts on: 1, or 0.5
-	// while the plan finds another worker spending there; Others is what
-	// of the pool's window it counts as other workers' spend, in units.
-	Share  float64
-	Others int64
+	// Share is the part of the pool this worker counts on: 1/Workers,
+	// Workers this one and each worker of another database the limiter
+	// saw spend in the pool's window (pace.Share).
+	Share   float64
+	Workers int
 }
 
 // EntryStatus is one entry's side of the plan.
@@ -73,17 +73,16 @@ func (p *Pacer) Status() Status {
 }
 
 func (p *Pacer) status() Status {
-	st := Status{At: p.planAt, Shared: p.shared, DueFrom: p.cfg.DueFrom}
+	st := Status{At: p.planAt, DueFrom: p.cfg.DueFrom}
 	if p.planAt.IsZero() {
 		return st
 	}
 	for _, b := range p.budgets {
 		ps := PoolStatus{Pool: b.Pool, Rate: b.rate() * 3600, Budget: b.Units, End: p.planAt.Add(b.Horizon),
 			Spend: p.plan.Spend[b.Pool], Planned: p.plan.Rate[b.Pool] * 3600, Fixed: p.plan.Fixed[b.Pool],
-			Share: 1, Others: p.others[b.Pool]}
-		if ps.Others > 0 {
-			ps.Share = 0.5
-		}
+			Workers: max(p.workers[b.Pool], 1)}
+		ps.Share = 1 / float64(ps.Workers)
+		st.Shared = st.Shared || ps.Workers > 1
 		if pool, ok := p.pool(b.Pool); ok {
 			ps.Window = pool.Window
 		}

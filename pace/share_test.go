@@ -154,7 +154,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	if len(halved) > 0 {
 		t.Errorf("a lone worker counted on half of a pool %d times, first: %s", len(halved), halved[0])
 	}
-	if strings.Contains(logs.String(), "another worker") {
+	if strings.Contains(logs.String(), "other databases spend") {
 		t.Errorf("the log says another worker spends:\n%s", logs.String())
 	}
 	if skipped > 0 {
@@ -162,36 +162,39 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	}
 }
 
-// Another worker that really spends on the key halves each pool it spends
-// in from the second plan that sees its spend (the first may be this
-// worker's own calls in flight), and one line says so: which pool, its
-// units and this worker's own.
-func TestAnotherWorkerHalvesOnce(t *testing.T) {
+// Workers of other databases that spend in a pool's window, as the
+// limiter counts them, share it with this one: each plan counts on 1/N of
+// the pool, N this worker and the others, from the plan that sees them to
+// the plan that no longer does, and one line says each change: the pool,
+// the workers and the share.
+func TestOtherWorkersShareThePool(t *testing.T) {
 	t.Parallel()
 	pool := ingest.Pool{Name: "default", Limit: 1000, Window: 24 * time.Hour}
-	now, used := t0, int64(100)
+	now, others := t0, 0
 	state := func(context.Context) ([]ingest.PoolState, error) {
-		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: used, Remaining: 1000 - used}}, nil
+		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: 100, Remaining: 900, Others: others}}, nil
 	}
 	var logs bytes.Buffer
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
 		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	var shared []bool
-	for i := range 4 {
-		now = t0.Add(time.Duration(i) * time.Minute)
+	var shares []float64
+	for i, n := range []int{0, 2, 2, 1, 0} {
+		now, others = t0.Add(time.Duration(i)*time.Minute), n
 		st, err := p.Plan(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		shared = append(shared, st.Shared)
-		if want := map[bool]float64{false: 1, true: 0.5}[st.Shared]; len(st.Pools) != 1 || st.Pools[0].Share != want {
-			t.Errorf("plan %d: pools %+v, want the default pool's share %v", i, st.Pools, want)
+		if len(st.Pools) != 1 || st.Pools[0].Workers != n+1 || st.Shared != (n > 0) {
+			t.Errorf("plan %d: pools %+v, shared %v; want %d workers", i, st.Pools, st.Shared, n+1)
 		}
+		shares = append(shares, st.Pools[0].Share)
 	}
-	if want := []bool{false, true, true, true}; !slices.Equal(shared, want) {
-		t.Errorf("shared at each plan %v, want %v", shared, want)
+	if want := []float64{1, 1.0 / 3, 1.0 / 3, 0.5, 1}; !slices.Equal(shares, want) {
+		t.Errorf("shares at each plan %v, want %v", shares, want)
 	}
-	if n := strings.Count(logs.String(), "another worker spends"); n != 1 || !strings.Contains(logs.String(), "pool=default others_units=100 own_units=0") {
-		t.Errorf("%d lines say another worker spends, want one naming the pool and the units:\n%s", n, logs.String())
+	for _, line := range []string{"pool=default workers=3 share=0.3333333333333333", "pool=default workers=2 share=0.5", "counting on the whole pool"} {
+		if n := strings.Count(logs.String(), line); n != 1 {
+			t.Errorf("%d lines with %q, want one:\n%s", n, line, logs.String())
+		}
 	}
 }

@@ -26,9 +26,12 @@ import (
 // operator may pick at every region and at eight, across both days the
 // clocks change, with restarts and downtimes drawn at random.
 
-// lite is one deployment of the sweep: its pools, charts and what the
-// limiter and the ledger hold.
+// lite is one worker of the sweep: its pools, charts and what its ledger
+// holds, on a limiter (book) it may share with workers of other
+// databases.
 type lite struct {
+	*book
+	by     int // the worker, its database: the ledger its calls are in
 	t      *testing.T
 	costs  *ingest.Costs
 	pools  []ingest.Pool
@@ -37,22 +40,29 @@ type lite struct {
 	region []string
 	tier   []int
 	bound  time.Duration
-	now    time.Time
-	calls  []liteCall
 	// last is each chart's latest completed pass as the store records it;
 	// completed all of them.
 	last      map[string]time.Time
 	completed map[string][]time.Time
 	cats      map[string]time.Time // when each region last read its category names
 	plan      *pace.Status         // the last plan the worker published
-	refused   int
-	first     time.Time          // the deployment's start
-	caughtUp  map[time.Time]bool // the starts of passes a start's catch-up ran
+	first     time.Time            // the deployment's start
+	caughtUp  map[time.Time]bool   // the starts of passes a start's catch-up ran
+}
+
+// book is the limiter's clock and what it admitted, and refused, of
+// every worker on the key.
+type book struct {
+	now     time.Time
+	calls   []liteCall
+	refused int
+	workers int // how many have a ledger on it
 }
 
 type liteCall struct {
 	at    time.Time
 	units int64
+	by    int
 }
 
 // newLite is a deployment of charts (and their categories' charts) on the
@@ -64,7 +74,7 @@ func newLite(t *testing.T, capacity int, charts []regions.Chart, cats []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &lite{t: t, costs: c, pools: c.Pools, bound: bound, now: at, first: at, last: map[string]time.Time{},
+	l := &lite{book: &book{now: at, workers: 1}, t: t, costs: c, pools: c.Pools, bound: bound, first: at, last: map[string]time.Time{},
 		completed: map[string][]time.Time{}, cats: map[string]time.Time{}, caughtUp: map[time.Time]bool{}}
 	n := len(charts) * (1 + len(cats))
 	i := 0
@@ -83,6 +93,16 @@ func newLite(t *testing.T, capacity int, charts []regions.Chart, cats []string, 
 		}
 	}
 	return l
+}
+
+// join is another worker, of another database, with l's charts on l's
+// limiter: it starts with a ledger and a store of its own.
+func (l *lite) join() *lite {
+	o := *l
+	o.by, l.workers = l.workers, l.workers+1
+	o.last, o.completed, o.cats, o.caughtUp, o.plan = map[string]time.Time{}, map[string][]time.Time{}, map[string]time.Time{}, map[time.Time]bool{}, nil
+	o.first = l.now
+	return &o
 }
 
 // shippedCostsText is costs.yaml as the binary ships it, read once.
@@ -115,7 +135,8 @@ func (l *lite) used(pool ingest.Pool) (window, day int64) {
 	return window, day
 }
 
-// state is the limiter's pools: only the default pool is spent in.
+// state is the limiter's pools as worker l reads them: only the default
+// pool is spent in, with the workers of other databases in its window.
 func (l *lite) state(context.Context) ([]ingest.PoolState, error) {
 	var out []ingest.PoolState
 	for _, p := range l.pools {
@@ -123,6 +144,13 @@ func (l *lite) state(context.Context) ([]ingest.PoolState, error) {
 		if p.Name == ingest.DefaultPool {
 			st.Used, st.UsedDay = l.used(p)
 			st.Remaining = max(p.Capacity()-max(st.Used, st.UsedDay), 0)
+			others := map[int]bool{}
+			for _, c := range l.calls {
+				if c.by != l.by && c.at.After(l.now.Add(-p.Window)) {
+					others[c.by] = true
+				}
+			}
+			st.Others = len(others)
 		}
 		out = append(out, st)
 	}
@@ -134,7 +162,9 @@ func (l *lite) history(_ context.Context, now time.Time) (pace.History, error) {
 	h := pace.History{Spent: map[string][]pace.Spent{}, Last: map[string]time.Time{}, Cost: map[string]map[string]float64{}}
 	since := pace.HistorySince(l.pools, now)
 	for i := len(l.calls) - 1; i >= 0 && l.calls[i].at.After(since); i-- {
-		h.Spent[ingest.DefaultPool] = append(h.Spent[ingest.DefaultPool], pace.Spent{At: l.calls[i].at, Units: l.calls[i].units})
+		if l.calls[i].by == l.by {
+			h.Spent[ingest.DefaultPool] = append(h.Spent[ingest.DefaultPool], pace.Spent{At: l.calls[i].at, Units: l.calls[i].units})
+		}
 	}
 	sl := h.Spent[ingest.DefaultPool]
 	for i, j := 0, len(sl)-1; i < j; i, j = i+1, j-1 {
@@ -147,18 +177,7 @@ func (l *lite) history(_ context.Context, now time.Time) (pace.History, error) {
 		}
 	}
 	if l.plan != nil {
-		h.Dropped, h.Held, h.Returned = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
-		for _, e := range l.plan.Entries {
-			if e.Dropped {
-				h.Dropped[e.Name] = true
-			}
-			if !e.Held.IsZero() {
-				h.Held[e.Name] = e.Held
-			}
-			if !e.Returned.IsZero() {
-				h.Returned[e.Name] = e.Returned
-			}
-		}
+		h.Hold(*l.plan)
 	}
 	return h, nil
 }
@@ -211,7 +230,7 @@ func (l *lite) run(pc *pace.Pacer, i int, asked, slot time.Time) {
 	if daily != nil {
 		l.cats[l.region[i]] = l.now
 	}
-	l.calls = append(l.calls, liteCall{at: l.now, units: units})
+	l.calls = append(l.calls, liteCall{at: l.now, units: units, by: l.by})
 	l.last[name] = start
 	l.completed[name] = append(l.completed[name], start)
 	pc.Ran(name, map[string]int64{ingest.DefaultPool: units}, daily, ingest.StatusCompleted)
@@ -228,27 +247,39 @@ func (l *lite) catchUp(pc *pace.Pacer) {
 // slotted is the daemon from from to to, each chart asked at its slots;
 // each, when set, is told the time after each slot's passes.
 func (l *lite) slotted(pc *pace.Pacer, from, to time.Time, each func(now time.Time)) {
-	next := make([]time.Time, len(l.passes))
-	for i, e := range l.passes {
-		next[i] = e.Slots.Next(from)
+	slottedAll([]*lite{l}, []*pace.Pacer{pc}, from, to, each)
+}
+
+// slottedAll is the daemons of workers on one limiter, each pcs[k]
+// worker k's, from from to to: at each slot, each worker's passes in turn.
+func slottedAll(workers []*lite, pcs []*pace.Pacer, from, to time.Time, each func(now time.Time)) {
+	next := make([][]time.Time, len(workers))
+	for k, l := range workers {
+		for _, e := range l.passes {
+			next[k] = append(next[k], e.Slots.Next(from))
+		}
 	}
 	for {
-		now := next[0]
-		for _, n := range next[1:] {
-			if n.Before(now) {
-				now = n
+		now := next[0][0]
+		for _, ns := range next {
+			for _, n := range ns {
+				if n.Before(now) {
+					now = n
+				}
 			}
 		}
 		if !now.Before(to) {
 			return
 		}
-		if now.After(l.now) {
-			l.now = now
+		if now.After(workers[0].now) {
+			workers[0].now = now
 		}
-		for i, e := range l.passes {
-			if next[i].Equal(now) {
-				l.run(pc, i, now, now)
-				next[i] = e.Slots.Next(now)
+		for k, l := range workers {
+			for i, e := range l.passes {
+				if next[k][i].Equal(now) {
+					l.run(pcs[k], i, now, now)
+					next[k][i] = e.Slots.Next(now)
+				}
 			}
 		}
 		if each != nil {
@@ -268,11 +299,10 @@ type sweepCase struct {
 
 // sweepWatch checks a lite deployment's promises every hour.
 type sweepWatch struct {
+	keptWatch
 	l     *lite
 	t     *testing.T
-	up    time.Time // the latest start (a restart's, a downtime's end)
-	kept  map[string]time.Time
-	back  map[string][]time.Time
+	up    time.Time                // the latest start (a restart's, a downtime's end)
 	every map[string]time.Duration // each chart's cadence at the check before
 	// since is each chart's shortest cadence from the check before its
 	// latest pass on: the plans its next pass is held to.
@@ -281,7 +311,6 @@ type sweepWatch struct {
 	// check before its latest pass on, last that of the check before.
 	slowest, last map[string]time.Duration
 	checked       map[string]int // how many of its passes a check has looked at
-	looked        bool
 	fails         int
 	worst         map[int]float64 // the largest age/cadence by tier
 	close         int             // pairs of passes closer than the cadence less a step
@@ -291,6 +320,13 @@ type sweepWatch struct {
 	// kept the region at its floor.
 	hourly map[string]map[int64]bool
 	prevOK map[string]bool
+}
+
+// newSweepWatch watches l from its start.
+func newSweepWatch(t *testing.T, l *lite) *sweepWatch {
+	return &sweepWatch{keptWatch: newKeptWatch(), l: l, t: t, up: l.first,
+		every: map[string]time.Duration{}, since: map[string]time.Duration{}, slowest: map[string]time.Duration{}, last: map[string]time.Duration{}, checked: map[string]int{}, worst: map[int]float64{},
+		hourly: map[string]map[int64]bool{}, prevOK: map[string]bool{}}
 }
 
 func (w *sweepWatch) fail(format string, args ...any) {
@@ -374,20 +410,12 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 		if !e.Dropped && e.Every == pace.Never {
 			w.fail("at %s the plan keeps %s (tier %d) but plans it never", at, e.Name, tier)
 		}
-		since, was := w.kept[e.Name]
-		switch {
-		case e.Dropped:
-			delete(w.kept, e.Name)
+		since, kept, again := w.see(e.Name, e.Dropped, now)
+		if !kept {
 			continue
-		case !was:
-			if w.looked {
-				w.back[e.Name] = append(w.back[e.Name], now)
-				if b := w.back[e.Name]; len(b) > 1 && now.Sub(b[len(b)-2]) < 24*time.Hour {
-					w.fail("at %s the plan takes %s back, taken back at %s: in and out of the plan", at, e.Name, b[len(b)-2].In(pacific).Format("Jan 2 15:04"))
-				}
-			}
-			since = now
-			w.kept[e.Name] = since
+		}
+		if !again.IsZero() {
+			w.fail("at %s the plan takes %s back, taken back at %s: in and out of the plan", at, e.Name, again.In(pacific).Format("Jan 2 15:04"))
 		}
 		// A chart counts from two cadences after the plans keep it, or
 		// after the latest start: a start's catch-up runs the charts
@@ -414,12 +442,8 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 		w.worst[tier] = max(w.worst[tier], r)
 	}
 	w.looked = true
-	for lo, rl := range ratio {
-		for hi, rh := range ratio {
-			if lo < hi && rl > max(rh, 1)+0.01 {
-				w.fail("at %s tier %d's oldest region is %.3f of its cadence old, tier %d's %.3f: a lower tier older than a higher", at, lo, rl, hi, rh)
-			}
-		}
+	if lo, hi, ok := inverted(ratio); ok {
+		w.fail("at %s tier %d's oldest region is %.3f of its cadence old, tier %d's %.3f: a lower tier older than a higher", at, lo, ratio[lo], hi, ratio[hi])
 	}
 }
 
@@ -487,9 +511,7 @@ func (c sweepCase) sweep(t *testing.T, days int) *sweepWatch {
 		downs[i] = time.Duration(float64(20*time.Second) * math.Pow(float64(3*time.Hour)/float64(20*time.Second), rng.Float64())).Truncate(time.Millisecond)
 	}
 	l := newLite(t, c.capacity, c.charts, c.cats, 3*time.Hour, c.start)
-	w := &sweepWatch{l: l, t: t, up: c.start, kept: map[string]time.Time{}, back: map[string][]time.Time{},
-		every: map[string]time.Duration{}, since: map[string]time.Duration{}, slowest: map[string]time.Duration{}, last: map[string]time.Duration{}, checked: map[string]int{}, worst: map[int]float64{},
-		hourly: map[string]map[int64]bool{}, prevOK: map[string]bool{}}
+	w := newSweepWatch(t, l)
 	var hour time.Time
 	from := c.start
 	for k := 0; ; k++ {

@@ -195,21 +195,66 @@ func TestDaysAllRegions(t *testing.T) {
 	}
 }
 
+// keptWatch follows, check by check, since when the plans keep each
+// chart, and when they took each back.
+type keptWatch struct {
+	kept   map[string]time.Time // since when the plans keep each chart (a check's time)
+	back   map[string][]time.Time
+	looked bool // a check ran before
+}
+
+func newKeptWatch() keptWatch {
+	return keptWatch{kept: map[string]time.Time{}, back: map[string][]time.Time{}}
+}
+
+// see is a check's look at a chart at now: whether the plan keeps it and
+// since when; again is when the plans took it back before, when they take
+// it back now within a day of that: in and out of the plan.
+func (k *keptWatch) see(name string, dropped bool, now time.Time) (since time.Time, kept bool, again time.Time) {
+	since, was := k.kept[name]
+	switch {
+	case dropped:
+		delete(k.kept, name)
+		return since, false, again
+	case !was:
+		if k.looked {
+			k.back[name] = append(k.back[name], now)
+			if b := k.back[name]; len(b) > 1 && now.Sub(b[len(b)-2]) < 24*time.Hour {
+				again = b[len(b)-2]
+			}
+		}
+		since = now
+		k.kept[name] = since
+	}
+	return since, true, again
+}
+
+// inverted finds a lower tier whose oldest chart is older, relative to its
+// cadence, than a higher tier's (ratio: the largest age/cadence by tier).
+func inverted(ratio map[int]float64) (lo, hi int, ok bool) {
+	for lo, rl := range ratio {
+		for hi, rh := range ratio {
+			if lo < hi && rl > max(rh, 1)+0.01 {
+				return lo, hi, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 // scarcity watches, hour by hour, the promises a short pool keeps to the
 // regions' own charts: no region of a lower tier older, relative to its
 // cadence, than every region of a higher tier; no region the plan keeps
 // older than --max-stale; no region taken back twice in a day.
 type scarcity struct {
-	s      *sim
-	kept   map[string]time.Time // since when the plans keep each region (a check's time)
-	back   map[string][]time.Time
-	worst  map[int]float64 // the largest age/cadence each tier reached
-	fails  int
-	looked bool // a check ran before
+	keptWatch
+	s     *sim
+	worst map[int]float64 // the largest age/cadence each tier reached
+	fails int
 }
 
 func newScarcity(s *sim) *scarcity {
-	return &scarcity{s: s, kept: map[string]time.Time{}, back: map[string][]time.Time{}, worst: map[int]float64{}}
+	return &scarcity{keptWatch: newKeptWatch(), s: s, worst: map[int]float64{}}
 }
 
 // check looks at pc's plan now. A region counts from two of its cadences
@@ -225,23 +270,16 @@ func (sc *scarcity) check(t *testing.T, pc *pace.Pacer) {
 		if !ok || e.Priority != 0 {
 			continue
 		}
-		since, was := sc.kept[e.Name]
-		switch {
-		case e.Dropped:
-			delete(sc.kept, e.Name)
+		since, kept, again := sc.see(e.Name, e.Dropped, now)
+		if !kept {
 			continue
-		case !was:
-			if sc.looked {
-				sc.back[e.Name] = append(sc.back[e.Name], now)
-				if b := sc.back[e.Name]; len(b) > 1 && now.Sub(b[len(b)-2]) < 24*time.Hour {
-					sc.fail(t, "at %s the plan takes %s back, dropped and taken back at %s: in and out of the plan",
-						now.In(pacific).Format("Jan 2 15:04"), e.Name, b[len(b)-2].In(pacific).Format("Jan 2 15:04"))
-				}
-			}
-			since = now
-			if now.Sub(s.start) < time.Hour {
-				since = s.start
-			}
+		}
+		if !again.IsZero() {
+			sc.fail(t, "at %s the plan takes %s back, dropped and taken back at %s: in and out of the plan",
+				now.In(pacific).Format("Jan 2 15:04"), e.Name, again.In(pacific).Format("Jan 2 15:04"))
+		}
+		if since.Equal(now) && now.Sub(s.start) < time.Hour {
+			since = s.start
 			sc.kept[e.Name] = since
 		}
 		if now.Sub(since) < max(2*e.Every, e.Floor)+time.Hour {
@@ -260,13 +298,9 @@ func (sc *scarcity) check(t *testing.T, pc *pace.Pacer) {
 		sc.worst[c.Tier] = max(sc.worst[c.Tier], r)
 	}
 	sc.looked = true
-	for lo, rl := range ratio {
-		for hi, rh := range ratio {
-			if lo < hi && rl > max(rh, 1)+0.01 {
-				sc.fail(t, "at %s tier %d's oldest region is %.3f of its cadence old, tier %d's %.3f: a lower tier older than a higher",
-					now.In(pacific).Format("Jan 2 15:04"), lo, rl, hi, rh)
-			}
-		}
+	if lo, hi, ok := inverted(ratio); ok {
+		sc.fail(t, "at %s tier %d's oldest region is %.3f of its cadence old, tier %d's %.3f: a lower tier older than a higher",
+			now.In(pacific).Format("Jan 2 15:04"), lo, ratio[lo], hi, ratio[hi])
 	}
 }
 

@@ -27,6 +27,12 @@ type harness struct {
 	// at opens a limiter whose world is offset from now: the limiter's
 	// clock and the worker's move together.
 	at func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter
+	// as opens a limiter of the worker whose database's ledger id is
+	// ledger. databases says whether workers of several databases can
+	// share the backend (Redis); the embedded limiter lives in one
+	// database, whose every process is one worker.
+	as        func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter
+	databases bool
 	// plant writes a lease held by someone else that nobody renews.
 	plant func(t *testing.T, key, name, token string, ttl time.Duration)
 	// holder reads the token of a lease, "" when free.
@@ -171,6 +177,7 @@ func runConformance(t *testing.T, h harness) {
 		{name: "ConfigAgreement", f: testConfigAgreement},
 		{name: "Refund", f: testRefund},
 		{name: "State", f: testState},
+		{name: "OtherWorkers", f: testOtherWorkers},
 		{name: "RefillIdempotent", f: testRefill},
 		{name: "IDsIncrease", f: testIDs},
 		{name: "Boundary", f: testBoundary},
@@ -359,6 +366,63 @@ func testState(t *testing.T, h harness) {
 		}
 		t.Logf("a read came after a call left the window %s: again with %s", window, 2*window)
 	}
+}
+
+// testOtherWorkers: State counts, in each pool, the workers of other
+// databases that spent in its window, from their ledgers: never the
+// limiter's own ledger's spends, whichever process of its database made
+// them, and a worker no longer once its last spend there left the window.
+// On the embedded limiter, every process on its database is one worker.
+func testOtherWorkers(t *testing.T, h harness) {
+	for window := 2 * time.Second; !othersIn(t, h, window); window *= 2 {
+		if window >= time.Minute {
+			t.Fatalf("the reads came later than the window %s: too slow to show anything", window)
+		}
+		t.Logf("a read came after a call left the window %s: again with %s", window, 2*window)
+	}
+}
+
+// othersIn is testOtherWorkers over window; false when a read came too
+// late to show anything.
+func othersIn(t *testing.T, h harness, window time.Duration) bool {
+	key, costs := quotaKey(t)+window.String(), testCosts(t, 1000, 0, 5, window)
+	a, again := h.as(t, key, costs, "db-a"), h.as(t, key, costs, "db-a")
+	first := spend(t, a, 10)
+	take(t, again, "search.list") // default and search, by another process of a's database
+	b := h.as(t, key, costs, "db-b")
+	last := spend(t, b, 10) // default only
+	got := map[string]map[string]int{}
+	for name, l := range map[string]limiter{"a": a, "again": again, "b": b} {
+		got[name] = map[string]int{}
+		for pool, st := range state(t, l) {
+			got[name][pool] = st.Others
+		}
+	}
+	if !h.now(t).Before(first.At.Add(window)) {
+		return false
+	}
+	want := map[string]map[string]int{"a": {"default": 0, "search": 0, "stats": 0}, "again": {"default": 0, "search": 0, "stats": 0}, "b": {"default": 0, "search": 0, "stats": 0}}
+	if h.databases {
+		want["a"]["default"], want["again"]["default"] = 1, 1
+		want["b"]["default"], want["b"]["search"] = 1, 1
+	}
+	for name := range want {
+		for pool, n := range want[name] {
+			if _, ok := got[name][pool]; !ok && n == 0 {
+				continue
+			}
+			if got[name][pool] != n {
+				t.Errorf("%s: pool %s counts %d other workers, want %d (all: %v)", name, pool, got[name][pool], n, got[name])
+			}
+		}
+	}
+	h.await(t, last.At.Add(window))
+	for pool, st := range state(t, a) {
+		if st.Others != 0 {
+			t.Errorf("once every spend left the window, pool %s counts %d other workers, want none", pool, st.Others)
+		}
+	}
+	return true
 }
 
 // stateIn is testState over window; false when a read came too late to

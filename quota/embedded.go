@@ -436,7 +436,8 @@ func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 
 // State reports every pool in one read transaction; it writes nothing. A
 // process that has not yet taken the ledger's calls into the log (catchUp)
-// counts them all the same.
+// counts them all the same. It counts no other worker (Others): the log
+// lives in one database, and every process on it is one worker.
 func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()

@@ -75,12 +75,18 @@ func pgHarness() harness {
 		}
 		return urls[key]
 	}
-	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset,
+	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
+		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset, Ledger: ledger,
 			Now: func() time.Time { return time.Now().Add(offset) }})
 	}
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		return as(t, key, costs, offset, "")
+	}
 	return harness{
-		at:   at,
+		at: at,
+		as: func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter {
+			return as(t, key, costs, 0, ledger)
+		},
 		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			_, err := rawPG(t, url(t, key)).Exec(`INSERT INTO locks (name, token, expires_ms) VALUES ($1, $2, `+pgNow+` + $3)

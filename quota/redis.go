@@ -446,12 +446,35 @@ func (r *Redis) drop(ctx context.Context, call ingest.Call) error {
 }
 
 // LedgerSeen is one ledger as the limiter knows it: its last admitted
-// call, when, and the host and path it was last seen at.
+// call, when, and the host and path it was last seen at; Pools is when it
+// last spent in each pool (nil when the limiter has not kept it: then At
+// stands for every pool).
 type LedgerSeen struct {
-	Ledger string `json:"ledger"`
-	Mark   string `json:"mark"`
-	At     int64  `json:"at"`
-	Where  string `json:"where"`
+	Ledger string           `json:"ledger"`
+	Mark   string           `json:"mark"`
+	At     int64            `json:"at"`
+	Where  string           `json:"where"`
+	Pools  map[string]int64 `json:"pools,omitempty"`
+}
+
+// spentIn reports whether l spent in pool after since (Unix ms).
+func (l LedgerSeen) spentIn(pool string, since int64) bool {
+	at, ok := l.Pools[pool]
+	if l.Pools == nil {
+		at, ok = l.At, true
+	}
+	return ok && at > since
+}
+
+// others is how many ledgers but self spent in pool's window at now (ms).
+func others(ls []LedgerSeen, self string, pool ingest.Pool, now int64) int {
+	n := 0
+	for _, l := range ls {
+		if l.Ledger != self && l.spentIn(pool.Name, now-pool.Window.Milliseconds()) {
+			n++
+		}
+	}
+	return n
 }
 
 // Status is the limiter as `ingest report` and `quota show` show it.
@@ -487,7 +510,9 @@ func (r *Redis) Status(ctx context.Context) (Status, error) {
 	confs, _ := rep.Conf.([]any)
 	for i, p := range pools {
 		v := rep.Pools[i]
-		st.Pools = append(st.Pools, poolState(p, v.Used, v.UsedDay, v.Free, v.Block, v.Wait))
+		ps := poolState(p, v.Used, v.UsedDay, v.Free, v.Block, v.Wait)
+		ps.Others = others(rep.Ledgers, r.opts.ID, p, rep.At)
+		st.Pools = append(st.Pools, ps)
 		c := ""
 		if i < len(confs) {
 			c, _ = confs[i].(string)

@@ -24,8 +24,8 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
-	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
+	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
+		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet, Ledger: ledger,
 			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
@@ -33,9 +33,16 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 		created(t, l)
 		return l
 	}
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		return as(t, key, costs, offset, "")
+	}
 	return harness{
-		at:   at,
-		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
+		at: at,
+		as: func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter {
+			return as(t, key, costs, 0, ledger)
+		},
+		databases: true,
+		open:      func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			if err := client(t).Set(context.Background(), "ingest:{"+key+"}:lock:"+name, token, ttl).Err(); err != nil {
 				t.Fatal(err)

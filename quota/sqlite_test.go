@@ -79,16 +79,22 @@ func sqliteHarnessOn(dir string, clockOf func(t *testing.T) clock.Clock) harness
 		}
 		return db
 	}
-	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
-		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet,
+	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
+		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet, Ledger: ledger,
 			Now: func() time.Time { return clockOf(t).Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return l
 	}
+	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		return as(t, key, costs, offset, "")
+	}
 	return harness{
-		at:   at,
+		at: at,
+		as: func(t *testing.T, key string, costs *ingest.Costs, ledger string) limiter {
+			return as(t, key, costs, 0, ledger)
+		},
 		open: func(t *testing.T, key string, costs *ingest.Costs) limiter { return at(t, key, costs, 0) },
 		plant: func(t *testing.T, key, name, token string, ttl time.Duration) {
 			exec(t, key, `INSERT INTO locks (name, token, expires_ms) VALUES (?, ?, ?)

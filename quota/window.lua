@@ -39,6 +39,9 @@ local function decode(s)
   local ok, v = pcall(cjson.decode, s)
   if ok and type(v) == 'table' then return v end
 end
+-- P are the pools of this call, each with its log key.
+local P = a.pools or {}
+for i, p in ipairs(P) do p.key = KEYS[5 + i] end
 -- corrupt state is a loss, never a gift (promise 9): the mode answers 'lost'; `lost` scrubs
 local function corrupt(why) error({corrupt = why}) end
 -- ledgers lists the ledgers hash as {name, e}, e nil when the entry cannot
@@ -53,14 +56,19 @@ local function ledgers()
   return out
 end
 local function own_mark() return (seen(redis.call('HGET', LEDGERS, a.ledger) or nil) or {}).mark end
-local function register(id, now)
-  redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or ''}))
+-- register moves this ledger's mark to id; a spend (spent) also stamps, by pool, the last
+-- time it spent there, which tells a worker how many others share the pool's window.
+local function register(id, now, spent)
+  local pools = (seen(redis.call('HGET', LEDGERS, a.ledger) or nil) or {}).pools
+  if type(pools) ~= 'table' then pools = nil end
+  if spent then
+    pools = pools or {}
+    for _, p in ipairs(P) do pools[p.name] = now end
+  end
+  redis.call('HSET', LEDGERS, a.ledger, cjson.encode({mark = id, at = now, where = a.where or '', pools = pools}))
   expire(LEDGERS)
 end
 
--- P are the pools of this call, each with its log key.
-local P = a.pools or {}
-for i, p in ipairs(P) do p.key = KEYS[5 + i] end
 local function fields(e)
   local f = {}
   for i = 1, #e[2], 2 do f[e[2][i]] = tonumber(e[2][i + 1]) end
@@ -279,7 +287,7 @@ function modes.spend()
       r.pools[i] = view(p, st, now)
     end
     redis.call('HSET', S, 'seq', fmt(seq), 'last', r.id)
-    register(r.id, now)
+    register(r.id, now, true)
     redis.call('HSET', RCPT, fmt(a.token % 32), fmt(a.token) .. ' ' .. r.id)
     expire(RCPT)
   end

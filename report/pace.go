@@ -24,7 +24,7 @@ type Freshness struct {
 	Daemon bool
 	Note   string
 	At     time.Time // when the plan was made
-	Shared bool      // another worker spends on the key: this one counts on half
+	Shared bool      // other workers spend on the key: this one counts on its share
 	// DueFrom: the pacing worker is a paced run --once that cron starts;
 	// each chart's Next is the time from which it is due, not a slot.
 	DueFrom bool
