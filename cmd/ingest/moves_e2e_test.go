@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // copyAgrees checks a db copy's output: a line per table, each ok.
@@ -424,14 +426,14 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
 	}
 	h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN")
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault] // the daemon's hourly tracking spends the stats pool
 	copyAgrees(t, h.mustRun(0, "db", "copy", "--to", filepath.Join(h.dir, "quiet.db")))
 	h.set("INGEST_DB", target)
 	res = h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	charged := h.fake.Charged(testKey)
+	charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]
 	if charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source), over its 40", charged, onSource)
 	}
 	if !strings.Contains(res.stderr, "its source's ledger holds calls made after the copy") {
 		t.Errorf("the first run on the copy did not say it counted the source's calls after the copy:\n%s", res.stderr)
@@ -460,7 +462,7 @@ func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("the source's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
 	}
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault] // the daemons' hourly tracking spends the stats pool
 	h.set("INGEST_DB", target)
 	c := h.start("run", "--every", "1m", "--pace=false")
 	if !waitFor(cmdTimeout, func() bool { return strings.Contains(c.out.String(), "start: caught up") || c.exited() }) {
@@ -480,8 +482,8 @@ func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
 	if res := h.run("run", "--once", "--regions", "DE,FR,IN"); res.code != 2 {
 		t.Errorf("run --once on the source beside its copy's worker: want exit 2, got %s", res)
 	}
-	if charged := h.fake.Charged(testKey); charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source before the copy's worker), over the pool's 40", charged, onSource)
+	if charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]; charged > 40 {
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source before the copy's worker), over its 40", charged, onSource)
 	} else {
 		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 	}
