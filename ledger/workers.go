@@ -38,7 +38,38 @@ func (w Worker) String() string {
 // that it is still being written (Workers). The lease lives in the
 // database whatever limiter the worker meters by.
 func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog.Logger) (release func(), err error) {
-	t, name, tok := l.Tables(), workerLease+host+" "+strconv.Itoa(pid), token()
+	return l.hold(ctx, workerLease+host+" "+strconv.Itoa(pid), "the worker's lease", log)
+}
+
+// copyWorkerLease names, in a source's locks table, the lease a worker on
+// a copy of it holds there while it runs (HoldCopyWorker): its host, its
+// process and the copy's path.
+const copyWorkerLease = "copy-worker "
+
+// CopyWorker is a worker on a copy of the database, holding its lease
+// here.
+type CopyWorker struct {
+	Worker
+	Copy string // where the copy is
+}
+
+func (w CopyWorker) String() string {
+	return fmt.Sprintf("host %s pid %d on %s (its lease renewed at %s)", w.Host, w.PID, w.Copy, w.Renewed.UTC().Format(time.RFC3339))
+}
+
+// HoldCopyWorker takes, on a copy's source (this database), the lease of
+// a worker on the copy (the path copy; host and pid its process), and
+// renews it until release: while it is in force, the source's workers
+// refuse to start (CopyWorkers), as neither ledger holds the other's
+// calls.
+func (l *Ledger) HoldCopyWorker(ctx context.Context, host string, pid int, copy string, log *slog.Logger) (release func(), err error) {
+	return l.hold(ctx, copyWorkerLease+host+" "+strconv.Itoa(pid)+" "+copy, "the copy's worker's lease on its source", log)
+}
+
+// hold takes the lease name and renews it every third of WorkerTTL until
+// release; what names it in errors and logs.
+func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) (release func(), err error) {
+	t, tok := l.Tables(), token()
 	expires := func(ctx context.Context) (int64, int64, error) {
 		now, err := t.Clock(ctx, nil)
 		return now, now + WorkerTTL.Milliseconds(), err
@@ -48,7 +79,7 @@ func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog
 		_, err = t.Take(ctx, name, tok, now, until)
 	}
 	if err != nil {
-		return func() {}, fmt.Errorf("take the worker's lease: %w", err)
+		return func() {}, fmt.Errorf("take %s: %w", what, err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -67,7 +98,7 @@ func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog
 				_, err = t.Renew(ctx, name, tok, until)
 			}
 			if err != nil && ctx.Err() == nil {
-				log.Warn("renew the worker's lease on the database", ingest.LogErr, err)
+				log.Warn("renew "+what, ingest.LogErr, err)
 			}
 		}
 	}()
@@ -77,7 +108,7 @@ func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog
 		rctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 		defer stop()
 		if err := t.Release(rctx, name, tok); err != nil {
-			log.Warn("release the worker's lease on the database", ingest.LogErr, err)
+			log.Warn("release "+what, ingest.LogErr, err)
 		}
 	}, nil
 }
@@ -85,28 +116,58 @@ func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog
 // Workers are the workers whose lease on the database is in force by its
 // clock: those that renewed it within WorkerTTL.
 func (l *Ledger) Workers(ctx context.Context) ([]Worker, error) {
+	var out []Worker
+	err := l.leases(ctx, workerLease, func(rest string, renewed time.Time) {
+		host, pid, _ := strings.Cut(rest, " ")
+		w := Worker{Host: host, Renewed: renewed}
+		w.PID, _ = strconv.Atoi(pid)
+		out = append(out, w)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
+	}
+	return out, nil
+}
+
+// CopyWorkers are the workers on copies of the database whose lease here
+// is in force (HoldCopyWorker).
+func (l *Ledger) CopyWorkers(ctx context.Context) ([]CopyWorker, error) {
+	var out []CopyWorker
+	err := l.leases(ctx, copyWorkerLease, func(rest string, renewed time.Time) {
+		host, rest, _ := strings.Cut(rest, " ")
+		pid, copy, _ := strings.Cut(rest, " ")
+		w := CopyWorker{Worker: Worker{Host: host, Renewed: renewed}, Copy: copy}
+		w.PID, _ = strconv.Atoi(pid)
+		out = append(out, w)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workers on copies: %w", err)
+	}
+	return out, nil
+}
+
+// leases calls each with what follows prefix in the name of every lease
+// in force by the database's clock, and when it was last renewed.
+func (l *Ledger) leases(ctx context.Context, prefix string, each func(rest string, renewed time.Time)) error {
 	now, err := l.turns.Clock(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("workers: %w", err)
+		return err
 	}
-	rows, err := l.r.QueryContext(ctx, `SELECT name, expires_ms FROM locks WHERE name LIKE 'worker %' AND expires_ms > ? ORDER BY name`, now)
+	rows, err := l.r.QueryContext(ctx, `SELECT name, expires_ms FROM locks WHERE name LIKE ? AND expires_ms > ? ORDER BY name`,
+		prefix+"%", now) // no prefix holds a LIKE wildcard
 	if err != nil {
-		return nil, fmt.Errorf("workers: %w", err)
+		return err
 	}
 	defer rows.Close()
-	var out []Worker
 	for rows.Next() {
 		var name string
 		var expires int64
 		if err := rows.Scan(&name, &expires); err != nil {
-			return nil, fmt.Errorf("workers: %w", err)
+			return err
 		}
-		host, pid, _ := strings.Cut(strings.TrimPrefix(name, workerLease), " ")
-		w := Worker{Host: host, Renewed: time.UnixMilli(expires - WorkerTTL.Milliseconds())}
-		w.PID, _ = strconv.Atoi(pid)
-		out = append(out, w)
+		each(strings.TrimPrefix(name, prefix), time.UnixMilli(expires-WorkerTTL.Milliseconds()))
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // token is a random hex string: the lease holder's proof.

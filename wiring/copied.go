@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,21 +24,68 @@ import (
 
 // Working is what a command that spends (run, backfill) does before its
 // first call: it takes this process's lease on the database until release
-// (ledger.HoldWorker), and on the embedded limiter counts the calls a
-// copy's source gained after the copy (sourceCalls).
+// (ledger.HoldWorker), refuses to start while a worker on a copy of this
+// database runs (CopyLiveError), and on the embedded limiter, on a copy,
+// holds a lease on the copy's source for as long as it runs and counts the
+// calls the source gained after the copy (sourceCalls). The leases are
+// taken before the other side's are read, on both sides, so that of a
+// source's worker and a copy's starting at once, one sees the other.
 func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err error) {
 	host, _ := os.Hostname()
-	release, err = ledger.New(p.DB).HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	own, err := ledger.New(p.DB).HoldWorker(ctx, host, os.Getpid(), h.Logger)
 	if err != nil {
-		return release, err
+		return own, err
+	}
+	releases := []func(){own}
+	release = func() {
+		for _, r := range slices.Backward(releases) {
+			r()
+		}
+	}
+	if err := copiesLive(ctx, p.DB, h.DBName()); err != nil {
+		release()
+		return func() {}, err
 	}
 	if p.Limiter.Backend() != "redis" {
-		if err := h.sourceCalls(ctx, p.DB, p.QuotaKey); err != nil {
+		onSource, err := h.sourceCalls(ctx, p.DB, p.QuotaKey)
+		if err != nil {
 			release()
 			return func() {}, err
 		}
+		releases = append(releases, onSource)
 	}
 	return release, nil
+}
+
+// CopyLiveError: a worker would start on a database a worker on a copy of
+// it still runs on, spending the same window while neither ledger holds
+// the other's calls.
+type CopyLiveError struct {
+	DB      string
+	Workers []ledger.CopyWorker
+}
+
+func (e *CopyLiveError) Error() string {
+	ws := make([]string, len(e.Workers))
+	for i, w := range e.Workers {
+		ws[i] = w.String()
+	}
+	return fmt.Sprintf("%s was copied, and a worker runs on its copy: %s. Both would spend one window, and this database's "+
+		"ledger holds none of the copy's calls. The copy is where the worker runs now: start none here while it runs "+
+		"(docs/operations.md, Growing)", e.DB, strings.Join(ws, "; "))
+}
+
+// copiesLive is a *CopyLiveError when a worker on a copy of db holds its
+// lease on db (ledger.HoldCopyWorker).
+func copiesLive(ctx context.Context, db *store.DB, name string) error {
+	ws, err := ledger.New(db).CopyWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ws) > 0 {
+		return &ConfigError{&CopyLiveError{DB: name, Workers: ws}}
+	}
+	return nil
 }
 
 // LiveError is a copy's source a worker is still writing: what runs on it
@@ -133,30 +181,62 @@ func (e *SourceLiveError) Error() string {
 
 // sourceCalls, for a worker on the embedded limiter, takes into db's ledger the calls of quotaKey its copy's
 // source holds and it lacks, within the pools' span of the copy: the
-// source's worker may have gone on after the copy. A source that is gone
-// (the host moved) or is another database now is passed over.
-func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) error {
+// source's worker may have gone on after the copy. It holds a lease on the
+// source until release, so that no worker starts there meanwhile
+// (copiesLive), and refuses to start while one runs there. A source that
+// is gone (the host moved) or is another database now is passed over.
+func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (release func(), err error) {
+	release = func() {}
 	led := ledger.New(db)
 	raw, err := led.Noted(ctx, copySourceNote)
 	var src copySource
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
-		return err
+		return release, err
 	}
 	since := h.now().Add(-h.Costs.Span())
 	if time.UnixMilli(src.At).Before(since) || !store.Exists(src.Path) {
-		return nil
+		return release, nil
 	}
-	sdb, err := store.OpenExisting(ctx, src.Path)
+	// Written to for the lease; a source no worker can write (its
+	// directory read-only) is read only, and needs none.
+	sdb, err := store.Open(ctx, src.Path)
+	writable := err == nil
+	if !writable {
+		sdb, err = store.OpenExisting(ctx, src.Path)
+	}
 	if err != nil {
 		h.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
 			"source", src.Path, ingest.LogErr, err)
-		return nil
+		return release, nil
 	}
-	defer sdb.Close()
 	sled := ledger.New(sdb)
 	if id, err := sled.LedgerID(ctx); err != nil || id != src.Ledger {
-		return nil
+		sdb.Close()
+		return release, nil
 	}
+	held := func() {}
+	if writable {
+		host, _ := os.Hostname()
+		here := h.DBName()
+		if abs, err := filepath.Abs(h.DSN); err == nil && !store.IsURL(h.DSN) {
+			here = abs
+		}
+		if held, err = sled.HoldCopyWorker(ctx, host, os.Getpid(), here, h.Logger); err != nil {
+			sdb.Close()
+			return release, fmt.Errorf("%s, this database's source: %w", src.Path, err)
+		}
+	}
+	release = func() { held(); sdb.Close() }
+	if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, since); err != nil {
+		release()
+		return func() {}, err
+	}
+	return release, nil
+}
+
+// countSource refuses a start while a worker runs on the source, and
+// takes the source's calls since that led lacks into led.
+func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *store.DB, src copySource, quotaKey string, since time.Time) error {
 	// A source whose worker runs on spends the same window after this
 	// start as well, where no read at start can count it.
 	var live *LiveError

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"database/sql"
+	"fmt"
+	"maps"
+	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // A copy in two steps beside a daemon: the bulk while the daemon runs, a
@@ -13,7 +21,10 @@ import (
 // so, and the copy carries what changed since. The target then holds every
 // row the source holds (its sums' source side is the source as it ended),
 // the source notes its changes no more, and the workers on the target spend
-// within the pool's 40 units.
+// within the default pool's 40 units. The other worker also tracks (the
+// stats pool, as the daemon's hourly tracking does when its slot falls in
+// the copy): the fake's charge is held to each pool's limit, never all
+// pools' units to one pool's.
 func TestDBCopyInTwoStepsBesideADaemon(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -38,8 +49,8 @@ func TestDBCopyInTwoStepsBesideADaemon(t *testing.T) {
 		t.Fatalf("the copy ended before the worker stopped:\n%s", c.out)
 	}
 	// Another worker writes the source after the bulk: a pass, its
-	// entries, videos and calls.
-	h.mustRun(0, "run", "--once", "--regions", "DE,FR")
+	// entries, videos and calls, and tracking's calls in the stats pool.
+	h.mustRun(0, "run", "--once", "--regions", "DE,FR", "--track-every", "1h")
 	p.signal(t, syscall.SIGTERM)
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
@@ -75,20 +86,64 @@ func TestDBCopyInTwoStepsBesideADaemon(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM sqlite_schema WHERE name LIKE 'copy_%'`); n != 0 {
 		t.Errorf("the source still notes its changes: %d tables and triggers named copy_*", n)
 	}
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)
+	if onSource[fakeyt.BucketStats] == 0 {
+		t.Errorf("nothing was charged in the stats pool on the source: the run after the bulk did not track")
+	}
 	h.set("INGEST_DB", target)
 	h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	if charged := h.fake.Charged(testKey); charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	if charged := h.fake.ChargedBuckets(testKey); charged[fakeyt.BucketDefault] > 40 {
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source), over its 40; what each side's ledger "+
+			"holds against what the upstream was asked:\n%s", charged[fakeyt.BucketDefault], onSource[fakeyt.BucketDefault],
+			ledgerAgainstRequests(h, map[string]*sql.DB{"source": db, "target": openPG(t, target)}))
 	} else {
-		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+		t.Logf("%d of 40 charged in the default pool on the source, %d in all; %d in the stats pool", onSource[fakeyt.BucketDefault],
+			charged[fakeyt.BucketDefault], charged[fakeyt.BucketStats])
 	}
+}
+
+// ledgerAgainstRequests is, for an overspend's report, the units each
+// database's ledger holds by operation and region (and those given back),
+// beside the upstream's requests by path and region.
+func ledgerAgainstRequests(h *harness, dbs map[string]*sql.DB) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(dbs)) {
+		rows, err := dbs[name].Query(`SELECT op, coalesce(region, ''), count(*), sum(units),
+  count(*) FILTER (WHERE EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.call_id = ledger.call_id)),
+  min(at_ms), max(at_ms), min(seq), max(seq)
+FROM ledger GROUP BY op, region ORDER BY min(at_ms)`)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", name, err)
+			continue
+		}
+		for rows.Next() {
+			var op, region string
+			var calls, units, back, from, to, s0, s1 int64
+			if err := rows.Scan(&op, &region, &calls, &units, &back, &from, &to, &s0, &s1); err != nil {
+				fmt.Fprintf(&b, "%s: %v\n", name, err)
+				break
+			}
+			fmt.Fprintf(&b, "%s ledger: %s %s: %d calls, %d units, %d given back, at %s..%s, written %d..%d\n", name, op, region,
+				calls, units, back, time.UnixMilli(from).UTC().Format("15:04:05.000"), time.UnixMilli(to).UTC().Format("15:04:05.000"), s0, s1)
+		}
+		rows.Close()
+	}
+	fmt.Fprintf(&b, "upstream charged by bucket: %v\n", h.fake.ChargedBuckets(testKey))
+	asked := map[string]int{}
+	for _, u := range h.reqs.requests("") {
+		asked[path.Base(u.Path)+" "+u.Query().Get("regionCode")]++
+	}
+	for _, k := range slices.Sorted(maps.Keys(asked)) {
+		fmt.Fprintf(&b, "upstream asked: %s: %d\n", k, asked[k])
+	}
+	return b.String()
 }
 
 // The same from a PostgreSQL source into a SQLite file: the calls the
 // source gains during the bulk are carried (a copy's workers never read a
-// PostgreSQL source after it), and the target's runs spend within 40.
+// PostgreSQL source after it), and the target's runs spend within the
+// default pool's 40.
 func TestDBCopyInTwoStepsFromPostgres(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -128,13 +183,13 @@ func TestDBCopyInTwoStepsFromPostgres(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE region IN ('DE', 'FR')`); n == 0 {
 		t.Errorf("the run on the source after the bulk is not on the target:\n%s", out)
 	}
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]
 	h.set("INGEST_DB", target)
 	h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	if charged := h.fake.Charged(testKey); charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	if charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]; charged > 40 {
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source), over its 40", charged, onSource)
 	} else {
-		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+		t.Logf("%d of 40 charged in the default pool on the source, %d in all", onSource, charged)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
 // copyAgrees checks a db copy's output: a line per table, each ok.
@@ -424,19 +426,71 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 		t.Fatalf("the daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
 	}
 	h.mustRun(0, "run", "--once", "--regions", "DE,FR,IN")
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault] // the daemon's hourly tracking spends the stats pool
 	copyAgrees(t, h.mustRun(0, "db", "copy", "--to", filepath.Join(h.dir, "quiet.db")))
 	h.set("INGEST_DB", target)
 	res = h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	charged := h.fake.Charged(testKey)
+	charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]
 	if charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source), over its 40", charged, onSource)
 	}
 	if !strings.Contains(res.stderr, "its source's ledger holds calls made after the copy") {
 		t.Errorf("the first run on the copy did not say it counted the source's calls after the copy:\n%s", res.stderr)
 	}
 	t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+}
+
+// A live copy's worker holds its source for its whole life: after the
+// copy (--live, beside the source's daemon), the source's daemon stops and
+// a daemon starts on the copy, counting the source's calls; the source's
+// daemon started again while the copy's runs, and a run --once there, are
+// refused (exit 2), naming the copy's worker, so the pair spends within
+// the pool's 40 units.
+func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(40)
+	src := h.db()
+	p := h.start("run", "--every", "1m", "--regions", "US,GB")
+	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
+		t.Fatalf("the source's daemon did not catch up:\n%s", p.out)
+	}
+	target := filepath.Join(h.dir, "copy.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the source's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
+	}
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault] // the daemons' hourly tracking spends the stats pool
+	h.set("INGEST_DB", target)
+	c := h.start("run", "--every", "1m", "--pace=false")
+	if !waitFor(cmdTimeout, func() bool { return strings.Contains(c.out.String(), "start: caught up") || c.exited() }) {
+		t.Fatalf("the copy's daemon did not catch up:\n%s", c.out)
+	}
+	h.set("INGEST_DB", src)
+	again := h.start("run", "--every", "1m", "--pace=false", "--regions", "US,GB,DE,FR,IN")
+	if code, ok := again.wait(cmdTimeout); !ok || code != 2 {
+		again.signal(t, syscall.SIGTERM)
+		again.wait(cmdTimeout)
+		t.Errorf("the source's daemon started again beside its copy's worker: exit %d (exited %v), want 2:\n%s", code, ok, again.out)
+	}
+	host, _ := os.Hostname()
+	if want := fmt.Sprintf("a worker runs on its copy: host %s pid %d on %s", host, c.cmd.Process.Pid, target); !strings.Contains(again.out.String(), want) {
+		t.Errorf("the source's daemon's refusal does not name the copy's worker (%q):\n%s", want, again.out)
+	}
+	if res := h.run("run", "--once", "--regions", "DE,FR,IN"); res.code != 2 {
+		t.Errorf("run --once on the source beside its copy's worker: want exit 2, got %s", res)
+	}
+	if charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]; charged > 40 {
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source before the copy's worker), over its 40", charged, onSource)
+	} else {
+		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
+	}
+	c.signal(t, syscall.SIGTERM)
+	if code, ok := c.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("the copy's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, c.out)
+	}
 }
 
 // Host A (a.db, a daemon) and host B (b.db) share a Redis key; A is
@@ -533,11 +587,11 @@ func TestWorkerOnALiveCopyRefusesWhileItsSourceRuns(t *testing.T) {
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("the source's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
 	}
-	onSource := h.fake.Charged(testKey)
+	onSource := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault] // the daemon's hourly tracking spends the stats pool
 	h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	if charged := h.fake.Charged(testKey); charged > 40 {
-		t.Errorf("the upstream charged %d units (%d on the source), over the pool's 40", charged, onSource)
+	if charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]; charged > 40 {
+		t.Errorf("the upstream charged %d units in the default pool (%d on the source), over its 40", charged, onSource)
 	} else {
 		t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 	}
