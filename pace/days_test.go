@@ -99,7 +99,21 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 // as the daemon staggers them over period (--every).
 func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Chart, cats []string, period time.Duration) *sim {
 	t.Helper()
-	w, fake := newWorldOf(t, costs, at)
+	return newSimLog(t, costs, at, charts, cats, period, false)
+}
+
+// newSimOnFile is newSim with the limiter's log on the file, as a worker
+// keeps it, rather than in memory (memLog).
+func newSimOnFile(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
+	t.Helper()
+	return newSimLog(t, costs, at, regions.Charts(codes...), cats, every, true)
+}
+
+// newSimLog is newSimCharts with the limiter's log on the file (onFile) or
+// in memory.
+func newSimLog(t *testing.T, costs string, at time.Time, charts []regions.Chart, cats []string, period time.Duration, onFile bool) *sim {
+	t.Helper()
+	w, fake := newWorldLog(t, costs, at, onFile)
 	fake.SetChartShape(4, 1)
 	s := &sim{t: t, w: w, fake: fake, start: at, every: period, completed: map[string][]time.Time{},
 		charts: map[string]regions.Chart{}, spent: map[string]map[int64]int64{}}
@@ -493,7 +507,7 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	start := dayStart(9, 0)
-	s := newSim(t, tightCosts, start, regions8, categories)
+	s := newSimOnFile(t, tightCosts, start, regions8, categories)
 	restart := dayStart(12, 0).Add(24 * time.Hour)
 	join := dayStart(0, 0).Add(48 * time.Hour)
 	end := start.Add(time.Duration(max(simDays(t), 4)) * 24 * time.Hour)
@@ -647,9 +661,9 @@ func TestDaysRestartAtRandom(t *testing.T) {
 	start := dayStart(9, 0)
 	at := start.Add(24*time.Hour + time.Duration(rng.Int63n(int64(24*time.Hour)))).Truncate(time.Millisecond)
 	end := start.Add(3 * 24 * time.Hour)
-	control := newSim(t, tightCosts, start, regions8, categories)
+	control := newSimOnFile(t, tightCosts, start, regions8, categories)
 	control.deploy("daemon", start, end)
-	s := newSim(t, tightCosts, start, regions8, categories)
+	s := newSimOnFile(t, tightCosts, start, regions8, categories)
 	pc := s.pacer()
 	s.catchUp(pc)
 	s.daemon(start, at, pc)
