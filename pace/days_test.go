@@ -19,6 +19,7 @@ import (
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 )
 
 // The days tests run the pools' real shape over real days: a 24-hour
@@ -26,7 +27,9 @@ import (
 // Passes are real (the YouTube client against the fake upstream over
 // HTTP, the embedded limiter, the store on a file) on a clock the test
 // moves; the fake serves small charts of four one-video pages, so that a
-// pass costs its four units and little time.
+// pass costs its four units and little time. Most sims keep the limiter's
+// log in memory, drop the pages and read the ledger through one follower
+// (newSimLog); the days of a restart and of a join keep all as a worker.
 
 // tightCosts is shaped like the shipped pools but small: the eight
 // regions' own charts hourly fit (768 units a day), their sixteen
@@ -84,6 +87,9 @@ type sim struct {
 	late time.Duration
 	// log, when set, is the pacers' logger; quiet when nil.
 	log *slog.Logger
+	// records, when set, is what every pacer of the sim reads its history
+	// from; a new reader of the database for each when nil.
+	records pace.Records
 }
 
 func newSim(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
@@ -99,17 +105,40 @@ func newSimEvery(t *testing.T, costs string, at time.Time, codes, cats []string,
 // as the daemon staggers them over period (--every).
 func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Chart, cats []string, period time.Duration) *sim {
 	t.Helper()
-	w, fake := newWorldOf(t, costs, at)
+	return newSimLog(t, costs, at, charts, cats, period, false)
+}
+
+// newSimOnFile is newSim with the limiter's log and the passes' pages on
+// the file and each new pacer reading the ledger whole, as a worker does,
+// rather than the log in memory (memLog), the pages dropped (runsOnly)
+// and the pacers reading through one follower (oneFollower).
+func newSimOnFile(t *testing.T, costs string, at time.Time, codes, cats []string) *sim {
+	t.Helper()
+	return newSimLog(t, costs, at, regions.Charts(codes...), cats, every, true)
+}
+
+// newSimLog is newSimCharts with the limiter's log, the pages and the
+// pacers' reads as a worker has them (onFile), or the cheaper parts.
+func newSimLog(t *testing.T, costs string, at time.Time, charts []regions.Chart, cats []string, period time.Duration, onFile bool) *sim {
+	t.Helper()
+	w, fake := newWorldLog(t, costs, at, onFile)
+	var sink jobs.Sink = w.db
+	var records pace.Records
+	if !onFile {
+		sink = runsOnly{w.db}
+		l := ledger.New(w.db)
+		records = oneFollower{l, l.Follow("q")}
+	}
 	fake.SetChartShape(4, 1)
 	s := &sim{t: t, w: w, fake: fake, start: at, every: period, completed: map[string][]time.Time{},
-		charts: map[string]regions.Chart{}, spent: map[string]map[int64]int64{}}
+		charts: map[string]regions.Chart{}, spent: map[string]map[int64]int64{}, records: records}
 	var order []regions.Chart
 	for _, cat := range append([]string{""}, cats...) {
 		for _, c := range charts {
 			s.charts[c.Code] = c
 			order = append(order, c)
 			s.passes = append(s.passes, &jobs.Pass{Region: c.Code, Category: cat, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
-				Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock})
+				Limiter: w, Source: w.client, Sink: sink, Categories: w.db, Logger: quiet(), Now: w.clock})
 		}
 	}
 	for i, c := range order {
@@ -122,6 +151,34 @@ func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Cha
 	return s
 }
 
+// runsOnly is the store as the passes' sink, its runs kept and their
+// pages dropped: what the pacer reads of a pass is its run (when it
+// started, for which slot, how it ended) and the ledger's calls, never its
+// pages, and storing the pages was much of what a days test spent. The
+// store's own tests hold its pages; the days of a restart and of a second
+// process joining (newSimOnFile) store them.
+type runsOnly struct{ *store.DB }
+
+func (runsOnly) SavePage(context.Context, int64, ingest.Page) error { return nil }
+
+// oneFollower is the database as every pacer of a sim reads it, the
+// ledger's calls through one follower (ledger.Ledger.Follow): each pacer
+// after the first reads only the calls written since the one before it
+// read, and gets what a reader of its own would read whole (the
+// follower's promise, which ledger's tests hold). A new pacer is a
+// restart, or a cron's start every 10 minutes, thousands over the days:
+// their reads of the whole window were much of what the days spent. The
+// days of a restart and of a second process joining (newSimOnFile) read
+// it whole at each start, as a new process does.
+type oneFollower struct {
+	*ledger.Ledger
+	read func(ctx context.Context, since time.Time) ([]ingest.Call, error)
+}
+
+func (f oneFollower) Follow(string) func(ctx context.Context, since time.Time) ([]ingest.Call, error) {
+	return f.read
+}
+
 // pacer is a worker's pacer of the sim's charts, as cmd/ingest makes it.
 func (s *sim) pacer() *pace.Pacer {
 	var entries []jobs.Entry
@@ -132,7 +189,7 @@ func (s *sim) pacer() *pace.Pacer {
 	}
 	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: jobs.PaceEntries(entries, s.w.costs),
 		Now: s.w.clock, Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
-		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
+		History: pace.FromRecords(cmp.Or[pace.Records](s.records, ledger.New(s.w.db)), "q", s.w.costs.Pools),
 		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
 }
 
@@ -493,7 +550,7 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	start := dayStart(9, 0)
-	s := newSim(t, tightCosts, start, regions8, categories)
+	s := newSimOnFile(t, tightCosts, start, regions8, categories)
 	restart := dayStart(12, 0).Add(24 * time.Hour)
 	join := dayStart(0, 0).Add(48 * time.Hour)
 	end := start.Add(time.Duration(max(simDays(t), 4)) * 24 * time.Hour)
@@ -647,9 +704,9 @@ func TestDaysRestartAtRandom(t *testing.T) {
 	start := dayStart(9, 0)
 	at := start.Add(24*time.Hour + time.Duration(rng.Int63n(int64(24*time.Hour)))).Truncate(time.Millisecond)
 	end := start.Add(3 * 24 * time.Hour)
-	control := newSim(t, tightCosts, start, regions8, categories)
+	control := newSimOnFile(t, tightCosts, start, regions8, categories)
 	control.deploy("daemon", start, end)
-	s := newSim(t, tightCosts, start, regions8, categories)
+	s := newSimOnFile(t, tightCosts, start, regions8, categories)
 	pc := s.pacer()
 	s.catchUp(pc)
 	s.daemon(start, at, pc)

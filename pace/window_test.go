@@ -110,6 +110,13 @@ func newWorld(t *testing.T) *world {
 // with its fake upstream.
 func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.Fake) {
 	t.Helper()
+	return newWorldLog(t, costsFile, at, true)
+}
+
+// newWorldLog is newWorldOf with the limiter's log on the file (onFile) or
+// in memory (memLog).
+func newWorldLog(t *testing.T, costsFile string, at time.Time, onFile bool) (*world, *fakeyt.Fake) {
+	t.Helper()
 	ctx := context.Background()
 	w := &world{now: at}
 	var err error
@@ -125,7 +132,11 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
+	tables := wiring.Tables(ledger.New(w.db).Tables())
+	if !onFile {
+		tables = memTables(tables)
+	}
+	if w.limiter, err = quota.NewSQLite(tables, "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
