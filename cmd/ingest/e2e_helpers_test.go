@@ -221,6 +221,13 @@ func (h *harness) withRedis() *redistest.Server {
 
 // tightCosts writes a costs file whose default pool admits limit units a
 // day, with no reserve, and points INGEST_COSTS at it.
+// chargedDefault is what the fake upstream charged the test's key in the
+// default pool, the one tightCosts limits: a daemon's tracking spends the
+// stats pool, which a check against the default pool's limit leaves out.
+func (h *harness) chargedDefault() int64 {
+	return h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]
+}
+
 func (h *harness) tightCosts(limit int) string {
 	h.t.Helper()
 	body := fmt.Sprintf(`pools:

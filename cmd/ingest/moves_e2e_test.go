@@ -44,7 +44,7 @@ func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
 	h.tightCosts(40)
 	file := h.db()
 	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
-	before := h.fake.Charged(testKey)
+	before := h.chargedDefault()
 	if before == 0 || before > 40 {
 		t.Fatalf("the first run on SQLite was charged %d units, want some, at most 40", before)
 	}
@@ -52,7 +52,7 @@ func TestMoveToPostgresKeepsTheWindow(t *testing.T) {
 	copyAgrees(t, h.mustRun(0, "db", "copy", "--db", file, "--to", pgURL))
 	h.mustRun(0, "run", "--once")
 	h.mustRun(0, "run", "--once")
-	charged := h.fake.Charged(testKey)
+	charged := h.chargedDefault()
 	if charged > 40 {
 		t.Errorf("the upstream charged %d units across the move, over the pool's 40 (%d before it)", charged, before)
 	}
@@ -163,11 +163,11 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 	h.tightCosts(40)
 	file := h.db()
 	h.mustRun(0, "run", "--once", "--regions", "US,GB,DE,FR,IN,BR")
-	onSQLite := h.fake.Charged(testKey)
+	onSQLite := h.chargedDefault()
 	h.withRedis()
 	h.mustRun(0, "quota", "seed", "--ledger", file)
 	res := h.mustRun(0, "run", "--once", "--regions", "CA")
-	onRedis := h.fake.Charged(testKey)
+	onRedis := h.chargedDefault()
 	if onRedis == onSQLite || strings.Contains(res.stderr, "lost data") {
 		t.Errorf("the first run on the seeded Redis fetched %d units: want it to fetch at once\n%s", onRedis-onSQLite, res)
 	}
@@ -177,7 +177,7 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 	h.unset("REDIS_URL")
 	h.mustRun(0, "quota", "seed", "--ledger", file)
 	h.mustRun(0, "run", "--once")
-	back := h.fake.Charged(testKey)
+	back := h.chargedDefault()
 	if back > 40 {
 		t.Errorf("the upstream charged %d units across the moves (%d on SQLite, %d on Redis), over the pool's 40",
 			back, onSQLite, onRedis-onSQLite)
@@ -347,7 +347,7 @@ func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
 				h.mustRun(0, "quota", "seed", "--ledger", file)
 			}
 			h.mustRun(0, "run", "--once", "--regions", tc.onRedis)
-			before := h.fake.Charged(testKey)
+			before := h.chargedDefault()
 			if before <= 20 || before > 40 {
 				t.Fatalf("before the move the upstream charged %d units, want most of the pool's 40", before)
 			}
@@ -357,7 +357,7 @@ func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
 			}
 			res := h.mustRun(0, "run", "--once")
 			h.mustRun(0, "run", "--once")
-			charged := h.fake.Charged(testKey)
+			charged := h.chargedDefault()
 			if charged > 40 {
 				t.Errorf("the upstream charged %d units across the move (%d before it), over the pool's 40", charged, before)
 			}
@@ -518,7 +518,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("host A's daemon after SIGTERM: exited %v, code %d\n%s", ok, code, p.out)
 	}
-	shared := h.fake.Charged(testKey)
+	shared := h.chargedDefault()
 	peer := queryString(t, openDB(t, b), `SELECT value FROM ledger_notes WHERE name = 'ledger_id'`)
 
 	h.set("INGEST_DB", a)
@@ -537,7 +537,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	h.set("INGEST_DB", b)
 	h.set("REDIS_URL", redisURL)
 	h.mustRun(0, "run", "--once")
-	if charged := h.fake.Charged(testKey); charged > 40 {
+	if charged := h.chargedDefault(); charged > 40 {
 		t.Errorf("the upstream charged %d units (%d while shared), over the pool's 40", charged, shared)
 	}
 
@@ -547,7 +547,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	h.set("INGEST_DB", a)
 	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b)
 	h.mustRun(0, "run", "--once")
-	if charged := h.fake.Charged(testKey); charged > 40 {
+	if charged := h.chargedDefault(); charged > 40 {
 		t.Errorf("after the seed from both ledgers the upstream charged %d units, over the pool's 40", charged)
 	} else {
 		t.Logf("%d of 40 charged while shared, %d in all", shared, charged)

@@ -295,15 +295,16 @@ func TestTwoHostsOnePostgresNoRedis(t *testing.T) {
 			t.Fatalf("%s: exited %v, code %d, want 0\n%s", hosts[i], ok, code, p.out)
 		}
 	}
-	charged := h.fake.Charged(testKey)
+	charged, inDefault := h.fake.Charged(testKey), h.chargedDefault()
 	ledger := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE NOT EXISTS
 		(SELECT 1 FROM ledger_given_back g WHERE g.call_id = ledger.call_id)`)
 	logged := queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM quota_log WHERE pool = 'default'`)
 	stopped := queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'trending' AND status = 'stopped'`)
 	t.Logf("two hosts, one PostgreSQL, no Redis, a pool of %d: upstream charged %d, ledger %d, limiter's log %d; %d passes stopped by the quota",
 		limit, charged, ledger, logged, stopped)
-	if charged != ledger || charged != logged || charged > limit {
-		t.Errorf("charged %d, ledger %d, log %d; want them equal and at most %d", charged, ledger, logged, limit)
+	if charged != ledger || inDefault != logged || inDefault > limit {
+		t.Errorf("charged %d in all pools, ledger %d; charged %d in the default pool, its log %d; want each pair equal and the default pool's at most %d",
+			charged, ledger, inDefault, logged, limit)
 	}
 	if stopped == 0 || charged != limit {
 		t.Errorf("charged %d with %d passes stopped: want the pool spent exactly (%d) by demand above it", charged, stopped, limit)

@@ -189,7 +189,7 @@ func TestRunOnceConcurrentProcessesNeverExceedTheLimit(t *testing.T) {
 					t.Errorf("process %d: exited %v, code %d, want 0\n%s", i, ok, code, p.out)
 				}
 			}
-			charged := h.fake.Charged(testKey)
+			charged := h.chargedDefault()
 			slices.Sort(dbs)
 			dbs = slices.Compact(dbs)
 			var ledger, unmetered int64
