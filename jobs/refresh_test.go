@@ -44,7 +44,7 @@ type simRig struct {
 func newSimRig(t *testing.T) *simRig {
 	t.Helper()
 	clock := &simClock{at: time.Now().UTC().Truncate(time.Hour)}
-	r := rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Now: clock.Now}))
+	r := rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Clock: clock}))
 	r.fake.Move(7, clock.Now)
 	r.fake.SetClock(clock.Now)
 	return &simRig{rig: r, clock: clock}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
@@ -51,7 +52,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
+	lim, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

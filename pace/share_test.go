@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -68,7 +69,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	led.Record = rec
 	behind := func() time.Time { return w.clock().Add(-3 * time.Second) }
 	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock,
-		quota.Options{Now: behind, Logger: quiet()}); err != nil {
+		clock.Func(behind), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {

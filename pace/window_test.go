@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -125,7 +126,7 @@ func newWorldOf(t *testing.T, costsFile string, at time.Time) (*world, *fakeyt.F
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
+	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock, clock.Func(w.clock), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {

@@ -34,11 +34,11 @@ type SQLite struct{ embedded }
 type Postgres struct{ embedded }
 
 // NewSQLite returns a limiter in the tables of a SQLite store
-// (ledger.Ledger.Tables). It decides by this host's clock (Options.Now),
+// (ledger.Ledger.Tables). It decides by this host's clock (clock),
 // which every process sharing the file shares. Every argument before o is
 // required (ledger.go).
-func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, SQLiteTimeout)
+func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*SQLite, error) {
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, clock, o, SQLiteTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +51,8 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 
 // NewPostgres returns a limiter in the tables of a PostgreSQL store
 // (ledger.Ledger.Tables). Every argument before o is required.
-func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, PostgresTimeout)
+func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*Postgres, error) {
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, clock, o, PostgresTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ type embedded struct {
 	looked, read *atomic.Int64
 }
 
-func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options,
+func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options,
 	timeout time.Duration) (embedded, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = timeout
@@ -103,7 +103,7 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	if ledger.none {
 		return embedded{}, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
 	}
-	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, clock, o)
 	if err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}

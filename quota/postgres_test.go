@@ -12,6 +12,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -77,7 +78,7 @@ func pgHarness() harness {
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
 		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset,
-			Now: func() time.Time { return time.Now().Add(offset) }})
+			Clock: clock.Func(func() time.Time { return time.Now().Add(offset) })})
 	}
 	return harness{
 		at:   at,

@@ -50,11 +50,11 @@ type Redis struct {
 
 // NewRedis returns a limiter on client for quotaKey. Every argument before
 // o is required (ledger.go).
-func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
+func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*Redis, error) {
 	if client == nil {
 		return nil, errors.New("quota: the Redis client is required")
 	}
-	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, clock, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}

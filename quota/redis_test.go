@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -26,7 +27,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
 		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+			ClockOffset: offset, Clock: clock.Func(func() time.Time { return time.Now().Add(offset) })})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -500,7 +501,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	offset := time.Until(want.Add(-2 * time.Minute))
 	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
 		l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "skew", Costs: costs, Logger: quiet,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
+			ClockOffset: offset, Clock: clock.Func(func() time.Time { return time.Now().Add(offset + skew) })})
 		until, err := l.Block(ctx, "search", "")
 		if err != nil {
 			t.Fatal(err)
