@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
@@ -131,7 +132,7 @@ func (s *sim) pacer() *pace.Pacer {
 		entries = append(entries, e)
 	}
 	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: jobs.PaceEntries(entries, s.w.costs),
-		Now: s.w.clock, Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
+		Clock: clock.Func(s.w.clock), Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
 		History: pace.FromRecords(ledger.New(s.w.db), "q", s.w.costs.Pools),
 		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
 }

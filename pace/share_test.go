@@ -94,7 +94,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	newWorker := func() *pace.Pacer {
 		return newPacer(t, pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: jobs.PaceEntries(entries, w.costs),
-			Now: w.clock, Logger: logger, Refresh: time.Hour, LastPass: w.db.LastStart,
+			Clock: clock.Func(w.clock), Logger: logger, Refresh: time.Hour, LastPass: w.db.LastStart,
 			History: pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)})
 	}
 	pc := newWorker()
@@ -176,7 +176,7 @@ func TestAnotherWorkerHalvesOnce(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
-		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var shared []bool
 	for i := range 4 {
 		now = t0.Add(time.Duration(i) * time.Minute)

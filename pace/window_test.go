@@ -175,7 +175,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 		d.slots = append(d.slots, s)
 	}
 	if paced {
-		c := pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: entries, Now: w.clock, Logger: quiet(), Refresh: floor}
+		c := pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: entries, Clock: clock.Func(w.clock), Logger: quiet(), Refresh: floor}
 		if history {
 			c.History = pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)
 		}
