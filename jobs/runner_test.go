@@ -63,7 +63,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range regions.Default {
-		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
+		r.Passes = append(r.Passes, &jobs.Pass{Clock: clock.System, Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
 	}
 	return r

@@ -110,7 +110,7 @@ func newSimCharts(t *testing.T, costs string, at time.Time, charts []regions.Cha
 			s.charts[c.Code] = c
 			order = append(order, c)
 			s.passes = append(s.passes, &jobs.Pass{Region: c.Code, Category: cat, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
-				Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock})
+				Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)})
 		}
 	}
 	for i, c := range order {

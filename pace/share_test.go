@@ -81,7 +81,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	var entries []jobs.Entry
 	for i, c := range regions.Charts(codes...) {
 		p := &jobs.Pass{Region: c.Code, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
-			Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
+			Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)}
 		sl, err := c.Stagger(time.Hour, i, len(codes))
 		if err != nil {
 			t.Fatal(err)

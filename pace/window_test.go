@@ -161,7 +161,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 	for _, code := range codes {
 		for prio, cat := range []string{"", "10"} {
 			p := &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs, Limiter: w,
-				Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
+				Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)}
 			d.passes = append(d.passes, p)
 			entries = append(entries, pace.Entry{Name: p.Chart(), Priority: prio, Floor: floor,
 				Cost: map[string]float64{ingest.DefaultPool: 1}})

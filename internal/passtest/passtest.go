@@ -109,7 +109,7 @@ func (u *Upstream) Pass(chart string) jobs.PassResult {
 func (u *Upstream) NewPass(chart string) *jobs.Pass {
 	region, category, _ := strings.Cut(chart, "/")
 	return &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.Costs, Limiter: u.Limiter,
-		Source: u.Client, Sink: u.DB, Categories: u.DB, Logger: slog.New(slog.DiscardHandler)}
+		Source: u.Client, Sink: u.DB, Categories: u.DB, Logger: slog.New(slog.DiscardHandler), Clock: u.Clock}
 }
 
 // Fill serves a fake upstream and fills db with one pass of each chart
