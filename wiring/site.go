@@ -68,7 +68,7 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	cfg.Clock = h.clock()
 	l := s.Report.Limiter
 	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
-	kept := remembered(db, s.Report)
+	kept := remembered(db, s.Report, h.clock())
 	cfg.Routes = append(cfg.Routes,
 		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
 		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
