@@ -59,10 +59,9 @@ func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	// The server's clock, not the host's: hosts whose clocks differ would
 	// disagree on the window and the day, and spend more than the limit
 	// between them.
-	offset := e.opts.ClockOffset.Milliseconds()
 	e.wall = func(ctx context.Context, tx *sql.Tx) (int64, error) {
 		ms, err := t.Turns.Clock(ctx, tx)
-		return ms + offset, err
+		return ms + e.opts.offset(), err
 	}
 	e.leaseClock = t.Turns.Clock
 	e.clockName, e.down = "PostgreSQL's clock_timestamp()", "database did not answer within"

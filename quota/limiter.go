@@ -103,8 +103,9 @@ type Options struct {
 	// Beat and Guard: see DefaultBeat and DefaultGuard.
 	Beat, Guard time.Duration
 	// ClockOffset is added to the server's clock (Redis's TIME,
-	// PostgreSQL's clock_timestamp()): zero but in tests.
-	ClockOffset time.Duration
+	// PostgreSQL's clock_timestamp()), read at each decision: nil but in
+	// tests, which move the server's clock with it.
+	ClockOffset func() time.Duration
 	// Uptime is the clock guard's second clock (KernelUptime): the boot's id and the time
 	// since boot, which a step of the wall clock does not move (ok false:
 	// none). nil means no guard: the guard is for a clock that follows the
@@ -154,6 +155,14 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 		up = nil
 	}
 	return settings{Options: o, Clock: clock, Ledger: led, QuotaKey: quotaKey, Costs: costs, Upstream: up}, nil
+}
+
+// offset is ClockOffset's reading in milliseconds.
+func (s *settings) offset() int64 {
+	if s.ClockOffset == nil {
+		return 0
+	}
+	return s.ClockOffset().Milliseconds()
 }
 
 // recall is what the ledger holds of this quota key over the pools' span.

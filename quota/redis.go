@@ -161,7 +161,7 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	now := r.opts.Now()
 	a := &args{
-		Ledger: r.opts.ID, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(),
+		Ledger: r.opts.ID, Where: r.opts.Where, Offset: r.opts.offset(),
 		Guard: r.opts.Guard.Milliseconds(), Span: r.opts.Costs.Span().Milliseconds(),
 		TTL: (r.opts.Costs.Span() + keyMargin).Milliseconds(),
 	}

@@ -25,9 +25,15 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
+	return redisHarnessBy(client, noDrift)
+}
+
+// redisHarnessBy is redisHarness on Redis's clock moved by drift.
+func redisHarnessBy(client func(t *testing.T) redis.UniversalClient, drift drift) harness {
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
+		moved := drift(t)
 		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet,
-			ClockOffset: offset, Clock: clock.Func(func() time.Time { return time.Now().Add(offset) })})
+			ClockOffset: offset, Drift: moved, Clock: clock.Func(func() time.Time { return time.Now().Add(offset + moved()) })})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +55,7 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 			}
 			return v
 		},
-		now: func(t *testing.T) time.Time { return redisTime(t, client(t)) },
+		now: func(t *testing.T) time.Time { return redisTime(t, client(t)).Add(drift(t)()) },
 	}
 }
 
@@ -118,7 +124,9 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 func TestRedisConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	runConformance(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+	runConformance(t, driven(func(d drift) harness {
+		return redisHarnessBy(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }, d)
+	}))
 }
 
 func TestRedisClusterConformance(t *testing.T) {
@@ -145,7 +153,9 @@ func TestRedisClusterConformance(t *testing.T) {
 			t.Fatalf("take on the cluster: %+v, %v", d, err)
 		}
 	})
-	runConformance(t, redisHarness(func(*testing.T) redis.UniversalClient { return client }))
+	runConformance(t, driven(func(d drift) harness {
+		return redisHarnessBy(func(*testing.T) redis.UniversalClient { return client }, d)
+	}))
 }
 
 // TestRedisKeysExpire checks that every key the limiter wrote expires.

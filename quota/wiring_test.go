@@ -42,12 +42,19 @@ type limOpts struct {
 	Beat, Guard time.Duration
 	Clock       clock.Clock // the host's when nil
 	ClockOffset time.Duration
+	Drift       func() time.Duration // added to ClockOffset at each decision; nil: none
 	Uptime      func() (boot string, since time.Duration, ok bool)
 }
 
 func (o limOpts) options() quota.Options {
 	return quota.Options{Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
-		Beat: o.Beat, Guard: o.Guard, ClockOffset: o.ClockOffset, Uptime: o.Uptime}
+		Beat: o.Beat, Guard: o.Guard, Uptime: o.Uptime,
+		ClockOffset: func() time.Duration {
+			if o.Drift != nil {
+				return o.ClockOffset + o.Drift()
+			}
+			return o.ClockOffset
+		}}
 }
 
 func (o limOpts) clock() clock.Clock { return clock.Or(o.Clock) }
