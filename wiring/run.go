@@ -250,7 +250,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 // pacer is nil when nothing paces; ages are the charts' as the runner's
 // Observe keeps them.
 func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
-	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.Clock}
+	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.clock()}
 	var pacer jobs.Pacer
 	if r.Pace {
 		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)
