@@ -82,6 +82,9 @@ func TestPagesParse(t *testing.T) {
 	if _, err := New(Config{Clock: clock.System}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "Config.Clock") {
+		t.Fatalf("no clock: %v, want an error naming Config.Clock", err)
+	}
 }
 
 func TestCategoryParamTakesIDsAndNames(t *testing.T) {
