@@ -18,12 +18,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
-// Clock tells the time.
-type Clock interface {
-	Now() time.Time
-}
+// Clock is the root's: what the parts take.
+type Clock = ingest.Clock
 
 // System is the host's clock.
 var System Clock = system{}
@@ -39,6 +39,12 @@ func Or(c Clock) Clock {
 	}
 	return c
 }
+
+// Func is a function read as a clock: a test's clock that follows
+// another (a server's, or an offset from a Fake).
+type Func func() time.Time
+
+func (f Func) Now() time.Time { return f() }
 
 // Fake is a clock a test sets: it stands still until moved.
 type Fake struct {

@@ -51,6 +51,7 @@ type Backfill struct {
 	Logger   *slog.Logger
 	// Drain, once closed, ends the backfill between pages. nil never closes.
 	Drain <-chan struct{}
+	Clock ingest.Clock // the house's; required
 	// Progress, when set, sees the backfill after every stored page.
 	Progress func(BackfillResult)
 }
@@ -105,7 +106,7 @@ func (b *Backfill) Run(ctx context.Context) BackfillResult {
 
 func (b *Backfill) job() job {
 	return job{region: b.Query.Region, quotaKey: b.QuotaKey, costs: b.Costs,
-		limiter: b.Limiter, store: b.Store, logger: b.Logger, now: time.Now,
+		limiter: b.Limiter, store: b.Store, logger: b.Logger, clock: required(b.Clock, "Backfill"),
 		start: func(ctx context.Context, at time.Time) (int64, error) {
 			return b.Store.StartRun(ctx, b.Query.Region, "", ingest.Search, at)
 		}}
@@ -152,7 +153,7 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 		}
 	}
 	page := ingest.Page{Kind: ingest.Search, Region: b.Query.Region, Number: n, Videos: videos,
-		NextToken: next, Fetched: time.Now()}
+		NextToken: next, Fetched: b.Clock.Now()}
 	cur := res.Cursor
 	cur.PageToken, cur.Pages, cur.Videos, cur.Done = next, n, cur.Videos+len(videos), next == ""
 	cur.Units = res.Cursor.Units + Sum(res.Units) - res.pageBase

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
@@ -60,9 +61,9 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		}
 		every := 8 * time.Minute
 		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
-			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
+			Track: &jobs.Track{Clock: clock.System, QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			Prune: &jobs.Prune{Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}}
+			Prune: &jobs.Prune{Clock: clock.System, Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}}
 		entries, err := d.Entries()
 		if err != nil {
 			t.Fatal(err)
@@ -157,7 +158,7 @@ func TestPacerGatesEveryEntry(t *testing.T) {
 		trackEvery := 4 * time.Minute
 		pc := &everyOther{asked: map[string]int{}, open: map[string]bool{}, ended: map[string][]ingest.RunStatus{}}
 		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute, TrackEvery: trackEvery,
-			Track: &jobs.Track{QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
+			Track: &jobs.Track{Clock: clock.System, QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain}},
 			Pacer: pc}
 		done := make(chan error)
@@ -195,7 +196,7 @@ func TestPruneEndsOnDrain(t *testing.T) {
 	db, _ := storeAndLimiter(t)
 	drain := make(chan struct{})
 	close(drain)
-	p := &jobs.Prune{Keep: time.Hour, Store: wiring.PruneStore{DB: db}, Drain: drain}
+	p := &jobs.Prune{Clock: clock.System, Keep: time.Hour, Store: wiring.PruneStore{DB: db}, Drain: drain}
 	if res := p.Run(context.Background()); res.Status != ingest.StatusInterrupted {
 		t.Errorf("prune after drain: %s (%v), want interrupted", res.Status, res.Err)
 	}

@@ -86,7 +86,7 @@ type job struct {
 	limiter  Limiter
 	store    RunFinisher
 	logger   *slog.Logger
-	now      func() time.Time
+	clock    ingest.Clock
 }
 
 // work does a job's calls through m. It returns nil for a clean end, with
@@ -97,7 +97,7 @@ type work func(m *meter, out *Outcome) error
 // run runs w inside a run of its own and returns how it ended.
 func (j job) run(ctx context.Context, w work) Outcome {
 	out := Outcome{Region: j.label(), Units: map[string]int64{}, Daily: map[string]int64{}, Remaining: -1}
-	runID, err := j.start(ctx, j.now())
+	runID, err := j.start(ctx, j.clock.Now())
 	if err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
 		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)
@@ -112,7 +112,7 @@ func (j job) run(ctx context.Context, w work) Outcome {
 	err = j.guard(w, m, &out)
 	out.Remaining = m.remaining
 	j.classify(ctx, &out, err)
-	out.At = j.now()
+	out.At = j.clock.Now()
 	// The run's row is written even when ctx was cancelled: a run must not
 	// stay "running" because a second signal came.
 	if ferr := j.store.FinishRun(context.WithoutCancel(ctx), runID, out.RunEnd); ferr != nil && out.Err == nil {
@@ -242,4 +242,13 @@ func stopping(drain <-chan struct{}) bool {
 // interrupted marks a clean end between pages because drain closed.
 func (o *Outcome) interrupted() {
 	o.Status, o.Message = ingest.StatusInterrupted, "interrupted: stopped between pages"
+}
+
+// required is a job's clock, which its builder must give: the house's,
+// that the limiter and the pacer read too.
+func required(c ingest.Clock, job string) ingest.Clock {
+	if c == nil {
+		panic("jobs: " + job + ".Clock is required: the house's clock")
+	}
+	return c
 }

@@ -40,18 +40,13 @@ type Pass struct {
 	// Drain, once closed, ends the pass between pages: the page in flight
 	// finishes and commits. nil never closes.
 	Drain <-chan struct{}
-	Now   func() time.Time // time.Now when nil
+	Clock ingest.Clock // the house's; required
 }
 
 // PassResult is how a pass ended.
 type PassResult struct{ Outcome }
 
-func (p *Pass) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
-}
+func (p *Pass) now() time.Time { return required(p.Clock, "Pass").Now() }
 
 // Chart names the pass's chart: the region (US), or region/category
 // (US/10). Leases, schedules, statuses and logs go by it.
@@ -61,7 +56,7 @@ func (p *Pass) Chart() string {
 
 func (p *Pass) job(slot time.Time) job {
 	return job{region: p.Region, name: p.Chart(), quotaKey: p.QuotaKey, costs: p.Costs,
-		limiter: p.Limiter, store: p.Sink, logger: p.Logger, now: p.now,
+		limiter: p.Limiter, store: p.Sink, logger: p.Logger, clock: required(p.Clock, "Pass"),
 		start: func(ctx context.Context, at time.Time) (int64, error) {
 			if !slot.IsZero() {
 				return p.Sink.StartSlotRun(ctx, p.Region, p.Category, at, slot)

@@ -54,7 +54,7 @@ type Prune struct {
 	Store    PruneStore
 	// Drain, once closed, ends the prune between its transactions.
 	Drain <-chan struct{}
-	Now   func() time.Time // time.Now when nil
+	Clock ingest.Clock // the house's; required
 }
 
 // PruneResult is how one prune ended: completed, interrupted or failed.
@@ -66,10 +66,7 @@ type PruneResult struct {
 
 // Run prunes once.
 func (p *Prune) Run(ctx context.Context) PruneResult {
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
+	now := required(p.Clock, "Prune").Now
 	ctx, stop := drainCtx(ctx, p.Drain)
 	defer stop()
 	pruned, err := p.Store.Prune(ctx, p.Cuts(now()))

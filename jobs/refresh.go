@@ -56,7 +56,7 @@ type Refresh struct {
 	Every time.Duration
 	// Drain, once closed, ends the pass between calls.
 	Drain <-chan struct{}
-	Now   func() time.Time // time.Now when nil
+	Clock ingest.Clock // the house's; required
 }
 
 // RefreshResult is how one pass ended: completed, stopped (the quota said
@@ -71,12 +71,7 @@ type RefreshResult struct {
 	Err       error
 }
 
-func (r *Refresh) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
-}
+func (r *Refresh) now() time.Time { return required(r.Clock, "Refresh").Now() }
 
 // Run fetches again every video due, a batch at a time (sweep).
 func (r *Refresh) Run(ctx context.Context) RefreshResult {
@@ -93,7 +88,7 @@ func (r *Refresh) Run(ctx context.Context) RefreshResult {
 		}
 		return r.Store.ToRefresh(ctx, now.Add(-after), limit)
 	}
-	s := sweep{what: "refresh", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, logger: r.Logger, now: r.now,
+	s := sweep{what: "refresh", quotaKey: r.QuotaKey, costs: r.Costs, limiter: r.Limiter, logger: r.Logger, clock: required(r.Clock, "Refresh"),
 		drain: r.Drain, batch: RefreshBatch}
 	res.RunEnd, res.Units, res.Err = s.run(ctx, due, func(ctx context.Context, m *meter, batch []string) error {
 		return r.batch(ctx, m, batch, &res)

@@ -44,7 +44,7 @@ type simRig struct {
 func newSimRig(t *testing.T) *simRig {
 	t.Helper()
 	clock := &simClock{at: time.Now().UTC().Truncate(time.Hour)}
-	r := rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Now: clock.Now}))
+	r := rigOf(passtest.NewWith(t, storetest.Open(t), passtest.Options{Clock: clock}))
 	r.fake.Move(7, clock.Now)
 	r.fake.SetClock(clock.Now)
 	return &simRig{rig: r, clock: clock}
@@ -52,13 +52,13 @@ func newSimRig(t *testing.T) *simRig {
 
 func (r *simRig) refresh() *jobs.Refresh {
 	return &jobs.Refresh{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: wiring.RefreshStore{DB: r.db},
-		Logger: quiet(), Now: r.clock.Now}
+		Logger: quiet(), Clock: r.clock}
 }
 
 func (r *simRig) chart(t *testing.T, region string) jobs.PassResult {
 	t.Helper()
 	p := r.pass(region)
-	p.Now = r.clock.Now
+	p.Clock = r.clock
 	res := p.Run(context.Background())
 	if res.Status != ingest.StatusCompleted {
 		t.Fatalf("pass %s: %s %v", region, res.Status, res.Err)
@@ -133,9 +133,9 @@ func TestFortyFiveDaysWithinTheTerms(t *testing.T) {
 	t.Parallel()
 	r := newSimRig(t)
 	ctx := context.Background()
-	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: wiring.PruneStore{DB: r.db}, Now: r.clock.Now}
+	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: wiring.PruneStore{DB: r.db}, Clock: r.clock}
 	track := &jobs.Track{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: r.db,
-		Logger: quiet(), Now: r.clock.Now}
+		Logger: quiet(), Clock: r.clock}
 	gone := map[string]int{} // id: the day it went upstream
 	var chartUnits, refreshUnits, goneSeen int64
 	var sizes []int64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
@@ -51,7 +52,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
+	lim, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
 	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range regions.Default {
-		r.Passes = append(r.Passes, &jobs.Pass{Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
+		r.Passes = append(r.Passes, &jobs.Pass{Clock: clock.System, Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
 	}
 	return r

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/ingestworks/ingest"
 )
@@ -21,7 +20,7 @@ type sweep struct {
 	costs    *ingest.Costs
 	limiter  Limiter
 	logger   *slog.Logger
-	now      func() time.Time
+	clock    ingest.Clock
 	drain    <-chan struct{}
 	batch    int
 }
@@ -29,11 +28,11 @@ type sweep struct {
 // run reads the ids due, then gives each batch of them to do.
 func (s sweep) run(ctx context.Context, due func(context.Context) ([]string, error),
 	do func(ctx context.Context, m *meter, batch []string) error) (ingest.RunEnd, map[string]int64, error) {
-	j := job{quotaKey: s.quotaKey, costs: s.costs, limiter: s.limiter, store: noRun(s.what), logger: s.logger, now: s.now}
+	j := job{quotaKey: s.quotaKey, costs: s.costs, limiter: s.limiter, store: noRun(s.what), logger: s.logger, clock: s.clock}
 	m := newMeter(s.limiter, s.quotaKey, "", 0)
 	out := Outcome{Units: m.units, Remaining: -1}
 	j.classify(ctx, &out, s.batches(ctx, m, &out, due, do))
-	out.RunEnd.At = s.now()
+	out.RunEnd.At = s.clock.Now()
 	return out.RunEnd, m.units, out.Err
 }
 

@@ -52,7 +52,7 @@ type Track struct {
 	Cadence Cadence
 	// Drain, once closed, ends tracking between calls.
 	Drain <-chan struct{}
-	Now   func() time.Time // time.Now when nil
+	Clock ingest.Clock // the house's; required
 }
 
 // TrackResult is how one tracking pass ended: completed, stopped (the stats
@@ -67,12 +67,7 @@ type TrackResult struct {
 	Err     error
 }
 
-func (t *Track) now() time.Time {
-	if t.Now != nil {
-		return t.Now()
-	}
-	return time.Now()
-}
+func (t *Track) now() time.Time { return required(t.Clock, "Track").Now() }
 
 // Run reads and stores the counts, a batch at a time (sweep).
 func (t *Track) Run(ctx context.Context) TrackResult {
@@ -87,7 +82,7 @@ func (t *Track) Run(ctx context.Context) TrackResult {
 		res.Charted = len(charted)
 		return t.Cadence.Due(charted, now), err
 	}
-	s := sweep{what: "track", quotaKey: t.QuotaKey, costs: t.Costs, limiter: t.Limiter, logger: t.Logger, now: t.now,
+	s := sweep{what: "track", quotaKey: t.QuotaKey, costs: t.Costs, limiter: t.Limiter, logger: t.Logger, clock: required(t.Clock, "Track"),
 		drain: t.Drain, batch: TrackBatch}
 	res.RunEnd, res.Units, res.Err = s.run(ctx, due, func(ctx context.Context, m *meter, batch []string) error {
 		stats, err := t.Source.Stats(ctx, m.gate, batch)

@@ -21,7 +21,7 @@ func TestTrackingCadenceFollowsTheTier(t *testing.T) {
 	r.chart(t, "GB")
 	tiers := map[string]int{"US": 1, "GB": 3}
 	track := &jobs.Track{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: r.db,
-		Logger: quiet(), Now: r.clock.Now,
+		Logger: quiet(), Clock: r.clock,
 		Cadence: jobs.Cadence{Tier: func(code string) int { return tiers[code] }, Every: time.Hour}}
 	const runs = 6
 	var units int64

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/quota"
@@ -84,7 +85,7 @@ func benchLimiter(b *testing.B, tables func(*Ledger) Tables) *quota.SQLite {
 	t := tables(l)
 	lim, err := quota.NewSQLite(quota.Tables{Turns: t, Clocks: t, Log: t, Pools: t, Leases: t, Ledger: t}, "bench", cs,
 		quota.Ledger{ID: id, Where: "bench", Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l},
-		quota.NoUpstreamClock, quota.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		quota.NoUpstreamClock, clock.System, quota.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

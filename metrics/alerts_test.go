@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -66,7 +67,7 @@ func TestPaceShare(t *testing.T) {
 		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: 300, Remaining: 700, Others: 2}, {Pool: "stats", Limit: 1000, Remaining: 1000}}, nil
 	}
 	at := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	p, err := pace.New(pace.Config{Pools: pools, State: state, Now: func() time.Time { return at }})
+	p, err := pace.New(pace.Config{Pools: pools, State: state, Clock: clock.Func(func() time.Time { return at })})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/regions"
@@ -110,7 +111,7 @@ func TestPacerDue(t *testing.T) {
 	// (a tenth of the pool kept as slack), the one entry runs every 60 s.
 	now := t0
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 18)},
-		Now: func() time.Time { return now }})
+		Clock: clock.Func(func() time.Time { return now })})
 	var ran []int
 	for i := range 13 {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
@@ -153,7 +154,7 @@ func TestPacerMeasuredCostIsNoGuess(t *testing.T) {
 	}
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state,
 		Entries: []pace.Entry{entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)},
-		Now:     func() time.Time { return t0 },
+		Clock:   clock.Func(func() time.Time { return t0 }),
 		History: func(context.Context, time.Time) (pace.History, error) {
 			loads++
 			return pace.History{Cost: map[string]map[string]float64{"US": {"default": 4}}}, nil
@@ -198,7 +199,7 @@ func TestPacerBlocked(t *testing.T) {
 		return []ingest.PoolState{st}, nil
 	}
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 1)},
-		Now: func() time.Time { return now }})
+		Clock: clock.Func(func() time.Time { return now })})
 	var ran []int
 	for i := range 8 {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)
@@ -219,7 +220,7 @@ func TestPacerNoState(t *testing.T) {
 	pool := ingest.Pool{Name: "default", Limit: 100, Window: 100 * time.Second}
 	state := func(context.Context) ([]ingest.PoolState, error) { return nil, context.DeadlineExceeded }
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, 10*time.Second, 50)},
-		Logger: quiet()})
+		Clock: clock.System, Logger: quiet()})
 	n := 0
 	for i := range 5 {
 		if p.Due(context.Background(), "US", t0.Add(time.Duration(i)*10*time.Second)) {
@@ -247,7 +248,7 @@ func TestPacerRestart(t *testing.T) {
 	us, gb := entry("US", 0, time.Minute, 1), entry("GB", 0, time.Minute, 1)
 	us.Slots, gb.Slots = slots, slots
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{us, gb},
-		Now: func() time.Time { return t0 },
+		Clock: clock.Func(func() time.Time { return t0 }),
 		History: func(context.Context, time.Time) (pace.History, error) {
 			return pace.History{Last: map[string]time.Time{"US": t0.Add(-20 * time.Second)}}, nil
 		}})
@@ -313,7 +314,7 @@ func TestPacerCountsSlots(t *testing.T) {
 			e.Slots = slots
 			now := tc.start
 			p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{e},
-				Now: func() time.Time { return now }, Logger: quiet(),
+				Clock: clock.Func(func() time.Time { return now }), Logger: quiet(),
 				History: func(context.Context, time.Time) (pace.History, error) {
 					h := pace.History{Last: map[string]time.Time{}}
 					if !tc.last.IsZero() {
@@ -358,7 +359,7 @@ func TestPacerDueFrom(t *testing.T) {
 	us.Slots = slots
 	last := t0.Add(-34 * time.Minute)
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{us},
-		Now: func() time.Time { return t0 }, Logger: quiet(), DueFrom: true,
+		Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet(), DueFrom: true,
 		History: func(context.Context, time.Time) (pace.History, error) {
 			return pace.History{Last: map[string]time.Time{"US": last}}, nil
 		}})
@@ -396,15 +397,16 @@ func TestNewChecksConfig(t *testing.T) {
 	}{
 		{"no pools", pace.Config{State: state}, "Config.Pools"},
 		{"no state", pace.Config{Pools: []ingest.Pool{pool}}, "Config.State"},
-		{"negative bound", pace.Config{Pools: []ingest.Pool{pool}, State: state, Bound: -time.Minute}, "Config.Bound"},
-		{"repeated entry", pace.Config{Pools: []ingest.Pool{pool}, State: state,
+		{"no clock", pace.Config{Pools: []ingest.Pool{pool}, State: state}, "Config.Clock"},
+		{"negative bound", pace.Config{Pools: []ingest.Pool{pool}, State: state, Clock: clock.System, Bound: -time.Minute}, "Config.Bound"},
+		{"repeated entry", pace.Config{Pools: []ingest.Pool{pool}, State: state, Clock: clock.System,
 			Entries: []pace.Entry{entry("US", 0, time.Minute, 1), entry("US", 0, time.Minute, 1)}}, "Config.Entries[1]"},
 	} {
 		if _, err := pace.New(tc.c); err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: got %v, want an error naming %s", tc.name, err, tc.field)
 		}
 	}
-	if _, err := pace.New(pace.Config{Pools: []ingest.Pool{pool}, State: state}); err != nil {
+	if _, err := pace.New(pace.Config{Pools: []ingest.Pool{pool}, State: state, Clock: clock.System}); err != nil {
 		t.Errorf("a whole config: %v", err)
 	}
 }

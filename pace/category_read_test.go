@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 )
@@ -84,7 +85,7 @@ func TestCategoryReadCountsInSpendNotInCost(t *testing.T) {
 	var logs bytes.Buffer
 	now := t0
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
-		Daily: map[string]float64{"default": 1}, Now: func() time.Time { return now },
+		Daily: map[string]float64{"default": 1}, Clock: clock.Func(func() time.Time { return now }),
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	ctx := context.Background()
 	for i := range 20 {

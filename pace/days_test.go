@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
@@ -138,7 +139,7 @@ func newSimLog(t *testing.T, costs string, at time.Time, charts []regions.Chart,
 			s.charts[c.Code] = c
 			order = append(order, c)
 			s.passes = append(s.passes, &jobs.Pass{Region: c.Code, Category: cat, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
-				Limiter: w, Source: w.client, Sink: sink, Categories: w.db, Logger: quiet(), Now: w.clock})
+				Limiter: w, Source: w.client, Sink: sink, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)})
 		}
 	}
 	for i, c := range order {
@@ -188,7 +189,7 @@ func (s *sim) pacer() *pace.Pacer {
 		entries = append(entries, e)
 	}
 	return newPacer(s.t, pace.Config{Pools: s.w.costs.Pools, State: s.w.limiter.State, Entries: jobs.PaceEntries(entries, s.w.costs),
-		Now: s.w.clock, Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
+		Clock: clock.Func(s.w.clock), Logger: cmp.Or(s.log, quiet()), Refresh: s.every, Bound: s.bound,
 		History: pace.FromRecords(cmp.Or[pace.Records](s.records, ledger.New(s.w.db)), "q", s.w.costs.Pools),
 		Daily:   map[string]float64{ingest.DefaultPool: float64(len(s.charts))}, LastPass: s.w.db.LastStart})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
@@ -30,7 +31,7 @@ func ExampleNew() {
 		kind := jobs.ChartKind(chart)
 		entries = append(entries, pace.Entry{Name: chart, Priority: int(kind), Floor: time.Hour, Cost: kind.Guess(c)})
 	}
-	p, err := pace.New(pace.Config{Pools: c.Pools, State: state, Entries: entries, Now: func() time.Time { return now }})
+	p, err := pace.New(pace.Config{Pools: c.Pools, State: state, Entries: entries, Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		fmt.Println(err)
 		return

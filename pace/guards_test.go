@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/regions"
 )
@@ -28,7 +29,7 @@ func newSlotWalk(t *testing.T, pool ingest.Pool, entries []pace.Entry, bound tim
 		return []ingest.PoolState{{Pool: pool.Name, Limit: pool.Limit, Remaining: pool.Capacity()}}, nil
 	}
 	w.p = newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Bound: bound,
-		Now: func() time.Time { return w.now }, Logger: quiet(), Refresh: time.Hour})
+		Clock: clock.Func(func() time.Time { return w.now }), Logger: quiet(), Refresh: time.Hour})
 	return w
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -28,7 +29,7 @@ func TestPlanHoldsARegionInAndOut(t *testing.T) {
 		entries = append(entries, entry(code, 0, time.Hour, 4))
 	}
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Bound: 3 * time.Hour,
-		Now: func() time.Time { return now }, Logger: quiet()})
+		Clock: clock.Func(func() time.Time { return now }), Logger: quiet()})
 	dropped := func() string {
 		t.Helper()
 		st, err := p.Plan(context.Background())
@@ -98,7 +99,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 	db := &published{}
 	worker := func() *pace.Pacer {
 		return newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Bound: 3 * time.Hour,
-			Now: func() time.Time { return now }, Logger: quiet(), History: pace.FromRecords(db, "q", []ingest.Pool{pool}),
+			Clock: clock.Func(func() time.Time { return now }), Logger: quiet(), History: pace.FromRecords(db, "q", []ingest.Pool{pool}),
 			Publish: func(_ context.Context, st pace.Status) {
 				doc, err := json.Marshal(st)
 				if err != nil {

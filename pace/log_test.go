@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -30,7 +31,7 @@ func TestPlanChangeIsOneLine(t *testing.T) {
 	var logs bytes.Buffer
 	now := t0
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Bound: time.Hour,
-		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for range 3 {
 		if _, err := p.Plan(context.Background()); err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func TestPlanChangeIsOneLine(t *testing.T) {
 	logs.Reset()
 	pool.Limit, remaining = 1_000_000, 1_000_000
 	p = newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Bound: time.Hour,
-		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if _, err := p.Plan(context.Background()); err != nil {
 		t.Fatal(err)
 	}

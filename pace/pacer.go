@@ -39,8 +39,10 @@ type Config struct {
 	Daily map[string]float64
 	// Publish, when set, is given every plan the pacer makes.
 	Publish func(ctx context.Context, st Status)
-	Now     func() time.Time // time.Now when nil
-	Logger  *slog.Logger     // slog.Default when nil
+	// Clock is the house's, required: the plan's days, slots and credit
+	// are read on it, as the limiter's window and the jobs' stamps are.
+	Clock  ingest.Clock
+	Logger *slog.Logger // slog.Default when nil
 	// Refresh is the longest a plan is kept without an event: other
 	// workers' spend shows only when the state is read again.
 	Refresh time.Duration
@@ -108,6 +110,8 @@ func (c Config) check() error {
 		return errors.New("Config.Pools: no pool to pace")
 	case c.State == nil:
 		return errors.New("Config.State: required")
+	case c.Clock == nil:
+		return errors.New("Config.Clock: required, the house's clock")
 	case c.Refresh < 0:
 		return fmt.Errorf("Config.Refresh: must be >= 0, got %s", c.Refresh)
 	case c.Bound < 0:
@@ -123,12 +127,7 @@ func (c Config) check() error {
 	return nil
 }
 
-func (p *Pacer) now() time.Time {
-	if p.cfg.Now != nil {
-		return p.cfg.Now()
-	}
-	return time.Now()
-}
+func (p *Pacer) now() time.Time { return p.cfg.Clock.Now() }
 
 func (p *Pacer) logger() *slog.Logger {
 	if p.cfg.Logger == nil {

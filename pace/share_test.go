@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -68,7 +69,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	led.Record = rec
 	behind := func() time.Time { return w.clock().Add(-3 * time.Second) }
 	if w.limiter, err = quota.NewSQLite(wiring.Tables(ledger.New(w.db).Tables()), "q", w.costs, led, quota.NoUpstreamClock,
-		quota.Options{Now: behind, Logger: quiet()}); err != nil {
+		clock.Func(behind), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
@@ -80,7 +81,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	var entries []jobs.Entry
 	for i, c := range regions.Charts(codes...) {
 		p := &jobs.Pass{Region: c.Code, Tier: c.Tier, Pages: c.Pages(), QuotaKey: "q", Costs: w.costs,
-			Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
+			Limiter: w, Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)}
 		sl, err := c.Stagger(time.Hour, i, len(codes))
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	newWorker := func() *pace.Pacer {
 		return newPacer(t, pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: jobs.PaceEntries(entries, w.costs),
-			Now: w.clock, Logger: logger, Refresh: time.Hour, LastPass: w.db.LastStart,
+			Clock: clock.Func(w.clock), Logger: logger, Refresh: time.Hour, LastPass: w.db.LastStart,
 			History: pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)})
 	}
 	pc := newWorker()
@@ -176,7 +177,7 @@ func TestOtherWorkersShareThePool(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
-		Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var shares []float64
 	for i, n := range []int{0, 2, 2, 1, 0} {
 		now, others = t0.Add(time.Duration(i)*time.Minute), n

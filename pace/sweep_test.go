@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
@@ -189,7 +190,7 @@ func (l *lite) pacer() *pace.Pacer {
 		regions[r] = true
 	}
 	return newPacer(l.t, pace.Config{Pools: l.pools, State: l.state, Entries: jobs.PaceEntries(l.passes, l.costs),
-		Now: l.clock, Logger: quiet(), Refresh: every, Bound: l.bound, History: l.history,
+		Clock: clock.Func(l.clock), Logger: quiet(), Refresh: every, Bound: l.bound, History: l.history,
 		Daily:    map[string]float64{ingest.DefaultPool: float64(len(regions))},
 		LastPass: func(_ context.Context, name string) (time.Time, error) { return l.last[name], nil }})
 }

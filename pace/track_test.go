@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
@@ -69,7 +70,7 @@ func simulate(t *testing.T, limit int64, entries []pace.Entry) (map[string]int, 
 		return []ingest.PoolState{{Pool: "default", Limit: limit, Used: spent, Remaining: limit - spent}}, nil
 	}
 	now := t0
-	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Now: func() time.Time { return now }})
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries, Clock: clock.Func(func() time.Time { return now })})
 	runs, refused := map[string]int{}, 0
 	for i := range int(window / (10 * time.Second)) {
 		now = t0.Add(time.Duration(i) * 10 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -136,7 +137,7 @@ func newWorldLog(t *testing.T, costsFile string, at time.Time, onFile bool) (*wo
 	if !onFile {
 		tables = memTables(tables)
 	}
-	if w.limiter, err = quota.NewSQLite(tables, "q", w.costs, led, quota.NoUpstreamClock, quota.Options{Now: w.clock, Logger: quiet()}); err != nil {
+	if w.limiter, err = quota.NewSQLite(tables, "q", w.costs, led, quota.NoUpstreamClock, clock.Func(w.clock), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
@@ -171,7 +172,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 	for _, code := range codes {
 		for prio, cat := range []string{"", "10"} {
 			p := &jobs.Pass{Region: code, Category: cat, QuotaKey: "q", Costs: w.costs, Limiter: w,
-				Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Now: w.clock}
+				Source: w.client, Sink: w.db, Categories: w.db, Logger: quiet(), Clock: clock.Func(w.clock)}
 			d.passes = append(d.passes, p)
 			entries = append(entries, pace.Entry{Name: p.Chart(), Priority: prio, Floor: floor,
 				Cost: map[string]float64{ingest.DefaultPool: 1}})
@@ -185,7 +186,7 @@ func newDaemonEvery(t *testing.T, w *world, codes []string, paced bool, floor ti
 		d.slots = append(d.slots, s)
 	}
 	if paced {
-		c := pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: entries, Now: w.clock, Logger: quiet(), Refresh: floor}
+		c := pace.Config{Pools: w.costs.Pools, State: w.limiter.State, Entries: entries, Clock: clock.Func(w.clock), Logger: quiet(), Refresh: floor}
 		if history {
 			c.History = pace.FromRecords(ledger.New(w.db), "q", w.costs.Pools)
 		}

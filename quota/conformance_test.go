@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,40 @@ func (h harness) await(t *testing.T, at time.Time) {
 		return
 	}
 	awaitClock(t, func() time.Time { return h.now(t) }, at)
+}
+
+// drift is each test's move of a server's clock, added to it at each
+// decision (quota.Options.ClockOffset): nothing until the test moves it.
+type drift func(t *testing.T) func() time.Duration
+
+// noDrift is a server's own clock.
+func noDrift(*testing.T) func() time.Duration { return func() time.Duration { return 0 } }
+
+// driven is the harness build makes on a server's clock each test moves
+// on: a window passes when the test says so, however busy the machine.
+// The lease tests stay on the server's own clock, as a lease's renewals
+// are the runtime's timers.
+func driven(build func(drift) harness) harness {
+	var moves sync.Map // *testing.T -> *atomic.Int64, ns
+	of := func(t *testing.T) *atomic.Int64 {
+		v, _ := moves.LoadOrStore(t, new(atomic.Int64))
+		return v.(*atomic.Int64)
+	}
+	h := build(func(t *testing.T) func() time.Duration {
+		m := of(t)
+		return func() time.Duration { return time.Duration(m.Load()) }
+	})
+	leases := build(noDrift)
+	h.leases = &leases
+	h.drive = func(t *testing.T, at time.Time) {
+		// The servers decide in whole milliseconds, a reading's fraction
+		// cut: the move is rounded up and a millisecond more, so that the
+		// server's next decision is at or after at.
+		if n := h.now(t); at.After(n) {
+			of(t).Add(int64(at.Sub(n).Truncate(time.Millisecond) + 2*time.Millisecond))
+		}
+	}
+	return h
 }
 
 // awaitClock polls now until it reads at or after at, failing when the

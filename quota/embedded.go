@@ -34,11 +34,11 @@ type SQLite struct{ embedded }
 type Postgres struct{ embedded }
 
 // NewSQLite returns a limiter in the tables of a SQLite store
-// (ledger.Ledger.Tables). It decides by this host's clock (Options.Now),
+// (ledger.Ledger.Tables). It decides by this host's clock (clock),
 // which every process sharing the file shares. Every argument before o is
 // required (ledger.go).
-func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*SQLite, error) {
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, SQLiteTimeout)
+func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*SQLite, error) {
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, clock, o, SQLiteTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -51,18 +51,17 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 
 // NewPostgres returns a limiter in the tables of a PostgreSQL store
 // (ledger.Ledger.Tables). Every argument before o is required.
-func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Postgres, error) {
-	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, o, PostgresTimeout)
+func NewPostgres(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*Postgres, error) {
+	e, err := newEmbedded(t, quotaKey, costs, ledger, upstream, clock, o, PostgresTimeout)
 	if err != nil {
 		return nil, err
 	}
 	// The server's clock, not the host's: hosts whose clocks differ would
 	// disagree on the window and the day, and spend more than the limit
 	// between them.
-	offset := e.opts.ClockOffset.Milliseconds()
 	e.wall = func(ctx context.Context, tx *sql.Tx) (int64, error) {
 		ms, err := t.Turns.Clock(ctx, tx)
-		return ms + offset, err
+		return ms + e.opts.offset(), err
 	}
 	e.leaseClock = t.Turns.Clock
 	e.clockName, e.down = "PostgreSQL's clock_timestamp()", "database did not answer within"
@@ -92,7 +91,7 @@ type embedded struct {
 	looked, read *atomic.Int64
 }
 
-func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options,
+func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options,
 	timeout time.Duration) (embedded, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = timeout
@@ -103,7 +102,7 @@ func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, 
 	if ledger.none {
 		return embedded{}, errors.New("quota: the embedded limiter lives in the ledger's database: NoLedger cannot be")
 	}
-	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, clock, o)
 	if err != nil {
 		return embedded{}, fmt.Errorf("quota: %w", err)
 	}

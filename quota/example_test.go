@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/wiring"
@@ -31,7 +32,7 @@ func ExampleNewSQLite() {
 		fmt.Println(err)
 		return
 	}
-	lim, err := quota.NewSQLite(wiring.Tables(db.Tables()), "my-key", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
+	lim, err := quota.NewSQLite(wiring.Tables(db.Tables()), "my-key", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -69,7 +70,7 @@ func ExampleNewRedis() {
 		fmt.Println(err)
 		return
 	}
-	lim, err := quota.NewRedis(client, "my-key", costs.Default(), led, quota.NoUpstreamClock, quota.Options{})
+	lim, err := quota.NewRedis(client, "my-key", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

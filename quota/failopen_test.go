@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/ledger"
@@ -128,7 +129,7 @@ func ledgerLimiter(t *testing.T, db *store.DB, addr, key string, costs *ingest.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := quota.NewRedis(c, key, costs, led, quota.NoUpstreamClock, quota.Options{Logger: quiet, Timeout: 100 * time.Millisecond})
+	l, err := quota.NewRedis(c, key, costs, led, quota.NoUpstreamClock, clock.System, quota.Options{Logger: quiet, Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

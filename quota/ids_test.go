@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/ledger"
 )
@@ -71,7 +72,7 @@ func TestLimitersNeverShareAnID(t *testing.T) {
 		t.Fatalf("redis take: %+v, %v", rd, err)
 	}
 	e, err := newSQLite(db, limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet, Record: led,
-		Now: func() time.Time { return rd.At }})
+		Clock: clock.Func(func() time.Time { return rd.At })})
 	if err != nil {
 		t.Fatal(err)
 	}

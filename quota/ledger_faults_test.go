@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -582,7 +583,7 @@ func TestFaultLedgerRowAhead(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
-	ahead := func(o *limOpts) { o.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } }
+	ahead := func(o *limOpts) { o.Clock = clock.Func(func() time.Time { return time.Now().Add(5 * time.Minute) }) }
 	h := newHost(t, srv.Addr, key, costs, "a", ahead)
 	h.spendN(40)
 	good := h.client
@@ -634,11 +635,11 @@ func TestFaultClockStepRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	key, costs := quotaKey(t), faultCosts(t, false)
 	boot := steadyBoot()
-	h := newHost(t, srv.Addr, key, costs, "a", func(o *limOpts) { o.Uptime = boot; o.Now = time.Now })
+	h := newHost(t, srv.Addr, key, costs, "a", func(o *limOpts) { o.Uptime = boot; o.Clock = clock.System })
 	h.spendN(60)
 	step := func(off time.Duration) int {
 		h.opts.ClockOffset = off
-		h.opts.Now = func() time.Time { return time.Now().Add(off) }
+		h.opts.Clock = clock.Func(func() time.Time { return time.Now().Add(off) })
 		h.restart()
 		return fill(t, h)
 	}
@@ -659,7 +660,7 @@ func TestFaultClockStepSQLite(t *testing.T) {
 	boot := steadyBoot()
 	open := func(off time.Duration) *quota.SQLite {
 		l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: key, Costs: costs, Logger: quiet,
-			Uptime: boot, Now: func() time.Time { return time.Now().Add(off) }})
+			Uptime: boot, Clock: clock.Func(func() time.Time { return time.Now().Add(off) })})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -887,7 +888,7 @@ func testStaleLedgersCopy(t *testing.T, day bool) {
 	}
 	later := newHost(t, srv.Addr, key, costs, "c", func(o *limOpts) {
 		o.ClockOffset = time.Hour + time.Minute
-		o.Now = func() time.Time { return time.Now().Add(time.Hour + time.Minute) }
+		o.Clock = clock.Func(func() time.Time { return time.Now().Add(time.Hour + time.Minute) })
 	})
 	n2 := fill(t, later)
 	t.Logf("stale copy of the ledgers (older than the span): after both ledgers refilled, still refused until %s (a window after the loss); a window later, %d admitted / %d",

@@ -87,7 +87,8 @@ const (
 )
 
 // Options are a limiter's tunables, each with a safe default: the zero
-// Options is right for production. What the promises need is the
+// Options is right for production but for Uptime, which a limiter on the
+// host's clock is given (KernelUptime). What the promises need is the
 // constructors' required arguments (ledger.go).
 type Options struct {
 	// Timeout bounds each call to the limiter; zero means the backend's
@@ -101,17 +102,15 @@ type Options struct {
 	Replicas int
 	// Beat and Guard: see DefaultBeat and DefaultGuard.
 	Beat, Guard time.Duration
-	// Now is this worker's clock; nil means time.Now. It is the SQLite
-	// limiter's clock; the Redis limiter uses it only to name the calendar
-	// days around the server's TIME. Tests move it.
-	Now func() time.Time
 	// ClockOffset is added to the server's clock (Redis's TIME,
-	// PostgreSQL's clock_timestamp()): zero but in tests.
-	ClockOffset time.Duration
+	// PostgreSQL's clock_timestamp()), read at each decision: nil but in
+	// tests, which move the server's clock with it.
+	ClockOffset func() time.Duration
 	// Uptime is the clock guard's second clock (KernelUptime): the boot's id and the time
 	// since boot, which a step of the wall clock does not move (ok false:
-	// none). nil means the kernel's when Now is nil too, and no guard
-	// otherwise: a test that moves Now moves time itself.
+	// none). nil means no guard: the guard is for a clock that follows the
+	// host's, and only the one who built the clock knows it does (the
+	// wiring gives KernelUptime); a test's clock moves time itself.
 	Uptime func() (boot string, since time.Duration, ok bool)
 }
 
@@ -119,13 +118,17 @@ type Options struct {
 // arguments, as the backends read them.
 type settings struct {
 	Options
+	// Clock is this worker's clock: the SQLite limiter's; the Redis and
+	// PostgreSQL limiters use it only to name the calendar days around
+	// their server's and to date what they write.
+	ingest.Clock
 	Ledger   // NoLedger's ID is a random one, so that its reads name nobody
 	QuotaKey string
 	Costs    *ingest.Costs
 	Upstream *UpstreamClock // nil: NoUpstreamClock
 }
 
-func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamClock, o Options) (settings, error) {
+func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamClock, clock ingest.Clock, o Options) (settings, error) {
 	if quotaKey == "" || strings.ContainsAny(quotaKey, "{}") {
 		return settings{}, fmt.Errorf("quota key %q: must be non-empty and without braces", quotaKey)
 	}
@@ -142,11 +145,8 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 	o.Logger = cmp.Or(o.Logger, slog.Default()).With("quota_key", quotaKey)
 	o.Beat = cmp.Or(o.Beat, DefaultBeat)
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
-	if o.Now == nil {
-		o.Now = time.Now
-		if o.Uptime == nil {
-			o.Uptime = kernelUptime
-		}
+	if clock == nil {
+		return settings{}, errors.New("the clock is required: the house's, that its neighbours read")
 	}
 	if led.none {
 		led.ID = token()[:12]
@@ -154,7 +154,15 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 	if up == NoUpstreamClock {
 		up = nil
 	}
-	return settings{Options: o, Ledger: led, QuotaKey: quotaKey, Costs: costs, Upstream: up}, nil
+	return settings{Options: o, Clock: clock, Ledger: led, QuotaKey: quotaKey, Costs: costs, Upstream: up}, nil
+}
+
+// offset is ClockOffset's reading in milliseconds.
+func (s *settings) offset() int64 {
+	if s.ClockOffset == nil {
+		return 0
+	}
+	return s.ClockOffset().Milliseconds()
 }
 
 // recall is what the ledger holds of this quota key over the pools' span.

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
 
@@ -256,7 +257,7 @@ func TestFaultVouchNearTheSpanEdge(t *testing.T) {
 	edge := -(26*time.Hour - 20*time.Second) // B's clock: its calls leave the window 20 s from now
 	b := newHost(t, srv.Addr, key, costs, "b", func(o *limOpts) {
 		o.ClockOffset = edge
-		o.Now = func() time.Time { return time.Now().Add(edge) }
+		o.Clock = clock.Func(func() time.Time { return time.Now().Add(edge) })
 	})
 	b.spendN(30)
 	a := newHost(t, srv.Addr, key, costs, "a", func(o *limOpts) { o.Beat = time.Minute })

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -351,9 +352,9 @@ func TestPostgresHostClocksDiffer(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	key, costs := quotaKey(t), faultCosts(t, true)
-	a := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Now: time.Now})
+	a := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs})
 	b := pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs,
-		Now: func() time.Time { return time.Now().Add(13 * time.Hour) }})
+		Clock: clock.Func(func() time.Time { return time.Now().Add(13 * time.Hour) })})
 	n := 0
 	for i := range 2*capacity + 2 {
 		l := []limiter{a, b}[i%2]
@@ -383,7 +384,7 @@ func TestFaultClockStepPostgres(t *testing.T) {
 	key, costs := quotaKey(t), faultCosts(t, false)
 	boot := steadyBoot()
 	open := func(off time.Duration) limiter {
-		return pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Uptime: boot, Now: time.Now, ClockOffset: off})
+		return pgLimiter(t, url, limOpts{QuotaKey: key, Costs: costs, Uptime: boot, ClockOffset: off})
 	}
 	before := 0
 	for range 60 {

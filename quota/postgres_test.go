@@ -12,6 +12,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -63,7 +64,10 @@ func pgLimiter(t testing.TB, url string, o limOpts) *quota.Postgres {
 // pgHarness keeps one database per quota key (leases are named without
 // one, as on SQLite), each limiter on its own store like a process of its
 // own; at moves the server's clock with ClockOffset, as Redis's does.
-func pgHarness() harness {
+func pgHarness() harness { return pgHarnessBy(noDrift) }
+
+// pgHarnessBy is pgHarness on PostgreSQL's clock moved by drift.
+func pgHarnessBy(drift drift) harness {
 	var mu sync.Mutex
 	urls := map[string]string{}
 	url := func(t *testing.T, key string) string {
@@ -76,8 +80,9 @@ func pgHarness() harness {
 		return urls[key]
 	}
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
-		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset, Ledger: ledger,
-			Now: func() time.Time { return time.Now().Add(offset) }})
+		moved := drift(t)
+		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset, Drift: moved, Ledger: ledger,
+			Clock: clock.Func(func() time.Time { return time.Now().Add(offset + moved()) })})
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {
 		return as(t, key, costs, offset, "")
@@ -104,7 +109,7 @@ func pgHarness() harness {
 			}
 			return tok
 		},
-		now: func(t *testing.T) time.Time { return pgTime(t, pgClock(t)) },
+		now: func(t *testing.T) time.Time { return pgTime(t, pgClock(t)).Add(drift(t)()) },
 	}
 }
 
@@ -152,7 +157,7 @@ func TestPostgresLedgerIsTheFloor(t *testing.T) {
 }
 
 func TestPostgresConformance(t *testing.T) {
-	runConformance(t, pgHarness())
+	runConformance(t, driven(pgHarnessBy))
 }
 
 func TestFaultMixedWindowsPostgres(t *testing.T) {

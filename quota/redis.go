@@ -50,11 +50,11 @@ type Redis struct {
 
 // NewRedis returns a limiter on client for quotaKey. Every argument before
 // o is required (ledger.go).
-func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, o Options) (*Redis, error) {
+func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options) (*Redis, error) {
 	if client == nil {
 		return nil, errors.New("quota: the Redis client is required")
 	}
-	opts, err := newSettings(quotaKey, costs, ledger, upstream, o)
+	opts, err := newSettings(quotaKey, costs, ledger, upstream, clock, o)
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
@@ -161,7 +161,7 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 	now := r.opts.Now()
 	a := &args{
-		Ledger: r.opts.ID, Where: r.opts.Where, Offset: r.opts.ClockOffset.Milliseconds(),
+		Ledger: r.opts.ID, Where: r.opts.Where, Offset: r.opts.offset(),
 		Guard: r.opts.Guard.Milliseconds(), Span: r.opts.Costs.Span().Milliseconds(),
 		TTL: (r.opts.Costs.Span() + keyMargin).Milliseconds(),
 	}

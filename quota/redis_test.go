@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 	"github.com/ingestworks/ingest/quota"
@@ -24,9 +25,15 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
+	return redisHarnessBy(client, noDrift)
+}
+
+// redisHarnessBy is redisHarness on Redis's clock moved by drift.
+func redisHarnessBy(client func(t *testing.T) redis.UniversalClient, drift drift) harness {
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
+		moved := drift(t)
 		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet, Ledger: ledger,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset) }})
+			ClockOffset: offset, Drift: moved, Clock: clock.Func(func() time.Time { return time.Now().Add(offset + moved()) })})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +62,7 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 			}
 			return v
 		},
-		now: func(t *testing.T) time.Time { return redisTime(t, client(t)) },
+		now: func(t *testing.T) time.Time { return redisTime(t, client(t)).Add(drift(t)()) },
 	}
 }
 
@@ -124,7 +131,9 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 func TestRedisConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	runConformance(t, redisHarness(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }))
+	runConformance(t, driven(func(d drift) harness {
+		return redisHarnessBy(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }, d)
+	}))
 }
 
 func TestRedisClusterConformance(t *testing.T) {
@@ -151,7 +160,9 @@ func TestRedisClusterConformance(t *testing.T) {
 			t.Fatalf("take on the cluster: %+v, %v", d, err)
 		}
 	})
-	runConformance(t, redisHarness(func(*testing.T) redis.UniversalClient { return client }))
+	runConformance(t, driven(func(d drift) harness {
+		return redisHarnessBy(func(*testing.T) redis.UniversalClient { return client }, d)
+	}))
 }
 
 // TestRedisKeysExpire checks that every key the limiter wrote expires.
@@ -507,7 +518,7 @@ func TestRedisBlockFromTheLimitersClock(t *testing.T) {
 	offset := time.Until(want.Add(-2 * time.Minute))
 	for _, skew := range []time.Duration{5 * time.Minute, -5 * time.Minute, 0} {
 		l, _ := openRedis(t, newClient(t, srv.Addr), limOpts{QuotaKey: "skew", Costs: costs, Logger: quiet,
-			ClockOffset: offset, Now: func() time.Time { return time.Now().Add(offset + skew) }})
+			ClockOffset: offset, Clock: clock.Func(func() time.Time { return time.Now().Add(offset + skew) })})
 		until, err := l.Block(ctx, "search", "")
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
@@ -31,17 +32,18 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	var clk clock.Clock = clock.System // each build's
 	backends := map[string]func(key string, l quota.Ledger, up *quota.UpstreamClock) error{
 		"redis": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewRedis(c, key, costs.Default(), l, up, quota.Options{})
+			_, err := quota.NewRedis(c, key, costs.Default(), l, up, clk, quota.Options{})
 			return err
 		},
 		"sqlite": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, quota.Options{})
+			_, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, clk, quota.Options{})
 			return err
 		},
 		"postgres": func(key string, l quota.Ledger, up *quota.UpstreamClock) error {
-			_, err := quota.NewPostgres(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, quota.Options{})
+			_, err := quota.NewPostgres(wiring.Tables(ledger.New(db).Tables()), key, costs.Default(), l, up, clk, quota.Options{})
 			return err
 		},
 	}
@@ -66,6 +68,11 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 				t.Errorf("%s without the ledger's %s: %v, want an error naming it", name, field, err)
 			}
 		}
+		clk = nil
+		if err := build("q", whole, quota.NoUpstreamClock); err == nil || !strings.Contains(err.Error(), "clock is required") {
+			t.Errorf("%s without the house's clock: %v, want an error naming it", name, err)
+		}
+		clk = clock.System
 		if err := build("q", whole, nil); err == nil || !strings.Contains(err.Error(), "upstream's clock") {
 			t.Errorf("%s without the upstream's clock: %v, want an error naming it", name, err)
 		}
@@ -73,21 +80,21 @@ func TestRequiredArgumentsRefused(t *testing.T) {
 			t.Errorf("%s without a quota key: %v, want an error naming it", name, err)
 		}
 	}
-	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", nil, whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "costs") {
+	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", nil, whole, quota.NoUpstreamClock, clock.System, quota.Options{}); err == nil || !strings.Contains(err.Error(), "costs") {
 		t.Errorf("sqlite without the costs: %v, want an error naming them", err)
 	}
-	if _, err := quota.NewRedis(nil, "q", costs.Default(), whole, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
+	if _, err := quota.NewRedis(nil, "q", costs.Default(), whole, quota.NoUpstreamClock, clock.System, quota.Options{}); err == nil || !strings.Contains(err.Error(), "client") {
 		t.Errorf("redis without a client: %v, want an error naming it", err)
 	}
 	// NoLedger reads and configures; it admits nothing.
-	r, err := quota.NewRedis(c, "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{})
+	r, err := quota.NewRedis(c, "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err == nil || d.Allowed {
 		t.Errorf("a limiter without a ledger took a call: %+v, %v", d, err)
 	}
-	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, quota.Options{}); err == nil {
+	if _, err := quota.NewSQLite(wiring.Tables(ledger.New(db).Tables()), "q", costs.Default(), quota.NoLedger(), quota.NoUpstreamClock, clock.System, quota.Options{}); err == nil {
 		t.Error("an embedded limiter built with NoLedger")
 	}
 }
@@ -117,16 +124,16 @@ func TestRequiredTablesRefused(t *testing.T) {
 	for role, drop := range left {
 		tables := whole
 		drop(&tables)
-		if _, err := quota.NewSQLite(tables, "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+		if _, err := quota.NewSQLite(tables, "q", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
 			t.Errorf("sqlite without the tables' %s: %v, want an error naming it", role, err)
 		}
-		if _, err := quota.NewPostgres(tables, "q", costs.Default(), led, quota.NoUpstreamClock, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
+		if _, err := quota.NewPostgres(tables, "q", costs.Default(), led, quota.NoUpstreamClock, clock.System, quota.Options{}); err == nil || !strings.Contains(err.Error(), role) {
 			t.Errorf("postgres without the tables' %s: %v, want an error naming it", role, err)
 		}
 	}
 	// The documented way: the database opens with its limiter, built from
 	// nothing but the required arguments.
-	l, err := db.Limiter(ctx, "q", costs.Default(), quota.NoUpstreamClock, quota.Options{})
+	l, err := db.Limiter(ctx, "q", costs.Default(), quota.NoUpstreamClock, clock.System, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

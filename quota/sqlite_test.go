@@ -81,7 +81,7 @@ func sqliteHarnessOn(dir string, clockOf func(t *testing.T) clock.Clock) harness
 	}
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
 		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet, Ledger: ledger,
-			Now: func() time.Time { return clockOf(t).Now().Add(offset) }})
+			Clock: clock.Func(func() time.Time { return clockOf(t).Now().Add(offset) })})
 		if err != nil {
 			t.Fatal(err)
 		}

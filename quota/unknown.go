@@ -33,7 +33,7 @@ type pending struct {
 
 // gaveUp records a spend whose outcome is unknown.
 func (r *Redis) gaveUp(ctx context.Context, op string, cs []charge, token int64) {
-	u := ingest.Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: time.Now()}
+	u := ingest.Unknown{QuotaKey: r.opts.QuotaKey, Instance: r.inst, Token: token, Op: op, At: r.opts.Now()}
 	for _, c := range cs {
 		u.Charges = append(u.Charges, ingest.Charge{Pool: c.pool.Name, Units: c.units})
 	}

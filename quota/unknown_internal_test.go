@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/redistest"
 )
@@ -29,7 +30,7 @@ func internalRedis(t *testing.T) func(q string) *Redis {
 		t.Fatal(err)
 	}
 	return func(q string) *Redis {
-		r, err := NewRedis(c, q, costs, memLedger(q), NoUpstreamClock, Options{Timeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		r, err := NewRedis(c, q, costs, memLedger(q), NoUpstreamClock, clock.System, Options{Timeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

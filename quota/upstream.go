@@ -42,9 +42,8 @@ type UpstreamOptions struct {
 	// Ask reads the upstream's time by a request no quota is charged for;
 	// nil never asks.
 	Ask func(ctx context.Context) (time.Time, error)
-	// Now and Uptime: this worker's wall clock and its boot clock; nil
-	// means time.Now and the kernel's. Tests move them.
-	Now    func() time.Time
+	// Uptime is this worker's boot clock; nil means the kernel's. Tests
+	// move it.
 	Uptime func() (boot string, since time.Duration, ok bool)
 }
 
@@ -52,6 +51,7 @@ type UpstreamOptions struct {
 // what the upstream's clock reads now.
 type UpstreamClock struct {
 	opts   UpstreamOptions
+	local  ingest.Clock // this worker's
 	mu     sync.Mutex
 	last   UpstreamSeen
 	loaded bool
@@ -74,21 +74,24 @@ const (
 	askAgain = time.Minute
 )
 
-func NewUpstreamClock(opts UpstreamOptions) *UpstreamClock {
-	opts.Notes = cmp.Or[Notebook](opts.Notes, &memNotes{})
-	if opts.Now == nil {
-		opts.Now = time.Now
+// NewUpstreamClock keeps the upstream's clock against local, this
+// worker's, which is required: the skew is the one the limiter's
+// neighbours read.
+func NewUpstreamClock(local ingest.Clock, opts UpstreamOptions) *UpstreamClock {
+	if local == nil {
+		panic("quota: NewUpstreamClock: the worker's clock is required")
 	}
+	opts.Notes = cmp.Or[Notebook](opts.Notes, &memNotes{})
 	if opts.Uptime == nil {
 		opts.Uptime = kernelUptime
 	}
-	return &UpstreamClock{opts: opts}
+	return &UpstreamClock{opts: opts, local: local}
 }
 
 // Saw takes in the upstream's time from a response that just came, and
 // keeps it in the ledger.
 func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
-	s := UpstreamSeen{At: at.UTC(), Local: c.opts.Now().UTC()}
+	s := UpstreamSeen{At: at.UTC(), Local: c.local.Now().UTC()}
 	s.Boot, s.Up, _ = c.opts.Uptime()
 	c.mu.Lock()
 	due := c.noted.IsZero() || s.Local.Sub(c.noted) >= noteEvery || s.Local.Before(c.noted) || c.last.Boot != s.Boot
@@ -165,7 +168,7 @@ func (c *UpstreamClock) expect(ctx context.Context) (int64, error) {
 // ask reads the upstream's time by the free request and keeps it.
 func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
 	c.mu.Lock()
-	recent := !c.failed.IsZero() && c.opts.Now().Sub(c.failed) < askAgain
+	recent := !c.failed.IsZero() && c.local.Now().Sub(c.failed) < askAgain
 	c.mu.Unlock()
 	if c.opts.Ask == nil || recent {
 		return UpstreamSeen{}, false
@@ -176,7 +179,7 @@ func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
 	}
 	if err != nil {
 		c.mu.Lock()
-		c.failed, c.failErr = c.opts.Now(), err
+		c.failed, c.failErr = c.local.Now(), err
 		c.mu.Unlock()
 		return UpstreamSeen{}, false
 	}
@@ -201,9 +204,9 @@ func (c *UpstreamClock) ask(ctx context.Context) (UpstreamSeen, bool) {
 // minute, not one a call.
 func (c *UpstreamClock) Recheck(ctx context.Context) bool {
 	c.mu.Lock()
-	recent := !c.rechecked.IsZero() && c.opts.Now().Sub(c.rechecked) < askAgain && c.opts.Now().After(c.rechecked)
+	recent := !c.rechecked.IsZero() && c.local.Now().Sub(c.rechecked) < askAgain && c.local.Now().After(c.rechecked)
 	if !recent {
-		c.rechecked, c.failed = c.opts.Now(), time.Time{}
+		c.rechecked, c.failed = c.local.Now(), time.Time{}
 	}
 	c.mu.Unlock()
 	if recent {
@@ -269,8 +272,8 @@ func (c *UpstreamClock) verdict(clock string, now int64, guard time.Duration) st
 			s.Local.UTC().Format(time.RFC3339), s.Skew().Round(time.Second), why, ForgetCommand)
 	}
 	asked := "the upstream's Date header, asked just now at no quota cost (" + DateRequest + ")"
-	host := c.opts.Now().UnixMilli()
-	upstream := s.At.Add(c.opts.Now().Sub(s.Local)).UnixMilli()
+	host := c.local.Now().UnixMilli()
+	upstream := s.At.Add(c.local.Now().Sub(s.Local)).UnixMilli()
 	near := func(a, b int64) bool { return a-b <= guard.Milliseconds() && b-a <= guard.Milliseconds() }
 	switch {
 	case clock != "this host's clock" && near(host, upstream):

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/fetch"
@@ -48,8 +49,8 @@ type worker struct {
 
 func newWorker(c *fetch.Client, off time.Duration, boot string) worker {
 	w := worker{off: off, boot: bootAt(boot)}
-	w.up = quota.NewUpstreamClock(quota.UpstreamOptions{Ask: c.UpstreamTime, Uptime: w.boot,
-		Now: func() time.Time { return time.Now().Add(off) }})
+	w.up = quota.NewUpstreamClock(clock.Func(func() time.Time { return time.Now().Add(off) }),
+		quota.UpstreamOptions{Ask: c.UpstreamTime, Uptime: w.boot})
 	return w
 }
 
@@ -57,7 +58,7 @@ func newWorker(c *fetch.Client, off time.Duration, boot string) worker {
 // PostgreSQL's, off by w.off.
 func (w worker) options(t *testing.T, key string) limOpts {
 	return limOpts{QuotaKey: key, Costs: faultCosts(t, true), Logger: quiet, Timeout: 2 * time.Second,
-		ClockOffset: w.off, Now: func() time.Time { return time.Now().Add(w.off) }, Uptime: w.boot, Upstream: w.up}
+		ClockOffset: w.off, Clock: clock.Func(func() time.Time { return time.Now().Add(w.off) }), Uptime: w.boot, Upstream: w.up}
 }
 
 // takeAll takes n calls and counts those admitted and those refused as

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -39,15 +40,24 @@ type limOpts struct {
 	Upstream    *quota.UpstreamClock
 	Replicas    int
 	Beat, Guard time.Duration
-	Now         func() time.Time
+	Clock       clock.Clock // the host's when nil
 	ClockOffset time.Duration
+	Drift       func() time.Duration // added to ClockOffset at each decision; nil: none
 	Uptime      func() (boot string, since time.Duration, ok bool)
 }
 
 func (o limOpts) options() quota.Options {
 	return quota.Options{Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
-		Beat: o.Beat, Guard: o.Guard, Now: o.Now, ClockOffset: o.ClockOffset, Uptime: o.Uptime}
+		Beat: o.Beat, Guard: o.Guard, Uptime: o.Uptime,
+		ClockOffset: func() time.Duration {
+			if o.Drift != nil {
+				return o.ClockOffset + o.Drift()
+			}
+			return o.ClockOffset
+		}}
 }
+
+func (o limOpts) clock() clock.Clock { return clock.Or(o.Clock) }
 
 // costs are the test's, else the built-in costs.yaml.
 func (o limOpts) costs() *ingest.Costs {
@@ -88,17 +98,17 @@ func (o limOpts) parts() (quota.Ledger, *quota.UpstreamClock) {
 
 func newRedis(c redis.UniversalClient, o limOpts) (*quota.Redis, error) {
 	l, up := o.parts()
-	return quota.NewRedis(c, o.QuotaKey, o.costs(), l, up, o.options())
+	return quota.NewRedis(c, o.QuotaKey, o.costs(), l, up, o.clock(), o.options())
 }
 
 func newSQLite(db *sql.DB, o limOpts) (*quota.SQLite, error) {
 	l, up := o.parts()
-	return quota.NewSQLite(wiring.Tables(ledger.New(bare{db, false}).Tables()), o.QuotaKey, o.costs(), l, up, o.options())
+	return quota.NewSQLite(wiring.Tables(ledger.New(bare{db, false}).Tables()), o.QuotaKey, o.costs(), l, up, o.clock(), o.options())
 }
 
 func newPostgres(db *sql.DB, o limOpts) (*quota.Postgres, error) {
 	l, up := o.parts()
-	return quota.NewPostgres(wiring.Tables(ledger.New(bare{db, true}).Tables()), o.QuotaKey, o.costs(), l, up, o.options())
+	return quota.NewPostgres(wiring.Tables(ledger.New(bare{db, true}).Tables()), o.QuotaKey, o.costs(), l, up, o.clock(), o.options())
 }
 
 // bare is a bare pool as the ledger takes a database: the tests open

@@ -35,7 +35,7 @@ func reportOf(t *testing.T, db *store.DB) *report.Report {
 	t.Helper()
 	ctx := context.Background()
 	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-	src := report.Sources{DB: wiring.On(db, ""), Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
+	src := report.Sources{Now: time.Now(), DB: wiring.On(db, ""), Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
 	sch := wiring.Schedule{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}}
 	if err := sch.Follow(ctx, db, &src); err != nil {
 		t.Fatal(err)

@@ -107,9 +107,9 @@ type Charts struct {
 func Pace(ctx context.Context, src Sources) (*Freshness, error) {
 	now := src.Now
 	if now.IsZero() {
-		now = time.Now()
+		return nil, errNoNow
 	}
-	src.DB = oneRead(src.DB)
+	src.DB = oneRead(src.DB, now)
 	f, err := published(ctx, src, now)
 	if err != nil {
 		return nil, err

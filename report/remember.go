@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -25,6 +26,8 @@ type Remembered struct {
 	// Keep bounds how long a read is kept whatever the stamp says: the
 	// costs of the last day's passes move with the time alone.
 	Keep time.Duration
+	// Clock is the house's, required: Keep passes on it.
+	Clock ingest.Clock
 
 	mu   sync.Mutex
 	kept map[string]*keptReads // by quota key
@@ -47,12 +50,16 @@ func (r *Remembered) reads(ctx context.Context, quotaKey string) (*keptReads, er
 	if err != nil {
 		return nil, err
 	}
+	if r.Clock == nil {
+		return nil, errors.New("report: Remembered.Clock is required: the house's clock")
+	}
+	now := r.Clock.Now()
 	if r.kept == nil {
 		r.kept = map[string]*keptReads{}
 	}
 	k := r.kept[quotaKey]
-	if k == nil || k.stamp != stamp || time.Since(k.at) > r.Keep {
-		k = &keptReads{stamp: stamp, at: time.Now(), last: map[time.Time]map[string]time.Time{},
+	if k == nil || k.stamp != stamp || now.Sub(k.at) > r.Keep {
+		k = &keptReads{stamp: stamp, at: now, last: map[time.Time]map[string]time.Time{},
 			costs: map[time.Time]map[string]map[string]float64{}}
 		r.kept[quotaKey] = k
 	}

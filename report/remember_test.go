@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -37,10 +38,11 @@ func (s *countingStore) PassCosts(context.Context, string, time.Time) (map[strin
 // as soon as the stamp moves or the keep has passed.
 func TestRememberedReadsTheLedgerOnce(t *testing.T) {
 	ctx := context.Background()
-	now := time.Now()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(now)
 	s := &countingStore{calls: []ingest.Call{{ID: "a", At: now.Add(-3 * time.Hour)}, {ID: "b", At: now.Add(-time.Hour)}}}
 	stamp := "1"
-	r := &report.Remembered{Store: s, Keep: time.Hour, Stamp: func(context.Context, string) (string, error) { return stamp, nil }}
+	r := &report.Remembered{Store: s, Keep: time.Hour, Clock: clk, Stamp: func(context.Context, string) (string, error) { return stamp, nil }}
 	for i, since := range []time.Duration{4 * time.Hour, 2 * time.Hour, 4 * time.Hour} {
 		got, err := r.Calls(ctx, "k", now.Add(-since))
 		if err != nil {
@@ -62,7 +64,7 @@ func TestRememberedReadsTheLedgerOnce(t *testing.T) {
 	if len(got) != 3 || s.reads != 3 {
 		t.Errorf("after the ledger moved: %d calls after %d reads, want 3 after 3", len(got), s.reads)
 	}
-	r.Keep = 0
+	clk.Advance(time.Hour + time.Millisecond)
 	r.Calls(ctx, "k", now.Add(-4*time.Hour))
 	if s.reads != 4 {
 		t.Errorf("past the keep: %d reads, want 4", s.reads)

@@ -12,6 +12,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -81,7 +82,7 @@ type Sources struct {
 	// schedule's run spends by, and that the run's are shown; "" when
 	// they are the same.
 	CostsNote string
-	Now       time.Time // time.Now when zero
+	Now       time.Time // required: the house clock's time, that the report is read at
 	// ScheduleFrom says where Every came from: the daemon's, --every or
 	// default.
 	ScheduleFrom string
@@ -181,20 +182,25 @@ type StateReader interface {
 // oneRead is db for one report or plan: each of the ledger's reads (the
 // window's calls, the passes) made once and shared by every part that
 // asks for it, the report being of one moment.
-func oneRead(db Store) Store {
-	return &Remembered{Store: db, Keep: time.Hour, Stamp: func(context.Context, string) (string, error) { return "", nil }}
+func oneRead(db Store, now time.Time) Store {
+	return &Remembered{Store: db, Keep: time.Hour, Clock: moment(now), Stamp: func(context.Context, string) (string, error) { return "", nil }}
 }
+
+// moment is a clock that stands at one time: a report's.
+type moment time.Time
+
+func (m moment) Now() time.Time { return time.Time(m) }
 
 // Build reads the limiter and the store and builds the report.
 func Build(ctx context.Context, src Sources) (*Report, error) {
 	now := src.Now
 	if now.IsZero() {
-		now = time.Now()
+		return nil, errNoNow
 	}
 	r := &Report{QuotaKey: src.QuotaKey, Backend: src.Limiter.Backend(), Now: now,
 		UpstreamReset: ingest.UpstreamReset(now), NoDatabase: src.NoDatabase, ScheduleFrom: src.ScheduleFrom}
 	_, r.Whole = src.Limiter.(WholePools)
-	src.DB = oneRead(src.DB)
+	src.DB = oneRead(src.DB, now)
 	window := longestWindow(src.Costs)
 	// Read once from where the plan's history reads (pace.HistorySince),
 	// which is a little earlier; the report's own figures start later.
@@ -421,3 +427,7 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// errNoNow is a report asked with no time: it is read at the house
+// clock's, which its caller has.
+var errNoNow = errors.New("report: Sources.Now is required: the time on the house's clock")

@@ -72,9 +72,9 @@ type ScheduledStore interface {
 // does (report's plan, from the limiter's state and this database's
 // ledger): what it leaves in each pool until the reset is a backfill's
 // share when the operator gives it none. With no recorded schedule the
-// plan spends nothing.
-func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string, planner Planner) (*Freshness, error) {
-	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key, Planner: planner}
+// plan spends nothing. now is the house clock's.
+func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string, planner Planner, now time.Time) (*Freshness, error) {
+	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key, Planner: planner, Now: now}
 	if db != nil {
 		src.DB = db
 		rec, ok, err := db.Schedule(ctx)

@@ -118,9 +118,6 @@ func saveCursor(ctx context.Context, tx *sql.Tx, c Cursor, at time.Time) error {
 	if c.Key == "" {
 		return errors.New("cursor has no key")
 	}
-	if at.IsZero() {
-		at = time.Now()
-	}
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO backfill_cursors (`+cursorColumns+`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

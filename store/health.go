@@ -15,8 +15,9 @@ import (
 // full integrity_check also reads at several times the cost), then the
 // free space beside it against what the last day stored. A damaged file
 // is a PathError matching ingest.ErrDamaged; a disk with less room than a
-// day needs is a DiskFullError.
-func Health(ctx context.Context, path string) (string, error) {
+// day needs is a DiskFullError. The last day ends at now, the house
+// clock's.
+func Health(ctx context.Context, path string, now time.Time) (string, error) {
 	r, _, err := openReadOnly(ctx, path, false)
 	if err != nil {
 		return "", fileError(path, err)
@@ -48,19 +49,19 @@ func Health(ctx context.Context, path string) (string, error) {
 	if len(found) != 1 || found[0] != "ok" {
 		return "", damaged(path, "SQLite's quick_check found "+strings.Join(found[:min(len(found), 2)], "; "))
 	}
-	return room(ctx, r, path)
+	return room(ctx, r, path, now)
 }
 
 // room compares the free space beside path with what the last day
 // stored there: its pages, at the bytes a page has taken in the file so
 // far, and RoomPerCall on top.
-func room(ctx context.Context, r *sql.DB, path string) (string, error) {
+func room(ctx context.Context, r *sql.DB, path string, now time.Time) (string, error) {
 	free, err := FreeBytes(path)
 	if err != nil {
 		return "quick_check ok; free space unknown on this system", nil
 	}
 	var all, day, bytes int64
-	since := time.Now().Add(-24 * time.Hour).UnixMilli()
+	since := now.Add(-24 * time.Hour).UnixMilli()
 	if err := r.QueryRowContext(ctx, `SELECT coalesce(sum(pages), 0), coalesce(sum(CASE WHEN started_ms >= ? THEN pages END), 0),
 		(SELECT page_count FROM pragma_page_count) * (SELECT page_size FROM pragma_page_size) FROM runs`, since).Scan(&all, &day, &bytes); err != nil {
 		return "", fileError(path, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // What Inspect finds of a database.
@@ -17,8 +18,8 @@ const (
 // Inspect looks at the database dsn names without creating or writing
 // anything in it (`ingest check`): its state (Missing, Older, Current) and
 // what was found, as a line. An error is a database that cannot be used as
-// it is, saying why.
-func Inspect(ctx context.Context, dsn string) (state, detail string, err error) {
+// it is, saying why. now is the house clock's.
+func Inspect(ctx context.Context, dsn string, now time.Time) (state, detail string, err error) {
 	if IsURL(dsn) {
 		return inspectPostgres(ctx, dsn)
 	}
@@ -40,7 +41,7 @@ func Inspect(ctx context.Context, dsn string) (state, detail string, err error) 
 	if err := CheckPath(dsn, true); err != nil {
 		return "", "", err
 	}
-	health, err := Health(ctx, dsn)
+	health, err := Health(ctx, dsn, now)
 	if err != nil {
 		return "", "", err
 	}

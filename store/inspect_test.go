@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
@@ -42,7 +43,7 @@ func TestInspectSQLite(t *testing.T) {
 		{"current", current, Current, fmt.Sprintf("schema version %d, writable", SchemaVersion), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			state, detail, err := Inspect(context.Background(), tc.path)
+			state, detail, err := Inspect(context.Background(), tc.path, time.Now())
 			text := detail
 			if err != nil {
 				text = err.Error()
@@ -60,7 +61,7 @@ func TestInspectSQLite(t *testing.T) {
 func TestInspectPostgres(t *testing.T) {
 	u := pgtest.URL(t)
 	ctx := context.Background()
-	if state, detail, err := Inspect(ctx, u); state != Missing || err != nil || !strings.Contains(detail, "holds no ingest schema yet") {
+	if state, detail, err := Inspect(ctx, u, time.Now()); state != Missing || err != nil || !strings.Contains(detail, "holds no ingest schema yet") {
 		t.Fatalf("before Open: %q, %q, %v; want missing", state, detail, err)
 	}
 	db, err := Open(ctx, u)
@@ -68,7 +69,7 @@ func TestInspectPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	state, detail, err := Inspect(ctx, u)
+	state, detail, err := Inspect(ctx, u, time.Now())
 	if state != Current || err != nil || !strings.Contains(detail, "PostgreSQL") {
 		t.Fatalf("after Open: %q, %q, %v; want current, the server's version", state, detail, err)
 	}

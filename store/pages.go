@@ -206,6 +206,10 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if kind != string(page.Kind) {
 		return fmt.Errorf("a %s page cannot be stored in %s run %d", page.Kind, kind, runID)
 	}
+	if page.Fetched.IsZero() {
+		// The fetch's time is the house clock's, which the store has not.
+		return fmt.Errorf("%s page %d of run %d has no Fetched time", page.Kind, page.Number, runID)
+	}
 	js, err := pageJSON(page, db.d.withDoc())
 	if err != nil {
 		return err
@@ -217,9 +221,6 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 		return nil
 	}
 	at := page.Fetched
-	if at.IsZero() {
-		at = time.Now()
-	}
 	type step struct {
 		s    *sql.Stmt
 		args []any

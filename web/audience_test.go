@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -73,7 +74,7 @@ func documentedRoutes(t *testing.T) map[string]string {
 // mark public or operator, or marks otherwise than the table says.
 func TestEveryRouteIsDocumentedPublicOrOperator(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Token: testToken, Listen: ":8080", Public: true, Routes: daemonRoutes(), Meter: anyMeter()})
+	s, err := New(Config{Clock: clock.System, Token: testToken, Listen: ":8080", Public: true, Routes: daemonRoutes(), Meter: anyMeter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestTwoAudiences(t *testing.T) {
 	}
 	build := func(token, listen string, public bool) *Server {
 		m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
-		s, err := New(Config{DB: db, Report: noReport, Token: token, Listen: listen, Public: public, Routes: daemonRoutes(), Meter: m})
+		s, err := New(Config{Clock: clock.System, DB: db, Report: noReport, Token: token, Listen: listen, Public: public, Routes: daemonRoutes(), Meter: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestPublicReadersAreMetered(t *testing.T) {
 	t.Parallel()
 	const client = "a-client-token-of-the-standard-plan"
 	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: clientTokens{clients.TokenHash(client)}}
-	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m,
+	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m,
 		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func TestPublicReadersAreMetered(t *testing.T) {
 // without a token gets a 401 in JSON, a browser the sign-in.
 func TestSmallThingsOfAPublicSite(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: anyMeter(),
+	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: anyMeter(),
 		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
 	if err != nil {
 		t.Fatal(err)

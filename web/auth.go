@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ingestworks/ingest"
 )
 
 // MinTokenLen is the fewest characters an access token may have.
@@ -139,17 +141,17 @@ const maxSessions = 10000
 // sessions are the signed-in browsers: id -> expiry, in memory (a restart
 // signs everyone out, which is the safe side).
 type sessions struct {
-	mu  sync.Mutex
-	ttl time.Duration
-	now func() time.Time
-	ids map[string]time.Time
+	mu    sync.Mutex
+	ttl   time.Duration
+	clock ingest.Clock
+	ids   map[string]time.Time
 }
 
-func newSessions(ttl time.Duration, now func() time.Time) *sessions {
+func newSessions(ttl time.Duration, clock ingest.Clock) *sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
-	return &sessions{ttl: ttl, now: now, ids: map[string]time.Time{}}
+	return &sessions{ttl: ttl, clock: clock, ids: map[string]time.Time{}}
 }
 
 // start makes a new session and returns its id.
@@ -161,7 +163,7 @@ func (s *sessions) start() (string, error) {
 	id := base64.RawURLEncoding.EncodeToString(b[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := s.clock.Now()
 	if len(s.ids) >= maxSessions {
 		for k, exp := range s.ids {
 			if !now.Before(exp) {
@@ -187,7 +189,7 @@ func (s *sessions) valid(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	exp, ok := s.ids[id]
-	if ok && !s.now().Before(exp) {
+	if ok && !s.clock.Now().Before(exp) {
 		delete(s.ids, id)
 		return false
 	}
@@ -387,7 +389,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderThrottled(w http.ResponseWriter, r *http.Request, view loginView, v verdict) {
 	setRetryAfter(w, v.wait)
 	view.Wait = waitText(v.wait)
-	view.Until = s.cfg.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
+	view.Until = s.cfg.Clock.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
 	s.render(w, r, http.StatusTooManyRequests, "login", view)
 }
 

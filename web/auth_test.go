@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 const testToken = "a-token-for-tests"
@@ -15,7 +17,7 @@ const testToken = "a-token-for-tests"
 func authServer(t *testing.T, now *time.Time) *Server {
 	t.Helper()
 	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", SessionTTL: time.Hour,
-		Now: func() time.Time { return *now }})
+		Clock: clock.Func(func() time.Time { return *now })})
 	if err != nil {
 		t.Fatal(err)
 	}

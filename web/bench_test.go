@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/jobs"
@@ -97,7 +98,7 @@ func prefixed(prefix string, ids []string) []string {
 // end.
 func benchServer(b *testing.B, db *store.DB, now time.Time) *Server {
 	costs := costs.Default()
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Now: func() time.Time { return now },
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: yeardb.QuotaKey, Clock: clock.Func(func() time.Time { return now }),
 		Report: func(ctx context.Context) (*report.Report, error) {
 			return report.Build(ctx, report.Sources{DB: benchStore{db, ledger.New(db)}, Limiter: report.WholePools{Costs: costs}, Costs: costs,
 				QuotaKey: yeardb.QuotaKey, Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}, Now: now})

@@ -88,7 +88,7 @@ func TestWrongSignInsWaitInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.Tab(t)
 	clock := &movedClock{t: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
-	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Now: clock.now})
+	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,3 +215,5 @@ func TestOperatorHeaderInBrowser(t *testing.T) {
 		}
 	}
 }
+
+func (c *movedClock) Now() time.Time { return c.now() }

@@ -179,7 +179,7 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.transport(w, r, k.build)
 		return
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var mark string
 	if s.cfg.DB != nil {
 		mark = s.currentMark(r.Context(), now)
@@ -237,14 +237,14 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		return a
 	}
 	s.answers.waited.Add(1)
-	started := s.cfg.Now()
+	started := s.cfg.Clock.Now()
 	b := s.buildAnswer(r, h)
 	if !keepable(b) {
 		s.answers.land(uri, f, nil, b.clone())
 		s.send(w, r, b)
 		return nil
 	}
-	a := newAnswer(b, mark, minute, nil, s.cfg.Now())
+	a := newAnswer(b, mark, minute, nil, s.cfg.Clock.Now())
 	a.built = started
 	s.answers.set.put(uri, a)
 	s.answers.land(uri, f, a, nil)
@@ -271,7 +271,7 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		var a *answer
 		switch {
 		case keepable(b):
-			a = newAnswer(b, mark, minute, before, s.cfg.Now())
+			a = newAnswer(b, mark, minute, before, s.cfg.Clock.Now())
 			a.built = now
 			s.answers.set.put(uri, a)
 		case b.status >= http.StatusInternalServerError:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/store"
 )
@@ -22,7 +23,7 @@ func cachedServer(t *testing.T, now *time.Time) (*Server, *httptest.Server, *sto
 	t.Helper()
 	db := storetest.Open(t)
 	chartRun(t, db, "", now.Add(-10*time.Minute), ingest.Video{ID: "vid-a", Title: "Alpha"}, ingest.Video{ID: "vid-b", Title: "Beta"})
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return *now }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return *now })})
 	if err != nil {
 		t.Fatal(err)
 	}

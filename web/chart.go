@@ -232,7 +232,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sortEntries(c.Entries, order)
 	v := chartView{Title: s.places.chart(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
-		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Now(), Sort: order}
+		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Clock.Now(), Sort: order}
 	v.SortHref = map[string]string{}
 	for _, o := range chartSorts {
 		if !o.Computed || s.cfg.Derived {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 )
 
@@ -29,6 +30,9 @@ func chartServer(t *testing.T, cfg Config) (*httptest.Server, time.Time) {
 	chartRun(t, db, "", t0.Add(48*time.Hour), views(c, 400), views(a, 2_601_000))
 	chartRun(t, db, "10", t0.Add(48*time.Hour+time.Minute), a)
 	cfg.DB, cfg.Listen = db, "127.0.0.1:0"
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System
+	}
 	if cfg.Public && cfg.Meter == nil {
 		cfg.Meter = anyMeter()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mmcdole/gofeed"
 	"github.com/mmcdole/gofeed/atom"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 )
 
@@ -195,7 +196,7 @@ func TestFeedsRoundTrip(t *testing.T) {
 	now := t0.Add(time.Minute)
 	regionRun(t, db, "US", "", t0, worldVideos(t0, "stays", "leaves", "both")...)
 	regionRun(t, db, "GB", "", t0, worldVideos(t0, "both")...)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return now }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestPagesNameTheirFeedAndPreview(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	for _, thumbs := range []bool{true, false} {
-		s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", NoThumbnails: !thumbs, Now: func() time.Time { return t0.Add(time.Hour) }})
+		s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", NoThumbnails: !thumbs, Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 		if err != nil {
 			t.Fatal(err)
 		}

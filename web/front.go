@@ -52,7 +52,7 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 	if !ok { // built outside the kept answers
 		l = leadFor(r, charted, codes)
 	}
-	v := frontView{Title: "Trending on YouTube", Why: l.Why, Count: len(codes), Thumbs: !s.cfg.NoThumbnails, Derived: s.cfg.Derived, Now: s.cfg.Now()}
+	v := frontView{Title: "Trending on YouTube", Why: l.Why, Count: len(codes), Thumbs: !s.cfg.NoThumbnails, Derived: s.cfg.Derived, Now: s.cfg.Clock.Now()}
 	if l.Region != "" {
 		top, err := s.frontTop(r, l.Region)
 		if err != nil {

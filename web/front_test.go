@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/report"
 )
@@ -29,7 +30,7 @@ func TestFrontPageLeadsWithARegionsTop(t *testing.T) {
 	regionRun(t, db, "GB", "", t0.Add(2*time.Hour), topVideos("GB", t0.Add(2*time.Hour), 3)...) // run ids follow start times, as one writer makes them
 	regionRun(t, db, "US", "10", t0.Add(2*time.Hour), topVideos("US10", t0.Add(2*time.Hour), 5)...)
 	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: t0}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k", Now: func() time.Time { return t0.Add(3 * time.Hour) },
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", QuotaKey: "k", Clock: clock.Func(func() time.Time { return t0.Add(3 * time.Hour) }),
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestChartBeforeItsFirstRun(t *testing.T) {
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	chartRun(t, db, "", t0, ingest.Video{ID: "v", Title: "V"})
 	rep := &report.Report{Now: t0, Regions: []report.Region{{Code: "US/20", NextRun: t0.Add(90 * time.Minute)}}}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Report: func(context.Context) (*report.Report, error) { return rep, nil }})
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestAPICarriesWhatTheRowsShow(t *testing.T) {
 		t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 		chartRun(t, db, "", t0, ingest.Video{ID: "v", Title: "Song", ChannelID: "UCx", ChannelTitle: "X", Duration: "PT3M2S",
 			PublishedAt: t0.Add(-time.Hour), Thumbnail: "https://i.ytimg.com/vi/v/default.jpg"})
-		s, err := New(Config{DB: db, Listen: "127.0.0.1:0", NoThumbnails: noThumbs})
+		s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", NoThumbnails: noThumbs})
 		if err != nil {
 			t.Fatal(err)
 		}

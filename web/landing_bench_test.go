@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -45,7 +46,7 @@ func BenchmarkWorldwideWhileRunsLand(b *testing.B) {
 	for _, e := range latest {
 		charts[e.Region] = append(charts[e.Region], e.Video)
 	}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0"})
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
 		b.Fatal(err)
 	}

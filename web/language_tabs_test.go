@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 )
 
@@ -36,7 +37,7 @@ func languageServer(t *testing.T) (*httptest.Server, time.Time) {
 	chartRun(t, db, "", t0.Add(24*time.Hour), a, b, h, c)
 	chartRun(t, db, "", t0.Add(48*time.Hour), b, a, c)
 	chartRun(t, db, "10", t0.Add(48*time.Hour+time.Minute), a, b)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0"})
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

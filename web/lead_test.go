@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 )
 
@@ -69,7 +70,7 @@ func leadServerWith(t *testing.T, cfg Config, now *time.Time, codes ...string) (
 		at := now.Add(-time.Hour + time.Duration(i)*time.Second)
 		regionRun(t, db, code, "", at, topVideos(code, at, 3)...)
 	}
-	cfg.DB, cfg.Listen, cfg.Now = db, "127.0.0.1:0", func() time.Time { return *now }
+	cfg.DB, cfg.Listen, cfg.Clock = db, "127.0.0.1:0", clock.Func(func() time.Time { return *now })
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func (s *Server) quota(ctx context.Context) (QuotaJSON, error) {
 	}
 	q := QuotaJSON{JSON: rep.JSON(), Daily: []DailyJSON{}, rep: rep}
 	start := rep.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-usageDays)
-	daily, err := s.daily.units(ctx, s.cfg.Usage, s.cfg.QuotaKey, start, s.cfg.Now())
+	daily, err := s.daily.units(ctx, s.cfg.Usage, s.cfg.QuotaKey, start, s.cfg.Clock.Now())
 	if err != nil {
 		return QuotaJSON{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
@@ -27,7 +28,7 @@ func TestOverviewShowsEveryPoolAlike(t *testing.T) {
 		Pools: []report.Pool{{PoolState: ingest.PoolState{Pool: "default"}}, {PoolState: ingest.PoolState{Pool: "search"}},
 			{PoolState: ingest.PoolState{Pool: "stats"}}},
 		Hourly: map[string][24]int64{"default": hour}}
-	s, err := New(Config{DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
+	s, err := New(Config{Clock: clock.System, DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestOverviewShowsPacing(t *testing.T) {
 			Charts: []report.ChartAge{{Chart: "US", Age: 12 * time.Minute, Every: 90 * time.Minute, Floor: time.Hour, Next: now.Add(time.Hour)},
 				{Chart: "US/10", Age: -1, Every: 3 * time.Hour, Floor: time.Hour},
 				{Chart: "US/24", Age: -1, Every: pace.Never, Floor: time.Hour, Dropped: true}}}}
-	s, err := New(Config{DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
+	s, err := New(Config{Clock: clock.System, DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestOverviewNextRunIsThePlans(t *testing.T) {
 		Freshness: &report.Freshness{Daemon: true, At: now, DueFrom: true,
 			Charts: []report.ChartAge{{Chart: "US", Age: time.Hour, Every: time.Hour, Floor: time.Hour, Next: due},
 				{Chart: "CA", Age: time.Hour, Every: pace.Never, Floor: time.Hour, Dropped: true}}}}
-	s, err := New(Config{DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
+	s, err := New(Config{Clock: clock.System, DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
 		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -24,7 +25,7 @@ func operatorHeaderServer(t *testing.T) *Server {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	noReport := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
 	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Report: noReport,
-		Routes: daemonRoutes(), SessionTTL: time.Hour, Now: func() time.Time { return now }, Meter: anyMeter()})
+		Routes: daemonRoutes(), SessionTTL: time.Hour, Clock: clock.Func(func() time.Time { return now }), Meter: anyMeter()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/browsertest"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/regions"
@@ -43,7 +44,7 @@ func fullChartServer(t *testing.T) *httptest.Server {
 			Thumbnail: "https://i.ytimg.com/vi/" + id + "/default.jpg"})
 	}
 	regionRun(t, db, "US", "", now.Add(-time.Hour), vs...)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return now }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 )
@@ -38,7 +39,7 @@ func TestPublicJSONAnyOrigin(t *testing.T) {
 	noReport := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
 	db := audienceDB(t)
 	for _, public := range []bool{true, false} {
-		s, err := New(Config{DB: db, Token: testToken, Listen: ":8080", Public: public, Report: noReport, Routes: daemonRoutes(), Meter: anyMeter()})
+		s, err := New(Config{Clock: clock.System, DB: db, Token: testToken, Listen: ":8080", Public: public, Report: noReport, Routes: daemonRoutes(), Meter: anyMeter()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestAnonymousBudgetPerSlash64(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
-	s, err := New(Config{DB: audienceDB(t), Listen: ":8080", Public: true, Meter: m})
+	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Listen: ":8080", Public: true, Meter: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestTokenLookupsAreCached(t *testing.T) {
 	const client = "ingest_a-client-token-for-the-cache"
 	tokens := &countingTokens{hash: clients.TokenHash(client)}
 	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: tokens}
-	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m, Now: func() time.Time { return now }})
+	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m, Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestTokenLookupsAreCached(t *testing.T) {
 // not when any other peer says so.
 func TestSecureCookieBehindTrustedProxy(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Token: testToken, Listen: ":8080", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	s, err := New(Config{Clock: clock.System, Token: testToken, Listen: ":8080", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (rate
 		return plan, "addr-" + shortHash(clientKey(s.clientAddr(r))), asClient
 	}
 	hash := clients.TokenHash(tok)
-	name, ok, err := m.tokenPlan(r.Context(), hash, s.cfg.Now())
+	name, ok, err := m.tokenPlan(r.Context(), hash, s.cfg.Clock.Now())
 	if err != nil {
 		s.fail(w, r, err)
 		return ratelimit.APIPlan{}, "", asAnswered
@@ -291,7 +291,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, open bool) (rate
 
 // touch writes a token's last use, at most once per usedEvery per process.
 func (s *Server) touch(ctx context.Context, hash string) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	if last, ok := s.cfg.Meter.used.Load(hash); ok && now.Sub(last.(time.Time)) < usedEvery {
 		return
 	}
@@ -308,7 +308,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 	m := s.cfg.Meter
 	h := w.Header()
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	res, err := m.allow(r.Context(), plan, client, units, now)
 	if err != nil {
 		m.observe(plan.Name, "unmetered")

@@ -45,7 +45,7 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
 		Observe: func(plan, outcome string) { outcomes = append(outcomes, plan+" "+outcome) }}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
-	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
+	s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 	if len(outcomes) != 1 || outcomes[0] != "anonymous unmetered" {
 		t.Errorf("observed %v, want [anonymous unmetered]", outcomes)
 	}
-	op, err := New(Config{Listen: "127.0.0.1:8080", Token: "op", Meter: m, Routes: []Route{nf}})
+	op, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Token: "op", Meter: m, Routes: []Route{nf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestMeterHeaders(t *testing.T) {
 	}
 	m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
-	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
+	s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestLeasedAnonymousBudgetKeepsThePlan(t *testing.T) {
 	route := Route{Pattern: "GET /api/v1/x", Kind: API, Audience: Reader, Handler: http.HandlerFunc(healthz)}
 	var servers []*Server
 	for range 2 {
-		s, err := New(Config{Listen: "127.0.0.1:8080", Routes: []Route{route},
+		s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Routes: []Route{route},
 			Meter: &Meter{Plans: plans, Limiter: shared, Tokens: noTokens{}, Lease: block}})
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +188,7 @@ func TestMeterUndecidedIsCountedAndToldOnceAMinute(t *testing.T) {
 			}
 		}}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
-	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}, Now: clk.Now,
+	s, err := New(Config{Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}, Clock: clk,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)

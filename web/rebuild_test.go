@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
@@ -32,7 +33,7 @@ func newRebuilding(t *testing.T, now *time.Time, timeout time.Duration, hold fun
 	t.Helper()
 	rb := &rebuilding{db: storetest.Open(t), now: now, landed: make(chan string, 64)}
 	chartRun(t, rb.db, "", now.Add(-10*time.Minute), ingest.Video{ID: "vid-a", Title: "Alpha"}, ingest.Video{ID: "vid-b", Title: "Beta"})
-	s, err := New(Config{DB: rb.db, Listen: "127.0.0.1:0", Timeout: timeout, Now: func() time.Time { return *now }})
+	s, err := New(Config{DB: rb.db, Listen: "127.0.0.1:0", Timeout: timeout, Clock: clock.Func(func() time.Time { return *now })})
 	if err != nil {
 		t.Fatal(err)
 	}

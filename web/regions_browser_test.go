@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/browsertest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -127,7 +128,7 @@ func TestFrontPageScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0"})
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ type searchView struct {
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := searchView{Title: "Search", Query: q.Get("q"), Region: strings.ToUpper(strings.TrimSpace(q.Get("region"))),
-		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Now()}
+		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Clock.Now()}
 	if c, err := categoryParam(r); err == nil {
 		v.Category = c
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 )
 
@@ -23,7 +24,7 @@ func searchServer(t *testing.T) *httptest.Server {
 	}
 	vs = append(vs, ingest.Video{ID: "tuba", Title: "A lone tuba", CategoryID: "10"})
 	chartRun(t, db, "", time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), vs...)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0"})
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestSearchPageFiltersAndOrders(t *testing.T) {
 	}
 	chartRun(t, db, "", t0, video("a", "10", "hi", 1_500_000, 48*time.Hour), video("b", "10", "en", 27_207_584, 5*24*time.Hour),
 		video("c", "24", "hi", 900, 3*time.Hour))
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}

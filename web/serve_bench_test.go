@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
@@ -47,7 +48,7 @@ func BenchmarkServeFromMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	ours := serveBenchServer(b, Config{DB: db, Listen: "127.0.0.1:0"}) // loopback, no token: every route open, unmetered
+	ours := serveBenchServer(b, Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"}) // loopback, no token: every route open, unmetered
 	for _, route := range []string{"/", "/charts/US", "/api/v1/charts/US", "/search?q=football"} {
 		mem := memoryServer(b, ours.URL+route)
 		for _, clients := range []int{16, 64} {
@@ -62,7 +63,7 @@ func BenchmarkServeFromMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	metered := serveBenchServer(b, Config{DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: proxies,
+	metered := serveBenchServer(b, Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: proxies,
 		Meter: &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}})
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("metered=/api/v1/charts/US/clients=%d", clients), func(b *testing.B) {
@@ -212,7 +213,7 @@ func BenchmarkMeteredRead(b *testing.B) {
 	for _, m := range []bool{false, true} {
 		// Unmetered is the same routes open on loopback: a --public
 		// listener is always metered.
-		cfg := Config{DB: db, Listen: "127.0.0.1:0", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+		cfg := Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 		if m {
 			cfg.Public = true
 			cfg.Meter = &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}

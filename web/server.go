@@ -17,6 +17,7 @@ package web
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
@@ -68,9 +70,10 @@ type Config struct {
 	AuthFailed func(outcome string)
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
-	// Now is the clock of sessions and of the throttle of wrong tokens;
-	// time.Now when nil.
-	Now func() time.Time
+	// Clock is the house's, required: the sessions, the throttle of wrong
+	// tokens, the meter's plans, the kept answers and the pages' ages are
+	// read on it.
+	Clock ingest.Clock
 	// NoThumbnails leaves the videos' thumbnails out of the pages, and
 	// their image host out of the policy (offline or private use).
 	NoThumbnails bool
@@ -129,8 +132,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		return nil, errors.New("web: Config.Clock is required: the house's clock")
 	}
 	if cfg.Regions == nil {
 		cfg.Regions = regions.Builtin
@@ -153,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Now), throttle: newThrottle(cfg.Now, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Clock), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
 	if access == Public && cfg.Token != "" {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names)); err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/mmcdole/gofeed"
 )
 
@@ -22,7 +23,7 @@ import (
 func publicServer(t *testing.T, pub string, bound int) *httptest.Server {
 	t.Helper()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	cfg := Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }}
+	cfg := Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })}
 	if pub != "" {
 		u, err := url.Parse(pub)
 		if err != nil {
@@ -155,7 +156,7 @@ func TestEveryReaderPagePreviews(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	for _, thumbs := range []bool{true, false} {
-		s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", NoThumbnails: !thumbs, Now: func() time.Time { return t0.Add(time.Hour) }})
+		s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", NoThumbnails: !thumbs, Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // limits are how fast the access token may be guessed (docs/api.md,
@@ -91,14 +93,14 @@ func later(a, b time.Time) time.Time {
 // to be dropped for room.
 type throttle struct {
 	mu      sync.Mutex
-	now     func() time.Time
+	clock   ingest.Clock
 	l       limits
 	all     *strikes // every address's failures: for the log alone
 	clients map[string]*strikes
 }
 
-func newThrottle(now func() time.Time, l limits) *throttle {
-	return &throttle{now: now, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}}
+func newThrottle(clock ingest.Clock, l limits) *throttle {
+	return &throttle{clock: clock, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}}
 }
 
 // verdict is what became of one attempt.
@@ -125,7 +127,7 @@ type tally struct {
 func (t *throttle) try(key string, check func() bool) verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
+	now := t.clock.Now()
 	k := t.clients[key]
 	if v, waiting := t.waiting(k, now); waiting {
 		k.throttled++
@@ -163,7 +165,7 @@ func (t *throttle) waiting(k *strikes, now time.Time) (verdict, bool) {
 func (t *throttle) peek(key string) verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
+	now := t.clock.Now()
 	v, _ := t.waiting(t.clients[key], now)
 	return v
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 )
 
@@ -203,7 +204,7 @@ func TestThrottleAddresses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-			cfg := Config{Token: testToken, Listen: "0.0.0.0:8080", Now: func() time.Time { return now }}
+			cfg := Config{Token: testToken, Listen: "0.0.0.0:8080", Clock: clock.Func(func() time.Time { return now })}
 			for _, p := range strings.Split(tc.proxies, ",") {
 				if p != "" {
 					cfg.TrustedProxies = append(cfg.TrustedProxies, netip.MustParsePrefix(p))
@@ -245,7 +246,7 @@ func TestClientTokensAreNotHeldBack(t *testing.T) {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	const clientToken = "ingest_a-client-token-for-tests"
 	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: oneToken(clientToken)}
-	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Meter: m, Now: func() time.Time { return now }})
+	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Meter: m, Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestThrottleIsBounded(t *testing.T) {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	l := defaultLimits
 	l.clients = 8
-	th := newThrottle(func() time.Time { return now }, l)
+	th := newThrottle(clock.Func(func() time.Time { return now }), l)
 	fail := func(key string) verdict { return th.try(key, func() bool { return false }) }
 	for range 10 {
 		fail("waits")
@@ -296,7 +297,7 @@ func TestAuthFailuresSeen(t *testing.T) {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	var log strings.Builder
 	counted := map[string]int{}
-	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Now: func() time.Time { return now },
+	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Clock: clock.Func(func() time.Time { return now }),
 		Logger:     slog.New(slog.NewTextHandler(&log, nil)),
 		AuthFailed: func(outcome string) { counted[outcome]++ }})
 	if err != nil {

@@ -68,7 +68,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
 		sum := sha256.Sum256(body)
 		tag := `W/"` + hex.EncodeToString(sum[:12]) + `"`
 		hdr.Set("ETag", tag)
-		lm, ok := s.seen.modified(r.URL.RequestURI(), tag, s.cfg.Now())
+		lm, ok := s.seen.modified(r.URL.RequestURI(), tag, s.cfg.Clock.Now())
 		if ok {
 			hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
 		}

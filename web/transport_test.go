@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
 )
@@ -49,7 +50,7 @@ func TestConditionalAnswersFollowTheData(t *testing.T) {
 	b := ingest.Video{ID: "vid-b", Title: "B", CategoryID: "10", ViewCount: &views, PublishedAt: t0.Add(-48 * time.Hour)}
 	chartRun(t, db, "", t0, a, b)
 	clock := &movedClock{t: t0.Add(time.Hour)}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: clock.now})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestStylesheetUnderItsHash(t *testing.T) {
 // may keep is kept by the browser alone.
 func TestKeptAnswersArePrivateWithAToken(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080"})
+	s, err := New(Config{Clock: clock.System, Token: testToken, Listen: "0.0.0.0:8080"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
@@ -33,7 +34,7 @@ func TestVideoShowsTrackedViews(t *testing.T) {
 	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: v.ID, ViewCount: 5000, At: t0.Add(3 * time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(4 * time.Hour) }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(4 * time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestLanguage(t *testing.T) {
 	en := ingest.Video{ID: "vid-en", Title: "derby en", CategoryID: "10", Language: "en-US"}
 	none := ingest.Video{ID: "vid-none", Title: "derby none", CategoryID: "10"}
 	chartRun(t, db, "", t0, en, none, hi)
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestGoneVideoAnswers410(t *testing.T) {
 	if _, err := retention.Gone(ctx, db, []string{"vid-gone"}, t0.Add(48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(72 * time.Hour) }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(72 * time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}

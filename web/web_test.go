@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 func TestMarksSplitsSnippets(t *testing.T) {
@@ -77,8 +79,11 @@ func TestSparkline(t *testing.T) {
 
 func TestPagesParse(t *testing.T) {
 	t.Parallel()
-	if _, err := New(Config{}); err != nil {
+	if _, err := New(Config{Clock: clock.System}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "Config.Clock") {
+		t.Fatalf("no clock: %v, want an error naming Config.Clock", err)
 	}
 }
 

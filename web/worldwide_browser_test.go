@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/browsertest"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/regions"
@@ -31,7 +32,7 @@ func TestWorldwidePageInBrowser(t *testing.T) {
 		}
 		regionRun(t, db, r.Code, "", t0.Add(time.Duration(i)*time.Second), worldVideos(t0, append(ids, r.Code+"-local-a-rather-long-title-word")...)...)
 	}
-	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Now: func() time.Time { return t0.Add(time.Hour) }})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
@@ -43,7 +44,7 @@ func worldDB(t *testing.T, t0 time.Time) *store.DB {
 func worldServer(t *testing.T, derived bool) (*Server, *httptest.Server) {
 	t.Helper()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", Derived: derived, Now: func() time.Time { return t0.Add(time.Hour) }})
+	s, err := New(Config{DB: worldDB(t, t0), Listen: "127.0.0.1:0", Derived: derived, Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 	if err != nil {
 		t.Fatal(err)
 	}

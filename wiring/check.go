@@ -71,7 +71,7 @@ func (c *Checks) Costs(context.Context) (string, error) {
 
 // Database looks at the database without creating or writing it.
 func (c *Checks) Database(ctx context.Context) (string, error) {
-	state, detail, err := store.Inspect(ctx, c.Host.DSN)
+	state, detail, err := store.Inspect(ctx, c.Host.DSN, c.Host.now())
 	c.DBState = state
 	var pe *store.PathError
 	if errors.Is(err, ingest.ErrDamaged) {

@@ -47,11 +47,14 @@ type Host struct {
 	// time; nil is the host's (clock.System).
 	Clock clock.Clock
 
-	clock upstreamOnce
+	upstream upstreamOnce
 }
 
 // now is the house clock's time.
-func (h *Host) now() time.Time { return clock.Or(h.Clock).Now() }
+func (h *Host) now() time.Time { return h.clock().Now() }
+
+// clock is the house's clock, the host's when none was given.
+func (h *Host) clock() clock.Clock { return clock.Or(h.Clock) }
 
 // DBName is the database as messages and logs show it: a URL without its
 // password.
@@ -149,7 +152,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 
 // openLimiter is OpenLimiter by costs c.
 func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
-	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Now: h.now, Uptime: quota.KernelUptime}
+	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: quota.KernelUptime}
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
@@ -167,7 +170,7 @@ func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Li
 		}
 		closeFn = func() { client.Close() }
 	}
-	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, c, up, opts); err != nil {
+	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, c, up, h.clock(), opts); err != nil {
 		closeFn()
 		return nil, nil, err
 	}
@@ -214,14 +217,14 @@ type upstreamOnce struct {
 // ledger's notes: the limiter's guard asks it, and every response of the
 // upstream tells it (OpenPipeline).
 func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
-	h.clock.mu.Lock()
-	defer h.clock.mu.Unlock()
-	if h.clock.c == nil || h.clock.db != db {
-		h.clock.db = db
-		h.clock.c = quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db), Now: h.now,
+	h.upstream.mu.Lock()
+	defer h.upstream.mu.Unlock()
+	if h.upstream.c == nil || h.upstream.db != db {
+		h.upstream.db = db
+		h.upstream.c = quota.NewUpstreamClock(h.clock(), quota.UpstreamOptions{Notes: ledger.New(db),
 			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, h.Endpoint) }})
 	}
-	return h.clock.c
+	return h.upstream.c
 }
 
 // sawDate is fetch's OnDate: the reading goes to the ledger.
@@ -240,7 +243,7 @@ func LastClock(ctx context.Context, db *store.DB) *report.Clock {
 	if db == nil {
 		return nil
 	}
-	r, ok, err := quota.NewUpstreamClock(quota.UpstreamOptions{Notes: ledger.New(db)}).Last(ctx)
+	r, ok, err := quota.NewUpstreamClock(clock.System, quota.UpstreamOptions{Notes: ledger.New(db)}).Last(ctx)
 	if err != nil || !ok {
 		return nil
 	}

@@ -53,7 +53,7 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 	// database below, before any call.
 	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
 	var err error
-	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate})
+	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now})
 	if err != nil {
 		return nil, configErrorf("--youtube-endpoint: %w", err)
 	}
@@ -192,7 +192,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
 		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastStart,
 		Daily: jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
-		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Now: h.now})
+		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Clock: h.clock()})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
@@ -131,7 +132,7 @@ func Planner(ctx context.Context, src report.Sources, now time.Time, state func(
 	}
 	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: jobs.PaceEntries(charts, src.Costs),
 		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, t.Names()),
-		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
 	if err != nil {
 		return pace.Status{}, err
 	}

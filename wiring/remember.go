@@ -21,7 +21,7 @@ const keepReads = time.Minute
 // its ledger reads kept while db's ledger stays the same, and its quota
 // key's calls read in write order, so that the first report after the
 // ledger changes reads what changed, not the window.
-func remembered(db *store.DB, src report.Sources) report.Sources {
+func remembered(db *store.DB, src report.Sources, clock ingest.Clock) report.Sources {
 	if db == nil || src.NoDatabase {
 		return src
 	}
@@ -30,11 +30,11 @@ func remembered(db *store.DB, src report.Sources) report.Sources {
 	if followLedger {
 		src.DB = followed{Store: src.DB, key: src.QuotaKey, follow: led.Follow(src.QuotaKey)}
 	}
-	src.DB = &report.Remembered{Store: src.DB, Keep: keepReads, Stamp: stamp}
+	src.DB = &report.Remembered{Store: src.DB, Keep: keepReads, Stamp: stamp, Clock: clock}
 	if b := ""; src.Limiter != nil {
 		if b = src.Limiter.Backend(); b == "sqlite" || b == "postgres" { // the embedded limiter: its log beside the ledger
 			key := src.QuotaKey
-			src.Limiter = &keptState{StateReader: src.Limiter, stamp: func(ctx context.Context) (string, error) { return stamp(ctx, key) }}
+			src.Limiter = &keptState{StateReader: src.Limiter, clock: clock, stamp: func(ctx context.Context) (string, error) { return stamp(ctx, key) }}
 		}
 	}
 	return src
@@ -80,6 +80,7 @@ const keepState = 5 * time.Second
 type keptState struct {
 	report.StateReader
 	stamp func(context.Context) (string, error)
+	clock ingest.Clock
 
 	mu     sync.Mutex
 	at     time.Time
@@ -94,12 +95,13 @@ func (k *keptState) State(ctx context.Context) ([]ingest.PoolState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.states == nil || key != k.key || time.Since(k.at) > keepState {
+	now := k.clock.Now()
+	if k.states == nil || key != k.key || now.Sub(k.at) > keepState {
 		st, err := k.StateReader.State(ctx)
 		if err != nil {
 			return nil, err
 		}
-		k.states, k.key, k.at = st, key, time.Now()
+		k.states, k.key, k.at = st, key, now
 	}
 	return slices.Clone(k.states), nil
 }

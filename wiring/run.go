@@ -121,13 +121,13 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
-		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Now: h.now}, h.Logger)
+		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Clock: h.clock()}, h.Logger)
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
 		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.refreshEvery())}
 	if r.Track > 0 {
 		ros.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain,
-			Cadence: r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs), Now: h.now}
+			Cadence: r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs), Clock: h.clock()}
 	}
 	if r.Once {
 		var pacer jobs.Pacer
@@ -189,7 +189,7 @@ func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ag
 // text is too old (jobs.Refresh), a share of them a pass run every every.
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
 	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB},
-		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Now: h.now}
+		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Clock: h.clock()}
 }
 
 // refreshEvery is how often the refresh runs: the daemon's period, or
@@ -250,7 +250,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 // pacer is nil when nothing paces; ages are the charts' as the runner's
 // Observe keeps them.
 func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
-	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.Clock}
+	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.clock()}
 	var pacer jobs.Pacer
 	if r.Pace {
 		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)

@@ -53,7 +53,7 @@ func serve(t *testing.T) *served {
 	for range 2 {
 		up.Fill(t, "US", "US/10", "GB", "GB/10")
 	}
-	track := &jobs.Track{QuotaKey: passtest.QuotaKey, Costs: up.Costs, Limiter: up.Limiter, Source: up.Client, Store: db,
+	track := &jobs.Track{Clock: up.Clock, QuotaKey: passtest.QuotaKey, Costs: up.Costs, Limiter: up.Limiter, Source: up.Client, Store: db,
 		Logger: slog.New(slog.DiscardHandler), For: 7 * 24 * time.Hour}
 	if res := track.Run(ctx); res.Status != ingest.StatusCompleted || res.Tracked == 0 {
 		t.Fatalf("tracking after the passes: %s, %d videos read: %v", res.Status, res.Tracked, res.Err)

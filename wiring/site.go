@@ -65,19 +65,19 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 		cfg.Meter.Lease = web.DefaultLease
 	}
 	cfg.AuthFailed = s.Series.AuthFailed
-	if cfg.Now == nil {
-		cfg.Now = h.now
-	}
+	cfg.Clock = h.clock()
 	l := s.Report.Limiter
 	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
-	kept := remembered(db, s.Report)
+	kept := remembered(db, s.Report, h.clock())
 	cfg.Routes = append(cfg.Routes,
 		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
 		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
 		web.Route{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return BuildReport(ctx, readAt(kept, cfg.Now()))
+			return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
 		})})
-	cfg.Report = func(ctx context.Context) (*report.Report, error) { return BuildReport(ctx, readAt(kept, cfg.Now())) }
+	cfg.Report = func(ctx context.Context) (*report.Report, error) {
+		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
+	}
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
 	if ui, err = web.New(cfg); err != nil {
 		closeFn()

@@ -36,7 +36,7 @@ type Terms struct {
 // (the standing's whole allowance when zero).
 func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
 	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: PruneStore{DB: db}, Drain: drain,
-		Now: clock.Or(t.Clock).Now}
+		Clock: clock.Or(t.Clock)}
 }
 
 // Beyond says, in a message naming the two ways on, whether db holds

@@ -90,27 +90,27 @@ type Limiter interface {
 
 // Limiter builds the embedded limiter in the database: SQLite's for one
 // host, PostgreSQL's for every host sharing it.
-func (d *Database) Limiter(ctx context.Context, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+func (d *Database) Limiter(ctx context.Context, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, clock ingest.Clock, o quota.Options) (Limiter, error) {
 	led, err := d.QuotaLedger(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 	}
 	t := d.Tables()
 	if t.Shared() {
-		return quota.NewPostgres(Tables(t), quotaKey, costs, led, up, o)
+		return quota.NewPostgres(Tables(t), quotaKey, costs, led, up, clock, o)
 	}
-	return quota.NewSQLite(Tables(t), quotaKey, costs, led, up, o)
+	return quota.NewSQLite(Tables(t), quotaKey, costs, led, up, clock, o)
 }
 
 // OpenLimiter is the limiter: on Redis when client is set, with d's
 // ledger (none when d is nil: a host without a database, whose limiter
 // admits nothing), else the one embedded in d.
-func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, o quota.Options) (Limiter, error) {
+func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient, quotaKey string, costs *ingest.Costs, up *quota.UpstreamClock, clock ingest.Clock, o quota.Options) (Limiter, error) {
 	if client == nil {
 		if d == nil {
 			return nil, errors.New("the embedded limiter lives in the database, and there is none")
 		}
-		return d.Limiter(ctx, quotaKey, costs, up, o)
+		return d.Limiter(ctx, quotaKey, costs, up, clock, o)
 	}
 	led := quota.NoLedger()
 	if d != nil {
@@ -119,7 +119,7 @@ func OpenLimiter(ctx context.Context, d *Database, client redis.UniversalClient,
 			return nil, fmt.Errorf("open database %s: %w", d.Path(), err)
 		}
 	}
-	return quota.NewRedis(client, quotaKey, costs, led, up, o)
+	return quota.NewRedis(client, quotaKey, costs, led, up, clock, o)
 }
 
 // APILimiter is where the API's clients are counted without Redis: in a

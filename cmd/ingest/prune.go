@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
@@ -118,7 +119,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	// One now for the count and the prune: the same cuts.
 	now := s.now()
 	job := s.pruneJob(db, keep, nil)
-	job.Now = func() time.Time { return now }
+	job.Clock = clock.Func(func() time.Time { return now })
 	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(now)))
 	if err != nil {
 		return err
@@ -138,7 +139,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		}
 		defer drop()
 		db, job = copied, s.pruneJob(copied, keep, nil)
-		job.Now = func() time.Time { return now }
+		job.Clock = clock.Func(func() time.Time { return now })
 	}
 	ps := wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
 	var left store.Size // the database as a dry run in a transaction left it

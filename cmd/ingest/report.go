@@ -126,7 +126,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return err
 	}
 	defer closeLimiter()
-	src.Limiter = l
+	src.Limiter, src.Now = l, s.now()
 	rep, err := wiring.BuildReport(ctx, src)
 	if err != nil {
 		return err

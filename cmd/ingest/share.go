@@ -18,9 +18,9 @@ import (
 // (report.PlanShare), staggered as the daemon staggers it.
 func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
 	if db == nil {
-		return report.PlanShare(ctx, nil, lim, s.costs, key, wiring.Planner)
+		return report.PlanShare(ctx, nil, lim, s.costs, key, wiring.Planner, s.now())
 	}
-	return report.PlanShare(ctx, wiring.On(db, ""), lim, s.costs, key, wiring.Planner)
+	return report.PlanShare(ctx, wiring.On(db, ""), lim, s.costs, key, wiring.Planner, s.now())
 }
 
 // takeShare caps the backfill to the whole pages the plan leaves room for,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -37,14 +38,15 @@ type Upstream struct {
 	Fake    *fakeyt.Fake
 	DB      *store.DB
 	Limiter *quota.SQLite
+	Clock   ingest.Clock // the limiter's, the client's and the passes'
 	Client  *fetch.Client
 	Costs   *ingest.Costs
 }
 
 // Options are New's tunables.
 type Options struct {
-	Costs *ingest.Costs    // the operations' costs; costs.Default when nil
-	Now   func() time.Time // the clock the client stamps pages with; time.Now when nil
+	Costs *ingest.Costs // the operations' costs; costs.Default when nil
+	Clock ingest.Clock  // the limiter's and the client's; the host's when nil
 }
 
 // New serves a fake upstream for the passes into db, with the embedded
@@ -58,7 +60,7 @@ func New(t testing.TB, db *store.DB) *Upstream {
 func NewWith(t testing.TB, db *store.DB, o Options) *Upstream {
 	t.Helper()
 	ctx := context.Background()
-	u := &Upstream{Fake: fakeyt.New(), DB: db, Costs: o.Costs}
+	u := &Upstream{Fake: fakeyt.New(), DB: db, Costs: o.Costs, Clock: clock.Or(o.Clock)}
 	if u.Costs == nil {
 		u.Costs = costs.Default()
 	}
@@ -72,12 +74,12 @@ func NewWith(t testing.TB, db *store.DB, o Options) *Upstream {
 	led := quota.Ledger{ID: id, Where: "test", Record: l, Recall: l, Grant: l, Notes: l, Unknowns: l}
 	tables := l.Tables()
 	u.Limiter, err = quota.NewSQLite(quota.Tables{Turns: tables, Clocks: tables, Log: tables, Pools: tables, Leases: tables, Ledger: tables},
-		QuotaKey, u.Costs, led, quota.NoUpstreamClock, quota.Options{})
+		QuotaKey, u.Costs, led, quota.NoUpstreamClock, u.Clock, quota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.Client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: Key, Backoff: time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), Now: o.Now})
+		Logger: slog.New(slog.DiscardHandler), Now: u.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func (u *Upstream) Pass(chart string) jobs.PassResult {
 func (u *Upstream) NewPass(chart string) *jobs.Pass {
 	region, category, _ := strings.Cut(chart, "/")
 	return &jobs.Pass{Region: region, Category: category, QuotaKey: QuotaKey, Costs: u.Costs, Limiter: u.Limiter,
-		Source: u.Client, Sink: u.DB, Categories: u.DB, Logger: slog.New(slog.DiscardHandler)}
+		Source: u.Client, Sink: u.DB, Categories: u.DB, Logger: slog.New(slog.DiscardHandler), Clock: u.Clock}
 }
 
 // Fill serves a fake upstream and fills db with one pass of each chart
