@@ -93,7 +93,7 @@ func reportDB(t *testing.T) *store.DB {
 func TestReportGolden(t *testing.T) {
 	costs := costs.Default()
 	answering := stateLimiter{states: []ingest.PoolState{
-		{Pool: "default", Limit: 10000, Reserve: 500, Used: 102, Remaining: 9398},
+		{Pool: "default", Limit: 10000, Reserve: 500, Used: 102, Remaining: 9398, Others: 1},
 		{Pool: "search", Limit: 100, Reserve: 0, Used: 100, Remaining: 0, FreeAt: t0.Add(4 * time.Hour),
 			BlockedUntil: t0.Add(23 * time.Hour)},
 	}}
