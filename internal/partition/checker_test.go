@@ -13,10 +13,10 @@ import (
 func TestMostInAWindowFindsTheFullestSpan(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cs := []charge{
-		{t0, 10},
-		{t0.Add(90 * time.Second), 20},
-		{t0.Add(150 * time.Second), 25}, // 45 with the one before it, in 2 minutes
-		{t0.Add(270 * time.Second), 1},  // exactly a window after the one at 150 s: a window of its own
+		{at: t0, units: 10},
+		{at: t0.Add(90 * time.Second), units: 20},
+		{at: t0.Add(150 * time.Second), units: 25}, // 45 with the one before it, in 2 minutes
+		{at: t0.Add(270 * time.Second), units: 1},  // exactly a window after the one at 150 s: a window of its own
 	}
 	worst, from := mostInAWindow(cs, 2*time.Minute)
 	if worst != 45 || !from.Equal(t0.Add(90*time.Second)) {
