@@ -42,11 +42,12 @@ type limOpts struct {
 	Now         func() time.Time
 	ClockOffset time.Duration
 	Uptime      func() (boot string, since time.Duration, ok bool)
+	Delivery    time.Duration
 }
 
 func (o limOpts) options() quota.Options {
 	return quota.Options{Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
-		Beat: o.Beat, Guard: o.Guard, Now: o.Now, ClockOffset: o.ClockOffset, Uptime: o.Uptime}
+		Beat: o.Beat, Guard: o.Guard, Now: o.Now, ClockOffset: o.ClockOffset, Uptime: o.Uptime, Delivery: o.Delivery}
 }
 
 // costs are the test's, else the built-in costs.yaml.
