@@ -57,6 +57,17 @@ func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
 			t.Errorf("a gap from %s under a plan that dropped the chart: over %v, dropped %v; want no bound", g.from, g.over(), g.dropped)
 		}
 	}
+	// A run stamped an hour back by a stepped clock opens no gap of an
+	// hour: it is left out.
+	if gs := gaps(t0, at(5), []time.Time{at(1), at(-60), at(2), at(4)}, every(time.Minute), outage); len(gs) != 4 {
+		t.Errorf("runs at 1, 2 and 4 and one stamped an hour before the start: %d gaps, want 4 (the stamp left out)", len(gs))
+	} else {
+		for _, g := range gs {
+			if g.over() {
+				t.Errorf("a gap from %s of %s over its bound: the run stamped an hour back was counted", g.from, g.length)
+			}
+		}
+	}
 	// Before any plan was read, --every's minute bounds it.
 	none := func(_, _ time.Time) (time.Duration, bool) { return 0, false }
 	if gs := gaps(t0, at(5), nil, none, outage); len(gs) != 1 || !gs[0].over() {
