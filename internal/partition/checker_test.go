@@ -24,6 +24,20 @@ func TestMostInAWindowFindsTheFullestSpan(t *testing.T) {
 	}
 }
 
+func TestTheWindowCountsTheDefaultPoolAlone(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var cs []charge
+	for i := range 40 {
+		cs = append(cs, charge{at: t0.Add(time.Duration(i) * time.Second), units: 1, op: "/youtube/v3/videos"})
+	}
+	for i := range 16 { // tracking's reads: the stats pool's
+		cs = append(cs, charge{at: t0.Add(time.Duration(50+i) * time.Second), units: 1, op: "/youtube/v3/videos:batchGetStats"})
+	}
+	if worst, _ := mostInAWindow(inDefaultPool(cs), 2*time.Minute); worst != 40 {
+		t.Errorf("40 chart pages and 16 stats reads in a window: the default pool's window holds %d, want 40", worst)
+	}
+}
+
 func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
