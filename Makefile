@@ -79,8 +79,8 @@ bench: deps ## run the benchmarks and print their tables (ratios against baselin
 soak: ## flood serve --public, run --listen --public, and the deployed shape (run --listen --public --regions all, tracking on, anonymous API clients) for ten minutes each (INGEST_SOAK_FOR to change); print and check RSS, the hot pages' ratio, the right token, the API's metering, and the daemon's missed slots and units over the limit
 	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
-partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change; needs root), then the checker's verdict
-	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} | grep -v '^=== '
+partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change, PARTITION_HISTORY=DIR keeps the history; needs root), then the checker's verdict
+	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh

@@ -55,13 +55,23 @@ type Costs struct {
 	Operations map[string][]Charge // charges sorted by pool name
 }
 
-// Span is how far back the quota looks: the longest window, or a calendar
-// day of 25 hours (the day the clocks go back), whichever is longer. A
-// limiter remembers that long, and refills from that much of the ledger.
+// Delivery bounds how long after the limiter admits a call the upstream
+// can still receive it: the worker gives each attempt this long from
+// before it asks the limiter, and a connection it gives up on is reset,
+// so that nothing of the request leaves after. A call therefore holds its
+// place in its pool for the window and this bound: the upstream, which
+// counts a call when it arrives, never sees more in a window than the
+// limiter admitted (docs/quota.md, "A call's delivery").
+const Delivery = 20 * time.Second
+
+// Span is how far back the quota looks: the longest window a call is held
+// in (its pool's window and Delivery), or a calendar day of 25 hours (the
+// day the clocks go back), whichever is longer. A limiter remembers that
+// long, and refills from that much of the ledger.
 func (c *Costs) Span() time.Duration {
 	d := 25 * time.Hour
 	for _, p := range c.Pools {
-		d = max(d, p.Window)
+		d = max(d, p.Window+Delivery)
 	}
 	return d
 }

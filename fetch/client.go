@@ -82,7 +82,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		c.now = opts.Now
 	}
 	c.defaults()
-	base := http.RoundTripper(http.DefaultTransport)
+	base := http.RoundTripper(aborting())
 	if b := opts.HTTPClient; b != nil && b.Transport != nil {
 		base = b.Transport
 	}
@@ -146,14 +146,21 @@ func endpoint(s string) (string, error) {
 // returned at once.
 func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
 	for n := 1; ; n++ {
+		// The attempt's bound runs from before the limiter is asked, so
+		// that the upstream can receive the call no later than
+		// ingest.Delivery after its admission (docs/quota.md, "A call's
+		// delivery"): at the bound the request's connection is reset.
+		actx, cancel := context.WithTimeout(ctx, ingest.Delivery)
 		giveBack := ingest.NoGiveBack
 		if gate != nil {
 			var err error
-			if giveBack, err = gate(ctx, op); err != nil {
+			if giveBack, err = gate(actx, op); err != nil {
+				cancel()
 				return err
 			}
 		}
-		raw := attempt(ctx)
+		raw := attempt(actx)
+		cancel()
 		if neverSent(raw) {
 			// The upstream never saw it, so it charged nothing: neither do we.
 			if gerr := giveBack(context.WithoutCancel(ctx)); gerr != nil {

@@ -3,8 +3,10 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +16,36 @@ import (
 // maxBody bounds what one response may hold in memory (a page of 50 videos
 // is about 100 KB).
 const maxBody = 32 << 20
+
+// aborting is the transport to the upstream: a call the worker gives up on
+// (its attempt's timeout, a stop) can never reach the upstream after, so
+// that every call the upstream charges arrives within the attempt's bound
+// of its admission (docs/quota.md, "A call's delivery"). Giving up closes
+// the request's connection; with linger 0 the close is a reset, which
+// drops what the kernel still held to send (a request stuck behind a cut
+// link), where a plain close would send it once the link is back. One
+// request per connection at a time (HTTP/1.1): with HTTP/2 a request given
+// up ends only its stream, and the connection still delivers the request.
+func aborting() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			if err := tc.SetLinger(0); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+		return c, nil
+	}
+	t.ForceAttemptHTTP2 = false
+	t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	return t
+}
 
 // keyTransport adds the API key to every request. option.WithHTTPClient
 // drops option.WithAPIKey, so the key has to be added here; it is added to a

@@ -147,6 +147,7 @@ type sqlPool struct {
 	ledger                    bool
 	horizon, dayStart, dayEnd int64
 	now                       int64
+	held                      int64 // how long a call holds its place: embedded.held
 	hold                      hold
 	used, usedDay, free       int64
 	blocked                   int64
@@ -302,7 +303,7 @@ func (p *sqlPool) fits() bool {
 // bounds fills a pool's window horizon, held back by the hold h, and its
 // calendar day at now.
 func (s *embedded) bounds(c charge, now int64, h hold) sqlPool {
-	p := sqlPool{charge: c, horizon: h.edge(now, c.pool.Window.Milliseconds()), now: now, hold: h}
+	p := sqlPool{charge: c, horizon: h.edge(now, s.held(c.pool)), now: now, hold: h, held: s.held(c.pool)}
 	if c.pool.Day != nil {
 		d := days(c.pool, time.UnixMilli(now))
 		p.dayStart, p.dayEnd = d[1], d[2]
@@ -361,7 +362,7 @@ func (s *embedded) freeAt(ctx context.Context, tx *sql.Tx, p *sqlPool) error {
 			return err
 		}
 		if p.free > 0 {
-			p.free = p.hold.stamp(p.free, p.now) + p.pool.Window.Milliseconds()
+			p.free = p.hold.stamp(p.free, p.now) + p.held
 		}
 	}
 	if p.dayStart > 0 && p.usedDay+p.units > c {
@@ -602,4 +603,10 @@ func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (fu
 		release: func(ctx context.Context) error { return s.t.Leases.Release(ctx, name, tok) },
 	}
 	return l.start(), true, nil
+}
+
+// held is how long, in milliseconds, a call holds its place in pool p: its
+// window and the bound on the call's delivery (Options.Delivery).
+func (s *embedded) held(p ingest.Pool) int64 {
+	return (p.Window + s.opts.Delivery).Milliseconds()
 }

@@ -112,6 +112,13 @@ type Options struct {
 	// host's, and only the one who built the clock knows it does (the
 	// wiring gives KernelUptime); a test's clock moves time itself.
 	Uptime func() (boot string, since time.Duration, ok bool)
+	// Delivery is how long after its admission the upstream may still
+	// receive a call (ingest.Delivery, the worker's bound on an attempt):
+	// each call holds its place in its pool for the window and this, so
+	// that no window of the upstream's count holds more than the limiter
+	// admitted (docs/quota.md, "A call's delivery"). Zero in tests that
+	// count the window alone.
+	Delivery time.Duration
 }
 
 // settings are the Options with their defaults and the required
@@ -145,6 +152,7 @@ func newSettings(quotaKey string, costs *ingest.Costs, led Ledger, up *UpstreamC
 	o.Logger = cmp.Or(o.Logger, slog.Default()).With("quota_key", quotaKey)
 	o.Beat = cmp.Or(o.Beat, DefaultBeat)
 	o.Guard = cmp.Or(o.Guard, DefaultGuard)
+	o.Delivery = max(o.Delivery, 0)
 	if clock == nil {
 		return settings{}, errors.New("the clock is required: the house's, that its neighbours read")
 	}

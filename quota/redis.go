@@ -166,7 +166,9 @@ func (r *Redis) base(pools []ingest.Pool, units func(ingest.Pool) int64) *args {
 		TTL: (r.opts.Costs.Span() + keyMargin).Milliseconds(),
 	}
 	for _, p := range pools {
-		pa := poolArg{Name: p.Name, Units: units(p), Cap: p.Capacity(), Window: p.Window.Milliseconds(), Conf: poolConf(p)}
+		// The script's window is how long a call holds its place: the
+		// pool's window and the bound on the call's delivery.
+		pa := poolArg{Name: p.Name, Units: units(p), Cap: p.Capacity(), Window: (p.Window + r.opts.Delivery).Milliseconds(), Conf: poolConf(p)}
 		if d := days(p, now); p.Day != nil {
 			pa.Days = d[:]
 		}

@@ -44,11 +44,12 @@ type limOpts struct {
 	ClockOffset time.Duration
 	Drift       func() time.Duration // added to ClockOffset at each decision; nil: none
 	Uptime      func() (boot string, since time.Duration, ok bool)
+	Delivery    time.Duration
 }
 
 func (o limOpts) options() quota.Options {
 	return quota.Options{Timeout: o.Timeout, Logger: o.Logger, Replicas: o.Replicas,
-		Beat: o.Beat, Guard: o.Guard, Uptime: o.Uptime,
+		Beat: o.Beat, Guard: o.Guard, Uptime: o.Uptime, Delivery: o.Delivery,
 		ClockOffset: func() time.Duration {
 			if o.Drift != nil {
 				return o.ClockOffset + o.Drift()

@@ -152,7 +152,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 
 // openLimiter is OpenLimiter by costs c.
 func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
-	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: quota.KernelUptime}
+	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: quota.KernelUptime, Delivery: ingest.Delivery}
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -142,9 +144,9 @@ func (p *planLog) changes(db, chart string) string {
 // checkCharges: the upstream's charge for g's key in every trailing window
 // within the limit plus each database's fail-open budget. A failover loses
 // no admission: each counts only once the replica holds it.
-func checkCharges(t *testing.T, up *upstream, g *group) {
+func checkCharges(t *testing.T, up *upstream, g *group, admitted []charge) {
 	up.mu.Lock()
-	cs := slices.Clone(up.charges[g.key])
+	cs := inDefaultPool(up.charges[g.key])
 	up.mu.Unlock()
 	dbs := map[string]bool{}
 	for _, h := range g.hosts {
@@ -168,9 +170,31 @@ func checkCharges(t *testing.T, up *upstream, g *group) {
 	t.Logf("%s (%d hosts, %d databases): charged %d units in %d calls; per %s window from the first call: %s; the most in any trailing window: %d (from %s), bound %d (limit %d + %d databases x fail-open budget %d; a failover adds nothing: every admission waited for the replica)",
 		g.name, len(g.hosts), len(dbs), sumUnits(cs), len(cs), window, strings.Join(windows, " "), worst, worstAt.UTC().Format("15:04:05"),
 		bound, limit, len(dbs), g.budget)
+	// The same count by the limiter's side: when each call the ledgers
+	// hold (and did not give back) was admitted. A window the upstream
+	// charged over the bound while the admissions in every window stayed
+	// within it is a call charged in another window than it was admitted.
+	most, mostAt := mostInAWindow(admitted, window)
+	t.Logf("%s: the ledgers admitted %d units in %d calls; the most admitted in any trailing window: %d (from %s)",
+		g.name, sumUnits(admitted), len(admitted), most, mostAt.UTC().Format("15:04:05"))
 	if worst > bound {
 		t.Errorf("%s: the upstream charged %d units in the %s window from %s, over the bound %d", g.name, worst, window, worstAt.UTC().Format(time.RFC3339), bound)
 	}
+}
+
+// inDefaultPool are the charges of the operations that draw from the
+// default pool, whose window the bound is for: tracking's
+// videos.batchGetStats draws from the stats pool and search.list from
+// search, each a budget of its own that the upstream charges under the
+// same key.
+func inDefaultPool(cs []charge) []charge {
+	var out []charge
+	for _, c := range cs {
+		if !strings.HasSuffix(c.op, "/videos:batchGetStats") && !strings.HasSuffix(c.op, "/search") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // mostInAWindow is the most cs charged in any span of length w (a span
@@ -302,6 +326,9 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 			if dropped {
 				note = "; dropped by the plan for a while (no bound then)"
 			}
+			if n := stampedOutside(begin, end, starts[chart]); n > 0 {
+				note += fmt.Sprintf("; %d runs stamped outside the test's span by a stepped clock, left out", n)
+			}
 			t.Logf("%s %s: %d completed runs, worst gap %s from %s (its bound %s)%s; planned every: %s", strings.Join(names, ","), chart, len(starts[chart]),
 				worst.length.Round(time.Second), worst.from.UTC().Format("15:04:05"), worst.bound().Round(time.Second), note, plans.changes(h.db, chart))
 		}
@@ -323,10 +350,19 @@ func (g gap) over() bool { return !g.dropped && g.length > g.bound() }
 // gaps are a chart's gaps from begin to its first completed run (starts,
 // in order), between its runs and from its last to end, each with the
 // plan's cadence over it (planned; --every when no plan was read yet) and
-// the outage in it.
+// the outage in it. A run stamped outside begin to end was stamped by a
+// host's stepped clock, not when it ran: it is left out (stamped, say, an
+// hour back it would open a gap of an hour that nothing kept open), as
+// stampedOutside counts.
 func gaps(begin, end time.Time, starts []time.Time, planned func(from, to time.Time) (time.Duration, bool),
 	outage func(from, to time.Time) time.Duration) []gap {
-	at := append(append([]time.Time{begin}, starts...), end)
+	at := []time.Time{begin}
+	for _, s := range starts {
+		if !s.Before(begin) && !s.After(end) {
+			at = append(at, s)
+		}
+	}
+	at = append(at, end)
 	var out []gap
 	for i := 1; i < len(at); i++ {
 		g := gap{from: at[i-1], length: at[i].Sub(at[i-1]), outage: outage(at[i-1], at[i])}
@@ -338,6 +374,17 @@ func gaps(begin, end time.Time, starts []time.Time, planned func(from, to time.T
 		out = append(out, g)
 	}
 	return out
+}
+
+// stampedOutside counts the starts outside begin to end, which gaps
+// leaves out.
+func stampedOutside(begin, end time.Time, starts []time.Time) (n int) {
+	for _, s := range starts {
+		if s.Before(begin) || s.After(end) {
+			n++
+		}
+	}
+	return n
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -359,4 +406,65 @@ func sumUnits(cs []charge) (n int64) {
 		n += c.units
 	}
 	return n
+}
+
+// ledgerCalls are the calls of g's ledgers in the default pool that were
+// not given back, each at the time the limiter admitted it, in time order.
+func ledgerCalls(t *testing.T, g *group, pg *pgServer) []charge {
+	t.Helper()
+	var out []charge
+	seen := map[string]bool{}
+	for _, h := range g.hosts {
+		if seen[h.db] {
+			continue
+		}
+		seen[h.db] = true
+		db, err := open(h, pg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(`SELECT l.at_ms, l.units, l.op, l.region, COALESCE(l.run_id, 0) FROM ledger l
+			WHERE l.pool = 'default' AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)`)
+		if err != nil {
+			db.Close()
+			t.Fatalf("%s: read its ledger: %v", h.name, err)
+		}
+		for rows.Next() {
+			var ms, units, run int64
+			var op, region string
+			if err := rows.Scan(&ms, &units, &op, &region, &run); err != nil {
+				t.Fatalf("%s: read its ledger: %v", h.name, err)
+			}
+			out = append(out, charge{at: time.UnixMilli(ms), units: units, host: h.name, op: op, region: region, page: fmt.Sprint("run ", run)})
+		}
+		rows.Close()
+		db.Close()
+	}
+	slices.SortFunc(out, func(a, b charge) int { return a.at.Compare(b.at) })
+	return out
+}
+
+// writeHistory writes g's half of the history into dir: the upstream's
+// charges (when it took each request, from which host, for what) and the
+// ledgers' admissions, one line each, tab-separated.
+func writeHistory(t *testing.T, dir string, up *upstream, g *group, admitted []charge) {
+	t.Helper()
+	up.mu.Lock()
+	cs := slices.Clone(up.charges[g.key])
+	up.mu.Unlock()
+	write := func(name string, cs []charge) {
+		var b strings.Builder
+		for _, c := range cs {
+			fmt.Fprintf(&b, "%s\t%d\t%s\t%s\t%s\t%s\n", c.at.UTC().Format("15:04:05.000"), c.units, c.host, c.op, c.region, c.page)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(g.key+".charged.tsv", cs)
+	write(g.key+".admitted.tsv", admitted)
+	t.Logf("%s: the history is in %s (%s.charged.tsv, %s.admitted.tsv)", g.name, dir, g.key, g.key)
 }

@@ -13,14 +13,28 @@ import (
 func TestMostInAWindowFindsTheFullestSpan(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cs := []charge{
-		{t0, 10},
-		{t0.Add(90 * time.Second), 20},
-		{t0.Add(150 * time.Second), 25}, // 45 with the one before it, in 2 minutes
-		{t0.Add(270 * time.Second), 1},  // exactly a window after the one at 150 s: a window of its own
+		{at: t0, units: 10},
+		{at: t0.Add(90 * time.Second), units: 20},
+		{at: t0.Add(150 * time.Second), units: 25}, // 45 with the one before it, in 2 minutes
+		{at: t0.Add(270 * time.Second), units: 1},  // exactly a window after the one at 150 s: a window of its own
 	}
 	worst, from := mostInAWindow(cs, 2*time.Minute)
 	if worst != 45 || !from.Equal(t0.Add(90*time.Second)) {
 		t.Errorf("mostInAWindow = %d from %s, want 45 from %s", worst, from, t0.Add(90*time.Second))
+	}
+}
+
+func TestTheWindowCountsTheDefaultPoolAlone(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var cs []charge
+	for i := range 40 {
+		cs = append(cs, charge{at: t0.Add(time.Duration(i) * time.Second), units: 1, op: "/youtube/v3/videos"})
+	}
+	for i := range 16 { // tracking's reads: the stats pool's
+		cs = append(cs, charge{at: t0.Add(time.Duration(50+i) * time.Second), units: 1, op: "/youtube/v3/videos:batchGetStats"})
+	}
+	if worst, _ := mostInAWindow(inDefaultPool(cs), 2*time.Minute); worst != 40 {
+		t.Errorf("40 chart pages and 16 stats reads in a window: the default pool's window holds %d, want 40", worst)
 	}
 }
 
@@ -55,6 +69,17 @@ func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
 	for _, g := range gaps(t0, at(15), []time.Time{at(1), at(9)}, every(pace.Never), outage) {
 		if g.over() || !g.dropped {
 			t.Errorf("a gap from %s under a plan that dropped the chart: over %v, dropped %v; want no bound", g.from, g.over(), g.dropped)
+		}
+	}
+	// A run stamped an hour back by a stepped clock opens no gap of an
+	// hour: it is left out.
+	if gs := gaps(t0, at(5), []time.Time{at(1), at(-60), at(2), at(4)}, every(time.Minute), outage); len(gs) != 4 {
+		t.Errorf("runs at 1, 2 and 4 and one stamped an hour before the start: %d gaps, want 4 (the stamp left out)", len(gs))
+	} else {
+		for _, g := range gs {
+			if g.over() {
+				t.Errorf("a gap from %s of %s over its bound: the run stamped an hour back was counted", g.from, g.length)
+			}
 		}
 	}
 	// Before any plan was read, --every's minute bounds it.

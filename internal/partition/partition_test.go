@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 var (
 	runFor = flag.Duration("partition.for", 80*time.Second, "how long the nemesis runs (make partition: 20m)")
 	seed   = flag.Uint64("partition.seed", 0, "the nemesis's seed; 0 draws one from the clock (printed either way)")
+	keep   = flag.String("partition.history", "", "a directory to write the history into (the upstream's charges, each ledger's calls), for a reader after the verdict")
 )
 
 const (
@@ -69,10 +71,12 @@ type group struct {
 	hosts     []*host
 }
 
-// charge is one call the upstream charged: when, and its units.
+// charge is one call the upstream charged: when it took the request,
+// its units, and which host asked for what.
 type charge struct {
-	at    time.Time
-	units int64
+	at                     time.Time
+	units                  int64
+	host, op, region, page string
 }
 
 // upstream is the fake upstream with the history of what it charged, per
@@ -81,6 +85,7 @@ type upstream struct {
 	mu      sync.Mutex
 	fake    *fakeyt.Fake
 	charges map[string][]charge
+	names   map[string]string // a node's address -> its name
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +99,10 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.fake.ServeHTTP(w, r)
 	for i, k := range keys {
 		if n := u.fake.Charged(k) - before[i]; n > 0 {
-			u.charges[k] = append(u.charges[k], charge{time.Now(), n})
+			ip, _, _ := net.SplitHostPort(r.RemoteAddr)
+			q := r.URL.Query()
+			u.charges[k] = append(u.charges[k], charge{at: time.Now(), units: n, host: u.names[ip],
+				op: r.URL.Path, region: q.Get("regionCode"), page: q.Get("pageToken")})
 		}
 	}
 }
@@ -134,7 +142,7 @@ func TestPartition(t *testing.T) {
 	redisGroup.hosts, pgGroup.hosts = nil, nil
 
 	upIP := l.add("up", 2)
-	up := &upstream{fake: fakeyt.New(), charges: map[string][]charge{}}
+	up := &upstream{fake: fakeyt.New(), charges: map[string][]charge{}, names: map[string]string{}}
 	ln, err := l.listen("up", upIP+":8080")
 	if err != nil {
 		t.Fatalf("listen in the upstream's namespace: %v", err)
@@ -170,6 +178,11 @@ func TestPartition(t *testing.T) {
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
 	}
 	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
+	up.mu.Lock()
+	for name, ip := range l.nodes {
+		up.names[ip] = name
+	}
+	up.mu.Unlock()
 	// Each host's clock is the machine's plus the offset in its file
 	// (docs/operations.md, "Rehearsing a clock step"): a namespace shares
 	// the machine's clock, and a step is one host's alone.
@@ -322,7 +335,11 @@ func TestPartition(t *testing.T) {
 	}
 	t.Logf("nemesis history (%d faults):\n  %s", len(faults), strings.Join(lines, "\n  "))
 	for _, g := range []*group{redisGroup, pgGroup} {
-		checkCharges(t, up, g)
+		admitted := ledgerCalls(t, g, pg)
+		if *keep != "" {
+			writeHistory(t, *keep, up, g, admitted)
+		}
+		checkCharges(t, up, g, admitted)
 		checkPages(t, up, g, pg)
 	}
 	checkGaps(t, hosts, pg, plans, faults, begin, finish)
