@@ -56,7 +56,7 @@ func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
 // them. A blocked pool, or a limiter waiting for lost data, has nothing
 // until it ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
-	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now)}
+	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now), Share: Share(st)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
 		return b
@@ -64,7 +64,7 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	if b.Horizon <= 0 {
 		return b
 	}
-	share := Share(st)
+	share := b.Share
 	capacity := float64(pool.Capacity())
 	rate := share * Sustainable(pool, now, slack)
 	b.Keep = rate

@@ -81,6 +81,9 @@ type Budget struct {
 	// Rate, which dips for hours while the window frees room and would
 	// drop a chart only to take it back; Rate when zero.
 	Keep float64
+	// Share is the part of the pool this worker counts on (Share): the
+	// plan's rates are taken from it, and the status shows it.
+	Share float64
 }
 
 // Plan is each entry's cadence and what it spends.

@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -81,8 +82,8 @@ func (p *Pacer) status() Status {
 		ps := PoolStatus{Pool: b.Pool, Rate: b.rate() * 3600, Budget: b.Units, End: p.planAt.Add(b.Horizon),
 			Spend: p.plan.Spend[b.Pool], Planned: p.plan.Rate[b.Pool] * 3600, Fixed: p.plan.Fixed[b.Pool],
 			Workers: max(p.workers[b.Pool], 1)}
-		ps.Share = 1 / float64(ps.Workers)
-		st.Shared = st.Shared || ps.Workers > 1
+		ps.Share = cmp.Or(b.Share, 1)
+		st.Shared = st.Shared || ps.Share < 1
 		if pool, ok := p.pool(b.Pool); ok {
 			ps.Window = pool.Window
 		}
