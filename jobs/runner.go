@@ -172,8 +172,17 @@ func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool
 		r.Logger.Warn("read the chart's last start: running the slot", e.logKey(), e.Name, ingest.LogErr, err)
 		return false
 	}
-	return !last.Before(slot)
+	// A start stamped well ahead of this host's clock was made by a clock
+	// stepped ahead, not in a slot still to come: taken for a run of every
+	// slot before it, it would hold the chart for as long as the step.
+	return !last.Before(slot) && !last.After(time.Now().Add(AheadGuard))
 }
+
+// AheadGuard is how far ahead of this host's clock a chart's recorded start
+// may be and still count as another host's run of a slot: hosts' clocks
+// differ by seconds, a clock stepped ahead by minutes. Past it, the chart's
+// lease alone keeps two hosts from running it at once.
+const AheadGuard = time.Minute
 
 // guarded runs the entry and turns a panic outside its run (a job's run
 // recovers its own) into a failed end.

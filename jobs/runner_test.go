@@ -149,6 +149,39 @@ func TestDaemonsSharingAStoreRunEachSlotOnce(t *testing.T) {
 	})
 }
 
+// TestAStartStampedAheadHoldsNoSlot: a chart's last start in the store
+// stamped well ahead of this host's clock (a host whose clock was stepped
+// ahead when it ran) is no run of the slots before it: the chart runs at
+// its slots, where taking the stamp as a run of each would leave it stale
+// for as long as the step.
+func TestAStartStampedAheadHoldsNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		ahead := time.Now().Add(15 * time.Minute)
+		r.LastStart = func(ctx context.Context, chart string) (time.Time, error) {
+			if chart == "US" {
+				return ahead, nil
+			}
+			return db.LastStart(ctx, chart)
+		}
+		every := 8 * time.Minute
+		done := make(chan error, 1)
+		go func() { done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}}).Run(ctx) }()
+		time.Sleep(17 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(src.at["US"]); n < 2 {
+			t.Errorf("US ran %d times in 17 minutes of an 8-minute schedule, want its two slots: a start stamped 15 minutes ahead held it", n)
+		}
+	})
+}
+
 // TestDaemonTellsObserveTheSlot: Observe sees the slot the schedule
 // started a pass for, and no slot for a catch-up at start, which ran for a
 // slot that passed while no daemon was there: a lag metric must not count
