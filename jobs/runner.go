@@ -373,8 +373,11 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started = map[string]time.Time{}
+	ahead := time.Now().Add(AheadGuard)
 	for name, at := range lastStart {
-		r.started[name] = at
+		if !at.After(ahead) { // one stamped by a clock stepped ahead holds no slot (ranElsewhere)
+			r.started[name] = at
+		}
 	}
 }
 

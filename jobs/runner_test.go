@@ -170,7 +170,9 @@ func TestAStartStampedAheadHoldsNoSlot(t *testing.T) {
 		}
 		every := 8 * time.Minute
 		done := make(chan error, 1)
-		go func() { done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}}).Run(ctx) }()
+		go func() {
+			done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every}, LastStart: map[string]time.Time{"US": ahead}}).Run(ctx)
+		}()
 		time.Sleep(17 * time.Minute)
 		close(drain)
 		if err := <-done; err != nil {
