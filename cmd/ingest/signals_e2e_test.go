@@ -162,7 +162,7 @@ func TestKillMidPassLeavesTheDatabaseWhole(t *testing.T) {
 
 // A stop within its grace: with the upstream slower than a page's timeout,
 // SIGTERM makes no call after it (no retry, no category or region read),
-// the page in flight gets jobs.StopBound, and the process exits well inside
+// the page in flight gets jobs.StopBound at most, and the process exits well inside
 // the 90 s the shipped units give, every run closed.
 func TestStopWithinItsGrace(t *testing.T) {
 	t.Parallel()
@@ -214,8 +214,11 @@ func TestStopWithinItsGrace(t *testing.T) {
 			if got, charged := ledgerUnits(t, h.db(), "default"), h.fake.Charged(testKey); got != charged {
 				t.Errorf("ledger holds %d units, upstream charged %d", got, charged)
 			}
-			if !strings.Contains(p.out.String(), "outlived the stop's bound") {
-				t.Errorf("no line says the page in flight was stopped at the bound\n%s", p.out)
+			// The page in flight ends at the stop's bound or, sooner, at its
+			// attempt's own (ingest.Delivery); either way no retry follows.
+			if out := p.out.String(); !strings.Contains(out, "outlived the stop's bound") &&
+				!strings.Contains(out, "a signal came before the next attempt, which was not made") {
+				t.Errorf("no line says the page in flight was stopped at a bound and not tried again\n%s", p.out)
 			}
 			for _, r := range runRows(t, openDB(t, h.db())) {
 				if r.Status != "interrupted" || r.Pages != 0 {
