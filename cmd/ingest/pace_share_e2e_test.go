@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -103,87 +102,5 @@ func TestLoneDaemonKeepsItsShareAcrossTheDayAndARestart(t *testing.T) {
 	}
 	if n := len(h.reqs.requests("/videoCategories")); n == 0 {
 		t.Errorf("the fake upstream saw no category read: the day's turn was not crossed as meant")
-	}
-}
-
-// TestWorkersOnOneRedisKeyShareByCount runs daemons on databases of their
-// own on one Redis key, as hosts do: each counts on its pool divided by the
-// workers the limiter saw spend in the window, a half with two, a third
-// with three, and a daemon restarted on its database stays one of the
-// three, its predecessor's spends its own, never a fourth worker.
-func TestWorkersOnOneRedisKeyShareByCount(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.withRedis()
-	type daemon struct {
-		p          *proc
-		db, region string
-		addr       string
-	}
-	start := func(name, region string) *daemon {
-		d := &daemon{db: filepath.Join(h.dir, name+".db"), region: region, addr: closedAddr(t)}
-		h.set("INGEST_DB", d.db)
-		d.p = h.start("run", "--every", "1m", "--regions", region, "--listen", d.addr)
-		return d
-	}
-	share := func(d *daemon) float64 {
-		return metricValue(httpGet("http://"+d.addr+"/metrics"), `ingest_pace_share{pool="default"}`)
-	}
-	// settle waits, a plan at a time, until every daemon counts on want of
-	// the pool: a joiner counts the others at its first plan after they
-	// spent, the others count it within one --every of its first spend.
-	settle := func(want float64, ds ...*daemon) {
-		t.Helper()
-		var got []float64
-		ok := waitFor(cmdTimeout, func() bool {
-			got = got[:0]
-			for _, d := range ds {
-				if d.p.exited() {
-					return true
-				}
-				got = append(got, share(d))
-			}
-			for _, v := range got {
-				if math.Abs(v-want) > 1e-9 {
-					return false
-				}
-			}
-			return true
-		})
-		for _, d := range ds {
-			if d.p.exited() {
-				t.Fatalf("the daemon on %s ended:\n%s", d.region, d.p.out)
-			}
-		}
-		if !ok {
-			t.Fatalf("shares of the default pool %v, want each %.3f", got, want)
-		}
-	}
-	a := start("a", "US")
-	settle(1, a)
-	b := start("b", "GB")
-	settle(0.5, a, b)
-	c := start("c", "DE")
-	settle(1.0/3, a, b, c)
-
-	a.p.signal(t, syscall.SIGTERM)
-	if code, ok := a.p.wait(cmdTimeout); !ok || code != 0 {
-		t.Fatalf("the daemon on US after SIGTERM: exited %v, code %d\n%s", ok, code, a.p.out)
-	}
-	again := start("a", "US")
-	// Its first plans, and one --every more: never a quarter.
-	settle(1.0/3, again, b, c)
-	until := time.Now().Add(70 * time.Second)
-	for time.Now().Before(until) && !again.p.exited() {
-		if v := share(again); v >= 0 && v < 1.0/3-1e-9 {
-			t.Fatalf("restarted on its own database, the daemon counts on %.3f of the pool: its predecessor taken for another worker\n%s", v, again.p.out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	for _, d := range []*daemon{again, b, c} {
-		d.p.signal(t, syscall.SIGTERM)
-		if code, ok := d.p.wait(cmdTimeout); !ok || code != 0 {
-			t.Errorf("the daemon on %s after SIGTERM: exited %v, code %d\n%s", d.region, ok, code, d.p.out)
-		}
 	}
 }
