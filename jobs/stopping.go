@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -31,9 +32,21 @@ type stoppingLimiter struct {
 	drain <-chan struct{}
 }
 
+// The signal is looked for again once the limiter has admitted the call:
+// a signal that came while the limiter decided would otherwise let a call
+// admitted after it go out. Such a call is given back unsent; if the give
+// back fails, the ledger keeps it as spent, which counts a unit too many,
+// never one too few.
 func (s stoppingLimiter) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
 	if stopping(s.drain) {
 		return ingest.Decision{}, ErrStopping
 	}
-	return s.Limiter.Take(ctx, by, op)
+	d, err := s.Limiter.Take(ctx, by, op)
+	if err != nil || !d.Allowed || !stopping(s.drain) {
+		return d, err
+	}
+	if err := s.Limiter.Refund(context.WithoutCancel(ctx), d.Call("", by)); err != nil {
+		return ingest.Decision{}, errors.Join(ErrStopping, fmt.Errorf("give back %s: %w", d.ID, err))
+	}
+	return ingest.Decision{}, ErrStopping
 }
