@@ -441,6 +441,22 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 	t.Logf("%d of 40 charged on the source, %d in all", onSource, charged)
 }
 
+// liveCopyBesideADaemon starts a daemon on h's database (src) over
+// regions on a pool of 40 units and, once it has caught up, copies the
+// database --live to target beside it; the daemon runs on.
+func liveCopyBesideADaemon(t *testing.T, h *harness, regions string) (src, target string, p *proc) {
+	t.Helper()
+	h.tightCosts(40)
+	src = h.db()
+	p = h.start("run", "--every", "1m", "--regions", regions)
+	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
+		t.Fatalf("the source's daemon did not catch up:\n%s", p.out)
+	}
+	target = filepath.Join(h.dir, "copy.db")
+	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	return src, target, p
+}
+
 // A live copy's worker holds its source for its whole life: after the
 // copy (--live, beside the source's daemon), the source's daemon stops and
 // a daemon starts on the copy, counting the source's calls; the source's
@@ -450,14 +466,7 @@ func TestDBCopyBesideARunningWorker(t *testing.T) {
 func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.tightCosts(40)
-	src := h.db()
-	p := h.start("run", "--every", "1m", "--regions", "US,GB")
-	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
-		t.Fatalf("the source's daemon did not catch up:\n%s", p.out)
-	}
-	target := filepath.Join(h.dir, "copy.db")
-	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	src, target, p := liveCopyBesideADaemon(t, h, "US,GB")
 	p.signal(t, syscall.SIGTERM)
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("the source's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, p.out)
@@ -563,14 +572,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 func TestWorkerOnALiveCopyRefusesWhileItsSourceRuns(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.tightCosts(40)
-	src := h.db()
-	p := h.start("run", "--every", "1m", "--regions", "US,GB,DE,FR")
-	if !waitFor(cmdTimeout, func() bool { return strings.Contains(p.out.String(), "start: caught up") || p.exited() }) {
-		t.Fatalf("the source's daemon did not catch up:\n%s", p.out)
-	}
-	target := filepath.Join(h.dir, "copy.db")
-	copyAgrees(t, h.mustRun(0, "db", "copy", "--live", "--to", target))
+	src, target, p := liveCopyBesideADaemon(t, h, "US,GB,DE,FR")
 	h.set("INGEST_DB", target)
 	before := h.fake.Charged(testKey)
 	for _, args := range [][]string{{"run", "--once"}, {"run", "--every", "1m"}} {
