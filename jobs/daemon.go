@@ -144,7 +144,8 @@ type Daemon struct {
 	LastStart map[string]time.Time
 	// Pacer, when set, decides at each of an entry's slots, and at the
 	// catch-up at start (asked at the time it runs), whether the entry runs
-	// there; it is told how every run it allowed ended. Nil runs every slot, and at start every
+	// there; it is told how every run it allowed ended, and asked once a
+	// period to look at the limiter (Look). Nil runs every slot, and at start every
 	// entry whose latest slot passed without a run.
 	Pacer Pacer
 	// Spent is what the run took before its passes on their behalf, by
