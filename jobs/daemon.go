@@ -144,7 +144,8 @@ type Daemon struct {
 	LastStart map[string]time.Time
 	// Pacer, when set, decides at each of an entry's slots, and at the
 	// catch-up at start (asked at the time it runs), whether the entry runs
-	// there; it is told how every run it allowed ended. Nil runs every slot, and at start every
+	// there; it is told how every run it allowed ended, and asked once a
+	// period to look at the limiter (Look). Nil runs every slot, and at start every
 	// entry whose latest slot passed without a run.
 	Pacer Pacer
 	// Spent is what the run took before its passes on their behalf, by
@@ -196,6 +197,11 @@ type Pacer interface {
 	// region's first pass of a day reads); and its status, "" when it did
 	// not run after all (another process had it).
 	Ran(name string, units, daily map[string]int64, status ingest.RunStatus)
+	// Look is asked once a period, between the slots: the pacer reads the
+	// limiter again and re-plans when a worker joined or left a pool, so
+	// that a running daemon counts one within a period whatever its
+	// entries' slots.
+	Look(ctx context.Context)
 }
 
 // runPaced runs e for slot when the pacer (if any) allows it, and tells
@@ -265,6 +271,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			"first_slot", f.next.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
+	stopLooking, looked := make(chan struct{}), make(chan struct{}) // awaited: a look publishes a plan in the database
+	go func() {
+		defer close(looked)
+		d.look(ctx, stopLooking)
+	}()
 	caughtUp := make(chan struct{}) // awaited: nothing of the daemon logs after it returns
 	go func() {
 		defer close(caughtUp)
@@ -286,9 +297,31 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case end = <-r.ending():
 	}
 	c.Stop()
+	close(stopLooking)
 	r.wait(ctx)
 	<-caughtUp
+	<-looked
 	return end
+}
+
+// look asks the pacer (if any) to look at the limiter once a period until
+// stop closes (Pacer.Look): the slots alone may leave its plan for longer.
+func (d *Daemon) look(ctx context.Context, stop <-chan struct{}) {
+	if d.Pacer == nil || d.Every <= 0 {
+		return
+	}
+	tick := time.NewTicker(d.Every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			d.Pacer.Look(ctx)
+		}
+	}
 }
 
 // firing is an entry's schedule as cron sees it, remembering the times it

@@ -131,6 +131,8 @@ func (p *everyOther) Due(_ context.Context, name string, _ time.Time) bool {
 	return true
 }
 
+func (*everyOther) Look(context.Context) {}
+
 func (p *everyOther) Ran(name string, _, _ map[string]int64, st ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -43,8 +43,10 @@ type Config struct {
 	// are read on it, as the limiter's window and the jobs' stamps are.
 	Clock  ingest.Clock
 	Logger *slog.Logger // slog.Default when nil
-	// Refresh is the longest a plan is kept without an event: other
-	// workers' spend shows only when the state is read again.
+	// Refresh is the longest a plan is kept without an event, as the
+	// slots' asks see it: other workers' spend shows only when the state
+	// is read again. A worker joining or leaving a pool is the daemon's
+	// look's (Look), which does not wait for a slot.
 	Refresh time.Duration
 	// DueFrom says the entries run when a cron starts run --once, not at
 	// their slots: the plan's next run of each is then the time from which

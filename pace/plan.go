@@ -18,7 +18,8 @@
 // spend, each entry's last pass and its cost from the worker's database
 // (so a restart costs nothing), reads the limiter's state, re-plans on the
 // events that change the picture (a refusal, an upstream block, a pass
-// dearer than planned, another worker's spend, the reset) and decides, at
+// dearer than planned, another worker's spend, a worker joining or leaving
+// the pool, which a look finds (Look), the reset) and decides, at
 // each of an entry's staggered slots, whether the entry runs there.
 package pace
 

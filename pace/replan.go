@@ -29,6 +29,56 @@ func (p *Pacer) replan(ctx context.Context) {
 		p.logger().Warn("pace: the limiter did not answer; keeping the plan", ingest.LogErr, err)
 		return
 	}
+	p.planFrom(ctx, states, now, why)
+}
+
+// Look reads the limiter's pools and makes the plan again when a pool's
+// workers are not those the plan counted (a worker joined it, or the last
+// spend of one that left has left its window), or an event asked for a
+// plan. The daemon asks once a period (--every), between the slots: the
+// slots alone leave a plan for longer, a tier's period apart, and a plan
+// made off them (at a pass's end, at start) is not yet a period old at
+// the next, so without it a worker joining would be counted a period late
+// or more (docs/operations.md, "Other workers"). One read of the limiter;
+// the plan is made again only when something changed. Before the first
+// plan it does nothing: the first ask at a slot plans.
+func (p *Pacer) Look(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.planAt.IsZero() {
+		return
+	}
+	now := p.now()
+	states, err := p.cfg.State(ctx)
+	if err != nil {
+		// The next slot's ask says so, and keeps the plan as this does.
+		p.logger().Debug("pace: the limiter did not answer a look; keeping the plan", ingest.LogErr, err)
+		return
+	}
+	why := p.stale
+	if why == "" {
+		why = p.recount(states)
+	}
+	if why != "" {
+		p.planFrom(ctx, states, now, why)
+	}
+}
+
+// recount says why the plan is made again when a pool's workers, as the
+// limiter counts them in states, are not those the plan counted (share);
+// "" when they are.
+func (p *Pacer) recount(states []ingest.PoolState) string {
+	for _, st := range states {
+		if _, ok := p.pool(st.Pool); ok && 1+max(st.Others, 0) != max(p.workers[st.Pool], 1) {
+			return "a worker joined or left a pool"
+		}
+	}
+	return ""
+}
+
+// planFrom makes the plan from the limiter's states read at now, and
+// publishes it.
+func (p *Pacer) planFrom(ctx context.Context, states []ingest.PoolState, now time.Time, why string) {
 	if p.cfg.History != nil {
 		p.load(ctx, now)
 	}

@@ -199,3 +199,48 @@ func TestOtherWorkersShareThePool(t *testing.T) {
 		}
 	}
 }
+
+// A look (the daemon's, once a period between the slots) reads the
+// limiter once and makes the plan again only when a pool's workers are
+// not those the plan counted: a worker joining is counted at the look
+// after its first spend, one leaving at the look after its last left the
+// window, each said in one line, and a look that finds the same workers
+// makes no plan. Before the first plan a look reads nothing.
+func TestLookReplansWhenTheWorkersChange(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 1000, Window: 24 * time.Hour}
+	now, others, reads, plans := t0, 0, 0, 0
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		reads++
+		return []ingest.PoolState{{Pool: "default", Limit: 1000, Used: 100, Remaining: 900, Others: others}}, nil
+	}
+	var logs bytes.Buffer
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("US", 0, time.Hour, 4)},
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Refresh: time.Hour, Publish: func(context.Context, pace.Status) { plans++ }})
+	ctx := context.Background()
+	p.Look(ctx)
+	if reads != 0 || plans != 0 {
+		t.Fatalf("a look before the first plan read the limiter %d times and planned %d, want neither", reads, plans)
+	}
+	p.Due(ctx, "US", t0)
+	for i, step := range []struct {
+		others int
+		plans  int
+		share  float64
+	}{{0, 1, 1}, {1, 2, 0.5}, {1, 2, 0.5}, {2, 3, 1.0 / 3}, {0, 4, 1}, {0, 4, 1}} {
+		now, others = t0.Add(time.Duration(i+1)*time.Minute), step.others
+		reads = 0
+		p.Look(ctx)
+		st := p.Status()
+		if reads != 1 || plans != step.plans || st.Pools[0].Share != step.share {
+			t.Errorf("look %d (%d others): %d reads, %d plans in all, share %.3f; want 1 read, %d plans, share %.3f",
+				i, step.others, reads, plans, st.Pools[0].Share, step.plans, step.share)
+		}
+	}
+	for _, line := range []string{"pool=default workers=2 share=0.5", "pool=default workers=3 share=0.3333333333333333", "counting on the whole pool"} {
+		if n := strings.Count(logs.String(), line); n != 1 {
+			t.Errorf("%d lines with %q, want one:\n%s", n, line, logs.String())
+		}
+	}
+}
