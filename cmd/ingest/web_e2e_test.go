@@ -50,7 +50,7 @@ func startDashboardWith(t *testing.T, env ...string) *dashboard {
 		t.Fatal(err)
 	}
 	h.set("INGEST_API_PLANS", plans)
-	p := h.start("serve", "--listen", addr, "--regions", "US,GB")
+	p := h.startFor(longTimeout, "serve", "--listen", addr, "--regions", "US,GB") // the browser checks may outlast a command's bound on a busy machine
 	d := &dashboard{h: h, base: "http://" + addr, proc: p}
 	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/api/v1/runs", true); return code == 200 }) {
 		t.Fatalf("ingest serve never answered on %s\n%s", addr, p.out)
