@@ -22,7 +22,10 @@ const dearer = 1.1
 // own spend; a completed pass is a cost measure of the rest, as the
 // worker's history measures a pass; a pass dearer than planned, an
 // entry's first, or one stopped for want of quota makes the plan again at
-// once; the plan is published after every pass.
+// once; the plan is published after every pass. A pass that did not
+// complete and spent nothing (status "": it did not run after all) gives
+// back what its grant took: its entry's next slot asks as if it had not
+// been granted (docs/operations.md, "Pacing").
 func (p *Pacer) Ran(name string, units, daily map[string]int64, status ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -39,7 +42,19 @@ func (p *Pacer) Ran(name string, units, daily map[string]int64, status ingest.Ru
 		return
 	}
 	slot, granted := p.running[name]
+	was := p.before[name]
 	delete(p.running, name)
+	delete(p.before, name)
+	if granted && status != ingest.StatusCompleted && spentNothing(units) {
+		// It spent none of what its credit stood for: it did not run
+		// after all, or failed before the limiter admitted a call (the
+		// limiter unavailable). The entry's next slot asks as if this one
+		// had not been granted.
+		p.credit[name] = was.credit
+		if p.asked[name] = was.at; !was.asked {
+			delete(p.asked, name)
+		}
+	}
 	switch status {
 	case ingest.StatusStopped:
 		p.stale = "a pass was stopped for want of quota"
@@ -81,6 +96,16 @@ func (p *Pacer) measured(i int, units map[string]int64) {
 	}
 	p.recent[e.Name] = r
 	e.Cost = mean(r)
+}
+
+// spentNothing reports whether a pass's units, by pool, are all zero.
+func spentNothing(units map[string]int64) bool {
+	for _, u := range units {
+		if u != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // passCost is what a pass spent less what it spent outside its own cost.

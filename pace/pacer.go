@@ -27,11 +27,11 @@ type Config struct {
 	// from the same figures; without it, the pacer counts only what it saw
 	// run, and an entry's cost is the mean of its last passes.
 	History func(ctx context.Context, now time.Time) (History, error)
-	// LastPass, when set, reads when an entry's latest pass started in the
-	// database, asked at each of its slots: a pass another process on the
-	// database ran counts as this one's, so that two daemons on one
-	// database (PostgreSQL, several hosts) run each entry at its cadence
-	// between them rather than each at its own.
+	// LastPass, when set, reads when an entry's latest completed pass
+	// started in the database, asked at each of its slots: a pass another
+	// process on the database ran counts as this one's, so that two
+	// daemons on one database (PostgreSQL, several hosts) run each entry
+	// at its cadence between them rather than each at its own.
 	LastPass func(ctx context.Context, name string) (time.Time, error)
 	// Daily is what the worker spends a day outside its entries' passes,
 	// by pool (the category names each region's first pass of a day
@@ -69,13 +69,16 @@ type Pacer struct {
 	recent  map[string][]map[string]float64 // each entry's last passes' costs
 	credit  map[string]float64
 	asked   map[string]time.Time
-	last    map[string]time.Time         // each entry's latest completed pass
-	running map[string]time.Time         // entries granted a pass not yet ended, by slot
-	mine    map[string][]Spent           // by pool
-	room    map[string]float64           // what the pools hold now, less the passes granted since
-	top     map[string]float64           // a round of the level 0 entries, by pool
-	rates   map[group]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
-	back    map[string]time.Time         // since when the plans keep each entry held dropped (hold)
+	last    map[string]time.Time // each entry's latest completed pass
+	running map[string]time.Time // entries granted a pass not yet ended, by slot
+	// before is each running entry's ask and credit as they were before
+	// its grant: what a pass that spent nothing gives back (Ran).
+	before map[string]ask
+	mine   map[string][]Spent           // by pool
+	room   map[string]float64           // what the pools hold now, less the passes granted since
+	top    map[string]float64           // a round of the level 0 entries, by pool
+	rates  map[group]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
+	back   map[string]time.Time         // since when the plans keep each entry held dropped (hold)
 	// returned is when the plan last took each entry back (hold).
 	returned map[string]time.Time
 	states   []ingest.PoolState
@@ -97,7 +100,7 @@ func New(c Config) (*Pacer, error) {
 	}
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
-		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{},
+		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
 		workers: map[string]int{}}
 	for i, e := range c.Entries {
@@ -173,6 +176,8 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		// as a restarted pacer's does.
 		return false
 	}
+	was := ask{credit: p.credit[name]}
+	was.at, was.asked = p.asked[name]
 	p.asked[name] = latest(slot, p.counted(i, p.last[name], slotted))
 	if c < 1-1e-9 {
 		p.credit[name] = c
@@ -187,6 +192,14 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = 0 // a catch-up is the next slot's pass (counted), with nothing kept
 	}
 	p.running[name] = slot
+	p.before[name] = was
 	p.take(i)
 	return true
+}
+
+// ask is an entry's last ask and the credit it kept there (Due).
+type ask struct {
+	at     time.Time
+	asked  bool
+	credit float64
 }

@@ -218,3 +218,29 @@ func TestLastStartLeavesInterruptedOut(t *testing.T) {
 		}
 	})
 }
+
+// A failed pass fetched the chart no fresher: the chart's last completed
+// start, which its cadence runs from, is the pass before it, while its
+// last start (a slot another daemon tried) is the failed one.
+func TestLastCompletedStartLeavesFailedOut(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+		for i, status := range []ingest.RunStatus{ingest.StatusCompleted, ingest.StatusFailed} {
+			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at.Add(time.Duration(i)*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := db.LastCompletedStart(ctx, "US"); err != nil || !got.Equal(at) {
+			t.Errorf("last completed start %v (%v), want the completed pass's %v", got, err, at)
+		}
+		if got, err := db.LastStart(ctx, "US"); err != nil || !got.Equal(at.Add(time.Hour)) {
+			t.Errorf("last start %v (%v), want the failed pass's %v", got, err, at.Add(time.Hour))
+		}
+	})
+}

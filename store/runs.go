@@ -54,10 +54,22 @@ func (db *DB) LastRuns(ctx context.Context, kind ingest.PageKind) (map[string]Ru
 // that pass did not serve its slot, so a restart catches it up; zero when
 // there is none.
 func (db *DB) LastStart(ctx context.Context, chart string) (time.Time, error) {
+	return db.lastStart(ctx, chart, `status NOT IN ('running', 'interrupted')`)
+}
+
+// LastCompletedStart is when the newest completed trending run of chart
+// counts from, as LastStart counts it: the pass the chart's cadence runs
+// from (a failed pass fetched the chart no fresher); zero when there is
+// none.
+func (db *DB) LastCompletedStart(ctx context.Context, chart string) (time.Time, error) {
+	return db.lastStart(ctx, chart, `status = 'completed'`)
+}
+
+func (db *DB) lastStart(ctx context.Context, chart, status string) (time.Time, error) {
 	region, category, _ := strings.Cut(chart, "/")
 	var started sql.NullInt64
 	err := db.r.QueryRowContext(ctx, `SELECT coalesce(slot_ms, started_ms) FROM runs
-WHERE kind = ?1 AND region = ?2 AND category = ?3 AND status NOT IN ('running', 'interrupted')
+WHERE kind = ?1 AND region = ?2 AND category = ?3 AND `+status+`
 ORDER BY id DESC LIMIT 1`, string(ingest.Trending), region, category).Scan(&started)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil

@@ -190,7 +190,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 	entries := jobs.PaceEntries(es, h.Costs)
 	led := ledger.New(p.DB)
 	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
-		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastStart,
+		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastCompletedStart,
 		Daily: jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
 		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Clock: h.clock()})
 	if err != nil {

@@ -25,6 +25,27 @@ func open(h *host, pg *pgServer) (*sql.DB, error) {
 	return sql.Open("sqlite", "file:"+h.db+"?mode=ro")
 }
 
+// eachDatabase calls fn once for each database of hosts, with the first
+// of hosts on it and the database open for reading, closed after.
+func eachDatabase(t *testing.T, hosts []*host, pg *pgServer, fn func(h *host, db *sql.DB)) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if seen[h.db] {
+			continue
+		}
+		seen[h.db] = true
+		db, err := open(h, pg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer db.Close()
+			fn(h, db)
+		}()
+	}
+}
+
 // planSample is each chart's planned cadence in one database's recorded
 // plan (pace_plans, as report and the dashboard show it) at one moment.
 type planSample struct {
@@ -40,10 +61,13 @@ type planLog struct {
 	pg *pgServer
 	mu sync.Mutex
 	by map[string][]planSample // by database
+	// raw is each plan read, as the database holds it, by database: the
+	// history's third half, for a reader after the verdict.
+	raw map[string][]string
 }
 
 func newPlanLog(t *testing.T, pg *pgServer) *planLog {
-	return &planLog{t: t, pg: pg, by: map[string][]planSample{}}
+	return &planLog{t: t, pg: pg, by: map[string][]planSample{}, raw: map[string][]string{}}
 }
 
 // sample reads the hosts' plans until the returned stop is called.
@@ -95,6 +119,7 @@ func (p *planLog) read(h *host) {
 	}
 	p.mu.Lock()
 	p.by[h.db] = append(p.by[h.db], s)
+	p.raw[h.db] = append(p.raw[h.db], s.at.UTC().Format("15:04:05.000")+"\t"+text)
 	p.mu.Unlock()
 }
 
@@ -220,16 +245,7 @@ func checkPages(t *testing.T, up *upstream, g *group, pg *pgServer) {
 	charged := up.fake.ChargedByOp(g.key)[ingest.OpVideosList]
 	up.mu.Unlock()
 	var ledgered, givenBack, stored int64
-	seen := map[string]bool{}
-	for _, h := range g.hosts {
-		if seen[h.db] {
-			continue
-		}
-		seen[h.db] = true
-		db, err := open(h, pg)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachDatabase(t, g.hosts, pg, func(h *host, db *sql.DB) {
 		var n, back, p int64
 		if err := db.QueryRow(`SELECT count(*) FROM ledger WHERE op = 'videos.list'`).Scan(&n); err != nil {
 			t.Errorf("%s: read its ledger: %v", h.name, err)
@@ -243,9 +259,8 @@ func checkPages(t *testing.T, up *upstream, g *group, pg *pgServer) {
 		if err := db.QueryRow(`SELECT COALESCE(sum(pages), 0) FROM runs WHERE kind = 'trending'`).Scan(&p); err != nil {
 			t.Errorf("%s: read its runs: %v", h.name, err)
 		}
-		db.Close()
 		ledgered, givenBack, stored = ledgered+n, givenBack+back, stored+p
-	}
+	})
 	t.Logf("%s: chart pages: %d charged, %d in the ledgers (%d of them given back as never made), %d stored", g.name, charged, ledgered, givenBack, stored)
 	if charged > ledgered-givenBack {
 		t.Errorf("%s: the upstream charged %d chart calls, the ledgers hold %d that were not given back: a call was made that no ledger counts", g.name, charged, ledgered-givenBack)
@@ -258,12 +273,7 @@ func checkPages(t *testing.T, up *upstream, g *group, pg *pgServer) {
 // host that runs it from spending over the gap, plus grace. A chart the
 // plan dropped has no bound while dropped; it is said.
 func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults []fault, begin, end time.Time) {
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		if seen[h.db] {
-			continue
-		}
-		seen[h.db] = true
+	eachDatabase(t, hosts, pg, func(h *host, db *sql.DB) {
 		var on []*host // the hosts that run its charts
 		for _, o := range hosts {
 			if o.db == h.db {
@@ -281,10 +291,6 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 			}
 			return d
 		}
-		db, err := open(h, pg)
-		if err != nil {
-			t.Fatal(err)
-		}
 		starts := map[string][]time.Time{}
 		rows, err := db.Query(`SELECT region, category, started_ms FROM runs WHERE kind = 'trending' AND status = 'completed' ORDER BY started_ms`)
 		if err != nil {
@@ -301,7 +307,6 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 			starts[name] = append(starts[name], time.UnixMilli(ms))
 		}
 		rows.Close()
-		db.Close()
 		var names []string
 		for _, o := range on {
 			names = append(names, o.name)
@@ -332,7 +337,7 @@ func checkGaps(t *testing.T, hosts []*host, pg *pgServer, plans *planLog, faults
 			t.Logf("%s %s: %d completed runs, worst gap %s from %s (its bound %s)%s; planned every: %s", strings.Join(names, ","), chart, len(starts[chart]),
 				worst.length.Round(time.Second), worst.from.UTC().Format("15:04:05"), worst.bound().Round(time.Second), note, plans.changes(h.db, chart))
 		}
-	}
+	})
 }
 
 // gap is a span without a completed run of a chart, and what bounds it.
@@ -413,22 +418,13 @@ func sumUnits(cs []charge) (n int64) {
 func ledgerCalls(t *testing.T, g *group, pg *pgServer) []charge {
 	t.Helper()
 	var out []charge
-	seen := map[string]bool{}
-	for _, h := range g.hosts {
-		if seen[h.db] {
-			continue
-		}
-		seen[h.db] = true
-		db, err := open(h, pg)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachDatabase(t, g.hosts, pg, func(h *host, db *sql.DB) {
 		rows, err := db.Query(`SELECT l.at_ms, l.units, l.op, l.region, COALESCE(l.run_id, 0) FROM ledger l
 			WHERE l.pool = 'default' AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)`)
 		if err != nil {
-			db.Close()
 			t.Fatalf("%s: read its ledger: %v", h.name, err)
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var ms, units, run int64
 			var op, region string
@@ -437,9 +433,7 @@ func ledgerCalls(t *testing.T, g *group, pg *pgServer) []charge {
 			}
 			out = append(out, charge{at: time.UnixMilli(ms), units: units, host: h.name, op: op, region: region, page: fmt.Sprint("run ", run)})
 		}
-		rows.Close()
-		db.Close()
-	}
+	})
 	slices.SortFunc(out, func(a, b charge) int { return a.at.Compare(b.at) })
 	return out
 }
@@ -467,4 +461,31 @@ func writeHistory(t *testing.T, dir string, up *upstream, g *group, admitted []c
 	write(g.key+".charged.tsv", cs)
 	write(g.key+".admitted.tsv", admitted)
 	t.Logf("%s: the history is in %s (%s.charged.tsv, %s.admitted.tsv)", g.name, dir, g.key, g.key)
+}
+
+// writeHosts writes the hosts' half of the history into dir: each host's
+// log, and each database's plans as read (the time, then the plan as
+// pace_plans holds it), named by its first host.
+func writeHosts(t *testing.T, dir string, hosts []*host, plans *planLog) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if log, err := os.ReadFile(h.log.Name()); err == nil {
+			os.WriteFile(filepath.Join(dir, h.name+".log"), log, 0o644)
+		}
+		if seen[h.db] {
+			continue
+		}
+		seen[h.db] = true
+		plans.mu.Lock()
+		text := strings.Join(plans.raw[h.db], "\n")
+		plans.mu.Unlock()
+		if err := os.WriteFile(filepath.Join(dir, h.name+".plans.tsv"), []byte(text+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("the hosts' logs and plans are in %s (<host>.log, <first host>.plans.tsv)", dir)
 }

@@ -342,6 +342,9 @@ func TestPartition(t *testing.T) {
 		checkCharges(t, up, g, admitted)
 		checkPages(t, up, g, pg)
 	}
+	if *keep != "" {
+		writeHosts(t, *keep, hosts, plans)
+	}
 	checkGaps(t, hosts, pg, plans, faults, begin, finish)
 }
 
