@@ -25,8 +25,7 @@ func TestTrackBesideAWriterNeverDeadlocks(t *testing.T) {
 				url = pgtest.URL(t)
 			}
 			db, worker := open(t, url), open(t, url)
-			ctx, stop := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
+			ctx := t.Context()
 			var mu sync.Mutex
 			var saveErr error
 			failed := func(err error) {
@@ -34,40 +33,58 @@ func TestTrackBesideAWriterNeverDeadlocks(t *testing.T) {
 				defer mu.Unlock()
 				saveErr = err
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				videos := make([]ingest.Video, 50)
-				for i := range videos {
-					videos[i] = vid(fmt.Sprintf("v%02d", i), "a song")
+			videos := make([]ingest.Video, 50)
+			for i := range videos {
+				videos[i] = vid(fmt.Sprintf("v%02d", i), "a song")
+			}
+			// Each install and removal runs beside the worker's writes
+			// begun just before it: a run of pages, and decisions of the
+			// embedded limiter (its clock row read first, then its log and
+			// the ledger written). They stop when it returns, or after a
+			// run: SQLite hands its write lock to no one in turn, so
+			// writes without end would keep the install waiting as long
+			// as chance wants, the worker writing all along.
+			decisions := 0
+			beside := func(install func() error) error {
+				done := make(chan struct{})
+				over := func() bool {
+					select {
+					case <-done:
+						return true
+					default:
+						return false
+					}
 				}
-				for ctx.Err() == nil {
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
 					id, err := worker.StartRun(ctx, "US", "", ingest.Trending, t0)
-					for n := 1; err == nil && n <= 4; n++ {
+					for n := 1; err == nil && n <= 4 && !over(); n++ {
 						err = worker.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: "US", Number: n, Videos: videos, Fetched: t0})
 					}
-					if err != nil && ctx.Err() == nil {
+					if err != nil {
 						failed(err)
-						return
 					}
-				}
-			}()
-			// and a decision of the embedded limiter: its clock row read
-			// first, then its log and the ledger written
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := 0; ctx.Err() == nil; n++ {
-					err := decide(ctx, worker, n)
-					if err != nil && ctx.Err() == nil {
-						failed(err)
-						return
+				}()
+				go func() {
+					defer wg.Done()
+					for k := 0; k < 5 && !over(); k++ {
+						if err := decide(ctx, worker, decisions); err != nil {
+							failed(err)
+							return
+						}
+						decisions++
 					}
-				}
-			}()
+				}()
+				err := install()
+				close(done)
+				wg.Wait()
+				return err
+			}
 			retried := 0
 			for i := 0; i < 40; i++ {
-				if err := Track(ctx, db, func(error) { retried++ }); err != nil {
+				if err := beside(func() error { return Track(ctx, db, func(error) { retried++ }) }); err != nil {
 					t.Errorf("install %d beside the worker: %v", i, err)
 					break
 				}
@@ -79,15 +96,13 @@ func TestTrackBesideAWriterNeverDeadlocks(t *testing.T) {
 						t.Fatalf("install %d: %d tables tracked of %d", i, n, len(copyTables))
 					}
 				}
-				if err := Untrack(ctx, db, func(error) { retried++ }); err != nil {
+				if err := beside(func() error { return Untrack(ctx, db, func(error) { retried++ }) }); err != nil {
 					t.Errorf("removal %d beside the worker: %v", i, err)
 					break
 				}
 			}
-			stop()
-			wg.Wait()
 			if saveErr != nil {
-				t.Errorf("the worker's page beside the installs: %v", saveErr)
+				t.Errorf("the worker's writes beside the installs: %v", saveErr)
 			}
 			t.Logf("%d refusals tried again", retried)
 		})

@@ -294,7 +294,9 @@ func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	src := filepath.Join(h.dir, "old.db")
-	buildHistory(t, src, 31, "US")
+	// a run every six hours: what is left out is what lies past the
+	// standing's bound, whatever the runs' density
+	buildHistory(t, src, 31, "US:tier=6")
 	cut := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
 	old := `SELECT count(*) FROM runs WHERE kind = 'trending' AND started_ms < $1`
 	held := queryInt(t, openDB(t, src), strings.ReplaceAll(old, "$1", "?"), cut)
