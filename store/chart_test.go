@@ -197,6 +197,22 @@ func TestChartsMarkMovesWithTheCharts(t *testing.T) {
 	})
 }
 
+// passesOfUS records one pass of US's chart an hour from at, ending as
+// each status says.
+func passesOfUS(t *testing.T, db *DB, at time.Time, statuses ...ingest.RunStatus) {
+	t.Helper()
+	ctx := context.Background()
+	for i, status := range statuses {
+		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at.Add(time.Duration(i)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A pass a signal interrupted is no start: the chart's last start is the
 // pass before it, so a restart catches the interrupted one up.
 func TestLastStartLeavesInterruptedOut(t *testing.T) {
@@ -204,15 +220,7 @@ func TestLastStartLeavesInterruptedOut(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
 		at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-		for i, status := range []ingest.RunStatus{ingest.StatusCompleted, ingest.StatusInterrupted} {
-			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at.Add(time.Duration(i)*time.Hour))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		passesOfUS(t, db, at, ingest.StatusCompleted, ingest.StatusInterrupted)
 		if got, err := db.LastStart(ctx, "US"); err != nil || !got.Equal(at) {
 			t.Errorf("last start %v (%v), want the completed pass's %v", got, err, at)
 		}
@@ -227,15 +235,7 @@ func TestLastCompletedStartLeavesFailedOut(t *testing.T) {
 	eachStore(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
 		at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-		for i, status := range []ingest.RunStatus{ingest.StatusCompleted, ingest.StatusFailed} {
-			id, err := db.StartRun(ctx, "US", "", ingest.Trending, at.Add(time.Duration(i)*time.Hour))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		passesOfUS(t, db, at, ingest.StatusCompleted, ingest.StatusFailed)
 		if got, err := db.LastCompletedStart(ctx, "US"); err != nil || !got.Equal(at) {
 			t.Errorf("last completed start %v (%v), want the completed pass's %v", got, err, at)
 		}
