@@ -93,18 +93,37 @@ const (
 // statement after the lock sees what the host that held it before
 // committed (a snapshot taken before the lock would not). A transaction
 // that goes idle longer than timeout, its host gone or hung mid-way, is
-// ended by the server, and its lock with it: other hosts wait no longer
-// than they would for an answer.
+// ended by the server, and its lock with it.
+//
+// The turn follows the queue: the lock is asked for with half the timeout,
+// and asked for again while the server keeps saying it is held, each
+// answer a sign the server works (silence.Bound); the holders ahead are
+// each ended by the server if they go idle. Only ctx ends the wait.
 func (t pgTurns) Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error) {
+	for {
+		tx, err := t.turn(ctx, quotaKey, timeout)
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || pe.Code != "55P03" || ctx.Err() != nil {
+			return tx, err
+		}
+	}
+}
+
+// turn is one ask for the quota key's lock.
+func (t pgTurns) turn(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error) {
 	tx, err := t.w.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return nil, err
 	}
-	ms := fmt.Sprintf("%dms", timeout.Milliseconds())
+	idle := fmt.Sprintf("%dms", timeout.Milliseconds())
+	wait := fmt.Sprintf("%dms", max(timeout.Milliseconds()/2, 1))
 	_, err = tx.ExecContext(ctx, `SELECT set_config('idle_in_transaction_session_timeout', ?1, true),
-		set_config('lock_timeout', ?1, true)`, ms)
+		set_config('lock_timeout', ?2, true)`, idle, wait)
 	if err == nil {
 		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?1, hashtext(?2))`, pgQuotaLockClass, quotaKey)
+	}
+	if err == nil { // the decision's own statements wait the whole timeout
+		_, err = tx.ExecContext(ctx, `SELECT set_config('lock_timeout', ?1, true)`, idle)
 	}
 	if err != nil {
 		tx.Rollback()

@@ -12,15 +12,17 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/silence"
 )
 
 // SQLiteTimeout is how long the embedded limiter waits for SQLite's write
 // lock, as long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
-// PostgresTimeout bounds a decision on PostgreSQL: it waits its turn
-// behind other hosts' decisions and for a connection of the store's pool,
-// which pages being written may hold.
+// PostgresTimeout is how long a decision on PostgreSQL waits for the
+// server's next answer (silence.Bound): a decision of many statements, or
+// one waiting its turn behind other hosts', takes as long as the server
+// keeps answering; a server silent this long is down.
 const PostgresTimeout = 5 * time.Second
 
 // SQLite is the embedded limiter in a SQLite database, for one host:
@@ -126,7 +128,7 @@ func (s *embedded) Spend(ctx context.Context, by ingest.Caller, op string, charg
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	tctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	tctx, cancel := silence.Bound(ctx, s.opts.Timeout)
 	defer cancel()
 	d, err := s.spend(tctx, op, cs, up)
 	var cerr *ConfigError
@@ -410,7 +412,7 @@ func (s *embedded) Block(ctx context.Context, pool, op string) (time.Time, error
 // write runs fn in a transaction alone on the quota key, bounded by the
 // timeout (and at least least), and commits.
 func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *sql.Tx) error) error {
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, least))
+	ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, least))
 	defer cancel()
 	tx, err := s.t.Turns.Decide(ctx, s.opts.QuotaKey, s.opts.Timeout)
 	if err != nil {
@@ -428,7 +430,7 @@ func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *s
 // find it missing from the log and put it back.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 	return s.opts.refund(ctx, call, true, func(ctx context.Context, call ingest.Call) error {
-		ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+		ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
 		defer cancel()
 		return s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID)
 	})
@@ -439,7 +441,7 @@ func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 // counts them all the same. It counts no other worker (Others): the log
 // lives in one database, and every process on it is one worker.
 func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
 	tx, err := s.t.Turns.Read(ctx)
 	if err != nil {
@@ -578,7 +580,7 @@ func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 // release it. Lease times are leaseClock's.
 func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
 	tok := token()
-	tctx, cancel := context.WithTimeout(ctx, max(s.opts.Timeout, 5*time.Second))
+	tctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
 	now, err := s.leaseClock(tctx, nil)
 	ok := false

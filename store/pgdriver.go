@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/ingestworks/ingest/internal/silence"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -32,23 +35,45 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
 
-// pgConn is a pgx connection whose statements are rebound.
+// pgConn is a pgx connection whose statements are rebound, and whose
+// replies count as answers to a silence.Bound on their context.
 type pgConn struct{ *stdlib.Conn }
+
+// answered tells a silence.Bound over ctx that the server replied: with a
+// result or with an error of its own, not with the driver's giving up.
+func answered(ctx context.Context, err error) {
+	var pe *pgconn.PgError
+	if err == nil || errors.As(err, &pe) {
+		silence.Answered(ctx)
+	}
+}
+
+func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.Conn.BeginTx(ctx, opts)
+	answered(ctx, err)
+	return tx, err
+}
 
 func (c *pgConn) Prepare(q string) (driver.Stmt, error) {
 	return c.Conn.Prepare(rebind(q))
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, rebind(q))
+	st, err := c.Conn.PrepareContext(ctx, rebind(q))
+	answered(ctx, err)
+	return st, err
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, rebind(q), args)
+	r, err := c.Conn.ExecContext(ctx, rebind(q), args)
+	answered(ctx, err)
+	return r, err
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, rebind(q), args)
+	rows, err := c.Conn.QueryContext(ctx, rebind(q), args)
+	answered(ctx, err)
+	return rows, err
 }
 
 // CheckNamedValue passes a bool as 0 or 1: SQLite has no boolean type, so
