@@ -73,24 +73,34 @@ func (l *lab) heal(a, b string) {
 	l.must("ip", "-n", l.ns(b), "route", "del", "blackhole", l.nodes[a]+"/32")
 }
 
-// canDelay says whether this kernel has netem, for delays and loss on a link.
-func (l *lab) canDelay(node string) bool {
+// shaper is how this kernel can slow a link: "netem" (delay and random
+// loss), "tbf" (a token bucket: a slow link whose queue, past its bound,
+// drops packets), or "" when it has neither.
+func (l *lab) shaper(node string) string {
 	ns := l.ns(node)
-	if err := exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", ns+"a", "root", "netem", "delay", "1ms").Run(); err != nil {
-		return false
+	for _, q := range [][]string{{"netem", "delay", "1ms"}, {"tbf", "rate", "1mbit", "burst", "4kb", "latency", "50ms"}} {
+		add := append([]string{"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", ns + "a", "root"}, q...)
+		if err := exec.Command(add[0], add[1:]...).Run(); err == nil {
+			exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", ns+"a", "root").Run()
+			return q[0]
+		}
 	}
-	exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", ns+"a", "root").Run()
-	return true
+	return ""
 }
 
+// delay puts the qdisc spec (its kind first) on node's link, each way:
+// on its own end, which its packets leave by, and on the bridge's end,
+// which the packets sent to it leave by.
 func (l *lab) delay(node, spec string) {
 	ns := l.ns(node)
-	l.must(append([]string{"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", ns + "a", "root", "netem"}, strings.Fields(spec)...)...)
+	l.must(append([]string{"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", ns + "a", "root"}, strings.Fields(spec)...)...)
+	l.must(append([]string{"ip", "netns", "exec", l.ns("sw"), "tc", "qdisc", "add", "dev", ns + "b", "root"}, strings.Fields(spec)...)...)
 }
 
 func (l *lab) undelay(node string) {
 	ns := l.ns(node)
 	l.must("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", ns+"a", "root")
+	l.must("ip", "netns", "exec", l.ns("sw"), "tc", "qdisc", "del", "dev", ns+"b", "root")
 }
 
 // listen opens a TCP listener at addr inside node's namespace: a thread
