@@ -50,7 +50,7 @@ type Ledger struct {
 
 // New returns the ledger on db.
 func New(db Database) *Ledger {
-	l := &Ledger{w: db.Writer(), r: db.Reader(), turns: sqliteTurns{db.Writer()}, tx: db.Update,
+	l := &Ledger{w: db.Writer(), r: db.Reader(), turns: newSQLiteTurns(db.Writer(), db.Reader()), tx: db.Update,
 		prep: &prepared{}}
 	if db.Postgres() {
 		l.turns = pgTurns{db.Writer()}

@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"sync"
 	"time"
 
+	"github.com/ingestworks/ingest/internal/silence"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -38,12 +41,98 @@ type turns interface {
 
 // sqliteTurns are the turns on SQLite: one host, whose processes share
 // the file and its clock.
-type sqliteTurns struct{ w *sql.DB }
+type sqliteTurns struct {
+	w    *sql.DB
+	file *sqliteFile
+}
+
+func newSQLiteTurns(w, r *sql.DB) sqliteTurns { return sqliteTurns{w, &sqliteFile{r: r}} }
 
 // Decide is BEGIN IMMEDIATE (the store's DSN sets _txlock=immediate): the
 // database's one write lock, for every quota key at once.
+//
+// The turn follows the queue. Every process that holds the lock in turn
+// commits to the file, and each commit (its write-ahead log moving) tells
+// a silence.Bound on ctx that the file is alive; BEGIN is asked again
+// while the lock stays busy and the file moves. A holder that commits
+// nothing for the bound, stopped or hung with the lock, leaves the file
+// still, and the wait ends there.
 func (t sqliteTurns) Decide(ctx context.Context, _ string, _ time.Duration) (*sql.Tx, error) {
-	return t.w.BeginTx(ctx, nil)
+	stop := t.file.watch(ctx)
+	defer stop()
+	for {
+		tx, err := t.w.BeginTx(ctx, nil)
+		if err == nil {
+			silence.Answered(ctx)
+			return tx, nil
+		}
+		if ctx.Err() != nil || !sqliteBusy(err) {
+			return nil, err
+		}
+	}
+}
+
+// sqliteFile is the database's file as a decision waiting for the write
+// lock watches it: its path, read once from the database.
+type sqliteFile struct {
+	r    *sql.DB
+	once sync.Once
+	path string // "" for a database with no file
+}
+
+// watch tells a silence.Bound on ctx each time the file or its
+// write-ahead log changes, until stop.
+func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
+	f.once.Do(func() {
+		var seq int
+		var name string
+		_ = f.r.QueryRowContext(context.WithoutCancel(ctx), `PRAGMA database_list`).Scan(&seq, &name, &f.path)
+	})
+	if f.path == "" {
+		return func() {}
+	}
+	look := func() (sig [4]int64) {
+		for i, p := range []string{f.path, f.path + "-wal"} {
+			if fi, err := os.Stat(p); err == nil {
+				sig[2*i], sig[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
+			}
+		}
+		return sig
+	}
+	done := make(chan struct{})
+	go func() {
+		last := look()
+		tick := time.NewTicker(fileLook)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if now := look(); now != last {
+					last = now
+					silence.Answered(ctx)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// fileLook is how often a decision waiting for SQLite's write lock looks
+// whether the file moved.
+const fileLook = 50 * time.Millisecond
+
+// sqliteBusy: the write lock was not had within the busy timeout.
+func sqliteBusy(err error) bool {
+	var serr *sqlite.Error
+	if errors.As(err, &serr) {
+		code := serr.Code() & 0xff
+		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+	}
+	return false
 }
 
 // Read is a plain deferred BEGIN, which a query-only connection allows.
@@ -66,11 +155,7 @@ func (sqliteTurns) Down(ctx context.Context, err error) bool {
 		return true
 	}
 	var serr *sqlite.Error
-	if errors.As(err, &serr) {
-		code := serr.Code() & 0xff
-		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED || code == sqlite3.SQLITE_INTERRUPT
-	}
-	return false
+	return sqliteBusy(err) || errors.As(err, &serr) && serr.Code()&0xff == sqlite3.SQLITE_INTERRUPT
 }
 
 // Grant takes no lock: SQLite's immediate transactions take turns.

@@ -15,8 +15,10 @@ import (
 	"github.com/ingestworks/ingest/internal/silence"
 )
 
-// SQLiteTimeout is how long the embedded limiter waits for SQLite's write
-// lock, as long as the busy timeout in store.DSN.
+// SQLiteTimeout is how long a decision on SQLite waits while the file
+// stands still (silence.Bound): behind other processes' turns, each
+// commit moving the file, it waits on; a holder that commits nothing this
+// long is stuck. As long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
 // PostgresTimeout is how long a decision on PostgreSQL waits for the

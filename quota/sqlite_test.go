@@ -195,6 +195,64 @@ func TestSQLiteBusyNeverFailsOpen(t *testing.T) {
 	}
 }
 
+// TestSQLiteWaitsItsTurnWhileTheFileMoves: the limiter's bound on SQLite
+// is the file standing still, not the length of the wait for its write
+// lock. Other processes take the lock turn after turn, each committing,
+// for longer than the bound: the decision waits its turn and decides. The
+// busy test above holds the lock and commits nothing: there the decision
+// fails within about the bound.
+func TestSQLiteWaitsItsTurnWhileTheFileMoves(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queue.db")
+	const bound = time.Second
+	l, err := newSQLite(openDB(t, path, false), limOpts{QuotaKey: "queue", Costs: testCosts(t, 1000, 0, 5, time.Minute), Timeout: bound, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	take(t, l, "videos.list") // the file's path read, the limiter's rows in place
+	others := openDB(t, path, false)
+	if _, err := others.Exec(`CREATE TABLE turns (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	// The others hold the lock in turns of half the bound, one after
+	// another at once, each committing a row, for three bounds.
+	first := make(chan struct{})
+	queued := make(chan error, 1)
+	go func() {
+		end := time.Now().Add(3 * bound)
+		for n := 0; time.Now().Before(end); n++ {
+			tx, err := others.Begin()
+			if err == nil {
+				if n == 0 {
+					close(first)
+				}
+				time.Sleep(bound / 2)
+				if _, err = tx.Exec(`INSERT INTO turns VALUES (?)`, n); err == nil {
+					err = tx.Commit()
+				}
+			}
+			if err != nil {
+				queued <- err
+				return
+			}
+		}
+		queued <- nil
+	}()
+	<-first
+	start := time.Now()
+	d, err := l.Take(context.Background(), ingest.Caller{}, "videos.list")
+	waited := time.Since(start)
+	if qerr := <-queued; qerr != nil {
+		t.Fatal(qerr)
+	}
+	var turns int
+	others.QueryRow(`SELECT count(*) FROM turns`).Scan(&turns)
+	t.Logf("behind %d turns of %s: the decision waited %s (bound %s): %+v, %v", turns, bound/2, waited, bound, d.Allowed, err)
+	if err != nil || !d.Allowed {
+		t.Fatalf("a decision behind a moving queue: %+v, %v; want admitted", d, err)
+	}
+}
+
 // TestSQLiteLedgerIsTheFloor: calls the ledger in the same database holds
 // and the log lacks (another limiter decided them) count in the window
 // (ledgerFloor); a read before any decision writes nothing.

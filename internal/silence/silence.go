@@ -4,8 +4,10 @@
 // the server answers each of them in good time; one the server does not
 // answer at all is the outage the bound is for.
 //
-// The database driver calls Answered for every reply it reads; the waits
-// that take a Bound are the limiter's.
+// The PostgreSQL driver calls Answered for every reply it reads, the
+// ledger's tables for every statement that returns and for every commit
+// to a SQLite file a decision sees while it waits for the write lock; the
+// waits that take a Bound are the embedded limiter's.
 package silence
 
 import (
