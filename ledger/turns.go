@@ -99,8 +99,10 @@ func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 		}
 		return sig
 	}
+	// Most decisions have the lock at once: the looking starts only
+	// once one has waited a look's time.
 	done := make(chan struct{})
-	go func() {
+	start := time.AfterFunc(fileLook, func() {
 		last := look()
 		tick := time.NewTicker(fileLook)
 		defer tick.Stop()
@@ -117,8 +119,11 @@ func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 				}
 			}
 		}
-	}()
-	return func() { close(done) }
+	})
+	return func() {
+		start.Stop()
+		close(done)
+	}
 }
 
 // fileLook is how often a decision waiting for SQLite's write lock looks
