@@ -124,10 +124,20 @@ var yeardbBin string
 // the bound of such work, not a command's.
 func buildHistory(t *testing.T, path string, days int, regions ...string) {
 	t.Helper()
+	buildHistoryTo(t, path, days, time.Time{}, regions...)
+}
+
+// buildHistoryTo is buildHistory with its last runs in the hour end (zero:
+// the hour before the current one).
+func buildHistoryTo(t *testing.T, path string, days int, end time.Time, regions ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), longTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, yeardbBin, "-db", path, "-days", strconv.Itoa(days),
-		"-regions", strings.Join(regions, ","), "-track", "0")
+	args := []string{"-db", path, "-days", strconv.Itoa(days), "-regions", strings.Join(regions, ","), "-track", "0"}
+	if !end.IsZero() {
+		args = append(args, "-end", end.UTC().Format(time.RFC3339))
+	}
+	cmd := exec.CommandContext(ctx, yeardbBin, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("yeardb -db %s -days %d -regions %s: %v\n%s", path, days, strings.Join(regions, ","), err, out)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/report"
 )
@@ -26,18 +27,33 @@ func buildDays(t *testing.T, h *harness, days int) {
 func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	buildDays(t, h, 3)
+	// The commands' clock reads the coming 12:30 UTC and the history ends
+	// in the hour before: a day kept in whole UTC days holds half a day of
+	// runs whatever the host's hour, where just after 00:00 it holds none.
+	host := time.Now()
+	midday := host.UTC().Truncate(24 * time.Hour).Add(12*time.Hour + 30*time.Minute)
+	if midday.Before(host) {
+		midday = midday.Add(24 * time.Hour)
+	}
+	offset := midday.Sub(host)
+	file := filepath.Join(t.TempDir(), "clock-offset")
+	if err := os.WriteFile(file, []byte(offset.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set(clock.RehearseEnv, file)
+	clockNow := func() time.Time { return time.Now().Add(offset) }
+	buildHistoryTo(t, h.db(), 3, midday.Truncate(time.Hour).Add(-time.Hour), "GB", "AU")
 	before, _ := os.Stat(h.db())
 	starts := runStarts(t, h.db())
 	h.set("INGEST_KEEP", "1d")
-	t0 := time.Now()
+	t0 := clockNow()
 	res := h.mustRunGrowing(0, "prune", "--json")
 	var got report.PrunedJSON
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res)
 	}
 	db := openDB(t, h.db())
-	now := time.Now()
+	now := clockNow()
 	day := now.Add(-24 * time.Hour).UnixMilli()
 	if n := queryInt(t, db, `SELECT count(*) FROM runs WHERE started_ms < ?`, day); n != 0 {
 		t.Errorf("%d runs older than a day left", n)
@@ -57,6 +73,9 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 			}
 		}
 		return n
+	}
+	if n := kept(now); n == 0 {
+		t.Fatalf("the history keeps no run at %s: nothing to hold the oldest run to", now)
 	}
 	if n := queryInt(t, db, `SELECT count(*) FROM runs`); n < kept(now) || n > kept(t0) {
 		t.Errorf("%d runs kept, want a day's: %d to %d", n, kept(now), kept(t0))
