@@ -36,3 +36,22 @@ func (l *Ledger) Noted(ctx context.Context, name string) (string, error) {
 	}
 	return v, nil
 }
+
+// NotedUnder returns the notes whose names begin with prefix, keyed by the
+// rest of their names.
+func (l *Ledger) NotedUnder(ctx context.Context, prefix string) (map[string]string, error) {
+	rows, err := l.r.QueryContext(ctx, `SELECT name, value FROM ledger_notes WHERE substr(name, 1, ?) = ?`, len(prefix), prefix)
+	if err != nil {
+		return nil, fmt.Errorf("read notes %s: %w", prefix, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, v string
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, fmt.Errorf("read notes %s: %w", prefix, err)
+		}
+		out[name[len(prefix):]] = v
+	}
+	return out, rows.Err()
+}

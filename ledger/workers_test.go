@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"testing"
 )
 
@@ -38,6 +39,31 @@ func TestCopyWorkersAreApartFromWorkers(t *testing.T) {
 		}
 		if cs, err = db.CopyWorkers(ctx); err != nil || len(cs) != 0 {
 			t.Errorf("CopyWorkers after release: got %v (%v), want none", cs, err)
+		}
+	})
+}
+
+// NotedUnder reads the notes under a prefix, by the rest of their names,
+// a path with LIKE's wildcards and spaces included, and no other note.
+func TestNotedUnderReadsItsPrefixAlone(t *testing.T) {
+	eachStore(t, func(t *testing.T, db both) {
+		ctx := context.Background()
+		for name, v := range map[string]string{
+			"copy_worked /srv/a copy/ingest.db": "id-a",
+			"copy_worked /srv/b_%/ingest.db":    "id-b",
+			"copy_worke":                        "short",
+			"copy_source":                       "other",
+			"xcopy_worked /srv/c.db":            "before",
+			"copy-worked /srv/d.db":             "a wildcard's",
+		} {
+			if err := db.Note(ctx, name, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := db.NotedUnder(ctx, "copy_worked ")
+		want := map[string]string{"/srv/a copy/ingest.db": "id-a", "/srv/b_%/ingest.db": "id-b"}
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("NotedUnder: got %v (%v), want %v", got, err, want)
 		}
 	})
 }

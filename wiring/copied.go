@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,10 @@ func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err er
 		return func() {}, err
 	}
 	if p.Limiter.Backend() != "redis" {
+		if err := h.copiesCalls(ctx, p.DB, p.QuotaKey); err != nil {
+			release()
+			return func() {}, err
+		}
 		onSource, err := h.sourceCalls(ctx, p.DB, p.QuotaKey)
 		if err != nil {
 			release()
@@ -132,6 +137,51 @@ func Live(ctx context.Context, db *store.DB) error {
 		}
 	}
 	return e
+}
+
+// copyWorkedNote names, on a copy's source, each copy on a SQLite file a
+// worker ran on (the copy's path follows it; its value is the copy's
+// ledger id): a worker started here after it stopped counts that copy's
+// calls (copiesCalls), as the copy's worker counted the source's.
+const copyWorkedNote = "copy_worked "
+
+// copiesCalls, for a worker on the embedded limiter, takes into db's
+// ledger the calls of quotaKey within the pools' span that the copies a
+// worker ran on (copyWorkedNote) hold and db lacks: going back to the
+// source after a worker ran on its copy spends nothing twice. A copy that
+// is gone or is another database now is passed over.
+func (h *Host) copiesCalls(ctx context.Context, db *store.DB, quotaKey string) error {
+	led := ledger.New(db)
+	copies, err := led.NotedUnder(ctx, copyWorkedNote)
+	if err != nil || len(copies) == 0 {
+		return err
+	}
+	since := h.now().Add(-h.Costs.Span())
+	for _, path := range slices.Sorted(maps.Keys(copies)) {
+		if !store.Exists(path) {
+			continue
+		}
+		cdb, err := store.OpenExisting(ctx, path)
+		if err != nil {
+			h.Logger.Info("a copy of this database a worker ran on cannot be read: its calls are not counted", "copy", path, ingest.LogErr, err)
+			continue
+		}
+		cled := ledger.New(cdb)
+		if id, err := cled.LedgerID(ctx); err != nil || id != copies[path] {
+			cdb.Close()
+			continue
+		}
+		n, units, err := takeCalls(ctx, led, cled, quotaKey, since)
+		cdb.Close()
+		if err != nil {
+			return fmt.Errorf("read the ledger of %s, a copy of this database a worker ran on: %w", path, err)
+		}
+		if n > 0 {
+			h.Logger.Warn("a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window",
+				"copy", path, ingest.LogCalls, n, ingest.LogUnits, units)
+		}
+	}
+	return nil
 }
 
 // copySourceNote names, on a copy of a SQLite file, its source: where the
@@ -225,6 +275,15 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (
 			sdb.Close()
 			return release, fmt.Errorf("%s, this database's source: %w", src.Path, err)
 		}
+		// A copy on a file can be read back from the source; one on a
+		// server would need its credentials kept there.
+		if !store.IsURL(h.DSN) {
+			if err := noteCopyWorked(ctx, led, sled, here); err != nil {
+				held()
+				sdb.Close()
+				return release, fmt.Errorf("%s, this database's source: %w", src.Path, err)
+			}
+		}
 	}
 	release = func() { held(); sdb.Close() }
 	if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, since); err != nil {
@@ -245,35 +304,9 @@ func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *s
 	} else if err != nil {
 		return fmt.Errorf("read the workers of %s, this database's source: %w", src.Path, err)
 	}
-	theirs, err := sled.Recall(ctx, quotaKey, since)
+	n, units, err := takeCalls(ctx, led, sled, quotaKey, since)
 	if err != nil {
 		return fmt.Errorf("read the ledger of %s, this database's source: %w", src.Path, err)
-	}
-	ours, err := led.Recall(ctx, quotaKey, since)
-	if err != nil {
-		return err
-	}
-	have := map[string]bool{}
-	for _, c := range ours.Calls {
-		have[c.ID] = true
-	}
-	n, units := 0, int64(0)
-	for _, c := range theirs.Calls {
-		if have[c.ID] {
-			continue
-		}
-		if err := led.RecordCall(ctx, c); err != nil {
-			return err
-		}
-		n++
-		for _, ch := range c.Charges {
-			units += ch.Units
-		}
-	}
-	for _, b := range theirs.Blocks {
-		if err := led.RecordBlock(ctx, b); err != nil {
-			return err
-		}
 	}
 	if n > 0 {
 		h.Logger.Warn("this database is a copy, and its source's ledger holds calls made after the copy: counted in this worker's window",
@@ -281,4 +314,49 @@ func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *s
 			ingest.LogUnits, units)
 	}
 	return nil
+}
+
+// noteCopyWorked notes on the source (sled) that a worker runs on its copy
+// at path, whose ledger is led.
+func noteCopyWorked(ctx context.Context, led, sled *ledger.Ledger, path string) error {
+	id, err := led.LedgerID(ctx)
+	if err != nil {
+		return err
+	}
+	return sled.Note(ctx, copyWorkedNote+path, id)
+}
+
+// takeCalls records in into the calls of quotaKey since from holds and
+// into lacks, and from's blocks: how many calls and their units.
+func takeCalls(ctx context.Context, into, from *ledger.Ledger, quotaKey string, since time.Time) (n int, units int64, err error) {
+	theirs, err := from.Recall(ctx, quotaKey, since)
+	if err != nil {
+		return 0, 0, err
+	}
+	ours, err := into.Recall(ctx, quotaKey, since)
+	if err != nil {
+		return 0, 0, err
+	}
+	have := map[string]bool{}
+	for _, c := range ours.Calls {
+		have[c.ID] = true
+	}
+	for _, c := range theirs.Calls {
+		if have[c.ID] {
+			continue
+		}
+		if err := into.RecordCall(ctx, c); err != nil {
+			return n, units, err
+		}
+		n++
+		for _, ch := range c.Charges {
+			units += ch.Units
+		}
+	}
+	for _, b := range theirs.Blocks {
+		if err := into.RecordBlock(ctx, b); err != nil {
+			return n, units, err
+		}
+	}
+	return n, units, nil
 }

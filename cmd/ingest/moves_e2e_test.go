@@ -464,7 +464,8 @@ func liveCopyBesideADaemon(t *testing.T, h *harness, regions string) (src, targe
 // a daemon starts on the copy, counting the source's calls; the source's
 // daemon started again while the copy's runs, and a run --once there, are
 // refused (exit 2), naming the copy's worker, so the pair spends within
-// the pool's 40 units.
+// the pool's 40 units; and a run on the source after the copy's worker
+// stopped counts the copy's calls, within the same 40.
 func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -501,6 +502,21 @@ func TestLiveCopysWorkerHoldsItsSource(t *testing.T) {
 	c.signal(t, syscall.SIGTERM)
 	if code, ok := c.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("the copy's daemon did not stop cleanly on SIGTERM (%d, exited %v):\n%s", code, ok, c.out)
+	}
+	// Going back: a worker started on the source once the copy's has
+	// stopped counts the copy's calls, as the copy's counted the source's.
+	before := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]
+	back := h.run("run", "--once", "--pace=false", "--regions", "US,GB,DE,FR,IN,JP,BR")
+	if back.code != 0 {
+		t.Errorf("run --once on the source after its copy's worker stopped: want exit 0, got %s", back)
+	}
+	if !strings.Contains(back.stderr, "a worker ran on a copy of this database") {
+		t.Errorf("the source's worker does not say it counted its copy's calls:\n%s", back)
+	}
+	if charged := h.fake.ChargedBuckets(testKey)[fakeyt.BucketDefault]; charged > 40 {
+		t.Errorf("back on the source after its copy's worker: the upstream charged %d units in the default pool (%d before), over its 40", charged, before)
+	} else {
+		t.Logf("%d of 40 charged when the copy's worker stopped, %d after going back", before, charged)
 	}
 }
 
