@@ -11,3 +11,12 @@ import "time"
 type Clock interface {
 	Now() time.Time
 }
+
+// AheadGuard is how far ahead of a host's clock a chart's recorded start
+// may be and still count as a pass: hosts' clocks differ by seconds, a
+// clock stepped ahead by minutes. A start stamped further ahead was made
+// by a clock stepped ahead; the schedule takes it as no run of a slot, and
+// the pacer as no pass, so that a chart runs at its slots rather than
+// waiting out the step. The chart's lease alone keeps two hosts from
+// running it at once.
+const AheadGuard = time.Minute

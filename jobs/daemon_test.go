@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -253,6 +254,53 @@ func TestDaemonBacksOffAFailingUpstream(t *testing.T) {
 		defer mu.Unlock()
 		if !strings.Contains(logs.String(), "backing off") || !strings.Contains(logs.String(), "until_utc=") {
 			t.Errorf("no backoff said in the log:\n%s", logs.String())
+		}
+	})
+}
+
+// unavailableSource is a chart source whose limiter cannot decide: every
+// page fails before the upstream is asked.
+type unavailableSource struct{ asks atomic.Int64 }
+
+func (s *unavailableSource) Chart(context.Context, ingest.Gate, string, string, string) (ingest.Page, error) {
+	s.asks.Add(1)
+	return ingest.Page{}, fmt.Errorf("fetch videos.list: limiter: %w: unconfirmed: 0 of 1 replicas confirmed the write", ingest.ErrUnavailable)
+}
+
+func (s *unavailableSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+	return nil, nil
+}
+
+// A limiter that cannot decide (a Redis primary without its replica, just
+// after a failover) is not an upstream that fails: the passes it fails
+// asked the upstream nothing, and the daemon tries each chart again at
+// its next slot rather than backing off for minutes.
+func TestDaemonDoesNotBackOffAnUnavailableLimiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		src := &unavailableSource{}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		var logs strings.Builder
+		var mu sync.Mutex
+		r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
+		done := make(chan error)
+		go func() { done <- d.Run(context.Background()) }()
+		time.Sleep(40*time.Minute + 10*time.Second)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		// Each of the 8 charts at the catch-up and at its 5 slots of 40
+		// minutes; a backoff after the first 3 would leave at most 15.
+		if n := src.asks.Load(); n < 40 {
+			t.Errorf("%d chart passes in 40 minutes of an unavailable limiter, want each chart at each of its slots (40 and more)", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(logs.String(), "backing off") {
+			t.Errorf("the daemon backed off a limiter that could not decide:\n%s", logs.String())
 		}
 	})
 }

@@ -175,14 +175,8 @@ func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool
 	// A start stamped well ahead of this host's clock was made by a clock
 	// stepped ahead, not in a slot still to come: taken for a run of every
 	// slot before it, it would hold the chart for as long as the step.
-	return !last.Before(slot) && !last.After(time.Now().Add(AheadGuard))
+	return !last.Before(slot) && !last.After(time.Now().Add(ingest.AheadGuard))
 }
-
-// AheadGuard is how far ahead of this host's clock a chart's recorded start
-// may be and still count as another host's run of a slot: hosts' clocks
-// differ by seconds, a clock stepped ahead by minutes. Past it, the chart's
-// lease alone keeps two hosts from running it at once.
-const AheadGuard = time.Minute
 
 // guarded runs the entry and turns a panic outside its run (a job's run
 // recovers its own) into a failed end.
@@ -245,8 +239,15 @@ func (r *Runner) backingOff(now time.Time) bool {
 }
 
 // failed counts a daemon's chart run that failed or not, and starts or
-// lengthens the backoff, said once at warn with when charts run again.
+// lengthens the backoff, said once at warn with when charts run again. A
+// pass the limiter could not decide (ingest.ErrUnavailable) asked the
+// upstream nothing, and says nothing of it: it is not counted either way,
+// so that a Redis briefly without its replica does not hold every chart
+// for the backoff's minutes.
 func (r *Runner) failed(failed bool, err error) {
+	if failed && errors.Is(err, ingest.ErrUnavailable) {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := &r.failing
@@ -373,7 +374,7 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started = map[string]time.Time{}
-	ahead := time.Now().Add(AheadGuard)
+	ahead := time.Now().Add(ingest.AheadGuard)
 	for name, at := range lastStart {
 		if !at.After(ahead) { // one stamped by a clock stepped ahead holds no slot (ranElsewhere)
 			r.started[name] = at

@@ -3,6 +3,8 @@ package pace
 import (
 	"context"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // ranElsewhere takes a pass of the entry another process started since
@@ -11,8 +13,32 @@ func (p *Pacer) ranElsewhere(ctx context.Context, name string) {
 	if p.cfg.LastPass == nil {
 		return
 	}
-	if at, err := p.cfg.LastPass(ctx, name); err == nil && at.After(p.last[name]) {
+	if at, err := p.cfg.LastPass(ctx, name); err == nil {
+		p.passed(name, at)
+	}
+}
+
+// passed takes a pass of the entry that started at as its latest when it
+// is, unless it was stamped more than ingest.AheadGuard ahead of the
+// pacer's clock: such a start was made by a clock stepped ahead, and
+// taken as the latest pass it would hold the entry for as long as the
+// step.
+func (p *Pacer) passed(name string, at time.Time) {
+	if at.After(p.last[name]) && !at.After(p.now().Add(ingest.AheadGuard)) {
 		p.last[name] = at
+	}
+}
+
+// forgetAhead drops the latest passes that now lie more than
+// ingest.AheadGuard ahead of the pacer's clock: those this process ran or
+// read while its clock was stepped ahead, which the step's end left in
+// the future. Such an entry earns as one never run (passed).
+func (p *Pacer) forgetAhead() {
+	ahead := p.now().Add(ingest.AheadGuard)
+	for name, at := range p.last {
+		if at.After(ahead) {
+			delete(p.last, name)
+		}
 	}
 }
 

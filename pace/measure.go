@@ -148,9 +148,7 @@ func (p *Pacer) load(ctx context.Context, now time.Time) {
 		maps.Copy(p.returned, h.Returned)
 	}
 	for name, at := range h.Last {
-		if at.After(p.last[name]) {
-			p.last[name] = at
-		}
+		p.passed(name, at)
 	}
 	for i, e := range p.entries {
 		if c, ok := h.Cost[e.Name]; ok && len(c) > 0 {

@@ -163,6 +163,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	if _, busy := p.running[name]; busy {
 		return false
 	}
+	p.forgetAhead()
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)
 	c, slotted := p.earned(i, slot), p.onSlot(i, slot)
