@@ -300,7 +300,10 @@ func TestPartition(t *testing.T) {
 			// Every admission waits for the replica, so every Redis
 			// host is kept from spending while it is cut off.
 			p, r := primary, replica
-			f.what, f.hosts, heal = "the Redis primary ("+p+") cut from its replica ("+r+")", redisGroup.hosts, func() { l.heal(p, r) }
+			f.what, f.hosts, heal = "the Redis primary ("+p+") cut from its replica ("+r+")", redisGroup.hosts, func() {
+				l.heal(p, r)
+				awaitReplica(t, l, p, ips[p])
+			}
 			l.cut(p, r)
 		case "failover":
 			// The operator's failover, as docs/operations.md has it: the
@@ -319,6 +322,7 @@ func TestPartition(t *testing.T) {
 			heal = func() {
 				l.heal(p, r)
 				redisCLI(t, l, p, ips[p], "REPLICAOF", ips[r], "6379")
+				awaitReplica(t, l, r, ips[r])
 			}
 		default:
 			f.what, f.hosts, heal = "quiet", nil, func() {}
@@ -373,6 +377,24 @@ func startRedis(t *testing.T, l *lab, node, ip, dir, ready string, args ...strin
 	}
 	t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
 	awaitReady(t, out, ready)
+}
+
+// awaitReplica waits, after a cut between the Redis primary and its
+// replica heals, for the primary at ip (in node) to have its replica
+// acknowledge its writes again: until then every admission is refused,
+// so the outage the checker counts lasts that long, not the cut's hold
+// alone. A replica that is not back within a minute is said, and the
+// outage ends there.
+func awaitReplica(t *testing.T, l *lab, node, ip string) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+		out, _ := l.command(node, "redis-cli", "-h", ip, "-p", "6379", "WAIT", "1", "500").Output()
+		if strings.TrimSpace(string(out)) == "1" {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("nemesis: the Redis primary at %s had no replica acknowledge its writes within a minute of the heal", ip)
 }
 
 // redisCLI runs one command on the Redis at ip, from inside node.
