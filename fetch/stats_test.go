@@ -125,11 +125,18 @@ func TestStatsUnknownAndNoIDs(t *testing.T) {
 	if err != nil || len(stats) != 0 {
 		t.Errorf("unknown ids: %v, err %v; want none, no error", stats, err)
 	}
+	// The unknown ids take one call, or more where an attempt outlives
+	// its delivery bound on a busy machine and is tried again; no ids
+	// take none.
+	before := e.gate.calls()
+	if before < 1 {
+		t.Errorf("unknown ids: gate calls = %d, want a call", before)
+	}
 	if stats, err = e.client.Stats(context.Background(), e.gate.Gate, nil); err != nil || stats != nil {
 		t.Errorf("no ids: %v, err %v", stats, err)
 	}
-	if g := e.gate.calls(); g != 1 {
-		t.Errorf("gate calls = %d, want 1 (no ids is no call)", g)
+	if g := e.gate.calls(); g != before {
+		t.Errorf("gate calls = %d after no ids, want %d (no ids is no call)", g, before)
 	}
 }
 
