@@ -48,6 +48,11 @@ RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # goroutines to report; make test sets atexit_sleep_ms=0 for every test
 # binary and what they start (a race found still fails the run).
 
+# A package's -timeout is there to print a hung test's goroutines before
+# CI stops the whole run at 90 minutes, not to guess how long a package
+# takes: a busy machine takes several times longer.
+PKG_TIMEOUT ?= 80m
+
 # The pacing days draw their restarts and starts from a seed: make test
 # runs them on one (INGEST_PACE_SEED overrides it), so that its verdict is
 # the same on every run of a revision; `go test -run '^TestDays' ./pace/`
@@ -64,9 +69,9 @@ BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them
 	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); \
 	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
-	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
+	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
 	(cd deploy && $(GO) test -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
-	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout 30m -skip '$(BESIDE)' ./...; rc=$$?; \
+	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -skip '$(BESIDE)' ./...; rc=$$?; \
 	wait $$pid; drc=$$?; wait $$bpid; brc=$$?; wait $$dpid; prc=$$?; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; \
 	echo "go test -race -run '$(BESIDE)' ./cmd/ingest/ ./export/ (beside it):"; cat $$beside; \
