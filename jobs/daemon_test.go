@@ -229,31 +229,16 @@ func (s *failingSource) Categories(context.Context, ingest.Gate, string) ([]inge
 // daemon's passes for a wait that doubles, said with when they resume.
 func TestDaemonBacksOffAFailingUpstream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db, lim := storeAndLimiter(t)
 		src := &failingSource{}
-		drain := make(chan struct{})
-		r := daemon(db, lim, src, drain)
-		var logs strings.Builder
-		var mu sync.Mutex
-		r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
-		done := make(chan error)
-		go func() { done <- d.Run(context.Background()) }()
-		time.Sleep(40*time.Minute + 10*time.Second)
-		close(drain)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		logs := daemonFor40Minutes(t, src)
 		// Without a backoff, every chart's slot of 40 minutes at an 8-minute
 		// period: 5 each, 40 and more calls. With it: the catch-up's first
 		// 3, then 3 after each wait (5, 10, 20 minutes).
 		if n := src.calls.Load(); n > 15 {
 			t.Errorf("%d calls to a failing upstream in 40 minutes: want the daemon to back off", n)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if !strings.Contains(logs.String(), "backing off") || !strings.Contains(logs.String(), "until_utc=") {
-			t.Errorf("no backoff said in the log:\n%s", logs.String())
+		if !strings.Contains(logs, "backing off") || !strings.Contains(logs, "until_utc=") {
+			t.Errorf("no backoff said in the log:\n%s", logs)
 		}
 	})
 }
@@ -277,32 +262,40 @@ func (s *unavailableSource) Categories(context.Context, ingest.Gate, string) ([]
 // its next slot rather than backing off for minutes.
 func TestDaemonDoesNotBackOffAnUnavailableLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db, lim := storeAndLimiter(t)
 		src := &unavailableSource{}
-		drain := make(chan struct{})
-		r := daemon(db, lim, src, drain)
-		var logs strings.Builder
-		var mu sync.Mutex
-		r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
-		done := make(chan error)
-		go func() { done <- d.Run(context.Background()) }()
-		time.Sleep(40*time.Minute + 10*time.Second)
-		close(drain)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		logs := daemonFor40Minutes(t, src)
 		// Each of the 8 charts at the catch-up and at its 5 slots of 40
 		// minutes; a backoff after the first 3 would leave at most 15.
 		if n := src.asks.Load(); n < 40 {
 			t.Errorf("%d chart passes in 40 minutes of an unavailable limiter, want each chart at each of its slots (40 and more)", n)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if strings.Contains(logs.String(), "backing off") {
-			t.Errorf("the daemon backed off a limiter that could not decide:\n%s", logs.String())
+		if strings.Contains(logs, "backing off") {
+			t.Errorf("the daemon backed off a limiter that could not decide:\n%s", logs)
 		}
 	})
+}
+
+// daemonFor40Minutes runs a daemon of every default chart on src at an
+// 8-minute period for 40 minutes of the bubble's clock, and returns its log.
+func daemonFor40Minutes(t *testing.T, src jobs.Source) string {
+	t.Helper()
+	db, lim := storeAndLimiter(t)
+	drain := make(chan struct{})
+	r := daemon(db, lim, src, drain)
+	var logs strings.Builder
+	var mu sync.Mutex
+	r.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
+	done := make(chan error)
+	go func() { done <- d.Run(context.Background()) }()
+	time.Sleep(40*time.Minute + 10*time.Second)
+	close(drain)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return logs.String()
 }
 
 type lockedWriter struct {
