@@ -204,23 +204,27 @@ type Pacer interface {
 	Look(ctx context.Context)
 }
 
-// runPaced runs e for slot when the pacer (if any) allows it, and tells
-// the pacer how it ended, all of it a run in flight the daemon's stop
-// waits for.
-func (d *Daemon) runPaced(ctx context.Context, e Entry, slot time.Time, catchUp bool) bool {
+// runPaced runs e for a's slot when the pacer (if any) allows it, and
+// tells the pacer how it ended, all of it a run in flight the daemon's stop
+// waits for. A chart pass the limiter could not decide is tried again
+// within its slot (retry).
+func (d *Daemon) runPaced(ctx context.Context, e Entry, a attempt, stop <-chan struct{}) bool {
 	done, ok := d.Runner.hold()
 	if !ok {
 		return false // stopping: the daemon waits for nothing it has not started
 	}
 	defer done()
-	asked := slot
-	if catchUp {
+	asked := a.slot
+	if a.catchUp {
 		// The pacer is asked at the time the catch-up runs, not at the slot
 		// it missed: its pass counts where it ran, and the entry's next
 		// slot is not a second pass minutes later.
 		asked = time.Now()
 	}
-	_, ran, _ := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, slot, catchUp) })
+	end, ran, _ := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, a) })
+	if ran && undecided(e, end) {
+		d.retry(ctx, e, a, stop)
+	}
 	return ran
 }
 
@@ -264,17 +268,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	r := d.Runner
 	r.startDaemon(d.LastStart)
 	c := cron.New(cron.WithLocation(time.UTC))
+	stop := make(chan struct{}) // closed at the daemon's stop: the looks and the retries' waits end
 	for _, e := range entries {
 		f := &firing{next: e.Slots}
-		c.Schedule(f, cron.FuncJob(func() { d.runPaced(ctx, e, f.slot(time.Now()), false) }))
+		c.Schedule(f, cron.FuncJob(func() { d.runPaced(ctx, e, attempt{slot: f.slot(time.Now())}, stop) }))
 		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
 			"first_slot", f.next.Next(time.Now()).Format(time.RFC3339))
 	}
 	c.Start()
-	stopLooking, looked := make(chan struct{}), make(chan struct{}) // awaited: a look publishes a plan in the database
+	looked := make(chan struct{}) // awaited: a look publishes a plan in the database
 	go func() {
 		defer close(looked)
-		d.look(ctx, stopLooking)
+		d.look(ctx, stop)
 	}()
 	caughtUp := make(chan struct{}) // awaited: nothing of the daemon logs after it returns
 	go func() {
@@ -284,7 +289,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if stopping(r.Drain) {
 				return
 			}
-			if e.Kind != KindTracking && d.runPaced(ctx, e, e.Slots.Prev(time.Now()), true) {
+			if e.Kind != KindTracking && d.runPaced(ctx, e, attempt{slot: e.Slots.Prev(time.Now()), catchUp: true}, stop) {
 				ran++
 			}
 		}
@@ -297,7 +302,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case end = <-r.ending():
 	}
 	c.Stop()
-	close(stopLooking)
+	close(stop)
 	r.wait(ctx)
 	<-caughtUp
 	<-looked

@@ -107,13 +107,13 @@ func (r *Runner) RunPass(ctx context.Context, p *Pass) (res PassResult, ran bool
 // Run runs an entry now unless it is already running here or elsewhere.
 // ran is false when it was skipped for that reason.
 func (r *Runner) Run(ctx context.Context, e Entry) (end Ended, ran bool) {
-	return r.run(ctx, e, time.Time{}, false)
+	return r.run(ctx, e, attempt{})
 }
 
-// run runs e for slot (zero: no slot, as for --once). A catch-up runs for
-// a slot that passed while no daemon ran: Observe sees no slot for it, as
-// it was never late for one of this daemon's.
-func (r *Runner) run(ctx context.Context, e Entry, slot time.Time, catchUp bool) (end Ended, ran bool) {
+// run runs e for a's slot (zero: no slot, as for --once). A catch-up runs
+// for a slot that passed while no daemon ran: Observe sees no slot for it,
+// as it was never late for one of this daemon's.
+func (r *Runner) run(ctx context.Context, e Entry, a attempt) (end Ended, ran bool) {
 	log := r.Logger.With(e.logKey(), e.Name)
 	if !r.claim(e.Name) {
 		log.Info(e.Kind.noun() + " skipped: already running in this process, or shutting down")
@@ -138,11 +138,12 @@ func (r *Runner) run(ctx context.Context, e Entry, slot time.Time, catchUp bool)
 		return Ended{}, false
 	}
 	defer unlock()
-	if r.ranElsewhere(ctx, e, slot) {
+	if !a.again && r.ranElsewhere(ctx, e, a.slot) {
 		log.Info(e.Kind.noun() + " skipped: another process ran this slot")
 		return Ended{}, false
 	}
-	if catchUp {
+	slot := a.slot
+	if a.catchUp {
 		slot = time.Time{}
 	}
 	start := time.Now()
@@ -382,23 +383,23 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 	}
 }
 
-// runDue runs e for slot when no run of it has started at or after slot.
-// The schedule and the catch-up at start both ask here, so a slot that
-// comes while the catch-up is still on its way to e runs once, not once
-// each.
-func (r *Runner) runDue(ctx context.Context, e Entry, slot time.Time, catchUp bool) (Ended, bool) {
+// runDue runs e for a's slot when no run of it has started at or after
+// the slot. The schedule and the catch-up at start both ask here, so a
+// slot that comes while the catch-up is still on its way to e runs once,
+// not once each. A retry (a.again) runs again a slot this daemon started.
+func (r *Runner) runDue(ctx context.Context, e Entry, a attempt) (Ended, bool) {
 	if e.Kind.charts() && r.backingOff(time.Now()) {
 		r.Logger.Debug("pass skipped: backing off a failing upstream", e.logKey(), e.Name)
-		r.skipped(e, slot)
+		r.skipped(e, a.slot)
 		return Ended{}, false
 	}
-	if !r.due(e.Name, slot, time.Now()) {
+	if !a.again && !r.due(e.Name, a.slot, time.Now()) {
 		return Ended{}, false
 	}
-	if catchUp {
+	if a.catchUp && !a.again {
 		r.Logger.Info("catching up a missed slot", e.logKey(), e.Name)
 	}
-	end, ran := r.run(ctx, e, slot, catchUp)
+	end, ran := r.run(ctx, e, a)
 	if ran && e.Kind.charts() {
 		r.failed(end.Status == ingest.StatusFailed, end.Err)
 	}

@@ -1,0 +1,75 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// attempt is one try of an entry for a slot.
+type attempt struct {
+	slot    time.Time
+	catchUp bool // the slot passed while no daemon ran
+	// again: a retry of this daemon's try of the slot that the limiter
+	// could not decide. That try's run is in the store and holds the slot
+	// against every other process (Runner.LastStart), so the retry does
+	// not read it as another's; nor does it count the slot started again.
+	again bool
+	wait  time.Duration // how long this retry waited; zero on a first try
+}
+
+// A chart pass the limiter could not decide is tried again FirstRetry
+// after, each wait after that twice the one before, up to MaxRetry, until
+// its entry's next slot.
+const (
+	FirstRetry = 5 * time.Second
+	MaxRetry   = 5 * time.Minute
+)
+
+// undecided reports whether a chart pass failed because the limiter could
+// not decide its first call (ingest.ErrUnavailable) and so spent nothing:
+// nothing was asked of the upstream, and trying again costs nothing.
+func undecided(e Entry, end Ended) bool {
+	if !e.Kind.charts() || end.Status != ingest.StatusFailed || !errors.Is(end.Err, ingest.ErrUnavailable) {
+		return false
+	}
+	for _, u := range end.Units {
+		if u != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// retry tries a's slot of e again after a wait, in its own goroutine: a
+// Redis that cannot decide for seconds (a replica cut off, a failover)
+// must not cost a chart its whole slot, nor hold the catch-up's other
+// charts while it waits. No retry starts at or after the entry's next
+// slot, which tries the chart anyway, nor once the daemon stops; the
+// pacer is asked again, as it gave the failed try's credit back.
+func (d *Daemon) retry(ctx context.Context, e Entry, a attempt, stop <-chan struct{}) {
+	a.again, a.wait = true, min(max(2*a.wait, FirstRetry), MaxRetry)
+	now := time.Now()
+	if !now.Add(a.wait).Before(e.Slots.Next(now)) {
+		return
+	}
+	done, ok := d.Runner.hold() // the daemon's stop waits for the wait, which ends at stop
+	if !ok {
+		return
+	}
+	d.Runner.Logger.Info("the limiter could not decide, and the pass spent nothing: trying it again within its slot",
+		e.logKey(), e.Name, "in", a.wait.String())
+	go func() {
+		defer done()
+		t := time.NewTimer(a.wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			d.runPaced(ctx, e, a, stop)
+		case <-stop:
+		case <-ctx.Done():
+		}
+	}()
+}

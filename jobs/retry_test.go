@@ -1,0 +1,140 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// undecidedSource is a limiter that cannot decide while undecided says so
+// (a Redis primary whose replica is cut off), in front of an upstream that
+// serves one page a chart. It notes when each chart was tried and when a
+// pass of it got its page.
+type undecidedSource struct {
+	undecided func(time.Time) bool
+
+	mu          sync.Mutex
+	tried, paid map[string][]time.Time
+}
+
+func (s *undecidedSource) Chart(ctx context.Context, gate ingest.Gate, region, _, _ string) (ingest.Page, error) {
+	now := time.Now()
+	s.mu.Lock()
+	s.tried[region] = append(s.tried[region], now)
+	s.mu.Unlock()
+	if s.undecided(now) {
+		return ingest.Page{}, fmt.Errorf("fetch videos.list: limiter: %w: unconfirmed: 0 of 1 replicas confirmed the write", ingest.ErrUnavailable)
+	}
+	if _, err := gate(ctx, "videos.list"); err != nil {
+		return ingest.Page{}, err
+	}
+	s.mu.Lock()
+	s.paid[region] = append(s.paid[region], now)
+	s.mu.Unlock()
+	v := ingest.Video{ID: "v-" + region, Title: "a video in " + region, PublishedAt: now}
+	return ingest.Page{Kind: ingest.Trending, Region: region, Videos: []ingest.Video{v}, Fetched: now}, nil
+}
+
+func (s *undecidedSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+	return nil, nil
+}
+
+// runUndecided runs a daemon of every default chart at an 8-minute period
+// (a chart's slot each minute, in the schedule's order) on src from the
+// bubble's start (2000-01-01 00:00 UTC), and drains it after the given
+// time; it returns how long the daemon took to stop once drained.
+func runUndecided(t *testing.T, src *undecidedSource, after time.Duration) time.Duration {
+	t.Helper()
+	src.tried, src.paid = map[string][]time.Time{}, map[string][]time.Time{}
+	db, lim := storeAndLimiter(t)
+	drain := make(chan struct{})
+	r := daemon(db, lim, src, drain)
+	r.LastStart = db.LastStart // as run wires it: a failed try's run holds the slot against other processes
+	d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
+	done := make(chan error)
+	go func() { done <- d.Run(context.Background()) }()
+	time.Sleep(after)
+	close(drain)
+	drained := time.Now()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(drained)
+}
+
+// A limiter that cannot decide for the first 20 seconds of every minute
+// meets every chart's slot: each pass is tried again a few seconds on,
+// and each chart gets its page within its slot instead of at the next one,
+// minutes later. A daemon stopped while retries wait stops at once.
+func TestDaemonTriesAnUndecidedPassAgainWithinItsSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		src := &undecidedSource{undecided: func(at time.Time) bool { return at.Sub(start)%time.Minute < 20*time.Second }}
+		took := runUndecided(t, src, 16*time.Minute+10*time.Second) // drained while US's 16:00 slot waits to try again
+		for i, code := range regions.Default {
+			var want []time.Time // the catch-up at start, then each of the chart's slots
+			for _, slot := range []time.Duration{0, time.Duration(i) * time.Minute, time.Duration(8+i) * time.Minute} {
+				if len(want) == 0 || !start.Add(slot).Equal(want[len(want)-1]) {
+					want = append(want, start.Add(slot))
+				}
+			}
+			paid := src.paid[code]
+			for _, slot := range want {
+				// Tries at 5 and 15 seconds meet the outage; the one at 35 is
+				// the first after it.
+				if !slices.ContainsFunc(paid, func(at time.Time) bool { return at.Equal(slot.Add(35 * time.Second)) }) {
+					t.Errorf("%s: no page within its slot of %s (tried at %s; pages at %s)", code, slot.Sub(start), since(start, src.tried[code]), since(start, paid))
+				}
+			}
+			if len(paid) != len(want) {
+				t.Errorf("%s: %d pages, want one in each of its %d slots: at %s", code, len(paid), len(want), since(start, paid))
+			}
+		}
+		if took != 0 {
+			t.Errorf("the daemon took %s to stop with a retry waiting, want no time: a retry's wait ends at the stop", took)
+		}
+	})
+}
+
+// A limiter that never decides is asked again at 5, 15, 35, 75, 155 and
+// 315 seconds after each slot, and never at or past the chart's next one.
+func TestRetriesOfAnUndecidedPassEndBeforeTheNextSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		src := &undecidedSource{undecided: func(time.Time) bool { return true }}
+		runUndecided(t, src, 16*time.Minute+59*time.Second)
+		code := regions.Default[3] // the fourth chart: slots at 3 and 11 minutes
+		var want []time.Duration
+		slots := []time.Duration{0, 3 * time.Minute, 11 * time.Minute, 19 * time.Minute} // the catch-up at start, then the slots
+		for i, from := range slots[:3] {
+			for _, retry := range []time.Duration{0, 5, 15, 35, 75, 155, 315, 635} {
+				if at := from + retry*time.Second; at < slots[i+1] {
+					want = append(want, at)
+				}
+			}
+		}
+		if got := since(start, src.tried[code]); !slices.Equal(got, want) {
+			t.Errorf("%s tried at %v, want at %v", code, got, want)
+		}
+		if len(src.paid[code]) != 0 {
+			t.Errorf("%s got pages from a limiter that never decided: %v", code, since(start, src.paid[code]))
+		}
+	})
+}
+
+// since is each time's distance from start.
+func since(start time.Time, at []time.Time) []time.Duration {
+	out := make([]time.Duration, len(at))
+	for i, t := range at {
+		out[i] = t.Sub(start)
+	}
+	return out
+}
