@@ -115,6 +115,10 @@ type Ended struct {
 	// Gone is how many videos a refresh found the upstream no longer
 	// returns, and deleted.
 	Gone int64
+	// Again: the run retried its slot after a try the limiter could not
+	// decide (retry.go). Its failure is the same slot failing again, not
+	// one more failure in a row.
+	Again bool
 }
 
 // Roster is what a daemon runs and how often: the Runner's chart passes,

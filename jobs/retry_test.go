@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -23,6 +24,9 @@ type undecidedSource struct {
 
 	mu          sync.Mutex
 	tried, paid map[string][]time.Time
+	// failed counts the failed runs the daemon observed, by chart and by
+	// whether they retried their slot (jobs.Ended.Again).
+	failed map[string]map[bool]int
 }
 
 func (s *undecidedSource) Chart(ctx context.Context, gate ingest.Gate, region, _, _ string) (ingest.Page, error) {
@@ -53,10 +57,20 @@ func (s *undecidedSource) Categories(context.Context, ingest.Gate, string) ([]in
 // time; it returns how long the daemon took to stop once drained.
 func runUndecided(t *testing.T, src *undecidedSource, after time.Duration) time.Duration {
 	t.Helper()
-	src.tried, src.paid = map[string][]time.Time{}, map[string][]time.Time{}
+	src.tried, src.paid, src.failed = map[string][]time.Time{}, map[string][]time.Time{}, map[string]map[bool]int{}
 	db, lim := storeAndLimiter(t)
 	drain := make(chan struct{})
 	r := daemon(db, lim, src, drain)
+	r.Observe = func(e jobs.Entry, end jobs.Ended, _ time.Duration, _ time.Time) {
+		if end.Status == ingest.StatusFailed {
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			if src.failed[e.Name] == nil {
+				src.failed[e.Name] = map[bool]int{}
+			}
+			src.failed[e.Name][end.Again]++
+		}
+	}
 	r.LastStart = db.LastStart // as run wires it: a failed try's run holds the slot against other processes
 	d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}
 	done := make(chan error)
@@ -123,6 +137,10 @@ func TestRetriesOfAnUndecidedPassEndBeforeTheNextSlot(t *testing.T) {
 		}
 		if got := since(start, src.tried[code]); !slices.Equal(got, want) {
 			t.Errorf("%s tried at %v, want at %v", code, got, want)
+		}
+		// Metrics count a slot's failure once: its retries say they are.
+		if got, want := src.failed[code], (map[bool]int{false: 3, true: len(want) - 3}); !maps.Equal(got, want) {
+			t.Errorf("%s's failed runs, by whether they retried their slot: %v, want %v", code, got, want)
 		}
 		if len(src.paid[code]) != 0 {
 			t.Errorf("%s got pages from a limiter that never decided: %v", code, since(start, src.paid[code]))

@@ -148,6 +148,7 @@ func (r *Runner) run(ctx context.Context, e Entry, a attempt) (end Ended, ran bo
 	}
 	start := time.Now()
 	end = r.guarded(ctx, e, slot)
+	end.Again = a.again
 	r.ended(log, e, end, time.Since(start), slot)
 	return end, true
 }

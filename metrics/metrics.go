@@ -109,6 +109,12 @@ func (m *Metrics) Seed(last map[string]store.RunSummary) {
 // daemon was there for, and counting it as late would read as a schedule
 // falling behind.
 func (m *Metrics) Pass(region string, status ingest.RunStatus, took time.Duration, slot time.Time) {
+	m.pass(region, status, took, slot, false)
+}
+
+// pass counts a finished pass; again is a retry within its slot, whose
+// failure is the slot's failure already counted (jobs.Ended.Again).
+func (m *Metrics) pass(region string, status ingest.RunStatus, took time.Duration, slot time.Time, again bool) {
 	m.runs.WithLabelValues(region, string(status)).Inc()
 	m.duration.WithLabelValues(region).Observe(took.Seconds())
 	if !slot.IsZero() {
@@ -120,9 +126,11 @@ func (m *Metrics) Pass(region string, status ingest.RunStatus, took time.Duratio
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if status == ingest.StatusFailed {
+	switch {
+	case status == ingest.StatusFailed && again:
+	case status == ingest.StatusFailed:
 		m.failStreaks[region]++
-	} else {
+	default:
 		m.failStreaks[region] = 0
 	}
 	m.failures.WithLabelValues(region).Set(float64(m.failStreaks[region]))
@@ -138,7 +146,7 @@ func (m *Metrics) Job(name string, status ingest.RunStatus) {
 // every other entry as a Job.
 func (m *Metrics) Observe(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
 	if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
-		m.Pass(e.Name, end.Status, took, slot)
+		m.pass(e.Name, end.Status, took, slot, end.Again)
 	} else {
 		m.Job(e.Name, end.Status)
 	}

@@ -46,6 +46,26 @@ func TestFailing(t *testing.T) {
 	}
 }
 
+// The retries of a slot the limiter could not decide are that slot's
+// failure, counted once: an outage of seconds at a slot is not three
+// passes failed in a row.
+func TestRetriesOfASlotFailItOnce(t *testing.T) {
+	m := New(Build{})
+	chart := jobs.Entry{Name: "GB", Kind: jobs.KindChart}
+	for slot := range 2 {
+		for try := range 4 {
+			m.Observe(chart, jobs.Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed}, Again: try > 0}, time.Second, time.Time{})
+		}
+		if got, _ := gauge(t, m, "ingest_region_consecutive_failures", "GB"); got != float64(slot+1) {
+			t.Errorf("after %d slots of 4 tries each: consecutive failures %v, want %d", slot+1, got, slot+1)
+		}
+	}
+	m.Observe(chart, jobs.Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusCompleted}, Again: true}, time.Second, time.Time{})
+	if got, _ := gauge(t, m, "ingest_region_consecutive_failures", "GB"); got != 0 {
+		t.Errorf("after a retry completed: consecutive failures %v, want 0", got)
+	}
+}
+
 func gauge(t *testing.T, m *Metrics, name, region string) (float64, bool) {
 	t.Helper()
 	families, err := m.reg.Gather()
