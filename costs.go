@@ -120,3 +120,14 @@ func (c *Costs) BlockedPools(e *QuotaExhaustedError) []string {
 	}
 	return pools
 }
+
+// SpentNothing reports whether units, by pool, are all zero: a run that
+// failed before the limiter admitted any of its calls.
+func SpentNothing(units map[string]int64) bool {
+	for _, u := range units {
+		if u != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -32,15 +32,7 @@ const (
 // not decide its first call (ingest.ErrUnavailable) and so spent nothing:
 // nothing was asked of the upstream, and trying again costs nothing.
 func undecided(e Entry, end Ended) bool {
-	if !e.Kind.charts() || end.Status != ingest.StatusFailed || !errors.Is(end.Err, ingest.ErrUnavailable) {
-		return false
-	}
-	for _, u := range end.Units {
-		if u != 0 {
-			return false
-		}
-	}
-	return true
+	return e.Kind.charts() && end.Status == ingest.StatusFailed && errors.Is(end.Err, ingest.ErrUnavailable) && ingest.SpentNothing(end.Units)
 }
 
 // retry tries a's slot of e again after a wait, in its own goroutine: a

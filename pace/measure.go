@@ -45,7 +45,7 @@ func (p *Pacer) Ran(name string, units, daily map[string]int64, status ingest.Ru
 	was := p.before[name]
 	delete(p.running, name)
 	delete(p.before, name)
-	if granted && status != ingest.StatusCompleted && spentNothing(units) {
+	if granted && status != ingest.StatusCompleted && ingest.SpentNothing(units) {
 		// It spent none of what its credit stood for: it did not run
 		// after all, or failed before the limiter admitted a call (the
 		// limiter unavailable). The entry's next slot asks as if this one
@@ -96,16 +96,6 @@ func (p *Pacer) measured(i int, units map[string]int64) {
 	}
 	p.recent[e.Name] = r
 	e.Cost = mean(r)
-}
-
-// spentNothing reports whether a pass's units, by pool, are all zero.
-func spentNothing(units map[string]int64) bool {
-	for _, u := range units {
-		if u != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // passCost is what a pass spent less what it spent outside its own cost.
