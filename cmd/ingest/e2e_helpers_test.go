@@ -32,6 +32,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
@@ -220,6 +221,29 @@ func (h *harness) db() string { return h.env["INGEST_DB"] }
 func (h *harness) set(k, v string) { h.env[k] = v }
 
 func (h *harness) unset(k string) { delete(h.env, k) }
+
+// clockAt sets the commands' house clock (a rehearsal's offset) so that
+// the next command reads at when it starts. Set again before each of two
+// commands, it has them read one instant but for their own starts, where
+// the host's clock would have them read instants a busy machine spaces by
+// seconds.
+func (h *harness) clockAt(at time.Time) {
+	h.t.Helper()
+	file := filepath.Join(h.dir, "clock-offset")
+	if err := os.WriteFile(file, []byte(time.Until(at).String()), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	h.set(clock.RehearseEnv, file)
+}
+
+// betweenRows is an instant after a history of buildHistoryTo ending in
+// the hour end at which a prune's every cut (now less whole hours: days
+// kept, the quota's span) falls minutes from any of its rows: those sit
+// in the first seconds of each chart's share of an hour, a fifth of an
+// hour or more apart for at most five charts.
+func betweenRows(end time.Time) time.Time {
+	return end.Truncate(time.Hour).Add(time.Hour + 6*time.Minute)
+}
 
 // withRedis starts a redis-server for this test and points REDIS_URL at it.
 func (h *harness) withRedis() *redistest.Server {

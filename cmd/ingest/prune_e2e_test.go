@@ -192,12 +192,15 @@ func TestPruneDryRunIsThePrune(t *testing.T) {
 		keep := fmt.Sprintf("%dd", 1+rng.IntN(days+2))
 		t.Run(fmt.Sprintf("%d days of %s, --keep %s", days, strings.Join(regions, ","), keep), func(t *testing.T) {
 			h := newHarness(t)
-			buildHistory(t, h.db(), days, regions...)
+			end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+			buildHistoryTo(t, h.db(), days, end, regions...)
 			before := fileBytes(t, h.db())
+			h.clockAt(betweenRows(end))
 			dry := h.mustRunGrowing(0, "prune", "--keep", keep, "--dry-run", "--json")
 			if !bytes.Equal(before, fileBytes(t, h.db())) {
 				t.Errorf("prune --dry-run changed the database")
 			}
+			h.clockAt(betweenRows(end))
 			real := h.mustRunGrowing(0, "prune", "--keep", keep, "--json")
 			samePrune(t, dry, real)
 		})
@@ -220,7 +223,8 @@ func TestPostgresPruneDryRunIsThePrune(t *testing.T) {
 		keep := fmt.Sprintf("%dd", 1+rng.IntN(min(days+2, 30)))
 		t.Run(fmt.Sprintf("%d days of %s, --keep %s", days, strings.Join(regions, ","), keep), func(t *testing.T) {
 			h := newHarness(t)
-			buildHistory(t, h.db(), days, regions...)
+			end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+			buildHistoryTo(t, h.db(), days, end, regions...)
 			target := h.withPostgres()
 			h.set("INGEST_DB", filepath.Join(h.dir, "ingest.db"))
 			h.mustRunGrowing(0, "db", "copy", "--to", target)
@@ -235,10 +239,12 @@ func TestPostgresPruneDryRunIsThePrune(t *testing.T) {
 				return b.String()
 			}
 			before := rows()
+			h.clockAt(betweenRows(end))
 			dry := h.mustRunGrowing(0, "prune", "--keep", keep, "--dry-run", "--json")
 			if after := rows(); after != before {
 				t.Errorf("prune --dry-run changed the database:\nbefore %s\nafter  %s", before, after)
 			}
+			h.clockAt(betweenRows(end))
 			real := h.mustRunGrowing(0, "prune", "--keep", keep, "--json")
 			samePrune(t, dry, real)
 			if before == rows() {
