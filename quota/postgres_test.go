@@ -81,7 +81,7 @@ func pgHarnessBy(drift drift) harness {
 	}
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
 		moved := drift(t)
-		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, ClockOffset: offset, Drift: moved, Ledger: ledger,
+		return pgLimiter(t, url(t, key), limOpts{QuotaKey: key, Costs: costs, Timeout: hangFree, ClockOffset: offset, Drift: moved, Ledger: ledger,
 			Clock: clock.Func(func() time.Time { return time.Now().Add(offset + moved()) })})
 	}
 	at := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration) limiter {

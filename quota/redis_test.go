@@ -32,7 +32,7 @@ func redisHarness(client func(t *testing.T) redis.UniversalClient) harness {
 func redisHarnessBy(client func(t *testing.T) redis.UniversalClient, drift drift) harness {
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
 		moved := drift(t)
-		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: 2 * time.Second, Logger: quiet, Ledger: ledger,
+		l, err := newRedis(client(t), limOpts{QuotaKey: key, Costs: costs, Timeout: hangFree, Logger: quiet, Ledger: ledger,
 			ClockOffset: offset, Drift: moved, Clock: clock.Func(func() time.Time { return time.Now().Add(offset + moved()) })})
 		if err != nil {
 			t.Fatal(err)
@@ -131,15 +131,20 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 func TestRedisConformance(t *testing.T) {
 	srv := redistest.Start(t)
+	client, err := quota.NewClient("redis://"+srv.Addr, hangFree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
 	runConformance(t, driven(func(d drift) harness {
-		return redisHarnessBy(func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }, d)
+		return redisHarnessBy(func(*testing.T) redis.UniversalClient { return client }, d)
 	}))
 }
 
 func TestRedisClusterConformance(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t)
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ReadTimeout: hangFree, WriteTimeout: hangFree})
 	t.Cleanup(func() { client.Close() })
 	t.Run("OneSlot", func(t *testing.T) {
 		l, err := openRedis(t, client, limOpts{QuotaKey: "slot", Costs: testCosts(t, 100, 0, 5, time.Minute)})

@@ -80,7 +80,7 @@ func sqliteHarnessOn(dir string, clockOf func(t *testing.T) clock.Clock) harness
 		return db
 	}
 	as := func(t *testing.T, key string, costs *ingest.Costs, offset time.Duration, ledger string) limiter {
-		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: 5 * time.Second, Logger: quiet, Ledger: ledger,
+		l, err := newSQLite(exec(t, key, ""), limOpts{QuotaKey: key, Costs: costs, Timeout: hangFree, Logger: quiet, Ledger: ledger,
 			Clock: clock.Func(func() time.Time { return clockOf(t).Now().Add(offset) })})
 		if err != nil {
 			t.Fatal(err)

@@ -235,8 +235,11 @@ func StartCluster(t testing.TB) *Cluster {
 	c := &Cluster{}
 	for i := range 3 {
 		conf := fmt.Sprintf("nodes-%d.conf", i)
+		// No test fails a node, so a node is failed only after a minute
+		// unanswered: a busy machine's few seconds must not take the
+		// cluster down.
 		c.Nodes = append(c.Nodes, Start(t, "--cluster-enabled", "yes",
-			"--cluster-config-file", conf, "--cluster-node-timeout", "2000"))
+			"--cluster-config-file", conf, "--cluster-node-timeout", "60000"))
 	}
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
