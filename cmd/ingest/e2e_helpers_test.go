@@ -226,14 +226,16 @@ func (h *harness) unset(k string) { delete(h.env, k) }
 // the next command reads at when it starts. Set again before each of two
 // commands, it has them read one instant but for their own starts, where
 // the host's clock would have them read instants a busy machine spaces by
-// seconds.
-func (h *harness) clockAt(at time.Time) {
+// seconds. It returns the offset it set.
+func (h *harness) clockAt(at time.Time) time.Duration {
 	h.t.Helper()
+	offset := time.Until(at)
 	file := filepath.Join(h.dir, "clock-offset")
-	if err := os.WriteFile(file, []byte(time.Until(at).String()), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(offset.String()), 0o644); err != nil {
 		h.t.Fatal(err)
 	}
 	h.set(clock.RehearseEnv, file)
+	return offset
 }
 
 // betweenRows is an instant after a history of buildHistoryTo ending in

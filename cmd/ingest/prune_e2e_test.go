@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/report"
 )
@@ -35,12 +34,7 @@ func TestPruneKeepsTheLastDaysAndTheQuotaWindow(t *testing.T) {
 	if midday.Before(host) {
 		midday = midday.Add(24 * time.Hour)
 	}
-	offset := midday.Sub(host)
-	file := filepath.Join(t.TempDir(), "clock-offset")
-	if err := os.WriteFile(file, []byte(offset.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h.set(clock.RehearseEnv, file)
+	offset := h.clockAt(midday)
 	clockNow := func() time.Time { return time.Now().Add(offset) }
 	buildHistoryTo(t, h.db(), 3, midday.Truncate(time.Hour).Add(-time.Hour), "GB", "AU")
 	before, _ := os.Stat(h.db())
