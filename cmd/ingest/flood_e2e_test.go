@@ -606,6 +606,12 @@ func checkDeployed(t *testing.T, h *harness, f flood, r floodResult, base string
 	if missed != 0 || failed != 0 || len(d.over) != 0 {
 		t.Errorf("the daemon at every region during the flood: %d missed slots, %d failed runs, units over the limit %v; want none", missed, failed, d.over)
 	}
+	if regions == 0 {
+		// A flood no slot fell in checked nothing of the schedule: it is
+		// no pass, whatever its length.
+		t.Errorf("the daemon at every region ran no region during the flood (%v long, --every %v): the missed-slot check was never exercised; a soak of the deployed shape needs INGEST_SOAK_FOR of %v at least",
+			r.end.Sub(r.start).Round(time.Second), deployedEvery, 2*deployedEvery)
+	}
 }
 
 // missedAtEveryRegion counts, over every region's unfiltered chart, the
