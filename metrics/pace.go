@@ -52,6 +52,8 @@ var (
 		"1 when the plan drops the entry (a chart, or tracking under chart=\"track\"): the pool cannot hold it beside the entries above it; 0 otherwise.", []string{"chart"}, nil)
 	shareDesc = prometheus.NewDesc("ingest_pace_share",
 		"The part of the pool this worker counts on: 1/N, N this worker and each worker of another database the limiter saw spend in the pool's window (the log says when N changes).", []string{"pool"}, nil)
+	declinedDesc = prometheus.NewDesc("ingest_pace_declined_slots_total",
+		"Slots the pacer declined the entry at since the daemon started, by reason: \"caught up\" (the catch-up at start ran the slot's pass), \"not earned\" (a cadence longer than its slots), \"no room\", \"spread\". A declined slot is planned, never missed.", []string{"chart", "reason"}, nil)
 	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )
@@ -64,12 +66,15 @@ type Pace struct {
 	// tier's period) unless the pacer's plan (Status) says otherwise.
 	Floors map[string]time.Duration
 	Status func() pace.Status // nil: not pacing
-	Clock  clock.Clock        // the house's; nil: the host's
+	// Declined, when set, is the slots the pacer declined each entry at,
+	// by reason (pace.Pacer.DeclinedSlots).
+	Declined func() map[string]map[pace.Declined]int
+	Clock    clock.Clock // the house's; nil: the host's
 }
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc, declinedDesc} {
 		ch <- d
 	}
 }
@@ -97,6 +102,13 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 	}
 	for chart, every := range planned {
 		ch <- prometheus.MustNewConstMetric(chartCadenceDesc, prometheus.GaugeValue, cadenceSeconds(every), chart)
+	}
+	if c.Declined != nil {
+		for name, by := range c.Declined() {
+			for why, n := range by {
+				ch <- prometheus.MustNewConstMetric(declinedDesc, prometheus.CounterValue, float64(n), name, string(why))
+			}
+		}
 	}
 	if c.Status == nil {
 		return
