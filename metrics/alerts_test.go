@@ -100,9 +100,10 @@ func (pools) Backend() string                                     { return "test
 // The slots a pacer declined are counted by entry and reason: the slot
 // after a catch-up as caught up, not missed.
 func TestPaceDeclinedSlots(t *testing.T) {
-	declined := map[string]map[pace.Declined]int{"US": {pace.DeclinedCaughtUp: 1, pace.DeclinedUnearned: 2}}
+	st := pace.Status{Entries: []pace.EntryStatus{{Name: "US", Every: time.Hour,
+		Declined: map[pace.Declined]int{pace.DeclinedCaughtUp: 1, pace.DeclinedUnearned: 2}}, {Name: "GB", Every: time.Hour}}}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&Pace{Ages: NewAges(nil), Declined: func() map[string]map[pace.Declined]int { return declined }})
+	reg.MustRegister(&Pace{Ages: NewAges(nil), Status: func() pace.Status { return st }})
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -66,10 +66,7 @@ type Pace struct {
 	// tier's period) unless the pacer's plan (Status) says otherwise.
 	Floors map[string]time.Duration
 	Status func() pace.Status // nil: not pacing
-	// Declined, when set, is the slots the pacer declined each entry at,
-	// by reason (pace.Pacer.DeclinedSlots).
-	Declined func() map[string]map[pace.Declined]int
-	Clock    clock.Clock // the house's; nil: the host's
+	Clock  clock.Clock        // the house's; nil: the host's
 }
 
 // Describe implements prometheus.Collector.
@@ -103,13 +100,6 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 	for chart, every := range planned {
 		ch <- prometheus.MustNewConstMetric(chartCadenceDesc, prometheus.GaugeValue, cadenceSeconds(every), chart)
 	}
-	if c.Declined != nil {
-		for name, by := range c.Declined() {
-			for why, n := range by {
-				ch <- prometheus.MustNewConstMetric(declinedDesc, prometheus.CounterValue, float64(n), name, string(why))
-			}
-		}
-	}
 	if c.Status == nil {
 		return
 	}
@@ -120,6 +110,9 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 			dropped = 1
 		}
 		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.GaugeValue, dropped, e.Name)
+		for why, n := range e.Declined {
+			ch <- prometheus.MustNewConstMetric(declinedDesc, prometheus.CounterValue, float64(n), e.Name, string(why))
+		}
 	}
 	for _, p := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(projectedDesc, prometheus.GaugeValue, p.Spend, p.Pool)

@@ -1,9 +1,6 @@
 package pace
 
-import (
-	"maps"
-	"time"
-)
+import "time"
 
 // Declined is why the pacer declined an entry's slot: each is a slot the
 // plan meant not to run, never a slot missed.
@@ -46,17 +43,4 @@ func (p *Pacer) decline(i int, slot time.Time, why Declined) {
 	}
 	p.declined[name][why]++
 	p.logger().Debug("pace: slot declined", "entry", name, "slot", slot, "reason", string(why))
-}
-
-// DeclinedSlots is how many slots each entry was declined at since the
-// pacer started, by reason: slots the plan meant not to run, which an
-// operator counting slots must not count missed.
-func (p *Pacer) DeclinedSlots() map[string]map[Declined]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[string]map[Declined]int, len(p.declined))
-	for name, m := range p.declined {
-		out[name] = maps.Clone(m)
-	}
-	return out
 }

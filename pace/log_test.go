@@ -96,8 +96,8 @@ func TestASlotDeclinedAfterACatchUpSaysWhy(t *testing.T) {
 	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "entry=US") || !strings.Contains(line, `reason="caught up"`) {
 		t.Errorf("the slot after a catch-up: want one debug line saying it was declined, for US, caught up; got %q in:\n%s", line, logs.String())
 	}
-	if got := p.DeclinedSlots(); got["US"][pace.DeclinedCaughtUp] != 1 || len(got["US"]) != 1 {
-		t.Errorf("declined slots %v, want US's one, caught up", got)
+	if got := p.Status().Entries[0].Declined; got[pace.DeclinedCaughtUp] != 1 || len(got) != 1 {
+		t.Errorf("US's declined slots %v, want one, caught up", got)
 	}
 	now = sl.Next(next)
 	if !p.Due(ctx, "US", now) {

@@ -257,7 +257,7 @@ func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metric
 		if err != nil {
 			return nil, err
 		}
-		pacer, col.Status, col.Declined = pc, pc.Status, pc.DeclinedSlots
+		pacer, col.Status = pc, pc.Status
 		h.Logger.Info("pacing: each chart's and tracking's cadence follows what the pools hold over their window and day, never faster than --every and --track-every",
 			"every", r.Timetable.Every)
 	}
