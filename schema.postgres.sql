@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 15 (the table schema_version).
+-- Step 16 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -169,6 +169,15 @@ CREATE TABLE public.pace_plans (
     quota_key text NOT NULL,
     written_ms bigint NOT NULL,
     plan text NOT NULL
+);
+
+CREATE TABLE public.passes (
+    entry text NOT NULL COLLATE pg_catalog."C",
+    started_ms bigint NOT NULL,
+    finished_ms bigint NOT NULL,
+    slot_ms bigint,
+    status text NOT NULL,
+    CONSTRAINT passes_status_check CHECK ((status = ANY (ARRAY['completed'::text, 'stopped'::text, 'interrupted'::text, 'skipped'::text, 'failed'::text])))
 );
 
 CREATE TABLE public.quota_block (
@@ -366,6 +375,9 @@ ALTER TABLE ONLY public.locks
 ALTER TABLE ONLY public.pace_plans
     ADD CONSTRAINT pace_plans_pkey PRIMARY KEY (quota_key);
 
+ALTER TABLE ONLY public.passes
+    ADD CONSTRAINT passes_pkey PRIMARY KEY (entry, started_ms);
+
 ALTER TABLE ONLY public.quota_block
     ADD CONSTRAINT quota_block_pkey PRIMARY KEY (quota_key, pool);
 
@@ -428,6 +440,8 @@ CREATE INDEX ledger_pool ON public.ledger USING btree (quota_key, pool, at_ms, u
 CREATE INDEX ledger_run ON public.ledger USING btree (run_id) WHERE (run_id IS NOT NULL);
 
 CREATE INDEX ledger_written ON public.ledger USING btree (quota_key, seq);
+
+CREATE INDEX passes_started ON public.passes USING btree (started_ms);
 
 CREATE INDEX quota_log_at ON public.quota_log USING btree (quota_key, pool, at_ms);
 

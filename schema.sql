@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 22 (PRAGMA user_version).
+-- Version 23 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -353,4 +353,15 @@ CREATE INDEX ledger_written ON ledger (quota_key, seq);
 
 CREATE INDEX ledger_given_back_written ON ledger_given_back (quota_key, seq);
 
-PRAGMA user_version = 22;
+CREATE TABLE passes (
+  entry       TEXT    NOT NULL,
+  started_ms  INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL,
+  slot_ms     INTEGER,
+  status      TEXT    NOT NULL CHECK (status IN ('completed', 'stopped', 'interrupted', 'skipped', 'failed')),
+  PRIMARY KEY (entry, started_ms)
+) WITHOUT ROWID;
+
+CREATE INDEX passes_started ON passes (started_ms);
+
+PRAGMA user_version = 23;

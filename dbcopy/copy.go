@@ -54,6 +54,7 @@ var copyTables = []carried{
 	{name: "schedule", key: "id"},
 	{name: "api_tokens", key: "name"},
 	{name: "pace_plans", key: "quota_key"},
+	{name: "passes", key: "entry, started_ms"},
 	{name: "ledger", key: "quota_key, call_id, pool"},
 	{name: "ledger_blocks", key: "quota_key, pool, until_ms"},
 	{name: "ledger_given_back", key: "quota_key, call_id"},

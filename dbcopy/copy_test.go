@@ -67,6 +67,7 @@ func fillEveryTable(t *testing.T, db *store.DB) {
 		{`INSERT INTO schedule (id, every_ms, regions, updated_ms) VALUES (1, 3600000, 'US,DE', ?)`, []any{ms}},
 		{`INSERT INTO api_tokens (name, hash, plan, created_ms, last_used_ms) VALUES ('ci', 'ab12', 'default', ?, NULL)`, []any{ms}},
 		{`INSERT INTO pace_plans (quota_key, written_ms, plan) VALUES ('Qk', ?, '{"a":1}'), ('qk', ?, '{}')`, []any{ms, ms}},
+		{`INSERT INTO passes (entry, started_ms, finished_ms, slot_ms, status) VALUES ('track', ?, ?, ?, 'completed'), ('prune', ?, ?, NULL, 'failed')`, []any{ms, ms + 9, ms - 9, ms, ms + 1}},
 		{`INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered, seq) VALUES
 		  ('qk', 'c1', 'default', 1, ?, 'videos.list', 'US', 1, 0, 1), ('qk', 'c2', 'default', 3, ?, 'videos.list', '', NULL, 1, 2)`, []any{ms, ms}},
 		{`INSERT INTO ledger_blocks (quota_key, pool, until_ms, at_ms, op) VALUES ('qk', 'default', ?, ?, 'videos.list')`, []any{ms + 1, ms}},

@@ -49,6 +49,14 @@ type Locker interface {
 	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool, err error)
 }
 
+// PassRecorder keeps how each pass of an entry that has no run row ended
+// (tracking, the refresh, the prune), with the slot it ran for: pacing
+// reads them back to credit every kind of pass to its slot, however long
+// it ran, as it reads a chart's runs (docs/operations.md, "Pacing").
+type PassRecorder interface {
+	RecordPass(ctx context.Context, entry string, started, finished, slot time.Time, status ingest.RunStatus) error
+}
+
 // Source yields pages from the upstream. gate is called before every
 // attempt.
 type Source interface {

@@ -41,6 +41,9 @@ type Runner struct {
 	// a chart's lease after another host's pass of the same slot has ended
 	// skips the slot instead of storing the chart twice.
 	LastStart func(ctx context.Context, chart string) (time.Time, error)
+	// Record, when set, keeps each pass of an entry that has no run row
+	// (tracking, the refresh, the prune) with the slot it ran for.
+	Record PassRecorder
 	// Backoff, when set, is told each time the daemon's backoff starts,
 	// lengthens or ends (a zero until): metrics and /readyz show it.
 	Backoff func(until time.Time, inARow int, cause error)
@@ -149,8 +152,20 @@ func (r *Runner) run(ctx context.Context, e Entry, a attempt) (end Ended, ran bo
 	start := time.Now()
 	end = r.guarded(ctx, e, slot)
 	end.Again = a.again
+	r.record(ctx, log, e, end, start, slot)
 	r.ended(log, e, end, time.Since(start), slot)
 	return end, true
+}
+
+// record keeps a pass of an entry that has no run row (Record): a chart's
+// run row already holds its slot.
+func (r *Runner) record(ctx context.Context, log *slog.Logger, e Entry, end Ended, start, slot time.Time) {
+	if r.Record == nil || e.Kind.charts() || end.Status == "" {
+		return
+	}
+	if err := r.Record.RecordPass(context.WithoutCancel(ctx), e.Name, start, time.Now(), slot, end.Status); err != nil {
+		log.Warn("record the pass; a restarted pacer counts from the one before it", ingest.LogErr, err)
+	}
 }
 
 // lease names an entry's lease. A chart's keeps the name it always had, so

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -13,21 +12,16 @@ import (
 // entry for it.
 const TrackEntry = "track"
 
-// trackGap tells tracking's passes apart in the ledger, where they have
-// no run: a pass's calls follow one another without a pause, and passes
-// are at least a minute apart (the shortest --track-every), so a pause of
-// more than half a minute starts a new pass.
-const trackGap = 30 * time.Second
-
 // PassCosts is what each chart's completed trending passes started since
 // cost on average, by chart name (US, US/10) and pool (the category names
 // a region's first pass of the day reads are not a pass's cost: pacing
 // keeps room for them apart), and what tracking's
 // passes since cost (under TrackEntry), counted from quotaKey's ledger
-// (calls given back are not in it), read by the key's range of time: what pacing plans with, so that a pass's cost
-// is measured rather than guessed. Tracking has no run row: its passes are
-// its calls (videos.batchGetStats outside any run) told apart by the pause
-// between them, and a pass stopped early counts as one.
+// (calls given back are not in it), read by the key's range of time: what
+// pacing plans with, so that a pass's cost is measured rather than
+// guessed. Tracking has no run row: a completed pass of it is a row of
+// passes, and its cost the calls (videos.batchGetStats outside any run)
+// made between its start and its end.
 func (l *Ledger) PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
 	if err := l.passCosts(ctx, out, `
@@ -40,31 +34,24 @@ WHERE r.kind = 'trending' AND r.status = 'completed' AND r.started_ms >= ?1 AND 
 GROUP BY r.region, r.category, l.pool`, since.UnixMilli(), quotaKey, ingest.OpCategoriesList); err != nil {
 		return nil, err
 	}
-	if err := l.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), trackGap.Milliseconds(),
-		ingest.OpBatchGetStats, TrackEntry, quotaKey); err != nil {
+	if err := l.passCosts(ctx, out, trackCostsSQL, since.UnixMilli(), ingest.OpBatchGetStats, TrackEntry, quotaKey); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// trackCostsSQL numbers tracking's calls into passes (a call more than
-// ?2 ms after the one before starts a pass) and sums each pool's units
-// over them; it returns rows shaped as the charts' query's, region ?4.
-// The calls are found by key and time (ledger_at), not by a pass over the
-// whole ledger.
+// trackCostsSQL sums each pool's units over tracking's completed passes
+// (entry ?3) started at ?1 or later: the calls of op ?2 outside any run
+// that quota key ?4's ledger holds between a pass's start and its end. It
+// returns rows shaped as the charts' query's, region ?3.
 const trackCostsSQL = `
-SELECT CAST(?4 AS TEXT), '', pool, sum(units), count(DISTINCT pass) FROM (
-  SELECT pool, units, sum(starts) OVER (ORDER BY at_ms, call_id ROWS UNBOUNDED PRECEDING) AS pass
-  FROM (
-    SELECT l.pool, l.units, l.at_ms, l.call_id,
-      CASE WHEN l.at_ms - lag(l.at_ms) OVER (ORDER BY l.at_ms, l.call_id) <= ?2 THEN 0 ELSE 1 END AS starts
-    FROM ledger AS l
-    WHERE l.quota_key = ?5 AND l.at_ms >= ?1 AND l.op = ?3 AND l.run_id IS NULL
-      AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
-                      WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
-  ) AS c
-) AS p
-GROUP BY pool`
+SELECT CAST(?3 AS TEXT), '', l.pool, sum(l.units), count(DISTINCT p.started_ms)
+FROM passes AS p JOIN ledger AS l
+  ON l.quota_key = ?4 AND l.at_ms >= p.started_ms AND l.at_ms <= p.finished_ms AND l.op = ?2 AND l.run_id IS NULL
+WHERE p.entry = ?3 AND p.status = 'completed' AND p.started_ms >= ?1
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g
+                  WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+GROUP BY l.pool`
 
 // passCosts adds the query's rows (region, category, pool, units,
 // passes) to out as each chart's mean cost per pass.
@@ -120,11 +107,14 @@ WITH RECURSIVE regs (region) AS (
 SELECT r.region, r.category, coalesce(r.slot_ms, r.started_ms) FROM newest JOIN runs AS r ON r.id = newest.id
 WHERE r.started_ms >= ?2`
 
-// LastPasses is when each chart's latest completed trending pass counts
-// from (the slot a daemon started it for, or else its start), and
-// tracking's latest pass of quotaKey's ledger (under TrackEntry), for
-// passes since a time: an entry with none since is not in it. Pacing
-// counts a chart's age from it, whatever runs stopped since.
+// LastPasses is when each entry's latest completed pass counts from, for
+// passes since a time: the slot a daemon ran it for, or else its start,
+// for the charts' trending runs and the passes of the entries that have
+// no run (tracking under TrackEntry, the refresh, the prune) alike, so
+// that a pass counts for its slot whatever its length; an entry with none
+// since is not in it. Pacing counts an entry's age from it, whatever runs
+// stopped since. Passes are the database's, as runs are: quotaKey is not
+// read.
 func (l *Ledger) LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	rows, err := l.r.QueryContext(ctx, lastPassesSQL, string(ingest.Trending), since.UnixMilli())
@@ -143,13 +133,28 @@ func (l *Ledger) LastPasses(ctx context.Context, quotaKey string, since time.Tim
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("last passes: %w", err)
 	}
-	var track sql.NullInt64
-	if err := l.r.QueryRowContext(ctx, `SELECT max(at_ms) FROM ledger
-WHERE quota_key = ? AND at_ms >= ? AND op = ? AND run_id IS NULL`, quotaKey, since.UnixMilli(), ingest.OpBatchGetStats).Scan(&track); err != nil {
+	if err := l.lastOthers(ctx, out, since); err != nil {
 		return nil, fmt.Errorf("last passes: %w", err)
 	}
-	if track.Valid {
-		out[TrackEntry] = time.UnixMilli(track.Int64).UTC()
-	}
 	return out, nil
+}
+
+// lastOthers adds to out when the latest completed pass of each entry
+// that has no run, started since, counts from.
+func (l *Ledger) lastOthers(ctx context.Context, out map[string]time.Time, since time.Time) error {
+	rows, err := l.r.QueryContext(ctx, `SELECT entry, max(coalesce(slot_ms, started_ms)) FROM passes
+WHERE status = 'completed' AND started_ms >= ? GROUP BY entry`, since.UnixMilli())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var entry string
+		var ms int64
+		if err := rows.Scan(&entry, &ms); err != nil {
+			return err
+		}
+		out[entry] = time.UnixMilli(ms).UTC()
+	}
+	return rows.Err()
 }

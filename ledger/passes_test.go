@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // A chart's cost per pass is the mean of its completed passes since the
 // time asked, from the ledger: stopped passes, older passes and calls
 // given back are not in it. Tracking's passes, which have no run, are its
-// calls told apart by the pauses between them.
+// recorded passes, each the calls made between its start and its end.
 func TestPassCosts(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db both) {
@@ -47,8 +48,12 @@ func TestPassCosts(t *testing.T) {
 		pass("", t0.Add(time.Hour), ingest.StatusCompleted, 1, 1, 100)
 		pass("", t0.Add(2*time.Hour), ingest.StatusStopped, 1)
 		pass("10", t0, ingest.StatusCompleted, 2, 3)
-		track := func(at time.Time, units ...int64) {
+		track := func(at time.Time, status ingest.RunStatus, units ...int64) {
 			t.Helper()
+			end := at.Add(time.Duration(len(units)) * time.Second)
+			if err := db.RecordPass(ctx, TrackEntry, at, end, at.Add(-time.Second), status); err != nil {
+				t.Fatal(err)
+			}
 			for i, u := range units {
 				n++
 				call := ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: at.Add(time.Duration(i) * time.Second),
@@ -63,10 +68,16 @@ func TestPassCosts(t *testing.T) {
 				}
 			}
 		}
-		track(t0.Add(-3*time.Hour), 7, 7)            // before since
-		track(t0.Add(-30*time.Minute), 1, 1, 100, 1) // 3 calls, a pause the given back one leaves
-		track(t0.Add(30*time.Minute), 1, 1)
-		track(t0.Add(90*time.Minute), 1)
+		track(t0.Add(-3*time.Hour), ingest.StatusCompleted, 7, 7)            // before since
+		track(t0.Add(-30*time.Minute), ingest.StatusCompleted, 1, 1, 100, 1) // 3 units: one call given back
+		track(t0.Add(30*time.Minute), ingest.StatusCompleted, 1, 1)
+		track(t0.Add(60*time.Minute), ingest.StatusStopped, 9) // not a whole pass
+		track(t0.Add(90*time.Minute), ingest.StatusCompleted, 1)
+		n++ // a call of no pass recorded (an earlier version's) is no pass's cost
+		if err := db.RecordCall(ctx, ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: t0.Add(100 * time.Minute),
+			Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 30}}}); err != nil {
+			t.Fatal(err)
+		}
 		// Another key's passes and tracking are not this key's costs.
 		other := func(call ingest.Call) {
 			t.Helper()
@@ -84,7 +95,7 @@ func TestPassCosts(t *testing.T) {
 		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Second)}); err != nil {
 			t.Fatal(err)
 		}
-		other(ingest.Call{At: t0.Add(31 * time.Minute), Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 40}}})
+		other(ingest.Call{At: t0.Add(30*time.Minute + time.Second), Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 40}}})
 		got, err := db.PassCosts(ctx, "k", t0.Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +111,8 @@ func TestPassCosts(t *testing.T) {
 
 // Pacing's other reads, on both databases: each chart's latest completed
 // pass (a stopped run after it does not move it; the category names a
-// pass reads are not its cost), tracking's latest call, and the plan a
+// pass reads are not its cost), the slot of tracking's and the prune's
+// latest completed pass (or its start, when no slot started it), and the plan a
 // pacing worker publishes, one per quota key, replaced in place.
 func TestLastPassesAndPlans(t *testing.T) {
 	t.Parallel()
@@ -129,18 +141,27 @@ func TestLastPassesAndPlans(t *testing.T) {
 		pass(t0, ingest.StatusCompleted, ingest.OpCategoriesList, ingest.OpVideosList, ingest.OpVideosList)
 		pass(t0.Add(time.Hour), ingest.StatusCompleted, ingest.OpVideosList, ingest.OpVideosList)
 		pass(t0.Add(2*time.Hour), ingest.StatusStopped, ingest.OpVideosList)
-		n++
-		if err := db.RecordCall(ctx, ingest.Call{QuotaKey: "k", ID: fmt.Sprint("c", n), At: t0.Add(30 * time.Minute),
-			Op: ingest.OpBatchGetStats, Charges: []ingest.Charge{{Pool: "stats", Units: 1}}}); err != nil {
-			t.Fatal(err)
+		for _, p := range []struct {
+			entry            string
+			slot, start, end time.Time
+			status           ingest.RunStatus
+		}{
+			{TrackEntry, t0.Add(25 * time.Minute), t0.Add(25*time.Minute + 10*time.Second), t0.Add(31 * time.Minute), ingest.StatusCompleted},
+			{TrackEntry, t0.Add(35 * time.Minute), t0.Add(35 * time.Minute), t0.Add(36 * time.Minute), ingest.StatusStopped},
+			{"prune", time.Time{}, t0.Add(40 * time.Minute), t0.Add(41 * time.Minute), ingest.StatusCompleted},
+			{"prune", t0.Add(-2 * time.Hour), t0.Add(-2 * time.Hour), t0.Add(-2 * time.Hour), ingest.StatusCompleted}, // before since
+		} {
+			if err := db.RecordPass(ctx, p.entry, p.start, p.end, p.slot, p.status); err != nil {
+				t.Fatal(err)
+			}
 		}
 		last, err := db.LastPasses(ctx, "k", t0.Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !last["US"].Equal(t0.Add(time.Hour)) || !last[TrackEntry].Equal(t0.Add(30*time.Minute)) || len(last) != 2 {
-			t.Errorf("last passes %v, want US at %s (the stopped run after it does not count) and track at %s",
-				last, t0.Add(time.Hour), t0.Add(30*time.Minute))
+		want := map[string]time.Time{"US": t0.Add(time.Hour), TrackEntry: t0.Add(25 * time.Minute), "prune": t0.Add(40 * time.Minute)}
+		if !maps.EqualFunc(last, want, time.Time.Equal) {
+			t.Errorf("last passes %v, want %v: US's stopped run after its pass does not count, nor tracking's; tracking's counts from its slot, however late it started and long it ran", last, want)
 		}
 		if _, err := db.StartRun(ctx, "US", "", ingest.Trending, t0.Add(3*time.Hour)); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"maps"
 	"math"
 	"testing"
 	"time"
@@ -95,3 +96,33 @@ type pools []ingest.PoolState
 
 func (p pools) State(context.Context) ([]ingest.PoolState, error) { return p, nil }
 func (pools) Backend() string                                     { return "test" }
+
+// The slots a pacer declined are counted by entry and reason: the slot
+// after a catch-up as caught up, not missed.
+func TestPaceDeclinedSlots(t *testing.T) {
+	st := pace.Status{Entries: []pace.EntryStatus{{Name: "US", Every: time.Hour,
+		Declined: map[pace.Declined]int{pace.DeclinedCaughtUp: 1, pace.DeclinedUnearned: 2}}, {Name: "GB", Every: time.Hour}}}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&Pace{Ages: NewAges(nil), Status: func() pace.Status { return st }})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "ingest_pace_declined_slots_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			var key string
+			for _, l := range s.GetLabel() {
+				key += l.GetName() + "=" + l.GetValue() + " "
+			}
+			got[key] = s.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{"chart=US reason=caught up ": 1, "chart=US reason=not earned ": 2}
+	if !maps.Equal(got, want) {
+		t.Errorf("ingest_pace_declined_slots_total %v, want %v", got, want)
+	}
+}

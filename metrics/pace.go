@@ -52,6 +52,8 @@ var (
 		"1 when the plan drops the entry (a chart, or tracking under chart=\"track\"): the pool cannot hold it beside the entries above it; 0 otherwise.", []string{"chart"}, nil)
 	shareDesc = prometheus.NewDesc("ingest_pace_share",
 		"The part of the pool this worker counts on: 1/N, N this worker and each worker of another database the limiter saw spend in the pool's window (the log says when N changes).", []string{"pool"}, nil)
+	declinedDesc = prometheus.NewDesc("ingest_pace_declined_slots_total",
+		"Slots the pacer declined the entry at since the daemon started, by reason: \"caught up\" (the catch-up at start ran the slot's pass), \"not earned\" (a cadence longer than its slots), \"no room\", \"spread\". A declined slot is planned, never missed.", []string{"chart", "reason"}, nil)
 	runsOutDesc = prometheus.NewDesc("ingest_pace_fixed_runs_out_timestamp_seconds",
 		"Unix time at which the fixed cadence (every entry at its floor) would empty the pool at the current rate; 0 when it lasts to the reset.", []string{"pool"}, nil)
 )
@@ -69,7 +71,7 @@ type Pace struct {
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc, declinedDesc} {
 		ch <- d
 	}
 }
@@ -108,6 +110,9 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 			dropped = 1
 		}
 		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.GaugeValue, dropped, e.Name)
+		for why, n := range e.Declined {
+			ch <- prometheus.MustNewConstMetric(declinedDesc, prometheus.CounterValue, float64(n), e.Name, string(why))
+		}
 	}
 	for _, p := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(projectedDesc, prometheus.GaugeValue, p.Spend, p.Pool)

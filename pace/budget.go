@@ -42,6 +42,24 @@ func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
 	return max(float64(pool.Capacity())-slack, 0) / span.Seconds()
 }
 
+// Holds is the rate, in units a second, at which the pool keeps what it
+// keeps: its capacity less slack over the longer of its window and a day
+// of 24 hours, whatever the length of the current calendar day. A day of
+// 23 or 25 hours moves the rate the day spends at (Sustainable), never
+// what the pool keeps: a 25-hour day drops no region it keeps on the
+// others, for a day or more, to save the pool's 25th hour
+// (docs/operations.md, "Pacing": what a day is).
+func Holds(pool ingest.Pool, slack float64) float64 {
+	span := max(pool.Window, 24*time.Hour)
+	if pool.Day == nil {
+		span = pool.Window
+	}
+	if span <= 0 {
+		return 0
+	}
+	return max(float64(pool.Capacity())-slack, 0) / span.Seconds()
+}
+
 // BudgetOf is the rate this worker may spend at in a pool, and what that
 // rate spends by the horizon, from the limiter's state of the pool and
 // this worker's own spend in its window (mine: its ledger's calls).
@@ -67,7 +85,7 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	share := b.Share
 	capacity := float64(pool.Capacity())
 	rate := share * Sustainable(pool, now, slack)
-	b.Keep = rate
+	b.Keep = share * Holds(pool, slack)
 	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0), pool.Window, now, mine))
 	if pool.Day != nil {
 		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds())

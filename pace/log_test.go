@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // A plan that drops entries says so in one line, however many it drops,
@@ -53,5 +54,53 @@ func TestPlanChangeIsOneLine(t *testing.T) {
 	}
 	if logs.Len() != 0 {
 		t.Errorf("a plan that drops nothing logged:\n%s", logs.String())
+	}
+}
+
+// The slot after a catch-up is declined by design (the catch-up was its
+// pass): the pacer says so at debug, with the reason, and counts it
+// declined, as it counts every slot it declines; an ask off the slots (a
+// catch-up's) is no slot declined.
+func TestASlotDeclinedAfterACatchUpSaysWhy(t *testing.T) {
+	t.Parallel()
+	sl, err := regions.Stagger(time.Hour, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := entry("US", 0, time.Hour, 4)
+	e.Tier, e.Slots = 1, sl
+	pool := ingest.Pool{Name: "default", Limit: 10000, Window: 24 * time.Hour}
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: pool.Name, Limit: pool.Limit, Remaining: pool.Capacity()}}, nil
+	}
+	var logs bytes.Buffer
+	now := sl.Next(t0).Add(-40 * time.Minute) // a restart 20 minutes after the slot it missed
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{e}, Refresh: time.Hour,
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	ctx := context.Background()
+	if !p.Due(ctx, "US", now) {
+		t.Fatal("the catch-up at start: not due")
+	}
+	p.Ran("US", map[string]int64{"default": 4}, nil, ingest.StatusCompleted)
+	next := sl.Next(now)
+	now = next
+	if p.Due(ctx, "US", next) {
+		t.Fatal("the slot after the catch-up ran the chart again, 40 minutes after it")
+	}
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "slot declined") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "entry=US") || !strings.Contains(line, `reason="caught up"`) {
+		t.Errorf("the slot after a catch-up: want one debug line saying it was declined, for US, caught up; got %q in:\n%s", line, logs.String())
+	}
+	if got := p.Status().Entries[0].Declined; got[pace.DeclinedCaughtUp] != 1 || len(got) != 1 {
+		t.Errorf("US's declined slots %v, want one, caught up", got)
+	}
+	now = sl.Next(next)
+	if !p.Due(ctx, "US", now) {
+		t.Errorf("US's slot a cadence after the one its catch-up served: not due")
 	}
 }

@@ -85,11 +85,13 @@ type Pacer struct {
 	// workers is, by pool, how many workers the plan found spending in
 	// its window, this one included (share).
 	workers map[string]int
-	plan    Plan
-	budgets []Budget
-	planAt  time.Time
-	until   time.Time // the plan's horizon ends: the reset, or a block's end
-	stale   string    // why the next call re-plans; "" none
+	// declined counts the slots each entry was declined at, by reason.
+	declined map[string]map[Declined]int
+	plan     Plan
+	budgets  []Budget
+	planAt   time.Time
+	until    time.Time // the plan's horizon ends: the reset, or a block's end
+	stale    string    // why the next call re-plans; "" none
 }
 
 // New returns a pacer of c, or an error naming the field of c that is
@@ -102,7 +104,7 @@ func New(c Config) (*Pacer, error) {
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
-		workers: map[string]int{}}
+		workers: map[string]int{}, declined: map[string]map[Declined]int{}}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
 	}
@@ -182,10 +184,17 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.asked[name] = latest(slot, p.counted(i, p.last[name], slotted))
 	if c < 1-1e-9 {
 		p.credit[name] = c
+		p.decline(i, slot, p.unearned(i, slot))
 		return false
 	}
-	if !p.fits(ctx, i) || (!bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot)) {
+	if !p.fits(ctx, i) {
 		p.credit[name] = 1
+		p.decline(i, slot, DeclinedNoRoom)
+		return false
+	}
+	if !bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot) {
+		p.credit[name] = 1
+		p.decline(i, slot, DeclinedSpread)
 		return false
 	}
 	p.credit[name] = c - 1

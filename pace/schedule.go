@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"time"
 )
 
@@ -64,6 +65,9 @@ type EntryStatus struct {
 	// (Pacer.hold). A restarted pacer takes both from the last plan.
 	Held     time.Time `json:",omitempty"`
 	Returned time.Time `json:",omitempty"`
+	// Declined is how many of its slots the pacer that made the plan
+	// declined since it started, by reason: planned, never missed.
+	Declined map[Declined]int `json:",omitempty"`
 }
 
 // Status returns the current plan.
@@ -100,7 +104,8 @@ func (p *Pacer) status() Status {
 	for i, e := range p.entries {
 		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Floor: e.Floor,
 			Every: p.plan.Every[e.Name], Cost: e.Cost, Last: p.last[e.Name], Next: p.next(i),
-			Dropped: p.plan.Dropped[e.Name], Held: p.back[e.Name], Returned: p.returned[e.Name]})
+			Dropped: p.plan.Dropped[e.Name], Held: p.back[e.Name], Returned: p.returned[e.Name],
+			Declined: maps.Clone(p.declined[e.Name])})
 	}
 	return st
 }

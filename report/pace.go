@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -64,6 +67,9 @@ type ChartAge struct {
 	// FreeAt is when its pools have room again, for a chart that waits
 	// for it.
 	FreeAt time.Time
+	// Declined is how many of its slots the pacing daemon declined since
+	// it started, by reason: slots planned not to run, never missed.
+	Declined map[pace.Declined]int
 }
 
 // AgeText is the chart's age to the second, "never" before its first
@@ -208,7 +214,8 @@ func of(st pace.Status) *Freshness {
 		free[p.Pool] = p.FreeAt
 	}
 	for _, e := range st.Entries {
-		c := ChartAge{Chart: e.Name, Priority: e.Priority, Age: -1, Every: e.Every, Floor: e.Floor, Next: e.Next, Dropped: e.Dropped}
+		c := ChartAge{Chart: e.Name, Priority: e.Priority, Age: -1, Every: e.Every, Floor: e.Floor, Next: e.Next, Dropped: e.Dropped,
+			Declined: e.Declined}
 		for pool, u := range e.Cost {
 			if u > 0 && free[pool].After(c.FreeAt) {
 				c.FreeAt = free[pool]
@@ -397,7 +404,23 @@ func (r *Report) textFreshness(out io.Writer) {
 			nextText(c.Next, f.DueFrom), ShortDuration(c.Floor))
 	}
 	w.Flush()
+	if d := declinedText(f.Charts); d != "" {
+		fmt.Fprintf(out, "Declined slots since the daemon started (planned, not missed): %s\n", d)
+	}
 	fmt.Fprintln(out)
+}
+
+// declinedText is the slots the pacer declined, chart by chart in the
+// plan's order, each reason with its count: "US 1 caught up, GB 2 not
+// earned"; "" when none.
+func declinedText(charts []ChartAge) string {
+	var parts []string
+	for _, c := range charts {
+		for _, why := range slices.Sorted(maps.Keys(c.Declined)) {
+			parts = append(parts, fmt.Sprintf("%s %d %s", c.Chart, c.Declined[why], why))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // nextText is a next run as the tables print it: its slot, "from" the

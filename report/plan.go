@@ -22,6 +22,10 @@ type Schedule struct {
 	TrackEvery time.Duration
 	TrackBatch int
 	Tracked    int
+	// Last is each chart's last finished run, by name: a chart costs the
+	// pages of its last completed run, its depth's when it has none, in
+	// the plan of each pool and its tiers alike.
+	Last map[string]store.RunSummary
 }
 
 // PlanLine is what the schedule spends in a day in one pool.
@@ -46,6 +50,9 @@ func (p PlanLine) Fits() bool { return p.Units <= p.Capacity }
 // pages are those of its last completed run, its depth's when it has none, and a
 // tier-N region's charts run every N x Every.
 func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []PlanLine {
+	if last == nil {
+		last = s.Last
+	}
 	pages, perDay, regions := chartPages(s, last)
 	runs := float64(24*time.Hour) / float64(s.Timetable.Every)
 	tracked := s.Tracked
@@ -77,14 +84,20 @@ func chartPages(s Schedule, last map[string]store.RunSummary) (pages int, perDay
 	for _, name := range s.Timetable.Names() {
 		c := s.Timetable.Region(name)
 		seen[c.Code] = true
-		n := c.Pages()
-		if run, ok := last[name]; ok && run.Pages > 0 && run.Status == ingest.StatusCompleted {
-			n = min(run.Pages, n)
-		}
+		n := measuredPages(c.Pages(), last[name])
 		pages += n
 		perDay += float64(n) * float64(24*time.Hour) / float64(c.Period(s.Timetable.Every))
 	}
 	return pages, perDay, len(seen)
+}
+
+// measuredPages is what a chart of depth pages reads a pass, as its last
+// run measured it.
+func measuredPages(depth int, run store.RunSummary) int {
+	if run.Pages > 0 && run.Status == ingest.StatusCompleted {
+		return min(run.Pages, depth)
+	}
+	return depth
 }
 
 // perFetch is what one f costs by pool; an operation costs does not price

@@ -15,7 +15,7 @@ import (
 )
 
 // TierLine is what one tier of the schedule's regions gets from the plan
-// made at each pool's sustainable rate (its capacity over the longer of
+// made from the measured costs Plan counts, at each pool's sustainable rate (its capacity over the longer of
 // its window and a day, the regions' daily category names kept out).
 type TierLine struct {
 	Tier    int
@@ -82,9 +82,15 @@ func (l *TierLine) add(e pace.Entry, plan pace.Plan, c regions.Chart) {
 	}
 }
 
-// entries are the schedule's charts and tracking as the pacer plans them.
+// entries are the schedule's charts and tracking as the pacer plans them,
+// each chart at the pages its last run measured, as Plan counts it.
 func (s Schedule) entries(costs *ingest.Costs) []pace.Entry {
 	charts, _ := s.Timetable.Entries()
+	for i, e := range charts {
+		if e.Pages > 0 {
+			charts[i].Pages = measuredPages(e.Pages, s.Last[e.Name])
+		}
+	}
 	out := jobs.PaceEntries(charts, costs)
 	if s.TrackEvery > 0 && s.TrackBatch > 0 {
 		tracked := s.Tracked

@@ -73,6 +73,7 @@ func (h *Host) dayPlan(ctx context.Context, db *store.DB, r Run, log *slog.Logge
 			sched.Tracked = r.Timetable.Cadence(r.TrackEvery, r.TrackBudget, h.Costs).PerRun(charted)
 		}
 	}
+	sched.Last = last // the tiers' costs are the plan's
 	plan := report.Plan(h.Costs, sched, last)
 	report.LogPlan(log, plan)
 	report.LogTiers(log, report.Tiers(h.Costs, sched))

@@ -118,7 +118,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		return err
 	}
 	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
-		Drain: drain, LastStart: p.DB.LastStart, Backoff: m.Backoff}
+		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Clock: h.clock()}, h.Logger)

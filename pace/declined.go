@@ -1,0 +1,46 @@
+package pace
+
+import "time"
+
+// Declined is why the pacer declined an entry's slot: each is a slot the
+// plan meant not to run, never a slot missed.
+type Declined string
+
+// The reasons a slot is declined.
+const (
+	// DeclinedCaughtUp: the pass counted for this slot ran before it, at
+	// the catch-up at start (or another process's pass off the slots).
+	DeclinedCaughtUp Declined = "caught up"
+	// DeclinedUnearned: the entry's planned cadence is longer than its
+	// slots, and it has not earned a pass since its last.
+	DeclinedUnearned Declined = "not earned"
+	// DeclinedNoRoom: the pools do not hold its pass now.
+	DeclinedNoRoom Declined = "no room"
+	// DeclinedSpread: its level keeps to its planned rate over the period.
+	DeclinedSpread Declined = "spread"
+)
+
+// unearned is why an entry that has not earned a pass at slot is declined
+// there: its pass of this slot ran before it (a catch-up), or it has not
+// earned one since.
+func (p *Pacer) unearned(i int, slot time.Time) Declined {
+	done, ok := p.last[p.entries[i].Name]
+	if ok && done.Before(slot) && p.counted(i, done, true).Equal(slot) {
+		return DeclinedCaughtUp
+	}
+	return DeclinedUnearned
+}
+
+// decline counts a slot the entry does not run at, and says why at debug;
+// an ask off the slots (a catch-up, a cron's) is no slot declined.
+func (p *Pacer) decline(i int, slot time.Time, why Declined) {
+	if !p.onSlot(i, slot) {
+		return
+	}
+	name := p.entries[i].Name
+	if p.declined[name] == nil {
+		p.declined[name] = map[Declined]int{}
+	}
+	p.declined[name][why]++
+	p.logger().Debug("pace: slot declined", "entry", name, "slot", slot, "reason", string(why))
+}
