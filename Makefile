@@ -42,7 +42,9 @@ image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagg
 # The race detector checks every package of ours. SQLite's C, translated to
 # Go (modernc.org/sqlite/lib), runs uninstrumented, as C through cgo would:
 # instrumented, it made every test that writes SQLite many times slower.
-# cmd/ingest's tests build the binary they run with the same flags.
+# cmd/ingest's tests build the binary they run without -race, but for
+# the few whose point is concurrency inside one process (their raceTests,
+# docs/testing.md), which build it with the same flags.
 RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # A binary built with -race waits a second at exit, by default, for other
 # goroutines to report; make test sets atexit_sleep_ms=0 for every test
