@@ -42,7 +42,9 @@ image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagg
 # The race detector checks every package of ours. SQLite's C, translated to
 # Go (modernc.org/sqlite/lib), runs uninstrumented, as C through cgo would:
 # instrumented, it made every test that writes SQLite many times slower.
-# cmd/ingest's tests build the binary they run with the same flags.
+# cmd/ingest's tests build the binary they run without -race, but for
+# the few whose point is concurrency inside one process (their raceTests,
+# docs/testing.md), which build it with the same flags.
 RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # A binary built with -race waits a second at exit, by default, for other
 # goroutines to report; make test sets atexit_sleep_ms=0 for every test
@@ -66,16 +68,24 @@ DAYS_SEED ?= 20261125
 # deploy/'s checks run beside it too.
 BESIDE := ^(TestDashboardAccessibility|TestDashboardInBrowser|TestPhoneInBrowser|TestReaderScreenshots|TestListenerRulesInBrowser|TestParquetOfMovedRunsReadsBack|TestMakeBuildStampsVersionWithoutVCS|TestExportTypesInDuckDB)$$
 
-test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them
-	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); \
-	INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
-	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
-	(cd deploy && $(GO) test -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
-	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -skip '$(BESIDE)' ./...; rc=$$?; \
+# Every test binary of make test runs under scripts/cputime.sh, which
+# notes its CPU-seconds; make test prints them by package, and its own
+# (every process it waited for), before the runs beside the suite, so that
+# its output still ends with go test's ok and FAIL lines.
+CPU := -exec $(CURDIR)/scripts/cputime.sh
+
+test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them; print the CPU-seconds of each package and of the whole run
+	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); cpu=$$(mktemp); times=$$(mktemp); start=$$(date +%s); \
+	export INGEST_CPU_LOG=$$cpu INGEST_CPU_ROOT=$(CURDIR); \
+	INGEST_CPU_TAG=days INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test $(CPU) -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	INGEST_CPU_TAG=beside GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(CPU) $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
+	(cd deploy && $(GO) test $(CPU) -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
+	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(CPU) $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -skip '$(BESIDE)' ./...; rc=$$?; \
 	wait $$pid; drc=$$?; wait $$bpid; brc=$$?; wait $$dpid; prc=$$?; \
+	times >$$times; awk -v wall=$$(( $$(date +%s) - start )) -f scripts/cpu-table.awk $$times $$cpu; \
 	echo "go test -count=1 -run '^TestDays' ./pace/ (beside the suite above):"; cat $$days; \
 	echo "go test -race -run '$(BESIDE)' ./cmd/ingest/ ./export/ (beside it):"; cat $$beside; \
-	echo "cd deploy && go test ./... (beside it):"; cat $$deploy; rm -f $$days $$beside $$deploy; \
+	echo "cd deploy && go test ./... (beside it):"; cat $$deploy; rm -f $$days $$beside $$deploy $$cpu $$times; \
 	test $$rc -eq 0 -a $$drc -eq 0 -a $$brc -eq 0 -a $$prc -eq 0
 
 bench: deps ## run the benchmarks and print their tables (ratios against baselines)

@@ -62,7 +62,7 @@ func TestCheckSaysWhatRunSaysOfTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, db := filepath.Join(dir, "ingest"), filepath.Join(dir, "ingest.db")
-	copyFile(t, ingestBin, bin, 0o755)
+	copyFile(t, ingestBin(t), bin, 0o755)
 	copyFile(t, h.db(), db, 0o444)
 	cmd := exec.Command(bin, "check", "--offline")
 	cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey)

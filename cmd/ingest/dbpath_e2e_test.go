@@ -68,7 +68,7 @@ func TestReadOnlyDirectorySaysTheFix(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "data"), 0o755); os.RemoveAll(dir) })
 	bin, data := filepath.Join(dir, "ingest"), filepath.Join(dir, "data")
-	copyFile(t, ingestBin, bin, 0o755)
+	copyFile(t, ingestBin(t), bin, 0o755)
 	if err := os.Mkdir(data, 0o555); err != nil {
 		t.Fatal(err)
 	}

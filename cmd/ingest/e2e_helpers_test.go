@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,9 +39,6 @@ import (
 
 	_ "modernc.org/sqlite"
 )
-
-// ingestBin is the binary under test, built once by TestMain.
-var ingestBin string
 
 // testKey is the API key every test uses: distinctive, so that a leak of
 // it anywhere can be found by a plain byte search.
@@ -69,55 +65,22 @@ func waitTogether() {
 	}
 }
 
-// buildAndRun builds ./cmd/ingest (with -race when the tests run with it,
-// so that races in the product fail the run: a race report makes the
-// binary exit 66) and runs the tests.
-//
-// INGEST_BENCH_BIN names a binary to run instead (built from another
-// revision, say): scripts/bench-ab.sh times two builds with the same
-// benchmarks.
+// buildAndRun runs the tests, the binaries they run built as they ask
+// for them (e2e_binaries_test.go) in a directory removed at the end.
 func buildAndRun(m *testing.M) int {
 	// A binary built with -race sleeps a second at exit, by default, for
 	// other goroutines to report races; the tests start it hundreds of
 	// times. A race found is reported either way (and exits 66).
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	if bin := os.Getenv("INGEST_BENCH_BIN"); bin != "" {
-		ingestBin = bin
-		return pgtest.Run(m)
-	}
 	dir, err := os.MkdirTemp("", "ingest-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ingestBin = filepath.Join(dir, "ingest")
-	args := []string{"build", "-o", ingestBin}
-	if raceEnabled() {
-		// As make test builds the tests: SQLite's translated C is not
-		// instrumented, every package of ours is.
-		args = append(args, "-race", "-gcflags=modernc.org/sqlite/lib=-race=false")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", append(args, ".")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go %s .: %v\n%s", strings.Join(args, " "), err, out)
-		return 1
-	}
-	// The databases the tests start from are built without -race: the
-	// builder is a test tool, and SQLite under the race detector writes
-	// days of history many times slower.
-	yeardbBin = filepath.Join(dir, "yeardb")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", yeardbBin, "../yeardb").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ../yeardb: %v\n%s", err, out)
-		return 1
-	}
+	buildDir = dir
 	return pgtest.Run(m)
 }
-
-// yeardbBin is cmd/yeardb, built without -race.
-var yeardbBin string
 
 // buildHistory writes days of hourly runs of regions, ending in the hour
 // before this one, at path (which must not exist), as cmd/yeardb does,
@@ -132,29 +95,17 @@ func buildHistory(t *testing.T, path string, days int, regions ...string) {
 // the hour before the current one).
 func buildHistoryTo(t *testing.T, path string, days int, end time.Time, regions ...string) {
 	t.Helper()
+	bin := yeardbBin(t) // built before the bound of the work starts
 	ctx, cancel := context.WithTimeout(context.Background(), longTimeout)
 	defer cancel()
 	args := []string{"-db", path, "-days", strconv.Itoa(days), "-regions", strings.Join(regions, ","), "-track", "0"}
 	if !end.IsZero() {
 		args = append(args, "-end", end.UTC().Format(time.RFC3339))
 	}
-	cmd := exec.CommandContext(ctx, yeardbBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("yeardb -db %s -days %d -regions %s: %v\n%s", path, days, strings.Join(regions, ","), err, out)
 	}
-}
-
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			return true
-		}
-	}
-	return false
 }
 
 // harness is one test's world: a fake upstream, a directory with the
@@ -209,6 +160,7 @@ func newHarness(t *testing.T) *harness {
 	srv := httptest.NewServer(reqs.wrap(fake))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
+	ingestBin(t) // built now, not within a command's bound
 	return &harness{t: t, dir: dir, fake: fake, srv: srv, reqs: reqs, env: map[string]string{
 		"YOUTUBE_API_KEY":  testKey,
 		"YOUTUBE_ENDPOINT": srv.URL + "/",
@@ -332,7 +284,7 @@ func scratchEnv(kv ...string) []string {
 }
 
 func (h *harness) bare(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, ingestBin, args...)
+	cmd := exec.CommandContext(ctx, ingestBin(h.t), args...)
 	cmd.Dir = h.dir
 	cmd.Env = scratchEnv("PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"))
 	for k, v := range h.env {
@@ -486,8 +438,18 @@ func (h *harness) startFor(d time.Duration, args ...string) *proc {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 		cancel()
+		p.noRace(h.t, args)
 	})
 	return p
+}
+
+// noRace fails t when the process reported a data race: a daemon a test
+// kills at its end never exits 66 to say so.
+func (p *proc) noRace(t *testing.T, args []string) {
+	t.Helper()
+	if out := p.out.String(); strings.Contains(out, "WARNING: DATA RACE") {
+		t.Errorf("data race in ingest %s:\n%s", strings.Join(args, " "), out)
+	}
 }
 
 func (p *proc) signal(t *testing.T, sig os.Signal) {

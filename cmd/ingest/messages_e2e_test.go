@@ -190,7 +190,7 @@ func TestReadOnlyCommandsAreNotFussy(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
 	bin, db := filepath.Join(dir, "ingest"), filepath.Join(dir, "data", "ingest.db")
-	copyFile(t, ingestBin, bin, 0o755)
+	copyFile(t, ingestBin(t), bin, 0o755)
 	if err := os.Mkdir(filepath.Dir(db), 0o755); err != nil {
 		t.Fatal(err)
 	}

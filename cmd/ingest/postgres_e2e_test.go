@@ -49,7 +49,7 @@ func (h *harness) startOn(host string, args ...string) *proc {
 	h.created(ctx, args)
 	p := &proc{cmd: h.bare(ctx, args...), out: &lockedBuffer{}, done: make(chan struct{}), cancel: cancel}
 	if u, err := exec.LookPath("unshare"); err == nil && os.Geteuid() == 0 {
-		p.cmd.Args = append([]string{"unshare", "--uts", "--", "sh", "-c", `hostname "$0" && exec "$@"`, host, ingestBin}, args...)
+		p.cmd.Args = append([]string{"unshare", "--uts", "--", "sh", "-c", `hostname "$0" && exec "$@"`, host, ingestBin(h.t)}, args...)
 		p.cmd.Path = u
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -58,7 +58,7 @@ func (h *harness) startOn(host string, args ...string) *proc {
 		h.t.Fatalf("start ingest %s on %s: %v", strings.Join(args, " "), host, err)
 	}
 	go func() { p.code = exitCode(p.cmd.Wait()); close(p.done) }()
-	h.t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done; cancel() })
+	h.t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done; cancel(); p.noRace(h.t, args) })
 	return p
 }
 

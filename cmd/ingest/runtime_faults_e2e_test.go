@@ -279,7 +279,7 @@ func TestSecondDaemonThroughAnotherNameIsRefused(t *testing.T) {
 			os.Mkdir(mnt, 0o755)
 			h.set("INGEST_DB", filepath.Join(mnt, "ingest.db"))
 			cmd := h.bare(context.Background(), "run", "--every", "1h", "--regions", "US")
-			cmd.Args = []string{unshare, "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", h.dir, mnt, ingestBin}
+			cmd.Args = []string{unshare, "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", h.dir, mnt, ingestBin(t)}
 			cmd.Args = append(cmd.Args, "run", "--every", "1h", "--regions", "US")
 			cmd.Path = unshare
 			out, err := cmd.CombinedOutput()

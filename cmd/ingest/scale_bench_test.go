@@ -93,7 +93,7 @@ func benchEnv(db, endpoint string) []string {
 }
 
 func benchRun(b *testing.B, env []string, args ...string) {
-	cmd := exec.Command(ingestBin, args...)
+	cmd := exec.Command(ingestBin(b), args...)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("ingest %v: %v\n%.2000s", args, err, out)
@@ -110,7 +110,7 @@ func benchDaemon(b *testing.B, env []string, command string, quota bool) {
 		if command == "serve" {
 			args = []string{"serve", "--listen", addr}
 		}
-		cmd := exec.Command(ingestBin, args...)
+		cmd := exec.Command(ingestBin(b), args...)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)

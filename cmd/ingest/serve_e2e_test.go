@@ -22,7 +22,7 @@ func TestServeOnAReadOnlyFileServesIt(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	bin, db := filepath.Join(dir, "ingest"), filepath.Join(dir, "ro.db")
-	copyFile(t, ingestBin, bin, 0o755)
+	copyFile(t, ingestBin(t), bin, 0o755)
 	copyFile(t, h.db(), db, 0o444)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
