@@ -1,6 +1,6 @@
 // Package jobs is the job layer: the regions whose charts are ingested,
 // the jobs (a chart's pass, tracking of view counts, pruning, a backfill)
-// and the one daemon that runs them on one robfig/cron schedule.
+// and the one daemon that runs them at their slots on the house clock.
 //
 // Every entry of the schedule (a chart, tracking, pruning) runs through the
 // Runner the same way: an in-process guard, a lease across processes, the

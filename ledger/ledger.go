@@ -61,13 +61,14 @@ func New(db Database) *Ledger {
 func msOf(t time.Time) int64 { return t.UnixMilli() }
 
 // Recall returns what the ledger holds for quotaKey since a time: the
-// calls, and the blocks still in force, for a limiter to refill itself.
-func (l *Ledger) Recall(ctx context.Context, quotaKey string, since time.Time) (ingest.Recalled, error) {
+// calls, and the blocks still in force at now (the house clock's, as the
+// limiter reads it), for a limiter to refill itself.
+func (l *Ledger) Recall(ctx context.Context, quotaKey string, since, now time.Time) (ingest.Recalled, error) {
 	calls, err := l.Calls(ctx, quotaKey, since)
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
-	blocks, err := blocksAfter(ctx, l.r, nil, quotaKey, time.Now().UnixMilli())
+	blocks, err := blocksAfter(ctx, l.r, nil, quotaKey, msOf(now))
 	return ingest.Recalled{Calls: calls, Blocks: blocks}, err
 }
 
@@ -280,10 +281,10 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until
 	return nil
 }
 
-// RecordGiveBack marks a call that never reached the upstream: it stays in
-// the ledger, and Calls and Recall leave it out. The mark is numbered in
-// write order, as a call's rows are.
-func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call) error {
+// RecordGiveBack marks, at at (the house clock's), a call that never
+// reached the upstream: it stays in the ledger, and Calls and Recall leave
+// it out. The mark is numbered in write order, as a call's rows are.
+func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call, at time.Time) error {
 	seqSt := l.prepared(nextSeqSQL)
 	err := l.tx(ctx, func(tx *sql.Tx) error {
 		seq, err := nextSeq(ctx, tx, seqSt, call.QuotaKey)
@@ -291,7 +292,7 @@ func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call) error {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms, seq) VALUES (?, ?, ?, ?)
-ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli(), seq)
+ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, msOf(at), seq)
 		return err
 	})
 	if err != nil {

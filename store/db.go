@@ -30,6 +30,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 // Errors returned by the store. Match them with errors.Is.
@@ -113,7 +115,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(10+attempt*10) * time.Millisecond):
+		case <-clock.After(time.Duration(10+attempt*10) * time.Millisecond):
 		}
 	}
 	return err
