@@ -16,12 +16,16 @@ require (
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
+	golang.org/x/tools v0.52.0
 	google.golang.org/api v0.310.0
 	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
+require (
+	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+)
 
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
