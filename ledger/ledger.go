@@ -12,6 +12,19 @@
 // is written once; what differs (a transaction alone on a quota key, a
 // snapshot, the clock, telling an outage from an error) sits side by side,
 // SQLite's beside PostgreSQL's, in turns.go.
+//
+// What is where: the quota's book in the database store opened, handed to it
+// by the wiring (ledger.New(db), no open and no migration of its own): the
+// ledger's calls, blocks and calls given back (ledger.go), each write
+// numbered in commit order, and a reader's cursor that reads only what was
+// written since its last read (follow.go: Follow, Written), its notes and id
+// (notes.go), decisions of unknown outcome (unknown.go), fail-open grants
+// (failopen.go), the embedded limiter's tables (tables.go, with what the
+// ledger holds that the log lacks, Missing), a worker's lease on its
+// database that a copy reads, and a copy's worker's on its source that the
+// source's workers read (workers.go), what each database does its own way,
+// SQLite's beside PostgreSQL's (turns.go), what each pass cost as pacing
+// reads it (passes.go), the daemon's schedule and pacing's plan (plans.go).
 package ledger
 
 import (
