@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -143,6 +144,49 @@ func TestDaemonFiresOnTheHouseClock(t *testing.T) {
 		for _, lag := range lags {
 			if lag < 0 || lag >= time.Minute {
 				t.Errorf("a slot's run started %s after its slot on the house clock, want at its slot", lag)
+			}
+		}
+	})
+}
+
+// TestDaemonFiresNoSlotTwiceWhenTheClockStepsBack: the house clock stepped
+// back ten minutes while the daemon waits for a slot does not make it fire
+// again the slots it already fired: it waits for the slot it was waiting
+// for, on the clock as it now reads.
+func TestDaemonFiresNoSlotTwiceWhenTheClockStepsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		drain := make(chan struct{})
+		r := daemon(db, lim, &slowSource{at: map[string][]time.Time{}}, drain)
+		var back atomic.Int64
+		r.Clock = clock.Func(func() time.Time { return time.Now().Add(-time.Duration(back.Load())) })
+		var mu sync.Mutex
+		fired := map[string]int{}
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, _ time.Duration, slot time.Time) {
+			if slot.IsZero() {
+				return // the catch-up at start
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			fired[e.Name+" "+slot.Format(time.TimeOnly)]++
+		}
+		done := make(chan error)
+		go func() {
+			done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}).Run(context.Background())
+		}()
+		time.Sleep(12 * time.Minute)
+		back.Store(int64(10 * time.Minute))
+		time.Sleep(20 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(fired) == 0 {
+			t.Fatal("no slot ran")
+		}
+		for slot, n := range fired {
+			if n > 1 {
+				t.Errorf("%s fired %d times, want once", slot, n)
 			}
 		}
 	})
