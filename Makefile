@@ -103,9 +103,10 @@ demo: build ## run the main job against the fake upstream, a search, a report, t
 # staticcheck at a fixed version, fetched by the go command like a module.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-lint: ## go vet, staticcheck, gofmt, and the deploy/ files against their validators
+lint: ## go vet, staticcheck, gofmt, the house clock's analyzer, and the deploy/ files against their validators
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) test -count=1 ./internal/hostclock/
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

@@ -2,16 +2,19 @@ package ingest_test
 
 import (
 	"bufio"
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"go/types"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/ingestworks/ingest/internal/hostclock"
 )
 
 // module is this module's path: its packages are named in
@@ -46,6 +49,29 @@ func TestArchitectureIsTheImportGraph(t *testing.T) {
 		}
 	}
 }
+
+// roomLength is the most a room's row may say: a sentence or two, so
+// that the map reads as one; the rest is the package's doc.
+const roomLength = 300
+
+// TestRoomsAreShort: each row of the rooms says what lives there in a
+// sentence or two.
+func TestRoomsAreShort(t *testing.T) {
+	b, err := os.ReadFile("docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		m := roomWhat.FindStringSubmatch(line)
+		if m != nil && len(m[2]) > roomLength {
+			t.Errorf("docs/ARCHITECTURE.md, the row of %s: %d characters, over %d: say it in a sentence or two, the rest in the package's doc",
+				m[1], len(m[2]), roomLength)
+		}
+	}
+}
+
+// roomWhat is a row of the rooms with what lives there.
+var roomWhat = regexp.MustCompile("^\\| `([^`]+)`(?: \\(root\\))? \\| (.*) \\| [^|]+ \\|$")
 
 // importGraph is every package of the module (tests left out), named as
 // the rooms are, with the imports of its non-test files.
@@ -148,38 +174,159 @@ func importsDiffer(named string, imports []string) []string {
 	return problems
 }
 
-// TestOnlyWiringBuildsTheParts: the composition root is one: the commands
-// open no database, the site builds no ledger and the report builds no
-// pacer; each comes from wiring, built once for the process.
-func TestOnlyWiringBuildsTheParts(t *testing.T) {
-	forbidden := map[string][]string{
-		"cmd/ingest": {"store.Open", "store.OpenExisting", "ledger.New", "pace.New", "web.New"},
-		"web":        {"store.Open", "store.OpenExisting", "ledger.New", "pace.New"},
-		"report":     {"store.Open", "store.OpenExisting", "ledger.New", "pace.New"},
+// The claims the map makes that the type checker can hold: a table of
+// docs/ARCHITECTURE.md ("What the code holds") names, for each, the rooms
+// of which it is true, and the tests below find them in the code.
+var claimRow = regexp.MustCompile("^\\| ([A-Za-z' ]+?) \\((.*)\\) \\| (.*) \\|$")
+
+// claims is each claim's rooms as the map's table names them.
+func claims(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile("docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for dir, calls := range forbidden {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		m := claimRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
 		}
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
+		var rooms []string
+		for _, tok := range strings.Split(m[3], ", ") {
+			rooms = append(rooms, strings.TrimSuffix(strings.Trim(strings.TrimSpace(tok), "`"), "/"))
+		}
+		out[m[1]] = rooms
+	}
+	return out
+}
+
+// holdClaim says where the rooms the map names for claim and the rooms
+// found differ.
+func holdClaim(t *testing.T, claim string, found map[string]bool) {
+	t.Helper()
+	named, ok := claims(t)[claim]
+	if !ok {
+		t.Fatalf("docs/ARCHITECTURE.md's table of what the code holds has no row %q", claim)
+	}
+	for _, r := range named {
+		if !found[r] {
+			t.Errorf("docs/ARCHITECTURE.md says %s %s: the code says it does not", r, claim)
+		}
+	}
+	for r := range found {
+		if !slices.Contains(named, r) {
+			t.Errorf("%s does %s: docs/ARCHITECTURE.md does not say so", r, claim)
+		}
+	}
+}
+
+var typed struct {
+	once sync.Once
+	pkgs []*packages.Package
+	err  error
+}
+
+// typedPackages is every package of the module, its non-test files parsed
+// and type-checked.
+func typedPackages(t *testing.T) []*packages.Package {
+	t.Helper()
+	typed.once.Do(func() {
+		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedSyntax |
+			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes}
+		typed.pkgs, typed.err = packages.Load(cfg, "./...")
+	})
+	if typed.err != nil {
+		t.Fatal(typed.err)
+	}
+	for _, p := range typed.pkgs {
+		for _, e := range p.Errors {
+			t.Fatalf("%s: %v", p.PkgPath, e)
+		}
+	}
+	return typed.pkgs
+}
+
+// rig says whether a room is a test rig (internal/*test), which the
+// claims leave out: it starts what tests need as they need it.
+func rig(room string) bool {
+	return strings.HasPrefix(room, "internal/") && strings.HasSuffix(room, "test")
+}
+
+// constructors are the parts' constructors: what builds a database, a
+// ledger, a limiter, the upstream's clock, a pacer and a site.
+var constructors = map[string][]string{
+	"store":  {"Open", "OpenExisting"},
+	"ledger": {"New"},
+	"quota":  {"NewSQLite", "NewPostgres", "NewRedis", "NewUpstreamClock"},
+	"pace":   {"New"},
+	"web":    {"New"},
+}
+
+// TestWhoBuildsTheParts: the rooms that call a part's constructor, by the
+// type checker (a renamed import or a function value counts), are the
+// ones the map names: the composition root, built once for the process.
+func TestWhoBuildsTheParts(t *testing.T) {
+	found := map[string]bool{}
+	for _, p := range typedPackages(t) {
+		r := room(p.PkgPath)
+		if rig(r) {
+			continue
+		}
+		for _, obj := range p.TypesInfo.Uses {
+			fn, ok := obj.(*types.Func)
+			if !ok || fn.Pkg() == nil || fn.Pkg() == p.Types {
 				continue
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
-			if err != nil {
-				t.Fatal(err)
+			if names, ok := constructors[room(fn.Pkg().Path())]; ok && slices.Contains(names, fn.Name()) {
+				if fn.Type().(*types.Signature).Recv() == nil {
+					found[r] = true
+				}
 			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if x, ok := sel.X.(*ast.Ident); ok && slices.Contains(calls, x.Name+"."+sel.Sel.Name) {
-					t.Errorf("%s uses %s.%s: only wiring builds it", name, x.Name, sel.Sel.Name)
-				}
-				return true
-			})
 		}
 	}
+	holdClaim(t, "build the parts", found)
+}
+
+// TestWhoReadsTheHostsClock: the rooms besides package clock and the rigs
+// that read the host's clock or wait on the runtime's timers, as
+// internal/hostclock finds them with no allowlist, are the ones the map
+// names.
+func TestWhoReadsTheHostsClock(t *testing.T) {
+	found := map[string]bool{}
+	a := hostclock.New(module, nil)
+	for _, p := range typedPackages(t) {
+		r := room(p.PkgPath)
+		pass := &analysis.Pass{Analyzer: a, Fset: p.Fset, Files: p.Syntax, Pkg: p.Types, TypesInfo: p.TypesInfo,
+			TypesSizes: p.TypesSizes, ResultOf: map[*analysis.Analyzer]any{},
+			Report: func(analysis.Diagnostic) { found[r] = true }}
+		if _, err := a.Run(pass); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holdClaim(t, "read the host's clock", found)
+}
+
+// sqlPackages are what speaking SQL is: the standard library's interface
+// to a database, or a driver.
+var sqlPackages = []string{"database/sql", "github.com/jackc/pgx", "modernc.org/sqlite"}
+
+// TestWhoSpeaksSQL: the rooms whose non-test files import database/sql or
+// a database's driver, rigs left out, are the ones the map names.
+func TestWhoSpeaksSQL(t *testing.T) {
+	found := map[string]bool{}
+	for _, p := range typedPackages(t) {
+		r := room(p.PkgPath)
+		if rig(r) {
+			continue
+		}
+		for path := range p.Imports {
+			for _, s := range sqlPackages {
+				if path == s || strings.HasPrefix(path, s+"/") {
+					found[r] = true
+				}
+			}
+		}
+	}
+	holdClaim(t, "speak SQL", found)
 }

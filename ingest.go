@@ -45,6 +45,19 @@
 //	scripts/               make's helper scripts; testcounts.go counts the suite's checks
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
+//
+// What is where: what every part speaks: Video, Page, Decision, Call (built
+// from a decision and its Caller, the run and region the limiter is given
+// with each call, in one place: Decision.Call), Unknown (a decision of
+// unknown outcome, as the Redis limiter leaves it and the ledger keeps it),
+// ChartName, RunStatus/RunEnd, the costs model (Costs, Pool, DefaultPool,
+// BlockedPools, and the built-in costs.yaml as CostsYAML; Delivery, the
+// bound on how late after its admission the upstream can receive a call,
+// which the client keeps and the limiters hold each call for beyond its
+// window), the registry of upstream operations (ops.go: each one's name,
+// path, cost and what it fetches, defined once), log attribute keys
+// (logkeys.go), the Clock every part that reads the time is handed (package
+// clock builds it).
 package ingest
 
 import (

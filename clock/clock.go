@@ -4,10 +4,13 @@
 // a rehearsal steps one host's clock without touching the machine's
 // (docs/operations.md, Rehearsing a clock step).
 //
-// A clock here only tells the time. The timers the parts keep (the cron
-// schedule, a lease's renewals, a request's deadline) are the runtime's:
-// they measure real waits, and the tests that drive them run in
-// testing/synctest bubbles (docs/testing.md).
+// A clock here only tells the time, and it is required: a part handed
+// none is a programming error, never the host's clock in silence. The
+// waits the parts keep (a lease's renewals, a retry's backoff, the stop's
+// bound) are measured by the runtime's timers through this package's
+// NewTimer, After, NewTicker and Sleep (wait.go), which a testing/synctest
+// bubble makes virtual (docs/testing.md). internal/hostclock refuses any
+// other read of the host's clock outside this package and the test rigs.
 package clock
 
 import (
@@ -31,14 +34,6 @@ var System Clock = system{}
 type system struct{}
 
 func (system) Now() time.Time { return time.Now() }
-
-// Or is c, or System when c is nil.
-func Or(c Clock) Clock {
-	if c == nil {
-		return System
-	}
-	return c
-}
 
 // Func is a function read as a clock: a test's clock that follows
 // another (a server's, or an offset from a Fake).

@@ -3,6 +3,14 @@
 // file, the line and the field, and a costs file the worker runs with must
 // price every operation it calls. Its Checker reads the other files
 // written the same way (the API's plans: package ratelimit).
+//
+// What is where: the costs file's loader and checker: costs.Parse (strict:
+// unknown keys, bad names, limits and windows out of range, a cost that
+// never fits its pool, each named by file, line and field), costs.Load (and
+// every operation the worker calls is priced), costs.Default (the built-in
+// file); the largest units and window a file may give (MaxUnits, MaxWindow);
+// what one fetch costs by pool (PerFetch) and units by pool as text
+// (PoolUnits); its Checker reads the API's plans the same way.
 package costs
 
 import (

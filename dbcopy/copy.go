@@ -14,6 +14,17 @@
 // resumed copy reads again; a PostgreSQL database in one repeatable read
 // transaction. At the end each table is summed on both sides: its rows,
 // and a hash of the rows in its key's order (sums.go).
+//
+// What is where: ingest db copy: a database carried into another, SQLite or
+// PostgreSQL either way, through the pools store hands out (Reader, Writer),
+// table by table in key order, a batch to a transaction, resumable after a
+// stop, the target refused when it holds other data (TargetError), and
+// summed on both sides at the end (sums.go); what a copy does each
+// database's own way, SQLite's beside PostgreSQL's (dialect.go: columns, key
+// order, the rollup's triggers held back, PostgreSQL's index written with
+// store.SearchDoc); a copy in two steps (track.go: the source noting the
+// keys of the rows that change, by triggers of its own, and the rows carried
+// by those keys once its worker has stopped).
 package dbcopy
 
 import (

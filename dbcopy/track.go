@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -119,7 +120,7 @@ func inOneTaking(ctx context.Context, db *store.DB, stmts []string, retried func
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w (stopped while the worker's writes held the tables: %v)", ctx.Err(), err)
-		case <-time.After(pause + rand.N(pause)):
+		case <-clock.After(pause + rand.N(pause)):
 		}
 		pause = min(2*pause, time.Second)
 	}

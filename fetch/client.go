@@ -25,6 +25,7 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // pageSize is the largest page the API serves, and the most ids one
@@ -54,8 +55,8 @@ type Options struct {
 	// OnDate, if set, receives the Date header of every response the
 	// upstream sends (clock.go).
 	OnDate func(ctx context.Context, upstream time.Time)
-	// Now is the clock pages are stamped with as they are fetched
-	// (time.Now when nil): a test's moving clock.
+	// Now is the house clock pages are stamped with as they are fetched;
+	// required.
 	Now func() time.Time
 }
 
@@ -76,11 +77,11 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	if opts.APIKey == "" {
 		return nil, errors.New("fetch: YOUTUBE_API_KEY is empty")
 	}
-	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
-		log: opts.Logger, now: time.Now}
-	if opts.Now != nil {
-		c.now = opts.Now
+	if opts.Now == nil {
+		return nil, errors.New("fetch: Options.Now is required: the house's clock")
 	}
+	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
+		log: opts.Logger, now: opts.Now}
 	c.defaults()
 	base := http.RoundTripper(aborting())
 	if b := opts.HTTPClient; b != nil && b.Transport != nil {
@@ -183,7 +184,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 		}
 		d := c.delay(n)
 		c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n, "delay", d, ingest.LogErr, err)
-		if err := sleep(ctx, d); err != nil {
+		if err := clock.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -218,15 +219,4 @@ func (c *Client) delay(n int) time.Duration {
 		d = maxBackoff
 	}
 	return d/2 + rand.N(d/2+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -43,7 +43,7 @@ func newEnv(t *testing.T, mutate ...func(*fetch.Options)) *env {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	logs := &syncBuffer{}
-	opts := fetch.Options{Endpoint: srv.URL + "/", APIKey: key, Backoff: 2 * time.Millisecond,
+	opts := fetch.Options{Now: time.Now, Endpoint: srv.URL + "/", APIKey: key, Backoff: 2 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, m := range mutate {
 		m(&opts)
@@ -479,7 +479,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/"
 	ln.Close()
 	logs := &syncBuffer{}
-	c, err := fetch.New(context.Background(), fetch.Options{Endpoint: closed, APIKey: key, Backoff: time.Millisecond,
+	c, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: closed, APIKey: key, Backoff: time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 	leaky := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return nil, errors.New("dial failed for " + r.URL.String())
 	})
-	c, _ = fetch.New(context.Background(), fetch.Options{Endpoint: closed, APIKey: key, Backoff: time.Millisecond,
+	c, _ = fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: closed, APIKey: key, Backoff: time.Millisecond,
 		MaxAttempts: 1, HTTPClient: &http.Client{Transport: leaky}})
 	_, err = c.Videos(context.Background(), nil, []string{"x"})
 	if err == nil || !strings.Contains(err.Error(), "REDACTED") {
@@ -584,7 +584,7 @@ func TestBadCountIsMalformed(t *testing.T) {
 		io.WriteString(w, `{"kind":"youtube#videoListResponse","items":[{"id":"a","statistics":{"viewCount":"lots"}}]}`)
 	}))
 	defer srv.Close()
-	c, err := fetch.New(context.Background(), fetch.Options{Endpoint: srv.URL, APIKey: key, Backoff: time.Millisecond})
+	c, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: srv.URL, APIKey: key, Backoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -680,8 +680,11 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := fetch.New(context.Background(), fetch.Options{}); err == nil || !strings.Contains(err.Error(), "YOUTUBE_API_KEY") {
 		t.Errorf("no key: err = %v, want one naming YOUTUBE_API_KEY", err)
 	}
-	if _, err := fetch.New(context.Background(), fetch.Options{APIKey: key, Endpoint: "localhost:8080"}); err == nil {
+	if _, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, APIKey: key, Endpoint: "localhost:8080"}); err == nil {
 		t.Errorf("endpoint without scheme accepted")
+	}
+	if _, err := fetch.New(context.Background(), fetch.Options{APIKey: key}); err == nil || !strings.Contains(err.Error(), "Options.Now") {
+		t.Errorf("no clock: err = %v, want one naming Options.Now", err)
 	}
 }
 

@@ -87,7 +87,7 @@ func TestAGivenUpRequestResetsItsConnection(t *testing.T) {
 		_, err = r.ReadByte() // blocks until the client ends the connection
 		ended <- err
 	}()
-	c, err := fetch.New(context.Background(), fetch.Options{Endpoint: "http://" + ln.Addr().String() + "/", APIKey: key, MaxAttempts: 1})
+	c, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: "http://" + ln.Addr().String() + "/", APIKey: key, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

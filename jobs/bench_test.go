@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 )
@@ -20,7 +21,7 @@ func BenchmarkOnceCycle(b *testing.B) {
 		b.StopTimer()
 		r := newRig(b, "")
 		r.fake.SetLatency(latency)
-		run := &jobs.Runner{Locker: r.limiter, Logger: quiet()}
+		run := &jobs.Runner{Clock: clock.System, Locker: r.limiter, Logger: quiet()}
 		for _, code := range regions.Default {
 			run.Passes = append(run.Passes, r.pass(code))
 		}

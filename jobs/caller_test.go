@@ -53,7 +53,7 @@ func TestPassBlockNamesTheOperationThatMetIt(t *testing.T) {
 	if res := r.pass("DE").Run(ctx); res.Status != ingest.StatusStopped {
 		t.Fatalf("pass: %s (%v), want stopped", res.Status, res.Err)
 	}
-	rec, err := ledger.New(r.db).Recall(ctx, "q", time.Now().Add(-time.Hour))
+	rec, err := ledger.New(r.db).Recall(ctx, "q", time.Now().Add(-time.Hour), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/regions"
 )
 
@@ -136,8 +135,8 @@ type Roster struct {
 	Refresh *Refresh
 }
 
-// Daemon runs every entry of its Roster on its schedule, from one
-// robfig/cron schedule, until the Runner's Drain closes; then it waits for
+// Daemon runs every entry of its Roster at its slots on the house clock
+// (fire), until the Runner's Drain closes; then it waits for
 // the runs in flight. Each run goes through the Runner: in-process guard,
 // lease, the LogEnd line, Observe. A Daemon is complete as built: nothing
 // of it is set afterwards.
@@ -223,7 +222,7 @@ func (d *Daemon) runPaced(ctx context.Context, e Entry, a attempt, stop <-chan s
 		// The pacer is asked at the time the catch-up runs, not at the slot
 		// it missed: its pass counts where it ran, and the entry's next
 		// slot is not a second pass minutes later.
-		asked = time.Now()
+		asked = d.Runner.now()
 	}
 	end, ran, _ := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, a) })
 	if ran && undecided(e, end) {
@@ -271,15 +270,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	r := d.Runner
 	r.startDaemon(d.LastStart)
-	c := cron.New(cron.WithLocation(time.UTC))
-	stop := make(chan struct{}) // closed at the daemon's stop: the looks and the retries' waits end
+	stop := make(chan struct{}) // closed at the daemon's stop: the firings, the looks and the retries' waits end
+	var firings sync.WaitGroup
 	for _, e := range entries {
-		f := &firing{next: e.Slots}
-		c.Schedule(f, cron.FuncJob(func() { d.runPaced(ctx, e, attempt{slot: f.slot(time.Now())}, stop) }))
 		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
-			"first_slot", f.next.Next(time.Now()).Format(time.RFC3339))
+			"first_slot", e.Slots.Next(r.now()).Format(time.RFC3339))
+		firings.Go(func() { d.fire(ctx, e, stop) })
 	}
-	c.Start()
 	looked := make(chan struct{}) // awaited: a look publishes a plan in the database
 	go func() {
 		defer close(looked)
@@ -293,7 +290,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if stopping(r.Drain) {
 				return
 			}
-			if e.Kind != KindTracking && d.runPaced(ctx, e, attempt{slot: e.Slots.Prev(time.Now()), catchUp: true}, stop) {
+			if e.Kind != KindTracking && d.runPaced(ctx, e, attempt{slot: e.Slots.Prev(r.now()), catchUp: true}, stop) {
 				ran++
 			}
 		}
@@ -305,8 +302,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case end = <-r.ending():
 	}
-	c.Stop()
 	close(stop)
+	firings.Wait()
 	r.wait(ctx)
 	<-caughtUp
 	<-looked
@@ -319,7 +316,7 @@ func (d *Daemon) look(ctx context.Context, stop <-chan struct{}) {
 	if d.Pacer == nil || d.Every <= 0 {
 		return
 	}
-	tick := time.NewTicker(d.Every)
+	tick := clock.NewTicker(d.Every)
 	defer tick.Stop()
 	for {
 		select {
@@ -333,33 +330,30 @@ func (d *Daemon) look(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// firing is an entry's schedule as cron sees it, remembering the times it
-// gave, so that a run knows the slot cron started it for whatever the
-// schedule (cron's jobs get no time of their own).
-type firing struct {
-	next cron.Schedule
-
-	mu          sync.Mutex
-	fired, upto time.Time
-}
-
-func (f *firing) Next(t time.Time) time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.upto.IsZero() && !f.upto.After(t) {
-		f.fired = f.upto
+// fire runs e at each of its slots, as the house clock reads them, until
+// stop closes. It waits on the runtime's timer for the span the clock
+// gives to the next slot; woken, it starts the latest slot the clock has
+// reached in its own goroutine (a run that outlasts a period does not hold
+// the next slot; the Runner's guard skips it) and waits for the one after.
+// A clock stepped back finds its slot not reached and waits again, so that
+// no slot fires twice; one stepped ahead skips, at its next wake, the
+// slots it stepped over, as a host that was asleep would.
+func (d *Daemon) fire(ctx context.Context, e Entry, stop <-chan struct{}) {
+	next := e.Slots.Next(d.Runner.now())
+	for {
+		t := clock.NewTimer(clock.Until(d.Runner.Clock, next))
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return
+		}
+		now := d.Runner.now()
+		if now.Before(next) {
+			continue
+		}
+		slot := e.Slots.Prev(now)
+		go d.runPaced(ctx, e, attempt{slot: slot}, stop)
+		next = e.Slots.Next(slot)
 	}
-	f.upto = f.next.Next(t)
-	return f.upto
-}
-
-// slot is the latest time the schedule gave at or before now: cron may
-// ask for the next one before the run it started gets here, or after.
-func (f *firing) slot(now time.Time) time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.upto.IsZero() && !f.upto.After(now) {
-		return f.upto
-	}
-	return f.fired
 }

@@ -40,7 +40,7 @@ func TestDaemonCountsAJoinerWithinAPeriod(t *testing.T) {
 				db, lim := storeAndLimiter(t)
 				src := &slowSource{took: map[string]time.Duration{c.region: c.took}, at: map[string][]time.Time{}}
 				drain := make(chan struct{})
-				r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
+				r := &jobs.Runner{Clock: clock.System, Locker: lim, Logger: quiet(), Drain: drain}
 				r.Passes = []*jobs.Pass{{Clock: clock.System, Region: c.region, Tier: c.tier, QuotaKey: "q", Costs: costs.Default(),
 					Limiter: lim, Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain}}
 				ros := jobs.Roster{Runner: r, Every: every}

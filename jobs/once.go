@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // Once runs every chart's pass now, then refreshing, tracking and pruning
@@ -26,7 +27,7 @@ import (
 // charts are the run's job, tracking an addition.
 func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	d.Runner.PassLevel = slog.LevelDebug
-	start := time.Now()
+	start := d.Runner.now()
 	planned := len(d.Runner.Passes)
 	if d.Pacer != nil {
 		results = d.pacedOnce(ctx, start)
@@ -37,7 +38,7 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	more := Sum(d.Spent)
 	logUpstreamBlock(d.Runner.Logger, results)
 	if fatal(results) || stopping(d.Runner.Drain) || ctx.Err() != nil {
-		LogSummary(d.Runner.Logger, results, planned, more, time.Since(start))
+		LogSummary(d.Runner.Logger, results, planned, more, d.Runner.now().Sub(start))
 		// What stopped the passes (the key, the network, a full disk, a
 		// signal) stops the jobs after them too, so that it is the run's
 		// one last word.
@@ -49,7 +50,7 @@ func (d *Daemon) Once(ctx context.Context) (results []PassResult, err error) {
 	if d.Track != nil {
 		more += Sum(d.runOnceMore(ctx, d.Track.Entry(), start).Units)
 	}
-	LogSummary(d.Runner.Logger, results, planned, more, time.Since(start))
+	LogSummary(d.Runner.Logger, results, planned, more, d.Runner.now().Sub(start))
 	if d.Prune != nil {
 		if end, _ := d.Runner.Run(ctx, d.Prune.Entry()); end.Status == ingest.StatusFailed {
 			return results, end.Err
@@ -286,7 +287,7 @@ func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, dra
 		case <-ctx.Done():
 			return
 		}
-		bound := time.NewTimer(StopBound)
+		bound := clock.NewTimer(StopBound)
 		defer bound.Stop()
 		select {
 		case <-ch:

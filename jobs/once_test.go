@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/regions"
 )
 
@@ -131,7 +132,7 @@ func TestCause(t *testing.T) {
 func TestChartPasses(t *testing.T) {
 	t.Parallel()
 	like := Pass{QuotaKey: "k"}
-	r := &Runner{Passes: ChartPasses(regions.Charts("US", "GB"), []string{"", "10"}, like, slog.New(slog.DiscardHandler))}
+	r := &Runner{Clock: clock.System, Passes: ChartPasses(regions.Charts("US", "GB"), []string{"", "10"}, like, slog.New(slog.DiscardHandler))}
 	if got, want := strings.Join(r.Charts(), ","), "US,US/10,GB,GB/10"; got != want {
 		t.Fatalf("charts = %s, want %s", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 )
 
@@ -42,7 +43,7 @@ func TestPacerIsToldTheCategoryReadApart(t *testing.T) {
 			pass.Drain = drain
 			pc := &told{units: map[string]map[string]int64{}, daily: map[string]map[string]int64{}}
 			ended := make(chan struct{})
-			runner := &jobs.Runner{Passes: []*jobs.Pass{pass}, Locker: r.limiter, Logger: quiet(), Drain: drain,
+			runner := &jobs.Runner{Clock: clock.System, Passes: []*jobs.Pass{pass}, Locker: r.limiter, Logger: quiet(), Drain: drain,
 				Observe: func(e jobs.Entry, _ jobs.Ended, _ time.Duration, _ time.Time) {
 					if e.Name == "GB" {
 						close(ended)

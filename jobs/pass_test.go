@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -192,7 +193,7 @@ func TestPassErrorClasses(t *testing.T) {
 		dead := "http://" + l.Addr().String() + "/"
 		l.Close()
 		p := r.pass("US")
-		if p.Source, err = fetch.New(context.Background(), fetch.Options{Endpoint: dead, APIKey: testKey,
+		if p.Source, err = fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: dead, APIKey: testKey,
 			Backoff: time.Millisecond, Logger: quiet()}); err != nil {
 			t.Fatal(err)
 		}
@@ -269,8 +270,8 @@ func TestRunnerNeverRunsARegionTwice(t *testing.T) {
 	r := newRig(t, "")
 	r.fake.SetLatency(30 * time.Millisecond)
 	runners := []*jobs.Runner{
-		{Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
-		{Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
+		{Clock: clock.System, Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
+		{Clock: clock.System, Passes: []*jobs.Pass{r.pass("CA")}, Locker: r.limiter, Logger: quiet()},
 	}
 	var wg sync.WaitGroup
 	results := make([][]jobs.PassResult, 2)
@@ -299,7 +300,7 @@ func TestRunnerRecoversPanics(t *testing.T) {
 	r := newRig(t, "")
 	p := r.pass("GB")
 	p.Source = panicSource{r.client}
-	run := &jobs.Runner{Passes: []*jobs.Pass{p, r.pass("AU")}, Locker: r.limiter, Logger: quiet()}
+	run := &jobs.Runner{Clock: clock.System, Passes: []*jobs.Pass{p, r.pass("AU")}, Locker: r.limiter, Logger: quiet()}
 	got := run.Once(context.Background())
 	if len(got) != 2 || got[0].Status != ingest.StatusFailed || got[1].Status != ingest.StatusCompleted {
 		t.Fatalf("got %+v, want GB failed by the panic and AU completed", got)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/passtest"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
@@ -85,7 +86,7 @@ func TestRefreshFetchesAgainAndDeletesWhatIsGone(t *testing.T) {
 	r.clock.Add(22 * 24 * time.Hour)
 	before := r.ledgerUnits(t)
 	res := r.refresh().Entry()
-	end, _ := (&jobs.Runner{Locker: r.limiter, Logger: quiet()}).Run(ctx, res)
+	end, _ := (&jobs.Runner{Clock: clock.System, Locker: r.limiter, Logger: quiet()}).Run(ctx, res)
 	if end.Status != ingest.StatusCompleted || end.Gone != 2 {
 		t.Fatalf("refresh: %s, %d gone (%v); want completed, 2 gone", end.Status, end.Gone, end.Err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // attempt is one try of an entry for a slot.
@@ -43,7 +44,7 @@ func undecided(e Entry, end Ended) bool {
 // pacer is asked again, as it gave the failed try's credit back.
 func (d *Daemon) retry(ctx context.Context, e Entry, a attempt, stop <-chan struct{}) {
 	a.again, a.wait = true, min(max(2*a.wait, FirstRetry), MaxRetry)
-	now := time.Now()
+	now := d.Runner.now()
 	if !now.Add(a.wait).Before(e.Slots.Next(now)) {
 		return
 	}
@@ -55,7 +56,7 @@ func (d *Daemon) retry(ctx context.Context, e Entry, a attempt, stop <-chan stru
 		e.logKey(), e.Name, "in", a.wait.String())
 	go func() {
 		defer done()
-		t := time.NewTimer(a.wait)
+		t := clock.NewTimer(a.wait)
 		defer t.Stop()
 		select {
 		case <-t.C:

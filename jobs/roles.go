@@ -1,6 +1,6 @@
 // Package jobs is the job layer: the regions whose charts are ingested,
 // the jobs (a chart's pass, tracking of view counts, pruning, a backfill)
-// and the one daemon that runs them on one robfig/cron schedule.
+// and the one daemon that runs them at their slots on the house clock.
 //
 // Every entry of the schedule (a chart, tracking, pruning) runs through the
 // Runner the same way: an in-process guard, a lease across processes, the
@@ -17,6 +17,31 @@
 // are small: a Limiter that takes units, a Source that yields pages and a
 // Sink that stores them, a PruneStore that applies a retention. quota,
 // fetch and store satisfy them.
+//
+// What is where: the job layer: the staggered schedule (its regions, codes,
+// tiers and depths are regions/'s), what each kind of run costs until one is
+// measured and what a day of category names costs (cost.go: Kind.Guess,
+// DailyCost, which pacing is given), refresh and tracking as one sweep
+// (sweep.go), each kind stating its own log line (Ended.Message), the jobs:
+// Pass (a chart: a region, or a region and a category), Track (view counts
+// with videos.batchGetStats, each video at the cadence of the best tier it
+// charted in, inside a stats budget: Cadence; the refresh a share of what is
+// due a pass), Prune (retention) and Backfill (a search, whose result says
+// its own summary: BackfillResult.Summary), all classified one way; the
+// charts' names in the schedule's order (ChartNames); a pass and a backfill
+// run through one lifecycle (job.go: start a run, meter every call, classify
+// how it ended, finish the run); the Runner (every entry the same way:
+// in-process guard, lease, the LogEnd line, Observe; drain, runs in flight);
+// a stop (stopping.go: from the first signal the limiter a run is handed
+// refuses every call, retries included, Stopping; the work in flight gets
+// StopBound); the Daemon (daemon.go: its Roster, what it runs, from which
+// the pacer is planned before the daemon is built complete; one schedule,
+// fired on the house clock (fire), whose entries are the chart passes,
+// tracking and pruning, each with a name, a kind and its staggered slots, at
+// each of which a Pacer (when set) decides whether it runs, and which it
+// asks once a period, between the slots, to look at the limiter (Pacer.Look:
+// a worker joining or leaving the key); the catch-up at start, highest
+// priority first; the stop).
 package jobs
 
 import (

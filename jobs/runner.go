@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // LockTTL is how long an entry's lease lives without renewal; the holder
@@ -25,6 +26,7 @@ type Runner struct {
 	Passes []*Pass // in schedule order
 	Locker Locker
 	Logger *slog.Logger
+	Clock  ingest.Clock // the house's; required: the slots, the backoff and the starts it compares are on it
 	// Observe, when set, sees every finished run (metrics), with the slot
 	// the schedule started it for: zero for a run no slot started (--once,
 	// a catch-up at start), which cannot be late for one.
@@ -56,6 +58,9 @@ type Runner struct {
 	closed   bool                 // no run may start: the daemon is waiting for those in flight
 	inflight sync.WaitGroup       // runs claimed and not yet released
 }
+
+// now is the house clock's time.
+func (r *Runner) now() time.Time { return required(r.Clock, "Runner").Now() }
 
 // Once runs every pass now, one after another. It stops early on a fatal
 // error (the key is rejected, the upstream cannot be reached) or when Drain
@@ -149,11 +154,11 @@ func (r *Runner) run(ctx context.Context, e Entry, a attempt) (end Ended, ran bo
 	if a.catchUp {
 		slot = time.Time{}
 	}
-	start := time.Now()
+	start := r.now()
 	end = r.guarded(ctx, e, slot)
 	end.Again = a.again
 	r.record(ctx, log, e, end, start, slot)
-	r.ended(log, e, end, time.Since(start), slot)
+	r.ended(log, e, end, r.now().Sub(start), slot)
 	return end, true
 }
 
@@ -163,7 +168,7 @@ func (r *Runner) record(ctx context.Context, log *slog.Logger, e Entry, end Ende
 	if r.Record == nil || e.Kind.charts() || end.Status == "" {
 		return
 	}
-	if err := r.Record.RecordPass(context.WithoutCancel(ctx), e.Name, start, time.Now(), slot, end.Status); err != nil {
+	if err := r.Record.RecordPass(context.WithoutCancel(ctx), e.Name, start, r.now(), slot, end.Status); err != nil {
 		log.Warn("record the pass; a restarted pacer counts from the one before it", ingest.LogErr, err)
 	}
 }
@@ -192,7 +197,7 @@ func (r *Runner) ranElsewhere(ctx context.Context, e Entry, slot time.Time) bool
 	// A start stamped well ahead of this host's clock was made by a clock
 	// stepped ahead, not in a slot still to come: taken for a run of every
 	// slot before it, it would hold the chart for as long as the step.
-	return !last.Before(slot) && !last.After(time.Now().Add(ingest.AheadGuard))
+	return !last.Before(slot) && !last.After(r.now().Add(ingest.AheadGuard))
 }
 
 // guarded runs the entry and turns a panic outside its run (a job's run
@@ -290,7 +295,7 @@ func (r *Runner) failed(failed bool, err error) {
 		return
 	}
 	b.wait = min(max(2*b.wait, FirstBackoff), MaxBackoff)
-	b.until = time.Now().Add(b.wait)
+	b.until = r.now().Add(b.wait)
 	r.Logger.Warn("the upstream fails every chart: backing off, no chart runs until then", "failures_in_a_row", b.inARow,
 		"until_local", b.until.Local().Format("2006-01-02 15:04:05 MST"), "until_utc", b.until.UTC().Format(time.RFC3339),
 		"cause", deepest(err).Error())
@@ -391,7 +396,7 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started = map[string]time.Time{}
-	ahead := time.Now().Add(ingest.AheadGuard)
+	ahead := r.now().Add(ingest.AheadGuard)
 	for name, at := range lastStart {
 		if !at.After(ahead) { // one stamped by a clock stepped ahead holds no slot (ranElsewhere)
 			r.started[name] = at
@@ -404,12 +409,12 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 // slot that comes while the catch-up is still on its way to e runs once,
 // not once each. A retry (a.again) runs again a slot this daemon started.
 func (r *Runner) runDue(ctx context.Context, e Entry, a attempt) (Ended, bool) {
-	if e.Kind.charts() && r.backingOff(time.Now()) {
+	if e.Kind.charts() && r.backingOff(r.now()) {
 		r.Logger.Debug("pass skipped: backing off a failing upstream", e.logKey(), e.Name)
 		r.skipped(e, a.slot)
 		return Ended{}, false
 	}
-	if !a.again && !r.due(e.Name, a.slot, time.Now()) {
+	if !a.again && !r.due(e.Name, a.slot, r.now()) {
 		return Ended{}, false
 	}
 	if a.catchUp && !a.again {
@@ -454,7 +459,7 @@ func (r *Runner) wait(ctx context.Context) {
 	}
 	select {
 	case <-done:
-	case <-time.After(StopGrace):
+	case <-clock.After(StopGrace):
 		r.Logger.Warn("runs still in flight after the grace period; stopping without them", "grace", StopGrace)
 	}
 }

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,7 +62,7 @@ func storeAndLimiter(t *testing.T) (*store.DB, *quota.SQLite) {
 
 // daemon is a runner of every default region's pass from src into db.
 func daemon(db *store.DB, lim *quota.SQLite, src jobs.Source, drain chan struct{}) *jobs.Runner {
-	r := &jobs.Runner{Locker: lim, Logger: quiet(), Drain: drain}
+	r := &jobs.Runner{Clock: clock.System, Locker: lim, Logger: quiet(), Drain: drain}
 	for _, code := range regions.Default {
 		r.Passes = append(r.Passes, &jobs.Pass{Clock: clock.System, Region: code, QuotaKey: "q", Costs: costs.Default(), Limiter: lim,
 			Source: src, Sink: db, Categories: db, Logger: quiet(), Drain: drain})
@@ -102,6 +103,90 @@ func TestDaemonStartRunsEachSlotOnce(t *testing.T) {
 			}
 			if len(src.at[code]) == 0 {
 				t.Errorf("%s never ran", code)
+			}
+		}
+	})
+}
+
+// TestDaemonFiresOnTheHouseClock: the schedule fires a slot when the
+// house clock reaches it, not when the host's does: with the house clock
+// four minutes ahead of the host's, each slot's run starts at its slot on
+// the house clock (the lag /metrics shows: none).
+func TestDaemonFiresOnTheHouseClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		drain := make(chan struct{})
+		r := daemon(db, lim, &slowSource{at: map[string][]time.Time{}}, drain)
+		const ahead = 4 * time.Minute
+		r.Clock = clock.Func(func() time.Time { return time.Now().Add(ahead) })
+		var mu sync.Mutex
+		var lags []time.Duration
+		r.Observe = func(_ jobs.Entry, _ jobs.Ended, took time.Duration, slot time.Time) {
+			if slot.IsZero() {
+				return // the catch-up at start
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			lags = append(lags, r.Clock.Now().Add(-took).Sub(slot))
+		}
+		done := make(chan error)
+		go func() {
+			done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}).Run(context.Background())
+		}()
+		time.Sleep(20 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(lags) == 0 {
+			t.Fatal("no slot ran in 20 minutes")
+		}
+		for _, lag := range lags {
+			if lag < 0 || lag >= time.Minute {
+				t.Errorf("a slot's run started %s after its slot on the house clock, want at its slot", lag)
+			}
+		}
+	})
+}
+
+// TestDaemonFiresNoSlotTwiceWhenTheClockStepsBack: the house clock stepped
+// back ten minutes while the daemon waits for a slot does not make it fire
+// again the slots it already fired: it waits for the slot it was waiting
+// for, on the clock as it now reads.
+func TestDaemonFiresNoSlotTwiceWhenTheClockStepsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		drain := make(chan struct{})
+		r := daemon(db, lim, &slowSource{at: map[string][]time.Time{}}, drain)
+		var back atomic.Int64
+		r.Clock = clock.Func(func() time.Time { return time.Now().Add(-time.Duration(back.Load())) })
+		var mu sync.Mutex
+		fired := map[string]int{}
+		r.Observe = func(e jobs.Entry, _ jobs.Ended, _ time.Duration, slot time.Time) {
+			if slot.IsZero() {
+				return // the catch-up at start
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			fired[e.Name+" "+slot.Format(time.TimeOnly)]++
+		}
+		done := make(chan error)
+		go func() {
+			done <- (&jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}}).Run(context.Background())
+		}()
+		time.Sleep(12 * time.Minute)
+		back.Store(int64(10 * time.Minute))
+		time.Sleep(20 * time.Minute)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(fired) == 0 {
+			t.Fatal("no slot ran")
+		}
+		for slot, n := range fired {
+			if n > 1 {
+				t.Errorf("%s fired %d times, want once", slot, n)
 			}
 		}
 	})

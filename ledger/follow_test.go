@@ -66,7 +66,7 @@ func followRandomly(t *testing.T, db both, seed uint64) {
 			} else {
 				ids = append(ids, id)
 			}
-			if err := db.RecordGiveBack(ctx, ingest.Call{QuotaKey: key, ID: id}); err != nil {
+			if err := db.RecordGiveBack(ctx, ingest.Call{QuotaKey: key, ID: id}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		case r < 14:
@@ -174,7 +174,7 @@ func TestFollowMissesNoWriteInFlight(t *testing.T) {
 						return
 					}
 					if i%5 == 0 {
-						if err := db.RecordGiveBack(ctx, call); err != nil {
+						if err := db.RecordGiveBack(ctx, call, time.Now()); err != nil {
 							t.Error(err)
 							return
 						}

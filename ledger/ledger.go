@@ -12,6 +12,19 @@
 // is written once; what differs (a transaction alone on a quota key, a
 // snapshot, the clock, telling an outage from an error) sits side by side,
 // SQLite's beside PostgreSQL's, in turns.go.
+//
+// What is where: the quota's book in the database store opened, handed to it
+// by the wiring (ledger.New(db), no open and no migration of its own): the
+// ledger's calls, blocks and calls given back (ledger.go), each write
+// numbered in commit order, and a reader's cursor that reads only what was
+// written since its last read (follow.go: Follow, Written), its notes and id
+// (notes.go), decisions of unknown outcome (unknown.go), fail-open grants
+// (failopen.go), the embedded limiter's tables (tables.go, with what the
+// ledger holds that the log lacks, Missing), a worker's lease on its
+// database that a copy reads, and a copy's worker's on its source that the
+// source's workers read (workers.go), what each database does its own way,
+// SQLite's beside PostgreSQL's (turns.go), what each pass cost as pacing
+// reads it (passes.go), the daemon's schedule and pacing's plan (plans.go).
 package ledger
 
 import (
@@ -61,13 +74,14 @@ func New(db Database) *Ledger {
 func msOf(t time.Time) int64 { return t.UnixMilli() }
 
 // Recall returns what the ledger holds for quotaKey since a time: the
-// calls, and the blocks still in force, for a limiter to refill itself.
-func (l *Ledger) Recall(ctx context.Context, quotaKey string, since time.Time) (ingest.Recalled, error) {
+// calls, and the blocks still in force at now (the house clock's, as the
+// limiter reads it), for a limiter to refill itself.
+func (l *Ledger) Recall(ctx context.Context, quotaKey string, since, now time.Time) (ingest.Recalled, error) {
 	calls, err := l.Calls(ctx, quotaKey, since)
 	if err != nil {
 		return ingest.Recalled{}, err
 	}
-	blocks, err := blocksAfter(ctx, l.r, nil, quotaKey, time.Now().UnixMilli())
+	blocks, err := blocksAfter(ctx, l.r, nil, quotaKey, msOf(now))
 	return ingest.Recalled{Calls: calls, Blocks: blocks}, err
 }
 
@@ -280,10 +294,10 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.QuotaKey, b.Pool, msOf(b.Until
 	return nil
 }
 
-// RecordGiveBack marks a call that never reached the upstream: it stays in
-// the ledger, and Calls and Recall leave it out. The mark is numbered in
-// write order, as a call's rows are.
-func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call) error {
+// RecordGiveBack marks, at at (the house clock's), a call that never
+// reached the upstream: it stays in the ledger, and Calls and Recall leave
+// it out. The mark is numbered in write order, as a call's rows are.
+func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call, at time.Time) error {
 	seqSt := l.prepared(nextSeqSQL)
 	err := l.tx(ctx, func(tx *sql.Tx) error {
 		seq, err := nextSeq(ctx, tx, seqSt, call.QuotaKey)
@@ -291,7 +305,7 @@ func (l *Ledger) RecordGiveBack(ctx context.Context, call ingest.Call) error {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO ledger_given_back (quota_key, call_id, at_ms, seq) VALUES (?, ?, ?, ?)
-ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, time.Now().UnixMilli(), seq)
+ON CONFLICT DO NOTHING`, call.QuotaKey, call.ID, msOf(at), seq)
 		return err
 	})
 	if err != nil {

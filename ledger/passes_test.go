@@ -34,7 +34,7 @@ func TestPassCosts(t *testing.T) {
 					t.Fatal(err)
 				}
 				if u == 100 { // never reached the upstream
-					if err := db.RecordGiveBack(ctx, call); err != nil {
+					if err := db.RecordGiveBack(ctx, call, time.Now()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -62,7 +62,7 @@ func TestPassCosts(t *testing.T) {
 					t.Fatal(err)
 				}
 				if u == 100 {
-					if err := db.RecordGiveBack(ctx, call); err != nil {
+					if err := db.RecordGiveBack(ctx, call, time.Now()); err != nil {
 						t.Fatal(err)
 					}
 				}

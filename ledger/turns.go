@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/silence"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
@@ -102,9 +103,9 @@ func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 	// Most decisions have the lock at once: the looking starts only
 	// once one has waited a look's time.
 	done := make(chan struct{})
-	start := time.AfterFunc(fileLook, func() {
+	start := clock.AfterFunc(fileLook, func() {
 		last := look()
-		tick := time.NewTicker(fileLook)
+		tick := clock.NewTicker(fileLook)
 		defer tick.Stop()
 		for {
 			select {
@@ -150,9 +151,6 @@ func (t sqliteTurns) Read(ctx context.Context) (*sql.Tx, error) {
 func (sqliteTurns) Snapshot(ctx context.Context, r *sql.DB) (*sql.Tx, error) {
 	return r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 }
-
-// Clock is this host's: every process sharing the file is on it.
-func (sqliteTurns) Clock(context.Context, *sql.Tx) (int64, error) { return time.Now().UnixMilli(), nil }
 
 // Down: the write lock was held past the timeout.
 func (sqliteTurns) Down(ctx context.Context, err error) bool {

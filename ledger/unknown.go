@@ -55,17 +55,18 @@ WHERE quota_key = ? ORDER BY at_ms, instance, token`, quotaKey)
 	return out, rows.Err()
 }
 
-// ResolveUnknown ends a decision of unknown outcome. call is the call the
-// limiter had admitted for it and has given back since it was never made:
-// it is written to the ledger as admitted and given back. nil: the limiter
+// ResolveUnknown ends a decision of unknown outcome, at at (the house
+// clock's). call is the call the limiter had admitted for it and has given
+// back since it was never made: it is written to the ledger as admitted and
+// given back. nil: the limiter
 // never admitted it. Each step is idempotent, so resolving again after a
 // failure part way changes nothing.
-func (l *Ledger) ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call) error {
+func (l *Ledger) ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call, at time.Time) error {
 	if call != nil {
 		if err := l.RecordCall(ctx, *call); err != nil {
 			return err
 		}
-		if err := l.RecordGiveBack(ctx, *call); err != nil {
+		if err := l.RecordGiveBack(ctx, *call, at); err != nil {
 			return err
 		}
 	}

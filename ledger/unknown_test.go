@@ -30,11 +30,11 @@ func TestUnknownResolved(t *testing.T) {
 		}
 		call := ingest.Call{QuotaKey: "q", ID: "1790000000100-5", At: at, Op: a.Op, Charges: a.Charges}
 		for range 2 {
-			if err := db.ResolveUnknown(ctx, a, &call); err != nil {
+			if err := db.ResolveUnknown(ctx, a, &call, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := db.ResolveUnknown(ctx, b, nil); err != nil {
+		if err := db.ResolveUnknown(ctx, b, nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if us, err := db.Unknowns(ctx, "q"); err != nil || len(us) != 0 {

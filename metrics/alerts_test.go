@@ -44,7 +44,7 @@ func collected(t *testing.T, c prometheus.Collector, name, label string) map[str
 // planned cadence, --every without a pacer and the plan's with one
 // (+Inf for a chart it drops).
 func TestChartCadence(t *testing.T) {
-	c := &Pace{Ages: NewAges(nil), Floors: map[string]time.Duration{"US": time.Hour, "GB": time.Hour}}
+	c := &Pace{Clock: clock.System, Ages: NewAges(nil), Floors: map[string]time.Duration{"US": time.Hour, "GB": time.Hour}}
 	got := collected(t, c, "ingest_chart_cadence_seconds", "chart")
 	if len(got) != 2 || got["US"] != 3600 || got["GB"] != 3600 {
 		t.Errorf("not pacing: cadences %v, want --every (3600) for US and GB", got)
@@ -75,7 +75,7 @@ func TestPaceShare(t *testing.T) {
 	if _, err := p.Plan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := collected(t, &Pace{Ages: NewAges(nil), Status: p.Status}, "ingest_pace_share", "pool")
+	got := collected(t, &Pace{Clock: clock.System, Ages: NewAges(nil), Status: p.Status}, "ingest_pace_share", "pool")
 	if len(got) != 2 || got["default"] != 1.0/3 || got["stats"] != 1 {
 		t.Errorf("ingest_pace_share %v, want default 1/3, stats 1", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 func TestAPI(t *testing.T) {
@@ -29,7 +30,7 @@ func TestAPI(t *testing.T) {
 // TestAuthFailures: serve's and run's /metrics count failed attempts at
 // the access token by outcome, every outcome from zero.
 func TestAuthFailures(t *testing.T) {
-	api, run := NewAPI(), New(Build{})
+	api, run := NewAPI(), New(Build{}, clock.System)
 	for name, m := range map[string]struct {
 		fail func(string)
 		h    http.Handler

@@ -36,6 +36,7 @@ type Build struct{ Version, Revision, GoVersion string }
 
 // Metrics holds the series of one process.
 type Metrics struct {
+	clock       ingest.Clock // the house's: a slot's lag, a success's time and the backoff's end are on it
 	reg         *prometheus.Registry
 	spent       *prometheus.CounterVec
 	decisions   *prometheus.CounterVec
@@ -55,10 +56,15 @@ type Metrics struct {
 	backoffEnd  time.Time // zero: not backing off
 }
 
-// New registers the series, the build's info and the Go runtime's.
-func New(b Build) *Metrics {
+// New registers the series, the build's info and the Go runtime's; c,
+// the house clock, is required.
+func New(b Build, c ingest.Clock) *Metrics {
+	if c == nil {
+		panic("metrics: New's clock is required: the house's clock")
+	}
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		clock: c,
+		reg:   prometheus.NewRegistry(),
 		spent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_quota_units_spent_total",
 			Help: "Units admitted by the limiter, by pool."}, []string{"pool"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_quota_decisions_total",
@@ -118,11 +124,11 @@ func (m *Metrics) pass(region string, status ingest.RunStatus, took time.Duratio
 	m.runs.WithLabelValues(region, string(status)).Inc()
 	m.duration.WithLabelValues(region).Observe(took.Seconds())
 	if !slot.IsZero() {
-		start := time.Now().Add(-took)
+		start := m.clock.Now().Add(-took)
 		m.lag.WithLabelValues(region).Set(max(start.Sub(slot), 0).Seconds())
 	}
 	if status == ingest.StatusCompleted {
-		m.lastSuccess.WithLabelValues(region).SetToCurrentTime()
+		m.lastSuccess.WithLabelValues(region).Set(float64(m.clock.Now().UnixNano()) / 1e9)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -172,7 +178,7 @@ func (m *Metrics) Backoff(until time.Time, inARow int, cause error) {
 func (m *Metrics) NoneFailing(context.Context) error {
 	m.mu.Lock()
 	backingOff := m.backingOff
-	if time.Now().After(m.backoffEnd) {
+	if m.clock.Now().After(m.backoffEnd) {
 		backingOff = nil
 	}
 	m.mu.Unlock()

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 )
 
 // ingest_schedule_lag_seconds counts a pass its slot started, from that
 // slot, and leaves a catch-up at start (no slot) out.
 func TestScheduleLagLeavesCatchUpsOut(t *testing.T) {
-	m := New(Build{})
+	m := New(Build{}, clock.System)
 	m.Pass("US", ingest.StatusCompleted, time.Second, time.Time{})
 	if got, ok := gauge(t, m, "ingest_schedule_lag_seconds", "US"); ok {
 		t.Errorf("a catch-up set US's lag to %.1f s; want it left out", got)
@@ -26,7 +27,7 @@ func TestScheduleLagLeavesCatchUpsOut(t *testing.T) {
 // A region fails repeatedly after FailingAfter failed passes in a row; any
 // pass that does not fail starts the count over.
 func TestFailing(t *testing.T) {
-	m := New(Build{})
+	m := New(Build{}, clock.System)
 	for range FailingAfter - 1 {
 		m.Pass("GB", ingest.StatusFailed, time.Second, time.Time{})
 	}
@@ -50,7 +51,7 @@ func TestFailing(t *testing.T) {
 // failure, counted once: an outage of seconds at a slot is not three
 // passes failed in a row.
 func TestRetriesOfASlotFailItOnce(t *testing.T) {
-	m := New(Build{})
+	m := New(Build{}, clock.System)
 	chart := jobs.Entry{Name: "GB", Kind: jobs.KindChart}
 	for slot := range 2 {
 		for try := range 4 {
@@ -90,7 +91,7 @@ func gauge(t *testing.T, m *Metrics, name, region string) (float64, bool) {
 // Observe counts a chart's pass as a pass (its failures count towards
 // Failing) and any other entry as a job.
 func TestObserve(t *testing.T) {
-	m := New(Build{})
+	m := New(Build{}, clock.System)
 	failed := jobs.Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed}}
 	for range FailingAfter {
 		m.Observe(jobs.Entry{Name: "US/10", Kind: jobs.KindCategoryChart}, failed, time.Second, time.Time{})
@@ -104,7 +105,7 @@ func TestObserve(t *testing.T) {
 // NoneFailing fails naming the failing regions in order, and passes again
 // once they have not.
 func TestNoneFailing(t *testing.T) {
-	m := New(Build{})
+	m := New(Build{}, clock.System)
 	if err := m.NoneFailing(context.Background()); err != nil {
 		t.Fatalf("no passes: %v", err)
 	}

@@ -66,7 +66,7 @@ type Pace struct {
 	// tier's period) unless the pacer's plan (Status) says otherwise.
 	Floors map[string]time.Duration
 	Status func() pace.Status // nil: not pacing
-	Clock  clock.Clock        // the house's; nil: the host's
+	Clock  clock.Clock        // the house's; required
 }
 
 // Describe implements prometheus.Collector.
@@ -78,7 +78,7 @@ func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Pace) Collect(ch chan<- prometheus.Metric) {
-	now := clock.Or(c.Clock).Now()
+	now := c.Clock.Now()
 	c.Ages.mu.Lock()
 	for chart, at := range c.Ages.fetched {
 		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)

@@ -244,7 +244,7 @@ func TestMemLogAnswersAsTheFile(t *testing.T) {
 					t.Fatal(err)
 				}
 				if giveBack {
-					if err := led.RecordGiveBack(ctx, c); err != nil {
+					if err := led.RecordGiveBack(ctx, c, c.At); err != nil {
 						t.Fatal(err)
 					}
 				}

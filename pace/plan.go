@@ -21,6 +21,21 @@
 // dearer than planned, another worker's spend, a worker joining or leaving
 // the pool, which a look finds (Look), the reset) and decides, at
 // each of an entry's staggered slots, whether the entry runs there.
+//
+// What is where: pacing: a pure planner (each pool's sustainable rate
+// against its window and its day, each entry's measured cost, priority and
+// floor -> each entry's cadence, level by level, with what is dropped), the
+// rate from the limiter's state and the worker's own spend, the Pacer, built
+// whole by pace.New(pace.Config) (nothing set after), that rebuilds its
+// state from the database (History, FromRecords), decides at each staggered
+// slot whether an entry runs, re-plans on events, and at a look (Look, once
+// a period) when a pool's workers changed, and publishes each plan (Status);
+// a file per concern: the plan (plan.go), the re-planning and what it holds
+// dropped (replan.go), the credit at slots (credit.go), the room and the
+// spread of a pass (room.go), the measurements (measure.go), the history it
+// starts from (history.go), the share of a pool this worker counts on
+// (share.go: 1/N, N this worker and the workers of other databases the
+// limiter counts in the pool's window).
 package pace
 
 import (

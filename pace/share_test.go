@@ -72,7 +72,7 @@ func TestLoneWorkerNeverHalves(t *testing.T) {
 		clock.Func(behind), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
-	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
+	if w.client, err = fetch.New(ctx, fetch.Options{Now: time.Now, Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -140,7 +140,7 @@ func newWorldLog(t *testing.T, costsFile string, at time.Time, onFile bool) (*wo
 	if w.limiter, err = quota.NewSQLite(tables, "q", w.costs, led, quota.NoUpstreamClock, clock.Func(w.clock), quota.Options{Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
-	if w.client, err = fetch.New(ctx, fetch.Options{Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
+	if w.client, err = fetch.New(ctx, fetch.Options{Now: time.Now, Endpoint: srv.URL + "/", APIKey: "k", Backoff: time.Millisecond, Logger: quiet()}); err != nil {
 		t.Fatal(err)
 	}
 	return w, fake

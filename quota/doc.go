@@ -10,4 +10,11 @@
 // (ledger.go); Options are tunables. The model, the promises and what each
 // argument keeps are in docs/quota.md, with the log's arithmetic, the
 // Redis keys and the embedded tables under "Inside the limiter".
+//
+// What is where: the limiter's algorithm: Redis (window.lua, fence.lua) and
+// the embedded backends (SQLite, PostgreSQL) over the ledger's tables
+// (quota.Tables, small roles; the SQL is package ledger's), the
+// constructors' required arguments (ledger.go), the roles callers use
+// (Meter, Reporter, Operator, Locker), the Redis client with the limiter's
+// timeouts (client.go), one conformance suite.
 package quota

@@ -100,7 +100,7 @@ func failOpenAtOnce(t *testing.T, path, addr, key string, procs, calls int) (gra
 	}
 	close(start)
 	wg.Wait()
-	rec, err := ledger.New(dbs[0]).Recall(ctx, key, time.Now().Add(-time.Hour))
+	rec, err := ledger.New(dbs[0]).Recall(ctx, key, time.Now().Add(-time.Hour), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,8 @@ func (h *heldRecorder) RecordCall(_ context.Context, c ingest.Call) error {
 func (h *heldRecorder) RecordBlock(ctx context.Context, b ingest.Block) error {
 	return h.ledger.RecordBlock(ctx, b)
 }
-func (h *heldRecorder) RecordGiveBack(ctx context.Context, c ingest.Call) error {
-	return h.ledger.RecordGiveBack(ctx, c)
+func (h *heldRecorder) RecordGiveBack(ctx context.Context, c ingest.Call, at time.Time) error {
+	return h.ledger.RecordGiveBack(ctx, c, at)
 }
 
 func (h *heldRecorder) flush(t *testing.T) {

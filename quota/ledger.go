@@ -19,15 +19,15 @@ import (
 type Recorder interface {
 	RecordCall(ctx context.Context, call ingest.Call) error
 	RecordBlock(ctx context.Context, b ingest.Block) error
-	// RecordGiveBack marks a call that never reached the upstream.
-	RecordGiveBack(ctx context.Context, call ingest.Call) error
+	// RecordGiveBack marks, at at, a call that never reached the upstream.
+	RecordGiveBack(ctx context.Context, call ingest.Call, at time.Time) error
 }
 
 // Recaller returns what the ledger holds of quotaKey since since: its
-// calls, metered or not, and the blocks it met. A limiter that lost data
-// is refilled from it.
+// calls, metered or not, and the blocks it met still in force at now. A
+// limiter that lost data is refilled from it.
 type Recaller interface {
-	Recall(ctx context.Context, quotaKey string, since time.Time) (ingest.Recalled, error)
+	Recall(ctx context.Context, quotaKey string, since, now time.Time) (ingest.Recalled, error)
 }
 
 // Granter decides a fail-open call in one write transaction on the ledger:
@@ -140,7 +140,7 @@ func (s *settings) refund(ctx context.Context, call ingest.Call, markFirst bool,
 		call.QuotaKey = s.QuotaKey
 	}
 	mark := func() error {
-		if err := s.Record.RecordGiveBack(ctx, call); err != nil {
+		if err := s.Record.RecordGiveBack(ctx, call, s.Now()); err != nil {
 			return fmt.Errorf("ledger give back: %w", err)
 		}
 		return nil

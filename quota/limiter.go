@@ -176,7 +176,7 @@ func (s *settings) offset() int64 {
 // recall is what the ledger holds of this quota key over the pools' span.
 func (s *settings) recall(ctx context.Context) (rec ingest.Recalled, err error) {
 	if !s.none {
-		if rec, err = s.Recall.Recall(ctx, s.QuotaKey, s.Now().Add(-s.Costs.Span())); err != nil {
+		if rec, err = s.Recall.Recall(ctx, s.QuotaKey, s.Now().Add(-s.Costs.Span()), s.Now()); err != nil {
 			err = fmt.Errorf("read the ledger: %w", err)
 		}
 	}

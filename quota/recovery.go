@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // Notebook keeps a few small values in the ledger's own database, so that
@@ -143,9 +144,10 @@ func (v *ledgerView) decided(ctx context.Context, r *Redis, rep reply) {
 			save = fmt.Sprintf("%d %d", boot, ref)
 		}
 	}
-	copyDue := time.Since(v.copyAt) >= v.opts.Beat
+	now := v.opts.Now()
+	copyDue := now.Sub(v.copyAt) >= v.opts.Beat
 	if copyDue {
-		v.copyAt = time.Now()
+		v.copyAt = now
 	}
 	v.mu.Unlock()
 	if save != "" {
@@ -389,7 +391,7 @@ func (v *ledgerView) missing(st Status, mark string, now time.Time) bool {
 // Run heartbeats every Beat until ctx is done.
 func (r *Redis) Run(ctx context.Context) {
 	r.led.beating.Store(true)
-	t := time.NewTicker(r.opts.Beat)
+	t := clock.NewTicker(r.opts.Beat)
 	defer t.Stop()
 	for {
 		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {

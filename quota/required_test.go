@@ -140,7 +140,7 @@ func TestRequiredTablesRefused(t *testing.T) {
 	if d, err := l.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
 		t.Fatalf("take: %+v, %v", d, err)
 	}
-	if rec, err := db.Recall(ctx, "q", time.Now().Add(-time.Hour)); err != nil || len(rec.Calls) != 1 {
+	if rec, err := db.Recall(ctx, "q", time.Now().Add(-time.Hour), time.Now()); err != nil || len(rec.Calls) != 1 {
 		t.Fatalf("the ledger after one call: %+v, %v; want the call, recorded by the limiter itself", rec, err)
 	}
 }

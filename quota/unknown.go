@@ -19,8 +19,8 @@ type UnknownLedger interface {
 	// ResolveUnknown ends u. call is the call Redis had admitted for it,
 	// which the limiter has given back since it was never made: the ledger
 	// records it as admitted and given back. nil: Redis never admitted it,
-	// and never will.
-	ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call) error
+	// and never will. at is when, on the house clock.
+	ResolveUnknown(ctx context.Context, u ingest.Unknown, call *ingest.Call, at time.Time) error
 }
 
 // pending holds this limiter's unknown decisions.
@@ -131,7 +131,7 @@ func (r *Redis) settle(ctx context.Context, u ingest.Unknown, id string) error {
 		}
 		r.opts.Logger.Info("a call Redis admitted after this worker gave up on it was given back", ingest.LogOp, u.Op, ingest.LogID, id)
 	}
-	if err := r.opts.Unknowns.ResolveUnknown(ctx, u, call); err != nil {
+	if err := r.opts.Unknowns.ResolveUnknown(ctx, u, call, r.opts.Now()); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil

@@ -112,10 +112,10 @@ func memLedger(id string) Ledger {
 
 type memRoles struct{}
 
-func (memRoles) RecordCall(context.Context, ingest.Call) error     { return nil }
-func (memRoles) RecordBlock(context.Context, ingest.Block) error   { return nil }
-func (memRoles) RecordGiveBack(context.Context, ingest.Call) error { return nil }
-func (memRoles) Recall(context.Context, string, time.Time) (ingest.Recalled, error) {
+func (memRoles) RecordCall(context.Context, ingest.Call) error                { return nil }
+func (memRoles) RecordBlock(context.Context, ingest.Block) error              { return nil }
+func (memRoles) RecordGiveBack(context.Context, ingest.Call, time.Time) error { return nil }
+func (memRoles) Recall(context.Context, string, time.Time, time.Time) (ingest.Recalled, error) {
 	return ingest.Recalled{}, nil
 }
 func (memRoles) GrantUnmetered(_ context.Context, _ string, _ time.Time, decide func([]ingest.Call) (*ingest.Call, error)) error {
@@ -141,7 +141,7 @@ func (u *memUnknowns) Unknowns(context.Context, string) ([]ingest.Unknown, error
 	return slices.Clone(u.list), nil
 }
 
-func (u *memUnknowns) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call) error {
+func (u *memUnknowns) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call, _ time.Time) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.list = slices.DeleteFunc(u.list, func(y ingest.Unknown) bool { return y.Token == x.Token && y.Instance == x.Instance })

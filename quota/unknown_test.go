@@ -41,7 +41,7 @@ func (b *book) Unknowns(_ context.Context, quotaKey string) ([]ingest.Unknown, e
 	return slices.Clone(b.open), nil
 }
 
-func (b *book) ResolveUnknown(_ context.Context, u ingest.Unknown, call *ingest.Call) error {
+func (b *book) ResolveUnknown(_ context.Context, u ingest.Unknown, call *ingest.Call, _ time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.open = slices.DeleteFunc(b.open, func(o ingest.Unknown) bool { return o.Instance == u.Instance && o.Token == u.Token })

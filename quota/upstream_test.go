@@ -27,7 +27,7 @@ func fakeUpstream(t *testing.T) (*fakeyt.Fake, *fetch.Client) {
 	fake := fakeyt.New()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	c, err := fetch.New(context.Background(), fetch.Options{Endpoint: srv.URL, APIKey: upstreamKey, MaxAttempts: 1})
+	c, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: srv.URL, APIKey: upstreamKey, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

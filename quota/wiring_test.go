@@ -58,7 +58,13 @@ func (o limOpts) options() quota.Options {
 		}}
 }
 
-func (o limOpts) clock() clock.Clock { return clock.Or(o.Clock) }
+// clock is the test's, else the host's: the harness's default.
+func (o limOpts) clock() clock.Clock {
+	if o.Clock == nil {
+		return clock.System
+	}
+	return o.Clock
+}
 
 // costs are the test's, else the built-in costs.yaml.
 func (o limOpts) costs() *ingest.Costs {
@@ -162,9 +168,9 @@ func (d *ledgerDouble) RecordBlock(_ context.Context, b ingest.Block) error {
 	return nil
 }
 
-func (d *ledgerDouble) RecordGiveBack(context.Context, ingest.Call) error { return nil }
+func (d *ledgerDouble) RecordGiveBack(context.Context, ingest.Call, time.Time) error { return nil }
 
-func (d *ledgerDouble) Recall(ctx context.Context, _ string, _ time.Time) (ingest.Recalled, error) {
+func (d *ledgerDouble) Recall(ctx context.Context, _ string, _, _ time.Time) (ingest.Recalled, error) {
 	if d.recall != nil {
 		return d.recall(ctx)
 	}
@@ -177,7 +183,7 @@ func (d *ledgerDouble) GrantUnmetered(ctx context.Context, key string, since tim
 	if d.grant != nil {
 		return d.grant(ctx, decide)
 	}
-	rec, err := d.Recall(ctx, key, since)
+	rec, err := d.Recall(ctx, key, since, time.Now())
 	if err != nil {
 		return err
 	}
@@ -219,7 +225,7 @@ func (u *unknownsDouble) Unknowns(context.Context, string) ([]ingest.Unknown, er
 	return append([]ingest.Unknown(nil), u.list...), nil
 }
 
-func (u *unknownsDouble) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call) error {
+func (u *unknownsDouble) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ingest.Call, _ time.Time) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i, y := range u.list {

@@ -17,6 +17,12 @@
 // any trailing window the admitted units are then fewer than W/T + B, so at
 // most L (docs/api.md proves it). A token bucket of capacity L refilling L
 // a window would admit up to 2L.
+//
+// What is where: the API clients' request limiter, GCRA per plan and client,
+// not the upstream's: in the process, on Redis (gcra.lua, pipelined) or in
+// PostgreSQL (one upsert, clients.Counts); the bound's oracle test
+// (docs/api.md); the plans it meters by (APIPlans, the built-in
+// apiplans.yaml, read as strictly as costs.yaml).
 package ratelimit
 
 import (

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/passtest"
 	"github.com/ingestworks/ingest/internal/storetest"
@@ -34,7 +35,7 @@ func fetchedReport(t *testing.T) *report.Report {
 func reportOf(t *testing.T, db *store.DB) *report.Report {
 	t.Helper()
 	ctx := context.Background()
-	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
+	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	src := report.Sources{Now: time.Now(), DB: wiring.On(db, ""), Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
 	sch := wiring.Schedule{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}}
 	if err := sch.Follow(ctx, db, &src); err != nil {

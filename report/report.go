@@ -8,6 +8,16 @@
 // (retention.Held). The schedule it plans is the one timetable a run
 // follows (jobs.Timetable), as the run recorded it or the caller's flags
 // give it. It imports no limiter backend.
+//
+// What is where: the quota report ingest report, /quota, /api/v1/quota and
+// the operator page share: pools, breakdowns, regions' last and next runs
+// (the caller says when each runs next); the plans: a day of the schedule
+// (run's start line, the report) and a backfill's pages against the pools,
+// counted by the registry's fetches; a backfill's share of what the paced
+// plan leaves; freshness (each chart's age, pacing's plan until the reset);
+// what ingest history, backfill --list, prune and tokens list print; the
+// ledger's reads kept across a server's reports while a stamp says the
+// ledger stayed the same (remember.go).
 package report
 
 import (

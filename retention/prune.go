@@ -5,6 +5,18 @@
 // category names and tombstones, and the videos the upstream no longer
 // returns. It works over the pools and transactions the store hands out;
 // the store keeps the one open and the one schema.
+//
+// What is where: what the database may no longer keep, deleted over the
+// pools and transactions store hands out (Reader, Writer, Update, Size): the
+// prune of statistics older than --keep, the ledger outside the quota's span
+// and the videos nothing kept points at, SQLite's batches, checkpoints,
+// paused index merges and incremental vacuum (prune.go) beside PostgreSQL's
+// batches (pg.go); the terms' cuts (terms.go: backfill results, category
+// names, tombstones, the videos not fetched again in time with every row
+// pointing at them, each database's way side by side) and the videos gone
+// upstream (Gone); what a prune would remove, each step over what the steps
+// before it leave (Count); PostgreSQL's dry run, the prune in one
+// transaction rolled back (DryRun).
 package retention
 
 import (

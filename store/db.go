@@ -17,6 +17,27 @@
 // by side. Every page is stored in one transaction, so a crash leaves the
 // database whole, and the FTS index is kept in sync by triggers, so no
 // writer can forget it.
+//
+// What is where: sQLite or PostgreSQL: opening (store.Open, the one open; a
+// SQLite file's consistent copy for a database copy, Snapshot), numbered
+// migrations per database (store/migrations/sqlite,
+// store/migrations/postgres; a test checks that an upgraded database and a
+// new one have the same schema, and that the top-level schema.sql and
+// schema.postgres.sql, where a reader sees each database's whole schema, are
+// what the migrations build), the SQL both share written once and what
+// differs behind one dialect (store/dialect.go: both databases' ways side by
+// side, and the statements whose text differs gathered by concern, each
+// written for each database side by side in its concern's file: a page's in
+// pages.go, a search's in search.go, a chart's in chart.go, a video's counts
+// in history.go, tracked counts in stats.go, category names in
+// categories.go, the export's in export.go), pages and the search index
+// (PostgreSQL's words, pgsearch.go), runs, cursors, report queries; the
+// database's size and how far back its data reaches (size.go); when each
+// entry of a chart's run last changed, walking its earlier runs back
+// (steady.go); the videos to fetch again, refreshed, and found gone
+// (videos.go); the schema step a write checks on a shared PostgreSQL
+// (upgrade.go); PostgreSQL's connections tell a silence bound each reply
+// they read (pgdriver.go).
 package store
 
 import (
@@ -30,6 +51,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 // Errors returned by the store. Match them with errors.Is.
@@ -113,7 +136,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(10+attempt*10) * time.Millisecond):
+		case <-clock.After(time.Duration(10+attempt*10) * time.Millisecond):
 		}
 	}
 	return err

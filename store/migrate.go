@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 // migrationFiles are the schema's steps, one numbered file each, one
@@ -102,16 +104,17 @@ func (m migration) sayWhileRunning(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		beat := time.NewTicker(upgradeBeat)
+		beat := clock.NewTicker(upgradeBeat)
 		defer beat.Stop()
-		start := time.Now()
+		var elapsed time.Duration // counted in beats: the store reads no clock
 		for {
 			select {
 			case <-done:
 				return
 			case <-beat.C:
+				elapsed += upgradeBeat
 				slog.Default().InfoContext(ctx, "store: upgrading the database; stopping now leaves it as it was",
-					"step", m.name, "elapsed", time.Since(start).Round(time.Second))
+					"step", m.name, "elapsed", elapsed.Round(time.Second))
 			}
 		}
 	})

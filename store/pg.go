@@ -322,8 +322,9 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 		if err := m.apply(ctx, tx, v == 0); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms) VALUES (?1, ?2)`,
-			m.version, time.Now().UnixMilli())
+		// Stamped by the server's clock, which every host sharing it reads.
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms)
+VALUES (?1, FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)`, m.version)
 		if err != nil {
 			return fmt.Errorf("migrate: %s: %w", m.name, err)
 		}

@@ -173,7 +173,7 @@ func exerciseReads(t *testing.T, path string, end time.Time) {
 		func() error { _, err := db.LastRuns(ctx, ingest.Trending); return err },
 		func() error { _, err := db.Run(ctx, 5); return err },
 		func() error {
-			_, err := ledger.New(db).Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour))
+			_, err := ledger.New(db).Recall(ctx, yeardb.QuotaKey, end.Add(-25*time.Hour), end)
 			return err
 		},
 		func() error { _, err := ledger.New(db).QuotaKeys(ctx); return err },

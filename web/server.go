@@ -12,6 +12,27 @@
 // quota report comes from a function the caller wires (the report package
 // over the limiter and the ledger). Every upstream string reaches a page
 // through html/template, which escapes it for where it lands.
+//
+// What is where: the read side: the JSON API (/api/v1) and the
+// server-rendered dashboard, templates and stylesheet embedded, charts as
+// SVG; read-only over the store (docs/api.md); /readyz over the checks the
+// command gives it; the /healthz ask of ingest probe; a chart and search
+// results as a terminal shows them (ChartJSON.WriteText, WriteHits); regions
+// by name and by area from the catalogue it is handed (Config.Regions,
+// regions.Builtin by default: places.go), the front page led by the reader's
+// region (lead.go, front.go). Arranged by resource, each file holding its
+// JSON shape, its read and its handlers (API and page): the chart, the ways
+// between charts and a chart with no run (chart.go), the video (video.go),
+// search (search.go), the front page (front.go, lead.go), what trends
+// worldwide (worldwide.go, over store.LatestCharts), the Atom feeds of a
+// region's chart and of the worldwide page (feed.go), the video every
+// reader's output shows (card.go); the operator's page with /api/v1/quota
+// (operator.go) apart from the runs (runs.go); around them the kept answers
+// (cache.go, evict.go), the auth (auth.go, personal.go, tokens.go), the
+// route table (routes.go), the templates and how a page is sent (pages.go,
+// their functions assembled beside the server in funcs.go), the API's errors
+// and index (api.go), the parameters (params.go) and the words a page uses
+// (words.go).
 package web
 
 import (

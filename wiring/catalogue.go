@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -88,7 +89,7 @@ func (h *Host) keepCatalogue(ctx context.Context, p *Pipeline, r Run, lim jobs.L
 	if r.Regions.All() {
 		asked = h.now()
 	}
-	tick := time.NewTicker(time.Hour)
+	tick := clock.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {
 		if _, at, err := p.DB.RegionCatalogue().Load(ctx); err == nil && h.now().Sub(at) >= CatalogueEvery && h.now().Sub(asked) >= CatalogueEvery {

@@ -188,7 +188,7 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	skew := time.Until(at)
+	skew := at.Sub(c.Host.now())
 	detail := fmt.Sprintf("%s (its Date header, skew %s; asked at no quota cost: %s)", c.Words.Skew(skew), skew.Round(time.Second), quota.DateRequest)
 	if skew > quota.DefaultGuard || skew < -quota.DefaultGuard {
 		return "", fmt.Errorf("%s: more than the limiter's guard of %s, so the limiter would decide nothing; set this host's clock right (NTP), "+

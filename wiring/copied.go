@@ -171,7 +171,7 @@ func (h *Host) copiesCalls(ctx context.Context, db *store.DB, quotaKey string) e
 			cdb.Close()
 			continue
 		}
-		n, units, err := takeCalls(ctx, led, cled, quotaKey, since)
+		n, units, err := takeCalls(ctx, led, cled, quotaKey, since, h.now())
 		cdb.Close()
 		if err != nil {
 			return fmt.Errorf("read the ledger of %s, a copy of this database a worker ran on: %w", path, err)
@@ -304,7 +304,7 @@ func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *s
 	} else if err != nil {
 		return fmt.Errorf("read the workers of %s, this database's source: %w", src.Path, err)
 	}
-	n, units, err := takeCalls(ctx, led, sled, quotaKey, since)
+	n, units, err := takeCalls(ctx, led, sled, quotaKey, since, h.now())
 	if err != nil {
 		return fmt.Errorf("read the ledger of %s, this database's source: %w", src.Path, err)
 	}
@@ -327,13 +327,14 @@ func noteCopyWorked(ctx context.Context, led, sled *ledger.Ledger, path string) 
 }
 
 // takeCalls records in into the calls of quotaKey since from holds and
-// into lacks, and from's blocks: how many calls and their units.
-func takeCalls(ctx context.Context, into, from *ledger.Ledger, quotaKey string, since time.Time) (n int, units int64, err error) {
-	theirs, err := from.Recall(ctx, quotaKey, since)
+// into lacks, and from's blocks in force at now: how many calls and their
+// units.
+func takeCalls(ctx context.Context, into, from *ledger.Ledger, quotaKey string, since, now time.Time) (n int, units int64, err error) {
+	theirs, err := from.Recall(ctx, quotaKey, since, now)
 	if err != nil {
 		return 0, 0, err
 	}
-	ours, err := into.Recall(ctx, quotaKey, since)
+	ours, err := into.Recall(ctx, quotaKey, since, now)
 	if err != nil {
 		return 0, 0, err
 	}

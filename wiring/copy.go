@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/ledger"
@@ -120,7 +119,7 @@ func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Wr
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(time.Now().UnixNano(), 36)); err != nil {
+	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(terms.Clock.Now().UnixNano(), 36)); err != nil {
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}

@@ -44,7 +44,7 @@ type Host struct {
 	Logger   *slog.Logger
 	Replicas int // --redis-replicas
 	// Clock is the house's one clock, handed to every part that reads the
-	// time; nil is the host's (clock.System).
+	// time; required: a Host without one is a programming error.
 	Clock clock.Clock
 
 	upstream upstreamOnce
@@ -53,8 +53,13 @@ type Host struct {
 // now is the house clock's time.
 func (h *Host) now() time.Time { return h.clock().Now() }
 
-// clock is the house's clock, the host's when none was given.
-func (h *Host) clock() clock.Clock { return clock.Or(h.Clock) }
+// clock is the house's clock.
+func (h *Host) clock() clock.Clock {
+	if h.Clock == nil {
+		panic("wiring: Host.Clock is required: the house's clock")
+	}
+	return h.Clock
+}
 
 // DBName is the database as messages and logs show it: a URL without its
 // password.

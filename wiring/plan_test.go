@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
@@ -19,7 +20,7 @@ import (
 func planLogs[T any](t *testing.T, r Run, msg string) []T {
 	t.Helper()
 	var logs bytes.Buffer
-	h := &Host{Costs: costs.Default(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 	if _, err := h.dayPlan(context.Background(), storetest.Open(t), r, h.Logger); err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func (h *Host) ReadLedger(ctx context.Context, path, key string) (ingest.Recalle
 		return ingest.Recalled{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
-	rec, err := ledger.New(db).Recall(ctx, key, h.now().Add(-h.Costs.Span()))
+	rec, err := ledger.New(db).Recall(ctx, key, h.now().Add(-h.Costs.Span()), h.now())
 	if err != nil {
 		return rec, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/ledger"
@@ -60,7 +61,7 @@ func BenchmarkQuotaAPI(b *testing.B) {
 		leds[size] = ledger.New(wdb)
 		for _, mode := range []string{"", "/cold/follow", "/cold/whole"} {
 			restore := wiring.FollowLedger(mode != "/cold/whole")
-			h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
+			h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 			ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: yeardb.QuotaKey,
 				Web: web.Config{Listen: "127.0.0.1:0", Token: benchToken}})
 			restore()

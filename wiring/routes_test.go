@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -20,7 +21,7 @@ import (
 func TestServeRoutesAreDocumented(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
-	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
+	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: "k",
 		Web: web.Config{Listen: ":8080", Public: true, Token: "a-token-of-twenty-chars-1"}})
 	if err != nil {

@@ -79,16 +79,16 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 		// rather than died. An error is the command's last line instead.
 		defer func(started time.Time) {
 			if err == nil {
-				h.Logger.Info("daemon stopped", "uptime", time.Since(started).Round(time.Second))
+				h.Logger.Info("daemon stopped", "uptime", h.now().Sub(started).Round(time.Second))
 			}
-		}(time.Now())
+		}(h.now())
 	}
 	release, err := h.Working(ctx, p)
 	if err != nil {
 		return err
 	}
 	defer release()
-	m := metrics.New(r.Build)
+	m := metrics.New(r.Build, h.clock())
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return fmt.Errorf("read last runs: %w", err)
@@ -117,7 +117,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if err != nil {
 		return err
 	}
-	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
+	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,

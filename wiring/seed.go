@@ -85,7 +85,7 @@ func (h *Host) hostLedger(ctx context.Context, path, key string) (quota.HostLedg
 	if err != nil {
 		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}
-	rec, err := led.Recall(ctx, key, h.now().Add(-h.Costs.Span()))
+	rec, err := led.Recall(ctx, key, h.now().Add(-h.Costs.Span()), h.now())
 	if err != nil {
 		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

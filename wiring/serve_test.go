@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
@@ -61,7 +62,7 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 // With neither a database nor Redis, nothing was spent on this host: the
 // limiter read is the pools whole.
 func TestReadLimiterWithNothingIsWhole(t *testing.T) {
-	h := &wiring.Host{Costs: costs.Default()}
+	h := &wiring.Host{Clock: clock.System, Costs: costs.Default()}
 	l, closeFn, err := h.ReadLimiter(nil, "-", h.Costs)
 	if err != nil {
 		t.Fatal(err)

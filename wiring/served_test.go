@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/passtest"
 	"github.com/ingestworks/ingest/internal/storetest"
@@ -65,7 +66,7 @@ func serve(t *testing.T) *served {
 	srv := httptest.NewUnstartedServer(nil)
 	standing := ingest.StandardStanding()
 	standing.Derived = true
-	h := &wiring.Host{Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
+	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{
 		Schedule: wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}, Regions: "US,GB", RegionsGiven: true},
 		Plans:    plans, QuotaKey: passtest.QuotaKey, APIKey: passtest.Key, Standing: standing,

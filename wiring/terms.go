@@ -29,14 +29,14 @@ const keptNote = "terms_kept_ms"
 type Terms struct {
 	Standing ingest.Standing
 	Span     time.Duration
-	Clock    clock.Clock // the house's; nil: the host's
+	Clock    clock.Clock // the house's; required
 }
 
 // PruneJob is the prune the standing implies, keeping keep of statistics
 // (the standing's whole allowance when zero).
 func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
 	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: PruneStore{DB: db}, Drain: drain,
-		Clock: clock.Or(t.Clock)}
+		Clock: t.Clock}
 }
 
 // Beyond says, in a message naming the two ways on, whether db holds
@@ -44,7 +44,7 @@ func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{})
 // allowing it has kept it to: an upgraded database, or a standing lowered.
 // "" when it holds none, or only a scheduled prune's lag.
 func (t Terms) Beyond(ctx context.Context, db *store.DB) (string, error) {
-	now := clock.Or(t.Clock).Now()
+	now := t.Clock.Now()
 	job := t.PruneJob(db, 0, nil)
 	held, err := retention.ReadHeld(ctx, db)
 	if err != nil {

@@ -11,6 +11,41 @@
 // the checks of ingest check, the quota's configuration (apply, restore,
 // seed), the standing's prune and the report's sources. A configuration
 // it refuses is a ConfigError.
+//
+// What is where: the one place below cmd that opens what a command runs on:
+// the store, the ledger on it and as the limiters' constructors require it,
+// the embedded limiter in its tables (SQLite's or PostgreSQL's, as the store
+// says) or the Redis one, the API limiter; a Host (the checked settings)
+// opens the database (OpenStore, OpenExisting, serve's OpenServeDB), the
+// limiter (OpenLimiter, APILimiter), the Redis client and its access check
+// (redis.go: the URL's credentials and database, found by one round trip),
+// the upstream's clock, and the Pipeline (database, limiter, client, in that
+// order, closed in reverse, with the checks before anything is spent); the
+// pacer's construction (NewPacer), the standing's prune and gate (Terms), a
+// worker's lease on its database, a copy refused while one is in force
+// (LiveError) and the calls a copy's source gained after it, counted by the
+// copy's workers, and a copy's calls, counted by the source's workers after
+// it (copied.go), quota apply's, restore's and seed's work (seed.go: the
+// window carried into the limiter a host moves to, and the /readyz check of
+// a limiter that cannot tell a new Redis from a wiped one) and what quota
+// show prints of a Redis limiter after its pools (StatusText: its ledgers,
+// what a recovery waits for), the quota key a reading command reports on,
+// the checks of ingest check that look at what a run opens, their order and
+// their lines (Checks, Checks.List, Checks.Run); what run does once its
+// flags are checked (Host.Run: the passes, tracking, pruning and refresh,
+// --listen's server, once or as a daemon until a signal); what report and
+// serve read (Schedule, ReadLimiter, BuildReport, LastClock), the plan a
+// pacing worker would follow when none is published (Planner: the one place
+// a pacer is built for a view), the day's plan a run prints, checks and
+// records with its schedule and costs (plan.go: Prepare, which also reads
+// --regions once against the catalogue the database keeps), the one site
+// every listener serves, serve's and run --listen's alike, with its API
+// meter, readiness checks, /quota and /metrics (site.go: OpenSite; serve's
+// OpenWeb and Serve), whose report keeps its ledger reads and the embedded
+// limiter's state while the ledger's stamp (its write counter) stays the
+// same, and reads the ledger's calls through a follower after a change
+// (remember.go). A configuration it refuses is a ConfigError, which cmd
+// turns into exit 2. Only cmd (and tests) import it.
 package wiring
 
 import (

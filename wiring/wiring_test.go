@@ -44,7 +44,7 @@ func TestLedgerKeepsUnknownsInTheStore(t *testing.T) {
 	if !reflect.DeepEqual(got[0], u) {
 		t.Fatalf("unknown read back: got %+v, want %+v", got[0], u)
 	}
-	if err := led.Unknowns.ResolveUnknown(ctx, u, nil); err != nil {
+	if err := led.Unknowns.ResolveUnknown(ctx, u, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := led.Unknowns.Unknowns(ctx, "q"); err != nil || len(got) != 0 {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
@@ -124,7 +123,7 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if err != nil {
 		return err
 	}
-	job := &jobs.Backfill{ID: id, Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger, Clock: clock.Or(s.clock)}
+	job := &jobs.Backfill{ID: id, Query: q, MaxUnits: f.maxUnits, Costs: s.costs, Logger: s.logger, Clock: s.clock}
 	cost, err := job.PageCost()
 	if err != nil {
 		return usageErrorf("--costs: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
@@ -121,8 +122,8 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	defer dst.Close()
 	var bar *termbar.Bar // made once the rows to copy are counted
 	made := false
-	logged := newProgressLog(s.logger, "db copy: copying rows")
-	began, rows := time.Now(), int64(0)
+	logged := newProgressLog(s.logger, "db copy: copying rows", s.clock.Now)
+	began, rows := s.now(), int64(0)
 	err = dbcopy.Bulk(ctx, src, dst, func(n, total int64) {
 		if !made {
 			bar, made = termbar.New(s.stderr, total, "copying rows"), true
@@ -144,7 +145,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	if err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
-	ready, err := carryChanges(ctx, s, src, dst, to, running != nil && !twoStep, rows, time.Since(began))
+	ready, err := carryChanges(ctx, s, src, dst, to, running != nil && !twoStep, rows, s.now().Sub(began))
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
 	if !store.IsURL(s.db) {
-		if err := wiring.NoteCopySource(ctx, src, dst, s.db, time.Now()); err != nil {
+		if err := wiring.NoteCopySource(ctx, src, dst, s.db, s.now()); err != nil {
 			return fmt.Errorf("db copy: note the source on the target: %w", err)
 		}
 	}
@@ -220,7 +221,7 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 	}
 	fmt.Fprintf(s.stderr, "db copy: the bulk is copied: %d rows in %s (%.0f rows a second)\n", rows, took.Round(time.Second),
 		float64(rows)/max(took.Seconds(), 1e-3))
-	stopped, asked := time.Now(), false
+	stopped, asked := s.now(), false
 	for {
 		err := wiring.Live(ctx, db)
 		var le *wiring.LiveError
@@ -238,9 +239,9 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("db copy: stopped while waiting for the worker to stop; run it again once the worker has stopped: %w", ctx.Err())
-		case <-time.After(250 * time.Millisecond):
+		case <-clock.After(250 * time.Millisecond):
 		}
-		stopped = time.Now()
+		stopped = s.now()
 	}
 	into := []*store.DB{dst}
 	if !store.IsURL(s.db) {
@@ -253,12 +254,12 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 	if err != nil {
 		return nil, fmt.Errorf("db copy: %w", err)
 	}
-	stop := time.Since(stopped)
+	stop := s.now().Sub(stopped)
 	fmt.Fprintf(s.stderr, "db copy: carried what changed since the bulk: %d rows written again, %d deleted, in %s\n",
 		c.Written, c.Deleted, stop.Round(time.Millisecond))
 	return func() {
 		fmt.Fprintf(s.stderr, "db copy: %s is ready: start the worker on it now (the worker's stop so far: %s); "+
-			"the sums below read both sides as they are now\n", store.Redact(to), time.Since(stopped).Round(time.Millisecond))
+			"the sums below read both sides as they are now\n", store.Redact(to), s.now().Sub(stopped).Round(time.Millisecond))
 	}, nil
 }
 

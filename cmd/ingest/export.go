@@ -80,6 +80,7 @@ type exportJob struct {
 	rows   *int64 // written so far
 	// log says how far the export has gone when no terminal shows a bar.
 	log *slog.Logger
+	now func() time.Time // the house clock's, the log's rate is read by
 }
 
 func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
@@ -159,7 +160,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	// on the way out, as on any other failure.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	job.rows, job.log = new(int64), s.logger
+	job.rows, job.log, job.now = new(int64), s.logger, s.clock.Now
 	if job.out == "-" {
 		err = exportTo(ctx, db, job, stdout)
 	} else {
@@ -251,7 +252,7 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 	defer bar.Finish()
 	var logged *progressLog
 	if bar == nil && job.log != nil {
-		logged = newProgressLog(job.log, "export: writing rows")
+		logged = newProgressLog(job.log, "export: writing rows", job.now)
 	}
 	return export.Write(ctx, db, job.filter, job.format, w, func() {
 		*job.rows++

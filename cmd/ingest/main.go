@@ -16,6 +16,12 @@
 // Exit status: 0 when every job completed or stopped because the quota said
 // no; 1 on runtime errors; 2 on usage and configuration errors, before
 // anything is spent or written.
+//
+// What is where: the commands, one file each: their flags, checks, --help
+// texts, output and exit codes; settings.go (the common settings from one
+// table) and settings_checks.go (their checks), open.go (the settings as a
+// wiring.Host, and the thin calls that open through it); every command's
+// error reaches its exit code in one place (runtimeErrors in main.go).
 package main
 
 import (

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -55,6 +54,6 @@ func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
 	return s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
 }
 
-// now is the house clock's time (settings.clock; the host's before the
-// settings are resolved).
-func (s *settings) now() time.Time { return clock.Or(s.clock).Now() }
+// now is the house clock's time (settings.clock, built as the settings
+// are resolved, before any command runs).
+func (s *settings) now() time.Time { return s.clock.Now() }

@@ -54,8 +54,8 @@ type progressLog struct {
 	start, last time.Time
 }
 
-func newProgressLog(log *slog.Logger, msg string) *progressLog {
-	return &progressLog{log: log, msg: msg, now: time.Now}
+func newProgressLog(log *slog.Logger, msg string, now func() time.Time) *progressLog {
+	return &progressLog{log: log, msg: msg, now: now}
 }
 
 // at is told the rows done of total (-1 or 0: unknown).

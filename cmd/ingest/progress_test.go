@@ -15,9 +15,8 @@ import (
 // once a row.
 func TestProgressLogSaysWhereLongWorkIs(t *testing.T) {
 	var out strings.Builder
-	p := newProgressLog(slog.New(slog.NewTextHandler(&out, nil)), "db copy: copying rows")
 	clock := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	p.now = func() time.Time { return clock }
+	p := newProgressLog(slog.New(slog.NewTextHandler(&out, nil)), "db copy: copying rows", func() time.Time { return clock })
 	for done := int64(0); done <= 1000; done++ {
 		p.at(done, 1000)
 		clock = clock.Add(100 * time.Millisecond) // 10 rows a second: 100 s in all

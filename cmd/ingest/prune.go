@@ -141,7 +141,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		db, job = copied, s.pruneJob(copied, keep, nil)
 		job.Clock = clock.Func(func() time.Time { return now })
 	}
-	ps := wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, time.Now)}
+	ps := wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, s.clock.Now)}
 	var left store.Size // the database as a dry run in a transaction left it
 	if inTx {
 		ps.DryRun = &left
@@ -174,8 +174,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 // pruneProgress logs, as long work does, the rows a prune has deleted of
 // those it counted before it began, on the clock now.
 func pruneProgress(log *slog.Logger, beyond retention.Beyond, now func() time.Time) func(jobs.Pruned) {
-	logged := newProgressLog(log, "prune: deleting rows")
-	logged.now = now
+	logged := newProgressLog(log, "prune: deleting rows", now)
 	total := beyond.Runs + beyond.Entries + beyond.Stats + beyond.Videos + beyond.Search + beyond.Categories + beyond.Ledger
 	logged.at(0, total) // its clock starts with the prune
 	return func(p jobs.Pruned) {

@@ -62,7 +62,7 @@ func quotaClock(ctx context.Context, out io.Writer, s *settings, forget bool) er
 	if err != nil {
 		fmt.Fprintf(out, "now: the upstream could not be asked: %v\n", err)
 	} else {
-		skew := time.Until(at)
+		skew := at.Sub(s.now())
 		fmt.Fprintf(out, "now: the upstream's Date %s (asked just now at no quota cost), skew %s against this host's clock\n",
 			at.UTC().Format(time.RFC3339), skew.Round(time.Second))
 		if d := seen.Skew() - skew; ok && (d > quota.DefaultGuard || d < -quota.DefaultGuard) {

@@ -17,6 +17,12 @@
 // Anchor; every other region's is generated from its code on first use,
 // in the scripts its real chart carries, 200 videos long or shorter
 // (ShortCharts). A code outside the catalogue has no chart, as upstream.
+//
+// What is where: the fake YouTube Data API that tests and make demo run
+// against: it serves each operation of the registry at its path and charges
+// its cost, and the API's discovery document, free, with the Date the
+// upstream's clock is read by; a chart for every region of the catalogue,
+// the handcrafted ones built at start and the rest generated on first use.
 package fakeyt
 
 import (

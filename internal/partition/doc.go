@@ -8,4 +8,10 @@
 // every page charged in some host's ledger, and every chart's gaps within
 // its plan plus the outage (docs/testing.md, "Partitions"). It holds only
 // its test.
+//
+// What is where: make partition: real daemons in network namespaces of their
+// own (a bridge in its own namespace, nothing routed out), a Redis primary
+// and its replica, PostgreSQL and the fake upstream in theirs, a nemesis
+// from a printed seed, and the checker of the history, which reads the
+// PostgreSQL ledger with pgx (its test only).
 package partition

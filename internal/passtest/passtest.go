@@ -60,7 +60,10 @@ func New(t testing.TB, db *store.DB) *Upstream {
 func NewWith(t testing.TB, db *store.DB, o Options) *Upstream {
 	t.Helper()
 	ctx := context.Background()
-	u := &Upstream{Fake: fakeyt.New(), DB: db, Costs: o.Costs, Clock: clock.Or(o.Clock)}
+	u := &Upstream{Fake: fakeyt.New(), DB: db, Costs: o.Costs, Clock: o.Clock}
+	if u.Clock == nil {
+		u.Clock = clock.System // the rig's default: a test that moves time gives its own
+	}
 	if u.Costs == nil {
 		u.Costs = costs.Default()
 	}

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 // ErrSilent is the cause of a bounded context that ended because nothing
@@ -38,7 +40,7 @@ type watch struct {
 func Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	w := &watch{d: d}
-	w.timer = time.AfterFunc(d, func() {
+	w.timer = clock.AfterFunc(d, func() {
 		cancel(fmt.Errorf("%w within %s", ErrSilent, d))
 	})
 	stop := func() {

@@ -17,6 +17,13 @@
 //
 //	go run ./cmd/yeardb -db /tmp/year.db -days 365
 //	go run ./cmd/yeardb -db /tmp/all.db -days 30 -regions 'all:tier=3:depth=50,default:tier=1:depth=200'
+//
+// What is where: builds a database of a year of the default daemon's work
+// (hourly runs of charts that churn, text in each region's languages and
+// scripts, tracking) with the store's own writer, tracking at the daemon's
+// cadence (jobs.Cadence's rule, written again in tracking.go so the builder
+// stays below the job layer), for the year-scale benches (go run
+// ./cmd/yeardb).
 package yeardb
 
 import (

@@ -1,0 +1,5 @@
+package a
+
+import "time"
+
+func inATest() { _ = time.Now() }

@@ -1,0 +1,5 @@
+package rigtest
+
+import "time"
+
+func Wait() { time.Sleep(time.Millisecond) }
