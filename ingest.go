@@ -36,6 +36,7 @@
 //	internal/termtext/     text laid out for a terminal
 //	internal/buildinfo/    what a binary was built from
 //	internal/yeardb/       the builder behind cmd/yeardb
+//	internal/hostclock/    the lint that keeps the host's clock inside package clock
 //	internal/pgtest/       a real PostgreSQL for tests
 //	internal/storetest/    a test run on each database the store opens
 //	internal/passtest/     a test store filled by real passes, as run --once fills it
