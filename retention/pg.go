@@ -48,6 +48,9 @@ func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
 			}
 		}
 	}
+	if err := pr.prunePasses(ctx, r); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
 	return p, nil
 }
 

@@ -326,12 +326,22 @@ func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
 			return err
 		}
 		if n == 0 {
-			return nil
+			return pr.prunePasses(ctx, r)
 		}
 		if err := pr.checkpointOver(ctx); err != nil {
 			return err
 		}
 	}
+}
+
+// prunePasses deletes the passes of the work with no run row (tracking,
+// the refresh, the prune) that started before r.Before, as the chart runs
+// go: pacing reads only the last days of them.
+func (pr *pruner) prunePasses(ctx context.Context, r Retention) error {
+	if _, err := pr.w.ExecContext(ctx, `DELETE FROM passes WHERE started_ms < ?`, msOf(r.Before)); err != nil {
+		return fmt.Errorf("passes: %w", err)
+	}
+	return nil
 }
 
 // oldRuns returns the oldest finished chart runs started before before,

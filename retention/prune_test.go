@@ -44,6 +44,9 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 			if err := ledger.New(db).RecordCall(ctx, call); err != nil {
 				t.Fatal(err)
 			}
+			if err := db.RecordPass(ctx, "track", at, at.Add(time.Minute), at, ingest.StatusCompleted); err != nil {
+				t.Fatal(err)
+			}
 		}
 		inFlight := run(t, db, ingest.Trending, "GB", start) // never finished: kept
 		backfill := run(t, db, ingest.Search, "DE", start, page(ingest.Search, "DE", 1, start, vid("old-search", "S")))
@@ -67,6 +70,7 @@ func TestPruneKeepsWhatIsRecent(t *testing.T) {
 			{`SELECT count(*) FROM trending_entries`, 400},
 			{`SELECT count(*) FROM video_stats`, 10},
 			{`SELECT count(*) FROM ledger`, 11},
+			{`SELECT count(*) FROM passes`, 10},
 			{fmt.Sprintf(`SELECT count(*) FROM runs WHERE id IN (%d, %d)`, inFlight, backfill), 2},
 			{`SELECT count(*) FROM videos WHERE id = 'old-search'`, 1},
 			{`SELECT count(*) FROM video_regions`, 401},
