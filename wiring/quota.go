@@ -44,7 +44,13 @@ func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew boo
 		}
 		recs[store.Redact(path)] = rec
 	}
-	return r.Create(ctx, isNew, recs)
+	changes, err := r.Create(ctx, isNew, recs)
+	if err != nil || !isNew || !h.DBExists() {
+		return changes, err
+	}
+	// A key created new holds no calls of this database's window: the
+	// window's limiter is Redis from now on.
+	return changes, h.moveTo(ctx, []string{h.DSN}, key, "quota apply --new")
 }
 
 // notCreated refuses --new on a quota key whose limiter already holds a
@@ -98,7 +104,10 @@ func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths [
 		ls = append(ls, l)
 	}
 	n, err := r.Restore(ctx, ls)
-	return n, len(ls), err
+	if err != nil {
+		return n, len(ls), err
+	}
+	return n, len(ls), h.moveTo(ctx, paths, key, "quota restore")
 }
 
 // ReadLedger reads one database's ledger of the recall span, read-only.
