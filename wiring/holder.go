@@ -43,7 +43,7 @@ type Holder struct {
 // recorded it.
 type Move struct {
 	To string    `json:"to"` // the limiter, as Holder.Name says it
-	By string    `json:"by"` // the command: a run, quota seed, quota restore, quota apply --new
+	By string    `json:"by"` // the command: a run, quota seed, quota restore
 	At time.Time `json:"at"`
 }
 

@@ -44,13 +44,10 @@ func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew boo
 		}
 		recs[store.Redact(path)] = rec
 	}
-	changes, err := r.Create(ctx, isNew, recs)
-	if err != nil || !isNew || !h.DBExists() {
-		return changes, err
-	}
-	// A key created new holds no calls of this database's window: the
-	// window's limiter is Redis from now on.
-	return changes, h.moveTo(ctx, []string{h.DSN}, key, "quota apply --new")
+	// Not a move of any database's window: --new passes a key whose
+	// configuration is already this costs file's, used or not, and
+	// carries no call (quota seed does).
+	return r.Create(ctx, isNew, recs)
 }
 
 // notCreated refuses --new on a quota key whose limiter already holds a
