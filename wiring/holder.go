@@ -58,7 +58,13 @@ func (w Holder) Name() string {
 // holderHere is the limiter this host's settings name.
 func (h *Host) holderHere() Holder {
 	if h.RedisURL != "" {
-		return Holder{Limiter: redisHolder, Redis: RedisHost(h.RedisURL)}
+		// The address the client dials (a socket's path for unix://),
+		// which holds no part of the URL's password.
+		_, addr := redisAddress(h.RedisURL)
+		if addr == "" {
+			addr = RedisHost(h.RedisURL)
+		}
+		return Holder{Limiter: redisHolder, Redis: addr}
 	}
 	return Holder{Limiter: embeddedHolder}
 }

@@ -9,8 +9,10 @@
 // anything is spent), run's jobs and daemon (the roster, the pacer, the
 // metrics, the listener and the region catalogue's keeper), serve's site,
 // the checks of ingest check, the quota's configuration (apply, restore,
-// seed), the standing's prune and the report's sources. A configuration
-// it refuses is a ConfigError.
+// seed), which limiter holds each database's window and the refusal of a
+// run on another, the standing's prune and the report's sources. A
+// configuration it refuses (a Redis or PostgreSQL URL answered by another
+// protocol among them) is a ConfigError.
 package wiring
 
 import (
