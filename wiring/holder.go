@@ -85,13 +85,15 @@ func recordedHolder(ctx context.Context, db *store.DB, key string) (Holder, erro
 }
 
 // recordHolder notes on db that its window of key lives in to, moved by
-// the command by; a run on the recorded limiter writes nothing.
+// the command by; a run on the recorded limiter writes nothing, but for
+// the new address of a Redis (a failover's), so that a refusal names the
+// one the database last ran on.
 func (h *Host) recordHolder(ctx context.Context, db *store.DB, key string, to Holder, by string) error {
 	w, err := recordedHolder(ctx, db, key)
 	if err != nil {
 		return err
 	}
-	if by == runMove && w.Limiter == to.Limiter {
+	if by == runMove && w.Limiter == to.Limiter && w.Redis == to.Redis {
 		return nil
 	}
 	moves := append(w.Moves, Move{To: to.Name(), By: by, At: h.now().UTC()})
@@ -114,7 +116,7 @@ type HolderError struct {
 }
 
 func (e *HolderError) Error() string {
-	how := "recorded"
+	how := "it ran there before databases recorded their limiter"
 	if n := len(e.Held.Moves); n > 0 {
 		last := e.Held.Moves[n-1]
 		how = fmt.Sprintf("put there by %s at %s", last.By, last.At.Format(time.RFC3339))
