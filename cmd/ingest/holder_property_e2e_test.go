@@ -35,8 +35,7 @@ var movesRegions = []string{"US", "GB", "DE", "FR", "IN", "BR", "JP", "CA"}
 func TestMovesBetweenLimitersNeverOverspend(t *testing.T) {
 	t.Parallel()
 	// Seeds of two and three hosts; with the record's refusal taken out,
-	// half of them go over the limit (up to 88 of 40) and the rest spend
-	// on a stray.
+	// most go red, some of them over the limit.
 	for seed := uint64(1); seed <= 16; seed++ {
 		c := struct {
 			seed  uint64
