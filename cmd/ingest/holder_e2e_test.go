@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest/internal/redistest"
 )
 
 // Host A runs on its embedded limiter; its window is carried into Redis
@@ -70,13 +72,19 @@ func TestEmbeddedWindowRunOnRedisIsRefused(t *testing.T) {
 	h.tightCosts(40)
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	before := h.chargedDefault()
-	h.withRedis()
+	rs := redistest.Start(t)
+	if reply, err := redistest.Do(rs.Addr, "CONFIG", "SET", "requirepass", testPassword); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET requirepass: %q %v", reply, err)
+	}
+	h.set("REDIS_URL", redisURL(rs.Addr, testPassword, "0"))
 	res := h.mustRun(2, "run", "--once", "--regions", "GB")
-	for _, want := range []string{"lives in the embedded limiter in this database", "`ingest quota seed --ledger DB...` with REDIS_URL set"} {
+	for _, want := range []string{"lives in the embedded limiter in this database", "would spend on the Redis at " + rs.Addr,
+		"`ingest quota seed --ledger DB...` with REDIS_URL set"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("the run on Redis does not say %q:\n%s", want, res)
 		}
 	}
+	noPasswordPiece(t, res)
 	if got := h.chargedDefault(); got != before {
 		t.Errorf("the refused run spent %d units", got-before)
 	}
@@ -85,4 +93,10 @@ func TestEmbeddedWindowRunOnRedisIsRefused(t *testing.T) {
 	if got := h.chargedDefault(); got == before || got > 40 {
 		t.Errorf("after the seed the run on Redis brought the charge from %d to %d: want more, within 40", before, got)
 	}
+	// The record names the Redis by its address alone.
+	held := queryString(t, openDB(t, h.db()), `SELECT value FROM ledger_notes WHERE name LIKE 'limiter_holder:%'`)
+	if !strings.Contains(held, rs.Addr) {
+		t.Errorf("the database's record of its limiter does not name the Redis at %s: %s", rs.Addr, held)
+	}
+	noPasswordPiece(t, result{stdout: held})
 }
