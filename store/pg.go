@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/internal/protocol"
 )
 
 // pgLockKey is the advisory lock that serializes migrations: two hosts
@@ -221,11 +223,39 @@ func connectError(err error, rawURL string) error {
 		return &PathError{name, "is refused by the server (" + dsn.Scrub(pe.Message, rawURL) + ")",
 			"check the user, password and sslmode in --db / INGEST_DB, and the server's pg_hba.conf for this host"}
 	}
+	if pe := wrongServer(err, rawURL); pe != nil {
+		return pe
+	}
 	if strings.Contains(err.Error(), "server refused TLS connection") {
 		return &PathError{name, "asks for TLS (sslmode) that the server does not offer",
 			"set sslmode=prefer or disable in the URL for a server without TLS, or turn TLS on at the server"}
 	}
 	return &ConnectError{DB: name, Cause: dsn.Scrub(connectCause(err), rawURL), err: err}
+}
+
+// wrongServer is a PathError when the server at the URL's address, having
+// failed PostgreSQL's handshake, answers as another server (Redis, HTTP):
+// a URL to fix, not an outage. A dial refused, or a server that says
+// nothing to a probe either, stays a ConnectError.
+func wrongServer(err error, rawURL string) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return nil
+	}
+	cfg, perr := pgx.ParseConfig(rawURL)
+	if perr != nil {
+		return nil
+	}
+	network, addr := "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	p := protocol.Identify(context.Background(), network, addr)
+	if p == protocol.Unknown || p == protocol.PostgreSQL {
+		return nil
+	}
+	return &PathError{Redact(rawURL), fmt.Sprintf("reaches a server at %s that %s, not PostgreSQL", addr, p.Answered()),
+		"point it at PostgreSQL's host and port (5432 unless changed), as postgres://USER:PASSWORD@HOST:5432/DB"}
 }
 
 // connectCause is the first network cause in err: a dial refused, a name

@@ -84,6 +84,10 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 			return nil, err
 		}
 	}
+	if err := h.heldHere(ctx, p.DB, p.QuotaKey); err != nil {
+		p.Close()
+		return nil, err
+	}
 	if onRedis {
 		if err := h.noteRedis(ctx, p.DB, p.QuotaKey); err != nil {
 			p.Close()

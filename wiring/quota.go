@@ -44,6 +44,9 @@ func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew boo
 		}
 		recs[store.Redact(path)] = rec
 	}
+	// Not a move of any database's window: --new passes a key whose
+	// configuration is already this costs file's, used or not, and
+	// carries no call (quota seed does).
 	return r.Create(ctx, isNew, recs)
 }
 
@@ -98,7 +101,10 @@ func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths [
 		ls = append(ls, l)
 	}
 	n, err := r.Restore(ctx, ls)
-	return n, len(ls), err
+	if err != nil {
+		return n, len(ls), err
+	}
+	return n, len(ls), h.moveTo(ctx, paths, key, "quota restore")
 }
 
 // ReadLedger reads one database's ledger of the recall span, read-only.

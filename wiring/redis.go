@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/internal/protocol"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -41,16 +43,64 @@ func (h *Host) RedisClient() (redis.UniversalClient, error) {
 }
 
 // RedisAccess is a configuration error when Redis refuses this URL's
-// credentials or database (accessError), found by one round trip
-// before anything is spent or written. A Redis that does not answer is
-// not one: the limiter's fail policy decides then.
+// credentials or database (accessError), or when the server at the URL
+// answers as another server (a port typo onto HTTP or PostgreSQL), found
+// before anything is spent or written. A Redis that does not answer
+// (refused, silent, closed without a word) is not one: the limiter's fail
+// policy decides then.
 func (h *Host) RedisAccess(ctx context.Context, c redis.UniversalClient) error {
 	redis.SetLogger(redisLogger{h.Logger}) // its words on a failed dial, in --log-format
 	var ae *accessError
-	if err := checkAccess(ctx, c); errors.As(err, &ae) {
+	err := checkAccess(ctx, c)
+	if errors.As(err, &ae) {
 		return configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(h.RedisURL), ae)
 	}
+	if err != nil && !unreached(err) {
+		return wrongServer(ctx, h.RedisURL)
+	}
 	return nil
+}
+
+// unreached is a round trip that met no server's words: a dial refused
+// or a silence. What else failed may be a server of another protocol.
+func unreached(err error) bool {
+	var op *net.OpError
+	var ne net.Error
+	return (errors.As(err, &op) && op.Op == "dial") || (errors.As(err, &ne) && ne.Timeout()) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// wrongServer is a configuration error when the server at the Redis URL
+// answers as something other than Redis; nil when it said nothing that
+// names it, which stays an outage.
+func wrongServer(ctx context.Context, raw string) error {
+	network, addr := redisAddress(raw)
+	if addr == "" {
+		return nil
+	}
+	p := protocol.Identify(ctx, network, addr)
+	if p == protocol.Unknown || p == protocol.Redis {
+		return nil
+	}
+	return configErrorf("--redis / REDIS_URL: the server at %s %s, not Redis: "+
+		"point it at Redis's address and port (6379 unless changed), as redis://[:PASSWORD@]HOST:6379/0", addr, p.Answered())
+}
+
+// redisAddress is the network and address the Redis URL's client dials
+// first; "" when the URL names none.
+func redisAddress(raw string) (network, addr string) {
+	if strings.Contains(raw, "addr=") {
+		o, err := redis.ParseClusterURL(raw)
+		if err != nil || len(o.Addrs) == 0 {
+			return "", ""
+		}
+		return "tcp", o.Addrs[0]
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return "", ""
+	}
+	return o.Network, o.Addr
 }
 
 // redisScheme refuses a --redis that is not a Redis URL by its scheme,

@@ -41,7 +41,10 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 			ls = append(ls, sl)
 		}
 		n, err := rl.Seed(ctx, ls)
-		return n, len(ls), err
+		if err != nil {
+			return n, len(ls), err
+		}
+		return n, len(ls), h.moveTo(ctx, paths, key, "quota seed")
 	}
 	r, ok := l.(refiller)
 	if !ok {
@@ -69,7 +72,10 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 		return calls, ledgers, err
 	}
 	defer db.Close()
-	return calls, ledgers, givePeers(ctx, db, key, ids)
+	if err := givePeers(ctx, db, key, ids); err != nil {
+		return calls, ledgers, err
+	}
+	return calls, ledgers, h.recordHolder(ctx, db, key, h.holderHere(), "quota seed")
 }
 
 // hostLedger reads one database's ledger id and calls of the recall span,

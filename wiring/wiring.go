@@ -9,8 +9,10 @@
 // anything is spent), run's jobs and daemon (the roster, the pacer, the
 // metrics, the listener and the region catalogue's keeper), serve's site,
 // the checks of ingest check, the quota's configuration (apply, restore,
-// seed), the standing's prune and the report's sources. A configuration
-// it refuses is a ConfigError.
+// seed), which limiter holds each database's window and the refusal of a
+// run on another, the standing's prune and the report's sources. A
+// configuration it refuses (a Redis or PostgreSQL URL answered by another
+// protocol among them) is a ConfigError.
 //
 // What is where: the one place below cmd that opens what a command runs on:
 // the store, the ledger on it and as the limiters' constructors require it,
@@ -25,7 +27,9 @@
 // worker's lease on its database, a copy refused while one is in force
 // (LiveError) and the calls a copy's source gained after it, counted by the
 // copy's workers, and a copy's calls, counted by the source's workers after
-// it (copied.go), quota apply's, restore's and seed's work (seed.go: the
+// it (copied.go), which limiter holds a database's window of a quota key
+// and each move of it, and the refusal of a run on another (holder.go),
+// quota apply's, restore's and seed's work (seed.go: the
 // window carried into the limiter a host moves to, and the /readyz check of
 // a limiter that cannot tell a new Redis from a wiped one) and what quota
 // show prints of a Redis limiter after its pools (StatusText: its ledgers,

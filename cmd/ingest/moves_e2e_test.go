@@ -187,9 +187,10 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 
 // A host that meets a Redis holding none of its calls of the window
 // cannot tell a new Redis from one that lost its data: its log, report,
-// /readyz and a metric say so and name the command for each case, and
-// the seed ends the wait at once. The wipe stays a loss: nothing metered
-// is spent until then.
+// /readyz and a metric say so and name the command for each case, and the
+// seed ends the wait at once. The wipe stays a loss: nothing metered is
+// spent until then. The database is one from before databases recorded
+// which limiter holds their window (which refuses such a run outright).
 func TestNewRedisWithoutSeedSaysWhatToRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -197,6 +198,9 @@ func TestNewRedisWithoutSeedSaysWhatToRun(t *testing.T) {
 	file := h.db()
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	before := h.fake.Charged(testKey)
+	if _, err := openRW(t, file).Exec(`DELETE FROM ledger_notes WHERE name LIKE 'limiter_holder:%'`); err != nil {
+		t.Fatal(err)
+	}
 	h.withRedis()
 	commands := []string{"ingest quota seed --ledger DB...", "ingest quota restore --ledger DB..."}
 	says := func(where, text string) {
@@ -321,12 +325,14 @@ func TestDBCopyLeavesOutWhatTheStandingDoesNotAllow(t *testing.T) {
 }
 
 // A host leaves Redis the way that comes to hand, by unsetting REDIS_URL
-// with no `quota seed`: the embedded limiter takes its own database's
-// ledger as the floor of its window, so the upstream is charged the pool's
-// 40 units at most across the move, whether or not its own log held calls
-// of the window before the host went to Redis, and the report says what
-// the upstream charged before anything runs.
-func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
+// with no `quota seed`: its database records that its window lives in
+// that Redis, so the run is refused (exit 2, naming the Redis and the
+// seed) before it spends, whether or not its own log held calls of the
+// window before the host went to Redis; the report, which spends nothing,
+// still says what the upstream charged. After the seed the embedded
+// limiter holds the window, and the upstream is charged the pool's 40
+// units at most across the move.
+func TestLeavingRedisByUnsettingItIsRefusedUntilTheSeed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
@@ -344,7 +350,7 @@ func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
 			if tc.embedded != "" {
 				h.mustRun(0, "run", "--once", "--regions", tc.embedded)
 			}
-			h.withRedis()
+			rs := h.withRedis()
 			if tc.embedded != "" {
 				h.mustRun(0, "quota", "seed", "--ledger", file)
 			}
@@ -357,14 +363,21 @@ func TestLeavingRedisByUnsettingItKeepsTheWindow(t *testing.T) {
 			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != before {
 				t.Errorf("report after unsetting REDIS_URL says %d used, the upstream charged %d", used, before)
 			}
-			res := h.mustRun(0, "run", "--once")
+			res := h.mustRun(2, "run", "--once")
+			for _, want := range []string{"lives in the Redis at " + rs.Addr, "`ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL"} {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("the run without REDIS_URL does not say %q:\n%s", want, res)
+				}
+			}
+			if got := h.chargedDefault(); got != before {
+				t.Errorf("the refused run spent %d units", got-before)
+			}
+			h.mustRun(0, "quota", "seed", "--ledger", file)
+			h.mustRun(0, "run", "--once")
 			h.mustRun(0, "run", "--once")
 			charged := h.chargedDefault()
 			if charged > 40 {
 				t.Errorf("the upstream charged %d units across the move (%d before it), over the pool's 40", charged, before)
-			}
-			if !strings.Contains(res.stderr, "took into its window the calls of its own ledger that its log lacked") {
-				t.Errorf("the first run on the embedded limiter did not say what it learned from its ledger:\n%s", res.stderr)
 			}
 			if used, _, _, _, _, _ := h.report().pool(t, "default"); used != charged {
 				t.Errorf("report on the embedded limiter says %d used, the upstream charged %d", used, charged)

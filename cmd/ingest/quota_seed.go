@@ -29,7 +29,12 @@ is not told of can be spent again. The first run after it fetches at once.
 A host that leaves a Redis key other hosts spent on in the window refuses to
 run on the embedded limiter until it is given their ledgers here; when they
 cannot be had, --forget-peers with the ledger ids the refusal names starts it
-without their calls, and the window may be overspent by what they spent.`,
+without their calls, and the window may be overspent by what they spent.
+
+Each database records which limiter holds its window, and seed is the move
+it records: onto Redis for every --ledger named, back to the embedded limiter
+for --db. A run on another limiter than the recorded one exits 2, naming it
+and this command.`,
 		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota seed --ledger ingest.db
   REDIS_URL=redis://redis:6379/0 ingest quota seed --ledger /mnt/a/ingest.db --ledger /mnt/b/ingest.db
   ingest quota seed --ledger ingest.db --ledger /mnt/b/ingest.db     # back to the embedded limiter`,

@@ -1,0 +1,168 @@
+package wiring
+
+// Which limiter holds a database's window: every database records, in its
+// ledger's notes, the limiter its window of a quota key lives in (its own
+// embedded one, or Redis) and each move of it, and a run on any other
+// limiter is refused until the move is typed (docs/operations.md,
+// "Growing"). A window carried into Redis by quota seed and spent on there
+// by other hosts is not in this database's ledger: the embedded limiter
+// would spend it again.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/store"
+)
+
+// holderNote (+ the quota key) is the database's Holder of that key.
+const holderNote = "limiter_holder:"
+
+// The kinds of limiter a window lives in.
+const (
+	embeddedHolder = "embedded"
+	redisHolder    = "redis"
+)
+
+// keptMoves bounds a Holder's history: enough to read how a database got
+// where it is, never a log that grows with every run.
+const keptMoves = 32
+
+// Holder is the limiter a database's window of a quota key lives in, and
+// the moves that put it there, oldest first.
+type Holder struct {
+	Limiter string `json:"limiter"`         // embeddedHolder or redisHolder
+	Redis   string `json:"redis,omitempty"` // the Redis's host, port and database: never its password
+	Moves   []Move `json:"moves,omitempty"`
+}
+
+// Move is one change of a database's Holder, or the run that first
+// recorded it.
+type Move struct {
+	To string    `json:"to"` // the limiter, as Holder.Name says it
+	By string    `json:"by"` // the command: a run, quota seed, quota restore
+	At time.Time `json:"at"`
+}
+
+// Name is the limiter as a message says it.
+func (w Holder) Name() string {
+	if w.Limiter == redisHolder {
+		return "the Redis at " + w.Redis
+	}
+	return "the embedded limiter in this database"
+}
+
+// holderHere is the limiter this host's settings name.
+func (h *Host) holderHere() Holder {
+	if h.RedisURL != "" {
+		// The address the client dials (a socket's path for unix://),
+		// which holds no part of the URL's password.
+		_, addr := redisAddress(h.RedisURL)
+		if addr == "" {
+			addr = RedisHost(h.RedisURL)
+		}
+		return Holder{Limiter: redisHolder, Redis: addr}
+	}
+	return Holder{Limiter: embeddedHolder}
+}
+
+// recordedHolder is db's Holder of key; a database that ran on Redis
+// before holders were recorded is held by that Redis, one that never
+// spent by none (Limiter "").
+func recordedHolder(ctx context.Context, db *store.DB, key string) (Holder, error) {
+	led := ledger.New(db)
+	w, err := noted[Holder](ctx, led, holderNote+key)
+	if err != nil || w.Limiter != "" {
+		return w, err
+	}
+	if ran, err := led.Noted(ctx, redisNote+key); err != nil || ran == "" {
+		return w, err
+	}
+	return Holder{Limiter: redisHolder, Redis: "(unrecorded)"}, nil
+}
+
+// recordHolder notes on db that its window of key lives in to, moved by
+// the command by; a run on the recorded limiter writes nothing, but for
+// the new address of a Redis (a failover's), so that a refusal names the
+// one the database last ran on.
+func (h *Host) recordHolder(ctx context.Context, db *store.DB, key string, to Holder, by string) error {
+	w, err := recordedHolder(ctx, db, key)
+	if err != nil {
+		return err
+	}
+	if by == runMove && w.Limiter == to.Limiter && w.Redis == to.Redis {
+		return nil
+	}
+	moves := append(w.Moves, Move{To: to.Name(), By: by, At: h.now().UTC()})
+	to.Moves = moves[max(0, len(moves)-keptMoves):]
+	b, err := json.Marshal(to)
+	if err != nil {
+		return err
+	}
+	return ledger.New(db).Note(ctx, holderNote+key, string(b))
+}
+
+// runMove is the move a database's first run records.
+const runMove = "a run"
+
+// HolderError is a run on another limiter than the one the database's
+// window lives in.
+type HolderError struct {
+	Key        string
+	Held, Here Holder
+}
+
+func (e *HolderError) Error() string {
+	how := "it ran there before databases recorded their limiter"
+	if n := len(e.Held.Moves); n > 0 {
+		last := e.Held.Moves[n-1]
+		how = fmt.Sprintf("put there by %s at %s", last.By, last.At.Format(time.RFC3339))
+	}
+	msg := fmt.Sprintf("this database's window of quota key %s lives in %s (%s), and this run would spend on %s, "+
+		"which holds none of what was spent there since: ", e.Key, e.Held.Name(), how, e.Here.Name())
+	if e.Held.Limiter == redisHolder {
+		return msg + "set --redis / REDIS_URL back to that Redis; or move the window back first, naming the database of every host " +
+			"that spent on that Redis: `ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL (docs/operations.md, Growing)"
+	}
+	return msg + "move the window there first, naming the database of every host that spent in it: " +
+		"`ingest quota seed --ledger DB...` with REDIS_URL set; or unset --redis / REDIS_URL (docs/operations.md, Growing)"
+}
+
+// heldElsewhere refuses a run on db when its window of key lives in
+// another limiter than this host's settings name.
+func (h *Host) heldElsewhere(ctx context.Context, db *store.DB, key string) error {
+	w, err := recordedHolder(ctx, db, key)
+	if err != nil || w.Limiter == "" || w.Limiter == h.holderHere().Limiter {
+		return err
+	}
+	return &ConfigError{&HolderError{Key: key, Held: w, Here: h.holderHere()}}
+}
+
+// heldHere refuses a run on db whose window of key another limiter holds,
+// and records this one on a database's first run.
+func (h *Host) heldHere(ctx context.Context, db *store.DB, key string) error {
+	if err := h.heldElsewhere(ctx, db, key); err != nil {
+		return err
+	}
+	return h.recordHolder(ctx, db, key, h.holderHere(), runMove)
+}
+
+// moveTo records on each database paths that its window of key now lives
+// in the limiter this host's settings name, moved by the command by.
+func (h *Host) moveTo(ctx context.Context, paths []string, key, by string) error {
+	for _, path := range paths {
+		db, err := store.Open(ctx, path)
+		if err != nil {
+			return configErrorf("--ledger %s: record where its window went: %w", store.Redact(path), err)
+		}
+		err = h.recordHolder(ctx, db, key, h.holderHere(), by)
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("--ledger %s: record where its window went: %w", store.Redact(path), err)
+		}
+	}
+	return nil
+}
