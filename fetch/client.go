@@ -128,11 +128,9 @@ func (c *Client) defaults() {
 func endpoint(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		shown := "that is not one"
-		if err == nil {
-			shown = fmt.Sprintf("%q", u.Redacted())
-		}
-		return "", fmt.Errorf("fetch: youtube endpoint %s: want an http or https URL", shown)
+		// The value is not quoted: it may hold a password (cmd prints it
+		// redacted before it gets here).
+		return "", errors.New("fetch: youtube endpoint: want an http or https URL")
 	}
 	if !strings.HasSuffix(s, "/") {
 		s += "/"
