@@ -63,6 +63,9 @@ type UpstreamClock struct {
 	failErr error
 	// rechecked is when a refusal last asked the upstream again.
 	rechecked time.Time
+	// refused is why the last decision was refused on the clock; nil
+	// once a decision is taken again.
+	refused error
 }
 
 const (
@@ -214,6 +217,27 @@ func (c *UpstreamClock) Recheck(ctx context.Context) bool {
 	}
 	_, ok := c.ask(ctx)
 	return ok
+}
+
+// decided keeps whether the decision that ended in err was refused on the
+// clock: a refusal is kept until a decision is taken, and an error of
+// another kind (the limiter not answering) says nothing of the clock.
+func (c *UpstreamClock) decided(err error) {
+	if err != nil && !errors.Is(err, ErrClockSkew) {
+		return
+	}
+	c.mu.Lock()
+	c.refused = err
+	c.mu.Unlock()
+}
+
+// Refusing is why decisions are refused on the clock (ErrClockSkew, with
+// which clock disagrees and what to do), from the last decision asked
+// until one is taken again; nil while they are taken. /readyz reads it.
+func (c *UpstreamClock) Refusing(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
 }
 
 // Forget removes the recorded reading of the upstream's clock from the

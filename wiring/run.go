@@ -290,7 +290,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),
 		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}})
+			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing},
+			{Name: "clock", Passed: "decisions are taken: the limiter's clock agrees with the upstream's", Probe: p.Upstream.Refusing}}})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -93,5 +94,56 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 	h.mustRun(0, "quota", "clock", "--forget")
 	if shown := h.mustRun(0, "quota", "clock"); !strings.Contains(shown.stdout, "recorded: none") {
 		t.Errorf("quota clock after --forget:\n%s", shown)
+	}
+}
+
+// While every decision is refused because the upstream's clock disagrees
+// with the limiter's, /readyz answers 503 with the reason under its clock
+// check; once the upstream's clock is right again and a decision is
+// taken, it answers 200.
+func TestReadyzSaysDecisionsAreRefusedOnTheClock(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
+	listen, _ := anyAddr(t)
+	_, port, _ := net.SplitHostPort(listen)
+	base := "http://127.0.0.1:" + port
+	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US", "--listen", "127.0.0.1:"+port)
+	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon's listener never answered\n%s", p.out)
+	}
+	clockCheck := func() (int, string) {
+		code, body := get(t, base+"/readyz")
+		var st struct {
+			Checks []struct {
+				Name   string `json:"name"`
+				OK     bool   `json:"ok"`
+				Detail string `json:"detail"`
+			} `json:"checks"`
+		}
+		_ = json.Unmarshal([]byte(body), &st)
+		for _, c := range st.Checks {
+			if c.Name == "clock" {
+				return code, c.Detail
+			}
+		}
+		return code, "no clock check in " + body
+	}
+	var detail string
+	if !waitFor(cmdTimeout, func() bool {
+		code, d := clockCheck()
+		detail = d
+		return code == 503 && strings.Contains(d, "clock disagrees with the upstream's") || p.exited()
+	}) || p.exited() {
+		t.Fatalf("/readyz never said the clock refuses decisions: last %q\n%s", detail, p.out)
+	}
+	t.Logf("refused on the clock, /readyz's clock check: %s", detail)
+	h.fake.SetClock(nil)
+	if !waitFor(longTimeout, func() bool {
+		code, d := clockCheck()
+		detail = d
+		return code == 200 || p.exited()
+	}) || p.exited() {
+		t.Fatalf("/readyz never answered 200 once the upstream's clock was right: last %q\n%s", detail, p.out)
 	}
 }
