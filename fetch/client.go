@@ -57,6 +57,12 @@ type Options struct {
 	// Now is the clock pages are stamped with as they are fetched
 	// (time.Now when nil): a test's moving clock.
 	Now func() time.Time
+	// Prepare, if set, runs before each attempt's delivery bound starts:
+	// what the gate needs that is no part of the call, the upstream's
+	// clock read by a request of its own within its own budget
+	// (ClockBudget), so that a slow upstream's clock read never spends
+	// the call's bound, nor gets the call charged and tried again.
+	Prepare func(ctx context.Context)
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -67,6 +73,7 @@ type Client struct {
 	backoff     time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	prepare     func(context.Context)
 	endpoint    string       // the API's base URL, with its slash
 	bare        *http.Client // no key: UpstreamTime's
 }
@@ -77,7 +84,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("fetch: YOUTUBE_API_KEY is empty")
 	}
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
-		log: opts.Logger, now: time.Now}
+		log: opts.Logger, now: time.Now, prepare: opts.Prepare}
 	if opts.Now != nil {
 		c.now = opts.Now
 	}
@@ -87,7 +94,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		base = b.Transport
 	}
 	hc := &http.Client{Transport: &keyTransport{base: base, key: opts.APIKey, onDate: opts.OnDate}, Timeout: 60 * time.Second}
-	c.bare = &http.Client{Transport: base, Timeout: 10 * time.Second}
+	c.bare = &http.Client{Transport: base, Timeout: ClockBudget}
 	c.endpoint = googleEndpoint
 	if b := opts.HTTPClient; b != nil {
 		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
@@ -144,6 +151,9 @@ func endpoint(s string) (string, error) {
 // returned at once.
 func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
 	for n := 1; ; n++ {
+		if c.prepare != nil && gate != nil {
+			c.prepare(ctx)
+		}
 		// The attempt's bound runs from before the limiter is asked, so
 		// that the upstream can receive the call no later than
 		// ingest.Delivery after its admission (docs/quota.md, "A call's

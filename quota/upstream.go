@@ -142,6 +142,15 @@ func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err 
 	return s, true, nil
 }
 
+// Prepare reads the upstream's time when no reading of this boot is at
+// hand (the ledger's, else the free request, at most once a minute while
+// it fails), so that the decision after it finds one without asking: the
+// client runs it before a call's delivery bound starts (fetch's
+// Options.Prepare), and the request keeps its own budget.
+func (c *UpstreamClock) Prepare(ctx context.Context) {
+	_, _ = c.expect(ctx)
+}
+
 // expect is what the upstream's clock reads now, in Unix ms: its last
 // known time carried on by the boot clock; zero when there is no boot
 // clock or the upstream could not be asked.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // TestClockSkewLines: a run keeps the upstream's time from its answers'
@@ -145,5 +147,35 @@ func TestReadyzSaysDecisionsAreRefusedOnTheClock(t *testing.T) {
 		return code == 200 || p.exited()
 	}) || p.exited() {
 		t.Fatalf("/readyz never answered 200 once the upstream's clock was right: last %q\n%s", detail, p.out)
+	}
+}
+
+// The upstream's clock is read within a budget of its own, before a
+// call's delivery bound starts: behind an upstream that answers in 12 s,
+// a first run on a fresh database asks for its time (and gives up at the
+// clock's budget) without taking from the first call's 20 s, so no call
+// times out, none is tried again, and the upstream charges each page
+// stored once.
+func TestTheClockReadSpendsNoCallsBudget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(12 * time.Second)
+	res := h.runWithin(longTimeout, "run", "--once", "--regions", "US")
+	if res.code != 0 {
+		t.Fatalf("want exit 0 behind a 12 s upstream, got %s", res)
+	}
+	if h.fake.Discovered() == 0 {
+		t.Errorf("the upstream's time was never asked")
+	}
+	if strings.Contains(res.stderr, "retrying") {
+		t.Errorf("a call was tried again behind a 12 s upstream:\n%s", res.stderr)
+	}
+	pages, charged := storedPages(t, h.db()), h.fake.ChargedByOp(testKey)[ingest.OpVideosList]
+	t.Logf("12 s upstream: %d pages stored, %d units charged for them, %d discovery requests (under load)", pages, charged, h.fake.Discovered())
+	if pages == 0 || charged != pages {
+		t.Errorf("the upstream charged %d units of %s for %d pages stored; want one a page", charged, ingest.OpVideosList, pages)
+	}
+	if names := h.fake.ChargedByOp(testKey)[ingest.OpCategoriesList]; names > 1 {
+		t.Errorf("the upstream charged %d units of %s, want the one call's", names, ingest.OpCategoriesList)
 	}
 }
