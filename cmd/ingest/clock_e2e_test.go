@@ -87,8 +87,15 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 		t.Errorf("after the clock cleared: %d entries stored, want the chart's %d", got, h.fake.ChartLength("US"))
 	}
 
+	// With a reading of this boot at hand, the first page is decided on
+	// it: admitted, fetched and charged (one unit), its answer's Date
+	// taken in, and the next decision refused (docs/operations.md).
+	before := h.fake.Charged(testKey)
 	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
 	h.mustRun(1, "run", "--once", "--regions", "US")
+	if spent := h.fake.Charged(testKey) - before; spent != 1 {
+		t.Errorf("a wrong Date met with a reading of this boot at hand: %d units spent, want the first page's 1", spent)
+	}
 	shown := h.mustRun(0, "quota", "clock")
 	if !strings.Contains(shown.stdout, "recorded: the upstream's Date") || !strings.Contains(shown.stdout, "skew -15m") {
 		t.Errorf("quota clock does not show the recorded reading 15m behind:\n%s", shown)
