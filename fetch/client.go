@@ -150,6 +150,8 @@ func endpoint(s string) (string, error) {
 // failures. Quota exhaustion, a refused key and every other answer are
 // returned at once.
 func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
+	var failed error // the attempt before, which this one tries again
+	var waited time.Duration
 	for n := 1; ; n++ {
 		if c.prepare != nil && gate != nil {
 			c.prepare(ctx)
@@ -166,6 +168,11 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 				cancel()
 				return err
 			}
+		}
+		if failed != nil {
+			// Said once the retry is let through: a stop refuses it at the
+			// gate, and then no retry follows to be announced.
+			c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n-1, "delay", waited, ingest.LogErr, failed)
 		}
 		raw := attempt(actx)
 		cancel()
@@ -190,7 +197,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			return fmt.Errorf("gave up after %d attempts: %w", n, err)
 		}
 		d := c.delay(n)
-		c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n, "delay", d, ingest.LogErr, err)
+		failed, waited = err, d
 		if err := sleep(ctx, d); err != nil {
 			return err
 		}
