@@ -48,7 +48,7 @@ type Run struct {
 	// that a port in use is refused before anything is created; nil:
 	// opened when the listener starts.
 	Listener net.Listener
-	Plans  *ratelimit.APIPlans
+	Plans    *ratelimit.APIPlans
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
 	// the upstream when it is a day old (catalogue.go).
