@@ -115,6 +115,14 @@ func TestKubernetesManifests(t *testing.T) {
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("Deployment liveness probe %+v, want GET /healthz", c.LivenessProbe)
 	}
+	// The slowest start before the listener answers: the region
+	// catalogue's 4 attempts of 20 s each, their waits (at most 30 s in
+	// all) and the upstream's clock (10 s); the startup probe allows twice
+	// that before the liveness probe may restart the pod.
+	const slowestStart = 4*20 + 30 + 10
+	if s := c.StartupProbe; s == nil || s.HTTPGet == nil || s.HTTPGet.Path != "/healthz" || s.PeriodSeconds*s.FailureThreshold < 2*slowestStart {
+		t.Errorf("Deployment startup probe %+v, want GET /healthz allowing at least %d s", s, 2*slowestStart)
+	}
 	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 		t.Errorf("Deployment readiness probe %+v, want GET /readyz", c.ReadinessProbe)
 	}

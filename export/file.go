@@ -11,6 +11,58 @@ import (
 	"strings"
 )
 
+// Target is the file an export to path writes: path itself (a new file or
+// a regular one), or the regular file a symbolic link at path leads to,
+// which is written while the link is left as it is, as a shell's > would.
+// Anything else is refused, whatever --force says, since the export's
+// rename would replace it with a file: a device (/dev/null), a named pipe,
+// a socket, a directory, and a link that leads nowhere (a file created at
+// its target would land where nobody named; docs/data.md, Export).
+func Target(path string) (string, error) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, nil
+	case err != nil:
+		return "", err
+	case st.Mode()&fs.ModeSymlink == 0:
+		return path, notRegular(path, st.Mode())
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		to, _ := os.Readlink(path)
+		return "", fmt.Errorf("is a symbolic link to %s, which does not exist: name the file itself, or remove the link", to)
+	}
+	if st, err = os.Stat(target); err != nil {
+		return "", err
+	}
+	if err := notRegular(target, st.Mode()); err != nil {
+		return "", fmt.Errorf("leads to %s, which %w", target, err)
+	}
+	return target, nil
+}
+
+// notRegular says why a path of mode m cannot be an export's file, or nil
+// for a regular file.
+func notRegular(path string, m fs.FileMode) error {
+	kind := ""
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("is a directory: name a file in it, such as %s", filepath.Join(path, "export.csv"))
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	default:
+		kind = "not a regular file"
+	}
+	return fmt.Errorf("is %s: an export writes only regular files, and --force never replaces anything else; to send the rows there, give --out - and redirect stdout (> %s)", kind, path)
+}
+
 // CheckPath refuses a path an export cannot be written to: a directory,
 // or a file in a directory that does not exist; the error says what to do.
 func CheckPath(path string) error {

@@ -59,6 +59,13 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("--out %s: %w", path, err)
 	}
+	// What was checked before the export may have been replaced while it
+	// ran: the rename never goes over anything but a regular file.
+	if st, err := os.Lstat(path); err == nil {
+		if err := notRegular(path, st.Mode()); err != nil {
+			return fmt.Errorf("--out %s: %w", path, err)
+		}
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}

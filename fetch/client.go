@@ -58,6 +58,12 @@ type Options struct {
 	// Now is the house clock pages are stamped with as they are fetched;
 	// required.
 	Now func() time.Time
+	// Prepare, if set, runs before each attempt's delivery bound starts:
+	// what the gate needs that is no part of the call, the upstream's
+	// clock read by a request of its own within its own budget
+	// (ClockBudget), so that a slow upstream's clock read never spends
+	// the call's bound, nor gets the call charged and tried again.
+	Prepare func(ctx context.Context)
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -68,6 +74,7 @@ type Client struct {
 	backoff     time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	prepare     func(context.Context)
 	endpoint    string       // the API's base URL, with its slash
 	bare        *http.Client // no key: UpstreamTime's
 }
@@ -81,14 +88,14 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("fetch: Options.Now is required: the house's clock")
 	}
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
-		log: opts.Logger, now: opts.Now}
+		log: opts.Logger, now: opts.Now, prepare: opts.Prepare}
 	c.defaults()
 	base := http.RoundTripper(aborting())
 	if b := opts.HTTPClient; b != nil && b.Transport != nil {
 		base = b.Transport
 	}
 	hc := &http.Client{Transport: &keyTransport{base: base, key: opts.APIKey, onDate: opts.OnDate}, Timeout: 60 * time.Second}
-	c.bare = &http.Client{Transport: base, Timeout: 10 * time.Second}
+	c.bare = &http.Client{Transport: base, Timeout: ClockBudget}
 	c.endpoint = googleEndpoint
 	if b := opts.HTTPClient; b != nil {
 		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
@@ -129,11 +136,9 @@ func (c *Client) defaults() {
 func endpoint(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		shown := "that is not one"
-		if err == nil {
-			shown = fmt.Sprintf("%q", u.Redacted())
-		}
-		return "", fmt.Errorf("fetch: youtube endpoint %s: want an http or https URL", shown)
+		// The value is not quoted: it may hold a password (cmd prints it
+		// redacted before it gets here).
+		return "", errors.New("fetch: youtube endpoint: want an http or https URL")
 	}
 	if !strings.HasSuffix(s, "/") {
 		s += "/"
@@ -146,7 +151,12 @@ func endpoint(s string) (string, error) {
 // failures. Quota exhaustion, a refused key and every other answer are
 // returned at once.
 func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt func(context.Context) error) error {
+	var failed error // the attempt before, which this one tries again
+	var waited time.Duration
 	for n := 1; ; n++ {
+		if c.prepare != nil && gate != nil {
+			c.prepare(ctx)
+		}
 		// The attempt's bound runs from before the limiter is asked, so
 		// that the upstream can receive the call no later than
 		// ingest.Delivery after its admission (docs/quota.md, "A call's
@@ -159,6 +169,11 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 				cancel()
 				return err
 			}
+		}
+		if failed != nil {
+			// Said once the retry is let through: a stop refuses it at the
+			// gate, and then no retry follows to be announced.
+			c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n-1, "delay", waited, ingest.LogErr, failed)
 		}
 		raw := attempt(actx)
 		cancel()
@@ -183,7 +198,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 			return fmt.Errorf("gave up after %d attempts: %w", n, err)
 		}
 		d := c.delay(n)
-		c.log.Warn("upstream attempt failed; retrying", ingest.LogOp, op, "attempt", n, "delay", d, ingest.LogErr, err)
+		failed, waited = err, d
 		if err := clock.Sleep(ctx, d); err != nil {
 			return err
 		}

@@ -15,6 +15,10 @@ import (
 // googleEndpoint is the API's base URL when Options.Endpoint is empty.
 const googleEndpoint = "https://youtube.googleapis.com/"
 
+// ClockBudget bounds a request for the upstream's time, on its own: it is
+// no call, and is never asked within a call's delivery bound (Options.Prepare).
+const ClockBudget = 10 * time.Second
+
 // discoveryPath is the YouTube Data API's discovery document, below the
 // endpoint's base.
 const discoveryPath = "discovery/v1/apis/youtube/v3/rest"
@@ -47,7 +51,7 @@ func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
-	return askTime(ctx, &http.Client{Timeout: 10 * time.Second}, ep)
+	return askTime(ctx, &http.Client{Timeout: ClockBudget}, ep)
 }
 
 func askTime(ctx context.Context, hc *http.Client, endpoint string) (time.Time, error) {

@@ -57,6 +57,10 @@ func TestChartCadence(t *testing.T) {
 	if len(got) != 2 || got["US"] != 3*3600 || !math.IsInf(got["GB"], 1) {
 		t.Errorf("pacing: cadences %v, want the plan's (US 10800, GB +Inf), no tracking", got)
 	}
+	// The slot a late chart is measured by stays --every, whatever the plan.
+	if got := collected(t, c, "ingest_chart_slot_seconds", "chart"); len(got) != 2 || got["US"] != 3600 || got["GB"] != 3600 {
+		t.Errorf("slots %v, want --every (3600) for US and GB", got)
+	}
 }
 
 // The share a worker counts on is shown by pool, as its pacer plans it: a

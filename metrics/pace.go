@@ -43,7 +43,9 @@ var (
 	chartAgeDesc = prometheus.NewDesc("ingest_chart_age_seconds",
 		"Seconds since the chart's latest completed pass started: how old what the site shows of it is.", []string{"chart"}, nil)
 	chartCadenceDesc = prometheus.NewDesc("ingest_chart_cadence_seconds",
-		"The cadence the daemon plans for the chart: the pace's under run --pace, else --every; +Inf when the plan drops it. A chart older than twice it is late.", []string{"chart"}, nil)
+		"The cadence the daemon plans for the chart: the pace's under run --pace, else --every; +Inf when the plan drops it. A chart older than it and one slot (ingest_chart_slot_seconds) is late.", []string{"chart"}, nil)
+	chartSlotDesc = prometheus.NewDesc("ingest_chart_slot_seconds",
+		"The period of the chart's slots (its tier's --every): a pass planned at a slot that did not complete by the next one leaves the chart older than its cadence and one slot.", []string{"chart"}, nil)
 	cadenceDesc = prometheus.NewDesc("ingest_pace_cadence_seconds",
 		"The planned cadence of a chart, or of tracking (chart=\"track\"), under run --pace; +Inf when it is dropped or its pools have no room.", []string{"chart"}, nil)
 	projectedDesc = prometheus.NewDesc("ingest_pace_projected_units",
@@ -71,7 +73,7 @@ type Pace struct {
 
 // Describe implements prometheus.Collector.
 func (c *Pace) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc, declinedDesc} {
+	for _, d := range []*prometheus.Desc{chartAgeDesc, chartCadenceDesc, chartSlotDesc, cadenceDesc, droppedDesc, projectedDesc, shareDesc, runsOutDesc, declinedDesc} {
 		ch <- d
 	}
 }
@@ -84,6 +86,9 @@ func (c *Pace) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(chartAgeDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), chart)
 	}
 	c.Ages.mu.Unlock()
+	for chart, every := range c.Floors {
+		ch <- prometheus.MustNewConstMetric(chartSlotDesc, prometheus.GaugeValue, every.Seconds(), chart)
+	}
 	planned := maps.Clone(c.Floors)
 	if planned == nil {
 		planned = map[string]time.Duration{}

@@ -200,7 +200,10 @@ func take(ctx context.Context, l interface {
 	d, err := l.Spend(ctx, by, op, charges)
 	if errors.Is(err, ErrClockSkew) && up != nil && up.Recheck(ctx) {
 		// The refusal rested on a reading the upstream has now replaced.
-		return l.Spend(ctx, by, op, charges)
+		d, err = l.Spend(ctx, by, op, charges)
+	}
+	if up != nil {
+		up.decided(err)
 	}
 	return d, err
 }

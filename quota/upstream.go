@@ -63,6 +63,9 @@ type UpstreamClock struct {
 	failErr error
 	// rechecked is when a refusal last asked the upstream again.
 	rechecked time.Time
+	// refused is why the last decision was refused on the clock; nil
+	// once a decision is taken again.
+	refused error
 }
 
 const (
@@ -137,6 +140,15 @@ func (c *UpstreamClock) Last(ctx context.Context) (s UpstreamSeen, ok bool, err 
 	s = c.last
 	c.mu.Unlock()
 	return s, true, nil
+}
+
+// Prepare reads the upstream's time when no reading of this boot is at
+// hand (the ledger's, else the free request, at most once a minute while
+// it fails), so that the decision after it finds one without asking: the
+// client runs it before a call's delivery bound starts (fetch's
+// Options.Prepare), and the request keeps its own budget.
+func (c *UpstreamClock) Prepare(ctx context.Context) {
+	_, _ = c.expect(ctx)
 }
 
 // expect is what the upstream's clock reads now, in Unix ms: its last
@@ -214,6 +226,27 @@ func (c *UpstreamClock) Recheck(ctx context.Context) bool {
 	}
 	_, ok := c.ask(ctx)
 	return ok
+}
+
+// decided keeps whether the decision that ended in err was refused on the
+// clock: a refusal is kept until a decision is taken, and an error of
+// another kind (the limiter not answering) says nothing of the clock.
+func (c *UpstreamClock) decided(err error) {
+	if err != nil && !errors.Is(err, ErrClockSkew) {
+		return
+	}
+	c.mu.Lock()
+	c.refused = err
+	c.mu.Unlock()
+}
+
+// Refusing is why decisions are refused on the clock (ErrClockSkew, with
+// which clock disagrees and what to do), from the last decision asked
+// until one is taken again; nil while they are taken. /readyz reads it.
+func (c *UpstreamClock) Refusing(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
 }
 
 // Forget removes the recorded reading of the upstream's clock from the

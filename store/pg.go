@@ -99,7 +99,10 @@ func foreignURL(db string) error {
 		return nil
 	}
 	problem := fmt.Sprintf("is a URL whose scheme %q is not one ingest opens", scheme)
-	if scheme == "postgres" || scheme == "postgresql" {
+	switch {
+	case dsn.Colonless(db):
+		problem = "is a URL whose scheme lacks its colon (" + scheme + "//, not " + scheme + "://)"
+	case scheme == "postgres" || scheme == "postgresql":
 		problem = "is a URL whose scheme lacks the two slashes of " + scheme + "://"
 	}
 	return &PathError{dsn.Redact(db), problem,

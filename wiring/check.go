@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
@@ -286,6 +287,7 @@ func (c *Checks) Key(ctx context.Context) (string, error) {
 
 // RedisHost is the host part of a Redis URL, never its password.
 func RedisHost(raw string) string {
+	raw = dsn.Redact(raw)
 	if i := strings.LastIndex(raw, "@"); i >= 0 {
 		raw = raw[i+1:]
 	} else if j := strings.Index(raw, "://"); j >= 0 {

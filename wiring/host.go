@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -203,11 +203,7 @@ func (h *Host) EndpointName() string {
 	if h.Endpoint == "" {
 		return "Google's endpoint"
 	}
-	u, err := url.Parse(h.Endpoint)
-	if err != nil {
-		return "YOUTUBE_ENDPOINT"
-	}
-	return u.Redacted()
+	return dsn.Redact(h.Endpoint)
 }
 
 // upstreamOnce holds the UpstreamClock of the database a command opened

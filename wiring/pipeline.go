@@ -53,7 +53,8 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 	// database below, before any call.
 	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
 	var err error
-	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now})
+	prepare := func(ctx context.Context) { p.Upstream.Prepare(ctx) }
+	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare})
 	if err != nil {
 		return nil, configErrorf("--youtube-endpoint: %w", err)
 	}

@@ -116,6 +116,8 @@ func redisScheme(raw string) error {
 		return configErrorf("--redis / REDIS_URL: not a URL: " + want)
 	case known && strings.HasPrefix(raw, scheme+"://"):
 		return nil
+	case known && dsn.Colonless(raw):
+		return configErrorf("--redis / REDIS_URL: %s: the scheme lacks its colon: %s", dsn.Redact(raw), want)
 	case known:
 		return configErrorf("--redis / REDIS_URL: %s: the scheme takes two slashes: %s", dsn.Redact(raw), want)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -43,7 +44,11 @@ type Run struct {
 	// access token and what the dashboard shows; Plans are its API's
 	// clients' plans.
 	Listen *web.Config
-	Plans  *ratelimit.APIPlans
+	// Listener is --listen's, opened before the database (Listen), so
+	// that a port in use is refused before anything is created; nil:
+	// opened when the listener starts.
+	Listener net.Listener
+	Plans    *ratelimit.APIPlans
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
 	// the upstream when it is a day old (catalogue.go).
@@ -280,9 +285,11 @@ func (h *Host) listenIfAsked(ctx context.Context, r Run, m *metrics.Metrics, p *
 // metrics.FailingAfter passes in a row.
 func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipeline) (func(), error) {
 	cfg := *r.Listen
-	ln, err := Listen(cfg.Listen)
-	if err != nil {
-		return nil, err
+	ln, err := r.Listener, error(nil)
+	if ln == nil {
+		if ln, err = Listen(cfg.Listen); err != nil {
+			return nil, err
+		}
 	}
 	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
@@ -290,7 +297,8 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),
 		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing}}})
+			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing},
+			{Name: "clock", Passed: "decisions are taken: the limiter's clock agrees with the upstream's", Probe: p.Upstream.Refusing}}})
 	if err != nil {
 		ln.Close()
 		return nil, err

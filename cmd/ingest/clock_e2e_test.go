@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // TestClockSkewLines: a run keeps the upstream's time from its answers'
@@ -84,8 +87,15 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 		t.Errorf("after the clock cleared: %d entries stored, want the chart's %d", got, h.fake.ChartLength("US"))
 	}
 
+	// With a reading of this boot at hand, the first page is decided on
+	// it: admitted, fetched and charged (one unit), its answer's Date
+	// taken in, and the next decision refused (docs/operations.md).
+	before := h.fake.Charged(testKey)
 	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
 	h.mustRun(1, "run", "--once", "--regions", "US")
+	if spent := h.fake.Charged(testKey) - before; spent != 1 {
+		t.Errorf("a wrong Date met with a reading of this boot at hand: %d units spent, want the first page's 1", spent)
+	}
 	shown := h.mustRun(0, "quota", "clock")
 	if !strings.Contains(shown.stdout, "recorded: the upstream's Date") || !strings.Contains(shown.stdout, "skew -15m") {
 		t.Errorf("quota clock does not show the recorded reading 15m behind:\n%s", shown)
@@ -93,5 +103,86 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 	h.mustRun(0, "quota", "clock", "--forget")
 	if shown := h.mustRun(0, "quota", "clock"); !strings.Contains(shown.stdout, "recorded: none") {
 		t.Errorf("quota clock after --forget:\n%s", shown)
+	}
+}
+
+// While every decision is refused because the upstream's clock disagrees
+// with the limiter's, /readyz answers 503 with the reason under its clock
+// check; once the upstream's clock is right again and a decision is
+// taken, it answers 200.
+func TestReadyzSaysDecisionsAreRefusedOnTheClock(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
+	listen, _ := anyAddr(t)
+	_, port, _ := net.SplitHostPort(listen)
+	base := "http://127.0.0.1:" + port
+	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US", "--listen", "127.0.0.1:"+port)
+	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon's listener never answered\n%s", p.out)
+	}
+	clockCheck := func() (int, string) {
+		code, body := get(t, base+"/readyz")
+		var st struct {
+			Checks []struct {
+				Name   string `json:"name"`
+				OK     bool   `json:"ok"`
+				Detail string `json:"detail"`
+			} `json:"checks"`
+		}
+		_ = json.Unmarshal([]byte(body), &st)
+		for _, c := range st.Checks {
+			if c.Name == "clock" {
+				return code, c.Detail
+			}
+		}
+		return code, "no clock check in " + body
+	}
+	var detail string
+	if !waitFor(cmdTimeout, func() bool {
+		code, d := clockCheck()
+		detail = d
+		return code == 503 && strings.Contains(d, "clock disagrees with the upstream's") || p.exited()
+	}) || p.exited() {
+		t.Fatalf("/readyz never said the clock refuses decisions: last %q\n%s", detail, p.out)
+	}
+	t.Logf("refused on the clock, /readyz's clock check: %s", detail)
+	h.fake.SetClock(nil)
+	if !waitFor(longTimeout, func() bool {
+		code, d := clockCheck()
+		detail = d
+		return code == 200 || p.exited()
+	}) || p.exited() {
+		t.Fatalf("/readyz never answered 200 once the upstream's clock was right: last %q\n%s", detail, p.out)
+	}
+}
+
+// The upstream's clock is read within a budget of its own, before a
+// call's delivery bound starts: behind an upstream that answers in 12 s,
+// a first run on a fresh database asks for its time (and gives up at the
+// clock's budget) without taking from the first call's 20 s, so no call
+// times out, none is tried again, and the upstream charges each page
+// stored once.
+func TestTheClockReadSpendsNoCallsBudget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(12 * time.Second)
+	res := h.runWithin(longTimeout, "run", "--once", "--regions", "US")
+	if res.code != 0 {
+		t.Fatalf("want exit 0 behind a 12 s upstream, got %s", res)
+	}
+	if h.fake.Discovered() == 0 {
+		t.Errorf("the upstream's time was never asked")
+	}
+	if strings.Contains(res.stderr, "retrying") {
+		t.Errorf("a call was tried again behind a 12 s upstream:\n%s", res.stderr)
+	}
+	pages, charged := storedPages(t, h.db()), h.fake.ChargedByOp(testKey)[ingest.OpVideosList]
+	t.Logf("12 s upstream: %d pages stored, %d units charged for them, %d discovery requests (under load)", pages, charged, h.fake.Discovered())
+	if pages == 0 || charged != pages {
+		t.Errorf("the upstream charged %d units of %s for %d pages stored; want one a page", charged, ingest.OpVideosList, pages)
+	}
+	if names := h.fake.ChargedByOp(testKey)[ingest.OpCategoriesList]; names > 1 {
+		t.Errorf("the upstream charged %d units of %s, want the one call's", names, ingest.OpCategoriesList)
 	}
 }

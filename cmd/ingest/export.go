@@ -52,7 +52,9 @@ is empty in CSV, null in JSON and Parquet.
 --out writes a file, replaced only once the export is complete: it is
 written beside it first, as .FILE.PID.N, which a failure, SIGTERM or SIGINT
 removes (exit 1), and the next export to the same file removes if a killed
-one left it. - (the default) writes to stdout.`,
+one left it. - (the default) writes to stdout. Only a regular file is
+written, or the one a symbolic link leads to: a device, a pipe, a socket,
+a directory or a link to nowhere is refused, --force or not.`,
 		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
   ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
 		Args: cobra.NoArgs,
@@ -67,7 +69,7 @@ one left it. - (the default) writes to stdout.`,
 	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
 	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
 	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; an existing file is replaced only with --force")
-	fl.BoolVar(&f.force, "force", false, "replace --out's file when it exists")
+	fl.BoolVar(&f.force, "force", false, "replace --out's file when it exists (only a regular file: never a device, a pipe, a socket or a directory)")
 	fl.StringVar(&f.per, "per", "run", "run: a row per chart run; day: a row per video, region and chart a day")
 	return cmd
 }
@@ -76,7 +78,8 @@ one left it. - (the default) writes to stdout.`,
 type exportJob struct {
 	filter store.ExportFilter
 	format string
-	out    string
+	out    string // as given, for messages
+	file   string // what is written: out, or the file its link leads to
 	rows   *int64 // written so far
 	// log says how far the export has gone when no terminal shows a bar.
 	log *slog.Logger
@@ -144,7 +147,7 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	if job.out == "-" && job.format == "parquet" && termbar.On(stdout) {
 		return usageErrorf("--out: Parquet is binary; give a file (--out FILE) or redirect stdout")
 	}
-	if err := checkOut(job.out, f.force); err != nil {
+	if job.file, err = checkOut(job.out, f.force); err != nil {
 		return err
 	}
 	db, err := openExisting(ctx, s)
@@ -181,7 +184,7 @@ func exported(s *settings, job exportJob) {
 	attrs := []any{"rows", *job.rows, "format", job.format}
 	if job.out == "-" {
 		attrs = append(attrs, "out", "stdout")
-	} else if fi, err := os.Stat(job.out); err == nil {
+	} else if fi, err := os.Stat(job.file); err == nil {
 		attrs = append(attrs, "out", job.out, "bytes", fi.Size())
 	}
 	s.logger.Info("exported", attrs...)
@@ -197,13 +200,13 @@ func outName(out string) string {
 // exportFile writes beside the file and renames when complete
 // (export.WriteFile).
 func exportFile(ctx context.Context, s *settings, db *store.DB, job exportJob) error {
-	removeLeftovers(s, job.out)
-	err := export.WriteFile(job.out, func(w io.Writer) error { return exportTo(ctx, db, job, w) })
+	removeLeftovers(s, job.file)
+	err := export.WriteFile(job.file, func(w io.Writer) error { return exportTo(ctx, db, job, w) })
 	var ce *export.CreateError
 	switch {
 	case errors.As(err, &ce) && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)):
 		return usageErrorf("--out %s: cannot create a file in %s (%v): make the directory writable by this user, or write elsewhere",
-			job.out, filepath.Dir(job.out), errors.Unwrap(ce.Err))
+			job.out, filepath.Dir(job.file), errors.Unwrap(ce.Err))
 	case errors.As(err, &ce):
 		return fmt.Errorf("--out %s: %w", job.out, ce.Err)
 	}
@@ -222,20 +225,25 @@ func removeLeftovers(s *settings, out string) {
 	}
 }
 
-// checkOut refuses an --out whose directory is missing or which is a
-// directory, before the database is opened: the user's words, not those
-// of the temporary file the export writes first.
-func checkOut(out string, force bool) error {
+// checkOut refuses an --out whose directory is missing, or which is not a
+// regular file nor a link to one (export.Target), before the database is
+// opened: the user's words, not those of the temporary file the export
+// writes first. It returns the file to write: out, or where its link leads.
+func checkOut(out string, force bool) (string, error) {
 	if out == "-" {
-		return nil
+		return out, nil
 	}
-	if err := export.CheckPath(out); err != nil {
-		return usageErrorf("--out %s: %w", out, err)
+	file, err := export.Target(out)
+	if err != nil {
+		return "", usageErrorf("--out %s: %w", out, err)
 	}
-	if st, err := os.Stat(out); err == nil && !force {
-		return usageErrorf("--out %s: the file exists (%d bytes): give --force to replace it, or another name", out, st.Size())
+	if err := export.CheckPath(file); err != nil {
+		return "", usageErrorf("--out %s: %w", out, err)
 	}
-	return nil
+	if st, err := os.Stat(file); err == nil && !force {
+		return "", usageErrorf("--out %s: the file exists (%d bytes): give --force to replace it, or another name", out, st.Size())
+	}
+	return file, nil
 }
 
 // exportTo streams the rows to w in the job's format (export.Write),

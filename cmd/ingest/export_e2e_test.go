@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,5 +103,75 @@ func TestExportOutKeepsAFileUnlessForced(t *testing.T) {
 	res = h.mustRun(2, "export", "--since", "2020-01-01", "--out", filepath.Join(dir, "x.csv"))
 	if line := lastLine(res.stderr); !strings.Contains(line, "is on a read-only file system") {
 		t.Errorf("export to a read-only mount: last line %q, want the mount named\n%s", line, res)
+	}
+}
+
+// export --out writes only a regular file: a named pipe, a device, a
+// directory and a socket are exit 2 naming --out, --force or not, and are
+// left as they were; a symbolic link to a regular file writes the file it
+// leads to (with --force, as the file exists) and stays a link; a link
+// that leads nowhere is exit 2 naming it, and nothing is created.
+func TestExportOutWritesOnlyARegularFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	fifo := filepath.Join(h.dir, "pipe.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(h.dir, "adir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(h.dir, "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct{ out, says string }{
+		{fifo, "is a named pipe"}, {"/dev/null", "is a device"}, {dir, "is a directory"}, {sock, "is a socket"},
+	} {
+		before, _ := os.Lstat(tc.out)
+		for _, force := range []bool{false, true} {
+			args := []string{"export", "--since", "2020-01-01", "--out", tc.out}
+			if force {
+				args = append(args, "--force")
+			}
+			res := h.runWithin(cmdTimeout, args...)
+			if res.code != 2 || !strings.Contains(res.stderr, "--out "+tc.out) || !strings.Contains(res.stderr, tc.says) {
+				t.Errorf("want exit 2 naming --out and saying %q, got %s", tc.says, res)
+			}
+			if after, err := os.Lstat(tc.out); err != nil || after.Mode() != before.Mode() {
+				t.Errorf("--out %s (force %v): was %v, is now %v (%v)", tc.out, force, before.Mode(), after.Mode(), err)
+			}
+		}
+	}
+
+	target := filepath.Join(h.dir, "real.csv")
+	writeFile(t, target, "mine\n")
+	link := filepath.Join(h.dir, "link.csv")
+	if err := os.Symlink("real.csv", link); err != nil {
+		t.Fatal(err)
+	}
+	h.mustRun(2, "export", "--since", "2020-01-01", "--out", link)
+	h.mustRun(0, "export", "--since", "2020-01-01", "--out", link, "--force")
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st, err)
+	}
+	if got := string(fileBytes(t, target)); !strings.Contains(got, "video_id") {
+		t.Errorf("the link's target was not written: %q", got)
+	}
+
+	dangling := filepath.Join(h.dir, "dangling.csv")
+	if err := os.Symlink("gone/nowhere.csv", dangling); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run("export", "--since", "2020-01-01", "--out", dangling, "--force")
+	if res.code != 2 || !strings.Contains(res.stderr, "--out "+dangling) || !strings.Contains(res.stderr, "does not exist") {
+		t.Errorf("a dangling link: want exit 2 naming --out and its target, got %s", res)
+	}
+	if st, err := os.Lstat(dangling); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the dangling link was replaced: %v %v", st, err)
 	}
 }

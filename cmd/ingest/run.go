@@ -227,6 +227,13 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	if err := s.host().Prepare(ctx, &r); err != nil {
 		return err
 	}
+	if f.listen != "" {
+		// A port in use is exit 2 before the database is created.
+		if r.Listener, err = wiring.Listen(f.listen); err != nil {
+			return err
+		}
+		defer r.Listener.Close()
+	}
 	p, err := openPipeline(ctx, s)
 	if err != nil {
 		return err

@@ -481,6 +481,13 @@ func TestPortInUseAndADeviceAsDatabaseAreExit2(t *testing.T) {
 	if got := h.fake.Charged(testKey); got != charged {
 		t.Errorf("%d units spent by runs refused their listener", got-charged)
 	}
+	// Nor is a database created for a daemon that cannot listen.
+	fresh := filepath.Join(h.dir, "fresh.db")
+	h.set("INGEST_DB", fresh)
+	h.mustRun(2, "run", "--every", "1h", "--regions", "US", "--listen", held.Addr().String())
+	if _, err := os.Stat(fresh); err == nil {
+		t.Errorf("a run refused its listener created the database %s", fresh)
+	}
 	h.set("INGEST_DB", os.DevNull)
 	res := h.mustRun(2, "run", "--once", "--regions", "US")
 	if line := lastLine(res.stderr); !strings.Contains(line, "/dev/null is not a regular file") || !strings.Contains(line, "name a database file") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -222,6 +223,67 @@ func TestEndpointPasswordIsMasked(t *testing.T) {
 		}
 		if res.code != tc.code || !strings.Contains(out, tc.want) {
 			t.Errorf("want exit %d saying %q, got %s", tc.code, tc.want, res)
+		}
+	}
+}
+
+// A setting that can hold a secret, written in any malformed shape (no
+// scheme, a scheme without its colon or with one slash, a key in the
+// query), prints no piece of the secret in check, run --once or report,
+// stdout or stderr; a run refuses it with exit 2 naming the setting, and
+// a --db that lost its URL's colon is never taken for a SQLite path.
+func TestAMalformedSettingNeverPrintsItsSecret(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	good := map[string]string{"YOUTUBE_ENDPOINT": h.env["YOUTUBE_ENDPOINT"], "INGEST_DB": h.db()}
+	s := leakedSecret
+	for _, tc := range []struct {
+		env, value string
+		refused    bool // exit 2 naming env for check and run --once
+	}{
+		{"YOUTUBE_ENDPOINT", "user:" + s + "@127.0.0.1:1", true},
+		{"YOUTUBE_ENDPOINT", "http//u:" + s + "@127.0.0.1:1/", true},
+		{"YOUTUBE_ENDPOINT", "http:/u:" + s + "@127.0.0.1:1/", true},
+		{"YOUTUBE_ENDPOINT", "http:u:" + s + "@127.0.0.1:1/", true},
+		{"YOUTUBE_ENDPOINT", "http://127.0.0.1:1/?key=" + s, true},
+		{"YOUTUBE_ENDPOINT", h.srv.URL + "/?a=b&key=" + s + "#f", true},
+		{"YOUTUBE_ENDPOINT", "http://u:" + s + "@127.0.0.1:1/?key=" + s, true},
+		{"INGEST_DB", "postgres//u:" + s + "@127.0.0.1:1/db", true},
+		{"INGEST_DB", "postgresql//u:" + s + "@127.0.0.1:1/db", true},
+		{"INGEST_DB", "http//u:" + s + "@127.0.0.1:1/db", true},
+		{"INGEST_DB", "user:" + s + "@127.0.0.1:1/db", true},
+		{"INGEST_DB", "postgres://u@127.0.0.1:1/db?sslmode=disable&password=" + s, false},
+		{"INGEST_DB", "postgres://127.0.0.1:1/db?sslmode=disable&key=" + s, false},
+		{"REDIS_URL", "redis//:" + s + "@127.0.0.1:1/0", true},
+		{"REDIS_URL", "user:" + s + "@127.0.0.1:1", true},
+		{"REDIS_URL", "redis://127.0.0.1:1/0?key=" + s, true},
+		{"REDIS_URL", "redis://127.0.0.1:1/0?password=" + s, false},
+	} {
+		h.set(tc.env, tc.value)
+		for _, args := range [][]string{{"check"}, {"run", "--once", "--regions", "US"}, {"report"}} {
+			res := h.run(args...)
+			out := res.stdout + res.stderr
+			if strings.Contains(out, s[:4]) || strings.Contains(out, s[4:]) {
+				t.Errorf("%s=%s: a piece of the secret is printed: %s", tc.env, tc.value, res)
+			}
+			if tc.refused && args[0] != "report" && (res.code != 2 || !strings.Contains(out, tc.env)) {
+				t.Errorf("%s=%s: want exit 2 naming %s, got %s", tc.env, tc.value, tc.env, res)
+			}
+		}
+		if v, ok := good[tc.env]; ok {
+			h.set(tc.env, v)
+		} else {
+			h.unset(tc.env)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "postgres")); err == nil {
+		t.Errorf("a --db that lost its URL's colon was created as a SQLite path under %s", h.dir)
+	}
+	for _, tc := range []string{"https://u:" + s + "@h.example/", "https//u:" + s + "@h.example/", "https://h.example/?key=" + s} {
+		res := h.run("run", "--once", "--regions", "US", "--public-url", tc)
+		out := res.stdout + res.stderr
+		if strings.Contains(out, s[:4]) || strings.Contains(out, s[4:]) || res.code != 2 || !strings.Contains(out, "public-url") {
+			t.Errorf("--public-url %s: want exit 2 naming it, no piece of the secret: %s", tc, res)
 		}
 	}
 }

@@ -5,7 +5,6 @@ package main
 // and its variable, before anything is opened, spent or written.
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -158,19 +158,20 @@ func (s *settings) checkEndpoint() error {
 		return nil
 	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		shown := "a value that is not one"
-		if err == nil {
-			shown = fmt.Sprintf("%q", u.Redacted())
-		}
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %s", shown)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", dsn.Redact(raw))
+	}
+	if strings.ContainsAny(raw, "?#") {
+		// The client resolves each call's path against the base, which
+		// drops a query: a key put there would never be sent, only printed.
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without a query or fragment (the key is YOUTUBE_API_KEY's), got %q", dsn.Redact(raw))
 	}
 	if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/youtube/v3"); ok {
 		// The client adds the API's path itself: given twice, every call
 		// would be a 404 of a doubled path.
-		given := u.Redacted()
-		u.Path, u.RawQuery = base+"/", ""
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", u.Redacted(), given)
+		given := dsn.Redact(raw)
+		u.Path = base + "/"
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", dsn.Redact(u.String()), given)
 	}
 	return nil
 }

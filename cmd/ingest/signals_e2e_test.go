@@ -237,3 +237,27 @@ func TestStopWithinItsGrace(t *testing.T) {
 		})
 	}
 }
+
+// After a SIGTERM no retry starts, and the log does not say one does: a
+// call in flight when the signal came that fails, where a retry would be
+// due, ends the run with no "retrying" line.
+func TestNoRetryIsAnnouncedAfterASignal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.FailNext(1<<30, 500)
+	h.fake.SetLatency(5 * time.Second)
+	p := h.start("run", "--once", "--regions", "US")
+	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 1 }) {
+		t.Fatalf("no upstream call within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if _, ok := p.wait(cmdTimeout); !ok {
+		t.Fatalf("still running after SIGTERM\n%s", p.out)
+	}
+	if got := h.fake.Requests(); got != 1 {
+		t.Errorf("%d calls made, want the one in flight at the signal", got)
+	}
+	if strings.Contains(p.out.String(), "retrying") {
+		t.Errorf("the log announces a retry that the signal stopped:\n%s", p.out)
+	}
+}

@@ -1,6 +1,8 @@
 // Package dsn checks and redacts the URLs of the servers ingest connects
-// to with a password (Redis, PostgreSQL), so that no message ever prints
-// any part of the password, however the URL is written.
+// to with a password (Redis, PostgreSQL, the upstream's endpoint), so that
+// no message ever prints any part of a password or a query's key, however
+// the URL is written, mistyped shapes too (no colon, one slash, no
+// scheme): Redact is the one way such a setting is printed.
 //
 // A password must be percent-encoded in a URL: a bare @, /, ?, # or % in
 // it moves the URL's other parts, and each parser then splits it in its
@@ -63,10 +65,6 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// passwordParam is a password given as a query parameter (PostgreSQL's
-// password= and sslpassword=, Redis's password=).
-var passwordParam = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
-
 // shape is a value written as a URL: a scheme, a colon, and then a slash
 // or user information (an @ further on). A scheme that is misspelt
 // (postgress://), in capitals (Postgres://), short of a slash
@@ -74,42 +72,123 @@ var passwordParam = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
 // shape, whose password must not be printed.
 var shape = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)$`)
 
-// Scheme returns the scheme of raw, as written, when raw has the shape of
-// a URL (a scheme, a colon, then a slash or an @ further on); else ok is
-// false: a file's path such as ingest.db or ./a:b.db.
-func Scheme(raw string) (scheme string, ok bool) {
-	m := shape.FindStringSubmatch(raw)
-	if m == nil || (m[2] == "" && !strings.Contains(m[3], "@")) {
-		return "", false
+// colonless is a URL whose scheme lost its colon (postgres//u:p@h/db,
+// http//h): a URL by its shape when its scheme is one ingest opens or
+// user information follows, else a file's path such as data//x.db.
+var colonless = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)(//+)(.*)$`)
+
+// known are the schemes ingest opens: their user names are kept when a
+// password follows, which Redact masks.
+var known = map[string]bool{"postgres": true, "postgresql": true, "redis": true, "rediss": true, "http": true, "https": true}
+
+// split cuts raw shaped as a URL into its scheme, what follows the scheme
+// up to the rest (a colon and slashes, or slashes alone when the colon is
+// missing), and the rest; ok is false for a value not so shaped.
+func split(raw string) (scheme, sep, rest string, ok bool) {
+	if m := shape.FindStringSubmatch(raw); m != nil && (m[2] != "" || strings.Contains(m[3], "@")) {
+		return m[1], ":" + m[2], m[3], true
 	}
-	return m[1], true
+	if m := colonless.FindStringSubmatch(raw); m != nil && (known[strings.ToLower(m[1])] || strings.Contains(m[3], "@")) {
+		return m[1], m[2], m[3], true
+	}
+	return "", "", "", false
 }
 
-// Redact returns raw fit to print: everything between the scheme and the
-// last @ is the user information, of which only a user name that holds no
-// reserved character is kept, and only for the schemes ingest opens (none
-// for Redis, whose URLs may give the password alone; none for a scheme
-// misspelt or unknown, whose user may be a password); password parameters
-// are masked too. A value not shaped as a URL (Scheme) is not printed.
+// Scheme returns the scheme of raw, as written, when raw has the shape of
+// a URL (a scheme, a colon, then a slash or an @ further on; or a scheme
+// ingest opens, or one followed by user information, that lost its colon:
+// postgres//...); else ok is false: a file's path such as ingest.db or
+// ./a:b.db.
+func Scheme(raw string) (scheme string, ok bool) {
+	scheme, _, _, ok = split(raw)
+	return scheme, ok
+}
+
+// Colonless says whether raw is shaped as a URL whose scheme lost its
+// colon (postgres//u:p@h/db).
+func Colonless(raw string) bool {
+	_, sep, _, ok := split(raw)
+	return ok && !strings.HasPrefix(sep, ":")
+}
+
+// Mask stands for whatever was taken out.
+const Mask = "xxxxx"
+
+// shownParams are the query parameters whose values are never secret
+// (where a server is, how to reach it): every other one is masked, as a
+// parameter's name says nothing of what a server reads as a password or
+// a key.
+var shownParams = map[string]bool{
+	"addr": true, "host": true, "hostaddr": true, "port": true, "dbname": true, "db": true,
+	"sslmode": true, "connect_timeout": true, "target_session_attrs": true, "application_name": true,
+	"protocol": true, "dial_timeout": true, "read_timeout": true, "write_timeout": true, "pool_size": true,
+}
+
+// Redact is the one way a setting that may hold a secret (--db,
+// REDIS_URL, YOUTUBE_ENDPOINT, --public-url, --ledger, --to) is printed,
+// whatever its shape. Everything between the scheme and the last @ is the
+// user information, of which only a user name that holds no reserved
+// character is kept, and only for the schemes ingest opens written with
+// their two slashes (for Redis only with a password after it, as its URLs
+// may give the password alone); the query keeps only the values of
+// parameters that name where a server is (shownParams), and a fragment is
+// dropped. Where the user information cannot be told from the query (an
+// @ after a ? or #) nothing past the scheme is kept. A value not shaped as
+// a URL (Scheme) is not printed: "(not a URL)".
 func Redact(raw string) string {
-	if _, ok := Scheme(raw); !ok {
+	scheme, sep, rest, ok := split(raw)
+	if !ok {
 		return "(not a URL)"
 	}
-	m := shape.FindStringSubmatch(raw)
-	scheme, rest := m[1], m[3]
+	prefix := scheme + sep
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		user, _, withPassword := strings.Cut(rest[:i], ":")
-		keep := m[2] == "//" && (scheme == "postgres" || scheme == "postgresql" || (withPassword && (scheme == "redis" || scheme == "rediss")))
-		switch {
-		case !keep || strings.ContainsAny(user, "@/?#"):
-			user = "xxxxx"
-		case withPassword:
-			user += ":xxxxx"
+		if strings.ContainsAny(rest[:i], "?#") {
+			return prefix + Mask
 		}
-		rest = user + "@" + rest[i+1:]
+		rest = userInfo(scheme, sep, rest[:i]) + "@" + rest[i+1:]
 	}
-	return scheme + ":" + m[2] + passwordParam.ReplaceAllString(rest, "${1}xxxxx")
+	i := strings.IndexAny(rest, "?#")
+	if i < 0 {
+		return prefix + rest
+	}
+	if rest[i] == '#' {
+		return prefix + rest[:i]
+	}
+	query, _, _ := strings.Cut(rest[i+1:], "#")
+	return prefix + rest[:i] + "?" + maskQuery(query)
 }
+
+// userInfo is what Redact keeps of the user information info.
+func userInfo(scheme, sep, info string) string {
+	user, _, withPassword := strings.Cut(info, ":")
+	keep := sep == "://" && known[scheme] && (withPassword || scheme == "postgres" || scheme == "postgresql")
+	switch {
+	case !keep || user == "" || strings.ContainsAny(user, "@/?#") || !escaped(user):
+		if user == "" && withPassword {
+			return ":" + Mask
+		}
+		return Mask
+	case withPassword:
+		return user + ":" + Mask
+	}
+	return user
+}
+
+// maskQuery keeps the values of shownParams that read as names, numbers
+// or addresses, and masks every other parameter whole, its name too.
+func maskQuery(q string) string {
+	params := strings.Split(q, "&")
+	for i, p := range params {
+		name, value, _ := strings.Cut(p, "=")
+		if !shownParams[strings.ToLower(name)] || !plain.MatchString(value) {
+			params[i] = Mask
+		}
+	}
+	return strings.Join(params, "&")
+}
+
+// plain is a parameter's value that is a name, a number or an address.
+var plain = regexp.MustCompile(`^[A-Za-z0-9._:,\[\]-]*$`)
 
 // Scrub takes the password of raw, as written and as decoded, out of msg:
 // a parser's or a driver's error that may quote it. raw passed Check.

@@ -50,8 +50,13 @@ func TestNoPieceOfAPasswordIsPrinted(t *testing.T) {
 			}
 		}
 	}
-	if got := Redact("postgres://ingest:" + password + "@db.example/ingest"); got != "postgres://ingest:xxxxx@db.example/ingest" {
-		t.Errorf("Redact keeps the user and the host: got %q", got)
+	if got := Redact("postgres://" + encoded + "@db.example/ingest?sslmode=require&password=x"); got != "postgres://ingest:xxxxx@db.example/ingest?sslmode=require&xxxxx" {
+		t.Errorf("Redact keeps the user, the host and where the server is: got %q", got)
+	}
+	// A ? or # before the last @ may be the query's, whose value the @
+	// would then cut: nothing past the scheme is kept.
+	if got := Redact("postgres://ingest:" + password + "@db.example/ingest"); got != "postgres://xxxxx" {
+		t.Errorf("Redact of a password holding ? and #: got %q", got)
 	}
 }
 
@@ -68,7 +73,9 @@ func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
 		{"postgres:ingest:" + password + "@db.example/ingest", "postgres"},
 		{"Redis://:" + password + "@redis:6379/0", "Redis"},
 		{"redis:/" + password + "@redis:6379/0", "redis"},
-		{"rediss//:" + password + "@redis:6379/0", ""},
+		{"rediss//:" + password + "@redis:6379/0", "rediss"},
+		{"postgres//ingest:" + password + "@db.example/ingest", "postgres"},
+		{"http//ingest:" + password + "@db.example/", "http"},
 		{"pg://ZqvJxw@db.example/ingest", "pg"},
 	} {
 		scheme, ok := Scheme(tc.raw)
@@ -83,7 +90,7 @@ func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"ingest.db", "./a:b.db", "/var/lib/ingest/ingest.db", "data:2026.db", "C", ""} {
+	for _, path := range []string{"ingest.db", "./a:b.db", "/var/lib/ingest/ingest.db", "data:2026.db", "C", "", "data//ingest.db", "/srv/ingest@eu/ingest.db"} {
 		if scheme, ok := Scheme(path); ok {
 			t.Errorf("Scheme(%q) = %q: a file's path taken for a URL", path, scheme)
 		}
