@@ -29,5 +29,6 @@ func templateFuncs(signOut, operator bool, asset func(string) string, names plac
 			}
 			return "+" + short(*p)
 		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet,
-		"wide": wideThumbnail, "jumps": jumps, "clip": clip, "sharing": sharing, "textLang": textLang}
+		"wide": wideThumbnail, "jumps": jumps, "clip": clip, "sharing": sharing,
+		"titleLang": titleLang, "wordsLang": wordsLang, "nameLang": nameLang, "in": placedIn, "first": firstOf}
 }

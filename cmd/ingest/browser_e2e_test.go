@@ -139,7 +139,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	}
 	if got := browsertest.Eval[string](t, ctx, `(() => { const a = document.querySelector('table.chart-table tbody tr:first-child a.yt'), r = a.getBoundingClientRect();
-		return [a.href.startsWith('https://www.youtube.com/watch?v='), r.width >= 24 && r.height >= 24, a.getAttribute('aria-label').endsWith(' on YouTube')].join(' '); })()`); got != "true true true" {
+		return [a.href.startsWith('https://www.youtube.com/watch?v='), r.width >= 24 && r.height >= 24, a.textContent.endsWith(' on YouTube')].join(' '); })()`); got != "true true true" {
 		t.Errorf("chart: the YouTube link (on YouTube, at least 24 px, named): %s", got)
 	}
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector('input[name=at]').type`); got != "datetime-local" {
