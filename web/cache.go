@@ -334,15 +334,33 @@ func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
 	return b
 }
 
-// newAnswer keeps b's bytes with their ETag and gzip form; bytes the same
-// as the answer before keep its first-built time, which Last-Modified
-// says.
+// setModified says t, when what an answer shows last changed, as its
+// Last-Modified: a kept answer keeps it rather than the time it was built
+// (newAnswer), so that a copy built again after a restart is not new to a
+// client that asks If-Modified-Since. The epoch (no content yet) says
+// nothing.
+func setModified(h http.Header, t time.Time) {
+	if t.After(time.Unix(0, 0)) {
+		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	}
+}
+
+// newAnswer keeps b's bytes with their ETag and gzip form. Its
+// Last-Modified is the content's time when the handler said it
+// (setModified); else bytes the same as the answer before keep its
+// first-built time.
 func newAnswer(b *buffered, mark string, minute time.Time, before *answer, now time.Time) *answer {
 	body := bytes.Clone(b.buf.Bytes())
 	sum := sha256.Sum256(body)
 	a := &answer{mark: mark, minute: minute, header: b.header, body: body,
 		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: now.Truncate(time.Second)}
+	content, err := http.ParseTime(b.header.Get("Last-Modified"))
 	switch {
+	case err == nil:
+		a.modified = content
+		if before != nil && before.etag == a.etag {
+			a.gz = before.gz
+		}
 	case before != nil && before.etag == a.etag:
 		a.modified, a.gz = before.modified, before.gz
 	case before != nil && !a.modified.After(before.modified):

@@ -108,6 +108,9 @@ func (s *Server) sendFeed(w http.ResponseWriter, r *http.Request, f atomFeed) {
 	}
 	w.Header().Set("Content-Type", "application/atom+xml; charset=utf-8")
 	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	if t, err := time.Parse(time.RFC3339, f.Updated); err == nil {
+		setModified(w.Header(), t)
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
 }
@@ -169,10 +172,15 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	key := "worldwide"
-	f := atomFeed{Lang: "en", ID: feedID(key), Title: "Trending worldwide", Author: feedAuthor,
+	// A feed of another length is another feed: its own id and address.
+	// Its entries are the same entries, keyed alike.
+	key, feedKey, self := "worldwide", "worldwide", "/worldwide/feed"
+	if ww.limit != worldwideTop {
+		feedKey, self = fmt.Sprintf("worldwide\x00limit=%d", ww.limit), fmt.Sprintf("/worldwide/feed?limit=%d", ww.limit)
+	}
+	f := atomFeed{Lang: "en", ID: feedID(feedKey), Title: "Trending worldwide", Author: feedAuthor,
 		Subtitle: "The videos of every region's latest chart of most popular videos, with where they chart",
-		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link("/worldwide/feed")},
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link(self)},
 			{Rel: "alternate", Type: "text/html", Href: s.link("/worldwide")}}}
 	var latest time.Time
 	for _, v := range ww.Videos {

@@ -261,7 +261,9 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title, v.Result = "Search: "+res.Query, &res
-	v.Share.URL = s.canonical("/search?" + url.Values{"q": {res.Query}}.Encode())
+	// robots.txt keeps crawlers off a search's answers: no canonical
+	// address, and none to index.
+	v.Share.URL, v.Share.NoIndex = "", true
 	v.Share.Title = "Videos matching “" + res.Query + "”"
 	v.Share.Description = "The videos matching “" + res.Query + "” among those YouTube's trending charts held."
 	if len(res.Hits) > 0 {

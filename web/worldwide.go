@@ -42,6 +42,7 @@ type WorldwideJSON struct {
 	Videos   []WorldVideoJSON `json:"videos"`
 	at       time.Time
 	runs     map[string]int64 // each region's run read, by region
+	limit    int              // how many videos were asked for
 }
 
 // WorldVideoJSON is one video and where it charts now.
@@ -94,7 +95,7 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	if err != nil {
 		return WorldwideJSON{}, err
 	}
-	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}, runs: map[string]int64{}}
+	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}, runs: map[string]int64{}, limit: limit}
 	byID := map[string]*worldVideo{}
 	var oldest time.Time
 	for i, e := range entries {
