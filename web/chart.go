@@ -219,12 +219,11 @@ type chartView struct {
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
 	Thumbs     bool
-	Regions    []area       // the regions with a chart, by area
-	Categories []option     // the region's charts: all, and each category
-	Languages  []switchLink // all, then the run's languages
-	Prev, Next string       // the chart's run before and after this one
-	Latest     string       // "" when this is the latest
-	Now        time.Time
+	Regions    []area            // the regions with a chart, by area
+	Categories []option          // the region's charts: all, and each category
+	Languages  []switchLink      // all, then the run's languages
+	Prev, Next string            // the chart's run before and after this one
+	Latest     string            // "" when this is the latest
 	Sort       string            // the rows' order (chartSorts)
 	SortHref   map[string]string // each order the page offers, by key
 }
@@ -259,7 +258,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 	c.Language, c.Entries = language, inLanguage(c.Entries, c.Region, language)
 	sortEntries(c.Entries, order)
 	v := chartView{Title: s.places.chart(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
-		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Clock.Now(), Sort: order}
+		At: c.at.UTC().Format(LocalMinute), Sort: order}
 	v.SortHref = map[string]string{}
 	for _, o := range chartSorts {
 		if !o.Computed || s.cfg.Derived {

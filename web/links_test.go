@@ -45,8 +45,8 @@ func TestLinksSayWhatTheyShow(t *testing.T) {
 	for path, want := range map[string]string{
 		"/charts/JP?at=2026-11-20T09:00":            permalink,
 		"/charts/JP?at=2026-11-20T09:00&sort=views": permalink,
-		"/charts/JP":                                "https://charts.example.org/charts/JP",
-		"/charts/JP?sort=views":                     "https://charts.example.org/charts/JP",
+		"/charts/JP":            "https://charts.example.org/charts/JP",
+		"/charts/JP?sort=views": "https://charts.example.org/charts/JP",
 	} {
 		h := headOf(string(fetch(t, srv.URL+path)))
 		if !slices.Equal(h["canonical"], []string{want}) || !slices.Equal(h["og:url"], []string{want}) {

@@ -227,7 +227,6 @@ type searchView struct {
 	Error      string
 	Param      string
 	Thumbs     bool
-	Now        time.Time
 	RegionName string // the region asked for, by name
 	Regions    []area // the regions with a chart, by area
 	Categories []option
@@ -239,7 +238,7 @@ type searchView struct {
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := searchView{Title: "Search", Query: q.Get("q"), Region: strings.ToUpper(strings.TrimSpace(q.Get("region"))),
-		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Clock.Now()}
+		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails}
 	if c, err := categoryParam(r); err == nil {
 		v.Category = c
 	}

@@ -136,7 +136,6 @@ type videoView struct {
 	Video   VideoJSON
 	Ranks   LineChart
 	Views   LineChart
-	Now     time.Time
 	YouTube string
 	Region  string // where it charts first: its words are read by it
 	Derived bool   // the computed figures are shown, labelled (Config.Derived)
@@ -160,7 +159,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sh := share{URL: s.canonical("/videos/" + url.PathEscape(v.ID)), Type: "video.other", Title: v.Title, Description: desc,
 		Image: s.previewImage(v.Thumbnail, v.Title), Feeds: s.feeds()}
-	s.render(w, r, http.StatusOK, "video", videoView{shared: shared{sh}, Title: v.Title, Video: v, Now: s.cfg.Clock.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived, Region: v.region(),
+	s.render(w, r, http.StatusOK, "video", videoView{shared: shared{sh}, Title: v.Title, Video: v, YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived, Region: v.region(),
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
 }

@@ -196,7 +196,6 @@ type worldwideView struct {
 	Title  string
 	World  WorldwideJSON
 	Thumbs bool
-	Now    time.Time
 }
 
 func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
@@ -211,5 +210,5 @@ func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
 	if len(ww.Videos) > 0 {
 		sh.Image = s.previewImage(ww.Videos[0].Thumbnail, ww.Videos[0].Title)
 	}
-	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Clock.Now()})
+	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails})
 }

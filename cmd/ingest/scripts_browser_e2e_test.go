@@ -143,7 +143,7 @@ func fontOf(t *testing.T, ctx context.Context, sel string) string {
 // phoneFacts checks a chart on a phone: each fact of a row's line (its
 // views, its upload age) whole on one line, none cut at the cell's edge;
 // the pickers and the Show button on one line. The first row is given the
-// longest facts a row shows ("999.9M views", "uploaded 59 minutes ago")
+// longest facts a row shows ("999.9M views", "uploaded Sep 30, 2026")
 // and the category picker the longest of YouTube's category names, as the
 // charts that cut them had.
 func phoneFacts(t *testing.T, ctx context.Context, page string) {
@@ -155,7 +155,7 @@ func phoneFacts(t *testing.T, ctx context.Context, page string) {
 	}](t, ctx, `(() => {
 		const first = document.querySelector('.chart-table tbody tr .stats');
 		first.querySelector('.views-inline').textContent = '999.9M views';
-		first.querySelector('.age').textContent = 'uploaded 59 minutes ago';
+		first.querySelector('.age').textContent = 'uploaded Sep 30, 2026';
 		const o = document.createElement('option');
 		o.textContent = 'Nonprofits & Activism';
 		document.querySelector('form.pick select[name=category]').append(o);
