@@ -136,8 +136,8 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	name, key := s.places.name(region), "chart\x00"+region
-	f := atomFeed{Lang: "en", ID: feedID(key), Title: "Trending in " + name, Author: feedAuthor,
+	name, in, key := s.places.name(region), s.places.in(region), "chart\x00"+region
+	f := atomFeed{Lang: "en", ID: feedID(key), Title: "Trending in " + in, Author: feedAuthor,
 		Subtitle: "The " + name + " chart of most popular videos as YouTube gave it at each run",
 		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link(chartPath(region, "") + "/feed")},
 			{Rel: "alternate", Type: "text/html", Href: s.link(chartPath(region, ""))}}}
@@ -146,7 +146,7 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 		card, since := CardOf(e.Video), st.Since[e.ID]
 		latest = maxTime(latest, since)
 		f.Entries = append(f.Entries, s.feedEntry(key, card, region, since,
-			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, name, stampTime(st.Held[e.ID]), card.Channel)))
+			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, in, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
 	s.sendFeed(w, r, f)

@@ -58,10 +58,12 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Lead = top
-		v.Title = "Trending in " + s.places.name(l.Region)
+		v.Title = "Trending in " + s.places.in(l.Region)
 	}
 	v.Areas = s.places.areas(codes, l.Region)
-	v.Share = share{URL: s.canonical("/"), Type: "website", Title: "Trending on YouTube",
+	// The preview's title is the page's, which follows the region it
+	// leads with (the page is kept per lead).
+	v.Share = share{URL: s.canonical("/"), Type: "website", Title: v.Title,
 		Description: fmt.Sprintf("YouTube's trending charts of %d %s, kept up to date: each region's chart, what trends worldwide, and each video's ranks and views over time.",
 			len(codes), plural(len(codes), "region", "regions")),
 		Feeds: s.feeds()}

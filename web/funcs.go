@@ -22,7 +22,7 @@ func templateFuncs(signOut, operator bool, asset func(string) string, names plac
 		"dur": report.ShortDuration, "chartLabel": names.chart, "chartPath": chartPath, "regionList": names.list,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
 		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
-		"short":    short, "channel": channelURL, "language": languageName, "region": names.name,
+		"short":    short, "channel": channelURL, "language": languageName, "region": names.name, "inRegion": names.in,
 		"moved": movementText, "gained": func(p *int64) string {
 			if *p < 0 {
 				return "−" + short(-*p)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,9 @@ func TestScriptsInBrowser(t *testing.T) {
 					}
 				}
 			}
+			if region == "SA" {
+				arabicAligned(t, ctx, sc.name+" SA chart")
+			}
 			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 			if err != nil {
 				t.Fatal(err)
@@ -50,5 +54,18 @@ func TestScriptsInBrowser(t *testing.T) {
 			}
 		}
 	}
+	browsertest.Do(t, ctx, "the worldwide page", chromedp.Navigate(srv.URL+"/worldwide"), chromedp.WaitVisible(chromedp.CSS(`ol.world`)))
+	arabicAligned(t, ctx, "worldwide page")
 	t.Logf("screenshots in %s", dir)
+}
+
+// arabicAligned checks that the page's Arabic title ends at the right of
+// its box, as a right-to-left text starts, on every page alike.
+func arabicAligned(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	gap := browsertest.Eval[float64](t, ctx, `(() => { const a = document.querySelector('a.title[lang=ar]'); const r = document.createRange();
+		r.selectNodeContents(a); return a.getBoundingClientRect().right - r.getBoundingClientRect().right; })()`)
+	if gap > 2 {
+		t.Errorf("%s: the Arabic title ends %.0f px left of its box's right edge, want it aligned right", where, gap)
+	}
 }

@@ -158,8 +158,8 @@ func (s *Server) chartShare(c ChartJSON, title string) share {
 		title += " at " + stampTime(c.at)
 	}
 	sh := share{URL: s.canonical(chartHref(c.Region, c.Category, c.Language, at)), Type: "website", Title: title,
-		Description: "The videos trending on YouTube in " + label + ", as YouTube gave them at " + stampTime(c.at) + ".",
-		Feeds:       s.feeds(shareFeed{Href: chartPath(c.Region, "") + "/feed", Title: "Trending in " + s.places.name(c.Region) + " (Atom feed)"})}
+		Description: "The videos trending on YouTube in " + withThe(label) + ", as YouTube gave them at " + stampTime(c.at) + ".",
+		Feeds:       s.feeds(shareFeed{Href: chartPath(c.Region, "") + "/feed", Title: "Trending in " + s.places.in(c.Region) + " (Atom feed)"})}
 	if len(c.Entries) > 0 {
 		sh.Image = s.previewImage(c.Entries[0].Thumbnail, c.Entries[0].Title)
 	}
