@@ -283,7 +283,8 @@ func (s *Server) fresher(r *http.Request, h http.Handler, uri string, before *an
 // build makes the first answer of uri, none being kept, or waits for the
 // build under way: the answer to serve, or nil when it was not one to
 // keep and has been sent. The build runs under the request's deadline,
-// so a wait here is bounded by it too.
+// so a wait here is bounded by it too; an anonymous reader's, within the
+// site's budget (budget.go).
 func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, mark string) *answer {
 	f, lead := s.answers.join(uri)
 	if !lead {
@@ -303,6 +304,16 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		return a
 	}
 	s.answers.waited.Add(1)
+	if !s.private(r) {
+		release, ok := s.budget.take(r.Context(), budgetWait)
+		if !ok {
+			b := s.busy(r)
+			s.answers.land(uri, f, nil, b.clone())
+			s.send(w, r, b)
+			return nil
+		}
+		defer release()
+	}
 	started := s.cfg.Clock.Now()
 	b := s.buildAnswer(r, h)
 	if !keepable(b) {

@@ -117,6 +117,7 @@ type Server struct {
 	static   *staticFiles
 	seen     seenTags
 	answers  answers
+	budget   *budget // the builds anonymous readers may run at once (budget.go)
 	places   places
 	front    frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
@@ -166,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
 	s.answers.set = newKeptSet(cfg.Kept)
+	s.budget = defaultBudget()
 	s.routes()
 	return s, nil
 }
