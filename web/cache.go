@@ -41,7 +41,7 @@ const markEvery = time.Second
 
 // freshWait is how long a reader waits for its page's new copy, the mark
 // having moved, before it is answered from the copy before.
-const freshWait = 2 * time.Second
+const freshWait = 500 * time.Millisecond
 
 // rebuildEvery is how long a page whose build failed (out of time, the
 // store busy) is served from its copy before a build is tried again.
