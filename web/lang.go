@@ -73,19 +73,28 @@ func mainScript(text string) string {
 }
 
 // langOf is the lang attribute of text shown on region's chart, given
-// the owner's tag for it ("" none): the tag when the text is Latin or
-// the tag's language is written in its script (a Chinese tag with no script takes the region's, zh-Hant
-// in Taiwan); else the language the script and region give: Han text as
-// Traditional Chinese in Taiwan and Hong Kong, Simplified in mainland
-// China and Singapore, Japanese in Japan, Chinese elsewhere; kana as
-// Japanese, Hangul as Korean; a script of many languages (Latin) as the
-// region's own language when it is written in it, else none. "" means
-// not known: the element then keeps the page's, with dir="auto".
+// the owner's tag for it ("" none). The tag is believed when the text is
+// Latin (a name, a romanized lyric may be any language's) or its
+// language is written in the text's script, a Chinese tag with no script
+// taking the region's (zh-Hant in Taiwan); a Han or Thai title tagged
+// "en" is not English, and then, as without a tag, the script and the
+// region say (scriptLang). "" means not known: the element keeps the
+// page's, with dir="auto".
 func langOf(text, region, tag string) string {
 	script := mainScript(text)
 	if t, ok := ownerTag(tag); ok && (script == "" || script == "Latn" || writtenIn(t, script)) {
 		return withScript(t, region).String()
 	}
+	return scriptLang(script, region)
+}
+
+// scriptLang is the language text in script says on region's chart: Han
+// as Traditional Chinese in Taiwan and Hong Kong, Simplified in mainland
+// China and Singapore, Japanese in Japan, Chinese elsewhere; kana as
+// Japanese; a script of many languages (Latin) as the region's own
+// language when it is written in it, else none; any other as the
+// region's language written in it, else the script's first.
+func scriptLang(script, region string) string {
 	if script == "" {
 		return ""
 	}
