@@ -328,9 +328,20 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 	return a
 }
 
-// detached is r to be built from again after it is over.
+// detached is r to be built from again after it is over, kept with its
+// answer: without the token or the session it may carry, which no kept
+// answer is built from and no copy of a request should hold.
 func detached(r *http.Request) *http.Request {
-	return r.Clone(context.WithoutCancel(r.Context()))
+	c := r.Clone(context.WithoutCancel(r.Context()))
+	c.Header.Del("Authorization")
+	cookies := c.Cookies()
+	c.Header.Del("Cookie")
+	for _, k := range cookies {
+		if k.Name != CookieName {
+			c.AddCookie(k)
+		}
+	}
+	return c
 }
 
 // rebuild starts the build of uri's copy under mark beside the requests,

@@ -186,3 +186,17 @@ func TestNewBytesWithinTheSecondAreLater(t *testing.T) {
 		t.Errorf("new bytes a second on: Last-Modified %v, want after %v and not ahead of the clock", later.modified, old.modified)
 	}
 }
+
+// TestKeptAnswersHoldNoCredential: the request a kept answer is built
+// again from holds neither the token nor the session it came with.
+func TestKeptAnswersHoldNoCredential(t *testing.T) {
+	t.Parallel()
+	r, _ := http.NewRequest("GET", "/charts/US", nil)
+	r.Header.Set("Authorization", "Bearer secret-token")
+	r.AddCookie(&http.Cookie{Name: CookieName, Value: "secret-session"})
+	r.AddCookie(&http.Cookie{Name: regionCookie, Value: "JP"})
+	d := detached(r)
+	if got := d.Header.Get("Authorization") + d.Header.Get("Cookie"); strings.Contains(got, "secret") || !strings.Contains(got, regionCookie+"=JP") {
+		t.Errorf("the request kept: Authorization and Cookie %q; want no secret, the region kept", got)
+	}
+}
