@@ -11,39 +11,52 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ingestworks/ingest/clock"
 )
 
 // The readers' answers (the front page, charts, videos, search, and their
-// JSON) change only when the store's data does, and with the ages they
-// show. So each is built once per change of the store's mark
-// (store.DataMark) and per minute (the finest age a page shows, "5
-// minutes ago"), kept with its ETag and its gzip form, and served from
-// memory; a conditional request is answered from what is kept, without
-// building anything.
+// JSON) change only when the store's data does: no page shows a time
+// relative to now (each time is absolute, in <time datetime>), so a copy
+// stays true however long it is kept. So each is built once per change
+// of the store's mark (store.DataMark), kept with its ETag and its gzip
+// form, and served from memory; a conditional request is answered from
+// what is kept, without building anything.
 //
-// A reader never waits for a page to be built again: while the page kept
-// is out of date, it is served as it is, and one build of its new copy
-// runs beside the requests (one per page at a time, and at most one per
-// rebuildEvery, however often runs land), which then takes its place.
-// Only a page with no copy yet is built in a request, once for all who
-// ask for it meanwhile (docs/api.md, "The dashboard").
+// A landed run replaces the pages it changes before readers are answered
+// from them: a watcher beside the requests reads the mark every
+// markEvery and, when it moved, builds again each kept page readers asked
+// for since its last build, one at a time; a reader who finds the mark
+// moved before the watcher did, or a page it has not reached yet, waits
+// for that page's one build, up to freshWait, rather than be answered
+// from the copy before. Only past freshWait (the store slow), or when the
+// build failed (tried again after rebuildEvery), is the copy before
+// served: never a 503 for a page kept (docs/api.md, "The dashboard").
 //
 // Only a 200 is kept, under a bound in bytes and in answers (evict.go): a
 // URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked
 // for once push out one another, never the pages readers keep asking for.
 
 // markEvery is how often the store's mark is read: a run that lands is
-// seen within it.
+// seen within it, by the watcher or by a request.
 const markEvery = time.Second
 
-// rebuildEvery is the least time between the starts of two builds of one
-// kept answer: a daemon at every region lands a run every few seconds,
-// and a page that reads every region's chart is not built for each.
+// freshWait is how long a reader waits for its page's new copy, the mark
+// having moved, before it is answered from the copy before.
+const freshWait = 500 * time.Millisecond
+
+// rebuildEvery is how long a page whose build failed (out of time, the
+// store busy) is served from its copy before a build is tried again.
 const rebuildEvery = 5 * time.Second
 
+// idleMarks is how many reads of the mark with no reader between them
+// stop the watcher: a site no one reads builds nothing, and its next
+// reader starts it again (and waits for its page's one build).
+const idleMarks = 60
+
 // answers are the kept answers by request URI (evict.go bounds them),
-// and the builds under way, so that many requests for an answer not kept
-// wait for one build.
+// and the builds under way, so that many requests for an answer wait for
+// one build.
 type answers struct {
 	set *keptSet
 
@@ -56,24 +69,33 @@ type answers struct {
 	markReading bool // a request reads the mark now: the others take the one known
 
 	builds   atomic.Int64 // how many answers were built: tests and the metrics read it
-	rebuilds atomic.Int64 // of them, built beside the requests for a page kept
+	rebuilds atomic.Int64 // of them, built again for a page kept
 	waited   atomic.Int64 // requests that waited for a page's first build
 
+	watching atomic.Bool  // the watcher runs
+	asked    atomic.Bool  // a reader was answered since the watcher last looked
+	seen     atomic.Int64 // the house's time the last reader read (Unix ns): the watcher's now
+
+	// wait is freshWait, shorter in tests.
+	wait time.Duration
 	// slow, when set, runs before each build's handler with its request,
 	// under its deadline: the tests make a build slow with it.
 	slow func(r *http.Request)
-	// rebuilt, when set, is called when a build beside the requests is
+	// rebuilt, when set, is called when a build again of a kept page is
 	// over, with the URI's key: the tests await it.
 	rebuilt func(key string)
 }
 
 // flight is one build under way: done closes when it is over, a then
 // being the answer kept, nil when it was not one to keep (b is then what
-// was built, for those who waited for it).
+// was built, for those who waited for a first build). A build again that
+// keeps nothing either left the copy (failed) or dropped it (the page is
+// gone or wrong now).
 type flight struct {
-	done chan struct{}
-	a    *answer
-	b    *buffered
+	done    chan struct{}
+	a       *answer
+	b       *buffered
+	dropped bool
 }
 
 // join is the build of key under way, and whether the caller is to run it
@@ -102,16 +124,23 @@ func (a *answers) land(key string, f *flight, ans *answer, b *buffered) {
 	close(f.done)
 }
 
-// answer is a built 200: its header, its bytes plain and compressed, and
-// what it was built under.
+// answer is a built 200: its header, its bytes plain and compressed, what
+// it was built under, and what from, to be built again beside the
+// requests.
 type answer struct {
 	mark     string
-	minute   time.Time
 	header   http.Header
 	body, gz []byte
 	etag     string
-	modified time.Time // when these bytes were first built; zero: not said
+	modified time.Time // when its content last changed, else when these bytes were first built; zero: not said
 	built    time.Time // when the build of this copy, or the last try at a new one, began
+	failed   bool      // the last try at a new copy failed: the next waits rebuildEvery
+
+	req *http.Request // what it was built from, outliving its request
+	h   http.Handler
+	// asked says it was served since it was built: the watcher builds
+	// again only what readers read.
+	asked atomic.Bool
 }
 
 // currentMark is the store's data mark, read at most once per markEvery
@@ -127,6 +156,12 @@ func (s *Server) currentMark(ctx context.Context, now time.Time) string {
 	}
 	a.markReading = true
 	a.markMu.Unlock()
+	return s.readMark(ctx, now)
+}
+
+// readMark reads the store's mark and makes it the one known, at now.
+func (s *Server) readMark(ctx context.Context, now time.Time) string {
+	a := &s.answers
 	m, err := s.cfg.DB.DataMark(ctx)
 	a.markMu.Lock()
 	defer a.markMu.Unlock()
@@ -195,7 +230,7 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.transport(w, r, k.build)
 		return
 	}
-	uri, minute := r.URL.RequestURI(), now.Truncate(time.Minute)
+	uri := r.URL.RequestURI()
 	if k.variant != nil {
 		built, key, keep := k.variant(r, mark)
 		if !keep {
@@ -204,24 +239,55 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r, uri = built, uri+"\x00"+key
 	}
+	s.watch(now)
 	a := s.answers.set.get(uri)
-	switch {
-	case a.fresh(mark, minute):
-	case a != nil:
-		s.rebuild(r, k.build, uri, a, mark, minute, now)
-	default:
-		if a = s.build(w, r, k.build, uri, mark, minute); a == nil {
+	if a != nil && !a.fresh(mark) {
+		a = s.fresher(r, k.build, uri, a, mark, now)
+	}
+	if a == nil {
+		if a = s.build(w, r, k.build, uri, mark); a == nil {
 			return
 		}
 	}
+	a.asked.Store(true)
 	s.serveAnswer(w, r, a)
+}
+
+// fresher is uri's copy built under mark, for which the reader waits up
+// to freshWait; the copy before when it does not come by then or its
+// build failed; nil when the page is gone or wrong now, to be built in
+// the request.
+func (s *Server) fresher(r *http.Request, h http.Handler, uri string, before *answer, mark string, now time.Time) *answer {
+	f := s.rebuild(r, h, uri, before, mark, now)
+	if f == nil {
+		return before
+	}
+	wait := s.answers.wait
+	if wait <= 0 {
+		wait = freshWait
+	}
+	t := clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-f.done:
+	case <-t.C:
+		return before
+	}
+	switch {
+	case f.a != nil:
+		return f.a
+	case f.dropped:
+		return nil
+	}
+	return before
 }
 
 // build makes the first answer of uri, none being kept, or waits for the
 // build under way: the answer to serve, or nil when it was not one to
 // keep and has been sent. The build runs under the request's deadline,
-// so a wait here is bounded by it too.
-func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, mark string, minute time.Time) *answer {
+// so a wait here is bounded by it too; an anonymous reader's, within the
+// site's budget (budget.go).
+func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, mark string) *answer {
 	f, lead := s.answers.join(uri)
 	if !lead {
 		s.answers.waited.Add(1)
@@ -229,14 +295,27 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		if f.a != nil {
 			return f.a
 		}
+		if f.b == nil { // a build again that kept nothing: this request builds
+			return s.build(w, r, h, uri, mark)
+		}
 		s.send(w, r, f.b.clone())
 		return nil
 	}
-	if a := s.answers.set.get(uri); a != nil { // kept while this request looked
+	if a := s.answers.set.get(uri); a != nil && a.fresh(mark) { // kept while this request looked
 		s.answers.land(uri, f, a, nil)
 		return a
 	}
 	s.answers.waited.Add(1)
+	if !s.private(r) {
+		release, ok := s.budget.take(r.Context(), budgetWait)
+		if !ok {
+			b := s.busy(r)
+			s.answers.land(uri, f, nil, b.clone())
+			s.send(w, r, b)
+			return nil
+		}
+		defer release()
+	}
 	started := s.cfg.Clock.Now()
 	b := s.buildAnswer(r, h)
 	if !keepable(b) {
@@ -244,54 +323,122 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		s.send(w, r, b)
 		return nil
 	}
-	a := newAnswer(b, mark, minute, nil, s.cfg.Clock.Now())
-	a.built = started
+	a := newAnswer(b, mark, nil, s.cfg.Clock.Now())
+	a.built, a.req, a.h = started, detached(r), h
 	s.answers.set.put(uri, a)
 	s.answers.land(uri, f, a, nil)
 	return a
 }
 
-// rebuild starts the build of uri's new answer beside the requests, its
-// copy before being served meanwhile: unless one is under way, or the
-// copy's build began less than rebuildEvery ago. The build reads r's
+// detached is r to be built from again after it is over, kept with its
+// answer: without the token or the session it may carry, which no kept
+// answer is built from and no copy of a request should hold.
+func detached(r *http.Request) *http.Request {
+	c := r.Clone(context.WithoutCancel(r.Context()))
+	c.Header.Del("Authorization")
+	cookies := c.Cookies()
+	c.Header.Del("Cookie")
+	for _, k := range cookies {
+		if k.Name != CookieName {
+			c.AddCookie(k)
+		}
+	}
+	return c
+}
+
+// rebuild starts the build of uri's copy under mark beside the requests,
+// or joins the one under way: its flight, nil when none is to run (the
+// last try failed less than rebuildEvery ago). The build reads r's
 // values, not its life: it goes on when r is over, under its own
 // deadline.
-func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *answer, mark string, minute, now time.Time) {
-	if since := now.Sub(before.built); since < rebuildEvery && since >= 0 {
-		return
+func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *answer, mark string, now time.Time) *flight {
+	if since := now.Sub(before.built); before.failed && since < rebuildEvery && since >= 0 {
+		return nil
 	}
 	f, lead := s.answers.join(uri)
 	if !lead {
-		return
+		return f
 	}
-	r = r.Clone(context.WithoutCancel(r.Context()))
+	r = detached(r)
 	s.answers.rebuilds.Add(1)
 	go func() {
 		b := s.buildBeside(r, h)
 		var a *answer
 		switch {
 		case keepable(b):
-			a = newAnswer(b, mark, minute, before, s.cfg.Clock.Now())
-			a.built = now
+			a = newAnswer(b, mark, before, now)
+			a.built, a.req, a.h = now, r, h
 			s.answers.set.put(uri, a)
 		case b.status >= http.StatusInternalServerError:
 			// Not built this time (out of time, the store busy, a
-			// failure): the copy
-			// before stays, tried again after rebuildEvery.
-			again := *before
-			again.built = now
-			s.answers.set.put(uri, &again)
+			// failure): the copy before stays, tried again after
+			// rebuildEvery.
+			again := &answer{mark: before.mark, header: before.header, body: before.body, gz: before.gz, etag: before.etag,
+				modified: before.modified, built: now, failed: true, req: before.req, h: before.h}
+			s.answers.set.put(uri, again)
 		default:
 			// The page is gone or wrong now (a video deleted, a region
-			// no longer charted): its copy goes with it, and the next
+			// no longer charted): its copy goes with it, and the
 			// request builds what it is now.
 			s.answers.set.drop(uri)
+			f.dropped = true
 		}
 		s.answers.land(uri, f, a, nil)
 		if s.answers.rebuilt != nil {
 			s.answers.rebuilt(uri)
 		}
 	}()
+	return f
+}
+
+// watch starts the watcher unless it runs; now is the house's time.
+func (s *Server) watch(now time.Time) {
+	s.answers.seen.Store(now.UnixNano())
+	s.answers.asked.Store(true)
+	if s.answers.watching.CompareAndSwap(false, true) {
+		go s.watcher()
+	}
+}
+
+// watcher reads the store's mark every markEvery and, when it moved,
+// builds again the kept pages readers asked for since their build, one at
+// a time, so that readers find them fresh; it stops after idleMarks reads
+// with no reader between them.
+func (s *Server) watcher() {
+	tick := clock.NewTicker(markEvery)
+	defer tick.Stop()
+	idle := 0
+	for range tick.C {
+		if s.answers.asked.Swap(false) {
+			idle = 0
+		} else if idle++; idle >= idleMarks {
+			s.answers.watching.Store(false)
+			if !s.answers.asked.Load() || !s.answers.watching.CompareAndSwap(false, true) {
+				return
+			}
+			idle = 0
+		}
+		s.refreshKept()
+	}
+}
+
+// refreshKept builds again, one at a time, each kept page asked for since
+// its build whose mark is not the store's now. Its time is the one the
+// last reader read: the house's clock is read by the requests alone.
+func (s *Server) refreshKept() {
+	now := time.Unix(0, s.answers.seen.Load())
+	mark, err := s.cfg.DB.DataMark(context.Background())
+	if err != nil {
+		return // the requests read it again, and say why it failed
+	}
+	s.answers.markMu.Lock()
+	s.answers.mark = mark // newer than any known: the requests take it until theirs is due
+	s.answers.markMu.Unlock()
+	for _, k := range s.answers.set.stale(mark) {
+		if f := s.rebuild(k.a.req, k.a.h, k.key, k.a, mark, now); f != nil {
+			<-f.done
+		}
+	}
 }
 
 // buildBeside is buildAnswer for a build beside the requests: a panic,
@@ -321,9 +468,9 @@ func keepable(b *buffered) bool {
 	return b.status == http.StatusOK && strings.HasPrefix(b.header.Get("Cache-Control"), revalidate)
 }
 
-// fresh reports whether a was built under mark in this minute.
-func (a *answer) fresh(mark string, minute time.Time) bool {
-	return a != nil && a.mark == mark && a.minute.Equal(minute)
+// fresh reports whether a was built under mark.
+func (a *answer) fresh(mark string) bool {
+	return a != nil && a.mark == mark
 }
 
 // buildAnswer runs the handler into a buffer, counting the build.
@@ -334,15 +481,33 @@ func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
 	return b
 }
 
-// newAnswer keeps b's bytes with their ETag and gzip form; bytes the same
-// as the answer before keep its first-built time, which Last-Modified
-// says.
-func newAnswer(b *buffered, mark string, minute time.Time, before *answer, now time.Time) *answer {
+// setModified says t, when what an answer shows last changed, as its
+// Last-Modified: a kept answer keeps it rather than the time it was built
+// (newAnswer), so that a copy built again after a restart is not new to a
+// client that asks If-Modified-Since. The epoch (no content yet) says
+// nothing.
+func setModified(h http.Header, t time.Time) {
+	if t.After(time.Unix(0, 0)) {
+		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	}
+}
+
+// newAnswer keeps b's bytes with their ETag and gzip form. Its
+// Last-Modified is the content's time when the handler said it
+// (setModified); else bytes the same as the answer before keep its
+// first-built time.
+func newAnswer(b *buffered, mark string, before *answer, now time.Time) *answer {
 	body := bytes.Clone(b.buf.Bytes())
 	sum := sha256.Sum256(body)
-	a := &answer{mark: mark, minute: minute, header: b.header, body: body,
+	a := &answer{mark: mark, header: b.header, body: body,
 		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: now.Truncate(time.Second)}
+	content, err := http.ParseTime(b.header.Get("Last-Modified"))
 	switch {
+	case err == nil:
+		a.modified = content
+		if before != nil && before.etag == a.etag {
+			a.gz = before.gz
+		}
 	case before != nil && before.etag == a.etag:
 		a.modified, a.gz = before.modified, before.gz
 	case before != nil && !a.modified.After(before.modified):

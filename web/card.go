@@ -5,7 +5,6 @@ package web
 
 import (
 	"net/url"
-	"unicode"
 
 	"github.com/ingestworks/ingest"
 )
@@ -38,29 +37,45 @@ func CardOf(v ingest.Video) VideoCard {
 		Duration: v.Duration, Thumbnail: v.Thumbnail, AudioLanguage: v.AudioLanguage, Language: v.Language}
 }
 
-// textLang is the language of a video's title and description as a lang
-// attribute: the owner's tag for the text, else the one for the spoken
-// language (which most owners who give a tag give), but for one that says
-// the audio has no words; else, for a title in kana or Hangul, Japanese
-// or Korean, whose Han characters a browser draws in the forms of the
-// language it is told; "" (unknown, rather than the page's English)
-// otherwise.
-func textLang(c VideoCard) string {
-	switch {
-	case c.Language != "":
+// ownerLang is the owner's tag for a video's words: the text's, else
+// the spoken language's (which most owners who give a tag give), but not
+// one that says the audio has no words; "" when they gave none.
+func (c VideoCard) ownerLang() string {
+	if c.Language != "" {
 		return c.Language
-	case c.AudioLanguage != "" && c.AudioLanguage != "zxx" && c.AudioLanguage != "und":
+	}
+	if c.AudioLanguage != "zxx" && c.AudioLanguage != "und" {
 		return c.AudioLanguage
 	}
-	for _, r := range c.Title {
-		switch {
-		case unicode.In(r, unicode.Hiragana, unicode.Katakana):
-			return "ja"
-		case unicode.Is(unicode.Hangul, r):
-			return "ko"
-		}
-	}
 	return ""
+}
+
+// titleLang is the lang of a video's title on region's chart (langOf).
+func titleLang(c VideoCard, region string) string {
+	return langOf(c.Title, region, c.ownerLang())
+}
+
+// videoLang is the language a chart's tabs put a video in on region's
+// chart: its owner's tag for the audio, else for the text, unless its
+// title's script gainsays it; else its title's (langOf).
+func videoLang(c VideoCard, region string) string {
+	tag := c.AudioLanguage
+	if tag == "" || tag == "zxx" || tag == "und" {
+		tag = c.Language
+	}
+	return langOf(c.Title, region, tag)
+}
+
+// wordsLang is the lang of a video's other words (its description, a
+// tag) on region's chart: their own script, the owner's tag a hint.
+func wordsLang(text string, c VideoCard, region string) string {
+	return langOf(text, region, c.ownerLang())
+}
+
+// nameLang is the lang of a name no tag speaks for (a channel's) on
+// region's chart: its script and the region alone.
+func nameLang(name, region string) string {
+	return langOf(name, region, "")
 }
 
 // thumbnail is the URL of a thumbnail the policy lets the page load:
@@ -79,4 +94,22 @@ func channelURL(id string) string {
 		return ""
 	}
 	return "https://www.youtube.com/channel/" + url.PathEscape(id)
+}
+
+// placed is a video shown on region's chart: what the byline and the
+// YouTube link draw, each string in its own language.
+type placed struct {
+	VideoCard
+	Region string
+}
+
+func placedIn(c VideoCard, region string) placed { return placed{c, region} }
+
+// firstOf is the first of regions, "" none: the region a hit's or a
+// video's words are read by (where it charts first).
+func firstOf(regions []string) string {
+	if len(regions) == 0 {
+		return ""
+	}
+	return regions[0]
 }

@@ -100,34 +100,49 @@ func (e EntryJSON) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Server) chart(r *http.Request) (ChartJSON, error) {
-	region, err := regionParam(r.PathValue("region"), true)
+	q, err := chartQuery(r)
 	if err != nil {
 		return ChartJSON{}, err
+	}
+	return s.readChart(r.Context(), q)
+}
+
+// chartQuery is the chart a request asks for: its region, category, run,
+// length and language.
+func chartQuery(r *http.Request) (store.ChartQuery, error) {
+	region, err := regionParam(r.PathValue("region"), true)
+	if err != nil {
+		return store.ChartQuery{}, err
 	}
 	category, err := categoryParam(r)
 	if err != nil {
-		return ChartJSON{}, err
+		return store.ChartQuery{}, err
 	}
 	at, err := timeParam(r, "at")
 	if err != nil {
-		return ChartJSON{}, err
+		return store.ChartQuery{}, err
 	}
 	limit, err := limitParam(r, maxChartLimit, maxChartLimit)
 	if err != nil {
-		return ChartJSON{}, err
+		return store.ChartQuery{}, err
 	}
 	language, err := languageParam(r)
 	if err != nil {
-		return ChartJSON{}, err
+		return store.ChartQuery{}, err
 	}
-	depth := store.ChartFull
+	return store.ChartQuery{Region: region, Category: category, Language: language, At: at, Limit: limit}, nil
+}
+
+// readChart reads q's chart, with the history the computed figures need
+// when they are shown.
+func (s *Server) readChart(ctx context.Context, q store.ChartQuery) (ChartJSON, error) {
+	q.Depth = store.ChartFull
 	if !s.cfg.Derived { // the history is read for the computed figures alone
-		depth = store.ChartPlain
+		q.Depth = store.ChartPlain
 	}
-	c, err := s.cfg.DB.Chart(r.Context(), store.ChartQuery{Region: region, Category: category, Language: language,
-		At: at, Limit: limit, Depth: depth})
+	c, err := s.cfg.DB.Chart(ctx, q)
 	if errors.Is(err, store.ErrNoChart) {
-		return ChartJSON{}, s.noChart(r.Context(), region, category, at)
+		return ChartJSON{}, s.noChart(ctx, q.Region, q.Category, q.At)
 	}
 	if err != nil {
 		return ChartJSON{}, err
@@ -204,12 +219,11 @@ type chartView struct {
 	Chart      ChartJSON
 	At         string // the picker's value: the run's time, to the minute, UTC
 	Thumbs     bool
-	Regions    []area       // the regions with a chart, by area
-	Categories []option     // the region's charts: all, and each category
-	Languages  []switchLink // all, then the run's languages
-	Prev, Next string       // the chart's run before and after this one
-	Latest     string       // "" when this is the latest
-	Now        time.Time
+	Regions    []area            // the regions with a chart, by area
+	Categories []option          // the region's charts: all, and each category
+	Languages  []switchLink      // all, then the run's languages
+	Prev, Next string            // the chart's run before and after this one
+	Latest     string            // "" when this is the latest
 	Sort       string            // the rows' order (chartSorts)
 	SortHref   map[string]string // each order the page offers, by key
 }
@@ -220,7 +234,17 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	c, err := s.chart(r)
+	q, err := chartQuery(r)
+	if err != nil {
+		s.pageFail(w, r, err)
+		return
+	}
+	// The page's languages are found from the owners' tags and the
+	// titles' scripts (lang.go), over the whole run: the store's filter
+	// knows only the tags, which most titles lack.
+	language := q.Language
+	q.Language = ""
+	c, err := s.readChart(r.Context(), q)
 	var nf *notFound
 	if errors.As(err, &nf) && nf.code == "no_chart" {
 		s.noChartPage(w, r, nf)
@@ -230,9 +254,11 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
+	tabs := languageTabs(c, language)
+	c.Language, c.Entries = language, inLanguage(c.Entries, c.Region, language)
 	sortEntries(c.Entries, order)
 	v := chartView{Title: s.places.chart(c.Region, c.Category) + " chart", Chart: c, Thumbs: !s.cfg.NoThumbnails,
-		At: c.at.UTC().Format(LocalMinute), Now: s.cfg.Clock.Now(), Sort: order}
+		At: c.at.UTC().Format(LocalMinute), Sort: order}
 	v.SortHref = map[string]string{}
 	for _, o := range chartSorts {
 		if !o.Computed || s.cfg.Derived {
@@ -254,12 +280,7 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Regions, v.Categories = s.places.pickerAreas(charts, c.Region), pickerCategories(charts, c.Region, c.Category)
-	langs, err := s.cfg.DB.ChartLanguages(r.Context(), c.Region, c.RunID)
-	if err != nil {
-		s.pageFail(w, r, err)
-		return
-	}
-	v.Languages = languageTabs(c, langs)
+	v.Languages = tabs
 	v.Share = s.chartShare(c, v.Title)
 	s.render(w, r, http.StatusOK, "chart", v)
 }
@@ -340,26 +361,73 @@ type switchLink struct {
 	Current     bool
 }
 
-// languageTabs offers the chart in every language and in each of its
-// run's, at the same run: the latest stays the latest, an earlier run is
-// kept by its time. A filter the run has no videos of (fr, or a narrower
-// hi-in) is a tab of its own, so the page says what it shows.
-func languageTabs(c ChartJSON, langs []store.ChartLanguage) []switchLink {
+// languageTabs offers the chart c (every language's) in every language
+// and in each of its videos' (videoLang), most videos first, at the same run: the
+// latest stays the latest, an earlier run is kept by its time. A filter
+// the run has no videos of (fr) is a tab of its own, so the page says
+// what it shows.
+func languageTabs(c ChartJSON, current string) []switchLink {
 	var at time.Time
 	if c.NextRunID != nil {
 		at = c.at
 	}
-	tabs := []switchLink{{Label: "All", Href: chartHref(c.Region, c.Category, "", at), Current: c.Language == ""}}
-	found := c.Language == ""
-	for _, l := range langs {
-		found = found || l.Language == c.Language
-		tabs = append(tabs, switchLink{Label: languageName(l.Language), Count: l.Videos, Href: chartHref(c.Region, c.Category, l.Language, at),
-			Current: l.Language == c.Language, Title: fmt.Sprintf("%d %s in %s by audio (else text) language", l.Videos, plural(l.Videos, "video", "videos"), l.Language)})
+	cur := langKey(current)
+	tabs := []switchLink{{Label: "All", Href: chartHref(c.Region, c.Category, "", at), Current: current == ""}}
+	found := current == ""
+	for _, l := range titleLanguages(c.Entries, c.Region) {
+		found = found || l.key == cur
+		tabs = append(tabs, switchLink{Label: languageName(l.key), Count: l.videos, Href: chartHref(c.Region, c.Category, l.key, at),
+			Current: l.key == cur, Title: fmt.Sprintf("%d %s in %s by audio (else text) language, or the title's script", l.videos, plural(l.videos, "video", "videos"), l.key)})
 	}
 	if !found {
-		tabs = append(tabs, switchLink{Label: languageName(c.Language), Href: chartHref(c.Region, c.Category, c.Language, at), Current: true})
+		tabs = append(tabs, switchLink{Label: languageName(current), Href: chartHref(c.Region, c.Category, current, at), Current: true})
 	}
 	return tabs
+}
+
+// titleLanguage is a language a chart's videos are in, and how many.
+type titleLanguage struct {
+	key    string
+	videos int
+}
+
+// titleLanguages are the languages of entries on region's chart (langKey
+// of videoLang), most videos first, then by tag.
+func titleLanguages(entries []EntryJSON, region string) []titleLanguage {
+	count := map[string]int{}
+	for _, e := range entries {
+		if k := langKey(videoLang(e.VideoCard, region)); k != "" {
+			count[k]++
+		}
+	}
+	out := make([]titleLanguage, 0, len(count))
+	for k, n := range count {
+		out = append(out, titleLanguage{k, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].videos != out[j].videos {
+			return out[i].videos > out[j].videos
+		}
+		return out[i].key < out[j].key
+	})
+	return out
+}
+
+// inLanguage are the entries in language (videoLang) on region's
+// chart ("": all of them); a language without a script (zh) holds each of
+// its scripts.
+func inLanguage(entries []EntryJSON, region, language string) []EntryJSON {
+	want := langKey(language)
+	if language == "" {
+		return entries
+	}
+	out := []EntryJSON{}
+	for _, e := range entries {
+		if k := langKey(videoLang(e.VideoCard, region)); k == want || strings.HasPrefix(k, want+"-") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // chartHref is a chart's page in language ("" every one) at the run that

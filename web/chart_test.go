@@ -73,7 +73,7 @@ func TestChartPageReadsLikeAChart(t *testing.T) {
 		`<td class="n peak">#1</td>`, `<td class="n days">2</td>`, `<td class="n views" title="1,500 views at Nov 21 09:00 UTC">1.5K views</td>`,
 		`<td class="n gained"><span title="500 views since the previous run, computed by ingest">&#43;500</span></td>`,
 		`<td class="n gained24"><span title="500 views in 24 hours, computed by ingest">&#43;500</span></td>`,
-		`<a class="channel" href="https://www.youtube.com/channel/UCalpha" rel="noopener noreferrer" dir="auto">Alpha&#39;s channel</a>`,
+		`<a class="channel" href="https://www.youtube.com/channel/UCalpha" rel="noopener noreferrer" lang="en" dir="auto">Alpha&#39;s channel</a>`,
 		`<img src="https://i.ytimg.com/vi/vid-a/mqdefault.jpg" alt="" width="320" height="180" loading="lazy"`,
 		`href="https://www.youtube.com/watch?v=vid-a"`} {
 		if !strings.Contains(a, want) {

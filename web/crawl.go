@@ -123,6 +123,7 @@ func (s *Server) sitemap(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
+	setModified(w.Header(), newestMod(urls))
 	if len(urls) <= s.sitemapMax() {
 		s.sendXML(w, r, urlSet{URLs: urls})
 		return
@@ -155,7 +156,22 @@ func (s *Server) sitemapPart(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, http.StatusNotFound, "No such sitemap: "+r.URL.Path)
 		return
 	}
-	s.sendXML(w, r, urlSet{URLs: urls[from:min(len(urls), from+s.sitemapMax())]})
+	part := urls[from:min(len(urls), from+s.sitemapMax())]
+	setModified(w.Header(), newestMod(part))
+	s.sendXML(w, r, urlSet{URLs: part})
+}
+
+// newestMod is the latest lastmod of urls: a sitemap's own content time
+// (the epoch when none says one, so that it stays the same until the
+// first run).
+func newestMod(urls []sitemapURL) time.Time {
+	newest := time.Unix(0, 0)
+	for _, u := range urls {
+		if t, err := time.Parse(time.RFC3339, u.Lastmod); err == nil {
+			newest = maxTime(newest, t)
+		}
+	}
+	return newest
 }
 
 // sitemapServed answers 404 without Config.PublicURL, saying why.

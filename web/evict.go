@@ -182,3 +182,27 @@ func (s *keptSet) held() (answers, bytes int) {
 	defer s.mu.Unlock()
 	return len(s.byKey), s.size
 }
+
+// keyed is a kept answer with its key.
+type keyed struct {
+	key string
+	a   *answer
+}
+
+// stale are the answers built under another mark than mark that were
+// served since their build, those readers keep asking for first, each
+// segment most recently asked first: what the watcher builds again.
+func (s *keptSet) stale(mark string) []keyed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []keyed
+	for _, l := range []*list.List{&s.protected, &s.probation} {
+		for e := l.Front(); e != nil; e = e.Next() {
+			k := e.Value.(*kept)
+			if k.a.mark != mark && k.a.asked.Load() && k.a.req != nil {
+				out = append(out, keyed{k.key, k.a})
+			}
+		}
+	}
+	return out
+}

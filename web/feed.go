@@ -31,7 +31,10 @@ import (
 
 // atomFeed is an Atom feed document.
 type atomFeed struct {
-	XMLName  xml.Name    `xml:"http://www.w3.org/2005/Atom feed"`
+	XMLName xml.Name `xml:"http://www.w3.org/2005/Atom feed"`
+	// Lang is the language of the feed's own words, the site's; each
+	// entry's title and author say their own.
+	Lang     string      `xml:"xml:lang,attr"`
 	ID       string      `xml:"id"`
 	Title    string      `xml:"title"`
 	Subtitle string      `xml:"subtitle,omitempty"`
@@ -42,6 +45,7 @@ type atomFeed struct {
 }
 
 type atomPerson struct {
+	Lang string `xml:"xml:lang,attr,omitempty"`
 	Name string `xml:"name"`
 	URI  string `xml:"uri,omitempty"`
 }
@@ -55,11 +59,17 @@ type atomLink struct {
 
 type atomEntry struct {
 	ID      string     `xml:"id"`
-	Title   string     `xml:"title"`
+	Title   atomText   `xml:"title"`
 	Updated string     `xml:"updated"`
 	Author  atomPerson `xml:"author"`
 	Links   []atomLink `xml:"link"`
 	Summary string     `xml:"summary"`
+}
+
+// atomText is a text construct in its own language ("" the feed's).
+type atomText struct {
+	Lang string `xml:"xml:lang,attr,omitempty"`
+	Text string `xml:",chardata"`
 }
 
 // feedID is a stable IRI for what key names (a feed, or a chart's video):
@@ -75,10 +85,11 @@ func feedID(key string) string {
 
 func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// feedEntry is one video of a feed, keyed by the feed's key and its id.
-func (s *Server) feedEntry(key string, c VideoCard, at time.Time, summary string) atomEntry {
-	e := atomEntry{ID: feedID(key + "\x00" + c.ID), Title: c.Title, Updated: atomTime(at), Summary: summary,
-		Author: atomPerson{Name: c.Channel, URI: channelURL(c.ChannelID)},
+// feedEntry is one video of a feed, keyed by the feed's key and its id,
+// its title and channel in their languages on region's chart.
+func (s *Server) feedEntry(key string, c VideoCard, region string, at time.Time, summary string) atomEntry {
+	e := atomEntry{ID: feedID(key + "\x00" + c.ID), Title: atomText{titleLang(c, region), c.Title}, Updated: atomTime(at), Summary: summary,
+		Author: atomPerson{Lang: nameLang(c.Channel, region), Name: c.Channel, URI: channelURL(c.ChannelID)},
 		Links: []atomLink{{Rel: "alternate", Type: "text/html", Href: s.link("/videos/" + url.PathEscape(c.ID))},
 			{Rel: "related", Type: "text/html", Href: youTubeURL(c.ID), Title: "Watch on YouTube"}}}
 	if e.Author.Name == "" {
@@ -97,6 +108,9 @@ func (s *Server) sendFeed(w http.ResponseWriter, r *http.Request, f atomFeed) {
 	}
 	w.Header().Set("Content-Type", "application/atom+xml; charset=utf-8")
 	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	if t, err := time.Parse(time.RFC3339, f.Updated); err == nil {
+		setModified(w.Header(), t)
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
 }
@@ -122,8 +136,8 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	name, key := s.places.name(region), "chart\x00"+region
-	f := atomFeed{ID: feedID(key), Title: "Trending in " + name, Author: feedAuthor,
+	name, in, key := s.places.name(region), s.places.in(region), "chart\x00"+region
+	f := atomFeed{Lang: "en", ID: feedID(key), Title: "Trending in " + in, Author: feedAuthor,
 		Subtitle: "The " + name + " chart of most popular videos as YouTube gave it at each run",
 		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link(chartPath(region, "") + "/feed")},
 			{Rel: "alternate", Type: "text/html", Href: s.link(chartPath(region, ""))}}}
@@ -131,8 +145,8 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 	for _, e := range c.Entries {
 		card, since := CardOf(e.Video), st.Since[e.ID]
 		latest = maxTime(latest, since)
-		f.Entries = append(f.Entries, s.feedEntry(key, card, since,
-			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, name, stampTime(st.Held[e.ID]), card.Channel)))
+		f.Entries = append(f.Entries, s.feedEntry(key, card, region, since,
+			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, in, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
 	s.sendFeed(w, r, f)
@@ -158,16 +172,21 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	key := "worldwide"
-	f := atomFeed{ID: feedID(key), Title: "Trending worldwide", Author: feedAuthor,
+	// A feed of another length is another feed: its own id and address.
+	// Its entries are the same entries, keyed alike.
+	key, feedKey, self := "worldwide", "worldwide", "/worldwide/feed"
+	if ww.limit != worldwideTop {
+		feedKey, self = fmt.Sprintf("worldwide\x00limit=%d", ww.limit), fmt.Sprintf("/worldwide/feed?limit=%d", ww.limit)
+	}
+	f := atomFeed{Lang: "en", ID: feedID(feedKey), Title: "Trending worldwide", Author: feedAuthor,
 		Subtitle: "The videos of every region's latest chart of most popular videos, with where they chart",
-		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link("/worldwide/feed")},
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: s.link(self)},
 			{Rel: "alternate", Type: "text/html", Href: s.link("/worldwide")}}}
 	var latest time.Time
 	for _, v := range ww.Videos {
 		at := since[v.ID]
 		latest = maxTime(latest, at)
-		f.Entries = append(f.Entries, s.feedEntry(key, v.VideoCard, at, worldSummary(v)))
+		f.Entries = append(f.Entries, s.feedEntry(key, v.VideoCard, v.BestRegion, at, worldSummary(v)))
 	}
 	// With no chart stored, the feed has no entry to date it by: the
 	// epoch, so that it stays the same until the first run.

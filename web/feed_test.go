@@ -204,8 +204,8 @@ func TestFeedsRoundTrip(t *testing.T) {
 	defer srv.Close()
 
 	us1, world1 := feedOf(t, srv.URL+"/charts/US/feed"), feedOf(t, srv.URL+"/worldwide/feed")
-	if us1.Title != "Trending in United States" || len(us1.Entries) != 3 || us1.Entries[0].Title != "Title stays" ||
-		!strings.HasPrefix(us1.Entries[0].Summary, "#1 in United States since Nov 20 09:00 UTC") {
+	if us1.Title != "Trending in the United States" || len(us1.Entries) != 3 || us1.Entries[0].Title != "Title stays" ||
+		!strings.HasPrefix(us1.Entries[0].Summary, "#1 in the United States since Nov 20 09:00 UTC") {
 		t.Errorf("the US feed: %q, %d entries, first %+v", us1.Title, len(us1.Entries), us1.Entries[0])
 	}
 	gb := entryIDs(t, feedOf(t, srv.URL+"/charts/GB/feed"))
@@ -262,9 +262,9 @@ func TestPagesNameTheirFeedAndPreview(t *testing.T) {
 		defer srv.Close()
 		chart, video := string(fetch(t, srv.URL+"/charts/GB")), string(fetch(t, srv.URL+"/videos/hit"))
 		for page, wants := range map[string][]string{
-			chart: {`<link rel="alternate" type="application/atom+xml" href="/charts/GB/feed" title="Trending in United Kingdom (Atom feed)">`,
+			chart: {`<link rel="alternate" type="application/atom+xml" href="/charts/GB/feed" title="Trending in the United Kingdom (Atom feed)">`,
 				`<meta property="og:title" content="United Kingdom chart">`, `<meta property="og:type" content="website">`,
-				`<meta property="og:description" content="The videos trending on YouTube in United Kingdom, as YouTube gave them at Nov 20 09:01 UTC.">`},
+				`<meta property="og:description" content="The videos trending on YouTube in the United Kingdom, as YouTube gave them at Nov 20 09:01 UTC.">`},
 			video: {`<meta property="og:type" content="video.other">`, `<meta property="og:title" content="Title hit">`,
 				`<meta property="og:description" content="Channel hit on YouTube">`},
 		} {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/ingestworks/ingest/store"
 )
@@ -25,7 +24,6 @@ type frontView struct {
 	Count   int          // how many regions are charted
 	Thumbs  bool
 	Derived bool
-	Now     time.Time
 }
 
 // frontRegion is a region's chart, its top frontTop.
@@ -52,7 +50,7 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 	if !ok { // built outside the kept answers
 		l = leadFor(r, charted, codes)
 	}
-	v := frontView{Title: "Trending on YouTube", Why: l.Why, Count: len(codes), Thumbs: !s.cfg.NoThumbnails, Derived: s.cfg.Derived, Now: s.cfg.Clock.Now()}
+	v := frontView{Title: "Trending on YouTube", Why: l.Why, Count: len(codes), Thumbs: !s.cfg.NoThumbnails, Derived: s.cfg.Derived}
 	if l.Region != "" {
 		top, err := s.frontTop(r, l.Region)
 		if err != nil {
@@ -60,10 +58,12 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Lead = top
-		v.Title = "Trending in " + s.places.name(l.Region)
+		v.Title = "Trending in " + s.places.in(l.Region)
 	}
 	v.Areas = s.places.areas(codes, l.Region)
-	v.Share = share{URL: s.canonical("/"), Type: "website", Title: "Trending on YouTube",
+	// The preview's title is the page's, which follows the region it
+	// leads with (the page is kept per lead).
+	v.Share = share{URL: s.canonical("/"), Type: "website", Title: v.Title,
 		Description: fmt.Sprintf("YouTube's trending charts of %d %s, kept up to date: each region's chart, what trends worldwide, and each video's ranks and views over time.",
 			len(codes), plural(len(codes), "region", "regions")),
 		Feeds: s.feeds()}

@@ -15,19 +15,20 @@ import (
 // whose readers it would only send to a sign-in), names the regions.
 func templateFuncs(signOut, operator bool, asset func(string) string, names places) template.FuncMap {
 	return template.FuncMap{"signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
-		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "age": age, "youtube": youTubeURL, "plural64": plural64,
+		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "day": day, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,
 		"stampTime": stampTime, "abs": func(n int) int { return max(n, -n) }, "shortNote": shortNote,
 		"dur": report.ShortDuration, "chartLabel": names.chart, "chartPath": chartPath, "regionList": names.list,
 		"rowLabel": func(code string) string { return chartLabel(splitChart(code)) },
 		"rowPath":  func(code string) string { return chartPath(splitChart(code)) },
-		"since":    since, "short": short, "channel": channelURL, "language": languageName, "region": names.name,
+		"short":    short, "channel": channelURL, "language": languageName, "region": names.name, "inRegion": names.in,
 		"moved": movementText, "gained": func(p *int64) string {
 			if *p < 0 {
 				return "−" + short(-*p)
 			}
 			return "+" + short(*p)
 		}, "num64s": func(p *int64) string { return num(*p) }, "hitTitle": hitTitle, "hitSnippet": hitSnippet,
-		"wide": wideThumbnail, "jumps": jumps, "clip": clip, "sharing": sharing, "textLang": textLang}
+		"wide": wideThumbnail, "jumps": jumps, "clip": clip, "sharing": sharing,
+		"titleLang": titleLang, "wordsLang": wordsLang, "nameLang": nameLang, "in": placedIn, "first": firstOf}
 }

@@ -29,6 +29,28 @@ func (p places) name(code string) string {
 	return regionName(code)
 }
 
+// in names a region as a sentence does after "in": "the United States",
+// "Japan".
+func (p places) in(code string) string {
+	return withThe(p.name(code))
+}
+
+// withThe is a region's name with "the" when English says it: unions and
+// republics by their kind, plural names, islands.
+func withThe(name string) string {
+	switch {
+	case strings.HasPrefix(name, "United "), strings.HasSuffix(name, " Republic"), strings.HasSuffix(name, "Islands"),
+		theNames[name]:
+		return "the " + name
+	}
+	return name
+}
+
+// theNames are the region names English says with "the" that withThe's
+// rules do not find.
+var theNames = map[string]bool{"Netherlands": true, "Philippines": true, "Bahamas": true, "Gambia": true,
+	"Maldives": true, "Comoros": true, "Seychelles": true, "Vatican City": true}
+
 // chart names a chart for a reader: "United States", or "United States ·
 // music" for a category.
 func (p places) chart(region, category string) string {

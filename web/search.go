@@ -227,7 +227,6 @@ type searchView struct {
 	Error      string
 	Param      string
 	Thumbs     bool
-	Now        time.Time
 	RegionName string // the region asked for, by name
 	Regions    []area // the regions with a chart, by area
 	Categories []option
@@ -239,7 +238,7 @@ type searchView struct {
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := searchView{Title: "Search", Query: q.Get("q"), Region: strings.ToUpper(strings.TrimSpace(q.Get("region"))),
-		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Clock.Now()}
+		Category: q.Get("category"), Language: q.Get("language"), Sort: q.Get("sort"), Thumbs: !s.cfg.NoThumbnails}
 	if c, err := categoryParam(r); err == nil {
 		v.Category = c
 	}
@@ -261,7 +260,9 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title, v.Result = "Search: "+res.Query, &res
-	v.Share.URL = s.canonical("/search?" + url.Values{"q": {res.Query}}.Encode())
+	// robots.txt keeps crawlers off a search's answers: no canonical
+	// address, and none to index.
+	v.Share.URL, v.Share.NoIndex = "", true
 	v.Share.Title = "Videos matching “" + res.Query + "”"
 	v.Share.Description = "The videos matching “" + res.Query + "” among those YouTube's trending charts held."
 	if len(res.Hits) > 0 {

@@ -28,7 +28,10 @@
 // region's chart and of the worldwide page (feed.go), the video every
 // reader's output shows (card.go); the operator's page with /api/v1/quota
 // (operator.go) apart from the runs (runs.go); around them the kept answers
-// (cache.go, evict.go), the auth (auth.go, personal.go, tokens.go), the
+// (cache.go, evict.go), built again by a watcher when the store's data
+// moves, the budget of anonymous readers' builds under a flood (budget.go),
+// the language each upstream string is marked with, from its script and
+// region (lang.go), the auth (auth.go, personal.go, tokens.go), the
 // route table (routes.go), the templates and how a page is sent (pages.go,
 // their functions assembled beside the server in funcs.go), the API's errors
 // and index (api.go), the parameters (params.go) and the words a page uses
@@ -138,6 +141,7 @@ type Server struct {
 	static   *staticFiles
 	seen     seenTags
 	answers  answers
+	budget   *budget // the builds anonymous readers may run at once (budget.go)
 	places   places
 	front    frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
@@ -187,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
 	s.answers.set = newKeptSet(cfg.Kept)
+	s.budget = defaultBudget()
 	s.routes()
 	return s, nil
 }

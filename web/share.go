@@ -25,6 +25,9 @@ type share struct {
 	Image *shareImage
 	// Feeds are the Atom feeds the page offers, the page's own first.
 	Feeds []shareFeed
+	// NoIndex asks search engines to keep the page out of their index: a
+	// page robots.txt keeps them off, which names no canonical address.
+	NoIndex bool
 }
 
 // shareImage is a picture of a preview with its size, which previewers
@@ -140,17 +143,23 @@ func sizedThumbnail(raw, file string) string {
 	return u.String()
 }
 
-// chartShare is a chart page's share: its address without a run or an
-// order (the latest chart is what a link shares), its first video's
-// picture, and the region's feed.
+// chartShare is a chart page's share: its address without an order, the
+// latest chart's without a run and an earlier run's its permalink (the
+// run's own time), so that a link to an earlier run previews as that run;
+// its first video's picture, and the region's feed.
 func (s *Server) chartShare(c ChartJSON, title string) share {
 	label := s.places.chart(c.Region, c.Category)
 	if c.Language != "" {
 		label += " · " + languageName(c.Language)
 	}
-	sh := share{URL: s.canonical(chartHref(c.Region, c.Category, c.Language, time.Time{})), Type: "website", Title: title,
-		Description: "The videos trending on YouTube in " + label + ", as YouTube gave them at " + stampTime(c.at) + ".",
-		Feeds:       s.feeds(shareFeed{Href: chartPath(c.Region, "") + "/feed", Title: "Trending in " + s.places.name(c.Region) + " (Atom feed)"})}
+	var at time.Time
+	if c.NextRunID != nil {
+		at = c.at
+		title += " at " + stampTime(c.at)
+	}
+	sh := share{URL: s.canonical(chartHref(c.Region, c.Category, c.Language, at)), Type: "website", Title: title,
+		Description: "The videos trending on YouTube in " + withThe(label) + ", as YouTube gave them at " + stampTime(c.at) + ".",
+		Feeds:       s.feeds(shareFeed{Href: chartPath(c.Region, "") + "/feed", Title: "Trending in " + s.places.in(c.Region) + " (Atom feed)"})}
 	if len(c.Entries) > 0 {
 		sh.Image = s.previewImage(c.Entries[0].Thumbnail, c.Entries[0].Title)
 	}

@@ -43,11 +43,12 @@ func publicServer(t *testing.T, pub string, bound int) *httptest.Server {
 
 // sharedPages are every reader page of worldDB, by the canonical path
 // each names: the front page, the worldwide page, a chart, a category's
-// chart, a video, search and a search's hits.
+// chart, a video, search and a search's hits ("": none, robots.txt keeps
+// crawlers off it).
 var sharedPages = map[string]string{
 	"/": "/", "/?region=GB": "/", "/worldwide": "/worldwide", "/charts/GB": "/charts/GB",
 	"/charts/US?sort=views": "/charts/US", "/charts/US?category=10": "/charts/US?category=10",
-	"/videos/hit": "/videos/hit", "/search": "/search", "/search?q=title&region=US": "/search?q=title",
+	"/videos/hit": "/videos/hit", "/search": "/search", "/search?q=title&region=US": "",
 }
 
 var metaTag = regexp.MustCompile(`<(?:meta (?:property|name)="([^"]+)" content="([^"]*)"|link rel="(canonical|alternate)"[^>]* href="([^"]*)")`)
@@ -92,8 +93,11 @@ func TestReaderPagesNameTheirPublicAddress(t *testing.T) {
 		page := buf.String()
 		h := headOf(page)
 		want := strings.TrimSuffix(pub, "/") + canon
-		if !slices.Equal(h["canonical"], []string{want}) || !slices.Equal(h["og:url"], []string{want}) {
-			t.Errorf("%s: canonical %q, og:url %q; want %s", path, h["canonical"], h["og:url"], want)
+		if canon == "" && (len(h["canonical"])+len(h["og:url"]) > 0 || !slices.Equal(h["robots"], []string{"noindex"})) {
+			t.Errorf("%s: canonical %q, og:url %q, robots %q; want none, none, noindex", path, h["canonical"], h["og:url"], h["robots"])
+		}
+		if canon != "" && (!slices.Equal(h["canonical"], []string{want}) || !slices.Equal(h["og:url"], []string{want}) || len(h["robots"]) > 0) {
+			t.Errorf("%s: canonical %q, og:url %q, robots %q; want %s and no robots", path, h["canonical"], h["og:url"], h["robots"], want)
 		}
 		if !slices.Contains(h["alternate"], pub+"worldwide/feed") {
 			t.Errorf("%s: feeds %q, want the worldwide feed at %sworldwide/feed", path, h["alternate"], pub)

@@ -136,9 +136,9 @@ type videoView struct {
 	Video   VideoJSON
 	Ranks   LineChart
 	Views   LineChart
-	Now     time.Time
 	YouTube string
-	Derived bool // the computed figures are shown, labelled (Config.Derived)
+	Region  string // where it charts first: its words are read by it
+	Derived bool   // the computed figures are shown, labelled (Config.Derived)
 }
 
 // youTubeURL is a video's page on YouTube.
@@ -159,7 +159,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sh := share{URL: s.canonical("/videos/" + url.PathEscape(v.ID)), Type: "video.other", Title: v.Title, Description: desc,
 		Image: s.previewImage(v.Thumbnail, v.Title), Feeds: s.feeds()}
-	s.render(w, r, http.StatusOK, "video", videoView{shared: shared{sh}, Title: v.Title, Video: v, Now: s.cfg.Clock.Now(), YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived,
+	s.render(w, r, http.StatusOK, "video", videoView{shared: shared{sh}, Title: v.Title, Video: v, YouTube: youTubeURL(v.ID), Derived: s.cfg.Derived, Region: v.region(),
 		Ranks: lineChart(ranks, true, func(f float64) string { return fmt.Sprintf("#%.0f", f) }, "rank (#1 at the top)"),
 		Views: lineChart(views, false, compact, "views")})
 }
@@ -197,4 +197,13 @@ func videoSeries(v VideoJSON, names places) (ranks, views []series) {
 		views = append(views, all)
 	}
 	return ranks, views
+}
+
+// region is where the video charts first, "" nowhere: its words are read
+// by that region's languages.
+func (v VideoJSON) region() string {
+	if len(v.Regions) == 0 {
+		return ""
+	}
+	return v.Regions[0].Region
 }

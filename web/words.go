@@ -73,35 +73,16 @@ func duration(iso string) string {
 	return fmt.Sprintf("%d:%02d", mnt, sec)
 }
 
-// age says how long before now a stamp was: "3 days ago".
-func age(at *string, now time.Time) string {
-	if at == nil {
-		return ""
+// day is a stamp's day as a page says it: "Nov 17, 2026".
+func day(s *string) string {
+	if s == nil {
+		return "-"
 	}
-	t, err := time.Parse(time.RFC3339, *at)
+	t, err := time.Parse(time.RFC3339, *s)
 	if err != nil {
-		return ""
+		return *s
 	}
-	d := now.Sub(t)
-	unit := func(n int, word string) string { return fmt.Sprintf("%d %s ago", n, plural(n, word, word+"s")) }
-	switch {
-	case d < 0:
-		return "in the future"
-	case d < time.Hour:
-		return unit(max(1, int(d/time.Minute)), "minute")
-	case d < 48*time.Hour:
-		return unit(int(d/time.Hour), "hour")
-	case d < 60*24*time.Hour:
-		return unit(int(d/(24*time.Hour)), "day")
-	case d < 730*24*time.Hour:
-		return unit(int(d/(30*24*time.Hour)), "month")
-	}
-	return unit(int(d/(365*24*time.Hour)), "year")
-}
-
-// since is how long ago a stamp was, without "ago": "3 days".
-func since(at *string, now time.Time) string {
-	return strings.TrimSuffix(age(at, now), " ago")
+	return t.UTC().Format("Jan 2, 2006")
 }
 
 // short is a count as a reader takes it in: 27.2M, 950K, 812.

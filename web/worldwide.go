@@ -42,6 +42,7 @@ type WorldwideJSON struct {
 	Videos   []WorldVideoJSON `json:"videos"`
 	at       time.Time
 	runs     map[string]int64 // each region's run read, by region
+	limit    int              // how many videos were asked for
 }
 
 // WorldVideoJSON is one video and where it charts now.
@@ -94,7 +95,7 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	if err != nil {
 		return WorldwideJSON{}, err
 	}
-	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}, runs: map[string]int64{}}
+	w := WorldwideJSON{Order: "best_rank", Derived: s.cfg.Derived, Computed: worldComputed, Videos: []WorldVideoJSON{}, runs: map[string]int64{}, limit: limit}
 	byID := map[string]*worldVideo{}
 	var oldest time.Time
 	for i, e := range entries {
@@ -195,7 +196,6 @@ type worldwideView struct {
 	Title  string
 	World  WorldwideJSON
 	Thumbs bool
-	Now    time.Time
 }
 
 func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
@@ -210,5 +210,5 @@ func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
 	if len(ww.Videos) > 0 {
 		sh.Image = s.previewImage(ww.Videos[0].Thumbnail, ww.Videos[0].Title)
 	}
-	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails, Now: s.cfg.Clock.Now()})
+	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails})
 }

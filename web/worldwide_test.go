@@ -135,7 +135,7 @@ func TestWorldwidePage(t *testing.T) {
 		}
 		for _, want := range []string{"<h1>Trending worldwide</h1>", label,
 			`<link rel="alternate" type="application/atom+xml" href="/worldwide/feed"`,
-			`<a class="title" href="/videos/hit" lang="" dir="auto">Title hit</a>`, `<summary>In 3 regions</summary>`,
+			`<a class="title" href="/videos/hit" lang="en" dir="auto">Title hit</a>`, `<summary>In 3 regions</summary>`,
 			`<a href="/charts/GB">United Kingdom</a> <span class="place">#1</span>`,
 			`From the latest chart of each of 3 regions`} {
 			if !strings.Contains(page, want) {

@@ -60,12 +60,13 @@ func TestFeedEntriesMoveWithTheirText(t *testing.T) {
 		if !waitFor(cmdTimeout, func() bool { return time.Now().UTC().Format(time.RFC3339) > at }) {
 			t.Fatalf("the clock never passed %s", at)
 		}
+		since := keptBuilds(t, base)
 		h.mustRun(0, "run", "--once", "--regions", runs)
 		awaitRun(t, base, run)
 		out := map[string]feedAnswer{}
 		for _, path := range feeds {
 			if shows == nil {
-				out[path] = freshFeed(t, base, path)
+				out[path] = freshFeed(t, base, path, since)
 				continue
 			}
 			if !waitFor(cmdTimeout, func() bool { out[path] = getFeed(t, base+path); return shows(path, out[path].body) }) {
