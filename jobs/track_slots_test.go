@@ -69,7 +69,7 @@ func trackDaemon(t *testing.T, db *store.DB, lim *quota.SQLite, every, took, lat
 	drain := make(chan struct{})
 	var mu sync.Mutex
 	var slots []time.Time
-	r := &jobs.Runner{Locker: lateLocker{lim, late}, Logger: quiet(), Drain: drain, LastStart: db.LastStart, Record: db,
+	r := &jobs.Runner{Clock: clock.System, Locker: lateLocker{lim, late}, Logger: quiet(), Drain: drain, LastStart: db.LastStart, Record: db,
 		Observe: func(e jobs.Entry, end jobs.Ended, _ time.Duration, slot time.Time) {
 			if e.Name == "track" && end.Status == ingest.StatusCompleted {
 				mu.Lock()

@@ -107,7 +107,7 @@ func TestPaceDeclinedSlots(t *testing.T) {
 	st := pace.Status{Entries: []pace.EntryStatus{{Name: "US", Every: time.Hour,
 		Declined: map[pace.Declined]int{pace.DeclinedCaughtUp: 1, pace.DeclinedUnearned: 2}}, {Name: "GB", Every: time.Hour}}}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&Pace{Ages: NewAges(nil), Status: func() pace.Status { return st }})
+	reg.MustRegister(&Pace{Clock: clock.System, Ages: NewAges(nil), Status: func() pace.Status { return st }})
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
