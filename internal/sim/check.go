@@ -37,8 +37,8 @@ func checkWindows(h *History) []string {
 			out = append(out, fmt.Sprintf("pool %s: the upstream counted %d units in the %s to %s, over its limit less reserve (%d)",
 				pool.Name, most, pool.Window, at.UTC().Format(time.RFC3339), pool.Capacity()))
 		}
-		if pool.Name == ingest.DefaultPool && h.scarce() && most < pool.Capacity()-pool.Capacity()/20 {
-			out = append(out, fmt.Sprintf("pool %s: short of what the charts want, yet the upstream counted at most %d of its %d in a window: the limit was never reached",
+		if pool.Name == ingest.DefaultPool && h.Exhaust && most < pool.Capacity()-pool.Capacity()/20 {
+			out = append(out, fmt.Sprintf("pool %s: the workload was to exhaust it, yet the upstream counted at most %d of its %d in a window: the limit was never reached",
 				pool.Name, most, pool.Capacity()))
 		}
 	}

@@ -79,4 +79,9 @@ func TestCheckFindsNothingExercised(t *testing.T) {
 	if len(f) != 3 || !strings.Contains(f[0], "never called") {
 		t.Errorf("got %q", f)
 	}
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Exhaust = true
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "the limit was never reached") {
+		t.Errorf("a workload meant to exhaust the pool that spent 24 units: %q", f)
+	}
 }

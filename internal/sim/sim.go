@@ -35,6 +35,9 @@ type Config struct {
 	// the process runs once, undisturbed.
 	Nemesis bool
 	Dir     string // the database and the daemon's log
+	// Exhaust says the workload is meant to reach the default pool's
+	// limit: a history that never did exercised nothing of the limiter.
+	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
 }

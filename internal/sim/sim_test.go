@@ -21,6 +21,9 @@ const (
 	daysEnv = "INGEST_SIM_DAYS"
 	// knownEnv runs the simulations of a fault known today.
 	knownEnv = "INGEST_SIM_KNOWN"
+	// allEnv is the days of the runs at every region, which only make
+	// sim runs: each simulated day there costs a minute or more of CPU.
+	allEnv = "INGEST_SIM_ALL_DAYS"
 )
 
 // signalsOutside starts os/signal's watcher before any bubble does: made
@@ -87,6 +90,30 @@ func TestSimDay(t *testing.T) {
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
+// TestSimNemesis: the default regions from a week before the Pacific
+// clocks go back, the process restarted on its database and the upstream
+// failing in bursts as the seed draws them.
+func TestSimNemesis(t *testing.T) {
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimNemesisEveryRegion: the same at --regions all.
+func TestSimNemesisEveryRegion(t *testing.T) {
+	v := os.Getenv(allEnv)
+	if v == "" {
+		t.Skipf("a simulated day at every region costs a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
+	}
+	s := shipped()
+	s.Regions = "all"
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
 // scarce is the shipped shape on a default pool that cannot hold the
 // charts at --every: the limiter refuses, the pacer stretches them.
 func scarce(t *testing.T) Shape {
@@ -113,7 +140,7 @@ operations:
 // of what the charts want: the upstream never counts more than the pool
 // less its reserve in a window, and every chart keeps within --max-stale.
 func TestSimScarce(t *testing.T) {
-	simulate(t, Config{Shape: scarce(t), Seed: seed(t), Days: days(t, 1),
+	simulate(t, Config{Shape: scarce(t), Seed: seed(t), Days: days(t, 1), Exhaust: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -122,7 +149,7 @@ func TestSimScarce(t *testing.T) {
 func TestSimScarceUnpaced(t *testing.T) {
 	s := scarce(t)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1),
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Exhaust: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
