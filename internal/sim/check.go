@@ -151,6 +151,7 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 // of the process (the catch-up at a start, when its slot had passed).
 func (h *History) firstAfterStart(passes []time.Time, i int) bool {
 	for _, s := range h.Starts {
+		s = s.Truncate(time.Millisecond) // the database keeps milliseconds
 		if !passes[i].Before(s) && (i == 0 || passes[i-1].Before(s)) {
 			return true
 		}

@@ -4,7 +4,7 @@
 // a testing/synctest bubble where time.Now, the timers and robfig/cron's
 // schedule are virtual, so that days of the process pass in seconds. A
 // nemesis drawn from a seed restarts the process on the same database and
-// makes the upstream fail in bursts; the checker (check.go) then reads the
+// makes the upstream fail in bursts and truncate answers; the checker (check.go) then reads the
 // whole history from the fake's charges and the database, never from the
 // process's own account of itself (docs/testing.md, Simulation).
 package sim
@@ -118,11 +118,16 @@ type event struct {
 	at   time.Time
 	down time.Duration // a restart: stopped this long
 	fail int           // a burst: the next fail calls answer 503
+	cut  int           // the next cut answers of 200 are truncated
 }
 
 func (ev event) apply(h *History, p *process, up *Upstream) error {
-	if ev.fail > 0 {
-		up.Fake.FailNext(ev.fail, 503)
+	if ev.fail > 0 || ev.cut > 0 {
+		if ev.fail > 0 {
+			up.Fake.FailNext(ev.fail, 503)
+		} else {
+			up.Fake.MalformNext(ev.cut)
+		}
 		// a burst lasts until its calls are spent; the checker excuses the hour after it began
 		h.Faults = append(h.Faults, Interval{ev.at, ev.at.Add(time.Hour)})
 		return nil
@@ -136,8 +141,8 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 }
 
 // nemesis is the seed's moves until end: about one restart a day, down
-// from seconds to three hours, and about one burst of upstream failures a
-// day, in time order.
+// from seconds to three hours, about one burst of upstream failures a
+// day, and a few truncated answers every other day, in time order.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
 		return nil
@@ -152,6 +157,9 @@ func (c Config) nemesis(end time.Time) []event {
 		}
 		if rng.IntN(4) < 3 {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), fail: 1 + rng.IntN(40)})
+		}
+		if rng.IntN(2) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), cut: 1 + rng.IntN(10)})
 		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })

@@ -79,7 +79,7 @@ func simulate(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d bursts; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), Peaks(h))
 	})
 }
 
