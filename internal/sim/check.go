@@ -130,21 +130,48 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.
 }
 
 // excused is what the nemesis adds to a gap from from to to: the
-// downtime in it, and extra when a burst of failures began in it.
+// downtime in it, and the time the upstream was failing in it and extra
+// (the next slot after it healed, the daemon's backoff) when it was.
 func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration {
 	var d time.Duration
 	for _, down := range h.Down {
-		if down.From.Before(to) && down.To.After(from) {
-			d += earlier(down.To, to).Sub(later(down.From, from))
+		d += overlap(down, from, to)
+	}
+	failing := false
+	for _, f := range h.faultSpans() {
+		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
+			d, failing = d+o, true
 		}
 	}
-	for _, f := range h.Faults {
-		if f.From.Before(to) && f.From.After(from) {
-			d += extra
-			break
-		}
+	if failing {
+		d += extra
 	}
 	return d
+}
+
+func overlap(i Interval, from, to time.Time) time.Duration {
+	if i.From.Before(to) && i.To.After(from) {
+		return earlier(i.To, to).Sub(later(i.From, from))
+	}
+	return 0
+}
+
+// faultSpans is when each burst of failures held: from its start to the
+// last of the calls it failed (the fake fails the next calls that come,
+// however far apart the daemon's backoff spaces them).
+func (h *History) faultSpans() []Interval {
+	if h.spans != nil || len(h.Faults) == 0 {
+		return h.spans
+	}
+	for _, f := range h.Faults {
+		k := sort.Search(len(h.Calls), func(i int) bool { return !h.Calls[i].At.Before(f.At) })
+		end := h.End
+		if last := k + f.Calls - 1; last < len(h.Calls) {
+			end = h.Calls[last].At
+		}
+		h.spans = append(h.spans, Interval{f.At, end})
+	}
+	return h.spans
 }
 
 // firstAfterStart: the i-th of a chart's passes is its first in a life
@@ -175,7 +202,7 @@ func later(a, b time.Time) time.Time {
 
 func (h *History) excuses(from, to time.Time) string {
 	if d := h.excused(from, to, 0); d > 0 {
-		return fmt.Sprintf(", and the %s the process was down", d)
+		return fmt.Sprintf(", and the %s the process was down or the upstream failing", d)
 	}
 	return ""
 }

@@ -65,6 +65,11 @@ func TestCheckFindsAChartLate(t *testing.T) {
 	if f := Check(h); len(f) != 0 {
 		t.Errorf("the gap had the process down for most of an hour: %q", f)
 	}
+	h = history(passes, hourly(24, 60), 1)
+	h.Faults = []Fault{{At: t0.Add(9*time.Hour + 30*time.Minute), Calls: 1}} // failed the call at 10h
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the gap had the upstream failing from 9:30 to 10:00: %q", f)
+	}
 }
 
 func TestCheckFindsTrackingAtHalfItsPlan(t *testing.T) {

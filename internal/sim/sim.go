@@ -57,10 +57,19 @@ type History struct {
 	Runs   []Run           // the database's chart runs
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
-	Faults []Interval      // the upstream failed every call
+	Faults []Fault         // the upstream failed calls
+
+	spans []Interval // the faults' spans, once read
 	Log    string          // the daemon's log file
 
 	stats []int64 // the stats pool's window at each call, once read
+}
+
+// Fault is a burst of upstream failures: from At, the next Calls keyed
+// calls fail (503, or a truncated answer).
+type Fault struct {
+	At    time.Time
+	Calls int
 }
 
 // Run is one chart run as the database keeps it.
@@ -128,8 +137,7 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 		} else {
 			up.Fake.MalformNext(ev.cut)
 		}
-		// a burst lasts until its calls are spent; the checker excuses the hour after it began
-		h.Faults = append(h.Faults, Interval{ev.at, ev.at.Add(time.Hour)})
+		h.Faults = append(h.Faults, Fault{ev.at, ev.fail + ev.cut})
 		return nil
 	}
 	if err := p.stop(); err != nil {

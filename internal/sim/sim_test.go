@@ -3,6 +3,7 @@ package sim
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -21,6 +22,9 @@ const (
 	daysEnv = "INGEST_SIM_DAYS"
 	// knownEnv runs the simulations of a fault known today.
 	knownEnv = "INGEST_SIM_KNOWN"
+	// keepEnv names a folder the history (database, daemon's log) is
+	// kept in, a folder a test.
+	keepEnv = "INGEST_SIM_HISTORY"
 	// allEnv is the days of the runs at every region, which only make
 	// sim runs: each simulated day there costs a minute or more of CPU.
 	allEnv = "INGEST_SIM_ALL_DAYS"
@@ -70,6 +74,12 @@ func simulate(t *testing.T, c Config) {
 	t.Helper()
 	signalsOutside()
 	c.Dir = t.TempDir()
+	if keep := os.Getenv(keepEnv); keep != "" {
+		c.Dir = filepath.Join(keep, t.Name())
+		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Logf("seed %d (%s=%d replays it), %d days from %s, regions %q", c.Seed, seedEnv, c.Seed, c.Days, c.Start.Format(time.DateOnly), c.Regions)
 	synctest.Test(t, func(t *testing.T) {
 		h, err := Simulate(c)
