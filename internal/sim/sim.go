@@ -60,7 +60,7 @@ type History struct {
 	Faults []Fault         // the upstream failed calls
 
 	spans []Interval // the faults' spans, once read
-	Log    string          // the daemon's log file
+	Log   string     // the daemon's log file
 
 	stats []int64 // the stats pool's window at each call, once read
 }
