@@ -58,11 +58,10 @@ type History struct {
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
+	Log    string          // the daemon's log file
 
 	spans []Interval // the faults' spans, once read
-	Log   string     // the daemon's log file
-
-	stats []int64 // the stats pool's window at each call, once read
+	stats []int64    // the stats pool's window at each call, once read
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
