@@ -149,6 +149,16 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 	return d
 }
 
+// downIn: the process was down at some time between from and to.
+func (h *History) downIn(from, to time.Time) bool {
+	for _, down := range h.Down {
+		if overlap(down, from, to) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func overlap(i Interval, from, to time.Time) time.Duration {
 	if i.From.Before(to) && i.To.After(from) {
 		return earlier(i.To, to).Sub(later(i.From, from))
@@ -279,10 +289,14 @@ func checkTracking(h *History) []string {
 			to = passes[i+1]
 		}
 		slots++
-		if to.Sub(from) <= bound+h.excused(from, to, h.TrackEvery) || h.statsFull(from, to) {
+		allowed := bound + h.excused(from, to, h.TrackEvery)
+		if h.downIn(from, to) {
+			allowed += h.TrackEvery // a slot the process was down for: tracking is not caught up at a start
+		}
+		if to.Sub(from) <= allowed || h.statsFull(from, to) {
 			continue
 		}
-		missed = append(missed, fmt.Sprintf("%s to %s (%s)", from.UTC().Format(time.TimeOnly), to.UTC().Format(time.TimeOnly), to.Sub(from)))
+		missed = append(missed, fmt.Sprintf("%s to %s (%s)", from.UTC().Format(time.RFC3339), to.UTC().Format(time.TimeOnly), to.Sub(from)))
 	}
 	if len(missed) == 0 {
 		return nil
