@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 )
 
@@ -77,8 +78,8 @@ func windows(calls []Call, pool string, window time.Duration) []int64 {
 // checkAges: every configured chart completed a pass at least every tier
 // x --every plus a stagger step, or, when the configured charts need
 // more of the default pool than it holds, within --max-stale plus a step.
-// A gap is allowed the downtime in it, and a cadence more when a burst of
-// upstream failures began in it.
+// A gap is allowed the downtime in it, and the time the upstream was
+// failing in it, the daemon's longest backoff and a cadence more.
 func checkAges(h *History) []string {
 	cats := h.categories()
 	step := h.Every / time.Duration(max(len(h.Charts)*len(cats), len(regions.Default)))
@@ -97,7 +98,10 @@ func checkAges(h *History) []string {
 			if scarce {
 				bound = max(bound, h.MaxStale+step)
 			}
-			if f := checkGaps(h, name, starts[name], bound, time.Duration(c.Tier)*h.Every); f != "" {
+			// after a burst of failures the daemon backs off (at most
+			// jobs.MaxBackoff from the last failure), then waits for the slot
+			healed := time.Duration(c.Tier)*h.Every + jobs.MaxBackoff
+			if f := checkGaps(h, name, starts[name], bound, healed); f != "" {
 				out = append(out, f)
 			}
 		}
