@@ -44,6 +44,7 @@
 //	internal/redistest/    real redis-server processes for tests
 //	internal/browsertest/  a real headless Chromium for tests
 //	internal/partition/    real daemons on network namespaces under a nemesis (make partition)
+//	internal/sim/          the whole daemon on virtual time under a nemesis (make sim)
 //	scripts/               make's helper scripts; testcounts.go counts the suite's checks
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.

@@ -44,6 +44,11 @@ func (c *Client) UpstreamTime(ctx context.Context) (time.Time, error) {
 // UpstreamTime is Client.UpstreamTime without a client: base is
 // --youtube-endpoint ("" for Google's).
 func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
+	return UpstreamTimeVia(ctx, base, nil)
+}
+
+// UpstreamTimeVia is UpstreamTime through rt (nil: the network's).
+func UpstreamTimeVia(ctx context.Context, base string, rt http.RoundTripper) (time.Time, error) {
 	ep := googleEndpoint
 	if base != "" {
 		var err error
@@ -51,7 +56,7 @@ func UpstreamTime(ctx context.Context, base string) (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
-	return askTime(ctx, &http.Client{Timeout: ClockBudget}, ep)
+	return askTime(ctx, &http.Client{Transport: rt, Timeout: ClockBudget}, ep)
 }
 
 func askTime(ctx context.Context, hc *http.Client, endpoint string) (time.Time, error) {

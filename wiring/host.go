@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -46,6 +47,16 @@ type Host struct {
 	// Clock is the house's one clock, handed to every part that reads the
 	// time; required: a Host without one is a programming error.
 	Clock clock.Clock
+	// Transport carries every request to the upstream, the keyless one
+	// that reads its clock included; nil is the network. The simulation
+	// answers them in its own process, where no socket would let its
+	// virtual time pass.
+	Transport http.RoundTripper
+	// Uptime is the boot clock the limiter's guard and the upstream's
+	// clock carry time on by; nil is the kernel's. Under virtual time the
+	// kernel's would not move, and every step of the day would read as a
+	// jump of the wall clock.
+	Uptime func() (boot string, since time.Duration, ok bool)
 
 	upstream upstreamOnce
 }
@@ -59,6 +70,14 @@ func (h *Host) clock() clock.Clock {
 		panic("wiring: Host.Clock is required: the house's clock")
 	}
 	return h.Clock
+}
+
+// uptime is the boot clock: Uptime, or the kernel's.
+func (h *Host) uptime() func() (string, time.Duration, bool) {
+	if h.Uptime != nil {
+		return h.Uptime
+	}
+	return quota.KernelUptime
 }
 
 // DBName is the database as messages and logs show it: a URL without its
@@ -157,7 +176,7 @@ func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn fu
 
 // openLimiter is OpenLimiter by costs c.
 func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
-	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: quota.KernelUptime, Delivery: ingest.Delivery}
+	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: h.uptime(), Delivery: ingest.Delivery}
 	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
@@ -222,8 +241,10 @@ func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
 	defer h.upstream.mu.Unlock()
 	if h.upstream.c == nil || h.upstream.db != db {
 		h.upstream.db = db
-		h.upstream.c = quota.NewUpstreamClock(h.clock(), quota.UpstreamOptions{Notes: ledger.New(db),
-			Ask: func(ctx context.Context) (time.Time, error) { return fetch.UpstreamTime(ctx, h.Endpoint) }})
+		h.upstream.c = quota.NewUpstreamClock(h.clock(), quota.UpstreamOptions{Notes: ledger.New(db), Uptime: h.uptime(),
+			Ask: func(ctx context.Context) (time.Time, error) {
+				return fetch.UpstreamTimeVia(ctx, h.Endpoint, h.Transport)
+			}})
 	}
 	return h.upstream.c
 }

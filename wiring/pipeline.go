@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -54,7 +55,8 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
 	var err error
 	prepare := func(ctx context.Context) { p.Upstream.Prepare(ctx) }
-	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare})
+	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare,
+		HTTPClient: h.httpClient()})
 	if err != nil {
 		return nil, configErrorf("--youtube-endpoint: %w", err)
 	}
@@ -216,4 +218,13 @@ func (h *Host) publishPlan(led *ledger.Ledger, quotaKey string) func(context.Con
 			h.Logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
 		}
 	}
+}
+
+// httpClient is the upstream client's base: nil (the network's) unless
+// the host was given a Transport.
+func (h *Host) httpClient() *http.Client {
+	if h.Transport == nil {
+		return nil
+	}
+	return &http.Client{Transport: h.Transport}
 }

@@ -12,6 +12,8 @@ var Allowed = map[string]string{
 		"the other side of a rehearsal of the house clock",
 	"internal/yeardb": "builds a bench database: the year it ends at, by default, is the host's last hour",
 	"cmd/yeardb":      "builds a bench database and says how long it took, on the host",
+	"internal/sim": "the simulation's own rig: it runs inside a testing/synctest bubble, where the runtime's time " +
+		"is the virtual clock the whole daemon runs on, and its restarts and the fake's charges are stamped by it",
 	"ratelimit": "the API throttle counts a client's requests on the process's monotonic clock (PostgreSQL's " +
 		"on the server's), which no step of the house clock may move: a rehearsal's step would free or hold every client at once",
 	"ledger/hostclock.go": "the clock a SQLite file's leases expire by: every process sharing the file reads the host's, " +

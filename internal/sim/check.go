@@ -1,0 +1,343 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// Check is every failure of the history, each a sentence. Every bound is
+// taken from the configuration (the pools, --every, the tiers,
+// --track-every, --max-stale), never from the plan the process published;
+// the upstream's spending is the fake's own count, the passes are the
+// database's runs and the fake's calls. A property the history never
+// exercised is a failure too.
+func Check(h *History) []string {
+	var out []string
+	out = append(out, checkWindows(h)...)
+	out = append(out, checkAges(h)...)
+	out = append(out, checkTracking(h)...)
+	return out
+}
+
+// checkWindows: in no trailing window did the fake charge a pool more
+// than its limit less its reserve.
+func checkWindows(h *History) []string {
+	if len(h.Calls) == 0 {
+		return []string{"the upstream was never called"}
+	}
+	var out []string
+	for _, pool := range h.Costs.Pools {
+		most, at := windowMost(h.Calls, pool.Name, pool.Window)
+		if most > pool.Capacity() {
+			out = append(out, fmt.Sprintf("pool %s: the upstream counted %d units in the %s to %s, over its limit less reserve (%d)",
+				pool.Name, most, pool.Window, at.UTC().Format(time.RFC3339), pool.Capacity()))
+		}
+		if pool.Name == ingest.DefaultPool && h.Exhaust && most < pool.Capacity()-pool.Capacity()/20 {
+			out = append(out, fmt.Sprintf("pool %s: the workload was to exhaust it, yet the upstream counted at most %d of its %d in a window: the limit was never reached",
+				pool.Name, most, pool.Capacity()))
+		}
+	}
+	return out
+}
+
+// windowMost is the most the fake counted in pool over any trailing
+// window, and when that window ended.
+func windowMost(calls []Call, pool string, window time.Duration) (most int64, at time.Time) {
+	for i, n := range windows(calls, pool, window) {
+		if n > most {
+			most, at = n, calls[i].At
+		}
+	}
+	return most, at
+}
+
+// windows is what the fake counted in pool over the window that ended at
+// each call.
+func windows(calls []Call, pool string, window time.Duration) []int64 {
+	out := make([]int64, len(calls))
+	j := 0
+	for i, c := range calls {
+		for !calls[j].At.After(c.At.Add(-window)) {
+			j++
+		}
+		var before int64
+		if j > 0 {
+			before = calls[j-1].Charged[pool]
+		}
+		out[i] = c.Charged[pool] - before
+	}
+	return out
+}
+
+// checkAges: every configured chart completed a pass at least every tier
+// x --every plus a stagger step, or, when the configured charts need
+// more of the default pool than it holds, within --max-stale plus a step.
+// A gap is allowed the downtime in it, and the time the upstream was
+// failing in it, the daemon's longest backoff and a cadence more.
+func checkAges(h *History) []string {
+	cats := h.categories()
+	step := h.Every / time.Duration(max(len(h.Charts)*len(cats), len(regions.Default)))
+	scarce := h.scarce()
+	starts := map[string][]time.Time{}
+	for _, r := range h.Runs {
+		if r.Status == ingest.StatusCompleted {
+			starts[chartName(r.Region, r.Category)] = append(starts[chartName(r.Region, r.Category)], r.Started)
+		}
+	}
+	var out []string
+	for _, c := range h.Charts {
+		for _, cat := range cats {
+			name := chartName(c.Code, cat)
+			bound := time.Duration(c.Tier)*h.Every + step
+			if scarce {
+				bound = max(bound, h.MaxStale+step)
+			}
+			// after a burst of failures the daemon backs off (at most
+			// jobs.MaxBackoff from the last failure), then waits for the slot
+			healed := time.Duration(c.Tier)*h.Every + jobs.MaxBackoff
+			if f := checkGaps(h, name, starts[name], bound, healed); f != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// checkGaps is the first gap between name's passes (and from its last to
+// the end) longer than bound and what excuses it, "" for none.
+func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.Duration) string {
+	if len(starts) == 0 {
+		return fmt.Sprintf("%s: no pass completed in %d days", name, h.Days)
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	ends := append(starts[1:len(starts):len(starts)], h.End)
+	for i, from := range starts {
+		to := ends[i]
+		allowed := bound + h.excused(from, to, cadence)
+		if h.firstAfterStart(starts, i) {
+			// the catch-up at a start stands for the chart's next slot,
+			// which may come up to a cadence later (docs/operations.md, Pacing)
+			allowed += cadence
+		}
+		if to.Sub(from) > allowed {
+			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (tier x --every plus a step%s)", name,
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.excuses(from, to))
+		}
+	}
+	return ""
+}
+
+// excused is what the nemesis adds to a gap from from to to: the
+// downtime in it, and the time the upstream was failing in it and extra
+// (the next slot after it healed, the daemon's backoff) when it was.
+func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration {
+	var d time.Duration
+	for _, down := range h.Down {
+		d += overlap(down, from, to)
+	}
+	failing := false
+	for _, f := range h.faultSpans() {
+		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
+			d, failing = d+o, true
+		}
+	}
+	if failing {
+		d += extra
+	}
+	return d
+}
+
+// downIn: the process was down at some time between from and to.
+func (h *History) downIn(from, to time.Time) bool {
+	for _, down := range h.Down {
+		if overlap(down, from, to) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func overlap(i Interval, from, to time.Time) time.Duration {
+	if i.From.Before(to) && i.To.After(from) {
+		return earlier(i.To, to).Sub(later(i.From, from))
+	}
+	return 0
+}
+
+// faultSpans is when each burst of failures held: from its start to the
+// last of the calls it failed (the fake fails the next calls that come,
+// however far apart the daemon's backoff spaces them).
+func (h *History) faultSpans() []Interval {
+	if h.spans != nil || len(h.Faults) == 0 {
+		return h.spans
+	}
+	for _, f := range h.Faults {
+		k := sort.Search(len(h.Calls), func(i int) bool { return !h.Calls[i].At.Before(f.At) })
+		end := h.End
+		if last := k + f.Calls - 1; last < len(h.Calls) {
+			end = h.Calls[last].At
+		}
+		h.spans = append(h.spans, Interval{f.At, end})
+	}
+	return h.spans
+}
+
+// firstAfterStart: the i-th of a chart's passes is its first in a life
+// of the process (the catch-up at a start, when its slot had passed).
+func (h *History) firstAfterStart(passes []time.Time, i int) bool {
+	for _, s := range h.Starts {
+		s = s.Truncate(time.Millisecond) // the database keeps milliseconds
+		if !passes[i].Before(s) && (i == 0 || passes[i-1].Before(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func (h *History) excuses(from, to time.Time) string {
+	if d := h.excused(from, to, 0); d > 0 {
+		return fmt.Sprintf(", and the %s the process was down or the upstream failing", d)
+	}
+	return ""
+}
+
+// capacity is pool's limit less its reserve, per window.
+func (h *History) capacity(pool string) int64 {
+	for _, p := range h.Costs.Pools {
+		if p.Name == pool {
+			return p.Capacity()
+		}
+	}
+	return 0
+}
+
+// scarce: the configured charts want more of the default pool a day
+// than it holds.
+func (h *History) scarce() bool { return chartsDemand(h) > h.capacity(ingest.DefaultPool) }
+
+// chartsDemand is the default pool's units a day the configured charts
+// take at their tiers' cadences: a page a call.
+func chartsDemand(h *History) int64 {
+	cats := h.categories()
+	var units int64
+	for _, c := range h.Charts {
+		pages := int64((c.Depth + regions.PageSize - 1) / regions.PageSize)
+		units += int64(len(cats)) * pages * int64(24*time.Hour/(time.Duration(c.Tier)*h.Every))
+	}
+	return units
+}
+
+// categories are the charts kept of each region: "" the unfiltered.
+func (h *History) categories() []string {
+	if len(h.Categories) > 0 && h.Categories[0] == "" {
+		return h.Categories
+	}
+	return append([]string{""}, h.Categories...)
+}
+
+func chartName(region, category string) string {
+	if category == "" {
+		return region
+	}
+	return region + "/" + category
+}
+
+// checkTracking: tracking read the counts at every slot of --track-every:
+// its passes are the fake's runs of batchGetStats calls, and none may
+// start more than half a slot late after the one before, but for the
+// downtime, a burst of failures, or a stats pool that could not pay.
+func checkTracking(h *History) []string {
+	if h.TrackFor == 0 {
+		return nil
+	}
+	var passes []time.Time
+	var last time.Time
+	for _, c := range h.Calls {
+		if !strings.HasSuffix(c.Path, "videos:batchGetStats") {
+			continue
+		}
+		if last.IsZero() || c.At.Sub(last) > h.TrackEvery/2 {
+			passes = append(passes, c.At)
+		}
+		last = c.At
+	}
+	if len(passes) < 2 {
+		return []string{fmt.Sprintf("tracking ran %d passes in %d days at --track-every %s", len(passes), h.Days, h.TrackEvery)}
+	}
+	bound := h.TrackEvery + h.TrackEvery/2
+	var missed []string
+	slots := 0
+	for i, from := range passes {
+		to := h.End
+		if i+1 < len(passes) {
+			to = passes[i+1]
+		}
+		slots++
+		allowed := bound + h.excused(from, to, h.TrackEvery)
+		if h.downIn(from, to) {
+			allowed += h.TrackEvery // a slot the process was down for: tracking is not caught up at a start
+		}
+		if to.Sub(from) <= allowed || h.statsFull(from, to) {
+			continue
+		}
+		missed = append(missed, fmt.Sprintf("%s to %s (%s)", from.UTC().Format(time.RFC3339), to.UTC().Format(time.TimeOnly), to.Sub(from)))
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	first := missed
+	if len(first) > 3 {
+		first = first[:3]
+	}
+	return []string{fmt.Sprintf("tracking: %d of %d passes were followed by a missed slot of --track-every %s, the stats pool able to pay: %s",
+		len(missed), slots, h.TrackEvery, strings.Join(first, ", "))}
+}
+
+// statsFull: the fake counted the stats pool within a tracking pass of
+// its limit less reserve at some call between from and to.
+func (h *History) statsFull(from, to time.Time) bool {
+	capacity := h.capacity(statsPool)
+	if h.stats == nil {
+		h.stats = windows(h.Calls, statsPool, 24*time.Hour)
+	}
+	for i, c := range h.Calls {
+		if !c.At.Before(from) && !c.At.After(to) && h.stats[i] >= capacity-capacity/20 {
+			return true
+		}
+	}
+	return false
+}
+
+// statsPool is the pool tracking's calls draw from (costs.yaml).
+const statsPool = "stats"
+
+// Peaks says, for each pool, the most the fake counted in a window
+// against the pool's limit less reserve.
+func Peaks(h *History) string {
+	var out []string
+	for _, pool := range h.Costs.Pools {
+		most, _ := windowMost(h.Calls, pool.Name, pool.Window)
+		out = append(out, fmt.Sprintf("%s peaked at %d of %d", pool.Name, most, pool.Capacity()))
+	}
+	return strings.Join(out, ", ")
+}

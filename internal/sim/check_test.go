@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/regions"
+)
+
+var t0 = time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)
+
+// history is a day of one tier-1 chart at --every 1h, passes at the
+// given hours, and tracking at --track-every 1h at the given minutes.
+func history(passes []float64, tracked []float64, units int64) *History {
+	h := &History{Config: Config{Shape: Shape{Every: time.Hour, MaxStale: 24 * time.Hour, TrackFor: time.Hour, TrackEvery: time.Hour,
+		Costs: costs.Default()}, Start: t0, Days: 1}, End: t0.Add(24 * time.Hour), Starts: []time.Time{t0},
+		Charts: []regions.Chart{{Code: "US", Tier: 1, Depth: 50}}}
+	var charged int64
+	for _, hr := range passes {
+		at := t0.Add(time.Duration(hr * float64(time.Hour)))
+		h.Runs = append(h.Runs, Run{Region: "US", Status: "completed", Started: at})
+		charged += units
+		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+	}
+	var stats int64
+	for _, m := range tracked {
+		stats++
+		at := t0.Add(time.Duration(m * float64(time.Minute)))
+		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos:batchGetStats", Charged: map[string]int64{"default": charged, "stats": stats}})
+	}
+	return h
+}
+
+func hourly(n int, every float64) []float64 {
+	var out []float64
+	for i := range n {
+		out = append(out, float64(i)*every)
+	}
+	return out
+}
+
+func TestCheckPassesAGoodDay(t *testing.T) {
+	if f := Check(history(hourly(24, 1), hourly(24, 60), 1)); len(f) != 0 {
+		t.Errorf("a pass every hour, tracking every hour: %v", f)
+	}
+}
+
+func TestCheckFindsAWindowOver(t *testing.T) {
+	f := Check(history(hourly(24, 1), hourly(24, 60), 400)) // 9,600 units in a day: over 9,500
+	if len(f) != 1 || !strings.Contains(f[0], "pool default: the upstream counted 9600 units") {
+		t.Errorf("got %q", f)
+	}
+}
+
+func TestCheckFindsAChartLate(t *testing.T) {
+	passes := append(hourly(10, 1), hourly(24, 1)[11:]...) // 9h to 11h: no pass
+	f := Check(history(passes, hourly(24, 60), 1))
+	if len(f) != 1 || !strings.Contains(f[0], "US: no pass from 2026-10-25T09:00:00Z to 2026-10-25T11:00:00Z") {
+		t.Errorf("got %q", f)
+	}
+	h := history(passes, hourly(24, 60), 1)
+	h.Down = []Interval{{t0.Add(9*time.Hour + time.Minute), t0.Add(10 * time.Hour)}}
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the gap had the process down for most of an hour: %q", f)
+	}
+	h = history(passes, hourly(24, 60), 1)
+	h.Faults = []Fault{{At: t0.Add(9*time.Hour + 30*time.Minute), Calls: 1}} // failed the call at 10h
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the gap had the upstream failing from 9:30 to 10:00: %q", f)
+	}
+}
+
+func TestCheckFindsTrackingAtHalfItsPlan(t *testing.T) {
+	f := Check(history(hourly(24, 1), hourly(12, 120), 1))
+	if len(f) != 1 || !strings.Contains(f[0], "tracking: 12 of 12 passes were followed by a missed slot") {
+		t.Errorf("got %q", f)
+	}
+}
+
+func TestCheckFindsNothingExercised(t *testing.T) {
+	f := Check(history(nil, nil, 1))
+	if len(f) != 3 || !strings.Contains(f[0], "never called") {
+		t.Errorf("got %q", f)
+	}
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Exhaust = true
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "the limit was never reached") {
+		t.Errorf("a workload meant to exhaust the pool that spent 24 units: %q", f)
+	}
+}

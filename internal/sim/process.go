@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/wiring"
+)
+
+// Key is the API key the simulated daemon sends; the fake accepts any.
+const Key = "sim-key"
+
+// Shape is the daemon's configuration, as `ingest run`'s flags give it:
+// what the checker takes its every bound from.
+type Shape struct {
+	Regions    string        // --regions ("" the default regions, "all")
+	Categories []string      // --categories, read ("" first: the unfiltered chart)
+	Every      time.Duration // --every
+	MaxStale   time.Duration // --max-stale
+	TrackFor   time.Duration // --track-for (0: no tracking)
+	TrackEvery time.Duration // --track-every
+	Costs      *ingest.Costs // --costs
+	NoPace     bool          // --pace=false: every chart at every slot, the limiter alone holding the pools
+}
+
+// process is one life of the daemon: built the way `ingest run` builds
+// it, on the same database, until its context ends.
+type process struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start builds the daemon as `ingest run` does (Host.Prepare, then
+// OpenPipeline, the standing's gate and Host.Run), with only the edges
+// swapped: the transport answers in process, the boot clock follows the
+// bubble's. The host's clock (time.Now) is the bubble's virtual one.
+func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger) *process {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log) }()
+	return p
+}
+
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger) error {
+	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
+		Transport: up, Uptime: boot}
+	standing := ingest.StandardStanding()
+	terms := wiring.Terms{Standing: standing, Span: s.Costs.Span(), Clock: clock.System}
+	r := wiring.Run{Timetable: jobs.Timetable{Categories: s.Categories, Every: s.Every, MaxStale: s.MaxStale},
+		Pace: !s.NoPace, Record: true, Plan: true, Track: s.TrackFor, TrackEvery: s.TrackEvery, Keep: standing.StatsFor,
+		Terms: terms, Regions: regions.Selection(s.Regions), Build: metrics.Build{Version: "sim"}}
+	if err := h.Prepare(ctx, &r); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	p, err := h.OpenPipeline(ctx, Key, wiring.KeyHash(Key))
+	if err != nil {
+		return fmt.Errorf("open the pipeline: %w", err)
+	}
+	defer p.Close()
+	if err := terms.Gate(ctx, p.DB); err != nil {
+		return err
+	}
+	return h.Run(ctx, p, r)
+}
+
+// stop ends the daemon at once, as a kill does between two writes: its
+// context is cancelled and it is awaited. A daemon stopped so returns no
+// error but the cancellation.
+func (p *process) stop() error {
+	p.cancel()
+	err := <-p.done
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

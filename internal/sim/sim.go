@@ -1,0 +1,209 @@
+// Package sim runs the whole daemon on virtual time: `ingest run` built
+// by wiring's own builder, with only its edges swapped (the fake upstream
+// answering in process, a boot clock that follows the virtual one), inside
+// a testing/synctest bubble where time.Now, the timers and robfig/cron's
+// schedule are virtual, so that days of the process pass in seconds. A
+// nemesis drawn from a seed restarts the process on the same database and
+// makes the upstream fail in bursts and truncate answers; the checker (check.go) then reads the
+// whole history from the fake's charges and the database, never from the
+// process's own account of itself (docs/testing.md, Simulation).
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
+)
+
+// Config is one simulation: the daemon's shape, where and how long on the
+// virtual calendar, and the seed its nemesis is drawn from.
+type Config struct {
+	Shape
+	Seed  uint64
+	Start time.Time // when the first process starts (the bubble sleeps to it)
+	Days  int
+	// Nemesis draws restarts and upstream failures from Seed; without it
+	// the process runs once, undisturbed.
+	Nemesis bool
+	Dir     string // the database and the daemon's log
+	// Exhaust says the workload is meant to reach the default pool's
+	// limit: a history that never did exercised nothing of the limiter.
+	Exhaust bool
+	// Latency is how long the upstream takes to answer each call.
+	Latency time.Duration
+}
+
+// Interval is a span of the virtual calendar.
+type Interval struct{ From, To time.Time }
+
+// Contains reports whether t is in [From, To].
+func (i Interval) Contains(t time.Time) bool { return !t.Before(i.From) && !t.After(i.To) }
+
+// History is what the simulation leaves for the checker.
+type History struct {
+	Config
+	End    time.Time
+	Charts []regions.Chart // the configured charts, each with its tier
+	Calls  []Call          // the fake's answers to keyed requests
+	Runs   []Run           // the database's chart runs
+	Starts []time.Time     // a life of the process started
+	Down   []Interval      // the process was stopped
+	Faults []Fault         // the upstream failed calls
+	Log    string          // the daemon's log file
+
+	spans []Interval // the faults' spans, once read
+	stats []int64    // the stats pool's window at each call, once read
+}
+
+// Fault is a burst of upstream failures: from At, the next Calls keyed
+// calls fail (503, or a truncated answer).
+type Fault struct {
+	At    time.Time
+	Calls int
+}
+
+// Run is one chart run as the database keeps it.
+type Run struct {
+	Region, Category string
+	Status           ingest.RunStatus
+	Started, Slot    time.Time
+}
+
+// Simulate runs c inside the caller's synctest bubble and returns its
+// history. It fails when a life of the process ends with an error.
+func Simulate(c Config) (*History, error) {
+	if d := time.Until(c.Start); d > 0 {
+		time.Sleep(d)
+	}
+	h := &History{Config: c, End: c.Start.Add(time.Duration(c.Days) * 24 * time.Hour), Log: filepath.Join(c.Dir, "daemon.log")}
+	var err error
+	if h.Charts, err = regions.Selection(c.Regions).Of(regions.Builtin); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(h.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	up := NewUpstream()
+	up.Fake.SetLatency(c.Latency)
+	booted := time.Now()
+	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
+	dsn := filepath.Join(c.Dir, "ingest.db")
+	p := start(dsn, c.Shape, up, boot, log)
+	h.Starts = append(h.Starts, time.Now())
+	for _, ev := range c.nemesis(h.End) {
+		time.Sleep(time.Until(ev.at))
+		if err := ev.apply(h, p, up); err != nil {
+			return h, err
+		}
+		if ev.down > 0 {
+			p = start(dsn, c.Shape, up, boot, log)
+			h.Starts = append(h.Starts, time.Now())
+		}
+	}
+	time.Sleep(time.Until(h.End))
+	if err := p.stop(); err != nil {
+		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
+	}
+	h.Calls = up.Calls()
+	h.Runs, err = readRuns(dsn)
+	return h, err
+}
+
+// event is one move of the nemesis.
+type event struct {
+	at   time.Time
+	down time.Duration // a restart: stopped this long
+	fail int           // a burst: the next fail calls answer 503
+	cut  int           // the next cut answers of 200 are truncated
+}
+
+func (ev event) apply(h *History, p *process, up *Upstream) error {
+	if ev.fail > 0 || ev.cut > 0 {
+		if ev.fail > 0 {
+			up.Fake.FailNext(ev.fail, 503)
+		} else {
+			up.Fake.MalformNext(ev.cut)
+		}
+		h.Faults = append(h.Faults, Fault{ev.at, ev.fail + ev.cut})
+		return nil
+	}
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
+	}
+	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	time.Sleep(ev.down)
+	return nil
+}
+
+// nemesis is the seed's moves until end: about one restart a day, down
+// from seconds to three hours, about one burst of upstream failures a
+// day, and a few truncated answers every other day, in time order.
+func (c Config) nemesis(end time.Time) []event {
+	if !c.Nemesis {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x5eed))
+	var evs []event
+	for day := 0; day < c.Days; day++ {
+		base := c.Start.Add(time.Duration(day) * 24 * time.Hour)
+		if rng.IntN(4) < 3 {
+			down := time.Duration(rng.Int64N(int64(3 * time.Hour)))
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), down: max(down, time.Second)})
+		}
+		if rng.IntN(4) < 3 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), fail: 1 + rng.IntN(40)})
+		}
+		if rng.IntN(2) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), cut: 1 + rng.IntN(10)})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.at.Add(ev.down).Before(end) && (len(out) == 0 || ev.at.After(out[len(out)-1].at.Add(out[len(out)-1].down))) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// readRuns is every chart run the database holds.
+func readRuns(dsn string) ([]Run, error) {
+	ctx := context.Background()
+	db, err := store.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Reader().QueryContext(ctx, `SELECT region, category, status, started_ms, COALESCE(slot_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var started, slot int64
+		if err := rows.Scan(&r.Region, &r.Category, &r.Status, &started, &slot); err != nil {
+			return nil, err
+		}
+		r.Started = time.UnixMilli(started)
+		if slot != 0 {
+			r.Slot = time.UnixMilli(slot)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

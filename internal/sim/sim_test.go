@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/pace"
+)
+
+// The seed and the length of make sim's run; a test run draws a new seed
+// each time, and logs it.
+const (
+	seedEnv = "INGEST_SIM_SEED"
+	daysEnv = "INGEST_SIM_DAYS"
+	// keepEnv names a folder the history (database, daemon's log) is
+	// kept in, a folder a test.
+	keepEnv = "INGEST_SIM_HISTORY"
+	// allEnv is the days of the runs at every region, which only make
+	// sim runs: each simulated day there costs a minute or more of CPU.
+	allEnv = "INGEST_SIM_ALL_DAYS"
+)
+
+// signalsOutside starts os/signal's watcher before any bubble does: made
+// inside one, it would belong to the bubble, and never being durably
+// blocked there, it would hold virtual time still.
+func signalsOutside() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR2)
+	signal.Stop(ch)
+}
+
+// seed is INGEST_SIM_SEED, or a new one.
+func seed(t *testing.T) uint64 {
+	if v := os.Getenv(seedEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q is not a seed (a whole number)", seedEnv, v)
+		}
+		return n
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// days is INGEST_SIM_DAYS, or def.
+func days(t *testing.T, def int) int {
+	if v := os.Getenv(daysEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s: %q is not a number of days (1 or more)", daysEnv, v)
+		}
+		return n
+	}
+	return def
+}
+
+// shipped is `ingest run`'s defaults on the shipped costs, tracking on.
+func shipped() Shape {
+	return Shape{Every: time.Hour, MaxStale: pace.DefaultBound, TrackFor: 7 * 24 * time.Hour, TrackEvery: jobs.TrackEvery,
+		Costs: costs.Default()}
+}
+
+// simulate runs c in a bubble of its own and checks its history.
+func simulate(t *testing.T, c Config) {
+	t.Helper()
+	signalsOutside()
+	c.Dir = t.TempDir()
+	if keep := os.Getenv(keepEnv); keep != "" {
+		c.Dir = filepath.Join(keep, t.Name())
+		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seed %d (%s=%d replays it), %d days from %s, regions %q", c.Seed, seedEnv, c.Seed, c.Days, c.Start.Format(time.DateOnly), c.Regions)
+	synctest.Test(t, func(t *testing.T) {
+		h, err := Simulate(c)
+		if err != nil {
+			t.Fatalf("seed %d: %v (log %s)", c.Seed, err, c.Dir)
+		}
+		for _, f := range Check(h) {
+			t.Errorf("seed %d: %s", c.Seed, f)
+		}
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), Peaks(h))
+	})
+}
+
+// TestSimDay: one day of the daemon at the default regions with
+// tracking, on the shipped pools, undisturbed.
+func TestSimDay(t *testing.T) {
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1),
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimNemesis: the default regions from a week before the Pacific
+// clocks go back, the process restarted on its database and the upstream
+// failing in bursts as the seed draws them.
+func TestSimNemesis(t *testing.T) {
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimNemesisEveryRegion: the same at --regions all, from three days
+// before the Pacific clocks go back.
+func TestSimNemesisEveryRegion(t *testing.T) {
+	v := os.Getenv(allEnv)
+	if v == "" {
+		t.Skipf("a simulated day at every region costs a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
+	}
+	s := shipped()
+	s.Regions = "all"
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+		Start: time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)})
+}
+
+// scarce is the shipped shape on a default pool that cannot hold the
+// charts at --every: the limiter refuses, the pacer stretches them.
+func scarce(t *testing.T) Shape {
+	s := shipped()
+	c, err := costs.Load("scarce.yaml", []byte(`pools:
+  default: {limit: 400, reserve: 50, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 100, reserve: 5,  window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Costs = c
+	return s
+}
+
+// TestSimScarce: a day of the default regions on a default pool short of
+// what the charts want: the upstream never counts more than the pool less
+// its reserve in a window, and every chart keeps within --max-stale. (Under
+// the nemesis a day's downtime can leave the pool short of its limit.)
+func TestSimScarce(t *testing.T) {
+	simulate(t, Config{Shape: scarce(t), Seed: seed(t), Days: days(t, 1), Exhaust: true,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimScarceUnpaced: the same with --pace=false, every chart at every
+// slot: the limiter alone holds the pool, and refuses.
+func TestSimScarceUnpaced(t *testing.T) {
+	s := scarce(t)
+	s.NoPace = true
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Exhaust: true,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimTrackingEverySlot: at --track-every 5m, with an upstream that
+// takes three seconds a call (a pass longer than a stagger step), tracking reads the counts at every slot.
+func TestSimTrackingEverySlot(t *testing.T) {
+	s := shipped()
+	s.TrackEvery = 5 * time.Minute
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Latency: 3 * time.Second,
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
