@@ -189,18 +189,30 @@ type keyed struct {
 	a   *answer
 }
 
+// staleOnce is how many answers asked for once the watcher builds again
+// at a change of the mark, most recently asked first.
+const staleOnce = 16
+
 // stale are the answers built under another mark than mark that were
-// served since their build, those readers keep asking for first, each
-// segment most recently asked first: what the watcher builds again.
+// served since their build, most recently asked first: what the watcher
+// builds again. Every protected one (asked for twice or more), and of
+// those asked for once only the staleOnce latest: a flood of URLs asked
+// for once each (unique searches) never sets the watcher to rebuild them
+// all; such a page is built again when a reader asks for it again.
 func (s *keptSet) stale(mark string) []keyed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []keyed
-	for _, l := range []*list.List{&s.protected, &s.probation} {
-		for e := l.Front(); e != nil; e = e.Next() {
+	for _, seg := range []struct {
+		l   *list.List
+		max int
+	}{{&s.protected, s.protected.Len()}, {&s.probation, staleOnce}} {
+		n := 0
+		for e := seg.l.Front(); e != nil && n < seg.max; e = e.Next() {
 			k := e.Value.(*kept)
 			if k.a.mark != mark && k.a.asked.Load() && k.a.req != nil {
 				out = append(out, keyed{k.key, k.a})
+				n++
 			}
 		}
 	}

@@ -110,3 +110,39 @@ func TestFloodOfUniqueURLsStaysBounded(t *testing.T) {
 		t.Errorf("the chart asked for every twenty requests is no longer kept")
 	}
 }
+
+// TestWatcherRebuildsHotPagesAndFewAskedOnce: at a change of the mark the
+// watcher builds again every page asked for twice or more, and of the
+// pages asked for once only the latest few, so that a flood of unique
+// searches never sets it to rebuild them all.
+func TestWatcherRebuildsHotPagesAndFewAskedOnce(t *testing.T) {
+	t.Parallel()
+	s := newKeptSet(KeptBound{Bytes: 1 << 30, Answers: 10000})
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	served := func() *answer {
+		a := &answer{mark: "old", body: make([]byte, 100), req: req}
+		a.asked.Store(true)
+		return a
+	}
+	hot := []string{"/", "/charts/US", "/worldwide"}
+	for _, k := range hot {
+		s.put(k, served())
+		s.get(k)
+	}
+	for i := range 500 {
+		s.put(fmt.Sprintf("/search?q=%d", i), served())
+	}
+	got := map[string]bool{}
+	for _, k := range s.stale("new") {
+		got[k.key] = true
+	}
+	for _, k := range hot {
+		if !got[k] {
+			t.Errorf("%s, asked for twice, is not built again at the new mark", k)
+		}
+	}
+	if once := len(got) - len(hot); once != staleOnce || !got["/search?q=499"] || got["/search?q=0"] {
+		t.Errorf("pages asked for once built again: %d (the latest among them %v, the oldest %v), want the %d latest",
+			once, got["/search?q=499"], got["/search?q=0"], staleOnce)
+	}
+}
