@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 //go:embed lease.lua
@@ -47,7 +48,7 @@ func (l lease) start() (unlock func()) {
 
 func (l lease) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := ingest.NewTicker(max(l.ttl/3, time.Millisecond))
+	t := clock.NewTicker(max(l.ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

@@ -52,7 +52,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 )
 
 // Errors returned by the store. Match them with errors.Is.
@@ -136,7 +136,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-ingest.After(time.Duration(10+attempt*10) * time.Millisecond):
+		case <-clock.After(time.Duration(10+attempt*10) * time.Millisecond):
 		}
 	}
 	return err
