@@ -52,7 +52,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest"
 )
 
 // Errors returned by the store. Match them with errors.Is.
@@ -136,7 +136,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-clock.After(time.Duration(10+attempt*10) * time.Millisecond):
+		case <-ingest.After(time.Duration(10+attempt*10) * time.Millisecond):
 		}
 	}
 	return err
