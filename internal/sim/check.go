@@ -22,6 +22,7 @@ func Check(h *History) []string {
 	out = append(out, checkWindows(h)...)
 	out = append(out, checkAges(h)...)
 	out = append(out, checkTracking(h)...)
+	out = append(out, checkHousekeeping(h)...)
 	return out
 }
 
@@ -340,4 +341,97 @@ func Peaks(h *History) string {
 		out = append(out, fmt.Sprintf("%s peaked at %d of %d", pool.Name, most, pool.Capacity()))
 	}
 	return strings.Join(out, ", ")
+}
+
+// housekeeping is the work besides the charts and tracking that runs once
+// every --every, at a slot of its own after the charts' (jobs.Roster).
+var housekeeping = []string{"refresh", "prune"}
+
+// checkHousekeeping: the refresh and the prune each ran at every slot of
+// --every, credited to the slot it ran for, and once a slot: a pass is
+// found at most half a period past the period after the one before, but
+// for the downtime and, for the refresh, which calls the upstream, a burst
+// of failures or a default pool that could not pay. A prune never fails;
+// a refresh fails only while the upstream does.
+func checkHousekeeping(h *History) []string {
+	var out []string
+	for _, entry := range housekeeping {
+		var at []time.Time // each pass, at the slot it is credited to
+		slots := map[time.Time]int{}
+		var failed []string
+		for _, p := range h.Passes {
+			if p.Entry != entry {
+				continue
+			}
+			credited := p.Started
+			if !p.Slot.IsZero() {
+				credited = p.Slot
+				slots[p.Slot]++
+			}
+			at = append(at, credited)
+			if p.Status == ingest.StatusFailed && (entry == "prune" || !h.failing(p.Started)) {
+				failed = append(failed, p.Started.UTC().Format(time.RFC3339))
+			}
+		}
+		if len(failed) > 0 {
+			out = append(out, fmt.Sprintf("%s: %d passes failed with the upstream answering (first at %s)", entry, len(failed), failed[0]))
+		}
+		for slot, n := range slots {
+			if n > 1 {
+				out = append(out, fmt.Sprintf("%s: ran %d times for its slot %s", entry, n, slot.UTC().Format(time.RFC3339)))
+			}
+		}
+		if f := housekeepingGaps(h, entry, at); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// housekeepingGaps is the first of entry's slots with no pass, "" for none.
+func housekeepingGaps(h *History, entry string, at []time.Time) string {
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	from := h.Start
+	bound := h.Every + h.Every/2
+	for _, to := range append(at, h.End) {
+		allowed := bound + h.excused(from, to, h.Every)
+		if h.downIn(from, to) {
+			allowed += h.Every // the catch-up at the start after stands for the slot it missed
+		}
+		if to.Sub(from) > allowed && !(entry == "refresh" && h.poolFull(ingest.DefaultPool, from, to)) {
+			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (--every %s and half of it%s)", entry,
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.Every, h.excuses(from, to))
+		}
+		from = to
+	}
+	return ""
+}
+
+// failing: the upstream was failing calls at t.
+func (h *History) failing(t time.Time) bool {
+	for _, f := range h.faultSpans() {
+		if f.Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// poolFull: the fake counted pool within a twentieth of its limit less
+// reserve at some call between from and to.
+func (h *History) poolFull(pool string, from, to time.Time) bool {
+	capacity := h.capacity(pool)
+	var window time.Duration
+	for _, p := range h.Costs.Pools {
+		if p.Name == pool {
+			window = p.Window
+		}
+	}
+	counts := windows(h.Calls, pool, window)
+	for i, c := range h.Calls {
+		if !c.At.Before(from) && !c.At.After(to) && counts[i] >= capacity-capacity/20 {
+			return true
+		}
+	}
+	return false
 }

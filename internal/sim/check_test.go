@@ -12,7 +12,8 @@ import (
 var t0 = time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)
 
 // history is a day of one tier-1 chart at --every 1h, passes at the
-// given hours, and tracking at --track-every 1h at the given minutes.
+// given hours, tracking at --track-every 1h at the given minutes, and
+// the refresh and the prune at every slot.
 func history(passes []float64, tracked []float64, units int64) *History {
 	h := &History{Config: Config{Shape: Shape{Every: time.Hour, MaxStale: 24 * time.Hour, TrackFor: time.Hour, TrackEvery: time.Hour,
 		Costs: costs.Default()}, Start: t0, Days: 1}, End: t0.Add(24 * time.Hour), Starts: []time.Time{t0},
@@ -23,6 +24,12 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		h.Runs = append(h.Runs, Run{Region: "US", Status: "completed", Started: at})
 		charged += units
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+	}
+	for _, hr := range hourly(24, 1) { // the refresh and the prune at every slot, 3 minutes past each hour
+		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
+		for _, entry := range housekeeping {
+			h.Passes = append(h.Passes, Pass{Entry: entry, Status: "completed", Started: at, Slot: at})
+		}
 	}
 	var stats int64
 	for _, m := range tracked {
@@ -88,5 +95,37 @@ func TestCheckFindsNothingExercised(t *testing.T) {
 	h.Exhaust = true
 	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "the limit was never reached") {
 		t.Errorf("a workload meant to exhaust the pool that spent 24 units: %q", f)
+	}
+}
+
+func TestCheckFindsHousekeepingMissedTwiceOrFailed(t *testing.T) {
+	skipped := history(hourly(24, 1), hourly(24, 60), 1)
+	var kept []Pass
+	for _, p := range skipped.Passes {
+		if p.Entry != "prune" || p.Slot.Hour() != 7 {
+			kept = append(kept, p)
+		}
+	}
+	skipped.Passes = kept
+	if f := Check(skipped); len(f) != 1 || !strings.Contains(f[0], "prune: no pass from 2026-10-25T06:03:00Z to 2026-10-25T08:03:00Z") {
+		t.Errorf("the prune skipped its 7:03 slot: %q", f)
+	}
+	twice := history(hourly(24, 1), hourly(24, 60), 1)
+	again := twice.Passes[4]
+	again.Started = again.Started.Add(time.Minute)
+	twice.Passes = append(twice.Passes, again)
+	if f := Check(twice); len(f) != 1 || !strings.Contains(f[0], "refresh: ran 2 times for its slot 2026-10-25T02:03:00Z") {
+		t.Errorf("the refresh ran twice for its 2:03 slot: %q", f)
+	}
+	failed := history(hourly(24, 1), hourly(24, 60), 1)
+	failed.Passes[1].Status = "failed"
+	if f := Check(failed); len(f) != 1 || !strings.Contains(f[0], "prune: 1 passes failed with the upstream answering") {
+		t.Errorf("a prune failed: %q", f)
+	}
+	failed.Passes[1].Status = "completed"
+	failed.Passes[0].Status = "failed"
+	failed.Faults = []Fault{{At: t0, Calls: 2}}
+	if f := Check(failed); len(f) != 0 {
+		t.Errorf("a refresh failed while the upstream failed: %q", f)
 	}
 }

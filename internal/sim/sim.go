@@ -55,6 +55,7 @@ type History struct {
 	Charts []regions.Chart // the configured charts, each with its tier
 	Calls  []Call          // the fake's answers to keyed requests
 	Runs   []Run           // the database's chart runs
+	Passes []Pass          // the database's passes of the work with no run row
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
@@ -76,6 +77,14 @@ type Run struct {
 	Region, Category string
 	Status           ingest.RunStatus
 	Started, Slot    time.Time
+}
+
+// Pass is one pass of tracking, the refresh or the prune as the
+// database keeps it: Slot is the slot it ran for, zero for a catch-up.
+type Pass struct {
+	Entry         string
+	Status        ingest.RunStatus
+	Started, Slot time.Time
 }
 
 // Simulate runs c inside the caller's synctest bubble and returns its
@@ -117,7 +126,10 @@ func Simulate(c Config) (*History, error) {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls = up.Calls()
-	h.Runs, err = readRuns(dsn)
+	if h.Runs, err = readRuns(dsn); err != nil {
+		return h, err
+	}
+	h.Passes, err = readPasses(dsn)
 	return h, err
 }
 
@@ -204,6 +216,35 @@ func readRuns(dsn string) ([]Run, error) {
 			r.Slot = time.UnixMilli(slot)
 		}
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// readPasses is every pass of the work with no run row the database holds.
+func readPasses(dsn string) ([]Pass, error) {
+	ctx := context.Background()
+	db, err := store.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Reader().QueryContext(ctx, `SELECT entry, status, started_ms, COALESCE(slot_ms, 0) FROM passes ORDER BY started_ms`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Pass
+	for rows.Next() {
+		var p Pass
+		var started, slot int64
+		if err := rows.Scan(&p.Entry, &p.Status, &started, &slot); err != nil {
+			return nil, err
+		}
+		p.Started = time.UnixMilli(started)
+		if slot != 0 {
+			p.Slot = time.UnixMilli(slot)
+		}
+		out = append(out, p)
 	}
 	return out, rows.Err()
 }
