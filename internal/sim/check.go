@@ -23,6 +23,7 @@ func Check(h *History) []string {
 	out = append(out, checkAges(h)...)
 	out = append(out, checkTracking(h)...)
 	out = append(out, checkHousekeeping(h)...)
+	out = append(out, checkServed(h)...)
 	return out
 }
 
@@ -306,12 +307,16 @@ func checkTracking(h *History) []string {
 	if len(missed) == 0 {
 		return nil
 	}
-	first := missed
-	if len(first) > 3 {
-		first = first[:3]
-	}
 	return []string{fmt.Sprintf("tracking: %d of %d passes were followed by a missed slot of --track-every %s, the stats pool able to pay: %s",
-		len(missed), slots, h.TrackEvery, strings.Join(first, ", "))}
+		len(missed), slots, h.TrackEvery, firstFew(missed))}
+}
+
+// firstFew is the first three of a list of findings, and how many more.
+func firstFew(all []string) string {
+	if len(all) <= 3 {
+		return strings.Join(all, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(all[:3], "; "), len(all)-3)
 }
 
 // statsFull: the fake counted the stats pool within a tracking pass of
@@ -434,4 +439,66 @@ func (h *History) poolFull(pool string, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// servedBound is how long after a run landed a reader may still be
+// answered from the chart before it (docs/api.md, "The dashboard"): the
+// store's mark is read once a second, and a reader who finds it moved
+// waits up to half a second for the page's new copy.
+const servedBound = 1500 * time.Millisecond
+
+// checkServed: every chart a reader was answered with, while the process
+// ran, was the latest run of that chart that landed servedBound before
+// or later, and its page said the same run as its JSON at that instant;
+// readers read at least one landed chart (else nothing was checked).
+func checkServed(h *History) []string {
+	if !h.Readers {
+		return nil
+	}
+	landed := map[string][]Run{} // each region's completed unfiltered runs, by when they finished
+	for _, r := range h.Runs {
+		if r.Category == "" && r.Status == ingest.StatusCompleted && !r.Finished.IsZero() {
+			landed[r.Region] = append(landed[r.Region], r)
+		}
+	}
+	for _, rs := range landed {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Finished.Before(rs[j].Finished) })
+	}
+	var stale, wrong []string
+	checked := 0
+	for _, s := range h.Served {
+		if s.Down {
+			continue
+		}
+		at := s.At.UTC().Format(time.RFC3339)
+		if s.Err != "" {
+			wrong = append(wrong, fmt.Sprintf("at %s, the process up: %s", at, s.Err))
+			continue
+		}
+		rs := landed[s.Region]
+		k := sort.Search(len(rs), func(i int) bool { return rs[i].Finished.After(s.At.Add(-servedBound)) })
+		if k == 0 {
+			continue // no run of the chart had landed yet
+		}
+		checked++
+		if want := rs[k-1]; s.RunID < want.ID {
+			stale = append(stale, fmt.Sprintf("at %s %s's run %d, though run %d landed at %s",
+				at, s.Region, s.RunID, want.ID, want.Finished.UTC().Format(time.TimeOnly)))
+		}
+		if s.PageAt != s.RunAt {
+			wrong = append(wrong, fmt.Sprintf("at %s %s's page said its views were fetched at %q, its JSON at %q", at, s.Region, s.PageAt, s.RunAt))
+		}
+	}
+	var out []string
+	if len(stale) > 0 {
+		out = append(out, fmt.Sprintf("readers: %d of %d answers were a chart older than the last run landed %s before: %s",
+			len(stale), checked, servedBound, firstFew(stale)))
+	}
+	if len(wrong) > 0 {
+		out = append(out, fmt.Sprintf("readers: %d answers failed or disagreed: %s", len(wrong), firstFew(wrong)))
+	}
+	if checked == 0 {
+		out = append(out, fmt.Sprintf("readers were answered %d times and never after a chart had landed: freshness was not checked", len(h.Served)))
+	}
+	return out
 }

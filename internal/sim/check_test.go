@@ -129,3 +129,45 @@ func TestCheckFindsHousekeepingMissedTwiceOrFailed(t *testing.T) {
 		t.Errorf("a refresh failed while the upstream failed: %q", f)
 	}
 }
+
+func TestCheckFindsAStaleChartServed(t *testing.T) {
+	reading := func(served ...Served) *History {
+		h := history(hourly(24, 1), hourly(24, 60), 1)
+		h.Readers = true
+		for i := range h.Runs {
+			h.Runs[i].ID = int64(i + 1)
+			h.Runs[i].Finished = h.Runs[i].Started.Add(time.Minute)
+		}
+		h.Served = served
+		return h
+	}
+	at := func(hr, min float64) time.Time {
+		return t0.Add(time.Duration(hr*float64(time.Hour) + min*float64(time.Minute)))
+	}
+	fresh := Served{At: at(5, 30), Region: "US", RunID: 6, RunAt: "x", PageAt: "x"} // run 6 started 5:00, landed 5:01
+	if f := Check(reading(fresh, Served{At: at(5, 1), Region: "US", RunID: 5, RunAt: "y", PageAt: "y"})); len(f) != 0 {
+		t.Errorf("fresh answers, one a second after run 6 landed: %q", f)
+	}
+	stale := fresh
+	stale.RunID = 5
+	if f := Check(reading(stale)); len(f) != 1 || !strings.Contains(f[0], "readers: 1 of 1 answers were a chart older than the last run landed 1.5s before") ||
+		!strings.Contains(f[0], "US's run 5, though run 6 landed at 05:01:00") {
+		t.Errorf("run 5 served half an hour after run 6 landed: %q", f)
+	}
+	page := fresh
+	page.PageAt = "z"
+	if f := Check(reading(page)); len(f) != 1 || !strings.Contains(f[0], `page said its views were fetched at "z", its JSON at "x"`) {
+		t.Errorf("a page that disagrees with its JSON: %q", f)
+	}
+	failed := Served{At: at(5, 30), Region: "US", Err: "/charts/US: 503 Service Unavailable"}
+	if f := Check(reading(fresh, failed)); len(f) != 1 || !strings.Contains(f[0], "503") {
+		t.Errorf("a read failed, the process up: %q", f)
+	}
+	failed.Down = true
+	if f := Check(reading(fresh, failed)); len(f) != 0 {
+		t.Errorf("a read failed, the process down: %q", f)
+	}
+	if f := Check(reading(Served{At: at(0, 0), Region: "US"})); len(f) != 1 || !strings.Contains(f[0], "freshness was not checked") {
+		t.Errorf("read before any chart landed: %q", f)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -40,6 +41,9 @@ type Config struct {
 	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
+	// Readers serves the site on the daemon's --listen and has readers
+	// ask it for charts through the simulation (readers.go).
+	Readers bool
 }
 
 // Interval is a span of the virtual calendar.
@@ -59,6 +63,7 @@ type History struct {
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
+	Served []Served        // what readers were answered
 	Log    string          // the daemon's log file
 
 	spans []Interval // the faults' spans, once read
@@ -74,9 +79,10 @@ type Fault struct {
 
 // Run is one chart run as the database keeps it.
 type Run struct {
-	Region, Category string
-	Status           ingest.RunStatus
-	Started, Slot    time.Time
+	ID                      int64
+	Region, Category        string
+	Status                  ingest.RunStatus
+	Started, Slot, Finished time.Time // Finished zero: still running
 }
 
 // Pass is one pass of tracking, the refresh or the prune as the
@@ -109,20 +115,37 @@ func Simulate(c Config) (*History, error) {
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
-	p := start(dsn, c.Shape, up, boot, log)
+	var listen *pipes
+	var p atomic.Pointer[process]
+	served := make(chan []Served, 1)
+	stopReading := func() {}
+	if c.Readers {
+		listen = &pipes{}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopReading = cancel
+		go func() {
+			served <- readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
+		}()
+	}
+	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
-		if err := ev.apply(h, p, up); err != nil {
+		if err := ev.apply(h, p.Load(), up); err != nil {
+			stopReading()
 			return h, err
 		}
 		if ev.down > 0 {
-			p = start(dsn, c.Shape, up, boot, log)
+			p.Store(start(dsn, c.Shape, up, boot, log, listen))
 			h.Starts = append(h.Starts, time.Now())
 		}
 	}
 	time.Sleep(time.Until(h.End))
-	if err := p.stop(); err != nil {
+	stopReading()
+	if c.Readers {
+		h.Served = <-served
+	}
+	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls = up.Calls()
@@ -199,7 +222,7 @@ func readRuns(dsn string) ([]Run, error) {
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.Reader().QueryContext(ctx, `SELECT region, category, status, started_ms, COALESCE(slot_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
+	rows, err := db.Reader().QueryContext(ctx, `SELECT id, region, category, status, started_ms, COALESCE(slot_ms, 0), COALESCE(finished_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +230,16 @@ func readRuns(dsn string) ([]Run, error) {
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var started, slot int64
-		if err := rows.Scan(&r.Region, &r.Category, &r.Status, &started, &slot); err != nil {
+		var started, slot, finished int64
+		if err := rows.Scan(&r.ID, &r.Region, &r.Category, &r.Status, &started, &slot, &finished); err != nil {
 			return nil, err
 		}
 		r.Started = time.UnixMilli(started)
 		if slot != 0 {
 			r.Slot = time.UnixMilli(slot)
+		}
+		if finished != 0 {
+			r.Finished = time.UnixMilli(finished)
 		}
 		out = append(out, r)
 	}

@@ -87,23 +87,25 @@ func simulate(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d reads; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Served), Peaks(h))
 	})
 }
 
-// TestSimDay: one day of the daemon at the default regions with
-// tracking, on the shipped pools, undisturbed.
+// TestSimDay: a day of the daemon at the default regions with tracking,
+// on the shipped pools, undisturbed, across the Pacific clocks going
+// forward (Mar 14, 10:00 UTC): the pools' day of 23 hours.
 func TestSimDay(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1),
-		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1), Readers: true,
+		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
 
-// TestSimNemesis: the default regions from a week before the Pacific
-// clocks go back, the process restarted on its database and the upstream
-// failing in bursts as the seed draws them.
+// TestSimNemesis: the default regions from a day before the Pacific
+// clocks go back (Nov 1, 09:00 UTC: the pools' day of 25 hours), the
+// process restarted on its database and the upstream failing in bursts as
+// the seed draws them.
 func TestSimNemesis(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true,
-		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true, Readers: true,
+		Start: time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)})
 }
 
 // TestSimNemesisEveryRegion: the same at --regions all, from three days
