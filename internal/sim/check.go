@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ func Check(h *History) []string {
 	out = append(out, checkTracking(h)...)
 	out = append(out, checkHousekeeping(h)...)
 	out = append(out, checkServed(h)...)
+	out = append(out, checkBlocks(h)...)
 	return out
 }
 
@@ -144,7 +146,7 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 		d += overlap(down, from, to)
 	}
 	failing := false
-	for _, f := range h.faultSpans() {
+	for _, f := range append(h.faultSpans(), h.blocks()...) {
 		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
 			d, failing = d+o, true
 		}
@@ -412,9 +414,39 @@ func housekeepingGaps(h *History, entry string, at []time.Time) string {
 	return ""
 }
 
-// failing: the upstream was failing calls at t.
+// blocks are the spans the daemon is to decide nothing for: from the
+// upstream's refusal of the daily quota to the first reset of the default
+// pool's day after the refusal ended (docs/operations.md: the pools stay
+// blocked until the reset), and from a wrong Date to a minute after it
+// was right again (the reading asked again before refusing).
+func (h *History) blocks() []Interval {
+	var out []Interval
+	for _, r := range h.Refusals {
+		out = append(out, Interval{r.From, h.reset(r.To)})
+	}
+	for _, s := range h.Skews {
+		out = append(out, Interval{s.From, s.To.Add(time.Minute)})
+	}
+	return out
+}
+
+// reset is the first start of the default pool's day after t (t itself
+// on none).
+func (h *History) reset(t time.Time) time.Time {
+	loc := time.UTC
+	for _, p := range h.Costs.Pools {
+		if p.Name == ingest.DefaultPool && p.Day != nil {
+			loc = p.Day
+		}
+	}
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, loc)
+}
+
+// failing: the upstream was failing calls, refusing them or sending a
+// wrong Date at t.
 func (h *History) failing(t time.Time) bool {
-	for _, f := range h.faultSpans() {
+	for _, f := range append(h.faultSpans(), h.blocks()...) {
 		if f.Contains(t) {
 			return true
 		}
@@ -502,3 +534,62 @@ func checkServed(h *History) []string {
 	}
 	return out
 }
+
+// inFlight is how long after an answer a call the daemon had already
+// made may still reach the upstream: the calls of work running at once
+// (a chart's page, tracking's, the refresh's) that set out before the
+// answer was read.
+const inFlight = time.Second
+
+// checkBlocks: once the upstream refused a call as over its daily quota,
+// no call reached it until the default pool's day reset (but those in
+// flight); while its Date was wrong, at most one call was charged (the
+// first page, decided on the reading before: docs/operations.md). Over a
+// long history under the nemesis, a refusal the daemon never met is a
+// failure: the property was never exercised.
+func checkBlocks(h *History) []string {
+	var out, again []string
+	met := 0
+	for _, r := range h.Refusals {
+		for i, c := range h.Calls {
+			if !r.Contains(c.At) || c.Status != http.StatusForbidden {
+				continue
+			}
+			met++
+			reset := h.reset(c.At)
+			for _, d := range h.Calls[i+1:] {
+				if !d.At.Before(reset) {
+					break
+				}
+				if d.At.After(c.At.Add(inFlight)) {
+					again = append(again, fmt.Sprintf("refused at %s, called again at %s, before the pool's reset at %s",
+						c.At.UTC().Format(time.RFC3339), d.At.UTC().Format(time.TimeOnly), reset.UTC().Format(time.RFC3339)))
+					break
+				}
+			}
+		}
+	}
+	if len(again) > 0 {
+		out = append(out, fmt.Sprintf("the daemon called the upstream %d times after it refused the daily quota: %s", len(again), firstFew(again)))
+	}
+	for _, s := range h.Skews {
+		n := 0
+		for _, c := range h.Calls {
+			if s.Contains(c.At) {
+				n++
+			}
+		}
+		if n > 1 {
+			out = append(out, fmt.Sprintf("the upstream's Date was wrong from %s to %s, and the daemon made %d calls, where one may be decided before the first wrong Date is read",
+				s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n))
+		}
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days the upstream never refused a call for its daily quota: the block was not exercised", h.Days))
+	}
+	return out
+}
+
+// exercisedDays is the length of history under the nemesis over which
+// each of its faults is due to have met the daemon.
+const exercisedDays = 10

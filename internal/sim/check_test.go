@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,41 @@ func TestCheckFindsAStaleChartServed(t *testing.T) {
 	}
 	if f := Check(reading(Served{At: at(0, 0), Region: "US"})); len(f) != 1 || !strings.Contains(f[0], "freshness was not checked") {
 		t.Errorf("read before any chart landed: %q", f)
+	}
+}
+
+func TestCheckFindsCallsDuringABlock(t *testing.T) {
+	refused := func(calls ...float64) *History { // minutes after 10:00 UTC (3:00 in Los Angeles)
+		h := history(hourly(10, 1), hourly(10, 60), 1) // the day ends at 10:00: nothing after it but these
+		h.Refusals = []Interval{{t0.Add(10 * time.Hour), t0.Add(10*time.Hour + 30*time.Minute)}}
+		for i, m := range calls {
+			status := http.StatusOK
+			if i == 0 {
+				status = http.StatusForbidden
+			}
+			h.Calls = append(h.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: status,
+				Charged: map[string]int64{"default": int64(20 + i)}})
+		}
+		return h
+	}
+	if f := Check(refused(1, 1.0/120)); len(f) != 0 {
+		t.Errorf("a refusal and a call in flight with it: %q", f)
+	}
+	if f := Check(refused(1, 45)); len(f) != 1 || !strings.Contains(f[0], "refused at 2026-10-25T10:01:00Z, called again at 10:45:00, before the pool's reset at 2026-10-26T07:00:00Z") {
+		t.Errorf("a call a quarter of an hour after the refusal ended, the pool not reset: %q", f)
+	}
+	skewed := history(hourly(10, 1), hourly(10, 60), 1)
+	skewed.Skews = []Interval{{t0.Add(10 * time.Hour), t0.Add(10*time.Hour + skewFor)}}
+	skewed.End = t0.Add(10*time.Hour + 30*time.Minute)
+	for _, m := range []float64{2, 9} {
+		skewed.Calls = append(skewed.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: http.StatusOK,
+			Charged: map[string]int64{"default": 20}})
+	}
+	if f := Check(skewed); len(f) != 1 || !strings.Contains(f[0], "the daemon made 2 calls") {
+		t.Errorf("two calls while the Date was wrong: %q", f)
+	}
+	skewed.Calls = skewed.Calls[:len(skewed.Calls)-1]
+	if f := Check(skewed); len(f) != 0 {
+		t.Errorf("one call while the Date was wrong: %q", f)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -64,7 +65,10 @@ type History struct {
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
-	Log    string          // the daemon's log file
+	// Refusals are when the upstream refused every call as over its
+	// daily quota; Skews when its Date header was wrong.
+	Refusals, Skews []Interval
+	Log             string // the daemon's log file
 
 	spans []Interval // the faults' spans, once read
 	stats []int64    // the stats pool's window at each call, once read
@@ -158,13 +162,33 @@ func Simulate(c Config) (*History, error) {
 
 // event is one move of the nemesis.
 type event struct {
-	at   time.Time
-	down time.Duration // a restart: stopped this long
-	fail int           // a burst: the next fail calls answer 503
-	cut  int           // the next cut answers of 200 are truncated
+	at     time.Time
+	down   time.Duration // a restart: stopped this long
+	fail   int           // a burst: the next fail calls answer 503
+	cut    int           // the next cut answers of 200 are truncated
+	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
+	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
 }
 
+// skewFor is how long the upstream's Date is wrong when the nemesis sets
+// it so: a caching proxy's answers for a while.
+const skewFor = 20 * time.Minute
+
 func (ev event) apply(h *History, p *process, up *Upstream) error {
+	switch {
+	case ev.refuse > 0:
+		up.Fake.ExhaustQuota(fakeyt.QuotaExceeded)
+		h.Refusals = append(h.Refusals, Interval{ev.at, ev.at.Add(ev.refuse)})
+		time.Sleep(ev.refuse)
+		up.Fake.ExhaustQuota(fakeyt.QuotaOK)
+		return nil
+	case ev.skew > 0:
+		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
+		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		time.Sleep(skewFor)
+		up.Fake.SetClock(nil)
+		return nil
+	}
 	if ev.fail > 0 || ev.cut > 0 {
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
@@ -184,7 +208,10 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 
 // nemesis is the seed's moves until end: about one restart a day, down
 // from seconds to three hours, about one burst of upstream failures a
-// day, and a few truncated answers every other day, in time order.
+// day, a few truncated answers every other day, and about one day in
+// five each, the upstream refusing every call as over its daily quota
+// (a minute to an hour) and its Date a quarter of an hour to two hours
+// behind (skewFor), in time order, none during another.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
 		return nil
@@ -203,15 +230,34 @@ func (c Config) nemesis(end time.Time) []event {
 		if rng.IntN(2) == 0 {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), cut: 1 + rng.IntN(10)})
 		}
+		if rng.IntN(5) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				refuse: time.Minute + time.Duration(rng.Int64N(int64(time.Hour)))})
+		}
+		if rng.IntN(5) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				skew: 15*time.Minute + time.Duration(rng.Int64N(int64(2*time.Hour)))})
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
 	for _, ev := range evs {
-		if ev.at.Add(ev.down).Before(end) && (len(out) == 0 || ev.at.After(out[len(out)-1].at.Add(out[len(out)-1].down))) {
+		if ev.at.Add(ev.lasts()).Before(end) && (len(out) == 0 || ev.at.After(out[len(out)-1].at.Add(out[len(out)-1].lasts()))) {
 			out = append(out, ev)
 		}
 	}
 	return out
+}
+
+// lasts is how long the nemesis holds the event's fault.
+func (ev event) lasts() time.Duration {
+	switch {
+	case ev.skew > 0:
+		return skewFor
+	case ev.refuse > 0:
+		return ev.refuse
+	}
+	return ev.down
 }
 
 // readRuns is every chart run the database holds.

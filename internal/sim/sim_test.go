@@ -87,7 +87,26 @@ func simulate(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d reads; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Served), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
+			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
+		for _, s := range h.Skews {
+			n := 0
+			for _, c := range h.Calls {
+				if s.Contains(c.At) {
+					n++
+				}
+			}
+			t.Logf("skew %s-%s: %d keyed calls", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
+		}
+		for _, s := range h.Refusals {
+			n := 0
+			for _, c := range h.Calls {
+				if s.Contains(c.At) {
+					n++
+				}
+			}
+			t.Logf("refusal %s-%s: %d keyed calls", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
+		}
 	})
 }
 
