@@ -3,7 +3,10 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +29,7 @@ func Check(h *History) []string {
 	out = append(out, checkHousekeeping(h)...)
 	out = append(out, checkServed(h)...)
 	out = append(out, checkBlocks(h)...)
+	out = append(out, checkPlanTold(h)...)
 	return out
 }
 
@@ -535,6 +539,20 @@ func checkServed(h *History) []string {
 	return out
 }
 
+// poolOf is the pool a call draws from (costs.yaml). A 403 quotaExceeded
+// says the project's daily units are spent, whatever call met it: the
+// default pool is blocked, and the buckets of their own (search, stats)
+// go on, blocked only by their own per-day refusals (costs.BlockedPools).
+func poolOf(c Call) string {
+	switch {
+	case strings.HasSuffix(c.Path, "videos:batchGetStats"):
+		return statsPool
+	case strings.HasSuffix(c.Path, "/search"):
+		return "search"
+	}
+	return ingest.DefaultPool
+}
+
 // inFlight is how long after an answer a call the daemon had already
 // made may still reach the upstream: the calls of work running at once
 // (a chart's page, tracking's, the refresh's) that set out before the
@@ -542,8 +560,8 @@ func checkServed(h *History) []string {
 const inFlight = time.Second
 
 // checkBlocks: once the upstream refused a call as over its daily quota,
-// no call reached it until the default pool's day reset (but those in
-// flight); while its Date was wrong, at most one call was charged (the
+// no call of the default pool reached it until the pool's day reset (but
+// those in flight); while its Date was wrong, at most one call was charged (the
 // first page, decided on the reading before: docs/operations.md). Over a
 // long history under the nemesis, a refusal the daemon never met is a
 // failure: the property was never exercised.
@@ -561,7 +579,7 @@ func checkBlocks(h *History) []string {
 				if !d.At.Before(reset) {
 					break
 				}
-				if d.At.After(c.At.Add(inFlight)) {
+				if poolOf(d) == ingest.DefaultPool && d.At.After(c.At.Add(inFlight)) {
 					again = append(again, fmt.Sprintf("refused at %s, called again at %s, before the pool's reset at %s",
 						c.At.UTC().Format(time.RFC3339), d.At.UTC().Format(time.TimeOnly), reset.UTC().Format(time.RFC3339)))
 					break
@@ -593,3 +611,84 @@ func checkBlocks(h *History) []string {
 // exercisedDays is the length of history under the nemesis over which
 // each of its faults is due to have met the daemon.
 const exercisedDays = 10
+
+var (
+	planLine      = regexp.MustCompile(`^time=(\S+) level=INFO msg=plan pool=(\S+) .* units_per_day=(\d+) `)
+	scheduledLine = regexp.MustCompile(`^time=(\S+) level=INFO msg=scheduled (\S+=\S+) `)
+)
+
+// checkPlanTold: in each life of the process the daemon's log tells the
+// day's plan once a pool and schedules each entry once, and the plan a
+// reader read on the site's /quota in that life (the report `report
+// --json` prints) is the one the log told.
+func checkPlanTold(h *History) []string {
+	if h.Log == "" {
+		return nil // a history made by hand, with no daemon's log
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	type life struct {
+		plans     map[string][]int64
+		scheduled map[string]int
+	}
+	lives := make([]life, len(h.Starts))
+	for i := range lives {
+		lives[i] = life{plans: map[string][]int64{}, scheduled: map[string]int{}}
+	}
+	lifeAt := func(t time.Time) int { // the log keeps milliseconds
+		return sort.Search(len(h.Starts), func(i int) bool { return h.Starts[i].Truncate(time.Millisecond).After(t) }) - 1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := planLine.FindStringSubmatch(line); m != nil {
+			at, _ := time.Parse(time.RFC3339Nano, m[1])
+			units, _ := strconv.ParseInt(m[3], 10, 64)
+			if i := lifeAt(at); i >= 0 {
+				lives[i].plans[m[2]] = append(lives[i].plans[m[2]], units)
+			}
+		} else if m := scheduledLine.FindStringSubmatch(line); m != nil {
+			at, _ := time.Parse(time.RFC3339Nano, m[1])
+			if i := lifeAt(at); i >= 0 {
+				lives[i].scheduled[m[2]]++
+			}
+		}
+	}
+	var out []string
+	for i, l := range lives {
+		at := h.Starts[i].UTC().Format(time.RFC3339)
+		if len(l.plans) == 0 {
+			out = append(out, fmt.Sprintf("the life started at %s told no plan", at))
+		}
+		for pool, told := range l.plans {
+			if len(told) != 1 {
+				out = append(out, fmt.Sprintf("the life started at %s told pool %s's plan %d times: %v units a day", at, pool, len(told), told))
+			}
+		}
+		for entry, n := range l.scheduled {
+			if n != 1 {
+				out = append(out, fmt.Sprintf("the life started at %s scheduled %s %d times", at, entry, n))
+			}
+		}
+	}
+	for _, p := range h.Plans {
+		at := p.At.UTC().Format(time.RFC3339)
+		if p.Err != "" {
+			out = append(out, fmt.Sprintf("a reader at %s, the process up: %s", at, p.Err))
+			continue
+		}
+		i := lifeAt(p.At)
+		if i < 0 {
+			continue
+		}
+		for pool, told := range lives[i].plans {
+			if got, ok := p.Units[pool]; !ok || got != told[len(told)-1] {
+				out = append(out, fmt.Sprintf("at %s /quota planned pool %s at %d units a day, where the log told %d", at, pool, got, told[len(told)-1]))
+			}
+		}
+	}
+	if h.Readers && len(h.Plans) == 0 {
+		out = append(out, "no reader read the plan on /quota: it was not compared with the log's")
+	}
+	return out
+}

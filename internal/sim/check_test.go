@@ -2,6 +2,8 @@ package sim
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,39 @@ func TestCheckFindsCallsDuringABlock(t *testing.T) {
 	skewed.Calls = skewed.Calls[:len(skewed.Calls)-1]
 	if f := Check(skewed); len(f) != 0 {
 		t.Errorf("one call while the Date was wrong: %q", f)
+	}
+}
+
+func TestCheckFindsThePlanToldTwiceOrOtherwise(t *testing.T) {
+	told := func(log string, plans ...PlanRead) []string {
+		h := history(hourly(24, 1), hourly(24, 60), 1)
+		h.Log = filepath.Join(t.TempDir(), "daemon.log")
+		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.Plans = plans
+		return Check(h)
+	}
+	const once = `time=2026-10-25T00:00:00.000Z level=INFO msg=plan pool=default regions=8 pages_per_cycle=32 cycles_per_day=24 tracked_videos=1600 tracking_units_per_day=0 units_per_day=776 capacity=9500 fits=true
+time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled region=US kind=chart first_slot=2026-10-25T01:00:00Z
+time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled job=track kind=tracking first_slot=2026-10-25T00:56:15Z
+`
+	read := PlanRead{At: t0.Add(time.Hour), Units: map[string]int64{"default": 776}}
+	if f := told(once, read); len(f) != 0 {
+		t.Errorf("the plan told once, read the same: %q", f)
+	}
+	twice := once + `time=2026-10-25T00:00:01.000Z level=INFO msg=plan pool=default regions=110 pages_per_cycle=330 cycles_per_day=24 tracked_videos=1600 tracking_units_per_day=0 units_per_day=126720 capacity=9500 fits=false
+time=2026-10-25T00:00:01.000Z level=INFO msg=scheduled job=track kind=tracking first_slot=2026-10-25T00:56:15Z
+`
+	if f := told(twice, read); len(f) != 3 || !strings.Contains(strings.Join(f, "\n"), "told pool default's plan 2 times: [776 126720]") ||
+		!strings.Contains(strings.Join(f, "\n"), "scheduled job=track 2 times") || !strings.Contains(strings.Join(f, "\n"), "where the log told 126720") {
+		t.Errorf("the plan told twice, tracking scheduled twice: %q", f)
+	}
+	read.Units["default"] = 770
+	if f := told(once, read); len(f) != 1 || !strings.Contains(f[0], "/quota planned pool default at 770 units a day, where the log told 776") {
+		t.Errorf("/quota's plan not the log's: %q", f)
+	}
+	if f := told(""); len(f) != 1 || !strings.Contains(f[0], "told no plan") {
+		t.Errorf("no plan told: %q", f)
 	}
 }

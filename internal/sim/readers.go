@@ -23,6 +23,7 @@ import (
 type pipes struct {
 	mu  sync.Mutex
 	cur *pipeListener
+	gen int // the lives that listened so far
 }
 
 // listen is a new listener for a life of the process, current from now.
@@ -30,8 +31,16 @@ func (p *pipes) listen() *pipeListener {
 	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
 	p.mu.Lock()
 	p.cur = l
+	p.gen++
 	p.mu.Unlock()
 	return l
+}
+
+// life is the number of the life listening now.
+func (p *pipes) life() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gen
 }
 
 // dial connects to the current listener.
@@ -99,6 +108,15 @@ type Served struct {
 	Down   bool // the process was down at the read's start or end: no answer is due
 }
 
+// PlanRead is the day's plan a reader read on the site's /quota (the
+// report `report --json` prints) in a life of the process: units a day
+// by pool.
+type PlanRead struct {
+	At    time.Time
+	Units map[string]int64
+	Err   string
+}
+
 // readEvery is about how often a reader comes to the site.
 const readEvery = 10 * time.Minute
 
@@ -106,16 +124,24 @@ const readEvery = 10 * time.Minute
 // every readEvery (drawn from the seed), the US chart and one of the
 // configured charts in turn, until ctx ends; then it returns what it was
 // served.
-func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool) []Served {
+func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool) ([]Served, []PlanRead) {
 	rng := rand.New(rand.NewPCG(seed, 0x4ead))
 	client := &http.Client{Transport: &http.Transport{DialContext: net.dial, DisableKeepAlives: true}}
 	var out []Served
+	var plans []PlanRead
+	planned := 0 // the life whose plan was read
 	for i := 0; ; i++ {
 		wait := readEvery/2 + time.Duration(rng.Int64N(int64(readEvery)))
 		select {
 		case <-ctx.Done():
-			return out
+			return out, plans
 		case <-time.After(wait):
+		}
+		if life := net.life(); life != planned && up() {
+			if p := readPlan(ctx, client); p.Err == "" || up() {
+				plans = append(plans, p)
+				planned = life
+			}
 		}
 		region := "US"
 		if i%2 == 1 {
@@ -125,7 +151,7 @@ func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipe
 		s := read(ctx, client, region)
 		s.Down = !was || !up()
 		if ctx.Err() != nil {
-			return out // the read the simulation's end cut short
+			return out, plans // the read the simulation's end cut short
 		}
 		out = append(out, s)
 	}
@@ -163,6 +189,30 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		s.PageAt = string(m[1])
 	}
 	return s
+}
+
+// readPlan reads the day's plan on /quota.
+func readPlan(ctx context.Context, client *http.Client) PlanRead {
+	p := PlanRead{At: time.Now(), Units: map[string]int64{}}
+	body, err := get(ctx, client, "/quota")
+	if err != nil {
+		p.Err = err.Error()
+		return p
+	}
+	var report struct {
+		Plan []struct {
+			Pool  string `json:"pool"`
+			Units int64  `json:"units_per_day"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal(body, &report); err != nil {
+		p.Err = fmt.Sprintf("/quota: %v", err)
+		return p
+	}
+	for _, l := range report.Plan {
+		p.Units[l.Pool] = l.Units
+	}
+	return p
 }
 
 func get(ctx context.Context, client *http.Client, path string) ([]byte, error) {

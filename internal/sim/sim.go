@@ -65,6 +65,7 @@ type History struct {
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
+	Plans  []PlanRead      // the plans readers read, one a life of the process
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
@@ -121,14 +122,19 @@ func Simulate(c Config) (*History, error) {
 	dsn := filepath.Join(c.Dir, "ingest.db")
 	var listen *pipes
 	var p atomic.Pointer[process]
-	served := make(chan []Served, 1)
+	type reads struct {
+		served []Served
+		plans  []PlanRead
+	}
+	served := make(chan reads, 1)
 	stopReading := func() {}
 	if c.Readers {
 		listen = &pipes{}
 		ctx, cancel := context.WithCancel(context.Background())
 		stopReading = cancel
 		go func() {
-			served <- readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
+			s, plans := readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
+			served <- reads{s, plans}
 		}()
 	}
 	p.Store(start(dsn, c.Shape, up, boot, log, listen))
@@ -147,7 +153,8 @@ func Simulate(c Config) (*History, error) {
 	time.Sleep(time.Until(h.End))
 	stopReading()
 	if c.Readers {
-		h.Served = <-served
+		r := <-served
+		h.Served, h.Plans = r.served, r.plans
 	}
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
