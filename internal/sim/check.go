@@ -103,7 +103,7 @@ func checkAges(h *History) []string {
 		for _, cat := range cats {
 			name := chartName(c.Code, cat)
 			bound := time.Duration(c.Tier)*h.Every + step
-			if scarce {
+			if scarce && !h.holdsTier(c.Tier) {
 				bound = max(bound, h.MaxStale+step)
 			}
 			// after a burst of failures the daemon backs off (at most
@@ -246,13 +246,33 @@ func (h *History) scarce() bool { return chartsDemand(h) > h.capacity(ingest.Def
 // chartsDemand is the default pool's units a day the configured charts
 // take at their tiers' cadences: a page a call.
 func chartsDemand(h *History) int64 {
+	return h.demand(func(regions.Chart) time.Duration { return 0 })
+}
+
+// demand is the default pool's units a day the configured charts take,
+// each at its tier's cadence or every stretch(chart) when that is longer.
+func (h *History) demand(stretch func(regions.Chart) time.Duration) int64 {
 	cats := h.categories()
 	var units int64
 	for _, c := range h.Charts {
 		pages := int64((c.Depth + regions.PageSize - 1) / regions.PageSize)
-		units += int64(len(cats)) * pages * int64(24*time.Hour/(time.Duration(c.Tier)*h.Every))
+		every := max(time.Duration(c.Tier)*h.Every, stretch(c))
+		units += int64(len(cats)) * pages * int64(24*time.Hour/every)
 	}
 	return units
+}
+
+// holdsTier: the default pool holds the charts of tier and the tiers above
+// it at their cadences beside every lower tier's at --max-stale, so that
+// a scarce pool is no excuse for tier's charts to pass their cadence: the
+// lower tiers give way first (docs/operations.md, Pacing).
+func (h *History) holdsTier(tier int) bool {
+	return h.demand(func(c regions.Chart) time.Duration {
+		if c.Tier > tier {
+			return h.MaxStale
+		}
+		return 0
+	}) <= h.capacity(ingest.DefaultPool)
 }
 
 // categories are the charts kept of each region: "" the unfiltered.
@@ -362,7 +382,8 @@ var housekeeping = []string{"refresh", "prune"}
 // --every, credited to the slot it ran for, and once a slot: a pass is
 // found at most half a period past the period after the one before, but
 // for the downtime and, for the refresh, which calls the upstream, a burst
-// of failures or a default pool that could not pay. A prune never fails;
+// of failures, a default pool that could not pay, or charts configured
+// beyond the pool (the plan may drop the refresh then, and says so). A prune never fails;
 // a refresh fails only while the upstream does.
 func checkHousekeeping(h *History) []string {
 	var out []string
@@ -409,7 +430,7 @@ func housekeepingGaps(h *History, entry string, at []time.Time) string {
 		if h.downIn(from, to) {
 			allowed += h.Every // the catch-up at the start after stands for the slot it missed
 		}
-		if to.Sub(from) > allowed && !(entry == "refresh" && h.poolFull(ingest.DefaultPool, from, to)) {
+		if to.Sub(from) > allowed && !(entry == "refresh" && (h.scarce() || h.poolFull(ingest.DefaultPool, from, to))) {
 			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (--every %s and half of it%s)", entry,
 				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.Every, h.excuses(from, to))
 		}

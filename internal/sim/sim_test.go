@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -130,26 +131,51 @@ func TestSimNemesis(t *testing.T) {
 // TestSimNemesisEveryRegion: the same at --regions all, from three days
 // before the Pacific clocks go back.
 func TestSimNemesisEveryRegion(t *testing.T) {
-	v := os.Getenv(allEnv)
-	if v == "" {
-		t.Skipf("a simulated day at every region costs a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
-	}
+	n := allDays(t)
 	s := shipped()
 	s.Regions = "all"
 	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
 		Start: time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)})
 }
 
+// allDays is INGEST_SIM_ALL_DAYS, the days of the runs at every region;
+// without it they skip.
+func allDays(t *testing.T) int {
+	v := os.Getenv(allEnv)
+	if v == "" {
+		t.Skipf("a simulated day at every region costs up to a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
+	}
+	return n
+}
+
+// TestSimShortPoolEveryRegion: every region tiered (the default regions
+// whole and hourly, the others' top 50 every three hours) on a default
+// pool of 1,500 units a day, short of the 1,584 they want: the pool holds
+// tier 1 at its cadence beside tier 3 stretched, so tier 1 keeps it, from
+// the day before the Pacific clocks go back.
+func TestSimShortPoolEveryRegion(t *testing.T) {
+	n := allDays(t)
+	s := scarceAt(t, 1550, 50)
+	s.Regions = "all:tier=3:depth=50,default:tier=1:depth=200"
+	s.TrackFor = 0
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
+}
+
 // scarce is the shipped shape on a default pool that cannot hold the
 // charts at --every: the limiter refuses, the pacer stretches them.
-func scarce(t *testing.T) Shape {
+func scarce(t *testing.T) Shape { return scarceAt(t, 400, 50) }
+
+// scarceAt is the shipped shape on a default pool of limit less reserve
+// units a day.
+func scarceAt(t *testing.T, limit, reserve int) Shape {
 	s := shipped()
-	c, err := costs.Load("scarce.yaml", []byte(`pools:
-  default: {limit: 400, reserve: 50, window: 24h, day: America/Los_Angeles}
+	c, err := costs.Load("scarce.yaml", []byte(fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: %d, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 5,  window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 operations:
@@ -158,7 +184,7 @@ operations:
   i18nRegions.list:     {default: 1}
   search.list:          {search: 1}
   videos.batchGetStats: {stats: 1}
-`))
+`, limit, reserve)))
 	if err != nil {
 		t.Fatal(err)
 	}
