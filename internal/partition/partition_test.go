@@ -3,12 +3,14 @@ package partition
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -40,6 +43,18 @@ const (
 	grace = window
 	// sample is how often the test reads each database's recorded plan.
 	sample = 5 * time.Second
+	// every is the daemons' --every: each chart's configured cadence.
+	every = time.Minute
+	// delivery is how long after its admission a call may still reach
+	// the upstream (the worker's bound on an attempt).
+	delivery = ingest.Delivery
+	// The load: beside the daemons, in a namespace of its own, each key
+	// has a host that runs loadRegions once every loadEvery, unpaced, so
+	// that with the daemons the key asks for at least twice its pool and
+	// its limiter refuses in every run (and, with a host cut from Redis,
+	// grants on the fail-open budget).
+	loadRegions = "US,IN"
+	loadEvery   = 15 * time.Second
 )
 
 // Two quota keys, one per limiter: three hosts of their own SQLite files
@@ -67,8 +82,9 @@ operations:
 // group is the hosts of one quota key.
 type group struct {
 	name, key string
-	budget    int // fail-open units per database in a window
+	budget    int64 // fail-open units per database in a window
 	hosts     []*host
+	load      *host // runs loadRegions once every loadEvery
 }
 
 // charge is one call the upstream charged: when it took the request,
@@ -120,9 +136,11 @@ type host struct {
 // fault is one thing the nemesis did, and whom it cut off while it held:
 // the history's half the checker reads beside the upstream's charges.
 type fault struct {
+	kind     string // the nemesis's deck's
 	what     string
 	from, to time.Time
-	hosts    []*host // those it kept from spending
+	hosts    []*host       // those it kept from spending
+	offset   time.Duration // a clock step's
 }
 
 func TestPartition(t *testing.T) {
@@ -178,6 +196,25 @@ func TestPartition(t *testing.T) {
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
 	}
 	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
+	// The load's hosts: one on a SQLite file of its own on Redis (a
+	// database of its own, with its own fail-open budget), one on the
+	// PostgreSQL database.
+	l.add("hx", 19)
+	hx := filepath.Join(dir, "hx.db")
+	redisGroup.load = &host{name: "hx", db: hx, regions: loadRegions, g: redisGroup,
+		env: append(slices.Clone(base), "YOUTUBE_API_KEY="+redisGroup.key, redisURL(primary), "INGEST_REDIS_REPLICAS=1", "INGEST_DB="+hx)}
+	l.add("px", 29)
+	pgGroup.load = &host{name: "px", db: pg.url(), regions: loadRegions, g: pgGroup,
+		env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())}
+	demand := map[*group]int64{}
+	for _, g := range []*group{redisGroup, pgGroup} {
+		demand[g] = configuredDemand(t, up.fake, g)
+		t.Logf("%s: what was configured asks for %d units a %s window of a pool of %d (%.1f times it); each chart's cadence the pool sustains: %s",
+			g.name, demand[g], window, limit, float64(demand[g])/limit, sustained(every, demand[g], limit).Round(time.Second))
+		if demand[g] < 2*limit {
+			t.Fatalf("%s: the lab's workload asks for %d units a window, under twice the limit %d: its limiter would not be driven past its pool", g.name, demand[g], limit)
+		}
+	}
 	up.mu.Lock()
 	for name, ip := range l.nodes {
 		up.names[ip] = name
@@ -203,7 +240,7 @@ func TestPartition(t *testing.T) {
 		t.Fatalf("quota apply --new: %v\n%s", err, out)
 	}
 	start := func(h *host) {
-		h.cmd = l.command(h.name, bin, "run", "--every", "1m", "--regions", h.regions)
+		h.cmd = l.command(h.name, bin, "run", "--every", every.String(), "--regions", h.regions)
 		h.cmd.Env = h.env
 		if h.log == nil {
 			h.log, _ = os.Create(filepath.Join(dir, h.name+".log"))
@@ -233,6 +270,11 @@ func TestPartition(t *testing.T) {
 	})
 	plans := newPlanLog(t, pg)
 	stopSampling := plans.sample(hosts)
+	var loadMu sync.Mutex // the load's hosts' env, which a failover changes
+	var stopLoad []func()
+	for _, g := range []*group{redisGroup, pgGroup} {
+		stopLoad = append(stopLoad, runLoad(t, l, bin, g.load, &loadMu, dir))
+	}
 
 	// The nemesis: one fault at a time, each held for a while drawn from
 	// the seed, then healed. Its kinds are dealt from a deck shuffled by
@@ -260,7 +302,7 @@ func TestPartition(t *testing.T) {
 		deck = deck[1:]
 		hold := time.Duration(2+rng.IntN(14)) * time.Second
 		h := hosts[rng.IntN(len(hosts))]
-		f := fault{hosts: []*host{h}}
+		f := fault{kind: kind, hosts: []*host{h}}
 		var heal func()
 		switch kind {
 		case "limiter":
@@ -288,6 +330,7 @@ func TestPartition(t *testing.T) {
 			// the host's spending until it is healed), either way.
 			offset := []string{"90s", "-2m", "15m", "-1h"}[rng.IntN(4)]
 			f.what, heal = h.name+"'s clock stepped "+offset, func() { setClock(h, "0s") }
+			f.offset, _ = time.ParseDuration(offset)
 			setClock(h, offset)
 		case "delay":
 			spec := fmt.Sprintf("netem delay %dms loss %d%%", 200+rng.IntN(2800), rng.IntN(20))
@@ -317,6 +360,10 @@ func TestPartition(t *testing.T) {
 				rh.env = append(slices.DeleteFunc(rh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
 				start(rh)
 			}
+			loadMu.Lock()
+			lh := redisGroup.load
+			lh.env = append(slices.DeleteFunc(lh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
+			loadMu.Unlock()
 			primary, replica = r, p
 			f.what, f.hosts = "failover: "+p+" cut from "+r+", "+r+" promoted (REPLICAOF NO ONE), the Redis hosts restarted on it; "+p+" follows "+r+" after", redisGroup.hosts
 			heal = func() {
@@ -334,6 +381,9 @@ func TestPartition(t *testing.T) {
 		faults = append(faults, f)
 		time.Sleep(time.Duration(1+rng.IntN(5)) * time.Second)
 	}
+	for _, s := range stopLoad {
+		s()
+	}
 	for _, h := range hosts {
 		stop(h)
 	}
@@ -344,18 +394,106 @@ func TestPartition(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%s %s for %s", f.from.UTC().Format("15:04:05"), f.what, f.to.Sub(f.from).Round(time.Second)))
 	}
 	t.Logf("nemesis history (%d faults):\n  %s", len(faults), strings.Join(lines, "\n  "))
-	for _, g := range []*group{redisGroup, pgGroup} {
-		admitted := ledgerCalls(t, g, pg)
-		if *keep != "" {
-			writeHistory(t, *keep, up, g, admitted)
+	var steps []step
+	for _, f := range faults {
+		if f.kind == "clock" {
+			h := f.hosts[0]
+			steps = append(steps, step{db: h.g.label(h.db), offset: f.offset, from: f.from, to: f.to})
 		}
-		checkCharges(t, up, g, admitted)
-		checkPages(t, up, g, pg)
+	}
+	for _, g := range []*group{redisGroup, pgGroup} {
+		rec := readRecord(t, g, pg)
+		if *keep != "" {
+			writeHistory(t, *keep, up, g, rec.calls)
+		}
+		checkCharges(t, up, g, rec)
+		checkPages(t, up, g, rec)
+		checkWorkload(t, g, rec, faults)
+		checkGaps(t, g, rec, plans, faults, steps, sustained(every, demand[g], limit), begin, finish)
 	}
 	if *keep != "" {
-		writeHosts(t, *keep, hosts, plans)
+		writeHosts(t, *keep, append(hosts, redisGroup.load, pgGroup.load), plans)
 	}
-	checkGaps(t, hosts, pg, plans, faults, begin, finish)
+}
+
+// runLoad runs h's regions once every loadEvery, unpaced, in h's
+// namespace, until the returned stop is called; stop waits for the run
+// in flight, which a SIGTERM ends at its page.
+func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex, dir string) (stop func()) {
+	t.Helper()
+	log, err := os.Create(filepath.Join(dir, h.name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.log = log
+	quit, done := make(chan struct{}), make(chan struct{})
+	var cur *exec.Cmd
+	go func() {
+		defer close(done)
+		for {
+			began := time.Now()
+			mu.Lock()
+			cmd := l.command(h.name, bin, "run", "--once", "--regions", h.regions)
+			cmd.Env, cmd.Stdout, cmd.Stderr = slices.Clone(h.env), log, log
+			err := cmd.Start()
+			cur = cmd
+			mu.Unlock()
+			if err == nil {
+				cmd.Wait()
+			}
+			select {
+			case <-quit:
+				return
+			case <-time.After(loadEvery - time.Since(began)): // the load's cadence, not a wait for a result
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		mu.Lock()
+		if cur != nil && cur.Process != nil {
+			cur.Process.Signal(syscall.SIGTERM)
+		}
+		mu.Unlock()
+		<-done
+	}
+}
+
+// configuredDemand is what g's configuration asks of its key's default
+// pool in a window: each chart its daemons run (once per database) at
+// every, and the load's at loadEvery, each a unit a page of the chart the
+// upstream holds.
+func configuredDemand(t *testing.T, f *fakeyt.Fake, g *group) int64 {
+	t.Helper()
+	var units int64
+	seen := map[string]bool{}
+	for _, h := range g.hosts {
+		if !seen[h.db] {
+			seen[h.db] = true
+			for _, r := range strings.Split(h.regions, ",") {
+				units += chartPages(t, f, r) * int64(window/every)
+			}
+		}
+	}
+	for _, r := range strings.Split(g.load.regions, ",") {
+		units += chartPages(t, f, r) * int64(window/loadEvery)
+	}
+	return units
+}
+
+// chartPages is how many pages of 50 (the worker's page) region's chart
+// holds at the upstream, asked under a key of the test's own.
+func chartPages(t *testing.T, f *fakeyt.Fake, region string) int64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	f.ServeHTTP(rec, httptest.NewRequest("GET", "/youtube/v3/videos?part=id&chart=mostPopular&maxResults=50&key=lab-configuration&regionCode="+region, nil))
+	var page struct {
+		PageInfo struct{ TotalResults int64 } `json:"pageInfo"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || page.PageInfo.TotalResults == 0 {
+		t.Fatalf("the upstream's chart of %s: %v: %s", region, err, rec.Body.String())
+	}
+	return (page.PageInfo.TotalResults + 49) / 50
 }
 
 // startRedis starts redis-server in node's namespace, on its address, and
@@ -406,13 +544,15 @@ func redisCLI(t *testing.T, l *lab, node, ip string, args ...string) {
 	}
 }
 
-// build builds the binary the hosts run.
+// build builds the binary the hosts run, with the race detector, so that
+// a data race the nemesis's timing provokes ends a host with its report
+// (SQLite's translated C is left out of it: it is not Go's to check).
 func build(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "ingest")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/ingest").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", "build", "-race", "-gcflags=modernc.org/sqlite/lib=-race=false", "-o", bin, "../../cmd/ingest").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
