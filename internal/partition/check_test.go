@@ -93,6 +93,26 @@ func (p *planLog) sample(hosts []*host) (stop func()) {
 	return func() { close(quit); <-done }
 }
 
+// await waits until a plan of every database of hosts was read, at most
+// two minutes: a daemon that records none by then is said, and the
+// history begins without it.
+func (p *planLog) await(hosts []*host) {
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+		p.mu.Lock()
+		n := 0
+		for _, h := range hosts {
+			if len(p.by[h.db]) > 0 {
+				n++
+			}
+		}
+		p.mu.Unlock()
+		if n == len(hosts) {
+			return
+		}
+	}
+	p.t.Logf("not every database had recorded a plan two minutes after its daemon started")
+}
+
 func (p *planLog) read(h *host) {
 	db, err := open(h, p.pg)
 	if err != nil {

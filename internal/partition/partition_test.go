@@ -48,13 +48,17 @@ const (
 	// delivery is how long after its admission a call may still reach
 	// the upstream (the worker's bound on an attempt).
 	delivery = ingest.Delivery
-	// The load: beside the daemons, in a namespace of its own, each key
-	// has a host that runs loadRegions once every loadEvery, unpaced, so
-	// that with the daemons the key asks for at least twice its pool and
-	// its limiter refuses in every run (and, with a host cut from Redis,
-	// grants on the fail-open budget).
-	loadRegions = "US,IN"
-	loadEvery   = 15 * time.Second
+	// loadEvery is the cadence of each host's load: beside its daemon,
+	// each host runs a chart no daemon of its database runs once every
+	// loadEvery, unpaced (run --once), so that with the daemons the key
+	// asks for at least twice its pool and its limiter refuses in every
+	// run; and the nemesis starts it at once on a host it cuts from its
+	// limiter, so that Redis's grants on the fail-open budget.
+	loadEvery = time.Minute
+	// limiterCut is the least the nemesis holds a host cut from its
+	// limiter: long enough for the load it starts there to find the
+	// limiter gone.
+	limiterCut = 10 * time.Second
 )
 
 // Two quota keys, one per limiter: three hosts of their own SQLite files
@@ -84,7 +88,6 @@ type group struct {
 	name, key string
 	budget    int64 // fail-open units per database in a window
 	hosts     []*host
-	load      *host // runs loadRegions once every loadEvery
 }
 
 // charge is one call the upstream charged: when it took the request,
@@ -126,6 +129,8 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host is one ingest daemon in its namespace.
 type host struct {
 	name, db, regions string
+	load              string // the chart its load runs
+	kick              chan struct{}
 	g                 *group
 	env               []string
 	cmd               *exec.Cmd
@@ -182,38 +187,29 @@ func TestPartition(t *testing.T) {
 	// An admission counts once the replica holds it (--redis-replicas 1),
 	// so that a failover loses none (docs/quota.md, "What the reserve
 	// covers").
-	for i, regions := range []string{"US,GB", "DE,FR", "IN,BR"} {
+	// Each host's load is a chart no daemon of its database runs.
+	for i, regions := range []string{"US,GB,NL", "DE,FR,SE", "IN,BR,PL"} {
 		name := fmt.Sprintf("h%d", i+1)
 		l.add(name, 11+i)
 		db := filepath.Join(dir, name+".db")
-		redisGroup.hosts = append(redisGroup.hosts, &host{name: name, db: db, regions: regions, g: redisGroup,
+		redisGroup.hosts = append(redisGroup.hosts, &host{name: name, db: db, regions: regions, load: []string{"MX", "ES", "IT"}[i], g: redisGroup,
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+redisGroup.key, redisURL(primary), "INGEST_REDIS_REPLICAS=1", "INGEST_DB="+db)})
 	}
 	for i := range 2 {
 		name := fmt.Sprintf("p%d", i+1)
 		l.add(name, 21+i)
-		pgGroup.hosts = append(pgGroup.hosts, &host{name: name, db: pg.url(), regions: "NL,SE,PL,TR", g: pgGroup,
+		pgGroup.hosts = append(pgGroup.hosts, &host{name: name, db: pg.url(), regions: "NL,SE,PL,TR,MX,JP,KR,ES,IT", load: []string{"US", "IN"}[i], g: pgGroup,
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
 	}
 	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
-	// The load's hosts: one on a SQLite file of its own on Redis (a
-	// database of its own, with its own fail-open budget), one on the
-	// PostgreSQL database.
-	l.add("hx", 19)
-	hx := filepath.Join(dir, "hx.db")
-	redisGroup.load = &host{name: "hx", db: hx, regions: loadRegions, g: redisGroup,
-		env: append(slices.Clone(base), "YOUTUBE_API_KEY="+redisGroup.key, redisURL(primary), "INGEST_REDIS_REPLICAS=1", "INGEST_DB="+hx)}
-	l.add("px", 29)
-	pgGroup.load = &host{name: "px", db: pg.url(), regions: loadRegions, g: pgGroup,
-		env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())}
-	demand := map[*group]int64{}
+	paced, unpaced := map[*group]int64{}, map[*group]int64{}
 	for _, g := range []*group{redisGroup, pgGroup} {
-		demand[g] = configuredDemand(t, up.fake, g)
-		t.Logf("%s: what was configured asks for %d units a %s window of a pool of %d (%.1f times it); each chart's cadence the pool sustains: %s",
-			g.name, demand[g], window, limit, float64(demand[g])/limit, sustained(every, demand[g], limit).Round(time.Second))
-		if demand[g] < 2*limit {
-			t.Fatalf("%s: the lab's workload asks for %d units a window, under twice the limit %d: its limiter would not be driven past its pool", g.name, demand[g], limit)
+		paced[g], unpaced[g] = configuredDemand(t, up.fake, g)
+		if paced[g]+unpaced[g] < 2*limit || unpaced[g] >= limit {
+			t.Fatalf("%s: the lab's workload asks for %d units a window (%d of them unpaced): it must ask for at least twice the limit %d, the unpaced less than it", g.name, paced[g]+unpaced[g], unpaced[g], limit)
 		}
+		t.Logf("%s: what was configured asks for %d units a %s window of a pool of %d (%.1f times it): %d paced (the daemons' charts), %d unpaced (the load)",
+			g.name, paced[g]+unpaced[g], window, limit, float64(paced[g]+unpaced[g])/limit, paced[g], unpaced[g])
 	}
 	up.mu.Lock()
 	for name, ip := range l.nodes {
@@ -256,7 +252,7 @@ func TestPartition(t *testing.T) {
 		h.cmd.Process.Signal(syscall.SIGTERM)
 		<-h.done
 	}
-	begin := time.Now()
+	started := time.Now()
 	for _, h := range hosts {
 		start(h)
 	}
@@ -270,10 +266,15 @@ func TestPartition(t *testing.T) {
 	})
 	plans := newPlanLog(t, pg)
 	stopSampling := plans.sample(hosts)
-	var loadMu sync.Mutex // the load's hosts' env, which a failover changes
+	// The history begins once every database's daemon is up (it has
+	// recorded its plan): a race-built binary's start under load is no
+	// chart's gap.
+	plans.await(hosts)
+	begin := time.Now()
+	var loadMu sync.Mutex // the hosts' env, which a failover changes
 	var stopLoad []func()
-	for _, g := range []*group{redisGroup, pgGroup} {
-		stopLoad = append(stopLoad, runLoad(t, l, bin, g.load, &loadMu, dir))
+	for _, h := range hosts {
+		stopLoad = append(stopLoad, runLoad(t, l, bin, h, &loadMu))
 	}
 
 	// The nemesis: one fault at a time, each held for a while drawn from
@@ -306,6 +307,7 @@ func TestPartition(t *testing.T) {
 		var heal func()
 		switch kind {
 		case "limiter":
+			hold = max(hold, limiterCut)
 			if h.g == pgGroup {
 				f.what, heal = h.name+" cut from PostgreSQL", func() { l.heal(h.name, "pg") }
 				l.cut(h.name, "pg")
@@ -313,6 +315,10 @@ func TestPartition(t *testing.T) {
 				p := primary
 				f.what, heal = h.name+" cut from the Redis primary ("+p+")", func() { l.heal(h.name, p) }
 				l.cut(h.name, p)
+			}
+			select { // the host's load asks the limiter it was cut from
+			case h.kick <- struct{}{}:
+			default:
 			}
 		case "upstream":
 			f.what, heal = h.name+" cut from the upstream", func() { l.heal(h.name, "up") }
@@ -357,13 +363,11 @@ func TestPartition(t *testing.T) {
 			redisCLI(t, l, r, ips[r], "REPLICAOF", "NO", "ONE")
 			for _, rh := range redisGroup.hosts {
 				stop(rh)
+				loadMu.Lock()
 				rh.env = append(slices.DeleteFunc(rh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
+				loadMu.Unlock()
 				start(rh)
 			}
-			loadMu.Lock()
-			lh := redisGroup.load
-			lh.env = append(slices.DeleteFunc(lh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
-			loadMu.Unlock()
 			primary, replica = r, p
 			f.what, f.hosts = "failover: "+p+" cut from "+r+", "+r+" promoted (REPLICAOF NO ONE), the Redis hosts restarted on it; "+p+" follows "+r+" after", redisGroup.hosts
 			heal = func() {
@@ -409,32 +413,29 @@ func TestPartition(t *testing.T) {
 		checkCharges(t, up, g, rec)
 		checkPages(t, up, g, rec)
 		checkWorkload(t, g, rec, faults)
-		checkGaps(t, g, rec, plans, faults, steps, sustained(every, demand[g], limit), begin, finish)
+		checkGaps(t, g, rec, plans, faults, steps, sustains(t, up, g, paced[g], unpaced[g], begin, finish), started, begin, finish)
 	}
 	if *keep != "" {
-		writeHosts(t, *keep, append(hosts, redisGroup.load, pgGroup.load), plans)
+		writeHosts(t, *keep, hosts, plans)
 	}
 }
 
-// runLoad runs h's regions once every loadEvery, unpaced, in h's
-// namespace, until the returned stop is called; stop waits for the run
-// in flight, which a SIGTERM ends at its page.
-func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex, dir string) (stop func()) {
+// runLoad runs h's load once every loadEvery, unpaced, in h's namespace
+// on its database, and at once when h.kick is sent to, until the returned
+// stop is called; stop waits for the run in flight, which a SIGTERM ends
+// at its page.
+func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex) (stop func()) {
 	t.Helper()
-	log, err := os.Create(filepath.Join(dir, h.name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.log = log
+	h.kick = make(chan struct{}, 1)
 	quit, done := make(chan struct{}), make(chan struct{})
 	var cur *exec.Cmd
 	go func() {
 		defer close(done)
 		for {
-			began := time.Now()
 			mu.Lock()
-			cmd := l.command(h.name, bin, "run", "--once", "--regions", h.regions)
-			cmd.Env, cmd.Stdout, cmd.Stderr = slices.Clone(h.env), log, log
+			cmd := l.command(h.name, bin, "run", "--once", "--regions", h.load)
+			cmd.Env = slices.Clone(h.env)
+			cmd.Stdout, cmd.Stderr = h.log, h.log
 			err := cmd.Start()
 			cur = cmd
 			mu.Unlock()
@@ -444,7 +445,8 @@ func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex, dir stri
 			select {
 			case <-quit:
 				return
-			case <-time.After(loadEvery - time.Since(began)): // the load's cadence, not a wait for a result
+			case <-h.kick:
+			case <-time.After(loadEvery): // the load's cadence, not a wait for a result
 			}
 		}
 	}()
@@ -459,26 +461,57 @@ func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex, dir stri
 	}
 }
 
+// sustains is the cadence g's pool sustains for its daemons' charts: the
+// unpaced calls take their share first (the load at its configured
+// cadence, or what the upstream charged besides the daemons' chart pages,
+// the category and catalogue reads included, a window on average over the
+// run, whichever is more), the daemons' charts share the rest evenly.
+func sustains(t *testing.T, up *upstream, g *group, paced, unpaced int64, begin, end time.Time) time.Duration {
+	up.mu.Lock()
+	cs := inDefaultPool(up.charges[g.key])
+	up.mu.Unlock()
+	charts := map[string]bool{} // host and chart of the daemons'
+	for _, h := range g.hosts {
+		for _, o := range g.hosts {
+			if o.db == h.db {
+				for _, r := range strings.Split(o.regions, ",") {
+					charts[h.name+" "+r] = true
+				}
+			}
+		}
+	}
+	var other int64
+	for _, c := range cs {
+		if c.at.Before(begin) || c.at.After(end) || ledgerOp(c.op) == "videos.list" && charts[c.host+" "+c.region] {
+			continue
+		}
+		other += c.units
+	}
+	measured := int64(float64(other) * float64(window) / float64(end.Sub(begin)))
+	left := max(limit-max(unpaced, measured), 1)
+	every := sustained(every, paced, left)
+	t.Logf("%s: besides the daemons' charts the upstream charged %d units, %d a %s window on average (the load configured: %d); the daemons' charts (%d a window) share %d: the cadence the pool sustains for them is %s",
+		g.name, other, measured, window, unpaced, paced, left, every.Round(time.Second))
+	return every
+}
+
 // configuredDemand is what g's configuration asks of its key's default
-// pool in a window: each chart its daemons run (once per database) at
-// every, and the load's at loadEvery, each a unit a page of the chart the
-// upstream holds.
-func configuredDemand(t *testing.T, f *fakeyt.Fake, g *group) int64 {
+// pool in a window, each a unit a page of the chart the upstream holds:
+// paced, each chart its daemons run (once per database) at every;
+// unpaced, each host's load at loadEvery.
+func configuredDemand(t *testing.T, f *fakeyt.Fake, g *group) (paced, unpaced int64) {
 	t.Helper()
-	var units int64
 	seen := map[string]bool{}
 	for _, h := range g.hosts {
 		if !seen[h.db] {
 			seen[h.db] = true
 			for _, r := range strings.Split(h.regions, ",") {
-				units += chartPages(t, f, r) * int64(window/every)
+				paced += chartPages(t, f, r) * int64(window/every)
 			}
 		}
+		unpaced += chartPages(t, f, h.load) * int64(window/loadEvery)
 	}
-	for _, r := range strings.Split(g.load.regions, ",") {
-		units += chartPages(t, f, r) * int64(window/loadEvery)
-	}
-	return units
+	return paced, unpaced
 }
 
 // chartPages is how many pages of 50 (the worker's page) region's chart

@@ -34,13 +34,8 @@ func (g *group) label(db string) string {
 	return db
 }
 
-// all are g's daemons and its load's host.
-func (g *group) all() []*host {
-	if g.load == nil {
-		return g.hosts
-	}
-	return append(slices.Clone(g.hosts), g.load)
-}
+// all are g's hosts.
+func (g *group) all() []*host { return g.hosts }
 
 // dbOf names each of g's hosts' database by its label.
 func (g *group) dbOf() map[string]string {
@@ -189,7 +184,10 @@ func checkWorkload(t *testing.T, g *group, rec record, faults []fault) {
 // for what was configured (sustained), plus the time the nemesis kept
 // every host that runs it from spending, plus grace. A run stamped by a
 // stepped clock is put back where it ran.
-func checkGaps(t *testing.T, g *group, rec record, plans *planLog, faults []fault, steps []step, every time.Duration, begin, end time.Time) {
+//
+// Runs stamped from started (the daemons' start) to begin (the history's,
+// once each had recorded its plan) are before the history: no gap's.
+func checkGaps(t *testing.T, g *group, rec record, plans *planLog, faults []fault, steps []step, every time.Duration, started, begin, end time.Time) {
 	seen := map[string]bool{}
 	for _, h := range g.hosts {
 		if seen[h.db] {
@@ -218,7 +216,7 @@ func checkGaps(t *testing.T, g *group, rec record, plans *planLog, faults []faul
 			var starts []time.Time
 			var moved, unplaced int
 			for _, s := range rec.runs[label][chart] {
-				at, ok := unstep(label, s, begin, end, steps, slack)
+				at, ok := unstep(label, s, started, end, steps, slack)
 				switch {
 				case !ok:
 					unplaced++
