@@ -303,7 +303,9 @@ func TestPartition(t *testing.T) {
 		deck = deck[1:]
 		hold := time.Duration(2+rng.IntN(14)) * time.Second
 		h := hosts[rng.IntN(len(hosts))]
-		f := fault{kind: kind, hosts: []*host{h}}
+		// The fault's outage, as the hosts see it, begins as the nemesis
+		// begins it: a kill's wait, a failover's restarts are in it.
+		f := fault{kind: kind, hosts: []*host{h}, from: time.Now()}
 		var heal func()
 		switch kind {
 		case "limiter":
@@ -378,7 +380,6 @@ func TestPartition(t *testing.T) {
 		default:
 			f.what, f.hosts, heal = "quiet", nil, func() {}
 		}
-		f.from = time.Now()
 		time.Sleep(hold) // the fault's own span: the nemesis's schedule, not a wait for a result
 		heal()
 		f.to = time.Now()
