@@ -118,7 +118,7 @@ func TestReadyzSaysDecisionsAreRefusedOnTheClock(t *testing.T) {
 	_, port, _ := net.SplitHostPort(listen)
 	base := "http://127.0.0.1:" + port
 	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US", "--listen", "127.0.0.1:"+port)
-	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+	if !waitFor(cmdTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon's listener never answered\n%s", p.out)
 	}
 	clockCheck := func() (int, string) {

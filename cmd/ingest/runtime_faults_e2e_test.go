@@ -385,7 +385,7 @@ func TestBackingOffIsVisible(t *testing.T) {
 	// the wait for the third.
 	h.tightCosts(100000)
 	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US,GB,DE", "--listen", "127.0.0.1:"+port)
-	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+	if !waitFor(cmdTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon's listener never answered\n%s", p.out)
 	}
 	backingOff := func() bool {
