@@ -207,6 +207,28 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	return &DB{path: path, w: r, r: r, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
 }
 
+// OpenDamaged opens the SQLite file at path to read it as it is, pages and
+// all (ingest db recover): read-only, with none of the checks of its
+// schema or its pages a damaged file would fail. A file that is not a
+// SQLite database is a PathError.
+func OpenDamaged(ctx context.Context, path string) (*sql.DB, error) {
+	if err := CheckPath(path, false); err != nil {
+		return nil, err
+	}
+	var err error
+	for _, immutable := range []bool{false, true} {
+		var r *sql.DB
+		if r, _, err = openReadOnly(ctx, path, immutable); err == nil {
+			r.SetMaxOpenConns(1)
+			return r, nil
+		}
+	}
+	if Damaged(err) {
+		return nil, &PathError{path, "is not a SQLite database: " + err.Error(), "point --db / INGEST_DB at the damaged database file"}
+	}
+	return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
+}
+
 // Snapshot copies the SQLite database at path into into with VACUUM INTO:
 // one consistent, compacted copy of a file that a worker may be writing,
 // read through a connection that changes nothing (what `ingest db copy`
