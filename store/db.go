@@ -41,6 +41,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -249,6 +250,66 @@ func Snapshot(ctx context.Context, path, into string) error {
 		return fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	return nil
+}
+
+// Image copies the SQLite database at path into into page for page, as
+// one read of it sees it (the WAL's frames included): the same pages, the
+// free ones and their order too, where Snapshot compacts them, so that a
+// prune of the image frees what a prune of the file would (prune
+// --dry-run). It is written beside into and renamed when whole.
+func Image(ctx context.Context, path, into string) error {
+	r, err := sql.Open(driverName, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	defer r.Close()
+	part := into + ".part"
+	os.Remove(part)
+	if err := writeImage(ctx, r, part); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	if err := os.Rename(part, into); err != nil {
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeImage writes every page r reads, in one transaction, into the file
+// at to.
+func writeImage(ctx context.Context, r *sql.DB, to string) error {
+	tx, err := r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM sqlite_dbpage ORDER BY pgno`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for rows.Next() {
+		var page []byte
+		if err := rows.Scan(&page); err != nil {
+			return err
+		}
+		if _, err := w.Write(page); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {

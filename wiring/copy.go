@@ -156,12 +156,13 @@ func removeFile(path string) {
 	}
 }
 
-// DryRunCopy is a consistent copy of a SQLite database beside it, opened,
-// on which a dry run runs the real prune, so that what it says is what the
-// prune does, the ledger's rows included; drop closes and removes it.
+// DryRunCopy is a consistent page-for-page image of a SQLite database
+// beside it (store.Image), opened, on which a dry run runs the real prune,
+// so that what it says is what the prune does, the ledger's rows and the
+// bytes it frees included; drop closes and removes it.
 func (h *Host) DryRunCopy(ctx context.Context) (*store.DB, func(), error) {
 	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
-	if err := store.Snapshot(ctx, h.DSN, copyPath); err != nil {
+	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
 		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
 	}
 	drop := func() { removeFile(copyPath) }
