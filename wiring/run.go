@@ -245,6 +245,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	defer func() { close(stopKeeper); <-kept }()
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
+	notifyReady(h.Logger)
 	return d.Run(ctx)
 }
 

@@ -411,3 +411,59 @@ func isClosed(c <-chan struct{}) bool {
 		return false
 	}
 }
+
+// TestDaemonTellsSystemdWhenStarted: started as a Type=notify unit is
+// (NOTIFY_SOCKET), the daemon says READY=1 once its start is done, never
+// while it waits on the upstream, and its site is served by then.
+func TestDaemonTellsSystemdWhenStarted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sock := filepath.Join(h.dir, "notify")
+	notes, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Skipf("no unix datagram socket here: %v", err)
+	}
+	defer notes.Close()
+	h.set("NOTIFY_SOCKET", sock)
+	arrived, release := h.reqs.hold("/i18nRegions")
+	defer release()
+	listen := closedAddr(t)
+	base := "http://" + listen
+	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen)
+	if !waitFor(cmdTimeout, func() bool { return isClosed(arrived) || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon never asked for the region catalogue\n%s", p.out)
+	}
+	buf := make([]byte, 256)
+	if n := queued(t, notes, buf); n > 0 {
+		t.Fatalf("the daemon told systemd %q while its start waited on the upstream\n%s", buf[:n], p.out)
+	}
+	release()
+	notes.SetReadDeadline(time.Now().Add(longTimeout))
+	n, err := notes.Read(buf)
+	if err != nil || string(buf[:n]) != "READY=1" {
+		t.Fatalf("systemd's socket: %q, %v; want READY=1 once started\n%s", buf[:n], err, p.out)
+	}
+	if !siteServed(base) {
+		t.Errorf("READY=1 came before the site was served")
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.wait(cmdTimeout)
+}
+
+// queued reads a datagram c already holds into buf, waiting for none: its
+// length, 0 when there is none.
+func queued(t *testing.T, c *net.UnixConn, buf []byte) int {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	raw.Read(func(fd uintptr) bool {
+		if got, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); err == nil {
+			n = got
+		}
+		return true
+	})
+	return n
+}
