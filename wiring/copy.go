@@ -31,6 +31,16 @@ func (h *Host) CopyTarget(ctx context.Context, to string) (*store.DB, error) {
 	return db, nil
 }
 
+// SalvageTarget opens the new database db recover writes the rows that
+// still read into, creating it by the migrations.
+func (h *Host) SalvageTarget(ctx context.Context, out string) (*store.DB, error) {
+	db, err := store.Open(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("db recover: --out: %w", err)
+	}
+	return db, nil
+}
+
 // CopySourceWrites opens --db itself for a copy's writes to it: its notes
 // of the rows that change (dbcopy.Track, Carry, Untrack).
 func (h *Host) CopySourceWrites(ctx context.Context) (*store.DB, error) {

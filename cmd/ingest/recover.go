@@ -56,9 +56,9 @@ func runDBRecover(ctx context.Context, w io.Writer, s *settings, out string) err
 		return fmt.Errorf("db recover: %w", err)
 	}
 	defer src.Close()
-	dst, err := store.Open(ctx, out)
+	dst, err := s.host().SalvageTarget(ctx, out)
 	if err != nil {
-		return fmt.Errorf("db recover: --out: %w", err)
+		return err
 	}
 	got, err := dbcopy.Salvage(ctx, src, dst, func(t dbcopy.Salvaged, done, total int64) {
 		fmt.Fprintf(s.stderr, "db recover: %s: %d rows kept, about %d lost, %d pages unreadable (%d of %d pages read)\n",
