@@ -68,7 +68,7 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		Pace: !s.NoPace, Record: true, Plan: true, Track: s.TrackFor, TrackEvery: s.TrackEvery, Keep: standing.StatsFor,
 		Terms: terms, Regions: regions.Selection(s.Regions), Build: metrics.Build{Version: "sim"}}
 	if ln != nil {
-		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, ln, ratelimit.DefaultAPIPlans()
+		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
 	}
 	if err := h.Prepare(ctx, &r); err != nil {
 		return fmt.Errorf("prepare: %w", err)
