@@ -177,7 +177,7 @@ func importsDiffer(named string, imports []string) []string {
 // The claims the map makes that the type checker can hold: a table of
 // docs/ARCHITECTURE.md ("What the code holds") names, for each, the rooms
 // of which it is true, and the tests below find them in the code.
-var claimRow = regexp.MustCompile("^\\| ([A-Za-z' ]+?) \\((.*)\\) \\| (.*) \\|$")
+var claimRow = regexp.MustCompile(`^\| ([A-Za-z' ]+?) \((.*)\) \| (.*) \|$`)
 
 // claims is each claim's rooms as the map's table names them.
 func claims(t *testing.T) map[string][]string {
