@@ -384,6 +384,9 @@ func TestFloodOfAPublicListener(t *testing.T) {
 			if !soak && tc.args[0] == "run" {
 				t.Skip("the daemon's flood is make soak's")
 			}
+			if tc.deployed && !slices.Contains(measuredAsDeployed, t.Name()) {
+				t.Fatalf("%s measures the binary as deployed, but measuredAsDeployed does not name it: it would run the binary built with -race", t.Name())
+			}
 			h := newHarness(t)
 			f := f
 			if tc.deployed {
