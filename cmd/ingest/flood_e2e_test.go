@@ -442,7 +442,11 @@ func TestFloodOfAPublicListener(t *testing.T) {
 			if r.keptAnswers < 0 || r.keptAnswers > 2048 || r.keptBytes > 24<<20 {
 				t.Errorf("after the flood: %d answers, %d bytes kept; the bound is 2048 answers, %d bytes", r.keptAnswers, r.keptBytes, 24<<20)
 			}
-			if soak && (r.rssAfter > r.rssBefore+64<<10) {
+			// The deployed shape's runs land throughout, so its database
+			// and its kept pages grow to their bounds over the flood:
+			// checkDeployed holds its memory to docs/api.md's bound and
+			// flat over the flood's last minutes instead.
+			if soak && !tc.deployed && (r.rssAfter > r.rssBefore+64<<10) {
 				t.Errorf("RSS grew by %d kB, over 64 MB", r.rssAfter-r.rssBefore)
 			}
 			if tc.deployed {
