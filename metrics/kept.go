@@ -36,3 +36,31 @@ func KeptBuilds(built func() (first, beside, waited int64)) []prometheus.Collect
 }
 
 const keptBuildsHelp = "Builds of readers' answers to keep: how=first, of a page with no copy; how=beside, of a copy out of date, served meanwhile (docs/api.md)."
+
+// Budget are the series of the budget anonymous readers' builds run
+// within, read from figures at each scrape: the builds it admitted and
+// the requests it answered 503 busy (by outcome), the builds running in
+// it and the requests waiting for a turn now, and how many it runs at
+// once. A flood's share of the site shows there: busy answers rising
+// while the hot pages are served.
+func Budget(figures func() (admitted, refused int64, running, waiting, slots int)) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_budget_requests_total",
+			Help: budgetHelp, ConstLabels: prometheus.Labels{"outcome": "admitted"}},
+			func() float64 { n, _, _, _, _ := figures(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_budget_requests_total",
+			Help: budgetHelp, ConstLabels: prometheus.Labels{"outcome": "busy"}},
+			func() float64 { _, n, _, _, _ := figures(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_running",
+			Help: "Anonymous readers' builds running within the site's budget now (docs/api.md)."},
+			func() float64 { _, _, n, _, _ := figures(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_waiting",
+			Help: "Anonymous readers' requests waiting for a turn in the site's budget now (docs/api.md)."},
+			func() float64 { _, _, _, n, _ := figures(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_slots",
+			Help: "Anonymous readers' builds the site's budget runs at once (docs/api.md)."},
+			func() float64 { _, _, _, _, n := figures(); return float64(n) }),
+	}
+}
+
+const budgetHelp = "Anonymous readers' requests for a build (a search, a miss, a page not kept): outcome=admitted, given a turn in the site's budget; outcome=busy, answered 503 with Retry-After, no turn within a second (docs/api.md)."

@@ -17,14 +17,28 @@ type LatestEntry struct {
 
 // latestEntriesSQL reads every region's latest unfiltered chart in one
 // statement: the run Chart would show for the region at no time asked,
-// and its entries, region by region in rank order.
+// and its entries, region by region in rank order. The regions are
+// found by a walk of runs_last's regions (a seek for the next after
+// each), and each region's run by a seek to its newest unfiltered run
+// there, going back past those running or empty: a few index steps a
+// region however many runs the store holds, where a GROUP BY over runs
+// read every run at every build of a page across regions.
 var latestEntriesSQL = `
+WITH RECURSIVE regions(region) AS (
+  SELECT * FROM (SELECT region FROM runs WHERE kind = 'trending' ORDER BY region LIMIT 1) AS first
+  UNION ALL
+  SELECT (SELECT n.region FROM runs AS n WHERE n.kind = 'trending' AND n.region > regions.region ORDER BY n.region LIMIT 1)
+  FROM regions WHERE regions.region IS NOT NULL
+), latest(id) AS (
+  SELECT (SELECT l.id FROM runs AS l WHERE l.kind = 'trending' AND l.region = regions.region AND l.category = ''
+      AND l.status <> 'running' AND l.videos > 0 ORDER BY l.id DESC LIMIT 1)
+  FROM regions WHERE regions.region IS NOT NULL
+)
 SELECT ` + videoColumns + `, r.region, r.id, r.started_ms, e.rank
-FROM runs AS r
+FROM latest
+JOIN runs AS r ON r.id = latest.id
 JOIN trending_entries AS e ON e.run_id = r.id AND e.region = r.region
 JOIN videos AS v ON v.vid = e.vid
-WHERE r.id IN (SELECT max(id) FROM runs
-  WHERE kind = 'trending' AND category = '' AND status <> 'running' AND videos > 0 GROUP BY region)
 ORDER BY r.region, e.rank`
 
 // LatestCharts is the entries of every region's latest unfiltered chart:

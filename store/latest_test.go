@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +65,45 @@ func TestLatestChartsAreWhatChartShows(t *testing.T) {
 			t.Errorf("latest charts:\n%v\nwant what Chart shows:\n%v", seen, want)
 		}
 	})
+}
+
+// TestLatestChartsSeeksEachRegion: the statement finds each region's
+// latest run by seeks bounded to that region (SQLite's plan says so), so
+// that a page across regions costs a few index steps a region however
+// many runs the store holds, not a read of every run at every build.
+func TestLatestChartsSeeksEachRegion(t *testing.T) {
+	t.Parallel()
+	db := openURL(t, openers[0].url(t))
+	rows, err := db.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+latestEntriesSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	detail := map[int]string{}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var d string
+		if err := rows.Scan(&id, &parent, &unused, &d); err != nil {
+			t.Fatal(err)
+		}
+		detail[id] = d
+		plan = append(plan, d)
+		if !strings.Contains(d, "runs") && !regexp.MustCompile(`^SEARCH (n|l|r) `).MatchString(d) {
+			continue
+		}
+		// The first region is one row of the index, the rest a seek past
+		// the one before; each region's run a seek to it; the run's row by
+		// its key.
+		bounded := regexp.MustCompile(`region[=>]\?|rowid=\?`).MatchString(d) || detail[parent] == "CO-ROUTINE first"
+		if !bounded {
+			t.Errorf("the plan reads runs unbounded by a region: %q", d)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		t.Logf("plan:\n%s", strings.Join(plan, "\n"))
+	}
 }

@@ -30,8 +30,26 @@ const budgetRetry = "1"
 
 // budget is how many builds anonymous readers may run at once.
 type budget struct {
-	slots   chan struct{}
-	refused atomic.Int64 // requests answered 503 for it: the tests read it
+	slots    chan struct{}
+	admitted atomic.Int64 // builds given a turn
+	refused  atomic.Int64 // requests answered 503 for it
+	waiting  atomic.Int64 // requests waiting for a turn now
+}
+
+// BudgetFigures are what the budget of anonymous readers' builds did and
+// holds now: the builds it admitted, the requests it answered 503 busy,
+// the builds running in it and the requests waiting for a turn, of Slots
+// at once (docs/operations.md, "Metrics and probes").
+type BudgetFigures struct {
+	Admitted, Refused int64
+	Running, Waiting  int
+	Slots             int
+}
+
+// figures are the budget's figures now.
+func (b *budget) figures() BudgetFigures {
+	return BudgetFigures{Admitted: b.admitted.Load(), Refused: b.refused.Load(),
+		Running: len(b.slots), Waiting: int(b.waiting.Load()), Slots: cap(b.slots)}
 }
 
 // newBudget holds n builds at once; n < 1 holds one.
@@ -47,13 +65,17 @@ func defaultBudget() *budget { return newBudget(runtime.GOMAXPROCS(0) / 2) }
 func (b *budget) take(ctx context.Context, wait time.Duration) (release func(), ok bool) {
 	select {
 	case b.slots <- struct{}{}:
+		b.admitted.Add(1)
 		return func() { <-b.slots }, true
 	default:
 	}
+	b.waiting.Add(1)
+	defer b.waiting.Add(-1)
 	t := clock.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case b.slots <- struct{}{}:
+		b.admitted.Add(1)
 		return func() { <-b.slots }, true
 	case <-t.C:
 	case <-ctx.Done():

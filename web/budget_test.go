@@ -81,3 +81,58 @@ func (rb *rebuilding) getHeader(t *testing.T, path, name string) (int, string, s
 	}
 	return res.StatusCode, res.Header.Get(name), b.String()
 }
+
+// TestBudgetFiguresSayTurnsAndBusy: the budget's figures (what /metrics
+// exports) count each anonymous build given a turn and each request
+// answered busy, and say the build running in it and the request
+// waiting for a turn while they do; a kept page and a request with a
+// token count in none of them.
+func TestBudgetFiguresSayTurnsAndBusy(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	entered, release := make(chan struct{}, 8), make(chan struct{})
+	rb := newRebuilding(t, &now, time.Minute, func(r *http.Request) {
+		if r.URL.Query().Get("q") == "slow" {
+			entered <- struct{}{}
+			<-release
+		}
+	})
+	rb.s.budget = newBudget(1)
+	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
+		t.Fatalf("the hot page's first build: got %d", code)
+	}
+	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 1, Slots: 1}) {
+		t.Errorf("after a page's first build: %+v, want 1 admitted of 1 slot", f)
+	}
+	rb.armed.Store(true)
+	slow := make(chan int, 1)
+	go func() {
+		code, _, _ := rb.get(t, "/search?q=slow")
+		slow <- code
+	}()
+	<-entered
+	waited := make(chan int, 1)
+	go func() {
+		code, _, _ := rb.get(t, "/search?q=waits")
+		waited <- code
+	}()
+	// The second search waits for its turn a second before it is
+	// refused: its wait is seen within it, or it is refused unseen.
+	var during BudgetFigures
+	for during = rb.s.Budget(); during.Waiting == 0 && len(waited) == 0; during = rb.s.Budget() {
+		time.Sleep(time.Millisecond)
+	}
+	if code := <-waited; code != http.StatusServiceUnavailable {
+		t.Fatalf("a search while the budget is taken: got %d, want 503", code)
+	}
+	if during != (BudgetFigures{Admitted: 2, Running: 1, Waiting: 1, Slots: 1}) {
+		t.Errorf("while a search waits for the slow one's turn: %+v, want 2 admitted, 1 running, 1 waiting", during)
+	}
+	rb.get(t, "/charts/US")
+	rb.get(t, "/search?q=mine", "Authorization", "Bearer some-token")
+	close(release)
+	<-slow
+	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 2, Refused: 1, Slots: 1}) {
+		t.Errorf("after the slow search: %+v, want 2 admitted, 1 busy, none running or waiting", f)
+	}
+}

@@ -1,8 +1,11 @@
 package web
 
 // What crawlers read: robots.txt, which keeps them off what floods
-// (search with a query, a chart's earlier runs and orders) and off what
-// is not for them (the API, the operator's page, the sign-in), and the
+// (search with a query, a chart's orders) and off what is not for them
+// (the API, the operator's page, the sign-in), and lets them read every
+// page another names as its canonical address: an earlier run's
+// permalink among them, its first build within the site's budget
+// (budget.go) like any anonymous reader's; and the
 // sitemap (sitemaps.org's protocol), which names the pages worth reading:
 // the front page, the worldwide page, each chart, and the videos of the
 // regions' latest charts. Nothing of the operator's is in either.
@@ -25,9 +28,9 @@ import (
 const sitemapMax = 50000
 
 // robots is robots.txt (RFC 9309) without its Sitemap line.
-const robots = `# ingest: YouTube's trending charts. The pages are for crawling; search
-# results, a chart's earlier runs and orders, the API and the operator's
-# pages are not.
+const robots = `# ingest: YouTube's trending charts. The pages are for crawling, an
+# earlier run's permalink too; search results, a chart's orders, the API
+# and the operator's pages are not.
 User-agent: *
 Allow: /
 Disallow: /search?
@@ -35,7 +38,6 @@ Disallow: /api/
 Disallow: /operator
 Disallow: /login
 Disallow: /?region=
-Disallow: /charts/*at=
 Disallow: /charts/*sort=
 `
 

@@ -45,6 +45,7 @@ func TestScriptsInBrowser(t *testing.T) {
 			if region == "SA" {
 				arabicAligned(t, ctx, sc.name+" SA chart")
 			}
+			pickersWhole(t, ctx, sc.name+" "+region+" chart")
 			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 			if err != nil {
 				t.Fatal(err)
@@ -67,5 +68,27 @@ func arabicAligned(t *testing.T, ctx context.Context, where string) {
 		r.selectNodeContents(a); return a.getBoundingClientRect().right - r.getBoundingClientRect().right; })()`)
 	if gap > 2 {
 		t.Errorf("%s: the Arabic title ends %.0f px left of its box's right edge, want it aligned right", where, gap)
+	}
+}
+
+// pickersWhole checks that each picker of a chart's page shows its choice
+// whole: the chosen option's words as the select draws them fit inside
+// it, beside its arrow (a phone cut "Saudi Arabia (SA)" to "Saudi Arabia
+// (SA" beside a picker of one category).
+func pickersWhole(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	cut := browsertest.Eval[[]string](t, ctx, `(() => {
+		const out = [], c = document.createElement('canvas').getContext('2d');
+		for (const s of document.querySelectorAll('form.pick select')) {
+			const st = getComputedStyle(s), text = s.options[s.selectedIndex].textContent;
+			c.font = st.font;
+			// The arrow takes about a line's height at the select's right.
+			const room = s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - parseFloat(st.fontSize);
+			if (c.measureText(text).width > room) out.push(s.name + ': ' + text + ' (' + Math.round(c.measureText(text).width) + ' px in ' + Math.round(room) + ')');
+		}
+		return out;
+	})()`)
+	if len(cut) > 0 {
+		t.Errorf("%s: pickers cut their choice: %q", where, cut)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // scriptsServer serves the charts of Taiwan, Hong Kong, Japan, Korea, Saudi Arabia
 // and Thailand, their titles, channels and tags in their own scripts and
 // none with the owner's language tag, but one Taiwanese title tagged
-// English by mistake.
+// English by mistake; Saudi Arabia has a category's chart too.
 func scriptsServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	db := storetest.Open(t)
@@ -29,6 +29,7 @@ func scriptsServer(t *testing.T) *httptest.Server {
 	regionRun(t, db, "JP", "", t0, v("jp-1", "今日のニュース", "ニュース局"), v("jp-2", "東京事変", "東京"), v("jp-3", "Official Video", "Label"))
 	regionRun(t, db, "KR", "", t0, v("kr-1", "뉴진스 NewJeans", "하이브"))
 	regionRun(t, db, "SA", "", t0, v("sa-1", "أخبار اليوم", "قناة"))
+	regionRun(t, db, "SA", "10", t0, v("sa-m", "أغنية اليوم", "قناة")) // a category: its picker beside the region's, on a phone too
 	regionRun(t, db, "TH", "", t0, v("th-1", "ข่าวเช้า", "ช่องข่าว"))
 	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) })})
 	if err != nil {

@@ -229,6 +229,10 @@ func (s *Server) Builds() (first, beside, waited int64) {
 	return s.answers.builds.Load() - beside, beside, s.answers.waited.Load()
 }
 
+// Budget is what the budget of anonymous readers' builds did and holds
+// now (budget.go).
+func (s *Server) Budget() BudgetFigures { return s.budget.figures() }
+
 // Access is what this server serves.
 func (s *Server) Access() Access { return s.access }
 

@@ -85,6 +85,10 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	}
 	s.Series.Register(metrics.Kept(ui.Kept)...)
 	s.Series.Register(metrics.KeptBuilds(ui.Builds)...)
+	s.Series.Register(metrics.Budget(func() (int64, int64, int, int, int) {
+		f := ui.Budget()
+		return f.Admitted, f.Refused, f.Running, f.Waiting, f.Slots
+	})...)
 	closeLimiter := closeFn
 	return ui, func() { ui.Close(); closeLimiter() }, nil
 }

@@ -43,6 +43,17 @@ var raceTests = []string{
 	"TestFloodOfAPublicListener",
 }
 
+// measuredAsDeployed are subtests of raceTests whose checks measure the
+// binary as people run it (its resident memory against docs/api.md's
+// bound, its hot pages' share of the CPU): they run the binary built
+// without -race whatever the tests run with, since the detector multiplies
+// both the memory and the CPU of every access. Their test's other cases
+// keep the race check. docs/testing.md, "The race detector in the binary's
+// tests", names them.
+var measuredAsDeployed = []string{
+	"TestFloodOfAPublicListener/run_--listen_--public_--regions_all",
+}
+
 // build is one binary the tests run, built the first time a test asks for
 // it, so that a run of a few tests builds only what they run.
 type build struct {
@@ -65,8 +76,9 @@ var (
 // buildDir holds the builds; TestMain makes it and removes it.
 var buildDir string
 
-// ingestBin is the binary t runs: with -race for a test of raceTests when
-// the tests run with it, else without. INGEST_BENCH_BIN names a binary to
+// ingestBin is the binary t runs: with -race for a test of raceTests (but
+// the subtests of measuredAsDeployed) when the tests run with it, else
+// without. INGEST_BENCH_BIN names a binary to
 // run instead (built from another revision, say): scripts/bench-ab.sh
 // times two builds with the same benchmarks.
 func ingestBin(t testing.TB) string {
@@ -74,7 +86,7 @@ func ingestBin(t testing.TB) string {
 	if bin := os.Getenv("INGEST_BENCH_BIN"); bin != "" {
 		return bin
 	}
-	if raceEnabled() && isRaceTest(t.Name()) {
+	if raceEnabled() && isRaceTest(t.Name()) && !slices.Contains(measuredAsDeployed, t.Name()) {
 		return raceIngest.get(t)
 	}
 	return plainIngest.get(t)
@@ -134,7 +146,8 @@ var raceEnabled = sync.OnceValue(func() bool {
 
 // TestRaceTestsAreDocumented: raceTests name tests of this package, and
 // docs/testing.md's table of them names the same, so that a rename cannot
-// move a test to the binary without -race unseen, nor the docs drift.
+// move a test to the binary without -race unseen, nor the docs drift; and
+// measuredAsDeployed names subtests of them the docs name too.
 func TestRaceTestsAreDocumented(t *testing.T) {
 	t.Parallel()
 	defined := map[string]bool{}
@@ -166,5 +179,13 @@ func TestRaceTestsAreDocumented(t *testing.T) {
 	want := slices.Sorted(slices.Values(raceTests))
 	if slices.Sort(listed); !slices.Equal(listed, want) {
 		t.Errorf("docs/testing.md, \"The race detector in the binary's tests\", lists\n%v\nraceTests are\n%v", listed, want)
+	}
+	for _, name := range measuredAsDeployed {
+		if !isRaceTest(name) || !strings.Contains(name, "/") {
+			t.Errorf("measuredAsDeployed names %s, which is no subtest of raceTests", name)
+		}
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("docs/testing.md, \"The race detector in the binary's tests\", does not name %s, which measuredAsDeployed runs without -race", name)
+		}
 	}
 }
