@@ -118,7 +118,7 @@ type PlanRead struct {
 }
 
 // readEvery is about how often a reader comes to the site.
-const readEvery = 10 * time.Minute
+const readEvery = 30 * time.Minute
 
 // readers asks the site for a chart's JSON and then its page, about
 // every readEvery (drawn from the seed), the US chart and one of the
