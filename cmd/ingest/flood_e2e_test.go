@@ -412,7 +412,7 @@ func TestFloodOfAPublicListener(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			defer func() { cmd.Process.Kill(); cmd.Wait(); noteCPU(t, cmd) }()
 			base := "http://" + listen
 			if !waitFor(30*time.Second, func() bool { code, _ := floodGet(http.DefaultClient, base, "/healthz", ""); return code == 200 }) {
 				t.Fatalf("ingest %s never answered /healthz\n%s", tc.args[0], out.String())
