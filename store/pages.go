@@ -25,6 +25,7 @@ type statements struct {
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
 	docs                     *sql.Stmt // the index where no trigger keeps it: pageStmts.docs
+	saveStats                *sql.Stmt // statsStmts.saveStats: tracking stores a batch at every slot
 }
 
 // pageStmts are a page's statements (SavePage), each database's text.
@@ -162,6 +163,7 @@ func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error)
 	st.bumpRun[ingest.Trending] = p(q.bumpTrending)
 	st.bumpRun[ingest.Search] = p(q.bumpSearch)
 	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
+	st.saveStats = p(q.saveStats)
 	if q.docs != "" {
 		st.docs = p(q.docs)
 	}
@@ -173,7 +175,7 @@ func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error)
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.docs,
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.docs, st.saveStats,
 		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
 		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
 		if s != nil {

@@ -33,7 +33,11 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
-	_, err = db.w.ExecContext(ctx, db.q.saveStats, js)
+	if db.st != nil {
+		_, err = db.st.saveStats.ExecContext(ctx, js)
+	} else { // a read-only DB, which prepares nothing: SQLite's error says so
+		_, err = db.w.ExecContext(ctx, db.q.saveStats, js)
+	}
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
