@@ -97,7 +97,7 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change, PARTITION_HISTORY=DIR keeps the history; needs root), then the checker's verdict
 	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
 
-sim: ## the whole daemon on virtual time from a seed (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, with restarts and upstream failure bursts, on the shipped pools and a scarce one (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
+sim: ## the whole daemon on virtual time from a seed (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one and a short one at every region (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
 	set -o pipefail; INGEST_SIM_SEED=$(SEED) INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \
 	$(GO) test -count=1 -timeout 0 -v -run '^TestSim' ./internal/sim/ | grep -v '^=== '
 

@@ -3,38 +3,32 @@ package clock
 import (
 	"context"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
-// The house's waits. A wait measures a span, not a reading: it is the
+// The house's waits, the root's (wait.go) handed on to the parts above
+// the adapters. A wait measures a span, not a reading: it is the
 // runtime's timer, which a testing/synctest bubble makes virtual, so that
 // a process run in one waits on the bubble's time (docs/testing.md). Every
 // part waits through these and reads the time through the Clock it is
 // handed, never through package time's (internal/hostclock holds them to
 // it), so that what a wait is, is decided here once.
 
-// NewTimer is a timer that fires once d has passed.
-func NewTimer(d time.Duration) *time.Timer { return time.NewTimer(d) }
+// NewTimer is ingest.NewTimer.
+func NewTimer(d time.Duration) *time.Timer { return ingest.NewTimer(d) }
 
-// After is a channel that receives once d has passed.
-func After(d time.Duration) <-chan time.Time { return time.After(d) }
+// After is ingest.After.
+func After(d time.Duration) <-chan time.Time { return ingest.After(d) }
 
-// AfterFunc calls f in its own goroutine once d has passed.
-func AfterFunc(d time.Duration, f func()) *time.Timer { return time.AfterFunc(d, f) }
+// AfterFunc is ingest.AfterFunc.
+func AfterFunc(d time.Duration, f func()) *time.Timer { return ingest.AfterFunc(d, f) }
 
-// NewTicker is a ticker that ticks every d.
-func NewTicker(d time.Duration) *time.Ticker { return time.NewTicker(d) }
+// NewTicker is ingest.NewTicker.
+func NewTicker(d time.Duration) *time.Ticker { return ingest.NewTicker(d) }
 
-// Sleep waits d, or until ctx ends: then it returns ctx's error.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// Sleep is ingest.Sleep: it waits d, or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error { return ingest.Sleep(ctx, d) }
 
 // Since is how long ago t was on c.
 func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }

@@ -24,7 +24,10 @@
 // order, the rollup's triggers held back, PostgreSQL's index written with
 // store.SearchDoc); a copy in two steps (track.go: the source noting the
 // keys of the rows that change, by triggers of its own, and the rows carried
-// by those keys once its worker has stopped).
+// by those keys once its worker has stopped); a salvage (salvage.go: `ingest
+// db recover`, the rows of a damaged SQLite file that still read carried
+// into a new one, its pages read by hand in pages.go, as SQLite's own reads
+// stop at the first damaged page).
 package dbcopy
 
 import (

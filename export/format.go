@@ -423,13 +423,15 @@ func (e *parquetEncoder) Close() error {
 
 // joinTags joins tags by "|" as the dataset does, bare; a tag the join
 // would make ambiguous (one holding "|" or '"', one spelt [None], an
-// empty one) is written in double quotes with its quotes doubled, as the
-// dataset's first edition ("Trending YouTube Video Statistics") writes
-// every tag, so that a reader splits on "|" outside quotes (docs/data.md).
+// empty one) or a CSV reader would end at (one holding a line break) is
+// written in double quotes with its quotes doubled, as the dataset's
+// first edition ("Trending YouTube Video Statistics") writes every tag, so
+// that a reader splits on "|" outside quotes, and reads only a bare
+// [None] as no tags (docs/data.md).
 func joinTags(tags []string) string {
 	out := make([]string, len(tags))
 	for i, t := range tags {
-		if t == "" || t == "[None]" || strings.ContainsAny(t, `|"`) {
+		if t == "" || t == "[None]" || strings.ContainsAny(t, "|\"\r\n") {
 			t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 		}
 		out[i] = t

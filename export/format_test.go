@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -277,8 +278,10 @@ func TestCategoryThatIsNoNumber(t *testing.T) {
 	}
 }
 
-// A tag the "|" join would make ambiguous is quoted, its quotes doubled,
-// so that splitting on "|" outside quotes gives the tags back; plain tags
+// A tag the "|" join would make ambiguous, or that holds a line break, is
+// quoted, its quotes doubled, so that the documented reading (a bare
+// [None] is no tags, anything else split on "|" outside quotes) gives the
+// tags back, a tag spelt [None] and one over two lines too; plain tags
 // stay bare, as the dataset has them.
 func TestCSVTagsSplitBack(t *testing.T) {
 	for _, tags := range [][]string{
@@ -286,17 +289,44 @@ func TestCSVTagsSplitBack(t *testing.T) {
 		{`say "hi"`, "x"},
 		{"[None]"},
 		{"", "a"},
+		{"two\nlines", "x"},
+		{"carriage\rreturn"},
 		{"plain", "two words"},
+		nil,
 	} {
 		joined := joinTags(tags)
-		r := csv.NewReader(strings.NewReader(joined))
-		r.Comma = '|'
-		got, err := r.Read()
-		if err != nil || strings.Join(got, "\x00") != strings.Join(tags, "\x00") {
+		if len(tags) == 0 {
+			joined = "[None]" // as Write spells no tags
+		}
+		got, err := readTags(joined)
+		if err != nil || strings.Join(got, "\x00") != strings.Join(tags, "\x00") || len(got) != len(tags) {
 			t.Errorf("tags %q joined as %q read back as %q (%v)", tags, joined, got, err)
 		}
-		if tags[0] == "plain" && joined != "plain|two words" {
+		if python, err := exec.LookPath("python3"); err == nil {
+			out, err := exec.Command(python, "-c", pythonTags, joined).Output()
+			if want, _ := json.Marshal(append([]string{}, tags...)); err != nil || strings.TrimSpace(string(out)) != string(want) {
+				t.Errorf("tags %q joined as %q: docs/data.md's Python reads %s (%v), want %s", tags, joined, out, err, want)
+			}
+		}
+		if len(tags) > 0 && tags[0] == "plain" && joined != "plain|two words" {
 			t.Errorf("plain tags joined as %q, want them bare", joined)
 		}
 	}
 }
+
+// readTags reads CSV's tags as docs/data.md says: a bare [None] is no
+// tags; anything else is split on "|" outside double quotes, then unquoted.
+func readTags(field string) ([]string, error) {
+	if field == "[None]" {
+		return nil, nil
+	}
+	r := csv.NewReader(strings.NewReader(field))
+	r.Comma, r.FieldsPerRecord = '|', -1
+	return r.Read()
+}
+
+// pythonTags is docs/data.md's Python reading of CSV's tags, printing them
+// as JSON.
+const pythonTags = `import csv, json, sys
+tags = sys.argv[1]
+print(json.dumps([] if tags == "[None]" else next(csv.reader([tags], delimiter="|")), ensure_ascii=False, separators=(",", ":")))`

@@ -25,7 +25,6 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 )
 
 // pageSize is the largest page the API serves, and the most ids one
@@ -199,7 +198,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 		}
 		d := c.delay(n)
 		failed, waited = err, d
-		if err := clock.Sleep(ctx, d); err != nil {
+		if err := ingest.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}

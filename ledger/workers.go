@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -39,7 +40,8 @@ func (w Worker) String() string {
 // that it is still being written (Workers). The lease lives in the
 // database whatever limiter the worker meters by.
 func (l *Ledger) HoldWorker(ctx context.Context, host string, pid int, log *slog.Logger) (release func(), err error) {
-	return l.hold(ctx, workerLease+host+" "+strconv.Itoa(pid), "the worker's lease", log)
+	lease, err := l.hold(ctx, workerLease+host+" "+strconv.Itoa(pid), "the worker's lease", log)
+	return lease.Release, err
 }
 
 // copyWorkerLease names, in a source's locks table, the lease a worker on
@@ -63,25 +65,82 @@ func (w CopyWorker) String() string {
 // renews it until release: while it is in force, the source's workers
 // refuse to start (CopyWorkers), as neither ledger holds the other's
 // calls.
-func (l *Ledger) HoldCopyWorker(ctx context.Context, host string, pid int, copy string, log *slog.Logger) (release func(), err error) {
+func (l *Ledger) HoldCopyWorker(ctx context.Context, host string, pid int, copy string, log *slog.Logger) (*Lease, error) {
 	return l.hold(ctx, copyWorkerLease+host+" "+strconv.Itoa(pid)+" "+copy, "the copy's worker's lease on its source", log)
+}
+
+// Lease is a lease this process holds and renews every third of
+// WorkerTTL until Release. A process stalled past WorkerTTL (stopped,
+// swapped out, a VM paused) lets it lapse unseen: the other side may have
+// read it gone and started meanwhile. Lapsed says so, and keeps saying it,
+// whatever renewal came since, until Confirm.
+type Lease struct {
+	Release func()
+	t       Tables
+	name    string
+	tok     string
+	mu      sync.Mutex
+	until   int64 // when it expires by the database's clock, as last taken or renewed
+	lapsed  bool  // a renewal or a look found it expired
+}
+
+// renew moves the lease's expiry on, noting a lapse first.
+func (l *Lease) renew(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now, err := l.t.Clock(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if now >= l.until {
+		l.lapsed = true
+	}
+	ok, err := l.t.Renew(ctx, l.name, l.tok, now+WorkerTTL.Milliseconds())
+	if err == nil && !ok {
+		err = fmt.Errorf("the lease %q is another holder's now", l.name)
+	}
+	if err != nil {
+		return err
+	}
+	l.until = now + WorkerTTL.Milliseconds()
+	return nil
+}
+
+// Renew renews the lease now: from here on the other side sees it again.
+func (l *Lease) Renew(ctx context.Context) error { return l.renew(ctx) }
+
+// Lapsed says whether the lease expired at some moment since it was taken
+// or last confirmed: the other side may have started then.
+func (l *Lease) Lapsed(ctx context.Context) (bool, error) {
+	now, err := l.t.Clock(ctx, nil)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && now >= l.until {
+		l.lapsed = true
+	}
+	return l.lapsed, err
+}
+
+// Confirm clears a lapse once the holder has renewed the lease and made
+// sure of what the other side did meanwhile.
+func (l *Lease) Confirm() {
+	l.mu.Lock()
+	l.lapsed = false
+	l.mu.Unlock()
 }
 
 // hold takes the lease name and renews it every third of WorkerTTL until
 // release; what names it in errors and logs.
-func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) (release func(), err error) {
+func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) (*Lease, error) {
 	t, tok := l.Tables(), token()
-	expires := func(ctx context.Context) (int64, int64, error) {
-		now, err := t.Clock(ctx, nil)
-		return now, now + WorkerTTL.Milliseconds(), err
-	}
-	now, until, err := expires(ctx)
+	now, err := t.Clock(ctx, nil)
 	if err == nil {
-		_, err = t.Take(ctx, name, tok, now, until)
+		_, err = t.Take(ctx, name, tok, now, now+WorkerTTL.Milliseconds())
 	}
 	if err != nil {
-		return func() {}, fmt.Errorf("take %s: %w", what, err)
+		return &Lease{Release: func() {}}, fmt.Errorf("take %s: %w", what, err)
 	}
+	lease := &Lease{t: t, name: name, tok: tok, until: now + WorkerTTL.Milliseconds()}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -94,16 +153,12 @@ func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) 
 				return
 			case <-tick.C:
 			}
-			_, until, err := expires(ctx)
-			if err == nil {
-				_, err = t.Renew(ctx, name, tok, until)
-			}
-			if err != nil && ctx.Err() == nil {
+			if err := lease.renew(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("renew "+what, ingest.LogErr, err)
 			}
 		}
 	}()
-	return func() {
+	lease.Release = func() {
 		cancel()
 		<-done
 		rctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
@@ -111,7 +166,8 @@ func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) 
 		if err := t.Release(rctx, name, tok); err != nil {
 			log.Warn("release "+what, ingest.LogErr, err)
 		}
-	}, nil
+	}
+	return lease, nil
 }
 
 // Workers are the workers whose lease on the database is in force by its

@@ -31,7 +31,7 @@ func TestCopyWorkersAreApartFromWorkers(t *testing.T) {
 		if err != nil || len(cs) != 1 || cs[0].Host != "copy-host" || cs[0].PID != 42 || cs[0].Copy != "/var/lib/a copy/ingest.db" {
 			t.Errorf("CopyWorkers: got %+v (%v), want the copy's worker alone", cs, err)
 		}
-		copied()
+		copied.Release()
 		own()
 		ws, err = db.Workers(ctx)
 		if err != nil || len(ws) != 0 {

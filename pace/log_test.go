@@ -104,3 +104,47 @@ func TestASlotDeclinedAfterACatchUpSaysWhy(t *testing.T) {
 		t.Errorf("US's slot a cadence after the one its catch-up served: not due")
 	}
 }
+
+// A plan that stretches a tier it held at its floor says so at info, a
+// line a tier, the lowest tier first to give way; and says when it holds
+// one at its floor again. Here workers join the pool and leave it, so its
+// share shrinks and grows back.
+func TestPlanSaysWhichTierGivesWay(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 600, Window: 24 * time.Hour}
+	others := 0
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Remaining: 600, Others: others}}, nil
+	}
+	entries := []pace.Entry{tiered("US", 0, 1, time.Hour, 10), tiered("JP", 0, 3, time.Hour, 10)} // 240 and 80 units a day
+	var logs bytes.Buffer
+	now := t0
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries,
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var said []string
+	for _, n := range []int{0, 1, 2, 0} {
+		others = n
+		if _, err := p.Plan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		said = append(said, strings.TrimSpace(logs.String()))
+		logs.Reset()
+		now = now.Add(time.Minute)
+	}
+	lines := strings.Join(said, "\n")
+	for i, want := range [][]string{
+		{},
+		{`give way to a short pool" tier=3`},
+		{`give way to a short pool" tier=1`},
+		{`at its cadence again" tier=1`, `at its cadence again" tier=3`},
+	} {
+		for _, w := range want {
+			if !strings.Contains(said[i], w) {
+				t.Errorf("plan %d: want %q in what it said:\n%s", i+1, w, lines)
+			}
+		}
+		if n := strings.Count(said[i], "tier="); n != len(want) {
+			t.Errorf("plan %d: %d tier lines, want %d:\n%s", i+1, n, len(want), lines)
+		}
+	}
+}

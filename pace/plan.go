@@ -40,6 +40,7 @@ package pace
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -56,9 +57,10 @@ type Entry struct {
 	// runs half as often as the one above.
 	Priority int
 	// Tier is the entry's region's tier (1 when zero): within its level,
-	// a tier-N entry is stretched to N times tier 1's cadence when a pool
-	// is short, and past the staleness bound the highest tier is dropped
-	// first. Its Floor is its tier's: N x --every.
+	// when a pool is short the lowest tiers are stretched first, a tier-N
+	// entry to N times the cadence of the highest tier stretched, and past
+	// the staleness bound the highest tier is dropped first (Make). Its
+	// Floor is its tier's: N x --every.
 	Tier int
 	// Floor is the shortest cadence allowed (--every, times the tier):
 	// the plan never runs the entry more often.
@@ -129,10 +131,13 @@ const DefaultBound = 24 * time.Hour
 // level. A region's own charts (level 0) take their floors when they fit;
 // the levels below share what is left, each level's cadence twice the
 // one's above it once they are stretched. When level 0 cannot run at its
-// floors, every lower level of the pool is dropped and level 0 is
-// stretched evenly, to the one cadence the pool holds, a tier-N entry N
-// times tier 1's (never faster than an entry's floor), each as far as
-// bound (DefaultBound when zero). When even every entry at bound does not
+// floors, every lower level of the pool is dropped and level 0's lowest
+// tiers give way first: as many tiers as the pool holds keep their floors,
+// from tier 1 down, the rest stretched evenly (holdHighTiers); when not
+// even tier 1 alone keeps its floor so, level 0 is stretched evenly, to
+// the one cadence the pool holds, a tier-N entry N times tier 1's (never
+// faster than an entry's floor), each as far as bound (DefaultBound when
+// zero). When even every entry at bound does not
 // fit, level 0 runs every bound in order of tier, then of the entries
 // (the operator's --regions), while the pool holds each: from the first
 // it cannot hold on, the rest are dropped, the highest tier's first, so
@@ -201,6 +206,12 @@ func solve(rate, keep float64, pool string, entries []Entry, bound time.Duration
 	}
 	if k := stretch(rate, ms); k > 0 {
 		drop(below)
+		if held := holdHighTiers(rate, ms); held != nil {
+			for j, i := range top {
+				every[i] = held[j]
+			}
+			return every, dropped
+		}
 		if !math.IsInf(k, 1) {
 			for j, i := range top {
 				every[i] = ms[j].at(k)
@@ -290,6 +301,46 @@ func (e Entry) Limit(bound time.Duration) time.Duration {
 		return max(e.Floor, bound)
 	}
 	return bound / e.Floor * e.Floor
+}
+
+// holdHighTiers is level 0's cadences, by member, when the pool holds the
+// highest tiers at their floors and only the lower ones stretched (each
+// within its limit, tier N to N times the lowest stretched tier's cadence
+// as ever): as many tiers held as the pool allows, from tier 1 down, so
+// that a short pool takes from the lowest tiers first. Nil when not even
+// tier 1 alone is held so: every tier is stretched together then.
+func holdHighTiers(rate float64, ms []member) []float64 {
+	var tiers []float64
+	for _, m := range ms {
+		if !slices.Contains(tiers, m.weight) {
+			tiers = append(tiers, m.weight)
+		}
+	}
+	sort.Float64s(tiers)
+	for n := len(tiers) - 1; n >= 1; n-- {
+		var fixed float64
+		var rest []member
+		for _, m := range ms {
+			if m.weight <= tiers[n-1] {
+				fixed += m.cost / m.floor
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		k := stretch(rate-fixed, rest)
+		if math.IsInf(k, 1) {
+			continue
+		}
+		out := make([]float64, len(ms))
+		for j, m := range ms {
+			out[j] = m.floor
+			if m.weight > tiers[n-1] {
+				out[j] = m.at(k)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // tier is the entry's tier as a weight: 1 when unset.

@@ -3,6 +3,8 @@ package pace
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,10 +112,50 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 	}
 	p.states = states
 	p.roomOf(states)
-	old := p.plan.Dropped
-	p.plan, p.planAt = p.hold(Make(p.budgets, p.entries, p.cfg.Bound), old, now), now
+	before := p.plan
+	p.plan, p.planAt = p.hold(Make(p.budgets, p.entries, p.cfg.Bound), before.Dropped, now), now
 	p.top, p.rates = p.topRound(), p.groupRates()
-	p.logChange(old)
+	p.logChange(before.Dropped)
+	p.logTiers(before)
+}
+
+// logTiers says, a line a tier, when the plan stretches a tier that the
+// plan before held at its floor (the first plan included), and when it
+// holds one at its floor again: which tier gives way to a short pool, and
+// by how much, whenever the day's plan changes it (the reset, a block, a
+// worker joining).
+func (p *Pacer) logTiers(before Plan) {
+	var tiers []int
+	for _, e := range p.entries {
+		if t := max(e.Tier, 1); e.Priority <= 0 && !slices.Contains(tiers, t) {
+			tiers = append(tiers, t)
+		}
+	}
+	slices.Sort(tiers)
+	for _, t := range tiers {
+		was, now := p.stretchOf(before, t), p.stretchOf(p.plan, t)
+		switch {
+		case now > 1+1e-9 && was <= 1+1e-9:
+			p.logger().Info("pace: the plan stretches a tier to give way to a short pool", "tier", t,
+				"times_its_cadence", math.Round(now*100)/100)
+		case was > 1+1e-9 && now <= 1+1e-9:
+			p.logger().Info("pace: the plan holds a tier at its cadence again", "tier", t)
+		}
+	}
+}
+
+// stretchOf is the most plan stretches a region's own chart of tier over
+// its floor (1: every one at its floor; 0: none planned, all dropped).
+func (p *Pacer) stretchOf(plan Plan, tier int) float64 {
+	most := 0.0
+	for _, e := range p.entries {
+		every, ok := plan.Every[e.Name]
+		if e.Priority > 0 || max(e.Tier, 1) != tier || !ok || plan.Dropped[e.Name] || e.Floor <= 0 || every == Never {
+			continue
+		}
+		most = max(most, float64(every)/float64(e.Floor))
+	}
+	return most
 }
 
 // hold keeps a region's own chart dropped that the plan before dropped

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 )
 
 //go:embed lease.lua
@@ -48,7 +47,7 @@ func (l lease) start() (unlock func()) {
 
 func (l lease) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := clock.NewTicker(max(l.ttl/3, time.Millisecond))
+	t := ingest.NewTicker(max(l.ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

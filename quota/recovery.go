@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 )
 
 // Notebook keeps a few small values in the ledger's own database, so that
@@ -391,7 +390,7 @@ func (v *ledgerView) missing(st Status, mark string, now time.Time) bool {
 // Run heartbeats every Beat until ctx is done.
 func (r *Redis) Run(ctx context.Context) {
 	r.led.beating.Store(true)
-	t := clock.NewTicker(r.opts.Beat)
+	t := ingest.NewTicker(r.opts.Beat)
 	defer t.Stop()
 	for {
 		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {

@@ -287,7 +287,7 @@ func (o settings) skewError(clock string, now, upstream int64) error {
 }
 
 // verdict says what the upstream's time rests on, which clock is wrong
-// and how that is known: a reading asked just now is the upstream's word
+// and how that is known: a reading asked by this process is the upstream's word
 // against the limiter's clock and this host's; a recorded one that could
 // not be asked again may be the wrong one (a caching proxy's Date), and
 // ForgetCommand lifts it.
@@ -304,7 +304,9 @@ func (c *UpstreamClock) verdict(clock string, now int64, guard time.Duration) st
 			"if that reading was wrong (a proxy's cached Date), `%s` lifts it, `ingest quota clock` shows it",
 			s.Local.UTC().Format(time.RFC3339), s.Skew().Round(time.Second), why, ForgetCommand)
 	}
-	asked := "the upstream's Date header, asked just now at no quota cost (" + DateRequest + ")"
+	// The reading may be up to a minute old (askAgain): say its age, not "now".
+	asked := fmt.Sprintf("the upstream's Date header, read %s ago (asked at no quota cost by %s, at most once a minute)",
+		max(c.local.Now().Sub(s.Local), 0).Round(time.Second), DateRequest)
 	host := c.local.Now().UnixMilli()
 	upstream := s.At.Add(c.local.Now().Sub(s.Local)).UnixMilli()
 	near := func(a, b int64) bool { return a-b <= guard.Milliseconds() && b-a <= guard.Milliseconds() }

@@ -158,7 +158,7 @@ type conn interface {
 // left it, read in that transaction before the rollback, as Size reads it
 // after a prune. The rows it deletes stay locked until it ends: a
 // worker's write to one of them waits for it. SQLite's dry run is Prune on
-// a copy of the file.
+// a page-for-page image of the file (store.Image).
 func DryRun(ctx context.Context, db *store.DB, r Retention) (p Pruned, left store.Size, err error) {
 	if !db.Postgres() {
 		return p, left, errors.New("prune: a dry run in a transaction is PostgreSQL's; SQLite's prunes a copy")

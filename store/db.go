@@ -41,6 +41,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -52,7 +53,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest"
 )
 
 // Errors returned by the store. Match them with errors.Is.
@@ -136,7 +137,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-clock.After(time.Duration(10+attempt*10) * time.Millisecond):
+		case <-ingest.After(time.Duration(10+attempt*10) * time.Millisecond):
 		}
 	}
 	return err
@@ -207,6 +208,28 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	return &DB{path: path, w: r, r: r, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
 }
 
+// OpenDamaged opens the SQLite file at path to read it as it is, pages and
+// all (ingest db recover): read-only, with none of the checks of its
+// schema or its pages a damaged file would fail. A file that is not a
+// SQLite database is a PathError.
+func OpenDamaged(ctx context.Context, path string) (*sql.DB, error) {
+	if err := CheckPath(path, false); err != nil {
+		return nil, err
+	}
+	var err error
+	for _, immutable := range []bool{false, true} {
+		var r *sql.DB
+		if r, _, err = openReadOnly(ctx, path, immutable); err == nil {
+			r.SetMaxOpenConns(1)
+			return r, nil
+		}
+	}
+	if Damaged(err) {
+		return nil, &PathError{path, "is not a SQLite database: " + err.Error(), "point --db / INGEST_DB at the damaged database file"}
+	}
+	return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
+}
+
 // Snapshot copies the SQLite database at path into into with VACUUM INTO:
 // one consistent, compacted copy of a file that a worker may be writing,
 // read through a connection that changes nothing (what `ingest db copy`
@@ -227,6 +250,66 @@ func Snapshot(ctx context.Context, path, into string) error {
 		return fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	return nil
+}
+
+// Image copies the SQLite database at path into into page for page, as
+// one read of it sees it (the WAL's frames included): the same pages, the
+// free ones and their order too, where Snapshot compacts them, so that a
+// prune of the image frees what a prune of the file would (prune
+// --dry-run). It is written beside into and renamed when whole.
+func Image(ctx context.Context, path, into string) error {
+	r, err := sql.Open(driverName, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	defer r.Close()
+	part := into + ".part"
+	os.Remove(part)
+	if err := writeImage(ctx, r, part); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	if err := os.Rename(part, into); err != nil {
+		return fmt.Errorf("image %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeImage writes every page r reads, in one transaction, into the file
+// at to.
+func writeImage(ctx context.Context, r *sql.DB, to string) error {
+	tx, err := r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM sqlite_dbpage ORDER BY pgno`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for rows.Next() {
+		var page []byte
+		if err := rows.Scan(&page); err != nil {
+			return err
+		}
+		if _, err := w.Write(page); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, int, error) {

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest"
 )
 
 // migrationFiles are the schema's steps, one numbered file each, one
@@ -104,7 +104,7 @@ func (m migration) sayWhileRunning(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		beat := clock.NewTicker(upgradeBeat)
+		beat := ingest.NewTicker(upgradeBeat)
 		defer beat.Stop()
 		var elapsed time.Duration // counted in beats: the store reads no clock
 		for {

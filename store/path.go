@@ -147,9 +147,21 @@ func Damaged(err error) bool {
 	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }
 
+// Refused says whether err is SQLite refusing a row for the schema's
+// constraints (a key, NOT NULL, a foreign key, a CHECK): the row, not the
+// database, is at fault.
+func Refused(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_CONSTRAINT || code == sqlite3.SQLITE_MISMATCH || code == sqlite3.SQLITE_TOOBIG
+}
+
 // DamagedFix is what to do with a damaged database file.
-const DamagedFix = "restore it from a backup (docs/operations.md, Backups); without one, salvage the rows that still read with " +
-	"`sqlite3 PATH .recover | sqlite3 NEW.db` (ingest db copy reads every page and refuses a damaged file), " +
+const DamagedFix = "restore it from a backup (docs/operations.md, Backups); without one, salvage the rows that still read into a new file with " +
+	"`ingest db recover --db PATH --out NEW.db` (ingest db copy reads every page and refuses a damaged file), " +
 	"or move it and its -wal file away and let the next run create a new one"
 
 // damaged is the PathError of a damaged file, matching ingest.ErrDamaged.

@@ -72,9 +72,11 @@ type answers struct {
 	rebuilds atomic.Int64 // of them, built again for a page kept
 	waited   atomic.Int64 // requests that waited for a page's first build
 
-	watching atomic.Bool  // the watcher runs
-	asked    atomic.Bool  // a reader was answered since the watcher last looked
-	seen     atomic.Int64 // the house's time the last reader read (Unix ns): the watcher's now
+	watching atomic.Bool // the watcher runs
+	closing  sync.Once
+	closed   chan struct{} // closed by Close: no watcher runs after it
+	asked    atomic.Bool   // a reader was answered since the watcher last looked
+	seen     atomic.Int64  // the house's time the last reader read (Unix ns): the watcher's now
 
 	// wait is freshWait, shorter in tests.
 	wait time.Duration
@@ -400,6 +402,12 @@ func (s *Server) watch(now time.Time) {
 	}
 }
 
+// Close stops the watcher, at once and for good: the server's store may
+// be closed after it. Requests are still answered, from their own builds.
+func (s *Server) Close() {
+	s.answers.closing.Do(func() { close(s.answers.closed) })
+}
+
 // watcher reads the store's mark every markEvery and, when it moved,
 // builds again the kept pages readers asked for since their build, one at
 // a time, so that readers find them fresh; it stops after idleMarks reads
@@ -408,7 +416,13 @@ func (s *Server) watcher() {
 	tick := clock.NewTicker(markEvery)
 	defer tick.Stop()
 	idle := 0
-	for range tick.C {
+	for {
+		select {
+		case <-s.answers.closed:
+			s.answers.watching.Store(false)
+			return
+		case <-tick.C:
+		}
 		if s.answers.asked.Swap(false) {
 			idle = 0
 		} else if idle++; idle >= idleMarks {

@@ -191,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
 	s.answers.set = newKeptSet(cfg.Kept)
+	s.answers.closed = make(chan struct{})
 	s.budget = defaultBudget()
 	s.routes()
 	return s, nil

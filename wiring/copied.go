@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -52,12 +53,15 @@ func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err er
 			release()
 			return func() {}, err
 		}
-		onSource, err := h.sourceCalls(ctx, p.DB, p.QuotaKey)
+		onSource, guard, err := h.sourceCalls(ctx, p.DB, p.QuotaKey)
 		if err != nil {
 			release()
 			return func() {}, err
 		}
 		releases = append(releases, onSource)
+		if guard != nil {
+			p.Limiter = leashed{Limiter: p.Limiter, quotaKey: p.QuotaKey, check: guard}
+		}
 	}
 	return release, nil
 }
@@ -235,17 +239,21 @@ func (e *SourceLiveError) Error() string {
 // source until release, so that no worker starts there meanwhile
 // (copiesLive), and refuses to start while one runs there. A source that
 // is gone (the host moved) or is another database now is passed over.
-func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (release func(), err error) {
+//
+// guard, when the lease was taken, is what each of the worker's calls
+// asks first (leashed): a worker that stalled past its lease may have let
+// a source's worker start unseen.
+func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (release func(), guard func(context.Context) error, err error) {
 	release = func() {}
 	led := ledger.New(db)
 	raw, err := led.Noted(ctx, copySourceNote)
 	var src copySource
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
-		return release, err
+		return release, nil, err
 	}
 	since := h.now().Add(-h.Costs.Span())
 	if time.UnixMilli(src.At).Before(since) || !store.Exists(src.Path) {
-		return release, nil
+		return release, nil, nil
 	}
 	// Written to for the lease; a source no worker can write (its
 	// directory read-only) is read only, and needs none.
@@ -257,12 +265,12 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (
 	if err != nil {
 		h.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
 			"source", src.Path, ingest.LogErr, err)
-		return release, nil
+		return release, nil, nil
 	}
 	sled := ledger.New(sdb)
 	if id, err := sled.LedgerID(ctx); err != nil || id != src.Ledger {
 		sdb.Close()
-		return release, nil
+		return release, nil, nil
 	}
 	held := func() {}
 	if writable {
@@ -271,26 +279,85 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (
 		if abs, err := filepath.Abs(h.DSN); err == nil && !store.IsURL(h.DSN) {
 			here = abs
 		}
-		if held, err = sled.HoldCopyWorker(ctx, host, os.Getpid(), here, h.Logger); err != nil {
+		lease, err := sled.HoldCopyWorker(ctx, host, os.Getpid(), here, h.Logger)
+		if err != nil {
 			sdb.Close()
-			return release, fmt.Errorf("%s, this database's source: %w", src.Path, err)
+			return release, nil, fmt.Errorf("%s, this database's source: %w", src.Path, err)
 		}
+		held = lease.Release
 		// A copy on a file can be read back from the source; one on a
 		// server would need its credentials kept there.
 		if !store.IsURL(h.DSN) {
 			if err := noteCopyWorked(ctx, led, sled, here); err != nil {
 				held()
 				sdb.Close()
-				return release, fmt.Errorf("%s, this database's source: %w", src.Path, err)
+				return release, nil, fmt.Errorf("%s, this database's source: %w", src.Path, err)
 			}
 		}
+		guard = h.sourceGuard(lease, led, sled, sdb, src, quotaKey)
 	}
 	release = func() { held(); sdb.Close() }
 	if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, since); err != nil {
 		release()
-		return func() {}, err
+		return func() {}, nil, err
 	}
-	return release, nil
+	return release, guard, nil
+}
+
+// sourceGuard is what a copy's worker asks before and after each call:
+// nothing while its lease on the source held; once it lapsed (the worker
+// stalled past it, and a source's worker may have started, reading it
+// gone), the lease is renewed, so that no source's worker starts from
+// here on, and then, as at the start, a worker running on the source
+// refuses the call (*SourceLiveError) and none takes the source's calls
+// since into this ledger (countSource).
+func (h *Host) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *store.DB, src copySource, quotaKey string) func(context.Context) error {
+	var mu sync.Mutex
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		lapsed, err := lease.Lapsed(ctx)
+		if err != nil || !lapsed {
+			return err
+		}
+		if err := lease.Renew(ctx); err != nil {
+			return fmt.Errorf("renew the lease on %s, this database's source, after it lapsed: %w", src.Path, err)
+		}
+		if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, h.now().Add(-h.Costs.Span())); err != nil {
+			return fmt.Errorf("this worker stalled past its lease on its source, and %w", err)
+		}
+		lease.Confirm()
+		h.Logger.Warn("this worker stalled past its lease on its source: no worker runs there now, and the source's calls since are counted",
+			"source", src.Path)
+		return nil
+	}
+}
+
+// leashed is a copy's worker's limiter: each call asks check first and
+// after its admission, so that a worker stalled past its lease on its
+// source anywhere between (a call admitted while a source's worker ran
+// unseen is given back) spends nothing beside a source's worker.
+type leashed struct {
+	Limiter
+	quotaKey string
+	check    func(context.Context) error
+}
+
+func (l leashed) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
+	if err := l.check(ctx); err != nil {
+		return ingest.Decision{}, err
+	}
+	d, err := l.Limiter.Take(ctx, by, op)
+	if err != nil || !d.Allowed {
+		return d, err
+	}
+	if err := l.check(ctx); err != nil {
+		if rerr := l.Limiter.Refund(ctx, d.Call(l.quotaKey, by)); rerr != nil {
+			return ingest.Decision{}, errors.Join(err, fmt.Errorf("give back call %s: %w", d.ID, rerr))
+		}
+		return ingest.Decision{}, err
+	}
+	return d, nil
 }
 
 // countSource refuses a start while a worker runs on the source, and

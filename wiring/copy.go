@@ -31,6 +31,16 @@ func (h *Host) CopyTarget(ctx context.Context, to string) (*store.DB, error) {
 	return db, nil
 }
 
+// SalvageTarget opens the new database db recover writes the rows that
+// still read into, creating it by the migrations.
+func (h *Host) SalvageTarget(ctx context.Context, out string) (*store.DB, error) {
+	db, err := store.Open(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("db recover: --out: %w", err)
+	}
+	return db, nil
+}
+
 // CopySourceWrites opens --db itself for a copy's writes to it: its notes
 // of the rows that change (dbcopy.Track, Carry, Untrack).
 func (h *Host) CopySourceWrites(ctx context.Context) (*store.DB, error) {
@@ -156,12 +166,13 @@ func removeFile(path string) {
 	}
 }
 
-// DryRunCopy is a consistent copy of a SQLite database beside it, opened,
-// on which a dry run runs the real prune, so that what it says is what the
-// prune does, the ledger's rows included; drop closes and removes it.
+// DryRunCopy is a consistent page-for-page image of a SQLite database
+// beside it (store.Image), opened, on which a dry run runs the real prune,
+// so that what it says is what the prune does, the ledger's rows and the
+// bytes it frees included; drop closes and removes it.
 func (h *Host) DryRunCopy(ctx context.Context) (*store.DB, func(), error) {
 	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
-	if err := store.Snapshot(ctx, h.DSN, copyPath); err != nil {
+	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
 		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
 	}
 	drop := func() { removeFile(copyPath) }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -44,10 +43,11 @@ type Run struct {
 	// access token and what the dashboard shows; Plans are its API's
 	// clients' plans.
 	Listen *web.Config
-	// Listener is --listen's, opened before the database (Listen), so
-	// that a port in use is refused before anything is created; nil:
-	// opened when the listener starts.
-	Listener net.Listener
+	// Listener is --listen's, opened and served before the database
+	// (OpenListener), so that a port in use is refused before anything is
+	// created and /healthz answers however slow the start; nil: opened
+	// once the site is built.
+	Listener *Listener
 	Plans    *ratelimit.APIPlans
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
@@ -87,6 +87,9 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 				h.Logger.Info("daemon stopped", "uptime", h.now().Sub(started).Round(time.Second))
 			}
 		}(h.now())
+	}
+	if r.Listener != nil {
+		defer r.Listener.Close() // before the daemon's last line, whatever ends the run
 	}
 	release, err := h.Working(ctx, p)
 	if err != nil {
@@ -242,6 +245,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	defer func() { close(stopKeeper); <-kept }()
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
+	notifyReady(h.Logger)
 	return d.Run(ctx)
 }
 
@@ -287,7 +291,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	cfg := *r.Listen
 	ln, err := r.Listener, error(nil)
 	if ln == nil {
-		if ln, err = Listen(cfg.Listen); err != nil {
+		if ln, err = h.OpenListener(ctx, cfg.Listen); err != nil {
 			return nil, err
 		}
 	}
@@ -309,9 +313,9 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
 			"addr", cfg.Listen)
 	}
-	shutdown := web.Start(ctx, ln, ui, h.Logger)
-	h.Logger.Info("listening", "url", "http://"+ln.Addr().String()+"/", "serves", serves)
-	return func() { shutdown(); closeSite() }, nil
+	ln.Serve(ui)
+	h.Logger.Info("serving", "url", ln.url, "serves", serves)
+	return func() { ln.Close(); closeSite() }, nil
 }
 
 // UITokenEnv holds the dashboard's access token; an environment variable

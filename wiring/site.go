@@ -85,7 +85,8 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	}
 	s.Series.Register(metrics.Kept(ui.Kept)...)
 	s.Series.Register(metrics.KeptBuilds(ui.Builds)...)
-	return ui, closeFn, nil
+	closeLimiter := closeFn
+	return ui, func() { ui.Close(); closeLimiter() }, nil
 }
 
 // readAt is src as a report read at now, the site's clock.

@@ -161,7 +161,13 @@ func TestDaemonReadsTheCatalogue(t *testing.T) {
 		t.Fatalf("the daemon did not read and store the catalogue within 60s\n%s", p.out)
 	}
 	var body string
-	if !waitFor(30*time.Second, func() bool { body = httpGet("http://" + addr + "/quota"); return body != "" }) ||
+	if !waitFor(30*time.Second, func() bool {
+		if !siteServed("http://" + addr) {
+			return false
+		}
+		body = httpGet("http://" + addr + "/quota")
+		return body != ""
+	}) ||
 		!regexp.MustCompile(`"code":\s*"US",\s*"name":\s*"United States"`).MatchString(body) {
 		t.Errorf("/quota does not name US beside its code:\n%s", body)
 	}

@@ -49,7 +49,7 @@ func TestClockSkewLines(t *testing.T) {
 
 // A wrong Date met once blocks nothing for good: behind a proxy whose Date
 // is 15 minutes old, run --once exits 1 naming this host's clock as the
-// upstream's answer (asked just now, at no cost) tells it, and spends
+// upstream's answer (asked at no cost, its age said) tells it, and spends
 // nothing; pointed back at the right upstream, the next run asks again
 // before refusing on the recorded reading, replaces it and completes.
 // `quota clock --forget` lifts a reading without asking.
@@ -59,7 +59,7 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
 	res := h.mustRun(1, "run", "--once", "--regions", "US")
 	last := lastLine(res.stderr)
-	for _, want := range []string{"this host's clock is wrong", "asked just now at no quota cost", "discovery/v1/apis/youtube/v3/rest", "ingest quota clock"} {
+	for _, want := range []string{"this host's clock is wrong", "ago (asked at no quota cost by ", "discovery/v1/apis/youtube/v3/rest", "ingest quota clock"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last line behind a proxy's old Date lacks %q:\n%s", want, last)
 		}
@@ -118,7 +118,7 @@ func TestReadyzSaysDecisionsAreRefusedOnTheClock(t *testing.T) {
 	_, port, _ := net.SplitHostPort(listen)
 	base := "http://127.0.0.1:" + port
 	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US", "--listen", "127.0.0.1:"+port)
-	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+	if !waitFor(cmdTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon's listener never answered\n%s", p.out)
 	}
 	clockCheck := func() (int, string) {

@@ -128,6 +128,39 @@ type harness struct {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []url.URL
+	held *heldRequests
+}
+
+// heldRequests are the requests whose path ends in suffix, kept waiting
+// until release is closed; arrived is closed at the first.
+type heldRequests struct {
+	suffix           string
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+// hold keeps every request whose path ends in suffix waiting (or until its
+// client gives it up) until release is called; arrived is closed when the
+// first comes.
+func (l *requestLog) hold(suffix string) (arrived <-chan struct{}, release func()) {
+	hr := &heldRequests{suffix: suffix, arrived: make(chan struct{}), release: make(chan struct{})}
+	l.mu.Lock()
+	l.held = hr
+	l.mu.Unlock()
+	var once sync.Once
+	return hr.arrived, func() { once.Do(func() { close(hr.release) }) }
+}
+
+// wait holds r when its path is held.
+func (hr *heldRequests) wait(r *http.Request) {
+	if hr == nil || !strings.HasSuffix(r.URL.Path, hr.suffix) {
+		return
+	}
+	hr.once.Do(func() { close(hr.arrived) })
+	select {
+	case <-hr.release:
+	case <-r.Context().Done():
+	}
 }
 
 func (l *requestLog) wrap(next http.Handler) http.Handler {
@@ -138,7 +171,9 @@ func (l *requestLog) wrap(next http.Handler) http.Handler {
 		u.RawQuery = q.Encode()
 		l.mu.Lock()
 		l.reqs = append(l.reqs, u)
+		held := l.held
 		l.mu.Unlock()
+		held.wait(r)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -73,4 +74,19 @@ func checkAlertSeries(t *testing.T, u string) {
 			t.Errorf("/metrics of run --every 1h --regions US: no %s\n%s", want, body)
 		}
 	}
+}
+
+// siteServed says whether the listener at base serves its site: /readyz
+// answers, and not as the daemon's start does ("starting", while /healthz
+// already answers and every other path is 503).
+func siteServed(base string) bool {
+	res, err := http.Get(base + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	var st struct {
+		Status string `json:"status"`
+	}
+	return json.NewDecoder(res.Body).Decode(&st) == nil && st.Status != "starting"
 }

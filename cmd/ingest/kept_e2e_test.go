@@ -40,8 +40,7 @@ func TestKeptPagesAreBuiltBesideTheReaders(t *testing.T) {
 		p := h.start("run", "--regions", charts, "--every", "1m", "--listen", listen)
 		base = "http://" + listen
 		up := waitFor(30*time.Second, func() bool {
-			code, _ := floodGet(http.DefaultClient, base, "/healthz", "")
-			return code == 200 || p.exited()
+			return siteServed(base) || p.exited()
 		}) && !p.exited()
 		if up {
 			break

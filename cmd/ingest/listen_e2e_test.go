@@ -50,8 +50,7 @@ func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
 		p := h.start(append(args, "--listen", listen)...)
 		d := &dashboard{h: h, base: "http://" + reach, proc: p}
 		up := waitFor(30*time.Second, func() bool {
-			code, _ := d.get(t, "/healthz", false)
-			return code == 200 || p.exited()
+			return siteServed(d.base) || p.exited()
 		}) && !p.exited()
 		if up {
 			return d, listen
@@ -59,7 +58,7 @@ func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
 		if try < 3 && p.exited() && strings.Contains(p.out.String(), "address already in use") {
 			continue
 		}
-		t.Fatalf("ingest %s --listen %s never answered /healthz\n%s", args[0], listen, p.out)
+		t.Fatalf("ingest %s --listen %s never served its site\n%s", args[0], listen, p.out)
 	}
 }
 
@@ -206,8 +205,8 @@ func TestListenersSayWhereAndDaemonsSayTheyStopped(t *testing.T) {
 		}) || url == "" {
 			t.Fatalf("ingest %s: no line with the address it listens on:\n%s", strings.Join(args, " "), p.out)
 		}
-		if !waitFor(cmdTimeout, func() bool { return healthy(url + "healthz") }) {
-			t.Fatalf("ingest %s: %s logged, but /healthz does not answer there:\n%s", strings.Join(args, " "), url, p.out)
+		if !waitFor(cmdTimeout, func() bool { return siteServed(strings.TrimSuffix(url, "/")) }) {
+			t.Fatalf("ingest %s: %s logged, but its site is not served there:\n%s", strings.Join(args, " "), url, p.out)
 		}
 		if args[0] == "run" {
 			checkAlertSeries(t, url+"metrics")
@@ -356,10 +355,115 @@ func TestListenersTakeIPv6(t *testing.T) {
 	_, port, _ = net.SplitHostPort(closedAddr(t))
 	d := h.start("run", "--listen", "[::1]:"+port, "--regions", "US")
 	base = "http://[::1]:" + port
-	if !waitFor(30*time.Second, func() bool { return healthy(base+"/healthz") || d.exited() }) || d.exited() {
+	if !waitFor(30*time.Second, func() bool { return siteServed(base) || d.exited() }) || d.exited() {
 		t.Fatalf("run --listen [::1]:%s never answered\n%s", port, d.out)
 	}
 	if code, _ := get(t, base+"/metrics"); code != 200 {
 		t.Errorf("/metrics on the daemon's [::1]: %d, want 200", code)
 	}
+}
+
+// TestListenerAnswersWhileTheStartWaits: the daemon's port answers from
+// its start, whatever the upstream does: while the region catalogue's read
+// is held at the upstream, /healthz answers 200, /readyz 503 "starting" and
+// the site's pages 503; once the read is answered and the plan made,
+// /readyz runs its checks.
+func TestListenerAnswersWhileTheStartWaits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	arrived, release := h.reqs.hold("/i18nRegions")
+	defer release()
+	listen := closedAddr(t)
+	base := "http://" + listen
+	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen)
+	if !waitFor(cmdTimeout, func() bool { return isClosed(arrived) || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon never asked for the region catalogue\n%s", p.out)
+	}
+	if code, body := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz while the catalogue is held: %d %s, want 200", code, body)
+	}
+	code, body := get(t, base+"/readyz")
+	if code != 503 || !strings.Contains(body, `"status": "starting"`) {
+		t.Errorf("/readyz while the catalogue is held: %d %s, want 503 starting", code, body)
+	}
+	if code, body := get(t, base+"/api/v1/charts/US"); code != 503 {
+		t.Errorf("/api/v1/charts/US while the catalogue is held: %d %s, want 503", code, body)
+	}
+	release()
+	if !waitFor(longTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon never served its site once the catalogue was answered\n%s", p.out)
+	}
+	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"status": "ready"`) {
+		t.Errorf("/readyz once started: %d %s, want 200 ready", code, body)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code, exited := p.wait(cmdTimeout); !exited || code != 0 {
+		t.Errorf("after SIGTERM: exit %d (exited %v), want 0\n%s", code, exited, p.out)
+	}
+}
+
+// isClosed says whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestDaemonTellsSystemdWhenStarted: started as a Type=notify unit is
+// (NOTIFY_SOCKET), the daemon says READY=1 once its start is done, never
+// while it waits on the upstream, and its site is served by then.
+func TestDaemonTellsSystemdWhenStarted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sock := filepath.Join(h.dir, "notify")
+	notes, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Skipf("no unix datagram socket here: %v", err)
+	}
+	defer notes.Close()
+	h.set("NOTIFY_SOCKET", sock)
+	arrived, release := h.reqs.hold("/i18nRegions")
+	defer release()
+	listen := closedAddr(t)
+	base := "http://" + listen
+	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen)
+	if !waitFor(cmdTimeout, func() bool { return isClosed(arrived) || p.exited() }) || p.exited() {
+		t.Fatalf("the daemon never asked for the region catalogue\n%s", p.out)
+	}
+	buf := make([]byte, 256)
+	if n := queued(t, notes, buf); n > 0 {
+		t.Fatalf("the daemon told systemd %q while its start waited on the upstream\n%s", buf[:n], p.out)
+	}
+	release()
+	notes.SetReadDeadline(time.Now().Add(longTimeout))
+	n, err := notes.Read(buf)
+	if err != nil || string(buf[:n]) != "READY=1" {
+		t.Fatalf("systemd's socket: %q, %v; want READY=1 once started\n%s", buf[:n], err, p.out)
+	}
+	if !siteServed(base) {
+		t.Errorf("READY=1 came before the site was served")
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.wait(cmdTimeout)
+}
+
+// queued reads a datagram c already holds into buf, waiting for none: its
+// length, 0 when there is none.
+func queued(t *testing.T, c *net.UnixConn, buf []byte) int {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	raw.Read(func(fd uintptr) bool {
+		if got, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); err == nil {
+			n = got
+		}
+		return true
+	})
+	return n
 }

@@ -49,7 +49,7 @@ standard the videos whose text was not fetched again since, with every row
 that points at them; the videos nothing kept shows go too.
 
 It says what it will delete before it does; --dry-run is the prune itself,
-kept from the database (SQLite: on a copy of the file; PostgreSQL: in one
+kept from the database (SQLite: on a page-for-page image of the file; PostgreSQL: in one
 transaction rolled back at its end), printing what the prune would. --terms is the same prune, by name: the one to run on a database an
 older version kept for longer, before the first run under the terms.
 
@@ -130,7 +130,8 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	}
 	fmt.Fprintf(s.stderr, "prune under the %s standing, statistics kept %s: %s %s\n", s.standing.Name(), ingest.Days(keep), verb, beyond)
 	// A dry run is the prune (docs/operations.md): on PostgreSQL in one
-	// transaction rolled back at its end, on SQLite on a copy of the file.
+	// transaction rolled back at its end, on SQLite on a page-for-page
+	// image of the file.
 	inTx := f.dryRun && db.Postgres()
 	if f.dryRun && !inTx {
 		copied, drop, err := s.host().DryRunCopy(ctx)

@@ -228,8 +228,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		return err
 	}
 	if f.listen != "" {
-		// A port in use is exit 2 before the database is created.
-		if r.Listener, err = wiring.Listen(f.listen); err != nil {
+		// A port in use is exit 2 before the database is created; /healthz
+		// answers from here on, however long the start waits on the upstream.
+		if r.Listener, err = s.host().OpenListener(ctx, f.listen); err != nil {
 			return err
 		}
 		defer r.Listener.Close()

@@ -106,7 +106,7 @@ func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
 	damage(t, h.db())
 	res := h.mustRun(1, "check", "--offline")
 	if !strings.Contains(res.stdout, "FAIL  database   "+h.db()+" is damaged: SQLite's quick_check found ") ||
-		!strings.Contains(res.stdout, "restore it from a backup (docs/operations.md, Backups)") || !strings.Contains(res.stdout, ".recover") {
+		!strings.Contains(res.stdout, "restore it from a backup (docs/operations.md, Backups)") || !strings.Contains(res.stdout, "ingest db recover --db "+h.db()+" --out NEW.db") {
 		t.Errorf("check does not name the damage and its fix\n%s", res)
 	}
 	before := len(h.reqs.requests("/videos"))
@@ -385,7 +385,7 @@ func TestBackingOffIsVisible(t *testing.T) {
 	// the wait for the third.
 	h.tightCosts(100000)
 	p := h.startFor(longTimeout+time.Minute, "run", "--every", "1m", "--regions", "US,GB,DE", "--listen", "127.0.0.1:"+port)
-	if !waitFor(cmdTimeout, func() bool { return healthy(base+"/healthz") || p.exited() }) || p.exited() {
+	if !waitFor(cmdTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon's listener never answered\n%s", p.out)
 	}
 	backingOff := func() bool {

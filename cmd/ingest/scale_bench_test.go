@@ -116,7 +116,7 @@ func benchDaemon(b *testing.B, env []string, command string, quota bool) {
 			b.Fatal(err)
 		}
 		deadline := time.Now().Add(2 * time.Minute)
-		for !ok("http://"+addr+"/healthz") && time.Now().Before(deadline) {
+		for !siteServed("http://"+addr) && time.Now().Before(deadline) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		return cmd

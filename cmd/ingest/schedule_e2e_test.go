@@ -91,7 +91,7 @@ func TestOneScheduleEverywhere(t *testing.T) {
 	d := h.start("run", "--every", "1h", "--regions", tiered, "--listen", addr)
 	base = "http://" + addr
 	// Its start reads every catalogued region's plan: the bound of growing work.
-	if !waitFor(longTimeout, func() bool { return apiGetOK(base+"/healthz") || d.exited() }) || d.exited() {
+	if !waitFor(longTimeout, func() bool { return siteServed(base) || d.exited() }) || d.exited() {
 		t.Fatalf("the daemon never answered on %s\n%s", addr, d.out)
 	}
 	var daemon int64 = -1

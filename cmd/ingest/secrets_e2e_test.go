@@ -53,7 +53,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	listen := closedAddr(t)
 	d := h.start("run", "--every", "1m", "--regions", "BR", "--listen", listen)
 	served := ""
-	if !waitFor(30*time.Second, func() bool { return strings.Contains(httpGet("http://"+listen+"/healthz"), "ok") }) {
+	if !waitFor(30*time.Second, func() bool { return siteServed("http://" + listen) }) {
 		t.Errorf("daemon --listen %s: /healthz never answered\n%s", listen, d.out)
 	}
 	waitFor(30*time.Second, func() bool { return trendingEntries(h.db()) >= int64(h.fake.ChartLength("BR")) })

@@ -138,7 +138,7 @@ func TestRunListenServesTheDashboard(t *testing.T) {
 	addr := closedAddr(t)
 	p := h.start("run", "--every", "1h", "--regions", "US", "--listen", addr, "--no-thumbnails")
 	d := &dashboard{h: h, base: "http://" + addr, proc: p}
-	if !waitFor(30*time.Second, func() bool { code, _ := d.get(t, "/healthz", false); return code == 200 }) {
+	if !waitFor(30*time.Second, func() bool { return siteServed(d.base) }) {
 		t.Fatalf("run --listen %s never answered\n%s", addr, p.out)
 	}
 	for _, path := range []string{"/metrics", "/api/v1/charts/US", "/api/v1/quota", "/", "/charts/US", "/static/style.css"} {

@@ -1,10 +1,11 @@
 package partition
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/ingestworks/ingest/pace"
 )
 
 // The checker's arithmetic on histories made by hand, so that it is seen
@@ -38,12 +39,9 @@ func TestTheWindowCountsTheDefaultPoolAlone(t *testing.T) {
 	}
 }
 
-func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
+func TestGapsAreBoundByTheSustainedCadenceAndTheOutage(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
-	every := func(e time.Duration) func(_, _ time.Time) (time.Duration, bool) {
-		return func(_, _ time.Time) (time.Duration, bool) { return e, true }
-	}
 	// An outage of 2 minutes from minute 10 to 12.
 	outage := func(from, to time.Time) time.Duration {
 		a, b := maxTime(from, at(10)), minTime(to, at(12))
@@ -55,7 +53,7 @@ func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
 	// Runs at 1, 2, 3, then none until 9 (6 minutes: over 1m + grace),
 	// then 14 (5 minutes, of which 2 out: within 1m + 2m + grace), and
 	// the end at 15.
-	gs := gaps(t0, at(15), []time.Time{at(1), at(2), at(3), at(9), at(14)}, every(time.Minute), outage)
+	gs := gaps(t0, at(15), []time.Time{at(1), at(2), at(3), at(9), at(14)}, time.Minute, outage)
 	var over []time.Time
 	for _, g := range gs {
 		if g.over() {
@@ -65,26 +63,198 @@ func TestGapsAreBoundByThePlanAndTheOutage(t *testing.T) {
 	if len(gs) != 6 || len(over) != 1 || !over[0].Equal(at(3)) {
 		t.Errorf("%d gaps, over their bound from %v; want 6, one over from %s", len(gs), over, at(3))
 	}
-	// The same runs under a plan that dropped the chart: no bound.
-	for _, g := range gaps(t0, at(15), []time.Time{at(1), at(9)}, every(pace.Never), outage) {
-		if g.over() || !g.dropped {
-			t.Errorf("a gap from %s under a plan that dropped the chart: over %v, dropped %v; want no bound", g.from, g.over(), g.dropped)
-		}
+}
+
+// history is a run made by hand: 40 chart pages a window, charged as
+// admitted, across three databases of one key.
+func history(t0 time.Time, n int) ([]charge, []call) {
+	var cs []charge
+	var calls []call
+	dbs := []string{"h1", "h2", "h3"}
+	for i := range n {
+		at := t0.Add(time.Duration(i) * window / time.Duration(n))
+		db := dbs[i%3]
+		cs = append(cs, charge{at: at.Add(time.Second), units: 1, host: db, op: "/youtube/v3/videos", region: "US", page: fmt.Sprint(i)})
+		calls = append(calls, call{at: at, units: 1, db: db, op: "videos.list", region: "US"})
 	}
-	// A run stamped an hour back by a stepped clock opens no gap of an
-	// hour: it is left out.
-	if gs := gaps(t0, at(5), []time.Time{at(1), at(-60), at(2), at(4)}, every(time.Minute), outage); len(gs) != 4 {
-		t.Errorf("runs at 1, 2 and 4 and one stamped an hour before the start: %d gaps, want 4 (the stamp left out)", len(gs))
-	} else {
-		for _, g := range gs {
+	return cs, calls
+}
+
+func TestTheCheckerSeesALimiterAdmittingOneOver(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cs, calls := history(t0, limit)
+	if most, _ := meteredOver(calls, window); most != limit {
+		t.Fatalf("a limiter admitting its limit: the ledgers' window holds %d, want %d", most, limit)
+	}
+	if r := judgeCharges(cs, calls, limit, budget, window, delivery); r.over {
+		t.Errorf("the limit charged, nothing unmetered: judged over its bound %d", r.bound)
+	}
+	// One unit over, metered: the ledgers' own count says so, and the
+	// upstream's charge, with nothing unmetered to excuse it, is over the
+	// bound (a fixed limit + budget x databases would have let it by).
+	cs, calls = history(t0, limit+1)
+	if most, from := meteredOver(calls, window); most != limit+1 || !from.Equal(t0) {
+		t.Errorf("a limiter admitting one over: the ledgers' window holds %d from %s, want %d from %s", most, from, limit+1, t0)
+	}
+	if r := judgeCharges(cs, calls, limit, budget, window, delivery); !r.over || r.sum != limit+1 || r.bound != limit {
+		t.Errorf("one unit over, none unmetered: judged %+v, want %d charged over the bound %d", r, limit+1, limit)
+	}
+	// Three of them unmetered on one database, within its budget: the
+	// charge is within its bound, the metered count within the limit.
+	for i := range 3 {
+		calls[3*i].unmetered = true
+	}
+	cs, _ = history(t0, limit+2)
+	calls = append(calls, call{at: t0.Add(window - time.Second), units: 1, db: "h1", op: "videos.list", region: "US", unmetered: true})
+	if most, _ := meteredOver(calls, window); most > limit {
+		t.Errorf("%d admitted, 4 unmetered: %d metered in the window, want at most %d", len(calls), most, limit)
+	}
+	if r := judgeCharges(cs, calls, limit, budget, window, delivery); r.over {
+		t.Errorf("%d charged, one database granting 4 unmetered, budget %d: judged over its bound %d", len(cs), budget, r.bound)
+	}
+	// The database granted 4 on a budget of 3: said.
+	if over := budgetOver(calls, budget, window); len(over) != 1 || !strings.Contains(over[0], "h1 granted 4 units unmetered") {
+		t.Errorf("4 unmetered on h1, budget %d: %q, want h1 said over", budget, over)
+	}
+	// A call given back is not in the window.
+	_, calls = history(t0, limit+1)
+	calls[0].givenBack = true
+	if most, _ := meteredOver(calls, window); most != limit {
+		t.Errorf("%d admitted, one given back: %d in the window, want %d", len(calls), most, limit)
+	}
+}
+
+func TestTheCheckerSeesALostPage(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cs, calls := history(t0, 9)
+	dbOf := map[string]string{"h1": "h1", "h2": "h2", "h3": "h3"}
+	if lost := lostCharges(cs, dbOf, calls, nil, slack); len(lost) != 0 {
+		t.Fatalf("every charge admitted: %d lost, want none: %+v", len(lost), lost)
+	}
+	// One US page charged to h2 whose call h2's ledger lacks, while a
+	// call of another chart (GB) stands in for it: as many calls as
+	// charges, and still one of h2's pages lost (which of h2's US pages
+	// within the slack is the one is not the checker's to say).
+	calls[1].region = "GB"
+	if lost := lostCharges(cs, dbOf, calls, nil, slack); len(lost) != 1 || lost[0].host != "h2" {
+		t.Errorf("h2's US page 1 in no ledger, a GB call in its stead: lost %+v, want one of h2's", lost)
+	}
+	// The same call in another database's ledger does not vouch for it.
+	calls[1].region, calls[1].db = "US", "h3"
+	if lost := lostCharges(cs, dbOf, calls, nil, slack); len(lost) != 1 || lost[0].host != "h2" {
+		t.Errorf("h2's page in h3's ledger: lost %+v, want h2's page", lost)
+	}
+	// Stored by a run of h2's in its span: not lost.
+	stored := []storedPage{{db: "h2", region: "US", from: t0, to: t0.Add(time.Minute)}}
+	if lost := lostCharges(cs, dbOf, calls, stored, slack); len(lost) != 0 {
+		t.Errorf("h2's page stored by its run: lost %+v, want none", lost)
+	}
+	// Stored by a run of another region: lost again.
+	stored[0].region = "GB"
+	if lost := lostCharges(cs, dbOf, calls, stored, slack); len(lost) != 1 {
+		t.Errorf("h2's US page, a GB page stored: lost %+v, want the US page", lost)
+	}
+}
+
+func TestTheCheckerSeesADroppedChartAndAStalePlan(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
+	none := func(_, _ time.Time) time.Duration { return 0 }
+	// What was configured asks for 1.5 times the pool: a chart at 1m is
+	// sustained every 1m30s, whatever the plan says.
+	every := sustained(time.Minute, 3*limit/2, limit)
+	if every != 90*time.Second {
+		t.Fatalf("sustained(1m, 1.5 x the limit) = %s, want 1m30s", every)
+	}
+	if e := sustained(time.Minute, limit/2, limit); e != time.Minute {
+		t.Errorf("sustained(1m, half the limit) = %s, want 1m (never shortened)", e)
+	}
+	overs := func(starts []time.Time, end float64) (n int) {
+		for _, g := range gaps(t0, at(end), starts, every, none) {
 			if g.over() {
-				t.Errorf("a gap from %s of %s over its bound: the run stamped an hour back was counted", g.from, g.length)
+				n++
 			}
 		}
+		return n
 	}
-	// Before any plan was read, --every's minute bounds it.
-	none := func(_, _ time.Time) (time.Duration, bool) { return 0, false }
-	if gs := gaps(t0, at(5), nil, none, outage); len(gs) != 1 || !gs[0].over() {
-		t.Errorf("5 minutes without a run and no plan read: %+v, want one gap over its bound", gs)
+	var paced []time.Time
+	for m := 1.0; m < 30; m += 1.5 {
+		paced = append(paced, at(m))
+	}
+	if n := overs(paced, 30); n != 0 {
+		t.Errorf("a chart run at the sustained cadence: %d gaps over, want none", n)
+	}
+	// Dropped by the plan after minute 10, the pool could pay it: red.
+	if n := overs([]time.Time{at(1), at(2.5), at(4), at(5.5), at(7), at(8.5), at(10)}, 30); n != 1 {
+		t.Errorf("a chart dropped at minute 10 of 30: %d gaps over, want 1", n)
+	}
+	// A stale plan, stretched to 5 minutes (from an outage long healed),
+	// the chart run at it: red.
+	var stale []time.Time
+	for m := 1.0; m < 30; m += 5 {
+		stale = append(stale, at(m))
+	}
+	if n := overs(stale, 30); n == 0 {
+		t.Errorf("a chart run every 5 minutes where the pool sustains every %s: no gap over", every)
+	}
+}
+
+func TestARunStampedDuringAClockStepIsKept(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
+	none := func(_, _ time.Time) time.Duration { return 0 }
+	steps := []step{{db: "h1", offset: -time.Hour, from: at(3.5), to: at(4.5)}}
+	// h1 ran at 1, 2, 4 (stamped an hour back: its clock was stepped), 6
+	// and 7.
+	stamps := []time.Time{at(1), at(2), at(4).Add(-time.Hour), at(6), at(7)}
+	var starts []time.Time
+	for _, s := range stamps {
+		r, ok := unstep("h1", s, t0, at(8), steps, slack)
+		if !ok {
+			t.Fatalf("the run stamped %s: no step explains it", s)
+		}
+		starts = append(starts, r)
+	}
+	if !starts[2].Equal(at(4)) {
+		t.Errorf("the run stamped an hour back put at %s, want %s", starts[2], at(4))
+	}
+	for _, g := range gaps(t0, at(8), starts, time.Minute, none) {
+		if g.over() {
+			t.Errorf("a gap from %s of %s over its bound: the run stamped in the step was not kept", g.from, g.length)
+		}
+	}
+	// Dropped, it would have opened a gap from 2 to 6 over the bound (a
+	// false red): the reason to keep it.
+	if gs := gaps(t0, at(8), []time.Time{at(1), at(2), at(6), at(7)}, time.Minute, none); !slices.ContainsFunc(gs, gap.over) {
+		t.Errorf("the same runs without the stepped one: no gap over; the case does not show what keeping it is for")
+	}
+	// Another database's step explains nothing of h1's.
+	if _, ok := unstep("h2", stamps[2], t0, at(8), steps, slack); ok {
+		t.Errorf("h2's run stamped an hour back, the step on h1: explained")
+	}
+}
+
+func TestARunThatNeverReachedTheLimiterIsAFailure(t *testing.T) {
+	if why := idle(0, 2, true, budget); len(why) != 1 || !strings.Contains(why[0], "no call was refused") {
+		t.Errorf("no refusal: %q, want it said", why)
+	}
+	if why := idle(3, 0, true, budget); len(why) != 1 || !strings.Contains(why[0], "fail-open") {
+		t.Errorf("a cut from Redis, no unmetered grant: %q, want it said", why)
+	}
+	if why := idle(3, 0, true, 0); len(why) != 0 {
+		t.Errorf("a cut from a limiter without a fail-open budget: %q, want nothing said", why)
+	}
+	if why := idle(3, 1, true, budget); len(why) != 0 {
+		t.Errorf("refusals and a grant: %q, want nothing said", why)
+	}
+}
+
+func TestAnOutageOfOneHostLeavesTheChartsOfTwo(t *testing.T) {
+	p1, p2 := &host{name: "p1"}, &host{name: "p2"}
+	if keepsAll(fault{hosts: []*host{p1}}, []*host{p1, p2}) {
+		t.Errorf("p1 cut, p2 running the same charts: counted as their outage")
+	}
+	if !keepsAll(fault{hosts: []*host{p1, p2}}, []*host{p1, p2}) || !keepsAll(fault{hosts: []*host{p1}}, []*host{p1}) {
+		t.Errorf("every host of the charts kept from spending: not counted as their outage")
 	}
 }

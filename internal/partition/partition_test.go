@@ -3,12 +3,14 @@ package partition
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -40,6 +43,22 @@ const (
 	grace = window
 	// sample is how often the test reads each database's recorded plan.
 	sample = 5 * time.Second
+	// every is the daemons' --every: each chart's configured cadence.
+	every = time.Minute
+	// delivery is how long after its admission a call may still reach
+	// the upstream (the worker's bound on an attempt).
+	delivery = ingest.Delivery
+	// loadEvery is the cadence of each host's load: beside its daemon,
+	// each host runs a chart no daemon of its database runs once every
+	// loadEvery, unpaced (run --once), so that with the daemons the key
+	// asks for at least twice its pool and its limiter refuses in every
+	// run; and the nemesis starts it at once on a host it cuts from its
+	// limiter, so that Redis's grants on the fail-open budget.
+	loadEvery = time.Minute
+	// limiterCut is the least the nemesis holds a host cut from its
+	// limiter: long enough for the load it starts there to find the
+	// limiter gone.
+	limiterCut = 10 * time.Second
 )
 
 // Two quota keys, one per limiter: three hosts of their own SQLite files
@@ -67,7 +86,7 @@ operations:
 // group is the hosts of one quota key.
 type group struct {
 	name, key string
-	budget    int // fail-open units per database in a window
+	budget    int64 // fail-open units per database in a window
 	hosts     []*host
 }
 
@@ -110,6 +129,8 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host is one ingest daemon in its namespace.
 type host struct {
 	name, db, regions string
+	load              string // the chart its load runs
+	kick              chan struct{}
 	g                 *group
 	env               []string
 	cmd               *exec.Cmd
@@ -120,9 +141,11 @@ type host struct {
 // fault is one thing the nemesis did, and whom it cut off while it held:
 // the history's half the checker reads beside the upstream's charges.
 type fault struct {
+	kind     string // the nemesis's deck's
 	what     string
 	from, to time.Time
-	hosts    []*host // those it kept from spending
+	hosts    []*host       // those it kept from spending
+	offset   time.Duration // a clock step's
 }
 
 func TestPartition(t *testing.T) {
@@ -164,20 +187,30 @@ func TestPartition(t *testing.T) {
 	// An admission counts once the replica holds it (--redis-replicas 1),
 	// so that a failover loses none (docs/quota.md, "What the reserve
 	// covers").
-	for i, regions := range []string{"US,GB", "DE,FR", "IN,BR"} {
+	// Each host's load is a chart no daemon of its database runs.
+	for i, regions := range []string{"US,GB,NL", "DE,FR,SE", "IN,BR,PL"} {
 		name := fmt.Sprintf("h%d", i+1)
 		l.add(name, 11+i)
 		db := filepath.Join(dir, name+".db")
-		redisGroup.hosts = append(redisGroup.hosts, &host{name: name, db: db, regions: regions, g: redisGroup,
+		redisGroup.hosts = append(redisGroup.hosts, &host{name: name, db: db, regions: regions, load: []string{"MX", "ES", "IT"}[i], g: redisGroup,
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+redisGroup.key, redisURL(primary), "INGEST_REDIS_REPLICAS=1", "INGEST_DB="+db)})
 	}
 	for i := range 2 {
 		name := fmt.Sprintf("p%d", i+1)
 		l.add(name, 21+i)
-		pgGroup.hosts = append(pgGroup.hosts, &host{name: name, db: pg.url(), regions: "NL,SE,PL,TR", g: pgGroup,
+		pgGroup.hosts = append(pgGroup.hosts, &host{name: name, db: pg.url(), regions: "NL,SE,PL,TR,MX,JP,KR,ES,IT", load: []string{"US", "IN"}[i], g: pgGroup,
 			env: append(slices.Clone(base), "YOUTUBE_API_KEY="+pgGroup.key, "INGEST_DB="+pg.url())})
 	}
 	hosts := append(slices.Clone(redisGroup.hosts), pgGroup.hosts...)
+	paced, unpaced := map[*group]int64{}, map[*group]int64{}
+	for _, g := range []*group{redisGroup, pgGroup} {
+		paced[g], unpaced[g] = configuredDemand(t, up.fake, g)
+		if paced[g]+unpaced[g] < 2*limit || unpaced[g] >= limit {
+			t.Fatalf("%s: the lab's workload asks for %d units a window (%d of them unpaced): it must ask for at least twice the limit %d, the unpaced less than it", g.name, paced[g]+unpaced[g], unpaced[g], limit)
+		}
+		t.Logf("%s: what was configured asks for %d units a %s window of a pool of %d (%.1f times it): %d paced (the daemons' charts), %d unpaced (the load)",
+			g.name, paced[g]+unpaced[g], window, limit, float64(paced[g]+unpaced[g])/limit, paced[g], unpaced[g])
+	}
 	up.mu.Lock()
 	for name, ip := range l.nodes {
 		up.names[ip] = name
@@ -203,7 +236,7 @@ func TestPartition(t *testing.T) {
 		t.Fatalf("quota apply --new: %v\n%s", err, out)
 	}
 	start := func(h *host) {
-		h.cmd = l.command(h.name, bin, "run", "--every", "1m", "--regions", h.regions)
+		h.cmd = l.command(h.name, bin, "run", "--every", every.String(), "--regions", h.regions)
 		h.cmd.Env = h.env
 		if h.log == nil {
 			h.log, _ = os.Create(filepath.Join(dir, h.name+".log"))
@@ -219,7 +252,7 @@ func TestPartition(t *testing.T) {
 		h.cmd.Process.Signal(syscall.SIGTERM)
 		<-h.done
 	}
-	begin := time.Now()
+	started := time.Now()
 	for _, h := range hosts {
 		start(h)
 	}
@@ -233,6 +266,16 @@ func TestPartition(t *testing.T) {
 	})
 	plans := newPlanLog(t, pg)
 	stopSampling := plans.sample(hosts)
+	// The history begins once every database's daemon is up (it has
+	// recorded its plan): a race-built binary's start under load is no
+	// chart's gap.
+	plans.await(hosts)
+	begin := time.Now()
+	var loadMu sync.Mutex // the hosts' env, which a failover changes
+	var stopLoad []func()
+	for _, h := range hosts {
+		stopLoad = append(stopLoad, runLoad(t, l, bin, h, &loadMu))
+	}
 
 	// The nemesis: one fault at a time, each held for a while drawn from
 	// the seed, then healed. Its kinds are dealt from a deck shuffled by
@@ -260,10 +303,13 @@ func TestPartition(t *testing.T) {
 		deck = deck[1:]
 		hold := time.Duration(2+rng.IntN(14)) * time.Second
 		h := hosts[rng.IntN(len(hosts))]
-		f := fault{hosts: []*host{h}}
+		// The fault's outage, as the hosts see it, begins as the nemesis
+		// begins it: a kill's wait, a failover's restarts are in it.
+		f := fault{kind: kind, hosts: []*host{h}, from: time.Now()}
 		var heal func()
 		switch kind {
 		case "limiter":
+			hold = max(hold, limiterCut)
 			if h.g == pgGroup {
 				f.what, heal = h.name+" cut from PostgreSQL", func() { l.heal(h.name, "pg") }
 				l.cut(h.name, "pg")
@@ -271,6 +317,10 @@ func TestPartition(t *testing.T) {
 				p := primary
 				f.what, heal = h.name+" cut from the Redis primary ("+p+")", func() { l.heal(h.name, p) }
 				l.cut(h.name, p)
+			}
+			select { // the host's load asks the limiter it was cut from
+			case h.kick <- struct{}{}:
+			default:
 			}
 		case "upstream":
 			f.what, heal = h.name+" cut from the upstream", func() { l.heal(h.name, "up") }
@@ -288,6 +338,7 @@ func TestPartition(t *testing.T) {
 			// the host's spending until it is healed), either way.
 			offset := []string{"90s", "-2m", "15m", "-1h"}[rng.IntN(4)]
 			f.what, heal = h.name+"'s clock stepped "+offset, func() { setClock(h, "0s") }
+			f.offset, _ = time.ParseDuration(offset)
 			setClock(h, offset)
 		case "delay":
 			spec := fmt.Sprintf("netem delay %dms loss %d%%", 200+rng.IntN(2800), rng.IntN(20))
@@ -314,7 +365,9 @@ func TestPartition(t *testing.T) {
 			redisCLI(t, l, r, ips[r], "REPLICAOF", "NO", "ONE")
 			for _, rh := range redisGroup.hosts {
 				stop(rh)
+				loadMu.Lock()
 				rh.env = append(slices.DeleteFunc(rh.env, func(e string) bool { return strings.HasPrefix(e, "REDIS_URL=") }), redisURL(r))
+				loadMu.Unlock()
 				start(rh)
 			}
 			primary, replica = r, p
@@ -327,12 +380,14 @@ func TestPartition(t *testing.T) {
 		default:
 			f.what, f.hosts, heal = "quiet", nil, func() {}
 		}
-		f.from = time.Now()
 		time.Sleep(hold) // the fault's own span: the nemesis's schedule, not a wait for a result
 		heal()
 		f.to = time.Now()
 		faults = append(faults, f)
 		time.Sleep(time.Duration(1+rng.IntN(5)) * time.Second)
+	}
+	for _, s := range stopLoad {
+		s()
 	}
 	for _, h := range hosts {
 		stop(h)
@@ -344,18 +399,135 @@ func TestPartition(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%s %s for %s", f.from.UTC().Format("15:04:05"), f.what, f.to.Sub(f.from).Round(time.Second)))
 	}
 	t.Logf("nemesis history (%d faults):\n  %s", len(faults), strings.Join(lines, "\n  "))
-	for _, g := range []*group{redisGroup, pgGroup} {
-		admitted := ledgerCalls(t, g, pg)
-		if *keep != "" {
-			writeHistory(t, *keep, up, g, admitted)
+	var steps []step
+	for _, f := range faults {
+		if f.kind == "clock" {
+			h := f.hosts[0]
+			steps = append(steps, step{db: h.g.label(h.db), offset: f.offset, from: f.from, to: f.to})
 		}
-		checkCharges(t, up, g, admitted)
-		checkPages(t, up, g, pg)
+	}
+	for _, g := range []*group{redisGroup, pgGroup} {
+		rec := readRecord(t, g, pg)
+		if *keep != "" {
+			writeHistory(t, *keep, up, g, rec.calls)
+		}
+		checkCharges(t, up, g, rec)
+		checkPages(t, up, g, rec)
+		checkWorkload(t, g, rec, faults)
+		checkGaps(t, g, rec, plans, faults, steps, sustains(t, up, g, paced[g], unpaced[g], begin, finish), started, begin, finish)
 	}
 	if *keep != "" {
 		writeHosts(t, *keep, hosts, plans)
 	}
-	checkGaps(t, hosts, pg, plans, faults, begin, finish)
+}
+
+// runLoad runs h's load once every loadEvery, unpaced, in h's namespace
+// on its database, and at once when h.kick is sent to, until the returned
+// stop is called; stop waits for the run in flight, which a SIGTERM ends
+// at its page.
+func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex) (stop func()) {
+	t.Helper()
+	h.kick = make(chan struct{}, 1)
+	quit, done := make(chan struct{}), make(chan struct{})
+	var cur *exec.Cmd
+	go func() {
+		defer close(done)
+		for {
+			mu.Lock()
+			cmd := l.command(h.name, bin, "run", "--once", "--regions", h.load)
+			cmd.Env = slices.Clone(h.env)
+			cmd.Stdout, cmd.Stderr = h.log, h.log
+			err := cmd.Start()
+			cur = cmd
+			mu.Unlock()
+			if err == nil {
+				cmd.Wait()
+			}
+			select {
+			case <-quit:
+				return
+			case <-h.kick:
+			case <-time.After(loadEvery): // the load's cadence, not a wait for a result
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		mu.Lock()
+		if cur != nil && cur.Process != nil {
+			cur.Process.Signal(syscall.SIGTERM)
+		}
+		mu.Unlock()
+		<-done
+	}
+}
+
+// sustains is the cadence g's pool sustains for its daemons' charts: the
+// unpaced calls take their share first (the load at its configured
+// cadence, or what the upstream charged besides the daemons' chart pages,
+// the category and catalogue reads included, a window on average over the
+// run, whichever is more), the daemons' charts share the rest evenly.
+func sustains(t *testing.T, up *upstream, g *group, paced, unpaced int64, begin, end time.Time) time.Duration {
+	up.mu.Lock()
+	cs := inDefaultPool(up.charges[g.key])
+	up.mu.Unlock()
+	charts := map[string]bool{} // host and chart of the daemons'
+	for _, h := range g.hosts {
+		for _, o := range g.hosts {
+			if o.db == h.db {
+				for _, r := range strings.Split(o.regions, ",") {
+					charts[h.name+" "+r] = true
+				}
+			}
+		}
+	}
+	var other int64
+	for _, c := range cs {
+		if c.at.Before(begin) || c.at.After(end) || ledgerOp(c.op) == "videos.list" && charts[c.host+" "+c.region] {
+			continue
+		}
+		other += c.units
+	}
+	measured := int64(float64(other) * float64(window) / float64(end.Sub(begin)))
+	left := max(limit-max(unpaced, measured), 1)
+	every := sustained(every, paced, left)
+	t.Logf("%s: besides the daemons' charts the upstream charged %d units, %d a %s window on average (the load configured: %d); the daemons' charts (%d a window) share %d: the cadence the pool sustains for them is %s",
+		g.name, other, measured, window, unpaced, paced, left, every.Round(time.Second))
+	return every
+}
+
+// configuredDemand is what g's configuration asks of its key's default
+// pool in a window, each a unit a page of the chart the upstream holds:
+// paced, each chart its daemons run (once per database) at every;
+// unpaced, each host's load at loadEvery.
+func configuredDemand(t *testing.T, f *fakeyt.Fake, g *group) (paced, unpaced int64) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, h := range g.hosts {
+		if !seen[h.db] {
+			seen[h.db] = true
+			for _, r := range strings.Split(h.regions, ",") {
+				paced += chartPages(t, f, r) * int64(window/every)
+			}
+		}
+		unpaced += chartPages(t, f, h.load) * int64(window/loadEvery)
+	}
+	return paced, unpaced
+}
+
+// chartPages is how many pages of 50 (the worker's page) region's chart
+// holds at the upstream, asked under a key of the test's own.
+func chartPages(t *testing.T, f *fakeyt.Fake, region string) int64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	f.ServeHTTP(rec, httptest.NewRequest("GET", "/youtube/v3/videos?part=id&chart=mostPopular&maxResults=50&key=lab-configuration&regionCode="+region, nil))
+	var page struct {
+		PageInfo struct{ TotalResults int64 } `json:"pageInfo"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || page.PageInfo.TotalResults == 0 {
+		t.Fatalf("the upstream's chart of %s: %v: %s", region, err, rec.Body.String())
+	}
+	return (page.PageInfo.TotalResults + 49) / 50
 }
 
 // startRedis starts redis-server in node's namespace, on its address, and
@@ -406,13 +578,15 @@ func redisCLI(t *testing.T, l *lab, node, ip string, args ...string) {
 	}
 }
 
-// build builds the binary the hosts run.
+// build builds the binary the hosts run, with the race detector, so that
+// a data race the nemesis's timing provokes ends a host with its report
+// (SQLite's translated C is left out of it: it is not Go's to check).
 func build(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "ingest")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/ingest").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", "build", "-race", "-gcflags=modernc.org/sqlite/lib=-race=false", "-o", bin, "../../cmd/ingest").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

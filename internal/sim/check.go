@@ -2,7 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
+	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +26,10 @@ func Check(h *History) []string {
 	out = append(out, checkWindows(h)...)
 	out = append(out, checkAges(h)...)
 	out = append(out, checkTracking(h)...)
+	out = append(out, checkHousekeeping(h)...)
+	out = append(out, checkServed(h)...)
+	out = append(out, checkBlocks(h)...)
+	out = append(out, checkPlanTold(h)...)
 	return out
 }
 
@@ -95,7 +103,7 @@ func checkAges(h *History) []string {
 		for _, cat := range cats {
 			name := chartName(c.Code, cat)
 			bound := time.Duration(c.Tier)*h.Every + step
-			if scarce {
+			if scarce && !h.holdsTier(c.Tier) {
 				bound = max(bound, h.MaxStale+step)
 			}
 			// after a burst of failures the daemon backs off (at most
@@ -142,7 +150,7 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 		d += overlap(down, from, to)
 	}
 	failing := false
-	for _, f := range h.faultSpans() {
+	for _, f := range append(h.faultSpans(), h.blocks()...) {
 		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
 			d, failing = d+o, true
 		}
@@ -238,13 +246,33 @@ func (h *History) scarce() bool { return chartsDemand(h) > h.capacity(ingest.Def
 // chartsDemand is the default pool's units a day the configured charts
 // take at their tiers' cadences: a page a call.
 func chartsDemand(h *History) int64 {
+	return h.demand(func(regions.Chart) time.Duration { return 0 })
+}
+
+// demand is the default pool's units a day the configured charts take,
+// each at its tier's cadence or every stretch(chart) when that is longer.
+func (h *History) demand(stretch func(regions.Chart) time.Duration) int64 {
 	cats := h.categories()
 	var units int64
 	for _, c := range h.Charts {
 		pages := int64((c.Depth + regions.PageSize - 1) / regions.PageSize)
-		units += int64(len(cats)) * pages * int64(24*time.Hour/(time.Duration(c.Tier)*h.Every))
+		every := max(time.Duration(c.Tier)*h.Every, stretch(c))
+		units += int64(len(cats)) * pages * int64(24*time.Hour/every)
 	}
 	return units
+}
+
+// holdsTier: the default pool holds the charts of tier and the tiers above
+// it at their cadences beside every lower tier's at --max-stale, so that
+// a scarce pool is no excuse for tier's charts to pass their cadence: the
+// lower tiers give way first (docs/operations.md, Pacing).
+func (h *History) holdsTier(tier int) bool {
+	return h.demand(func(c regions.Chart) time.Duration {
+		if c.Tier > tier {
+			return h.MaxStale
+		}
+		return 0
+	}) <= h.capacity(ingest.DefaultPool)
 }
 
 // categories are the charts kept of each region: "" the unfiltered.
@@ -305,12 +333,16 @@ func checkTracking(h *History) []string {
 	if len(missed) == 0 {
 		return nil
 	}
-	first := missed
-	if len(first) > 3 {
-		first = first[:3]
-	}
 	return []string{fmt.Sprintf("tracking: %d of %d passes were followed by a missed slot of --track-every %s, the stats pool able to pay: %s",
-		len(missed), slots, h.TrackEvery, strings.Join(first, ", "))}
+		len(missed), slots, h.TrackEvery, firstFew(missed))}
+}
+
+// firstFew is the first three of a list of findings, and how many more.
+func firstFew(all []string) string {
+	if len(all) <= 3 {
+		return strings.Join(all, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(all[:3], "; "), len(all)-3)
 }
 
 // statsFull: the fake counted the stats pool within a tracking pass of
@@ -340,4 +372,344 @@ func Peaks(h *History) string {
 		out = append(out, fmt.Sprintf("%s peaked at %d of %d", pool.Name, most, pool.Capacity()))
 	}
 	return strings.Join(out, ", ")
+}
+
+// housekeeping is the work besides the charts and tracking that runs once
+// every --every, at a slot of its own after the charts' (jobs.Roster).
+var housekeeping = []string{"refresh", "prune"}
+
+// checkHousekeeping: the refresh and the prune each ran at every slot of
+// --every, credited to the slot it ran for, and once a slot: a pass is
+// found at most half a period past the period after the one before, but
+// for the downtime and, for the refresh, which calls the upstream, a burst
+// of failures, a default pool that could not pay, or charts configured
+// beyond the pool (the plan may drop the refresh then, and says so). A prune never fails;
+// a refresh fails only while the upstream does.
+func checkHousekeeping(h *History) []string {
+	var out []string
+	for _, entry := range housekeeping {
+		var at []time.Time // each pass, at the slot it is credited to
+		slots := map[time.Time]int{}
+		var failed []string
+		for _, p := range h.Passes {
+			if p.Entry != entry {
+				continue
+			}
+			credited := p.Started
+			if !p.Slot.IsZero() {
+				credited = p.Slot
+				slots[p.Slot]++
+			}
+			at = append(at, credited)
+			if p.Status == ingest.StatusFailed && (entry == "prune" || !h.failing(p.Started)) {
+				failed = append(failed, p.Started.UTC().Format(time.RFC3339))
+			}
+		}
+		if len(failed) > 0 {
+			out = append(out, fmt.Sprintf("%s: %d passes failed with the upstream answering (first at %s)", entry, len(failed), failed[0]))
+		}
+		for slot, n := range slots {
+			if n > 1 {
+				out = append(out, fmt.Sprintf("%s: ran %d times for its slot %s", entry, n, slot.UTC().Format(time.RFC3339)))
+			}
+		}
+		if f := housekeepingGaps(h, entry, at); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// housekeepingGaps is the first of entry's slots with no pass, "" for none.
+func housekeepingGaps(h *History, entry string, at []time.Time) string {
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	from := h.Start
+	bound := h.Every + h.Every/2
+	for _, to := range append(at, h.End) {
+		allowed := bound + h.excused(from, to, h.Every)
+		if h.downIn(from, to) {
+			allowed += h.Every // the catch-up at the start after stands for the slot it missed
+		}
+		if to.Sub(from) > allowed && !(entry == "refresh" && (h.scarce() || h.poolFull(ingest.DefaultPool, from, to))) {
+			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (--every %s and half of it%s)", entry,
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.Every, h.excuses(from, to))
+		}
+		from = to
+	}
+	return ""
+}
+
+// blocks are the spans the daemon is to decide nothing for: from the
+// upstream's refusal of the daily quota to the first reset of the default
+// pool's day after the refusal ended (docs/operations.md: the pools stay
+// blocked until the reset), and from a wrong Date to a minute after it
+// was right again (the reading asked again before refusing).
+func (h *History) blocks() []Interval {
+	var out []Interval
+	for _, r := range h.Refusals {
+		out = append(out, Interval{r.From, h.reset(r.To)})
+	}
+	for _, s := range h.Skews {
+		out = append(out, Interval{s.From, s.To.Add(time.Minute)})
+	}
+	return out
+}
+
+// reset is the first start of the default pool's day after t (t itself
+// on none).
+func (h *History) reset(t time.Time) time.Time {
+	loc := time.UTC
+	for _, p := range h.Costs.Pools {
+		if p.Name == ingest.DefaultPool && p.Day != nil {
+			loc = p.Day
+		}
+	}
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, loc)
+}
+
+// failing: the upstream was failing calls, refusing them or sending a
+// wrong Date at t.
+func (h *History) failing(t time.Time) bool {
+	for _, f := range append(h.faultSpans(), h.blocks()...) {
+		if f.Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// poolFull: the fake counted pool within a twentieth of its limit less
+// reserve at some call between from and to.
+func (h *History) poolFull(pool string, from, to time.Time) bool {
+	capacity := h.capacity(pool)
+	var window time.Duration
+	for _, p := range h.Costs.Pools {
+		if p.Name == pool {
+			window = p.Window
+		}
+	}
+	counts := windows(h.Calls, pool, window)
+	for i, c := range h.Calls {
+		if !c.At.Before(from) && !c.At.After(to) && counts[i] >= capacity-capacity/20 {
+			return true
+		}
+	}
+	return false
+}
+
+// servedBound is how long after a run landed a reader may still be
+// answered from the chart before it (docs/api.md, "The dashboard"): the
+// store's mark is read once a second, and a reader who finds it moved
+// waits up to half a second for the page's new copy.
+const servedBound = 1500 * time.Millisecond
+
+// checkServed: every chart a reader was answered with, while the process
+// ran, was the latest run of that chart that landed servedBound before
+// or later, and its page said the same run as its JSON at that instant;
+// readers read at least one landed chart (else nothing was checked).
+func checkServed(h *History) []string {
+	if !h.Readers {
+		return nil
+	}
+	landed := map[string][]Run{} // each region's completed unfiltered runs, by when they finished
+	for _, r := range h.Runs {
+		if r.Category == "" && r.Status == ingest.StatusCompleted && !r.Finished.IsZero() {
+			landed[r.Region] = append(landed[r.Region], r)
+		}
+	}
+	for _, rs := range landed {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Finished.Before(rs[j].Finished) })
+	}
+	var stale, wrong []string
+	checked := 0
+	for _, s := range h.Served {
+		if s.Down {
+			continue
+		}
+		at := s.At.UTC().Format(time.RFC3339)
+		if s.Err != "" {
+			wrong = append(wrong, fmt.Sprintf("at %s, the process up: %s", at, s.Err))
+			continue
+		}
+		rs := landed[s.Region]
+		k := sort.Search(len(rs), func(i int) bool { return rs[i].Finished.After(s.At.Add(-servedBound)) })
+		if k == 0 {
+			continue // no run of the chart had landed yet
+		}
+		checked++
+		if want := rs[k-1]; s.RunID < want.ID {
+			stale = append(stale, fmt.Sprintf("at %s %s's run %d, though run %d landed at %s",
+				at, s.Region, s.RunID, want.ID, want.Finished.UTC().Format(time.TimeOnly)))
+		}
+		if s.PageAt != s.RunAt {
+			wrong = append(wrong, fmt.Sprintf("at %s %s's page said its views were fetched at %q, its JSON at %q", at, s.Region, s.PageAt, s.RunAt))
+		}
+	}
+	var out []string
+	if len(stale) > 0 {
+		out = append(out, fmt.Sprintf("readers: %d of %d answers were a chart older than the last run landed %s before: %s",
+			len(stale), checked, servedBound, firstFew(stale)))
+	}
+	if len(wrong) > 0 {
+		out = append(out, fmt.Sprintf("readers: %d answers failed or disagreed: %s", len(wrong), firstFew(wrong)))
+	}
+	if checked == 0 {
+		out = append(out, fmt.Sprintf("readers were answered %d times and never after a chart had landed: freshness was not checked", len(h.Served)))
+	}
+	return out
+}
+
+// poolOf is the pool a call draws from (costs.yaml). A 403 quotaExceeded
+// says the project's daily units are spent, whatever call met it: the
+// default pool is blocked, and the buckets of their own (search, stats)
+// go on, blocked only by their own per-day refusals (costs.BlockedPools).
+func poolOf(c Call) string {
+	switch {
+	case strings.HasSuffix(c.Path, "videos:batchGetStats"):
+		return statsPool
+	case strings.HasSuffix(c.Path, "/search"):
+		return "search"
+	}
+	return ingest.DefaultPool
+}
+
+// inFlight is how long after an answer a call the daemon had already
+// made may still reach the upstream: the calls of work running at once
+// (a chart's page, tracking's, the refresh's) that set out before the
+// answer was read.
+const inFlight = time.Second
+
+// checkBlocks: once the upstream refused a call as over its daily quota,
+// no call of the default pool reached it until the pool's day reset (but
+// those in flight); while its Date was wrong, at most one call was charged (the
+// first page, decided on the reading before: docs/operations.md). Over a
+// long history under the nemesis, a refusal the daemon never met is a
+// failure: the property was never exercised.
+func checkBlocks(h *History) []string {
+	var out, again []string
+	met := 0
+	for _, r := range h.Refusals {
+		for i, c := range h.Calls {
+			if !r.Contains(c.At) || c.Status != http.StatusForbidden {
+				continue
+			}
+			met++
+			reset := h.reset(c.At)
+			for _, d := range h.Calls[i+1:] {
+				if !d.At.Before(reset) {
+					break
+				}
+				if poolOf(d) == ingest.DefaultPool && d.At.After(c.At.Add(inFlight)) {
+					again = append(again, fmt.Sprintf("refused at %s, called again at %s, before the pool's reset at %s",
+						c.At.UTC().Format(time.RFC3339), d.At.UTC().Format(time.TimeOnly), reset.UTC().Format(time.RFC3339)))
+					break
+				}
+			}
+		}
+	}
+	if len(again) > 0 {
+		out = append(out, fmt.Sprintf("the daemon called the upstream %d times after it refused the daily quota: %s", len(again), firstFew(again)))
+	}
+	for _, s := range h.Skews {
+		n := 0
+		for _, c := range h.Calls {
+			if s.Contains(c.At) {
+				n++
+			}
+		}
+		if n > 1 {
+			out = append(out, fmt.Sprintf("the upstream's Date was wrong from %s to %s, and the daemon made %d calls, where one may be decided before the first wrong Date is read",
+				s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n))
+		}
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days the upstream never refused a call for its daily quota: the block was not exercised", h.Days))
+	}
+	return out
+}
+
+// exercisedDays is the length of history under the nemesis over which
+// each of its faults is due to have met the daemon.
+const exercisedDays = 10
+
+var (
+	planLine      = regexp.MustCompile(`^time=(\S+) level=INFO msg=plan pool=(\S+) .* units_per_day=(\d+) `)
+	scheduledLine = regexp.MustCompile(`^time=(\S+) level=INFO msg=scheduled (\S+=\S+) `)
+)
+
+// checkPlanTold: in each life of the process the daemon's log tells the
+// day's plan once a pool and schedules each entry once, and the plan a
+// reader read on the site's /quota in that life (the report `report
+// --json` prints) is the one the log told.
+func checkPlanTold(h *History) []string {
+	if h.Log == "" {
+		return nil // a history made by hand, with no daemon's log
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	type life struct {
+		plans     map[string][]int64
+		scheduled map[string]int
+	}
+	lives := make([]life, len(h.Starts))
+	for i := range lives {
+		lives[i] = life{plans: map[string][]int64{}, scheduled: map[string]int{}}
+	}
+	lifeAt := func(t time.Time) int { // the log keeps milliseconds
+		return sort.Search(len(h.Starts), func(i int) bool { return h.Starts[i].Truncate(time.Millisecond).After(t) }) - 1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := planLine.FindStringSubmatch(line); m != nil {
+			at, _ := time.Parse(time.RFC3339Nano, m[1])
+			units, _ := strconv.ParseInt(m[3], 10, 64)
+			if i := lifeAt(at); i >= 0 {
+				lives[i].plans[m[2]] = append(lives[i].plans[m[2]], units)
+			}
+		} else if m := scheduledLine.FindStringSubmatch(line); m != nil {
+			at, _ := time.Parse(time.RFC3339Nano, m[1])
+			if i := lifeAt(at); i >= 0 {
+				lives[i].scheduled[m[2]]++
+			}
+		}
+	}
+	var out []string
+	for i, l := range lives {
+		at := h.Starts[i].UTC().Format(time.RFC3339)
+		if len(l.plans) == 0 {
+			out = append(out, fmt.Sprintf("the life started at %s told no plan", at))
+		}
+		for pool, told := range l.plans {
+			if len(told) != 1 {
+				out = append(out, fmt.Sprintf("the life started at %s told pool %s's plan %d times: %v units a day", at, pool, len(told), told))
+			}
+		}
+		for entry, n := range l.scheduled {
+			if n != 1 {
+				out = append(out, fmt.Sprintf("the life started at %s scheduled %s %d times", at, entry, n))
+			}
+		}
+	}
+	for _, p := range h.Plans {
+		at := p.At.UTC().Format(time.RFC3339)
+		if p.Err != "" {
+			out = append(out, fmt.Sprintf("a reader at %s, the process up: %s", at, p.Err))
+			continue
+		}
+		i := lifeAt(p.At)
+		if i < 0 {
+			continue
+		}
+		for pool, told := range lives[i].plans {
+			if got, ok := p.Units[pool]; !ok || got != told[len(told)-1] {
+				out = append(out, fmt.Sprintf("at %s /quota planned pool %s at %d units a day, where the log told %d", at, pool, got, told[len(told)-1]))
+			}
+		}
+	}
+	if h.Readers && len(h.Plans) == 0 {
+		out = append(out, "no reader read the plan on /quota: it was not compared with the log's")
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +15,8 @@ import (
 var t0 = time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)
 
 // history is a day of one tier-1 chart at --every 1h, passes at the
-// given hours, and tracking at --track-every 1h at the given minutes.
+// given hours, tracking at --track-every 1h at the given minutes, and
+// the refresh and the prune at every slot.
 func history(passes []float64, tracked []float64, units int64) *History {
 	h := &History{Config: Config{Shape: Shape{Every: time.Hour, MaxStale: 24 * time.Hour, TrackFor: time.Hour, TrackEvery: time.Hour,
 		Costs: costs.Default()}, Start: t0, Days: 1}, End: t0.Add(24 * time.Hour), Starts: []time.Time{t0},
@@ -23,6 +27,12 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		h.Runs = append(h.Runs, Run{Region: "US", Status: "completed", Started: at})
 		charged += units
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+	}
+	for _, hr := range hourly(24, 1) { // the refresh and the prune at every slot, 3 minutes past each hour
+		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
+		for _, entry := range housekeeping {
+			h.Passes = append(h.Passes, Pass{Entry: entry, Status: "completed", Started: at, Slot: at})
+		}
 	}
 	var stats int64
 	for _, m := range tracked {
@@ -88,5 +98,149 @@ func TestCheckFindsNothingExercised(t *testing.T) {
 	h.Exhaust = true
 	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "the limit was never reached") {
 		t.Errorf("a workload meant to exhaust the pool that spent 24 units: %q", f)
+	}
+}
+
+func TestCheckFindsHousekeepingMissedTwiceOrFailed(t *testing.T) {
+	skipped := history(hourly(24, 1), hourly(24, 60), 1)
+	var kept []Pass
+	for _, p := range skipped.Passes {
+		if p.Entry != "prune" || p.Slot.Hour() != 7 {
+			kept = append(kept, p)
+		}
+	}
+	skipped.Passes = kept
+	if f := Check(skipped); len(f) != 1 || !strings.Contains(f[0], "prune: no pass from 2026-10-25T06:03:00Z to 2026-10-25T08:03:00Z") {
+		t.Errorf("the prune skipped its 7:03 slot: %q", f)
+	}
+	twice := history(hourly(24, 1), hourly(24, 60), 1)
+	again := twice.Passes[4]
+	again.Started = again.Started.Add(time.Minute)
+	twice.Passes = append(twice.Passes, again)
+	if f := Check(twice); len(f) != 1 || !strings.Contains(f[0], "refresh: ran 2 times for its slot 2026-10-25T02:03:00Z") {
+		t.Errorf("the refresh ran twice for its 2:03 slot: %q", f)
+	}
+	failed := history(hourly(24, 1), hourly(24, 60), 1)
+	failed.Passes[1].Status = "failed"
+	if f := Check(failed); len(f) != 1 || !strings.Contains(f[0], "prune: 1 passes failed with the upstream answering") {
+		t.Errorf("a prune failed: %q", f)
+	}
+	failed.Passes[1].Status = "completed"
+	failed.Passes[0].Status = "failed"
+	failed.Faults = []Fault{{At: t0, Calls: 2}}
+	if f := Check(failed); len(f) != 0 {
+		t.Errorf("a refresh failed while the upstream failed: %q", f)
+	}
+}
+
+func TestCheckFindsAStaleChartServed(t *testing.T) {
+	reading := func(served ...Served) *History {
+		h := history(hourly(24, 1), hourly(24, 60), 1)
+		h.Readers = true
+		for i := range h.Runs {
+			h.Runs[i].ID = int64(i + 1)
+			h.Runs[i].Finished = h.Runs[i].Started.Add(time.Minute)
+		}
+		h.Served = served
+		return h
+	}
+	at := func(hr, min float64) time.Time {
+		return t0.Add(time.Duration(hr*float64(time.Hour) + min*float64(time.Minute)))
+	}
+	fresh := Served{At: at(5, 30), Region: "US", RunID: 6, RunAt: "x", PageAt: "x"} // run 6 started 5:00, landed 5:01
+	if f := Check(reading(fresh, Served{At: at(5, 1), Region: "US", RunID: 5, RunAt: "y", PageAt: "y"})); len(f) != 0 {
+		t.Errorf("fresh answers, one a second after run 6 landed: %q", f)
+	}
+	stale := fresh
+	stale.RunID = 5
+	if f := Check(reading(stale)); len(f) != 1 || !strings.Contains(f[0], "readers: 1 of 1 answers were a chart older than the last run landed 1.5s before") ||
+		!strings.Contains(f[0], "US's run 5, though run 6 landed at 05:01:00") {
+		t.Errorf("run 5 served half an hour after run 6 landed: %q", f)
+	}
+	page := fresh
+	page.PageAt = "z"
+	if f := Check(reading(page)); len(f) != 1 || !strings.Contains(f[0], `page said its views were fetched at "z", its JSON at "x"`) {
+		t.Errorf("a page that disagrees with its JSON: %q", f)
+	}
+	failed := Served{At: at(5, 30), Region: "US", Err: "/charts/US: 503 Service Unavailable"}
+	if f := Check(reading(fresh, failed)); len(f) != 1 || !strings.Contains(f[0], "503") {
+		t.Errorf("a read failed, the process up: %q", f)
+	}
+	failed.Down = true
+	if f := Check(reading(fresh, failed)); len(f) != 0 {
+		t.Errorf("a read failed, the process down: %q", f)
+	}
+	if f := Check(reading(Served{At: at(0, 0), Region: "US"})); len(f) != 1 || !strings.Contains(f[0], "freshness was not checked") {
+		t.Errorf("read before any chart landed: %q", f)
+	}
+}
+
+func TestCheckFindsCallsDuringABlock(t *testing.T) {
+	refused := func(calls ...float64) *History { // minutes after 10:00 UTC (3:00 in Los Angeles)
+		h := history(hourly(10, 1), hourly(10, 60), 1) // the day ends at 10:00: nothing after it but these
+		h.Refusals = []Interval{{t0.Add(10 * time.Hour), t0.Add(10*time.Hour + 30*time.Minute)}}
+		for i, m := range calls {
+			status := http.StatusOK
+			if i == 0 {
+				status = http.StatusForbidden
+			}
+			h.Calls = append(h.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: status,
+				Charged: map[string]int64{"default": int64(20 + i)}})
+		}
+		return h
+	}
+	if f := Check(refused(1, 1.0/120)); len(f) != 0 {
+		t.Errorf("a refusal and a call in flight with it: %q", f)
+	}
+	if f := Check(refused(1, 45)); len(f) != 1 || !strings.Contains(f[0], "refused at 2026-10-25T10:01:00Z, called again at 10:45:00, before the pool's reset at 2026-10-26T07:00:00Z") {
+		t.Errorf("a call a quarter of an hour after the refusal ended, the pool not reset: %q", f)
+	}
+	skewed := history(hourly(10, 1), hourly(10, 60), 1)
+	skewed.Skews = []Interval{{t0.Add(10 * time.Hour), t0.Add(10*time.Hour + skewFor)}}
+	skewed.End = t0.Add(10*time.Hour + 30*time.Minute)
+	for _, m := range []float64{2, 9} {
+		skewed.Calls = append(skewed.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: http.StatusOK,
+			Charged: map[string]int64{"default": 20}})
+	}
+	if f := Check(skewed); len(f) != 1 || !strings.Contains(f[0], "the daemon made 2 calls") {
+		t.Errorf("two calls while the Date was wrong: %q", f)
+	}
+	skewed.Calls = skewed.Calls[:len(skewed.Calls)-1]
+	if f := Check(skewed); len(f) != 0 {
+		t.Errorf("one call while the Date was wrong: %q", f)
+	}
+}
+
+func TestCheckFindsThePlanToldTwiceOrOtherwise(t *testing.T) {
+	told := func(log string, plans ...PlanRead) []string {
+		h := history(hourly(24, 1), hourly(24, 60), 1)
+		h.Log = filepath.Join(t.TempDir(), "daemon.log")
+		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.Plans = plans
+		return Check(h)
+	}
+	const once = `time=2026-10-25T00:00:00.000Z level=INFO msg=plan pool=default regions=8 pages_per_cycle=32 cycles_per_day=24 tracked_videos=1600 tracking_units_per_day=0 units_per_day=776 capacity=9500 fits=true
+time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled region=US kind=chart first_slot=2026-10-25T01:00:00Z
+time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled job=track kind=tracking first_slot=2026-10-25T00:56:15Z
+`
+	read := PlanRead{At: t0.Add(time.Hour), Units: map[string]int64{"default": 776}}
+	if f := told(once, read); len(f) != 0 {
+		t.Errorf("the plan told once, read the same: %q", f)
+	}
+	twice := once + `time=2026-10-25T00:00:01.000Z level=INFO msg=plan pool=default regions=110 pages_per_cycle=330 cycles_per_day=24 tracked_videos=1600 tracking_units_per_day=0 units_per_day=126720 capacity=9500 fits=false
+time=2026-10-25T00:00:01.000Z level=INFO msg=scheduled job=track kind=tracking first_slot=2026-10-25T00:56:15Z
+`
+	if f := told(twice, read); len(f) != 3 || !strings.Contains(strings.Join(f, "\n"), "told pool default's plan 2 times: [776 126720]") ||
+		!strings.Contains(strings.Join(f, "\n"), "scheduled job=track 2 times") || !strings.Contains(strings.Join(f, "\n"), "where the log told 126720") {
+		t.Errorf("the plan told twice, tracking scheduled twice: %q", f)
+	}
+	read.Units["default"] = 770
+	if f := told(once, read); len(f) != 1 || !strings.Contains(f[0], "/quota planned pool default at 770 units a day, where the log told 776") {
+		t.Errorf("/quota's plan not the log's: %q", f)
+	}
+	if f := told(""); len(f) != 1 || !strings.Contains(f[0], "told no plan") {
+		t.Errorf("no plan told: %q", f)
 	}
 }

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -34,22 +37,29 @@ type Shape struct {
 // process is one life of the daemon: built the way `ingest run` builds
 // it, on the same database, until its context ends.
 type process struct {
-	cancel context.CancelFunc
-	done   chan error
+	cancel  context.CancelFunc
+	done    chan error
+	running atomic.Bool // from its start until its stop began
 }
 
 // start builds the daemon as `ingest run` does (Host.Prepare, then
 // OpenPipeline, the standing's gate and Host.Run), with only the edges
 // swapped: the transport answers in process, the boot clock follows the
 // bubble's. The host's clock (time.Now) is the bubble's virtual one.
-func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger) *process {
+// With listen, the daemon serves its site there, as --listen does.
+func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, listen *pipes) *process {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- run(ctx, dsn, s, up, boot, log) }()
+	var ln *pipeListener
+	if listen != nil {
+		ln = listen.listen()
+	}
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln) }()
+	p.running.Store(true)
 	return p
 }
 
-func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger) error {
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
 		Transport: up, Uptime: boot}
 	standing := ingest.StandardStanding()
@@ -57,6 +67,9 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 	r := wiring.Run{Timetable: jobs.Timetable{Categories: s.Categories, Every: s.Every, MaxStale: s.MaxStale},
 		Pace: !s.NoPace, Record: true, Plan: true, Track: s.TrackFor, TrackEvery: s.TrackEvery, Keep: standing.StatsFor,
 		Terms: terms, Regions: regions.Selection(s.Regions), Build: metrics.Build{Version: "sim"}}
+	if ln != nil {
+		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
+	}
 	if err := h.Prepare(ctx, &r); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
@@ -75,6 +88,7 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 // context is cancelled and it is awaited. A daemon stopped so returns no
 // error but the cancellation.
 func (p *process) stop() error {
+	p.running.Store(false)
 	p.cancel()
 	err := <-p.done
 	if errors.Is(err, context.Canceled) {

@@ -17,9 +17,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -40,6 +42,9 @@ type Config struct {
 	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
+	// Readers serves the site on the daemon's --listen and has readers
+	// ask it for charts through the simulation (readers.go).
+	Readers bool
 }
 
 // Interval is a span of the virtual calendar.
@@ -55,10 +60,16 @@ type History struct {
 	Charts []regions.Chart // the configured charts, each with its tier
 	Calls  []Call          // the fake's answers to keyed requests
 	Runs   []Run           // the database's chart runs
+	Passes []Pass          // the database's passes of the work with no run row
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
 	Faults []Fault         // the upstream failed calls
-	Log    string          // the daemon's log file
+	Served []Served        // what readers were answered
+	Plans  []PlanRead      // the plans readers read, one a life of the process
+	// Refusals are when the upstream refused every call as over its
+	// daily quota; Skews when its Date header was wrong.
+	Refusals, Skews []Interval
+	Log             string // the daemon's log file
 
 	spans []Interval // the faults' spans, once read
 	stats []int64    // the stats pool's window at each call, once read
@@ -73,9 +84,18 @@ type Fault struct {
 
 // Run is one chart run as the database keeps it.
 type Run struct {
-	Region, Category string
-	Status           ingest.RunStatus
-	Started, Slot    time.Time
+	ID                      int64
+	Region, Category        string
+	Status                  ingest.RunStatus
+	Started, Slot, Finished time.Time // Finished zero: still running
+}
+
+// Pass is one pass of tracking, the refresh or the prune as the
+// database keeps it: Slot is the slot it ran for, zero for a catch-up.
+type Pass struct {
+	Entry         string
+	Status        ingest.RunStatus
+	Started, Slot time.Time
 }
 
 // Simulate runs c inside the caller's synctest bubble and returns its
@@ -100,36 +120,82 @@ func Simulate(c Config) (*History, error) {
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
-	p := start(dsn, c.Shape, up, boot, log)
+	var listen *pipes
+	var p atomic.Pointer[process]
+	type reads struct {
+		served []Served
+		plans  []PlanRead
+	}
+	served := make(chan reads, 1)
+	stopReading := func() {}
+	if c.Readers {
+		listen = &pipes{}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopReading = cancel
+		go func() {
+			s, plans := readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
+			served <- reads{s, plans}
+		}()
+	}
+	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
-		if err := ev.apply(h, p, up); err != nil {
+		if err := ev.apply(h, p.Load(), up); err != nil {
+			stopReading()
 			return h, err
 		}
 		if ev.down > 0 {
-			p = start(dsn, c.Shape, up, boot, log)
+			p.Store(start(dsn, c.Shape, up, boot, log, listen))
 			h.Starts = append(h.Starts, time.Now())
 		}
 	}
 	time.Sleep(time.Until(h.End))
-	if err := p.stop(); err != nil {
+	stopReading()
+	if c.Readers {
+		r := <-served
+		h.Served, h.Plans = r.served, r.plans
+	}
+	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls = up.Calls()
-	h.Runs, err = readRuns(dsn)
+	if h.Runs, err = readRuns(dsn); err != nil {
+		return h, err
+	}
+	h.Passes, err = readPasses(dsn)
 	return h, err
 }
 
 // event is one move of the nemesis.
 type event struct {
-	at   time.Time
-	down time.Duration // a restart: stopped this long
-	fail int           // a burst: the next fail calls answer 503
-	cut  int           // the next cut answers of 200 are truncated
+	at     time.Time
+	down   time.Duration // a restart: stopped this long
+	fail   int           // a burst: the next fail calls answer 503
+	cut    int           // the next cut answers of 200 are truncated
+	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
+	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
 }
 
+// skewFor is how long the upstream's Date is wrong when the nemesis sets
+// it so: a caching proxy's answers for a while.
+const skewFor = 20 * time.Minute
+
 func (ev event) apply(h *History, p *process, up *Upstream) error {
+	switch {
+	case ev.refuse > 0:
+		up.Fake.ExhaustQuota(fakeyt.QuotaExceeded)
+		h.Refusals = append(h.Refusals, Interval{ev.at, ev.at.Add(ev.refuse)})
+		time.Sleep(ev.refuse)
+		up.Fake.ExhaustQuota(fakeyt.QuotaOK)
+		return nil
+	case ev.skew > 0:
+		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
+		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		time.Sleep(skewFor)
+		up.Fake.SetClock(nil)
+		return nil
+	}
 	if ev.fail > 0 || ev.cut > 0 {
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
@@ -149,7 +215,10 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 
 // nemesis is the seed's moves until end: about one restart a day, down
 // from seconds to three hours, about one burst of upstream failures a
-// day, and a few truncated answers every other day, in time order.
+// day, a few truncated answers every other day, and about one day in
+// five each, the upstream refusing every call as over its daily quota
+// (a minute to an hour) and its Date a quarter of an hour to two hours
+// behind (skewFor), in time order, none during another.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
 		return nil
@@ -168,15 +237,34 @@ func (c Config) nemesis(end time.Time) []event {
 		if rng.IntN(2) == 0 {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))), cut: 1 + rng.IntN(10)})
 		}
+		if rng.IntN(5) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				refuse: time.Minute + time.Duration(rng.Int64N(int64(time.Hour)))})
+		}
+		if rng.IntN(5) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				skew: 15*time.Minute + time.Duration(rng.Int64N(int64(2*time.Hour)))})
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
 	for _, ev := range evs {
-		if ev.at.Add(ev.down).Before(end) && (len(out) == 0 || ev.at.After(out[len(out)-1].at.Add(out[len(out)-1].down))) {
+		if ev.at.Add(ev.lasts()).Before(end) && (len(out) == 0 || ev.at.After(out[len(out)-1].at.Add(out[len(out)-1].lasts()))) {
 			out = append(out, ev)
 		}
 	}
 	return out
+}
+
+// lasts is how long the nemesis holds the event's fault.
+func (ev event) lasts() time.Duration {
+	switch {
+	case ev.skew > 0:
+		return skewFor
+	case ev.refuse > 0:
+		return ev.refuse
+	}
+	return ev.down
 }
 
 // readRuns is every chart run the database holds.
@@ -187,7 +275,7 @@ func readRuns(dsn string) ([]Run, error) {
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.Reader().QueryContext(ctx, `SELECT region, category, status, started_ms, COALESCE(slot_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
+	rows, err := db.Reader().QueryContext(ctx, `SELECT id, region, category, status, started_ms, COALESCE(slot_ms, 0), COALESCE(finished_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
 	if err != nil {
 		return nil, err
 	}
@@ -195,15 +283,47 @@ func readRuns(dsn string) ([]Run, error) {
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var started, slot int64
-		if err := rows.Scan(&r.Region, &r.Category, &r.Status, &started, &slot); err != nil {
+		var started, slot, finished int64
+		if err := rows.Scan(&r.ID, &r.Region, &r.Category, &r.Status, &started, &slot, &finished); err != nil {
 			return nil, err
 		}
 		r.Started = time.UnixMilli(started)
 		if slot != 0 {
 			r.Slot = time.UnixMilli(slot)
 		}
+		if finished != 0 {
+			r.Finished = time.UnixMilli(finished)
+		}
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// readPasses is every pass of the work with no run row the database holds.
+func readPasses(dsn string) ([]Pass, error) {
+	ctx := context.Background()
+	db, err := store.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Reader().QueryContext(ctx, `SELECT entry, status, started_ms, COALESCE(slot_ms, 0) FROM passes ORDER BY started_ms`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Pass
+	for rows.Next() {
+		var p Pass
+		var started, slot int64
+		if err := rows.Scan(&p.Entry, &p.Status, &started, &slot); err != nil {
+			return nil, err
+		}
+		p.Started = time.UnixMilli(started)
+		if slot != 0 {
+			p.Slot = time.UnixMilli(slot)
+		}
+		out = append(out, p)
 	}
 	return out, rows.Err()
 }

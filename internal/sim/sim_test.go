@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -87,48 +88,94 @@ func simulate(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults; %s", c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
+			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
+		for _, s := range h.Skews {
+			n := 0
+			for _, c := range h.Calls {
+				if s.Contains(c.At) {
+					n++
+				}
+			}
+			t.Logf("skew %s-%s: %d keyed calls", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
+		}
+		for _, s := range h.Refusals {
+			n := 0
+			for _, c := range h.Calls {
+				if s.Contains(c.At) {
+					n++
+				}
+			}
+			t.Logf("refusal %s-%s: %d keyed calls", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
+		}
 	})
 }
 
-// TestSimDay: one day of the daemon at the default regions with
-// tracking, on the shipped pools, undisturbed.
+// TestSimDay: a day of the daemon at the default regions with tracking,
+// on the shipped pools, undisturbed, across the Pacific clocks going
+// forward (Mar 14, 10:00 UTC): the pools' day of 23 hours.
 func TestSimDay(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1),
-		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1), Readers: true,
+		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
 
-// TestSimNemesis: the default regions from a week before the Pacific
-// clocks go back, the process restarted on its database and the upstream
-// failing in bursts as the seed draws them.
+// TestSimNemesis: the default regions from a day before the Pacific
+// clocks go back (Nov 1, 09:00 UTC: the pools' day of 25 hours), the
+// process restarted on its database and the upstream failing in bursts as
+// the seed draws them.
 func TestSimNemesis(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true,
-		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true, Readers: true,
+		Start: time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)})
 }
 
 // TestSimNemesisEveryRegion: the same at --regions all, from three days
 // before the Pacific clocks go back.
 func TestSimNemesisEveryRegion(t *testing.T) {
-	v := os.Getenv(allEnv)
-	if v == "" {
-		t.Skipf("a simulated day at every region costs a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
-	}
+	n := allDays(t)
 	s := shipped()
 	s.Regions = "all"
 	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
 		Start: time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)})
 }
 
+// allDays is INGEST_SIM_ALL_DAYS, the days of the runs at every region;
+// without it they skip.
+func allDays(t *testing.T) int {
+	v := os.Getenv(allEnv)
+	if v == "" {
+		t.Skipf("a simulated day at every region costs up to a minute or more of CPU: %s=N (make sim) runs N days", allEnv)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", allEnv, v)
+	}
+	return n
+}
+
+// TestSimShortPoolEveryRegion: every region tiered (the default regions
+// whole and hourly, the others' top 50 every three hours) on a default
+// pool of 1,500 units a day, short of the 1,584 they want: the pool holds
+// tier 1 at its cadence beside tier 3 stretched, so tier 1 keeps it, from
+// the day before the Pacific clocks go back.
+func TestSimShortPoolEveryRegion(t *testing.T) {
+	n := allDays(t)
+	s := scarceAt(t, 1550, 50)
+	s.Regions = "all:tier=3:depth=50,default:tier=1:depth=200"
+	s.TrackFor = 0
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
+}
+
 // scarce is the shipped shape on a default pool that cannot hold the
 // charts at --every: the limiter refuses, the pacer stretches them.
-func scarce(t *testing.T) Shape {
+func scarce(t *testing.T) Shape { return scarceAt(t, 400, 50) }
+
+// scarceAt is the shipped shape on a default pool of limit less reserve
+// units a day.
+func scarceAt(t *testing.T, limit, reserve int) Shape {
 	s := shipped()
-	c, err := costs.Load("scarce.yaml", []byte(`pools:
-  default: {limit: 400, reserve: 50, window: 24h, day: America/Los_Angeles}
+	c, err := costs.Load("scarce.yaml", []byte(fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: %d, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 5,  window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 operations:
@@ -137,7 +184,7 @@ operations:
   i18nRegions.list:     {default: 1}
   search.list:          {search: 1}
   videos.batchGetStats: {stats: 1}
-`))
+`, limit, reserve)))
 	if err != nil {
 		t.Fatal(err)
 	}
