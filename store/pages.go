@@ -25,6 +25,7 @@ type statements struct {
 	addEntries, bumpRun      map[ingest.PageKind]*sql.Stmt
 	runKind                  *sql.Stmt
 	docs                     *sql.Stmt // the index where no trigger keeps it: pageStmts.docs
+	saveStats                *sql.Stmt // statsStmts.saveStats: tracking stores a batch at every slot
 }
 
 // pageStmts are a page's statements (SavePage), each database's text.
@@ -40,14 +41,16 @@ type pageStmts struct {
 // statement, so one statement per page instead of one per video is what
 // makes new videos cheap to index. "SELECT value AS o ... LIMIT -1" reads
 // each element once: without it every o->>'field' would convert the
-// element back to text. The videos' statement is made from the table of
+// element back to text. jsonb_each, not json_each, hands each element on
+// as JSONB, which o->>'field' reads without parsing the element's text
+// again for every field. The videos' statement is made from the table of
 // their fields.
 var sqlitePageSQL = pageStmts{
-	upsertVideos: videoUpsert("SELECT", "FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) WHERE true", "?2",
+	upsertVideos: videoUpsert("SELECT", "FROM (SELECT value AS o FROM jsonb_each(?1) LIMIT -1) WHERE true", "?2",
 		func(f VideoField) string { return "o->>'" + f.Column + "'" }, ""),
 	addRegions: `
 INSERT INTO video_regions (vid, region)
-SELECT v.vid, ?2 FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id'
+SELECT v.vid, ?2 FROM jsonb_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id'
 WHERE ?2 <> ''
 ON CONFLICT DO NOTHING`,
 	addTrending: `
@@ -55,16 +58,16 @@ INSERT INTO trending_entries (run_id, region, vid, rank, view_count, like_count,
   comment_count, fetched_ms, category)
 SELECT ?2, ?3, v.vid, j.o->>'rank', j.o->>'view_count', j.o->>'like_count', j.o->>'comment_count', ?4,
   (SELECT category FROM runs WHERE id = ?2)
-FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
+FROM (SELECT value AS o FROM jsonb_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true` + trendingUpsert,
 	addSearch: `
 INSERT INTO search_results (run_id, region, vid, rank, fetched_ms)
 SELECT ?2, ?3, v.vid, j.value->>'rank', ?4
-FROM json_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
+FROM jsonb_each(?1) AS j JOIN videos AS v ON v.id = j.value->>'id' WHERE true
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
   rank = excluded.rank, fetched_ms = excluded.fetched_ms`,
-	bumpTrending: bump("trending_entries", "max", "json_each(?3) AS j", "j.value->>'id'"),
-	bumpSearch:   bump("search_results", "max", "json_each(?3) AS j", "j.value->>'id'"),
+	bumpTrending: bump("trending_entries", "max", "jsonb_each(?3) AS j", "j.value->>'id'"),
+	bumpSearch:   bump("search_results", "max", "jsonb_each(?3) AS j", "j.value->>'id'"),
 }
 
 // pgPageSQL: PostgreSQL's text needs jsonb_array_elements for json_each,
@@ -160,6 +163,7 @@ func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error)
 	st.bumpRun[ingest.Trending] = p(q.bumpTrending)
 	st.bumpRun[ingest.Search] = p(q.bumpSearch)
 	st.runKind = p(`SELECT kind FROM runs WHERE id = ?`)
+	st.saveStats = p(q.saveStats)
 	if q.docs != "" {
 		st.docs = p(q.docs)
 	}
@@ -171,7 +175,7 @@ func prepare(ctx context.Context, w *sql.DB, q *dialectSQL) (*statements, error)
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.docs,
+	for _, s := range []*sql.Stmt{st.upsertVideos, st.addRegions, st.runKind, st.docs, st.saveStats,
 		st.addEntries[ingest.Trending], st.addEntries[ingest.Search],
 		st.bumpRun[ingest.Trending], st.bumpRun[ingest.Search]} {
 		if s != nil {

@@ -33,7 +33,11 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
-	_, err = db.w.ExecContext(ctx, db.q.saveStats, js)
+	if db.st != nil {
+		_, err = db.st.saveStats.ExecContext(ctx, js)
+	} else { // a read-only DB, which prepares nothing: SQLite's error says so
+		_, err = db.w.ExecContext(ctx, db.q.saveStats, js)
+	}
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
@@ -102,7 +106,7 @@ var (
 	sqliteStatsSQL = statsStmts{saveStats: `
 INSERT INTO video_stats (vid, at_ms, view_count, like_count, comment_count, day_ms)
 SELECT v.vid, j.o->>'at', j.o->>'views', j.o->>'likes', j.o->>'comments', (j.o->>'at') / 86400000 * 86400000
-FROM (SELECT value AS o FROM json_each(?1) LIMIT -1) AS j
+FROM (SELECT value AS o FROM jsonb_each(?1) LIMIT -1) AS j
 JOIN videos AS v ON v.id = j.o->>'id' WHERE true
 ON CONFLICT (day_ms, vid, at_ms) DO UPDATE SET view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count`}

@@ -79,6 +79,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	buildDir = dir
+	defer writeCPU()
 	return pgtest.Run(m)
 }
 
@@ -103,7 +104,9 @@ func buildHistoryTo(t *testing.T, path string, days int, end time.Time, regions 
 		args = append(args, "-end", end.UTC().Format(time.RFC3339))
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	noteCPU(t, cmd)
+	if err != nil {
 		t.Fatalf("yeardb -db %s -days %d -regions %s: %v\n%s", path, days, strings.Join(regions, ","), err, out)
 	}
 }
@@ -300,7 +303,9 @@ func (h *harness) created(ctx context.Context, args []string) {
 		h.applied = map[string]bool{}
 	}
 	h.applied[url] = true
-	_ = h.bare(ctx, "quota", "apply", h.newFlag()).Run()
+	c := h.bare(ctx, "quota", "apply", h.newFlag())
+	_ = c.Run()
+	noteCPU(h.t, c)
 }
 
 // newFlag is quota apply's --new with the harness's quota key typed again:
@@ -375,6 +380,7 @@ func (h *harness) runWithin(limit time.Duration, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	noteCPU(h.t, cmd)
 	res := result{args: args, code: exitCode(err), stdout: stdout.String(), stderr: stderr.String()}
 	if ctx.Err() != nil {
 		h.t.Fatalf("ingest %s did not finish within %s\n%s", strings.Join(args, " "), limit, res)
@@ -467,6 +473,7 @@ func (h *harness) startFor(d time.Duration, args ...string) *proc {
 	}
 	go func() {
 		p.code = exitCode(p.cmd.Wait())
+		noteCPU(h.t, p.cmd)
 		close(p.done)
 	}()
 	h.t.Cleanup(func() {

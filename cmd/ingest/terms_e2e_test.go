@@ -58,11 +58,13 @@ func TestStandingIsASetting(t *testing.T) {
 // A database an older version kept for 40 days is not pruned by
 // surprise: run exits 2 before anything is spent, naming the two ways on;
 // a command that reads warns once; prune --terms --dry-run says what would
-// go and deletes nothing; prune --terms deletes it; then run runs.
+// go and deletes nothing; prune --terms deletes it; then run runs. The
+// history is the top of each chart (topOfCharts): its age is the point,
+// not its size.
 func TestUpgradedDatabaseIsNotPrunedBySurprise(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	buildDays(t, h, 40)
+	buildHistory(t, h.db(), 40, topOfCharts([]string{"GB", "AU"})...)
 	db := openDB(t, h.db())
 	runs := queryInt(t, db, `SELECT count(*) FROM runs`)
 	res := h.mustRunGrowing(2, "run", "--once", "--regions", "GB")

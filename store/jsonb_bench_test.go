@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+)
+
+// withTextJSON has db store pages and counts as before the statements
+// read their JSON as JSONB: json_each hands each video's object on as
+// text, which every field read from it parsed again.
+func withTextJSON(b *testing.B, db *DB) {
+	q := *db.q
+	for _, s := range []*string{&q.upsertVideos, &q.addRegions, &q.addTrending, &q.addSearch, &q.bumpTrending, &q.bumpSearch, &q.saveStats} {
+		*s = strings.ReplaceAll(*s, "jsonb_each(", "json_each(")
+	}
+	st, err := prepare(context.Background(), db.w, &q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.st.close()
+	db.q, db.st = &q, st
+}
+
+// BenchmarkHourlyRunJSONB stores what a chart's hourly run stores (a new
+// run of four pages of the same 200 videos, their counts moved, and
+// tracking's counts of them) on the statements as they are and, in the
+// same loop, on the text-JSON ones before them: "text/jsonb" is how many
+// times longer the older took, measured side by side on the same machine.
+func BenchmarkHourlyRunJSONB(b *testing.B) {
+	ctx := context.Background()
+	now, before := openTest(b), openTest(b)
+	withTextJSON(b, before)
+	c := newCorpus(4)
+	pages := make([]ingest.Page, 4)
+	for i := range pages {
+		pages[i] = c.page(ingest.Trending, i+1)
+	}
+	var took [2]time.Duration
+	at := t0
+	hour := func(db *DB) time.Duration {
+		start := time.Now()
+		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stats []ingest.VideoStats
+		for _, p := range pages {
+			p.Fetched = at
+			if err := db.SavePage(ctx, id, p); err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range p.Videos {
+				stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
+			}
+		}
+		if err := db.SaveStats(ctx, stats); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	for b.Loop() {
+		at = at.Add(time.Hour)
+		for _, p := range pages {
+			for i := range p.Videos {
+				*p.Videos[i].ViewCount += 100
+			}
+		}
+		took[0] += hour(now)
+		took[1] += hour(before)
+	}
+	b.ReportMetric(float64(took[1])/float64(took[0]), "text/jsonb")
+	b.ReportMetric(float64(took[0].Milliseconds())/float64(b.N), "ms/run")
+}
+
+// BenchmarkSaveStatsPrepared stores tracking's counts of 200 videos as
+// SaveStats does, on its statement prepared once, and in the same loop on
+// the same database as it did before, the text prepared at every call (the
+// path a read-only DB still takes): "unprepared/prepared" is how many times
+// longer that took.
+func BenchmarkSaveStatsPrepared(b *testing.B) {
+	ctx := context.Background()
+	db := openTest(b)
+	c := newCorpus(5)
+	var videos []ingest.Video
+	for i := range 4 {
+		p := c.page(ingest.Trending, i+1)
+		videos = append(videos, p.Videos...)
+		run(b, db, ingest.Trending, "US", t0, p)
+	}
+	at := t0
+	save := func() time.Duration {
+		at = at.Add(time.Minute)
+		stats := make([]ingest.VideoStats, len(videos))
+		for i, v := range videos {
+			stats[i] = ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount}
+		}
+		start := time.Now()
+		if err := db.SaveStats(ctx, stats); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var prepared, unprepared time.Duration
+	for b.Loop() {
+		prepared += save()
+		st := db.st
+		db.st = nil
+		unprepared += save()
+		db.st = st
+	}
+	b.ReportMetric(float64(unprepared)/float64(prepared), "unprepared/prepared")
+}
