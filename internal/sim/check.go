@@ -389,6 +389,7 @@ func checkHousekeeping(h *History) []string {
 	var out []string
 	for _, entry := range housekeeping {
 		var at []time.Time // each pass, at the slot it is credited to
+		caught := map[time.Time]bool{} // the catch-ups at a start, credited to when they ran
 		slots := map[time.Time]int{}
 		var failed []string
 		for _, p := range h.Passes {
@@ -399,6 +400,8 @@ func checkHousekeeping(h *History) []string {
 			if !p.Slot.IsZero() {
 				credited = p.Slot
 				slots[p.Slot]++
+			} else {
+				caught[credited] = true
 			}
 			at = append(at, credited)
 			if p.Status == ingest.StatusFailed && (entry == "prune" || !h.failing(p.Started)) {
@@ -413,7 +416,7 @@ func checkHousekeeping(h *History) []string {
 				out = append(out, fmt.Sprintf("%s: ran %d times for its slot %s", entry, n, slot.UTC().Format(time.RFC3339)))
 			}
 		}
-		if f := housekeepingGaps(h, entry, at); f != "" {
+		if f := housekeepingGaps(h, entry, at, caught); f != "" {
 			out = append(out, f)
 		}
 	}
@@ -421,7 +424,10 @@ func checkHousekeeping(h *History) []string {
 }
 
 // housekeepingGaps is the first of entry's slots with no pass, "" for none.
-func housekeepingGaps(h *History, entry string, at []time.Time) string {
+// A catch-up at a start stands for the entry's next slot, as a chart's
+// does (docs/operations.md, Pacing): the gap after one may be a period
+// longer.
+func housekeepingGaps(h *History, entry string, at []time.Time, caught map[time.Time]bool) string {
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 	from := h.Start
 	bound := h.Every + h.Every/2
@@ -429,6 +435,9 @@ func housekeepingGaps(h *History, entry string, at []time.Time) string {
 		allowed := bound + h.excused(from, to, h.Every)
 		if h.downIn(from, to) {
 			allowed += h.Every // the catch-up at the start after stands for the slot it missed
+		}
+		if caught[from] {
+			allowed += h.Every
 		}
 		if to.Sub(from) > allowed && !(entry == "refresh" && (h.scarce() || h.poolFull(ingest.DefaultPool, from, to))) {
 			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (--every %s and half of it%s)", entry,

@@ -120,6 +120,29 @@ func TestCheckFindsHousekeepingMissedTwiceOrFailed(t *testing.T) {
 	if f := Check(twice); len(f) != 1 || !strings.Contains(f[0], "refresh: ran 2 times for its slot 2026-10-25T02:03:00Z") {
 		t.Errorf("the refresh ran twice for its 2:03 slot: %q", f)
 	}
+	caught := history(hourly(24, 1), hourly(24, 60), 1)
+	kept = nil
+	for _, p := range caught.Passes { // the refresh's 7:03 slot replaced by a catch-up at 6:09, its 7:03 slot declined
+		switch {
+		case p.Entry == "refresh" && p.Slot.Hour() == 6:
+			p.Started, p.Slot = t0.Add(6*time.Hour+9*time.Minute), time.Time{}
+		case p.Entry == "refresh" && p.Slot.Hour() == 7:
+			continue
+		}
+		kept = append(kept, p)
+	}
+	caught.Passes = kept
+	if f := Check(caught); len(f) != 0 {
+		t.Errorf("a catch-up at 6:09 standing for the 7:03 slot: %q", f)
+	}
+	for i, p := range caught.Passes {
+		if p.Slot.IsZero() {
+			caught.Passes[i].Slot = p.Started // the same pass, credited to a slot of its own
+		}
+	}
+	if f := Check(caught); len(f) != 1 || !strings.Contains(f[0], "refresh: no pass from 2026-10-25T06:09:00Z to 2026-10-25T08:03:00Z") {
+		t.Errorf("a pass at 6:09 for a slot of its own, none at 7:03: %q", f)
+	}
 	failed := history(hourly(24, 1), hourly(24, 60), 1)
 	failed.Passes[1].Status = "failed"
 	if f := Check(failed); len(f) != 1 || !strings.Contains(f[0], "prune: 1 passes failed with the upstream answering") {
