@@ -388,7 +388,7 @@ var housekeeping = []string{"refresh", "prune"}
 func checkHousekeeping(h *History) []string {
 	var out []string
 	for _, entry := range housekeeping {
-		var at []time.Time // each pass, at the slot it is credited to
+		var at []time.Time             // each pass, at the slot it is credited to
 		caught := map[time.Time]bool{} // the catch-ups at a start, credited to when they ran
 		slots := map[time.Time]int{}
 		var failed []string
