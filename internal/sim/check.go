@@ -430,6 +430,15 @@ func checkHousekeeping(h *History) []string {
 func housekeepingGaps(h *History, entry string, at []time.Time, caught map[time.Time]bool) string {
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 	from := h.Start
+	if kept := h.passesKept(); kept.After(from) {
+		// the prune deleted the passes before its cut: the history
+		// starts at the first pass after it
+		k := sort.Search(len(at), func(i int) bool { return !at[i].Before(kept) })
+		if k == len(at) {
+			return fmt.Sprintf("%s: no pass since %s, where the prune keeps them", entry, kept.UTC().Format(time.RFC3339))
+		}
+		from, at = at[k], at[k+1:]
+	}
 	bound := h.Every + h.Every/2
 	for _, to := range append(at, h.End) {
 		allowed := bound + h.excused(from, to, h.Every)
@@ -475,6 +484,14 @@ func (h *History) reset(t time.Time) time.Time {
 	}
 	l := t.In(loc)
 	return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, loc)
+}
+
+// passesKept is the earliest time from which the database still holds
+// every pass at the history's end: the prune deletes those from before
+// its cut, the standing's statistics kept, in whole UTC days (a day
+// more, for a cut made on the last day).
+func (h *History) passesKept() time.Time {
+	return h.End.Add(-ingest.StandardStanding().StatsFor).Add(24 * time.Hour)
 }
 
 // failing: the upstream was failing calls, refusing them or sending a
