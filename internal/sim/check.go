@@ -325,7 +325,7 @@ func checkTracking(h *History) []string {
 		if h.downIn(from, to) {
 			allowed += h.TrackEvery // a slot the process was down for: tracking is not caught up at a start
 		}
-		if to.Sub(from) <= allowed || h.statsFull(from, to) {
+		if to.Sub(from) <= allowed || h.poolFull(statsPool, from, to) {
 			continue
 		}
 		missed = append(missed, fmt.Sprintf("%s to %s (%s)", from.UTC().Format(time.RFC3339), to.UTC().Format(time.TimeOnly), to.Sub(from)))
@@ -343,21 +343,6 @@ func firstFew(all []string) string {
 		return strings.Join(all, "; ")
 	}
 	return fmt.Sprintf("%s; and %d more", strings.Join(all[:3], "; "), len(all)-3)
-}
-
-// statsFull: the fake counted the stats pool within a tracking pass of
-// its limit less reserve at some call between from and to.
-func (h *History) statsFull(from, to time.Time) bool {
-	capacity := h.capacity(statsPool)
-	if h.stats == nil {
-		h.stats = windows(h.Calls, statsPool, 24*time.Hour)
-	}
-	for i, c := range h.Calls {
-		if !c.At.Before(from) && !c.At.After(to) && h.stats[i] >= capacity-capacity/20 {
-			return true
-		}
-	}
-	return false
 }
 
 // statsPool is the pool tracking's calls draw from (costs.yaml).
@@ -506,18 +491,23 @@ func (h *History) failing(t time.Time) bool {
 }
 
 // poolFull: the fake counted pool within a twentieth of its limit less
-// reserve at some call between from and to.
+// reserve, over its window, at some call between from and to.
 func (h *History) poolFull(pool string, from, to time.Time) bool {
 	capacity := h.capacity(pool)
-	var window time.Duration
-	for _, p := range h.Costs.Pools {
-		if p.Name == pool {
-			window = p.Window
+	counts, ok := h.counts[pool]
+	if !ok {
+		for _, p := range h.Costs.Pools {
+			if p.Name == pool {
+				counts = windows(h.Calls, pool, p.Window)
+			}
 		}
+		if h.counts == nil {
+			h.counts = map[string][]int64{}
+		}
+		h.counts[pool] = counts
 	}
-	counts := windows(h.Calls, pool, window)
 	for i, c := range h.Calls {
-		if !c.At.Before(from) && !c.At.After(to) && counts[i] >= capacity-capacity/20 {
+		if !c.At.Before(from) && !c.At.After(to) && i < len(counts) && counts[i] >= capacity-capacity/20 {
 			return true
 		}
 	}

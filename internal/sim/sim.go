@@ -71,8 +71,8 @@ type History struct {
 	Refusals, Skews []Interval
 	Log             string // the daemon's log file
 
-	spans []Interval // the faults' spans, once read
-	stats []int64    // the stats pool's window at each call, once read
+	spans  []Interval         // the faults' spans, once read
+	counts map[string][]int64 // each pool's window at each call, once read
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
@@ -160,11 +160,24 @@ func Simulate(c Config) (*History, error) {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls = up.Calls()
-	if h.Runs, err = readRuns(dsn); err != nil {
-		return h, err
-	}
-	h.Passes, err = readPasses(dsn)
+	err = h.read(dsn)
 	return h, err
+}
+
+// read is the history the database keeps: its chart runs and the other
+// work's passes.
+func (h *History) read(dsn string) error {
+	ctx := context.Background()
+	db, err := store.OpenExisting(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if h.Runs, err = readRuns(ctx, db); err != nil {
+		return err
+	}
+	h.Passes, err = readPasses(ctx, db)
+	return err
 }
 
 // event is one move of the nemesis.
@@ -268,13 +281,7 @@ func (ev event) lasts() time.Duration {
 }
 
 // readRuns is every chart run the database holds.
-func readRuns(dsn string) ([]Run, error) {
-	ctx := context.Background()
-	db, err := store.OpenExisting(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
+func readRuns(ctx context.Context, db *store.DB) ([]Run, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT id, region, category, status, started_ms, COALESCE(slot_ms, 0), COALESCE(finished_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
 	if err != nil {
 		return nil, err
@@ -300,13 +307,7 @@ func readRuns(dsn string) ([]Run, error) {
 }
 
 // readPasses is every pass of the work with no run row the database holds.
-func readPasses(dsn string) ([]Pass, error) {
-	ctx := context.Background()
-	db, err := store.OpenExisting(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
+func readPasses(ctx context.Context, db *store.DB) ([]Pass, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT entry, status, started_ms, COALESCE(slot_ms, 0) FROM passes ORDER BY started_ms`)
 	if err != nil {
 		return nil, err
