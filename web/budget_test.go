@@ -16,18 +16,7 @@ import (
 // again.
 func TestFloodWaitsItsTurnHotPagesDoNot(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
-	entered, release := make(chan struct{}, 8), make(chan struct{})
-	rb := newRebuilding(t, &now, time.Minute, func(r *http.Request) {
-		if r.URL.Query().Get("q") == "slow" {
-			entered <- struct{}{}
-			<-release
-		}
-	})
-	rb.s.budget = newBudget(1)
-	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
-		t.Fatalf("the hot page's first build: got %d", code)
-	}
+	rb, entered, release := slowSearches(t)
 	rb.armed.Store(true)
 	slow := make(chan int, 1)
 	go func() {
@@ -89,18 +78,7 @@ func (rb *rebuilding) getHeader(t *testing.T, path, name string) (int, string, s
 // token count in none of them.
 func TestBudgetFiguresSayTurnsAndBusy(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
-	entered, release := make(chan struct{}, 8), make(chan struct{})
-	rb := newRebuilding(t, &now, time.Minute, func(r *http.Request) {
-		if r.URL.Query().Get("q") == "slow" {
-			entered <- struct{}{}
-			<-release
-		}
-	})
-	rb.s.budget = newBudget(1)
-	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
-		t.Fatalf("the hot page's first build: got %d", code)
-	}
+	rb, entered, release := slowSearches(t)
 	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 1, Slots: 1}) {
 		t.Errorf("after a page's first build: %+v, want 1 admitted of 1 slot", f)
 	}
@@ -135,4 +113,24 @@ func TestBudgetFiguresSayTurnsAndBusy(t *testing.T) {
 	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 2, Refused: 1, Slots: 1}) {
 		t.Errorf("after the slow search: %+v, want 2 admitted, 1 busy, none running or waiting", f)
 	}
+}
+
+// slowSearches is a site whose budget holds one build, its hot page
+// /charts/US built and kept: a search for "slow" says so on entered when
+// its build starts and holds it until release closes.
+func slowSearches(t *testing.T) (rb *rebuilding, entered chan struct{}, release chan struct{}) {
+	t.Helper()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	entered, release = make(chan struct{}, 8), make(chan struct{})
+	rb = newRebuilding(t, &now, time.Minute, func(r *http.Request) {
+		if r.URL.Query().Get("q") == "slow" {
+			entered <- struct{}{}
+			<-release
+		}
+	})
+	rb.s.budget = newBudget(1)
+	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
+		t.Fatalf("the hot page's first build: got %d", code)
+	}
+	return rb, entered, release
 }
