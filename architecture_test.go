@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"bufio"
+	"go/ast"
 	"go/types"
 	"os"
 	"os/exec"
@@ -329,4 +330,74 @@ func TestWhoSpeaksSQL(t *testing.T) {
 		}
 	}
 	holdClaim(t, "speak SQL", found)
+}
+
+// builders are the one function that builds each part, by the
+// constructors it calls: the composition root's, in wiring. The rigs
+// (internal/*test, internal/yeardb's year of data) build their own.
+var builders = map[string]string{
+	"store.Open":             "wiring.openDatabase",
+	"store.OpenExisting":     "wiring.openDatabase",
+	"store.OpenDamaged":      "wiring.Host.Salvage",
+	"ledger.New":             "wiring.On",
+	"quota.NewSQLite":        "wiring.Database.Limiter",
+	"quota.NewPostgres":      "wiring.Database.Limiter",
+	"quota.NewRedis":         "wiring.OpenLimiter",
+	"quota.NewUpstreamClock": "wiring.Host.UpstreamClock",
+	"pace.New":               "wiring.newPacer",
+	"web.New":                "wiring.Host.OpenSite",
+}
+
+// TestEachPartIsBuiltInOneFunction: every call of a part's constructor
+// outside the rigs and the tests, found by the type checker (a renamed
+// import or a function value counts), is in the one function the map of
+// builders names for it, so that a process opens each part once, where
+// one function says how.
+func TestEachPartIsBuiltInOneFunction(t *testing.T) {
+	for _, p := range typedPackages(t) {
+		r := room(p.PkgPath)
+		if rig(r) || r == "internal/yeardb" {
+			continue
+		}
+		for _, f := range p.Syntax {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				in := r + "." + funcName(fd)
+				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					id, ok := n.(*ast.Ident)
+					if !ok {
+						return true
+					}
+					fn, ok := p.TypesInfo.Uses[id].(*types.Func)
+					if !ok || fn.Pkg() == nil || fn.Pkg() == p.Types || fn.Type().(*types.Signature).Recv() != nil {
+						return true
+					}
+					part := room(fn.Pkg().Path()) + "." + fn.Name()
+					if want, ok := builders[part]; ok && want != in {
+						t.Errorf("%s: %s calls %s, which only %s may: the part is built in one function",
+							p.Fset.Position(id.Pos()), in, part, want)
+					}
+					return true
+				})
+			}
+		}
+	}
+}
+
+// funcName is a function's name, its receiver's type first for a method.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
 }

@@ -32,11 +32,12 @@ func fetchedReport(t *testing.T) *report.Report {
 
 // reportOf is the report `ingest report` builds over db with no flags,
 // the embedded limiter read without spending.
-func reportOf(t *testing.T, db *store.DB) *report.Report {
+func reportOf(t *testing.T, sdb *store.DB) *report.Report {
 	t.Helper()
 	ctx := context.Background()
+	db := wiring.On(sdb, "")
 	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-	src := report.Sources{Now: time.Now(), DB: wiring.On(db, ""), Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
+	src := report.Sources{Now: time.Now(), DB: db, Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
 	sch := wiring.Schedule{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}}
 	if err := sch.Follow(ctx, db, &src); err != nil {
 		t.Fatal(err)

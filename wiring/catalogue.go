@@ -19,7 +19,6 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 )
 
 // CatalogueEvery is how old the stored catalogue may grow before it is
@@ -66,7 +65,7 @@ func (h *Host) readCatalogue(ctx context.Context, p *Pipeline, gate ingest.Gate)
 
 // StoredCatalogue is the region catalogue db holds, the built-in copy when
 // it holds none or cannot be read; db nil is no database yet.
-func StoredCatalogue(ctx context.Context, db *store.DB) regions.Catalogue {
+func StoredCatalogue(ctx context.Context, db *Database) regions.Catalogue {
 	if db == nil {
 		return regions.Builtin
 	}
@@ -148,7 +147,7 @@ func regionsOf(cat regions.Catalogue) []ingest.Region {
 // heldCharts makes src's schedule the charts db holds runs of, by name,
 // when it holds any: a database that ran only some regions reports those,
 // not the default ones.
-func heldCharts(ctx context.Context, db *store.DB, src *report.Sources) error {
+func heldCharts(ctx context.Context, db *Database, src *report.Sources) error {
 	last, err := db.LastRuns(ctx, ingest.Trending)
 	if err != nil || len(last) == 0 {
 		return err

@@ -43,7 +43,7 @@ type Checks struct {
 	QuotaKey  string
 	CostsFile string // --costs, "" for the built-in one
 	// Opened is told of each database a check opens (the terms' warning).
-	Opened func(context.Context, *store.DB)
+	Opened func(context.Context, *Database)
 	// DBState is what the database check found: store.Missing,
 	// store.Current or store.Older.
 	DBState string
@@ -95,7 +95,7 @@ type checkedLimiter interface {
 // limiter opens the limiter the checks ask, on the database when there is
 // one; closeFn closes both.
 func (c *Checks) limiter(ctx context.Context) (l checkedLimiter, closeFn func(), err error) {
-	var db *store.DB
+	var db *Database
 	if c.DBState == store.Current {
 		if db, err = c.Host.OpenExisting(ctx); err != nil {
 			return nil, nil, err
@@ -205,12 +205,12 @@ func (c *Checks) recordedClock(ctx context.Context, skew time.Duration) string {
 	if c.DBState != store.Current {
 		return ""
 	}
-	db, err := store.OpenExisting(ctx, c.Host.DSN)
+	db, err := OpenExisting(ctx, c.Host.DSN)
 	if err != nil {
 		return ""
 	}
 	defer db.Close()
-	last := LastClock(ctx, db)
+	last := c.Host.LastClock(ctx, db)
 	if last == nil || (last.Skew-skew).Abs() <= quota.DefaultGuard {
 		return ""
 	}

@@ -34,7 +34,7 @@ import (
 // source's worker and a copy's starting at once, one sees the other.
 func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err error) {
 	host, _ := os.Hostname()
-	own, err := ledger.New(p.DB).HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	own, err := p.DB.Ledger.HoldWorker(ctx, host, os.Getpid(), h.Logger)
 	if err != nil {
 		return own, err
 	}
@@ -86,8 +86,8 @@ func (e *CopyLiveError) Error() string {
 
 // copiesLive is a *CopyLiveError when a worker on a copy of db holds its
 // lease on db (ledger.HoldCopyWorker).
-func copiesLive(ctx context.Context, db *store.DB, name string) error {
-	ws, err := ledger.New(db).CopyWorkers(ctx)
+func copiesLive(ctx context.Context, db *Database, name string) error {
+	ws, err := db.Ledger.CopyWorkers(ctx)
 	if err != nil {
 		return err
 	}
@@ -123,8 +123,8 @@ func (e *LiveError) Error() string {
 
 // Live is a *LiveError when a worker holds or renewed its lease on the
 // database within the lease's span (ledger.WorkerTTL), else nil.
-func Live(ctx context.Context, db *store.DB) error {
-	ws, err := ledger.New(db).Workers(ctx)
+func Live(ctx context.Context, db *Database) error {
+	ws, err := db.Ledger.Workers(ctx)
 	if err != nil || len(ws) == 0 {
 		return err
 	}
@@ -154,8 +154,8 @@ const copyWorkedNote = "copy_worked "
 // worker ran on (copyWorkedNote) hold and db lacks: going back to the
 // source after a worker ran on its copy spends nothing twice. A copy that
 // is gone or is another database now is passed over.
-func (h *Host) copiesCalls(ctx context.Context, db *store.DB, quotaKey string) error {
-	led := ledger.New(db)
+func (h *Host) copiesCalls(ctx context.Context, db *Database, quotaKey string) error {
+	led := db.Ledger
 	copies, err := led.NotedUnder(ctx, copyWorkedNote)
 	if err != nil || len(copies) == 0 {
 		return err
@@ -165,12 +165,12 @@ func (h *Host) copiesCalls(ctx context.Context, db *store.DB, quotaKey string) e
 		if !store.Exists(path) {
 			continue
 		}
-		cdb, err := store.OpenExisting(ctx, path)
+		cdb, err := OpenExisting(ctx, path)
 		if err != nil {
 			h.Logger.Info("a copy of this database a worker ran on cannot be read: its calls are not counted", "copy", path, ingest.LogErr, err)
 			continue
 		}
-		cled := ledger.New(cdb)
+		cled := cdb.Ledger
 		if id, err := cled.LedgerID(ctx); err != nil || id != copies[path] {
 			cdb.Close()
 			continue
@@ -201,8 +201,8 @@ type copySource struct {
 
 // NoteCopySource notes on dst, a finished copy of the SQLite file path
 // (read through src), where its source is and its source's ledger id.
-func NoteCopySource(ctx context.Context, src, dst *store.DB, path string, at time.Time) error {
-	id, err := ledger.New(src).LedgerID(ctx)
+func NoteCopySource(ctx context.Context, src, dst *Database, path string, at time.Time) error {
+	id, err := src.Ledger.LedgerID(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func NoteCopySource(ctx context.Context, src, dst *store.DB, path string, at tim
 		return err
 	}
 	b, _ := json.Marshal(copySource{Path: abs, Ledger: id, At: at.UnixMilli()})
-	return ledger.New(dst).Note(ctx, copySourceNote, string(b))
+	return dst.Ledger.Note(ctx, copySourceNote, string(b))
 }
 
 // SourceLiveError: a worker would start on a copy whose source's worker
@@ -243,9 +243,9 @@ func (e *SourceLiveError) Error() string {
 // guard, when the lease was taken, is what each of the worker's calls
 // asks first (leashed): a worker that stalled past its lease may have let
 // a source's worker start unseen.
-func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (release func(), guard func(context.Context) error, err error) {
+func (h *Host) sourceCalls(ctx context.Context, db *Database, quotaKey string) (release func(), guard func(context.Context) error, err error) {
 	release = func() {}
-	led := ledger.New(db)
+	led := db.Ledger
 	raw, err := led.Noted(ctx, copySourceNote)
 	var src copySource
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
@@ -257,17 +257,17 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (
 	}
 	// Written to for the lease; a source no worker can write (its
 	// directory read-only) is read only, and needs none.
-	sdb, err := store.Open(ctx, src.Path)
+	sdb, err := Open(ctx, src.Path)
 	writable := err == nil
 	if !writable {
-		sdb, err = store.OpenExisting(ctx, src.Path)
+		sdb, err = OpenExisting(ctx, src.Path)
 	}
 	if err != nil {
 		h.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
 			"source", src.Path, ingest.LogErr, err)
 		return release, nil, nil
 	}
-	sled := ledger.New(sdb)
+	sled := sdb.Ledger
 	if id, err := sled.LedgerID(ctx); err != nil || id != src.Ledger {
 		sdb.Close()
 		return release, nil, nil
@@ -311,7 +311,7 @@ func (h *Host) sourceCalls(ctx context.Context, db *store.DB, quotaKey string) (
 // here on, and then, as at the start, a worker running on the source
 // refuses the call (*SourceLiveError) and none takes the source's calls
 // since into this ledger (countSource).
-func (h *Host) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *store.DB, src copySource, quotaKey string) func(context.Context) error {
+func (h *Host) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string) func(context.Context) error {
 	var mu sync.Mutex
 	return func(ctx context.Context) error {
 		mu.Lock()
@@ -362,7 +362,7 @@ func (l leashed) Take(ctx context.Context, by ingest.Caller, op string) (ingest.
 
 // countSource refuses a start while a worker runs on the source, and
 // takes the source's calls since that led lacks into led.
-func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *store.DB, src copySource, quotaKey string, since time.Time) error {
+func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string, since time.Time) error {
 	// A source whose worker runs on spends the same window after this
 	// start as well, where no read at start can count it.
 	var live *LiveError

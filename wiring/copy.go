@@ -18,33 +18,43 @@ import (
 	"strconv"
 
 	"github.com/ingestworks/ingest/dbcopy"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
 // CopyTarget opens the database a copy writes into, creating it.
-func (h *Host) CopyTarget(ctx context.Context, to string) (*store.DB, error) {
-	db, err := store.Open(ctx, to)
+func (h *Host) CopyTarget(ctx context.Context, to string) (*Database, error) {
+	db, err := Open(ctx, to)
 	if err != nil {
 		return nil, fmt.Errorf("db copy: target: %w", err)
 	}
 	return db, nil
 }
 
-// SalvageTarget opens the new database db recover writes the rows that
-// still read into, creating it by the migrations.
-func (h *Host) SalvageTarget(ctx context.Context, out string) (*store.DB, error) {
-	db, err := store.Open(ctx, out)
-	if err != nil {
-		return nil, fmt.Errorf("db recover: --out: %w", err)
+// Salvage reads what still reads of the damaged SQLite file --db names
+// (ingest db recover), with none of the checks a damaged file would
+// fail, into the new database out, created by the migrations; progress
+// hears each table. dst is the salvage, open, when it was created, for
+// the caller's check and close, whatever err says.
+func (h *Host) Salvage(ctx context.Context, out string, progress func(t dbcopy.Salvaged, done, total int64)) (got []dbcopy.Salvaged, dst *Database, err error) {
+	src, err := store.OpenDamaged(ctx, h.DSN)
+	var pe *store.PathError
+	if errors.As(err, &pe) {
+		return nil, nil, configErrorf("db recover: --db %w", err)
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("db recover: %w", err)
 	}
-	return db, nil
+	defer src.Close()
+	if dst, err = Open(ctx, out); err != nil {
+		return nil, nil, fmt.Errorf("db recover: --out: %w", err)
+	}
+	got, err = dbcopy.Salvage(ctx, src, dst.DB, progress)
+	return got, dst, err
 }
 
 // CopySourceWrites opens --db itself for a copy's writes to it: its notes
 // of the rows that change (dbcopy.Track, Carry, Untrack).
-func (h *Host) CopySourceWrites(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, h.DSN)
+func (h *Host) CopySourceWrites(ctx context.Context) (*Database, error) {
+	db, err := Open(ctx, h.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("db copy: source: %w", err)
 	}
@@ -54,7 +64,7 @@ func (h *Host) CopySourceWrites(ctx context.Context) (*store.DB, error) {
 // LiveSource is a *LiveError naming --db's workers when one still holds
 // its lease; nil when none does.
 func (h *Host) LiveSource(ctx context.Context) (*LiveError, error) {
-	db, err := store.OpenExisting(ctx, h.DSN)
+	db, err := OpenExisting(ctx, h.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("db copy: source: %w", err)
 	}
@@ -75,9 +85,9 @@ func (h *Host) LiveSource(ctx context.Context) (*LiveError, error) {
 // nothing terms do not allow, or a snapshot of a SQLite file with what
 // terms do not allow pruned from it (said on say), kept until the copy is
 // whole; fresh says the snapshot was taken now.
-func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Writer) (db *store.DB, fresh bool, err error) {
+func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Writer) (db *Database, fresh bool, err error) {
 	if store.IsURL(h.DSN) {
-		db, err := store.OpenExisting(ctx, h.DSN)
+		db, err := OpenExisting(ctx, h.DSN)
 		if err != nil {
 			return nil, false, fmt.Errorf("db copy: source: %w", err)
 		}
@@ -97,7 +107,7 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 		}
 		fresh = true
 	}
-	if db, err = store.Open(ctx, snap); err != nil {
+	if db, err = Open(ctx, snap); err != nil {
 		return nil, false, fmt.Errorf("db copy: source snapshot: %w", err)
 	}
 	return db, fresh, nil
@@ -121,15 +131,15 @@ func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Wr
 	if err := store.Snapshot(ctx, path, part); err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
-	db, err := store.Open(ctx, part)
+	db, err := Open(ctx, part)
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := dbcopy.Untrack(ctx, db, func(error) {}); err != nil { // the source's notes, not the snapshot's: a SQLite file no worker writes
+	if err := dbcopy.Untrack(ctx, db.DB, func(error) {}); err != nil { // the source's notes, not the snapshot's: a SQLite file no worker writes
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	if err := ledger.New(db).Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(terms.Clock.Now().UnixNano(), 36)); err != nil {
+	if err := db.Ledger.Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(terms.Clock.Now().UnixNano(), 36)); err != nil {
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
@@ -170,13 +180,13 @@ func removeFile(path string) {
 // beside it (store.Image), opened, on which a dry run runs the real prune,
 // so that what it says is what the prune does, the ledger's rows and the
 // bytes it frees included; drop closes and removes it.
-func (h *Host) DryRunCopy(ctx context.Context) (*store.DB, func(), error) {
+func (h *Host) DryRunCopy(ctx context.Context) (*Database, func(), error) {
 	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
 	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
 		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
 	}
 	drop := func() { removeFile(copyPath) }
-	copied, err := store.Open(ctx, copyPath)
+	copied, err := Open(ctx, copyPath)
 	if err != nil {
 		drop()
 		return nil, nil, err

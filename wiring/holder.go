@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -72,8 +71,8 @@ func (h *Host) holderHere() Holder {
 // recordedHolder is db's Holder of key; a database that ran on Redis
 // before holders were recorded is held by that Redis, one that never
 // spent by none (Limiter "").
-func recordedHolder(ctx context.Context, db *store.DB, key string) (Holder, error) {
-	led := ledger.New(db)
+func recordedHolder(ctx context.Context, db *Database, key string) (Holder, error) {
+	led := db.Ledger
 	w, err := noted[Holder](ctx, led, holderNote+key)
 	if err != nil || w.Limiter != "" {
 		return w, err
@@ -88,7 +87,7 @@ func recordedHolder(ctx context.Context, db *store.DB, key string) (Holder, erro
 // the command by; a run on the recorded limiter writes nothing, but for
 // the new address of a Redis (a failover's), so that a refusal names the
 // one the database last ran on.
-func (h *Host) recordHolder(ctx context.Context, db *store.DB, key string, to Holder, by string) error {
+func (h *Host) recordHolder(ctx context.Context, db *Database, key string, to Holder, by string) error {
 	w, err := recordedHolder(ctx, db, key)
 	if err != nil {
 		return err
@@ -102,7 +101,7 @@ func (h *Host) recordHolder(ctx context.Context, db *store.DB, key string, to Ho
 	if err != nil {
 		return err
 	}
-	return ledger.New(db).Note(ctx, holderNote+key, string(b))
+	return db.Ledger.Note(ctx, holderNote+key, string(b))
 }
 
 // runMove is the move a database's first run records.
@@ -133,7 +132,7 @@ func (e *HolderError) Error() string {
 
 // heldElsewhere refuses a run on db when its window of key lives in
 // another limiter than this host's settings name.
-func (h *Host) heldElsewhere(ctx context.Context, db *store.DB, key string) error {
+func (h *Host) heldElsewhere(ctx context.Context, db *Database, key string) error {
 	w, err := recordedHolder(ctx, db, key)
 	if err != nil || w.Limiter == "" || w.Limiter == h.holderHere().Limiter {
 		return err
@@ -143,7 +142,7 @@ func (h *Host) heldElsewhere(ctx context.Context, db *store.DB, key string) erro
 
 // heldHere refuses a run on db whose window of key another limiter holds,
 // and records this one on a database's first run.
-func (h *Host) heldHere(ctx context.Context, db *store.DB, key string) error {
+func (h *Host) heldHere(ctx context.Context, db *Database, key string) error {
 	if err := h.heldElsewhere(ctx, db, key); err != nil {
 		return err
 	}
@@ -154,7 +153,7 @@ func (h *Host) heldHere(ctx context.Context, db *store.DB, key string) error {
 // in the limiter this host's settings name, moved by the command by.
 func (h *Host) moveTo(ctx context.Context, paths []string, key, by string) error {
 	for _, path := range paths {
-		db, err := store.Open(ctx, path)
+		db, err := Open(ctx, path)
 		if err != nil {
 			return configErrorf("--ledger %s: record where its window went: %w", store.Redact(path), err)
 		}

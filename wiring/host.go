@@ -15,7 +15,6 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/dsn"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -89,8 +88,8 @@ func (h *Host) DBName() string { return store.Redact(h.DSN) }
 func (h *Host) DBExists() bool { return store.Exists(h.DSN) }
 
 // OpenStore opens (creating and migrating) the database.
-func (h *Host) OpenStore(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, h.DSN)
+func (h *Host) OpenStore(ctx context.Context) (*Database, error) {
+	db, err := Open(ctx, h.DSN)
 	if err != nil {
 		return nil, h.DBError(err)
 	}
@@ -99,8 +98,8 @@ func (h *Host) OpenStore(ctx context.Context) (*store.DB, error) {
 
 // OpenExisting opens the database for reading; one that does not exist
 // yet is a NoneYetError (which matches store.ErrNoDatabase).
-func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
-	db, err := store.OpenExisting(ctx, h.DSN)
+func (h *Host) OpenExisting(ctx context.Context) (*Database, error) {
+	db, err := OpenExisting(ctx, h.DSN)
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil, NoneYetError{h.DBName()}
 	}
@@ -112,8 +111,8 @@ func (h *Host) OpenExisting(ctx context.Context) (*store.DB, error) {
 
 // OpenIfAny opens the database for reading, never creating it; nil (and
 // no error) when there is none yet.
-func (h *Host) OpenIfAny(ctx context.Context) (*store.DB, error) {
-	db, err := store.OpenExisting(ctx, h.DSN)
+func (h *Host) OpenIfAny(ctx context.Context) (*Database, error) {
+	db, err := OpenExisting(ctx, h.DSN)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
 		return nil, nil
@@ -127,10 +126,10 @@ func (h *Host) OpenIfAny(ctx context.Context) (*store.DB, error) {
 // ledger names the quota key) and, for write with the embedded limiter,
 // keep their settings in: created for write, none (nil) on Redis when
 // there is none yet.
-func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*store.DB, error) {
-	open := store.OpenExisting
+func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*Database, error) {
+	open := OpenExisting
 	if write && h.RedisURL == "" {
-		open = store.Open
+		open = Open
 	}
 	db, err := open(ctx, h.DSN)
 	switch {
@@ -170,17 +169,16 @@ func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase
 // OpenLimiter builds the Redis limiter when RedisURL is set, else the
 // embedded one in the database (OpenLimiter). closeFn releases the Redis
 // client. db may be nil with Redis (a host without a database).
-func (h *Host) OpenLimiter(db *store.DB, quotaKey string) (l Limiter, closeFn func(), err error) {
+func (h *Host) OpenLimiter(db *Database, quotaKey string) (l Limiter, closeFn func(), err error) {
 	return h.openLimiter(db, quotaKey, h.Costs)
 }
 
 // openLimiter is OpenLimiter by costs c.
-func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
+func (h *Host) openLimiter(db *Database, quotaKey string, c *ingest.Costs) (l Limiter, closeFn func(), err error) {
 	opts := quota.Options{Logger: h.Logger, Replicas: h.Replicas, Uptime: h.uptime(), Delivery: ingest.Delivery}
-	var d *Database
 	up := quota.NoUpstreamClock
 	if db != nil {
-		d, up = On(db, store.Where(h.DSN)), h.UpstreamClock(db)
+		up = h.UpstreamClock(db)
 	}
 	var client redis.UniversalClient
 	closeFn = func() {}
@@ -194,7 +192,7 @@ func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Li
 		}
 		closeFn = func() { client.Close() }
 	}
-	if l, err = OpenLimiter(context.Background(), d, client, quotaKey, c, up, h.clock(), opts); err != nil {
+	if l, err = OpenLimiter(context.Background(), db, client, quotaKey, c, up, h.clock(), opts); err != nil {
 		closeFn()
 		return nil, nil, err
 	}
@@ -204,7 +202,7 @@ func (h *Host) openLimiter(db *store.DB, quotaKey string, c *ingest.Costs) (l Li
 // APILimiter is where the API's clients are counted: on Redis when
 // RedisURL is set, shared by every serve on it; else where the database
 // keeps them (Database.APILimiter). The func releases what it opened.
-func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
+func (h *Host) APILimiter(db *Database) (ratelimit.Limiter, func(), error) {
 	if h.RedisURL != "" {
 		client, err := h.RedisClient()
 		if err != nil {
@@ -213,7 +211,7 @@ func (h *Host) APILimiter(db *store.DB) (ratelimit.Limiter, func(), error) {
 		l := ratelimit.NewRedis(client, quota.DefaultTimeout)
 		return l, func() { l.Close(); client.Close() }, nil
 	}
-	return On(db, "").APILimiter(), func() {}, nil
+	return db.APILimiter(), func() {}, nil
 }
 
 // EndpointName is YOUTUBE_ENDPOINT as messages show it: its password
@@ -229,19 +227,19 @@ func (h *Host) EndpointName() string {
 // (a command such as check opens more than one, one after the other).
 type upstreamOnce struct {
 	mu sync.Mutex
-	db *store.DB
+	db *Database
 	c  *quota.UpstreamClock
 }
 
 // UpstreamClock is the upstream's clock as this process keeps it in the
 // ledger's notes: the limiter's guard asks it, and every response of the
 // upstream tells it (OpenPipeline).
-func (h *Host) UpstreamClock(db *store.DB) *quota.UpstreamClock {
+func (h *Host) UpstreamClock(db *Database) *quota.UpstreamClock {
 	h.upstream.mu.Lock()
 	defer h.upstream.mu.Unlock()
 	if h.upstream.c == nil || h.upstream.db != db {
 		h.upstream.db = db
-		h.upstream.c = quota.NewUpstreamClock(h.clock(), quota.UpstreamOptions{Notes: ledger.New(db), Uptime: h.uptime(),
+		h.upstream.c = quota.NewUpstreamClock(h.clock(), quota.UpstreamOptions{Notes: db.Ledger, Uptime: h.uptime(),
 			Ask: func(ctx context.Context) (time.Time, error) {
 				return fetch.UpstreamTimeVia(ctx, h.Endpoint, h.Transport)
 			}})
@@ -261,11 +259,11 @@ func (h *Host) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time)
 // LastClock is the ledger's last reading of the upstream's clock, as the
 // report shows it: its skew and when it was seen; nil when there is none
 // (or no database).
-func LastClock(ctx context.Context, db *store.DB) *report.Clock {
+func (h *Host) LastClock(ctx context.Context, db *Database) *report.Clock {
 	if db == nil {
 		return nil
 	}
-	r, ok, err := quota.NewUpstreamClock(clock.System, quota.UpstreamOptions{Notes: ledger.New(db)}).Last(ctx)
+	r, ok, err := h.UpstreamClock(db).Last(ctx)
 	if err != nil || !ok {
 		return nil
 	}
@@ -276,11 +274,11 @@ func LastClock(ctx context.Context, db *store.DB) *report.Clock {
 // last use and, on PostgreSQL without Redis, the API's limiter need. When the limiter does not live in it, a database that cannot
 // be written (a read-only volume) is opened read-only, and readOnly says
 // why: tokens' last use then goes unrecorded.
-func (h *Host) OpenServeDB(ctx context.Context) (db *store.DB, readOnly, err error) {
-	if db, err = store.Open(ctx, h.DSN); err == nil {
+func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err error) {
+	if db, err = Open(ctx, h.DSN); err == nil {
 		return db, nil, nil
 	}
-	ro, rerr := store.OpenExisting(ctx, h.DSN)
+	ro, rerr := OpenExisting(ctx, h.DSN)
 	if rerr != nil {
 		return nil, nil, h.DBError(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
-	"github.com/ingestworks/ingest/store"
 )
 
 // databaseLeases is the runner's locker. On a Redis limiter the leases
@@ -18,11 +16,11 @@ import (
 // each other's work (docs/operations.md, "A host cut off from a peer").
 // A chart's lease keeps its name: which host charts a region is shared.
 // On the embedded limiter the leases are in the database already.
-func (h *Host) databaseLeases(ctx context.Context, l jobs.Locker, db *store.DB) (jobs.Locker, error) {
+func (h *Host) databaseLeases(ctx context.Context, l jobs.Locker, db *Database) (jobs.Locker, error) {
 	if h.RedisURL == "" {
 		return l, nil
 	}
-	id, err := ledger.New(db).LedgerID(ctx)
+	id, err := db.Ledger.LedgerID(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 )
 
 // redisNote (+ the quota key) is which Redis the database's limiter was:
@@ -43,8 +42,8 @@ func RedisHash(raw string) string {
 }
 
 // noteRedis records in db which Redis the limiter of key is.
-func (h *Host) noteRedis(ctx context.Context, db *store.DB, key string) error {
-	return ledger.New(db).Note(ctx, redisNote+key, RedisHash(h.RedisURL))
+func (h *Host) noteRedis(ctx context.Context, db *Database, key string) error {
+	return db.Ledger.Note(ctx, redisNote+key, RedisHash(h.RedisURL))
 }
 
 // PeersLeftError: the embedded limiter would open on a database whose
@@ -71,12 +70,12 @@ func (e *PeersLeftError) Error() string {
 // leftPeers refuses the embedded limiter on db when its limiter was a
 // Redis key whose other ledgers spent in the window and were not given
 // to it.
-func (h *Host) leftPeers(ctx context.Context, db *store.DB, key string) error {
+func (h *Host) leftPeers(ctx context.Context, db *Database, key string) error {
 	peers, err := h.peersNotGiven(ctx, db, key)
 	if err != nil || len(peers) == 0 {
 		return err
 	}
-	redis, err := ledger.New(db).Noted(ctx, redisNote+key)
+	redis, err := db.Ledger.Noted(ctx, redisNote+key)
 	if err != nil {
 		return err
 	}
@@ -86,8 +85,8 @@ func (h *Host) leftPeers(ctx context.Context, db *store.DB, key string) error {
 // peersNotGiven are the peers of db's last Redis limiter of key that
 // spent in the window and that quota seed has not given the embedded
 // limiter.
-func (h *Host) peersNotGiven(ctx context.Context, db *store.DB, key string) ([]quota.LedgerSeen, error) {
-	led := ledger.New(db)
+func (h *Host) peersNotGiven(ctx context.Context, db *Database, key string) ([]quota.LedgerSeen, error) {
+	led := db.Ledger
 	self, err := led.LedgerID(ctx)
 	if err != nil {
 		return nil, err
@@ -105,8 +104,8 @@ func (h *Host) peersNotGiven(ctx context.Context, db *store.DB, key string) ([]q
 
 // givePeers notes on db that the embedded limiter of key was given the
 // ledgers ids (by quota seed), or told to forget them.
-func givePeers(ctx context.Context, db *store.DB, key string, ids []string) error {
-	led := ledger.New(db)
+func givePeers(ctx context.Context, db *Database, key string, ids []string) error {
+	led := db.Ledger
 	given, err := noted[[]string](ctx, led, givenNote+key)
 	if err != nil {
 		return err

@@ -14,14 +14,13 @@ import (
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/store"
 )
 
 // Pipeline is everything a command that calls the upstream opens, closed
 // in reverse order.
 type Pipeline struct {
 	QuotaKey string
-	DB       *store.DB
+	DB       *Database
 	Limiter  Limiter
 	Source   *fetch.Client
 	Upstream *quota.UpstreamClock // the upstream's clock
@@ -195,15 +194,24 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 		return nil, &ConfigError{err}
 	}
 	entries := jobs.PaceEntries(es, h.Costs)
-	led := ledger.New(p.DB)
-	pc, err := pace.New(pace.Config{Pools: h.Costs.Pools, State: p.Limiter.State, Entries: entries,
-		History: pace.FromRecords(led, p.QuotaKey, h.Costs.Pools), LastPass: p.DB.LastCompletedStart,
-		Daily: jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
+	led := p.DB.Ledger
+	pc, err := newPacer(h.Costs, led, p.QuotaKey, pace.Config{State: p.Limiter.State, Entries: entries,
+		LastPass: p.DB.LastCompletedStart,
+		Daily:    jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
 		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Clock: h.clock()})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
 	return pc, nil
+}
+
+// newPacer is the one construction of a pacer, the daemon's (NewPacer)
+// and a reader's view of the plan it would follow (Planner) alike, so that
+// the plan a report shows is made the way the daemon makes it: c's pools
+// are the costs' and its history the ledger's records of quotaKey.
+func newPacer(costs *ingest.Costs, records pace.Records, quotaKey string, c pace.Config) (*pace.Pacer, error) {
+	c.Pools, c.History = costs.Pools, pace.FromRecords(records, quotaKey, costs.Pools)
+	return pace.New(c)
 }
 
 // publishPlan keeps every plan the pacer makes in the database, for report

@@ -31,7 +31,7 @@ import (
 // a plan it refuses (--strict) leaves nothing behind. Run records the plan
 // with the schedule.
 func (h *Host) Prepare(ctx context.Context, r *Run) error {
-	db, err := store.OpenExisting(ctx, h.DSN)
+	db, err := OpenExisting(ctx, h.DSN)
 	if err == nil {
 		defer db.Close()
 	} else {
@@ -57,7 +57,7 @@ func (h *Host) Prepare(ctx context.Context, r *Run) error {
 // they hold any, the charts' own). db is nil when there is none yet. A
 // schedule the pools cannot hold at all is a ConfigError; one that does
 // not fit the day is a warning, or with r.Strict a ConfigError.
-func (h *Host) dayPlan(ctx context.Context, db *store.DB, r Run, log *slog.Logger) ([]report.PlanLine, error) {
+func (h *Host) dayPlan(ctx context.Context, db *Database, r Run, log *slog.Logger) ([]report.PlanLine, error) {
 	sched := report.Schedule{Timetable: r.Timetable, Tracked: -1}
 	if r.Track > 0 {
 		sched.TrackEvery, sched.TrackBatch = r.TrackEvery, jobs.TrackBatch
@@ -117,7 +117,7 @@ func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan [
 			return fmt.Errorf("record the plan: %w", err)
 		}
 	}
-	return ledger.New(p.DB).SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
+	return p.DB.Ledger.SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
 		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: h.now()})
 }
 
@@ -131,8 +131,8 @@ func Planner(ctx context.Context, src report.Sources, now time.Time, state func(
 	if err != nil {
 		return pace.Status{}, err
 	}
-	pc, err := pace.New(pace.Config{Pools: src.Costs.Pools, State: state, Entries: jobs.PaceEntries(charts, src.Costs),
-		History: pace.FromRecords(src.DB, src.QuotaKey, src.Costs.Pools), Daily: jobs.DailyCost(src.Costs, t.Names()),
+	pc, err := newPacer(src.Costs, src.DB, src.QuotaKey, pace.Config{State: state, Entries: jobs.PaceEntries(charts, src.Costs),
+		Daily: jobs.DailyCost(src.Costs, t.Names()),
 		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
 	if err != nil {
 		return pace.Status{}, err

@@ -21,7 +21,7 @@ func planLogs[T any](t *testing.T, r Run, msg string) []T {
 	t.Helper()
 	var logs bytes.Buffer
 	h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-	if _, err := h.dayPlan(context.Background(), storetest.Open(t), r, h.Logger); err != nil {
+	if _, err := h.dayPlan(context.Background(), On(storetest.Open(t), ""), r, h.Logger); err != nil {
 		t.Fatal(err)
 	}
 	var out []T

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 )
@@ -112,12 +111,12 @@ func (h *Host) ReadLedger(ctx context.Context, path, key string) (ingest.Recalle
 	if err := store.CheckURL(path); err != nil {
 		return ingest.Recalled{}, configErrorf("--ledger %w", err)
 	}
-	db, err := store.OpenExisting(ctx, path)
+	db, err := OpenExisting(ctx, path)
 	if err != nil {
 		return ingest.Recalled{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
-	rec, err := ledger.New(db).Recall(ctx, key, h.now().Add(-h.Costs.Span()), h.now())
+	rec, err := db.Ledger.Recall(ctx, key, h.now().Add(-h.Costs.Span()), h.now())
 	if err != nil {
 		return rec, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)
 	}

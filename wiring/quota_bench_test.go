@@ -62,7 +62,7 @@ func BenchmarkQuotaAPI(b *testing.B) {
 		for _, mode := range []string{"", "/cold/follow", "/cold/whole"} {
 			restore := wiring.FollowLedger(mode != "/cold/whole")
 			h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-			ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: yeardb.QuotaKey,
+			ui, closeFn, err := h.OpenWeb(ctx, wiring.On(db, ""), wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: yeardb.QuotaKey,
 				Web: web.Config{Listen: "127.0.0.1:0", Token: benchToken}})
 			restore()
 			if err != nil {

@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-
-	"github.com/ingestworks/ingest/ledger"
-	"github.com/ingestworks/ingest/store"
 )
 
 // KeyHash is the short, one-way name of an API key: the default quota key.
@@ -20,7 +17,7 @@ func KeyHash(key string) string {
 // ReadQuotaKey is the quota a command that reads reports on: given
 // (--quota-key), else the API key's hash (apiKey, "" when unset), else the
 // one quota key in db's ledger.
-func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *store.DB) (string, error) {
+func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *Database) (string, error) {
 	if given != "" {
 		return given, nil
 	}
@@ -30,7 +27,7 @@ func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *store
 	var keys []string
 	if db != nil {
 		var err error
-		if keys, err = ledger.New(db).QuotaKeys(ctx); err != nil {
+		if keys, err = db.Ledger.QuotaKeys(ctx); err != nil {
 			return "", fmt.Errorf("read quota keys: %w", err)
 		}
 	}

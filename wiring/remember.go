@@ -10,7 +10,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 )
 
 // keepReads bounds how long a server keeps the ledger's reads for its
@@ -21,11 +20,11 @@ const keepReads = time.Minute
 // its ledger reads kept while db's ledger stays the same, and its quota
 // key's calls read in write order, so that the first report after the
 // ledger changes reads what changed, not the window.
-func remembered(db *store.DB, src report.Sources, clock ingest.Clock) report.Sources {
+func remembered(db *Database, src report.Sources, clock ingest.Clock) report.Sources {
 	if db == nil || src.NoDatabase {
 		return src
 	}
-	led := ledger.New(db)
+	led := db.Ledger
 	stamp := ledgerStamp(led)
 	if followLedger {
 		src.DB = followed{Store: src.DB, key: src.QuotaKey, follow: led.Follow(src.QuotaKey)}

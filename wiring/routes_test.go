@@ -22,7 +22,7 @@ func TestServeRoutesAreDocumented(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: "k",
+	ui, closeFn, err := h.OpenWeb(ctx, wiring.On(db, ""), wiring.Serve{Plans: ratelimit.DefaultAPIPlans(), QuotaKey: "k",
 		Web: web.Config{Listen: ":8080", Public: true, Token: "a-token-of-twenty-chars-1"}})
 	if err != nil {
 		t.Fatal(err)

@@ -66,10 +66,39 @@ type Run struct {
 	planned []report.PlanLine
 }
 
-// Run runs r over p: every chart once and exit (r.Once), or as a daemon
+// Run is `ingest run` once its flags are checked, for the binary and the
+// simulation alike: --regions read and the day's plan made (Prepare), the
+// listener opened unless r brings one, the pipeline opened for apiKey
+// spending on quotaKey, the standing's gate, then the runs. Each step
+// refuses a bad setting before the next opens anything.
+func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
+	if err := h.Prepare(ctx, &r); err != nil {
+		return err
+	}
+	if r.Listen != nil && r.Listener == nil {
+		// A port in use is exit 2 before the database is created; /healthz
+		// answers from here on, however long the start waits on the upstream.
+		var err error
+		if r.Listener, err = h.OpenListener(ctx, r.Listen.Listen); err != nil {
+			return err
+		}
+		defer r.Listener.Close()
+	}
+	p, err := h.OpenPipeline(ctx, apiKey, quotaKey)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := r.Terms.Gate(ctx, p.DB); err != nil { // a database holding more than the standing allows
+		return err
+	}
+	return h.runOn(ctx, p, r)
+}
+
+// runOn runs r over p: every chart once and exit (r.Once), or as a daemon
 // until a signal. SIGINT or SIGTERM starts no new run and lets the page in
 // flight be stored; a second one stops at once.
-func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
+func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
 		release, err := store.ClaimDaemon(h.DSN)
 		var running *store.DaemonRunningError
@@ -196,7 +225,7 @@ func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ag
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh), a share of them a pass run every every.
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB},
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB.DB},
 		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Clock: h.clock()}
 }
 
@@ -295,7 +324,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 			return nil, err
 		}
 	}
-	src := report.Sources{DB: On(p.DB, ""), Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
+	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)

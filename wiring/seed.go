@@ -11,7 +11,6 @@ import (
 	"fmt"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
@@ -81,12 +80,12 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 // hostLedger reads one database's ledger id and calls of the recall span,
 // read-only.
 func (h *Host) hostLedger(ctx context.Context, path, key string) (quota.HostLedger, error) {
-	db, err := store.OpenExisting(ctx, path)
+	db, err := OpenExisting(ctx, path)
 	if err != nil {
 		return quota.HostLedger{}, configErrorf("--ledger %s: %w", store.Redact(path), err)
 	}
 	defer db.Close()
-	led := ledger.New(db)
+	led := db.Ledger
 	id, err := led.LedgerID(ctx)
 	if err != nil {
 		return quota.HostLedger{}, fmt.Errorf("--ledger %s: %w", store.Redact(path), err)

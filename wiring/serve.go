@@ -24,7 +24,6 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -47,7 +46,7 @@ type Schedule struct {
 // regions where given, else the charts db holds runs of, the default
 // regions only when it holds none; with no database (nil), the flags'.
 // --regions is read once, against db's catalogue, which names each region.
-func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Sources) error {
+func (sch Schedule) Follow(ctx context.Context, db *Database, src *report.Sources) error {
 	cat := StoredCatalogue(ctx, db)
 	src.Names = regionNames(cat)
 	flags := sch.Timetable
@@ -60,7 +59,7 @@ func (sch Schedule) Follow(ctx context.Context, db *store.DB, src *report.Source
 	if db == nil { // no database yet: the flags' schedule, by the built-in catalogue
 		return nil
 	}
-	rec, ok, err := ledger.New(db).Schedule(ctx)
+	rec, ok, err := db.Ledger.Schedule(ctx)
 	switch {
 	case err != nil:
 		return err
@@ -116,7 +115,7 @@ func recordedPlan(rec ledger.Schedule) []report.PlanLine {
 // Redis, the embedded limiter has spent nothing on this host: its pools
 // are whole.
 // It reads by c, the costs the report shows (Sources.Costs).
-func (h *Host) ReadLimiter(db *store.DB, key string, c *ingest.Costs) (report.StateReader, func(), error) {
+func (h *Host) ReadLimiter(db *Database, key string, c *ingest.Costs) (report.StateReader, func(), error) {
 	if db == nil && h.RedisURL == "" {
 		return report.WholePools{Costs: c}, func() {}, nil
 	}
@@ -138,8 +137,8 @@ type Serve struct {
 // OpenWeb builds serve's site over db (OpenSite), its report read from
 // the upstream's limiter without spending; close releases both limiters
 // (not db).
-func (h *Host) OpenWeb(ctx context.Context, db *store.DB, sv Serve) (ui *web.Server, closeFn func(), err error) {
-	src := report.Sources{DB: On(db, ""), Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
+func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Server, closeFn func(), err error) {
+	src := report.Sources{DB: db, Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: HeldIn(db)}
 	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
 		return nil, nil, err

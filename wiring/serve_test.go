@@ -24,7 +24,7 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 	db := storetest.Open(t)
 	flags := wiring.Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"}), Regions: "US"}
 	src := report.Sources{Timetable: flags.Timetable, ScheduleFrom: "--every"}
-	if err := flags.Follow(ctx, db, &src); err != nil || src.Timetable.Every != time.Hour || src.ScheduleFrom != "--every" {
+	if err := flags.Follow(ctx, wiring.On(db, ""), &src); err != nil || src.Timetable.Every != time.Hour || src.ScheduleFrom != "--every" {
 		t.Fatalf("nothing recorded: got every %s from %q (%v), want the flags'", src.Timetable.Every, src.ScheduleFrom, err)
 	}
 	recorded := jobs.Timetable{Charts: []regions.Chart{{Code: "GB", Tier: 3, Depth: 50}}, Categories: []string{"", "10"},
@@ -50,7 +50,7 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 			jobs.Timetable{Charts: flags.Timetable.Charts, Categories: flags.Timetable.Categories, Every: 2 * time.Hour, MaxStale: recorded.MaxStale}},
 	} {
 		src := report.Sources{Timetable: c.given.Timetable, ScheduleFrom: "--every"}
-		if err := c.given.Follow(ctx, db, &src); err != nil {
+		if err := c.given.Follow(ctx, wiring.On(db, ""), &src); err != nil {
 			t.Fatal(err)
 		}
 		if src.ScheduleFrom != c.from || !reflect.DeepEqual(src.Timetable, c.want) {

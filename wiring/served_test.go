@@ -67,7 +67,7 @@ func serve(t *testing.T) *served {
 	standing := ingest.StandardStanding()
 	standing.Derived = true
 	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-	ui, closeFn, err := h.OpenWeb(ctx, db, wiring.Serve{
+	ui, closeFn, err := h.OpenWeb(ctx, wiring.On(db, ""), wiring.Serve{
 		Schedule: wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}, Regions: "US,GB", RegionsGiven: true},
 		Plans:    plans, QuotaKey: passtest.QuotaKey, APIKey: passtest.Key, Standing: standing,
 		Web: web.Config{Listen: srv.Listener.Addr().String(), Token: uiToken}})

@@ -13,12 +13,10 @@ import (
 	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -44,7 +42,7 @@ type Site struct {
 // OpenSite builds the site over db: its report read through the kept
 // ledger reads, its API's clients metered by the API's limiter; close
 // releases that limiter (not db, nor the report's limiter).
-func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Server, closeFn func(), err error) {
+func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Server, closeFn func(), err error) {
 	al, closeFn, err := h.APILimiter(db)
 	if err != nil {
 		return nil, nil, err
@@ -52,10 +50,10 @@ func (h *Host) OpenSite(ctx context.Context, db *store.DB, s Site) (ui *web.Serv
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
 	warm(ctx, h, al)
 	cfg := s.Web
-	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
-	cfg.Usage = ledger.New(db).FollowDays(s.Report.QuotaKey) // today's units on every request: what changed
+	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db.DB, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
+	cfg.Usage = db.Ledger.FollowDays(s.Report.QuotaKey) // today's units on every request: what changed
 	if !followLedger {
-		cfg.Usage = ledger.New(db)
+		cfg.Usage = db.Ledger
 	}
 	if cfg.Regions == nil {
 		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them

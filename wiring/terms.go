@@ -13,9 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/retention"
-	"github.com/ingestworks/ingest/store"
 )
 
 // keptNote is the database's note of the longest statistics were last
@@ -34,8 +32,8 @@ type Terms struct {
 
 // PruneJob is the prune the standing implies, keeping keep of statistics
 // (the standing's whole allowance when zero).
-func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
-	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: PruneStore{DB: db}, Drain: drain,
+func (t Terms) PruneJob(db *Database, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
+	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: PruneStore{DB: db.DB}, Drain: drain,
 		Clock: t.Clock}
 }
 
@@ -43,10 +41,10 @@ func (t Terms) PruneJob(db *store.DB, keep time.Duration, drain <-chan struct{})
 // data older than the standing allows that no prune under a standing
 // allowing it has kept it to: an upgraded database, or a standing lowered.
 // "" when it holds none, or only a scheduled prune's lag.
-func (t Terms) Beyond(ctx context.Context, db *store.DB) (string, error) {
+func (t Terms) Beyond(ctx context.Context, db *Database) (string, error) {
 	now := t.Clock.Now()
 	job := t.PruneJob(db, 0, nil)
-	held, err := retention.ReadHeld(ctx, db)
+	held, err := retention.ReadHeld(ctx, db.DB)
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +57,7 @@ func (t Terms) Beyond(ctx context.Context, db *store.DB) (string, error) {
 	if kept, err := keptTo(ctx, db); err != nil || (kept > 0 && kept <= t.Standing.StatsFor) {
 		return "", err
 	}
-	b, err := retention.Count(ctx, db, Retention(cuts))
+	b, err := retention.Count(ctx, db.DB, Retention(cuts))
 	if err != nil {
 		return "", err
 	}
@@ -80,8 +78,8 @@ func day(t time.Time) string {
 }
 
 // keptTo reads keptNote; 0 when no prune under a standing has run.
-func keptTo(ctx context.Context, db *store.DB) (time.Duration, error) {
-	v, err := ledger.New(db).Noted(ctx, keptNote)
+func keptTo(ctx context.Context, db *Database) (time.Duration, error) {
+	v, err := db.Ledger.Noted(ctx, keptNote)
 	if err != nil || v == "" {
 		return 0, err
 	}
@@ -93,8 +91,8 @@ func keptTo(ctx context.Context, db *store.DB) (time.Duration, error) {
 }
 
 // NoteKept records that db now holds statistics of keep at most.
-func NoteKept(ctx context.Context, db *store.DB, keep time.Duration) error {
-	return ledger.New(db).Note(ctx, keptNote, strconv.FormatInt(keep.Milliseconds(), 10))
+func NoteKept(ctx context.Context, db *Database, keep time.Duration) error {
+	return db.Ledger.Note(ctx, keptNote, strconv.FormatInt(keep.Milliseconds(), 10))
 }
 
 // Gate is run's check before anything is spent: a database holding more
@@ -102,7 +100,7 @@ func NoteKept(ctx context.Context, db *store.DB, keep time.Duration) error {
 // configuration error naming the two ways on. A database that holds
 // nothing beyond is noted as kept under the standing, so that the
 // scheduled prune's lag is never taken for an upgrade.
-func (t Terms) Gate(ctx context.Context, db *store.DB) error {
+func (t Terms) Gate(ctx context.Context, db *Database) error {
 	msg, err := t.Beyond(ctx, db)
 	switch {
 	case err != nil:
@@ -117,6 +115,6 @@ func (t Terms) Gate(ctx context.Context, db *store.DB) error {
 }
 
 // HeldIn reads how far back db's data reaches, for the report.
-func HeldIn(db *store.DB) func(context.Context) (retention.Held, error) {
-	return func(ctx context.Context) (retention.Held, error) { return retention.ReadHeld(ctx, db) }
+func HeldIn(db *Database) func(context.Context) (retention.Held, error) {
+	return func(ctx context.Context) (retention.Held, error) { return retention.ReadHeld(ctx, db.DB) }
 }

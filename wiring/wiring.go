@@ -14,6 +14,12 @@
 // configuration it refuses (a Redis or PostgreSQL URL answered by another
 // protocol among them) is a ConfigError.
 //
+// Each part is built by one function, and by no other (held by
+// architecture_test.go): a database and its ledger by openDatabase and
+// On, the embedded limiter by Database.Limiter, Redis's by OpenLimiter,
+// the upstream's clock by Host.UpstreamClock, a pacer by newPacer, the
+// site by Host.OpenSite, a damaged file's reading by Host.Salvage.
+//
 // What is where: the one place below cmd that opens what a command runs on:
 // the store, the ledger on it and as the limiters' constructors require it,
 // the embedded limiter in its tables (SQLite's or PostgreSQL's, as the store
@@ -36,7 +42,8 @@
 // what a recovery waits for), the quota key a reading command reports on,
 // the checks of ingest check that look at what a run opens, their order and
 // their lines (Checks, Checks.List, Checks.Run); what run does once its
-// flags are checked (Host.Run: the passes, tracking, pruning and refresh,
+// flags are checked (Host.Run, for the binary and the simulation alike: the plan,
+// the pipeline, the gate, the passes, tracking, pruning and refresh,
 // --listen's server, once or as a daemon until a signal); what report and
 // serve read (Schedule, ReadLimiter, BuildReport, LastClock), the plan a
 // pacing worker would follow when none is published (Planner: the one place
@@ -83,17 +90,21 @@ func On(db *store.DB, where string) *Database {
 }
 
 // Open opens (creating and migrating) the database dsn names.
-func Open(ctx context.Context, dsn string) (*Database, error) {
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	return On(db, store.Where(dsn)), nil
-}
+func Open(ctx context.Context, dsn string) (*Database, error) { return openDatabase(ctx, dsn, true) }
 
 // OpenExisting opens it for reading only (store.OpenExisting).
 func OpenExisting(ctx context.Context, dsn string) (*Database, error) {
-	db, err := store.OpenExisting(ctx, dsn)
+	return openDatabase(ctx, dsn, false)
+}
+
+// openDatabase is the one open of a database, with its ledger: created
+// and migrated when create says so, else read-only and never created.
+func openDatabase(ctx context.Context, dsn string, create bool) (*Database, error) {
+	open := store.OpenExisting
+	if create {
+		open = store.Open
+	}
+	db, err := open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}

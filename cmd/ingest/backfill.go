@@ -13,7 +13,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 type backfillFlags struct {
@@ -203,7 +203,7 @@ func shippedPageCost() string {
 // counts them (jobs.Backfill.Run): none once its cursor says it is
 // complete, the search's last pages when it resumes, every page with
 // --restart or without a database. A run and its dry run plan by it.
-func pagesLeft(ctx context.Context, db *store.DB, job *jobs.Backfill, restart bool) (int, error) {
+func pagesLeft(ctx context.Context, db *wiring.Database, job *jobs.Backfill, restart bool) (int, error) {
 	if db == nil || restart {
 		return jobs.SearchMaxPages, nil
 	}

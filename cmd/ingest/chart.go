@@ -100,7 +100,7 @@ func runChart(ctx context.Context, out io.Writer, s *settings, f *chartFlags, re
 	defer db.Close()
 	c, err := db.Chart(ctx, store.ChartQuery{Region: q.region, Category: q.category, Language: q.language, At: q.at, Limit: f.limit})
 	if errors.Is(err, store.ErrNoChart) {
-		return noChart(ctx, db, q, f.category, err)
+		return noChart(ctx, db.DB, q, f.category, err)
 	}
 	if err != nil {
 		return err

@@ -124,7 +124,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	made := false
 	logged := newProgressLog(s.logger, "db copy: copying rows", s.clock.Now)
 	began, rows := s.now(), int64(0)
-	err = dbcopy.Bulk(ctx, src, dst, func(n, total int64) {
+	err = dbcopy.Bulk(ctx, src.DB, dst.DB, func(n, total int64) {
 		if !made {
 			bar, made = termbar.New(s.stderr, total, "copying rows"), true
 		}
@@ -145,11 +145,11 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	if err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
-	ready, err := carryChanges(ctx, s, src, dst, to, running != nil && !twoStep, rows, s.now().Sub(began))
+	ready, err := carryChanges(ctx, s, src.DB, dst.DB, to, running != nil && !twoStep, rows, s.now().Sub(began))
 	if err != nil {
 		return err
 	}
-	sums, err := dbcopy.Sums(ctx, src, dst, ready)
+	sums, err := dbcopy.Sums(ctx, src.DB, dst.DB, ready)
 	if err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
@@ -177,7 +177,7 @@ func trackSource(ctx context.Context, s *settings) error {
 		return err
 	}
 	defer db.Close()
-	if err := dbcopy.Track(ctx, db, s.tablesBusy("install the change tracking")); err != nil {
+	if err := dbcopy.Track(ctx, db.DB, s.tablesBusy("install the change tracking")); err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
 	return nil
@@ -209,7 +209,7 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 		return nil, err
 	}
 	defer db.Close()
-	switch tracked, err := dbcopy.Tracked(ctx, db); {
+	switch tracked, err := dbcopy.Tracked(ctx, db.DB); {
 	case err != nil:
 		return nil, fmt.Errorf("db copy: %w", err)
 	case !tracked:
@@ -247,9 +247,9 @@ func carryChanges(ctx context.Context, s *settings, snap, dst *store.DB, to stri
 	if !store.IsURL(s.db) {
 		into = append(into, snap)
 	}
-	c, err := dbcopy.Carry(ctx, db, into...)
+	c, err := dbcopy.Carry(ctx, db.DB, into...)
 	if err == nil {
-		err = dbcopy.Untrack(ctx, db, s.tablesBusy("remove the change tracking"))
+		err = dbcopy.Untrack(ctx, db.DB, s.tablesBusy("remove the change tracking"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("db copy: %w", err)

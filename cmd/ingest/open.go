@@ -25,7 +25,7 @@ func (s *settings) dbName() string { return store.Redact(s.db) }
 
 // openExisting opens the database for reading, with a usage hint when it
 // does not exist yet (the error then matches store.ErrNoDatabase).
-func openExisting(ctx context.Context, s *settings) (*store.DB, error) {
+func openExisting(ctx context.Context, s *settings) (*wiring.Database, error) {
 	db, err := s.host().OpenExisting(ctx)
 	if err != nil {
 		return nil, err

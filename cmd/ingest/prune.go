@@ -120,7 +120,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	now := s.now()
 	job := s.pruneJob(db, keep, nil)
 	job.Clock = clock.Func(func() time.Time { return now })
-	beyond, err := retention.Count(ctx, db, wiring.Retention(job.Cuts(now)))
+	beyond, err := retention.Count(ctx, db.DB, wiring.Retention(job.Cuts(now)))
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		db, job = copied, s.pruneJob(copied, keep, nil)
 		job.Clock = clock.Func(func() time.Time { return now })
 	}
-	ps := wiring.PruneStore{DB: db, Progress: pruneProgress(s.logger, beyond, s.clock.Now)}
+	ps := wiring.PruneStore{DB: db.DB, Progress: pruneProgress(s.logger, beyond, s.clock.Now)}
 	var left store.Size // the database as a dry run in a transaction left it
 	if inTx {
 		ps.DryRun = &left

@@ -13,7 +13,6 @@ import (
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -94,7 +93,7 @@ func withLimiter(ctx context.Context, s *settings, write bool, fn func(configLim
 	return fn(l, key)
 }
 
-func quotaKeyFor(ctx context.Context, s *settings, db *store.DB) (string, error) {
+func quotaKeyFor(ctx context.Context, s *settings, db *wiring.Database) (string, error) {
 	if db != nil {
 		return reportQuotaKey(ctx, s, db)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,24 +47,15 @@ func runDBRecover(ctx context.Context, w io.Writer, s *settings, out string) err
 	if err := checkRecoverOut(s, out); err != nil {
 		return err
 	}
-	src, err := store.OpenDamaged(ctx, s.db)
-	var pe *store.PathError
-	if errors.As(err, &pe) {
-		return usageErrorf("db recover: --db %w", err)
-	} else if err != nil {
-		return fmt.Errorf("db recover: %w", err)
-	}
-	defer src.Close()
-	dst, err := s.host().SalvageTarget(ctx, out)
-	if err != nil {
-		return err
-	}
-	got, err := dbcopy.Salvage(ctx, src, dst, func(t dbcopy.Salvaged, done, total int64) {
+	got, dst, err := s.host().Salvage(ctx, out, func(t dbcopy.Salvaged, done, total int64) {
 		fmt.Fprintf(s.stderr, "db recover: %s: %d rows kept, about %d lost, %d pages unreadable (%d of %d pages read)\n",
 			t.Table, t.Kept, t.Lost(), t.Unreadable, done, total)
 	})
+	if dst == nil {
+		return err
+	}
 	if err == nil {
-		err = integrity(ctx, dst)
+		err = integrity(ctx, dst.DB)
 	}
 	dst.Close()
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -110,7 +109,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
-		src.DB, src.Size, src.Held = wiring.On(db, ""), db.Size, wiring.HeldIn(db)
+		src.DB, src.Size, src.Held = db, db.Size, wiring.HeldIn(db)
 		if err := sch.Follow(ctx, db, &src); err != nil {
 			return err
 		}
@@ -131,7 +130,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 	if err != nil {
 		return err
 	}
-	rep.Clock = wiring.LastClock(ctx, db)
+	rep.Clock = s.host().LastClock(ctx, db)
 	if f.json {
 		return writeJSON(out, rep.JSON())
 	}
@@ -141,7 +140,7 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 
 // reportQuotaKey: --quota-key, else the API key's hash, else the one quota
 // key in the ledger (wiring.Host.ReadQuotaKey).
-func reportQuotaKey(ctx context.Context, s *settings, db *store.DB) (string, error) {
+func reportQuotaKey(ctx context.Context, s *settings, db *wiring.Database) (string, error) {
 	k, _ := apiKey()
 	key, err := s.host().ReadQuotaKey(ctx, s.quotaKey, k, db)
 	return key, err

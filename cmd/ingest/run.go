@@ -224,24 +224,9 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub}
 		r.Plans = f.plans
 	}
-	if err := s.host().Prepare(ctx, &r); err != nil {
-		return err
-	}
-	if f.listen != "" {
-		// A port in use is exit 2 before the database is created; /healthz
-		// answers from here on, however long the start waits on the upstream.
-		if r.Listener, err = s.host().OpenListener(ctx, f.listen); err != nil {
-			return err
-		}
-		defer r.Listener.Close()
-	}
-	p, err := openPipeline(ctx, s)
+	key, err := apiKey()
 	if err != nil {
 		return err
 	}
-	defer p.Close()
-	if err := s.terms().Gate(ctx, p.DB); err != nil { // exit 2 on a database holding more than the standing allows
-		return err
-	}
-	return s.host().Run(ctx, p, r)
+	return s.host().Run(ctx, key, s.resolveQuotaKey(key), r)
 }

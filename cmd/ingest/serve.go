@@ -11,7 +11,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -164,7 +163,7 @@ func apiSettings(apiPlans, trustedProxies string) (*ratelimit.APIPlans, []netip.
 
 // openServeDB opens the database for writing, never creating it, or
 // read-only when it cannot be written (wiring.Host.OpenServeDB).
-func openServeDB(ctx context.Context, s *settings) (*store.DB, error) {
+func openServeDB(ctx context.Context, s *settings) (*wiring.Database, error) {
 	if !s.host().DBExists() {
 		return openExisting(ctx, s)
 	}

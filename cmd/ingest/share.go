@@ -7,7 +7,6 @@ import (
 
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -16,11 +15,11 @@ import (
 
 // planShare is what the daemon's recorded schedule leaves a backfill
 // (report.PlanShare), staggered as the daemon staggers it.
-func planShare(ctx context.Context, db *store.DB, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
+func planShare(ctx context.Context, db *wiring.Database, lim report.StateReader, s *settings, key string) (*report.Freshness, error) {
 	if db == nil {
 		return report.PlanShare(ctx, nil, lim, s.costs, key, wiring.Planner, s.now())
 	}
-	return report.PlanShare(ctx, wiring.On(db, ""), lim, s.costs, key, wiring.Planner, s.now())
+	return report.PlanShare(ctx, db, lim, s.costs, key, wiring.Planner, s.now())
 }
 
 // takeShare caps the backfill to the whole pages the plan leaves room for,
@@ -40,7 +39,7 @@ func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, cost m
 
 // dryRunPools opens, without writing, what a dry run reads: the database
 // and its limiter when there is a database, else none, and pools whole.
-func dryRunPools(ctx context.Context, s *settings) (db *store.DB, lim report.StateReader, key string, closeFn func(), err error) {
+func dryRunPools(ctx context.Context, s *settings) (db *wiring.Database, lim report.StateReader, key string, closeFn func(), err error) {
 	closeFn = func() {}
 	if !s.host().DBExists() {
 		return nil, report.WholePools{Costs: s.costs}, "", closeFn, nil
@@ -60,7 +59,7 @@ func dryRunPools(ctx context.Context, s *settings) (db *store.DB, lim report.Sta
 
 // dryRunShare is the plan's share as dryRun says it, in units (all pools),
 // when the operator gives no --max-units.
-func dryRunShare(ctx context.Context, s *settings, db *store.DB, lim report.StateReader, key string, job *jobs.Backfill,
+func dryRunShare(ctx context.Context, s *settings, db *wiring.Database, lim report.StateReader, key string, job *jobs.Backfill,
 	cost map[string]int64, pages int) (string, int64, error) {
 	plan, err := planShare(ctx, db, lim, s, key)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -38,7 +37,7 @@ func (s *settings) terms() wiring.Terms {
 }
 
 // pruneJob is the prune the standing implies (wiring.Terms.PruneJob).
-func (s *settings) pruneJob(db *store.DB, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
+func (s *settings) pruneJob(db *wiring.Database, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
 	return s.terms().PruneJob(db, keep, drain)
 }
 
@@ -60,7 +59,7 @@ func (s *settings) checkKeep(text string) (time.Duration, error) {
 
 // warnTerms is the warning of a command that only reads, once a process,
 // when the database holds more than the standing allows.
-func (s *settings) warnTerms(ctx context.Context, db *store.DB) {
+func (s *settings) warnTerms(ctx context.Context, db *wiring.Database) {
 	if s.termsWarned {
 		return
 	}

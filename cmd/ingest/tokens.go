@@ -121,7 +121,7 @@ func withTokens(ctx context.Context, s *settings, fn func(*store.DB) error) erro
 		return err
 	}
 	defer db.Close()
-	return fn(db)
+	return fn(db.DB)
 }
 
 func tokensAdd(ctx context.Context, s *settings, out io.Writer, plansFile, name, plan string) error {

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -42,8 +41,8 @@ type process struct {
 	running atomic.Bool // from its start until its stop began
 }
 
-// start builds the daemon as `ingest run` does (Host.Prepare, then
-// OpenPipeline, the standing's gate and Host.Run), with only the edges
+// start builds and runs the daemon by the function `ingest run` calls
+// (wiring.Host.Run), with only the edges
 // swapped: the transport answers in process, the boot clock follows the
 // bubble's. The host's clock (time.Now) is the bubble's virtual one.
 // With listen, the daemon serves its site there, as --listen does.
@@ -70,18 +69,7 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 	if ln != nil {
 		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
 	}
-	if err := h.Prepare(ctx, &r); err != nil {
-		return fmt.Errorf("prepare: %w", err)
-	}
-	p, err := h.OpenPipeline(ctx, Key, wiring.KeyHash(Key))
-	if err != nil {
-		return fmt.Errorf("open the pipeline: %w", err)
-	}
-	defer p.Close()
-	if err := terms.Gate(ctx, p.DB); err != nil {
-		return err
-	}
-	return h.Run(ctx, p, r)
+	return h.Run(ctx, Key, wiring.KeyHash(Key), r)
 }
 
 // stop ends the daemon at once, as a kill does between two writes: its

@@ -24,6 +24,7 @@ import (
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // Config is one simulation: the daemon's shape, where and how long on the
@@ -168,15 +169,15 @@ func Simulate(c Config) (*History, error) {
 // work's passes.
 func (h *History) read(dsn string) error {
 	ctx := context.Background()
-	db, err := store.OpenExisting(ctx, dsn)
+	db, err := wiring.OpenExisting(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if h.Runs, err = readRuns(ctx, db); err != nil {
+	if h.Runs, err = readRuns(ctx, db.DB); err != nil {
 		return err
 	}
-	h.Passes, err = readPasses(ctx, db)
+	h.Passes, err = readPasses(ctx, db.DB)
 	return err
 }
 
