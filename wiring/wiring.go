@@ -84,8 +84,12 @@ type Database struct {
 	Where string
 }
 
-// On is db with its ledger; where is this host and the database.
+// On is db with its ledger; where is this host and the database, for the
+// limiter's list of ledgers ("": this host and db's path).
 func On(db *store.DB, where string) *Database {
+	if where == "" {
+		where = store.Where(db.Path())
+	}
 	return &Database{DB: db, Ledger: ledger.New(db), Where: where}
 }
 
@@ -108,7 +112,7 @@ func openDatabase(ctx context.Context, dsn string, create bool) (*Database, erro
 	if err != nil {
 		return nil, err
 	}
-	return On(db, store.Where(dsn)), nil
+	return On(db, ""), nil
 }
 
 // QuotaLedger is the database as the limiters' required ledger: its id,
