@@ -93,6 +93,15 @@ func On(db *store.DB, where string) *Database {
 	return &Database{DB: db, Ledger: ledger.New(db), Where: where}
 }
 
+// Store is the store of d, nil when d is: a command that reads no
+// database as an empty one passes it on as such.
+func (d *Database) Store() *store.DB {
+	if d == nil {
+		return nil
+	}
+	return d.DB
+}
+
 // Open opens (creating and migrating) the database dsn names.
 func Open(ctx context.Context, dsn string) (*Database, error) { return openDatabase(ctx, dsn, true) }
 

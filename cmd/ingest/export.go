@@ -165,9 +165,9 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	defer stop()
 	job.rows, job.log, job.now = new(int64), s.logger, s.clock.Now
 	if job.out == "-" {
-		err = exportTo(ctx, db.DB, job, stdout)
+		err = exportTo(ctx, db.Store(), job, stdout)
 	} else {
-		err = exportFile(ctx, s, db.DB, job)
+		err = exportFile(ctx, s, db.Store(), job)
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))

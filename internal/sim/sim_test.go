@@ -128,13 +128,14 @@ func TestSimNemesis(t *testing.T) {
 		Start: time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)})
 }
 
-// TestSimNemesisEveryRegion: the same at --regions all, from three days
-// before the Pacific clocks go back.
+// TestSimNemesisEveryRegion: the same at --regions all, readers asking
+// for any region's chart, from three days before the Pacific clocks go
+// back.
 func TestSimNemesisEveryRegion(t *testing.T) {
 	n := allDays(t)
 	s := shipped()
 	s.Regions = "all"
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true, Readers: true,
 		Start: time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -162,7 +163,7 @@ func TestSimShortPoolEveryRegion(t *testing.T) {
 	s := scarceAt(t, 1550, 50)
 	s.Regions = "all:tier=3:depth=50,default:tier=1:depth=200"
 	s.TrackFor = 0
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true,
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true, Readers: true,
 		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
 }
 
