@@ -104,7 +104,7 @@ func (h *Host) Run(ctx context.Context, p *Pipeline, r Run) (err error) {
 	m.Seed(last)
 	ctx, stopOutdated := context.WithCancelCause(ctx)
 	defer stopOutdated(nil)
-	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
+	ctx, drain, stop := h.signals(ctx)
 	defer stop()
 	// From the first signal no call starts, a retry neither, whoever makes it.
 	upstream := jobs.Stopping(p.Limiter, drain)

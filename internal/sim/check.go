@@ -30,6 +30,8 @@ func Check(h *History) []string {
 	out = append(out, checkServed(h)...)
 	out = append(out, checkBlocks(h)...)
 	out = append(out, checkPlanTold(h)...)
+	out = append(out, checkCharged(h)...)
+	out = append(out, checkTerms(h)...)
 	return out
 }
 
@@ -726,6 +728,79 @@ func checkPlanTold(h *History) []string {
 	}
 	if h.Readers && len(h.Plans) == 0 {
 		out = append(out, "no reader read the plan on /quota: it was not compared with the log's")
+	}
+	return out
+}
+
+// checkCharged: every call the upstream charged a pool for is in the
+// database's ledger, matched one to one to a call of that pool and its
+// units, admitted no earlier than a call's delivery bound before the
+// charge (docs/quota.md, "A call's delivery") and not given back: a call
+// charged and given back, or charged with no row, is a unit the limiter
+// never counted. Charges from before the prune's cut of the ledger are
+// not checked.
+func checkCharged(h *History) []string {
+	kept := h.passesKept() // the prune cuts the ledger where it cuts the passes, or later
+	var lost []string
+	n := 0
+	for _, pool := range h.Costs.Pools {
+		var rows []Entry
+		for _, e := range h.Ledger {
+			if e.Pool == pool.Name && e.Units > 0 && !e.GivenBack {
+				rows = append(rows, e)
+			}
+		}
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].At.Before(rows[j].At) })
+		used := make([]bool, len(rows))
+		var before int64
+		for _, c := range h.Calls {
+			units := c.Charged[pool.Name] - before
+			before = c.Charged[pool.Name]
+			if units <= 0 || c.At.Before(kept) {
+				continue
+			}
+			n++
+			earliest := c.At.Add(-ingest.Delivery - time.Second)
+			k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) })
+			for ; k < len(rows) && !rows[k].At.After(c.At); k++ {
+				if !used[k] && rows[k].Units == units {
+					break
+				}
+			}
+			if k == len(rows) || rows[k].At.After(c.At) {
+				lost = append(lost, fmt.Sprintf("%s %s at %s", pool.Name, strings.TrimPrefix(c.Path, "/youtube/v3/"), c.At.UTC().Format(time.RFC3339)))
+				continue
+			}
+			used[k] = true
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d of %d calls the upstream charged are not in the ledger as spent: %s", len(lost), n, firstFew(lost))}
+}
+
+// checkTerms: a SIGTERM that met a chart page on the wire, which the
+// upstream answered within the page's own bound, left that page stored:
+// the drain stores the page in flight (docs/operations.md, Signals). A
+// page held past its bound is abandoned, and checkCharged finds it in the
+// ledger. Over long enough a history under the nemesis, a SIGTERM met a
+// page, or the drain was never exercised.
+func checkTerms(h *History) []string {
+	var out []string
+	met := 0
+	for _, t := range h.Terms {
+		if t.Held.First == "" || t.At.Before(h.passesKept()) {
+			continue
+		}
+		met++
+		if t.Hold < ingest.Delivery && !t.Stored {
+			out = append(out, fmt.Sprintf("SIGTERM at %s met chart %s's page on the wire, answered %s later within its bound, and the page was not stored",
+				t.At.UTC().Format(time.RFC3339), chartName(t.Held.Region, t.Held.Category), t.Hold))
+		}
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days no SIGTERM met a chart page on the wire: the drain was not exercised", h.Days))
 	}
 	return out
 }

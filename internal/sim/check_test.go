@@ -27,6 +27,7 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		h.Runs = append(h.Runs, Run{Region: "US", Status: "completed", Started: at})
 		charged += units
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: units, At: at})
 	}
 	for _, hr := range hourly(24, 1) { // the refresh and the prune at every slot, 3 minutes past each hour
 		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
@@ -39,6 +40,7 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		stats++
 		at := t0.Add(time.Duration(m * float64(time.Minute)))
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos:batchGetStats", Charged: map[string]int64{"default": charged, "stats": stats}})
+		h.Ledger = append(h.Ledger, Entry{Pool: "stats", Units: 1, At: at})
 	}
 	return h
 }
@@ -207,8 +209,9 @@ func TestCheckFindsCallsDuringABlock(t *testing.T) {
 			if i == 0 {
 				status = http.StatusForbidden
 			}
-			h.Calls = append(h.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: status,
-				Charged: map[string]int64{"default": int64(20 + i)}})
+			at := t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute)))
+			h.Calls = append(h.Calls, Call{At: at, Status: status, Charged: map[string]int64{"default": int64(20 + i)}})
+			h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: []int64{10, 1}[i], At: at}) // up to 10, then 20, 21
 		}
 		return h
 	}
@@ -225,6 +228,7 @@ func TestCheckFindsCallsDuringABlock(t *testing.T) {
 		skewed.Calls = append(skewed.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: http.StatusOK,
 			Charged: map[string]int64{"default": 20}})
 	}
+	skewed.Ledger = append(skewed.Ledger, Entry{Pool: "default", Units: 10, At: skewed.Calls[len(skewed.Calls)-2].At}) // up to 10, then 20
 	if f := Check(skewed); len(f) != 1 || !strings.Contains(f[0], "the daemon made 2 calls") {
 		t.Errorf("two calls while the Date was wrong: %q", f)
 	}
@@ -265,5 +269,41 @@ time=2026-10-25T00:00:01.000Z level=INFO msg=scheduled job=track kind=tracking f
 	}
 	if f := told(""); len(f) != 1 || !strings.Contains(f[0], "told no plan") {
 		t.Errorf("no plan told: %q", f)
+	}
+}
+
+func TestCheckFindsAChargedCallNotInTheLedger(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger = append(h.Ledger[:3:3], h.Ledger[4:]...)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "1 of 48 calls the upstream charged are not in the ledger as spent: default videos at 2026-10-25T03:00:00Z") {
+		t.Errorf("a charged call with no ledger row: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[5].GivenBack = true
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T05:00:00Z") {
+		t.Errorf("a charged call given back: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(-time.Minute)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T07:00:00Z") {
+		t.Errorf("a charged call admitted a minute before, past its delivery bound: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(-10 * time.Second)
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a call admitted 10 s before the upstream charged it: %q", f)
+	}
+}
+
+func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	held := Held{At: t0.Add(5 * time.Hour), Region: "US", First: "v1"}
+	h.Terms = []Term{{At: held.At, Held: held, Hold: 5 * time.Second, Stored: true}, {At: held.At, Held: held, Hold: time.Minute}}
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the page stored, and one held past its bound not: %q", f)
+	}
+	h.Terms[0].Stored = false
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T05:00:00Z met chart US's page on the wire, answered 5s later within its bound, and the page was not stored") {
+		t.Errorf("the page in flight lost: %q", f)
 	}
 }

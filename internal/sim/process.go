@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -39,7 +41,8 @@ type Shape struct {
 type process struct {
 	cancel  context.CancelFunc
 	done    chan error
-	running atomic.Bool // from its start until its stop began
+	signals chan os.Signal // what the host would deliver: SIGTERM
+	running atomic.Bool    // from its start until its stop began
 }
 
 // start builds the daemon as `ingest run` does (Host.Prepare, then
@@ -49,19 +52,19 @@ type process struct {
 // With listen, the daemon serves its site there, as --listen does.
 func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, listen *pipes) *process {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{cancel: cancel, done: make(chan error, 1)}
+	p := &process{cancel: cancel, done: make(chan error, 1), signals: make(chan os.Signal, 2)}
 	var ln *pipeListener
 	if listen != nil {
 		ln = listen.listen()
 	}
-	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln) }()
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals) }()
 	p.running.Store(true)
 	return p
 }
 
-func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener) error {
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener, signals <-chan os.Signal) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
-		Transport: up, Uptime: boot}
+		Transport: up, Uptime: boot, Signals: signals}
 	standing := ingest.StandardStanding()
 	terms := wiring.Terms{Standing: standing, Span: s.Costs.Span(), Clock: clock.System}
 	r := wiring.Run{Timetable: jobs.Timetable{Categories: s.Categories, Every: s.Every, MaxStale: s.MaxStale},
@@ -95,4 +98,21 @@ func (p *process) stop() error {
 		return nil
 	}
 	return err
+}
+
+// term sends the daemon SIGTERM, as a supervisor stops it, and awaits its
+// end, at most within bound: it drains (docs/operations.md, Signals) and
+// returns no error. A daemon still running at bound is killed, and that
+// is the error.
+func (p *process) term(bound time.Duration) error {
+	p.running.Store(false)
+	p.signals <- syscall.SIGTERM
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(bound):
+	}
+	p.cancel()
+	<-p.done
+	return fmt.Errorf("still running %s after SIGTERM", bound)
 }

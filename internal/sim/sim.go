@@ -22,6 +22,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -63,8 +64,10 @@ type History struct {
 	Passes []Pass          // the database's passes of the work with no run row
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
+	Terms  []Term          // the process was sent SIGTERM
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
+	Ledger []Entry         // the database's quota ledger
 	Plans  []PlanRead      // the plans readers read, one a life of the process
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
@@ -73,6 +76,17 @@ type History struct {
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
+}
+
+// Term is a SIGTERM the nemesis sent: when, the chart page the upstream
+// held on the wire at that moment (zero for none: the stop came between
+// passes), how long it held it, and whether the database has that page,
+// as it reads at the end.
+type Term struct {
+	At     time.Time
+	Held   Held
+	Hold   time.Duration
+	Stored bool
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
@@ -176,8 +190,18 @@ func (h *History) read(dsn string) error {
 	if h.Runs, err = readRuns(ctx, db); err != nil {
 		return err
 	}
-	h.Passes, err = readPasses(ctx, db)
-	return err
+	if h.Passes, err = readPasses(ctx, db); err != nil {
+		return err
+	}
+	if h.Ledger, err = readLedger(ctx, db); err != nil {
+		return err
+	}
+	for i := range h.Terms {
+		if h.Terms[i].Stored, err = stored(ctx, db, h.Terms[i].Held); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // event is one move of the nemesis.
@@ -188,7 +212,19 @@ type event struct {
 	cut    int           // the next cut answers of 200 are truncated
 	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
 	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
+	// term, with down, is a SIGTERM while a chart page is on the wire:
+	// the upstream holds the next page this long, and the signal comes
+	// while it does (or after termWait with no page, between passes)
+	term time.Duration
 }
+
+// termWait is how long a SIGTERM waits for a chart page to be on the
+// wire: the charts' staggered slots bring one every few minutes.
+const termWait = time.Hour
+
+// termBound is how long a daemon sent SIGTERM may take to stop: the page
+// in flight's stop bound and a little (docs/operations.md, Signals).
+const termBound = jobs.StopBound + 5*time.Second
 
 // skewFor is how long the upstream's Date is wrong when the nemesis sets
 // it so: a caching proxy's answers for a while.
@@ -218,10 +254,37 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 		h.Faults = append(h.Faults, Fault{ev.at, ev.fail + ev.cut})
 		return nil
 	}
+	if ev.term > 0 {
+		return ev.sigterm(h, p, up)
+	}
 	if err := p.stop(); err != nil {
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	time.Sleep(ev.down)
+	return nil
+}
+
+// sigterm has the upstream hold the next chart page on the wire, sends
+// the daemon SIGTERM while it does, and keeps it down for ev.down.
+func (ev event) sigterm(h *History, p *process, up *Upstream) error {
+	var held Held
+	wire := up.Hold(ev.term)
+	select {
+	case held = <-wire:
+	case <-time.After(termWait):
+		up.Unhold()
+		select {
+		case held = <-wire:
+		default:
+		}
+	}
+	at := time.Now()
+	h.Terms = append(h.Terms, Term{At: at, Held: held, Hold: ev.term})
+	if err := p.term(termBound); err != nil {
+		return fmt.Errorf("the daemon sent SIGTERM at %s: %w", at.UTC().Format(time.RFC3339), err)
+	}
+	h.Down = append(h.Down, Interval{at, at.Add(ev.down)})
 	time.Sleep(ev.down)
 	return nil
 }
@@ -258,6 +321,10 @@ func (c Config) nemesis(end time.Time) []event {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
 				skew: 15*time.Minute + time.Duration(rng.Int64N(int64(2*time.Hour)))})
 		}
+		if rng.IntN(3) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				term: termHold(rng), down: time.Second + time.Duration(rng.Int64N(int64(time.Hour)))})
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
@@ -269,9 +336,21 @@ func (c Config) nemesis(end time.Time) []event {
 	return out
 }
 
+// termHold is how long the upstream holds the page a SIGTERM meets: two
+// times in three a few seconds, within the page's own bound, so that the
+// drain stores it; else past that bound, so that it is abandoned, charged.
+func termHold(rng *rand.Rand) time.Duration {
+	if rng.IntN(3) < 2 {
+		return time.Second + time.Duration(rng.Int64N(int64(ingest.Delivery/2)))
+	}
+	return ingest.Delivery + time.Duration(rng.Int64N(int64(time.Minute)))
+}
+
 // lasts is how long the nemesis holds the event's fault.
 func (ev event) lasts() time.Duration {
 	switch {
+	case ev.term > 0:
+		return termWait + termBound + ev.down
 	case ev.skew > 0:
 		return skewFor
 	case ev.refuse > 0:
@@ -327,4 +406,51 @@ func readPasses(ctx context.Context, db *store.DB) ([]Pass, error) {
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// Entry is one row of the quota ledger: the pool a call drew from, its
+// units, when the limiter admitted it, and whether it was given back.
+type Entry struct {
+	Pool      string
+	Units     int64
+	At        time.Time
+	GivenBack bool
+}
+
+// readLedger is the quota ledger, in the order the calls were admitted.
+func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
+	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
+		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+		FROM ledger l ORDER BY l.at_ms`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var at int64
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack); err != nil {
+			return nil, err
+		}
+		e.At = time.UnixMilli(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// stored says whether the database holds the held page: its first video
+// in the run of its chart that was the latest started when the upstream
+// charged it (an earlier run may hold the same video).
+func stored(ctx context.Context, db *store.DB, p Held) (bool, error) {
+	if p.First == "" {
+		return false, nil
+	}
+	var n int
+	err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM trending_entries e
+		JOIN videos v ON v.vid = e.vid
+		WHERE v.id = ? AND e.run_id = (SELECT id FROM runs WHERE kind = 'trending' AND region = ? AND category = ?
+		AND started_ms <= ? ORDER BY started_ms DESC LIMIT 1)`,
+		p.First, p.Region, p.Category, p.At.UnixMilli()).Scan(&n)
+	return n > 0, err
 }
