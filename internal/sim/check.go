@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +34,7 @@ func Check(h *History) []string {
 	out = append(out, checkPlanTold(h)...)
 	out = append(out, checkCharged(h)...)
 	out = append(out, checkTerms(h)...)
+	out = append(out, checkJoins(h)...)
 	return out
 }
 
@@ -732,13 +735,14 @@ func checkPlanTold(h *History) []string {
 	return out
 }
 
-// checkCharged: every call the upstream charged a pool for is in the
-// database's ledger, matched one to one to a call of that pool and its
-// units, admitted no earlier than a call's delivery bound before the
-// charge (docs/quota.md, "A call's delivery") and not given back: a call
-// charged and given back, or charged with no row, is a unit the limiter
-// never counted. Charges from before the prune's cut of the ledger are
-// not checked.
+// checkCharged: every unit the upstream charged a pool is in the
+// database's ledger: matched one to one to a unit of a call of that pool
+// admitted no earlier than a call's delivery bound before the charge
+// (docs/quota.md, "A call's delivery") and not given back. A call charged
+// and given back, or charged with no row, is a unit the limiter never
+// counted. Units, not calls, are matched: the fake's count read after a
+// call may hold a call answered at the same moment. Charges from before
+// the prune's cut of the ledger are not checked.
 func checkCharged(h *History) []string {
 	kept := h.passesKept() // the prune cuts the ledger where it cuts the passes, or later
 	var lost []string
@@ -751,7 +755,10 @@ func checkCharged(h *History) []string {
 			}
 		}
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].At.Before(rows[j].At) })
-		used := make([]bool, len(rows))
+		left := make([]int64, len(rows)) // each row's units not yet matched
+		for i, r := range rows {
+			left[i] = r.Units
+		}
 		var before int64
 		for _, c := range h.Calls {
 			units := c.Charged[pool.Name] - before
@@ -761,17 +768,14 @@ func checkCharged(h *History) []string {
 			}
 			n++
 			earliest := c.At.Add(-ingest.Delivery - time.Second)
-			k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) })
-			for ; k < len(rows) && !rows[k].At.After(c.At); k++ {
-				if !used[k] && rows[k].Units == units {
-					break
-				}
+			for k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) }); units > 0 && k < len(rows) && !rows[k].At.After(c.At); k++ {
+				took := min(units, left[k])
+				left[k] -= took
+				units -= took
 			}
-			if k == len(rows) || rows[k].At.After(c.At) {
+			if units > 0 {
 				lost = append(lost, fmt.Sprintf("%s %s at %s", pool.Name, strings.TrimPrefix(c.Path, "/youtube/v3/"), c.At.UTC().Format(time.RFC3339)))
-				continue
 			}
-			used[k] = true
 		}
 	}
 	if len(lost) == 0 {
@@ -780,9 +784,23 @@ func checkCharged(h *History) []string {
 	return []string{fmt.Sprintf("%d of %d calls the upstream charged are not in the ledger as spent: %s", len(lost), n, firstFew(lost))}
 }
 
-// checkTerms: a SIGTERM that met a chart page on the wire, which the
-// upstream answered within the page's own bound, left that page stored:
-// the drain stores the page in flight (docs/operations.md, Signals). A
+// callsIn is how many keyed calls the upstream answered after from, to
+// to.
+func callsIn(calls []Call, from, to time.Time) int {
+	n := 0
+	for _, c := range calls {
+		if c.At.After(from) && !c.At.After(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTerms: from a SIGTERM to the daemon's end no call reached the
+// upstream (one made at the signal's own instant is let be), and a
+// SIGTERM that met a chart page on the wire, which the upstream answered
+// within the page's own bound, left that page stored: the drain stores
+// the page in flight and starts no call (docs/operations.md, Signals). A
 // page held past its bound is abandoned, and checkCharged finds it in the
 // ledger. Over long enough a history under the nemesis, a SIGTERM met a
 // page, or the drain was never exercised.
@@ -790,6 +808,10 @@ func checkTerms(h *History) []string {
 	var out []string
 	met := 0
 	for _, t := range h.Terms {
+		if n := callsIn(h.Calls, t.At, t.Stopped); n > 0 {
+			out = append(out, fmt.Sprintf("SIGTERM at %s: %d calls reached the upstream after it, before the daemon stopped at %s",
+				t.At.UTC().Format(time.RFC3339), n, t.Stopped.UTC().Format(time.TimeOnly)))
+		}
 		if t.Held.First == "" || t.At.Before(h.passesKept()) {
 			continue
 		}
@@ -801,6 +823,28 @@ func checkTerms(h *History) []string {
 	}
 	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
 		out = append(out, fmt.Sprintf("in %d days no SIGTERM met a chart page on the wire: the drain was not exercised", h.Days))
+	}
+	return out
+}
+
+// checkJoins: each `run --once` a second process ran beside the daemon,
+// on its database and quota key, ended without an error but the
+// limiter's refusal, and the runs it made are in the database: a join
+// that ran nothing exercised nothing. What it spent is in every other
+// check: the windows, the ledger, the daemon's slots.
+func checkJoins(h *History) []string {
+	var out []string
+	for _, j := range h.Joins {
+		at := j.From.UTC().Format(time.RFC3339)
+		for _, err := range j.Errs {
+			if err != nil && !errors.Is(err, ingest.ErrQuotaExhausted) {
+				out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %v", j.Region, at, err))
+			}
+		}
+		ran := slices.ContainsFunc(h.Runs, func(r Run) bool { return r.Region == j.Region && j.Contains(r.Started) })
+		if !ran && !j.From.Before(h.passesKept()) {
+			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s to %s: no run in the database", j.Region, at, j.To.UTC().Format(time.TimeOnly)))
+		}
 	}
 	return out
 }

@@ -298,12 +298,18 @@ func TestCheckFindsAChargedCallNotInTheLedger(t *testing.T) {
 func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
 	h := history(hourly(24, 1), hourly(24, 60), 1)
 	held := Held{At: t0.Add(5 * time.Hour), Region: "US", First: "v1"}
-	h.Terms = []Term{{At: held.At, Held: held, Hold: 5 * time.Second, Stored: true}, {At: held.At, Held: held, Hold: time.Minute}}
+	h.Terms = []Term{{At: held.At, Stopped: held.At.Add(5 * time.Second), Held: held, Hold: 5 * time.Second, Stored: true},
+		{At: held.At, Stopped: held.At.Add(20 * time.Second), Held: held, Hold: time.Minute}}
 	if f := Check(h); len(f) != 0 {
 		t.Errorf("the page stored, and one held past its bound not: %q", f)
 	}
 	h.Terms[0].Stored = false
 	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T05:00:00Z met chart US's page on the wire, answered 5s later within its bound, and the page was not stored") {
 		t.Errorf("the page in flight lost: %q", f)
+	}
+	h.Terms[0].Stored = true
+	h.Terms[0].At, h.Terms[0].Stopped = held.At.Add(-time.Minute), held.At.Add(time.Minute)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T04:59:00Z: 2 calls reached the upstream after it, before the daemon stopped at 05:01:00") {
+		t.Errorf("a call after the signal: %q", f)
 	}
 }

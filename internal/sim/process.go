@@ -57,12 +57,14 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 	if listen != nil {
 		ln = listen.listen()
 	}
-	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals) }()
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals, "") }()
 	p.running.Store(true)
 	return p
 }
 
-func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener, signals <-chan os.Signal) error {
+// With once, it is `ingest run --once --regions once --pace=false`
+// instead: a worker beside the daemon, on its database.
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener, signals <-chan os.Signal, once string) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
 		Transport: up, Uptime: boot, Signals: signals}
 	standing := ingest.StandardStanding()
@@ -72,6 +74,10 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		Terms: terms, Regions: regions.Selection(s.Regions), Build: metrics.Build{Version: "sim"}}
 	if ln != nil {
 		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
+	}
+	if once != "" {
+		r.Once, r.Regions, r.Pace, r.Record, r.Plan, r.Track = true, regions.Selection(once), false, false, false, 0
+		r.Timetable.Categories = nil
 	}
 	if err := h.Prepare(ctx, &r); err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -115,4 +121,19 @@ func (p *process) term(bound time.Duration) error {
 	p.cancel()
 	<-p.done
 	return fmt.Errorf("still running %s after SIGTERM", bound)
+}
+
+// beside runs `ingest run --once` for region on the daemon's database
+// every every until until, each run awaited: a cron's worker joining the
+// daemon's quota key, which the embedded limiter in the one file shares
+// (docs/operations.md: run --once beside a daemon is not refused; the
+// leases keep them apart), then leaving it. It returns each run's end.
+func beside(dsn string, s Shape, region string, every time.Duration, until time.Time, up *Upstream,
+	boot func() (string, time.Duration, bool), log *slog.Logger) []error {
+	var errs []error
+	for time.Now().Before(until) {
+		errs = append(errs, run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region))
+		time.Sleep(every)
+	}
+	return errs
 }

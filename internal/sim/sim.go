@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,9 @@ type Config struct {
 	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
+	// Beside has a second process join the key without the nemesis: a
+	// `run --once` beside the daemon for a while each day (besides).
+	Beside bool
 	// Readers serves the site on the daemon's --listen and has readers
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
@@ -65,6 +69,7 @@ type History struct {
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
 	Terms  []Term          // the process was sent SIGTERM
+	Joins  []Join          // a second process joined the key
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
@@ -83,10 +88,18 @@ type History struct {
 // passes), how long it held it, and whether the database has that page,
 // as it reads at the end.
 type Term struct {
-	At     time.Time
-	Held   Held
-	Hold   time.Duration
-	Stored bool
+	At, Stopped time.Time // the signal, and the daemon's end after it
+	Held        Held
+	Hold        time.Duration
+	Stored      bool
+}
+
+// Join is a second process on the daemon's database and quota key: from
+// when to when it ran `run --once` for Region, and each run's error.
+type Join struct {
+	Interval
+	Region string
+	Errs   []error
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
@@ -134,6 +147,14 @@ func Simulate(c Config) (*History, error) {
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
+	besideLog, err := os.Create(filepath.Join(c.Dir, "beside.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer besideLog.Close()
+	second := func(region string, every time.Duration, until time.Time) []error {
+		return beside(dsn, c.Shape, region, every, until, up, boot, slog.New(slog.NewTextHandler(besideLog, nil)))
+	}
 	var listen *pipes
 	var p atomic.Pointer[process]
 	type reads struct {
@@ -155,7 +176,7 @@ func Simulate(c Config) (*History, error) {
 	h.Starts = append(h.Starts, time.Now())
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
-		if err := ev.apply(h, p.Load(), up); err != nil {
+		if err := ev.apply(h, p.Load(), up, second); err != nil {
 			stopReading()
 			return h, err
 		}
@@ -216,6 +237,10 @@ type event struct {
 	// the upstream holds the next page this long, and the signal comes
 	// while it does (or after termWait with no page, between passes)
 	term time.Duration
+	// join: a second process runs `run --once` of a chart the daemon
+	// does not run, every joinEvery, this long (the pick-th of them)
+	join, joinEvery time.Duration
+	pick            int
 }
 
 // termWait is how long a SIGTERM waits for a chart page to be on the
@@ -230,8 +255,13 @@ const termBound = jobs.StopBound + 5*time.Second
 // it so: a caching proxy's answers for a while.
 const skewFor = 20 * time.Minute
 
-func (ev event) apply(h *History, p *process, up *Upstream) error {
+func (ev event) apply(h *History, p *process, up *Upstream, second func(string, time.Duration, time.Time) []error) error {
 	switch {
+	case ev.join > 0:
+		region := h.besideRegion(ev.pick)
+		errs := second(region, ev.joinEvery, ev.at.Add(ev.join))
+		h.Joins = append(h.Joins, Join{Interval{ev.at, time.Now()}, region, errs})
+		return nil
 	case ev.refuse > 0:
 		up.Fake.ExhaustQuota(fakeyt.QuotaExceeded)
 		h.Refusals = append(h.Refusals, Interval{ev.at, ev.at.Add(ev.refuse)})
@@ -280,8 +310,9 @@ func (ev event) sigterm(h *History, p *process, up *Upstream) error {
 		}
 	}
 	at := time.Now()
-	h.Terms = append(h.Terms, Term{At: at, Held: held, Hold: ev.term})
-	if err := p.term(termBound); err != nil {
+	err := p.term(termBound)
+	h.Terms = append(h.Terms, Term{At: at, Stopped: time.Now(), Held: held, Hold: ev.term})
+	if err != nil {
 		return fmt.Errorf("the daemon sent SIGTERM at %s: %w", at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{at, at.Add(ev.down)})
@@ -297,7 +328,7 @@ func (ev event) sigterm(h *History, p *process, up *Upstream) error {
 // behind (skewFor), in time order, none during another.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
-		return nil
+		return c.besides(end)
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x5eed))
 	var evs []event
@@ -325,6 +356,9 @@ func (c Config) nemesis(end time.Time) []event {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
 				term: termHold(rng), down: time.Second + time.Duration(rng.Int64N(int64(time.Hour)))})
 		}
+		if rng.IntN(3) == 0 {
+			evs = append(evs, joinAt(rng, base))
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
@@ -334,6 +368,29 @@ func (c Config) nemesis(end time.Time) []event {
 		}
 	}
 	return out
+}
+
+// besides is, with Beside, a second process joining the key once a day.
+func (c Config) besides(end time.Time) []event {
+	if !c.Beside {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0xbe51de))
+	var evs []event
+	for day := 0; day < c.Days; day++ {
+		if ev := joinAt(rng, c.Start.Add(time.Duration(day)*24*time.Hour)); ev.at.Add(ev.lasts()).Before(end) {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// joinAt is a second process joining the key on the day from base, for
+// half an hour to three hours, a run every five to fifteen minutes.
+func joinAt(rng *rand.Rand, base time.Time) event {
+	return event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+		join:      30*time.Minute + time.Duration(rng.Int64N(int64(150*time.Minute))),
+		joinEvery: 5*time.Minute + time.Duration(rng.Int64N(int64(10*time.Minute))), pick: rng.IntN(1 << 20)}
 }
 
 // termHold is how long the upstream holds the page a SIGTERM meets: two
@@ -351,12 +408,29 @@ func (ev event) lasts() time.Duration {
 	switch {
 	case ev.term > 0:
 		return termWait + termBound + ev.down
+	case ev.join > 0:
+		return ev.join + ev.joinEvery
 	case ev.skew > 0:
 		return skewFor
 	case ev.refuse > 0:
 		return ev.refuse
 	}
 	return ev.down
+}
+
+// besideRegion is the pick-th of the regions the daemon does not run (of
+// all of them, when it runs every one).
+func (h *History) besideRegion(pick int) string {
+	var out []string
+	for _, code := range regions.Builtin.Codes() {
+		if !slices.ContainsFunc(h.Charts, func(c regions.Chart) bool { return c.Code == code }) {
+			out = append(out, code)
+		}
+	}
+	if len(out) == 0 {
+		out = regions.Builtin.Codes()
+	}
+	return out[pick%len(out)]
 }
 
 // readRuns is every chart run the database holds.
