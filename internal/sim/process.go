@@ -62,8 +62,10 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 	return p
 }
 
-// With once, it is `ingest run --once --regions once --pace=false`
-// instead: a worker beside the daemon, on its database.
+// run builds the daemon as start says and runs it until ctx ends or a
+// signal on signals stops it. With once, it is `ingest run --once
+// --regions once --pace=false` instead: a worker beside the daemon, on
+// its database.
 func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener, signals <-chan os.Signal, once string) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
 		Transport: up, Uptime: boot, Signals: signals}
