@@ -836,10 +836,14 @@ func checkJoins(h *History) []string {
 	var out []string
 	for _, j := range h.Joins {
 		at := j.From.UTC().Format(time.RFC3339)
+		var failed []error
 		for _, err := range j.Errs {
 			if err != nil && !errors.Is(err, ingest.ErrQuotaExhausted) {
-				out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %v", j.Region, at, err))
+				failed = append(failed, err)
 			}
+		}
+		if len(failed) > 0 {
+			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %d of %d runs failed, the first: %v", j.Region, at, len(failed), len(j.Errs), failed[0]))
 		}
 		ran := slices.ContainsFunc(h.Runs, func(r Run) bool { return r.Region == j.Region && j.Contains(r.Started) })
 		if !ran && !j.From.Before(h.passesKept()) {

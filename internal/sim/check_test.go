@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/regions"
 )
@@ -311,5 +314,24 @@ func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
 	h.Terms[0].At, h.Terms[0].Stopped = held.At.Add(-time.Minute), held.At.Add(time.Minute)
 	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T04:59:00Z: 2 calls reached the upstream after it, before the daemon stopped at 05:01:00") {
 		t.Errorf("a call after the signal: %q", f)
+	}
+}
+
+func TestCheckFindsASecondProcessThatFailedOrRanNothing(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	join := Join{Interval{t0.Add(5 * time.Hour), t0.Add(7 * time.Hour)}, "BR", []error{nil, fmt.Errorf("stopped: %w", ingest.ErrQuotaExhausted)}}
+	h.Joins = []Join{join}
+	h.Runs = append(h.Runs, Run{Region: "BR", Status: "stopped", Started: t0.Add(6 * time.Hour)})
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a run and a refusal beside the daemon: %q", f)
+	}
+	h.Joins[0].Errs = append(h.Joins[0].Errs, errors.New("another daemon already runs on this database"))
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "run --once of BR beside the daemon from 2026-10-25T05:00:00Z: 1 of 3 runs failed, the first: another daemon already runs") {
+		t.Errorf("a run beside the daemon refused: %q", f)
+	}
+	h.Joins[0].Errs = join.Errs
+	h.Runs = h.Runs[:len(h.Runs)-1]
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "from 2026-10-25T05:00:00Z to 07:00:00: no run in the database") {
+		t.Errorf("no run beside the daemon: %q", f)
 	}
 }
