@@ -91,6 +91,10 @@ func simulate(t *testing.T, c Config) {
 		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
 			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
 		for _, term := range h.Terms {
+			if term.Held.At.IsZero() {
+				t.Logf("SIGTERM %s: between passes (no chart page came in %s)", term.At.UTC().Format(time.RFC3339), termWait)
+				continue
+			}
 			t.Logf("SIGTERM %s: page of %q on the wire (held %s), stored %t", term.At.UTC().Format(time.RFC3339),
 				chartName(term.Held.Region, term.Held.Category), term.Hold.Round(time.Second), term.Stored)
 		}
