@@ -35,6 +35,7 @@ func Check(h *History) []string {
 	out = append(out, checkCharged(h)...)
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
+	out = append(out, checkFulls(h)...)
 	return out
 }
 
@@ -155,7 +156,7 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 		d += overlap(down, from, to)
 	}
 	failing := false
-	for _, f := range append(h.faultSpans(), h.blocks()...) {
+	for _, f := range h.failingSpans() {
 		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
 			d, failing = d+o, true
 		}
@@ -484,10 +485,17 @@ func (h *History) passesKept() time.Time {
 	return h.End.Add(-ingest.StandardStanding().StatsFor).Add(24 * time.Hour)
 }
 
+// failingSpans are when the upstream failed calls, refused them or sent
+// a wrong Date, and when the disk was full: what the daemon cannot help.
+func (h *History) failingSpans() []Interval {
+	out := append(h.faultSpans(), h.blocks()...)
+	return append(out, h.Fulls...)
+}
+
 // failing: the upstream was failing calls, refusing them or sending a
-// wrong Date at t.
+// wrong Date at t, or the disk was full.
 func (h *History) failing(t time.Time) bool {
-	for _, f := range append(h.faultSpans(), h.blocks()...) {
+	for _, f := range h.failingSpans() {
 		if f.Contains(t) {
 			return true
 		}
@@ -849,6 +857,53 @@ func checkJoins(h *History) []string {
 		if !ran && !j.From.Before(h.passesKept()) {
 			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s to %s: no run in the database", j.Region, at, j.To.UTC().Format(time.TimeOnly)))
 		}
+	}
+	return out
+}
+
+// failedPass is a chart pass the daemon's log says failed, and why.
+var failedPass = regexp.MustCompile(`^time=(\S+) level=ERROR msg=pass region=(\S+) status=failed .* err=(.*)$`)
+
+// checkFulls: while the disk was full, every chart pass that failed with
+// the upstream answering said so, naming the disk (docs/operations.md,
+// "Faults at run time"), rather than some other failure; what it was
+// charged is in the ledger (checkCharged) and its chart is caught up once
+// the room is back (the gaps, which a full disk excuses as a failing
+// upstream). Over long enough a history under the nemesis, a full disk
+// failed a pass, or it was never exercised.
+func checkFulls(h *History) []string {
+	if len(h.Fulls) == 0 && !(h.Nemesis && h.Days >= exercisedDays) {
+		return nil
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	upstream := append(h.faultSpans(), h.blocks()...)
+	var unclear []string
+	met := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		m := failedPass.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, m[1])
+		if !slices.ContainsFunc(h.Fulls, func(f Interval) bool { return f.Contains(at) }) ||
+			slices.ContainsFunc(upstream, func(f Interval) bool { return f.Contains(at) }) {
+			continue
+		}
+		if strings.Contains(m[3], "the disk is full") {
+			met++
+			continue
+		}
+		unclear = append(unclear, fmt.Sprintf("%s at %s: %s", m[2], at.UTC().Format(time.RFC3339), m[3]))
+	}
+	var out []string
+	if len(unclear) > 0 {
+		out = append(out, fmt.Sprintf("%d chart passes failed while the disk was full without saying so: %s", len(unclear), firstFew(unclear)))
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days no chart pass met the full disk: it was not exercised", h.Days))
 	}
 	return out
 }

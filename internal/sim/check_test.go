@@ -335,3 +335,28 @@ func TestCheckFindsASecondProcessThatFailedOrRanNothing(t *testing.T) {
 		t.Errorf("no run beside the daemon: %q", f)
 	}
 }
+
+func TestCheckFindsAFullDiskNotSaid(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Fulls = []Interval{{t0.Add(5 * time.Hour), t0.Add(6 * time.Hour)}}
+	h.Log = filepath.Join(t.TempDir(), "daemon.log")
+	write := func(err string) {
+		line := `time=2026-10-25T05:22:30.000Z level=INFO msg=plan pool=default regions=1 units_per_day=24 capacity=9500 fits=true` + "\n" +
+			`time=2026-10-25T05:30:00.000Z level=ERROR msg=pass region=US status=failed pages=0 videos=0 units=2 duration=0s err="` + err + `"` + "\n"
+		if err := os.WriteFile(h.Log, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("store page 1: save US page 1 of run 41: ingest.db: the disk is full: SQLite could not write (52.4 GiB free in /tmp)")
+	if f := checkFulls(h); len(f) != 0 {
+		t.Errorf("a pass failed naming the full disk: %q", f)
+	}
+	write("store page 1: save US page 1 of run 41: database or disk is full (13)")
+	if f := checkFulls(h); len(f) != 1 || !strings.Contains(f[0], "1 chart passes failed while the disk was full without saying so: US at 2026-10-25T05:30:00Z") {
+		t.Errorf("a pass failed on the full disk without saying so: %q", f)
+	}
+	h.Fulls[0].From = t0.Add(5*time.Hour + 45*time.Minute)
+	if f := checkFulls(h); len(f) != 0 {
+		t.Errorf("a pass failed before the disk was full: %q", f)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -43,6 +44,9 @@ type process struct {
 	done    chan error
 	signals chan os.Signal // what the host would deliver: SIGTERM
 	running atomic.Bool    // from its start until its stop began
+	// db is the daemon's database once its pipeline is open: the disk
+	// the nemesis fills is its writer's (full.go)
+	db atomic.Pointer[store.DB]
 }
 
 // start builds the daemon as `ingest run` does (Host.Prepare, then
@@ -57,7 +61,7 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 	if listen != nil {
 		ln = listen.listen()
 	}
-	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals, "") }()
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals, "", p.db.Store) }()
 	p.running.Store(true)
 	return p
 }
@@ -65,8 +69,9 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 // run builds the daemon as start says and runs it until ctx ends or a
 // signal on signals stops it. With once, it is `ingest run --once
 // --regions once --pace=false` instead: a worker beside the daemon, on
-// its database.
-func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener, signals <-chan os.Signal, once string) error {
+// its database. opened, when set, is given the database once it is open.
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener,
+	signals <-chan os.Signal, once string, opened func(*store.DB)) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
 		Transport: up, Uptime: boot, Signals: signals}
 	standing := ingest.StandardStanding()
@@ -89,6 +94,9 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		return fmt.Errorf("open the pipeline: %w", err)
 	}
 	defer p.Close()
+	if opened != nil {
+		opened(p.DB)
+	}
 	if err := terms.Gate(ctx, p.DB); err != nil {
 		return err
 	}
@@ -134,7 +142,7 @@ func beside(dsn string, s Shape, region string, every time.Duration, until time.
 	boot func() (string, time.Duration, bool), log *slog.Logger) []error {
 	var errs []error
 	for time.Now().Before(until) {
-		errs = append(errs, run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region))
+		errs = append(errs, run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region, nil))
 		time.Sleep(every)
 	}
 	return errs

@@ -72,6 +72,7 @@ type History struct {
 	Down   []Interval      // the process was stopped
 	Terms  []Term          // the process was sent SIGTERM
 	Joins  []Join          // a second process joined the key
+	Fulls  []Interval      // the disk under the database was full
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
@@ -243,6 +244,7 @@ type event struct {
 	// does not run, every joinEvery, this long (the pick-th of them)
 	join, joinEvery time.Duration
 	pick            int
+	full            time.Duration // the disk under the database is full this long (full.go)
 }
 
 // termWait is how long a SIGTERM waits for a chart page to be on the
@@ -259,6 +261,12 @@ const skewFor = 20 * time.Minute
 
 func (ev event) apply(h *History, p *process, up *Upstream, second func(string, time.Duration, time.Time) []error) error {
 	switch {
+	case ev.full > 0:
+		filled, err := fill(p.db.Load(), ev.full)
+		if filled {
+			h.Fulls = append(h.Fulls, Interval{ev.at, time.Now()})
+		}
+		return err
 	case ev.join > 0:
 		region := h.besideRegion(ev.pick)
 		errs := second(region, ev.joinEvery, ev.at.Add(ev.join))
@@ -361,6 +369,10 @@ func (c Config) nemesis(end time.Time) []event {
 		if rng.IntN(3) == 0 {
 			evs = append(evs, joinAt(rng, base))
 		}
+		if rng.IntN(4) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				full: 10*time.Minute + time.Duration(rng.Int64N(int64(110*time.Minute)))})
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
@@ -412,6 +424,8 @@ func (ev event) lasts() time.Duration {
 		return termWait + termBound + ev.down
 	case ev.join > 0:
 		return ev.join + ev.joinEvery
+	case ev.full > 0:
+		return ev.full
 	case ev.skew > 0:
 		return skewFor
 	case ev.refuse > 0:

@@ -98,6 +98,9 @@ func simulate(t *testing.T, c Config) {
 			t.Logf("SIGTERM %s: page of %q on the wire (held %s), stored %t", term.At.UTC().Format(time.RFC3339),
 				chartName(term.Held.Region, term.Held.Category), term.Hold.Round(time.Second), term.Stored)
 		}
+		for _, f := range h.Fulls {
+			t.Logf("disk full %s-%s", f.From.UTC().Format(time.RFC3339), f.To.UTC().Format(time.TimeOnly))
+		}
 		for _, j := range h.Joins {
 			t.Logf("run --once of %s beside the daemon from %s to %s: %d runs", j.Region, j.From.UTC().Format(time.RFC3339),
 				j.To.UTC().Format(time.TimeOnly), len(j.Errs))
