@@ -5,8 +5,9 @@
 // schedule are virtual, so that days of the process pass in seconds. A
 // nemesis drawn from a seed restarts the process on the same database,
 // sends it SIGTERM while a chart page is on the wire, has a second process
-// join its quota key (run --once beside it) and makes the upstream fail
-// in bursts and truncate answers; the checker (check.go) then reads the
+// join its quota key (run --once beside it), fills the disk under its
+// database for a while and makes the upstream fail in bursts and
+// truncate answers; the checker (check.go) then reads the
 // whole history from the fake's charges and the database, never from the
 // process's own account of itself (docs/testing.md, Simulation).
 package sim
