@@ -374,8 +374,9 @@ var housekeeping = []string{"refresh", "prune"}
 // found at most half a period past the period after the one before, but
 // for the downtime and, for the refresh, which calls the upstream, a burst
 // of failures, a default pool that could not pay, or charts configured
-// beyond the pool (the plan may drop the refresh then, and says so). A prune never fails;
-// a refresh fails only while the upstream does.
+// beyond the pool (the plan may drop the refresh then, and says so). A
+// prune fails only on a full disk; a refresh only then or while the
+// upstream fails.
 func checkHousekeeping(h *History) []string {
 	var out []string
 	for _, entry := range housekeeping {
@@ -395,7 +396,11 @@ func checkHousekeeping(h *History) []string {
 				caught[credited] = true
 			}
 			at = append(at, credited)
-			if p.Status == ingest.StatusFailed && (entry == "prune" || !h.failing(p.Started)) {
+			excused := h.failing(p.Started) // the upstream failing, or the disk full
+			if entry == "prune" {
+				excused = slices.ContainsFunc(h.Fulls, func(f Interval) bool { return f.Contains(p.Started) })
+			}
+			if p.Status == ingest.StatusFailed && !excused {
 				failed = append(failed, p.Started.UTC().Format(time.RFC3339))
 			}
 		}
