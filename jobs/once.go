@@ -271,10 +271,18 @@ func deepest(err error) error {
 // ingest to change one, and a hangup (a closed terminal, a reload sent by
 // habit) never kills it with a run left open.
 func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, drained <-chan struct{}, stop func()) {
-	ctx, cancel := context.WithCancelCause(parent)
-	drain := make(chan struct{})
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, drained, stopOn := SignalsOn(parent, log, ch)
+	return ctx, drained, func() { signal.Stop(ch); stopOn() }
+}
+
+// SignalsOn is Signals with the signals read from ch rather than asked of
+// the host: where the process runs on virtual time, a signal the host
+// delivers would come from outside it.
+func SignalsOn(parent context.Context, log *slog.Logger, ch <-chan os.Signal) (ctx context.Context, drained <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	drain := make(chan struct{})
 	go func() {
 		select {
 		case sig := <-ch:
@@ -299,7 +307,7 @@ func Signals(parent context.Context, log *slog.Logger) (ctx context.Context, dra
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, drain, func() { signal.Stop(ch); cancel(nil) }
+	return ctx, drain, func() { cancel(nil) }
 }
 
 // ErrSecondSignal and ErrStopBound say why a stop came at once, as the

@@ -80,6 +80,7 @@ func (p *Pass) RunFor(ctx context.Context, slot time.Time) PassResult {
 	if err := p.abandon(ctx); err != nil {
 		out := Outcome{Region: p.Chart(), Remaining: -1}
 		out.fail(fmt.Errorf("abandon runs: %w", err))
+		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)
 		return PassResult{out}
 	}
 	return PassResult{p.job(slot).run(ctx, func(m *meter, out *Outcome) error {

@@ -251,7 +251,8 @@ func (db *DB) AbandonRuns(ctx context.Context, region, category string, kind ing
 		WHERE region = ? AND kind = ? AND status = 'running' AND category = ?`,
 		msOf(at), region, string(kind), category)
 	if err != nil {
-		return fmt.Errorf("abandon %s runs of %s: %w", kind, ingest.ChartName(region, category), err)
+		// a full disk is said as at any other write: no other chart can store either
+		return fmt.Errorf("abandon %s runs of %s: %w", kind, ingest.ChartName(region, category), db.full(err))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -56,8 +58,20 @@ type Host struct {
 	// kernel's would not move, and every step of the day would read as a
 	// jump of the wall clock.
 	Uptime func() (boot string, since time.Duration, ok bool)
+	// Signals are the stop signals a run heeds (SIGINT, SIGTERM, SIGHUP);
+	// nil is the host's own. The simulation sends its own, where one the
+	// host delivered would come from outside its virtual time.
+	Signals <-chan os.Signal
 
 	upstream upstreamOnce
+}
+
+// signals stops ctx's run on the stop signals: Signals, or the host's.
+func (h *Host) signals(ctx context.Context) (context.Context, <-chan struct{}, func()) {
+	if h.Signals != nil {
+		return jobs.SignalsOn(ctx, h.Logger, h.Signals)
+	}
+	return jobs.Signals(ctx, h.Logger)
 }
 
 // now is the house clock's time.

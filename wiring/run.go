@@ -61,6 +61,10 @@ type Run struct {
 	// Strict refuses a plan that does not fit the pools.
 	Plan, Strict bool
 
+	// Opened, when set, is given the database once the pipeline opened
+	// it: the simulation fills that database's disk.
+	Opened func(*store.DB)
+
 	// planned is the day's plan Prepare made, for the record and the
 	// site's views.
 	planned []report.PlanLine
@@ -89,6 +93,9 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 		return err
 	}
 	defer p.Close()
+	if r.Opened != nil {
+		r.Opened(p.DB.DB)
+	}
 	if err := r.Terms.Gate(ctx, p.DB); err != nil { // a database holding more than the standing allows
 		return err
 	}
@@ -133,7 +140,7 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	m.Seed(last)
 	ctx, stopOutdated := context.WithCancelCause(ctx)
 	defer stopOutdated(nil)
-	ctx, drain, stop := jobs.Signals(ctx, h.Logger)
+	ctx, drain, stop := h.signals(ctx)
 	defer stop()
 	// From the first signal no call starts, a retry neither, whoever makes it.
 	upstream := jobs.Stopping(p.Limiter, drain)

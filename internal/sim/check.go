@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +32,10 @@ func Check(h *History) []string {
 	out = append(out, checkServed(h)...)
 	out = append(out, checkBlocks(h)...)
 	out = append(out, checkPlanTold(h)...)
+	out = append(out, checkCharged(h)...)
+	out = append(out, checkTerms(h)...)
+	out = append(out, checkJoins(h)...)
+	out = append(out, checkFulls(h)...)
 	return out
 }
 
@@ -150,7 +156,7 @@ func (h *History) excused(from, to time.Time, extra time.Duration) time.Duration
 		d += overlap(down, from, to)
 	}
 	failing := false
-	for _, f := range append(h.faultSpans(), h.blocks()...) {
+	for _, f := range h.failingSpans() {
 		if o := overlap(f, from, to); o > 0 || f.Contains(from) {
 			d, failing = d+o, true
 		}
@@ -368,8 +374,9 @@ var housekeeping = []string{"refresh", "prune"}
 // found at most half a period past the period after the one before, but
 // for the downtime and, for the refresh, which calls the upstream, a burst
 // of failures, a default pool that could not pay, or charts configured
-// beyond the pool (the plan may drop the refresh then, and says so). A prune never fails;
-// a refresh fails only while the upstream does.
+// beyond the pool (the plan may drop the refresh then, and says so). A
+// prune fails only on a full disk; a refresh only then or while the
+// upstream fails.
 func checkHousekeeping(h *History) []string {
 	var out []string
 	for _, entry := range housekeeping {
@@ -389,7 +396,11 @@ func checkHousekeeping(h *History) []string {
 				caught[credited] = true
 			}
 			at = append(at, credited)
-			if p.Status == ingest.StatusFailed && (entry == "prune" || !h.failing(p.Started)) {
+			excused := h.failing(p.Started) // the upstream failing, or the disk full
+			if entry == "prune" {
+				excused = slices.ContainsFunc(h.Fulls, func(f Interval) bool { return f.Contains(p.Started) })
+			}
+			if p.Status == ingest.StatusFailed && !excused {
 				failed = append(failed, p.Started.UTC().Format(time.RFC3339))
 			}
 		}
@@ -479,10 +490,17 @@ func (h *History) passesKept() time.Time {
 	return h.End.Add(-ingest.StandardStanding().StatsFor).Add(24 * time.Hour)
 }
 
+// failingSpans are when the upstream failed calls, refused them or sent
+// a wrong Date, and when the disk was full: what the daemon cannot help.
+func (h *History) failingSpans() []Interval {
+	out := append(h.faultSpans(), h.blocks()...)
+	return append(out, h.Fulls...)
+}
+
 // failing: the upstream was failing calls, refusing them or sending a
-// wrong Date at t.
+// wrong Date at t, or the disk was full.
 func (h *History) failing(t time.Time) bool {
-	for _, f := range append(h.faultSpans(), h.blocks()...) {
+	for _, f := range h.failingSpans() {
 		if f.Contains(t) {
 			return true
 		}
@@ -726,6 +744,171 @@ func checkPlanTold(h *History) []string {
 	}
 	if h.Readers && len(h.Plans) == 0 {
 		out = append(out, "no reader read the plan on /quota: it was not compared with the log's")
+	}
+	return out
+}
+
+// checkCharged: every unit the upstream charged a pool is in the
+// database's ledger: matched one to one to a unit of a call of that pool
+// admitted no earlier than a call's delivery bound before the charge
+// (docs/quota.md, "A call's delivery") and not given back. A call charged
+// and given back, or charged with no row, is a unit the limiter never
+// counted. Units, not calls, are matched: the fake's count read after a
+// call may hold a call answered at the same moment. Charges from before
+// the prune's cut of the ledger are not checked.
+func checkCharged(h *History) []string {
+	kept := h.passesKept() // the prune cuts the ledger where it cuts the passes, or later
+	var lost []string
+	n := 0
+	for _, pool := range h.Costs.Pools {
+		var rows []Entry
+		for _, e := range h.Ledger {
+			if e.Pool == pool.Name && e.Units > 0 && !e.GivenBack {
+				rows = append(rows, e)
+			}
+		}
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].At.Before(rows[j].At) })
+		left := make([]int64, len(rows)) // each row's units not yet matched
+		for i, r := range rows {
+			left[i] = r.Units
+		}
+		var before int64
+		for _, c := range h.Calls {
+			units := c.Charged[pool.Name] - before
+			before = c.Charged[pool.Name]
+			if units <= 0 || c.At.Before(kept) {
+				continue
+			}
+			n++
+			earliest := c.At.Add(-ingest.Delivery - time.Second)
+			for k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) }); units > 0 && k < len(rows) && !rows[k].At.After(c.At); k++ {
+				took := min(units, left[k])
+				left[k] -= took
+				units -= took
+			}
+			if units > 0 {
+				lost = append(lost, fmt.Sprintf("%s %s at %s", pool.Name, strings.TrimPrefix(c.Path, "/youtube/v3/"), c.At.UTC().Format(time.RFC3339)))
+			}
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d of %d calls the upstream charged are not in the ledger as spent: %s", len(lost), n, firstFew(lost))}
+}
+
+// callsIn is how many keyed calls the upstream answered after from, to
+// to.
+func callsIn(calls []Call, from, to time.Time) int {
+	n := 0
+	for _, c := range calls {
+		if c.At.After(from) && !c.At.After(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTerms: from a SIGTERM to the daemon's end no call reached the
+// upstream (one made at the signal's own instant is let be), and a
+// SIGTERM that met a chart page on the wire, which the upstream answered
+// within the page's own bound, left that page stored: the drain stores
+// the page in flight and starts no call (docs/operations.md, Signals). A
+// page held past its bound is abandoned, and checkCharged finds it in the
+// ledger. Over long enough a history under the nemesis, a SIGTERM met a
+// page, or the drain was never exercised.
+func checkTerms(h *History) []string {
+	var out []string
+	met := 0
+	for _, t := range h.Terms {
+		if n := callsIn(h.Calls, t.At, t.Stopped); n > 0 {
+			out = append(out, fmt.Sprintf("SIGTERM at %s: %d calls reached the upstream after it, before the daemon stopped at %s",
+				t.At.UTC().Format(time.RFC3339), n, t.Stopped.UTC().Format(time.TimeOnly)))
+		}
+		if t.Held.First == "" || t.At.Before(h.passesKept()) {
+			continue
+		}
+		met++
+		if t.Hold < ingest.Delivery && !t.Stored {
+			out = append(out, fmt.Sprintf("SIGTERM at %s met chart %s's page on the wire, answered %s later within its bound, and the page was not stored",
+				t.At.UTC().Format(time.RFC3339), chartName(t.Held.Region, t.Held.Category), t.Hold))
+		}
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days no SIGTERM met a chart page on the wire: the drain was not exercised", h.Days))
+	}
+	return out
+}
+
+// checkJoins: each `run --once` a second process ran beside the daemon,
+// on its database and quota key, ended without an error but the
+// limiter's refusal, and the runs it made are in the database: a join
+// that ran nothing exercised nothing. What it spent is in every other
+// check: the windows, the ledger, the daemon's slots.
+func checkJoins(h *History) []string {
+	var out []string
+	for _, j := range h.Joins {
+		at := j.From.UTC().Format(time.RFC3339)
+		var failed []error
+		for _, err := range j.Errs {
+			if err != nil && !errors.Is(err, ingest.ErrQuotaExhausted) {
+				failed = append(failed, err)
+			}
+		}
+		if len(failed) > 0 {
+			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %d of %d runs failed, the first: %v", j.Region, at, len(failed), len(j.Errs), failed[0]))
+		}
+		ran := slices.ContainsFunc(h.Runs, func(r Run) bool { return r.Region == j.Region && j.Contains(r.Started) })
+		if !ran && !j.From.Before(h.passesKept()) {
+			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s to %s: no run in the database", j.Region, at, j.To.UTC().Format(time.TimeOnly)))
+		}
+	}
+	return out
+}
+
+// failedPass is a chart pass the daemon's log says failed, and why.
+var failedPass = regexp.MustCompile(`^time=(\S+) level=ERROR msg=pass region=(\S+) status=failed .* err=(.*)$`)
+
+// checkFulls: while the disk was full, every chart pass that failed with
+// the upstream answering said so, naming the disk (docs/operations.md,
+// "Faults at run time"), rather than some other failure; what it was
+// charged is in the ledger (checkCharged) and its chart is caught up once
+// the room is back (the gaps, which a full disk excuses as a failing
+// upstream). Over long enough a history under the nemesis, a full disk
+// failed a pass, or it was never exercised.
+func checkFulls(h *History) []string {
+	if len(h.Fulls) == 0 && !(h.Nemesis && h.Days >= exercisedDays) {
+		return nil
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	upstream := append(h.faultSpans(), h.blocks()...)
+	var unclear []string
+	met := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		m := failedPass.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, m[1])
+		if !slices.ContainsFunc(h.Fulls, func(f Interval) bool { return f.Contains(at) }) ||
+			slices.ContainsFunc(upstream, func(f Interval) bool { return f.Contains(at) }) {
+			continue
+		}
+		if strings.Contains(m[3], "the disk is full") {
+			met++
+			continue
+		}
+		unclear = append(unclear, fmt.Sprintf("%s at %s: %s", m[2], at.UTC().Format(time.RFC3339), m[3]))
+	}
+	var out []string
+	if len(unclear) > 0 {
+		out = append(out, fmt.Sprintf("%d chart passes failed while the disk was full without saying so: %s", len(unclear), firstFew(unclear)))
+	}
+	if h.Nemesis && h.Days >= exercisedDays && met == 0 {
+		out = append(out, fmt.Sprintf("in %d days no chart pass met the full disk: it was not exercised", h.Days))
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/regions"
 )
@@ -27,6 +30,7 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		h.Runs = append(h.Runs, Run{Region: "US", Status: "completed", Started: at})
 		charged += units
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: units, At: at})
 	}
 	for _, hr := range hourly(24, 1) { // the refresh and the prune at every slot, 3 minutes past each hour
 		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
@@ -39,6 +43,7 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		stats++
 		at := t0.Add(time.Duration(m * float64(time.Minute)))
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos:batchGetStats", Charged: map[string]int64{"default": charged, "stats": stats}})
+		h.Ledger = append(h.Ledger, Entry{Pool: "stats", Units: 1, At: at})
 	}
 	return h
 }
@@ -207,8 +212,9 @@ func TestCheckFindsCallsDuringABlock(t *testing.T) {
 			if i == 0 {
 				status = http.StatusForbidden
 			}
-			h.Calls = append(h.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: status,
-				Charged: map[string]int64{"default": int64(20 + i)}})
+			at := t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute)))
+			h.Calls = append(h.Calls, Call{At: at, Status: status, Charged: map[string]int64{"default": int64(20 + i)}})
+			h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: []int64{10, 1}[i], At: at}) // up to 10, then 20, 21
 		}
 		return h
 	}
@@ -225,6 +231,7 @@ func TestCheckFindsCallsDuringABlock(t *testing.T) {
 		skewed.Calls = append(skewed.Calls, Call{At: t0.Add(10*time.Hour + time.Duration(m*float64(time.Minute))), Status: http.StatusOK,
 			Charged: map[string]int64{"default": 20}})
 	}
+	skewed.Ledger = append(skewed.Ledger, Entry{Pool: "default", Units: 10, At: skewed.Calls[len(skewed.Calls)-2].At}) // up to 10, then 20
 	if f := Check(skewed); len(f) != 1 || !strings.Contains(f[0], "the daemon made 2 calls") {
 		t.Errorf("two calls while the Date was wrong: %q", f)
 	}
@@ -265,5 +272,91 @@ time=2026-10-25T00:00:01.000Z level=INFO msg=scheduled job=track kind=tracking f
 	}
 	if f := told(""); len(f) != 1 || !strings.Contains(f[0], "told no plan") {
 		t.Errorf("no plan told: %q", f)
+	}
+}
+
+func TestCheckFindsAChargedCallNotInTheLedger(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger = append(h.Ledger[:3:3], h.Ledger[4:]...)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "1 of 48 calls the upstream charged are not in the ledger as spent: default videos at 2026-10-25T03:00:00Z") {
+		t.Errorf("a charged call with no ledger row: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[5].GivenBack = true
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T05:00:00Z") {
+		t.Errorf("a charged call given back: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(-time.Minute)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T07:00:00Z") {
+		t.Errorf("a charged call admitted a minute before, past its delivery bound: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(-10 * time.Second)
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a call admitted 10 s before the upstream charged it: %q", f)
+	}
+}
+
+func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	held := Held{At: t0.Add(5 * time.Hour), Region: "US", First: "v1"}
+	h.Terms = []Term{{At: held.At, Stopped: held.At.Add(5 * time.Second), Held: held, Hold: 5 * time.Second, Stored: true},
+		{At: held.At, Stopped: held.At.Add(20 * time.Second), Held: held, Hold: time.Minute}}
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the page stored, and one held past its bound not: %q", f)
+	}
+	h.Terms[0].Stored = false
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T05:00:00Z met chart US's page on the wire, answered 5s later within its bound, and the page was not stored") {
+		t.Errorf("the page in flight lost: %q", f)
+	}
+	h.Terms[0].Stored = true
+	h.Terms[0].At, h.Terms[0].Stopped = held.At.Add(-time.Minute), held.At.Add(time.Minute)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "SIGTERM at 2026-10-25T04:59:00Z: 2 calls reached the upstream after it, before the daemon stopped at 05:01:00") {
+		t.Errorf("a call after the signal: %q", f)
+	}
+}
+
+func TestCheckFindsASecondProcessThatFailedOrRanNothing(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	join := Join{Interval{t0.Add(5 * time.Hour), t0.Add(7 * time.Hour)}, "BR", []error{nil, fmt.Errorf("stopped: %w", ingest.ErrQuotaExhausted)}}
+	h.Joins = []Join{join}
+	h.Runs = append(h.Runs, Run{Region: "BR", Status: "stopped", Started: t0.Add(6 * time.Hour)})
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a run and a refusal beside the daemon: %q", f)
+	}
+	h.Joins[0].Errs = append(h.Joins[0].Errs, errors.New("another daemon already runs on this database"))
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "run --once of BR beside the daemon from 2026-10-25T05:00:00Z: 1 of 3 runs failed, the first: another daemon already runs") {
+		t.Errorf("a run beside the daemon refused: %q", f)
+	}
+	h.Joins[0].Errs = join.Errs
+	h.Runs = h.Runs[:len(h.Runs)-1]
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "from 2026-10-25T05:00:00Z to 07:00:00: no run in the database") {
+		t.Errorf("no run beside the daemon: %q", f)
+	}
+}
+
+func TestCheckFindsAFullDiskNotSaid(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Fulls = []Interval{{t0.Add(5 * time.Hour), t0.Add(6 * time.Hour)}}
+	h.Log = filepath.Join(t.TempDir(), "daemon.log")
+	write := func(err string) {
+		line := `time=2026-10-25T05:22:30.000Z level=INFO msg=plan pool=default regions=1 units_per_day=24 capacity=9500 fits=true` + "\n" +
+			`time=2026-10-25T05:30:00.000Z level=ERROR msg=pass region=US status=failed pages=0 videos=0 units=2 duration=0s err="` + err + `"` + "\n"
+		if err := os.WriteFile(h.Log, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("store page 1: save US page 1 of run 41: ingest.db: the disk is full: SQLite could not write (52.4 GiB free in /tmp)")
+	if f := checkFulls(h); len(f) != 0 {
+		t.Errorf("a pass failed naming the full disk: %q", f)
+	}
+	write("store page 1: save US page 1 of run 41: database or disk is full (13)")
+	if f := checkFulls(h); len(f) != 1 || !strings.Contains(f[0], "1 chart passes failed while the disk was full without saying so: US at 2026-10-25T05:30:00Z") {
+		t.Errorf("a pass failed on the full disk without saying so: %q", f)
+	}
+	h.Fulls[0].From = t0.Add(5*time.Hour + 45*time.Minute)
+	if f := checkFulls(h); len(f) != 0 {
+		t.Errorf("a pass failed before the disk was full: %q", f)
 	}
 }

@@ -3,8 +3,11 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -13,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -38,7 +42,11 @@ type Shape struct {
 type process struct {
 	cancel  context.CancelFunc
 	done    chan error
-	running atomic.Bool // from its start until its stop began
+	signals chan os.Signal // what the host would deliver: SIGTERM
+	running atomic.Bool    // from its start until its stop began
+	// db is the daemon's database once its pipeline is open: the disk
+	// the nemesis fills is its writer's (full.go)
+	db atomic.Pointer[store.DB]
 }
 
 // start builds and runs the daemon by the function `ingest run` calls
@@ -48,19 +56,24 @@ type process struct {
 // With listen, the daemon serves its site there, as --listen does.
 func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, listen *pipes) *process {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{cancel: cancel, done: make(chan error, 1)}
+	p := &process{cancel: cancel, done: make(chan error, 1), signals: make(chan os.Signal, 2)}
 	var ln *pipeListener
 	if listen != nil {
 		ln = listen.listen()
 	}
-	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln) }()
+	go func() { p.done <- run(ctx, dsn, s, up, boot, log, ln, p.signals, "", p.db.Store) }()
 	p.running.Store(true)
 	return p
 }
 
-func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener) error {
+// run builds the daemon as start says and runs it until ctx ends or a
+// signal on signals stops it. With once, it is `ingest run --once
+// --regions once --pace=false` instead: a worker beside the daemon, on
+// its database. opened, when set, is given the database once it is open.
+func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener,
+	signals <-chan os.Signal, once string, opened func(*store.DB)) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
-		Transport: up, Uptime: boot}
+		Transport: up, Uptime: boot, Signals: signals}
 	standing := ingest.StandardStanding()
 	terms := wiring.Terms{Standing: standing, Span: s.Costs.Span(), Clock: clock.System}
 	r := wiring.Run{Timetable: jobs.Timetable{Categories: s.Categories, Every: s.Every, MaxStale: s.MaxStale},
@@ -69,6 +82,11 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 	if ln != nil {
 		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
 	}
+	if once != "" {
+		r.Once, r.Regions, r.Pace, r.Record, r.Plan, r.Track = true, regions.Selection(once), false, false, false, 0
+		r.Timetable.Categories = nil
+	}
+	r.Opened = opened
 	return h.Run(ctx, Key, wiring.KeyHash(Key), r)
 }
 
@@ -83,4 +101,36 @@ func (p *process) stop() error {
 		return nil
 	}
 	return err
+}
+
+// term sends the daemon SIGTERM, as a supervisor stops it, and awaits its
+// end, at most within bound: it drains (docs/operations.md, Signals) and
+// returns no error. A daemon still running at bound is killed, and that
+// is the error.
+func (p *process) term(bound time.Duration) error {
+	p.running.Store(false)
+	p.signals <- syscall.SIGTERM
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(bound):
+	}
+	p.cancel()
+	<-p.done
+	return fmt.Errorf("still running %s after SIGTERM", bound)
+}
+
+// beside runs `ingest run --once` for region on the daemon's database
+// every every until until, each run awaited: a cron's worker joining the
+// daemon's quota key, which the embedded limiter in the one file shares
+// (docs/operations.md: run --once beside a daemon is not refused; the
+// leases keep them apart), then leaving it. It returns each run's end.
+func beside(dsn string, s Shape, region string, every time.Duration, until time.Time, up *Upstream,
+	boot func() (string, time.Duration, bool), log *slog.Logger) []error {
+	var errs []error
+	for time.Now().Before(until) {
+		errs = append(errs, run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region, nil))
+		time.Sleep(every)
+	}
+	return errs
 }

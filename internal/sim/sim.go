@@ -3,8 +3,11 @@
 // answering in process, a boot clock that follows the virtual one), inside
 // a testing/synctest bubble where time.Now, the timers and robfig/cron's
 // schedule are virtual, so that days of the process pass in seconds. A
-// nemesis drawn from a seed restarts the process on the same database and
-// makes the upstream fail in bursts and truncate answers; the checker (check.go) then reads the
+// nemesis drawn from a seed restarts the process on the same database,
+// sends it SIGTERM while a chart page is on the wire, has a second process
+// join its quota key (run --once beside it), fills the disk under its
+// database for a while and makes the upstream fail in bursts and
+// truncate answers; the checker (check.go) then reads the
 // whole history from the fake's charges and the database, never from the
 // process's own account of itself (docs/testing.md, Simulation).
 package sim
@@ -16,12 +19,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
@@ -43,6 +48,9 @@ type Config struct {
 	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
+	// Beside has a second process join the key without the nemesis: a
+	// `run --once` beside the daemon for a while each day (besides).
+	Beside bool
 	// Readers serves the site on the daemon's --listen and has readers
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
@@ -64,8 +72,12 @@ type History struct {
 	Passes []Pass          // the database's passes of the work with no run row
 	Starts []time.Time     // a life of the process started
 	Down   []Interval      // the process was stopped
+	Terms  []Term          // the process was sent SIGTERM
+	Joins  []Join          // a second process joined the key
+	Fulls  []Interval      // the disk under the database was full
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
+	Ledger []Entry         // the database's quota ledger
 	Plans  []PlanRead      // the plans readers read, one a life of the process
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
@@ -74,6 +86,25 @@ type History struct {
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
+}
+
+// Term is a SIGTERM the nemesis sent: when, the chart page the upstream
+// held on the wire at that moment (zero for none: the stop came between
+// passes), how long it held it, and whether the database has that page,
+// as it reads at the end.
+type Term struct {
+	At, Stopped time.Time // the signal, and the daemon's end after it
+	Held        Held
+	Hold        time.Duration
+	Stored      bool
+}
+
+// Join is a second process on the daemon's database and quota key: from
+// when to when it ran `run --once` for Region, and each run's error.
+type Join struct {
+	Interval
+	Region string
+	Errs   []error
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
@@ -121,6 +152,14 @@ func Simulate(c Config) (*History, error) {
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
+	besideLog, err := os.Create(filepath.Join(c.Dir, "beside.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer besideLog.Close()
+	second := func(region string, every time.Duration, until time.Time) []error {
+		return beside(dsn, c.Shape, region, every, until, up, boot, slog.New(slog.NewTextHandler(besideLog, nil)))
+	}
 	var listen *pipes
 	var p atomic.Pointer[process]
 	type reads struct {
@@ -142,7 +181,7 @@ func Simulate(c Config) (*History, error) {
 	h.Starts = append(h.Starts, time.Now())
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
-		if err := ev.apply(h, p.Load(), up); err != nil {
+		if err := ev.apply(h, p.Load(), up, second); err != nil {
 			stopReading()
 			return h, err
 		}
@@ -177,8 +216,18 @@ func (h *History) read(dsn string) error {
 	if h.Runs, err = readRuns(ctx, db.DB); err != nil {
 		return err
 	}
-	h.Passes, err = readPasses(ctx, db.DB)
-	return err
+	if h.Passes, err = readPasses(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Ledger, err = readLedger(ctx, db.DB); err != nil {
+		return err
+	}
+	for i := range h.Terms {
+		if h.Terms[i].Stored, err = stored(ctx, db.DB, h.Terms[i].Held); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // event is one move of the nemesis.
@@ -189,14 +238,42 @@ type event struct {
 	cut    int           // the next cut answers of 200 are truncated
 	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
 	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
+	// term, with down, is a SIGTERM while a chart page is on the wire:
+	// the upstream holds the next page this long, and the signal comes
+	// while it does (or after termWait with no page, between passes)
+	term time.Duration
+	// join: a second process runs `run --once` of a chart the daemon
+	// does not run, every joinEvery, this long (the pick-th of them)
+	join, joinEvery time.Duration
+	pick            int
+	full            time.Duration // the disk under the database is full this long (full.go)
 }
+
+// termWait is how long a SIGTERM waits for a chart page to be on the
+// wire: the charts' staggered slots bring one every few minutes.
+const termWait = time.Hour
+
+// termBound is how long a daemon sent SIGTERM may take to stop: the page
+// in flight's stop bound and a little (docs/operations.md, Signals).
+const termBound = jobs.StopBound + 5*time.Second
 
 // skewFor is how long the upstream's Date is wrong when the nemesis sets
 // it so: a caching proxy's answers for a while.
 const skewFor = 20 * time.Minute
 
-func (ev event) apply(h *History, p *process, up *Upstream) error {
+func (ev event) apply(h *History, p *process, up *Upstream, second func(string, time.Duration, time.Time) []error) error {
 	switch {
+	case ev.full > 0:
+		filled, err := fill(p.db.Load(), ev.full)
+		if filled {
+			h.Fulls = append(h.Fulls, Interval{ev.at, time.Now()})
+		}
+		return err
+	case ev.join > 0:
+		region := h.besideRegion(ev.pick)
+		errs := second(region, ev.joinEvery, ev.at.Add(ev.join))
+		h.Joins = append(h.Joins, Join{Interval{ev.at, time.Now()}, region, errs})
+		return nil
 	case ev.refuse > 0:
 		up.Fake.ExhaustQuota(fakeyt.QuotaExceeded)
 		h.Refusals = append(h.Refusals, Interval{ev.at, ev.at.Add(ev.refuse)})
@@ -219,10 +296,38 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 		h.Faults = append(h.Faults, Fault{ev.at, ev.fail + ev.cut})
 		return nil
 	}
+	if ev.term > 0 {
+		return ev.sigterm(h, p, up)
+	}
 	if err := p.stop(); err != nil {
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	time.Sleep(ev.down)
+	return nil
+}
+
+// sigterm has the upstream hold the next chart page on the wire, sends
+// the daemon SIGTERM while it does, and keeps it down for ev.down.
+func (ev event) sigterm(h *History, p *process, up *Upstream) error {
+	var held Held
+	wire := up.Hold(ev.term)
+	select {
+	case held = <-wire:
+	case <-time.After(termWait):
+		up.Unhold()
+		select {
+		case held = <-wire:
+		default:
+		}
+	}
+	at := time.Now()
+	err := p.term(termBound)
+	h.Terms = append(h.Terms, Term{At: at, Stopped: time.Now(), Held: held, Hold: ev.term})
+	if err != nil {
+		return fmt.Errorf("the daemon sent SIGTERM at %s: %w", at.UTC().Format(time.RFC3339), err)
+	}
+	h.Down = append(h.Down, Interval{at, at.Add(ev.down)})
 	time.Sleep(ev.down)
 	return nil
 }
@@ -235,7 +340,7 @@ func (ev event) apply(h *History, p *process, up *Upstream) error {
 // behind (skewFor), in time order, none during another.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
-		return nil
+		return c.besides(end)
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x5eed))
 	var evs []event
@@ -259,6 +364,17 @@ func (c Config) nemesis(end time.Time) []event {
 			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
 				skew: 15*time.Minute + time.Duration(rng.Int64N(int64(2*time.Hour)))})
 		}
+		if rng.IntN(3) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				term: termHold(rng), down: time.Second + time.Duration(rng.Int64N(int64(time.Hour)))})
+		}
+		if rng.IntN(3) == 0 {
+			evs = append(evs, joinAt(rng, base))
+		}
+		if rng.IntN(4) == 0 {
+			evs = append(evs, event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+				full: 10*time.Minute + time.Duration(rng.Int64N(int64(110*time.Minute)))})
+		}
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	out := evs[:0]
@@ -270,15 +386,69 @@ func (c Config) nemesis(end time.Time) []event {
 	return out
 }
 
+// besides is, with Beside, a second process joining the key once a day.
+func (c Config) besides(end time.Time) []event {
+	if !c.Beside {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0xbe51de))
+	var evs []event
+	for day := 0; day < c.Days; day++ {
+		if ev := joinAt(rng, c.Start.Add(time.Duration(day)*24*time.Hour)); ev.at.Add(ev.lasts()).Before(end) {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// joinAt is a second process joining the key on the day from base, for
+// half an hour to three hours, a run every five to fifteen minutes.
+func joinAt(rng *rand.Rand, base time.Time) event {
+	return event{at: base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))),
+		join:      30*time.Minute + time.Duration(rng.Int64N(int64(150*time.Minute))),
+		joinEvery: 5*time.Minute + time.Duration(rng.Int64N(int64(10*time.Minute))), pick: rng.IntN(1 << 20)}
+}
+
+// termHold is how long the upstream holds the page a SIGTERM meets: two
+// times in three a few seconds, within the page's own bound, so that the
+// drain stores it; else past that bound, so that it is abandoned, charged.
+func termHold(rng *rand.Rand) time.Duration {
+	if rng.IntN(3) < 2 {
+		return time.Second + time.Duration(rng.Int64N(int64(ingest.Delivery/2)))
+	}
+	return ingest.Delivery + time.Duration(rng.Int64N(int64(time.Minute)))
+}
+
 // lasts is how long the nemesis holds the event's fault.
 func (ev event) lasts() time.Duration {
 	switch {
+	case ev.term > 0:
+		return termWait + termBound + ev.down
+	case ev.join > 0:
+		return ev.join + ev.joinEvery
+	case ev.full > 0:
+		return ev.full
 	case ev.skew > 0:
 		return skewFor
 	case ev.refuse > 0:
 		return ev.refuse
 	}
 	return ev.down
+}
+
+// besideRegion is the pick-th of the regions the daemon does not run (of
+// all of them, when it runs every one).
+func (h *History) besideRegion(pick int) string {
+	var out []string
+	for _, code := range regions.Builtin.Codes() {
+		if !slices.ContainsFunc(h.Charts, func(c regions.Chart) bool { return c.Code == code }) {
+			out = append(out, code)
+		}
+	}
+	if len(out) == 0 {
+		out = regions.Builtin.Codes()
+	}
+	return out[pick%len(out)]
 }
 
 // readRuns is every chart run the database holds.
@@ -328,4 +498,51 @@ func readPasses(ctx context.Context, db *store.DB) ([]Pass, error) {
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// Entry is one row of the quota ledger: the pool a call drew from, its
+// units, when the limiter admitted it, and whether it was given back.
+type Entry struct {
+	Pool      string
+	Units     int64
+	At        time.Time
+	GivenBack bool
+}
+
+// readLedger is the quota ledger, in the order the calls were admitted.
+func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
+	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
+		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+		FROM ledger l ORDER BY l.at_ms`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var at int64
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack); err != nil {
+			return nil, err
+		}
+		e.At = time.UnixMilli(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// stored says whether the database holds the held page: its first video
+// in the run of its chart that was the latest started when the upstream
+// charged it (an earlier run may hold the same video).
+func stored(ctx context.Context, db *store.DB, p Held) (bool, error) {
+	if p.First == "" {
+		return false, nil
+	}
+	var n int
+	err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM trending_entries e
+		JOIN videos v ON v.vid = e.vid
+		WHERE v.id = ? AND e.run_id = (SELECT id FROM runs WHERE kind = 'trending' AND region = ? AND category = ?
+		AND started_ms <= ? ORDER BY started_ms DESC LIMIT 1)`,
+		p.First, p.Region, p.Category, p.At.UnixMilli()).Scan(&n)
+	return n > 0, err
 }

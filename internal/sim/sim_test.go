@@ -90,6 +90,21 @@ func simulate(t *testing.T, c Config) {
 		}
 		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
 			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
+		for _, term := range h.Terms {
+			if term.Held.At.IsZero() {
+				t.Logf("SIGTERM %s: between passes (no chart page came in %s)", term.At.UTC().Format(time.RFC3339), termWait)
+				continue
+			}
+			t.Logf("SIGTERM %s: page of %q on the wire (held %s), stored %t", term.At.UTC().Format(time.RFC3339),
+				chartName(term.Held.Region, term.Held.Category), term.Hold.Round(time.Second), term.Stored)
+		}
+		for _, f := range h.Fulls {
+			t.Logf("disk full %s-%s", f.From.UTC().Format(time.RFC3339), f.To.UTC().Format(time.TimeOnly))
+		}
+		for _, j := range h.Joins {
+			t.Logf("run --once of %s beside the daemon from %s to %s: %d runs", j.Region, j.From.UTC().Format(time.RFC3339),
+				j.To.UTC().Format(time.TimeOnly), len(j.Errs))
+		}
 		for _, s := range h.Skews {
 			n := 0
 			for _, c := range h.Calls {
@@ -203,11 +218,13 @@ func TestSimScarce(t *testing.T) {
 }
 
 // TestSimScarceUnpaced: the same with --pace=false, every chart at every
-// slot: the limiter alone holds the pool, and refuses.
+// slot: the limiter alone holds the pool, and refuses, with a second
+// process beside the daemon on its database for a while, its `run
+// --once` of another chart drawing on the same key.
 func TestSimScarceUnpaced(t *testing.T) {
 	s := scarce(t)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Exhaust: true, Beside: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 

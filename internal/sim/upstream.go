@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -19,6 +20,22 @@ type Upstream struct {
 
 	mu    sync.Mutex
 	calls []Call
+	hold  *hold // the next chart page's answer is held
+}
+
+// hold is a chart page's answer the upstream keeps back for a while once
+// it has charged the call, so that a pass has it on the wire.
+type hold struct {
+	d    time.Duration
+	held chan Held
+}
+
+// Held is a chart page held on the wire: when the upstream charged it,
+// the chart it is of, and the first video it names.
+type Held struct {
+	At               time.Time
+	Region, Category string
+	First            string
 }
 
 // Call is one request the fake answered with a key: when, its path, its
@@ -40,14 +57,58 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rec := httptest.NewRecorder()
 	u.Fake.ServeHTTP(rec, req)
-	if req.URL.Query().Get("key") != "" {
+	q := req.URL.Query()
+	var h *hold
+	if q.Get("key") != "" {
 		u.mu.Lock()
 		u.calls = append(u.calls, Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Charged: u.Fake.ChargedPools()})
+		if u.hold != nil && rec.Code == http.StatusOK && q.Get("chart") == "mostPopular" {
+			h, u.hold = u.hold, nil
+		}
 		u.mu.Unlock()
+	}
+	if h != nil {
+		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(rec.Body.Bytes())}
+		select {
+		case <-time.After(h.d):
+		case <-req.Context().Done(): // the client gave up: the call stays charged
+			return nil, req.Context().Err()
+		}
 	}
 	res := rec.Result()
 	res.Request = req
 	return res, nil
+}
+
+// Hold has the upstream keep back the next chart page it answers with 200
+// for d once it has charged it (or until its client gives up), and say so
+// on the channel it returns.
+func (u *Upstream) Hold(d time.Duration) <-chan Held {
+	h := &hold{d: d, held: make(chan Held, 1)}
+	u.mu.Lock()
+	u.hold = h
+	u.mu.Unlock()
+	return h.held
+}
+
+// Unhold disarms a Hold no page met.
+func (u *Upstream) Unhold() {
+	u.mu.Lock()
+	u.hold = nil
+	u.mu.Unlock()
+}
+
+// firstID is the first video a page of the chart names.
+func firstID(body []byte) string {
+	var page struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(body, &page) != nil || len(page.Items) == 0 {
+		return ""
+	}
+	return page.Items[0].ID
 }
 
 // Calls is every keyed request answered so far, in order.
