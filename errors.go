@@ -31,6 +31,16 @@ var (
 	ErrDamaged = errors.New("the database is damaged")
 )
 
+// Blamed is what a chart's failure err blames, as a message names it: "a
+// database" when the store has no room or cannot be read, else "an
+// upstream".
+func Blamed(err error) string {
+	if errors.Is(err, ErrDiskFull) || errors.Is(err, ErrDamaged) {
+		return "a database"
+	}
+	return "an upstream"
+}
+
 // QuotaExhaustedError says which quota the upstream reported spent and when
 // it resets (the next midnight America/Los_Angeles).
 type QuotaExhaustedError struct {

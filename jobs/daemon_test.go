@@ -210,14 +210,20 @@ func TestPruneEndsOnDrain(t *testing.T) {
 }
 
 // failingSource fails every chart, as an upstream that answers 500 to
-// every call does after the client's retries.
-type failingSource struct{ calls atomic.Int64 }
+// every call does after the client's retries; or with err, when set.
+type failingSource struct {
+	calls atomic.Int64
+	err   error
+}
 
 func (s *failingSource) Chart(ctx context.Context, gate ingest.Gate, _, _, _ string) (ingest.Page, error) {
 	if _, err := gate(ctx, "videos.list"); err != nil {
 		return ingest.Page{}, err
 	}
 	s.calls.Add(1)
+	if s.err != nil {
+		return ingest.Page{}, s.err
+	}
 	return ingest.Page{}, errors.New("HTTP 500 backendError: Backend Error")
 }
 
@@ -237,8 +243,24 @@ func TestDaemonBacksOffAFailingUpstream(t *testing.T) {
 		if n := src.calls.Load(); n > 15 {
 			t.Errorf("%d calls to a failing upstream in 40 minutes: want the daemon to back off", n)
 		}
-		if !strings.Contains(logs, "backing off") || !strings.Contains(logs, "until_utc=") {
-			t.Errorf("no backoff said in the log:\n%s", logs)
+		if !strings.Contains(logs, "backing off an upstream that fails every chart") || !strings.Contains(logs, "until_utc=") {
+			t.Errorf("no backoff of the upstream said in the log:\n%s", logs)
+		}
+	})
+}
+
+// TestDaemonBacksOffAFullDiskBlamingTheDatabase: charts that fail in a
+// row on a full disk are backed off the same, and the log blames the
+// database, not the upstream.
+func TestDaemonBacksOffAFullDiskBlamingTheDatabase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &failingSource{err: fmt.Errorf("store page 1 of run 7: %w", ingest.ErrDiskFull)}
+		logs := daemonFor40Minutes(t, src)
+		if n := src.calls.Load(); n > 15 {
+			t.Errorf("%d charts tried in 40 minutes of a full disk: want the daemon to back off", n)
+		}
+		if !strings.Contains(logs, "backing off a database that fails every chart") || strings.Contains(logs, "an upstream") {
+			t.Errorf("the backoff does not blame the database alone:\n%s", logs)
 		}
 	})
 }

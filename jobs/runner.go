@@ -246,6 +246,7 @@ type backoff struct {
 	rejected int // of inARow, those the upstream refused the key for
 	wait     time.Duration
 	until    time.Time
+	blamed   string // ingest.Blamed of the failure that started it
 }
 
 // The first wait after FailuresInARow failures, and the longest.
@@ -295,8 +296,8 @@ func (r *Runner) failed(failed bool, err error) {
 		return
 	}
 	b.wait = min(max(2*b.wait, FirstBackoff), MaxBackoff)
-	b.until = r.now().Add(b.wait)
-	r.Logger.Warn("the upstream fails every chart: backing off, no chart runs until then", "failures_in_a_row", b.inARow,
+	b.until, b.blamed = r.now().Add(b.wait), ingest.Blamed(err)
+	r.Logger.Warn("backing off "+b.blamed+" that fails every chart: no chart runs until then", "failures_in_a_row", b.inARow,
 		"until_local", b.until.Local().Format("2006-01-02 15:04:05 MST"), "until_utc", b.until.UTC().Format(time.RFC3339),
 		"cause", deepest(err).Error())
 	r.tell(b.until, b.inARow, err)
@@ -345,12 +346,12 @@ func (r *Runner) ending() <-chan error {
 // row must go on counting for the alert on them to fire.
 func (r *Runner) skipped(e Entry, slot time.Time) {
 	r.mu.Lock()
-	until := r.failing.until
+	until, blamed := r.failing.until, r.failing.blamed
 	r.mu.Unlock()
 	if r.Observe == nil || slot.IsZero() {
 		return
 	}
-	err := fmt.Errorf("not run: backing off an upstream that fails every chart until %s", until.UTC().Format(time.RFC3339))
+	err := fmt.Errorf("not run: backing off %s that fails every chart until %s", blamed, until.UTC().Format(time.RFC3339))
 	end := Ended{RunEnd: ingest.RunEnd{Status: ingest.StatusFailed, Message: err.Error()}, Err: err}
 	r.Observe(e, end, 0, slot)
 }

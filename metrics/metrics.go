@@ -167,8 +167,8 @@ func (m *Metrics) Backoff(until time.Time, inARow int, cause error) {
 	defer m.mu.Unlock()
 	m.backoffEnd, m.backingOff = until, nil
 	if !until.IsZero() {
-		m.backingOff = fmt.Errorf("backing off an upstream that fails every chart (%d passes in a row) until %s: %v",
-			inARow, until.UTC().Format(time.RFC3339), cause)
+		m.backingOff = fmt.Errorf("backing off %s that fails every chart (%d passes in a row) until %s: %v",
+			ingest.Blamed(cause), inARow, until.UTC().Format(time.RFC3339), cause)
 	}
 }
 
