@@ -12,10 +12,6 @@ import (
 type Spent struct {
 	At    time.Time
 	Units int64
-	// Region is the region of the run that spent them (a chart's pass,
-	// a run --once, a backfill); "" for a call outside a run of a region
-	// (tracking, the refresh) and for a spend the pacer counted itself.
-	Region string
 }
 
 // Horizon is how far a pool's plan reaches from now before it is made
@@ -78,47 +74,6 @@ func Holds(pool ingest.Pool, slack float64) float64 {
 // them. A blocked pool, or a limiter waiting for lost data, has nothing
 // until it ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
-	return budgetBeside(st, pool, now, mine, slack, beside{})
-}
-
-// beside is what a plan's budget leaves for, beside its entries' passes,
-// in a pool (budgetBeside).
-type beside struct {
-	// outside reports whether a spend of this worker's was made outside
-	// the entries' passes; nil when none was.
-	outside func(Spent) bool
-	// rate is, in units a second, what this worker's database spends
-	// outside the entries' passes (a run --once of other charts beside
-	// the daemon, a backfill) over the pool's last window, which the plan
-	// counts on going on: the sustainable rate and the day's are what is
-	// left beside it.
-	rate float64
-	// ahead is how far the constant rate may run ahead of the window's
-	// room, in units: a pass that finds no room at its slot waits there
-	// for it (fits), so a full window this moment, which a co-tenant
-	// keeps full, never plans the entries to nothing.
-	ahead float64
-}
-
-// own is mine less what was spent outside the entries' passes.
-func (o beside) own(mine []Spent) []Spent {
-	if o.outside == nil {
-		return mine
-	}
-	var out []Spent
-	for _, s := range mine {
-		if !o.outside(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// budgetBeside is BudgetOf with what the plan leaves beside its entries'
-// passes taken out (beside). What was spent outside them frees room as it
-// leaves the window for what spends it again, not for the entries: the
-// constant rate is read from the entries' own spend leaving.
-func budgetBeside(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64, o beside) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now), Share: Share(st)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
@@ -129,14 +84,14 @@ func budgetBeside(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []S
 	}
 	share := b.Share
 	capacity := float64(pool.Capacity())
-	rate := share*Sustainable(pool, now, slack) - o.rate
+	rate := share * Sustainable(pool, now, slack)
 	b.Keep = share * Holds(pool, slack)
-	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0)+o.ahead, pool.Window, now, o.own(mine)))
+	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0), pool.Window, now, mine))
 	if pool.Day != nil {
-		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds()-o.rate)
+		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds())
 	}
-	b.Rate = max(rate, 0)
-	b.Units = b.Rate * b.Horizon.Seconds()
+	b.Rate = rate
+	b.Units = rate * b.Horizon.Seconds()
 	return b
 }
 

@@ -55,7 +55,7 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		for _, c := range calls {
 			for _, ch := range c.Charges {
 				if ch.Units > 0 {
-					h.Spent[ch.Pool] = append(h.Spent[ch.Pool], Spent{At: c.At, Units: ch.Units, Region: runRegion(c)})
+					h.Spent[ch.Pool] = append(h.Spent[ch.Pool], Spent{At: c.At, Units: ch.Units})
 				}
 			}
 		}
@@ -75,15 +75,6 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		}
 		return h, nil
 	}
-}
-
-// runRegion is the region of the run that made the call; "" for a call
-// outside a run of a region.
-func runRegion(c ingest.Call) string {
-	if c.RunID == 0 {
-		return ""
-	}
-	return c.Region
 }
 
 // Hold sets h's hold (Dropped, Held, Returned) to what the plan st left:

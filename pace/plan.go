@@ -25,9 +25,7 @@
 // What is where: pacing: a pure planner (each pool's sustainable rate
 // against its window and its day, each entry's measured cost, priority and
 // floor -> each entry's cadence, level by level, with what is dropped), the
-// rate from the limiter's state and the worker's own spend (less what its
-// database spends outside the entries' passes, a run --once of other
-// charts or a backfill, which the plan counts on going on), the Pacer, built
+// rate from the limiter's state and the worker's own spend, the Pacer, built
 // whole by pace.New(pace.Config) (nothing set after), that rebuilds its
 // state from the database (History, FromRecords), decides at each staggered
 // slot whether an entry runs, re-plans on events, and at a look (Look, once
