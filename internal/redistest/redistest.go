@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,6 +26,10 @@ type Server struct {
 	dir  string
 	cmd  *exec.Cmd
 	args []string
+	// held keeps a stopped server's port bound, never listening, so that
+	// a connection is refused there and no other test's server is given
+	// the port in the meantime.
+	held int
 }
 
 // binary finds redis-server or fails the test saying how to get it.
@@ -60,7 +65,7 @@ func Start(t testing.TB, extra ...string) *Server {
 		s.Port = FreePort(t)
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 		if err = s.start(t); err == nil {
-			t.Cleanup(s.Stop)
+			t.Cleanup(func() { s.Stop(); s.release() })
 			return s
 		}
 	}
@@ -69,6 +74,7 @@ func Start(t testing.TB, extra ...string) *Server {
 }
 
 func (s *Server) start(t testing.TB) error {
+	s.release()
 	args := []string{
 		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--dir", s.dir, "--save", "", "--appendonly", "no",
@@ -94,6 +100,30 @@ func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
+	s.hold()
+}
+
+// hold binds the port the server had, without listening: the kernel
+// refuses connections to it, as to a stopped server, and gives it to no
+// other socket until release.
+func (s *Server) hold() {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: s.Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		syscall.Close(fd)
+		return
+	}
+	s.held = fd + 1
+}
+
+// release frees the port hold bound.
+func (s *Server) release() {
+	if s.held > 0 {
+		syscall.Close(s.held - 1)
+		s.held = 0
+	}
 }
 
 // Restart starts the server again on the same port, empty.
