@@ -40,11 +40,22 @@ func (p *Pipeline) Close() {
 // costs file the limiter disagrees with, a quota key nobody created, a bad
 // endpoint.
 func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipeline, error) {
-	p := &Pipeline{QuotaKey: quotaKey}
+	return h.openPipeline(ctx, apiKey, quotaKey, nil)
+}
+
+// openPipeline is OpenPipeline on db when it is open already (Run's one
+// open), which the pipeline then closes, even when it fails to open.
+func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Database) (*Pipeline, error) {
+	p := &Pipeline{QuotaKey: quotaKey, DB: db}
+	if db != nil {
+		p.closers = append(p.closers, func() { db.Close() })
+	}
 	if err := h.checkRedis(ctx); err != nil {
+		p.Close()
 		return nil, err
 	}
 	if err := h.preflight(ctx, p.QuotaKey); err != nil {
+		p.Close()
 		return nil, err
 	}
 	// The client first: a bad endpoint is a usage error, found before the
@@ -57,13 +68,16 @@ func (h *Host) OpenPipeline(ctx context.Context, apiKey, quotaKey string) (*Pipe
 	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare,
 		HTTPClient: h.httpClient()})
 	if err != nil {
+		p.Close()
 		return nil, configErrorf("--youtube-endpoint: %w", err)
 	}
-	if p.DB, err = h.OpenStore(ctx); err != nil {
-		return nil, err
+	if p.DB == nil {
+		if p.DB, err = h.OpenStore(ctx); err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, func() { p.DB.Close() })
 	}
 	p.Upstream = h.UpstreamClock(p.DB)
-	p.closers = append(p.closers, func() { p.DB.Close() })
 	l, closeLimiter, err := h.OpenLimiter(p.DB, p.QuotaKey)
 	if err != nil {
 		p.Close()

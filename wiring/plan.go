@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,44 +21,71 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
 )
 
-// Prepare reads r's --regions once, against the region catalogue the
-// database keeps (the built-in copy before it keeps one), and makes the
-// day's plan when r asks for one (Run.Plan), before anything is opened for
-// writing: it reads the database only if there is one, and a selection or
-// a plan it refuses (--strict) leaves nothing behind. Run records the plan
-// with the schedule.
-func (h *Host) Prepare(ctx context.Context, r *Run) error {
-	db, err := OpenExisting(ctx, h.DSN)
-	if err == nil {
-		defer db.Close()
-	} else {
-		db = nil // none yet, or one the run's own open will name
-	}
+// Prepare reads r's --regions once, against the region catalogue db
+// keeps (the built-in copy before it keeps one; db is nil when there is
+// no database yet), and makes the day's plan when r asks for one
+// (Run.Plan), before anything is written: a selection or a plan it
+// refuses (--strict) leaves nothing behind. Run records the plan with the
+// schedule. With --regions all the plan is said once the catalogue is
+// read (runOn), made again only if that catalogue selects other charts.
+func (h *Host) Prepare(ctx context.Context, db *Database, r *Run) error {
+	var err error
 	if r.Timetable.Charts, err = r.Regions.Of(StoredCatalogue(ctx, db)); err != nil {
 		return configErrorf("--regions: %w", err)
 	}
 	if !r.Plan {
 		return nil
 	}
-	log := h.Logger
-	if r.Regions.All() { // --regions all: checked here, planned and said once the catalogue is read (Run)
-		log = slog.New(slog.DiscardHandler)
+	r.planned, err = h.dayPlan(ctx, db, *r)
+	if err != nil || !r.Regions.All() {
+		r.planned.say(h.Logger)
 	}
-	r.planned, err = h.dayPlan(ctx, db, *r, log)
 	return err
 }
 
-// dayPlan logs r's plan and its tiers to log, one line each, and returns it:
-// the charts at their tiers' cadences, each region's categories once a
-// day, and tracking of the videos the charts held over its span (before
-// they hold any, the charts' own). db is nil when there is none yet. A
-// schedule the pools cannot hold at all is a ConfigError; one that does
-// not fit the day is a warning, or with r.Strict a ConfigError.
-func (h *Host) dayPlan(ctx context.Context, db *Database, r Run, log *slog.Logger) ([]report.PlanLine, error) {
+// dayPlan is a run's plan of the day, made once: the charts it was made
+// for, its lines and its tiers, and the warning of a schedule that does
+// not fit the day.
+type dayPlan struct {
+	charts []regions.Chart
+	lines  []report.PlanLine
+	tiers  []report.TierLine
+	warn   string
+}
+
+// say logs the plan and its tiers, one line each, then its warning.
+func (d *dayPlan) say(log *slog.Logger) {
+	if d == nil {
+		return
+	}
+	report.LogPlan(log, d.lines)
+	report.LogTiers(log, d.tiers)
+	if d.warn != "" {
+		log.Warn(d.warn)
+	}
+}
+
+// Lines is the plan's lines; nil when no plan was made.
+func (d *dayPlan) Lines() []report.PlanLine {
+	if d == nil {
+		return nil
+	}
+	return d.lines
+}
+
+// dayPlan makes r's plan: the charts at their tiers' cadences, each
+// region's categories once a day, and tracking of the videos the charts
+// held over its span (before they hold any, the charts' own). db is nil
+// when there is none yet. A schedule the pools cannot hold at all is a
+// ConfigError; one that does not fit the day is a warning, or with
+// r.Strict a ConfigError. The plan is returned with the error, to be
+// said with the refusal.
+func (h *Host) dayPlan(ctx context.Context, db *Database, r Run) (*dayPlan, error) {
 	sched := report.Schedule{Timetable: r.Timetable, Tracked: -1}
 	if r.Track > 0 {
 		sched.TrackEvery, sched.TrackBatch = r.TrackEvery, jobs.TrackBatch
@@ -74,24 +102,22 @@ func (h *Host) dayPlan(ctx context.Context, db *Database, r Run, log *slog.Logge
 		}
 	}
 	sched.Last = last // the tiers' costs are the plan's
-	plan := report.Plan(h.Costs, sched, last)
-	report.LogPlan(log, plan)
-	report.LogTiers(log, report.Tiers(h.Costs, sched))
+	d := &dayPlan{charts: slices.Clone(r.Timetable.Charts), lines: report.Plan(h.Costs, sched, last), tiers: report.Tiers(h.Costs, sched)}
 	if unheld := report.Unheld(h.Costs, sched); len(unheld) > 0 {
-		return nil, &ConfigError{fmt.Errorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
+		return d, &ConfigError{fmt.Errorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
 			strings.Join(unheld, "; "))}
 	}
-	over := report.Overruns(plan)
+	over := report.Overruns(d.lines)
 	if len(over) == 0 {
-		return plan, nil
+		return d, nil
 	}
 	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
 		r.Timetable.Every, len(r.Timetable.Charts)*max(len(r.Timetable.Categories), 1), strings.Join(over, "; "))
 	if r.Strict {
-		return nil, &ConfigError{fmt.Errorf("--strict: %s", msg)}
+		return d, &ConfigError{fmt.Errorf("--strict: %s", msg)}
 	}
-	log.Warn(msg + overNote(r))
-	return plan, nil
+	d.warn = msg + overNote(r)
+	return d, nil
 }
 
 // overNote ends the warning of a schedule that cannot fit the quota: what

@@ -21,9 +21,11 @@ func planLogs[T any](t *testing.T, r Run, msg string) []T {
 	t.Helper()
 	var logs bytes.Buffer
 	h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-	if _, err := h.dayPlan(context.Background(), On(storetest.Open(t), ""), r, h.Logger); err != nil {
+	plan, err := h.dayPlan(context.Background(), On(storetest.Open(t), ""), r)
+	if err != nil {
 		t.Fatal(err)
 	}
+	plan.say(h.Logger)
 	var out []T
 	for dec := json.NewDecoder(&logs); ; {
 		var line struct {

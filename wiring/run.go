@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -67,7 +68,7 @@ type Run struct {
 
 	// planned is the day's plan Prepare made, for the record and the
 	// site's views.
-	planned []report.PlanLine
+	planned *dayPlan
 }
 
 // Run is `ingest run` once its flags are checked, for the binary and the
@@ -76,7 +77,19 @@ type Run struct {
 // spending on quotaKey, the standing's gate, then the runs. Each step
 // refuses a bad setting before the next opens anything.
 func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
-	if err := h.Prepare(ctx, &r); err != nil {
+	// The one open of the database, when there is one: --regions and
+	// the plan read it before the pipeline takes it for the run.
+	var db *Database
+	if h.DBExists() {
+		var err error
+		if db, err = h.OpenStore(ctx); err != nil {
+			return err
+		}
+	}
+	if err := h.Prepare(ctx, db, &r); err != nil {
+		if db != nil {
+			db.Close()
+		}
 		return err
 	}
 	if r.Listen != nil && r.Listener == nil {
@@ -84,11 +97,14 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 		// answers from here on, however long the start waits on the upstream.
 		var err error
 		if r.Listener, err = h.OpenListener(ctx, r.Listen.Listen); err != nil {
+			if db != nil {
+				db.Close()
+			}
 			return err
 		}
 		defer r.Listener.Close()
 	}
-	p, err := h.OpenPipeline(ctx, apiKey, quotaKey)
+	p, err := h.openPipeline(ctx, apiKey, quotaKey, db)
 	if err != nil {
 		return err
 	}
@@ -151,8 +167,12 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return configErrorf("--regions: %w", err)
 		}
 	}
-	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's regions: this is the plan of the catalogue read now
-		if r.planned, err = h.dayPlan(ctx, p.DB, r, h.Logger); err != nil {
+	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
+		if !slices.Equal(r.planned.charts, r.Timetable.Charts) {
+			r.planned, err = h.dayPlan(ctx, p.DB, r)
+		}
+		r.planned.say(h.Logger)
+		if err != nil {
 			return err
 		}
 	}
@@ -252,7 +272,7 @@ var _ jobs.TrackStore = (*store.DB)(nil)
 // and pruning when they are asked for.
 func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) error {
 	if r.Record {
-		if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
+		if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 			return err
 		}
 	}
@@ -266,7 +286,7 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it.
 func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter) error {
-	if err := h.record(ctx, p, r.Timetable, r.planned); err != nil {
+	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
 	// The catalogue's keeper ends with the daemon: a read of it in flight
@@ -332,7 +352,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		}
 	}
 	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
-		Plan: r.planned, Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
+		Plan: r.planned.Lines(), Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),

@@ -183,3 +183,26 @@ func TestDaemonReadsTheCatalogue(t *testing.T) {
 		t.Errorf("run --regions all does not run the catalogue the daemon stored:\n%s", res)
 	}
 }
+
+// --regions all tells one plan at start, of the charts the catalogue read
+// then selects, and it is the plan every view reads: when the upstream
+// lists a region the stored copy lacks, and when it lists none.
+func TestRegionsAllTellsOnePlan(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(1, 1)
+	h.fake.ListRegion("AD", "Andorra") // not in the built-in copy: the catalogue read selects one chart more
+	for _, when := range []string{"a catalogue that grew", "the stored catalogue"} {
+		res := h.mustRunGrowing(0, "run", "--once", "--regions", "all", "--every", "1h")
+		if n := len(planLine.FindAllString(res.stderr, -1)); n != 1 {
+			t.Fatalf("with %s run --regions all told %d plans of the default pool, want 1\n%s", when, n, res)
+		}
+		if !strings.Contains(planLine.FindString(res.stderr), fmt.Sprintf(" regions=%d ", len(regions.Builtin)+1)) {
+			t.Errorf("with %s the plan told is not of the %d regions the upstream lists\n%s", when, len(regions.Builtin)+1, res)
+		}
+		told := matchUnits(planLine, res.stderr)
+		if js := planUnits(t, "report --json", h.mustRun(0, "report", "--json").stdout); js != told {
+			t.Errorf("with %s the plan told is %d units a day, the recorded one %d", when, told, js)
+		}
+	}
+}
