@@ -47,9 +47,14 @@ type Cursor struct {
 	// that the page tokens of a resumed search stay valid.
 	Before    time.Time
 	PageToken string // the next page to fetch; empty before the first
-	Pages     int
-	Videos    int
-	Units     int64
+	// Pending are the videos of page Pages+1, whose search the upstream
+	// answered (and charged) before their details were stored: a resumed
+	// backfill details them first, without searching again. PageToken is
+	// then the page after it.
+	Pending []string
+	Pages   int
+	Videos  int
+	Units   int64
 	// Reached is how far the backfill has got (its oldest published time).
 	Reached time.Time
 	Done    bool

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 16 (the table schema_version).
+-- Step 17 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -95,6 +95,7 @@ CREATE TABLE public.backfill_cursors (
     reached text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     done bigint DEFAULT 0 NOT NULL,
     updated_ms bigint NOT NULL,
+    pending text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT backfill_cursors_done_check CHECK ((done = ANY (ARRAY[(0)::bigint, (1)::bigint])))
 );
 

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 23 (PRAGMA user_version).
+-- Version 24 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -143,7 +143,7 @@ CREATE TABLE backfill_cursors (
   reached    TEXT    NOT NULL DEFAULT '',   -- RFC 3339: how far back it got
   done       INTEGER NOT NULL DEFAULT 0 CHECK (done IN (0, 1)),
   updated_ms INTEGER NOT NULL
-) WITHOUT ROWID;
+, pending TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 
 CREATE TABLE schedule (
   id         INTEGER PRIMARY KEY CHECK (id = 1),
@@ -364,4 +364,4 @@ CREATE TABLE passes (
 
 CREATE INDEX passes_started ON passes (started_ms);
 
-PRAGMA user_version = 23;
+PRAGMA user_version = 24;

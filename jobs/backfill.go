@@ -28,6 +28,9 @@ type BackfillStore interface {
 	RunStore
 	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
 	SaveSearchPage(ctx context.Context, runID int64, page ingest.Page, cur ingest.Cursor) error
+	// SavePending keeps the cursor with the answered search's videos
+	// (Cursor.Pending) before their details are asked for.
+	SavePending(ctx context.Context, cur ingest.Cursor, at time.Time) error
 }
 
 // Backfill searches one region's videos published in a window, page by
@@ -137,17 +140,33 @@ func (b *Backfill) pages(ctx context.Context, m *meter, res *BackfillResult) err
 	return nil
 }
 
-// page searches one page, details its videos and stores both with the
-// cursor in one transaction.
+// page searches one page (or takes the one whose search a run before
+// paid for: Cursor.Pending), details its videos and stores both with the
+// cursor in one transaction. The search's answer is kept with the cursor
+// before its details are asked for, so that a signal, a refusal of the
+// details or a crash between the two calls costs no search twice.
 func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) error {
 	gate, runID := m.gate, m.by.RunID
 	n := res.Cursor.Pages + 1
-	ids, next, err := b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken)
-	if err != nil {
-		return fmt.Errorf("search page %d: %w", n, err)
+	ids, next := res.Cursor.Pending, res.Cursor.PageToken
+	if len(ids) == 0 {
+		var err error
+		if ids, next, err = b.Source.SearchPage(ctx, gate, b.Query, res.Cursor.PageToken); err != nil {
+			return fmt.Errorf("search page %d: %w", n, err)
+		}
+		if len(ids) > 0 {
+			pend := res.Cursor
+			pend.Pending, pend.PageToken = ids, next
+			pend.Units = res.Cursor.Units + Sum(res.Units) - res.pageBase
+			if err := b.Store.SavePending(context.WithoutCancel(ctx), pend, b.Clock.Now()); err != nil {
+				return err
+			}
+			res.pageBase, res.Cursor = Sum(res.Units), pend
+		}
 	}
 	var videos []ingest.Video
 	if len(ids) > 0 {
+		var err error
 		if videos, err = b.Source.Videos(ctx, gate, ids); err != nil {
 			return fmt.Errorf("details of search page %d: %w", n, err)
 		}
@@ -155,7 +174,7 @@ func (b *Backfill) page(ctx context.Context, m *meter, res *BackfillResult) erro
 	page := ingest.Page{Kind: ingest.Search, Region: b.Query.Region, Number: n, Videos: videos,
 		NextToken: next, Fetched: b.Clock.Now()}
 	cur := res.Cursor
-	cur.PageToken, cur.Pages, cur.Videos, cur.Done = next, n, cur.Videos+len(videos), next == ""
+	cur.PageToken, cur.Pages, cur.Videos, cur.Done, cur.Pending = next, n, cur.Videos+len(videos), next == "", nil
 	cur.Units = res.Cursor.Units + Sum(res.Units) - res.pageBase
 	for _, v := range videos {
 		if cur.Reached.IsZero() || v.PublishedAt.Before(cur.Reached) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -15,7 +16,7 @@ import (
 type Cursor = ingest.Cursor
 
 const cursorColumns = `key, region, since, until, query, before, page_token, pages, videos, units,
-  reached, done, updated_ms`
+  reached, done, updated_ms, pending`
 
 // Cursor returns the cursor named key; ok is false when there is none.
 func (db *DB) Cursor(ctx context.Context, key string) (c Cursor, ok bool, err error) {
@@ -63,12 +64,15 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanCursor(row scanner) (Cursor, error) {
 	var c Cursor
-	var since, until, before, reached string
+	var since, until, before, reached, pending string
 	var updated int64
 	err := row.Scan(&c.Key, &c.ID.Region, &since, &until, &c.ID.Query, &before, &c.PageToken,
-		&c.Pages, &c.Videos, &c.Units, &reached, &c.Done, &updated)
+		&c.Pages, &c.Videos, &c.Units, &reached, &c.Done, &updated, &pending)
 	if err != nil {
 		return Cursor{}, err
+	}
+	if pending != "" {
+		c.Pending = strings.Split(pending, ",")
 	}
 	for _, f := range []struct {
 		name string
@@ -107,6 +111,17 @@ func (db *DB) SaveSearchPage(ctx context.Context, runID int64, page ingest.Page,
 	return nil
 }
 
+// SavePending keeps a backfill's cursor with the videos of the page whose
+// search was answered (Cursor.Pending), before their details are asked
+// for, so that no search is paid for twice.
+func (db *DB) SavePending(ctx context.Context, cur Cursor, at time.Time) error {
+	err := db.inTx(ctx, func(tx *sql.Tx) error { return saveCursor(ctx, tx, cur, at) })
+	if err != nil {
+		return fmt.Errorf("save the search of page %d: %w", cur.Pages+1, err)
+	}
+	return nil
+}
+
 func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -120,11 +135,12 @@ func saveCursor(ctx context.Context, tx *sql.Tx, c Cursor, at time.Time) error {
 	}
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO backfill_cursors (`+cursorColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET page_token = excluded.page_token,
   pages = excluded.pages, videos = excluded.videos, units = excluded.units,
-  reached = excluded.reached, done = excluded.done, updated_ms = excluded.updated_ms`,
+  reached = excluded.reached, done = excluded.done, updated_ms = excluded.updated_ms,
+  pending = excluded.pending`,
 		c.Key, c.ID.Region, rfc3339(c.ID.Since), rfc3339(c.ID.Until), c.ID.Query, rfc3339(c.Before),
-		c.PageToken, c.Pages, c.Videos, c.Units, rfc3339(c.Reached), c.Done, msOf(at))
+		c.PageToken, c.Pages, c.Videos, c.Units, rfc3339(c.Reached), c.Done, msOf(at), strings.Join(c.Pending, ","))
 	return err
 }

@@ -134,45 +134,14 @@ func runBackfill(ctx context.Context, out io.Writer, s *settings, f *backfillFla
 	if f.dryRun {
 		return dryRun(ctx, out, s, job, cost, f.restart)
 	}
-	p, err := openPipeline(ctx, s)
+	key, err := apiKey()
 	if err != nil {
 		return err
 	}
-	defer p.Close()
-	release, err := s.host().Working(ctx, p)
-	if err != nil {
-		return err
-	}
-	defer release()
-	left, err := pagesLeft(ctx, p.DB, job, f.restart)
-	if err != nil {
-		return err
-	}
-	if job.MaxUnits == 0 && left > 0 {
-		plan, err := planShare(ctx, p.DB, p.Limiter, s, p.QuotaKey)
-		if err != nil {
-			return err
-		}
-		if !takeShare(out, job, plan, cost, left) {
-			return nil
-		}
-	}
-	if f.restart {
-		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
-			return err
-		}
-		fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
-	}
-	ctx, drain, stop := jobs.Signals(ctx, s.logger)
-	defer stop()
-	job.QuotaKey, job.Limiter, job.Source, job.Store = p.QuotaKey, jobs.Stopping(p.Limiter, drain), p.Source, p.DB
-	job.Drain = drain
 	prog := newProgress(out, s, job)
 	job.Progress = prog.update
-	prog.bar.Start()
-	res := job.Run(ctx)
-	prog.bar.Finish()
-	return res.Summary(out)
+	return s.host().Backfill(ctx, key, s.resolveQuotaKey(key), wiring.Backfill{Job: job, Restart: f.restart, Out: out,
+		Begin: prog.bar.Start, End: prog.bar.Finish})
 }
 
 // listBackfills prints every cursor the database holds, read-only.
@@ -199,26 +168,6 @@ func shippedPageCost() string {
 	return costs.PoolUnits(cost)
 }
 
-// pagesLeft is how many pages the backfill may still fetch, as its run
-// counts them (jobs.Backfill.Run): none once its cursor says it is
-// complete, the search's last pages when it resumes, every page with
-// --restart or without a database. A run and its dry run plan by it.
-func pagesLeft(ctx context.Context, db *wiring.Database, job *jobs.Backfill, restart bool) (int, error) {
-	if db == nil || restart {
-		return jobs.SearchMaxPages, nil
-	}
-	cur, ok, err := db.Cursor(ctx, job.ID.Key())
-	switch {
-	case err != nil:
-		return 0, err
-	case !ok:
-		return jobs.SearchMaxPages, nil
-	case cur.Done:
-		return 0, nil
-	}
-	return max(0, jobs.SearchMaxPages-cur.Pages), nil
-}
-
 // dryRun prints the plan: pages at most, units per pool, and whether the
 // quota covers it now or when it would.
 func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill, cost map[string]int64, restart bool) error {
@@ -226,7 +175,7 @@ func dryRun(ctx context.Context, out io.Writer, s *settings, job *jobs.Backfill,
 	defer closeFn()
 	left, share, units, shareErr := jobs.SearchMaxPages, "", int64(0), openErr
 	if openErr == nil {
-		if n, err := pagesLeft(ctx, db, job, restart); err == nil {
+		if n, err := wiring.PagesLeft(ctx, db, job, restart); err == nil {
 			left = n
 		} else {
 			shareErr = err

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
@@ -219,5 +221,60 @@ func TestBackfillDryRunPlansByItsCursor(t *testing.T) {
 	h.mustRun(0, args...)
 	if n := len(h.reqs.requests("")) - before; n != 0 {
 		t.Errorf("a complete backfill's run sent %d requests", n)
+	}
+}
+
+// A signal stops a backfill between pages: the search on the wire when it
+// came is kept with the cursor (its videos' details are not asked for
+// after the signal), the backfill exits 0, and the same command resumes
+// with that page's details, paying for no search page twice.
+func TestBackfillStopsAtASignalWithThePageInFlight(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetLatency(2 * time.Second)
+	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "20"}
+	p := h.start(args...)
+	// The first page's search and details, then the second page's search.
+	if !waitFor(60*time.Second, func() bool { return h.fake.Requests() >= 3 }) {
+		t.Fatalf("the backfill made no third call within 60s\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	code, ok := p.wait(cmdTimeout)
+	if !ok || code != 0 {
+		t.Fatalf("backfill after SIGTERM: exited %v with %d, want exit 0\n%s", ok, code, p.out)
+	}
+	searched := h.fake.ChargedBuckets(testKey)["search"]
+	db := openDB(t, h.db())
+	pages := queryInt(t, db, `SELECT max(pages) FROM backfill_cursors`)
+	pending := queryInt(t, db, `SELECT count(*) FROM backfill_cursors WHERE pending <> ''`)
+	if pages < 1 || pages+pending != searched {
+		t.Errorf("after the signal the cursor holds %d pages and %d waiting for details, the upstream charged %d searches: want every charged search kept", pages, pending, searched)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM search_results`); n != 50*pages {
+		t.Errorf("%d search results for %d pages, want 50 a page", n, pages)
+	}
+	h.fake.SetLatency(0)
+	h.mustRun(0, args...)
+	if again := h.fake.ChargedBuckets(testKey)["search"]; again != queryInt(t, openDB(t, h.db()), `SELECT max(pages) FROM backfill_cursors`) {
+		t.Errorf("after resuming the upstream charged %d searches for %d pages: a page paid twice", again, queryInt(t, openDB(t, h.db()), `SELECT max(pages) FROM backfill_cursors`))
+	}
+}
+
+// The upstream refusing a page's details for its daily quota after it
+// answered (and charged) the page's search: the search is kept with the
+// cursor, for the backfill run after the reset to detail without paying
+// for it again.
+func TestBackfillKeepsTheSearchWhoseDetailsWereRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetDailyQuota(2) // two pages' details
+	res := h.mustRun(0, "backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01", "--max-units", "20")
+	searched := h.fake.ChargedBuckets(testKey)["search"]
+	db := openDB(t, h.db())
+	pages := queryInt(t, db, `SELECT max(pages) FROM backfill_cursors`)
+	pending := queryInt(t, db, `SELECT count(*) FROM backfill_cursors WHERE pending <> ''`)
+	if searched != 3 || pages != 2 || pending != 1 {
+		t.Errorf("after the third page's details were refused: %d searches charged, %d pages stored, %d waiting for details; want 3, 2, 1\n%s",
+			searched, pages, pending, res)
 	}
 }

@@ -1,0 +1,122 @@
+package wiring
+
+// What `ingest backfill` does once its flags are checked: the pipeline
+// opened for one backfill, its share of what the daemon's plan leaves
+// taken (without --max-units), and its pages fetched until done, a
+// refusal, its cap or a signal.
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/report"
+)
+
+// Backfill is a backfill as its checked flags give it.
+type Backfill struct {
+	Job *jobs.Backfill
+	// Restart forgets where the backfill got to (--restart).
+	Restart bool
+	// Out is where the share taken, the restart and the summary are said.
+	Out io.Writer
+	// Begin and End, when set, frame the pages' fetching: the progress
+	// bar's start and finish.
+	Begin, End func()
+}
+
+// Backfill runs b for apiKey spending on quotaKey, on the pipeline as
+// every command that calls the upstream opens it, stopping at the first
+// signal with the page in flight stored.
+func (h *Host) Backfill(ctx context.Context, apiKey, quotaKey string, b Backfill) error {
+	p, err := h.OpenPipeline(ctx, apiKey, quotaKey)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	release, err := h.Working(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer release()
+	job := b.Job
+	left, err := PagesLeft(ctx, p.DB, job, b.Restart)
+	if err != nil {
+		return err
+	}
+	if job.MaxUnits == 0 && left > 0 {
+		plan, err := h.PlanShare(ctx, p.DB, p.Limiter, p.QuotaKey)
+		if err != nil {
+			return err
+		}
+		if !takeShare(b.Out, job, plan, left) {
+			return nil
+		}
+	}
+	if b.Restart {
+		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
+			return err
+		}
+		fmt.Fprintln(b.Out, "restarting the backfill from its first page (--restart)")
+	}
+	ctx, drain, stop := h.signals(ctx)
+	defer stop()
+	job.QuotaKey, job.Limiter, job.Source, job.Store = p.QuotaKey, jobs.Stopping(p.Limiter, drain), p.Source, p.DB
+	job.Drain = drain
+	if b.Begin != nil {
+		b.Begin()
+	}
+	res := job.Run(ctx)
+	if b.End != nil {
+		b.End()
+	}
+	return res.Summary(b.Out)
+}
+
+// PagesLeft is how many pages the backfill may still fetch, as its run
+// counts them (jobs.Backfill.Run): none once its cursor says it is
+// complete, the search's last pages when it resumes, every page with
+// restart or without a database (db nil). A run and its dry run plan by
+// it.
+func PagesLeft(ctx context.Context, db *Database, job *jobs.Backfill, restart bool) (int, error) {
+	if db == nil || restart {
+		return jobs.SearchMaxPages, nil
+	}
+	cur, ok, err := db.Cursor(ctx, job.ID.Key())
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return jobs.SearchMaxPages, nil
+	case cur.Done:
+		return 0, nil
+	}
+	return max(0, jobs.SearchMaxPages-cur.Pages), nil
+}
+
+// PlanShare is what the daemon's recorded schedule in db leaves a
+// backfill until the pools' reset (report.PlanShare), staggered as the
+// daemon staggers it; db nil: no schedule, the pools whole.
+func (h *Host) PlanShare(ctx context.Context, db *Database, lim report.StateReader, key string) (*report.Freshness, error) {
+	if db == nil {
+		return report.PlanShare(ctx, nil, lim, h.Costs, key, Planner, h.now())
+	}
+	return report.PlanShare(ctx, db, lim, h.Costs, key, Planner, h.now())
+}
+
+// takeShare caps job to the whole pages the plan leaves room for, of the
+// pages it has left, and says so; false when that is not one page, and
+// the backfill does not start.
+func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, pages int) bool {
+	cost, _ := job.PageCost() // checked with the flags
+	share := plan.ShareOf(cost).Within(int64(pages))
+	line := share.Line(job.Query.Region, cost)
+	if share.Units == 0 {
+		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
+		return false
+	}
+	job.MaxUnits, job.Share = share.Units, "the share the daemon's plan leaves"
+	fmt.Fprintln(out, line)
+	return true
+}
