@@ -30,9 +30,9 @@ is not told of can be spent again. The first run after it fetches at once.
 
 Back from a Redis key, seed asks the Redis it leaves which ledgers spent in
 the window: --leaving-redis with the URL the hosts ran with (REDIS_URL, its
-password and all; it must be the Redis this database ran on), since a host
-that first spent there after this one's last run is in no list this
-database holds. It refuses (exit 2, naming them) while a ledger that spent
+password and all, which INGEST_QUOTA_SEED_LEAVING_REDIS keeps off the command
+line; it must be the Redis this database ran on), since a host that first
+spent there after this one's last run is in no list this database holds. It refuses (exit 2, naming them) while a ledger that spent
 in the window is not given with --ledger; when their databases cannot be
 had, --forget-peers with the ledger ids the refusal names starts it without
 their calls, and the window may be overspent by what they spent. When that
@@ -46,7 +46,7 @@ and this command.`,
 		Example: `  REDIS_URL=redis://redis:6379/0 ingest quota seed --ledger ingest.db
   REDIS_URL=redis://redis:6379/0 ingest quota seed --ledger /mnt/a/ingest.db --ledger /mnt/b/ingest.db
   # back to the embedded limiter, REDIS_URL unset:
-  ingest quota seed --ledger ingest.db --ledger /mnt/b/ingest.db --leaving-redis redis://redis:6379/0`,
+  INGEST_QUOTA_SEED_LEAVING_REDIS=redis://redis:6379/0 ingest quota seed --ledger ingest.db --ledger /mnt/b/ingest.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withLimiter(cmd.Context(), s, true, func(l configLimiter, key string) error {
