@@ -416,6 +416,42 @@ func (r *Redis) KeepLedgers(ctx context.Context) error {
 	return nil
 }
 
+// ErrLostLedgers: the limiter's list of ledgers may lack some that spent
+// in the window.
+var ErrLostLedgers = errors.New("the limiter lost data (a restart without persistence, a rollback, a recovery): " +
+	"its list of ledgers may lack some that spent in the window")
+
+// LearnLedgers is KeepLedgers for a host leaving the key, which learns
+// from the list every ledger that spent in the window: ErrLostLedgers,
+// copying nothing, while the limiter recovers or when it lacks a ledger
+// this ledger's copy names as having spent within the span.
+func (r *Redis) LearnLedgers(ctx context.Context) error {
+	st, err := r.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Recovering {
+		return ErrLostLedgers
+	}
+	var old ledgerCopy
+	raw, err := r.opts.Notes.Noted(ctx, r.led.noteName("ledgers"))
+	if err != nil {
+		return err
+	}
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &old); err != nil {
+			return fmt.Errorf("the copy of the limiter's ledgers: %w", err)
+		}
+	}
+	for _, o := range old.Ledgers {
+		if o.At > st.At-r.opts.Costs.Span().Milliseconds() && !slices.ContainsFunc(st.Ledgers, func(l LedgerSeen) bool { return l.Ledger == o.Ledger }) {
+			return fmt.Errorf("%w: it does not list ledger %s, which spent there in the window", ErrLostLedgers, o.Ledger)
+		}
+	}
+	r.led.keepCopy(ctx, st.At, st.Ledgers)
+	return nil
+}
+
 // NotedPeers are the ledgers other than self that the copy of a Redis
 // limiter's list of ledgers in notes (kept while this database's limiter
 // was Redis) names as having spent within span of now: the hosts whose

@@ -57,15 +57,20 @@ func (w Holder) Name() string {
 // holderHere is the limiter this host's settings name.
 func (h *Host) holderHere() Holder {
 	if h.RedisURL != "" {
-		// The address the client dials (a socket's path for unix://),
-		// which holds no part of the URL's password.
-		_, addr := redisAddress(h.RedisURL)
-		if addr == "" {
-			addr = RedisHost(h.RedisURL)
-		}
-		return Holder{Limiter: redisHolder, Redis: addr}
+		return redisHolderAt(h.RedisURL)
 	}
 	return Holder{Limiter: embeddedHolder}
+}
+
+// redisHolderAt is the Redis at the URL raw as a Holder: the address the
+// client dials (a socket's path for unix://), which holds no part of the
+// URL's password.
+func redisHolderAt(raw string) Holder {
+	_, addr := redisAddress(raw)
+	if addr == "" {
+		addr = RedisHost(raw)
+	}
+	return Holder{Limiter: redisHolder, Redis: addr}
 }
 
 // recordedHolder is db's Holder of key; a database that ran on Redis
@@ -124,7 +129,8 @@ func (e *HolderError) Error() string {
 		"which holds none of what was spent there since: ", e.Key, e.Held.Name(), how, e.Here.Name())
 	if e.Held.Limiter == redisHolder {
 		return msg + "set --redis / REDIS_URL back to that Redis; or move the window back first, naming the database of every host " +
-			"that spent on that Redis: `ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL (docs/operations.md, Growing)"
+			"that spent on that Redis: `ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL, " +
+			"URL being that Redis's, which seed asks for every host that spent in the window (docs/operations.md, Growing)"
 	}
 	return msg + "move the window there first, naming the database of every host that spent in it: " +
 		"`ingest quota seed --ledger DB...` with REDIS_URL set; or unset --redis / REDIS_URL (docs/operations.md, Growing)"

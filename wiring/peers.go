@@ -61,9 +61,10 @@ func (e *PeersLeftError) Error() string {
 	}
 	return fmt.Sprintf("this database's limiter was the Redis %s of quota key %s, shared with other hosts that spent in the window "+
 		"(ledger %s): their calls are not in this database, and the embedded limiter would spend them again. "+
-		"Give it every host's ledger first: `ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL; "+
+		"Give it every host's ledger first: `ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL; "+
 		"or set --redis / REDIS_URL back; or, to start without their calls and risk overspending the window by them, "+
-		"`ingest quota seed --forget-peers=%s` (docs/operations.md, Growing)",
+		"`ingest quota seed --forget-peers=%s --leaving-redis URL` (--leaving-redis-gone if that Redis cannot be reached) "+
+		"(docs/operations.md, Growing)",
 		e.Redis, e.Key, strings.Join(named, "; "), strings.Join(ids, ","))
 }
 
@@ -72,8 +73,16 @@ func (e *PeersLeftError) Error() string {
 // to it.
 func (h *Host) leftPeers(ctx context.Context, db *Database, key string) error {
 	peers, err := h.peersNotGiven(ctx, db, key)
-	if err != nil || len(peers) == 0 {
+	if err != nil {
 		return err
+	}
+	return peersLeft(ctx, db, key, peers)
+}
+
+// peersLeft is the refusal naming peers, nil for none.
+func peersLeft(ctx context.Context, db *Database, key string, peers []quota.LedgerSeen) error {
+	if len(peers) == 0 {
+		return nil
 	}
 	redis, err := db.Ledger.Noted(ctx, redisNote+key)
 	if err != nil {
@@ -117,28 +126,6 @@ func givePeers(ctx context.Context, db *Database, key string, ids []string) erro
 	}
 	b, _ := json.Marshal(given)
 	return led.Note(ctx, givenNote+key, string(b))
-}
-
-// ForgetPeers is quota seed --forget-peers: the embedded limiter of key
-// on this database starts without the calls of the peers ids, each of
-// which must be one the refusal named.
-func (h *Host) ForgetPeers(ctx context.Context, key string, ids []string) error {
-	db, err := h.OpenStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	peers, err := h.peersNotGiven(ctx, db, key)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if !slices.ContainsFunc(peers, func(p quota.LedgerSeen) bool { return p.Ledger == id }) {
-			return configErrorf("--forget-peers: %s is not a ledger of a peer this database left in the window (quota key %s); "+
-				"name those the refusal names", id, key)
-		}
-	}
-	return givePeers(ctx, db, key, ids)
 }
 
 // noted is a JSON note's value; the zero value when there is none.

@@ -28,16 +28,24 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 // more nodes; the limiter's timeouts reach the socket. No error quotes any
 // part of the password (internal/dsn).
 func (h *Host) RedisClient() (redis.UniversalClient, error) {
-	raw := h.RedisURL
-	if err := redisScheme(raw); err != nil {
+	return redisClient(h.RedisURL, redisFlag)
+}
+
+// redisFlag is how a message names RedisURL.
+const redisFlag = "--redis / REDIS_URL"
+
+// redisClient parses raw, a Redis URL given as flag (which its errors
+// name).
+func redisClient(raw, flag string) (redis.UniversalClient, error) {
+	if err := redisScheme(raw, flag); err != nil {
 		return nil, err
 	}
 	if err := dsn.Check(raw); err != nil {
-		return nil, configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(raw), err)
+		return nil, configErrorf("%s: %s: %w", flag, dsn.Redact(raw), err)
 	}
 	c, err := quota.NewClient(raw, quota.DefaultTimeout)
 	if err != nil {
-		return nil, configErrorf("--redis / REDIS_URL: %s: %s", dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
+		return nil, configErrorf("%s: %s: %s", flag, dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
 	}
 	return c, nil
 }
@@ -107,21 +115,21 @@ func redisAddress(raw string) (network, addr string) {
 // before go-redis says "invalid URL scheme: " with nothing after it. The
 // value is shown only with its user information masked: it may hold a
 // password.
-func redisScheme(raw string) error {
+func redisScheme(raw, flag string) error {
 	const want = "want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)"
 	scheme, found := dsn.Scheme(raw)
 	known := scheme == "redis" || scheme == "rediss" || scheme == "unix"
 	switch {
 	case !found:
-		return configErrorf("--redis / REDIS_URL: not a URL: " + want)
+		return configErrorf("%s: not a URL: %s", flag, want)
 	case known && strings.HasPrefix(raw, scheme+"://"):
 		return nil
 	case known && dsn.Colonless(raw):
-		return configErrorf("--redis / REDIS_URL: %s: the scheme lacks its colon: %s", dsn.Redact(raw), want)
+		return configErrorf("%s: %s: the scheme lacks its colon: %s", flag, dsn.Redact(raw), want)
 	case known:
-		return configErrorf("--redis / REDIS_URL: %s: the scheme takes two slashes: %s", dsn.Redact(raw), want)
+		return configErrorf("%s: %s: the scheme takes two slashes: %s", flag, dsn.Redact(raw), want)
 	}
-	return configErrorf("--redis / REDIS_URL: %s: the scheme %q is not Redis's: %s", dsn.Redact(raw), scheme, want)
+	return configErrorf("%s: %s: the scheme %q is not Redis's: %s", flag, dsn.Redact(raw), scheme, want)
 }
 
 // accessError says that Redis refused the connection's credentials or its

@@ -25,8 +25,9 @@ type refiller interface {
 // the databases paths (this one when none): how many calls were new to it,
 // from how many ledgers. On Redis each ledger's calls go in under its own
 // id and mark (quota.Redis.Seed); the embedded limiter takes the calls
-// into its log.
-func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
+// into its log, once lv shows that no ledger that spent in the window on
+// the Redis this database leaves is missing (leaving.go).
+func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []string, lv Leaving) (calls, ledgers int, err error) {
 	if len(paths) == 0 {
 		paths = []string{h.DSN}
 	}
@@ -49,29 +50,36 @@ func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []st
 	if !ok {
 		return 0, 0, configErrorf("quota seed: the %s limiter takes no ledger calls", l.Backend())
 	}
+	var hls []quota.HostLedger
 	var ids []string
 	for _, path := range paths {
 		if err := store.CheckURL(path); err != nil {
-			return calls, ledgers, configErrorf("--ledger %w", err)
+			return 0, 0, configErrorf("--ledger %w", err)
 		}
 		hl, err := h.hostLedger(ctx, path, key)
 		if err != nil {
-			return calls, ledgers, err
+			return 0, 0, err
 		}
+		hls, ids = append(hls, hl), append(ids, hl.ID)
+	}
+	db, err := h.OpenStore(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	if err := h.leave(ctx, db, key, lv, ids); err != nil {
+		return 0, 0, err
+	}
+	for _, hl := range hls {
 		n, err := r.Refill(ctx, hl.Calls)
 		if err != nil {
 			return calls, ledgers, err
 		}
-		calls, ledgers, ids = calls+n, ledgers+1, append(ids, hl.ID)
+		calls, ledgers = calls+n, ledgers+1
 	}
-	// The peers whose ledgers it was given no longer hold this host back
-	// (peers.go).
-	db, err := h.OpenStore(ctx)
-	if err != nil {
-		return calls, ledgers, err
-	}
-	defer db.Close()
-	if err := givePeers(ctx, db, key, ids); err != nil {
+	// The peers whose ledgers it was given, or was told to forget, no
+	// longer hold this host back (peers.go).
+	if err := givePeers(ctx, db, key, append(ids, lv.Forget...)); err != nil {
 		return calls, ledgers, err
 	}
 	return calls, ledgers, h.recordHolder(ctx, db, key, h.holderHere(), "quota seed")

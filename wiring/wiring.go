@@ -37,7 +37,8 @@
 // and each move of it, and the refusal of a run on another (holder.go),
 // quota apply's, restore's and seed's work (seed.go: the
 // window carried into the limiter a host moves to, and the /readyz check of
-// a limiter that cannot tell a new Redis from a wiped one) and what quota
+// a limiter that cannot tell a new Redis from a wiped one; leaving.go: the
+// Redis a seed back leaves asked for every ledger that spent) and what quota
 // show prints of a Redis limiter after its pools (StatusText: its ledgers,
 // what a recovery waits for), the quota key a reading command reports on,
 // the checks of ingest check that look at what a run opens, their order and

@@ -44,7 +44,7 @@ func TestSeededHostRunWithoutRedisIsRefused(t *testing.T) {
 			t.Errorf("host A's run without REDIS_URL: want exit 2, got %s", res)
 		}
 		for _, want := range []string{"lives in the Redis at " + rs.Addr, "put there by quota seed",
-			"`ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL"} {
+			"`ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL"} {
 			if !strings.Contains(res.stderr, want) {
 				t.Errorf("host A's run without REDIS_URL does not say %q:\n%s", want, res)
 			}
@@ -54,7 +54,7 @@ func TestSeededHostRunWithoutRedisIsRefused(t *testing.T) {
 		t.Errorf("host A's refused runs spent %d units", charged-shared)
 	}
 
-	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b)
+	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b, "--leaving-redis", "redis://"+rs.Addr+"/0")
 	h.mustRun(0, "run", "--once")
 	charged := h.chargedDefault()
 	if charged > 40 {

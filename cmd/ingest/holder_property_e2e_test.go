@@ -178,6 +178,10 @@ func (w *movesWorld) move() {
 	i := w.rng.IntN(len(w.dbs))
 	w.on(i, false)
 	w.steps = append(w.steps, fmt.Sprintf("quota seed back to host %d's embedded limiter from %d ledgers", i, len(ledgers)/2))
+	if w.held[i] == "redis" {
+		// the Redis it leaves is asked who spent (docs/operations.md, Growing)
+		ledgers = append(ledgers, "--leaving-redis", w.redisURL)
+	}
 	w.h.mustRun(0, append([]string{"quota", "seed"}, ledgers...)...)
 	w.held[i], w.embedded = "embedded", i
 }

@@ -174,8 +174,9 @@ func TestMoveToRedisAndBackKeepsTheWindow(t *testing.T) {
 	if ca := lastRuns(t, openDB(t, file), "trending")["CA"]; ca.Status != "completed" {
 		t.Errorf("the first run on the seeded Redis left CA %s, want its chart fetched at once", ca.Status)
 	}
+	left := h.env["REDIS_URL"]
 	h.unset("REDIS_URL")
-	h.mustRun(0, "quota", "seed", "--ledger", file)
+	h.mustRun(0, "quota", "seed", "--ledger", file, "--leaving-redis", left)
 	h.mustRun(0, "run", "--once")
 	back := h.chargedDefault()
 	if back > 40 {
@@ -364,7 +365,7 @@ func TestLeavingRedisByUnsettingItIsRefusedUntilTheSeed(t *testing.T) {
 				t.Errorf("report after unsetting REDIS_URL says %d used, the upstream charged %d", used, before)
 			}
 			res := h.mustRun(2, "run", "--once")
-			for _, want := range []string{"lives in the Redis at " + rs.Addr, "`ingest quota seed --ledger DB --ledger PEER_DB...` without REDIS_URL"} {
+			for _, want := range []string{"lives in the Redis at " + rs.Addr, "`ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL"} {
 				if !strings.Contains(res.stderr, want) {
 					t.Errorf("the run without REDIS_URL does not say %q:\n%s", want, res)
 				}
@@ -372,7 +373,7 @@ func TestLeavingRedisByUnsettingItIsRefusedUntilTheSeed(t *testing.T) {
 			if got := h.chargedDefault(); got != before {
 				t.Errorf("the refused run spent %d units", got-before)
 			}
-			h.mustRun(0, "quota", "seed", "--ledger", file)
+			h.mustRun(0, "quota", "seed", "--ledger", file, "--leaving-redis", "redis://"+rs.Addr+"/0")
 			h.mustRun(0, "run", "--once")
 			h.mustRun(0, "run", "--once")
 			charged := h.chargedDefault()
@@ -565,7 +566,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	h.unset("REDIS_URL")
 	res := h.mustRun(2, "run", "--once")
 	for _, want := range []string{"shared with other hosts that spent in the window (ledger " + peer + " at ",
-		"ingest quota seed --ledger DB --ledger PEER_DB...", "ingest quota seed --forget-peers=" + peer} {
+		"ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL", "ingest quota seed --forget-peers=" + peer + " --leaving-redis URL"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("host A leaving the shared key: the refusal does not say %q\n%s", want, res)
 		}
@@ -573,7 +574,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	if strings.Contains(res.stderr, redisURL) {
 		t.Errorf("the refusal prints the Redis URL\n%s", res)
 	}
-	h.mustRun(2, "quota", "seed", "--forget-peers=not-a-peer")
+	h.mustRun(2, "quota", "seed", "--forget-peers=not-a-peer", "--leaving-redis", redisURL)
 	h.set("INGEST_DB", b)
 	h.set("REDIS_URL", redisURL)
 	h.mustRun(0, "run", "--once")
@@ -585,7 +586,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 	// B's ledger, and runs.
 	h.unset("REDIS_URL")
 	h.set("INGEST_DB", a)
-	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b)
+	h.mustRun(0, "quota", "seed", "--ledger", a, "--ledger", b, "--leaving-redis", redisURL)
 	h.mustRun(0, "run", "--once")
 	if charged := h.chargedDefault(); charged > 40 {
 		t.Errorf("after the seed from both ledgers the upstream charged %d units, over the pool's 40", charged)
