@@ -430,10 +430,11 @@ func housekeepingGaps(h *History, entry string, at []time.Time, caught map[time.
 		// the prune deleted the passes before its cut: the history
 		// starts at the first pass after it
 		k := sort.Search(len(at), func(i int) bool { return !at[i].Before(kept) })
-		if k == len(at) {
-			return fmt.Sprintf("%s: no pass since %s, where the prune keeps them", entry, kept.UTC().Format(time.RFC3339))
+		if k == len(at) { // none kept: the gap runs from the cut, excused as any other
+			from, at = kept, nil
+		} else {
+			from, at = at[k], at[k+1:]
 		}
-		from, at = at[k], at[k+1:]
 	}
 	bound := h.Every + h.Every/2
 	for _, to := range append(at, h.End) {

@@ -360,3 +360,28 @@ func TestCheckFindsAFullDiskNotSaid(t *testing.T) {
 		t.Errorf("a pass failed before the disk was full: %q", f)
 	}
 }
+
+// Past the prune's cut, an entry with no pass kept has one gap, from the
+// cut to the end: the prune's is red; the refresh's is excused where the
+// configured charts want more of the default pool than it holds, as any
+// gap of the refresh is there.
+func TestCheckReadsNoPassKeptAsAGapFromTheCut(t *testing.T) {
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.End = t0.Add(40 * 24 * time.Hour)
+	h.Passes = nil
+	var refresh, prune []time.Time
+	gaps := func() (string, string) {
+		return housekeepingGaps(h, "refresh", refresh, nil), housekeepingGaps(h, "prune", prune, nil)
+	}
+	if r, p := gaps(); !strings.Contains(r, "refresh: no pass from") || !strings.Contains(p, "prune: no pass from") {
+		t.Errorf("no pass kept in 40 days on a pool that holds the charts: refresh %q, prune %q", r, p)
+	}
+	h.Charts = regions.Charts(regions.Default...)
+	h.Costs = scarce(t).Costs
+	if !h.scarce() {
+		t.Fatal("the rig: the default regions hourly are not scarce on the scarce pool")
+	}
+	if r, p := gaps(); r != "" || !strings.Contains(p, "prune: no pass from") {
+		t.Errorf("no pass kept in 40 days on a scarce pool: refresh %q (want none), prune %q (want red)", r, p)
+	}
+}
