@@ -41,19 +41,6 @@ func (s *settings) noneYet() {
 	s.logger.Warn(fmt.Sprintf("no database at %s yet: nothing is stored (the first `ingest run` creates it; --db / INGEST_DB names another)", s.dbName()))
 }
 
-// pipeline is everything a command that calls the upstream opens.
-type pipeline = wiring.Pipeline
-
-// openPipeline checks the key first (a usage error before anything is
-// written), then opens the database, the limiter and the client.
-func openPipeline(ctx context.Context, s *settings) (*pipeline, error) {
-	key, err := apiKey()
-	if err != nil {
-		return nil, err
-	}
-	return s.host().OpenPipeline(ctx, key, s.resolveQuotaKey(key))
-}
-
 // now is the house clock's time (settings.clock, built as the settings
 // are resolved, before any command runs).
 func (s *settings) now() time.Time { return s.clock.Now() }
