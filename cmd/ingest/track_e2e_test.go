@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
@@ -92,5 +94,60 @@ func TestTrackFlagsAreChecked(t *testing.T) {
 	h.set("INGEST_RUN_TRACK_BUDGET", "lots")
 	if res := h.run("run", "--once"); res.code != 2 || !strings.Contains(res.stderr, "INGEST_RUN_TRACK_BUDGET") {
 		t.Errorf("a bad INGEST_RUN_TRACK_BUDGET: want exit 2 naming it, got %s", res)
+	}
+}
+
+// A daemon whose tracking passes last longer than a step of its stagger
+// (an upstream slow to answer) still tracks at every slot of
+// --track-every: each pass is credited to the slot it ran for, not to
+// the one its last call fell in.
+func TestDaemonTracksAtEverySlotWithLongPasses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(200, 50) // four batches of counts a pass
+	h.fake.SetLatency(5 * time.Second)
+	p := h.startFor(longTimeout, "run", "--every", "1m", "--regions", "US", "--track-for", "7d", "--track-every", "1m")
+	db := openDB(t, h.db())
+	slots := func() []int64 {
+		rows, err := db.Query(`SELECT slot_ms FROM passes WHERE entry = 'track' AND slot_ms IS NOT NULL ORDER BY slot_ms`)
+		if err != nil {
+			return nil
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var ms int64
+			if rows.Scan(&ms) == nil {
+				out = append(out, ms)
+			}
+		}
+		return out
+	}
+	const want = 5
+	if !waitFor(longTimeout, func() bool { return len(slots()) >= want }) {
+		t.Fatalf("%d tracking passes credited to a slot within %s, want %d\n%s", len(slots()), longTimeout, want, p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
+		t.Fatalf("daemon after SIGTERM: exited %v, code %d\n%s", ok, code, p.out)
+	}
+	var took []string
+	rows, err := db.Query(`SELECT finished_ms - started_ms FROM passes WHERE entry = 'track'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ms int64
+		if rows.Scan(&ms) == nil {
+			took = append(took, (time.Duration(ms) * time.Millisecond).String())
+		}
+	}
+	rows.Close()
+	s := slots()
+	for i := 1; i < len(s); i++ {
+		if gap := time.Duration(s[i]-s[i-1]) * time.Millisecond; gap != time.Minute {
+			t.Errorf("tracking's slots %s and %s are %s apart, want every slot of --track-every 1m (passes took %v)",
+				time.UnixMilli(s[i-1]).UTC().Format(time.TimeOnly), time.UnixMilli(s[i]).UTC().Format(time.TimeOnly), gap, took)
+		}
 	}
 }
