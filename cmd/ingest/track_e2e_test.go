@@ -123,10 +123,13 @@ func TestDaemonTracksAtEverySlotWithLongPasses(t *testing.T) {
 		}
 		return out
 	}
-	const want = 5
-	if !waitFor(longTimeout, func() bool { return len(slots()) >= want }) {
-		t.Fatalf("%d tracking passes credited to a slot within %s, want %d\n%s", len(slots()), longTimeout, want, p.out)
+	if !waitFor(longTimeout, func() bool { return len(slots()) > 0 }) {
+		t.Fatalf("no tracking pass credited to a slot within %s\n%s", longTimeout, p.out)
 	}
+	// Four slots of --track-every from the first, or a slot more for a
+	// tracking that skips every other one to show it.
+	const want = 4
+	waitFor(want*time.Minute+30*time.Second, func() bool { return len(slots()) >= want })
 	p.signal(t, syscall.SIGTERM)
 	if code, ok := p.wait(cmdTimeout); !ok || code != 0 {
 		t.Fatalf("daemon after SIGTERM: exited %v, code %d\n%s", ok, code, p.out)
@@ -144,6 +147,9 @@ func TestDaemonTracksAtEverySlotWithLongPasses(t *testing.T) {
 	}
 	rows.Close()
 	s := slots()
+	if len(s) < 3 {
+		t.Errorf("%d tracking passes credited to a slot in %s, want one a minute (passes took %v)", len(s), want*time.Minute, took)
+	}
 	for i := 1; i < len(s); i++ {
 		if gap := time.Duration(s[i]-s[i-1]) * time.Millisecond; gap != time.Minute {
 			t.Errorf("tracking's slots %s and %s are %s apart, want every slot of --track-every 1m (passes took %v)",
