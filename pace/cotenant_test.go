@@ -87,8 +87,7 @@ func newCotenant(t *testing.T, codes, load []string, every, loadEvery time.Durat
 func (c *cotenant) run(t *testing.T, from, to time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	grain := c.slots[0].Step
-	for now := from; now.Before(to); now = now.Add(grain) {
+	for now := from; now.Before(to); now = c.next(now) {
 		c.w.set(now)
 		for k, p := range c.load {
 			if now.Sub(start)%c.loadAt == time.Duration(k)*c.loadAt/time.Duration(len(c.load)) {
@@ -113,6 +112,34 @@ func (c *cotenant) run(t *testing.T, from, to time.Time) {
 			}
 		}
 	}
+}
+
+// next is the first moment after now that run acts at: a slot of one of
+// the daemon's charts, a run of the co-tenant's, or the daemon's look.
+func (c *cotenant) next(now time.Time) time.Time {
+	after := func(period, offset time.Duration) time.Time {
+		d := now.Sub(start) - offset
+		k := d / period
+		if d < 0 && d%period != 0 {
+			k--
+		}
+		return start.Add((k+1)*period + offset)
+	}
+	next := after(c.every, c.every/2)
+	for k := range c.load {
+		next = earliest(next, after(c.loadAt, time.Duration(k)*c.loadAt/time.Duration(len(c.load))))
+	}
+	for _, sl := range c.slots {
+		next = earliest(next, sl.Next(now))
+	}
+	return next
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // spent is the default pool's units the ledger admitted in [from, to),
