@@ -93,13 +93,13 @@ type beside struct {
 	// daemon) over the pool's last window, which the plan counts on going
 	// on: the sustainable rate and the day's are what is left beside it.
 	rate float64
-	// ahead is how far the constant rate may run ahead of the window's
-	// room, in units, while a co-tenant spends: a pass that finds no room
-	// at its slot waits there for it (fits), so a full window this moment,
-	// which a co-tenant keeps full, never plans the entries to nothing.
-	// Without a co-tenant it is none, and what the plan leaves is room the
-	// window has (a backfill's share).
-	ahead float64
+	// least is the least room, in units, the constant rate counts the
+	// window as having: a round of the regions' own charts, whose passes
+	// find no room at a slot wait there for it (fits), so that a full
+	// window this moment (a co-tenant's, a burst's) never plans the
+	// entries to nothing. A window with that room is read as it is, and
+	// what the plan leaves is room it has (a backfill's share).
+	least float64
 }
 
 // own is mine less the co-tenant's spend.
@@ -133,7 +133,7 @@ func budgetBeside(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []S
 	capacity := float64(pool.Capacity())
 	rate := share*Sustainable(pool, now, slack) - o.rate
 	b.Keep = share * Holds(pool, slack)
-	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0)+o.ahead, pool.Window, now, o.own(mine)))
+	rate = min(rate, safeRate(max(share*max(capacity-float64(st.Used), 0), o.least), pool.Window, now, o.own(mine)))
 	if pool.Day != nil {
 		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds()-o.rate)
 	}

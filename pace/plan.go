@@ -28,7 +28,9 @@
 // rate from the limiter's state and the worker's own spend (less what a
 // co-tenant on its database spends, a run --once of charts of other
 // regions, which the plan counts on going on; a backfill's spend is the
-// worker's own, one-off, and leaves the window as its own does), the Pacer, built
+// worker's own, one-off, and leaves the window as its own does; a full
+// window counts as holding a round of the regions' own charts, which wait
+// at their slots for the room), the Pacer, built
 // whole by pace.New(pace.Config) (nothing set after), that rebuilds its
 // state from the database (History, FromRecords), decides at each staggered
 // slot whether an entry runs, re-plans on events, and at a look (Look, once

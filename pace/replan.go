@@ -235,16 +235,16 @@ func (p *Pacer) pool(name string) (ingest.Pool, bool) {
 }
 
 // beside is what this worker spends in pool outside its entries' passes
-// and the room a plan of whole passes may lag (beside). A co-tenant is a
-// chart pass of a region the pacer does not pace (a run --once of other
-// charts beside the daemon), whichever process on the database ran it:
-// the plan counts on its spend over the pool's last window going on, as
-// it does where it is a cron's, and while it spends, the regions' own
-// charts may run a round ahead of the room, finding it at their slots or
-// waiting there for it. What the entries' charts spent, a backfill's
-// one-off spend (which takes what the plan leaves, and so must not shrink
-// the plan to leave it more) and what no run of a region spent (tracking,
-// the refresh) are the entries'.
+// and the least room the plan counts the window as having (beside). A
+// co-tenant is a chart pass of a region the pacer does not pace (a run
+// --once of other charts beside the daemon), whichever process on the
+// database ran it: the plan counts on its spend over the pool's last
+// window going on, as it does where it is a cron's. What the entries'
+// charts spent, a backfill's one-off spend (which takes what the plan
+// leaves, and so must not shrink the plan to leave it more) and what no
+// run of a region spent (tracking, the refresh) are the entries'. The
+// least room is a round of the regions' own charts, which find the room
+// at their slots or wait there for it.
 func (p *Pacer) beside(pool ingest.Pool, now time.Time) beside {
 	var o beside
 	outside := func(s Spent) bool { return s.Region != "" && !p.regions[s.Region] }
@@ -259,13 +259,12 @@ func (p *Pacer) beside(pool ingest.Pool, now time.Time) beside {
 			units += s.Units
 		}
 	}
-	if units == 0 || pool.Window <= 0 {
-		return o
+	if pool.Window > 0 {
+		o.rate = float64(units) / pool.Window.Seconds()
 	}
-	o.rate = float64(units) / pool.Window.Seconds()
 	for _, e := range p.entries {
 		if e.Priority <= 0 {
-			o.ahead += e.Cost[pool.Name]
+			o.least += e.Cost[pool.Name]
 		}
 	}
 	return o
