@@ -12,6 +12,11 @@ import (
 type Spent struct {
 	At    time.Time
 	Units int64
+	// Region is the region of the chart pass that spent them (the
+	// daemon's, a run --once's); "" for a backfill's (one-off, a spend of
+	// this worker's own), for a call outside a run of a region (tracking,
+	// the refresh) and for a spend the pacer counted itself.
+	Region string
 }
 
 // Horizon is how far a pool's plan reaches from now before it is made
@@ -74,6 +79,48 @@ func Holds(pool ingest.Pool, slack float64) float64 {
 // them. A blocked pool, or a limiter waiting for lost data, has nothing
 // until it ends.
 func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
+	return budgetBeside(st, pool, now, mine, slack, beside{})
+}
+
+// beside is what a plan's budget leaves for, beside its entries' passes,
+// in a pool (budgetBeside).
+type beside struct {
+	// outside reports whether a spend of this worker's was a co-tenant's
+	// (a chart pass of a region the entries are not); nil when none was.
+	outside func(Spent) bool
+	// rate is, in units a second, what this worker's database spends in
+	// a co-tenant's chart passes (a run --once of other charts beside the
+	// daemon) over the pool's last window, which the plan counts on going
+	// on: the sustainable rate and the day's are what is left beside it.
+	rate float64
+	// least is the least room, in units, the constant rate counts the
+	// window as having: a round of the regions' own charts, whose passes
+	// find no room at a slot wait there for it (fits), so that a full
+	// window this moment (a co-tenant's, a burst's) never plans the
+	// entries to nothing. A window with that room is read as it is, and
+	// what the plan leaves is room it has (a backfill's share).
+	least float64
+}
+
+// own is mine less the co-tenant's spend.
+func (o beside) own(mine []Spent) []Spent {
+	if o.outside == nil {
+		return mine
+	}
+	var out []Spent
+	for _, s := range mine {
+		if !o.outside(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// budgetBeside is BudgetOf with what the plan leaves beside its entries'
+// passes taken out (beside). What a co-tenant spent frees room as it
+// leaves the window for the co-tenant, which spends it again, not for the
+// entries: the constant rate is read from this worker's own spend leaving.
+func budgetBeside(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64, o beside) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now), Share: Share(st)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {
 		b.Horizon = until.Sub(now)
@@ -84,14 +131,14 @@ func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent
 	}
 	share := b.Share
 	capacity := float64(pool.Capacity())
-	rate := share * Sustainable(pool, now, slack)
+	rate := share*Sustainable(pool, now, slack) - o.rate
 	b.Keep = share * Holds(pool, slack)
-	rate = min(rate, safeRate(share*max(capacity-float64(st.Used), 0), pool.Window, now, mine))
+	rate = min(rate, safeRate(max(share*max(capacity-float64(st.Used), 0), o.least), pool.Window, now, o.own(mine)))
 	if pool.Day != nil {
-		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds())
+		rate = min(rate, share*max(capacity-float64(st.UsedDay), 0)/b.Horizon.Seconds()-o.rate)
 	}
-	b.Rate = rate
-	b.Units = rate * b.Horizon.Seconds()
+	b.Rate = max(rate, 0)
+	b.Units = b.Rate * b.Horizon.Seconds()
 	return b
 }
 

@@ -52,10 +52,11 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		if err != nil {
 			return h, fmt.Errorf("ledger: %w", err)
 		}
+		searched := searches(calls)
 		for _, c := range calls {
 			for _, ch := range c.Charges {
 				if ch.Units > 0 {
-					h.Spent[ch.Pool] = append(h.Spent[ch.Pool], Spent{At: c.At, Units: ch.Units})
+					h.Spent[ch.Pool] = append(h.Spent[ch.Pool], Spent{At: c.At, Units: ch.Units, Region: chartRegion(c, searched)})
 				}
 			}
 		}
@@ -75,6 +76,30 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		}
 		return h, nil
 	}
+}
+
+// chartRegion is the region of the chart pass that made the call; "" for
+// a call outside a run of a region, and for a backfill's (a run in
+// searched), whose spend is one-off and its own: it takes what the plan
+// leaves, and must not shrink the plan to leave it more.
+func chartRegion(c ingest.Call, searched map[int64]bool) string {
+	if c.RunID == 0 || searched[c.RunID] {
+		return ""
+	}
+	return c.Region
+}
+
+// searches is the runs among calls that searched: a backfill's, each of
+// whose pages is a search (ingest.Search) before the videos' details, so
+// its every call is known by its run; a chart's pass never searches.
+func searches(calls []ingest.Call) map[int64]bool {
+	runs := map[int64]bool{}
+	for _, c := range calls {
+		if c.RunID != 0 && c.Op == ingest.OpSearchList {
+			runs[c.RunID] = true
+		}
+	}
+	return runs
 }
 
 // Hold sets h's hold (Dropped, Held, Returned) to what the plan st left:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +83,7 @@ type Pacer struct {
 	// returned is when the plan last took each entry back (hold).
 	returned map[string]time.Time
 	states   []ingest.PoolState
+	regions  map[string]bool // the regions of the entries' charts (beside)
 	// workers is, by pool, how many workers the plan found spending in
 	// its window, this one included (share).
 	workers map[string]int
@@ -105,8 +107,11 @@ func New(c Config) (*Pacer, error) {
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
 		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
 		workers: map[string]int{}, declined: map[string]map[Declined]int{}}
+	p.regions = map[string]bool{}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
+		region, _, _ := strings.Cut(e.Name, "/")
+		p.regions[region] = true
 	}
 	return p, nil
 }

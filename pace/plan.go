@@ -25,7 +25,12 @@
 // What is where: pacing: a pure planner (each pool's sustainable rate
 // against its window and its day, each entry's measured cost, priority and
 // floor -> each entry's cadence, level by level, with what is dropped), the
-// rate from the limiter's state and the worker's own spend, the Pacer, built
+// rate from the limiter's state and the worker's own spend (less what a
+// co-tenant on its database spends, a run --once of charts of other
+// regions, which the plan counts on going on; a backfill's spend is the
+// worker's own, one-off, and leaves the window as its own does; a full
+// window counts as holding a round of the regions' own charts, which wait
+// at their slots for the room), the Pacer, built
 // whole by pace.New(pace.Config) (nothing set after), that rebuilds its
 // state from the database (History, FromRecords), decides at each staggered
 // slot whether an entry runs, re-plans on events, and at a look (Look, once

@@ -104,7 +104,7 @@ func (p *Pacer) make(states []ingest.PoolState, now time.Time) {
 		p.share(st)
 		p.mine[st.Pool] = trim(p.mine[st.Pool], now.Add(-pool.Window-edge))
 		slack := Slack(pool, p.entries) + p.cfg.Daily[st.Pool]*pool.Window.Hours()/24
-		b := BudgetOf(st, pool, now, p.mine[st.Pool], slack)
+		b := budgetBeside(st, pool, now, p.mine[st.Pool], slack, p.beside(pool, now))
 		p.budgets = append(p.budgets, b)
 		if end := now.Add(b.Horizon); p.until.IsZero() || end.Before(p.until) {
 			p.until = end
@@ -232,6 +232,42 @@ func (p *Pacer) pool(name string) (ingest.Pool, bool) {
 		}
 	}
 	return ingest.Pool{}, false
+}
+
+// beside is what this worker spends in pool outside its entries' passes
+// and the least room the plan counts the window as having (beside). A
+// co-tenant is a chart pass of a region the pacer does not pace (a run
+// --once of other charts beside the daemon), whichever process on the
+// database ran it: the plan counts on its spend over the pool's last
+// window going on, as it does where it is a cron's. What the entries'
+// charts spent, a backfill's one-off spend (which takes what the plan
+// leaves, and so must not shrink the plan to leave it more) and what no
+// run of a region spent (tracking, the refresh) are the entries'. The
+// least room is a round of the regions' own charts, which find the room
+// at their slots or wait there for it.
+func (p *Pacer) beside(pool ingest.Pool, now time.Time) beside {
+	var o beside
+	outside := func(s Spent) bool { return s.Region != "" && !p.regions[s.Region] }
+	from := now.Add(-pool.Window)
+	var units int64
+	for _, s := range p.mine[pool.Name] {
+		if !outside(s) {
+			continue
+		}
+		o.outside = outside
+		if s.At.After(from) && !s.At.After(now) {
+			units += s.Units
+		}
+	}
+	if pool.Window > 0 {
+		o.rate = float64(units) / pool.Window.Seconds()
+	}
+	for _, e := range p.entries {
+		if e.Priority <= 0 {
+			o.least += e.Cost[pool.Name]
+		}
+	}
+	return o
 }
 
 // trim drops the spends before since.

@@ -16,9 +16,20 @@ import (
 // A backfill given no --max-units takes only what the daemon's plan leaves
 // in the pools until the reset: it says so as it starts and in --dry-run,
 // stops at that share with the schedule still fitting, and once nothing is left
-// calls nothing.
+// calls nothing: of a region the daemon runs, and of one it does not
+// (whose spend is no co-tenant's that the plan would shrink to leave room
+// for).
 func TestBackfillTakesWhatThePlanLeaves(t *testing.T) {
 	t.Parallel()
+	for _, region := range []string{"US", "DE"} {
+		t.Run(region, func(t *testing.T) {
+			t.Parallel()
+			backfillTakesWhatThePlanLeaves(t, region)
+		})
+	}
+}
+
+func backfillTakesWhatThePlanLeaves(t *testing.T, region string) {
 	h := newHarness(t)
 	h.tightCosts(20)
 	h.mustRun(0, "run", "--once", "--regions", "US")
@@ -31,7 +42,7 @@ func TestBackfillTakesWhatThePlanLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	args := []string{"backfill", "--region", "US", "--since", "2025-11-01", "--until", "2026-11-01"}
+	args := []string{"backfill", "--region", region, "--since", "2025-11-01", "--until", "2026-11-01"}
 	share := regexp.MustCompile(`the daemon's plan leaves .* units of the next .*: taking at most (\d+) units, (\d+) pages`)
 
 	dry := h.mustRun(0, append(args, "--dry-run")...)
