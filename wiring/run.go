@@ -72,10 +72,11 @@ type Run struct {
 }
 
 // Run is `ingest run` once its flags are checked, for the binary and the
-// simulation alike: --regions read and the day's plan made (Prepare), the
-// listener opened unless r brings one, the pipeline opened for apiKey
-// spending on quotaKey, the standing's gate, then the runs. Each step
-// refuses a bad setting before the next opens anything.
+// simulation alike: the database opened once when there is one, --regions
+// read and the day's plan made on it (Prepare), the listener opened unless
+// r brings one, the pipeline opened on that database (or creating it) for
+// apiKey spending on quotaKey, the standing's gate, then the runs. Each
+// step refuses a bad setting before the next opens or creates anything.
 func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 	// The one open of the database, when there is one: --regions and
 	// the plan read it before the pipeline takes it for the run.
