@@ -175,6 +175,13 @@ func checkWorkload(t *testing.T, g *group, rec record, faults []fault) {
 	}
 	t.Logf("%s: %d runs stopped by the limiter's refusal, %d calls granted on the fail-open budget", g.name, rec.refusals, unmetered)
 	for _, why := range idle(rec.refusals, unmetered, cut, g.budget) {
+		if *runFor < 2*window {
+			// The demand is twice the pool a window: a run shorter than two
+			// windows (make test's) can end, after an early fault, before it
+			// reaches the limit.
+			t.Logf("%s: %s (said, not failed: the run is shorter than two windows)", g.name, why)
+			continue
+		}
 		t.Errorf("%s: %s", g.name, why)
 	}
 }
