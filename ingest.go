@@ -257,6 +257,15 @@ type Call struct {
 	Unmetered bool
 }
 
+// Stopped is a chart's pass the quota stopped, as the runs keep it: what
+// it set out to read and did not, whose chart asks again at its next run.
+type Stopped struct {
+	RunID   int64
+	Chart   string // ChartName of its region and category
+	Region  string
+	Started time.Time
+}
+
 // Unknown is a decision whose outcome is unknown, as the ledger keeps it
 // until it is resolved: the request went to the shared limiter and no
 // answer came in time. The call was refused and never made; the limiter

@@ -79,6 +79,35 @@ func (l *Ledger) passCosts(ctx context.Context, out map[string]map[string]float6
 	return nil
 }
 
+// StoppedPasses are the charts' trending runs the quota stopped (status
+// stopped) that started at since or later, oldest first: the passes a
+// chart's runs set out to make and did not. Runs are the database's, as
+// passes are.
+func (l *Ledger) StoppedPasses(ctx context.Context, since time.Time) ([]ingest.Stopped, error) {
+	rows, err := l.r.QueryContext(ctx, `SELECT id, region, category, started_ms FROM runs
+WHERE kind = ? AND status = ? AND started_ms >= ? ORDER BY started_ms, id`,
+		string(ingest.Trending), string(ingest.StatusStopped), since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("stopped passes: %w", err)
+	}
+	defer rows.Close()
+	var out []ingest.Stopped
+	for rows.Next() {
+		var s ingest.Stopped
+		var category string
+		var ms int64
+		if err := rows.Scan(&s.RunID, &s.Region, &category, &ms); err != nil {
+			return nil, fmt.Errorf("stopped passes: %w", err)
+		}
+		s.Chart, s.Started = ingest.ChartName(s.Region, category), time.UnixMilli(ms).UTC()
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stopped passes: %w", err)
+	}
+	return out, nil
+}
+
 // lastPassesSQL is each chart's newest completed run of kind ?1 (by id),
 // when it counts from, if it started at ?2 or later. It hops from region
 // to region, then from category to category, down runs_last (a skip

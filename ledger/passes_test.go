@@ -106,6 +106,28 @@ func TestPassCosts(t *testing.T) {
 		if got := got[TrackEntry]; got["stats"] != 2 || len(got) != 1 {
 			t.Errorf("tracking's cost %v, want stats 2 (passes of 3, 2 and 1 units)", got)
 		}
+		// The stopped passes since a time are the charts' runs the quota
+		// stopped, a backfill's left out.
+		pass("10", t0.Add(3*time.Hour), ingest.StatusStopped)
+		pass("", t0.Add(-90*time.Minute), ingest.StatusStopped, 1) // before since
+		sid, err := db.StartRun(ctx, "US", "", ingest.Search, t0.Add(3*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, sid, ingest.RunEnd{Status: ingest.StatusStopped, At: t0.Add(3 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		stopped, err := db.StoppedPasses(ctx, t0.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var saw []string
+		for _, s := range stopped {
+			saw = append(saw, fmt.Sprintf("%s %s %s", s.Chart, s.Region, s.Started.Sub(t0)))
+		}
+		if fmt.Sprint(saw) != "[US US 2h0m0s US/10 US 3h0m0s]" {
+			t.Errorf("stopped passes %q, want US at 2h and US/10 at 3h", saw)
+		}
 	})
 }
 

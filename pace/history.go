@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -16,6 +17,8 @@ type Records interface {
 	Calls(ctx context.Context, quotaKey string, since time.Time) ([]ingest.Call, error)
 	LastPasses(ctx context.Context, quotaKey string, since time.Time) (map[string]time.Time, error)
 	PassCosts(ctx context.Context, quotaKey string, since time.Time) (map[string]map[string]float64, error)
+	// StoppedPasses are the charts' runs the quota stopped since.
+	StoppedPasses(ctx context.Context, since time.Time) ([]ingest.Stopped, error)
 	// Plan is the last plan a pacer of quotaKey published (Status as
 	// JSON), ok false when none.
 	Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error)
@@ -66,6 +69,11 @@ func FromRecords(r Records, quotaKey string, pools []ingest.Pool) func(ctx conte
 		if h.Cost, err = r.PassCosts(ctx, quotaKey, now.Add(-24*time.Hour)); err != nil {
 			return h, err
 		}
+		stopped, err := r.StoppedPasses(ctx, HistorySince(pools, now))
+		if err != nil {
+			return h, err
+		}
+		h.Short = shortOf(stopped, calls, h.Cost)
 		doc, _, ok, err := r.Plan(ctx, quotaKey)
 		if err != nil {
 			return h, err
@@ -87,6 +95,34 @@ func chartRegion(c ingest.Call, searched map[int64]bool) string {
 		return ""
 	}
 	return c.Region
+}
+
+// shortOf is, by pool, what each stopped run wanted and did not get: its
+// chart's measured cost of a pass less what the run spent, at the run's
+// start, with its region. A chart with no completed pass measured wanted
+// what it spent, as far as the records tell.
+func shortOf(stopped []ingest.Stopped, calls []ingest.Call, cost map[string]map[string]float64) map[string][]Spent {
+	spent := map[int64]map[string]int64{}
+	for _, c := range calls {
+		if c.RunID == 0 {
+			continue
+		}
+		if spent[c.RunID] == nil {
+			spent[c.RunID] = map[string]int64{}
+		}
+		for _, ch := range c.Charges {
+			spent[c.RunID][ch.Pool] += ch.Units
+		}
+	}
+	out := map[string][]Spent{}
+	for _, s := range stopped {
+		for pool, c := range cost[s.Chart] {
+			if short := int64(math.Ceil(c-1e-9)) - spent[s.RunID][pool]; short > 0 {
+				out[pool] = append(out[pool], Spent{At: s.Started, Units: short, Region: s.Region})
+			}
+		}
+	}
+	return out
 }
 
 // searches is the runs among calls that searched: a backfill's, each of
@@ -141,6 +177,10 @@ type History struct {
 	// Spent is this worker's own calls (its ledger's) in each pool's
 	// window, by pool.
 	Spent map[string][]Spent
+	// Short is, by pool, what the runs the quota stopped in each pool's
+	// window wanted beyond what they spent (shortOf): a co-tenant the
+	// limiter refused still asks at its next run.
+	Short map[string][]Spent
 	// Last is when each entry's latest completed pass started.
 	Last map[string]time.Time
 	// Cost is each entry's mean cost per pass over its recent passes, by

@@ -130,7 +130,7 @@ func (p *Pacer) load(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, pool := range p.cfg.Pools {
-		p.mine[pool.Name] = h.Spent[pool.Name]
+		p.mine[pool.Name], p.short[pool.Name] = h.Spent[pool.Name], h.Short[pool.Name]
 	}
 	if p.planAt.IsZero() && h.Dropped != nil {
 		p.plan.Dropped = h.Dropped

@@ -76,6 +76,7 @@ type Pacer struct {
 	// its grant: what a pass that spent nothing gives back (Ran).
 	before map[string]ask
 	mine   map[string][]Spent           // by pool
+	short  map[string][]Spent           // by pool: what stopped runs wanted beyond their spend (History.Short)
 	room   map[string]float64           // what the pools hold now, less the passes granted since
 	top    map[string]float64           // a round of the level 0 entries, by pool
 	rates  map[group]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
@@ -105,7 +106,7 @@ func New(c Config) (*Pacer, error) {
 	p := &Pacer{cfg: c, entries: c.Entries, index: map[string]int{},
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
-		mine: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
+		mine: map[string][]Spent{}, short: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
 		workers: map[string]int{}, declined: map[string]map[Declined]int{}}
 	p.regions = map[string]bool{}
 	for i, e := range c.Entries {

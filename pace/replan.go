@@ -238,8 +238,11 @@ func (p *Pacer) pool(name string) (ingest.Pool, bool) {
 // and the least room the plan counts the window as having (beside). A
 // co-tenant is a chart pass of a region the pacer does not pace (a run
 // --once of other charts beside the daemon), whichever process on the
-// database ran it: the plan counts on its spend over the pool's last
-// window going on, as it does where it is a cron's. What the entries'
+// database ran it: the plan counts on what it asked for over the pool's
+// last window going on, as it does where it is a cron's: what it spent,
+// and what its runs the quota stopped wanted beyond that (History.Short),
+// so that a co-tenant the entries' passes crowd out is not read as one
+// that wants less, nor planned over. What the entries'
 // charts spent, a backfill's one-off spend (which takes what the plan
 // leaves, and so must not shrink the plan to leave it more) and what no
 // run of a region spent (tracking, the refresh) are the entries'. The
@@ -250,7 +253,7 @@ func (p *Pacer) beside(pool ingest.Pool, now time.Time) beside {
 	outside := func(s Spent) bool { return s.Region != "" && !p.regions[s.Region] }
 	from := now.Add(-pool.Window)
 	var units int64
-	for _, s := range p.mine[pool.Name] {
+	for _, s := range slices.Concat(p.mine[pool.Name], p.short[pool.Name]) {
 		if !outside(s) {
 			continue
 		}

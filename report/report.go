@@ -54,6 +54,7 @@ func (NoDB) LastRuns(context.Context, ingest.PageKind) (map[string]store.RunSumm
 func (NoDB) LastPasses(context.Context, string, time.Time) (map[string]time.Time, error) {
 	return map[string]time.Time{}, nil
 }
+func (NoDB) StoppedPasses(context.Context, time.Time) ([]ingest.Stopped, error) { return nil, nil }
 func (NoDB) PassCosts(context.Context, string, time.Time) (map[string]map[string]float64, error) {
 	return map[string]map[string]float64{}, nil
 }
