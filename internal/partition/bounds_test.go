@@ -41,12 +41,63 @@ func asCharges(calls []call) []charge {
 	return out
 }
 
-// meteredOver is the most the limiter admitted (metered, not given back)
-// in any trailing window, and where: over limit, the limiter admitted a
-// unit too many, whatever the upstream charged.
-func meteredOver(calls []call, w time.Duration) (most int64, from time.Time) {
-	metered := slices.DeleteFunc(kept(calls), func(c call) bool { return c.unmetered })
-	return mostInAWindow(asCharges(metered), w)
+// shownOver is, over every metered admission, the most the limiter had
+// counted in the window that admission ends: the metered calls admitted
+// in it (the admission with them), and the calls granted unmetered in it
+// that the limiter had been shown by then. A process writes what its
+// database's ledger granted unmetered into the limiter before its next
+// decision (the load it reads at start, or its own outage), so a call
+// granted unmetered counts from the next metered admission of the process
+// that granted it: its database's daemon (daemon says which of its calls
+// are the daemon's), or else its run. The limiter may have been shown one
+// sooner (a refused decision, another process), never later: the count is
+// at most the limiter's own, so a count over the limit is a limiter that
+// admitted a unit too many, whatever it granted on the fail-open budget.
+func shownOver(calls []call, w time.Duration, daemon func(db, region string) bool) (most, unmetered int64, at time.Time) {
+	ks := kept(calls)
+	sameProcess := func(u, m call) bool {
+		if u.db != m.db || u.run == 0 || m.run == 0 {
+			return false
+		}
+		if du := daemon(u.db, u.region); du || daemon(m.db, m.region) {
+			return du && daemon(m.db, m.region)
+		}
+		return u.run == m.run
+	}
+	shown := make([]time.Time, len(ks)) // when each unmetered call was in the limiter; zero: never seen
+	for i, u := range ks {
+		if !u.unmetered {
+			continue
+		}
+		for _, m := range ks[i:] {
+			if !m.unmetered && sameProcess(u, m) {
+				shown[i] = m.at
+				break
+			}
+		}
+	}
+	for _, m := range ks {
+		if m.unmetered {
+			continue
+		}
+		var sum, un int64
+		for i, c := range ks {
+			if c.at.After(m.at) || m.at.Sub(c.at) >= w {
+				continue
+			}
+			switch {
+			case !c.unmetered:
+				sum += c.units
+			case !shown[i].IsZero() && !shown[i].After(m.at):
+				sum += c.units
+				un += c.units
+			}
+		}
+		if sum > most {
+			most, unmetered, at = sum, un, m.at
+		}
+	}
+	return most, unmetered, at
 }
 
 // budgetOver is, per database, the most its ledger granted unmetered in
@@ -185,17 +236,37 @@ func matchPage(pages []storedPage, taken []bool, db, region string, at time.Time
 	return false
 }
 
-// sustained is the cadence a chart configured at every can keep when the
-// pool, of limit units a window w, is shared evenly among every chart on
-// its key: demand is what all of them ask for at their configured
-// cadences, in units a window. A pacer may stretch a chart this far and
-// no further; one that stretches or drops it beyond (a stale plan, a
-// chart dropped the pool could pay) keeps a gap over the bound.
-func sustained(every time.Duration, demand, limit int64) time.Duration {
-	if demand <= limit {
+// sustained is the cadence a chart configured at every can keep when
+// what the pool sustains for the charts of its key, left units a window,
+// is shared evenly among them: demand is what all of them ask for at
+// their configured cadences, in units a window. A chart runs at its slots
+// alone, every apart, so its cadence is that stretch rounded up to whole
+// slots. A pacer may stretch a chart this far and no further; one that
+// stretches or drops it beyond (a stale plan, a chart dropped the pool
+// could pay) keeps a gap over the bound.
+func sustained(every time.Duration, demand, left int64) time.Duration {
+	if demand <= left {
 		return every
 	}
-	return time.Duration(float64(every) * float64(demand) / float64(limit))
+	stretched := time.Duration(float64(every) * float64(demand) / float64(left))
+	return (stretched + every - 1) / every * every
+}
+
+// slackOf is the room a plan of whole passes keeps out of a pool of limit
+// units for charts whose dearest pass costs dearest (docs/operations.md,
+// "Pacing"): that pass, at most a tenth of the pool.
+func slackOf(limit, dearest int64) int64 {
+	return min(dearest, limit/10)
+}
+
+// slotOf is when a completed run counts from: the slot it recorded, when
+// it started within a stagger step of it (a pass is its slot's up to a
+// step late), or else its start.
+func slotOf(started, slot time.Time, step time.Duration) time.Time {
+	if slot.IsZero() || started.Before(slot) || started.Sub(slot) >= step {
+		return started
+	}
+	return slot
 }
 
 // step is a clock step the nemesis held on a host of db: a run that host

@@ -83,7 +83,7 @@ func history(t0 time.Time, n int) ([]charge, []call) {
 func TestTheCheckerSeesALimiterAdmittingOneOver(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cs, calls := history(t0, limit)
-	if most, _ := meteredOver(calls, window); most != limit {
+	if most, _, _ := shownOver(calls, window, noDaemon); most != limit {
 		t.Fatalf("a limiter admitting its limit: the ledgers' window holds %d, want %d", most, limit)
 	}
 	if r := judgeCharges(cs, calls, limit, budget, window, delivery); r.over {
@@ -93,8 +93,8 @@ func TestTheCheckerSeesALimiterAdmittingOneOver(t *testing.T) {
 	// upstream's charge, with nothing unmetered to excuse it, is over the
 	// bound (a fixed limit + budget x databases would have let it by).
 	cs, calls = history(t0, limit+1)
-	if most, from := meteredOver(calls, window); most != limit+1 || !from.Equal(t0) {
-		t.Errorf("a limiter admitting one over: the ledgers' window holds %d from %s, want %d from %s", most, from, limit+1, t0)
+	if most, _, at := shownOver(calls, window, noDaemon); most != limit+1 || !at.Equal(calls[limit].at) {
+		t.Errorf("a limiter admitting one over: the limiter counted %d at %s, want %d at %s", most, at, limit+1, calls[limit].at)
 	}
 	if r := judgeCharges(cs, calls, limit, budget, window, delivery); !r.over || r.sum != limit+1 || r.bound != limit {
 		t.Errorf("one unit over, none unmetered: judged %+v, want %d charged over the bound %d", r, limit+1, limit)
@@ -106,7 +106,7 @@ func TestTheCheckerSeesALimiterAdmittingOneOver(t *testing.T) {
 	}
 	cs, _ = history(t0, limit+2)
 	calls = append(calls, call{at: t0.Add(window - time.Second), units: 1, db: "h1", op: "videos.list", region: "US", unmetered: true})
-	if most, _ := meteredOver(calls, window); most > limit {
+	if most, _, _ := shownOver(calls, window, noDaemon); most > limit {
 		t.Errorf("%d admitted, 4 unmetered: %d metered in the window, want at most %d", len(calls), most, limit)
 	}
 	if r := judgeCharges(cs, calls, limit, budget, window, delivery); r.over {
@@ -119,8 +119,56 @@ func TestTheCheckerSeesALimiterAdmittingOneOver(t *testing.T) {
 	// A call given back is not in the window.
 	_, calls = history(t0, limit+1)
 	calls[0].givenBack = true
-	if most, _ := meteredOver(calls, window); most != limit {
+	if most, _, _ := shownOver(calls, window, noDaemon); most != limit {
 		t.Errorf("%d admitted, one given back: %d in the window, want %d", len(calls), most, limit)
+	}
+}
+
+// noDaemon: no call of the history is a daemon's.
+func noDaemon(string, string) bool { return false }
+
+// A limiter one unit over beside calls granted on the fail-open budget:
+// the grants the limiter was shown before a metered admission count in
+// its window, so the extra unit is seen though the metered calls alone
+// are within the limit; grants it may not have been shown yet do not.
+func TestTheCheckerSeesOneOverBesideUnmeteredGrants(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	daemon := func(db, region string) bool { return region == "US" }
+	// h1's daemon, cut from the limiter, grants 3 unmetered; back, the
+	// limiter admits the rest of its limit across three databases, h1's
+	// daemon first.
+	grants := func(db, region string, run int64) []call {
+		var out []call
+		for i := range 3 {
+			out = append(out, call{at: t0.Add(time.Duration(i) * time.Second), units: 1, db: db, op: "videos.list", region: region, run: run, unmetered: true})
+		}
+		return out
+	}
+	metered := func(n int) []call {
+		var out []call
+		for i := range n {
+			out = append(out, call{at: t0.Add(10*time.Second + time.Duration(i)*time.Second), units: 1, db: []string{"h1", "h2", "h3"}[i%3], op: "videos.list", region: "US", run: int64(2 + i%3)})
+		}
+		return out
+	}
+	calls := append(grants("h1", "US", 1), metered(limit-3)...)
+	if most, shown, _ := shownOver(calls, window, daemon); most != limit || shown != 3 {
+		t.Errorf("3 granted unmetered, then %d admitted: the limiter counted %d (%d unmetered), want %d (3)", limit-3, most, shown, limit)
+	}
+	calls = append(grants("h1", "US", 1), metered(limit-2)...)
+	if most, shown, _ := shownOver(calls, window, daemon); most != limit+1 || shown != 3 {
+		t.Errorf("3 granted unmetered, then %d admitted, one over: the limiter counted %d (%d unmetered), want %d (3)", limit-2, most, shown, limit+1)
+	}
+	// A load's run (MX, run 9) granted them and never asked again: no
+	// process may have written them back, so none counts.
+	calls = append(grants("h1", "MX", 9), metered(limit-2)...)
+	if most, shown, _ := shownOver(calls, window, daemon); most != limit-2 || shown != 0 {
+		t.Errorf("3 granted by a run that asked no more, then %d admitted: the limiter counted %d (%d unmetered), want %d (0)", limit-2, most, shown, limit-2)
+	}
+	// The same run asks again, metered: it wrote them back before.
+	calls = append(calls, call{at: t0.Add(5 * time.Second), units: 1, db: "h1", op: "videos.list", region: "MX", run: 9})
+	if most, shown, _ := shownOver(calls, window, daemon); most != limit+2 || shown != 3 {
+		t.Errorf("3 granted by a run that then asked metered, and %d admitted: the limiter counted %d (%d unmetered), want %d (3)", limit-1, most, shown, limit+2)
 	}
 }
 
@@ -161,13 +209,17 @@ func TestTheCheckerSeesADroppedChartAndAStalePlan(t *testing.T) {
 	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
 	none := func(_, _ time.Time) time.Duration { return 0 }
 	// What was configured asks for 1.5 times the pool: a chart at 1m is
-	// sustained every 1m30s, whatever the plan says.
+	// sustained every 1m30s, whatever the plan says, which its slots, a
+	// minute apart, keep every 2 minutes.
 	every := sustained(time.Minute, 3*limit/2, limit)
-	if every != 90*time.Second {
-		t.Fatalf("sustained(1m, 1.5 x the limit) = %s, want 1m30s", every)
+	if every != 2*time.Minute {
+		t.Fatalf("sustained(1m, 1.5 x the limit) = %s, want 2m (1m30s on slots of 1m)", every)
 	}
 	if e := sustained(time.Minute, limit/2, limit); e != time.Minute {
 		t.Errorf("sustained(1m, half the limit) = %s, want 1m (never shortened)", e)
+	}
+	if e := sustained(time.Minute, 2*limit, limit); e != 2*time.Minute {
+		t.Errorf("sustained(1m, twice the limit) = %s, want 2m (whole slots already)", e)
 	}
 	overs := func(starts []time.Time, end float64) (n int) {
 		for _, g := range gaps(t0, at(end), starts, every, none) {
@@ -178,14 +230,14 @@ func TestTheCheckerSeesADroppedChartAndAStalePlan(t *testing.T) {
 		return n
 	}
 	var paced []time.Time
-	for m := 1.0; m < 30; m += 1.5 {
+	for m := 1.0; m < 30; m += 2 {
 		paced = append(paced, at(m))
 	}
 	if n := overs(paced, 30); n != 0 {
 		t.Errorf("a chart run at the sustained cadence: %d gaps over, want none", n)
 	}
 	// Dropped by the plan after minute 10, the pool could pay it: red.
-	if n := overs([]time.Time{at(1), at(2.5), at(4), at(5.5), at(7), at(8.5), at(10)}, 30); n != 1 {
+	if n := overs([]time.Time{at(1), at(3), at(5), at(7), at(9), at(10)}, 30); n != 1 {
 		t.Errorf("a chart dropped at minute 10 of 30: %d gaps over, want 1", n)
 	}
 	// A stale plan, stretched to 5 minutes (from an outage long healed),
@@ -196,6 +248,33 @@ func TestTheCheckerSeesADroppedChartAndAStalePlan(t *testing.T) {
 	}
 	if n := overs(stale, 30); n == 0 {
 		t.Errorf("a chart run every 5 minutes where the pool sustains every %s: no gap over", every)
+	}
+}
+
+// A pass counts from the slot it recorded when it started within a
+// stagger step of it, and from its start otherwise: a catch-up (its slot
+// the next one) or a pass that started later than a step; the room a plan
+// of whole passes keeps is its dearest pass, at most a tenth of the pool.
+func TestAPassCountsFromItsSlotWithinAStep(t *testing.T) {
+	slot := time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)
+	step := 20 * time.Second
+	for _, c := range []struct {
+		started, slot, want time.Time
+	}{
+		{slot.Add(3 * time.Second), slot, slot},
+		{slot.Add(25 * time.Second), slot, slot.Add(25 * time.Second)},
+		{slot.Add(-10 * time.Second), slot, slot.Add(-10 * time.Second)},
+		{slot.Add(3 * time.Second), time.Time{}, slot.Add(3 * time.Second)},
+	} {
+		if got := slotOf(c.started, c.slot, step); !got.Equal(c.want) {
+			t.Errorf("slotOf(started %s, slot %s, step %s) = %s, want %s", c.started.Format("15:04:05"), c.slot.Format("15:04:05"), step, got.Format("15:04:05"), c.want.Format("15:04:05"))
+		}
+	}
+	if s := slackOf(40, 4); s != 4 {
+		t.Errorf("slackOf(40, 4) = %d, want 4", s)
+	}
+	if s := slackOf(40, 9); s != 4 {
+		t.Errorf("slackOf(40, 9) = %d, want 4 (a tenth of the pool)", s)
 	}
 }
 

@@ -466,7 +466,9 @@ func runLoad(t *testing.T, l *lab, bin string, h *host, mu *sync.Mutex) (stop fu
 // unpaced calls take their share first (the load at its configured
 // cadence, or what the upstream charged besides the daemons' chart pages,
 // the category and catalogue reads included, a window on average over the
-// run, whichever is more), the daemons' charts share the rest evenly.
+// run, whichever is more), and the slack a plan of whole passes keeps
+// (slackOf); the daemons' charts share the rest evenly, on their slots
+// (sustained).
 func sustains(t *testing.T, up *upstream, g *group, paced, unpaced int64, begin, end time.Time) time.Duration {
 	up.mu.Lock()
 	cs := inDefaultPool(up.charges[g.key])
@@ -489,10 +491,16 @@ func sustains(t *testing.T, up *upstream, g *group, paced, unpaced int64, begin,
 		other += c.units
 	}
 	measured := int64(float64(other) * float64(window) / float64(end.Sub(begin)))
-	left := max(limit-max(unpaced, measured), 1)
+	var dearest int64
+	for c := range charts {
+		_, region, _ := strings.Cut(c, " ")
+		dearest = max(dearest, chartPages(t, up.fake, region))
+	}
+	slack := slackOf(limit, dearest)
+	left := max(limit-slack-max(unpaced, measured), 1)
 	every := sustained(every, paced, left)
-	t.Logf("%s: besides the daemons' charts the upstream charged %d units, %d a %s window on average (the load configured: %d); the daemons' charts (%d a window) share %d: the cadence the pool sustains for them is %s",
-		g.name, other, measured, window, unpaced, paced, left, every.Round(time.Second))
+	t.Logf("%s: besides the daemons' charts the upstream charged %d units, %d a %s window on average (the load configured: %d); the daemons' charts (%d a window) share %d (the pool's %d, less a pass of slack, %d): the cadence the pool sustains for them, on their slots, is %s",
+		g.name, other, measured, window, unpaced, paced, left, limit, slack, every.Round(time.Second))
 	return every
 }
 
