@@ -30,7 +30,9 @@ func (r *followedRecords) Follow(string) func(context.Context, time.Time) ([]ing
 func (r *followedRecords) LastPasses(context.Context, string, time.Time) (map[string]time.Time, error) {
 	return nil, nil
 }
-func (*followedRecords) StoppedPasses(context.Context, time.Time) ([]ingest.Stopped, error) { return nil, nil }
+func (*followedRecords) StoppedPasses(context.Context, time.Time) ([]ingest.Stopped, error) {
+	return nil, nil
+}
 func (r *followedRecords) PassCosts(context.Context, string, time.Time) (map[string]map[string]float64, error) {
 	return nil, nil
 }

@@ -74,7 +74,9 @@ func (*published) Calls(context.Context, string, time.Time) ([]ingest.Call, erro
 func (*published) LastPasses(context.Context, string, time.Time) (map[string]time.Time, error) {
 	return nil, nil
 }
-func (*published) StoppedPasses(context.Context, time.Time) ([]ingest.Stopped, error) { return nil, nil }
+func (*published) StoppedPasses(context.Context, time.Time) ([]ingest.Stopped, error) {
+	return nil, nil
+}
 func (*published) PassCosts(context.Context, string, time.Time) (map[string]map[string]float64, error) {
 	return nil, nil
 }
