@@ -46,13 +46,15 @@ func asCharges(calls []call) []charge {
 // in it (the admission with them), and the calls granted unmetered in it
 // that the limiter had been shown by then. A process writes what its
 // database's ledger granted unmetered into the limiter before its next
-// decision (the load it reads at start, or its own outage), so a call
+// decision (the ledger it reads at start, or its own outage), so a call
 // granted unmetered counts from the next metered admission of the process
-// that granted it: its database's daemon (daemon says which of its calls
-// are the daemon's), or else its run. The limiter may have been shown one
-// sooner (a refused decision, another process), never later: the count is
-// at most the limiter's own, so a count over the limit is a limiter that
-// admitted a unit too many, whatever it granted on the fail-open budget.
+// that granted it, or of one started after it: its database's daemon
+// (daemon says which of its calls are the daemon's), or else its run or a
+// later run beside the daemon (the lab's load runs one process after
+// another). The limiter may have been shown one sooner (a refused
+// decision, another process), never later: the count is at most the
+// limiter's own, so a count over the limit is a limiter that admitted a
+// unit too many, whatever it granted on the fail-open budget.
 func shownOver(calls []call, w time.Duration, daemon func(db, region string) bool) (most, unmetered int64, at time.Time) {
 	ks := kept(calls)
 	sameProcess := func(u, m call) bool {
@@ -62,7 +64,7 @@ func shownOver(calls []call, w time.Duration, daemon func(db, region string) boo
 		if du := daemon(u.db, u.region); du || daemon(m.db, m.region) {
 			return du && daemon(m.db, m.region)
 		}
-		return u.run == m.run
+		return m.run >= u.run
 	}
 	shown := make([]time.Time, len(ks)) // when each unmetered call was in the limiter; zero: never seen
 	for i, u := range ks {
