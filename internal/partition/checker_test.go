@@ -165,6 +165,17 @@ func TestTheCheckerSeesOneOverBesideUnmeteredGrants(t *testing.T) {
 	if most, shown, _ := shownOver(calls, window, daemon); most != limit-2 || shown != 0 {
 		t.Errorf("3 granted by a run that asked no more, then %d admitted: the limiter counted %d (%d unmetered), want %d (0)", limit-2, most, shown, limit-2)
 	}
+	// An earlier run of the load asking after them proves nothing: it
+	// read the ledger before they were granted.
+	earlier := append(slices.Clone(calls), call{at: t0.Add(5 * time.Second), units: 1, db: "h1", op: "videos.list", region: "MX", run: 8})
+	if most, shown, _ := shownOver(earlier, window, daemon); most != limit-1 || shown != 0 {
+		t.Errorf("3 granted by run 9, then run 8 and %d admitted: the limiter counted %d (%d unmetered), want %d (0)", limit-2, most, shown, limit-1)
+	}
+	// The next run of the load asks, metered: it wrote them back before.
+	later := append(slices.Clone(calls), call{at: t0.Add(5 * time.Second), units: 1, db: "h1", op: "videos.list", region: "MX", run: 10})
+	if most, shown, _ := shownOver(later, window, daemon); most != limit+2 || shown != 3 {
+		t.Errorf("3 granted by run 9, then run 10 and %d admitted: the limiter counted %d (%d unmetered), want %d (3)", limit-2, most, shown, limit+2)
+	}
 	// The same run asks again, metered: it wrote them back before.
 	calls = append(calls, call{at: t0.Add(5 * time.Second), units: 1, db: "h1", op: "videos.list", region: "MX", run: 9})
 	if most, shown, _ := shownOver(calls, window, daemon); most != limit+2 || shown != 3 {
