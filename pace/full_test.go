@@ -38,3 +38,32 @@ func TestAFullWindowPlansARound(t *testing.T) {
 		}
 	}
 }
+
+// A pass the pool holds at its slot runs, whatever this worker's share of
+// the key: the share paces what the worker plans over the window, and the
+// room at a slot is the limiter's to give, first come first served. A
+// worker that waited for its share of what remains (a third of it, with
+// two other databases spending) would wait at every slot for three passes
+// of room while callers that do not wait (a co-tenant's run --once, another
+// host's) took each unit as it freed, and its charts would go cadences
+// without a pass.
+func TestAPassThePoolHoldsRunsWhateverTheShare(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 40, Window: 2 * time.Minute}
+	remaining := int64(8)
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Used: pool.Limit - remaining, Remaining: remaining, Others: 2}}, nil
+	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("NL", 0, time.Minute, 4)},
+		Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet()})
+	if !p.Due(context.Background(), "NL", t0) {
+		t.Errorf("with %d units left in the window and two other databases spending, NL's pass of 4 was declined: it waits for its share of the room, not for the room", remaining)
+	}
+	p.Ran("NL", map[string]int64{"default": 4}, nil, ingest.StatusCompleted)
+	remaining = 3
+	p = newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{entry("SE", 0, time.Minute, 4)},
+		Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet()})
+	if p.Due(context.Background(), "SE", t0) {
+		t.Errorf("with %d units left in the window, SE's pass of 4 ran: it would stop midway", remaining)
+	}
+}

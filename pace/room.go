@@ -184,13 +184,16 @@ func (p *Pacer) take(i int) {
 	}
 }
 
-// roomOf is what each pool holds now for this worker: its share of what
-// remains.
+// roomOf is what each pool holds now: what remains, whatever this
+// worker's share. The share paces what the plan spends over the window;
+// the room at a slot is the limiter's to give, first come first served,
+// and a pass that waited for its share of it would wait while callers
+// that do not wait took each unit as it freed.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
 	for _, st := range states {
 		if _, ok := p.pool(st.Pool); !ok {
 			continue
 		}
-		p.room[st.Pool] = Share(st) * float64(st.Remaining)
+		p.room[st.Pool] = float64(st.Remaining)
 	}
 }
