@@ -348,3 +348,32 @@ func TestAnOutageOfOneHostLeavesTheChartsOfTwo(t *testing.T) {
 		t.Errorf("every host of the charts kept from spending: not counted as their outage")
 	}
 }
+
+// A fault keeps a chart from its pass until the chart's first slot after
+// the fault ends, since it runs at its slots alone; faults that overlap
+// count once.
+func TestAnOutageLastsToTheChartsNextSlot(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	offset := 15 * time.Second // the chart's slots: 10:00:15, 10:01:15, ...
+	one := []fault{{from: at(20), to: at(30)}}
+	if d := outageIn(one, t0, at(600), time.Minute, offset, true); d != 55*time.Second {
+		t.Errorf("a fault from :20 to :30, slots at :15: outage %s, want 55s (to the slot at 10:01:15)", d)
+	}
+	if d := outageIn(one, t0, at(600), time.Minute, 0, false); d != 70*time.Second {
+		t.Errorf("a fault from :20 to :30, no slot known: outage %s, want 1m10s (a whole every after it)", d)
+	}
+	both := []fault{{from: at(20), to: at(30)}, {from: at(25), to: at(40)}}
+	if d := outageIn(both, t0, at(600), time.Minute, offset, true); d != 55*time.Second {
+		t.Errorf("two faults from :20 to :40, slots at :15: outage %s, want 55s, counted once", d)
+	}
+	if d := outageIn(one, at(40), at(600), time.Minute, offset, true); d != 35*time.Second {
+		t.Errorf("a gap from :40, a fault from :20 to :30: outage %s, want 35s (to the slot at 10:01:15)", d)
+	}
+	if d := outageIn([]fault{{from: at(75), to: at(80)}}, t0, at(600), time.Minute, offset, true); d != time.Minute {
+		t.Errorf("a fault from the slot at 10:01:15 to 10:01:20: outage %s, want 1m0s (the slot lost, to the one at 10:02:15)", d)
+	}
+	if d := outageIn(one, at(100), at(600), time.Minute, offset, true); d != 0 {
+		t.Errorf("a gap from 10:01:40, a fault before it: outage %s, want none", d)
+	}
+}

@@ -21,6 +21,7 @@ type record struct {
 	calls    []call
 	stored   []storedPage
 	runs     map[string]map[string][]time.Time // label -> chart -> completed runs' slots (slotOf)
+	offsets  map[string]map[string]time.Duration // label -> chart -> where in every its slots fall
 	refusals int                               // runs stopped because the limiter said no
 }
 
@@ -60,7 +61,7 @@ func (g *group) dbOf() map[string]string {
 // readRecord reads g's databases.
 func readRecord(t *testing.T, g *group, pg *pgServer) record {
 	t.Helper()
-	rec := record{runs: map[string]map[string][]time.Time{}}
+	rec := record{runs: map[string]map[string][]time.Time{}, offsets: map[string]map[string]time.Duration{}}
 	eachDatabase(t, g.all(), pg, func(h *host, db *sql.DB) {
 		label := g.label(h.db)
 		rec.calls = append(rec.calls, readCalls(t, label, db)...)
@@ -69,7 +70,7 @@ func readRecord(t *testing.T, g *group, pg *pgServer) record {
 			t.Fatalf("%s: read its runs: %v", label, err)
 		}
 		defer rows.Close()
-		rec.runs[label] = map[string][]time.Time{}
+		rec.runs[label], rec.offsets[label] = map[string][]time.Time{}, map[string]time.Duration{}
 		for rows.Next() {
 			var region, category, status string
 			var started, finished, pages, slot int64
@@ -88,6 +89,7 @@ func readRecord(t *testing.T, g *group, pg *pgServer) record {
 				var at time.Time
 				if slot != 0 {
 					at = time.UnixMilli(slot)
+					rec.offsets[label][region] = time.Duration(slot%every.Milliseconds()) * time.Millisecond
 				}
 				rec.runs[label][region] = append(rec.runs[label][region], slotOf(time.UnixMilli(started), at, every/time.Duration(len(strings.Split(h.regions, ",")))))
 			case "stopped":
@@ -223,19 +225,18 @@ func checkGaps(t *testing.T, g *group, rec record, plans *planLog, faults []faul
 				on = append(on, o)
 			}
 		}
-		outage := func(from, to time.Time) (d time.Duration) {
-			for _, f := range faults {
-				if !keepsAll(f, on) {
-					continue
-				}
-				if a, b := maxTime(f.from, from), minTime(f.to, to); b.After(a) {
-					d += b.Sub(a)
-				}
+		var kept []fault // the faults that kept every daemon of the database from spending
+		for _, f := range faults {
+			if keepsAll(f, on) {
+				kept = append(kept, f)
 			}
-			return d
 		}
 		label := g.label(h.db)
 		for _, chart := range strings.Split(h.regions, ",") {
+			offset, ok := rec.offsets[label][chart]
+			outage := func(from, to time.Time) time.Duration {
+				return outageIn(kept, from, to, every, offset, ok)
+			}
 			var starts []time.Time
 			var moved, unplaced int
 			for _, s := range rec.runs[label][chart] {
@@ -271,6 +272,49 @@ func checkGaps(t *testing.T, g *group, rec record, plans *planLog, faults []faul
 				worst.length.Round(time.Second), worst.from.UTC().Format("15:04:05"), worst.bound().Round(time.Second), note, plans.changes(h.db, chart))
 		}
 	}
+}
+
+// outageIn is how long the faults kept a chart from a pass between from
+// and to: each from its start to the chart's first slot after it ended
+// (its slots fall offset into each every; ok false when no run recorded
+// one, and then every after the end), since a chart runs at its slots
+// alone and a fault that ends between two of them keeps it until the
+// next; faults that overlap count once.
+func outageIn(faults []fault, from, to time.Time, every, offset time.Duration, ok bool) time.Duration {
+	type span struct{ a, b time.Time }
+	var spans []span
+	for _, f := range faults {
+		end := f.to.Add(every)
+		if ok {
+			end = nextSlot(f.to, every, offset)
+		}
+		if a, b := maxTime(f.from, from), minTime(end, to); b.After(a) {
+			spans = append(spans, span{a, b})
+		}
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.a.Compare(y.a) })
+	var d time.Duration
+	var reach time.Time
+	for _, s := range spans {
+		if s.a.Before(reach) {
+			s.a = reach
+		}
+		if s.b.After(s.a) {
+			d += s.b.Sub(s.a)
+			reach = s.b
+		}
+	}
+	return d
+}
+
+// nextSlot is the first slot at or after t of slots every apart, offset
+// into each.
+func nextSlot(t time.Time, every, offset time.Duration) time.Time {
+	base := t.Add(-offset).Truncate(every).Add(offset)
+	if base.Before(t) {
+		base = base.Add(every)
+	}
+	return base
 }
 
 // keepsAll says whether f kept every one of on from spending: a chart
