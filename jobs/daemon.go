@@ -205,6 +205,10 @@ type Pacer interface {
 	// that a running daemon counts one within a period whatever its
 	// entries' slots.
 	Look(ctx context.Context)
+	// WaitsForRoom reports whether the entry's last ask was declined for
+	// want of room alone: the pools may hold its pass before its next
+	// slot, and the slot is asked again meanwhile (waitForRoom).
+	WaitsForRoom(name string) bool
 }
 
 // runPaced runs e for a's slot when the pacer (if any) allows it, and
@@ -224,9 +228,12 @@ func (d *Daemon) runPaced(ctx context.Context, e Entry, a attempt, stop <-chan s
 		// slot is not a second pass minutes later.
 		asked = d.Runner.now()
 	}
-	end, ran, _ := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, a) })
-	if ran && undecided(e, end) {
+	end, ran, due := d.paced(ctx, e.Name, asked, func() (Ended, bool) { return d.Runner.runDue(ctx, e, a) })
+	switch {
+	case ran && undecided(e, end):
 		d.retry(ctx, e, a, stop)
+	case !due && !a.catchUp && e.Kind.charts() && d.Pacer.WaitsForRoom(e.Name):
+		d.waitForRoom(ctx, e, a, stop)
 	}
 	return ran
 }

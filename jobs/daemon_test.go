@@ -121,6 +121,8 @@ type everyOther struct {
 	ended map[string][]ingest.RunStatus
 }
 
+func (*everyOther) WaitsForRoom(string) bool { return false }
+
 func (p *everyOther) Due(_ context.Context, name string, _ time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

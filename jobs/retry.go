@@ -66,3 +66,36 @@ func (d *Daemon) retry(ctx context.Context, e Entry, a attempt, stop <-chan stru
 		}
 	}()
 }
+
+// RoomEvery is how often a chart pass the pacer declined for want of room
+// asks its slot again, until its next slot.
+const RoomEvery = 5 * time.Second
+
+// waitForRoom asks a's slot of e again every RoomEvery, in its own
+// goroutine, until the pacer no longer waits for room or the entry's next
+// slot comes: a pass that finds the pools short at its slot waits there
+// for the room, as the plan counts on, rather than a whole slot while
+// whoever asks first takes each unit as it frees. The pacer is asked at
+// the same slot, which it counts once.
+func (d *Daemon) waitForRoom(ctx context.Context, e Entry, a attempt, stop <-chan struct{}) {
+	now := d.Runner.now()
+	if !now.Add(RoomEvery).Before(e.Slots.Next(now)) {
+		return
+	}
+	done, ok := d.Runner.hold() // the daemon's stop waits for the wait, which ends at stop
+	if !ok {
+		return
+	}
+	d.Runner.Logger.Debug("pass waits at its slot for the room", e.logKey(), e.Name, "in", RoomEvery.String())
+	go func() {
+		defer done()
+		t := clock.NewTimer(RoomEvery)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			d.runPaced(ctx, e, a, stop)
+		case <-stop:
+		case <-ctx.Done():
+		}
+	}()
+}

@@ -156,3 +156,93 @@ func since(start time.Time, at []time.Time) []time.Duration {
 	}
 	return out
 }
+
+// roomy is a pacer whose pools hold a pass only from a time on each
+// minute: before it, it declines for want of room alone. It keeps when
+// each chart was asked, and for which slot.
+type roomy struct {
+	start time.Time
+	from  time.Duration // into each minute, when the pools hold a pass
+
+	mu    sync.Mutex
+	asked map[string][]time.Time
+	slots map[string][]time.Time
+	short map[string]bool
+}
+
+func (p *roomy) Due(_ context.Context, name string, slot time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	p.asked[name] = append(p.asked[name], now)
+	p.slots[name] = append(p.slots[name], slot)
+	p.short[name] = now.Sub(p.start)%time.Minute < p.from
+	return !p.short[name]
+}
+
+func (p *roomy) WaitsForRoom(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.short[name]
+}
+
+func (*roomy) Ran(string, map[string]int64, map[string]int64, ingest.RunStatus) {}
+func (*roomy) Look(context.Context)                                            {}
+
+// A pass the pacer declines for want of room at its slot asks the slot
+// again every few seconds, so that it takes the room when it frees rather
+// than a whole slot later while others take it; it stops asking at its
+// next slot, and each ask is for the slot it waits at.
+func TestDaemonWaitsAtItsSlotForRoom(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		from time.Duration
+	}{{"room after 20 s", 20 * time.Second}, {"no room", time.Hour}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				src := &undecidedSource{undecided: func(time.Time) bool { return false }, tried: map[string][]time.Time{}, paid: map[string][]time.Time{}}
+				db, lim := storeAndLimiter(t)
+				drain := make(chan struct{})
+				r := daemon(db, lim, src, drain)
+				pc := &roomy{start: start, from: c.from, asked: map[string][]time.Time{}, slots: map[string][]time.Time{}, short: map[string]bool{}}
+				d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: 8 * time.Minute}, Pacer: pc}
+				done := make(chan error)
+				go func() { done <- d.Run(context.Background()) }()
+				time.Sleep(10*time.Minute + 59*time.Second)
+				close(drain)
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				code := regions.Default[3] // slots at 3 and 11 minutes
+				slot, next := start.Add(3*time.Minute), start.Add(11*time.Minute)
+				var asked []time.Duration
+				for k, at := range pc.asked[code] {
+					if !at.Before(slot) && at.Before(next) {
+						asked = append(asked, at.Sub(slot))
+						if !pc.slots[code][k].Equal(slot) {
+							t.Errorf("%s asked at %s for the slot %s, want the slot it waits at, %s", code, at.Sub(start), pc.slots[code][k].Sub(start), slot.Sub(start))
+						}
+					}
+				}
+				// Asked at the slot, then every RoomEvery until the room is
+				// there (the first ask at or after it runs), or, never, until
+				// the next slot.
+				var want []time.Duration
+				for w := time.Duration(0); slot.Add(w).Before(next); w += jobs.RoomEvery {
+					want = append(want, w)
+					if w >= c.from {
+						break
+					}
+				}
+				if !slices.Equal(asked, want) {
+					t.Errorf("%s asked at %v into its slot, want %v", code, asked, want)
+				}
+				ran := slot.Add(want[len(want)-1])
+				if got := slices.ContainsFunc(src.paid[code], func(at time.Time) bool { return at.Equal(ran) }); got != (c.from < 8*time.Minute) {
+					t.Errorf("%s: a page at %s into its slot is %v, want %v (the room from %s): pages at %v", code, want[len(want)-1], got, !got, c.from, since(start, src.paid[code]))
+				}
+			})
+		})
+	}
+}

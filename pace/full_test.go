@@ -8,6 +8,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/pace"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // A window full this moment with no co-tenant in it (a burst before the
@@ -65,5 +66,48 @@ func TestAPassThePoolHoldsRunsWhateverTheShare(t *testing.T) {
 		Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet()})
 	if p.Due(context.Background(), "SE", t0) {
 		t.Errorf("with %d units left in the window, SE's pass of 4 ran: it would stop midway", remaining)
+	}
+}
+
+// A pass declined for want of room alone waits for it at its slot: the
+// pacer says so (WaitsForRoom), counts the slot declined once however
+// often it is asked there again, and runs it at that slot once the pools
+// hold it.
+func TestAPassShortOfRoomWaitsAtItsSlot(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 40, Window: 2 * time.Minute}
+	remaining := int64(2)
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Used: pool.Limit - remaining, Remaining: remaining}}, nil
+	}
+	nl := entry("NL", 0, time.Minute, 4)
+	slots, err := regions.Charts("NL")[0].Stagger(time.Minute, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl.Slots = slots
+	if !slots.Prev(t0).Equal(t0) {
+		t.Fatalf("t0 %s is not one of NL's slots", t0)
+	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: []pace.Entry{nl},
+		Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet()})
+	ctx := context.Background()
+	for range 3 {
+		if p.Due(ctx, "NL", t0) {
+			t.Fatalf("with %d units left, NL's pass of 4 ran", remaining)
+		}
+		if !p.WaitsForRoom("NL") {
+			t.Fatal("NL declined for want of room: the pacer does not say it waits for room")
+		}
+	}
+	if n := p.Status().Entries[0].Declined[pace.DeclinedNoRoom]; n != 1 {
+		t.Errorf("NL asked three times at one slot without room: %d slots declined, want 1", n)
+	}
+	remaining = 8
+	if !p.Due(ctx, "NL", t0) {
+		t.Errorf("with %d units left, NL asked again at its slot did not run", remaining)
+	}
+	if p.WaitsForRoom("NL") {
+		t.Error("NL ran: the pacer still says it waits for room")
 	}
 }

@@ -90,6 +90,9 @@ type Pacer struct {
 	workers map[string]int
 	// declined counts the slots each entry was declined at, by reason.
 	declined map[string]map[Declined]int
+	// shortAt is, by entry, the slot its last ask was declined at for want
+	// of room alone (WaitsForRoom).
+	shortAt map[string]time.Time
 	plan     Plan
 	budgets  []Budget
 	planAt   time.Time
@@ -107,7 +110,7 @@ func New(c Config) (*Pacer, error) {
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
 		mine: map[string][]Spent{}, short: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
-		workers: map[string]int{}, declined: map[string]map[Declined]int{}}
+		workers: map[string]int{}, declined: map[string]map[Declined]int{}, shortAt: map[string]time.Time{}}
 	p.regions = map[string]bool{}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
@@ -188,6 +191,9 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	was := ask{credit: p.credit[name]}
 	was.at, was.asked = p.asked[name]
 	p.asked[name] = latest(slot, p.counted(i, p.last[name], slotted))
+	short, again := p.shortAt[name]
+	again = again && short.Equal(slot)
+	delete(p.shortAt, name)
 	if c < 1-1e-9 {
 		p.credit[name] = c
 		p.decline(i, slot, p.unearned(i, slot))
@@ -195,7 +201,10 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	}
 	if !p.fits(ctx, i) {
 		p.credit[name] = 1
-		p.decline(i, slot, DeclinedNoRoom)
+		p.shortAt[name] = slot
+		if !again { // asked again while it waits at the slot: one slot declined
+			p.decline(i, slot, DeclinedNoRoom)
+		}
 		return false
 	}
 	if !bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot) {
@@ -211,6 +220,16 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	p.before[name] = was
 	p.take(i)
 	return true
+}
+
+// WaitsForRoom reports whether the entry's last ask was declined for
+// want of room alone: its credit is whole and it keeps to the plan, so
+// asking its slot again once the pools free its pass runs it there.
+func (p *Pacer) WaitsForRoom(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.shortAt[name]
+	return ok
 }
 
 // ask is an entry's last ask and the credit it kept there (Due).
