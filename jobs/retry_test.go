@@ -187,7 +187,7 @@ func (p *roomy) WaitsForRoom(name string) bool {
 }
 
 func (*roomy) Ran(string, map[string]int64, map[string]int64, ingest.RunStatus) {}
-func (*roomy) Look(context.Context)                                            {}
+func (*roomy) Look(context.Context)                                             {}
 
 // A pass the pacer declines for want of room at its slot asks the slot
 // again every few seconds, so that it takes the room when it frees rather

@@ -93,11 +93,11 @@ type Pacer struct {
 	// shortAt is, by entry, the slot its last ask was declined at for want
 	// of room alone (WaitsForRoom).
 	shortAt map[string]time.Time
-	plan     Plan
-	budgets  []Budget
-	planAt   time.Time
-	until    time.Time // the plan's horizon ends: the reset, or a block's end
-	stale    string    // why the next call re-plans; "" none
+	plan    Plan
+	budgets []Budget
+	planAt  time.Time
+	until   time.Time // the plan's horizon ends: the reset, or a block's end
+	stale   string    // why the next call re-plans; "" none
 }
 
 // New returns a pacer of c, or an error naming the field of c that is
