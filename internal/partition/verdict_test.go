@@ -20,9 +20,9 @@ const slack = 2 * window
 type record struct {
 	calls    []call
 	stored   []storedPage
-	runs     map[string]map[string][]time.Time // label -> chart -> completed runs' slots (slotOf)
+	runs     map[string]map[string][]time.Time   // label -> chart -> completed runs' slots (slotOf)
 	offsets  map[string]map[string]time.Duration // label -> chart -> where in every its slots fall
-	refusals int                               // runs stopped because the limiter said no
+	refusals int                                 // runs stopped because the limiter said no
 }
 
 // label is the name of db's first host in g: what the history calls it.
