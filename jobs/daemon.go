@@ -211,6 +211,26 @@ type Pacer interface {
 	WaitsForRoom(name string) bool
 }
 
+// nexter is a Pacer that tells when an entry runs next by its plan
+// (pace.Pacer.Next): the time report and /quota give as its next run.
+type nexter interface {
+	Next(ctx context.Context, name string) time.Time
+}
+
+// firstSlot is when e runs first: by the pacer's plan when it makes one,
+// so that the log says what report and /quota say ("none" for an entry
+// the plan dropped), else its next slot.
+func (d *Daemon) firstSlot(ctx context.Context, e Entry) string {
+	n, ok := d.Pacer.(nexter)
+	if !ok {
+		return e.Slots.Next(d.Runner.now()).Format(time.RFC3339)
+	}
+	if at := n.Next(ctx, e.Name); !at.IsZero() {
+		return at.UTC().Format(time.RFC3339)
+	}
+	return "none"
+}
+
 // runPaced runs e for a's slot when the pacer (if any) allows it, and
 // tells the pacer how it ended, all of it a run in flight the daemon's stop
 // waits for. A chart pass the limiter could not decide is tried again
@@ -280,8 +300,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	stop := make(chan struct{}) // closed at the daemon's stop: the firings, the looks and the retries' waits end
 	var firings sync.WaitGroup
 	for _, e := range entries {
-		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(),
-			"first_slot", e.Slots.Next(r.now()).Format(time.RFC3339))
+		r.Logger.Info("scheduled", e.logKey(), e.Name, logKind, e.Kind.String(), "first_slot", d.firstSlot(ctx, e))
 		firings.Go(func() { d.fire(ctx, e, stop) })
 	}
 	looked := make(chan struct{}) // awaited: a look publishes a plan in the database

@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -331,4 +332,43 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// planned is everyOther with a plan that says when each entry runs next.
+type planned struct {
+	*everyOther
+	next map[string]time.Time
+}
+
+func (p planned) Next(_ context.Context, name string) time.Time { return p.next[name] }
+
+// TestTheScheduleSaysThePlansNextRun: the daemon's start says each entry's
+// first run as the pacer's plan gives it (what report and /quota give),
+// not the entry's next slot, and "none" for an entry the plan dropped.
+func TestTheScheduleSaysThePlansNextRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, lim := storeAndLimiter(t)
+		src := &slowSource{took: map[string]time.Duration{}, at: map[string][]time.Time{}}
+		drain := make(chan struct{})
+		r := daemon(db, lim, src, drain)
+		var log bytes.Buffer
+		r.Logger = slog.New(slog.NewTextHandler(&log, nil))
+		later := time.Now().Add(3 * time.Hour).Truncate(time.Hour).UTC()
+		pc := planned{&everyOther{asked: map[string]int{}, open: map[string]bool{}, ended: map[string][]ingest.RunStatus{}},
+			map[string]time.Time{"US": later}}
+		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: time.Hour}, Pacer: pc}
+		done := make(chan error)
+		go func() { done <- d.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		close(drain)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for region, want := range map[string]string{"US": later.Format(time.RFC3339), "GB": "none"} {
+			line := "msg=scheduled region=" + region + " kind=chart first_slot=" + want
+			if !strings.Contains(log.String(), line) {
+				t.Errorf("the daemon's start does not say %q:\n%s", line, log.String())
+			}
+		}
+	})
 }

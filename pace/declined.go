@@ -1,6 +1,10 @@
 package pace
 
-import "time"
+import (
+	"context"
+	"log/slog"
+	"time"
+)
 
 // Declined is why the pacer declined an entry's slot: each is a slot the
 // plan meant not to run, never a slot missed.
@@ -31,8 +35,11 @@ func (p *Pacer) unearned(i int, slot time.Time) Declined {
 	return DeclinedUnearned
 }
 
-// decline counts a slot the entry does not run at, and says why at debug;
-// an ask off the slots (a catch-up, a cron's) is no slot declined.
+// decline counts a slot the entry does not run at, and says why: at info
+// the first of a run of declines for one reason, with the entry's last
+// pass and the slot it runs at next by the plan (what report and /quota
+// show), then at debug until it runs; an ask off the slots (a catch-up, a
+// cron's) is no slot declined.
 func (p *Pacer) decline(i int, slot time.Time, why Declined) {
 	if !p.onSlot(i, slot) {
 		return
@@ -42,5 +49,16 @@ func (p *Pacer) decline(i int, slot time.Time, why Declined) {
 		p.declined[name] = map[Declined]int{}
 	}
 	p.declined[name][why]++
-	p.logger().Debug("pace: slot declined", "entry", name, "slot", slot, "reason", string(why))
+	level := slog.LevelDebug
+	if p.told[name] != why {
+		p.told[name], level = why, slog.LevelInfo
+	}
+	attrs := []any{"entry", name, "slot", slot.UTC().Format(time.RFC3339), "reason", string(why)}
+	if last, ok := p.last[name]; ok {
+		attrs = append(attrs, "last_pass_ago", slot.Sub(last).Round(time.Second).String())
+	}
+	if next := p.nextFrom(i, slot); !next.IsZero() {
+		attrs = append(attrs, "next", next.UTC().Format(time.RFC3339))
+	}
+	p.logger().Log(context.Background(), level, "pace: slot declined", attrs...)
 }

@@ -90,6 +90,9 @@ type Pacer struct {
 	workers map[string]int
 	// declined counts the slots each entry was declined at, by reason.
 	declined map[string]map[Declined]int
+	// told is, by entry, why its last slot declined at info was: a run of
+	// declines for one reason is said once, until the entry runs.
+	told map[string]Declined
 	// shortAt is, by entry, the slot its last ask was declined at for want
 	// of room alone (WaitsForRoom).
 	shortAt map[string]time.Time
@@ -110,7 +113,7 @@ func New(c Config) (*Pacer, error) {
 		recent: map[string][]map[string]float64{}, credit: map[string]float64{},
 		asked: map[string]time.Time{}, last: map[string]time.Time{}, running: map[string]time.Time{}, before: map[string]ask{},
 		mine: map[string][]Spent{}, short: map[string][]Spent{}, room: map[string]float64{}, back: map[string]time.Time{}, returned: map[string]time.Time{}, stale: "start",
-		workers: map[string]int{}, declined: map[string]map[Declined]int{}, shortAt: map[string]time.Time{}}
+		workers: map[string]int{}, declined: map[string]map[Declined]int{}, told: map[string]Declined{}, shortAt: map[string]time.Time{}}
 	p.regions = map[string]bool{}
 	for i, e := range c.Entries {
 		p.index[e.Name] = i
@@ -217,6 +220,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.credit[name] = 0 // a catch-up is the next slot's pass (counted), with nothing kept
 	}
 	p.running[name] = slot
+	delete(p.told, name)
 	p.before[name] = was
 	p.take(i)
 	return true

@@ -113,7 +113,10 @@ func (p *Pacer) status() Status {
 // next is the first of the entry's slots after the plan was made at which
 // it will have earned a pass, counting nothing, or under a cron the time
 // from which it is due; zero when it has no slots or cannot run.
-func (p *Pacer) next(i int) time.Time {
+func (p *Pacer) next(i int) time.Time { return p.nextFrom(i, p.planAt) }
+
+// nextFrom is next from the slot after from.
+func (p *Pacer) nextFrom(i int, from time.Time) time.Time {
 	e := p.entries[i]
 	if p.cfg.DueFrom {
 		return p.dueFrom(i)
@@ -121,7 +124,7 @@ func (p *Pacer) next(i int) time.Time {
 	if e.Slots == nil || p.every(i) == Never {
 		return time.Time{}
 	}
-	slot := e.Slots.Next(p.planAt)
+	slot := e.Slots.Next(from)
 	for range maxLook {
 		if p.earned(i, slot) >= 1-1e-9 {
 			return slot
@@ -129,6 +132,20 @@ func (p *Pacer) next(i int) time.Time {
 		slot = e.Slots.Next(slot)
 	}
 	return time.Time{}
+}
+
+// Next is when the entry named runs next by the plan, made again now if
+// it is due: the time report, the API and the pages give as its next run;
+// zero when the plan runs it at none of its slots or does not know it.
+func (p *Pacer) Next(ctx context.Context, name string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.index[name]
+	if !ok {
+		return time.Time{}
+	}
+	p.replan(ctx)
+	return p.next(i)
 }
 
 // Stale reports whether the plan is too old to be a running daemon's: made

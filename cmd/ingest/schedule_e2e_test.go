@@ -127,3 +127,35 @@ func TestPoolThatHoldsNothingIsRefused(t *testing.T) {
 		t.Errorf("the refused runs made %d upstream requests, want none", got)
 	}
 }
+
+// scheduledLine is the daemon's start saying when a chart runs first.
+var scheduledLine = regexp.MustCompile(`msg=scheduled region=(\S+) kind=chart first_slot=(\S+)`)
+
+// TestTheLogAndReportSayOneNextRun: a daemon started just after every
+// chart was fetched says each one's first run as report gives its next
+// run: the plan's, a cadence after the pass, never the next slot of the
+// stagger that the pacer declines.
+func TestTheLogAndReportSayOneNextRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB,IN")
+	addr := closedAddr(t)
+	d := h.start("run", "--every", "1h", "--regions", "US,GB,IN", "--listen", addr)
+	said := map[string]string{}
+	if !waitFor(longTimeout, func() bool {
+		for _, m := range scheduledLine.FindAllStringSubmatch(d.out.String(), -1) {
+			said[m[1]] = m[2]
+		}
+		return len(said) == 3 && siteServed("http://"+addr) || d.exited()
+	}) || d.exited() {
+		t.Fatalf("the daemon did not say its schedule and serve:\n%s", d.out)
+	}
+	rep := h.report()
+	d.signal(t, syscall.SIGTERM)
+	d.wait(20 * time.Second)
+	for _, r := range rep.Regions {
+		if r.NextRun == nil || said[r.Code] != *r.NextRun {
+			t.Errorf("%s: the daemon's log says its first run is %s, report --json its next %v", r.Code, said[r.Code], deref(r.NextRun))
+		}
+	}
+}
