@@ -45,7 +45,9 @@ CSV columns follow the "YouTube Trending Video Dataset" layout (video_id,
 title, publishedAt, channelId, channelTitle, categoryId, trending_date, tags,
 view_count, likes, dislikes, comment_count, thumbnail_link,
 comments_disabled, ratings_disabled, description), then region, chart,
-rank and run_id. Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+rank and run_id, the video's languages, and last what a person reads a row
+by: category_name, video_url, chart_name (all, or the category) and
+trending_day (the date in the region's zone; docs/data.md). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
 and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
