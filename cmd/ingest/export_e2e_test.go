@@ -45,6 +45,22 @@ func TestExportJSONLAndFilters(t *testing.T) {
 	if rec["region"] != "GB" || rec["rank"] != 1.0 || rec["video_id"] == "" {
 		t.Errorf("first line = %v", rec)
 	}
+	// the columns read from the others, from what the passes stored: the
+	// category's name from videoCategories.list, the day in London's zone
+	at, err := time.Parse(time.RFC3339, rec["trending_date"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	london, _ := time.LoadLocation("Europe/London")
+	for key, want := range map[string]any{"video_url": "https://www.youtube.com/watch?v=" + rec["video_id"].(string),
+		"chart_name": "all", "trending_day": at.In(london).Format(time.DateOnly)} {
+		if rec[key] != want {
+			t.Errorf("%s = %v, want %v", key, rec[key], want)
+		}
+	}
+	if name, _ := rec["category_name"].(string); name == "" || rec["categoryId"] == nil {
+		t.Errorf("category_name %q for categoryId %v: want the upstream's name", name, rec["categoryId"])
+	}
 	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
 		t.Errorf("no music chart was fetched, yet the export holds %q", res.stdout)
 	}
