@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -53,10 +56,49 @@ func New(format string, w io.Writer) (Encoder, error) {
 
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
 // file of several charts needs to tell them apart, then the video's
-// further fields (furtherFields).
-var csvHeader = append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+// further fields (furtherFields), then the columns read from the others
+// (Derived).
+var csvHeader = append(append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
-	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...)
+	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...),
+	derivedNames...)
+
+// derivedNames are Derived's columns, in its order.
+var derivedNames = []string{"category_name", "video_url", "chart_name", "trending_day"}
+
+// Derived are the columns a person reads a row by, each read from the
+// row's others: they come after every other column, so that a reader of
+// the columns before them finds each where it was.
+type Derived struct {
+	// CategoryName is the upstream's name of categoryId (English).
+	CategoryName string `json:"category_name" parquet:"category_name"`
+	VideoURL     string `json:"video_url" parquet:"video_url"`
+	// ChartName is the chart as --category names it: all, or the
+	// category's name (music), its id when it has none.
+	ChartName string `json:"chart_name" parquet:"chart_name"`
+	// TrendingDay is trending_date's day in the region's zone
+	// (regions.Zone), YYYY-MM-DD; a day's row (--per day) is that UTC day.
+	TrendingDay     string    `json:"trending_day" parquet:"-"`
+	TrendingDayDate time.Time `json:"-" parquet:"trending_day,date"`
+}
+
+// derivedOf is r's Derived.
+func derivedOf(r *store.ExportRow) Derived {
+	chart := "all"
+	if r.Chart != "" {
+		chart = ingest.CategoryName(r.Chart)
+	}
+	at := r.TrendingAt.UTC()
+	if !r.Daily {
+		at = r.TrendingAt.In(regions.Zone(r.Region))
+	}
+	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	return Derived{CategoryName: r.CategoryTitle, VideoURL: videoURL + url.QueryEscape(r.ID), ChartName: chart,
+		TrendingDay: day.Format(time.DateOnly), TrendingDayDate: day}
+}
+
+// videoURL is where a video plays, but for its id.
+const videoURL = "https://www.youtube.com/watch?v="
 
 // datasetFields are the store's fields of a video (store.VideoFields) that
 // the dataset's layout places itself, by their export column.
@@ -115,13 +157,15 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		strconv.FormatInt(r.RunID, 10)})
 	e.cur = r // read through a pointer that does not move r to the heap
 	for i, f := range furtherFields {
-		at := len(csvHeader) - len(furtherFields) + i
+		at := len(csvHeader) - len(derivedNames) - len(furtherFields) + i
 		if f.Kind() == "count" {
 			e.rec[at] = count(f.Value(&e.cur.Video).(*int64))
 		} else {
 			e.rec[at] = f.Text(&e.cur.Video)
 		}
 	}
+	d := derivedOf(&e.cur)
+	copy(e.rec[len(csvHeader)-len(derivedNames):], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay})
 	return e.w.Write(e.rec)
 }
 
@@ -208,7 +252,7 @@ type Record struct {
 }
 
 // recordType is a row of JSON lines and Parquet: Record, then a field per
-// further field of the video, a string or an optional count.
+// further field of the video, a string or an optional count, then Derived.
 var recordType = func() reflect.Type {
 	fields := []reflect.StructField{{Name: "Record", Type: reflect.TypeFor[Record](), Anonymous: true}}
 	for i, f := range furtherFields {
@@ -219,18 +263,21 @@ var recordType = func() reflect.Type {
 		}
 		fields = append(fields, sf)
 	}
+	fields = append(fields, reflect.StructField{Name: "Derived", Type: reflect.TypeFor[Derived](), Anonymous: true})
 	return reflect.StructOf(fields)
 }()
 
 // row is one reused value of recordType.
 type row struct {
-	v   reflect.Value // *recordType
-	rec *Record
+	v       reflect.Value // *recordType
+	rec     *Record
+	derived *Derived
 }
 
 func newRow() row {
 	v := reflect.New(recordType)
-	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record)}
+	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record),
+		derived: v.Elem().Field(recordType.NumField() - 1).Addr().Interface().(*Derived)}
 }
 
 // set makes the row r's.
@@ -248,6 +295,7 @@ func (w row) set(r *store.ExportRow) error {
 			e.Field(i + 1).SetString(f.Text(&r.Video))
 		}
 	}
+	*w.derived = derivedOf(r)
 	return nil
 }
 
@@ -399,6 +447,11 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 			text(22+i, f.Text(&e.cur.Video))
 		}
 	}
+	d, at := derivedOf(&e.cur), 22+len(furtherFields) // Derived's columns, its "-" one skipped
+	text(at, d.CategoryName)
+	text(at+1, d.VideoURL)
+	text(at+2, d.ChartName)
+	b.Add(col[at+4], parquet.Int32Value(int32(d.TrendingDayDate.Unix()/(24*60*60))))
 	n := len(e.rows)
 	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
 	e.rows[n] = b.AppendRow(e.rows[n][:0])

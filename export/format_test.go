@@ -30,7 +30,8 @@ func rows() []store.ExportRow {
 		Description: "line\nbreak", Tags: []string{"x", "y z"}, ChannelID: "UC1", ChannelTitle: "Chan",
 		CategoryID: "10", PublishedAt: at.Add(-time.Hour + 500*time.Millisecond), Thumbnail: "https://i/1.jpg",
 		AudioLanguage: "en", Language: "en-GB"}},
-		TrendingAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7}
+		TrendingAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7,
+		CategoryTitle: "Music"}
 	hidden := store.ExportRow{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "b2", Title: "Two"}},
 		TrendingAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7}
 	return []store.ExportRow{full, hidden}
@@ -67,12 +68,17 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	if got := recs[0][20:22]; strings.Join(got, ",") != "defaultAudioLanguage,defaultLanguage" {
 		t.Errorf("the further columns begin %q, want the languages", got)
 	}
+	if got := recs[0][len(recs[0])-4:]; strings.Join(got, ",") != "category_name,video_url,chart_name,trending_day" {
+		t.Errorf("the last columns are %q, want the ones read from the others", got)
+	}
 	want := [][]string{
 		{"a1", "One, \"quoted\"", "2026-11-21T08:00:00Z", "UC1", "Chan", "10", "2026-11-21T09:00:00Z", "x|y z",
 			"1234", "5", "0", "0", "https://i/1.jpg", "False", "False", "line\nbreak", "GB", "10", "1", "7"},
 		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
 			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7"},
 	}
+	derived := [][]string{{"Music", "https://www.youtube.com/watch?v=a1", "music", "2026-11-21"},
+		{"", "https://www.youtube.com/watch?v=b2", "all", "2026-11-21"}}
 	for i, r := range rows() {
 		for _, f := range furtherFields {
 			switch x := f.Value(&r.Video).(type) {
@@ -85,6 +91,9 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	}
 	if want[0][20] != "en" || want[0][21] != "en-GB" {
 		t.Fatalf("the rows' languages are not the further columns: %q", want[0][20:])
+	}
+	for i := range want {
+		want[i] = append(want[i], derived[i]...)
 	}
 	for i, w := range want {
 		if got := recs[i+1]; strings.Join(got, "\x00") != strings.Join(w, "\x00") {
@@ -238,6 +247,14 @@ func TestParquetIsTheRecords(t *testing.T) {
 		for _, ff := range furtherFields {
 			byColumn[ff.Export] = text(reflect.ValueOf(ff.Value(&r.Video)))
 		}
+		derived := reflect.ValueOf(derivedOf(&r))
+		for j := range derived.NumField() {
+			if name, _, _ := strings.Cut(derived.Type().Field(j).Tag.Get("parquet"), ","); name != "-" {
+				byColumn[name] = text(derived.Field(j))
+			}
+		}
+		// a date is its days since 1970-01-01
+		byColumn["trending_day"] = []string{strconv.FormatInt(derivedOf(&r).TrendingDayDate.Unix()/(24*60*60), 10)}
 		gotColumn := map[string][]string{}
 		read[i].Range(func(col int, values []parquet.Value) bool {
 			name := parquetSchema.Columns()[col][0]

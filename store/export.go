@@ -37,6 +37,13 @@ type ExportRow struct {
 	Chart                  string // the run's category, "" the unfiltered chart
 	Rank                   int
 	RunID                  int64 // the run the counts and rank come from
+	// CategoryTitle is the upstream's name of the video's category
+	// (videoCategories.list's title) in the row's region, or in another
+	// region that names it when that one does not; "" when none does.
+	CategoryTitle string
+	// Daily says the row is a day's (ExportFilter.PerDay): TrendingAt is
+	// the UTC day the row sums up, not a run's start.
+	Daily bool
 }
 
 // where is the filter as SQL over runs AS r: runs_started (kind,
@@ -152,11 +159,54 @@ var (
 // the rows are read: nothing is held beyond the row. An error from fn stops
 // it and is returned as it is.
 func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) error) error {
+	titles, err := db.categoryTitles(ctx)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	named := func(r ExportRow) error {
+		r.CategoryTitle, r.Daily = titles.of(r.Region, r.CategoryID), f.PerDay
+		return fn(r)
+	}
 	if f.PerDay {
-		return db.exportDays(ctx, f, fn)
+		return db.exportDays(ctx, f, named)
 	}
 	where, args := f.where()
-	return db.exportRows(ctx, db.q.export(where), args, fn)
+	return db.exportRows(ctx, db.q.export(where), args, named)
+}
+
+// categoryTitles are the stored names of the categories, by region and
+// id, and by id alone from any region: read once for an export, a few
+// dozen a region, rather than joined to each of its rows.
+type categoryTitles struct{ byRegion, byID map[string]string }
+
+func (db *DB) categoryTitles(ctx context.Context) (categoryTitles, error) {
+	t := categoryTitles{byRegion: map[string]string{}, byID: map[string]string{}}
+	rows, err := db.r.QueryContext(ctx, `SELECT region, id, title FROM categories ORDER BY region, id`)
+	if err != nil {
+		return t, fmt.Errorf("categories: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var region, id, title string
+		if err := rows.Scan(&region, &id, &title); err != nil {
+			return t, fmt.Errorf("categories: %w", err)
+		}
+		t.byRegion[region+"/"+id] = title
+		if _, ok := t.byID[id]; !ok && title != "" {
+			t.byID[id] = title
+		}
+	}
+	return t, rows.Err()
+}
+
+func (t categoryTitles) of(region, id string) string {
+	if id == "" {
+		return ""
+	}
+	if title := t.byRegion[region+"/"+id]; title != "" {
+		return title
+	}
+	return t.byID[id]
 }
 
 // exportDays exports day by day, oldest first, each day's runs alone.

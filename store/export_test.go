@@ -83,3 +83,45 @@ func TestExportLanguages(t *testing.T) {
 		}
 	})
 }
+
+// An export names each video's category as the upstream named it in the
+// row's region, or in another region when that one has not named it, and
+// says a day's row is one.
+func TestExportNamesTheCategory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		if err := db.SaveCategories(ctx, "US", []ingest.Category{{ID: "10", Title: "Music"}, {ID: "20", Title: "Gaming"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SaveCategories(ctx, "GB", []ingest.Category{{ID: "20", Title: "Gaming (GB)"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+		game, odd := vid("g", "G"), vid("o", "O")
+		game.CategoryID, odd.CategoryID = "20", "99"
+		for _, region := range []string{"US", "GB"} {
+			id := run(t, db, ingest.Trending, region, t0, page(ingest.Trending, region, 1, t0, vid("m", "M"), game, odd))
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		day := t0.Truncate(24 * time.Hour)
+		for _, perDay := range []bool{false, true} {
+			got := map[string]string{}
+			f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}
+			if err := db.Export(ctx, f, func(r ExportRow) error {
+				got[r.Region+" "+r.ID] = r.CategoryTitle
+				if r.Daily != perDay {
+					t.Errorf("per day %v: a row says Daily %v", perDay, r.Daily)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"US m": "Music", "US g": "Gaming", "US o": "", "GB m": "Music", "GB g": "Gaming (GB)", "GB o": ""}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("per day %v: %v, want %v", perDay, got, want)
+			}
+		}
+	})
+}

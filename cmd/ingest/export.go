@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +31,7 @@ type exportFlags struct {
 func newExportCmd(s *settings) *cobra.Command {
 	f := &exportFlags{}
 	cmd := &cobra.Command{
-		Use:   "export --since DATE [--until DATE] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]",
+		Use:   "export --since DATE|SPAN [--until DATE|SPAN] [--region R] [--category C] [--format csv|jsonl|parquet] [--out FILE|-]",
 		Short: "Write the stored chart entries as CSV, JSON lines or Parquet (costs no quota)",
 		Long: `export writes one row per video per chart run started in [--since, --until),
 oldest run first, each run by rank, trending_date the run's start and run_id
@@ -44,18 +45,29 @@ CSV columns follow the "YouTube Trending Video Dataset" layout (video_id,
 title, publishedAt, channelId, channelTitle, categoryId, trending_date, tags,
 view_count, likes, dislikes, comment_count, thumbnail_link,
 comments_disabled, ratings_disabled, description), then region, chart,
-rank and run_id. Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+rank and run_id, the video's languages, and last what a person reads a row
+by: category_name, video_url, chart_name (all, or the category) and
+trending_day (the date in the region's zone; docs/data.md). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
 and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
+
+--since and --until take a day (2026-11-01, midnight UTC), an RFC 3339
+time, or a span back from now as --keep writes it (7d, 1w, 24h): a span
+counts back from the current minute, and with a span for --since the end
+defaults to that minute, so that a job run each week by cron, each run
+starting within its minute, writes weeks that meet end to end.
 
 --out writes a file, replaced only once the export is complete: it is
 written beside it first, as .FILE.PID.N, which a failure, SIGTERM or SIGINT
 removes (exit 1), and the next export to the same file removes if a killed
 one left it. - (the default) writes to stdout. Only a regular file is
 written, or the one a symbolic link leads to: a device, a pipe, a socket,
-a directory or a link to nowhere is refused, --force or not.`,
+a directory or a link to nowhere is refused, --force or not. {date} in
+--out's name is the UTC day the export ends (--until's, or today's), and
+{since} the day it starts: charts-{date}.csv.`,
 		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
+  ingest export --since 7d --out 'charts-{date}.csv'    # a weekly cron job
   ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,12 +75,12 @@ a directory or a link to nowhere is refused, --force or not.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.since, "since", "", "first day or time (YYYY-MM-DD or RFC 3339, UTC), required")
-	fl.StringVar(&f.until, "until", "", "end, not included (YYYY-MM-DD or RFC 3339); default: now")
+	fl.StringVar(&f.since, "since", "", "the start: a day or a time (YYYY-MM-DD or RFC 3339, UTC), or a span back from now (7d, 1w, 24h); required")
+	fl.StringVar(&f.until, "until", "", "the end, not included: a day, a time or a span back from now (1d); default: now (with a span for --since, the minute it counts from)")
 	fl.StringVar(&f.region, "region", "", "only this region's charts")
 	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
 	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
-	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; an existing file is replaced only with --force")
+	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; {date} in its name is the day the export ends, {since} the day it starts (UTC, YYYY-MM-DD); an existing file is replaced only with --force")
 	fl.BoolVar(&f.force, "force", false, "replace --out's file when it exists (only a regular file: never a device, a pipe, a socket or a directory)")
 	fl.StringVar(&f.per, "per", "run", "run: a row per chart run; day: a row per video, region and chart a day")
 	return cmd
@@ -90,15 +102,23 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	var j exportJob
 	var err error
 	if f.since == "" {
-		return j, usageErrorf("export: --since is required (e.g. --since 2026-11-01)")
+		return j, usageErrorf("export: --since is required (e.g. --since 2026-11-01 or --since 7d)")
 	}
-	if j.filter.Since, err = parseDay(f.since); err != nil {
-		return j, usageErrorf("--since: %v", err)
+	// A span counts back from the minute, not the instant, so that the
+	// runs of a schedule that starts within its minute (cron) meet end to
+	// end: no chart run is in two files, nor in none.
+	minute := now.Truncate(time.Minute)
+	var spanned bool
+	if j.filter.Since, spanned, err = parseWhen("--since", f.since, minute); err != nil {
+		return j, err
 	}
 	j.filter.Until = now
+	if spanned {
+		j.filter.Until = minute
+	}
 	if f.until != "" {
-		if j.filter.Until, err = parseDay(f.until); err != nil {
-			return j, usageErrorf("--until: %v", err)
+		if j.filter.Until, _, err = parseWhen("--until", f.until, minute); err != nil {
+			return j, err
 		}
 	}
 	if !j.filter.Until.After(j.filter.Since) {
@@ -123,8 +143,60 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	default:
 		return j, usageErrorf("--per: want run or day, got %q", f.per)
 	}
-	j.format, j.out = f.format, f.out
+	j.format = f.format
+	if j.out, err = outOf(f.out, j.filter); err != nil {
+		return j, err
+	}
 	return j, nil
+}
+
+// outNames are what --out's name may hold in braces, each a day of the
+// export's range, so that a schedule names each file without shell
+// arithmetic.
+var outNames = map[string]func(store.ExportFilter) time.Time{
+	"date":  func(f store.ExportFilter) time.Time { return f.Until },
+	"since": func(f store.ExportFilter) time.Time { return f.Since },
+}
+
+// outOf is --out with each {date} and {since} replaced by its UTC day
+// (YYYY-MM-DD): {date} the day of the export's end (--until, or now),
+// {since} that of its start. Any other name in braces is refused, since a
+// mistyped one would otherwise name every week's file alike.
+func outOf(out string, f store.ExportFilter) (string, error) {
+	var b strings.Builder
+	for rest := out; rest != ""; {
+		before, after, found := strings.Cut(rest, "{")
+		b.WriteString(before)
+		if !found {
+			break
+		}
+		name, tail, closed := strings.Cut(after, "}")
+		day, ok := outNames[name]
+		const want = "want {date} (the day the export ends) or {since} (the day it starts)"
+		if !closed {
+			return "", usageErrorf("--out %s: a { without its }: %s", out, want)
+		}
+		if !ok {
+			return "", usageErrorf("--out %s: {%s} is no name of a day: %s", out, name, want)
+		}
+		b.WriteString(day(f).UTC().Format(time.DateOnly))
+		rest = tail
+	}
+	return b.String(), nil
+}
+
+// parseWhen reads a point in time as --since and --until take it: a span
+// back from now, in --keep's forms (parseKeep), or a day or a time
+// (parseDay). spanned says it was a span.
+func parseWhen(flag, s string, now time.Time) (at time.Time, spanned bool, err error) {
+	if d, err := parseKeep(s); err == nil {
+		return now.Add(-d), true, nil
+	}
+	if at, err = parseDay(s); err != nil {
+		return at, false, usageErrorf("%s: want a span back from now in days (7d), weeks (1w) or hours (24h, 90m), "+
+			"a date (2026-11-01, midnight UTC) or an RFC 3339 time (2026-11-01T09:00:00Z), got %q", flag, s)
+	}
+	return at, false, nil
 }
 
 // parseDay reads YYYY-MM-DD (midnight UTC) or an RFC 3339 time.

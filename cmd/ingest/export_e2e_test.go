@@ -45,6 +45,22 @@ func TestExportJSONLAndFilters(t *testing.T) {
 	if rec["region"] != "GB" || rec["rank"] != 1.0 || rec["video_id"] == "" {
 		t.Errorf("first line = %v", rec)
 	}
+	// the columns read from the others, from what the passes stored: the
+	// category's name from videoCategories.list, the day in London's zone
+	at, err := time.Parse(time.RFC3339, rec["trending_date"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	london, _ := time.LoadLocation("Europe/London")
+	for key, want := range map[string]any{"video_url": "https://www.youtube.com/watch?v=" + rec["video_id"].(string),
+		"chart_name": "all", "trending_day": at.In(london).Format(time.DateOnly)} {
+		if rec[key] != want {
+			t.Errorf("%s = %v, want %v", key, rec[key], want)
+		}
+	}
+	if name, _ := rec["category_name"].(string); name == "" || rec["categoryId"] == nil {
+		t.Errorf("category_name %q for categoryId %v: want the upstream's name", name, rec["categoryId"])
+	}
 	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
 		t.Errorf("no music chart was fetched, yet the export holds %q", res.stdout)
 	}
@@ -67,6 +83,9 @@ func TestExportUsageErrors(t *testing.T) {
 		{[]string{"export", "--since", "2026-11-01", "--format", "xlsx"}, "--format"},
 		{[]string{"export", "--since", "2026-11-01", "--category", "knitting"}, "--category"},
 		{[]string{"export", "--since", "2026-11-01", "--region", "XX1"}, "--region"},
+		{[]string{"export", "--since", "7 days"}, "--since: want a span back from now in days (7d), weeks (1w) or hours (24h"},
+		{[]string{"export", "--since", "7d", "--until", "0d"}, "--until: want a span"},
+		{[]string{"export", "--since", "7d", "--out", "charts-{data}.csv"}, "--out charts-{data}.csv: {data} is no name of a day"},
 	} {
 		res := h.mustRun(2, c.args...)
 		if !strings.Contains(res.stderr, c.want) {
@@ -77,6 +96,37 @@ func TestExportUsageErrors(t *testing.T) {
 	res := h.mustRun(2, "export", "--since", "2000-01-01", "--out", filepath.Join(h.dir, "no", "such", "dir.csv"))
 	if !strings.Contains(res.stderr, "--out") {
 		t.Errorf("stderr %q does not name --out", res.stderr)
+	}
+}
+
+// A weekly cron line: export --since 1w writes the runs of the last week
+// to the file --out names with the day it ends, without the shell's
+// arithmetic; the same line again is refused, naming --force. The export
+// reads its house clock two minutes on, since a span ends at the minute
+// and the run started in this one.
+func TestExportSpanWritesTheDatedFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "AU")
+	before := time.Now().UTC().Add(2 * time.Minute)
+	h.clockAt(before)
+	h.mustRun(0, "export", "--since", "1w", "--out", filepath.Join(h.dir, "charts-{date}.csv"))
+	after := time.Now().UTC().Add(2 * time.Minute)
+	names, _ := filepath.Glob(filepath.Join(h.dir, "charts-*.csv"))
+	if len(names) != 1 || (filepath.Base(names[0]) != "charts-"+before.Format(time.DateOnly)+".csv" &&
+		filepath.Base(names[0]) != "charts-"+after.Format(time.DateOnly)+".csv") {
+		t.Fatalf("files %v, want charts-%s.csv", names, after.Format(time.DateOnly))
+	}
+	all := h.mustRun(0, "export", "--since", "2000-01-01").stdout
+	if got := string(fileBytes(t, names[0])); got != all || strings.Count(got, "\n") < 1+fakeyt.ChartLengths["AU"] {
+		t.Errorf("%s holds %d lines, want the %d of every run stored, AU's chart of %d and more", names[0],
+			strings.Count(got, "\n"), strings.Count(all, "\n"), fakeyt.ChartLengths["AU"])
+	}
+	if before.Format(time.DateOnly) == after.Format(time.DateOnly) {
+		res := h.mustRun(2, "export", "--since", "1w", "--out", filepath.Join(h.dir, "charts-{date}.csv"))
+		if !strings.Contains(res.stderr, "--force") {
+			t.Errorf("the same week's file again: want exit 2 naming --force\n%s", res)
+		}
 	}
 }
 

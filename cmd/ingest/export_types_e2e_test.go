@@ -94,7 +94,8 @@ func TestExportTypesInDuckDB(t *testing.T) {
 		}
 	}
 	for col, want := range map[string]string{"categoryId": "BIGINT", "chart": "BIGINT", "rank": "BIGINT", "run_id": "BIGINT",
-		"view_count": "BIGINT", "comments_disabled": "BOOLEAN", "video_id": "VARCHAR"} {
+		"view_count": "BIGINT", "comments_disabled": "BOOLEAN", "video_id": "VARCHAR",
+		"category_name": "VARCHAR", "video_url": "VARCHAR", "chart_name": "VARCHAR", "trending_day": "DATE"} {
 		if csvTypes[col] != want {
 			t.Errorf("%s: DuckDB reads %s from CSV, want %s", col, csvTypes[col], want)
 		}

@@ -75,26 +75,39 @@ instead of growing).`,
 	return cmd
 }
 
-// parseKeep reads --keep: a whole number of days (400d) or a Go duration.
+// parseKeep reads a span as --keep and every flag that takes one writes
+// it: a whole number of days (400d) or weeks (2w), or a Go duration (36h).
 func parseKeep(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	var d time.Duration
 	var err error
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if n, err = strconv.Atoi(days); err == nil {
-			d = time.Duration(min(n, 36501)) * 24 * time.Hour
+	if n, unit, ok := cutDays(s); ok {
+		var k int
+		if k, err = strconv.Atoi(n); err == nil {
+			d = time.Duration(min(k*unit, 36501)) * 24 * time.Hour
 		}
 	} else {
 		d, err = time.ParseDuration(s)
 	}
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("want a positive number of days (400d) or a duration (36h), got %q", s)
+		return 0, fmt.Errorf("want a positive number of days (400d), weeks (2w) or a duration (36h), got %q", s)
 	}
 	if d > maxKeep {
 		return 0, fmt.Errorf("want at most %dd (100 years), got %q", maxKeep/(24*time.Hour), s)
 	}
 	return d, nil
+}
+
+// cutDays splits a span in days (7d) or weeks (1w) into its number and
+// the days of its unit; ok is false for any other form.
+func cutDays(s string) (n string, days int, ok bool) {
+	if n, ok = strings.CutSuffix(s, "d"); ok {
+		return n, 1, true
+	}
+	if n, ok = strings.CutSuffix(s, "w"); ok && len(n) < 9 {
+		return n, 7, true // a number of weeks short enough not to overflow once in days
+	}
+	return "", 0, false
 }
 
 // maxKeep bounds --keep: past it, days overflow a duration and wrap.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,14 +114,7 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		return err
 	}
 	fmt.Fprintf(out, "backend %s\n", l.Backend())
-	for _, c := range confs {
-		mark := "agrees"
-		if !c.Agrees() {
-			mark = "DIFFERS: run `ingest quota apply` to replace the limiter's"
-		}
-		fmt.Fprintf(out, "pool %-8s limiter:    %s\n", c.Pool, quota.Describe(c.Limiter))
-		fmt.Fprintf(out, "%-13s costs file: %s (%s)\n", "", quota.Describe(c.Costs), mark)
-	}
+	showPools(out, confs, l.Backend())
 	if r, ok := l.(*quota.Redis); ok {
 		st, err := r.Status(ctx)
 		if err != nil {
@@ -129,6 +123,29 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		fmt.Fprint(out, wiring.StatusText(st))
 	}
 	return nil
+}
+
+// showPools prints each pool as the limiter holds it beside the costs
+// file, and how the two stand: a pool the limiter holds nothing for is
+// said so, with what will store it, never as agreeing with nothing.
+func showPools(out io.Writer, confs []quota.PoolConfig, backend string) {
+	created := slices.ContainsFunc(confs, func(c quota.PoolConfig) bool { return c.Limiter != "" })
+	for _, c := range confs {
+		held, mark := quota.Describe(c.Limiter), "agrees"
+		switch {
+		case !c.Agrees():
+			mark = "DIFFERS: run `ingest quota apply` to replace the limiter's"
+		case c.Limiter != "":
+		case backend != "redis":
+			held, mark = "nothing stored yet", "stored by the pool's first call"
+		case created:
+			held, mark = "nothing stored", "MISSING beside the other pools: run `ingest quota apply` to write it"
+		default:
+			held, mark = "nothing stored yet", "written by `ingest quota apply --new` for a new key"
+		}
+		fmt.Fprintf(out, "pool %-8s limiter:    %s\n", c.Pool, held)
+		fmt.Fprintf(out, "%-13s costs file: %s (%s)\n", "", quota.Describe(c.Costs), mark)
+	}
 }
 
 // applyFlags are quota apply's: the operator's word that the key is new

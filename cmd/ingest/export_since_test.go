@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/export"
+	"github.com/ingestworks/ingest/internal/storetest"
+)
+
+// exportNow is the house clock's now in these tests: a Monday, seconds
+// into the minute a weekly cron line starts the export in.
+var exportNow = time.Date(2026, 11, 30, 6, 0, 40, 0, time.UTC)
+
+// --since and --until take --keep's spans, counted back from the minute
+// of the house clock's now; with a span for --since the end defaults to
+// that minute; a day or a time reads as before.
+func TestExportSinceAndUntilTakeSpans(t *testing.T) {
+	t.Parallel()
+	minute := exportNow.Truncate(time.Minute)
+	for _, tc := range []struct {
+		name, since, until string
+		want               [2]time.Time
+	}{
+		{"days", "7d", "", [2]time.Time{minute.Add(-7 * 24 * time.Hour), minute}},
+		{"a week", "1w", "", [2]time.Time{minute.Add(-7 * 24 * time.Hour), minute}},
+		{"hours", "24h", "", [2]time.Time{minute.Add(-24 * time.Hour), minute}},
+		{"a span each", "2w", "1w", [2]time.Time{minute.Add(-14 * 24 * time.Hour), minute.Add(-7 * 24 * time.Hour)}},
+		{"a date and a span", "2026-11-01", "1d", [2]time.Time{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), minute.Add(-24 * time.Hour)}},
+		{"a date ends now", "2026-11-01", "", [2]time.Time{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), exportNow}},
+		{"a time", "2026-11-29T12:00:00+01:00", "2026-11-30", [2]time.Time{time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job, err := parseExport(&exportFlags{since: tc.since, until: tc.until, format: "csv", out: "-", per: "run"}, exportNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [2]time.Time{job.filter.Since, job.filter.Until}; !got[0].Equal(tc.want[0]) || !got[1].Equal(tc.want[1]) {
+				t.Errorf("--since %s --until %q: [%v, %v), want [%v, %v)", tc.since, tc.until, got[0], got[1], tc.want[0], tc.want[1])
+			}
+		})
+	}
+}
+
+// A value that is no span, day nor time is a usage error (exit 2) that
+// names its flag and every form the flag takes.
+func TestExportBadSinceNamesEveryForm(t *testing.T) {
+	t.Parallel()
+	for _, f := range []exportFlags{{since: "7 days"}, {since: "7d", until: "yesterday"}, {since: "0d"}, {since: "-1w"}} {
+		f.format, f.out, f.per = "csv", "-", "run"
+		_, err := parseExport(&f, exportNow)
+		flag := "--since"
+		if f.until != "" {
+			flag = "--until"
+		}
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage {
+			t.Fatalf("--since %q --until %q: %v, want a usage error", f.since, f.until, err)
+		}
+		for _, want := range []string{flag + ":", "7d", "1w", "24h", "2026-11-01", "RFC 3339"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("--since %q --until %q: %q does not say %q", f.since, f.until, err, want)
+			}
+		}
+	}
+}
+
+// Two weekly exports a week apart, each started seconds into its minute,
+// select every run once between them: the run at the very minute the
+// first one ran goes to the second week, and the one of the second
+// export's own minute to the next.
+func TestExportWeeksMeetEndToEnd(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t)
+	week := 7 * 24 * time.Hour
+	minute := exportNow.Truncate(time.Minute)
+	starts := map[string]time.Time{
+		"before": minute.Add(-2*week - time.Second), "first": minute.Add(-2 * week), "last-of-1": minute.Add(-week - time.Second),
+		"edge": minute.Add(-week), "inside": minute.Add(-time.Hour), "now": minute.Add(10 * time.Second),
+	}
+	for name, at := range starts {
+		storetest.Finished(t, db, "US", at, storetest.Video(name, name, at))
+	}
+	videos := func(now time.Time) string {
+		job, err := parseExport(&exportFlags{since: "1w", format: "csv", out: "-", per: "run"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := export.Write(context.Background(), db, job.filter, "csv", &b, nil); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range recs[1:] {
+			ids = append(ids, r[0])
+		}
+		return strings.Join(ids, " ")
+	}
+	if got, want := videos(exportNow.Add(-week+5*time.Second)), "first last-of-1"; got != want {
+		t.Errorf("the first week: %s, want %s", got, want)
+	}
+	if got, want := videos(exportNow), "edge inside"; got != want {
+		t.Errorf("the second week: %s, want %s", got, want)
+	}
+}
+
+// --out's {date} is the day the export ends and {since} the day it
+// starts, so that a weekly job names each week's file; any other name in
+// braces is refused, naming --out and the names it takes.
+func TestExportOutNamesItsDays(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ since, until, out, want string }{
+		{"7d", "", "charts-{date}.csv", "charts-2026-11-30.csv"},
+		{"1w", "", "/data/{since}_{date}.parquet", "/data/2026-11-23_2026-11-30.parquet"},
+		{"2026-11-01", "2026-12-01", "nov-{since}.csv", "nov-2026-11-01.csv"},
+		{"2026-11-01", "2026-12-01", "{date}{date}", "2026-12-012026-12-01"},
+		{"7d", "", "plain.csv", "plain.csv"},
+		{"7d", "", "-", "-"},
+	} {
+		job, err := parseExport(&exportFlags{since: tc.since, until: tc.until, format: "csv", out: tc.out, per: "run"}, exportNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.out != tc.want {
+			t.Errorf("--since %s --until %q --out %s: %s, want %s", tc.since, tc.until, tc.out, job.out, tc.want)
+		}
+	}
+	for _, out := range []string{"charts-{data}.csv", "charts-{date.csv", "{}.csv"} {
+		_, err := parseExport(&exportFlags{since: "7d", format: "csv", out: out, per: "run"}, exportNow)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "--out "+out) ||
+			!strings.Contains(err.Error(), "{date}") || !strings.Contains(err.Error(), "{since}") {
+			t.Errorf("--out %s: %v, want a usage error naming --out, {date} and {since}", out, err)
+		}
+	}
+}

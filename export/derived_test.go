@@ -1,0 +1,125 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
+)
+
+// derivedRows are entries whose day differs by zone: 02:00 UTC is the
+// evening before in New York, 20:00 UTC the next morning in Tokyo; a
+// day's row (--per day) is its UTC day whatever the region.
+func derivedRows() ([]store.ExportRow, [][4]string) {
+	video := func(id string) store.StoredVideo {
+		return store.StoredVideo{Video: ingest.Video{ID: id, Title: id, CategoryID: "10"}}
+	}
+	night := time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
+	rows := []store.ExportRow{
+		{StoredVideo: video("us-night"), TrendingAt: night, Region: "US", Chart: "", CategoryTitle: "Music", Rank: 1, RunID: 1},
+		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", Rank: 1, RunID: 2},
+		{StoredVideo: video("us-day"), TrendingAt: night.Add(-2 * time.Hour), Region: "US", Chart: "10", CategoryTitle: "Music", Rank: 1, RunID: 1, Daily: true},
+		{StoredVideo: video("-dash_id"), TrendingAt: night, Region: "GB", Chart: "99", Rank: 2, RunID: 3},
+	}
+	want := [][4]string{
+		{"Music", "https://www.youtube.com/watch?v=us-night", "all", "2026-11-20"},
+		{"", "https://www.youtube.com/watch?v=jp-morning", "gaming", "2026-11-22"},
+		{"Music", "https://www.youtube.com/watch?v=us-day", "music", "2026-11-21"},
+		{"", "https://www.youtube.com/watch?v=-dash_id", "99", "2026-11-21"},
+	}
+	return rows, want
+}
+
+func encodeRows(t *testing.T, format string, rows []store.ExportRow) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc, err := New(format, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if err := enc.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// Each format carries the columns read from the others after every
+// column of before, by the same names: the category's name, the video's
+// URL, the chart's name (all for the unfiltered chart) and the day in the
+// region's zone, a date in Parquet.
+func TestDerivedColumnsInEveryFormat(t *testing.T) {
+	rows, want := derivedRows()
+	got := map[string][][4]string{}
+
+	recs, err := csv.NewReader(bytes.NewReader(encodeRows(t, "csv", rows))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	before := []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
+		"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
+		"defaultAudioLanguage", "defaultLanguage"}
+	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+4 {
+		t.Fatalf("header %q: want the columns of before, in their order, then four", head)
+	}
+	for _, r := range recs[1:] {
+		got["csv"] = append(got["csv"], [4]string(r[len(before):]))
+	}
+
+	for _, line := range strings.Split(strings.TrimSpace(string(encodeRows(t, "jsonl", rows))), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		var row [4]string
+		for i, name := range derivedNames {
+			s, ok := m[name].(string)
+			if !ok {
+				t.Errorf("JSON lines' %s = %v, want a string", name, m[name])
+			}
+			row[i] = s
+		}
+		got["jsonl"] = append(got["jsonl"], row)
+	}
+
+	file := encodeRows(t, "parquet", rows)
+	back, err := parquet.Read[struct {
+		CategoryName string    `parquet:"category_name"`
+		VideoURL     string    `parquet:"video_url"`
+		ChartName    string    `parquet:"chart_name"`
+		TrendingDay  time.Time `parquet:"trending_day,date"`
+	}](bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range back {
+		got["parquet"] = append(got["parquet"], [4]string{r.CategoryName, r.VideoURL, r.ChartName, r.TrendingDay.UTC().Format(time.DateOnly)})
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if col, ok := pf.Schema().Lookup("trending_day"); !ok || col.Node.Type().LogicalType().String() != "DATE" {
+		t.Errorf("Parquet's trending_day is not a date: %v", col.Node)
+	}
+
+	for _, format := range []string{"csv", "jsonl", "parquet"} {
+		if !slices.Equal(got[format], want) {
+			t.Errorf("%s:\n got  %q\n want %q", format, got[format], want)
+		}
+	}
+}
