@@ -37,6 +37,7 @@ type PlanLine struct {
 	Units      int64 // per day, tracking's included
 	Tracked    int   // videos tracking follows
 	Tracking   int64 // of Units, what tracking spends
+	Categories int64 // of Units, the category names each region's first pass of a day reads
 	Capacity   int64
 }
 
@@ -71,7 +72,8 @@ func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []P
 		if readings == 0 {
 			l.Tracked = 0
 		}
-		l.Units = round(perDay*float64(page[p.Name])) + int64(regions)*cats[p.Name] + l.Tracking
+		l.Categories = int64(regions) * cats[p.Name]
+		l.Units = round(perDay*float64(page[p.Name])) + l.Categories + l.Tracking
 		plan = append(plan, l)
 	}
 	return plan
@@ -127,6 +129,6 @@ func LogPlan(log *slog.Logger, plan []PlanLine) {
 	for _, pl := range plan {
 		log.Info("plan", ingest.LogPool, pl.Pool, "regions", pl.Regions, "pages_per_cycle", pl.Pages,
 			"cycles_per_day", math.Round(pl.RunsPerDay*10)/10, "tracked_videos", pl.Tracked,
-			"tracking_units_per_day", pl.Tracking, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
+			"tracking_units_per_day", pl.Tracking, "category_units_per_day", pl.Categories, "units_per_day", pl.Units, "capacity", pl.Capacity, "fits", pl.Fits())
 	}
 }

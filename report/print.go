@@ -267,8 +267,12 @@ func (r *Report) textPlan(out io.Writer) {
 		if !p.Fits() {
 			verdict = "DOES NOT FIT: lengthen --every or drop regions"
 		}
-		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day = %d units a day in %s of %d: %s\n",
-			p.Regions, p.Pages, p.RunsPerDay, p.Units, p.Pool, p.Capacity, verdict)
+		extra := ""
+		if p.Categories > 0 {
+			extra = fmt.Sprintf(", and %d for the category names", p.Categories)
+		}
+		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day%s = %d units a day in %s of %d: %s\n",
+			p.Regions, p.Pages, p.RunsPerDay, extra, p.Units, p.Pool, p.Capacity, verdict)
 	}
 	if len(r.Plan) > 0 {
 		fmt.Fprintf(out, "      (schedule: %s)\n", scheduleSource(r.ScheduleFrom))
