@@ -62,6 +62,10 @@ type Run struct {
 	// Strict refuses a plan that does not fit the pools.
 	Plan, Strict bool
 
+	// Backups, when set, is the daemon's schedule of backups of its
+	// SQLite database (--backup-to, --backup-every, --backup-keep).
+	Backups *Backups
+
 	// Opened, when set, is given the database once the pipeline opened
 	// it: the simulation fills that database's disk.
 	Opened func(*store.DB)
@@ -214,6 +218,13 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if err != nil {
 		return err
 	}
+	var backed *metrics.Backups
+	if r.Backups != nil {
+		backed = metrics.NewBackups(h.clock(), r.Backups.Every)
+		for _, c := range backed.Collectors() {
+			m.Register(c)
+		}
+	}
 	// The listener opens once /metrics holds every series the daemon
 	// serves: a scrape that reaches it never misses the charts' cadences.
 	shutdown, err := h.listenIfAsked(ctx, r, m, p)
@@ -222,7 +233,7 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	}
 	defer shutdown()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
-	return outdated(ctx, h.daemon(ctx, p, r, d, upstream))
+	return outdated(ctx, h.daemon(ctx, p, r, d, upstream, backed))
 }
 
 // lastStarts is each chart's latest start as last holds it, but for a
@@ -285,8 +296,8 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 }
 
 // daemon records the schedule, then runs the daemon until a signal stops
-// it.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter) error {
+// it, with the backups beside it when r asks for them.
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
@@ -300,6 +311,17 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
+	if r.Backups != nil {
+		// A backup in flight when a signal comes is finished (or its
+		// part removed) before the daemon says it stopped and closes
+		// the database.
+		stopBackups, backedUp := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(backedUp)
+			h.keepBackups(ctx, p.DB, *r.Backups, backed, stopBackups)
+		}()
+		defer func() { close(stopBackups); <-backedUp }()
+	}
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
 	notifyReady(h.Logger)
