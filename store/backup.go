@@ -48,7 +48,23 @@ func (db *DB) Backup(ctx context.Context, into string, during func(*sql.Conn) er
 	if err := during(c); err != nil {
 		return fmt.Errorf("backup %s: %w", db.path, err)
 	}
-	return nil
+	return oneFile(ctx, into)
+}
+
+// oneFile turns the copy at path, a WAL database as its source is, to
+// SQLite's rollback journal: a backup is then one file, which a reader
+// opens read-only with no -wal or -shm beside it, and which a daemon
+// started on it turns back to WAL.
+func oneFile(ctx context.Context, path string) error {
+	w, err := sql.Open(driverName, "file:"+path)
+	if err != nil {
+		return fmt.Errorf("copy into %s: %w", path, err)
+	}
+	defer w.Close()
+	if _, err := w.ExecContext(ctx, "PRAGMA journal_mode=DELETE"); err != nil {
+		return fmt.Errorf("copy into %s: %w", path, err)
+	}
+	return w.Close()
 }
 
 // backuper is modernc's connection as the backup API takes it.
