@@ -101,7 +101,7 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 		// A port in use is exit 2 before the database is created; /healthz
 		// answers from here on, however long the start waits on the upstream.
 		var err error
-		if r.Listener, err = h.OpenListener(ctx, r.Listen.Listen); err != nil {
+		if r.Listener, err = h.OpenListener(ctx, *r.Listen, r.Build); err != nil {
 			if db != nil {
 				db.Close()
 			}
@@ -168,12 +168,14 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	// The catalogue's call is the run's: its units count in run --once's summary.
 	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
 	if r.Regions.All() {
+		r.Listener.Step(stepCatalogue)
 		if r.Timetable.Charts, err = r.Regions.Of(h.Catalogue(ctx, p, gate)); err != nil {
 			return configErrorf("--regions: %w", err)
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
 		if !slices.Equal(r.planned.charts, r.Timetable.Charts) {
+			r.Listener.Step(stepPlan)
 			r.planned, err = h.dayPlan(ctx, p.DB, r)
 		}
 		r.planned.say(h.Logger)
@@ -225,8 +227,9 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 			m.Register(c)
 		}
 	}
-	// The listener opens once /metrics holds every series the daemon
+	// The site is served once /metrics holds every series the daemon
 	// serves: a scrape that reaches it never misses the charts' cadences.
+	r.Listener.Step(stepSite)
 	shutdown, err := h.listenIfAsked(ctx, r, m, p)
 	if err != nil {
 		return err
@@ -370,7 +373,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	cfg := *r.Listen
 	ln, err := r.Listener, error(nil)
 	if ln == nil {
-		if ln, err = h.OpenListener(ctx, cfg.Listen); err != nil {
+		if ln, err = h.OpenListener(ctx, cfg, r.Build); err != nil {
 			return nil, err
 		}
 	}
