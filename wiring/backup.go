@@ -127,6 +127,7 @@ const (
 // due b.Every after the newest in b.Dir, at once when there is none. It
 // returns when ctx ends or stop is closed.
 func (h *Host) keepBackups(ctx context.Context, db *Database, b Backups, m *metrics.Backups, stop <-chan struct{}) {
+	h.removePartBackups(b.Dir)
 	last := h.newestBackup(b.Dir)
 	if !last.IsZero() {
 		m.Took(last)
@@ -173,6 +174,30 @@ func (h *Host) backupNow(ctx context.Context, db *Database, b Backups, m *metric
 		}
 	}
 	return at
+}
+
+// removePartBackups removes what backups killed before their rename (a
+// daemon's SIGKILL, a crash) left in dir: .ingest-TIME.db.PID.N, beside
+// the name each would have had.
+func (h *Host) removePartBackups(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "."+backupPrefix)
+		if !ok {
+			continue
+		}
+		stamp, _, ok := strings.Cut(name, backupSuffix+".")
+		if !ok {
+			continue
+		}
+		gone, err := export.RemoveLeftovers(filepath.Join(dir, backupPrefix+stamp+backupSuffix))
+		for _, l := range gone {
+			h.Logger.Info("removed the part of a backup that was killed before it was whole", "file", l.Name, "bytes", l.Bytes)
+		}
+		if err != nil {
+			h.Logger.Warn("could not remove the part of a killed backup", "dir", dir, ingest.LogErr, err)
+		}
+	}
 }
 
 // backups are the scheduled backups in dir, oldest first, with their

@@ -42,8 +42,8 @@ func gauge(t *testing.T, name string, cs ...prometheus.Collector) float64 {
 
 // The daemon's schedule takes a backup every period, counted from the
 // newest one the directory holds (a restart does not take one early), and
-// keeps the newest --backup-keep of them, the older ones removed; the
-// newest one's age is on /metrics.
+// keeps the newest --backup-keep of them, the older ones removed, and what
+// a killed one left; the newest one's age is on /metrics.
 func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -53,6 +53,15 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 		old := filepath.Join(dir, backupPrefix+start.Add(-30*time.Minute).UTC().Format(backupStamp)+backupSuffix)
 		if err := os.WriteFile(old, []byte("an earlier daemon's"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		// What a killed daemon's backup left, and one a live process
+		// (init) still writes.
+		dead := filepath.Join(dir, ".ingest-19991231T220000Z.db.999999999.0")
+		live := filepath.Join(dir, ".ingest-19991231T220000Z.db.1.0")
+		for _, f := range []string{dead, live} {
+			if err := os.WriteFile(f, []byte("part"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 		m := metrics.NewBackups(clock.System, time.Hour)
@@ -65,6 +74,12 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 		synctest.Wait()
 		close(stop)
 		<-done
+		if _, err := os.Stat(dead); err == nil {
+			t.Errorf("the part a killed backup left is still there")
+		}
+		if _, err := os.Stat(live); err != nil {
+			t.Errorf("the part a live process writes was removed: %v", err)
+		}
 		names, times := backups(dir)
 		var want []time.Time
 		for _, at := range []time.Duration{90 * time.Minute, 150 * time.Minute} {

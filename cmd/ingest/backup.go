@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/export"
 	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/store"
@@ -53,6 +54,13 @@ func runDBBackup(ctx context.Context, w io.Writer, s *settings, out string, forc
 	file, err := checkBackupOut(s, out, force)
 	if err != nil {
 		return err
+	}
+	gone, err := export.RemoveLeftovers(file)
+	for _, l := range gone {
+		s.logger.Info("removed the partial file of an earlier backup to --out that was killed", "file", l.Name, "bytes", l.Bytes)
+	}
+	if err != nil {
+		s.logger.Warn("could not remove the partial files of earlier backups", "out", out, ingest.LogErr, err)
 	}
 	done, err := s.host().Backup(ctx, file)
 	if err != nil {
