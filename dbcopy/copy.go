@@ -27,7 +27,9 @@
 // by those keys once its worker has stopped); a salvage (salvage.go: `ingest
 // db recover`, the rows of a damaged SQLite file that still read carried
 // into a new one, its pages read by hand in pages.go, as SQLite's own reads
-// stop at the first damaged page).
+// stop at the first damaged page); a backup (backup.go: `ingest db backup`,
+// a SQLite file's copy by its backup API held to the sums of the read it
+// was made of).
 package dbcopy
 
 import (

@@ -30,17 +30,29 @@ func (t TableSums) Same() bool { return t.Source == t.Target }
 // sumBoth sums every table on the source (through q, the copy's snapshot)
 // and on the target (through tq).
 func sumBoth(ctx context.Context, q reader, from, to side, tq reader) ([]TableSums, error) {
-	var out []TableSums
-	for _, t := range copyTables {
-		s := TableSums{Table: t.name}
+	src, err := sumAll(ctx, q, from.d)
+	if err != nil {
+		return nil, fmt.Errorf("sum source %w", err)
+	}
+	dst, err := sumAll(ctx, tq, to.d)
+	if err != nil {
+		return nil, fmt.Errorf("sum target %w", err)
+	}
+	out := make([]TableSums, len(copyTables))
+	for i, t := range copyTables {
+		out[i] = TableSums{Table: t.name, Source: src[i], Target: dst[i]}
+	}
+	return out, nil
+}
+
+// sumAll sums every table a copy carries, in copyTables' order, through q.
+func sumAll(ctx context.Context, q reader, d dialect) ([]Sum, error) {
+	out := make([]Sum, len(copyTables))
+	for i, t := range copyTables {
 		var err error
-		if s.Source, err = sumTable(ctx, q, from.d, t); err != nil {
-			return nil, fmt.Errorf("sum source %s: %w", t.name, err)
+		if out[i], err = sumTable(ctx, q, d, t); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
-		if s.Target, err = sumTable(ctx, tq, to.d, t); err != nil {
-			return nil, fmt.Errorf("sum target %s: %w", t.name, err)
-		}
-		out = append(out, s)
 	}
 	return out, nil
 }

@@ -18,7 +18,16 @@ import (
 // rename would replace it with a file: a device (/dev/null), a named pipe,
 // a socket, a directory, and a link that leads nowhere (a file created at
 // its target would land where nobody named; docs/data.md, Export).
-func Target(path string) (string, error) {
+func Target(path string) (string, error) { return target(path, exportInstead) }
+
+// FileTarget is Target for a file that is not an export (a backup): the
+// same refusals, and instead the way round them that fits.
+func FileTarget(path, instead string) (string, error) { return target(path, instead) }
+
+// exportInstead is what an export to a device or a pipe can do instead.
+const exportInstead = "to send the rows there, give --out - and redirect stdout"
+
+func target(path, instead string) (string, error) {
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -26,7 +35,7 @@ func Target(path string) (string, error) {
 	case err != nil:
 		return "", err
 	case st.Mode()&fs.ModeSymlink == 0:
-		return path, notRegular(path, st.Mode())
+		return path, notRegular(path, st.Mode(), instead)
 	}
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -36,15 +45,16 @@ func Target(path string) (string, error) {
 	if st, err = os.Stat(target); err != nil {
 		return "", err
 	}
-	if err := notRegular(target, st.Mode()); err != nil {
+	if err := notRegular(target, st.Mode(), instead); err != nil {
 		return "", fmt.Errorf("leads to %s, which %w", target, err)
 	}
 	return target, nil
 }
 
-// notRegular says why a path of mode m cannot be an export's file, or nil
-// for a regular file.
-func notRegular(path string, m fs.FileMode) error {
+// notRegular says why a path of mode m cannot be written by a rename (an
+// export's file, a backup), and what to do instead, or nil for a regular
+// file.
+func notRegular(path string, m fs.FileMode, instead string) error {
 	kind := ""
 	switch {
 	case m.IsRegular():
@@ -60,7 +70,7 @@ func notRegular(path string, m fs.FileMode) error {
 	default:
 		kind = "not a regular file"
 	}
-	return fmt.Errorf("is %s: an export writes only regular files, and --force never replaces anything else; to send the rows there, give --out - and redirect stdout (> %s)", kind, path)
+	return fmt.Errorf("is %s: only a regular file is written there, and --force never replaces anything else; %s (> %s)", kind, instead, path)
 }
 
 // CheckPath refuses a path an export cannot be written to: a directory,

@@ -59,15 +59,21 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("--out %s: %w", path, err)
 	}
-	// What was checked before the export may have been replaced while it
-	// ran: the rename never goes over anything but a regular file.
-	if st, err := os.Lstat(path); err == nil {
-		if err := notRegular(path, st.Mode()); err != nil {
-			return fmt.Errorf("--out %s: %w", path, err)
-		}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err := Replace(tmp.Name(), path, exportInstead); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
 	}
 	return nil
+}
+
+// Replace renames the whole file tmp, written beside path, to path. What
+// was checked before it was written may have been replaced meanwhile: the
+// rename never goes over anything but a regular file (instead says what to
+// do then).
+func Replace(tmp, path, instead string) error {
+	if st, err := os.Lstat(path); err == nil {
+		if err := notRegular(path, st.Mode(), instead); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, path)
 }

@@ -87,10 +87,7 @@ func New(b Build, c ingest.Clock) *Metrics {
 			Help: "Unix time until which the daemon runs no chart, backing off an upstream that fails every chart; 0 when it is not."}),
 		failStreaks: map[string]int{},
 	}
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingest_build_info",
-		Help: "Always 1; the labels say which build is running."}, []string{"version", "revision", "goversion"})
-	info.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
-	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, m.backoff, info,
+	m.reg.MustRegister(m.spent, m.decisions, m.runs, m.duration, m.lag, m.lastSuccess, m.failures, m.jobRuns, m.gone, m.backoff, buildInfo(b),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.site = newAPI(m.reg)
 	return m

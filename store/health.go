@@ -23,16 +23,25 @@ func Health(ctx context.Context, path string, now time.Time) (string, error) {
 		return "", fileError(path, err)
 	}
 	defer r.Close()
+	if err := quickCheck(ctx, r, path); err != nil {
+		return "", err
+	}
+	return room(ctx, r, path, now)
+}
+
+// quickCheck runs SQLite's quick_check over r's database at path: a
+// damaged one is a PathError matching ingest.ErrDamaged.
+func quickCheck(ctx context.Context, r *sql.DB, path string) error {
 	rows, err := r.QueryContext(ctx, "PRAGMA quick_check(3)")
 	if err != nil {
-		return "", fileError(path, err)
+		return fileError(path, err)
 	}
 	var found []string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
 			rows.Close()
-			return "", fileError(path, err)
+			return fileError(path, err)
 		}
 		for _, l := range strings.Split(line, "\n") {
 			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "***") {
@@ -41,15 +50,15 @@ func Health(ctx context.Context, path string, now time.Time) (string, error) {
 		}
 	}
 	if err := rows.Close(); err != nil {
-		return "", fileError(path, err)
+		return fileError(path, err)
 	}
 	if err := rows.Err(); err != nil {
-		return "", fileError(path, err)
+		return fileError(path, err)
 	}
 	if len(found) != 1 || found[0] != "ok" {
-		return "", damaged(path, "SQLite's quick_check found "+strings.Join(found[:min(len(found), 2)], "; "))
+		return damaged(path, "SQLite's quick_check found "+strings.Join(found[:min(len(found), 2)], "; "))
 	}
-	return room(ctx, r, path, now)
+	return nil
 }
 
 // room compares the free space beside path with what the last day

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"sync/atomic"
 )
@@ -9,17 +10,29 @@ import (
 // the site it serves is built: a process whose start waits on a slow
 // upstream (the region catalogue, the day's plan) is alive, and says so on
 // /healthz at once, so that a supervisor's liveness probe does not restart
-// it into the same wait; /readyz says "starting", and every other path is
-// 503, until Serve hands it the site, which then answers everything.
+// it into the same wait; /readyz says "starting", /metrics serves the
+// start's series (a scraper marks a target that answers anything else
+// down, and loses what the process could say of its start), and every
+// other path is 503, until Serve hands it the site, which then answers
+// everything.
 type Starting struct {
 	site atomic.Pointer[http.Handler]
-	// doing is what the start waits on, /readyz's detail.
-	doing string
+	// doing is what the start waits on now, /readyz's detail.
+	doing func() string
+	// metrics serves /metrics meanwhile; nil: 503 as any other path.
+	metrics http.Handler
+	// token, when set, is the bearer /metrics asks for, as the site's
+	// /metrics does on a --public listener.
+	token string
 }
 
-// NewStarting returns a handler for a start that waits on doing ("reading
-// the region catalogue and making the day's plan").
-func NewStarting(doing string) *Starting { return &Starting{doing: doing} }
+// NewStarting returns a handler for a start; doing says what it waits on
+// now ("reading the region catalogue"). metrics, when set, serves /metrics
+// until the site does, to a caller with token as its bearer when token is
+// set.
+func NewStarting(doing func() string, metrics http.Handler, token string) *Starting {
+	return &Starting{doing: doing, metrics: metrics, token: token}
+}
 
 // StatusStarting is /readyz's status while the process starts.
 const StatusStarting = "starting"
@@ -32,16 +45,34 @@ func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		(*site).ServeHTTP(w, r)
 		return
 	}
-	if r.URL.Path == "/healthz" {
+	switch {
+	case r.URL.Path == "/healthz":
 		healthz(w, r)
+		return
+	case r.URL.Path == "/metrics" && s.metrics != nil:
+		s.scrape(w, r)
 		return
 	}
 	w.Header().Set("Retry-After", "5")
 	switch r.URL.Path {
 	case "/readyz":
 		replyJSON(w, http.StatusServiceUnavailable, ReadyState{Status: StatusStarting,
-			Checks: []CheckState{{Name: "start", Detail: s.doing}}})
+			Checks: []CheckState{{Name: "start", Detail: s.doing()}}})
 	default:
-		apiError(w, http.StatusServiceUnavailable, "starting", "", "ingest is starting ("+s.doing+"): ask again shortly")
+		apiError(w, http.StatusServiceUnavailable, "starting", "", "ingest is starting ("+s.doing()+"): ask again shortly")
 	}
+}
+
+// scrape serves the start's /metrics, to the bearer of the token when
+// one is asked for.
+func (s *Starting) scrape(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "private, no-store")
+	if s.token != "" {
+		got, ok := bearer(r)
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+			apiUnauthorized(w, r)
+			return
+		}
+	}
+	s.metrics.ServeHTTP(w, r)
 }

@@ -11,7 +11,7 @@ import (
 // with what the start waits on, and every other path 503; once the site is
 // handed over, it answers everything.
 func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
-	s := NewStarting("reading the catalogue")
+	s := NewStarting(func() string { return "reading the catalogue" }, nil, "")
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -33,5 +33,38 @@ func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
 		if code, _ := get(path); code != http.StatusTeapot {
 			t.Errorf("%s once the site serves: %d, want the site's answer", path, code)
 		}
+	}
+}
+
+// While the process starts, /metrics serves the start's series with 200,
+// to the bearer of the token when one is asked for (a --public listener),
+// and is 503 as any other path when there are none to serve.
+func TestStartingServesMetrics(t *testing.T) {
+	series := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ingest_start_seconds 1\n")) })
+	doing := func() string { return "reading the catalogue" }
+	get := func(s *Starting, bearer string) int {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		if bearer != "" {
+			r.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		s.ServeHTTP(rec, r)
+		return rec.Code
+	}
+	if code := get(NewStarting(doing, series, ""), ""); code != 200 {
+		t.Errorf("/metrics while starting: %d, want 200", code)
+	}
+	guarded := NewStarting(doing, series, "a-token-of-twenty-characters")
+	if code := get(guarded, ""); code != 401 {
+		t.Errorf("/metrics while starting, a token asked and none given: %d, want 401", code)
+	}
+	if code := get(guarded, "wrong"); code != 401 {
+		t.Errorf("/metrics while starting, a wrong token: %d, want 401", code)
+	}
+	if code := get(guarded, "a-token-of-twenty-characters"); code != 200 {
+		t.Errorf("/metrics while starting, the token: %d, want 200", code)
+	}
+	if code := get(NewStarting(doing, nil, ""), ""); code != 503 {
+		t.Errorf("/metrics while starting with none to serve: %d, want 503", code)
 	}
 }

@@ -6,41 +6,69 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/web"
 )
 
 // Listener is run --listen's port, served from the moment it opens: until
 // the daemon has read what its start waits on (the region catalogue, the
-// upstream's clock, the day's plan) /healthz answers and /readyz says
-// "starting", so that a slow upstream never reads as a dead process.
+// upstream's clock, the day's plan) /healthz answers, /readyz says
+// "starting" and /metrics serves the process's series and the start's
+// (which step it waits on, since when), so that a slow upstream never
+// reads as a dead process nor as a target down.
 type Listener struct {
 	url      string
 	starting *web.Starting
+	start    *metrics.Start
 	close    func()
 }
 
-// startingFor is what /readyz says the start waits on.
-const startingFor = "reading the region catalogue and making the day's plan"
+// The steps of a start, as /readyz and ingest_start_step_seconds name
+// them.
+const (
+	stepOpen      = "opening the database, the limiter and the upstream's clock"
+	stepCatalogue = "reading the region catalogue"
+	stepPlan      = "making the day's plan"
+	stepSite      = "building the site"
+)
 
-// OpenListener opens addr (Listen: a port in use is a ConfigError) and
-// serves it at once.
-func (h *Host) OpenListener(ctx context.Context, addr string) (*Listener, error) {
-	ln, err := Listen(addr)
+// OpenListener opens cfg's address (Listen: a port in use is a
+// ConfigError) and serves it at once, b on its /metrics meanwhile.
+func (h *Host) OpenListener(ctx context.Context, cfg web.Config, b metrics.Build) (*Listener, error) {
+	ln, err := Listen(cfg.Listen)
 	if err != nil {
 		return nil, err
 	}
-	return h.ServeListener(ctx, ln), nil
+	return h.ServeListener(ctx, ln, cfg, b), nil
 }
 
 // ServeListener serves ln at once, as OpenListener does the port it opens:
-// the edge a simulation swaps for a listener of its own.
-func (h *Host) ServeListener(ctx context.Context, ln net.Listener) *Listener {
-	st := web.NewStarting(startingFor)
+// the edge a simulation swaps for a listener of its own. Its /metrics asks
+// for what the site's will: on a --public listener the access token as a
+// bearer, and none without one.
+func (h *Host) ServeListener(ctx context.Context, ln net.Listener, cfg web.Config, b metrics.Build) *Listener {
+	start := metrics.NewStart(b, h.clock(), stepOpen)
+	var scrape http.Handler = start.Handler()
+	token := ""
+	if cfg.Public {
+		if token = cfg.Token; token == "" {
+			scrape = nil
+		}
+	}
+	st := web.NewStarting(start.Doing, scrape, token)
 	shutdown := web.Start(ctx, ln, st, h.Logger)
-	l := &Listener{url: "http://" + ln.Addr().String() + "/", starting: st}
+	l := &Listener{url: "http://" + ln.Addr().String() + "/", starting: st, start: start}
 	l.close = sync.OnceFunc(shutdown)
-	h.Logger.Info("listening", "url", l.url, "serves", "/healthz; /readyz says starting until the day's plan is made")
+	h.Logger.Info("listening", "url", l.url, "serves", "/healthz and /metrics; /readyz says starting until the day's plan is made")
 	return l
+}
+
+// Step says the start waits on step from now on; a nil Listener (no
+// --listen) has nobody to tell.
+func (l *Listener) Step(step string) {
+	if l != nil {
+		l.start.Step(step)
+	}
 }
 
 // Serve hands every request from now on to site.

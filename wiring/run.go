@@ -62,6 +62,10 @@ type Run struct {
 	// Strict refuses a plan that does not fit the pools.
 	Plan, Strict bool
 
+	// Backups, when set, is the daemon's schedule of backups of its
+	// SQLite database (--backup-to, --backup-every, --backup-keep).
+	Backups *Backups
+
 	// Opened, when set, is given the database once the pipeline opened
 	// it: the simulation fills that database's disk.
 	Opened func(*store.DB)
@@ -97,7 +101,7 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 		// A port in use is exit 2 before the database is created; /healthz
 		// answers from here on, however long the start waits on the upstream.
 		var err error
-		if r.Listener, err = h.OpenListener(ctx, r.Listen.Listen); err != nil {
+		if r.Listener, err = h.OpenListener(ctx, *r.Listen, r.Build); err != nil {
 			if db != nil {
 				db.Close()
 			}
@@ -164,12 +168,14 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	// The catalogue's call is the run's: its units count in run --once's summary.
 	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
 	if r.Regions.All() {
+		r.Listener.Step(stepCatalogue)
 		if r.Timetable.Charts, err = r.Regions.Of(h.Catalogue(ctx, p, gate)); err != nil {
 			return configErrorf("--regions: %w", err)
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
 		if !slices.Equal(r.planned.charts, r.Timetable.Charts) {
+			r.Listener.Step(stepPlan)
 			r.planned, err = h.dayPlan(ctx, p.DB, r)
 		}
 		r.planned.say(h.Logger)
@@ -214,15 +220,23 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if err != nil {
 		return err
 	}
-	// The listener opens once /metrics holds every series the daemon
+	var backed *metrics.Backups
+	if r.Backups != nil {
+		backed = metrics.NewBackups(h.clock(), r.Backups.Every)
+		for _, c := range backed.Collectors() {
+			m.Register(c)
+		}
+	}
+	// The site is served once /metrics holds every series the daemon
 	// serves: a scrape that reaches it never misses the charts' cadences.
+	r.Listener.Step(stepSite)
 	shutdown, err := h.listenIfAsked(ctx, r, m, p)
 	if err != nil {
 		return err
 	}
 	defer shutdown()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
-	return outdated(ctx, h.daemon(ctx, p, r, d, upstream))
+	return outdated(ctx, h.daemon(ctx, p, r, d, upstream, backed))
 }
 
 // lastStarts is each chart's latest start as last holds it, but for a
@@ -285,8 +299,8 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 }
 
 // daemon records the schedule, then runs the daemon until a signal stops
-// it.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter) error {
+// it, with the backups beside it when r asks for them.
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
@@ -300,6 +314,17 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
+	if r.Backups != nil {
+		// A backup in flight when a signal comes is finished (or its
+		// part removed) before the daemon says it stopped and closes
+		// the database.
+		stopBackups, backedUp := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(backedUp)
+			h.keepBackups(ctx, p.DB, *r.Backups, backed, stopBackups)
+		}()
+		defer func() { close(stopBackups); <-backedUp }()
+	}
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
 	notifyReady(h.Logger)
@@ -348,7 +373,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	cfg := *r.Listen
 	ln, err := r.Listener, error(nil)
 	if ln == nil {
-		if ln, err = h.OpenListener(ctx, cfg.Listen); err != nil {
+		if ln, err = h.OpenListener(ctx, cfg, r.Build); err != nil {
 			return nil, err
 		}
 	}

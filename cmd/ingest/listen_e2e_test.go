@@ -365,9 +365,10 @@ func TestListenersTakeIPv6(t *testing.T) {
 
 // TestListenerAnswersWhileTheStartWaits: the daemon's port answers from
 // its start, whatever the upstream does: while the region catalogue's read
-// is held at the upstream, /healthz answers 200, /readyz 503 "starting" and
-// the site's pages 503; once the read is answered and the plan made,
-// /readyz runs its checks.
+// is held at the upstream, /healthz answers 200, /metrics 200 with the
+// process's series and the step the start waits on, /readyz 503 "starting"
+// and the site's pages 503; once the read is answered and the plan made,
+// /readyz runs its checks and /metrics is the daemon's.
 func TestListenerAnswersWhileTheStartWaits(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -389,12 +390,22 @@ func TestListenerAnswersWhileTheStartWaits(t *testing.T) {
 	if code, body := get(t, base+"/api/v1/charts/US"); code != 503 {
 		t.Errorf("/api/v1/charts/US while the catalogue is held: %d %s, want 503", code, body)
 	}
+	code, body = get(t, base+"/metrics")
+	for _, want := range []string{`ingest_start_step_seconds{step="reading the region catalogue"}`, "ingest_start_seconds ",
+		"ingest_build_info{", "process_start_time_seconds ", "go_goroutines "} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics while the catalogue is held: %d, want 200 with %s\n%.3000s", code, want, body)
+		}
+	}
 	release()
 	if !waitFor(longTimeout, func() bool { return siteServed(base) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon never served its site once the catalogue was answered\n%s", p.out)
 	}
 	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"status": "ready"`) {
 		t.Errorf("/readyz once started: %d %s, want 200 ready", code, body)
+	}
+	if code, body := get(t, base+"/metrics"); code != 200 || strings.Contains(body, "ingest_start_step_seconds") || !strings.Contains(body, "ingest_chart_cadence_seconds") {
+		t.Errorf("/metrics once started: %d, want 200 with the daemon's series and not the start's\n%.3000s", code, body)
 	}
 	p.signal(t, syscall.SIGTERM)
 	if code, exited := p.wait(cmdTimeout); !exited || code != 0 {

@@ -65,6 +65,10 @@ type runFlags struct {
 	// publicURLFrom where it came from, pub it read.
 	publicURL, publicURLFrom string
 	pub                      *url.URL
+	// backup is --backup-to, --backup-every and --backup-keep; backups
+	// the schedule they give, set in RunE.
+	backup  backupFlags
+	backups *wiring.Backups
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -140,6 +144,10 @@ A second signal stops at once.`,
 			if err := f.track.validate(cmd); err != nil {
 				return err
 			}
+			var err error
+			if f.backups, err = f.backup.validate(cmd, s, f.once); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), s, f)
 		},
 	}
@@ -157,6 +165,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nCut in whole UTC days: between this less a day and this are kept, never more. The prune runs once every --every, and after run --once's passes; docs/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	f.track.bind(cmd)
+	f.backup.bind(cmd)
 	bindCategories(cmd, &f.categories)
 	return cmd
 }
@@ -215,7 +224,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	b := readBuildInfo()
 	r := wiring.Run{Timetable: f.timetable(), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
 		Plan: !f.once || f.everyGiven, Strict: f.strict,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: sel,
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: sel, Backups: f.backups,
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span

@@ -80,7 +80,8 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		Pace: !s.NoPace, Record: true, Plan: true, Track: s.TrackFor, TrackEvery: s.TrackEvery, Keep: standing.StatsFor,
 		Terms: terms, Regions: regions.Selection(s.Regions), Build: metrics.Build{Version: "sim"}}
 	if ln != nil {
-		r.Listen, r.Listener, r.Plans = &web.Config{Listen: listenAddr}, h.ServeListener(ctx, ln), ratelimit.DefaultAPIPlans()
+		r.Listen, r.Plans = &web.Config{Listen: listenAddr}, ratelimit.DefaultAPIPlans()
+		r.Listener = h.ServeListener(ctx, ln, *r.Listen, r.Build)
 	}
 	if once != "" {
 		r.Once, r.Regions, r.Pace, r.Record, r.Plan, r.Track = true, regions.Selection(once), false, false, false, 0
