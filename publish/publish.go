@@ -151,29 +151,29 @@ func ask(ctx context.Context, site Site, p string) (*page, []byte, int, error) {
 		return nil, nil, 0, fmt.Errorf("publish %s: %w", p, err)
 	}
 	body := rec.Body.Bytes()
-	pg := &page{path: p, file: file, ctype: ctype, size: int64(len(body)), links: links(site, ctype, body)}
+	pg := &page{path: p, file: file, ctype: ctype, size: int64(len(body)), links: links(site, req.URL, ctype, body)}
 	if site.Order != nil {
 		pg.order = site.Order(req.URL.Path, ctype)
 	}
 	return pg, body, rec.Code, nil
 }
 
-// linkAttr finds the addresses a page or a feed names: its links and
-// images, and a sitemap's locations.
-var linkAttr = regexp.MustCompile(`(?:href|src)="([^"]*)"|<loc>([^<]*)</loc>`)
+// linkAttr finds the addresses a page, a feed or a stylesheet names: its
+// links and images, a sitemap's locations, a stylesheet's url().
+var linkAttr = regexp.MustCompile(`(?:href|src)="([^"]*)"|<loc>([^<]*)</loc>|url\(['"]?([^'")]*)['"]?\)`)
 
 // links are the site's own paths body names, each once, without their
 // query or fragment (a static host serves the path whatever the query),
 // those Skip names left out.
-func links(site Site, ctype string, body []byte) []string {
+func links(site Site, base *url.URL, ctype string, body []byte) []string {
 	if !textual(ctype) {
 		return nil
 	}
 	var out []string
 	named := map[string]bool{}
 	for _, m := range linkAttr.FindAllSubmatch(body, -1) {
-		raw := html.UnescapeString(string(m[1]) + string(m[2]))
-		p, ok := own(site.Origin, raw)
+		raw := html.UnescapeString(string(m[1]) + string(m[2]) + string(m[3]))
+		p, ok := own(site.Origin, base, raw)
 		if ok && (site.Skip == nil || !site.Skip(p)) && !named[p] {
 			named[p] = true
 			out = append(out, p)
@@ -182,28 +182,31 @@ func links(site Site, ctype string, body []byte) []string {
 	return out
 }
 
-// own is raw as a path of the site, escaped, when it is one.
-func own(origin, raw string) (string, bool) {
+// own is raw, named by the page at base, as a path of the site, escaped,
+// when it is one.
+func own(origin string, base *url.URL, raw string) (string, bool) {
 	if origin != "" && strings.HasPrefix(raw, origin) {
 		raw = strings.TrimPrefix(raw, origin)
 		if raw == "" || raw[0] == '?' || raw[0] == '#' {
 			raw = "/" + raw
 		}
 	}
-	if !strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "//") {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" {
 		return "", false
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Path == "" || path.Clean(u.Path) != u.Path && u.Path != "/" {
+	u = base.ResolveReference(u)
+	if u.Path == "" || path.Clean(u.Path) != u.Path {
 		return "", false
 	}
 	return u.EscapedPath(), true
 }
 
-// textual says a body may name links: a page, a feed, a sitemap.
+// textual says a body may name links: a page, a feed, a sitemap, a
+// stylesheet.
 func textual(ctype string) bool {
 	mt, _, _ := mime.ParseMediaType(ctype)
-	return mt == "text/html" || strings.HasSuffix(mt, "xml")
+	return mt == "text/html" || mt == "text/css" || strings.HasSuffix(mt, "xml")
 }
 
 // extensions name an index file by what it holds.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,7 +51,10 @@ func (c *charts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "broken", http.StatusInternalServerError)
 	case p == "/static/s.css":
 		w.Header().Set("Content-Type", "text/css")
-		fmt.Fprint(w, "body{}")
+		fmt.Fprint(w, "body{background:url(i.svg)}")
+	case p == "/static/i.svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		fmt.Fprint(w, "<svg/>")
 	case p == "/robots.txt":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "User-agent: *\n")
@@ -103,6 +107,8 @@ func (c *charts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // order is the house's order over the test site's paths.
 func order(p, ctype string) int {
 	switch {
+	case strings.HasPrefix(p, "/static/") && strings.HasSuffix(p, ".svg"):
+		return -1
 	case strings.HasPrefix(p, "/static/"):
 		return 0
 	case strings.HasPrefix(p, "/api/"):
@@ -133,7 +139,7 @@ func linked(t *testing.T, dir, file string) []string {
 	}
 	var out []string
 	for _, m := range hrefs.FindAllStringSubmatch(string(b), -1) {
-		p, ok := own(origin, m[1])
+		p, ok := own(origin, &url.URL{Path: "/" + file}, m[1])
 		if !ok || p == "/search" || p == "/gone" {
 			continue
 		}
@@ -189,6 +195,9 @@ func TestPublishWritesTargetsBeforePages(t *testing.T) {
 	c.set("US", "a", "b")
 	c.set("GB", "b", "c")
 	_, dangling := publishWatched(t, c, dir)
+	if !exists(dir, "/static/i.svg") {
+		t.Errorf("first publish: the image the stylesheet names is not there")
+	}
 	for _, d := range dangling {
 		file, p, _ := strings.Cut(d, " -> ")
 		if order(p, "") <= order("/"+strings.TrimSuffix(strings.TrimSuffix(file, "index.html"), "/"), "") {
