@@ -7,7 +7,10 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/publish"
 	"github.com/ingestworks/ingest/ratelimit"
 )
@@ -136,4 +139,60 @@ func publishOrder(p, contentType string) int {
 		return 6
 	}
 	return 7
+}
+
+// publishEvery is how often the daemon reads the data mark for a landing
+// to publish: a landing reaches the directory this long after the run
+// stored it at most, beside the publish's own time.
+const publishEvery = 5 * time.Second
+
+// publishOnLandings publishes r.Publish from p's database at the start
+// and each time the data mark moved since the last publish, beside the
+// passes, never in their way: a publish runs in its own goroutine, one at
+// a time, and a failed one is said and tried again at the next look. The
+// function returned stops it, a publish in flight left staged and
+// dropped.
+func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop func()) {
+	if r.Publish == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := clock.NewTicker(publishEvery)
+		defer tick.Stop()
+		published := ""
+		for {
+			if mark, err := p.DB.DB.DataMark(ctx); err == nil && mark != published && h.publishLogged(ctx, p, r) == nil {
+				published = mark
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// publishLogged publishes r.Publish from p's database and says what it
+// wrote, or why it could not: the daemon's publish at each landing, and
+// run --once's after its passes.
+func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run) error {
+	pub := *r.Publish
+	pub.Serve.QuotaKey, pub.Serve.Standing = p.QuotaKey, r.Terms.Standing
+	pub.Serve.Schedule = Schedule{Timetable: r.Timetable, Regions: r.Regions}
+	start := h.now()
+	res, err := h.Publish(ctx, p.DB, pub)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.Logger.Warn("publish: the site was not written; the directory keeps what it had", "dir", pub.Dir, ingest.LogErr, err)
+		}
+		return err
+	}
+	h.Logger.Info("published", "dir", pub.Dir, "files", res.Files, "bytes", res.Bytes, "written", res.Written,
+		"written_bytes", res.WrittenBytes, "removed", res.Removed, "took", h.now().Sub(start).Round(time.Millisecond).String())
+	return nil
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -52,5 +54,49 @@ func TestPublishWritesTheSite(t *testing.T) {
 		if res := h.mustRun(2, "publish", locked); !strings.Contains(res.stderr, "DIR "+locked+": cannot write into it") {
 			t.Errorf("a directory not writable: stderr %q, want it named", res.stderr)
 		}
+	}
+}
+
+// TestRunPublishesAfterEachLanding: run --once --publish writes the site
+// after its passes; the daemon with --publish writes it at its start and
+// again once a run lands (here one of run --once beside it), the chart's
+// page replaced, and stops on SIGTERM with nothing left staged.
+func TestRunPublishesAfterEachLanding(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.tightCosts(1_000_000)
+	once := filepath.Join(t.TempDir(), "once")
+	h.mustRun(0, "run", "--once", "--regions", "GB", "--publish", once)
+	if _, err := os.Stat(filepath.Join(once, "charts", "GB", "index.html")); err != nil {
+		t.Fatalf("run --once --publish: %v", err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "site")
+	page := filepath.Join(dir, "charts", "GB", "index.html")
+	p := h.start("run", "--regions", "GB", "--every", "1h", "--publish", dir)
+	var first []byte
+	if !waitFor(cmdTimeout, func() bool {
+		first, _ = os.ReadFile(page)
+		return len(first) > 0 || p.exited()
+	}) || p.exited() {
+		t.Fatalf("the daemon never published GB's chart\n%s", p.out)
+	}
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	if !waitFor(cmdTimeout, func() bool {
+		now, _ := os.ReadFile(page)
+		return len(now) > 0 && !bytes.Equal(now, first) || p.exited()
+	}) || p.exited() {
+		t.Fatalf("a run landed and the daemon did not publish it\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code, exited := p.wait(cmdTimeout); !exited || code != 0 {
+		t.Fatalf("SIGTERM: exited %v with %d\n%s", exited, code, p.out)
+	}
+	if n := strings.Count(p.out.String(), "msg=published"); n < 2 {
+		t.Errorf("the daemon said %d publishes, want the start's and the landing's\n%s", n, p.out)
+	}
+	staged, _ := filepath.Glob(filepath.Join(dir, "charts", "GB", ".*publish-*"))
+	if len(staged) > 0 {
+		t.Errorf("staged files left: %v", staged)
 	}
 }
