@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"mime"
@@ -11,7 +12,9 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Site is what a publish asks and how it reads the answers.
@@ -35,7 +38,16 @@ type Site struct {
 	// Progress is told the pages asked of those known so far; nil for
 	// none.
 	Progress func(done, known int)
+	// Pause waits d, or until ctx ends, before a page the site answered
+	// busy (503 or 429) is asked again, as its Retry-After says; nil asks
+	// no page twice.
+	Pause func(ctx context.Context, d time.Duration) error
 }
+
+// busyTries is how many times a page the site answers busy is asked: a
+// publish on a loaded host waits its turn like a reader, never failing
+// on the first busy answer.
+const busyTries = 10
 
 // Result is what a publish did.
 type Result struct {
@@ -72,7 +84,15 @@ func Publish(ctx context.Context, dir string, site Site) (Result, error) {
 	return publish(ctx, &writer{dir: dir}, site)
 }
 
+// ErrBusy is a directory another publish is writing into.
+var ErrBusy = errors.New("another publish is writing into the directory")
+
 func publish(ctx context.Context, w *writer, site Site) (res Result, err error) {
+	unlock, err := lock(w.dir)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	if err := w.sweepTemps(); err != nil {
 		return res, err
 	}
@@ -136,12 +156,24 @@ func crawl(ctx context.Context, w *writer, site Site) ([]*page, int, error) {
 	return pages, dead, nil
 }
 
-// ask asks the site for p as a reader with no credentials would.
+// ask asks the site for p as a reader with no credentials would, again
+// while it answers busy.
 func ask(ctx context.Context, site Site, p string) (*page, []byte, int, error) {
-	req := httptest.NewRequestWithContext(ctx, http.MethodGet, p, nil)
-	req.RemoteAddr = "127.0.0.1:1" // this process, not a reader
-	rec := httptest.NewRecorder()
-	site.Handler.ServeHTTP(rec, req)
+	var req *http.Request
+	var rec *httptest.ResponseRecorder
+	for try := 1; ; try++ {
+		req = httptest.NewRequestWithContext(ctx, http.MethodGet, p, nil)
+		req.RemoteAddr = "127.0.0.1:1" // this process, not a reader
+		rec = httptest.NewRecorder()
+		site.Handler.ServeHTTP(rec, req)
+		busy := rec.Code == http.StatusServiceUnavailable || rec.Code == http.StatusTooManyRequests
+		if !busy || site.Pause == nil || try == busyTries {
+			break
+		}
+		if err := site.Pause(ctx, retryAfter(rec.Header())); err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	if rec.Code != http.StatusOK {
 		return nil, nil, rec.Code, nil
 	}
@@ -156,6 +188,15 @@ func ask(ctx context.Context, site Site, p string) (*page, []byte, int, error) {
 		pg.order = site.Order(req.URL.Path, ctype)
 	}
 	return pg, body, rec.Code, nil
+}
+
+// retryAfter is the wait a busy answer asks for, a second when it says
+// none.
+func retryAfter(h http.Header) time.Duration {
+	if n, err := strconv.Atoi(h.Get("Retry-After")); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return time.Second
 }
 
 // linkAttr finds the addresses a page, a feed or a stylesheet names: its

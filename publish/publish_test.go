@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -370,5 +371,70 @@ func TestFileLayout(t *testing.T) {
 		if got, err := File(p, "text/html"); err == nil {
 			t.Errorf("File(%q) = %q, want an error", p, got)
 		}
+	}
+}
+
+// busySite answers 503 with Retry-After to the first asks of each page
+// then serves the charts.
+type busySite struct {
+	*charts
+	mu   sync.Mutex
+	left map[string]int
+}
+
+func (b *busySite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	n := b.left[r.URL.Path]
+	b.left[r.URL.Path] = n + 1
+	b.mu.Unlock()
+	if n < 2 {
+		w.Header().Set("Retry-After", "3")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	b.charts.ServeHTTP(w, r)
+}
+
+// TestPublishWaitsOutABusySite: a page the site answers busy is asked
+// again after the wait its Retry-After says, and the publish completes; a
+// site busy past every try fails the publish naming the page.
+func TestPublishWaitsOutABusySite(t *testing.T) {
+	t.Parallel()
+	c := &charts{}
+	c.set("US", "a")
+	site := c.site()
+	site.Handler = &busySite{charts: c, left: map[string]int{}}
+	var waits []time.Duration
+	site.Pause = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	res, err := Publish(context.Background(), t.TempDir(), site)
+	if err != nil || res.Files == 0 {
+		t.Fatalf("a busy site: %d files, %v", res.Files, err)
+	}
+	if asked := res.Files + res.Dead; len(waits) != 2*asked || waits[0] != 3*time.Second {
+		t.Errorf("waited %v for %d pages asked, want 3s twice for each", waits, asked)
+	}
+	site.Handler = &busySite{charts: c, left: map[string]int{"/": -busyTries}}
+	if _, err := Publish(context.Background(), t.TempDir(), site); err == nil || !strings.Contains(err.Error(), "publish /: the site answered 503") {
+		t.Errorf("a site busy past every try: %v, want the page named", err)
+	}
+}
+
+// TestPublishIsOneAtATime: a publish into a directory another is writing
+// into stops at once with ErrBusy, touching nothing.
+func TestPublishIsOneAtATime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	unlock, err := lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &charts{}
+	c.set("US", "a")
+	if _, err := Publish(context.Background(), dir, c.site()); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second publish: %v, want ErrBusy", err)
+	}
+	unlock()
+	if _, err := Publish(context.Background(), dir, c.site()); err != nil {
+		t.Errorf("once the first ended: %v", err)
 	}
 }

@@ -51,6 +51,7 @@ func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Re
 	sv.Plans = publishPlans
 	sv.Web.Public, sv.Web.Token, sv.Web.Listen = true, "", "127.0.0.1:0"
 	sv.Web.SearchURL, sv.Web.NoSearch = p.SearchURL, p.SearchURL == ""
+	sv.Web.Timeout = publishTimeout
 	ui, closeWeb, err := h.OpenWeb(ctx, db, sv)
 	if err != nil {
 		return publish.Result{}, err
@@ -61,8 +62,13 @@ func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Re
 		return publish.Result{}, err
 	}
 	return publish.Publish(ctx, p.Dir, publish.Site{Handler: ui, Seeds: seeds, Skip: notStatic, Origin: origin(sv.Web.PublicURL),
-		Order: publishOrder, Progress: p.Progress})
+		Order: publishOrder, Progress: p.Progress, Pause: clock.Sleep})
 }
+
+// publishTimeout bounds the build of one page of a publish: the largest
+// (every region's videos on the worldwide page) on a loaded host, which a
+// reader's bound would cut.
+const publishTimeout = 2 * time.Minute
 
 // publishSeeds are the pages a publish starts from: the front and
 // worldwide pages with their JSON and feed, robots.txt, the sitemap where
