@@ -26,6 +26,7 @@
 //	report/                what report, /quota and the dashboard show
 //	metrics/               the Prometheus series of run --listen
 //	web/                   the JSON API and the pages
+//	publish/               the readers' site written as files a static host serves
 //	ratelimit/             the API clients' request limiter
 //	internal/fakeyt/       the fake YouTube Data API of tests and the demo
 //	internal/textnorm/     the one normalization of indexed text and queries

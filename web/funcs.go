@@ -13,8 +13,8 @@ import (
 // templateFuncs are the templates' functions; signOut shows the sign-out
 // button, operator the link to the operator's page (not on a public site,
 // whose readers it would only send to a sign-in), names the regions.
-func templateFuncs(signOut, operator bool, asset func(string) string, names places) template.FuncMap {
-	return template.FuncMap{"signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
+func templateFuncs(signOut, operator bool, asset func(string) string, names places, search string) template.FuncMap {
+	return template.FuncMap{"search": func() string { return search }, "signOut": func() bool { return signOut }, "operator": func() bool { return operator }, "asset": asset, "plural": plural, "deref": func(p *int) int { return *p }, "thumbnail": thumbnail, "addf": func(a, b float64) float64 { return a + b },
 		"subf": func(a, b float64) float64 { return a - b }, "midf": func(a, b float64) float64 { return (a + b) / 2 }, "duration": duration, "day": day, "youtube": youTubeURL, "plural64": plural64,
 		"num64": func(n int) string { return num(int64(n)) }, "add": func(a, b int) int { return a + b },
 		"num": num, "when": when, "spark": sparkline, "marks": marks,

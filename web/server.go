@@ -116,6 +116,12 @@ type Config struct {
 	// relative, no canonical address, and no sitemap; it is never taken
 	// from a request's Host.
 	PublicURL *url.URL
+	// Search is where the pages' search form points: "" for this
+	// server's own /search. A published site (docs/operations.md,
+	// "Publish") has no search of its own: SearchURL there, and with
+	// NoSearch the form and the link are left out.
+	SearchURL string
+	NoSearch  bool
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -176,14 +182,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(templateFuncs(access == TokenRequired, access != Public, static.path, names))
+	p, err := parsePages(templateFuncs(access == TokenRequired, access != Public, static.path, names, cfg.searchAt()))
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Clock), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Clock), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
-		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names)); err != nil {
+		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
 			return nil, err
 		}
 	}
@@ -250,10 +256,25 @@ const ThumbnailHost = "i.ytimg.com"
 
 // policy is the Content-Security-Policy: no script at all; images from
 // this server and, with thumbnails, from ThumbnailHost alone.
-func policy(thumbnails bool) string {
+func policy(thumbnails bool, searchURL string) string {
 	img := "img-src 'self' data:"
 	if thumbnails {
 		img += " https://" + ThumbnailHost
 	}
-	return "default-src 'none'; style-src 'self'; " + img + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	form := "form-action 'self'"
+	if u, err := url.Parse(searchURL); err == nil && u.Host != "" {
+		form += " " + u.Scheme + "://" + u.Host // the search another host answers
+	}
+	return "default-src 'none'; style-src 'self'; " + img + "; " + form + "; frame-ancestors 'none'; base-uri 'none'"
+}
+
+// searchAt is where the search form points, "" for none.
+func (c Config) searchAt() string {
+	switch {
+	case c.NoSearch:
+		return ""
+	case c.SearchURL != "":
+		return c.SearchURL
+	}
+	return "/search"
 }

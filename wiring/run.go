@@ -50,6 +50,9 @@ type Run struct {
 	// once the site is built.
 	Listener *Listener
 	Plans    *ratelimit.APIPlans
+	// Publish, when set, is --publish: the readers' site written into its
+	// directory at the start and after each landing (publish.go).
+	Publish *Publish
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
 	// the upstream when it is a day old (catalogue.go).
@@ -214,7 +217,10 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return err
 		}
 		defer shutdown()
-		return outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: spent}))
+		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: spent})); err != nil || r.Publish == nil {
+			return err
+		}
+		return h.publishLogged(ctx, p, r)
 	}
 	pacer, err := h.watchPace(r, p, &ros, m, ages)
 	if err != nil {
@@ -235,6 +241,7 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 		return err
 	}
 	defer shutdown()
+	defer h.publishOnLandings(ctx, p, r)()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
 	return outdated(ctx, h.daemon(ctx, p, r, d, upstream, backed))
 }

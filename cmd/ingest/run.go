@@ -69,6 +69,13 @@ type runFlags struct {
 	// the schedule they give, set in RunE.
 	backup  backupFlags
 	backups *wiring.Backups
+	// publish is --publish, the directory the readers' site is written
+	// into after each landing, with search what its pages' search form
+	// points at (--search-url); published what they give, set by
+	// validate.
+	publish, publishFrom string
+	search               publishFlags
+	published            *wiring.Publish
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -139,6 +146,8 @@ A second signal stops at once.`,
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
+			f.publishFrom = envflag.Given(cmd.Flags().Lookup("publish"))
+			f.search.searchURLFrom = envflag.Given(cmd.Flags().Lookup("search-url"))
 			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
@@ -158,7 +167,9 @@ A second signal stops at once.`,
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
-	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
+	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen and the pages of --publish show no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
+	cmd.Flags().StringVar(&f.publish, "publish", "", "write the readers' site into this directory as files a static host serves, at the start and after each landing (as ingest publish DIR; docs/operations.md, Publish)")
+	f.search.bind(cmd)
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	daysVar(cmd.Flags(), &f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/operations.md, Pacing)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
@@ -202,6 +213,14 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return "", err
 	}
+	if f.publish != "" {
+		f.search.publicURL, f.search.publicURLFrom, f.search.noThumbs = f.publicURL, f.publicURLFrom, f.noThumbs
+		p, err := f.search.settings(f.publishFrom, f.publish)
+		if err != nil {
+			return "", err
+		}
+		f.published = &p
+	}
 	return sel, nil
 }
 
@@ -233,6 +252,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub}
 		r.Plans = f.plans
 	}
+	r.Publish = f.published
 	key, err := apiKey()
 	if err != nil {
 		return err

@@ -1,0 +1,204 @@
+package wiring
+
+// The readers' site as files: the site serve --public builds, asked in
+// the process for every page a reader reaches, written by publish/.
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/publish"
+	"github.com/ingestworks/ingest/ratelimit"
+)
+
+// Publish is `ingest publish` (and run --publish) as its checked flags
+// give it.
+type Publish struct {
+	// Dir is the directory the site is written into.
+	Dir string
+	// Serve is the site as serve --public would build it: its schedule,
+	// the public address its links are under, what its pages show.
+	Serve Serve
+	// SearchURL is where the pages' search form points; "" leaves it out,
+	// since a directory answers no search.
+	SearchURL string
+	// Progress is told the pages asked of those known so far; nil for
+	// none.
+	Progress func(done, known int)
+}
+
+// publishPlans meter the publish's own asks of its site: one client
+// asking every page at once, never a reader, which the anonymous plan of
+// serve would refuse part way.
+var publishPlans = func() *ratelimit.APIPlans {
+	p, err := ratelimit.ParseAPIPlans("the publish's plans", []byte("plans:\n  anonymous: {limit: 1000000, window: 1s, burst: 1000000}\n"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// Publish writes the readers' site over db into p.Dir: the site serve
+// --public builds, with the search pointed at p.SearchURL, asked in the
+// process for every chart, its JSON and feed, the pages they link, the
+// sitemap and robots.txt.
+func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Result, error) {
+	sv := p.Serve
+	sv.Plans = publishPlans
+	sv.Web.Public, sv.Web.Token, sv.Web.Listen = true, "", "127.0.0.1:0"
+	sv.Web.SearchURL, sv.Web.NoSearch = p.SearchURL, p.SearchURL == ""
+	sv.Web.Timeout = publishTimeout
+	ui, closeWeb, err := h.OpenWeb(ctx, db, sv)
+	if err != nil {
+		return publish.Result{}, err
+	}
+	defer closeWeb()
+	seeds, err := publishSeeds(ctx, db, sv.Web.PublicURL)
+	if err != nil {
+		return publish.Result{}, err
+	}
+	return publish.Publish(ctx, p.Dir, publish.Site{Handler: ui, Seeds: seeds, Skip: notStatic, Origin: origin(sv.Web.PublicURL),
+		Order: publishOrder, Progress: p.Progress, Pause: clock.Sleep})
+}
+
+// publishTimeout bounds the build of one page of a publish: the largest
+// (every region's videos on the worldwide page) on a loaded host, which a
+// reader's bound would cut.
+const publishTimeout = 2 * time.Minute
+
+// publishSeeds are the pages a publish starts from: the front and
+// worldwide pages with their JSON and feed, robots.txt, the sitemap where
+// there is one, and each region's chart with its JSON and feed, so that a
+// chart no page links is published too.
+func publishSeeds(ctx context.Context, db *Database, public *url.URL) ([]string, error) {
+	seeds := []string{"/", "/worldwide", "/api/v1", "/api/v1/worldwide", "/worldwide/feed", "/robots.txt"}
+	if public != nil {
+		seeds = append(seeds, "/sitemap.xml")
+	}
+	charts, err := db.DB.Charts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range charts {
+		if c.Category == "" {
+			r := url.PathEscape(c.Region)
+			seeds = append(seeds, "/charts/"+r, "/api/v1/charts/"+r, "/charts/"+r+"/feed")
+		}
+	}
+	return seeds, nil
+}
+
+// origin is the site's public address as its absolute links begin.
+func origin(public *url.URL) string {
+	if public == nil {
+		return ""
+	}
+	return strings.TrimSuffix(public.String(), "/")
+}
+
+// staticPrefixes are the readers' paths a directory can answer: what is
+// the same for every reader and every query. The search, the sign-in and
+// the operator's routes are not among them.
+var staticPrefixes = []string{"/static/", "/charts/", "/videos/", "/worldwide", "/api/v1/charts/", "/api/v1/videos/",
+	"/api/v1/worldwide", "/sitemaps/"}
+
+// notStatic says a path is not published.
+func notStatic(p string) bool {
+	switch p {
+	case "/", "/api/v1", "/robots.txt", "/sitemap.xml":
+		return false
+	}
+	for _, pre := range staticPrefixes {
+		if strings.HasPrefix(p, pre) {
+			return false
+		}
+	}
+	return true
+}
+
+// publishOrder is the order a publish writes the site in: the files pages
+// link before the pages (the images, the stylesheets that name them, the
+// JSON, the videos, the charts), then the pages that lead to them (the worldwide and front
+// pages, robots.txt and the sitemap), the feeds last, since a feed
+// reader's next step is a page.
+func publishOrder(p, contentType string) int {
+	switch {
+	case strings.HasPrefix(p, "/static/") && !strings.HasPrefix(contentType, "text/css"):
+		return 0
+	case strings.HasPrefix(p, "/static/"):
+		return 1
+	case strings.HasPrefix(p, "/api/"):
+		return 2
+	case strings.HasPrefix(p, "/videos/"):
+		return 3
+	case strings.HasPrefix(contentType, "application/atom+xml"):
+		return 8
+	case strings.HasPrefix(p, "/charts/"):
+		return 4
+	case strings.HasPrefix(p, "/worldwide"):
+		return 5
+	case p == "/":
+		return 6
+	}
+	return 7
+}
+
+// publishEvery is how often the daemon reads the data mark for a landing
+// to publish: a landing reaches the directory this long after the run
+// stored it at most, beside the publish's own time.
+const publishEvery = 5 * time.Second
+
+// publishOnLandings publishes r.Publish from p's database at the start
+// and each time the data mark moved since the last publish, beside the
+// passes, never in their way: a publish runs in its own goroutine, one at
+// a time, and a failed one is said and tried again at the next look. The
+// function returned stops it, a publish in flight left staged and
+// dropped.
+func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop func()) {
+	if r.Publish == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := clock.NewTicker(publishEvery)
+		defer tick.Stop()
+		published := ""
+		for {
+			if mark, err := p.DB.DB.DataMark(ctx); err == nil && mark != published && h.publishLogged(ctx, p, r) == nil {
+				published = mark
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// publishLogged publishes r.Publish from p's database and says what it
+// wrote, or why it could not: the daemon's publish at each landing, and
+// run --once's after its passes.
+func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run) error {
+	pub := *r.Publish
+	pub.Serve.QuotaKey, pub.Serve.Standing = p.QuotaKey, r.Terms.Standing
+	pub.Serve.Schedule = Schedule{Timetable: r.Timetable, Regions: r.Regions}
+	start := h.now()
+	res, err := h.Publish(ctx, p.DB, pub)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.Logger.Warn("publish: the site was not written; the directory keeps what it had", "dir", pub.Dir, ingest.LogErr, err)
+		}
+		return err
+	}
+	h.Logger.Info("published", "dir", pub.Dir, "files", res.Files, "bytes", res.Bytes, "written", res.Written,
+		"written_bytes", res.WrittenBytes, "removed", res.Removed, "took", h.now().Sub(start).Round(time.Millisecond).String())
+	return nil
+}
