@@ -65,6 +65,10 @@ type runFlags struct {
 	// publicURLFrom where it came from, pub it read.
 	publicURL, publicURLFrom string
 	pub                      *url.URL
+	// cacheControl is --cache-control, for the dashboard of --listen;
+	// cacheControlFrom where it came from, cache what it read.
+	cacheControl, cacheControlFrom string
+	cache                          *web.CachePolicy
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -135,6 +139,7 @@ A second signal stops at once.`,
 			f.everyGiven, f.regionsGiven = cmd.Flags().Changed("every"), cmd.Flags().Changed("regions")
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
+			f.cacheControlFrom = cacheControlFrom(cmd)
 			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
@@ -149,6 +154,7 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
+	bindCacheControl(cmd, &f.cacheControl)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
@@ -190,6 +196,9 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	if f.pub, err = parsePublicURL(f.publicURLFrom, f.publicURL); err != nil {
 		return "", err
 	}
+	if f.cache, err = parseCacheControl(f.cacheControlFrom, f.cacheControl); err != nil {
+		return "", err
+	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return "", err
 	}
@@ -221,7 +230,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Track = span
 	}
 	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub}
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub, Cache: f.cache}
 		r.Plans = f.plans
 	}
 	key, err := apiKey()

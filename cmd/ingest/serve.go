@@ -45,6 +45,9 @@ type serveFlags struct {
 	trustedProxies string
 	// publicURL is --public-url, and publicURLFrom where it came from.
 	publicURL, publicURLFrom string
+	// cacheControl is --cache-control, and cacheControlFrom where it came
+	// from.
+	cacheControl, cacheControlFrom string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -95,6 +98,7 @@ as in ingest report; --every and --regions override it.`,
 			f.schedule.given(cmd)
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
+			f.cacheControlFrom = cacheControlFrom(cmd)
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -104,6 +108,7 @@ as in ingest report; --every and --regions override it.`,
 	f.schedule.bind(cmd)
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
+	bindCacheControl(cmd, &f.cacheControl)
 	return cmd
 }
 
@@ -131,6 +136,10 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	cache, err := parseCacheControl(f.cacheControlFrom, f.cacheControl)
+	if err != nil {
+		return err
+	}
 	db, err := openServeDB(ctx, s)
 	if err != nil {
 		return err
@@ -139,7 +148,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	k, _ := apiKey()
 	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
-			TrustedProxies: proxies, Token: tok, PublicURL: pub}})
+			TrustedProxies: proxies, Token: tok, PublicURL: pub, Cache: cache}})
 	if err != nil {
 		return err
 	}
