@@ -15,7 +15,7 @@ LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
 # The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
 IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
 
-.PHONY: help build install image test bench soak partition sim demo lint fuzz mutants deps clean
+.PHONY: help build install image test bench soak partition sim sim-sweep demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -55,11 +55,11 @@ RACE := -race -gcflags=modernc.org/sqlite/lib=-race=false
 # takes: a busy machine takes several times longer.
 PKG_TIMEOUT ?= 80m
 
-# The pacing days draw their restarts and starts from a seed: make test
-# runs them on one (INGEST_PACE_SEED overrides it), so that its verdict is
-# the same on every run of a revision; `go test -run '^TestDays' ./pace/`
-# draws a new one each time, and logs it.
-DAYS_SEED ?= 20261125
+# Every test that draws randomness takes its seed from one variable (the
+# simulation's, the pacing days', the prune's, the partition lab's): unset,
+# as make test leaves them, each runs on the fixed seeds kept beside it, so
+# that a revision's verdict is the same on every run; make sim, sim-sweep
+# and partition draw new ones ("random"). docs/testing.md, "Seeds".
 
 # The checks that drive Chromium or run make build (cmd/ingest's) or
 # install from npm (export's, and the exports read by DuckDB) wait on other programs more than they
@@ -77,7 +77,7 @@ CPU := -exec $(CURDIR)/scripts/cputime.sh
 test: deps ## run every test with -race against real redis-server and SQLite, the pacing days without it, the browser checks and deploy/'s beside them; print the CPU-seconds of each package and of the whole run
 	@days=$$(mktemp); beside=$$(mktemp); deploy=$$(mktemp); cpu=$$(mktemp); times=$$(mktemp); start=$$(date +%s); \
 	export INGEST_CPU_LOG=$$cpu INGEST_CPU_ROOT=$(CURDIR); \
-	INGEST_CPU_TAG=days INGEST_PACE_SEED=$${INGEST_PACE_SEED:-$(DAYS_SEED)} $(GO) test $(CPU) -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
+	INGEST_CPU_TAG=days $(GO) test $(CPU) -count=1 -timeout 75m -run '^TestDays' ./pace/ >$$days 2>&1 & pid=$$!; \
 	INGEST_CPU_TAG=beside GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(CPU) $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -run '$(BESIDE)' ./cmd/ingest/ ./export/ >$$beside 2>&1 & bpid=$$!; \
 	(cd deploy && $(GO) test $(CPU) -count=1 ./...) >$$deploy 2>&1 & dpid=$$!; \
 	GORACE="$$GORACE atexit_sleep_ms=0" $(GO) test $(CPU) $(RACE) -count=1 -timeout $(PKG_TIMEOUT) -skip '$(BESIDE)' ./...; rc=$$?; \
@@ -95,11 +95,14 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
 partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change, PARTITION_HISTORY=DIR keeps the history; needs root), then the checker's verdict
-	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-0} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
+	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-random} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
 
-sim: ## the whole daemon on virtual time from a seed (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one and a short one at every region (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
-	set -o pipefail; INGEST_SIM_SEED=$(SEED) INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \
+sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one and a short one at every region (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
+	set -o pipefail; INGEST_SIM_SEED=$${SEED:-random} INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \
 	$(GO) test -count=1 -timeout 0 -v -run '^TestSim' ./internal/sim/ | grep -v '^=== '
+
+sim-sweep: ## the simulation over SEEDS (default 20) seeds drawn from the kernel, DAYS (default 2) days each, every shape make test runs (ALL=1 adds the two at every region), a core each: a table of seed, shape, verdict, first failure and the line that replays it
+	@scripts/sim-sweep.sh
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh

@@ -41,6 +41,7 @@
 //	internal/pgtest/       a real PostgreSQL for tests
 //	internal/storetest/    a test run on each database the store opens
 //	internal/passtest/     a test store filled by real passes, as run --once fills it
+//	internal/seedtest/     the seeds a test draws from: fixed in make test, random in make sim
 //	internal/redistest/    real redis-server processes for tests
 //	internal/browsertest/  a real headless Chromium for tests
 //	internal/partition/    real daemons on network namespaces under a nemesis (make partition)

@@ -98,7 +98,7 @@ type work func(m *meter, out *Outcome) error
 func (j job) run(ctx context.Context, w work) Outcome {
 	out := Outcome{Region: j.label(), Units: map[string]int64{}, Daily: map[string]int64{}, Remaining: -1}
 	runID, err := j.start(ctx, j.clock.Now())
-	if err != nil {
+	if err = said(j.store, err); err != nil {
 		out.fail(fmt.Errorf("start run: %w", err))
 		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)
 		return out
@@ -109,14 +109,15 @@ func (j job) run(ctx context.Context, w work) Outcome {
 		m.room = r.Room
 	}
 	out.Units, out.Daily = m.units, m.daily
-	err = j.guard(w, m, &out)
+	err = said(j.store, j.guard(w, m, &out))
 	out.Remaining = m.remaining
 	j.classify(ctx, &out, err)
 	out.At = j.clock.Now()
 	// The run's row is written even when ctx was cancelled: a run must not
 	// stay "running" because a second signal came.
-	if ferr := j.store.FinishRun(context.WithoutCancel(ctx), runID, out.RunEnd); ferr != nil && out.Err == nil {
+	if ferr := said(j.store, j.store.FinishRun(context.WithoutCancel(ctx), runID, out.RunEnd)); ferr != nil && out.Err == nil {
 		out.fail(fmt.Errorf("finish run: %w", ferr))
+		out.Fatal = errors.Is(ferr, ingest.ErrDiskFull) || errors.Is(ferr, ingest.ErrDamaged)
 	}
 	return out
 }
@@ -126,6 +127,23 @@ func (j job) label() string {
 		return j.name
 	}
 	return j.region
+}
+
+// fuller is a store that says a full disk the one way the docs give,
+// whichever part met it (store.DB.Full): the limiter and the ledger write
+// the database the store writes, and their errors name no file.
+type fuller interface {
+	Full(err error) error
+}
+
+// said is err as the store says it: SQLite's or PostgreSQL's word for a
+// full disk, met by the store, the ledger or the limiter, names the disk
+// and the fix.
+func said(store any, err error) error {
+	if f, ok := store.(fuller); ok && err != nil {
+		return f.Full(err)
+	}
+	return err
 }
 
 // guard runs w and turns a panic into an error, so that the run's row still

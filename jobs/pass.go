@@ -77,7 +77,7 @@ func (p *Pass) Run(ctx context.Context) PassResult { return p.RunFor(ctx, time.T
 // beside its start: a restart then counts it as that slot's however late
 // it started.
 func (p *Pass) RunFor(ctx context.Context, slot time.Time) PassResult {
-	if err := p.abandon(ctx); err != nil {
+	if err := said(p.Sink, p.abandon(ctx)); err != nil {
 		out := Outcome{Region: p.Chart(), Remaining: -1}
 		out.fail(fmt.Errorf("abandon runs: %w", err))
 		out.Fatal = errors.Is(err, ingest.ErrDiskFull) || errors.Is(err, ingest.ErrDamaged)

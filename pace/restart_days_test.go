@@ -7,13 +7,12 @@ package pace_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/seedtest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 )
@@ -96,20 +95,15 @@ func TestDaysRestartAndJoin(t *testing.T) {
 	}
 }
 
-// seed is the days tests' random seed: INGEST_PACE_SEED, or the time,
-// logged so that a failure can be run again.
+// daysSeed is the days tests' fixed seed, the one make test runs them on.
+const daysSeed = 20261125
+
+// seed is the days tests' random seed: INGEST_PACE_SEED's ("random" draws
+// one from the kernel, a number replays it), else daysSeed; logged so that
+// a failure can be run again.
 func seed(t *testing.T) int64 {
 	t.Helper()
-	if v := os.Getenv("INGEST_PACE_SEED"); v != "" {
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatalf("INGEST_PACE_SEED=%q: want a number", v)
-		}
-		return n
-	}
-	n := time.Now().UnixNano()
-	t.Logf("seed %d (INGEST_PACE_SEED=%d runs it again)", n, n)
-	return n
+	return int64(seedtest.Seed(t, "INGEST_PACE_SEED", daysSeed))
 }
 
 // restart stops the sim's daemon at at, whatever the moment, and starts a

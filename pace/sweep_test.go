@@ -616,5 +616,5 @@ func TestDaysScarcitySweep(t *testing.T) {
 	}
 }
 
-// seedOr is INGEST_PACE_SEED, or the time, logged.
+// seedOr is the days tests' seed (seed).
 func seedOr(t *testing.T) int64 { return seed(t) }

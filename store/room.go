@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ingestworks/ingest"
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -29,6 +31,9 @@ type DiskFullError struct {
 	// Day is what the last day stored, when check measured the room a day
 	// needs (Day and RoomPerCall); -1 when it did not.
 	Day int64
+	// Server is set when a PostgreSQL server said its disk is full: Path is
+	// its URL without the password, and the room is the server's to give.
+	Server bool
 }
 
 func (e *DiskFullError) Error() string {
@@ -39,6 +44,10 @@ func (e *DiskFullError) Error() string {
 	if e.Day >= 0 {
 		return fmt.Sprintf("%s: %s free in %s, less than a day needs (%s: what the last day stored, and %s kept free before each call): "+
 			"free space there or move the database to a larger disk before the next run", e.Path, Bytes(e.Free), e.Dir, Bytes(e.Day+RoomPerCall), Bytes(RoomPerCall))
+	}
+	if e.Server {
+		return fmt.Sprintf("%s: the disk is full: the PostgreSQL server could not write: "+
+			"free space on the server's data directory (or grow its volume), then run again", e.Path)
 	}
 	if e.Write {
 		return fmt.Sprintf("%s: the disk is full: SQLite could not write (%s in %s): "+
@@ -71,30 +80,85 @@ func (db *DB) Room(context.Context) error {
 // said; any other err is returned as it is.
 func (db *DB) full(err error) error {
 	var se *sqlite.Error
-	if err == nil || IsURL(db.path) || !errors.As(err, &se) {
-		return err
-	}
-	switch se.Code() & 0xff {
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	if err != nil && !IsURL(db.path) && errors.As(err, &se) && Damaged(err) {
 		return fmt.Errorf("%w (%v)", damaged(db.path, "SQLite cannot read its pages"), err)
-	case sqlite3.SQLITE_FULL:
-	default:
-		return err
 	}
-	free, ferr := FreeBytes(db.path)
-	if ferr != nil {
-		free = -1
-	}
-	return &diskFull{DiskFullError{Path: db.path, Dir: filepath.Dir(db.path), Free: free, Write: true, Day: -1}, err}
+	return Full(db.path, err)
 }
 
-// diskFull is a DiskFullError found by SQLite at a write.
+// Full is err said the one way docs/operations.md gives a full disk, when
+// it is the database's word for one, whichever part met it: the store, the
+// ledger, the embedded limiter, the API's counts. SQLite's "database or
+// disk is full" and PostgreSQL's disk_full become a DiskFullError naming
+// path (the database as its settings name it), what the driver said kept
+// beneath; an err that already says so, or says anything else, is returned
+// as it is. The disk is classified here once, so that every path that
+// meets it reads the same to an operator grepping for it.
+func (db *DB) Full(err error) error {
+	if db == nil {
+		return err
+	}
+	return Full(db.path, err)
+}
+
+// Full is DB.Full for the database at path, for a command that meets
+// the error without the store in hand.
+func Full(path string, err error) error {
+	if err == nil || errors.Is(err, ingest.ErrDiskFull) {
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+		free, ferr := FreeBytes(path)
+		if ferr != nil {
+			free = -1
+		}
+		return sayFull(err, se, DiskFullError{Path: path, Dir: filepath.Dir(path), Free: free, Write: true, Day: -1})
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == pgDiskFull {
+		return sayFull(err, pe, DiskFullError{Path: path, Free: -1, Write: true, Day: -1, Server: true})
+	}
+	return err
+}
+
+// sayFull is err, the path of layers that met the driver's full disk, with
+// the driver's words said as d says them: "categories: fetch IN
+// videoCategories.list: limiter: DB: the disk is full: ...".
+func sayFull(err, driver error, d DiskFullError) error {
+	said := &diskFull{d, err}
+	msg, words := err.Error(), driver.Error()
+	switch {
+	case err == driver:
+		return said
+	case strings.Contains(msg, words):
+		return &pathOf{strings.Replace(msg, words, said.Error(), 1), said}
+	}
+	return &pathOf{msg + ": " + said.Error(), said}
+}
+
+// pathOf is an error read as the path of layers that met it, with what
+// it is beneath.
+type pathOf struct {
+	msg string
+	err error
+}
+
+func (e *pathOf) Error() string { return e.msg }
+func (e *pathOf) Unwrap() error { return e.err }
+
+// pgDiskFull is PostgreSQL's SQLSTATE for a write its disk had no room
+// for (class 53, insufficient resources).
+const pgDiskFull = "53100"
+
+// diskFull is a DiskFullError found by the database at a write, what the
+// driver said kept beneath it.
 type diskFull struct {
 	DiskFullError
-	sqlite error
+	driver error
 }
 
-func (e *diskFull) Unwrap() error { return e.sqlite }
+func (e *diskFull) Unwrap() error { return e.driver }
 
 // Bytes says a size in the unit an operator reads at a glance.
 func Bytes(n int64) string {

@@ -49,7 +49,7 @@ func (s *Server) classify(r *http.Request, err error) (status int, code, param, 
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "timeout", "", "the request took too long; narrow it and try again"
 	}
-	s.cfg.Logger.Error("web", "path", r.URL.Path, ingest.LogErr, err)
+	s.cfg.Logger.Error("web", "path", r.URL.Path, ingest.LogErr, s.cfg.DB.Full(err))
 	return http.StatusInternalServerError, "internal", "", "internal error; the server's log has the detail"
 }
 

@@ -188,8 +188,18 @@ func runtimeErrors(cmd *cobra.Command, s *settings) {
 		runtimeErrors(sub, s)
 	}
 	if run := cmd.RunE; run != nil {
-		cmd.RunE = func(c *cobra.Command, args []string) error { return runtimeError(damaged(run(c, args), s)) }
+		cmd.RunE = func(c *cobra.Command, args []string) error { return runtimeError(full(damaged(run(c, args), s), s)) }
 	}
+}
+
+// full says a full disk met by any part of a command (the store, the
+// ledger, the limiter), whose driver's words name no file, the one way the
+// docs give: the database the settings name, its room, the fix.
+func full(err error, s *settings) error {
+	if err == nil || s.db == "" {
+		return err
+	}
+	return store.Full(s.dbName(), err)
 }
 
 // damaged adds the fix to SQLite's word for a damaged file met by a read

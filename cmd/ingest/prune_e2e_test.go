@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/internal/seedtest"
 	"github.com/ingestworks/ingest/internal/yeardb"
 	"github.com/ingestworks/ingest/report"
 )
@@ -245,20 +245,15 @@ func TestPostgresPruneDryRunIsThePrune(t *testing.T) {
 	}
 }
 
-// pruneSeed is the seed a dry run's histories are drawn from: a new one
-// each run, logged, or INGEST_PRUNE_SEED's, which runs a failure again.
+// pruneSeedFixed is the seed make test draws the dry runs' histories from.
+const pruneSeedFixed = 20261128
+
+// pruneSeed is the seed a dry run's histories are drawn from:
+// INGEST_PRUNE_SEED's ("random" draws one from the kernel, a number runs a
+// failure again), else pruneSeedFixed; logged.
 func pruneSeed(t *testing.T) uint64 {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("INGEST_PRUNE_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("INGEST_PRUNE_SEED: %q is not a seed (a whole number)", v)
-		}
-		seed = n
-	}
-	t.Logf("seed %d (INGEST_PRUNE_SEED=%d runs it again)", seed, seed)
-	return seed
+	return seedtest.Seed(t, "INGEST_PRUNE_SEED", pruneSeedFixed)
 }
 
 // topOfCharts selects the top of each region's chart (depth 50, one page a

@@ -509,6 +509,15 @@ func (h *History) failing(t time.Time) bool {
 	return false
 }
 
+// failingIn: the upstream was failing, refusing or sending a wrong Date,
+// or the disk was full, at some moment of in: what excuses a chart's gap
+// excuses a run that failed meanwhile, and nothing more.
+func (h *History) failingIn(in Interval) bool {
+	return slices.ContainsFunc(h.failingSpans(), func(f Interval) bool {
+		return !f.From.After(in.To) && !in.From.After(f.To)
+	})
+}
+
 // poolFull: the fake counted pool within a twentieth of its limit less
 // reserve, over its window, at some call between from and to.
 func (h *History) poolFull(pool string, from, to time.Time) bool {
@@ -851,13 +860,14 @@ func checkJoins(h *History) []string {
 	for _, j := range h.Joins {
 		at := j.From.UTC().Format(time.RFC3339)
 		var failed []error
-		for _, err := range j.Errs {
-			if err != nil && !errors.Is(err, ingest.ErrQuotaExhausted) {
-				failed = append(failed, err)
+		for _, r := range j.Runs {
+			if r.Err != nil && !errors.Is(r.Err, ingest.ErrQuotaExhausted) && !h.failingIn(r.Interval) {
+				failed = append(failed, r.Err)
 			}
 		}
 		if len(failed) > 0 {
-			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %d of %d runs failed, the first: %v", j.Region, at, len(failed), len(j.Errs), failed[0]))
+			out = append(out, fmt.Sprintf("run --once of %s beside the daemon from %s: %d of %d runs failed outside the upstream's failures, the first: %v",
+				j.Region, at, len(failed), len(j.Runs), failed[0]))
 		}
 		ran := slices.ContainsFunc(h.Runs, func(r Run) bool { return r.Region == j.Region && j.Contains(r.Started) })
 		if !ran && !j.From.Before(h.passesKept()) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,17 +320,35 @@ func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
 
 func TestCheckFindsASecondProcessThatFailedOrRanNothing(t *testing.T) {
 	h := history(hourly(24, 1), hourly(24, 60), 1)
-	join := Join{Interval{t0.Add(5 * time.Hour), t0.Add(7 * time.Hour)}, "BR", []error{nil, fmt.Errorf("stopped: %w", ingest.ErrQuotaExhausted)}}
+	at := func(hr, min int) Interval {
+		from := t0.Add(time.Duration(hr)*time.Hour + time.Duration(min)*time.Minute)
+		return Interval{from, from.Add(time.Minute)}
+	}
+	join := Join{Interval{t0.Add(5 * time.Hour), t0.Add(7 * time.Hour)}, "BR",
+		[]JoinRun{{at(5, 0), nil}, {at(6, 0), fmt.Errorf("stopped: %w", ingest.ErrQuotaExhausted)}}}
 	h.Joins = []Join{join}
 	h.Runs = append(h.Runs, Run{Region: "BR", Status: "stopped", Started: t0.Add(6 * time.Hour)})
 	if f := Check(h); len(f) != 0 {
 		t.Errorf("a run and a refusal beside the daemon: %q", f)
 	}
-	h.Joins[0].Errs = append(h.Joins[0].Errs, errors.New("another daemon already runs on this database"))
-	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "run --once of BR beside the daemon from 2026-10-25T05:00:00Z: 1 of 3 runs failed, the first: another daemon already runs") {
+	h.Joins[0].Runs = append(slices.Clone(join.Runs), JoinRun{at(6, 30), errors.New("another daemon already runs on this database")})
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "run --once of BR beside the daemon from 2026-10-25T05:00:00Z: 1 of 3 runs failed outside the upstream's failures, the first: another daemon already runs") {
 		t.Errorf("a run beside the daemon refused: %q", f)
 	}
-	h.Joins[0].Errs = join.Errs
+	// The upstream failing the run's calls, while the daemon backs off the
+	// same failures: excused inside the spell, red outside it.
+	gaveUp := errors.New("videoCategories.list: gave up after 4 attempts: HTTP 503")
+	h.Faults = []Fault{{At: t0.Add(6*time.Hour + 20*time.Minute), Calls: 1}}
+	h.Joins[0].Runs = append(slices.Clone(join.Runs), JoinRun{Interval{t0.Add(6*time.Hour + 15*time.Minute), t0.Add(6*time.Hour + 25*time.Minute)}, gaveUp})
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a run that failed inside the upstream's failures: %q", f)
+	}
+	h.Joins[0].Runs = append(slices.Clone(join.Runs), JoinRun{at(7, 30), gaveUp})
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "1 of 3 runs failed outside the upstream's failures, the first: videoCategories.list: gave up") {
+		t.Errorf("a run that failed after the upstream's failures ended: %q", f)
+	}
+	h.Faults = nil
+	h.Joins[0].Runs = join.Runs
 	h.Runs = h.Runs[:len(h.Runs)-1]
 	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "from 2026-10-25T05:00:00Z to 07:00:00: no run in the database") {
 		t.Errorf("no run beside the daemon: %q", f)

@@ -124,13 +124,16 @@ func (p *process) term(bound time.Duration) error {
 // every every until until, each run awaited: a cron's worker joining the
 // daemon's quota key, which the embedded limiter in the one file shares
 // (docs/operations.md: run --once beside a daemon is not refused; the
-// leases keep them apart), then leaving it. It returns each run's end.
+// leases keep them apart), then leaving it. It returns each run: when,
+// and how it ended.
 func beside(dsn string, s Shape, region string, every time.Duration, until time.Time, up *Upstream,
-	boot func() (string, time.Duration, bool), log *slog.Logger) []error {
-	var errs []error
+	boot func() (string, time.Duration, bool), log *slog.Logger) []JoinRun {
+	var runs []JoinRun
 	for time.Now().Before(until) {
-		errs = append(errs, run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region, nil))
+		from := time.Now()
+		err := run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), region, nil)
+		runs = append(runs, JoinRun{Interval{from, time.Now()}, err})
 		time.Sleep(every)
 	}
-	return errs
+	return runs
 }

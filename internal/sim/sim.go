@@ -100,11 +100,17 @@ type Term struct {
 }
 
 // Join is a second process on the daemon's database and quota key: from
-// when to when it ran `run --once` for Region, and each run's error.
+// when to when it ran `run --once` for Region, and each run.
 type Join struct {
 	Interval
 	Region string
-	Errs   []error
+	Runs   []JoinRun
+}
+
+// JoinRun is one `run --once` of a Join: when it ran, and its error.
+type JoinRun struct {
+	Interval
+	Err error
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
@@ -157,7 +163,7 @@ func Simulate(c Config) (*History, error) {
 		return nil, err
 	}
 	defer besideLog.Close()
-	second := func(region string, every time.Duration, until time.Time) []error {
+	second := func(region string, every time.Duration, until time.Time) []JoinRun {
 		return beside(dsn, c.Shape, region, every, until, up, boot, slog.New(slog.NewTextHandler(besideLog, nil)))
 	}
 	var listen *pipes
@@ -261,7 +267,7 @@ const termBound = jobs.StopBound + 5*time.Second
 // it so: a caching proxy's answers for a while.
 const skewFor = 20 * time.Minute
 
-func (ev event) apply(h *History, p *process, up *Upstream, second func(string, time.Duration, time.Time) []error) error {
+func (ev event) apply(h *History, p *process, up *Upstream, second func(string, time.Duration, time.Time) []JoinRun) error {
 	switch {
 	case ev.full > 0:
 		filled, err := fill(p.db.Load(), ev.full)
@@ -271,8 +277,8 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return err
 	case ev.join > 0:
 		region := h.besideRegion(ev.pick)
-		errs := second(region, ev.joinEvery, ev.at.Add(ev.join))
-		h.Joins = append(h.Joins, Join{Interval{ev.at, time.Now()}, region, errs})
+		runs := second(region, ev.joinEvery, ev.at.Add(ev.join))
+		h.Joins = append(h.Joins, Join{Interval{ev.at, time.Now()}, region, runs})
 		return nil
 	case ev.refuse > 0:
 		up.Fake.ExhaustQuota(fakeyt.QuotaExceeded)

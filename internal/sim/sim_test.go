@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/seedtest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
 
-// The seed and the length of make sim's run; a test run draws a new seed
-// each time, and logs it.
+// The seed and the length of make sim's run: make test runs each test on
+// the seeds seedsFile keeps; make sim draws a new one (seedtest).
 const (
 	seedEnv = "INGEST_SIM_SEED"
 	daysEnv = "INGEST_SIM_DAYS"
@@ -38,16 +39,19 @@ func signalsOutside() {
 	signal.Stop(ch)
 }
 
-// seed is INGEST_SIM_SEED, or a new one.
-func seed(t *testing.T) uint64 {
-	if v := os.Getenv(seedEnv); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %q is not a seed (a whole number)", seedEnv, v)
-		}
-		return n
+// seedsFile keeps the seeds make test runs each simulation on, each with
+// why it is there: a bug it once found, a shape it covers.
+const seedsFile = "testdata/seeds.txt"
+
+// seeds is the seeds t runs on: INGEST_SIM_SEED's ("random" draws one from
+// the kernel, a number replays it), else the ones seedsFile keeps for t.
+func seeds(t *testing.T) []uint64 {
+	t.Helper()
+	var fixed []uint64
+	if os.Getenv(seedEnv) == "" {
+		fixed = seedtest.Listed(t, seedsFile, t.Name())
 	}
-	return uint64(time.Now().UnixNano())
+	return seedtest.Seeds(t, seedEnv, fixed...)
 }
 
 // days is INGEST_SIM_DAYS, or def.
@@ -68,8 +72,18 @@ func shipped() Shape {
 		Costs: costs.Default()}
 }
 
-// simulate runs c in a bubble of its own and checks its history.
+// simulate runs c on each of t's seeds, each in a bubble of its own, and
+// checks each history.
 func simulate(t *testing.T, c Config) {
+	t.Helper()
+	for _, s := range seeds(t) {
+		c.Seed = s
+		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { simulateOne(t, c) })
+	}
+}
+
+// simulateOne runs c in a bubble of its own and checks its history.
+func simulateOne(t *testing.T, c Config) {
 	t.Helper()
 	signalsOutside()
 	c.Dir = t.TempDir()
@@ -103,7 +117,7 @@ func simulate(t *testing.T, c Config) {
 		}
 		for _, j := range h.Joins {
 			t.Logf("run --once of %s beside the daemon from %s to %s: %d runs", j.Region, j.From.UTC().Format(time.RFC3339),
-				j.To.UTC().Format(time.TimeOnly), len(j.Errs))
+				j.To.UTC().Format(time.TimeOnly), len(j.Runs))
 		}
 		for _, s := range h.Skews {
 			n := 0
@@ -130,7 +144,7 @@ func simulate(t *testing.T, c Config) {
 // on the shipped pools, undisturbed, across the Pacific clocks going
 // forward (Mar 14, 10:00 UTC): the pools' day of 23 hours.
 func TestSimDay(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 1), Readers: true,
+	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true,
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
 
@@ -139,7 +153,7 @@ func TestSimDay(t *testing.T) {
 // process restarted on its database and the upstream failing in bursts as
 // the seed draws them.
 func TestSimNemesis(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Seed: seed(t), Days: days(t, 2), Nemesis: true, Readers: true,
+	simulate(t, Config{Shape: shipped(), Days: days(t, 2), Nemesis: true, Readers: true,
 		Start: time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -150,7 +164,7 @@ func TestSimNemesisEveryRegion(t *testing.T) {
 	n := allDays(t)
 	s := shipped()
 	s.Regions = "all"
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true, Readers: true,
+	simulate(t, Config{Shape: s, Days: n, Nemesis: true, Readers: true,
 		Start: time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -178,7 +192,7 @@ func TestSimShortPoolEveryRegion(t *testing.T) {
 	s := scarceAt(t, 1550, 50)
 	s.Regions = "all:tier=3:depth=50,default:tier=1:depth=200"
 	s.TrackFor = 0
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: n, Nemesis: true, Readers: true,
+	simulate(t, Config{Shape: s, Days: n, Nemesis: true, Readers: true,
 		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
 }
 
@@ -213,7 +227,7 @@ operations:
 // its reserve in a window, and every chart keeps within --max-stale. (Under
 // the nemesis a day's downtime can leave the pool short of its limit.)
 func TestSimScarce(t *testing.T) {
-	simulate(t, Config{Shape: scarce(t), Seed: seed(t), Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: scarce(t), Days: days(t, 1), Exhaust: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -224,7 +238,7 @@ func TestSimScarce(t *testing.T) {
 func TestSimScarceUnpaced(t *testing.T) {
 	s := scarce(t)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Exhaust: true, Beside: true,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Beside: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -233,6 +247,6 @@ func TestSimScarceUnpaced(t *testing.T) {
 func TestSimTrackingEverySlot(t *testing.T) {
 	s := shipped()
 	s.TrackEvery = 5 * time.Minute
-	simulate(t, Config{Shape: s, Seed: seed(t), Days: days(t, 1), Latency: 3 * time.Second,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Latency: 3 * time.Second,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
