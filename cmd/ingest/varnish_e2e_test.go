@@ -32,26 +32,23 @@ acl ingest_purgers { %q; }
 // in front of the origin at origin, and gives its address.
 func startVarnish(t *testing.T, origin, purgers string) string {
 	t.Helper()
-	bin, err := exec.LookPath("varnishd")
-	if err != nil {
+	if _, err := exec.LookPath("varnishd"); err != nil {
 		t.Skip("varnishd not installed (make deps installs Debian's varnish and varnish-modules)")
 	}
-	dir := t.TempDir()
-	vcl, err := os.ReadFile("../../deploy/varnish/ingest.vcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"ingest.vcl": string(vcl), "backends.vcl": varnishOrigin(origin, purgers)} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	addr := closedAddr(t)
+	startVarnishWith(t, addr, varnishOrigin(origin, purgers))
+	return addr
+}
+
+// runVarnish runs varnishd on dir's ingest.vcl (and the backends.vcl it
+// includes), listening on addr, until the test ends.
+func runVarnish(t *testing.T, dir, addr string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	// -j none: the test's own user, not varnishd's jail, which cannot
 	// read a test's directory.
-	cmd := exec.CommandContext(ctx, bin, "-F", "-j", "none", "-n", filepath.Join(dir, "work"), "-a", addr,
-		"-f", filepath.Join(dir, "ingest.vcl"), "-p", "vcl_path="+dir, "-s", "malloc,64m")
+	cmd := exec.CommandContext(ctx, "varnishd", "-F", "-j", "none", "-n", filepath.Join(dir, "work"), "-a", addr,
+		"-f", filepath.Join(dir, "ingest.vcl"), "-p", "vcl_path="+dir, "-s", "malloc,256m")
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -69,7 +66,6 @@ func startVarnish(t *testing.T, origin, purgers string) string {
 	}) {
 		t.Fatalf("varnishd never listened on %s:\n%s", addr, out)
 	}
-	return addr
 }
 
 // through asks the cache at addr for path with the headers given, from

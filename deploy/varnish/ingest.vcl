@@ -87,9 +87,13 @@ sub vcl_recv {
 # as stale-if-error lets them be served while the origins are down.
 sub vcl_backend_response {
 	# An origin failing while a copy is kept (a replica restarting): the
-	# copy stays and is served, rather than the failure.
+	# copy stays and is served, rather than the failure; a reader's fetch
+	# is tried once more, on the next origin.
 	if (beresp.status >= 500 && bereq.is_bgfetch) {
 		return (abandon);
+	}
+	if (beresp.status >= 500 && bereq.retries == 0) {
+		return (retry);
 	}
 	# Anything not public is passed on and never kept. The mark that says
 	# so lasts a second, so that an error or a private answer at one
@@ -112,6 +116,19 @@ sub vcl_backend_response {
 		set beresp.grace = std.duration(regsub(beresp.http.Cache-Control, "^.*stale-if-error=(\d+).*$", "\1") + "s", 10s);
 	}
 	return (deliver);
+}
+
+# An origin that could not be reached: a refresh beside a kept copy is
+# given up and the copy stays; a reader's fetch is tried once more, on the
+# next origin, so that a replica stopping between two probes costs no
+# reader an error.
+sub vcl_backend_error {
+	if (bereq.is_bgfetch) {
+		return (abandon);
+	}
+	if (bereq.retries == 0) {
+		return (retry);
+	}
 }
 
 # What the reader sees: whether the cache answered, and nothing of the
