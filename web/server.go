@@ -122,6 +122,10 @@ type Config struct {
 	// public reader's answer (--cache-control); DefaultCachePolicy when
 	// nil.
 	Cache *CachePolicy
+	// Purge, when set, is told the keys (Surrogate-Key) of the answers a
+	// move of the data mark changed, for the caches in front to drop them
+	// (purge.go); it must not block. Nil tells no one.
+	Purge func(keys []string)
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -204,6 +208,10 @@ func New(cfg Config) (*Server, error) {
 	s.answers.closed = make(chan struct{})
 	s.budget = defaultBudget()
 	s.routes()
+	if cfg.Purge != nil && cfg.DB != nil {
+		mark, changed := s.purgeMoved("", time.Time{}) // what moves are read from
+		go s.purgeWatcher(mark, changed)
+	}
 	return s, nil
 }
 
