@@ -76,7 +76,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 	// purge's own read, as a cache asks the moment it is purged.
 	for _, path := range []string{"/charts/GB", "/worldwide"} {
 		if w := askAs(s, path); w.Code != 200 || !strings.Contains(w.Body.String(), "Title new") ||
-			w.Header().Get("Cache-Control") != DefaultCachePolicy.String() {
+			w.Header().Get("Cache-Control") != PurgedCachePolicy.String() {
 			t.Errorf("%s asked after the purge: %d, Cache-Control %q; want the new run, kept", path, w.Code, w.Header().Get("Cache-Control"))
 		}
 	}

@@ -56,6 +56,12 @@ type CachePolicy struct {
 var DefaultCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 10 * time.Second,
 	StaleWhileRevalidate: 10 * time.Second, StaleIfError: 24 * time.Hour}
 
+// PurgedCachePolicy is the default when the caches in front are purged on
+// each landing (Config.Purge): they may keep an answer until it changes,
+// and the day bounds what a purge lost costs.
+var PurgedCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 24 * time.Hour,
+	StaleWhileRevalidate: 10 * time.Second, StaleIfError: 24 * time.Hour}
+
 // cacheDirectives are the names CachePolicy's fields take in Cache-Control
 // and in --cache-control, in the header's order.
 var cacheDirectives = []string{"max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"}
@@ -84,8 +90,10 @@ func (p CachePolicy) directives() []string {
 // ParseCachePolicy reads a list of directives, "s-maxage=600,
 // stale-if-error=86400", each a whole number of seconds or a duration
 // (10m); a directive not given keeps DefaultCachePolicy's.
-func ParseCachePolicy(s string) (CachePolicy, error) {
-	p := DefaultCachePolicy
+func ParseCachePolicy(s string) (CachePolicy, error) { return DefaultCachePolicy.With(s) }
+
+// With is p with the directives s gives (as ParseCachePolicy reads them).
+func (p CachePolicy) With(s string) (CachePolicy, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
