@@ -61,7 +61,7 @@ func TestALandingIsPurgedFromTheCacheInFront(t *testing.T) {
 	ui, closeFn, err := h.OpenWeb(ctx, wiring.On(db, ""), wiring.Serve{
 		Schedule: wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}, Regions: "US,GB", RegionsGiven: true},
 		Plans:    ratelimit.DefaultAPIPlans(), QuotaKey: "k", Standing: ingest.StandardStanding(),
-		Web:      web.Config{Listen: srv.Listener.Addr().String(), Public: true, Token: uiToken}, Purge: []*url.URL{to}})
+		Web: web.Config{Listen: srv.Listener.Addr().String(), Public: true, Token: uiToken}, Purge: []*url.URL{to}})
 	if err != nil {
 		t.Fatal(err)
 	}
