@@ -26,13 +26,14 @@ import (
 //     cookie, the operator's routes, sign-in, the probes and the metrics,
 //     every status but 200.
 //
-// A handler marks an answer it may be kept by setting Cache-Control to
+// A handler marks an answer that may be kept by setting Cache-Control to
 // revalidate; the transport (send, serveAnswer) turns the mark into the
 // header the rules above give, so that no handler decides who keeps it.
 
 // SurrogateKey is the header naming what a shared answer shows, one key
 // after another, space separated: Fastly's name, which a Varnish in front
-// copies to xkey for its xkey module (docs/operations.md).
+// copies to xkey for its xkey module (docs/operations.md). A landing's
+// purge names the same keys (purge.go).
 const SurrogateKey = "Surrogate-Key"
 
 // siteKey is on every shared answer, so that one purge drops the whole
