@@ -27,6 +27,7 @@
 //	metrics/               the Prometheus series of run --listen
 //	web/                   the JSON API and the pages
 //	ratelimit/             the API clients' request limiter
+//	purge/                 the caches in front told what a landing changed
 //	internal/fakeyt/       the fake YouTube Data API of tests and the demo
 //	internal/textnorm/     the one normalization of indexed text and queries
 //	internal/dsn/          server URLs checked, and redacted in every message

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,17 +18,18 @@ type Changes struct {
 	Videos []string // the upstream's ids, sorted
 }
 
-// ChangesSince is what changed at or after since, the time the data mark
-// said before (DataMark): read by the times the mark's time is made of,
-// so that nothing the mark moved for is left out. A change in the same
-// millisecond as since is read again, which costs a purge, never a stale
-// page.
+// ChangesSince is what changed after since, the time the data mark said
+// before (DataMark): read by the times the mark's time is made of, so
+// that what the mark moved for is named once. A row whose time is not
+// after since though it was written after that mark was read (a writer's
+// clock behind another's, a write that took its time before another's
+// and committed after it) is not named.
 func (db *DB) ChangesSince(ctx context.Context, since time.Time) (Changes, error) {
 	ms := since.UnixMilli()
 	var c Changes
 	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT region, category FROM runs
 WHERE id > (SELECT max(id) FROM runs) - `+recentRuns+` AND kind = 'trending'
-  AND (started_ms >= ?1 OR finished_ms >= ?1 OR status = 'running')
+  AND (started_ms > ?1 OR finished_ms > ?1 OR status = 'running')
 ORDER BY region, category`, ms)
 	if err != nil {
 		return c, fmt.Errorf("changes: charts: %w", err)
@@ -49,14 +51,14 @@ ORDER BY region, category`, ms)
 }
 
 // changedVideos are the ids of the videos stored or refreshed, tracked,
-// gone, or listed by a run that started, stored or ended, at or after ms.
+// gone, or listed by a run that started, stored or ended, after ms.
 func (db *DB) changedVideos(ctx context.Context, ms int64) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM videos WHERE last_seen_ms >= ?1
-UNION SELECT v.id FROM videos v JOIN video_stats s ON s.vid = v.vid WHERE s.at_ms >= ?1
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM videos WHERE last_seen_ms > ?1
+UNION SELECT v.id FROM videos v JOIN video_stats s ON s.vid = v.vid WHERE s.at_ms > ?1
 UNION SELECT v.id FROM videos v JOIN trending_entries e ON e.vid = v.vid
   WHERE e.run_id IN (SELECT id FROM runs WHERE id > (SELECT max(id) FROM runs) - `+recentRuns+`
-    AND (started_ms >= ?1 OR finished_ms >= ?1 OR status = 'running'))
-UNION SELECT id FROM videos_gone WHERE gone_ms >= ?1`, ms)
+    AND (started_ms > ?1 OR finished_ms > ?1 OR status = 'running'))
+UNION SELECT id FROM videos_gone WHERE gone_ms > ?1`, ms)
 	if err != nil {
 		return nil, fmt.Errorf("changes: videos: %w", err)
 	}
@@ -83,7 +85,9 @@ func Pruned(before, after string) bool {
 		return before != after
 	}
 	for _, i := range []int{1, 7} { // the oldest run, the oldest count (DataMark's order)
-		if b[i] != a[i] {
+		was, _ := strconv.ParseInt(b[i], 10, 64)
+		now, _ := strconv.ParseInt(a[i], 10, 64)
+		if was != 0 && (now == 0 || now > was) { // the first of them is not a prune
 			return true
 		}
 	}

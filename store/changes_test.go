@@ -11,7 +11,7 @@ import (
 
 // TestChangesSinceNamesWhatMoved: what changed since a mark's time is the
 // charts a run landed in and the videos those runs listed, tracked,
-// refreshed or gone; nothing from before it.
+// refreshed or gone; nothing from it or before it.
 func TestChangesSinceNamesWhatMoved(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,6 +38,7 @@ func TestChangesSinceNamesWhatMoved(t *testing.T) {
 		}
 		land("US", t0, vid("a", "a video"), vid("b", "b video"))
 		land("GB", t0.Add(time.Hour), vid("b", "b video"), vid("c", "c video"))
+		changes("GB landed, since US's end", t0.Add(time.Minute), Changes{Charts: []ChartName{{Region: "GB"}}, Videos: []string{"b", "c"}})
 		changes("GB landed", t0.Add(30*time.Minute), Changes{Charts: []ChartName{{Region: "GB"}}, Videos: []string{"b", "c"}})
 		if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "a", ViewCount: 5, At: t0.Add(2 * time.Hour)}}); err != nil {
 			t.Fatal(err)
@@ -63,6 +64,9 @@ func TestPrunedReadsTheOldestEnds(t *testing.T) {
 		{"5 1 0 0 90 10 80 20 0", "5 2 0 0 90 10 80 20 0", true},
 		{"5 1 0 0 90 10 80 20 0", "5 1 0 0 90 10 80 30 0", true},
 		{"5 1 0 0 90 10 80 20 0", "5 1 0 0 95 12 85 20 1", false},
+		{"5 1 0 0 90 10 0 0 0", "5 1 0 0 90 10 80 80 0", false},
+		{"5 1 0 0 90 10 80 20 0", "5 1 0 0 90 10 80 15 0", false},
+		{"5 1 0 0 90 10 80 20 0", "0 0 0 0 0 0 0 0 0", true},
 	} {
 		if got := Pruned(tc.before, tc.after); got != tc.want {
 			t.Errorf("Pruned(%q, %q) = %v, want %v", tc.before, tc.after, got, tc.want)

@@ -256,7 +256,9 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.asked.Store(true)
-	s.serveAnswer(w, r, a, k.shared)
+	// A copy from before the mark, served while its new one is built, is
+	// for no cache to keep: a purge may just have dropped it.
+	s.serveAnswer(w, r, a, k.shared && a.fresh(mark))
 }
 
 // fresher is uri's copy built under mark, for which the reader waits up

@@ -119,9 +119,13 @@ type Config struct {
 	// from a request's Host.
 	PublicURL *url.URL
 	// Cache is how long the caches in front and browsers may keep a
-	// public reader's answer (--cache-control); DefaultCachePolicy when
-	// nil.
+	// public reader's answer (--cache-control); when nil,
+	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
 	Cache *CachePolicy
+	// Purge, when set, is told the keys (Surrogate-Key) of the answers a
+	// move of the data mark changed, for the caches in front to drop them
+	// (purge.go); it must not block. Nil tells no one.
+	Purge func(keys []string)
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -197,6 +201,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
 	s.cache = DefaultCachePolicy
+	if cfg.Purge != nil {
+		s.cache = PurgedCachePolicy
+	}
 	if cfg.Cache != nil {
 		s.cache = *cfg.Cache
 	}
@@ -204,6 +211,10 @@ func New(cfg Config) (*Server, error) {
 	s.answers.closed = make(chan struct{})
 	s.budget = defaultBudget()
 	s.routes()
+	if cfg.Purge != nil && cfg.DB != nil {
+		mark, changed := s.purgeMoved("", time.Time{}) // what moves are read from
+		go s.purgeWatcher(mark, changed)
+	}
 	return s, nil
 }
 

@@ -26,13 +26,14 @@ import (
 //     cookie, the operator's routes, sign-in, the probes and the metrics,
 //     every status but 200.
 //
-// A handler marks an answer it may be kept by setting Cache-Control to
+// A handler marks an answer that may be kept by setting Cache-Control to
 // revalidate; the transport (send, serveAnswer) turns the mark into the
 // header the rules above give, so that no handler decides who keeps it.
 
 // SurrogateKey is the header naming what a shared answer shows, one key
 // after another, space separated: Fastly's name, which a Varnish in front
-// copies to xkey for its xkey module (docs/operations.md).
+// copies to xkey for its xkey module (docs/operations.md). A landing's
+// purge names the same keys (purge.go).
 const SurrogateKey = "Surrogate-Key"
 
 // siteKey is on every shared answer, so that one purge drops the whole
@@ -54,6 +55,12 @@ type CachePolicy struct {
 // readers through it within about the two short lifetimes together; and
 // serves the copies for a day while the origin is down.
 var DefaultCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 10 * time.Second,
+	StaleWhileRevalidate: 10 * time.Second, StaleIfError: 24 * time.Hour}
+
+// PurgedCachePolicy is the default when the caches in front are purged on
+// each landing (Config.Purge): they may keep an answer until it changes,
+// and the day bounds what a purge lost costs.
+var PurgedCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 24 * time.Hour,
 	StaleWhileRevalidate: 10 * time.Second, StaleIfError: 24 * time.Hour}
 
 // cacheDirectives are the names CachePolicy's fields take in Cache-Control
@@ -84,8 +91,10 @@ func (p CachePolicy) directives() []string {
 // ParseCachePolicy reads a list of directives, "s-maxage=600,
 // stale-if-error=86400", each a whole number of seconds or a duration
 // (10m); a directive not given keeps DefaultCachePolicy's.
-func ParseCachePolicy(s string) (CachePolicy, error) {
-	p := DefaultCachePolicy
+func ParseCachePolicy(s string) (CachePolicy, error) { return DefaultCachePolicy.With(s) }
+
+// With is p with the directives s gives (as ParseCachePolicy reads them).
+func (p CachePolicy) With(s string) (CachePolicy, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {

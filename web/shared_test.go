@@ -232,6 +232,9 @@ func TestCachePolicyReadsItsDirectives(t *testing.T) {
 	if p, err := ParseCachePolicy(DefaultCachePolicy.Flag()); err != nil || p != DefaultCachePolicy {
 		t.Errorf("the default as a flag: %+v, %v; want it back", p, err)
 	}
+	if p, err := PurgedCachePolicy.With("max-age=5"); err != nil || p.SMaxAge != PurgedCachePolicy.SMaxAge || p.MaxAge != 5*time.Second {
+		t.Errorf("max-age=5 over the purged site's defaults: %+v, %v; want its s-maxage kept", p, err)
+	}
 	if p, _ := ParseCachePolicy(testPolicy.Flag()); p.String() != testPolicyHeader {
 		t.Errorf("Cache-Control %q, want %q", p.String(), testPolicyHeader)
 	}

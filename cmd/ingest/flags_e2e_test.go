@@ -73,6 +73,7 @@ operations:
 		{"bad quota key", func(h *harness) { h.set("INGEST_QUOTA_KEY", "a b") }, []string{"run", "--once"}, regexp.MustCompile(`INGEST_QUOTA_KEY`)},
 		{"bad listen address", nil, []string{"run", "--listen", "nope"}, regexp.MustCompile(`--listen`)},
 		{"bad cache control", nil, []string{"serve", "--cache-control", "s-maxage=ten"}, regexp.MustCompile(`--cache-control: s-maxage: want whole seconds`)},
+		{"bad purge url", nil, []string{"serve", "--purge-url", "http://127.0.0.1:6081/,varnish:6081"}, regexp.MustCompile(`--purge-url: want absolute http or https URLs`)},
 		{"cache control env", func(h *harness) { h.set("INGEST_CACHE_CONTROL", "private=1") }, []string{"run", "--once"},
 			regexp.MustCompile(`INGEST_CACHE_CONTROL \(for --cache-control\): unknown directive "private"`)},
 		{"bad redis URL", func(h *harness) { h.set("REDIS_URL", "notredis://x") }, []string{"run", "--once"}, regexp.MustCompile(`REDIS_URL`)},

@@ -69,6 +69,10 @@ type runFlags struct {
 	// cacheControlFrom where it came from, cache what it read.
 	cacheControl, cacheControlFrom string
 	cache                          *web.CachePolicy
+	// purgeURL is --purge-url, for the caches in front of --listen;
+	// purgeURLFrom where it came from, purgeTo what it names.
+	purgeURL, purgeURLFrom string
+	purgeTo                []*url.URL
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -140,6 +144,7 @@ A second signal stops at once.`,
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
 			f.cacheControlFrom = cacheControlFrom(cmd)
+			f.purgeURLFrom = purgeURLFrom(cmd)
 			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
@@ -155,6 +160,7 @@ A second signal stops at once.`,
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
 	bindCacheControl(cmd, &f.cacheControl)
+	bindPurgeURL(cmd, &f.purgeURL)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen shows no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
@@ -196,7 +202,10 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	if f.pub, err = parsePublicURL(f.publicURLFrom, f.publicURL); err != nil {
 		return "", err
 	}
-	if f.cache, err = parseCacheControl(f.cacheControlFrom, f.cacheControl); err != nil {
+	if f.purgeTo, err = parsePurgeURLs(f.purgeURLFrom, f.purgeURL); err != nil {
+		return "", err
+	}
+	if f.cache, err = parseCacheControl(f.cacheControlFrom, f.cacheControl, len(f.purgeTo) > 0); err != nil {
 		return "", err
 	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
@@ -231,7 +240,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	}
 	if f.listen != "" {
 		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub, Cache: f.cache}
-		r.Plans = f.plans
+		r.Plans, r.Purge = f.plans, f.purgeTo
 	}
 	key, err := apiKey()
 	if err != nil {

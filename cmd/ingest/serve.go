@@ -48,6 +48,8 @@ type serveFlags struct {
 	// cacheControl is --cache-control, and cacheControlFrom where it came
 	// from.
 	cacheControl, cacheControlFrom string
+	// purgeURL is --purge-url, and purgeURLFrom where it came from.
+	purgeURL, purgeURLFrom string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -99,6 +101,7 @@ as in ingest report; --every and --regions override it.`,
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
 			f.cacheControlFrom = cacheControlFrom(cmd)
+			f.purgeURLFrom = purgeURLFrom(cmd)
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -109,6 +112,7 @@ as in ingest report; --every and --regions override it.`,
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
 	bindCacheControl(cmd, &f.cacheControl)
+	bindPurgeURL(cmd, &f.purgeURL)
 	return cmd
 }
 
@@ -136,7 +140,11 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cache, err := parseCacheControl(f.cacheControlFrom, f.cacheControl)
+	purgeTo, err := parsePurgeURLs(f.purgeURLFrom, f.purgeURL)
+	if err != nil {
+		return err
+	}
+	cache, err := parseCacheControl(f.cacheControlFrom, f.cacheControl, len(purgeTo) > 0)
 	if err != nil {
 		return err
 	}
@@ -148,7 +156,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	k, _ := apiKey()
 	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
-			TrustedProxies: proxies, Token: tok, PublicURL: pub, Cache: cache}})
+			TrustedProxies: proxies, Token: tok, PublicURL: pub, Cache: cache}, Purge: purgeTo})
 	if err != nil {
 		return err
 	}
