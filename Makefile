@@ -15,7 +15,7 @@ LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
 # The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
 IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
 
-.PHONY: help build install image test bench soak partition sim sim-sweep demo lint fuzz mutants deps clean
+.PHONY: help build install image test bench soak edge partition sim sim-sweep demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -96,6 +96,9 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 
 partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change, PARTITION_HISTORY=DIR keeps the history; needs root), then the checker's verdict
 	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-random} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
+
+edge: deps ## Varnish with the shipped VCL before two serve --public replicas on PostgreSQL, the daemon landing runs, a reader flood for ten minutes (INGEST_EDGE_FOR to change), the replicas restarted and then stopped under it; print and check the hit ratio, freshness after each landing, no private answer cached, errors, RSS and CPU per million readers
+	INGEST_EDGE=1 $(GO) test -count=1 -timeout 60m -v -run '^TestEdge$$' ./cmd/ingest/ | grep -v '^=== '
 
 sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one and a short one at every region (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
 	set -o pipefail; INGEST_SIM_SEED=$${SEED:-random} INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \

@@ -28,6 +28,7 @@
 //	web/                   the JSON API and the pages
 //	publish/               the readers' site written as files a static host serves
 //	ratelimit/             the API clients' request limiter
+//	purge/                 the caches in front told what a landing changed
 //	internal/fakeyt/       the fake YouTube Data API of tests and the demo
 //	internal/textnorm/     the one normalization of indexed text and queries
 //	internal/dsn/          server URLs checked, and redacted in every message

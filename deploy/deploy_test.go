@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -86,6 +87,8 @@ func decode(apiVersion, kind string, doc []byte) (any, error) {
 		obj = &corev1.Service{}
 	case "batch/v1 Job":
 		obj = &batchv1.Job{}
+	case "policy/v1 PodDisruptionBudget":
+		obj = &policyv1.PodDisruptionBudget{}
 	default:
 		return nil, fmt.Errorf("no API type known for %s %s", apiVersion, kind)
 	}

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -56,6 +58,18 @@ func TestPostgresKustomization(t *testing.T) {
 		t.Errorf("ingest: INGEST_RUN_LISTEN %q is not the container's metrics port", e.Value)
 	}
 	sc := serve.Spec.Template.Spec.Containers[0]
+	// The readers' replicas: --public, so that a cache in front may keep
+	// their answers, and never all taken down at once by a drain.
+	if !slices.Contains(sc.Args, "--public") {
+		t.Errorf("ingest-serve: args %q, want serve --public behind the cache", sc.Args)
+	}
+	pdb, ok := m["PodDisruptionBudget/ingest-serve"].(*policyv1.PodDisruptionBudget)
+	if !ok || pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() < 1 ||
+		!selects(pdb.Spec.Selector, serve.Spec.Template.Labels) || selects(pdb.Spec.Selector, run.Spec.Template.Labels) {
+		t.Errorf("rendered: want a PodDisruptionBudget ingest-serve keeping at least one of serve's pods, and only its pods, up; got %v", kinds(m))
+	} else if int32(pdb.Spec.MinAvailable.IntValue()) >= *serve.Spec.Replicas {
+		t.Errorf("PodDisruptionBudget ingest-serve: minAvailable %d of %d replicas: a drain could never move one", pdb.Spec.MinAvailable.IntValue(), *serve.Spec.Replicas)
+	}
 	if e := envOf(sc)["INGEST_SERVE_LISTEN"]; !listensOn(e.Value, sc, "http") {
 		t.Errorf("ingest-serve: INGEST_SERVE_LISTEN %q is not the container's http port on every address", e.Value)
 	}

@@ -63,4 +63,25 @@ func Budget(figures func() (admitted, refused int64, running, waiting, slots int
 	}
 }
 
+// Purges are the counters of the purges sent to the caches in front when
+// a landing moved the data, read from figures at each scrape: requests a
+// cache took, tries again after a failure, batches given up after every
+// try, and batches a cache's full queue lost (its next purge is the whole
+// site). A cache that stops taking them shows there before its readers
+// see old pages.
+func Purges(figures func() (sent, retried, failed, overflowed int64)) []prometheus.Collector {
+	var out []prometheus.Collector
+	for i, outcome := range []string{"sent", "retried", "failed", "overflowed"} {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_purges_total",
+			Help: purgesHelp, ConstLabels: prometheus.Labels{"outcome": outcome}},
+			func() float64 {
+				s, r, f, o := figures()
+				return float64([]int64{s, r, f, o}[i])
+			}))
+	}
+	return out
+}
+
+const purgesHelp = "Purges sent to the caches in front (--purge-url) when the data moved: outcome=sent, taken; retried, tried again after a failure; failed, given up; overflowed, lost to a full queue, the whole site purged next (docs/operations.md)."
+
 const budgetHelp = "Anonymous readers' requests for a build (a search, a miss, a page not kept): outcome=admitted, given a turn in the site's budget; outcome=busy, answered 503 with Retry-After, no turn within a second (docs/api.md)."

@@ -19,7 +19,7 @@ func TestMarksMoveWithWhatGoes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		marks := func() [2]string {
 			t.Helper()
-			data, err := db.DataMark(ctx)
+			data, _, err := db.DataMark(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

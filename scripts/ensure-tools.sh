@@ -2,7 +2,10 @@
 # Makes sure the validators some tests use are on PATH: systemd-analyze
 # (Debian's systemd package) for the units under deploy/systemd, and
 # promtool (Debian's prometheus package) for the /metrics exposition, and
-# xmllint (Debian's libxml2-utils) for the sitemap against its schema.
+# xmllint (Debian's libxml2-utils) for the sitemap against its schema, and
+# varnishd with its xkey module (Debian's varnish, varnish-modules) and
+# nginx for the edge the readers' site ships behind (deploy/varnish,
+# deploy/nginx).
 # Installs them when missing and allowed (root with apt-get); otherwise
 # says so, and those checks skip with the same reason.
 set -euo pipefail
@@ -10,6 +13,9 @@ need=()
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
+command -v varnishd >/dev/null || need+=(varnish)
+ls /usr/lib/*/varnish/vmods/libvmod_xkey.so >/dev/null 2>&1 || need+=(varnish-modules)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "note: ${need[*]} not installed and this user cannot install them: those checks will skip." >&2

@@ -9,15 +9,18 @@ import (
 )
 
 // TestDataMarkMovesWithWhatPagesShow: the mark moves when a run lands and
-// a video is refreshed; not when nothing changed.
+// a video is refreshed; not when nothing changed. Its time is when the
+// data last changed: a run's end, a refresh; the same read again.
 func TestDataMarkMovesWithWhatPagesShow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	eachStore(t, func(t *testing.T, db *DB) {
 		seen := map[string]string{}
+		var changed time.Time
 		mark := func(step string) string {
 			t.Helper()
-			m, err := db.DataMark(ctx)
+			m, at, err := db.DataMark(ctx)
+			changed = at
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,13 +47,19 @@ func TestDataMarkMovesWithWhatPagesShow(t *testing.T) {
 			}
 		}
 		m := mark("two runs landed")
-		if again, _ := db.DataMark(ctx); again != m {
-			t.Errorf("nothing changed, the mark moved: %q, %q", m, again)
+		if want := t0.Add(time.Hour + time.Minute); !changed.Equal(want) {
+			t.Errorf("two runs landed, the last ending at %s: changed at %s", want, changed)
+		}
+		if again, at, _ := db.DataMark(ctx); again != m || !at.Equal(changed) {
+			t.Errorf("nothing changed, the mark moved: %q at %s, %q at %s", m, changed, again, at)
 		}
 		if err := db.Refreshed(ctx, []ingest.Video{vid("b", "b video, retitled")}, t0.Add(3*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		mark("a video refreshed")
+		if want := t0.Add(3 * time.Hour); !changed.Equal(want) {
+			t.Errorf("a video refreshed at %s: changed at %s", want, changed)
+		}
 	})
 }
 

@@ -65,6 +65,7 @@ type answers struct {
 
 	markMu      sync.Mutex
 	mark        string
+	changed     time.Time // when the data under mark last changed: the answers' Last-Modified
 	markAt      time.Time
 	markReading bool // a request reads the mark now: the others take the one known
 
@@ -134,7 +135,7 @@ type answer struct {
 	header   http.Header
 	body, gz []byte
 	etag     string
-	modified time.Time // when its content last changed, else when these bytes were first built; zero: not said
+	modified time.Time // when its content last changed: the handler's, else its mark's
 	built    time.Time // when the build of this copy, or the last try at a new one, began
 	failed   bool      // the last try at a new copy failed: the next waits rebuildEvery
 
@@ -145,16 +146,16 @@ type answer struct {
 	asked atomic.Bool
 }
 
-// currentMark is the store's data mark, read at most once per markEvery
-// by one request while the others take the mark known (a busy store
-// holds up no reader that has a copy to be served); "" when it cannot be
-// read (nothing is then kept).
-func (s *Server) currentMark(ctx context.Context, now time.Time) string {
+// currentMark is the store's data mark and when its data changed, read at
+// most once per markEvery by one request while the others take the mark
+// known (a busy store holds up no reader that has a copy to be served);
+// "" when it cannot be read (nothing is then kept).
+func (s *Server) currentMark(ctx context.Context, now time.Time) (string, time.Time) {
 	a := &s.answers
 	a.markMu.Lock()
 	if a.mark != "" && (a.markReading || now.Sub(a.markAt) < markEvery && !now.Before(a.markAt)) {
 		defer a.markMu.Unlock()
-		return a.mark
+		return a.mark, a.changed
 	}
 	a.markReading = true
 	a.markMu.Unlock()
@@ -162,18 +163,18 @@ func (s *Server) currentMark(ctx context.Context, now time.Time) string {
 }
 
 // readMark reads the store's mark and makes it the one known, at now.
-func (s *Server) readMark(ctx context.Context, now time.Time) string {
+func (s *Server) readMark(ctx context.Context, now time.Time) (string, time.Time) {
 	a := &s.answers
-	m, err := s.cfg.DB.DataMark(ctx)
+	m, changed, err := s.cfg.DB.DataMark(ctx)
 	a.markMu.Lock()
 	defer a.markMu.Unlock()
 	a.markReading = false
 	if err != nil {
 		s.cfg.Logger.Debug("web: read the data mark: answers are built per request", "err", err)
-		return ""
+		return "", time.Time{}
 	}
-	a.mark, a.markAt = m, now
-	return m
+	a.mark, a.changed, a.markAt = m, changed, now
+	return m, changed
 }
 
 // keptHandler serves a reader's route from the kept answers; it sends its
@@ -181,6 +182,8 @@ func (s *Server) readMark(ctx context.Context, now time.Time) string {
 type keptHandler struct {
 	s     *Server
 	build http.Handler
+	// shared says its answers may be a shared cache's (Route.shared).
+	shared bool
 	// variant, when set, says which of the URI's answers r gets (its key
 	// among them, found without reading the store), with the request to
 	// build it from; keep false: r's answer is not kept.
@@ -213,30 +216,31 @@ func (s *Server) slowed(h http.HandlerFunc) http.HandlerFunc {
 func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := k.s
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		s.transport(w, r, k.build)
+		s.transport(w, r, k.build, k.shared)
 		return
 	}
 	now := s.cfg.Clock.Now()
 	var mark string
+	var changed time.Time
 	if s.cfg.DB != nil {
-		mark = s.currentMark(r.Context(), now)
+		mark, changed = s.currentMark(r.Context(), now)
 	}
 	if mark == "" {
-		s.transport(w, r, k.build)
+		s.transport(w, r, k.build, k.shared)
 		return
 	}
 	if s.operatorHeader(r) { // drawn for this operator alone (personal.go)
 		if k.variant != nil {
 			r, _, _ = k.variant(r, mark)
 		}
-		s.transport(w, r, k.build)
+		s.transport(w, r, k.build, k.shared)
 		return
 	}
 	uri := r.URL.RequestURI()
 	if k.variant != nil {
 		built, key, keep := k.variant(r, mark)
 		if !keep {
-			s.transport(w, built, k.build)
+			s.transport(w, built, k.build, k.shared)
 			return
 		}
 		r, uri = built, uri+"\x00"+key
@@ -244,23 +248,25 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.watch(now)
 	a := s.answers.set.get(uri)
 	if a != nil && !a.fresh(mark) {
-		a = s.fresher(r, k.build, uri, a, mark, now)
+		a = s.fresher(r, k.build, uri, a, mark, changed, now)
 	}
 	if a == nil {
-		if a = s.build(w, r, k.build, uri, mark); a == nil {
+		if a = s.build(w, r, k, uri, mark, changed); a == nil {
 			return
 		}
 	}
 	a.asked.Store(true)
-	s.serveAnswer(w, r, a)
+	// A copy from before the mark, served while its new one is built, is
+	// for no cache to keep: a purge may just have dropped it.
+	s.serveAnswer(w, r, a, k.shared && a.fresh(mark))
 }
 
 // fresher is uri's copy built under mark, for which the reader waits up
 // to freshWait; the copy before when it does not come by then or its
 // build failed; nil when the page is gone or wrong now, to be built in
 // the request.
-func (s *Server) fresher(r *http.Request, h http.Handler, uri string, before *answer, mark string, now time.Time) *answer {
-	f := s.rebuild(r, h, uri, before, mark, now)
+func (s *Server) fresher(r *http.Request, h http.Handler, uri string, before *answer, mark string, changed, now time.Time) *answer {
+	f := s.rebuild(r, h, uri, before, mark, changed, now)
 	if f == nil {
 		return before
 	}
@@ -289,7 +295,8 @@ func (s *Server) fresher(r *http.Request, h http.Handler, uri string, before *an
 // keep and has been sent. The build runs under the request's deadline,
 // so a wait here is bounded by it too; an anonymous reader's, within the
 // site's budget (budget.go).
-func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, uri string, mark string) *answer {
+func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, uri string, mark string, changed time.Time) *answer {
+	h := k.build
 	f, lead := s.answers.join(uri)
 	if !lead {
 		s.answers.waited.Add(1)
@@ -298,9 +305,9 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 			return f.a
 		}
 		if f.b == nil { // a build again that kept nothing: this request builds
-			return s.build(w, r, h, uri, mark)
+			return s.build(w, r, k, uri, mark, changed)
 		}
-		s.send(w, r, f.b.clone())
+		s.send(w, r, f.b.clone(), k.shared)
 		return nil
 	}
 	if a := s.answers.set.get(uri); a != nil && a.fresh(mark) { // kept while this request looked
@@ -313,7 +320,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 		if !ok {
 			b := s.busy(r)
 			s.answers.land(uri, f, nil, b.clone())
-			s.send(w, r, b)
+			s.send(w, r, b, k.shared)
 			return nil
 		}
 		defer release()
@@ -322,10 +329,10 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, h http.Handler, u
 	b := s.buildAnswer(r, h)
 	if !keepable(b) {
 		s.answers.land(uri, f, nil, b.clone())
-		s.send(w, r, b)
+		s.send(w, r, b, k.shared)
 		return nil
 	}
-	a := newAnswer(b, mark, nil, s.cfg.Clock.Now())
+	a := newAnswer(b, mark, changed, nil)
 	a.built, a.req, a.h = started, detached(r), h
 	s.answers.set.put(uri, a)
 	s.answers.land(uri, f, a, nil)
@@ -353,7 +360,7 @@ func detached(r *http.Request) *http.Request {
 // last try failed less than rebuildEvery ago). The build reads r's
 // values, not its life: it goes on when r is over, under its own
 // deadline.
-func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *answer, mark string, now time.Time) *flight {
+func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *answer, mark string, changed, now time.Time) *flight {
 	if since := now.Sub(before.built); before.failed && since < rebuildEvery && since >= 0 {
 		return nil
 	}
@@ -368,7 +375,7 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		var a *answer
 		switch {
 		case keepable(b):
-			a = newAnswer(b, mark, before, now)
+			a = newAnswer(b, mark, changed, before)
 			a.built, a.req, a.h = now, r, h
 			s.answers.set.put(uri, a)
 		case b.status >= http.StatusInternalServerError:
@@ -441,15 +448,15 @@ func (s *Server) watcher() {
 // last reader read: the house's clock is read by the requests alone.
 func (s *Server) refreshKept() {
 	now := time.Unix(0, s.answers.seen.Load())
-	mark, err := s.cfg.DB.DataMark(context.Background())
+	mark, changed, err := s.cfg.DB.DataMark(context.Background())
 	if err != nil {
 		return // the requests read it again, and say why it failed
 	}
 	s.answers.markMu.Lock()
-	s.answers.mark = mark // newer than any known: the requests take it until theirs is due
+	s.answers.mark, s.answers.changed = mark, changed // newer than any known: the requests take it until theirs is due
 	s.answers.markMu.Unlock()
 	for _, k := range s.answers.set.stale(mark) {
-		if f := s.rebuild(k.a.req, k.a.h, k.key, k.a, mark, now); f != nil {
+		if f := s.rebuild(k.a.req, k.a.h, k.key, k.a, mark, changed, now); f != nil {
 			<-f.done
 		}
 	}
@@ -496,42 +503,30 @@ func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
 }
 
 // setModified says t, when what an answer shows last changed, as its
-// Last-Modified: a kept answer keeps it rather than the time it was built
-// (newAnswer), so that a copy built again after a restart is not new to a
-// client that asks If-Modified-Since. The epoch (no content yet) says
-// nothing.
+// Last-Modified, in place of its mark's time (newAnswer): a feed's
+// <updated>, the sitemap's latest lastmod. The epoch (no content yet)
+// says nothing.
 func setModified(h http.Header, t time.Time) {
 	if t.After(time.Unix(0, 0)) {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}
 }
 
-// newAnswer keeps b's bytes with their ETag and gzip form. Its
-// Last-Modified is the content's time when the handler said it
-// (setModified); else bytes the same as the answer before keep its
-// first-built time.
-func newAnswer(b *buffered, mark string, before *answer, now time.Time) *answer {
+// newAnswer keeps b's bytes with their ETag and gzip form (the answer
+// before's, when the bytes are the same). Its Last-Modified is the
+// content's time when the handler said it (setModified), else when the
+// data under its mark last changed: never when a server built it, so that
+// every server on the database says the same of the same bytes.
+func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *answer {
 	body := bytes.Clone(b.buf.Bytes())
 	sum := sha256.Sum256(body)
 	a := &answer{mark: mark, header: b.header, body: body,
-		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: now.Truncate(time.Second)}
-	content, err := http.ParseTime(b.header.Get("Last-Modified"))
-	switch {
-	case err == nil:
+		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: changed.Truncate(time.Second)}
+	if content, err := http.ParseTime(b.header.Get("Last-Modified")); err == nil {
 		a.modified = content
-		if before != nil && before.etag == a.etag {
-			a.gz = before.gz
-		}
-	case before != nil && before.etag == a.etag:
-		a.modified, a.gz = before.modified, before.gz
-	case before != nil && !a.modified.After(before.modified):
-		// New bytes within the second the old ones were built: a later
-		// time, so that If-Modified-Since never takes them for the old;
-		// none at all while that time is still ahead of the clock.
-		a.modified = before.modified.Add(time.Second)
-		if a.modified.After(now) {
-			a.modified = time.Time{}
-		}
+	}
+	if before != nil && before.etag == a.etag {
+		a.gz = before.gz
 	}
 	if a.gz == nil && len(body) >= compressMin && compressible(b.header.Get("Content-Type")) {
 		var z bytes.Buffer
@@ -545,7 +540,7 @@ func newAnswer(b *buffered, mark string, before *answer, now time.Time) *answer 
 
 // serveAnswer sends a kept answer: http.ServeContent answers a conditional
 // request (If-None-Match, If-Modified-Since) and ranges from it.
-func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer) {
+func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer, shared bool) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
@@ -556,9 +551,7 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer) 
 		vary = v + ", " + vary
 	}
 	h.Set("Vary", vary) // a fresh value: a.header's is kept, never added to
-	if s.private(r) {
-		h.Set("Cache-Control", "private, "+revalidate)
-	}
+	s.cacheControl(h, r, shared, http.StatusOK)
 	body := a.body
 	if a.gz != nil && acceptsGzip(r) {
 		body = a.gz

@@ -161,29 +161,35 @@ func TestManyAskingBuildOnce(t *testing.T) {
 	}
 }
 
-// TestNewBytesWithinTheSecondAreLater: an answer rebuilt with new bytes
-// in the second the old ones were built never shares their
-// Last-Modified, so If-Modified-Since cannot take the new for the old.
-func TestNewBytesWithinTheSecondAreLater(t *testing.T) {
+// TestKeptLastModifiedIsTheContents: a kept answer's Last-Modified is when
+// its data last changed (its mark's time), or the content's own time when
+// the handler says one; never the time it was built, and the same whether
+// a copy was built before or not, as two servers on one database are.
+func TestKeptLastModifiedIsTheContents(t *testing.T) {
 	t.Parallel()
-	at := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
-	built := func(body string) *buffered {
+	at := time.Date(2026, 11, 21, 9, 0, 10, 400e6, time.UTC)
+	built := func(body string, lm ...time.Time) *buffered {
 		b := &buffered{header: http.Header{"Content-Type": {"application/json"}}, status: 200}
+		for _, t := range lm {
+			setModified(b.header, t)
+		}
 		b.buf.WriteString(body)
 		return b
 	}
-	old := newAnswer(built(`{"a":1}`), "m1", nil, at.Add(100*time.Millisecond))
-	same := newAnswer(built(`{"a":1}`), "m2", old, at.Add(300*time.Millisecond))
-	if !same.modified.Equal(old.modified) {
-		t.Errorf("the same bytes again: Last-Modified %v, want the first build's %v", same.modified, old.modified)
+	old := newAnswer(built(`{"a":1}`), "m1", at, nil)
+	if want := at.Truncate(time.Second); !old.modified.Equal(want) {
+		t.Errorf("first built: Last-Modified %v, want the data's change %v", old.modified, want)
 	}
-	changed := newAnswer(built(`{"a":2}`), "m3", old, at.Add(600*time.Millisecond))
-	if !changed.modified.IsZero() && !changed.modified.After(old.modified) {
-		t.Errorf("new bytes in the same second: Last-Modified %v, want later than %v or none", changed.modified, old.modified)
+	later := at.Add(time.Hour)
+	same := newAnswer(built(`{"a":1}`), "m2", later, old)
+	fresh := newAnswer(built(`{"a":1}`), "m2", later, nil)
+	if !same.modified.Equal(fresh.modified) || !same.modified.Equal(later.Truncate(time.Second)) {
+		t.Errorf("the same bytes under a later mark: Last-Modified %v with a copy before, %v without; want both %v",
+			same.modified, fresh.modified, later.Truncate(time.Second))
 	}
-	later := newAnswer(built(`{"a":3}`), "m4", old, at.Add(1500*time.Millisecond))
-	if !later.modified.After(old.modified) || later.modified.After(at.Add(1500*time.Millisecond)) {
-		t.Errorf("new bytes a second on: Last-Modified %v, want after %v and not ahead of the clock", later.modified, old.modified)
+	content := at.Add(-time.Hour).Truncate(time.Second)
+	if own := newAnswer(built(`{"a":2}`, content), "m3", later, old); !own.modified.Equal(content) {
+		t.Errorf("the handler said its content's time %v: Last-Modified %v", content, own.modified)
 	}
 }
 

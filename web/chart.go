@@ -210,6 +210,7 @@ func (s *Server) apiChart(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	showChart(w.Header(), c)
 	replyJSON(w, http.StatusOK, c)
 }
 
@@ -282,7 +283,16 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 	v.Regions, v.Categories = s.places.pickerAreas(charts, c.Region), pickerCategories(charts, c.Region, c.Category)
 	v.Languages = tabs
 	v.Share = s.chartShare(c, v.Title)
+	showChart(w.Header(), c)
 	s.render(w, r, http.StatusOK, "chart", v)
+}
+
+// showChart names what an answer of c shows: its chart and each video.
+func showChart(h http.Header, c ChartJSON) {
+	showKeys(h, chartKey(c.Region, c.Category))
+	for _, e := range c.Entries {
+		showCards(h, e.VideoCard)
+	}
 }
 
 // chartSorts are the orders a chart's page offers; the computed ones only

@@ -48,6 +48,7 @@ func (s *Server) robotsTxt(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	showKeys(w.Header(), "robots")
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte(body))
 }
@@ -204,6 +205,7 @@ func (s *Server) sendXML(w http.ResponseWriter, r *http.Request, v any) {
 	buf.WriteByte('\n')
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	showKeys(w.Header(), "sitemap")
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
 }

@@ -149,6 +149,10 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, in, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
+	showKeys(w.Header(), feedKeyOf(region), chartKey(region, ""))
+	for _, e := range c.Entries {
+		showKeys(w.Header(), videoKey(e.ID))
+	}
 	s.sendFeed(w, r, f)
 }
 
@@ -191,6 +195,8 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 	// With no chart stored, the feed has no entry to date it by: the
 	// epoch, so that it stays the same until the first run.
 	f.Updated = atomTime(cmp.Or(latest, time.Unix(0, 0)))
+	showWorldwide(w.Header(), ww)
+	showKeys(w.Header(), feedKeyOf(worldwideKey))
 	s.sendFeed(w, r, f)
 }
 

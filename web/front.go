@@ -8,6 +8,10 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
+// frontKey names the front page: it lists every charted region, so a
+// region charted for the first time changes it.
+const frontKey = "front"
+
 // frontTop is how many videos the front page shows of its region.
 const frontTop = 10
 
@@ -70,6 +74,10 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 	if v.Lead != nil && len(v.Lead.Chart.Entries) > 0 {
 		e := v.Lead.Chart.Entries[0]
 		v.Share.Image = s.previewImage(e.Thumbnail, e.Title)
+	}
+	showKeys(w.Header(), frontKey)
+	if v.Lead != nil {
+		showChart(w.Header(), v.Lead.Chart)
 	}
 	s.render(w, r, http.StatusOK, "front", v)
 }

@@ -109,7 +109,7 @@ func Loopback(addr string) bool {
 func (s *Server) table() []Route {
 	own := []Route{
 		{"GET /healthz", Operational, Reader, http.HandlerFunc(healthz)},
-		{"GET /static/", SignIn, Reader, s.static},
+		{staticPattern, SignIn, Reader, s.static},
 		{"GET /login", SignIn, Reader, http.HandlerFunc(s.loginPage)},
 		{"POST /login", SignIn, Reader, http.HandlerFunc(s.login)},
 		{"POST /logout", SignIn, Reader, http.HandlerFunc(s.logout)},
@@ -143,9 +143,13 @@ func (s *Server) table() []Route {
 // sent by transport but the kept ones (cache.go), which send their own.
 func (s *Server) routes() {
 	for _, rt := range s.table() {
+		k, self := rt.Handler.(*keptHandler)
+		if self {
+			k.shared = rt.shared()
+		}
 		h := s.guard(rt)
-		if _, self := rt.Handler.(*keptHandler); h != nil && !self {
-			h = s.transported(h)
+		if h != nil && !self {
+			h = s.transported(h, rt.shared())
 		}
 		if h != nil && s.access == Public && rt.Kind == API && rt.Audience == Reader {
 			h = anyOrigin(h)
@@ -155,7 +159,7 @@ func (s *Server) routes() {
 		}
 	}
 	if s.access == OperationalOnly {
-		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed)))
+		s.mux.Handle("/", s.transported(http.HandlerFunc(notServed), false))
 	}
 }
 
@@ -205,6 +209,9 @@ func (s *Server) withToken() reach {
 	}
 	return withToken
 }
+
+// staticPattern is the route of the stylesheet and the images.
+const staticPattern = "GET /static/"
 
 // apiFallback answers the paths under /api/ no route has: not metered
 // where it is open to anyone, so that an operator's route absent from a

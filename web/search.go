@@ -212,7 +212,20 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	showSearch(w.Header(), res)
 	replyJSON(w, http.StatusOK, res)
+}
+
+// searchKey names every search's answer: any landing may change what
+// matches.
+const searchKey = "search"
+
+// showSearch names what a search's answer shows: a search, and each hit.
+func showSearch(h http.Header, res SearchResult) {
+	showKeys(h, searchKey)
+	for _, hit := range res.Hits {
+		showCards(h, hit.VideoCard)
+	}
 }
 
 type searchView struct {
@@ -249,6 +262,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	v.Share = share{URL: s.canonical("/search"), Type: "website", Title: "Search the trending videos",
 		Description: "Search the titles, descriptions, tags and channels of the videos YouTube's trending charts held, in every language.", Feeds: s.feeds()}
 	if strings.TrimSpace(v.Query) == "" {
+		showKeys(w.Header(), searchKey) // the form's choices: the charted regions
 		s.render(w, r, http.StatusOK, "search", v)
 		return
 	}
@@ -259,6 +273,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, status, "search", v)
 		return
 	}
+	showSearch(w.Header(), res)
 	v.Title, v.Result = "Search: "+res.Query, &res
 	// robots.txt keeps crawlers off a search's answers: no canonical
 	// address, and none to index.

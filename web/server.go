@@ -6,7 +6,9 @@
 // Each route is the readers' or the operator's (routes.go): --public opens
 // the readers' to anyone, the operator's always ask for the access token.
 // The readers' answers are built once per change of the store's data and
-// served from memory (cache.go).
+// served from memory (cache.go); on a --public listener an anonymous
+// reader's is one the caches in front may keep, naming what it shows, and
+// anything else is kept by nobody (shared.go).
 //
 // It only reads: the database is opened read-only by the caller, and the
 // quota report comes from a function the caller wires (the report package
@@ -29,7 +31,7 @@
 // reader's output shows (card.go); the operator's page with /api/v1/quota
 // (operator.go) apart from the runs (runs.go); around them the kept answers
 // (cache.go, evict.go), built again by a watcher when the store's data
-// moves, the budget of anonymous readers' builds under a flood (budget.go),
+// moves, who may keep each answer and the keys it names (shared.go), the budget of anonymous readers' builds under a flood (budget.go),
 // the language each upstream string is marked with, from its script and
 // region (lang.go), the auth (auth.go, personal.go, tokens.go), the
 // route table (routes.go), the templates and how a page is sent (pages.go,
@@ -122,6 +124,14 @@ type Config struct {
 	// NoSearch the form and the link are left out.
 	SearchURL string
 	NoSearch  bool
+	// Cache is how long the caches in front and browsers may keep a
+	// public reader's answer (--cache-control); when nil,
+	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
+	Cache *CachePolicy
+	// Purge, when set, is told the keys (Surrogate-Key) of the answers a
+	// move of the data mark changed, for the caches in front to drop them
+	// (purge.go); it must not block. Nil tells no one.
+	Purge func(keys []string)
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/terms.md, III.E.4.h).
@@ -145,7 +155,7 @@ type Server struct {
 	csrf     *http.CrossOriginProtection
 	policy   string
 	static   *staticFiles
-	seen     seenTags
+	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
 	answers  answers
 	budget   *budget // the builds anonymous readers may run at once (budget.go)
 	places   places
@@ -196,10 +206,21 @@ func New(cfg Config) (*Server, error) {
 	if access == Public && cfg.PublicURL == nil {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
 	}
+	s.cache = DefaultCachePolicy
+	if cfg.Purge != nil {
+		s.cache = PurgedCachePolicy
+	}
+	if cfg.Cache != nil {
+		s.cache = *cfg.Cache
+	}
 	s.answers.set = newKeptSet(cfg.Kept)
 	s.answers.closed = make(chan struct{})
 	s.budget = defaultBudget()
 	s.routes()
+	if cfg.Purge != nil && cfg.DB != nil {
+		mark, changed := s.purgeMoved("", time.Time{}) // what moves are read from
+		go s.purgeWatcher(mark, changed)
+	}
 	return s, nil
 }
 

@@ -10,47 +10,47 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
 // The transport of every answer (docs/api.md, "Caching and compression"):
 //
 //   - Pages and JSON are compressed with gzip when the client takes it.
-//   - An answer that may be kept (Cache-Control no-cache, set by the
-//     handler) carries an ETag made from its bytes, so it changes whenever
-//     anything shown changes (a run, tracking, a refresh, a deletion, an
-//     age that moved on), and a Last-Modified of when this server first
-//     served those bytes; a conditional request whose copy is still what
+//   - An answer that may be kept (the handler marked it revalidate) carries
+//     an ETag made from its bytes, so it changes whenever anything shown
+//     changes (a run, tracking, a refresh, a deletion), and the
+//     Last-Modified of its content when the handler knows it; never the
+//     time a server built or sent it, so that servers on one database send
+//     the same validators. A conditional request whose copy is still what
 //     would be sent is answered 304. Here the body is made before it is
 //     compared: a 304 saves the bytes on the wire, not the reads. The
 //     readers' answers are kept instead (cache.go), built once per change
 //     of the store's data, and compared without building.
-//   - What is kept is private to the browser when the listener asks every
-//     request for the token, or the request carried one (a header or a
-//     session).
+//   - Who may keep it, a shared cache or the requester alone, is decided
+//     here for every answer (shared.go).
 
-// revalidate is the Cache-Control of answers a client may keep but must
-// ask about each time: pages show ages relative to now.
+// revalidate is the Cache-Control a handler gives an answer that may be
+// kept: the transport makes it the header shared.go's rules give.
 const revalidate = "no-cache"
 
 // compressMin is the smallest body worth compressing.
 const compressMin = 512
 
-// transport buffers a handler's answer and sends it as the rules above say.
-func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handler) {
+// transport buffers a handler's answer and sends it as the rules above
+// say, on a route whose answers are shared or not (Route.shared).
+func (s *Server) transport(w http.ResponseWriter, r *http.Request, h http.Handler, shared bool) {
 	b := &buffered{header: w.Header(), status: http.StatusOK}
 	h.ServeHTTP(b, r)
-	s.send(w, r, b)
+	s.send(w, r, b, shared)
 }
 
 // transported is h under transport.
-func (s *Server) transported(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.transport(w, r, h) })
+func (s *Server) transported(h http.Handler, shared bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.transport(w, r, h, shared) })
 }
 
 // send sends a buffered answer as the rules above say.
-func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
+func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered, shared bool) {
 	hdr := w.Header()
 	for k, v := range b.header { // an answer built apart from w (cache.go)
 		hdr[k] = v
@@ -61,18 +61,13 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
 	}
 	kept := b.status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		strings.HasPrefix(hdr.Get("Cache-Control"), revalidate)
+	s.cacheControl(hdr, r, shared, b.status)
 	if kept {
-		if s.private(r) {
-			hdr.Set("Cache-Control", "private, "+hdr.Get("Cache-Control"))
-		}
 		sum := sha256.Sum256(body)
 		tag := `W/"` + hex.EncodeToString(sum[:12]) + `"`
 		hdr.Set("ETag", tag)
-		lm, ok := s.seen.modified(r.URL.RequestURI(), tag, s.cfg.Clock.Now())
-		if ok {
-			hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
-		}
-		if notModified(r, tag, lm, ok) {
+		lm, err := http.ParseTime(hdr.Get("Last-Modified"))
+		if notModified(r, tag, lm, err == nil) {
 			for _, k := range []string{"Content-Length", "Content-Encoding"} {
 				hdr.Del(k)
 			}
@@ -97,7 +92,8 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered) {
 	}
 }
 
-// private reports whether r's answer is the requester's alone.
+// private reports whether r comes with the token or a session: not an
+// anonymous reader's, outside the readers' budget (budget.go).
 func (s *Server) private(r *http.Request) bool {
 	if s.access == TokenRequired || r.Header.Get("Authorization") != "" {
 		return true
@@ -107,8 +103,7 @@ func (s *Server) private(r *http.Request) bool {
 }
 
 // notModified reads a conditional request: If-None-Match when it is sent
-// (weak comparison), else If-Modified-Since against when these bytes were
-// first served.
+// (weak comparison), else If-Modified-Since against the content's time.
 func notModified(r *http.Request, tag string, lm time.Time, hasLM bool) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		for _, t := range strings.Split(inm, ",") {
@@ -168,44 +163,6 @@ func (b *buffered) WriteHeader(status int) {
 func (b *buffered) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
 	return b.buf.Write(p)
-}
-
-// seenTags remembers, per address, the ETag last served and when it was
-// first served: the Last-Modified. It forgets everything when it holds
-// too many; a forgotten address starts again at now, later than any copy
-// a client holds, so forgetting costs a 200, never a wrong 304.
-type seenTags struct {
-	mu sync.Mutex
-	m  map[string]seenTag
-}
-
-type seenTag struct {
-	tag string
-	at  time.Time // whole seconds: what Last-Modified can say
-}
-
-const maxSeen = 4096
-
-// modified is the Last-Modified of uri's answer tagged tag: a new tag gets
-// a time later than the one it replaces, so two answers never share one.
-// It is not sent (false) when the answer changes faster than once a
-// second, which would put it ahead of the clock.
-func (st *seenTags) modified(uri, tag string, now time.Time) (time.Time, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.m == nil || len(st.m) >= maxSeen {
-		st.m = map[string]seenTag{}
-	}
-	old, ok := st.m[uri]
-	if ok && old.tag == tag {
-		return old.at, !old.at.After(now)
-	}
-	at := now.Truncate(time.Second)
-	if ok && !at.After(old.at) {
-		at = old.at.Add(time.Second)
-	}
-	st.m[uri] = seenTag{tag: tag, at: at}
-	return at, !at.After(now)
 }
 
 // staticFiles serves the stylesheet (and any other static file) under a
@@ -278,12 +235,13 @@ func (sf *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		h.Set("Cache-Control", revalidate) // transport tags and compares it
+		showKeys(h, "static")
 	}
 	w.Write(b)
 }
 
-// cacheFor is the Cache-Control of an answer: one that may be kept is
-// revalidated each time (transport.go); an error is not kept.
+// cacheFor is the Cache-Control a handler gives an answer: one that may be
+// kept is marked so (shared.go says by whom); an error is not kept.
 func cacheFor(status int) string {
 	if status == http.StatusOK {
 		return revalidate

@@ -127,6 +127,7 @@ func (s *Server) apiVideo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	showKeys(w.Header(), videoKey(v.ID))
 	replyJSON(w, http.StatusOK, v)
 }
 
@@ -152,6 +153,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
+	showKeys(w.Header(), videoKey(v.ID))
 	ranks, views := videoSeries(v, s.places)
 	desc := clip(v.Description, 200)
 	if desc == "" {

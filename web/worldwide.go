@@ -188,7 +188,21 @@ func (s *Server) apiWorldwide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	showWorldwide(w.Header(), ww)
 	replyJSON(w, http.StatusOK, ww)
+}
+
+// worldwideKey names the worldwide page, its JSON and its feed (with
+// feedKeyOf): every landing of a region's chart changes them.
+const worldwideKey = "worldwide"
+
+// showWorldwide names what an answer of ww shows: the worldwide page and
+// each video.
+func showWorldwide(h http.Header, ww WorldwideJSON) {
+	showKeys(h, worldwideKey)
+	for _, v := range ww.Videos {
+		showCards(h, v.VideoCard)
+	}
 }
 
 type worldwideView struct {
@@ -210,5 +224,6 @@ func (s *Server) worldwidePage(w http.ResponseWriter, r *http.Request) {
 	if len(ww.Videos) > 0 {
 		sh.Image = s.previewImage(ww.Videos[0].Thumbnail, ww.Videos[0].Title)
 	}
+	showWorldwide(w.Header(), ww)
 	s.render(w, r, http.StatusOK, "worldwide", worldwideView{shared: shared{sh}, Title: "Trending worldwide", World: ww, Thumbs: !s.cfg.NoThumbnails})
 }

@@ -170,7 +170,7 @@ func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop 
 		defer tick.Stop()
 		published := ""
 		for {
-			if mark, err := p.DB.DB.DataMark(ctx); err == nil && mark != published && h.publishLogged(ctx, p, r) == nil {
+			if mark, _, err := p.DB.DB.DataMark(ctx); err == nil && mark != published && h.publishLogged(ctx, p, r) == nil {
 				published = mark
 			}
 			select {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"time"
 
@@ -44,6 +45,9 @@ type Run struct {
 	// access token and what the dashboard shows; Plans are its API's
 	// clients' plans.
 	Listen *web.Config
+	// Purge are the caches in front of Listen told of each landing
+	// (--purge-url).
+	Purge []*url.URL
 	// Listener is --listen's, opened and served before the database
 	// (OpenListener), so that a port in use is refused before anything is
 	// created and /healthz answers however slow the start; nil: opened
@@ -388,7 +392,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		Plan: r.planned.Lines(), Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
 	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
-	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter),
+	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter), Purge: r.Purge,
 		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
 			{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing},
 			{Name: "clock", Passed: "decisions are taken: the limiter's clock agrees with the upstream's", Probe: p.Upstream.Refusing}}})

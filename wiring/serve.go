@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -132,6 +133,8 @@ type Serve struct {
 	// Web is the listener: its address, whether it is public, its access
 	// token, the trusted proxies and what the pages show.
 	Web web.Config
+	// Purge are the caches in front told of each landing (--purge-url).
+	Purge []*url.URL
 }
 
 // OpenWeb builds serve's site over db (OpenSite), its report read from
@@ -152,7 +155,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 	}
 	src.Limiter = l
 	m := metrics.NewAPI()
-	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(),
+	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(), Purge: sv.Purge,
 		Ready: []web.Check{{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}})
 	if err != nil {
 		closeLimiter()

@@ -8,12 +8,14 @@ package wiring
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/purge"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -37,6 +39,9 @@ type Site struct {
 	// in the registry Scrape serves on /metrics.
 	Series *metrics.API
 	Scrape http.Handler
+	// Purge are the caches in front, told what each landing changed
+	// (--purge-url); none tells no one.
+	Purge []*url.URL
 }
 
 // OpenSite builds the site over db: its report read through the kept
@@ -77,7 +82,19 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
 	}
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
+	var sender *purge.Sender
+	if len(s.Purge) > 0 {
+		sender = purge.New(s.Purge, h.Logger)
+		cfg.Purge = sender.Send
+		s.Series.Register(metrics.Purges(func() (int64, int64, int64, int64) {
+			f := sender.Figures()
+			return f.Sent, f.Retried, f.Failed, f.Overflowed
+		})...)
+	}
 	if ui, err = web.New(cfg); err != nil {
+		if sender != nil {
+			sender.Close()
+		}
 		closeFn()
 		return nil, nil, err
 	}
@@ -88,7 +105,13 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		return f.Admitted, f.Refused, f.Running, f.Waiting, f.Slots
 	})...)
 	closeLimiter := closeFn
-	return ui, func() { ui.Close(); closeLimiter() }, nil
+	return ui, func() {
+		ui.Close()
+		if sender != nil {
+			sender.Close() // after the watcher that sends to it stopped
+		}
+		closeLimiter()
+	}, nil
 }
 
 // readAt is src as a report read at now, the site's clock.

@@ -76,6 +76,14 @@ type runFlags struct {
 	publish, publishFrom string
 	search               publishFlags
 	published            *wiring.Publish
+	// cacheControl is --cache-control, for the dashboard of --listen;
+	// cacheControlFrom where it came from, cache what it read.
+	cacheControl, cacheControlFrom string
+	cache                          *web.CachePolicy
+	// purgeURL is --purge-url, for the caches in front of --listen;
+	// purgeURLFrom where it came from, purgeTo what it names.
+	purgeURL, purgeURLFrom string
+	purgeTo                []*url.URL
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -148,6 +156,8 @@ A second signal stops at once.`,
 			f.publicURLFrom = publicURLFrom(cmd)
 			f.publishFrom = envflag.Given(cmd.Flags().Lookup("publish"))
 			f.search.searchURLFrom = envflag.Given(cmd.Flags().Lookup("search-url"))
+			f.cacheControlFrom = cacheControlFrom(cmd)
+			f.purgeURLFrom = purgeURLFrom(cmd)
 			f.maxStaleGiven = cmd.Flags().Changed("max-stale")
 			f.pacedOnce = f.once && f.pace && cmd.Flags().Changed("pace")
 			if err := f.track.validate(cmd); err != nil {
@@ -166,6 +176,8 @@ A second signal stops at once.`,
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
+	bindCacheControl(cmd, &f.cacheControl)
+	bindPurgeURL(cmd, &f.purgeURL)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen and the pages of --publish show no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
 	cmd.Flags().StringVar(&f.publish, "publish", "", "write the readers' site into this directory as files a static host serves, at the start and after each landing (as ingest publish DIR; docs/operations.md, Publish)")
@@ -210,6 +222,12 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	if f.pub, err = parsePublicURL(f.publicURLFrom, f.publicURL); err != nil {
 		return "", err
 	}
+	if f.purgeTo, err = parsePurgeURLs(f.purgeURLFrom, f.purgeURL); err != nil {
+		return "", err
+	}
+	if f.cache, err = parseCacheControl(f.cacheControlFrom, f.cacheControl, len(f.purgeTo) > 0); err != nil {
+		return "", err
+	}
 	if f.cats, err = parseCategories(f.categories); err != nil {
 		return "", err
 	}
@@ -249,8 +267,8 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 		r.Track = span
 	}
 	if f.listen != "" {
-		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub}
-		r.Plans = f.plans
+		r.Listen = &web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs, TrustedProxies: f.proxies, Token: os.Getenv(uiTokenEnv), PublicURL: f.pub, Cache: f.cache}
+		r.Plans, r.Purge = f.plans, f.purgeTo
 	}
 	r.Publish = f.published
 	key, err := apiKey()

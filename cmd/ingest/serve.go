@@ -45,6 +45,11 @@ type serveFlags struct {
 	trustedProxies string
 	// publicURL is --public-url, and publicURLFrom where it came from.
 	publicURL, publicURLFrom string
+	// cacheControl is --cache-control, and cacheControlFrom where it came
+	// from.
+	cacheControl, cacheControlFrom string
+	// purgeURL is --purge-url, and purgeURLFrom where it came from.
+	purgeURL, purgeURLFrom string
 }
 
 func newServeCmd(s *settings) *cobra.Command {
@@ -95,6 +100,8 @@ as in ingest report; --every and --regions override it.`,
 			f.schedule.given(cmd)
 			f.listenFrom = envflag.Given(cmd.Flags().Lookup("listen"))
 			f.publicURLFrom = publicURLFrom(cmd)
+			f.cacheControlFrom = cacheControlFrom(cmd)
+			f.purgeURLFrom = purgeURLFrom(cmd)
 			return runServe(cmd.Context(), s, f)
 		},
 	}
@@ -104,6 +111,8 @@ as in ingest report; --every and --regions override it.`,
 	f.schedule.bind(cmd)
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
 	bindPublicURL(cmd, &f.publicURL)
+	bindCacheControl(cmd, &f.cacheControl)
+	bindPurgeURL(cmd, &f.purgeURL)
 	return cmd
 }
 
@@ -131,6 +140,14 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	purgeTo, err := parsePurgeURLs(f.purgeURLFrom, f.purgeURL)
+	if err != nil {
+		return err
+	}
+	cache, err := parseCacheControl(f.cacheControlFrom, f.cacheControl, len(purgeTo) > 0)
+	if err != nil {
+		return err
+	}
 	db, err := openServeDB(ctx, s)
 	if err != nil {
 		return err
@@ -139,7 +156,7 @@ func runServe(ctx context.Context, s *settings, f *serveFlags) error {
 	k, _ := apiKey()
 	h, closeWeb, err := s.host().OpenWeb(ctx, db, wiring.Serve{Schedule: sch, Plans: plans, QuotaKey: s.quotaKey, APIKey: k,
 		Standing: s.standing, Web: web.Config{Listen: f.listen, Public: f.public, NoThumbnails: f.noThumbs,
-			TrustedProxies: proxies, Token: tok, PublicURL: pub}})
+			TrustedProxies: proxies, Token: tok, PublicURL: pub, Cache: cache}, Purge: purgeTo})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/pgtest"
+)
+
+// The edge lab (make edge): Debian's varnishd on the shipped VCL in front
+// of two serve --public replicas on one PostgreSQL, the daemon landing
+// runs of every region's top 50 against a moving fake, and a flood of
+// readers shaped like a real site's (a Zipf law over the charts, the
+// worldwide page, the feeds and the video pages, a tenth unique misses and
+// searches). Midway the replicas restart one after the other under the
+// flood, and near the end both stop for a while. It checks and prints the
+// hit ratio, the origin's requests, the freshness after each landing, that
+// no private answer comes from the cache, the errors in each phase, and
+// each replica's memory and CPU per million readers.
+
+// edgeSettings are the lab's lengths: INGEST_EDGE_FOR the flood (10m in
+// make edge), the origins' downtime a fifth of it but at most 5 minutes.
+func edgeSettings(t *testing.T) (flood, down time.Duration) {
+	flood = 10 * time.Minute
+	if v := os.Getenv("INGEST_EDGE_FOR"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			t.Fatalf("INGEST_EDGE_FOR=%q: want a duration of a minute or more", v)
+		}
+		flood = d
+	}
+	return flood, min(flood/5, 5*time.Minute)
+}
+
+// replica is one serve --public behind the cache, restarted in place.
+type replica struct {
+	h    *harness
+	addr string
+	args []string
+	p    *proc
+	cpu  float64 // CPU-seconds of the processes before p
+	rss  int64   // the largest RSS seen, KiB
+}
+
+func (r *replica) start(t *testing.T, d time.Duration) {
+	t.Helper()
+	r.p = r.h.startFor(d, r.args...)
+	if !waitFor(60*time.Second, func() bool { return healthy("http://" + r.addr) }) {
+		t.Fatalf("serve on %s never answered:\n%s", r.addr, r.p.out)
+	}
+}
+
+func (r *replica) stop(t *testing.T) {
+	t.Helper()
+	r.sample()
+	r.cpu += cpuSeconds(r.p.cmd.Process.Pid)
+	r.p.signal(t, syscall.SIGTERM)
+	if _, exited := r.p.wait(60 * time.Second); !exited {
+		t.Fatalf("serve on %s did not stop within 60 s", r.addr)
+	}
+}
+
+func (r *replica) sample() {
+	if r.p != nil && !r.p.exited() {
+		r.rss = max(r.rss, rssKB(r.p.cmd.Process.Pid))
+	}
+}
+
+// cpuSeconds is a live process's user and system CPU, from /proc.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100 // USER_HZ
+}
+
+// edgeTally is what the readers saw, by kind of request.
+type edgeTally struct {
+	mu                       sync.Mutex
+	cacheable, hits, misses  int64
+	uncacheable              int64
+	errors                   map[string]int64 // phase -> answers that failed (transport, or 5xx on a page kept before)
+	firstErr                 map[string]string
+	privateFromCache         int64
+	missed                   map[string]int64 // path -> asks not answered from the cache
+	landings, late, lateMost int64
+	lateWorst                time.Duration
+}
+
+func (e *edgeTally) fail(phase, what string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.errors[phase]++
+	if e.firstErr[phase] == "" {
+		e.firstErr[phase] = what
+	}
+}
+
+// zipf draws an index in [0, n) with weight 1/(i+1).
+type zipf struct{ cum []float64 }
+
+func newZipf(n int) zipf {
+	z := zipf{cum: make([]float64, n)}
+	s := 0.0
+	for i := range n {
+		s += 1 / float64(i+1)
+		z.cum[i] = s
+	}
+	return z
+}
+
+func (z zipf) draw(u float64) int {
+	i, _ := slices.BinarySearch(z.cum, u*z.cum[len(z.cum)-1])
+	return min(i, len(z.cum)-1)
+}
+
+// readerPaths is what the flood asks for, the most read first: the
+// worldwide page, each landed region's chart (page, JSON, feed), the
+// sitemap and robots.txt, and the videos the charts list.
+func readerPaths(t *testing.T, origin string) []string {
+	t.Helper()
+	paths := []string{"/worldwide", "/api/v1/worldwide", "/"}
+	var videos []string
+	for _, region := range []string{"US", "GB", "IN", "BR", "JP", "DE", "FR", "CA", "AU", "MX", "KR", "ES", "IT", "NL", "SE", "PL", "TR", "ID", "TH", "VN"} {
+		var chart struct {
+			RunID   int64 `json:"run_id"`
+			Entries []struct {
+				ID string `json:"id"`
+			} `json:"entries"`
+		}
+		status, body := get(t, "http://"+origin+"/api/v1/charts/"+region)
+		if status != http.StatusOK || json.Unmarshal([]byte(body), &chart) != nil || chart.RunID == 0 {
+			continue
+		}
+		paths = append(paths, "/charts/"+region, "/api/v1/charts/"+region, "/charts/"+region+"/feed")
+		for _, e := range chart.Entries[:min(len(chart.Entries), 20)] {
+			videos = append(videos, "/videos/"+e.ID)
+		}
+	}
+	paths = append(paths, "/worldwide/feed", "/sitemap.xml", "/robots.txt")
+	return append(paths, videos...)
+}
+
+func TestEdge(t *testing.T) {
+	if os.Getenv("INGEST_EDGE") == "" {
+		t.Skip("the edge lab runs in make edge (INGEST_EDGE=1): Varnish, two replicas on PostgreSQL, the daemon and a flood, for minutes")
+	}
+	if _, err := exec.LookPath("varnishd"); err != nil {
+		t.Skip("varnishd not installed (make deps installs Debian's varnish and varnish-modules)")
+	}
+	floodFor, downFor := edgeSettings(t)
+	total := floodFor + 10*time.Minute
+	h := newHarness(t)
+	h.set("INGEST_DB", pgtest.URL(t))
+	h.tightCosts(1_000_000)
+	h.fake.Move(20261128, time.Now)
+	token := "edge-lab-operator-token-0123456789"
+	h.set("INGEST_UI_TOKEN", token)
+	h.set("INGEST_PUBLIC_URL", "https://charts.example.org")
+	daemon := h.startFor(total, "run", "--regions", "all:depth=50", "--every", "1m")
+
+	cacheAddr := closedAddr(t)
+	serveArgs := func(addr string) []string {
+		args := []string{"serve", "--listen", addr, "--public"}
+		if purges(t) {
+			args = append(args, "--purge-url", "http://"+cacheAddr+"/")
+		}
+		return args
+	}
+	reps := []*replica{{h: h, addr: closedAddr(t)}, {h: h, addr: closedAddr(t)}}
+	var backends strings.Builder
+	for i, r := range reps {
+		r.args = serveArgs(r.addr)
+		r.start(t, total)
+		host, port, _ := net.SplitHostPort(r.addr)
+		fmt.Fprintf(&backends, "backend serve%d { .host = %q; .port = %q; .probe = { .url = \"/healthz\"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; } }\n", i, host, port)
+	}
+	backends.WriteString("sub ingest_origins { origins.add_backend(serve0); origins.add_backend(serve1); }\nacl ingest_purgers { \"127.0.0.1\"; }\n")
+	startVarnishWith(t, cacheAddr, backends.String())
+
+	// The charts the flood reads: wait for the first landings.
+	var paths []string
+	if !waitFor(10*time.Minute, func() bool { paths = readerPaths(t, reps[0].addr); return len(landedRegions(paths)) >= 8 }) {
+		t.Fatalf("the daemon landed fewer than 8 of the charts the flood reads in 10 minutes:\n%s", daemon.out)
+	}
+	t.Logf("the flood reads %d paths, a tenth of its asks unique misses and searches", len(paths))
+
+	tally := &edgeTally{errors: map[string]int64{}, firstErr: map[string]string{}, missed: map[string]int64{}}
+	var phase atomic.Value
+	phase.Store("steady")
+	cachedBefore := sync.Map{} // paths served 200 before the origins stopped
+	z := newZipf(len(paths))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var asks atomic.Int64
+	for w := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 10 * time.Second}
+			for n := uint64(w); ; n += 12 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				asks.Add(1)
+				u := float64((n*2654435761)%1_000_003) / 1_000_003
+				if n%10 == 9 {
+					path := fmt.Sprintf("/videos/missing-%d", n)
+					if n%20 == 19 {
+						path = fmt.Sprintf("/search?q=word%d", n)
+					}
+					resp, err := client.Get("http://" + cacheAddr + path)
+					tally.mu.Lock()
+					tally.uncacheable++
+					tally.mu.Unlock()
+					if err == nil {
+						resp.Body.Close()
+					}
+					continue
+				}
+				path := paths[z.draw(u)]
+				resp, err := client.Get("http://" + cacheAddr + path)
+				p := phase.Load().(string)
+				if err != nil {
+					tally.fail(p, path+": "+err.Error())
+					continue
+				}
+				resp.Body.Close()
+				tally.mu.Lock()
+				tally.cacheable++
+				switch resp.Header.Get("X-Cache") {
+				case "hit":
+					tally.hits++
+				default:
+					tally.misses++
+					tally.missed[path]++
+				}
+				tally.mu.Unlock()
+				_, before := cachedBefore.Load(path)
+				if resp.StatusCode >= 500 && (p != "down" || before) {
+					tally.fail(p, fmt.Sprintf("%s: %d", path, resp.StatusCode))
+				}
+				if resp.StatusCode == http.StatusOK && p != "down" {
+					cachedBefore.Store(path, true)
+				}
+			}
+		}()
+	}
+
+	// Freshness: each landing the store shows is read through the cache
+	// until it names the new run, from the moment the origin serves it.
+	fresh := make(chan struct{})
+	go func() {
+		defer close(fresh)
+		seen := map[string]int64{}
+		client := &http.Client{Timeout: 10 * time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			if phase.Load().(string) != "steady" {
+				continue
+			}
+			for _, region := range landedRegions(paths) {
+				var now struct {
+					RunID int64 `json:"run_id"`
+				}
+				resp, err := client.Get("http://" + reps[0].addr + "/api/v1/charts/" + region)
+				if err != nil {
+					continue
+				}
+				_ = json.NewDecoder(resp.Body).Decode(&now)
+				resp.Body.Close()
+				if now.RunID == 0 || now.RunID == seen[region] {
+					continue
+				}
+				if seen[region] == 0 {
+					seen[region] = now.RunID
+					continue
+				}
+				seen[region] = now.RunID
+				landed := time.Now()
+				var through int64
+				for time.Since(landed) < 30*time.Second && through < now.RunID {
+					var c struct {
+						RunID int64 `json:"run_id"`
+					}
+					if resp, err := client.Get("http://" + cacheAddr + "/api/v1/charts/" + region); err == nil {
+						_ = json.NewDecoder(resp.Body).Decode(&c)
+						resp.Body.Close()
+						through = c.RunID
+					}
+					if through < now.RunID {
+						time.Sleep(100 * time.Millisecond)
+					}
+				}
+				late := time.Since(landed)
+				tally.mu.Lock()
+				tally.landings++
+				if late > 2*time.Second {
+					tally.late++
+				}
+				tally.lateWorst = max(tally.lateWorst, late)
+				tally.mu.Unlock()
+			}
+		}
+	}()
+
+	// Private answers: an operator's ask with the token, then a reader's
+	// without, never answered from the cache.
+	privateCheck := func() {
+		for _, path := range []string{"/api/v1/quota", "/operator", "/quota"} {
+			through(t, cacheAddr, http.MethodGet, path, "", map[string]string{"Authorization": "Bearer " + token})
+			status, _, hit := through(t, cacheAddr, http.MethodGet, path, "", nil)
+			if status == http.StatusOK || hit == "hit" {
+				tally.mu.Lock()
+				tally.privateFromCache++
+				tally.mu.Unlock()
+			}
+		}
+	}
+
+	start := time.Now()
+	steady := floodFor - downFor
+	sampleUntil := func(d time.Time) {
+		for time.Now().Before(d) {
+			for _, r := range reps {
+				r.sample()
+			}
+			privateCheck()
+			time.Sleep(5 * time.Second)
+		}
+	}
+	sampleUntil(start.Add(steady / 2))
+	phase.Store("rolling")
+	for _, r := range reps {
+		r.stop(t)
+		r.start(t, total)
+	}
+	phase.Store("steady")
+	sampleUntil(start.Add(steady))
+	phase.Store("down")
+	for _, r := range reps {
+		r.stop(t)
+	}
+	sampleUntil(start.Add(floodFor))
+	close(stop)
+	wg.Wait()
+	<-fresh
+	for _, r := range reps {
+		r.start(t, total) // for the cleanup's stop, and the CPU figure of a live process
+		r.cpu += cpuSeconds(r.p.cmd.Process.Pid)
+	}
+
+	ratio := float64(tally.hits) / math.Max(1, float64(tally.cacheable))
+	perMillion := 1e6 / math.Max(1, float64(tally.cacheable+tally.uncacheable))
+	t.Logf("edge lab, %s of flood (origins down %s), %d paths: %d reader asks (%d cacheable, %d unique misses and searches), hit ratio %.4f, %d origin asks for cacheable paths",
+		floodFor, downFor, len(paths), asks.Load(), tally.cacheable, tally.uncacheable, ratio, tally.misses)
+	t.Logf("landings read through the cache: %d, later than 2 s: %d, the latest %s", tally.landings, tally.late, tally.lateWorst.Round(10*time.Millisecond))
+	for i, r := range reps {
+		t.Logf("replica %d: RSS at most %d MiB, %.1f CPU-s, %.1f CPU-s per million reader asks", i, r.rss/1024, r.cpu, r.cpu*perMillion)
+	}
+	most := slices.SortedFunc(maps.Keys(tally.missed), func(a, b string) int { return cmp.Compare(tally.missed[b], tally.missed[a]) })
+	for _, path := range most[:min(len(most), 5)] {
+		t.Logf("not from the cache: %s %d times", path, tally.missed[path])
+	}
+	for _, p := range []string{"steady", "rolling", "down"} {
+		t.Logf("errors while %s: %d %s", p, tally.errors[p], tally.firstErr[p])
+	}
+
+	if ratio < 0.99 {
+		t.Errorf("the cache answered %.4f of the cacheable reader asks, want at least 0.99", ratio)
+	}
+	if tally.privateFromCache > 0 {
+		t.Errorf("%d private answers were served to a reader without credentials", tally.privateFromCache)
+	}
+	if tally.landings == 0 {
+		t.Errorf("no landing was read through the cache: freshness was not exercised")
+	} else if tally.late > 0 {
+		t.Errorf("%d of %d landings reached readers through the cache later than 2 s (the latest %s)", tally.late, tally.landings, tally.lateWorst)
+	}
+	for _, p := range []string{"steady", "rolling", "down"} {
+		if tally.errors[p] > 0 {
+			t.Errorf("%d reader asks failed while %s, the first: %s", tally.errors[p], p, tally.firstErr[p])
+		}
+	}
+}
+
+// landedRegions are the regions whose chart paths hold: /charts/R.
+func landedRegions(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if r, ok := strings.CutPrefix(p, "/charts/"); ok && !strings.Contains(r, "/") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// purges says whether this binary's serve can purge a cache in front.
+func purges(t *testing.T) bool {
+	out, _ := exec.Command(ingestBin(t), "serve", "--help").CombinedOutput()
+	return strings.Contains(string(out), "--purge-url")
+}
+
+// startVarnishWith is startVarnish with backends.vcl given whole, on addr.
+func startVarnishWith(t *testing.T, addr, backends string) {
+	t.Helper()
+	dir := t.TempDir()
+	vcl, err := os.ReadFile("../../deploy/varnish/ingest.vcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"ingest.vcl": string(vcl), "backends.vcl": backends} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runVarnish(t, dir, addr)
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// varnishOrigin is the backends.vcl the shipped VCL includes, naming one
+// origin at addr and purgers, the addresses allowed to purge.
+func varnishOrigin(addr, purgers string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf(`backend origin {
+	.host = %q;
+	.port = %q;
+	.probe = { .url = "/healthz"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; }
+}
+sub ingest_origins { origins.add_backend(origin); }
+acl ingest_purgers { %q; }
+`, host, port, purgers)
+}
+
+// startVarnish runs Debian's varnishd on the shipped deploy/varnish/ingest.vcl
+// in front of the origin at origin, and gives its address.
+func startVarnish(t *testing.T, origin, purgers string) string {
+	t.Helper()
+	if _, err := exec.LookPath("varnishd"); err != nil {
+		t.Skip("varnishd not installed (make deps installs Debian's varnish and varnish-modules)")
+	}
+	addr := closedAddr(t)
+	startVarnishWith(t, addr, varnishOrigin(origin, purgers))
+	return addr
+}
+
+// runVarnish runs varnishd on dir's ingest.vcl (and the backends.vcl it
+// includes), listening on addr, until the test ends.
+func runVarnish(t *testing.T, dir, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	// -j none: the test's own user, not varnishd's jail, which cannot
+	// read a test's directory.
+	cmd := exec.CommandContext(ctx, "varnishd", "-F", "-j", "none", "-n", filepath.Join(dir, "work"), "-a", addr,
+		"-f", filepath.Join(dir, "ingest.vcl"), "-p", "vcl_path="+dir, "-s", "malloc,256m")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("varnishd: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if !waitFor(30*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}) {
+		t.Fatalf("varnishd never listened on %s:\n%s", addr, out)
+	}
+}
+
+// through asks the cache at addr for path with the headers given, from
+// the local address from ("" for any), and gives the answer's status,
+// body and X-Cache.
+func through(t *testing.T, addr, method, path, from string, header map[string]string) (int, string, string) {
+	t.Helper()
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequest(method, "http://"+addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s through the cache: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), resp.Header.Get("X-Cache")
+}
+
+// TestTheShippedVCLKeepsPublicAnswersAndNoPrivateOne: Varnish, with the
+// shipped VCL, in front of serve --public: a reader's page and its JSON
+// come from the cache on the second ask (a tracking cookie dropped); an
+// answer to a token or a session, and the operator's pages, are passed
+// and never served to the next reader without credentials; a purge of a
+// chart's key from an allowed address drops its page, and from any other
+// is refused; with the origin stopped, the copies kept are served.
+func TestTheShippedVCLKeepsPublicAnswersAndNoPrivateOne(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US,GB")
+	token := "edge-operator-token-0123456789"
+	h.set("INGEST_UI_TOKEN", token)
+	h.set("INGEST_PUBLIC_URL", "https://charts.example.org")
+	origin := closedAddr(t)
+	p := h.start("serve", "--listen", origin, "--public", "--cache-control", "s-maxage=1,stale-while-revalidate=1,stale-if-error=3600")
+	if !waitFor(30*time.Second, func() bool { return healthy("http://" + origin) }) {
+		t.Fatalf("serve --public never answered\n%s", p.out)
+	}
+	cache := startVarnish(t, origin, "127.0.0.2")
+
+	for _, path := range []string{"/charts/US", "/api/v1/charts/US", "/worldwide", "/sitemap.xml", "/robots.txt"} {
+		through(t, cache, http.MethodGet, path, "", nil)
+		status, _, hit := through(t, cache, http.MethodGet, path, "", map[string]string{"Cookie": "_ga=GA1.1.1"})
+		if status != http.StatusOK || hit != "hit" {
+			t.Errorf("%s asked again, with a tracking cookie: %d, X-Cache %q, want 200 from the cache", path, status, hit)
+		}
+	}
+
+	// Credentials: passed, and what they were answered never reaches the
+	// next reader.
+	for _, c := range []struct {
+		path   string
+		header map[string]string
+	}{
+		{"/charts/US", map[string]string{"Authorization": "Bearer " + token}},
+		{"/api/v1/quota", map[string]string{"Authorization": "Bearer " + token}},
+		{"/operator", map[string]string{"Authorization": "Bearer " + token}},
+		{"/charts/GB", map[string]string{"Cookie": "ingest_session=anything"}},
+	} {
+		status, body, hit := through(t, cache, http.MethodGet, c.path, "", c.header)
+		if hit != "pass" {
+			t.Errorf("%s with %v: X-Cache %q (%d), want passed to the origin", c.path, c.header, hit, status)
+		}
+		if c.path == "/api/v1/quota" || c.path == "/operator" {
+			again, abody, ahit := through(t, cache, http.MethodGet, c.path, "", nil)
+			if again == http.StatusOK || ahit == "hit" || (abody == body && status == http.StatusOK) {
+				t.Errorf("%s asked without credentials after a token's ask: %d, X-Cache %q: a private answer was served from the cache", c.path, again, ahit)
+			}
+		}
+	}
+
+	// Purges: refused from an address not listed, honoured from one.
+	if status, _, _ := through(t, cache, "PURGE", "/", "127.0.0.1", map[string]string{"xkey-purge": "chart:US"}); status != http.StatusForbidden {
+		t.Errorf("a purge from 127.0.0.1, not a purger: %d, want 403", status)
+	}
+	if _, _, hit := through(t, cache, http.MethodGet, "/charts/US", "", nil); hit != "hit" && hit != "miss" {
+		t.Errorf("/charts/US after a refused purge: X-Cache %q", hit)
+	}
+	if status, body, _ := through(t, cache, "PURGE", "/", "127.0.0.2", map[string]string{"xkey-purge": "chart:US"}); status != http.StatusOK || !strings.Contains(body, "purged") {
+		t.Errorf("a purge of chart:US from a purger: %d %q, want 200", status, body)
+	}
+	if _, _, hit := through(t, cache, http.MethodGet, "/charts/US", "", nil); hit != "miss" {
+		t.Errorf("/charts/US after its key was purged: X-Cache %q, want a miss", hit)
+	}
+
+	// The origin down: every page kept is still served, past its lifetime.
+	for _, path := range []string{"/charts/GB", "/api/v1/charts/US"} {
+		through(t, cache, http.MethodGet, path, "", nil)
+	}
+	p.signal(t, os.Interrupt)
+	if _, exited := p.wait(30 * time.Second); !exited {
+		t.Fatal("serve did not stop")
+	}
+	// Past s-maxage and the probe's window, the copies are stale and the
+	// origin sick; a slower machine only makes them staler.
+	time.Sleep(4 * time.Second)
+	for _, path := range []string{"/charts/US", "/charts/GB", "/api/v1/charts/US", "/worldwide"} {
+		if status, _, hit := through(t, cache, http.MethodGet, path, "", nil); status != http.StatusOK || hit != "hit" {
+			t.Errorf("%s with the origin down: %d, X-Cache %q, want the kept copy", path, status, hit)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package web
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/retention"
+)
+
+// TestALandingPurgesWhatItChanged: when the data mark moves, the purge is
+// told the keys of exactly what moved it, per kind of change: a run
+// landed (its chart and feed, the pages listing every chart, its
+// videos, search), a video tracked, refreshed or gone (its key, search),
+// a prune (the whole site); and the answer a cache then asks for is the
+// new one.
+func TestALandingPurgesWhatItChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t)
+	regionRun(t, db, "US", "", t0.Add(-72*time.Hour), worldVideos(t0, "old")...)
+	regionRun(t, db, "US", "", t0, worldVideos(t0, "local", "hit")...)
+	regionRun(t, db, "JP", "", t0.Add(time.Minute), worldVideos(t0, "duo", "jp2")...)
+	purged := make(chan []string, 16)
+	pub, _ := url.Parse("https://charts.example.org/")
+	var served atomic.Pointer[Server]
+	s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(), PublicURL: pub,
+		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: func(keys []string) {
+			// A cache asks the moment it is purged: the mark must be
+			// the one known by then.
+			s := served.Load()
+			s.answers.markMu.Lock()
+			known := s.answers.mark
+			s.answers.markMu.Unlock()
+			if now, _, _ := db.DataMark(ctx); known != now {
+				t.Errorf("purged %q while the server knew the mark %q, not %q", keys, known, now)
+			}
+			purged <- keys
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served.Store(s)
+	defer s.Close()
+	if w := askAs(s, "/charts/GB"); w.Code != 404 {
+		t.Fatalf("/charts/GB before its first run: %d", w.Code)
+	}
+	if w := askAs(s, "/worldwide"); w.Code != 200 || strings.Contains(w.Body.String(), "Title new") {
+		t.Fatalf("/worldwide before GB's run: %d", w.Code)
+	}
+	expect := func(step string, want ...string) {
+		t.Helper()
+		select {
+		case got := <-purged:
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: purged %q, want %q", step, got, want)
+			}
+		case <-time.After(time.Minute): // the fault: no purge at all
+			t.Fatalf("%s: nothing purged", step)
+		}
+	}
+	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "hit", "new")...)
+	expect("a run landed in GB", "chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap",
+		"video:hit", "video:new", "search")
+	// The clock stands still: the server knows the new mark from the
+	// purge's own read, as a cache asks the moment it is purged.
+	for _, path := range []string{"/charts/GB", "/worldwide"} {
+		if w := askAs(s, path); w.Code != 200 || !strings.Contains(w.Body.String(), "Title new") ||
+			w.Header().Get("Cache-Control") != PurgedCachePolicy.String() {
+			t.Errorf("%s asked after the purge: %d, Cache-Control %q; want the new run, kept", path, w.Code, w.Header().Get("Cache-Control"))
+		}
+	}
+	if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "local", ViewCount: 7, At: t0.Add(2 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	expect("local tracked", "video:local", "search")
+	if err := db.Refreshed(ctx, []ingest.Video{worldVideos(t0, "jp2")[0]}, t0.Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expect("jp2 refreshed", "video:jp2", "search")
+	if _, err := retention.Gone(ctx, db, []string{"duo"}, t0.Add(4*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expect("duo gone", "video:duo", "search")
+	if _, err := retention.Prune(ctx, db, retention.Retention{Before: t0.Add(-24 * time.Hour), Batch: 500}); err != nil {
+		t.Fatal(err)
+	}
+	expect("a prune", siteKey)
+}
+
+// TestChangedKeysNameTheAnswers: the keys a change purges are the keys
+// the answers showing it carry.
+func TestChangedKeysNameTheAnswers(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	s := sharedServer(t, worldDB(t, t0), func() time.Time { return t0.Add(time.Hour) })
+	for _, rt := range readerRoutes {
+		if rt.path == "/robots.txt" || rt.path == "/static/nopic.svg" {
+			continue // no run changes them
+		}
+		carried := strings.Fields(askAs(s, rt.path).Header().Get(SurrogateKey))
+		if !slices.ContainsFunc(carried, func(k string) bool {
+			return slices.Contains([]string{"chart:US", "chart:US:10", "chart:GB", "chart:JP", "worldwide", "search", "sitemap", "front"}, k) ||
+				strings.HasPrefix(k, "video:")
+		}) {
+			t.Errorf("%s carries %q: no key a landing purges", rt.path, carried)
+		}
+	}
+}
