@@ -33,7 +33,7 @@ one() {
 	else
 		verdict=RED
 		# The first of the checker's findings, or the test's own failure.
-		first=$(grep -E "seed $seed: |panic:|FAIL" "$out" | grep -vE "upstream calls, |^(--- )?FAIL|replays it" | head -1 | sed 's/^ *//' | cut -c1-200)
+		first=$(grep -E "seed $seed: |panic:|FAIL" "$out" | grep -vE "upstream calls, |^[[:space:]]*(--- )?FAIL|replays it" | head -1 | sed 's/^ *//' | cut -c1-200)
 	fi
 	printf '%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/sim/\n' \
 		"$seed" "$shape" "$verdict" "${first:--}" "$seed" "$days" "$shape" >>"$work/table"

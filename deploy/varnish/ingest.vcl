@@ -25,13 +25,17 @@ sub vcl_recv {
 	set req.backend_hint = origins.backend();
 
 	# A purge from the process that saw a run land: the keys it names
-	# (xkey-purge: chart:US video:abc ...), or the one URL asked.
+	# (xkey-purge: chart:US video:abc ...), or the one URL asked. The
+	# copies are made stale, not dropped: the next reader of each is
+	# answered the old copy once while the new one is fetched beside it,
+	# so a landing costs the origin one request a page, never a stampede,
+	# and a page purged just before the origins went down is still served.
 	if (req.method == "PURGE") {
 		if (client.ip !~ ingest_purgers) {
 			return (synth(403, "purge refused"));
 		}
 		if (req.http.xkey-purge) {
-			set req.http.x-purged = xkey.purge(req.http.xkey-purge);
+			set req.http.x-purged = xkey.softpurge(req.http.xkey-purge);
 			return (synth(200, "purged " + req.http.x-purged));
 		}
 		return (purge);
@@ -131,11 +135,14 @@ sub vcl_backend_error {
 	}
 }
 
-# What the reader sees: whether the cache answered, and nothing of the
-# keys or of the cache's bookkeeping.
+# What the reader sees: whether the cache answered (a fresh copy, or a
+# stale one while a new one is fetched or the origins are down), and
+# nothing of the keys or of the cache's bookkeeping.
 sub vcl_deliver {
 	if (obj.uncacheable) {
 		set resp.http.X-Cache = "pass";
+	} elsif (obj.hits > 0 && obj.ttl < 0s) {
+		set resp.http.X-Cache = "stale";
 	} elsif (obj.hits > 0) {
 		set resp.http.X-Cache = "hit";
 	} else {
