@@ -15,7 +15,7 @@ LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
 # The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
 IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
 
-.PHONY: help build install image test bench soak edge partition sim sim-sweep demo lint fuzz mutants deps clean
+.PHONY: help build install image test bench soak edge partition sim sim-sweep sim-mutants demo lint fuzz mutants deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -106,6 +106,9 @@ sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED
 
 sim-sweep: ## the simulation over SEEDS (default 20) seeds drawn from the kernel, DAYS (default 2) days each, every shape make test runs (ALL=1 adds the two at every region), a core each: a table of seed, shape, verdict, first failure and the line that replays it
 	@scripts/sim-sweep.sh
+
+sim-mutants: ## each of the product's past bugs applied alone in a scratch copy, MUTANT_JOBS (default 2) at a time, the simulation's shapes on their kept seeds (SIM_MUTANT_SEEDS to change) for 2 days: the checker must catch every one; a table of which check caught it and on how many seeds
+	@scripts/sim-mutants.sh
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh

@@ -118,6 +118,9 @@ func checkAges(h *History) []string {
 			if f := checkGaps(h, name, starts[name], bound, healed); f != "" {
 				out = append(out, f)
 			}
+			if f := checkCatchUps(h, name, starts[name], time.Duration(c.Tier)*(h.Every-step)); f != "" {
+				out = append(out, f)
+			}
 		}
 	}
 	return out
@@ -143,6 +146,28 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.
 			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (tier x --every plus a step%s)", name,
 				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.excuses(from, to))
 		}
+	}
+	return ""
+}
+
+// checkCatchUps is the first pass of name, the first of a life of the
+// process, followed in that life by another sooner than least (the
+// chart's cadence less its stagger step), "" for none. A catch-up at a
+// start is the pass of the chart's next slot, which does not run it
+// again: a downtime costs one catch-up, never a second pass half a
+// cadence on (docs/operations.md, Pacing). Unpaced, every slot runs.
+func checkCatchUps(h *History, name string, starts []time.Time, least time.Duration) string {
+	if h.NoPace {
+		return ""
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	for i := 0; i+1 < len(starts); i++ {
+		from, to := starts[i], starts[i+1]
+		if !h.firstAfterStart(starts, i) || h.firstAfterStart(starts, i+1) || to.Sub(from) >= least {
+			continue
+		}
+		return fmt.Sprintf("%s: passed at %s, its first pass since the start, and again at %s (%s later), sooner than its cadence less a step (%s)",
+			name, from.UTC().Format(time.RFC3339), to.UTC().Format(time.TimeOnly), to.Sub(from), least)
 	}
 	return ""
 }

@@ -88,6 +88,41 @@ func TestCheckFindsAChartLate(t *testing.T) {
 	}
 }
 
+// A chart caught up at a start is its next slot's pass: a second pass
+// sooner than its cadence less a step after it is a downtime paid twice;
+// a cadence after it, or with --pace=false, every slot running, is not.
+func TestCheckFindsTwoPassesAfterADowntime(t *testing.T) {
+	restart := t0.Add(5*time.Hour + 12*time.Minute)
+	// passes: every hour to 5h, the catch-up at 5:12, then every hour from next
+	passes := func(next int) []float64 {
+		return append(append(hourly(6, 1), 5.2), hourly(24, 1)[next:]...)
+	}
+	for _, c := range []struct {
+		name   string
+		passes []float64
+		noPace bool
+		want   string
+	}{
+		{"a second pass half an hour after the fresh start's", append([]float64{0, 0.5}, hourly(24, 1)[1:]...), false,
+			"US: passed at 2026-10-25T00:00:00Z, its first pass since the start, and again at 00:30:00 (30m0s later)"},
+		{"the slot after the start's catch-up run again", passes(6), false,
+			"US: passed at 2026-10-25T05:12:00Z, its first pass since the start, and again at 06:00:00 (48m0s later)"},
+		{"the catch-up its next slot's pass", passes(7), false, ""},
+		{"unpaced, every slot runs", passes(6), true, ""},
+	} {
+		h := history(c.passes, hourly(24, 60), 1)
+		h.Starts = append(h.Starts, restart)
+		h.NoPace = c.noPace
+		f := Check(h)
+		switch {
+		case c.want == "" && len(f) != 0:
+			t.Errorf("%s: got %q, want nothing", c.name, f)
+		case c.want != "" && (len(f) != 1 || !strings.Contains(f[0], c.want)):
+			t.Errorf("%s: got %q, want %q", c.name, f, c.want)
+		}
+	}
+}
+
 func TestCheckFindsTrackingAtHalfItsPlan(t *testing.T) {
 	f := Check(history(hourly(24, 1), hourly(12, 120), 1))
 	if len(f) != 1 || !strings.Contains(f[0], "tracking: 12 of 12 passes were followed by a missed slot") {
