@@ -16,7 +16,8 @@ import (
 const cacheControlEnv = "INGEST_CACHE_CONTROL"
 
 var cacheControlUsage = "how long browsers (max-age) and the caches in front (s-maxage, stale-while-revalidate, stale-if-error) may keep a --public listener's answers to anonymous readers, in seconds; a directive left out keeps its default, " +
-	web.DefaultCachePolicy.Flag() + ", or with --purge-url " + web.PurgedCachePolicy.Flag() + " (docs/operations.md, Readers behind a cache)"
+	strings.ReplaceAll(web.DefaultCachePolicy.Flag(), ",", ", ") + "; with --purge-url " +
+	strings.ReplaceAll(web.PurgedCachePolicy.Flag(), ",", ", ") + " (docs/operations.md, Readers behind a cache)"
 
 // bindCacheControl declares --cache-control on cmd.
 func bindCacheControl(cmd *cobra.Command, p *string) {
