@@ -58,7 +58,8 @@ func TestPlanChangeIsOneLine(t *testing.T) {
 }
 
 // The slot after a catch-up is declined by design (the catch-up was its
-// pass): the pacer says so at debug, with the reason, and counts it
+// pass): the pacer says so at info, with the reason, the last pass and the
+// next run, and counts it
 // declined, as it counts every slot it declines; an ask off the slots (a
 // catch-up's) is no slot declined.
 func TestASlotDeclinedAfterACatchUpSaysWhy(t *testing.T) {
@@ -93,8 +94,9 @@ func TestASlotDeclinedAfterACatchUpSaysWhy(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "entry=US") || !strings.Contains(line, `reason="caught up"`) {
-		t.Errorf("the slot after a catch-up: want one debug line saying it was declined, for US, caught up; got %q in:\n%s", line, logs.String())
+	if !strings.Contains(line, "level=INFO") || !strings.Contains(line, "entry=US") || !strings.Contains(line, `reason="caught up"`) ||
+		!strings.Contains(line, "last_pass_ago=40m0s") || !strings.Contains(line, "next=") {
+		t.Errorf("the slot after a catch-up: want one line at info saying it was declined, for US, caught up, its last pass and its next; got %q in:\n%s", line, logs.String())
 	}
 	if got := p.Status().Entries[0].Declined; got[pace.DeclinedCaughtUp] != 1 || len(got) != 1 {
 		t.Errorf("US's declined slots %v, want one, caught up", got)
