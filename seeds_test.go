@@ -124,27 +124,12 @@ func drawsIn(path string) (drawn, clocked []string, err error) {
 			drawn = append(drawn, filepath.ToSlash(path))
 		}
 		if clock || (draws && nanosOfNow(fn)) {
-			clocked = append(clocked, filepath.ToSlash(path)+" "+declName(fn))
+			clocked = append(clocked, filepath.ToSlash(path)+" "+funcName(fn))
 		}
 	}
 	slices.Sort(drawn)
 	drawn = slices.Compact(drawn)
 	return drawn, clocked, nil
-}
-
-// declName is fn's name, with its receiver's type for a method (T.M).
-func declName(fn *ast.FuncDecl) string {
-	if fn.Recv == nil || len(fn.Recv.List) == 0 {
-		return fn.Name.Name
-	}
-	typ := fn.Recv.List[0].Type
-	if s, ok := typ.(*ast.StarExpr); ok {
-		typ = s.X
-	}
-	if id, ok := typ.(*ast.Ident); ok {
-		return id.Name + "." + fn.Name.Name
-	}
-	return fn.Name.Name
 }
 
 // readsClock says whether n calls time.Now anywhere inside it.
