@@ -456,10 +456,12 @@ func jsonStrings(ss []string) string {
 // before the run's own (?5), and own, those from it to the next run (?4).
 var peaksWith = "WITH RECURSIVE " + DaysCTE("days", "0", "?5") + ", " + DaysCTE("own", "?5", "?4")
 
-// chartStmts read a chart's trend, its entries' peaks and videos'
-// categories, each database's text: PostgreSQL reads a JSON array of ids
-// with jsonb_array_elements_text where SQLite takes json_each.
-type chartStmts struct{ chartTrend, chartPeaks, videoCategories string }
+// chartStmts read a chart's trend, its entries' peaks, videos'
+// categories, the ranks a steady walk compares and the videos a page
+// across regions shows, each database's text:
+// PostgreSQL reads a JSON array of ids with jsonb_array_elements_text
+// where SQLite takes json_each.
+type chartStmts struct{ chartTrend, chartPeaks, videoCategories, steadyRanks, videosOf string }
 
 var (
 	sqliteChartSQL = chartStmts{
@@ -482,6 +484,10 @@ SELECT vid, min(rank), sum(days) FROM (
 GROUP BY vid`,
 		videoCategories: `SELECT id, category_id FROM videos
 WHERE id IN (SELECT value FROM json_each(?))`,
+		steadyRanks: `
+SELECT e.run_id, e.vid, e.rank FROM trending_entries AS e
+WHERE e.run_id IN (SELECT value FROM json_each(?1)) AND e.region = ?2 AND e.vid IN (SELECT value FROM json_each(?3))`,
+		videosOf: `SELECT ` + videoColumns + `, v.vid FROM videos AS v WHERE v.vid IN (SELECT value FROM json_each(?1))`,
 	}
 	pgChartSQL = chartStmts{
 		chartTrend: `
@@ -503,6 +509,12 @@ SELECT vid, min(rank), sum(days) FROM (
 GROUP BY vid`,
 		videoCategories: `SELECT id, category_id FROM videos
 WHERE id IN (SELECT jsonb_array_elements_text(?1::jsonb))`,
+		steadyRanks: `
+SELECT e.run_id, e.vid, e.rank FROM trending_entries AS e
+WHERE e.run_id IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint) AND e.region = ?2
+  AND e.vid IN (SELECT jsonb_array_elements_text(?3::jsonb)::bigint)`,
+		videosOf: `SELECT ` + videoColumns + `, v.vid FROM videos AS v
+WHERE v.vid IN (SELECT jsonb_array_elements_text(?1::jsonb)::bigint)`,
 	}
 )
 

@@ -33,18 +33,27 @@ WHERE e.run_id = ? AND e.region = ? AND v.retitled_ms IS NOT NULL`
 // steadyBatch is how many earlier runs one step of the walk names.
 const steadyBatch = 24
 
-// steadyEntriesSQL reads a run's entries in a region by video id.
+// steadyEntriesSQL reads a run's entries in a region: each video's id,
+// its key in the store and its rank.
 const steadyEntriesSQL = `
-SELECT v.id, e.rank FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
+SELECT v.id, e.vid, e.rank FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ? AND e.region = ?`
+
+// steadyRunsSQL names the runs of the same chart before run ?2, newest
+// first, with when each started.
+const steadyRunsSQL = `
+SELECT id, started_ms FROM runs
+WHERE kind = 'trending' AND region = ?1 AND category = ?4 AND status <> 'running' AND videos > 0 AND id < ?2
+ORDER BY id DESC LIMIT ?3`
 
 // Steady dates each entry of run (a run of region's chart, category ""
 // the unfiltered one) by walking the chart's earlier runs back, newest
 // first, until every video of the run has been found elsewhere or at
-// another rank. Each step reads one run's entries by its key; the walk
-// ends at the first run where every video had moved, which for a chart
-// that moves is a few runs back. Given ids, only those videos of the run
-// are dated (a page across regions dates the few it shows).
+// another rank. Each step reads, for a batch of earlier runs at once, the
+// entries of the videos not yet dated alone, by the entries' key; the
+// walk ends at the first run where every video had moved, which for a
+// chart that moves is a few runs back. Given ids, only those videos of
+// the run are dated (a page across regions dates the few it shows).
 func (db *DB) Steady(ctx context.Context, region, category string, run int64, ids ...string) (Steady, error) {
 	name := ingest.ChartName(region, category)
 	st := Steady{Held: map[string]time.Time{}, Since: map[string]time.Time{}}
@@ -52,48 +61,39 @@ func (db *DB) Steady(ctx context.Context, region, category string, run int64, id
 	if err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs WHERE id = ?`, run).Scan(&startMS); err != nil {
 		return st, fmt.Errorf("steady %s: run %d: %w", name, run, err)
 	}
-	open, err := db.runRanks(ctx, run, region)
+	open, err := db.runRanks(ctx, run, region, ids)
 	if err != nil {
 		return st, fmt.Errorf("steady %s: %w", name, err)
 	}
-	if len(ids) > 0 {
-		only := make(map[string]int, len(ids))
-		for _, id := range ids {
-			if rank, ok := open[id]; ok {
-				only[id] = rank
-			}
-		}
-		open = only
-	}
-	for id := range open {
-		st.Held[id] = time.UnixMilli(startMS).UTC()
+	for _, e := range open {
+		st.Held[e.id] = time.UnixMilli(startMS).UTC()
 	}
 	retitled, err := db.retitled(ctx, run, region)
 	if err != nil {
 		return st, fmt.Errorf("steady %s: %w", name, err)
 	}
 	for from := run; len(open) > 0; {
-		runs, err := db.runIDs(ctx, prevRunSQL, region, from, steadyBatch, category)
+		runs, starts, err := db.steadyRuns(ctx, region, category, from)
 		if err != nil {
 			return st, fmt.Errorf("steady %s: %w", name, err)
 		}
-		for _, id := range runs {
+		if len(runs) == 0 {
+			break
+		}
+		ranks, err := db.steadyRanks(ctx, region, runs, open)
+		if err != nil {
+			return st, fmt.Errorf("steady %s: runs %d to %d: %w", name, runs[0], runs[len(runs)-1], err)
+		}
+		for i, id := range runs {
 			if len(open) == 0 {
 				break
 			}
-			ranks, err := db.runRanks(ctx, id, region)
-			if err == nil {
-				err = db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs WHERE id = ?`, id).Scan(&startMS)
-			}
-			if err != nil {
-				return st, fmt.Errorf("steady %s: run %d: %w", name, id, err)
-			}
-			for vid, rank := range open {
-				if ranks[vid] != rank {
+			for vid, e := range open {
+				if ranks[steadyKey{id, vid}] != e.rank {
 					delete(open, vid)
 					continue
 				}
-				st.Held[vid] = time.UnixMilli(startMS).UTC()
+				st.Held[e.id] = time.UnixMilli(starts[i]).UTC()
 			}
 		}
 		if len(runs) < steadyBatch {
@@ -108,6 +108,57 @@ func (db *DB) Steady(ctx context.Context, region, category string, run int64, id
 		}
 	}
 	return st, nil
+}
+
+// steadyEntry is a video of the run a walk dates: its id and its rank.
+type steadyEntry struct {
+	id   string
+	rank int
+}
+
+// steadyKey is an entry of an earlier run: the run and the video's key.
+type steadyKey struct{ run, vid int64 }
+
+// steadyRuns is the next batch of the walk: the runs of the chart before
+// run from, newest first, and when each started.
+func (db *DB) steadyRuns(ctx context.Context, region, category string, from int64) (runs, starts []int64, err error) {
+	rows, err := db.r.QueryContext(ctx, steadyRunsSQL, region, from, steadyBatch, category)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, ms int64
+		if err := rows.Scan(&id, &ms); err != nil {
+			return nil, nil, err
+		}
+		runs, starts = append(runs, id), append(starts, ms)
+	}
+	return runs, starts, rows.Err()
+}
+
+// steadyRanks is the ranks in region, among runs, of the videos still
+// open in the walk, by run and video.
+func (db *DB) steadyRanks(ctx context.Context, region string, runs []int64, open map[int64]steadyEntry) (map[steadyKey]int, error) {
+	vids := make([]int64, 0, len(open))
+	for vid := range open {
+		vids = append(vids, vid)
+	}
+	rows, err := db.r.QueryContext(ctx, db.q.steadyRanks, jsonIDs(runs), region, jsonIDs(vids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[steadyKey]int, len(runs)*len(vids))
+	for rows.Next() {
+		var k steadyKey
+		var rank int
+		if err := rows.Scan(&k.run, &k.vid, &rank); err != nil {
+			return nil, err
+		}
+		out[k] = rank
+	}
+	return out, rows.Err()
 }
 
 // retitled is when each of a run's videos in region last had its title
@@ -130,21 +181,31 @@ func (db *DB) retitled(ctx context.Context, run int64, region string) (map[strin
 	return out, rows.Err()
 }
 
-// runRanks is a run's entries in region: each video's rank by its id.
-func (db *DB) runRanks(ctx context.Context, run int64, region string) (map[string]int, error) {
+// runRanks is a run's entries in region by the video's key in the
+// store, those of ids alone when any are given.
+func (db *DB) runRanks(ctx context.Context, run int64, region string, ids []string) (map[int64]steadyEntry, error) {
+	var only map[string]bool
+	if len(ids) > 0 {
+		only = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			only[id] = true
+		}
+	}
 	rows, err := db.r.QueryContext(ctx, steadyEntriesSQL, run, region)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[int64]steadyEntry{}
 	for rows.Next() {
-		var id string
-		var rank int
-		if err := rows.Scan(&id, &rank); err != nil {
+		var e steadyEntry
+		var vid int64
+		if err := rows.Scan(&e.id, &vid, &e.rank); err != nil {
 			return nil, err
 		}
-		out[id] = rank
+		if only == nil || only[e.id] {
+			out[vid] = e
+		}
 	}
 	return out, rows.Err()
 }

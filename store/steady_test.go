@@ -65,6 +65,53 @@ func TestSteadyDatesEachEntryByItsLastChange(t *testing.T) {
 	})
 }
 
+// TestSteadyWalksBackPastABatchOfRuns: a video that held its rank for
+// more earlier runs than one step of the walk reads is dated by the first
+// of them, one that moved in an earlier step by the run after its move,
+// whether the run is dated whole or for a few of its videos.
+func TestSteadyWalksBackPastABatchOfRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+		runs := 2*steadyBatch + 5
+		moved := steadyBatch + 3 // the run from which "late" holds its rank
+		var last int64
+		for n := range runs {
+			ids := []string{"held", "late", "other"}
+			if n < moved {
+				ids = []string{"held", "other", "late"}
+			}
+			id, err := db.StartRun(ctx, "FR", "", ingest.Trending, h(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vs []ingest.Video
+			for _, v := range ids {
+				vs = append(vs, vid(v, "title "+v))
+			}
+			if err := db.SavePage(ctx, id, page(ingest.Trending, "FR", 1, h(n), vs...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: h(n).Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			last = id
+		}
+		for _, ids := range [][]string{nil, {"held", "late"}} {
+			got, err := db.Steady(ctx, "FR", "", last, ids...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, at := range map[string]time.Time{"held": h(0), "late": h(moved)} {
+				if !got.Held[id].Equal(at) {
+					t.Errorf("of %v: %s held since %s, want %s", ids, id, got.Held[id].Format("Jan 2 15:04"), at.Format("Jan 2 15:04"))
+				}
+			}
+		}
+	})
+}
+
 // TestSteadyAndLeftFollowWhatAFeedShows: a video renamed upstream, or
 // whose channel was, is dated by the page that brought the new name
 // (Since) while it keeps the date of its place (Held), and a page that

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -42,9 +43,17 @@ func BenchmarkWorldwideWhileRunsLand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	vids := make([]int64, len(latest))
+	for i, e := range latest {
+		vids[i] = e.Vid
+	}
+	stored, err := db.VideosOf(ctx, vids)
+	if err != nil {
+		b.Fatal(err)
+	}
 	charts := map[string][]ingest.Video{}
 	for _, e := range latest {
-		charts[e.Region] = append(charts[e.Region], e.Video)
+		charts[e.Region] = append(charts[e.Region], stored[e.Vid].Video)
 	}
 	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
 	if err != nil {
@@ -119,4 +128,53 @@ func landRun(ctx context.Context, db *store.DB, region string, videos []ingest.V
 		return err
 	}
 	return db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(time.Millisecond)})
+}
+
+// BenchmarkWorldwideBuild builds the pages across regions by their
+// handlers, past what is kept (what a landing costs each), over a day of
+// every catalogued region's charts, side by side with a region's chart
+// page, the baseline: each build's mean and the worldwide page's and its
+// feed's over the chart's.
+func BenchmarkWorldwideBuild(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "all.db")
+	if err := yeardb.BuildWith(ctx, path, yeardb.Options{Days: 1, Regions: regions.Builtin.Codes()}); err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	builds := []struct {
+		name, uri string
+		h         func(w http.ResponseWriter, r *http.Request)
+	}{
+		{"chart", "/charts/US", s.chartPage},
+		{"worldwide", "/worldwide", s.worldwidePage},
+		{"feed", "/worldwide/feed", s.worldwideFeed},
+	}
+	took := make([]time.Duration, len(builds))
+	for n := 0; b.Loop(); n++ {
+		i := n % len(builds)
+		req := httptest.NewRequest("GET", builds[i].uri, nil)
+		req.SetPathValue("region", "US")
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		builds[i].h(rec, req)
+		took[i] += time.Since(t0)
+		if rec.Code != 200 {
+			b.Fatalf("%s: %d %.300s", builds[i].uri, rec.Code, rec.Body.String())
+		}
+	}
+	each := float64(max(b.N/len(builds), 1))
+	for i, c := range builds {
+		b.ReportMetric(ms(took[i])/each, c.name+"-ms")
+	}
+	b.ReportMetric(float64(took[1])/float64(took[0]), "worldwide/chart")
+	b.ReportMetric(float64(took[2])/float64(took[0]), "feed/chart")
 }

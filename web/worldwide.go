@@ -74,8 +74,11 @@ type WorldRegionJSON struct {
 // worldComputed is what the worldwide answer carries that ingest computes.
 var worldComputed = []string{"order"}
 
-// worldVideo is a video as the read gathers it, region after region.
+// worldVideo is a video as the read gathers it, region after region: its
+// id and key, and its places; its card is read for the videos shown.
 type worldVideo struct {
+	id     string
+	vid    int64
 	card   VideoCard
 	places []worldPlace
 }
@@ -112,7 +115,24 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 	if w.Regions > 0 {
 		w.At, w.Oldest = stamp(w.at), stamp(oldest)
 	}
-	for _, v := range s.worldOrder(byID)[:min(limit, len(byID))] {
+	shown := s.worldOrder(byID)[:min(limit, len(byID))]
+	vids := make([]int64, len(shown))
+	for i, v := range shown {
+		vids[i] = v.vid
+	}
+	stored, err := s.cfg.DB.VideosOf(r.Context(), vids)
+	if err != nil {
+		return WorldwideJSON{}, err
+	}
+	for _, v := range shown {
+		sv, ok := stored[v.vid]
+		if !ok {
+			return WorldwideJSON{}, fmt.Errorf("worldwide: video %s went while the charts were read", v.id)
+		}
+		v.card = CardOf(sv.Video)
+		if s.cfg.NoThumbnails {
+			v.card.Thumbnail = ""
+		}
 		w.Videos = append(w.Videos, s.worldVideoJSON(v))
 	}
 	if s.cfg.Derived {
@@ -125,10 +145,7 @@ func (s *Server) worldwide(r *http.Request) (WorldwideJSON, error) {
 func (s *Server) gather(byID map[string]*worldVideo, e store.LatestEntry) {
 	v := byID[e.ID]
 	if v == nil {
-		v = &worldVideo{card: CardOf(e.Video)}
-		if s.cfg.NoThumbnails {
-			v.card.Thumbnail = ""
-		}
+		v = &worldVideo{id: e.ID, vid: e.Vid}
 		byID[e.ID] = v
 	}
 	v.places = append(v.places, worldPlace{region: e.Region, name: s.places.name(e.Region), rank: e.Rank, at: e.At})
@@ -147,12 +164,14 @@ func (v *worldVideo) best() worldPlace {
 // the same at every build.
 func (s *Server) worldOrder(byID map[string]*worldVideo) []*worldVideo {
 	vs := make([]*worldVideo, 0, len(byID))
+	best := make(map[*worldVideo]worldPlace, len(byID))
 	for _, v := range byID {
 		vs = append(vs, v)
+		best[v] = v.best()
 	}
 	slices.SortFunc(vs, func(a, b *worldVideo) int {
-		ba, bb := a.best(), b.best()
-		byRank := cmp.Or(cmp.Compare(ba.rank, bb.rank), cmp.Compare(ba.name, bb.name), cmp.Compare(a.card.ID, b.card.ID))
+		ba, bb := best[a], best[b]
+		byRank := cmp.Or(cmp.Compare(ba.rank, bb.rank), cmp.Compare(ba.name, bb.name), cmp.Compare(a.id, b.id))
 		if s.cfg.Derived {
 			return cmp.Or(cmp.Compare(len(b.places), len(a.places)), byRank)
 		}
