@@ -256,9 +256,7 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.asked.Store(true)
-	// A copy from before the mark, served while its new one is built, is
-	// for no cache to keep: a purge may just have dropped it.
-	s.serveAnswer(w, r, a, k.shared && a.fresh(mark))
+	s.serveAnswer(w, r, a, k.shared, !a.fresh(mark))
 }
 
 // fresher is uri's copy built under mark, for which the reader waits up
@@ -539,8 +537,13 @@ func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *ans
 }
 
 // serveAnswer sends a kept answer: http.ServeContent answers a conditional
-// request (If-None-Match, If-Modified-Since) and ranges from it.
-func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer, shared bool) {
+// request (If-None-Match, If-Modified-Since) and ranges from it. A copy
+// from before the mark (before), served while its new one is built, is a
+// shared cache's for a moment only (CachePolicy.Interim): long enough that
+// a page whose data moves faster than it is built is still answered by
+// the cache, short enough that the new copy replaces it as soon as it is
+// there.
+func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer, shared, before bool) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
@@ -552,6 +555,9 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer, 
 	}
 	h.Set("Vary", vary) // a fresh value: a.header's is kept, never added to
 	s.cacheControl(h, r, shared, http.StatusOK)
+	if before && strings.HasPrefix(h.Get("Cache-Control"), "public") {
+		h.Set("Cache-Control", s.cache.Interim().String())
+	}
 	body := a.body
 	if a.gz != nil && acceptsGzip(r) {
 		body = a.gz

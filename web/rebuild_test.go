@@ -262,3 +262,53 @@ func TestKeptPageOutlivesABuildThatPanics(t *testing.T) {
 		t.Errorf("after a build that panicked: got %d, ETag %s; want 200, the copy kept (%s)", code, tag, old)
 	}
 }
+
+// TestACopyFromBeforeIsASharedCachesForAMoment: on a --public listener, a
+// page whose new copy is still being built past the reader's wait is
+// answered from the copy before the landing, which a shared cache may keep
+// for a second only (CachePolicy.Interim), with its keys, so that a page
+// whose data moves faster than it builds is still the cache's to answer;
+// once the new copy is there, it goes with the site's whole policy.
+func TestACopyFromBeforeIsASharedCachesForAMoment(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	db := storetest.Open(t)
+	chartRun(t, db, "", now.Add(-10*time.Minute), ingest.Video{ID: "vid-a", Title: "Alpha"})
+	s := sharedServer(t, db, func() time.Time { return now })
+	s.answers.wait = 50 * time.Millisecond
+	var armed atomic.Bool
+	release := make(chan struct{})
+	landed := make(chan string, 8)
+	s.answers.slow = func(r *http.Request) {
+		if armed.Load() {
+			select {
+			case <-release:
+			case <-t.Context().Done():
+			}
+		}
+	}
+	s.answers.rebuilt = func(key string) { landed <- key }
+	first := askAs(s, "/charts/US")
+	if first.Code != 200 || first.Header().Get("Cache-Control") != testPolicyHeader {
+		t.Fatalf("first build: %d, Cache-Control %q; want 200 and %q", first.Code, first.Header().Get("Cache-Control"), testPolicyHeader)
+	}
+
+	chartRun(t, db, "", now, ingest.Video{ID: "vid-c", Title: "Gamma"})
+	now = now.Add(rebuildEvery)
+	armed.Store(true)
+	const interim = "public, max-age=0, s-maxage=1, stale-while-revalidate=60, stale-if-error=3600"
+	before := askAs(s, "/charts/US")
+	if cc := before.Header().Get("Cache-Control"); before.Code != 200 || strings.Contains(before.Body.String(), "Gamma") || cc != interim {
+		t.Errorf("while the new copy is built: %d, Gamma shown %v, Cache-Control %q; want the copy before, %q",
+			before.Code, strings.Contains(before.Body.String(), "Gamma"), cc, interim)
+	}
+	if keys := before.Header().Get(SurrogateKey); !strings.Contains(keys, "chart:US") {
+		t.Errorf("the copy before names %q, want its chart's key among them", keys)
+	}
+	close(release)
+	<-landed
+	after := askAs(s, "/charts/US")
+	if cc := after.Header().Get("Cache-Control"); !strings.Contains(after.Body.String(), "Gamma") || cc != testPolicyHeader {
+		t.Errorf("after the build: Gamma shown %v, Cache-Control %q; want the new copy with %q", strings.Contains(after.Body.String(), "Gamma"), cc, testPolicyHeader)
+	}
+}

@@ -63,6 +63,19 @@ var DefaultCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 10 * time.Second,
 var PurgedCachePolicy = CachePolicy{MaxAge: 0, SMaxAge: 24 * time.Hour,
 	StaleWhileRevalidate: 10 * time.Second, StaleIfError: 24 * time.Hour}
 
+// interimFor is how long a shared cache may keep a copy from before a
+// landing, served while its new one is built: a second, the least
+// Cache-Control can say that a cache still keeps (s-maxage=0 is passed).
+const interimFor = time.Second
+
+// Interim is p for a copy from before a landing: no browser keeps it, a
+// shared cache for interimFor at most, then as p says while it refreshes
+// it or while the origin fails.
+func (p CachePolicy) Interim() CachePolicy {
+	p.MaxAge, p.SMaxAge = 0, min(p.SMaxAge, interimFor)
+	return p
+}
+
 // cacheDirectives are the names CachePolicy's fields take in Cache-Control
 // and in --cache-control, in the header's order.
 var cacheDirectives = []string{"max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"}

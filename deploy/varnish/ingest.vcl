@@ -96,9 +96,8 @@ sub vcl_backend_response {
 	if (beresp.status >= 500 && bereq.is_bgfetch) {
 		return (abandon);
 	}
-	# A refresh answered with what may not be kept (the origin's copy from
-	# before a landing, sent while it builds the new one) leaves the stale
-	# copy in place, to be refreshed at the next ask.
+	# A refresh answered with what may not be kept leaves the stale copy in
+	# place, to be refreshed at the next ask.
 	if (bereq.is_bgfetch && beresp.http.Cache-Control !~ "public") {
 		return (abandon);
 	}
@@ -107,9 +106,8 @@ sub vcl_backend_response {
 	}
 	# Anything not public is passed on and never kept, and leaves no mark
 	# that it was (no hit-for-miss): an error or a private answer at one
-	# moment (the origin's copy from before a landing) must not send a
-	# public page's readers to the origin after, nor push its stale copy
-	# out of the cache.
+	# moment must not send a public page's readers to the origin after,
+	# nor push its stale copy out of the cache.
 	if (bereq.http.Authorization || bereq.http.Cookie || beresp.http.Set-Cookie ||
 	    beresp.http.Cache-Control ~ "(private|no-store)" || beresp.http.Cache-Control !~ "public") {
 		set beresp.uncacheable = true;
