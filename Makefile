@@ -98,7 +98,7 @@ partition: ## hosts on network namespaces of their own under a nemesis for 20 mi
 	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-random} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
 
 edge: deps ## Varnish with the shipped VCL before two serve --public replicas on PostgreSQL, the daemon landing runs, a reader flood for ten minutes (INGEST_EDGE_FOR to change), the replicas restarted and then stopped under it; print and check the hit ratio, freshness after each landing, no private answer cached, errors, RSS and CPU per million readers
-	INGEST_EDGE=1 $(GO) test -count=1 -timeout 60m -v -run '^TestEdge$$' ./cmd/ingest/ | grep -v '^=== '
+	INGEST_EDGE=1 $(GO) test -count=1 -timeout 60m -v -run '^TestEdge(Published)?$$' ./cmd/ingest/ | grep -v '^=== '
 
 sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one and a short one at every region (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
 	set -o pipefail; INGEST_SIM_SEED=$${SEED:-random} INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \
