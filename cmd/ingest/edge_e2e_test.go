@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -174,7 +175,8 @@ func TestEdge(t *testing.T) {
 	floodFor, downFor := edgeSettings(t)
 	total := floodFor + 10*time.Minute
 	h := newHarness(t)
-	h.set("INGEST_DB", pgtest.URL(t))
+	dbURL := pgtest.URL(t)
+	h.set("INGEST_DB", dbURL)
 	h.tightCosts(1_000_000)
 	h.fake.Move(20261128, time.Now)
 	token := "edge-lab-operator-token-0123456789"
@@ -356,6 +358,7 @@ func TestEdge(t *testing.T) {
 	}
 
 	start := time.Now()
+	floodFrom := start.Add(-time.Second) // the readers began just before
 	steady := floodFor - downFor
 	sampleUntil := func(d time.Time) {
 		for time.Now().Before(d) {
@@ -387,10 +390,26 @@ func TestEdge(t *testing.T) {
 		r.cpu += cpuSeconds(r.p.cmd.Process.Pid)
 	}
 
+	// What the origin may be asked: each page the flood reads that a
+	// landing during it changed (its region's chart, its JSON and feed,
+	// the worldwide page, its JSON and feed, the front page and the
+	// sitemap, and the chart's videos among the flood's), once per
+	// landing, beside each path's first fill.
+	landings := landingsBetween(t, dbURL, floodFrom, time.Now())
+	videoPaths := 0
+	for _, p := range paths {
+		if strings.HasPrefix(p, "/videos/") {
+			videoPaths++
+		}
+	}
+	perLanding := 8 + videoPaths/max(1, len(landedRegions(paths)))
+	originBound := landings*int64(perLanding) + int64(len(paths))
+
 	ratio := float64(tally.hits) / math.Max(1, float64(tally.cacheable))
 	perMillion := 1e6 / math.Max(1, float64(tally.cacheable+tally.uncacheable))
 	t.Logf("edge lab, %s of flood (origins down %s), %d paths: %d reader asks (%d cacheable, %d unique misses and searches), hit ratio %.4f, %d origin asks for cacheable paths",
 		floodFor, downFor, len(paths), asks.Load(), tally.cacheable, tally.uncacheable, ratio, tally.misses)
+	t.Logf("the daemon landed %d charts during the flood: the origin may be asked %d times for what the flood reads (%d a landing, and each path's first)", landings, originBound, perLanding)
 	t.Logf("landings read through the cache: %d, later than 2 s: %d, the latest %s", tally.landings, tally.late, tally.lateWorst.Round(10*time.Millisecond))
 	for i, r := range reps {
 		t.Logf("replica %d: RSS at most %d MiB, %.1f CPU-s, %.1f CPU-s per million reader asks", i, r.rss/1024, r.cpu, r.cpu*perMillion)
@@ -406,6 +425,9 @@ func TestEdge(t *testing.T) {
 	if ratio < 0.99 {
 		t.Errorf("the cache answered %.4f of the cacheable reader asks, want at least 0.99", ratio)
 	}
+	if tally.misses > originBound {
+		t.Errorf("the origin was asked %d times for cacheable paths, over the %d the landings account for", tally.misses, originBound)
+	}
 	if tally.privateFromCache > 0 {
 		t.Errorf("%d private answers were served to a reader without credentials", tally.privateFromCache)
 	}
@@ -419,6 +441,24 @@ func TestEdge(t *testing.T) {
 			t.Errorf("%d reader asks failed while %s, the first: %s", tally.errors[p], p, tally.firstErr[p])
 		}
 	}
+}
+
+// landingsBetween counts the charts the daemon landed on the database at
+// dbURL between from and to: runs of a region's chart that stored videos
+// and ended.
+func landingsBetween(t *testing.T, dbURL string, from, to time.Time) int64 {
+	t.Helper()
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT count(*) FROM runs WHERE kind = 'trending' AND videos > 0 AND status <> 'running'
+AND finished_ms >= $1 AND finished_ms < $2`, from.UnixMilli(), to.UnixMilli()).Scan(&n); err != nil {
+		t.Fatalf("the landings during the flood: %v", err)
+	}
+	return n
 }
 
 // landedRegions are the regions whose chart paths hold: /charts/R.
