@@ -145,7 +145,9 @@ func (l *loader) check(path string) *packages.Package {
 		Uses: map[*ast.Ident]types.Object{}, Implicits: map[ast.Node]types.Object{}, Instances: map[*ast.Ident]types.Instance{},
 		Scopes: map[ast.Node]*types.Scope{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, FileVersions: map[*ast.File]string{}}
 	conf := types.Config{Sizes: l.sizes, Importer: importerFunc(func(imp string) (*types.Package, error) { return l.importPath(lp, imp) }),
-		Error: func(err error) { p.Errors = append(p.Errors, packages.Error{Msg: err.Error(), Kind: packages.TypeError}) }}
+		Error: func(err error) {
+			p.Errors = append(p.Errors, packages.Error{Msg: err.Error(), Kind: packages.TypeError})
+		}}
 	if lp.Module != nil && lp.Module.GoVersion != "" {
 		conf.GoVersion = "go" + lp.Module.GoVersion
 	}
