@@ -235,7 +235,7 @@ func (c *Checks) Agreement(ctx context.Context) (string, error) {
 	return c.withLimiter(ctx, func(ctx context.Context, l checkedLimiter) (string, error) {
 		var cerr *quota.ConfigError
 		if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
-			return "", &ConfigError{err}
+			return "", &ConfigError{Err: err}
 		} else if err != nil {
 			return "", err
 		}
@@ -243,7 +243,7 @@ func (c *Checks) Agreement(ctx context.Context) (string, error) {
 		if r, ok := l.(*quota.Redis); ok {
 			var err error
 			if detail, err = r.Readiness(ctx); errors.Is(err, quota.ErrNotApplied) {
-				return "", &ConfigError{err}
+				return "", &ConfigError{Err: err}
 			} else if err != nil {
 				return "", err
 			}

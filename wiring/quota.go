@@ -78,32 +78,9 @@ func notCreated(ctx context.Context, l ConfigLimiter, key string) error {
 }
 
 // Restore gives a Redis limiter back the calls of key in the ledgers of
-// the databases paths (this one when none), each under its own id and
-// mark (quota.Redis.Restore): how many calls, from how many ledgers.
+// the databases paths (custody.Rules.Restore).
 func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
-	r, ok := l.(*quota.Redis)
-	if !ok {
-		return 0, 0, configErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
-	}
-	if len(paths) == 0 {
-		paths = []string{h.DSN}
-	}
-	var ls []quota.HostLedger
-	for _, path := range paths {
-		if err := store.CheckURL(path); err != nil {
-			return 0, 0, configErrorf("--ledger %w", err)
-		}
-		l, err := h.hostLedger(ctx, path, key)
-		if err != nil {
-			return 0, 0, err
-		}
-		ls = append(ls, l)
-	}
-	n, err := r.Restore(ctx, ls)
-	if err != nil {
-		return n, len(ls), err
-	}
-	return n, len(ls), h.moveTo(ctx, paths, key, "quota restore")
+	return h.rules().Restore(ctx, l, key, paths)
 }
 
 // ReadLedger reads one database's ledger of the recall span, read-only.

@@ -7,6 +7,7 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -149,4 +150,27 @@ func warm(ctx context.Context, h *Host, al ratelimit.Limiter) {
 	if err := w.Warm(ctx); err != nil {
 		h.Logger.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
 	}
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
+
+// windowChecks is /readyz's check that the limiter is not waiting because
+// it cannot tell a new Redis from a wiped one (its failure names the
+// command for each case); none for a limiter that cannot be so.
+func windowChecks(l any) []web.Check {
+	u, ok := l.(undecider)
+	if !ok {
+		return nil
+	}
+	return []web.Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
+		text, err := u.Undecided(ctx)
+		if err == nil && text != "" {
+			err = errors.New(text)
+		}
+		return err
+	}}}
 }
