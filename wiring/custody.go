@@ -97,6 +97,21 @@ func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) e
 	return nil
 }
 
+// ConfigLimiter is what quota show and apply need of the limiter.
+type ConfigLimiter = custody.Configured
+
+// Apply applies this costs file's pools on the limiter of key
+// (custody.Rules.Apply).
+func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew bool, others []string) ([]quota.ConfigChange, error) {
+	return h.rules().Apply(ctx, l, key, isNew, others)
+}
+
+// Restore gives a Redis limiter back the calls of key in the ledgers of
+// the databases paths (custody.Rules.Restore).
+func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
+	return h.rules().Restore(ctx, l, key, paths)
+}
+
 // Seed gives the limiter of key the calls of the window in the ledgers of
 // the databases paths (custody.Rules.Seed).
 func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []string, lv Leaving) (calls, ledgers int, err error) {

@@ -181,3 +181,17 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return strings.TrimSuffix(strings.TrimSpace(s), ".")
 }
+
+// RedisHost is the host part of a Redis URL, never its password.
+func RedisHost(raw string) string {
+	raw = dsn.Redact(raw)
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
+		raw = raw[i+1:]
+	} else if j := strings.Index(raw, "://"); j >= 0 {
+		raw = raw[j+3:]
+	}
+	if i := strings.IndexAny(raw, "/?"); i >= 0 {
+		raw = raw[:i]
+	}
+	return raw
+}
