@@ -1,4 +1,4 @@
-package wiring
+package dbcopy
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/store"
 )
 
 // gauge is the value of the series name among cs.
@@ -47,8 +47,7 @@ func gauge(t *testing.T, name string, cs ...prometheus.Collector) float64 {
 func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		db := On(storetest.Open(t), "")
-		defer db.Close()
+		db := storetest.Open(t)
 		start := time.Now()
 		old := filepath.Join(dir, backupPrefix+start.Add(-30*time.Minute).UTC().Format(backupStamp)+backupSuffix)
 		if err := os.WriteFile(old, []byte("an earlier daemon's"), 0o644); err != nil {
@@ -63,12 +62,13 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 		m := metrics.NewBackups(clock.System, time.Hour)
+		b := &Schedule{Backups: Backups{Dir: dir, Every: time.Hour, Keep: 2}, DB: db, Open: store.OpenExisting, Observe: m,
+			Clock: clock.System, Logger: slog.New(slog.DiscardHandler)}
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
-			h.keepBackups(context.Background(), db, Backups{Dir: dir, Every: time.Hour, Keep: 2}, m, stop)
+			b.Run(context.Background(), stop)
 		}()
 		time.Sleep(3*time.Hour + time.Minute)
 		synctest.Wait()
@@ -89,12 +89,12 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 			t.Errorf("backups at %v, want %v: one every hour from the newest the directory held, the newest 2 kept", times, want)
 		}
 		for _, n := range names {
-			b, err := OpenExisting(context.Background(), n)
+			opened, err := store.OpenExisting(context.Background(), n)
 			if err != nil {
 				t.Errorf("a scheduled backup does not open: %v", err)
 				continue
 			}
-			b.Close()
+			opened.Close()
 		}
 		if age := gauge(t, "ingest_backup_age_seconds", m.Collectors()...); age != 31*60 {
 			t.Errorf("ingest_backup_age_seconds %v, want 1860: 31 minutes since the newest", age)
