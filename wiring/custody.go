@@ -39,7 +39,7 @@ func (h *Host) holderHere() custody.Holder {
 // redisHolderAt is the Redis at the URL raw as a Holder: the address the
 // client dials (a socket's path for unix://).
 func redisHolderAt(raw string) custody.Holder {
-	_, addr := redisAddress(raw)
+	_, addr := quota.Address(raw)
 	if addr == "" {
 		addr = RedisHost(raw)
 	}
@@ -81,8 +81,8 @@ func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) e
 		return err
 	}
 	defer c.Close()
-	var ae *accessError
-	if err := checkAccess(ctx, c); errors.As(err, &ae) {
+	var ae *quota.AccessError
+	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
 		return configErrorf("%s: %s: %w", custody.LeavingFlag, dsn.Redact(raw), ae)
 	}
 	l, err := OpenLimiter(ctx, d, c, key, h.Costs, quota.NoUpstreamClock, h.clock(), quota.Options{Logger: h.Logger})
