@@ -14,7 +14,9 @@ type cursors struct {
 	ok  bool
 }
 
-func (c cursors) Cursor(context.Context, string) (ingest.Cursor, bool, error) { return c.cur, c.ok, nil }
+func (c cursors) Cursor(context.Context, string) (ingest.Cursor, bool, error) {
+	return c.cur, c.ok, nil
+}
 
 // TestPagesLeftCountsAsTheRunDoes: a new backfill, or one restarted, has
 // every page left; one that resumes, the search's last pages; a complete
