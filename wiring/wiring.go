@@ -14,9 +14,14 @@
 // the one site every listener serves (site.go), db copy's databases
 // (copy.go), and what report and serve read. The rules it hands the parts
 // live in the rooms they are about: custody's (which limiter holds a
-// database's window, leaving peers, copies, quota seed and restore) in
-// custody, handed what they read of the host (custody.go); the reports'
-// memory in report (report.Kept); the checks of ingest check in cmd.
+// database's window, leaving peers, copies, quota seed, restore and apply
+// --new) in custody, handed what they read of the host (custody.go); the
+// reports' memory and a backfill's share in report; a backfill's pages
+// left and a job's lease per ledger in jobs; the backups' schedule in
+// dbcopy; the standing's gate in retention; what a publish writes in web;
+// a Redis's refusal of a client in quota; the checks of ingest check in
+// cmd. What stays here is construction, and the configuration errors it
+// makes of what the parts say.
 //
 // Each part is built by one function, and by no other (held by
 // architecture_test.go): a database and its ledger by openDatabase and
