@@ -229,14 +229,10 @@ var typed struct {
 }
 
 // typedPackages is every package of the module, its non-test files parsed
-// and type-checked.
+// and type-checked (loadModule), once for every test of the binary.
 func typedPackages(t *testing.T) []*packages.Package {
 	t.Helper()
-	typed.once.Do(func() {
-		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedSyntax |
-			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes}
-		typed.pkgs, typed.err = packages.Load(cfg, "./...")
-	})
+	typed.once.Do(func() { typed.pkgs, typed.err = loadModule() })
 	if typed.err != nil {
 		t.Fatal(typed.err)
 	}

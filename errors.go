@@ -58,3 +58,17 @@ func (e *QuotaExhaustedError) Error() string {
 }
 
 func (e *QuotaExhaustedError) Unwrap() error { return ErrQuotaExhausted }
+
+// ConfigError is a configuration a host refuses before anything is spent
+// or written; a command exits 2 on it (docs/contract.md). Every other
+// error is a runtime failure. The builder (wiring) and the rules of
+// custody both refuse so, and cmd reads it from either.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ConfigErrorf is a ConfigError of a formatted error.
+func ConfigErrorf(format string, args ...any) error {
+	return &ConfigError{fmt.Errorf(format, args...)}
+}

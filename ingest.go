@@ -10,6 +10,7 @@
 //	cmd/fakeyt/            the fake upstream as a server, for the demo
 //	cmd/yeardb/            builds months of a daemon's work, for benchmarks
 //	wiring/                opens what a command runs on and joins the parts
+//	custody/               which limiter holds a database's window, its moves, peers and copies
 //	clock/                 the house's one clock, handed to every part that reads the time
 //	regions/               what a region is: the catalogue, the defaults, tiers and depth
 //	jobs/                  the schedule, the jobs, the runner and the daemon

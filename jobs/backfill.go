@@ -219,3 +219,28 @@ func (r BackfillResult) Summary(out io.Writer) error {
 	}
 	return r.Err
 }
+
+// Cursors are where a backfill got to, by its key.
+type Cursors interface {
+	Cursor(ctx context.Context, key string) (ingest.Cursor, bool, error)
+}
+
+// PagesLeft is how many pages b may still fetch, as its run counts them
+// (Run): none once its cursor says it is complete, the search's last
+// pages when it resumes, every page with restart. A run and its dry run
+// plan by it.
+func (b *Backfill) PagesLeft(ctx context.Context, cursors Cursors, restart bool) (int, error) {
+	if restart {
+		return SearchMaxPages, nil
+	}
+	cur, ok, err := cursors.Cursor(ctx, b.ID.Key())
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return SearchMaxPages, nil
+	case cur.Done:
+		return 0, nil
+	}
+	return max(0, SearchMaxPages-cur.Pages), nil
+}

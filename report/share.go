@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -96,4 +97,20 @@ func Recorded(rec ledger.Schedule) jobs.Timetable {
 		return t
 	}
 	return jobs.NamedTimetable(rec.Every, rec.Regions)
+}
+
+// TakeShare caps job to the whole pages plan leaves room for, of the
+// pages it has left, and says so on out; false when that is not one page,
+// and the backfill does not start.
+func TakeShare(out io.Writer, job *jobs.Backfill, plan *Freshness, pages int) bool {
+	cost, _ := job.PageCost() // checked with the flags
+	share := plan.ShareOf(cost).Within(int64(pages))
+	line := share.Line(job.Query.Region, cost)
+	if share.Units == 0 {
+		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
+		return false
+	}
+	job.MaxUnits, job.Share = share.Units, "the share the daemon's plan leaves"
+	fmt.Fprintln(out, line)
+	return true
 }

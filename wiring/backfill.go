@@ -50,7 +50,7 @@ func (h *Host) Backfill(ctx context.Context, apiKey, quotaKey string, b Backfill
 		if err != nil {
 			return err
 		}
-		if !takeShare(b.Out, job, plan, left) {
+		if !report.TakeShare(b.Out, job, plan, left) {
 			return nil
 		}
 	}
@@ -74,25 +74,13 @@ func (h *Host) Backfill(ctx context.Context, apiKey, quotaKey string, b Backfill
 	return res.Summary(b.Out)
 }
 
-// PagesLeft is how many pages the backfill may still fetch, as its run
-// counts them (jobs.Backfill.Run): none once its cursor says it is
-// complete, the search's last pages when it resumes, every page with
-// restart or without a database (db nil). A run and its dry run plan by
-// it.
+// PagesLeft is how many pages the backfill may still fetch
+// (jobs.Backfill.PagesLeft); every page without a database (db nil).
 func PagesLeft(ctx context.Context, db *Database, job *jobs.Backfill, restart bool) (int, error) {
-	if db == nil || restart {
+	if db == nil {
 		return jobs.SearchMaxPages, nil
 	}
-	cur, ok, err := db.Cursor(ctx, job.ID.Key())
-	switch {
-	case err != nil:
-		return 0, err
-	case !ok:
-		return jobs.SearchMaxPages, nil
-	case cur.Done:
-		return 0, nil
-	}
-	return max(0, jobs.SearchMaxPages-cur.Pages), nil
+	return job.PagesLeft(ctx, db, restart)
 }
 
 // PlanShare is what the daemon's recorded schedule in db leaves a
@@ -103,20 +91,4 @@ func (h *Host) PlanShare(ctx context.Context, db *Database, lim report.StateRead
 		return report.PlanShare(ctx, nil, lim, h.Costs, key, Planner, h.now())
 	}
 	return report.PlanShare(ctx, db, lim, h.Costs, key, Planner, h.now())
-}
-
-// takeShare caps job to the whole pages the plan leaves room for, of the
-// pages it has left, and says so; false when that is not one page, and
-// the backfill does not start.
-func takeShare(out io.Writer, job *jobs.Backfill, plan *report.Freshness, pages int) bool {
-	cost, _ := job.PageCost() // checked with the flags
-	share := plan.ShareOf(cost).Within(int64(pages))
-	line := share.Line(job.Query.Region, cost)
-	if share.Units == 0 {
-		fmt.Fprintf(out, "%s; nothing was called (give --max-units to take a share anyway)\n", line)
-		return false
-	}
-	job.MaxUnits, job.Share = share.Units, "the share the daemon's plan leaves"
-	fmt.Fprintln(out, line)
-	return true
 }

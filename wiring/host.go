@@ -24,16 +24,10 @@ import (
 )
 
 // ConfigError is a configuration this host refuses before anything is
-// spent or written; the command exits 2 on it (docs/contract.md). Every
-// other error is a runtime failure.
-type ConfigError struct{ Err error }
+// spent or written (ingest.ConfigError): the command exits 2 on it.
+type ConfigError = ingest.ConfigError
 
-func (e *ConfigError) Error() string { return e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-func configErrorf(format string, args ...any) error {
-	return &ConfigError{fmt.Errorf(format, args...)}
-}
+func configErrorf(format string, args ...any) error { return ingest.ConfigErrorf(format, args...) }
 
 // Host is what a command opens from, as its checked settings give them:
 // the database (--db), the Redis of the limiter (--redis, "" for none),

@@ -95,23 +95,23 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	}
 	r, onRedis := l.(*quota.Redis)
 	if !onRedis {
-		if err := h.leftPeers(ctx, p.DB, p.QuotaKey); err != nil {
+		if err := h.rules().LeftPeers(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
 			p.Close()
 			return nil, err
 		}
 	}
-	if err := h.heldHere(ctx, p.DB, p.QuotaKey); err != nil {
+	if err := h.rules().HeldHere(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
 		p.Close()
 		return nil, err
 	}
 	if onRedis {
-		if err := h.noteRedis(ctx, p.DB, p.QuotaKey); err != nil {
+		if err := h.rules().NoteRedis(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
 			p.Close()
 			return nil, err
 		}
 		// The peers that spent since the last copy of the limiter's
 		// ledgers are kept at the end too: a host that leaves Redis
-		// after this run knows them (peers.go).
+		// after this run knows them (custody/peers.go).
 		p.closers = append(p.closers, func() {
 			// bounded: a Redis that stopped answering does not hold up the stop
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -205,7 +205,7 @@ func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error 
 func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueFrom bool) (*pace.Pacer, error) {
 	es, err := ros.Entries()
 	if err != nil {
-		return nil, &ConfigError{err}
+		return nil, &ConfigError{Err: err}
 	}
 	entries := jobs.PaceEntries(es, h.Costs)
 	led := p.DB.Ledger
@@ -214,7 +214,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 		Daily:    jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
 		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Clock: h.clock()})
 	if err != nil {
-		return nil, &ConfigError{err}
+		return nil, &ConfigError{Err: err}
 	}
 	return pc, nil
 }

@@ -104,7 +104,7 @@ func (h *Host) dayPlan(ctx context.Context, db *Database, r Run) (*dayPlan, erro
 	sched.Last = last // the tiers' costs are the plan's
 	d := &dayPlan{charts: slices.Clone(r.Timetable.Charts), lines: report.Plan(h.Costs, sched, last), tiers: report.Tiers(h.Costs, sched)}
 	if unheld := report.Unheld(h.Costs, sched); len(unheld) > 0 {
-		return d, &ConfigError{fmt.Errorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
+		return d, &ConfigError{Err: fmt.Errorf("--regions: the pools cannot hold the schedule at all (%s); lengthen --max-stale, drop regions, or raise the pool's limit in --costs",
 			strings.Join(unheld, "; "))}
 	}
 	over := report.Overruns(d.lines)
@@ -114,7 +114,7 @@ func (h *Host) dayPlan(ctx context.Context, db *Database, r Run) (*dayPlan, erro
 	msg := fmt.Sprintf("the schedule (--every %s, %d charts) cannot fit the quota: %s; lengthen --every or drop regions or categories",
 		r.Timetable.Every, len(r.Timetable.Charts)*max(len(r.Timetable.Categories), 1), strings.Join(over, "; "))
 	if r.Strict {
-		return d, &ConfigError{fmt.Errorf("--strict: %s", msg)}
+		return d, &ConfigError{Err: fmt.Errorf("--strict: %s", msg)}
 	}
 	d.warn = msg + overNote(r)
 	return d, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -58,31 +57,22 @@ func redisClient(raw, flag string) (redis.UniversalClient, error) {
 // policy decides then.
 func (h *Host) RedisAccess(ctx context.Context, c redis.UniversalClient) error {
 	redis.SetLogger(redisLogger{h.Logger}) // its words on a failed dial, in --log-format
-	var ae *accessError
-	err := checkAccess(ctx, c)
+	var ae *quota.AccessError
+	err := quota.CheckAccess(ctx, c)
 	if errors.As(err, &ae) {
 		return configErrorf("--redis / REDIS_URL: %s: %w", dsn.Redact(h.RedisURL), ae)
 	}
-	if err != nil && !unreached(err) {
+	if err != nil && !quota.Unreached(err) {
 		return wrongServer(ctx, h.RedisURL)
 	}
 	return nil
-}
-
-// unreached is a round trip that met no server's words: a dial refused
-// or a silence. What else failed may be a server of another protocol.
-func unreached(err error) bool {
-	var op *net.OpError
-	var ne net.Error
-	return (errors.As(err, &op) && op.Op == "dial") || (errors.As(err, &ne) && ne.Timeout()) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // wrongServer is a configuration error when the server at the Redis URL
 // answers as something other than Redis; nil when it said nothing that
 // names it, which stays an outage.
 func wrongServer(ctx context.Context, raw string) error {
-	network, addr := redisAddress(raw)
+	network, addr := quota.Address(raw)
 	if addr == "" {
 		return nil
 	}
@@ -92,23 +82,6 @@ func wrongServer(ctx context.Context, raw string) error {
 	}
 	return configErrorf("--redis / REDIS_URL: the server at %s %s, not Redis: "+
 		"point it at Redis's address and port (6379 unless changed), as redis://[:PASSWORD@]HOST:6379/0", addr, p.Answered())
-}
-
-// redisAddress is the network and address the Redis URL's client dials
-// first; "" when the URL names none.
-func redisAddress(raw string) (network, addr string) {
-	if strings.Contains(raw, "addr=") {
-		o, err := redis.ParseClusterURL(raw)
-		if err != nil || len(o.Addrs) == 0 {
-			return "", ""
-		}
-		return "tcp", o.Addrs[0]
-	}
-	o, err := redis.ParseURL(raw)
-	if err != nil {
-		return "", ""
-	}
-	return o.Network, o.Addr
 }
 
 // redisScheme refuses a --redis that is not a Redis URL by its scheme,
@@ -132,52 +105,16 @@ func redisScheme(raw, flag string) error {
 	return configErrorf("%s: %s: the scheme %q is not Redis's: %s", flag, dsn.Redact(raw), scheme, want)
 }
 
-// accessError says that Redis refused the connection's credentials or its
-// database: a configuration error (a wrong or missing password, a user
-// without rights, a database index the server does not have), never an
-// outage that the fail policy may ride out.
-type accessError struct {
-	Reply string // Redis's own words, which hold no password
-	Fix   string
-}
-
-func (e *accessError) Error() string { return "Redis refused it (" + e.Reply + "): " + e.Fix }
-
-// accessReplies are the replies of a refused AUTH, HELLO or SELECT, by
-// their first words, with the fix.
-var accessReplies = []struct{ prefix, fix string }{
-	{"WRONGPASS", "the user or password is wrong (a password holding @ : / ? # % is percent-encoded in the URL)"},
-	{"ERR invalid password", "the password is wrong (a password holding @ : / ? # % is percent-encoded in the URL)"},
-	{"ERR AUTH", "the server has no password: leave it out of the URL, or set requirepass on the server"},
-	{"NOAUTH", "the server requires a password: give it as redis://:PASSWORD@HOST:6379/0 (or USER:PASSWORD for an ACL user)"},
-	{"NOPERM", "the URL's user lacks rights the limiter needs: grant it +@all on the ingest:* keys, or use another user"},
-	{"ERR DB index is out of range", "the server has fewer databases: use /0 (or raise `databases` in redis.conf)"},
-	{"ERR invalid DB index", "the database is not a number the server takes: use /0"},
-	{"ERR SELECT is not allowed in cluster mode", "a cluster has only database 0: end the URL with /0"},
-}
-
-// checkAccess makes one round trip to find whether Redis lets this client
-// in. It returns an *accessError when Redis refused the credentials or the
-// database, the error of the round trip otherwise (an unreachable server),
-// nil when Redis answered.
-func checkAccess(ctx context.Context, c redis.UniversalClient) error {
-	ctx, cancel := context.WithTimeout(ctx, quota.OperatorTimeout)
-	defer cancel()
-	err := c.Ping(ctx).Err()
-	var reply redis.Error
-	if err == nil || !errors.As(err, &reply) {
-		return err
+// RedisHost is the host part of a Redis URL, never its password.
+func RedisHost(raw string) string {
+	raw = dsn.Redact(raw)
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
+		raw = raw[i+1:]
+	} else if j := strings.Index(raw, "://"); j >= 0 {
+		raw = raw[j+3:]
 	}
-	msg := reply.Error()
-	for _, r := range accessReplies {
-		if strings.HasPrefix(msg, r.prefix) {
-			return &accessError{Reply: firstLine(msg), Fix: r.fix}
-		}
+	if i := strings.IndexAny(raw, "/?"); i >= 0 {
+		raw = raw[:i]
 	}
-	return err
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return strings.TrimSuffix(strings.TrimSpace(s), ".")
+	return raw
 }

@@ -138,7 +138,7 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 		release, err := store.ClaimDaemon(h.DSN)
 		var running *store.DaemonRunningError
 		if errors.As(err, &running) {
-			return &ConfigError{err}
+			return &ConfigError{Err: err}
 		} else if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/purge"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -71,7 +73,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	cfg.Clock = h.clock()
 	l := s.Report.Limiter
 	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
-	kept := remembered(db, s.Report, h.clock())
+	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
 	cfg.Routes = append(cfg.Routes,
 		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
 		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
@@ -149,4 +151,39 @@ func warm(ctx context.Context, h *Host, al ratelimit.Limiter) {
 	if err := w.Warm(ctx); err != nil {
 		h.Logger.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
 	}
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
+
+// windowChecks is /readyz's check that the limiter is not waiting because
+// it cannot tell a new Redis from a wiped one (its failure names the
+// command for each case); none for a limiter that cannot be so.
+func windowChecks(l any) []web.Check {
+	u, ok := l.(undecider)
+	if !ok {
+		return nil
+	}
+	return []web.Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
+		text, err := u.Undecided(ctx)
+		if err == nil && text != "" {
+			err = errors.New(text)
+		}
+		return err
+	}}}
+}
+
+// followLedger is off only for the benchmark's baseline: the window's
+// calls and today's units read whole after each change (report.Kept).
+var followLedger = true
+
+// ledgerOf is db's ledger, nil when there is no database.
+func ledgerOf(db *Database) *ledger.Ledger {
+	if db == nil {
+		return nil
+	}
+	return db.Ledger
 }

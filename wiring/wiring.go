@@ -1,63 +1,36 @@
-// Package wiring puts the parts together for the commands. It opens what
-// runs on one database (--db): the store, the ledger the quota limiters'
-// constructors require, the embedded limiter in the store's tables or the
-// Redis one, and the API limiter. Which database it is (SQLite or
-// PostgreSQL) is the store's to know; callers never tell by the string.
+// Package wiring puts the parts together for the commands, and only that:
+// it builds what a command runs on from a Host (the checked settings) and
+// closes it in reverse order. It opens what runs on one database (--db):
+// the store, the ledger the quota limiters' constructors require, the
+// embedded limiter in the store's tables or the Redis one, and the API
+// limiter. Which database it is (SQLite or PostgreSQL) is the store's to
+// know; callers never tell by the string.
 //
 // From those parts it builds what the commands run: the pipeline (the
-// database, the limiter and the upstream client, with the checks before
-// anything is spent), run's jobs and daemon (the roster, the pacer, the
-// metrics, the listener and the region catalogue's keeper), serve's site,
-// the checks of ingest check, the quota's configuration (apply, restore,
-// seed), which limiter holds each database's window and the refusal of a
-// run on another, the standing's prune and the report's sources. A
-// configuration it refuses (a Redis or PostgreSQL URL answered by another
-// protocol among them) is a ConfigError.
+// database, the limiter and the upstream client, in that order, closed in
+// reverse, with the checks before anything is spent), run's jobs and
+// daemon (Host.Run, for the binary and the simulation alike: the roster,
+// the pacer, the metrics, the listener and the region catalogue's keeper),
+// the one site every listener serves (site.go), db copy's databases
+// (copy.go), and what report and serve read. The rules it hands the parts
+// live in the rooms they are about: custody's (which limiter holds a
+// database's window, leaving peers, copies, quota seed, restore and apply
+// --new) in custody, handed what they read of the host (custody.go); the
+// reports' memory and a backfill's share in report; a backfill's pages
+// left and a job's lease per ledger in jobs; the backups' schedule in
+// dbcopy; the standing's gate in retention; what a publish writes in web;
+// a Redis's refusal of a client in quota; the checks of ingest check in
+// cmd. What stays here is construction, and the configuration errors it
+// makes of what the parts say.
 //
 // Each part is built by one function, and by no other (held by
 // architecture_test.go): a database and its ledger by openDatabase and
 // On, the embedded limiter by Database.Limiter, Redis's by OpenLimiter,
 // the upstream's clock by Host.UpstreamClock, a pacer by newPacer, the
-// site by Host.OpenSite, a damaged file's reading by Host.Salvage.
-//
-// What is where: the one place below cmd that opens what a command runs on:
-// the store, the ledger on it and as the limiters' constructors require it,
-// the embedded limiter in its tables (SQLite's or PostgreSQL's, as the store
-// says) or the Redis one, the API limiter; a Host (the checked settings)
-// opens the database (OpenStore, OpenExisting, serve's OpenServeDB), the
-// limiter (OpenLimiter, APILimiter), the Redis client and its access check
-// (redis.go: the URL's credentials and database, found by one round trip),
-// the upstream's clock, and the Pipeline (database, limiter, client, in that
-// order, closed in reverse, with the checks before anything is spent); the
-// pacer's construction (NewPacer), the standing's prune and gate (Terms), a
-// worker's lease on its database, a copy refused while one is in force
-// (LiveError) and the calls a copy's source gained after it, counted by the
-// copy's workers, and a copy's calls, counted by the source's workers after
-// it (copied.go), which limiter holds a database's window of a quota key
-// and each move of it, and the refusal of a run on another (holder.go),
-// quota apply's, restore's and seed's work (seed.go: the
-// window carried into the limiter a host moves to, and the /readyz check of
-// a limiter that cannot tell a new Redis from a wiped one; leaving.go: the
-// Redis a seed back leaves asked for every ledger that spent) and what quota
-// show prints of a Redis limiter after its pools (StatusText: its ledgers,
-// what a recovery waits for), the quota key a reading command reports on,
-// the checks of ingest check that look at what a run opens, their order and
-// their lines (Checks, Checks.List, Checks.Run); what run does once its
-// flags are checked (Host.Run, for the binary and the simulation alike: the plan,
-// the pipeline, the gate, the passes, tracking, pruning and refresh,
-// --listen's server, once or as a daemon until a signal); what report and
-// serve read (Schedule, ReadLimiter, BuildReport, LastClock), the plan a
-// pacing worker would follow when none is published (Planner: the one place
-// a pacer is built for a view), the day's plan a run prints, checks and
-// records with its schedule and costs (plan.go: Prepare, which also reads
-// --regions once against the catalogue the database keeps), the one site
-// every listener serves, serve's and run --listen's alike, with its API
-// meter, readiness checks, /quota and /metrics (site.go: OpenSite; serve's
-// OpenWeb and Serve), whose report keeps its ledger reads and the embedded
-// limiter's state while the ledger's stamp (its write counter) stays the
-// same, and reads the ledger's calls through a follower after a change
-// (remember.go). A configuration it refuses is a ConfigError, which cmd
-// turns into exit 2. Only cmd (and tests) import it.
+// site by Host.OpenSite, a damaged file's reading by Host.Salvage. A
+// configuration it refuses (a Redis or PostgreSQL URL answered by another
+// protocol among them) is a ConfigError, which cmd turns into exit 2. Only
+// cmd (and tests) import it.
 package wiring
 
 import (

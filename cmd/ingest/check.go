@@ -45,11 +45,12 @@ a check failed, 2 on a usage or configuration error.`,
 	return cmd
 }
 
-// keyCheckRun is the command that checks the key on a new host.
-const keyCheckRun = wiring.KeyCheckRun
+// keyCheckRun is the command that checks the key on a new host, as check
+// and the README give it.
+const keyCheckRun = "ingest run --once --regions US"
 
 func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) error {
-	c := &wiring.Checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile, Opened: s.warnTerms, Failed: map[string]bool{}}
+	c := &checks{Host: s.host(), Offline: f.offline, CostsFile: s.costsFile, Opened: s.warnTerms, Failed: map[string]bool{}}
 	c.Words.Window, c.Words.Skew, c.Words.Units = report.ShortDuration, report.SkewText, costs.PoolUnits
 	failed, errs := c.Run(ctx, out, c.List(
 		func(ctx context.Context) (string, error) { return checkSettings(ctx, s, c) },
@@ -70,7 +71,7 @@ func runCheck(ctx context.Context, out io.Writer, s *settings, f *checkFlags) er
 // checkSettings fails without YOUTUBE_API_KEY, which run needs, unless
 // --offline names the quota with INGEST_QUOTA_KEY. The quota key it finds
 // lets the limiter be checked even when the API key is missing.
-func checkSettings(_ context.Context, s *settings, c *wiring.Checks) (string, error) {
+func checkSettings(_ context.Context, s *settings, c *checks) (string, error) {
 	k, err := apiKey()
 	switch {
 	case err == nil:

@@ -120,7 +120,7 @@ func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(out, wiring.StatusText(st))
+		fmt.Fprint(out, statusText(st))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package wiring
+package dbcopy
 
 import (
 	"context"
@@ -10,45 +10,28 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
-	"github.com/ingestworks/ingest/metrics"
+	"github.com/ingestworks/ingest/store"
 )
 
-// gauge is the value of the series name among cs.
-func gauge(t *testing.T, name string, cs ...prometheus.Collector) float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(cs...)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			m := f.GetMetric()[0]
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no series %s", name)
-	return 0
+// observed is what the schedule told of its backups.
+type observed struct {
+	took   []time.Time
+	failed int
 }
+
+func (o *observed) Took(at time.Time) { o.took = append(o.took, at) }
+func (o *observed) Failed()           { o.failed++ }
 
 // The daemon's schedule takes a backup every period, counted from the
 // newest one the directory holds (a restart does not take one early), and
 // keeps the newest --backup-keep of them, the older ones removed, and what
-// a killed one left; the newest one's age is on /metrics.
+// a killed one left; each is told to the observer (run's /metrics).
 func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		db := On(storetest.Open(t), "")
-		defer db.Close()
+		db := storetest.Open(t)
 		start := time.Now()
 		old := filepath.Join(dir, backupPrefix+start.Add(-30*time.Minute).UTC().Format(backupStamp)+backupSuffix)
 		if err := os.WriteFile(old, []byte("an earlier daemon's"), 0o644); err != nil {
@@ -63,12 +46,13 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
-		m := metrics.NewBackups(clock.System, time.Hour)
+		m := &observed{}
+		b := &Schedule{Backups: Backups{Dir: dir, Every: time.Hour, Keep: 2}, DB: db, Open: store.OpenExisting, Observe: m,
+			Clock: clock.System, Logger: slog.New(slog.DiscardHandler)}
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
-			h.keepBackups(context.Background(), db, Backups{Dir: dir, Every: time.Hour, Keep: 2}, m, stop)
+			b.Run(context.Background(), stop)
 		}()
 		time.Sleep(3*time.Hour + time.Minute)
 		synctest.Wait()
@@ -89,18 +73,18 @@ func TestBackupsAreTakenEveryPeriodAndTheNewestKept(t *testing.T) {
 			t.Errorf("backups at %v, want %v: one every hour from the newest the directory held, the newest 2 kept", times, want)
 		}
 		for _, n := range names {
-			b, err := OpenExisting(context.Background(), n)
+			opened, err := store.OpenExisting(context.Background(), n)
 			if err != nil {
 				t.Errorf("a scheduled backup does not open: %v", err)
 				continue
 			}
-			b.Close()
+			opened.Close()
 		}
-		if age := gauge(t, "ingest_backup_age_seconds", m.Collectors()...); age != 31*60 {
-			t.Errorf("ingest_backup_age_seconds %v, want 1860: 31 minutes since the newest", age)
+		if n := len(m.took); n == 0 || !m.took[n-1].Equal(start.Add(150*time.Minute)) {
+			t.Errorf("told of backups at %v, want the newest at %v: 31 minutes before the end", m.took, start.Add(150*time.Minute))
 		}
-		if n := gauge(t, "ingest_backup_failures_total", m.Collectors()...); n != 0 {
-			t.Errorf("ingest_backup_failures_total %v, want 0", n)
+		if m.failed != 0 {
+			t.Errorf("told of %d failures, want none", m.failed)
 		}
 	})
 }

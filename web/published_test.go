@@ -1,4 +1,4 @@
-package wiring
+package web
 
 import "testing"
 
@@ -22,17 +22,17 @@ func TestPublishOrderPutsTargetsFirst(t *testing.T) {
 	}
 	for i := 1; i < len(in); i++ {
 		a, b := in[i-1], in[i]
-		if publishOrder(a.path, a.ctype) >= publishOrder(b.path, b.ctype) {
-			t.Errorf("%s comes at %d, not before %s at %d", a.path, publishOrder(a.path, a.ctype), b.path, publishOrder(b.path, b.ctype))
+		if PublishOrder(a.path, a.ctype) >= PublishOrder(b.path, b.ctype) {
+			t.Errorf("%s comes at %d, not before %s at %d", a.path, PublishOrder(a.path, a.ctype), b.path, PublishOrder(b.path, b.ctype))
 		}
 	}
 	for _, p := range []string{"/search", "/login", "/operator", "/api/v1/search", "/quota", "/metrics", "/readyz", "/charts"} {
-		if !notStatic(p) {
+		if !NotPublished(p) {
 			t.Errorf("%s is published", p)
 		}
 	}
 	for _, p := range []string{"/", "/charts/US", "/videos/abc", "/api/v1", "/api/v1/charts/US", "/robots.txt", "/sitemap.xml", "/sitemaps/2.xml", "/static/yt.svg"} {
-		if notStatic(p) {
+		if NotPublished(p) {
 			t.Errorf("%s is left out", p)
 		}
 	}

@@ -1,4 +1,4 @@
-package wiring
+package custody
 
 // A host that leaves its peers: a database whose limiter was a Redis key
 // other hosts spent on holds only its own calls of the window, so the
@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -41,9 +42,10 @@ func RedisHash(raw string) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
-// noteRedis records in db which Redis the limiter of key is.
-func (h *Host) noteRedis(ctx context.Context, db *Database, key string) error {
-	return db.Ledger.Note(ctx, redisNote+key, RedisHash(h.RedisURL))
+// NoteRedis records in led which Redis the limiter of key is, so that a
+// host that leaves it later knows its peers were there.
+func (r *Rules) NoteRedis(ctx context.Context, led *ledger.Ledger, key string) error {
+	return led.Note(ctx, redisNote+key, RedisHash(r.RedisURL))
 }
 
 // PeersLeftError: the embedded limiter would open on a database whose
@@ -68,39 +70,38 @@ func (e *PeersLeftError) Error() string {
 		e.Redis, e.Key, strings.Join(named, "; "), strings.Join(ids, ","))
 }
 
-// leftPeers refuses the embedded limiter on db when its limiter was a
-// Redis key whose other ledgers spent in the window and were not given
-// to it.
-func (h *Host) leftPeers(ctx context.Context, db *Database, key string) error {
-	peers, err := h.peersNotGiven(ctx, db, key)
+// LeftPeers refuses the embedded limiter on led's database when its
+// limiter was a Redis key whose other ledgers spent in the window and were
+// not given to it.
+func (r *Rules) LeftPeers(ctx context.Context, led *ledger.Ledger, key string) error {
+	peers, err := r.peersNotGiven(ctx, led, key)
 	if err != nil {
 		return err
 	}
-	return peersLeft(ctx, db, key, peers)
+	return peersLeft(ctx, led, key, peers)
 }
 
 // peersLeft is the refusal naming peers, nil for none.
-func peersLeft(ctx context.Context, db *Database, key string, peers []quota.LedgerSeen) error {
+func peersLeft(ctx context.Context, led *ledger.Ledger, key string, peers []quota.LedgerSeen) error {
 	if len(peers) == 0 {
 		return nil
 	}
-	redis, err := db.Ledger.Noted(ctx, redisNote+key)
+	redis, err := led.Noted(ctx, redisNote+key)
 	if err != nil {
 		return err
 	}
-	return &ConfigError{&PeersLeftError{Key: key, Redis: cmp.Or(redis, "(unrecorded)"), Peers: peers}}
+	return &ingest.ConfigError{Err: &PeersLeftError{Key: key, Redis: cmp.Or(redis, "(unrecorded)"), Peers: peers}}
 }
 
 // peersNotGiven are the peers of db's last Redis limiter of key that
 // spent in the window and that quota seed has not given the embedded
 // limiter.
-func (h *Host) peersNotGiven(ctx context.Context, db *Database, key string) ([]quota.LedgerSeen, error) {
-	led := db.Ledger
+func (r *Rules) peersNotGiven(ctx context.Context, led *ledger.Ledger, key string) ([]quota.LedgerSeen, error) {
 	self, err := led.LedgerID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	peers, err := quota.NotedPeers(ctx, led, key, self, h.now(), h.Costs.Span())
+	peers, err := quota.NotedPeers(ctx, led, key, self, r.now(), r.Span)
 	if err != nil || len(peers) == 0 {
 		return nil, err
 	}
@@ -113,8 +114,7 @@ func (h *Host) peersNotGiven(ctx context.Context, db *Database, key string) ([]q
 
 // givePeers notes on db that the embedded limiter of key was given the
 // ledgers ids (by quota seed), or told to forget them.
-func givePeers(ctx context.Context, db *Database, key string, ids []string) error {
-	led := db.Ledger
+func givePeers(ctx context.Context, led *ledger.Ledger, key string, ids []string) error {
 	given, err := noted[[]string](ctx, led, givenNote+key)
 	if err != nil {
 		return err

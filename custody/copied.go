@@ -1,4 +1,4 @@
-package wiring
+package custody
 
 // What keeps a copy of a database honest about the quota: a worker holds a
 // lease on the database it writes, so that `ingest db copy` can tell a
@@ -25,45 +25,46 @@ import (
 )
 
 // Working is what a command that spends (run, backfill) does before its
-// first call: it takes this process's lease on the database until release
-// (ledger.HoldWorker), refuses to start while a worker on a copy of this
-// database runs (CopyLiveError), and on the embedded limiter, on a copy,
-// holds a lease on the copy's source for as long as it runs and counts the
-// calls the source gained after the copy (sourceCalls). The leases are
-// taken before the other side's are read, on both sides, so that of a
-// source's worker and a copy's starting at once, one sees the other.
-func (h *Host) Working(ctx context.Context, p *Pipeline) (release func(), err error) {
+// first call on db: it takes this process's lease on the database until
+// release (ledger.HoldWorker), refuses to start while a worker on a copy
+// of this database runs (CopyLiveError), and on the embedded limiter (not
+// onRedis), on a copy, holds a lease on the copy's source for as long as it
+// runs and counts the calls the source gained after the copy
+// (sourceCalls). The leases are taken before the other side's are read, on
+// both sides, so that of a source's worker and a copy's starting at once,
+// one sees the other. guard, when not nil, is what each of the worker's
+// calls asks before and after its admission (Leashed).
+func (r *Rules) Working(ctx context.Context, db *Database, onRedis bool, quotaKey string) (release func(), guard func(context.Context) error, err error) {
 	host, _ := os.Hostname()
-	own, err := p.DB.Ledger.HoldWorker(ctx, host, os.Getpid(), h.Logger)
+	own, err := db.Ledger.HoldWorker(ctx, host, os.Getpid(), r.Logger)
 	if err != nil {
-		return own, err
+		return own, nil, err
 	}
 	releases := []func(){own}
 	release = func() {
-		for _, r := range slices.Backward(releases) {
-			r()
+		for _, rel := range slices.Backward(releases) {
+			rel()
 		}
 	}
-	if err := copiesLive(ctx, p.DB, h.DBName()); err != nil {
+	fail := func(err error) (func(), func(context.Context) error, error) {
 		release()
-		return func() {}, err
+		return func() {}, nil, err
 	}
-	if p.Limiter.Backend() != "redis" {
-		if err := h.copiesCalls(ctx, p.DB, p.QuotaKey); err != nil {
-			release()
-			return func() {}, err
-		}
-		onSource, guard, err := h.sourceCalls(ctx, p.DB, p.QuotaKey)
-		if err != nil {
-			release()
-			return func() {}, err
-		}
-		releases = append(releases, onSource)
-		if guard != nil {
-			p.Limiter = leashed{Limiter: p.Limiter, quotaKey: p.QuotaKey, check: guard}
-		}
+	if err := copiesLive(ctx, db.Ledger, r.dbName()); err != nil {
+		return fail(err)
 	}
-	return release, nil
+	if onRedis {
+		return release, nil, nil
+	}
+	if err := r.copiesCalls(ctx, db.Ledger, quotaKey); err != nil {
+		return fail(err)
+	}
+	onSource, guard, err := r.sourceCalls(ctx, db.Ledger, quotaKey)
+	if err != nil {
+		return fail(err)
+	}
+	releases = append(releases, onSource)
+	return release, guard, nil
 }
 
 // CopyLiveError: a worker would start on a database a worker on a copy of
@@ -86,13 +87,13 @@ func (e *CopyLiveError) Error() string {
 
 // copiesLive is a *CopyLiveError when a worker on a copy of db holds its
 // lease on db (ledger.HoldCopyWorker).
-func copiesLive(ctx context.Context, db *Database, name string) error {
-	ws, err := db.Ledger.CopyWorkers(ctx)
+func copiesLive(ctx context.Context, led *ledger.Ledger, name string) error {
+	ws, err := led.CopyWorkers(ctx)
 	if err != nil {
 		return err
 	}
 	if len(ws) > 0 {
-		return &ConfigError{&CopyLiveError{DB: name, Workers: ws}}
+		return &ingest.ConfigError{Err: &CopyLiveError{DB: name, Workers: ws}}
 	}
 	return nil
 }
@@ -128,8 +129,8 @@ func Live(ctx context.Context, db *Database) error {
 	if err != nil || len(ws) == 0 {
 		return err
 	}
-	e := &LiveError{Source: db.Path(), Workers: ws}
-	last, err := db.LastRuns(ctx, ingest.Trending)
+	e := &LiveError{Source: db.Path, Workers: ws}
+	last, err := db.Runs.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return err
 	}
@@ -154,20 +155,19 @@ const copyWorkedNote = "copy_worked "
 // worker ran on (copyWorkedNote) hold and db lacks: going back to the
 // source after a worker ran on its copy spends nothing twice. A copy that
 // is gone or is another database now is passed over.
-func (h *Host) copiesCalls(ctx context.Context, db *Database, quotaKey string) error {
-	led := db.Ledger
+func (r *Rules) copiesCalls(ctx context.Context, led *ledger.Ledger, quotaKey string) error {
 	copies, err := led.NotedUnder(ctx, copyWorkedNote)
 	if err != nil || len(copies) == 0 {
 		return err
 	}
-	since := h.now().Add(-h.Costs.Span())
+	since := r.now().Add(-r.Span)
 	for _, path := range slices.Sorted(maps.Keys(copies)) {
 		if !store.Exists(path) {
 			continue
 		}
-		cdb, err := OpenExisting(ctx, path)
+		cdb, err := r.Open(ctx, path, false)
 		if err != nil {
-			h.Logger.Info("a copy of this database a worker ran on cannot be read: its calls are not counted", "copy", path, ingest.LogErr, err)
+			r.Logger.Info("a copy of this database a worker ran on cannot be read: its calls are not counted", "copy", path, ingest.LogErr, err)
 			continue
 		}
 		cled := cdb.Ledger
@@ -175,13 +175,13 @@ func (h *Host) copiesCalls(ctx context.Context, db *Database, quotaKey string) e
 			cdb.Close()
 			continue
 		}
-		n, units, err := takeCalls(ctx, led, cled, quotaKey, since, h.now())
+		n, units, err := takeCalls(ctx, led, cled, quotaKey, since, r.now())
 		cdb.Close()
 		if err != nil {
 			return fmt.Errorf("read the ledger of %s, a copy of this database a worker ran on: %w", path, err)
 		}
 		if n > 0 {
-			h.Logger.Warn("a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window",
+			r.Logger.Warn("a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window",
 				"copy", path, ingest.LogCalls, n, ingest.LogUnits, units)
 		}
 	}
@@ -201,8 +201,8 @@ type copySource struct {
 
 // NoteCopySource notes on dst, a finished copy of the SQLite file path
 // (read through src), where its source is and its source's ledger id.
-func NoteCopySource(ctx context.Context, src, dst *Database, path string, at time.Time) error {
-	id, err := src.Ledger.LedgerID(ctx)
+func NoteCopySource(ctx context.Context, src, dst *ledger.Ledger, path string, at time.Time) error {
+	id, err := src.LedgerID(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func NoteCopySource(ctx context.Context, src, dst *Database, path string, at tim
 		return err
 	}
 	b, _ := json.Marshal(copySource{Path: abs, Ledger: id, At: at.UnixMilli()})
-	return dst.Ledger.Note(ctx, copySourceNote, string(b))
+	return dst.Note(ctx, copySourceNote, string(b))
 }
 
 // SourceLiveError: a worker would start on a copy whose source's worker
@@ -243,27 +243,26 @@ func (e *SourceLiveError) Error() string {
 // guard, when the lease was taken, is what each of the worker's calls
 // asks first (leashed): a worker that stalled past its lease may have let
 // a source's worker start unseen.
-func (h *Host) sourceCalls(ctx context.Context, db *Database, quotaKey string) (release func(), guard func(context.Context) error, err error) {
+func (r *Rules) sourceCalls(ctx context.Context, led *ledger.Ledger, quotaKey string) (release func(), guard func(context.Context) error, err error) {
 	release = func() {}
-	led := db.Ledger
 	raw, err := led.Noted(ctx, copySourceNote)
 	var src copySource
 	if err != nil || raw == "" || json.Unmarshal([]byte(raw), &src) != nil {
 		return release, nil, err
 	}
-	since := h.now().Add(-h.Costs.Span())
+	since := r.now().Add(-r.Span)
 	if time.UnixMilli(src.At).Before(since) || !store.Exists(src.Path) {
 		return release, nil, nil
 	}
 	// Written to for the lease; a source no worker can write (its
 	// directory read-only) is read only, and needs none.
-	sdb, err := Open(ctx, src.Path)
+	sdb, err := r.Open(ctx, src.Path, true)
 	writable := err == nil
 	if !writable {
-		sdb, err = OpenExisting(ctx, src.Path)
+		sdb, err = r.Open(ctx, src.Path, false)
 	}
 	if err != nil {
-		h.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
+		r.Logger.Info("the source this database was copied from cannot be read: its calls after the copy are not counted",
 			"source", src.Path, ingest.LogErr, err)
 		return release, nil, nil
 	}
@@ -275,11 +274,11 @@ func (h *Host) sourceCalls(ctx context.Context, db *Database, quotaKey string) (
 	held := func() {}
 	if writable {
 		host, _ := os.Hostname()
-		here := h.DBName()
-		if abs, err := filepath.Abs(h.DSN); err == nil && !store.IsURL(h.DSN) {
+		here := r.dbName()
+		if abs, err := filepath.Abs(r.DSN); err == nil && !store.IsURL(r.DSN) {
 			here = abs
 		}
-		lease, err := sled.HoldCopyWorker(ctx, host, os.Getpid(), here, h.Logger)
+		lease, err := sled.HoldCopyWorker(ctx, host, os.Getpid(), here, r.Logger)
 		if err != nil {
 			sdb.Close()
 			return release, nil, fmt.Errorf("%s, this database's source: %w", src.Path, err)
@@ -287,17 +286,17 @@ func (h *Host) sourceCalls(ctx context.Context, db *Database, quotaKey string) (
 		held = lease.Release
 		// A copy on a file can be read back from the source; one on a
 		// server would need its credentials kept there.
-		if !store.IsURL(h.DSN) {
+		if !store.IsURL(r.DSN) {
 			if err := noteCopyWorked(ctx, led, sled, here); err != nil {
 				held()
 				sdb.Close()
 				return release, nil, fmt.Errorf("%s, this database's source: %w", src.Path, err)
 			}
 		}
-		guard = h.sourceGuard(lease, led, sled, sdb, src, quotaKey)
+		guard = r.sourceGuard(lease, led, sled, sdb, src, quotaKey)
 	}
 	release = func() { held(); sdb.Close() }
-	if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, since); err != nil {
+	if err := r.countSource(ctx, led, sled, sdb, src, quotaKey, since); err != nil {
 		release()
 		return func() {}, nil, err
 	}
@@ -311,7 +310,7 @@ func (h *Host) sourceCalls(ctx context.Context, db *Database, quotaKey string) (
 // here on, and then, as at the start, a worker running on the source
 // refuses the call (*SourceLiveError) and none takes the source's calls
 // since into this ledger (countSource).
-func (h *Host) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string) func(context.Context) error {
+func (r *Rules) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string) func(context.Context) error {
 	var mu sync.Mutex
 	return func(ctx context.Context) error {
 		mu.Lock()
@@ -323,36 +322,37 @@ func (h *Host) sourceGuard(lease *ledger.Lease, led, sled *ledger.Ledger, sdb *D
 		if err := lease.Renew(ctx); err != nil {
 			return fmt.Errorf("renew the lease on %s, this database's source, after it lapsed: %w", src.Path, err)
 		}
-		if err := h.countSource(ctx, led, sled, sdb, src, quotaKey, h.now().Add(-h.Costs.Span())); err != nil {
+		if err := r.countSource(ctx, led, sled, sdb, src, quotaKey, r.now().Add(-r.Span)); err != nil {
 			return fmt.Errorf("this worker stalled past its lease on its source, and %w", err)
 		}
 		lease.Confirm()
-		h.Logger.Warn("this worker stalled past its lease on its source: no worker runs there now, and the source's calls since are counted",
+		r.Logger.Warn("this worker stalled past its lease on its source: no worker runs there now, and the source's calls since are counted",
 			"source", src.Path)
 		return nil
 	}
 }
 
-// leashed is a copy's worker's limiter: each call asks check first and
-// after its admission, so that a worker stalled past its lease on its
-// source anywhere between (a call admitted while a source's worker ran
-// unseen is given back) spends nothing beside a source's worker.
-type leashed struct {
-	Limiter
-	quotaKey string
-	check    func(context.Context) error
+// Spender is what a leashed limiter spends through: a call taken, and
+// one given back.
+type Spender interface {
+	Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error)
+	Refund(ctx context.Context, call ingest.Call) error
 }
 
-func (l leashed) Take(ctx context.Context, by ingest.Caller, op string) (ingest.Decision, error) {
-	if err := l.check(ctx); err != nil {
+// Leashed is a copy's worker's Take on l: each call asks guard (Working's)
+// first and after its admission, so that a worker stalled past its lease on
+// its source anywhere between (a call admitted while a source's worker ran
+// unseen is given back) spends nothing beside a source's worker.
+func Leashed(ctx context.Context, l Spender, quotaKey string, guard func(context.Context) error, by ingest.Caller, op string) (ingest.Decision, error) {
+	if err := guard(ctx); err != nil {
 		return ingest.Decision{}, err
 	}
-	d, err := l.Limiter.Take(ctx, by, op)
+	d, err := l.Take(ctx, by, op)
 	if err != nil || !d.Allowed {
 		return d, err
 	}
-	if err := l.check(ctx); err != nil {
-		if rerr := l.Limiter.Refund(ctx, d.Call(l.quotaKey, by)); rerr != nil {
+	if err := guard(ctx); err != nil {
+		if rerr := l.Refund(ctx, d.Call(quotaKey, by)); rerr != nil {
 			return ingest.Decision{}, errors.Join(err, fmt.Errorf("give back call %s: %w", d.ID, rerr))
 		}
 		return ingest.Decision{}, err
@@ -362,21 +362,21 @@ func (l leashed) Take(ctx context.Context, by ingest.Caller, op string) (ingest.
 
 // countSource refuses a start while a worker runs on the source, and
 // takes the source's calls since that led lacks into led.
-func (h *Host) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string, since time.Time) error {
+func (r *Rules) countSource(ctx context.Context, led, sled *ledger.Ledger, sdb *Database, src copySource, quotaKey string, since time.Time) error {
 	// A source whose worker runs on spends the same window after this
 	// start as well, where no read at start can count it.
 	var live *LiveError
 	if err := Live(ctx, sdb); errors.As(err, &live) {
-		return &ConfigError{&SourceLiveError{Source: src.Path, Copied: time.UnixMilli(src.At), Live: live}}
+		return &ingest.ConfigError{Err: &SourceLiveError{Source: src.Path, Copied: time.UnixMilli(src.At), Live: live}}
 	} else if err != nil {
 		return fmt.Errorf("read the workers of %s, this database's source: %w", src.Path, err)
 	}
-	n, units, err := takeCalls(ctx, led, sled, quotaKey, since, h.now())
+	n, units, err := takeCalls(ctx, led, sled, quotaKey, since, r.now())
 	if err != nil {
 		return fmt.Errorf("read the ledger of %s, this database's source: %w", src.Path, err)
 	}
 	if n > 0 {
-		h.Logger.Warn("this database is a copy, and its source's ledger holds calls made after the copy: counted in this worker's window",
+		r.Logger.Warn("this database is a copy, and its source's ledger holds calls made after the copy: counted in this worker's window",
 			"source", src.Path, "copied", time.UnixMilli(src.At).UTC().Format(time.RFC3339), ingest.LogCalls, n,
 			ingest.LogUnits, units)
 	}

@@ -1,4 +1,4 @@
-package wiring
+package main
 
 // The checks of `ingest check` that look at what a run would open: the
 // costs file, the database, the limiter, the host's clock, the limiter's
@@ -14,36 +14,32 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/wiring"
 )
 
-// ErrSkipped is a check that could not run; its detail says why (Skip
+// errSkipped is a check that could not run; its detail says why (skip
 // builds both).
-var ErrSkipped = errors.New("skipped")
+var errSkipped = errors.New("skipped")
 
-// Skip is a check's answer when it cannot run: why, and what would let it.
-func Skip(format string, args ...any) (string, error) {
-	return fmt.Sprintf(format, args...), ErrSkipped
+// skip is a check's answer when it cannot run: why, and what would let it.
+func skip(format string, args ...any) (string, error) {
+	return fmt.Sprintf(format, args...), errSkipped
 }
 
-// KeyCheckRun is the command that checks the key on a new host, as check
-// and the README give it.
-const KeyCheckRun = "ingest run --once --regions US"
-
-// Checks is what the checks share: what the command was given, and what
+// checks is what the checks share: what the command was given, and what
 // earlier checks found. Each check returns the detail of its line, or an
 // error that fails it (a ConfigError for a configuration).
-type Checks struct {
-	Host      *Host
+type checks struct {
+	Host      *wiring.Host
 	Offline   bool   // --offline: call nothing upstream
 	APIKey    string // "" when YOUTUBE_API_KEY is not set
 	QuotaKey  string
 	CostsFile string // --costs, "" for the built-in one
 	// Opened is told of each database a check opens (the terms' warning).
-	Opened func(context.Context, *Database)
+	Opened func(context.Context, *wiring.Database)
 	// DBState is what the database check found: store.Missing,
 	// store.Current or store.Older.
 	DBState string
@@ -58,7 +54,7 @@ type Checks struct {
 }
 
 // Costs says which costs file is read, and its pools.
-func (c *Checks) Costs(context.Context) (string, error) {
+func (c *checks) Costs(context.Context) (string, error) {
 	src := "the built-in costs.yaml"
 	if c.CostsFile != "" {
 		src = c.CostsFile
@@ -71,15 +67,15 @@ func (c *Checks) Costs(context.Context) (string, error) {
 }
 
 // Database looks at the database without creating or writing it.
-func (c *Checks) Database(ctx context.Context) (string, error) {
-	state, detail, err := store.Inspect(ctx, c.Host.DSN, c.Host.now())
+func (c *checks) Database(ctx context.Context) (string, error) {
+	state, detail, err := store.Inspect(ctx, c.Host.DSN, c.Host.Clock.Now())
 	c.DBState = state
 	var pe *store.PathError
 	if errors.Is(err, ingest.ErrDamaged) {
 		return "", err // the file, not the settings: exit 1
 	}
 	if errors.As(err, &pe) {
-		return "", configErrorf("--db (INGEST_DB) %v", pe)
+		return "", ingest.ConfigErrorf("--db (INGEST_DB) %v", pe)
 	}
 	return detail, err
 }
@@ -94,8 +90,8 @@ type checkedLimiter interface {
 
 // limiter opens the limiter the checks ask, on the database when there is
 // one; closeFn closes both.
-func (c *Checks) limiter(ctx context.Context) (l checkedLimiter, closeFn func(), err error) {
-	var db *Database
+func (c *checks) limiter(ctx context.Context) (l checkedLimiter, closeFn func(), err error) {
+	var db *wiring.Database
 	if c.DBState == store.Current {
 		if db, err = c.Host.OpenExisting(ctx); err != nil {
 			return nil, nil, err
@@ -120,12 +116,12 @@ func (c *Checks) limiter(ctx context.Context) (l checkedLimiter, closeFn func(),
 }
 
 // Limiter asks the limiter for its pools, as report does.
-func (c *Checks) Limiter(ctx context.Context) (string, error) {
+func (c *checks) Limiter(ctx context.Context) (string, error) {
 	if c.Failed["database"] {
-		return Skip("not asked: the database check failed, and the limiter reads it")
+		return skip("not asked: the database check failed, and the limiter reads it")
 	}
 	if c.QuotaKey == "" {
-		return Skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
+		return skip("not asked: no quota key to ask about (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	}
 	if c.DBState != store.Current && c.Host.RedisURL == "" {
 		return "embedded in the database: nothing to ask until the first run creates it", nil
@@ -152,7 +148,7 @@ func (c *Checks) Limiter(ctx context.Context) (string, error) {
 // limiterName says which limiter the settings chose, and who shares it.
 // withLimiter runs fn on the limiter a check opens, within the check's
 // time, and closes it.
-func (c *Checks) withLimiter(ctx context.Context, fn func(context.Context, checkedLimiter) (string, error)) (string, error) {
+func (c *checks) withLimiter(ctx context.Context, fn func(context.Context, checkedLimiter) (string, error)) (string, error) {
 	l, closeLimiter, err := c.limiter(ctx)
 	if err != nil {
 		return "", err
@@ -163,7 +159,7 @@ func (c *Checks) withLimiter(ctx context.Context, fn func(context.Context, check
 	return fn(ctx, l)
 }
 
-func (c *Checks) limiterName(backend string) string {
+func (c *checks) limiterName(backend string) string {
 	switch {
 	case c.Host.RedisURL != "":
 		return backend + " (REDIS_URL)"
@@ -176,9 +172,9 @@ func (c *Checks) limiterName(backend string) string {
 // Clock asks the upstream's time (a request without the key, which
 // spends nothing) and fails when this host's clock is off by more than the
 // limiter's guard: the limiter would decide nothing on it.
-func (c *Checks) Clock(ctx context.Context) (string, error) {
+func (c *checks) Clock(ctx context.Context) (string, error) {
 	if c.Offline {
-		return Skip("not asked: --offline calls nothing upstream")
+		return skip("not asked: --offline calls nothing upstream")
 	}
 	at, err := fetch.UpstreamTime(ctx, c.Host.Endpoint)
 	if jobs.Unreachable(err) {
@@ -189,7 +185,7 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	skew := at.Sub(c.Host.now())
+	skew := at.Sub(c.Host.Clock.Now())
 	detail := fmt.Sprintf("%s (its Date header, skew %s; asked at no quota cost: %s)", c.Words.Skew(skew), skew.Round(time.Second), quota.DateRequest)
 	if skew > quota.DefaultGuard || skew < -quota.DefaultGuard {
 		return "", fmt.Errorf("%s: more than the limiter's guard of %s, so the limiter would decide nothing; set this host's clock right (NTP), "+
@@ -201,11 +197,11 @@ func (c *Checks) Clock(ctx context.Context) (string, error) {
 // recordedClock says when the ledger's recorded reading of the upstream's
 // clock disagrees with its answer now: the limiter's guard reads the
 // recorded one until a refusal asks again.
-func (c *Checks) recordedClock(ctx context.Context, skew time.Duration) string {
+func (c *checks) recordedClock(ctx context.Context, skew time.Duration) string {
 	if c.DBState != store.Current {
 		return ""
 	}
-	db, err := OpenExisting(ctx, c.Host.DSN)
+	db, err := wiring.OpenExisting(ctx, c.Host.DSN)
 	if err != nil {
 		return ""
 	}
@@ -221,21 +217,21 @@ func (c *Checks) recordedClock(ctx context.Context, skew time.Duration) string {
 // Agreement: the limiter holds the same pools as this costs file. A Redis
 // that holds none for a key this ledger never spent on fails, naming what
 // creates it, as the first run would.
-func (c *Checks) Agreement(ctx context.Context) (string, error) {
+func (c *checks) Agreement(ctx context.Context) (string, error) {
 	switch {
 	case c.Failed["database"]:
-		return Skip("not compared: the database check failed")
+		return skip("not compared: the database check failed")
 	case c.Failed["limiter"]:
-		return Skip("not compared: the limiter check failed")
+		return skip("not compared: the limiter check failed")
 	case c.QuotaKey == "":
-		return Skip("not compared: no quota key (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
+		return skip("not compared: no quota key (set YOUTUBE_API_KEY, or INGEST_QUOTA_KEY)")
 	case c.DBState != store.Current && c.Host.RedisURL == "":
 		return "embedded: the first run writes this costs file's pools into the database", nil
 	}
 	return c.withLimiter(ctx, func(ctx context.Context, l checkedLimiter) (string, error) {
 		var cerr *quota.ConfigError
 		if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
-			return "", &ConfigError{err}
+			return "", &wiring.ConfigError{Err: err}
 		} else if err != nil {
 			return "", err
 		}
@@ -243,7 +239,7 @@ func (c *Checks) Agreement(ctx context.Context) (string, error) {
 		if r, ok := l.(*quota.Redis); ok {
 			var err error
 			if detail, err = r.Readiness(ctx); errors.Is(err, quota.ErrNotApplied) {
-				return "", &ConfigError{err}
+				return "", &wiring.ConfigError{Err: err}
 			} else if err != nil {
 				return "", err
 			}
@@ -254,18 +250,18 @@ func (c *Checks) Agreement(ctx context.Context) (string, error) {
 
 // Key makes one cheap call with the key (ingest.FetchCheck), through the
 // limiter and the ledger like any call.
-func (c *Checks) Key(ctx context.Context) (string, error) {
+func (c *checks) Key(ctx context.Context) (string, error) {
 	switch {
 	case c.Offline:
-		return Skip("not called: --offline spends nothing")
+		return skip("not called: --offline spends nothing")
 	case c.APIKey == "":
-		return Skip("not called: YOUTUBE_API_KEY is not set")
+		return skip("not called: YOUTUBE_API_KEY is not set")
 	case c.Failed["database"] || c.Failed["limiter"] || c.Failed["agreement"]:
-		return Skip("not called: the call would go through the limiter, whose check failed")
+		return skip("not called: the call would go through the limiter, whose check failed")
 	case c.DBState == store.Missing:
-		return Skip("not called on a new host: the call spends 1 unit, every unit spent is written to the database's ledger, "+
+		return skip("not called on a new host: the call spends 1 unit, every unit spent is written to the database's ledger, "+
 			"and check creates no database (%s). To check the key, run `%s`: its first call checks it "+
-			"(a refused key exits 1 naming YOUTUBE_API_KEY); check then calls it too", c.Host.DBName(), KeyCheckRun)
+			"(a refused key exits 1 naming YOUTUBE_API_KEY); check then calls it too", c.Host.DBName(), keyCheckRun)
 	}
 	p, err := c.Host.OpenPipeline(ctx, c.APIKey, c.QuotaKey)
 	if err != nil {
@@ -283,18 +279,4 @@ func (c *Checks) Key(ctx context.Context) (string, error) {
 	}
 	cost, _ := costs.PerFetch(c.Host.Costs, ingest.FetchCheck)
 	return fmt.Sprintf("accepted: %s for US answered %d categories (units: %s)", ingest.OpCategoriesList, len(cats), c.Words.Units(cost)), nil
-}
-
-// RedisHost is the host part of a Redis URL, never its password.
-func RedisHost(raw string) string {
-	raw = dsn.Redact(raw)
-	if i := strings.LastIndex(raw, "@"); i >= 0 {
-		raw = raw[i+1:]
-	} else if j := strings.Index(raw, "://"); j >= 0 {
-		raw = raw[j+3:]
-	}
-	if i := strings.IndexAny(raw, "/?"); i >= 0 {
-		raw = raw[:i]
-	}
-	return raw
 }

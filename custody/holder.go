@@ -1,4 +1,4 @@
-package wiring
+package custody
 
 // Which limiter holds a database's window: every database records, in its
 // ledger's notes, the limiter its window of a quota key lives in (its own
@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -25,6 +27,13 @@ const (
 	embeddedHolder = "embedded"
 	redisHolder    = "redis"
 )
+
+// Embedded is the limiter embedded in the database as a Holder.
+var Embedded = Holder{Limiter: embeddedHolder}
+
+// InRedis is the Redis at addr as a Holder: the address its client dials
+// (a socket's path for unix://), which holds no part of its URL's password.
+func InRedis(addr string) Holder { return Holder{Limiter: redisHolder, Redis: addr} }
 
 // keptMoves bounds a Holder's history: enough to read how a database got
 // where it is, never a log that grows with every run.
@@ -54,30 +63,10 @@ func (w Holder) Name() string {
 	return "the embedded limiter in this database"
 }
 
-// holderHere is the limiter this host's settings name.
-func (h *Host) holderHere() Holder {
-	if h.RedisURL != "" {
-		return redisHolderAt(h.RedisURL)
-	}
-	return Holder{Limiter: embeddedHolder}
-}
-
-// redisHolderAt is the Redis at the URL raw as a Holder: the address the
-// client dials (a socket's path for unix://), which holds no part of the
-// URL's password.
-func redisHolderAt(raw string) Holder {
-	_, addr := redisAddress(raw)
-	if addr == "" {
-		addr = RedisHost(raw)
-	}
-	return Holder{Limiter: redisHolder, Redis: addr}
-}
-
 // recordedHolder is db's Holder of key; a database that ran on Redis
 // before holders were recorded is held by that Redis, one that never
 // spent by none (Limiter "").
-func recordedHolder(ctx context.Context, db *Database, key string) (Holder, error) {
-	led := db.Ledger
+func recordedHolder(ctx context.Context, led *ledger.Ledger, key string) (Holder, error) {
 	w, err := noted[Holder](ctx, led, holderNote+key)
 	if err != nil || w.Limiter != "" {
 		return w, err
@@ -92,21 +81,21 @@ func recordedHolder(ctx context.Context, db *Database, key string) (Holder, erro
 // the command by; a run on the recorded limiter writes nothing, but for
 // the new address of a Redis (a failover's), so that a refusal names the
 // one the database last ran on.
-func (h *Host) recordHolder(ctx context.Context, db *Database, key string, to Holder, by string) error {
-	w, err := recordedHolder(ctx, db, key)
+func (r *Rules) recordHolder(ctx context.Context, led *ledger.Ledger, key string, to Holder, by string) error {
+	w, err := recordedHolder(ctx, led, key)
 	if err != nil {
 		return err
 	}
 	if by == runMove && w.Limiter == to.Limiter && w.Redis == to.Redis {
 		return nil
 	}
-	moves := append(w.Moves, Move{To: to.Name(), By: by, At: h.now().UTC()})
+	moves := append(w.Moves, Move{To: to.Name(), By: by, At: r.now().UTC()})
 	to.Moves = moves[max(0, len(moves)-keptMoves):]
 	b, err := json.Marshal(to)
 	if err != nil {
 		return err
 	}
-	return db.Ledger.Note(ctx, holderNote+key, string(b))
+	return led.Note(ctx, holderNote+key, string(b))
 }
 
 // runMove is the move a database's first run records.
@@ -136,34 +125,34 @@ func (e *HolderError) Error() string {
 		"`ingest quota seed --ledger DB...` with REDIS_URL set; or unset --redis / REDIS_URL (docs/operations.md, Growing)"
 }
 
-// heldElsewhere refuses a run on db when its window of key lives in
-// another limiter than this host's settings name.
-func (h *Host) heldElsewhere(ctx context.Context, db *Database, key string) error {
-	w, err := recordedHolder(ctx, db, key)
-	if err != nil || w.Limiter == "" || w.Limiter == h.holderHere().Limiter {
+// heldElsewhere refuses a run on led's database when its window of key
+// lives in another limiter than this host's settings name.
+func (r *Rules) heldElsewhere(ctx context.Context, led *ledger.Ledger, key string) error {
+	w, err := recordedHolder(ctx, led, key)
+	if err != nil || w.Limiter == "" || w.Limiter == r.Here.Limiter {
 		return err
 	}
-	return &ConfigError{&HolderError{Key: key, Held: w, Here: h.holderHere()}}
+	return &ingest.ConfigError{Err: &HolderError{Key: key, Held: w, Here: r.Here}}
 }
 
-// heldHere refuses a run on db whose window of key another limiter holds,
-// and records this one on a database's first run.
-func (h *Host) heldHere(ctx context.Context, db *Database, key string) error {
-	if err := h.heldElsewhere(ctx, db, key); err != nil {
+// HeldHere refuses a run on led's database whose window of key another
+// limiter holds, and records this one on a database's first run.
+func (r *Rules) HeldHere(ctx context.Context, led *ledger.Ledger, key string) error {
+	if err := r.heldElsewhere(ctx, led, key); err != nil {
 		return err
 	}
-	return h.recordHolder(ctx, db, key, h.holderHere(), runMove)
+	return r.recordHolder(ctx, led, key, r.Here, runMove)
 }
 
-// moveTo records on each database paths that its window of key now lives
+// MoveTo records on each database paths that its window of key now lives
 // in the limiter this host's settings name, moved by the command by.
-func (h *Host) moveTo(ctx context.Context, paths []string, key, by string) error {
+func (r *Rules) MoveTo(ctx context.Context, paths []string, key, by string) error {
 	for _, path := range paths {
-		db, err := Open(ctx, path)
+		db, err := r.Open(ctx, path, true)
 		if err != nil {
-			return configErrorf("--ledger %s: record where its window went: %w", store.Redact(path), err)
+			return ingest.ConfigErrorf("--ledger %s: record where its window went: %w", store.Redact(path), err)
 		}
-		err = h.recordHolder(ctx, db, key, h.holderHere(), by)
+		err = r.recordHolder(ctx, db.Ledger, key, r.Here, by)
 		db.Close()
 		if err != nil {
 			return fmt.Errorf("--ledger %s: record where its window went: %w", store.Redact(path), err)

@@ -1,4 +1,4 @@
-package wiring
+package report
 
 import (
 	"context"
@@ -9,27 +9,28 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
-	"github.com/ingestworks/ingest/report"
 )
 
 // keepReads bounds how long a server keeps the ledger's reads for its
-// reports while the ledger's stamp stays the same (report.Remembered).
+// reports while the ledger's stamp stays the same (Remembered).
 const keepReads = time.Minute
 
-// remembered is src for a server that builds its report on each request:
-// its ledger reads kept while db's ledger stays the same, and its quota
-// key's calls read in write order, so that the first report after the
-// ledger changes reads what changed, not the window.
-func remembered(db *Database, src report.Sources, clock ingest.Clock) report.Sources {
-	if db == nil || src.NoDatabase {
+// Kept is src for a server that builds its report on each request: its
+// ledger reads kept while led stays the same, and, when follow says so
+// (false only for a benchmark's baseline: the window's calls and today's
+// units read whole after each change), its quota key's calls read in
+// write order, so that the first report after the ledger changes reads
+// what changed, not the window. src is as it is without a database (led
+// nil).
+func Kept(src Sources, led *ledger.Ledger, follow bool, clock ingest.Clock) Sources {
+	if led == nil || src.NoDatabase {
 		return src
 	}
-	led := db.Ledger
 	stamp := ledgerStamp(led)
-	if followLedger {
+	if follow {
 		src.DB = followed{Store: src.DB, key: src.QuotaKey, follow: led.Follow(src.QuotaKey)}
 	}
-	src.DB = &report.Remembered{Store: src.DB, Keep: keepReads, Stamp: stamp, Clock: clock}
+	src.DB = &Remembered{Store: src.DB, Keep: keepReads, Stamp: stamp, Clock: clock}
 	if b := ""; src.Limiter != nil {
 		if b = src.Limiter.Backend(); b == "sqlite" || b == "postgres" { // the embedded limiter: its log beside the ledger
 			key := src.QuotaKey
@@ -39,14 +40,10 @@ func remembered(db *Database, src report.Sources, clock ingest.Clock) report.Sou
 	return src
 }
 
-// followLedger is off only for the benchmark's baseline: the window's
-// calls and today's units read whole after each change.
-var followLedger = true
-
 // followed is a report's store whose calls of its quota key are read in
 // write order (ledger.Ledger.Follow).
 type followed struct {
-	report.Store
+	Store
 	key    string
 	follow func(ctx context.Context, since time.Time) ([]ingest.Call, error)
 }
@@ -77,7 +74,7 @@ const keepState = 5 * time.Second
 // keptState is a limiter's state kept while the ledger's stamp stays the
 // same, for at most keepState.
 type keptState struct {
-	report.StateReader
+	StateReader
 	stamp func(context.Context) (string, error)
 	clock ingest.Clock
 

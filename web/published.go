@@ -1,0 +1,96 @@
+package web
+
+// The readers' site as a publish writes it into a directory (ingest
+// publish, run --publish): the pages it starts from, the paths a directory
+// can answer, and the order the files are written in, so that no page
+// links a file not yet there. What writes them is publish/.
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/ingestworks/ingest/store"
+)
+
+// Charts is what a publish reads of the database: the charts kept.
+type Charts interface {
+	Charts(ctx context.Context) ([]store.ChartName, error)
+}
+
+// PublishSeeds are the pages a publish starts from: the front and
+// worldwide pages with their JSON and feed, robots.txt, the sitemap where
+// there is one, and each region's chart with its JSON and feed, so that a
+// chart no page links is published too.
+func PublishSeeds(ctx context.Context, db Charts, public *url.URL) ([]string, error) {
+	seeds := []string{"/", "/worldwide", "/api/v1", "/api/v1/worldwide", "/worldwide/feed", "/robots.txt"}
+	if public != nil {
+		seeds = append(seeds, "/sitemap.xml")
+	}
+	charts, err := db.Charts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range charts {
+		if c.Category == "" {
+			r := url.PathEscape(c.Region)
+			seeds = append(seeds, "/charts/"+r, "/api/v1/charts/"+r, "/charts/"+r+"/feed")
+		}
+	}
+	return seeds, nil
+}
+
+// Origin is the site's public address as its absolute links begin.
+func Origin(public *url.URL) string {
+	if public == nil {
+		return ""
+	}
+	return strings.TrimSuffix(public.String(), "/")
+}
+
+// staticPrefixes are the readers' paths a directory can answer: what is
+// the same for every reader and every query. The search, the sign-in and
+// the operator's routes are not among them.
+var staticPrefixes = []string{"/static/", "/charts/", "/videos/", "/worldwide", "/api/v1/charts/", "/api/v1/videos/",
+	"/api/v1/worldwide", "/sitemaps/"}
+
+// NotPublished says a path is not published: a directory cannot answer it.
+func NotPublished(p string) bool {
+	switch p {
+	case "/", "/api/v1", "/robots.txt", "/sitemap.xml":
+		return false
+	}
+	for _, pre := range staticPrefixes {
+		if strings.HasPrefix(p, pre) {
+			return false
+		}
+	}
+	return true
+}
+
+// PublishOrder is the order a publish writes the site in: the files pages
+// link before the pages (the images, the stylesheets that name them, the
+// JSON, the videos, the charts), then the pages that lead to them (the worldwide and front
+// pages, robots.txt and the sitemap), the feeds last, since a feed
+// reader's next step is a page.
+func PublishOrder(p, contentType string) int {
+	switch {
+	case strings.HasPrefix(p, "/static/") && !strings.HasPrefix(contentType, "text/css"):
+		return 0
+	case strings.HasPrefix(p, "/static/"):
+		return 1
+	case strings.HasPrefix(p, "/api/"):
+		return 2
+	case strings.HasPrefix(p, "/videos/"):
+		return 3
+	case strings.HasPrefix(contentType, "application/atom+xml"):
+		return 8
+	case strings.HasPrefix(p, "/charts/"):
+		return 4
+	case strings.HasPrefix(p, "/worldwide"):
+		return 5
+	case p == "/":
+		return 6
+	}
+	return 7
+}
