@@ -175,10 +175,13 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	s := started{drain: drain, upstream: upstream, gate: gate, spent: spent, stopOutdated: stopOutdated}
 	for {
 		err := h.runPlanned(ctx, p, r, s)
-		if !errors.Is(err, errCatalogueMoved) {
+		var moved *catalogueMoved
+		if !errors.As(err, &moved) {
 			return err
 		}
-		h.Logger.Info("the region catalogue read from the upstream selects other charts than the daemon planned on: it plans and starts its passes again on it")
+		h.Logger.Info("the region catalogue read from the upstream selects other charts than the daemon planned on: it plans and starts its passes again on it",
+			"regions", len(moved.cat))
+		s.read = moved.cat // planned on as read, whether or not it could be stored
 	}
 }
 
@@ -191,17 +194,22 @@ type started struct {
 	gate         ingest.Gate
 	spent        map[string]int64
 	stopOutdated context.CancelCauseFunc
+	// read, when set, is the catalogue a plan before read late: the next
+	// plans on it without asking the upstream again.
+	read regions.Catalogue
 }
 
-// errCatalogueMoved ends a daemon's plan when the region catalogue its
-// start read late selects other charts than it planned on (--regions
-// all): runOn plans again on it.
-var errCatalogueMoved = errors.New("the region catalogue moved")
+// catalogueMoved ends a daemon's plan when the region catalogue its start
+// read late, cat, selects other charts than it planned on (--regions all):
+// runOn plans again on it.
+type catalogueMoved struct{ cat regions.Catalogue }
+
+func (*catalogueMoved) Error() string { return "the region catalogue moved" }
 
 // runPlanned reads r's charts from the region catalogue, makes and says
 // the day's plan when they differ from Prepare's, and runs them: once, or
 // as the daemon until a signal, or until a catalogue its start read late
-// selects other charts (errCatalogueMoved).
+// selects other charts (catalogueMoved).
 func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (err error) {
 	m := metrics.New(r.Build, h.clock())
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
@@ -212,10 +220,12 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	var late *lateRead
 	if r.Regions.All() {
 		r.Listener.Step(stepCatalogue)
-		var cat regions.Catalogue
-		if r.Once {
+		cat := s.read
+		switch {
+		case cat != nil:
+		case r.Once:
 			cat = h.Catalogue(ctx, p, s.gate)
-		} else {
+		default:
 			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.readCatalogue(ctx, p, s.gate) }
 			readCtx, stopRead := context.WithCancel(ctx)
 			cat, late = h.startCatalogue(readCtx, p.DB, read, cmp.Or(r.StartTimeout, StartTimeout))
@@ -300,7 +310,8 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return err
 	}
 	defer func() {
-		if r.Listener != nil && !errors.Is(err, errCatalogueMoved) {
+		var again *catalogueMoved
+		if r.Listener != nil && !errors.As(err, &again) {
 			r.Listener.Close() // the port first, then the site behind it
 		}
 		shutdown()
@@ -310,7 +321,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
 	if err == nil && isClosed(moved) {
 		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
-		return errCatalogueMoved
+		return &catalogueMoved{late.got}
 	}
 	return err
 }
