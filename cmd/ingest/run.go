@@ -138,7 +138,9 @@ kept in the database and read again at most daily: a daemon reads it at start
 when it is missing or a day old, and every day after; run --once only when
 --regions names all. Until the first read, and when the call is refused or
 fails, the stored catalogue serves, else the copy built into ingest; the run
-goes on.
+goes on. The daemon's start waits for that read at most --start-timeout, then
+plans on the stored catalogue, else the built-in copy, and reads it on behind,
+planning again if it selects other charts.
 
 At start, run prints the plan: what the schedule spends in a day in each
 pool against what the pool allows. A schedule that cannot fit is a warning,
