@@ -20,10 +20,10 @@ import (
 // the upstream is then seen as what it is, not as a target down.
 type Start struct {
 	clock ingest.Clock
-	began time.Time
 	reg   *prometheus.Registry
 
 	mu    sync.Mutex
+	began time.Time
 	step  string
 	since time.Time
 }
@@ -36,7 +36,7 @@ func NewStart(b Build, c ingest.Clock, step string) *Start {
 	s.reg.MustRegister(buildInfo(b), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_start_seconds",
 			Help: "Seconds since the daemon's start began, while it starts (the series goes once it serves its own)."},
-			func() float64 { return s.clock.Now().Sub(s.began).Seconds() }),
+			func() float64 { return s.clock.Now().Sub(s.beganAt()).Seconds() }),
 		&startStep{s})
 	return s
 }
@@ -48,11 +48,27 @@ func (s *Start) Step(step string) {
 	s.step, s.since = step, s.clock.Now()
 }
 
+// Again says a start begins anew now, at step: a daemon that plans again
+// on a region catalogue it read late.
+func (s *Start) Again(step string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.began, s.step, s.since = now, step, now
+}
+
 // Doing is the step the start waits on.
 func (s *Start) Doing() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.step
+}
+
+// beganAt is when the start began.
+func (s *Start) beganAt() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.began
 }
 
 // Handler serves the start's series.

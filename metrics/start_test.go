@@ -41,3 +41,31 @@ func TestStartSaysItsStep(t *testing.T) {
 		t.Errorf("series %v, want ingest_start_seconds 65, ingest_build_info and the Go runtime's", got)
 	}
 }
+
+// A start begun again (a daemon that plans again on a catalogue read late)
+// counts from then: an alert on a long start does not fire on a daemon
+// that ran for hours before.
+func TestStartBegunAgainCountsFromThen(t *testing.T) {
+	c := clock.NewFake(time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC))
+	s := NewStart(Build{Version: "test"}, c, "opening")
+	c.Advance(5 * time.Hour)
+	s.Again("reading the region catalogue")
+	c.Advance(3 * time.Second)
+	families, err := s.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch name := f.GetName(); name {
+			case "ingest_start_seconds", "ingest_start_step_seconds":
+				if got := m.GetGauge().GetValue(); got != 3 {
+					t.Errorf("%s %v once begun again, want 3", name, got)
+				}
+			}
+		}
+	}
+	if got := s.Doing(); got != "reading the region catalogue" {
+		t.Errorf("step %q once begun again, want reading the region catalogue", got)
+	}
+}

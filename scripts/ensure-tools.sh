@@ -5,10 +5,17 @@
 # xmllint (Debian's libxml2-utils) for the sitemap against its schema, and
 # varnishd with its xkey module (Debian's varnish, varnish-modules) and
 # nginx for the edge the readers' site ships behind (deploy/varnish,
-# deploy/nginx).
+# deploy/nginx), and litestream beside the daemon (deploy/litestream).
 # Installs them when missing and allowed (root with apt-get); otherwise
 # says so, and those checks skip with the same reason.
 set -euo pipefail
+# litestream, a Go program, for deploy/litestream: built from the module
+# proxy at the version its check was written against.
+if ! command -v litestream >/dev/null && [ ! -x "$(go env GOPATH)/bin/litestream" ]; then
+  echo "installing litestream v0.5.18 (go install; deploy/litestream's check)..." >&2
+  go install github.com/benbjohnson/litestream/cmd/litestream@v0.5.18 ||
+    echo "note: litestream could not be installed: deploy/litestream's check will skip." >&2
+fi
 need=()
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)

@@ -40,6 +40,11 @@ const StatusStarting = "starting"
 // Serve hands every request from now on to site.
 func (s *Starting) Serve(site http.Handler) { s.site.Store(&site) }
 
+// Again answers as a start does from now on, until Serve hands it a site
+// again: a daemon that plans again on a catalogue it read late builds its
+// site anew.
+func (s *Starting) Again() { s.site.Store(nil) }
+
 func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if site := s.site.Load(); site != nil {
 		(*site).ServeHTTP(w, r)

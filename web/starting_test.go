@@ -34,6 +34,15 @@ func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
 			t.Errorf("%s once the site serves: %d, want the site's answer", path, code)
 		}
 	}
+	// Begun again (a daemon that plans again on a catalogue read late):
+	// starting until a site serves again.
+	s.Again()
+	if code, status := get("/readyz"); code != 503 || status != StatusStarting {
+		t.Errorf("/readyz begun again: %d %q, want 503 %q", code, status, StatusStarting)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz begun again: %d, want 200", code)
+	}
 }
 
 // While the process starts, /metrics serves the start's series with 200,

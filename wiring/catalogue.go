@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
@@ -61,6 +62,71 @@ func (h *Host) readCatalogue(ctx context.Context, p *Pipeline, gate ingest.Gate)
 	}
 	h.Logger.Info("region catalogue read from the upstream", "regions", len(cat))
 	return cat, true
+}
+
+// StartTimeout is how long the daemon's start waits on the upstream for
+// the region catalogue unless --start-timeout says otherwise: the budget
+// of the upstream's clock's free request, which comes first. A healthy
+// upstream answers that request and the catalogue's call well within it;
+// one that does not is not worth a start that waits for its retries, as
+// the stored catalogue (else the built-in copy) serves as well, and the
+// read goes on behind.
+const StartTimeout = fetch.ClockBudget
+
+// lateRead is the start's read of the upstream's catalogue, going on after
+// the start stopped waiting for it: got is what it read, nil when it
+// failed; both are set before done closes.
+type lateRead struct {
+	got  regions.Catalogue
+	done chan struct{}
+}
+
+// wait returns once the read has ended; at once when there is none.
+func (l *lateRead) wait() {
+	if l != nil {
+		<-l.done
+	}
+}
+
+// startCatalogue is the region catalogue a daemon's start plans on. When
+// the one db stores is a day old, or none is stored, the upstream's is
+// read (read), waited for at most bound; past it the stored one serves,
+// else the built-in copy, which is said at warn, and the read goes on:
+// late is its end, nil when the start did not leave one behind.
+func (h *Host) startCatalogue(ctx context.Context, db *Database, read func(context.Context) (regions.Catalogue, bool), bound time.Duration) (regions.Catalogue, *lateRead) {
+	stored, at, err := db.RegionCatalogue().Load(ctx)
+	if err != nil {
+		h.Logger.Warn("the stored region catalogue could not be read: the built-in copy serves", ingest.LogErr, err)
+		return regions.Builtin, nil
+	}
+	if h.now().Sub(at) < CatalogueEvery {
+		return catalogueOf(stored), nil
+	}
+	late := &lateRead{done: make(chan struct{})}
+	go func() {
+		defer close(late.done)
+		if cat, ok := read(ctx); ok {
+			late.got = cat
+		}
+	}()
+	wait := clock.NewTimer(bound)
+	defer wait.Stop()
+	select {
+	case <-late.done:
+		if late.got != nil {
+			return late.got, nil
+		}
+		return catalogueOf(stored), nil
+	case <-wait.C:
+	}
+	if len(stored) == 0 {
+		h.Logger.Warn("the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the copy built in, and goes on reading it behind",
+			"catalogue", "built-in", "regions", len(regions.Builtin), "bound", bound)
+	} else {
+		h.Logger.Warn("the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the one stored, and goes on reading it behind",
+			"catalogue", "stored", "read_at", at.UTC().Format(time.RFC3339), "regions", len(stored), "bound", bound)
+	}
+	return catalogueOf(stored), late
 }
 
 // StoredCatalogue is the region catalogue db holds, the built-in copy when

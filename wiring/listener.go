@@ -71,6 +71,16 @@ func (l *Listener) Step(step string) {
 	}
 }
 
+// Again says the daemon starts anew at step: /readyz says "starting" and
+// /metrics serves the start's series until Serve hands it a site again;
+// a nil Listener has nobody to tell.
+func (l *Listener) Again(step string) {
+	if l != nil {
+		l.start.Again(step)
+		l.starting.Again()
+	}
+}
+
 // Serve hands every request from now on to site.
 func (l *Listener) Serve(site http.Handler) { l.starting.Serve(site) }
 

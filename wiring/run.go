@@ -5,6 +5,7 @@ package wiring
 // videos, serve --listen, and run them once or as a daemon until a signal.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ type Run struct {
 	// charts are selected again from the region catalogue, read first from
 	// the upstream when it is a day old (catalogue.go).
 	Regions regions.Selection
+	// StartTimeout is how long the daemon's start waits on the upstream
+	// for the region catalogue (--start-timeout); zero is StartTimeout.
+	StartTimeout time.Duration
 	// TrackBudget is the stats units a day tracking plans on
 	// (--track-budget); zero is jobs.TrackBudget of the costs.
 	TrackBudget int64
@@ -160,12 +164,6 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 		return err
 	}
 	defer release()
-	m := metrics.New(r.Build, h.clock())
-	last, err := p.DB.LastRuns(ctx, ingest.Trending)
-	if err != nil {
-		return fmt.Errorf("read last runs: %w", err)
-	}
-	m.Seed(last)
 	ctx, stopOutdated := context.WithCancelCause(ctx)
 	defer stopOutdated(nil)
 	ctx, drain, stop := h.signals(ctx)
@@ -174,9 +172,68 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	upstream := jobs.Stopping(p.Limiter, drain)
 	// The catalogue's call is the run's: its units count in run --once's summary.
 	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
+	s := started{drain: drain, upstream: upstream, gate: gate, spent: spent, stopOutdated: stopOutdated}
+	for {
+		err := h.runPlanned(ctx, p, r, s)
+		var moved *catalogueMoved
+		if !errors.As(err, &moved) {
+			return err
+		}
+		h.Logger.Info("the region catalogue read from the upstream selects other charts than the daemon planned on: it plans and starts its passes again on it",
+			"regions", len(moved.cat))
+		s.read = moved.cat // planned on as read, whether or not it could be stored
+	}
+}
+
+// started is what a run's start holds for each plan it runs: the signals'
+// drain, the upstream's limiter that stops at it, and the gate the region
+// catalogue is read through with what it spent.
+type started struct {
+	drain        <-chan struct{}
+	upstream     jobs.Limiter
+	gate         ingest.Gate
+	spent        map[string]int64
+	stopOutdated context.CancelCauseFunc
+	// read, when set, is the catalogue a plan before read late: the next
+	// plans on it without asking the upstream again.
+	read regions.Catalogue
+}
+
+// catalogueMoved ends a daemon's plan when the region catalogue its start
+// read late, cat, selects other charts than it planned on (--regions all):
+// runOn plans again on it.
+type catalogueMoved struct{ cat regions.Catalogue }
+
+func (*catalogueMoved) Error() string { return "the region catalogue moved" }
+
+// runPlanned reads r's charts from the region catalogue, makes and says
+// the day's plan when they differ from Prepare's, and runs them: once, or
+// as the daemon until a signal, or until a catalogue its start read late
+// selects other charts (catalogueMoved).
+func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (err error) {
+	m := metrics.New(r.Build, h.clock())
+	last, err := p.DB.LastRuns(ctx, ingest.Trending)
+	if err != nil {
+		return fmt.Errorf("read last runs: %w", err)
+	}
+	m.Seed(last)
+	var late *lateRead
 	if r.Regions.All() {
 		r.Listener.Step(stepCatalogue)
-		if r.Timetable.Charts, err = r.Regions.Of(h.Catalogue(ctx, p, gate)); err != nil {
+		cat := s.read
+		switch {
+		case cat != nil:
+		case r.Once:
+			cat = h.Catalogue(ctx, p, s.gate)
+		default:
+			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.readCatalogue(ctx, p, s.gate) }
+			readCtx, stopRead := context.WithCancel(ctx)
+			cat, late = h.startCatalogue(readCtx, p.DB, read, cmp.Or(r.StartTimeout, StartTimeout))
+			// A plan that ends before its daemon runs does not wait on a
+			// read left behind; a daemon that runs awaits it (daemon).
+			defer func() { stopRead(); late.wait() }()
+		}
+		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
 			return configErrorf("--regions: %w", err)
 		}
 	}
@@ -190,12 +247,20 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return err
 		}
 	}
+	// A catalogue read late ends this plan's passes as a signal would,
+	// the page in flight stored, for the next plan to run on it.
+	drain, moved := s.drain, (<-chan struct{})(nil)
+	if late != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		drain, moved = watchLate(late, r, s.drain, ended)
+	}
 	ages := metrics.NewAges(last)
 	leases, err := h.databaseLeases(ctx, p.Limiter, p.DB)
 	if err != nil {
 		return err
 	}
-	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: keepAges(stopWhenOutdated(m.Observe, stopOutdated), ages, h.now),
+	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: keepAges(stopWhenOutdated(m.Observe, s.stopOutdated), ages, h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
@@ -221,7 +286,7 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 			return err
 		}
 		defer shutdown()
-		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: spent})); err != nil || r.Publish == nil {
+		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
 			return err
 		}
 		return h.publishLogged(ctx, p, r)
@@ -244,10 +309,59 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if err != nil {
 		return err
 	}
-	defer shutdown()
+	defer func() {
+		var again *catalogueMoved
+		if r.Listener != nil && !errors.As(err, &again) {
+			r.Listener.Close() // the port first, then the site behind it
+		}
+		shutdown()
+	}()
 	defer h.publishOnLandings(ctx, p, r)()
-	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: spent}
-	return outdated(ctx, h.daemon(ctx, p, r, d, upstream, backed))
+	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: s.spent}
+	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
+	if err == nil && isClosed(moved) {
+		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
+		return &catalogueMoved{late.got}
+	}
+	return err
+}
+
+// watchLate watches the catalogue read late: once it is read and selects
+// other charts than r's, moved closes, and drain with it; drain closes at
+// a signal too, and then moved never does. It watches until ended closes.
+func watchLate(late *lateRead, r Run, signals, ended <-chan struct{}) (drain, moved <-chan struct{}) {
+	d, m := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-signals:
+			close(d)
+			return
+		case <-ended:
+			return
+		case <-late.done:
+		}
+		if charts, err := r.Regions.Of(late.got); late.got != nil && err == nil && !slices.Equal(charts, r.Timetable.Charts) {
+			close(m)
+			close(d)
+			return
+		}
+		select {
+		case <-signals:
+			close(d)
+		case <-ended:
+		}
+	}()
+	return d, m
+}
+
+// isClosed says whether c is closed; a nil c never is.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // lastStarts is each chart's latest start as last holds it, but for a
@@ -310,11 +424,15 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 }
 
 // daemon records the schedule, then runs the daemon until a signal stops
-// it, with the backups beside it when r asks for them.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups) error {
+// it (or the catalogue read late moves its charts: runPlanned), with the
+// backups beside it when r asks for them.
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups, late *lateRead) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
+	// The start's read of the catalogue left behind is stored before the
+	// daemon says it stopped and closes the database, as the keeper's is.
+	defer late.wait()
 	// The catalogue's keeper ends with the daemon: a read of it in flight
 	// when a signal comes is stored before the daemon says it stopped
 	// and closes the database.
@@ -408,6 +526,9 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	}
 	ln.Serve(ui)
 	h.Logger.Info("serving", "url", ln.url, "serves", serves)
+	if ln == r.Listener {
+		return closeSite, nil // the run closes its listener: a plan that moves keeps it (runPlanned)
+	}
 	return func() { ln.Close(); closeSite() }, nil
 }
 

@@ -47,6 +47,7 @@ operations:
 		{"every below a minute", nil, []string{"run", "--every", "30s"}, regexp.MustCompile(`--every`)},
 		{"max-stale below every", nil, []string{"run", "--every", "2h", "--max-stale", "1h"}, regexp.MustCompile(`--max-stale: must be at least --every \(2h0m0s\), got 1h0m0s`)},
 		{"max-stale env below every", func(h *harness) { h.set("INGEST_RUN_MAX_STALE", "30m") }, []string{"run"}, regexp.MustCompile(`--max-stale`)},
+		{"start timeout of none", nil, []string{"run", "--start-timeout", "0s"}, regexp.MustCompile(`--start-timeout \(INGEST_RUN_START_TIMEOUT\): must be more than 0`)},
 		{"bad costs file", func(h *harness) {
 			path := filepath.Join(h.dir, "costs-bad.yaml")
 			if err := os.WriteFile(path, []byte(badCosts), 0o644); err != nil {

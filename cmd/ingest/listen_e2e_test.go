@@ -376,7 +376,9 @@ func TestListenerAnswersWhileTheStartWaits(t *testing.T) {
 	defer release()
 	listen := closedAddr(t)
 	base := "http://" + listen
-	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen)
+	// The start waits on the held read for as long as the test looks, not
+	// --start-timeout's default.
+	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen, "--start-timeout", "1h")
 	if !waitFor(cmdTimeout, func() bool { return isClosed(arrived) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon never asked for the region catalogue\n%s", p.out)
 	}
@@ -440,7 +442,9 @@ func TestDaemonTellsSystemdWhenStarted(t *testing.T) {
 	defer release()
 	listen := closedAddr(t)
 	base := "http://" + listen
-	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen)
+	// The start waits on the held read for as long as the test looks, not
+	// --start-timeout's default.
+	p := h.start("run", "--every", "1h", "--regions", "all", "--listen", listen, "--start-timeout", "1h")
 	if !waitFor(cmdTimeout, func() bool { return isClosed(arrived) || p.exited() }) || p.exited() {
 		t.Fatalf("the daemon never asked for the region catalogue\n%s", p.out)
 	}

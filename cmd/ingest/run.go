@@ -84,6 +84,9 @@ type runFlags struct {
 	// purgeURLFrom where it came from, purgeTo what it names.
 	purgeURL, purgeURLFrom string
 	purgeTo                []*url.URL
+	// startTimeout is --start-timeout: how long the daemon's start waits
+	// on the upstream for the region catalogue.
+	startTimeout time.Duration
 }
 
 // regionsFlag is --regions as given, read by wiring against the region
@@ -135,7 +138,9 @@ kept in the database and read again at most daily: a daemon reads it at start
 when it is missing or a day old, and every day after; run --once only when
 --regions names all. Until the first read, and when the call is refused or
 fails, the stored catalogue serves, else the copy built into ingest; the run
-goes on.
+goes on. The daemon's start waits for that read at most --start-timeout, then
+plans on the stored catalogue, else the built-in copy, and reads it on behind,
+planning again if it selects other charts.
 
 At start, run prints the plan: what the schedule spends in a day in each
 pool against what the pool allows. A schedule that cannot fit is a warning,
@@ -184,6 +189,7 @@ A second signal stops at once.`,
 	f.search.bind(cmd)
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
 	daysVar(cmd.Flags(), &f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/operations.md, Pacing)")
+	cmd.Flags().DurationVar(&f.startTimeout, "start-timeout", wiring.StartTimeout, "how long the daemon's start waits on the upstream for the region catalogue (--regions all); past it the daemon plans on the stored catalogue, else the built-in copy, serves, and reads it on behind (docs/operations.md, The region catalogue)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
 	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nCut in whole UTC days: between this less a day and this are kept, never more. The prune runs once every --every, and after run --once's passes; docs/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
@@ -200,6 +206,9 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	}
 	if err := checkEvery("--every", f.every); err != nil {
 		return "", err
+	}
+	if f.startTimeout <= 0 {
+		return "", usageErrorf("--start-timeout (INGEST_RUN_START_TIMEOUT): must be more than 0, got %s", f.startTimeout)
 	}
 	switch {
 	case f.maxStale >= f.every:
@@ -261,7 +270,7 @@ func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	b := readBuildInfo()
 	r := wiring.Run{Timetable: f.timetable(), Once: f.once, Pace: f.pace, PacedOnce: f.pacedOnce, Record: !f.once || f.everyGiven || f.pacedOnce,
 		Plan: !f.once || f.everyGiven, Strict: f.strict,
-		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: sel, Backups: f.backups,
+		TrackEvery: f.track.every, TrackBudget: f.track.budget, Keep: keep, Terms: s.terms(), Regions: sel, Backups: f.backups, StartTimeout: f.startTimeout,
 		Build: metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion}}
 	if span, _ := f.track.span(); span > 0 && (!f.once || f.track.given) {
 		r.Track = span

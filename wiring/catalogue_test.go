@@ -1,0 +1,102 @@
+package wiring
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/regions"
+)
+
+// The catalogue a daemon's start plans on when the upstream's does not
+// come within the bound: the one stored, else the built-in copy, said at
+// warn, the read left going on; a stored one younger than a day is not
+// read at all, and a read that ends within the bound is the one planned on.
+func TestStartCatalogueFallsBackToTheStoredThenTheBuiltIn(t *testing.T) {
+	stored := []ingest.Region{{Code: "AD", Name: "Andorra"}, {Code: "US", Name: "United States"}}
+	listed := regions.Catalogue{{Code: "FR", Name: "France"}}
+	cases := []struct {
+		name       string
+		storedAt   time.Duration // how long ago the catalogue was stored; 0: none is
+		answers    bool          // the upstream answers within the bound
+		want       []string
+		warned     string // the catalogue the warning names; "" none
+		readBehind bool
+		asked      bool
+	}{
+		{name: "a new host, a silent upstream", want: regions.Builtin.Codes(), warned: "built-in", readBehind: true, asked: true},
+		{name: "a day-old catalogue, a silent upstream", storedAt: 25 * time.Hour, want: []string{"AD", "US"}, warned: "stored", readBehind: true, asked: true},
+		{name: "a day-old catalogue, an upstream that answers", storedAt: 25 * time.Hour, answers: true, want: []string{"FR"}, asked: true},
+		{name: "a catalogue read an hour ago", storedAt: time.Hour, want: []string{"AD", "US"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			h := &Host{Clock: clock.System, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+			db := On(storetest.Open(t), "")
+			defer db.Close()
+			// A start that waits on the silent read past its bound gives
+			// it up here, and fails rather than hangs.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if c.storedAt > 0 {
+				if err := db.RegionCatalogue().Save(ctx, stored, h.now().Add(-c.storedAt)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			asked := false
+			read := func(ctx context.Context) (regions.Catalogue, bool) {
+				asked = true
+				if c.answers {
+					return listed, true
+				}
+				<-ctx.Done() // silent until the test ends
+				return nil, false
+			}
+			bound := 50 * time.Millisecond
+			if c.answers {
+				bound = time.Hour // the read ends first whatever the machine's load
+			}
+			cat, late := h.startCatalogue(ctx, db, read, bound)
+			if got := cat.Codes(); !slices.Equal(got, c.want) {
+				t.Errorf("planned on %v, want %v", got, c.want)
+			}
+			if (late != nil) != c.readBehind {
+				t.Errorf("a read left behind: %v, want %v", late != nil, c.readBehind)
+			}
+			cancel()
+			late.wait()
+			if asked != c.asked {
+				t.Errorf("the upstream asked: %v, want %v", asked, c.asked)
+			}
+			if got := warnedCatalogue(t, &logs); got != c.warned {
+				t.Errorf("the warning names the catalogue %q, want %q\n%s", got, c.warned, logs.String())
+			}
+		})
+	}
+}
+
+// warnedCatalogue is the catalogue the start's warning names, "" when it
+// gave none.
+func warnedCatalogue(t *testing.T, logs *bytes.Buffer) string {
+	t.Helper()
+	for dec := json.NewDecoder(logs); ; {
+		var line struct {
+			Level     string `json:"level"`
+			Catalogue string `json:"catalogue"`
+		}
+		if dec.Decode(&line) != nil {
+			return ""
+		}
+		if line.Level == "WARN" && line.Catalogue != "" {
+			return line.Catalogue
+		}
+	}
+}
