@@ -77,7 +77,7 @@ type Locker interface {
 // PassRecorder keeps how each pass of an entry that has no run row ended
 // (tracking, the refresh, the prune), with the slot it ran for: pacing
 // reads them back to credit every kind of pass to its slot, however long
-// it ran, as it reads a chart's runs (docs/operations.md, "Pacing").
+// it ran, as it reads a chart's runs (docs/explanation/pacing.md).
 type PassRecorder interface {
 	RecordPass(ctx context.Context, entry string, started, finished, slot time.Time, status ingest.RunStatus) error
 }

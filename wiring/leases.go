@@ -13,7 +13,7 @@ import (
 // share; a job's lease (prune, tracking, the catalogue's refresh) is about
 // one database, so it is named for that database's ledger: hosts on one
 // database still exclude each other, hosts on their own no longer skip
-// each other's work (docs/operations.md, "A host cut off from a peer").
+// each other's work (docs/operations/faults.md, "A host cut off from a peer").
 // A chart's lease keeps its name: which host charts a region is shared.
 // On the embedded limiter the leases are in the database already.
 func (h *Host) databaseLeases(ctx context.Context, l jobs.Locker, db *Database) (jobs.Locker, error) {

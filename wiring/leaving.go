@@ -5,7 +5,7 @@ package wiring
 // it leaves, not only those its own copy of the limiter's list names: a
 // host that first spent after this one's last contact with Redis is in no
 // copy it holds, and the embedded limiter would spend its calls again
-// (docs/operations.md, "Growing").
+// (docs/operations/growing.md).
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func (h *Host) leave(ctx context.Context, db *Database, key string, lv Leaving, 
 		return configErrorf("this database's window of quota key %s lives in %s: leaving it, quota seed asks that Redis for every "+
 			"ledger that spent in the window, for a host that first spent there after this database's last run on it is in no list "+
 			"this database holds: give its URL with %s (the REDIS_URL it ran with); or, if it cannot be reached, %s, which seeds from "+
-			"the ledgers given alone and overspends the window by the calls of any host not given (docs/operations.md, Growing)",
+			"the ledgers given alone and overspends the window by the calls of any host not given (docs/operations/growing.md)",
 			key, held.Name(), leavingFlag, goneFlag)
 	}
 	return h.forget(ctx, db, key, lv.Forget, given)

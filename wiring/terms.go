@@ -1,7 +1,7 @@
 package wiring
 
 // The key's standing under the upstream's terms as a host applies it to
-// its database (docs/terms.md): the prune it implies, and the refusal of a
+// its database (docs/explanation/terms.md): the prune it implies, and the refusal of a
 // run on a database that holds more than it allows.
 
 import (
@@ -65,7 +65,7 @@ func (t Terms) Beyond(ctx context.Context, db *Database) (string, error) {
 		"%s (the oldest statistic from %s). Nothing was deleted or spent. Either see what would go and delete it: "+
 		"`ingest prune --terms --dry-run`, then `ingest prune --terms`; or state the key's standing: "+
 		"--standing extended --stats-retention 400d (INGEST_STANDING, INGEST_STATS_RETENTION), if an acceptance under "+
-		"the derived-metrics policy grants it (docs/terms.md)",
+		"the derived-metrics policy grants it (docs/explanation/terms.md)",
 		t.Standing.Name(), ingest.Days(t.Standing.StatsFor), ingest.Days(t.Standing.DataKeep()), b,
 		day(held.Stat)), nil
 }
