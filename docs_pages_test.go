@@ -69,7 +69,7 @@ func readPage(t *testing.T, page string) string {
 // to do (docs/README.md), a longer cell is said below the table.
 func TestDocsPagesAreShort(t *testing.T) {
 	pages := docPages(t)
-	if len(pages) < 10 {
+	if len(pages) < 40 {
 		t.Fatalf("found %d pages: the walk missed docs/", len(pages))
 	}
 	for _, page := range pages {
@@ -163,6 +163,26 @@ func TestDocsLinksResolve(t *testing.T) {
 					t.Errorf("%s links %s: %s has no heading #%s", page, target, dest, frag)
 				}
 			}
+		}
+	}
+}
+
+// docs/README.md, the index by kind, links every page under docs/, so
+// that a page added or moved is found from it.
+func TestDocsIndexLinksEveryPage(t *testing.T) {
+	index := readPage(t, "docs/README.md")
+	linked := map[string]bool{}
+	for _, m := range linkRE.FindAllStringSubmatch(index, -1) {
+		file, _, _ := strings.Cut(m[1], "#")
+		linked[filepath.ToSlash(filepath.Join("docs", file))] = true
+	}
+	for _, page := range docPages(t) {
+		dir := filepath.ToSlash(filepath.Dir(page))
+		if !strings.HasPrefix(page, "docs/") || page == "docs/README.md" || dir == "docs/reference/cli" && !strings.HasSuffix(page, "/README.md") {
+			continue // the commands' pages are linked from their own index
+		}
+		if !linked[page] {
+			t.Errorf("docs/README.md does not link %s: add it under its kind", page)
 		}
 	}
 }
