@@ -204,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if access == Public && cfg.PublicURL == nil {
-		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
+		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations/readers.md)")
 	}
 	s.cache = DefaultCachePolicy
 	if cfg.Purge != nil {

@@ -112,7 +112,7 @@ func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
 	before := len(h.reqs.requests("/videos"))
 	res = h.mustRun(1, "run", "--once")
 	line := lastLine(res.stderr)
-	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "Backups") ||
+	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "docs/operations/backups.md") ||
 		!strings.Contains(line, "regions not run)") {
 		t.Errorf("last line %q, want the damaged file named with its fix, and where the run stopped\n%s", line, res)
 	}
