@@ -107,6 +107,11 @@ func runPage(t *testing.T, page, dir string, env []string) (ran, skipped int) {
 	if ran == 0 {
 		t.Fatalf("%s: no shell block the test runs", page)
 	}
+	for _, tool := range []string{"curl", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil && strings.Contains(script.String(), tool+" ") {
+			t.Skipf("%s runs %s, which this machine lacks: install it (make deps names what the tests need)", page, tool)
+		}
+	}
 	log, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
 		t.Fatal(err)
