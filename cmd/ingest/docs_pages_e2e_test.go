@@ -109,7 +109,7 @@ func runPage(t *testing.T, page, dir string, env []string) (ran, skipped int) {
 	}
 	for _, tool := range []string{"curl", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil && strings.Contains(script.String(), tool+" ") {
-			t.Skipf("%s runs %s, which this machine lacks: install it (make deps names what the tests need)", page, tool)
+			t.Skipf("%s runs %s, which this machine lacks: install it to run the page", page, tool)
 		}
 	}
 	log, err := os.Create(filepath.Join(t.TempDir(), "out"))
