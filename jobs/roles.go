@@ -88,7 +88,7 @@ type Source interface {
 	// Chart fetches one page of the chart of region and category (a
 	// videoCategoryId; "" the unfiltered chart).
 	Chart(ctx context.Context, gate ingest.Gate, region, category, pageToken string) (ingest.Page, error)
-	Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error)
+	Categories(ctx context.Context, gate ingest.Gate, region, hl string) ([]ingest.Category, error)
 }
 
 // Sink keeps a chart's runs and the pages they fetched. A chart is a
