@@ -61,7 +61,7 @@ type Costs struct {
 // so that nothing of the request leaves after. A call therefore holds its
 // place in its pool for the window and this bound: the upstream, which
 // counts a call when it arrives, never sees more in a window than the
-// limiter admitted (docs/quota.md, "A call's delivery").
+// limiter admitted (docs/explanation/quota.md, "A call's delivery").
 const Delivery = 20 * time.Second
 
 // Span is how far back the quota looks: the longest window a call is held

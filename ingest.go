@@ -126,6 +126,9 @@ type Category struct {
 	Region string
 	ID     string
 	Title  string
+	// Language is the hl the title was asked in; "" the upstream's
+	// default, English.
+	Language string
 }
 
 // Region is a region the upstream charts, as i18nRegions.list names it:

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 17 (the table schema_version).
+-- Step 18 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -103,7 +103,8 @@ CREATE TABLE public.categories (
     region text NOT NULL COLLATE pg_catalog."C",
     id text NOT NULL COLLATE pg_catalog."C",
     title text NOT NULL COLLATE pg_catalog."C",
-    fetched_ms bigint NOT NULL
+    fetched_ms bigint NOT NULL,
+    language text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C"
 );
 
 CREATE TABLE public.category_fetches (

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 24 (PRAGMA user_version).
+-- Version 25 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -89,7 +89,7 @@ CREATE TABLE categories (
   region     TEXT    NOT NULL,
   id         TEXT    NOT NULL,
   title      TEXT    NOT NULL,
-  fetched_ms INTEGER NOT NULL,
+  fetched_ms INTEGER NOT NULL, language TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (region, id)
 ) WITHOUT ROWID;
 
@@ -364,4 +364,4 @@ CREATE TABLE passes (
 
 CREATE INDEX passes_started ON passes (started_ms);
 
-PRAGMA user_version = 24;
+PRAGMA user_version = 25;

@@ -6,13 +6,13 @@ import (
 )
 
 // DataFor is the longest anything fetched with an API key may stay stored
-// without being fetched again: 30 calendar days (docs/terms.md, III.E.4.d;
+// without being fetched again: 30 calendar days (docs/explanation/terms.md, III.E.4.d;
 // for statistics, III.E.4.b).
 const DataFor = 30 * 24 * time.Hour
 
 // RefreshAfter is the age at which a video's metadata is fetched again by
 // id: early enough that a refresh dropped for a day or two under scarcity
-// is made up before DataFor (docs/terms.md).
+// is made up before DataFor (docs/explanation/terms.md).
 const RefreshAfter = 21 * 24 * time.Hour
 
 // The two standings a key can have under the upstream's terms.
@@ -22,7 +22,7 @@ const (
 )
 
 // Standing is the key's standing under the upstream's terms, as the
-// operator states it (docs/terms.md): standard, the default, under which
+// operator states it (docs/explanation/terms.md): standard, the default, under which
 // nothing fetched stays longer than DataFor; or extended, an audited key
 // accepted under the derived-metrics policy, with what the acceptance
 // grants.

@@ -2,7 +2,7 @@
 // time is handed, built once where a command is assembled (wiring) and
 // read nowhere else, so that a test moves time for all of them at once and
 // a rehearsal steps one host's clock without touching the machine's
-// (docs/operations.md, Rehearsing a clock step).
+// (docs/operations/faults.md, Rehearsing a clock step).
 //
 // A clock here only tells the time, and it is required: a part handed
 // none is a programming error, never the host's clock in silence. The

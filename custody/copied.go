@@ -82,7 +82,7 @@ func (e *CopyLiveError) Error() string {
 	}
 	return fmt.Sprintf("%s was copied, and a worker runs on its copy: %s. Both would spend one window, and this database's "+
 		"ledger holds none of the copy's calls. The copy is where the worker runs now: start none here while it runs "+
-		"(docs/operations.md, Growing)", e.DB, strings.Join(ws, "; "))
+		"(docs/operations/growing.md)", e.DB, strings.Join(ws, "; "))
 }
 
 // copiesLive is a *CopyLiveError when a worker on a copy of db holds its
@@ -230,7 +230,7 @@ func (e *SourceLiveError) Error() string {
 	return fmt.Sprintf("this database is a copy of %s taken %s, and a worker still runs on the source (%s): "+
 		"both spend one window, and the source's calls after this start would be spent again here. "+
 		"Stop the worker on the source first, then start this one: it counts the source's calls after the copy at its start "+
-		"(docs/operations.md, Growing)", e.Source, e.Copied.UTC().Format(time.RFC3339), strings.Join(ws, ", "))
+		"(docs/operations/growing.md)", e.Source, e.Copied.UTC().Format(time.RFC3339), strings.Join(ws, ", "))
 }
 
 // sourceCalls, for a worker on the embedded limiter, takes into db's ledger the calls of quotaKey its copy's

@@ -3,8 +3,7 @@ package custody
 // Which limiter holds a database's window: every database records, in its
 // ledger's notes, the limiter its window of a quota key lives in (its own
 // embedded one, or Redis) and each move of it, and a run on any other
-// limiter is refused until the move is typed (docs/operations.md,
-// "Growing"). A window carried into Redis by quota seed and spent on there
+// limiter is refused until the move is typed (docs/operations/growing.md). A window carried into Redis by quota seed and spent on there
 // by other hosts is not in this database's ledger: the embedded limiter
 // would spend it again.
 
@@ -119,10 +118,10 @@ func (e *HolderError) Error() string {
 	if e.Held.Limiter == redisHolder {
 		return msg + "set --redis / REDIS_URL back to that Redis; or move the window back first, naming the database of every host " +
 			"that spent on that Redis: `ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL, " +
-			"URL being that Redis's, which seed asks for every host that spent in the window (docs/operations.md, Growing)"
+			"URL being that Redis's, which seed asks for every host that spent in the window (docs/operations/growing.md)"
 	}
 	return msg + "move the window there first, naming the database of every host that spent in it: " +
-		"`ingest quota seed --ledger DB...` with REDIS_URL set; or unset --redis / REDIS_URL (docs/operations.md, Growing)"
+		"`ingest quota seed --ledger DB...` with REDIS_URL set; or unset --redis / REDIS_URL (docs/operations/growing.md)"
 }
 
 // heldElsewhere refuses a run on led's database when its window of key

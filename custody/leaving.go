@@ -5,7 +5,7 @@ package custody
 // it leaves, not only those its own copy of the limiter's list names: a
 // host that first spent after this one's last contact with Redis is in no
 // copy it holds, and the embedded limiter would spend its calls again
-// (docs/operations.md, "Growing").
+// (docs/operations/growing.md).
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (r *Rules) leave(ctx context.Context, db *Database, key string, lv Leaving,
 		return ingest.ConfigErrorf("this database's window of quota key %s lives in %s: leaving it, quota seed asks that Redis for every "+
 			"ledger that spent in the window, for a host that first spent there after this database's last run on it is in no list "+
 			"this database holds: give its URL with %s (the REDIS_URL it ran with); or, if it cannot be reached, %s, which seeds from "+
-			"the ledgers given alone and overspends the window by the calls of any host not given (docs/operations.md, Growing)",
+			"the ledgers given alone and overspends the window by the calls of any host not given (docs/operations/growing.md)",
 			key, held.Name(), LeavingFlag, GoneFlag)
 	}
 	return r.forget(ctx, db.Ledger, key, lv.Forget, given)

@@ -4,7 +4,7 @@ package custody
 // other hosts spent on holds only its own calls of the window, so the
 // embedded limiter it opens would spend theirs again. It refuses to start
 // until the operator gives it their ledgers (quota seed) or types their
-// ledger ids to forget them (docs/operations.md, "Growing").
+// ledger ids to forget them (docs/operations/growing.md).
 
 import (
 	"cmp"
@@ -66,7 +66,7 @@ func (e *PeersLeftError) Error() string {
 		"Give it every host's ledger first: `ingest quota seed --ledger DB --ledger PEER_DB... --leaving-redis URL` without REDIS_URL; "+
 		"or set --redis / REDIS_URL back; or, to start without their calls and risk overspending the window by them, "+
 		"`ingest quota seed --forget-peers=%s --leaving-redis URL` (--leaving-redis-gone if that Redis cannot be reached) "+
-		"(docs/operations.md, Growing)",
+		"(docs/operations/growing.md)",
 		e.Redis, e.Key, strings.Join(named, "; "), strings.Join(ids, ","))
 }
 

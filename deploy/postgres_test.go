@@ -301,25 +301,26 @@ func TestSystemdEnvExample(t *testing.T) {
 	}
 }
 
-// TestPostgresDocs: the links to the variant and to its section resolve.
+// TestPostgresDocs: the links to the variant and to its page resolve.
 func TestPostgresDocs(t *testing.T) {
-	ops, err := os.ReadFile("../docs/operations.md")
+	const page = "docs/operations/store.md"
+	ops, err := os.ReadFile("../" + page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^## Choosing a store$`).Match(ops) {
-		t.Error("docs/operations.md: no section \"Choosing a store\" (README.md and " + pgDir + "/README.md link to #choosing-a-store)")
+	if !regexp.MustCompile(`(?m)^# Choosing a store$`).Match(ops) {
+		t.Error(page + ": not titled \"Choosing a store\" (docs/howto/postgres-or-redis.md and " + pgDir + "/README.md link to it)")
 	}
 	if !strings.Contains(string(ops), "deploy/"+pgDir) {
-		t.Errorf("docs/operations.md does not name deploy/%s", pgDir)
+		t.Errorf("%s does not name deploy/%s", page, pgDir)
 	}
-	for _, f := range []string{"../README.md", pgDir + "/README.md"} {
+	for _, f := range []string{"../docs/howto/postgres-or-redis.md", pgDir + "/README.md"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), "operations.md#choosing-a-store") {
-			t.Errorf("%s does not link docs/operations.md#choosing-a-store", f)
+		if !strings.Contains(string(b), "operations/store.md") {
+			t.Errorf("%s does not link %s", f, page)
 		}
 	}
 }

@@ -18,22 +18,22 @@ import (
 // derivedRows are entries whose day differs by zone: 02:00 UTC is the
 // evening before in New York, 20:00 UTC the next morning in Tokyo; a
 // day's row (--per day) is its UTC day whatever the region.
-func derivedRows() ([]store.ExportRow, [][4]string) {
+func derivedRows() ([]store.ExportRow, [][5]string) {
 	video := func(id string) store.StoredVideo {
 		return store.StoredVideo{Video: ingest.Video{ID: id, Title: id, CategoryID: "10"}}
 	}
 	night := time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
 	rows := []store.ExportRow{
-		{StoredVideo: video("us-night"), TrendingAt: night, Region: "US", Chart: "", CategoryTitle: "Music", Rank: 1, RunID: 1},
-		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", Rank: 1, RunID: 2},
+		{StoredVideo: video("us-night"), TrendingAt: night, Region: "US", Chart: "", CategoryTitle: "Music", CategoryTitleLocal: "Music", Rank: 1, RunID: 1},
+		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", CategoryTitle: "Music", CategoryTitleLocal: "音楽", Rank: 1, RunID: 2},
 		{StoredVideo: video("us-day"), TrendingAt: night.Add(-2 * time.Hour), Region: "US", Chart: "10", CategoryTitle: "Music", Rank: 1, RunID: 1, Daily: true},
 		{StoredVideo: video("-dash_id"), TrendingAt: night, Region: "GB", Chart: "99", Rank: 2, RunID: 3},
 	}
-	want := [][4]string{
-		{"Music", "https://www.youtube.com/watch?v=us-night", "all", "2026-11-20"},
-		{"", "https://www.youtube.com/watch?v=jp-morning", "gaming", "2026-11-22"},
-		{"Music", "https://www.youtube.com/watch?v=us-day", "music", "2026-11-21"},
-		{"", "https://www.youtube.com/watch?v=-dash_id", "99", "2026-11-21"},
+	want := [][5]string{
+		{"Music", "https://www.youtube.com/watch?v=us-night", "all", "2026-11-20", "Music"},
+		{"Music", "https://www.youtube.com/watch?v=jp-morning", "gaming", "2026-11-22", "音楽"},
+		{"Music", "https://www.youtube.com/watch?v=us-day", "music", "2026-11-21", ""},
+		{"", "https://www.youtube.com/watch?v=-dash_id", "99", "2026-11-21", ""},
 	}
 	return rows, want
 }
@@ -58,11 +58,12 @@ func encodeRows(t *testing.T, format string, rows []store.ExportRow) []byte {
 
 // Each format carries the columns read from the others after every
 // column of before, by the same names: the category's name, the video's
-// URL, the chart's name (all for the unfiltered chart) and the day in the
-// region's zone, a date in Parquet.
+// URL, the chart's name (all for the unfiltered chart), the day in the
+// region's zone, a date in Parquet, and the category's name in the
+// region's language.
 func TestDerivedColumnsInEveryFormat(t *testing.T) {
 	rows, want := derivedRows()
-	got := map[string][][4]string{}
+	got := map[string][][5]string{}
 
 	recs, err := csv.NewReader(bytes.NewReader(encodeRows(t, "csv", rows))).ReadAll()
 	if err != nil {
@@ -73,11 +74,11 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 		"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
 		"defaultAudioLanguage", "defaultLanguage"}
-	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+4 {
-		t.Fatalf("header %q: want the columns of before, in their order, then four", head)
+	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5 {
+		t.Fatalf("header %q: want the columns of before, in their order, then five", head)
 	}
 	for _, r := range recs[1:] {
-		got["csv"] = append(got["csv"], [4]string(r[len(before):]))
+		got["csv"] = append(got["csv"], [5]string(r[len(before):]))
 	}
 
 	for _, line := range strings.Split(strings.TrimSpace(string(encodeRows(t, "jsonl", rows))), "\n") {
@@ -85,7 +86,7 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
 		}
-		var row [4]string
+		var row [5]string
 		for i, name := range derivedNames {
 			s, ok := m[name].(string)
 			if !ok {
@@ -102,12 +103,13 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		VideoURL     string    `parquet:"video_url"`
 		ChartName    string    `parquet:"chart_name"`
 		TrendingDay  time.Time `parquet:"trending_day,date"`
+		Local        string    `parquet:"category_name_local"`
 	}](bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range back {
-		got["parquet"] = append(got["parquet"], [4]string{r.CategoryName, r.VideoURL, r.ChartName, r.TrendingDay.UTC().Format(time.DateOnly)})
+		got["parquet"] = append(got["parquet"], [5]string{r.CategoryName, r.VideoURL, r.ChartName, r.TrendingDay.UTC().Format(time.DateOnly), r.Local})
 	}
 	pf, err := parquet.OpenFile(bytes.NewReader(file), int64(len(file)))
 	if err != nil {

@@ -64,13 +64,13 @@ var csvHeader = append(append([]string{"video_id", "title", "publishedAt", "chan
 	derivedNames...)
 
 // derivedNames are Derived's columns, in its order.
-var derivedNames = []string{"category_name", "video_url", "chart_name", "trending_day"}
+var derivedNames = []string{"category_name", "video_url", "chart_name", "trending_day", "category_name_local"}
 
 // Derived are the columns a person reads a row by, each read from the
 // row's others: they come after every other column, so that a reader of
 // the columns before them finds each where it was.
 type Derived struct {
-	// CategoryName is the upstream's name of categoryId (English).
+	// CategoryName is the upstream's name of categoryId in English.
 	CategoryName string `json:"category_name" parquet:"category_name"`
 	VideoURL     string `json:"video_url" parquet:"video_url"`
 	// ChartName is the chart as --category names it: all, or the
@@ -80,6 +80,10 @@ type Derived struct {
 	// (regions.Zone), YYYY-MM-DD; a day's row (--per day) is that UTC day.
 	TrendingDay     string    `json:"trending_day" parquet:"-"`
 	TrendingDayDate time.Time `json:"-" parquet:"trending_day,date"`
+	// CategoryNameLocal is categoryId's name in the region's language
+	// (regions.Language), as the upstream gives it, English where it
+	// gives no other.
+	CategoryNameLocal string `json:"category_name_local" parquet:"category_name_local"`
 }
 
 // derivedOf is r's Derived.
@@ -94,7 +98,7 @@ func derivedOf(r *store.ExportRow) Derived {
 	}
 	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
 	return Derived{CategoryName: r.CategoryTitle, VideoURL: videoURL + url.QueryEscape(r.ID), ChartName: chart,
-		TrendingDay: day.Format(time.DateOnly), TrendingDayDate: day}
+		TrendingDay: day.Format(time.DateOnly), TrendingDayDate: day, CategoryNameLocal: r.CategoryTitleLocal}
 }
 
 // videoURL is where a video plays, but for its id.
@@ -165,7 +169,7 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		}
 	}
 	d := derivedOf(&e.cur)
-	copy(e.rec[len(csvHeader)-len(derivedNames):], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay})
+	copy(e.rec[len(csvHeader)-len(derivedNames):], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay, d.CategoryNameLocal})
 	return e.w.Write(e.rec)
 }
 
@@ -452,6 +456,7 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	text(at+1, d.VideoURL)
 	text(at+2, d.ChartName)
 	b.Add(col[at+4], parquet.Int32Value(int32(d.TrendingDayDate.Unix()/(24*60*60))))
+	text(at+5, d.CategoryNameLocal)
 	n := len(e.rows)
 	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
 	e.rows[n] = b.AppendRow(e.rows[n][:0])

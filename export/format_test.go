@@ -68,7 +68,7 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	if got := recs[0][20:22]; strings.Join(got, ",") != "defaultAudioLanguage,defaultLanguage" {
 		t.Errorf("the further columns begin %q, want the languages", got)
 	}
-	if got := recs[0][len(recs[0])-4:]; strings.Join(got, ",") != "category_name,video_url,chart_name,trending_day" {
+	if got := recs[0][len(recs[0])-5:]; strings.Join(got, ",") != "category_name,video_url,chart_name,trending_day,category_name_local" {
 		t.Errorf("the last columns are %q, want the ones read from the others", got)
 	}
 	want := [][]string{
@@ -77,8 +77,8 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
 			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7"},
 	}
-	derived := [][]string{{"Music", "https://www.youtube.com/watch?v=a1", "music", "2026-11-21"},
-		{"", "https://www.youtube.com/watch?v=b2", "all", "2026-11-21"}}
+	derived := [][]string{{"Music", "https://www.youtube.com/watch?v=a1", "music", "2026-11-21", ""},
+		{"", "https://www.youtube.com/watch?v=b2", "all", "2026-11-21", ""}}
 	for i, r := range rows() {
 		for _, f := range furtherFields {
 			switch x := f.Value(&r.Video).(type) {

@@ -54,17 +54,22 @@ func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, 
 }
 
 // Categories fetches the video categories videoCategories.list names for
-// region.
-func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error) {
+// region, titled in the language hl ("" the upstream's default, English):
+// one call gives the ids and their names in one language.
+func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region, hl string) ([]ingest.Category, error) {
 	var out []ingest.Category
 	err := c.call(ctx, gate, ingest.OpCategoriesList, func(ctx context.Context) error {
-		res, err := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region).Context(ctx).Do()
+		call := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region)
+		if hl != "" {
+			call = call.Hl(hl)
+		}
+		res, err := call.Context(ctx).Do()
 		if err != nil {
 			return err
 		}
 		out = out[:0]
 		for _, it := range res.Items {
-			cat := ingest.Category{Region: region, ID: it.Id}
+			cat := ingest.Category{Region: region, ID: it.Id, Language: hl}
 			if it.Snippet != nil {
 				cat.Title = it.Snippet.Title
 			}

@@ -158,7 +158,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 		}
 		// The attempt's bound runs from before the limiter is asked, so
 		// that the upstream can receive the call no later than
-		// ingest.Delivery after its admission (docs/quota.md, "A call's
+		// ingest.Delivery after its admission (docs/explanation/quota.md, "A call's
 		// delivery"): at the bound the request's connection is reset.
 		actx, cancel := context.WithTimeout(ctx, ingest.Delivery)
 		giveBack := ingest.NoGiveBack

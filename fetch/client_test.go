@@ -275,7 +275,7 @@ func TestGateRefusalStopsBeforeUpstream(t *testing.T) {
 	}
 	calls := []func() error{
 		func() error { _, err := e.client.Trending(context.Background(), e.gate.Gate, "US", ""); return err },
-		func() error { _, err := e.client.Categories(context.Background(), e.gate.Gate, "US"); return err },
+		func() error { _, err := e.client.Categories(context.Background(), e.gate.Gate, "US", ""); return err },
 		func() error {
 			_, _, err := e.client.SearchPage(context.Background(), e.gate.Gate, ingest.SearchQuery{Region: "US"}, "")
 			return err
@@ -455,7 +455,7 @@ func TestKeyIsSentAndCallerClientUntouched(t *testing.T) {
 	caller := &http.Client{Transport: base}
 	e := newEnv(t, func(o *fetch.Options) { o.HTTPClient = caller; o.Endpoint = strings.TrimSuffix(o.Endpoint, "/") })
 	e.fake.AllowKeys(key)
-	if _, err := e.client.Categories(context.Background(), e.gate.Gate, "FR"); err != nil {
+	if _, err := e.client.Categories(context.Background(), e.gate.Gate, "FR", ""); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 1 || seen[0] != key {
@@ -596,7 +596,7 @@ func TestBadCountIsMalformed(t *testing.T) {
 func TestCategories(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	cats, err := e.client.Categories(context.Background(), e.gate.Gate, "DE")
+	cats, err := e.client.Categories(context.Background(), e.gate.Gate, "DE", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,6 +612,20 @@ func TestCategories(t *testing.T) {
 	}
 	if ops := e.fake.ChargedByOp(key); ops[ingest.OpCategoriesList] != 1 || e.gate.ops[0] != ingest.OpCategoriesList {
 		t.Errorf("charged %v, gate ops %v", ops, e.gate.ops)
+	}
+	// hl asks the upstream for the names in a language: the same ids,
+	// named in German, each saying the language it was asked in.
+	de, err := e.client.Categories(context.Background(), e.gate.Gate, "DE", "de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range de {
+		if byID[c.ID] == "" || c.Language != "de" || c.ID == "10" && c.Title != "Musik" {
+			t.Errorf("hl=de: category %+v, want the ids of the English call, titled in German", c)
+		}
+	}
+	if len(de) != len(cats) {
+		t.Errorf("hl=de: %d categories, want the English call's %d", len(de), len(cats))
 	}
 }
 

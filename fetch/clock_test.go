@@ -26,7 +26,7 @@ func TestDateHeader(t *testing.T) {
 	})
 	ahead := 25 * time.Hour
 	e.fake.SetClock(func() time.Time { return time.Now().Add(ahead) })
-	if _, err := e.client.Categories(context.Background(), e.gate.Gate, "US"); err != nil {
+	if _, err := e.client.Categories(context.Background(), e.gate.Gate, "US", ""); err != nil {
 		t.Fatal(err)
 	}
 	at, err := e.client.UpstreamTime(context.Background())

@@ -18,7 +18,7 @@ import (
 // An attempt's bound runs from before the limiter is asked: the gate and
 // the request see one deadline, at most ingest.Delivery after the gate was
 // entered, so that the upstream cannot receive the call later than that
-// after its admission (docs/quota.md, "A call's delivery").
+// after its admission (docs/explanation/quota.md, "A call's delivery").
 func TestAnAttemptIsBoundFromBeforeItsAdmission(t *testing.T) {
 	var mu sync.Mutex
 	var entered, gateDeadline, requestDeadline time.Time
@@ -55,7 +55,7 @@ func TestAnAttemptIsBoundFromBeforeItsAdmission(t *testing.T) {
 
 // A request the worker gives up on is reset, not closed: what the kernel
 // still held of it is dropped rather than sent once a cut link is back
-// (docs/quota.md, "A call's delivery"). The upstream here takes the
+// (docs/explanation/quota.md, "A call's delivery"). The upstream here takes the
 // request and never answers; after the client gives up, its next read
 // says how the connection ended.
 func TestAGivenUpRequestResetsItsConnection(t *testing.T) {

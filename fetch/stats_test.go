@@ -56,7 +56,7 @@ func callOp(e *env, op string) error {
 	case ingest.OpVideosList:
 		_, err = e.client.Trending(ctx, e.gate.Gate, "US", "")
 	case ingest.OpCategoriesList:
-		_, err = e.client.Categories(ctx, e.gate.Gate, "US")
+		_, err = e.client.Categories(ctx, e.gate.Gate, "US", "")
 	case ingest.OpSearchList:
 		_, _, err = e.client.SearchPage(ctx, e.gate.Gate, ingest.SearchQuery{Region: "US", Query: "football"}, "")
 	case ingest.OpBatchGetStats:

@@ -20,7 +20,7 @@ const maxBody = 32 << 20
 // aborting is the transport to the upstream: a call the worker gives up on
 // (its attempt's timeout, a stop) can never reach the upstream after, so
 // that every call the upstream charges arrives within the attempt's bound
-// of its admission (docs/quota.md, "A call's delivery"). Giving up closes
+// of its admission (docs/explanation/quota.md, "A call's delivery"). Giving up closes
 // the request's connection; with linger 0 the close is a reset, which
 // drops what the kernel still held to send (a request stuck behind a cut
 // link), where a plain close would send it once the link is back. One

@@ -230,7 +230,7 @@ func (s *failingSource) Chart(ctx context.Context, gate ingest.Gate, _, _, _ str
 	return ingest.Page{}, errors.New("HTTP 500 backendError: Backend Error")
 }
 
-func (s *failingSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+func (s *failingSource) Categories(context.Context, ingest.Gate, string, string) ([]ingest.Category, error) {
 	return nil, nil
 }
 
@@ -277,7 +277,7 @@ func (s *unavailableSource) Chart(context.Context, ingest.Gate, string, string, 
 	return ingest.Page{}, fmt.Errorf("fetch videos.list: limiter: %w: unconfirmed: 0 of 1 replicas confirmed the write", ingest.ErrUnavailable)
 }
 
-func (s *unavailableSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+func (s *unavailableSource) Categories(context.Context, ingest.Gate, string, string) ([]ingest.Category, error) {
 	return nil, nil
 }
 

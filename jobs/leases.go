@@ -12,7 +12,7 @@ import (
 // quota key, which hosts of databases of their own share; a job's lease is
 // about one database, so hosts on one database still exclude each other,
 // and hosts on their own no longer skip each other's work
-// (docs/operations.md, "A host cut off from a peer"). A chart's lease keeps
+// (docs/operations/faults.md, "A host cut off from a peer"). A chart's lease keeps
 // its name: which host charts a region is shared.
 func PerLedger(l Locker, ledgerID string) Locker { return ledgerLeases{l, ledgerID} }
 

@@ -226,7 +226,7 @@ func Failed(results []PassResult, planned int) error {
 		} else if errors.Is(r.Err, ingest.ErrUnavailable) {
 			why = ". The limiter did not answer, and a call was over what fail_open lets go unmetered " +
 				"(its max_cost, or the budget the database used in the window, counted from the ledger): " +
-				"the charts that completed are stored, and the others carry on once the limiter answers (docs/quota.md)"
+				"the charts that completed are stored, and the others carry on once the limiter answers (docs/explanation/quota.md)"
 		}
 	}
 	if len(failed) == 0 {
@@ -244,7 +244,7 @@ func Failed(results []PassResult, planned int) error {
 	}
 	if FailingInARow(results) && len(results) < planned {
 		why += fmt.Sprintf("; stopped after %d failures in a row, %d not run: the upstream fails every chart, "+
-			"so the rest would spend units the same way; run again later (docs/operations.md, Faults at run time)", FailuresInARow, planned-len(results))
+			"so the rest would spend units the same way; run again later (docs/operations/faults.md)", FailuresInARow, planned-len(results))
 	}
 	return fmt.Errorf("%d of %d regions failed: %s%s", len(failed), planned, said, why)
 }

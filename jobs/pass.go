@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // CategoriesEvery is how often a region's category names are refreshed.
@@ -117,7 +118,9 @@ func (p *Pass) categories(ctx context.Context, gate ingest.Gate) error {
 	if p.now().Sub(last) < CategoriesEvery {
 		return nil
 	}
-	cats, err := p.Source.Categories(ctx, gate, p.Region)
+	// In the region's language: the ids, and the English names, are the
+	// same in every region, so the one call a day gives all a region adds.
+	cats, err := p.Source.Categories(ctx, gate, p.Region, regions.Language(p.Region))
 	if err != nil {
 		return fmt.Errorf("categories: %w", err)
 	}

@@ -42,7 +42,7 @@ type Pruned struct {
 }
 
 // Prune is the store's retention under the key's standing under the
-// upstream's terms (docs/terms.md): it keeps Keep of statistics (chart
+// upstream's terms (docs/explanation/terms.md): it keeps Keep of statistics (chart
 // runs, their entries, tracked counts; the standing's StatsFor when zero),
 // no other data fetched longer ago than the standing's DataKeep, and the
 // ledger for at least the quota's Span, which a limiter refills from,

@@ -9,7 +9,7 @@ import (
 )
 
 // Refreshing keeps what kept rows show within the upstream's terms
-// (docs/terms.md): a video's text and counts may be stored 30 days, then
+// (docs/explanation/terms.md): a video's text and counts may be stored 30 days, then
 // must be deleted or fetched again. Refresh fetches again, by id, the
 // videos a chart entry, a backfill result or a tracked count still points
 // at, before their text is ingest.RefreshAfter old: videos.list id=, 50

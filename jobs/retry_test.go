@@ -47,7 +47,7 @@ func (s *undecidedSource) Chart(ctx context.Context, gate ingest.Gate, region, _
 	return ingest.Page{Kind: ingest.Trending, Region: region, Videos: []ingest.Video{v}, Fetched: now}, nil
 }
 
-func (s *undecidedSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+func (s *undecidedSource) Categories(context.Context, ingest.Gate, string, string) ([]ingest.Category, error) {
 	return nil, nil
 }
 

@@ -77,7 +77,7 @@ type Locker interface {
 // PassRecorder keeps how each pass of an entry that has no run row ended
 // (tracking, the refresh, the prune), with the slot it ran for: pacing
 // reads them back to credit every kind of pass to its slot, however long
-// it ran, as it reads a chart's runs (docs/operations.md, "Pacing").
+// it ran, as it reads a chart's runs (docs/explanation/pacing.md).
 type PassRecorder interface {
 	RecordPass(ctx context.Context, entry string, started, finished, slot time.Time, status ingest.RunStatus) error
 }
@@ -88,7 +88,7 @@ type Source interface {
 	// Chart fetches one page of the chart of region and category (a
 	// videoCategoryId; "" the unfiltered chart).
 	Chart(ctx context.Context, gate ingest.Gate, region, category, pageToken string) (ingest.Page, error)
-	Categories(ctx context.Context, gate ingest.Gate, region string) ([]ingest.Category, error)
+	Categories(ctx context.Context, gate ingest.Gate, region, hl string) ([]ingest.Category, error)
 }
 
 // Sink keeps a chart's runs and the pages they fetched. A chart is a

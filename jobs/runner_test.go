@@ -40,7 +40,7 @@ func (s *slowSource) Chart(ctx context.Context, gate ingest.Gate, region, _, _ s
 	return ingest.Page{Kind: ingest.Trending, Region: region, Videos: []ingest.Video{v}, Fetched: time.Now()}, nil
 }
 
-func (s *slowSource) Categories(context.Context, ingest.Gate, string) ([]ingest.Category, error) {
+func (s *slowSource) Categories(context.Context, ingest.Gate, string, string) ([]ingest.Category, error) {
 	return nil, nil
 }
 

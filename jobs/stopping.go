@@ -10,7 +10,7 @@ import (
 )
 
 // ErrStopping is what the limiter of a stopping process answers: a signal
-// came, so no call starts, a retry neither (docs/operations.md, Stopping).
+// came, so no call starts, a retry neither (docs/operations.md, Signals).
 var ErrStopping = errors.New("stopping: a signal came, no new call starts")
 
 // StopBound is how long the work in flight at the first signal may go on:

@@ -226,7 +226,7 @@ WHERE ledger.region = '' AND ledger.run_id IS NULL`
 // writer does as much for the whole file; on PostgreSQL the next writer of
 // the key waits on the row and reads the number the first one left), so
 // the numbers are the order the writes committed: what a reader that read
-// the counter at n has not seen is numbered after n (docs/quota.md).
+// the counter at n has not seen is numbered after n (docs/explanation/quota.md).
 const nextSeqSQL = `INSERT INTO ledger_seq (quota_key, last) VALUES (?, 1)
 ON CONFLICT (quota_key) DO UPDATE SET last = ledger_seq.last + 1 RETURNING last`
 

@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // AuthOutcomes are the outcomes of a failed attempt at the access token
 // (INGEST_UI_TOKEN): compared and wrong, or not compared because the
-// address, or every address, waits (docs/api.md, "Failed sign-ins").
+// address, or every address, waits (docs/reference/api/limits.md, "Failed sign-ins").
 var AuthOutcomes = []string{"rejected", "throttled"}
 
 // newAuthFailures is ingest_ui_auth_failures_total, the same series on

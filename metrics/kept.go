@@ -8,10 +8,10 @@ import "github.com/prometheus/client_golang/prometheus"
 func Kept(held func() (answers, bytes int)) []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_kept_answers",
-			Help: "Readers' answers kept in memory (docs/api.md: at most 2048)."},
+			Help: "Readers' answers kept in memory (docs/reference/api/caching.md: at most 2048)."},
 			func() float64 { n, _ := held(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_kept_bytes",
-			Help: "Bytes of the readers' answers kept in memory (docs/api.md: at most 24 MiB)."},
+			Help: "Bytes of the readers' answers kept in memory (docs/reference/api/caching.md: at most 24 MiB)."},
 			func() float64 { _, b := held(); return float64(b) }),
 	}
 }
@@ -30,12 +30,12 @@ func KeptBuilds(built func() (first, beside, waited int64)) []prometheus.Collect
 			Help: keptBuildsHelp, ConstLabels: prometheus.Labels{"how": "beside"}},
 			func() float64 { _, n, _ := built(); return float64(n) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ingest_web_kept_waits_total",
-			Help: "Requests that waited for the first build of a reader's answer (docs/api.md)."},
+			Help: "Requests that waited for the first build of a reader's answer (docs/reference/api/caching.md)."},
 			func() float64 { _, _, n := built(); return float64(n) }),
 	}
 }
 
-const keptBuildsHelp = "Builds of readers' answers to keep: how=first, of a page with no copy; how=beside, of a copy out of date, served meanwhile (docs/api.md)."
+const keptBuildsHelp = "Builds of readers' answers to keep: how=first, of a page with no copy; how=beside, of a copy out of date, served meanwhile (docs/reference/api/caching.md)."
 
 // Budget are the series of the budget anonymous readers' builds run
 // within, read from figures at each scrape: the builds it admitted and
@@ -52,13 +52,13 @@ func Budget(figures func() (admitted, refused int64, running, waiting, slots int
 			Help: budgetHelp, ConstLabels: prometheus.Labels{"outcome": "busy"}},
 			func() float64 { _, n, _, _, _ := figures(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_running",
-			Help: "Anonymous readers' builds running within the site's budget now (docs/api.md)."},
+			Help: "Anonymous readers' builds running within the site's budget now (docs/reference/api/caching.md)."},
 			func() float64 { _, _, n, _, _ := figures(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_waiting",
-			Help: "Anonymous readers' requests waiting for a turn in the site's budget now (docs/api.md)."},
+			Help: "Anonymous readers' requests waiting for a turn in the site's budget now (docs/reference/api/caching.md)."},
 			func() float64 { _, _, _, n, _ := figures(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_web_budget_slots",
-			Help: "Anonymous readers' builds the site's budget runs at once (docs/api.md)."},
+			Help: "Anonymous readers' builds the site's budget runs at once (docs/reference/api/caching.md)."},
 			func() float64 { _, _, _, _, n := figures(); return float64(n) }),
 	}
 }
@@ -82,6 +82,6 @@ func Purges(figures func() (sent, retried, failed, overflowed int64)) []promethe
 	return out
 }
 
-const purgesHelp = "Purges sent to the caches in front (--purge-url) when the data moved: outcome=sent, taken; retried, tried again after a failure; failed, given up; overflowed, lost to a full queue, the whole site purged next (docs/operations.md)."
+const purgesHelp = "Purges sent to the caches in front (--purge-url) when the data moved: outcome=sent, taken; retried, tried again after a failure; failed, given up; overflowed, lost to a full queue, the whole site purged next (docs/operations/readers.md)."
 
-const budgetHelp = "Anonymous readers' requests for a build (a search, a miss, a page not kept): outcome=admitted, given a turn in the site's budget; outcome=busy, answered 503 with Retry-After, no turn within a second (docs/api.md)."
+const budgetHelp = "Anonymous readers' requests for a build (a search, a miss, a page not kept): outcome=admitted, given a turn in the site's budget; outcome=busy, answered 503 with Retry-After, no turn within a second (docs/reference/api/caching.md)."

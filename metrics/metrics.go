@@ -82,7 +82,7 @@ func New(b Build, c ingest.Clock) *Metrics {
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_job_runs_total",
 			Help: "Runs of the schedule's other entries (track, prune) by status."}, []string{"job", "status"}),
 		gone: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_videos_gone_total",
-			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/terms.md)."}),
+			Help: "Videos a refresh found the upstream no longer returns (deleted, made private), deleted with their rows (docs/explanation/terms.md)."}),
 		backoff: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingest_upstream_backoff_until_timestamp_seconds",
 			Help: "Unix time until which the daemon runs no chart, backing off an upstream that fails every chart; 0 when it is not."}),
 		failStreaks: map[string]int{},

@@ -53,7 +53,7 @@ func Sustainable(pool ingest.Pool, now time.Time, slack float64) float64 {
 // 23 or 25 hours moves the rate the day spends at (Sustainable), never
 // what the pool keeps: a 25-hour day drops no region it keeps on the
 // others, for a day or more, to save the pool's 25th hour
-// (docs/operations.md, "Pacing": what a day is).
+// (docs/explanation/pacing.md: what a day is).
 func Holds(pool ingest.Pool, slack float64) float64 {
 	span := max(pool.Window, 24*time.Hour)
 	if pool.Day == nil {

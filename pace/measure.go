@@ -25,7 +25,7 @@ const dearer = 1.1
 // once; the plan is published after every pass. A pass that did not
 // complete and spent nothing (status "": it did not run after all) gives
 // back what its grant took: its entry's next slot asks as if it had not
-// been granted (docs/operations.md, "Pacing").
+// been granted (docs/explanation/pacing.md).
 func (p *Pacer) Ran(name string, units, daily map[string]int64, status ingest.RunStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 // poolTable is what pools of given sizes give the eight default regions'
 // own charts and sixteen category charts (two categories each), each a
 // 200-video chart of four units, at --every 1h and the default staleness
-// bound, as the planner makes it: the table of docs/operations.md.
+// bound, as the planner makes it: the table of docs/explanation/pacing.md.
 func poolTable() string {
 	var b strings.Builder
 	b.WriteString("| `limit - reserve` | units an hour | each region's own chart | category charts |\n")
@@ -70,10 +70,10 @@ func everyText(every time.Duration) string {
 	return fmt.Sprintf("every %dh%02dm", h, m)
 }
 
-// The table of pool sizes in docs/operations.md is the planner's own.
+// The table of pool sizes in docs/explanation/pacing.md is the planner's own.
 func TestPoolTable(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../docs/operations.md")
+	b, err := os.ReadFile("../docs/explanation/pacing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func TestPoolTable(t *testing.T) {
 	doc := string(b)
 	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("docs/operations.md has no pool table between %q and %q", begin, end)
+		t.Fatalf("docs/explanation/pacing.md has no pool table between %q and %q", begin, end)
 	}
 	if got, want := doc[i+len(begin):j], poolTable(); got != want {
-		t.Errorf("docs/operations.md's pool table is not the planner's; want\n%s", want)
+		t.Errorf("docs/explanation/pacing.md's pool table is not the planner's; want\n%s", want)
 	}
 }

@@ -41,7 +41,7 @@ func (p *Pacer) replan(ctx context.Context) {
 // slots alone leave a plan for longer, a tier's period apart, and a plan
 // made off them (at a pass's end, at start) is not yet a period old at
 // the next, so without it a worker joining would be counted a period late
-// or more (docs/operations.md, "Other workers"). One read of the limiter;
+// or more (docs/explanation/pacing.md, "Other workers"). One read of the limiter;
 // the plan is made again only when something changed. Before the first
 // plan it does nothing: the first ask at a slot plans.
 func (p *Pacer) Look(ctx context.Context) {

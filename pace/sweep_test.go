@@ -352,7 +352,7 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 		runs := l.completed[e.Name]
 		if was, ok := w.every[e.Name]; ok {
 			// A cadence between two multiples of the floor runs at the
-			// slots of both (docs/operations.md, "Slots"): the lower is
+			// slots of both (docs/explanation/pacing.md, "Slots"): the lower is
 			// what a pass is held to.
 			since, ok := w.since[e.Name]
 			if !ok {
@@ -376,7 +376,7 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 					tolerance = e.Floor
 				}
 				// A chart that waited at a fresh start keeps a pass's
-				// credit for its first cadences (docs/operations.md).
+				// credit for its first cadences (docs/explanation/pacing.md).
 				fresh := runs[j-1].Sub(l.first) < 2*max(e.Every, e.Floor)
 				if cadence != pace.Never && !fresh && runs[j].Sub(runs[j-1]) < cadence-tolerance {
 					w.close++
@@ -399,7 +399,7 @@ func (w *sweepWatch) check(pc *pace.Pacer) {
 		}
 		atFloor := !e.Dropped && e.Every == e.Floor && e.Floor == every
 		// The hour after a start's may hold no pass: a catch-up is its
-		// next slot's pass (docs/operations.md, "Restarts cost nothing").
+		// next slot's pass (docs/explanation/pacing.md, "Restarts cost nothing").
 		settled := w.up.Add(time.Hour).Truncate(time.Hour).Add(time.Hour)
 		if h := now.Truncate(time.Hour); atFloor && w.prevOK[e.Name] && !h.Add(-time.Hour).Before(settled) {
 			if w.hourly[e.Name] == nil {

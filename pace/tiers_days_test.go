@@ -23,7 +23,7 @@ type tierFigures struct {
 	// planned cadence, every: the longest time between two of its
 	// completed passes, or since its last, the start's passes left out
 	// (a chart caught up at start runs again a cadence after its first
-	// slot, docs/operations.md).
+	// slot, docs/explanation/pacing.md).
 	over                   float64
 	every                  time.Duration
 	perHourMin, perHourMax int64 // the default pool, its charts' categories included, by clock hour
@@ -260,7 +260,7 @@ func newScarcity(s *sim) *scarcity {
 // check looks at pc's plan now. A region counts from two of its cadences
 // after the plans keep it, or after the start: the plan takes back a
 // region older than the bound, and a region caught up at start runs again
-// up to a cadence and a half on (docs/operations.md).
+// up to a cadence and a half on (docs/explanation/pacing.md).
 func (sc *scarcity) check(t *testing.T, pc *pace.Pacer) {
 	t.Helper()
 	s, now := sc.s, sc.s.w.clock()
@@ -548,7 +548,7 @@ func (s *sim) downtime(pc *pace.Pacer, up time.Time) downFigures {
 // plans kept through the ordinary day before a change of the clocks is
 // kept through the day of the change and the one after, and is never
 // older than its cadence plus a slot, or --max-stale when that is longer
-// (docs/operations.md, "Pacing": what a day is).
+// (docs/explanation/pacing.md: what a day is).
 func TestDaysClocksChangeKeepsTheKept(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)

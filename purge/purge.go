@@ -2,7 +2,7 @@
 // answers a landing changed, by the keys those answers carry
 // (Surrogate-Key, docs/api.md): one HTTP request per cache and batch of
 // keys, PURGE with the keys in Surrogate-Key and in xkey-purge, the header
-// Varnish's xkey module reads (docs/operations.md, "Readers behind a
+// Varnish's xkey module reads (docs/operations/readers.md, "Readers behind a
 // cache").
 //
 // It is in nobody's way: Send queues and returns, each cache has a queue

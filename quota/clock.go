@@ -12,7 +12,7 @@ import (
 )
 
 // The embedded limiter's clock: never behind its last decision, guarded by
-// the boot clock, and held while it reads behind (docs/quota.md). The
+// the boot clock, and held while it reads behind (docs/explanation/quota.md). The
 // Redis limiter does the same in window.lua.
 
 // KernelUptime is kernelUptime, for a Now that is the host's clock moved

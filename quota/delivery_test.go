@@ -11,7 +11,7 @@ import (
 )
 
 // A call holds its place in its pool for the window and the bound on its
-// delivery (docs/quota.md, "A call's delivery"): the upstream counts a
+// delivery (docs/explanation/quota.md, "A call's delivery"): the upstream counts a
 // call when it arrives, up to that bound after its admission, so a window
 // of the upstream's count can hold calls admitted that much before it.
 // At a window after a full pool's calls there is still no room; at the

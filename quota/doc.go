@@ -8,7 +8,7 @@
 //
 // Each constructor takes what the promises need as required arguments
 // (ledger.go); Options are tunables. The model, the promises and what each
-// argument keeps are in docs/quota.md, with the log's arithmetic, the
+// argument keeps are in docs/explanation/quota.md, with the log's arithmetic, the
 // Redis keys and the embedded tables under "Inside the limiter".
 //
 // What is where: the limiter's algorithm: Redis (window.lua, fence.lua) and

@@ -11,7 +11,7 @@ import (
 
 // The required arguments. Every constructor takes the quota key, the
 // costs, the worker's Ledger and the upstream's clock, and refuses one left
-// out, naming it; docs/quota.md lists the promises each serves. The
+// out, naming it; docs/explanation/quota.md lists the promises each serves. The
 // store's database implements every role.
 
 // Recorder is where the limiter writes what it admits, blocks and gives

@@ -116,7 +116,7 @@ type Options struct {
 	// receive a call (ingest.Delivery, the worker's bound on an attempt):
 	// each call holds its place in its pool for the window and this, so
 	// that no window of the upstream's count holds more than the limiter
-	// admitted (docs/quota.md, "A call's delivery"). Zero in tests that
+	// admitted (docs/explanation/quota.md, "A call's delivery"). Zero in tests that
 	// count the window alone.
 	Delivery time.Duration
 }

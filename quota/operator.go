@@ -224,7 +224,7 @@ func intent(key string, span time.Duration) string {
 
 // RestoreFirst names the safe ways on from a key with no configuration:
 // a wipe looks the same as a new key to a host that did not spend
-// (docs/quota.md), and creating a wiped key lets its calls be spent again.
+// (docs/explanation/quota.md), and creating a wiped key lets its calls be spent again.
 // span is the pools' span; zero when it is not known yet.
 func RestoreFirst(span time.Duration) string {
 	within := "in the last " + span.String()
@@ -328,7 +328,7 @@ func (r *Redis) Readiness(ctx context.Context) (string, error) {
 	case err != nil:
 		detail += "; persistence unknown (" + err.Error() + ")"
 	case !kept:
-		detail += "; WARNING: Redis keeps " + how + ": set appendonly yes (docs/quota.md)"
+		detail += "; WARNING: Redis keeps " + how + ": set appendonly yes (docs/explanation/quota.md)"
 	default:
 		detail += "; Redis keeps " + how
 	}

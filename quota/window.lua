@@ -1,4 +1,4 @@
--- window.lua: the shared limiter's decisions, one mode per call (docs/quota.md, "Inside the
+-- window.lua: the shared limiter's decisions, one mode per call (docs/explanation/quota.md, "Inside the
 -- limiter", lists the keys, the state's fields and the promises; fence.lua settles unknown
 -- outcomes). KEYS: state, conf, ledgers, receipts, fence, one log per pool of a.pools; ARGV:
 -- the mode, its arguments (a).
@@ -170,7 +170,7 @@ local function cum_at(p, ms)
 end
 
 -- free_at is when p has room (zero: now): when the entry whose running sum reaches cum +
--- units - cap has left the window (looked for as docs/quota.md, "Inside the limiter", says), the next day when the day is
+-- units - cap has left the window (looked for as docs/explanation/quota.md, "Inside the limiter", says), the next day when the day is
 -- full, never before a block or a wait ends.
 local function free_at(p, now)
   local t = 0
@@ -324,7 +324,7 @@ local function rebuild(p, entries, base)
 end
 
 -- settle marks this ledger done in a recovery (one the finder could not name joins the
--- lists). Once all are done, the pools wait for the quiet period (docs/quota.md, "When Redis loses data"): the start plus the
+-- lists). Once all are done, the pools wait for the quiet period (docs/explanation/quota.md, "When Redis loses data"): the start plus the
 -- longest cadence reported (a.every; with a.idle, at least the time since the last call). A
 -- recovery that names nobody waits for time alone; calls written back for no ledger (an
 -- outage's unmetered ones) settle nothing.

@@ -11,7 +11,7 @@ import (
 )
 
 // Terms is the key's standing, what it implies, and how far back the
-// database's data reaches (docs/terms.md).
+// database's data reaches (docs/explanation/terms.md).
 type Terms struct {
 	ingest.Standing
 	Held *retention.Held // nil: not read (no database)
@@ -108,6 +108,6 @@ func (r *Report) textTerms(out io.Writer) {
 	fmt.Fprintf(out, "Oldest held: statistic %s, video text %s, backfill result %s, category name %s\n",
 		oldest(t.Held.Stat), oldest(t.Held.Video), oldest(t.Held.Search), oldest(t.Held.Category))
 	if t.Beyond(r.Now) {
-		fmt.Fprintf(out, "The database holds data older than the %s standing allows: see `ingest prune --terms --dry-run` (docs/terms.md)\n", t.Name())
+		fmt.Fprintf(out, "The database holds data older than the %s standing allows: see `ingest prune --terms --dry-run` (docs/explanation/terms.md)\n", t.Name())
 	}
 }

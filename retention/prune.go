@@ -1,6 +1,6 @@
 // Package retention deletes what the database may no longer keep: the
 // statistics older than --keep, the ledger outside the quota's span, and
-// what the upstream's terms cut (docs/terms.md): the videos not fetched
+// what the upstream's terms cut (docs/explanation/terms.md): the videos not fetched
 // again in time, with every row pointing at them, old backfill results,
 // category names and tombstones, and the videos the upstream no longer
 // returns. It works over the pools and transactions the store hands out;
@@ -40,7 +40,7 @@ type Retention struct {
 	// OrphansBefore: the videos fetched before it that nothing kept points
 	// at go (zero: Before).
 	OrphansBefore time.Time
-	// The upstream's terms' cuts (docs/terms.md), each kept whole when
+	// The upstream's terms' cuts (docs/explanation/terms.md), each kept whole when
 	// zero. VideosBefore: the videos whose text was fetched before it go,
 	// with every row pointing at them. SearchBefore: the backfill results
 	// fetched before it. CategoriesBefore: the category names fetched

@@ -1,7 +1,7 @@
 package retention
 
 // The key's standing under the upstream's terms as a host applies it to
-// its database (docs/terms.md): the refusal of a run on a database that
+// its database (docs/explanation/terms.md): the refusal of a run on a database that
 // holds more than it allows, unless a prune under a standing that allows
 // it kept it so (the scheduled prune's lag).
 
@@ -53,7 +53,7 @@ func OverStanding(ctx context.Context, db *store.DB, notes Notes, standing inges
 		"%s (the oldest statistic from %s). Nothing was deleted or spent. Either see what would go and delete it: "+
 		"`ingest prune --terms --dry-run`, then `ingest prune --terms`; or state the key's standing: "+
 		"--standing extended --stats-retention 400d (INGEST_STANDING, INGEST_STATS_RETENTION), if an acceptance under "+
-		"the derived-metrics policy grants it (docs/terms.md)",
+		"the derived-metrics policy grants it (docs/explanation/terms.md)",
 		standing.Name(), ingest.Days(standing.StatsFor), ingest.Days(standing.DataKeep()), b,
 		day(held.Stat)), nil
 }

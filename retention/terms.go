@@ -12,7 +12,7 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// What the upstream's terms cut (docs/terms.md): the videos not fetched
+// What the upstream's terms cut (docs/explanation/terms.md): the videos not fetched
 // again in time, with every row pointing at them, old backfill results,
 // category names and tombstones, and the videos the upstream no longer
 // returns.

@@ -25,7 +25,7 @@ old=${1:?usage: scripts/bench-ab.sh OLD [NEW] (git revisions; NEW: the work tree
 new=${2:-}
 days=${INGEST_BENCH_DAYS:-60}
 # The databases hold more than 30 days: both binaries run as an extended
-# key would (docs/terms.md); an older binary ignores the variables.
+# key would (docs/explanation/terms.md); an older binary ignores the variables.
 export INGEST_STANDING=extended INGEST_STATS_RETENTION=3650d
 count=${INGEST_BENCH_COUNT:-5}
 only=${INGEST_BENCH_ONLY:-.}

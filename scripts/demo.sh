@@ -19,10 +19,10 @@ export YOUTUBE_API_KEY=demo-key-not-secret
 export YOUTUBE_ENDPOINT="$(cat demo/fakeyt.url)"
 export INGEST_DB=demo/ingest.db
 unset REDIS_URL INGEST_QUOTA_KEY INGEST_COSTS
-export INGEST_STANDING=standard # the key's standing under YouTube's terms: nothing fetched kept over 30 days (docs/terms.md)
+export INGEST_STANDING=standard # the key's standing under YouTube's terms: nothing fetched kept over 30 days (docs/explanation/terms.md)
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
-step ingest run --once "(fake upstream at $YOUTUBE_ENDPOINT, embedded limiter, standing $INGEST_STANDING: kept 30 days, docs/terms.md)"
+step ingest run --once "(fake upstream at $YOUTUBE_ENDPOINT, embedded limiter, standing $INGEST_STANDING: kept 30 days, docs/explanation/terms.md)"
 ./bin/ingest run --once
 step ingest search football --limit 5
 ./bin/ingest search football --limit 5

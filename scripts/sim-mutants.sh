@@ -9,7 +9,7 @@
 # the checker's first finding that caught it, on how many of the seeds,
 # seconds) and exits non-zero when any mutant survives, does not apply or
 # does not build, or when the shapes are red without a mutant. Not part of
-# `make test` (docs/testing.md, "The checker, scored").
+# `make test` (docs/testing/simulation.md, "The checker, scored").
 #
 #   scripts/sim-mutants.sh [NAME...]   only the mutants named
 #

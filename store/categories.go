@@ -29,7 +29,7 @@ func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.C
 			return err
 		}
 		for _, c := range cats {
-			if _, err := tx.ExecContext(ctx, db.q.saveCategory, region, c.ID, c.Title, msOf(at)); err != nil {
+			if _, err := tx.ExecContext(ctx, db.q.saveCategory, region, c.ID, c.Title, c.Language, msOf(at)); err != nil {
 				return err
 			}
 		}
@@ -45,7 +45,7 @@ func (db *DB) SaveCategories(ctx context.Context, region string, cats []ingest.C
 // Categories returns region's categories by id.
 func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category, error) {
 	rows, err := db.r.QueryContext(ctx,
-		`SELECT id, title FROM categories WHERE region = ? ORDER BY id`, region)
+		`SELECT id, title, language FROM categories WHERE region = ? ORDER BY id`, region)
 	if err != nil {
 		return nil, fmt.Errorf("categories of %s: %w", region, err)
 	}
@@ -53,7 +53,7 @@ func (db *DB) Categories(ctx context.Context, region string) ([]ingest.Category,
 	var cats []ingest.Category
 	for rows.Next() {
 		c := ingest.Category{Region: region}
-		if err := rows.Scan(&c.ID, &c.Title); err != nil {
+		if err := rows.Scan(&c.ID, &c.Title, &c.Language); err != nil {
 			return nil, fmt.Errorf("categories of %s: %w", region, err)
 		}
 		cats = append(cats, c)
@@ -68,16 +68,16 @@ type categoryStmts struct{ saveCategory, categoryFetched string }
 var (
 	sqliteCategorySQL = categoryStmts{
 		saveCategory: `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES (?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET title = excluded.title`,
+INSERT INTO categories (region, id, title, language, fetched_ms) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET title = excluded.title, language = excluded.language`,
 		categoryFetched: `
 INSERT INTO category_fetches (region, fetched_ms) VALUES (?, ?)
 ON CONFLICT DO UPDATE SET fetched_ms = excluded.fetched_ms`,
 	}
 	pgCategorySQL = categoryStmts{
 		saveCategory: `
-INSERT INTO categories (region, id, title, fetched_ms) VALUES (?1, ?2, ?3, ?4)
-ON CONFLICT (region, id) DO UPDATE SET title = excluded.title`,
+INSERT INTO categories (region, id, title, language, fetched_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT (region, id) DO UPDATE SET title = excluded.title, language = excluded.language`,
 		categoryFetched: `
 INSERT INTO category_fetches (region, fetched_ms) VALUES (?1, ?2)
 ON CONFLICT (region) DO UPDATE SET fetched_ms = excluded.fetched_ms`,

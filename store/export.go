@@ -37,10 +37,16 @@ type ExportRow struct {
 	Chart                  string // the run's category, "" the unfiltered chart
 	Rank                   int
 	RunID                  int64 // the run the counts and rank come from
-	// CategoryTitle is the upstream's name of the video's category
-	// (videoCategories.list's title) in the row's region, or in another
-	// region that names it when that one does not; "" when none does.
+	// CategoryTitle is the upstream's English name of the video's category
+	// (videoCategories.list's title, asked in English) in the row's
+	// region, or in another region, since the names are the same in every
+	// region; "" when no region's English names are stored.
 	CategoryTitle string
+	// CategoryTitleLocal is the category's name in the row's region's
+	// language (regions.Language), as the upstream gave it for that
+	// region, English where it has none; "" when the region's names are
+	// not stored.
+	CategoryTitleLocal string
 	// Daily says the row is a day's (ExportFilter.PerDay): TrendingAt is
 	// the UTC day the row sums up, not a run's start.
 	Daily bool
@@ -164,7 +170,8 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 		return fmt.Errorf("export: %w", err)
 	}
 	named := func(r ExportRow) error {
-		r.CategoryTitle, r.Daily = titles.of(r.Region, r.CategoryID), f.PerDay
+		r.CategoryTitle, r.CategoryTitleLocal = titles.of(r.Region, r.CategoryID)
+		r.Daily = f.PerDay
 		return fn(r)
 	}
 	if f.PerDay {
@@ -174,39 +181,44 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 	return db.exportRows(ctx, db.q.export(where), args, named)
 }
 
-// categoryTitles are the stored names of the categories, by region and
-// id, and by id alone from any region: read once for an export, a few
-// dozen a region, rather than joined to each of its rows.
-type categoryTitles struct{ byRegion, byID map[string]string }
+// categoryTitles are the stored names of the categories: by region and
+// id, in the language each region's were asked in, and by id in English
+// from any region asked in English: read once for an export, a few dozen
+// a region, rather than joined to each of its rows.
+type categoryTitles struct{ byRegion, english map[string]string }
 
 func (db *DB) categoryTitles(ctx context.Context) (categoryTitles, error) {
-	t := categoryTitles{byRegion: map[string]string{}, byID: map[string]string{}}
-	rows, err := db.r.QueryContext(ctx, `SELECT region, id, title FROM categories ORDER BY region, id`)
+	t := categoryTitles{byRegion: map[string]string{}, english: map[string]string{}}
+	rows, err := db.r.QueryContext(ctx, `SELECT region, id, title, language FROM categories ORDER BY region, id`)
 	if err != nil {
 		return t, fmt.Errorf("categories: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var region, id, title string
-		if err := rows.Scan(&region, &id, &title); err != nil {
+		var region, id, title, lang string
+		if err := rows.Scan(&region, &id, &title, &lang); err != nil {
 			return t, fmt.Errorf("categories: %w", err)
 		}
 		t.byRegion[region+"/"+id] = title
-		if _, ok := t.byID[id]; !ok && title != "" {
-			t.byID[id] = title
+		if _, ok := t.english[id]; !ok && title != "" && english(lang) {
+			t.english[id] = title
 		}
 	}
 	return t, rows.Err()
 }
 
-func (t categoryTitles) of(region, id string) string {
+// english says whether hl asks for English: none (the upstream's
+// default), en, or en with a region (en-GB).
+func english(hl string) bool {
+	return hl == "" || hl == "en" || strings.HasPrefix(hl, "en-") || strings.HasPrefix(hl, "en_")
+}
+
+// of is the category id's English name and its name in region's language.
+func (t categoryTitles) of(region, id string) (english, local string) {
 	if id == "" {
-		return ""
+		return "", ""
 	}
-	if title := t.byRegion[region+"/"+id]; title != "" {
-		return title
-	}
-	return t.byID[id]
+	return t.english[id], t.byRegion[region+"/"+id]
 }
 
 // exportDays exports day by day, oldest first, each day's runs alone.

@@ -84,9 +84,10 @@ func TestExportLanguages(t *testing.T) {
 	})
 }
 
-// An export names each video's category as the upstream named it in the
-// row's region, or in another region when that one has not named it, and
-// says a day's row is one.
+// An export names each row's category in English, from any region whose
+// names were asked in English (the names are the same in every region),
+// and in the row's region's own language as that region's were asked; a
+// day's row says it is one.
 func TestExportNamesTheCategory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -94,12 +95,12 @@ func TestExportNamesTheCategory(t *testing.T) {
 		if err := db.SaveCategories(ctx, "US", []ingest.Category{{ID: "10", Title: "Music"}, {ID: "20", Title: "Gaming"}}, t0); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.SaveCategories(ctx, "GB", []ingest.Category{{ID: "20", Title: "Gaming (GB)"}}, t0); err != nil {
+		if err := db.SaveCategories(ctx, "DE", []ingest.Category{{ID: "10", Title: "Musik", Language: "de"}}, t0); err != nil {
 			t.Fatal(err)
 		}
 		game, odd := vid("g", "G"), vid("o", "O")
 		game.CategoryID, odd.CategoryID = "20", "99"
-		for _, region := range []string{"US", "GB"} {
+		for _, region := range []string{"US", "DE"} {
 			id := run(t, db, ingest.Trending, region, t0, page(ingest.Trending, region, 1, t0, vid("m", "M"), game, odd))
 			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
 				t.Fatal(err)
@@ -110,7 +111,7 @@ func TestExportNamesTheCategory(t *testing.T) {
 			got := map[string]string{}
 			f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}
 			if err := db.Export(ctx, f, func(r ExportRow) error {
-				got[r.Region+" "+r.ID] = r.CategoryTitle
+				got[r.Region+" "+r.ID] = r.CategoryTitle + "/" + r.CategoryTitleLocal
 				if r.Daily != perDay {
 					t.Errorf("per day %v: a row says Daily %v", perDay, r.Daily)
 				}
@@ -118,7 +119,8 @@ func TestExportNamesTheCategory(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"US m": "Music", "US g": "Gaming", "US o": "", "GB m": "Music", "GB g": "Gaming (GB)", "GB o": ""}
+			want := map[string]string{"US m": "Music/Music", "US g": "Gaming/Gaming", "US o": "/",
+				"DE m": "Music/Musik", "DE g": "Gaming/", "DE o": "/"}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("per day %v: %v, want %v", perDay, got, want)
 			}

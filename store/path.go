@@ -160,7 +160,7 @@ func Refused(err error) bool {
 }
 
 // DamagedFix is what to do with a damaged database file.
-const DamagedFix = "restore it from a backup (docs/operations.md, Backups); without one, salvage the rows that still read into a new file with " +
+const DamagedFix = "restore it from a backup (docs/operations/backups.md); without one, salvage the rows that still read into a new file with " +
 	"`ingest db recover --db PATH --out NEW.db` (ingest db copy reads every page and refuses a damaged file), " +
 	"or move it and its -wal file away and let the next run create a new one"
 

@@ -92,7 +92,7 @@ var keywords = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|pas
 func foreignURL(db string) error {
 	if keywords.MatchString(db) {
 		return &PathError{"(a connection string of keywords, not shown: it may hold a password)", "is not a URL",
-			"write it as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=... (docs/operations.md, The URL)"}
+			"write it as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=... (docs/operations/store.md, The URL)"}
 	}
 	scheme, ok := dsn.Scheme(db)
 	if !ok {
@@ -190,7 +190,7 @@ func missingDatabase(err error, name string) error {
 		db = strings.TrimPrefix(u.Path, "/")
 	}
 	return &PathError{name, "names a database that does not exist on the server",
-		fmt.Sprintf("create it (CREATE DATABASE %s OWNER <user>, or createdb: docs/operations.md, Creating the database), or fix the URL's path", db)}
+		fmt.Sprintf("create it (CREATE DATABASE %s OWNER <user>, or createdb: docs/operations/store.md, Creating the database), or fix the URL's path", db)}
 }
 
 // ConnectError is a PostgreSQL server this host could not reach: a

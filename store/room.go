@@ -86,7 +86,7 @@ func (db *DB) full(err error) error {
 	return Full(db.path, err)
 }
 
-// Full is err said the one way docs/operations.md gives a full disk, when
+// Full is err said the one way docs/operations/faults.md gives a full disk, when
 // it is the database's word for one, whichever part met it: the store, the
 // ledger, the embedded limiter, the API's counts. SQLite's "database or
 // disk is full" and PostgreSQL's disk_full become a DiskFullError naming

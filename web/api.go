@@ -21,7 +21,7 @@ type notFound struct {
 func (e *notFound) Error() string { return e.msg }
 
 // gone is a video the upstream no longer returns: a 410, from its
-// tombstone (docs/terms.md).
+// tombstone (docs/explanation/terms.md).
 type gone struct{ msg string }
 
 func (e *gone) Error() string { return e.msg }

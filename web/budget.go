@@ -8,7 +8,7 @@ package web
 // builds run within one budget for the whole site: a few at once, a
 // request waiting briefly for its turn and answered 503 with Retry-After
 // past it. Kept answers, the watcher's builds and requests that carry a
-// token or a session are outside it (docs/api.md, "The dashboard").
+// token or a session are outside it (docs/reference/api/dashboard.md).
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type budget struct {
 // BudgetFigures are what the budget of anonymous readers' builds did and
 // holds now: the builds it admitted, the requests it answered 503 busy,
 // the builds running in it and the requests waiting for a turn, of Slots
-// at once (docs/operations.md, "Metrics and probes").
+// at once (docs/reference/metrics.md).
 type BudgetFigures struct {
 	Admitted, Refused int64
 	Running, Waiting  int

@@ -31,7 +31,7 @@ import (
 // for that page's one build, up to freshWait, rather than be answered
 // from the copy before. Only past freshWait (the store slow), or when the
 // build failed (tried again after rebuildEvery), is the copy before
-// served: never a 503 for a page kept (docs/api.md, "The dashboard").
+// served: never a 503 for a page kept (docs/reference/api/dashboard.md).
 //
 // Only a 200 is kept, under a bound in bytes and in answers (evict.go): a
 // URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked

@@ -41,7 +41,7 @@ type ChartJSON struct {
 	DayAgoAt    *string `json:"day_ago_at"`
 	// Derived says whether the entries carry the figures ingest computes
 	// from its stored runs rather than receives (Computed names them):
-	// the --derived setting (docs/terms.md, III.E.4.h). Without it they are
+	// the --derived setting (docs/explanation/terms.md, III.E.4.h). Without it they are
 	// null.
 	Derived            bool        `json:"derived"`
 	Computed           []string    `json:"computed"`

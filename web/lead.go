@@ -16,7 +16,7 @@ import (
 // cookie set by a plain link, /?region=JP, so no script is needed), else
 // the first of their browser's languages (Accept-Language) that names a
 // charted region, else the first default region charted
-// (docs/api.md, "The dashboard").
+// (docs/reference/api/dashboard.md).
 
 // regionCookie remembers the region a reader chose to lead with.
 const regionCookie = "region"

@@ -33,7 +33,7 @@ func BenchmarkRegionCount(b *testing.B) {
 	for _, size := range []string{"few", "all"} {
 		path := os.Getenv(map[string]string{"few": "INGEST_BENCH_FEW_REGIONS_DB", "all": "INGEST_BENCH_ALL_REGIONS_DB"}[size])
 		if path == "" {
-			b.Skip("INGEST_BENCH_FEW_REGIONS_DB and INGEST_BENCH_ALL_REGIONS_DB name the databases (docs/api.md, \"The dashboard\")")
+			b.Skip("INGEST_BENCH_FEW_REGIONS_DB and INGEST_BENCH_ALL_REGIONS_DB name the databases (docs/reference/api/dashboard.md)")
 		}
 		p, err := yeardb.Pick(context.Background(), path)
 		if err != nil {

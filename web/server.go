@@ -119,7 +119,7 @@ type Config struct {
 	// from a request's Host.
 	PublicURL *url.URL
 	// Search is where the pages' search form points: "" for this
-	// server's own /search. A published site (docs/operations.md,
+	// server's own /search. A published site (docs/operations/readers.md,
 	// "Publish") has no search of its own: SearchURL there, and with
 	// NoSearch the form and the link are left out.
 	SearchURL string
@@ -134,7 +134,7 @@ type Config struct {
 	Purge func(keys []string)
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
-	// the key's standing's --derived (docs/terms.md, III.E.4.h).
+	// the key's standing's --derived (docs/explanation/terms.md, III.E.4.h).
 	Derived bool
 }
 
@@ -204,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if access == Public && cfg.PublicURL == nil {
-		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations.md)")
+		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations/readers.md)")
 	}
 	s.cache = DefaultCachePolicy
 	if cfg.Purge != nil {

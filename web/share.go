@@ -3,7 +3,7 @@ package web
 // What a reader's page tells those who read it without a person: link
 // previews (OpenGraph, Twitter's card), crawlers (the canonical address)
 // and feed readers (autodiscovery). Each reader page carries a share,
-// which the layout writes into the page's head (docs/api.md, "Links,
+// which the layout writes into the page's head (docs/reference/api/links.md, "Links,
 // previews and crawlers").
 
 import (

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Who may keep an answer (docs/api.md, "Caching and compression"). A
+// Who may keep an answer (docs/reference/api/caching.md). A
 // reader's page changes only when a run lands, so on a --public listener
 // an anonymous reader's answer is one every cache in front may keep and
 // serve to the next reader: Cache-Control public, with the lifetimes of
@@ -32,7 +32,7 @@ import (
 
 // SurrogateKey is the header naming what a shared answer shows, one key
 // after another, space separated: Fastly's name, which a Varnish in front
-// copies to xkey for its xkey module (docs/operations.md). A landing's
+// copies to xkey for its xkey module (docs/operations/readers.md). A landing's
 // purge names the same keys (purge.go).
 const SurrogateKey = "Surrogate-Key"
 

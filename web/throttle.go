@@ -10,7 +10,7 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// limits are how fast the access token may be guessed (docs/api.md,
+// limits are how fast the access token may be guessed (docs/reference/api/limits.md,
 // "Failed sign-ins"): perClient failures from one address within window
 // before its attempts wait; each wait in a row doubles, up to longest,
 // and is forgiven after longest without a failure. global failures from

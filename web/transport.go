@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The transport of every answer (docs/api.md, "Caching and compression"):
+// The transport of every answer (docs/reference/api/caching.md):
 //
 //   - Pages and JSON are compressed with gzip when the client takes it.
 //   - An answer that may be kept (the handler marked it revalidate) carries

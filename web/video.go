@@ -116,7 +116,7 @@ func (s *Server) missing(r *http.Request, id string) error {
 	}
 	if !at.IsZero() {
 		return &gone{fmt.Sprintf("video %s is gone: the upstream stopped returning it (deleted, or made private) on %s, "+
-			"so its data was deleted; only its id and that day are kept (docs/terms.md)", id, at.UTC().Format(time.DateOnly))}
+			"so its data was deleted; only its id and that day are kept (docs/explanation/terms.md)", id, at.UTC().Format(time.DateOnly))}
 	}
 	return &notFound{code: "no_video", msg: "no video " + id + " is stored"}
 }

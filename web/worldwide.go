@@ -8,7 +8,7 @@ package web
 // under every standing. Ordering the videos by how many regions chart
 // them is a figure ingest computes, so it is the order only where the
 // computed figures are shown (Config.Derived), labelled; otherwise the
-// videos go by their best rank, YouTube's own figure (docs/terms.md).
+// videos go by their best rank, YouTube's own figure (docs/explanation/terms.md).
 
 import (
 	"cmp"
@@ -36,7 +36,7 @@ type WorldwideJSON struct {
 	// rank: computed by ingest) or "best_rank" (then the region's name).
 	Order string `json:"order"`
 	// Derived says the order is the one ingest computes (Computed names
-	// it): the --derived setting (docs/terms.md, III.E.4.h).
+	// it): the --derived setting (docs/explanation/terms.md, III.E.4.h).
 	Derived  bool             `json:"derived"`
 	Computed []string         `json:"computed"`
 	Videos   []WorldVideoJSON `json:"videos"`

@@ -119,7 +119,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 			r.KeepLedgers(kctx)
 		})
 		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
-			h.Logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/quota.md)", "detail", detail)
+			h.Logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/explanation/quota.md)", "detail", detail)
 		}
 		// Heartbeats keep this ledger's copy of the limiter's ledgers
 		// fresh, and put its calls back when a recovery waits for them.

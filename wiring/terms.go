@@ -1,7 +1,7 @@
 package wiring
 
 // The key's standing under the upstream's terms as a host applies it to
-// its database (retention.Gate, docs/terms.md): the prune it implies, and
+// its database (retention.Gate, docs/explanation/terms.md): the prune it implies, and
 // what the standing's check reads.
 
 import (

@@ -37,7 +37,7 @@ backed up with pg_dump (exit 2, naming it).
 
 Restore by stopping the daemon and putting the copy in place of the
 database, with no -wal or -shm file of the old one beside it
-(docs/operations.md, Backups).`,
+(docs/operations/backups.md).`,
 		Example: `  ingest db backup --db /var/lib/ingest/ingest.db --out /backup/ingest-$(date -u +%Y%m%dT%H%M%SZ).db
   ingest run --backup-to /backup --backup-every 6h --backup-keep 8      # the daemon's own schedule`,
 		Args: cobra.NoArgs,
@@ -118,7 +118,7 @@ type backupFlags struct {
 }
 
 func (f *backupFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.to, "backup-to", "", "the daemon backs its SQLite database up into this directory every --backup-every, as ingest db backup does (ingest-TIME.db, UTC), beside its passes; docs/operations.md, Backups")
+	cmd.Flags().StringVar(&f.to, "backup-to", "", "the daemon backs its SQLite database up into this directory every --backup-every, as ingest db backup does (ingest-TIME.db, UTC), beside its passes; docs/operations/backups.md")
 	daysVar(cmd.Flags(), &f.every, "backup-every", 24*time.Hour, "how often the daemon backs up into --backup-to (6h, 1d), at least 1m")
 	cmd.Flags().IntVar(&f.keep, "backup-keep", 7, "how many of its backups the daemon keeps in --backup-to: the oldest past it are removed after each new one")
 }

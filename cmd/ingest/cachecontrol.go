@@ -17,7 +17,7 @@ const cacheControlEnv = "INGEST_CACHE_CONTROL"
 
 var cacheControlUsage = "how long browsers (max-age) and the caches in front (s-maxage, stale-while-revalidate, stale-if-error) may keep a --public listener's answers to anonymous readers, in seconds; a directive left out keeps its default, " +
 	strings.ReplaceAll(web.DefaultCachePolicy.Flag(), ",", ", ") + "; with --purge-url " +
-	strings.ReplaceAll(web.PurgedCachePolicy.Flag(), ",", ", ") + " (docs/operations.md, Readers behind a cache)"
+	strings.ReplaceAll(web.PurgedCachePolicy.Flag(), ",", ", ") + " (docs/operations/readers.md, Readers behind a cache)"
 
 // bindCacheControl declares --cache-control on cmd.
 func bindCacheControl(cmd *cobra.Command, p *string) {
@@ -48,7 +48,7 @@ func parseCacheControl(from, raw string, purged bool) (*web.CachePolicy, error) 
 // purpose (docs/contract.md, Settings).
 const purgeURLEnv = "INGEST_PURGE_URL"
 
-const purgeURLUsage = "the caches in front (http://127.0.0.1:6081/,...), each sent PURGE with the keys of the answers a landing changed, in Surrogate-Key and xkey-purge (docs/operations.md, Readers behind a cache)"
+const purgeURLUsage = "the caches in front (http://127.0.0.1:6081/,...), each sent PURGE with the keys of the answers a landing changed, in Surrogate-Key and xkey-purge (docs/operations/readers.md, Readers behind a cache)"
 
 // bindPurgeURL declares --purge-url on cmd.
 func bindPurgeURL(cmd *cobra.Command, p *string) {

@@ -33,7 +33,7 @@ func newChartCmd(s *settings) *cobra.Command {
 run, or the newest run that started at or before --at; each video's rank,
 views, title, channel and link. With --derived on (INGEST_DERIVED), also its
 movement since the chart's previous run, marked as computed by ingest
-(docs/terms.md).
+(docs/explanation/terms.md).
 
 --category prints that category's chart, --language the chart's videos in
 one language, each at its rank in the whole chart (the API's ?language=).

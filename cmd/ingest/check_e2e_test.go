@@ -12,7 +12,7 @@ import (
 )
 
 // On a new host check says why it skips the key and how to check it, the
-// command the README gives.
+// command the tutorial gives.
 func TestCheckSaysHowToCheckTheKeyOnANewHost(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -21,12 +21,12 @@ func TestCheckSaysHowToCheckTheKeyOnANewHost(t *testing.T) {
 	if line == nil || !strings.Contains(line[1], "`"+keyCheckRun+"`") || !strings.Contains(line[1], "ledger") {
 		t.Fatalf("check on a new host: want the key skipped saying why and naming `%s`, got %s", keyCheckRun, res)
 	}
-	readme := string(fileBytes(t, "../../README.md"))
-	if !strings.Contains(readme, keyCheckRun+"     # on a new host, this checks the key") {
-		t.Errorf("README step 3 does not give %q as the way to check the key on a new host", keyCheckRun)
+	tutorial := string(fileBytes(t, "../../docs/tutorial.md"))
+	if !strings.Contains(tutorial, keyCheckRun+"     # on a new host, this checks the key") {
+		t.Errorf("docs/tutorial.md, with a real key, does not give %q as the way to check the key on a new host", keyCheckRun)
 	}
-	if strings.Contains(readme, "limiter, and the key (1 unit)") {
-		t.Errorf("README step 3 still says check checks the key on any host")
+	if strings.Contains(tutorial, "limiter, and the key (1 unit)") {
+		t.Errorf("docs/tutorial.md still says check checks the key on any host")
 	}
 	res = h.mustRun(0, "run", "--once", "--regions", "US")
 	if res := h.mustRun(0, "check"); !regexp.MustCompile(`(?m)^ok +key +accepted`).MatchString(res.stdout) {

@@ -269,7 +269,7 @@ func (c *checks) Key(ctx context.Context) (string, error) {
 	}
 	defer p.Close()
 	gate := jobs.Gate(p.Limiter, p.QuotaKey, "US")
-	cats, err := p.Source.Categories(ctx, gate, "US")
+	cats, err := p.Source.Categories(ctx, gate, "US", "")
 	var refused *ingest.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -89,7 +89,7 @@ func TestWrongDateClearsWithItsCause(t *testing.T) {
 
 	// With a reading of this boot at hand, the first page is decided on
 	// it: admitted, fetched and charged (one unit), its answer's Date
-	// taken in, and the next decision refused (docs/operations.md).
+	// taken in, and the next decision refused (docs/operations/faults.md).
 	before := h.fake.Charged(testKey)
 	h.fake.SetClock(func() time.Time { return time.Now().Add(-15 * time.Minute) })
 	h.mustRun(1, "run", "--once", "--regions", "US")

@@ -106,7 +106,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 		// they spend could not count what they spend after it.
 		return usageErrorf("db copy --live: a worker still writes %s (%s), whose ledger every host on it shares; "+
 			"a copy's workers cannot read its calls after the copy (no credential is kept on a copy), so they would spend them again: "+
-			"pass --two-step instead of --live, or stop its workers first (docs/operations.md, Growing)", s.dbName(), workersOf(running))
+			"pass --two-step instead of --live, or stop its workers first (docs/operations/growing.md)", s.dbName(), workersOf(running))
 	case running != nil:
 		fmt.Fprintf(s.stderr, "db copy --live: %s\n", running)
 	}

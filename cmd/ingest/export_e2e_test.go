@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 )
 
@@ -223,5 +224,54 @@ func TestExportOutWritesOnlyARegularFile(t *testing.T) {
 	}
 	if st, err := os.Lstat(dangling); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the dangling link was replaced: %v %v", st, err)
+	}
+}
+
+// A row names its category in English and in its region's language,
+// from the one videoCategories.list a region reads a day, asked in that
+// language: JP's rows read エンターテイメント beside Entertainment, GB's
+// English twice, and the
+// names cost one call a region, as they did in English alone.
+func TestExportNamesTheCategoryInTheRegionsLanguage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "GB,JP")
+	if n := h.fake.ChargedByOp(testKey)[ingest.OpCategoriesList]; n != 2 {
+		t.Errorf("videoCategories.list charged %d times for two regions, want 2", n)
+	}
+	for _, q := range h.reqs.requests("/videoCategories") {
+		region, hl := q.Query().Get("regionCode"), q.Query().Get("hl")
+		if want := map[string]string{"GB": "en-GB", "JP": "ja"}[region]; hl != want {
+			t.Errorf("videoCategories.list for %s asked hl=%q, want %q", region, hl, want)
+		}
+	}
+	res := h.mustRun(0, "export", "--since", "2000-01-01", "--format", "jsonl")
+	names := map[string]map[string]string{} // region -> English -> local
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		region, en, local := rec["region"].(string), rec["category_name"].(string), rec["category_name_local"].(string)
+		if names[region] == nil {
+			names[region] = map[string]string{}
+		}
+		names[region][en] = local
+	}
+	if len(names["JP"]) == 0 || len(names["GB"]) == 0 {
+		t.Fatalf("no categories named in JP's or GB's rows: %v", names)
+	}
+	for en, local := range names["JP"] {
+		if en == "" || local == "" || local == en {
+			t.Errorf("JP's rows of %q: category_name_local %q, want its Japanese name", en, local)
+		}
+	}
+	if got := names["JP"]["Entertainment"]; got != "エンターテイメント" && got != "" {
+		t.Errorf("JP's rows of Entertainment: category_name_local %q, want エンターテイメント", got)
+	}
+	for en, local := range names["GB"] {
+		if en == "" || local != en {
+			t.Errorf("GB's rows of %q: category_name_local %q, want the English name again", en, local)
+		}
 	}
 }

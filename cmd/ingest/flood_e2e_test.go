@@ -642,7 +642,7 @@ func checkDeployed(t *testing.T, h *harness, f flood, r floodResult, base string
 	missed, declined := 0, 0
 	for region, n := range byRegion {
 		// A slot the pacer declined because the catch-up ran its pass is
-		// planned, not missed (docs/operations.md, "Pacing").
+		// planned, not missed (docs/explanation/pacing.md).
 		d := min(n, caughtUp[region])
 		missed, declined = missed+n-d, declined+d
 	}

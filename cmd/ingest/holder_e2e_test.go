@@ -1,7 +1,6 @@
 package main
 
-// A database knows which limiter holds its window (docs/operations.md,
-// Growing): a run on any other is refused before it spends, naming the
+// A database knows which limiter holds its window (docs/operations/growing.md): a run on any other is refused before it spends, naming the
 // limiter and the command that moves the window, with the fake upstream's
 // charge as the oracle.
 

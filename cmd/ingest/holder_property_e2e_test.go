@@ -149,7 +149,7 @@ func (w *movesWorld) strayRun() {
 	}
 }
 
-// move takes the window to the other side, as docs/operations.md says:
+// move takes the window to the other side, as docs/operations/growing.md says:
 // onto Redis with every host's ledger, or back to one host's embedded
 // limiter with every host's ledger.
 func (w *movesWorld) move() {
@@ -179,7 +179,7 @@ func (w *movesWorld) move() {
 	w.on(i, false)
 	w.steps = append(w.steps, fmt.Sprintf("quota seed back to host %d's embedded limiter from %d ledgers", i, len(ledgers)/2))
 	if w.held[i] == "redis" {
-		// the Redis it leaves is asked who spent (docs/operations.md, Growing)
+		// the Redis it leaves is asked who spent (docs/operations/growing.md)
 		ledgers = append(ledgers, "--leaving-redis", w.redisURL)
 	}
 	w.h.mustRun(0, append([]string{"quota", "seed"}, ledgers...)...)

@@ -2,7 +2,7 @@ package main
 
 // A host leaving a shared Redis key learns every peer that spent in the
 // window from the limiter it leaves, not only those it saw
-// (docs/operations.md, Growing), with the fake upstream's charge as the
+// (docs/operations/growing.md), with the fake upstream's charge as the
 // oracle.
 
 import (

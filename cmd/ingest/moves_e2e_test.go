@@ -1,7 +1,6 @@
 package main
 
-// End-to-end tests of a deployment that grows (docs/operations.md,
-// Growing): a database moved with `ingest db copy`, the limiter's window
+// End-to-end tests of a deployment that grows (docs/operations/growing.md): a database moved with `ingest db copy`, the limiter's window
 // carried across the move, with the fake upstream's count of the units it
 // charged as the oracle.
 
@@ -582,7 +581,7 @@ func TestHostLeavingItsPeersOnRedisIsRefused(t *testing.T) {
 		t.Errorf("the upstream charged %d units (%d while shared), over the pool's 40", charged, shared)
 	}
 
-	// Both hosts leave together, as docs/operations.md says: A is given
+	// Both hosts leave together, as docs/operations/growing.md says: A is given
 	// B's ledger, and runs.
 	h.unset("REDIS_URL")
 	h.set("INGEST_DB", a)

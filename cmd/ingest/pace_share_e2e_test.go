@@ -113,7 +113,7 @@ func TestLoneDaemonKeepsItsShareAcrossTheDayAndARestart(t *testing.T) {
 // with three, and a daemon restarted on its database stays one of the
 // three, its predecessor's spends its own, never a fourth worker. A joiner
 // counts the others at its first plan; each running daemon counts it
-// within one --every of its first call (docs/operations.md, "Other
+// within one --every of its first call (docs/explanation/pacing.md, "Other
 // workers"), which its own log says.
 func TestWorkersOnOneRedisKeyShareByCount(t *testing.T) {
 	t.Parallel()

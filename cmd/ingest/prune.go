@@ -38,7 +38,7 @@ func newPruneCmd(s *settings) *cobra.Command {
 		Use:   "prune [--terms | --keep DURATION] [--dry-run]",
 		Short: "Delete what the key's standing under the upstream's terms no longer keeps, and shrink the file (costs no quota)",
 		Long: `prune deletes, in small transactions that never hold the database for long,
-what the key's standing (--standing, docs/terms.md) does not let it keep: the
+what the key's standing (--standing, docs/explanation/terms.md) does not let it keep: the
 statistics older than --keep (the finished chart runs started before then with
 their entries, the tracked counts read before then; default and at most the
 standing's --stats-retention, 30d under standard; the cut moved on to the

@@ -13,7 +13,7 @@ import (
 // one purpose (docs/contract.md, Settings).
 const publicURLEnv = "INGEST_PUBLIC_URL"
 
-const publicURLUsage = "the site's address as its readers reach it, behind any proxy (https://charts.example.org/): feeds link absolutely under it, pages name it as their canonical address, and /sitemap.xml is served; never taken from a request's Host (docs/operations.md)"
+const publicURLUsage = "the site's address as its readers reach it, behind any proxy (https://charts.example.org/): feeds link absolutely under it, pages name it as their canonical address, and /sitemap.xml is served; never taken from a request's Host (docs/operations/readers.md)"
 
 // bindPublicURL declares --public-url on cmd.
 func bindPublicURL(cmd *cobra.Command, p *string) {

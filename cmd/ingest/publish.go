@@ -52,7 +52,7 @@ a page links first; a file whose bytes did not change is not written, so a
 sync to an object store uploads what moved; what no page links any more is
 removed last. Only files a publish wrote are removed (DIR/.ingest-published
 lists them). It spends no upstream quota. Search is not static: the form
-points at --search-url, and is left out without it (docs/operations.md,
+points at --search-url, and is left out without it (docs/operations/readers.md,
 "Publish").`,
 		Example: `  ingest publish --db demo/ingest.db site/
   ingest publish --public-url https://charts.example.org/ --search-url https://charts.example.org/search /srv/charts`,

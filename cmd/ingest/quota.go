@@ -158,7 +158,7 @@ type applyFlags struct {
 
 // newIntent reads --new: the operator's word that quota key key was never
 // used, given by typing the key again. Nothing the limiter keeps after a
-// wipe can tell it from a new key (docs/quota.md), and taking it after a
+// wipe can tell it from a new key (docs/explanation/quota.md), and taking it after a
 // wipe lets the calls Redis forgot be spent again, so the safe ways come
 // first in the refusal.
 func newIntent(typed, key string, span time.Duration) (bool, error) {

@@ -17,7 +17,7 @@ func newQuotaSeedCmd(s *settings) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "seed --ledger DB...",
 		Short: "Give the limiter a host moves to the window's calls from the ledgers of every host that spent in it",
-		Long: `seed is the step of a move between limiters (docs/operations.md, Growing):
+		Long: `seed is the step of a move between limiters (docs/operations/growing.md):
 to a shared Redis (--redis / REDIS_URL set), or back to the embedded limiter
 in the database (--redis unset). It reads the calls of the last window from
 the ledger of each database named (default: --db) and gives them to the

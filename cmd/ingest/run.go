@@ -123,7 +123,7 @@ the regions run or the default regions, whichever are more), so that the
 regions spread their spending over the period; a tier-N region
 (REGION:tier=N) runs at most every N x --every, at offsets spread over those
 N periods, and when the pools are short it is slowed, and dropped, before
-the tiers above it (docs/operations.md, Pacing). A region whose
+the tiers above it (docs/explanation/pacing.md). A region whose
 latest slot passed while the daemon was down, and is older than its paced
 cadence, runs once at start, every region's own chart first. With --once it
 runs every selected region now, one after another, and exits: the form for
@@ -176,7 +176,7 @@ A second signal stops at once.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
-	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+"; all is the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+"; docs/operations.md, Pacing)")
+	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+"; all is the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+"; docs/explanation/pacing.md)")
 	daysVar(cmd.Flags(), &f.every, "every", time.Hour, "schedule period (1h, 90m, 1d), at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")
 	bindSiteFlags(cmd, &f.apiPlans, &f.trustedProxies)
@@ -185,13 +185,13 @@ A second signal stops at once.`,
 	bindPurgeURL(cmd, &f.purgeURL)
 	cmd.Flags().BoolVar(&f.public, "public", false, "--listen serves the charts, search, videos and their API to anyone (metered by the anonymous plan); /quota, the runs and the operator's page still need INGEST_UI_TOKEN, and are absent without it")
 	cmd.Flags().BoolVar(&f.noThumbs, "no-thumbnails", false, "the dashboard of --listen and the pages of --publish show no thumbnails: its pages load nothing from YouTube's image host, its API leaves the thumbnail out")
-	cmd.Flags().StringVar(&f.publish, "publish", "", "write the readers' site into this directory as files a static host serves, at the start and after each landing (as ingest publish DIR; docs/operations.md, Publish)")
+	cmd.Flags().StringVar(&f.publish, "publish", "", "write the readers' site into this directory as files a static host serves, at the start and after each landing (as ingest publish DIR; docs/operations/readers.md, Publish)")
 	f.search.bind(cmd)
 	cmd.Flags().BoolVar(&f.pace, "pace", true, "spread each pool's budget at a rate it holds over its window and day, each chart never more often than --every (the daemon's default); with --once, run only the charts the plan says are due, for cron every few minutes; --pace=false runs every chart at every slot")
-	daysVar(cmd.Flags(), &f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/operations.md, Pacing)")
+	daysVar(cmd.Flags(), &f.maxStale, "max-stale", pace.DefaultBound, "when a pool cannot hold every region's own chart at --every, each is stretched evenly (a tier-N region to N times tier 1's cadence), up to this age, before regions are dropped, the highest tier first, then the last of --regions; at least --every (docs/explanation/pacing.md)")
 	cmd.Flags().DurationVar(&f.startTimeout, "start-timeout", wiring.StartTimeout, "how long the daemon's start waits on the upstream for the region catalogue (--regions all); past it the daemon plans on the stored catalogue, else the built-in copy, serves, and reads it on behind (docs/operations.md, The region catalogue)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse to start (exit 2) when the schedule cannot fit a pool's daily quota")
-	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nCut in whole UTC days: between this less a day and this are kept, never more. The prune runs once every --every, and after run --once's passes; docs/terms.md")
+	cmd.Flags().StringVar(&f.keep, "keep", "", "keep statistics (chart entries, tracked counts) this long (7d, 36h); default and at most what --standing allows.\nCut in whole UTC days: between this less a day and this are kept, never more. The prune runs once every --every, and after run --once's passes; docs/explanation/terms.md")
 	envflag.With(cmd.Flags().Lookup("keep"), keepEnv)
 	f.track.bind(cmd)
 	f.backup.bind(cmd)

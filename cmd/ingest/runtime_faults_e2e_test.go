@@ -106,13 +106,13 @@ func TestDamagedFileIsNamedWithItsFix(t *testing.T) {
 	damage(t, h.db())
 	res := h.mustRun(1, "check", "--offline")
 	if !strings.Contains(res.stdout, "FAIL  database   "+h.db()+" is damaged: SQLite's quick_check found ") ||
-		!strings.Contains(res.stdout, "restore it from a backup (docs/operations.md, Backups)") || !strings.Contains(res.stdout, "ingest db recover --db "+h.db()+" --out NEW.db") {
+		!strings.Contains(res.stdout, "restore it from a backup (docs/operations/backups.md)") || !strings.Contains(res.stdout, "ingest db recover --db "+h.db()+" --out NEW.db") {
 		t.Errorf("check does not name the damage and its fix\n%s", res)
 	}
 	before := len(h.reqs.requests("/videos"))
 	res = h.mustRun(1, "run", "--once")
 	line := lastLine(res.stderr)
-	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "Backups") ||
+	if !strings.HasPrefix(line, "ingest: "+h.db()+" is damaged: ") || !strings.Contains(line, "docs/operations/backups.md") ||
 		!strings.Contains(line, "regions not run)") {
 		t.Errorf("last line %q, want the damaged file named with its fix, and where the run stopped\n%s", line, res)
 	}
@@ -363,7 +363,7 @@ func TestDamagedPageMetByASearchIsNamed(t *testing.T) {
 	}
 	f.Close()
 	res := h.mustRun(1, "search", "music")
-	if line := lastLine(res.stderr); !strings.Contains(line, h.db()+" is damaged: restore it from a backup (docs/operations.md, Backups)") {
+	if line := lastLine(res.stderr); !strings.Contains(line, h.db()+" is damaged: restore it from a backup (docs/operations/backups.md)") {
 		t.Errorf("last line %q: want the damaged file named with its fix\n%s", line, res)
 	}
 }

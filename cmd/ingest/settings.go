@@ -91,7 +91,7 @@ func commonSettings() []common {
 			func(s *settings) *string { return &s.endpoint }, (*settings).checkEndpoint, ""},
 		{useCosts, "costs", "INGEST_COSTS", "", "costs file replacing the built-in costs.yaml whole",
 			func(s *settings) *string { return &s.costsFile }, (*settings).loadCosts, ""},
-		{useTerms, "standing", "INGEST_STANDING", ingest.StandingStandard, "the API key's standing under the YouTube API terms (docs/terms.md): standard (nothing fetched kept over 30 days),\nor extended (an audited key accepted under the derived-metrics policy; then say what it grants)",
+		{useTerms, "standing", "INGEST_STANDING", ingest.StandingStandard, "the API key's standing under the YouTube API terms (docs/explanation/terms.md): standard (nothing fetched kept over 30 days),\nor extended (an audited key accepted under the derived-metrics policy; then say what it grants)",
 			func(s *settings) *string { return &s.standingName }, (*settings).checkStanding, ""},
 		{useTerms, "stats-retention", "INGEST_STATS_RETENTION", "30d", "how long statistics (chart entries, tracked counts) may be kept: 30d at most under standard,\nwhat the acceptance grants under extended (400d)",
 			func(s *settings) *string { return &s.statsRetention }, nil, ""},

@@ -54,7 +54,7 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 }
 
 // checkClock builds the house clock: the host's, or offset by the file
-// clock.RehearseEnv names (docs/operations.md, Rehearsing a clock step),
+// clock.RehearseEnv names (docs/operations/faults.md, Rehearsing a clock step),
 // whose later bad content is logged and changes nothing.
 func (s *settings) checkClock() error {
 	c, err := clock.FromEnv(os.Getenv, func(err error) {
@@ -185,7 +185,7 @@ func (s *settings) checkStanding() error {
 	case ingest.StandingExtended:
 		st.Extended = true
 	default:
-		return usageErrorf("--standing / INGEST_STANDING: want %s or %s, got %q (docs/terms.md)",
+		return usageErrorf("--standing / INGEST_STANDING: want %s or %s, got %q (docs/explanation/terms.md)",
 			ingest.StandingStandard, ingest.StandingExtended, s.standingName)
 	}
 	keep, err := parseKeep(s.statsRetention)
@@ -194,7 +194,7 @@ func (s *settings) checkStanding() error {
 	}
 	if !st.Extended && keep > ingest.DataFor {
 		return usageErrorf("--stats-retention / INGEST_STATS_RETENTION: %s is more than the standard standing allows (%s); "+
-			"state --standing extended (INGEST_STANDING) only if the key was accepted under the derived-metrics policy (docs/terms.md)",
+			"state --standing extended (INGEST_STANDING) only if the key was accepted under the derived-metrics policy (docs/explanation/terms.md)",
 			ingest.Days(keep), ingest.Days(ingest.DataFor))
 	}
 	st.StatsFor = keep
@@ -208,7 +208,7 @@ func (s *settings) checkStanding() error {
 	if st.Derived && !st.Extended {
 		s.logger.Warn("--derived on under the standard standing: movement, peak rank, days on chart and trends are shown, " +
 			"labelled as computed by ingest; III.E.4.h of the YouTube API policies forbids derived metrics that replace " +
-			"or modify API data, and that reading is the operator's call (docs/terms.md)")
+			"or modify API data, and that reading is the operator's call (docs/explanation/terms.md)")
 	}
 	s.standing = st
 	return nil

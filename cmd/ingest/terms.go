@@ -9,7 +9,7 @@ import (
 )
 
 // The key's standing under the upstream's terms, as the commands apply it
-// (docs/terms.md): the prune it implies, the refusal of a run on a database
+// (docs/explanation/terms.md): the prune it implies, the refusal of a run on a database
 // that holds more than it allows, and the warning of the commands that only
 // read.
 
@@ -52,7 +52,7 @@ func (s *settings) checkKeep(text string) (time.Duration, error) {
 		return 0, usageErrorf("--keep: %v", err)
 	}
 	if err := s.standing.Check(keep); err != nil {
-		return 0, usageErrorf("--keep: %v; under extended, --stats-retention (INGEST_STATS_RETENTION) says what the acceptance grants (docs/terms.md)", err)
+		return 0, usageErrorf("--keep: %v; under extended, --stats-retention (INGEST_STATS_RETENTION) says what the acceptance grants (docs/explanation/terms.md)", err)
 	}
 	return keep, nil
 }

@@ -30,7 +30,7 @@ type dashboard struct {
 
 func startDashboard(t *testing.T) *dashboard {
 	t.Helper()
-	return startDashboardWith(t, "INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/terms.md)
+	return startDashboardWith(t, "INGEST_DERIVED", "on") // movement, peak rank, days and trends, labelled as computed (docs/explanation/terms.md)
 }
 
 // startDashboardWith is startDashboard with the settings env names

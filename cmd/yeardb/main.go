@@ -9,7 +9,7 @@
 // builds one once and keeps it in its cache.
 //
 // More than 30 days is more than the standard standing under the upstream's
-// terms allows (docs/terms.md): such a database is one an extended key
+// terms allows (docs/explanation/terms.md): such a database is one an extended key
 // keeps, and ingest reads and runs on it only when told so
 // (INGEST_STANDING=extended INGEST_STATS_RETENTION=400d, say); under
 // standard, run refuses it until prune --terms has deleted what is older.
@@ -69,6 +69,6 @@ func main() {
 	fi, _ := os.Stat(*path)
 	fmt.Printf("yeardb: %s: %d days in %s, %.1f MB\n", *path, *days, time.Since(start).Round(time.Second), float64(fi.Size())/1e6)
 	if *days > 30 {
-		fmt.Printf("yeardb: more than 30 days: use it under an extended standing, e.g. INGEST_STANDING=extended INGEST_STATS_RETENTION=%dd (docs/terms.md)\n", *days+35)
+		fmt.Printf("yeardb: more than 30 days: use it under an extended standing, e.g. INGEST_STANDING=extended INGEST_STATS_RETENTION=%dd (docs/explanation/terms.md)\n", *days+35)
 	}
 }

@@ -1,7 +1,7 @@
 # Varnish in front of `ingest serve --public` (and `run --listen --public`):
 # it keeps what the origin says a shared cache may keep, for as long as the
 # origin says, drops it when a run lands and the origin purges its keys,
-# and serves its copies while every origin is down. docs/operations.md,
+# and serves its copies while every origin is down. docs/operations/readers.md,
 # "Readers at scale", says when to choose it and what it was measured at.
 #
 # The origins and who may purge are in backends.vcl beside this file

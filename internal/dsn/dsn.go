@@ -21,7 +21,7 @@ import (
 )
 
 // Hint is what a user does about a password that breaks a URL.
-const Hint = "percent-encode each of @ : / ? # % in the user or password (as %40 %3A %2F %3F %23 %25; docs/operations.md, The URL)"
+const Hint = "percent-encode each of @ : / ? # % in the user or password (as %40 %3A %2F %3F %23 %25; docs/operations/store.md, The URL)"
 
 // ErrUnencoded: the user information holds a character URLs reserve.
 var ErrUnencoded = errors.New("its user or password holds @, /, ? or # as they are, or a % that starts no %XX: " + Hint)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -560,5 +561,40 @@ func TestServesEveryOperation(t *testing.T) {
 	}
 	if len(handlers) != len(ingest.Operations) {
 		t.Errorf("%d handlers for %d operations", len(handlers), len(ingest.Operations))
+	}
+}
+
+// videoCategories.list answers hl as the upstream does: the titles in a
+// language it knows, by its primary subtag, and English for any other
+// language or none; the ids and their order stay the same.
+func TestCategoriesInTheLanguageAsked(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	titles := func(hl string) (ids, out []string) {
+		t.Helper()
+		_, b := fx.get(t, "/youtube/v3/videoCategories", "part=snippet&regionCode=DE&hl="+hl+"&key="+key)
+		for _, it := range decode(t, b).Items {
+			ids = append(ids, it["id"].(string))
+			out = append(out, it["snippet"].(map[string]any)["title"].(string))
+		}
+		return ids, out
+	}
+	enIDs, en := titles("")
+	for hl, want := range map[string]string{"de": "Musik", "de_DE": "Musik", "ja-JP": "音楽", "en_US": "Music", "xx": "Music"} {
+		ids, got := titles(hl)
+		if !slices.Equal(ids, enIDs) {
+			t.Errorf("hl=%s: ids %v, want the same as without hl %v", hl, ids, enIDs)
+		}
+		if i := slices.Index(ids, "10"); i < 0 || got[i] != want {
+			t.Errorf("hl=%s: category 10 titled %v, want %q", hl, got, want)
+		}
+	}
+	if i := slices.Index(enIDs, "10"); en[i] != "Music" {
+		t.Errorf("no hl: category 10 titled %q, want the English Music", en[i])
+	}
+	for lang, ts := range categoryTitles {
+		if len(ts) != len(categories) {
+			t.Errorf("categoryTitles[%s] holds %d titles, categories %d", lang, len(ts), len(categories))
+		}
 	}
 }

@@ -215,12 +215,46 @@ func (f *Fake) categories(q url.Values) (any, *apiError) {
 		return nil, errParam("missingRequiredParameter", "",
 			"No filter selected. Expected one of: regionCode, id")
 	}
-	resp := &listResponse{Kind: "youtube#videoCategoryListResponse", Etag: etag("cat", region), Items: []any{}}
-	for _, c := range categories {
-		resp.Items = append(resp.Items, categoryItem{Kind: "youtube#videoCategory", Etag: etag("cat", region, c.id), ID: c.id,
-			Snippet: categorySnippet{Title: c.title, Assignable: c.assignable, ChannelID: "UCBR8-60-B28hp2BmDPdntcQ"}})
+	lang, titles := categoryLanguage(q.Get("hl"))
+	resp := &listResponse{Kind: "youtube#videoCategoryListResponse", Etag: etag("cat", region, lang), Items: []any{}}
+	for i, c := range categories {
+		title := c.title
+		if titles != nil {
+			title = titles[i]
+		}
+		resp.Items = append(resp.Items, categoryItem{Kind: "youtube#videoCategory", Etag: etag("cat", region, lang, c.id), ID: c.id,
+			Snippet: categorySnippet{Title: title, Assignable: c.assignable, ChannelID: "UCBR8-60-B28hp2BmDPdntcQ"}})
 	}
 	return resp, nil
+}
+
+// categoryLanguage is the language of hl the titles are given in, with
+// them in categories' order, as the upstream's hl works: a language it
+// knows, by its primary subtag (de, de_DE and de-AT alike), or English
+// (en_US, the default, and nil titles: categories' own) for any other.
+func categoryLanguage(hl string) (string, []string) {
+	primary, _, _ := strings.Cut(strings.ReplaceAll(strings.ToLower(hl), "_", "-"), "-")
+	if titles, ok := categoryTitles[primary]; ok {
+		return primary, titles
+	}
+	return "en", nil
+}
+
+// categoryTitles are categories' titles in the languages the fake knows
+// besides English, in categories' order.
+var categoryTitles = map[string][]string{
+	"de": {"Filme & Animationen", "Autos & Fahrzeuge", "Musik", "Haustiere & Tiere", "Sport", "Reisen & Events",
+		"Gaming", "Menschen & Blogs", "Comedy", "Unterhaltung", "Nachrichten & Politik", "Praktische Tipps & Styling",
+		"Bildung", "Wissenschaft & Technik", "Filme", "Trailer"},
+	"fr": {"Films et animations", "Auto/Moto", "Musique", "Animaux", "Sport", "Voyages et événements",
+		"Jeux vidéo", "People et blogs", "Humour", "Divertissement", "Actualités et politique", "Vie pratique et style",
+		"Éducation", "Science et technologie", "Films", "Bandes-annonces"},
+	"ja": {"映画とアニメ", "自動車と乗り物", "音楽", "ペットと動物", "スポーツ", "旅行とイベント",
+		"ゲーム", "ブログ", "コメディー", "エンターテイメント", "ニュースと政治", "ハウツーとスタイル",
+		"教育", "科学と技術", "映画", "予告編"},
+	"pt": {"Filmes e desenhos", "Autos e veículos", "Música", "Animais de estimação", "Esportes", "Viagens e eventos",
+		"Jogos", "Pessoas e blogs", "Comédia", "Entretenimento", "Notícias e política", "Guias e estilo",
+		"Educação", "Ciência e tecnologia", "Filmes", "Trailers"},
 }
 
 // regionList is the body of i18nRegions.list: no pageInfo, unlike the

@@ -3,7 +3,7 @@ package fakeyt
 // The upstream stops returning a video its owner deletes or makes
 // private: videos.list by id leaves it out, as do the charts and
 // videos.batchGetStats. A client that keeps it must delete it
-// (docs/terms.md).
+// (docs/explanation/terms.md).
 
 // Delete makes the upstream forget ids, as when their owner deletes them.
 func (f *Fake) Delete(ids ...string) { f.remove(ids) }

@@ -255,8 +255,7 @@ func sustained(every time.Duration, demand, left int64) time.Duration {
 }
 
 // slackOf is the room a plan of whole passes keeps out of a pool of limit
-// units for charts whose dearest pass costs dearest (docs/operations.md,
-// "Pacing"): that pass, at most a tenth of the pool.
+// units for charts whose dearest pass costs dearest (docs/explanation/pacing.md): that pass, at most a tenth of the pool.
 func slackOf(limit, dearest int64) int64 {
 	return min(dearest, limit/10)
 }

@@ -9,7 +9,7 @@
 // plus the unmetered grants, every call charged matched one to one to a
 // ledger's call or a stored page, a workload that made every limiter
 // refuse, and every chart's gaps within the cadence the pool sustains plus
-// the outage (docs/testing.md, "Partitions"). It holds only its test.
+// the outage (docs/testing/partitions.md). It holds only its test.
 //
 // What is where: make partition: real daemons in network namespaces of their
 // own (a bridge in its own namespace, nothing routed out), a Redis primary

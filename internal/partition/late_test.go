@@ -19,7 +19,7 @@ import (
 
 // A call the worker gave up on never reaches the upstream afterwards: a
 // request held in the host's socket by a cut link, when the worker stops
-// at once, is dropped, not sent once the link is back (docs/quota.md, "A
+// at once, is dropped, not sent once the link is back (docs/explanation/quota.md, "A
 // call's delivery"). The link is cut once the host's kernel holds the
 // chart's first page whole (the host stopped meanwhile), so that the next
 // page's request is what the cut holds.

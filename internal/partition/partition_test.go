@@ -150,7 +150,7 @@ type fault struct {
 }
 
 // fixedSeed is the nemesis's seed in make test's short lab: one of the
-// 20-minute seeds every check passed on (docs/testing.md, "Partitions").
+// 20-minute seeds every check passed on (docs/testing/partitions.md).
 const fixedSeed = 3612789396792014425
 
 func TestPartition(t *testing.T) {
@@ -187,7 +187,7 @@ func TestPartition(t *testing.T) {
 		"YOUTUBE_ENDPOINT=http://" + upIP + ":8080/", "INGEST_COSTS=" + costsFile}
 	redisURL := func(node string) string { return "REDIS_URL=redis://" + ips[node] + ":6379/0" }
 	// An admission counts once the replica holds it (--redis-replicas 1),
-	// so that a failover loses none (docs/quota.md, "What the reserve
+	// so that a failover loses none (docs/explanation/redis.md, "What the reserve
 	// covers").
 	// Each host's load is a chart no daemon of its database runs.
 	for i, regions := range []string{"US,GB,NL", "DE,FR,SE", "IN,BR,PL"} {
@@ -219,7 +219,7 @@ func TestPartition(t *testing.T) {
 	}
 	up.mu.Unlock()
 	// Each host's clock is the machine's plus the offset in its file
-	// (docs/operations.md, "Rehearsing a clock step"): a namespace shares
+	// (docs/operations/faults.md, "Rehearsing a clock step"): a namespace shares
 	// the machine's clock, and a step is one host's alone.
 	clockFile := func(h *host) string { return filepath.Join(dir, h.name+".clock") }
 	setClock := func(h *host, offset string) {
@@ -359,7 +359,7 @@ func TestPartition(t *testing.T) {
 			}
 			l.cut(p, r)
 		case "failover":
-			// The operator's failover, as docs/operations.md has it: the
+			// The operator's failover, as docs/operations/faults.md has it: the
 			// replica promoted, every host restarted with the new
 			// REDIS_URL; the old primary, once it is back, follows it.
 			p, r := primary, replica

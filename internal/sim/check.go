@@ -139,7 +139,7 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.
 		allowed := bound + h.excused(from, to, cadence)
 		if h.firstAfterStart(starts, i) {
 			// the catch-up at a start stands for the chart's next slot,
-			// which may come up to a cadence later (docs/operations.md, Pacing)
+			// which may come up to a cadence later (docs/explanation/pacing.md)
 			allowed += cadence
 		}
 		if to.Sub(from) > allowed {
@@ -155,7 +155,7 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.
 // chart's cadence less its stagger step), "" for none. A catch-up at a
 // start is the pass of the chart's next slot, which does not run it
 // again: a downtime costs one catch-up, never a second pass half a
-// cadence on (docs/operations.md, Pacing). Unpaced, every slot runs.
+// cadence on (docs/explanation/pacing.md). Unpaced, every slot runs.
 func checkCatchUps(h *History, name string, starts []time.Time, least time.Duration) string {
 	if h.NoPace {
 		return ""
@@ -296,7 +296,7 @@ func (h *History) demand(stretch func(regions.Chart) time.Duration) int64 {
 // holdsTier: the default pool holds the charts of tier and the tiers above
 // it at their cadences beside every lower tier's at --max-stale, so that
 // a scarce pool is no excuse for tier's charts to pass their cadence: the
-// lower tiers give way first (docs/operations.md, Pacing).
+// lower tiers give way first (docs/explanation/pacing.md).
 func (h *History) holdsTier(tier int) bool {
 	return h.demand(func(c regions.Chart) time.Duration {
 		if c.Tier > tier {
@@ -446,7 +446,7 @@ func checkHousekeeping(h *History) []string {
 
 // housekeepingGaps is the first of entry's slots with no pass, "" for none.
 // A catch-up at a start stands for the entry's next slot, as a chart's
-// does (docs/operations.md, Pacing): the gap after one may be a period
+// does (docs/explanation/pacing.md): the gap after one may be a period
 // longer.
 func housekeepingGaps(h *History, entry string, at []time.Time, caught map[time.Time]bool) string {
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
@@ -568,7 +568,7 @@ func (h *History) poolFull(pool string, from, to time.Time) bool {
 }
 
 // servedBound is how long after a run landed a reader may still be
-// answered from the chart before it (docs/api.md, "The dashboard"): the
+// answered from the chart before it (docs/reference/api/dashboard.md): the
 // store's mark is read once a second, and a reader who finds it moved
 // waits up to half a second for the page's new copy.
 const servedBound = 1500 * time.Millisecond
@@ -786,7 +786,7 @@ func checkPlanTold(h *History) []string {
 // checkCharged: every unit the upstream charged a pool is in the
 // database's ledger: matched one to one to a unit of a call of that pool
 // admitted no earlier than a call's delivery bound before the charge
-// (docs/quota.md, "A call's delivery") and not given back. A call charged
+// (docs/explanation/quota.md, "A call's delivery") and not given back. A call charged
 // and given back, or charged with no row, is a unit the limiter never
 // counted. Units, not calls, are matched: the fake's count read after a
 // call may hold a call answered at the same moment. Charges from before
@@ -906,8 +906,7 @@ func checkJoins(h *History) []string {
 var failedPass = regexp.MustCompile(`^time=(\S+) level=ERROR msg=pass region=(\S+) status=failed .* err=(.*)$`)
 
 // checkFulls: while the disk was full, every chart pass that failed with
-// the upstream answering said so, naming the disk (docs/operations.md,
-// "Faults at run time"), rather than some other failure; what it was
+// the upstream answering said so, naming the disk (docs/operations/faults.md), rather than some other failure; what it was
 // charged is in the ledger (checkCharged) and its chart is caught up once
 // the room is back (the gaps, which a full disk excuses as a failing
 // upstream). Over long enough a history under the nemesis, a full disk

@@ -1,4 +1,4 @@
--- Step 7: the upstream's terms (docs/terms.md): a video the upstream no
+-- Step 7: the upstream's terms (docs/explanation/terms.md): a video the upstream no
 -- longer returns leaves a tombstone that keeps only its id and the day it
 -- went; backfill results are pruned by the time they were fetched.
 CREATE TABLE videos_gone (

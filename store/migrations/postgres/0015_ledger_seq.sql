@@ -6,7 +6,7 @@
 -- writer makes them, which a sequence's are not (a transaction that took a
 -- lower value may commit after a reader saw a higher one). A reader that
 -- kept the counter it last read reads only the rows numbered after it
--- (docs/quota.md, "The ledger in write order"). Rows written before
+-- (docs/explanation/quota.md, "The ledger in write order"). Rows written before
 -- numbers are 0: older than any counter.
 CREATE TABLE ledger_seq (
   quota_key TEXT COLLATE "C" PRIMARY KEY,

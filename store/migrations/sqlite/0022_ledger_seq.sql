@@ -2,7 +2,7 @@
 -- rows, a call given back) takes the next number of that key's counter,
 -- in the transaction that writes it; SQLite's one writer makes the numbers
 -- the order the writes committed, so a reader that kept the counter it
--- last read reads only the rows numbered after it (docs/quota.md, "The
+-- last read reads only the rows numbered after it (docs/explanation/quota.md, "The
 -- ledger in write order"). Rows written before numbers are 0: older than
 -- any counter.
 CREATE TABLE ledger_seq (

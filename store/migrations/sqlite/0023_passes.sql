@@ -2,7 +2,7 @@
 -- prune), one row each as it ends, with the slot a daemon ran it for
 -- beside its start: pacing credits every kind of pass to its slot,
 -- whatever its length, as it credits a chart's run by its slot_ms
--- (docs/operations.md, "Pacing"). slot_ms NULL: a pass no slot started (a
+-- (docs/explanation/pacing.md). slot_ms NULL: a pass no slot started (a
 -- catch-up at start, run --once).
 CREATE TABLE passes (
   entry       TEXT    NOT NULL,
