@@ -6,11 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -190,5 +193,70 @@ func TestTheShippedVCLKeepsPublicAnswersAndNoPrivateOne(t *testing.T) {
 		if status, _, hit := through(t, cache, http.MethodGet, path, "", nil); status != http.StatusOK || hit != "stale" {
 			t.Errorf("%s with the origin down: %d, X-Cache %q, want the kept copy", path, status, hit)
 		}
+	}
+}
+
+// TestTheShippedVCLServesAStaleCopyWhenTheOriginsFailAReader: an origin
+// that is up (its probe answers) but answers a page's fetch with 503 on
+// every try (busy, or stopping between two probes) costs a reader no
+// error while the cache holds a copy of the page within stale-if-error:
+// past stale-while-revalidate, the reader's own fetch fails on each try,
+// and the cache answers its stale copy; a private path's failure is still
+// the reader's, passed on as it came.
+func TestTheShippedVCLServesAStaleCopyWhenTheOriginsFailAReader(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	h.set("INGEST_PUBLIC_URL", "https://charts.example.org")
+	h.set("INGEST_UI_TOKEN", "edge-operator-token-0123456789")
+	origin := closedAddr(t)
+	p := h.start("serve", "--listen", origin, "--public", "--cache-control", "s-maxage=3600,stale-while-revalidate=1,stale-if-error=3600")
+	if !waitFor(30*time.Second, func() bool { return healthy("http://" + origin) }) {
+		t.Fatalf("serve --public never answered\n%s", p.out)
+	}
+	// The origin as the cache sees it: serve, or 503 for every path but
+	// the probe's while failing is set.
+	var failing atomic.Bool
+	var failed atomic.Int64
+	target, _ := url.Parse("http://" + origin)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() && r.URL.Path != "/healthz" {
+			failed.Add(1)
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Cache-Control", "private, no-store")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go front.Serve(ln)
+	t.Cleanup(func() { front.Close() })
+	cache := startVarnish(t, ln.Addr().String(), "127.0.0.2")
+
+	through(t, cache, http.MethodGet, "/charts/US", "", nil)
+	if status, _, hit := through(t, cache, http.MethodGet, "/charts/US", "", nil); status != http.StatusOK || hit != "hit" {
+		t.Fatalf("/charts/US asked again: %d, X-Cache %q, want it from the cache", status, hit)
+	}
+	// A landing's purge makes the copy stale; the origin then fails every
+	// fetch, past the while a stale copy is served beside a refresh.
+	if status, _, _ := through(t, cache, "PURGE", "/", "127.0.0.2", map[string]string{"xkey-purge": "chart:US"}); status != http.StatusOK {
+		t.Fatalf("a purge of chart:US: %d", status)
+	}
+	failing.Store(true)
+	time.Sleep(11 * time.Second)
+	status, body, hit := through(t, cache, http.MethodGet, "/charts/US", "", nil)
+	if status != http.StatusOK || hit != "stale" || !strings.Contains(body, "</html>") {
+		t.Errorf("/charts/US while the origin answers 503 to every fetch: %d, X-Cache %q, want its stale copy", status, hit)
+	}
+	if failed.Load() == 0 {
+		t.Errorf("the cache never asked the failing origin: the stale copy was not put to the test")
+	}
+	if status, _, _ := through(t, cache, http.MethodGet, "/quota", "", map[string]string{"Authorization": "Bearer edge-operator-token-0123456789"}); status != http.StatusServiceUnavailable {
+		t.Errorf("/quota while the origin fails: %d, want its 503 passed on", status)
 	}
 }

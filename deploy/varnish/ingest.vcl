@@ -68,8 +68,12 @@ sub vcl_recv {
 
 	# While an origin is up, a stale copy is served only within the
 	# origin's stale-while-revalidate (its default), a new one fetched
-	# beside it; while none is, within stale-if-error (the object's grace).
-	if (std.healthy(req.backend_hint)) {
+	# beside it; while none is, within stale-if-error (the object's grace),
+	# and so too when a reader's fetch just failed on every origin (an
+	# origin busy or stopping: vcl_synth asks again for the stale copy).
+	if (req.http.x-ingest-failed) {
+		set req.grace = 365d;
+	} elsif (std.healthy(req.backend_hint)) {
 		set req.grace = 10s;
 	}
 
@@ -104,6 +108,12 @@ sub vcl_backend_response {
 	if (beresp.status >= 500 && bereq.retries == 0) {
 		return (retry);
 	}
+	# A reader's fetch that failed on both origins is given up, so that the
+	# reader is answered from a stale copy if the cache holds one
+	# (vcl_synth); a private page's failure is passed on as it came.
+	if (beresp.status >= 500 && !bereq.uncacheable) {
+		return (abandon);
+	}
 	# Anything not public is passed on and never kept, and leaves no mark
 	# that it was (no hit-for-miss): an error or a private answer at one
 	# moment must not send a public page's readers to the origin after,
@@ -131,13 +141,28 @@ sub vcl_backend_response {
 # An origin that could not be reached: a refresh beside a kept copy is
 # given up and the copy stays; a reader's fetch is tried once more, on the
 # next origin, so that a replica stopping between two probes costs no
-# reader an error.
+# reader an error, then given up for a stale copy (vcl_synth).
 sub vcl_backend_error {
 	if (bereq.is_bgfetch) {
 		return (abandon);
 	}
 	if (bereq.retries == 0) {
 		return (retry);
+	}
+	if (!bereq.uncacheable) {
+		return (abandon);
+	}
+}
+
+# A reader's fetch that failed (vcl_backend_response and vcl_backend_error
+# gave it up after trying each origin): asked once more, for whatever
+# stale copy the cache holds within stale-if-error, before the failure is
+# the reader's.
+sub vcl_synth {
+	if (resp.status == 503 && req.restarts == 0 && !req.http.x-ingest-failed &&
+	    (req.method == "GET" || req.method == "HEAD")) {
+		set req.http.x-ingest-failed = "1";
+		return (restart);
 	}
 }
 
