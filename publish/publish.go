@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +43,16 @@ type Site struct {
 	// busy (503 or 429) is asked again, as its Retry-After says; nil asks
 	// no page twice.
 	Pause func(ctx context.Context, d time.Duration) error
+	// Only, when not nil, makes the publish a partial one, over a
+	// directory published whole before: only these paths are asked (what
+	// the data changed), with the pages they link that the directory does
+	// not hold yet; no other file is asked, rewritten or removed, but for
+	// a path of Only the site no longer answers with a page, whose file
+	// goes. Seeds are not asked.
+	Only []string
+	// Again says a path a partial publish finds linked is asked even when
+	// the directory holds it (a part of a sitemap the index names).
+	Again func(path string) bool
 }
 
 // busyTries is how many times a page the site answers busy is asked: a
@@ -75,6 +86,7 @@ type page struct {
 	size  int64
 	order int
 	temp  string // the changed bytes beside file; "" when unchanged
+	gone  bool   // a partial publish's page the site no longer answers: its file goes
 }
 
 // Publish writes site into dir (doc.go): every page reachable from the
@@ -101,23 +113,72 @@ func publish(ctx context.Context, w *writer, site Site) (res Result, err error) 
 			w.dropTemps()
 		}
 	}()
-	pages, dead, err := crawl(ctx, w, site)
+	if site.Only == nil {
+		pages, dead, err := crawl(ctx, w, site, site.Seeds, nil)
+		if err != nil {
+			return res, err
+		}
+		res.Dead = dead
+		return w.commit(pages, res)
+	}
+	old, err := w.readManifest()
+	if err != nil {
+		return res, err
+	}
+	held := map[string]bool{}
+	for _, f := range old {
+		held[f] = true
+	}
+	pages, dead, err := crawl(ctx, w, site, nil, held)
 	if err != nil {
 		return res, err
 	}
 	res.Dead = dead
-	return w.commit(pages, res)
+	return w.commitPart(pages, old, res)
 }
 
-// crawl asks site for every path reachable from its seeds, staging the
-// changed bytes of each beside its file.
-func crawl(ctx context.Context, w *writer, site Site) ([]*page, int, error) {
-	seen := map[string]bool{}
-	queue := slices.Clone(site.Seeds)
-	for _, p := range queue {
-		seen[p] = true
+// heldFile is the file the directory holds for path p, if any: p itself
+// when its last segment has an extension, else the index of p's
+// directory, of whichever type it was written as.
+func heldFile(held map[string]bool, p string) (string, bool) {
+	u, err := url.PathUnescape(p)
+	if err != nil {
+		return "", false
 	}
-	seeds := len(queue)
+	rel := strings.TrimPrefix(u, "/")
+	if path.Ext(rel) != "" {
+		return rel, held[rel]
+	}
+	for _, ext := range slices.Sorted(maps.Values(extensions)) {
+		if f := path.Join(rel, "index"+ext); held[f] {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// crawl asks site for every path reachable from seeds, staging the
+// changed bytes of each beside its file. A partial publish (held, the
+// files the directory holds) starts from site.Only instead and follows
+// only the links to a path the directory does not hold; a path of Only
+// the site answers 404 or with a redirect is a page gone, its file named
+// by a page of no bytes.
+func crawl(ctx context.Context, w *writer, site Site, seeds []string, held map[string]bool) ([]*page, int, error) {
+	seen := map[string]bool{}
+	queue := slices.Clone(seeds)
+	if held != nil {
+		queue = slices.Clone(site.Only)
+	}
+	for _, p := range queue {
+		if _, ok := heldFile(held, p); held == nil || ok {
+			seen[p] = true
+		}
+	}
+	only := len(queue)
+	if held == nil {
+		only = 0
+	}
+	nseeds := len(seeds)
 	var pages []*page
 	dead := 0
 	files := map[string]string{}
@@ -125,11 +186,19 @@ func crawl(ctx context.Context, w *writer, site Site) ([]*page, int, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
+		if _, ok := heldFile(held, queue[i]); i < only && !ok {
+			continue // not a page of the site before: asked if a page asked now links it
+		}
 		pg, body, status, err := ask(ctx, site, queue[i])
 		switch {
 		case err != nil:
 			return nil, 0, err
-		case status != http.StatusOK && i >= seeds && (status == http.StatusNotFound || status/100 == 3):
+		case status != http.StatusOK && i < only && (status == http.StatusNotFound || status == http.StatusGone || status/100 == 3):
+			if f, ok := heldFile(held, queue[i]); ok {
+				pages = append(pages, &page{path: queue[i], file: f, gone: true})
+			}
+			continue
+		case status != http.StatusOK && i >= nseeds && (status == http.StatusNotFound || status/100 == 3):
 			dead++
 			continue
 		case status != http.StatusOK:
@@ -144,6 +213,9 @@ func crawl(ctx context.Context, w *writer, site Site) ([]*page, int, error) {
 		}
 		pages = append(pages, pg)
 		for _, l := range pg.links {
+			if _, ok := heldFile(held, l); held != nil && ok && (site.Again == nil || !site.Again(l)) {
+				continue
+			}
 			if !seen[l] {
 				seen[l] = true
 				queue = append(queue, l)

@@ -108,6 +108,59 @@ func (w *writer) commit(pages []*page, res Result) (Result, error) {
 	return res, w.writeManifest(now)
 }
 
+// commitPart renames a partial publish's staged files into place in the
+// site's order and removes the files of its pages gone; the manifest names
+// the new files before they are renamed (so that a publish stopped half
+// way still removes them later when no page links them) and the files gone
+// after they are removed. Files and Bytes are the directory's files after.
+func (w *writer) commitPart(pages []*page, old []string, res Result) (Result, error) {
+	slices.SortStableFunc(pages, func(a, b *page) int {
+		if a.order != b.order {
+			return a.order - b.order
+		}
+		return strings.Compare(a.file, b.file)
+	})
+	var added []string
+	gone := map[string]bool{}
+	for _, pg := range pages {
+		if pg.gone {
+			gone[pg.file] = true
+		} else {
+			added = append(added, pg.file)
+		}
+	}
+	all := union(old, added)
+	if err := w.writeManifest(all); err != nil {
+		return res, err
+	}
+	for _, pg := range pages {
+		if pg.gone || pg.temp == "" {
+			continue
+		}
+		if err := w.rename(pg.temp, pg.file); err != nil {
+			return res, err
+		}
+		res.Written++
+		res.WrittenBytes += pg.size
+	}
+	now := make([]string, 0, len(all))
+	for _, f := range all {
+		if gone[f] {
+			if err := w.remove(f); err != nil {
+				return res, err
+			}
+			res.Removed++
+			continue
+		}
+		now = append(now, f)
+		if fi, err := os.Stat(w.target(f)); err == nil {
+			res.Files++
+			res.Bytes += fi.Size()
+		}
+	}
+	return res, w.writeManifest(now)
+}
+
 // rename puts temp in file's place and syncs the directory, so that the
 // name holds across a crash before the pages that link it are renamed.
 func (w *writer) rename(temp, file string) error {

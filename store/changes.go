@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,6 +17,9 @@ import (
 // answers that show them, and only those, when the mark moves.
 type Changes struct {
 	Charts []ChartName
+	// New are those of Charts that held no entry before: the list of
+	// charts (Charts), which every chart page's picker shows, gained them.
+	New    []ChartName
 	Videos []string // the upstream's ids, sorted
 }
 
@@ -45,6 +50,18 @@ ORDER BY region, category`, ms)
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("changes: charts: %w", err)
+	}
+	for _, n := range c.Charts {
+		var first int64
+		err := db.r.QueryRowContext(ctx, `SELECT started_ms FROM runs
+WHERE kind = 'trending' AND region = ? AND category = ? AND videos > 0 ORDER BY id LIMIT 1`, n.Region, n.Category).Scan(&first)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return c, fmt.Errorf("changes: charts: %s: %w", n.Region, err)
+		case first > ms:
+			c.New = append(c.New, n)
+		}
 	}
 	c.Videos, err = db.changedVideos(ctx, ms)
 	return c, err

@@ -38,8 +38,9 @@ func TestChangesSinceNamesWhatMoved(t *testing.T) {
 		}
 		land("US", t0, vid("a", "a video"), vid("b", "b video"))
 		land("GB", t0.Add(time.Hour), vid("b", "b video"), vid("c", "c video"))
-		changes("GB landed, since US's end", t0.Add(time.Minute), Changes{Charts: []ChartName{{Region: "GB"}}, Videos: []string{"b", "c"}})
-		changes("GB landed", t0.Add(30*time.Minute), Changes{Charts: []ChartName{{Region: "GB"}}, Videos: []string{"b", "c"}})
+		gb := []ChartName{{Region: "GB"}}
+		changes("GB landed, since US's end", t0.Add(time.Minute), Changes{Charts: gb, New: gb, Videos: []string{"b", "c"}})
+		changes("GB landed", t0.Add(30*time.Minute), Changes{Charts: gb, New: gb, Videos: []string{"b", "c"}})
 		if err := db.SaveStats(ctx, []ingest.VideoStats{{ID: "a", ViewCount: 5, At: t0.Add(2 * time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -49,6 +50,8 @@ func TestChangesSinceNamesWhatMoved(t *testing.T) {
 		}
 		changes("c refreshed", t0.Add(150*time.Minute), Changes{Videos: []string{"c"}})
 		changes("nothing since", t0.Add(4*time.Hour), Changes{})
+		land("GB", t0.Add(5*time.Hour), vid("c", "c, retitled"))
+		changes("GB landed again", t0.Add(4*time.Hour), Changes{Charts: gb, Videos: []string{"c"}})
 	})
 }
 

@@ -8,6 +8,7 @@ package web
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/ingestworks/ingest/store"
@@ -94,3 +95,41 @@ func PublishOrder(p, contentType string) int {
 	}
 	return 7
 }
+
+// ChangedPaths are the published paths whose answers c changes: the keys
+// a landing purges from a cache (changedKeys), each as the paths that
+// name it. whole says a publish must ask every page again: a change no
+// path names alone (the whole site's key).
+func ChangedPaths(c store.Changes) (paths []string, whole bool) {
+	for _, k := range changedKeys(c) {
+		kind, rest, _ := strings.Cut(k, ":")
+		switch {
+		case k == siteKey:
+			return nil, true
+		case k == frontKey:
+			paths = append(paths, "/", "/api/v1")
+		case k == worldwideKey:
+			paths = append(paths, "/worldwide", "/api/v1/worldwide")
+		case k == feedKeyOf(worldwideKey):
+			paths = append(paths, "/worldwide/feed")
+		case k == "sitemap":
+			paths = append(paths, "/sitemap.xml")
+		case kind == "chart":
+			region, _, _ := strings.Cut(rest, ":") // a category's chart is its region's page asked with a query
+			r := url.PathEscape(region)
+			paths = append(paths, "/charts/"+r, "/api/v1/charts/"+r)
+		case kind == "feed":
+			paths = append(paths, "/charts/"+url.PathEscape(rest)+"/feed")
+		case kind == "video":
+			v := url.PathEscape(rest)
+			paths = append(paths, "/videos/"+v, "/api/v1/videos/"+v)
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), false
+}
+
+// RepublishedWithItsIndex says a published path is asked again whenever
+// the page that names it is: a part of the sitemap, which the sitemap's
+// index names and nothing else.
+func RepublishedWithItsIndex(p string) bool { return strings.HasPrefix(p, "/sitemaps/") }

@@ -75,8 +75,13 @@ func (s *Server) purgeMoved(before string, since time.Time) (string, time.Time) 
 // landed in, with its feed and the pages that list every chart (the front
 // page, the worldwide page and feed, the sitemap); each video, which
 // names every answer listing it; and every search, whose matches a video
-// changed may join.
+// changed may join. A chart new to the site changes every chart page (its
+// picker names it): the whole site's key.
 func changedKeys(c store.Changes) []string {
+	if len(c.New) > 0 {
+		// A chart new to the site is in every chart page's picker.
+		return []string{siteKey}
+	}
 	var keys []string
 	for _, ch := range c.Charts {
 		keys = append(keys, chartKey(ch.Region, ch.Category))

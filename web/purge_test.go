@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
@@ -70,6 +71,8 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 		}
 	}
 	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "hit", "new")...)
+	expect("GB's first run landed: a chart new to every chart page's picker", siteKey)
+	regionRun(t, db, "GB", "", t0.Add(90*time.Minute), worldVideos(t0, "hit", "new")...)
 	expect("a run landed in GB", "chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap",
 		"video:hit", "video:new", "search")
 	// The clock stands still: the server knows the new mark from the
@@ -115,5 +118,19 @@ func TestChangedKeysNameTheAnswers(t *testing.T) {
 		}) {
 			t.Errorf("%s carries %q: no key a landing purges", rt.path, carried)
 		}
+	}
+}
+
+// TestANewChartPurgesTheWholeSite: a chart that held no entry before is in
+// every chart page's picker, so its first landing purges the whole site;
+// a chart landing again names its own answers alone.
+func TestANewChartPurgesTheWholeSite(t *testing.T) {
+	t.Parallel()
+	in := []store.ChartName{{Region: "IN"}}
+	if got := changedKeys(store.Changes{Charts: in, New: in}); !slices.Equal(got, []string{siteKey}) {
+		t.Errorf("a new chart's landing purges %q, want %q", got, siteKey)
+	}
+	if got := changedKeys(store.Changes{Charts: in}); slices.Contains(got, siteKey) || !slices.Contains(got, "chart:IN") {
+		t.Errorf("a chart landing again purges %q, want its own keys, not the site's", got)
 	}
 }

@@ -5,12 +5,14 @@ package wiring
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/publish"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -28,6 +30,10 @@ type Publish struct {
 	// Progress is told the pages asked of those known so far; nil for
 	// none.
 	Progress func(done, known int)
+	// Only, when not nil, makes the publish a partial one over a directory
+	// published whole before: these paths, what the data changed, and the
+	// pages they link that the directory does not hold (publish.Site.Only).
+	Only []string
 }
 
 // publishPlans meter the publish's own asks of its site: one client
@@ -56,12 +62,14 @@ func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Re
 		return publish.Result{}, err
 	}
 	defer closeWeb()
-	seeds, err := web.PublishSeeds(ctx, db.DB, sv.Web.PublicURL)
-	if err != nil {
-		return publish.Result{}, err
+	site := publish.Site{Handler: ui, Skip: web.NotPublished, Origin: web.Origin(sv.Web.PublicURL),
+		Order: web.PublishOrder, Progress: p.Progress, Pause: clock.Sleep, Only: p.Only, Again: web.RepublishedWithItsIndex}
+	if p.Only == nil {
+		if site.Seeds, err = web.PublishSeeds(ctx, db.DB, sv.Web.PublicURL); err != nil {
+			return publish.Result{}, err
+		}
 	}
-	return publish.Publish(ctx, p.Dir, publish.Site{Handler: ui, Seeds: seeds, Skip: web.NotPublished, Origin: web.Origin(sv.Web.PublicURL),
-		Order: web.PublishOrder, Progress: p.Progress, Pause: clock.Sleep})
+	return publish.Publish(ctx, p.Dir, site)
 }
 
 // publishTimeout bounds the build of one page of a publish: the largest
@@ -74,12 +82,20 @@ const publishTimeout = 2 * time.Minute
 // stored it at most, beside the publish's own time.
 const publishEvery = 5 * time.Second
 
+// publishWholeEvery is how often the daemon's publish asks every page
+// again rather than those a landing changed: what a change named no page
+// for (a writer's clock behind another's) reaches the directory within it.
+const publishWholeEvery = time.Hour
+
 // publishOnLandings publishes r.Publish from p's database at the start
 // and each time the data mark moved since the last publish, beside the
 // passes, never in their way: a publish runs in its own goroutine, one at
 // a time, and a failed one is said and tried again at the next look. The
-// function returned stops it, a publish in flight left staged and
-// dropped.
+// first publish asks every page, and so does one after a prune or once
+// publishWholeEvery has passed; the others ask the pages the changes since
+// the last publish name (web.ChangedPaths), as a cache in front is purged
+// of them. The function returned stops it, a publish in flight left
+// staged and dropped.
 func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop func()) {
 	if r.Publish == nil {
 		return func() {}
@@ -90,10 +106,17 @@ func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop 
 		defer close(done)
 		tick := clock.NewTicker(publishEvery)
 		defer tick.Stop()
-		published := ""
+		published, since, whole := "", time.Time{}, time.Time{}
 		for {
-			if mark, _, err := p.DB.DB.DataMark(ctx); err == nil && mark != published && h.publishLogged(ctx, p, r) == nil {
-				published = mark
+			mark, changed, err := p.DB.DB.DataMark(ctx)
+			if err == nil && mark != published {
+				only := h.changedPaths(ctx, p, published, mark, since, whole)
+				if h.publishLogged(ctx, p, r, only) == nil {
+					published, since = mark, changed
+					if only == nil {
+						whole = h.now()
+					}
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -105,11 +128,33 @@ func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop 
 	return func() { cancel(); <-done }
 }
 
+// changedPaths are the paths a publish after the one of mark before
+// (whose data changed at since) asks, the data's mark being now: nil, for
+// every page, when there was none, a prune took data away, the last whole
+// publish (at whole) is publishWholeEvery old, or what changed cannot be
+// read or named page by page.
+func (h *Host) changedPaths(ctx context.Context, p *Pipeline, before, now string, since, whole time.Time) []string {
+	if before == "" || store.Pruned(before, now) || h.now().Sub(whole) >= publishWholeEvery {
+		return nil
+	}
+	c, err := p.DB.DB.ChangesSince(ctx, since)
+	if err != nil {
+		return nil
+	}
+	paths, all := web.ChangedPaths(c)
+	if all {
+		return nil
+	}
+	return append([]string{}, paths...)
+}
+
 // publishLogged publishes r.Publish from p's database and says what it
-// wrote, or why it could not: the daemon's publish at each landing, and
-// run --once's after its passes.
-func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run) error {
+// wrote, or why it could not: the daemon's publish at each landing (only,
+// when not nil, the paths a partial one asks), and run --once's after its
+// passes.
+func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run, only []string) error {
 	pub := *r.Publish
+	pub.Only = only
 	pub.Serve.QuotaKey, pub.Serve.Standing = p.QuotaKey, r.Terms.Standing
 	pub.Serve.Schedule = Schedule{Timetable: r.Timetable, Regions: r.Regions}
 	start := h.now()
@@ -120,7 +165,16 @@ func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run) error {
 		}
 		return err
 	}
-	h.Logger.Info("published", "dir", pub.Dir, "files", res.Files, "bytes", res.Bytes, "written", res.Written,
+	h.Logger.Info("published", "dir", pub.Dir, "pages", publishedPages(only), "files", res.Files, "bytes", res.Bytes, "written", res.Written,
 		"written_bytes", res.WrittenBytes, "removed", res.Removed, "took", h.now().Sub(start).Round(time.Millisecond).String())
 	return nil
+}
+
+// publishedPages says in the log which pages a publish asked: every one,
+// or those the changes named.
+func publishedPages(only []string) string {
+	if only == nil {
+		return "all"
+	}
+	return fmt.Sprintf("changed (%d)", len(only))
 }

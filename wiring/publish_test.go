@@ -156,3 +156,80 @@ func TestPublishedLinksResolve(t *testing.T) {
 		t.Errorf("with --search-url, the chart's page has no form pointing at it")
 	}
 }
+
+// TestAPartialPublishAfterALandingIsTheWholeOne: after a landing, a
+// publish that asks only the pages the changes name (web.ChangedPaths) and
+// those they newly link leaves the directory holding, for every file a
+// whole publish of the same data writes, the same bytes; it asks and
+// writes far fewer pages.
+func TestAPartialPublishAfterALandingIsTheWholeOne(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	up := passtest.New(t, db)
+	for range 2 {
+		up.Fill(t, "US", "GB", "US/10")
+	}
+	pub, _ := url.Parse(publicSite)
+	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
+	sv := wiring.Serve{Schedule: wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}}, QuotaKey: passtest.QuotaKey, APIKey: passtest.Key,
+		Standing: ingest.StandardStanding(), Web: web.Config{PublicURL: pub}}
+	part := t.TempDir()
+	full, err := h.Publish(ctx, wiring.On(db, ""), wiring.Publish{Dir: part, Serve: sv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, since, err := db.DataMark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	time.Sleep(10 * time.Millisecond) // the landing's rows after the mark's time
+	up.Fill(t, "US")
+	c, err := db.ChangesSince(ctx, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, whole := web.ChangedPaths(c)
+	if whole || len(only) == 0 {
+		t.Fatalf("a landing of US named %v (whole %v): want its pages", only, whole)
+	}
+	res, err := h.Publish(ctx, wiring.On(db, ""), wiring.Publish{Dir: part, Serve: sv, Only: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := t.TempDir()
+	if _, err := h.Publish(ctx, wiring.On(db, ""), wiring.Publish{Dir: again, Serve: sv}); err != nil {
+		t.Fatal(err)
+	}
+	want, got := files(t, again), files(t, part)
+	for f := range want {
+		a, errA := os.ReadFile(filepath.Join(again, f))
+		b, errB := os.ReadFile(filepath.Join(part, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the partial publish's file differs from the whole one's (%v, %v)", f, errA, errB)
+		}
+		if _, ok := got[f]; !ok {
+			t.Errorf("%s: written by a whole publish, not in the partial one's list", f)
+		}
+	}
+	t.Logf("a whole publish: %d files, %d written; the partial one after US landed: %d pages named, %d written, %d files now (%d a whole publish would remove)",
+		full.Files, full.Written, len(only), res.Written, res.Files, len(got)-len(want))
+	if res.Written == 0 {
+		t.Errorf("the partial publish after a landing wrote nothing")
+	}
+
+	// A chart new to the site is in every chart page's picker: every page
+	// is asked again.
+	_, since, err = db.DataMark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	up.Fill(t, "IN")
+	if c, err = db.ChangesSince(ctx, since); err != nil {
+		t.Fatal(err)
+	}
+	if only, whole := web.ChangedPaths(c); !whole {
+		t.Errorf("a chart new to the site named %d pages, want every page asked again", len(only))
+	}
+}

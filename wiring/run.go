@@ -289,7 +289,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
 			return err
 		}
-		return h.publishLogged(ctx, p, r)
+		return h.publishLogged(ctx, p, r, nil)
 	}
 	pacer, err := h.watchPace(r, p, &ros, m, ages)
 	if err != nil {
