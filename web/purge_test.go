@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/retention"
+	"github.com/ingestworks/ingest/store"
 )
 
 // TestALandingPurgesWhatItChanged: when the data mark moves, the purge is
