@@ -438,3 +438,73 @@ func TestPublishIsOneAtATime(t *testing.T) {
 		t.Errorf("once the first ended: %v", err)
 	}
 }
+
+// TestAPartialPublishAsksWhatChangedAndWhatItNewlyLinks: over a directory
+// published whole, a publish of only the paths a change names asks those
+// and the pages they link that the directory does not hold, writing the
+// new ones before the pages that link them; it asks no other page, keeps
+// every other file, and removes the file of a named path the site no
+// longer answers.
+func TestAPartialPublishAsksWhatChangedAndWhatItNewlyLinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &charts{}
+	c.set("US", "a", "b")
+	c.set("GB", "b", "c")
+	publishWatched(t, c, dir) // a first publish: links back to a new page come first
+	before := stamps(t, dir)
+
+	c.set("US", "a", "d") // b leaves US, d is new
+	var asked []string
+	var dangling []string
+	w := &writer{dir: dir}
+	w.renamed = func(file string) {
+		for _, p := range linked(t, dir, file) {
+			if !exists(dir, p) {
+				dangling = append(dangling, file+" -> "+p)
+			}
+		}
+	}
+	site := c.site()
+	site.Handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		c.ServeHTTP(rw, r)
+	})
+	site.Only = []string{"/charts/US", "/charts/US/feed", "/api/v1/charts/US", "/videos/b", "/videos/gone-now", "/charts/XX"}
+	res, err := publish(context.Background(), w, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(asked)
+	want := []string{"/api/v1/charts/US", "/charts/US", "/charts/US/feed", "/videos/b", "/videos/d"}
+	if !slices.Equal(asked, want) {
+		t.Errorf("the partial publish asked %v, want %v: the named paths the directory holds, and the new video", asked, want)
+	}
+	if len(dangling) > 0 {
+		t.Errorf("links dangling while the partial publish renamed its files: %v", dangling)
+	}
+	after := stamps(t, dir)
+	for _, f := range []string{"index.html", "charts/GB/index.html", "videos/a/index.html", "videos/c/index.html"} {
+		if before[f] != after[f] {
+			t.Errorf("%s was rewritten by a partial publish that did not name it", f)
+		}
+	}
+	if !exists(dir, "/videos/d") || res.Written == 0 {
+		t.Errorf("the new video's page is not there (written %d)", res.Written)
+	}
+
+	// A named page the site no longer answers goes, with its file.
+	c.set("US")
+	delete(c.charts, "US")
+	site.Only = []string{"/charts/US"}
+	if _, err := publish(context.Background(), w, site); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dir, "/charts/US") {
+		t.Errorf("a chart the site no longer answers is still in the directory after a partial publish named it")
+	}
+	files, err := w.readManifest()
+	if err != nil || slices.Contains(files, "charts/US/index.html") {
+		t.Errorf("the manifest still lists the chart gone: %v %v", files, err)
+	}
+}
