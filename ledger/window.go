@@ -7,8 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/ingestworks/ingest/quota"
 )
 
 // windowSQL is a pool's log entries after a time, in the order the
@@ -18,23 +16,23 @@ const windowSQL = `SELECT id, at_ms, units FROM quota_log WHERE quota_key = ? AN
 
 func init() { tableSQL = append(tableSQL, windowSQL) }
 
-// Window is a pool's log entries after after, in the order of their ids
-// (quota.LogWindow).
-func (t Tables) Window(ctx context.Context, tx *sql.Tx, quotaKey, pool string, after int64) ([]quota.LogEntry, error) {
+// Window is a pool's log entries after after, in the order of their ids,
+// each to fn (quota.LogWindow).
+func (t Tables) Window(ctx context.Context, tx *sql.Tx, quotaKey, pool string, after int64, fn func(id string, at, units int64)) error {
 	rows, err := t.rows(ctx, tx, windowSQL, quotaKey, pool, after)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []quota.LogEntry
 	for rows.Next() {
-		var e quota.LogEntry
-		if err := rows.Scan(&e.ID, &e.At, &e.Units); err != nil {
-			return nil, err
+		var id string
+		var at, units int64
+		if err := rows.Scan(&id, &at, &units); err != nil {
+			return err
 		}
-		out = append(out, e)
+		fn(id, at, units)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // errNoVersion: only SQLite says whether another connection wrote.
@@ -46,26 +44,25 @@ var errNoVersion = errors.New("the log's version is SQLite's alone")
 // every commit of another connection, and a number this connection keeps
 // in its own temporary schema (set when it has none), which names the
 // connection, since two connections' data_version are not comparable.
-func (t Tables) Version(ctx context.Context, tx *sql.Tx) (quota.LogVersion, error) {
+func (t Tables) Version(ctx context.Context, tx *sql.Tx) (conn, data int64, err error) {
 	if _, ok := t.turns.(sqliteTurns); !ok || tx == nil {
-		return quota.LogVersion{}, errNoVersion
+		return 0, 0, errNoVersion
 	}
-	var v quota.LogVersion
-	if err := tx.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v.Data); err != nil {
-		return quota.LogVersion{}, err
+	if err := tx.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&data); err != nil {
+		return 0, 0, err
 	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA temp.user_version`).Scan(&v.Conn); err != nil {
-		return quota.LogVersion{}, err
+	if err := tx.QueryRowContext(ctx, `PRAGMA temp.user_version`).Scan(&conn); err != nil {
+		return 0, 0, err
 	}
-	if v.Conn == 0 {
+	if conn == 0 {
 		var b [4]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return quota.LogVersion{}, err
+			return 0, 0, err
 		}
-		v.Conn = int64(binary.BigEndian.Uint32(b[:])>>1 | 1)
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp.user_version = %d`, v.Conn)); err != nil {
-			return quota.LogVersion{}, err
+		conn = int64(binary.BigEndian.Uint32(b[:])>>1 | 1)
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp.user_version = %d`, conn)); err != nil {
+			return 0, 0, err
 		}
 	}
-	return v, nil
+	return conn, data, nil
 }

@@ -409,7 +409,7 @@ func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string,
 			return err
 		}
 		if p.mirrored != nil {
-			p.mirrored.add(LogEntry{ID: id, At: now, Units: p.units})
+			p.mirrored.add(logEntry{ID: id, At: now, Units: p.units})
 		}
 		p.used += p.units
 		if p.dayStart > 0 {

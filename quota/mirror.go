@@ -20,26 +20,26 @@ import (
 // database again, as without it. Every write still goes to the database
 // as before; the mirror only spares the reads.
 
-// LogEntry is one entry of a pool's log.
-type LogEntry struct {
+// logEntry is one entry of a pool's log.
+type logEntry struct {
 	ID        string
 	At, Units int64
 }
 
-// LogVersion says which connection a decision ran on and what that
+// logVersion says which connection a decision ran on and what that
 // connection had seen of the others' commits (LogWindow.Version).
-type LogVersion struct{ Conn, Data int64 }
+type logVersion struct{ Conn, Data int64 }
 
 // LogWindow is what a log the mirror can stand in for has beside LogRows.
 type LogWindow interface {
-	// Window is a pool's entries after after, in the order of their ids
-	// (time, then sequence: Reaching's).
-	Window(ctx context.Context, tx *sql.Tx, quotaKey, pool string, after int64) ([]LogEntry, error)
-	// Version, read in a decision's transaction, is the same as the one
-	// read in the decision before on the same connection only when no
-	// other connection committed in between; an error when the database
-	// cannot tell.
-	Version(ctx context.Context, tx *sql.Tx) (LogVersion, error)
+	// Window hands fn a pool's entries after after, in the order of their
+	// ids (time, then sequence: Reaching's).
+	Window(ctx context.Context, tx *sql.Tx, quotaKey, pool string, after int64, fn func(id string, at, units int64)) error
+	// Version, read in a decision's transaction, names the connection
+	// and is the same as the one read in the decision before on it only
+	// when no other connection committed in between; an error when the
+	// database cannot tell.
+	Version(ctx context.Context, tx *sql.Tx) (conn, data int64, err error)
 }
 
 // logWrites counts the writes to a log this process made other than
@@ -54,7 +54,7 @@ type logMirror struct {
 
 	mu      sync.Mutex
 	valid   bool
-	version LogVersion
+	version logVersion
 	writes  int64 // logWrites after its last decision
 	pools   map[string]*poolMirror
 }
@@ -63,7 +63,7 @@ type logMirror struct {
 // their ids.
 type poolMirror struct {
 	from    int64
-	entries []LogEntry
+	entries []logEntry
 }
 
 // logView is one decision's view of the mirror: what it read and what it
@@ -71,7 +71,7 @@ type poolMirror struct {
 type logView struct {
 	m       *logMirror
 	ok      bool
-	version LogVersion
+	version logVersion
 	writes  int64
 	pools   map[string]*poolView
 }
@@ -81,7 +81,7 @@ type logView struct {
 type poolView struct {
 	base    *poolMirror
 	trimmed int64
-	adds    []LogEntry
+	adds    []logEntry
 }
 
 // begin is the view of a decision in tx: usable when the mirror is valid
@@ -92,7 +92,8 @@ func (m *logMirror) begin(ctx context.Context, tx *sql.Tx) *logView {
 		return nil
 	}
 	v := &logView{m: m, pools: map[string]*poolView{}}
-	version, err := m.w.Version(ctx, tx)
+	conn, data, err := m.w.Version(ctx, tx)
+	version := logVersion{Conn: conn, Data: data}
 	if err != nil {
 		return v // not usable: every read goes to the database
 	}
@@ -121,7 +122,10 @@ func (v *logView) pool(ctx context.Context, tx *sql.Tx, key, pool string, keep i
 	if p != nil && p.base.from <= keep {
 		return p, nil
 	}
-	entries, err := v.m.w.Window(ctx, tx, key, pool, keep)
+	var entries []logEntry
+	err := v.m.w.Window(ctx, tx, key, pool, keep, func(id string, at, units int64) {
+		entries = append(entries, logEntry{ID: id, At: at, Units: units})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -134,18 +138,18 @@ func (v *logView) pool(ctx context.Context, tx *sql.Tx, key, pool string, keep i
 func (p *poolView) trim(keep int64) { p.trimmed = max(p.trimmed, keep) }
 
 // add is an entry the database's Add logged.
-func (p *poolView) add(e LogEntry) { p.adds = append(p.adds, e) }
+func (p *poolView) add(e logEntry) { p.adds = append(p.adds, e) }
 
 // each calls fn with every entry of the view after after, in the order of
 // their ids, until fn says stop.
-func (p *poolView) each(after int64, fn func(e LogEntry) bool) {
+func (p *poolView) each(after int64, fn func(e logEntry) bool) {
 	after = max(after, p.trimmed)
 	adds := slices.Clone(p.adds)
 	slices.SortFunc(adds, entryOrder)
 	base := p.base.entries
 	i, j := p.start(after), 0
 	for i < len(base) || j < len(adds) {
-		var e LogEntry
+		var e logEntry
 		if j >= len(adds) || i < len(base) && entryOrder(base[i], adds[j]) <= 0 {
 			e, i = base[i], i+1
 		} else {
@@ -159,7 +163,7 @@ func (p *poolView) each(after int64, fn func(e LogEntry) bool) {
 
 // entryOrder orders entries as the limiter's ids run: time, then length of
 // the id, then the id (Reaching's ORDER BY).
-func entryOrder(a, b LogEntry) int {
+func entryOrder(a, b logEntry) int {
 	if a.At != b.At {
 		if a.At < b.At {
 			return -1
@@ -174,7 +178,7 @@ func entryOrder(a, b LogEntry) int {
 
 // used is LogRows.Used over the view (without the ledger).
 func (p *poolView) used(horizon, dayStart, keep int64) (used, usedDay int64) {
-	p.each(keep, func(e LogEntry) bool {
+	p.each(keep, func(e logEntry) bool {
 		if e.At > horizon {
 			used += e.Units
 		}
@@ -189,7 +193,7 @@ func (p *poolView) used(horizon, dayStart, keep int64) (used, usedDay int64) {
 // reaching is LogRows.Reaching over the view (without the ledger).
 func (p *poolView) reaching(horizon, need int64) (at int64) {
 	var run int64
-	p.each(horizon, func(e LogEntry) bool {
+	p.each(horizon, func(e logEntry) bool {
 		run += e.Units
 		if run >= need {
 			at = e.At
@@ -262,7 +266,7 @@ func (p *poolView) left() *poolMirror {
 		return &poolMirror{from: p.trimmed, entries: append(base[i:], adds...)}
 	}
 	next := &poolMirror{from: p.trimmed}
-	p.each(p.trimmed, func(e LogEntry) bool {
+	p.each(p.trimmed, func(e logEntry) bool {
 		next.entries = append(next.entries, e)
 		return true
 	})
@@ -271,7 +275,7 @@ func (p *poolView) left() *poolMirror {
 
 // start is the index of the base's first entry after after.
 func (p *poolView) start(after int64) int {
-	i, _ := slices.BinarySearchFunc(p.base.entries, after, func(e LogEntry, t int64) int {
+	i, _ := slices.BinarySearchFunc(p.base.entries, after, func(e logEntry, t int64) int {
 		if e.At <= t {
 			return -1
 		}
