@@ -50,6 +50,9 @@ func NewSQLite(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, up
 	e.wall = func(context.Context, *sql.Tx) (int64, error) { return now().UnixMilli(), nil }
 	e.leaseClock = e.wall
 	e.clockName, e.down = "this host's clock", "database busy for"
+	if w, ok := t.Log.(LogWindow); ok {
+		e.mirror = &logMirror{w: w}
+	}
 	return &SQLite{e}, nil
 }
 
@@ -93,6 +96,9 @@ type embedded struct {
 	// beside it holds and the log lacks (catchUp); 0 before it first did.
 	// read is the ledger's write number it had read up to then.
 	looked, read *atomic.Int64
+	// mirror keeps the log's windows in the process (mirror.go): SQLite's
+	// alone, nil elsewhere.
+	mirror *logMirror
 }
 
 func newEmbedded(t Tables, quotaKey string, costs *ingest.Costs, ledger Ledger, upstream *UpstreamClock, clock ingest.Clock, o Options,
@@ -155,6 +161,10 @@ type sqlPool struct {
 	hold                      hold
 	used, usedDay, free       int64
 	blocked                   int64
+	// view is the decision's view of the mirror (nil: none), mirrored
+	// the pool's in it once load read the pool through it.
+	view     *logView
+	mirrored *poolView
 }
 
 func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream int64) (ingest.Decision, error) {
@@ -163,6 +173,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 		return ingest.Decision{}, err
 	}
 	defer tx.Rollback()
+	view := s.mirror.begin(ctx, tx)
 	var h hold
 	now, wall, seq, err := s.clock(ctx, tx, &h)
 	if err == nil {
@@ -183,6 +194,7 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 	allowed := true
 	for i, c := range cs {
 		ps[i] = s.bounds(c, now, h)
+		ps[i].view = view
 		if err := s.agree(ctx, tx, c.pool); err != nil {
 			return ingest.Decision{}, err
 		}
@@ -215,9 +227,11 @@ func (s *embedded) spend(ctx context.Context, op string, cs []charge, upstream i
 		}
 		d.Pools = append(d.Pools, poolState(p.pool, p.used, p.usedDay, p.free, p.blocked, 0))
 	}
+	sealed := view.seal()
 	if err := tx.Commit(); err != nil {
 		return ingest.Decision{}, err
 	}
+	view.commit(sealed)
 	s.looked.Store(now)
 	s.readTo(read)
 	return d, nil
@@ -345,7 +359,13 @@ func (s *embedded) load(ctx context.Context, tx *sql.Tx, now int64, p *sqlPool, 
 		}
 	}
 	var err error
-	if p.used, p.usedDay, err = s.t.Log.Used(ctx, tx, key, pool, p.horizon, p.dayStart, keep, p.ledger); err != nil {
+	if trim && !p.ledger && p.view.usable() {
+		if p.mirrored, err = p.view.pool(ctx, tx, key, pool, keep); err != nil {
+			return err
+		}
+		p.mirrored.trim(keep)
+		p.used, p.usedDay = p.mirrored.used(p.horizon, p.dayStart, keep)
+	} else if p.used, p.usedDay, err = s.t.Log.Used(ctx, tx, key, pool, p.horizon, p.dayStart, keep, p.ledger); err != nil {
 		return err
 	}
 	if p.blocked, err = s.t.Pools.Blocked(ctx, tx, key, pool, now); err != nil {
@@ -362,7 +382,9 @@ func (s *embedded) freeAt(ctx context.Context, tx *sql.Tx, p *sqlPool) error {
 	c := p.pool.Capacity()
 	if need := p.used + p.units - c; need > 0 {
 		var err error
-		if p.free, err = s.t.Log.Reaching(ctx, tx, s.opts.QuotaKey, p.pool.Name, p.horizon, need, p.ledger); err != nil {
+		if p.mirrored != nil && p.view.usable() {
+			p.free = p.mirrored.reaching(p.horizon, need)
+		} else if p.free, err = s.t.Log.Reaching(ctx, tx, s.opts.QuotaKey, p.pool.Name, p.horizon, need, p.ledger); err != nil {
 			return err
 		}
 		if p.free > 0 {
@@ -385,6 +407,9 @@ func (s *embedded) record(ctx context.Context, tx *sql.Tx, now int64, id string,
 		}
 		if err != nil {
 			return err
+		}
+		if p.mirrored != nil {
+			p.mirrored.add(logEntry{ID: id, At: now, Units: p.units})
 		}
 		p.used += p.units
 		if p.dayStart > 0 {
@@ -434,6 +459,8 @@ func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 	return s.opts.refund(ctx, call, true, func(ctx context.Context, call ingest.Call) error {
 		ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
 		defer cancel()
+		logWrites.Add(1) // before and after: a decision between the two reads the log
+		defer logWrites.Add(1)
 		return s.t.Log.Drop(ctx, s.opts.QuotaKey, call.ID)
 	})
 }
@@ -540,6 +567,7 @@ func (s *embedded) refillCall(ctx context.Context, tx *sql.Tx, now int64, h hold
 			return nil, err
 		}
 		if added {
+			logWrites.Add(1) // not a decision's own call: every mirror reads the log again
 			n = append(n, ch)
 		}
 	}

@@ -346,3 +346,58 @@ func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bo
 		t.Fatalf("after 6 calls of the ledger, 4 takes and 3 more calls of the ledger, %d admitted, want %d", got, want)
 	}
 }
+
+// TestSQLiteWindowKeptInTheProcessSeesEveryWriter: the limiter keeps its
+// pools' windows in the process between decisions on its one connection,
+// and still counts what another process wrote to the log (another
+// connection's commit) and what another limiter of this process wrote on
+// the same connection: each is refused what would take the pool over its
+// limit.
+func TestSQLiteWindowKeptInTheProcessSeesEveryWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kept.db")
+	now := clock.NewFake(time.Now())
+	costs := parseCosts(t, "pools:\n  default: {limit: 6, window: 1h}\noperations:\n  videos.list: {default: 1}\n")
+	single := func() *sql.DB {
+		db := openDB(t, path, false)
+		db.SetMaxOpenConns(1) // as the store's writer: one connection
+		db.SetMaxIdleConns(1)
+		return db
+	}
+	on := func(db *sql.DB) limiter {
+		l, err := newSQLite(db, limOpts{QuotaKey: "kept", Costs: costs, Timeout: hangFree, Logger: quiet, Clock: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	mine, theirs := single(), single()
+	a, beside := on(mine), on(mine)
+	for range 2 {
+		if d := spend(t, a, 1); !d.Allowed {
+			t.Fatalf("a's call: %+v", d)
+		}
+		now.Advance(time.Second)
+	}
+	// Another process's call, written by no limiter of this one: 4 of 6.
+	if _, err := theirs.Exec(`INSERT INTO quota_log (quota_key, pool, id, at_ms, units) VALUES ('kept', 'default', ?, ?, 2)`,
+		fmt.Sprintf("%d-other", now.Now().UnixMilli()), now.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	now.Advance(time.Second)
+	if d := spend(t, a, 3); d.Allowed {
+		t.Fatalf("a admitted 3 units with 4 of 6 spent, another process's 2 among them: %+v", d)
+	}
+	if d := spend(t, beside, 1); !d.Allowed { // this process's other limiter: 5 of 6
+		t.Fatalf("the limiter beside's call: %+v", d)
+	}
+	now.Advance(time.Second)
+	if d := spend(t, a, 2); d.Allowed {
+		t.Fatalf("a admitted 2 units with 5 of 6 spent, the limiter beside's 1 among them: %+v", d)
+	}
+	if d := spend(t, a, 1); !d.Allowed {
+		t.Fatalf("a's last unit: %+v", d)
+	}
+	if d := spend(t, on(theirs), 1); d.Allowed {
+		t.Fatalf("the other process admitted a unit over the limit: %+v", d)
+	}
+}

@@ -70,6 +70,7 @@ type answers struct {
 	markReading bool // a request reads the mark now: the others take the one known
 
 	builds   atomic.Int64 // how many answers were built: tests and the metrics read it
+	marks    atomic.Int64 // how many times the watcher read the store's mark: the tests read it
 	rebuilds atomic.Int64 // of them, built again for a page kept
 	waited   atomic.Int64 // requests that waited for a page's first build
 
@@ -443,9 +444,17 @@ func (s *Server) watcher() {
 
 // refreshKept builds again, one at a time, each kept page asked for since
 // its build whose mark is not the store's now. Its time is the one the
-// last reader read: the house's clock is read by the requests alone.
+// last reader read: the house's clock is read by the requests alone. With
+// no page asked for since its build there is nothing a new mark would
+// have it build, and it reads none: a reader's request reads the mark
+// itself when the one known is a second old, as it does without the
+// watcher.
 func (s *Server) refreshKept() {
+	if !s.answers.set.anyAsked() {
+		return
+	}
 	now := time.Unix(0, s.answers.seen.Load())
+	s.answers.marks.Add(1)
 	mark, changed, err := s.cfg.DB.DataMark(context.Background())
 	if err != nil {
 		return // the requests read it again, and say why it failed

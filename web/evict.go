@@ -193,6 +193,22 @@ type keyed struct {
 // at a change of the mark, most recently asked first.
 const staleOnce = 16
 
+// anyAsked reports whether any answer was served since its build and can
+// be built again: one stale would return under a mark it was not built
+// under.
+func (s *keptSet) anyAsked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range []*list.List{&s.protected, &s.probation} {
+		for e := l.Front(); e != nil; e = e.Next() {
+			if k := e.Value.(*kept); k.a.asked.Load() && k.a.req != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // stale are the answers built under another mark than mark that were
 // served since their build, most recently asked first: what the watcher
 // builds again. Every protected one (asked for twice or more), and of

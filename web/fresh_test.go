@@ -89,3 +89,35 @@ func TestWatcherBuildsARunsPagesBeforeAnyReader(t *testing.T) {
 		t.Errorf("the first request after the run built %d answers, want none (built beside, before it)", n)
 	}
 }
+
+// TestWatcherReadsNoMarkWithNothingToBuild: once the watcher has built
+// again every page read since its build, it reads the store's mark no
+// more until a reader is answered again: no new mark would have it build
+// anything.
+func TestWatcherReadsNoMarkWithNothingToBuild(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 10, 47, 0, 0, time.UTC)
+	rb := newRebuilding(t, &now, 0, nil)
+	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
+		t.Fatalf("first build: got %d", code)
+	}
+	chartRun(t, rb.db, "", now.Add(time.Minute), ingest.Video{ID: "vid-c", Title: "Gamma"})
+	if key := rb.await(t); key != "/charts/US" {
+		t.Fatalf("the watcher built %q, want /charts/US", key)
+	}
+	before := rb.s.answers.marks.Load()
+	time.Sleep(3 * markEvery)
+	if n := rb.s.answers.marks.Load() - before; n != 0 {
+		t.Errorf("with no page read since its build, the watcher read the mark %d times", n)
+	}
+	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
+		t.Fatalf("the page again: got %d", code)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for rb.s.answers.marks.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("a reader answered, the watcher never read the mark again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

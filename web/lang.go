@@ -8,7 +8,9 @@ package web
 // scripts of its letters and the region whose chart shows it.
 
 import (
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/language"
 )
@@ -35,13 +37,38 @@ var scripts = []struct {
 
 // scriptOf is the script code of a letter, "" for one of none listed.
 func scriptOf(r rune) string {
-	for _, s := range scripts {
-		if unicode.Is(s.table, r) {
-			return s.code
-		}
+	if i := scriptIndex(r); i >= 0 {
+		return scripts[i].code
 	}
 	return ""
 }
+
+// scriptIndex is the index in scripts of a letter's script, -1 for none
+// listed; an ASCII letter is Latin without a look through the tables.
+func scriptIndex(r rune) int {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			return latin
+		}
+		return -1
+	}
+	for i, s := range scripts {
+		if unicode.Is(s.table, r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// latin is Latin's index in scripts.
+var latin = func() int {
+	for i, s := range scripts {
+		if s.code == "Latn" {
+			return i
+		}
+	}
+	panic("no Latin in scripts")
+}()
 
 // mainScript is the script a text is in: kana make it Japanese and
 // Hangul Korean whatever else it holds; else Han; else the script with
@@ -49,10 +76,16 @@ func scriptOf(r rune) string {
 // Latin is mostly a name or a tag beside its own language's words); ""
 // when it has no letter.
 func mainScript(text string) string {
-	count := map[string]int{}
+	var byIndex [32]int
 	for _, r := range text {
-		if s := scriptOf(r); s != "" {
-			count[s]++
+		if i := scriptIndex(r); i >= 0 {
+			byIndex[i]++
+		}
+	}
+	count := make(map[string]int, 4)
+	for i, n := range byIndex[:len(scripts)] {
+		if n > 0 {
+			count[scripts[i].code] += n
 		}
 	}
 	for _, s := range []string{"Kana", "Hang", "Hani"} {
@@ -81,6 +114,17 @@ func mainScript(text string) string {
 // region say (scriptLang). "" means not known: the element keeps the
 // page's, with dir="auto".
 func langOf(text, region, tag string) string {
+	k := langAsked{text, region, tag}
+	if l, ok := langs.get(k); ok {
+		return l
+	}
+	l := findLang(text, region, tag)
+	langs.put(k, l)
+	return l
+}
+
+// findLang is langOf, found.
+func findLang(text, region, tag string) string {
 	script := mainScript(text)
 	if t, ok := ownerTag(tag); ok && (script == "" || script == "Latn" || writtenIn(t, script)) {
 		return withScript(t, region).String()
@@ -217,4 +261,45 @@ func langKey(lang string) string {
 		return "zh-" + s.String()
 	}
 	return "zh"
+}
+
+// langAsked is what langOf is asked: its answer depends on nothing else.
+type langAsked struct{ text, region, tag string }
+
+// langMemo keeps langOf's answers, so that a page built again (a chart's
+// titles are the same from one build to the next) finds each one without
+// reading its letters or parsing its tag again. It holds at most
+// langMemoBytes of text, emptied whole when full.
+type langMemo struct {
+	mu    sync.Mutex
+	m     map[langAsked]string
+	bytes int
+}
+
+// langMemoBytes bounds the text langMemo keeps.
+const langMemoBytes = 4 << 20
+
+var langs langMemo
+
+func (m *langMemo) get(k langAsked) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.m[k]
+	return l, ok
+}
+
+func (m *langMemo) put(k langAsked, l string) {
+	size := len(k.text) + len(k.region) + len(k.tag) + len(l)
+	if size > langMemoBytes/64 {
+		return // a long description: not kept, it would push out many titles
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || m.bytes+size > langMemoBytes {
+		m.m, m.bytes = make(map[langAsked]string), 0
+	}
+	if _, ok := m.m[k]; !ok {
+		m.m[k] = l
+		m.bytes += size
+	}
 }

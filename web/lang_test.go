@@ -68,3 +68,31 @@ func TestLangKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLangOfKeptAsFound: an answer langOf keeps is the one it would find
+// again, for the same text asked on another region's chart or with
+// another tag as well, and kept text stays within its bound.
+func TestLangOfKeptAsFound(t *testing.T) {
+	t.Parallel()
+	asked := []langAsked{
+		{"周杰倫 最偉大的作品", "TW", ""}, {"周杰倫 最偉大的作品", "CN", ""}, {"周杰倫 最偉大的作品", "JP", ""},
+		{"周杰倫 最偉大的作品", "US", "en"}, {"Despacito", "MX", ""}, {"Despacito", "MX", "es"},
+		{"Despacito", "US", ""}, {"Привет мир", "RU", ""}, {"Привет мир", "UA", "uk"}, {"", "US", "fr"},
+		{"ข่าววันนี้", "TH", "en"}, {"Ελλάδα 2026", "GR", ""},
+	}
+	for round := range 2 {
+		for _, k := range asked {
+			if got, want := langOf(k.text, k.region, k.tag), findLang(k.text, k.region, k.tag); got != want {
+				t.Errorf("round %d: langOf(%q, %s, %q) = %q, found %q", round, k.text, k.region, k.tag, got, want)
+			}
+		}
+	}
+	var m langMemo
+	long := string(make([]byte, langMemoBytes/128))
+	for i := range 200 {
+		m.put(langAsked{long + string(rune('a'+i%26)) + string(rune('a'+i/26)), "US", ""}, "en")
+	}
+	if m.bytes > langMemoBytes {
+		t.Errorf("the memo keeps %d bytes of text, over its bound of %d", m.bytes, langMemoBytes)
+	}
+}
