@@ -35,7 +35,7 @@ import (
 // read (runOn), made again only if that catalogue selects other charts.
 func (h *Host) Prepare(ctx context.Context, db *Database, r *Run) error {
 	var err error
-	if r.Timetable.Charts, err = r.Regions.Of(StoredCatalogue(ctx, db)); err != nil {
+	if r.Timetable.Charts, err = r.Regions.Of(jobs.StoredCatalogue(ctx, catalogueStore(db))); err != nil {
 		return configErrorf("--regions: %w", err)
 	}
 	if !r.Plan {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -60,7 +61,7 @@ type Run struct {
 	Publish *Publish
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
-	// the upstream when it is a day old (catalogue.go).
+	// the upstream when it is a day old (jobs/catalogue.go).
 	Regions regions.Selection
 	// StartTimeout is how long the daemon's start waits on the upstream
 	// for the region catalogue (--start-timeout); zero is StartTimeout.
@@ -217,21 +218,21 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return fmt.Errorf("read last runs: %w", err)
 	}
 	m.Seed(last)
-	var late *lateRead
+	var late *jobs.LateRead
 	if r.Regions.All() {
 		r.Listener.Step(stepCatalogue)
 		cat := s.read
 		switch {
 		case cat != nil:
 		case r.Once:
-			cat = h.Catalogue(ctx, p, s.gate)
+			cat = h.catalogue(p).Current(ctx, s.gate)
 		default:
-			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.readCatalogue(ctx, p, s.gate) }
+			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.catalogue(p).Read(ctx, s.gate) }
 			readCtx, stopRead := context.WithCancel(ctx)
-			cat, late = h.startCatalogue(readCtx, p.DB, read, cmp.Or(r.StartTimeout, StartTimeout))
+			cat, late = h.catalogue(p).Start(readCtx, read, cmp.Or(r.StartTimeout, StartTimeout))
 			// A plan that ends before its daemon runs does not wait on a
 			// read left behind; a daemon that runs awaits it (daemon).
-			defer func() { stopRead(); late.wait() }()
+			defer func() { stopRead(); late.Wait() }()
 		}
 		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
 			return configErrorf("--regions: %w", err)
@@ -253,7 +254,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	if late != nil {
 		ended := make(chan struct{})
 		defer close(ended)
-		drain, moved = watchLate(late, r, s.drain, ended)
+		drain, moved = jobs.WatchLate(late, r.Regions, r.Timetable.Charts, s.drain, ended)
 	}
 	ages := metrics.NewAges(last)
 	leases, err := h.databaseLeases(ctx, p.Limiter, p.DB)
@@ -321,37 +322,9 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
 	if err == nil && isClosed(moved) {
 		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
-		return &catalogueMoved{late.got}
+		return &catalogueMoved{late.Got}
 	}
 	return err
-}
-
-// watchLate watches the catalogue read late: once it is read and selects
-// other charts than r's, moved closes, and drain with it; drain closes at
-// a signal too, and then moved never does. It watches until ended closes.
-func watchLate(late *lateRead, r Run, signals, ended <-chan struct{}) (drain, moved <-chan struct{}) {
-	d, m := make(chan struct{}), make(chan struct{})
-	go func() {
-		select {
-		case <-signals:
-			close(d)
-			return
-		case <-ended:
-			return
-		case <-late.done:
-		}
-		if charts, err := r.Regions.Of(late.got); late.got != nil && err == nil && !slices.Equal(charts, r.Timetable.Charts) {
-			close(m)
-			close(d)
-			return
-		}
-		select {
-		case <-signals:
-			close(d)
-		case <-ended:
-		}
-	}()
-	return d, m
 }
 
 // isClosed says whether c is closed; a nil c never is.
@@ -426,13 +399,13 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it (or the catalogue read late moves its charts: runPlanned), with the
 // backups beside it when r asks for them.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups, late *lateRead) error {
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups, late *jobs.LateRead) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
 	// The start's read of the catalogue left behind is stored before the
 	// daemon says it stopped and closes the database, as the keeper's is.
-	defer late.wait()
+	defer late.Wait()
 	// The catalogue's keeper ends with the daemon: a read of it in flight
 	// when a signal comes is stored before the daemon says it stopped
 	// and closes the database.
@@ -440,7 +413,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	kept := make(chan struct{})
 	go func() {
 		defer close(kept)
-		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
+		h.catalogue(p).Keep(ctx, r.Regions.All(), r.Timetable.Regions(), jobs.Gate(upstream, p.QuotaKey, ""), stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
 	if r.Backups != nil {
@@ -508,7 +481,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	}
 	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Plan: r.planned.Lines(), Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
-	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
+	src.Names = jobs.RegionNames(jobs.StoredCatalogue(ctx, catalogueStore(p.DB))) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter), Purge: r.Purge,
 		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
@@ -547,4 +520,27 @@ func floors(ros *jobs.Roster) map[string]time.Duration {
 		}
 	}
 	return out
+}
+
+// StartTimeout is how long the daemon's start waits on the upstream for
+// the region catalogue unless --start-timeout says otherwise: the budget
+// of the upstream's clock's free request, which comes first. A healthy
+// upstream answers that request and the catalogue's call well within it;
+// one that does not is not worth a start that waits for its retries, as
+// the stored catalogue (else the built-in copy) serves as well, and the
+// read goes on behind.
+const StartTimeout = fetch.ClockBudget
+
+// catalogue is the region catalogue kept in p's database, read from p's
+// upstream.
+func (h *Host) catalogue(p *Pipeline) jobs.Catalogue {
+	return jobs.Catalogue{Store: p.DB.RegionCatalogue(), List: p.Source.Regions, Clock: h.clock(), Logger: h.Logger}
+}
+
+// catalogueStore is where db keeps the region catalogue; nil when db is.
+func catalogueStore(db *Database) jobs.CatalogueStore {
+	if db == nil {
+		return nil
+	}
+	return db.RegionCatalogue()
 }

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -48,8 +50,8 @@ type Schedule struct {
 // regions only when it holds none; with no database (nil), the flags'.
 // --regions is read once, against db's catalogue, which names each region.
 func (sch Schedule) Follow(ctx context.Context, db *Database, src *report.Sources) error {
-	cat := StoredCatalogue(ctx, db)
-	src.Names = regionNames(cat)
+	cat := jobs.StoredCatalogue(ctx, catalogueStore(db))
+	src.Names = jobs.RegionNames(cat)
 	flags := sch.Timetable
 	charts, err := sch.Regions.Of(cat)
 	if err != nil {
@@ -210,4 +212,16 @@ func Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// heldCharts makes src's schedule the charts db holds runs of, by name,
+// when it holds any: a database that ran only some regions reports those,
+// not the default ones.
+func heldCharts(ctx context.Context, db *Database, src *report.Sources) error {
+	last, err := db.LastRuns(ctx, ingest.Trending)
+	if err != nil || len(last) == 0 {
+		return err
+	}
+	src.Timetable = jobs.NamedTimetable(src.Timetable.Every, slices.Sorted(maps.Keys(last)))
+	return nil
 }
