@@ -84,7 +84,7 @@ type Run struct {
 
 	// planned is the day's plan Prepare made, for the record and the
 	// site's views.
-	planned *dayPlan
+	planned *report.DayPlan
 }
 
 // Run is `ingest run` once its flags are checked, for the binary and the
@@ -239,11 +239,11 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
-		if !slices.Equal(r.planned.charts, r.Timetable.Charts) {
+		if !slices.Equal(r.planned.Charts(), r.Timetable.Charts) {
 			r.Listener.Step(stepPlan)
 			r.planned, err = h.dayPlan(ctx, p.DB, r)
 		}
-		r.planned.say(h.Logger)
+		r.planned.Say(h.Logger)
 		if err != nil {
 			return err
 		}
