@@ -261,7 +261,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	if err != nil {
 		return err
 	}
-	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: keepAges(stopWhenOutdated(m.Observe, s.stopOutdated), ages, h.now),
+	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: ages.Keep(stopWhenOutdated(m.Observe, s.stopOutdated), h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
@@ -349,19 +349,6 @@ func lastStarts(last map[string]store.RunSummary) map[string]time.Time {
 	return out
 }
 
-// keepAges is observe, after which a chart pass that completed sets its
-// chart's age in ages.
-func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ages *metrics.Ages, now func() time.Time) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
-	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
-		if observe != nil {
-			observe(e, end, took, slot)
-		}
-		if end.Pass != nil && end.Status == ingest.StatusCompleted {
-			ages.Set(e.Name, now().Add(-took))
-		}
-	}
-}
-
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh), a share of them a pass run every every.
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
@@ -443,7 +430,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 // pacer is nil when nothing paces; ages are the charts' as the runner's
 // Observe keeps them.
 func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
-	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.clock()}
+	col := &metrics.Pace{Ages: ages, Floors: ros.Floors(), Clock: h.clock()}
 	var pacer jobs.Pacer
 	if r.Pace {
 		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)
@@ -508,19 +495,6 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 // UITokenEnv holds the dashboard's access token; an environment variable
 // only, so that it never shows in a process list.
 const UITokenEnv = "INGEST_UI_TOKEN"
-
-// floors is each of the daemon's entries' shortest cadence, its slots'
-// period: what /metrics shows as its planned cadence when nothing paces.
-func floors(ros *jobs.Roster) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	es, _ := ros.Entries()
-	for _, e := range es {
-		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
-			out[e.Name] = e.Slots.Every
-		}
-	}
-	return out
-}
 
 // StartTimeout is how long the daemon's start waits on the upstream for
 // the region catalogue unless --start-timeout says otherwise: the budget
