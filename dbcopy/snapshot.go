@@ -25,23 +25,23 @@ func SnapshotOf(db, to string) string {
 	return db + ".copy-" + hex.EncodeToString(sum[:4])
 }
 
-// TakeSnapshot writes snap from the SQLite file path, noted as taken at
-// now, with prune run on it (what the standing does not allow cut, and
+// TakeSnapshot writes snap from the SQLite file path, opened by open (the
+// one open of a database, with its ledger), noted as taken at now, with
+// prune run on it (what the standing does not allow cut, and
 // the snapshot noted as kept under it, so that the target's first run
 // takes what ages past the standing meanwhile for the scheduled prune's
 // lag), and renames it into place only then: a resumed copy reads the
 // same rows as the copy that stopped.
-func TakeSnapshot(ctx context.Context, path, snap string, now time.Time, prune func(context.Context, *store.DB, *ledger.Ledger) error) error {
+func TakeSnapshot(ctx context.Context, path, snap string, now time.Time, open func(context.Context, string) (*store.DB, *ledger.Ledger, error), prune func(context.Context, *store.DB, *ledger.Ledger) error) error {
 	part := snap + ".new"
 	RemoveFile(part)
 	if err := store.Snapshot(ctx, path, part); err != nil {
 		return fmt.Errorf("db copy: %w", err)
 	}
-	db, err := store.Open(ctx, part)
+	db, led, err := open(ctx, part)
 	if err != nil {
 		return fmt.Errorf("db copy: source snapshot: %w", err)
 	}
-	led := ledger.New(db)
 	if err := Untrack(ctx, db, func(error) {}); err != nil { // the source's notes, not the snapshot's: a SQLite file no worker writes
 		db.Close()
 		return fmt.Errorf("db copy: source snapshot: %w", err)

@@ -34,7 +34,7 @@ func TestTakeSnapshot(t *testing.T) {
 	t.Run("pruned, then in place", func(t *testing.T) {
 		snap := SnapshotOf(path, "a.db")
 		pruned := false
-		err := TakeSnapshot(ctx, path, snap, now, func(ctx context.Context, db *store.DB, led *ledger.Ledger) error {
+		err := TakeSnapshot(ctx, path, snap, now, openBoth, func(ctx context.Context, db *store.DB, led *ledger.Ledger) error {
 			if _, err := os.Stat(snap); err == nil {
 				t.Error("the snapshot is in place before its prune")
 			}
@@ -59,7 +59,7 @@ func TestTakeSnapshot(t *testing.T) {
 	})
 	t.Run("a failed prune leaves none", func(t *testing.T) {
 		snap := SnapshotOf(path, "b.db")
-		err := TakeSnapshot(ctx, path, snap, now, func(context.Context, *store.DB, *ledger.Ledger) error { return errors.New("no") })
+		err := TakeSnapshot(ctx, path, snap, now, openBoth, func(context.Context, *store.DB, *ledger.Ledger) error { return errors.New("no") })
 		if err == nil {
 			t.Error("a failed prune took a snapshot")
 		}
@@ -71,4 +71,14 @@ func TestTakeSnapshot(t *testing.T) {
 			t.Error("RemoveFile left the file")
 		}
 	})
+}
+
+// openBoth opens a database at path with its ledger, as wiring's one open
+// does.
+func openBoth(ctx context.Context, path string) (*store.DB, *ledger.Ledger, error) {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, ledger.New(db), nil
 }

@@ -114,8 +114,15 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 // takeSnapshot writes snap from the SQLite file path (dbcopy.TakeSnapshot),
 // pruned under the standing, what it cut said on say.
 func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Writer) error {
-	return dbcopy.TakeSnapshot(ctx, path, snap, terms.Clock.Now(), func(ctx context.Context, sdb *store.DB, led *ledger.Ledger) error {
-		db := &Database{DB: sdb, Ledger: led, Where: store.Where(sdb.Path())}
+	var db *Database
+	open := func(ctx context.Context, path string) (*store.DB, *ledger.Ledger, error) {
+		var err error
+		if db, err = Open(ctx, path); err != nil {
+			return nil, nil, err
+		}
+		return db.DB, db.Ledger, nil
+	}
+	return dbcopy.TakeSnapshot(ctx, path, snap, terms.Clock.Now(), open, func(ctx context.Context, _ *store.DB, _ *ledger.Ledger) error {
 		keep := terms.Standing.StatsFor
 		res := terms.PruneJob(db, keep, nil).Run(ctx)
 		if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
