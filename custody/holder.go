@@ -159,3 +159,21 @@ func (r *Rules) MoveTo(ctx context.Context, paths []string, key, by string) erro
 	}
 	return nil
 }
+
+// BeforeSpending is what custody checks of a ledger's key before a run
+// spends: the peers a Redis left behind (off Redis), that the window is
+// held here, and on Redis, that this ledger now spends there.
+func (r *Rules) BeforeSpending(ctx context.Context, led *ledger.Ledger, key string, onRedis bool) error {
+	if !onRedis {
+		if err := r.LeftPeers(ctx, led, key); err != nil {
+			return err
+		}
+	}
+	if err := r.HeldHere(ctx, led, key); err != nil {
+		return err
+	}
+	if onRedis {
+		return r.NoteRedis(ctx, led, key)
+	}
+	return nil
+}

@@ -383,3 +383,16 @@ func (d *Daemon) fire(ctx context.Context, e Entry, stop <-chan struct{}) {
 		next = e.Slots.Next(slot)
 	}
 }
+
+// Floors is each chart entry's shortest cadence, its slots' period: what
+// /metrics shows as its planned cadence when nothing paces.
+func (d *Roster) Floors() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	es, _ := d.Entries()
+	for _, e := range es {
+		if e.Kind == KindChart || e.Kind == KindCategoryChart {
+			out[e.Name] = e.Slots.Every
+		}
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/store"
 )
@@ -37,6 +38,19 @@ func (a *Ages) Set(chart string, at time.Time) {
 	a.mu.Lock()
 	a.fetched[chart] = at
 	a.mu.Unlock()
+}
+
+// Keep is observe, after which a chart pass that completed sets its
+// chart's age, started took before now.
+func (a *Ages) Keep(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), now func() time.Time) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
+	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		if observe != nil {
+			observe(e, end, took, slot)
+		}
+		if end.Pass != nil && end.Status == ingest.StatusCompleted {
+			a.Set(e.Name, now().Add(-took))
+		}
+	}
 }
 
 var (

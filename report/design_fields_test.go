@@ -39,7 +39,7 @@ func reportOf(t *testing.T, sdb *store.DB) *report.Report {
 	h := &wiring.Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.DiscardHandler)}
 	src := report.Sources{Now: time.Now(), DB: db, Costs: h.Costs, ScheduleFrom: "--every", Size: db.Size, Held: wiring.HeldIn(db)}
 	sch := wiring.Schedule{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Every: time.Hour}}
-	if err := sch.Follow(ctx, db, &src); err != nil {
+	if err := wiring.Follow(ctx, sch, db, &src); err != nil {
 		t.Fatal(err)
 	}
 	var err error

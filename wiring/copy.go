@@ -8,16 +8,14 @@ package wiring
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/ingestworks/ingest/dbcopy"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -100,7 +98,7 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 		}
 		return db, false, nil
 	}
-	snap := snapshotOf(h.DSN, to)
+	snap := dbcopy.SnapshotOf(h.DSN, to)
 	if _, err := os.Stat(snap); err != nil {
 		if err := takeSnapshot(ctx, h.DSN, snap, terms, say); err != nil {
 			return nil, false, err
@@ -113,50 +111,30 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 	return db, fresh, nil
 }
 
-// snapshotOf is where a copy of the SQLite file db into to keeps its
-// snapshot: beside db, one per target.
-func snapshotOf(db, to string) string {
-	sum := sha256.Sum256([]byte(store.Where(to)))
-	return db + ".copy-" + hex.EncodeToString(sum[:4])
-}
-
-// takeSnapshot writes snap from the SQLite file path, pruned of what the
-// standing does not allow and noted as kept under it (so that the target's
-// first run takes what ages past the standing meanwhile for the scheduled
-// prune's lag), and renames it into place only then: a resumed copy reads
-// the same rows as the copy that stopped.
+// takeSnapshot writes snap from the SQLite file path (dbcopy.TakeSnapshot),
+// pruned under the standing, what it cut said on say.
 func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Writer) error {
-	part := snap + ".new"
-	removeFile(part)
-	if err := store.Snapshot(ctx, path, part); err != nil {
-		return fmt.Errorf("db copy: %w", err)
+	var db *Database
+	open := func(ctx context.Context, path string) (*store.DB, *ledger.Ledger, error) {
+		var err error
+		if db, err = Open(ctx, path); err != nil {
+			return nil, nil, err
+		}
+		return db.DB, db.Ledger, nil
 	}
-	db, err := Open(ctx, part)
-	if err != nil {
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	if err := dbcopy.Untrack(ctx, db.DB, func(error) {}); err != nil { // the source's notes, not the snapshot's: a SQLite file no worker writes
-		db.Close()
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	if err := db.Ledger.Note(ctx, dbcopy.SnapshotNote, strconv.FormatInt(terms.Clock.Now().UnixNano(), 36)); err != nil {
-		db.Close()
-		return fmt.Errorf("db copy: source snapshot: %w", err)
-	}
-	keep := terms.Standing.StatsFor
-	res := terms.PruneJob(db, keep, nil).Run(ctx)
-	if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
-		fmt.Fprintf(say, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
-			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
-			terms.Standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
-	}
-	if res.Err == nil {
-		res.Err = NoteKept(ctx, db, keep)
-	}
-	if err := errors.Join(res.Err, db.Close()); err != nil {
-		return fmt.Errorf("db copy: prune the snapshot under the standing: %w", err)
-	}
-	return os.Rename(part, snap)
+	return dbcopy.TakeSnapshot(ctx, path, snap, terms.Clock.Now(), open, func(ctx context.Context, _ *store.DB, _ *ledger.Ledger) error {
+		keep := terms.Standing.StatsFor
+		res := terms.PruneJob(db, keep, nil).Run(ctx)
+		if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
+			fmt.Fprintf(say, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
+				"%d tracked counts, %d videos, %d backfill results, %d category names\n",
+				terms.Standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
+		}
+		if res.Err == nil {
+			res.Err = NoteKept(ctx, db, keep)
+		}
+		return res.Err
+	})
 }
 
 // RemoveSnapshot is the end of a copy of --db into to: a SQLite source's
@@ -165,15 +143,7 @@ func (h *Host) RemoveSnapshot(to string) {
 	if store.IsURL(h.DSN) {
 		return
 	}
-	removeFile(snapshotOf(h.DSN, to))
-}
-
-// removeFile removes a SQLite file with its write-ahead log and shared
-// memory beside it.
-func removeFile(path string) {
-	for _, f := range []string{path, path + "-wal", path + "-shm"} {
-		os.Remove(f)
-	}
+	dbcopy.RemoveFile(dbcopy.SnapshotOf(h.DSN, to))
 }
 
 // DryRunCopy is a consistent page-for-page image of a SQLite database
@@ -185,7 +155,7 @@ func (h *Host) DryRunCopy(ctx context.Context) (*Database, func(), error) {
 	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
 		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
 	}
-	drop := func() { removeFile(copyPath) }
+	drop := func() { dbcopy.RemoveFile(copyPath) }
 	copied, err := Open(ctx, copyPath)
 	if err != nil {
 		drop()

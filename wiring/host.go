@@ -17,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
@@ -295,4 +296,18 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err err
 		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 	}
 	return ro, err, nil
+}
+
+// KeyHash is the short, one-way name of an API key: the default quota key.
+func KeyHash(key string) string { return ledger.KeyHash(key) }
+
+// ReadQuotaKey is the quota a command that reads reports on
+// (ledger.ReadQuotaKey): given, else apiKey's hash, else the one key in
+// db's ledger (db nil: none).
+func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *Database) (string, error) {
+	var l *ledger.Ledger
+	if db != nil {
+		l = db.Ledger
+	}
+	return ledger.ReadQuotaKey(ctx, given, apiKey, l, h.RedisURL != "")
 }

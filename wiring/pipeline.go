@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -85,30 +84,18 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	}
 	p.Limiter = l
 	p.closers = append(p.closers, closeLimiter)
-	if err := Agree(ctx, l, h.Logger); err != nil {
-		p.Close()
-		return nil, err
-	}
-	if err := Created(ctx, l); err != nil {
-		p.Close()
-		return nil, err
-	}
 	r, onRedis := l.(*quota.Redis)
-	if !onRedis {
-		if err := h.rules().LeftPeers(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
+	for _, check := range []func() error{
+		func() error { return quota.Agree(ctx, l, h.Logger) },
+		func() error { return quota.Created(ctx, l) },
+		func() error { return h.rules().BeforeSpending(ctx, p.DB.Ledger, p.QuotaKey, onRedis) },
+	} {
+		if err := check(); err != nil {
 			p.Close()
 			return nil, err
 		}
-	}
-	if err := h.rules().HeldHere(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
-		p.Close()
-		return nil, err
 	}
 	if onRedis {
-		if err := h.rules().NoteRedis(ctx, p.DB.Ledger, p.QuotaKey); err != nil {
-			p.Close()
-			return nil, err
-		}
 		// The peers that spent since the last copy of the limiter's
 		// ledgers are kept at the end too: a host that leaves Redis
 		// after this run knows them (custody/peers.go).
@@ -163,36 +150,7 @@ func (h *Host) preflight(ctx context.Context, key string) error {
 	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
 		return configErrorf("--costs: %w", err)
 	}
-	return Created(ctx, l)
-}
-
-// Created is a configuration error when the limiter is Redis and holds no
-// configuration for a key this ledger never spent on (quota.ErrNotApplied).
-func Created(ctx context.Context, l Limiter) error {
-	r, ok := l.(*quota.Redis)
-	if !ok {
-		return nil
-	}
-	if err := r.Created(ctx); errors.Is(err, quota.ErrNotApplied) {
-		return configErrorf("--redis / REDIS_URL: %w", err)
-	}
-	return nil
-}
-
-// Agree checks, before anything is spent, that the limiter holds the same
-// pools as this costs file: a disagreement is a configuration error.
-// When the limiter cannot be asked, each call meets the same check (or the
-// fail policy) later.
-func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error }, log *slog.Logger) error {
-	err := l.CheckConfig(ctx)
-	var cerr *quota.ConfigError
-	switch {
-	case errors.As(err, &cerr):
-		return configErrorf("--costs: %w", err)
-	case err != nil:
-		log.Warn("could not check the limiter's configuration before starting", ingest.LogErr, err)
-	}
-	return nil
+	return quota.Created(ctx, l)
 }
 
 // NewPacer plans a roster's entries at their kind's priority (a region's

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -60,7 +61,7 @@ type Run struct {
 	Publish *Publish
 	// Regions is --regions as given: when it names all, the timetable's
 	// charts are selected again from the region catalogue, read first from
-	// the upstream when it is a day old (catalogue.go).
+	// the upstream when it is a day old (jobs/catalogue.go).
 	Regions regions.Selection
 	// StartTimeout is how long the daemon's start waits on the upstream
 	// for the region catalogue (--start-timeout); zero is StartTimeout.
@@ -83,7 +84,7 @@ type Run struct {
 
 	// planned is the day's plan Prepare made, for the record and the
 	// site's views.
-	planned *dayPlan
+	planned *report.DayPlan
 }
 
 // Run is `ingest run` once its flags are checked, for the binary and the
@@ -217,32 +218,32 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return fmt.Errorf("read last runs: %w", err)
 	}
 	m.Seed(last)
-	var late *lateRead
+	var late *jobs.LateRead
 	if r.Regions.All() {
 		r.Listener.Step(stepCatalogue)
 		cat := s.read
 		switch {
 		case cat != nil:
 		case r.Once:
-			cat = h.Catalogue(ctx, p, s.gate)
+			cat = h.catalogue(p).Current(ctx, s.gate)
 		default:
-			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.readCatalogue(ctx, p, s.gate) }
+			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.catalogue(p).Read(ctx, s.gate) }
 			readCtx, stopRead := context.WithCancel(ctx)
-			cat, late = h.startCatalogue(readCtx, p.DB, read, cmp.Or(r.StartTimeout, StartTimeout))
+			cat, late = h.catalogue(p).Start(readCtx, read, cmp.Or(r.StartTimeout, StartTimeout))
 			// A plan that ends before its daemon runs does not wait on a
 			// read left behind; a daemon that runs awaits it (daemon).
-			defer func() { stopRead(); late.wait() }()
+			defer func() { stopRead(); late.Wait() }()
 		}
 		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
 			return configErrorf("--regions: %w", err)
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
-		if !slices.Equal(r.planned.charts, r.Timetable.Charts) {
+		if !slices.Equal(r.planned.Charts(), r.Timetable.Charts) {
 			r.Listener.Step(stepPlan)
 			r.planned, err = h.dayPlan(ctx, p.DB, r)
 		}
-		r.planned.say(h.Logger)
+		r.planned.Say(h.Logger)
 		if err != nil {
 			return err
 		}
@@ -253,14 +254,14 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	if late != nil {
 		ended := make(chan struct{})
 		defer close(ended)
-		drain, moved = watchLate(late, r, s.drain, ended)
+		drain, moved = jobs.WatchLate(late, r.Regions, r.Timetable.Charts, s.drain, ended)
 	}
 	ages := metrics.NewAges(last)
 	leases, err := h.databaseLeases(ctx, p.Limiter, p.DB)
 	if err != nil {
 		return err
 	}
-	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: keepAges(stopWhenOutdated(m.Observe, s.stopOutdated), ages, h.now),
+	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: ages.Keep(stopWhenOutdated(m.Observe, s.stopOutdated), h.now),
 		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
@@ -321,37 +322,9 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
 	if err == nil && isClosed(moved) {
 		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
-		return &catalogueMoved{late.got}
+		return &catalogueMoved{late.Got}
 	}
 	return err
-}
-
-// watchLate watches the catalogue read late: once it is read and selects
-// other charts than r's, moved closes, and drain with it; drain closes at
-// a signal too, and then moved never does. It watches until ended closes.
-func watchLate(late *lateRead, r Run, signals, ended <-chan struct{}) (drain, moved <-chan struct{}) {
-	d, m := make(chan struct{}), make(chan struct{})
-	go func() {
-		select {
-		case <-signals:
-			close(d)
-			return
-		case <-ended:
-			return
-		case <-late.done:
-		}
-		if charts, err := r.Regions.Of(late.got); late.got != nil && err == nil && !slices.Equal(charts, r.Timetable.Charts) {
-			close(m)
-			close(d)
-			return
-		}
-		select {
-		case <-signals:
-			close(d)
-		case <-ended:
-		}
-	}()
-	return d, m
 }
 
 // isClosed says whether c is closed; a nil c never is.
@@ -374,19 +347,6 @@ func lastStarts(last map[string]store.RunSummary) map[string]time.Time {
 		}
 	}
 	return out
-}
-
-// keepAges is observe, after which a chart pass that completed sets its
-// chart's age in ages.
-func keepAges(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), ages *metrics.Ages, now func() time.Time) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
-	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
-		if observe != nil {
-			observe(e, end, took, slot)
-		}
-		if end.Pass != nil && end.Status == ingest.StatusCompleted {
-			ages.Set(e.Name, now().Add(-took))
-		}
-	}
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
@@ -426,13 +386,13 @@ func (h *Host) once(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon) err
 // daemon records the schedule, then runs the daemon until a signal stops
 // it (or the catalogue read late moves its charts: runPlanned), with the
 // backups beside it when r asks for them.
-func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups, late *lateRead) error {
+func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, upstream jobs.Limiter, backed *metrics.Backups, late *jobs.LateRead) error {
 	if err := h.record(ctx, p, r.Timetable, r.planned.Lines()); err != nil {
 		return err
 	}
 	// The start's read of the catalogue left behind is stored before the
 	// daemon says it stopped and closes the database, as the keeper's is.
-	defer late.wait()
+	defer late.Wait()
 	// The catalogue's keeper ends with the daemon: a read of it in flight
 	// when a signal comes is stored before the daemon says it stopped
 	// and closes the database.
@@ -440,7 +400,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	kept := make(chan struct{})
 	go func() {
 		defer close(kept)
-		h.keepCatalogue(ctx, p, r, upstream, stopKeeper)
+		h.catalogue(p).Keep(ctx, r.Regions.All(), r.Timetable.Regions(), jobs.Gate(upstream, p.QuotaKey, ""), stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
 	if r.Backups != nil {
@@ -470,7 +430,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 // pacer is nil when nothing paces; ages are the charts' as the runner's
 // Observe keeps them.
 func (h *Host) watchPace(r Run, p *Pipeline, ros *jobs.Roster, m *metrics.Metrics, ages *metrics.Ages) (jobs.Pacer, error) {
-	col := &metrics.Pace{Ages: ages, Floors: floors(ros), Clock: h.clock()}
+	col := &metrics.Pace{Ages: ages, Floors: ros.Floors(), Clock: h.clock()}
 	var pacer jobs.Pacer
 	if r.Pace {
 		pc, err := h.NewPacer(p, ros, r.Timetable.MaxStale, false)
@@ -508,7 +468,7 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	}
 	src := report.Sources{DB: p.DB, Limiter: p.Limiter, Costs: h.Costs, QuotaKey: p.QuotaKey, Timetable: r.Timetable,
 		Plan: r.planned.Lines(), Standing: r.Terms.Standing, Held: HeldIn(p.DB)}
-	src.Names = regionNames(StoredCatalogue(ctx, p.DB)) // as the daemon's start left it
+	src.Names = jobs.RegionNames(jobs.StoredCatalogue(ctx, catalogueStore(p.DB))) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter), Purge: r.Purge,
 		Ready: []web.Check{{Name: "database", Passed: "writable", Probe: p.DB.Writable},
@@ -536,15 +496,25 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 // only, so that it never shows in a process list.
 const UITokenEnv = "INGEST_UI_TOKEN"
 
-// floors is each of the daemon's entries' shortest cadence, its slots'
-// period: what /metrics shows as its planned cadence when nothing paces.
-func floors(ros *jobs.Roster) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	es, _ := ros.Entries()
-	for _, e := range es {
-		if e.Kind == jobs.KindChart || e.Kind == jobs.KindCategoryChart {
-			out[e.Name] = e.Slots.Every
-		}
+// StartTimeout is how long the daemon's start waits on the upstream for
+// the region catalogue unless --start-timeout says otherwise: the budget
+// of the upstream's clock's free request, which comes first. A healthy
+// upstream answers that request and the catalogue's call well within it;
+// one that does not is not worth a start that waits for its retries, as
+// the stored catalogue (else the built-in copy) serves as well, and the
+// read goes on behind.
+const StartTimeout = fetch.ClockBudget
+
+// catalogue is the region catalogue kept in p's database, read from p's
+// upstream.
+func (h *Host) catalogue(p *Pipeline) jobs.Catalogue {
+	return jobs.Catalogue{Store: p.DB.RegionCatalogue(), List: p.Source.Regions, Clock: h.clock(), Logger: h.Logger}
+}
+
+// catalogueStore is where db keeps the region catalogue; nil when db is.
+func catalogueStore(db *Database) jobs.CatalogueStore {
+	if db == nil {
+		return nil
 	}
-	return out
+	return db.RegionCatalogue()
 }

@@ -6,7 +6,6 @@ package wiring
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,98 +17,25 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/web"
 )
 
-// Schedule is what the report's next runs and plan follow: the timetable
-// a daemon or a cron run recorded on the database, the flags' regions and
-// period in place of its own where given (--regions, --every); with no
-// record, the flags' timetable.
-type Schedule struct {
-	// Timetable is the flags' (the default regions and --every's default
-	// where not given).
-	Timetable                jobs.Timetable
-	RegionsGiven, EveryGiven bool
-	// Regions is --regions as given: when it names all, the flags'
-	// regions are the catalogue's the database keeps.
-	Regions regions.Selection
-}
+// Schedule is what the report's next runs and plan follow
+// (report.FlagsSchedule).
+type Schedule = report.FlagsSchedule
 
-// Follow sets src's timetable: the one recorded in db, the flags' regions
-// and period in place of its own where given; without one, the flags'
-// regions where given, else the charts db holds runs of, the default
-// regions only when it holds none; with no database (nil), the flags'.
-// --regions is read once, against db's catalogue, which names each region.
-func (sch Schedule) Follow(ctx context.Context, db *Database, src *report.Sources) error {
-	cat := StoredCatalogue(ctx, db)
-	src.Names = regionNames(cat)
-	flags := sch.Timetable
-	charts, err := sch.Regions.Of(cat)
-	if err != nil {
-		return configErrorf("--regions: %w", err)
+// Follow sets src's timetable by sch over db (nil: none yet) and the
+// catalogue it keeps (report.FlagsSchedule.Follow).
+func Follow(ctx context.Context, sch Schedule, db *Database, src *report.Sources) error {
+	var reads report.FollowReads
+	if db != nil {
+		reads = db
 	}
-	flags.Charts = charts
-	src.Timetable = flags
-	if db == nil { // no database yet: the flags' schedule, by the built-in catalogue
-		return nil
-	}
-	rec, ok, err := db.Ledger.Schedule(ctx)
-	switch {
-	case err != nil:
-		return err
-	case ok:
-		t := report.Recorded(rec)
-		if sch.RegionsGiven {
-			t.Charts, t.Categories = flags.Charts, flags.Categories
-		}
-		if sch.EveryGiven {
-			t.Every = flags.Every
-		} else {
-			src.ScheduleFrom = "the daemon's"
-		}
-		src.Timetable = t
-		recordedCosts(rec, src)
-		if !sch.RegionsGiven && !sch.EveryGiven {
-			src.Plan = recordedPlan(rec)
-		}
-	case !sch.RegionsGiven:
-		return heldCharts(ctx, db, src)
-	}
-	return nil
-}
-
-// recordedCosts puts the costs the schedule's run spends by in src in
-// place of the command's, saying so when they differ: the pools and the
-// plan are then the run's, one number for one fact.
-func recordedCosts(rec ledger.Schedule, src *report.Sources) {
-	if len(rec.Costs) == 0 {
-		return
-	}
-	theirs, err := costs.Parse("the schedule's recorded costs", rec.Costs)
-	if err != nil || costs.Hash(theirs) == costs.Hash(src.Costs) {
-		return
-	}
-	src.CostsNote = fmt.Sprintf("this command's costs (%s) are not the ones the schedule's run spends by (%s): the pools and the plan shown are the run's; give --costs the run's file to silence this",
-		costs.Hash(src.Costs), costs.Hash(theirs))
-	src.Costs = theirs
-}
-
-// recordedPlan is the day's plan the schedule's run recorded; nil when it
-// recorded none, or one this version cannot read: the report then makes
-// it from the timetable.
-func recordedPlan(rec ledger.Schedule) []report.PlanLine {
-	var plan []report.PlanLine
-	if len(rec.Plan) == 0 || json.Unmarshal(rec.Plan, &plan) != nil {
-		return nil
-	}
-	return plan
+	return sch.Follow(ctx, jobs.StoredCatalogue(ctx, catalogueStore(db)), reads, src)
 }
 
 // ReadLimiter opens the limiter for reading. With no database and no
@@ -143,7 +69,7 @@ type Serve struct {
 func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Server, closeFn func(), err error) {
 	src := report.Sources{DB: db, Costs: h.Costs, Timetable: sv.Schedule.Timetable, ScheduleFrom: "--every",
 		Standing: sv.Standing, Held: HeldIn(db)}
-	if err := sv.Schedule.Follow(ctx, db, &src); err != nil {
+	if err := Follow(ctx, sv.Schedule, db, &src); err != nil {
 		return nil, nil, err
 	}
 	if src.QuotaKey, err = h.ReadQuotaKey(ctx, sv.QuotaKey, sv.APIKey, db); err != nil {

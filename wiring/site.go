@@ -15,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/purge"
@@ -63,7 +64,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		cfg.Usage = db.Ledger
 	}
 	if cfg.Regions == nil {
-		cfg.Regions = StoredCatalogue(ctx, db) // names as the start found them
+		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
 	cfg.Meter = &web.Meter{Plans: s.Plans, Limiter: al, Tokens: clients.New(db), Observe: s.Series.Observe}
 	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
@@ -126,7 +127,7 @@ func readAt(src report.Sources, now time.Time) report.Sources {
 // catalogue names them unless src names them.
 func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error) {
 	if src.Names == nil {
-		src.Names = regionNames(regions.Builtin)
+		src.Names = jobs.RegionNames(regions.Builtin)
 	}
 	if src.Planner == nil {
 		src.Planner = Planner

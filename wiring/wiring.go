@@ -16,11 +16,14 @@
 // live in the rooms they are about: custody's (which limiter holds a
 // database's window, leaving peers, copies, quota seed, restore and apply
 // --new) in custody, handed what they read of the host (custody.go); the
-// reports' memory and a backfill's share in report; a backfill's pages
-// left and a job's lease per ledger in jobs; the backups' schedule in
-// dbcopy; the standing's gate in retention; what a publish writes in web;
-// a Redis's refusal of a client in quota; the checks of ingest check in
-// cmd. What stays here is construction, and the configuration errors it
+// reports' memory, a backfill's share, a run's day plan and the schedule
+// a report follows in report; a backfill's pages left, a job's lease per
+// ledger and the region catalogue a start plans on in jobs; the backups'
+// schedule and a copy's snapshot in dbcopy; the standing's gate in
+// retention; what a publish writes in web; a Redis's refusal of a client
+// and the limiter's checks before spending in quota; the quota key a
+// reader reports on in ledger; the checks of ingest check in cmd. What
+// stays here is construction, and the configuration errors it
 // makes of what the parts say.
 //
 // Each part is built by one function, and by no other (held by

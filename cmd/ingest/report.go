@@ -103,14 +103,14 @@ func runReport(ctx context.Context, out io.Writer, s *settings, f *reportFlags) 
 		return err
 	case db == nil:
 		src.NoDatabase = true
-		if err := sch.Follow(ctx, nil, &src); err != nil {
+		if err := wiring.Follow(ctx, sch, nil, &src); err != nil {
 			return err
 		}
 	default:
 		defer db.Close()
 		s.warnTerms(ctx, db)
 		src.DB, src.Size, src.Held = db, db.Size, wiring.HeldIn(db)
-		if err := sch.Follow(ctx, db, &src); err != nil {
+		if err := wiring.Follow(ctx, sch, db, &src); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package wiring
+package report_test
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
+	"github.com/ingestworks/ingest/report"
 )
 
 // planLogs runs the day's plan of r on a new database and returns the
 // lines it logged of msg.
-func planLogs[T any](t *testing.T, r Run, msg string) []T {
+func planLogs[T any](t *testing.T, r report.PlanRun, msg string) []T {
 	t.Helper()
 	var logs bytes.Buffer
-	h := &Host{Clock: clock.System, Costs: costs.Default(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-	plan, err := h.dayPlan(context.Background(), On(storetest.Open(t), ""), r)
+	plan, err := report.MakeDayPlan(context.Background(), costs.Default(), storetest.Open(t), clock.System.Now(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.say(h.Logger)
+	plan.Say(slog.New(slog.NewJSONHandler(&logs, nil)))
 	var out []T
 	for dec := json.NewDecoder(&logs); ; {
 		var line struct {
@@ -58,7 +58,7 @@ func TestPlanCountsTracking(t *testing.T) {
 		{"off", 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := Run{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Categories: []string{""}, Every: time.Hour},
+			r := report.PlanRun{Timetable: jobs.Timetable{Charts: regions.Charts(regions.Default...), Categories: []string{""}, Every: time.Hour},
 				Track: c.track, TrackEvery: jobs.TrackEvery}
 			got := map[string]int64{}
 			for _, l := range planLogs[struct {
@@ -91,7 +91,7 @@ func TestPlanPrintsEachTier(t *testing.T) {
 		Units   int    `json:"units_per_day"`
 		Dropped string `json:"dropped"`
 	}
-	r := Run{Timetable: jobs.Timetable{Charts: charts, Categories: []string{""}, Every: time.Hour, MaxStale: 24 * time.Hour}}
+	r := report.PlanRun{Timetable: jobs.Timetable{Charts: charts, Categories: []string{""}, Every: time.Hour, MaxStale: 24 * time.Hour}}
 	got := map[int]tier{}
 	for _, l := range planLogs[tier](t, r, "plan tier") {
 		got[l.Tier] = l

@@ -1,4 +1,4 @@
-package wiring
+package jobs
 
 import (
 	"bytes"
@@ -39,15 +39,15 @@ func TestStartCatalogueFallsBackToTheStoredThenTheBuiltIn(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := &Host{Clock: clock.System, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-			db := On(storetest.Open(t), "")
+			db := storetest.Open(t)
 			defer db.Close()
+			kept := Catalogue{Store: db.RegionCatalogue(), Clock: clock.System, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			// A start that waits on the silent read past its bound gives
 			// it up here, and fails rather than hangs.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if c.storedAt > 0 {
-				if err := db.RegionCatalogue().Save(ctx, stored, h.now().Add(-c.storedAt)); err != nil {
+				if err := db.RegionCatalogue().Save(ctx, stored, clock.System.Now().Add(-c.storedAt)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,7 +64,7 @@ func TestStartCatalogueFallsBackToTheStoredThenTheBuiltIn(t *testing.T) {
 			if c.answers {
 				bound = time.Hour // the read ends first whatever the machine's load
 			}
-			cat, late := h.startCatalogue(ctx, db, read, bound)
+			cat, late := kept.Start(ctx, read, bound)
 			if got := cat.Codes(); !slices.Equal(got, c.want) {
 				t.Errorf("planned on %v, want %v", got, c.want)
 			}
@@ -72,7 +72,7 @@ func TestStartCatalogueFallsBackToTheStoredThenTheBuiltIn(t *testing.T) {
 				t.Errorf("a read left behind: %v, want %v", late != nil, c.readBehind)
 			}
 			cancel()
-			late.wait()
+			late.Wait()
 			if asked != c.asked {
 				t.Errorf("the upstream asked: %v, want %v", asked, c.asked)
 			}

@@ -1,4 +1,4 @@
-package wiring
+package ledger
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/ingestworks/ingest"
 )
 
 // KeyHash is the short, one-way name of an API key: the default quota key.
@@ -16,8 +18,9 @@ func KeyHash(key string) string {
 
 // ReadQuotaKey is the quota a command that reads reports on: given
 // (--quota-key), else the API key's hash (apiKey, "" when unset), else the
-// one quota key in db's ledger.
-func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *Database) (string, error) {
+// one quota key in l (nil: no database). shared says a limiter on Redis
+// may hold what this host's ledger does not.
+func ReadQuotaKey(ctx context.Context, given, apiKey string, l *Ledger, shared bool) (string, error) {
 	if given != "" {
 		return given, nil
 	}
@@ -25,9 +28,9 @@ func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *Datab
 		return KeyHash(apiKey), nil
 	}
 	var keys []string
-	if db != nil {
+	if l != nil {
 		var err error
-		if keys, err = db.Ledger.QuotaKeys(ctx); err != nil {
+		if keys, err = l.QuotaKeys(ctx); err != nil {
 			return "", fmt.Errorf("read quota keys: %w", err)
 		}
 	}
@@ -35,10 +38,10 @@ func (h *Host) ReadQuotaKey(ctx context.Context, given, apiKey string, db *Datab
 	case 1:
 		return keys[0], nil
 	case 0:
-		if db == nil && h.RedisURL == "" {
+		if l == nil && !shared {
 			return "-", nil // nothing spent on this host, and no shared limiter to ask
 		}
-		return "", configErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
+		return "", ingest.ConfigErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY (the database has spent nothing yet)")
 	}
-	return "", configErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
+	return "", ingest.ConfigErrorf("the database holds several quota keys (%s): choose one with --quota-key / INGEST_QUOTA_KEY", strings.Join(keys, ", "))
 }
