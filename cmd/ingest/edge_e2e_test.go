@@ -107,7 +107,7 @@ type edgeTally struct {
 	firstErr                 map[string]string
 	privateFromCache         int64
 	missed                   map[string]int64 // path -> asks not answered from the cache
-	landings, late, lateMost int64
+	landings, late           int64
 	lateWorst                time.Duration
 }
 
