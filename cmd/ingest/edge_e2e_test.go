@@ -100,15 +100,15 @@ func cpuSeconds(pid int) float64 {
 
 // edgeTally is what the readers saw, by kind of request.
 type edgeTally struct {
-	mu                       sync.Mutex
-	cacheable, hits, misses  int64
-	uncacheable              int64
-	errors                   map[string]int64 // phase -> answers that failed (transport, or 5xx on a page kept before)
-	firstErr                 map[string]string
-	privateFromCache         int64
-	missed                   map[string]int64 // path -> asks not answered from the cache
-	landings, late           int64
-	lateWorst                time.Duration
+	mu                      sync.Mutex
+	cacheable, hits, misses int64
+	uncacheable             int64
+	errors                  map[string]int64 // phase -> answers that failed (transport, or 5xx on a page kept before)
+	firstErr                map[string]string
+	privateFromCache        int64
+	missed                  map[string]int64 // path -> asks not answered from the cache
+	landings, late          int64
+	lateWorst               time.Duration
 }
 
 func (e *edgeTally) fail(phase, what string) {
