@@ -48,6 +48,7 @@ func TestALandingIsPurgedFromTheCacheInFront(t *testing.T) {
 		}
 	}
 	land("US", t0, "a", "b")
+	land("GB", t0.Add(time.Minute), "b") // GB charted before: its next landing is no new chart's
 	purges := make(chan string, 16)
 	cache := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "PURGE" {
