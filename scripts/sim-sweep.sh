@@ -3,7 +3,8 @@
 # DAYS simulated days each, every shape make test runs (and the two at
 # every region when ALL=1), as many at once as the machine has cores.
 # Prints a table: the seed, the shape, the verdict, the first failure and
-# the line that replays it; exits 1 when any is red. A red seed goes into
+# the line that replays it, the CPU-seconds; then what each shape cost.
+# Exits 1 when any is red. A red seed goes into
 # internal/sim/testdata/seeds.txt with its fix (docs/testing.md, "Seeds").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +15,16 @@ shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimScarceUnpaced TestSimTrac
 if [ "${ALL:-0}" = 1 ]; then
 	shapes+=(TestSimNemesisEveryRegion TestSimShortPoolEveryRegion)
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# SWEEP_DIR keeps every run's output there (a red's to read after); by
+# default they go with the sweep.
+if [ -n "${SWEEP_DIR:-}" ]; then
+	work=$SWEEP_DIR
+	mkdir -p "$work"
+	rm -f "$work/table"
+else
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+fi
 go test -c -o "$work/sim.test" ./internal/sim/
 for _ in $(seq "$seeds"); do
 	seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
@@ -26,23 +35,29 @@ done >"$work/todo"
 echo "sim-sweep: $seeds seeds x ${#shapes[@]} shapes, $days days each, $jobs at a time (seeds drawn from the kernel)" >&2
 export work days
 one() {
-	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first
-	if (cd internal/sim && INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
-		"$work/sim.test" -test.run "^$shape\$" -test.timeout 0 >"$out" 2>&1); then
+	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu
+	if (cd internal/sim && INGEST_CPU_LOG="$work/$1.$2.cpu" INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
+		../../scripts/cputime.sh "$work/sim.test" -test.run "^$shape\$" -test.timeout 0 >"$out" 2>&1); then
 		verdict=green first=-
 	else
 		verdict=RED
 		# The first of the checker's findings, or the test's own failure.
 		first=$(grep -E "seed $seed: |panic:|FAIL" "$out" | grep -vE "upstream calls, |^[[:space:]]*(--- )?FAIL|replays it" | head -1 | sed 's/^ *//' | cut -c1-200)
 	fi
-	printf '%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/sim/\n' \
-		"$seed" "$shape" "$verdict" "${first:--}" "$seed" "$days" "$shape" >>"$work/table"
-	echo "sim-sweep: $seed $shape $verdict" >&2
+	cpu=$(awk '{ print $1 }' "$work/$1.$2.cpu" 2>/dev/null || echo -)
+	printf '%s\t%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/sim/\n' \
+		"$seed" "$shape" "$verdict" "${cpu:--}" "${first:--}" "$seed" "$days" "$shape" >>"$work/table"
+	echo "sim-sweep: $seed $shape $verdict ${cpu:--} CPU-s" >&2
 }
 export -f one
 xargs -P "$jobs" -L 1 bash -c 'one "$@"' _ <"$work/todo"
-printf 'seed\tshape\tverdict\tfirst failure\treplay\n'
-sort -k3,3r -k2,2 "$work/table"
+printf 'seed\tshape\tverdict\tCPU-s\tfirst failure\treplay\n'
+sort -t $'\t' -k3,3r -k2,2 "$work/table"
+# What each shape cost: its runs, its reds, its CPU-seconds (user + sys) in all and at most.
+echo
+awk -F '\t' '{ n[$2]++; if ($3 == "RED") r[$2]++; c[$2] += $4; if ($4 > m[$2]) m[$2] = $4; t += $4 }
+	END { printf "shape\truns\tred\tCPU-s\tCPU-s at most\n"; for (s in n) printf "%s\t%d\t%d\t%.0f\t%.1f\n", s, n[s], r[s], c[s], m[s]
+		printf "all\t%d\t\t%.0f\n", NR, t }' "$work/table"
 red=$(grep -c $'\tRED\t' "$work/table" || true)
 total=$(wc -l <"$work/table")
 echo "$((total - red)) passed, $red failed"
