@@ -242,9 +242,9 @@ const pruneCache = 128 << 10
 
 // roomyWriter gives the writer connection pruneCache, temporary b-trees
 // in memory (a batch's keys to delete, not a temporary file) and no
-// automatic checkpoints (Prune checkpoints at PruneWALMark: SQLite's own,
-// after every commit over a thousand pages, would copy a page that later
-// batches write again each time); restore puts back what it had.
+// automatic checkpoints (Prune checkpoints at PruneWALMark and truncates
+// the WAL, which the automatic one does not); restore puts back what it
+// had.
 func (pr *pruner) roomyWriter(ctx context.Context) (restore func(), err error) {
 	var cache, temp, auto int
 	err = pr.w.QueryRowContext(ctx, `SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).

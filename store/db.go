@@ -49,6 +49,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -76,6 +77,10 @@ type DB struct {
 	w    *sql.DB     // one connection: SQLite has one writer
 	r    *sql.DB     // bounded, query_only
 	st   *statements
+	// markMu guards mark, DataMark's statement, prepared on r at its
+	// first read (markStmt).
+	markMu sync.Mutex
+	mark   *sql.Stmt
 	// rankWindow is RankWindow; tests make it small.
 	rankWindow int
 }
@@ -333,6 +338,12 @@ func (db *DB) Close() error {
 	if db.st != nil {
 		db.st.close()
 	}
+	db.markMu.Lock()
+	if db.mark != nil {
+		db.mark.Close()
+		db.mark = nil
+	}
+	db.markMu.Unlock()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -230,5 +231,24 @@ func TestOpenExistingNotIngest(t *testing.T) {
 	}
 	if _, err := OpenExisting(context.Background(), path); err == nil {
 		t.Error("OpenExisting(empty file): got nil error")
+	}
+}
+
+// TestEveryConnectionCheckpointsAtTheMark: the writer (which the embedded
+// limiter shares) and every reader checkpoint at WALCheckpointAt, not at
+// SQLite's thousand pages.
+func TestEveryConnectionCheckpointsAtTheMark(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	for name, pool := range map[string]interface {
+		QueryRow(string, ...any) *sql.Row
+	}{"writer": db.Writer(), "reader": db.Reader()} {
+		var pages int
+		if err := pool.QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if want := WALCheckpointAt / defaultPageSize; pages != want {
+			t.Errorf("%s: wal_autocheckpoint %d pages, want %d (%d bytes)", name, pages, want, WALCheckpointAt)
+		}
 	}
 }

@@ -24,14 +24,11 @@ import (
 func (db *DB) DataMark(ctx context.Context) (mark string, changed time.Time, err error) {
 	var v [9]sql.NullInt64
 	var at [3]sql.NullInt64
-	err = db.r.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM runs), (SELECT min(id) FROM runs),
-  (SELECT count(*) FROM runs WHERE status = 'running'), (SELECT sum(videos) FROM runs WHERE status = 'running'),
-  (SELECT max(last_seen_ms) FROM videos), (SELECT min(last_seen_ms) FROM videos),
-  (SELECT max(at_ms) FROM video_stats), (SELECT min(at_ms) FROM video_stats),
-  (SELECT count(*) FROM videos_gone),
-  (SELECT max(started_ms) FROM runs WHERE id > (SELECT max(id) FROM runs) - `+recentRuns+`),
-  (SELECT max(finished_ms) FROM runs WHERE id > (SELECT max(id) FROM runs) - `+recentRuns+`),
-  (SELECT max(gone_ms) FROM videos_gone)`).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+	st, err := db.markStmt(ctx)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("data mark: %w", err)
+	}
+	err = st.QueryRowContext(ctx).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
 		&at[0], &at[1], &at[2])
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("data mark: %w", err)
@@ -42,6 +39,33 @@ func (db *DB) DataMark(ctx context.Context) (mark string, changed time.Time, err
 	}
 	last := max(v[4].Int64, v[6].Int64, at[0].Int64, at[1].Int64, at[2].Int64)
 	return strings.Join(parts, " "), time.UnixMilli(last).UTC(), nil
+}
+
+// markSQL is DataMark's statement.
+const markSQL = `SELECT (SELECT max(id) FROM runs), (SELECT min(id) FROM runs),
+  (SELECT count(*) FROM runs WHERE status = 'running'), (SELECT sum(videos) FROM runs WHERE status = 'running'),
+  (SELECT max(last_seen_ms) FROM videos), (SELECT min(last_seen_ms) FROM videos),
+  (SELECT max(at_ms) FROM video_stats), (SELECT min(at_ms) FROM video_stats),
+  (SELECT count(*) FROM videos_gone),
+  (SELECT max(started_ms) FROM runs WHERE id > (SELECT max(id) FROM runs) - ` + recentRuns + `),
+  (SELECT max(finished_ms) FROM runs WHERE id > (SELECT max(id) FROM runs) - ` + recentRuns + `),
+  (SELECT max(gone_ms) FROM videos_gone)`
+
+// markStmt is DataMark's statement, prepared once on the read pool: the
+// site's watcher and its readers ask for the mark many times a minute,
+// and the statement takes longer to compile than to run.
+func (db *DB) markStmt(ctx context.Context) (*sql.Stmt, error) {
+	db.markMu.Lock()
+	defer db.markMu.Unlock()
+	if db.mark != nil {
+		return db.mark, nil
+	}
+	st, err := db.r.PrepareContext(ctx, markSQL)
+	if err != nil {
+		return nil, err
+	}
+	db.mark = st
+	return st, nil
 }
 
 // recentRuns is how many of the newest runs DataMark reads the ends of: a
