@@ -143,9 +143,9 @@ func TestPruneBoundsWAL(t *testing.T) {
 	if err == nil {
 		err = db.Writer().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto)
 	}
-	if err != nil || cache != -2000 || temp != 0 || auto != 1000 {
-		t.Errorf("writer after pruning: cache_size %d, temp_store %d, wal_autocheckpoint %d (%v); want its defaults -2000, 0 and 1000 back",
-			cache, temp, auto, err)
+	if want := store.WALCheckpointAt / 4096; err != nil || cache != -2000 || temp != 0 || auto != want {
+		t.Errorf("writer after pruning: cache_size %d, temp_store %d, wal_autocheckpoint %d (%v); want what it had back: -2000, 0 and %d",
+			cache, temp, auto, err, want)
 	}
 	if got.Runs != 20 || got.Entries != 800 || got.Videos != 800 {
 		t.Errorf("pruned %+v, want 20 runs, 800 entries, 800 videos", got)
