@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -400,4 +401,24 @@ func (s *Server) trusted(a netip.Addr) bool {
 func shortHash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:16])
+}
+
+// warmFor bounds the start's dial of the API's limiter: the dial and the
+// script's load, the work a first request would otherwise wait for.
+const warmFor = 10 * time.Second
+
+// Warm readies the API's limiter al, when it is a round trip away, before
+// the listener opens, so that the first request is metered like the
+// others; one that does not answer is said on log, and requests are served
+// unmetered until it does.
+func Warm(ctx context.Context, al ratelimit.Limiter, log *slog.Logger) {
+	w, ok := al.(interface{ Warm(context.Context) error })
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, warmFor)
+	defer cancel()
+	if err := w.Warm(ctx); err != nil {
+		log.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
+	}
 }
