@@ -20,7 +20,8 @@
 // a report follows in report; a backfill's pages left, a job's lease per
 // ledger and the region catalogue a start plans on in jobs; the backups'
 // schedule and a copy's snapshot in dbcopy; the standing's gate in
-// retention; what a publish writes in web; a Redis URL checked, a refusal
+// retention; what a publish writes, and when a daemon publishes again, in
+// web; a Redis URL checked, a refusal
 // of its client and the limiter's checks before spending in quota; the quota key a
 // reader reports on in ledger; the checks of ingest check in cmd. What
 // stays here is construction, and the configuration errors it
