@@ -287,7 +287,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 			return err
 		}
 		defer shutdown()
-		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
+		if err := store.Outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
 			return err
 		}
 		return h.publishLogged(ctx, p, r, nil)
@@ -319,7 +319,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	}()
 	defer h.publishOnLandings(ctx, p, r)()
 	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: s.spent}
-	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
+	err = store.Outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
 	if err == nil && isClosed(moved) {
 		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
 		return &catalogueMoved{late.Got}
@@ -367,6 +367,15 @@ func (r Run) refreshEvery() time.Duration {
 }
 
 var _ jobs.TrackStore = (*store.DB)(nil)
+
+// stopWhenOutdated is observe, then a stop of the runs when a run ended
+// refused for a newer schema (store.StopWhenOutdated).
+func stopWhenOutdated(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), stop context.CancelCauseFunc) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
+	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		observe(e, end, took, slot)
+		store.StopWhenOutdated(end.Err, stop)
+	}
+}
 
 // once runs every chart's pass now (only those due, paced), then tracking
 // and pruning when they are asked for.
