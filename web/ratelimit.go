@@ -67,6 +67,18 @@ type Meter struct {
 // round trip for every few of them.
 const DefaultLease = 8
 
+// NewMeter meters the API's clients by plans on the limiter al, reading
+// their tokens: on a limiter a round trip away (any but the one in this
+// process) an anonymous client's budget is taken in blocks of
+// DefaultLease, so that a request does not cost a round trip each.
+func NewMeter(plans *ratelimit.APIPlans, al ratelimit.Limiter, tokens Tokens, observe func(plan, outcome string)) *Meter {
+	m := &Meter{Plans: plans, Limiter: al, Tokens: tokens, Observe: observe}
+	if al.Backend() != "memory" {
+		m.Lease = DefaultLease
+	}
+	return m
+}
+
 // leaseFor is how long a block of an anonymous client's budget is used
 // before it is dropped.
 const leaseFor = time.Second

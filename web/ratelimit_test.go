@@ -245,3 +245,21 @@ func TestWarmSaysALimiterThatDoesNotAnswer(t *testing.T) {
 		t.Errorf("a limiter in the process: said %q, want nothing", buf.String())
 	}
 }
+
+// remote is an API limiter a round trip away.
+type remote struct{ ratelimit.Limiter }
+
+func (remote) Backend() string { return "redis" }
+
+// TestNewMeterLeasesOnlyFromALimiterAway: a limiter a round trip away
+// lends an anonymous client's budget in blocks; the one in this process
+// is asked for each request.
+func TestNewMeterLeasesOnlyFromALimiterAway(t *testing.T) {
+	t.Parallel()
+	if m := NewMeter(nil, ratelimit.NewMemory(), nil, nil); m.Lease != 0 {
+		t.Errorf("in the process: lease %d, want none", m.Lease)
+	}
+	if m := NewMeter(nil, remote{ratelimit.NewMemory()}, nil, nil); m.Lease != DefaultLease {
+		t.Errorf("a round trip away: lease %d, want %d", m.Lease, DefaultLease)
+	}
+}

@@ -63,10 +63,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	if cfg.Regions == nil {
 		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
-	cfg.Meter = &web.Meter{Plans: s.Plans, Limiter: al, Tokens: clients.New(db), Observe: s.Series.Observe}
-	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
-		cfg.Meter.Lease = web.DefaultLease
-	}
+	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
 	l := s.Report.Limiter
