@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -216,10 +215,10 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
-		if !slices.Equal(r.planned.Charts(), r.Timetable.Charts) {
+		r.planned, err = r.planned.For(r.Timetable.Charts, func() (*report.DayPlan, error) {
 			r.Listener.Step(stepPlan)
-			r.planned, err = h.dayPlan(ctx, p.DB, r)
-		}
+			return h.dayPlan(ctx, p.DB, r)
+		})
 		r.planned.Say(h.Logger)
 		if err != nil {
 			return err
