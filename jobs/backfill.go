@@ -244,3 +244,18 @@ func (b *Backfill) PagesLeft(ctx context.Context, cursors Cursors, restart bool)
 	}
 	return max(0, SearchMaxPages-cur.Pages), nil
 }
+
+// Forgetter is where a backfill's cursor is forgotten (--restart).
+type Forgetter interface {
+	DeleteCursor(ctx context.Context, key string) error
+}
+
+// Restart forgets where b got to, so that it runs from its first page,
+// and says so on out.
+func (b *Backfill) Restart(ctx context.Context, cursors Forgetter, out io.Writer) error {
+	if err := cursors.DeleteCursor(ctx, b.ID.Key()); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "restarting the backfill from its first page (--restart)")
+	return nil
+}

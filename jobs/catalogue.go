@@ -165,6 +165,65 @@ func WatchLate(late *LateRead, sel regions.Selection, charts []regions.Chart, si
 	return d, m
 }
 
+// Planned is the region catalogue a plan of a daemon's start runs on:
+// read, when a plan before read it late; the upstream's now for run --once
+// (Current); else the start's (Start), waited for at most bound, with late
+// its read left behind. end stops that read and awaits it: a plan that
+// ends before its daemon runs does not wait on a read left behind, and a
+// daemon that runs awaits it.
+func (c Catalogue) Planned(ctx context.Context, read regions.Catalogue, once bool, gate ingest.Gate, bound time.Duration) (cat regions.Catalogue, late *LateRead, end func()) {
+	switch {
+	case read != nil:
+		return read, nil, func() {}
+	case once:
+		return c.Current(ctx, gate), nil, func() {}
+	}
+	readCtx, stopRead := context.WithCancel(ctx)
+	cat, late = c.Start(readCtx, func(ctx context.Context) (regions.Catalogue, bool) { return c.Read(ctx, gate) }, bound)
+	return cat, late, func() { stopRead(); late.Wait() }
+}
+
+// CatalogueMoved ends a daemon's plan when the region catalogue its start
+// read late, Got, selects other charts than it planned on (--regions
+// all): Replan plans again on it.
+type CatalogueMoved struct{ Got regions.Catalogue }
+
+func (*CatalogueMoved) Error() string { return "the region catalogue moved" }
+
+// Moved is how a daemon's plan that ended with err ends: a
+// *CatalogueMoved when it ended cleanly because the read late moved its
+// charts (moved, from WatchLate, closed), else err; a nil l has moved
+// nothing.
+func (l *LateRead) Moved(err error, moved <-chan struct{}) error {
+	if l == nil || err != nil {
+		return err
+	}
+	select {
+	case <-moved:
+		return &CatalogueMoved{Got: l.Got}
+	default:
+		return nil
+	}
+}
+
+// Replan runs plan, first on no catalogue read (its start reads one),
+// then again on each catalogue read late that moved its charts, until a
+// plan ends otherwise; the catalogue is planned on as read, whether or not
+// it could be stored.
+func Replan(log *slog.Logger, plan func(read regions.Catalogue) error) error {
+	var read regions.Catalogue
+	for {
+		err := plan(read)
+		var moved *CatalogueMoved
+		if !errors.As(err, &moved) {
+			return err
+		}
+		log.Info("the region catalogue read from the upstream selects other charts than the daemon planned on: it plans and starts its passes again on it",
+			"regions", len(moved.Got))
+		read = moved.Got
+	}
+}
+
 // StoredCatalogue is the region catalogue s holds, the built-in copy when
 // it holds none or cannot be read; s nil is no database yet.
 func StoredCatalogue(ctx context.Context, s CatalogueStore) regions.Catalogue {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"testing"
@@ -98,5 +99,71 @@ func warnedCatalogue(t *testing.T, logs *bytes.Buffer) string {
 		if line.Level == "WARN" && line.Catalogue != "" {
 			return line.Catalogue
 		}
+	}
+}
+
+// TestReplanPlansAgainOnTheCatalogueThatMoved: a plan that ends because
+// the catalogue read late moved its charts is planned again on that
+// catalogue, as often as it moves; any other end is the plans' end.
+func TestReplanPlansAgainOnTheCatalogueThatMoved(t *testing.T) {
+	first := regions.Catalogue{{Code: "FR", Name: "France"}}
+	second := regions.Catalogue{{Code: "DE", Name: "Germany"}}
+	var logs bytes.Buffer
+	var got []regions.Catalogue
+	stopped := context.Canceled
+	err := Replan(slog.New(slog.NewJSONHandler(&logs, nil)), func(read regions.Catalogue) error {
+		got = append(got, read)
+		switch len(got) {
+		case 1:
+			return &CatalogueMoved{Got: first}
+		case 2:
+			return &CatalogueMoved{Got: second}
+		}
+		return stopped
+	})
+	if err != stopped {
+		t.Errorf("Replan = %v, want the last plan's end", err)
+	}
+	if want := []regions.Catalogue{nil, first, second}; len(got) != len(want) || got[0] != nil || !slices.Equal(got[1], first) || !slices.Equal(got[2], second) {
+		t.Errorf("planned on %v, want %v", got, want)
+	}
+	if n := bytes.Count(logs.Bytes(), []byte("plans and starts its passes again")); n != 2 {
+		t.Errorf("said the move %d times, want 2:\n%s", n, logs.String())
+	}
+}
+
+// TestLateReadMovedOnlyWhenThePlanEndedCleanly: a plan's end is a move
+// only when it ended without error and the read late moved its charts; a
+// plan without a read late never moved.
+func TestLateReadMovedOnlyWhenThePlanEndedCleanly(t *testing.T) {
+	late := &LateRead{Got: regions.Catalogue{{Code: "FR", Name: "France"}}, done: make(chan struct{})}
+	closed, open := make(chan struct{}), make(chan struct{})
+	close(closed)
+	failed := context.DeadlineExceeded
+	var moved *CatalogueMoved
+	if err := late.Moved(nil, closed); !errors.As(err, &moved) || !slices.Equal(moved.Got, late.Got) {
+		t.Errorf("a clean end, the charts moved: %v, want the move with the catalogue read", err)
+	}
+	for name, err := range map[string]error{
+		"a clean end, nothing moved": late.Moved(nil, open),
+		"no read late":               (*LateRead)(nil).Moved(nil, nil),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v, want nil", name, err)
+		}
+	}
+	if err := late.Moved(failed, closed); err != failed {
+		t.Errorf("a failed end, the charts moved: %v, want the failure", err)
+	}
+}
+
+// TestPlannedOnTheCatalogueReadBefore: a plan after a move runs on the
+// catalogue read late, asking neither the store nor the upstream.
+func TestPlannedOnTheCatalogueReadBefore(t *testing.T) {
+	read := regions.Catalogue{{Code: "FR", Name: "France"}}
+	cat, late, end := Catalogue{Clock: clock.System}.Planned(context.Background(), read, false, nil, time.Second)
+	defer end()
+	if !slices.Equal(cat, read) || late != nil {
+		t.Errorf("Planned = %v, %v; want the catalogue read before and no read late", cat, late)
 	}
 }

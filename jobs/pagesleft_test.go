@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ingestworks/ingest"
@@ -37,5 +38,24 @@ func TestPagesLeftCountsAsTheRunDoes(t *testing.T) {
 		if got, err := b.PagesLeft(context.Background(), tc.c, tc.restart); err != nil || got != tc.want {
 			t.Errorf("%s: %d, %v; want %d", tc.name, got, err, tc.want)
 		}
+	}
+}
+
+// forgotten is a Forgetter that notes the key it forgot.
+type forgotten struct{ key *string }
+
+func (f forgotten) DeleteCursor(_ context.Context, key string) error { *f.key = key; return nil }
+
+// TestRestartForgetsTheCursorAndSaysSo: a restarted backfill forgets its
+// own cursor and says it runs from its first page.
+func TestRestartForgetsTheCursorAndSaysSo(t *testing.T) {
+	b := &jobs.Backfill{ID: ingest.BackfillID{Query: "q", Region: "US"}}
+	var key string
+	var out strings.Builder
+	if err := b.Restart(context.Background(), forgotten{&key}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if key != b.ID.Key() || !strings.Contains(out.String(), "from its first page (--restart)") {
+		t.Errorf("forgot %q, said %q; want %q forgotten and the restart said", key, out.String(), b.ID.Key())
 	}
 }

@@ -30,6 +30,17 @@ type Timetable struct {
 	MaxStale time.Duration
 }
 
+// RefreshEvery is how often the refresh of kept videos runs on t: its
+// period when that is known (the daemon's, or run --once's when --every
+// says cron's); zero when it is not, and each run then fetches every
+// video due.
+func (t Timetable) RefreshEvery(known bool) time.Duration {
+	if !known {
+		return 0
+	}
+	return t.Every
+}
+
 // categories are the timetable's categories, the unfiltered chart alone
 // when it names none.
 func (t Timetable) categories() []string {

@@ -23,3 +23,15 @@ func TestNextsAreEachChartsNext(t *testing.T) {
 		}
 	}
 }
+
+// The refresh of kept videos runs at the timetable's period when it is
+// known, and fetches every video due at each run when it is not.
+func TestRefreshEveryIsThePeriodWhenKnown(t *testing.T) {
+	tt := Timetable{Every: 15 * time.Minute}
+	if got := tt.RefreshEvery(true); got != 15*time.Minute {
+		t.Errorf("a known period: %v, want %v", got, tt.Every)
+	}
+	if got := tt.RefreshEvery(false); got != 0 {
+		t.Errorf("an unknown period: %v, want zero", got)
+	}
+}

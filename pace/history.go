@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -22,6 +23,27 @@ type Records interface {
 	// Plan is the last plan a pacer of quotaKey published (Status as
 	// JSON), ok false when none.
 	Plan(ctx context.Context, quotaKey string) (plan []byte, at time.Time, ok bool, err error)
+}
+
+// PlanSaver is where a pacer's plans are kept for the next pacer and the
+// reports to read (Records.Plan): the ledger's.
+type PlanSaver interface {
+	SavePlan(ctx context.Context, quotaKey string, at time.Time, plan []byte) error
+}
+
+// Keep is a Config.Publish that keeps every plan of quotaKey's pacer in
+// db, as Records.Plan reads it; a plan it cannot keep is said on log, and
+// report and the dashboard then show one made from the ledger.
+func Keep(db PlanSaver, quotaKey string, log *slog.Logger) func(context.Context, Status) {
+	return func(ctx context.Context, st Status) {
+		doc, err := json.Marshal(st)
+		if err == nil {
+			err = db.SavePlan(context.WithoutCancel(ctx), quotaKey, st.At, doc)
+		}
+		if err != nil {
+			log.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
+		}
+	}
 }
 
 // Follower is Records that can read a quota key's calls in write order

@@ -2,7 +2,10 @@ package pace_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +66,47 @@ func TestHistoryReadsThroughOneFollower(t *testing.T) {
 	}
 	if r.follows != 1 {
 		t.Fatalf("%d followers made, want one for every History", r.follows)
+	}
+}
+
+// savedPlans is a PlanSaver that keeps the last plan, or fails.
+type savedPlans struct {
+	key string
+	at  time.Time
+	doc []byte
+	err error
+}
+
+func (s *savedPlans) SavePlan(ctx context.Context, key string, at time.Time, doc []byte) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	s.key, s.at, s.doc = key, at, doc
+	return s.err
+}
+
+// TestKeepKeepsEveryPlanAsItIsRead: a plan a pacer publishes is kept
+// under its quota key, at its time, as the next pacer and the reports read
+// it back, even when the run that made it is ending; one that cannot be
+// kept is said.
+func TestKeepKeepsEveryPlanAsItIsRead(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	db := &savedPlans{}
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	ending, cancel := context.WithCancel(context.Background())
+	cancel()
+	pace.Keep(db, "q", log)(ending, pace.Status{At: at, Shared: true})
+	var back pace.Status
+	if err := json.Unmarshal(db.doc, &back); err != nil || db.key != "q" || !db.at.Equal(at) || !back.At.Equal(at) || !back.Shared {
+		t.Errorf("kept %q at %v: %s (%v); want the plan of q at %v", db.key, db.at, db.doc, err, at)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("a plan kept said %q", logs.String())
+	}
+	db.err = errors.New("disk full")
+	pace.Keep(db, "q", log)(context.Background(), pace.Status{At: at})
+	if !strings.Contains(logs.String(), "disk full") {
+		t.Errorf("a plan not kept said %q, want the failure", logs.String())
 	}
 }

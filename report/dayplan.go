@@ -55,6 +55,15 @@ func (d *DayPlan) Charts() []regions.Chart {
 	return d.charts
 }
 
+// For is the plan of charts: d when it was made for them, else the one
+// remake makes (a catalogue read since selected other charts).
+func (d *DayPlan) For(charts []regions.Chart, remake func() (*DayPlan, error)) (*DayPlan, error) {
+	if slices.Equal(d.Charts(), charts) {
+		return d, nil
+	}
+	return remake()
+}
+
 // PlanRun is what of a run its day's plan is made from.
 type PlanRun struct {
 	Timetable jobs.Timetable

@@ -105,3 +105,22 @@ func TestPlanPrintsEachTier(t *testing.T) {
 		t.Errorf("plan tier lines %+v, want %+v", got, want)
 	}
 }
+
+// A plan is made again only for other charts than it was made for.
+func TestDayPlanForOtherChartsIsMadeAgain(t *testing.T) {
+	t.Parallel()
+	us := regions.Charts("US")
+	plan, err := report.MakeDayPlan(context.Background(), costs.Default(), storetest.Open(t), clock.System.Now(),
+		report.PlanRun{Timetable: jobs.Timetable{Charts: us, Categories: []string{""}, Every: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remade := 0
+	remake := func() (*report.DayPlan, error) { remade++; return nil, nil }
+	if got, err := plan.For(regions.Charts("US"), remake); got != plan || err != nil || remade != 0 {
+		t.Errorf("the same charts: %p (%v), made again %d times; want the plan kept", got, err, remade)
+	}
+	if _, err := plan.For(regions.Charts("US", "GB"), remake); err != nil || remade != 1 {
+		t.Errorf("other charts: made again %d times (%v), want once", remade, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
@@ -80,6 +81,31 @@ func (sch FlagsSchedule) Follow(ctx context.Context, cat regions.Catalogue, db F
 		return heldCharts(ctx, db, src)
 	}
 	return nil
+}
+
+// ScheduleSaver is where a run records the schedule it follows: the
+// ledger's.
+type ScheduleSaver interface {
+	SaveSchedule(ctx context.Context, s ledger.Schedule) error
+}
+
+// Record keeps the timetable t a run follows in the database, whole, with
+// its day's plan (nil when it made none) and the costs c it spends by, at
+// now: what Follow reads for every view of its plan (report, serve,
+// /quota, the API, the dashboard).
+func Record(ctx context.Context, db ScheduleSaver, t jobs.Timetable, plan []PlanLine, c *ingest.Costs, now time.Time) error {
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("record the schedule: %w", err)
+	}
+	var planDoc []byte
+	if plan != nil {
+		if planDoc, err = json.Marshal(plan); err != nil {
+			return fmt.Errorf("record the plan: %w", err)
+		}
+	}
+	return db.SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
+		Plan: planDoc, Costs: costs.Canonical(c), Updated: now})
 }
 
 // recordedCosts puts the costs the schedule's run spends by in src in

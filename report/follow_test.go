@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
@@ -57,6 +59,44 @@ func TestScheduleFollowsTheDaemon(t *testing.T) {
 		}
 		if src.ScheduleFrom != c.from || !reflect.DeepEqual(src.Timetable, c.want) {
 			t.Errorf("%s: got %+v from %q; want %+v from %q", c.name, src.Timetable, src.ScheduleFrom, c.want, c.from)
+		}
+	}
+}
+
+// What a run records is what a report follows: its timetable whole, its
+// day's plan and the costs it spends by; a run that made no plan records
+// none, and the report then makes its own.
+func TestARecordedScheduleIsTheOneFollowed(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	led := ledger.New(db)
+	reads := struct {
+		*store.DB
+		*ledger.Ledger
+	}{db, led}
+	run := jobs.Timetable{Charts: []regions.Chart{{Code: "GB", Tier: 3, Depth: 50}}, Categories: []string{"", "10"},
+		Every: 2 * time.Hour, MaxStale: 9 * time.Hour}
+	plan := []report.PlanLine{{Pool: "default", Regions: 1, Pages: 2, RunsPerDay: 12, Units: 24, Capacity: 10000}}
+	flags := report.FlagsSchedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"}), Regions: "US"}
+	for _, c := range []struct {
+		name string
+		plan []report.PlanLine
+	}{{"with its plan", plan}, {"without a plan", nil}} {
+		runs := costs.Default() // the run's costs, a pool larger than the command's
+		runs.Pools = append([]ingest.Pool{}, runs.Pools...)
+		runs.Pools[0].Limit *= 2
+		if err := report.Record(ctx, led, run, c.plan, runs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		src := report.Sources{Timetable: flags.Timetable, Costs: costs.Default()}
+		if err := flags.Follow(ctx, regions.Builtin, reads, &src); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(src.Timetable, run) || !reflect.DeepEqual(src.Plan, c.plan) {
+			t.Errorf("%s: followed %+v with plan %+v; want %+v with %+v", c.name, src.Timetable, src.Plan, run, c.plan)
+		}
+		if costs.Hash(src.Costs) != costs.Hash(runs) || src.CostsNote == "" {
+			t.Errorf("%s: the report's costs %s (%q), want the run's %s, said", c.name, costs.Hash(src.Costs), src.CostsNote, costs.Hash(runs))
 		}
 	}
 }

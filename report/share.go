@@ -99,6 +99,20 @@ func Recorded(rec ledger.Schedule) jobs.Timetable {
 	return jobs.NamedTimetable(rec.Every, rec.Regions)
 }
 
+// Shared caps job to its share of what plan leaves (TakeShare) when the
+// operator gave it no cap (--max-units) and it has pages left, plan read
+// only then; false when the backfill does not start.
+func Shared(out io.Writer, job *jobs.Backfill, left int, plan func() (*Freshness, error)) (bool, error) {
+	if job.MaxUnits != 0 || left <= 0 {
+		return true, nil
+	}
+	f, err := plan()
+	if err != nil {
+		return false, err
+	}
+	return TakeShare(out, job, f, left), nil
+}
+
 // TakeShare caps job to the whole pages plan leaves room for, of the
 // pages it has left, and says so on out; false when that is not one page,
 // and the backfill does not start.

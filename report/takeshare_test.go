@@ -49,3 +49,31 @@ func TestTakeShareCapsABackfillToThePlansLeftOver(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedOnlyWithoutACapAndWithPagesLeft: a backfill the operator
+// capped, or with no page left, starts as it is without reading the plan;
+// one without a cap takes its share of the plan.
+func TestSharedOnlyWithoutACapAndWithPagesLeft(t *testing.T) {
+	c := costs.Default()
+	for _, tc := range []struct {
+		name     string
+		maxUnits int64
+		left     int
+		starts   bool
+		read     bool
+	}{
+		{"capped", 100, 3, true, false},
+		{"nothing left", 0, 0, true, false},
+		{"uncapped, pages left", 0, 3, false, true}, // an empty plan has no room
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &jobs.Backfill{Costs: c, MaxUnits: tc.maxUnits, Query: ingest.SearchQuery{Region: "US"}}
+			read := false
+			var out bytes.Buffer
+			starts, err := Shared(&out, job, tc.left, func() (*Freshness, error) { read = true; return &Freshness{}, nil })
+			if err != nil || starts != tc.starts || read != tc.read {
+				t.Errorf("starts %v (%v), plan read %v; want %v, read %v", starts, err, read, tc.starts, tc.read)
+			}
+		})
+	}
+}

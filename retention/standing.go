@@ -8,6 +8,7 @@ package retention
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -98,6 +99,24 @@ func Gate(ctx context.Context, db *store.DB, notes Notes, standing ingest.Standi
 	}
 	if kept, err := keptTo(ctx, notes); err != nil || (kept > 0 && kept <= standing.StatsFor) {
 		return err
+	}
+	return NoteKept(ctx, notes, standing.StatsFor)
+}
+
+// UnderStanding prunes db to what standing allows (cuts: its prune's, with
+// the standing's whole allowance of statistics), says on say what it cut,
+// and notes db as kept under the standing: a copy's snapshot, so that the
+// target's first run takes what ages past the standing meanwhile for the
+// scheduled prune's lag.
+func UnderStanding(ctx context.Context, db *store.DB, notes Notes, standing ingest.Standing, cuts Retention, say io.Writer) error {
+	p, err := Prune(ctx, db, cuts)
+	if err != nil {
+		return err
+	}
+	if p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
+		fmt.Fprintf(say, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
+			"%d tracked counts, %d videos, %d backfill results, %d category names\n",
+			standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
 	}
 	return NoteKept(ctx, notes, standing.StatsFor)
 }

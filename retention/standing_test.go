@@ -64,3 +64,31 @@ func TestTheStandingsGateNotesADatabaseWithinIt(t *testing.T) {
 		t.Errorf("notes %v, want %s", n, keptNote)
 	}
 }
+
+// TestUnderStandingCutsSaysAndNotes: a snapshot pruned under the standing
+// holds nothing beyond it, says what it cut, and is noted as kept under
+// it; pruned again, it cuts nothing and says nothing.
+func TestUnderStandingCutsSaysAndNotes(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	termsWorld(t, db)
+	n := notes{}
+	standard := ingest.StandardStanding()
+	var said strings.Builder
+	if err := UnderStanding(ctx, db, n, standard, termsCut(), &said); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(said.String(), "not copied, beyond what the standard standing allows: 1 chart runs with 10 entries") {
+		t.Errorf("said %q, want the run and entries cut", said.String())
+	}
+	if n[keptNote] == "" {
+		t.Errorf("notes %v, want %s", n, keptNote)
+	}
+	if msg, err := OverStanding(ctx, db, n, standard, termsCut()); msg != "" || err != nil {
+		t.Errorf("after the prune: %q, %v; want nothing beyond", msg, err)
+	}
+	said.Reset()
+	if err := UnderStanding(ctx, db, n, standard, termsCut(), &said); err != nil || said.Len() != 0 {
+		t.Errorf("pruned again: %v, said %q; want nothing cut", err, said.String())
+	}
+}

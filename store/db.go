@@ -36,7 +36,8 @@
 // entry of a chart's run last changed, walking its earlier runs back
 // (steady.go); the videos to fetch again, refreshed, and found gone
 // (videos.go); the schema step a write checks on a shared PostgreSQL
-// (upgrade.go); PostgreSQL's connections tell a silence bound each reply
+// (upgrade.go), and the runs stopped when it refuses one (outdated.go);
+// PostgreSQL's connections tell a silence bound each reply
 // they read (pgdriver.go).
 package store
 

@@ -32,6 +32,18 @@ type RunSummary struct {
 	RetryAt time.Time
 }
 
+// LastStarts is each chart's latest start as last (LastRuns) holds it,
+// but for a pass a signal cut short: the daemon catches that one up.
+func LastStarts(last map[string]RunSummary) map[string]time.Time {
+	out := map[string]time.Time{}
+	for code, s := range last {
+		if s.Status != ingest.StatusInterrupted {
+			out[code] = s.Started
+		}
+	}
+	return out
+}
+
 // LastRuns returns the most recent finished run of kind for every chart
 // that has one, by chart name: the region (US) for its unfiltered chart,
 // region/category (US/10) for a category's. A run in flight is not a last

@@ -36,3 +36,19 @@ func TestLastStartIsTheSlotServed(t *testing.T) {
 		}
 	})
 }
+
+// A chart's last start is its last run's, but for a pass a signal cut
+// short, which the daemon catches up as if it had not run.
+func TestLastStartsLeaveOutThePassesCutShort(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	got := LastStarts(map[string]RunSummary{
+		"US":    {Status: ingest.StatusCompleted, Started: at},
+		"GB":    {Status: ingest.StatusInterrupted, Started: at},
+		"US/10": {Status: ingest.StatusFailed, Started: at.Add(time.Minute)},
+	})
+	want := map[string]time.Time{"US": at, "US/10": at.Add(time.Minute)}
+	if len(got) != len(want) || !got["US"].Equal(want["US"]) || !got["US/10"].Equal(want["US/10"]) {
+		t.Errorf("LastStarts = %v, want %v", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -65,6 +66,18 @@ type Meter struct {
 // from a limiter a round trip away: a busy reader's requests then cost a
 // round trip for every few of them.
 const DefaultLease = 8
+
+// NewMeter meters the API's clients by plans on the limiter al, reading
+// their tokens: on a limiter a round trip away (any but the one in this
+// process) an anonymous client's budget is taken in blocks of
+// DefaultLease, so that a request does not cost a round trip each.
+func NewMeter(plans *ratelimit.APIPlans, al ratelimit.Limiter, tokens Tokens, observe func(plan, outcome string)) *Meter {
+	m := &Meter{Plans: plans, Limiter: al, Tokens: tokens, Observe: observe}
+	if al.Backend() != "memory" {
+		m.Lease = DefaultLease
+	}
+	return m
+}
 
 // leaseFor is how long a block of an anonymous client's budget is used
 // before it is dropped.
@@ -400,4 +413,24 @@ func (s *Server) trusted(a netip.Addr) bool {
 func shortHash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:16])
+}
+
+// warmFor bounds the start's dial of the API's limiter: the dial and the
+// script's load, the work a first request would otherwise wait for.
+const warmFor = 10 * time.Second
+
+// Warm readies the API's limiter al, when it is a round trip away, before
+// the listener opens, so that the first request is metered like the
+// others; one that does not answer is said on log, and requests are served
+// unmetered until it does.
+func Warm(ctx context.Context, al ratelimit.Limiter, log *slog.Logger) {
+	w, ok := al.(interface{ Warm(context.Context) error })
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, warmFor)
+	defer cancel()
+	if err := w.Warm(ctx); err != nil {
+		log.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
+	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -58,4 +59,27 @@ func Ready(ctx context.Context, checks ...Check) ReadyState {
 		st.Checks = append(st.Checks, cs)
 	}
 	return st
+}
+
+// undecider is a limiter that can say it cannot tell a new Redis from a
+// wiped one (quota.Redis).
+type undecider interface {
+	Undecided(ctx context.Context) (string, error)
+}
+
+// WindowChecks is /readyz's check that the limiter l is not waiting
+// because it cannot tell a new Redis from a wiped one (its failure names
+// the command for each case); none for a limiter that cannot be so.
+func WindowChecks(l any) []Check {
+	u, ok := l.(undecider)
+	if !ok {
+		return nil
+	}
+	return []Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
+		text, err := u.Undecided(ctx)
+		if err == nil && text != "" {
+			err = errors.New(text)
+		}
+		return err
+	}}}
 }

@@ -7,7 +7,6 @@ package wiring
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/ingestworks/ingest/jobs"
@@ -45,20 +44,14 @@ func (h *Host) Backfill(ctx context.Context, apiKey, quotaKey string, b Backfill
 	if err != nil {
 		return err
 	}
-	if job.MaxUnits == 0 && left > 0 {
-		plan, err := h.PlanShare(ctx, p.DB, p.Limiter, p.QuotaKey)
-		if err != nil {
-			return err
-		}
-		if !report.TakeShare(b.Out, job, plan, left) {
-			return nil
-		}
+	share := func() (*report.Freshness, error) { return h.PlanShare(ctx, p.DB, p.Limiter, p.QuotaKey) }
+	if ok, err := report.Shared(b.Out, job, left, share); err != nil || !ok {
+		return err
 	}
 	if b.Restart {
-		if err := p.DB.DeleteCursor(ctx, job.ID.Key()); err != nil {
+		if err := job.Restart(ctx, p.DB, b.Out); err != nil {
 			return err
 		}
-		fmt.Fprintln(b.Out, "restarting the backfill from its first page (--restart)")
 	}
 	ctx, drain, stop := h.signals(ctx)
 	defer stop()

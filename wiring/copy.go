@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -112,7 +113,8 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 }
 
 // takeSnapshot writes snap from the SQLite file path (dbcopy.TakeSnapshot),
-// pruned under the standing, what it cut said on say.
+// pruned under the standing (retention.UnderStanding), what it cut said on
+// say.
 func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Writer) error {
 	var db *Database
 	open := func(ctx context.Context, path string) (*store.DB, *ledger.Ledger, error) {
@@ -123,17 +125,7 @@ func takeSnapshot(ctx context.Context, path, snap string, terms Terms, say io.Wr
 		return db.DB, db.Ledger, nil
 	}
 	return dbcopy.TakeSnapshot(ctx, path, snap, terms.Clock.Now(), open, func(ctx context.Context, _ *store.DB, _ *ledger.Ledger) error {
-		keep := terms.Standing.StatsFor
-		res := terms.PruneJob(db, keep, nil).Run(ctx)
-		if p := res.Pruned; res.Err == nil && p.Runs+p.Stats+p.Videos+p.Search+p.Categories > 0 {
-			fmt.Fprintf(say, "not copied, beyond what the %s standing allows: %d chart runs with %d entries, "+
-				"%d tracked counts, %d videos, %d backfill results, %d category names\n",
-				terms.Standing.Name(), p.Runs, p.Entries, p.Stats, p.Videos, p.Search, p.Categories)
-		}
-		if res.Err == nil {
-			res.Err = NoteKept(ctx, db, keep)
-		}
-		return res.Err
+		return retention.UnderStanding(ctx, db.DB, db.Ledger, terms.Standing, terms.cuts(db), say)
 	})
 }
 

@@ -41,7 +41,7 @@ func (h *Host) holderHere() custody.Holder {
 func redisHolderAt(raw string) custody.Holder {
 	_, addr := quota.Address(raw)
 	if addr == "" {
-		addr = RedisHost(raw)
+		addr = quota.Host(raw)
 	}
 	return custody.InRedis(addr)
 }
@@ -76,7 +76,7 @@ func (d *Database) custody() *custody.Database {
 // embedded limiter leaves, and copies its list of the ledgers that spent
 // in the window of key into d's notes (quota.Redis.LearnLedgers).
 func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) error {
-	c, err := redisClient(raw, custody.LeavingFlag)
+	c, err := quota.Dial(raw, custody.LeavingFlag)
 	if err != nil {
 		return err
 	}

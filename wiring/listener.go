@@ -35,7 +35,7 @@ const (
 // OpenListener opens cfg's address (Listen: a port in use is a
 // ConfigError) and serves it at once, b on its /metrics meanwhile.
 func (h *Host) OpenListener(ctx context.Context, cfg web.Config, b metrics.Build) (*Listener, error) {
-	ln, err := Listen(cfg.Listen)
+	ln, err := web.Listen(cfg.Listen)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package wiring
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/quota"
 )
@@ -169,7 +167,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 	led := p.DB.Ledger
 	pc, err := newPacer(h.Costs, led, p.QuotaKey, pace.Config{State: p.Limiter.State, Entries: entries,
 		LastPass: p.DB.LastCompletedStart,
-		Daily:    jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: h.publishPlan(led, p.QuotaKey),
+		Daily:    jobs.DailyCost(h.Costs, ros.Runner.Charts()), Publish: pace.Keep(led, p.QuotaKey, h.Logger),
 		Logger: h.Logger, Refresh: ros.Every, DueFrom: dueFrom, Bound: bound, Clock: h.clock()})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -184,20 +182,6 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 func newPacer(costs *ingest.Costs, records pace.Records, quotaKey string, c pace.Config) (*pace.Pacer, error) {
 	c.Pools, c.History = costs.Pools, pace.FromRecords(records, quotaKey, costs.Pools)
 	return pace.New(c)
-}
-
-// publishPlan keeps every plan the pacer makes in the database, for report
-// and the dashboard.
-func (h *Host) publishPlan(led *ledger.Ledger, quotaKey string) func(context.Context, pace.Status) {
-	return func(ctx context.Context, st pace.Status) {
-		doc, err := json.Marshal(st)
-		if err == nil {
-			err = led.SavePlan(context.WithoutCancel(ctx), quotaKey, st.At, doc)
-		}
-		if err != nil {
-			h.Logger.Warn("pace: publish the plan; report and the dashboard show one made from the ledger", ingest.LogErr, err)
-		}
-	}
 }
 
 // httpClient is the upstream client's base: nil (the network's) unless

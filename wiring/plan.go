@@ -8,16 +8,12 @@ package wiring
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 )
@@ -55,22 +51,11 @@ func (h *Host) dayPlan(ctx context.Context, db *Database, r Run) (*report.DayPla
 		TrackEvery: r.TrackEvery, TrackBudget: r.TrackBudget, Strict: r.Strict, Paced: r.Pace && !r.Once})
 }
 
-// record keeps the timetable the run follows in the database, whole, with
-// its day's plan (nil when it made none) and the costs it spends by, for
-// every view of its plan (report, serve, /quota, the API, the dashboard).
+// record keeps the timetable the run follows in the database with its
+// day's plan (nil when it made none) and the costs it spends by
+// (report.Record).
 func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan []report.PlanLine) error {
-	doc, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("record the schedule: %w", err)
-	}
-	var planDoc []byte
-	if plan != nil {
-		if planDoc, err = json.Marshal(plan); err != nil {
-			return fmt.Errorf("record the plan: %w", err)
-		}
-	}
-	return p.DB.Ledger.SaveSchedule(ctx, ledger.Schedule{Every: t.Every, Regions: t.Names(), Timetable: doc,
-		Plan: planDoc, Costs: costs.Canonical(h.Costs), Updated: h.now()})
+	return report.Record(ctx, p.DB.Ledger, t, plan, h.Costs, h.now())
 }
 
 // Planner is the plan a pacing worker would follow now for src's

@@ -12,7 +12,6 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/publish"
 	"github.com/ingestworks/ingest/ratelimit"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -77,75 +76,16 @@ func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Re
 // reader's bound would cut.
 const publishTimeout = 2 * time.Minute
 
-// publishEvery is how often the daemon reads the data mark for a landing
-// to publish: a landing reaches the directory this long after the run
-// stored it at most, beside the publish's own time.
-const publishEvery = 5 * time.Second
-
-// publishWholeEvery is how often the daemon's publish asks every page
-// again rather than those a landing changed: what a change named no page
-// for (a writer's clock behind another's) reaches the directory within it.
-const publishWholeEvery = time.Hour
-
 // publishOnLandings publishes r.Publish from p's database at the start
-// and each time the data mark moved since the last publish, beside the
-// passes, never in their way: a publish runs in its own goroutine, one at
-// a time, and a failed one is said and tried again at the next look. The
-// first publish asks every page, and so does one after a prune or once
-// publishWholeEvery has passed; the others ask the pages the changes since
-// the last publish name (web.ChangedPaths), as a cache in front is purged
-// of them. The function returned stops it, a publish in flight left
-// staged and dropped.
+// and each time its data mark moves (web.PublishOnLandings); the function
+// returned stops it.
 func (h *Host) publishOnLandings(ctx context.Context, p *Pipeline, r Run) (stop func()) {
 	if r.Publish == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := clock.NewTicker(publishEvery)
-		defer tick.Stop()
-		published, since, whole := "", time.Time{}, time.Time{}
-		for {
-			mark, changed, err := p.DB.DB.DataMark(ctx)
-			if err == nil && mark != published {
-				only := h.changedPaths(ctx, p, published, mark, since, whole)
-				if h.publishLogged(ctx, p, r, only) == nil {
-					published, since = mark, changed
-					if only == nil {
-						whole = h.now()
-					}
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// changedPaths are the paths a publish after the one of mark before
-// (whose data changed at since) asks, the data's mark being now: nil, for
-// every page, when there was none, a prune took data away, the last whole
-// publish (at whole) is publishWholeEvery old, or what changed cannot be
-// read or named page by page.
-func (h *Host) changedPaths(ctx context.Context, p *Pipeline, before, now string, since, whole time.Time) []string {
-	if before == "" || store.Pruned(before, now) || h.now().Sub(whole) >= publishWholeEvery {
-		return nil
-	}
-	c, err := p.DB.DB.ChangesSince(ctx, since)
-	if err != nil {
-		return nil
-	}
-	paths, all := web.ChangedPaths(c)
-	if all {
-		return nil
-	}
-	return append([]string{}, paths...)
+	return web.PublishOnLandings(ctx, p.DB.DB, h.clock(), func(ctx context.Context, only []string) error {
+		return h.publishLogged(ctx, p, r, only)
+	})
 }
 
 // publishLogged publishes r.Publish from p's database and says what it

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -174,16 +173,10 @@ func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	// The catalogue's call is the run's: its units count in run --once's summary.
 	gate, spent := jobs.Counted(upstream, p.QuotaKey, "")
 	s := started{drain: drain, upstream: upstream, gate: gate, spent: spent, stopOutdated: stopOutdated}
-	for {
-		err := h.runPlanned(ctx, p, r, s)
-		var moved *catalogueMoved
-		if !errors.As(err, &moved) {
-			return err
-		}
-		h.Logger.Info("the region catalogue read from the upstream selects other charts than the daemon planned on: it plans and starts its passes again on it",
-			"regions", len(moved.cat))
-		s.read = moved.cat // planned on as read, whether or not it could be stored
-	}
+	return jobs.Replan(h.Logger, func(read regions.Catalogue) error {
+		s.read = read
+		return h.runPlanned(ctx, p, r, s)
+	})
 }
 
 // started is what a run's start holds for each plan it runs: the signals'
@@ -200,17 +193,10 @@ type started struct {
 	read regions.Catalogue
 }
 
-// catalogueMoved ends a daemon's plan when the region catalogue its start
-// read late, cat, selects other charts than it planned on (--regions all):
-// runOn plans again on it.
-type catalogueMoved struct{ cat regions.Catalogue }
-
-func (*catalogueMoved) Error() string { return "the region catalogue moved" }
-
 // runPlanned reads r's charts from the region catalogue, makes and says
 // the day's plan when they differ from Prepare's, and runs them: once, or
 // as the daemon until a signal, or until a catalogue its start read late
-// selects other charts (catalogueMoved).
+// selects other charts (jobs.CatalogueMoved).
 func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (err error) {
 	m := metrics.New(r.Build, h.clock())
 	last, err := p.DB.LastRuns(ctx, ingest.Trending)
@@ -221,28 +207,18 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	var late *jobs.LateRead
 	if r.Regions.All() {
 		r.Listener.Step(stepCatalogue)
-		cat := s.read
-		switch {
-		case cat != nil:
-		case r.Once:
-			cat = h.catalogue(p).Current(ctx, s.gate)
-		default:
-			read := func(ctx context.Context) (regions.Catalogue, bool) { return h.catalogue(p).Read(ctx, s.gate) }
-			readCtx, stopRead := context.WithCancel(ctx)
-			cat, late = h.catalogue(p).Start(readCtx, read, cmp.Or(r.StartTimeout, StartTimeout))
-			// A plan that ends before its daemon runs does not wait on a
-			// read left behind; a daemon that runs awaits it (daemon).
-			defer func() { stopRead(); late.Wait() }()
-		}
+		cat, read, end := h.catalogue(p).Planned(ctx, s.read, r.Once, s.gate, cmp.Or(r.StartTimeout, StartTimeout))
+		late = read
+		defer end()
 		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
 			return configErrorf("--regions: %w", err)
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
-		if !slices.Equal(r.planned.Charts(), r.Timetable.Charts) {
+		r.planned, err = r.planned.For(r.Timetable.Charts, func() (*report.DayPlan, error) {
 			r.Listener.Step(stepPlan)
-			r.planned, err = h.dayPlan(ctx, p.DB, r)
-		}
+			return h.dayPlan(ctx, p.DB, r)
+		})
 		r.planned.Say(h.Logger)
 		if err != nil {
 			return err
@@ -267,7 +243,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Clock: h.clock()}, h.Logger)
 	ros := jobs.Roster{Runner: runner, Every: r.Timetable.Every, TrackEvery: r.TrackEvery,
-		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.refreshEvery())}
+		Prune: r.Terms.PruneJob(p.DB, r.Keep, drain), Refresh: h.refreshJob(p, lim, drain, r.Timetable.RefreshEvery(!r.Once || r.Record))}
 	if r.Track > 0 {
 		ros.Track = &jobs.Track{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: p.DB,
 			Logger: h.Logger.With(ingest.LogOp, ingest.OpBatchGetStats), For: r.Track, Drain: drain,
@@ -287,7 +263,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 			return err
 		}
 		defer shutdown()
-		if err := outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
+		if err := store.Outdated(ctx, h.once(ctx, p, r, &jobs.Daemon{Roster: ros, Pacer: pacer, Spent: s.spent})); err != nil || r.Publish == nil {
 			return err
 		}
 		return h.publishLogged(ctx, p, r, nil)
@@ -311,42 +287,19 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return err
 	}
 	defer func() {
-		var again *catalogueMoved
+		var again *jobs.CatalogueMoved
 		if r.Listener != nil && !errors.As(err, &again) {
 			r.Listener.Close() // the port first, then the site behind it
 		}
 		shutdown()
 	}()
 	defer h.publishOnLandings(ctx, p, r)()
-	d := &jobs.Daemon{Roster: ros, LastStart: lastStarts(last), Pacer: pacer, Spent: s.spent}
-	err = outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late))
-	if err == nil && isClosed(moved) {
+	d := &jobs.Daemon{Roster: ros, LastStart: store.LastStarts(last), Pacer: pacer, Spent: s.spent}
+	err = late.Moved(store.Outdated(ctx, h.daemon(ctx, p, r, d, s.upstream, backed, late)), moved)
+	if again := (*jobs.CatalogueMoved)(nil); errors.As(err, &again) {
 		r.Listener.Again(stepCatalogue) // starting again until the next plan's site serves
-		return &catalogueMoved{late.Got}
 	}
 	return err
-}
-
-// isClosed says whether c is closed; a nil c never is.
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-// lastStarts is each chart's latest start as last holds it, but for a
-// pass a signal cut short: that one is caught up.
-func lastStarts(last map[string]store.RunSummary) map[string]time.Time {
-	out := map[string]time.Time{}
-	for code, s := range last {
-		if s.Status != ingest.StatusInterrupted {
-			out[code] = s.Started
-		}
-	}
-	return out
 }
 
 // refreshJob fetches again, by id, the videos kept rows show before their
@@ -356,17 +309,16 @@ func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, 
 		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Clock: h.clock()}
 }
 
-// refreshEvery is how often the refresh runs: the daemon's period, or
-// run --once's when --every says cron's; zero when that is unknown, and
-// each run then fetches every video due.
-func (r Run) refreshEvery() time.Duration {
-	if r.Once && !r.Record {
-		return 0
-	}
-	return r.Timetable.Every
-}
-
 var _ jobs.TrackStore = (*store.DB)(nil)
+
+// stopWhenOutdated is observe, then a stop of the runs when a run ended
+// refused for a newer schema (store.StopWhenOutdated).
+func stopWhenOutdated(observe func(jobs.Entry, jobs.Ended, time.Duration, time.Time), stop context.CancelCauseFunc) func(jobs.Entry, jobs.Ended, time.Duration, time.Time) {
+	return func(e jobs.Entry, end jobs.Ended, took time.Duration, slot time.Time) {
+		observe(e, end, took, slot)
+		store.StopWhenOutdated(end.Err, stop)
+	}
+}
 
 // once runs every chart's pass now (only those due, paced), then tracking
 // and pruning when they are asked for.

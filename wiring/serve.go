@@ -6,15 +6,11 @@ package wiring
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/jobs"
@@ -90,50 +86,9 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 	return ui, func() { closeSite(); closeLimiter() }, nil
 }
 
-// Serve serves ui on addr until SIGINT or SIGTERM, then gives the requests
-// in flight five seconds.
+// Serve serves ui on addr until SIGINT or SIGTERM (web.Serve).
 func (h *Host) Serve(ctx context.Context, addr string, ui http.Handler) error {
-	ln, err := Listen(addr)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := web.NewHTTPServer(addr, ui)
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		<-ctx.Done()
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	}()
-	url := "http://" + ln.Addr().String() + "/"
-	h.Logger.Info("serving", "url", url, "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	// Serve returns as Shutdown begins; the requests in flight end first.
-	<-drained
-	h.Logger.Info("stopped serving: the requests in flight answered", "url", url)
-	return nil
-}
-
-// Listen opens --listen's address. A port another process holds, or an
-// address this host does not have, is a setting to change, a ConfigError
-// (exit 2), so that a supervisor does not restart into it again and again.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		_, port, _ := net.SplitHostPort(addr)
-		return nil, configErrorf("--listen %s: address already in use: another process holds the port (ss -ltnp 'sport = :%s' names it); stop it or choose another port", addr, port)
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return nil, configErrorf("--listen %s: this host has no such address: listen on one of its own, or on :PORT for every address", addr)
-	case errors.Is(err, syscall.EACCES):
-		return nil, configErrorf("--listen %s: a port below 1024 needs a privilege this process lacks: use a port of 1024 or more", addr)
-	case err != nil:
-		return nil, fmt.Errorf("--listen %s: %w", addr, err)
-	}
-	return ln, nil
+	return web.Serve(ctx, addr, ui, h.Logger, "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
 }

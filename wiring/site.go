@@ -7,12 +7,9 @@ package wiring
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/ingestworks/ingest"
 
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/jobs"
@@ -56,7 +53,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		return nil, nil, err
 	}
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
-	warm(ctx, h, al)
+	web.Warm(ctx, al, h.Logger)
 	cfg := s.Web
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db.DB, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
 	cfg.Usage = db.Ledger.FollowDays(s.Report.QuotaKey) // today's units on every request: what changed
@@ -66,14 +63,11 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	if cfg.Regions == nil {
 		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
-	cfg.Meter = &web.Meter{Plans: s.Plans, Limiter: al, Tokens: clients.New(db), Observe: s.Series.Observe}
-	if al.Backend() != "memory" { // a round trip per request: the anonymous budget is taken in blocks
-		cfg.Meter.Lease = web.DefaultLease
-	}
+	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
 	l := s.Report.Limiter
-	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), windowChecks(l)...)
+	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), web.WindowChecks(l)...)
 	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
 	cfg.Routes = append(cfg.Routes,
 		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
@@ -133,48 +127,6 @@ func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error
 		src.Planner = Planner
 	}
 	return report.Build(ctx, src)
-}
-
-// warmFor bounds the start's dial of the API's limiter: the dial and the
-// script's load, the work a first request would otherwise wait for.
-const warmFor = 10 * time.Second
-
-// warm readies a limiter a round trip away before the listener opens, so
-// that the first request is metered like the others; one that does not
-// answer is said, and requests are served unmetered until it does.
-func warm(ctx context.Context, h *Host, al ratelimit.Limiter) {
-	w, ok := al.(interface{ Warm(context.Context) error })
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, warmFor)
-	defer cancel()
-	if err := w.Warm(ctx); err != nil {
-		h.Logger.Warn("api: the clients' limiter did not answer at start: requests are served unmetered until it does", ingest.LogErr, err)
-	}
-}
-
-// undecider is a limiter that can say it cannot tell a new Redis from a
-// wiped one (quota.Redis).
-type undecider interface {
-	Undecided(ctx context.Context) (string, error)
-}
-
-// windowChecks is /readyz's check that the limiter is not waiting because
-// it cannot tell a new Redis from a wiped one (its failure names the
-// command for each case); none for a limiter that cannot be so.
-func windowChecks(l any) []web.Check {
-	u, ok := l.(undecider)
-	if !ok {
-		return nil
-	}
-	return []web.Check{{Name: "limiter_window", Passed: "the limiter holds the window's calls of this ledger", Probe: func(ctx context.Context) error {
-		text, err := u.Undecided(ctx)
-		if err == nil && text != "" {
-			err = errors.New(text)
-		}
-		return err
-	}}}
 }
 
 // followLedger is off only for the benchmark's baseline: the window's

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 type checkFlags struct {
@@ -88,7 +88,7 @@ func checkSettings(_ context.Context, s *settings, c *checks) (string, error) {
 	}
 	limiter := "embedded in the database"
 	if s.redisURL != "" {
-		limiter = "redis " + wiring.RedisHost(s.redisURL)
+		limiter = "redis " + quota.Host(s.redisURL)
 	}
 	endpoint := s.host().EndpointName()
 	pub, err := parsePublicURL(publicURLEnv, os.Getenv(publicURLEnv))
