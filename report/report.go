@@ -132,11 +132,11 @@ type Report struct {
 	// plan at the pools' sustainable rates, as the run told at start.
 	Tiers     []TierLine
 	CostsNote string // the costs shown are the schedule's run's, not the command's
-	Now           time.Time
-	Storage       *store.Size // nil: not read (no database)
-	Clock         *Clock      // nil: the upstream's time never read (clock.go)
-	Freshness     *Freshness  // nil: no schedule (pace.go)
-	Terms         *Terms      // terms.go
+	Now       time.Time
+	Storage   *store.Size // nil: not read (no database)
+	Clock     *Clock      // nil: the upstream's time never read (clock.go)
+	Freshness *Freshness  // nil: no schedule (pace.go)
+	Terms     *Terms      // terms.go
 	// Undecided is, while the limiter cannot tell a new Redis from one
 	// that lost its data, what it says to run in each case; "" otherwise.
 	Undecided string
