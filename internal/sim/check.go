@@ -94,15 +94,16 @@ func windows(calls []Call, pool string, window time.Duration) []int64 {
 
 // checkAges: every configured chart completed a pass at least every tier
 // x --every plus a stagger step, or, when the configured charts need
-// more of the default pool than it holds, within --max-stale plus a step.
-// A gap is allowed the downtime in it, and the time the upstream was
+// more of the default pool than it holds, within --max-stale plus a step;
+// paced, the highest tier the pool holds only stretched, within the
+// cadence the pool holds it at (firstTierEvery), a slot of --every and a
+// step. A gap is allowed the downtime in it, and the time the upstream was
 // failing in it, the daemon's longest backoff and a cadence more.
 func checkAges(h *History) []string {
 	cats := h.categories()
 	step := h.Every / time.Duration(max(len(h.Charts)*len(cats), len(regions.Default)))
 	scarce := h.scarce()
 	first, firstEvery := h.firstTierEvery(h.longestDay())
-	tiered := slices.ContainsFunc(h.Charts, func(c regions.Chart) bool { return c.Tier != first })
 	starts := map[string][]time.Time{}
 	for _, r := range h.Runs {
 		if r.Status == ingest.StatusCompleted {
@@ -117,7 +118,7 @@ func checkAges(h *History) []string {
 			if scarce && !h.holdsTier(c.Tier) {
 				bound = max(bound, h.MaxStale+step)
 			}
-			held := scarce && !h.NoPace && tiered && c.Tier == first && firstEvery > time.Duration(c.Tier)*h.Every && firstEvery <= h.MaxStale
+			held := scarce && !h.NoPace && c.Tier == first && firstEvery > time.Duration(c.Tier)*h.Every && firstEvery <= h.MaxStale
 			if held {
 				// the highest tier stretched: its cadence, a slot of --every
 				// its credit may wait, and a step
