@@ -111,3 +111,40 @@ func TestAPassShortOfRoomWaitsAtItsSlot(t *testing.T) {
 		t.Error("NL ran: the pacer still says it waits for room")
 	}
 }
+
+// A pass granted and still running holds its room against the next ask,
+// whatever the limiter reads: the limiter counts its calls only as they
+// go out, so two charts waiting for room and let in on one reading of it
+// would both start where the pool holds one, and one would stop at its
+// second page, its slot spent.
+func TestAPassRunningHoldsItsRoomAgainstTheNextAsk(t *testing.T) {
+	t.Parallel()
+	pool := ingest.Pool{Name: "default", Limit: 40, Window: 2 * time.Minute}
+	remaining := int64(1)
+	state := func(context.Context) ([]ingest.PoolState, error) {
+		return []ingest.PoolState{{Pool: "default", Used: pool.Limit - remaining, Remaining: remaining}}, nil
+	}
+	p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state,
+		Entries: []pace.Entry{entry("NL", 0, time.Minute, 2), entry("SE", 0, time.Minute, 2)},
+		Clock:   clock.Func(func() time.Time { return t0 }), Logger: quiet()})
+	ctx := context.Background()
+	if p.Due(ctx, "NL", t0) || p.Due(ctx, "SE", t0) {
+		t.Fatalf("with %d unit left, a pass of 2 ran", remaining)
+	}
+	remaining = 3 // room for one pass of two
+	if !p.Due(ctx, "NL", t0) {
+		t.Fatalf("with %d units left, NL's pass of 2 waiting for room did not run", remaining)
+	}
+	if p.Due(ctx, "SE", t0) {
+		t.Errorf("NL's pass of 2 running, not yet counted by the limiter (%d left), and SE's of 2 ran too: one of them stops midway", remaining)
+	}
+	remaining = 1 // the limiter counted NL's calls as they went out
+	p.Ran("NL", map[string]int64{"default": 2}, nil, ingest.StatusCompleted)
+	if p.Due(ctx, "SE", t0) {
+		t.Errorf("NL's pass counted (%d left), and SE's pass of 2 ran", remaining)
+	}
+	remaining = 2
+	if !p.Due(ctx, "SE", t0) {
+		t.Errorf("with %d units left and nothing running, SE's pass of 2 did not run", remaining)
+	}
+}

@@ -185,15 +185,25 @@ func (p *Pacer) take(i int) {
 }
 
 // roomOf is what each pool holds now: what remains, whatever this
-// worker's share. The share paces what the plan spends over the window;
-// the room at a slot is the limiter's to give, first come first served,
-// and a pass that waited for its share of it would wait while callers
-// that do not wait took each unit as it freed.
+// worker's share, less a whole pass of each entry granted and still
+// running. The share paces what the plan spends over the window; the room
+// at a slot is the limiter's to give, first come first served, and a pass
+// that waited for its share of it would wait while callers that do not
+// wait took each unit as it freed. A running pass's calls are counted by
+// the limiter only as they go out: two passes waiting for room and let in
+// on one reading of it would both start where the pool holds one, and
+// one would stop midway, its slot spent. What a running pass already
+// spent is counted twice until it ends, which only waits a little.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
 	for _, st := range states {
 		if _, ok := p.pool(st.Pool); !ok {
 			continue
 		}
 		p.room[st.Pool] = float64(st.Remaining)
+	}
+	for name := range p.running {
+		if i, ok := p.index[name]; ok {
+			p.take(i)
+		}
 	}
 }

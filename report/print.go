@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,6 +31,7 @@ type JSON struct {
 	Regions       []RegionJSON   `json:"regions"`
 	UpstreamReset string         `json:"upstream_reset"`
 	Plan          []PlanJSON     `json:"plan"`
+	Tiers         []TierJSON     `json:"tiers"`
 	Hourly        []HourlyJSON   `json:"hourly"`
 	Storage       *StorageJSON   `json:"storage,omitempty"`
 	UpstreamClock *ClockJSON     `json:"upstream_clock"` // clock.go
@@ -102,6 +104,21 @@ type PlanJSON struct {
 	Fits       bool    `json:"fits"`
 }
 
+// TierJSON is part of JSON: what a tier of the schedule's regions gets
+// from the plan. Stretch is how many times its cadence the slowest of its
+// charts runs (1: held at it; 0: none runs); Unheld says what the pool
+// cannot hold of it, "" when it holds the tier at its cadence.
+type TierJSON struct {
+	Tier        int      `json:"tier"`
+	Regions     int      `json:"regions"`
+	Cadence     string   `json:"cadence"`
+	Every       string   `json:"every"`
+	Stretch     float64  `json:"times_its_cadence"`
+	UnitsPerDay int64    `json:"units_per_day"`
+	Dropped     []string `json:"dropped"`
+	Unheld      string   `json:"unheld,omitempty"`
+}
+
 // HourlyJSON is part of JSON.
 type HourlyJSON struct {
 	Pool  string  `json:"pool"`
@@ -132,7 +149,7 @@ func (r *Report) JSON() JSON {
 		Database: !r.NoDatabase, Schedule: r.ScheduleFrom,
 		UpstreamReset: r.UpstreamReset.UTC().Format(time.RFC3339),
 		Pools:         []PoolJSON{}, Operations: []OpJSON{}, ByRegion: []OpJSON{}, Regions: []RegionJSON{},
-		Plan: []PlanJSON{}, Hourly: []HourlyJSON{}}
+		Plan: []PlanJSON{}, Tiers: []TierJSON{}, Hourly: []HourlyJSON{}}
 	j.UpstreamClock, j.Pace, j.Terms = r.clockJSON(), r.freshnessJSON(), r.termsJSON()
 	j.LimiterUndecided, j.CostsNote = r.Undecided, r.CostsNote
 	if r.BackendErr != nil {
@@ -164,6 +181,11 @@ func (r *Report) JSON() JSON {
 	for _, p := range r.Plan {
 		j.Plan = append(j.Plan, PlanJSON{Pool: p.Pool, Regions: p.Regions, Pages: p.Pages, RunsPerDay: p.RunsPerDay,
 			Units: p.Units, Capacity: p.Capacity, Fits: p.Fits()})
+	}
+	for _, t := range r.Tiers {
+		j.Tiers = append(j.Tiers, TierJSON{Tier: t.Tier, Regions: t.Regions, Cadence: ShortDuration(t.Cadence),
+			Every: cadence(t.Every, t.Slowest), Stretch: t.Stretch(), UnitsPerDay: int64(math.Round(t.Units)),
+			Dropped: append([]string{}, t.Dropped...), Unheld: t.Unheld()})
 	}
 	for _, pool := range r.hourlyPools() {
 		row := r.Hourly[pool]
@@ -273,6 +295,11 @@ func (r *Report) textPlan(out io.Writer) {
 		}
 		fmt.Fprintf(out, "Plan: %d regions, %d pages a cycle, %.1f cycles a day%s = %d units a day in %s of %d: %s\n",
 			p.Regions, p.Pages, p.RunsPerDay, extra, p.Units, p.Pool, p.Capacity, verdict)
+	}
+	for _, t := range r.Tiers {
+		if msg := t.Unheld(); msg != "" {
+			fmt.Fprintf(out, "Tier %d: %s\n", t.Tier, msg)
+		}
 	}
 	if len(r.Plan) > 0 {
 		fmt.Fprintf(out, "      (schedule: %s)\n", scheduleSource(r.ScheduleFrom))

@@ -128,12 +128,15 @@ type Report struct {
 	HourStart     time.Time            // start of the hour at index 0
 	UpstreamReset time.Time
 	Plan          []PlanLine
-	CostsNote     string // the costs shown are the schedule's run's, not the command's
-	Now           time.Time
-	Storage       *store.Size // nil: not read (no database)
-	Clock         *Clock      // nil: the upstream's time never read (clock.go)
-	Freshness     *Freshness  // nil: no schedule (pace.go)
-	Terms         *Terms      // terms.go
+	// Tiers is what each tier of the schedule's regions gets from the
+	// plan at the pools' sustainable rates, as the run told at start.
+	Tiers     []TierLine
+	CostsNote string // the costs shown are the schedule's run's, not the command's
+	Now       time.Time
+	Storage   *store.Size // nil: not read (no database)
+	Clock     *Clock      // nil: the upstream's time never read (clock.go)
+	Freshness *Freshness  // nil: no schedule (pace.go)
+	Terms     *Terms      // terms.go
 	// Undecided is, while the limiter cannot tell a new Redis from one
 	// that lost its data, what it says to run in each case; "" otherwise.
 	Undecided string
@@ -234,6 +237,9 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	r.regionRows(src, last, now)
 	if r.Plan, r.CostsNote = src.Plan, src.CostsNote; r.Plan == nil {
 		r.Plan = Plan(src.Costs, Schedule{Timetable: src.Timetable}, last)
+	}
+	if len(src.Timetable.Charts) > 0 && src.Timetable.Every > 0 {
+		r.Tiers = Tiers(src.Costs, Schedule{Timetable: src.Timetable, Last: last})
 	}
 	if err := r.freshness(ctx, src); err != nil {
 		return nil, err

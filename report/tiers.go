@@ -21,8 +21,9 @@ type TierLine struct {
 	Tier    int
 	Regions int
 	// Every and Slowest are the fastest and slowest cadence of the tier's
-	// regions' own charts that run; pace.Never when none runs.
-	Every, Slowest time.Duration
+	// regions' own charts that run; pace.Never when none runs. Cadence is
+	// the tier's own: tier x --every.
+	Every, Slowest, Cadence time.Duration
 	// Depth and Deepest are the least and most of a chart its regions read.
 	Depth, Deepest int
 	// Units is what the tier's charts (their categories' too) spend a day
@@ -46,7 +47,7 @@ func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 		}
 		l := byTier[e.Tier]
 		if l == nil {
-			l = &TierLine{Tier: e.Tier, Every: pace.Never, Depth: regions.MaxDepth}
+			l = &TierLine{Tier: e.Tier, Every: pace.Never, Depth: regions.MaxDepth, Cadence: time.Duration(e.Tier) * s.Timetable.Every}
 			byTier[e.Tier] = l
 		}
 		l.add(e, plan, s.Timetable.Region(e.Name))
@@ -57,6 +58,31 @@ func Tiers(costs *ingest.Costs, s Schedule) []TierLine {
 	}
 	slices.SortFunc(out, func(a, b TierLine) int { return a.Tier - b.Tier })
 	return out
+}
+
+// Stretch is how many times its cadence the plan runs the tier's
+// slowest chart: 1 when it holds the tier at its cadence, 0 when it runs
+// none of it.
+func (l TierLine) Stretch() float64 {
+	if l.Slowest == 0 || l.Every == pace.Never || l.Cadence <= 0 {
+		return 0
+	}
+	return math.Round(float64(l.Slowest)/float64(l.Cadence)*100) / 100
+}
+
+// Unheld says what the plan cannot hold of the tier at its cadence, "" when
+// it holds every chart of it so: "the pool cannot hold tier 1 at its
+// cadence (1h): its charts run every 1h20m, 1.34 times it".
+func (l TierLine) Unheld() string {
+	switch s := l.Stretch(); {
+	case l.Regions == 0 || (s > 0 && s <= 1):
+		return ""
+	case s == 0:
+		return fmt.Sprintf("the pool cannot hold tier %d at all: the plan drops its %d regions", l.Tier, l.Regions)
+	default:
+		return fmt.Sprintf("the pool cannot hold tier %d at its cadence (%s) beside the tiers below it at --max-stale: its charts run every %s, %.2f times it",
+			l.Tier, ShortDuration(l.Cadence), cadence(l.Every, l.Slowest), s)
+	}
 }
 
 // add counts one chart of the tier.
@@ -129,7 +155,12 @@ func LogTiers(log *slog.Logger, tiers []TierLine) {
 			dropped = fmt.Sprintf("%d regions (%s), %d category charts", len(t.Dropped), strings.Join(t.Dropped, ","), t.DroppedCharts)
 		}
 		log.Info("plan tier", "tier", t.Tier, "regions", t.Regions, "every", cadence(t.Every, t.Slowest),
-			"depth", span(t.Depth, t.Deepest), "units_per_day", math.Round(t.Units), "dropped", dropped)
+			"cadence", ShortDuration(t.Cadence), "depth", span(t.Depth, t.Deepest), "units_per_day", math.Round(t.Units), "dropped", dropped)
+	}
+	for _, t := range tiers {
+		if msg := t.Unheld(); msg != "" && t.Stretch() > 1 {
+			log.Warn(msg, "tier", t.Tier, "times_its_cadence", t.Stretch())
+		}
 	}
 }
 

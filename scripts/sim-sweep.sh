@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make sim-sweep: the simulation over SEEDS seeds drawn from the kernel,
-# DAYS simulated days each, every shape make test runs (and the two at
+# DAYS simulated days each, every shape make test runs (and the four at
 # every region when ALL=1), as many at once as the machine has cores.
 # Prints a table: the seed, the shape, the verdict, the first failure and
 # the line that replays it, the CPU-seconds; then what each shape cost.
@@ -13,7 +13,7 @@ days=${DAYS:-2}
 jobs=${JOBS:-$(nproc)}
 shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot)
 if [ "${ALL:-0}" = 1 ]; then
-	shapes+=(TestSimNemesisEveryRegion TestSimShortPoolEveryRegion)
+	shapes+=(TestSimNemesisEveryRegion TestSimShortPoolEveryRegion TestSimTieredPool TestSimTieredPoolShort)
 fi
 # SWEEP_DIR keeps every run's output there (a red's to read after); by
 # default they go with the sweep.

@@ -164,3 +164,24 @@ func TestServeAnswersUntilItsContextEnds(t *testing.T) {
 		t.Errorf("Serve = %v, want nil once its context ended", err)
 	}
 }
+
+// /quota says the tier the plan cannot hold at its cadence, and by how
+// much, as `report --json` does; a tier held at its cadence, nothing.
+func TestQuotaSaysTheTierThePoolCannotHold(t *testing.T) {
+	t.Parallel()
+	h := QuotaReport(func(context.Context) (*report.Report, error) {
+		return &report.Report{Tiers: []report.TierLine{
+			{Tier: 1, Regions: 8, Every: 2 * time.Hour, Slowest: 2 * time.Hour, Cadence: time.Hour, Units: 384},
+			{Tier: 3, Regions: 4, Every: 3 * time.Hour, Slowest: 3 * time.Hour, Cadence: 3 * time.Hour, Units: 32}}}, nil
+	})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/quota", nil))
+	var j report.JSON
+	if err := json.Unmarshal(w.Body.Bytes(), &j); err != nil {
+		t.Fatalf("body %s: %v", w.Body.String(), err)
+	}
+	if len(j.Tiers) != 2 || j.Tiers[0].Stretch != 2 || !strings.Contains(j.Tiers[0].Unheld, "the pool cannot hold tier 1 at its cadence (1h)") ||
+		j.Tiers[1].Unheld != "" || !strings.Contains(w.Body.String(), `"times_its_cadence": 2`) {
+		t.Errorf("/quota's tiers: %s", w.Body.String())
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"regexp"
@@ -32,6 +33,8 @@ func Check(h *History) []string {
 	out = append(out, checkServed(h)...)
 	out = append(out, checkBlocks(h)...)
 	out = append(out, checkPlanTold(h)...)
+	out = append(out, checkTierTold(h)...)
+	out = append(out, checkRoomTaken(h)...)
 	out = append(out, checkCharged(h)...)
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
@@ -91,13 +94,16 @@ func windows(calls []Call, pool string, window time.Duration) []int64 {
 
 // checkAges: every configured chart completed a pass at least every tier
 // x --every plus a stagger step, or, when the configured charts need
-// more of the default pool than it holds, within --max-stale plus a step.
-// A gap is allowed the downtime in it, and the time the upstream was
+// more of the default pool than it holds, within --max-stale plus a step;
+// paced, the highest tier the pool holds only stretched, within the
+// cadence the pool holds it at (firstTierEvery), a slot of --every and a
+// step. A gap is allowed the downtime in it, and the time the upstream was
 // failing in it, the daemon's longest backoff and a cadence more.
 func checkAges(h *History) []string {
 	cats := h.categories()
 	step := h.Every / time.Duration(max(len(h.Charts)*len(cats), len(regions.Default)))
 	scarce := h.scarce()
+	first, firstEvery := h.firstTierEvery(h.longestDay())
 	starts := map[string][]time.Time{}
 	for _, r := range h.Runs {
 		if r.Status == ingest.StatusCompleted {
@@ -112,10 +118,22 @@ func checkAges(h *History) []string {
 			if scarce && !h.holdsTier(c.Tier) {
 				bound = max(bound, h.MaxStale+step)
 			}
+			held := scarce && !h.NoPace && c.Tier == first && firstEvery > time.Duration(c.Tier)*h.Every && firstEvery <= h.MaxStale
+			if held {
+				// the highest tier stretched: its cadence, a slot of --every
+				// its credit may wait, and a step
+				bound = firstEvery + h.Every + step
+			}
 			// after a burst of failures the daemon backs off (at most
 			// jobs.MaxBackoff from the last failure), then waits for the slot
 			healed := time.Duration(c.Tier)*h.Every + jobs.MaxBackoff
-			if f := checkGaps(h, name, starts[name], bound, healed); f != "" {
+			beside, why := time.Duration(0), "tier x --every plus a step"
+			if held {
+				// a second process on the key takes a share the plan gives it
+				beside = max(time.Duration(c.Tier)*h.Every, h.MaxStale) + step
+				why = fmt.Sprintf("tier %d held every %s by the pool beside the lower tiers at --max-stale, plus a slot and a step", c.Tier, firstEvery.Round(time.Second))
+			}
+			if f := checkGaps(h, name, starts[name], bound, healed, beside, why); f != "" {
 				out = append(out, f)
 			}
 			if f := checkCatchUps(h, name, starts[name], time.Duration(c.Tier)*(h.Every-step)); f != "" {
@@ -127,8 +145,10 @@ func checkAges(h *History) []string {
 }
 
 // checkGaps is the first gap between name's passes (and from its last to
-// the end) longer than bound and what excuses it, "" for none.
-func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.Duration) string {
+// the end) longer than bound and what excuses it, "" for none. A gap a
+// second process's spell on the key (a join) overlaps is held to beside
+// instead when that is longer.
+func checkGaps(h *History, name string, starts []time.Time, bound, cadence, beside time.Duration, why string) string {
 	if len(starts) == 0 {
 		return fmt.Sprintf("%s: no pass completed in %d days", name, h.Days)
 	}
@@ -136,15 +156,19 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence time.
 	ends := append(starts[1:len(starts):len(starts)], h.End)
 	for i, from := range starts {
 		to := ends[i]
-		allowed := bound + h.excused(from, to, cadence)
+		allowed := bound
+		if beside > bound && slices.ContainsFunc(h.Joins, func(j Join) bool { return j.From.Before(to) && j.To.After(from) }) {
+			allowed = beside
+		}
+		allowed += h.excused(from, to, cadence)
 		if h.firstAfterStart(starts, i) {
 			// the catch-up at a start stands for the chart's next slot,
 			// which may come up to a cadence later (docs/explanation/pacing.md)
 			allowed += cadence
 		}
 		if to.Sub(from) > allowed {
-			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (tier x --every plus a step%s)", name,
-				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, h.excuses(from, to))
+			return fmt.Sprintf("%s: no pass from %s to %s (%s), over %s (%s%s)", name,
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), to.Sub(from), allowed, why, h.excuses(from, to))
 		}
 	}
 	return ""
@@ -304,6 +328,76 @@ func (h *History) holdsTier(tier int) bool {
 		}
 		return 0
 	}) <= h.capacity(ingest.DefaultPool)
+}
+
+// firstTierEvery is the highest tier configured (the least number) and
+// the cadence the default pool holds its charts at beside every lower
+// tier's at --max-stale (the most of its floors that bound holds, as the
+// plan's limit: pace.Entry.Limit) and each region's category names once
+// a day, over the longest day of the pool in the history (its capacity
+// over the longer of its window and that day, as the pacer's sustainable
+// rate): the tier's own cadence when the pool holds it so, else the
+// stretch that fits; 0 when the lower tiers alone take the pool. The
+// lower tiers give way first (docs/explanation/pacing.md), so no plan
+// runs the highest tier slower.
+func (h *History) firstTierEvery(day time.Duration) (tier int, every time.Duration) {
+	if len(h.Charts) == 0 {
+		return 0, 0
+	}
+	tier = h.Charts[0].Tier
+	for _, c := range h.Charts {
+		tier = min(tier, c.Tier)
+	}
+	floor := time.Duration(tier) * h.Every
+	var pool ingest.Pool
+	for _, p := range h.Costs.Pools {
+		if p.Name == ingest.DefaultPool {
+			pool = p
+		}
+	}
+	left := float64(pool.Capacity()) * float64(24*time.Hour) / float64(max(pool.Window, day))
+	if charges, err := h.Costs.Op(ingest.OpCategoriesList); err == nil {
+		for _, c := range charges {
+			if c.Pool == ingest.DefaultPool {
+				left -= float64(int64(len(h.Charts)) * c.Units)
+			}
+		}
+	}
+	cats := float64(len(h.categories()))
+	var top float64 // the highest tier's units a day at its floor
+	for _, c := range h.Charts {
+		pages := float64((c.Depth + regions.PageSize - 1) / regions.PageSize)
+		if c.Tier == tier {
+			top += cats * pages * float64(24*time.Hour) / float64(floor)
+			continue
+		}
+		f := time.Duration(c.Tier) * h.Every
+		limit := max(f, h.MaxStale/f*f)
+		left -= cats * pages * float64(24*time.Hour) / float64(limit)
+	}
+	switch {
+	case top <= left:
+		return tier, floor
+	case left <= 0:
+		return tier, 0
+	}
+	return tier, time.Duration(float64(floor) * top / left)
+}
+
+// longestDay is the longest day of the default pool (its Pacific day)
+// in the history, a day at least.
+func (h *History) longestDay() time.Duration {
+	day := 24 * time.Hour
+	for _, p := range h.Costs.Pools {
+		if p.Name != ingest.DefaultPool || p.Day == nil {
+			continue
+		}
+		for t := h.Start.In(p.Day); t.Before(h.End.Add(24 * time.Hour)); t = t.AddDate(0, 0, 1) {
+			d0 := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, p.Day)
+			day = max(day, d0.AddDate(0, 0, 1).Sub(d0))
+		}
+	}
+	return day
 }
 
 // categories are the charts kept of each region: "" the unfiltered.
@@ -703,6 +797,7 @@ func checkBlocks(h *History) []string {
 const exercisedDays = 10
 
 var (
+	tierLine      = regexp.MustCompile(`^time=(\S+) level=INFO msg="plan tier" tier=(\d+) .*every=(\S+) `)
 	planLine      = regexp.MustCompile(`^time=(\S+) level=INFO msg=plan pool=(\S+) .* units_per_day=(\d+) `)
 	scheduledLine = regexp.MustCompile(`^time=(\S+) level=INFO msg=scheduled (\S+=\S+) `)
 )
@@ -781,6 +876,178 @@ func checkPlanTold(h *History) []string {
 		out = append(out, "no reader read the plan on /quota: it was not compared with the log's")
 	}
 	return out
+}
+
+// checkTierTold: in each life of the process the daemon's log tells the
+// highest tier's cadence at start ("plan tier"), never slower than the
+// default pool holds it beside the lower tiers at --max-stale over the
+// history's longest day (firstTierEvery): a plan that stretches the
+// highest tier where the lower ones could give way starves it. In the
+// first life, before any chart was measured (the plan counts a chart's
+// depth then, as this does), it is never faster than the pool holds it
+// over a day of 24 hours either: a tier the pool cannot hold at its
+// cadence is said at start, and by how much, not found in its gaps.
+func checkTierTold(h *History) []string {
+	if h.Log == "" || len(h.Charts) == 0 || len(h.Starts) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	tier, most := h.firstTierEvery(h.longestDay())
+	_, least := h.firstTierEvery(24 * time.Hour)
+	told := make([][]time.Duration, len(h.Starts))
+	for _, line := range strings.Split(string(data), "\n") {
+		m := tierLine.FindStringSubmatch(line)
+		if m == nil || m[2] != strconv.Itoa(tier) {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, m[1])
+		i := sort.Search(len(h.Starts), func(i int) bool { return h.Starts[i].Truncate(time.Millisecond).After(at) }) - 1
+		if i < 0 {
+			continue
+		}
+		every := m[3]
+		if k := strings.IndexByte(every, '-'); k >= 0 { // "fastest-slowest"
+			every = every[k+1:]
+		}
+		d, err := time.ParseDuration(every)
+		if err != nil {
+			d = math.MaxInt64 // "never"
+		}
+		told[i] = append(told[i], d)
+	}
+	var out []string
+	for i, ds := range told {
+		at := h.Starts[i].UTC().Format(time.RFC3339)
+		if len(ds) == 0 {
+			out = append(out, fmt.Sprintf("the life started at %s told no cadence of tier %d", at, tier))
+			continue
+		}
+		d := slices.Max(ds)
+		if most > 0 && d > most+most/1000+time.Second {
+			out = append(out, fmt.Sprintf("the life started at %s told tier %d every %s, where the pool holds it every %s beside the lower tiers at --max-stale %s",
+				at, tier, d, most.Round(time.Second), h.MaxStale))
+		}
+		if i == 0 && d < least-least/1000-time.Second {
+			out = append(out, fmt.Sprintf("the life started at %s told tier %d every %s, where the pool holds it every %s at best: the plan did not say the tier it cannot hold",
+				at, tier, d, least.Round(time.Second)))
+		}
+	}
+	return out
+}
+
+// declinedLine is a chart's slot the pacer declined, and why.
+var declinedLine = regexp.MustCompile(`^time=(\S+) level=INFO msg="pace: slot declined" entry=(\S+) slot=(\S+) reason="([^"]*)"`)
+
+// roomGrace is how long after the pool frees a chart's room the chart may
+// take to ask again: a few of the daemon's asks (jobs.RoomEvery).
+const roomGrace = 4 * jobs.RoomEvery
+
+// checkRoomTaken: a paced region's own chart whose slot the pacer declined
+// for want of room alone (the log's "no room") passed within that slot
+// when the fake's count of the default pool's window left room for a
+// pass of it (the pages its last completed pass stored, a page a call)
+// before the slot's end, the room not taken by a call meanwhile: the pass
+// waits at its slot for the room, rather than a whole slot
+// (docs/explanation/pacing.md). Not judged where the process was down or
+// the upstream failing.
+func checkRoomTaken(h *History) []string {
+	if h.Log == "" || h.NoPace {
+		return nil
+	}
+	data, err := os.ReadFile(h.Log)
+	if err != nil {
+		return []string{fmt.Sprintf("the daemon's log: %v", err)}
+	}
+	capacity := h.capacity(ingest.DefaultPool)
+	var window time.Duration
+	for _, p := range h.Costs.Pools {
+		if p.Name == ingest.DefaultPool {
+			window = p.Window
+		}
+	}
+	var calls []Call // the default pool's
+	for _, c := range h.Calls {
+		if poolOf(c) == ingest.DefaultPool {
+			calls = append(calls, c)
+		}
+	}
+	var missed []string
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		m := declinedLine.FindStringSubmatch(line)
+		if m == nil || m[4] != "no room" || strings.Contains(m[2], "/") || !slices.ContainsFunc(h.Charts, func(c regions.Chart) bool { return c.Code == m[2] }) {
+			continue
+		}
+		slot, err := time.Parse(time.RFC3339, m[3])
+		if err != nil {
+			continue
+		}
+		n++
+		end := slot.Add(h.Every)
+		if h.downIn(slot, end) || h.failingIn(Interval{slot, end}) {
+			continue
+		}
+		need := 0
+		ran := false
+		for _, r := range h.Runs {
+			if r.Region != m[2] || r.Category != "" {
+				continue
+			}
+			if r.Started.Before(slot) && r.Status == ingest.StatusCompleted {
+				need = r.Pages
+			}
+			if !r.Started.Before(slot) && r.Started.Before(end) {
+				ran = true
+			}
+		}
+		if ran || need == 0 {
+			continue
+		}
+		if at, ok := roomFreed(calls, window, capacity, int64(need), slot, end.Add(-roomGrace)); ok {
+			missed = append(missed, fmt.Sprintf("%s declined at its slot %s for room, the pool had room for its %d pages from %s, and it did not pass before its next slot",
+				m[2], slot.UTC().Format(time.RFC3339), need, at.UTC().Format(time.TimeOnly)))
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d of %d slots declined for room were not asked again as the window freed room: %s", len(missed), n, firstFew(missed))}
+}
+
+// roomFreed is the first moment in (from, to) at which the fake's count
+// of the default pool over its trailing window (the calls it charged
+// since that moment less window) left need units under capacity and
+// stayed so for roomGrace with no call charged; false when none.
+func roomFreed(calls []Call, window time.Duration, capacity, need int64, from, to time.Time) (time.Time, bool) {
+	// The count drops when a call ages out of the window: the moments to look at.
+	charged := func(t time.Time) int64 { // the units charged in (t-window, t]
+		var lo, hi int64
+		for _, c := range calls {
+			if !c.At.After(t.Add(-window)) {
+				lo = c.Charged[ingest.DefaultPool]
+			}
+			if !c.At.After(t) {
+				hi = c.Charged[ingest.DefaultPool]
+			}
+		}
+		return hi - lo
+	}
+	for _, c := range calls {
+		t := c.At.Add(window)
+		if !t.After(from) || !t.Before(to) {
+			continue
+		}
+		if capacity-charged(t) < need {
+			continue
+		}
+		if callsIn(calls, t, t.Add(roomGrace)) == 0 {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // checkCharged: every unit the upstream charged a pool is in the

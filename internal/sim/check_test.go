@@ -288,6 +288,7 @@ func TestCheckFindsThePlanToldTwiceOrOtherwise(t *testing.T) {
 		return Check(h)
 	}
 	const once = `time=2026-10-25T00:00:00.000Z level=INFO msg=plan pool=default regions=8 pages_per_cycle=32 cycles_per_day=24 tracked_videos=1600 tracking_units_per_day=0 units_per_day=776 capacity=9500 fits=true
+time=2026-10-25T00:00:00.000Z level=INFO msg="plan tier" tier=1 regions=8 every=1h cadence=1h depth=200 units_per_day=768 dropped=none
 time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled region=US kind=chart first_slot=2026-10-25T01:00:00Z
 time=2026-10-25T00:00:00.000Z level=INFO msg=scheduled job=track kind=tracking first_slot=2026-10-25T00:56:15Z
 `
@@ -306,7 +307,7 @@ time=2026-10-25T00:00:01.000Z level=INFO msg=scheduled job=track kind=tracking f
 	if f := told(once, read); len(f) != 1 || !strings.Contains(f[0], "/quota planned pool default at 770 units a day, where the log told 776") {
 		t.Errorf("/quota's plan not the log's: %q", f)
 	}
-	if f := told(""); len(f) != 1 || !strings.Contains(f[0], "told no plan") {
+	if f := told(""); len(f) != 2 || !strings.Contains(f[0], "told no plan") || !strings.Contains(f[1], "told no cadence of tier 1") {
 		t.Errorf("no plan told: %q", f)
 	}
 }
@@ -437,5 +438,183 @@ func TestCheckReadsNoPassKeptAsAGapFromTheCut(t *testing.T) {
 	}
 	if r, p := gaps(); r != "" || !strings.Contains(p, "prune: no pass from") {
 		t.Errorf("no pass kept in 40 days on a scarce pool: refresh %q (want none), prune %q (want red)", r, p)
+	}
+}
+
+// poolCosts is a default pool of limit units a window (no reserve), its day
+// UTC's, and the operations a page a call.
+func poolCosts(t *testing.T, limit int, window string) *ingest.Costs {
+	t.Helper()
+	c, err := costs.Load("test.yaml", []byte(fmt.Sprintf(`pools:
+  default: {limit: %d, reserve: 0, window: %s, day: UTC}
+  search:  {limit: 100, reserve: 0, window: 24h, day: UTC}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: UTC}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`, limit, window)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// tieredHistory is a day of US (tier 1, four pages) and JP (tier 3, a
+// page, every three hours) at --every 1h and --max-stale 3h on a default
+// pool of 82 units a day: the pool holds JP at its cadence, its 2 units
+// of category names and US every 1h20m (96 units a day at 1h, 72 left),
+// the log told log, US passed at the given hours.
+func tieredHistory(t *testing.T, us []float64, log string) *History {
+	t.Helper()
+	h := &History{Config: Config{Shape: Shape{Every: time.Hour, MaxStale: 3 * time.Hour, Costs: poolCosts(t, 82, "24h")}, Start: t0, Days: 1},
+		End: t0.Add(24 * time.Hour), Starts: []time.Time{t0},
+		Charts: []regions.Chart{{Code: "US", Tier: 1, Depth: 200}, {Code: "JP", Tier: 3, Depth: 50}}}
+	type pass struct {
+		region string
+		at     time.Time
+		pages  int
+	}
+	var all []pass
+	for _, hr := range us {
+		all = append(all, pass{"US", t0.Add(time.Duration(hr * float64(time.Hour))), 4})
+	}
+	for _, hr := range hourly(8, 3) {
+		all = append(all, pass{"JP", t0.Add(time.Duration(hr*float64(time.Hour)) + time.Minute), 1})
+	}
+	slices.SortFunc(all, func(a, b pass) int { return a.at.Compare(b.at) })
+	var charged int64
+	for _, p := range all {
+		h.Runs = append(h.Runs, Run{Region: p.region, Status: "completed", Started: p.at, Pages: p.pages})
+		for range p.pages {
+			charged++
+			h.Calls = append(h.Calls, Call{At: p.at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
+		}
+		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: int64(p.pages), At: p.at})
+	}
+	for _, hr := range hourly(24, 1) {
+		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
+		for _, entry := range housekeeping {
+			h.Passes = append(h.Passes, Pass{Entry: entry, Status: "completed", Started: at, Slot: at})
+		}
+	}
+	if log != "" {
+		h.Log = filepath.Join(t.TempDir(), "daemon.log")
+		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// On a pool that holds the lower tiers at --max-stale and the highest
+// tier only stretched, the highest tier's charts pass no further apart
+// than the cadence the pool holds it at, a slot and a step: a gap of
+// three hours under a cadence of 1h20m is found, though --max-stale
+// would let it be.
+func TestCheckHoldsTheHighestTierToTheCadenceThePoolHolds(t *testing.T) {
+	// a pass at two slots of every three: 1h20m on hourly slots
+	var even []float64
+	for hr := 0; hr < 24; hr++ {
+		if hr%3 != 2 {
+			even = append(even, float64(hr))
+		}
+	}
+	if f := Check(tieredHistory(t, even, "")); len(f) != 0 {
+		t.Errorf("US every 1h20m on hourly slots: %q", f)
+	}
+	gap := slices.DeleteFunc(slices.Clone(even), func(hr float64) bool { return hr == 9 || hr == 10 }) // 7h to 12h
+	f := Check(tieredHistory(t, gap, ""))
+	if len(f) != 1 || !strings.Contains(f[0], "US: no pass from 2026-10-25T07:00:00Z to 2026-10-25T12:00:00Z") ||
+		!strings.Contains(f[0], "tier 1 held every 1h20m0s by the pool") {
+		t.Errorf("US 5 h without a pass under a cadence of 1h20m: %q", f)
+	}
+	three := slices.DeleteFunc(slices.Clone(even), func(hr float64) bool { return hr == 9 }) // 7h to 10h
+	if f := Check(tieredHistory(t, three, "")); len(f) != 1 || !strings.Contains(f[0], "US: no pass from 2026-10-25T07:00:00Z to 2026-10-25T10:00:00Z (3h0m0s)") {
+		t.Errorf("US 3 h without a pass under a cadence of 1h20m, within --max-stale: %q", f)
+	}
+}
+
+// The log tells the highest tier's cadence at start: never slower than
+// the pool holds it beside the lower tiers at --max-stale, and in the
+// first life (nothing measured yet) never faster than that either.
+func TestCheckFindsTheHighestTierToldSlowerOrFasterThanThePoolHolds(t *testing.T) {
+	var even []float64
+	for hr := 0; hr < 24; hr++ {
+		if hr%3 != 2 {
+			even = append(even, float64(hr))
+		}
+	}
+	line := func(every string) string {
+		return `time=2026-10-25T00:00:00.000Z level=INFO msg="plan tier" tier=1 regions=1 every=` + every + ` cadence=1h depth=200 units_per_day=72 dropped=none
+time=2026-10-25T00:00:00.000Z level=INFO msg="plan tier" tier=3 regions=1 every=3h cadence=3h depth=50 units_per_day=8 dropped=none
+`
+	}
+	for _, c := range []struct{ name, log, want string }{
+		{"told as the pool holds it", line("1h20m0.5s"), ""},
+		{"told slower", line("1h40m"), "told tier 1 every 1h40m0s, where the pool holds it every 1h20m0s beside the lower tiers at --max-stale 3h0m0s"},
+		{"told at its cadence", line("1h"), "told tier 1 every 1h0m0s, where the pool holds it every 1h20m0s at best: the plan did not say the tier it cannot hold"},
+		{"dropped", line("never"), "told tier 1 every"},
+		{"not told", `time=2026-10-25T00:00:00.000Z level=INFO msg=plan pool=default regions=2 units_per_day=106 capacity=82 fits=false
+`, "told no cadence of tier 1"},
+	} {
+		var tier []string
+		for _, f := range Check(tieredHistory(t, even, c.log)) {
+			if strings.Contains(f, "tier") {
+				tier = append(tier, f)
+			}
+		}
+		switch {
+		case c.want == "" && len(tier) != 0:
+			t.Errorf("%s: got %q, want nothing", c.name, tier)
+		case c.want != "" && (len(tier) != 1 || !strings.Contains(tier[0], c.want)):
+			t.Errorf("%s: got %q, want %q", c.name, tier, c.want)
+		}
+	}
+}
+
+// A chart declined at its slot for want of room asks again as the window
+// frees room: room freed within the slot, not taken by a call at once,
+// and no pass of the chart before its next slot is found.
+func TestCheckFindsASlotDeclinedForRoomNotAskedAgain(t *testing.T) {
+	// a default pool of 2 units a half hour; US a page a pass, hourly
+	// but at 4h; two calls of another chart at 3:40 and 3:50 fill the
+	// window at US's slot of 4h, and 3:40's leaves it at 4:10
+	room := func(more ...float64) []string {
+		h := history(append(append(hourly(4, 1), more...), hourly(24, 1)[5:]...), nil, 1)
+		h.Costs, h.TrackFor = poolCosts(t, 2, "30m"), 0
+		for i := range h.Runs {
+			h.Runs[i].Pages = 1
+		}
+		for _, m := range []float64{220, 230} {
+			at := t0.Add(time.Duration(m * float64(time.Minute)))
+			h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos"})
+			h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: 1, At: at})
+		}
+		slices.SortFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
+		for i := range h.Calls {
+			h.Calls[i].Charged = map[string]int64{"default": int64(i + 1)}
+		}
+		h.Log = filepath.Join(t.TempDir(), "daemon.log")
+		log := `time=2026-10-25T04:00:00.000Z level=INFO msg="pace: slot declined" entry=US slot=2026-10-25T04:00:00Z reason="no room" last_pass_ago=1h0m0s next=2026-10-25T05:00:00Z
+`
+		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range Check(h) {
+			if strings.Contains(f, "declined for room") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	if f := room(); len(f) != 1 || !strings.Contains(f[0], "US declined at its slot 2026-10-25T04:00:00Z for room, the pool had room for its 1 pages from 04:10:00") {
+		t.Errorf("the room freed at 4:10, untaken to the next slot: %q", f)
+	}
+	if f := room(4.17); len(f) != 0 {
+		t.Errorf("US asked again and passed at 4:10:12: %q", f)
 	}
 }

@@ -126,6 +126,7 @@ type Run struct {
 	Region, Category        string
 	Status                  ingest.RunStatus
 	Started, Slot, Finished time.Time // Finished zero: still running
+	Pages                   int       // the pages it stored
 }
 
 // Pass is one pass of tracking, the refresh or the prune as the
@@ -459,7 +460,7 @@ func (h *History) besideRegion(pick int) string {
 
 // readRuns is every chart run the database holds.
 func readRuns(ctx context.Context, db *store.DB) ([]Run, error) {
-	rows, err := db.Reader().QueryContext(ctx, `SELECT id, region, category, status, started_ms, COALESCE(slot_ms, 0), COALESCE(finished_ms, 0) FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
+	rows, err := db.Reader().QueryContext(ctx, `SELECT id, region, category, status, started_ms, COALESCE(slot_ms, 0), COALESCE(finished_ms, 0), pages FROM runs WHERE kind = 'trending' ORDER BY started_ms`)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +469,7 @@ func readRuns(ctx context.Context, db *store.DB) ([]Run, error) {
 	for rows.Next() {
 		var r Run
 		var started, slot, finished int64
-		if err := rows.Scan(&r.ID, &r.Region, &r.Category, &r.Status, &started, &slot, &finished); err != nil {
+		if err := rows.Scan(&r.ID, &r.Region, &r.Category, &r.Status, &started, &slot, &finished, &r.Pages); err != nil {
 			return nil, err
 		}
 		r.Started = time.UnixMilli(started)

@@ -250,3 +250,34 @@ func TestSimTrackingEverySlot(t *testing.T) {
 	simulate(t, Config{Shape: s, Days: days(t, 1), Latency: 3 * time.Second,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
+
+// tiered is every region tiered (the default regions whole and hourly,
+// the others' top 50 every three hours) at --max-stale 3h on a default
+// pool of units a day, tracking off.
+func tiered(t *testing.T, units int) Shape {
+	s := scarceAt(t, units+50, 50)
+	s.Regions = "all:tier=3:depth=50,default:tier=1:depth=200"
+	s.MaxStale = 3 * time.Hour
+	s.TrackFor = 0
+	return s
+}
+
+// TestSimTieredPool: every region tiered at --max-stale 3h on a default
+// pool of 1,500 units a day, across the Pacific day of 25 hours (from
+// the day the clocks go back): tier 1 keeps the cadence the plan told,
+// plus a slot.
+func TestSimTieredPool(t *testing.T) {
+	n := allDays(t)
+	simulate(t, Config{Shape: tiered(t, 1500), Days: n, Readers: true,
+		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
+}
+
+// TestSimTieredPoolShort: the same on a default pool of 1,200 units a
+// day, which cannot hold tier 1 hourly beside tier 3 at --max-stale: the
+// plan says so at start, and tier 1 keeps the cadence it told, plus a
+// slot.
+func TestSimTieredPoolShort(t *testing.T) {
+	n := allDays(t)
+	simulate(t, Config{Shape: tiered(t, 1200), Days: n, Readers: true,
+		Start: time.Date(2026, 10, 31, 9, 0, 0, 0, time.UTC)})
+}
