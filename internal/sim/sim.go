@@ -9,7 +9,7 @@
 // database for a while and makes the upstream fail in bursts and
 // truncate answers; the checker (check.go) then reads the
 // whole history from the fake's charges and the database, never from the
-// process's own account of itself (docs/testing/simulation.md, Simulation).
+// process's own account of itself (docs/testing/simulation.md).
 package sim
 
 import (
