@@ -19,6 +19,7 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -305,7 +306,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh), a share of them a pass run every every.
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB.DB},
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: retention.GoneStore{DB: p.DB.DB},
 		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Clock: h.clock()}
 }
 
