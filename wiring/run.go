@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -369,7 +370,12 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	}
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
-	notifyReady(h.Logger)
+	// Under systemd's Type=notify, `systemctl start` returns now, its
+	// listener serving; a unit ordered after it starts on a daemon that
+	// answers.
+	if err := sdnotify.Ready(); err != nil {
+		h.Logger.Warn("systemd: could not say the daemon is ready ("+sdnotify.Socket+")", ingest.LogErr, err)
+	}
 	return d.Run(ctx)
 }
 
