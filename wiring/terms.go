@@ -52,11 +52,6 @@ func (t Terms) Gate(ctx context.Context, db *Database) error {
 	return retention.Gate(ctx, db.DB, db.Ledger, t.Standing, t.cuts(db))
 }
 
-// NoteKept records that db now holds statistics of keep at most.
-func NoteKept(ctx context.Context, db *Database, keep time.Duration) error {
-	return retention.NoteKept(ctx, db.Ledger, keep)
-}
-
 // HeldIn reads how far back db's data reaches, for the report.
 func HeldIn(db *Database) func(context.Context) (retention.Held, error) {
 	return func(ctx context.Context) (retention.Held, error) { return retention.ReadHeld(ctx, db.DB) }

@@ -17,7 +17,6 @@ import (
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 // keepEnv is --keep's environment variable: one name for every command
@@ -167,7 +166,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	pruned := res.Pruned
 	size := left
 	if !inTx {
-		if err := wiring.NoteKept(ctx, db, keep); err != nil {
+		if err := retention.NoteKept(ctx, db.Ledger, keep); err != nil {
 			return err
 		}
 		if size, err = db.Size(ctx); err != nil {
