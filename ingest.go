@@ -34,6 +34,7 @@
 //	internal/textnorm/     the one normalization of indexed text and queries
 //	internal/dsn/          server URLs checked, and redacted in every message
 //	internal/protocol/     which server answers at a URL: a wrong one is a configuration error
+//	internal/sdnotify/     systemd told the daemon is ready (sd_notify)
 //	internal/silence/      a wait on a database bounded by its silence, not its length
 //	internal/envflag/      each flag tied to its one environment variable
 //	internal/termbar/      a progress bar, only when a person watches

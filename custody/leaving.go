@@ -9,6 +9,7 @@ package custody
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/ingestworks/ingest"
@@ -30,6 +31,30 @@ const (
 	LeavingFlag = "--leaving-redis / INGEST_QUOTA_SEED_LEAVING_REDIS"
 	GoneFlag    = "--leaving-redis-gone"
 )
+
+// UnknownLedgersError refuses quota seed back to the embedded limiter when
+// the Redis left answers but cannot say which ledgers spent in the window
+// of QuotaKey: the embedded limiter would spend again the calls of any host
+// it is not told of. What the Redis said is in the message, scrubbed of
+// the URL's secrets; it is not wrapped, for the refusal is the operator's
+// to settle, not an outage.
+type UnknownLedgersError struct {
+	RedisURL, QuotaKey string
+	Said               error
+}
+
+func (e *UnknownLedgersError) Error() string {
+	return fmt.Sprintf("%s: %s cannot say which ledgers spent in the window of quota key %s (%s): "+
+		"bring it back and run again; or, knowing every host that spent there, %s with each one's --ledger",
+		LeavingFlag, dsn.Redact(e.RedisURL), e.QuotaKey, dsn.Scrub(e.Said.Error(), e.RedisURL), GoneFlag)
+}
+
+// UnknownLedgers is the configuration error of an UnknownLedgersError: the
+// Redis at redisURL said err when asked which ledgers spent in the window
+// of quotaKey.
+func UnknownLedgers(redisURL, quotaKey string, err error) error {
+	return &ingest.ConfigError{Err: &UnknownLedgersError{RedisURL: redisURL, QuotaKey: quotaKey, Said: err}}
+}
 
 // leave refuses quota seed back to the embedded limiter on db, before it
 // takes any call, while a ledger that spent in the window on the Redis db

@@ -169,3 +169,27 @@ func TestLeavingStopsWhenTheRedisCannotSay(t *testing.T) {
 		t.Errorf("got %v, want the Redis's own error", err)
 	}
 }
+
+// TestLeavingARedisThatCannotSayIsRefused: the refusal when the Redis left
+// cannot say which ledgers spent names the fixes, the quota key and what the
+// Redis said, and no password, in the message or beneath it.
+func TestLeavingARedisThatCannotSayIsRefused(t *testing.T) {
+	const raw = "redis://:pw@a:6379/0"
+	said := errors.New("ERR no ledgers at redis://:pw@a:6379/0")
+	err := UnknownLedgers(raw, key, said)
+	e := refused[*UnknownLedgersError](t, err)
+	if e.QuotaKey != key || e.RedisURL != raw {
+		t.Errorf("refusal of %q on %q, want %q on %q", e.QuotaKey, e.RedisURL, key, raw)
+	}
+	for _, want := range []string{LeavingFlag, GoneFlag, "quota key " + key, "ERR no ledgers", "bring it back and run again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got %q, want it to say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), ":pw@") {
+		t.Errorf("got %q, want no password", err)
+	}
+	if errors.Is(err, said) {
+		t.Errorf("the refusal wraps what the Redis said; want it a refusal of its own")
+	}
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
-	"github.com/ingestworks/ingest/wiring"
+	"github.com/ingestworks/ingest/retention"
 )
 
 // stats reads counts through the gate, as the real client does.
@@ -65,7 +65,7 @@ func TestDaemonRunsEveryKindFromOneSchedule(t *testing.T) {
 		d := &jobs.Daemon{Roster: jobs.Roster{Runner: r, Every: every, TrackEvery: 4 * time.Minute,
 			Track: &jobs.Track{Clock: clock.System, QuotaKey: "q", Costs: costs.Default(), Limiter: lim, Source: stats{},
 				Store: db, Logger: quiet(), Drain: drain},
-			Prune: &jobs.Prune{Clock: clock.System, Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: wiring.PruneStore{DB: db}, Drain: drain}}}
+			Prune: &jobs.Prune{Clock: clock.System, Keep: 24 * time.Hour, Span: costs.Default().Span(), Store: retention.Store{DB: db}, Drain: drain}}}
 		entries, err := d.Entries()
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +202,7 @@ func TestPruneEndsOnDrain(t *testing.T) {
 	db, _ := storeAndLimiter(t)
 	drain := make(chan struct{})
 	close(drain)
-	p := &jobs.Prune{Clock: clock.System, Keep: time.Hour, Store: wiring.PruneStore{DB: db}, Drain: drain}
+	p := &jobs.Prune{Clock: clock.System, Keep: time.Hour, Store: retention.Store{DB: db}, Drain: drain}
 	if res := p.Run(context.Background()); res.Status != ingest.StatusInterrupted {
 		t.Errorf("prune after drain: %s (%v), want interrupted", res.Status, res.Err)
 	}

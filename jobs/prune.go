@@ -12,33 +12,7 @@ import (
 // transactions, so that pruning never holds the database for long.
 type PruneStore interface {
 	// Prune deletes what was fetched before each of cuts' times.
-	Prune(ctx context.Context, cuts Cuts) (Pruned, error)
-}
-
-// Cuts are the times before which a prune deletes each kind of data; a
-// zero time deletes nothing of its kind.
-type Cuts struct {
-	// Stats: the finished chart runs started before it with their entries,
-	// the tracked counts read before it, their daily rollup.
-	Stats time.Time
-	// Videos: the videos whose text was fetched before it, with every row
-	// pointing at them. Orphans: those fetched before it that nothing kept
-	// points at.
-	Videos, Orphans time.Time
-	// Search, Categories, Gone: backfill results, category names and the
-	// tombstones of videos gone upstream.
-	Search, Categories, Gone time.Time
-	// Ledger: the quota ledger's rows (our own record, kept for the
-	// quota's span whatever else goes).
-	Ledger time.Time
-}
-
-// Pruned is what one prune removed.
-type Pruned struct {
-	Runs, Entries, Stats, Videos, Ledger int64
-	Search, Categories                   int64
-	Freed                                int64 // bytes given back to the file system
-	FreeKept                             int64 // bytes of free pages left in the file for new rows
+	Prune(ctx context.Context, cuts ingest.Cuts) (ingest.Pruned, error)
 }
 
 // Prune is the store's retention under the key's standing under the
@@ -60,7 +34,7 @@ type Prune struct {
 // PruneResult is how one prune ended: completed, interrupted or failed.
 type PruneResult struct {
 	ingest.RunEnd
-	Pruned
+	ingest.Pruned
 	Err error
 }
 
@@ -97,9 +71,9 @@ func (p *Prune) Kept() time.Duration {
 // row pointing at it; under extended, statistics kept longer keep their
 // videos, which a refresh fetches again (jobs.Refresh), and only the
 // videos nothing shows go.
-func (p *Prune) Cuts(at time.Time) Cuts {
+func (p *Prune) Cuts(at time.Time) ingest.Cuts {
 	keep, data := p.Kept(), p.Standing.DataKeep()
-	c := Cuts{Stats: at.Add(-keep), Orphans: at.Add(-min(keep, data)), Search: at.Add(-data),
+	c := ingest.Cuts{Stats: at.Add(-keep), Orphans: at.Add(-min(keep, data)), Search: at.Add(-data),
 		Categories: at.Add(-data), Gone: at.Add(-data), Ledger: at.Add(-max(keep, p.Span))}
 	if !p.Standing.Extended {
 		c.Videos = at.Add(-data)

@@ -13,7 +13,6 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 // simClock is the clock a test moves: the upstream's, the pages', the
@@ -52,7 +51,7 @@ func newSimRig(t *testing.T) *simRig {
 }
 
 func (r *simRig) refresh() *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: wiring.RefreshStore{DB: r.db},
+	return &jobs.Refresh{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: retention.GoneStore{DB: r.db},
 		Logger: quiet(), Clock: r.clock}
 }
 
@@ -134,7 +133,7 @@ func TestFortyFiveDaysWithinTheTerms(t *testing.T) {
 	t.Parallel()
 	r := newSimRig(t)
 	ctx := context.Background()
-	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: wiring.PruneStore{DB: r.db}, Clock: r.clock}
+	prune := &jobs.Prune{Standing: ingest.StandardStanding(), Span: r.costs.Span(), Store: retention.Store{DB: r.db}, Clock: r.clock}
 	track := &jobs.Track{QuotaKey: "q", Costs: r.costs, Limiter: r.limiter, Source: r.client, Store: r.db,
 		Logger: quiet(), Clock: r.clock}
 	gone := map[string]int{} // id: the day it went upstream

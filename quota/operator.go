@@ -7,6 +7,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -355,6 +356,16 @@ func (r *Redis) Persistence(ctx context.Context) (kept bool, detail string, err 
 		return true, "RDB snapshots only (save " + save["save"] + "): a restart may bring back an older state, which the limiter notices and waits out", nil
 	}
 	return false, "neither AOF nor RDB: a restart loses every count, and the limiter then waits for the ledgers", nil
+}
+
+// WarnForgetful warns on log when the Redis keeps no data across a
+// restart (Persistence): a restart would lose every count, and the limiter
+// would then wait for the ledgers. A Redis that will not say is left to
+// readyz, which tells it.
+func (r *Redis) WarnForgetful(ctx context.Context, log *slog.Logger) {
+	if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
+		log.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/explanation/quota.md)", "detail", detail)
+	}
 }
 
 // Created returns an error wrapping ErrNotApplied when the limiter holds no

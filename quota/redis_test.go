@@ -1,6 +1,7 @@
 package quota_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -504,6 +505,33 @@ func TestRedisPersistence(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the AOF rewrite did not end within 10 s: %v", err)
 		}
+	}
+}
+
+// TestRedisWarnsWhenItForgets: a worker on a Redis that keeps nothing
+// across a restart is told so, once, with how it
+// keeps; on one that keeps RDB snapshots, it is not.
+func TestRedisWarnsWhenItForgets(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	l, _ := openRedis(t, c, limOpts{QuotaKey: "forgets", Costs: testCosts(t, 1000, 0, 5, time.Minute), Logger: quiet})
+	ctx := context.Background()
+	l.WarnForgetful(ctx, log)
+	for _, want := range []string{"level=WARN", "keeps no data across a restart", "appendonly yes", "neither AOF nor RDB"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("on a Redis without AOF or RDB, logged %q, want %q", logged.String(), want)
+		}
+	}
+	if err := c.ConfigSet(ctx, "save", "3600 1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	logged.Reset()
+	l.WarnForgetful(ctx, log)
+	if logged.Len() != 0 {
+		t.Errorf("on a Redis keeping RDB snapshots, logged %q, want nothing", logged.String())
 	}
 }
 

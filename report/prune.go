@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/ingestworks/ingest/retention"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -33,7 +33,7 @@ type PrunedJSON struct {
 
 // PruneJSON is p, and the database's size s after it, as prune --json
 // prints them.
-func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
+func PruneJSON(p ingest.Pruned, s store.Size) PrunedJSON {
 	out := PrunedJSON{PruneCounts: PruneCounts{Runs: p.Runs, Entries: p.Entries, Stats: p.Stats, Videos: p.Videos,
 		Search: p.Search, Categories: p.Categories}, Ledger: p.Ledger, FreedBytes: p.Freed, FreeKeptBytes: p.FreeKept, Bytes: s.Bytes}
 	if !s.OldestRun.IsZero() {
@@ -43,7 +43,7 @@ func PruneJSON(p retention.Pruned, s store.Size) PrunedJSON {
 }
 
 // Pruned prints what a prune deleted, and the database after it.
-func Pruned(out io.Writer, p retention.Pruned, size store.Size) {
+func Pruned(out io.Writer, p ingest.Pruned, size store.Size) {
 	kept := "" // PostgreSQL keeps its free space in its own way
 	if p.FreeKept > 0 {
 		kept = fmt.Sprintf(", %s kept free inside the file for new rows", megabytes(p.FreeKept))

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -12,11 +13,11 @@ import (
 // about r.Batch rows, so that hosts writing meanwhile wait one batch. There
 // is no WAL to bound nor file to shrink: PostgreSQL's autovacuum reuses the
 // space, so Freed stays 0.
-func (pr *pruner) pgPrune(ctx context.Context, r Retention) (Pruned, error) {
+func (pr *pruner) pgPrune(ctx context.Context, r Retention) (ingest.Pruned, error) {
 	if r.Batch <= 0 {
 		r.Batch = 50000
 	}
-	var p Pruned
+	var p ingest.Pruned
 	pr.tell(r, &p)
 	before, ledgerBefore := msOf(r.Before), msOf(r.LedgerBefore)
 	steps := []struct {

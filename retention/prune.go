@@ -28,6 +28,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -61,30 +62,17 @@ type Retention struct {
 	Batch int
 	// Progress, when set, is told what the prune has removed so far after
 	// each of its transactions.
-	Progress func(Pruned)
+	Progress func(ingest.Pruned)
 }
 
 // DefaultBatch is Retention.Batch's default.
 const DefaultBatch = 250_000
 
-// Pruned counts what Prune removed.
-type Pruned struct {
-	Runs, Entries, Stats, Videos, Ledger int64
-	// Search and Categories are the backfill results and category names
-	// the terms' cuts removed.
-	Search, Categories int64
-	// Freed is how many bytes the incremental vacuum gave back to the file
-	// system (0 on a file made before schema 7: see Size); FreeKept, how
-	// many bytes of free pages it left inside the file for new rows (on a
-	// file that can shrink, what a day of the rows it deleted took).
-	Freed, FreeKept int64
-}
-
 // Prune deletes what r says from db in small transactions, oldest first,
 // then, on SQLite, gives the freed pages back with an incremental vacuum.
 // Search runs (a backfill's results) are kept; their results go by
 // r.SearchBefore.
-func Prune(ctx context.Context, db *store.DB, r Retention) (Pruned, error) {
+func Prune(ctx context.Context, db *store.DB, r Retention) (ingest.Pruned, error) {
 	return newPruner(db).prune(ctx, r)
 }
 
@@ -159,7 +147,7 @@ type conn interface {
 // after a prune. The rows it deletes stay locked until it ends: a
 // worker's write to one of them waits for it. SQLite's dry run is Prune on
 // a page-for-page image of the file (store.Image).
-func DryRun(ctx context.Context, db *store.DB, r Retention) (p Pruned, left store.Size, err error) {
+func DryRun(ctx context.Context, db *store.DB, r Retention) (p ingest.Pruned, left store.Size, err error) {
 	if !db.Postgres() {
 		return p, left, errors.New("prune: a dry run in a transaction is PostgreSQL's; SQLite's prunes a copy")
 	}
@@ -186,7 +174,7 @@ func DryRun(ctx context.Context, db *store.DB, r Retention) (p Pruned, left stor
 	return p, left, nil
 }
 
-func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
+func (pr *pruner) prune(ctx context.Context, r Retention) (ingest.Pruned, error) {
 	r = r.WholeDays()
 	if pr.pg {
 		return pr.pgPrune(ctx, r)
@@ -195,11 +183,11 @@ func (pr *pruner) prune(ctx context.Context, r Retention) (Pruned, error) {
 }
 
 // sqlitePrune is Prune on SQLite; pgPrune (pg.go) on PostgreSQL.
-func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) {
+func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (ingest.Pruned, error) {
 	if r.Batch <= 0 {
 		r.Batch = DefaultBatch
 	}
-	var p Pruned
+	var p ingest.Pruned
 	pr.tell(r, &p)
 	start, err := pr.db.Size(ctx)
 	if err != nil {
@@ -213,7 +201,7 @@ func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) 
 	defer restore()
 	for _, step := range []struct {
 		name string
-		run  func(context.Context, Retention, *Pruned) error
+		run  func(context.Context, Retention, *ingest.Pruned) error
 	}{
 		{"runs", pr.pruneRuns}, {"stats", pr.pruneStats}, {"days", pr.pruneDays}, {"terms", pr.sqlitePruneTerms},
 		{"videos", pr.pruneVideos},
@@ -231,7 +219,7 @@ func (pr *pruner) sqlitePrune(ctx context.Context, r Retention) (Pruned, error) 
 
 // sqlitePruneTerms is pruneTerms with a checkpoint over the mark between
 // transactions.
-func (pr *pruner) sqlitePruneTerms(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) sqlitePruneTerms(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	return pr.pruneTerms(ctx, r, p, pr.checkpointOver)
 }
 
@@ -274,7 +262,7 @@ func (pr *pruner) roomyWriter(ctx context.Context) (restore func(), err error) {
 const PruneWALMark = 24 << 20
 
 // tell makes the prune tell r.Progress about p after each transaction.
-func (pr *pruner) tell(r Retention, p *Pruned) {
+func (pr *pruner) tell(r Retention, p *ingest.Pruned) {
 	pr.told = func() {}
 	if r.Progress != nil {
 		pr.told = func() { r.Progress(*p) }
@@ -312,7 +300,7 @@ func (pr *pruner) checkpoint(ctx context.Context) error {
 // first, a batch of runs (about r.Batch entries) a transaction, each
 // batch's entries in one statement by their key (run_id first), then
 // checkpoints.
-func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneRuns(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	for {
 		var n int
 		err := pr.update(ctx, func(tx *sql.Tx) error {
@@ -365,7 +353,7 @@ func oldRuns(ctx context.Context, tx *sql.Tx, before time.Time, entries int) ([]
 	return ids, rows.Err()
 }
 
-func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
+func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *ingest.Pruned) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM trending_entries WHERE run_id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
 		return fmt.Errorf("entries of runs: %w", err)
@@ -386,7 +374,7 @@ func deleteRuns(ctx context.Context, tx *sql.Tx, ids string, p *Pruned) error {
 // the table's orders (by day and video, by time), so the deletes free
 // whole pages and write little else. A prune stopped midway leaves the
 // later days to the next.
-func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	before := msOf(r.Before)
 	for {
 		var day sql.NullInt64
@@ -421,7 +409,7 @@ func (pr *pruner) pruneStats(ctx context.Context, r Retention, p *Pruned) error 
 // before, which went with their run: the day is made again from what is
 // left of it for those videos alone (refillStraddled), so that the rollup
 // says what the entries and stats kept say.
-func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneDays(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	day := msOf(r.Before)
 	for {
 		var first sql.NullInt64
@@ -495,7 +483,7 @@ ON CONFLICT DO UPDATE SET ` + daysUpsert
 // The index's automatic merges are paused meanwhile: each batch's deletes
 // would otherwise rewrite the index's segments, a batch after batch; the
 // index is merged once afterwards (mergeIndex).
-func (pr *pruner) pruneVideos(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneVideos(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	const orphans = `SELECT vid FROM videos AS v WHERE last_seen_ms < ?1` + orphanClause + `
 		ORDER BY last_seen_ms LIMIT ?2`
 	with := store.WithDays("0", store.AllDays)
@@ -569,7 +557,7 @@ func (pr *pruner) mergeIndex(ctx context.Context) error {
 // at a time so that ledger_at finds them; each key is found by one index
 // seek from the last (a loose index scan), not by a pass over the whole
 // ledger as DISTINCT would make.
-func (pr *pruner) pruneLedger(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) pruneLedger(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	if r.LedgerBefore.IsZero() {
 		return nil
 	}
@@ -637,7 +625,7 @@ const VacuumStep = 4096
 // day's charts would take again costs about twice what it frees and
 // leaves the file as large the day after. A daily prune thus moves no
 // page, and a prune that cuts many days gives back all but a day of them.
-func (pr *pruner) vacuum(ctx context.Context, r Retention, p *Pruned) error {
+func (pr *pruner) vacuum(ctx context.Context, r Retention, p *ingest.Pruned) error {
 	before, err := pr.db.Size(ctx)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 	"golang.org/x/sys/unix"
 )
@@ -90,7 +91,7 @@ func benchPrune(b *testing.B, src string, keep time.Duration, batch int) {
 	// The longest transaction: how long a daemon's write may wait.
 	var longest time.Duration
 	tx := time.Now()
-	progress := func(Pruned) { longest, tx = max(longest, time.Since(tx)), time.Now() }
+	progress := func(ingest.Pruned) { longest, tx = max(longest, time.Since(tx)), time.Now() }
 	p, err := pr.prune(ctx, Retention{Before: cut, LedgerBefore: cut, Batch: batch, Progress: progress})
 	b.StopTimer()
 	took := time.Since(t0)

@@ -283,8 +283,8 @@ func TestPruneTellsItsProgress(t *testing.T) {
 			}
 			finished(t, db, "US", start.Add(time.Duration(d)*time.Hour), videos...)
 		}
-		var told []Pruned
-		got, err := Prune(ctx, db, Retention{Before: t0, Batch: 5, Progress: func(p Pruned) { told = append(told, p) }})
+		var told []ingest.Pruned
+		got, err := Prune(ctx, db, Retention{Before: t0, Batch: 5, Progress: func(p ingest.Pruned) { told = append(told, p) }})
 		if err != nil {
 			t.Fatal(err)
 		}

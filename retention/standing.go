@@ -103,6 +103,19 @@ func Gate(ctx context.Context, db *store.DB, notes Notes, standing ingest.Standi
 	return NoteKept(ctx, notes, standing.StatsFor)
 }
 
+// CopyGate is a copy's check of a source it cannot prune first (a
+// PostgreSQL database; a SQLite file's snapshot is pruned under the
+// standing instead, UnderStanding): a source holding more than standing
+// allows is a configuration error, for the copy would carry it. Unlike
+// Gate, it notes nothing on the source.
+func CopyGate(ctx context.Context, db *store.DB, notes Notes, standing ingest.Standing, cuts Retention) error {
+	msg, err := OverStanding(ctx, db, notes, standing, cuts)
+	if err != nil || msg == "" {
+		return err
+	}
+	return ingest.ConfigErrorf("db copy: %s", msg)
+}
+
 // UnderStanding prunes db to what standing allows (cuts: its prune's, with
 // the standing's whole allowance of statistics), says on say what it cut,
 // and notes db as kept under the standing: a copy's snapshot, so that the

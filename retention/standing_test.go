@@ -65,6 +65,30 @@ func TestTheStandingsGateNotesADatabaseWithinIt(t *testing.T) {
 	}
 }
 
+// TestACopysGateRefusesASourceBeyondTheStanding: a source that holds data
+// older than the standing allows is refused as the copy's configuration
+// error, naming the prune and the standing, and nothing is noted on it; a
+// source within the standing passes, noted no more.
+func TestACopysGateRefusesASourceBeyondTheStanding(t *testing.T) {
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		n := notes{}
+		if err := CopyGate(ctx, db, n, ingest.StandardStanding(), termsCut()); err != nil || len(n) != 0 {
+			t.Errorf("an empty source: %v, notes %v; want it passed, nothing noted", err, n)
+		}
+		termsWorld(t, db)
+		err := CopyGate(ctx, db, n, ingest.StandardStanding(), termsCut())
+		var ce *ingest.ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "db copy: the database holds data older than") ||
+			!strings.Contains(err.Error(), "ingest prune --terms --dry-run") || !strings.Contains(err.Error(), "--standing extended") {
+			t.Errorf("got %v, want the copy's configuration error naming the prune and the standing", err)
+		}
+		if len(n) != 0 {
+			t.Errorf("a copy's gate noted %v on its source", n)
+		}
+	})
+}
+
 // TestUnderStandingCutsSaysAndNotes: a snapshot pruned under the standing
 // holds nothing beyond it, says what it cut, and is noted as kept under
 // it; pruned again, it cuts nothing and says nothing.

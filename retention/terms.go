@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -154,7 +155,7 @@ const StaleBatch = 200
 // row pointing at them, the category names fetched before
 // r.CategoriesBefore (their region fetches them again), and the tombstones
 // older than r.GoneBefore.
-func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, between func(context.Context) error) error {
+func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *ingest.Pruned, between func(context.Context) error) error {
 	if !r.SearchBefore.IsZero() {
 		batch := max(1, r.Batch/10)
 		if err := pr.batches(ctx, &p.Search, batch, between, []any{msOf(r.SearchBefore), batch},
@@ -192,7 +193,7 @@ func (pr *pruner) pruneTerms(ctx context.Context, r Retention, p *Pruned, betwee
 
 // pruneStale deletes the videos whose text was fetched before before, with
 // every row pointing at them, StaleBatch videos a transaction.
-func (pr *pruner) pruneStale(ctx context.Context, before time.Time, p *Pruned, between func(context.Context) error) error {
+func (pr *pruner) pruneStale(ctx context.Context, before time.Time, p *ingest.Pruned, between func(context.Context) error) error {
 	for {
 		var n int
 		err := pr.update(ctx, func(tx *sql.Tx) error {
@@ -241,7 +242,7 @@ var byDay = map[string]struct{ key, day string }{
 // deleteVideos deletes vids with every row pointing at them (the index's
 // words too: a trigger's on SQLite, video_docs on PostgreSQL), counting the
 // entries, stats, results and videos.
-func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *Pruned) error {
+func (pr *pruner) deleteVideos(ctx context.Context, tx *sql.Tx, vids []int64, p *ingest.Pruned) error {
 	in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(vids)), ",") + ")"
 	args := make([]any, len(vids))
 	for i, v := range vids {
@@ -295,9 +296,9 @@ func (pr *pruner) batches(ctx context.Context, n *int64, batch int, between func
 // the database held.
 func Gone(ctx context.Context, db *store.DB, ids []string, at time.Time) (int64, error) {
 	pr := newPruner(db)
-	var p Pruned
+	var p ingest.Pruned
 	err := db.Update(ctx, func(tx *sql.Tx) error {
-		p = Pruned{}
+		p = ingest.Pruned{}
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO videos_gone (id, gone_ms) VALUES (?, ?)
 ON CONFLICT (id) DO NOTHING`, id, msOf(at)); err != nil {

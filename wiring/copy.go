@@ -90,11 +90,8 @@ func (h *Host) CopySource(ctx context.Context, to string, terms Terms, say io.Wr
 		if err != nil {
 			return nil, false, fmt.Errorf("db copy: source: %w", err)
 		}
-		if msg, err := terms.Beyond(ctx, db); err != nil || msg != "" {
+		if err := retention.CopyGate(ctx, db.DB, db.Ledger, terms.Standing, terms.cuts(db)); err != nil {
 			db.Close()
-			if err == nil {
-				err = configErrorf("db copy: %s", msg)
-			}
 			return nil, false, err
 		}
 		return db, false, nil

@@ -90,9 +90,7 @@ func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) e
 		return err
 	}
 	if err := l.(*quota.Redis).LearnLedgers(ctx); err != nil {
-		return configErrorf("%s: %s cannot say which ledgers spent in the window of quota key %s (%s): "+
-			"bring it back and run again; or, knowing every host that spent there, %s with each one's --ledger",
-			custody.LeavingFlag, dsn.Redact(raw), key, dsn.Scrub(err.Error(), raw), custody.GoneFlag)
+		return custody.UnknownLedgers(raw, key, err)
 	}
 	return nil
 }

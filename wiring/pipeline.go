@@ -103,9 +103,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 			defer cancel()
 			r.KeepLedgers(kctx)
 		})
-		if kept, detail, err := r.Persistence(ctx); err == nil && !kept {
-			h.Logger.Warn("the Redis of the limiter keeps no data across a restart: use appendonly yes (see docs/explanation/quota.md)", "detail", detail)
-		}
+		r.WarnForgetful(ctx, h.Logger)
 		// Heartbeats keep this ledger's copy of the limiter's ledgers
 		// fresh, and put its calls back when a recovery waits for them.
 		beat, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -14,11 +14,13 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
+	"github.com/ingestworks/ingest/internal/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
 )
@@ -305,7 +307,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 // refreshJob fetches again, by id, the videos kept rows show before their
 // text is too old (jobs.Refresh), a share of them a pass run every every.
 func (h *Host) refreshJob(p *Pipeline, lim jobs.Limiter, drain <-chan struct{}, every time.Duration) *jobs.Refresh {
-	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: RefreshStore{p.DB.DB},
+	return &jobs.Refresh{QuotaKey: p.QuotaKey, Costs: h.Costs, Limiter: lim, Source: p.Source, Store: retention.GoneStore{DB: p.DB.DB},
 		Logger: h.Logger.With(ingest.LogOp, ingest.OpVideosList), Drain: drain, Every: every, Clock: h.clock()}
 }
 
@@ -368,7 +370,12 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	}
 	h.Logger.Info("daemon started", "regions", len(r.Timetable.Charts), "charts", len(d.Runner.Passes), "every", r.Timetable.Every,
 		"backend", p.Limiter.Backend())
-	notifyReady(h.Logger)
+	// Under systemd's Type=notify, `systemctl start` returns now, its
+	// listener serving; a unit ordered after it starts on a daemon that
+	// answers.
+	if err := sdnotify.Ready(); err != nil {
+		h.Logger.Warn("systemd: could not say the daemon is ready ("+sdnotify.Socket+")", ingest.LogErr, err)
+	}
 	return d.Run(ctx)
 }
 

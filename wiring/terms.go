@@ -14,6 +14,12 @@ import (
 	"github.com/ingestworks/ingest/retention"
 )
 
+// The prune's and the refresh's stores are retention's, over the store.
+var (
+	_ jobs.PruneStore   = retention.Store{}
+	_ jobs.RefreshStore = retention.GoneStore{}
+)
+
 // Terms is the key's standing, and the span of the quota (whose ledger a
 // prune keeps).
 type Terms struct {
@@ -25,13 +31,13 @@ type Terms struct {
 // PruneJob is the prune the standing implies, keeping keep of statistics
 // (the standing's whole allowance when zero).
 func (t Terms) PruneJob(db *Database, keep time.Duration, drain <-chan struct{}) *jobs.Prune {
-	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: PruneStore{DB: db.DB}, Drain: drain,
+	return &jobs.Prune{Standing: t.Standing, Keep: keep, Span: t.Span, Store: retention.Store{DB: db.DB}, Drain: drain,
 		Clock: t.Clock}
 }
 
 // cuts are what the standing's prune removes now.
 func (t Terms) cuts(db *Database) retention.Retention {
-	return Retention(t.PruneJob(db, 0, nil).Cuts(t.Clock.Now()))
+	return retention.For(t.PruneJob(db, 0, nil).Cuts(t.Clock.Now()))
 }
 
 // Beyond says whether db holds data older than the standing allows
@@ -44,11 +50,6 @@ func (t Terms) Beyond(ctx context.Context, db *Database) (string, error) {
 // (retention.Gate).
 func (t Terms) Gate(ctx context.Context, db *Database) error {
 	return retention.Gate(ctx, db.DB, db.Ledger, t.Standing, t.cuts(db))
-}
-
-// NoteKept records that db now holds statistics of keep at most.
-func NoteKept(ctx context.Context, db *Database, keep time.Duration) error {
-	return retention.NoteKept(ctx, db.Ledger, keep)
 }
 
 // HeldIn reads how far back db's data reaches, for the report.

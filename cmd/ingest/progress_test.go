@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/retention"
 )
 
@@ -39,7 +39,7 @@ func TestPruneSaysWhereItIs(t *testing.T) {
 		retention.Beyond{Runs: 10, Entries: 500, Videos: 490}, func() time.Time { return clock })
 	for runs := int64(1); runs <= 10; runs++ {
 		clock = clock.Add(5 * time.Second) // a run and its entries a transaction
-		told(jobs.Pruned{Runs: runs, Entries: 50 * runs, Videos: 49 * runs})
+		told(ingest.Pruned{Runs: runs, Entries: 50 * runs, Videos: 49 * runs})
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 5 {

@@ -14,11 +14,9 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 // keepEnv is --keep's environment variable: one name for every command
@@ -133,7 +131,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	now := s.now()
 	job := s.pruneJob(db, keep, nil)
 	job.Clock = clock.Func(func() time.Time { return now })
-	beyond, err := retention.Count(ctx, db.DB, wiring.Retention(job.Cuts(now)))
+	beyond, err := retention.Count(ctx, db.DB, retention.For(job.Cuts(now)))
 	if err != nil {
 		return err
 	}
@@ -155,7 +153,7 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 		db, job = copied, s.pruneJob(copied, keep, nil)
 		job.Clock = clock.Func(func() time.Time { return now })
 	}
-	ps := wiring.PruneStore{DB: db.DB, Progress: pruneProgress(s.logger, beyond, s.clock.Now)}
+	ps := retention.Store{DB: db.DB, Progress: pruneProgress(s.logger, beyond, s.clock.Now)}
 	var left store.Size // the database as a dry run in a transaction left it
 	if inTx {
 		ps.DryRun = &left
@@ -165,10 +163,10 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 	if res.Err != nil {
 		return res.Err
 	}
-	pruned := retention.Pruned(res.Pruned)
+	pruned := res.Pruned
 	size := left
 	if !inTx {
-		if err := wiring.NoteKept(ctx, db, keep); err != nil {
+		if err := retention.NoteKept(ctx, db.Ledger, keep); err != nil {
 			return err
 		}
 		if size, err = db.Size(ctx); err != nil {
@@ -187,11 +185,11 @@ func runPrune(ctx context.Context, out io.Writer, s *settings, f *pruneFlags) er
 
 // pruneProgress logs, as long work does, the rows a prune has deleted of
 // those it counted before it began, on the clock now.
-func pruneProgress(log *slog.Logger, beyond retention.Beyond, now func() time.Time) func(jobs.Pruned) {
+func pruneProgress(log *slog.Logger, beyond retention.Beyond, now func() time.Time) func(ingest.Pruned) {
 	logged := newProgressLog(log, "prune: deleting rows", now)
 	total := beyond.Runs + beyond.Entries + beyond.Stats + beyond.Videos + beyond.Search + beyond.Categories + beyond.Ledger
 	logged.at(0, total) // its clock starts with the prune
-	return func(p jobs.Pruned) {
+	return func(p ingest.Pruned) {
 		logged.at(p.Runs+p.Entries+p.Stats+p.Videos+p.Search+p.Categories+p.Ledger, total)
 	}
 }
