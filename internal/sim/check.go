@@ -104,10 +104,17 @@ func checkAges(h *History) []string {
 	step := h.Every / time.Duration(max(len(h.Charts)*len(cats), len(regions.Default)))
 	scarce := h.scarce()
 	first, firstEvery := h.firstTierEvery(h.longestDay())
-	starts := map[string][]time.Time{}
+	// starts are every completed pass of a chart, the second process's
+	// too (its run keeps the chart as fresh); own are the daemon's alone,
+	// whose pacer a catch-up is a question of.
+	starts, own := map[string][]time.Time{}, map[string][]time.Time{}
 	for _, r := range h.Runs {
 		if r.Status == ingest.StatusCompleted {
-			starts[chartName(r.Region, r.Category)] = append(starts[chartName(r.Region, r.Category)], r.Started)
+			name := chartName(r.Region, r.Category)
+			starts[name] = append(starts[name], r.Started)
+			if !h.beside(r) {
+				own[name] = append(own[name], r.Started)
+			}
 		}
 	}
 	var out []string
@@ -136,7 +143,7 @@ func checkAges(h *History) []string {
 			if f := checkGaps(h, name, starts[name], bound, healed, beside, why); f != "" {
 				out = append(out, f)
 			}
-			if f := checkCatchUps(h, name, starts[name], time.Duration(c.Tier)*(h.Every-step)); f != "" {
+			if f := checkCatchUps(h, name, own[name], time.Duration(c.Tier)*(h.Every-step)); f != "" {
 				out = append(out, f)
 			}
 		}
@@ -258,6 +265,22 @@ func (h *History) firstAfterStart(passes []time.Time, i int) bool {
 		s = s.Truncate(time.Millisecond) // the database keeps milliseconds
 		if !passes[i].Before(s) && (i == 0 || passes[i-1].Before(s)) {
 			return true
+		}
+	}
+	return false
+}
+
+// beside says whether r is the second process's: a `run --once` of a
+// join's region that started while one of the join's runs was under way.
+func (h *History) beside(r Run) bool {
+	for _, j := range h.Joins {
+		if j.Region != r.Region {
+			continue
+		}
+		for _, jr := range j.Runs {
+			if !r.Started.Before(jr.From.Truncate(time.Millisecond)) && !r.Started.After(jr.To) {
+				return true
+			}
 		}
 	}
 	return false

@@ -123,6 +123,24 @@ func TestCheckFindsTwoPassesAfterADowntime(t *testing.T) {
 	}
 }
 
+// TestCheckReadsTheSecondProcesssRunAsNoSecondPass: a `run --once` of
+// the chart by the second process half an hour after the daemon's pass
+// at its start is no second pass of the daemon's; the same pass with no
+// second process is.
+func TestCheckReadsTheSecondProcesssRunAsNoSecondPass(t *testing.T) {
+	passes := append([]float64{0, 0.5}, hourly(24, 1)[1:]...)
+	h := history(passes, hourly(24, 60), 1)
+	once := Interval{t0.Add(29 * time.Minute), t0.Add(31 * time.Minute)}
+	h.Joins = []Join{{Interval{t0.Add(20 * time.Minute), t0.Add(40 * time.Minute)}, "US", []JoinRun{{once, nil}}}}
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("the second process's run half an hour on: %q, want nothing", f)
+	}
+	h.Joins = nil
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "US: passed at 2026-10-25T00:00:00Z, its first pass since the start, and again at 00:30:00") {
+		t.Errorf("the daemon's own pass half an hour on: %q", f)
+	}
+}
+
 func TestCheckFindsTrackingAtHalfItsPlan(t *testing.T) {
 	f := Check(history(hourly(24, 1), hourly(12, 120), 1))
 	if len(f) != 1 || !strings.Contains(f[0], "tracking: 12 of 12 passes were followed by a missed slot") {
