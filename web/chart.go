@@ -289,10 +289,11 @@ func (s *Server) chartPage(w http.ResponseWriter, r *http.Request) {
 
 // showChart names what an answer of c shows: its chart and each video.
 func showChart(h http.Header, c ChartJSON) {
-	showKeys(h, chartKey(c.Region, c.Category))
-	for _, e := range c.Entries {
-		showCards(h, e.VideoCard)
+	cards := make([]VideoCard, len(c.Entries))
+	for i, e := range c.Entries {
+		cards[i] = e.VideoCard
 	}
+	showCards(h, []string{chartKey(c.Region, c.Category)}, cards...)
 }
 
 // chartSorts are the orders a chart's page offers; the computed ones only

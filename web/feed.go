@@ -149,10 +149,11 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, in, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
-	showKeys(w.Header(), feedKeyOf(region), chartKey(region, ""))
+	keys := []string{feedKeyOf(region), chartKey(region, "")}
 	for _, e := range c.Entries {
-		showKeys(w.Header(), videoKey(e.ID))
+		keys = append(keys, videoKey(e.ID))
 	}
+	showKeys(w.Header(), keys...)
 	s.sendFeed(w, r, f)
 }
 

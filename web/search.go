@@ -222,10 +222,11 @@ const searchKey = "search"
 
 // showSearch names what a search's answer shows: a search, and each hit.
 func showSearch(h http.Header, res SearchResult) {
-	showKeys(h, searchKey)
-	for _, hit := range res.Hits {
-		showCards(h, hit.VideoCard)
+	cards := make([]VideoCard, len(res.Hits))
+	for i, hit := range res.Hits {
+		cards[i] = hit.VideoCard
 	}
+	showCards(h, []string{searchKey}, cards...)
 }
 
 type searchView struct {

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,8 +185,13 @@ func keysWithSite(keys string) string {
 // showKeys adds keys to what h's answer shows, each once.
 func showKeys(h http.Header, keys ...string) {
 	have := strings.Fields(h.Get(SurrogateKey))
+	seen := make(map[string]bool, len(have)+len(keys))
+	for _, k := range have {
+		seen[k] = true
+	}
 	for _, k := range keys {
-		if k != "" && !slices.Contains(have, k) {
+		if k != "" && !seen[k] {
+			seen[k] = true
 			have = append(have, k)
 		}
 	}
@@ -209,11 +213,11 @@ func videoKey(id string) string { return "video:" + id }
 // feedKeyOf names a region's feed (feed:US), or the worldwide one.
 func feedKeyOf(region string) string { return "feed:" + region }
 
-// showCards adds the keys of the videos an answer lists.
-func showCards(h http.Header, cards ...VideoCard) {
-	keys := make([]string, len(cards))
-	for i, c := range cards {
-		keys[i] = videoKey(c.ID)
+// showCards adds the keys of the videos an answer lists, after first's.
+func showCards(h http.Header, first []string, cards ...VideoCard) {
+	keys := append(first, make([]string, 0, len(cards))...)
+	for _, c := range cards {
+		keys = append(keys, videoKey(c.ID))
 	}
 	showKeys(h, keys...)
 }

@@ -244,3 +244,16 @@ func TestCachePolicyReadsItsDirectives(t *testing.T) {
 		}
 	}
 }
+
+// TestShowKeysNamesEachKeyOnceInOrder: the keys an answer already
+// names stay first, each new one is added once in the order given, and
+// an empty one names nothing.
+func TestShowKeysNamesEachKeyOnceInOrder(t *testing.T) {
+	h := http.Header{}
+	h.Set(SurrogateKey, "chart:US video:a")
+	showKeys(h, "video:b", "", "video:a", "video:c", "video:b")
+	showCards(h, []string{"chart:US", "feed:US"}, VideoCard{ID: "c"}, VideoCard{ID: "d"})
+	if got, want := h.Get(SurrogateKey), "chart:US video:a video:b video:c feed:US video:d"; got != want {
+		t.Errorf("Surrogate-Key = %q, want %q", got, want)
+	}
+}

@@ -218,10 +218,11 @@ const worldwideKey = "worldwide"
 // showWorldwide names what an answer of ww shows: the worldwide page and
 // each video.
 func showWorldwide(h http.Header, ww WorldwideJSON) {
-	showKeys(h, worldwideKey)
-	for _, v := range ww.Videos {
-		showCards(h, v.VideoCard)
+	cards := make([]VideoCard, len(ww.Videos))
+	for i, v := range ww.Videos {
+		cards[i] = v.VideoCard
 	}
+	showCards(h, []string{worldwideKey}, cards...)
 }
 
 type worldwideView struct {
