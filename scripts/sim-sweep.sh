@@ -35,10 +35,15 @@ done >"$work/todo"
 echo "sim-sweep: $seeds seeds x ${#shapes[@]} shapes, $days days each, $jobs at a time (seeds drawn from the kernel)" >&2
 export work days
 one() {
-	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu
-	if (cd internal/sim && INGEST_CPU_LOG="$work/$1.$2.cpu" INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
-		../../scripts/cputime.sh "$work/sim.test" -test.run "^$shape\$" -test.timeout 0 >"$out" 2>&1); then
+	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu rc=0
+	(cd internal/sim && INGEST_CPU_LOG="$work/$1.$2.cpu" INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
+		../../scripts/cputime.sh "$work/sim.test" -test.run "^$shape\$" -test.timeout 0 >"$out" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
 		verdict=green first=-
+	elif [ "$rc" -gt 128 ]; then
+		# Killed by a signal (the sweep stopped, the machine out of
+		# memory): no verdict on the seed either way.
+		verdict=stopped first="killed by signal $((rc - 128)) before its verdict"
 	else
 		verdict=RED
 		# The first of the checker's findings, or the test's own failure.
@@ -50,15 +55,22 @@ one() {
 	echo "sim-sweep: $seed $shape $verdict ${cpu:--} CPU-s" >&2
 }
 export -f one
-xargs -P "$jobs" -L 1 bash -c 'one "$@"' _ <"$work/todo"
+# Stopped (^C, a TERM), the sweep still prints what it ran: the runs it
+# stopped are listed as stopped, not red.
+trap 'echo "sim-sweep: stopped; the runs under way are not counted" >&2' INT TERM
+xargs -P "$jobs" -L 1 bash -c 'one "$@"' _ <"$work/todo" || true
+touch "$work/table"
 printf 'seed\tshape\tverdict\tCPU-s\tfirst failure\treplay\n'
 sort -t $'\t' -k3,3r -k2,2 "$work/table"
 # What each shape cost: its runs, its reds, its CPU-seconds (user + sys) in all and at most.
 echo
-awk -F '\t' '{ n[$2]++; if ($3 == "RED") r[$2]++; c[$2] += $4; if ($4 > m[$2]) m[$2] = $4; t += $4 }
+awk -F '\t' '$3 != "stopped" { n[$2]++; if ($3 == "RED") r[$2]++; c[$2] += $4; if ($4 > m[$2]) m[$2] = $4; t += $4; all++ }
 	END { printf "shape\truns\tred\tCPU-s\tCPU-s at most\n"; for (s in n) printf "%s\t%d\t%d\t%.0f\t%.1f\n", s, n[s], r[s], c[s], m[s]
-		printf "all\t%d\t\t%.0f\n", NR, t }' "$work/table"
+		printf "all\t%d\t\t%.0f\n", all, t }' "$work/table"
 red=$(grep -c $'\tRED\t' "$work/table" || true)
+stopped=$(grep -c $'\tstopped\t' "$work/table" || true)
 total=$(wc -l <"$work/table")
-echo "$((total - red)) passed, $red failed"
+summary="$((total - red - stopped)) passed, $red failed"
+[ "$stopped" -eq 0 ] || summary+=", $stopped stopped before their verdict"
+echo "$summary"
 [ "$red" -eq 0 ]
