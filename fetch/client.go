@@ -63,6 +63,10 @@ type Options struct {
 	// (ClockBudget), so that a slow upstream's clock read never spends
 	// the call's bound, nor gets the call charged and tried again.
 	Prepare func(ctx context.Context)
+	// Jitter, if set, draws a retry's jitter: a number in [0, n). Nil is
+	// math/rand's. The simulation draws from its seed, so that a seed
+	// replays the same waits.
+	Jitter func(n int64) int64
 }
 
 // Client calls the YouTube Data API v3. It is safe for concurrent use.
@@ -74,8 +78,9 @@ type Client struct {
 	log         *slog.Logger
 	now         func() time.Time
 	prepare     func(context.Context)
-	endpoint    string       // the API's base URL, with its slash
-	bare        *http.Client // no key: UpstreamTime's
+	jitter      func(int64) int64 // Options.Jitter
+	endpoint    string            // the API's base URL, with its slash
+	bare        *http.Client      // no key: UpstreamTime's
 }
 
 // New returns a client for opts. It makes no request.
@@ -87,7 +92,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("fetch: Options.Now is required: the house's clock")
 	}
 	c := &Client{key: opts.APIKey, maxAttempts: opts.MaxAttempts, backoff: opts.Backoff,
-		log: opts.Logger, now: opts.Now, prepare: opts.Prepare}
+		log: opts.Logger, now: opts.Now, prepare: opts.Prepare, jitter: opts.Jitter}
 	c.defaults()
 	base := http.RoundTripper(aborting())
 	if b := opts.HTTPClient; b != nil && b.Transport != nil {
@@ -231,6 +236,9 @@ func (c *Client) delay(n int) time.Duration {
 	d := c.backoff << min(n-1, 20)
 	if d <= 0 || d > maxBackoff {
 		d = maxBackoff
+	}
+	if c.jitter != nil {
+		return d/2 + time.Duration(c.jitter(int64(d/2+1)))
 	}
 	return d/2 + rand.N(d/2+1)
 }

@@ -34,10 +34,14 @@ for _ in $(seq "$seeds"); do
 done >"$work/todo"
 echo "sim-sweep: $seeds seeds x ${#shapes[@]} shapes, $days days each, $jobs at a time (seeds drawn from the kernel)" >&2
 export work days
+# sim runs shape on seed into out, its CPU-seconds into cpu: its status.
+sim() {
+	(cd internal/sim && INGEST_CPU_LOG="$4" INGEST_SIM_SEED=$1 INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
+		../../scripts/cputime.sh "$work/sim.test" -test.run "^$2\$" -test.timeout 0 >"$3" 2>&1)
+}
 one() {
-	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu rc=0
-	(cd internal/sim && INGEST_CPU_LOG="$work/$1.$2.cpu" INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
-		../../scripts/cputime.sh "$work/sim.test" -test.run "^$shape\$" -test.timeout 0 >"$out" 2>&1) || rc=$?
+	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu rc=0 again=0
+	sim "$seed" "$shape" "$out" "$work/$1.$2.cpu" || rc=$?
 	if [ "$rc" -eq 0 ]; then
 		verdict=green first=-
 	elif [ "$rc" -gt 128 ]; then
@@ -48,13 +52,24 @@ one() {
 		verdict=RED
 		# The first of the checker's findings, or the test's own failure.
 		first=$(grep -E "seed $seed: |panic:|FAIL" "$out" | grep -vE "upstream calls, |^[[:space:]]*(--- )?FAIL|replays it" | head -1 | sed 's/^ *//' | cut -c1-200)
+		# A red runs again on its seed, to say whether the line that
+		# replays it does: the simulation draws all it does from the seed,
+		# but not the order of what happens at one instant.
+		sim "$seed" "$shape" "$out.again" /dev/null || again=$?
+		if [ "$again" -eq 0 ]; then
+			first="$first (green when replayed)"
+		elif [ "$again" -gt 128 ]; then
+			first="$first (its replay was stopped)"
+		else
+			first="$first (red again when replayed)"
+		fi
 	fi
 	cpu=$(awk '{ print $1 }' "$work/$1.$2.cpu" 2>/dev/null || echo -)
 	printf '%s\t%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/sim/\n' \
 		"$seed" "$shape" "$verdict" "${cpu:--}" "${first:--}" "$seed" "$days" "$shape" >>"$work/table"
 	echo "sim-sweep: $seed $shape $verdict ${cpu:--} CPU-s" >&2
 }
-export -f one
+export -f sim one
 # Stopped (^C, a TERM), the sweep still prints what it ran: the runs it
 # stopped are listed as stopped, not red.
 trap 'echo "sim-sweep: stopped; the runs under way are not counted" >&2' INT TERM

@@ -57,6 +57,9 @@ type Host struct {
 	// nil is the host's own. The simulation sends its own, where one the
 	// host delivered would come from outside its virtual time.
 	Signals <-chan os.Signal
+	// Jitter draws the upstream client's retry jitter (fetch.Options);
+	// nil is math/rand's. The simulation draws it from its seed.
+	Jitter func(n int64) int64
 
 	upstream upstreamOnce
 }

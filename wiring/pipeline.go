@@ -63,7 +63,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	var err error
 	prepare := func(ctx context.Context) { p.Upstream.Prepare(ctx) }
 	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare,
-		HTTPClient: h.httpClient()})
+		HTTPClient: h.httpClient(), Jitter: h.Jitter})
 	if err != nil {
 		p.Close()
 		return nil, configErrorf("--youtube-endpoint: %w", err)

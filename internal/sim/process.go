@@ -73,7 +73,7 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener,
 	signals <-chan os.Signal, once string, opened func(*store.DB)) error {
 	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
-		Transport: up, Uptime: boot, Signals: signals}
+		Transport: up, Uptime: boot, Signals: signals, Jitter: up.Jitter}
 	standing := ingest.StandardStanding()
 	terms := wiring.Terms{Standing: standing, Span: s.Costs.Span(), Clock: clock.System}
 	r := wiring.Run{Timetable: jobs.Timetable{Categories: s.Categories, Every: s.Every, MaxStale: s.MaxStale},

@@ -154,7 +154,7 @@ func Simulate(c Config) (*History, error) {
 	}
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	up := NewUpstream()
+	up := NewUpstream(c.Seed)
 	up.Fake.SetLatency(c.Latency)
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -18,9 +19,10 @@ import (
 type Upstream struct {
 	Fake *fakeyt.Fake
 
-	mu    sync.Mutex
-	calls []Call
-	hold  *hold // the next chart page's answer is held
+	mu     sync.Mutex
+	calls  []Call
+	hold   *hold      // the next chart page's answer is held
+	jitter *rand.Rand // the daemon's retry waits, from the seed
 }
 
 // hold is a chart page's answer the upstream keeps back for a while once
@@ -48,7 +50,19 @@ type Call struct {
 }
 
 // NewUpstream is a fresh fake upstream that answers in process.
-func NewUpstream() *Upstream { return &Upstream{Fake: fakeyt.New()} }
+func NewUpstream(seed uint64) *Upstream {
+	return &Upstream{Fake: fakeyt.New(), jitter: rand.New(rand.NewPCG(seed, 0x717e4))}
+}
+
+// Jitter draws a retry's jitter in [0, n) for every process of the
+// simulation (wiring.Host.Jitter), from the seed: a seed replays the
+// same waits, where the process's own random source would draw others
+// on every run.
+func (u *Upstream) Jitter(n int64) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.jitter.Int64N(n)
+}
 
 // RoundTrip answers req with the fake's handler.
 func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
