@@ -37,6 +37,12 @@ type Catalogue struct {
 	List   func(ctx context.Context, gate ingest.Gate) ([]ingest.Region, error)
 	Clock  ingest.Clock
 	Logger *slog.Logger
+	// Limiter and Costs block the pools the upstream says spent when the
+	// read meets its exhausted quota, as a pass's call does; a nil
+	// Limiter or Costs blocks nothing (a read with no limiter behind its
+	// gate).
+	Limiter Limiter
+	Costs   *ingest.Costs
 }
 
 // Current is the region catalogue of the store. With a gate, when none is
@@ -67,6 +73,7 @@ func (c Catalogue) Read(ctx context.Context, gate ingest.Gate) (regions.Catalogu
 	if err != nil {
 		c.Logger.Warn("the region catalogue was not read from the upstream: the stored one, else the built-in copy, serves",
 			ingest.LogErr, err)
+		c.blockSpent(ctx, err)
 		return nil, false
 	}
 	cat := CatalogueOf(listed)
@@ -316,4 +323,21 @@ func RegionNames(cat regions.Catalogue) func(chart string) string {
 		}
 		return ""
 	}
+}
+
+// blockSpent blocks the pools the upstream said spent, when err says so
+// (blockSpent), and says which and until when.
+func (c Catalogue) blockSpent(ctx context.Context, err error) {
+	var exhausted *ingest.QuotaExhaustedError
+	if c.Limiter == nil || c.Costs == nil || !errors.As(err, &exhausted) {
+		return
+	}
+	until, pools, err := blockSpent(context.WithoutCancel(ctx), c.Limiter, c.Costs, exhausted)
+	if err != nil {
+		c.Logger.Error("the upstream said its quota is spent, and the block of its pools was not written: workers may call it again before its reset",
+			"pools", strings.Join(pools, ","), ingest.LogErr, err)
+		return
+	}
+	c.Logger.Warn(UpstreamExhausted+": pool "+strings.Join(pools, ", ")+" blocked until "+until.UTC().Format(time.RFC3339),
+		ingest.LogOp, exhausted.Op, "retry_at", until.UTC())
 }

@@ -210,14 +210,9 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
 			Message: "quota refused " + refused.Decision.Op}, true, nil
 	case errors.As(err, &exhausted):
-		var retry time.Time
-		pools := j.costs.BlockedPools(exhausted)
-		for _, pool := range pools {
-			until, berr := j.block(context.WithoutCancel(ctx), pool, exhausted.Op)
-			if berr != nil {
-				return ingest.RunEnd{}, true, berr
-			}
-			retry = maxTime(retry, until)
+		retry, pools, berr := blockSpent(context.WithoutCancel(ctx), j.limiter, j.costs, exhausted)
+		if berr != nil {
+			return ingest.RunEnd{}, true, berr
 		}
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
 			Message: UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + retry.UTC().Format(time.RFC3339)}, true, nil
@@ -229,15 +224,26 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 // stopped.
 const UpstreamExhausted = "upstream quota exhausted"
 
-// block refuses pool for every worker until the upstream's reset, by the
-// limiter's clock, and keeps the block in the ledger, so that a limiter
-// that loses its data gets it back.
-func (j job) block(ctx context.Context, pool, op string) (time.Time, error) {
-	until, err := j.limiter.Block(ctx, pool, op)
-	if err != nil && until.IsZero() {
-		return time.Time{}, fmt.Errorf("block pool %s: %w", pool, err)
+// blockSpent refuses each pool the upstream said spent (exhausted) for
+// every worker until the upstream's reset, by the limiter's clock, and
+// keeps the blocks in the ledger, so that a limiter that loses its data
+// gets them back: when the last block ends, and the pools. Every call that
+// meets the upstream's exhausted quota blocks so, a pass's or not, so that
+// no worker calls again before the reset.
+func blockSpent(ctx context.Context, l Limiter, costs *ingest.Costs, exhausted *ingest.QuotaExhaustedError) (time.Time, []string, error) {
+	var retry time.Time
+	pools := costs.BlockedPools(exhausted)
+	for _, pool := range pools {
+		until, err := l.Block(ctx, pool, exhausted.Op)
+		if err != nil && until.IsZero() {
+			return time.Time{}, pools, fmt.Errorf("block pool %s: %w", pool, err)
+		}
+		if err != nil {
+			return until, pools, err
+		}
+		retry = maxTime(retry, until)
 	}
-	return until, err
+	return retry, pools, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -467,7 +467,8 @@ const StartTimeout = fetch.ClockBudget
 // catalogue is the region catalogue kept in p's database, read from p's
 // upstream.
 func (h *Host) catalogue(p *Pipeline) jobs.Catalogue {
-	return jobs.Catalogue{Store: p.DB.RegionCatalogue(), List: p.Source.Regions, Clock: h.clock(), Logger: h.Logger}
+	return jobs.Catalogue{Store: p.DB.RegionCatalogue(), List: p.Source.Regions, Clock: h.clock(), Logger: h.Logger,
+		Limiter: p.Limiter, Costs: h.Costs}
 }
 
 // catalogueStore is where db keeps the region catalogue; nil when db is.
