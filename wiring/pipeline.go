@@ -174,7 +174,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 }
 
 // newPacer is the one construction of a pacer, the daemon's (NewPacer)
-// and a reader's view of the plan it would follow (Planner) alike, so that
+// and a reader's view of the plan it would follow (report.NewPacer) alike, so that
 // the plan a report shows is made the way the daemon makes it: c's pools
 // are the costs' and its history the ledger's records of quotaKey.
 func newPacer(costs *ingest.Costs, records pace.Records, quotaKey string, c pace.Config) (*pace.Pacer, error) {

@@ -123,8 +123,8 @@ func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error
 	if src.Names == nil {
 		src.Names = jobs.RegionNames(regions.Builtin)
 	}
-	if src.Planner == nil {
-		src.Planner = Planner
+	if src.NewPacer == nil {
+		src.NewPacer = newPacer
 	}
 	return report.Build(ctx, src)
 }
