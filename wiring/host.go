@@ -100,20 +100,20 @@ func (h *Host) DBExists() bool { return store.Exists(h.DSN) }
 func (h *Host) OpenStore(ctx context.Context) (*Database, error) {
 	db, err := Open(ctx, h.DSN)
 	if err != nil {
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
 
 // OpenExisting opens the database for reading; one that does not exist
-// yet is a NoneYetError (which matches store.ErrNoDatabase).
+// yet is a store.NoneYetError (which matches store.ErrNoDatabase).
 func (h *Host) OpenExisting(ctx context.Context) (*Database, error) {
 	db, err := OpenExisting(ctx, h.DSN)
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, NoneYetError{h.DBName()}
+		return nil, store.NoneYetError{DB: h.DBName()}
 	}
 	if err != nil {
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
@@ -126,7 +126,7 @@ func (h *Host) OpenIfAny(ctx context.Context) (*Database, error) {
 	case errors.Is(err, store.ErrNoDatabase):
 		return nil, nil
 	case err != nil:
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
@@ -145,35 +145,10 @@ func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*Database, error
 	case errors.Is(err, store.ErrNoDatabase) && h.RedisURL != "":
 		return nil, nil
 	case err != nil:
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
-
-// DBError is a database that did not open, as the user reads it: a path
-// that cannot be used is a configuration error saying the fix. Any other
-// error already names the database (the store's "open NAME: ..."), once.
-func (h *Host) DBError(err error) error {
-	var pe *store.PathError
-	var ve *store.VersionError
-	switch {
-	case errors.As(err, &pe):
-		return configErrorf("--db (INGEST_DB) %v", pe)
-	case errors.As(err, &ve):
-		return configErrorf("--db (INGEST_DB) %v", ve)
-	}
-	return err
-}
-
-// NoneYetError is a database that does not exist yet, as a command that
-// needs it says so; it matches store.ErrNoDatabase.
-type NoneYetError struct{ DB string }
-
-func (e NoneYetError) Error() string {
-	return "no database at " + e.DB + " yet: run `ingest run --once` first (or point --db / INGEST_DB at one)"
-}
-
-func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase }
 
 // OpenLimiter builds the Redis limiter when RedisURL is set, else the
 // embedded one in the database (OpenLimiter). closeFn releases the Redis
@@ -289,11 +264,11 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err err
 	}
 	ro, rerr := OpenExisting(ctx, h.DSN)
 	if rerr != nil {
-		return nil, nil, h.DBError(err)
+		return nil, nil, store.OpenRefused(err)
 	}
 	if ro.Postgres() && h.RedisURL == "" {
 		ro.Close()
-		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
+		return nil, nil, store.OpenRefused(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 	}
 	return ro, err, nil
 }

@@ -141,11 +141,8 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 // flight be stored; a second one stops at once.
 func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
-		release, err := store.ClaimDaemon(h.DSN)
-		var running *store.DaemonRunningError
-		if errors.As(err, &running) {
-			return &ConfigError{Err: err}
-		} else if err != nil {
+		release, err := store.ClaimDaemon(h.DSN) // another daemon on the file: a ConfigError
+		if err != nil {
 			return err
 		}
 		defer release()
