@@ -434,23 +434,13 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		ln.Close()
 		return nil, err
 	}
-	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
-	if ui.Access() == web.OperationalOnly {
-		serves = "/metrics, /healthz and /readyz"
-		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
-			"addr", cfg.Listen)
-	}
 	ln.Serve(ui)
-	h.Logger.Info("serving", "url", ln.url, "serves", serves)
+	ui.SayServing(h.Logger, ln.url, cfg.Listen)
 	if ln == r.Listener {
 		return closeSite, nil // the run closes its listener: a plan that moves keeps it (runPlanned)
 	}
 	return func() { ln.Close(); closeSite() }, nil
 }
-
-// UITokenEnv holds the dashboard's access token; an environment variable
-// only, so that it never shows in a process list.
-const UITokenEnv = "INGEST_UI_TOKEN"
 
 // StartTimeout is how long the daemon's start waits on the upstream for
 // the region catalogue unless --start-timeout says otherwise: the budget
