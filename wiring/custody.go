@@ -24,26 +24,8 @@ type LiveError = custody.LiveError
 
 // rules are the rules of custody as this host keeps them.
 func (h *Host) rules() *custody.Rules {
-	return &custody.Rules{DSN: h.DSN, RedisURL: h.RedisURL, Here: h.holderHere(), RedisAt: redisHolderAt,
+	return &custody.Rules{DSN: h.DSN, RedisURL: h.RedisURL, Here: custody.HolderOf(h.RedisURL), RedisAt: custody.RedisAt,
 		Span: h.Costs.Span(), Clock: h.clock(), Logger: h.Logger, Open: h.lend}
-}
-
-// holderHere is the limiter this host's settings name.
-func (h *Host) holderHere() custody.Holder {
-	if h.RedisURL != "" {
-		return redisHolderAt(h.RedisURL)
-	}
-	return custody.Embedded
-}
-
-// redisHolderAt is the Redis at the URL raw as a Holder: the address the
-// client dials (a socket's path for unix://).
-func redisHolderAt(raw string) custody.Holder {
-	_, addr := quota.Address(raw)
-	if addr == "" {
-		addr = quota.Host(raw)
-	}
-	return custody.InRedis(addr)
 }
 
 // lend opens the database at path for custody; this host's own, created,
