@@ -2,7 +2,6 @@ package wiring
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -129,10 +128,9 @@ func (h *Host) checkRedis(ctx context.Context) error {
 }
 
 // preflight checks, on a host with Redis and no database yet, what would
-// end a run with exit 2 before it spends: a costs file the limiter
-// disagrees with, a quota key nobody created. A run that exits 2 so leaves
-// no new database behind. With a database, OpenPipeline checks the same
-// after opening it (its ledger tells a lost key from a new one).
+// end a run with exit 2 before it spends (quota.BeforeCreating). With a
+// database, OpenPipeline checks the same after opening it (its ledger
+// tells a lost key from a new one).
 func (h *Host) preflight(ctx context.Context, key string) error {
 	if h.RedisURL == "" || h.DBExists() {
 		return nil
@@ -142,11 +140,7 @@ func (h *Host) preflight(ctx context.Context, key string) error {
 		return err
 	}
 	defer closeLimiter()
-	var cerr *quota.ConfigError
-	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
-		return configErrorf("--costs: %w", err)
-	}
-	return quota.Created(ctx, l)
+	return quota.BeforeCreating(ctx, l)
 }
 
 // NewPacer plans a roster's entries at their kind's priority (a region's
