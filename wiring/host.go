@@ -231,15 +231,6 @@ func (h *Host) UpstreamClock(db *Database) *quota.UpstreamClock {
 	return h.upstream.c
 }
 
-// sawDate is fetch's OnDate: the reading goes to the ledger.
-func (h *Host) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time) {
-	return func(ctx context.Context, at time.Time) {
-		if err := up.Saw(context.WithoutCancel(ctx), at); err != nil {
-			h.Logger.Warn("keep the upstream's time in the ledger", ingest.LogErr, err)
-		}
-	}
-}
-
 // LastClock is the ledger's last reading of the upstream's clock, as the
 // report shows it: its skew and when it was seen; nil when there is none
 // (or no database).

@@ -58,7 +58,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	// database is created.
 	// Its Date headers go to the upstream's clock, set up with the
 	// database below, before any call.
-	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
+	onDate := func(ctx context.Context, at time.Time) { p.Upstream.Heard(h.Logger)(ctx, at) }
 	var err error
 	prepare := func(ctx context.Context) { p.Upstream.Prepare(ctx) }
 	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare,
