@@ -370,9 +370,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	// Under systemd's Type=notify, `systemctl start` returns now, its
 	// listener serving; a unit ordered after it starts on a daemon that
 	// answers.
-	if err := sdnotify.Ready(); err != nil {
-		h.Logger.Warn("systemd: could not say the daemon is ready ("+sdnotify.Socket+")", ingest.LogErr, err)
-	}
+	sdnotify.Tell(h.Logger)
 	return d.Run(ctx)
 }
 
