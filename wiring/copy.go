@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/ledger"
@@ -135,17 +134,14 @@ func (h *Host) RemoveSnapshot(to string) {
 	dbcopy.RemoveFile(dbcopy.SnapshotOf(h.DSN, to))
 }
 
-// DryRunCopy is a consistent page-for-page image of a SQLite database
-// beside it (store.Image), opened, on which a dry run runs the real prune,
-// so that what it says is what the prune does, the ledger's rows and the
-// bytes it frees included; drop closes and removes it.
+// DryRunCopy is the image of a SQLite database a dry run of the prune
+// runs on (dbcopy.DryRunImage), opened; drop closes and removes it.
 func (h *Host) DryRunCopy(ctx context.Context) (*Database, func(), error) {
-	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
-	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
-		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
+	image, drop, err := dbcopy.DryRunImage(ctx, h.DSN)
+	if err != nil {
+		return nil, nil, err
 	}
-	drop := func() { dbcopy.RemoveFile(copyPath) }
-	copied, err := Open(ctx, copyPath)
+	copied, err := Open(ctx, image)
 	if err != nil {
 		drop()
 		return nil, nil, err
