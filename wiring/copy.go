@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/retention"
@@ -60,23 +61,14 @@ func (h *Host) CopySourceWrites(ctx context.Context) (*Database, error) {
 }
 
 // LiveSource is a *LiveError naming --db's workers when one still holds
-// its lease; nil when none does.
+// its lease; nil when none does (custody.LiveSource).
 func (h *Host) LiveSource(ctx context.Context) (*LiveError, error) {
 	db, err := OpenExisting(ctx, h.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("db copy: source: %w", err)
 	}
 	defer db.Close()
-	err = Live(ctx, db)
-	var le *LiveError
-	if errors.As(err, &le) {
-		le.Source = h.DBName()
-		return le, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("db copy: source: %w", err)
-	}
-	return nil, nil
+	return custody.LiveSource(ctx, db.custody(), h.DBName())
 }
 
 // CopySource opens what a copy into to reads: a PostgreSQL --db holding
