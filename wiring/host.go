@@ -15,7 +15,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -198,14 +197,8 @@ func (h *Host) APILimiter(db *Database) (ratelimit.Limiter, func(), error) {
 	return db.APILimiter(), func() {}, nil
 }
 
-// EndpointName is YOUTUBE_ENDPOINT as messages show it: its password
-// masked, as a database's and Redis's are; "Google's endpoint" when unset.
-func (h *Host) EndpointName() string {
-	if h.Endpoint == "" {
-		return "Google's endpoint"
-	}
-	return dsn.Redact(h.Endpoint)
-}
+// EndpointName is YOUTUBE_ENDPOINT as messages show it (fetch.EndpointName).
+func (h *Host) EndpointName() string { return fetch.EndpointName(h.Endpoint) }
 
 // upstreamOnce holds the UpstreamClock of the database a command opened
 // (a command such as check opens more than one, one after the other).
