@@ -257,9 +257,6 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err err
 	return ro, err, nil
 }
 
-// KeyHash is the short, one-way name of an API key: the default quota key.
-func KeyHash(key string) string { return ledger.KeyHash(key) }
-
 // ReadQuotaKey is the quota a command that reads reports on
 // (ledger.ReadQuotaKey): given, else apiKey's hash, else the one key in
 // db's ledger (db nil: none).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
@@ -77,7 +78,7 @@ type Run struct {
 
 	// Backups, when set, is the daemon's schedule of backups of its
 	// SQLite database (--backup-to, --backup-every, --backup-keep).
-	Backups *Backups
+	Backups *dbcopy.Backups
 
 	// Opened, when set, is given the database once the pipeline opened
 	// it: the simulation fills that database's disk.
