@@ -23,7 +23,7 @@ import (
 func (h *Host) Prepare(ctx context.Context, db *Database, r *Run) error {
 	var err error
 	if r.Timetable.Charts, err = r.Regions.Of(jobs.StoredCatalogue(ctx, catalogueStore(db))); err != nil {
-		return configErrorf("--regions: %w", err)
+		return err // a ConfigError naming --regions
 	}
 	if !r.Plan {
 		return nil

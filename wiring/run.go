@@ -211,7 +211,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		late = read
 		defer end()
 		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
-			return configErrorf("--regions: %w", err)
+			return err
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
