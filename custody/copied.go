@@ -144,6 +144,22 @@ func Live(ctx context.Context, db *Database) error {
 	return e
 }
 
+// LiveSource is Live on a copy's source db, named name (as messages name
+// it: never a password): the *LiveError when a worker still writes it, nil
+// when none does; a failure to read it is the copy's.
+func LiveSource(ctx context.Context, db *Database, name string) (*LiveError, error) {
+	err := Live(ctx, db)
+	var le *LiveError
+	if errors.As(err, &le) {
+		le.Source = name
+		return le, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db copy: source: %w", err)
+	}
+	return nil, nil
+}
+
 // copyWorkedNote names, on a copy's source, each copy on a SQLite file a
 // worker ran on (the copy's path follows it; its value is the copy's
 // ledger id): a worker started here after it stopped counts that copy's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +114,32 @@ func TestLiveNamesTheWorkerAndItsLastPass(t *testing.T) {
 	release()
 	if err := Live(ctx, db); err != nil {
 		t.Errorf("the worker released: %v", err)
+	}
+}
+
+// TestLiveSourceIsNamedAsMessagesName: a copy's source a worker holds is
+// live, named as the command names it (a PostgreSQL URL without its
+// password), never by the path the copy opened; one no worker holds is
+// not, and a source that cannot be read is the copy's failure.
+func TestLiveSourceIsNamedAsMessagesName(t *testing.T) {
+	ctx := context.Background()
+	_, db := database(t)
+	if le, err := LiveSource(ctx, db, "postgres://ingest@db/ingest"); le != nil || err != nil {
+		t.Fatalf("no worker: %v, %v", le, err)
+	}
+	host, _ := os.Hostname()
+	release, err := db.Ledger.HoldWorker(ctx, host, os.Getpid(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le, err := LiveSource(ctx, db, "postgres://ingest@db/ingest")
+	if err != nil || le == nil || le.Source != "postgres://ingest@db/ingest" || len(le.Workers) != 1 {
+		t.Errorf("got %+v, %v; want the worker, the source named as given", le, err)
+	}
+	release()
+	db.Close()
+	if _, err := LiveSource(ctx, db, "x"); err == nil || !strings.HasPrefix(err.Error(), "db copy: source: ") {
+		t.Errorf("a source that cannot be read: %v, want the copy's error", err)
 	}
 }
 

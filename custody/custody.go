@@ -53,9 +53,9 @@ type Opener func(ctx context.Context, dsn string, create bool) (*Database, error
 type Rules struct {
 	DSN      string // this host's database (--db)
 	RedisURL string // the Redis of its limiter, "" for the embedded one
-	Here     Holder // the limiter its settings name (InRedis, or Embedded)
-	// RedisAt is the Redis a URL names as a Holder (InRedis of the address
-	// its client dials): the builder reads Redis's URLs.
+	Here     Holder // the limiter its settings name (HolderOf)
+	// RedisAt is the Redis a URL names as a Holder (RedisAt; the tests'
+	// own reading where their Redis is a name).
 	RedisAt func(redisURL string) Holder
 	Span    time.Duration // the pools' span: how far back a window's calls count
 	Clock   ingest.Clock

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -33,6 +34,25 @@ var Embedded = Holder{Limiter: embeddedHolder}
 // InRedis is the Redis at addr as a Holder: the address its client dials
 // (a socket's path for unix://), which holds no part of its URL's password.
 func InRedis(addr string) Holder { return Holder{Limiter: redisHolder, Redis: addr} }
+
+// RedisAt is the Redis at the URL raw as a Holder (InRedis): the address
+// its client dials first, else the URL's host.
+func RedisAt(raw string) Holder {
+	_, addr := quota.Address(raw)
+	if addr == "" {
+		addr = quota.Host(raw)
+	}
+	return InRedis(addr)
+}
+
+// HolderOf is the limiter a host's settings name: the Redis at redisURL,
+// or the embedded one when redisURL is "".
+func HolderOf(redisURL string) Holder {
+	if redisURL != "" {
+		return RedisAt(redisURL)
+	}
+	return Embedded
+}
 
 // keptMoves bounds a Holder's history: enough to read how a database got
 // where it is, never a log that grows with every run.

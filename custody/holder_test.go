@@ -128,3 +128,21 @@ func TestAMoveToADatabaseThatCannotOpenIsAConfigurationError(t *testing.T) {
 		t.Errorf("got %v, want it to name --ledger", err)
 	}
 }
+
+// The limiter a host's settings name: the embedded one without a Redis
+// URL, else the Redis its client dials, named by address alone, never by
+// a part of the URL's password, whatever the URL's shape.
+func TestHolderOfReadsTheURL(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"", "the embedded limiter in this database"},
+		{"redis://:s3cret@cache.internal:6380/2", "the Redis at cache.internal:6380"},
+		{"rediss://user:s3cret@cache.internal", "the Redis at cache.internal:6379"},
+		{"unix://:s3cret@/run/redis/redis.sock?db=1", "the Redis at /run/redis/redis.sock"},
+		{"redis://:s3cret@seed-a:7000?addr=seed-b:7001", "the Redis at seed-a:7000"},
+	} {
+		got := HolderOf(c.url)
+		if got.Name() != c.want || strings.Contains(got.Redis, "s3cret") {
+			t.Errorf("HolderOf(%q) = %q (%+v), want %q", c.url, got.Name(), got, c.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -62,4 +63,17 @@ func RemoveFile(path string) {
 	for _, f := range []string{path, path + "-wal", path + "-shm"} {
 		os.Remove(f)
 	}
+}
+
+// DryRunImage is a consistent page-for-page image of the SQLite database
+// at path (store.Image), hidden beside it and named for this process, on
+// which prune --dry-run runs the real prune, so that what it says is what
+// the prune does, the ledger's rows and the bytes it frees included; drop
+// removes it.
+func DryRunImage(ctx context.Context, path string) (image string, drop func(), err error) {
+	image = filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(path), os.Getpid()))
+	if err := store.Image(ctx, path, image); err != nil {
+		return "", nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
+	}
+	return image, func() { RemoveFile(image) }, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,44 @@ func openBoth(ctx context.Context, path string) (*store.DB, *ledger.Ledger, erro
 		return nil, nil, err
 	}
 	return db, ledger.New(db), nil
+}
+
+// TestDryRunImage: a dry run's image of a SQLite file is hidden beside it,
+// named for the file and this process, holds what the file holds, and is
+// gone, with its log, once dropped.
+func TestDryRunImage(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ingest.db")
+	src, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.New(src).Note(ctx, "source", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	image, drop, err := DryRunImage(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(path), ".ingest.db.dry-run."+strconv.Itoa(os.Getpid())); image != want {
+		t.Errorf("the image is %q, want %q", image, want)
+	}
+	db, err := store.OpenExisting(ctx, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ledger.New(db).Noted(ctx, "source"); err != nil || v != "kept" {
+		t.Errorf("the image's note %q (%v), want the file's", v, err)
+	}
+	db.Close()
+	drop()
+	for _, f := range []string{image, image + "-wal", image + "-shm"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the drop: %v, want gone", f, err)
+		}
+	}
+	if _, _, err := DryRunImage(ctx, filepath.Join(t.TempDir(), "missing", "x.db")); err == nil || !strings.HasPrefix(err.Error(), "prune --dry-run: ") {
+		t.Errorf("an image of no database: %v, want the dry run's error", err)
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/dsn"
 )
 
 // pageSize is the largest page the API serves, and the most ids one
@@ -134,6 +135,16 @@ func (c *Client) defaults() {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+}
+
+// EndpointName is an endpoint (YOUTUBE_ENDPOINT) as messages show it: its
+// password masked, as a database's and Redis's are; "Google's endpoint"
+// for "", the default.
+func EndpointName(endpoint string) string {
+	if endpoint == "" {
+		return "Google's endpoint"
+	}
+	return dsn.Redact(endpoint)
 }
 
 // endpoint checks an endpoint URL and ensures its trailing slash.

@@ -27,6 +27,19 @@ func Agree(ctx context.Context, l interface{ CheckConfig(context.Context) error 
 	return nil
 }
 
+// BeforeCreating is Agree and Created on a host that has no database yet,
+// before it creates one, so that a run refused for its costs file or its
+// quota key leaves no new database behind. A limiter that cannot be asked
+// is said nothing of here: the same checks are made once the database is
+// open (Agree warns then).
+func BeforeCreating(ctx context.Context, l interface{ CheckConfig(context.Context) error }) error {
+	var cerr *ConfigError
+	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
+		return ingest.ConfigErrorf("--costs: %w", err)
+	}
+	return Created(ctx, l)
+}
+
 // Created is a configuration error when the limiter l is Redis and holds
 // no configuration for a key this ledger never spent on (ErrNotApplied);
 // nil for every other limiter.

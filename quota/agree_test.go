@@ -50,3 +50,22 @@ func TestAgreeBeforeSpending(t *testing.T) {
 		t.Errorf("Created of a limiter not on Redis: %v", err)
 	}
 }
+
+// TestBeforeCreatingADatabase: on a host with no database yet, a limiter
+// holding other pools than the costs file is a configuration error naming
+// --costs, before anything is created; one that cannot be asked is left
+// to the checks once the database is open, said nothing of here.
+func TestBeforeCreatingADatabase(t *testing.T) {
+	ctx := context.Background()
+	disagrees := &quota.ConfigError{QuotaKey: "k", Pool: "default", Field: "limit", Limiter: "5", CostsValue: "10"}
+	err := quota.BeforeCreating(ctx, checked{disagrees})
+	var ce *ingest.ConfigError
+	if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "--costs: ") || !errors.Is(err, disagrees) {
+		t.Errorf("a limiter that disagrees: %v, want a configuration error naming --costs", err)
+	}
+	for _, c := range []error{nil, errors.New("connection refused")} {
+		if err := quota.BeforeCreating(ctx, checked{c}); err != nil {
+			t.Errorf("a limiter whose check says %v: %v, want nothing before the database", c, err)
+		}
+	}
+}

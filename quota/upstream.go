@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -111,6 +112,18 @@ func (c *UpstreamClock) Saw(ctx context.Context, at time.Time) error {
 		return fmt.Errorf("keep the upstream's time: %w", err)
 	}
 	return nil
+}
+
+// Heard is the upstream client's OnDate for c: each response's time is
+// taken in (Saw) even when its call's context has ended, for the reading
+// is as good; one the ledger would not keep is a warning on log, never
+// the call's failure.
+func (c *UpstreamClock) Heard(log *slog.Logger) func(context.Context, time.Time) {
+	return func(ctx context.Context, at time.Time) {
+		if err := c.Saw(context.WithoutCancel(ctx), at); err != nil {
+			log.Warn("keep the upstream's time in the ledger", ingest.LogErr, err)
+		}
+	}
 }
 
 // Skew is the upstream's clock minus this host's at the last reading (ok

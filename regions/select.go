@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ingestworks/ingest"
 )
 
 // Chart is a selected region as the schedule and the plan see it: which
@@ -172,5 +174,13 @@ func (s Selection) All() bool {
 	return false
 }
 
-// Of is the charts s selects from cat, each with its tier and depth.
-func (s Selection) Of(cat Catalogue) ([]Chart, error) { return Parse(string(s), cat) }
+// Of is the charts s selects from cat, each with its tier and depth; a
+// selection cat refuses is a configuration error (ingest.ConfigError)
+// naming --regions, whichever command reads it.
+func (s Selection) Of(cat Catalogue) ([]Chart, error) {
+	charts, err := Parse(string(s), cat)
+	if err != nil {
+		return nil, ingest.ConfigErrorf("--regions: %w", err)
+	}
+	return charts, nil
+}

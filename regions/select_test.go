@@ -1,9 +1,12 @@
 package regions
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest"
 )
 
 func TestParse(t *testing.T) {
@@ -103,4 +106,20 @@ func charts(codes []string, tier, depth int) []Chart {
 
 func without(codes []string, drop string) []string {
 	return slices.DeleteFunc(slices.Clone(codes), func(c string) bool { return c == drop })
+}
+
+// A selection the catalogue refuses is a configuration error naming
+// --regions, the parse's words after it; one it holds is its charts.
+func TestSelectionOfIsAConfigError(t *testing.T) {
+	t.Parallel()
+	got, err := Selection("US:tier=2").Of(Builtin)
+	if err != nil || len(got) != 1 || got[0].Code != "US" || got[0].Tier != 2 {
+		t.Errorf("US:tier=2 of the built-in catalogue: %+v, %v", got, err)
+	}
+	_, err = Selection("US,QQ").Of(Builtin)
+	_, parsed := Parse("US,QQ", Builtin)
+	var ce *ingest.ConfigError
+	if !errors.As(err, &ce) || err.Error() != "--regions: "+parsed.Error() {
+		t.Errorf("US,QQ: %v, want a configuration error: --regions: %v", err, parsed)
+	}
 }

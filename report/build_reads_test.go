@@ -10,7 +10,6 @@ import (
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 // callsCounter counts the reads of the ledger's calls alone.
@@ -45,7 +44,7 @@ func TestReportReadsTheCallsOnce(t *testing.T) {
 			At: now.Add(-time.Duration(i) * 10 * time.Minute), Op: ingest.OpVideosList, Region: "US",
 			Charges: []ingest.Charge{{Pool: "default", Units: 1}}})
 	}
-	src := report.Sources{DB: s, Limiter: report.WholePools{Costs: c}, Costs: c, QuotaKey: "k", Now: now, Planner: wiring.Planner,
+	src := report.Sources{DB: s, Limiter: report.WholePools{Costs: c}, Costs: c, QuotaKey: "k", Now: now, NewPacer: newPacer,
 		Timetable: jobs.Timetable{Charts: []regions.Chart{{Code: "US", Tier: 1, Depth: 200}, {Code: "GB", Tier: 1, Depth: 200}}, Every: time.Hour}}
 	r, err := report.Build(ctx, src)
 	if err != nil {

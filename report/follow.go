@@ -51,7 +51,7 @@ func (sch FlagsSchedule) Follow(ctx context.Context, cat regions.Catalogue, db F
 	flags := sch.Timetable
 	charts, err := sch.Regions.Of(cat)
 	if err != nil {
-		return ingest.ConfigErrorf("--regions: %w", err)
+		return err
 	}
 	flags.Charts = charts
 	src.Timetable = flags

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )
 
@@ -179,18 +182,15 @@ func published(ctx context.Context, src Sources, now time.Time) (*Freshness, err
 	return f, nil
 }
 
-// Planner makes the plan a pacing worker would follow now for src's
-// timetable, from the pools' states (state) and src's ledger and runs:
-// the pacer's own code, built where every part is (the wiring), never a
-// second pacer here.
-type Planner func(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (pace.Status, error)
+// NewPacer builds a pacer of c over the costs' pools and records'
+// history of quotaKey: the one construction the daemon's pacer has too,
+// handed in by the wiring, so that the plan a reader shows is made the
+// way the daemon makes it, never by a second pacer of report's own.
+type NewPacer func(costs *ingest.Costs, records pace.Records, quotaKey string, c pace.Config) (*pace.Pacer, error)
 
 // computed is the plan made now of src's charts, from the pools' states.
 func computed(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (*Freshness, error) {
-	if src.Planner == nil {
-		return nil, fmt.Errorf("plan: no planner given")
-	}
-	st, err := src.Planner(ctx, src, now, state)
+	st, err := planNow(ctx, src, now, state)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -201,6 +201,30 @@ func computed(ctx context.Context, src Sources, now time.Time, state func(contex
 			at.UTC().Format(time.RFC3339))
 	}
 	return f, nil
+}
+
+// planNow is the plan a pacing worker would follow now for src's
+// timetable, from the pools' states (state) and src's ledger and runs:
+// the pacer as the daemon builds it (src.NewPacer), on a clock stopped at
+// now, logging nothing (the daemon logs its own) and keeping nothing. One
+// plan is enough: another worker's spend is the limiter's count of the
+// workers beside this one, which a plan takes at its first look.
+func planNow(ctx context.Context, src Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (pace.Status, error) {
+	if src.NewPacer == nil {
+		return pace.Status{}, fmt.Errorf("no pacer's constructor given")
+	}
+	t := src.Timetable
+	charts, err := t.Entries()
+	if err != nil {
+		return pace.Status{}, err
+	}
+	pc, err := src.NewPacer(src.Costs, src.DB, src.QuotaKey, pace.Config{State: state, Entries: jobs.PaceEntries(charts, src.Costs),
+		Daily: jobs.DailyCost(src.Costs, t.Names()),
+		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
+	if err != nil {
+		return pace.Status{}, err
+	}
+	return pc.Plan(ctx)
 }
 
 // of is a plan as the report shows it.

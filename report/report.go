@@ -87,8 +87,9 @@ type Sources struct {
 	// Plan is the day's plan the schedule's run recorded (its start line,
 	// tracking's units among them); nil: made here from the timetable.
 	Plan []PlanLine
-	// Planner makes the plan when no daemon published one (pace.go).
-	Planner Planner
+	// NewPacer builds the pacer that makes the plan when no daemon
+	// published one (pace.go).
+	NewPacer NewPacer
 	// CostsNote says that the command reads with other costs than the
 	// schedule's run spends by, and that the run's are shown; "" when
 	// they are the same.

@@ -74,8 +74,8 @@ type ScheduledStore interface {
 // ledger): what it leaves in each pool until the reset is a backfill's
 // share when the operator gives it none. With no recorded schedule the
 // plan spends nothing. now is the house clock's.
-func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string, planner Planner, now time.Time) (*Freshness, error) {
-	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key, Planner: planner, Now: now}
+func PlanShare(ctx context.Context, db ScheduledStore, lim StateReader, costs *ingest.Costs, key string, newPacer NewPacer, now time.Time) (*Freshness, error) {
+	src := Sources{DB: NoDB{}, Limiter: lim, Costs: costs, QuotaKey: key, NewPacer: newPacer, Now: now}
 	if db != nil {
 		src.DB = db
 		rec, ok, err := db.Schedule(ctx)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ingestworks/ingest"
 )
 
 // DaemonRunningError: another daemon already runs on the SQLite file.
@@ -50,8 +52,9 @@ type daemonFile struct {
 // a bind mount of the same file is refused as the path is, and a daemon
 // that died frees it at once. A second daemon gets a DaemonRunningError
 // naming the first, as it wrote itself in PATH.daemon beside the file's
-// real path. On PostgreSQL every host may run one: the leases share the
-// work.
+// real path, as a configuration error (ingest.ConfigError): the fix is
+// another --db, or the first daemon stopped. On PostgreSQL every host may
+// run one: the leases share the work.
 func ClaimDaemon(path string) (release func(), err error) {
 	if IsURL(path) {
 		return func() {}, nil
@@ -67,11 +70,11 @@ func ClaimDaemon(path string) (release func(), err error) {
 		return nil, fmt.Errorf("claim the daemon's lock on %s: %w", path, err)
 	}
 	if d.held {
-		return nil, &DaemonRunningError{Path: path, Holder: holder(real, key)}
+		return nil, &ingest.ConfigError{Err: &DaemonRunningError{Path: path, Holder: holder(real, key)}}
 	}
 	if err := unix.Flock(int(d.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &DaemonRunningError{Path: path, Holder: holder(real, key)}
+			return nil, &ingest.ConfigError{Err: &DaemonRunningError{Path: path, Holder: holder(real, key)}}
 		}
 		return nil, fmt.Errorf("claim the daemon's lock on %s: %w", path, err)
 	}

@@ -108,3 +108,21 @@ func Serve(ctx context.Context, addr string, ui http.Handler, log *slog.Logger, 
 	log.Info("stopped serving: the requests in flight answered", "url", url)
 	return nil
 }
+
+// UITokenEnv holds the dashboard's access token; an environment variable
+// only, so that it never shows in a process list.
+const UITokenEnv = "INGEST_UI_TOKEN"
+
+// SayServing logs, once s serves at url, what it serves there. A listener
+// on addr that serves the operational routes alone (not a loopback
+// address, no token) is warned of first: the dashboard, the API and
+// /quota would be public, so they are not served.
+func (s *Server) SayServing(log *slog.Logger, url, addr string) {
+	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
+	if s.Access() == OperationalOnly {
+		serves = "/metrics, /healthz and /readyz"
+		log.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
+			"addr", addr)
+	}
+	log.Info("serving", "url", url, "serves", serves)
+}

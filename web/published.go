@@ -10,9 +10,39 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 )
+
+// Published is cfg as a publish builds its site: the site serve --public
+// builds, with no token, on a loopback address (its pages are asked in the
+// process, never through a port), its search form pointed at searchURL,
+// or left out when that is "" (a directory answers no search), and each
+// page's build bounded by PublishTimeout.
+func Published(cfg Config, searchURL string) Config {
+	cfg.Public, cfg.Token, cfg.Listen = true, "", "127.0.0.1:0"
+	cfg.SearchURL, cfg.NoSearch = searchURL, searchURL == ""
+	cfg.Timeout = PublishTimeout
+	return cfg
+}
+
+// PublishTimeout bounds the build of one page of a publish: the largest
+// (every region's videos on the worldwide page) on a loaded host, which a
+// reader's bound would cut.
+const PublishTimeout = 2 * time.Minute
+
+// PublishPlans meter the publish's own asks of its site: one client
+// asking every page at once, never a reader, which the anonymous plan of
+// serve would refuse part way.
+var PublishPlans = func() *ratelimit.APIPlans {
+	p, err := ratelimit.ParseAPIPlans("the publish's plans", []byte("plans:\n  anonymous: {limit: 1000000, window: 1s, burst: 1000000}\n"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
 
 // Charts is what a publish reads of the database: the charts kept.
 type Charts interface {

@@ -1,8 +1,11 @@
 package web
 
 import (
+	"context"
 	"net"
 	"net/http"
+
+	"github.com/ingestworks/ingest/report"
 )
 
 // Kind says who may reach a route; the listener rules follow from it in
@@ -137,6 +140,20 @@ func (s *Server) table() []Route {
 		{"/", Page, Reader, http.HandlerFunc(s.pageNotFound)},
 	}
 	return append(own, s.cfg.Routes...)
+}
+
+// SiteRoutes are the entries a command's site adds to the table, those
+// whose handlers the command holds: /readyz, asking that the limiter l
+// answers, then the command's own checks, then the limiter's windows
+// (WindowChecks); /metrics, serving scrape to the operator; and /quota,
+// the report as quota builds it.
+func SiteRoutes(l report.StateReader, own []Check, scrape http.Handler, quota func(context.Context) (*report.Report, error)) []Route {
+	checks := append(append([]Check{LimiterCheck(l)}, own...), WindowChecks(l)...)
+	return []Route{
+		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: Readyz(checks...)},
+		{Pattern: "GET /metrics", Kind: Operational, Audience: Operator, Handler: scrape},
+		{Pattern: "GET /quota", Kind: API, Handler: QuotaReport(quota)},
+	}
 }
 
 // routes registers the table under the listener's access, each answer

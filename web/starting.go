@@ -26,11 +26,18 @@ type Starting struct {
 	token string
 }
 
-// NewStarting returns a handler for a start; doing says what it waits on
-// now ("reading the region catalogue"). metrics, when set, serves /metrics
-// until the site does, to a caller with token as its bearer when token is
-// set.
-func NewStarting(doing func() string, metrics http.Handler, token string) *Starting {
+// NewStarting returns a handler for a start of the listener cfg; doing
+// says what it waits on now ("reading the region catalogue"). metrics,
+// when set, serves /metrics until the site does, asking what the site's
+// will: on a --public listener the access token as a bearer, and none
+// served without one.
+func NewStarting(doing func() string, metrics http.Handler, cfg Config) *Starting {
+	token := ""
+	if cfg.Public {
+		if token = cfg.Token; token == "" {
+			metrics = nil
+		}
+	}
 	return &Starting{doing: doing, metrics: metrics, token: token}
 }
 

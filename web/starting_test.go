@@ -11,7 +11,7 @@ import (
 // with what the start waits on, and every other path 503; once the site is
 // handed over, it answers everything.
 func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
-	s := NewStarting(func() string { return "reading the catalogue" }, nil, "")
+	s := NewStarting(func() string { return "reading the catalogue" }, nil, Config{})
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -47,7 +47,8 @@ func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
 
 // While the process starts, /metrics serves the start's series with 200,
 // to the bearer of the token when one is asked for (a --public listener),
-// and is 503 as any other path when there are none to serve.
+// and is 503 as any other path when there are none to serve or a --public
+// listener has no token to ask for.
 func TestStartingServesMetrics(t *testing.T) {
 	series := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ingest_start_seconds 1\n")) })
 	doing := func() string { return "reading the catalogue" }
@@ -60,10 +61,10 @@ func TestStartingServesMetrics(t *testing.T) {
 		s.ServeHTTP(rec, r)
 		return rec.Code
 	}
-	if code := get(NewStarting(doing, series, ""), ""); code != 200 {
+	if code := get(NewStarting(doing, series, Config{Listen: "0.0.0.0:8080", Token: "a-token-of-twenty-characters"}), ""); code != 200 {
 		t.Errorf("/metrics while starting: %d, want 200", code)
 	}
-	guarded := NewStarting(doing, series, "a-token-of-twenty-characters")
+	guarded := NewStarting(doing, series, Config{Public: true, Token: "a-token-of-twenty-characters"})
 	if code := get(guarded, ""); code != 401 {
 		t.Errorf("/metrics while starting, a token asked and none given: %d, want 401", code)
 	}
@@ -73,7 +74,12 @@ func TestStartingServesMetrics(t *testing.T) {
 	if code := get(guarded, "a-token-of-twenty-characters"); code != 200 {
 		t.Errorf("/metrics while starting, the token: %d, want 200", code)
 	}
-	if code := get(NewStarting(doing, nil, ""), ""); code != 503 {
+	if code := get(NewStarting(doing, nil, Config{}), ""); code != 503 {
 		t.Errorf("/metrics while starting with none to serve: %d, want 503", code)
+	}
+	// A --public listener without a token serves its /metrics to nobody,
+	// as the site's does not, from its start on.
+	if code := get(NewStarting(doing, series, Config{Public: true}), ""); code != 503 {
+		t.Errorf("/metrics while a --public listener without a token starts: %d, want 503", code)
 	}
 }

@@ -81,7 +81,7 @@ func PagesLeft(ctx context.Context, db *Database, job *jobs.Backfill, restart bo
 // daemon staggers it; db nil: no schedule, the pools whole.
 func (h *Host) PlanShare(ctx context.Context, db *Database, lim report.StateReader, key string) (*report.Freshness, error) {
 	if db == nil {
-		return report.PlanShare(ctx, nil, lim, h.Costs, key, Planner, h.now())
+		return report.PlanShare(ctx, nil, lim, h.Costs, key, newPacer, h.now())
 	}
-	return report.PlanShare(ctx, db, lim, h.Costs, key, Planner, h.now())
+	return report.PlanShare(ctx, db, lim, h.Costs, key, newPacer, h.now())
 }

@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/retention"
@@ -61,23 +61,14 @@ func (h *Host) CopySourceWrites(ctx context.Context) (*Database, error) {
 }
 
 // LiveSource is a *LiveError naming --db's workers when one still holds
-// its lease; nil when none does.
+// its lease; nil when none does (custody.LiveSource).
 func (h *Host) LiveSource(ctx context.Context) (*LiveError, error) {
 	db, err := OpenExisting(ctx, h.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("db copy: source: %w", err)
 	}
 	defer db.Close()
-	err = Live(ctx, db)
-	var le *LiveError
-	if errors.As(err, &le) {
-		le.Source = h.DBName()
-		return le, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("db copy: source: %w", err)
-	}
-	return nil, nil
+	return custody.LiveSource(ctx, db.custody(), h.DBName())
 }
 
 // CopySource opens what a copy into to reads: a PostgreSQL --db holding
@@ -135,17 +126,14 @@ func (h *Host) RemoveSnapshot(to string) {
 	dbcopy.RemoveFile(dbcopy.SnapshotOf(h.DSN, to))
 }
 
-// DryRunCopy is a consistent page-for-page image of a SQLite database
-// beside it (store.Image), opened, on which a dry run runs the real prune,
-// so that what it says is what the prune does, the ledger's rows and the
-// bytes it frees included; drop closes and removes it.
+// DryRunCopy is the image of a SQLite database a dry run of the prune
+// runs on (dbcopy.DryRunImage), opened; drop closes and removes it.
 func (h *Host) DryRunCopy(ctx context.Context) (*Database, func(), error) {
-	copyPath := filepath.Join(filepath.Dir(h.DSN), fmt.Sprintf(".%s.dry-run.%d", filepath.Base(h.DSN), os.Getpid()))
-	if err := store.Image(ctx, h.DSN, copyPath); err != nil {
-		return nil, nil, fmt.Errorf("prune --dry-run: copy the database to prune it there: %w (it needs the database's size free beside it)", err)
+	image, drop, err := dbcopy.DryRunImage(ctx, h.DSN)
+	if err != nil {
+		return nil, nil, err
 	}
-	drop := func() { dbcopy.RemoveFile(copyPath) }
-	copied, err := Open(ctx, copyPath)
+	copied, err := Open(ctx, image)
 	if err != nil {
 		drop()
 		return nil, nil, err

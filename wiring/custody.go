@@ -7,7 +7,6 @@ package wiring
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/custody"
@@ -15,35 +14,13 @@ import (
 	"github.com/ingestworks/ingest/quota"
 )
 
-// Leaving is what quota seed back to the embedded limiter is told of the
-// Redis the database leaves (custody.Leaving).
-type Leaving = custody.Leaving
-
 // LiveError is a copy's source a worker is still writing (custody.LiveError).
 type LiveError = custody.LiveError
 
 // rules are the rules of custody as this host keeps them.
 func (h *Host) rules() *custody.Rules {
-	return &custody.Rules{DSN: h.DSN, RedisURL: h.RedisURL, Here: h.holderHere(), RedisAt: redisHolderAt,
+	return &custody.Rules{DSN: h.DSN, RedisURL: h.RedisURL, Here: custody.HolderOf(h.RedisURL), RedisAt: custody.RedisAt,
 		Span: h.Costs.Span(), Clock: h.clock(), Logger: h.Logger, Open: h.lend}
-}
-
-// holderHere is the limiter this host's settings name.
-func (h *Host) holderHere() custody.Holder {
-	if h.RedisURL != "" {
-		return redisHolderAt(h.RedisURL)
-	}
-	return custody.Embedded
-}
-
-// redisHolderAt is the Redis at the URL raw as a Holder: the address the
-// client dials (a socket's path for unix://).
-func redisHolderAt(raw string) custody.Holder {
-	_, addr := quota.Address(raw)
-	if addr == "" {
-		addr = quota.Host(raw)
-	}
-	return custody.InRedis(addr)
 }
 
 // lend opens the database at path for custody; this host's own, created,
@@ -95,24 +72,21 @@ func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) e
 	return nil
 }
 
-// ConfigLimiter is what quota show and apply need of the limiter.
-type ConfigLimiter = custody.Configured
-
 // Apply applies this costs file's pools on the limiter of key
 // (custody.Rules.Apply).
-func (h *Host) Apply(ctx context.Context, l ConfigLimiter, key string, isNew bool, others []string) ([]quota.ConfigChange, error) {
+func (h *Host) Apply(ctx context.Context, l custody.Configured, key string, isNew bool, others []string) ([]quota.ConfigChange, error) {
 	return h.rules().Apply(ctx, l, key, isNew, others)
 }
 
 // Restore gives a Redis limiter back the calls of key in the ledgers of
 // the databases paths (custody.Rules.Restore).
-func (h *Host) Restore(ctx context.Context, l ConfigLimiter, key string, paths []string) (calls, ledgers int, err error) {
+func (h *Host) Restore(ctx context.Context, l custody.Configured, key string, paths []string) (calls, ledgers int, err error) {
 	return h.rules().Restore(ctx, l, key, paths)
 }
 
 // Seed gives the limiter of key the calls of the window in the ledgers of
 // the databases paths (custody.Rules.Seed).
-func (h *Host) Seed(ctx context.Context, l ConfigLimiter, key string, paths []string, lv Leaving) (calls, ledgers int, err error) {
+func (h *Host) Seed(ctx context.Context, l custody.Configured, key string, paths []string, lv custody.Leaving) (calls, ledgers int, err error) {
 	return h.rules().Seed(ctx, l, key, paths, lv)
 }
 
@@ -141,9 +115,3 @@ func (l leashed) Take(ctx context.Context, by ingest.Caller, op string) (ingest.
 // Live is a *LiveError when a worker holds or renewed its lease on db
 // (custody.Live).
 func Live(ctx context.Context, db *Database) error { return custody.Live(ctx, db.custody()) }
-
-// NoteCopySource notes on dst, a finished copy of the SQLite file path
-// (read through src), where its source is (custody.NoteCopySource).
-func NoteCopySource(ctx context.Context, src, dst *Database, path string, at time.Time) error {
-	return custody.NoteCopySource(ctx, src.Ledger, dst.Ledger, path, at)
-}

@@ -15,7 +15,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/dsn"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -103,20 +102,20 @@ func (h *Host) DBExists() bool { return store.Exists(h.DSN) }
 func (h *Host) OpenStore(ctx context.Context) (*Database, error) {
 	db, err := Open(ctx, h.DSN)
 	if err != nil {
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
 
 // OpenExisting opens the database for reading; one that does not exist
-// yet is a NoneYetError (which matches store.ErrNoDatabase).
+// yet is a store.NoneYetError (which matches store.ErrNoDatabase).
 func (h *Host) OpenExisting(ctx context.Context) (*Database, error) {
 	db, err := OpenExisting(ctx, h.DSN)
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, NoneYetError{h.DBName()}
+		return nil, store.NoneYetError{DB: h.DBName()}
 	}
 	if err != nil {
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
@@ -129,7 +128,7 @@ func (h *Host) OpenIfAny(ctx context.Context) (*Database, error) {
 	case errors.Is(err, store.ErrNoDatabase):
 		return nil, nil
 	case err != nil:
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
@@ -148,35 +147,10 @@ func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*Database, error
 	case errors.Is(err, store.ErrNoDatabase) && h.RedisURL != "":
 		return nil, nil
 	case err != nil:
-		return nil, h.DBError(err)
+		return nil, store.OpenRefused(err)
 	}
 	return db, nil
 }
-
-// DBError is a database that did not open, as the user reads it: a path
-// that cannot be used is a configuration error saying the fix. Any other
-// error already names the database (the store's "open NAME: ..."), once.
-func (h *Host) DBError(err error) error {
-	var pe *store.PathError
-	var ve *store.VersionError
-	switch {
-	case errors.As(err, &pe):
-		return configErrorf("--db (INGEST_DB) %v", pe)
-	case errors.As(err, &ve):
-		return configErrorf("--db (INGEST_DB) %v", ve)
-	}
-	return err
-}
-
-// NoneYetError is a database that does not exist yet, as a command that
-// needs it says so; it matches store.ErrNoDatabase.
-type NoneYetError struct{ DB string }
-
-func (e NoneYetError) Error() string {
-	return "no database at " + e.DB + " yet: run `ingest run --once` first (or point --db / INGEST_DB at one)"
-}
-
-func (NoneYetError) Is(target error) bool { return target == store.ErrNoDatabase }
 
 // OpenLimiter builds the Redis limiter when RedisURL is set, else the
 // embedded one in the database (OpenLimiter). closeFn releases the Redis
@@ -226,14 +200,8 @@ func (h *Host) APILimiter(db *Database) (ratelimit.Limiter, func(), error) {
 	return db.APILimiter(), func() {}, nil
 }
 
-// EndpointName is YOUTUBE_ENDPOINT as messages show it: its password
-// masked, as a database's and Redis's are; "Google's endpoint" when unset.
-func (h *Host) EndpointName() string {
-	if h.Endpoint == "" {
-		return "Google's endpoint"
-	}
-	return dsn.Redact(h.Endpoint)
-}
+// EndpointName is YOUTUBE_ENDPOINT as messages show it (fetch.EndpointName).
+func (h *Host) EndpointName() string { return fetch.EndpointName(h.Endpoint) }
 
 // upstreamOnce holds the UpstreamClock of the database a command opened
 // (a command such as check opens more than one, one after the other).
@@ -257,15 +225,6 @@ func (h *Host) UpstreamClock(db *Database) *quota.UpstreamClock {
 			}})
 	}
 	return h.upstream.c
-}
-
-// sawDate is fetch's OnDate: the reading goes to the ledger.
-func (h *Host) sawDate(up *quota.UpstreamClock) func(context.Context, time.Time) {
-	return func(ctx context.Context, at time.Time) {
-		if err := up.Saw(context.WithoutCancel(ctx), at); err != nil {
-			h.Logger.Warn("keep the upstream's time in the ledger", ingest.LogErr, err)
-		}
-	}
 }
 
 // LastClock is the ledger's last reading of the upstream's clock, as the
@@ -292,17 +251,14 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err err
 	}
 	ro, rerr := OpenExisting(ctx, h.DSN)
 	if rerr != nil {
-		return nil, nil, h.DBError(err)
+		return nil, nil, store.OpenRefused(err)
 	}
 	if ro.Postgres() && h.RedisURL == "" {
 		ro.Close()
-		return nil, nil, h.DBError(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
+		return nil, nil, store.OpenRefused(fmt.Errorf("%w (without REDIS_URL, the API's limiter lives in the PostgreSQL database, so serve writes it)", err))
 	}
 	return ro, err, nil
 }
-
-// KeyHash is the short, one-way name of an API key: the default quota key.
-func KeyHash(key string) string { return ledger.KeyHash(key) }
 
 // ReadQuotaKey is the quota a command that reads reports on
 // (ledger.ReadQuotaKey): given, else apiKey's hash, else the one key in

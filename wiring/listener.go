@@ -44,18 +44,10 @@ func (h *Host) OpenListener(ctx context.Context, cfg web.Config, b metrics.Build
 
 // ServeListener serves ln at once, as OpenListener does the port it opens:
 // the edge a simulation swaps for a listener of its own. Its /metrics asks
-// for what the site's will: on a --public listener the access token as a
-// bearer, and none without one.
+// for what the site's will (web.NewStarting).
 func (h *Host) ServeListener(ctx context.Context, ln net.Listener, cfg web.Config, b metrics.Build) *Listener {
 	start := metrics.NewStart(b, h.clock(), stepOpen)
-	var scrape http.Handler = start.Handler()
-	token := ""
-	if cfg.Public {
-		if token = cfg.Token; token == "" {
-			scrape = nil
-		}
-	}
-	st := web.NewStarting(start.Doing, scrape, token)
+	st := web.NewStarting(start.Doing, start.Handler(), cfg)
 	shutdown := web.Start(ctx, ln, st, h.Logger)
 	l := &Listener{url: "http://" + ln.Addr().String() + "/", starting: st, start: start}
 	l.close = sync.OnceFunc(shutdown)

@@ -2,7 +2,6 @@ package wiring
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -59,7 +58,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	// database is created.
 	// Its Date headers go to the upstream's clock, set up with the
 	// database below, before any call.
-	onDate := func(ctx context.Context, at time.Time) { h.sawDate(p.Upstream)(ctx, at) }
+	onDate := func(ctx context.Context, at time.Time) { p.Upstream.Heard(h.Logger)(ctx, at) }
 	var err error
 	prepare := func(ctx context.Context) { p.Upstream.Prepare(ctx) }
 	p.Source, err = fetch.New(ctx, fetch.Options{Endpoint: h.Endpoint, APIKey: apiKey, Logger: h.Logger, OnDate: onDate, Now: h.now, Prepare: prepare,
@@ -129,10 +128,9 @@ func (h *Host) checkRedis(ctx context.Context) error {
 }
 
 // preflight checks, on a host with Redis and no database yet, what would
-// end a run with exit 2 before it spends: a costs file the limiter
-// disagrees with, a quota key nobody created. A run that exits 2 so leaves
-// no new database behind. With a database, OpenPipeline checks the same
-// after opening it (its ledger tells a lost key from a new one).
+// end a run with exit 2 before it spends (quota.BeforeCreating). With a
+// database, OpenPipeline checks the same after opening it (its ledger
+// tells a lost key from a new one).
 func (h *Host) preflight(ctx context.Context, key string) error {
 	if h.RedisURL == "" || h.DBExists() {
 		return nil
@@ -142,11 +140,7 @@ func (h *Host) preflight(ctx context.Context, key string) error {
 		return err
 	}
 	defer closeLimiter()
-	var cerr *quota.ConfigError
-	if err := l.CheckConfig(ctx); errors.As(err, &cerr) {
-		return configErrorf("--costs: %w", err)
-	}
-	return quota.Created(ctx, l)
+	return quota.BeforeCreating(ctx, l)
 }
 
 // NewPacer plans a roster's entries at their kind's priority (a region's
@@ -174,7 +168,7 @@ func (h *Host) NewPacer(p *Pipeline, ros *jobs.Roster, bound time.Duration, dueF
 }
 
 // newPacer is the one construction of a pacer, the daemon's (NewPacer)
-// and a reader's view of the plan it would follow (Planner) alike, so that
+// and a reader's view of the plan it would follow (report.NewPacer) alike, so that
 // the plan a report shows is made the way the daemon makes it: c's pools
 // are the costs' and its history the ledger's records of quotaKey.
 func newPacer(costs *ingest.Costs, records pace.Records, quotaKey string, c pace.Config) (*pace.Pacer, error) {

@@ -8,13 +8,8 @@ package wiring
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
-	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
-	"github.com/ingestworks/ingest/pace"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -28,7 +23,7 @@ import (
 func (h *Host) Prepare(ctx context.Context, db *Database, r *Run) error {
 	var err error
 	if r.Timetable.Charts, err = r.Regions.Of(jobs.StoredCatalogue(ctx, catalogueStore(db))); err != nil {
-		return configErrorf("--regions: %w", err)
+		return err // a ConfigError naming --regions
 	}
 	if !r.Plan {
 		return nil
@@ -56,30 +51,4 @@ func (h *Host) dayPlan(ctx context.Context, db *Database, r Run) (*report.DayPla
 // (report.Record).
 func (h *Host) record(ctx context.Context, p *Pipeline, t jobs.Timetable, plan []report.PlanLine) error {
 	return report.Record(ctx, p.DB.Ledger, t, plan, h.Costs, h.now())
-}
-
-// Planner is the plan a pacing worker would follow now for src's
-// timetable (report.Planner): the pacer as the daemon builds it, from the
-// pools' states and src's ledger and runs, logging nothing (the daemon
-// logs its own).
-func Planner(ctx context.Context, src report.Sources, now time.Time, state func(context.Context) ([]ingest.PoolState, error)) (pace.Status, error) {
-	t := src.Timetable
-	charts, err := t.Entries()
-	if err != nil {
-		return pace.Status{}, err
-	}
-	pc, err := newPacer(src.Costs, src.DB, src.QuotaKey, pace.Config{State: state, Entries: jobs.PaceEntries(charts, src.Costs),
-		Daily: jobs.DailyCost(src.Costs, t.Names()),
-		Clock: clock.Func(func() time.Time { return now }), Logger: slog.New(slog.DiscardHandler), Bound: t.MaxStale})
-	if err != nil {
-		return pace.Status{}, err
-	}
-	// Twice: a daemon counts spend beyond its ledger as another worker's
-	// once its next plan still sees it (it may be its own calls in
-	// flight); a reader, with none of its own, confirms it at once.
-	st, err := pc.Plan(ctx)
-	if err == nil {
-		st, err = pc.Plan(ctx)
-	}
-	return st, err
 }

@@ -5,13 +5,9 @@ package wiring
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/publish"
-	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/web"
 )
 
@@ -35,27 +31,13 @@ type Publish struct {
 	Only []string
 }
 
-// publishPlans meter the publish's own asks of its site: one client
-// asking every page at once, never a reader, which the anonymous plan of
-// serve would refuse part way.
-var publishPlans = func() *ratelimit.APIPlans {
-	p, err := ratelimit.ParseAPIPlans("the publish's plans", []byte("plans:\n  anonymous: {limit: 1000000, window: 1s, burst: 1000000}\n"))
-	if err != nil {
-		panic(err)
-	}
-	return p
-}()
-
 // Publish writes the readers' site over db into p.Dir: the site serve
 // --public builds, with the search pointed at p.SearchURL, asked in the
 // process for every chart, its JSON and feed, the pages they link, the
 // sitemap and robots.txt.
 func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Result, error) {
 	sv := p.Serve
-	sv.Plans = publishPlans
-	sv.Web.Public, sv.Web.Token, sv.Web.Listen = true, "", "127.0.0.1:0"
-	sv.Web.SearchURL, sv.Web.NoSearch = p.SearchURL, p.SearchURL == ""
-	sv.Web.Timeout = publishTimeout
+	sv.Plans, sv.Web = web.PublishPlans, web.Published(sv.Web, p.SearchURL)
 	ui, closeWeb, err := h.OpenWeb(ctx, db, sv)
 	if err != nil {
 		return publish.Result{}, err
@@ -70,11 +52,6 @@ func (h *Host) Publish(ctx context.Context, db *Database, p Publish) (publish.Re
 	}
 	return publish.Publish(ctx, p.Dir, site)
 }
-
-// publishTimeout bounds the build of one page of a publish: the largest
-// (every region's videos on the worldwide page) on a loaded host, which a
-// reader's bound would cut.
-const publishTimeout = 2 * time.Minute
 
 // publishOnLandings publishes r.Publish from p's database at the start
 // and each time its data mark moves (web.PublishOnLandings); the function
@@ -99,22 +76,6 @@ func (h *Host) publishLogged(ctx context.Context, p *Pipeline, r Run, only []str
 	pub.Serve.Schedule = Schedule{Timetable: r.Timetable, Regions: r.Regions}
 	start := h.now()
 	res, err := h.Publish(ctx, p.DB, pub)
-	if err != nil {
-		if ctx.Err() == nil {
-			h.Logger.Warn("publish: the site was not written; the directory keeps what it had", "dir", pub.Dir, ingest.LogErr, err)
-		}
-		return err
-	}
-	h.Logger.Info("published", "dir", pub.Dir, "pages", publishedPages(only), "files", res.Files, "bytes", res.Bytes, "written", res.Written,
-		"written_bytes", res.WrittenBytes, "removed", res.Removed, "took", h.now().Sub(start).Round(time.Millisecond).String())
-	return nil
-}
-
-// publishedPages says in the log which pages a publish asked: every one,
-// or those the changes named.
-func publishedPages(only []string) string {
-	if only == nil {
-		return "all"
-	}
-	return fmt.Sprintf("changed (%d)", len(only))
+	publish.Said(ctx, h.Logger, pub.Dir, only, res, err, h.now().Sub(start))
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/internal/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
@@ -77,7 +78,7 @@ type Run struct {
 
 	// Backups, when set, is the daemon's schedule of backups of its
 	// SQLite database (--backup-to, --backup-every, --backup-keep).
-	Backups *Backups
+	Backups *dbcopy.Backups
 
 	// Opened, when set, is given the database once the pipeline opened
 	// it: the simulation fills that database's disk.
@@ -141,11 +142,8 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 // flight be stored; a second one stops at once.
 func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
-		release, err := store.ClaimDaemon(h.DSN)
-		var running *store.DaemonRunningError
-		if errors.As(err, &running) {
-			return &ConfigError{Err: err}
-		} else if err != nil {
+		release, err := store.ClaimDaemon(h.DSN) // another daemon on the file: a ConfigError
+		if err != nil {
 			return err
 		}
 		defer release()
@@ -213,7 +211,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		late = read
 		defer end()
 		if r.Timetable.Charts, err = r.Regions.Of(cat); err != nil {
-			return configErrorf("--regions: %w", err)
+			return err
 		}
 	}
 	if r.Plan && r.Regions.All() { // Prepare planned the stored catalogue's charts; the one read now may select others
@@ -373,9 +371,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 	// Under systemd's Type=notify, `systemctl start` returns now, its
 	// listener serving; a unit ordered after it starts on a daemon that
 	// answers.
-	if err := sdnotify.Ready(); err != nil {
-		h.Logger.Warn("systemd: could not say the daemon is ready ("+sdnotify.Socket+")", ingest.LogErr, err)
-	}
+	sdnotify.Tell(h.Logger)
 	return d.Run(ctx)
 }
 
@@ -437,23 +433,13 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 		ln.Close()
 		return nil, err
 	}
-	serves := "/metrics, /healthz, /readyz, /quota, the API and the dashboard"
-	if ui.Access() == web.OperationalOnly {
-		serves = "/metrics, /healthz and /readyz"
-		h.Logger.Warn("--listen serves only /healthz, /readyz and /metrics: it is not a loopback address and "+UITokenEnv+" is not set, so the dashboard, the API and /quota would be public",
-			"addr", cfg.Listen)
-	}
 	ln.Serve(ui)
-	h.Logger.Info("serving", "url", ln.url, "serves", serves)
+	ui.SayServing(h.Logger, ln.url, cfg.Listen)
 	if ln == r.Listener {
 		return closeSite, nil // the run closes its listener: a plan that moves keeps it (runPlanned)
 	}
 	return func() { ln.Close(); closeSite() }, nil
 }
-
-// UITokenEnv holds the dashboard's access token; an environment variable
-// only, so that it never shows in a process list.
-const UITokenEnv = "INGEST_UI_TOKEN"
 
 // StartTimeout is how long the daemon's start waits on the upstream for
 // the region catalogue unless --start-timeout says otherwise: the budget

@@ -90,5 +90,5 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 func (h *Host) Serve(ctx context.Context, addr string, ui http.Handler) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return web.Serve(ctx, addr, ui, h.Logger, "db", h.DBName(), "token", os.Getenv(UITokenEnv) != "")
+	return web.Serve(ctx, addr, ui, h.Logger, "db", h.DBName(), "token", os.Getenv(web.UITokenEnv) != "")
 }

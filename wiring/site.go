@@ -66,18 +66,11 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
-	l := s.Report.Limiter
-	checks := append(append([]web.Check{web.LimiterCheck(l)}, s.Ready...), web.WindowChecks(l)...)
 	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
-	cfg.Routes = append(cfg.Routes,
-		web.Route{Pattern: "GET /readyz", Kind: web.Operational, Audience: web.Reader, Handler: web.Readyz(checks...)},
-		web.Route{Pattern: "GET /metrics", Kind: web.Operational, Audience: web.Operator, Handler: s.Scrape},
-		web.Route{Pattern: "GET /quota", Kind: web.API, Handler: web.QuotaReport(func(ctx context.Context) (*report.Report, error) {
-			return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
-		})})
 	cfg.Report = func(ctx context.Context) (*report.Report, error) {
 		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
 	}
+	cfg.Routes = append(cfg.Routes, web.SiteRoutes(s.Report.Limiter, s.Ready, s.Scrape, cfg.Report)...)
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
 	var sender *purge.Sender
 	if len(s.Purge) > 0 {
@@ -123,8 +116,8 @@ func BuildReport(ctx context.Context, src report.Sources) (*report.Report, error
 	if src.Names == nil {
 		src.Names = jobs.RegionNames(regions.Builtin)
 	}
-	if src.Planner == nil {
-		src.Planner = Planner
+	if src.NewPacer == nil {
+		src.NewPacer = newPacer
 	}
 	return report.Build(ctx, src)
 }

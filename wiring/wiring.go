@@ -12,26 +12,11 @@
 // (Host.Run, for the binary and the simulation alike: the roster, the
 // pacer, the metrics, the listener and the region catalogue's keeper), the
 // one site every listener serves (site.go), db copy's databases (copy.go),
-// and what report and serve read. The rules it hands the parts live in the
-// rooms they are about: custody's in custody (custody.go hands them the
-// host), with the refusal of a Redis left that cannot say who spent; the
-// reports' memory, a backfill's share, a run's day plan and the schedule it
-// records in report; a backfill's pages left and restart, a job's lease per
-// ledger, the region catalogue a start plans on and the plan made again
-// when it moves, the refresh's period in jobs; a pacer's kept plans in
-// pace; a pass cut short caught up and the stop on a schema another host
-// migrated in store; the backups' schedule and a copy's snapshot in dbcopy;
-// the standing's gate, a copy's refusal of a source beyond it, a snapshot's
-// prune under it and the stores the prune and refresh jobs take in
-// retention (the cuts and counts they share are the root's); the API's
-// meter, its warm-up, /readyz's checks, --listen's address, what a publish
-// writes and when a daemon publishes again in web; a Redis URL's checks, a
-// refusal of its client, the limiter's checks before spending and the
-// warning of a Redis that keeps nothing across a restart in quota; the
-// quota key a reader reports on in ledger; systemd's readiness protocol in
-// internal/sdnotify; the checks of ingest check in cmd. What stays here is
-// construction, the order of closing, and the configuration errors it makes
-// of what the parts say.
+// and what report and serve read. The rules it hands the parts, and what
+// each says to the user, live in the rooms they are about, as
+// docs/ARCHITECTURE.md's map names them. What stays here is construction,
+// the order of closing, and the configuration errors that name a flag the
+// part it comes from does not know.
 //
 // Each part is built by one function, and by no other (held by
 // architecture_test.go): a database and its ledger by openDatabase and

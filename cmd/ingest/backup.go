@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/export"
 	"github.com/ingestworks/ingest/internal/termtext"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 func newDBBackupCmd(s *settings) *cobra.Command {
@@ -85,7 +85,7 @@ func checkBackupOut(s *settings, out string, force bool) (string, error) {
 	case store.IsURL(out):
 		return "", usageErrorf("db backup: --out %s: a backup is a SQLite file, not a URL (db copy carries a database into PostgreSQL)", store.Redact(out))
 	}
-	file, err := export.FileTarget(out, wiring.BackupInstead)
+	file, err := export.FileTarget(out, dbcopy.BackupInstead)
 	if err == nil {
 		err = export.CheckPath(file)
 	}
@@ -125,7 +125,7 @@ func (f *backupFlags) bind(cmd *cobra.Command) {
 
 // validate reads the schedule the flags give: nil when --backup-to is not
 // given.
-func (f *backupFlags) validate(cmd *cobra.Command, s *settings, once bool) (*wiring.Backups, error) {
+func (f *backupFlags) validate(cmd *cobra.Command, s *settings, once bool) (*dbcopy.Backups, error) {
 	f.everyGiven, f.keepGiven = cmd.Flags().Changed("backup-every"), cmd.Flags().Changed("backup-keep")
 	switch {
 	case f.to == "" && (f.everyGiven || f.keepGiven):
@@ -152,5 +152,5 @@ func (f *backupFlags) validate(cmd *cobra.Command, s *settings, once bool) (*wir
 	if err := export.CheckPath(filepath.Join(f.to, "ingest.db")); err != nil {
 		return nil, usageErrorf("--backup-to (INGEST_RUN_BACKUP_TO) %s: %w", f.to, err)
 	}
-	return &wiring.Backups{Dir: f.to, Every: f.every, Keep: f.keep}, nil
+	return &dbcopy.Backups{Dir: f.to, Every: f.every, Keep: f.keep}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/internal/termbar"
@@ -160,7 +161,7 @@ func runDBCopy(ctx context.Context, out io.Writer, s *settings, to string, live,
 	}
 	fmt.Fprintf(s.stderr, "copied %s into %s: every table's rows and checksum agree\n", s.dbName(), store.Redact(to))
 	if !store.IsURL(s.db) {
-		if err := wiring.NoteCopySource(ctx, src, dst, s.db, s.now()); err != nil {
+		if err := custody.NoteCopySource(ctx, src.Ledger, dst.Ledger, s.db, s.now()); err != nil {
 			return fmt.Errorf("db copy: note the source on the target: %w", err)
 		}
 	}

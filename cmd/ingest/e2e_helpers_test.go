@@ -35,7 +35,7 @@ import (
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/pgtest"
 	"github.com/ingestworks/ingest/internal/redistest"
-	"github.com/ingestworks/ingest/wiring"
+	"github.com/ingestworks/ingest/ledger"
 
 	_ "modernc.org/sqlite"
 )
@@ -314,7 +314,7 @@ func (h *harness) newFlag() string {
 	if k := h.env["INGEST_QUOTA_KEY"]; k != "" {
 		return "--new=" + k
 	}
-	return "--new=" + wiring.KeyHash(h.env["YOUTUBE_API_KEY"])
+	return "--new=" + ledger.KeyHash(h.env["YOUTUBE_API_KEY"])
 }
 
 // scratchEnv is an environment of the given variables alone, and the race

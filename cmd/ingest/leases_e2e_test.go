@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ingestworks/ingest/wiring"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 // TestJobLeasesAreEachDatabases: hosts of databases of their own that
@@ -26,7 +26,7 @@ func TestJobLeasesAreEachDatabases(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	lock := "ingest:{" + wiring.KeyHash(testKey) + "}:lock:job:prune"
+	lock := "ingest:{" + ledger.KeyHash(testKey) + "}:lock:job:prune"
 	hold := func(name string) {
 		t.Helper()
 		if err := c.Set(ctx, name, "another-host", 5*time.Minute).Err(); err != nil {

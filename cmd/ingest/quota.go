@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/wiring"
@@ -105,7 +106,7 @@ func quotaKeyFor(ctx context.Context, s *settings, db *wiring.Database) (string,
 	if err != nil {
 		return "", usageErrorf("no quota key: set --quota-key / INGEST_QUOTA_KEY or YOUTUBE_API_KEY")
 	}
-	return wiring.KeyHash(k), nil
+	return ledger.KeyHash(k), nil
 }
 
 func quotaShow(ctx context.Context, out io.Writer, l configLimiter) error {

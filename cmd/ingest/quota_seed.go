@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/wiring"
 )
 
 func newQuotaSeedCmd(s *settings) *cobra.Command {
 	var ledgers []string
-	var lv wiring.Leaving
+	var lv custody.Leaving
 	cmd := &cobra.Command{
 		Use:   "seed --ledger DB...",
 		Short: "Give the limiter a host moves to the window's calls from the ledgers of every host that spent in it",
@@ -75,7 +75,7 @@ and this command.`,
 	return cmd
 }
 
-func quotaSeed(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string, lv wiring.Leaving) error {
+func quotaSeed(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string, lv custody.Leaving) error {
 	n, ledgers, err := s.host().Seed(ctx, l, key, paths, lv)
 	if err != nil {
 		return err

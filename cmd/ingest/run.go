@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
@@ -68,7 +69,7 @@ type runFlags struct {
 	// backup is --backup-to, --backup-every and --backup-keep; backups
 	// the schedule they give, set in RunE.
 	backup  backupFlags
-	backups *wiring.Backups
+	backups *dbcopy.Backups
 	// publish is --publish, the directory the readers' site is written
 	// into after each landing, with search what its pages' search form
 	// points at (--search-url); published what they give, set by

@@ -15,8 +15,8 @@ import (
 	"github.com/ingestworks/ingest/wiring"
 )
 
-// uiTokenEnv holds the dashboard's access token (wiring.UITokenEnv).
-const uiTokenEnv = wiring.UITokenEnv
+// uiTokenEnv holds the dashboard's access token (web.UITokenEnv).
+const uiTokenEnv = web.UITokenEnv
 
 // readUIToken is INGEST_UI_TOKEN, or a usage error when it is set but too
 // weak to guard the data (web.CheckToken), saying how to make a strong one.

@@ -17,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
@@ -120,7 +121,7 @@ func (s *settings) resolveQuotaKey(apiKey string) string {
 	if s.quotaKey != "" {
 		return s.quotaKey
 	}
-	return wiring.KeyHash(apiKey)
+	return ledger.KeyHash(apiKey)
 }
 
 // checkReplicas reads --redis-replicas.

@@ -26,7 +26,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/fakeyt"
 	"github.com/ingestworks/ingest/internal/seedtest"
-	"github.com/ingestworks/ingest/wiring"
+	"github.com/ingestworks/ingest/ledger"
 )
 
 var (
@@ -232,7 +232,7 @@ func TestPartition(t *testing.T) {
 		h.env = append(h.env, "INGEST_REHEARSE_CLOCK_FILE="+clockFile(h))
 	}
 	h1 := redisGroup.hosts[0]
-	apply := l.command(h1.name, bin, "quota", "apply", "--new="+wiring.KeyHash(redisGroup.key))
+	apply := l.command(h1.name, bin, "quota", "apply", "--new="+ledger.KeyHash(redisGroup.key))
 	apply.Env = h1.env
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("quota apply --new: %v\n%s", err, out)

@@ -6,6 +6,7 @@
 package sdnotify
 
 import (
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -31,4 +32,13 @@ func Ready() error {
 	defer c.Close()
 	_, err = c.Write([]byte("READY=1"))
 	return err
+}
+
+// Tell is Ready, with a warning on log when the socket would not take the
+// word: the unit waiting on it then starts by its timeout, not by the
+// daemon, and the operator reads why.
+func Tell(log *slog.Logger) {
+	if err := Ready(); err != nil {
+		log.Warn("systemd: could not say the daemon is ready ("+Socket+")", "err", err)
+	}
 }

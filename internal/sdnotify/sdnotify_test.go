@@ -1,9 +1,12 @@
 package sdnotify
 
 import (
+	"bytes"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +59,25 @@ func TestReadyToNoOneIsAnError(t *testing.T) {
 	t.Setenv(Socket, filepath.Join(t.TempDir(), "gone"))
 	if err := Ready(); err == nil {
 		t.Error("Ready() to a socket nobody listens on = nil, want an error")
+	}
+}
+
+// A word the socket would not take is a warning naming the variable, and
+// the daemon goes on; a word taken, or no socket, says nothing.
+func TestTellWarnsWhenSystemdCannotHear(t *testing.T) {
+	_, path := listen(t)
+	for _, c := range []struct {
+		name, socket, warn string
+	}{
+		{"heard", path, ""},
+		{"none", "", ""},
+		{"gone", filepath.Join(t.TempDir(), "gone"), `level=WARN msg="systemd: could not say the daemon is ready (NOTIFY_SOCKET)" err=`},
+	} {
+		t.Setenv(Socket, c.socket)
+		var logs bytes.Buffer
+		Tell(slog.New(slog.NewTextHandler(&logs, nil)))
+		if got := logs.String(); (c.warn == "") != (got == "") || !strings.Contains(got, c.warn) {
+			t.Errorf("%s: said %q, want %q", c.name, got, c.warn)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/regions"
@@ -88,7 +89,7 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		r.Timetable.Categories = nil
 	}
 	r.Opened = opened
-	return h.Run(ctx, Key, wiring.KeyHash(Key), r)
+	return h.Run(ctx, Key, ledger.KeyHash(Key), r)
 }
 
 // stop ends the daemon at once, as a kill does between two writes: its
