@@ -142,9 +142,9 @@ func (h *Host) Run(ctx context.Context, apiKey, quotaKey string, r Run) error {
 // flight be stored; a second one stops at once.
 func (h *Host) runOn(ctx context.Context, p *Pipeline, r Run) (err error) {
 	if !r.Once {
-		release, err := store.ClaimDaemon(h.DSN) // another daemon on the file: a ConfigError
-		if err != nil {
-			return err
+		release, cerr := store.ClaimDaemon(h.DSN) // another daemon on the file: a ConfigError
+		if cerr != nil {
+			return cerr
 		}
 		defer release()
 		// The daemon's last line, after its runs in flight and its

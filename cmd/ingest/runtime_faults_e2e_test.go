@@ -430,6 +430,11 @@ func TestRejectedKeyEndsTheDaemon(t *testing.T) {
 		!strings.Contains(line, "set YOUTUBE_API_KEY") {
 		t.Errorf("exit %d, last line %q; want 1 and the rejected key with its fix\n%s", code, line, p.out)
 	}
+	// "daemon stopped" is a clean stop's last line: a supervisor reading
+	// it would not look for the error after it.
+	if strings.Contains(p.out.String(), "daemon stopped") {
+		t.Errorf("the daemon ended on an error and logged \"daemon stopped\" before it\n%s", p.out)
+	}
 	if charged, ledger := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default"); charged != ledger || charged > 5 {
 		// A slot may start a fourth chart's pass beside the catch-up's three.
 		t.Errorf("upstream charged %d, ledger holds %d: want the same, a call a chart at most (4) and the region catalogue's", charged, ledger)
