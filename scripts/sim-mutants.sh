@@ -55,6 +55,9 @@ mutants=(
   # a chart pass declined for want of room waits a whole slot, never
   # asking its slot again as the window slides
   "declined-for-room-never-asked-again@jobs/daemon.go@TestSimScarce,TestSimScarceUnpaced@s/^\tcase !due \&\& !a.catchUp \&\& e.Kind.charts() \&\& d.Pacer.WaitsForRoom(e.Name):/\tcase false \&\& !due \&\& !a.catchUp \&\& e.Kind.charts() \&\& d.Pacer.WaitsForRoom(e.Name):/"
+  # a read of the region catalogue that meets the upstream's exhausted
+  # quota blocks nothing: the next pass calls the upstream again
+  "catalogue-read-blocks-nothing@jobs/catalogue.go@TestSimNemesis@s/^\t\tc.blockSpent(ctx, err)$/\t\t_ = c.blockSpent/"
   # a short pool stretches every tier together, tier 1 with tier 3,
   # where it holds tier 1 at its cadence beside the others at --max-stale
   "tier-1-starved-on-a-short-pool@pace/plan.go@TestSimShortPoolEveryRegion@s/if held := holdHighTiers(rate, ms); held != nil {/if held := holdHighTiers(rate, ms); false \&\& held != nil {/"
