@@ -215,7 +215,7 @@ func feedKeyOf(region string) string { return "feed:" + region }
 
 // showCards adds the keys of the videos an answer lists, after first's.
 func showCards(h http.Header, first []string, cards ...VideoCard) {
-	keys := append(first, make([]string, 0, len(cards))...)
+	keys := first
 	for _, c := range cards {
 		keys = append(keys, videoKey(c.ID))
 	}
