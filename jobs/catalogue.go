@@ -338,6 +338,5 @@ func (c Catalogue) blockSpent(ctx context.Context, err error) {
 			"pools", strings.Join(pools, ","), ingest.LogErr, err)
 		return
 	}
-	c.Logger.Warn(UpstreamExhausted+": pool "+strings.Join(pools, ", ")+" blocked until "+until.UTC().Format(time.RFC3339),
-		ingest.LogOp, exhausted.Op, "retry_at", until.UTC())
+	c.Logger.Warn(blockedMessage(pools, until), ingest.LogOp, exhausted.Op, "retry_at", until.UTC())
 }

@@ -215,7 +215,7 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 			return ingest.RunEnd{}, true, berr
 		}
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: retry,
-			Message: UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + retry.UTC().Format(time.RFC3339)}, true, nil
+			Message: blockedMessage(pools, retry)}, true, nil
 	}
 	return ingest.RunEnd{}, false, nil
 }
@@ -223,6 +223,12 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 // UpstreamExhausted begins the message of a run the upstream's own quota
 // stopped.
 const UpstreamExhausted = "upstream quota exhausted"
+
+// blockedMessage says which pools the upstream's spent quota blocked, and
+// until when: a run's message, and the catalogue's log line.
+func blockedMessage(pools []string, until time.Time) string {
+	return UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + until.UTC().Format(time.RFC3339)
+}
 
 // blockSpent refuses each pool the upstream said spent (exhausted) for
 // every worker until the upstream's reset, by the limiter's clock, and
