@@ -49,6 +49,27 @@ func (a apiAnswer) expect(t *testing.T, what string, code int, rateLimit string)
 	}
 }
 
+// expectSince checks an answer as expect does, but for a field whose t
+// counts down from the plan's first spend, at since: on a busy machine the
+// seconds between that request and this one are already gone from t, so t
+// may be short of the field's by as many whole seconds, never more.
+func (a apiAnswer) expectSince(t *testing.T, what string, code int, rateLimit string, since time.Time) {
+	t.Helper()
+	got := a.header.Get("RateLimit")
+	if a.code == code && got == rateLimit {
+		return
+	}
+	head, wantT, _ := strings.Cut(rateLimit, ";t=")
+	gotHead, gotT, _ := strings.Cut(got, ";t=")
+	w, werr := strconv.Atoi(wantT)
+	g, gerr := strconv.Atoi(gotT)
+	gone := int(time.Since(since)/time.Second) + 1
+	if a.code != code || gotHead != head || werr != nil || gerr != nil || g > w || g < w-gone {
+		t.Fatalf("%s: got %d RateLimit %q, want %d RateLimit %q (t at most %ds short, the time since the plan's first spend)\n%s",
+			what, a.code, got, code, rateLimit, gone, a.body)
+	}
+}
+
 // TestServeRateLimitsShared runs two `ingest serve` processes on one
 // redis-server, and two on one PostgreSQL database without Redis, and
 // checks that a token's plan is one budget across both, exactly; that
@@ -83,8 +104,9 @@ func testRateLimitsShared(t *testing.T, h *harness) {
 	b := startServe(t, h)
 
 	// One plan, two processes: every answer counts down the same budget.
+	firstA := time.Now()
 	for i, base := range []string{a, b, a, b, a} {
-		apiGet(t, base, "/api/v1/runs", tokA, "").expect(t, "request "+strconv.Itoa(i+1), 200, `"small";r=`+strconv.Itoa(4-i)+";t="+tAfter(4-i))
+		apiGet(t, base, "/api/v1/runs", tokA, "").expectSince(t, "request "+strconv.Itoa(i+1), 200, `"small";r=`+strconv.Itoa(4-i)+";t="+tAfter(4-i), firstA)
 	}
 	for _, base := range []string{a, b} {
 		res := apiGet(t, base, "/api/v1/runs", tokA, "")
@@ -101,8 +123,9 @@ func testRateLimitsShared(t *testing.T, h *harness) {
 	}
 
 	// A route's cost: search costs 2 of beta's 5; the third does not fit.
+	firstB := time.Now()
 	apiGet(t, a, "/api/v1/search?q=x", tokB, "").expect(t, "search 1", 200, `"small";r=3;t=0`)
-	apiGet(t, b, "/api/v1/search?q=x", tokB, "").expect(t, "search 2", 200, `"small";r=1;t=3600`)
+	apiGet(t, b, "/api/v1/search?q=x", tokB, "").expectSince(t, "search 2", 200, `"small";r=1;t=3600`, firstB)
 	if res := apiGet(t, a, "/api/v1/search?q=x", tokB, ""); res.code != 429 {
 		t.Fatalf("search 3 with 1 unit left: got %d, want 429", res.code)
 	}
@@ -127,8 +150,9 @@ func testRateLimitsShared(t *testing.T, h *harness) {
 
 	// Anonymous, by address: b trusts no proxy, so each spoofed
 	// X-Forwarded-For is still 127.0.0.1, one budget.
+	firstAnon := time.Now()
 	for i, xff := range []string{"203.0.113.1", "203.0.113.2", "203.0.113.3"} {
-		apiGet(t, b, "/api/v1/runs", "", xff).expect(t, "anonymous "+xff, 200, `"anonymous";r=`+strconv.Itoa(2-i)+";t="+tAfter(2-i))
+		apiGet(t, b, "/api/v1/runs", "", xff).expectSince(t, "anonymous "+xff, 200, `"anonymous";r=`+strconv.Itoa(2-i)+";t="+tAfter(2-i), firstAnon)
 	}
 	if res := apiGet(t, b, "/api/v1/runs", "", "203.0.113.4"); res.code != 429 {
 		t.Fatalf("a fourth anonymous request behind a spoofed X-Forwarded-For: got %d, want 429", res.code)
@@ -191,14 +215,35 @@ func TestServeFailsOpenWhenTheLimiterIsDown(t *testing.T) {
 	// Each request a client of its own (X-Forwarded-For behind a trusted
 	// proxy), so that none is answered from a block of its budget taken
 	// while Redis was up.
-	apiGet(t, base, "/api/v1/runs", "", "203.0.113.1").expect(t, "Redis up", 200, `"anonymous";r=59;t=0`)
+	//
+	// A decision Redis does not give within the limiter's bound is served
+	// unmetered, as when it is down; on a busy machine a first decision can
+	// miss it, so while Redis is up a few clients ask, and one must be
+	// metered.
+	metered, missed := false, 0
+	var up apiAnswer
+	for i := range 5 {
+		up = apiGet(t, base, "/api/v1/runs", "", "203.0.113."+strconv.Itoa(1+i))
+		if up.code == 200 && up.header.Get("RateLimit") == `"anonymous";r=59;t=0` {
+			metered = true
+			break
+		}
+		if up.code == 200 && up.header.Get("RateLimit") == "" {
+			missed++
+		}
+	}
+	if !metered {
+		t.Fatalf("Redis up: none of five clients was metered; the last got %d RateLimit %q, want 200 RateLimit %q\n%s",
+			up.code, up.header.Get("RateLimit"), `"anonymous";r=59;t=0`, up.body)
+	}
 	rs.Stop()
 	for i := range 3 {
 		apiGet(t, base, "/api/v1/runs", "", "203.0.113."+strconv.Itoa(10+i)).expect(t, "Redis down "+strconv.Itoa(i+1), 200, "")
 	}
 	metrics := apiGet(t, base, "/metrics", "", "").body
-	if !strings.Contains(metrics, `ingest_api_requests_total{outcome="unmetered",plan="anonymous"} 3`) {
-		t.Errorf("/metrics: want 3 unmetered anonymous requests\n%s", metrics)
+	unmetered := 3 + missed
+	if !strings.Contains(metrics, `ingest_api_requests_total{outcome="unmetered",plan="anonymous"} `+strconv.Itoa(unmetered)+"\n") {
+		t.Errorf("/metrics: want %d unmetered anonymous requests\n%s", unmetered, metrics)
 	}
 	if n := strings.Count(p.out.String(), "the limiter cannot decide"); n != 1 {
 		t.Errorf("the log says the limiter cannot decide %d times, want once\n%s", n, p.out)
