@@ -1,0 +1,91 @@
+package web
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// What makes one reader's answer differ from another's is said here once,
+// for this server and for the shared cache in front of it
+// (deploy/varnish/ingest.vcl, tested against ReaderQuery): the path, the
+// query parameters the route reads and no other, in no particular order.
+// A parameter a route does not read (a campaign tag, a cache-buster) is
+// dropped before the answer is looked up or built, so it makes no new
+// copy here nor in the cache, and costs no build.
+
+// readerQuery is, for each reader's route, the query parameters its
+// handler reads; a route listed with none reads no query at all. A route
+// that reads a parameter not listed here never sees it: add it here.
+var readerQuery = map[string][]string{
+	"GET /{$}":                    {"region"},
+	"GET /charts":                 {"category", "language", "region"},
+	"GET /charts/{region}":        {"at", "category", "language", "limit", "sort"},
+	"GET /charts/{region}/feed":   nil,
+	"GET /worldwide":              {"limit"},
+	"GET /worldwide/feed":         {"limit"},
+	"GET /videos/{id}":            nil,
+	"GET /search":                 {"category", "cursor", "language", "limit", "q", "region", "sort"},
+	"GET /robots.txt":             nil,
+	"GET /sitemap.xml":            nil,
+	"GET /sitemaps/{file}":        nil,
+	staticPattern:                 nil,
+	"GET /api/v1":                 nil,
+	"GET /api/v1/{$}":             nil,
+	"GET /api/v1/search":          {"category", "cursor", "language", "limit", "q", "region", "sort"},
+	"GET /api/v1/charts/{region}": {"at", "category", "language", "limit"},
+	"GET /api/v1/videos/{id}":     nil,
+	"GET /api/v1/worldwide":       {"limit"},
+}
+
+// ReaderQuery is, by route pattern, the query parameters each reader's
+// route reads: the rule a shared cache in front keys its copies by.
+func ReaderQuery() map[string][]string {
+	out := make(map[string][]string, len(readerQuery))
+	for p, q := range maps.All(readerQuery) {
+		out[p] = slices.Clone(q)
+	}
+	return out
+}
+
+// CanonicalQuery is raw (a URL's query, as sent) with only the parameters
+// named in keep, sorted, each name once (its first value in that order): the query two asks for the
+// same answer share. Names are compared as sent, not unescaped, as the
+// cache compares them.
+func CanonicalQuery(raw string, keep []string) string {
+	var kept []string
+	for _, part := range strings.Split(raw, "&") {
+		if name, _, _ := strings.Cut(part, "="); part != "" && slices.Contains(keep, name) {
+			kept = append(kept, part)
+		}
+	}
+	// Sorted before a repeated name is dropped, so that the value kept is
+	// the one the cache, which sorts and keeps both, sends first.
+	slices.Sort(kept)
+	out := kept[:0]
+	seen := map[string]bool{}
+	for _, part := range kept {
+		if name, _, _ := strings.Cut(part, "="); !seen[name] {
+			seen[name] = true
+			out = append(out, part)
+		}
+	}
+	return strings.Join(out, "&")
+}
+
+// onlyQuery is h asked with r's query made canonical for a route that
+// reads keep.
+func onlyQuery(h http.Handler, keep []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := CanonicalQuery(r.URL.RawQuery, keep); q != r.URL.RawQuery {
+			u := *r.URL
+			u.RawQuery = q
+			r2 := new(http.Request)
+			*r2 = *r
+			r2.URL = &u
+			r = r2
+		}
+		h.ServeHTTP(w, r)
+	})
+}
