@@ -30,3 +30,10 @@ acl ingest_purgers {
 	"localhost";
 	"10.0.0.0"/24;
 }
+
+# The front proxies (a TLS terminator, a load balancer) trusted to name the
+# client in X-Forwarded-For; from any other address the connection is the
+# client, whatever it sends. None by default: list yours.
+acl ingest_front_proxies {
+	# "10.0.0.5";
+}
