@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,11 +117,19 @@ func cached(t *testing.T, addr, path string, header map[string]string) bool {
 // body and X-Cache.
 func through(t *testing.T, addr, method, path, from string, header map[string]string) (int, string, string) {
 	t.Helper()
+	resp, body := throughWhole(t, addr, method, path, from, header)
+	return resp.StatusCode, body, resp.Header.Get("X-Cache")
+}
+
+// throughWhole is through's answer whole, its body as sent (gzip not
+// undone); a "Host" in header is the request's Host.
+func throughWhole(t *testing.T, addr, method, path, from string, header map[string]string) (*http.Response, string) {
+	t.Helper()
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	if from != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext},
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, err := http.NewRequest(method, "http://"+addr+path, nil)
 	if err != nil {
@@ -129,13 +138,66 @@ func through(t *testing.T, addr, method, path, from string, header map[string]st
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	if h := header["Host"]; h != "" {
+		req.Host = h
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s through the cache: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), resp.Header.Get("X-Cache")
+	return resp, string(body)
+}
+
+// originFront is an origin as the cache sees it: serve behind a proxy
+// that records what the cache asked, and answers 503 to every path but
+// the probe's while failing is set.
+type originFront struct {
+	addr    string
+	failing atomic.Bool
+	failed  atomic.Int64
+	mu      sync.Mutex
+	asked   []*http.Request // the cache's requests but the probe's
+}
+
+// startFront puts an originFront before the serve at origin.
+func startFront(t *testing.T, origin string) *originFront {
+	t.Helper()
+	o := &originFront{}
+	target, _ := url.Parse("http://" + origin)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			o.mu.Lock()
+			o.asked = append(o.asked, r.Clone(context.Background()))
+			o.mu.Unlock()
+		}
+		if o.failing.Load() && r.URL.Path != "/healthz" {
+			o.failed.Add(1)
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Cache-Control", "private, no-store")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go front.Serve(ln)
+	t.Cleanup(func() { front.Close() })
+	o.addr = ln.Addr().String()
+	return o
+}
+
+// since is what the cache asked the origin after the first n of its
+// requests, and how many it has asked in all.
+func (o *originFront) since(n int) ([]*http.Request, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.asked[min(n, len(o.asked)):]), len(o.asked)
 }
 
 // TestTheShippedVCLKeepsPublicAnswersAndNoPrivateOne: Varnish, with the
@@ -253,29 +315,8 @@ func TestTheShippedVCLServesAStaleCopyWhenTheOriginsFailAReader(t *testing.T) {
 	if !waitFor(30*time.Second, func() bool { return healthy("http://" + origin) }) {
 		t.Fatalf("serve --public never answered\n%s", p.out)
 	}
-	// The origin as the cache sees it: serve, or 503 for every path but
-	// the probe's while failing is set.
-	var failing atomic.Bool
-	var failed atomic.Int64
-	target, _ := url.Parse("http://" + origin)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if failing.Load() && r.URL.Path != "/healthz" {
-			failed.Add(1)
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Cache-Control", "private, no-store")
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go front.Serve(ln)
-	t.Cleanup(func() { front.Close() })
-	cache := startVarnish(t, ln.Addr().String(), "127.0.0.2")
+	front := startFront(t, origin)
+	cache := startVarnish(t, front.addr, "127.0.0.2")
 
 	if !cached(t, cache, "/charts/US", nil) {
 		t.Fatalf("/charts/US never came from the cache")
@@ -285,13 +326,13 @@ func TestTheShippedVCLServesAStaleCopyWhenTheOriginsFailAReader(t *testing.T) {
 	if status, _, _ := through(t, cache, "PURGE", "/", "127.0.0.2", map[string]string{"xkey-purge": "chart:US"}); status != http.StatusOK {
 		t.Fatalf("a purge of chart:US: %d", status)
 	}
-	failing.Store(true)
+	front.failing.Store(true)
 	time.Sleep(11 * time.Second)
 	status, body, hit := through(t, cache, http.MethodGet, "/charts/US", "", nil)
 	if status != http.StatusOK || hit != "stale" || !strings.Contains(body, "</html>") {
 		t.Errorf("/charts/US while the origin answers 503 to every fetch: %d, X-Cache %q, want its stale copy", status, hit)
 	}
-	if failed.Load() == 0 {
+	if front.failed.Load() == 0 {
 		t.Errorf("the cache never asked the failing origin: the stale copy was not put to the test")
 	}
 	if status, _, _ := through(t, cache, http.MethodGet, "/quota", "", map[string]string{"Authorization": "Bearer edge-operator-token-0123456789"}); status != http.StatusServiceUnavailable {

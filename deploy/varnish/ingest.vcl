@@ -72,7 +72,7 @@ sub vcl_recv {
 	# reader chose) changes nothing a shared answer may carry, so it is
 	# dropped and the reader gets the cached copy; on the front page the
 	# chosen region is kept, and that answer is the reader's alone.
-	if (req.url ~ "^/($|\?|charts|worldwide|videos/|search|robots\.txt|sitemap|static/|api/v1/(charts|videos|worldwide|search))") {
+	if (req.url ~ "^/($|\?|charts|worldwide|videos/|search|robots\.txt|sitemap|static/|api/v1/?($|\?)|api/v1/(charts|videos|worldwide|search))") {
 		if (req.url ~ "^/($|\?)" && req.http.Cookie ~ "(^|;\s*)region=") {
 			return (pass);
 		}
@@ -102,8 +102,10 @@ sub vcl_recv {
 # cmd/ingest's tests hold this to it): only the query parameters the
 # route reads, sorted; the region in capitals; one copy per encoding the
 # origin would send, decided as the origin decides it; and the front
-# page's languages as sent, in one case, since the origin's choice of a
-# region from them (weights, likely regions, what is charted) is its own.
+# page's languages exactly as sent (vcl_hash): the origin's choice of a
+# region from them (weights, likely regions, what is charted, even the
+# case of a parameter) is its own, and a copy per spelling is the price of
+# never giving a reader another's front page.
 sub ingest_key {
 	if (req.url ~ "^/(\?|$)") {
 		set req.url = regsuball(req.url, "(?<=[?&])(?!region(?:=|&|$))[^&]*(?:&|$)", "");
@@ -142,9 +144,6 @@ sub ingest_key {
 		unset req.http.Accept-Encoding;
 	}
 
-	if (req.url ~ "^/(\?|$)" && req.http.Accept-Language) {
-		set req.http.Accept-Language = std.tolower(req.http.Accept-Language);
-	}
 }
 
 # One copy per page, whatever Host a reader sent (the origin's answers do
