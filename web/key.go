@@ -3,6 +3,7 @@ package web
 import (
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -87,5 +88,31 @@ func onlyQuery(h http.Handler, keep []string) http.Handler {
 			r = r2
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// regionPages are the readers' pages named by a region: asked with its
+// code in small letters, they answer with a redirect to their one name.
+var regionPages = map[string]bool{"GET /charts/{region}": true, "GET /charts/{region}/feed": true}
+
+// permanentFor is how long any cache may keep a redirect to a page's one
+// name: it never changes, so a day asks nothing of a purge.
+const permanentFor = "public, max-age=86400"
+
+// canonicalRegion is h, but a region's code not in capitals (/charts/us)
+// is answered with a permanent redirect to the page named in capitals,
+// which any cache may keep: one copy a page, however it was linked.
+func canonicalRegion(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := r.PathValue("region")
+		up := strings.ToUpper(code)
+		prefix := "/charts/" + code
+		if up == code || !regionCode.MatchString(up) || !strings.HasPrefix(r.URL.Path, prefix) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		to := url.URL{Path: "/charts/" + up + strings.TrimPrefix(r.URL.Path, prefix), RawQuery: r.URL.RawQuery}
+		w.Header().Set("Cache-Control", permanentFor)
+		http.Redirect(w, r, to.RequestURI(), http.StatusMovedPermanently)
 	})
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,27 @@ func TestEveryReadersRouteSaysWhatQueryItReads(t *testing.T) {
 		if !have[p] {
 			t.Errorf("readerQuery lists %s, which the route table lacks", p)
 		}
+	}
+}
+
+// TestARegionInSmallLettersRedirectsToItsPage: /charts/us is a permanent
+// redirect to /charts/US, with the query the page reads, that any cache
+// may keep; the page in capitals is the page.
+func TestARegionInSmallLettersRedirectsToItsPage(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
+	_, srv, _ := cachedServer(t, &now)
+	for path, want := range map[string]string{
+		"/charts/us":                         "/charts/US",
+		"/charts/Us?utm_source=x&sort=views": "/charts/US?sort=views",
+		"/charts/uS/feed":                    "/charts/US/feed",
+	} {
+		res, _ := ask(t, srv.URL+path)
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != want || !strings.HasPrefix(res.Header.Get("Cache-Control"), "public") {
+			t.Errorf("%s: %d to %q, Cache-Control %q; want 301 to %s that a cache may keep", path, res.StatusCode, res.Header.Get("Location"), res.Header.Get("Cache-Control"), want)
+		}
+	}
+	if res, _ := ask(t, srv.URL+"/charts/US"); res.StatusCode != http.StatusOK {
+		t.Errorf("/charts/US: %d, want the page", res.StatusCode)
 	}
 }

@@ -171,6 +171,9 @@ func (s *Server) routes() {
 		if h != nil && s.access == Public && rt.Kind == API && rt.Audience == Reader {
 			h = anyOrigin(h)
 		}
+		if h != nil && regionPages[rt.Pattern] {
+			h = canonicalRegion(h)
+		}
 		if keep, ok := readerQuery[rt.Pattern]; ok && h != nil && rt.Audience == Reader {
 			h = onlyQuery(h, keep)
 		}
