@@ -29,8 +29,10 @@ import (
 // runs of every region's top 50 against a moving fake, and a flood of
 // readers shaped like a real site's (a Zipf law over the charts, the
 // worldwide page, the feeds and the video pages, a tenth unique misses and
-// searches). Midway the replicas restart one after the other under the
-// flood, and near the end both stop for a while. It checks and prints the
+// searches; campaign queries, analytics cookies, a dozen Accept-Language
+// and mixed Accept-Encoding shapes, spoofed X-Forwarded-For: dressed).
+// Midway the replicas restart one after the other under the flood, and
+// near the end both stop for a while. It checks and prints the
 // hit ratio, the origin's requests, the freshness after each landing, that
 // no private answer comes from the cache, the errors in each phase, and
 // each replica's memory and CPU per million readers.
@@ -136,6 +138,37 @@ func newZipf(n int) zipf {
 func (z zipf) draw(u float64) int {
 	i, _ := slices.BinarySearch(z.cum, u*z.cum[len(z.cum)-1])
 	return min(i, len(z.cum)-1)
+}
+
+// floodLanguages are the Accept-Language shapes the flood's readers send:
+// browsers' own, and the odd ones a cache must not confuse.
+var floodLanguages = []string{"en-US,en;q=0.9", "de-DE,de;q=0.9,en;q=0.8", "ja", "fr;q=0.1, ja", "De-De", "*",
+	",en", "en-GB;q=0.5, fr;q=0.9", "es-419, de", "", "pt-BR,pt;q=0.9", "ko-KR"}
+
+// floodEncodings are the Accept-Encoding shapes the flood's readers send.
+var floodEncodings = []string{"gzip, deflate, br", "", "gzip;q=0", "*", "GZIP", "identity"}
+
+// dressed is the flood's nth ask of u as a public site gets it: a
+// twentieth with a query the page does not read (a campaign's tag), three
+// in ten with an analytics cookie, a dozen Accept-Language shapes, mixed
+// Accept-Encoding, and every seventh with an X-Forwarded-For of its own
+// choosing.
+func dressed(n uint64, u string) *http.Request {
+	if n%20 == 3 {
+		u += fmt.Sprintf("?utm_source=lab&x=%d", n)
+	}
+	req, _ := http.NewRequest(http.MethodGet, u, nil) // the flood's own URLs parse
+	if n%10 == 0 || n%10 == 4 || n%10 == 7 {
+		req.Header.Set("Cookie", fmt.Sprintf("_ga=GA1.1.%d", n))
+	}
+	req.Header.Set("Accept-Language", floodLanguages[n%uint64(len(floodLanguages))])
+	if ae := floodEncodings[(n/3)%uint64(len(floodEncodings))]; ae != "" {
+		req.Header.Set("Accept-Encoding", ae)
+	}
+	if n%7 == 0 {
+		req.Header.Set("X-Forwarded-For", fmt.Sprintf("203.0.113.%d", n%250))
+	}
+	return req
 }
 
 // readerPaths is what the flood asks for, the most read first: the
@@ -254,7 +287,7 @@ func TestEdge(t *testing.T) {
 					continue
 				}
 				path := paths[z.draw(u)]
-				resp, err := client.Get("http://" + cacheAddr + path)
+				resp, err := client.Do(dressed(n, "http://"+cacheAddr+path))
 				p := phase.Load().(string)
 				if err != nil {
 					tally.fail(p, path+": "+err.Error())
