@@ -222,11 +222,11 @@ func TestTheShippedVCLKeepsPublicAnswersAndNoPrivateOne(t *testing.T) {
 	}
 	cache := startVarnish(t, origin, "127.0.0.2")
 
+	// A first answer may be one the cache keeps for a moment only (a copy
+	// from before a landing): the asks go on until one is kept.
 	for _, path := range []string{"/charts/US", "/api/v1/charts/US", "/worldwide", "/sitemap.xml", "/robots.txt"} {
-		through(t, cache, http.MethodGet, path, "", nil)
-		status, _, hit := through(t, cache, http.MethodGet, path, "", map[string]string{"Cookie": "_ga=GA1.1.1"})
-		if status != http.StatusOK || hit != "hit" {
-			t.Errorf("%s asked again, with a tracking cookie: %d, X-Cache %q, want 200 from the cache", path, status, hit)
+		if !cached(t, cache, path, map[string]string{"Cookie": "_ga=GA1.1.1"}) {
+			t.Errorf("%s asked again and again, with a tracking cookie: never 200 from the cache", path)
 		}
 	}
 

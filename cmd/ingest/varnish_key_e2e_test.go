@@ -132,6 +132,10 @@ func TestTheShippedVCLKeysAPageAsTheOriginReadsIt(t *testing.T) {
 				t.Errorf("round %d, / with Accept-Language %q: %d %s (X-Cache %q); the origin sends %s",
 					round, al, resp.StatusCode, title.FindString(got), resp.Header.Get("X-Cache"), title.FindString(direct))
 			}
+			// What the exact key costs: one copy a spelling, kept.
+			if hit := resp.Header.Get("X-Cache"); round == 1 && hit != "hit" {
+				t.Errorf("round 1, / with Accept-Language %q: X-Cache %q, want the copy the first round left", al, hit)
+			}
 		}
 	}
 }
