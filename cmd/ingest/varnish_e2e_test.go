@@ -343,3 +343,29 @@ func TestTheShippedVCLServesAStaleCopyWhenTheOriginsFailAReader(t *testing.T) {
 		t.Errorf("/quota while the origin fails: %d, want its 503 passed on", status)
 	}
 }
+
+// TestTheShippedVCLCompilesWithTheExampleBackends: the example
+// backends.vcl defines everything the shipped VCL names (the origins, the
+// purgers, the trusted front proxies), so that a copy of it is a start
+// that loads.
+func TestTheShippedVCLCompilesWithTheExampleBackends(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("varnishd"); err != nil {
+		t.Skip("varnishd not installed (make deps installs Debian's varnish and varnish-modules)")
+	}
+	dir := t.TempDir()
+	for from, to := range map[string]string{"ingest.vcl": "ingest.vcl", "backends.example.vcl": "backends.vcl"} {
+		b, err := os.ReadFile(filepath.Join("../../deploy/varnish", from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command("varnishd", "-C", "-j", "none", "-n", filepath.Join(dir, "work"), "-p", "vcl_path="+dir, "-f", filepath.Join(dir, "ingest.vcl")).CombinedOutput()
+	if err != nil {
+		lines := strings.Split(string(out), "\n")
+		t.Errorf("varnishd -C on ingest.vcl with backends.example.vcl: %v\n%s", err, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+	}
+}
