@@ -8,7 +8,9 @@
 // The readers' answers are built once per change of the store's data and
 // served from memory (cache.go); on a --public listener an anonymous
 // reader's is one the caches in front may keep, naming what it shows, and
-// anything else is kept by nobody (shared.go).
+// anything else is kept by nobody (shared.go). What varies an answer is
+// said once (key.go): the query parameters each reader's route reads, and
+// a region's code in capitals; the shipped Varnish VCL keys by the same.
 //
 // It only reads: the database is opened read-only by the caller, and the
 // quota report comes from a function the caller wires (the report package
