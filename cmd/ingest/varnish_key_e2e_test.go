@@ -166,17 +166,17 @@ func TestTheShippedVCLDecidesWhoTheClientIs(t *testing.T) {
 	cache := startVarnish(t, front.addr, "127.0.0.2")
 
 	// Each ask a new page (a limit of its own), so each is the origin's
-	// to meter.
-	refused := 0
-	for i := range 8 {
+	// to meter. A decision the limiter could not make in time is served
+	// unmetered, so a busy machine may need more than 6 asks; a spoofer
+	// the origin believed would never be refused.
+	refused := false
+	for i := 0; i < 40 && !refused; i++ {
 		path := fmt.Sprintf("/api/v1/charts/US?limit=%d", i+1)
 		status, _, _ := through(t, cache, http.MethodGet, path, "127.0.0.5", map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d", i+1)})
-		if status == http.StatusTooManyRequests {
-			refused++
-		}
+		refused = status == http.StatusTooManyRequests
 	}
-	if refused == 0 {
-		t.Errorf("8 API asks from one address, each with another X-Forwarded-For, on a plan of 5: none refused")
+	if !refused {
+		t.Errorf("40 API asks from one address, each with another X-Forwarded-For, on a plan of 5: none refused")
 	}
 	if status, _, _ := through(t, cache, http.MethodGet, "/api/v1/charts/US?limit=20", frontProxy, map[string]string{"X-Forwarded-For": "198.51.100.9"}); status != http.StatusOK {
 		t.Errorf("an API ask through the trusted front proxy for a client of its own: %d, want 200 on that client's plan", status)
