@@ -143,7 +143,6 @@ sub ingest_key {
 	} else {
 		unset req.http.Accept-Encoding;
 	}
-
 }
 
 # One copy per page, whatever Host a reader sent (the origin's answers do
