@@ -17,8 +17,10 @@ import (
 // TestNginxServesAPublishedDirectory: the shipped server block, run by the
 // real nginx over a directory laid out as ingest publish lays it out,
 // answers each address from its file with the type the server sends,
-// sends the chart picker's query to its chart, and serves none of the
-// publish's own files.
+// sends the chart picker's query to its chart in a path alone, compresses
+// every type the site sends with a Vary a cache keys on, keeps no error,
+// sends serve's CORS and security headers, serves what the operator keeps
+// in .well-known/ and none of the publish's own files.
 func TestNginxServesAPublishedDirectory(t *testing.T) {
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -36,8 +38,12 @@ func TestNginxServesAPublishedDirectory(t *testing.T) {
 		"api/v1/charts/GB/index.json": "json", "api/v1/index.json": "index", "robots.txt": "robots",
 		"sitemap.xml": "sitemap", "static/style.8136f70eac.css": "css", "static/yt.svg": "svg",
 		"videos/a-b_c/index.html": "video", ".ingest-published": "list",
+		".well-known/security.txt": "contact",
 	}
+	// Each body is long enough to be worth compressing, as the site's are.
+	pad := strings.Repeat(" ", 600)
 	for f, body := range files {
+		body += pad
 		p := filepath.Join(site, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -100,16 +106,56 @@ http { include /etc/nginx/mime.types; default_type application/octet-stream; acc
 		{"/videos/a-b_c", "video", "text/html"},
 	} {
 		res, body := get(tc.path)
+		body = strings.TrimSuffix(body, pad)
 		if res.StatusCode != 200 || body != tc.body || !strings.HasPrefix(res.Header.Get("Content-Type"), tc.ctype) {
 			t.Errorf("GET %s: %d %q %s, want 200 %q %s", tc.path, res.StatusCode, body, res.Header.Get("Content-Type"), tc.body, tc.ctype)
 		}
+		// The client asked for gzip and took it off: every type was sent
+		// compressed, and said so to a cache in front.
+		if !res.Uncompressed || !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") {
+			t.Errorf("GET %s: compressed %v, Vary %q, want gzip with Vary: Accept-Encoding", tc.path, res.Uncompressed, res.Header.Get("Vary"))
+		}
+		for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+			if got := res.Header.Get(k); got != want {
+				t.Errorf("GET %s: %s %q, want %q", tc.path, k, got, want)
+			}
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want serve's", tc.path, csp)
+		}
+		wantCORS := ""
+		if strings.HasPrefix(tc.path, "/api/v1") {
+			wantCORS = "*"
+		}
+		if got := res.Header.Get("Access-Control-Allow-Origin"); got != wantCORS {
+			t.Errorf("GET %s: Access-Control-Allow-Origin %q, want %q", tc.path, got, wantCORS)
+		}
+		if cc := res.Header.Get("Cache-Control"); !strings.HasPrefix(cc, "public") {
+			t.Errorf("GET %s: Cache-Control %q, want public", tc.path, cc)
+		}
 	}
-	if res, _ := get("/charts?region=GB"); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(res.Header.Get("Location"), "/charts/GB") {
-		t.Errorf("the chart picker's query: %d to %q, want 303 to /charts/GB", res.StatusCode, res.Header.Get("Location"))
+	for _, tc := range []struct{ ask, to string }{
+		{"/charts?region=GB", "/charts/GB"},
+		{"/charts?region=gb", "/charts/GB"},
+		{"/charts?region=Gb&sort=views", "/charts/GB"},
+		{"/charts", "/"},
+	} {
+		// A path alone: nginx's own port and host are not the readers'.
+		res, _ := get(tc.ask)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != tc.to || res.Header.Get("Cache-Control") != "private, no-store" {
+			t.Errorf("GET %s: %d to %q, %q, want 303 to %s, private, no-store", tc.ask, res.StatusCode, res.Header.Get("Location"), res.Header.Get("Cache-Control"), tc.to)
+		}
 	}
-	for _, p := range []string{"/.ingest-published", "/search?q=x", "/charts/XX"} {
-		if res, _ := get(p); res.StatusCode != http.StatusNotFound {
-			t.Errorf("GET %s: %d, want 404", p, res.StatusCode)
+	if res, _ := get("/charts?region=GBR"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("GET /charts?region=GBR: %d, want 400 as serve answers", res.StatusCode)
+	}
+	if res, body := get("/.well-known/security.txt"); res.StatusCode != http.StatusOK || strings.TrimSuffix(body, pad) != "contact" {
+		t.Errorf("GET /.well-known/security.txt: %d %q, want the operator's file", res.StatusCode, body)
+	}
+	for _, p := range []string{"/.ingest-published", "/search?q=x", "/charts/XX", "/api/v1/charts/XX"} {
+		res, _ := get(p)
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "private, no-store" {
+			t.Errorf("GET %s: %d, %q, want 404 kept by no cache", p, res.StatusCode, res.Header.Get("Cache-Control"))
 		}
 	}
 }
