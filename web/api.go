@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -71,7 +72,7 @@ type apiIndexRoute struct {
 func (s *Server) apiIndex(w http.ResponseWriter, _ *http.Request) {
 	out := apiIndexJSON{Version: "v1", Docs: "docs/api.md and docs/openapi.yaml in the source"}
 	for _, rt := range s.Routes() {
-		if rt.Kind != API || routeName(rt.Pattern) == "" {
+		if rt.Kind != API || routeName(rt.Pattern) == "" || s.cfg.Directory && !slices.Contains(PublishedAPI, rt.Pattern) {
 			continue
 		}
 		out.Routes = append(out.Routes, apiIndexRoute{Route: rt.Pattern, Audience: rt.Audience.String()})

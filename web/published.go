@@ -20,9 +20,10 @@ import (
 // builds, with no token, on a loopback address (its pages are asked in the
 // process, never through a port), its search form pointed at searchURL,
 // or left out when that is "" (a directory answers no search), and each
-// page's build bounded by PublishTimeout.
+// page's build bounded by PublishTimeout, its API index listing what a
+// directory holds (PublishedAPI).
 func Published(cfg Config, searchURL string) Config {
-	cfg.Public, cfg.Token, cfg.Listen = true, "", "127.0.0.1:0"
+	cfg.Public, cfg.Token, cfg.Listen, cfg.Directory = true, "", "127.0.0.1:0", true
 	cfg.SearchURL, cfg.NoSearch = searchURL, searchURL == ""
 	cfg.Timeout = PublishTimeout
 	return cfg
@@ -70,6 +71,12 @@ func PublishSeeds(ctx context.Context, db Charts, public *url.URL) ([]string, er
 	}
 	return seeds, nil
 }
+
+// PublishedAPI are the API's routes a publish writes files for beside the
+// index: the worldwide JSON and each chart's (PublishSeeds). No page links
+// a video's JSON and a directory answers no search, so a published index
+// that named them would send a client to a 404.
+var PublishedAPI = []string{"GET /api/v1/charts/{region}", "GET /api/v1/worldwide"}
 
 // Origin is the site's public address as its absolute links begin.
 func Origin(public *url.URL) string {

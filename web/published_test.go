@@ -1,9 +1,13 @@
 package web
 
 import (
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 )
 
@@ -68,5 +72,58 @@ func TestAPublishAsksThePublicSite(t *testing.T) {
 	anon, ok := PublishPlans.Plan(ratelimit.AnonymousPlan)
 	if served, _ := ratelimit.DefaultAPIPlans().Plan(ratelimit.AnonymousPlan); !ok || anon.Burst <= served.Burst || anon.Limit <= served.Limit {
 		t.Errorf("the publish's anonymous plan %+v, want more than serve's %+v at once", anon, served)
+	}
+}
+
+// TestAPublishedIndexListsWhatTheDirectoryHolds: the /api/v1 a publish
+// writes names the chart and worldwide JSON alone, the routes a directory
+// answers; serve --public's names the search and a video's JSON too.
+func TestAPublishedIndexListsWhatTheDirectoryHolds(t *testing.T) {
+	t.Parallel()
+	db := audienceDB(t)
+	base := Config{Clock: clock.System, DB: db, Listen: ":8080", Public: true, Meter: anyMeter()}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"published", Published(base, ""), PublishedAPI},
+		{"published with a search elsewhere", Published(base, "https://example.org/search"), PublishedAPI},
+		{"served", base, []string{"GET /api/v1/search", "GET /api/v1/charts/{region}", "GET /api/v1/videos/{id}", "GET /api/v1/worldwide"}},
+	} {
+		s, err := New(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := askFrom(s, "192.0.2.1:4000", "/api/v1")
+		var idx apiIndexJSON
+		if err := json.Unmarshal(rec.Body.Bytes(), &idx); rec.Code != 200 || err != nil {
+			t.Fatalf("%s: /api/v1 answered %d %v\n%s", tc.name, rec.Code, err, rec.Body)
+		}
+		var got []string
+		for _, r := range idx.Routes {
+			got = append(got, r.Route)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: the index lists %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTheMuxsOwnAnswersAreKeptByNobody: the redirect the mux sends to a
+// cleaned path carries the Cache-Control of every answer but a reader's
+// 200: a cache in front does not keep it by its own heuristics.
+func TestTheMuxsOwnAnswersAreKeptByNobody(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Listen: ":8080", Public: true, Meter: anyMeter()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := askFrom(s, "192.0.2.1:4000", "/charts//US")
+	if rec.Code/100 != 3 || rec.Header().Get("Location") != "/charts/US" || rec.Header().Get("Cache-Control") != personal {
+		t.Errorf("/charts//US: %d to %q, Cache-Control %q; want a redirect to /charts/US, %q", rec.Code, rec.Header().Get("Location"), rec.Header().Get("Cache-Control"), personal)
+	}
+	if rec := askFrom(s, "192.0.2.1:4000", "/charts/US"); rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Cache-Control"), "public") {
+		t.Errorf("/charts/US: %d, Cache-Control %q; want a reader's 200, public", rec.Code, rec.Header().Get("Cache-Control"))
 	}
 }

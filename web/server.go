@@ -126,6 +126,9 @@ type Config struct {
 	// NoSearch the form and the link are left out.
 	SearchURL string
 	NoSearch  bool
+	// Directory says the site is built to be written into a directory
+	// (Published): its API index lists only what a directory holds.
+	Directory bool
 	// Cache is how long the caches in front and browsers may keep a
 	// public reader's answer (--cache-control); when nil,
 	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
@@ -243,8 +246,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", s.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	s.mux.ServeHTTP(w, r)
+	s.mux.ServeHTTP(keptByNobody{w}, r)
 }
+
+// keptByNobody gives an answer the mux writes itself (the redirect to a
+// cleaned path, a method not allowed) the Cache-Control of every answer
+// but a reader's 200 (shared.go), which the transport sets on the rest:
+// without one, a cache in front keeps it by its own heuristics.
+type keptByNobody struct{ http.ResponseWriter }
+
+func (w keptByNobody) WriteHeader(code int) {
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", personal)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap is the writer underneath, for http.ResponseController.
+func (w keptByNobody) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Kept is how many readers' answers, and how many bytes, are kept in
 // memory now (cache.go).
