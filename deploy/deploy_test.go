@@ -89,6 +89,8 @@ func decode(apiVersion, kind string, doc []byte) (any, error) {
 		obj = &batchv1.Job{}
 	case "policy/v1 PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
 	default:
 		return nil, fmt.Errorf("no API type known for %s %s", apiVersion, kind)
 	}
@@ -469,6 +471,10 @@ func TestImageNameMovesEveryPod(t *testing.T) {
 	for _, k := range kustomizations {
 		for name, pod := range pods(render(t, dir, k)) {
 			for _, c := range pod.Containers {
+				// The cache runs Varnish's image, not ingest's.
+				if name == "Deployment/ingest-cache" && c.Name == "varnish" {
+					continue
+				}
 				if c.Image != want {
 					t.Errorf("%s: %s container %s runs %q after newName and newTag changed; want %q", k, name, c.Name, c.Image, want)
 				}
