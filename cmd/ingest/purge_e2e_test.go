@@ -44,3 +44,27 @@ func TestServePurgesTheCacheInFront(t *testing.T) {
 		t.Errorf("purged %q: want chart:US, feed:US and worldwide, not chart:GB", keys)
 	}
 }
+
+// TestRunOnceSaysItsPurgeURLDoesNothing: run --once has no listener, and
+// the caches in front are purged by the process that serves them: a
+// --purge-url given to it is said to purge nothing, by the name it came
+// under, and with --strict refused (exit 2) before anything runs.
+func TestRunOnceSaysItsPurgeURLDoesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	purged := make(chan string, 8)
+	cache := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { purged <- r.Method }))
+	defer cache.Close()
+	res := h.mustRun(0, "run", "--once", "--regions", "US", "--purge-url", cache.URL+"/")
+	if !strings.Contains(res.stderr, "--purge-url: purges nothing without --listen") {
+		t.Errorf("run --once --purge-url: said nothing of the setting:\n%s", res)
+	}
+	h.set("INGEST_PURGE_URL", cache.URL+"/")
+	res = h.mustRun(2, "run", "--once", "--regions", "US", "--strict")
+	if !strings.Contains(res.stderr, "INGEST_PURGE_URL (for --purge-url): purges nothing without --listen") {
+		t.Errorf("run --once --strict with INGEST_PURGE_URL: want the variable named as doing nothing:\n%s", res)
+	}
+	if len(purged) > 0 {
+		t.Errorf("the cache was sent %q by a run without a listener", <-purged)
+	}
+}

@@ -252,6 +252,25 @@ func (f *runFlags) validate() (regions.Selection, error) {
 	return sel, nil
 }
 
+// purgeWithoutListener says --purge-url does nothing on a run without
+// --listen, where a setting shared with a daemon (one environment for the
+// CronJob and the Deployment) would otherwise be dropped without a word:
+// a warning, or with --strict a usage error. The caches are purged by the
+// process that serves the readers, which reads every landing on the
+// database, this run's included.
+func (f *runFlags) purgeWithoutListener(s *settings) error {
+	if len(f.purgeTo) == 0 || f.listen != "" {
+		return nil
+	}
+	msg := f.purgeURLFrom + ": purges nothing without --listen; the caches in front are purged by the process that serves them " +
+		"(serve --purge-url, or run --listen --purge-url), which sees this run's landings in the database (docs/operations/readers.md)"
+	if f.strict {
+		return usageErrorf("--strict: %s", msg)
+	}
+	s.logger.Warn(msg)
+	return nil
+}
+
 // timetable is the schedule the flags give, its charts read from
 // --regions by wiring (Host.Prepare): read once, it is what the run plans,
 // runs and records.
@@ -262,6 +281,9 @@ func (f *runFlags) timetable() jobs.Timetable {
 func runRun(ctx context.Context, s *settings, f *runFlags) error {
 	sel, err := f.validate()
 	if err != nil {
+		return err
+	}
+	if err := f.purgeWithoutListener(s); err != nil {
 		return err
 	}
 	keep, err := s.checkKeep(f.keep)
