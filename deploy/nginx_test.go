@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +21,8 @@ import (
 // sends the chart picker's query to its chart in a path alone, compresses
 // every type the site sends with a Vary a cache keys on, keeps no error,
 // sends serve's CORS and security headers, serves what the operator keeps
-// in .well-known/ and none of the publish's own files.
+// in .well-known/ and none of the publish's own files, and answers a JSON
+// address it does not hold in JSON.
 func TestNginxServesAPublishedDirectory(t *testing.T) {
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -153,9 +155,13 @@ http { include /etc/nginx/mime.types; default_type application/octet-stream; acc
 		t.Errorf("GET /.well-known/security.txt: %d %q, want the operator's file", res.StatusCode, body)
 	}
 	for _, p := range []string{"/.ingest-published", "/search?q=x", "/charts/XX", "/api/v1/charts/XX"} {
-		res, _ := get(p)
+		res, body := get(p)
 		if res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "private, no-store" {
 			t.Errorf("GET %s: %d, %q, want 404 kept by no cache", p, res.StatusCode, res.Header.Get("Cache-Control"))
+		}
+		// A client of the JSON reads one shape of error, as serve's.
+		if strings.HasPrefix(p, "/api/") && (!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !json.Valid([]byte(body))) {
+			t.Errorf("GET %s: %s %q, want a JSON error", p, res.Header.Get("Content-Type"), body)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func notModified(r *http.Request, tag string, lm time.Time, hasLM bool) bool {
 }
 
 func compressible(ct string) bool {
-	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain", "application/atom+xml"} {
+	for _, p := range []string{"text/html", "application/json", "text/css", "image/svg+xml", "text/plain", "application/atom+xml", "application/xml"} {
 		if strings.HasPrefix(ct, p) {
 			return true
 		}
