@@ -162,3 +162,42 @@ func compileVCL(t *testing.T, files map[string]string, host string) {
 		t.Errorf("varnishd -C on the cache's VCL: %v\n%s", err, out)
 	}
 }
+
+// TestReadersKubernetesStepsRun runs the steps of docs/operations/readers.md's
+// Kubernetes section that need no cluster, as written: the render, and the
+// check that the cache's VCL compiles.
+func TestReadersKubernetesStepsRun(t *testing.T) {
+	const page = "../docs/operations/readers.md"
+	doc, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile(`(?s)## Kubernetes: the cache before serve's replicas\n(.*?)\n## `).FindSubmatch(doc)
+	if section == nil {
+		t.Fatalf("%s: no section \"Kubernetes: the cache before serve's replicas\"", page)
+	}
+	step := func(n int) string {
+		m := regexp.MustCompile(`(?s)\n` + strconv.Itoa(n) + `\. .*?\n\n((?:       [^\n]*\n)+)`).FindSubmatch(section[1])
+		if m == nil {
+			t.Fatalf("%s: step %d has no commands", page, n)
+		}
+		return string(m[1])
+	}
+	if _, err := exec.LookPath("kubectl"); err == nil {
+		render := strings.TrimSuffix(strings.TrimSpace(step(2)), " | less")
+		cmd := exec.Command("bash", "-euc", render+" >/dev/null")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("step 2, %s: %v\n%s", render, err, out)
+		}
+	}
+	if _, err := exec.LookPath("varnishd"); err != nil {
+		t.Skip("varnishd is not installed (Debian's varnish and varnish-modules): step 3 is not run")
+	}
+	cmd := exec.Command("bash", "-euc", step(3))
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // mktemp's directory goes with the test
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "compiles" {
+		t.Errorf("step 3: %v\n%s", err, out)
+	}
+}

@@ -51,6 +51,7 @@ func published(t *testing.T, searchURL string) (dir string, ui *web.Server, res 
 	}
 	sv.Plans = ratelimit.DefaultAPIPlans()
 	sv.Web.Listen, sv.Web.Public, sv.Web.SearchURL, sv.Web.NoSearch = "0.0.0.0:8080", true, searchURL, searchURL == ""
+	sv.Web.Directory = true // its API index, as a publish's, lists what a directory holds
 	ui, closeFn, err := h.OpenWeb(ctx, wiring.On(db, ""), sv)
 	if err != nil {
 		t.Fatal(err)
