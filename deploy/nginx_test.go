@@ -136,16 +136,20 @@ http { include /etc/nginx/mime.types; default_type application/octet-stream; acc
 			t.Errorf("GET %s: Cache-Control %q, want public", tc.path, cc)
 		}
 	}
-	for _, tc := range []struct{ ask, to string }{
-		{"/charts?region=GB", "/charts/GB"},
-		{"/charts?region=gb", "/charts/GB"},
-		{"/charts?region=Gb&sort=views", "/charts/GB"},
-		{"/charts", "/"},
+	for _, tc := range []struct {
+		ask, to string
+		status  int
+	}{
+		{"/charts?region=GB", "/charts/GB", http.StatusSeeOther},
+		{"/charts?region=gb", "/charts/GB", http.StatusSeeOther},
+		{"/charts?region=Gb&sort=views", "/charts/GB", http.StatusSeeOther},
+		{"/charts", "/", http.StatusSeeOther},
+		{"//charts//GB?sort=views", "/charts/GB?sort=views", http.StatusTemporaryRedirect},
 	} {
 		// A path alone: nginx's own port and host are not the readers'.
 		res, _ := get(tc.ask)
-		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != tc.to || res.Header.Get("Cache-Control") != "private, no-store" {
-			t.Errorf("GET %s: %d to %q, %q, want 303 to %s, private, no-store", tc.ask, res.StatusCode, res.Header.Get("Location"), res.Header.Get("Cache-Control"), tc.to)
+		if res.StatusCode != tc.status || res.Header.Get("Location") != tc.to || res.Header.Get("Cache-Control") != "private, no-store" {
+			t.Errorf("GET %s: %d to %q, %q, want %d to %s, private, no-store", tc.ask, res.StatusCode, res.Header.Get("Location"), res.Header.Get("Cache-Control"), tc.status, tc.to)
 		}
 	}
 	if res, _ := get("/charts?region=GBR"); res.StatusCode != http.StatusBadRequest {

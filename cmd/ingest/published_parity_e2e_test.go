@@ -105,7 +105,7 @@ var withoutSearch = strings.NewReplacer(` <a href="/search">Search</a>`, "",
 // wrote, served by Debian's nginx on the shipped server block, and the same
 // database served by `serve --public`, asked the same addresses: every
 // file of the directory, a query no page reads, the chart picker in each
-// case, an unknown chart, page and JSON. Route by route the status, the
+// case, an unknown chart, page and JSON, an address with an empty segment. Route by route the status, the
 // type, who may keep it, the compression with its Vary, the redirect's
 // Location, the CORS and security headers and the body agree, but for the
 // differences each check names.
@@ -129,7 +129,7 @@ func TestThePublishedSiteAnswersAsServeDoes(t *testing.T) {
 		t.Fatalf("the directory holds %v: want the charts with their JSON and the sitemap", paths)
 	}
 	asks := append(paths, "/charts/GB?utm_source=news", "/charts?region=GB", "/charts?region=gb", "/charts", "/charts?region=GBR",
-		"/charts/XX", "/api/v1/charts/XX")
+		"/charts/XX", "/api/v1/charts/XX", "/charts//US?x=1")
 	compared := 0
 	for _, p := range asks {
 		pub, srv := askParity(t, published, p), askParity(t, served, p)
