@@ -20,6 +20,19 @@ type parityAnswer struct {
 	header  http.Header
 	body    string
 	gzipped bool
+	wire    int64 // the body's bytes as sent
+}
+
+// counted counts the bytes read through it.
+type counted struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // askParity asks base for path as a browser does, taking gzip, and keeps
@@ -37,10 +50,11 @@ func askParity(t *testing.T, base, path string) parityAnswer {
 		t.Fatalf("GET %s%s: %v", base, path, err)
 	}
 	defer res.Body.Close()
-	var r io.Reader = res.Body
+	wire := &counted{r: res.Body}
+	var r io.Reader = wire
 	gz := res.Header.Get("Content-Encoding") == "gzip"
 	if gz {
-		if r, err = gzip.NewReader(res.Body); err != nil {
+		if r, err = gzip.NewReader(wire); err != nil {
 			t.Fatalf("GET %s%s: gzip: %v", base, path, err)
 		}
 	}
@@ -48,7 +62,7 @@ func askParity(t *testing.T, base, path string) parityAnswer {
 	if err != nil {
 		t.Fatalf("GET %s%s: %v", base, path, err)
 	}
-	return parityAnswer{res.StatusCode, res.Header, string(b), gz}
+	return parityAnswer{res.StatusCode, res.Header, string(b), gz, wire.n}
 }
 
 // publishedPaths are the addresses a published directory answers, read
@@ -131,8 +145,10 @@ func TestThePublishedSiteAnswersAsServeDoes(t *testing.T) {
 	asks := append(paths, "/charts/GB?utm_source=news", "/charts?region=GB", "/charts?region=gb", "/charts", "/charts?region=GBR",
 		"/charts/XX", "/api/v1/charts/XX", "/charts//US?x=1")
 	compared := 0
+	var plain, pubWire, srvWire int64
 	for _, p := range asks {
 		pub, srv := askParity(t, published, p), askParity(t, served, p)
+		plain, pubWire, srvWire = plain+int64(len(pub.body)), pubWire+pub.wire, srvWire+srv.wire
 		if pub.status != srv.status {
 			t.Errorf("%s: published %d, served %d", p, pub.status, srv.status)
 			continue
@@ -186,5 +202,5 @@ func TestThePublishedSiteAnswersAsServeDoes(t *testing.T) {
 		}
 		compared++
 	}
-	t.Logf("%d addresses asked of both", compared)
+	t.Logf("%d addresses asked of both: %d bytes published, %d on the wire from nginx, %d from serve", compared, plain, pubWire, srvWire)
 }
