@@ -93,10 +93,14 @@ func TestKubernetesCache(t *testing.T) {
 	if err != nil || purge.Hostname() != cacheSvc.Name || purge.Port() != strconv.Itoa(int(cacheSvc.Spec.Ports[0].Port)) {
 		t.Errorf("ingest-serve: --purge-url %q, want the cache's Service http://%s:%d/", flagValue(sc.Args, "--purge-url"), cacheSvc.Name, cacheSvc.Spec.Ports[0].Port)
 	}
-	acl := purgeACL(t, backends)
+	acl := aclOf(t, backends, "ingest_purgers")
 	trusted := flagValue(sc.Args, "--trusted-proxies")
 	if len(acl) == 0 || !slices.Contains(strings.Split(trusted, ","), acl[0]) {
 		t.Errorf("ingest-serve: --trusted-proxies %q; want the pod network of the purge ACL %v", trusted, acl)
+	}
+	// The Ingress controller's pods, in that network, name the reader.
+	if front := aclOf(t, backends, "ingest_front_proxies"); !slices.Equal(front, acl) {
+		t.Errorf("backends.vcl: ingest_front_proxies %v; want the pod network of the purge ACL %v", front, acl)
 	}
 
 	compileVCL(t, cm.Data, host)
@@ -112,12 +116,12 @@ func vclField(t *testing.T, vcl, name string) string {
 	return m[1]
 }
 
-// purgeACL is the networks of ingest_purgers but localhost, as CIDRs.
-func purgeACL(t *testing.T, vcl string) []string {
+// aclOf is the networks of the ACL name but localhost, as CIDRs.
+func aclOf(t *testing.T, vcl, name string) []string {
 	t.Helper()
-	body := regexp.MustCompile(`(?s)acl ingest_purgers \{(.*?)\}`).FindStringSubmatch(vcl)
+	body := regexp.MustCompile(`(?s)acl ` + name + ` \{(.*?)\}`).FindStringSubmatch(vcl)
 	if body == nil {
-		t.Fatal("backends.vcl: no acl ingest_purgers")
+		t.Fatalf("backends.vcl: no acl %s", name)
 	}
 	var out []string
 	for _, e := range regexp.MustCompile(`"([^"]+)"\s*/\s*([0-9]+)`).FindAllStringSubmatch(body[1], -1) {

@@ -119,7 +119,8 @@ var withoutSearch = strings.NewReplacer(` <a href="/search">Search</a>`, "",
 // wrote, served by Debian's nginx on the shipped server block, and the same
 // database served by `serve --public`, asked the same addresses: every
 // file of the directory, a query no page reads, the chart picker in each
-// case, an unknown chart, page and JSON, an address with an empty segment. Route by route the status, the
+// case, an unknown chart, page and JSON, an address with an empty segment,
+// a chart, its feed and its JSON named in small letters. Route by route the status, the
 // type, who may keep it, the compression with its Vary, the redirect's
 // Location, the CORS and security headers and the body agree, but for the
 // differences each check names.
@@ -143,7 +144,7 @@ func TestThePublishedSiteAnswersAsServeDoes(t *testing.T) {
 		t.Fatalf("the directory holds %v: want the charts with their JSON and the sitemap", paths)
 	}
 	asks := append(paths, "/charts/GB?utm_source=news", "/charts?region=GB", "/charts?region=gb", "/charts", "/charts?region=GBR",
-		"/charts/XX", "/api/v1/charts/XX", "/charts//US?x=1")
+		"/charts/XX", "/api/v1/charts/XX", "/charts//US?x=1", "/charts/gb", "/charts/gB/feed", "/api/v1/charts/gb")
 	compared := 0
 	var plain, pubWire, srvWire int64
 	for _, p := range asks {
@@ -154,7 +155,10 @@ func TestThePublishedSiteAnswersAsServeDoes(t *testing.T) {
 			continue
 		}
 		for _, k := range []string{"Content-Type", "Location", "Access-Control-Allow-Origin", "X-Content-Type-Options", "Referrer-Policy", "Content-Security-Policy"} {
-			if a, b := pub.header.Get(k), srv.header.Get(k); a != b {
+			// A redirect's body is a line for whoever shows it; nginx
+			// does not always name its charset.
+			redirect := pub.status/100 == 3
+			if a, b := pub.header.Get(k), srv.header.Get(k); a != b && (k != "Content-Type" || !redirect) {
 				t.Errorf("%s: %s published %q, served %q", p, k, a, b)
 			}
 		}

@@ -32,3 +32,10 @@ acl ingest_purgers {
 	"localhost";
 	"10.244.0.0"/16;
 }
+
+# The front proxies trusted to name the reader in X-Forwarded-For: the
+# Ingress controller's pods, in the same pod network. Without it every
+# reader would be the controller's address to serve's anonymous plan.
+acl ingest_front_proxies {
+	"10.244.0.0"/16;
+}

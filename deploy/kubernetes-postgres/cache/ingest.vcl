@@ -24,6 +24,23 @@ include "backends.vcl";
 sub vcl_recv {
 	set req.backend_hint = origins.backend();
 
+	# Who the client is, decided here once: the connection's address, or,
+	# from a front proxy trusted to say so (a TLS terminator, in
+	# ingest_front_proxies), the one it names last. The origins, trusting
+	# this cache's address (--trusted-proxies), read that one address and
+	# nothing a client wrote. Varnish has appended the connection's address
+	# already. The headers this file uses to talk to itself are never a
+	# client's to send.
+	if (req.restarts == 0) {
+		if (client.ip ~ ingest_front_proxies && req.http.X-Forwarded-For ~ ",") {
+			set req.http.X-Forwarded-For = regsub(req.http.X-Forwarded-For, "^(?:.*,)?\s*([^,\s]+)\s*,[^,]*$", "\1");
+		} else {
+			set req.http.X-Forwarded-For = client.ip;
+		}
+		unset req.http.x-ingest-failed;
+		unset req.http.x-purged;
+	}
+
 	# A purge from the process that saw a run land: the keys it names
 	# (xkey-purge: chart:US video:abc ...), or the one URL asked. The
 	# copies are made stale, not dropped: the next reader of each is
@@ -55,7 +72,7 @@ sub vcl_recv {
 	# reader chose) changes nothing a shared answer may carry, so it is
 	# dropped and the reader gets the cached copy; on the front page the
 	# chosen region is kept, and that answer is the reader's alone.
-	if (req.url ~ "^/($|\?|charts|worldwide|videos/|search|robots\.txt|sitemap|static/|api/v1/(charts|videos|worldwide|search))") {
+	if (req.url ~ "^/($|\?|charts|worldwide|videos/|search|robots\.txt|sitemap|static/|api/v1/?($|\?)|api/v1/(charts|videos|worldwide|search))") {
 		if (req.url ~ "^/($|\?)" && req.http.Cookie ~ "(^|;\s*)region=") {
 			return (pass);
 		}
@@ -77,17 +94,65 @@ sub vcl_recv {
 		set req.grace = 10s;
 	}
 
-	# One copy per encoding the origin sends, not per way a browser spells
-	# Accept-Encoding; one per language the front page picks a region by.
-	if (req.http.Accept-Encoding ~ "gzip") {
-		set req.http.Accept-Encoding = "gzip";
+	call ingest_key;
+	return (hash);
+}
+
+# The page a reader asked for, as the origin reads it (web/key.go, and
+# cmd/ingest's tests hold this to it): only the query parameters the
+# route reads, sorted; the region in capitals; one copy per encoding the
+# origin would send, decided as the origin decides it; and the front
+# page's languages exactly as sent (vcl_hash): the origin's choice of a
+# region from them (weights, likely regions, what is charted, even the
+# case of a parameter) is its own, and a copy per spelling is the price of
+# never giving a reader another's front page.
+sub ingest_key {
+	if (req.url ~ "^/(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!region(?:=|&|$))[^&]*(?:&|$)", "");
+	} elsif (req.url ~ "^/charts(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!(?:category|language|region)(?:=|&|$))[^&]*(?:&|$)", "");
+	} elsif (req.url ~ "^/charts/[^/?]+(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!(?:at|category|language|limit|sort)(?:=|&|$))[^&]*(?:&|$)", "");
+	} elsif (req.url ~ "^/api/v1/charts/[^/?]+(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!(?:at|category|language|limit)(?:=|&|$))[^&]*(?:&|$)", "");
+	} elsif (req.url ~ "^/(api/v1/)?worldwide(/feed)?(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!limit(?:=|&|$))[^&]*(?:&|$)", "");
+	} elsif (req.url ~ "^/(api/v1/)?search(\?|$)") {
+		set req.url = regsuball(req.url, "(?<=[?&])(?!(?:category|cursor|language|limit|q|region|sort)(?:=|&|$))[^&]*(?:&|$)", "");
+	} else {
+		set req.url = regsub(req.url, "\?.*$", "");
+	}
+	set req.url = std.querysort(regsub(req.url, "[?&]+$", ""));
+
+	if (req.url ~ "^/(api/v1/)?charts/[A-Za-z]{2}(/|\?|$)" && req.url ~ "^/(api/v1/)?charts/.?[a-z]") {
+		set req.url = regsub(req.url, "^(/(?:api/v1/)?charts/)[A-Za-z]{2}",
+		    "\1" + std.toupper(regsub(req.url, "^/(?:api/v1/)?charts/([A-Za-z]{2}).*$", "\1")));
+	}
+
+	# The origin sends gzip when the first of Accept-Encoding's entries
+	# that names gzip (any case) or * does not weigh it q=0.
+	if (req.http.Accept-Encoding ~ "(?i)(^|,)\s*(gzip|\*)\s*(;|,|$)") {
+		set req.http.x-ingest-q = regsuball(regsub(req.http.Accept-Encoding,
+		    "(?i)^.*?(?:^|,)\s*(?:gzip|\*)\s*(;[^,]*)?(?:,.*)?$", "\1"), " ", "");
+		if (req.http.x-ingest-q ~ "^;q=0(\.0{0,3})?$") {
+			unset req.http.Accept-Encoding;
+		} else {
+			set req.http.Accept-Encoding = "gzip";
+		}
+		unset req.http.x-ingest-q;
 	} else {
 		unset req.http.Accept-Encoding;
 	}
-	if (req.http.Accept-Language) {
-		set req.http.Accept-Language = regsub(req.http.Accept-Language, "^\s*([A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})?).*$", "\1");
+}
+
+# One copy per page, whatever Host a reader sent (the origin's answers do
+# not depend on it); the front page's per set of languages.
+sub vcl_hash {
+	hash_data(req.url);
+	if (req.url ~ "^/(\?|$)") {
+		hash_data(req.http.Accept-Language);
 	}
-	return (hash);
+	return (lookup);
 }
 
 # Answers: kept as the origin's Cache-Control says (Varnish reads s-maxage
@@ -124,6 +189,9 @@ sub vcl_backend_response {
 		set beresp.ttl = 0s;
 		return (deliver);
 	}
+	# What the origin said to the client whose ask filled the copy (how
+	# many asks its plan has left) is no other reader's.
+	unset beresp.http.RateLimit;
 	# xkey reads its keys from the xkey header; the origin names them in
 	# Surrogate-Key, as Fastly reads them.
 	if (beresp.http.Surrogate-Key) {
