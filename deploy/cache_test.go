@@ -65,6 +65,18 @@ func TestKubernetesCache(t *testing.T) {
 	if a := regexp.MustCompile(`-a http=:([0-9]+)`).FindStringSubmatch(args); a == nil || !listensOn(":"+a[1], c, "http") {
 		t.Errorf("ingest-cache: args %q do not listen on the container's http port", args)
 	}
+	// Under a read-only root varnishd writes its working directory (the
+	// compiled VCL, the shared log) and the C compiler its files in /tmp.
+	work := flagValue(c.Args, "-n")
+	for _, dir := range []string{work, "/tmp"} {
+		writable := false
+		for _, m := range c.VolumeMounts {
+			writable = writable || m.MountPath == dir && !m.ReadOnly
+		}
+		if !writable {
+			t.Errorf("ingest-cache: %q is not a writable volume (working directory %q)", dir, work)
+		}
+	}
 
 	// The origin: serve's Service by name and port, probed where serve's
 	// pods are gated.
