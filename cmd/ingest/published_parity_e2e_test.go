@@ -79,9 +79,7 @@ func publishedPaths(t *testing.T, dir string) []string {
 			return nil // the publish's own list, never a reader's
 		}
 		for _, index := range []string{"/index.html", "/index.json", "/index.atom"} {
-			if strings.HasSuffix(rel, index) {
-				rel = strings.TrimSuffix(rel, index)
-			}
+			rel = strings.TrimSuffix(rel, index)
 		}
 		if rel == "" {
 			rel = "/"
