@@ -103,8 +103,9 @@ func TestDBMigrateFromTheLastRelease(t *testing.T) {
 			q := c.setup(h)
 			releasedDatabase(t, q, c.dir, c.at, c.mark)
 
-			if res := h.run("report"); res.code != 2 || !strings.Contains(res.stderr, fmt.Sprintf("schema version %d", c.at)) {
-				t.Errorf("report on the release's database: want exit 2 naming schema version %d\n%s", c.at, res)
+			if res := h.run("report"); res.code != 2 || !strings.Contains(res.stderr, fmt.Sprintf("schema version %d", c.at)) ||
+				!strings.Contains(res.stderr, "run `ingest db migrate`") {
+				t.Errorf("report on the release's database: want exit 2 naming schema version %d and ingest db migrate\n%s", c.at, res)
 			}
 			dry := h.mustRun(0, "db", "migrate", "--dry-run")
 			lines := strings.Split(strings.TrimSpace(dry.stdout), "\n")
