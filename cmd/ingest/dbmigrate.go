@@ -26,13 +26,13 @@ line (the step's file, from, to), and says the step the database is at.
 
 Dump the database first (ingest db backup, or pg_dump on PostgreSQL): a
 migrated database cannot go back but by restoring that dump. On SQLite, stop
-the daemon first; on PostgreSQL the processes of the older version still
+the daemon first (a daemon running on the file is refused, exit 2); on PostgreSQL the processes of the older version still
 running read on, and their writes are refused until they run this binary
 (docs/operations.md, Upgrades).
 
 Exit 0 when the database is at this binary's step (already, or now); 2 when
-there is no database at --db, or it is newer than this binary; 1 when it
-cannot be reached or a step fails.`,
+there is no database at --db, it is newer than this binary, or a daemon runs
+on its SQLite file; 1 when it cannot be reached or a step fails.`,
 		Example: `  ingest db migrate --db postgres://ingest@db.internal/ingest --dry-run
   ingest db migrate --db /var/lib/ingest/ingest.db`,
 		Args: cobra.NoArgs,
@@ -65,6 +65,17 @@ func runDBMigrate(ctx context.Context, w io.Writer, s *settings, dryRun bool) er
 			s.dbName(), p.Have, len(p.Steps), p.Want)
 		return nil
 	}
+	// A SQLite file has one host: a daemon of the older binary still
+	// running on it would go on writing a schema it does not know.
+	release, err := store.ClaimDaemon(s.db)
+	var running *store.DaemonRunningError
+	if errors.As(err, &running) {
+		return usageErrorf("db migrate: a daemon runs on %s (%s): stop it first, then migrate and start the new binary", s.dbName(), running.Holder)
+	}
+	if err != nil {
+		return err
+	}
+	defer release()
 	db, err := s.host().OpenStore(ctx)
 	if err != nil {
 		return err

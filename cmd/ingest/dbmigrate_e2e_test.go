@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -118,6 +120,16 @@ func TestDBMigrateFromTheLastRelease(t *testing.T) {
 				t.Errorf("report after db migrate --dry-run: want the database unchanged, still refused\n%s", res)
 			}
 
+			if c.name == "sqlite" {
+				// A daemon of the older binary holds the file, as ClaimDaemon
+				// takes it: a lock on the file itself, and its note beside it.
+				unlock := holdAsADaemon(t, h.db())
+				if res := h.run("db", "migrate"); res.code != 2 || !strings.Contains(res.stderr, "a daemon runs on") ||
+					!strings.Contains(res.stderr, "pid 4242") {
+					t.Errorf("db migrate beside a daemon on the SQLite file: want exit 2 naming it\n%s", res)
+				}
+				unlock()
+			}
 			res := h.mustRun(0, "db", "migrate")
 			for step := c.at + 1; step <= c.want; step++ {
 				want := fmt.Sprintf("from=%d to=%d step=%s/%04d_", step-1, step, c.dir, step)
@@ -236,5 +248,31 @@ func TestServeAcrossASchemaUpgrade(t *testing.T) {
 			}
 			h.mustRun(0, "report")
 		})
+	}
+}
+
+// holdAsADaemon takes the daemon's lock on the SQLite file at path, as a
+// daemon of another process would, with its note beside the file; the
+// func returned lets it go.
+func holdAsADaemon(t *testing.T, path string) func() {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real+".daemon", []byte("pid 4242, host old, since 2026-11-25T00:00:00Z, as "+real+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		os.Remove(real + ".daemon")
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
 	}
 }
