@@ -2,11 +2,14 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/store"
 )
 
 // serveRoleSQL is the role the public replicas log in as, as shipped.
@@ -29,29 +32,9 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	token := lastLine(h.mustRun(0, "tokens", "add", "acme", "--plan", "standard").stdout)
 
-	u, err := url.Parse(owner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := "serve_" + strings.TrimPrefix(u.Path, "/")
-	cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "role="+role, "-v", "owner="+u.User.Username(),
-		"-f", serveRoleSQL, owner)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("psql -f %s: %v\n%s", serveRoleSQL, err, out)
-	}
-	admin, err := sql.Open("pgx", owner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(`DROP OWNED BY ` + role)
-		_, _ = admin.Exec(`DROP ROLE ` + role)
-		admin.Close()
-	})
-	asRole := *u
-	asRole.User = url.UserPassword(role, pgPassword)
+	role, asRole, admin := serveRole(t, psql, owner)
 
-	h.set("INGEST_DB", asRole.String())
+	h.set("INGEST_DB", asRole)
 	h.unset("YOUTUBE_API_KEY")
 	h.set("INGEST_UI_TOKEN", uiToken)
 	addr := closedAddr(t)
@@ -84,7 +67,7 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 		t.Errorf("serve as %s was refused something:\n%s", role, out)
 	}
 
-	ro, err := sql.Open("pgx", asRole.String())
+	ro, err := sql.Open("pgx", asRole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +77,82 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 		if _, err := ro.Exec(q); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("as %s, %s: %v, want permission denied", role, q, err)
 		}
+	}
+}
+
+// serveRole runs serve-role.sql on owner's database with psql, as the
+// tables' owner, and returns the role it made, a URL of it, and the
+// owner's connection.
+func serveRole(t *testing.T, psql, owner string) (role, asRole string, admin *sql.DB) {
+	t.Helper()
+	u, err := url.Parse(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role = "serve_" + strings.TrimPrefix(u.Path, "/")
+	cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "role="+role, "-v", "owner="+u.User.Username(),
+		"-f", serveRoleSQL, owner)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("psql -f %s: %v\n%s", serveRoleSQL, err, out)
+	}
+	if admin, err = sql.Open("pgx", owner); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(`DROP OWNED BY ` + role)
+		_, _ = admin.Exec(`DROP ROLE ` + role)
+		admin.Close()
+	})
+	u.User = url.UserPassword(role, pgPassword)
+	return role, u.String(), admin
+}
+
+// A replica of the new binary started, as the replicas' role, on the
+// last release's schema cannot upgrade it: it does not start (exit 2),
+// naming the schema, the fix (ingest db migrate) and the refusal; the database is left at the release's step for the daemon, or
+// db migrate, to upgrade. Once upgraded, the same replica starts.
+func TestServeAsTheReplicasRoleOnTheLastRelease(t *testing.T) {
+	t.Parallel()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not installed (Debian's postgresql-client): the role's file is run with it")
+	}
+	_, pgAt := releasedSteps(t)
+	if pgAt >= store.PGSchemaVersion {
+		t.Skip("this tree writes the release's PostgreSQL schema: nothing to upgrade")
+	}
+	h := newHarness(t)
+	owner := h.withPostgres()
+	q, err := sql.Open("pgx", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.Exec(`CREATE TABLE schema_version (step INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	releasedDatabase(t, q, "postgres", pgAt, func(step int) string { return fmt.Sprintf("INSERT INTO schema_version VALUES (%d, 0)", step) })
+	_, asRole, admin := serveRole(t, psql, owner)
+
+	h.set("INGEST_DB", asRole)
+	h.unset("YOUTUBE_API_KEY")
+	res := h.run("serve", "--listen", closedAddr(t))
+	if res.code != 2 || !strings.Contains(res.stderr, fmt.Sprintf("schema version %d", pgAt)) ||
+		!strings.Contains(res.stderr, "ingest db migrate") || !strings.Contains(res.stderr, "permission denied") {
+		t.Errorf("serve as the replicas' role on the release's schema: want exit 2 naming the schema, ingest db migrate and why it could not upgrade it\n%s", res)
+	}
+	var step int
+	if err := admin.QueryRow(`SELECT max(step) FROM schema_version`).Scan(&step); err != nil || step != pgAt {
+		t.Errorf("schema step after the replica's start: %d (%v), want the release's %d", step, err, pgAt)
+	}
+	h.set("INGEST_DB", owner)
+	h.mustRun(0, "db", "migrate")
+	h.set("YOUTUBE_API_KEY", testKey) // the daemon's pass, as the owner: the ledger then names the quota key
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	h.unset("YOUTUBE_API_KEY")
+	h.set("INGEST_DB", asRole)
+	base := startServe(t, h)
+	if code, body := get(t, base+"/"); code != 200 {
+		t.Errorf("serve as the replicas' role after db migrate: %d\n%s", code, body)
 	}
 }
