@@ -1,8 +1,9 @@
 # ingest: a static binary on an empty image.
 #   docker build -t ingest .
 # The binary names its release from the file VERSION, which it embeds
-# (`make image` tags the image with it too); REVISION and BUILT, when given,
-# name the commit and the time, as .git is not sent to the build.
+# (`make image` tags the image with it too); REVISION, BUILT, SINCE and
+# DIRTY, when given, name the commit, the time and how far past the release
+# it is, as .git is not sent to the build.
 #   docker run --rm -e YOUTUBE_API_KEY -e REDIS_URL -v ingest-data:/data -p 9090:9090 ingest
 # Without arguments it runs the daemon with /metrics, /healthz and /readyz
 # on :9090; `docker run ... ingest run --once` is the form for cron.
@@ -14,8 +15,13 @@ RUN go mod download
 COPY . .
 ARG REVISION=
 ARG BUILT=
+# SINCE and DIRTY say how far past its release the source is (make image
+# passes them); without them the binary says it cannot count
+# (0.3.0+unknown), never the release's bare version.
+ARG SINCE=
+ARG DIRTY=
 # CGO off: modernc.org/sqlite is pure Go, so the binary needs no libc.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.revision=${REVISION} -X main.built=${BUILT}" -o /out/ingest ./cmd/ingest \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.revision=${REVISION} -X main.built=${BUILT} -X main.since=${SINCE} -X main.dirty=${DIRTY}" -o /out/ingest ./cmd/ingest \
  && mkdir -p /out/data
 
 FROM scratch

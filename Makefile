@@ -11,9 +11,21 @@ VERSION := $(shell cat VERSION)
 # no .git) still names its revision and date in `ingest version`.
 REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT)
+# How far past its release the tree is: the commits since the one that last
+# changed VERSION (0 at the release), and whether the tree holds changes no
+# commit does. The binary says so after its version (0.3.0+12.gREV), and
+# the image's tag with it, so that no build but the release's own takes
+# the tag the manifests pin. Empty without git: the binary then says it
+# cannot count (internal/buildinfo).
+SINCE    ?= $(shell c=$$(git log -1 --format=%H -- VERSION 2>/dev/null) && [ -n "$$c" ] && git rev-list --count $$c..HEAD)
+DIRTY    ?= $(shell git diff --quiet HEAD -- 2>/dev/null || { git rev-parse HEAD >/dev/null 2>&1 && echo true; })
+LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT) -X main.since=$(SINCE) -X main.dirty=$(DIRTY)
+# The image's tag is the build's version with "_" for the "+" a tag cannot
+# hold: the release alone at its own clean commit.
+TAG     := $(VERSION)$(shell m=""; [ "$(SINCE)" = 0 ] || m="$(SINCE).g$(REVISION)"; [ -n "$(SINCE)" ] || m=unknown; \
+	[ -z "$(DIRTY)" ] || m="$${m:+$$m.}dirty"; [ -z "$$m" ] || echo "_$$m")
 # The container image's name is written in deploy/kubernetes/image/kustomization.yaml only.
-IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(VERSION)
+IMAGE   := $(shell awk '/newName:/{print $$2}' deploy/kubernetes/image/kustomization.yaml):$(TAG)
 
 .PHONY: help build install image test bench soak edge partition sim sim-sweep sim-mutants demo lint fuzz mutants deps clean
 
@@ -36,8 +48,8 @@ install: build ## install ingest into $(PREFIX)/bin (default /usr/local/bin)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/ingest $(DESTDIR)$(PREFIX)/bin/ingest
 
-image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagged VERSION; then docker push it
-	docker build -t $(IMAGE) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) .
+image: ## build the image deploy/kubernetes/image/kustomization.yaml names, tagged VERSION at the release (VERSION_N.gREV past it); then docker push it
+	docker build -t $(IMAGE) --build-arg REVISION=$(REVISION) --build-arg BUILT=$(BUILT) --build-arg SINCE=$(SINCE) --build-arg DIRTY=$(DIRTY) .
 
 # The race detector checks every package of ours. SQLite's C, translated to
 # Go (modernc.org/sqlite/lib), runs uninstrumented, as C through cgo would:

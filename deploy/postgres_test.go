@@ -124,7 +124,18 @@ func checkPostgresDeployment(t *testing.T, d *appsv1.Deployment, image, command 
 	}
 	fromSecret(t, what, c, "INGEST_DB", secret, false)
 	fromSecret(t, what, c, "REDIS_URL", secret, true)
-	fromSecret(t, what, c, "YOUTUBE_API_KEY", secret, false)
+	if command == "serve" {
+		// The public replicas: no upstream key (serve reads the quota
+		// key's hash from the database), and a role of their own.
+		if _, ok := envOf(c)["YOUTUBE_API_KEY"]; ok {
+			t.Errorf("%s: YOUTUBE_API_KEY is given to the replicas that face the internet; serve needs no upstream key", what)
+		}
+		if ref := envOf(c)["INGEST_DB"].ValueFrom; ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Key != "serve-database-url" {
+			t.Errorf("%s: INGEST_DB not from the Secret's serve-database-url, the role serve-role.sql makes", what)
+		}
+	} else {
+		fromSecret(t, what, c, "YOUTUBE_API_KEY", secret, false)
+	}
 	for _, e := range c.Env {
 		if strings.Contains(e.Value, "://") {
 			t.Errorf("%s: %s holds a URL in plain text; URLs carry passwords, they come from the Secret", what, e.Name)
@@ -191,7 +202,7 @@ func TestPostgresSecretExample(t *testing.T) {
 	if len(s.Data) != 0 {
 		t.Errorf("secret.example.yaml: data %v; want stringData, readable placeholders", s.Data)
 	}
-	for _, k := range []string{"youtube-api-key", "redis-url", "database-url", "ui-token"} {
+	for _, k := range []string{"youtube-api-key", "redis-url", "database-url", "serve-database-url", "ui-token"} {
 		v, ok := s.StringData[k]
 		if !ok {
 			t.Errorf("secret.example.yaml: no %s", k)

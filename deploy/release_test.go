@@ -49,9 +49,19 @@ func TestReleaseIsNamedOnce(t *testing.T) {
 		t.Errorf("%s: the image's tag is %q, VERSION %s", imageComponent, tag, v)
 	}
 	if mk, err := exec.LookPath("make"); err == nil {
-		out, err := exec.Command(mk, "-s", "-n", "-C", "..", "image").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), ":"+v+" ") || strings.Contains(string(out), "VERSION") {
-			t.Errorf("make -n image does not tag %s, or passes a version of its own: %v\n%s", v, err, out)
+		// At the release's own clean commit the tag is the release; past
+		// it, or with uncommitted changes, never the tag the manifests pin.
+		for _, c := range []struct{ since, dirty, tag string }{
+			{"0", "", ":" + v + " "},
+			{"3", "", ":" + v + "_3.g0123456789ab "},
+			{"0", "true", ":" + v + "_dirty "},
+			{"", "", ":" + v + "_unknown "},
+		} {
+			out, err := exec.Command(mk, "-s", "-n", "-C", "..", "image",
+				"REVISION=0123456789ab", "SINCE="+c.since, "DIRTY="+c.dirty).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), c.tag) || strings.Contains(string(out), "VERSION") {
+				t.Errorf("make -n image SINCE=%q DIRTY=%q does not tag %s, or passes a version of its own: %v\n%s", c.since, c.dirty, c.tag, err, out)
+			}
 		}
 	}
 	dockerfile, err := os.ReadFile("../Dockerfile")

@@ -452,5 +452,5 @@ func (e *VersionError) Error() string {
 	if e.Have > e.Want {
 		return fmt.Sprintf("%s: schema version %d is newer than this binary's %d: upgrade ingest, or use another path", e.Path, e.Have, e.Want)
 	}
-	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest run --once` to upgrade it", e.Path, e.Have, e.Want)
+	return fmt.Sprintf("%s: schema version %d, this binary reads %d: run `ingest db migrate` to upgrade it (docs/operations.md, Upgrades)", e.Path, e.Have, e.Want)
 }

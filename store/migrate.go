@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -144,15 +145,94 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	case v > SchemaVersion:
 		return &VersionError{Have: v, Want: SchemaVersion}
 	}
+	var done []applied
 	for _, m := range sqliteMigrations[v:] {
-		if err := m.apply(ctx, tx, v == 0); err != nil {
+		a, err := m.timed(ctx, tx, v == 0)
+		if err != nil {
 			return err
 		}
+		done = append(done, a)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 		return fmt.Errorf("migrate: set user_version: %w", err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	logApplied(ctx, "sqlite", v, done)
+	return nil
+}
+
+// applied is a step a migration ran, and how long it took.
+type applied struct {
+	m    migration
+	took time.Duration
+}
+
+// timed is apply, and how long it took: a span on the host's monotonic
+// clock, not a reading of the house clock, which a rehearsal may offset.
+func (m migration) timed(ctx context.Context, tx *sql.Tx, fresh bool) (applied, error) {
+	began := time.Now()
+	err := m.apply(ctx, tx, fresh)
+	return applied{m, time.Since(began)}, err
+}
+
+// logApplied says, once they are committed, the steps a migration
+// applied: one line each on an existing database, from the step it was at
+// to the step it is at, and how long the step took, so that an operator
+// reads in the log what an upgrade did and what it cost. A new database
+// (from 0) is one line at debug: nothing it held was changed.
+func logApplied(ctx context.Context, database string, from int, steps []applied) {
+	log := slog.Default()
+	if from == 0 {
+		var took time.Duration
+		for _, a := range steps {
+			took += a.took
+		}
+		log.DebugContext(ctx, "store: created the database's schema", "database", database,
+			"to", from+len(steps), "took", took.Round(time.Millisecond))
+		return
+	}
+	for _, a := range steps {
+		log.InfoContext(ctx, "store: upgraded the database's schema one step", "database", database,
+			"from", a.m.version-1, "to", a.m.version, "step", a.m.name, "took", a.took.Round(time.Millisecond))
+	}
+}
+
+// Pending is what `ingest db migrate` would do to a database: the step it
+// is at, this binary's, and the files of the steps between, in order.
+type Pending struct {
+	Have, Want int
+	Steps      []string // each step's file under migrations/, as the log names it
+}
+
+// PendingSteps reads the schema step of the existing database at path
+// (a SQLite file or a postgres:// URL) and the steps this binary would
+// apply to it, changing nothing. A database that is not there, or holds
+// no ingest schema, wraps ErrNoDatabase; one newer than this binary is a
+// *VersionError.
+func PendingSteps(ctx context.Context, path string) (Pending, error) {
+	ms := sqliteMigrations
+	if IsURL(path) {
+		ms = pgMigrations
+	}
+	db, err := OpenExisting(ctx, path)
+	if err == nil {
+		db.Close()
+		return Pending{Have: len(ms), Want: len(ms)}, nil
+	}
+	var ve *VersionError
+	switch {
+	case !errors.As(err, &ve) || ve.Have > ve.Want:
+		return Pending{}, err
+	case ve.Have == 0:
+		return Pending{}, fmt.Errorf("open %s: %w", ve.Path, ErrNoDatabase)
+	}
+	p := Pending{Have: ve.Have, Want: ve.Want}
+	for _, m := range ms[ve.Have:] {
+		p.Steps = append(p.Steps, m.name)
+	}
+	return p, nil
 }
 
 // incrementalVacuum makes a new, empty database file one that retention can

@@ -351,18 +351,25 @@ func pgMigrate(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	var done []applied
 	for _, m := range pgMigrations[min(v, len(pgMigrations)):] {
-		if err := m.apply(ctx, tx, v == 0); err != nil {
+		a, err := m.timed(ctx, tx, v == 0)
+		if err != nil {
 			return err
 		}
+		done = append(done, a)
 		// Stamped by the server's clock, which every host sharing it reads.
-		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms)
+		_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (step, applied_ms)
 VALUES (?1, FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)`, m.version)
 		if err != nil {
 			return fmt.Errorf("migrate: %s: %w", m.name, err)
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	logApplied(ctx, "postgres", v, done)
+	return nil
 }
 
 // Contended is an error that a transaction gets from another's locks and

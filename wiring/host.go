@@ -250,7 +250,13 @@ func (h *Host) OpenServeDB(ctx context.Context) (db *Database, readOnly, err err
 		return db, nil, nil
 	}
 	ro, rerr := OpenExisting(ctx, h.DSN)
-	if rerr != nil {
+	var older *store.VersionError
+	switch {
+	case errors.As(rerr, &older) && older.Have < older.Want:
+		// A role that may not change the schema (the public replicas')
+		// cannot upgrade it: the fix is the upgrade, by another role.
+		return nil, nil, &ConfigError{Err: fmt.Errorf("--db (INGEST_DB) %v (upgrading it as this user failed: %v)", older, err)}
+	case rerr != nil:
 		return nil, nil, store.OpenRefused(err)
 	}
 	if ro.Postgres() && h.RedisURL == "" {

@@ -22,7 +22,7 @@ import (
 func newDBCmd(s *settings) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
-		Short: "Move the database: back it up, copy it into another SQLite file or PostgreSQL database, or salvage a damaged one",
+		Short: "Move the database: back it up, copy it into another SQLite file or PostgreSQL database, salvage a damaged one, or upgrade its schema",
 	}
 	var to string
 	var live, twoStep bool
@@ -78,7 +78,7 @@ a checksum of its rows in key order, on both sides: any difference is exit 1.`,
 	envflag.With(copyCmd.Flags().Lookup("live"), "INGEST_DB_COPY_LIVE")
 	copyCmd.Flags().BoolVar(&twoStep, "two-step", false, "copy the bulk while the worker runs, wait for it to stop, then carry what changed since: a short stop")
 	envflag.With(copyCmd.Flags().Lookup("two-step"), "INGEST_DB_COPY_TWO_STEP")
-	cmd.AddCommand(copyCmd, newDBBackupCmd(s), newDBRecoverCmd(s))
+	cmd.AddCommand(copyCmd, newDBBackupCmd(s), newDBRecoverCmd(s), newDBMigrateCmd(s))
 	return cmd
 }
 

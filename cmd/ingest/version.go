@@ -9,16 +9,19 @@ import (
 	"github.com/ingestworks/ingest/store"
 )
 
-// revision and built are set at build time (make build: -ldflags "-X
-// main.revision=... -X main.built=..."), so that a build without VCS
-// stamping (-buildvcs=false, a source tarball, a container build without
-// .git) still says what it was built from (buildinfo.Read).
+// revision, built, since and dirty are set at build time (make build:
+// -ldflags "-X main.revision=... -X main.built=... -X main.since=... -X
+// main.dirty=..."), so that a build without VCS stamping (-buildvcs=false,
+// a source tarball, a container build without .git) still says what it
+// was built from, and how far past its release (buildinfo.Read).
 var (
 	revision = ""
 	built    = ""
+	since    = ""
+	dirty    = ""
 )
 
-func readBuildInfo() buildinfo.Info { return buildinfo.Read(revision, built) }
+func readBuildInfo() buildinfo.Info { return buildinfo.Read(revision, built, since, dirty == "true") }
 
 // versionJSON is `ingest version --json`: the build, and the schema steps
 // this binary reads and writes on each database.

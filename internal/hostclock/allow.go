@@ -20,6 +20,8 @@ var Allowed = map[string]string{
 		"on the server's), which no step of the house clock may move: a rehearsal's step would free or hold every client at once",
 	"ledger/hostclock.go": "the clock a SQLite file's leases expire by: every process sharing the file reads the host's, " +
 		"which a rehearsal's offset in one process must not move",
+	"store/migrate.go": "how long a schema step took (SQLite's or PostgreSQL's), as the upgrade's log line says it: a span on the host's " +
+		"monotonic clock, which the house clock's rehearsed offset must not lengthen or shorten",
 	"store/daemon_unix.go": "the note beside the daemon's lock says when the process started as the host's " +
 		"ps and logs show it",
 }
