@@ -1,0 +1,86 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Windows exported one after another while a daemon lands runs on a slow
+// upstream hold every row of every run exactly once, and only runs that
+// have ended: a window whose end finds a run in flight waits for it.
+func TestExportWindowsWhileRunsLand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(120, 30) // four pages a chart
+	h.fake.SetLatency(400 * time.Millisecond)
+	daemon := h.startFor(10*time.Minute, "run", "--every", "1m", "--regions", "GB,DE,FR,BR,AU,CA")
+	db := openDB(t, h.db())
+	for !daemonStored(db) { // the daemon's first run creates the database
+		if _, exited := daemon.wait(200 * time.Millisecond); exited {
+			t.Fatalf("the daemon exited before its first run:\n%s", daemon.out.String())
+		}
+	}
+	seen := map[string]bool{} // run_id/rank
+	since, waited := "2000-01-01T00:00:00Z", 0
+	deadline := time.Now().Add(8 * time.Minute) // the daemon's runs, not a timing of the export
+	for waited == 0 || queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'trending' AND status = 'completed'`) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no export found a run in flight (%d waited) before the deadline:\n%s", waited, daemon.out.String())
+		}
+		until := time.Now().UTC().Format(time.RFC3339Nano)
+		res := h.mustRun(0, "export", "--since", since, "--until", until, "--format", "jsonl")
+		if strings.Contains(res.stderr, "waiting for the window's runs still in flight") {
+			waited++
+		}
+		windowRows(t, res.stdout, seen, since+"/"+until)
+		since = until
+	}
+	daemon.signal(t, syscall.SIGTERM)
+	if _, exited := daemon.wait(cmdTimeout); !exited {
+		t.Fatal("the daemon did not stop on SIGTERM")
+	}
+	windowRows(t, h.mustRun(0, "export", "--since", since, "--format", "jsonl").stdout, seen, since+"/now")
+	stored := queryInt(t, db, `SELECT count(*) FROM trending_entries AS e JOIN runs AS r ON r.id = e.run_id WHERE r.kind = 'trending'`)
+	if int64(len(seen)) != stored {
+		t.Errorf("the windows hold %d rows, the database %d", len(seen), stored)
+	}
+}
+
+// daemonStored says the daemon's database holds a run.
+func daemonStored(db *sql.DB) bool {
+	var n int64
+	err := db.QueryRow(`SELECT count(*) FROM runs`).Scan(&n)
+	return err == nil && n > 0
+}
+
+// windowRows adds a window's JSON lines to seen, failing on a row seen
+// before and on a row of a run that had not ended.
+func windowRows(t *testing.T, out string, seen map[string]bool, window string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var r struct {
+			RunID     int64  `json:"run_id"`
+			Rank      int    `json:"rank"`
+			RunStatus string `json:"run_status"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("window %s: %v in %q", window, err, line)
+		}
+		key := fmt.Sprintf("%d/%d", r.RunID, r.Rank)
+		if seen[key] {
+			t.Errorf("window %s: run %d rank %d was in an earlier window too", window, r.RunID, r.Rank)
+		}
+		if r.RunStatus == "" || r.RunStatus == "running" {
+			t.Errorf("window %s: run %d rank %d has run_status %q, want how it ended", window, r.RunID, r.Rank, r.RunStatus)
+		}
+		seen[key] = true
+	}
+}
