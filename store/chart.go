@@ -110,7 +110,9 @@ type ChartQuery struct {
 	// its rank in the whole chart; "" every video.
 	Language string
 	// At picks the newest run that started at or before it; zero, the
-	// latest.
+	// latest. A time with no fraction of a second covers its whole
+	// second: every time the tool prints is to the second, and a run
+	// found by the time printed for it must be that run.
 	At    time.Time
 	Limit int
 	Depth ChartDepth
@@ -139,8 +141,11 @@ const (
 // when there is no such run.
 func (db *DB) Chart(ctx context.Context, q ChartQuery) (Chart, error) {
 	at := q.At
-	if at.IsZero() {
+	switch {
+	case at.IsZero():
 		at = time.UnixMilli(1<<62 - 1)
+	case at.Nanosecond() == 0:
+		at = at.Add(time.Second - time.Millisecond)
 	}
 	name := ingest.ChartName(q.Region, q.Category)
 	language, err := Language(q.Language)
