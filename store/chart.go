@@ -62,7 +62,7 @@ ORDER BY id LIMIT 1`, region, category).Scan(&ms)
 type ChartEntry struct {
 	StoredVideo
 	Rank      int
-	Views     int64   // the views at this entry, 0 hidden (the video's latest are ViewCount)
+	Views     *int64  // the views at this entry, nil hidden (the video's latest are ViewCount)
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
@@ -245,13 +245,14 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 	}
 	defer rows.Close()
 	var e ChartEntry // the entry's own columns, read row after row
-	s := newVideoScanner(&e.Rank, &e.vid, &e.Views)
+	var views sql.NullInt64
+	s := newVideoScanner(&e.Rank, &e.vid, &views)
 	for rows.Next() {
 		v, err := s.scan(rows)
 		if err != nil {
 			return err
 		}
-		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: e.Views})
+		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: ptr(views)})
 	}
 	return rows.Err()
 }
@@ -531,6 +532,6 @@ var (
 )
 
 var chartEntriesText = `
-SELECT ` + videoColumns + `, e.rank, e.vid, coalesce(e.view_count, 0)
+SELECT ` + videoColumns + `, e.rank, e.vid, e.view_count
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`
