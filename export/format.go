@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,35 @@ func Known(format string) bool {
 	_, ok := formats[format]
 	return ok
 }
+
+// extensions are each format's file name ending, and the other endings a
+// file of it goes by.
+var extensions = map[string][]string{"csv": {".csv"}, "jsonl": {".jsonl", ".ndjson"}, "parquet": {".parquet"}}
+
+// Extension is the file name ending of format's files (.csv).
+func Extension(format string) string {
+	if e := extensions[format]; len(e) > 0 {
+		return e[0]
+	}
+	return ""
+}
+
+// FormatOf is the format a file name's ending names; ok false when it
+// names none.
+func FormatOf(name string) (format string, ok bool) {
+	lower := strings.ToLower(name)
+	for f, exts := range extensions {
+		for _, e := range exts {
+			if strings.HasSuffix(lower, e) {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Columns are the export's columns, in their order in every format.
+func Columns() []string { return slices.Clone(csvHeader) }
 
 // New starts writing rows to w in format; the CSV's header is written at
 // once.

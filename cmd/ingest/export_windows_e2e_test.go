@@ -84,3 +84,31 @@ func windowRows(t *testing.T, out string, seen map[string]bool, window string) {
 		seen[key] = true
 	}
 }
+
+// A window that ends before a run started leaves it to the next window
+// and says so: the window, the runs taken and the run left out, and why;
+// an export that writes no row warns.
+func TestExportSaysWhatItLeftOut(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	db := openDB(t, h.db())
+	id := queryInt(t, db, `SELECT max(id) FROM runs WHERE kind = 'trending'`)
+	started := time.UnixMilli(queryInt(t, db, `SELECT started_ms FROM runs WHERE id = ?`, id)).UTC()
+	until := started.Format(time.RFC3339Nano) // the run starts at the window's end: the next window's
+	res := h.mustRun(0, "export", "--since", "2000-01-01", "--until", until, "--format", "jsonl")
+	if res.stdout != "" {
+		t.Errorf("the window before the run holds %q", res.stdout)
+	}
+	for _, want := range []string{"level=WARN", "exported no rows", "since=2000-01-01T00:00:00Z", "until=" + started.Format(time.RFC3339),
+		"runs=0", fmt.Sprintf("run %d (GB, started %s): started after the window's end, the next window's", id, started.Format("2006-01-02T15:04:05.000Z07:00"))} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	res = h.mustRun(0, "export", "--since", until, "--format", "jsonl")
+	if strings.Count(res.stdout, "\n") == 0 || !strings.Contains(res.stderr, "msg=exported") || !strings.Contains(res.stderr, "runs=1") ||
+		strings.Contains(res.stderr, "left_out") {
+		t.Errorf("the next window: want the run taken and nothing left out, stderr:\n%s", res.stderr)
+	}
+}
