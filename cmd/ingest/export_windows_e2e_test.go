@@ -112,3 +112,29 @@ func TestExportSaysWhatItLeftOut(t *testing.T) {
 		t.Errorf("the next window: want the run taken and nothing left out, stderr:\n%s", res.stderr)
 	}
 }
+
+// A run the quota cut short is exported with its status and as not whole;
+// --complete-only leaves it out and says so.
+func TestExportCompleteOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SetChartShape(120, 30) // four pages, more than the quota allows
+	h.tightCosts(2)
+	h.run("run", "--once", "--regions", "GB")
+	db := openDB(t, h.db())
+	id := queryInt(t, db, `SELECT max(id) FROM runs WHERE kind = 'trending'`)
+	status := queryString(t, db, `SELECT status FROM runs WHERE id = ?`, id)
+	videos := queryInt(t, db, `SELECT videos FROM runs WHERE id = ?`, id)
+	if status != "stopped" || videos == 0 {
+		t.Fatalf("run %d: %s with %d videos, want a run the quota stopped part way", id, status, videos)
+	}
+	res := h.mustRun(0, "export", "--since", "2000-01-01", "--format", "jsonl")
+	if n := strings.Count(res.stdout, "\n"); int64(n) != videos || !strings.Contains(res.stdout, `"run_status":"stopped","complete":false`) {
+		t.Errorf("the stopped run's %d rows: got %d, want each saying stopped, not complete:\n%.300s", videos, n, res.stdout)
+	}
+	res = h.mustRun(0, "export", "--since", "2000-01-01", "--format", "jsonl", "--complete-only")
+	if want := fmt.Sprintf("run %d (GB, started ", id); res.stdout != "" || !strings.Contains(res.stderr, want) ||
+		!strings.Contains(res.stderr, "not whole (stopped), --complete-only") {
+		t.Errorf("--complete-only: want no row and run %d named as not whole, got %s", id, res)
+	}
+}
