@@ -54,8 +54,8 @@ func settle(ctx context.Context, s *settings, db *store.DB, job exportJob) ([]st
 
 // recheck fails the export when a run that started in the window
 // appeared after settle looked (a run whose start was stamped before the
-// window's end and stored after): the rows written may lack it, and the
-// next window will not hold it.
+// window's end and stored after), in flight or with rows: the rows
+// written may lack it, and the next window will not hold it.
 func recheck(ctx context.Context, db *store.DB, job exportJob) error {
 	now, err := db.ExportRuns(ctx, job.filter)
 	if err != nil {
@@ -63,7 +63,7 @@ func recheck(ctx context.Context, db *store.DB, job exportJob) error {
 	}
 	var late []leftRun
 	for _, r := range now {
-		if r.Videos > 0 && !slices.ContainsFunc(job.runs, func(o store.ExportRun) bool { return o.ID == r.ID }) {
+		if (r.Videos > 0 || r.Status == ingest.StatusRunning) && !slices.ContainsFunc(job.runs, func(o store.ExportRun) bool { return o.ID == r.ID }) {
 			late = append(late, leftRun{r, "stored while the export read the window"})
 		}
 	}
