@@ -42,8 +42,8 @@ window and is still in flight is waited for (--wait), so that windows that
 meet end to end hold every row of every run exactly once, however soon
 after their end each is exported. A run that starts after the window's end
 is the next window's; the log line names the window, the runs taken and
-each run left out, and why. With --per day it writes one row per video, region and chart a
-day, as the dataset does: trending_date the day at 00:00Z, the counts and
+each run left out, and why. With --per day it writes one row per video,
+region and chart a day, as the dataset does: trending_date the day at 00:00Z, the counts and
 rank of the day's last run that showed the video (run_id). It streams:
 memory stays the same whatever the range. On a terminal a progress bar runs
 on stderr.

@@ -26,7 +26,7 @@ func TestExportWindowsWhileRunsLand(t *testing.T) {
 		}
 	}
 	seen := map[string]bool{} // run_id/rank
-	since, waited := "2000-01-01T00:00:00Z", 0
+	since, waited, windows := "2000-01-01T00:00:00Z", 0, 0
 	deadline := time.Now().Add(8 * time.Minute) // the daemon's runs, not a timing of the export
 	for waited == 0 || queryInt(t, db, `SELECT count(*) FROM runs WHERE kind = 'trending' AND status = 'completed'`) < 4 {
 		if time.Now().After(deadline) {
@@ -38,7 +38,7 @@ func TestExportWindowsWhileRunsLand(t *testing.T) {
 			waited++
 		}
 		windowRows(t, res.stdout, seen, since+"/"+until)
-		since = until
+		since, windows = until, windows+1
 	}
 	daemon.signal(t, syscall.SIGTERM)
 	if _, exited := daemon.wait(cmdTimeout); !exited {
@@ -49,6 +49,7 @@ func TestExportWindowsWhileRunsLand(t *testing.T) {
 	if int64(len(seen)) != stored {
 		t.Errorf("the windows hold %d rows, the database %d", len(seen), stored)
 	}
+	t.Logf("%d windows, %d of them waited for a run in flight, %d rows", windows+1, waited, len(seen))
 }
 
 // daemonStored says the daemon's database holds a run.
