@@ -74,11 +74,11 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 		"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
 		"defaultAudioLanguage", "defaultLanguage"}
-	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5 {
-		t.Fatalf("header %q: want the columns of before, in their order, then five", head)
+	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5+len(runEndNames) {
+		t.Fatalf("header %q: want the columns of before, in their order, then five, then how the run ended", head)
 	}
 	for _, r := range recs[1:] {
-		got["csv"] = append(got["csv"], [5]string(r[len(before):]))
+		got["csv"] = append(got["csv"], [5]string(r[len(before):len(before)+5]))
 	}
 
 	for _, line := range strings.Split(strings.TrimSpace(string(encodeRows(t, "jsonl", rows))), "\n") {

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,35 @@ func Known(format string) bool {
 	return ok
 }
 
+// extensions are each format's file name ending, and the other endings a
+// file of it goes by.
+var extensions = map[string][]string{"csv": {".csv"}, "jsonl": {".jsonl", ".ndjson"}, "parquet": {".parquet"}}
+
+// Extension is the file name ending of format's files (.csv).
+func Extension(format string) string {
+	if e := extensions[format]; len(e) > 0 {
+		return e[0]
+	}
+	return ""
+}
+
+// FormatOf is the format a file name's ending names; ok false when it
+// names none.
+func FormatOf(name string) (format string, ok bool) {
+	lower := strings.ToLower(name)
+	for f, exts := range extensions {
+		for _, e := range exts {
+			if strings.HasSuffix(lower, e) {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Columns are the export's columns, in their order in every format.
+func Columns() []string { return slices.Clone(csvHeader) }
+
 // New starts writing rows to w in format; the CSV's header is written at
 // once.
 func New(format string, w io.Writer) (Encoder, error) {
@@ -57,11 +87,25 @@ func New(format string, w io.Writer) (Encoder, error) {
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
 // file of several charts needs to tell them apart, then the video's
 // further fields (furtherFields), then the columns read from the others
-// (Derived).
-var csvHeader = append(append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+// (Derived), then how the row's run ended (RunEnd).
+var csvHeader = append(append(append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...),
-	derivedNames...)
+	derivedNames...), runEndNames...)
+
+// runEndNames are RunEnd's columns, in its order.
+var runEndNames = []string{"run_status", "complete"}
+
+// RunEnd is how the row's run ended, last so that every column before
+// it stays where it was: a warehouse keeps whole charts by complete.
+type RunEnd struct {
+	// RunStatus is completed, stopped, interrupted or failed: an export
+	// never takes a run still running.
+	RunStatus string `json:"run_status" parquet:"run_status"`
+	// Complete says the run stored the whole chart (completed), as the
+	// chart API's complete does.
+	Complete bool `json:"complete" parquet:"complete"`
+}
 
 // derivedNames are Derived's columns, in its order.
 var derivedNames = []string{"category_name", "video_url", "chart_name", "trending_day", "category_name_local"}
@@ -161,7 +205,7 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		strconv.FormatInt(r.RunID, 10)})
 	e.cur = r // read through a pointer that does not move r to the heap
 	for i, f := range furtherFields {
-		at := len(csvHeader) - len(derivedNames) - len(furtherFields) + i
+		at := len(csvHeader) - len(runEndNames) - len(derivedNames) - len(furtherFields) + i
 		if f.Kind() == "count" {
 			e.rec[at] = count(f.Value(&e.cur.Video).(*int64))
 		} else {
@@ -169,7 +213,9 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		}
 	}
 	d := derivedOf(&e.cur)
-	copy(e.rec[len(csvHeader)-len(derivedNames):], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay, d.CategoryNameLocal})
+	at := len(csvHeader) - len(runEndNames) - len(derivedNames)
+	copy(e.rec[at:], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay, d.CategoryNameLocal,
+		string(r.RunStatus), pyBool(r.Complete)})
 	return e.w.Write(e.rec)
 }
 
@@ -256,7 +302,8 @@ type Record struct {
 }
 
 // recordType is a row of JSON lines and Parquet: Record, then a field per
-// further field of the video, a string or an optional count, then Derived.
+// further field of the video, a string or an optional count, then Derived,
+// then RunEnd.
 var recordType = func() reflect.Type {
 	fields := []reflect.StructField{{Name: "Record", Type: reflect.TypeFor[Record](), Anonymous: true}}
 	for i, f := range furtherFields {
@@ -267,7 +314,8 @@ var recordType = func() reflect.Type {
 		}
 		fields = append(fields, sf)
 	}
-	fields = append(fields, reflect.StructField{Name: "Derived", Type: reflect.TypeFor[Derived](), Anonymous: true})
+	fields = append(fields, reflect.StructField{Name: "Derived", Type: reflect.TypeFor[Derived](), Anonymous: true},
+		reflect.StructField{Name: "RunEnd", Type: reflect.TypeFor[RunEnd](), Anonymous: true})
 	return reflect.StructOf(fields)
 }()
 
@@ -276,12 +324,14 @@ type row struct {
 	v       reflect.Value // *recordType
 	rec     *Record
 	derived *Derived
+	end     *RunEnd
 }
 
 func newRow() row {
 	v := reflect.New(recordType)
 	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record),
-		derived: v.Elem().Field(recordType.NumField() - 1).Addr().Interface().(*Derived)}
+		derived: v.Elem().Field(recordType.NumField() - 2).Addr().Interface().(*Derived),
+		end:     v.Elem().Field(recordType.NumField() - 1).Addr().Interface().(*RunEnd)}
 }
 
 // set makes the row r's.
@@ -300,6 +350,7 @@ func (w row) set(r *store.ExportRow) error {
 		}
 	}
 	*w.derived = derivedOf(r)
+	*w.end = RunEnd{RunStatus: string(r.RunStatus), Complete: r.Complete}
 	return nil
 }
 
@@ -457,6 +508,8 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	text(at+2, d.ChartName)
 	b.Add(col[at+4], parquet.Int32Value(int32(d.TrendingDayDate.Unix()/(24*60*60))))
 	text(at+5, d.CategoryNameLocal)
+	text(at+6, string(e.cur.RunStatus))
+	b.Add(col[at+7], parquet.BooleanValue(e.cur.Complete))
 	n := len(e.rows)
 	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
 	e.rows[n] = b.AppendRow(e.rows[n][:0])

@@ -31,9 +31,9 @@ func rows() []store.ExportRow {
 		CategoryID: "10", PublishedAt: at.Add(-time.Hour + 500*time.Millisecond), Thumbnail: "https://i/1.jpg",
 		AudioLanguage: "en", Language: "en-GB"}},
 		TrendingAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7,
-		CategoryTitle: "Music"}
+		CategoryTitle: "Music", RunStatus: ingest.StatusCompleted, Complete: true}
 	hidden := store.ExportRow{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "b2", Title: "Two"}},
-		TrendingAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7}
+		TrendingAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7, RunStatus: ingest.StatusStopped}
 	return []store.ExportRow{full, hidden}
 }
 
@@ -68,8 +68,11 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 	if got := recs[0][20:22]; strings.Join(got, ",") != "defaultAudioLanguage,defaultLanguage" {
 		t.Errorf("the further columns begin %q, want the languages", got)
 	}
-	if got := recs[0][len(recs[0])-5:]; strings.Join(got, ",") != "category_name,video_url,chart_name,trending_day,category_name_local" {
-		t.Errorf("the last columns are %q, want the ones read from the others", got)
+	if got := recs[0][len(recs[0])-7 : len(recs[0])-2]; strings.Join(got, ",") != "category_name,video_url,chart_name,trending_day,category_name_local" {
+		t.Errorf("the columns before the run's end are %q, want the ones read from the others", got)
+	}
+	if got := recs[0][len(recs[0])-2:]; strings.Join(got, ",") != "run_status,complete" {
+		t.Errorf("the last columns are %q, want how the run ended", got)
 	}
 	want := [][]string{
 		{"a1", "One, \"quoted\"", "2026-11-21T08:00:00Z", "UC1", "Chan", "10", "2026-11-21T09:00:00Z", "x|y z",
@@ -77,8 +80,8 @@ func TestCSVSpellsTheDataset(t *testing.T) {
 		{"b2", "Two", "", "", "", "", "2026-11-21T09:00:00Z", "[None]",
 			"9", "", "0", "", "", "True", "True", "", "GB", "", "2", "7"},
 	}
-	derived := [][]string{{"Music", "https://www.youtube.com/watch?v=a1", "music", "2026-11-21", ""},
-		{"", "https://www.youtube.com/watch?v=b2", "all", "2026-11-21", ""}}
+	derived := [][]string{{"Music", "https://www.youtube.com/watch?v=a1", "music", "2026-11-21", "", "completed", "True"},
+		{"", "https://www.youtube.com/watch?v=b2", "all", "2026-11-21", "", "stopped", "False"}}
 	for i, r := range rows() {
 		for _, f := range furtherFields {
 			switch x := f.Value(&r.Video).(type) {
@@ -253,6 +256,7 @@ func TestParquetIsTheRecords(t *testing.T) {
 				byColumn[name] = text(derived.Field(j))
 			}
 		}
+		byColumn["run_status"], byColumn["complete"] = []string{string(r.RunStatus)}, []string{strconv.FormatBool(r.Complete)}
 		// a date is its days since 1970-01-01
 		byColumn["trending_day"] = []string{strconv.FormatInt(derivedOf(&r).TrendingDayDate.Unix()/(24*60*60), 10)}
 		gotColumn := map[string][]string{}

@@ -62,7 +62,7 @@ ORDER BY id LIMIT 1`, region, category).Scan(&ms)
 type ChartEntry struct {
 	StoredVideo
 	Rank      int
-	Views     int64   // the views at this entry, 0 hidden (the video's latest are ViewCount)
+	Views     *int64  // the views at this entry, nil hidden (the video's latest are ViewCount)
 	PrevRank  int     // 0: not in the previous chart (new)
 	ViewTrend []int64 // views at this video's entries in the recent runs, oldest first
 	DayRank   int     // rank in the chart's run a day before this one; 0: not in it
@@ -110,7 +110,9 @@ type ChartQuery struct {
 	// its rank in the whole chart; "" every video.
 	Language string
 	// At picks the newest run that started at or before it; zero, the
-	// latest.
+	// latest. A time with no fraction of a second covers its whole
+	// second: every time the tool prints is to the second, and a run
+	// found by the time printed for it must be that run.
 	At    time.Time
 	Limit int
 	Depth ChartDepth
@@ -139,8 +141,11 @@ const (
 // when there is no such run.
 func (db *DB) Chart(ctx context.Context, q ChartQuery) (Chart, error) {
 	at := q.At
-	if at.IsZero() {
+	switch {
+	case at.IsZero():
 		at = time.UnixMilli(1<<62 - 1)
+	case at.Nanosecond() == 0:
+		at = at.Add(time.Second - time.Millisecond)
 	}
 	name := ingest.ChartName(q.Region, q.Category)
 	language, err := Language(q.Language)
@@ -240,13 +245,14 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 	}
 	defer rows.Close()
 	var e ChartEntry // the entry's own columns, read row after row
-	s := newVideoScanner(&e.Rank, &e.vid, &e.Views)
+	var views sql.NullInt64
+	s := newVideoScanner(&e.Rank, &e.vid, &views)
 	for rows.Next() {
 		v, err := s.scan(rows)
 		if err != nil {
 			return err
 		}
-		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: e.Views})
+		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: ptr(views)})
 	}
 	return rows.Err()
 }
@@ -526,6 +532,6 @@ var (
 )
 
 var chartEntriesText = `
-SELECT ` + videoColumns + `, e.rank, e.vid, coalesce(e.view_count, 0)
+SELECT ` + videoColumns + `, e.rank, e.vid, e.view_count
 FROM trending_entries AS e JOIN videos AS v ON v.vid = e.vid
 WHERE e.run_id = ?1 AND e.region = ?2 %s ORDER BY e.rank LIMIT ?3`

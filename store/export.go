@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // ExportFilter chooses the chart runs an export reads: the trending runs
-// started in [Since, Until), of one region and one chart when set.
+// started in [Since, Until) that have ended, of one region and one chart
+// when set. A run still in flight is never read: its rows are not all
+// there yet (ExportRuns names such runs, for a caller that waits).
 type ExportFilter struct {
 	Since, Until time.Time
 	Region       string // "" every region
@@ -21,6 +25,10 @@ type ExportFilter struct {
 	// one per run: the counts and rank of the day's last run that showed
 	// the video, stamped with the day's 00:00 UTC.
 	PerDay bool
+	// CompleteOnly reads only the runs that stored the whole chart
+	// (completed), leaving out those cut short (stopped, interrupted,
+	// failed).
+	CompleteOnly bool
 }
 
 // ExportRow is one video on one chart run: its latest metadata, as every
@@ -37,6 +45,10 @@ type ExportRow struct {
 	Chart                  string // the run's category, "" the unfiltered chart
 	Rank                   int
 	RunID                  int64 // the run the counts and rank come from
+	// RunStatus is how that run ended; Complete says it stored the whole
+	// chart (completed), as the chart API says.
+	RunStatus ingest.RunStatus
+	Complete  bool
 	// CategoryTitle is the upstream's English name of the video's category
 	// (videoCategories.list's title, asked in English) in the row's
 	// region, or in another region, since the names are the same in every
@@ -55,6 +67,17 @@ type ExportRow struct {
 // where is the filter as SQL over runs AS r: runs_started (kind,
 // started_ms) finds the runs by range.
 func (f ExportFilter) where() (string, []any) {
+	conds, args := f.chosen()
+	conds = append(conds, `r.status <> 'running'`)
+	if f.CompleteOnly {
+		conds = append(conds, `r.status = 'completed'`)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// chosen is the filter's range and chart as SQL over runs AS r, whatever
+// the runs' status.
+func (f ExportFilter) chosen() ([]string, []any) {
 	conds := []string{`r.kind = 'trending'`, `r.started_ms >= ?`, `r.started_ms < ?`}
 	args := []any{msOf(f.Since), msOf(f.Until)}
 	if f.Region != "" {
@@ -63,7 +86,43 @@ func (f ExportFilter) where() (string, []any) {
 	if f.Category != "" || f.Unfiltered {
 		conds, args = append(conds, `r.category = ?`), append(args, f.Category)
 	}
-	return strings.Join(conds, " AND "), args
+	return conds, args
+}
+
+// ExportRun is a run of an export's range, in whatever state: what an
+// export says it took, and what it left for later and why.
+type ExportRun struct {
+	ID               int64
+	Region, Category string
+	Status           ingest.RunStatus
+	Started          time.Time
+	Videos           int // entries stored
+}
+
+// ExportRuns lists the trending runs the filter's range and chart choose,
+// running or ended, oldest first (CompleteOnly and the status aside).
+func (db *DB) ExportRuns(ctx context.Context, f ExportFilter) ([]ExportRun, error) {
+	conds, args := f.chosen()
+	rows, err := db.r.QueryContext(ctx, `SELECT r.id, r.region, r.category, r.status, r.started_ms, r.videos
+FROM runs AS r WHERE `+strings.Join(conds, " AND ")+` ORDER BY r.started_ms, r.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("export runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []ExportRun
+	for rows.Next() {
+		var r ExportRun
+		var started int64
+		if err := rows.Scan(&r.ID, &r.Region, &r.Category, &r.Status, &started, &r.Videos); err != nil {
+			return nil, fmt.Errorf("export runs: %w", err)
+		}
+		r.Started = time.UnixMilli(started).UTC()
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("export runs: %w", err)
+	}
+	return runs, nil
 }
 
 // ExportCount returns how many rows Export will give, from the runs'
@@ -82,7 +141,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // rows stream out in constant memory (only one run's entries are sorted).
 var sqliteExportText = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
-  r.region, r.category, e.rank, r.id
+  r.region, r.category, e.rank, r.id, r.status
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -101,8 +160,8 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // entry read.
 var sqliteExportDayText = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id
-FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, max(r.id) AS run_id
+  d.region, d.category, d.rank, d.run_id, d.status
+FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, max(r.id) AS run_id
   FROM runs AS r INDEXED BY runs_started
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -119,9 +178,9 @@ ORDER BY d.region, d.category, d.rank, v.id`
 // it out, as it must for the planner to see the rows arrive sorted.
 var pgExportText = `
 SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.id
+  d.region, d.category, d.rank, d.id, d.status
 FROM (
-  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count
+  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count, r.status
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -135,10 +194,10 @@ ORDER BY d.started_ms, d.id, d.rank`
 // Its placeholders stay ?, numbered in order with the filter's.
 var pgExportDayText = `
 SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id
+  d.region, d.category, d.rank, d.run_id, d.status
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
-    e.like_count, e.comment_count, e.rank, r.id AS run_id
+    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -271,7 +330,7 @@ type exportScanner struct {
 
 func newExportScanner() *exportScanner {
 	s := &exportScanner{}
-	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID)
+	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus)
 	return s
 }
 
@@ -284,5 +343,6 @@ func (s *exportScanner) scan(rows *sql.Rows) (ExportRow, error) {
 	r.StoredVideo = v
 	r.TrendingAt = time.UnixMilli(s.at).UTC()
 	r.Views, r.Likes, r.Comments = ptrs(s.views, s.likes, s.comments)
+	r.Complete = r.RunStatus == ingest.StatusCompleted
 	return r, nil
 }

@@ -20,8 +20,8 @@ func TestExport(t *testing.T) {
 		morning, noon := t0.Add(-8*time.Hour), t0.Add(3*time.Hour)
 		r1 := run(t, db, ingest.Trending, "US", morning, page(ingest.Trending, "US", 1, morning, a, b))
 		r2 := run(t, db, ingest.Trending, "US", noon, page(ingest.Trending, "US", 1, noon, c, a))
-		run(t, db, ingest.Trending, "GB", noon, page(ingest.Trending, "GB", 1, noon, b))
-		for _, id := range []int64{r1, r2} {
+		r3 := run(t, db, ingest.Trending, "GB", noon, page(ingest.Trending, "GB", 1, noon, b))
+		for _, id := range []int64{r1, r2, r3} {
 			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: noon}); err != nil {
 				t.Fatal(err)
 			}
@@ -37,6 +37,64 @@ func TestExport(t *testing.T) {
 		}
 		if n, err := db.ExportCount(ctx, ExportFilter{Since: day, Until: day.Add(24 * time.Hour), Unfiltered: true}); err != nil || n != 5 {
 			t.Errorf("ExportCount = %d, %v; want 5", n, err)
+		}
+	})
+}
+
+// An export reads only the runs that have ended, each row saying how its
+// run ended and whether the chart was whole; a run in flight is left out
+// until it ends, and ExportRuns names it meanwhile. Windows that meet end
+// to end, each read once its runs have ended, hold every row once.
+func TestExportTakesOnlyEndedRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		a, b, c := vid("a", "A"), vid("b", "B"), vid("c", "C")
+		first, second := t0, t0.Add(time.Minute)
+		whole := run(t, db, ingest.Trending, "US", first, page(ingest.Trending, "US", 1, first, a, b))
+		cut := run(t, db, ingest.Trending, "GB", first.Add(time.Second), page(ingest.Trending, "GB", 1, first, c))
+		flight := run(t, db, ingest.Trending, "US", second, page(ingest.Trending, "US", 1, second, b))
+		end := func(id int64, status ingest.RunStatus) {
+			t.Helper()
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: status, At: second}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		end(whole, ingest.StatusCompleted)
+		end(cut, ingest.StatusStopped)
+		f := ExportFilter{Since: first, Until: second.Add(time.Minute)}
+		if got, want := exported(t, db, f), "a US 1 r1|b US 2 r1|c GB 1 r2"; got != want {
+			t.Errorf("with run %d in flight: %s, want %s", flight, got, want)
+		}
+		runs, err := db.ExportRuns(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(runs), fmt.Sprintf("[{%d US  completed %s 2} {%d GB  stopped %s 1} {%d US  running %s 1}]",
+			whole, first.Format("2006-01-02 15:04:05 -0700 MST"), cut, first.Add(time.Second).Format("2006-01-02 15:04:05 -0700 MST"),
+			flight, second.Format("2006-01-02 15:04:05 -0700 MST")); got != want {
+			t.Errorf("ExportRuns = %s, want %s", got, want)
+		}
+		end(flight, ingest.StatusCompleted)
+		var rows []string
+		for _, w := range []ExportFilter{{Since: first, Until: second}, {Since: second, Until: second.Add(time.Minute)}} {
+			if err := db.Export(ctx, w, func(r ExportRow) error {
+				rows = append(rows, fmt.Sprintf("%s r%d %s %v", r.ID, r.RunID, r.RunStatus, r.Complete))
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := fmt.Sprint(rows), "[a r1 completed true b r1 completed true c r2 stopped false b r3 completed true]"; got != want {
+			t.Errorf("two windows: %s, want %s", got, want)
+		}
+		f.CompleteOnly = true
+		if got, want := exported(t, db, f), "a US 1 r1|b US 2 r1|b US 1 r3"; got != want {
+			t.Errorf("complete only: %s, want %s", got, want)
+		}
+		f.PerDay = true
+		if got, want := exported(t, db, f), "a US 1 r1|b US 1 r3"; got != want {
+			t.Errorf("complete only, per day: %s, want %s", got, want)
 		}
 	})
 }

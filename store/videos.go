@@ -21,22 +21,22 @@ type ViewPoint struct {
 	Category string // the run's chart: "" the unfiltered one
 	At       time.Time
 	Rank     int
-	Views    int64
+	Views    *int64 // nil: hidden
 	Likes    *int64 // nil: hidden
 	Comments *int64 // nil: hidden
 }
 
 // viewPointColumns are what viewPoints scans of a trending entry (AS e).
-const viewPointColumns = `e.run_id, e.region, e.category, e.fetched_ms, e.rank, coalesce(e.view_count, 0),
+const viewPointColumns = `e.run_id, e.region, e.category, e.fetched_ms, e.rank, e.view_count,
   e.like_count, e.comment_count`
 
 // viewPoints reads trending entries (viewPointColumns) as ViewPoints.
 func viewPoints(rows *sql.Rows, err error) ([]ViewPoint, error) {
 	return scanEach(rows, err, func(rows *sql.Rows) (p ViewPoint, err error) {
 		var at int64
-		var likes, comments sql.NullInt64
-		err = rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &p.Views, &likes, &comments)
-		p.At, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(likes), ptr(comments)
+		var views, likes, comments sql.NullInt64
+		err = rows.Scan(&p.RunID, &p.Region, &p.Category, &at, &p.Rank, &views, &likes, &comments)
+		p.At, p.Views, p.Likes, p.Comments = time.UnixMilli(at).UTC(), ptr(views), ptr(likes), ptr(comments)
 		return p, err
 	})
 }

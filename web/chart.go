@@ -61,7 +61,7 @@ type EntryJSON struct {
 	New      bool `json:"new"`
 	VideoCard
 	Category  string  `json:"category_id"`
-	Views     int64   `json:"views"` // at this entry, 0 hidden
+	Views     *int64  `json:"views"` // at this entry, null hidden
 	ViewTrend []int64 `json:"views_trend"`
 	// DayMovement is places climbed since the chart a day before; nil
 	// when the video was not in it (or there is no such chart).
@@ -172,16 +172,16 @@ func ChartOf(c store.Chart, derived bool) ChartJSON {
 		if e.PrevRank != 0 {
 			p := e.PrevRank
 			ej.PrevRank, ej.Movement = &p, p-e.Rank
-			if e.Views != 0 && e.PrevViews != 0 {
-				g := e.Views - e.PrevViews
+			if e.Views != nil && e.PrevViews != 0 {
+				g := *e.Views - e.PrevViews
 				ej.Gained = &g
 			}
 		}
 		if e.DayRank != 0 {
 			m := e.DayRank - e.Rank
 			ej.DayMovement = &m
-			if e.Views != 0 && e.DayViews != 0 {
-				g := e.Views - e.DayViews
+			if e.Views != nil && e.DayViews != 0 {
+				g := *e.Views - e.DayViews
 				ej.Gained24 = &g
 			}
 		}
@@ -332,7 +332,7 @@ func sortEntries(es []EntryJSON, key string) {
 	val := func(e EntryJSON) *int64 {
 		switch key {
 		case "views":
-			return &e.Views
+			return e.Views
 		case "gained":
 			return e.Gained
 		case "gained24":

@@ -186,3 +186,34 @@ func TestChartComputedFiguresFollowTheStanding(t *testing.T) {
 		}
 	}
 }
+
+// A run is found again by the time printed for it, to the second, though
+// it started within that second: the API's at= and the page's ?at=, and
+// the time of the run after it finds that run, not the one before.
+func TestChartAtThePrintedSecond(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t)
+	first := time.Date(2026, 11, 28, 22, 18, 7, 610*int(time.Millisecond), time.UTC)
+	second := first.Add(22*time.Second + 300*time.Millisecond) // 22:18:29.910
+	regionRun(t, db, "DE", "", first, ingest.Video{ID: "vid-a", Title: "Alpha"})
+	regionRun(t, db, "DE", "", second, ingest.Video{ID: "vid-b", Title: "Beta"})
+	s, err := New(Config{DB: db, Listen: "127.0.0.1:0", Clock: clock.System})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	for _, run := range []time.Time{first, second} {
+		printed := run.Format(time.RFC3339)
+		var c ChartJSON
+		if err := json.Unmarshal(fetch(t, srv.URL+"/api/v1/charts/DE?at="+printed), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.At == nil || *c.At != printed {
+			t.Errorf("at=%s answers the run stamped %v, want %s", printed, c.At, printed)
+		}
+		if page := string(fetch(t, srv.URL+"/charts/DE?at="+printed)); !strings.Contains(page, map[time.Time]string{first: "Alpha", second: "Beta"}[run]) {
+			t.Errorf("the page at ?at=%s does not show its run", printed)
+		}
+	}
+}

@@ -46,7 +46,7 @@ type HitJSON struct {
 	// page shows under a hit whose snippet is its title.
 	description string
 	Regions     []string `json:"regions"`
-	Views       int64    `json:"views"` // the latest count, 0 hidden
+	Views       *int64   `json:"views"` // the latest count, null hidden
 	// ViewsAt is when that count was fetched from the upstream.
 	ViewsAt   *string `json:"views_at"`
 	Score     float64 `json:"score"`
@@ -61,11 +61,7 @@ func Hits(hits []store.Hit) []HitJSON {
 		if regions == nil {
 			regions = []string{}
 		}
-		var views int64
-		if h.ViewCount != nil {
-			views = *h.ViewCount
-		}
-		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: views,
+		out = append(out, HitJSON{VideoCard: CardOf(h.Video), Snippet: h.Snippet, Regions: regions, Views: h.ViewCount,
 			ViewsAt: stamp(h.LastSeen), Score: h.Score, description: h.Description, published: h.PublishedAt})
 	}
 	return out

@@ -38,17 +38,26 @@ func (c ChartJSON) WriteText(out io.Writer) {
 	if !c.Derived {
 		fmt.Fprintln(tw, "#\tviews\t")
 		for _, e := range c.Entries {
-			fmt.Fprintf(tw, "%d\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
+			fmt.Fprintf(tw, "%d\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, viewsText(e.Views), e.Title, e.Channel, e.ID)
 		}
 		tw.Flush()
 		return
 	}
 	fmt.Fprintln(tw, "#\tmove*\tviews\t")
 	for _, e := range c.Entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, e.movement(), termtext.Thousands(e.Views), e.Title, e.Channel, e.ID)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t  %s · %s · https://youtu.be/%s\n", e.Rank, e.movement(), viewsText(e.Views), e.Title, e.Channel, e.ID)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "* computed by ingest from its stored runs, not a figure from YouTube (--derived on)")
+}
+
+// viewsText is an entry's views as the text says them: hidden where the
+// upstream withheld the count, never a 0 a reader would take for none.
+func viewsText(n *int64) string {
+	if n == nil {
+		return "hidden"
+	}
+	return termtext.Thousands(*n)
 }
 
 // movement is an entry's change since the chart's previous run as the
@@ -66,19 +75,19 @@ func (e EntryJSON) movement() string {
 }
 
 // WriteHits prints search results, best first: title; channel, views
-// (0 hidden), when last seen, regions and link; the matching snippet.
+// (or hidden), when last seen, regions and link; the matching snippet.
 func WriteHits(out io.Writer, hits []store.Hit) {
 	if len(hits) == 0 {
 		fmt.Fprintln(out, "no matches")
 		return
 	}
 	for i, h := range hits {
-		var views int64
+		views := "views hidden"
 		if h.ViewCount != nil {
-			views = *h.ViewCount
+			views = termtext.Thousands(*h.ViewCount) + " views"
 		}
-		fmt.Fprintf(out, "%2d. %s\n    %s · %s views (at %s) · %s · https://youtu.be/%s\n    %s\n",
-			i+1, h.Title, h.ChannelTitle, termtext.Thousands(views), h.LastSeen.UTC().Format("2006-01-02 15:04 UTC"),
+		fmt.Fprintf(out, "%2d. %s\n    %s · %s (at %s) · %s · https://youtu.be/%s\n    %s\n",
+			i+1, h.Title, h.ChannelTitle, views, h.LastSeen.UTC().Format("2006-01-02 15:04 UTC"),
 			strings.Join(h.Regions, ","), h.ID, strings.Join(strings.Fields(h.Snippet), " "))
 	}
 }

@@ -14,8 +14,9 @@ import (
 func TestChartText(t *testing.T) {
 	at := "2026-11-21T09:00:00Z"
 	one, three := 1, 3
+	views := int64(1234567)
 	entries := []EntryJSON{
-		{Rank: 1, PrevRank: &three, Movement: 2, VideoCard: VideoCard{ID: "a", Title: "Alpha", Channel: "Ch"}, Views: 1234567},
+		{Rank: 1, PrevRank: &three, Movement: 2, VideoCard: VideoCard{ID: "a", Title: "Alpha", Channel: "Ch"}, Views: &views},
 		{Rank: 2, PrevRank: &one, Movement: -1, VideoCard: VideoCard{ID: "b", Title: "Beta"}},
 		{Rank: 3, PrevRank: &three, VideoCard: VideoCard{ID: "c", Title: "Gamma"}},
 		{Rank: 4, New: true, VideoCard: VideoCard{ID: "d", Title: "Delta"}},
@@ -27,8 +28,8 @@ func TestChartText(t *testing.T) {
 		notWant []string
 	}{
 		{"plain", ChartJSON{Region: "US", RunID: 7, At: &at, Status: "completed", Entries: entries},
-			[]string{"US chart, run 7 at " + at + " (completed)", "1,234,567", "Alpha · Ch · https://youtu.be/a"},
-			[]string{"move*", "new", "+2", "computed by ingest"}},
+			[]string{"US chart, run 7 at " + at + " (completed)", "1,234,567", "Alpha · Ch · https://youtu.be/a", "hidden  Beta"},
+			[]string{"move*", "new", "+2", "computed by ingest", "  0  "}},
 		{"derived", ChartJSON{Region: "US", Category: "10", RunID: 7, At: &at, Status: "completed", Derived: true, Entries: entries},
 			[]string{"US · music chart", "move*", "+2", "-1", "  =  ", "new", "* computed by ingest"}, nil},
 		{"no videos in a language", ChartJSON{Region: "IN", Language: "hi", RunID: 1, At: &at, Status: "completed"},
@@ -51,7 +52,8 @@ func TestChartText(t *testing.T) {
 	}
 }
 
-// Search results print a hidden count as 0 and the snippet on one line.
+// Search results print a hidden count as hidden, never 0, and the snippet
+// on one line.
 func TestHitsText(t *testing.T) {
 	var b strings.Builder
 	WriteHits(&b, nil)
@@ -66,7 +68,7 @@ func TestHitsText(t *testing.T) {
 		{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "b", Title: "Beta"}}},
 	})
 	for _, w := range []string{" 1. Alpha\n    Ch · 4,200 views (at 2026-11-21 09:05 UTC) · US,GB · https://youtu.be/a\n    one two\n",
-		" 2. Beta\n     · 0 views"} {
+		" 2. Beta\n     · views hidden"} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("got\n%s\nwant it to contain %q", b.String(), w)
 		}

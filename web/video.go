@@ -51,7 +51,7 @@ type HistoryPoint struct {
 	Category string  `json:"category"`
 	At       *string `json:"at"`
 	Rank     int     `json:"rank"`
-	Views    int64   `json:"views"`
+	Views    *int64  `json:"views"` // null: hidden
 	Likes    *int64  `json:"likes"`
 	Comments *int64  `json:"comments"`
 	at       time.Time
@@ -182,7 +182,9 @@ func videoSeries(v VideoJSON, names places) (ranks, views []series) {
 			order = append(order, name)
 		}
 		s.t, s.v = append(s.t, p.at), append(s.v, float64(p.Rank))
-		charts.t, charts.v = append(charts.t, p.at), append(charts.v, float64(p.Views))
+		if p.Views != nil { // a hidden count is no point of the line
+			charts.t, charts.v = append(charts.t, p.at), append(charts.v, float64(*p.Views))
+		}
 	}
 	sort.Strings(order)
 	for _, name := range order {

@@ -53,7 +53,7 @@ one language, each at its rank in the whole chart (the API's ?language=).
 	}
 	cmd.Flags().StringVar(&f.category, "category", "", "that category's chart: an id or a name (music, gaming...)")
 	cmd.Flags().StringVar(&f.language, "language", "", "only videos in this language (BCP-47: hi, en-US, zxx): their audio's or their text's,\nor a narrower form of it (hi keeps hi-IN), each at its rank in the whole chart")
-	cmd.Flags().StringVar(&f.at, "at", "", "the chart as it was then (RFC 3339): its newest run started at or before it")
+	cmd.Flags().StringVar(&f.at, "at", "", "the chart as it was then (RFC 3339): its newest run started at or before it; a time without a fraction of a second covers its whole second, as printed")
 	cmd.Flags().IntVar(&f.limit, "limit", 50, "at most this many videos (1-200)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the chart as /api/v1/charts/{region} answers it")
 	return cmd

@@ -68,3 +68,24 @@ func TestChartPrintsAChart(t *testing.T) {
 		}
 	}
 }
+
+// The time ingest chart prints for a run, to the second, finds that run
+// again with --at, though the run started within that second.
+func TestChartAtItsPrintedTime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustRun(0, "run", "--once", "--regions", "DE")
+	var latest, again web.ChartJSON
+	if err := json.Unmarshal([]byte(h.mustRun(0, "chart", "DE", "--json").stdout), &latest); err != nil {
+		t.Fatal(err)
+	}
+	if latest.At == nil {
+		t.Fatal("chart DE --json: no at")
+	}
+	if err := json.Unmarshal([]byte(h.mustRun(0, "chart", "DE", "--json", "--at", *latest.At).stdout), &again); err != nil {
+		t.Fatal(err)
+	}
+	if again.RunID != latest.RunID {
+		t.Errorf("--at %s found run %d, want run %d, printed at that time", *latest.At, again.RunID, latest.RunID)
+	}
+}

@@ -25,7 +25,9 @@ import (
 
 type exportFlags struct {
 	since, until, region, category, format, out, per string
-	force                                            bool
+	force, completeOnly                              bool
+	formatSet                                        bool // --format given, not its default
+	wait                                             time.Duration
 }
 
 func newExportCmd(s *settings) *cobra.Command {
@@ -35,8 +37,13 @@ func newExportCmd(s *settings) *cobra.Command {
 		Short: "Write the stored chart entries as CSV, JSON lines or Parquet (costs no quota)",
 		Long: `export writes one row per video per chart run started in [--since, --until),
 oldest run first, each run by rank, trending_date the run's start and run_id
-the run. With --per day it writes one row per video, region and chart a
-day, as the dataset does: trending_date the day at 00:00Z, the counts and
+the run. A run is taken only once it has ended: a run that started in the
+window and is still in flight is waited for (--wait), so that windows that
+meet end to end hold every row of every run exactly once, however soon
+after their end each is exported. A run that starts after the window's end
+is the next window's; the log line names the window, the runs taken and
+each run left out, and why. With --per day it writes one row per video,
+region and chart a day, as the dataset does: trending_date the day at 00:00Z, the counts and
 rank of the day's last run that showed the video (run_id). It streams:
 memory stays the same whatever the range. On a terminal a progress bar runs
 on stderr.
@@ -45,9 +52,14 @@ CSV columns follow the "YouTube Trending Video Dataset" layout (video_id,
 title, publishedAt, channelId, channelTitle, categoryId, trending_date, tags,
 view_count, likes, dislikes, comment_count, thumbnail_link,
 comments_disabled, ratings_disabled, description), then region, chart,
-rank and run_id, the video's languages, and last what a person reads a row
-by: category_name, video_url, chart_name (all, or the category) and
-trending_day (the date in the region's zone; docs/data.md). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+rank and run_id, the video's languages (defaultAudioLanguage,
+defaultLanguage), then what a person reads a row
+by: category_name, video_url, chart_name (all, or the category),
+trending_day (the date in the region's zone; docs/data.md) and
+category_name_local (the category's name in the region's language), and
+last how the row's run ended: run_status (completed, stopped, interrupted,
+failed) and complete (the run stored the whole chart; --complete-only
+keeps those alone). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
 and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
@@ -63,14 +75,18 @@ written beside it first, as .FILE.PID.N, which a failure, SIGTERM or SIGINT
 removes (exit 1), and the next export to the same file removes if a killed
 one left it. - (the default) writes to stdout. Only a regular file is
 written, or the one a symbolic link leads to: a device, a pipe, a socket,
-a directory or a link to nowhere is refused, --force or not. {date} in
---out's name is the UTC day the export ends (--until's, or today's), and
-{since} the day it starts: charts-{date}.csv.`,
+a directory or a link to nowhere is refused, --force or not. In --out's
+name, {since} is the UTC day the export starts, {last} the last day it
+holds, and {until} the day of its end, not included (--until's, or
+today's; {date} is the same): charts-{since}_{last}.csv. An extension
+.csv, .jsonl or .parquet names the format when --format is not given,
+and one that disagrees with --format is refused.`,
 		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
   ingest export --since 7d --out 'charts-{date}.csv'    # a weekly cron job
   ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.formatSet = cmd.Flags().Changed("format")
 			return runExport(cmd.Context(), cmd.OutOrStdout(), s, f)
 		},
 	}
@@ -79,10 +95,12 @@ a directory or a link to nowhere is refused, --force or not. {date} in
 	fl.StringVar(&f.until, "until", "", "the end, not included: a day, a time or a span back from now (1d); default: now (with a span for --since, the minute it counts from)")
 	fl.StringVar(&f.region, "region", "", "only this region's charts")
 	fl.StringVar(&f.category, "category", "", "only this chart: a category id or name (music, gaming, film...), or all for the unfiltered chart")
-	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet")
-	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; {date} in its name is the day the export ends, {since} the day it starts (UTC, YYYY-MM-DD); an existing file is replaced only with --force")
+	fl.StringVar(&f.format, "format", "csv", "csv, jsonl or parquet; default: --out's extension (.csv, .jsonl, .parquet), else csv")
+	fl.StringVar(&f.out, "out", "-", "the file to write; - for stdout; in its name {since} is the day the export starts, {last} the last day it holds, {until} (or {date}) the day of its end, not included (UTC, YYYY-MM-DD); an existing file is replaced only with --force")
 	fl.BoolVar(&f.force, "force", false, "replace --out's file when it exists (only a regular file: never a device, a pipe, a socket or a directory)")
 	fl.StringVar(&f.per, "per", "run", "run: a row per chart run; day: a row per video, region and chart a day")
+	fl.BoolVar(&f.completeOnly, "complete-only", false, "only the runs that stored the whole chart (run_status completed); the others are left out and said")
+	fl.DurationVar(&f.wait, "wait", 2*time.Minute, "how long to wait for the runs that started in the window and are still in flight; past it the export fails, naming them")
 	return cmd
 }
 
@@ -96,6 +114,11 @@ type exportJob struct {
 	// log says how far the export has gone when no terminal shows a bar.
 	log *slog.Logger
 	now func() time.Time // the house clock's, the log's rate is read by
+	// wait bounds the wait for the window's runs still in flight.
+	wait time.Duration
+	// runs are the window's runs as the export found them once none was
+	// in flight (settle); nil without a database.
+	runs []store.ExportRun
 }
 
 func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
@@ -136,6 +159,9 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	if !export.Known(f.format) {
 		return j, usageErrorf("--format: want csv, jsonl or parquet, got %q", f.format)
 	}
+	if err := formatOfName(f); err != nil {
+		return j, err
+	}
 	switch f.per {
 	case "run", "hour", "":
 	case "day":
@@ -143,6 +169,10 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	default:
 		return j, usageErrorf("--per: want run or day, got %q", f.per)
 	}
+	if f.wait < 0 {
+		return j, usageErrorf("--wait: want a duration of 0 or more (2m), got %s", f.wait)
+	}
+	j.filter.CompleteOnly, j.wait = f.completeOnly, f.wait
 	j.format = f.format
 	if j.out, err = outOf(f.out, j.filter); err != nil {
 		return j, err
@@ -150,17 +180,38 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 	return j, nil
 }
 
+// formatOfName takes --out's extension for the format when --format is
+// not given, and refuses a --format the extension contradicts: a .csv file
+// that holds Parquet misleads every reader that opens it by its name.
+func formatOfName(f *exportFlags) error {
+	named, ok := export.FormatOf(f.out)
+	switch {
+	case !ok || named == f.format:
+	case !f.formatSet:
+		f.format = named
+	default:
+		return usageErrorf("--out %s: the name says %s, --format says %s: give --format %s, or name the file %s",
+			f.out, named, f.format, named, export.Extension(f.format))
+	}
+	return nil
+}
+
 // outNames are what --out's name may hold in braces, each a day of the
 // export's range, so that a schedule names each file without shell
 // arithmetic.
 var outNames = map[string]func(store.ExportFilter) time.Time{
 	"date":  func(f store.ExportFilter) time.Time { return f.Until },
+	"until": func(f store.ExportFilter) time.Time { return f.Until },
 	"since": func(f store.ExportFilter) time.Time { return f.Since },
+	// last is the last day the window holds a moment of: a window ending at
+	// midnight holds nothing of the day that midnight begins.
+	"last": func(f store.ExportFilter) time.Time { return f.Until.Add(-time.Millisecond) },
 }
 
-// outOf is --out with each {date} and {since} replaced by its UTC day
-// (YYYY-MM-DD): {date} the day of the export's end (--until, or now),
-// {since} that of its start. Any other name in braces is refused, since a
+// outOf is --out with each name in braces replaced by its UTC day
+// (YYYY-MM-DD): {until} (and {date}, its older name) the day of the
+// export's end, not included (--until, or now), {last} the last day the
+// window holds, {since} that of its start. Any other name in braces is refused, since a
 // mistyped one would otherwise name every week's file alike.
 func outOf(out string, f store.ExportFilter) (string, error) {
 	var b strings.Builder
@@ -172,7 +223,7 @@ func outOf(out string, f store.ExportFilter) (string, error) {
 		}
 		name, tail, closed := strings.Cut(after, "}")
 		day, ok := outNames[name]
-		const want = "want {date} (the day the export ends) or {since} (the day it starts)"
+		const want = "want {since} (the day it starts), {last} (the last day it holds) or {until} (the day of its end, not included; {date} is the same)"
 		if !closed {
 			return "", usageErrorf("--out %s: a { without its }: %s", out, want)
 		}
@@ -236,6 +287,11 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	job.rows, job.log, job.now = new(int64), s.logger, s.clock.Now
+	if db != nil {
+		if job.runs, err = settle(ctx, s, db.Store(), job); err != nil {
+			return err
+		}
+	}
 	if job.out == "-" {
 		err = exportTo(ctx, db.Store(), job, stdout)
 	} else {
@@ -245,22 +301,45 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))
 	}
 	if err == nil {
-		exported(s, job)
+		exported(ctx, s, db.Store(), job)
 	}
 	return err
 }
 
-// exported says on stderr what an export wrote: its rows, and the file
-// with its size (stdout holds the rows themselves).
-func exported(s *settings, job exportJob) {
+// exported says on stderr what an export wrote: its window, its rows and
+// runs, the file with its size (stdout holds the rows themselves), and
+// each run it left out and why, so that a window that holds fewer rows
+// than the user expected says where the others are.
+func exported(ctx context.Context, s *settings, db *store.DB, job exportJob) {
+	taken, left := takenRuns(job.runs, job.filter.CompleteOnly)
 	attrs := []any{"rows", *job.rows, "format", job.format}
 	if job.out == "-" {
 		attrs = append(attrs, "out", "stdout")
 	} else if fi, err := os.Stat(job.file); err == nil {
 		attrs = append(attrs, "out", job.out, "bytes", fi.Size())
 	}
+	attrs = append(attrs, "since", stamp(job.filter.Since), "until", stamp(job.filter.Until), "runs", taken)
+	if db != nil {
+		later, err := laterRuns(ctx, s, db, job.filter)
+		if err != nil {
+			s.logger.Warn("could not list the runs after the window", ingest.LogErr, err)
+		}
+		left = append(left, later...)
+	}
+	if len(left) > 0 {
+		attrs = append(attrs, "left_out", leftList(left))
+	}
+	if *job.rows == 0 && db != nil {
+		// An empty file is what a job that read the wrong window or chart
+		// writes too: said, so that a scheduler's log shows it.
+		s.logger.Warn("exported no rows: no run of the charts asked for ended in the window", attrs...)
+		return
+	}
 	s.logger.Info("exported", attrs...)
 }
+
+// stamp is a window's bound as the log prints it.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func outName(out string) string {
 	if out == "-" {
@@ -334,11 +413,15 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 	if bar == nil && job.log != nil {
 		logged = newProgressLog(job.log, "export: writing rows", job.now)
 	}
-	return export.Write(ctx, db, job.filter, job.format, w, func() {
+	err := export.Write(ctx, db, job.filter, job.format, w, func() {
 		*job.rows++
 		bar.Add()
 		if logged != nil {
 			logged.at(*job.rows, -1)
 		}
 	})
+	if err != nil || db == nil {
+		return err
+	}
+	return recheck(ctx, db, job)
 }

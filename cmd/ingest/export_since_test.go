@@ -123,6 +123,9 @@ func TestExportOutNamesItsDays(t *testing.T) {
 		{"1w", "", "/data/{since}_{date}.parquet", "/data/2026-11-23_2026-11-30.parquet"},
 		{"2026-11-01", "2026-12-01", "nov-{since}.csv", "nov-2026-11-01.csv"},
 		{"2026-11-01", "2026-12-01", "{date}{date}", "2026-12-012026-12-01"},
+		{"2026-11-01", "2026-12-01", "nov-{since}_{last}.csv", "nov-2026-11-01_2026-11-30.csv"},
+		{"2026-11-01", "2026-12-01", "to-{until}.csv", "to-2026-12-01.csv"},
+		{"2026-11-01", "2026-11-01T09:30:00Z", "{last}.csv", "2026-11-01.csv"},
 		{"7d", "", "plain.csv", "plain.csv"},
 		{"7d", "", "-", "-"},
 	} {
@@ -141,5 +144,50 @@ func TestExportOutNamesItsDays(t *testing.T) {
 			!strings.Contains(err.Error(), "{date}") || !strings.Contains(err.Error(), "{since}") {
 			t.Errorf("--out %s: %v, want a usage error naming --out, {date} and {since}", out, err)
 		}
+	}
+}
+
+// An --out name's extension names the format when --format is not given,
+// and one that contradicts --format is refused, naming both.
+func TestExportFormatOfTheName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		out, format string
+		set         bool
+		want        string // the format, or the error's words
+	}{
+		{"x.parquet", "csv", false, "parquet"},
+		{"charts-{date}.JSONL", "csv", false, "jsonl"},
+		{"x.ndjson", "csv", false, "jsonl"},
+		{"x.txt", "csv", false, "csv"},
+		{"-", "jsonl", true, "jsonl"},
+		{"x.csv", "csv", true, "csv"},
+		{"x.csv", "parquet", true, "--out x.csv: the name says csv, --format says parquet: give --format csv, or name the file .parquet"},
+	} {
+		job, err := parseExport(&exportFlags{since: "7d", format: tc.format, formatSet: tc.set, out: tc.out, per: "run"}, exportNow)
+		var ee *exitError
+		switch {
+		case strings.HasPrefix(tc.want, "--out"):
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("--out %s --format %s: %v, want a usage error saying %q", tc.out, tc.format, err, tc.want)
+			}
+		case err != nil || job.format != tc.want:
+			t.Errorf("--out %s --format %s (given %v): %q, %v; want %s", tc.out, tc.format, tc.set, job.format, err, tc.want)
+		}
+	}
+}
+
+// export --help names every column the export writes, in its order.
+func TestExportHelpNamesEveryColumn(t *testing.T) {
+	t.Parallel()
+	help := strings.Join(strings.Fields(newExportCmd(&settings{}).Long), " ")
+	at := 0
+	for _, col := range export.Columns() {
+		i := strings.Index(help[at:], col)
+		if i < 0 {
+			t.Errorf("export --help does not name %s after the columns before it", col)
+			continue
+		}
+		at += i + len(col)
 	}
 }

@@ -96,7 +96,7 @@ func TestExportTypesInDuckDB(t *testing.T) {
 	for col, want := range map[string]string{"categoryId": "BIGINT", "chart": "BIGINT", "rank": "BIGINT", "run_id": "BIGINT",
 		"view_count": "BIGINT", "comments_disabled": "BOOLEAN", "video_id": "VARCHAR",
 		"category_name": "VARCHAR", "video_url": "VARCHAR", "chart_name": "VARCHAR", "trending_day": "DATE",
-		"category_name_local": "VARCHAR"} {
+		"category_name_local": "VARCHAR", "run_status": "VARCHAR", "complete": "BOOLEAN"} {
 		if csvTypes[col] != want {
 			t.Errorf("%s: DuckDB reads %s from CSV, want %s", col, csvTypes[col], want)
 		}
