@@ -418,9 +418,11 @@ func kinds(m map[string]any) []string {
 func TestImageIsNamedOnce(t *testing.T) {
 	image := kustomizedImage(t)
 	if mk, err := exec.LookPath("make"); err == nil {
-		out, err := exec.Command(mk, "-s", "-n", "-C", "..", "image").CombinedOutput()
+		// As at the release's own clean commit: past it, the tag says how far
+		// (TestReleaseIsNamedOnce), and the manifests' pin is never taken.
+		out, err := exec.Command(mk, "-s", "-n", "-C", "..", "image", "SINCE=0", "DIRTY=").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "docker build -t "+image+" ") {
-			t.Errorf("make -n image does not build %s: %v\n%s", image, err, out)
+			t.Errorf("make -n image at the release does not build %s: %v\n%s", image, err, out)
 		}
 	}
 	m := render(t, ".", "kubernetes/redis")
