@@ -50,6 +50,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -128,10 +129,11 @@ type Config struct {
 	// public reader's answer (--cache-control); when nil,
 	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
 	Cache *CachePolicy
-	// Purge, when set, is told the keys (Surrogate-Key) of the answers a
-	// move of the data mark changed, for the caches in front to drop them
-	// (purge.go); it must not block. Nil tells no one.
-	Purge func(keys []string)
+	// Purge, when set, is the caches in front, each told the keys
+	// (Surrogate-Key) of the answers a move of the data mark changed since
+	// the mark kept for it, for it to drop them (purge.go). Nil tells no
+	// one.
+	Purge Purger
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/explanation/terms.md, III.E.4.h).
@@ -157,9 +159,13 @@ type Server struct {
 	static   *staticFiles
 	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
 	answers  answers
-	budget   *budget // the builds anonymous readers may run at once (budget.go)
-	places   places
-	front    frontIndex
+	purging  struct {
+		stop context.CancelFunc // ends the purge's watchers (purge.go)
+		wg   sync.WaitGroup
+	}
+	budget *budget // the builds anonymous readers may run at once (budget.go)
+	places places
+	front  frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
 	// place of the protocol's bound (tests of the index).
 	sitemapBound int
@@ -218,8 +224,7 @@ func New(cfg Config) (*Server, error) {
 	s.budget = defaultBudget()
 	s.routes()
 	if cfg.Purge != nil && cfg.DB != nil {
-		mark, changed := s.purgeMoved("", time.Time{}) // what moves are read from
-		go s.purgeWatcher(mark, changed)
+		s.purgeWatchers()
 	}
 	return s, nil
 }

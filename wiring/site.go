@@ -75,7 +75,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	var sender *purge.Sender
 	if len(s.Purge) > 0 {
 		sender = purge.New(s.Purge, h.Logger)
-		cfg.Purge = sender.Send
+		cfg.Purge = sender
 		s.Series.Register(metrics.Purges(func() (int64, int64, int64, int64) {
 			f := sender.Figures()
 			return f.Sent, f.Retried, f.Failed, f.Overflowed
