@@ -203,7 +203,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Clock), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Clock, sessionsOf(cfg.DB)), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
 			return nil, err

@@ -132,6 +132,6 @@ func TestALandingWhileEveryReplicaWasDownIsPurgedWhenOneIsBack(t *testing.T) {
 			}
 			held[path] = want
 		}
-		t.Logf("landing %d: every page fresh through the cache %v after the replica answered", landing+1, time.Since(back).Round(time.Millisecond))
+		t.Logf("landing %d: the pages asked through the cache %v after the replica answered", landing+1, time.Since(back).Round(time.Millisecond))
 	}
 }
