@@ -1,7 +1,8 @@
 // Package store is ingest's database, on SQLite or PostgreSQL: the latest
 // metadata of every video with a full-text index over its text, the
 // trending entries and search results of every run, the runs themselves,
-// categories and backfill cursors; the quota ledger in it is package
+// categories and backfill cursors, and the mark each cache in front of the
+// readers' site was purged up to (purged.go); the quota ledger in it is package
 // ledger's, and a copy of it into another database package dbcopy's.
 //
 // The SQL both databases share is written once; what differs (upserts,

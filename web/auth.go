@@ -19,8 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clients"
-	"github.com/ingestworks/ingest/store"
 )
 
 // MinTokenLen is the fewest characters an access token may have.
@@ -136,15 +134,14 @@ const CookieName = "ingest_session"
 // zero.
 const DefaultSessionTTL = 12 * time.Hour
 
-// maxSessions bounds the sessions kept: signing in is behind the token,
+// MaxSessions bounds the sessions kept: signing in is behind the token,
 // so only its holders can fill the table, but a loop must not grow it
 // without end.
-const maxSessions = 10000
+const MaxSessions = 10000
 
-// sessionStore is where the sign-ins are kept: the database's
-// (clients.Sessions), which every replica on it reads, or, for a server
-// without a database, the process's own.
-type sessionStore interface {
+// SessionStore is where the sign-ins are kept (Config.Sessions): the
+// database's (clients.Sessions), which every replica on it reads.
+type SessionStore interface {
 	Start(ctx context.Context, id string, now, expires time.Time) error
 	Live(ctx context.Context, id string, now time.Time) (bool, error)
 	End(ctx context.Context, id string) error
@@ -156,12 +153,15 @@ type sessionStore interface {
 type sessions struct {
 	ttl   time.Duration
 	clock ingest.Clock
-	kept  sessionStore
+	kept  SessionStore
 }
 
-func newSessions(ttl time.Duration, clock ingest.Clock, kept sessionStore) *sessions {
+func newSessions(ttl time.Duration, clock ingest.Clock, kept SessionStore) *sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
+	}
+	if kept == nil {
+		kept = &memSessions{}
 	}
 	return &sessions{ttl: ttl, clock: clock, kept: kept}
 }
@@ -200,14 +200,14 @@ func (m *memSessions) Start(_ context.Context, id string, now, expires time.Time
 	if m.ids == nil {
 		m.ids = map[string]time.Time{}
 	}
-	if len(m.ids) >= maxSessions {
+	if len(m.ids) >= MaxSessions {
 		for k, exp := range m.ids {
 			if !now.Before(exp) {
 				delete(m.ids, k)
 			}
 		}
 		for k := range m.ids { // still full: drop any one
-			if len(m.ids) < maxSessions {
+			if len(m.ids) < MaxSessions {
 				break
 			}
 			delete(m.ids, k)
@@ -536,13 +536,4 @@ type loginView struct {
 	// Wait, when not empty, is how long until a token is checked again
 	// from this address (Until, the time).
 	Wait, Until string
-}
-
-// sessionsOf are the sessions kept in db, or the process's own without
-// one.
-func sessionsOf(db *store.DB) sessionStore {
-	if db == nil {
-		return &memSessions{}
-	}
-	return clients.NewSessions(db, maxSessions)
 }

@@ -97,6 +97,10 @@ type Config struct {
 	AuthFailed func(outcome string)
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
+	// Sessions keep the sign-ins: the database's (clients.Sessions), so
+	// that every replica on it honours a sign-in and a sign-out ends it on
+	// all. Nil keeps them in the process, for a server without a database.
+	Sessions SessionStore
 	// Clock is the house's, required: the sessions, the throttle of wrong
 	// tokens, the meter's plans, the kept answers and the pages' ages are
 	// read on it.
@@ -203,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Clock, sessionsOf(cfg.DB)), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Clock, cfg.Sessions), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
 			return nil, err
