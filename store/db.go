@@ -370,6 +370,11 @@ func (db *DB) Writable(ctx context.Context) error {
 	return db.d.writable(ctx, db)
 }
 
+// ReadOnly says whether the database was opened read-only (a SQLite file
+// OpenExisting opened): every write fails, so what a process would share
+// through it (the site's sessions) stays in the process.
+func (db *DB) ReadOnly() bool { return db.w == db.r }
+
 // Postgres says whether the database is PostgreSQL, rather than a SQLite
 // file.
 func (db *DB) Postgres() bool {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
@@ -83,6 +84,9 @@ func (s *Server) purgeMoved(ctx context.Context, cache int, name string) {
 		s.cfg.Logger.Warn("web: read the mark the cache in front was purged up to", "cache", name, "err", err)
 		return
 	}
+	if own, ok := s.purging.own(cache); ok { // the database takes no writes: this process's own mark
+		kept, since, found = own.mark, own.changed, true
+	}
 	if found && kept == mark {
 		return
 	}
@@ -93,9 +97,52 @@ func (s *Server) purgeMoved(ctx context.Context, cache int, name string) {
 	}
 	write, cancel := context.WithTimeout(ctx, s.cfg.Timeout) // the purge may have taken the read's time
 	defer cancel()
-	if _, err := s.cfg.DB.KeepPurged(write, name, kept, found, mark, changed); err != nil {
-		s.cfg.Logger.Warn("web: keep the mark the cache in front was purged up to: the next read purges again", "cache", name, "err", err)
+	_, err = s.cfg.DB.KeepPurged(write, name, kept, found, mark, changed)
+	if err != nil {
+		s.cfg.Logger.Warn("web: keep the mark the cache in front was purged up to: this process keeps it, until it stops", "cache", name, "err", err)
 	}
+	s.purging.keep(cache, err != nil, keptMark{mark, changed})
+}
+
+// keptMark is a mark a cache was purged up to, and its time.
+type keptMark struct {
+	mark    string
+	changed time.Time
+}
+
+// purging is what the purge's watchers share: how to end them, and each
+// cache's mark this process purged it up to when the database would not
+// keep it (a read-only file), so that a database that takes no writes
+// costs a cache no purge of the whole site each second.
+type purging struct {
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	mine map[int]keptMark
+}
+
+// own is the mark this process keeps for the cache at index cache, if it
+// keeps one.
+func (p *purging) own(cache int) (keptMark, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.mine[cache]
+	return m, ok
+}
+
+// keep keeps m for the cache at index cache in the process when mine
+// (the database did not keep it), else forgets the process's own.
+func (p *purging) keep(cache int, mine bool, m keptMark) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !mine {
+		delete(p.mine, cache)
+		return
+	}
+	if p.mine == nil {
+		p.mine = map[int]keptMark{}
+	}
+	p.mine[cache] = m
 }
 
 // knowMark makes mark, changed at changed, the one known: newer than any

@@ -193,6 +193,53 @@ func TestALandingNoOnePurgedIsPurgedByTheNextStart(t *testing.T) {
 	}
 }
 
+// TestAReadOnlyDatabaseKeepsThePurgedMarkInTheProcess: a server on a
+// database it cannot write (a read-only SQLite file) keeps the mark it
+// purged a cache up to itself, so a landing is purged by what it changed,
+// and the cache is not sent the whole site again at each read.
+func TestAReadOnlyDatabaseKeepsThePurgedMarkInTheProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t) // SQLite: a file it can open read-only
+	regionRun(t, db, "GB", "", t0, worldVideos(t0, "old")...)
+	ro, err := store.OpenExisting(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	purged := make(chan []string, 64)
+	s, err := New(Config{DB: ro, Listen: ":8080", Public: true, Meter: anyMeter(),
+		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
+			slices.Sort(keys)
+			purged <- keys
+			return nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	next := func(step string) []string {
+		t.Helper()
+		select {
+		case got := <-purged:
+			return got
+		case <-time.After(time.Minute): // the fault: no purge at all
+			t.Fatalf("%s: nothing purged", step)
+			return nil
+		}
+	}
+	if got := next("the start"); !slices.Equal(got, []string{siteKey}) {
+		t.Errorf("the start purged %q, want the whole site", got)
+	}
+	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "new")...)
+	landed := []string{"chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap", "video:new", "search"}
+	slices.Sort(landed)
+	if got := next("a landing"); !slices.Equal(got, landed) {
+		t.Errorf("after a landing, purged %q, want %q", got, landed)
+	}
+}
+
 // TestChangedKeysNameTheAnswers: the keys a change purges are the keys
 // the answers showing it carry.
 func TestChangedKeysNameTheAnswers(t *testing.T) {

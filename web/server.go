@@ -50,7 +50,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -163,13 +162,10 @@ type Server struct {
 	static   *staticFiles
 	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
 	answers  answers
-	purging  struct {
-		stop context.CancelFunc // ends the purge's watchers (purge.go)
-		wg   sync.WaitGroup
-	}
-	budget *budget // the builds anonymous readers may run at once (budget.go)
-	places places
-	front  frontIndex
+	purging  purging // the purge's watchers (purge.go)
+	budget   *budget // the builds anonymous readers may run at once (budget.go)
+	places   places
+	front    frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
 	// place of the protocol's bound (tests of the index).
 	sitemapBound int

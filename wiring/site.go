@@ -65,7 +65,9 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
 	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
-	cfg.Sessions = clients.NewSessions(db, web.MaxSessions)
+	if !db.ReadOnly() { // else each process keeps its own, as it must
+		cfg.Sessions = clients.NewSessions(db, web.MaxSessions)
+	}
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
 	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
