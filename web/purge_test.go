@@ -3,9 +3,11 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,6 +192,57 @@ func TestALandingNoOnePurgedIsPurgedByTheNextStart(t *testing.T) {
 			t.Fatalf("the mark kept for the cache is %q, want the one it was purged up to, %q", kept, mark)
 		}
 		clock.Sleep(ctx, 10*time.Millisecond) // the mark is kept just after the purge returns
+	}
+}
+
+// TestReplicasRacingLoseNoMove: two servers on one database purge one
+// cache; landings come one after another; the cache is sent each
+// landing's keys (by one or both), and the mark kept for it reaches each
+// landing's, never left behind one.
+func TestReplicasRacingLoseNoMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t)
+	regionRun(t, db, "GB", "", t0, worldVideos(t0, "old")...)
+	var mu sync.Mutex
+	took := map[string]bool{}
+	for range 2 {
+		s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(),
+			Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, k := range keys {
+					took[k] = true
+				}
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+	}
+	for i := range 5 {
+		id := fmt.Sprintf("land%d", i)
+		regionRun(t, db, "GB", "", t0.Add(time.Duration(i+1)*time.Hour), worldVideos(t0, id)...)
+		mark, _, _ := db.DataMark(ctx)
+		for end := time.Now().Add(time.Minute); ; clock.Sleep(ctx, 10*time.Millisecond) { // the fault: the move lost
+			kept, _, _, err := db.Purged(ctx, "http://cache.test/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept == mark {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("landing %d: the mark kept is %q, want the landing's %q", i+1, kept, mark)
+			}
+		}
+		mu.Lock()
+		if !took["video:"+id] {
+			t.Errorf("landing %d: the mark kept moved past it, and no replica purged video:%s", i+1, id)
+		}
+		mu.Unlock()
 	}
 }
 
