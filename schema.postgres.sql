@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 18 (the table schema_version).
+-- Step 19 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -182,6 +182,12 @@ CREATE TABLE public.passes (
     CONSTRAINT passes_status_check CHECK ((status = ANY (ARRAY['completed'::text, 'stopped'::text, 'interrupted'::text, 'skipped'::text, 'failed'::text])))
 );
 
+CREATE TABLE public.purged (
+    cache text NOT NULL COLLATE pg_catalog."C",
+    mark text NOT NULL COLLATE pg_catalog."C",
+    changed_ms bigint NOT NULL
+);
+
 CREATE TABLE public.quota_block (
     quota_key text NOT NULL COLLATE pg_catalog."C",
     pool text NOT NULL COLLATE pg_catalog."C",
@@ -263,6 +269,11 @@ CREATE TABLE public.search_results (
     vid bigint NOT NULL,
     rank bigint NOT NULL,
     fetched_ms bigint NOT NULL
+);
+
+CREATE TABLE public.sessions (
+    hash text NOT NULL COLLATE pg_catalog."C",
+    expires_ms bigint NOT NULL
 );
 
 CREATE TABLE public.trending_entries (
@@ -380,6 +391,9 @@ ALTER TABLE ONLY public.pace_plans
 ALTER TABLE ONLY public.passes
     ADD CONSTRAINT passes_pkey PRIMARY KEY (entry, started_ms);
 
+ALTER TABLE ONLY public.purged
+    ADD CONSTRAINT purged_pkey PRIMARY KEY (cache);
+
 ALTER TABLE ONLY public.quota_block
     ADD CONSTRAINT quota_block_pkey PRIMARY KEY (quota_key, pool);
 
@@ -406,6 +420,9 @@ ALTER TABLE ONLY public.schema_version
 
 ALTER TABLE ONLY public.search_results
     ADD CONSTRAINT search_results_pkey PRIMARY KEY (run_id, region, vid);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (hash);
 
 ALTER TABLE ONLY public.trending_entries
     ADD CONSTRAINT trending_entries_pkey PRIMARY KEY (run_id, region, vid);
@@ -456,6 +473,8 @@ CREATE INDEX runs_started ON public.runs USING btree (kind, started_ms);
 CREATE INDEX search_results_fetched ON public.search_results USING btree (fetched_ms);
 
 CREATE INDEX search_results_vid ON public.search_results USING btree (vid);
+
+CREATE INDEX sessions_expires ON public.sessions USING btree (expires_ms);
 
 CREATE INDEX trending_entries_day ON public.trending_entries USING btree ((((fetched_ms / 86400000) * 86400000)), vid, fetched_ms);
 

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 25 (PRAGMA user_version).
+-- Version 26 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -364,4 +364,17 @@ CREATE TABLE passes (
 
 CREATE INDEX passes_started ON passes (started_ms);
 
-PRAGMA user_version = 25;
+CREATE TABLE purged (
+  cache      TEXT    PRIMARY KEY,
+  mark       TEXT    NOT NULL,
+  changed_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE sessions (
+  hash       TEXT    PRIMARY KEY,
+  expires_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX sessions_expires ON sessions (expires_ms);
+
+PRAGMA user_version = 26;

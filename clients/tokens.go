@@ -1,5 +1,6 @@
 // Package clients is what the database keeps of the API's clients: their
-// tokens (only each one's hash) and, on PostgreSQL, the API limiter's
+// tokens (only each one's hash), the readers' site's sign-ins (only each
+// session id's hash, so that every replica honours them) and, on PostgreSQL, the API limiter's
 // counts shared by every host (package ratelimit holds the algorithm). It
 // owns no connection and no migration: store.Open opens the database and
 // builds its tables, and the wiring hands this package what store opened.

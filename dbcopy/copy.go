@@ -93,6 +93,8 @@ var notCopied = map[string]string{
 	"locks":          "leases of the processes running on the source: taken anew on the target",
 	"api_limits":     "the read API's request limiter, a burst per client: not the upstream's quota",
 	"schema_version": "the target's own migrations write it",
+	"purged":         "how far the source's caches in front were purged: the target's replicas purge theirs whole once",
+	"sessions":       "sign-ins to the source's site: the operator signs in again on the target's",
 }
 
 // Notes a copy keeps on its target: which source it copies (sourceID),

@@ -82,6 +82,6 @@ func Purges(figures func() (sent, retried, failed, overflowed int64)) []promethe
 	return out
 }
 
-const purgesHelp = "Purges sent to the caches in front (--purge-url) when the data moved: outcome=sent, taken; retried, tried again after a failure; failed, given up; overflowed, lost to a full queue, the whole site purged next (docs/operations/readers.md)."
+const purgesHelp = "Purges sent to the caches in front (--purge-url) when the data moved: outcome=sent, taken; retried, tried again after a failure; failed, given up, sent again from the mark kept at the next read; overflowed, lost to a full queue, the whole site purged next (docs/operations/readers.md)."
 
 const budgetHelp = "Anonymous readers' requests for a build (a search, a miss, a page not kept): outcome=admitted, given a turn in the site's budget; outcome=busy, answered 503 with Retry-After, no turn within a second (docs/reference/api/caching.md)."

@@ -5,7 +5,12 @@
 // Varnish's xkey module reads (docs/operations/readers.md, "Readers behind a
 // cache").
 //
-// It is in nobody's way: Send queues and returns, each cache has a queue
+// Purge sends to one cache and says whether it took the keys, for a caller
+// that keeps what each cache was purged up to (the readers' site keeps it
+// in the database, so a landing no process purged in time is purged when
+// one can); a cache down holds up only its own caller.
+//
+// Send is in nobody's way: it queues and returns, each cache has a queue
 // and a sender of its own, so a cache down delays no other, and a request
 // that fails is tried again with backoff, a few times. A queue that
 // overflows is not dropped in silence: its next batch drops the whole
@@ -126,39 +131,65 @@ func (s *Sender) run(c *cache) {
 			keys = []string{SiteKey}
 		}
 		for _, batch := range batches(keys) {
-			s.send(c, batch)
+			_ = s.send(s.ctx, c, batch) // counted and said by send
 		}
 	}
 }
 
+// Caches name each cache by its URL, its password left out: the name its
+// purged mark is kept under.
+func (s *Sender) Caches() []string {
+	names := make([]string, len(s.caches))
+	for i, c := range s.caches {
+		names[i] = c.url.Redacted()
+	}
+	return names
+}
+
+// Purge sends keys to the cache at index cache (of Caches) and returns
+// once it took them, or with why not after every attempt, or when ctx or
+// Close ends it. A caller that keeps what it purged (web's purged mark)
+// keeps it only when the cache took it.
+func (s *Sender) Purge(ctx context.Context, cache int, keys []string) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(s.ctx, stop)()
+	for _, batch := range batches(keys) {
+		if err := s.send(ctx, s.caches[cache], batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // send sends one batch to c, again after a failure, up to attempts.
-func (s *Sender) send(c *cache, keys string) {
+func (s *Sender) send(ctx context.Context, c *cache, keys string) error {
 	wait := firstBackoff
 	for try := 1; ; try++ {
-		err := s.purge(c.url, keys)
+		err := s.purge(ctx, c.url, keys)
 		if err == nil {
 			s.sent.Add(1)
-			return
+			return nil
 		}
-		if s.ctx.Err() != nil {
-			return
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if try == attempts {
 			s.failed.Add(1)
-			s.logger.Warn("purge: the cache did not take it; its answers stay until their s-maxage", "cache", c.url.Redacted(), "err", err)
-			return
+			s.logger.Warn("purge: the cache did not take it; it is purged again from the mark it took last", "cache", c.url.Redacted(), "err", err)
+			return err
 		}
 		s.retried.Add(1)
-		if clock.Sleep(s.ctx, wait) != nil {
-			return
+		if err := clock.Sleep(ctx, wait); err != nil {
+			return err
 		}
 		wait *= 2
 	}
 }
 
 // purge asks u to drop the answers carrying keys.
-func (s *Sender) purge(u *url.URL, keys string) error {
-	req, err := http.NewRequestWithContext(s.ctx, "PURGE", u.String(), nil)
+func (s *Sender) purge(ctx context.Context, u *url.URL, keys string) error {
+	req, err := http.NewRequestWithContext(ctx, "PURGE", u.String(), nil)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -130,5 +131,33 @@ func TestACacheDownDelaysNoOther(t *testing.T) {
 	}
 	if !seen[SiteKey] {
 		t.Errorf("after its queue overflowed, the cache took no purge of %q", SiteKey)
+	}
+}
+
+// TestPurgeSaysWhetherTheCacheTookIt: Purge returns once the cache took
+// the keys, after its failures tried again, and with an error once every
+// attempt failed, so that its caller keeps what a cache was purged up to
+// only when it was; each cache is named without its password.
+func TestPurgeSaysWhetherTheCacheTookIt(t *testing.T) {
+	t.Parallel()
+	flaky, down := newRecorder(t, http.StatusServiceUnavailable, 2, nil), newRecorder(t, http.StatusForbidden, attempts, nil)
+	secret := down.url()
+	secret.User = url.UserPassword("purger", "purge-Sekret-42")
+	s := New([]*url.URL{flaky.url(), secret}, slog.New(slog.DiscardHandler))
+	defer s.Close()
+	if err := s.Purge(context.Background(), 0, []string{"chart:US"}); err != nil {
+		t.Errorf("a cache that failed twice then took it: %v, want nil", err)
+	}
+	if got := flaky.next(t); got != "chart:US" {
+		t.Errorf("the cache took %q, want chart:US", got)
+	}
+	if err := s.Purge(context.Background(), 1, []string{"chart:US"}); err == nil {
+		t.Errorf("a cache that refused every attempt: nil, want an error")
+	}
+	if names := s.Caches(); len(names) != 2 || strings.Contains(names[1], "purge-Sekret-42") {
+		t.Errorf("caches named %q, want two, no password", names)
+	}
+	if f := s.Figures(); f.Sent != 1 || f.Failed != 1 || f.Retried != 2+attempts-1 {
+		t.Errorf("figures %+v, want 1 sent, 1 failed, %d retried", f, 2+attempts-1)
 	}
 }

@@ -1,7 +1,8 @@
 // Package store is ingest's database, on SQLite or PostgreSQL: the latest
 // metadata of every video with a full-text index over its text, the
 // trending entries and search results of every run, the runs themselves,
-// categories and backfill cursors; the quota ledger in it is package
+// categories and backfill cursors, and the mark each cache in front of the
+// readers' site was purged up to (purged.go); the quota ledger in it is package
 // ledger's, and a copy of it into another database package dbcopy's.
 //
 // The SQL both databases share is written once; what differs (upserts,
@@ -77,7 +78,9 @@ type DB struct {
 	q    *dialectSQL // d.sql()
 	w    *sql.DB     // one connection: SQLite has one writer
 	r    *sql.DB     // bounded, query_only
-	st   *statements
+	// readOnly: a SQLite file OpenExisting opened, whose writes fail.
+	readOnly bool
+	st       *statements
 	// markMu guards mark, DataMark's statement, prepared on r at its
 	// first read (markStmt).
 	markMu sync.Mutex
@@ -211,7 +214,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	}
 	// Writes through a read-only DB fail in SQLite with a clear error
 	// instead of a nil pool.
-	return &DB{path: path, w: r, r: r, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
+	return &DB{path: path, w: r, r: r, readOnly: true, d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}, nil
 }
 
 // OpenDamaged opens the SQLite file at path to read it as it is, pages and
@@ -368,6 +371,11 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Writable(ctx context.Context) error {
 	return db.d.writable(ctx, db)
 }
+
+// ReadOnly says whether the database was opened read-only (a SQLite file
+// OpenExisting opened): every write fails, so what a process would share
+// through it (the site's sessions) stays in the process.
+func (db *DB) ReadOnly() bool { return db.readOnly }
 
 // Postgres says whether the database is PostgreSQL, rather than a SQLite
 // file.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -133,73 +134,105 @@ const CookieName = "ingest_session"
 // zero.
 const DefaultSessionTTL = 12 * time.Hour
 
-// maxSessions bounds the sessions one server keeps: signing in is behind
-// the token, so only its holders can fill the table, but a loop must not
-// grow it without end.
-const maxSessions = 10000
+// MaxSessions bounds the sessions kept: signing in is behind the token,
+// so only its holders can fill the table, but a loop must not grow it
+// without end.
+const MaxSessions = 10000
 
-// sessions are the signed-in browsers: id -> expiry, in memory (a restart
-// signs everyone out, which is the safe side).
-type sessions struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	clock ingest.Clock
-	ids   map[string]time.Time
+// SessionStore is where the sign-ins are kept (Config.Sessions): the
+// database's (clients.Sessions), which every replica on it reads.
+type SessionStore interface {
+	Start(ctx context.Context, id string, now, expires time.Time) error
+	Live(ctx context.Context, id string, now time.Time) (bool, error)
+	End(ctx context.Context, id string) error
 }
 
-func newSessions(ttl time.Duration, clock ingest.Clock) *sessions {
+// sessions are the signed-in browsers, each by a random id the cookie
+// holds, kept in the database so that a sign-in holds on every replica
+// and a sign-out on one ends it on all.
+type sessions struct {
+	ttl   time.Duration
+	clock ingest.Clock
+	kept  SessionStore
+}
+
+func newSessions(ttl time.Duration, clock ingest.Clock, kept SessionStore) *sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
-	return &sessions{ttl: ttl, clock: clock, ids: map[string]time.Time{}}
+	if kept == nil {
+		kept = &memSessions{}
+	}
+	return &sessions{ttl: ttl, clock: clock, kept: kept}
 }
 
 // start makes a new session and returns its id.
-func (s *sessions) start() (string, error) {
+func (s *sessions) start(ctx context.Context) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.clock.Now()
-	if len(s.ids) >= maxSessions {
-		for k, exp := range s.ids {
+	return id, s.kept.Start(ctx, id, now, now.Add(s.ttl))
+}
+
+// valid reports whether id is a live session.
+func (s *sessions) valid(ctx context.Context, id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	return s.kept.Live(ctx, id, s.clock.Now())
+}
+
+func (s *sessions) end(ctx context.Context, id string) error { return s.kept.End(ctx, id) }
+
+// memSessions are a process's own sessions, for a server without a
+// database: id -> expiry (a restart signs everyone out, the safe side).
+type memSessions struct {
+	mu  sync.Mutex
+	ids map[string]time.Time
+}
+
+func (m *memSessions) Start(_ context.Context, id string, now, expires time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ids == nil {
+		m.ids = map[string]time.Time{}
+	}
+	if len(m.ids) >= MaxSessions {
+		for k, exp := range m.ids {
 			if !now.Before(exp) {
-				delete(s.ids, k)
+				delete(m.ids, k)
 			}
 		}
-		for k := range s.ids { // still full: drop any one
-			if len(s.ids) < maxSessions {
+		for k := range m.ids { // still full: drop any one
+			if len(m.ids) < MaxSessions {
 				break
 			}
-			delete(s.ids, k)
+			delete(m.ids, k)
 		}
 	}
-	s.ids[id] = now.Add(s.ttl)
-	return id, nil
+	m.ids[id] = expires
+	return nil
 }
 
-// valid reports whether id is a live session; an expired one is dropped.
-func (s *sessions) valid(id string) bool {
-	if id == "" {
-		return false
+func (m *memSessions) Live(_ context.Context, id string, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	exp, ok := m.ids[id]
+	if ok && !now.Before(exp) {
+		delete(m.ids, id)
+		return false, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	exp, ok := s.ids[id]
-	if ok && !s.clock.Now().Before(exp) {
-		delete(s.ids, id)
-		return false
-	}
-	return ok
+	return ok, nil
 }
 
-func (s *sessions) end(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.ids, id)
+func (m *memSessions) End(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.ids, id)
+	return nil
 }
 
 // authorized asks for a live session cookie (browsers that signed in) or
@@ -313,7 +346,14 @@ func bearer(r *http.Request) (string, bool) {
 // beyond guessing, so it is not throttled.
 func (s *Server) signedIn(r *http.Request) bool {
 	c, err := r.Cookie(CookieName)
-	return err == nil && s.sessions.valid(c.Value)
+	if err != nil {
+		return false
+	}
+	ok, err := s.sessions.valid(r.Context(), c.Value)
+	if err != nil {
+		s.cfg.Logger.Warn("web: read a session: the request is asked for the token", "err", err)
+	}
+	return ok
 }
 
 // try compares tok, tried by r's client, with the access token under the
@@ -440,8 +480,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "login", view)
 		return
 	}
-	id, err := s.sessions.start()
+	id, err := s.sessions.start(r.Context())
 	if err != nil {
+		s.cfg.Logger.Error("web: start a session", "err", err)
 		s.pageError(w, r, http.StatusInternalServerError, "Could not start a session.")
 		return
 	}
@@ -456,7 +497,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(CookieName); err == nil {
-		s.sessions.end(c.Value)
+		if err := s.sessions.end(r.Context(), c.Value); err != nil {
+			s.cfg.Logger.Error("web: end a session", "err", err)
+			s.pageError(w, r, http.StatusInternalServerError, "Could not end the session: sign out again.")
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: -1})

@@ -408,10 +408,17 @@ func (s *Server) watch(now time.Time) {
 	}
 }
 
-// Close stops the watcher, at once and for good: the server's store may
+// Close stops the watchers, at once and for good, the purge's once what
+// they were telling a cache is given up: the server's store and purge may
 // be closed after it. Requests are still answered, from their own builds.
 func (s *Server) Close() {
-	s.answers.closing.Do(func() { close(s.answers.closed) })
+	s.answers.closing.Do(func() {
+		close(s.answers.closed)
+		if s.purging.stop != nil {
+			s.purging.stop()
+		}
+	})
+	s.purging.wg.Wait()
 }
 
 // watcher reads the store's mark every markEvery and, when it moved,

@@ -2,9 +2,12 @@ package web
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,7 +37,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 	pub, _ := url.Parse("https://charts.example.org/")
 	var served atomic.Pointer[Server]
 	s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(), PublicURL: pub,
-		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: func(keys []string) {
+		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
 			// A cache asks the moment it is purged: the mark must be
 			// the one known by then.
 			s := served.Load()
@@ -45,7 +48,8 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 				t.Errorf("purged %q while the server knew the mark %q, not %q", keys, known, now)
 			}
 			purged <- keys
-		}})
+			return nil
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +74,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 			t.Fatalf("%s: nothing purged", step)
 		}
 	}
+	expect("the start, the cache never purged: its copies may be from any time", siteKey)
 	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "hit", "new")...)
 	expect("GB's first run landed: a chart new to every chart page's picker", siteKey)
 	regionRun(t, db, "GB", "", t0.Add(90*time.Minute), worldVideos(t0, "hit", "new")...)
@@ -99,6 +104,193 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("a prune", siteKey)
+}
+
+// purgeTo is one cache in front that hands each purge to f, which says
+// whether the cache took it.
+type purgeTo func(keys []string) error
+
+func (purgeTo) Caches() []string { return []string{"http://cache.test/"} }
+
+func (f purgeTo) Purge(_ context.Context, _ int, keys []string) error { return f(keys) }
+
+// TestALandingNoOnePurgedIsPurgedByTheNextStart: the mark a cache was
+// purged up to is kept in the database once the cache took the purge, so
+// a landing made while no server ran, or while the cache refused, is
+// purged (what it changed, not the whole site) by the next server to
+// start on the database, or when the cache takes purges again.
+func TestALandingNoOnePurgedIsPurgedByTheNextStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t)
+	regionRun(t, db, "GB", "", t0, worldVideos(t0, "old")...)
+	purged := make(chan []string, 64)
+	var down atomic.Bool
+	start := func() *Server {
+		s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(),
+			Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
+				if down.Load() {
+					purged <- nil
+					return errors.New("the cache is unreachable")
+				}
+				purged <- keys
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	next := func(step string) []string {
+		t.Helper()
+		select {
+		case got := <-purged:
+			slices.Sort(got)
+			return got
+		case <-time.After(time.Minute): // the fault: no purge at all
+			t.Fatalf("%s: nothing purged", step)
+			return nil
+		}
+	}
+	landed := []string{"chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap", "video:new", "search"}
+	slices.Sort(landed)
+	s := start()
+	if got := next("the first start"); !slices.Equal(got, []string{siteKey}) {
+		t.Errorf("the first start purged %q, want the whole site", got)
+	}
+	s.Close()
+	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "new")...) // while no server runs
+	s = start()
+	if got := next("a start after a landing"); !slices.Equal(got, landed) {
+		t.Errorf("a start after a landing no one purged purged %q, want %q", got, landed)
+	}
+	down.Store(true)
+	regionRun(t, db, "GB", "", t0.Add(2*time.Hour), worldVideos(t0, "new")...)
+	next("a purge the cache refuses")
+	next("the same purge tried again")
+	s.Close()
+	down.Store(false)
+	for len(purged) > 0 {
+		<-purged
+	}
+	s = start()
+	defer s.Close()
+	if got := next("a start after the cache refused"); !slices.Equal(got, landed) {
+		t.Errorf("a start after the cache refused a landing purged %q, want %q", got, landed)
+	}
+	for end := time.Now().Add(time.Minute); ; { // the fault: the mark never kept
+		mark, _, _ := db.DataMark(ctx)
+		kept, _, _, err := db.Purged(ctx, "http://cache.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept == mark {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the mark kept for the cache is %q, want the one it was purged up to, %q", kept, mark)
+		}
+		clock.Sleep(ctx, 10*time.Millisecond) // the mark is kept just after the purge returns
+	}
+}
+
+// TestReplicasRacingLoseNoMove: two servers on one database purge one
+// cache; landings come one after another; the cache is sent each
+// landing's keys (by one or both), and the mark kept for it reaches each
+// landing's, never left behind one.
+func TestReplicasRacingLoseNoMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t)
+	regionRun(t, db, "GB", "", t0, worldVideos(t0, "old")...)
+	var mu sync.Mutex
+	took := map[string]bool{}
+	for range 2 {
+		s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(),
+			Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, k := range keys {
+					took[k] = true
+				}
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+	}
+	for i := range 5 {
+		id := fmt.Sprintf("land%d", i)
+		regionRun(t, db, "GB", "", t0.Add(time.Duration(i+1)*time.Hour), worldVideos(t0, id)...)
+		mark, _, _ := db.DataMark(ctx)
+		for end := time.Now().Add(time.Minute); ; clock.Sleep(ctx, 10*time.Millisecond) { // the fault: the move lost
+			kept, _, _, err := db.Purged(ctx, "http://cache.test/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept == mark {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("landing %d: the mark kept is %q, want the landing's %q", i+1, kept, mark)
+			}
+		}
+		mu.Lock()
+		if !took["video:"+id] {
+			t.Errorf("landing %d: the mark kept moved past it, and no replica purged video:%s", i+1, id)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestAReadOnlyDatabaseKeepsThePurgedMarkInTheProcess: a server on a
+// database it cannot write (a read-only SQLite file) keeps the mark it
+// purged a cache up to itself, so a landing is purged by what it changed,
+// and the cache is not sent the whole site again at each read.
+func TestAReadOnlyDatabaseKeepsThePurgedMarkInTheProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t) // SQLite: a file it can open read-only
+	regionRun(t, db, "GB", "", t0, worldVideos(t0, "old")...)
+	ro, err := store.OpenExisting(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	purged := make(chan []string, 64)
+	s, err := New(Config{DB: ro, Listen: ":8080", Public: true, Meter: anyMeter(),
+		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
+			slices.Sort(keys)
+			purged <- keys
+			return nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	next := func(step string) []string {
+		t.Helper()
+		select {
+		case got := <-purged:
+			return got
+		case <-time.After(time.Minute): // the fault: no purge at all
+			t.Fatalf("%s: nothing purged", step)
+			return nil
+		}
+	}
+	if got := next("the start"); !slices.Equal(got, []string{siteKey}) {
+		t.Errorf("the start purged %q, want the whole site", got)
+	}
+	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "new")...)
+	landed := []string{"chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap", "video:new", "search"}
+	slices.Sort(landed)
+	if got := next("a landing"); !slices.Equal(got, landed) {
+		t.Errorf("after a landing, purged %q, want %q", got, landed)
+	}
 }
 
 // TestChangedKeysNameTheAnswers: the keys a change purges are the keys

@@ -143,18 +143,32 @@ func (s *Server) table() []Route {
 }
 
 // SiteRoutes are the entries a command's site adds to the table, those
-// whose handlers the command holds: /readyz, asking that the limiter l
-// answers, then the command's own checks, then the limiter's windows
-// (WindowChecks); /metrics, serving scrape to the operator; and /quota,
-// the report as quota builds it.
-func SiteRoutes(l report.StateReader, own []Check, scrape http.Handler, quota func(context.Context) (*report.Report, error)) []Route {
-	checks := append(append([]Check{LimiterCheck(l)}, own...), WindowChecks(l)...)
+// whose handlers the command holds: /readyz, asking the command's checks
+// (ready: a reader's its database, ReadersReady; the writer's its
+// limiter's too, WriterReady); /metrics, serving scrape to the operator;
+// and /quota, the report as quota builds it.
+func SiteRoutes(ready []Check, scrape http.Handler, quota func(context.Context) (*report.Report, error)) []Route {
 	return []Route{
-		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: Readyz(checks...)},
+		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: Readyz(ready...)},
 		{Pattern: "GET /metrics", Kind: Operational, Audience: Operator, Handler: scrape},
 		{Pattern: "GET /quota", Kind: API, Handler: QuotaReport(quota)},
 	}
 }
+
+// WriterReady are the checks of a process that spends the quota (run
+// --listen): that the limiter l answers, then the process's own, then the
+// limiter's windows (WindowChecks). Without its limiter it takes no
+// decision, so it is not ready.
+func WriterReady(l report.StateReader, own ...Check) []Check {
+	return append(append([]Check{LimiterCheck(l)}, own...), WindowChecks(l)...)
+}
+
+// ReadersReady are the checks of a process that serves readers (serve):
+// its own, its database's, and not the limiter's. Its pages need only the
+// database, and its metered API takes a limiter that does not answer as
+// docs/api.md says (fail-open), so a limiter down must not take every
+// reader replica out of its Service at once.
+func ReadersReady(own ...Check) []Check { return own }
 
 // routes registers the table under the listener's access, each answer
 // sent by transport but the kept ones (cache.go), which send their own.

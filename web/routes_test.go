@@ -43,7 +43,7 @@ func TestSiteRoutes(t *testing.T) {
 	scrape := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ingest_up 1\n")) })
 	quota := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
 	own := []Check{{Name: "database", Passed: "writable", Probe: func(context.Context) error { return nil }}}
-	got := SiteRoutes(undecidedPools{}, own, scrape, quota)
+	got := SiteRoutes(WriterReady(undecidedPools{}, own...), scrape, quota)
 	want := daemonRoutes()
 	if len(got) != len(want) {
 		t.Fatalf("%d routes, want %d", len(got), len(want))

@@ -98,6 +98,10 @@ type Config struct {
 	AuthFailed func(outcome string)
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
+	// Sessions keep the sign-ins: the database's (clients.Sessions), so
+	// that every replica on it honours a sign-in and a sign-out ends it on
+	// all. Nil keeps them in the process, for a server without a database.
+	Sessions SessionStore
 	// Clock is the house's, required: the sessions, the throttle of wrong
 	// tokens, the meter's plans, the kept answers and the pages' ages are
 	// read on it.
@@ -133,10 +137,11 @@ type Config struct {
 	// public reader's answer (--cache-control); when nil,
 	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
 	Cache *CachePolicy
-	// Purge, when set, is told the keys (Surrogate-Key) of the answers a
-	// move of the data mark changed, for the caches in front to drop them
-	// (purge.go); it must not block. Nil tells no one.
-	Purge func(keys []string)
+	// Purge, when set, is the caches in front, each told the keys
+	// (Surrogate-Key) of the answers a move of the data mark changed since
+	// the mark kept for it, for it to drop them (purge.go). Nil tells no
+	// one.
+	Purge Purger
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/explanation/terms.md, III.E.4.h).
@@ -162,6 +167,7 @@ type Server struct {
 	static   *staticFiles
 	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
 	answers  answers
+	purging  purging // the purge's watchers (purge.go)
 	budget   *budget // the builds anonymous readers may run at once (budget.go)
 	places   places
 	front    frontIndex
@@ -202,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Clock), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
+		sessions: newSessions(cfg.SessionTTL, cfg.Clock, cfg.Sessions), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
 			return nil, err
@@ -223,8 +229,7 @@ func New(cfg Config) (*Server, error) {
 	s.budget = defaultBudget()
 	s.routes()
 	if cfg.Purge != nil && cfg.DB != nil {
-		mark, changed := s.purgeMoved("", time.Time{}) // what moves are read from
-		go s.purgeWatcher(mark, changed)
+		s.purgeWatchers()
 	}
 	return s, nil
 }

@@ -23,8 +23,9 @@ import (
 
 // TestALandingIsPurgedFromTheCacheInFront: serve's site with --purge-url
 // sends a cache in front (a real HTTP server recording what it is sent)
-// PURGE with the keys of the chart a run landed in and its videos, and
-// /metrics counts it sent.
+// PURGE of the whole site at its start (the cache was never purged), then
+// with the keys of the chart a run landed in and its videos, and /metrics
+// counts both sent.
 func TestALandingIsPurgedFromTheCacheInFront(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -70,6 +71,14 @@ func TestALandingIsPurgedFromTheCacheInFront(t *testing.T) {
 	srv.Config.Handler = ui
 	srv.Start()
 	defer srv.Close()
+	select {
+	case keys := <-purges:
+		if keys != "site" {
+			t.Errorf("the start purged %q of a cache never purged, want the whole site", keys)
+		}
+	case <-time.After(time.Minute): // the fault: no purge at the start
+		t.Fatal("a cache never purged was sent no purge at the start")
+	}
 	land("GB", t0.Add(time.Hour), "b", "c")
 	var keys string
 	select {
@@ -94,7 +103,7 @@ func TestALandingIsPurgedFromTheCacheInFront(t *testing.T) {
 		}
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if strings.Contains(string(b), `ingest_web_purges_total{outcome="sent"} 1`) {
+		if strings.Contains(string(b), `ingest_web_purges_total{outcome="sent"} 2`) {
 			break
 		}
 		if time.Now().After(end) {

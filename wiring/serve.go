@@ -78,7 +78,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 	src.Limiter = l
 	m := metrics.NewAPI()
 	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(), Purge: sv.Purge,
-		Ready: []web.Check{{Name: "database", Passed: "readable", Probe: db.Reader().PingContext}}})
+		Ready: web.ReadersReady(web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})})
 	if err != nil {
 		closeLimiter()
 		return nil, nil, err

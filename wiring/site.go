@@ -32,8 +32,9 @@ type Site struct {
 	// Web is the listener: its address, whether it is public, its access
 	// token, the trusted proxies and what the pages show.
 	Web web.Config
-	// Ready are the command's own checks of /readyz (its database), after
-	// the limiter's.
+	// Ready are the checks of /readyz, per role: web.WriterReady for a
+	// process that spends the quota, web.ReadersReady for one that serves
+	// readers.
 	Ready []web.Check
 	// Series count the site's requests, failed sign-ins and kept answers,
 	// in the registry Scrape serves on /metrics.
@@ -64,18 +65,21 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
 	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
+	if !db.ReadOnly() { // else each process keeps its own, as it must
+		cfg.Sessions = clients.NewSessions(db, web.MaxSessions)
+	}
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
 	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
 	cfg.Report = func(ctx context.Context) (*report.Report, error) {
 		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
 	}
-	cfg.Routes = append(cfg.Routes, web.SiteRoutes(s.Report.Limiter, s.Ready, s.Scrape, cfg.Report)...)
+	cfg.Routes = append(cfg.Routes, web.SiteRoutes(s.Ready, s.Scrape, cfg.Report)...)
 	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
 	var sender *purge.Sender
 	if len(s.Purge) > 0 {
 		sender = purge.New(s.Purge, h.Logger)
-		cfg.Purge = sender.Send
+		cfg.Purge = sender
 		s.Series.Register(metrics.Purges(func() (int64, int64, int64, int64) {
 			f := sender.Figures()
 			return f.Sent, f.Retried, f.Failed, f.Overflowed

@@ -142,3 +142,74 @@ func (d *dashboard) postLogin(t *testing.T, tok string) int {
 	res.Body.Close()
 	return res.StatusCode
 }
+
+// TestASignInHoldsOnEveryReplica: two serve --public processes on one
+// database, SQLite's file or PostgreSQL: a session started on one opens
+// the operator's page on both, and a sign-out on the other ends it on
+// both.
+func TestASignInHoldsOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			if backend == "postgres" {
+				h.withPostgres()
+			}
+			h.mustRun(0, "run", "--once", "--regions", "US")
+			const token = "replica-operator-token-0123456789"
+			h.set("INGEST_UI_TOKEN", token)
+			one, other := startServe(t, h, "--public"), startServe(t, h, "--public")
+			c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			post := func(base, path string, form url.Values, cookie *http.Cookie) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest("POST", base+path, strings.NewReader(form.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				if cookie != nil {
+					req.AddCookie(cookie)
+				}
+				res, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res
+			}
+			operator := func(base string, cookie *http.Cookie) int {
+				t.Helper()
+				req, _ := http.NewRequest("GET", base+"/operator", nil)
+				req.AddCookie(cookie)
+				res, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res.StatusCode
+			}
+			res := post(one, "/login", url.Values{"token": {token}}, nil)
+			var session *http.Cookie
+			for _, ck := range res.Cookies() {
+				if ck.Name == "ingest_session" {
+					session = ck
+				}
+			}
+			if res.StatusCode != http.StatusSeeOther || session == nil {
+				t.Fatalf("sign-in: %d, session cookie %v; want 303 and a session", res.StatusCode, session)
+			}
+			for i, base := range []string{one, other, one, other} {
+				if code := operator(base, session); code != http.StatusOK {
+					t.Errorf("/operator with the session, ask %d (replica %d): %d, want 200", i+1, i%2+1, code)
+				}
+			}
+			if res := post(other, "/logout", nil, session); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("sign-out on the other replica: %d, want 303", res.StatusCode)
+			}
+			for i, base := range []string{one, other} {
+				if code := operator(base, session); code == http.StatusOK {
+					t.Errorf("/operator with the session signed out, replica %d: 200, want it refused", i+1)
+				}
+			}
+		})
+	}
+}

@@ -110,6 +110,41 @@ func TestMetricsSurviveRedisDown(t *testing.T) {
 	}
 }
 
+// TestServeStaysReadyWhileRedisIsDown: a reader replica (serve --public)
+// is ready while it can serve readers, whatever its Redis does: with Redis
+// stopped its /readyz stays 200 and checks no limiter, its pages answer
+// 200, and its metered API lets requests through unmetered, as
+// docs/reference/api/limits.md says of outages. The writer's /readyz
+// (run --listen) still fails on its limiter (TestMetricsSurviveRedisDown).
+func TestServeStaysReadyWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	base := startServe(t, h, "--public")
+	ready := func(step string) {
+		t.Helper()
+		code, body := get(t, base+"/readyz")
+		var rd web.ReadyState
+		if err := json.Unmarshal([]byte(body), &rd); err != nil || code != 200 || rd.Status != "ready" {
+			t.Errorf("%s: /readyz %d %s (%v); want 200 ready", step, code, body, err)
+		}
+		for _, c := range rd.Checks {
+			if strings.HasPrefix(c.Name, "limiter") {
+				t.Errorf("%s: /readyz checks %q, want only what serving readers needs", step, c.Name)
+			}
+		}
+	}
+	ready("with Redis up")
+	rs.Stop()
+	ready("with Redis stopped")
+	for _, path := range []string{"/charts/US", "/api/v1/charts/US"} {
+		if code, body := get(t, base+path); code != 200 {
+			t.Errorf("%s with Redis stopped: %d %s, want 200", path, code, body)
+		}
+	}
+}
+
 // A Redis out of memory (maxmemory under noeviction) is named as the
 // limiter's Redis, with its fix, in the run's last line: not as the lock
 // of the job that met it last.

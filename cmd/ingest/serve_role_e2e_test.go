@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -56,6 +57,7 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 	if code, body := get(t, base+"/"); code != 200 {
 		t.Errorf("GET / as a reader, as %s: %d\n%s", role, code, body)
 	}
+	signInAndOut(t, base, role)
 	var counts, used int
 	if err := admin.QueryRow(`SELECT count(*) FROM api_limits`).Scan(&counts); err != nil || counts == 0 {
 		t.Errorf("api_limits after the API's answers: %d rows (%v), want the client's count", counts, err)
@@ -83,6 +85,47 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 // serveRole runs serve-role.sql on owner's database with psql, as the
 // tables' owner, and returns the role it made, a URL of it, and the
 // owner's connection.
+// signInAndOut signs in to the operator's pages of the serve at base with
+// the UI token, opens one with the session, and signs out: a session is a
+// row the replicas' role writes and deletes.
+func signInAndOut(t *testing.T, base, role string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path string, form url.Values, cookie *http.Cookie) *http.Response {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := do("POST", "/login", url.Values{"token": {uiToken}}, nil)
+	var session *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == "ingest_session" {
+			session = ck
+		}
+	}
+	if res.StatusCode != http.StatusSeeOther || session == nil {
+		t.Fatalf("sign-in as %s: %d, session %v; want 303 and a session", role, res.StatusCode, session)
+	}
+	if res := do("GET", "/operator", nil, session); res.StatusCode != http.StatusOK {
+		t.Errorf("/operator with the session, as %s: %d, want 200", role, res.StatusCode)
+	}
+	if res := do("POST", "/logout", nil, session); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign-out as %s: %d, want 303", role, res.StatusCode)
+	}
+	if res := do("GET", "/operator", nil, session); res.StatusCode == http.StatusOK {
+		t.Errorf("/operator with the session signed out, as %s: 200, want it refused", role)
+	}
+}
+
 func serveRole(t *testing.T, psql, owner string) (role, asRole string, admin *sql.DB) {
 	t.Helper()
 	u, err := url.Parse(owner)

@@ -28,5 +28,9 @@ ALTER DEFAULT PRIVILEGES FOR ROLE :"owner" IN SCHEMA public GRANT SELECT ON TABL
 -- each API client's count, when the replicas share it in the database
 -- (no REDIS_URL);
 GRANT INSERT, UPDATE, DELETE ON api_limits TO :"role";
--- when an API token was last used.
+-- when an API token was last used;
 GRANT UPDATE (last_used_ms) ON api_tokens TO :"role";
+-- the readers' sign-ins, honoured and ended on every replica;
+GRANT INSERT, DELETE ON sessions TO :"role";
+-- the data mark each cache in front was last purged up to.
+GRANT INSERT, UPDATE ON purged TO :"role";
