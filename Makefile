@@ -125,12 +125,16 @@ sim-mutants: ## each of the product's past bugs applied alone in a scratch copy,
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh
 
-# staticcheck at a fixed version, fetched by the go command like a module.
+# staticcheck and deadcode at fixed versions, fetched by the go command
+# like modules; the root package's tests read these two lines, so that
+# make test runs them too.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE := golang.org/x/tools/cmd/deadcode@v0.52.0
 
-lint: ## go vet, staticcheck, gofmt, the house clock's analyzer, and the deploy/ files against their validators
+lint: ## go vet, staticcheck, deadcode over the commands, gofmt, the house clock's analyzer, and the deploy/ files against their validators
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) test -count=1 -run '^TestNothingUnreachable$$' .
 	$(GO) test -count=1 ./internal/hostclock/
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

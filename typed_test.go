@@ -1,22 +1,21 @@
 package ingest_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 
-	"golang.org/x/tools/go/gcexportdata"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -87,11 +86,13 @@ func loadModule() ([]*packages.Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{fset: token.NewFileSet(), mine: mine, export: map[string]string{}, imported: map[string]*types.Package{},
-		typed: map[string]*packages.Package{}, sizes: types.SizesFor("gc", runtime.GOARCH)}
+	export := map[string]string{}
 	for _, p := range exported {
-		l.export[p.ImportPath] = p.Export
+		export[p.ImportPath] = p.Export
 	}
+	fset := token.NewFileSet()
+	l := &loader{fset: fset, mine: mine, exported: exportedBy(fset, export),
+		typed: map[string]*packages.Package{}, sizes: types.SizesFor("gc", runtime.GOARCH)}
 	var out []*packages.Package
 	for _, p := range all {
 		if own(p.ImportPath) {
@@ -106,8 +107,7 @@ func loadModule() ([]*packages.Package, error) {
 type loader struct {
 	fset     *token.FileSet
 	mine     map[string]*listed
-	export   map[string]string         // a package outside the module: its export data's file
-	imported map[string]*types.Package // read from export data, shared so that each is one *types.Package
+	exported types.Importer // the packages outside the module, each read once, so that each is one *types.Package
 	typed    map[string]*packages.Package
 	sizes    types.Sizes
 }
@@ -169,27 +169,22 @@ func (l *loader) importPath(from *listed, imp string) (*types.Package, error) {
 		}
 		return nil, fmt.Errorf("%s did not type-check", imp)
 	}
-	if p, ok := l.imported[imp]; ok && p.Complete() {
-		return p, nil
-	}
-	file := l.export[imp]
-	if file == "" {
-		return nil, fmt.Errorf("no export data for %s", imp)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := gcexportdata.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", imp, err)
-	}
-	p, err := gcexportdata.Read(r, l.fset, l.imported, imp)
-	if err == nil && p == nil {
-		err = errors.New("no package in its export data")
-	}
-	return p, err
+	return l.exported.Import(imp)
+}
+
+// exportedBy is the compiler's importer reading each package's export data
+// from the file `go list -export` names. gcexportdata.Read takes the
+// export tool's files alone, which `go list -export` writes only from Go
+// 1.28 on: before, the file is the compiler's archive, which the standard
+// library's importer reads as well.
+func exportedBy(fset *token.FileSet, export map[string]string) types.Importer {
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		file := export[path]
+		if file == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
 }
 
 type importerFunc func(path string) (*types.Package, error)

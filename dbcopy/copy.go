@@ -158,16 +158,11 @@ func sideOf(db *store.DB) side {
 	return side{db, sqliteDialect{}}
 }
 
-// Copy carries every table of src into dst (copyTables), going on where a
-// copy of src that stopped left off, and sums both sides. progress, when
-// set, is told the rows copied so far of all there are. A target holding
-// other data is a *TargetError.
-func Copy(ctx context.Context, src, dst *store.DB, progress func(done, total int64)) ([]TableSums, error) {
-	return copyThen(ctx, src, dst, progress, true)
-}
-
-// Bulk is Copy without the sums: the first step of a copy in two, whose
-// second carries what changed since (Carry) and then sums (Sums).
+// Bulk carries every table of src into dst (copyTables), going on where a
+// copy of src that stopped left off: the first step of a copy in two,
+// whose second carries what changed since (Carry) and then sums (Sums).
+// progress, when set, is told the rows copied so far of all there are. A
+// target holding other data is a *TargetError.
 func Bulk(ctx context.Context, src, dst *store.DB, progress func(done, total int64)) error {
 	_, err := copyThen(ctx, src, dst, progress, false)
 	return err
@@ -266,7 +261,7 @@ func sourceID(ctx context.Context, q reader, path string) (string, error) {
 	return "ledger " + id + " at " + path, nil
 }
 
-// snapshot is what Copy reads s through: on PostgreSQL one repeatable
+// snapshot is what a copy reads s through: on PostgreSQL one repeatable
 // read transaction, on SQLite (a snapshot nobody writes) the reading
 // pool.
 func (s side) snapshot(ctx context.Context) (reader, func(), error) {

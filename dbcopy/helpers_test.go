@@ -1,6 +1,7 @@
 package dbcopy
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -30,4 +31,10 @@ func vid(id, title string) ingest.Video { return storetest.Video(id, title, t0) 
 func run(t testing.TB, db *store.DB, kind ingest.PageKind, region string, at time.Time, videos ...ingest.Video) {
 	t.Helper()
 	storetest.Run(t, db, kind, region, at, storetest.Page(kind, region, 1, at, videos...))
+}
+
+// Copy is a copy in one step: Bulk, then both sides summed in the
+// snapshot it read.
+func Copy(ctx context.Context, src, dst *store.DB, progress func(done, total int64)) ([]TableSums, error) {
+	return copyThen(ctx, src, dst, progress, true)
 }

@@ -86,14 +86,11 @@ func (c Catalogue) Read(ctx context.Context, gate ingest.Gate) (regions.Catalogu
 
 // LateRead is the start's read of the upstream's catalogue, going on after
 // the start stopped waiting for it: Got is what it read, nil when it
-// failed; both are set before Done closes.
+// failed; it is set before Wait returns.
 type LateRead struct {
 	Got  regions.Catalogue
 	done chan struct{}
 }
-
-// Done closes once the read has ended.
-func (l *LateRead) Done() <-chan struct{} { return l.done }
 
 // Wait returns once the read has ended; at once when there is none.
 func (l *LateRead) Wait() {

@@ -65,23 +65,6 @@ func Holds(pool ingest.Pool, slack float64) float64 {
 	return max(float64(pool.Capacity())-slack, 0) / span.Seconds()
 }
 
-// BudgetOf is the rate this worker may spend at in a pool, and what that
-// rate spends by the horizon, from the limiter's state of the pool and
-// this worker's own spend in its window (mine: its ledger's calls).
-//
-// The rate is the lowest of three: the pool's sustainable rate (less
-// slack, the room a plan of whole passes needs over its average); the
-// largest constant rate that never asks the window for units it does not
-// have yet (what remains now, plus this worker's own spend as it leaves
-// the window); and, for a pool with a day, what the day has left over
-// what is left of it. Each is this worker's share of the pool (Share):
-// the workers that spend in it then plan no more than it holds between
-// them. A blocked pool, or a limiter waiting for lost data, has nothing
-// until it ends.
-func BudgetOf(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64) Budget {
-	return budgetBeside(st, pool, now, mine, slack, beside{})
-}
-
 // beside is what a plan's budget leaves for, beside its entries' passes,
 // in a pool (budgetBeside).
 type beside struct {
@@ -116,10 +99,24 @@ func (o beside) own(mine []Spent) []Spent {
 	return out
 }
 
-// budgetBeside is BudgetOf with what the plan leaves beside its entries'
-// passes taken out (beside). What a co-tenant spent frees room as it
-// leaves the window for the co-tenant, which spends it again, not for the
-// entries: the constant rate is read from this worker's own spend leaving.
+// budgetBeside is the rate this worker may spend at in a pool, and what that
+// rate spends by the horizon, from the limiter's state of the pool and
+// this worker's own spend in its window (mine: its ledger's calls), with
+// what the plan leaves beside its entries' passes taken out (beside).
+//
+// The rate is the lowest of three: the pool's sustainable rate (less
+// slack, the room a plan of whole passes needs over its average); the
+// largest constant rate that never asks the window for units it does not
+// have yet (what remains now, plus this worker's own spend as it leaves
+// the window); and, for a pool with a day, what the day has left over
+// what is left of it. Each is this worker's share of the pool (Share):
+// the workers that spend in it then plan no more than it holds between
+// them. A blocked pool, or a limiter waiting for lost data, has nothing
+// until it ends.
+//
+// What a co-tenant spent frees room as it leaves the window for the
+// co-tenant, which spends it again, not for the entries: the constant
+// rate is read from this worker's own spend leaving.
 func budgetBeside(st ingest.PoolState, pool ingest.Pool, now time.Time, mine []Spent, slack float64, o beside) Budget {
 	b := Budget{Pool: st.Pool, Horizon: Horizon(pool, now), Share: Share(st)}
 	if until := latest(st.BlockedUntil, st.WaitUntil); until.After(now) {

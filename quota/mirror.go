@@ -241,16 +241,6 @@ func (v *logView) commit(sealed bool) {
 	m.valid, m.version, m.writes, m.pools = true, v.version, v.writes+1, pools
 }
 
-// invalidate marks the mirror to be read again: a write it does not see.
-func (m *logMirror) invalidate() {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	m.valid, m.pools = false, nil
-	m.mu.Unlock()
-}
-
 // left is the pool as the view leaves it: the base's entries after what
 // it trimmed, then those it added (appended when they come after the
 // base's last, as a decision's own call does; merged otherwise).

@@ -64,18 +64,6 @@ func AfterCharts(every time.Duration, n, part int) Slots {
 	return Slots{Every: every, Offset: every - slot + slot/time.Duration(part), Step: slot}
 }
 
-// NextRuns is when each chart of a staggered schedule runs next, by its
-// index, as the report shows it; zero when every cannot be staggered.
-func NextRuns(charts []Chart, every time.Duration) func(i int, now time.Time) time.Time {
-	return func(i int, now time.Time) time.Time {
-		s, err := charts[i].Stagger(every, i, len(charts))
-		if err != nil {
-			return time.Time{}
-		}
-		return s.Next(now)
-	}
-}
-
 // Grain is the stagger's step, the time between two charts' slots: a
 // paced run --once counts a pass from the start of the grain it started
 // in.

@@ -137,3 +137,15 @@ func TestStaggerByTier(t *testing.T) {
 		t.Error("a tier-3 chart at --every 30s: want an error, --every is under the minimum whatever the tier")
 	}
 }
+
+// NextRuns is when each chart of a staggered schedule runs next, by its
+// index; zero when every cannot be staggered.
+func NextRuns(charts []Chart, every time.Duration) func(i int, now time.Time) time.Time {
+	return func(i int, now time.Time) time.Time {
+		s, err := charts[i].Stagger(every, i, len(charts))
+		if err != nil {
+			return time.Time{}
+		}
+		return s.Next(now)
+	}
+}

@@ -75,7 +75,7 @@ var driverName = "sqlite"
 type DB struct {
 	path string      // a file, or a PostgreSQL URL without its password
 	d    dialect     // sqliteDialect, or pgDialect (pg.go)
-	q    *dialectSQL // d.sql()
+	q    *dialectSQL // d's text of the statements that differ
 	w    *sql.DB     // one connection: SQLite has one writer
 	r    *sql.DB     // bounded, query_only
 	// readOnly: a SQLite file OpenExisting opened, whose writes fail.

@@ -14,8 +14,6 @@ import (
 // text side by side in the file of its concern (pages.go, search.go...),
 // and what differs beyond a statement's text is a method here.
 type dialect interface {
-	// sql is the dialect's text of the statements that differ.
-	sql() *dialectSQL
 	// match is a parsed search query as the dialect's index takes it: an
 	// FTS5 expression, or a tsquery.
 	match(pq parsedQuery) string
@@ -67,9 +65,6 @@ type sqliteDialect struct{}
 // statement, hosts that write at once, autovacuum instead of a file to
 // shrink.
 type pgDialect struct{}
-
-func (sqliteDialect) sql() *dialectSQL { return sqliteSQL }
-func (pgDialect) sql() *dialectSQL     { return pgSQL }
 
 func (sqliteDialect) match(pq parsedQuery) string { return pq.expr }
 func (pgDialect) match(pq parsedQuery) string     { return pq.tsQuery() }

@@ -8,13 +8,6 @@ import (
 	"github.com/ingestworks/ingest/internal/textnorm"
 )
 
-// matchExpr turns what a user typed into an FTS5 MATCH expression that
-// cannot be a syntax error: see parseQuery.
-func matchExpr(q string) (string, error) {
-	pq, err := parseQuery(q)
-	return pq.expr, err
-}
-
 // parsedQuery is a query ready for the index, with the words a snippet
 // marks.
 type parsedQuery struct {

@@ -416,7 +416,7 @@ func withSnippets(hits []Hit, marks []mark) []Hit {
 // or on PostgreSQL a tsquery (pgsearch.go).
 func (db *DB) match(pq parsedQuery) string { return db.d.match(pq) }
 
-// searchErr hides an FTS5 complaint behind ErrBadQuery: matchExpr should
+// searchErr hides an FTS5 complaint behind ErrBadQuery: parseQuery should
 // leave none, and a user cannot act on SQL.
 func searchErr(query string, err error) error {
 	if strings.Contains(err.Error(), "fts5") || strings.Contains(err.Error(), "tsquery") {

@@ -293,3 +293,10 @@ func TestSearchCounted(t *testing.T) {
 		}
 	})
 }
+
+// matchExpr turns what a user typed into an FTS5 MATCH expression that
+// cannot be a syntax error: see parseQuery.
+func matchExpr(q string) (string, error) {
+	pq, err := parseQuery(q)
+	return pq.expr, err
+}

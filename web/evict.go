@@ -166,16 +166,6 @@ func (s *keptSet) trim() {
 	}
 }
 
-// clear drops every answer.
-func (s *keptSet) clear() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.byKey = map[string]*list.Element{}
-	s.probation.Init()
-	s.protected.Init()
-	s.size, s.protSize = 0, 0
-}
-
 // held is how many answers and bytes the set holds now.
 func (s *keptSet) held() (answers, bytes int) {
 	s.mu.Lock()

@@ -35,14 +35,6 @@ var scripts = []struct {
 	{"Latn", unicode.Latin, true},
 }
 
-// scriptOf is the script code of a letter, "" for one of none listed.
-func scriptOf(r rune) string {
-	if i := scriptIndex(r); i >= 0 {
-		return scripts[i].code
-	}
-	return ""
-}
-
 // scriptIndex is the index in scripts of a letter's script, -1 for none
 // listed; an ASCII letter is Latin without a look through the tables.
 func scriptIndex(r rune) int {

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"container/list"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -96,4 +97,14 @@ func pageBytes(h http.Handler, path string) (plain, zipped int) {
 // own.
 func (a *answers) drop() {
 	a.set.clear()
+}
+
+// clear drops every answer.
+func (s *keptSet) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey = map[string]*list.Element{}
+	s.probation.Init()
+	s.protected.Init()
+	s.size, s.protSize = 0, 0
 }

@@ -100,12 +100,9 @@ func (p CachePolicy) directives() []string {
 	return out
 }
 
-// ParseCachePolicy reads a list of directives, "s-maxage=600,
+// With is p with the directives s gives: a list, "s-maxage=600,
 // stale-if-error=86400", each a whole number of seconds or a duration
-// (10m); a directive not given keeps DefaultCachePolicy's.
-func ParseCachePolicy(s string) (CachePolicy, error) { return DefaultCachePolicy.With(s) }
-
-// With is p with the directives s gives (as ParseCachePolicy reads them).
+// (10m); a directive not given keeps p's.
 func (p CachePolicy) With(s string) (CachePolicy, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)

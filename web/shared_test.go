@@ -257,3 +257,6 @@ func TestShowKeysNamesEachKeyOnceInOrder(t *testing.T) {
 		t.Errorf("Surrogate-Key = %q, want %q", got, want)
 	}
 }
+
+// ParseCachePolicy is DefaultCachePolicy with the directives s gives.
+func ParseCachePolicy(s string) (CachePolicy, error) { return DefaultCachePolicy.With(s) }

@@ -153,14 +153,6 @@ func (s *Server) RestartFromSnapshot(t testing.TB) {
 	s.Restart(t)
 }
 
-// Pid is the server's process id, 0 when it is stopped.
-func (s *Server) Pid() int {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
-
 // Signal sends sig to the server (syscall.SIGSTOP hangs it, SIGCONT
 // resumes it). A test that stops the server should resume it in a
 // t.Cleanup: Stop kills a stopped server too, but the test's clients would

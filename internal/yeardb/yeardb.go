@@ -76,13 +76,6 @@ type Options struct {
 	Track time.Duration
 }
 
-// Build creates the database at path with days of hourly runs ending in
-// the last full hour.
-// The file must not exist yet.
-func Build(ctx context.Context, path string, days int) error {
-	return BuildWith(ctx, path, Options{Days: days})
-}
-
 // BuildWith creates the database at path as o says. The file must not
 // exist yet: a build never adds to a database someone uses.
 func BuildWith(ctx context.Context, path string, o Options) error {
