@@ -33,7 +33,8 @@ func (c *Client) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]i
 	var out []ingest.VideoStats
 	err := c.call(ctx, gate, ingest.OpBatchGetStats, func(ctx context.Context) error {
 		ctx, cp := withCapture(ctx)
-		res, err := c.svc.Videos.BatchGetStats().Id(ids...).Part("statistics").Context(ctx).Do()
+		res, err := c.svc.Videos.BatchGetStats().Id(ids...).Part("statistics").
+			Fields(fields[ingest.OpBatchGetStats]).Context(ctx).Do()
 		if err != nil {
 			return err
 		}
