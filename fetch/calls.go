@@ -32,17 +32,20 @@ func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, 
 		if pageToken != "" {
 			call = call.PageToken(pageToken)
 		}
-		ctx, cp := withCapture(ctx)
-		res, err := call.Context(ctx).Do()
-		if err != nil {
+		var ans videoAnswer
+		ctx, d := withDecode(ctx, &ans)
+		if _, err := call.Context(ctx).Do(); err != nil {
 			return err
 		}
-		vids, err := toVideos(res.Items, cp.body)
+		if d.err != nil {
+			return d.err
+		}
+		vids, err := toVideos(ans.Items)
 		if err != nil {
 			return err
 		}
 		page = ingest.Page{Kind: ingest.Trending, Region: region, Videos: vids,
-			NextToken: res.NextPageToken, Fetched: c.now()}
+			NextToken: ans.NextPageToken, Fetched: c.now()}
 		return nil
 	})
 	if err != nil {
@@ -131,13 +134,17 @@ func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]
 		chunk := ids[start:min(start+pageSize, len(ids))]
 		var vids []ingest.Video
 		err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
-			ctx, cp := withCapture(ctx)
-			res, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).
+			var ans videoAnswer
+			ctx, d := withDecode(ctx, &ans)
+			_, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).
 				Fields(fields[ingest.OpVideosList]).Context(ctx).Do()
+			if err == nil {
+				err = d.err
+			}
 			if err != nil {
 				return err
 			}
-			vids, err = toVideos(res.Items, cp.body)
+			vids, err = toVideos(ans.Items)
 			return err
 		})
 		if err != nil {

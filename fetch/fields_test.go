@@ -198,3 +198,33 @@ func firstDiff(got, want []ingest.Page) string {
 	}
 	return "the pages' lengths or tokens"
 }
+
+// TestAnswerDecodedOnce: a chart page's answer is decoded once, for what
+// is kept of it; what the worker does not read is not decoded at all, so
+// a field of it that the Google client's types could not hold (a number
+// where they hold a string) costs nothing and breaks nothing.
+func TestAnswerDecodedOnce(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"kind":1,"etag":2,"pageInfo":"many","nextPageToken":"T2","items":[` +
+		`{"kind":3,"etag":4,"id":"a","snippet":{"title":"A"},"statistics":{"viewCount":"7","favoriteCount":6}},` +
+		`{"id":"b","statistics":{"viewCount":"0","likeCount":"1","commentCount":"2"}}]}`)
+	c, err := fetch.New(context.Background(), fetch.Options{Now: time.Now, Endpoint: "http://upstream.invalid/", APIKey: key,
+		HTTPClient: &http.Client{Transport: replay(body)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Trending(context.Background(), nil, "US", "")
+	if err != nil {
+		t.Fatalf("a page whose unread fields are not the client's types: %v", err)
+	}
+	if len(p.Videos) != 2 || p.NextToken != "T2" || p.Videos[0].Title != "A" {
+		t.Fatalf("page: %d videos, token %q: %+v", len(p.Videos), p.NextToken, p.Videos)
+	}
+	a, b := p.Videos[0], p.Videos[1]
+	if a.ViewCount == nil || *a.ViewCount != 7 || a.LikeCount != nil || a.CommentCount != nil {
+		t.Errorf("a: views %v likes %v comments %v, want 7 and two hidden", a.ViewCount, a.LikeCount, a.CommentCount)
+	}
+	if b.ViewCount == nil || *b.ViewCount != 0 || b.LikeCount == nil || *b.LikeCount != 1 || b.CommentCount == nil || *b.CommentCount != 2 {
+		t.Errorf("b: views %v likes %v comments %v, want 0, 1 and 2", b.ViewCount, b.LikeCount, b.CommentCount)
+	}
+}
