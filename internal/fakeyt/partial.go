@@ -3,6 +3,7 @@ package fakeyt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -131,115 +132,228 @@ func (sel selection) pick(name string) (selection, bool) {
 	return sub, ok
 }
 
+// pickRaw is pick of a key as the answer spells it, quoted.
+func (sel selection) pickRaw(raw []byte) (selection, bool, error) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil, false, errCut
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		if sub, ok := sel[string(raw[1:len(raw)-1])]; ok {
+			return sub, true, nil
+		}
+		sub, ok := sel["*"]
+		return sub, ok, nil
+	}
+	var key string
+	if err := json.Unmarshal(raw, &key); err != nil {
+		return nil, false, err
+	}
+	sub, ok := sel.pick(key)
+	return sub, ok, nil
+}
+
 // prune writes the JSON value body holds, cut to sel, keeping its order.
 // The answer itself is written even when the selection leaves it empty.
+// It copies what is kept as it stands and steps over the rest, decoding
+// nothing: a partial answer costs the fake less than the whole one.
 func prune(body []byte, sel selection) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var out bytes.Buffer
-	kept, err := pruneValue(dec, sel, &out, false)
+	p := &pruner{b: body, out: make([]byte, 0, len(body)/2)}
+	kept, err := p.value(sel, false)
 	if err != nil {
 		return nil, err
 	}
 	if !kept {
 		return []byte("{}"), nil
 	}
-	return out.Bytes(), nil
+	return p.out, nil
 }
 
-// pruneValue writes the next value of dec cut to sel, and says whether it
-// wrote one: a scalar has nothing inside to select, and an object left
-// empty is left out, but for an array's element, which stays as {} so
-// that the array keeps its length.
-func pruneValue(dec *json.Decoder, sel selection, out *bytes.Buffer, element bool) (bool, error) {
+// pruner walks a JSON text the fake encoded, b from i, writing out.
+type pruner struct {
+	b   []byte
+	i   int
+	out []byte
+}
+
+var errCut = errors.New("the answer ends inside a value")
+
+// value writes the next value cut to sel, and says whether it wrote one:
+// a scalar has nothing inside to select, and an object left empty is left
+// out, but for an array's element, which stays as {} so that the array
+// keeps its length.
+func (p *pruner) value(sel selection, element bool) (bool, error) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, errCut
+	}
 	if sel == nil {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		start := p.i
+		if err := p.skip(); err != nil {
 			return false, err
 		}
-		out.Write(raw)
+		p.out = append(p.out, p.b[start:p.i]...)
 		return true, nil
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return false, err
+	switch p.b[p.i] {
+	case '{':
+		return p.object(sel, element)
+	case '[':
+		return true, p.array(sel)
 	}
-	switch tok {
-	case json.Delim('{'):
-		kept, err := pruneObject(dec, sel, out)
-		if err == nil && !kept && element {
-			out.WriteString("{}")
-			kept = true
-		}
-		return kept, err
-	case json.Delim('['):
-		out.WriteByte('[')
-		for n := 0; dec.More(); {
-			var v bytes.Buffer
-			kept, err := pruneValue(dec, sel, &v, true)
-			if err != nil {
-				return false, err
-			}
-			if kept {
-				if n > 0 {
-					out.WriteByte(',')
-				}
-				n++
-				out.Write(v.Bytes())
-			}
-		}
-		out.WriteByte(']')
-		_, err := dec.Token()
-		return true, err
-	}
-	return false, nil
+	return false, p.skip()
 }
 
-// pruneObject writes the rest of an object, its '{' read, cut to sel; an
-// object left empty is not written.
-func pruneObject(dec *json.Decoder, sel selection, out *bytes.Buffer) (bool, error) {
-	var obj bytes.Buffer
-	obj.WriteByte('{')
-	n := 0
-	for dec.More() {
-		tok, err := dec.Token()
+func (p *pruner) object(sel selection, element bool) (bool, error) {
+	mark, n := len(p.out), 0
+	p.out = append(p.out, '{')
+	p.i++
+	for {
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			break
+		}
+		start := p.i
+		if err := p.skip(); err != nil {
+			return false, err
+		}
+		rawKey := p.b[start:p.i]
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return false, errCut
+		}
+		p.i++
+		sub, keep, err := sel.pickRaw(rawKey)
 		if err != nil {
 			return false, err
 		}
-		key := tok.(string)
-		sub, keep := sel.pick(key)
-		if !keep {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return false, err
-			}
-			continue
-		}
-		var v bytes.Buffer
-		if kept, err := pruneValue(dec, sub, &v, false); err != nil || !kept {
-			if err != nil {
-				return false, err
-			}
-			continue
-		}
+		before := len(p.out)
 		if n > 0 {
-			obj.WriteByte(',')
+			p.out = append(p.out, ',')
 		}
-		n++
-		k, _ := json.Marshal(key)
-		obj.Write(k)
-		obj.WriteByte(':')
-		obj.Write(v.Bytes())
-	}
-	obj.WriteByte('}')
-	if _, err := dec.Token(); err != nil {
-		return false, err
+		p.out = append(append(p.out, rawKey...), ':')
+		kept := false
+		if keep {
+			kept, err = p.value(sub, false)
+		} else {
+			err = p.skip()
+		}
+		if err != nil {
+			return false, err
+		}
+		if kept {
+			n++
+		} else {
+			p.out = p.out[:before]
+		}
+		if !p.next('}') {
+			break
+		}
 	}
 	if n == 0 {
-		return false, nil
+		p.out = p.out[:mark]
+		if element {
+			p.out = append(p.out, "{}"...)
+		}
+		return element, nil
 	}
-	out.Write(obj.Bytes())
+	p.out = append(p.out, '}')
 	return true, nil
+}
+
+func (p *pruner) array(sel selection) error {
+	p.out = append(p.out, '[')
+	p.i++
+	for n := 0; ; {
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			break
+		}
+		before := len(p.out)
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		kept, err := p.value(sel, true)
+		if err != nil {
+			return err
+		}
+		if kept {
+			n++
+		} else {
+			p.out = p.out[:before]
+		}
+		if !p.next(']') {
+			break
+		}
+	}
+	p.out = append(p.out, ']')
+	return nil
+}
+
+// next steps over the comma after a member and says whether another
+// follows, or over the closing end and says none does.
+func (p *pruner) next(end byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == ',' {
+		p.i++
+		return true
+	}
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+	}
+	return false
+}
+
+func (p *pruner) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// skip steps over one value.
+func (p *pruner) skip() error {
+	p.space()
+	depth := 0
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; c {
+		case '"':
+			p.i++
+			for p.i < len(p.b) && p.b[p.i] != '"' {
+				if p.b[p.i] == '\\' {
+					p.i++
+				}
+				p.i++
+			}
+			if p.i >= len(p.b) {
+				return errCut
+			}
+			p.i++
+		case '{', '[':
+			depth++
+			p.i++
+		case '}', ']':
+			if depth == 0 {
+				return nil
+			}
+			depth--
+			p.i++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return nil
+			}
+			p.i++
+		default:
+			p.i++
+		}
+		if depth == 0 && p.i > 0 && (p.b[p.i-1] == '"' || p.b[p.i-1] == '}' || p.b[p.i-1] == ']') {
+			return nil
+		}
+	}
+	if depth > 0 {
+		return errCut
+	}
+	return nil
 }
 
 // errFields is the upstream's answer to a fields= it cannot read.

@@ -44,6 +44,22 @@ func TestFieldsGrammar(t *testing.T) {
 			t.Errorf("fields=%s:\n got %s\nwant %s", c.fields, got, c.want)
 		}
 	}
+	// Strings with escapes and brackets inside, spaces between tokens,
+	// arrays of arrays and of scalars: stepped over, or copied as they are.
+	const odd = `{ "a\"}" : "x\\\"]}" , "b" : [ [ {"c":1,"d":"}"} ], 2 ] , "e":{"f":[true,null]} }`
+	for _, c := range []struct{ fields, want string }{
+		{"b/c", `{"b":[[{"c":1}]]}`},
+		{"b/d,e", `{"b":[[{"d":"}"}]],"e":{"f":[true,null]}}`},
+		{"*", `{"a\"}":"x\\\"]}","b":[ [ {"c":1,"d":"}"} ], 2 ],"e":{"f":[true,null]}}`},
+	} {
+		sel, err := parseFields(c.fields)
+		if err != nil {
+			t.Fatalf("%s: %v", c.fields, err)
+		}
+		if got, err := prune([]byte(odd), sel); err != nil || string(got) != c.want {
+			t.Errorf("fields=%s of %s:\n got %s (%v)\nwant %s", c.fields, odd, got, err, c.want)
+		}
+	}
 	for _, bad := range []string{"items(", "items(id", "items()", "items)", ",items", "items,", "items//id", "items/", "items(id))", "a b", "items(id)x", "it*ms", ""} {
 		if _, err := parseFields(bad); err == nil {
 			t.Errorf("fields=%q parsed; the upstream refuses it", bad)
