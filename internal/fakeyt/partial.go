@@ -12,9 +12,11 @@ import (
 // of paths (a/b is b inside a), each maybe followed by a parenthesised
 // list that selects inside it (items(id,snippet(title))); * is every
 // field of an object. Arrays are selected through: items/id is the id of
-// every item. An object left empty by the selection is left out, as the
-// upstream leaves it. The call is charged as any other, whatever it
-// selects; a selection that does not parse is 400 invalidParameter.
+// every item. An object the selection leaves empty is left out, and so is
+// a scalar asked for a field inside it; an array's element stays, as {},
+// so that the array keeps its length (both unconfirmed against the
+// upstream). The call is charged as any other, whatever it selects; a
+// selection that does not parse is 400 invalidParameter.
 
 // selection is what a fields= keeps of an object: each name's own
 // selection, nil for the whole value.
