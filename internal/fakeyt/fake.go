@@ -381,13 +381,9 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 	if e := f.fault(key, op, spent); e != nil {
 		return encode(e.Error.Code, e)
 	}
-	var sel selection
-	if fields := q.Get("fields"); fields != "" {
-		var err error
-		if sel, err = parseFields(fields); err != nil {
-			e := errFields(fields, err)
-			return encode(e.Error.Code, e)
-		}
+	sel, e := checkFields(op, q.Get("fields"))
+	if e != nil {
+		return encode(e.Error.Code, e)
 	}
 	body, e := handlers[op](f, q)
 	if e != nil {

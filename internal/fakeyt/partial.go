@@ -358,9 +358,10 @@ func (p *pruner) skip() error {
 	return nil
 }
 
-// errFields is the upstream's answer to a fields= it cannot read.
-func errFields(fields string, err error) *apiError {
-	e := newError(400, "INVALID_ARGUMENT", "global", "invalidParameter", fmt.Sprintf("Invalid field selection %s: %v", fields, err))
+// errFields is the upstream's answer to a fields= it cannot read, or one
+// naming a field its answer does not hold: what names the fault.
+func errFields(what string) *apiError {
+	e := newError(400, "INVALID_ARGUMENT", "global", "invalidParameter", "Invalid field selection "+what)
 	e.Error.Errors[0].Location, e.Error.Errors[0].LocationType = "fields", "parameter"
 	return e
 }

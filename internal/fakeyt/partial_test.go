@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/ingestworks/ingest"
 )
 
 // TestFieldsGrammar: what each form of a selection keeps of one answer,
@@ -114,8 +116,42 @@ func TestFieldsCutTheAnswerNotTheCharge(t *testing.T) {
 	if status != 400 || e.Error.Errors[0].Reason != "invalidParameter" || !strings.Contains(e.Error.Message, "Invalid field selection") {
 		t.Errorf("malformed fields: %d %s, want 400 invalidParameter, an invalid field selection", status, body)
 	}
-	if c := fx.fake.Charged(key); c != 3 {
-		t.Errorf("Charged = %d, want 3: a call costs the same whatever it selects, refused or not", c)
+	// A field the answer does not hold is refused and named, as a typo in
+	// what a call keeps must not pass for a field the upstream left out.
+	q.Set("fields", "items(id,snippet(titel)),nextPageToken")
+	status, body = fx.get(t, "/youtube/v3/videos", q.Encode())
+	e = decodeErr(t, body)
+	if status != 400 || e.Error.Errors[0].Reason != "invalidParameter" || !strings.Contains(e.Error.Message, "items/snippet/titel") {
+		t.Errorf("unknown field: %d %s, want 400 invalidParameter naming items/snippet/titel", status, body)
+	}
+	if c := fx.fake.Charged(key); c != 4 {
+		t.Errorf("Charged = %d, want 4: a call costs the same whatever it selects, refused or not", c)
+	}
+}
+
+// TestWhatEachCallKeepsIsInItsAnswer: the selection every call of the
+// worker sends names only fields its answer holds.
+func TestWhatEachCallKeepsIsInItsAnswer(t *testing.T) {
+	t.Parallel()
+	for _, o := range ingest.Operations {
+		if _, e := checkFields(o.Name, ingest.Fields(ingest.Keeps(o.Name))); e != nil {
+			t.Errorf("%s: %s", o.Name, e.Error.Message)
+		}
+	}
+	for _, c := range []struct{ op, fields, bad string }{
+		{ingest.OpVideosList, "items/statistics/viewCount/digits", "items/statistics/viewCount/digits"},
+		{ingest.OpVideosList, "items/localizations/de/title", ""},
+		{ingest.OpSearchList, "items/id/videoId,pageInfo(totalResults)", ""},
+		{ingest.OpSearchList, "items/snippet/tags", "items/snippet/tags"},
+		{ingest.OpRegionsList, "items/*/gl", ""},
+	} {
+		_, e := checkFields(c.op, c.fields)
+		switch {
+		case c.bad == "" && e != nil:
+			t.Errorf("%s fields=%s refused: %s", c.op, c.fields, e.Error.Message)
+		case c.bad != "" && (e == nil || !strings.HasSuffix(e.Error.Message, " "+c.bad)):
+			t.Errorf("%s fields=%s: %v, want refused naming %s", c.op, c.fields, e, c.bad)
+		}
 	}
 }
 
