@@ -1,5 +1,10 @@
 package ingest
 
+import (
+	"slices"
+	"strings"
+)
+
 // The upstream operations the worker calls, as costs.yaml prices them and
 // the ledger records them.
 const (
@@ -73,4 +78,122 @@ func (f Fetch) Calls() []string {
 		}
 	}
 	return names
+}
+
+// VideoSource is where one field of a Video is read in the upstream's
+// answer: Field names the Video field, Path its place in a videos.list
+// item as fields= names it (a/b for b inside a).
+type VideoSource struct {
+	Field string
+	Path  string
+}
+
+// VideoSources is the one list of what a video's answer is read for: each
+// field the store writes, the exports read and the pages show comes from
+// one of these, and nothing else is asked for. The store's table of fields
+// is held to it, and the fetch's reading of a video to the answer pruned
+// to it, so a field kept without being asked for, or asked for without
+// being kept, fails a test. The terms need nothing more: a video is its
+// id, and when it was fetched is our own clock's.
+var VideoSources = []VideoSource{
+	{Field: "ID", Path: "id"},
+	{Field: "Title", Path: "snippet/title"},
+	{Field: "Description", Path: "snippet/description"},
+	{Field: "Tags", Path: "snippet/tags"},
+	{Field: "ChannelID", Path: "snippet/channelId"},
+	{Field: "ChannelTitle", Path: "snippet/channelTitle"},
+	{Field: "CategoryID", Path: "snippet/categoryId"},
+	{Field: "PublishedAt", Path: "snippet/publishedAt"},
+	{Field: "Thumbnail", Path: "snippet/thumbnails/default/url"},
+	{Field: "AudioLanguage", Path: "snippet/defaultAudioLanguage"},
+	{Field: "Language", Path: "snippet/defaultLanguage"},
+	{Field: "Duration", Path: "contentDetails/duration"},
+	{Field: "ViewCount", Path: "statistics/viewCount"},
+	{Field: "LikeCount", Path: "statistics/likeCount"},
+	{Field: "CommentCount", Path: "statistics/commentCount"},
+}
+
+// VideoParts are the parts (part=) a video's answer is asked in: the first
+// step of each of VideoSources' paths but the id, which every part carries.
+func VideoParts() []string {
+	var parts []string
+	for _, s := range VideoSources {
+		p, _, nested := strings.Cut(s.Path, "/")
+		if nested && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// Keeps lists the paths of an operation's answer the worker reads, in
+// fields= terms: what each call asks the upstream for, and all it gets.
+// Error bodies are never filtered.
+func Keeps(op string) []string {
+	switch op {
+	case OpVideosList:
+		return append(within("items", videoPaths()), "nextPageToken")
+	case OpSearchList:
+		return []string{"items/id/videoId", "nextPageToken"}
+	case OpCategoriesList:
+		return []string{"items/id", "items/snippet/title"}
+	case OpRegionsList:
+		return []string{"items/snippet/gl", "items/snippet/name"}
+	case OpBatchGetStats:
+		return within("items", []string{"id", "statistics/viewCount", "statistics/likeCount", "statistics/commentCount"})
+	}
+	return nil
+}
+
+func videoPaths() []string {
+	out := make([]string, len(VideoSources))
+	for i, s := range VideoSources {
+		out[i] = s.Path
+	}
+	return out
+}
+
+func within(parent string, paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = parent + "/" + p
+	}
+	return out
+}
+
+// Fields is paths as one fields= value, those sharing a parent grouped in
+// its parentheses (items(id,snippet(title,tags))), in their first order.
+func Fields(paths []string) string {
+	type node struct {
+		name string
+		kids []*node
+	}
+	root := &node{}
+	for _, p := range paths {
+		n := root
+		for _, step := range strings.Split(p, "/") {
+			i := slices.IndexFunc(n.kids, func(k *node) bool { return k.name == step })
+			if i < 0 {
+				n.kids = append(n.kids, &node{name: step})
+				i = len(n.kids) - 1
+			}
+			n = n.kids[i]
+		}
+	}
+	var render func(n *node) string
+	render = func(n *node) string {
+		var out []string
+		for _, k := range n.kids {
+			switch len(k.kids) {
+			case 0:
+				out = append(out, k.name)
+			case 1:
+				out = append(out, k.name+"/"+render(k))
+			default:
+				out = append(out, k.name+"("+render(k)+")")
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	return render(root)
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// videoParts are the parts of a video every call asks for.
-var videoParts = []string{"snippet", "statistics", "contentDetails"}
-
 // Trending fetches one page of region's most-popular chart (videos.list
 // chart=mostPopular, 50 a page). pageToken "" is the first page; the page's
 // NextToken is "" on the last. Page.Number is left to the caller, which
@@ -27,24 +24,28 @@ func (c *Client) Trending(ctx context.Context, gate ingest.Gate, region, pageTok
 func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, pageToken string) (ingest.Page, error) {
 	var page ingest.Page
 	err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
-		call := c.svc.Videos.List(videoParts).Chart("mostPopular").RegionCode(region).MaxResults(pageSize)
+		call := c.svc.Videos.List(videoParts).Chart("mostPopular").RegionCode(region).MaxResults(pageSize).
+			Fields(fields[ingest.OpVideosList])
 		if category != "" {
 			call = call.VideoCategoryId(category)
 		}
 		if pageToken != "" {
 			call = call.PageToken(pageToken)
 		}
-		ctx, cp := withCapture(ctx)
-		res, err := call.Context(ctx).Do()
-		if err != nil {
+		var ans videoAnswer
+		ctx, d := withDecode(ctx, &ans)
+		if _, err := call.Context(ctx).Do(); err != nil {
 			return err
 		}
-		vids, err := toVideos(res.Items, cp.body)
+		if d.err != nil {
+			return d.err
+		}
+		vids, err := toVideos(ans.Items)
 		if err != nil {
 			return err
 		}
 		page = ingest.Page{Kind: ingest.Trending, Region: region, Videos: vids,
-			NextToken: res.NextPageToken, Fetched: c.now()}
+			NextToken: ans.NextPageToken, Fetched: c.now()}
 		return nil
 	})
 	if err != nil {
@@ -59,7 +60,8 @@ func (c *Client) Chart(ctx context.Context, gate ingest.Gate, region, category, 
 func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region, hl string) ([]ingest.Category, error) {
 	var out []ingest.Category
 	err := c.call(ctx, gate, ingest.OpCategoriesList, func(ctx context.Context) error {
-		call := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region)
+		call := c.svc.VideoCategories.List([]string{"snippet"}).RegionCode(region).
+			Fields(fields[ingest.OpCategoriesList])
 		if hl != "" {
 			call = call.Hl(hl)
 		}
@@ -88,7 +90,8 @@ func (c *Client) Categories(ctx context.Context, gate ingest.Gate, region, hl st
 // token, "" on the last page. Details come from Videos.
 func (c *Client) SearchPage(ctx context.Context, gate ingest.Gate, q ingest.SearchQuery, pageToken string) (ids []string, next string, err error) {
 	err = c.call(ctx, gate, ingest.OpSearchList, func(ctx context.Context) error {
-		call := c.svc.Search.List([]string{"id"}).Type("video").Order("viewCount").MaxResults(pageSize)
+		call := c.svc.Search.List([]string{"id"}).Type("video").Order("viewCount").MaxResults(pageSize).
+			Fields(fields[ingest.OpSearchList])
 		if q.Region != "" {
 			call = call.RegionCode(q.Region)
 		}
@@ -131,12 +134,17 @@ func (c *Client) Videos(ctx context.Context, gate ingest.Gate, ids []string) ([]
 		chunk := ids[start:min(start+pageSize, len(ids))]
 		var vids []ingest.Video
 		err := c.call(ctx, gate, ingest.OpVideosList, func(ctx context.Context) error {
-			ctx, cp := withCapture(ctx)
-			res, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).Context(ctx).Do()
+			var ans videoAnswer
+			ctx, d := withDecode(ctx, &ans)
+			_, err := c.svc.Videos.List(videoParts).Id(strings.Join(chunk, ",")).
+				Fields(fields[ingest.OpVideosList]).Context(ctx).Do()
+			if err == nil {
+				err = d.err
+			}
 			if err != nil {
 				return err
 			}
-			vids, err = toVideos(res.Items, cp.body)
+			vids, err = toVideos(ans.Items)
 			return err
 		})
 		if err != nil {
@@ -162,7 +170,8 @@ func wrap(scope, op string, err error) error {
 func (c *Client) Regions(ctx context.Context, gate ingest.Gate) ([]ingest.Region, error) {
 	var out []ingest.Region
 	err := c.call(ctx, gate, ingest.OpRegionsList, func(ctx context.Context) error {
-		res, err := c.svc.I18nRegions.List([]string{"snippet"}).Hl("en_US").Context(ctx).Do()
+		res, err := c.svc.I18nRegions.List([]string{"snippet"}).Hl("en_US").
+			Fields(fields[ingest.OpRegionsList]).Context(ctx).Do()
 		if err != nil {
 			return err
 		}

@@ -5,8 +5,9 @@
 // the quota gate before every attempt, retries with jittered backoff, the
 // classification of upstream errors into the kinds the jobs act on
 // (ingest.QuotaExhaustedError, ingest.ErrBadKey, ingest.ErrNoChart,
-// ingest.ErrInvalidPageToken), hidden counts kept apart from zero, and an
-// API key that never shows in an error or a log line.
+// ingest.ErrInvalidPageToken), hidden counts kept apart from zero, each
+// answer asked for only what is kept of it (fields=, from ingest.Keeps),
+// and an API key that never shows in an error or a log line.
 package fetch
 
 import (

@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,52 +9,36 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// rawCounts is what the Go structs lose: whether viewCount, likeCount and
-// commentCount were sent at all. Absent (or null) likes and comments mean
-// the owner hides them; an item without statistics has no counts at all.
-type rawCounts struct {
-	Items []struct {
-		ID         string `json:"id"`
-		Statistics *struct {
-			ViewCount    json.RawMessage `json:"viewCount"`
-			LikeCount    json.RawMessage `json:"likeCount"`
-			CommentCount json.RawMessage `json:"commentCount"`
-		} `json:"statistics"`
-	} `json:"items"`
+// videoAnswer is a videos.list answer, decoded once by the transport
+// (withDecode): the Google client's types where they serve, and the counts
+// as pointers, which keep what its structs lose, whether each was sent at
+// all. Absent (or null) likes and comments mean the owner hides them; an
+// item without statistics has no counts at all.
+type videoAnswer struct {
+	Items         []videoItem `json:"items"`
+	NextPageToken string      `json:"nextPageToken"`
 }
 
-type shown struct{ views, likes, comments bool }
-
-// presence reads, from the raw body, which counts each video carries.
-func presence(body []byte) (map[string]shown, error) {
-	if body == nil {
-		return nil, fmt.Errorf("%w: response body was not kept", ErrMalformed)
-	}
-	var raw rawCounts
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	out := make(map[string]shown, len(raw.Items))
-	for _, it := range raw.Items {
-		if s := it.Statistics; s != nil {
-			out[it.ID] = shown{views: sent(s.ViewCount), likes: sent(s.LikeCount), comments: sent(s.CommentCount)}
-		}
-	}
-	return out, nil
+type videoItem struct {
+	ID             string                       `json:"id"`
+	Snippet        *youtube.VideoSnippet        `json:"snippet"`
+	ContentDetails *youtube.VideoContentDetails `json:"contentDetails"`
+	Statistics     *counts                      `json:"statistics"`
 }
 
-func sent(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
+// counts are a video's statistics as the upstream sends them: strings, nil
+// when left out.
+type counts struct {
+	ViewCount    *int64 `json:"viewCount,string"`
+	LikeCount    *int64 `json:"likeCount,string"`
+	CommentCount *int64 `json:"commentCount,string"`
+}
 
-// toVideos converts the items of a videos.list response; body is the raw
-// response they were decoded from.
-func toVideos(items []*youtube.Video, body []byte) ([]ingest.Video, error) {
-	counts, err := presence(body)
-	if err != nil {
-		return nil, err
-	}
+// toVideos converts the items of a videos.list answer.
+func toVideos(items []videoItem) ([]ingest.Video, error) {
 	out := make([]ingest.Video, 0, len(items))
-	for _, it := range items {
-		v, err := toVideo(it, counts[it.Id])
+	for i := range items {
+		v, err := toVideo(&items[i])
 		if err != nil {
 			return nil, err
 		}
@@ -64,9 +47,9 @@ func toVideos(items []*youtube.Video, body []byte) ([]ingest.Video, error) {
 	return out, nil
 }
 
-func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
-	v := ingest.Video{ID: it.Id}
-	if it.Id == "" {
+func toVideo(it *videoItem) (ingest.Video, error) {
+	v := ingest.Video{ID: it.ID}
+	if it.ID == "" {
 		return v, fmt.Errorf("%w: a video without an id", ErrMalformed)
 	}
 	if s := it.Snippet; s != nil {
@@ -76,7 +59,7 @@ func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
 		if s.PublishedAt != "" {
 			t, err := time.Parse(time.RFC3339, s.PublishedAt)
 			if err != nil {
-				return v, fmt.Errorf("%w: video %s publishedAt: %v", ErrMalformed, it.Id, err)
+				return v, fmt.Errorf("%w: video %s publishedAt: %v", ErrMalformed, it.ID, err)
 			}
 			v.PublishedAt = t.UTC()
 		}
@@ -88,17 +71,7 @@ func toVideo(it *youtube.Video, sh shown) (ingest.Video, error) {
 		v.Duration = d.Duration
 	}
 	if st := it.Statistics; st != nil {
-		if sh.views {
-			v.ViewCount = ptr(int64(st.ViewCount))
-		}
-		if sh.likes {
-			v.LikeCount = ptr(int64(st.LikeCount))
-		}
-		if sh.comments {
-			v.CommentCount = ptr(int64(st.CommentCount))
-		}
+		v.ViewCount, v.LikeCount, v.CommentCount = st.ViewCount, st.LikeCount, st.CommentCount
 	}
 	return v, nil
 }
-
-func ptr(n int64) *int64 { return &n }

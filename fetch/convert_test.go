@@ -3,8 +3,6 @@ package fetch
 import (
 	"encoding/json"
 	"testing"
-
-	"google.golang.org/api/youtube/v3"
 )
 
 // TestAbsentCountsAreNil: an item without statistics has no view count at
@@ -15,11 +13,11 @@ func TestAbsentCountsAreNil(t *testing.T) {
 	  {"id": "nostats", "snippet": {"title": "Live now", "liveBroadcastContent": "live"}},
 	  {"id": "hidden", "statistics": {"viewCount": "12", "favoriteCount": "0"}},
 	  {"id": "all", "statistics": {"viewCount": "0", "likeCount": "3", "commentCount": "4"}}]}`)
-	var resp youtube.VideoListResponse
-	if err := json.Unmarshal(body, &resp); err != nil {
+	var ans videoAnswer
+	if err := json.Unmarshal(body, &ans); err != nil {
 		t.Fatal(err)
 	}
-	vs, err := toVideos(resp.Items, body)
+	vs, err := toVideos(ans.Items)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/api/youtube/v3"
-
 	"github.com/ingestworks/ingest"
 )
 
@@ -32,12 +30,17 @@ func (c *Client) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]i
 	}
 	var out []ingest.VideoStats
 	err := c.call(ctx, gate, ingest.OpBatchGetStats, func(ctx context.Context) error {
-		ctx, cp := withCapture(ctx)
-		res, err := c.svc.Videos.BatchGetStats().Id(ids...).Part("statistics").Context(ctx).Do()
+		var ans statsAnswer
+		ctx, d := withDecode(ctx, &ans)
+		_, err := c.svc.Videos.BatchGetStats().Id(ids...).Part("statistics").
+			Fields(fields[ingest.OpBatchGetStats]).Context(ctx).Do()
+		if err == nil {
+			err = d.err
+		}
 		if err != nil {
 			return err
 		}
-		out, err = toStats(res.Items, cp.body, c.now())
+		out, err = toStats(ans.Items, c.now())
 		return err
 	})
 	if err != nil {
@@ -46,27 +49,30 @@ func (c *Client) Stats(ctx context.Context, gate ingest.Gate, ids []string) ([]i
 	return out, nil
 }
 
-// toStats converts the items of a batchGetStats response; body is the raw
-// response they were decoded from, which tells hidden counts from zero.
-func toStats(items []*youtube.VideoStat, body []byte, at time.Time) ([]ingest.VideoStats, error) {
-	counts, err := presence(body)
-	if err != nil {
-		return nil, err
-	}
+// statsAnswer is a videos.batchGetStats answer, decoded once by the
+// transport, its counts kept apart from zero as a video's are.
+type statsAnswer struct {
+	Items []statItem `json:"items"`
+}
+
+type statItem struct {
+	ID         string  `json:"id"`
+	Statistics *counts `json:"statistics"`
+}
+
+// toStats converts the items of a batchGetStats answer, read at at.
+func toStats(items []statItem, at time.Time) ([]ingest.VideoStats, error) {
 	out := make([]ingest.VideoStats, 0, len(items))
 	for _, it := range items {
-		if it.Id == "" {
+		if it.ID == "" {
 			return nil, fmt.Errorf("%w: a video stat without an id", ErrMalformed)
 		}
-		s := ingest.VideoStats{ID: it.Id, At: at}
+		s := ingest.VideoStats{ID: it.ID, At: at}
 		if st := it.Statistics; st != nil {
-			s.ViewCount = st.ViewCount
-			if counts[it.Id].likes {
-				s.LikeCount = ptr(st.LikeCount)
+			if st.ViewCount != nil {
+				s.ViewCount = *st.ViewCount
 			}
-			if counts[it.Id].comments {
-				s.CommentCount = ptr(st.CommentCount)
-			}
+			s.LikeCount, s.CommentCount = st.LikeCount, st.CommentCount
 		}
 		out = append(out, s)
 	}

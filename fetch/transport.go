@@ -1,9 +1,9 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -57,16 +57,27 @@ type keyTransport struct {
 	onDate func(context.Context, time.Time) // Options.OnDate
 }
 
-// captureKey marks a context whose response body is kept for a second look
-// (the Go structs cannot tell an absent count from zero).
-type captureKey struct{}
+// decodeKey marks a context whose successful answer the transport decodes
+// itself, once, into the value it was given (withDecode): the Go structs
+// cannot tell an absent count from zero, and the answer decoded a second
+// time into them would only be garbage. The Google client gets an empty
+// object in its place; it still sends the call, checks its status and
+// reads an error's body, which are left as they came.
+type decodeKey struct{}
 
-type capture struct{ body []byte }
-
-func withCapture(ctx context.Context) (context.Context, *capture) {
-	c := &capture{}
-	return context.WithValue(ctx, captureKey{}, c), c
+type decoding struct {
+	into any
+	err  error // the decode's: a body cut short or garbled is malformed
 }
+
+func withDecode(ctx context.Context, into any) (context.Context, *decoding) {
+	d := &decoding{into: into}
+	return context.WithValue(ctx, decodeKey{}, d), d
+}
+
+// emptyAnswer is what the Google client decodes of an answer the
+// transport decoded.
+const emptyAnswer = "{}"
 
 func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
@@ -80,14 +91,14 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if d := dateOf(res); t.onDate != nil && !d.IsZero() {
 		t.onDate(req.Context(), d)
 	}
-	if c, ok := req.Context().Value(captureKey{}).(*capture); ok && res.StatusCode/100 == 2 {
+	if d, ok := req.Context().Value(decodeKey{}).(*decoding); ok && res.StatusCode/100 == 2 {
 		b, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
 		res.Body.Close()
 		if err != nil {
 			return nil, redactErr(err, t.key)
 		}
-		c.body = b
-		res.Body = io.NopCloser(bytes.NewReader(b))
+		d.err = json.Unmarshal(b, d.into)
+		res.Body, res.ContentLength = io.NopCloser(strings.NewReader(emptyAnswer)), int64(len(emptyAnswer))
 	}
 	return res, nil
 }

@@ -55,6 +55,15 @@ awk '/BenchmarkOnceCycle-/ { for (i=1;i<=NF;i++) { if ($(i+1)=="overhead-%") o=$
   END { printf "wall %.0f ms beside %.0f ms of upstream latency: our overhead %.1f%% (target < 10%%) %s\n", w, l, o, (o<10?"met":"MISSED") }' "$out/cycle.txt"
 
 echo
+echo "== fetch: a chart page read with the client's fields= vs the whole answer, the same page replayed to the real client =="
+go test -run '^$' -bench BenchmarkChartPage -benchtime 1000x -count 3 ./fetch/ | tee "$out/fields.txt" | grep '^Benchmark'
+awk '/^BenchmarkChartPage\// { side = ($1 ~ /fields/) ? "f" : "w"
+    for (i = 1; i < NF; i++) { if ($(i+1) == "bytes/call") by[side] = $i; if ($(i+1) == "ns/op") ns[side] += $i
+      if ($(i+1) == "B/op") al[side] += $i }; n[side]++ }
+  END { if (n["f"] && n["w"]) printf "fields/whole: bytes read a call %.2f (%d vs %d), client time %.2f, allocated bytes %.2f\n", by["f"]/by["w"], by["f"], by["w"], (ns["f"]/n["f"])/(ns["w"]/n["w"]), (al["f"]/n["f"])/(al["w"]/n["w"]) }
+' "$out/fields.txt"
+
+echo
 echo "== store: search over ${INGEST_BENCH_VIDEOS:-200000} generated videos, schema 1 index (before) vs normalized (after), same corpus and queries =="
 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 400x -timeout 30m ./store/ | tee "$out/search.txt" | grep '^Benchmark'
 awk '

@@ -17,8 +17,9 @@ import (
 // (videoColumns, videoScanner) and the export's further columns are made
 // from it; a test holds it to the migrated schemas, to ingest.Video and
 // to the card. A new field of a video is a line here, a migration per
-// database, the field in ingest.Video and where it is fetched and shown
-// (docs/ARCHITECTURE.md).
+// database, the field in ingest.Video, where the upstream's answer holds it
+// (ingest.VideoSources, which every call's fields= is built from) and
+// where it is shown (docs/ARCHITECTURE.md).
 var videoFields = declare([]VideoField{
 	{Column: "id", SQLite: "TEXT", Postgres: "TEXT", Go: "ID", JSON: "id", Export: "video_id", Update: Key},
 	{Column: "title", SQLite: "TEXT", Postgres: "TEXT", Go: "Title", JSON: "title", Export: "title"},

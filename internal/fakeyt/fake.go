@@ -1,6 +1,7 @@
 // Package fakeyt is the project's fake YouTube Data API v3: an http.Handler
 // that serves the real JSON shapes (counts as strings, absent counts when an
-// owner hides them, opaque page tokens) and the real error bodies, and
+// owner hides them, opaque page tokens, an answer cut to what fields= asks,
+// partial.go) and the real error bodies, and
 // counts what each key was charged, per operation and per quota bucket, in
 // the upstream's 2026 model (BucketDefault, BucketSearch, BucketStats).
 //
@@ -380,11 +381,15 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 	if e := f.fault(key, op, spent); e != nil {
 		return encode(e.Error.Code, e)
 	}
+	sel, e := checkFields(op, q.Get("fields"))
+	if e != nil {
+		return encode(e.Error.Code, e)
+	}
 	body, e := handlers[op](f, q)
 	if e != nil {
 		return encode(e.Error.Code, e)
 	}
-	return f.encodeBody(body)
+	return f.encodeBody(body, sel)
 }
 
 // charge records the call and says in which of the buckets it draws from
@@ -460,9 +465,13 @@ func (f *Fake) chartMissing(region string) bool {
 	return f.noChart[region]
 }
 
-// encodeBody encodes a successful answer, truncated when MalformNext asks.
-func (f *Fake) encodeBody(v any) (int, []byte) {
+// encodeBody encodes a successful answer, cut to sel (partial.go; nil:
+// whole), truncated when MalformNext asks.
+func (f *Fake) encodeBody(v any, sel selection) (int, []byte) {
 	b, err := json.Marshal(v)
+	if err == nil && sel != nil {
+		b, err = prune(b, sel)
+	}
 	if err != nil {
 		return encode(http.StatusInternalServerError, errBackend(http.StatusInternalServerError))
 	}
