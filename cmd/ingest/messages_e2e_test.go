@@ -233,3 +233,20 @@ func TestExportOutErrorNamesTheFile(t *testing.T) {
 		t.Errorf("want exit 2 naming --out and /nonexistent/x.csv, not a temporary file, got %s", r)
 	}
 }
+
+// TestRegionAliasIsSuggested: UK, the United Kingdom's common name, is
+// refused as a region code with GB suggested, by --regions and --region
+// alike, before anything is spent.
+func TestRegionAliasIsSuggested(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, args := range [][]string{{"run", "--once", "--regions", "US,uk"}, {"search", "--region", "uk", "football"}} {
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stderr, `"uk"`) || !strings.Contains(res.stderr, "did you mean GB (United Kingdom)?") {
+			t.Errorf("%s with uk: stderr does not suggest GB:\n%s", args[0], res)
+		}
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("the refused commands sent %d requests upstream, want 0", n)
+	}
+}

@@ -106,6 +106,9 @@ func regionsFlag(list string, given bool) (regions.Selection, error) {
 func parseRegion(name, v string) (string, error) {
 	code := strings.ToUpper(strings.TrimSpace(v))
 	if code != "" && !regions.Valid(code) {
+		if hint := regions.Suggest(v, regions.Builtin); hint != "" {
+			return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code; did you mean %s?", name, v, hint)
+		}
 		return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code", name, v)
 	}
 	return code, nil
