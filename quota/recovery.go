@@ -77,7 +77,7 @@ func (v *ledgerView) load(ctx context.Context, r *Redis) error {
 		} else {
 			// Taken by an earlier process during an outage: written
 			// into the window at the first answer (answered).
-			r.fail.down.Store(true)
+			r.fail.pending.Store(true)
 		}
 	}
 	if b, at, ok := strings.Cut(ref, " "); ok {

@@ -373,7 +373,7 @@ func neverSent(err error) bool {
 // They are not the ledger's calls put back: a recovery still waits for its
 // metered ones.
 func (r *Redis) catchUp(ctx context.Context) error {
-	if !r.fail.down.Load() {
+	if !r.fail.behind() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
