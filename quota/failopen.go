@@ -29,6 +29,10 @@ type failPolicy struct {
 	// the calls and units it let through unmetered. Under mu.
 	since        time.Time
 	calls, units int64
+	// never and addr, when set (Redis), tell an outage from a limiter this
+	// process never reached, and where it dials.
+	never func() bool
+	addr  func() string
 }
 
 // open decides a call while the limiter is unreachable.
@@ -38,7 +42,12 @@ func (f *failPolicy) open(ctx context.Context, by ingest.Caller, op string, cs [
 	if !f.down.Load() {
 		f.down.Store(true)
 		f.since, f.calls, f.units = f.opts.Now(), 0, 0
-		f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
+		if f.never != nil && f.never() {
+			f.opts.Logger.Warn("quota limiter unreachable, and never reached since this process started (a mistyped REDIS_URL looks the same as an outage): "+
+				"cheap calls go ahead unmetered within each pool's fail_open budget", "redis", f.addr(), ingest.LogErr, cause)
+		} else {
+			f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
+		}
 	}
 	for _, c := range cs {
 		fo := c.pool.FailOpen

@@ -65,6 +65,14 @@ type Host struct {
 	// Jitter draws the upstream client's retry jitter (fetch.Options);
 	// nil is math/rand's. The simulation draws it from its seed.
 	Jitter func(n int64) int64
+	// RefuseUnreached refuses a run on a Redis never reached since the
+	// start that the database never spent on (a mistyped address looks
+	// exactly like an outage); false is the operator's word that it is an
+	// outage, ridden out unmetered within fail_open.
+	RefuseUnreached bool
+
+	// unreached: the Redis at RedisURL met no answer at the start.
+	unreached bool
 
 	upstream upstreamOnce
 }
