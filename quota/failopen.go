@@ -27,7 +27,7 @@ type failPolicy struct {
 	pending atomic.Bool
 	// What this process's outage cost, said when it ends: since when, and
 	// the calls and units it let through unmetered. Under mu.
-	since        time.Time
+	since, said  time.Time
 	calls, units int64
 	// never and addr, when set (Redis), tell an outage from a limiter this
 	// process never reached, and where it dials.
@@ -35,19 +35,43 @@ type failPolicy struct {
 	addr  func() string
 }
 
+// start begins an outage at its first sign: said once, with what a limiter
+// never reached since the start may be instead. Under mu.
+func (f *failPolicy) start(cause error) {
+	f.down.Store(true)
+	f.since, f.said, f.calls, f.units = f.opts.Now(), f.opts.Now(), 0, 0
+	if f.never != nil && f.never() {
+		f.opts.Logger.Warn("quota limiter unreachable, and never reached since this process started (a mistyped REDIS_URL looks the same as an outage): "+
+			"cheap calls go ahead unmetered within each pool's fail_open budget", "redis", f.addr(), ingest.LogErr, cause)
+		return
+	}
+	f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
+}
+
+// unreachable notes, from a heartbeat with no call to decide, that the
+// limiter does not answer: an outage with no pass due is said too, when it
+// starts and at most every remindEvery while it lasts, with what it let
+// through unmetered so far.
+func (f *failPolicy) unreachable(cause error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	switch {
+	case !f.down.Load():
+		f.start(cause)
+	case now.Sub(f.said) >= remindEvery:
+		f.said = now
+		f.opts.Logger.Warn("quota limiter still unreachable", "since", f.since.UTC().Format(time.RFC3339),
+			"unmetered_calls", f.calls, "unmetered_units", f.units, ingest.LogErr, cause)
+	}
+}
+
 // open decides a call while the limiter is unreachable.
 func (f *failPolicy) open(ctx context.Context, by ingest.Caller, op string, cs []charge, cause error) (ingest.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.down.Load() {
-		f.down.Store(true)
-		f.since, f.calls, f.units = f.opts.Now(), 0, 0
-		if f.never != nil && f.never() {
-			f.opts.Logger.Warn("quota limiter unreachable, and never reached since this process started (a mistyped REDIS_URL looks the same as an outage): "+
-				"cheap calls go ahead unmetered within each pool's fail_open budget", "redis", f.addr(), ingest.LogErr, cause)
-		} else {
-			f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
-		}
+		f.start(cause)
 	}
 	for _, c := range cs {
 		fo := c.pool.FailOpen
