@@ -163,6 +163,17 @@ func (r *Rules) HeldHere(ctx context.Context, led *ledger.Ledger, key string) er
 	return r.recordHolder(ctx, led, key, r.Here, runMove)
 }
 
+// SpentOnRedis reports whether led's window of key is recorded to live in
+// the Redis this host's settings name: the database spent there before, so
+// a Redis that does not answer now is an outage, not a mistyped address.
+func (r *Rules) SpentOnRedis(ctx context.Context, led *ledger.Ledger, key string) (bool, error) {
+	w, err := recordedHolder(ctx, led, key)
+	if err != nil || w.Limiter != redisHolder {
+		return false, err
+	}
+	return w.Redis == r.Here.Redis || w.Redis == "(unrecorded)", nil
+}
+
 // MoveTo records on each database paths that its window of key now lives
 // in the limiter this host's settings name, moved by the command by.
 func (r *Rules) MoveTo(ctx context.Context, paths []string, key, by string) error {

@@ -8,6 +8,7 @@ package custody
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/quota"
@@ -117,18 +118,35 @@ func (r *Rules) HostLedger(ctx context.Context, path, key string) (quota.HostLed
 }
 
 // restorer is a limiter that takes each host's ledger back under its own
-// id and mark after it lost them (quota.Redis).
+// id and mark after it lost them (quota.Redis), and says which ledgers its
+// wait needs.
 type restorer interface {
 	Restore(ctx context.Context, ls []quota.HostLedger) (int, error)
+	Status(ctx context.Context) (quota.Status, error)
+}
+
+// Restored is what a restore put back, and what it ended the wait without.
+type Restored struct {
+	Calls, Ledgers int
+	// Missing names each ledger the wait needed that no database given
+	// held, as quota show names it; set only when the operator accepted it.
+	Missing []string
+	// Uncounted is, for each pool, the most units the missing ledgers can
+	// have spent in the window that the limiter now counts nowhere: what
+	// the pool's limit leaves above what it holds after the restore.
+	Uncounted []quota.PoolUnits
 }
 
 // Restore gives a Redis limiter back the calls of key in the ledgers of
 // the databases paths (this one when none), each under its own id and
-// mark (quota.Redis.Restore): how many calls, from how many ledgers.
-func (r *Rules) Restore(ctx context.Context, l Seeded, key string, paths []string) (calls, ledgers int, err error) {
+// mark (quota.Redis.Restore), and ends its wait. A wait that names a
+// ledger none of paths holds is not ended: what that ledger spent would
+// be spent again, so it is a configuration error naming each one and the
+// flag to give it, unless acceptMissing says the operator knows.
+func (r *Rules) Restore(ctx context.Context, l Seeded, key string, paths []string, acceptMissing bool) (Restored, error) {
 	rs, ok := l.(restorer)
 	if !ok {
-		return 0, 0, ingest.ConfigErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
+		return Restored{}, ingest.ConfigErrorf("quota restore: the embedded limiter keeps its log in the database and cannot lose it apart from the ledger; set --redis / REDIS_URL")
 	}
 	if len(paths) == 0 {
 		paths = []string{r.DSN}
@@ -136,17 +154,38 @@ func (r *Rules) Restore(ctx context.Context, l Seeded, key string, paths []strin
 	var ls []quota.HostLedger
 	for _, path := range paths {
 		if err := store.CheckURL(path); err != nil {
-			return 0, 0, ingest.ConfigErrorf("--ledger %w", err)
+			return Restored{}, ingest.ConfigErrorf("--ledger %w", err)
 		}
 		hl, err := r.HostLedger(ctx, path, key)
 		if err != nil {
-			return 0, 0, err
+			return Restored{}, err
 		}
 		ls = append(ls, hl)
 	}
-	n, err := rs.Restore(ctx, ls)
+	st, err := rs.Status(ctx)
 	if err != nil {
-		return n, len(ls), err
+		return Restored{}, fmt.Errorf("quota restore: %w", err)
 	}
-	return n, len(ls), r.MoveTo(ctx, paths, key, "quota restore")
+	missing := quota.Missing(st, ls)
+	if len(missing) > 0 && !acceptMissing {
+		return Restored{}, ingest.ConfigErrorf("quota restore: the limiter waits for the ledgers %s, which no database given holds: "+
+			"pass each host's database with --ledger DB (this one's too, when it spent), or --accept-missing to end the wait without them, "+
+			"leaving what they spent in the window uncounted; nothing was restored", strings.Join(missing, ", "))
+	}
+	n, err := rs.Restore(ctx, ls)
+	out := Restored{Calls: n, Ledgers: len(ls)}
+	if err != nil {
+		return out, err
+	}
+	if err := r.MoveTo(ctx, paths, key, "quota restore"); err != nil {
+		return out, err
+	}
+	if len(missing) > 0 {
+		after, err := rs.Status(ctx)
+		if err != nil {
+			return out, fmt.Errorf("quota restore: %w", err)
+		}
+		out.Missing, out.Uncounted = missing, quota.Unheld(after)
+	}
+	return out, nil
 }

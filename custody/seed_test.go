@@ -46,6 +46,8 @@ func (s *seeding) Restore(ctx context.Context, ls []quota.HostLedger) (int, erro
 	return s.Seed(ctx, ls)
 }
 
+func (s *seeding) Status(context.Context) (quota.Status, error) { return quota.Status{}, nil }
+
 // TestSeedGivesTheEmbeddedLimiterEveryLedger: a seed back to the embedded
 // limiter takes the window's calls of every ledger given, each once, and
 // then the peers given no longer hold the host back and the window is
@@ -116,7 +118,7 @@ func TestRestoreAndSeedRefuseALimiterThatCannotTakeThem(t *testing.T) {
 	ctx := context.Background()
 	path, _ := database(t)
 	h := host(t, path, "", clock.NewFake(start))
-	_, _, err := h.Restore(ctx, &refilling{}, key, nil)
+	_, err := h.Restore(ctx, &refilling{}, key, nil, false)
 	if _ = refused[*ingest.ConfigError](t, err); !strings.Contains(err.Error(), "set --redis / REDIS_URL") {
 		t.Errorf("restore on the embedded limiter: %v", err)
 	}
@@ -124,7 +126,7 @@ func TestRestoreAndSeedRefuseALimiterThatCannotTakeThem(t *testing.T) {
 	if _ = refused[*ingest.ConfigError](t, err); !strings.Contains(err.Error(), "takes no ledger calls") {
 		t.Errorf("seed on a limiter that takes none: %v", err)
 	}
-	if _, _, err = h.Restore(ctx, &seeding{}, key, []string{"postgres://"}); err == nil {
+	if _, err = h.Restore(ctx, &seeding{}, key, []string{"postgres://"}, false); err == nil {
 		t.Error("restore from a --ledger that is no URL nor file: no error")
 	}
 }

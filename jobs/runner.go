@@ -142,7 +142,14 @@ func (r *Runner) run(ctx context.Context, e Entry, a attempt) (end Ended, ran bo
 		return end, true
 	}
 	if !ok {
-		log.Warn(e.Kind.noun()+" skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
+		// Replicas of a daemon race for each slot and all but one lose it,
+		// slot after slot: that is the lease working, said at debug. A
+		// command run once that finds its work taken says so.
+		level := slog.LevelWarn
+		if !a.slot.IsZero() {
+			level = slog.LevelDebug
+		}
+		log.Log(ctx, level, e.Kind.noun()+" skipped: already running in another process (or a crashed one's lease has not expired yet)", "lease_ttl", LockTTL.String())
 		return Ended{}, false
 	}
 	defer unlock()

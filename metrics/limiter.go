@@ -31,7 +31,14 @@ var (
 			"ledger's calls of the window): for a new Redis run the new_redis command, for a wiped one the lost_data command, "+
 			"with the database of every host that spent in the window; 0 otherwise.", nil,
 		prometheus.Labels{"new_redis": "ingest quota seed --ledger DB...", "lost_data": "ingest quota restore --ledger DB..."})
+	neverReachedDesc = prometheus.NewDesc("ingest_limiter_never_reached",
+		"1 while the Redis limiter has not answered once since this process started: a mistyped REDIS_URL or host, "+
+			"or an outage that began before the start; 0 once it has answered.", nil, nil)
 )
+
+// neverReacher is a limiter that can say it has not answered this process
+// once (quota.Redis).
+type neverReacher interface{ NeverReached() bool }
 
 // undecider is a limiter that can say it cannot tell a new Redis from a
 // wiped one (quota.Redis).
@@ -44,7 +51,7 @@ type undecider interface {
 type limiterCollector struct{ l StateReader }
 
 func (c *limiterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc, recoveryDesc, undecidedDesc} {
+	for _, d := range []*prometheus.Desc{limiterUpDesc, remainingDesc, usedDesc, blockedDesc, recoveryDesc, undecidedDesc, neverReachedDesc} {
 		ch <- d
 	}
 }
@@ -53,6 +60,13 @@ func (c *limiterCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	pools, err := c.l.State(ctx)
+	if n, ok := c.l.(neverReacher); ok {
+		v := 0.0
+		if n.NeverReached() {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(neverReachedDesc, prometheus.GaugeValue, v)
+	}
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(limiterUpDesc, prometheus.GaugeValue, 0, c.l.Backend())
 		return

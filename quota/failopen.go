@@ -22,6 +22,48 @@ type failPolicy struct {
 
 	mu   sync.Mutex
 	down atomic.Bool // changed under mu; read without it on every answer
+	// pending: an earlier process's outage left unmetered calls that the
+	// first answer writes into the window; this process saw no outage.
+	pending atomic.Bool
+	// What this process's outage cost, said when it ends: since when, and
+	// the calls and units it let through unmetered. Under mu.
+	since, said  time.Time
+	calls, units int64
+	// never and addr, when set (Redis), tell an outage from a limiter this
+	// process never reached, and where it dials.
+	never func() bool
+	addr  func() string
+}
+
+// start begins an outage at its first sign: said once, with what a limiter
+// never reached since the start may be instead. Under mu.
+func (f *failPolicy) start(cause error) {
+	f.down.Store(true)
+	f.since, f.said, f.calls, f.units = f.opts.Now(), f.opts.Now(), 0, 0
+	if f.never != nil && f.never() {
+		f.opts.Logger.Warn("quota limiter unreachable, and never reached since this process started (a mistyped REDIS_URL looks the same as an outage): "+
+			"cheap calls go ahead unmetered within each pool's fail_open budget", "redis", f.addr(), ingest.LogErr, cause)
+		return
+	}
+	f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
+}
+
+// unreachable notes, from a heartbeat with no call to decide, that the
+// limiter does not answer: an outage with no pass due is said too, when it
+// starts and at most every remindEvery while it lasts, with what it let
+// through unmetered so far.
+func (f *failPolicy) unreachable(cause error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	switch {
+	case !f.down.Load():
+		f.start(cause)
+	case now.Sub(f.said) >= remindEvery:
+		f.said = now
+		f.opts.Logger.Warn("quota limiter still unreachable", "since", f.since.UTC().Format(time.RFC3339),
+			"unmetered_calls", f.calls, "unmetered_units", f.units, ingest.LogErr, cause)
+	}
 }
 
 // open decides a call while the limiter is unreachable.
@@ -29,8 +71,7 @@ func (f *failPolicy) open(ctx context.Context, by ingest.Caller, op string, cs [
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.down.Load() {
-		f.down.Store(true)
-		f.opts.Logger.Warn("quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget", ingest.LogErr, cause)
+		f.start(cause)
 	}
 	for _, c := range cs {
 		fo := c.pool.FailOpen
@@ -64,7 +105,9 @@ func (f *failPolicy) open(ctx context.Context, by ingest.Caller, op string, cs [
 	case err != nil:
 		return ingest.Decision{}, fmt.Errorf("limiter: %w, and the fail_open budget cannot be counted: %w", ErrUnavailable, err)
 	}
+	f.calls++
 	for _, c := range cs {
+		f.units += c.units
 		f.opts.Logger.Info("admitted unmetered while the limiter is unreachable", ingest.LogOp, op, "pool", c.pool.Name,
 			"budget_used", used[c.pool.Name]+c.units, "budget", c.pool.FailOpen.Budget)
 	}
@@ -99,10 +142,20 @@ func within(cs []charge, used map[string]int64, cause error) error {
 }
 
 // up notes that the outage is over: its unmetered calls are written back.
+// Only an outage this process saw ends in a line, with what it cost; an
+// earlier process's calls written back are said at debug.
 func (f *failPolicy) up() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.pending.Swap(false) && !f.down.Load() {
+		f.opts.Logger.Debug("an earlier process's unmetered calls written into the limiter")
+	}
 	if f.down.Swap(false) {
-		f.opts.Logger.Info("quota limiter reachable again")
+		f.opts.Logger.Info("quota limiter reachable again", "down_for", f.opts.Now().Sub(f.since).Round(time.Second).String(),
+			"unmetered_calls", f.calls, "unmetered_units", f.units)
 	}
 }
+
+// behind reports whether unmetered calls wait to be written into the
+// window: this process's outage, or an earlier one's.
+func (f *failPolicy) behind() bool { return f.down.Load() || f.pending.Load() }

@@ -53,16 +53,27 @@ func Dial(raw, flag string) (redis.UniversalClient, error) {
 // limiter's fail policy decides then. go-redis's own words on a failed
 // dial go to log, at debug.
 func Admitted(ctx context.Context, c redis.UniversalClient, raw, flag string, log *slog.Logger) error {
+	_, err := Reached(ctx, c, raw, flag, log)
+	return err
+}
+
+// Reached is Admitted, and whether anything answered at the URL's address
+// at all: false for a round trip that met no server (Unreached), which is
+// an outage or a mistyped address, and only what the database knows of
+// this Redis tells which.
+func Reached(ctx context.Context, c redis.UniversalClient, raw, flag string, log *slog.Logger) (bool, error) {
 	redis.SetLogger(redisLogger{log})
 	var ae *AccessError
 	err := CheckAccess(ctx, c)
-	if errors.As(err, &ae) {
-		return ingest.ConfigErrorf("%s: %s: %w", flag, dsn.Redact(raw), ae)
+	switch {
+	case errors.As(err, &ae):
+		return true, ingest.ConfigErrorf("%s: %s: %w", flag, dsn.Redact(raw), ae)
+	case err != nil && Unreached(err):
+		return false, nil
+	case err != nil:
+		return true, wrongServer(ctx, raw, flag)
 	}
-	if err != nil && !Unreached(err) {
-		return wrongServer(ctx, raw, flag)
-	}
-	return nil
+	return true, nil
 }
 
 // wrongServer is a configuration error when the server at the Redis URL

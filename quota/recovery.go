@@ -52,6 +52,10 @@ type ledgerView struct {
 	boot   int64     // the boot the reference belongs to
 	ref    int64     // the limiter's clock minus this boot's uptime, ms
 	copyAt time.Time // when it last copied the limiter's ledgers
+
+	// The notes' writes, which fail at every Beat while the database is
+	// down: each said as one fault, not a line a Beat.
+	clockFault, copyFault fault
 }
 
 func (v *ledgerView) noteName(kind string) string { return kind + ":" + v.opts.QuotaKey }
@@ -77,7 +81,7 @@ func (v *ledgerView) load(ctx context.Context, r *Redis) error {
 		} else {
 			// Taken by an earlier process during an outage: written
 			// into the window at the first answer (answered).
-			r.fail.down.Store(true)
+			r.fail.pending.Store(true)
 		}
 	}
 	if b, at, ok := strings.Cut(ref, " "); ok {
@@ -150,9 +154,7 @@ func (v *ledgerView) decided(ctx context.Context, r *Redis, rep reply) {
 	}
 	v.mu.Unlock()
 	if save != "" {
-		if err := v.opts.Notes.Note(ctx, v.noteName("clock"), save); err != nil {
-			v.opts.Logger.Warn("keep the clock reference in the ledger", ingest.LogErr, err)
-		}
+		v.noted(&v.clockFault, "keep the clock reference in the ledger", v.opts.Notes.Note(ctx, v.noteName("clock"), save))
 	}
 	if copyDue {
 		if st, err := r.Status(ctx); err == nil && !st.Recovering {
@@ -183,9 +185,17 @@ func (v *ledgerView) keepCopy(ctx context.Context, at int64, ls []LedgerSeen) {
 		}
 	}
 	b, _ := json.Marshal(ledgerCopy{At: at, Ledgers: ls})
-	if err := v.opts.Notes.Note(ctx, v.noteName("ledgers"), string(b)); err != nil {
-		v.opts.Logger.Warn("keep the copy of the limiter's ledgers", ingest.LogErr, err)
+	v.noted(&v.copyFault, "keep the copy of the limiter's ledgers", v.opts.Notes.Note(ctx, v.noteName("ledgers"), string(b)))
+}
+
+// noted says a note's write as its fault f, named what: a failure starts
+// or goes on, a success ends it.
+func (v *ledgerView) noted(f *fault, what string, err error) {
+	if err != nil {
+		f.fail(v.opts.Logger, what, v.opts.Now(), err)
+		return
 	}
+	f.ok(v.opts.Logger, what, v.opts.Now())
 }
 
 // vouch names the ledgers that spent in the window: this one, and those of
@@ -357,6 +367,9 @@ func (r *Redis) Heartbeat(ctx context.Context) error {
 		return r.recover(ctx, err.Error())
 	}
 	if err != nil {
+		if Unreached(err) || neverSent(err) {
+			r.fail.unreachable(err)
+		}
 		return fmt.Errorf("heartbeat: %w", err)
 	}
 	r.answered(ctx)

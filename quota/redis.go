@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -46,6 +47,9 @@ type Redis struct {
 	pend   pending     // decisions of unknown outcome
 	fail   *failPolicy // decisions while Redis cannot be reached
 	led    ledgerView  // what this ledger knows: recovery.go
+	// reached: Redis has answered this process once. Until it has, an
+	// unreachable Redis may be a mistyped address rather than an outage.
+	reached atomic.Bool
 }
 
 // NewRedis returns a limiter on client for quotaKey. Every argument before
@@ -65,6 +69,7 @@ func NewRedis(client redis.UniversalClient, quotaKey string, costs *ingest.Costs
 		inst:   token()[:8],
 		fail:   &failPolicy{opts: opts},
 	}
+	r.fail.never, r.fail.addr = r.NeverReached, r.Addr
 	if !opts.none {
 		r.pend.n.Store(1) // until the ledger's unknowns are read; NoLedger's has none
 	}
@@ -205,6 +210,7 @@ func (r *Redis) run(ctx context.Context, min time.Duration, mode string, inst st
 	if err != nil {
 		return reply{}, err
 	}
+	r.reached.Store(true)
 	var rep reply
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		return reply{}, fmt.Errorf("window.lua replied %q: %w", out, err)
@@ -373,7 +379,7 @@ func neverSent(err error) bool {
 // They are not the ledger's calls put back: a recovery still waits for its
 // metered ones.
 func (r *Redis) catchUp(ctx context.Context) error {
-	if !r.fail.down.Load() {
+	if !r.fail.behind() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
@@ -477,6 +483,23 @@ func others(ls []LedgerSeen, self string, pool ingest.Pool, now int64) int {
 		}
 	}
 	return n
+}
+
+// NeverReached reports whether Redis has not answered this process once:
+// a limiter that cannot be reached and never could since the start may be
+// a mistyped address, not an outage.
+func (r *Redis) NeverReached() bool { return !r.reached.Load() }
+
+// Addr is the address of the Redis the limiter dials, as messages name it:
+// host and port, never the URL's password.
+func (r *Redis) Addr() string {
+	switch c := r.client.(type) {
+	case *redis.Client:
+		return c.Options().Addr
+	case *redis.ClusterClient:
+		return strings.Join(c.Options().Addrs, ",")
+	}
+	return "(unknown)"
 }
 
 // Status is the limiter as `ingest report` and `quota show` show it.

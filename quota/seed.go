@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -88,4 +89,43 @@ func UndecidedText(until time.Time) string {
 		"and metered calls wait until " + wait + ". If the hosts moved to this Redis, run `ingest quota seed --ledger DB...` " +
 		"with the database of every host that spent in the window; if this Redis lost its data, run " +
 		"`ingest quota restore --ledger DB...` with the same, or wait"
+}
+
+// Missing names, as quota show does (its id, then where it was last
+// seen), each ledger a recovery in st waits for that has not put its
+// calls back and is none of ls.
+func Missing(st Status, ls []HostLedger) []string {
+	where := map[string]string{}
+	for _, l := range st.Ledgers {
+		where[l.Ledger] = l.Where
+	}
+	var out []string
+	for _, id := range st.Need {
+		given := slices.ContainsFunc(ls, func(l HostLedger) bool { return l.ID == id })
+		if given || slices.Contains(st.Done, id) {
+			continue
+		}
+		if w := where[id]; w != "" {
+			id += " (" + w + ")"
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// PoolUnits is a count of one pool's units.
+type PoolUnits struct {
+	Pool  string
+	Units int64
+}
+
+// Unheld is, for each pool of st, what its limit leaves above the units
+// the limiter holds in its window and day: the most that calls it does
+// not count can have spent.
+func Unheld(st Status) []PoolUnits {
+	var out []PoolUnits
+	for _, p := range st.Pools {
+		out = append(out, PoolUnits{Pool: p.Pool, Units: max(0, p.Limit-max(p.Used, p.UsedDay))})
+	}
+	return out
 }

@@ -27,3 +27,41 @@ var known = func() map[string]bool {
 // what --regions and --region accept, whether or not the catalogue names it
 // (a region without a chart is skipped and said).
 func Valid(code string) bool { return known[code] }
+
+// aliases are codes people write for a region whose ISO code is another:
+// UK is the United Kingdom's own name and domain, EL the European Union's
+// code for Greece.
+var aliases = map[string]string{"UK": "GB", "EL": "GR"}
+
+// Suggest is the region code text most likely meant, as an error's hint
+// puts it ("GB (United Kingdom)"): an alias's code, the region of cat whose
+// name text is, or the only one whose name begins with it; "" when none is.
+func Suggest(text string, cat Catalogue) string {
+	t := strings.ToLower(strings.TrimSpace(text))
+	code := aliases[strings.ToUpper(t)]
+	if code == "" && len(t) >= 3 {
+		code = byName(t, cat)
+	}
+	if code == "" {
+		return ""
+	}
+	return code + " (" + cat.Name(code) + ")"
+}
+
+// byName is the region of cat named name (lower case), else the only one
+// whose name begins with it; "" when none or several do.
+func byName(name string, cat Catalogue) string {
+	var begins []string
+	for _, r := range cat {
+		switch n := strings.ToLower(r.Name); {
+		case n == name:
+			return r.Code
+		case strings.HasPrefix(n, name):
+			begins = append(begins, r.Code)
+		}
+	}
+	if len(begins) == 1 {
+		return begins[0]
+	}
+	return ""
+}

@@ -65,7 +65,7 @@ func Parse(text string, cat Catalogue) ([]Chart, error) {
 		}
 		codes, group := expand(name, cat)
 		if codes == nil {
-			return nil, fmt.Errorf("%q is not a region code (like US, GB, DE), \"all\" or \"default\"", strings.TrimSpace(item))
+			return nil, notACode(item, name, cat)
 		}
 		for _, code := range codes {
 			i, seen := index[code]
@@ -86,6 +86,16 @@ func Parse(text string, cat Catalogue) ([]Chart, error) {
 		}
 	}
 	return out, nil
+}
+
+// notACode is the error of an item whose name is no region: with the code
+// most likely meant, when one is.
+func notACode(item, name string, cat Catalogue) error {
+	err := fmt.Errorf("%q is not a region code (like US, GB, DE), \"all\" or \"default\"", strings.TrimSpace(item))
+	if code := Suggest(name, cat); code != "" {
+		return fmt.Errorf("%w; did you mean %s?", err, code)
+	}
+	return err
 }
 
 type settings struct{ tier, depth int }

@@ -49,6 +49,10 @@ func TestParseErrorsNameTheItem(t *testing.T) {
 		"US:depth=250":        "got 250",
 		"US:speed=2":          `unknown setting "speed"`,
 		"US:tier=2,US:tier=3": "US is given settings twice",
+		"uk":                  `"uk" is not a region code (like US, GB, DE), "all" or "default"; did you mean GB (United Kingdom)?`,
+		"EL:depth=50":         "did you mean GR (Greece)?",
+		"germany":             "did you mean DE (Germany)?",
+		"Switz":               "did you mean CH (Switzerland)?",
 	} {
 		_, err := Parse(text, Builtin)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -121,5 +125,16 @@ func TestSelectionOfIsAConfigError(t *testing.T) {
 	var ce *ingest.ConfigError
 	if !errors.As(err, &ce) || err.Error() != "--regions: "+parsed.Error() {
 		t.Errorf("US,QQ: %v, want a configuration error: --regions: %v", err, parsed)
+	}
+}
+
+// TestSuggestNamesNothingUnsure: a code with no alias, or a name that
+// begins several regions' names, suggests none.
+func TestSuggestNamesNothingUnsure(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"XX", "United", "ab", ""} {
+		if got := Suggest(text, Builtin); got != "" {
+			t.Errorf("Suggest(%q) = %q, want none", text, got)
+		}
 	}
 }

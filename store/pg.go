@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -380,6 +381,24 @@ VALUES (?1, FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)`, m.ver
 func Contended(err error) bool {
 	var pe *pgconn.PgError
 	return isBusy(err) || retryable(err) || errors.As(err, &pe) && pe.Code == "55P03"
+}
+
+// Unavailable is an error of a database that is not there for now: a
+// PostgreSQL server that cannot be reached, that closed the connection
+// under a statement, or that says it is shutting down, starting or out of
+// connections. A reader asks again later; nothing in the request was
+// wrong.
+func Unavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	var op *net.OpError
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || pe.Code == "53300"
+	case errors.As(err, &ce), errors.As(err, &op), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	return pgconn.SafeToRetry(err)
 }
 
 // retryable is a PostgreSQL error that the same transaction, run again,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/store"
 )
 
 // notFound is a missing video or chart: a 404. earliest, for a chart asked
@@ -33,7 +34,20 @@ func (e *gone) Error() string { return e.msg }
 // reads paths or errors of the database).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, param, msg := s.classify(r, err)
+	retryLater(w, status)
 	apiError(w, status, code, param, msg)
+}
+
+// unavailableRetry is the Retry-After of an answer the database could not
+// give for now: a reader or a cache in front asks again, and the replica
+// stays out of the way of a database coming back.
+const unavailableRetry = "5"
+
+// retryLater tells a client of a 503 when to ask again.
+func retryLater(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", unavailableRetry)
+	}
 }
 
 func (s *Server) classify(r *http.Request, err error) (status int, code, param, msg string) {
@@ -49,6 +63,9 @@ func (s *Server) classify(r *http.Request, err error) (status int, code, param, 
 		return http.StatusNotFound, nf.code, "", nf.msg
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "timeout", "", "the request took too long; narrow it and try again"
+	case store.Unavailable(err):
+		s.cfg.Logger.Warn("web: the database is unavailable", "path", r.URL.Path, ingest.LogErr, s.cfg.DB.Full(err))
+		return http.StatusServiceUnavailable, "unavailable", "", "the database is unavailable for now; try again shortly"
 	}
 	s.cfg.Logger.Error("web", "path", r.URL.Path, ingest.LogErr, s.cfg.DB.Full(err))
 	return http.StatusInternalServerError, "internal", "", "internal error; the server's log has the detail"

@@ -65,6 +65,7 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, status int, m
 
 func (s *Server) pageFail(w http.ResponseWriter, r *http.Request, err error) {
 	status, _, _, msg := s.classify(r, err)
+	retryLater(w, status)
 	s.pageError(w, r, status, msg)
 }
 

@@ -267,6 +267,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status, _, param, msg := s.classify(r, err)
 		v.Error, v.Param = msg, param
+		retryLater(w, status)
 		s.render(w, r, status, "search", v)
 		return
 	}

@@ -80,8 +80,8 @@ func (h *Host) Apply(ctx context.Context, l custody.Configured, key string, isNe
 
 // Restore gives a Redis limiter back the calls of key in the ledgers of
 // the databases paths (custody.Rules.Restore).
-func (h *Host) Restore(ctx context.Context, l custody.Configured, key string, paths []string) (calls, ledgers int, err error) {
-	return h.rules().Restore(ctx, l, key, paths)
+func (h *Host) Restore(ctx context.Context, l custody.Configured, key string, paths []string, acceptMissing bool) (custody.Restored, error) {
+	return h.rules().Restore(ctx, l, key, paths, acceptMissing)
 }
 
 // Seed gives the limiter of key the calls of the window in the ledgers of

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -33,12 +34,17 @@ func configErrorf(format string, args ...any) error { return ingest.ConfigErrorf
 // the database (--db), the Redis of the limiter (--redis, "" for none),
 // the upstream's endpoint, the costs file, and the logger.
 type Host struct {
-	DSN      string
-	RedisURL string
-	Endpoint string
-	Costs    *ingest.Costs
-	Logger   *slog.Logger
-	Replicas int // --redis-replicas
+	DSN string
+	// DefaultDB says DSN is the built-in default path, as neither --db nor
+	// INGEST_DB named one: a database there is made by nobody's choice,
+	// so it is said before it is created, refused beside a shared limiter,
+	// and never read as an empty one.
+	DefaultDB bool
+	RedisURL  string
+	Endpoint  string
+	Costs     *ingest.Costs
+	Logger    *slog.Logger
+	Replicas  int // --redis-replicas
 	// Clock is the house's one clock, handed to every part that reads the
 	// time; required: a Host without one is a programming error.
 	Clock clock.Clock
@@ -59,6 +65,14 @@ type Host struct {
 	// Jitter draws the upstream client's retry jitter (fetch.Options);
 	// nil is math/rand's. The simulation draws it from its seed.
 	Jitter func(n int64) int64
+	// RefuseUnreached refuses a run on a Redis never reached since the
+	// start that the database never spent on (a mistyped address looks
+	// exactly like an outage); false is the operator's word that it is an
+	// outage, ridden out unmetered within fail_open.
+	RefuseUnreached bool
+
+	// unreached: the Redis at RedisURL met no answer at the start.
+	unreached bool
 
 	upstream upstreamOnce
 }
@@ -100,6 +114,9 @@ func (h *Host) DBExists() bool { return store.Exists(h.DSN) }
 
 // OpenStore opens (creating and migrating) the database.
 func (h *Host) OpenStore(ctx context.Context) (*Database, error) {
+	if err := h.creating(); err != nil {
+		return nil, err
+	}
 	db, err := Open(ctx, h.DSN)
 	if err != nil {
 		return nil, store.OpenRefused(err)
@@ -111,6 +128,9 @@ func (h *Host) OpenStore(ctx context.Context) (*Database, error) {
 // yet is a store.NoneYetError (which matches store.ErrNoDatabase).
 func (h *Host) OpenExisting(ctx context.Context) (*Database, error) {
 	db, err := OpenExisting(ctx, h.DSN)
+	if errors.Is(err, store.ErrNoDatabase) && h.DefaultDB {
+		return nil, h.noDefault()
+	}
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil, store.NoneYetError{DB: h.DBName()}
 	}
@@ -121,10 +141,12 @@ func (h *Host) OpenExisting(ctx context.Context) (*Database, error) {
 }
 
 // OpenIfAny opens the database for reading, never creating it; nil (and
-// no error) when there is none yet.
+// no error) when there is none yet at a path the operator named.
 func (h *Host) OpenIfAny(ctx context.Context) (*Database, error) {
 	db, err := OpenExisting(ctx, h.DSN)
 	switch {
+	case errors.Is(err, store.ErrNoDatabase) && h.DefaultDB:
+		return nil, h.noDefault()
 	case errors.Is(err, store.ErrNoDatabase):
 		return nil, nil
 	case err != nil:
@@ -140,6 +162,9 @@ func (h *Host) OpenIfAny(ctx context.Context) (*Database, error) {
 func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*Database, error) {
 	open := OpenExisting
 	if write && h.RedisURL == "" {
+		if err := h.creating(); err != nil {
+			return nil, err
+		}
 		open = Open
 	}
 	db, err := open(ctx, h.DSN)
@@ -150,6 +175,36 @@ func (h *Host) OpenForLimiter(ctx context.Context, write bool) (*Database, error
 		return nil, store.OpenRefused(err)
 	}
 	return db, nil
+}
+
+// creating says where a database at the default path is about to be
+// created, and refuses it beside a shared limiter: there a database made
+// by mistake spends the shared quota as a ledger the other hosts neither
+// know nor can restore, and shares the quota out to one more worker.
+func (h *Host) creating() error {
+	if !h.DefaultDB || h.DBExists() {
+		return nil
+	}
+	at := h.DSN
+	if abs, err := filepath.Abs(h.DSN); err == nil {
+		at = abs
+	}
+	if h.RedisURL != "" {
+		return configErrorf("--db / INGEST_DB: neither is set, and a shared limiter is (--redis / REDIS_URL): "+
+			"refusing to create a database at the default path %s; set --db / INGEST_DB to this host's database", at)
+	}
+	h.Logger.Warn("creating the database at the default path, as neither --db nor INGEST_DB is set", "db", at)
+	return nil
+}
+
+// noDefault refuses a read of a database at the default path that is not
+// there: read as an empty one, it would say nothing was ever stored.
+func (h *Host) noDefault() error {
+	at := h.DSN
+	if abs, err := filepath.Abs(h.DSN); err == nil {
+		at = abs
+	}
+	return configErrorf("--db / INGEST_DB: neither is set, and there is no database at the default path %s: set --db / INGEST_DB to the database to read", at)
 }
 
 // OpenLimiter builds the Redis limiter when RedisURL is set, else the

@@ -54,6 +54,10 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 		p.Close()
 		return nil, err
 	}
+	if h.unreached && h.RefuseUnreached && !h.DBExists() {
+		p.Close()
+		return nil, h.neverReached("there is no database yet")
+	}
 	// The client first: a bad endpoint is a usage error, found before the
 	// database is created.
 	// Its Date headers go to the upstream's clock, set up with the
@@ -85,6 +89,7 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 	for _, check := range []func() error{
 		func() error { return quota.Agree(ctx, l, h.Logger) },
 		func() error { return quota.Created(ctx, l) },
+		func() error { return h.outage(ctx, p.DB, p.QuotaKey) },
 		func() error { return h.rules().BeforeSpending(ctx, p.DB.Ledger, p.QuotaKey, onRedis) },
 	} {
 		if err := check(); err != nil {
@@ -114,7 +119,8 @@ func (h *Host) openPipeline(ctx context.Context, apiKey, quotaKey string, db *Da
 }
 
 // checkRedis finds, before the database is opened or created, whether
-// Redis refuses RedisURL's credentials or database: a configuration error.
+// Redis refuses RedisURL's credentials or database: a configuration error;
+// and whether it answered at all (unreached).
 func (h *Host) checkRedis(ctx context.Context) error {
 	if h.RedisURL == "" {
 		return nil
@@ -124,7 +130,35 @@ func (h *Host) checkRedis(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
-	return h.RedisAccess(ctx, c)
+	reached, err := quota.Reached(ctx, c, h.RedisURL, redisFlag, h.Logger)
+	h.unreached = !reached
+	return err
+}
+
+// outage refuses a run on a Redis never reached since the start that db
+// never spent on: a mistyped URL or host looks exactly like an outage, and
+// riding it out would spend unmetered beside a limiter that was never
+// there. One db spent on before is an outage, ridden out as ever.
+func (h *Host) outage(ctx context.Context, db *Database, key string) error {
+	if !h.unreached || !h.RefuseUnreached {
+		return nil
+	}
+	spent, err := h.rules().SpentOnRedis(ctx, db.Ledger, key)
+	if err != nil || spent {
+		return err
+	}
+	return h.neverReached("this database never spent on it")
+}
+
+// neverReached is the refusal of a Redis never reached since the start,
+// naming its address (never its password) and why it is not an outage.
+func (h *Host) neverReached(why string) error {
+	_, addr := quota.Address(h.RedisURL)
+	return configErrorf("%s: the Redis at %s has not answered since this process started, and %s: "+
+		"a mistyped URL or host looks exactly like an outage, so nothing is spent unmetered; fix %s "+
+		"(`ingest check` tries it), or, if it is an outage of the Redis this host is new to, run again with "+
+		"--limiter-unreached-ok to go on within each pool's fail_open budget",
+		redisFlag, addr, why, redisFlag)
 }
 
 // preflight checks, on a host with Redis and no database yet, what would

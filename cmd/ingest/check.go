@@ -35,7 +35,9 @@ exits 1 naming YOUTUBE_API_KEY), and check calls it afterwards. Every
 skipped check says why.
 
 It prints what it checked and exits 0 when everything is in order, 1 when
-a check failed, 2 on a usage or configuration error.`,
+a check failed on a fault (a server down or unreachable, a damaged file),
+and 2 when a check failed on a usage or configuration error: each failed
+check exits as run would on it, and the highest of them wins.`,
 		Example: `  ingest check --offline
   YOUTUBE_API_KEY=... REDIS_URL=redis://redis:6379/0 ingest check`,
 		Args: cobra.NoArgs,

@@ -128,6 +128,12 @@ func (c *checks) Limiter(ctx context.Context) (string, error) {
 	}
 	return c.withLimiter(ctx, func(ctx context.Context, l checkedLimiter) (string, error) {
 		states, err := l.State(ctx)
+		if err != nil && c.Host.RedisURL != "" && quota.Unreached(err) {
+			_, addr := quota.Address(c.Host.RedisURL)
+			return "", fmt.Errorf("%s limiter: nothing answers at %s (%w): check the host and port of --redis / REDIS_URL; "+
+				"a run refuses to spend beside a Redis it never reached that its database never spent on, unless --limiter-unreached-ok says it is an outage",
+				l.Backend(), addr, err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s limiter: %w", l.Backend(), err)
 		}

@@ -102,3 +102,40 @@ func checkPathError(t *testing.T, name, stderr, path, want string) {
 		t.Errorf("%s: SQLite's own words (%q) reach the user: %s", name, raw, stderr)
 	}
 }
+
+// TestDefaultDatabaseIsNeverMadeQuietly: with neither --db nor INGEST_DB,
+// a read of the default path where no database is exits 2 naming the path
+// and the settings, and creates nothing; beside a shared limiter a run
+// refuses to create it (exit 2, nothing spent); without one, the run says
+// where it creates it.
+func TestDefaultDatabaseIsNeverMadeQuietly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.unset("INGEST_DB")
+	at := filepath.Join(h.dir, "ingest.db")
+	for _, args := range [][]string{{"report"}, {"search", "football"}, {"export", "--since", "2026-01-01"}, {"history", "abc"}, {"tokens", "list"}} {
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stderr, at) || !strings.Contains(res.stderr, "--db / INGEST_DB") {
+			t.Errorf("%s on no database at the default path: stderr does not name %s and --db / INGEST_DB:\n%s", args[0], at, res)
+		}
+	}
+	h.withRedis()
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	if !strings.Contains(res.stderr, at) || !strings.Contains(res.stderr, "--db / INGEST_DB") || !strings.Contains(res.stderr, "REDIS_URL") {
+		t.Errorf("a run beside a shared limiter: stderr does not name the default path, --db / INGEST_DB and REDIS_URL:\n%s", res)
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("the refused run sent %d requests upstream, want 0", n)
+	}
+	if _, err := os.Stat(at); err == nil {
+		t.Fatalf("a refused or read-only command created %s", at)
+	}
+	h.unset("REDIS_URL")
+	res = h.mustRun(0, "run", "--once", "--regions", "US")
+	if !strings.Contains(res.stderr, "creating the database at the default path") || !strings.Contains(res.stderr, at) {
+		t.Errorf("a run creating the default database does not say where:\n%s", res)
+	}
+	if res := h.mustRun(0, "run", "--once", "--regions", "US"); strings.Contains(res.stderr, "creating the database") {
+		t.Errorf("a run on the default database that exists says it creates it:\n%s", res)
+	}
+}

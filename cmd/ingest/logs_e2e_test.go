@@ -97,3 +97,23 @@ func noDuplicateKeys(line string) error {
 	}
 	return walk()
 }
+
+// TestReachableAgainOnlyAfterAnOutageSeen: a run that rode out a Redis
+// outage unmetered leaves calls in the ledger; the next run, on a Redis
+// that answers from its start, writes them back without saying the limiter
+// is reachable again, since it never saw it unreachable.
+func TestReachableAgainOnlyAfterAnOutageSeen(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	rs.Stop()
+	if res := h.mustRun(0, "run", "--once", "--regions", "GB"); !strings.Contains(res.stderr, "quota limiter unreachable") {
+		t.Fatalf("a run with Redis stopped does not say the limiter is unreachable:\n%s", res)
+	}
+	rs.Restart(t)
+	res := h.mustRun(0, "run", "--once", "--regions", "DE")
+	if strings.Contains(res.stderr, "reachable again") {
+		t.Errorf("a run that never saw the outage says the limiter is reachable again:\n%s", res)
+	}
+}

@@ -161,6 +161,7 @@ func TestSmallGapsClosed(t *testing.T) {
 	// limiter, and a run of it on Redis is refused.
 	h.set("INGEST_DB", filepath.Join(h.dir, "on-redis.db"))
 	h.set("REDIS_URL", "redis://"+closedAddr(t)+"/0")
+	h.set("INGEST_RUN_LIMITER_UNREACHED_OK", "true") // ridden out as an outage, where it would be refused
 	res = h.mustRun(0, "run", "--once", "--regions", "GB")
 	if n := strings.Count(res.stderr, "go-redis"); n > 0 {
 		t.Errorf("an unreachable Redis: the client library's own lines at info, %d of them:\n%s", n, res.stderr)
@@ -231,5 +232,22 @@ func TestExportOutErrorNamesTheFile(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "--out") || !strings.Contains(r.stderr, "/nonexistent/x.csv") ||
 		!strings.Contains(r.stderr, "/nonexistent") || strings.Contains(r.stderr, ".x.csv.") {
 		t.Errorf("want exit 2 naming --out and /nonexistent/x.csv, not a temporary file, got %s", r)
+	}
+}
+
+// TestRegionAliasIsSuggested: UK, the United Kingdom's common name, is
+// refused as a region code with GB suggested, by --regions and --region
+// alike, before anything is spent.
+func TestRegionAliasIsSuggested(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, args := range [][]string{{"run", "--once", "--regions", "US,uk"}, {"search", "--region", "uk", "football"}} {
+		res := h.mustRun(2, args...)
+		if !strings.Contains(res.stderr, `"uk"`) || !strings.Contains(res.stderr, "did you mean GB (United Kingdom)?") {
+			t.Errorf("%s with uk: stderr does not suggest GB:\n%s", args[0], res)
+		}
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("the refused commands sent %d requests upstream, want 0", n)
 	}
 }

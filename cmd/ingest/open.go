@@ -14,7 +14,7 @@ import (
 // a wiring.ConfigError exits 2, any other 1 (runtimeError).
 func (s *settings) host() *wiring.Host {
 	if s.wired == nil {
-		s.wired = &wiring.Host{DSN: s.db, RedisURL: s.redisURL, Endpoint: s.endpoint,
+		s.wired = &wiring.Host{DSN: s.db, DefaultDB: s.dbDefault, RedisURL: s.redisURL, Endpoint: s.endpoint,
 			Costs: s.costs, Logger: s.logger, Replicas: s.replicaCount(), Clock: s.clock}
 	}
 	return s.wired

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -383,4 +384,42 @@ func TestPostgresServe(t *testing.T) {
 	if strings.Contains(d.proc.out.String(), pgPassword) {
 		t.Errorf("serve printed the password:\n%s", d.proc.out)
 	}
+}
+
+// TestServeSays503WhileItsDatabaseIsDown: a replica whose PostgreSQL
+// stops answers what it has not kept with 503 and Retry-After, the API
+// and the pages alike, never 500: a reader, and the cache in front, ask
+// again later.
+func TestServeSays503WhileItsDatabaseIsDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	srv := pgtest.Start(t) // of its own: stopping the shared one would stop every test
+	h.set("INGEST_DB", srv.URL(t))
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	base := startServe(t, h)
+	if code, _ := getWithHeader(t, base+"/api/v1/search?q=video"); code != 200 {
+		t.Fatalf("GET /api/v1/search with the database up: %d", code)
+	}
+	if err := srv.Signal(syscall.SIGINT); err != nil { // PostgreSQL's fast shutdown
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/v1/search?q=football", "/search?q=football"} {
+		var code int
+		var retry string
+		waitFor(30*time.Second, func() bool { code, retry = getWithHeader(t, base+path); return code != 200 })
+		if code != 503 || retry == "" {
+			t.Errorf("GET %s with the database stopped: %d, Retry-After %q; want 503 with Retry-After", path, code, retry)
+		}
+	}
+}
+
+// getWithHeader is a GET's status and its Retry-After.
+func getWithHeader(t *testing.T, u string) (int, string) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer res.Body.Close()
+	return res.StatusCode, res.Header.Get("Retry-After")
 }

@@ -40,24 +40,31 @@ YOUTUBE_API_KEY, else the one quota key the database's ledger knows.`,
 	})
 	cmd.AddCommand(newQuotaApplyCmd(s))
 	var ledgers []string
+	var acceptMissing bool
 	restore := &cobra.Command{
-		Use:   "restore [--ledger DB]...",
+		Use:   "restore [--ledger DB]... [--accept-missing]",
 		Short: "Refill a Redis limiter that lost data from the ledgers at hand, and end its wait",
 		Long: `After Redis loses data, the limiter admits nothing metered until every
 ledger (each host's database) that spent in the window has put its calls
 back, or the window and the current calendar day have passed. restore
 refills it from the given databases' ledgers (default: --db) and ends the
 wait at once: run it with the database of every host that spent in the last
-day, or the limit may be overspent.`,
+day, or the limit may be overspent. When the limiter's wait names a ledger
+(` + "`ingest quota show`" + ` prints them) that none of the databases given holds,
+restore refuses (exit 2) and names each; --accept-missing ends the wait
+without them and says how many units of each pool they may have spent
+uncounted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withLimiter(cmd.Context(), s, false, func(l configLimiter, key string) error {
-				return quotaRestore(cmd.Context(), cmd.OutOrStdout(), s, l, key, ledgers)
+				return quotaRestore(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), s, l, key, ledgers, acceptMissing)
 			})
 		},
 	}
 	restore.Flags().StringArrayVar(&ledgers, "ledger", nil, "a database whose ledger to restore from; repeat for each host's (default: --db)")
 	envflag.With(restore.Flags().Lookup("ledger"), "INGEST_QUOTA_RESTORE_LEDGER")
+	restore.Flags().BoolVar(&acceptMissing, "accept-missing", false, "end the wait even without a ledger it waits for, leaving what that ledger spent uncounted")
+	envflag.With(restore.Flags().Lookup("accept-missing"), "INGEST_QUOTA_RESTORE_ACCEPT_MISSING")
 	cmd.AddCommand(restore)
 	cmd.AddCommand(newQuotaSeedCmd(s))
 	cmd.AddCommand(newQuotaClockCmd(s))
@@ -246,11 +253,19 @@ func quotaApply(ctx context.Context, out io.Writer, s *settings, l configLimiter
 	return nil
 }
 
-func quotaRestore(ctx context.Context, out io.Writer, s *settings, l configLimiter, key string, paths []string) error {
-	n, ledgers, err := s.host().Restore(ctx, l, key, paths)
+func quotaRestore(ctx context.Context, out, errOut io.Writer, s *settings, l configLimiter, key string, paths []string, acceptMissing bool) error {
+	r, err := s.host().Restore(ctx, l, key, paths, acceptMissing)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", n, ledgers)
+	fmt.Fprintf(out, "restored %d calls from %d ledgers; the limiter's wait is over\n", r.Calls, r.Ledgers)
+	if len(r.Missing) > 0 {
+		var lost []string
+		for _, p := range r.Uncounted {
+			lost = append(lost, fmt.Sprintf("%s up to %d", p.Pool, p.Units))
+		}
+		fmt.Fprintf(errOut, "warning: the wait ended without the ledgers %s (--accept-missing): what they spent in the window is uncounted, at most these units per pool: %s\n",
+			strings.Join(r.Missing, ", "), strings.Join(lost, ", "))
+	}
 	return nil
 }

@@ -161,6 +161,7 @@ func TestFailOpenBudgetIsTheLedgers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.withRedis().Stop()
+	h.set("INGEST_RUN_LIMITER_UNREACHED_OK", "true") // the operator's word: an outage, not a mistyped URL
 	const budget = 5
 	path := writeCostsWith(t, h.dir, "budget.yaml",
 		"{limit: 10000, reserve: 500, window: 24h, day: America/Los_Angeles, fail_open: {max_cost: 1, budget: 5}}")
@@ -499,5 +500,63 @@ func TestQuotaApplyNewReplacesNothing(t *testing.T) {
 	h.tightCosts(9000)
 	if res := h.mustRun(0, "quota", "apply"); !strings.Contains(res.stdout, "limit 10000, reserve 500, window 24h0m0s, day America/Los_Angeles -> limit 9000") {
 		t.Errorf("apply without --new: want the change made, got %s", res)
+	}
+}
+
+// TestRestoreRefusesWithoutALedgerTheWaitNames: hosts A and B spend,
+// Redis loses everything and A's next run starts the wait for both.
+// `quota restore` with A's database alone exits 2 naming B's ledger and
+// --ledger, and the wait goes on; with --accept-missing it ends, saying
+// what each pool may hold uncounted; after another loss, both databases
+// end it with no warning.
+func TestRestoreRefusesWithoutALedgerTheWaitNames(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rs := h.withRedis()
+	h.tightCosts(40)
+	a, b := filepath.Join(h.dir, "a.db"), filepath.Join(h.dir, "b.db")
+	fleet := cronFleet{h: h}
+	for range 2 { // each host's copy of the limiter's ledgers now names the other
+		fleet.run(a, 0, "US")
+		fleet.run(b, 0, "GB")
+	}
+	peer := queryString(t, openDB(t, b), `SELECT value FROM ledger_notes WHERE name = 'ledger_id'`)
+	lose := func() {
+		t.Helper()
+		if r, err := redistest.Do(rs.Addr, "FLUSHALL"); err != nil || r != "+OK" {
+			t.Fatalf("FLUSHALL: %q %v", r, err)
+		}
+		fleet.run(a, 0, "US")
+		if show := h.mustRun(0, "quota", "show"); !strings.Contains(show.stdout, "waiting for the ledgers") || !strings.Contains(show.stdout, peer) {
+			t.Fatalf("after the loss and A's run, quota show does not name B's ledger %s among those the wait needs:\n%s", peer, show)
+		}
+	}
+	lose()
+	h.set("INGEST_DB", a)
+	res := h.mustRun(2, "quota", "restore")
+	for _, want := range []string{peer, "--ledger DB", "--accept-missing"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("restore without B's ledger: stderr does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	if show := h.mustRun(0, "quota", "show"); !strings.Contains(show.stdout, "waiting for the ledgers") {
+		t.Errorf("a refused restore ended the wait:\n%s", show)
+	}
+	res = h.mustRun(0, "quota", "restore", "--ledger", a, "--accept-missing")
+	if !strings.Contains(res.stderr, peer) || !strings.Contains(res.stderr, "default up to") {
+		t.Errorf("restore --accept-missing does not name B's ledger and what the default pool may hold uncounted:\n%s", res)
+	}
+	if show := h.mustRun(0, "quota", "show"); strings.Contains(show.stdout, "recovering") {
+		t.Errorf("restore --accept-missing left the wait on:\n%s", show)
+	}
+	fleet.run(b, 0, "GB")
+	lose()
+	h.set("INGEST_DB", a)
+	res = h.mustRun(0, "quota", "restore", "--ledger", a, "--ledger", b)
+	if strings.Contains(res.stderr, "warning") {
+		t.Errorf("restore with both ledgers warns:\n%s", res)
+	}
+	if show := h.mustRun(0, "quota", "show"); strings.Contains(show.stdout, "recovering") {
+		t.Errorf("restore with both ledgers left the wait on:\n%s", show)
 	}
 }

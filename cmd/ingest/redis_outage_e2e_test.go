@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,6 +42,7 @@ func TestRunFailsOpenForCheapCallsWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.withRedis().Stop()
+	h.set("INGEST_RUN_LIMITER_UNREACHED_OK", "true") // the operator's word: an outage, not a mistyped URL
 	res := h.run("run", "--once", "--regions", "US,GB", "--log-format", "json")
 	if res.code != 0 {
 		t.Errorf("want exit 0 (1-unit calls fail open), got %s", res)
@@ -167,4 +169,52 @@ func TestRedisOutOfMemoryIsNamedAsTheLimiters(t *testing.T) {
 	if got := h.fake.Charged(testKey); got != charged {
 		t.Errorf("%d units spent while the limiter's Redis refused every write", got-charged)
 	}
+}
+
+// TestNeverReachedRedisIsNotAnOutage: a REDIS_URL where nothing listens,
+// on a host whose database never spent on it, is refused before anything
+// is spent (exit 2, naming the address and the way on, never the
+// password); with --limiter-unreached-ok the run rides it out as an
+// outage, said as a limiter never reached. A database that spent on the
+// Redis rides out its outage without the flag.
+func TestNeverReachedRedisIsNotAnOutage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	addr := closedAddr(t)
+	h.set("REDIS_URL", "redis://:"+pgPassword+"@"+addr+"/0")
+	if res := h.mustRun(1, "check", "--offline"); !strings.Contains(res.stdout, "nothing answers at "+addr) || !strings.Contains(res.stdout, "REDIS_URL") {
+		t.Errorf("check with nothing at REDIS_URL's address: want the limiter line naming %s and REDIS_URL:\n%s", addr, res)
+	}
+	res := h.mustRun(2, "run", "--once", "--regions", "US")
+	for _, want := range []string{addr, "has not answered since this process started", "REDIS_URL", "--limiter-unreached-ok"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("a Redis never reached: stderr does not name %q:\n%s", want, res.stderr)
+		}
+	}
+	if strings.Contains(res.stderr, pgPassword) {
+		t.Errorf("the refusal printed the URL's password:\n%s", res.stderr)
+	}
+	if n := h.fake.Requests(); n != 0 {
+		t.Errorf("the refused run sent %d requests upstream, want 0", n)
+	}
+	if _, err := os.Stat(h.db()); err == nil {
+		t.Errorf("the refused run created %s", h.db())
+	}
+	res = h.mustRun(0, "run", "--once", "--regions", "US", "--limiter-unreached-ok")
+	if !strings.Contains(res.stderr, "never reached since this process started") || !strings.Contains(res.stderr, addr) {
+		t.Errorf("a run riding out a Redis never reached does not say so with its address:\n%s", res)
+	}
+	listen := closedAddr(t)
+	d := h.start("run", "--every", "1h", "--regions", "US", "--listen", listen, "--limiter-unreached-ok")
+	if !waitFor(60*time.Second, func() bool {
+		return strings.Contains(httpGet("http://"+listen+"/metrics"), "ingest_limiter_never_reached 1")
+	}) {
+		t.Errorf("/metrics of a daemon whose Redis never answered does not say ingest_limiter_never_reached 1\n%s", d.out)
+	}
+
+	h = newHarness(t)
+	rs := h.withRedis()
+	h.mustRun(0, "run", "--once", "--regions", "US")
+	rs.Stop()
+	h.mustRun(0, "run", "--once", "--regions", "GB")
 }

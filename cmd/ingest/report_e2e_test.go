@@ -201,6 +201,7 @@ func TestReportDuringOutageSubtractsUnmeteredUnits(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.withRedis().Stop()
+	h.set("INGEST_RUN_LIMITER_UNREACHED_OK", "true") // the operator's word: an outage, not a mistyped URL
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	_, units := fullPassUnits(h.fake, "US")
 	if got := queryInt(t, openDB(t, h.db()), `SELECT coalesce(sum(units), 0) FROM ledger WHERE pool = 'default' AND unmetered = 1`); got != units {

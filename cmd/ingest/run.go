@@ -22,9 +22,10 @@ import (
 )
 
 type runFlags struct {
-	once    bool
-	regions string
-	every   time.Duration
+	unreachedOK bool // --limiter-unreached-ok
+	once        bool
+	regions     string
+	every       time.Duration
 	// maxStale is how stale a region's own chart may grow when the pools
 	// are short before the plan drops it (--max-stale).
 	maxStale      time.Duration
@@ -106,9 +107,17 @@ func regionsFlag(list string, given bool) (regions.Selection, error) {
 func parseRegion(name, v string) (string, error) {
 	code := strings.ToUpper(strings.TrimSpace(v))
 	if code != "" && !regions.Valid(code) {
+		if hint := regions.Suggest(v, regions.Builtin); hint != "" {
+			return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code; did you mean %s?", name, v, hint)
+		}
 		return "", usageErrorf("%s: %q is not an ISO 3166-1 alpha-2 region code", name, v)
 	}
 	return code, nil
+}
+
+// unreachedFlag is run's --limiter-unreached-ok.
+func unreachedFlag(cmd *cobra.Command, ok *bool) {
+	cmd.Flags().BoolVar(ok, "limiter-unreached-ok", false, "a Redis (REDIS_URL) that has not answered since the start, which this database never spent on, is an outage\nto ride out within each pool's fail_open budget, not a mistyped address (refused, exit 2, without it)")
 }
 
 func newRunCmd(s *settings) *cobra.Command {
@@ -173,10 +182,12 @@ A second signal stops at once.`,
 			if f.backups, err = f.backup.validate(cmd, s, f.once); err != nil {
 				return err
 			}
+			s.host().RefuseUnreached = !f.unreachedOK
 			return runRun(cmd.Context(), s, f)
 		},
 	}
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every selected region now, one after another, then exit")
+	unreachedFlag(cmd, &f.unreachedOK)
 	cmd.Flags().StringVar(&f.regions, "regions", "", "the charts to keep: "+regions.Syntax+"; all is the catalogue the database keeps (default "+strings.Join(regions.Default, ",")+"; docs/explanation/pacing.md)")
 	daysVar(cmd.Flags(), &f.every, "every", time.Hour, "schedule period (1h, 90m, 1d), at least 1m; region i runs at offset i x P/n, P its tier x every, n the charts or the default regions, whichever are more")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (host:port); also /quota, the API and the dashboard on loopback or with INGEST_UI_TOKEN, and the readers' pages and API with --public")

@@ -21,6 +21,7 @@ import (
 // environment variable; a flag given on the command line wins.
 type settings struct {
 	db        string
+	dbDefault bool // neither --db nor INGEST_DB gave db
 	redisURL  string
 	replicas  string
 	costsFile string
@@ -160,6 +161,9 @@ func (s *settings) resolve(cmd *cobra.Command) error {
 	}
 	s.stderr = cmd.ErrOrStderr()
 	s.logger = newLogger(s.stderr, "text", slog.LevelInfo)
+	if f := cmd.Flags().Lookup("db"); f != nil {
+		s.dbDefault = !f.Changed
+	}
 	for _, c := range commonSettings() {
 		if c.check == nil || !slices.Contains(usesOf(cmd), c.use) {
 			continue

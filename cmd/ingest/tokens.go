@@ -62,7 +62,11 @@ access token of serve and run --listen, which is not kept anywhere.`,
 				return err
 			}
 			if !s.host().DBExists() {
-				// No database is no tokens; listing creates none.
+				// No database is no tokens; listing creates none. At the
+				// default path it is refused, as every read there is.
+				if _, err := s.host().OpenIfAny(cmd.Context()); err != nil {
+					return err
+				}
 				s.noneYet()
 				return report.Tokens(cmd.OutOrStdout(), nil, plans.Usable, plans.File, asJSON)
 			}
