@@ -61,6 +61,7 @@ var testOnly = map[string]string{
 	"clock.Fake.AdvanceTo":        "the same",
 	"regions.Charts":              "the tests' charts without settings, in many rooms",
 	"web.ReaderQuery":             "the origin's rule cmd/ingest's tests hold the shipped VCL to",
+	"export.Columns":              "the columns cmd/ingest's tests hold export --help to",
 	"internal/yeardb.Pick":        "the benches' reads of a built year, a rig's",
 	"internal/yeardb.pickBusiest": "Pick's",
 	"internal/yeardb.pickCharts":  "Pick's",
