@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,11 +32,14 @@ import (
 // worldwide page, the feeds and the video pages, a tenth unique misses and
 // searches; campaign queries, analytics cookies, a dozen Accept-Language
 // and mixed Accept-Encoding shapes, spoofed X-Forwarded-For: dressed).
-// Midway the replicas restart one after the other under the flood, and
-// near the end both stop for a while. It checks and prints the
-// hit ratio, the origin's requests, the freshness after each landing, that
-// no private answer comes from the cache, the errors in each phase, and
-// each replica's memory and CPU per million readers.
+// An operator signs in through the cache before the flood and after it.
+// Midway the replicas restart one after the other under the flood; near
+// the end both stop while runs land, then start again. It checks and
+// prints the hit ratio of the asks a cache may keep, the origin's
+// requests, the freshness after each landing and after the restart, the
+// sign-in on both replicas, that no private answer comes from the cache,
+// the errors in each phase, and each replica's memory and CPU per million
+// readers.
 
 // edgeSettings are the lab's lengths: INGEST_EDGE_FOR the flood (10m in
 // make edge), the origins' downtime a fifth of it but at most 5 minutes.
@@ -63,7 +67,16 @@ type replica struct {
 
 func (r *replica) start(t *testing.T, d time.Duration) {
 	t.Helper()
-	r.p = r.h.startFor(d, r.args...)
+	r.launch(d)
+	r.await(t)
+}
+
+// launch starts the process and returns before it answers.
+func (r *replica) launch(d time.Duration) { r.p = r.h.startFor(d, r.args...) }
+
+// await waits for a launched process to answer its /healthz.
+func (r *replica) await(t *testing.T) {
+	t.Helper()
 	if !waitFor(60*time.Second, func() bool { return healthy("http://" + r.addr) }) {
 		t.Fatalf("serve on %s never answered:\n%s", r.addr, r.p.out)
 	}
@@ -100,16 +113,26 @@ func cpuSeconds(pid int) float64 {
 	return (u + s) / 100 // USER_HZ
 }
 
-// edgeTally is what the readers saw, by kind of request.
+// edgeTally is what the readers saw, by kind of request. An ask is
+// cacheable when its answer came from a copy (X-Cache hit or stale) or
+// says a shared cache may keep it (Cache-Control public, not passed); the
+// flood's unique misses and searches, each URL asked once, are counted
+// apart, as no copy could ever answer them; an ask of the flood's pages
+// answered otherwise is notKept (a 503 while the origins are down, of a
+// page never kept), and a 200 among those a fault of the origin's.
 type edgeTally struct {
 	mu                      sync.Mutex
 	cacheable, hits, misses int64
 	uncacheable             int64
+	notKept                 map[string]int64 // "status Cache-Control" -> asks of the flood's pages
+	privateOK               int64            // of those, answered 200
+	firstPrivateOK          string
 	errors                  map[string]int64 // phase -> answers that failed (transport, or 5xx on a page kept before)
 	firstErr                map[string]string
 	privateFromCache        int64
 	missed                  map[string]int64 // path -> asks not answered from the cache
 	landings, late          int64
+	crossed                 int64 // landings sampled across a change of phase, not counted
 	lateWorst               time.Duration
 }
 
@@ -119,6 +142,30 @@ func (e *edgeTally) fail(phase, what string) {
 	e.errors[phase]++
 	if e.firstErr[phase] == "" {
 		e.firstErr[phase] = what
+	}
+}
+
+// count files an ask of one of the flood's pages by its answer.
+func (e *edgeTally) count(path string, resp *http.Response) {
+	cc, xc := resp.Header.Get("Cache-Control"), resp.Header.Get("X-Cache")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case xc == "hit" || xc == "stale":
+		e.cacheable++
+		e.hits++
+	case xc != "pass" && strings.Contains(cc, "public") && !strings.Contains(cc, "private") && !strings.Contains(cc, "no-store"):
+		e.cacheable++
+		e.misses++
+		e.missed[path]++
+	default:
+		e.notKept[fmt.Sprintf("%d %q", resp.StatusCode, cc)]++
+		if resp.StatusCode == http.StatusOK {
+			e.privateOK++
+			if e.firstPrivateOK == "" {
+				e.firstPrivateOK = fmt.Sprintf("%s: X-Cache %q, Cache-Control %q", path, xc, cc)
+			}
+		}
 	}
 }
 
@@ -242,7 +289,7 @@ func TestEdge(t *testing.T) {
 		fmt.Fprintf(&backends, "backend serve%d { .host = %q; .port = %q; .probe = { .url = \"/healthz\"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; } }\n", i, host, port)
 	}
 	backends.WriteString("sub ingest_origins { origins.add_backend(serve0); origins.add_backend(serve1); }\nacl ingest_purgers { \"127.0.0.1\"; }\nacl ingest_front_proxies { }\n")
-	startVarnishWith(t, cacheAddr, backends.String())
+	cacheWork := startVarnishWith(t, cacheAddr, backends.String())
 
 	// The charts the flood reads: wait for the first landings.
 	var paths []string
@@ -250,10 +297,20 @@ func TestEdge(t *testing.T) {
 		t.Fatalf("the daemon landed fewer than 8 of the charts the flood reads in 10 minutes:\n%s", daemon.out)
 	}
 	t.Logf("the flood reads %d paths, a tenth of its asks unique misses and searches", len(paths))
+	// Signed in through the cache before the flood, so that nothing but
+	// the operator's asks goes to the origins and the round robin gives
+	// each replica some.
+	session := signInThrough(t, cacheAddr, token)
+	operatorThrough(t, cacheAddr, cacheWork, session, "signed in")
 
-	tally := &edgeTally{errors: map[string]int64{}, firstErr: map[string]string{}, missed: map[string]int64{}}
+	tally := &edgeTally{errors: map[string]int64{}, firstErr: map[string]string{}, missed: map[string]int64{}, notKept: map[string]int64{}}
 	var phase atomic.Value
 	phase.Store("steady")
+	// changes counts the phase's changes: a landing sampled while the
+	// replicas were up and read through the cache after they stopped
+	// tells nothing of the purge in steady running.
+	var changes atomic.Int64
+	setPhase := func(p string) { phase.Store(p); changes.Add(1) }
 	cachedBefore := sync.Map{} // paths served 200 before the origins stopped
 	z := newZipf(len(paths))
 	stop := make(chan struct{})
@@ -294,16 +351,7 @@ func TestEdge(t *testing.T) {
 					continue
 				}
 				resp.Body.Close()
-				tally.mu.Lock()
-				tally.cacheable++
-				switch resp.Header.Get("X-Cache") {
-				case "hit", "stale":
-					tally.hits++
-				default:
-					tally.misses++
-					tally.missed[path]++
-				}
-				tally.mu.Unlock()
+				tally.count(path, resp)
 				_, before := cachedBefore.Load(path)
 				if resp.StatusCode >= 500 && (p != "down" || before) {
 					tally.fail(p, fmt.Sprintf("%s: %d", path, resp.StatusCode))
@@ -349,7 +397,10 @@ func TestEdge(t *testing.T) {
 					continue
 				}
 				seen[region] = now.RunID
-				landed := time.Now()
+				landed, gen := time.Now(), changes.Load()
+				if phase.Load().(string) != "steady" {
+					continue
+				}
 				var through int64
 				for time.Since(landed) < 30*time.Second && through < now.RunID {
 					var c struct {
@@ -366,6 +417,11 @@ func TestEdge(t *testing.T) {
 				}
 				late := time.Since(landed)
 				tally.mu.Lock()
+				if changes.Load() != gen {
+					tally.crossed++
+					tally.mu.Unlock()
+					continue
+				}
 				tally.landings++
 				if late > 2*time.Second {
 					tally.late++
@@ -403,24 +459,55 @@ func TestEdge(t *testing.T) {
 		}
 	}
 	sampleUntil(start.Add(steady / 2))
-	phase.Store("rolling")
+	setPhase("rolling")
 	for _, r := range reps {
 		r.stop(t)
 		r.start(t, total)
 	}
-	phase.Store("steady")
+	setPhase("steady")
 	sampleUntil(start.Add(steady))
-	phase.Store("down")
+	setPhase("down")
+	downFrom := time.Now()
 	for _, r := range reps {
 		r.stop(t)
 	}
 	sampleUntil(start.Add(floodFor))
+	// Every replica back, across the landings made while none was up:
+	// each page the cache held then is its origin's again soon after the
+	// first replica answers, which purges what moved from the mark kept
+	// in the database.
+	checked := backPaths(paths)
+	held := etagsThrough(cacheAddr, checked)
+	reps[0].start(t, total)
+	alive := time.Now()
+	setPhase("back")
+	reps[1].launch(total)
+	// The replica answers /healthz from its start and its pages once its
+	// site is built, which /readyz says; its purge from the mark kept is
+	// sent from then. The start is the replica's own matter, waited for on
+	// its own signal; the promise is timed from the replica serving.
+	if !waitFor(2*time.Minute, func() bool { return healthy("http://" + reps[0].addr + "/readyz") }) {
+		t.Fatalf("serve on %s never said ready:\n%s", reps[0].addr, reps[0].p.out)
+	}
+	back := time.Now()
+	movedDown := landingsBetween(t, dbURL, downFrom, back)
+	again := freshAfter(cacheAddr, reps[0].addr, checked, held, back, 30*time.Second)
+	reps[1].await(t)
 	close(stop)
 	wg.Wait()
 	<-fresh
+	// The round robin reaches a replica once the cache's probe calls it
+	// healthy again, which answering its own /healthz does not promise.
+	var list []byte
+	if !waitFor(60*time.Second, func() bool {
+		list, _ = exec.Command("varnishadm", "-n", cacheWork, "backend.list").CombinedOutput()
+		return backendsHealthy(string(list))
+	}) {
+		t.Fatalf("the cache's probe never called both replicas healthy again:\n%s", list)
+	}
+	operatorThrough(t, cacheAddr, cacheWork, session, "every replica restarted")
 	for _, r := range reps {
-		r.start(t, total) // for the cleanup's stop, and the CPU figure of a live process
-		r.cpu += cpuSeconds(r.p.cmd.Process.Pid)
+		r.cpu += cpuSeconds(r.p.cmd.Process.Pid) // live, for the CPU figure; the cleanup stops them
 	}
 
 	// What the origin may be asked: each page the flood reads that a
@@ -443,7 +530,8 @@ func TestEdge(t *testing.T) {
 	t.Logf("edge lab, %s of flood (origins down %s), %d paths: %d reader asks (%d cacheable, %d unique misses and searches), hit ratio %.4f, %d origin asks for cacheable paths",
 		floodFor, downFor, len(paths), asks.Load(), tally.cacheable, tally.uncacheable, ratio, tally.misses)
 	t.Logf("the daemon landed %d charts during the flood: the origin may be asked %d times for what the flood reads (%d a landing, and each path's first)", landings, originBound, perLanding)
-	t.Logf("landings read through the cache: %d, later than 2 s: %d, the latest %s", tally.landings, tally.late, tally.lateWorst.Round(10*time.Millisecond))
+	t.Logf("landings read through the cache: %d, later than 2 s: %d, the latest %s (%d more sampled across a change of phase, not counted)",
+		tally.landings, tally.late, tally.lateWorst.Round(10*time.Millisecond), tally.crossed)
 	for i, r := range reps {
 		t.Logf("replica %d: RSS at most %d MiB, %.1f CPU-s, %.1f CPU-s per million reader asks", i, r.rss/1024, r.cpu, r.cpu*perMillion)
 	}
@@ -451,7 +539,12 @@ func TestEdge(t *testing.T) {
 	for _, path := range most[:min(len(most), 5)] {
 		t.Logf("not from the cache: %s %d times", path, tally.missed[path])
 	}
-	for _, p := range []string{"steady", "rolling", "down"} {
+	for _, kind := range slices.Sorted(maps.Keys(tally.notKept)) {
+		t.Logf("asks of the flood's pages answered as not to be kept: %d %s", tally.notKept[kind], kind)
+	}
+	t.Logf("every replica restarted: %d charts landed while none was up; the first replica back served %s after its /healthz answered; of the %d pages checked, %d held in the cache had moved, the latest fresh through the cache %s after it served (%s)",
+		movedDown, back.Sub(alive).Round(10*time.Millisecond), len(checked), again.moved, again.latest.Round(10*time.Millisecond), again.latestPath)
+	for _, p := range edgePhases {
 		t.Logf("errors while %s: %d %s", p, tally.errors[p], tally.firstErr[p])
 	}
 
@@ -469,11 +562,209 @@ func TestEdge(t *testing.T) {
 	} else if tally.late > 0 {
 		t.Errorf("%d of %d landings reached readers through the cache later than 2 s (the latest %s)", tally.late, tally.landings, tally.lateWorst)
 	}
-	for _, p := range []string{"steady", "rolling", "down"} {
+	if tally.privateOK > 0 {
+		t.Errorf("%d asks of the flood's pages were answered 200 as not to be kept, the first %s", tally.privateOK, tally.firstPrivateOK)
+	}
+	if movedDown == 0 || again.moved == 0 {
+		t.Errorf("while every replica was down %d charts landed and %d pages held in the cache moved: the restart across a landing was not exercised", movedDown, again.moved)
+	}
+	if len(again.stale) > 0 || again.latest > 10*time.Second {
+		t.Errorf("every replica restarted across a landing: %d pages not fresh through the cache 30 s after the first replica served (%v), the latest fresh %s after (%s); want each within 10 s",
+			len(again.stale), again.stale[:min(len(again.stale), 5)], again.latest.Round(10*time.Millisecond), again.latestPath)
+	}
+	for _, p := range edgePhases {
 		if tally.errors[p] > 0 {
 			t.Errorf("%d reader asks failed while %s, the first: %s", tally.errors[p], p, tally.firstErr[p])
 		}
 	}
+}
+
+// edgePhases are the lab's phases, as the readers' errors are told: the
+// replicas up, restarting one after the other, all stopped, and coming
+// back across what landed meanwhile.
+var edgePhases = []string{"steady", "rolling", "down", "back"}
+
+// backPaths are the pages checked fresh after every replica restarted:
+// each of the flood's but the videos', and one video page in five.
+func backPaths(paths []string) []string {
+	var out []string
+	videos := 0
+	for _, p := range paths {
+		if strings.HasPrefix(p, "/videos/") {
+			videos++
+			if videos%5 != 1 {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// etagOf is the ETag of addr's 200 answer to path, "" for any other.
+func etagOf(client *http.Client, addr, path string) string {
+	resp, err := client.Get("http://" + addr + path)
+	if err != nil {
+		return ""
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return resp.Header.Get("ETag")
+}
+
+// etagsThrough is the ETag of each path's answer through the cache.
+func etagsThrough(cache string, paths []string) map[string]string {
+	client := &http.Client{Timeout: 10 * time.Second}
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		out[p] = etagOf(client, cache, p)
+	}
+	return out
+}
+
+// backFreshness is what freshAfter saw: the pages whose copy held before
+// had moved at the origin, the latest such a page came fresh through the
+// cache and which, and the pages never fresh.
+type backFreshness struct {
+	moved      int
+	latest     time.Duration
+	latestPath string
+	stale      []string
+}
+
+// freshAfter asks the origin once for each path the cache held, and the
+// cache until its answer to each path the origin has moved is another
+// than the one held, for at most limit after back. While every origin was
+// down the cache could fetch nothing, so any other answer came from an
+// origin back; the cache is asked first right after the origin, and then
+// for every page still held each round, so that a page's time is when it
+// turned, not when its turn came.
+func freshAfter(cache, origin string, paths []string, held map[string]string, back time.Time, limit time.Duration) backFreshness {
+	var (
+		mu      sync.Mutex
+		out     backFreshness
+		pending []string
+		wg      sync.WaitGroup
+	)
+	turned := func(path string) bool {
+		got := etagOf(&http.Client{Timeout: 10 * time.Second}, cache, path)
+		if got == "" || got == held[path] {
+			return false
+		}
+		took := time.Since(back)
+		mu.Lock()
+		defer mu.Unlock()
+		if took > out.latest {
+			out.latest, out.latestPath = took, path
+		}
+		return true
+	}
+	todo := make(chan string)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 10 * time.Second}
+			for path := range todo {
+				if e := etagOf(client, origin, path); e == "" || held[path] == "" || e == held[path] {
+					continue
+				}
+				mu.Lock()
+				out.moved++
+				mu.Unlock()
+				if !turned(path) {
+					mu.Lock()
+					pending = append(pending, path)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, p := range paths {
+		todo <- p
+	}
+	close(todo)
+	wg.Wait()
+	for len(pending) > 0 && time.Since(back) < limit {
+		time.Sleep(100 * time.Millisecond)
+		pending = slices.DeleteFunc(pending, turned)
+	}
+	out.stale = pending
+	return out
+}
+
+// signInThrough signs in through the cache at cache with the UI token:
+// the form's POST is passed to an origin, and its session comes back.
+func signInThrough(t *testing.T, cache, token string) *http.Cookie {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+cache+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("sign-in through the cache: %v", err)
+	}
+	res.Body.Close()
+	for _, c := range res.Cookies() {
+		if c.Name == "ingest_session" && res.StatusCode == http.StatusSeeOther {
+			return c
+		}
+	}
+	t.Fatalf("sign-in through the cache: %d, X-Cache %q, no session; want 303 and a session", res.StatusCode, res.Header.Get("X-Cache"))
+	return nil
+}
+
+// operatorThrough asks /operator through the cache at cache with the
+// session six times while nothing else asks the origins: each answered
+// 200 and passed, never kept; every origin answered some (the round
+// robin, read from the cache's counters in its working directory work);
+// and the same ask without the session is not answered.
+func operatorThrough(t *testing.T, cache, work string, session *http.Cookie, when string) {
+	t.Helper()
+	before := backendFetches(t, work)
+	for i := range 6 {
+		status, _, hit := through(t, cache, http.MethodGet, "/operator", "", map[string]string{"Cookie": session.Name + "=" + session.Value})
+		if status != http.StatusOK || hit != "pass" {
+			t.Errorf("%s: /operator with the session through the cache, ask %d: %d, X-Cache %q; want 200, passed", when, i+1, status, hit)
+		}
+	}
+	after := backendFetches(t, work)
+	for name, n := range after {
+		if n == before[name] {
+			t.Errorf("%s: origin %s answered none of six /operator asks through the cache (%v before, %v after): want the round robin over every origin", when, name, before, after)
+		}
+	}
+	if status, _, hit := through(t, cache, http.MethodGet, "/operator", "", nil); status == http.StatusOK || hit == "hit" {
+		t.Errorf("%s: /operator through the cache without the session: %d, X-Cache %q; want it refused, never from the cache", when, status, hit)
+	}
+}
+
+// backendFetches is how many fetches the cache with working directory
+// work has sent each of its backends (varnishstat's VBE.*.req; the
+// probes are not counted there).
+func backendFetches(t *testing.T, work string) map[string]int64 {
+	t.Helper()
+	out, err := exec.Command("varnishstat", "-n", work, "-1", "-f", "VBE.*.req").CombinedOutput()
+	if err != nil {
+		t.Fatalf("varnishstat: %v\n%s", err, out)
+	}
+	n := map[string]int64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasSuffix(f[0], ".req") {
+			continue
+		}
+		parts := strings.Split(f[0], ".")
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		n[parts[len(parts)-2]] += v
+	}
+	if len(n) == 0 {
+		t.Fatalf("varnishstat named no backend:\n%s", out)
+	}
+	return n
 }
 
 // landingsBetween counts the charts the daemon landed on the database at
@@ -511,8 +802,9 @@ func purges(t *testing.T) bool {
 	return strings.Contains(string(out), "--purge-url")
 }
 
-// startVarnishWith is startVarnish with backends.vcl given whole, on addr.
-func startVarnishWith(t *testing.T, addr, backends string) {
+// startVarnishWith is startVarnish with backends.vcl given whole, on addr;
+// it gives varnishd's working directory, for varnishadm and varnishstat.
+func startVarnishWith(t *testing.T, addr, backends string) string {
 	t.Helper()
 	dir := t.TempDir()
 	vcl, err := os.ReadFile("../../deploy/varnish/ingest.vcl")
@@ -525,4 +817,5 @@ func startVarnishWith(t *testing.T, addr, backends string) {
 		}
 	}
 	runVarnish(t, dir, addr)
+	return filepath.Join(dir, "work")
 }

@@ -116,8 +116,7 @@ func TestALandingWhileEveryReplicaWasDownIsPurgedWhenOneIsBack(t *testing.T) {
 		host, port, _ := net.SplitHostPort(o)
 		fmt.Fprintf(&backends, "backend serve%d { .host = %q; .port = %q; .probe = { .url = \"/healthz\"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; } }\n", i, host, port)
 	}
-	backends.WriteString("sub ingest_origins { origins.add_backend(serve0); origins.add_backend(serve1); }\nacl ingest_purgers { \"127.0.0.1\"; }\n")
-	startVarnishWith(t, cache, backends.String())
+	backends.WriteString("sub ingest_origins { origins.add_backend(serve0); origins.add_backend(serve1); }\nacl ingest_purgers { \"127.0.0.1\"; }\nacl ingest_front_proxies { }\n")
 	serve := func(origin string) *proc {
 		p := h.start("serve", "--listen", origin, "--public", "--purge-url", "http://"+cache+"/")
 		if !waitFor(30*time.Second, func() bool { return healthy("http://" + origin) }) {
@@ -133,6 +132,7 @@ func TestALandingWhileEveryReplicaWasDownIsPurgedWhenOneIsBack(t *testing.T) {
 	}
 	pages := []string{"/charts/GB", "/api/v1/charts/GB", "/charts/GB/feed", "/worldwide"}
 	running := []*proc{serve(origins[0]), serve(origins[1])}
+	startVarnishWith(t, cache, backends.String()) // it waits for its probe to call both origins healthy
 	held := map[string]string{}
 	for _, path := range pages {
 		if !waitFor(time.Minute, func() bool { // the cache's probe calls an origin healthy
