@@ -286,7 +286,7 @@ func TestEdge(t *testing.T) {
 		r.args = serveArgs(r.addr)
 		r.start(t, total)
 		host, port, _ := net.SplitHostPort(r.addr)
-		fmt.Fprintf(&backends, "backend serve%d { .host = %q; .port = %q; .probe = { .url = \"/healthz\"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; } }\n", i, host, port)
+		fmt.Fprintf(&backends, "backend serve%d { .host = %q; .port = %q; .probe = { .url = \"/readyz\"; .interval = 1s; .timeout = 1s; .window = 2; .threshold = 1; } }\n", i, host, port)
 	}
 	backends.WriteString("sub ingest_origins { origins.add_backend(serve0); origins.add_backend(serve1); }\nacl ingest_purgers { \"127.0.0.1\"; }\nacl ingest_front_proxies { }\n")
 	cacheWork := startVarnishWith(t, cacheAddr, backends.String())

@@ -1,15 +1,17 @@
 # The origins ingest.vcl sends readers to, and who may purge: copy to
 # backends.vcl beside it and name your replicas. Every `ingest serve
 # --public` replica (or the daemon's --listen --public) is an origin; each
-# is probed at /healthz, so a replica being restarted is taken out and put
-# back by itself, and with none healthy the kept copies are served.
+# is probed at /readyz, which a serve replica passes once it can answer
+# readers from its database: a replica starting or restarted is taken out
+# until it can, and put back by itself, and with none ready the kept copies
+# are served.
 
 backend serve1 {
 	.host = "10.0.0.11";
 	.port = "8080";
 	.connect_timeout = 2s;
 	.first_byte_timeout = 30s;
-	.probe = { .url = "/healthz"; .interval = 2s; .timeout = 1s; .window = 3; .threshold = 2; }
+	.probe = { .url = "/readyz"; .interval = 2s; .timeout = 1s; .window = 3; .threshold = 2; }
 }
 
 backend serve2 {
@@ -17,7 +19,7 @@ backend serve2 {
 	.port = "8080";
 	.connect_timeout = 2s;
 	.first_byte_timeout = 30s;
-	.probe = { .url = "/healthz"; .interval = 2s; .timeout = 1s; .window = 3; .threshold = 2; }
+	.probe = { .url = "/readyz"; .interval = 2s; .timeout = 1s; .window = 3; .threshold = 2; }
 }
 
 sub ingest_origins {
