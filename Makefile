@@ -107,14 +107,14 @@ soak: ## flood serve --public, run --listen --public, and the deployed shape (ru
 	INGEST_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestFloodOfAPublicListener' ./cmd/ingest/ | grep -v '^=== '
 
 partition: ## hosts on network namespaces of their own under a nemesis for 20 minutes (SEED=N replays one, PARTITION_FOR to change, PARTITION_HISTORY=DIR keeps the history; needs root), then the checker's verdict
-	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-random} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
+	set -o pipefail; $(GO) test -count=1 -timeout 90m -v -run '^TestPartition$$' ./internal/rig/partition/ -partition.for=$${PARTITION_FOR:-20m} -partition.seed=$${SEED:-random} -partition.history=$${PARTITION_HISTORY:-} | grep -v '^=== '
 
 edge: deps ## Varnish with the shipped VCL before two serve --public replicas on PostgreSQL, the daemon landing runs, a reader flood for ten minutes (INGEST_EDGE_FOR to change), the replicas restarted and then stopped under it and all started again across the landings meanwhile, a sign-in through the cache on both; print and check the hit ratio of cacheable asks, freshness after each landing and after the restart, no private answer cached, errors, RSS and CPU per million readers
 	INGEST_EDGE=1 $(GO) test -count=1 -timeout 60m -v -run '^TestEdge(Published)?$$' ./cmd/ingest/ | grep -v '^=== '
 
 sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED=N replays one): DAYS (default 30) simulated days at the default regions, ALL_DAYS (default 7) at every region, under a nemesis (restarts, upstream failures, quota refusals, wrong Dates) with readers, on the shipped pools, a scarce one, a short one at every region and two tiered at --max-stale 3h (SIM_HISTORY=DIR keeps the databases and logs); then the checker's verdict
 	set -o pipefail; INGEST_SIM_SEED=$${SEED:-random} INGEST_SIM_DAYS=$${DAYS:-30} INGEST_SIM_ALL_DAYS=$${ALL_DAYS:-7} INGEST_SIM_HISTORY=$(SIM_HISTORY) \
-	$(GO) test -count=1 -timeout 0 -v -run '^TestSim' ./internal/sim/ | grep -v '^=== '
+	$(GO) test -count=1 -timeout 0 -v -run '^TestSim' ./internal/rig/sim/ | grep -v '^=== '
 
 sim-sweep: ## the simulation over SEEDS (default 20) seeds drawn from the kernel, DAYS (default 2) days each, every shape make test runs (ALL=1 adds the four at every region), a core each: a table of seed, shape, verdict, first failure and the line that replays it
 	@scripts/sim-sweep.sh
@@ -135,7 +135,7 @@ lint: ## go vet, staticcheck, deadcode over the commands, gofmt, the house clock
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -count=1 -run '^TestNothingUnreachable$$' .
-	$(GO) test -count=1 ./internal/hostclock/
+	$(GO) test -count=1 ./internal/rig/hostclock/
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

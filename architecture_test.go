@@ -15,7 +15,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
 
-	"github.com/ingestworks/ingest/internal/hostclock"
+	"github.com/ingestworks/ingest/internal/rig/hostclock"
 )
 
 // module is this module's path: its packages are named in
@@ -244,10 +244,10 @@ func typedPackages(t *testing.T) []*packages.Package {
 	return typed.pkgs
 }
 
-// rig says whether a room is a test rig (internal/*test), which the
+// rig says whether a room is a test rig (internal/rig/*test), which the
 // claims leave out: it starts what tests need as they need it.
 func rig(room string) bool {
-	return strings.HasPrefix(room, "internal/") && strings.HasSuffix(room, "test")
+	return strings.HasPrefix(room, "internal/rig/") && strings.HasSuffix(room, "test")
 }
 
 // constructors are the parts' constructors: what builds a database, a
@@ -287,7 +287,7 @@ func TestWhoBuildsTheParts(t *testing.T) {
 
 // TestWhoReadsTheHostsClock: the rooms besides package clock and the rigs
 // that read the host's clock or wait on the runtime's timers, as
-// internal/hostclock finds them with no allowlist, are the ones the map
+// internal/rig/hostclock finds them with no allowlist, are the ones the map
 // names.
 func TestWhoReadsTheHostsClock(t *testing.T) {
 	found := map[string]bool{}
@@ -330,7 +330,7 @@ func TestWhoSpeaksSQL(t *testing.T) {
 
 // builders are the one function that builds each part, by the
 // constructors it calls: the composition root's, in wiring. The rigs
-// (internal/*test, internal/yeardb's year of data) build their own.
+// (internal/rig/*test, internal/rig/yeardb's year of data) build their own.
 var builders = map[string]string{
 	"store.Open":             "wiring.openDatabase",
 	"store.OpenExisting":     "wiring.openDatabase",
@@ -352,7 +352,7 @@ var builders = map[string]string{
 func TestEachPartIsBuiltInOneFunction(t *testing.T) {
 	for _, p := range typedPackages(t) {
 		r := room(p.PkgPath)
-		if rig(r) || r == "internal/yeardb" {
+		if rig(r) || r == "internal/rig/yeardb" {
 			continue
 		}
 		for _, f := range p.Syntax {

@@ -53,9 +53,12 @@ func floorsMap(t *testing.T) (floors map[string]int, top int, beside map[string]
 // docs/ARCHITECTURE.md, and each of its imports of the module's packages
 // runs down to a lower floor, or beside it on the same floor where the
 // map says why; never up. The top floor (the commands and the rigs) may
-// import itself. Every arrow beside the map names is in the code.
+// import itself. Every arrow beside the map names is in the code. The
+// folders stand as drawn: the rigs (internal/rig/) on the top floor, the
+// product's helpers (the rest of internal/) below the adapters.
 func TestArrowsRunDown(t *testing.T) {
 	floors, top, beside := floorsMap(t)
+	holdFolders(t, floors, top)
 	used := map[string]bool{}
 	for pkg, imports := range importGraph(t) {
 		from, ok := floors[pkg]
@@ -82,6 +85,21 @@ func TestArrowsRunDown(t *testing.T) {
 	for arrow := range beside {
 		if !used[arrow] {
 			t.Errorf("docs/ARCHITECTURE.md says why %s stays, and the code has no such arrow beside: take its row out", arrow)
+		}
+	}
+}
+
+// holdFolders: every rig stands on the top floor, above all it drives, so
+// that nothing shipped can import one; every helper of the product stands
+// below the adapters' floor, so that any room may call it.
+func holdFolders(t *testing.T, floors map[string]int, top int) {
+	t.Helper()
+	for r, n := range floors {
+		switch {
+		case strings.HasPrefix(r, "internal/rig/") && n != top:
+			t.Errorf("docs/ARCHITECTURE.md puts the rig %s on floor %d: a rig stands on the top floor (%d), above all it drives", r, n, top)
+		case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(r, "internal/rig/") && n >= floors["store"]:
+			t.Errorf("docs/ARCHITECTURE.md puts the helper %s on floor %d: a helper of the product stands below the adapters (floor %d); a rig goes under internal/rig/", r, n, floors["store"])
 		}
 	}
 }

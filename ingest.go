@@ -6,51 +6,52 @@
 // operations, the quota costs and the embedded costs.yaml. It imports none of
 // the other packages, which are, one line each:
 //
-//	cmd/ingest/            the command: flags, checks, help, output, exit codes
-//	cmd/fakeyt/            the fake upstream as a server, for the demo
-//	cmd/yeardb/            builds months of a daemon's work, for benchmarks
-//	wiring/                opens what a command runs on and joins the parts
-//	custody/               which limiter holds a database's window, its moves, peers and copies
-//	clock/                 the house's one clock, handed to every part that reads the time
-//	regions/               what a region is: the catalogue, the defaults, tiers and depth
-//	jobs/                  the schedule, the jobs, the runner and the daemon
-//	pace/                  pacing: when each chart runs, within the quota
-//	quota/                 the upstream's limiter, on Redis or embedded
-//	costs/                 the costs file's loader and checker
-//	fetch/                 the YouTube Data API v3 client
-//	store/                 the database (SQLite or PostgreSQL), its migrations
-//	dbcopy/                one database carried into another: db copy
-//	retention/             what the database may no longer keep, deleted: prune, the terms' cuts
-//	ledger/                the quota's book in it, and the embedded limiter's tables
-//	clients/               the API's clients in it: tokens, and counts on PostgreSQL
-//	export/                the export's file formats
-//	report/                what report, /quota and the dashboard show
-//	metrics/               the Prometheus series of run --listen
-//	web/                   the JSON API and the pages
-//	publish/               the readers' site written as files a static host serves
-//	ratelimit/             the API clients' request limiter
-//	purge/                 the caches in front told what a landing changed
-//	internal/fakeyt/       the fake YouTube Data API of tests and the demo
-//	internal/textnorm/     the one normalization of indexed text and queries
-//	internal/dsn/          server URLs checked, and redacted in every message
-//	internal/protocol/     which server answers at a URL: a wrong one is a configuration error
-//	internal/sdnotify/     systemd told the daemon is ready (sd_notify)
-//	internal/silence/      a wait on a database bounded by its silence, not its length
-//	internal/envflag/      each flag tied to its one environment variable
-//	internal/termbar/      a progress bar, only when a person watches
-//	internal/termtext/     text laid out for a terminal
-//	internal/buildinfo/    what a binary was built from
-//	internal/yeardb/       the builder behind cmd/yeardb
-//	internal/hostclock/    the lint that keeps the host's clock inside package clock
-//	internal/pgtest/       a real PostgreSQL for tests
-//	internal/storetest/    a test run on each database the store opens
-//	internal/passtest/     a test store filled by real passes, as run --once fills it
-//	internal/seedtest/     the seeds a test draws from: fixed in make test, random in make sim
-//	internal/redistest/    real redis-server processes for tests
-//	internal/browsertest/  a real headless Chromium for tests
-//	internal/partition/    real daemons on network namespaces under a nemesis (make partition)
-//	internal/sim/          the whole daemon on virtual time under a nemesis (make sim)
-//	scripts/               make's helper scripts; testcounts.go counts the suite's checks
+//	cmd/ingest/                the command: flags, checks, help, output, exit codes
+//	cmd/fakeyt/                the fake upstream as a server, for the demo
+//	cmd/yeardb/                builds months of a daemon's work, for benchmarks
+//	wiring/                    opens what a command runs on and joins the parts
+//	custody/                   which limiter holds a database's window, its moves, peers and copies
+//	clock/                     the house's one clock, handed to every part that reads the time
+//	regions/                   what a region is: the catalogue, the defaults, tiers and depth
+//	jobs/                      the schedule, the jobs, the runner and the daemon
+//	pace/                      pacing: when each chart runs, within the quota
+//	quota/                     the upstream's limiter, on Redis or embedded
+//	costs/                     the costs file's loader and checker
+//	fetch/                     the YouTube Data API v3 client
+//	store/                     the database (SQLite or PostgreSQL), its migrations
+//	dbcopy/                    one database carried into another: db copy
+//	retention/                 what the database may no longer keep, deleted: prune, the terms' cuts
+//	ledger/                    the quota's book in it, and the embedded limiter's tables
+//	clients/                   the API's clients in it: tokens, and counts on PostgreSQL
+//	export/                    the export's file formats
+//	report/                    what report, /quota and the dashboard show
+//	metrics/                   the Prometheus series of run --listen
+//	web/                       the JSON API and the pages
+//	publish/                   the readers' site written as files a static host serves
+//	ratelimit/                 the API clients' request limiter
+//	purge/                     the caches in front told what a landing changed
+//	internal/textnorm/         the one normalization of indexed text and queries
+//	internal/dsn/              server URLs checked, and redacted in every message
+//	internal/protocol/         which server answers at a URL: a wrong one is a configuration error
+//	internal/sdnotify/         systemd told the daemon is ready (sd_notify)
+//	internal/silence/          a wait on a database bounded by its silence, not its length
+//	internal/envflag/          each flag tied to its one environment variable
+//	internal/termbar/          a progress bar, only when a person watches
+//	internal/termtext/         text laid out for a terminal
+//	internal/buildinfo/        what a binary was built from
+//	internal/rig/              what only the tests, the labs and the lint run; never in the binary
+//	internal/rig/fakeyt/       the fake YouTube Data API of tests and the demo
+//	internal/rig/yeardb/       the builder behind cmd/yeardb
+//	internal/rig/hostclock/    the lint that keeps the host's clock inside package clock
+//	internal/rig/pgtest/       a real PostgreSQL for tests
+//	internal/rig/storetest/    a test run on each database the store opens
+//	internal/rig/passtest/     a test store filled by real passes, as run --once fills it
+//	internal/rig/seedtest/     the seeds a test draws from: fixed in make test, random in make sim
+//	internal/rig/redistest/    real redis-server processes for tests
+//	internal/rig/browsertest/  a real headless Chromium for tests
+//	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)
+//	internal/rig/sim/          the whole daemon on virtual time under a nemesis (make sim)
+//	scripts/                   make's helper scripts; testcounts.go counts the suite's checks
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.
 //

@@ -20,7 +20,7 @@ import (
 const seedsDoc = "docs/testing.md"
 
 // TestEveryRandomDrawIsListed: every file of a test (a _test.go file, or
-// a test rig under internal/) that draws randomness is a row of
+// a test rig under internal/rig/) that draws randomness is a row of
 // docs/testing.md's seeds table, naming how make test chooses its seeds,
 // and every row is such a file; and no function takes a seed from the
 // clock, so that make test decides the same on every run of a commit. A
@@ -32,7 +32,7 @@ func TestEveryRandomDrawIsListed(t *testing.T) {
 	listed := seedRows(t)
 	for _, d := range drawn {
 		if _, ok := listed[d]; !ok {
-			t.Errorf("%s draws randomness and is not in %s's seeds table: give it a fixed seed in make test (internal/seedtest) and a row saying how it is chosen", d, seedsDoc)
+			t.Errorf("%s draws randomness and is not in %s's seeds table: give it a fixed seed in make test (internal/rig/seedtest) and a row saying how it is chosen", d, seedsDoc)
 		}
 	}
 	for d := range listed {
@@ -41,7 +41,7 @@ func TestEveryRandomDrawIsListed(t *testing.T) {
 		}
 	}
 	for _, c := range clocked {
-		t.Errorf("%s takes a seed from the clock: make test must decide the same on every run; take it from internal/seedtest", c)
+		t.Errorf("%s takes a seed from the clock: make test must decide the same on every run; take it from internal/rig/seedtest", c)
 	}
 }
 
@@ -57,11 +57,11 @@ func randomDraws(t *testing.T, root string) (drawn, clocked []string) {
 		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root {
 			return filepath.SkipDir
 		}
-		rig := strings.HasPrefix(filepath.ToSlash(path), "internal/")
+		rig := strings.HasPrefix(filepath.ToSlash(path), "internal/rig/")
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || !(strings.HasSuffix(path, "_test.go") || rig) {
 			return nil
 		}
-		if filepath.ToSlash(path) == "internal/seedtest/seedtest.go" {
+		if filepath.ToSlash(path) == "internal/rig/seedtest/seedtest.go" {
 			return nil // the one place a seed is drawn from the kernel
 		}
 		d2, c2, err := drawsIn(path)

@@ -10,7 +10,7 @@ import (
 // a process run in one waits on the bubble's time (docs/testing.md). Every
 // part waits through these (package clock hands them on to the parts
 // above the adapters) and reads the time through the Clock it is handed,
-// never through package time's: internal/hostclock holds them to it.
+// never through package time's: internal/rig/hostclock holds them to it.
 
 // NewTimer is a timer that fires once d has passed.
 func NewTimer(d time.Duration) *time.Timer { return time.NewTimer(d) }

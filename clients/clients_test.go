@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
 // The clients' tests run each once on SQLite and once on a real PostgreSQL
-// (internal/storetest), so that both keep one behaviour.
+// (internal/rig/storetest), so that both keep one behaviour.
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 

@@ -9,7 +9,7 @@
 // waits the parts keep (a lease's renewals, a retry's backoff, the stop's
 // bound) are measured by the runtime's timers through this package's
 // NewTimer, After, NewTicker and Sleep (wait.go), which a testing/synctest
-// bubble makes virtual (docs/testing.md). internal/hostclock refuses any
+// bubble makes virtual (docs/testing.md). internal/rig/hostclock refuses any
 // other read of the host's clock outside this package and the test rigs.
 package clock
 

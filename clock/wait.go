@@ -12,7 +12,7 @@ import (
 // runtime's timer, which a testing/synctest bubble makes virtual, so that
 // a process run in one waits on the bubble's time (docs/testing.md). Every
 // part waits through these and reads the time through the Clock it is
-// handed, never through package time's (internal/hostclock holds them to
+// handed, never through package time's (internal/rig/hostclock holds them to
 // it), so that what a wait is, is decided here once.
 
 // NewTimer is ingest.NewTimer.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-// The stores' fixtures are internal/storetest's, shared with the other
+// The stores' fixtures are internal/rig/storetest's, shared with the other
 // packages built on the store.
 var (
 	open           = storetest.OpenURL

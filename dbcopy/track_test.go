@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
-	"github.com/ingestworks/ingest/internal/passtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 

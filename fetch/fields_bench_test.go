@@ -12,7 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // BenchmarkChartPage reads one page of a chart through the real client,

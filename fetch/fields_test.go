@@ -13,7 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/fakeyt"
-	"github.com/ingestworks/ingest/internal/passtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
@@ -27,7 +27,7 @@ import (
 // it).
 const testKey = passtest.Key
 
-// rig is one pass's real parts (internal/passtest): the fake upstream over
+// rig is one pass's real parts (internal/rig/passtest): the fake upstream over
 // HTTP, the real YouTube client, the embedded limiter and the store on a
 // file.
 type rig struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // Each chart's last pass, asked over a long look-back (the report's ages

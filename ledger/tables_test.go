@@ -3,7 +3,7 @@ package ledger
 import (
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // On a migrated SQLite database, the tables a limiter is built on hold

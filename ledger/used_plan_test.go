@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // A pool's use in its window is read from that pool's calls alone, by

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/seedtest"
+	"github.com/ingestworks/ingest/internal/rig/seedtest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/pace"
 )

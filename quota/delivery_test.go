@@ -7,7 +7,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // A call holds its place in its pool for the window and the bound on its

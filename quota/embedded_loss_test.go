@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // testClockRowAhead: the embedded limiter's clock row is edited 2 hours

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // downNotes is a database that takes no note while down.

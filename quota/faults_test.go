@@ -24,7 +24,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 	"github.com/ingestworks/ingest/quota"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // TestAnOperatorsReadWaitsItsOwnBound: a decision gives up on a slow Redis

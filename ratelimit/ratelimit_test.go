@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clients"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/passtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // TestReportStatusesAndNotes: the report tells the truth about passes that

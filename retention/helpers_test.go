@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 )
 
 // A test that calls storetest.Each runs once against SQLite (a file in the
-// test's temp dir) and once against a real PostgreSQL (internal/pgtest);
+// test's temp dir) and once against a real PostgreSQL (internal/rig/pgtest);
 // one that opens a store with openTest is about SQLite alone (the WAL, the
 // file's size).
 
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-// The stores' fixtures are internal/storetest's, shared with the other
+// The stores' fixtures are internal/rig/storetest's, shared with the other
 // packages built on the store.
 var (
 	openURL        = storetest.OpenURL

@@ -30,7 +30,7 @@ export INGEST_STANDING=extended INGEST_STATS_RETENTION=3650d
 count=${INGEST_BENCH_COUNT:-5}
 only=${INGEST_BENCH_ONLY:-.}
 dir=${INGEST_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ingest-bench}
-version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/yeardb/yeardb.go)
+version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/rig/yeardb/yeardb.go)
 mkdir -p "$dir"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

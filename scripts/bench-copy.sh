@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 days=${INGEST_BENCH_DAYS:-30}
 all=${INGEST_BENCH_REGIONS:-all:tier=3:depth=50,default:tier=1:depth=200}
 dir=${INGEST_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ingest-bench}
-version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/yeardb/yeardb.go)
+version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/rig/yeardb/yeardb.go)
 key=all
 [[ $all == all:tier=3:depth=50,default:tier=1:depth=200 ]] || key=sel$(printf %s "$all" | cksum | cut -d' ' -f1)
 db=${INGEST_BENCH_COPY_DB:-$dir/regions-$key-days-$days-v$version.db}

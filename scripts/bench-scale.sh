@@ -34,7 +34,7 @@ days=${INGEST_BENCH_DAYS:-30}
 count=${INGEST_BENCH_COUNT:-3}
 all=${INGEST_BENCH_REGIONS:-all:tier=3:depth=50,default:tier=1:depth=200}
 dir=${INGEST_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ingest-bench}
-version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/yeardb/yeardb.go)
+version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' internal/rig/yeardb/yeardb.go)
 mkdir -p "$dir"
 out=$(mktemp -d)
 pg=

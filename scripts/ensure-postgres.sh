@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL's server binaries (initdb, postgres) are installed:
 # the store tests start their own cluster in a temp dir on a free loopback
-# port (internal/pgtest). Installs Debian's postgresql package when missing
+# port (internal/rig/pgtest). Installs Debian's postgresql package when missing
 # and allowed; the package's own cluster is not needed, so it is not started.
 set -euo pipefail
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then

@@ -14,11 +14,11 @@
 #   scripts/sim-mutants.sh [NAME...]   only the mutants named
 #
 # SIM_MUTANT_SEEDS: the seeds every shape runs on (blank-separated);
-# unset, each shape runs on the seeds internal/sim/testdata/seeds.txt
+# unset, each shape runs on the seeds internal/rig/sim/testdata/seeds.txt
 # keeps for it. SIM_MUTANT_DAYS: the simulated days (default 2).
 #
 # Adding a mutant is one line below: name@file@shapes (comma-separated
-# tests of internal/sim)@sed script.
+# tests of internal/rig/sim)@sed script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${MUTANT_JOBS:-2}
@@ -76,7 +76,7 @@ seedsOf() {
   if [ -n "${SIM_MUTANT_SEEDS:-}" ]; then
     echo "$SIM_MUTANT_SEEDS"
   else
-    awk -v t="$1" '$1 == t { print $2 }' internal/sim/testdata/seeds.txt
+    awk -v t="$1" '$1 == t { print $2 }' internal/rig/sim/testdata/seeds.txt
   fi
 }
 
@@ -90,7 +90,7 @@ copy() {
 # checker's first finding (or the test's own failure), nothing when green.
 simulate() {
   local bin=$1 shape=$2 seed=$3 out=$4
-  if (cd "$(dirname "$bin")/internal/sim" && INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
+  if (cd "$(dirname "$bin")/internal/rig/sim" && INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
     "$bin" -test.run "^$shape\$" -test.timeout 30m >"$out" 2>&1); then
     return 0
   fi
@@ -117,7 +117,7 @@ judge() {
   sed -i "$script" "$dir/$file"
   if cmp -s "$scratch/orig.$i" "$dir/$file"; then
     result="NOT APPLIED (the sed matched nothing: update it)"
-  elif ! (cd "$dir" && go test -c -o "$dir/sim.test" ./internal/sim/ >"$scratch/build.$i" 2>&1); then
+  elif ! (cd "$dir" && go test -c -o "$dir/sim.test" ./internal/rig/sim/ >"$scratch/build.$i" 2>&1); then
     result="DOES NOT BUILD (fix the sed)"
   else
     for shape in ${shapes//,/ }; do
@@ -149,8 +149,8 @@ done
 for w in $(seq 1 "$jobs"); do copy "$scratch/repo$w"; done
 
 # Without a mutant, every picked shape is green on its seeds.
-(cd "$scratch/repo1" && go test -c -o "$scratch/base.test" ./internal/sim/)
-mkdir -p "$scratch/internal/sim" && cp -r internal/sim/testdata "$scratch/internal/sim/"
+(cd "$scratch/repo1" && go test -c -o "$scratch/base.test" ./internal/rig/sim/)
+mkdir -p "$scratch/internal/rig/sim" && cp -r internal/rig/sim/testdata "$scratch/internal/rig/sim/"
 for i in "${picked[@]}"; do
   IFS='@' read -r _ _ shapes _ <<<"${mutants[$i]}"
   for shape in ${shapes//,/ }; do

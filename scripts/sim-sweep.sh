@@ -5,7 +5,7 @@
 # Prints a table: the seed, the shape, the verdict, the first failure and
 # the line that replays it, the CPU-seconds; then what each shape cost.
 # Exits 1 when any is red. A red seed goes into
-# internal/sim/testdata/seeds.txt with its fix (docs/testing.md, "Seeds").
+# internal/rig/sim/testdata/seeds.txt with its fix (docs/testing.md, "Seeds").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${SEEDS:-20}
@@ -25,7 +25,7 @@ else
 	work=$(mktemp -d)
 	trap 'rm -rf "$work"' EXIT
 fi
-go test -c -o "$work/sim.test" ./internal/sim/
+go test -c -o "$work/sim.test" ./internal/rig/sim/
 for _ in $(seq "$seeds"); do
 	seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
 	for shape in "${shapes[@]}"; do
@@ -36,7 +36,7 @@ echo "sim-sweep: $seeds seeds x ${#shapes[@]} shapes, $days days each, $jobs at 
 export work days
 # sim runs shape on seed into out, its CPU-seconds into cpu: its status.
 sim() {
-	(cd internal/sim && INGEST_CPU_LOG="$4" INGEST_SIM_SEED=$1 INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
+	(cd internal/rig/sim && INGEST_CPU_LOG="$4" INGEST_SIM_SEED=$1 INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
 		../../scripts/cputime.sh "$work/sim.test" -test.run "^$2\$" -test.timeout 0 >"$3" 2>&1)
 }
 one() {
@@ -65,7 +65,7 @@ one() {
 		fi
 	fi
 	cpu=$(awk '{ print $1 }' "$work/$1.$2.cpu" 2>/dev/null || echo -)
-	printf '%s\t%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/sim/\n' \
+	printf '%s\t%s\t%s\t%s\t%s\tINGEST_SIM_SEED=%s INGEST_SIM_DAYS=%s go test -run '"'"'^%s$'"'"' ./internal/rig/sim/\n' \
 		"$seed" "$shape" "$verdict" "${cpu:--}" "${first:--}" "$seed" "$days" "$shape" >>"$work/table"
 	echo "sim-sweep: $seed $shape $verdict ${cpu:--} CPU-s" >&2
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 	"github.com/jackc/pgx/v5/pgconn"
 )

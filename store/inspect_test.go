@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // atVersion is a database at path whose schema says version v.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // Tests of what only the PostgreSQL store has: its schema steps, applied

@@ -212,5 +212,5 @@ func loadPGOnce(ctx context.Context, path, url string) (*DB, map[string]int64, t
 var LoadPGOnce = loadPGOnce
 
 // LoadPG is loadPG for the benchmarks of package store_test, which can
-// import internal/yeardb (it imports store).
+// import internal/rig/yeardb (it imports store).
 var LoadPG = loadPG

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
 )
 
 // BenchmarkPGYear copies the SQLite stores of INGEST_BENCH_DAY_DB and
-// INGEST_BENCH_YEAR_DB (internal/yeardb's one day and year, as
+// INGEST_BENCH_YEAR_DB (internal/rig/yeardb's one day and year, as
 // scripts/bench-scale.sh caches them) into two PostgreSQL databases, then
 // times the store calls behind the commands and routes of the SQLite
 // year table, with each database's picks, day and year interleaved. It

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"

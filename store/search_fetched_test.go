@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/passtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )

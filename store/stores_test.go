@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // The store conformance suite: a test that calls eachStore runs once
 // against SQLite (a file in the test's temp dir) and once against a real
-// PostgreSQL (internal/pgtest), so that both stores keep one behaviour, as
+// PostgreSQL (internal/rig/pgtest), so that both stores keep one behaviour, as
 // river's driver tests keep its drivers'. A test that opens a store
 // directly is about SQLite alone (pragmas, the WAL, file paths, upgrades of
 // older files).

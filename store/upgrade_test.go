@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // A host of this version on a PostgreSQL database that a newer host

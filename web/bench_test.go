@@ -13,7 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/regions"
@@ -22,7 +22,7 @@ import (
 )
 
 // BenchmarkRoutes serves every API answer and page on a database of one
-// day and on one of a year (internal/yeardb, built by scripts/bench.sh:
+// day and on one of a year (internal/rig/yeardb, built by scripts/bench.sh:
 // INGEST_BENCH_DAY_DB and INGEST_BENCH_YEAR_DB), with the videos, times
 // and words each database's picks name, and reports each route's p50, p90
 // and p99: make bench prints them beside each other, with the year/day

@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ingestworks/ingest/internal/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
 )
 
 // shown is what a chart page shows in the tab: its language tabs (each

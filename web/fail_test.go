@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // TestAnAnswerThatMetAFullDiskSaysItInTheLog: a request whose write (a

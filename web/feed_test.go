@@ -16,7 +16,7 @@ import (
 	"github.com/mmcdole/gofeed/atom"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // atomNS is the Atom namespace (RFC 4287, section 2).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )
@@ -23,7 +23,7 @@ const landEvery = 2 * time.Second
 
 // BenchmarkWorldwideWhileRunsLand serves /charts/US and /worldwide in
 // turn, side by side, over a day of every catalogued region's charts
-// (internal/yeardb) while a run of one region after another lands every
+// (internal/rig/yeardb) while a run of one region after another lands every
 // landEvery, on the server's own clock: each page's p50, p90, p99 and
 // slowest, and the worldwide page's p50 over the chart's. Run it long
 // enough for runs to land (-benchtime 20s).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // scriptsServer serves the charts of Taiwan, Hong Kong, Japan, Korea, Saudi Arabia

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // TestLeadFollowsChoiceThenLanguages: the front page leads with the

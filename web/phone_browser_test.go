@@ -17,8 +17,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/browsertest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/regions"
 )
 

@@ -7,13 +7,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/store"
 )
 
 // BenchmarkReaderPages serves the reader's pages (the front page, a chart
 // by rank and by views, a video, a search in relevance and by views) on
-// databases of one day, 30 days and a year (internal/yeardb:
+// databases of one day, 30 days and a year (internal/rig/yeardb:
 // INGEST_BENCH_DAY_DB, INGEST_BENCH_MONTH_DB, INGEST_BENCH_YEAR_DB), the
 // sizes side by side in one run, under the standard standing and with the
 // computed figures on (extended), and reports each page's p50, p90 and

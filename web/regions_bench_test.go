@@ -11,7 +11,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )

@@ -9,8 +9,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/browsertest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/regions"
 )
 

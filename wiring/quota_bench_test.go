@@ -15,7 +15,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/passtest"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
 )
 
 // TestServeAPI checks the API's answers a script relies on: the token, the

@@ -16,8 +16,8 @@ import (
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/passtest"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/retention"
@@ -27,7 +27,7 @@ import (
 )
 
 // hostileTitle is fakeyt's US title made of markup
-// (internal/fakeyt/world.go).
+// (internal/rig/fakeyt/world.go).
 const hostileTitle = `Prank <script>window.__xss=1</script> "><img src=x onerror="window.__xss=2"> reveal`
 
 // uiToken is the access token the served API asks for.

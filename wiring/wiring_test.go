@@ -60,7 +60,7 @@ func TestOnlyCmdImportsWiring(t *testing.T) {
 		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return err
 		}
-		for _, builder := range []string{"../cmd/", "../wiring/", "../internal/sim/"} {
+		for _, builder := range []string{"../cmd/", "../wiring/", "../internal/rig/sim/"} {
 			if strings.HasPrefix(filepath.ToSlash(p), builder) {
 				return nil
 			}

@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 	"github.com/ingestworks/ingest/regions"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ingestworks/ingest/internal/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
 )
 
 // TestDashboardAccessibility runs axe-core (WCAG 2.x A and AA rules) in

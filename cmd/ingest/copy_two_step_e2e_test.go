@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // A copy in two steps beside a daemon: the bulk while the daemon runs, a

@@ -32,9 +32,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/fakeyt"
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 	"github.com/ingestworks/ingest/ledger"
 
 	_ "modernc.org/sqlite"

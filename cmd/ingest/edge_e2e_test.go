@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // The edge lab (make edge): Debian's varnishd on the shipped VCL in front

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // movedRuns runs `run --once` for regions twice, an hour of the fake's

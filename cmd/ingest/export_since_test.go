@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/internal/storetest"
+	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
 // exportNow is the house clock's now in these tests: a Monday, seconds

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // copyAgrees checks a db copy's output: a line per table, each ok.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ingestworks/ingest/internal/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
 )
 
 // TestPhoneInBrowser looks at the chart and a video's page on a phone

@@ -1,7 +1,7 @@
 package main
 
 // End-to-end tests of --db postgres://: several hosts, one database. The
-// PostgreSQL is real (internal/pgtest), and so is the Redis that the hosts
+// PostgreSQL is real (internal/rig/pgtest), and so is the Redis that the hosts
 // share their quota through, when they do; without it they share the
 // limiter in the database.
 
@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 )

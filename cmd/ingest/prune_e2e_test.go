@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/seedtest"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/seedtest"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/report"
 )
 

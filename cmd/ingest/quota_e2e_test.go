@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // writeCosts writes a costs file for the 2026 model whose default pool has

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // TestCronHostUnlistedAtTheLoss: issue 31's first row with the binary. Two

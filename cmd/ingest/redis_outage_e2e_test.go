@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 	"github.com/ingestworks/ingest/web"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // smallDisk mounts a tmpfs of size (mount's syntax: 600k, 8m) on a new

@@ -1,7 +1,7 @@
 package main
 
 // BenchmarkScale times the commands users wait for on a database of one day
-// and on one of a year of hourly runs (internal/yeardb, built by
+// and on one of a year of hourly runs (internal/rig/yeardb, built by
 // scripts/bench.sh), as the built binary runs them: make bench prints the
 // year/day ratios. The databases come from INGEST_BENCH_DAY_DB and
 // INGEST_BENCH_YEAR_DB; without them the benchmark is skipped. run --once
@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 )
 
 func BenchmarkScale(b *testing.B) {

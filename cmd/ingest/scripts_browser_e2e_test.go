@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/cdproto/css"
 	"github.com/chromedp/chromedp"
 
-	"github.com/ingestworks/ingest/internal/browsertest"
+	"github.com/ingestworks/ingest/internal/rig/browsertest"
 )
 
 // TestScriptsInBrowser: `ingest serve` over the fake upstream's Japanese,

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // 6. The API key is never printed, logged, stored or used in Redis.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// hostileTitle is fakeyt's US title made of markup (internal/fakeyt/world.go): the
+// hostileTitle is fakeyt's US title made of markup (internal/rig/fakeyt/world.go): the
 // dashboard must show it as text.
 const hostileTitle = `Prank <script>window.__xss=1</script> "><img src=x onerror="window.__xss=2"> reveal`
 

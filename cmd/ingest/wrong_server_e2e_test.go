@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 // wrongServers are servers of other protocols than Redis's and

@@ -1,5 +1,5 @@
 // Command yeardb builds a database that looks like a daemon's year (package
-// internal/yeardb), for measuring commands at that scale:
+// internal/rig/yeardb), for measuring commands at that scale:
 //
 //	go run ./cmd/yeardb -db /tmp/year.db -days 365
 //	go run ./cmd/yeardb -db /tmp/all.db -days 30 -regions 'all:tier=3:depth=50,default:tier=1:depth=200'
@@ -23,7 +23,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/yeardb"
+	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/regions"
 )
 

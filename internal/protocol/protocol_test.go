@@ -9,8 +9,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
-	"github.com/ingestworks/ingest/internal/redistest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }

@@ -68,7 +68,7 @@ func TestImportsNothingAbove(t *testing.T) {
 			continue
 		}
 		if top, _, _ := strings.Cut(pkg, "/"); slices.Contains([]string{"cmd", "jobs", "pace", "quota", "fetch", "web", "report"}, top) {
-			t.Errorf("internal/yeardb depends on %s, a package above it", dep)
+			t.Errorf("internal/rig/yeardb depends on %s, a package above it", dep)
 		}
 	}
 }

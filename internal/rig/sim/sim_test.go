@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/seedtest"
+	"github.com/ingestworks/ingest/internal/rig/seedtest"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/pace"
 )

@@ -9,7 +9,7 @@ import (
 // Chart returns region's chart as a videos.list pass would read it now (as
 // Move's clock has it), converted to the root's videos: for tools that
 // build a database with the store's own writer without going over HTTP
-// (internal/yeardb). Nil when the region has no chart.
+// (internal/rig/yeardb). Nil when the region has no chart.
 func (f *Fake) Chart(region string) []ingest.Video {
 	list, ok := f.chartNow(strings.ToUpper(region))
 	if !ok {

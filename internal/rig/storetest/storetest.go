@@ -1,7 +1,7 @@
 // Package storetest opens the databases tests run on: a SQLite file of a
 // test's own (Open, Path), copied from one migrated once per test binary,
 // and each database the store opens in turn (Each): SQLite and a real
-// PostgreSQL (internal/pgtest), each opened by store.Open as the program
+// PostgreSQL (internal/rig/pgtest), each opened by store.Open as the program
 // opens it, so that the packages built on the store keep one behaviour on
 // both. A test binary that runs Each hands its run to pgtest.Run in its
 // TestMain.
@@ -10,7 +10,7 @@ package storetest
 import (
 	"testing"
 
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/tools/go/analysis/analysistest"
 	"golang.org/x/tools/go/packages"
 
-	"github.com/ingestworks/ingest/internal/hostclock"
+	"github.com/ingestworks/ingest/internal/rig/hostclock"
 )
 
 // TestAnalyzerRefusesTheHostsClock: each refused function, under any
@@ -60,7 +60,7 @@ func (f finding) String() string { return f.pos.String() + ": " + f.msg }
 // the type checker sees them.
 func findings(t *testing.T, a *analysis.Analyzer) []finding {
 	t.Helper()
-	cfg := &packages.Config{Dir: "../..", Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	cfg := &packages.Config{Dir: "../../..", Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
 		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes}
 	pkgs, err := packages.Load(cfg, "./...")
 	if err != nil {

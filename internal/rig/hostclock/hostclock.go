@@ -3,7 +3,7 @@
 // clock): an analyzer that refuses, in every non-test file of the module,
 // a use of the package time's functions that read the host's clock or
 // wait on the runtime's timers, outside package clock, the test rigs
-// (internal/*test) and the few places allowed in allow.go, each with its
+// (internal/rig/*test) and the few places allowed in allow.go, each with its
 // reason. `make lint` runs it over the module (TestModuleReadsNoHostClock).
 package hostclock
 
@@ -55,7 +55,7 @@ func run(pass *analysis.Pass, module string, allow map[string]string) error {
 				return true
 			}
 			if fn := refused(pass.TypesInfo.Uses[id]); fn != "" {
-				pass.Reportf(id.Pos(), "time.%s reads the host's clock: read the house clock handed in (package clock), or name this file in internal/hostclock/allow.go with why", fn)
+				pass.Reportf(id.Pos(), "time.%s reads the host's clock: read the house clock handed in (package clock), or name this file in internal/rig/hostclock/allow.go with why", fn)
 			}
 			return true
 		})
@@ -91,7 +91,7 @@ func Room(module, pkg string) string {
 
 // Exempt says whether a room may read the host's clock by what it is:
 // package clock, which is the house clock, and the test rigs
-// (internal/*test), which start servers and wait for them on the host.
+// (internal/rig/*test), which start servers and wait for them on the host.
 func Exempt(room string) bool {
 	return room == "clock" || strings.HasPrefix(room, "internal/") && strings.HasSuffix(room, "test")
 }

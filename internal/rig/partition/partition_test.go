@@ -24,8 +24,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/fakeyt"
-	"github.com/ingestworks/ingest/internal/seedtest"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/seedtest"
 	"github.com/ingestworks/ingest/ledger"
 )
 
@@ -596,7 +596,7 @@ func build(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "ingest")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-race", "-gcflags=modernc.org/sqlite/lib=-race=false", "-o", bin, "../../cmd/ingest").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", "build", "-race", "-gcflags=modernc.org/sqlite/lib=-race=false", "-o", bin, "../../../cmd/ingest").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

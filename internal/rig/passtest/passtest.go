@@ -1,6 +1,6 @@
 // Package passtest fills a test's store as run --once fills the program's:
 // each region's chart fetched by a pass (jobs.Pass) through the real
-// YouTube client against the fake upstream (internal/fakeyt) over HTTP,
+// YouTube client against the fake upstream (internal/rig/fakeyt) over HTTP,
 // charged to the embedded limiter, and stored. A package whose behaviour
 // reads what the passes stored (search, charts, reports, exports) tests it
 // in-process on such a store.
@@ -18,7 +18,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"

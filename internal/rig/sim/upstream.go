@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ingestworks/ingest/internal/fakeyt"
+	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
 // Upstream is the fake upstream answering in the process: the daemon's

@@ -8,13 +8,13 @@ package hostclock
 var Allowed = map[string]string{
 	"root/wait.go": "the house's waits: the runtime's timers, which a testing/synctest bubble makes virtual, " +
 		"kept in the root so that the adapters, which import only the root, wait through them too",
-	"internal/fakeyt": "the fake upstream: its clock is the upstream's, which a test sets apart from the house's, " +
+	"internal/rig/fakeyt": "the fake upstream: its clock is the upstream's, which a test sets apart from the house's, " +
 		"and the latency it is told to add is a real wait",
 	"cmd/fakeyt": "the fake upstream's binary: its clock is the upstream's, moved by --date-offset, " +
 		"the other side of a rehearsal of the house clock",
-	"internal/yeardb": "builds a bench database: the year it ends at, by default, is the host's last hour",
-	"cmd/yeardb":      "builds a bench database and says how long it took, on the host",
-	"internal/sim": "the simulation's own rig: it runs inside a testing/synctest bubble, where the runtime's time " +
+	"internal/rig/yeardb": "builds a bench database: the year it ends at, by default, is the host's last hour",
+	"cmd/yeardb":          "builds a bench database and says how long it took, on the host",
+	"internal/rig/sim": "the simulation's own rig: it runs inside a testing/synctest bubble, where the runtime's time " +
 		"is the virtual clock the whole daemon runs on, and its restarts and the fake's charges are stamped by it",
 	"ratelimit": "the API throttle counts a client's requests on the process's monotonic clock (PostgreSQL's " +
 		"on the server's), which no step of the house clock may move: a rehearsal's step would free or hold every client at once",

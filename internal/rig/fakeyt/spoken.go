@@ -4,7 +4,7 @@ import "strings"
 
 // Spoken are the languages region's chart is written in, the most spoken
 // first; nil for a region whose chart is handcrafted or absent. Builders
-// of made-up databases (internal/yeardb) read it so that their charts
+// of made-up databases (internal/rig/yeardb) read it so that their charts
 // speak as the fake's do.
 func Spoken(region string) []string {
 	return spoken[region]
