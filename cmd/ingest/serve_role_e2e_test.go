@@ -126,6 +126,22 @@ func signInAndOut(t *testing.T, base, role string) {
 	}
 }
 
+// applyServeRole runs the replicas' role file on the database at owner,
+// as its owner, for role: as the docs say, once, and again after an
+// upgrade that adds a table serve writes.
+func applyServeRole(t *testing.T, psql, owner, role string) {
+	t.Helper()
+	u, err := url.Parse(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "role="+role, "-v", "owner="+u.User.Username(),
+		"-f", serveRoleSQL, owner)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("psql -f %s: %v\n%s", serveRoleSQL, err, out)
+	}
+}
+
 func serveRole(t *testing.T, psql, owner string) (role, asRole string, admin *sql.DB) {
 	t.Helper()
 	u, err := url.Parse(owner)
@@ -133,11 +149,7 @@ func serveRole(t *testing.T, psql, owner string) (role, asRole string, admin *sq
 		t.Fatal(err)
 	}
 	role = "serve_" + strings.TrimPrefix(u.Path, "/")
-	cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "role="+role, "-v", "owner="+u.User.Username(),
-		"-f", serveRoleSQL, owner)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("psql -f %s: %v\n%s", serveRoleSQL, err, out)
-	}
+	applyServeRole(t, psql, owner, role)
 	if admin, err = sql.Open("pgx", owner); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +187,7 @@ func TestServeAsTheReplicasRoleOnTheLastRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	releasedDatabase(t, q, "postgres", pgAt, func(step int) string { return fmt.Sprintf("INSERT INTO schema_version VALUES (%d, 0)", step) })
-	_, asRole, admin := serveRole(t, psql, owner)
+	role, asRole, admin := serveRole(t, psql, owner)
 
 	h.set("INGEST_DB", asRole)
 	h.unset("YOUTUBE_API_KEY")
@@ -190,12 +202,15 @@ func TestServeAsTheReplicasRoleOnTheLastRelease(t *testing.T) {
 	}
 	h.set("INGEST_DB", owner)
 	h.mustRun(0, "db", "migrate")
-	h.set("YOUTUBE_API_KEY", testKey) // the daemon's pass, as the owner: the ledger then names the quota key
+	applyServeRole(t, psql, owner, role) // the upgrade added tables serve writes
+	h.set("YOUTUBE_API_KEY", testKey)    // the daemon's pass, as the owner: the ledger then names the quota key
 	h.mustRun(0, "run", "--once", "--regions", "US")
 	h.unset("YOUTUBE_API_KEY")
 	h.set("INGEST_DB", asRole)
-	base := startServe(t, h)
+	h.set("INGEST_UI_TOKEN", uiToken)
+	base := startServe(t, h, "--public")
 	if code, body := get(t, base+"/"); code != 200 {
 		t.Errorf("serve as the replicas' role after db migrate: %d\n%s", code, body)
 	}
+	signInAndOut(t, base, role)
 }

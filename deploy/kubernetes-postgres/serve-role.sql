@@ -31,6 +31,10 @@ GRANT INSERT, UPDATE, DELETE ON api_limits TO :"role";
 -- when an API token was last used;
 GRANT UPDATE (last_used_ms) ON api_tokens TO :"role";
 -- the readers' sign-ins, honoured and ended on every replica;
-GRANT INSERT, DELETE ON sessions TO :"role";
 -- the data mark each cache in front was last purged up to.
-GRANT INSERT, UPDATE ON purged TO :"role";
+-- Both came with 0.4.0's schema: on an older one, before its upgrade, they
+-- are granted by the run of this file that follows the upgrade.
+SELECT format('GRANT INSERT, DELETE ON sessions TO %I', :'role')
+WHERE to_regclass('sessions') IS NOT NULL \gexec
+SELECT format('GRANT INSERT, UPDATE ON purged TO %I', :'role')
+WHERE to_regclass('purged') IS NOT NULL \gexec
