@@ -238,7 +238,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return err
 	}
 	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: ages.Keep(stopWhenOutdated(m.Observe, s.stopOutdated), h.now),
-		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
+		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff, Kept: p.DB}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Clock: h.clock()}, h.Logger)
