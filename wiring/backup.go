@@ -16,7 +16,7 @@ import (
 // file (a new file, or a regular one to replace, as the command checked).
 func (h *Host) Backup(ctx context.Context, file string) (dbcopy.Backed, error) {
 	if store.IsURL(h.DSN) {
-		return dbcopy.Backed{}, configErrorf("db backup: --db (INGEST_DB) %s: %w", h.DBName(), store.ErrBackupPostgres)
+		return dbcopy.DumpInto(ctx, h.DSN, file)
 	}
 	db, err := h.OpenExisting(ctx)
 	if err != nil {
