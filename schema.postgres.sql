@@ -81,6 +81,12 @@ CREATE TABLE public.api_tokens (
     last_used_ms bigint
 );
 
+CREATE TABLE public.backed_up (
+    one integer NOT NULL,
+    at_ms bigint NOT NULL,
+    CONSTRAINT backed_up_one_check CHECK ((one = 1))
+);
+
 CREATE TABLE public.backfill_cursors (
     key text NOT NULL COLLATE pg_catalog."C",
     region text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
@@ -364,6 +370,9 @@ ALTER TABLE ONLY public.api_tokens
 
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY public.backed_up
+    ADD CONSTRAINT backed_up_pkey PRIMARY KEY (one);
 
 ALTER TABLE ONLY public.backfill_cursors
     ADD CONSTRAINT backfill_cursors_pkey PRIMARY KEY (key);

@@ -386,4 +386,9 @@ CREATE TABLE backoff (
   cause    TEXT    NOT NULL
 );
 
+CREATE TABLE backed_up (
+  one   INTEGER PRIMARY KEY CHECK (one = 1),
+  at_ms INTEGER NOT NULL
+);
+
 PRAGMA user_version = 27;

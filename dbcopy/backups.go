@@ -198,6 +198,9 @@ func (b *Schedule) backupNow(ctx context.Context) time.Time {
 		return at
 	}
 	b.Observe.Took(at)
+	if err := b.DB.KeepBackedUp(ctx, at); err != nil {
+		b.Logger.Warn("the backup is whole, but its time was not recorded in the database", "file", file, ingest.LogErr, err)
+	}
 	b.Logger.Info("backed up the database", "file", file, "bytes", done.Bytes, "rows", done.Rows,
 		"took", b.Clock.Now().Sub(at).Round(time.Millisecond))
 	for _, old := range backupsPast(b.Dir, b.Keep) {

@@ -46,3 +46,28 @@ blamed = excluded.blamed, cause = excluded.cause`,
 	}
 	return nil
 }
+
+// BackedUp is when the newest backup of db was taken (KeepBackedUp); zero
+// when none was recorded.
+func (db *DB) BackedUp(ctx context.Context) (time.Time, error) {
+	var ms int64
+	err := db.r.QueryRowContext(ctx, `SELECT at_ms FROM backed_up WHERE one = 1`).Scan(&ms)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("read the newest backup's time: %w", err)
+	}
+	return time.UnixMilli(ms).UTC(), nil
+}
+
+// KeepBackedUp records that a backup of db was taken at at, unless a later
+// one was recorded.
+func (db *DB) KeepBackedUp(ctx context.Context, at time.Time) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO backed_up (one, at_ms) VALUES (1, ?)
+ON CONFLICT (one) DO UPDATE SET at_ms = excluded.at_ms WHERE backed_up.at_ms < excluded.at_ms`, at.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record the backup's time: %w", err)
+	}
+	return nil
+}

@@ -135,6 +135,14 @@ func (f *backupFlags) bind(cmd *cobra.Command) {
 // given.
 func (f *backupFlags) validate(cmd *cobra.Command, s *settings, once bool) (*dbcopy.Backups, error) {
 	f.everyGiven, f.keepGiven = cmd.Flags().Changed("backup-every"), cmd.Flags().Changed("backup-keep")
+	if f.to == "" && f.everyGiven && !f.keepGiven && !once && store.IsURL(s.db) {
+		// PostgreSQL's backups are ingest db backup's, taken by another
+		// process: the daemon serves their age against this period.
+		if err := checkEvery("--backup-every (INGEST_RUN_BACKUP_EVERY)", f.every); err != nil {
+			return nil, err
+		}
+		return &dbcopy.Backups{Every: f.every}, nil
+	}
 	switch {
 	case f.to == "" && (f.everyGiven || f.keepGiven):
 		return nil, usageErrorf("--backup-every and --backup-keep (INGEST_RUN_BACKUP_EVERY, INGEST_RUN_BACKUP_KEEP) need --backup-to (INGEST_RUN_BACKUP_TO): the directory the backups go into")

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/pgtest"
 )
 
@@ -55,5 +57,35 @@ func TestDBBackupOnPostgresIsPgDumps(t *testing.T) {
 	}
 	if _, err := os.Stat(again); err == nil {
 		t.Errorf("no pg_dump on PATH: a file was written")
+	}
+}
+
+// On PostgreSQL the daemon's /metrics holds the age of the newest backup
+// ingest db backup took, another process, against --backup-every given
+// alone: while the daemon's clock is stepped two hours on, the age says
+// two hours since its start, until a backup taken at that clock's time
+// brings it back under a minute.
+func TestBackupAgeOnPostgresIsTheNewestDBBackups(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.withPostgres()
+	file := filepath.Join(t.TempDir(), "clock-offset")
+	h.set(clock.RehearseEnv, file) // absent: no offset
+	addr := closedAddr(t)
+	p := h.start("run", "--every", "1h", "--regions", "US", "--backup-every", "1h", "--listen", addr)
+	age := func() float64 { return metricValue(httpGet("http://"+addr+"/metrics"), "ingest_backup_age_seconds") }
+	if !waitFor(cmdTimeout, func() bool { return age() >= 0 || p.exited() }) || p.exited() {
+		t.Fatalf("no ingest_backup_age_seconds on /metrics\n%s", p.out)
+	}
+	if err := os.WriteFile(file, []byte("2h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(cmdTimeout, func() bool { return age() >= (2 * time.Hour).Seconds() }) {
+		t.Fatalf("with no backup and the clock two hours on, the age stays %.0fs\n%s", age(), p.out)
+	}
+	h.mustRun(0, "db", "backup", "--out", filepath.Join(h.dir, "ingest.dump"))
+	var last float64
+	if !waitFor(cmdTimeout, func() bool { last = age(); return last >= 0 && last < time.Minute.Seconds() }) {
+		t.Errorf("after ingest db backup, the age is %.0fs, want under a minute\n%s", last, p.out)
 	}
 }

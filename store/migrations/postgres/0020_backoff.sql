@@ -11,3 +11,12 @@ CREATE TABLE backoff (
   blamed   text    NOT NULL COLLATE "C",
   cause    text    NOT NULL
 );
+
+-- backed_up: when the newest backup of this database was taken (ingest db
+-- backup), which /metrics gives as its age on either database: a
+-- PostgreSQL one is backed up by another process than the daemon that
+-- serves the series. At most one row.
+CREATE TABLE backed_up (
+  one   integer PRIMARY KEY CHECK (one = 1),
+  at_ms bigint  NOT NULL
+);
