@@ -127,7 +127,7 @@ type backupFlags struct {
 
 func (f *backupFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.to, "backup-to", "", "the daemon backs its SQLite database up into this directory every --backup-every, as ingest db backup does (ingest-TIME.db, UTC), beside its passes; docs/operations/backups.md")
-	daysVar(cmd.Flags(), &f.every, "backup-every", 24*time.Hour, "how often the daemon backs up into --backup-to (6h, 1d), at least 1m")
+	daysVar(cmd.Flags(), &f.every, "backup-every", 24*time.Hour, "how often the daemon backs up into --backup-to (6h, 1d), at least 1m; on PostgreSQL, given alone, how often ingest db backup is run, for /metrics' ingest_backup_age_seconds")
 	cmd.Flags().IntVar(&f.keep, "backup-keep", 7, "how many of its backups the daemon keeps in --backup-to: the oldest past it are removed after each new one")
 }
 
