@@ -289,7 +289,9 @@ func (r *Runner) adopt(ctx context.Context, now time.Time) {
 	}
 	k, err := r.Kept.KeptBackoff(ctx)
 	if err != nil {
-		r.Logger.Warn("read the backoff kept in the database: this process goes by its own", ingest.LogErr, err)
+		// A database that cannot be read fails the pass too, which says
+		// so: one line a fault, not two.
+		r.Logger.Debug("read the backoff kept in the database: this process goes by its own", ingest.LogErr, err)
 		return
 	}
 	r.mu.Lock()
