@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
@@ -68,6 +69,9 @@ func TestBackoffOutlivesARestart(t *testing.T) {
 		t.Fatalf("the daemon started again called the upstream %d times for charts during the backoff the database keeps\n%s", n-before, again.out)
 	}
 
+	// The upstream's Date moves with the daemon's clock: a clock ahead
+	// of the upstream's is refused before the pass asks anything.
+	h.fake.SetClock(func() time.Time { return time.Now().Add(10 * time.Minute) })
 	h.fake.ClearFaults()
 	if err := os.WriteFile(file, []byte("10m\n"), 0o644); err != nil { // past the first backoff's end
 		t.Fatal(err)
