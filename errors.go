@@ -41,6 +41,18 @@ func Blamed(err error) string {
 	return "an upstream"
 }
 
+// Backoff is a daemon's wait on a chart source that fails every chart, as
+// the store keeps it for every process on the database: none starts a
+// chart before Until, and a chart that succeeds anywhere ends it. The zero
+// Backoff is none.
+type Backoff struct {
+	Until  time.Time
+	Wait   time.Duration // the wait that ends at Until: the next failure doubles it
+	InARow int           // chart passes failed in a row when it started or last grew
+	Blamed string        // what Blamed said of the failure
+	Cause  string        // the failure's text, as the warning said it
+}
+
 // QuotaExhaustedError says which quota the upstream reported spent and when
 // it resets (the next midnight America/Los_Angeles).
 type QuotaExhaustedError struct {

@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 19 (the table schema_version).
+-- Step 20 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -81,6 +81,12 @@ CREATE TABLE public.api_tokens (
     last_used_ms bigint
 );
 
+CREATE TABLE public.backed_up (
+    one integer NOT NULL,
+    at_ms bigint NOT NULL,
+    CONSTRAINT backed_up_one_check CHECK ((one = 1))
+);
+
 CREATE TABLE public.backfill_cursors (
     key text NOT NULL COLLATE pg_catalog."C",
     region text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
@@ -97,6 +103,16 @@ CREATE TABLE public.backfill_cursors (
     updated_ms bigint NOT NULL,
     pending text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT backfill_cursors_done_check CHECK ((done = ANY (ARRAY[(0)::bigint, (1)::bigint])))
+);
+
+CREATE TABLE public.backoff (
+    one integer NOT NULL,
+    until_ms bigint NOT NULL,
+    wait_ms bigint NOT NULL,
+    in_a_row integer NOT NULL,
+    blamed text NOT NULL COLLATE pg_catalog."C",
+    cause text NOT NULL,
+    CONSTRAINT backoff_one_check CHECK ((one = 1))
 );
 
 CREATE TABLE public.categories (
@@ -355,8 +371,14 @@ ALTER TABLE ONLY public.api_tokens
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY public.backed_up
+    ADD CONSTRAINT backed_up_pkey PRIMARY KEY (one);
+
 ALTER TABLE ONLY public.backfill_cursors
     ADD CONSTRAINT backfill_cursors_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY public.backoff
+    ADD CONSTRAINT backoff_pkey PRIMARY KEY (one);
 
 ALTER TABLE ONLY public.categories
     ADD CONSTRAINT categories_pkey PRIMARY KEY (region, id);

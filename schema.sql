@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 26 (PRAGMA user_version).
+-- Version 27 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -377,4 +377,18 @@ CREATE TABLE sessions (
 
 CREATE INDEX sessions_expires ON sessions (expires_ms);
 
-PRAGMA user_version = 26;
+CREATE TABLE backoff (
+  one      INTEGER PRIMARY KEY CHECK (one = 1),
+  until_ms INTEGER NOT NULL,
+  wait_ms  INTEGER NOT NULL,
+  in_a_row INTEGER NOT NULL,
+  blamed   TEXT    NOT NULL,
+  cause    TEXT    NOT NULL
+);
+
+CREATE TABLE backed_up (
+  one   INTEGER PRIMARY KEY CHECK (one = 1),
+  at_ms INTEGER NOT NULL
+);
+
+PRAGMA user_version = 27;

@@ -71,6 +71,31 @@ func BackupInto(ctx context.Context, db *store.DB, file string, open Opener) (Ba
 	return b, nil
 }
 
+// DumpInto writes the PostgreSQL database at rawURL into a file beside
+// file with pg_dump, has pg_restore read it back whole, and renames it to
+// file: as a SQLite backup, a file under file's name is always whole.
+func DumpInto(ctx context.Context, rawURL, file string) (Backed, error) {
+	tmp, err := export.CreateBeside(file)
+	if err != nil {
+		return Backed{}, fmt.Errorf("backup: %w", err)
+	}
+	tmp.Close()
+	part := tmp.Name()
+	defer os.Remove(part) // after the rename, only what a failure left
+	tables, err := store.Dump(ctx, rawURL, part)
+	if err != nil {
+		return Backed{}, fmt.Errorf("backup: %w", err)
+	}
+	st, err := os.Stat(part)
+	if err != nil {
+		return Backed{}, fmt.Errorf("backup: %w", err)
+	}
+	if err := export.Replace(part, file, BackupInstead); err != nil {
+		return Backed{}, fmt.Errorf("backup: %s: %w", file, err)
+	}
+	return Backed{File: file, Bytes: st.Size(), Tables: tables, Rows: -1}, nil
+}
+
 // verifyBackup opens the backup at part read-only and holds it to sums.
 func verifyBackup(ctx context.Context, part string, sums []TableSums, open Opener) error {
 	b, err := open(ctx, part)
@@ -173,6 +198,9 @@ func (b *Schedule) backupNow(ctx context.Context) time.Time {
 		return at
 	}
 	b.Observe.Took(at)
+	if err := b.DB.KeepBackedUp(ctx, at); err != nil {
+		b.Logger.Warn("the backup is whole, but its time was not recorded in the database", "file", file, ingest.LogErr, err)
+	}
 	b.Logger.Info("backed up the database", "file", file, "bytes", done.Bytes, "rows", done.Rows,
 		"took", b.Clock.Now().Sub(at).Round(time.Millisecond))
 	for _, old := range backupsPast(b.Dir, b.Keep) {

@@ -95,6 +95,8 @@ var notCopied = map[string]string{
 	"schema_version": "the target's own migrations write it",
 	"purged":         "how far the source's caches in front were purged: the target's replicas purge theirs whole once",
 	"sessions":       "sign-ins to the source's site: the operator signs in again on the target's",
+	"backoff":        "the source's daemons' wait on a failing upstream, soon over: the target's find out for themselves",
+	"backed_up":      "when the source was last backed up: the target has no backup yet",
 }
 
 // Notes a copy keeps on its target: which source it copies (sourceID),

@@ -49,6 +49,11 @@ type Runner struct {
 	// Backoff, when set, is told each time the daemon's backoff starts,
 	// lengthens or ends (a zero until): metrics and /readyz show it.
 	Backoff func(until time.Time, inARow int, cause error)
+	// Kept, when set, keeps the backoff where every process on the store
+	// reads it: a daemon started during one, or running beside the one
+	// that started it, waits for its end, and a chart that succeeds in any
+	// of them ends it for all.
+	Kept BackoffKeeper
 
 	mu       sync.Mutex
 	quit     chan error // the daemon's end by a fault no wait clears
@@ -262,10 +267,78 @@ const (
 	MaxBackoff   = time.Hour
 )
 
-func (r *Runner) backingOff(now time.Time) bool {
+// BackoffKeeper keeps the backoff in the store (store.DB).
+type BackoffKeeper interface {
+	KeptBackoff(ctx context.Context) (ingest.Backoff, error)
+	KeepBackoff(ctx context.Context, b ingest.Backoff) error
+}
+
+func (r *Runner) backingOff(ctx context.Context, now time.Time) bool {
+	r.adopt(ctx, now)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return now.Before(r.failing.until)
+}
+
+// adopt takes the backoff the store keeps as this daemon's: one this
+// daemon kept before a restart, or another process started, lengthened or
+// ended. A store it cannot read leaves the daemon with its own.
+func (r *Runner) adopt(ctx context.Context, now time.Time) {
+	if r.Kept == nil {
+		return
+	}
+	k, err := r.Kept.KeptBackoff(ctx)
+	if err != nil {
+		// A database that cannot be read fails the pass too, which says
+		// so: one line a fault, not two.
+		r.Logger.Debug("read the backoff kept in the database: this process goes by its own", ingest.LogErr, err)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := &r.failing
+	if k.Until.Equal(b.until) {
+		return
+	}
+	if k.Until.IsZero() {
+		// A chart succeeded in another process: the upstream answers again.
+		if now.Before(b.until) {
+			r.Logger.Info("the backoff ended: another process's chart pass succeeded")
+		}
+		r.tell(time.Time{}, 0, nil)
+		*b = backoff{}
+		return
+	}
+	*b = backoff{inARow: k.InARow, wait: k.Wait, until: k.Until, blamed: k.Blamed}
+	if !now.Before(k.Until) {
+		return // ended by time: its wait stays for the next failure to double
+	}
+	r.Logger.Warn("backing off "+k.Blamed+" that fails every chart, as the database keeps it: no chart runs until then",
+		"failures_in_a_row", k.InARow, "until_local", k.Until.Local().Format("2006-01-02 15:04:05 MST"),
+		"until_utc", k.Until.UTC().Format(time.RFC3339), "cause", k.Cause)
+	r.tell(k.Until, k.InARow, keptCause(k))
+}
+
+// keptCause is a cause read back from the store: its text, and a database
+// blamed as the failure that started it was.
+type keptCause ingest.Backoff
+
+func (k keptCause) Error() string { return k.Cause }
+
+func (k keptCause) Is(target error) bool {
+	return target == ingest.ErrDamaged && k.Blamed == ingest.Blamed(ingest.ErrDamaged)
+}
+
+// keep writes the backoff a chart's end left (b) where every process on
+// the store reads it; a store that cannot take it leaves this daemon's
+// own, which still holds here.
+func (r *Runner) keep(ctx context.Context, b ingest.Backoff) {
+	if r.Kept == nil {
+		return
+	}
+	if err := r.Kept.KeepBackoff(context.WithoutCancel(ctx), b); err != nil {
+		r.Logger.Warn("keep the backoff in the database: a process started during it will not wait", ingest.LogErr, err)
+	}
 }
 
 // failed counts a daemon's chart run that failed or not, and starts or
@@ -274,40 +347,53 @@ func (r *Runner) backingOff(now time.Time) bool {
 // upstream nothing, and says nothing of it: it is not counted either way,
 // so that a Redis briefly without its replica does not hold every chart
 // for the backoff's minutes.
-func (r *Runner) failed(failed bool, err error) {
+func (r *Runner) failed(ctx context.Context, failed bool, err error) {
 	if failed && errors.Is(err, ingest.ErrUnavailable) {
 		return
 	}
+	kept, changed := r.count(failed, err)
+	if changed {
+		r.keep(ctx, kept)
+	}
+}
+
+// count is failed's count, under r.mu: the backoff to keep, and whether
+// it changed.
+func (r *Runner) count(failed bool, err error) (kept ingest.Backoff, changed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := &r.failing
 	if !failed {
-		if !b.until.IsZero() {
+		had := !b.until.IsZero()
+		if had {
 			r.tell(time.Time{}, 0, nil)
 		}
 		*b = backoff{}
-		return
+		return ingest.Backoff{}, had
 	}
 	b.rejected++
 	if !errors.Is(err, ingest.ErrBadKey) {
 		b.rejected = 0
 	}
 	if b.inARow++; b.inARow < FailuresInARow {
-		return
+		return ingest.Backoff{}, false
 	}
 	if b.rejected >= FailuresInARow {
 		// The upstream refused the key outright, chart after chart: no wait
 		// brings it back, so the daemon ends rather than look alive.
 		r.end(fmt.Errorf("%s %d chart passes in a row: the daemon stops (exit 1), as no wait brings a refused key back; "+
 			"set YOUTUBE_API_KEY to a key the project allows, then start it again", fromBadKey(err), b.rejected))
-		return
+		return ingest.Backoff{}, false
 	}
 	b.wait = min(max(2*b.wait, FirstBackoff), MaxBackoff)
-	b.until, b.blamed = r.now().Add(b.wait), ingest.Blamed(err)
+	// To the millisecond the store keeps, so that reading it back is
+	// this same backoff, not another process's.
+	b.until, b.blamed = r.now().Add(b.wait).Truncate(time.Millisecond), ingest.Blamed(err)
 	r.Logger.Warn("backing off "+b.blamed+" that fails every chart: no chart runs until then", "failures_in_a_row", b.inARow,
 		"until_local", b.until.Local().Format("2006-01-02 15:04:05 MST"), "until_utc", b.until.UTC().Format(time.RFC3339),
 		"cause", deepest(err).Error())
 	r.tell(b.until, b.inARow, err)
+	return ingest.Backoff{Until: b.until, Wait: b.wait, InARow: b.inARow, Blamed: b.blamed, Cause: deepest(err).Error()}, true
 }
 
 // fromBadKey is err's text from the upstream's refusal of the key on, as
@@ -417,7 +503,7 @@ func (r *Runner) startDaemon(lastStart map[string]time.Time) {
 // slot that comes while the catch-up is still on its way to e runs once,
 // not once each. A retry (a.again) runs again a slot this daemon started.
 func (r *Runner) runDue(ctx context.Context, e Entry, a attempt) (Ended, bool) {
-	if e.Kind.charts() && r.backingOff(r.now()) {
+	if e.Kind.charts() && r.backingOff(ctx, r.now()) {
 		r.Logger.Debug("pass skipped: backing off a failing upstream", e.logKey(), e.Name)
 		r.skipped(e, a.slot)
 		return Ended{}, false
@@ -430,7 +516,7 @@ func (r *Runner) runDue(ctx context.Context, e Entry, a attempt) (Ended, bool) {
 	}
 	end, ran := r.run(ctx, e, a)
 	if ran && e.Kind.charts() {
-		r.failed(end.Status == ingest.StatusFailed, end.Err)
+		r.failed(ctx, end.Status == ingest.StatusFailed, end.Err)
 	}
 	return end, ran
 }

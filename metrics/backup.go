@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -9,24 +10,30 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// Backups are the series of the daemon's scheduled backups (run
-// --backup-to): the age of the newest backup, read at scrape time on the
-// house clock, the period it is taken at, and the backups that failed. The
-// age counts from the schedule's start while no backup is known, so that a
-// first backup that never succeeds grows old as a late one does.
+// Backups are the series of the database's backups: the age of the
+// newest, read at scrape time on the house clock, the period they are
+// taken at, and the scheduled ones that failed. The newest is the later of
+// the daemon's own (run --backup-to) and the one the database recorded
+// (ingest db backup, on either database). The age counts from the
+// daemon's start while no backup is known, so that a first backup that
+// never succeeds grows old as a late one does.
 type Backups struct {
 	clock ingest.Clock
 	every time.Duration
+	kept  func(context.Context) (time.Time, error)
 
 	mu     sync.Mutex
 	last   time.Time
 	failed int64
 }
 
-// NewBackups are the series of a schedule of backups every every, started
-// now on c.
-func NewBackups(c ingest.Clock, every time.Duration) *Backups {
-	return &Backups{clock: c, every: every, last: c.Now()}
+// keptRead bounds a scrape's read of the backup the database recorded.
+const keptRead = 2 * time.Second
+
+// NewBackups are the series of backups every every, started now on c;
+// kept, when set, reads the newest backup the database recorded.
+func NewBackups(c ingest.Clock, every time.Duration, kept func(context.Context) (time.Time, error)) *Backups {
+	return &Backups{clock: c, every: every, kept: kept, last: c.Now()}
 }
 
 // Took says a backup was taken at at.
@@ -45,15 +52,26 @@ func (b *Backups) Failed() {
 
 func (b *Backups) read() (age time.Duration, failed int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.clock.Now().Sub(b.last), b.failed
+	last, failed := b.last, b.failed
+	b.mu.Unlock()
+	if b.kept != nil {
+		// A database that cannot be read leaves the daemon's own: the
+		// age grows, as it should when nothing says a backup was taken.
+		ctx, cancel := context.WithTimeout(context.Background(), keptRead)
+		at, err := b.kept(ctx)
+		cancel()
+		if err == nil && at.After(last) {
+			last = at
+		}
+	}
+	return b.clock.Now().Sub(last), failed
 }
 
 // Collectors are the series, for Register.
 func (b *Backups) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_backup_age_seconds",
-			Help: "Seconds since the newest backup --backup-to holds was taken (since the daemon's start while it holds none)."},
+			Help: "Seconds since the newest backup was taken, by --backup-to or ingest db backup on either database (since the daemon's start while none is known)."},
 			func() float64 { age, _ := b.read(); return age.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingest_backup_every_seconds",
 			Help: "The period backups are taken at (--backup-every)."},

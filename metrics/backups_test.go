@@ -35,7 +35,7 @@ func series(t *testing.T, name string, cs ...prometheus.Collector) float64 {
 // scheduled backup on the house clock, and the failures counted.
 func TestBackupsSayTheNewestsAgeAndTheFailures(t *testing.T) {
 	c := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	b := NewBackups(c, time.Hour)
+	b := NewBackups(c, time.Hour, nil)
 	b.Took(c.Now().Add(-30 * time.Minute))
 	c.Advance(time.Minute)
 	b.Failed()

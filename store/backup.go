@@ -11,7 +11,7 @@ import (
 
 // ErrBackupPostgres: a backup of a PostgreSQL database is pg_dump's,
 // whose dumps its own tools restore.
-var ErrBackupPostgres = errors.New("a PostgreSQL database is backed up with pg_dump (pg_dump --format=custom), and restored with pg_restore")
+var ErrBackupPostgres = errors.New("a PostgreSQL database is backed up by ingest db backup --out FILE (pg_dump), from a timer or cron, and restored with pg_restore; give --backup-every alone for /metrics to hold the newest one's age")
 
 // backupStep is how many pages one step of a backup copies: between two
 // steps the backup sees whether it was asked to stop.

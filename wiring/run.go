@@ -238,7 +238,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 		return err
 	}
 	runner := &jobs.Runner{Locker: leases, Logger: h.Logger, Clock: h.clock(), Observe: ages.Keep(stopWhenOutdated(m.Observe, s.stopOutdated), h.now),
-		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff}
+		Drain: drain, LastStart: p.DB.LastStart, Record: p.DB, Backoff: m.Backoff, Kept: p.DB}
 	lim := jobs.Stopping(m.Metered(p.Limiter), drain) // a stop is not the limiter's error
 	runner.Passes = r.Timetable.Passes(jobs.Pass{QuotaKey: p.QuotaKey, Costs: h.Costs,
 		Limiter: lim, Source: p.Source, Sink: p.DB, Categories: p.DB, Drain: drain, Clock: h.clock()}, h.Logger)
@@ -274,7 +274,7 @@ func (h *Host) runPlanned(ctx context.Context, p *Pipeline, r Run, s started) (e
 	}
 	var backed *metrics.Backups
 	if r.Backups != nil {
-		backed = metrics.NewBackups(h.clock(), r.Backups.Every)
+		backed = metrics.NewBackups(h.clock(), r.Backups.Every, p.DB.BackedUp)
 		for _, c := range backed.Collectors() {
 			m.Register(c)
 		}
@@ -355,7 +355,7 @@ func (h *Host) daemon(ctx context.Context, p *Pipeline, r Run, d *jobs.Daemon, u
 		h.catalogue(p).Keep(ctx, r.Regions.All(), r.Timetable.Regions(), jobs.Gate(upstream, p.QuotaKey, ""), stopKeeper)
 	}()
 	defer func() { close(stopKeeper); <-kept }()
-	if r.Backups != nil {
+	if r.Backups != nil && r.Backups.Dir != "" {
 		// A backup in flight when a signal comes is finished (or its
 		// part removed) before the daemon says it stopped and closes
 		// the database.

@@ -33,7 +33,9 @@ under FILE's name is always a whole, verified backup.
 
 FILE must not exist, or --force replaces it; a device, a pipe, a directory
 or a link that leads to one is never replaced (exit 2). A PostgreSQL --db is
-backed up with pg_dump (exit 2, naming it).
+backed up with pg_dump, in its custom format, into FILE the same way, once
+pg_restore --list has read it whole; without pg_dump or pg_restore on PATH,
+exit 2 naming it.
 
 Restore by stopping the daemon and putting the copy in place of the
 database, with no -wal or -shm file of the old one beside it
@@ -66,6 +68,12 @@ func runDBBackup(ctx context.Context, w io.Writer, s *settings, out string, forc
 	if err != nil {
 		return err
 	}
+	if store.IsURL(s.db) {
+		fmt.Fprintf(w, "%s\t%s\t%d tables\n", done.File, store.Bytes(done.Bytes), done.Tables)
+		fmt.Fprintf(s.stderr, "db backup: %s is in %s, written by pg_dump in its custom format: pg_restore --list reads it whole; restore it with pg_restore\n",
+			s.dbName(), out)
+		return nil
+	}
 	fmt.Fprintf(w, "%s\t%s\t%d tables\t%s rows\n", done.File, store.Bytes(done.Bytes), done.Tables, termtext.Thousands(done.Rows))
 	fmt.Fprintf(s.stderr, "db backup: %s is in %s: quick_check ok, every table's rows and checksum agree with the database's at the backup's moment\n",
 		s.dbName(), out)
@@ -73,17 +81,17 @@ func runDBBackup(ctx context.Context, w io.Writer, s *settings, out string, forc
 }
 
 // checkBackupOut refuses, before anything is read or written, a backup of
-// a PostgreSQL database, and an --out that is missing, is not a regular
+// a PostgreSQL database where pg_dump or pg_restore is not on PATH, and an --out that is missing, is not a regular
 // file nor a link to one (export.FileTarget), lies in no writable
 // directory, or exists without --force. It returns the file to write.
 func checkBackupOut(s *settings, out string, force bool) (string, error) {
 	switch {
-	case store.IsURL(s.db):
-		return "", usageErrorf("db backup: --db (INGEST_DB) %s is a PostgreSQL database: %v", s.dbName(), store.ErrBackupPostgres)
+	case store.IsURL(s.db) && store.DumpTools() != nil:
+		return "", usageErrorf("db backup: --db (INGEST_DB) %s is a PostgreSQL database: %v", s.dbName(), store.DumpTools())
 	case out == "":
 		return "", usageErrorf("db backup: --out (INGEST_DB_BACKUP_OUT) is required: the file to write the backup into")
 	case store.IsURL(out):
-		return "", usageErrorf("db backup: --out %s: a backup is a SQLite file, not a URL (db copy carries a database into PostgreSQL)", store.Redact(out))
+		return "", usageErrorf("db backup: --out %s: a backup is a file, not a URL (db copy carries a database into PostgreSQL)", store.Redact(out))
 	}
 	file, err := export.FileTarget(out, dbcopy.BackupInstead)
 	if err == nil {
@@ -119,7 +127,7 @@ type backupFlags struct {
 
 func (f *backupFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.to, "backup-to", "", "the daemon backs its SQLite database up into this directory every --backup-every, as ingest db backup does (ingest-TIME.db, UTC), beside its passes; docs/operations/backups.md")
-	daysVar(cmd.Flags(), &f.every, "backup-every", 24*time.Hour, "how often the daemon backs up into --backup-to (6h, 1d), at least 1m")
+	daysVar(cmd.Flags(), &f.every, "backup-every", 24*time.Hour, "how often the daemon backs up into --backup-to (6h, 1d), at least 1m; on PostgreSQL, given alone, how often ingest db backup is run, for /metrics' ingest_backup_age_seconds")
 	cmd.Flags().IntVar(&f.keep, "backup-keep", 7, "how many of its backups the daemon keeps in --backup-to: the oldest past it are removed after each new one")
 }
 
@@ -127,6 +135,14 @@ func (f *backupFlags) bind(cmd *cobra.Command) {
 // given.
 func (f *backupFlags) validate(cmd *cobra.Command, s *settings, once bool) (*dbcopy.Backups, error) {
 	f.everyGiven, f.keepGiven = cmd.Flags().Changed("backup-every"), cmd.Flags().Changed("backup-keep")
+	if f.to == "" && f.everyGiven && !f.keepGiven && !once && store.IsURL(s.db) {
+		// PostgreSQL's backups are ingest db backup's, taken by another
+		// process: the daemon serves their age against this period.
+		if err := checkEvery("--backup-every (INGEST_RUN_BACKUP_EVERY)", f.every); err != nil {
+			return nil, err
+		}
+		return &dbcopy.Backups{Every: f.every}, nil
+	}
 	switch {
 	case f.to == "" && (f.everyGiven || f.keepGiven):
 		return nil, usageErrorf("--backup-every and --backup-keep (INGEST_RUN_BACKUP_EVERY, INGEST_RUN_BACKUP_KEEP) need --backup-to (INGEST_RUN_BACKUP_TO): the directory the backups go into")

@@ -74,8 +74,8 @@ func TestDBBackupWhileTheDaemonWrites(t *testing.T) {
 // db backup writes only a new file, or a regular one with --force: a named
 // pipe, a device, a directory and a socket are exit 2 naming --out, with
 // --force or not, and are left as they were; a link to a regular file
-// writes the file it leads to and stays a link. A PostgreSQL --db is exit
-// 2 naming pg_dump, before anything is read.
+// writes the file it leads to and stays a link. A PostgreSQL --db where
+// pg_dump is not on PATH is exit 2 naming it, before anything is read.
 func TestDBBackupOutWritesOnlyARegularFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -146,6 +146,7 @@ func TestDBBackupOutWritesOnlyARegularFile(t *testing.T) {
 		t.Errorf("no --out: want exit 2 naming it, got %s", res)
 	}
 	h.set("INGEST_DB", "postgres://ingest@127.0.0.1:1/ingest")
+	h.set("PATH", t.TempDir()) // no pg_dump: TestDBBackupOnPostgresIsPgDumps backs PostgreSQL up with it
 	if res := h.run("db", "backup", "--out", filepath.Join(h.dir, "pg.db")); res.code != 2 || !strings.Contains(res.stderr, "pg_dump") {
 		t.Errorf("a PostgreSQL --db: want exit 2 naming pg_dump, got %s", res)
 	}
@@ -180,6 +181,7 @@ func TestRunBackupSettingsAreChecked(t *testing.T) {
 		t.Errorf("a refused schedule created the database")
 	}
 	h.set("INGEST_DB", "postgres://ingest@127.0.0.1:1/ingest")
+	h.set("PATH", t.TempDir()) // no pg_dump: TestDBBackupOnPostgresIsPgDumps backs PostgreSQL up with it
 	if res := h.run("run", "--regions", "US", "--backup-to", dir); res.code != 2 || !strings.Contains(res.stderr, "pg_dump") {
 		t.Errorf("--backup-to on PostgreSQL: want exit 2 naming pg_dump, got %s", res)
 	}
