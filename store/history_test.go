@@ -176,7 +176,7 @@ func TestHistoryFromDailyRollup(t *testing.T) {
 // TestUpgradeFillsDailyRollup takes a database back to schema 9 (no
 // rollup, no languages, no pacing plans, no tombstones, no recorded
 // timetable, no runs' slots, no ledger index by pool, no retitling
-// times, no write order, no purged marks or sessions), opens it, and checks the upgrade filled the
+// times, no write order, no purged marks or sessions, no kept backoff or backups), opens it, and checks the upgrade filled the
 // rollup.
 func TestUpgradeFillsDailyRollup(t *testing.T) {
 	t.Parallel()
@@ -194,7 +194,7 @@ DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories
 ALTER TABLE schedule DROP COLUMN timetable; ALTER TABLE schedule DROP COLUMN plan; ALTER TABLE schedule DROP COLUMN costs; ALTER TABLE runs DROP COLUMN slot_ms; DROP INDEX ledger_pool;
 ALTER TABLE videos DROP COLUMN retitled_ms;
 DROP INDEX ledger_written; DROP INDEX ledger_given_back_written; ALTER TABLE ledger DROP COLUMN seq; ALTER TABLE ledger_given_back DROP COLUMN seq; DROP TABLE ledger_seq; DROP TABLE passes;
-ALTER TABLE backfill_cursors DROP COLUMN pending; ALTER TABLE categories DROP COLUMN language; DROP TABLE purged; DROP TABLE sessions; PRAGMA user_version = 9`)
+ALTER TABLE backfill_cursors DROP COLUMN pending; ALTER TABLE categories DROP COLUMN language; DROP TABLE purged; DROP TABLE sessions; DROP TABLE backoff; DROP TABLE backed_up; PRAGMA user_version = 9`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/pgtest"
+	"github.com/ingestworks/ingest/internal/rig/pgtest"
 )
 
 // db backup of a PostgreSQL database is pg_dump's custom format, read back
