@@ -50,6 +50,9 @@ func TestJobLeasesAreEachDatabases(t *testing.T) {
 		return p.out.String()
 	}
 	// Another database's host, of this version or an earlier one.
+	// A daemon says a slot it leaves to another process at debug (a
+	// replica's normal day); this test reads that line.
+	h.set("INGEST_LOG_LEVEL", "debug")
 	hold(lock)
 	hold(lock + "@0123456789abcdef")
 	if out := prune(); strings.Contains(out, "prune skipped") || !strings.Contains(out, "msg=pruned job=prune") {
