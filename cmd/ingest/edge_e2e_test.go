@@ -634,64 +634,96 @@ type backFreshness struct {
 	stale      []string
 }
 
-// freshAfter asks the origin once for each path the cache held, and the
-// cache until its answer to each path the origin has moved is another
-// than the one held, for at most limit after back. While every origin was
-// down the cache could fetch nothing, so any other answer came from an
-// origin back; the cache is asked first right after the origin, and then
-// for every page still held each round, so that a page's time is when it
-// turned, not when its turn came.
+// freshAfter asks the cache, in rounds from back on, for each path it
+// held until its answer is another than the one held, for at most limit
+// after back; beside it, the origin once for each path, to tell which
+// moved. While every origin was down the cache could fetch nothing, so
+// any other answer came from an origin back. A page's time is the round
+// it turned in, never the time the origin took to answer the others: the
+// cache's rounds do not wait on the origin's asks.
 func freshAfter(cache, origin string, paths []string, held map[string]string, back time.Time, limit time.Duration) backFreshness {
 	var (
 		mu      sync.Mutex
 		out     backFreshness
-		pending []string
-		wg      sync.WaitGroup
+		turned  = map[string]bool{}
+		unmoved = map[string]bool{}
+		asked   = make(chan struct{})
 	)
-	turned := func(path string) bool {
-		got := etagOf(&http.Client{Timeout: 10 * time.Second}, cache, path)
-		if got == "" || got == held[path] {
-			return false
-		}
-		took := time.Since(back)
-		mu.Lock()
-		defer mu.Unlock()
-		if took > out.latest {
-			out.latest, out.latestPath = took, path
-		}
-		return true
-	}
-	todo := make(chan string)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			client := &http.Client{Timeout: 10 * time.Second}
-			for path := range todo {
-				if e := etagOf(client, origin, path); e == "" || held[path] == "" || e == held[path] {
-					continue
+	go func() { // the origin's answers: which pages moved
+		defer close(asked)
+		var wg sync.WaitGroup
+		todo := make(chan string)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client := &http.Client{Timeout: 10 * time.Second}
+				for path := range todo {
+					if e := etagOf(client, origin, path); e == "" || e == held[path] { // unanswered: not judged
+						mu.Lock()
+						unmoved[path] = true
+						mu.Unlock()
+					}
 				}
-				mu.Lock()
-				out.moved++
-				mu.Unlock()
-				if !turned(path) {
-					mu.Lock()
-					pending = append(pending, path)
-					mu.Unlock()
-				}
+			}()
+		}
+		for _, p := range paths {
+			if held[p] != "" {
+				todo <- p
 			}
-		}()
+		}
+		close(todo)
+		wg.Wait()
+	}()
+	round := func() (left int) {
+		var wg sync.WaitGroup
+		todo := make(chan string)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client := &http.Client{Timeout: 10 * time.Second}
+				for path := range todo {
+					if got := etagOf(client, cache, path); got != "" && got != held[path] {
+						took := time.Since(back)
+						mu.Lock()
+						turned[path] = true
+						if took > out.latest {
+							out.latest, out.latestPath = took, path
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		for _, p := range paths {
+			mu.Lock()
+			done := held[p] == "" || turned[p] || unmoved[p]
+			mu.Unlock()
+			if !done {
+				left++
+				todo <- p
+			}
+		}
+		close(todo)
+		wg.Wait()
+		return left
 	}
-	for _, p := range paths {
-		todo <- p
-	}
-	close(todo)
-	wg.Wait()
-	for len(pending) > 0 && time.Since(back) < limit {
+	for round() > 0 && time.Since(back) < limit {
 		time.Sleep(100 * time.Millisecond)
-		pending = slices.DeleteFunc(pending, turned)
 	}
-	out.stale = pending
+	<-asked
+	for _, p := range paths {
+		if held[p] == "" || unmoved[p] {
+			continue
+		}
+		if turned[p] {
+			out.moved++
+		} else {
+			out.stale = append(out.stale, p)
+			out.moved++
+		}
+	}
 	return out
 }
 
