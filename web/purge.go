@@ -95,7 +95,10 @@ func (s *Server) purgeMoved(ctx context.Context, cache int, name string) {
 	if len(keys) > 0 && s.cfg.Purge.Purge(ctx, cache, keys) != nil {
 		return // the purge said why: the mark stays, the next read purges again
 	}
-	write, cancel := context.WithTimeout(ctx, s.cfg.Timeout) // the purge may have taken the read's time
+	// The purge may have taken the read's time; and a server closing
+	// just after the cache took it still keeps the mark, so that the
+	// next start does not purge again what this one did.
+	write, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
 	defer cancel()
 	_, err = s.cfg.DB.KeepPurged(write, name, kept, found, mark, changed)
 	if err != nil {

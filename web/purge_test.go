@@ -36,10 +36,12 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 	purged := make(chan []string, 16)
 	pub, _ := url.Parse("https://charts.example.org/")
 	var served atomic.Pointer[Server]
+	ready := make(chan struct{}) // the server's watcher may purge before New returns
 	s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(), PublicURL: pub,
 		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }), Purge: purgeTo(func(keys []string) error {
 			// A cache asks the moment it is purged: the mark must be
 			// the one known by then.
+			<-ready
 			s := served.Load()
 			s.answers.markMu.Lock()
 			known := s.answers.mark
@@ -54,6 +56,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	served.Store(s)
+	close(ready)
 	defer s.Close()
 	if w := askAs(s, "/charts/GB"); w.Code != 404 {
 		t.Fatalf("/charts/GB before its first run: %d", w.Code)
@@ -221,6 +224,21 @@ func TestReplicasRacingLoseNoMove(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
+	}
+	// The servers' first purge, of the whole site (no mark kept yet), is
+	// awaited: one after a landing would cover it by the site's key.
+	for end := time.Now().Add(time.Minute); ; clock.Sleep(ctx, 10*time.Millisecond) {
+		mark, _, _ := db.DataMark(ctx)
+		kept, _, found, err := db.Purged(ctx, "http://cache.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found && kept == mark {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the servers' first purge: the mark kept is %q, want %q", kept, mark)
+		}
 	}
 	for i := range 5 {
 		id := fmt.Sprintf("land%d", i)
