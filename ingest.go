@@ -261,7 +261,8 @@ type Call struct {
 	At        time.Time
 	Op        string
 	Region    string
-	RunID     int64 // zero outside a run
+	RunID     int64  // zero outside a run
+	Client    string // the proxy's client, "" for the daemon's own calls
 	Charges   []Charge
 	Unmetered bool
 }
