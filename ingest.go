@@ -27,6 +27,7 @@
 //	report/                    what report, /quota and the dashboard show
 //	metrics/                   the Prometheus series of run --listen
 //	web/                       the JSON API and the pages
+//	proxy/                     the YouTube Data API forwarded to its clients, metered: ingest proxy
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
 //	purge/                     the caches in front told what a landing changed

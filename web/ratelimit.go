@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -320,7 +319,7 @@ func (s *Server) touch(ctx context.Context, hash string) {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.APIPlan, client string, units int64) bool {
 	m := s.cfg.Meter
 	h := w.Header()
-	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, ceilSeconds(plan.Window)))
+	ratelimit.SetPolicy(h, plan.Name, plan.Limit, plan.Window)
 	now := s.cfg.Clock.Now()
 	res, err := m.allow(r.Context(), plan, client, units, now)
 	if err != nil {
@@ -328,28 +327,20 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 		m.warnUnavailable(s.cfg.Logger, plan.Name, err, now)
 		return true
 	}
-	retry := ceilSeconds(res.Wait)
-	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, plan.Name, res.Remaining, retry))
+	retry := ratelimit.SetRemaining(h, plan.Name, res.Remaining, res.Wait, !res.Allowed)
 	if res.Allowed {
 		m.observe(plan.Name, "allowed")
 		return true
 	}
 	m.observe(plan.Name, "refused")
-	h.Set("Retry-After", strconv.FormatInt(retry, 10))
 	apiError(w, http.StatusTooManyRequests, "rate_limited", "",
 		fmt.Sprintf("plan %s allows %d units per %s and this request costs %d: retry in %d s (Retry-After)",
 			plan.Name, plan.Limit, plan.Window, units, retry))
 	return false
 }
 
-// ceilSeconds rounds up to whole seconds, at least 1 for any wait: a
-// client told 0 would retry at once and be refused again.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64((d + time.Second - 1) / time.Second)
-}
+// ceilSeconds is the read API's rounding of a wait (ratelimit.CeilSeconds).
+func ceilSeconds(d time.Duration) int64 { return ratelimit.CeilSeconds(d) }
 
 func (m *Meter) observe(plan, outcome string) {
 	if m.Observe != nil {
