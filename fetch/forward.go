@@ -133,4 +133,3 @@ func (c *Client) Discovery(ctx context.Context) ([]byte, error) {
 	}
 	return b, nil
 }
-

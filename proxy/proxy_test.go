@@ -256,4 +256,3 @@ func TestTheProxyForwardsOnlyPricedCallsOfItsClients(t *testing.T) {
 		t.Errorf("the ledger holds %d units, want none", led)
 	}
 }
-
