@@ -97,3 +97,71 @@ func stderrOf(err error) string {
 	}
 	return ""
 }
+
+// nodeClient is the script Node's official client (@googleapis/youtube)
+// runs through the proxy: a call that works, then one the pool refuses.
+// Its retries are off: gaxios would retry a 429 on its own, and each retry
+// is a call the proxy meters.
+const nodeClient = `
+const {youtube} = require('@googleapis/youtube');
+const [root, token] = process.argv.slice(1);
+const yt = youtube({version: 'v3', auth: token, rootUrl: root + '/', retry: false});
+(async () => {
+  const out = {};
+  const r = await yt.videos.list({part: ['snippet'], chart: 'mostPopular', regionCode: 'US'});
+  out.items = r.data.items.length;
+  for (let i = 0; i < 3; i++) {
+    try { await yt.search.list({part: ['id'], q: 'music'}); }
+    catch (e) {
+      out.name = e.constructor.name;
+      out.status = e.status || (e.response && e.response.status);
+      out.reason = e.response.data.error.errors[0].reason;
+      break;
+    }
+  }
+  console.log(JSON.stringify(out));
+})().catch(e => { console.error(e); process.exit(1); });
+`
+
+// nodeModules installs @googleapis/youtube with npm into a directory of
+// the test's, as the accessibility check installs axe-core.
+func nodeModules(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed: Node's official client comes from npm")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "@googleapis/youtube@39")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install @googleapis/youtube: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// Node's official client, given the proxy as its rootUrl and a token as its
+// key, makes its call and meets the spent pool as a GaxiosError.
+func TestNodeClientThroughTheProxy(t *testing.T) {
+	dir := nodeModules(t)
+	r := newRig(t, daySearch)
+	cmd := exec.Command("node", "-e", nodeClient, r.url, r.token)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, stderrOf(err))
+	}
+	var got struct {
+		Items  int
+		Name   string
+		Status int
+		Reason string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node said %q: %v", out, err)
+	}
+	if got.Items == 0 || got.Name != "GaxiosError" || got.Status != http.StatusForbidden || got.Reason != "quotaExceeded" {
+		t.Errorf("node: %+v, want videos, then a GaxiosError 403 quotaExceeded", got)
+	}
+	if charged, led := r.up.Fake.Charged(passtest.Key), r.ledgerUnits(t); charged != led || charged != 3 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want 3 each", charged, led)
+	}
+}
