@@ -54,12 +54,15 @@ type PoolStatus struct {
 type EntryStatus struct {
 	Name     string
 	Priority int
-	Floor    time.Duration
-	Every    time.Duration // the planned cadence; Never when it cannot run
-	Cost     map[string]float64
-	Last     time.Time // its latest completed pass; zero never
-	Next     time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
-	Dropped  bool      // the budget cannot hold it beside the entries above
+	// Tier is the entry's region's tier (1 the most frequent): what the
+	// proxy keeps for the daemon is what tier 1's own charts need.
+	Tier    int `json:",omitempty"`
+	Floor   time.Duration
+	Every   time.Duration // the planned cadence; Never when it cannot run
+	Cost    map[string]float64
+	Last    time.Time // its latest completed pass; zero never
+	Next    time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
+	Dropped bool      // the budget cannot hold it beside the entries above
 	// Held is since when the plans hold it dropped though the pools would
 	// keep it, and Returned when the plans last took it back; zero none
 	// (Pacer.hold). A restarted pacer takes both from the last plan.
@@ -102,7 +105,7 @@ func (p *Pacer) status() Status {
 		st.Pools = append(st.Pools, ps)
 	}
 	for i, e := range p.entries {
-		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Floor: e.Floor,
+		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Tier: int(e.tier()), Floor: e.Floor,
 			Every: p.plan.Every[e.Name], Cost: e.Cost, Last: p.last[e.Name], Next: p.next(i),
 			Dropped: p.plan.Dropped[e.Name], Held: p.back[e.Name], Returned: p.returned[e.Name],
 			Declined: maps.Clone(p.declined[e.Name])})

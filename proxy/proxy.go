@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/fetch"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/ratelimit"
 )
 
 // Upstream is the upstream as the proxy calls it (*fetch.Client).
@@ -35,6 +37,7 @@ type Proxy struct {
 	tokens   Tokens
 	clock    ingest.Clock
 	opts     Options
+	budgets  *budgets // nil: no plans, every token spends what the limiter admits
 
 	mu        sync.Mutex
 	discovery []byte // the upstream's document, once read
@@ -46,20 +49,13 @@ type Options struct {
 	// Observe, when set, is told each call's outcome for its client
 	// (Outcomes) and the units it took or asked.
 	Observe func(client, outcome string, units int64)
-	// Budgets, when set, is asked before the limiter whether a client's
-	// plan lets it make a call.
-	Budgets Budgets
+	// Plans, when set, are the tokens' plans (their proxy: sections), which
+	// Books and State read each client's budget for: a token whose plan
+	// the file lacks is refused.
+	Plans *ratelimit.APIPlans
+	Books Books
+	State func(context.Context) ([]ingest.PoolState, error)
 }
-
-// Budgets decides whether client, on plan, may make a call of op: a
-// refusal names the budget and when it frees, and is never sent.
-type Budgets interface {
-	Admit(ctx context.Context, client, plan, op string) (refused *Refusal, err error)
-}
-
-// Refusal is a budget's answer that a call may not go: the proxy answers
-// it in the upstream's shape.
-type Refusal = refusal
 
 // The outcomes of a client's call, as Options.Observe is told them.
 const (
@@ -74,7 +70,11 @@ func New(l jobs.Limiter, quotaKey string, costs *ingest.Costs, up Upstream, toke
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Proxy{limiter: l, quotaKey: quotaKey, costs: costs, upstream: up, tokens: tokens, clock: clock, opts: opts}
+	p := &Proxy{limiter: l, quotaKey: quotaKey, costs: costs, upstream: up, tokens: tokens, clock: clock, opts: opts}
+	if opts.Plans != nil {
+		p.budgets = &budgets{plans: opts.Plans, books: opts.Books, state: opts.State, costs: costs, quotaKey: quotaKey, clock: clock}
+	}
+	return p
 }
 
 // The paths the proxy answers.
@@ -121,24 +121,26 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	units := sum(p.costs.Operations[o.Name])
-	if p.opts.Budgets != nil {
-		ref, err := p.opts.Budgets.Admit(r.Context(), tok.Name, tok.Plan, o.Name)
-		if err != nil {
-			p.fail(w, tok.Name, o.Name, units, err, false)
-			return
-		}
-		if ref != nil {
-			p.observe(tok.Name, OutcomeRefused, units)
-			refuse(w, *ref, p.clock.Now())
-			return
-		}
+	gate := jobs.ClientGate(p.limiter, p.quotaKey, tok.Name)
+	if p.budgets != nil {
+		gate = p.budgets.gate(gate, tok.Name, tok.Plan)
 	}
-	ans, err := p.upstream.Forward(r.Context(), jobs.ClientGate(p.limiter, p.quotaKey, tok.Name), o.Name, r.URL.Query())
+	ans, err := p.upstream.Forward(r.Context(), gate, o.Name, r.URL.Query())
 	var refused *ingest.RefusedError
+	var over *overBudget
+	var denied *notGranted
 	switch {
 	case errors.As(err, &refused):
 		p.observe(tok.Name, OutcomeRefused, units)
 		refuse(w, limiterRefusal(p.costs, refused.Decision, p.clock.Now()), p.clock.Now())
+		return
+	case errors.As(err, &over):
+		p.observe(tok.Name, OutcomeRefused, units)
+		refuse(w, over.r, p.clock.Now())
+		return
+	case errors.As(err, &denied):
+		p.observe(tok.Name, OutcomeRefused, units)
+		writeError(w, http.StatusForbidden, "global", "forbidden", denied.msg)
 		return
 	case err != nil:
 		p.fail(w, tok.Name, o.Name, units, err, true)
@@ -174,6 +176,11 @@ func (p *Proxy) client(w http.ResponseWriter, r *http.Request) (clients.Token, b
 	if !ok {
 		writeError(w, http.StatusBadRequest, "usageLimits", "keyInvalid",
 			"ingest proxy: the token is unknown or revoked: ask the operator for one (ingest tokens add)")
+		return clients.Token{}, false
+	}
+	if p.budgets != nil && !p.budgets.plans.Usable(t.Plan) {
+		writeError(w, http.StatusForbidden, "global", "forbidden", fmt.Sprintf(
+			"ingest proxy: the token's plan %q is not in this proxy's plans file: ask the operator to add the plan, or for a token on another plan", t.Plan))
 		return clients.Token{}, false
 	}
 	return t, true

@@ -20,6 +20,7 @@ import (
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/proxy"
+	"github.com/ingestworks/ingest/ratelimit"
 )
 
 // rig is the proxy in front of the fake upstream, on a store whose
@@ -36,6 +37,13 @@ type rig struct {
 // newRig serves the proxy under costsYAML ("" for the built-in costs).
 func newRig(t *testing.T, costsYAML string) *rig {
 	t.Helper()
+	return newRigWith(t, costsYAML, "")
+}
+
+// newRigWith is newRig with the tokens' plans of plansYAML ("": none), the
+// client's token on plan team.
+func newRigWith(t *testing.T, costsYAML, plansYAML string) *rig {
+	t.Helper()
 	db := storetest.Open(t)
 	c := costs.Default()
 	if costsYAML != "" {
@@ -47,15 +55,22 @@ func newRig(t *testing.T, costsYAML string) *rig {
 	up := passtest.NewWith(t, db, passtest.Options{Costs: c})
 	up.Fake.AllowKeys(passtest.Key)
 	cl := clients.New(db)
-	tok, err := cl.AddToken(context.Background(), "ann", "standard", up.Clock.Now())
+	tok, err := cl.AddToken(context.Background(), "ann", "team", up.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &rig{up: up, token: tok, ledger: ledger.New(db), seen: map[string]int64{}}
-	p := proxy.New(up.Limiter, passtest.QuotaKey, c, up.Client, cl, up.Clock, proxy.Options{
+	opts := proxy.Options{
 		Logger:  slog.New(slog.DiscardHandler),
 		Observe: func(_, outcome string, _ int64) { r.seen[outcome]++ },
-	})
+	}
+	if plansYAML != "" {
+		if opts.Plans, err = ratelimit.ParseAPIPlans("plans.yaml", []byte(plansYAML)); err != nil {
+			t.Fatal(err)
+		}
+		opts.Books, opts.State = r.ledger, up.Limiter.State
+	}
+	p := proxy.New(up.Limiter, passtest.QuotaKey, c, up.Client, cl, up.Clock, opts)
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	r.url = srv.URL

@@ -10,7 +10,8 @@ import (
 )
 
 type proxyFlags struct {
-	listen string
+	listen   string
+	apiPlans string
 	// listenFrom names where --listen came from, for its errors.
 	listenFrom string
 }
@@ -36,6 +37,15 @@ prices are forwarded, by GET; anything else is refused unsent. The API's
 discovery document is served at /discovery/v1/apis/youtube/v3/rest with the
 proxy's address as its root, for Python's client.
 
+A client is a token of ingest tokens add; its plan in --api-plans (the
+read API's plans file) says, in its proxy: section, what it may spend: a
+daily share of each pool (daily:, per day of the upstream's), the dearest
+call it may make (max_cost:, 1 unit unless set) and the operations granted
+beyond it (grants:). Whatever the plans, the daemon comes first: what the
+plan the daemon published needs for its tier-1 charts until a pool frees is
+kept from every client, and each pool's reserve stays out of reach of all,
+as the limiter holds it for every caller (docs/api.md, "The proxy").
+
 On SIGINT or SIGTERM the proxy stops taking calls; the calls in flight are
 answered (and charged) first.`,
 		Example: `  ingest tokens add notebook --plan standard      # give the token to the notebook's owner
@@ -48,6 +58,8 @@ answered (and charged) first.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8081", "address to serve the API on, host:port")
+	cmd.Flags().StringVar(&f.apiPlans, "api-plans", "", "plans file of the tokens, whose proxy: sections give each client its budget (see docs/api.md)")
+	envflag.With(cmd.Flags().Lookup("api-plans"), apiPlansEnv)
 	return cmd
 }
 
@@ -55,11 +67,15 @@ func runProxy(ctx context.Context, s *settings, f *proxyFlags) error {
 	if err := checkListen(f.listenFrom, f.listen); err != nil {
 		return err
 	}
+	plans, err := loadAPIPlans(f.apiPlans)
+	if err != nil {
+		return err
+	}
 	key, err := apiKey()
 	if err != nil {
 		return err
 	}
-	h, closeFn, err := s.host().OpenProxy(ctx, wiring.Proxy{APIKey: key, QuotaKey: s.resolveQuotaKey(key)})
+	h, closeFn, err := s.host().OpenProxy(ctx, wiring.Proxy{APIKey: key, QuotaKey: s.resolveQuotaKey(key), Plans: plans})
 	if err != nil {
 		return err
 	}
