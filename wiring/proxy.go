@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
+	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/proxy"
 	"github.com/ingestworks/ingest/ratelimit"
 )
@@ -42,5 +43,10 @@ func (h *Host) OpenProxy(ctx context.Context, px Proxy) (http.Handler, func(), e
 		px.Options.Logger = h.Logger
 	}
 	px.Options.Plans, px.Options.Books, px.Options.State = px.Plans, p.DB.Ledger, p.Limiter.State
-	return proxy.New(p.Limiter, p.QuotaKey, h.Costs, p.Source, clients.New(p.DB), h.clock(), px.Options), p.Close, nil
+	m := metrics.NewProxy()
+	px.Options.Observe = m.Observe
+	mux := http.NewServeMux()
+	mux.Handle("/", proxy.New(p.Limiter, p.QuotaKey, h.Costs, p.Source, clients.New(p.DB), h.clock(), px.Options))
+	mux.Handle("GET /metrics", m.Handler())
+	return mux, p.Close, nil
 }
