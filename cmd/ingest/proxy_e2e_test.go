@@ -76,3 +76,34 @@ func TestProxyStopsAfterTheCallsInFlight(t *testing.T) {
 		t.Errorf("the proxy's log holds the key or the token:\n%s", p.out)
 	}
 }
+
+// Under the usual faults the upstream's count and the ledger's stay one:
+// an upstream that fails a call charged it, and so does the ledger; with
+// Redis down a cheap call goes ahead within its pool's fail_open budget,
+// in the ledger, and a call of a pool without fail_open is never sent.
+func TestProxyAccountsUnderFaults(t *testing.T) {
+	h := newHarness(t)
+	rs := h.withRedis()
+	token := lastLine(h.mustRun(0, "tokens", "add", "ann", "--plan", "standard").stdout)
+	p, base := startProxy(t, h)
+	videos := base + "/youtube/v3/videos?part=id&chart=mostPopular&regionCode=US&key=" + token
+	h.fake.FailNext(1, http.StatusServiceUnavailable)
+	if code, _ := get(t, videos); code != http.StatusServiceUnavailable {
+		t.Errorf("a call the upstream failed: HTTP %d, want the upstream's 503", code)
+	}
+	rs.Stop()
+	if code, body := get(t, videos); code != http.StatusOK {
+		t.Errorf("a cheap call with Redis down: HTTP %d %s, want it let through within fail_open\n%s", code, body, p.out)
+	}
+	sent := h.fake.Requests()
+	if code, _ := get(t, base+"/youtube/v3/search?part=id&q=x&key="+token); code != http.StatusServiceUnavailable {
+		t.Errorf("a search with Redis down: HTTP %d, want 503: its pool has no fail_open", code)
+	}
+	if h.fake.Requests() != sent {
+		t.Errorf("the search reached the upstream with Redis down")
+	}
+	charged, led := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default")
+	if charged != 2 || led != 2 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want the failed call and the unmetered one", charged, led)
+	}
+}
