@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"time"
 )
 
@@ -176,4 +177,29 @@ func (p *Pacer) Plan(ctx context.Context) (Status, error) {
 		return Status{}, errors.New("the limiter did not answer")
 	}
 	return p.status(), nil
+}
+
+// Kept is what the plan's tier-1 region charts spend of pool from now to
+// the plan's horizon in it (the pool's reset, or its window), at their
+// planned cadence, rounded up, and that horizon: what the proxy keeps
+// from its clients, and what report says is not theirs.
+func (s Status) Kept(pool string, now time.Time) (int64, time.Time) {
+	var end time.Time
+	for _, p := range s.Pools {
+		if p.Pool == pool {
+			end = p.End
+		}
+	}
+	left := end.Sub(now)
+	if left <= 0 {
+		return 0, end
+	}
+	var need float64
+	for _, e := range s.Entries {
+		if e.Priority != 0 || e.Tier > 1 || e.Dropped || e.Every <= 0 || e.Every == Never {
+			continue
+		}
+		need += e.Cost[pool] * math.Ceil(float64(left)/float64(e.Every))
+	}
+	return int64(math.Ceil(need)), end
 }

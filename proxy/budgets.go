@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -112,7 +111,7 @@ func (b *budgets) daemonFirst(ctx context.Context, charges []ingest.Charge, now 
 		return fmt.Errorf("read the pools: %w", err)
 	}
 	for _, c := range charges {
-		need, end := tier1Need(st, c.Pool, now)
+		need, end := st.Kept(c.Pool, now)
 		if need == 0 {
 			continue
 		}
@@ -140,28 +139,4 @@ func (b *budgets) published(ctx context.Context, now time.Time) (pace.Status, bo
 		return pace.Status{}, false, nil // no daemon paces now: nothing to keep for one
 	}
 	return st, true, nil
-}
-
-// tier1Need is what the plan's tier-1 region charts spend of pool from now
-// to the plan's horizon in it (the pool's reset, or its window), at their
-// planned cadence, and that horizon.
-func tier1Need(st pace.Status, pool string, now time.Time) (int64, time.Time) {
-	var end time.Time
-	for _, p := range st.Pools {
-		if p.Pool == pool {
-			end = p.End
-		}
-	}
-	left := end.Sub(now)
-	if left <= 0 {
-		return 0, end
-	}
-	var need float64
-	for _, e := range st.Entries {
-		if e.Priority != 0 || e.Tier > 1 || e.Dropped || e.Every <= 0 || e.Every == pace.Never {
-			continue
-		}
-		need += e.Cost[pool] * math.Ceil(float64(left)/float64(e.Every))
-	}
-	return int64(math.Ceil(need)), end
 }
