@@ -51,6 +51,7 @@
 //	internal/rig/storetest/    a test run on each database the store opens
 //	internal/rig/passtest/     a test store filled by real passes, as run --once fills it
 //	internal/rig/seedtest/     the seeds a test draws from: fixed in make test, random in make sim
+//	internal/rig/clocktest/    the clock a test sets and moves
 //	internal/rig/redistest/    real redis-server processes for tests
 //	internal/rig/browsertest/  a real headless Chromium for tests
 //	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/web/throttle"
 )
@@ -179,7 +180,7 @@ func (lateLimiter) Allow(context.Context, ratelimit.APIPlan, string, int64) (rat
 // in the log at most once a minute of the server's clock.
 func TestMeterUndecidedIsCountedAndToldOnceAMinute(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	var log bytes.Buffer
 	unmetered := 0
 	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: lateLimiter{}, Tokens: noTokens{},
