@@ -55,7 +55,6 @@ func TestStaticcheckFindsNothing(t *testing.T) {
 // tests use, each with why it stays where it is: a test file cannot be
 // imported from another package, so each waits for a rig of its own.
 var testOnly = map[string]string{
-	"regions.Charts":                  "the tests' charts without settings, in many rooms",
 	"web.ReaderQuery":                 "the origin's rule cmd/ingest's tests hold the shipped VCL to",
 	"export.Columns":                  "the columns cmd/ingest's tests hold export --help to",
 	"internal/rig/yeardb.Pick":        "the benches' reads of a built year, a rig's",
