@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // TestWeakUITokenRefused: serve and run --listen refuse a short token, one
@@ -64,7 +64,7 @@ func TestNewUIToken(t *testing.T) {
 	if a == b || len(a) < 43 || strings.ContainsAny(a, "\n ") {
 		t.Errorf("two tokens %q and %q: want two different lines of 43 characters or more", a, b)
 	}
-	if err := web.CheckToken(a); err != nil {
+	if err := signin.CheckToken(a); err != nil {
 		t.Errorf("the token made is refused: %v", err)
 	}
 	if _, err := os.Stat(h.db()); !os.IsNotExist(err) {
@@ -89,7 +89,7 @@ func TestWrongTokensThrottled(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			tok := strings.TrimSpace(h.mustRun(0, "tokens", "new-ui-token").stdout)
-			d, _ := listener(t, tok, tc.args...)
+			d, _ := startListener(t, tok, tc.args...)
 			try := func(bearer string) (int, http.Header) {
 				code, header, _ := d.getAs(t, tc.path, bearer)
 				return code, header
