@@ -43,7 +43,7 @@
 // 403 quotaExceeded (domain youtube.quota) while a pool is spent until the
 // upstream's reset or blocked, 429 rateLimitExceeded when it frees sooner,
 // with Retry-After and the RateLimit fields the read API sends
-// (ratelimit.SetPolicy, SetRemaining). The message names the budget and
+// (throttle.SetPolicy, SetRemaining). The message names the budget and
 // when it frees. So Go's client returns a *googleapi.Error, Python's
 // raises HttpError and Node's a GaxiosError, each with that status and
 // reason.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // apiError is the upstream's error body, which the official clients read.
@@ -55,8 +55,8 @@ type refusal struct {
 // RateLimit fields, now by the house clock.
 func refuse(w http.ResponseWriter, r refusal, now time.Time) {
 	h := w.Header()
-	ratelimit.SetPolicy(h, r.budget, r.limit, r.window)
-	retry := ratelimit.SetRemaining(h, r.budget, r.remaining, r.freeAt.Sub(now), true)
+	throttle.SetPolicy(h, r.budget, r.limit, r.window)
+	retry := throttle.SetRemaining(h, r.budget, r.remaining, r.freeAt.Sub(now), true)
 	msg := fmt.Sprintf("ingest proxy: %s has no room for this call (%s): it frees at %s, in %d s (Retry-After)",
 		r.budget, r.why, r.freeAt.UTC().Format(time.RFC3339), retry)
 	if r.spent {

@@ -1,4 +1,4 @@
-package ratelimit
+package throttle
 
 import (
 	"fmt"
@@ -12,26 +12,17 @@ import (
 // that is metered, the read API's and the proxy's, so that a client reads
 // them alike.
 func SetPolicy(h http.Header, name string, limit int64, window time.Duration) {
-	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, name, limit, CeilSeconds(window)))
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, name, limit, Seconds(window)))
 }
 
 // SetRemaining writes the RateLimit field of the budget named name: what it
 // has left, and in how many seconds it frees (wait rounded up). A refusal
 // also carries Retry-After, the same seconds. It returns them.
 func SetRemaining(h http.Header, name string, remaining int64, wait time.Duration, refused bool) int64 {
-	retry := CeilSeconds(wait)
+	retry := Seconds(wait)
 	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, name, remaining, retry))
 	if refused {
 		h.Set("Retry-After", strconv.FormatInt(retry, 10))
 	}
 	return retry
-}
-
-// CeilSeconds rounds up to whole seconds, at least 1 for any wait: a
-// client told 0 would retry at once and be refused again.
-func CeilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64((d + time.Second - 1) / time.Second)
 }
