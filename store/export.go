@@ -38,6 +38,9 @@ type ExportRow struct {
 	// TrendingAt is when the run started, to the second (one time for a
 	// whole run); with PerDay, the day's 00:00 UTC.
 	TrendingAt time.Time
+	// RunAt is when the row's run (RunID) started, to the second: with
+	// PerDay too, where it dates the row in the region's own calendar.
+	RunAt time.Time
 	// Views, Likes and Comments are the run's counts (the video's latest
 	// are ViewCount and the others); nil: hidden.
 	Views, Likes, Comments *int64
@@ -141,7 +144,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // rows stream out in constant memory (only one run's entries are sorted).
 var sqliteExportText = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
-  r.region, r.category, e.rank, r.id, r.status
+  r.region, r.category, e.rank, r.id, r.status, r.started_ms / 1000 * 1000
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -160,8 +163,8 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // entry read.
 var sqliteExportDayText = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status
-FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, max(r.id) AS run_id
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
+FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, r.started_ms, max(r.id) AS run_id
   FROM runs AS r INDEXED BY runs_started
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -178,7 +181,7 @@ ORDER BY d.region, d.category, d.rank, v.id`
 // it out, as it must for the planner to see the rows arrive sorted.
 var pgExportText = `
 SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.id, d.status
+  d.region, d.category, d.rank, d.id, d.status, d.started_ms / 1000 * 1000
 FROM (
   SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count, r.status
   FROM runs AS r
@@ -194,10 +197,10 @@ ORDER BY d.started_ms, d.id, d.rank`
 // Its placeholders stay ?, numbered in order with the filter's.
 var pgExportDayText = `
 SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
-    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status
+    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status, r.started_ms
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -324,13 +327,13 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 type exportScanner struct {
 	video                  *videoScanner
 	row                    ExportRow // the run's columns; the video is the scanner's
-	at                     int64
+	at, runAt              int64
 	views, likes, comments sql.NullInt64
 }
 
 func newExportScanner() *exportScanner {
 	s := &exportScanner{}
-	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus)
+	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus, &s.runAt)
 	return s
 }
 
@@ -341,7 +344,7 @@ func (s *exportScanner) scan(rows *sql.Rows) (ExportRow, error) {
 	}
 	r := s.row
 	r.StoredVideo = v
-	r.TrendingAt = time.UnixMilli(s.at).UTC()
+	r.TrendingAt, r.RunAt = time.UnixMilli(s.at).UTC(), time.UnixMilli(s.runAt).UTC()
 	r.Views, r.Likes, r.Comments = ptrs(s.views, s.likes, s.comments)
 	r.Complete = r.RunStatus == ingest.StatusCompleted
 	return r, nil

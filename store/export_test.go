@@ -35,6 +35,17 @@ func TestExport(t *testing.T) {
 		if got, want := exported(t, db, f), "b GB 1 r3|c US 1 r2|a US 2 r2|b US 2 r1"; got != want {
 			t.Errorf("by day: %s, want %s", got, want)
 		}
+		// a day's row carries its run's start, which dates it in the
+		// region's calendar
+		started := map[int64]time.Time{r1: morning.Truncate(time.Second), r2: noon.Truncate(time.Second), r3: noon.Truncate(time.Second)}
+		if err := db.Export(ctx, f, func(r ExportRow) error {
+			if !r.RunAt.Equal(started[r.RunID]) || !r.TrendingAt.Equal(day) {
+				t.Errorf("by day: %s of run %d at %s, run at %s; want the day and the run's start %s", r.ID, r.RunID, r.TrendingAt, r.RunAt, started[r.RunID])
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 		if n, err := db.ExportCount(ctx, ExportFilter{Since: day, Until: day.Add(24 * time.Hour), Unfiltered: true}); err != nil || n != 5 {
 			t.Errorf("ExportCount = %d, %v; want 5", n, err)
 		}
