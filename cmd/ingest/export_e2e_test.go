@@ -62,11 +62,12 @@ func TestExportJSONLAndFilters(t *testing.T) {
 	if name, _ := rec["category_name"].(string); name == "" || rec["categoryId"] == nil {
 		t.Errorf("category_name %q for categoryId %v: want the upstream's name", name, rec["categoryId"])
 	}
-	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
+	// a window with no row is exit 3, its file written all the same
+	if res := h.mustRun(3, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
 		t.Errorf("no music chart was fetched, yet the export holds %q", res.stdout)
 	}
-	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--until", "2000-02-01"); strings.Count(res.stdout, "\n") != 1 {
-		t.Errorf("an empty range: want the header alone, got %q", res.stdout)
+	if res := h.mustRun(3, "export", "--since", "2000-01-01", "--until", "2000-02-01"); strings.Count(res.stdout, "\n") != 1 || !strings.Contains(res.stderr, "no row in the window") {
+		t.Errorf("an empty range: want the header alone and exit 3 saying why, got %s", res)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestExportWindowsWhileRunsLand(t *testing.T) {
 			t.Fatalf("no export found a run in flight (%d waited) before the deadline:\n%s", waited, daemon.out.String())
 		}
 		until := time.Now().UTC().Format(time.RFC3339Nano)
-		res := h.mustRun(0, "export", "--since", since, "--until", until, "--format", "jsonl")
+		res := exportWindow(t, h, since, until)
 		if strings.Contains(res.stderr, "waiting for the window's runs still in flight") {
 			waited++
 		}
@@ -44,12 +44,27 @@ func TestExportWindowsWhileRunsLand(t *testing.T) {
 	if _, exited := daemon.wait(cmdTimeout); !exited {
 		t.Fatal("the daemon did not stop on SIGTERM")
 	}
-	windowRows(t, h.mustRun(0, "export", "--since", since, "--format", "jsonl").stdout, seen, since+"/now")
+	windowRows(t, exportWindow(t, h, since, "").stdout, seen, since+"/now")
 	stored := queryInt(t, db, `SELECT count(*) FROM trending_entries AS e JOIN runs AS r ON r.id = e.run_id WHERE r.kind = 'trending'`)
 	if int64(len(seen)) != stored {
 		t.Errorf("the windows hold %d rows, the database %d", len(seen), stored)
 	}
 	t.Logf("%d windows, %d of them waited for a run in flight, %d rows", windows+1, waited, len(seen))
+}
+
+// exportWindow exports [since, until) (until now when "") as JSON lines,
+// failing unless it exits 0 with rows or 3 with none.
+func exportWindow(t *testing.T, h *harness, since, until string) result {
+	t.Helper()
+	args := []string{"export", "--since", since, "--format", "jsonl"}
+	if until != "" {
+		args = append(args, "--until", until)
+	}
+	res := h.run(args...)
+	if empty := res.stdout == ""; (res.code != 0 || empty) && (res.code != 3 || !empty) {
+		t.Fatalf("export %s: want exit 0 with rows or 3 with none, got %s", strings.Join(args, " "), res)
+	}
+	return res
 }
 
 // daemonStored says the daemon's database holds a run.
@@ -97,7 +112,7 @@ func TestExportSaysWhatItLeftOut(t *testing.T) {
 	id := queryInt(t, db, `SELECT max(id) FROM runs WHERE kind = 'trending'`)
 	started := time.UnixMilli(queryInt(t, db, `SELECT started_ms FROM runs WHERE id = ?`, id)).UTC()
 	until := started.Format(time.RFC3339Nano) // the run starts at the window's end: the next window's
-	res := h.mustRun(0, "export", "--since", "2000-01-01", "--until", until, "--format", "jsonl")
+	res := h.mustRun(3, "export", "--since", "2000-01-01", "--until", until, "--format", "jsonl")
 	if res.stdout != "" {
 		t.Errorf("the window before the run holds %q", res.stdout)
 	}
@@ -133,7 +148,7 @@ func TestExportCompleteOnly(t *testing.T) {
 	if n := strings.Count(res.stdout, "\n"); int64(n) != videos || !strings.Contains(res.stdout, `"run_status":"stopped","complete":false`) {
 		t.Errorf("the stopped run's %d rows: got %d, want each saying stopped, not complete:\n%.300s", videos, n, res.stdout)
 	}
-	res = h.mustRun(0, "export", "--since", "2000-01-01", "--format", "jsonl", "--complete-only")
+	res = h.mustRun(3, "export", "--since", "2000-01-01", "--format", "jsonl", "--complete-only")
 	if want := fmt.Sprintf("run %d (GB, started ", id); res.stdout != "" || !strings.Contains(res.stderr, want) ||
 		!strings.Contains(res.stderr, "not whole (stopped), --complete-only") {
 		t.Errorf("--complete-only: want no row and run %d named as not whole, got %s", id, res)
