@@ -74,8 +74,8 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 		"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
 		"defaultAudioLanguage", "defaultLanguage"}
-	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5+len(runEndNames)+len(utcDayNames) {
-		t.Fatalf("header %q: want the columns of before, in their order, then five, then how the run ended, then the UTC day", head)
+	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5+len(runEndNames)+len(utcDayNames)+len(pagesNames) {
+		t.Fatalf("header %q: want the columns of before, in their order, then five, then how the run ended, the UTC day and the ranks lost", head)
 	}
 	for _, r := range recs[1:] {
 		got["csv"] = append(got["csv"], [5]string(r[len(before):len(before)+5]))
@@ -138,8 +138,8 @@ func TestTheTwoDaysInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	local, utc := slices.Index(recs[0], "trending_day"), slices.Index(recs[0], "trending_day_utc")
-	if utc != len(recs[0])-1 {
-		t.Fatalf("header %q: want trending_day_utc last", recs[0])
+	if utc != len(recs[0])-len(pagesNames)-1 {
+		t.Fatalf("header %q: want trending_day_utc after how the run ended", recs[0])
 	}
 	for _, r := range recs[1:] {
 		got["csv"] = append(got["csv"], [2]string{r[local], r[utc]})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,10 @@ type ExportRow struct {
 	// region, English where it has none; "" when the region's names are
 	// not stored.
 	CategoryTitleLocal string
+	// RanksLost is how many ranks below its last the row's run holds no
+	// entry at: the chart moved between its pages (FinishRun's message
+	// names them).
+	RanksLost int
 	// Daily says the row is a day's (ExportFilter.PerDay): TrendingAt is
 	// the UTC day the row sums up, not a run's start.
 	Daily bool
@@ -231,9 +236,13 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
+	lost, err := db.exportLost(ctx, f)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	named := func(r ExportRow) error {
 		r.CategoryTitle, r.CategoryTitleLocal = titles.of(r.Region, r.CategoryID)
-		r.Daily = f.PerDay
+		r.Daily, r.RanksLost = f.PerDay, lost[r.RunID]
 		return fn(r)
 	}
 	if f.PerDay {
@@ -242,6 +251,35 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 	where, args := f.where()
 	return db.exportRows(ctx, db.q.export(where), args, named)
 }
+
+// exportLost counts, for each run of the filter that lost ranks
+// (lostRanks: page by page, the places below the page's last stored rank
+// that no entry holds), how many: read once for an export, a number a run.
+func (db *DB) exportLost(ctx context.Context, f ExportFilter) (map[int64]int, error) {
+	where, args := f.where()
+	rows, err := db.r.QueryContext(ctx, `SELECT run_id, CAST(sum(lost) AS BIGINT) FROM (
+  SELECT e.run_id, max(e.rank) - min((e.rank - 1) / `+pageSize+`) * `+pageSize+` - count(*) AS lost
+  FROM runs AS r JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE `+where+` GROUP BY e.run_id, (e.rank - 1) / `+pageSize+`) AS p
+GROUP BY run_id HAVING sum(lost) > 0`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("lost ranks: %w", err)
+	}
+	defer rows.Close()
+	lost := map[int64]int{}
+	for rows.Next() {
+		var run int64
+		var n int
+		if err := rows.Scan(&run, &n); err != nil {
+			return nil, fmt.Errorf("lost ranks: %w", err)
+		}
+		lost[run] = n
+	}
+	return lost, rows.Err()
+}
+
+// pageSize is PageSize in a statement's text.
+var pageSize = strconv.Itoa(PageSize)
 
 // categoryTitles are the stored names of the categories: by region and
 // id, in the language each region's were asked in, and by id in English

@@ -59,8 +59,10 @@ trending_day (the day of the row's run in the region's zone; docs/data.md)
 and category_name_local (the category's name in the region's language),
 then how the row's run ended: run_status (completed, stopped, interrupted,
 failed) and complete (the run stored the whole chart; --complete-only
-keeps those alone), and last trending_day_utc (the row's day in UTC, the
-day --per day sums up and days_on_chart counts). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+keeps those alone), trending_day_utc (the row's day in UTC, the day
+--per day sums up and days_on_chart counts), and last ranks_lost (how
+many of its run's ranks no row holds: the chart moved between the run's
+pages; docs/data.md). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
 and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
