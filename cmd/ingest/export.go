@@ -153,7 +153,12 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 			return j, err
 		}
 	}
-	if !j.filter.Until.After(j.filter.Since) {
+	switch {
+	case f.until == "" && !j.filter.Until.After(j.filter.Since):
+		// --until was not given: the fault is --since's, which is to come
+		return j, usageErrorf("--since %s is not before now (%s): no run has started there yet; give a --since in the past",
+			j.filter.Since.Format(time.RFC3339), j.filter.Until.Format(time.RFC3339))
+	case !j.filter.Until.After(j.filter.Since):
 		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
 	}
 	if j.filter.Region, err = parseRegion("--region", f.region); err != nil {
