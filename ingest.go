@@ -55,6 +55,7 @@
 //	internal/rig/clocktest/    the clock a test sets and moves
 //	internal/rig/redistest/    real redis-server processes for tests
 //	internal/rig/browsertest/  a real headless Chromium for tests
+//	internal/rig/npmtest/      a package from npm for the tests that drive JavaScript
 //	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)
 //	internal/rig/sim/          the whole daemon on virtual time under a nemesis (make sim)
 //	scripts/                   make's helper scripts; testcounts.go counts the suite's checks

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestworks/ingest/internal/rig/npmtest"
 	"github.com/ingestworks/ingest/internal/rig/passtest"
 )
+
+// nodeYouTube is Node's official YouTube client, as npm names it.
+const nodeYouTube = "@googleapis/youtube@39"
 
 // The discovery document is the upstream's, with the proxy as its root:
 // a client that builds itself from it calls the proxy. It is read without
@@ -123,25 +127,10 @@ const yt = youtube({version: 'v3', auth: token, rootUrl: root + '/', retry: fals
 })().catch(e => { console.error(e); process.exit(1); });
 `
 
-// nodeModules installs @googleapis/youtube with npm into a directory of
-// the test's, as the accessibility check installs axe-core.
-func nodeModules(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed: Node's official client comes from npm")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "@googleapis/youtube@39")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install @googleapis/youtube: %v\n%s", err, out)
-	}
-	return dir
-}
-
 // Node's official client, given the proxy as its rootUrl and a token as its
 // key, makes its call and meets the spent pool as a GaxiosError.
 func TestNodeClientThroughTheProxy(t *testing.T) {
-	dir := nodeModules(t)
+	dir := npmtest.Install(t, nodeYouTube, "Node's official client")
 	r := newRig(t, daySearch)
 	cmd := exec.Command("node", "-e", nodeClient, r.url, r.token)
 	cmd.Dir = dir
