@@ -15,6 +15,8 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	"google.golang.org/api/youtube/v3"
+
+	"github.com/ingestworks/ingest/internal/rig/npmtest"
 )
 
 // floodCalls is how many calls each client makes: more than its daily
@@ -40,8 +42,27 @@ for i in range(n):
 print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))
 `
 
-// The daemon and the proxy on one limiter, three clients (two Go programs
-// and a Python one, each with its own token) flooding past their shares:
+// floodNode is a Node client's loop through the proxy (@googleapis/youtube,
+// its retries off: each would be a call of its own): floodCalls calls,
+// counting the answers and the GaxiosErrors by status.
+const floodNode = `
+const {youtube} = require('@googleapis/youtube');
+const [root, token, n] = process.argv.slice(1);
+const yt = youtube({version: 'v3', auth: token, rootUrl: root + '/', retry: false});
+(async () => {
+  const seen = {};
+  for (let i = 0; i < Number(n); i++) {
+    let k = '200';
+    try { await yt.videos.list({part: ['id'], chart: 'mostPopular', regionCode: 'DE'}); }
+    catch (e) { k = String(e.status || (e.response && e.response.status)); }
+    seen[k] = (seen[k] || 0) + 1;
+  }
+  console.log(Object.keys(seen).sort().map(k => k + '=' + seen[k]).join(' '));
+})().catch(e => { console.error(e); process.exit(1); });
+`
+
+// The daemon and the proxy on one limiter, four clients (two Go programs,
+// a Python one and a Node one, each with its own token) flooding past their shares:
 // the upstream's charge equals the ledger's to the unit, no client spends
 // past its share, and the daemon's tier-1 chart keeps running, every pass
 // of it completed.
@@ -53,7 +74,7 @@ func TestProxyFloodBesideTheDaemon(t *testing.T) {
 	}
 	h.set("INGEST_API_PLANS", plans)
 	tokens := map[string]string{}
-	for _, name := range []string{"go-a", "go-b", "python"} {
+	for _, name := range []string{"go-a", "go-b", "python", "node"} {
 		tokens[name] = lastLine(h.mustRun(0, "tokens", "add", name, "--plan", "team").stdout)
 	}
 	daemon := h.startFor(longTimeout, "run", "--every", "1m", "--regions", "US")
@@ -103,7 +124,28 @@ func TestProxyFloodBesideTheDaemon(t *testing.T) {
 	} else {
 		t.Log("Debian's python3-googleapi is missing: the Python client does not flood (scripts/ensure-tools.sh installs it)")
 	}
+	var nodeOut []byte
+	var nodeErr error
+	node := ""
+	if _, err := exec.LookPath("npm"); err == nil {
+		node = npmtest.Install(t, "@googleapis/youtube@39", "the Node client's flood")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("node", "-e", floodNode, base, tokens["node"], "60")
+			cmd.Dir = node
+			nodeOut, nodeErr = cmd.Output()
+		}()
+	} else {
+		t.Log("npm is missing: the Node client does not flood")
+	}
 	wg.Wait()
+	if nodeErr != nil {
+		t.Errorf("node: %v: %s", nodeErr, stderrOf(nodeErr))
+	}
+	if node != "" && strings.TrimSpace(string(nodeOut)) != "200=40 403=20" {
+		t.Errorf("node's calls: %q, want 40 answered and 20 refused (403)", nodeOut)
+	}
 	if pyErr != nil {
 		t.Errorf("python: %v: %s", pyErr, stderrOf(pyErr))
 	}
