@@ -79,6 +79,10 @@ type History struct {
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
 	Plans  []PlanRead      // the plans readers read, one a life of the process
+	// Forgotten are the videos the upstream forgot; Tombstones, the
+	// database's videos deleted as gone, by id, when (videos_gone).
+	Forgotten  []Gone
+	Tombstones map[string]time.Time
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
@@ -154,7 +158,7 @@ func Simulate(c Config) (*History, error) {
 	}
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	up := NewUpstream(c.Seed)
+	up := NewUpstream(c.Seed, c.Costs)
 	up.Fake.SetLatency(c.Latency)
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
@@ -206,7 +210,7 @@ func Simulate(c Config) (*History, error) {
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls = up.Calls()
+	h.Calls, h.Forgotten = up.Calls(), up.Forgotten()
 	err = h.read(dsn)
 	return h, err
 }
@@ -227,6 +231,9 @@ func (h *History) read(dsn string) error {
 		return err
 	}
 	if h.Ledger, err = readLedger(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
 		return err
 	}
 	for i := range h.Terms {
@@ -534,6 +541,25 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 		}
 		e.At = time.UnixMilli(at)
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// readTombstones is the videos the database deleted as gone upstream.
+func readTombstones(ctx context.Context, db *store.DB) (map[string]time.Time, error) {
+	rows, err := db.Reader().QueryContext(ctx, `SELECT id, gone_ms FROM videos_gone`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var ms int64
+		if err := rows.Scan(&id, &ms); err != nil {
+			return nil, err
+		}
+		out[id] = time.UnixMilli(ms)
 	}
 	return out, rows.Err()
 }

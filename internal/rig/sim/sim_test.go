@@ -203,9 +203,15 @@ func scarce(t *testing.T) Shape { return scarceAt(t, 400, 50) }
 // scarceAt is the shipped shape on a default pool of limit less reserve
 // units a day.
 func scarceAt(t *testing.T, limit, reserve int) Shape {
+	return scarceOver(t, limit, reserve, 24*time.Hour)
+}
+
+// scarceOver is the shipped shape on a default pool of limit less reserve
+// units over window and over each Pacific day.
+func scarceOver(t *testing.T, limit, reserve int, window time.Duration) Shape {
 	s := shipped()
 	c, err := costs.Load("scarce.yaml", []byte(fmt.Sprintf(`pools:
-  default: {limit: %d, reserve: %d, window: 24h, day: America/Los_Angeles}
+  default: {limit: %d, reserve: %d, window: %s, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 5,  window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 operations:
@@ -214,7 +220,7 @@ operations:
   i18nRegions.list:     {default: 1}
   search.list:          {search: 1}
   videos.batchGetStats: {stats: 1}
-`, limit, reserve)))
+`, limit, reserve, window)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +246,20 @@ func TestSimScarceUnpaced(t *testing.T) {
 	s.NoPace = true
 	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Beside: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimPoolDay: with --pace=false, the default regions on a default
+// pool whose day binds before its window (300 units less 50 over 6 hours
+// and over each Pacific day), from Oct 31, 08:00 UTC, across the Pacific
+// midnight into the day of 25 hours: the limiter alone holds the pool to
+// the upstream's own day, which the upstream refuses past its limit
+// until its midnight. A limiter that reads the day in another zone spends
+// the pool again at that zone's midnight, on the upstream's same day.
+func TestSimPoolDay(t *testing.T) {
+	s := scarceOver(t, 300, 50, 6*time.Hour)
+	s.NoPace = true
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true,
+		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
 // TestSimTrackingEverySlot: at --track-every 5m, with an upstream that
