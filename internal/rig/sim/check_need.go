@@ -145,6 +145,8 @@ func (h *History) joinedIn(in Interval) bool {
 //     the least a chart waits between passes, docs/explanation/pacing.md).
 //   - The refresh fetches a video again by id once its text is
 //     ingest.RefreshAfter old, not before (docs/explanation/terms.md).
+//   - Tracking reads a video's counts once a slot of --track-every
+//     (docs/data.md): no batch of ids asked again within half a slot.
 //
 // Answers the daemon may not have kept (unsettled) are let be.
 func checkNeed(h *History) []string {
@@ -158,7 +160,8 @@ func checkNeed(h *History) []string {
 	lastPage := map[[3]string]time.Time{}
 	firstOfLife := map[[3]string]bool{} // the page's last fetch was its first in a life of the process
 	lastID := map[string]time.Time{}
-	var cats, pages, ids []string
+	lastBatch := map[string]time.Time{}
+	var cats, pages, ids, tracked []string
 	for _, c := range h.Calls {
 		if c.Status != http.StatusOK || c.Cut {
 			continue
@@ -192,7 +195,15 @@ func checkNeed(h *History) []string {
 				}
 				lastID[id] = c.At
 			}
+		case KindStats:
+			if last, ok := lastBatch[c.First]; ok && c.At.Sub(last) < h.TrackEvery/2 && !h.unsettled(last) {
+				tracked = append(tracked, fmt.Sprintf("the batch from %s at %s and %s", c.First, last.UTC().Format(time.RFC3339), c.At.UTC().Format(time.TimeOnly)))
+			}
+			lastBatch[c.First] = c.At
 		}
+	}
+	if len(tracked) > 0 {
+		out = append(out, fmt.Sprintf("%d times tracking asked a batch's counts again within half a slot of --track-every %s: %s", len(tracked), h.TrackEvery, firstFew(tracked)))
 	}
 	if len(cats) > 0 {
 		out = append(out, fmt.Sprintf("%d times a region's category names were asked again within a day (%s): %s", len(cats), jobs.CategoriesEvery, firstFew(cats)))
@@ -245,4 +256,19 @@ func checkExercised(h *History) []string {
 		}
 	}
 	return out
+}
+
+// Work says what the refresh and the terms' deletes had to do: the
+// refresh's calls and the videos they asked, the videos the upstream
+// forgot and those the database deleted as gone.
+func Work(h *History) string {
+	calls, ids := 0, 0
+	for _, c := range h.Calls {
+		if c.Kind == KindByID {
+			calls++
+			ids += len(c.IDs)
+		}
+	}
+	return fmt.Sprintf("the refresh made %d calls for %d videos; the upstream forgot %d videos, %d deleted as gone",
+		calls, ids, len(h.Forgotten), len(h.Tombstones))
 }

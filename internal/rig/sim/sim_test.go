@@ -28,6 +28,8 @@ const (
 	// allEnv is the days of the runs at every region, which only make
 	// sim runs: each simulated day there costs a minute or more of CPU.
 	allEnv = "INGEST_SIM_ALL_DAYS"
+	// longEnv is the days of the long horizon's run (TestSimLong).
+	longEnv = "INGEST_SIM_LONG_DAYS"
 )
 
 // signalsOutside starts os/signal's watcher before any bubble does: made
@@ -102,8 +104,8 @@ func simulateOne(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
-			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s; %s",
+			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h), Work(h))
 		for _, term := range h.Terms {
 			if term.Held.At.IsZero() {
 				t.Logf("SIGTERM %s: between passes (no chart page came in %s)", term.At.UTC().Format(time.RFC3339), termWait)
@@ -260,6 +262,32 @@ func TestSimPoolDay(t *testing.T) {
 	s.NoPace = true
 	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true,
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
+}
+
+// TestSimLong: forty days of one region's chart every six hours,
+// undisturbed, from Dec 20 across the year's end: past the refresh's age
+// (ingest.RefreshAfter), the terms' 30 days and the prune's keep, so that
+// videos that left the chart come due and are fetched again, those the
+// upstream forgot are found gone and deleted, and the prune deletes what
+// the standing keeps no longer. INGEST_SIM_DAYS does not shorten it: its
+// point is the horizon (INGEST_SIM_LONG_DAYS changes it).
+func TestSimLong(t *testing.T) {
+	s := shipped()
+	s.Regions, s.Every, s.TrackFor = "US", 6*time.Hour, 0
+	simulate(t, Config{Shape: s, Days: longDays(t), Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)})
+}
+
+// longDays is INGEST_SIM_LONG_DAYS, or forty: past every long timer.
+func longDays(t *testing.T) int {
+	v := os.Getenv(longEnv)
+	if v == "" {
+		return 40
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", longEnv, v)
+	}
+	return n
 }
 
 // TestSimTrackingEverySlot: at --track-every 5m, with an upstream that

@@ -67,6 +67,9 @@ type Call struct {
 	Cut                    bool   // answered 200 with its body cut short (MalformNext)
 	Region, Category, Page string
 	IDs                    []string
+	// First is a tracking call's first id: a pass asks the same ids in
+	// the same batches, so a batch asked twice in a slot is a pass run twice
+	First string
 }
 
 // The kinds of call the checker tells apart.
@@ -74,6 +77,7 @@ const (
 	KindChart      = "chart"      // videos.list chart=mostPopular
 	KindCategories = "categories" // videoCategories.list
 	KindByID       = "by-id"      // videos.list id=: the refresh
+	KindStats      = "stats"      // videos:batchGetStats: tracking
 	KindOther      = "other"
 )
 
@@ -103,6 +107,8 @@ func kind(path string, q url.Values) string {
 		return KindChart
 	case strings.HasSuffix(path, "/videos") && q.Get("id") != "":
 		return KindByID
+	case strings.HasSuffix(path, "/videos:batchGetStats"):
+		return KindStats
 	}
 	return KindOther
 }
@@ -127,7 +133,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var h *hold
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Charged: u.Fake.ChargedPools(), Kind: kind(req.URL.Path, q),
+		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Kind: kind(req.URL.Path, q),
 			Cut: rec.Code == http.StatusOK && !json.Valid(rec.Body.Bytes())}
 		switch c.Kind {
 		case KindChart:
@@ -136,8 +142,13 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.Region = q.Get("regionCode")
 		case KindByID:
 			c.IDs = strings.Split(q.Get("id"), ",")
+		case KindStats:
+			c.First, _, _ = strings.Cut(q.Get("id"), ",")
 		}
 		u.mu.Lock()
+		// the count read in the lock, so that the calls' counts rise in
+		// the order the calls are kept
+		c.Charged = u.Fake.ChargedPools()
 		u.calls = append(u.calls, c)
 		if u.hold != nil && rec.Code == http.StatusOK && c.Kind == KindChart {
 			h, u.hold = u.hold, nil
