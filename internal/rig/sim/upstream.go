@@ -85,18 +85,20 @@ const (
 // quota the pools' limits, each counted by the upstream's own calendar
 // day (ingest.UpstreamZone: 23 and 25 hours on the days its clocks
 // change), and refused as the upstream refuses it once spent, until its
-// midnight. Its charts move as the real ones do from now (fakeyt's Move:
-// fresh videos climb in, and leave for good), and it forgets a charting
-// video a day (world).
+// midnight. It forgets a charting video a day (forget).
 func NewUpstream(seed uint64, c *ingest.Costs) *Upstream {
 	u := &Upstream{Fake: fakeyt.New(), jitter: rand.New(rand.NewPCG(seed, 0x717e4)), start: time.Now()}
 	for _, p := range c.Pools {
 		u.Fake.SetBucketQuota(p.Name, p.Limit)
 	}
 	u.Fake.SetQuotaDay(ingest.UpstreamZone)
-	u.Fake.Move(seed, time.Now)
 	return u
 }
+
+// Move has the upstream's charts move as the real ones do from now
+// (fakeyt's Move, from the seed): fresh videos climb in and leave for
+// good, so that stored videos stop charting and come due for the refresh.
+func (u *Upstream) Move(seed uint64) { u.Fake.Move(seed, time.Now) }
 
 // kind is what a keyed request asks for.
 func kind(path string, q url.Values) string {
