@@ -183,7 +183,10 @@ func checkNeed(h *History) []string {
 			// unpaced, the catch-up at a start does not stand for the
 			// chart's next slot: every slot runs (checkCatchUps)
 			caughtUp := h.NoPace && firstOfLife[key]
-			if ok && c.At.Sub(last) < least && !caughtUp && !h.unsettled(last) && !h.downIn(last, c.At) && !h.joinedIn(Interval{last, c.At}) {
+			// a slot the upstream's failure (or a stop) held back passes
+			// late, and the next slot's pass comes sooner after it
+			late := h.failingIn(Interval{last.Add(-time.Duration(t) * h.Every), last}) || h.downIn(last.Add(-time.Duration(t)*h.Every), last)
+			if ok && c.At.Sub(last) < least && !caughtUp && !late && !h.unsettled(last) && !h.downIn(last, c.At) && !h.joinedIn(Interval{last, c.At}) {
 				pages = append(pages, fmt.Sprintf("%s page %q at %s and %s (%s later, under %s)", chartName(c.Region, c.Category), c.Page,
 					last.UTC().Format(time.RFC3339), c.At.UTC().Format(time.TimeOnly), c.At.Sub(last), least))
 			}
