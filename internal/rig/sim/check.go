@@ -43,6 +43,7 @@ func Check(h *History) []string {
 	out = append(out, checkRefusedUntilReset(h)...)
 	out = append(out, checkNeed(h)...)
 	out = append(out, checkExercised(h)...)
+	out = append(out, checkBackups(h)...)
 	return out
 }
 

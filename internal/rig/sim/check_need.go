@@ -261,6 +261,37 @@ func checkExercised(h *History) []string {
 	return out
 }
 
+// checkBackups: with --backup-every, the daemon backed its database up
+// every period and kept the newest --backup-keep (docs/operations/backups.md):
+// at the end the folder holds that many, or all it took when fewer
+// periods passed, each a period after the one before (a minute either
+// way), the newest within a period and a minute of the end.
+func checkBackups(h *History) []string {
+	if h.BackupEvery <= 0 {
+		return nil
+	}
+	b := h.Backups
+	if len(b) == 0 {
+		return []string{fmt.Sprintf("in %d days at --backup-every %s no backup is left", h.Days, h.BackupEvery)}
+	}
+	var out []string
+	if want := min(h.BackupKeep, int(h.End.Sub(h.Start)/h.BackupEvery)); len(b) != want && len(b) != want+1 {
+		out = append(out, fmt.Sprintf("%d backups are left at the end, where --backup-keep %d keeps %d", len(b), h.BackupKeep, want))
+	}
+	if last := b[len(b)-1]; h.End.Sub(last) > h.BackupEvery+time.Minute {
+		out = append(out, fmt.Sprintf("the newest backup was taken at %s, %s before the end, over --backup-every %s",
+			last.UTC().Format(time.RFC3339), h.End.Sub(last), h.BackupEvery))
+	}
+	for i := 1; i < len(b); i++ {
+		if d := b[i].Sub(b[i-1]); d < h.BackupEvery-time.Minute || d > h.BackupEvery+time.Minute+h.excused(b[i-1], b[i], h.BackupEvery) {
+			out = append(out, fmt.Sprintf("backups at %s and %s are %s apart, at --backup-every %s",
+				b[i-1].UTC().Format(time.RFC3339), b[i].UTC().Format(time.RFC3339), d, h.BackupEvery))
+			break
+		}
+	}
+	return out
+}
+
 // Work says what the refresh and the terms' deletes had to do: the
 // refresh's calls and the videos they asked, the videos the upstream
 // forgot and those the database deleted as gone.

@@ -139,3 +139,32 @@ func TestCheckFindsALongHistoryThatGaveTheRefreshNoWork(t *testing.T) {
 		t.Errorf("two days, short of the refresh's age: %q", fs)
 	}
 }
+
+// With --backup-every, the folder at the end holds --backup-keep backups,
+// a period apart, the newest within a period of the end.
+func TestCheckHoldsTheBackupsToTheirSchedule(t *testing.T) {
+	h := quiet(40)
+	h.BackupEvery, h.BackupKeep = 5*24*time.Hour, 3
+	for _, d := range []int{30, 35, 40} {
+		h.Backups = append(h.Backups, h.Start.Add(time.Duration(d)*24*time.Hour))
+	}
+	if fs := checkBackups(h); len(fs) > 0 {
+		t.Errorf("three kept, five days apart, the last at the end: %q", fs)
+	}
+	all := quiet(40)
+	all.BackupEvery, all.BackupKeep = h.BackupEvery, h.BackupKeep
+	for d := 0; d <= 40; d += 5 {
+		all.Backups = append(all.Backups, all.Start.Add(time.Duration(d)*24*time.Hour))
+	}
+	if fs := checkBackups(all); !findings(fs, "9 backups are left at the end, where --backup-keep 3 keeps 3") {
+		t.Errorf("every backup kept: %q", fs)
+	}
+	late := quiet(40)
+	late.BackupEvery, late.BackupKeep = h.BackupEvery, h.BackupKeep
+	for _, d := range []int{20, 25, 30} {
+		late.Backups = append(late.Backups, late.Start.Add(time.Duration(d)*24*time.Hour))
+	}
+	if fs := checkBackups(late); !findings(fs, "240h0m0s before the end, over --backup-every") {
+		t.Errorf("none in the last ten days: %q", fs)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,7 @@ type History struct {
 	// database's videos deleted as gone, by id, when (videos_gone).
 	Forgotten  []Gone
 	Tombstones map[string]time.Time
+	Backups    []time.Time // the scheduled backups left at the end, oldest first, by their names
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
@@ -166,6 +168,11 @@ func Simulate(c Config) (*History, error) {
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
+	if c.BackupEvery > 0 {
+		if err := os.MkdirAll(backupDir(dsn), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	besideLog, err := os.Create(filepath.Join(c.Dir, "beside.log"))
 	if err != nil {
 		return nil, err
@@ -214,6 +221,11 @@ func Simulate(c Config) (*History, error) {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls, h.Forgotten = up.Calls(), up.Forgotten()
+	if c.BackupEvery > 0 {
+		if h.Backups, err = backedUp(backupDir(dsn)); err != nil {
+			return h, err
+		}
+	}
 	err = h.read(dsn)
 	return h, err
 }
@@ -552,6 +564,25 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// backedUp is the times of the scheduled backups in dir, oldest first,
+// read from their names (ingest-20060102T150405Z.db: docs/operations/backups.md).
+func backedUp(dir string) ([]time.Time, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for _, e := range entries {
+		stamp, ok := strings.CutPrefix(e.Name(), "ingest-")
+		stamp, ok2 := strings.CutSuffix(stamp, ".db")
+		if at, err := time.Parse("20060102T150405Z", stamp); ok && ok2 && err == nil {
+			out = append(out, at)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return out, nil
 }
 
 // readTombstones is the videos the database deleted as gone upstream.

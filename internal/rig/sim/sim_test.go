@@ -265,8 +265,9 @@ func TestSimPoolDay(t *testing.T) {
 }
 
 // TestSimLong: forty days of one region's chart every six hours,
-// undisturbed, from Dec 20 across the year's end: past the refresh's age
-// (ingest.RefreshAfter), the terms' 30 days and the prune's keep, so that
+// undisturbed, from Dec 20 across the year's end, backed up every five
+// days keeping three: past the refresh's age (ingest.RefreshAfter), the terms' 30
+// days, the prune's keep and the backups' keep, so that
 // videos that left the chart come due and are fetched again, those the
 // upstream forgot are found gone and deleted, and the prune deletes what
 // the standing keeps no longer. INGEST_SIM_DAYS does not shorten it: its
@@ -274,6 +275,7 @@ func TestSimPoolDay(t *testing.T) {
 func TestSimLong(t *testing.T) {
 	s := shipped()
 	s.Regions, s.Every, s.TrackFor = "US", 6*time.Hour, 0
+	s.BackupEvery, s.BackupKeep = 5*24*time.Hour, 3
 	simulate(t, Config{Shape: s, Days: longDays(t), Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)})
 }
 
