@@ -18,8 +18,8 @@ import (
 // checkUpstreamDays: on no calendar day of the upstream (its Pacific day,
 // 23 and 25 hours long on the days its clocks change) did it charge a pool
 // more than the pool's limit less its reserve: the pools are budgets of
-// the upstream's daily quota, which resets at its midnight
-// (docs/explanation/limiter.md), whatever zone the limiter reads its day in.
+// the upstream's daily quota, which resets at its midnight in Los Angeles
+// (docs/explanation/quota.md), whatever zone the limiter reads its day in.
 func checkUpstreamDays(h *History) []string {
 	var out []string
 	for _, pool := range h.Costs.Pools {
@@ -82,8 +82,9 @@ func refusedPool(c Call) string {
 
 // checkRefusedUntilReset: once the upstream refused a pool's call as over
 // its day's quota, no call of that pool reached it before the pool's
-// reset, the upstream's next midnight, but those already in flight: the
-// pools stay blocked until the reset (docs/operations.md). The nemesis's
+// reset, the upstream's next midnight, but those already in flight: a
+// refused pool is blocked for every worker until the upstream's reset
+// (docs/explanation/quota.md). The nemesis's
 // refusals are checkBlocks'; these are the upstream's own, when a pool's
 // day is spent.
 func checkRefusedUntilReset(h *History) []string {
