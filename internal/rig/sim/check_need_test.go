@@ -168,3 +168,21 @@ func TestCheckHoldsTheBackupsToTheirSchedule(t *testing.T) {
 		t.Errorf("none in the last ten days: %q", fs)
 	}
 }
+
+// A slot a wrong Date held back passes late, within its slot, and the
+// next slot's pass comes sooner than a cadence after it: its page was not
+// fetched twice for nothing. With nothing holding it back, it was.
+func TestCheckLetsAPassHeldBackBeFollowedByTheNextSlots(t *testing.T) {
+	page := func(at string) Call {
+		return Call{At: utc(at), Status: 200, Kind: KindChart, Region: "US"}
+	}
+	calls := []Call{page("2026-10-31T20:07:30Z"), page("2026-10-31T21:22:45Z"), page("2026-10-31T22:07:30Z")}
+	if fs := checkNeed(quiet(2, calls...)); !findings(fs, "44m45s later") {
+		t.Errorf("a pass at 21:22:45 with nothing holding it back, the next at 22:07:30: %q", fs)
+	}
+	held := quiet(2, calls...)
+	held.Skews = []Interval{{utc("2026-10-31T20:50:00Z"), utc("2026-10-31T21:10:00Z")}}
+	if fs := checkNeed(held); len(fs) > 0 {
+		t.Errorf("the 21:07:30 slot held back by a wrong Date until 21:22:45: %q", fs)
+	}
+}
