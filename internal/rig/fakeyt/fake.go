@@ -48,7 +48,8 @@ const (
 )
 
 // DailyLimits are the buckets' sizes at the upstream. The fake does not
-// enforce them on its own (it has no calendar day); SetBucketQuota does.
+// enforce them on its own; SetBucketQuota does, over each calendar day
+// of SetQuotaDay's zone.
 var DailyLimits = map[string]int64{BucketDefault: 10000, BucketSearch: 100, BucketStats: 10000}
 
 // The fake charges and serves the operations of ingest.Operations, as the
@@ -94,6 +95,7 @@ type Fake struct {
 	keyFault  KeyFault
 	quota     QuotaShape
 	caps      map[string]int64 // bucket -> units; absent: no cap
+	day       quotaDay         // SetQuotaDay: the caps count a calendar day (day.go)
 	failNext  int
 	failCode  int
 	malformed int
@@ -218,7 +220,8 @@ func (f *Fake) SetDailyQuota(units int64) { f.SetBucketQuota(BucketDefault, unit
 // upstream does when that bucket is spent, once the key has been charged
 // units or more in it: 403 quotaExceeded for BucketDefault, a 429 "per day"
 // for BucketSearch and BucketStats. Calls of the other buckets go on. The
-// cap holds for the fake's lifetime (it has no calendar day); 0 removes it.
+// cap holds for the fake's lifetime, or for each calendar day of the zone
+// SetQuotaDay names (day.go); 0 removes it.
 func (f *Fake) SetBucketQuota(bucket string, units int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -400,7 +403,7 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 func (f *Fake) charge(key, op string) (spent string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	before := f.buckets(key)
+	before := f.today(key, f.buckets(key))
 	if f.calls[key] == nil {
 		f.calls[key] = map[string]int64{}
 	}
