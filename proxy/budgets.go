@@ -22,8 +22,9 @@ type Books interface {
 
 // budgets decides, before the limiter is asked, whether a client's plan
 // lets it make a call: the operation within its plan, its daily share of
-// each pool, and what the daemon's published plan needs for its tier-1
-// charts until the pool frees kept from every client.
+// each pool, what the daemon's published plan needs for its tier-1
+// charts until the pool frees kept from every client, and the shares of
+// the plans of an earlier priority kept from those of a later one.
 type budgets struct {
 	plans    *ratelimit.APIPlans
 	books    Books
@@ -73,7 +74,7 @@ func (b *budgets) admit(ctx context.Context, client, plan, op string) error {
 	if err := b.share(ctx, client, pp, charges, now); err != nil {
 		return err
 	}
-	return b.daemonFirst(ctx, charges, now)
+	return b.leftToClients(ctx, plan, charges, now)
 }
 
 // share refuses a call past the client's daily share of a pool, counted
@@ -98,31 +99,50 @@ func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPl
 	return nil
 }
 
-// daemonFirst refuses a call that would take what the daemon's published
-// plan needs for its tier-1 charts before the pool frees: the clients
-// spend what the plan leaves.
-func (b *budgets) daemonFirst(ctx context.Context, charges []ingest.Charge, now time.Time) error {
-	st, ok, err := b.published(ctx, now)
-	if err != nil || !ok {
+// leftToClients refuses a call that would take what the daemon's
+// published plan needs for its tier-1 charts before the pool frees, or,
+// of what that leaves to clients, the floor the plans before the
+// client's own keep (ratelimit.APIPlans.FloorOf): the clients spend what
+// the daemon's plan leaves, the later priorities what the earlier ones'
+// shares leave.
+func (b *budgets) leftToClients(ctx context.Context, plan string, charges []ingest.Charge, now time.Time) error {
+	st, paced, err := b.published(ctx, now)
+	if err != nil {
 		return err
 	}
-	pools, err := b.state(ctx)
-	if err != nil {
-		return fmt.Errorf("read the pools: %w", err)
-	}
+	var pools []ingest.PoolState
 	for _, c := range charges {
-		need, end := st.Kept(c.Pool, now)
-		if need == 0 {
+		var need int64
+		end := ingest.UpstreamReset(now)
+		if paced {
+			need, end = st.Kept(c.Pool, now)
+		}
+		floor := b.plans.FloorOf(plan, c.Pool)
+		if need == 0 && floor == 0 {
 			continue
 		}
+		if pools == nil {
+			if pools, err = b.state(ctx); err != nil {
+				return fmt.Errorf("read the pools: %w", err)
+			}
+		}
 		for _, s := range pools {
-			if s.Pool != c.Pool || s.Remaining-need >= c.Units {
+			if s.Pool != c.Pool || s.Remaining-need-floor >= c.Units {
 				continue
 			}
 			p, _ := b.costs.Pool(c.Pool)
-			return &overBudget{refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
-				remaining: max(s.Remaining-need, 0), freeAt: end, spent: !end.Before(ingest.UpstreamReset(now).Add(-time.Minute)),
-				why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts", need, s.Remaining)}}
+			r := refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
+				remaining: max(s.Remaining-need, 0), freeAt: end,
+				why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts", need, s.Remaining)}
+			if s.Remaining-need >= c.Units {
+				pri := b.plans.ProxyOf(plan).Priority
+				r.budget = fmt.Sprintf("pool %s's part left to clients of priority %d", c.Pool, pri)
+				r.remaining = max(s.Remaining-need-floor, 0)
+				r.why = fmt.Sprintf("of the %d units left to clients, the plans of an earlier priority than %d keep %d, their daily shares",
+					s.Remaining-need, pri, floor)
+			}
+			r.spent = !r.freeAt.Before(ingest.UpstreamReset(now).Add(-time.Minute))
+			return &overBudget{r}
 		}
 	}
 	return nil

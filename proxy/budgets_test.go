@@ -128,3 +128,49 @@ operations:
 		t.Errorf("the client made %d calls, want the 10 units the plan leaves", spent)
 	}
 }
+
+// A plan of a later priority spends what is left to clients only down to
+// the daily shares of the plans before it: with 10 units left and a
+// priority-0 plan's share of 6, the priority-1 client takes 4 and is
+// refused; the priority-0 client takes the rest.
+func TestALaterPriorityLeavesTheEarliersShare(t *testing.T) {
+	const small = `
+pools:
+  default: {limit: 10, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	r := newRigWith(t, small, `plans:
+  team:  {limit: 100, window: 1h, proxy: {daily: {default: 6}}}
+  batch: {limit: 100, window: 1h, proxy: {priority: 1}}
+`)
+	calls := func(token string) (int, error) {
+		svc := r.service(t, token)
+		for n := 0; n < 12; n++ {
+			if _, err := svc.I18nRegions.List([]string{"snippet"}).Do(); err != nil {
+				return n, err
+			}
+		}
+		return 12, nil
+	}
+	n, err := calls(r.addToken(t, "bob", "batch"))
+	if n != 4 {
+		t.Errorf("the priority-1 client made %d calls, want the 4 the priority-0 share of 6 leaves of 10", n)
+	}
+	ge := apiError(t, err)
+	if ge.Code != http.StatusForbidden || reason(ge) != "quotaExceeded" || !strings.Contains(ge.Message, "pool default's part left to clients of priority 1") {
+		t.Errorf("the priority-1 refusal: HTTP %d %q %q, want 403 quotaExceeded naming priority 1's part", ge.Code, reason(ge), ge.Message)
+	}
+	if n, _ := calls(r.token); n != 6 {
+		t.Errorf("the priority-0 client made %d calls, want its share of 6", n)
+	}
+	if charged := r.up.Fake.Charged(passtest.Key); charged != 10 {
+		t.Errorf("the upstream charged %d units, want the pool's 10", charged)
+	}
+}

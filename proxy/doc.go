@@ -36,6 +36,11 @@
 // the daemon included, until the upstream's reset (jobs.BlockSpent). The
 // client's own library retries; each retry is a call of its own.
 //
+// A client's plan (ratelimit.ProxyPlan) bounds it before the limiter is
+// asked: the operations it may call, its daily share of each pool, what
+// the daemon's published plan keeps for its tier-1 charts, and, by its
+// priority, the daily shares of the plans before it.
+//
 // # Refusals the official clients read
 //
 // A refusal is answered in the upstream's own error shape

@@ -30,6 +30,7 @@ type rig struct {
 	url    string
 	token  string
 	ledger *ledger.Ledger
+	tokens *clients.Clients
 	// seen counts the outcomes Options.Observe was told, by outcome.
 	seen map[string]int64
 }
@@ -59,7 +60,7 @@ func newRigWith(t *testing.T, costsYAML, plansYAML string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{up: up, token: tok, ledger: ledger.New(db), seen: map[string]int64{}}
+	r := &rig{up: up, token: tok, ledger: ledger.New(db), tokens: cl, seen: map[string]int64{}}
 	opts := proxy.Options{
 		Logger:  slog.New(slog.DiscardHandler),
 		Observe: func(_, outcome string, _ int64) { r.seen[outcome]++ },
@@ -75,6 +76,16 @@ func newRigWith(t *testing.T, costsYAML, plansYAML string) *rig {
 	t.Cleanup(srv.Close)
 	r.url = srv.URL
 	return r
+}
+
+// addToken is a token of another client, name, on plan.
+func (r *rig) addToken(t *testing.T, name, plan string) string {
+	t.Helper()
+	tok, err := r.tokens.AddToken(context.Background(), name, plan, r.up.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // service is the official Go client pointed at the proxy with token.

@@ -37,11 +37,15 @@ type APIPlan struct {
 // upstream's quota: at most Daily units of each pool it names per day of
 // the pool (a pool not named: whatever the daemon's plan leaves to
 // clients), and only calls costing at most MaxCost units, all pools
-// together, but for the operations Grants names.
+// together, but for the operations Grants names. Priority orders the
+// plans when what is left to clients runs low: 0 first, then 1, and so
+// on; a plan spends a pool only down to the daily shares of the plans
+// before it (FloorOf).
 type ProxyPlan struct {
-	Daily   map[string]int64
-	MaxCost int64
-	Grants  []string
+	Daily    map[string]int64
+	MaxCost  int64
+	Grants   []string
+	Priority int64
 	// lines are where each of Daily's pools and Grants' operations is, for
 	// CheckProxy's errors.
 	lines map[string]int
@@ -241,8 +245,12 @@ func (p plansParser) proxyPlan(n *yaml.Node, field string) (ProxyPlan, error) {
 				pp.lines["grants."+op.Value] = op.Line
 			}
 			return nil
+		case "priority":
+			var err error
+			pp.Priority, err = p.Integer(v, costs.Join(field, key), 0)
+			return err
 		}
-		return p.Fail(k, costs.Join(field, key), "unknown key (want daily, max_cost, grants)")
+		return p.Fail(k, costs.Join(field, key), "unknown key (want daily, max_cost, grants, priority)")
 	})
 	return pp, err
 }
@@ -277,6 +285,22 @@ func (a *APIPlans) ProxyOf(plan string) ProxyPlan {
 		return pp
 	}
 	return ProxyPlan{MaxCost: DefaultMaxCost}
+}
+
+// FloorOf is what a client on plan leaves of pool to the clients before
+// it: the sum of the daily shares of pool of every plan of a smaller
+// priority number, each counted once however many tokens hold it. A
+// plan before it with no share of pool keeps nothing there: a share is
+// what makes a priority a room kept.
+func (a *APIPlans) FloorOf(plan, pool string) int64 {
+	mine := a.ProxyOf(plan).Priority
+	var floor int64
+	for _, pp := range a.Proxy {
+		if pp.Priority < mine {
+			floor += pp.Daily[pool]
+		}
+	}
+	return floor
 }
 
 // Allows says whether a call of op costing units, all pools together,

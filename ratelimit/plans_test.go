@@ -136,6 +136,25 @@ func TestProxyPlans(t *testing.T) {
 		}
 	}
 	pools, ops := []string{"default", "search"}, []string{"videos.list", "search.list"}
+	late, err := ParseAPIPlans("plans.yaml", []byte(`plans:
+  team:  {limit: 10, window: 1m, proxy: {daily: {default: 500}}}
+  pair:  {limit: 10, window: 1m, proxy: {daily: {default: 200}, priority: 1}}
+  batch: {limit: 10, window: 1m, proxy: {priority: 2}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		plan, pool string
+		want       int64
+	}{{"team", "default", 0}, {"pair", "default", 500}, {"batch", "default", 700}, {"batch", "search", 0}, {"nobody", "default", 0}} {
+		if got := late.FloorOf(c.plan, c.pool); got != c.want {
+			t.Errorf("FloorOf(%s, %s) = %d, want %d, the shares of the plans before it", c.plan, c.pool, got, c.want)
+		}
+	}
+	if _, err := ParseAPIPlans("plans.yaml", []byte("plans:\n  team: {limit: 10, window: 1m, proxy: {priority: -1}}\n")); err == nil || !strings.Contains(err.Error(), "plans.team.proxy.priority") {
+		t.Errorf("a negative priority: %v, want the field named", err)
+	}
 	if err := a.CheckProxy(pools, ops); err != nil {
 		t.Errorf("CheckProxy: %v", err)
 	}
