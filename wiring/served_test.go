@@ -44,6 +44,17 @@ const servedPlans = "plans:\n  standard: {limit: 10000, window: 1h}\n  tiny: {li
 type served struct {
 	db   *store.DB
 	base string
+	up   *passtest.Upstream
+}
+
+// clientSpent takes a call of op for client through the limiter and
+// ledger as the proxy does before it sends one, so that the quota report
+// shows the proxy's clients.
+func (s *served) clientSpent(t *testing.T, client, op string) {
+	t.Helper()
+	if _, err := jobs.ClientGate(s.up.Limiter, passtest.QuotaKey, client)(context.Background(), op); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func serve(t *testing.T) *served {
@@ -78,7 +89,7 @@ func serve(t *testing.T) *served {
 	srv.Config.Handler = ui
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &served{db: db, base: srv.URL}
+	return &served{db: db, base: srv.URL, up: up}
 }
 
 // get fetches path, with the bearer token when auth is true.
