@@ -1,14 +1,17 @@
 package proxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingestworks/ingest/internal/rig/npmtest"
 	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/proxy"
 )
 
 // nodeYouTube is Node's official YouTube client, as npm names it.
@@ -152,5 +155,74 @@ func TestNodeClientThroughTheProxy(t *testing.T) {
 	}
 	if charged, led := r.up.Fake.Charged(passtest.Key), r.ledgerUnits(t); charged != led || charged != 3 {
 		t.Errorf("the upstream charged %d units, the ledger holds %d: want 3 each", charged, led)
+	}
+}
+
+// nodeRetries is the script Node's official client runs with its retries
+// as they come (gaxios's defaults): one call the pool refuses for a
+// minute, answered 429 with Retry-After.
+const nodeRetries = `
+const {youtube} = require('@googleapis/youtube');
+const [root, token] = process.argv.slice(1);
+const yt = youtube({version: 'v3', auth: token, rootUrl: root + '/'});
+(async () => {
+  try { await yt.search.list({part: ['id'], q: 'music'}); console.log(JSON.stringify({status: 200})); }
+  catch (e) {
+    const h = e.response.headers;
+    console.log(JSON.stringify({name: e.constructor.name, status: e.status, retryAfter: Number(h.get ? h.get('retry-after') : h['retry-after'])}));
+  }
+})().catch(e => { console.error(e); process.exit(1); });
+`
+
+// Node's official client retries a 429 by itself, as the howto says:
+// three times after the first call, each retry a call the proxy meets and
+// refuses, none charged, without waiting for Retry-After.
+func TestNodeClientRetriesA429ThriceWithoutRetryAfter(t *testing.T) {
+	const minuteSearch = `
+pools:
+  default: {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 1, reserve: 0, window: 1m}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	dir := npmtest.Install(t, nodeYouTube, "Node's official client")
+	r := newRig(t, minuteSearch)
+	if _, err := r.service(t, r.token).Search.List([]string{"id"}).Q("music").Do(); err != nil {
+		t.Fatal(err)
+	}
+	// The bound stops a client that would wait for Retry-After (a minute)
+	// before it retries: gaxios's own delays add up to a few seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "-e", nodeRetries, r.url, r.token)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("node waited past the bound: its client now honours Retry-After, which the howto must say: %s", stderrOf(err))
+	}
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, stderrOf(err))
+	}
+	var got struct {
+		Name       string
+		Status     int
+		RetryAfter int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node said %q: %v", out, err)
+	}
+	if got.Name != "GaxiosError" || got.Status != http.StatusTooManyRequests || got.RetryAfter < 1 {
+		t.Errorf("node: %+v, want a GaxiosError 429 with Retry-After", got)
+	}
+	if n := r.seen[proxy.OutcomeRefused]; n != 4 {
+		t.Errorf("the proxy refused %d of node's calls, want the first and gaxios's 3 retries", n)
+	}
+	if charged, led := r.up.Fake.Charged(passtest.Key), r.ledgerUnits(t); charged != 1 || led != 1 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want the first search's 1 each", charged, led)
 	}
 }
