@@ -64,6 +64,9 @@ awk '/^BenchmarkChartPage\// { side = ($1 ~ /fields/) ? "f" : "w"
 ' "$out/fields.txt"
 
 echo
+scripts/bench-day.sh
+
+echo
 echo "== store: search over ${INGEST_BENCH_VIDEOS:-200000} generated videos, schema 1 index (before) vs normalized (after), same corpus and queries =="
 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 400x -timeout 30m ./store/ | tee "$out/search.txt" | grep '^Benchmark'
 awk '

@@ -41,11 +41,14 @@ type Held struct {
 }
 
 // Call is one request the fake answered with a key: when, its path, its
-// status, and the fake's count of each bucket's charge once it answered.
+// status, the bytes of its answer's body, whether it asked for a chart
+// page, and the fake's count of each bucket's charge once it answered.
 type Call struct {
 	At      time.Time
 	Path    string
 	Status  int
+	Bytes   int
+	Chart   bool
 	Charged map[string]int64
 }
 
@@ -75,7 +78,8 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	var h *hold
 	if q.Get("key") != "" {
 		u.mu.Lock()
-		u.calls = append(u.calls, Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Charged: u.Fake.ChargedPools()})
+		u.calls = append(u.calls, Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(),
+			Chart: q.Get("chart") == "mostPopular", Charged: u.Fake.ChargedPools()})
 		if u.hold != nil && rec.Code == http.StatusOK && q.Get("chart") == "mostPopular" {
 			h, u.hold = u.hold, nil
 		}
