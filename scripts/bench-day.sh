@@ -111,14 +111,15 @@ awk '
     v[k, "heap"] = v[k, "heap"] " " f["heap-peak"] / 1e6
     v[k, "rss"] = v[k, "rss"] " " f["rss-peak"] / 1e6 }
   function row(name, shape, m, unit, target,   o, n, r) {
-    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-30s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
+    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-32s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
     o = median(v["old" SUBSEP shape, m]); n = median(v["new" SUBSEP shape, m]); r = o > 0 ? n / o : 0
-    printf "%-30s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
+    printf "%-32s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
       target == "" ? "" : sprintf("target <= %s %s", target, r <= target + 0 ? "met" : "MISSED")
   }
   END {
-    printf "%-30s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
+    printf "%-32s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
     row("upstream bytes a chart call", "default", "chart", "B", "")
+    row("upstream bytes a chart call", "all", "chart", "B", "")
     row("upstream bytes a day", "default", "day", "MB", "0.4")
     row("upstream bytes a day", "all", "day", "MB", "0.4")
     row("CPU a day", "default", "cpu", "s", "")
