@@ -55,10 +55,6 @@ func TestStaticcheckFindsNothing(t *testing.T) {
 // tests use, each with why it stays where it is: a test file cannot be
 // imported from another package, so each waits for a rig of its own.
 var testOnly = map[string]string{
-	"clock.NewFake":                   "the clock the tests of many rooms set and move",
-	"clock.Fake.Now":                  "the same",
-	"clock.Fake.Advance":              "the same",
-	"clock.Fake.AdvanceTo":            "the same",
 	"regions.Charts":                  "the tests' charts without settings, in many rooms",
 	"web.ReaderQuery":                 "the origin's rule cmd/ingest's tests hold the shipped VCL to",
 	"export.Columns":                  "the columns cmd/ingest's tests hold export --help to",
