@@ -50,13 +50,13 @@ simdir() {
   exit 1
 }
 
-# counting DIR: the upstream in DIR keeps each call's bytes and whether
-# it asked for a chart, as the work tree's does.
+# counting DIR: the upstream in DIR keeps each call's bytes and its kind
+# ("chart" for a chart's page), as the work tree's does.
 counting() {
   local up=$1/upstream.go
   if ! grep -q 'Bytes: rec.Body.Len()' "$up"; then
-    sed -i -e 's/^\tStatus  int$/&\n\tBytes int\n\tChart bool/' \
-      -e 's/Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code,/& Bytes: rec.Body.Len(), Chart: q.Get("chart") == "mostPopular",/' "$up"
+    sed -i -e 's/^\tStatus  int$/&\n\tBytes int\n\tKind string/' \
+      -e 's/Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code,/& Bytes: rec.Body.Len(), Kind: map[bool]string{true: "chart"}[q.Get("chart") == "mostPopular"],/' "$up"
     grep -q 'Bytes: rec.Body.Len()' "$up" && grep -q '^	Bytes int$' "$up" ||
       { echo "$up: cannot teach its upstream to count bytes" >&2; exit 1; }
   fi

@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 seeds=${SEEDS:-20}
 days=${DAYS:-2}
 jobs=${JOBS:-$(nproc)}
-shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot)
+# TestSimLong lives its forty days whatever DAYS says: its horizon is its point.
+shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimPoolDay TestSimLong)
 if [ "${ALL:-0}" = 1 ]; then
 	shapes+=(TestSimNemesisEveryRegion TestSimShortPoolEveryRegion TestSimTieredPool TestSimTieredPoolShort)
 fi

@@ -254,7 +254,7 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	// A Builder hands its bytes on without a copy, grown once to about the
 	// page's size; each value is encoded into one scratch buffer reused.
 	var b strings.Builder
-	b.Grow(pageSize(page.Videos))
+	b.Grow(pageJSONSize(page.Videos))
 	var scratch bytes.Buffer
 	enc := json.NewEncoder(&scratch)
 	enc.SetEscapeHTML(false) // the text is indexed as it is
@@ -303,9 +303,9 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	return b.String(), nil
 }
 
-// pageSize is about the bytes of videos' page JSON: their text, and room
+// pageJSONSize is about the bytes of videos' page JSON: their text, and room
 // for the names and the numbers.
-func pageSize(videos []ingest.Video) int {
+func pageJSONSize(videos []ingest.Video) int {
 	n := 2
 	for i := range videos {
 		v := &videos[i]

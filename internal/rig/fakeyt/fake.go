@@ -49,7 +49,8 @@ const (
 )
 
 // DailyLimits are the buckets' sizes at the upstream. The fake does not
-// enforce them on its own (it has no calendar day); SetBucketQuota does.
+// enforce them on its own; SetBucketQuota does, over each calendar day
+// of SetQuotaDay's zone.
 var DailyLimits = map[string]int64{BucketDefault: 10000, BucketSearch: 100, BucketStats: 10000}
 
 // The fake charges and serves the operations of ingest.Operations, as the
@@ -95,6 +96,7 @@ type Fake struct {
 	keyFault  KeyFault
 	quota     QuotaShape
 	caps      map[string]int64 // bucket -> units; absent: no cap
+	day       quotaDay         // SetQuotaDay: the caps count a calendar day (day.go)
 	failNext  int
 	failCode  int
 	malformed int
@@ -107,8 +109,11 @@ type Fake struct {
 	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
 	listed    []regions.Region            // ListRegion: regions named beside the catalogue
 	swapped   map[string][2]int           // Swap: two ranks traded in a region's chart
-	titles    map[string]string           // Retitle: new titles, by video id
-	left      map[string]map[string]bool  // Leave: videos out of a region's chart, by region
+	// swapAfter is SwapBetweenPages: two ranks traded in a region's chart
+	// once its first page has been served.
+	swapAfter map[string][2]int
+	titles    map[string]string          // Retitle: new titles, by video id
+	left      map[string]map[string]bool // Leave: videos out of a region's chart, by region
 }
 
 // chartShape cuts the charts the fake serves: at most videos items a
@@ -216,7 +221,8 @@ func (f *Fake) SetDailyQuota(units int64) { f.SetBucketQuota(BucketDefault, unit
 // upstream does when that bucket is spent, once the key has been charged
 // units or more in it: 403 quotaExceeded for BucketDefault, a 429 "per day"
 // for BucketSearch and BucketStats. Calls of the other buckets go on. The
-// cap holds for the fake's lifetime (it has no calendar day); 0 removes it.
+// cap holds for the fake's lifetime, or for each calendar day of the zone
+// SetQuotaDay names (day.go); 0 removes it.
 func (f *Fake) SetBucketQuota(bucket string, units int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -398,7 +404,7 @@ func (f *Fake) respond(r *http.Request) (int, []byte) {
 func (f *Fake) charge(key, op string) (spent string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	before := f.buckets(key)
+	before := f.today(key, f.buckets(key))
 	if f.calls[key] == nil {
 		f.calls[key] = map[string]int64{}
 	}

@@ -39,6 +39,11 @@ func Check(h *History) []string {
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
 	out = append(out, checkFulls(h)...)
+	out = append(out, checkUpstreamDays(h)...)
+	out = append(out, checkRefusedUntilReset(h)...)
+	out = append(out, checkNeed(h)...)
+	out = append(out, checkExercised(h)...)
+	out = append(out, checkBackups(h)...)
 	return out
 }
 
@@ -55,9 +60,10 @@ func checkWindows(h *History) []string {
 			out = append(out, fmt.Sprintf("pool %s: the upstream counted %d units in the %s to %s, over its limit less reserve (%d)",
 				pool.Name, most, pool.Window, at.UTC().Format(time.RFC3339), pool.Capacity()))
 		}
-		if pool.Name == ingest.DefaultPool && h.Exhaust && most < pool.Capacity()-pool.Capacity()/20 {
-			out = append(out, fmt.Sprintf("pool %s: the workload was to exhaust it, yet the upstream counted at most %d of its %d in a window: the limit was never reached",
-				pool.Name, most, pool.Capacity()))
+		// a pool whose window is shorter than its day is exhausted by the day
+		if day := dayMost(h.Calls, pool.Name); pool.Name == ingest.DefaultPool && h.Exhaust && max(most, day) < pool.Capacity()-pool.Capacity()/20 {
+			out = append(out, fmt.Sprintf("pool %s: the workload was to exhaust it, yet the upstream counted at most %d of its %d in a window, %d on one of its days: the limit was never reached",
+				pool.Name, most, pool.Capacity(), day))
 		}
 	}
 	return out

@@ -58,7 +58,7 @@ func TestCostOfADay(t *testing.T) {
 		var bytes, chartBytes, charts int
 		for _, call := range h.Calls {
 			bytes += call.Bytes
-			if call.Chart {
+			if call.Kind == "chart" {
 				chartBytes += call.Bytes
 				charts++
 			}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/metrics"
@@ -36,7 +38,14 @@ type Shape struct {
 	TrackEvery time.Duration // --track-every
 	Costs      *ingest.Costs // --costs
 	NoPace     bool          // --pace=false: every chart at every slot, the limiter alone holding the pools
+	// BackupEvery and BackupKeep are --backup-every and --backup-keep,
+	// into backupDir beside the database (0: no backups)
+	BackupEvery time.Duration
+	BackupKeep  int
 }
+
+// backupDir is where the daemon's scheduled backups go, as --backup-to.
+func backupDir(dsn string) string { return filepath.Join(filepath.Dir(dsn), "backups") }
 
 // process is one life of the daemon: built the way `ingest run` builds
 // it, on the same database, until its context ends.
@@ -84,9 +93,12 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		r.Listen, r.Plans = &web.Config{Listen: listenAddr}, ratelimit.DefaultAPIPlans()
 		r.Listener = h.ServeListener(ctx, ln, *r.Listen, r.Build)
 	}
+	if s.BackupEvery > 0 {
+		r.Backups = &dbcopy.Backups{Dir: backupDir(dsn), Every: s.BackupEvery, Keep: s.BackupKeep}
+	}
 	if once != "" {
 		r.Once, r.Regions, r.Pace, r.Record, r.Plan, r.Track = true, regions.Selection(once), false, false, false, 0
-		r.Timetable.Categories = nil
+		r.Timetable.Categories, r.Backups = nil, nil
 	}
 	r.Opened = opened
 	return h.Run(ctx, Key, ledger.KeyHash(Key), r)

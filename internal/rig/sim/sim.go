@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,11 @@ type History struct {
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
 	Plans  []PlanRead      // the plans readers read, one a life of the process
+	// Forgotten are the videos the upstream forgot; Tombstones, the
+	// database's videos deleted as gone, by id, when (videos_gone).
+	Forgotten  []Gone
+	Tombstones map[string]time.Time
+	Backups    []time.Time // the scheduled backups left at the end, oldest first, by their names
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
@@ -154,11 +160,19 @@ func Simulate(c Config) (*History, error) {
 	}
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	up := NewUpstream(c.Seed)
+	up := NewUpstream(c.Seed, c.Costs)
+	if c.moves() {
+		up.Move(c.Seed)
+	}
 	up.Fake.SetLatency(c.Latency)
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
+	if c.BackupEvery > 0 {
+		if err := os.MkdirAll(backupDir(dsn), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	besideLog, err := os.Create(filepath.Join(c.Dir, "beside.log"))
 	if err != nil {
 		return nil, err
@@ -206,7 +220,12 @@ func Simulate(c Config) (*History, error) {
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls = up.Calls()
+	h.Calls, h.Forgotten = up.Calls(), up.Forgotten()
+	if c.BackupEvery > 0 {
+		if h.Backups, err = backedUp(backupDir(dsn)); err != nil {
+			return h, err
+		}
+	}
 	err = h.read(dsn)
 	return h, err
 }
@@ -229,6 +248,9 @@ func (h *History) read(dsn string) error {
 	if h.Ledger, err = readLedger(ctx, db.DB); err != nil {
 		return err
 	}
+	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
+		return err
+	}
 	for i := range h.Terms {
 		if h.Terms[i].Stored, err = stored(ctx, db.DB, h.Terms[i].Held); err != nil {
 			return err
@@ -236,6 +258,12 @@ func (h *History) read(dsn string) error {
 	}
 	return nil
 }
+
+// moves says the charts move in c: a history that reaches the refresh's
+// age, which only charts that let videos go give work. Shorter ones keep
+// the still charts: tracking the videos a moving chart brings in costs a
+// third more CPU, and over days short of the age buys no check.
+func (c Config) moves() bool { return time.Duration(c.Days)*24*time.Hour > ingest.RefreshAfter }
 
 // event is one move of the nemesis.
 type event struct {
@@ -534,6 +562,44 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 		}
 		e.At = time.UnixMilli(at)
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// backedUp is the times of the scheduled backups in dir, oldest first,
+// read from their names (ingest-20060102T150405Z.db: docs/operations/backups.md).
+func backedUp(dir string) ([]time.Time, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for _, e := range entries {
+		stamp, ok := strings.CutPrefix(e.Name(), "ingest-")
+		stamp, ok2 := strings.CutSuffix(stamp, ".db")
+		if at, err := time.Parse("20060102T150405Z", stamp); ok && ok2 && err == nil {
+			out = append(out, at)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return out, nil
+}
+
+// readTombstones is the videos the database deleted as gone upstream.
+func readTombstones(ctx context.Context, db *store.DB) (map[string]time.Time, error) {
+	rows, err := db.Reader().QueryContext(ctx, `SELECT id, gone_ms FROM videos_gone`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var ms int64
+		if err := rows.Scan(&id, &ms); err != nil {
+			return nil, err
+		}
+		out[id] = time.UnixMilli(ms)
 	}
 	return out, rows.Err()
 }

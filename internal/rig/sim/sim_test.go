@@ -28,6 +28,8 @@ const (
 	// allEnv is the days of the runs at every region, which only make
 	// sim runs: each simulated day there costs a minute or more of CPU.
 	allEnv = "INGEST_SIM_ALL_DAYS"
+	// longEnv is the days of the long horizon's run (TestSimLong).
+	longEnv = "INGEST_SIM_LONG_DAYS"
 )
 
 // signalsOutside starts os/signal's watcher before any bubble does: made
@@ -102,8 +104,8 @@ func simulateOne(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s",
-			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads; %s; %s",
+			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), Peaks(h), Work(h))
 		for _, term := range h.Terms {
 			if term.Held.At.IsZero() {
 				t.Logf("SIGTERM %s: between passes (no chart page came in %s)", term.At.UTC().Format(time.RFC3339), termWait)
@@ -203,9 +205,15 @@ func scarce(t *testing.T) Shape { return scarceAt(t, 400, 50) }
 // scarceAt is the shipped shape on a default pool of limit less reserve
 // units a day.
 func scarceAt(t *testing.T, limit, reserve int) Shape {
+	return scarceOver(t, limit, reserve, 24*time.Hour)
+}
+
+// scarceOver is the shipped shape on a default pool of limit less reserve
+// units over window and over each Pacific day.
+func scarceOver(t *testing.T, limit, reserve int, window time.Duration) Shape {
 	s := shipped()
 	c, err := costs.Load("scarce.yaml", []byte(fmt.Sprintf(`pools:
-  default: {limit: %d, reserve: %d, window: 24h, day: America/Los_Angeles}
+  default: {limit: %d, reserve: %d, window: %s, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 5,  window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 operations:
@@ -214,7 +222,7 @@ operations:
   i18nRegions.list:     {default: 1}
   search.list:          {search: 1}
   videos.batchGetStats: {stats: 1}
-`, limit, reserve)))
+`, limit, reserve, window)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +248,48 @@ func TestSimScarceUnpaced(t *testing.T) {
 	s.NoPace = true
 	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Beside: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
+// TestSimPoolDay: with --pace=false, the default regions on a default
+// pool whose day binds before its window (300 units less 50 over 6 hours
+// and over each Pacific day), from Oct 31, 08:00 UTC, across the Pacific
+// midnight into the day of 25 hours: the limiter alone holds the pool to
+// the upstream's own day, which the upstream refuses past its limit
+// until its midnight. A limiter that reads the day in another zone spends
+// the pool again at that zone's midnight, on the upstream's same day.
+func TestSimPoolDay(t *testing.T) {
+	s := scarceOver(t, 300, 50, 6*time.Hour)
+	s.NoPace = true
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true,
+		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
+}
+
+// TestSimLong: forty days of one region's chart every six hours,
+// undisturbed, from Dec 20 across the year's end, backed up every five
+// days keeping three: past the refresh's age (ingest.RefreshAfter), the terms' 30
+// days, the prune's keep and the backups' keep, so that
+// videos that left the chart come due and are fetched again, those the
+// upstream forgot are found gone and deleted, and the prune deletes what
+// the standing keeps no longer. INGEST_SIM_DAYS does not shorten it: its
+// point is the horizon (INGEST_SIM_LONG_DAYS changes it).
+func TestSimLong(t *testing.T) {
+	s := shipped()
+	s.Regions, s.Every, s.TrackFor = "US", 6*time.Hour, 0
+	s.BackupEvery, s.BackupKeep = 5*24*time.Hour, 3
+	simulate(t, Config{Shape: s, Days: longDays(t), Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)})
+}
+
+// longDays is INGEST_SIM_LONG_DAYS, or forty: past every long timer.
+func longDays(t *testing.T) int {
+	v := os.Getenv(longEnv)
+	if v == "" {
+		return 40
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s: %q is not a number of days (1 or more)", longEnv, v)
+	}
+	return n
 }
 
 // TestSimTrackingEverySlot: at --track-every 5m, with an upstream that

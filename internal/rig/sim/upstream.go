@@ -5,9 +5,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 )
 
@@ -23,6 +26,17 @@ type Upstream struct {
 	calls  []Call
 	hold   *hold      // the next chart page's answer is held
 	jitter *rand.Rand // the daemon's retry waits, from the seed
+	// start is the world's first day; gone, the videos the upstream
+	// forgot (deleted, made private), one a day from it (world)
+	start time.Time
+	gone  []Gone
+}
+
+// Gone is a video the upstream forgot, and when: its owner deleted it or
+// made it private.
+type Gone struct {
+	At time.Time
+	ID string
 }
 
 // hold is a chart page's answer the upstream keeps back for a while once
@@ -41,20 +55,66 @@ type Held struct {
 }
 
 // Call is one request the fake answered with a key: when, its path, its
-// status, the bytes of its answer's body, whether it asked for a chart
-// page, and the fake's count of each bucket's charge once it answered.
+// status, the bytes of its answer's body, and the fake's count of each
+// bucket's charge once it answered; what it asked for: a chart's page
+// (its region, category and page token), a region's category names
+// (Region), or videos by id (IDs).
 type Call struct {
-	At      time.Time
-	Path    string
-	Status  int
-	Bytes   int
-	Chart   bool
-	Charged map[string]int64
+	At                     time.Time
+	Path                   string
+	Status                 int
+	Bytes                  int
+	Charged                map[string]int64
+	Kind                   string // one of the kinds below
+	Cut                    bool   // answered 200 with its body cut short (MalformNext)
+	Region, Category, Page string
+	IDs                    []string
+	// First is a tracking call's first id: a pass asks the same ids in
+	// the same batches, so a batch asked twice in a slot is a pass run twice
+	First string
 }
 
-// NewUpstream is a fresh fake upstream that answers in process.
-func NewUpstream(seed uint64) *Upstream {
-	return &Upstream{Fake: fakeyt.New(), jitter: rand.New(rand.NewPCG(seed, 0x717e4))}
+// The kinds of call the checker tells apart.
+const (
+	KindChart      = "chart"      // videos.list chart=mostPopular
+	KindCategories = "categories" // videoCategories.list
+	KindByID       = "by-id"      // videos.list id=: the refresh
+	KindStats      = "stats"      // videos:batchGetStats: tracking
+	KindOther      = "other"
+)
+
+// NewUpstream is a fresh fake upstream that answers in process, its
+// quota the pools' limits, each counted by the upstream's own calendar
+// day (ingest.UpstreamZone: 23 and 25 hours on the days its clocks
+// change), and refused as the upstream refuses it once spent, until its
+// midnight. It forgets a charting video a day (forget).
+func NewUpstream(seed uint64, c *ingest.Costs) *Upstream {
+	u := &Upstream{Fake: fakeyt.New(), jitter: rand.New(rand.NewPCG(seed, 0x717e4)), start: time.Now()}
+	for _, p := range c.Pools {
+		u.Fake.SetBucketQuota(p.Name, p.Limit)
+	}
+	u.Fake.SetQuotaDay(ingest.UpstreamZone)
+	return u
+}
+
+// Move has the upstream's charts move as the real ones do from now
+// (fakeyt's Move, from the seed): fresh videos climb in and leave for
+// good, so that stored videos stop charting and come due for the refresh.
+func (u *Upstream) Move(seed uint64) { u.Fake.Move(seed, time.Now) }
+
+// kind is what a keyed request asks for.
+func kind(path string, q url.Values) string {
+	switch {
+	case strings.HasSuffix(path, "/videoCategories"):
+		return KindCategories
+	case strings.HasSuffix(path, "/videos") && q.Get("chart") == "mostPopular":
+		return KindChart
+	case strings.HasSuffix(path, "/videos") && q.Get("id") != "":
+		return KindByID
+	case strings.HasSuffix(path, "/videos:batchGetStats"):
+		return KindStats
+	}
+	return KindOther
 }
 
 // Jitter draws a retry's jitter in [0, n) for every process of the
@@ -77,13 +137,31 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var h *hold
 	if q.Get("key") != "" {
+		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), Kind: kind(req.URL.Path, q),
+			Cut: rec.Code == http.StatusOK && !json.Valid(rec.Body.Bytes())}
+		switch c.Kind {
+		case KindChart:
+			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
+		case KindCategories:
+			c.Region = q.Get("regionCode")
+		case KindByID:
+			c.IDs = strings.Split(q.Get("id"), ",")
+		case KindStats:
+			c.First, _, _ = strings.Cut(q.Get("id"), ",")
+		}
 		u.mu.Lock()
-		u.calls = append(u.calls, Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(),
-			Chart: q.Get("chart") == "mostPopular", Charged: u.Fake.ChargedPools()})
-		if u.hold != nil && rec.Code == http.StatusOK && q.Get("chart") == "mostPopular" {
+		// the count read in the lock, so that the calls' counts rise in
+		// the order the calls are kept
+		c.Charged = u.Fake.ChargedPools()
+		u.calls = append(u.calls, c)
+		if u.hold != nil && rec.Code == http.StatusOK && c.Kind == KindChart {
 			h, u.hold = u.hold, nil
 		}
+		forget := rec.Code == http.StatusOK && c.Kind == KindChart && c.Page == "" && c.At.Sub(u.start) >= time.Duration(len(u.gone))*24*time.Hour
 		u.mu.Unlock()
+		if forget {
+			u.forget(c.At, firstID(rec.Body.Bytes()))
+		}
 	}
 	if h != nil {
 		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(rec.Body.Bytes())}
@@ -96,6 +174,32 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	res := rec.Result()
 	res.Request = req
 	return res, nil
+}
+
+// forget has the upstream forget id from now, the first video of the
+// day's first chart page: its owner deletes it, or (every other day)
+// makes it private, which to an API key is the same. The refresh finds it
+// gone once its text is due again, and deletes it (docs/explanation/terms.md).
+func (u *Upstream) forget(at time.Time, id string) {
+	if id == "" {
+		return
+	}
+	u.mu.Lock()
+	n := len(u.gone)
+	u.gone = append(u.gone, Gone{at, id})
+	u.mu.Unlock()
+	if n%2 == 0 {
+		u.Fake.Delete(id)
+	} else {
+		u.Fake.MakePrivate(id)
+	}
+}
+
+// Forgotten is every video the upstream forgot, in order.
+func (u *Upstream) Forgotten() []Gone {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]Gone(nil), u.gone...)
 }
 
 // Hold has the upstream keep back the next chart page it answers with 200

@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"testing"
+
+	"github.com/ingestworks/ingest/costs"
 )
 
 // TestASeedDrawsTheSameRetryWaits: the daemon's retry jitter is drawn
@@ -10,7 +12,7 @@ import (
 // run did, and another seed waits otherwise.
 func TestASeedDrawsTheSameRetryWaits(t *testing.T) {
 	draws := func(seed uint64) []int64 {
-		u := NewUpstream(seed)
+		u := NewUpstream(seed, costs.Default())
 		out := make([]int64, 16)
 		for i := range out {
 			out[i] = u.Jitter(1 << 40)
