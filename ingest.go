@@ -31,6 +31,7 @@
 //	web/throttle/              what a request may cost: the API metered by plan, wrong tokens slowed, builds budgeted
 //	web/kept/                  what the kept answers may hold, and which go first
 //	web/signin/                the access token's strength and the sessions a sign-in starts
+//	proxy/                     the YouTube Data API forwarded to its clients, metered: ingest proxy
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
 //	purge/                     the caches in front told what a landing changed
@@ -54,6 +55,7 @@
 //	internal/rig/clocktest/    the clock a test sets and moves
 //	internal/rig/redistest/    real redis-server processes for tests
 //	internal/rig/browsertest/  a real headless Chromium for tests
+//	internal/rig/npmtest/      a package from npm for the tests that drive JavaScript
 //	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)
 //	internal/rig/sim/          the whole daemon on virtual time under a nemesis (make sim)
 //	scripts/                   make's helper scripts; testcounts.go counts the suite's checks
@@ -266,7 +268,8 @@ type Call struct {
 	At        time.Time
 	Op        string
 	Region    string
-	RunID     int64 // zero outside a run
+	RunID     int64  // zero outside a run
+	Client    string // the proxy's client, "" for the daemon's own calls
 	Charges   []Charge
 	Unmetered bool
 }

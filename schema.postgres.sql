@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Step 20 (the table schema_version).
+-- Step 21 (the table schema_version).
 
 CREATE FUNCTION public.video_days_entries() RETURNS trigger
     LANGUAGE plpgsql
@@ -139,6 +139,7 @@ CREATE TABLE public.ledger (
     run_id bigint,
     unmetered bigint DEFAULT 0 NOT NULL,
     seq bigint DEFAULT 0 NOT NULL,
+    client text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT ledger_units_check CHECK ((units >= 0)),
     CONSTRAINT ledger_unmetered_check CHECK ((unmetered = ANY (ARRAY[(0)::bigint, (1)::bigint])))
 );

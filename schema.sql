@@ -3,7 +3,7 @@
 -- Not applied by anything: the migrations are. A test fails when this file
 -- differs from what they build; rewrite it with
 --   go test ./store -run TestSchemaFiles -update
--- Version 27 (PRAGMA user_version).
+-- Version 28 (PRAGMA user_version).
 
 CREATE TABLE quota_log (
   quota_key TEXT    NOT NULL,
@@ -77,7 +77,7 @@ CREATE TABLE ledger (
   op        TEXT    NOT NULL,
   region    TEXT    NOT NULL DEFAULT '',
   run_id    INTEGER,                        -- NULL outside a run
-  unmetered INTEGER NOT NULL DEFAULT 0 CHECK (unmetered IN (0, 1)), seq INTEGER NOT NULL DEFAULT 0,
+  unmetered INTEGER NOT NULL DEFAULT 0 CHECK (unmetered IN (0, 1)), seq INTEGER NOT NULL DEFAULT 0, client TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (quota_key, call_id, pool)
 ) WITHOUT ROWID;
 
@@ -391,4 +391,4 @@ CREATE TABLE backed_up (
   at_ms INTEGER NOT NULL
 );
 
-PRAGMA user_version = 27;
+PRAGMA user_version = 28;

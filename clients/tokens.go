@@ -128,6 +128,23 @@ func (c *Clients) TokenPlan(ctx context.Context, hash string) (plan string, ok b
 	return plan, true, nil
 }
 
+// TokenByHash returns the token whose hash is hash, its name and plan;
+// ok is false when there is none (never made, or revoked).
+func (c *Clients) TokenByHash(ctx context.Context, hash string) (t Token, ok bool, err error) {
+	var created int64
+	var used sql.NullInt64
+	err = c.r.QueryRowContext(ctx, `SELECT name, plan, created_ms, last_used_ms FROM api_tokens WHERE hash = ?`, hash).
+		Scan(&t.Name, &t.Plan, &created, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Token{}, false, nil
+	}
+	if err != nil {
+		return Token{}, false, fmt.Errorf("look up token: %w", err)
+	}
+	t.Created, t.LastUsed = time.UnixMilli(created).UTC(), lastUsed(used)
+	return t, true, nil
+}
+
 // TokenUsed records that the token whose hash is hash was used at at.
 func (c *Clients) TokenUsed(ctx context.Context, hash string, at time.Time) error {
 	q := `UPDATE api_tokens SET last_used_ms = max(coalesce(last_used_ms, 0), ?1) WHERE hash = ?2`

@@ -83,6 +83,7 @@ type Client struct {
 	jitter      func(int64) int64 // Options.Jitter
 	endpoint    string            // the API's base URL, with its slash
 	bare        *http.Client      // no key: UpstreamTime's
+	keyed       *http.Client      // with the key: Forward's
 }
 
 // New returns a client for opts. It makes no request.
@@ -102,6 +103,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	hc := &http.Client{Transport: &keyTransport{base: base, key: opts.APIKey, onDate: opts.OnDate}, Timeout: 60 * time.Second}
 	c.bare = &http.Client{Transport: base, Timeout: ClockBudget}
+	c.keyed = hc
 	c.endpoint = googleEndpoint
 	if b := opts.HTTPClient; b != nil {
 		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
@@ -199,7 +201,7 @@ func (c *Client) call(ctx context.Context, gate ingest.Gate, op string, attempt 
 				c.log.Warn("give back the units of a call that never reached the upstream", ingest.LogOp, op, ingest.LogErr, gerr)
 			}
 		}
-		err := redactErr(classify(op, raw, c.now()), c.key)
+		err := redactErr(Classify(op, raw, c.now()), c.key)
 		// A per-attempt timeout of the http.Client is transient.
 		var te *transientError
 		if err == nil || !errors.As(err, &te) {

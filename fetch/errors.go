@@ -46,9 +46,13 @@ var transientReasons = map[string]bool{
 	"userRateLimitExceeded": true, "RATE_LIMIT_EXCEEDED": true,
 }
 
-// classify turns what one attempt returned into the error the caller acts
-// on. now is when the attempt ended, for the upstream's reset time.
-func classify(op string, err error, now time.Time) error {
+// Classify turns what one attempt of op returned into the error the caller
+// acts on: a *ingest.QuotaExhaustedError when the upstream says its quota
+// is spent, ingest.ErrBadKey, ingest.ErrNoChart, or another. now is when
+// the attempt ended, for the upstream's reset time. The proxy reads the
+// answers it forwards by it, so that a client's call that meets the spent
+// quota blocks the pools as a job's does.
+func Classify(op string, err error, now time.Time) error {
 	var ge *googleapi.Error
 	switch {
 	case err == nil:

@@ -323,13 +323,13 @@ func RegionNames(cat regions.Catalogue) func(chart string) string {
 }
 
 // blockSpent blocks the pools the upstream said spent, when err says so
-// (blockSpent), and says which and until when.
+// (BlockSpent), and says which and until when.
 func (c Catalogue) blockSpent(ctx context.Context, err error) {
 	var exhausted *ingest.QuotaExhaustedError
 	if c.Limiter == nil || c.Costs == nil || !errors.As(err, &exhausted) {
 		return
 	}
-	until, pools, err := blockSpent(context.WithoutCancel(ctx), c.Limiter, c.Costs, exhausted)
+	until, pools, err := BlockSpent(context.WithoutCancel(ctx), c.Limiter, c.Costs, exhausted)
 	if err != nil {
 		c.Logger.Error("the upstream said its quota is spent, and the block of its pools was not written: workers may call it again before its reset",
 			"pools", strings.Join(pools, ","), ingest.LogErr, err)

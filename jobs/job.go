@@ -210,7 +210,7 @@ func (j job) quotaStop(ctx context.Context, err error) (end ingest.RunEnd, ok bo
 		return ingest.RunEnd{Status: ingest.StatusStopped, RetryAt: refused.Decision.RetryAt,
 			Message: "quota refused " + refused.Decision.Op}, true, nil
 	case errors.As(err, &exhausted):
-		retry, pools, berr := blockSpent(context.WithoutCancel(ctx), j.limiter, j.costs, exhausted)
+		retry, pools, berr := BlockSpent(context.WithoutCancel(ctx), j.limiter, j.costs, exhausted)
 		if berr != nil {
 			return ingest.RunEnd{}, true, berr
 		}
@@ -230,13 +230,20 @@ func blockedMessage(pools []string, until time.Time) string {
 	return UpstreamExhausted + ": pool " + strings.Join(pools, ", ") + " blocked until " + until.UTC().Format(time.RFC3339)
 }
 
-// blockSpent refuses each pool the upstream said spent (exhausted) for
+// Blocker is the part of the limiter that refuses a pool the upstream
+// said spent (Limiter.Block).
+type Blocker interface {
+	Block(ctx context.Context, pool, op string) (until time.Time, err error)
+}
+
+// BlockSpent refuses each pool the upstream said spent (exhausted) for
 // every worker until the upstream's reset, by the limiter's clock, and
 // keeps the blocks in the ledger, so that a limiter that loses its data
 // gets them back: when the last block ends, and the pools. Every call that
-// meets the upstream's exhausted quota blocks so, a pass's or not, so that
-// no worker calls again before the reset.
-func blockSpent(ctx context.Context, l Limiter, costs *ingest.Costs, exhausted *ingest.QuotaExhaustedError) (time.Time, []string, error) {
+// meets the upstream's exhausted quota blocks so, a pass's, the
+// catalogue's or a proxied client's, so that no worker calls again before
+// the reset.
+func BlockSpent(ctx context.Context, l Blocker, costs *ingest.Costs, exhausted *ingest.QuotaExhaustedError) (time.Time, []string, error) {
 	var retry time.Time
 	pools := costs.BlockedPools(exhausted)
 	for _, pool := range pools {

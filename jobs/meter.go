@@ -115,3 +115,12 @@ func Counted(l Limiter, quotaKey, region string) (ingest.Gate, map[string]int64)
 	m := newMeter(l, quotaKey, region, 0)
 	return m.gate, m.units
 }
+
+// ClientGate is Gate for the calls the proxy forwards for client (its
+// token's name): the same limiter and ledger as the daemon's, each call
+// written with its client before it is sent.
+func ClientGate(l Limiter, quotaKey, client string) ingest.Gate {
+	m := newMeter(l, quotaKey, "", 0)
+	m.by.Client = client
+	return m.gate
+}

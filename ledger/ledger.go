@@ -109,7 +109,7 @@ ORDER BY at_ms, call_id, pool`, quotaKey, msOf(since))
 }
 
 // callColumns are a ledger row's columns as scanCalls reads them.
-const callColumns = `call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered`
+const callColumns = `call_id, pool, units, at_ms, op, region, coalesce(run_id, 0), unmetered, client`
 
 // notGivenBack leaves out the rows of the calls given back.
 const notGivenBack = `
@@ -124,7 +124,7 @@ func scanCalls(rows *sql.Rows, quotaKey string) ([]ingest.Call, error) {
 		c := ingest.Call{QuotaKey: quotaKey}
 		var ch ingest.Charge
 		var at int64
-		if err := rows.Scan(&c.ID, &ch.Pool, &ch.Units, &at, &c.Op, &c.Region, &c.RunID, &c.Unmetered); err != nil {
+		if err := rows.Scan(&c.ID, &ch.Pool, &ch.Units, &at, &c.Op, &c.Region, &c.RunID, &c.Unmetered, &c.Client); err != nil {
 			return nil, fmt.Errorf("ledger of %s: %w", quotaKey, err)
 		}
 		c.At = time.UnixMilli(at).UTC()
@@ -216,10 +216,10 @@ func (l *Ledger) RecordCall(ctx context.Context, call ingest.Call) error {
 // (nextSeqSQL). A call written again takes its new number only where it
 // changes the row, so that a reader in write order reads the change.
 const insertCallSQL = `
-INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered, seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
-SET region = excluded.region, run_id = excluded.run_id, seq = excluded.seq
-WHERE ledger.region = '' AND ledger.run_id IS NULL`
+INSERT INTO ledger (quota_key, call_id, pool, units, at_ms, op, region, run_id, unmetered, seq, client)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (quota_key, call_id, pool) DO UPDATE
+SET region = excluded.region, run_id = excluded.run_id, seq = excluded.seq, client = excluded.client
+WHERE ledger.region = '' AND ledger.run_id IS NULL AND ledger.client = ''`
 
 // nextSeqSQL takes the next number of a quota key's counter of writes.
 // The writer holds the counter's row until it commits (SQLite's one
@@ -269,7 +269,7 @@ func insertCall(ctx context.Context, tx *sql.Tx, st, seqSt *sql.Stmt, call inges
 		defer st.Close()
 	}
 	for _, c := range charges {
-		args := []any{call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op, call.Region, run, call.Unmetered, seq}
+		args := []any{call.QuotaKey, call.ID, c.Pool, c.Units, msOf(call.At), call.Op, call.Region, run, call.Unmetered, seq, call.Client}
 		var err error
 		if st != nil {
 			_, err = st.ExecContext(ctx, args...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"time"
 )
 
@@ -54,12 +55,15 @@ type PoolStatus struct {
 type EntryStatus struct {
 	Name     string
 	Priority int
-	Floor    time.Duration
-	Every    time.Duration // the planned cadence; Never when it cannot run
-	Cost     map[string]float64
-	Last     time.Time // its latest completed pass; zero never
-	Next     time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
-	Dropped  bool      // the budget cannot hold it beside the entries above
+	// Tier is the entry's region's tier (1 the most frequent): what the
+	// proxy keeps for the daemon is what tier 1's own charts need.
+	Tier    int `json:",omitempty"`
+	Floor   time.Duration
+	Every   time.Duration // the planned cadence; Never when it cannot run
+	Cost    map[string]float64
+	Last    time.Time // its latest completed pass; zero never
+	Next    time.Time // the slot it runs at next, by the plan (DueFrom: the time from which it is due); zero: none
+	Dropped bool      // the budget cannot hold it beside the entries above
 	// Held is since when the plans hold it dropped though the pools would
 	// keep it, and Returned when the plans last took it back; zero none
 	// (Pacer.hold). A restarted pacer takes both from the last plan.
@@ -102,7 +106,7 @@ func (p *Pacer) status() Status {
 		st.Pools = append(st.Pools, ps)
 	}
 	for i, e := range p.entries {
-		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Floor: e.Floor,
+		st.Entries = append(st.Entries, EntryStatus{Name: e.Name, Priority: e.Priority, Tier: int(e.tier()), Floor: e.Floor,
 			Every: p.plan.Every[e.Name], Cost: e.Cost, Last: p.last[e.Name], Next: p.next(i),
 			Dropped: p.plan.Dropped[e.Name], Held: p.back[e.Name], Returned: p.returned[e.Name],
 			Declined: maps.Clone(p.declined[e.Name])})
@@ -173,4 +177,29 @@ func (p *Pacer) Plan(ctx context.Context) (Status, error) {
 		return Status{}, errors.New("the limiter did not answer")
 	}
 	return p.status(), nil
+}
+
+// Kept is what the plan's tier-1 region charts spend of pool from now to
+// the plan's horizon in it (the pool's reset, or its window), at their
+// planned cadence, rounded up, and that horizon: what the proxy keeps
+// from its clients, and what report says is not theirs.
+func (s Status) Kept(pool string, now time.Time) (int64, time.Time) {
+	var end time.Time
+	for _, p := range s.Pools {
+		if p.Pool == pool {
+			end = p.End
+		}
+	}
+	left := end.Sub(now)
+	if left <= 0 {
+		return 0, end
+	}
+	var need float64
+	for _, e := range s.Entries {
+		if e.Priority != 0 || e.Tier > 1 || e.Dropped || e.Every <= 0 || e.Every == Never {
+			continue
+		}
+		need += e.Cost[pool] * math.Ceil(float64(left)/float64(e.Every))
+	}
+	return int64(math.Ceil(need)), end
 }

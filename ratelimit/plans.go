@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"cmp"
 	_ "embed"
 	"maps"
 	"slices"
@@ -32,6 +33,24 @@ type APIPlan struct {
 	Burst  int64
 }
 
+// ProxyPlan is what a client of ingest proxy on a plan may spend of the
+// upstream's quota: at most Daily units of each pool it names per day of
+// the pool (a pool not named: whatever the daemon's plan leaves to
+// clients), and only calls costing at most MaxCost units, all pools
+// together, but for the operations Grants names.
+type ProxyPlan struct {
+	Daily   map[string]int64
+	MaxCost int64
+	Grants  []string
+	// lines are where each of Daily's pools and Grants' operations is, for
+	// CheckProxy's errors.
+	lines map[string]int
+}
+
+// DefaultMaxCost is what one call may cost a proxy's client whose plan
+// sets no max_cost: the price of a read of one page.
+const DefaultMaxCost = 1
+
 // maxRefill bounds how long a plan's full burst takes to come back, so
 // that the limiter's times stay exact in a double (Redis's Lua numbers).
 const maxRefill = 366 * 24 * time.Hour
@@ -51,7 +70,10 @@ type APIPlans struct {
 	File   string
 	Plans  []APIPlan        // sorted by name
 	Routes map[string]int64 // units of a request, by route; unlisted: 1
-	lines  map[string]int   // the line of each route, for CheckRoutes
+	// Proxy is what a token on each plan may spend of the upstream's
+	// quota through ingest proxy, by plan (ProxyOf).
+	Proxy map[string]ProxyPlan
+	lines map[string]int // the line of each route, for CheckRoutes
 }
 
 // DefaultAPIPlans returns the plans file built into the binary.
@@ -112,7 +134,7 @@ func ParseAPIPlans(file string, data []byte) (*APIPlans, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &APIPlans{File: file, Routes: map[string]int64{}, lines: map[string]int{}}
+	a := &APIPlans{File: file, Routes: map[string]int64{}, Proxy: map[string]ProxyPlan{}, lines: map[string]int{}}
 	var plansNode, routesNode *yaml.Node
 	err = p.Mapping(top, "", func(key string, k, v *yaml.Node) error {
 		switch key {
@@ -150,8 +172,8 @@ func (p plansParser) apiPlans(n *yaml.Node, a *APIPlans) error {
 		if err := p.Identifier(k, "plans", name); err != nil {
 			return err
 		}
-		plan, err := p.apiPlan(name, v)
-		a.Plans = append(a.Plans, plan)
+		plan, proxy, err := p.apiPlan(name, v)
+		a.Plans, a.Proxy[name] = append(a.Plans, plan), proxy
 		return err
 	})
 	if err == nil && len(a.Plans) == 0 {
@@ -161,8 +183,9 @@ func (p plansParser) apiPlans(n *yaml.Node, a *APIPlans) error {
 	return err
 }
 
-func (p plansParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
+func (p plansParser) apiPlan(name string, n *yaml.Node) (APIPlan, ProxyPlan, error) {
 	plan, field := APIPlan{Name: name}, "plans."+name
+	proxy := ProxyPlan{MaxCost: DefaultMaxCost}
 	err := p.Mapping(n, field, func(key string, k, v *yaml.Node) error {
 		var err error
 		switch key {
@@ -172,24 +195,94 @@ func (p plansParser) apiPlan(name string, n *yaml.Node) (APIPlan, error) {
 			plan.Window, err = p.Window(v, costs.Join(field, key))
 		case "burst":
 			plan.Burst, err = p.Integer(v, costs.Join(field, key), 1)
+		case "proxy":
+			proxy, err = p.proxyPlan(v, costs.Join(field, key))
 		default:
-			err = p.Fail(k, costs.Join(field, key), "unknown key (want limit, window, burst)")
+			err = p.Fail(k, costs.Join(field, key), "unknown key (want limit, window, burst, proxy)")
 		}
 		return err
 	})
 	switch {
 	case err != nil:
-		return plan, err
+		return plan, proxy, err
 	case plan.Limit == 0:
-		return plan, p.Fail(n, field+".limit", "missing")
+		return plan, proxy, p.Fail(n, field+".limit", "missing")
 	case plan.Window == 0:
-		return plan, p.Fail(n, field+".window", "missing")
+		return plan, proxy, p.Fail(n, field+".window", "missing")
 	case plan.Window < time.Second:
-		return plan, p.Fail(n, field+".window", "must be at least 1s (clients are told it in whole seconds), got %s", plan.Window)
+		return plan, proxy, p.Fail(n, field+".window", "must be at least 1s (clients are told it in whole seconds), got %s", plan.Window)
 	case plan.Burst > plan.Limit:
-		return plan, p.Fail(n, field+".burst", "must be at most the limit (%d), got %d", plan.Limit, plan.Burst)
+		return plan, proxy, p.Fail(n, field+".burst", "must be at most the limit (%d), got %d", plan.Limit, plan.Burst)
 	}
-	return plan, nil
+	return plan, proxy, nil
+}
+
+// proxyPlan reads a plan's proxy: section.
+func (p plansParser) proxyPlan(n *yaml.Node, field string) (ProxyPlan, error) {
+	pp := ProxyPlan{Daily: map[string]int64{}, MaxCost: DefaultMaxCost, lines: map[string]int{}}
+	err := p.Mapping(n, field, func(key string, k, v *yaml.Node) error {
+		switch key {
+		case "daily":
+			return p.Mapping(v, costs.Join(field, key), func(pool string, pk, pv *yaml.Node) error {
+				u, err := p.Integer(pv, costs.Join(field, "daily."+pool), 0)
+				pp.Daily[pool], pp.lines["daily."+pool] = u, pk.Line
+				return err
+			})
+		case "max_cost":
+			var err error
+			pp.MaxCost, err = p.Integer(v, costs.Join(field, key), 1)
+			return err
+		case "grants":
+			if v.Kind != yaml.SequenceNode {
+				return p.Fail(v, costs.Join(field, key), "want a list of operations, as costs.yaml names them")
+			}
+			for _, op := range v.Content {
+				pp.Grants = append(pp.Grants, op.Value)
+				pp.lines["grants."+op.Value] = op.Line
+			}
+			return nil
+		}
+		return p.Fail(k, costs.Join(field, key), "unknown key (want daily, max_cost, grants)")
+	})
+	return pp, err
+}
+
+// CheckProxy names, with its line, the first pool a plan's proxy: daily
+// names that pools does not have, or operation its grants name that ops
+// does not: a typo would otherwise share nothing or grant nothing.
+func (a *APIPlans) CheckProxy(pools, ops []string) error {
+	for _, name := range slices.Sorted(maps.Keys(a.Proxy)) {
+		pp, field := a.Proxy[name], "plans."+name+".proxy."
+		for _, pool := range slices.Sorted(maps.Keys(pp.Daily)) {
+			if !slices.Contains(pools, pool) {
+				return &costs.Error{File: a.File, Line: pp.lines["daily."+pool], Field: field + "daily." + pool,
+					Msg: "no such pool in costs.yaml (pools are " + strings.Join(pools, ", ") + ")"}
+			}
+		}
+		for _, op := range pp.Grants {
+			if !slices.Contains(ops, op) {
+				return &costs.Error{File: a.File, Line: pp.lines["grants."+op], Field: field + "grants",
+					Msg: op + " is no operation costs.yaml prices (operations are " + strings.Join(ops, ", ") + ")"}
+			}
+		}
+	}
+	return nil
+}
+
+// ProxyOf is what a token on plan may spend through ingest proxy: the
+// plan's proxy: section, or none but DefaultMaxCost for a plan the file
+// does not have.
+func (a *APIPlans) ProxyOf(plan string) ProxyPlan {
+	if pp, ok := a.Proxy[plan]; ok {
+		return pp
+	}
+	return ProxyPlan{MaxCost: DefaultMaxCost}
+}
+
+// Allows says whether a call of op costing units, all pools together,
+// is within the plan: no dearer than MaxCost, or granted.
+func (pp ProxyPlan) Allows(op string, units int64) bool {
+	return units <= cmp.Or(pp.MaxCost, DefaultMaxCost) || slices.Contains(pp.Grants, op)
 }
 
 func (p plansParser) apiRoutes(n *yaml.Node, a *APIPlans) error {

@@ -28,7 +28,7 @@ func TestParseAPIPlansErrors(t *testing.T) {
 		{"unknown top key", plans + "burst: 3\n", "plans.yaml:3: burst: unknown key (want plans, routes)"},
 		{"no plans", "routes: {search: 2}\n", "plans.yaml:1: plans: missing"},
 		{"empty plans", "plans: {}\n", "plans.yaml:1: plans: at least one plan is needed"},
-		{"unknown plan key", "plans:\n  free: {limit: 10, window: 1m, rate: 2}\n", "plans.yaml:2: plans.free.rate: unknown key (want limit, window, burst)"},
+		{"unknown plan key", "plans:\n  free: {limit: 10, window: 1m, rate: 2}\n", "plans.yaml:2: plans.free.rate: unknown key (want limit, window, burst, proxy)"},
 		{"burst above the limit", "plans:\n  free: {limit: 10, window: 1m, burst: 11}\n", "plans.yaml:2: plans.free.burst: must be at most the limit (10), got 11"},
 		{"burst below a route", "plans:\n  free: {limit: 10, window: 1m, burst: 2}\nroutes:\n  search: 3\n", "plans.yaml:2: plans.free.burst: 2 is below the dearest route's cost (3)"},
 		{"burst slower than a year", "plans:\n  free: {limit: 400, window: 744h, burst: 400}\n", "plans.yaml:2: plans.free.burst: a burst of 400 takes more than a year to come back"},
@@ -103,5 +103,46 @@ func TestAPIPlansUsable(t *testing.T) {
 	}
 	if p.Usable("no-such-plan") {
 		t.Error("a plan not in the file is usable")
+	}
+}
+
+// A plan's proxy: section gives its tokens' daily share of each pool, the
+// dearest call they may make and the operations granted beyond it; a pool
+// or an operation the costs file lacks is named with its line.
+func TestProxyPlans(t *testing.T) {
+	t.Parallel()
+	a, err := ParseAPIPlans("plans.yaml", []byte(`plans:
+  team:  {limit: 10, window: 1m, proxy: {daily: {default: 500, search: 0}, max_cost: 2, grants: [search.list]}}
+  other: {limit: 10, window: 1m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, other := a.ProxyOf("team"), a.ProxyOf("other")
+	if team.Daily["default"] != 500 || team.Daily["search"] != 0 || len(team.Daily) != 2 {
+		t.Errorf("team's daily shares %v, want default 500 and search 0", team.Daily)
+	}
+	for _, c := range []struct {
+		plan  ProxyPlan
+		op    string
+		units int64
+		want  bool
+	}{
+		{team, "videos.list", 2, true}, {team, "videos.list", 3, false}, {team, "search.list", 100, true},
+		{other, "videos.list", 1, true}, {other, "videos.list", 2, false}, {a.ProxyOf("nobody"), "videos.list", 1, true},
+	} {
+		if got := c.plan.Allows(c.op, c.units); got != c.want {
+			t.Errorf("Allows(%s, %d) = %v, want %v", c.op, c.units, got, c.want)
+		}
+	}
+	pools, ops := []string{"default", "search"}, []string{"videos.list", "search.list"}
+	if err := a.CheckProxy(pools, ops); err != nil {
+		t.Errorf("CheckProxy: %v", err)
+	}
+	if err := a.CheckProxy([]string{"default"}, ops); err == nil || !strings.HasPrefix(err.Error(), "plans.yaml:2: plans.team.proxy.daily.search: no such pool") {
+		t.Errorf("CheckProxy without the search pool: %v, want the line and field named", err)
+	}
+	if err := a.CheckProxy(pools, []string{"videos.list"}); err == nil || !strings.Contains(err.Error(), "plans.team.proxy.grants: search.list is no operation") {
+		t.Errorf("CheckProxy without search.list: %v, want the grant named", err)
 	}
 }

@@ -18,25 +18,29 @@ import (
 // JSON is `ingest report --json`; docs/contract.md fixes the fields scripts
 // rely on, the rest are additions.
 type JSON struct {
-	QuotaKey      string         `json:"quota_key"`
-	Backend       string         `json:"backend"`
-	BackendOK     bool           `json:"backend_ok"`
-	BackendError  string         `json:"backend_error,omitempty"`
-	UsedFrom      string         `json:"used_from"` // limiter, or ledger when it did not answer
-	Database      bool           `json:"database"`  // false: no database on this host yet
-	Schedule      string         `json:"schedule"`  // where the plan's period came from
-	Pools         []PoolJSON     `json:"pools"`
-	Operations    []OpJSON       `json:"operations"`
-	ByRegion      []OpJSON       `json:"by_region"`
-	Regions       []RegionJSON   `json:"regions"`
-	UpstreamReset string         `json:"upstream_reset"`
-	Plan          []PlanJSON     `json:"plan"`
-	Tiers         []TierJSON     `json:"tiers"`
-	Hourly        []HourlyJSON   `json:"hourly"`
-	Storage       *StorageJSON   `json:"storage,omitempty"`
-	UpstreamClock *ClockJSON     `json:"upstream_clock"` // clock.go
-	Pace          *FreshnessJSON `json:"pace"`           // pace.go; null: no schedule
-	Terms         *TermsJSON     `json:"terms"`          // terms.go
+	QuotaKey     string     `json:"quota_key"`
+	Backend      string     `json:"backend"`
+	BackendOK    bool       `json:"backend_ok"`
+	BackendError string     `json:"backend_error,omitempty"`
+	UsedFrom     string     `json:"used_from"` // limiter, or ledger when it did not answer
+	Database     bool       `json:"database"`  // false: no database on this host yet
+	Schedule     string     `json:"schedule"`  // where the plan's period came from
+	Pools        []PoolJSON `json:"pools"`
+	Operations   []OpJSON   `json:"operations"`
+	ByRegion     []OpJSON   `json:"by_region"`
+	// ByClient and LeftToClients: the proxy's clients, when any spent
+	// within the day (clients.go).
+	ByClient      []OpJSON         `json:"by_client,omitempty"`
+	LeftToClients map[string]int64 `json:"left_to_clients,omitempty"`
+	Regions       []RegionJSON     `json:"regions"`
+	UpstreamReset string           `json:"upstream_reset"`
+	Plan          []PlanJSON       `json:"plan"`
+	Tiers         []TierJSON       `json:"tiers"`
+	Hourly        []HourlyJSON     `json:"hourly"`
+	Storage       *StorageJSON     `json:"storage,omitempty"`
+	UpstreamClock *ClockJSON       `json:"upstream_clock"` // clock.go
+	Pace          *FreshnessJSON   `json:"pace"`           // pace.go; null: no schedule
+	Terms         *TermsJSON       `json:"terms"`          // terms.go
 	// LimiterUndecided: the limiter cannot tell a new Redis from a wiped
 	// one, and names the command for each case.
 	LimiterUndecided string `json:"limiter_undecided,omitempty"`
@@ -74,6 +78,7 @@ type PoolJSON struct {
 type OpJSON struct {
 	Op     string           `json:"op,omitempty"`
 	Region string           `json:"region,omitempty"`
+	Client string           `json:"client,omitempty"`
 	Calls  int              `json:"calls"`
 	Units  int64            `json:"units"` // all pools together
 	Pools  map[string]int64 `json:"pools"`
@@ -173,6 +178,10 @@ func (r *Report) JSON() JSON {
 	for _, g := range r.ByRegion {
 		j.ByRegion = append(j.ByRegion, OpJSON{Region: g.Region, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
 	}
+	for _, g := range r.ByClient {
+		j.ByClient = append(j.ByClient, OpJSON{Client: g.Client, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
+	}
+	j.LeftToClients = r.LeftToClients
 	for _, g := range r.Regions {
 		j.Regions = append(j.Regions, RegionJSON{Code: g.Code, Name: g.Name, Status: g.Status, LastRun: Stamp(g.LastRun),
 			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: Stamp(g.NextRun), RetryAt: Stamp(g.RetryAt),
@@ -377,6 +386,7 @@ func (r *Report) textBreakdowns(out io.Writer) {
 	}
 	w.Flush()
 	fmt.Fprintln(out)
+	r.textClients(out)
 }
 
 var bars = []rune(" ▁▂▃▄▅▆▇█")

@@ -119,11 +119,16 @@ type Report struct {
 	Backend      string
 	// Whole: no limiter was read, there being no database to hold the
 	// embedded one yet (WholePools).
-	Whole         bool
-	BackendErr    error // the limiter did not answer: used comes from the ledger
-	Pools         []Pool
-	Operations    []Op
-	ByRegion      []RegionUnits
+	Whole      bool
+	BackendErr error // the limiter did not answer: used comes from the ledger
+	Pools      []Pool
+	Operations []Op
+	ByRegion   []RegionUnits
+	// ByClient is what each of the proxy's clients took over the last
+	// day, and LeftToClients what they may still take by pool; both nil
+	// when no client spent within the day (clients.go).
+	ByClient      []ClientUnits
+	LeftToClients map[string]int64
 	Regions       []Region
 	Hourly        map[string][24]int64 // per pool, index 23 is the current hour
 	HourStart     time.Time            // start of the hour at index 0
@@ -231,6 +236,11 @@ func Build(ctx context.Context, src Sources) (*Report, error) {
 	calls = slices.DeleteFunc(calls, func(c ingest.Call) bool { return c.At.Before(since) })
 	r.pools(ctx, src, calls, now)
 	r.breakdowns(src.Costs, calls, now)
+	if r.ByClient = byClient(calls); r.ByClient != nil {
+		if err := r.leftToClients(ctx, src); err != nil {
+			return nil, err
+		}
+	}
 	last, err := src.DB.LastRuns(ctx, ingest.Trending)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)

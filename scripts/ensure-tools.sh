@@ -5,7 +5,9 @@
 # xmllint (Debian's libxml2-utils) for the sitemap against its schema, and
 # varnishd with its xkey module (Debian's varnish, varnish-modules) and
 # nginx for the edge the readers' site ships behind (deploy/varnish,
-# deploy/nginx), and litestream beside the daemon (deploy/litestream).
+# deploy/nginx), and litestream beside the daemon (deploy/litestream), and
+# Python's official API client (Debian's python3-googleapi, for Debian's
+# /usr/bin/python3) that the proxy's tests drive.
 # Installs them when missing and allowed (root with apt-get); otherwise
 # says so, and those checks skip with the same reason.
 set -euo pipefail
@@ -23,6 +25,7 @@ command -v xmllint >/dev/null || need+=(libxml2-utils)
 command -v varnishd >/dev/null || need+=(varnish)
 ls /usr/lib/*/varnish/vmods/libvmod_xkey.so >/dev/null 2>&1 || need+=(varnish-modules)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+/usr/bin/python3 -c 'import googleapiclient' 2>/dev/null || need+=(python3-googleapi)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "note: ${need[*]} not installed and this user cannot install them: those checks will skip." >&2

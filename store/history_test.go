@@ -194,7 +194,7 @@ DROP TABLE videos_gone; DROP INDEX search_results_fetched; DROP INDEX categories
 ALTER TABLE schedule DROP COLUMN timetable; ALTER TABLE schedule DROP COLUMN plan; ALTER TABLE schedule DROP COLUMN costs; ALTER TABLE runs DROP COLUMN slot_ms; DROP INDEX ledger_pool;
 ALTER TABLE videos DROP COLUMN retitled_ms;
 DROP INDEX ledger_written; DROP INDEX ledger_given_back_written; ALTER TABLE ledger DROP COLUMN seq; ALTER TABLE ledger_given_back DROP COLUMN seq; DROP TABLE ledger_seq; DROP TABLE passes;
-ALTER TABLE backfill_cursors DROP COLUMN pending; ALTER TABLE categories DROP COLUMN language; DROP TABLE purged; DROP TABLE sessions; DROP TABLE backoff; DROP TABLE backed_up; PRAGMA user_version = 9`)
+ALTER TABLE backfill_cursors DROP COLUMN pending; ALTER TABLE categories DROP COLUMN language; DROP TABLE purged; DROP TABLE sessions; DROP TABLE backoff; DROP TABLE backed_up; ALTER TABLE ledger DROP COLUMN client; PRAGMA user_version = 9`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -112,3 +112,29 @@ func TestOverviewNextRunIsThePlans(t *testing.T) {
 		t.Errorf("the overview says %q %d times, want in the region table and the plan's", "from "+stampTime(due), n)
 	}
 }
+
+// The operator's page shows each of the proxy's clients' spend of the day
+// and what is left to clients, once a client spent; none before.
+func TestOverviewShowsTheProxysClients(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t)
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	rep := &report.Report{QuotaKey: "k", Backend: "embedded", Now: now, HourStart: now.Truncate(time.Hour).Add(-23 * time.Hour),
+		Pools: []report.Pool{{PoolState: ingest.PoolState{Pool: "default"}}}, Hourly: map[string][24]int64{}}
+	s, err := New(Config{Clock: clock.System, DB: db, Usage: ledger.New(db), Listen: "127.0.0.1:0", QuotaKey: "k",
+		Report: func(context.Context) (*report.Report, error) { return rep, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if page := string(fetch(t, srv.URL+"/operator")); strings.Contains(page, "The proxy's clients") {
+		t.Errorf("the page shows the proxy's clients when none spent")
+	}
+	rep.ByClient = []report.ClientUnits{{Client: "ann", Calls: 3, Units: map[string]int64{"default": 3}}}
+	rep.LeftToClients = map[string]int64{"default": 1234}
+	page := string(fetch(t, srv.URL+"/operator"))
+	if !strings.Contains(page, "<td>ann</td><td>3</td><td>3</td>") || !strings.Contains(page, "default 1,234") {
+		t.Errorf("the page does not show ann's spend and what is left to clients:\n%s", page)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/ingestworks/ingest"
@@ -129,7 +128,7 @@ func (s *Server) touch(ctx context.Context, hash string) {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.APIPlan, client string, units int64) bool {
 	m := s.cfg.Meter
 	h := w.Header()
-	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, plan.Name, plan.Limit, throttle.Seconds(plan.Window)))
+	throttle.SetPolicy(h, plan.Name, plan.Limit, plan.Window)
 	now := s.cfg.Clock.Now()
 	res, err := m.Allow(r.Context(), plan, client, units, now)
 	if err != nil {
@@ -137,14 +136,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 		m.WarnUnavailable(s.cfg.Logger, plan.Name, err, now)
 		return true
 	}
-	retry := throttle.Seconds(res.Wait)
-	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, plan.Name, res.Remaining, retry))
+	retry := throttle.SetRemaining(h, plan.Name, res.Remaining, res.Wait, !res.Allowed)
 	if res.Allowed {
 		m.Count(plan.Name, "allowed")
 		return true
 	}
 	m.Count(plan.Name, "refused")
-	h.Set("Retry-After", strconv.FormatInt(retry, 10))
 	apiError(w, http.StatusTooManyRequests, "rate_limited", "",
 		fmt.Sprintf("plan %s allows %d units per %s and this request costs %d: retry in %d s (Retry-After)",
 			plan.Name, plan.Limit, plan.Window, units, retry))

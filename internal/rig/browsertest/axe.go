@@ -1,7 +1,6 @@
 package browsertest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestworks/ingest/internal/rig/npmtest"
 )
 
 // Violation is what a test reads of one axe-core violation.
@@ -36,22 +37,11 @@ var axe struct {
 func axeSource(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
+		// Before the once: a skip inside it would leave it done and empty.
 		t.Skip("npm is not installed: the accessibility check needs axe-core from npm")
 	}
 	axe.once.Do(func() {
-		dir, err := os.MkdirTemp("", "axe-core-")
-		if err != nil {
-			axe.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "axe-core@4")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			axe.err = fmt.Errorf("npm install axe-core: %v\n%s", err, stderr.String())
-			return
-		}
+		dir := npmtest.Install(t, "axe-core@4", "the accessibility check")
 		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
 		axe.src, axe.err = string(b), err
 	})

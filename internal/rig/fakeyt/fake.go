@@ -514,8 +514,9 @@ func encode(status int, v any) (int, []byte) {
 // upstream's clock for free.
 const DiscoveryPath = "/discovery/v1/apis/youtube/v3/rest"
 
-// discovery answers the discovery document (its head only: nothing reads
-// the rest) with the Date of the fake's clock, and charges nothing.
+// discovery answers the API's discovery document, the real one
+// (discoveryDocument), with the Date of the fake's clock, and charges
+// nothing.
 func (f *Fake) discovery(w http.ResponseWriter, r *http.Request, start time.Time) {
 	f.keyless.Add(1)
 	f.discovered.Add(1)
@@ -524,7 +525,7 @@ func (f *Fake) discovery(w http.ResponseWriter, r *http.Request, start time.Time
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Header().Set("Date", f.date())
-	w.Write([]byte(`{"kind":"discovery#restDescription","name":"youtube","version":"v3","rootUrl":"https://youtube.googleapis.com/","servicePath":""}` + "\n"))
+	w.Write(discoveryDocument())
 }
 
 // Discovered counts the requests for the discovery document.

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startProxy starts `ingest proxy` on a free loopback address and waits
+// for it to answer.
+func startProxy(t *testing.T, h *harness, args ...string) (*proc, string) {
+	t.Helper()
+	addr := closedAddr(t)
+	p := h.start(append([]string{"proxy", "--listen", addr}, args...)...)
+	base := "http://" + addr
+	if !waitFor(30*time.Second, func() bool { return healthy(base + "/healthz") }) {
+		t.Fatalf("ingest proxy never answered on %s\n%s", addr, p.out)
+	}
+	return p, base
+}
+
+// A call in flight when the proxy is told to stop is answered and stays
+// charged; a call after the stop is never sent; the upstream's count and
+// the ledger's, each call with its client, are one; /metrics counted the
+// client's units.
+func TestProxyStopsAfterTheCallsInFlight(t *testing.T) {
+	h := newHarness(t)
+	token := lastLine(h.mustRun(0, "tokens", "add", "ann", "--plan", "standard").stdout)
+	p, base := startProxy(t, h)
+	call := base + "/youtube/v3/videos?part=id&chart=mostPopular&regionCode=US&key=" + token
+	if code, body := get(t, call); code != http.StatusOK {
+		t.Fatalf("a call through the proxy: HTTP %d %s", code, body)
+	}
+	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `ingest_proxy_units_total{client="ann",outcome="forwarded"} 1`) {
+		t.Errorf("/metrics does not count ann's forwarded unit:\n%s", body)
+	}
+	arrived, release := h.reqs.hold("/videos")
+	defer release()
+	inFlight := make(chan int, 1)
+	go func() {
+		res, err := http.Get(call)
+		if err != nil {
+			inFlight <- 0
+			return
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		inFlight <- res.StatusCode
+	}()
+	<-arrived
+	p.signal(t, syscall.SIGTERM)
+	if !waitFor(30*time.Second, func() bool { return !healthy(base + "/healthz") }) {
+		t.Fatalf("the proxy still takes calls after SIGTERM\n%s", p.out)
+	}
+	if _, err := http.Get(call); err == nil {
+		t.Errorf("a call after SIGTERM was taken")
+	}
+	release()
+	if code := <-inFlight; code != http.StatusOK {
+		t.Errorf("the call in flight at SIGTERM: HTTP %d, want its answer", code)
+	}
+	if code, exited := p.wait(30 * time.Second); !exited || code != 0 {
+		t.Errorf("the proxy after SIGTERM: exited %v code %d, want 0\n%s", exited, code, p.out)
+	}
+	charged, led := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default")
+	if charged != 2 || led != 2 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want the 2 calls sent", charged, led)
+	}
+	if n := queryInt(t, openDB(t, h.db()), `SELECT count(*) FROM ledger WHERE client = 'ann'`); n != 2 {
+		t.Errorf("the ledger holds %d calls for ann, want 2", n)
+	}
+	if strings.Contains(p.out.String(), testKey) || strings.Contains(p.out.String(), token) {
+		t.Errorf("the proxy's log holds the key or the token:\n%s", p.out)
+	}
+}
+
+// Under the usual faults the upstream's count and the ledger's stay one:
+// an upstream that fails a call charged it, and so does the ledger; with
+// Redis down a cheap call goes ahead within its pool's fail_open budget,
+// in the ledger, and a call of a pool without fail_open is never sent.
+func TestProxyAccountsUnderFaults(t *testing.T) {
+	h := newHarness(t)
+	rs := h.withRedis()
+	token := lastLine(h.mustRun(0, "tokens", "add", "ann", "--plan", "standard").stdout)
+	p, base := startProxy(t, h)
+	videos := base + "/youtube/v3/videos?part=id&chart=mostPopular&regionCode=US&key=" + token
+	h.fake.FailNext(1, http.StatusServiceUnavailable)
+	if code, _ := get(t, videos); code != http.StatusServiceUnavailable {
+		t.Errorf("a call the upstream failed: HTTP %d, want the upstream's 503", code)
+	}
+	rs.Stop()
+	if code, body := get(t, videos); code != http.StatusOK {
+		t.Errorf("a cheap call with Redis down: HTTP %d %s, want it let through within fail_open\n%s", code, body, p.out)
+	}
+	sent := h.fake.Requests()
+	if code, _ := get(t, base+"/youtube/v3/search?part=id&q=x&key="+token); code != http.StatusServiceUnavailable {
+		t.Errorf("a search with Redis down: HTTP %d, want 503: its pool has no fail_open", code)
+	}
+	if h.fake.Requests() != sent {
+		t.Errorf("the search reached the upstream with Redis down")
+	}
+	charged, led := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default")
+	if charged != 2 || led != 2 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want the failed call and the unmetered one", charged, led)
+	}
+}

@@ -1,0 +1,130 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestworks/ingest/internal/rig/passtest"
+	"github.com/ingestworks/ingest/pace"
+)
+
+// A client's daily share of a pool is counted from the ledger: past it,
+// its calls are refused unsent as the upstream's spent quota, until the
+// upstream's day ends.
+func TestAClientStopsAtItsDailyShare(t *testing.T) {
+	r := newRigWith(t, "", "plans:\n  team: {limit: 100, window: 1h, proxy: {daily: {default: 2}}}\n")
+	svc := r.service(t, r.token)
+	for range 2 {
+		if _, err := svc.I18nRegions.List([]string{"snippet"}).Do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := svc.I18nRegions.List([]string{"snippet"}).Do()
+	ge := apiError(t, err)
+	if ge.Code != http.StatusForbidden || reason(ge) != "quotaExceeded" || !strings.Contains(ge.Message, "client ann's daily share of pool default") {
+		t.Errorf("the call past the share: HTTP %d %q %q, want 403 quotaExceeded naming ann's share", ge.Code, reason(ge), ge.Message)
+	}
+	if charged, led := r.up.Fake.Charged(passtest.Key), r.ledgerUnits(t); charged != 2 || led != 2 {
+		t.Errorf("the upstream charged %d units, the ledger holds %d: want 2 each", charged, led)
+	}
+}
+
+// A call dearer than the plan's max_cost is refused unless the plan grants
+// its operation; a token whose plan the file lacks spends nothing.
+func TestAPlanGrantsTheDearCalls(t *testing.T) {
+	const dearSearch = `
+pools:
+  default: {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 1000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 100}
+  videos.batchGetStats: {stats: 1}
+`
+	for _, c := range []struct {
+		name, plans string
+		code        int
+	}{
+		{"not granted", "plans:\n  team: {limit: 100, window: 1h}\n", http.StatusForbidden},
+		{"granted", "plans:\n  team: {limit: 100, window: 1h, proxy: {grants: [search.list]}}\n", http.StatusOK},
+		{"plan not in the file", "plans:\n  other: {limit: 100, window: 1h}\n", http.StatusForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRigWith(t, dearSearch, c.plans)
+			res, err := http.Get(r.url + "/youtube/v3/search?part=id&q=music&key=" + r.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != c.code {
+				t.Errorf("search.list at 100 units: HTTP %d, want %d", res.StatusCode, c.code)
+			}
+			// The fake charges by the registry, this costs file by its own
+			// price: the call is counted as sent, and the ledger holds its price.
+			want, units := int64(0), int64(0)
+			if c.code == http.StatusOK {
+				want, units = 1, 100
+			}
+			if got, led := r.up.Fake.Requests(), r.ledgerUnits(t); got != want || led != units {
+				t.Errorf("%d calls reached the upstream and the ledger holds %d units, want %d and %d", got, led, want, units)
+			}
+		})
+	}
+}
+
+// The daemon's plan comes first: what its tier-1 charts need of a pool
+// until the pool's reset is kept from every client, which spends what the
+// plan leaves.
+func TestClientsSpendWhatTheDaemonsPlanLeaves(t *testing.T) {
+	const small = `
+pools:
+  default: {limit: 40, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	r := newRigWith(t, small, "plans:\n  team: {limit: 100, window: 1h}\n")
+	now := r.up.Clock.Now()
+	// Ten hours of an hourly tier-1 chart at 3 units a pass keep 30 of the
+	// pool's 40; a tier-2 chart and a category are the clients' to contend with.
+	plan := pace.Status{At: now, Pools: []pace.PoolStatus{{Pool: "default", End: now.Add(10 * time.Hour)}},
+		Entries: []pace.EntryStatus{
+			{Name: "US", Priority: 0, Tier: 1, Floor: time.Hour, Every: time.Hour, Cost: map[string]float64{"default": 3}},
+			{Name: "GB", Priority: 0, Tier: 2, Floor: 2 * time.Hour, Every: 2 * time.Hour, Cost: map[string]float64{"default": 3}},
+			{Name: "US/10", Priority: 1, Tier: 1, Floor: time.Hour, Every: time.Hour, Cost: map[string]float64{"default": 1}},
+		}}
+	doc, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ledger.SavePlan(context.Background(), passtest.QuotaKey, now, doc); err != nil {
+		t.Fatal(err)
+	}
+	svc := r.service(t, r.token)
+	var spent int
+	for range 12 {
+		if _, err := svc.I18nRegions.List([]string{"snippet"}).Do(); err != nil {
+			ge := apiError(t, err)
+			if ge.Code != http.StatusForbidden || reason(ge) != "quotaExceeded" || !strings.Contains(ge.Message, "left to clients") {
+				t.Errorf("the refusal: HTTP %d %q %q, want 403 quotaExceeded naming what is left to clients", ge.Code, reason(ge), ge.Message)
+			}
+			break
+		}
+		spent++
+	}
+	if spent != 10 {
+		t.Errorf("the client made %d calls, want the 10 units the plan leaves", spent)
+	}
+}
